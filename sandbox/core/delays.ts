@@ -1,0 +1,57 @@
+// Every asynchronous delay the sandbox knows, in milliseconds, per profile. `stripe` follows what test mode was
+// seen to do (scenarios.md §2.7, stripe-facts §4.7, §5.4, §6.4); `fast` keeps each one at or under 200 ms so
+// tests finish quickly while preserving the order of things.
+export const delayModes = ['stripe', 'fast'] as const;
+export type DelaysMode = (typeof delayModes)[number];
+
+export interface DelayProfile {
+  /** Test card `pm_card_createDisputeInquiry`: inquiry appears about 0.4 s after confirm. */
+  readonly inquiryOpens: number;
+  /** Chargeback test cards: dispute appears about 0.6 s after confirm. */
+  readonly chargebackOpens: number;
+  /** With manual capture the chargeback appears about 0.45 s after capture. */
+  readonly chargebackOpensAfterCapture: number;
+  /** `pm_card_createMultipleDisputes`: the second dispute follows within about a second. */
+  readonly secondDisputeOpens: number;
+  /** `escalate_inquiry_evidence`: `needs_response` arrived 4.4–10.3 s after submission. */
+  readonly inquiryEscalates: number;
+  /** `winning_evidence` / `losing_evidence`: `under_review` first, decision about 5 s later. */
+  readonly evidenceDecides: number;
+  /** `pm_card_pendingRefund`: refund leaves `pending`. */
+  readonly pendingRefundSettles: number;
+  /** `pm_card_refundFail`: refund turns from `succeeded` to `failed`. */
+  readonly refundFailureArrives: number;
+  /** First webhook retry; retry n waits this times 2^(n-1). Test mode retries 3 times over a few hours. */
+  readonly webhookRetryBase: number;
+}
+
+export const delayProfiles: Readonly<Record<DelaysMode, DelayProfile>> = {
+  stripe: {
+    inquiryOpens: 400,
+    chargebackOpens: 600,
+    chargebackOpensAfterCapture: 450,
+    secondDisputeOpens: 900,
+    inquiryEscalates: 6_000,
+    evidenceDecides: 5_000,
+    pendingRefundSettles: 10_000,
+    refundFailureArrives: 10_000,
+    webhookRetryBase: 30 * 60_000,
+  },
+  fast: {
+    inquiryOpens: 20,
+    chargebackOpens: 30,
+    chargebackOpensAfterCapture: 25,
+    secondDisputeOpens: 50,
+    inquiryEscalates: 150,
+    evidenceDecides: 100,
+    pendingRefundSettles: 100,
+    refundFailureArrives: 100,
+    webhookRetryBase: 50,
+  },
+};
+
+export type DelayName = keyof DelayProfile;
+
+export function isDelaysMode(value: string): value is DelaysMode {
+  return (delayModes as readonly string[]).includes(value);
+}

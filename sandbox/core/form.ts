@@ -1,0 +1,78 @@
+// Decodes Stripe's form encoding: `a[b]=v` nests, `a[0]=v` and `a[]=v` build arrays, an empty value means null.
+// Brackets may arrive raw or percent-encoded. Containers have no prototype so keys like `__proto__` stay data.
+export type ParamValue = string | ParamValue[] | ParamMap;
+export interface ParamMap {
+  [key: string]: ParamValue;
+}
+
+const keyPattern = /^([^[\]]+)((?:\[[^[\]]*\])*)$/;
+
+function emptyMap(): ParamMap {
+  return Object.create(null) as ParamMap;
+}
+
+export function parseForm(encoded: string): ParamMap {
+  const root = emptyMap();
+  if (encoded === '') return root;
+  for (const [rawKey, value] of new URLSearchParams(encoded)) {
+    const match = keyPattern.exec(rawKey);
+    if (match === null) {
+      root[rawKey] = value;
+      continue;
+    }
+    const head = match[1] ?? rawKey;
+    const path = [...(match[2] ?? '').matchAll(/\[([^[\]]*)\]/g)].map((m) => m[1] ?? '');
+    assign(root, [head, ...path], value);
+  }
+  return normaliseArrays(root) as ParamMap;
+}
+
+function assign(root: ParamMap, path: string[], value: string): void {
+  let container: ParamMap | ParamValue[] = root;
+  for (let i = 0; i < path.length; i++) {
+    const segment = path[i] ?? '';
+    const last = i === path.length - 1;
+    if (Array.isArray(container)) {
+      if (last) {
+        container.push(value);
+        return;
+      }
+      // `a[][b]=1` opens a new element for each pair, as Rack-style parsers do.
+      const next = emptyMap();
+      container.push(next);
+      container = next;
+      continue;
+    }
+    if (last) {
+      container[segment] = value;
+      return;
+    }
+    const nextSegment = path[i + 1] ?? '';
+    let child: ParamValue | undefined = container[segment];
+    if (child === undefined || typeof child === 'string') {
+      child = nextSegment === '' ? [] : emptyMap();
+      container[segment] = child;
+    }
+    container = child;
+  }
+}
+
+/** Turns maps whose keys are all indices (`a[0]`, `a[1]`) into arrays ordered by index. */
+function normaliseArrays(value: ParamValue): ParamValue {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return value.map(normaliseArrays);
+  const keys = Object.keys(value);
+  for (const key of keys) value[key] = normaliseArrays(value[key] ?? '');
+  if (keys.length > 0 && keys.every((key) => /^\d+$/.test(key))) {
+    return keys.sort((a, b) => Number(a) - Number(b)).map((key) => value[key] ?? '');
+  }
+  return value;
+}
+
+/** Stable text form of parameters, for comparing an idempotent retry with its original. */
+export function canonicalParams(value: ParamValue): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(canonicalParams).join(',')}]`;
+  const keys = Object.keys(value).sort();
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalParams(value[key] ?? '')}`).join(',')}}`;
+}

@@ -1,0 +1,169 @@
+// What finally happened to the money, from post-send facts (DESIGN §8). An object's final state is decided by
+// its own lifecycle, never by the order facts arrived in: a failed refund never becomes succeeded again.
+import type { Entry, EntryOf } from './entries.js';
+import { isJsonObject, type Json } from './json.js';
+
+export type RefundFact = { id: string; status: string; amount: number | null; failureReason: string | null; charge: string | null };
+export type DisputeFact = { id: string; status: string; amount: number | null; reason: string | null; charge: string | null };
+export type MoneyStatus = 'returned' | 'not_returned' | 'pending' | 'unknown';
+
+export type FinalMoney = {
+  status: MoneyStatus;
+  refunds: RefundFact[];
+  failureReason: string | null;
+  disputes: DisputeFact[];
+};
+
+export type Exposure = { cents: number; refundCents: number; chargebackCents: number; refund: string; charge: string | null; disputes: string[]; sentence: string };
+
+const REFUND_RANK: Record<string, number> = { requires_action: 0, pending: 1, succeeded: 2, failed: 3, canceled: 3 };
+const DISPUTE_RANK: Record<string, number> = {
+  warning_needs_response: 0,
+  warning_under_review: 1,
+  warning_closed: 2,
+  needs_response: 3,
+  under_review: 4,
+  won: 5,
+  lost: 5,
+  prevented: 5,
+  charge_refunded: 5,
+};
+
+/** A chargeback, as opposed to an inquiry (`warning_*`), withdraws the disputed amount from the merchant. */
+export function isChargeback(status: string): boolean {
+  return !status.startsWith('warning_');
+}
+
+function rank(table: Record<string, number>, status: string): number {
+  return table[status] ?? -1;
+}
+
+/** A refund-shaped object inside a commit result, if the target returned one. */
+export function refundFromResult(result: Json): RefundFact | null {
+  if (!isJsonObject(result)) return null;
+  if (result.object !== 'refund' || typeof result.id !== 'string' || typeof result.status !== 'string') return null;
+  return {
+    id: result.id,
+    status: result.status,
+    amount: typeof result.amount === 'number' ? result.amount : null,
+    failureReason: typeof result.failure_reason === 'string' ? result.failure_reason : null,
+    charge: typeof result.charge === 'string' ? result.charge : null,
+  };
+}
+
+function mergeRefund(known: RefundFact | undefined, next: RefundFact): RefundFact {
+  if (!known) return next;
+  const keepKnown = rank(REFUND_RANK, known.status) > rank(REFUND_RANK, next.status);
+  const winner = keepKnown ? known : next;
+  return {
+    id: known.id,
+    status: winner.status,
+    amount: winner.amount ?? known.amount ?? next.amount,
+    failureReason: winner.failureReason ?? (keepKnown ? next.failureReason : known.failureReason),
+    charge: known.charge ?? next.charge,
+  };
+}
+
+function mergeDispute(known: DisputeFact | undefined, next: DisputeFact): DisputeFact {
+  if (!known) return next;
+  const winner = rank(DISPUTE_RANK, known.status) > rank(DISPUTE_RANK, next.status) ? known : next;
+  return { id: known.id, status: winner.status, amount: winner.amount ?? known.amount, reason: winner.reason ?? known.reason, charge: known.charge ?? next.charge };
+}
+
+export type MoneyFacts = { refunds: Map<string, RefundFact>; disputes: Map<string, DisputeFact>; credits: Set<string> };
+
+/** Folds the commit result and every OBSERVED entry into the latest state of each object. */
+export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
+  const refunds = new Map<string, RefundFact>();
+  const disputes = new Map<string, DisputeFact>();
+  const credits = new Set<string>();
+  for (const entry of entries) {
+    if (entry.kind === 'COMMITTED' || entry.kind === 'LATE_RESULT') {
+      if (entry.kind === 'LATE_RESULT' && entry.outcome !== 'landed') continue;
+      const refund = refundFromResult(entry.result);
+      if (refund) refunds.set(refund.id, mergeRefund(refunds.get(refund.id), refund));
+    } else if (entry.kind === 'OBSERVED') {
+      foldObserved(entry, refunds, disputes, credits);
+    }
+  }
+  return { refunds, disputes, credits };
+}
+
+function foldObserved(entry: EntryOf<'OBSERVED'>, refunds: Map<string, RefundFact>, disputes: Map<string, DisputeFact>, credits: Set<string>): void {
+  switch (entry.objectType) {
+    case 'refund':
+      if (entry.status !== null) {
+        const fact: RefundFact = { id: entry.objectId, status: entry.status, amount: entry.amount, failureReason: entry.failureReason, charge: entry.charge };
+        refunds.set(fact.id, mergeRefund(refunds.get(fact.id), fact));
+      }
+      return;
+    case 'dispute': {
+      const status = entry.disputeStatus ?? entry.status;
+      if (status !== null) {
+        const fact: DisputeFact = { id: entry.objectId, status, amount: entry.amount, reason: entry.disputeReason, charge: entry.charge };
+        disputes.set(fact.id, mergeDispute(disputes.get(fact.id), fact));
+      }
+      return;
+    }
+    case 'customer_balance_transaction':
+    case 'credit_note':
+      credits.add(entry.objectId);
+      return;
+    case 'charge':
+      return;
+    default: {
+      const never: never = entry.objectType;
+      return never;
+    }
+  }
+}
+
+/**
+ * The money answer. `happened` is the journal's answer about the send; the facts decide what happened to the
+ * money afterwards. An effect that never fired returned nothing, whatever a fact claims (verify flags that).
+ */
+export function deriveFinalMoney(facts: MoneyFacts, happened: boolean | 'unknown', effectKind: string | null): FinalMoney {
+  const refunds = [...facts.refunds.values()];
+  const disputes = [...facts.disputes.values()];
+  const failed = refunds.find((refund) => refund.status === 'failed' || refund.status === 'canceled');
+  const failureReason = failed ? (failed.failureReason ?? failed.status) : null;
+  const base = { refunds, failureReason, disputes };
+  if (happened === false) return { status: 'not_returned', ...base };
+  const refund = refunds[0];
+  if (refund) {
+    switch (refund.status) {
+      case 'succeeded':
+        return { status: 'returned', ...base };
+      case 'failed':
+      case 'canceled':
+        return { status: 'not_returned', ...base };
+      case 'pending':
+      case 'requires_action':
+        return { status: 'pending', ...base };
+      default:
+        return { status: 'unknown', ...base };
+    }
+  }
+  if (effectKind !== 'refund' && facts.credits.size > 0) return { status: 'returned', ...base };
+  if (happened === true && effectKind !== 'refund') return { status: 'returned', ...base };
+  return { status: 'unknown', ...base };
+}
+
+/** A refund that went out on a charge that was later charged back: the merchant is out both. */
+export function deriveExposure(money: FinalMoney): Exposure | null {
+  const refund = money.refunds.find((fact) => fact.status === 'succeeded' || fact.status === 'pending');
+  if (!refund) return null;
+  const chargebacks = money.disputes.filter((dispute) => isChargeback(dispute.status) && dispute.status !== 'won' && (refund.charge === null || dispute.charge === null || dispute.charge === refund.charge));
+  if (chargebacks.length === 0) return null;
+  const refundCents = refund.amount ?? 0;
+  const chargebackCents = chargebacks.reduce((sum, dispute) => sum + (dispute.amount ?? 0), 0);
+  return {
+    cents: refundCents + chargebackCents,
+    refundCents,
+    chargebackCents,
+    refund: refund.id,
+    charge: refund.charge,
+    disputes: chargebacks.map((dispute) => dispute.id),
+    sentence: `Refund ${refund.id} (${refundCents} cents) went out and the charge was then charged back (${chargebackCents} cents): the merchant is out both unless the dispute is won.`,
+  };
+}

@@ -1,0 +1,57 @@
+// Outcome codes (DESIGN §4), exact strings, each with one plain sentence for people and for models.
+
+export const SUBMIT_OUTCOMES = [
+  'COMMITTED',
+  'DUPLICATE_IGNORED',
+  'IN_FLIGHT',
+  'AMBIGUOUS',
+  'REFUSED:conflicting_payload',
+  'REFUSED:lease',
+  'REFUSED:stale_premise',
+  'REFUSED:over_cap',
+  'REFUSED:target_error',
+  'COMMITTED_ON_QUERY',
+] as const;
+
+export const RECOVERY_OUTCOMES = [
+  'COMMITTED_BY_RETRY',
+  'COMMITTED_ON_QUERY',
+  'REAPPLIED_AFTER_QUERY',
+  'REFUSED:lease_at_recovery',
+  'REFUSED:stale_premise_at_recovery',
+  'AMBIGUOUS',
+] as const;
+
+export type SubmitOutcome = (typeof SUBMIT_OUTCOMES)[number];
+export type RecoveryOutcome = (typeof RECOVERY_OUTCOMES)[number] | `UNRESOLVED:${string}`;
+export type Outcome = SubmitOutcome | RecoveryOutcome;
+
+export type RefusalCode = Extract<Outcome, `REFUSED:${string}`>;
+
+const SENTENCES: Record<SubmitOutcome | (typeof RECOVERY_OUTCOMES)[number], string> = {
+  COMMITTED: 'The effect was sent once and Stripe accepted it.',
+  DUPLICATE_IGNORED: 'This request was already carried out; nothing was sent again.',
+  IN_FLIGHT: 'Another worker is sending this effect right now; ask again after the retry-after time.',
+  AMBIGUOUS: 'Nobody can tell whether the effect landed, so nothing was resent; a person must check Stripe.',
+  'REFUSED:conflicting_payload': 'This request was already decided with a different payload; the recorded payload stands and the new one was not sent.',
+  'REFUSED:lease': 'The approval is missing, expired, revoked, used up or does not cover this amount, so nothing was sent.',
+  'REFUSED:stale_premise': 'A fact this decision depends on is no longer true, so nothing was sent.',
+  'REFUSED:over_cap': 'Sending this would go past a shared spending cap, so nothing was sent.',
+  'REFUSED:target_error': 'Stripe refused the request outright; it was not sent again.',
+  COMMITTED_ON_QUERY: 'The send looked unfinished, but Stripe shows it landed; that result is recorded.',
+  COMMITTED_BY_RETRY: 'After a crash the facts still held, so the effect was resent under the same idempotency key and Stripe confirmed it once.',
+  REAPPLIED_AFTER_QUERY: 'After a crash the facts still held and Stripe had no trace of the effect, so it was sent again.',
+  'REFUSED:lease_at_recovery': 'The approval lapsed or was revoked while the worker was down, and nothing had landed, so nothing was sent.',
+  'REFUSED:stale_premise_at_recovery': 'A fact this effect depends on changed while the worker was down, and nothing had landed, so nothing was sent.',
+};
+
+export function explainOutcome(outcome: Outcome): string {
+  if (outcome.startsWith('UNRESOLVED:')) {
+    return `Recovery could not settle this effect yet (${outcome.slice('UNRESOLVED:'.length)}); it keeps its claim and will be retried.`;
+  }
+  return SENTENCES[outcome as keyof typeof SENTENCES];
+}
+
+export function isRefusal(outcome: Outcome): outcome is RefusalCode {
+  return outcome.startsWith('REFUSED:');
+}

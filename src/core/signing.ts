@@ -1,0 +1,45 @@
+// Ed25519 signing of entry hashes and receipt heads. Keys carry a key id derived from the public key, so a
+// verifier holding several public keys (rotation) picks the right one without trusting the signer's label.
+import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+
+export type SigningKey = { kid: string; privateKey: KeyObject; publicKey: KeyObject };
+export type PublicKeySet = ReadonlyMap<string, KeyObject>;
+
+export function keyIdOf(publicKey: KeyObject): string {
+  const spki = publicKey.export({ type: 'spki', format: 'der' });
+  return `ed25519:${createHash('sha256').update(spki).digest('hex').slice(0, 16)}`;
+}
+
+export function signingKeyFromPem(privatePem: string): SigningKey {
+  const privateKey = createPrivateKey(privatePem);
+  if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error(`The signing key is ${privateKey.asymmetricKeyType ?? 'unknown'}, not Ed25519. Generate one with \`npx interlock keys generate\`.`);
+  const publicKey = createPublicKey(privateKey);
+  return { kid: keyIdOf(publicKey), privateKey, publicKey };
+}
+
+export function publicKeyFromPem(pem: string): KeyObject {
+  const key = createPublicKey(pem);
+  if (key.asymmetricKeyType !== 'ed25519') throw new Error(`The public key is ${key.asymmetricKeyType ?? 'unknown'}, not Ed25519.`);
+  return key;
+}
+
+export function publicKeySet(pems: readonly string[]): PublicKeySet {
+  const keys = new Map<string, KeyObject>();
+  for (const pem of pems) {
+    const key = publicKeyFromPem(pem);
+    keys.set(keyIdOf(key), key);
+  }
+  return keys;
+}
+
+export function signText(text: string, key: SigningKey): string {
+  return sign(null, Buffer.from(text, 'utf8'), key.privateKey).toString('base64url');
+}
+
+export function verifyText(text: string, signature: string, publicKey: KeyObject): boolean {
+  try {
+    return verify(null, Buffer.from(text, 'utf8'), publicKey, Buffer.from(signature, 'base64url'));
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,71 @@
+// One validated configuration, read from the environment once, with embedded defaults that run on a fresh
+// machine. Every option is listed in the README's configuration table.
+import { z } from 'zod';
+
+const flag = z.enum(['0', '1', 'true', 'false', 'yes', 'no']).transform((value) => value === '1' || value === 'true' || value === 'yes');
+const ms = z.coerce.number().int().positive();
+
+const schema = z.object({
+  REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  INTERLOCK_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]+$/, 'letters, digits and _ : . - only').default('interlock'),
+  INTERLOCK_DATA_DIR: z.string().default('.data'),
+  INTERLOCK_SIGNING_KEY_FILE: z.string().optional(),
+  INTERLOCK_WORKER_ID: z.string().regex(/^[A-Za-z0-9_:.@-]+$/).optional(),
+  INTERLOCK_UNSAFE_DURABILITY: flag.default(false),
+  INTERLOCK_CLAIM_TTL_MS: ms.default(45_000),
+  INTERLOCK_SETTLE_MARGIN_MS: ms.default(10_000),
+  INTERLOCK_DEDUP_MARGIN_MS: ms.default(60 * 60 * 1000),
+  INTERLOCK_SEND_TIMEOUT_MS: ms.default(30_000),
+  INTERLOCK_HEARTBEAT_MS: ms.default(1_000),
+  INTERLOCK_HEARTBEAT_TTL_MS: ms.default(4_000),
+  INTERLOCK_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = {
+  redisUrl: string;
+  keyPrefix: string;
+  dataDir: string;
+  signingKeyFile: string | null;
+  workerId: string | null;
+  unsafeDurability: boolean;
+  claimTtlMs: number;
+  settleMarginMs: number;
+  dedupMarginMs: number;
+  sendTimeoutMs: number;
+  heartbeatMs: number;
+  heartbeatTtlMs: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+};
+
+export class ConfigError extends Error {
+  readonly code = 'invalid_config';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key in schema.shape && value !== undefined && value !== ''));
+  const parsed = schema.safeParse(present);
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
+    throw new ConfigError(`Configuration is invalid (${detail}). See the configuration table in the README.`);
+  }
+  const c = parsed.data;
+  return {
+    redisUrl: c.REDIS_URL,
+    keyPrefix: c.INTERLOCK_KEY_PREFIX,
+    dataDir: c.INTERLOCK_DATA_DIR,
+    signingKeyFile: c.INTERLOCK_SIGNING_KEY_FILE ?? null,
+    workerId: c.INTERLOCK_WORKER_ID ?? null,
+    unsafeDurability: c.INTERLOCK_UNSAFE_DURABILITY,
+    claimTtlMs: c.INTERLOCK_CLAIM_TTL_MS,
+    settleMarginMs: c.INTERLOCK_SETTLE_MARGIN_MS,
+    dedupMarginMs: c.INTERLOCK_DEDUP_MARGIN_MS,
+    sendTimeoutMs: c.INTERLOCK_SEND_TIMEOUT_MS,
+    heartbeatMs: c.INTERLOCK_HEARTBEAT_MS,
+    heartbeatTtlMs: c.INTERLOCK_HEARTBEAT_TTL_MS,
+    logLevel: c.INTERLOCK_LOG_LEVEL,
+  };
+}

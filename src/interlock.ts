@@ -1,0 +1,62 @@
+// The composition root for the gate: builds the Redis adapters, heartbeat and gate from one config and target.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { SigningKey } from './core/signing.js';
+import type { Target } from './core/target.js';
+import { createGate, type Gate } from './gate/gate.js';
+import { createRedisApprovals, type Approvals } from './redis/approvals.js';
+import { requireDurability, type Durability } from './redis/durability.js';
+import { createHeartbeat, type Heartbeat } from './redis/heartbeat.js';
+import { createRedisJournal, type Journal } from './redis/journal.js';
+import { createKeys } from './redis/keys.js';
+
+export type Interlock = {
+  gate: Gate;
+  journal: Journal;
+  approvals: Approvals;
+  heartbeat: Heartbeat;
+  redis: Redis;
+  durability: Durability;
+  close(options?: { clearHeartbeat?: boolean }): Promise<void>;
+};
+
+export function defaultWorkerId(): string {
+  return `${hostname().replace(/[^A-Za-z0-9_.-]/g, '-')}:${process.pid}`;
+}
+
+export async function createInterlock(deps: { config: Config; target: Target; signingKey: SigningKey; logger: Logger; redis?: Redis }): Promise<Interlock> {
+  const { config, target, signingKey, logger } = deps;
+  const redis = deps.redis ?? new Redis(config.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: false });
+  const durability = await requireDurability(redis, config.unsafeDurability);
+  if (durability.optedOut) logger.warn({ durability }, `Redis is not durable (${durability.problems.join('; ')}); sending anyway because INTERLOCK_UNSAFE_DURABILITY is set`);
+  else logger.info({ appendonly: durability.appendonly, appendfsync: durability.appendfsync }, 'Redis durability checked');
+  const keys = createKeys(config.keyPrefix);
+  const journal = createRedisJournal({ redis, keys, signingKey });
+  const approvals = createRedisApprovals({ redis, keys });
+  const heartbeat = createHeartbeat({
+    redis,
+    keys,
+    workerId: config.workerId ?? defaultWorkerId(),
+    nonce: randomBytes(8).toString('hex'),
+    intervalMs: config.heartbeatMs,
+    ttlMs: config.heartbeatTtlMs,
+    onError: (error) => logger.error({ err: error }, 'heartbeat failed'),
+  });
+  await heartbeat.start();
+  const gate = createGate({ journal, approvals, heartbeat, target, logger, timing: { claimTtlMs: config.claimTtlMs, settleMarginMs: config.settleMarginMs, dedupMarginMs: config.dedupMarginMs } });
+  return {
+    gate,
+    journal,
+    approvals,
+    heartbeat,
+    redis,
+    durability,
+    async close(options = {}) {
+      await heartbeat.stop({ clear: options.clearHeartbeat ?? true });
+      if (!deps.redis) await redis.quit();
+    },
+  };
+}

@@ -1,0 +1,41 @@
+// Signing keys on disk: a configured PEM file, or one generated on first use into the data directory (never
+// into the repository). Public keys are exported for auditors, who verify receipts without being able to sign.
+import { generateKeyPairSync } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { signingKeyFromPem, type SigningKey } from '../core/signing.js';
+
+export const DEFAULT_KEY_FILE = 'signing-key.pem';
+
+export function generateSigningKeyPem(): { privatePem: string; publicPem: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  return {
+    privatePem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    publicPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  };
+}
+
+export function keyFilePath(options: { dataDir: string; signingKeyFile: string | null }): string {
+  return options.signingKeyFile ?? join(options.dataDir, 'keys', DEFAULT_KEY_FILE);
+}
+
+/** Writes a new key; refuses to overwrite one, since receipts signed by it would lose their verifier. */
+export function writeNewSigningKey(path: string): SigningKey {
+  if (existsSync(path)) throw new Error(`A signing key already exists at ${path}; move it aside first (receipts it signed still need its public key).`);
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const { privatePem } = generateSigningKeyPem();
+  writeFileSync(path, privatePem, { mode: 0o600, flag: 'wx' });
+  chmodSync(path, 0o600);
+  return signingKeyFromPem(privatePem);
+}
+
+export function loadOrCreateSigningKey(options: { dataDir: string; signingKeyFile: string | null }): { key: SigningKey; path: string; created: boolean } {
+  const path = keyFilePath(options);
+  if (existsSync(path)) return { key: signingKeyFromPem(readFileSync(path, 'utf8')), path, created: false };
+  if (options.signingKeyFile !== null) throw new Error(`INTERLOCK_SIGNING_KEY_FILE points at ${path}, which does not exist. Create it with \`npx interlock keys generate --out ${path}\`.`);
+  return { key: writeNewSigningKey(path), path, created: true };
+}
+
+export function publicKeyPem(key: SigningKey): string {
+  return key.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+}

@@ -1,0 +1,47 @@
+// Loads the Lua scripts of ./scripts (each prefixed with lib.lua) and runs them by SHA, loading on NOSCRIPT.
+// Every script answers one JSON string, so the reply reads the same over RESP2 and RESP3.
+import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Redis } from 'ioredis';
+
+const SCRIPT_DIR = join(dirname(fileURLToPath(import.meta.url)), 'scripts');
+
+export const SCRIPT_NAMES = ['read-state-1', 'append-2', 'dispatch-8', 'settle-6', 'take-over-1', 'release-claim-1', 'resend-2', 'grant-approval-1', 'revoke-approval-2', 'describe-approval-2'] as const;
+export type ScriptName = (typeof SCRIPT_NAMES)[number];
+
+type Script = { source: string; sha: string; keys: number };
+
+function loadScripts(): Map<ScriptName, Script> {
+  const lib = readFileSync(join(SCRIPT_DIR, 'lib.lua'), 'utf8');
+  const scripts = new Map<ScriptName, Script>();
+  for (const name of SCRIPT_NAMES) {
+    const source = `${lib}\n${readFileSync(join(SCRIPT_DIR, `${name}.lua`), 'utf8')}`;
+    const keys = Number(name.slice(name.lastIndexOf('-') + 1));
+    scripts.set(name, { source, sha: createHash('sha1').update(source).digest('hex'), keys });
+  }
+  return scripts;
+}
+
+export type ScriptRunner = <T>(name: ScriptName, keys: readonly string[], args: readonly (string | number)[]) => Promise<T>;
+
+export function createScriptRunner(redis: Redis): ScriptRunner {
+  const scripts = loadScripts();
+  return async <T>(name: ScriptName, keys: readonly string[], args: readonly (string | number)[]): Promise<T> => {
+    const script = scripts.get(name);
+    if (!script) throw new Error(`No Lua script named ${name}`);
+    if (keys.length !== script.keys) throw new Error(`Script ${name} takes ${script.keys} keys, got ${keys.length}`);
+    const argv = args.map(String);
+    let raw: unknown;
+    try {
+      raw = await redis.evalsha(script.sha, keys.length, ...keys, ...argv);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
+      raw = await redis.eval(script.source, keys.length, ...keys, ...argv);
+    }
+    const text = Buffer.isBuffer(raw) ? raw.toString('utf8') : raw;
+    if (typeof text !== 'string') throw new Error(`Script ${name} answered ${typeof text}, expected a JSON string`);
+    return JSON.parse(text) as T;
+  };
+}

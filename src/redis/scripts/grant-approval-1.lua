@@ -1,0 +1,16 @@
+-- grant-approval: creates an approval. Granting the same id again with identical terms is a no-op; with other
+-- terms it is refused, so an approval's meaning never changes after effects were dispatched under it.
+-- KEYS[1] approval hash
+-- ARGV[1] terms JSON {id, approver, capCents, expiresAt, maxUses, scope}
+-- Returns JSON {status}: CREATED {grantedAt} | EXISTS {grantedAt} | CONFLICT
+local terms = ARGV[1]
+local existing = redis.call('HGET', KEYS[1], 'terms')
+if existing then
+  if existing == terms then return reply({ status = 'EXISTS', grantedAt = hget_num(KEYS[1], 'grantedAt') }) end
+  return reply({ status = 'CONFLICT' })
+end
+local t = cjson.decode(terms)
+local now = now_ms()
+redis.call('HSET', KEYS[1], 'terms', terms, 'id', t.id, 'approver', t.approver, 'capCents', t.capCents,
+  'expiresAt', t.expiresAt, 'maxUses', t.maxUses, 'scope', t.scope, 'revoked', '0', 'grantedAt', now)
+return reply({ status = 'CREATED', grantedAt = now })

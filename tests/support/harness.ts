@@ -1,0 +1,104 @@
+// Test wiring: a gate on the machine's Redis under a private key prefix, with an in-memory target and a fresh
+// signing key. Nothing is flushed, so test files can share one Redis in parallel.
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { loadConfig, type Config } from '../../src/config.js';
+import { signingKeyFromPem, publicKeySet, type PublicKeySet, type SigningKey } from '../../src/core/signing.js';
+import type { Target } from '../../src/core/target.js';
+import { createInterlock, type Interlock } from '../../src/interlock.js';
+import { generateSigningKeyPem } from '../../src/keys/key-store.js';
+import { createMemoryTarget, type MemoryTarget, type MemoryTargetOptions } from '../../src/targets/memory-target.js';
+import type { ApprovalTerms } from '../../src/core/approval.js';
+
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export function testKey(): { key: SigningKey; publicKeys: PublicKeySet; publicPem: string; privatePem: string } {
+  const { privatePem, publicPem } = generateSigningKeyPem();
+  return { key: signingKeyFromPem(privatePem), publicKeys: publicKeySet([publicPem]), publicPem, privatePem };
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return {
+    ...loadConfig({}),
+    redisUrl: REDIS_URL,
+    keyPrefix: `t${randomBytes(6).toString('hex')}`,
+    unsafeDurability: true,
+    claimTtlMs: 3_000,
+    settleMarginMs: 300,
+    dedupMarginMs: 10_000,
+    sendTimeoutMs: 1_000,
+    heartbeatMs: 200,
+    heartbeatTtlMs: 800,
+    logLevel: 'silent',
+    ...overrides,
+  };
+}
+
+export type TestNode = Interlock & { config: Config; target: Target };
+
+/** One gate instance ("a worker process"). Several nodes may share a prefix and a target. */
+export async function startNode(options: { config: Config; target: Target; key: SigningKey; workerId?: string }): Promise<TestNode> {
+  const redis = new Redis(options.config.redisUrl, { maxRetriesPerRequest: 1 });
+  const config = { ...options.config, workerId: options.workerId ?? `w-${randomBytes(4).toString('hex')}` };
+  const interlock = await createInterlock({ config, target: options.target, signingKey: options.key, logger: pino({ level: 'silent' }), redis });
+  return {
+    ...interlock,
+    config,
+    target: options.target,
+    async close(closeOptions) {
+      await interlock.close(closeOptions);
+      await redis.quit();
+    },
+  };
+}
+
+/** A node's sudden death: no more heartbeats and its key gone, as after SIGKILL plus a few seconds. */
+export async function kill(node: TestNode): Promise<void> {
+  await node.heartbeat.stop({ clear: true });
+}
+
+export type World = { config: Config; target: MemoryTarget; key: ReturnType<typeof testKey>; nodes: TestNode[]; node(workerId?: string): Promise<TestNode>; close(): Promise<void> };
+
+export async function createWorld(options: { target?: Partial<MemoryTargetOptions>; config?: Partial<Config> } = {}): Promise<World> {
+  const config = testConfig(options.config);
+  const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs, ...options.target });
+  const key = testKey();
+  const nodes: TestNode[] = [];
+  return {
+    config,
+    target,
+    key,
+    nodes,
+    async node(workerId) {
+      const node = await startNode({ config, target, key: key.key, ...(workerId === undefined ? {} : { workerId }) });
+      nodes.push(node);
+      return node;
+    },
+    async close() {
+      await Promise.all(nodes.map((node) => node.close().catch(() => undefined)));
+      const redis = new Redis(config.redisUrl);
+      const stale = await redis.keys(`${config.keyPrefix}:*`);
+      for (let i = 0; i < stale.length; i += 500) await redis.del(...stale.slice(i, i + 500));
+      await redis.quit();
+    },
+  };
+}
+
+export function approvalTerms(overrides: Partial<ApprovalTerms> = {}): ApprovalTerms {
+  return { id: `ap_${randomBytes(4).toString('hex')}`, approver: 'dana@support', capCents: 5_000, expiresAt: Date.now() + 3_600_000, maxUses: 5, scope: 'payment:pi_1', ...overrides };
+}
+
+export function refundProposal(overrides: { requestId?: string; approval: string; amount?: number; paymentIntent?: string; premises?: Record<string, unknown> }) {
+  return {
+    requestId: overrides.requestId ?? `case-${randomBytes(4).toString('hex')}`,
+    agent: 'support-bot',
+    approval: overrides.approval,
+    premises: overrides.premises ?? { chargebacks: [], refunded_by_others: 0 },
+    effect: { kind: 'refund', paymentIntent: overrides.paymentIntent ?? 'pi_1', amount: overrides.amount ?? 2_000, reason: 'requested_by_customer' },
+  };
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

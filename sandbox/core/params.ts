@@ -170,3 +170,8 @@ export function validate<S extends Schema>(schema: S, raw: ParamMap, prefix = ''
   // Each key was parsed by its own field, so the record has exactly the shape Parsed<S> describes.
   return out as Parsed<S>;
 }
+
+/** Accepts any value without checking it: structures the sandbox takes but does not model. */
+export function accepted(): Field<ParamValue, false> {
+  return field((value) => value);
+}

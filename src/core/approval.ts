@@ -26,7 +26,7 @@ export function approvalProblems(snapshot: ApprovalSnapshot | null, question: Co
 /** Readable problems with proposed terms, or none. */
 export function termsProblems(terms: ApprovalTerms): string[] {
   const problems: string[] = [];
-  if (terms.id.length === 0 || terms.id.length > 200 || !/^[A-Za-z0-9_.:\-]+$/.test(terms.id)) problems.push('id must be 1-200 letters, digits or _ . : -');
+  if (terms.id.length === 0 || terms.id.length > 200 || !/^[A-Za-z0-9_.:-]+$/.test(terms.id)) problems.push('id must be 1-200 letters, digits or _ . : -');
   if (terms.approver.trim().length === 0) problems.push('approver must name a person or a policy');
   if (!Number.isSafeInteger(terms.capCents) || terms.capCents <= 0) problems.push('capCents must be a positive whole number of cents');
   if (!Number.isSafeInteger(terms.maxUses) || terms.maxUses <= 0) problems.push('maxUses must be a positive whole number');

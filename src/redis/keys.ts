@@ -4,7 +4,7 @@
 
 export type Keys = ReturnType<typeof createKeys>;
 
-const SAFE_PART = /^[A-Za-z0-9_:.\-]{1,200}$/;
+const SAFE_PART = /^[A-Za-z0-9_:.-]{1,200}$/;
 
 export function assertPartition(partition: string): string {
   if (!SAFE_PART.test(partition)) {

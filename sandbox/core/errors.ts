@@ -70,3 +70,10 @@ export function parameterMissing(param: string): SandboxError {
 export function parameterInvalid(param: string, message: string, code?: string): SandboxError {
   return invalidRequest(message, code === undefined ? { param } : { code, param });
 }
+
+/** Reads an object from its collection or throws Stripe's 404 for it. */
+export function requireObject<T>(collection: { get(id: string): T | undefined }, label: string, id: string, param = 'id'): T {
+  const found = collection.get(id);
+  if (found === undefined) throw resourceMissing(label, id, param);
+  return found;
+}

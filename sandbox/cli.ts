@@ -1,0 +1,60 @@
+// `interlock sandbox`: runs the Stripe sandbox in the foreground until SIGINT or SIGTERM.
+import { isDelaysMode } from './core/delays.js';
+import { startSandbox } from './index.js';
+import type { Command } from 'commander';
+import type { SandboxOptions } from './index.js';
+
+export interface SandboxFlags {
+  port: string;
+  host: string;
+  forwardTo?: string;
+  webhookSecret?: string;
+  delays: string;
+}
+
+/** Declares the sandbox's flags on a command; shared by the project CLI and `server-main.ts`. */
+export function withSandboxFlags(command: Command): Command {
+  return command
+    .option('--port <port>', 'port to listen on (0 picks a free one)', '12111')
+    .option('--host <host>', 'interface to bind', '127.0.0.1')
+    .option('--forward-to <url>', 'POST every event to this URL, signed, like `stripe listen --forward-to`')
+    .option('--webhook-secret <secret>', 'signing secret for --forward-to (whsec_...); generated when absent')
+    .option('--delays <mode>', 'asynchronous delays: stripe (Stripe-like timings) or fast (each at most 200 ms)', 'stripe');
+}
+
+export function sandboxOptionsFromFlags(flags: SandboxFlags): SandboxOptions {
+  const port = Number(flags.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`--port must be an integer from 0 to 65535, got ${flags.port}`);
+  if (!isDelaysMode(flags.delays)) throw new Error(`--delays must be stripe or fast, got ${flags.delays}`);
+  if (flags.webhookSecret !== undefined && !flags.webhookSecret.startsWith('whsec_')) throw new Error('--webhook-secret must start with whsec_');
+  return {
+    port,
+    host: flags.host,
+    delays: flags.delays,
+    ...(flags.forwardTo === undefined ? {} : { forwardTo: flags.forwardTo }),
+    ...(flags.webhookSecret === undefined ? {} : { webhookSecret: flags.webhookSecret }),
+  };
+}
+
+/** Stops the sandbox on SIGINT/SIGTERM, then lets the process exit. */
+export function stopOnSignals(close: () => Promise<void>): void {
+  const stop = (): void => {
+    void close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+export function addSandboxCommand(program: Command): void {
+  withSandboxFlags(program.command('sandbox').description('Run the local Stripe sandbox (a stateful stand-in for Stripe test mode)')).action(
+    async (flags: SandboxFlags) => {
+      const sandbox = await startSandbox(sandboxOptionsFromFlags(flags));
+      console.log(`Stripe sandbox listening on ${sandbox.url}`);
+      console.log(`Point the SDK at it: new Stripe('sk_test_...', { host: '${sandbox.host}', port: ${sandbox.port}, protocol: 'http' })`);
+      if (sandbox.webhookSecret !== undefined && flags.forwardTo !== undefined) {
+        console.log(`Ready! Forwarding events to ${flags.forwardTo}. Your webhook signing secret is ${sandbox.webhookSecret} (^C to quit)`);
+      }
+      stopOnSignals(sandbox.close);
+    },
+  );
+}

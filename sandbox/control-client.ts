@@ -1,0 +1,75 @@
+// A typed client for the control API, usable against an in-process sandbox or one in another process.
+import type { Delivery, DeliveryFilter, DeliveryRule, RuleAction } from './webhooks/delivery.js';
+
+export interface RuleInput {
+  action: RuleAction;
+  type?: string;
+  event?: string;
+  endpoint?: string;
+  count?: number;
+  copies?: number;
+  delay_ms?: number;
+}
+
+export interface ConfigInput {
+  idempotency_ttl_seconds?: number;
+  pending_refund_dispute_window_seconds?: number;
+  dispute_fee?: number;
+  reinstate_dispute_fee_on_win?: boolean;
+  dispute_due_days?: number;
+  webhook_timeout_ms?: number;
+  webhook_max_retries?: number;
+}
+
+export interface ControlClient {
+  request(method: 'GET' | 'POST' | 'DELETE', path: string, body?: object): Promise<unknown>;
+  reset(): Promise<void>;
+  configure(config: ConfigInput): Promise<void>;
+  advanceClock(seconds: number): Promise<void>;
+  ageIdempotencyKeys(seconds: number): Promise<void>;
+  slowDown(input: { path?: string; ms: number; count?: number }): Promise<void>;
+  openDispute(input: { charge: string; kind?: 'inquiry' | 'chargeback'; reason?: string }): Promise<{ id: string }>;
+  deliveries(filter?: DeliveryFilter): Promise<Delivery[]>;
+  addRule(rule: RuleInput): Promise<DeliveryRule>;
+  clearRules(): Promise<void>;
+  release(order?: 'fifo' | 'reverse', endpoint?: string): Promise<Delivery[]>;
+  redeliver(delivery?: string): Promise<Delivery[]>;
+  /** Waits until no delivery is queued, in flight, delayed or awaiting retry. */
+  idle(timeoutMs?: number): Promise<boolean>;
+}
+
+export function createControlClient(baseUrl: string): ControlClient {
+  const request = async (method: 'GET' | 'POST' | 'DELETE', path: string, body?: object): Promise<unknown> => {
+    const response = await fetch(`${baseUrl}/_sandbox${path}`, {
+      method,
+      headers: { 'Content-Type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const payload = (await response.json()) as unknown;
+    if (!response.ok) throw new Error(`sandbox control ${method} ${path} failed with ${response.status}: ${JSON.stringify(payload)}`);
+    return payload;
+  };
+  // The control API answers lists as `{data: [...]}` with the shapes declared in webhooks/delivery.ts.
+  const data = async <T>(method: 'GET' | 'POST', path: string, body?: object): Promise<T[]> => ((await request(method, path, body)) as { data: T[] }).data;
+  const query = (filter: object): string => {
+    const params = new URLSearchParams(Object.entries(filter).map(([k, v]): [string, string] => [k, String(v)]));
+    const text = params.toString();
+    return text === '' ? '' : `?${text}`;
+  };
+
+  return {
+    request,
+    reset: async () => void (await request('POST', '/reset')),
+    configure: async (config) => void (await request('POST', '/config', config)),
+    advanceClock: async (seconds) => void (await request('POST', '/clock/advance', { seconds })),
+    ageIdempotencyKeys: async (seconds) => void (await request('POST', '/idempotency/age', { seconds })),
+    slowDown: async (input) => void (await request('POST', '/faults/slow', input)),
+    openDispute: async (input) => (await request('POST', '/disputes', input)) as { id: string },
+    deliveries: (filter = {}) => data<Delivery>('GET', `/webhooks/deliveries${query(filter)}`),
+    addRule: async (rule) => (await request('POST', '/webhooks/rules', rule)) as DeliveryRule,
+    clearRules: async () => void (await request('DELETE', '/webhooks/rules')),
+    release: (order = 'fifo', endpoint) => data<Delivery>('POST', '/webhooks/release', endpoint === undefined ? { order } : { order, endpoint }),
+    redeliver: (delivery) => data<Delivery>('POST', '/webhooks/redeliver', delivery === undefined ? {} : { delivery }),
+    idle: async (timeoutMs = 5_000) => ((await request('POST', '/webhooks/idle', { timeout_ms: timeoutMs })) as { idle: boolean }).idle,
+  };
+}

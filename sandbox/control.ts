@@ -1,0 +1,185 @@
+// The control API under /_sandbox/: what test cards and wall-clock waits do against real Stripe, made
+// deterministic for tests. Stripe never uses this prefix. Bodies may be JSON or form encoded; no auth.
+import { resourceMissing } from './core/errors.js';
+import { bool, int, oneOf, required, str } from './core/params.js';
+import { route } from './http/router.js';
+import { disputeKindParam, disputeReasonParam } from './objects/disputes.js';
+import { refundFailureReasons } from './objects/refunds.js';
+import { deliveryStates, ruleActions } from './webhooks/delivery.js';
+import type { EventOrigin } from './core/event-bus.js';
+import type { Route } from './http/router.js';
+import type { Refund } from './objects/refunds.js';
+import type { Charges } from './objects/charges.js';
+import type { World } from './world.js';
+
+export function controlRoutes(world: World, charges: Charges): Route[] {
+  const { core, delivery, idempotency, refunds, disputes, faults } = world;
+  const { settings, clock } = core;
+
+  const refundTransition = (name: string, apply: (refund: Refund, origin: EventOrigin) => void): Route =>
+    route({
+      method: 'POST',
+      path: `/_sandbox/refunds/:id/${name}`,
+      params: {},
+      handle: (_params, path, ctx) => {
+        const refund = refunds.require(path['id'] ?? '');
+        apply(refund, ctx.origin);
+        return refund;
+      },
+    });
+
+  const configView = () => ({ ...settings, idempotencyTtlSeconds: idempotency.ttlSeconds(), nowSeconds: clock.nowSeconds() });
+
+  return [
+    route({ method: 'GET', path: '/_sandbox/health', params: {}, handle: () => ({ ok: true }) }),
+    route({
+      method: 'POST',
+      path: '/_sandbox/reset',
+      params: {},
+      handle: () => {
+        world.reset();
+        return { ok: true };
+      },
+    }),
+    route({ method: 'GET', path: '/_sandbox/config', params: {}, handle: configView }),
+    route({
+      method: 'POST',
+      path: '/_sandbox/config',
+      params: {
+        idempotency_ttl_seconds: int({ min: 0 }),
+        pending_refund_dispute_window_seconds: int({ min: 0 }),
+        dispute_fee: int({ min: 0 }),
+        reinstate_dispute_fee_on_win: bool(),
+        dispute_due_days: int({ min: 0 }),
+        webhook_timeout_ms: int({ min: 1 }),
+        webhook_max_retries: int({ min: 0 }),
+      },
+      handle: (params) => {
+        if (params.idempotency_ttl_seconds !== undefined) idempotency.setTtlSeconds(params.idempotency_ttl_seconds);
+        if (params.pending_refund_dispute_window_seconds !== undefined) settings.pendingRefundDisputeWindowSeconds = params.pending_refund_dispute_window_seconds;
+        if (params.dispute_fee !== undefined) settings.disputeFee = params.dispute_fee;
+        if (params.reinstate_dispute_fee_on_win !== undefined) settings.reinstateDisputeFeeOnWin = params.reinstate_dispute_fee_on_win;
+        if (params.dispute_due_days !== undefined) settings.disputeDueDays = params.dispute_due_days;
+        if (params.webhook_timeout_ms !== undefined) settings.webhookTimeoutMs = params.webhook_timeout_ms;
+        if (params.webhook_max_retries !== undefined) settings.webhookMaxRetries = params.webhook_max_retries;
+        return configView();
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/_sandbox/clock/advance',
+      params: { seconds: required(int({ min: 0 })) },
+      handle: (params) => {
+        clock.advance(params.seconds);
+        return configView();
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/_sandbox/idempotency/age',
+      params: { seconds: required(int({ min: 0 })) },
+      handle: (params) => {
+        idempotency.age(params.seconds);
+        return { ok: true, keys: idempotency.size() };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/_sandbox/faults/slow',
+      params: { path: str(), ms: required(int({ min: 0 })), count: int({ min: 1 }) },
+      handle: (params) => {
+        faults.addSlow({ path: params.path ?? null, ms: params.ms, remaining: params.count ?? 1 });
+        return { ok: true };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/_sandbox/disputes',
+      params: { charge: required(str()), kind: disputeKindParam, reason: disputeReasonParam },
+      handle: (params, _path, ctx) => disputes.open(charges.require(params.charge, 'charge'), params.kind ?? 'chargeback', params.reason ?? 'fraudulent', ctx.origin),
+    }),
+    route({
+      method: 'POST',
+      path: '/_sandbox/disputes/:id/escalate',
+      params: {},
+      handle: (_params, path, ctx) => {
+        const dispute = disputes.require(path['id'] ?? '');
+        disputes.escalate(dispute, ctx.origin);
+        return dispute;
+      },
+    }),
+    refundTransition('settle', (refund, origin) => refunds.settle(refund, origin)),
+    refundTransition('require_action', (refund, origin) => refunds.requireAction(refund, origin)),
+    route({
+      method: 'POST',
+      path: '/_sandbox/refunds/:id/fail',
+      params: { failure_reason: oneOf(refundFailureReasons) },
+      handle: (params, path, ctx) => {
+        const refund = refunds.require(path['id'] ?? '');
+        refunds.fail(refund, params.failure_reason ?? 'unknown', ctx.origin);
+        return refund;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/_sandbox/webhooks/deliveries',
+      params: { event: str(), endpoint: str(), type: str(), state: oneOf(deliveryStates) },
+      handle: (params) => ({ data: delivery.list(params) }),
+    }),
+    route({ method: 'GET', path: '/_sandbox/webhooks/rules', params: {}, handle: () => ({ data: delivery.rules() }) }),
+    route({
+      method: 'POST',
+      path: '/_sandbox/webhooks/rules',
+      params: {
+        action: required(oneOf(ruleActions)),
+        type: str(),
+        event: str(),
+        endpoint: str(),
+        count: int({ min: 1 }),
+        copies: int({ min: 2 }),
+        delay_ms: int({ min: 0 }),
+      },
+      handle: (params) =>
+        delivery.addRule({
+          action: params.action,
+          type: params.type ?? null,
+          event: params.event ?? null,
+          endpoint: params.endpoint ?? null,
+          remaining: params.count ?? 1,
+          copies: params.copies ?? 2,
+          delay_ms: params.delay_ms ?? 0,
+        }),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/_sandbox/webhooks/rules',
+      params: {},
+      handle: () => {
+        delivery.clearRules();
+        return { ok: true };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/_sandbox/webhooks/release',
+      params: { order: oneOf(['fifo', 'reverse']), endpoint: str() },
+      handle: (params) => ({ data: delivery.release(params.order ?? 'fifo', params.endpoint) }),
+    }),
+    route({
+      method: 'POST',
+      path: '/_sandbox/webhooks/redeliver',
+      params: { delivery: str() },
+      handle: (params) => {
+        const sent = delivery.redeliver(params.delivery);
+        if (params.delivery !== undefined && sent.length === 0) throw resourceMissing('delivery', params.delivery, 'delivery');
+        return { data: sent };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/_sandbox/webhooks/idle',
+      params: { timeout_ms: int({ min: 0 }) },
+      handle: async (params) => ({ idle: await delivery.idle(params.timeout_ms ?? 5_000) }),
+    }),
+  ];
+}

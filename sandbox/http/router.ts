@@ -1,0 +1,102 @@
+// Routes of the Stripe API surface. A family module declares each endpoint with `route({...})`: its method, path
+// pattern (`/v1/refunds/:id`), parameter schema, optional cross-field `check`, and handler. Validation (schema and
+// check) happens in `prepare`, before the idempotency layer marks the key as executing.
+import { validate } from '../core/params.js';
+import type { EventOrigin } from '../core/event-bus.js';
+import type { ParamMap } from '../core/form.js';
+import type { Parsed, Schema } from '../core/params.js';
+
+export const methods = ['GET', 'POST', 'DELETE'] as const;
+export type Method = (typeof methods)[number];
+
+export type PathParams = Readonly<Record<string, string>>;
+
+export interface RequestContext {
+  requestId: string;
+  idempotencyKey: string | null;
+  /** What events caused by this request carry in `event.request`. */
+  origin: EventOrigin;
+}
+
+export interface RouteSpec<S extends Schema> {
+  method: Method;
+  path: string;
+  params: S;
+  /** Parameter rules that span fields; failures count as validation and are never stored. */
+  check?(params: Parsed<S>, path: PathParams): void;
+  handle(params: Parsed<S>, path: PathParams, ctx: RequestContext): unknown;
+}
+
+export interface PreparedCall {
+  run(ctx: RequestContext): unknown;
+}
+
+export interface Route {
+  readonly method: Method;
+  readonly path: string;
+  readonly segments: readonly string[];
+  /** Validates the parameters, throwing Stripe's refusal, and returns the call ready to execute. */
+  prepare(raw: ParamMap, path: PathParams): PreparedCall;
+}
+
+export function route<S extends Schema>(spec: RouteSpec<S>): Route {
+  return {
+    method: spec.method,
+    path: spec.path,
+    segments: spec.path.split('/').filter((s) => s !== ''),
+    prepare(raw, path) {
+      const params = validate(spec.params, raw);
+      spec.check?.(params, path);
+      return { run: (ctx) => spec.handle(params, path, ctx) };
+    },
+  };
+}
+
+export type Match = { route: Route; path: PathParams } | { route: null; methodAllowed: boolean };
+
+export interface Router {
+  add(routes: readonly Route[]): void;
+  match(method: string, pathname: string): Match;
+}
+
+export function createRouter(): Router {
+  // Bucketed by segment count: matching compares a handful of patterns at most.
+  const bySize = new Map<number, Route[]>();
+  return {
+    add(routes) {
+      for (const r of routes) {
+        const bucket = bySize.get(r.segments.length) ?? [];
+        // Literal segments win over parameters (`/v1/refunds/search` before `/v1/refunds/:id`).
+        bucket.push(r);
+        bucket.sort((a, b) => paramCount(a) - paramCount(b));
+        bySize.set(r.segments.length, bucket);
+      }
+    },
+    match(method, pathname) {
+      const parts = pathname.split('/').filter((s) => s !== '');
+      let methodAllowed = false;
+      for (const candidate of bySize.get(parts.length) ?? []) {
+        const params = matchSegments(candidate.segments, parts);
+        if (params === null) continue;
+        if (candidate.method === method) return { route: candidate, path: params };
+        methodAllowed = true;
+      }
+      return { route: null, methodAllowed };
+    },
+  };
+}
+
+function paramCount(r: Route): number {
+  return r.segments.filter((s) => s.startsWith(':')).length;
+}
+
+function matchSegments(pattern: readonly string[], parts: readonly string[]): Record<string, string> | null {
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const expected = pattern[i] ?? '';
+    const actual = parts[i] ?? '';
+    if (expected.startsWith(':')) params[expected.slice(1)] = decodeURIComponent(actual);
+    else if (expected !== actual) return null;
+  }
+  return params;
+}

@@ -1,0 +1,175 @@
+// The transport: node:http in, Stripe's wire format out. Order per request: Request-Id; control routes (no auth);
+// auth (401); route match (404); parse parameters; idempotency lookup (replay / 400 / 409, before any
+// validation so a replay wins even when the world has changed); validation (never stored); run; store; respond.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { errorBody, invalidRequest, SandboxError } from '../core/errors.js';
+import { API_VERSION } from '../core/event-bus.js';
+import { canonicalParams, parseForm } from '../core/form.js';
+import { newRequestId } from '../core/ids.js';
+import { authenticate } from './auth.js';
+import { expand } from './expand.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ParamMap, ParamValue } from '../core/form.js';
+import type { Logger } from '../core/log.js';
+import type { Store } from '../core/store.js';
+import type { Faults } from './faults.js';
+import type { Idempotency } from './idempotency.js';
+import type { Router } from './router.js';
+import type { VirtualExpansion } from './expand.js';
+
+export interface TransportDeps {
+  api: Router;
+  control: Router;
+  idempotency: Idempotency;
+  store: Store;
+  faults: Faults;
+  virtualExpansions: ReadonlyMap<string, VirtualExpansion>;
+  log: Logger;
+}
+
+interface Reply {
+  status: number;
+  body: string;
+  headers?: Record<string, string>;
+}
+
+const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_KEY_LENGTH = 255;
+
+export function createRequestHandler(deps: TransportDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const requestId = newRequestId();
+    readBody(req)
+      .then((body) => respond(deps, req, body, requestId))
+      .catch((error: unknown) => failure(deps.log, error, requestId))
+      .then((reply) => {
+        const headers: Record<string, string> = {
+          'Content-Type': 'application/json',
+          'Content-Length': String(Buffer.byteLength(reply.body)),
+          'Request-Id': requestId,
+          'Stripe-Version': header(req, 'stripe-version') ?? API_VERSION,
+          ...reply.headers,
+        };
+        const key = header(req, 'idempotency-key');
+        if (key !== undefined) headers['Idempotency-Key'] = key;
+        res.writeHead(reply.status, headers).end(reply.body);
+      })
+      .catch((error: unknown) => deps.log.error({ err: error }, 'response failed'));
+  };
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) reject(invalidRequest('Request body too large.', {}, 413));
+      else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function json(status: number, value: unknown, headers?: Record<string, string>): Reply {
+  return { status, body: JSON.stringify(value), ...(headers === undefined ? {} : { headers }) };
+}
+
+function failure(log: Logger, error: unknown, requestId: string): Reply {
+  if (error instanceof SandboxError) return json(error.status, errorBody(error, requestId));
+  log.error({ err: error, requestId }, 'unhandled error');
+  const unknown = new SandboxError(500, { type: 'api_error', message: 'An unknown error occurred' });
+  return json(500, errorBody(unknown, requestId));
+}
+
+function jsonToParams(value: unknown): ParamValue {
+  if (value === null || value === undefined) return '';
+  if (Array.isArray(value)) return value.map(jsonToParams);
+  if (typeof value === 'object') {
+    const out = Object.create(null) as ParamMap;
+    for (const [key, item] of Object.entries(value)) out[key] = jsonToParams(item);
+    return out;
+  }
+  return String(value);
+}
+
+function parseParams(req: IncomingMessage, query: string, body: string): ParamMap {
+  if (body === '') return parseForm(query);
+  if ((header(req, 'content-type') ?? '').includes('application/json')) {
+    const parsed = jsonToParams(JSON.parse(body) as unknown);
+    if (typeof parsed === 'string' || Array.isArray(parsed)) throw invalidRequest('Invalid JSON body.');
+    return parsed;
+  }
+  return parseForm(body);
+}
+
+function takeExpand(params: ParamMap): string[] {
+  const value = params['expand'];
+  delete params['expand'];
+  if (value === undefined || value === '') return [];
+  const list = Array.isArray(value) ? value : [value];
+  return list.map((item, index) => {
+    if (typeof item !== 'string') throw invalidRequest('Invalid array', { param: `expand[${index}]` });
+    return item;
+  });
+}
+
+async function respond(deps: TransportDeps, req: IncomingMessage, body: string, requestId: string): Promise<Reply> {
+  const method = req.method ?? 'GET';
+  const rawUrl = req.url ?? '/';
+  const queryStart = rawUrl.indexOf('?');
+  const pathname = queryStart < 0 ? rawUrl : rawUrl.slice(0, queryStart);
+  const query = queryStart < 0 ? '' : rawUrl.slice(queryStart + 1);
+
+  if (pathname.startsWith('/_sandbox/')) {
+    const match = deps.control.match(method, pathname);
+    if (match.route === null) return json(404, { error: { message: `Unknown control route ${method} ${pathname}` } });
+    const params = parseParams(req, query, body);
+    const result: unknown = await match.route.prepare(params, match.path).run({ requestId, idempotencyKey: null, origin: { id: requestId, idempotency_key: null } });
+    return json(200, result ?? { ok: true });
+  }
+
+  const refusal = authenticate(header(req, 'authorization'));
+  if (refusal !== null) return { ...json(refusal.status, errorBody(refusal, requestId)), headers: { 'WWW-Authenticate': 'Basic realm="Stripe"' } };
+
+  const match = deps.api.match(method, pathname);
+  if (match.route === null) {
+    const message = `Unrecognized request URL (${method}: ${pathname}). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.`;
+    throw invalidRequest(message, {}, 404);
+  }
+  const params = method === 'POST' ? parseParams(req, query, body) : parseForm(query);
+  const idempotencyKey = method === 'POST' ? (header(req, 'idempotency-key') ?? null) : null;
+  const identity = idempotencyKey === null ? null : { key: idempotencyKey, method, path: pathname, params: canonicalParams(params) };
+
+  if (identity !== null) {
+    if (identity.key.length > MAX_KEY_LENGTH) {
+      throw invalidRequest(`Invalid Idempotency-Key: must be at most ${MAX_KEY_LENGTH} characters.`, { param: 'idempotency_key' });
+    }
+    const lookup = deps.idempotency.lookup(identity);
+    if (lookup.kind === 'replay') {
+      const stored = lookup.response;
+      return { status: stored.status, body: stored.body, headers: { 'Idempotent-Replayed': 'true', 'Original-Request': stored.requestId } };
+    }
+  }
+
+  const expandPaths = takeExpand(params);
+  const call = match.route.prepare(params, match.path);
+  const pending = identity === null ? null : deps.idempotency.begin(identity);
+  let reply: Reply;
+  try {
+    const hold = deps.faults.holdMs(pathname);
+    if (hold > 0) await sleep(hold);
+    const result: unknown = await call.run({ requestId, idempotencyKey, origin: { id: requestId, idempotency_key: idempotencyKey } });
+    reply = json(200, expand(result, expandPaths, deps.store.find, deps.virtualExpansions));
+  } catch (error) {
+    reply = failure(deps.log, error, requestId);
+  }
+  pending?.finish({ status: reply.status, body: reply.body, requestId });
+  return reply;
+}

@@ -1,0 +1,269 @@
+// Webhook delivery: every event goes to every enabled target that wants its type, at least once, signed.
+// Each target has a serial queue, so by default a target sees events in the order they happened; retries after
+// a non-2xx answer or a timeout are scheduled with exponential backoff and rejoin the queue. Rules installed
+// through the control API make deliveries duplicate, wait, vanish (to be redelivered on demand) or be held and
+// released in a chosen order, which is how tests get out-of-order arrival deterministically.
+import { newId } from '../core/ids.js';
+import { signatureHeader } from './signature.js';
+import type { Core } from '../core/core.js';
+import type { StripeEvent } from '../core/event-bus.js';
+
+export interface WebhookTarget {
+  id: string;
+  url: string;
+  secret: string;
+  enabledEvents: readonly string[];
+}
+
+export const deliveryStates = ['queued', 'held', 'delayed', 'in_flight', 'retry_scheduled', 'delivered', 'failed', 'dropped'] as const;
+export type DeliveryState = (typeof deliveryStates)[number];
+
+export interface Attempt {
+  at: number;
+  status: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+export interface Delivery {
+  id: string;
+  event: string;
+  type: string;
+  endpoint: string;
+  url: string;
+  /** 1 for the original delivery, 2+ for copies made by a `duplicate` rule. */
+  copy: number;
+  state: DeliveryState;
+  attempts: Attempt[];
+}
+
+export const ruleActions = ['duplicate', 'delay', 'drop', 'hold'] as const;
+export type RuleAction = (typeof ruleActions)[number];
+
+export interface DeliveryRule {
+  id: string;
+  action: RuleAction;
+  /** Event type to match; a trailing `*` matches a prefix (`charge.dispute.*`); null matches all. */
+  type: string | null;
+  event: string | null;
+  endpoint: string | null;
+  /** How many more events the rule applies to. */
+  remaining: number;
+  copies: number;
+  delay_ms: number;
+}
+
+export interface DeliveryFilter {
+  event?: string;
+  endpoint?: string;
+  type?: string;
+  state?: DeliveryState;
+}
+
+export interface WebhookDelivery {
+  list(filter: DeliveryFilter): Delivery[];
+  addRule(rule: Omit<DeliveryRule, 'id'>): DeliveryRule;
+  rules(): DeliveryRule[];
+  clearRules(): void;
+  /** Sends every held delivery (optionally one target's), in creation order or reversed. */
+  release(order: 'fifo' | 'reverse', endpoint?: string): Delivery[];
+  /** Sends dropped or failed deliveries again: one by id, or all of them. */
+  redeliver(id?: string): Delivery[];
+  /** Resolves true once nothing is queued, in flight, delayed or awaiting a retry. */
+  idle(timeoutMs: number): Promise<boolean>;
+  clear(): void;
+  close(): void;
+}
+
+const busyStates: ReadonlySet<DeliveryState> = new Set(['queued', 'delayed', 'in_flight', 'retry_scheduled']);
+
+export function typeMatches(pattern: string, type: string): boolean {
+  if (pattern === '*') return true;
+  return pattern.endsWith('*') ? type.startsWith(pattern.slice(0, -1)) : pattern === type;
+}
+
+export function createWebhookDelivery(core: Core, targets: () => readonly WebhookTarget[]): WebhookDelivery {
+  const { clock, events, settings, log } = core;
+  let deliveries: Delivery[] = [];
+  let rules: DeliveryRule[] = [];
+  const queues = new Map<string, { pending: Delivery[]; busy: boolean }>();
+  const delivered = new Set<string>();
+  let shutdown = new AbortController();
+
+  const eventOf = (d: Delivery): StripeEvent | undefined => events.events.get(d.event);
+
+  const enqueue = (d: Delivery): void => {
+    d.state = 'queued';
+    const queue = queues.get(d.endpoint) ?? { pending: [], busy: false };
+    queues.set(d.endpoint, queue);
+    queue.pending.push(d);
+    if (!queue.busy) void pump(queue);
+  };
+
+  const pump = async (queue: { pending: Delivery[]; busy: boolean }): Promise<void> => {
+    queue.busy = true;
+    for (let next = queue.pending.shift(); next !== undefined; next = queue.pending.shift()) {
+      await attempt(next);
+    }
+    queue.busy = false;
+  };
+
+  const attempt = async (d: Delivery): Promise<void> => {
+    const event = eventOf(d);
+    const target = targets().find((t) => t.id === d.endpoint);
+    if (event === undefined || target === undefined) {
+      d.state = 'failed';
+      d.attempts.push({ at: clock.wallMs(), status: null, error: 'endpoint or event no longer exists', duration_ms: 0 });
+      return;
+    }
+    d.state = 'in_flight';
+    const { signal } = shutdown;
+    const payload = JSON.stringify(event, null, 2);
+    const started = clock.wallMs();
+    let status: number | null = null;
+    let error: string | null = null;
+    try {
+      const response = await fetch(d.url, {
+        method: 'POST',
+        redirect: 'manual',
+        signal: AbortSignal.any([AbortSignal.timeout(settings.webhookTimeoutMs), signal]),
+        headers: {
+          'Content-Type': 'application/json; charset=utf-8',
+          'User-Agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
+          Accept: '*/*; q=0.5, application/xml',
+          'Cache-Control': 'no-cache',
+          'Stripe-Signature': signatureHeader(payload, target.secret, Math.floor(started / 1000)),
+        },
+        body: payload,
+      });
+      status = response.status;
+      await response.arrayBuffer();
+    } catch (cause) {
+      error = cause instanceof Error ? cause.message : String(cause);
+    }
+    // A reset or close happened mid-flight: this delivery belongs to a world that no longer exists.
+    if (signal.aborted) return;
+    d.attempts.push({ at: started, status, error, duration_ms: clock.wallMs() - started });
+    if (status !== null && status >= 200 && status < 300) {
+      d.state = 'delivered';
+      const pair = `${d.event} ${d.endpoint}`;
+      if (!delivered.has(pair)) {
+        delivered.add(pair);
+        event.pending_webhooks = Math.max(0, event.pending_webhooks - 1);
+      }
+      return;
+    }
+    log.debug({ delivery: d.id, status, error }, 'webhook attempt failed');
+    const retriesSoFar = d.attempts.length - 1;
+    if (retriesSoFar >= settings.webhookMaxRetries) {
+      d.state = 'failed';
+      return;
+    }
+    d.state = 'retry_scheduled';
+    clock.after('webhookRetryBase', () => enqueue(d), 2 ** retriesSoFar);
+  };
+
+  const ruleFor = (event: StripeEvent, target: WebhookTarget): DeliveryRule | undefined => {
+    const rule = rules.find(
+      (r) =>
+        r.remaining > 0 &&
+        (r.type === null || typeMatches(r.type, event.type)) &&
+        (r.event === null || r.event === event.id) &&
+        (r.endpoint === null || r.endpoint === target.id),
+    );
+    if (rule !== undefined) rule.remaining -= 1;
+    return rule;
+  };
+
+  const newDelivery = (event: StripeEvent, target: WebhookTarget, copy: number): Delivery => {
+    const d: Delivery = { id: newId('wd'), event: event.id, type: event.type, endpoint: target.id, url: target.url, copy, state: 'queued', attempts: [] };
+    deliveries.push(d);
+    return d;
+  };
+
+  events.subscribe((event) => {
+    for (const target of targets()) {
+      if (!target.enabledEvents.some((pattern) => typeMatches(pattern, event.type))) continue;
+      event.pending_webhooks += 1;
+      const rule = ruleFor(event, target);
+      const first = newDelivery(event, target, 1);
+      if (rule === undefined) {
+        enqueue(first);
+        continue;
+      }
+      switch (rule.action) {
+        case 'drop':
+          first.state = 'dropped';
+          break;
+        case 'hold':
+          first.state = 'held';
+          break;
+        case 'delay':
+          first.state = 'delayed';
+          clock.afterMs(rule.delay_ms, () => {
+            if (first.state === 'delayed') enqueue(first);
+          });
+          break;
+        case 'duplicate':
+          enqueue(first);
+          for (let copy = 2; copy <= Math.max(2, rule.copies); copy++) enqueue(newDelivery(event, target, copy));
+          break;
+        default: {
+          const unreachable: never = rule.action;
+          throw new Error(`unknown rule action ${String(unreachable)}`);
+        }
+      }
+    }
+  });
+
+  return {
+    list: (filter) =>
+      deliveries.filter(
+        (d) =>
+          (filter.event === undefined || d.event === filter.event) &&
+          (filter.endpoint === undefined || d.endpoint === filter.endpoint) &&
+          (filter.type === undefined || typeMatches(filter.type, d.type)) &&
+          (filter.state === undefined || d.state === filter.state),
+      ),
+    addRule(rule) {
+      const stored = { ...rule, id: newId('wdr') };
+      rules.push(stored);
+      return stored;
+    },
+    rules: () => rules.filter((r) => r.remaining > 0),
+    clearRules() {
+      rules = [];
+    },
+    release(order, endpoint) {
+      const held = deliveries.filter((d) => d.state === 'held' && (endpoint === undefined || d.endpoint === endpoint));
+      const ordered = order === 'fifo' ? held : [...held].reverse();
+      for (const d of ordered) enqueue(d);
+      return ordered;
+    },
+    redeliver(id) {
+      const chosen = deliveries.filter((d) => (id === undefined ? d.state === 'dropped' || d.state === 'failed' : d.id === id));
+      for (const d of chosen) enqueue(d);
+      return chosen;
+    },
+    async idle(timeoutMs) {
+      const deadline = clock.wallMs() + timeoutMs;
+      while (deliveries.some((d) => busyStates.has(d.state))) {
+        if (clock.wallMs() > deadline) return false;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      return true;
+    },
+    clear() {
+      shutdown.abort();
+      shutdown = new AbortController();
+      deliveries = [];
+      rules = [];
+      for (const queue of queues.values()) queue.pending.length = 0;
+      queues.clear();
+      delivered.clear();
+    },
+    close() {
+      shutdown.abort();
+    },
+  };
+}

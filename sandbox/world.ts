@@ -1,0 +1,123 @@
+// The composition root of the sandbox: builds the shared core (store, clock, event bus, settings), each object
+// family, webhook delivery and the two routers (Stripe API and control API). Adding an object family means
+// creating it here and adding its routes to `api` (see README.md).
+import { createClock } from './core/clock.js';
+import { defaultSettings } from './core/core.js';
+import { delayProfiles } from './core/delays.js';
+import { createEventBus } from './core/event-bus.js';
+import { newWebhookSecret } from './core/ids.js';
+import { createLogger } from './core/log.js';
+import { createStore } from './core/store.js';
+import { controlRoutes } from './control.js';
+import { createFaults } from './http/faults.js';
+import { createIdempotency, DEFAULT_IDEMPOTENCY_TTL_SECONDS } from './http/idempotency.js';
+import { createRouter } from './http/router.js';
+import { createBalanceTransactions } from './objects/balance-transactions.js';
+import { createCharges } from './objects/charges.js';
+import { createDisputes } from './objects/disputes.js';
+import { eventRoutes } from './objects/events.js';
+import { createPaymentIntents } from './objects/payment-intents.js';
+import { createPaymentMethods } from './objects/payment-methods.js';
+import { createRefunds } from './objects/refunds.js';
+import { createWebhookEndpoints } from './objects/webhook-endpoints.js';
+import { createWebhookDelivery } from './webhooks/delivery.js';
+import type { Core, Settings } from './core/core.js';
+import type { DelaysMode } from './core/delays.js';
+import type { Logger } from './core/log.js';
+import type { Disputes } from './objects/disputes.js';
+import type { Refunds } from './objects/refunds.js';
+import type { TransportDeps } from './http/server.js';
+import type { Idempotency } from './http/idempotency.js';
+import type { WebhookDelivery, WebhookTarget } from './webhooks/delivery.js';
+
+export interface WorldOptions {
+  delays?: DelaysMode;
+  /** Every event is also POSTed here, signed with `webhookSecret`, like `stripe listen --forward-to`. */
+  forwardTo?: string;
+  /** Signing secret for `forwardTo`; generated when absent. */
+  webhookSecret?: string;
+  idempotencyTtlSeconds?: number;
+  settings?: Partial<Settings>;
+  logger?: Logger;
+}
+
+export const FORWARD_TARGET_ID = 'forward-to';
+
+export interface World extends TransportDeps {
+  core: Core;
+  idempotency: Idempotency;
+  delivery: WebhookDelivery;
+  refunds: Refunds;
+  disputes: Disputes;
+  forward: WebhookTarget | null;
+  reset(): void;
+  close(): void;
+}
+
+export function createWorld(options: WorldOptions = {}): World {
+  const log = options.logger ?? createLogger();
+  const clock = createClock({ profile: delayProfiles[options.delays ?? 'stripe'], onTaskError: (err) => log.error({ err }, 'scheduled transition failed') });
+  const store = createStore();
+  const events = createEventBus(store, clock);
+  const settings: Settings = { ...defaultSettings, ...options.settings };
+  const core: Core = { store, clock, events, settings, log };
+
+  const ledger = createBalanceTransactions(core);
+  const methods = createPaymentMethods(core);
+  const charges = createCharges(core, ledger);
+  // Refunds ask whether a chargeback holds the charge; disputes fail recent refunds when one posts. The
+  // late-bound lookup breaks that cycle.
+  let disputesRef: Disputes | null = null;
+  const refunds = createRefunds(core, { charges, ledger, methods, isChargeRefundable: (charge) => disputesRef?.isChargeRefundable(charge) ?? true });
+  const disputes = createDisputes(core, { charges, ledger, refunds });
+  disputesRef = disputes;
+  const paymentIntents = createPaymentIntents(core, { charges, methods, disputes });
+  const endpoints = createWebhookEndpoints(core);
+
+  const forward: WebhookTarget | null =
+    options.forwardTo === undefined ? null : { id: FORWARD_TARGET_ID, url: options.forwardTo, secret: options.webhookSecret ?? newWebhookSecret(), enabledEvents: ['*'] };
+  const delivery = createWebhookDelivery(core, () => (forward === null ? endpoints.targets() : [forward, ...endpoints.targets()]));
+  const idempotency = createIdempotency(clock, options.idempotencyTtlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS);
+  const faults = createFaults();
+
+  const api = createRouter();
+  api.add([
+    ...paymentIntents.routes,
+    ...charges.routes,
+    ...refunds.routes,
+    ...disputes.routes,
+    ...methods.routes,
+    ...ledger.routes,
+    ...eventRoutes(events),
+    ...endpoints.routes,
+  ]);
+
+  const world: World = {
+    api,
+    control: createRouter(),
+    idempotency,
+    store,
+    faults,
+    virtualExpansions: new Map(refunds.expansions),
+    log,
+    core,
+    delivery,
+    refunds,
+    disputes,
+    forward,
+    reset() {
+      clock.cancelAll();
+      delivery.clear();
+      store.clear();
+      idempotency.clear();
+      faults.clear();
+      Object.assign(settings, defaultSettings, options.settings);
+    },
+    close() {
+      clock.cancelAll();
+      delivery.close();
+    },
+  };
+  world.control.add(controlRoutes(world, charges));
+  return world;
+}

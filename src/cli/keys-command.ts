@@ -1,0 +1,44 @@
+// `interlock keys generate|public`: the gate's Ed25519 signing key and the public key auditors verify with.
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { loadConfig } from '../config.js';
+import { signingKeyFromPem } from '../core/signing.js';
+import { keyFilePath, publicKeyPem, writeNewSigningKey } from '../keys/key-store.js';
+
+export function addKeysCommands(program: Command): void {
+  const keys = program.command('keys').description('manage the receipt signing key');
+
+  keys
+    .command('generate')
+    .description('generate a new Ed25519 signing key (never overwrites one)')
+    .option('--out <file>', 'where to write the private key (default: INTERLOCK_SIGNING_KEY_FILE or DATA_DIR/keys/signing-key.pem)')
+    .action((options: { out?: string }) => {
+      const path = options.out ?? keyFilePath(loadConfig());
+      try {
+        const key = writeNewSigningKey(path);
+        process.stdout.write(`${JSON.stringify({ kid: key.kid, privateKeyFile: path, publicKey: publicKeyPem(key) }, null, 2)}\n`);
+      } catch (error) {
+        process.stderr.write(`${(error as Error).message}\n`);
+        process.exitCode = 1;
+      }
+    });
+
+  keys
+    .command('public')
+    .description('print the public key (PEM) that verifies this gate\'s receipts')
+    .option('--key <file>', 'private key file (default: the configured signing key)')
+    .action((options: { key?: string }) => {
+      const path = options.key ?? keyFilePath(loadConfig());
+      let pem: string;
+      try {
+        pem = readFileSync(path, 'utf8');
+      } catch {
+        process.stderr.write(`No signing key at ${path}. Create one with \`npx interlock keys generate\`.\n`);
+        process.exitCode = 1;
+        return;
+      }
+      const key = signingKeyFromPem(pem);
+      process.stderr.write(`kid ${key.kid}\n`);
+      process.stdout.write(publicKeyPem(key));
+    });
+}

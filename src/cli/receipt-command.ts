@@ -1,0 +1,93 @@
+// `interlock receipt verify|export`. Exit codes for verify: 0 valid, 1 invalid, 2 unreadable input.
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { publicKeySet } from '../core/signing.js';
+import { verify } from '../core/verify.js';
+import { loadConfig } from '../config.js';
+import { keyFilePath, publicKeyPem } from '../keys/key-store.js';
+import { signingKeyFromPem } from '../core/signing.js';
+import { existsSync } from 'node:fs';
+
+export const EXIT_VALID = 0;
+export const EXIT_INVALID = 1;
+export const EXIT_UNREADABLE = 2;
+
+function unreadable(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(EXIT_UNREADABLE);
+}
+
+function readJson(file: string): unknown {
+  let text: string;
+  try {
+    text = file === '-' ? readFileSync(0, 'utf8') : readFileSync(file, 'utf8');
+  } catch (error) {
+    unreadable(`Cannot read ${file}: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    unreadable(`${file} is not JSON: ${(error as Error).message}`);
+  }
+}
+
+/** Public keys from --public-key files; else the local signing key's, when this machine has one. */
+function publicKeysFor(files: string[]): { pems: string[]; source: string } {
+  if (files.length > 0) {
+    const pems = files.map((file) => {
+      try {
+        return readFileSync(file, 'utf8');
+      } catch (error) {
+        unreadable(`Cannot read public key ${file}: ${(error as Error).message}`);
+      }
+    });
+    return { pems, source: files.join(', ') };
+  }
+  const config = loadConfig();
+  const path = keyFilePath(config);
+  if (existsSync(path)) return { pems: [publicKeyPem(signingKeyFromPem(readFileSync(path, 'utf8')))], source: path };
+  return { pems: [], source: 'none' };
+}
+
+export function addReceiptCommands(program: Command): void {
+  const receipt = program.command('receipt').description('verify and export signed receipts');
+
+  receipt
+    .command('verify')
+    .description('verify a receipt offline; prints the verification as JSON (exit 0 valid, 1 invalid, 2 unreadable)')
+    .argument('<file>', 'receipt JSON file, or - for standard input')
+    .option('--public-key <file...>', 'PEM public key(s) to check signatures against (repeat for rotated keys)')
+    .action((file: string, options: { publicKey?: string[] }) => {
+      const input = readJson(file);
+      const { pems, source } = publicKeysFor(options.publicKey ?? []);
+      let keys;
+      try {
+        keys = pems.length > 0 ? publicKeySet(pems) : undefined;
+      } catch (error) {
+        unreadable(`Public key is unusable: ${(error as Error).message}`);
+      }
+      const result = verify(input, keys ? { publicKeys: keys } : {});
+      process.stdout.write(`${JSON.stringify({ ...result, publicKeys: source }, null, 2)}\n`);
+      process.exitCode = result.valid ? EXIT_VALID : EXIT_INVALID;
+    });
+
+  receipt
+    .command('export')
+    .description('export an effect\'s receipt from Redis as JSON')
+    .argument('<effectId>', '64-hex effect id')
+    .option('--out <file>', 'write to a file instead of standard output')
+    .action(async (effectId: string, options: { out?: string }) => {
+      const { withStores } = await import('./stores.js');
+      await withStores(async ({ journal }) => {
+        const bundle = await journal.receipt(effectId);
+        if (!bundle) {
+          process.stderr.write(`No journal for effect ${effectId} under this REDIS_URL and INTERLOCK_KEY_PREFIX.\n`);
+          process.exitCode = 1;
+          return;
+        }
+        const text = `${JSON.stringify(bundle, null, 2)}\n`;
+        if (options.out) writeFileSync(options.out, text);
+        else process.stdout.write(text);
+      });
+    });
+}

@@ -4,7 +4,7 @@ import { payloadHash } from './effect-id.js';
 import type { Entry, EntryOf, Checks } from './entries.js';
 import type { JsonObject } from './json.js';
 
-export type Blocker = 'in_flight' | 'committed' | 'ambiguous' | 'conflicting_payload';
+export type Blocker = 'in_flight' | 'committed' | 'ambiguous' | 'conflicting_payload' | 'target_error';
 
 function closesDispatch(entry: Entry): boolean {
   return entry.kind === 'COMMITTED' || entry.kind === 'AMBIGUOUS' || (entry.kind === 'REFUSED' && entry.resolves);
@@ -35,6 +35,8 @@ export function dispatchBlocker(entries: readonly Entry[], effect: JsonObject): 
   if (entries.some((entry) => entry.kind === 'AMBIGUOUS')) return 'ambiguous';
   const first = firstProposal(entries);
   if (first && payloadHash(first.effect) !== payloadHash(effect)) return 'conflicting_payload';
+  // The target's definite no is final for this effect id: sending it again could land what it refused.
+  if (entries.some((entry) => entry.kind === 'REFUSED' && entry.resolves && entry.code === 'REFUSED:target_error')) return 'target_error';
   return null;
 }
 

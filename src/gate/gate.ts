@@ -213,6 +213,7 @@ export function createGate(deps: GateDeps) {
       if (blocker === 'in_flight') return toGateResult(await recoverOne(effectId, partition), partition);
       if (blocker === 'committed') return result(effectId, 'DUPLICATE_IGNORED', { evidence: committedEntry(entries)?.found ?? null });
       if (blocker === 'ambiguous') return result(effectId, 'AMBIGUOUS');
+      if (blocker === 'target_error') return settledOutcome(partition, effectId);
 
       const decidedOn = premisesDecidedOn(entries, approval, proposal.premises);
       await journal.append(partition, effectId, proposedDraft(proposal, proposal.premises), { payloadHash: hash });
@@ -251,6 +252,7 @@ export function createGate(deps: GateDeps) {
         case 'CONFLICTING_PAYLOAD':
         case 'COMMITTED':
         case 'AMBIGUOUS':
+        case 'TARGET_ERROR':
           continue;
         case 'LEASE':
           return refuse(partition, effectId, 'REFUSED:lease', reply.reason, checksOf(snapshot, [reply.reason], report.violations, report.changes));

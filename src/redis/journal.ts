@@ -72,7 +72,7 @@ type CasReply = { status: 'HEAD_MOVED' | 'BAD_TIME' | 'EPOCH_MOVED' } | { status
 export type DispatchReply =
   | { status: 'OK'; epoch: number; claimExpires: number; entry: EntryOf<'DISPATCHED'> }
   | { status: 'IN_FLIGHT'; owner: string; nonce: string; claimExpires: number; sendDeadline: number }
-  | { status: 'COMMITTED' | 'AMBIGUOUS' | 'CONFLICTING_PAYLOAD' }
+  | { status: 'COMMITTED' | 'AMBIGUOUS' | 'CONFLICTING_PAYLOAD' | 'TARGET_ERROR' }
   | { status: 'LEASE'; reason: string }
   | { status: 'OVER_CAP'; cap: string; limit: number; reserved: number };
 

@@ -1,7 +1,8 @@
 -- dispatch: the one atomic step before a send (I1, I2, I4, I5, I6). Checks, in order: an open dispatch, a
--- commit, an ambiguity, a conflicting payload, the approval (live, unrevoked, unexpired, uses, covers the
--- amount) and the shared caps; then appends the sealed DISPATCHED, takes the claim with a fresh fencing epoch
--- and a send deadline, reserves the amount on every cap, and indexes the effect as open.
+-- commit, an ambiguity, a conflicting payload, a settled refusal by the target, the approval (live,
+-- unrevoked, unexpired, uses, covers the amount) and the shared caps; then appends the sealed DISPATCHED,
+-- takes the claim with a fresh fencing epoch and a send deadline, reserves the amount on every cap, and
+-- indexes the effect as open.
 -- KEYS[1] effect state hash          KEYS[2] effect entries list        KEYS[3] partition open-dispatch zset
 -- KEYS[4] approval hash              KEYS[5] approval reservations hash (effect id -> cents)
 -- KEYS[6] approval open-effects set  KEYS[7] subject cap hash {limit}   KEYS[8] subject cap reservations hash
@@ -9,7 +10,7 @@
 -- ARGV[5] payload hash   ARGV[6] claim owner   ARGV[7] owner boot nonce   ARGV[8] claim TTL ms
 -- ARGV[9] amount in cents   ARGV[10] max clock skew ms   ARGV[11] approval id
 -- Returns JSON {status}: OK {epoch, claimExpires} | IN_FLIGHT {owner, nonce, claimExpires, sendDeadline}
---   | COMMITTED | AMBIGUOUS | CONFLICTING_PAYLOAD | LEASE {reason} | OVER_CAP {cap, limit, reserved}
+--   | COMMITTED | AMBIGUOUS | CONFLICTING_PAYLOAD | TARGET_ERROR | LEASE {reason} | OVER_CAP {cap, limit, reserved}
 --   | HEAD_MOVED | EPOCH_MOVED | BAD_ENTRY {reason} | BAD_TIME {now}
 local state = KEYS[1]
 local eid = ARGV[1]
@@ -21,6 +22,7 @@ if hget_str(state, 'committed') == '1' then return reply({ status = 'COMMITTED' 
 if hget_str(state, 'ambiguous') == '1' then return reply({ status = 'AMBIGUOUS' }) end
 local bound = hget_str(state, 'payloadHash')
 if bound ~= '' and bound ~= ARGV[5] then return reply({ status = 'CONFLICTING_PAYLOAD' }) end
+if hget_str(state, 'targetRefused') == '1' then return reply({ status = 'TARGET_ERROR' }) end
 
 local now = now_ms()
 local amount = tonumber(ARGV[9])

@@ -22,6 +22,7 @@ redis.call('HSET', state, 'open', '0', 'claimExpires', 0)
 redis.call('HDEL', state, 'owner', 'nonce')
 if kind == 'COMMITTED' then redis.call('HSET', state, 'committed', '1') end
 if kind == 'AMBIGUOUS' then redis.call('HSET', state, 'ambiguous', '1') end
+if releases and entry.code == 'REFUSED:target_error' then redis.call('HSET', state, 'targetRefused', '1') end
 redis.call('ZREM', KEYS[3], eid)
 redis.call('SREM', KEYS[5], eid)
 if releases then

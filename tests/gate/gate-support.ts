@@ -1,0 +1,88 @@
+// Shared wiring for the gate's behavioural tests: short timings (so every wait is a fraction of a second), facts
+// that hold for the standard payment, and helpers that read what the journal and the receipts say.
+import { expect } from 'vitest';
+import type { Config } from '../../src/config.js';
+import type { ApprovalTerms } from '../../src/core/approval.js';
+import { ProcessCrash } from '../../src/core/target.js';
+import { verify, type Verification } from '../../src/core/verify.js';
+import type { RecoveryReport } from '../../src/gate/gate.js';
+import type { MemoryTargetOptions } from '../../src/targets/memory-target.js';
+import { approvalTerms, createWorld, sleep, type refundProposal, type TestNode, type World } from '../support/harness.js';
+
+export const PAYMENT = 'payment:pi_1';
+/** The facts the standard refund proposal was decided on; the world starts out agreeing with them. */
+export const FACTS = { chargebacks: [], refunded_by_others: 0 };
+
+/**
+ * Timings short enough that waiting out a send deadline plus the settle margin costs half a second, and still
+ * valid for the gate: claim TTL above the send timeout, dedup margin above send timeout + settle margin.
+ */
+export const FAST: Partial<Config> = { sendTimeoutMs: 400, settleMarginMs: 150, claimTtlMs: 1_500, heartbeatMs: 100, heartbeatTtlMs: 500 };
+
+export async function gateWorld(options: { target?: Partial<MemoryTargetOptions>; config?: Partial<Config> } = {}): Promise<World> {
+  const world = await createWorld({ target: options.target ?? {}, config: { ...FAST, ...options.config } });
+  world.target.world.set(PAYMENT, { ...FACTS });
+  return world;
+}
+
+export async function grant(node: TestNode, overrides: Partial<ApprovalTerms> = {}): Promise<ApprovalTerms> {
+  const terms = approvalTerms({ scope: PAYMENT, ...overrides });
+  await node.approvals.grant(terms);
+  return terms;
+}
+
+/** Submits a proposal whose send the target turns into a process death (an injected crash fault). */
+export async function submitAndCrash(node: TestNode, proposal: ReturnType<typeof refundProposal>): Promise<string> {
+  await expect(node.gate.submit(proposal)).rejects.toBeInstanceOf(ProcessCrash);
+  return node.gate.effectIdOf(proposal);
+}
+
+export async function openState(node: TestNode, effectId: string) {
+  const partition = await node.journal.partitionOf(effectId);
+  if (partition === null) throw new Error(`effect ${effectId} is unknown`);
+  return node.journal.readState(partition, effectId);
+}
+
+export async function entryKinds(node: TestNode, effectId: string): Promise<string[]> {
+  const partition = await node.journal.partitionOf(effectId);
+  if (partition === null) return [];
+  return (await node.journal.entries(partition, effectId)).map((entry) => entry.kind);
+}
+
+/** Sleeps until the Redis clock, which every deadline in the journal is on, reaches `at`. */
+export async function untilRedisTime(node: TestNode, at: number): Promise<void> {
+  for (;;) {
+    const now = await node.journal.serverTime();
+    if (now >= at) return;
+    await sleep(at - now + 5);
+  }
+}
+
+/** Polls a condition that another node's request makes true soon (a dispatch opening, a claim moving). */
+export async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 3_000): Promise<void> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+/** Runs recovery passes, each at the instant the previous one asked for, until the effect settles. */
+export async function recoverUntilSettled(node: TestNode, effectId: string, maxPasses = 5): Promise<RecoveryReport> {
+  for (let pass = 0; pass < maxPasses; pass += 1) {
+    const report = await node.gate.recover({ only: [effectId] });
+    if (report.settled.some((item) => item.effectId === effectId)) return report;
+    if (report.nextAt !== null) await untilRedisTime(node, report.nextAt);
+  }
+  throw new Error(`effect ${effectId} did not settle in ${maxPasses} recovery passes`);
+}
+
+/** The receipt of an effect, verified offline with the world's public key; it must be valid. */
+export async function verifiedReceipt(world: World, node: TestNode, effectId: string): Promise<Verification> {
+  const receipt = await node.gate.receipt(effectId);
+  expect(receipt).not.toBeNull();
+  const verification = verify(JSON.parse(JSON.stringify(receipt)), { publicKeys: world.key.publicKeys });
+  expect(verification.problems).toEqual([]);
+  expect(verification).toMatchObject({ valid: true, chainIntact: true, signed: true, effectId });
+  return verification;
+}

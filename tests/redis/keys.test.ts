@@ -1,0 +1,58 @@
+// Redis Cluster runs a script only when all its keys hash to one slot. The slot of a key is CRC16 (XMODEM) of its
+// hash tag modulo 16384; these tests compute it for every key set a script is given.
+import { describe, expect, it } from 'vitest';
+import { createKeys, assertPartition } from '../../src/redis/keys.js';
+
+function crc16(text: string): number {
+  let crc = 0;
+  for (const byte of Buffer.from(text, 'utf8')) {
+    crc ^= byte << 8;
+    for (let bit = 0; bit < 8; bit += 1) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc;
+}
+
+function slot(key: string): number {
+  const open = key.indexOf('{');
+  if (open >= 0) {
+    const close = key.indexOf('}', open + 1);
+    if (close > open + 1) return crc16(key.slice(open + 1, close)) % 16384;
+  }
+  return crc16(key) % 16384;
+}
+
+describe('Redis keys', () => {
+  const keys = createKeys('interlock');
+  const eid = 'a'.repeat(64);
+
+  it('computes Redis Cluster slots like Redis does', () => {
+    expect(crc16('123456789')).toBe(0x31c3);
+    expect(slot('foo')).toBe(12182);
+    expect(slot('{user1000}.following')).toBe(slot('{user1000}.followers'));
+  });
+
+  it('puts every key of the dispatch script in one cluster slot', () => {
+    const partition = 'payment:pi_123';
+    const dispatchKeys = [
+      keys.state(partition, eid),
+      keys.entries(partition, eid),
+      keys.open(partition),
+      keys.approval(partition, 'ap_1'),
+      keys.approvalReservations(partition, 'ap_1'),
+      keys.approvalOpen(partition, 'ap_1'),
+      keys.subjectCap(partition),
+      keys.subjectCapReservations(partition),
+    ];
+    expect(new Set(dispatchKeys.map(slot)).size).toBe(1);
+  });
+
+  it('spreads different subjects over different slots', () => {
+    const slots = new Set(Array.from({ length: 50 }, (_, i) => slot(keys.state(`payment:pi_${i}`, eid))));
+    expect(slots.size).toBeGreaterThan(40);
+  });
+
+  it('refuses a partition that would break the hash tag', () => {
+    expect(() => assertPartition('payment:{pi_1}')).toThrow(/hash tag/);
+    expect(() => assertPartition('')).toThrow();
+  });
+});

@@ -1,0 +1,255 @@
+// Recovery (DESIGN §4 recovery outcomes, §7 timing and fast takeover) on real Redis with the in-memory target:
+// a node "crashes" through an injected fault, kill() removes its heartbeat, and another node recovers.
+import { afterEach, describe, expect, it } from 'vitest';
+import { kill, refundProposal, sleep, type World } from '../support/harness.js';
+import { FACTS, PAYMENT, entryKinds, eventually, gateWorld, grant, openState, recoverUntilSettled, submitAndCrash, untilRedisTime, verifiedReceipt } from './gate-support.js';
+
+let world: World;
+afterEach(async () => {
+  await world.close();
+});
+
+async function twoNodes() {
+  const [a, b] = [await world.node('a'), await world.node('b')];
+  const { id } = await grant(a);
+  return { a, b, approval: id };
+}
+
+describe('recovery outcomes', () => {
+  it('COMMITTED_BY_RETRY: a tier-1 effect whose sender died before the send is resent under the same key at once, once', async () => {
+    world = await gateWorld();
+    const { a, b, approval } = await twoNodes();
+    world.target.inject({ kind: 'crash-before-send' });
+    const effectId = await submitAndCrash(a, refundProposal({ approval }));
+    await kill(a);
+    const report = await b.gate.recover();
+    expect(report.settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_BY_RETRY' })]);
+    expect(world.target.landedCount(effectId)).toBe(1);
+    const receipt = await verifiedReceipt(world, b, effectId);
+    expect(receipt).toMatchObject({ outcome: 'COMMITTED_BY_RETRY', happened: true, happenedOnce: true, assumptionsHeld: true, authorizedWhenFired: true, refused: null });
+    expect(receipt.recheckedAtRecovery).toMatchObject({ approvalLive: true, violations: [] });
+  });
+
+  it('COMMITTED_BY_RETRY: a resend of a tier-1 effect that had already landed is deduped by the target, so it lands once', async () => {
+    world = await gateWorld();
+    const { a, b, approval } = await twoNodes();
+    world.target.inject({ kind: 'crash-after-send' });
+    const effectId = await submitAndCrash(a, refundProposal({ approval }));
+    await kill(a);
+    expect((await b.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_BY_RETRY' })]);
+    expect(world.target.landedCount(effectId)).toBe(1);
+  });
+
+  it('COMMITTED_ON_QUERY: what landed before a crash is recorded even though a chargeback arrived during the outage (the seed case)', async () => {
+    world = await gateWorld();
+    const { a, b, approval } = await twoNodes();
+    world.target.inject({ kind: 'crash-after-send' });
+    const effectId = await submitAndCrash(a, refundProposal({ approval }));
+    world.target.world.set(PAYMENT, { ...FACTS, chargebacks: ['dp_1'] });
+    await kill(a);
+    expect((await b.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_ON_QUERY' })]);
+    expect(world.target.landedCount(effectId)).toBe(1);
+    const receipt = await verifiedReceipt(world, b, effectId);
+    // The facts held when it fired; the recovery re-check records that they no longer do.
+    expect(receipt).toMatchObject({ outcome: 'COMMITTED_ON_QUERY', happened: true, assumptionsHeld: true, evidence: world.target.landings[0]?.id });
+    expect(receipt.recheckedAtRecovery?.changes).toEqual([{ field: 'chargebacks', was: [], now: ['dp_1'] }]);
+  });
+
+  it('REAPPLIED_AFTER_QUERY: a tier-2 effect that left no trace is resent only after its send deadline plus the settle margin', async () => {
+    world = await gateWorld({ target: { tier: 2 } });
+    const { a, b, approval } = await twoNodes();
+    world.target.inject({ kind: 'crash-before-send' });
+    const effectId = await submitAndCrash(a, refundProposal({ approval }));
+    await kill(a);
+    const report = await recoverUntilSettled(b, effectId);
+    expect(report.settled).toEqual([expect.objectContaining({ effectId, outcome: 'REAPPLIED_AFTER_QUERY' })]);
+    expect(world.target.landedCount(effectId)).toBe(1);
+    const receipt = await verifiedReceipt(world, b, effectId);
+    expect(receipt).toMatchObject({ outcome: 'REAPPLIED_AFTER_QUERY', happened: true, happenedOnce: true, assumptionsHeld: true });
+    expect(receipt.recheckedAtRecovery).toMatchObject({ approvalLive: true, violations: [] });
+  });
+
+  it('REFUSED:lease_at_recovery: an approval revoked during the outage stops the resend, and nothing lands', async () => {
+    world = await gateWorld();
+    const { a, b, approval } = await twoNodes();
+    world.target.inject({ kind: 'crash-before-send' });
+    const effectId = await submitAndCrash(a, refundProposal({ approval }));
+    const revoked = await b.approvals.revoke(approval, 'lee@risk');
+    expect(revoked.mayStillLand).toEqual([effectId]);
+    await kill(a);
+    const report = await recoverUntilSettled(b, effectId);
+    expect(report.settled).toEqual([expect.objectContaining({ effectId, outcome: 'REFUSED:lease_at_recovery' })]);
+    expect(world.target.landings).toEqual([]);
+    const receipt = await verifiedReceipt(world, b, effectId);
+    expect(receipt).toMatchObject({ outcome: 'REFUSED:lease_at_recovery', happened: false, refused: { code: 'REFUSED:lease_at_recovery' }, authorizedWhenFired: null });
+    expect(receipt.recheckedAtRecovery).toMatchObject({ approvalLive: false, approval: { revoked: true } });
+  });
+
+  it('REFUSED:stale_premise_at_recovery: a chargeback during the outage stops the resend of an effect that never left (the seed case)', async () => {
+    world = await gateWorld();
+    const { a, b, approval } = await twoNodes();
+    world.target.inject({ kind: 'crash-before-send' });
+    const effectId = await submitAndCrash(a, refundProposal({ approval }));
+    world.target.world.set(PAYMENT, { ...FACTS, chargebacks: ['dp_1'] });
+    await kill(a);
+    const report = await recoverUntilSettled(b, effectId);
+    expect(report.settled).toEqual([expect.objectContaining({ effectId, outcome: 'REFUSED:stale_premise_at_recovery' })]);
+    expect(world.target.landings).toEqual([]);
+    const receipt = await verifiedReceipt(world, b, effectId);
+    expect(receipt).toMatchObject({ outcome: 'REFUSED:stale_premise_at_recovery', happened: false, refused: { code: 'REFUSED:stale_premise_at_recovery' } });
+    expect(receipt.recheckedAtRecovery).toMatchObject({ approvalLive: true, changes: [{ field: 'chargebacks', was: [], now: ['dp_1'] }] });
+  });
+
+  it('UNRESOLVED:<error>: a lookup that fails never counts as absent; the effect stays open and a later pass settles it', async () => {
+    world = await gateWorld({ target: { tier: 2 } });
+    const { a, b, approval } = await twoNodes();
+    world.target.inject({ kind: 'crash-before-send' });
+    const effectId = await submitAndCrash(a, refundProposal({ approval }));
+    await kill(a);
+    world.target.inject({ kind: 'lookup-error' });
+    const failed = await b.gate.recover();
+    expect(failed.unresolved).toEqual([expect.objectContaining({ effectId, outcome: 'UNRESOLVED:lookup_failed' })]);
+    expect(failed.settled).toEqual([]);
+    expect((await entryKinds(b, effectId)).at(-1)).toBe('DISPATCHED');
+    expect((await openState(b, effectId)).state.open).toBe(true);
+    const report = await recoverUntilSettled(b, effectId);
+    expect(report.settled).toEqual([expect.objectContaining({ effectId, outcome: 'REAPPLIED_AFTER_QUERY' })]);
+    expect(world.target.landedCount(effectId)).toBe(1);
+  });
+
+  it('UNRESOLVED:<error>: a premise read that fails at recovery sends nothing and is retried', async () => {
+    world = await gateWorld();
+    const { a, b, approval } = await twoNodes();
+    world.target.inject({ kind: 'crash-before-send' });
+    const effectId = await submitAndCrash(a, refundProposal({ approval }));
+    await kill(a);
+    world.target.inject({ kind: 'premise-error' });
+    expect((await b.gate.recover()).unresolved).toEqual([expect.objectContaining({ effectId, outcome: 'UNRESOLVED:premise_read_failed' })]);
+    expect(world.target.landings).toEqual([]);
+    expect((await b.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_BY_RETRY' })]);
+  });
+});
+
+describe('recovery timing and fast takeover (DESIGN §7)', () => {
+  it('takes over at once a claim whose owner heartbeat is gone, long before the claim would lapse', async () => {
+    world = await gateWorld();
+    const { a, b, approval } = await twoNodes();
+    world.target.inject({ kind: 'crash-before-send' });
+    const effectId = await submitAndCrash(a, refundProposal({ approval }));
+    await kill(a);
+    const { now, state } = await openState(b, effectId);
+    expect(state.claimExpires - now).toBeGreaterThan(world.config.claimTtlMs / 2);
+    const report = await b.gate.recover();
+    expect(report.settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_BY_RETRY' })]);
+    expect(await b.journal.serverTime()).toBeLessThan(state.claimExpires);
+  });
+
+  it('leaves a live slow sender its claim and reports the skip with the holder and when to retry', async () => {
+    world = await gateWorld();
+    const { a, b, approval } = await twoNodes();
+    const proposal = refundProposal({ approval });
+    const effectId = a.gate.effectIdOf(proposal);
+    world.target.inject({ kind: 'slow-send', delayMs: 250 });
+    const sending = a.gate.submit(proposal);
+    await eventually(async () => (await openState(b, effectId).catch(() => null))?.state.open === true, 'the dispatch to open');
+    const report = await b.gate.recover();
+    expect(report.settled).toEqual([]);
+    expect(report.skipped).toEqual([{ effectId, reason: 'held by a live sender', holder: 'a', retryAt: expect.any(Number) }]);
+    expect(report.nextAt).toBe(report.skipped[0]?.retryAt);
+    expect((await sending).outcome).toBe('COMMITTED');
+    expect(world.target.landedCount(effectId)).toBe(1);
+  });
+
+  it('does not trust a tier-2 lookup that finds nothing before send deadline + settle margin, and waits for exactly that instant', async () => {
+    world = await gateWorld({ target: { tier: 2 } });
+    const { a, b, approval } = await twoNodes();
+    world.target.inject({ kind: 'crash-before-send' });
+    const effectId = await submitAndCrash(a, refundProposal({ approval }));
+    await kill(a);
+    const { state } = await openState(b, effectId);
+    const trustedAt = state.sendDeadline + world.config.settleMarginMs;
+
+    const early = await b.gate.recover();
+    expect(early.settled).toEqual([]);
+    expect(early.waiting).toEqual([{ effectId, until: trustedAt, reason: expect.stringContaining('settle margin') }]);
+    expect(early.nextAt).toBe(trustedAt);
+    expect((await b.gate.recover()).waiting).toEqual([expect.objectContaining({ effectId, until: trustedAt })]);
+    expect(world.target.landings).toEqual([]);
+
+    await untilRedisTime(b, trustedAt);
+    expect((await b.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'REAPPLIED_AFTER_QUERY' })]);
+    expect(world.target.landedCount(effectId)).toBe(1);
+  });
+
+  it('falls back to lookup for a tier-1 effect older than the dedup window minus its margin, so a forgotten key cannot land it twice', async () => {
+    world = await gateWorld({ target: { dedupWindowMs: 1_000 }, config: { dedupMarginMs: 600 } });
+    const { a, b, approval } = await twoNodes();
+    world.target.inject({ kind: 'crash-after-send' });
+    const effectId = await submitAndCrash(a, refundProposal({ approval }));
+    await kill(a);
+    world.target.forgetKeys();
+    await sleep(1_000 - 600 + 50);
+    expect((await b.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_ON_QUERY' })]);
+    expect(world.target.landedCount(effectId)).toBe(1);
+  });
+
+  it('past the dedup window a tier-1 effect that never landed is resent only after the lookup is trusted', async () => {
+    world = await gateWorld({ target: { dedupWindowMs: 1_000 }, config: { dedupMarginMs: 600 } });
+    const { a, b, approval } = await twoNodes();
+    world.target.inject({ kind: 'crash-before-send' });
+    const effectId = await submitAndCrash(a, refundProposal({ approval }));
+    await kill(a);
+    world.target.forgetKeys();
+    await sleep(1_000 - 600 + 50);
+    const report = await recoverUntilSettled(b, effectId);
+    expect(report.settled).toEqual([expect.objectContaining({ effectId, outcome: 'REAPPLIED_AFTER_QUERY' })]);
+    expect(world.target.landedCount(effectId)).toBe(1);
+  });
+
+  it('records a fenced-out sender late answer as LATE_RESULT, never as a second COMMITTED', async () => {
+    world = await gateWorld();
+    const { a, b, approval } = await twoNodes();
+    const proposal = refundProposal({ approval });
+    const effectId = a.gate.effectIdOf(proposal);
+    world.target.inject({ kind: 'slow-send', delayMs: 300 });
+    const zombie = a.gate.submit(proposal);
+    await eventually(async () => (await openState(b, effectId).catch(() => null))?.state.open === true, 'the dispatch to open');
+    // The sender is cut off from Redis (its heartbeat lapses) while its request is still on the wire.
+    await kill(a);
+    expect((await b.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_BY_RETRY' })]);
+    const late = await zombie;
+    expect(late.outcome).toBe('COMMITTED_BY_RETRY');
+    const kinds = await entryKinds(b, effectId);
+    expect(kinds.slice(-2)).toEqual(['COMMITTED', 'LATE_RESULT']);
+    expect(kinds.filter((kind) => kind === 'COMMITTED')).toHaveLength(1);
+    expect(world.target.landedCount(effectId)).toBe(1);
+    await verifiedReceipt(world, b, effectId);
+  });
+
+  it('a fenced-out tier-2 sender whose request lands while recovery waits is recorded late, and recovery commits what the lookup finds', async () => {
+    world = await gateWorld({ target: { tier: 2 } });
+    const { a, b, approval } = await twoNodes();
+    const proposal = refundProposal({ approval });
+    const effectId = a.gate.effectIdOf(proposal);
+    world.target.inject({ kind: 'slow-send', delayMs: 200 });
+    const zombie = a.gate.submit(proposal);
+    await eventually(async () => (await openState(b, effectId).catch(() => null))?.state.open === true, 'the dispatch to open');
+    await kill(a);
+    const first = await b.gate.recover();
+    expect(first.waiting).toEqual([expect.objectContaining({ effectId })]);
+    await zombie;
+    expect(await entryKinds(b, effectId)).toContain('LATE_RESULT');
+    expect(await entryKinds(b, effectId)).not.toContain('COMMITTED');
+    const report = await recoverUntilSettled(b, effectId);
+    expect(report.settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_ON_QUERY' })]);
+    expect(world.target.landedCount(effectId)).toBe(1);
+    await verifiedReceipt(world, b, effectId);
+  });
+
+  it('reports an effect id it does not know as skipped, with the reason', async () => {
+    world = await gateWorld();
+    const b = await world.node('b');
+    const report = await b.gate.recover({ only: ['f'.repeat(64)] });
+    expect(report).toEqual({ settled: [], waiting: [], skipped: [{ effectId: 'f'.repeat(64), reason: 'unknown effect id' }], unresolved: [], nextAt: null });
+  });
+});

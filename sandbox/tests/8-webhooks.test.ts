@@ -1,0 +1,143 @@
+// Issue 3, point 8: signed, at-least-once webhook delivery, and the control API that bends it for tests.
+import Stripe from 'stripe';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startSandbox } from '../index.js';
+import { eventually, pay, startHarness, startReceiver, stripeFor } from './helpers.js';
+import type { Harness, Receiver } from './helpers.js';
+
+let h: Harness;
+let receiver: Receiver;
+let secret: string;
+let endpoint: string;
+
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.sandbox.close());
+beforeEach(async () => {
+  await h.sandbox.control.reset();
+  receiver = await startReceiver();
+  const created = await h.stripe.webhookEndpoints.create({ url: receiver.url, enabled_events: ['payment_intent.created', 'charge.refunded', 'refund.*'] });
+  secret = created.secret ?? '';
+  endpoint = created.id;
+});
+afterEach(() => receiver.close());
+
+const paymentIntentCreated = async (): Promise<string> => (await h.stripe.paymentIntents.create({ amount: 500, currency: 'usd' })).id;
+
+describe('8. webhooks', () => {
+  it('registers endpoints with a whsec_ secret shown only on creation, and lists them', async () => {
+    expect(secret).toMatch(/^whsec_/);
+    const listed = await h.stripe.webhookEndpoints.list();
+    expect(listed.data.map((e) => e.id)).toEqual([endpoint]);
+    expect(listed.data[0]).toMatchObject({ url: receiver.url, status: 'enabled' });
+    expect(listed.data[0]!.secret).toBeUndefined();
+  });
+
+  it('signs each delivery so stripe.webhooks.constructEvent accepts it (t=…,v1=… over the raw body)', async () => {
+    const id = await paymentIntentCreated();
+    await eventually(async () => receiver.received.length, (n) => n === 1);
+    const [delivery] = receiver.received;
+    expect(delivery!.headers['stripe-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(delivery!.headers['content-type']).toBe('application/json; charset=utf-8');
+    const event = h.stripe.webhooks.constructEvent(delivery!.body, String(delivery!.headers['stripe-signature']), secret);
+    expect(event.type).toBe('payment_intent.created');
+    expect((event.data.object as Stripe.PaymentIntent).id).toBe(id);
+    expect(() => h.stripe.webhooks.constructEvent(delivery!.body, String(delivery!.headers['stripe-signature']), 'whsec_wrong')).toThrow(Stripe.errors.StripeSignatureVerificationError);
+  });
+
+  it('delivers only the enabled event types (exact and wildcard)', async () => {
+    const { charge } = await pay(h.stripe, 'pm_card_visa');
+    await h.stripe.refunds.create({ charge, amount: 100 });
+    expect(await h.sandbox.control.idle()).toBe(true);
+    expect(receiver.received.map((r) => r.event.type)).toEqual(['payment_intent.created', 'refund.created', 'charge.refunded']);
+  });
+
+  it('retries a non-2xx answer with backoff until delivered, and the control API lists the attempts', async () => {
+    receiver.respond = (n) => ({ status: n < 2 ? 500 : 200 });
+    await paymentIntentCreated();
+    await eventually(async () => receiver.received.length, (n) => n === 1);
+    const [delivery] = await h.sandbox.control.deliveries({ endpoint });
+    expect(delivery!.state).toBe('delivered');
+    expect(delivery!.attempts.map((a) => a.status)).toEqual([500, 500, 200]);
+    expect(delivery!.attempts[2]!.at - delivery!.attempts[1]!.at).toBeGreaterThan(delivery!.attempts[1]!.at - delivery!.attempts[0]!.at);
+  });
+
+  it('retries after a timeout', async () => {
+    await h.sandbox.control.configure({ webhook_timeout_ms: 100 });
+    receiver.respond = (n) => ({ status: 200, delayMs: n === 0 ? 400 : 0 });
+    await paymentIntentCreated();
+    await eventually(() => h.sandbox.control.deliveries({ endpoint }), (list) => list[0]?.state === 'delivered');
+    const [delivery] = await h.sandbox.control.deliveries({ endpoint });
+    expect(delivery!.attempts[0]!.error).not.toBeNull();
+    expect(delivery!.attempts.at(-1)!.status).toBe(200);
+  });
+
+  it('gives up after the configured retries and marks the delivery failed; pending_webhooks stays counted', async () => {
+    await h.sandbox.control.configure({ webhook_max_retries: 2 });
+    receiver.respond = () => ({ status: 503 });
+    await paymentIntentCreated();
+    const [failed] = await eventually(() => h.sandbox.control.deliveries({ endpoint }), (list) => list[0]?.state === 'failed');
+    expect(failed!.attempts).toHaveLength(3);
+    expect((await h.stripe.events.retrieve(failed!.event)).pending_webhooks).toBe(1);
+  });
+
+  it('duplicate rule: the same event arrives twice', async () => {
+    await h.sandbox.control.addRule({ action: 'duplicate', type: 'payment_intent.created' });
+    await paymentIntentCreated();
+    await eventually(async () => receiver.received.length, (n) => n === 2);
+    expect(receiver.received[0]!.event.id).toBe(receiver.received[1]!.event.id);
+  });
+
+  it('hold + release reverse: events arrive out of order, deterministically', async () => {
+    await h.sandbox.control.addRule({ action: 'hold', count: 3 });
+    const { charge } = await pay(h.stripe, 'pm_card_visa');
+    await h.stripe.refunds.create({ charge, amount: 100 });
+    expect(receiver.received).toHaveLength(0);
+    const released = await h.sandbox.control.release('reverse');
+    expect(released.map((d) => d.type)).toEqual(['charge.refunded', 'refund.created', 'payment_intent.created']);
+    await eventually(async () => receiver.received.length, (n) => n === 3);
+    expect(receiver.received.map((r) => r.event.type)).toEqual(['charge.refunded', 'refund.created', 'payment_intent.created']);
+  });
+
+  it('delay rule: a delivery waits the given time while later events overtake it', async () => {
+    await h.sandbox.control.addRule({ action: 'delay', type: 'payment_intent.created', delay_ms: 150 });
+    const { charge } = await pay(h.stripe, 'pm_card_visa');
+    await h.stripe.refunds.create({ charge, amount: 100 });
+    await eventually(async () => receiver.received.length, (n) => n === 3);
+    expect(receiver.received.map((r) => r.event.type)).toEqual(['refund.created', 'charge.refunded', 'payment_intent.created']);
+  });
+
+  it('drop rule: the delivery is lost until redelivered through the control API', async () => {
+    await h.sandbox.control.addRule({ action: 'drop', type: 'payment_intent.created' });
+    await paymentIntentCreated();
+    expect(await h.sandbox.control.idle()).toBe(true);
+    expect(receiver.received).toHaveLength(0);
+    const [dropped] = await h.sandbox.control.deliveries({ state: 'dropped' });
+    await h.sandbox.control.redeliver(dropped!.id);
+    await eventually(async () => receiver.received.length, (n) => n === 1);
+    expect(receiver.received[0]!.event.id).toBe(dropped!.event);
+  });
+
+  it('--forward-to: every event is POSTed to the URL, signed with the given secret', async () => {
+    const forwarded = await startReceiver();
+    const sandbox = await startSandbox({ port: 0, delays: 'fast', forwardTo: forwarded.url, webhookSecret: 'whsec_fixed_for_test' });
+    try {
+      expect(sandbox.webhookSecret).toBe('whsec_fixed_for_test');
+      const stripe = stripeFor(sandbox);
+      await pay(stripe, 'pm_card_visa');
+      await eventually(async () => forwarded.received.length, (n) => n === 3);
+      const types = forwarded.received.map((r) => stripe.webhooks.constructEvent(r.body, String(r.headers['stripe-signature']), 'whsec_fixed_for_test').type);
+      expect(types).toEqual(['payment_intent.created', 'charge.succeeded', 'payment_intent.succeeded']);
+    } finally {
+      await sandbox.close();
+      await forwarded.close();
+    }
+  });
+
+  it('--forward-to without a secret generates one and reports it', async () => {
+    const sandbox = await startSandbox({ port: 0, delays: 'fast', forwardTo: 'http://127.0.0.1:9/none' });
+    expect(sandbox.webhookSecret).toMatch(/^whsec_/);
+    await sandbox.close();
+  });
+});

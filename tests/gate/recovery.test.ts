@@ -181,28 +181,19 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
     expect(world.target.landedCount(effectId)).toBe(1);
   });
 
-  it('falls back to lookup for a tier-1 effect older than the dedup window minus its margin, so a forgotten key cannot land it twice', async () => {
+  it.each([
+    ['crash-after-send', 'finds what landed instead of resending under a forgotten key', 'COMMITTED_ON_QUERY'],
+    ['crash-before-send', 'resends what never landed only once the lookup is trusted', 'REAPPLIED_AFTER_QUERY'],
+  ] as const)('a tier-1 effect older than the dedup window minus its margin falls back to lookup (%s): %s', async (fault, _rule, outcome) => {
     world = await gateWorld({ target: { dedupWindowMs: 1_000 }, config: { dedupMarginMs: 600 } });
     const { a, b, approval } = await twoNodes();
-    world.target.inject({ kind: 'crash-after-send' });
-    const effectId = await submitAndCrash(a, refundProposal({ approval }));
-    await kill(a);
-    world.target.forgetKeys();
-    await sleep(1_000 - 600 + 50);
-    expect((await b.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_ON_QUERY' })]);
-    expect(world.target.landedCount(effectId)).toBe(1);
-  });
-
-  it('past the dedup window a tier-1 effect that never landed is resent only after the lookup is trusted', async () => {
-    world = await gateWorld({ target: { dedupWindowMs: 1_000 }, config: { dedupMarginMs: 600 } });
-    const { a, b, approval } = await twoNodes();
-    world.target.inject({ kind: 'crash-before-send' });
+    world.target.inject({ kind: fault });
     const effectId = await submitAndCrash(a, refundProposal({ approval }));
     await kill(a);
     world.target.forgetKeys();
     await sleep(1_000 - 600 + 50);
     const report = await recoverUntilSettled(b, effectId);
-    expect(report.settled).toEqual([expect.objectContaining({ effectId, outcome: 'REAPPLIED_AFTER_QUERY' })]);
+    expect(report.settled).toEqual([expect.objectContaining({ effectId, outcome })]);
     expect(world.target.landedCount(effectId)).toBe(1);
   });
 

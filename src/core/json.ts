@@ -20,10 +20,15 @@ function describe(value: unknown): string {
   return `a ${typeof value}`;
 }
 
+// RFC 8785 §3.2.2.2: a lone surrogate has no UTF-8 form, so it cannot be hashed the same way twice.
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
 /** Checks that `value` is plain JSON and returns it typed. Undefined object properties are dropped, as JSON does. */
-export function assertJson(value: unknown, path = '$'): Json {
+export function assertJson(value: unknown, path = '$', ancestors: readonly object[] = []): Json {
   switch (typeof value) {
     case 'string':
+      if (LONE_SURROGATE.test(value)) throw new NonCanonicalValueError(path, 'a string with a lone UTF-16 surrogate');
+      return value;
     case 'boolean':
       return value;
     case 'number':
@@ -31,18 +36,27 @@ export function assertJson(value: unknown, path = '$'): Json {
       return value;
     case 'object': {
       if (value === null) return null;
+      if (ancestors.includes(value)) throw new NonCanonicalValueError(path, 'a circular reference');
+      const inside = [...ancestors, value];
       if (Array.isArray(value)) {
-        return value.map((item, index) => {
+        // An index loop, not map(): map skips the holes of a sparse array, which would serialise as "[1,,2]".
+        const items: Json[] = [];
+        for (let index = 0; index < value.length; index += 1) {
+          const item: unknown = value[index];
           if (item === undefined) throw new NonCanonicalValueError(`${path}[${index}]`, 'undefined inside an array');
-          return assertJson(item, `${path}[${index}]`);
-        });
+          items.push(assertJson(item, `${path}[${index}]`, inside));
+        }
+        return items;
       }
       const proto: unknown = Object.getPrototypeOf(value);
       if (proto !== Object.prototype && proto !== null) throw new NonCanonicalValueError(path, describe(value));
       const out: JsonObject = {};
       for (const [key, item] of Object.entries(value)) {
         if (item === undefined) continue;
-        out[key] = assertJson(item, `${path}.${key}`);
+        // Assigning "__proto__" would set the copy's prototype: the field would vanish from the hashed bytes.
+        if (key === '__proto__') throw new NonCanonicalValueError(`${path}.${key}`, 'a "__proto__" key, which a JavaScript object cannot copy as data');
+        if (LONE_SURROGATE.test(key)) throw new NonCanonicalValueError(`${path}.${key}`, 'a key with a lone UTF-16 surrogate');
+        out[key] = assertJson(item, `${path}.${key}`, inside);
       }
       return out;
     }

@@ -1,0 +1,104 @@
+// The receipt's final answer comes from post-send facts (DESIGN §8): an object's final state follows its own
+// lifecycle, never the order webhooks arrived in, and a refund on a charge later charged back is exposure.
+import { describe, expect, it } from 'vitest';
+import type { Draft } from '../../src/core/entries.js';
+import { isChargeback } from '../../src/core/final-money.js';
+import { verify } from '../../src/core/verify.js';
+import { testKey } from '../support/harness.js';
+import { chainReceipt, drafts } from './entry-chain.js';
+
+const { key, publicKeys } = testKey();
+const REFUND = 're_money';
+
+const refund = (status: string, failureReason: string | null = null) => drafts.observed({ objectType: 'refund', objectId: REFUND, status, failureReason, amount: 2_000 });
+const dispute = (status: string, overrides: { id?: string; charge?: string } = {}) =>
+  drafts.observed({ objectType: 'dispute', objectId: overrides.id ?? 'du_money', eventType: 'charge.dispute.updated', status, disputeStatus: status, amount: 5_000, charge: overrides.charge ?? 'ch_chain', disputeReason: 'fraudulent' });
+
+function permutations<T>(items: readonly T[]): T[][] {
+  if (items.length <= 1) return [[...items]];
+  return items.flatMap((item, index) => permutations([...items.slice(0, index), ...items.slice(index + 1)]).map((rest) => [item, ...rest]));
+}
+
+/** Verifies a committed refund followed by these post-send facts; the receipt itself must be valid. */
+function moneyAfter(facts: readonly Draft<'OBSERVED'>[], name = 'money') {
+  const receipt = chainReceipt(name, [drafts.proposed(), drafts.authorized(), drafts.dispatched(), drafts.committed(REFUND), ...facts], key);
+  const result = verify(receipt, { publicKeys });
+  expect(result.problems).toEqual([]);
+  return result;
+}
+
+describe('final money', () => {
+  it('answers returned when the committed refund succeeded and nothing else happened', () => {
+    const result = moneyAfter([]);
+    expect(result.finalMoney).toMatchObject({ status: 'returned', failureReason: null });
+    expect(result.answerMatchesFinalMoney).toBe(true);
+    expect(result.exposure).toBeNull();
+  });
+
+  it.each(permutations([refund('pending'), refund('succeeded'), refund('failed', 'charge_for_pending_refund_disputed')]))(
+    'a failed refund never becomes succeeded again, whatever order the events arrive in (%#)',
+    (...facts) => {
+      const result = moneyAfter(facts);
+      expect(result.finalMoney.status).toBe('not_returned');
+      expect(result.finalMoney.failureReason).toBe('charge_for_pending_refund_disputed');
+      expect(result.finalMoney.refunds).toEqual([expect.objectContaining({ id: REFUND, status: 'failed' })]);
+      expect(result.answerMatchesFinalMoney).toBe(false);
+    },
+  );
+
+  it.each(permutations([refund('succeeded'), refund('canceled')]))('a canceled refund stays canceled whatever the order (%#)', (...facts) => {
+    const result = moneyAfter(facts);
+    expect(result.finalMoney).toMatchObject({ status: 'not_returned', failureReason: 'canceled' });
+  });
+
+  it('answers pending while the refund is pending, and does not claim to match or mismatch', () => {
+    const receipt = chainReceipt('pending', [drafts.proposed(), drafts.authorized(), drafts.dispatched(), drafts.committed(REFUND, { result: { id: REFUND, object: 'refund', status: 'pending', amount: 2_000 } })], key);
+    const result = verify(receipt, { publicKeys });
+    expect(result.finalMoney.status).toBe('pending');
+    expect(result.answerMatchesFinalMoney).toBeNull();
+  });
+
+  it.each(permutations([refund('succeeded'), dispute('needs_response')]))('a succeeded refund plus a chargeback on the same charge is exposure of both (%#)', (...facts) => {
+    const result = moneyAfter(facts);
+    expect(result.finalMoney.status).toBe('returned');
+    expect(result.exposure).toMatchObject({ cents: 7_000, refundCents: 2_000, chargebackCents: 5_000, refund: REFUND, charge: 'ch_chain', disputes: ['du_money'] });
+    expect(result.exposure?.sentence).toContain('charged back');
+  });
+
+  it('keeps the exposure when the dispute is lost', () => {
+    expect(moneyAfter([dispute('needs_response'), dispute('under_review'), dispute('lost')]).exposure?.cents).toBe(7_000);
+  });
+
+  it.each(permutations([dispute('needs_response'), dispute('under_review'), dispute('won')]))('a won dispute is no exposure, even when "won" arrives before the earlier states (%#)', (...facts) => {
+    const result = moneyAfter(facts);
+    expect(result.finalMoney.disputes).toEqual([expect.objectContaining({ id: 'du_money', status: 'won' })]);
+    expect(result.exposure).toBeNull();
+  });
+
+  it('an inquiry (warning_*) is not a chargeback and is no exposure', () => {
+    for (const status of ['warning_needs_response', 'warning_under_review', 'warning_closed']) {
+      expect(isChargeback(status)).toBe(false);
+      expect(moneyAfter([dispute(status)]).exposure).toBeNull();
+    }
+    expect(isChargeback('needs_response')).toBe(true);
+  });
+
+  it('an inquiry that escalates to a chargeback becomes exposure', () => {
+    expect(moneyAfter([dispute('warning_needs_response'), dispute('warning_closed'), dispute('needs_response')]).exposure?.cents).toBe(7_000);
+  });
+
+  it('a chargeback on another charge is no exposure for this refund', () => {
+    expect(moneyAfter([dispute('needs_response', { charge: 'ch_other' })]).exposure).toBeNull();
+  });
+
+  it('a failed refund plus a chargeback is no exposure: the refund never went out', () => {
+    const result = moneyAfter([dispute('needs_response'), refund('failed', 'charge_for_pending_refund_disputed')]);
+    expect(result.finalMoney.status).toBe('not_returned');
+    expect(result.exposure).toBeNull();
+  });
+
+  it('sums every chargeback on the charge', () => {
+    const result = moneyAfter([dispute('needs_response'), dispute('needs_response', { id: 'du_second' })]);
+    expect(result.exposure).toMatchObject({ cents: 12_000, chargebackCents: 10_000, disputes: ['du_money', 'du_second'] });
+  });
+});

@@ -53,7 +53,13 @@ const head = z.object({ format: z.literal('interlock.receipt-head/v1'), effectId
 export const receiptSchema = z.object({ format: z.literal('interlock.receipt/v1'), effectId: z.string(), entries: z.array(entry), head });
 
 export function parseReceipt(input: unknown): { ok: true; receipt: Receipt } | { ok: false; problems: string[] } {
-  const parsed = receiptSchema.safeParse(input);
+  let parsed: ReturnType<typeof receiptSchema.safeParse>;
+  try {
+    parsed = receiptSchema.safeParse(input);
+  } catch (error) {
+    // safeParse reports bad shapes but throws on nesting deeper than the stack; untrusted input must not crash verify().
+    return { ok: false, problems: [`receipt cannot be read: ${error instanceof Error ? error.message : String(error)}`] };
+  }
   if (parsed.success) return { ok: true, receipt: parsed.data as unknown as Receipt };
   return { ok: false, problems: parsed.error.issues.slice(0, 10).map((issue) => `receipt is malformed at ${issue.path.join('.') || '(root)'}: ${issue.message}`) };
 }

@@ -45,6 +45,15 @@ function describeEntry(entry: Entry, index: number): string {
   return `entry ${index + 1} (${entry.kind})`;
 }
 
+/** An entry's hash as given; a field the schema ignores may still hold a value with no canonical form (1e400, "__proto__"). */
+function rehash(raw: unknown): string | { problem: string } {
+  try {
+    return entryHash(raw as Record<string, unknown>);
+  } catch (error) {
+    return { problem: error instanceof Error ? error.message : String(error) };
+  }
+}
+
 /** Hash links, effect ids and duplicates. `raw` is the entries as given, so an added field breaks the hash. */
 function checkChain(receipt: Receipt, raw: readonly unknown[], problems: string[]): boolean {
   const before = problems.length;
@@ -53,8 +62,9 @@ function checkChain(receipt: Receipt, raw: readonly unknown[], problems: string[
   receipt.entries.forEach((entry, index) => {
     const name = describeEntry(entry, index);
     if (entry.effectId !== receipt.effectId) problems.push(`${name} belongs to effect ${entry.effectId.slice(0, 12)}…, not this receipt's effect: it was spliced in from another effect`);
-    const recomputed = entryHash(raw[index] as Record<string, unknown>);
-    if (recomputed !== entry.hash) problems.push(`${name} was altered: its content no longer matches its hash`);
+    const recomputed = rehash(raw[index]);
+    if (typeof recomputed !== 'string') problems.push(`${name} was altered: it holds a value that cannot be hashed (${recomputed.problem})`);
+    else if (recomputed !== entry.hash) problems.push(`${name} was altered: its content no longer matches its hash`);
     if (seen.has(entry.hash)) problems.push(`${name} is a duplicate of an earlier entry`);
     seen.add(entry.hash);
     if (entry.prev !== prev) problems.push(`${name} does not follow the entry before it: an entry was dropped, inserted or reordered`);

@@ -1,0 +1,127 @@
+// verify() re-derives the journal's story and rejects chains that are intact and correctly signed but tell an
+// impossible story. Each chain here is sealed with the real signing code and key, so only the rule under test
+// fires; and whatever verify() is given, it answers invalid with problems instead of throwing.
+import { describe, expect, it } from 'vitest';
+import type { Draft, EntryKind } from '../../src/core/entries.js';
+import { verify } from '../../src/core/verify.js';
+import { testKey } from '../support/harness.js';
+import { APPROVAL_ID, chainReceipt, checks, drafts, refundObject, snapshot } from './entry-chain.js';
+
+const { key, publicKeys } = testKey();
+
+function problemsOf(name: string, list: readonly Draft<EntryKind>[]): string[] {
+  const result = verify(JSON.parse(JSON.stringify(chainReceipt(name, list, key))), { publicKeys });
+  expect(result).toMatchObject({ chainIntact: true, signed: true });
+  expect(result.valid).toBe(result.problems.length === 0);
+  return result.problems;
+}
+
+describe('journal structure', () => {
+  it('accepts the well-formed chain the structural cases start from', () => {
+    expect(problemsOf('well-formed', [drafts.proposed(), drafts.authorized(), drafts.dispatched(), drafts.committed('re_1'), drafts.observed({ objectType: 'refund', objectId: 're_1', status: 'succeeded' })])).toEqual([]);
+  });
+
+  it('rejects a COMMITTED that closes no dispatch: a commit without a send', () => {
+    expect(problemsOf('commit-without-send', [drafts.proposed(), drafts.authorized(), drafts.committed('re_1')])).toEqual([
+      'entry 3 (COMMITTED) closes no open dispatch: a commit without a send',
+    ]);
+  });
+
+  it('rejects two DISPATCHED open at once', () => {
+    expect(problemsOf('two-open', [drafts.proposed(), drafts.authorized(), drafts.dispatched(1), drafts.dispatched(2), drafts.committed('re_1', { epoch: 2 })])).toEqual([
+      'entry 4 (DISPATCHED) opens a second dispatch while an earlier one is still open',
+    ]);
+  });
+
+  it('rejects a send without a prior AUTHORIZED for its approval', () => {
+    expect(problemsOf('unauthorized', [drafts.proposed(), drafts.dispatched(), drafts.committed('re_1')])).toEqual([
+      `entry 2 (DISPATCHED) was sent without a prior AUTHORIZED for approval ${APPROVAL_ID}`,
+    ]);
+  });
+
+  it('rejects a send whose AUTHORIZED was for another approval', () => {
+    expect(problemsOf('other-approval', [drafts.proposed(), drafts.authorized(snapshot({ id: 'ap_other' })), drafts.dispatched(), drafts.committed('re_1')])).toEqual([
+      `entry 3 (DISPATCHED) was sent without a prior AUTHORIZED for approval ${APPROVAL_ID}`,
+    ]);
+  });
+
+  it('rejects a second COMMITTED, even after a second proper dispatch', () => {
+    expect(problemsOf('two-commits', [drafts.proposed(), drafts.authorized(), drafts.dispatched(1), drafts.committed('re_1'), drafts.dispatched(2), drafts.committed('re_1', { epoch: 2 })])).toEqual([
+      'entry 6 (COMMITTED) commits the effect a second time',
+    ]);
+  });
+
+  it('rejects two COMMITTED in a row, the second closing nothing', () => {
+    expect(problemsOf('back-to-back', [drafts.proposed(), drafts.authorized(), drafts.dispatched(), drafts.committed('re_1'), drafts.committed('re_1')])).toEqual([
+      'entry 5 (COMMITTED) commits the effect a second time',
+      'entry 5 (COMMITTED) closes no open dispatch: a commit without a send',
+    ]);
+  });
+
+  it('rejects an OBSERVED refund other than the one the effect committed', () => {
+    expect(problemsOf('other-refund', [drafts.proposed(), drafts.authorized(), drafts.dispatched(), drafts.committed('re_1'), drafts.observed({ objectType: 'refund', objectId: 're_2', status: 'succeeded' })])).toEqual([
+      'an OBSERVED refund re_2 is not the refund the effect committed (re_1)',
+    ]);
+  });
+
+  it('rejects an OBSERVED refund for an effect that never landed', () => {
+    const refusal: Draft<'REFUSED'> = { kind: 'REFUSED', code: 'REFUSED:stale_premise', reason: 'charged back', checks: checks({ violations: ['chargebacks changed'] }), rechecked: null, changes: [], resolves: false };
+    expect(problemsOf('never-landed', [drafts.proposed(), refusal, drafts.observed({ objectType: 'refund', objectId: 're_9', status: 'succeeded' })])).toEqual([
+      'an OBSERVED refund re_9 exists for an effect the journal says never landed',
+    ]);
+  });
+
+  it('rejects a send recorded under a dead approval', () => {
+    const dead = checks({ approvalLive: false, approval: snapshot({ revoked: true }), approvalProblems: ['approval ap_chain was revoked'] });
+    const dispatched: Draft<'DISPATCHED'> = { ...drafts.dispatched(), checks: dead };
+    expect(problemsOf('dead-approval', [drafts.proposed(), drafts.authorized(), dispatched, drafts.committed('re_1')])).toEqual([
+      'a send went out with no record of a live approval covering it',
+    ]);
+  });
+
+  it('rejects a resend recorded without its re-check', () => {
+    expect(problemsOf('blind-resend', [drafts.proposed(), drafts.authorized(), drafts.dispatched(), drafts.committed('re_1', { via: 'retry-idempotent', rechecked: null })])).toEqual([
+      'entry 4 (COMMITTED) resent the effect without a recorded re-check',
+    ]);
+  });
+
+  it('rejects a chain that does not start with PROPOSED, as a broken chain', () => {
+    const result = verify(chainReceipt('headless', [drafts.authorized(), drafts.dispatched(), drafts.committed('re_1', { result: refundObject('re_1') })], key), { publicKeys });
+    expect(result).toMatchObject({ valid: false, chainIntact: false, signed: true, problems: ['receipt does not start with a PROPOSED entry'] });
+  });
+});
+
+describe('verify() on garbage', () => {
+  const { key: otherKey } = testKey();
+  const good = chainReceipt('garbage-base', [drafts.proposed(), drafts.authorized(), drafts.dispatched(), drafts.committed('re_1')], otherKey);
+  const deep = JSON.parse(`${'['.repeat(20_000)}${']'.repeat(20_000)}`) as unknown;
+
+  it.each<[string, unknown]>([
+    ['undefined', undefined],
+    ['null', null],
+    ['a number', 42],
+    ['a string', 'receipt'],
+    ['an array', [good]],
+    ['an empty object', {}],
+    ['a receipt without entries', { ...good, entries: undefined }],
+    ['entries that are not a list', { ...good, entries: 'PROPOSED' }],
+    ['a null entry', { ...good, entries: [null] }],
+    ['an entry of an unknown kind', { ...good, entries: [{ ...good.entries[0], kind: 'DELETED' }] }],
+    ['an entry with a wrong-typed field', { ...good, entries: [{ ...good.entries[0], at: 'yesterday' }] }],
+    ['a head that is missing', { ...good, head: undefined }],
+    ['another format', { ...good, format: 'interlock.receipt/v0' }],
+    ['nesting far deeper than any receipt', { ...good, entries: [{ ...good.entries[0], request: deep }] }],
+    ['a Date where JSON was expected', { ...good, entries: [{ ...good.entries[0], extra: new Date() }] }],
+  ])('answers invalid with problems for %s, never throwing', (_what, input) => {
+    const result = verify(input, { publicKeys });
+    expect(result.valid).toBe(false);
+    expect(result.problems.length).toBeGreaterThan(0);
+    for (const problem of result.problems) expect(typeof problem).toBe('string');
+  });
+
+  it('answers invalid for an empty entry list with a signed head', () => {
+    const result = verify({ ...good, entries: [], head: { ...good.head, count: 0, lastHash: null } });
+    expect(result.valid).toBe(false);
+    expect(result.problems).toContain('receipt has no entries');
+  });
+});

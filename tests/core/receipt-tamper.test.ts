@@ -1,0 +1,262 @@
+// Receipts from real gate flows on Redis verify offline, survive a JSON round trip, and become invalid, with a
+// readable problem, under every kind of tampering DESIGN §5 and issue 2 list, including a chain rebuilt without
+// the signing key.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sealEntry, type AnyDraft, type Draft, type Entry, type EntryKind } from '../../src/core/entries.js';
+import { buildReceipt, type Receipt } from '../../src/core/receipt.js';
+import { publicKeySet, type SigningKey } from '../../src/core/signing.js';
+import { verify } from '../../src/core/verify.js';
+import { createWorld, testKey, type World } from '../support/harness.js';
+import { committedRefund, failedRefund, FLOW_TIMING, refusedAtRecovery, type FlowResult } from '../fixtures/receipt-flows.js';
+
+type Editable = { format: string; effectId: string; entries: Record<string, unknown>[]; head: Record<string, unknown> };
+
+let world: World;
+let committed: FlowResult;
+let other: FlowResult;
+let observed: FlowResult;
+let refused: FlowResult;
+
+beforeAll(async () => {
+  world = await createWorld({ config: FLOW_TIMING });
+  committed = await committedRefund(world, 'tamper_committed');
+  other = await committedRefund(world, 'tamper_other');
+  observed = await failedRefund(world, 'tamper_observed');
+  refused = await refusedAtRecovery(world, 'tamper_refused');
+});
+
+afterAll(async () => {
+  await world?.close();
+});
+
+function keys() {
+  return { publicKeys: world.key.publicKeys };
+}
+
+/** A JSON copy of a receipt, edited the way someone holding the file could edit it. */
+function tampered(receipt: Receipt, edit: (copy: Editable) => void): unknown {
+  const copy = JSON.parse(JSON.stringify(receipt)) as Editable;
+  edit(copy);
+  return copy;
+}
+
+function entryAt(copy: Editable, index: number): Record<string, unknown> {
+  const entry = copy.entries[index];
+  if (!entry) throw new Error(`no entry ${index}`);
+  return entry;
+}
+
+/** The kind-specific fields of an entry, ready to be sealed again. */
+function draftOf(entry: Entry): AnyDraft {
+  const { v: _v, effectId: _effectId, at: _at, prev: _prev, kid: _kid, hash: _hash, sig: _sig, ...draft } = entry;
+  return draft as AnyDraft;
+}
+
+/** Re-hashes and re-links every entry and signs head and entries with `key`: what a forger without our key can do. */
+function rebuilt(receipt: Receipt, key: SigningKey, edit: (draft: AnyDraft) => AnyDraft = (draft) => draft): Receipt {
+  const entries: Entry[] = [];
+  let prev: string | null = null;
+  for (const entry of receipt.entries) {
+    const sealed = sealEntry(edit(draftOf(entry)) as Draft<EntryKind>, { effectId: entry.effectId, at: entry.at, prev }, key) as Entry;
+    entries.push(sealed);
+    prev = sealed.hash;
+  }
+  return buildReceipt(receipt.effectId, entries, key, receipt.head.signedAt);
+}
+
+function expectInvalid(input: unknown, problem: string | RegExp) {
+  const result = verify(input, keys());
+  expect(result.valid).toBe(false);
+  expect(result.problems).toContainEqual(typeof problem === 'string' ? expect.stringContaining(problem) : expect.stringMatching(problem));
+  return result;
+}
+
+describe('valid receipts from real gate flows', () => {
+  it('a committed refund round-trips through JSON and still verifies, signed', () => {
+    const result = verify(JSON.parse(JSON.stringify(committed.receipt)), keys());
+    expect(result.problems).toEqual([]);
+    expect(result).toMatchObject({
+      valid: true, chainIntact: true, signed: true, effectId: committed.effectId, outcome: 'COMMITTED', happened: true, happenedOnce: true,
+      authorizedWhenFired: true, assumptionsHeld: true, refused: null, approvedBy: 'dana@support', answer: 'returned', answerMatchesFinalMoney: true, exposure: null, entries: 4,
+    });
+    expect(result.evidence).toMatch(/^obj_/);
+    expect(committed.receipt.entries.map((entry) => entry.kind)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED']);
+  });
+
+  it('a refusal at recovery verifies and says nothing happened and why', () => {
+    expect(refused.outcome).toBe('REFUSED:stale_premise_at_recovery');
+    const result = verify(JSON.parse(JSON.stringify(refused.receipt)), keys());
+    expect(result.problems).toEqual([]);
+    expect(result).toMatchObject({ valid: true, signed: true, outcome: 'REFUSED:stale_premise_at_recovery', happened: false, refused: { code: 'REFUSED:stale_premise_at_recovery' }, evidence: null });
+    expect(result.finalMoney.status).toBe('not_returned');
+    expect(result.recheckedAtRecovery?.violations).toEqual([expect.stringContaining('chargebacks')]);
+  });
+
+  it('a committed refund that later failed verifies and answers with the final money, not the send', () => {
+    const result = verify(JSON.parse(JSON.stringify(observed.receipt)), keys());
+    expect(result.problems).toEqual([]);
+    expect(result).toMatchObject({ valid: true, signed: true, outcome: 'COMMITTED', happened: true, answer: 'returned', answerMatchesFinalMoney: false, exposure: null });
+    expect(result.finalMoney).toMatchObject({ status: 'not_returned', failureReason: 'charge_for_pending_refund_disputed', disputes: [expect.objectContaining({ status: 'needs_response' })] });
+  });
+
+  it('without public keys the chain is still checked but the signatures are not: signed is null', () => {
+    const result = verify(JSON.parse(JSON.stringify(committed.receipt)));
+    expect(result).toMatchObject({ valid: true, chainIntact: true, signed: null });
+  });
+
+  it('verifies with several public keys, so a rotated key does not break old receipts', () => {
+    const result = verify(committed.receipt, { publicKeys: publicKeySet([testKey().publicPem, world.key.publicPem]) });
+    expect(result).toMatchObject({ valid: true, signed: true });
+  });
+
+  it('is not signed for a verifier who holds only other keys', () => {
+    const result = verify(committed.receipt, { publicKeys: testKey().publicKeys });
+    expect(result).toMatchObject({ valid: false, chainIntact: true, signed: false });
+    expect(result.problems).toContainEqual(expect.stringContaining(`signed with an unknown key ${world.key.key.kid}`));
+  });
+});
+
+describe('tampering makes a receipt invalid with a readable problem', () => {
+  it('an edited entry (the refund amount) no longer matches its hash', () => {
+    const result = expectInvalid(tampered(committed.receipt, (copy) => {
+      (entryAt(copy, 2).effect as { amount: number }).amount = 200_000;
+    }), 'entry 3 (DISPATCHED) was altered: its content no longer matches its hash');
+    expect(result.chainIntact).toBe(false);
+  });
+
+  it('an edited result in the COMMITTED entry is caught too', () => {
+    expectInvalid(tampered(committed.receipt, (copy) => {
+      (entryAt(copy, 3).result as { status: string }).status = 'failed';
+    }), 'entry 4 (COMMITTED) was altered');
+  });
+
+  it('an edited entry whose hash was recomputed fails its signature and breaks the next link', () => {
+    const original = committed.receipt.entries[2] as Entry;
+    const forged = sealEntry({ ...draftOf(original), effect: { ...(draftOf(original) as Draft<'DISPATCHED'>).effect, amount: 4_900 } } as Draft<EntryKind>, { effectId: original.effectId, at: original.at, prev: original.prev }, testKey().key);
+    const result = expectInvalid(tampered(committed.receipt, (copy) => {
+      copy.entries[2] = { ...forged, kid: original.kid } as unknown as Record<string, unknown>;
+    }), 'entry 3 (DISPATCHED) was altered');
+    expect(result.problems).toContainEqual(expect.stringContaining('entry 4 (COMMITTED) does not follow the entry before it'));
+  });
+
+  it('a dropped entry breaks the chain and the signed count', () => {
+    const result = expectInvalid(tampered(committed.receipt, (copy) => {
+      copy.entries.splice(1, 1);
+    }), 'entry 2 (DISPATCHED) does not follow the entry before it: an entry was dropped, inserted or reordered');
+    expect(result.problems).toContainEqual(expect.stringContaining('the signed head counts 4 entries but the receipt has 3'));
+  });
+
+  it('a duplicated entry is named as a duplicate', () => {
+    expectInvalid(tampered(committed.receipt, (copy) => {
+      copy.entries.splice(3, 0, structuredClone(entryAt(copy, 2)));
+    }), 'entry 4 (DISPATCHED) is a duplicate of an earlier entry');
+  });
+
+  it('reordered entries no longer follow each other', () => {
+    expectInvalid(tampered(committed.receipt, (copy) => {
+      const [authorized, dispatched] = [entryAt(copy, 1), entryAt(copy, 2)];
+      copy.entries[1] = dispatched;
+      copy.entries[2] = authorized;
+    }), 'entry 2 (DISPATCHED) does not follow the entry before it');
+  });
+
+  it('an entry spliced in from another effect is named as spliced', () => {
+    expectInvalid(tampered(committed.receipt, (copy) => {
+      copy.entries[3] = JSON.parse(JSON.stringify(other.receipt.entries[3])) as Record<string, unknown>;
+    }), /^entry 4 \(COMMITTED\) belongs to effect [0-9a-f]{12}…, not this receipt's effect: it was spliced in from another effect$/);
+  });
+
+  it('a whole receipt relabelled as another effect fails at every entry and at the head', () => {
+    const result = expectInvalid(tampered(committed.receipt, (copy) => {
+      copy.effectId = other.effectId;
+    }), 'entry 1 (PROPOSED) belongs to effect');
+    expect(result.problems).toContainEqual('the signed head names another effect');
+  });
+
+  it('a tail cut after the COMMITTED was signed is caught by the signed head alone', () => {
+    expect(observed.receipt.entries.map((entry) => entry.kind)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED', 'OBSERVED', 'OBSERVED']);
+    // Dropping the facts that say the refund failed would turn the answer back into "returned".
+    const result = verify(tampered(observed.receipt, (copy) => {
+      copy.entries.splice(4);
+    }), keys());
+    expect(result.valid).toBe(false);
+    expect(result.problems).toEqual(['the signed head counts 6 entries but the receipt has 4: its tail was cut']);
+  });
+
+  it('a tail replaced by other entries of the right count is caught by the signed last hash', () => {
+    const result = verify(tampered(observed.receipt, (copy) => {
+      copy.entries.splice(5, 1, structuredClone(entryAt(copy, 4)));
+    }), keys());
+    expect(result.problems).toContainEqual('the signed head names another last entry: the tail was replaced');
+  });
+
+  it('an entry sealed with a key the verifier does not know is named, with its key id', () => {
+    const stranger = testKey().key;
+    const last = committed.receipt.entries[3] as Entry;
+    const forged = sealEntry(draftOf(last) as Draft<EntryKind>, { effectId: last.effectId, at: last.at, prev: last.prev }, stranger);
+    const result = expectInvalid(tampered(committed.receipt, (copy) => {
+      copy.entries[3] = forged as unknown as Record<string, unknown>;
+    }), `entry 4 (COMMITTED) is signed with an unknown key ${stranger.kid}`);
+    expect(result.signed).toBe(false);
+  });
+
+  it('a chain rebuilt without the key (re-hashed, re-linked, signed with another key claiming our key id) fails every signature', () => {
+    const forger = testKey().key;
+    const forgery = rebuilt(committed.receipt, { ...forger, kid: world.key.key.kid }, (draft) =>
+      draft.kind === 'DISPATCHED' || draft.kind === 'PROPOSED' ? { ...draft, effect: { ...draft.effect, amount: 4_900 } } : draft);
+    const result = verify(JSON.parse(JSON.stringify(forgery)), keys());
+    expect(result).toMatchObject({ valid: false, chainIntact: true, signed: false });
+    expect(result.problems).toEqual([
+      ...['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'].map((kind, index) => `entry ${index + 1} (${kind}) has a signature that does not verify: the chain was rebuilt or the entry forged without the signing key`),
+      'the receipt head signature does not verify',
+    ]);
+    // Only signatures can tell: without public keys the rebuilt chain is internally consistent.
+    expect(verify(forgery)).toMatchObject({ chainIntact: true, signed: null });
+  });
+
+  it('a chain re-signed with a fresh key under its own key id is signed by an unknown key throughout', () => {
+    const fresh = testKey().key;
+    const result = verify(JSON.parse(JSON.stringify(rebuilt(committed.receipt, fresh))), keys());
+    expect(result).toMatchObject({ valid: false, chainIntact: true, signed: false });
+    expect(result.problems).toHaveLength(5);
+    expect(result.problems).toContainEqual(`the receipt head is signed with an unknown key ${fresh.kid}`);
+    expect(result.problems.filter((problem) => problem.includes(`is signed with an unknown key ${fresh.kid}`))).toHaveLength(5);
+  });
+
+  it('a field added to an entry breaks its hash, even though the reader would ignore the field', () => {
+    expectInvalid(tampered(committed.receipt, (copy) => {
+      entryAt(copy, 1).note = 'approved by the CFO';
+    }), 'entry 2 (AUTHORIZED) was altered');
+  });
+
+  it('a field added deep inside an entry breaks its hash', () => {
+    expectInvalid(tampered(committed.receipt, (copy) => {
+      ((entryAt(copy, 2).checks as { approval: Record<string, unknown> }).approval).capCents2 = 1;
+    }), 'entry 3 (DISPATCHED) was altered');
+  });
+
+  it('a "__proto__" field smuggled into an entry makes the receipt invalid instead of vanishing from the hash', () => {
+    const text = JSON.stringify(committed.receipt).replace('"effect":{', '"effect":{"__proto__":{"amount":1},');
+    const result = verify(JSON.parse(text), keys());
+    expect(result.valid).toBe(false);
+    expect(result.problems.join('\n')).toMatch(/__proto__/);
+  });
+
+  it('a value JSON turns into Infinity (1e400) makes the receipt invalid, and verify does not throw', () => {
+    // At entry level the schema ignores the field, so only the hash check ever reads the value.
+    const text = JSON.stringify(committed.receipt).replace('"kind":"DISPATCHED"', '"kind":"DISPATCHED","fee":1e400');
+    expect(text).toContain('1e400');
+    const result = verify(JSON.parse(text), keys());
+    expect(result.valid).toBe(false);
+    expect(result.problems.length).toBeGreaterThan(0);
+  });
+
+  it('a head edited to match a cut tail fails the head signature', () => {
+    const result = expectInvalid(tampered(observed.receipt, (copy) => {
+      copy.entries.splice(4);
+      copy.head.count = 4;
+      copy.head.lastHash = entryAt(copy, 3).hash;
+    }), 'the receipt head signature does not verify');
+    expect(result.chainIntact).toBe(true);
+  });
+});

@@ -49,12 +49,12 @@ export function addSandboxCommand(program: Command): void {
   withSandboxFlags(program.command('sandbox').description('Run the local Stripe sandbox (a stateful stand-in for Stripe test mode)')).action(
     async (flags: SandboxFlags) => {
       const sandbox = await startSandbox(sandboxOptionsFromFlags(flags));
+      stopOnSignals(sandbox.close);
       console.log(`Stripe sandbox listening on ${sandbox.url}`);
       console.log(`Point the SDK at it: new Stripe('sk_test_...', { host: '${sandbox.host}', port: ${sandbox.port}, protocol: 'http' })`);
       if (sandbox.webhookSecret !== undefined && flags.forwardTo !== undefined) {
         console.log(`Ready! Forwarding events to ${flags.forwardTo}. Your webhook signing secret is ${sandbox.webhookSecret} (^C to quit)`);
       }
-      stopOnSignals(sandbox.close);
     },
   );
 }

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { ControlClient } from './control-client.js';
 import type { WorldOptions } from './world.js';
 
+export { createControlClient } from './control-client.js';
 export type { ControlClient } from './control-client.js';
 export type { DelaysMode } from './core/delays.js';
 export type { Settings } from './core/core.js';

@@ -7,8 +7,9 @@ import type { SandboxFlags } from './cli.js';
 
 const program = withSandboxFlags(new Command('stripe-sandbox')).action(async (flags: SandboxFlags) => {
   const sandbox = await startSandbox(sandboxOptionsFromFlags(flags));
-  process.stdout.write(`${JSON.stringify({ url: sandbox.url, webhookSecret: sandbox.webhookSecret ?? null })}\n`);
+  // Signal handlers first: a parent may send SIGTERM as soon as it reads the line.
   stopOnSignals(sandbox.close);
+  process.stdout.write(`${JSON.stringify({ url: sandbox.url, webhookSecret: sandbox.webhookSecret ?? null })}\n`);
 });
 
 await program.parseAsync(process.argv);

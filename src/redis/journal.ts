@@ -260,7 +260,8 @@ export function createRedisJournal(deps: { redis: Redis; keys: Keys; signingKey:
       const partitions = await redis.smembers(keys.partitions);
       const open: OpenEffect[] = [];
       for (const partition of partitions.sort()) {
-        const members = await redis.zrange(keys.open(partition), '0', '-1', 'WITHSCORES');
+        // RESP3 with native replies answers [member, score] pairs; RESP2 and the legacy mapping a flat list.
+        const members = (await redis.zrange(keys.open(partition), '0', '-1', 'WITHSCORES')).flat();
         for (let i = 0; i + 1 < members.length; i += 2) {
           open.push({ effectId: String(members[i]), partition, sendDeadline: Number(members[i + 1]) });
         }

@@ -1,5 +1,6 @@
 -- describe-approval: one consistent snapshot of an approval, its reservations and the Redis clock.
 -- KEYS[1] approval hash   KEYS[2] approval reservations hash
+-- ARGV none
 -- Returns JSON {status}: OK {now, approval: {field: value}, reservedCents, uses} | UNKNOWN {now}
 local now = now_ms()
 if redis.call('EXISTS', KEYS[1]) == 0 then return reply({ status = 'UNKNOWN', now = now }) end

@@ -64,6 +64,8 @@ function header(req: IncomingMessage, name: string): string | undefined {
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
+  // Bodiless requests (most GETs) skip the stream machinery; Node discards anything unread.
+  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return Promise.resolve('');
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

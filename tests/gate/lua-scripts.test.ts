@@ -4,11 +4,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createInterlock } from '../../src/interlock.js';
 import { SCRIPT_NAMES } from '../../src/redis/scripts.js';
-import { kill, refundProposal, type TestNode, type World } from '../support/harness.js';
+import { kill, refundProposal, startNode, type TestNode, type World } from '../support/harness.js';
 import { FACTS, PAYMENT, gateWorld, grant, submitAndCrash, verifiedReceipt } from './gate-support.js';
 
 const SCRIPT_DIR = join(dirname(fileURLToPath(import.meta.url)), '../../src/redis/scripts');
@@ -57,17 +55,7 @@ describe('the gate over RESP2 and RESP3', () => {
   /** A node whose only Redis connection speaks the given protocol; the world closes it. */
   async function nodeOn(world: World, workerId: string, wire: Wire): Promise<TestNode> {
     const redis = new Redis(world.config.redisUrl, { maxRetriesPerRequest: 1, ...wire });
-    const config = { ...world.config, workerId };
-    const interlock = await createInterlock({ config, target: world.target, signingKey: world.key.key, logger: pino({ level: 'silent' }), redis });
-    const node: TestNode = {
-      ...interlock,
-      config,
-      target: world.target,
-      async close(closeOptions) {
-        await interlock.close(closeOptions);
-        await redis.quit();
-      },
-    };
+    const node = await startNode({ config: world.config, target: world.target, key: world.key.key, workerId, redis });
     world.nodes.push(node);
     return node;
   }

@@ -38,8 +38,9 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 export type TestNode = Interlock & { config: Config; target: Target };
 
 /** One gate instance ("a worker process"). Several nodes may share a prefix and a target. */
-export async function startNode(options: { config: Config; target: Target; key: SigningKey; workerId?: string }): Promise<TestNode> {
-  const redis = new Redis(options.config.redisUrl, { maxRetriesPerRequest: 1 });
+export async function startNode(options: { config: Config; target: Target; key: SigningKey; workerId?: string; redis?: Redis }): Promise<TestNode> {
+  // A caller may hand in the connection (e.g. one speaking RESP2); the node owns and closes it either way.
+  const redis = options.redis ?? new Redis(options.config.redisUrl, { maxRetriesPerRequest: 1 });
   const config = { ...options.config, workerId: options.workerId ?? `w-${randomBytes(4).toString('hex')}` };
   const interlock = await createInterlock({ config, target: options.target, signingKey: options.key, logger: pino({ level: 'silent' }), redis });
   return {

@@ -1,0 +1,54 @@
+// `interlock keys generate` writes an Ed25519 signing key only its owner can read and never overwrites one
+// (receipts it signed would lose their verifier); `interlock keys public` prints the PEM auditors verify with.
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { publicKeySet, signingKeyFromPem } from '../../src/core/signing.js';
+import { verify } from '../../src/core/verify.js';
+import { generateSigningKeyPem } from '../../src/keys/key-store.js';
+import { chainReceipt, drafts } from '../core/entry-chain.js';
+import { runCli, tempDir } from './run-cli.js';
+
+const temp = tempDir('keys');
+const env = { INTERLOCK_DATA_DIR: join(temp.dir, 'data') };
+
+afterAll(() => temp.remove());
+
+describe.concurrent('keys', { timeout: 60_000 }, () => {
+  it('keys generate --out writes an Ed25519 private key readable only by its owner (0600)', async () => {
+    const out = join(temp.dir, 'generated', 'signing-key.pem');
+    const run = await runCli(['keys', 'generate', '--out', out], env);
+    expect(run.code).toBe(0);
+    const printed = JSON.parse(run.stdout) as { kid: string; privateKeyFile: string; publicKey: string };
+    expect(printed.privateKeyFile).toBe(out);
+    expect(statSync(out).mode & 0o777).toBe(0o600);
+    const key = signingKeyFromPem(readFileSync(out, 'utf8'));
+    expect(key.privateKey.asymmetricKeyType).toBe('ed25519');
+    expect(printed.kid).toBe(key.kid);
+    expect(printed.publicKey).toContain('BEGIN PUBLIC KEY');
+    expect(run.stdout).not.toContain('PRIVATE KEY');
+  });
+
+  it('keys generate refuses to overwrite an existing key and leaves it untouched', async () => {
+    const existing = join(temp.dir, 'existing.pem');
+    const { privatePem } = generateSigningKeyPem();
+    writeFileSync(existing, privatePem, { mode: 0o600 });
+    const run = await runCli(['keys', 'generate', '--out', existing], env);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`A signing key already exists at ${existing}`);
+    expect(readFileSync(existing, 'utf8')).toBe(privatePem);
+  });
+
+  it('keys public --key prints a PEM that verifies receipts signed by that key', async () => {
+    const keyFile = join(temp.dir, 'signer.pem');
+    writeFileSync(keyFile, generateSigningKeyPem().privatePem, { mode: 0o600 });
+    const signer = signingKeyFromPem(readFileSync(keyFile, 'utf8'));
+    const run = await runCli(['keys', 'public', '--key', keyFile], env);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^-----BEGIN PUBLIC KEY-----\n[\s\S]+-----END PUBLIC KEY-----\n$/);
+    expect(run.stderr).toContain(signer.kid);
+
+    const receipt = chainReceipt('keys-public', [drafts.proposed(), drafts.authorized(), drafts.dispatched(), drafts.committed('re_1')], signer);
+    expect(verify(JSON.parse(JSON.stringify(receipt)), { publicKeys: publicKeySet([run.stdout]) })).toMatchObject({ valid: true, signed: true, problems: [] });
+  });
+});

@@ -37,7 +37,14 @@ export function addKeysCommands(program: Command): void {
         process.exitCode = 1;
         return;
       }
-      const key = signingKeyFromPem(pem);
+      let key;
+      try {
+        key = signingKeyFromPem(pem);
+      } catch (error) {
+        process.stderr.write(`${path} is not a usable signing key: ${(error as Error).message}\n`);
+        process.exitCode = 1;
+        return;
+      }
       process.stderr.write(`kid ${key.kid}\n`);
       process.stdout.write(publicKeyPem(key));
     });

@@ -43,9 +43,14 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string } {
     });
     return { pems, source: files.join(', ') };
   }
-  const config = loadConfig();
-  const path = keyFilePath(config);
-  if (existsSync(path)) return { pems: [publicKeyPem(signingKeyFromPem(readFileSync(path, 'utf8')))], source: path };
+  let path = 'the configured signing key';
+  try {
+    path = keyFilePath(loadConfig());
+    if (existsSync(path)) return { pems: [publicKeyPem(signingKeyFromPem(readFileSync(path, 'utf8')))], source: path };
+  } catch (error) {
+    // Exit 1 would say the receipt is invalid; a local key that cannot be read says nothing about the receipt.
+    unreadable(`Cannot use ${path} to check signatures: ${(error as Error).message}. Pass --public-key FILE instead.`);
+  }
   return { pems: [], source: 'none' };
 }
 

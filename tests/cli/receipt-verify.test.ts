@@ -60,6 +60,13 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     expect(verification(run.stdout)).toMatchObject({ valid: true, signed: null, publicKeys: 'none' });
   });
 
+  it('exits 2, not 1, when the local signing key it would check against cannot be read: the receipt is not at fault', async () => {
+    const run = await runCli(['receipt', 'verify', file('receipt.json')], { INTERLOCK_SIGNING_KEY_FILE: file('bad-key.pem') });
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain(`Cannot use ${file('bad-key.pem')} to check signatures`);
+  });
+
   it.each([
     ['a missing receipt file', ['missing.json', 'public-key.pem'], /^Cannot read .*missing\.json/],
     ['a receipt file that is not JSON', ['not-json.json', 'public-key.pem'], /not-json\.json is not JSON/],

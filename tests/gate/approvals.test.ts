@@ -1,11 +1,9 @@
 // Approvals (I4) and the caps they share (I6): grant, revoke and describe on real Redis; revocation ordered
 // against dispatch; a refusal that resolves a dispatch gives its reservation back.
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createGate } from '../../src/gate/gate.js';
 import type { Approvals } from '../../src/redis/approvals.js';
 import { kill, refundProposal, type TestNode, type World } from '../support/harness.js';
-import { FACTS, PAYMENT, eventually, gateWorld, grant, openState, recoverUntilSettled, submitAndCrash, verifiedReceipt } from './gate-support.js';
+import { FACTS, PAYMENT, eventually, gateWith, gateWorld, grant, openState, recoverUntilSettled, submitAndCrash, verifiedReceipt } from './gate-support.js';
 
 let world: World;
 afterEach(async () => {
@@ -74,7 +72,7 @@ describe('revocation is ordered against dispatch', () => {
     world = await gateWorld();
     const a = await world.node('a');
     const { id } = await grant(a);
-    const gate = createGate({ ...a, approvals: revokingAfterFirstRead(a), target: world.target, logger: pino({ level: 'silent' }), timing: timingOf(a) });
+    const gate = gateWith(a, { approvals: revokingAfterFirstRead(a) });
     const result = await gate.submit(refundProposal({ approval: id }));
     expect(result).toMatchObject({ outcome: 'REFUSED:lease', reason: `approval ${id} was revoked` });
     expect(world.target.landings).toEqual([]);
@@ -113,10 +111,6 @@ describe('a resolving refusal releases the cap reservation', () => {
     expect((await a.gate.submit(refundProposal({ approval: id, amount: 100 }))).outcome).toBe('REFUSED:over_cap');
   });
 });
-
-function timingOf(node: TestNode) {
-  return { claimTtlMs: node.config.claimTtlMs, settleMarginMs: node.config.settleMarginMs, dedupMarginMs: node.config.dedupMarginMs };
-}
 
 /** The approvals store as the gate sees it, with a revoke slipped in right after the gate's own check. */
 function revokingAfterFirstRead(node: TestNode): Approvals {

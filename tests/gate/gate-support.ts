@@ -1,11 +1,12 @@
 // Shared wiring for the gate's behavioural tests: short timings (so every wait is a fraction of a second), facts
 // that hold for the standard payment, and helpers that read what the journal and the receipts say.
+import { pino } from 'pino';
 import { expect } from 'vitest';
 import type { Config } from '../../src/config.js';
 import type { ApprovalTerms } from '../../src/core/approval.js';
 import { ProcessCrash } from '../../src/core/target.js';
 import { verify, type Verification } from '../../src/core/verify.js';
-import type { RecoveryReport } from '../../src/gate/gate.js';
+import { createGate, type Gate, type GateDeps, type RecoveryReport } from '../../src/gate/gate.js';
 import type { MemoryTargetOptions } from '../../src/targets/memory-target.js';
 import { approvalTerms, createWorld, sleep, type refundProposal, type TestNode, type World } from '../support/harness.js';
 
@@ -85,4 +86,10 @@ export async function verifiedReceipt(world: World, node: TestNode, effectId: st
   expect(verification.problems).toEqual([]);
   expect(verification).toMatchObject({ valid: true, chainIntact: true, signed: true, effectId });
   return verification;
+}
+
+/** A second gate on a node's adapters with some of them swapped, to place another writer at an exact moment. */
+export function gateWith(node: TestNode, swapped: Partial<GateDeps>): Gate {
+  const timing = { claimTtlMs: node.config.claimTtlMs, settleMarginMs: node.config.settleMarginMs, dedupMarginMs: node.config.dedupMarginMs };
+  return createGate({ journal: node.journal, approvals: node.approvals, heartbeat: node.heartbeat, target: node.target, logger: pino({ level: 'silent' }), timing, ...swapped });
 }

@@ -144,6 +144,20 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
     expect(await b.journal.serverTime()).toBeLessThan(state.claimExpires);
   });
 
+  it('takes over at once a claim whose owner restarted under the same worker id with a new boot nonce', async () => {
+    world = await gateWorld();
+    const { a, approval } = await twoNodes();
+    world.target.inject({ kind: 'crash-before-send' });
+    const effectId = await submitAndCrash(a, refundProposal({ approval }));
+    await a.close({ clearHeartbeat: false });
+    const restarted = await world.node('a');
+    expect(restarted.heartbeat.nonce).not.toBe(a.heartbeat.nonce);
+    const { state } = await openState(restarted, effectId);
+    expect((await restarted.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_BY_RETRY' })]);
+    expect(await restarted.journal.serverTime()).toBeLessThan(state.claimExpires);
+    expect(world.target.landedCount(effectId)).toBe(1);
+  });
+
   it('leaves a live slow sender its claim and reports the skip with the holder and when to retry', async () => {
     world = await gateWorld();
     const { a, b, approval } = await twoNodes();

@@ -2,9 +2,10 @@
 // with the in-memory target. Each receipt is verified offline as well.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Rejected, type Target } from '../../src/core/target.js';
+import type { Journal } from '../../src/redis/journal.js';
 import type { MemoryTarget } from '../../src/targets/memory-target.js';
 import { kill, refundProposal, startNode, type World } from '../support/harness.js';
-import { FACTS, PAYMENT, entryKinds, eventually, gateWorld, grant, openState, submitAndCrash, verifiedReceipt } from './gate-support.js';
+import { FACTS, PAYMENT, entryKinds, eventually, gateWith, gateWorld, grant, openState, submitAndCrash, verifiedReceipt } from './gate-support.js';
 
 let world: World;
 afterEach(async () => {
@@ -21,6 +22,19 @@ function rejectsAfterLanding(inner: MemoryTarget): Target {
       if (!armed) return landed;
       armed = false;
       throw new Rejected('the refund could not be created', { code: 'charge_already_refunded', status: 400 });
+    },
+  };
+}
+
+/** The journal as seen by a submit that read the effect's chain before anything was written to it. */
+function readingBeforeEverything(journal: Journal): Journal {
+  let first = true;
+  return {
+    ...journal,
+    async entries(partition, effectId) {
+      if (!first) return journal.entries(partition, effectId);
+      first = false;
+      return [];
     },
   };
 }
@@ -159,6 +173,19 @@ describe('submit', () => {
     });
   });
 
+  it('REFUSED:stale_premise: a retry under the same approval is held to the facts the approver saw; a new approval brings its own', async () => {
+    world = await gateWorld();
+    const a = await world.node('a');
+    const first = await grant(a);
+    const moved = { ...FACTS, refunded_by_others: 500 };
+    world.target.world.set(PAYMENT, moved);
+    expect((await a.gate.submit(refundProposal({ requestId: 'case-3', approval: first.id }))).outcome).toBe('REFUSED:stale_premise');
+    expect((await a.gate.submit(refundProposal({ requestId: 'case-3', approval: first.id, premises: moved }))).outcome).toBe('REFUSED:stale_premise');
+    const second = await grant(a, { approver: 'sam@support' });
+    expect((await a.gate.submit(refundProposal({ requestId: 'case-3', approval: second.id, premises: moved }))).outcome).toBe('COMMITTED');
+    expect(world.target.landings).toHaveLength(1);
+  });
+
   it('REFUSED:stale_premise (I3): a chargeback that arrived after the decision stops the send', async () => {
     world = await gateWorld();
     const a = await world.node('a');
@@ -212,6 +239,18 @@ describe('submit', () => {
       expect(world.target.landings).toEqual([]);
       const receipt = await verifiedReceipt(world, a, result.effectId);
       expect(receipt).toMatchObject({ outcome: 'REFUSED:target_error', happened: false, refused: { code: 'REFUSED:target_error' } });
+    });
+
+    it('a resubmit that read the chain before the refusal settled is still stopped by the dispatch script', async () => {
+      world = await gateWorld();
+      const a = await world.node('a');
+      const { id } = await grant(a);
+      const proposal = refundProposal({ approval: id });
+      world.target.inject({ kind: 'reject' });
+      expect((await a.gate.submit(proposal)).outcome).toBe('REFUSED:target_error');
+      const late = gateWith(a, { journal: readingBeforeEverything(a.journal) });
+      expect((await late.submit(proposal)).outcome).toBe('REFUSED:target_error');
+      expect(world.target.landings).toEqual([]);
     });
   });
 

@@ -73,6 +73,9 @@ export function addReceiptCommands(program: Command): void {
       }
       const result = verify(input, keys ? { publicKeys: keys } : {});
       process.stdout.write(`${JSON.stringify({ ...result, publicKeys: source }, null, 2)}\n`);
+      if (result.signed === null) {
+        process.stderr.write('Warning: no public key was given or configured, so signatures were not checked; a consistently rebuilt chain would pass. Pass --public-key.\n');
+      }
       process.exitCode = result.valid ? EXIT_VALID : EXIT_INVALID;
     });
 

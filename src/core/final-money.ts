@@ -29,9 +29,14 @@ const DISPUTE_RANK: Record<string, number> = {
   charge_refunded: 5,
 };
 
-/** A chargeback, as opposed to an inquiry (`warning_*`), withdraws the disputed amount from the merchant. */
+/**
+ * A chargeback withdraws the disputed amount from the merchant; an inquiry (`warning_*`) does not, nor does a
+ * dispute that was prevented or closed because the charge was refunded.
+ */
+const CHARGEBACK_STATUSES = new Set(['needs_response', 'under_review', 'won', 'lost']);
+
 export function isChargeback(status: string): boolean {
-  return !status.startsWith('warning_');
+  return CHARGEBACK_STATUSES.has(status);
 }
 
 function rank(table: Record<string, number>, status: string): number {

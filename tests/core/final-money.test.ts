@@ -83,6 +83,13 @@ describe('final money', () => {
     expect(isChargeback('needs_response')).toBe(true);
   });
 
+  it('a prevented dispute, or one closed because the charge was refunded, withdraws nothing and is no exposure', () => {
+    for (const status of ['prevented', 'charge_refunded']) {
+      expect(isChargeback(status)).toBe(false);
+      expect(moneyAfter([dispute(status)]).exposure).toBeNull();
+    }
+  });
+
   it('an inquiry that escalates to a chargeback becomes exposure', () => {
     expect(moneyAfter([dispute('warning_needs_response'), dispute('warning_closed'), dispute('needs_response')]).exposure?.cents).toBe(7_000);
   });

@@ -117,9 +117,11 @@ export function createMemoryTarget(options: MemoryTargetOptions): MemoryTarget {
           throw new Rejected(fault.message ?? 'the target refused the request', { code: fault.code ?? 'rejected', status: 400 });
         case 'slow-send':
           if (fault.landsAfterAbort) {
-            setTimeout(() => land(effectId, effect), fault.delayMs).unref();
+            // One request lands once, whether or not its sender is still waiting for the answer.
+            let landing: Landing | undefined;
+            setTimeout(() => (landing ??= land(effectId, effect)), fault.delayMs).unref();
             await sleep(fault.delayMs, signal);
-            return asObject(land(effectId, effect));
+            return asObject((landing ??= land(effectId, effect)));
           }
           await sleep(fault.delayMs, signal);
           break;

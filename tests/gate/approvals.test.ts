@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Approvals } from '../../src/redis/approvals.js';
 import { kill, refundProposal, type TestNode, type World } from '../support/harness.js';
-import { FACTS, PAYMENT, eventually, gateWith, gateWorld, grant, openState, recoverUntilSettled, submitAndCrash, verifiedReceipt } from './gate-support.js';
+import { FACTS, PAYMENT, gateWith, gateWorld, grant, recoverUntilSettled, submitAndCrash, submitSlowly, verifiedReceipt } from './gate-support.js';
 
 let world: World;
 afterEach(async () => {
@@ -51,10 +51,7 @@ describe('revocation is ordered against dispatch', () => {
     const [a, b] = [await world.node('a'), await world.node('b')];
     const { id } = await grant(a);
     const early = refundProposal({ approval: id, amount: 1_000 });
-    const effectId = a.gate.effectIdOf(early);
-    world.target.inject({ kind: 'slow-send', delayMs: 200 });
-    const sending = a.gate.submit(early);
-    await eventually(async () => (await openState(b, effectId).catch(() => null))?.state.open === true, 'the dispatch to open');
+    const { effectId, sending } = await submitSlowly(world, a, early, 200);
 
     const revoked = await b.approvals.revoke(id, 'lee@risk');
     expect(revoked.mayStillLand).toEqual([effectId]);

@@ -6,7 +6,7 @@ import type { Config } from '../../src/config.js';
 import type { ApprovalTerms } from '../../src/core/approval.js';
 import { ProcessCrash } from '../../src/core/target.js';
 import { verify, type Verification } from '../../src/core/verify.js';
-import { createGate, type Gate, type GateDeps, type RecoveryReport } from '../../src/gate/gate.js';
+import { createGate, type Gate, type GateDeps, type GateResult, type RecoveryReport } from '../../src/gate/gate.js';
 import type { MemoryTargetOptions } from '../../src/targets/memory-target.js';
 import { approvalTerms, createWorld, sleep, type refundProposal, type TestNode, type World } from '../support/harness.js';
 
@@ -66,6 +66,15 @@ export async function eventually(check: () => Promise<boolean>, what: string, ti
     if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
     await sleep(10);
   }
+}
+
+/** Starts a submit whose send takes `delayMs` and returns once its dispatch is open, while the send is on the wire. */
+export async function submitSlowly(world: World, node: TestNode, proposal: ReturnType<typeof refundProposal>, delayMs: number): Promise<{ effectId: string; sending: Promise<GateResult> }> {
+  const effectId = node.gate.effectIdOf(proposal);
+  world.target.inject({ kind: 'slow-send', delayMs });
+  const sending = node.gate.submit(proposal);
+  await eventually(async () => (await openState(node, effectId).catch(() => null))?.state.open === true, 'the dispatch to open');
+  return { effectId, sending };
 }
 
 /** Runs recovery passes, each at the instant the previous one asked for, until the effect settles. */

@@ -2,7 +2,7 @@
 // a node "crashes" through an injected fault, kill() removes its heartbeat, and another node recovers.
 import { afterEach, describe, expect, it } from 'vitest';
 import { kill, refundProposal, sleep, type World } from '../support/harness.js';
-import { FACTS, PAYMENT, entryKinds, eventually, gateWorld, grant, openState, recoverUntilSettled, submitAndCrash, untilRedisTime, verifiedReceipt } from './gate-support.js';
+import { FACTS, PAYMENT, entryKinds, gateWorld, grant, openState, recoverUntilSettled, submitAndCrash, submitSlowly, untilRedisTime, verifiedReceipt } from './gate-support.js';
 
 let world: World;
 afterEach(async () => {
@@ -162,10 +162,7 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
     world = await gateWorld();
     const { a, b, approval } = await twoNodes();
     const proposal = refundProposal({ approval });
-    const effectId = a.gate.effectIdOf(proposal);
-    world.target.inject({ kind: 'slow-send', delayMs: 250 });
-    const sending = a.gate.submit(proposal);
-    await eventually(async () => (await openState(b, effectId).catch(() => null))?.state.open === true, 'the dispatch to open');
+    const { effectId, sending } = await submitSlowly(world, a, proposal, 250);
     const report = await b.gate.recover();
     expect(report.settled).toEqual([]);
     expect(report.skipped).toEqual([{ effectId, reason: 'held by a live sender', holder: 'a', retryAt: expect.any(Number) }]);
@@ -215,10 +212,7 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
     world = await gateWorld();
     const { a, b, approval } = await twoNodes();
     const proposal = refundProposal({ approval });
-    const effectId = a.gate.effectIdOf(proposal);
-    world.target.inject({ kind: 'slow-send', delayMs: 300 });
-    const zombie = a.gate.submit(proposal);
-    await eventually(async () => (await openState(b, effectId).catch(() => null))?.state.open === true, 'the dispatch to open');
+    const { effectId, sending: zombie } = await submitSlowly(world, a, proposal, 300);
     // The sender is cut off from Redis (its heartbeat lapses) while its request is still on the wire.
     await kill(a);
     expect((await b.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_BY_RETRY' })]);
@@ -235,10 +229,7 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
     world = await gateWorld({ target: { tier: 2 } });
     const { a, b, approval } = await twoNodes();
     const proposal = refundProposal({ approval });
-    const effectId = a.gate.effectIdOf(proposal);
-    world.target.inject({ kind: 'slow-send', delayMs: 200 });
-    const zombie = a.gate.submit(proposal);
-    await eventually(async () => (await openState(b, effectId).catch(() => null))?.state.open === true, 'the dispatch to open');
+    const { effectId, sending: zombie } = await submitSlowly(world, a, proposal, 200);
     await kill(a);
     const first = await b.gate.recover();
     expect(first.waiting).toEqual([expect.objectContaining({ effectId })]);

@@ -5,7 +5,7 @@ import { Rejected, type Target } from '../../src/core/target.js';
 import type { Journal } from '../../src/redis/journal.js';
 import type { MemoryTarget } from '../../src/targets/memory-target.js';
 import { kill, refundProposal, startNode, type World } from '../support/harness.js';
-import { FACTS, PAYMENT, entryKinds, eventually, gateWith, gateWorld, grant, openState, submitAndCrash, verifiedReceipt } from './gate-support.js';
+import { FACTS, PAYMENT, entryKinds, gateWith, gateWorld, grant, submitAndCrash, submitSlowly, verifiedReceipt } from './gate-support.js';
 
 let world: World;
 afterEach(async () => {
@@ -69,10 +69,7 @@ describe('submit', () => {
     const [a, b] = [await world.node('a'), await world.node('b')];
     const { id } = await grant(a);
     const proposal = refundProposal({ approval: id });
-    const effectId = a.gate.effectIdOf(proposal);
-    world.target.inject({ kind: 'slow-send', delayMs: 250 });
-    const slow = a.gate.submit(proposal);
-    await eventually(async () => (await openState(b, effectId).catch(() => null))?.state.open === true, 'the dispatch to open');
+    const { effectId, sending: slow } = await submitSlowly(world, a, proposal, 250);
     const now = await b.journal.serverTime();
     const second = await b.gate.submit(proposal);
     expect(second).toMatchObject({ outcome: 'IN_FLIGHT', holder: a.heartbeat.workerId });

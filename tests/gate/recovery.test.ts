@@ -158,6 +158,17 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
     expect(world.target.landedCount(effectId)).toBe(1);
   });
 
+  it('a resubmit that meets an in-flight effect whose owner is dead recovers it inline', async () => {
+    world = await gateWorld();
+    const { a, b, approval } = await twoNodes();
+    const proposal = refundProposal({ approval });
+    world.target.inject({ kind: 'crash-before-send' });
+    const effectId = await submitAndCrash(a, proposal);
+    await kill(a);
+    expect(await b.gate.submit(proposal)).toMatchObject({ effectId, outcome: 'COMMITTED_BY_RETRY' });
+    expect(world.target.landedCount(effectId)).toBe(1);
+  });
+
   it('leaves a live slow sender its claim and reports the skip with the holder and when to retry', async () => {
     world = await gateWorld();
     const { a, b, approval } = await twoNodes();

@@ -78,6 +78,32 @@ describe('submit', () => {
     expect(world.target.landedCount(effectId)).toBe(1);
   });
 
+  it('I2: the same request submitted by four nodes at once lands once; the others hear IN_FLIGHT or DUPLICATE_IGNORED', async () => {
+    world = await gateWorld();
+    const nodes = await Promise.all(['a', 'b', 'c', 'd'].map((name) => world.node(name)));
+    const { id } = await grant(nodes[0]!);
+    const proposal = refundProposal({ approval: id });
+    const outcomes = (await Promise.all(nodes.map((node) => node.gate.submit(proposal)))).map((result) => result.outcome);
+    expect(outcomes.filter((outcome) => outcome === 'COMMITTED')).toHaveLength(1);
+    expect(outcomes.filter((outcome) => outcome !== 'COMMITTED').every((outcome) => outcome === 'IN_FLIGHT' || outcome === 'DUPLICATE_IGNORED')).toBe(true);
+    expect(world.target.landedCount(nodes[0]!.gate.effectIdOf(proposal))).toBe(1);
+    await verifiedReceipt(world, nodes[0]!, nodes[0]!.gate.effectIdOf(proposal));
+  });
+
+  it('I5: two payloads for one request id submitted at once: the first recorded proposal wins, the other is refused', async () => {
+    world = await gateWorld();
+    const [a, b] = [await world.node('a'), await world.node('b')];
+    const { id } = await grant(a);
+    const [twenty, thirty] = await Promise.all([
+      a.gate.submit(refundProposal({ requestId: 'case-race', approval: id, amount: 2_000 })),
+      b.gate.submit(refundProposal({ requestId: 'case-race', approval: id, amount: 3_000 })),
+    ]);
+    expect([twenty.outcome, thirty.outcome].sort()).toEqual(['COMMITTED', 'REFUSED:conflicting_payload']);
+    const partition = await a.journal.partitionOf(twenty.effectId);
+    const first = (await a.journal.entries(partition ?? '', twenty.effectId)).find((entry) => entry.kind === 'PROPOSED');
+    expect(world.target.landings.map((landing) => landing.effect.amount)).toEqual([first?.kind === 'PROPOSED' ? first.effect.amount : null]);
+  });
+
   it('AMBIGUOUS: a tier-3 effect whose sender died after the send is never resent, and a resubmit says so', async () => {
     world = await gateWorld({ target: { tier: 3 } });
     const [a, b] = [await world.node('a'), await world.node('b')];

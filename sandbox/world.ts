@@ -13,12 +13,18 @@ import { createFaults } from './http/faults.js';
 import { createIdempotency, DEFAULT_IDEMPOTENCY_TTL_SECONDS } from './http/idempotency.js';
 import { createRouter } from './http/router.js';
 import { createBalanceTransactions } from './objects/balance-transactions.js';
+import { createCatalog } from './objects/catalog.js';
 import { createCharges } from './objects/charges.js';
+import { createCreditNotes } from './objects/credit-notes.js';
+import { createCustomers } from './objects/customers.js';
 import { createDisputes } from './objects/disputes.js';
 import { eventRoutes } from './objects/events.js';
 import { createPaymentIntents } from './objects/payment-intents.js';
 import { createPaymentMethods } from './objects/payment-methods.js';
+import { createInvoices } from './objects/invoices.js';
 import { createRefunds } from './objects/refunds.js';
+import { createSubscriptions } from './objects/subscriptions.js';
+import { createTestClocks } from './objects/test-clocks.js';
 import { createWebhookEndpoints } from './objects/webhook-endpoints.js';
 import { createWebhookDelivery } from './webhooks/delivery.js';
 import type { Core, Settings } from './core/core.js';
@@ -74,6 +80,17 @@ export function createWorld(options: WorldOptions = {}): World {
   const paymentIntents = createPaymentIntents(core, { charges, methods, disputes });
   const endpoints = createWebhookEndpoints(core);
 
+  // Billing. A test clock advance renews subscriptions first, then finalizes the drafts that are due, so a renewal
+  // made during the advance is finalized (and consumes the balance) within the same advance.
+  const clocks = createTestClocks(core);
+  const customers = createCustomers(core, { methods, clocks });
+  const catalog = createCatalog(core);
+  const invoices = createInvoices(core, { customers, paymentIntents });
+  const subscriptions = createSubscriptions(core, { customers, catalog, invoices });
+  const creditNotes = createCreditNotes(core, { customers, invoices, refunds });
+  clocks.onAdvance(subscriptions.renewDue);
+  clocks.onAdvance(invoices.finalizeDue);
+
   const forward: WebhookTarget | null =
     options.forwardTo === undefined ? null : { id: FORWARD_TARGET_ID, url: options.forwardTo, secret: options.webhookSecret ?? newWebhookSecret(), enabledEvents: ['*'] };
   const delivery = createWebhookDelivery(core, () => (forward === null ? endpoints.targets() : [forward, ...endpoints.targets()]));
@@ -90,6 +107,12 @@ export function createWorld(options: WorldOptions = {}): World {
     ...ledger.routes,
     ...eventRoutes(events),
     ...endpoints.routes,
+    ...clocks.routes,
+    ...customers.routes,
+    ...catalog.routes,
+    ...invoices.routes,
+    ...subscriptions.routes,
+    ...creditNotes.routes,
   ]);
 
   const world: World = {

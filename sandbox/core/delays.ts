@@ -1,5 +1,5 @@
 // Every asynchronous delay the sandbox knows, in milliseconds, per profile. `stripe` follows what test mode was
-// seen to do (scenarios.md §2.7, stripe-facts §4.7, §5.4, §6.4); `fast` keeps each one at or under 200 ms so
+// seen to do (scenarios.md §2.7, §3.7, stripe-facts §4.7, §5.4, §6.4); `fast` keeps each one at or under 200 ms so
 // tests finish quickly while preserving the order of things.
 export const delayModes = ['stripe', 'fast'] as const;
 export type DelaysMode = (typeof delayModes)[number];
@@ -23,6 +23,8 @@ export interface DelayProfile {
   readonly refundFailureArrives: number;
   /** First webhook retry; retry n waits this times 2^(n-1). Test mode retries 3 times over a few hours. */
   readonly webhookRetryBase: number;
+  /** A test clock stays `advancing` this long before its renewals run and it reads `ready` (13–28 s observed). */
+  readonly testClockAdvances: number;
 }
 
 export const delayProfiles: Readonly<Record<DelaysMode, DelayProfile>> = {
@@ -36,6 +38,7 @@ export const delayProfiles: Readonly<Record<DelaysMode, DelayProfile>> = {
     pendingRefundSettles: 10_000,
     refundFailureArrives: 10_000,
     webhookRetryBase: 30 * 60_000,
+    testClockAdvances: 10_000,
   },
   fast: {
     inquiryOpens: 20,
@@ -47,6 +50,7 @@ export const delayProfiles: Readonly<Record<DelaysMode, DelayProfile>> = {
     pendingRefundSettles: 100,
     refundFailureArrives: 100,
     webhookRetryBase: 50,
+    testClockAdvances: 100,
   },
 };
 

@@ -85,6 +85,14 @@ export function strList(): Field<string[], false> {
   });
 }
 
+/** A list of structured entries, `items[0][price]=…` (indexed) or `items[][price]=…`. */
+export function arrayOf<T>(inner: Field<T>): Field<T[], false> {
+  return field((value, param) => {
+    if (!Array.isArray(value)) throw parameterInvalid(param, `Invalid array`);
+    return value.map((item, index) => inner.parse(item, `${param}[${index}]`));
+  });
+}
+
 export function object<S extends Schema>(schema: S): Field<Parsed<S>, false> {
   return field((value, param) => {
     if (typeof value === 'string' || Array.isArray(value)) throw parameterInvalid(param, `Invalid object`);

@@ -109,9 +109,19 @@ export interface PaymentIntentDeps {
   disputes: Disputes;
 }
 
+export interface OffSessionPayment {
+  amount: number;
+  currency: string;
+  customer: string;
+  paymentMethod: string;
+  description: string;
+}
+
 export interface PaymentIntents {
   readonly collection: Collection<PaymentIntent>;
   require(id: string, param?: string): PaymentIntent;
+  /** Creates and confirms a payment as an invoice collects it; a declined card throws Stripe's 402. */
+  collect(payment: OffSessionPayment, origin: EventOrigin): PaymentIntent;
   routes: Route[];
 }
 
@@ -320,5 +330,11 @@ export function createPaymentIntents(core: Core, deps: PaymentIntentDeps): Payme
     }),
   ];
 
-  return { collection, require, routes };
+  const collect = (payment: OffSessionPayment, origin: EventOrigin): PaymentIntent =>
+    create(
+      { amount: payment.amount, currency: payment.currency, customer: payment.customer, payment_method: payment.paymentMethod, description: payment.description, confirm: true, off_session: 'true' },
+      origin,
+    );
+
+  return { collection, require, collect, routes };
 }

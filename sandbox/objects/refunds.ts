@@ -75,6 +75,8 @@ export interface RefundDeps {
 export interface Refunds {
   readonly collection: Collection<Refund>;
   require(id: string): Refund;
+  /** Issues a refund as `POST /v1/refunds` would, for families that refund on their own (credit notes). */
+  create(params: RefundCreateParams, origin: EventOrigin): Refund;
   settle(refund: Refund, origin: EventOrigin): void;
   fail(refund: Refund, reason: RefundFailureReason, origin: EventOrigin): void;
   requireAction(refund: Refund, origin: EventOrigin): void;
@@ -97,7 +99,8 @@ const createParams = {
   refund_application_fee: bool(),
   reverse_transfer: bool(),
 };
-type CreateParams = Parsed<typeof createParams>;
+export type RefundCreateParams = Parsed<typeof createParams>;
+type CreateParams = RefundCreateParams;
 
 export function createRefunds(core: Core, deps: RefundDeps): Refunds {
   const { store, clock, events, settings } = core;
@@ -327,5 +330,5 @@ export function createRefunds(core: Core, deps: RefundDeps): Refunds {
     return paginate(listFor({ charge: id }), {}, `/v1/charges/${id}/refunds`);
   };
 
-  return { collection, require, settle, fail, requireAction, failRecentOnChargeback, routes, expansions: [['charge.refunds', refundsOfCharge]] };
+  return { collection, require, create, settle, fail, requireAction, failRecentOnChargeback, routes, expansions: [['charge.refunds', refundsOfCharge]] };
 }

@@ -1,0 +1,311 @@
+// Customers and their credit balance (stripe-facts §8.1). `balance` moves only through customer balance
+// transactions: `adjustment` (API credits and debits), `initial`, `applied_to_invoice` (an invoice consuming it at
+// finalization), `credit_note`. Stripe has no event for a balance transaction; the visible signal is
+// `customer.updated` with `previous_attributes.balance`. A customer on a test clock lives on that clock's time.
+import { snapshot } from '../core/diff.js';
+import { invalidRequest, requireObject, resourceMissing } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import { listParams, paginate } from '../core/list.js';
+import { accepted, int, mergeMetadata, metadata, object, required, str, strList } from '../core/params.js';
+import { route } from '../http/router.js';
+import type { Core } from '../core/core.js';
+import type { EventOrigin } from '../core/event-bus.js';
+import type { Collection, StripeObject } from '../core/store.js';
+import type { Route } from '../http/router.js';
+import type { PaymentMethods } from './payment-methods.js';
+import type { TestClocks } from './test-clocks.js';
+
+export const customerBalanceTransactionTypes = [
+  'adjustment',
+  'applied_to_invoice',
+  'credit_note',
+  'initial',
+  'invoice_overpaid',
+  'invoice_too_large',
+  'invoice_too_small',
+  'migration',
+  'unapplied_from_invoice',
+  'unspent_receiver_credit',
+] as const;
+export type CustomerBalanceTransactionType = (typeof customerBalanceTransactionTypes)[number];
+
+export interface Customer extends StripeObject {
+  object: 'customer';
+  address: null;
+  /** Negative: credit the next invoice consumes; positive: owed, added to the next invoice. */
+  balance: number;
+  currency: string | null;
+  default_source: null;
+  delinquent: boolean;
+  description: string | null;
+  discount: null;
+  email: string | null;
+  invoice_prefix: string;
+  invoice_settings: { custom_fields: null; default_payment_method: string | null; footer: string | null; rendering_options: null };
+  livemode: false;
+  metadata: Record<string, string>;
+  name: string | null;
+  next_invoice_sequence: number;
+  phone: string | null;
+  preferred_locales: string[];
+  shipping: null;
+  tax_exempt: 'none';
+  test_clock: string | null;
+}
+
+export interface CustomerBalanceTransaction extends StripeObject {
+  object: 'customer_balance_transaction';
+  amount: number;
+  checkout_session: null;
+  credit_note: string | null;
+  currency: string;
+  customer: string;
+  customer_account: null;
+  description: string | null;
+  ending_balance: number;
+  invoice: string | null;
+  livemode: false;
+  metadata: Record<string, string>;
+  type: CustomerBalanceTransactionType;
+}
+
+export interface BalanceChange {
+  amount: number;
+  currency: string;
+  type: CustomerBalanceTransactionType;
+  description?: string | null;
+  metadata?: Record<string, string>;
+  invoice?: string;
+  creditNote?: string;
+}
+
+export interface Customers {
+  readonly collection: Collection<Customer>;
+  require(id: string, param?: string): Customer;
+  /** The customer's present: its test clock's frozen time, or sandbox time. */
+  nowFor(customer: Customer): number;
+  /** Records a balance transaction, moves `balance` and announces it with `customer.updated`. */
+  changeBalance(customer: Customer, change: BalanceChange, origin: EventOrigin): CustomerBalanceTransaction;
+  /** The next invoice number, `<invoice_prefix>-0001` onwards. */
+  takeInvoiceNumber(customer: Customer): string;
+  routes: Route[];
+}
+
+const PREFIX_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+
+function invoicePrefix(): string {
+  let prefix = '';
+  for (let i = 0; i < 8; i++) prefix += PREFIX_ALPHABET[Math.floor(Math.random() * PREFIX_ALPHABET.length)] ?? 'A';
+  return prefix;
+}
+
+const invoiceSettingsParam = object({ default_payment_method: str(), footer: str(), custom_fields: accepted(), rendering_options: accepted() });
+const customerFields = {
+  name: str(),
+  email: str(),
+  description: str(),
+  phone: str(),
+  metadata: metadata(),
+  invoice_settings: invoiceSettingsParam,
+  preferred_locales: strList(),
+  balance: int(),
+  address: accepted(),
+  shipping: accepted(),
+};
+
+export function createCustomers(core: Core, deps: { methods: PaymentMethods; clocks: TestClocks }): Customers {
+  const { store, clock, events } = core;
+  const { methods, clocks } = deps;
+  const collection = store.collection<Customer>('customer');
+  const transactions = store.collection<CustomerBalanceTransaction>('customer_balance_transaction');
+
+  const require = (id: string, param = 'customer'): Customer => requireObject(collection, 'customer', id, param);
+  const nowFor = (customer: Customer): number => (customer.test_clock === null ? clock.nowSeconds() : clocks.require(customer.test_clock).frozen_time);
+
+  const changeBalance = (customer: Customer, change: BalanceChange, origin: EventOrigin): CustomerBalanceTransaction => {
+    if (customer.currency !== null && customer.currency !== change.currency) {
+      throw invalidRequest(`The currency of this balance transaction (${change.currency}) must match the customer's currency (${customer.currency}).`, { param: 'currency' });
+    }
+    const before = snapshot(customer);
+    customer.currency = change.currency;
+    customer.balance += change.amount;
+    const transaction = transactions.insert({
+      id: newId('cbtxn'),
+      object: 'customer_balance_transaction',
+      amount: change.amount,
+      checkout_session: null,
+      created: nowFor(customer),
+      credit_note: change.creditNote ?? null,
+      currency: change.currency,
+      customer: customer.id,
+      customer_account: null,
+      description: change.description ?? null,
+      ending_balance: customer.balance,
+      invoice: change.invoice ?? null,
+      livemode: false,
+      metadata: change.metadata ?? {},
+      type: change.type,
+    });
+    events.emit('customer.updated', customer, origin, { before });
+    return transaction;
+  };
+
+  /** A magic test id becomes a new payment method attached to the customer; a stored one must already be theirs. */
+  const attach = (customer: Customer, id: string, param: string, origin: EventOrigin): string => {
+    const { method } = methods.resolve(id, param);
+    if (method.customer === null) {
+      method.customer = customer.id;
+      events.emit('payment_method.attached', method, origin);
+    } else if (method.customer !== customer.id) {
+      throw invalidRequest(`The customer does not have a payment method with the ID ${id}. The payment method must be attached to the customer.`, { param });
+    }
+    return method.id;
+  };
+
+  const requireTransaction = (customerId: string, id: string): CustomerBalanceTransaction => {
+    const found = transactions.get(id);
+    if (found === undefined || found.customer !== customerId) throw resourceMissing('customer balance transaction', id);
+    return found;
+  };
+
+  const routes = [
+    route({
+      method: 'POST',
+      path: '/v1/customers',
+      params: { ...customerFields, payment_method: str(), test_clock: str() },
+      handle: (params, _path, ctx) => {
+        const testClock = params.test_clock === undefined ? null : clocks.require(params.test_clock);
+        const customer = collection.insert({
+          id: newId('cus'),
+          object: 'customer',
+          address: null,
+          balance: 0,
+          created: testClock?.frozen_time ?? clock.nowSeconds(),
+          currency: null,
+          default_source: null,
+          delinquent: false,
+          description: params.description ?? null,
+          discount: null,
+          email: params.email ?? null,
+          invoice_prefix: invoicePrefix(),
+          invoice_settings: { custom_fields: null, default_payment_method: null, footer: params.invoice_settings?.footer ?? null, rendering_options: null },
+          livemode: false,
+          metadata: mergeMetadata({}, params.metadata),
+          name: params.name ?? null,
+          next_invoice_sequence: 1,
+          phone: params.phone ?? null,
+          preferred_locales: params.preferred_locales ?? [],
+          shipping: null,
+          tax_exempt: 'none',
+          test_clock: testClock?.id ?? null,
+        });
+        const attached = params.payment_method === undefined ? null : attach(customer, params.payment_method, 'payment_method', ctx.origin);
+        const wanted = params.invoice_settings?.default_payment_method;
+        if (wanted !== undefined) {
+          // Naming the same magic id twice (`payment_method` and the default) means the one just attached.
+          customer.invoice_settings.default_payment_method =
+            wanted === params.payment_method && attached !== null ? attached : attach(customer, wanted, 'invoice_settings[default_payment_method]', ctx.origin);
+        }
+        events.emit('customer.created', customer, ctx.origin);
+        if (params.balance !== undefined && params.balance !== 0) {
+          // The opening balance has no currency of its own until the customer has one; Stripe bills in usd here.
+          changeBalance(customer, { amount: params.balance, currency: 'usd', type: 'initial' }, ctx.origin);
+        }
+        return customer;
+      },
+    }),
+    route({ method: 'GET', path: '/v1/customers/:id', params: {}, handle: (_params, path) => require(path['id'] ?? '', 'id') }),
+    route({
+      method: 'POST',
+      path: '/v1/customers/:id',
+      params: customerFields,
+      handle: (params, path, ctx) => {
+        const customer = require(path['id'] ?? '', 'id');
+        const before = snapshot(customer);
+        if (params.name !== undefined) customer.name = params.name;
+        if (params.email !== undefined) customer.email = params.email;
+        if (params.description !== undefined) customer.description = params.description;
+        if (params.phone !== undefined) customer.phone = params.phone;
+        if (params.preferred_locales !== undefined) customer.preferred_locales = params.preferred_locales;
+        customer.metadata = mergeMetadata(customer.metadata, params.metadata);
+        const wanted = params.invoice_settings?.default_payment_method;
+        if (wanted !== undefined) customer.invoice_settings.default_payment_method = attach(customer, wanted, 'invoice_settings[default_payment_method]', ctx.origin);
+        if (params.invoice_settings?.footer !== undefined) customer.invoice_settings.footer = params.invoice_settings.footer;
+        events.emit('customer.updated', customer, ctx.origin, { before });
+        // Setting `balance` directly is an adjustment by the difference (stripe-facts §8.1).
+        if (params.balance !== undefined && params.balance !== customer.balance) {
+          changeBalance(customer, { amount: params.balance - customer.balance, currency: customer.currency ?? 'usd', type: 'adjustment' }, ctx.origin);
+        }
+        return customer;
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/v1/customers/:id',
+      params: {},
+      handle: (_params, path, ctx) => {
+        const customer = require(path['id'] ?? '', 'id');
+        collection.remove(customer.id);
+        events.emit('customer.deleted', customer, ctx.origin);
+        return { id: customer.id, object: 'customer', deleted: true };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/customers',
+      params: { ...listParams, email: str(), test_clock: str() },
+      handle: (params) => {
+        const items = collection
+          .newestFirst()
+          .filter((c) => (params.email === undefined || c.email === params.email) && (params.test_clock === undefined || c.test_clock === params.test_clock));
+        return paginate(items, params, '/v1/customers');
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/customers/:customer/balance_transactions',
+      params: { amount: required(int()), currency: required(str()), description: str({ maxLength: 350 }), metadata: metadata() },
+      handle: (params, path, ctx) => {
+        const customer = require(path['customer'] ?? '');
+        const change = { amount: params.amount, currency: params.currency.toLowerCase(), type: 'adjustment' as const, description: params.description ?? null, metadata: mergeMetadata({}, params.metadata) };
+        return changeBalance(customer, change, ctx.origin);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/customers/:customer/balance_transactions',
+      params: { ...listParams, invoice: str() },
+      handle: (params, path) => {
+        const customer = require(path['customer'] ?? '');
+        const items = transactions.newestFirst().filter((t) => t.customer === customer.id && (params.invoice === undefined || t.invoice === params.invoice));
+        return paginate(items, params, `/v1/customers/${customer.id}/balance_transactions`);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/customers/:customer/balance_transactions/:id',
+      params: {},
+      handle: (_params, path) => requireTransaction(require(path['customer'] ?? '').id, path['id'] ?? ''),
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/customers/:customer/balance_transactions/:id',
+      params: { description: str({ maxLength: 350 }), metadata: metadata() },
+      handle: (params, path) => {
+        const transaction = requireTransaction(require(path['customer'] ?? '').id, path['id'] ?? '');
+        if (params.description !== undefined) transaction.description = params.description;
+        transaction.metadata = mergeMetadata(transaction.metadata, params.metadata);
+        return transaction;
+      },
+    }),
+  ];
+
+  // Numbering is bookkeeping, not a change anyone listens for: no event.
+  const takeInvoiceNumber = (customer: Customer): string => {
+    const number = `${customer.invoice_prefix}-${String(customer.next_invoice_sequence).padStart(4, '0')}`;
+    customer.next_invoice_sequence += 1;
+    return number;
+  };
+
+  return { collection, require, nowFor, changeBalance, takeInvoiceNumber, routes };
+}

@@ -30,7 +30,13 @@ const COMMITTED_FAMILY = new Set(['COMMITTED', 'COMMITTED_ON_QUERY', 'COMMITTED_
 type Call = { op: 'submit'; node: number; effect: number; redecided: boolean; fault: Fault | null } | { op: 'recover'; node: number };
 type Step =
   | Call
-  | { op: 'together'; calls: Call[] }
+  /**
+   * Calls run concurrently on distinct nodes. With `lapse`, that node's heartbeat is cleared `afterMs` into the
+   * calls and a new node takes its slot and recovers, while the old call runs on: a paused or partitioned process
+   * that others see as dead but that may still send and write. Fencing, the send deadline and the settle margin
+   * must make it harmless.
+   */
+  | { op: 'together'; calls: Call[]; lapse: { node: number; afterMs: number } | null }
   | { op: 'fault'; fault: Fault }
   | { op: 'kill'; node: number; restartSameId: boolean }
   | { op: 'revoke'; subject: number }
@@ -49,7 +55,7 @@ function describeStep(step: Step): string {
     case 'recover':
       return describeCall(step);
     case 'together':
-      return `together[ ${step.calls.map(describeCall).join(' | ')} ]`;
+      return `together[ ${step.calls.map(describeCall).join(' | ')} ]${step.lapse ? `, n${step.lapse.node}'s heartbeat lapses after ${step.lapse.afterMs} ms while its call runs on, and its replacement recovers` : ''}`;
     case 'fault':
       return `fault ${JSON.stringify(step.fault)}`;
     case 'kill':
@@ -99,7 +105,9 @@ const callArb = (node: fc.Arbitrary<number>): fc.Arbitrary<Call> => fc.oneof({ a
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: callArb(nodeIndex), weight: 6 },
   {
-    arbitrary: fc.array(callArb(fc.constant(0)), { minLength: 2, maxLength: NODES }).map((calls): Step => ({ op: 'together', calls: calls.map((call, node) => ({ ...call, node })) })),
+    arbitrary: fc
+      .tuple(fc.array(callArb(fc.constant(0)), { minLength: 2, maxLength: NODES }), fc.option(fc.record({ node: fc.integer({ min: 0, max: 1 }), afterMs: fc.integer({ min: 0, max: 60 }) }), { freq: 3, nil: null }))
+      .map(([calls, lapse]): Step => ({ op: 'together', calls: calls.map((call, node) => ({ ...call, node })), lapse })),
     weight: 3,
   },
   { arbitrary: faultArb.map((fault): Step => ({ op: 'fault', fault })), weight: 4 },
@@ -151,6 +159,7 @@ async function restart(run: Run, slot: number, sameId: boolean): Promise<void> {
 
 async function call(run: Run, c: Call): Promise<string> {
   const node = run.nodes[c.node];
+  const replaced = () => run.nodes[c.node] !== node;
   if (!node) throw new Error(`no node ${c.node}`);
   try {
     if (c.op === 'submit') {
@@ -163,7 +172,8 @@ async function call(run: Run, c: Call): Promise<string> {
     return `${describeCall(c)} -> settled ${JSON.stringify(report.settled.map((s) => s.outcome))}, waiting ${report.waiting.length}, skipped ${report.skipped.length}, unresolved ${JSON.stringify(report.unresolved.map((u) => u.outcome))}`;
   } catch (error) {
     if (error instanceof ProcessCrash) {
-      await restart(run, c.node, false);
+      // A node already declared dead (its heartbeat lapsed) has been replaced; the crash only ends its call.
+      if (!replaced()) await restart(run, c.node, false);
       return `${describeCall(c)} -> CRASHED (${error.message}); node replaced`;
     }
     if (error instanceof PremiseReadError) return `${describeCall(c)} -> threw PremiseReadError`;
@@ -178,7 +188,12 @@ async function runStep(run: Run, step: Step): Promise<void> {
       run.trace.push(await call(run, step));
       return;
     case 'together': {
-      const lines = await Promise.all(step.calls.map((c) => call(run, c)));
+      const { lapse } = step;
+      // The new node recovers at start, as a restarted worker does, while the old one's call may still be sending.
+      const lapsing = lapse && lapse.node < step.calls.length
+        ? sleep(lapse.afterMs).then(() => restart(run, lapse.node, false)).then(() => call(run, { op: 'recover', node: lapse.node })).then((line) => `after the lapse ${line}`)
+        : null;
+      const lines = await Promise.all([...step.calls.map((c) => call(run, c)), ...(lapsing ? [lapsing] : [])]);
       run.trace.push(`together: ${lines.join(' | ')}`);
       return;
     }
@@ -250,7 +265,9 @@ async function checkInvariants(run: Run, tier: Tier, node: TestNode): Promise<st
     const verification = verify(JSON.parse(JSON.stringify(receipt)), { publicKeys: run.world.key.publicKeys });
     if (!verification.valid) problems.push(`${name}'s receipt does not verify: ${verification.problems.join('; ')}`);
     const { happened } = verification;
-    seen.set(`${verification.outcome ?? 'none'}@tier${tier}`, (seen.get(`${verification.outcome ?? 'none'}@tier${tier}`) ?? 0) + 1);
+    const tally = (what: string) => seen.set(`${what}@tier${tier}`, (seen.get(`${what}@tier${tier}`) ?? 0) + 1);
+    tally(verification.outcome ?? 'none');
+    if (receipt.entries.some((entry) => entry.kind === 'LATE_RESULT')) tally('with LATE_RESULT');
     if (happened === true && landed !== 1) problems.push(`${name}: the journal says it landed (${verification.outcome ?? '-'}) but the target has ${landed} landings`);
     if (happened === false && landed !== 0) problems.push(`${name}: the journal says it never landed (${verification.outcome ?? '-'}) but the target has it`);
     if (happened === 'unknown' && tier !== 3) problems.push(`${name}: the journal cannot tell (${verification.outcome ?? '-'}) although a tier-${tier} target can settle it`);

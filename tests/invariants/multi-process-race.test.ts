@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Tier } from '../../src/core/decisions.js';
 import { outcomeOf, verify } from '../../src/core/verify.js';
-import { approvalTerms, REDIS_URL, sleep, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
+import { approvalTerms, REDIS_URL, sleep, startNode, testConfig, testKey } from '../support/harness.js';
 import { createRedisTarget } from '../support/redis-target.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -26,6 +26,9 @@ const RACE_TIMING = { claimTtlMs: 2_000, sendTimeoutMs: 500, settleMarginMs: 1_5
 const COMMITTED_FAMILY = new Set(['COMMITTED', 'COMMITTED_ON_QUERY', 'COMMITTED_BY_RETRY', 'REAPPLIED_AFTER_QUERY']);
 
 type Worker = { child: ChildProcess; pid: number; ready: boolean; exited: Promise<number | null>; output: string[] };
+
+/** Set while the test wants to kill the next process that reports a send starting. */
+let killNextSender: ((worker: Worker) => void) | null = null;
 
 const dirs: string[] = [];
 const cleanups: (() => Promise<void>)[] = [];
@@ -46,21 +49,12 @@ function spawnWorker(env: Record<string, string>): Worker {
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
     for (const line of chunk.split('\n').filter(Boolean)) {
       if (line === 'ready') worker.ready = true;
+      else if (line === 'sending') killNextSender?.(worker);
       else worker.output.push(line);
     }
   });
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => worker.output.push(chunk.trim()));
   return worker;
-}
-
-/** The pid of a worker that holds an open dispatch right now, so the kill lands between DISPATCHED and COMMITTED. */
-async function senderPid(admin: TestNode): Promise<number | null> {
-  for (const open of await admin.journal.openEffects()) {
-    const { state } = await admin.journal.readState(open.partition, open.effectId);
-    const match = /^race-(\d+)$/.exec(state.owner);
-    if (state.open && match) return Number(match[1]);
-  }
-  return null;
 }
 
 async function race(tier: Tier) {
@@ -114,30 +108,46 @@ async function race(tier: Tier) {
     for (const worker of everyone) if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGKILL');
   });
   const started = Date.now();
-  while (workers.some((worker) => !worker.ready) && Date.now() - started < 45_000) await sleep(20);
+  while (workers.some((worker) => !worker.ready && worker.child.exitCode === null) && Date.now() - started < 45_000) await sleep(20);
   await redis.set(`${config.keyPrefix}:race:go`, '1');
   const raceStarted = Date.now();
 
-  // Each kill aims at a process that holds an open dispatch right now (between DISPATCHED and its settle), or at
-  // any live process when nobody is sending; a replacement starts at once.
+  // Each kill hits a process the moment it reports a send starting (after its DISPATCHED, before the settle), or
+  // any live process when nobody sends for a while; a replacement starts at once.
   let killed = 0;
   let killedMidSend = 0;
-  const live = () => workers.filter((worker) => worker.ready && worker.child.exitCode === null && worker.child.signalCode === null);
-  for (let k = 0; k < KILLS; k += 1) {
-    await sleep(40 + Math.floor(Math.random() * 120));
-    let aimed: number | null = null;
-    for (const lookedAt = Date.now(); aimed === null && Date.now() - lookedAt < 300; ) aimed = await senderPid(admin);
-    for (const waitedAt = Date.now(); live().length === 0 && Date.now() - waitedAt < 20_000; ) await sleep(20);
-    const candidates = live();
-    const victim = candidates.find((worker) => worker.pid === aimed) ?? candidates[Math.floor(Math.random() * candidates.length)];
-    if (!victim) continue;
+  const alive = (worker: Worker) => worker.ready && worker.child.exitCode === null && worker.child.signalCode === null;
+  const replace = (victim: Worker) => {
     victim.child.kill('SIGKILL');
     killed += 1;
-    if (victim.pid === aimed) killedMidSend += 1;
     workers.splice(workers.indexOf(victim), 1);
     const replacement = spawnWorker(env);
     workers.push(replacement);
     everyone.push(replacement);
+  };
+  for (let k = 0; k < KILLS; k += 1) {
+    await sleep(40 + Math.floor(Math.random() * 120));
+    const hit = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        killNextSender = null;
+        resolve(false);
+      }, 500);
+      killNextSender = (worker) => {
+        if (!workers.includes(worker) || !alive(worker)) return;
+        killNextSender = null;
+        clearTimeout(timer);
+        replace(worker);
+        resolve(true);
+      };
+    });
+    if (hit) {
+      killedMidSend += 1;
+      continue;
+    }
+    for (const waitedAt = Date.now(); !workers.some(alive) && Date.now() - waitedAt < 20_000; ) await sleep(20);
+    const candidates = workers.filter(alive);
+    const victim = candidates[Math.floor(Math.random() * candidates.length)];
+    if (victim) replace(victim);
   }
   const killsDoneMs = Date.now() - raceStarted;
 

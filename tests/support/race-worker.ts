@@ -47,7 +47,17 @@ async function main(): Promise<void> {
   const redis = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: 1 });
   const timing = JSON.parse(env('RACE_TIMING')) as RaceTiming;
   const config = testConfig({ redisUrl: env('REDIS_URL'), keyPrefix: prefix, ...timing });
-  const target = createRedisTarget({ redis, prefix, tier, sendTimeoutMs: timing.sendTimeoutMs, jitterMs: 25 });
+  const target = createRedisTarget({
+    redis,
+    prefix,
+    tier,
+    sendTimeoutMs: timing.sendTimeoutMs,
+    jitterMs: 25,
+    // Tells the test a send is starting, so it can kill this process between DISPATCHED and its settle.
+    beforeApply: async () => {
+      process.stdout.write('sending\n');
+    },
+  });
   const node = await startNode({ config, target, key, workerId: `race-${process.pid}` });
   const effectIds = proposals.map((proposal) => node.gate.effectIdOf(proposal));
   const outcomes: Record<string, number> = {};

@@ -119,7 +119,10 @@ export function createGate(deps: GateDeps) {
       const { state } = await journal.readState(partition, effectId);
       return result(effectId, 'IN_FLIGHT', { holder: state.owner, retryAt: state.claimExpires });
     }
-    return result(effectId, outcome as Outcome, { evidence: committedEntry(entries)?.found ?? null });
+    // Someone else settled it: their commit is, for this caller, a duplicate (two callers never both hear COMMITTED).
+    const committed = committedEntry(entries);
+    if (committed) return result(effectId, 'DUPLICATE_IGNORED', { evidence: committed.found });
+    return result(effectId, outcome as Outcome);
   }
 
   /** Commits what landed, or records it as late when someone else now holds the effect. */

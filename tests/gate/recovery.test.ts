@@ -228,7 +228,8 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
     await kill(a);
     expect((await b.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_BY_RETRY' })]);
     const late = await zombie;
-    expect(late.outcome).toBe('COMMITTED_BY_RETRY');
+    // Its caller hears that another worker carried the effect out, not a second COMMITTED.
+    expect(late.outcome).toBe('DUPLICATE_IGNORED');
     const kinds = await entryKinds(b, effectId);
     expect(kinds.slice(-2)).toEqual(['COMMITTED', 'LATE_RESULT']);
     expect(kinds.filter((kind) => kind === 'COMMITTED')).toHaveLength(1);

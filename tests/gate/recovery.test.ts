@@ -169,6 +169,30 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
     expect(world.target.landedCount(effectId)).toBe(1);
   });
 
+  it('an unknown send outcome keeps the claim: other nodes leave it to its live owner, whose recovery settles it once', async () => {
+    world = await gateWorld();
+    const { a, b, approval } = await twoNodes();
+    world.target.inject({ kind: 'error-after-send' });
+    const unknown = await a.gate.submit(refundProposal({ approval }));
+    expect(unknown).toMatchObject({ outcome: 'IN_FLIGHT', holder: 'a', reason: expect.stringContaining('unknown') });
+    expect((await b.gate.recover()).skipped).toEqual([expect.objectContaining({ effectId: unknown.effectId, holder: 'a' })]);
+    expect((await a.gate.recover()).settled).toEqual([expect.objectContaining({ effectId: unknown.effectId, outcome: 'COMMITTED_BY_RETRY' })]);
+    expect(world.target.landedCount(unknown.effectId)).toBe(1);
+  });
+
+  it('a submit that meets an effect recovery is waiting on answers IN_FLIGHT with the instant it will be settled', async () => {
+    world = await gateWorld({ target: { tier: 2 } });
+    const { a, b, approval } = await twoNodes();
+    const proposal = refundProposal({ approval });
+    world.target.inject({ kind: 'crash-before-send' });
+    const effectId = await submitAndCrash(a, proposal);
+    await kill(a);
+    const { waiting } = await b.gate.recover();
+    expect(await b.gate.submit(proposal)).toMatchObject({ outcome: 'IN_FLIGHT', holder: 'recovery', retryAt: waiting[0]?.until });
+    expect(world.target.landings).toEqual([]);
+    expect(effectId).toBe(waiting[0]?.effectId);
+  });
+
   it('leaves a live slow sender its claim and reports the skip with the holder and when to retry', async () => {
     world = await gateWorld();
     const { a, b, approval } = await twoNodes();

@@ -84,6 +84,16 @@ export function createGate(deps: GateDeps) {
   const problems = timingProblems({ ...timing, sendTimeoutMs: target.sendTimeoutMs, dedupWindowMs: target.dedupWindowMs });
   if (problems.length > 0) throw new Error(`The gate's timing is unsafe for target ${target.name}: ${problems.join('; ')}.`);
 
+  // Effects this instance is dispatching, sending or recovering right now, with how many of its calls are. Its own
+  // recovery pass or a duplicate job must treat them as held by a live sender, not as its leftovers to resend.
+  const busy = new Map<string, number>();
+  const hold = (effectId: string) => busy.set(effectId, (busy.get(effectId) ?? 0) + 1);
+  const release = (effectId: string) => {
+    const left = (busy.get(effectId) ?? 1) - 1;
+    if (left > 0) busy.set(effectId, left);
+    else busy.delete(effectId);
+  };
+
   function result(effectId: string, outcome: Outcome, extra: Omit<GateResult, 'effectId' | 'outcome' | 'sentence'> = {}): GateResult {
     return { effectId, outcome, sentence: explainOutcome(outcome), ...extra };
   }
@@ -236,6 +246,7 @@ export function createGate(deps: GateDeps) {
 
       // The stopwatch starts before the dispatch script, so the recorded deadline is never earlier than the abort.
       const deadlineAt = performance.now() + target.sendTimeoutMs;
+      hold(effectId);
       const reply = await journal.dispatch({
         effectId,
         partition,
@@ -247,10 +258,18 @@ export function createGate(deps: GateDeps) {
         amount,
         approvalId: approval,
         draft: ({ epoch, sendDeadline }) => ({ kind: 'DISPATCHED', effect, approval, premises: decidedOn, checks, owner, epoch, sendDeadline }),
+      }).catch((error: unknown) => {
+        release(effectId);
+        throw error;
       });
+      if (reply.status !== 'OK') release(effectId);
       switch (reply.status) {
         case 'OK':
-          return toGateResult(await sendDispatched(partition, effectId, effect, reply.epoch, deadlineAt), partition);
+          try {
+            return toGateResult(await sendDispatched(partition, effectId, effect, reply.epoch, deadlineAt), partition);
+          } finally {
+            release(effectId);
+          }
         case 'IN_FLIGHT':
         case 'CONFLICTING_PAYLOAD':
         case 'COMMITTED':
@@ -291,8 +310,10 @@ export function createGate(deps: GateDeps) {
     const { now, state } = await journal.readState(partition, effectId);
     if (!state.open) return { kind: 'skipped', effectId, reason: 'no open dispatch (settled meanwhile)' };
     let reason: 'own' | 'expired' | 'owner-dead';
-    if (state.owner === owner && state.nonce === nonce) reason = 'own';
-    else if (state.claimExpires <= now) reason = 'expired';
+    if (state.owner === owner && state.nonce === nonce) {
+      if (busy.has(effectId)) return { kind: 'skipped', effectId, reason: 'held by a live sender (this worker)', holder: owner, retryAt: state.claimExpires };
+      reason = 'own';
+    } else if (state.claimExpires <= now) reason = 'expired';
     else if (!(await heartbeat.isAlive(state.owner, state.nonce))) reason = 'owner-dead';
     else return { kind: 'skipped', effectId, reason: 'held by a live sender', holder: state.owner, retryAt: state.claimExpires };
     const taken = await journal.takeOver(partition, effectId, { epoch: state.epoch, owner: state.owner, nonce: state.nonce }, { owner, nonce, claimTtlMs: timing.claimTtlMs }, reason);
@@ -318,6 +339,15 @@ export function createGate(deps: GateDeps) {
     if (partition === null) return { kind: 'skipped', effectId, reason: 'unknown effect id' };
     const claim = await takeClaim(effectId, partition);
     if ('kind' in claim) return claim;
+    hold(effectId);
+    try {
+      return await recoverClaimed(effectId, partition, claim);
+    } finally {
+      release(effectId);
+    }
+  }
+
+  async function recoverClaimed(effectId: string, partition: string, claim: { epoch: number; now: number; sendDeadline: number }): Promise<RecoverOne> {
     const { epoch } = claim;
     const entries: Entry[] = await journal.entries(partition, effectId);
     const dispatched = openDispatch(entries);

@@ -169,6 +169,20 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
     expect(world.target.landedCount(effectId)).toBe(1);
   });
 
+  it('a worker keeps the claim of its own send in progress: its recovery pass and a duplicate job leave it alone', async () => {
+    world = await gateWorld();
+    const { a, approval } = await twoNodes();
+    const proposal = refundProposal({ approval });
+    const { effectId, sending } = await submitSlowly(world, a, proposal, 250);
+    const report = await a.gate.recover();
+    expect(report.settled).toEqual([]);
+    expect(report.skipped).toEqual([expect.objectContaining({ effectId, holder: 'a' })]);
+    expect(await a.gate.submit(proposal)).toMatchObject({ outcome: 'IN_FLIGHT', holder: 'a' });
+    expect((await sending).outcome).toBe('COMMITTED');
+    expect(await entryKinds(a, effectId)).not.toContain('LATE_RESULT');
+    expect(world.target.landedCount(effectId)).toBe(1);
+  });
+
   it('an unknown send outcome keeps the claim: other nodes leave it to its live owner, whose recovery settles it once', async () => {
     world = await gateWorld();
     const { a, b, approval } = await twoNodes();

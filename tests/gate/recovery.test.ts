@@ -241,6 +241,20 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
     expect(world.target.landedCount(effectId)).toBe(1);
   });
 
+  it('a request that lands after its sender gave up is found, not resent: absence is trusted only after the settle margin', async () => {
+    world = await gateWorld({ target: { tier: 2 }, config: { settleMarginMs: 600 } });
+    const { a, b, approval } = await twoNodes();
+    world.target.inject({ kind: 'slow-send', delayMs: 700, landsAfterAbort: true });
+    const gaveUp = await a.gate.submit(refundProposal({ approval }));
+    expect(gaveUp.outcome).toBe('IN_FLIGHT');
+    await kill(a);
+    const first = await b.gate.recover();
+    expect(first.waiting).toEqual([expect.objectContaining({ effectId: gaveUp.effectId })]);
+    const report = await recoverUntilSettled(b, gaveUp.effectId);
+    expect(report.settled).toEqual([expect.objectContaining({ effectId: gaveUp.effectId, outcome: 'COMMITTED_ON_QUERY' })]);
+    expect(world.target.landedCount(gaveUp.effectId)).toBe(1);
+  });
+
   it.each([
     ['crash-after-send', 'finds what landed instead of resending under a forgotten key', 'COMMITTED_ON_QUERY'],
     ['crash-before-send', 'resends what never landed only once the lookup is trusted', 'REAPPLIED_AFTER_QUERY'],

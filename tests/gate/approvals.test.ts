@@ -51,7 +51,7 @@ describe('revocation is ordered against dispatch', () => {
     const [a, b] = [await world.node('a'), await world.node('b')];
     const { id } = await grant(a);
     const early = refundProposal({ approval: id, amount: 1_000 });
-    const { effectId, sending } = await submitSlowly(world, a, early, 200);
+    const { effectId, sending } = await submitSlowly(world, a, early);
 
     const revoked = await b.approvals.revoke(id, 'lee@risk');
     expect(revoked.mayStillLand).toEqual([effectId]);

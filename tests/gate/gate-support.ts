@@ -18,7 +18,10 @@ export const FACTS = { chargebacks: [], refunded_by_others: 0 };
  * Timings short enough that waiting out a send deadline plus the settle margin costs half a second, and still
  * valid for the gate: claim TTL above the send timeout, dedup margin above send timeout + settle margin.
  */
-export const FAST: Partial<Config> = { sendTimeoutMs: 400, settleMarginMs: 150, claimTtlMs: 1_500, heartbeatMs: 100, heartbeatTtlMs: 500 };
+export const FAST: Partial<Config> = { sendTimeoutMs: 600, settleMarginMs: 150, claimTtlMs: 2_000, heartbeatMs: 100, heartbeatTtlMs: 500 };
+
+/** A slow send that still finishes inside the send timeout, leaving other nodes time to act while it is on the wire. */
+export const SLOW_SEND_MS = 400;
 
 export async function gateWorld(options: { target?: Partial<MemoryTargetOptions>; config?: Partial<Config> } = {}): Promise<World> {
   const world = await createWorld({ target: options.target ?? {}, config: { ...FAST, ...options.config } });
@@ -68,10 +71,10 @@ export async function eventually(check: () => Promise<boolean>, what: string, ti
   }
 }
 
-/** Starts a submit whose send takes `delayMs` and returns once its dispatch is open, while the send is on the wire. */
-export async function submitSlowly(world: World, node: TestNode, proposal: ReturnType<typeof refundProposal>, delayMs: number): Promise<{ effectId: string; sending: Promise<GateResult> }> {
+/** Starts a submit whose send is slow and returns once its dispatch is open, while the send is on the wire. */
+export async function submitSlowly(world: World, node: TestNode, proposal: ReturnType<typeof refundProposal>): Promise<{ effectId: string; sending: Promise<GateResult> }> {
   const effectId = node.gate.effectIdOf(proposal);
-  world.target.inject({ kind: 'slow-send', delayMs });
+  world.target.inject({ kind: 'slow-send', delayMs: SLOW_SEND_MS });
   const sending = node.gate.submit(proposal);
   await eventually(async () => (await openState(node, effectId).catch(() => null))?.state.open === true, 'the dispatch to open');
   return { effectId, sending };

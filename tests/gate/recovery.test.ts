@@ -173,7 +173,7 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
     world = await gateWorld();
     const { a, approval } = await twoNodes();
     const proposal = refundProposal({ approval });
-    const { effectId, sending } = await submitSlowly(world, a, proposal, 250);
+    const { effectId, sending } = await submitSlowly(world, a, proposal);
     const report = await a.gate.recover();
     expect(report.settled).toEqual([]);
     expect(report.skipped).toEqual([expect.objectContaining({ effectId, holder: 'a' })]);
@@ -211,7 +211,7 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
     world = await gateWorld();
     const { a, b, approval } = await twoNodes();
     const proposal = refundProposal({ approval });
-    const { effectId, sending } = await submitSlowly(world, a, proposal, 250);
+    const { effectId, sending } = await submitSlowly(world, a, proposal);
     const report = await b.gate.recover();
     expect(report.settled).toEqual([]);
     expect(report.skipped).toEqual([{ effectId, reason: 'held by a live sender', holder: 'a', retryAt: expect.any(Number) }]);
@@ -242,7 +242,7 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
   });
 
   it('a request that lands after its sender gave up is found, not resent: absence is trusted only after the settle margin', async () => {
-    world = await gateWorld({ target: { tier: 2 }, config: { settleMarginMs: 600 } });
+    world = await gateWorld({ target: { tier: 2 }, config: { sendTimeoutMs: 400, settleMarginMs: 600 } });
     const { a, b, approval } = await twoNodes();
     world.target.inject({ kind: 'slow-send', delayMs: 700, landsAfterAbort: true });
     const gaveUp = await a.gate.submit(refundProposal({ approval }));
@@ -259,13 +259,13 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
     ['crash-after-send', 'finds what landed instead of resending under a forgotten key', 'COMMITTED_ON_QUERY'],
     ['crash-before-send', 'resends what never landed only once the lookup is trusted', 'REAPPLIED_AFTER_QUERY'],
   ] as const)('a tier-1 effect older than the dedup window minus its margin falls back to lookup (%s): %s', async (fault, _rule, outcome) => {
-    world = await gateWorld({ target: { dedupWindowMs: 1_000 }, config: { dedupMarginMs: 600 } });
+    world = await gateWorld({ target: { dedupWindowMs: 1_400 }, config: { dedupMarginMs: 800 } });
     const { a, b, approval } = await twoNodes();
     world.target.inject({ kind: fault });
     const effectId = await submitAndCrash(a, refundProposal({ approval }));
     await kill(a);
     world.target.forgetKeys();
-    await sleep(1_000 - 600 + 50);
+    await sleep(1_400 - 800 + 50);
     const report = await recoverUntilSettled(b, effectId);
     expect(report.settled).toEqual([expect.objectContaining({ effectId, outcome })]);
     expect(world.target.landedCount(effectId)).toBe(1);
@@ -275,7 +275,7 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
     world = await gateWorld();
     const { a, b, approval } = await twoNodes();
     const proposal = refundProposal({ approval });
-    const { effectId, sending: zombie } = await submitSlowly(world, a, proposal, 300);
+    const { effectId, sending: zombie } = await submitSlowly(world, a, proposal);
     // The sender is cut off from Redis (its heartbeat lapses) while its request is still on the wire.
     await kill(a);
     expect((await b.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_BY_RETRY' })]);
@@ -293,7 +293,7 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
     world = await gateWorld({ target: { tier: 2 } });
     const { a, b, approval } = await twoNodes();
     const proposal = refundProposal({ approval });
-    const { effectId, sending: zombie } = await submitSlowly(world, a, proposal, 200);
+    const { effectId, sending: zombie } = await submitSlowly(world, a, proposal);
     await kill(a);
     const first = await b.gate.recover();
     expect(first.waiting).toEqual([expect.objectContaining({ effectId })]);

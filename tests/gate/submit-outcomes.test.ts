@@ -69,7 +69,7 @@ describe('submit', () => {
     const [a, b] = [await world.node('a'), await world.node('b')];
     const { id } = await grant(a);
     const proposal = refundProposal({ approval: id });
-    const { effectId, sending: slow } = await submitSlowly(world, a, proposal, 250);
+    const { effectId, sending: slow } = await submitSlowly(world, a, proposal);
     const now = await b.journal.serverTime();
     const second = await b.gate.submit(proposal);
     expect(second).toMatchObject({ outcome: 'IN_FLIGHT', holder: a.heartbeat.workerId });

@@ -1,6 +1,7 @@
 // Property: whatever the interleaving of several gate instances on one Redis prefix, whatever crashes, faults,
-// revocations and premise changes happen between their steps, every effect lands at most once, the journal's
-// answer agrees with the target once recovery is quiet, and every receipt verifies (I1, I2, I5, P, DESIGN §7).
+// revocations and premise changes happen between their steps, every effect lands at most once with its recorded
+// payload, landed money stays within the shared caps, the journal's answer agrees with the target once recovery is
+// quiet, and every receipt verifies (I1, I2, I5, I6, P, DESIGN §7).
 import fc from 'fast-check';
 import { afterAll, describe, it } from 'vitest';
 import type { Tier } from '../../src/core/decisions.js';
@@ -19,6 +20,14 @@ const EFFECTS = [
   { subject: 0, amount: 1_000 },
   { subject: 0, amount: 1_200 },
   { subject: 1, amount: 1_500 },
+] as const;
+/**
+ * Shared caps (I6), tight enough to bind: pi_a's approval covers 2 500 cents, so e0 and e1 fit only at their first
+ * amounts, not both re-decided; pi_b carries a subject cap of 1 500 cents that a re-decided e2 would pass.
+ */
+const CAPS = [
+  { approvalCents: 2_500, subjectCents: null },
+  { approvalCents: 10_000, subjectCents: 1_500 },
 ] as const;
 const HOLDING_FACTS = { chargebacks: [], refunded_by_others: 0 };
 const MOVED_FACTS = { chargebacks: ['dp_outage'], refunded_by_others: 0 };
@@ -41,8 +50,12 @@ type Step =
   | { op: 'kill'; node: number; restartSameId: boolean }
   | { op: 'revoke'; subject: number }
   | { op: 'premise'; subject: number; holds: boolean }
-  | { op: 'wait'; ms: number };
-type Schedule = { steps: Step[] };
+  | { op: 'wait'; ms: number }
+  /** The target forgets its idempotency keys, allowed only once every landing is older than its dedup window. */
+  | { op: 'forget-keys' };
+/** With `shortDedupWindow` the target remembers keys for 600 ms only, so tier 1 must fall back to lookup. */
+type Schedule = { shortDedupWindow: boolean; steps: Step[] };
+const SHORT_DEDUP = { windowMs: 600, marginMs: 300 };
 
 function describeCall(call: Call): string {
   if (call.op === 'recover') return `n${call.node}.recover()`;
@@ -66,6 +79,8 @@ function describeStep(step: Step): string {
       return `premises on ${SUBJECTS[step.subject] ?? '?'} ${step.holds ? 'hold again' : 'change (a chargeback appears)'}`;
     case 'wait':
       return `wait ${step.ms} ms`;
+    case 'forget-keys':
+      return 'the target forgets idempotency keys older than its window';
     default: {
       const never: never = step;
       return never;
@@ -74,7 +89,7 @@ function describeStep(step: Step): string {
 }
 
 function describeSchedule(schedule: Schedule): string {
-  return ['', ...schedule.steps.map((step, index) => `  ${String(index + 1).padStart(2)}. ${describeStep(step)}`)].join('\n');
+  return [schedule.shortDedupWindow ? ` (dedup window ${SHORT_DEDUP.windowMs} ms)` : '', ...schedule.steps.map((step, index) => `  ${String(index + 1).padStart(2)}. ${describeStep(step)}`)].join('\n');
 }
 
 const nodeIndex = fc.integer({ min: 0, max: NODES - 1 });
@@ -115,12 +130,13 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: fc.record({ op: fc.constant('revoke' as const), subject: fc.integer({ min: 0, max: SUBJECTS.length - 1 }) }), weight: 1 },
   { arbitrary: fc.record({ op: fc.constant('premise' as const), subject: fc.integer({ min: 0, max: SUBJECTS.length - 1 }), holds: fc.boolean() }), weight: 2 },
   { arbitrary: fc.record({ op: fc.constant('wait' as const), ms: fc.integer({ min: 0, max: 350 }) }), weight: 2 },
+  { arbitrary: fc.constant({ op: 'forget-keys' } as const), weight: 1 },
 );
 
 const scheduleArb: fc.Arbitrary<Schedule> = fc
-  .array(stepArb, { minLength: 1, maxLength: 14 })
-  .map((steps) => {
-    const schedule: Schedule = { steps };
+  .tuple(fc.boolean(), fc.array(stepArb, { minLength: 1, maxLength: 14 }))
+  .map(([shortDedupWindow, steps]) => {
+    const schedule: Schedule = { shortDedupWindow, steps };
     return Object.assign(schedule, { [fc.toStringMethod]: () => describeSchedule(schedule) });
   });
 
@@ -215,6 +231,17 @@ async function runStep(run: Run, step: Step): Promise<void> {
     case 'wait':
       await sleep(step.ms);
       break;
+    case 'forget-keys': {
+      const { target } = run.world;
+      if (target.landings.every((landing) => landing.at <= Date.now() - target.dedupWindowMs)) {
+        target.forgetKeys();
+        seen.set('keys forgotten', (seen.get('keys forgotten') ?? 0) + 1);
+      } else {
+        run.trace.push('the target keeps its keys (a landing is younger than the window)');
+        return;
+      }
+      break;
+    }
     default: {
       const never: never = step;
       return never;
@@ -274,11 +301,19 @@ async function checkInvariants(run: Run, tier: Tier, node: TestNode): Promise<st
     const toldLanded = (run.told[index] ?? []).filter((outcome) => COMMITTED_FAMILY.has(outcome));
     if (toldLanded.length > 0 && landed !== 1) problems.push(`${name}: a caller was told ${toldLanded.join(', ')} but the target has ${landed} landings`);
   }
+  for (const [index, subject] of SUBJECTS.entries()) {
+    const caps = CAPS[index] ?? CAPS[0];
+    const limit = Math.min(caps.approvalCents, caps.subjectCents ?? Infinity);
+    const landedCents = target.landings.filter((l) => l.effect.paymentIntent === subject).reduce((sum, l) => sum + Number(l.effect.amount), 0);
+    if (landedCents > limit) problems.push(`${landedCents} cents landed on ${subject}, past its shared cap of ${limit}`);
+  }
   return problems;
 }
 
 async function execute(tier: Tier, schedule: Schedule): Promise<void> {
-  const world = await createWorld({ target: { tier }, config: TIMING });
+  const world = schedule.shortDedupWindow
+    ? await createWorld({ target: { tier, dedupWindowMs: SHORT_DEDUP.windowMs }, config: { ...TIMING, dedupMarginMs: SHORT_DEDUP.marginMs } })
+    : await createWorld({ target: { tier }, config: TIMING });
   const run: Run = { world, nodes: [], workerIds: [], approvals: [], trace: [], told: EFFECTS.map(() => []) };
   try {
     for (let slot = 0; slot < NODES; slot += 1) {
@@ -286,9 +321,11 @@ async function execute(tier: Tier, schedule: Schedule): Promise<void> {
       run.nodes.push(node);
       run.workerIds.push(node.heartbeat.workerId);
     }
-    for (const subject of SUBJECTS) {
-      const terms = approvalTerms({ scope: `payment:${subject}`, capCents: 10_000, maxUses: 10 });
+    for (const [index, subject] of SUBJECTS.entries()) {
+      const caps = CAPS[index] ?? CAPS[0];
+      const terms = approvalTerms({ scope: `payment:${subject}`, capCents: caps.approvalCents, maxUses: 10 });
       await run.nodes[0]?.approvals.grant(terms);
+      if (caps.subjectCents !== null) await run.nodes[0]?.approvals.setSubjectCap(`payment:${subject}`, caps.subjectCents);
       run.approvals.push(terms.id);
       world.target.world.set(`payment:${subject}`, HOLDING_FACTS);
     }
@@ -312,7 +349,7 @@ afterAll(() => {
 });
 
 describe('random interleavings of gate instances with crashes, revocations and premise changes', () => {
-  it.each([1, 2, 3] as const)('tier %i: every effect lands at most once, the journal agrees with the target and every receipt verifies', async (tier) => {
+  it.each([1, 2, 3] as const)('tier %i: every effect lands at most once, within the shared caps, the journal agrees with the target and every receipt verifies', async (tier) => {
     await fc.assert(
       fc.asyncProperty(scheduleArb, (schedule) => execute(tier, schedule)),
       { numRuns: Number(process.env.INTERLOCK_PROPERTY_RUNS ?? 13) },

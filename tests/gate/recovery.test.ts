@@ -85,6 +85,20 @@ describe('recovery outcomes', () => {
     expect(receipt.recheckedAtRecovery).toMatchObject({ approvalLive: false, approval: { revoked: true } });
   });
 
+  it('REFUSED:lease_at_recovery: an approval that expired during the outage stops the resend too', async () => {
+    world = await gateWorld();
+    const [a, b] = [await world.node('a'), await world.node('b')];
+    const { id, expiresAt } = await grant(a, { expiresAt: Date.now() + 300 });
+    world.target.inject({ kind: 'crash-before-send' });
+    const effectId = await submitAndCrash(a, refundProposal({ approval: id }));
+    await kill(a);
+    await untilRedisTime(b, expiresAt);
+    const report = await recoverUntilSettled(b, effectId);
+    expect(report.settled).toEqual([expect.objectContaining({ effectId, outcome: 'REFUSED:lease_at_recovery' })]);
+    expect(world.target.landings).toEqual([]);
+    expect((await verifiedReceipt(world, b, effectId)).recheckedAtRecovery?.approvalProblems).toEqual([expect.stringContaining('expired')]);
+  });
+
   it('REFUSED:stale_premise_at_recovery: a chargeback during the outage stops the resend of an effect that never left (the seed case)', async () => {
     world = await gateWorld();
     const { a, b, approval } = await twoNodes();

@@ -136,7 +136,7 @@ export function verify(input: unknown, options: VerifyOptions = {}): Verificatio
 
   const entries = receipt.entries;
   let open: EntryOf<'DISPATCHED'> | null = null;
-  let doubleOpen = false;
+  let unsafeResend = false;
   let committedCount = 0;
   let firstCommitted: EntryOf<'COMMITTED'> | null = null;
   let approvedBy: string | null = null;
@@ -144,6 +144,7 @@ export function verify(input: unknown, options: VerifyOptions = {}): Verificatio
   let lastRefused: EntryOf<'REFUSED'> | null = null;
   let ambiguous = false;
   let sends: Send[] = [];
+  let targetRefused = false;
   const authorized = new Set<string>();
 
   entries.forEach((entry, index) => {
@@ -158,10 +159,14 @@ export function verify(input: unknown, options: VerifyOptions = {}): Verificatio
         return;
       case 'DISPATCHED':
         if (open) {
-          doubleOpen = true;
+          unsafeResend = true;
           problems.push(`${name} opens a second dispatch while an earlier one is still open`);
         }
         if (!authorized.has(entry.approval)) problems.push(`${name} was sent without a prior AUTHORIZED for approval ${entry.approval}`);
+        if (targetRefused) {
+          unsafeResend = true;
+          problems.push(`${name} sends again after the target refused this effect outright`);
+        }
         open = entry;
         sends.push({ checks: entry.checks, amount: effectAmount(entry) });
         return;
@@ -192,6 +197,7 @@ export function verify(input: unknown, options: VerifyOptions = {}): Verificatio
         if (entry.rechecked) recheckedAtRecovery = entry.rechecked;
         if (entry.resolves) {
           if (!open) problems.push(`${name} resolves no open dispatch`);
+          if (entry.code === 'REFUSED:target_error') targetRefused = true;
           // The dispatch it resolves never landed, so its checks vouch for nothing.
           sends = sends.slice(0, -1);
           open = null;
@@ -204,14 +210,16 @@ export function verify(input: unknown, options: VerifyOptions = {}): Verificatio
     }
   });
 
-  const happened: boolean | 'unknown' = committedCount > 0 ? true : ambiguous || open !== null ? 'unknown' : false;
+  // A fenced-out sender's answer that landed is evidence too: the money moved even if the journal settled otherwise.
+  const lateLanding = entries.find((entry): entry is EntryOf<'LATE_RESULT'> => entry.kind === 'LATE_RESULT' && entry.outcome === 'landed') ?? null;
+  const happened: boolean | 'unknown' = committedCount > 0 || lateLanding !== null ? true : ambiguous || open !== null ? 'unknown' : false;
   const facts = collectMoneyFacts(entries);
   const committedRefunds = firstCommitted ? refundIdsOf(firstCommitted) : [];
   for (const id of facts.refunds.keys()) {
     if (committedRefunds.length > 0 && !committedRefunds.includes(id)) problems.push(`an OBSERVED refund ${id} is not the refund the effect committed (${committedRefunds.join(', ')})`);
     if (happened === false) problems.push(`an OBSERVED refund ${id} exists for an effect the journal says never landed`);
   }
-  const happenedOnce = !doubleOpen && committedCount <= 1 && facts.refunds.size <= 1;
+  const happenedOnce = !unsafeResend && committedCount <= 1 && facts.refunds.size <= 1;
 
   const firstProposal = entries[0]?.kind === 'PROPOSED' ? entries[0] : null;
   const effectKind = firstProposal && typeof firstProposal.effect.kind === 'string' ? firstProposal.effect.kind : null;
@@ -238,7 +246,7 @@ export function verify(input: unknown, options: VerifyOptions = {}): Verificatio
     authorizedWhenFired,
     assumptionsHeld,
     refused,
-    evidence: firstCommitted ? evidenceOf(firstCommitted) : null,
+    evidence: firstCommitted ? evidenceOf(firstCommitted) : lateLanding && isJsonObject(lateLanding.result) && typeof lateLanding.result.id === 'string' ? lateLanding.result.id : null,
     recheckedAtRecovery,
     approvedBy,
     answer,

@@ -13,7 +13,8 @@ import { outcomeOf } from '../core/verify.js';
 import type { Approvals } from '../redis/approvals.js';
 import type { Heartbeat } from '../redis/heartbeat.js';
 import type { Journal } from '../redis/journal.js';
-import { parseProposal } from './proposal.js';
+import { parseProposal, ProposalError } from './proposal.js';
+import { assertPartition } from '../redis/keys.js';
 
 export type GateTiming = {
   /** How long a claim lasts without its holder settling it; must exceed the target's send timeout. */
@@ -207,12 +208,21 @@ export function createGate(deps: GateDeps) {
     }
   }
 
+  /** The effect's subject and amount, read before anything is written; a malformed effect is bad input. */
+  function describeEffect(effect: JsonObject): { subject: string; amount: number } {
+    try {
+      return { subject: assertPartition(target.subjectOf(effect)), amount: target.amountOf(effect) };
+    } catch (error) {
+      throw new ProposalError(`The effect is invalid for target ${target.name}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
   async function submit(input: unknown): Promise<GateResult> {
     const proposal = parseProposal(input);
     const { effect, approval } = proposal;
     const effectId = effectIdFor({ requestId: proposal.requestId, effect });
-    const partition = await journal.bindPartition(effectId, target.subjectOf(effect));
-    const amount = target.amountOf(effect);
+    const { subject, amount } = describeEffect(effect);
+    const partition = await journal.bindPartition(effectId, subject);
     const hash = payloadHash(effect);
 
     for (let attempt = 0; attempt < 5; attempt += 1) {
@@ -380,7 +390,7 @@ export function createGate(deps: GateDeps) {
       const plan: RecoveryStep = planRecovery(recoveryTiming, checks, lookup);
       switch (plan.do) {
         case 'resend':
-          return resend(partition, effectId, epoch, dispatched.effect, checks, plan.outcome);
+          return resend(partition, effectId, epoch, dispatched, checks, plan.outcome);
         case 'lookup':
           try {
             const found = await target.query(effectId, dispatched.effect);
@@ -424,9 +434,16 @@ export function createGate(deps: GateDeps) {
     return { kind: 'settled', effectId, outcome: 'AMBIGUOUS', reason };
   }
 
-  async function resend(partition: string, effectId: string, epoch: number, effect: JsonObject, checks: Checks, outcome: 'COMMITTED_BY_RETRY' | 'REAPPLIED_AFTER_QUERY'): Promise<RecoverOne> {
+  async function resend(partition: string, effectId: string, epoch: number, dispatched: EntryOf<'DISPATCHED'>, checks: Checks, outcome: 'COMMITTED_BY_RETRY' | 'REAPPLIED_AFTER_QUERY'): Promise<RecoverOne> {
+    const effect = dispatched.effect;
     const deadlineAt = performance.now() + target.sendTimeoutMs;
-    const announced = await journal.resend(partition, effectId, { owner, epoch }, { sendTimeoutMs: target.sendTimeoutMs, claimTtlMs: timing.claimTtlMs });
+    // Under the same idempotency key, the resend must start while the target still remembers the key.
+    const notAfter = outcome === 'COMMITTED_BY_RETRY' ? dispatched.at + target.dedupWindowMs - timing.dedupMarginMs : 0;
+    const announced = await journal.resend(partition, effectId, { owner, epoch }, { sendTimeoutMs: target.sendTimeoutMs, claimTtlMs: timing.claimTtlMs, notAfter });
+    if (announced.status === 'TOO_LATE') {
+      await journal.releaseClaim(partition, effectId, owner, epoch);
+      return { kind: 'skipped', effectId, reason: 'the re-check ran past the idempotency window; the next pass looks the effect up instead', holder: owner, retryAt: announced.now };
+    }
     if (announced.status !== 'OK') return { kind: 'skipped', effectId, reason: `the claim moved before the resend (${announced.status})` };
     const sent = await send(effectId, effect, deadlineAt);
     if ('landed' in sent) return commit(partition, effectId, epoch, outcome === 'COMMITTED_BY_RETRY' ? 'retry-idempotent' : 'recovery-reapply', sent.landed, checks, outcome);

@@ -84,7 +84,7 @@ export type TakeOverReply =
   | { status: 'MOVED'; epoch: number; owner: string }
   | { status: 'LIVE'; claimExpires: number; now: number };
 
-export type ResendReply = { status: 'OK'; sendDeadline: number; claimExpires: number } | { status: 'NOT_OPEN' } | { status: 'FENCED'; epoch: number };
+export type ResendReply = { status: 'OK'; sendDeadline: number; claimExpires: number } | { status: 'NOT_OPEN' } | { status: 'FENCED'; epoch: number } | { status: 'TOO_LATE'; now: number };
 
 export type OpenEffect = { effectId: string; partition: string; sendDeadline: number };
 
@@ -246,8 +246,8 @@ export function createRedisJournal(deps: { redis: Redis; keys: Keys; signingKey:
     },
 
     /** The claim holder announces a resend; the send deadline moves to its end. */
-    async resend(partition: string, effectId: string, holder: { owner: string; epoch: number }, timing: { sendTimeoutMs: number; claimTtlMs: number }): Promise<ResendReply> {
-      return run<ResendReply>('resend-2', [keys.state(partition, effectId), keys.open(partition)], [effectId, holder.owner, holder.epoch, timing.sendTimeoutMs, timing.claimTtlMs]);
+    async resend(partition: string, effectId: string, holder: { owner: string; epoch: number }, timing: { sendTimeoutMs: number; claimTtlMs: number; notAfter: number }): Promise<ResendReply> {
+      return run<ResendReply>('resend-2', [keys.state(partition, effectId), keys.open(partition)], [effectId, holder.owner, holder.epoch, timing.sendTimeoutMs, timing.claimTtlMs, timing.notAfter]);
     },
 
     async releaseClaim(partition: string, effectId: string, owner: string, epoch: number): Promise<boolean> {

@@ -33,6 +33,21 @@ describe('journal structure', () => {
     ]);
   });
 
+  it('counts a fenced-out send that landed as happened, even when recovery settled the effect as ambiguous', () => {
+    const ambiguous: Draft<'AMBIGUOUS'> = { kind: 'AMBIGUOUS', reason: 'tier 3', rechecked: null, epoch: 2 };
+    const late: Draft<'LATE_RESULT'> = { kind: 'LATE_RESULT', owner: 'w-chain', epoch: 1, outcome: 'landed', result: refundObject('re_late'), error: null };
+    const result = verify(JSON.parse(JSON.stringify(chainReceipt('late-landing', [drafts.proposed(), drafts.authorized(), drafts.dispatched(1), ambiguous, late], key))), { publicKeys });
+    expect(result).toMatchObject({ valid: true, happened: true, evidence: 're_late', outcome: 'AMBIGUOUS' });
+    expect(result.finalMoney.status).toBe('returned');
+  });
+
+  it('rejects a send after the target refused the effect outright', () => {
+    const refusal: Draft<'REFUSED'> = { kind: 'REFUSED', code: 'REFUSED:target_error', reason: 'the target refused', checks: null, rechecked: null, changes: [], resolves: true };
+    expect(problemsOf('after-target-error', [drafts.proposed(), drafts.authorized(), drafts.dispatched(1), refusal, drafts.dispatched(2), drafts.committed('re_1', { epoch: 2 })])).toEqual([
+      'entry 5 (DISPATCHED) sends again after the target refused this effect outright',
+    ]);
+  });
+
   it('rejects a send without a prior AUTHORIZED for its approval', () => {
     expect(problemsOf('unauthorized', [drafts.proposed(), drafts.dispatched(), drafts.committed('re_1')])).toEqual([
       `entry 2 (DISPATCHED) was sent without a prior AUTHORIZED for approval ${APPROVAL_ID}`,

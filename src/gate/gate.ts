@@ -35,6 +35,8 @@ export type GateResult = {
   /** IN_FLIGHT: who holds the effect and when to ask again (Redis clock, ms). */
   holder?: string;
   retryAt?: number;
+  /** IN_FLIGHT: how long to wait before asking again, from the Redis clock when the answer was made. */
+  retryAfterMs?: number;
 };
 
 export type RecoveryReport = {
@@ -514,7 +516,12 @@ export function createGate(deps: GateDeps) {
   return {
     owner,
     target,
-    submit,
+    /** Submits a proposal; an IN_FLIGHT answer also says how long to wait before asking again. */
+    async submit(input: unknown): Promise<GateResult> {
+      const answer = await submit(input);
+      if (answer.outcome === 'IN_FLIGHT' && answer.retryAt !== undefined) answer.retryAfterMs = Math.max(0, answer.retryAt - (await journal.serverTime()));
+      return answer;
+    },
     recover,
     effectIdOf(input: unknown): string {
       const proposal = parseProposal(input);

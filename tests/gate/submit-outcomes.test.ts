@@ -74,6 +74,8 @@ describe('submit', () => {
     const second = await b.gate.submit(proposal);
     expect(second).toMatchObject({ outcome: 'IN_FLIGHT', holder: a.heartbeat.workerId });
     expect(second.retryAt).toBeGreaterThan(now);
+    expect(second.retryAfterMs).toBeGreaterThan(0);
+    expect(second.retryAfterMs).toBeLessThanOrEqual((second.retryAt ?? 0) - now);
     expect((await slow).outcome).toBe('COMMITTED');
     expect(world.target.landedCount(effectId)).toBe(1);
   });

@@ -7,6 +7,7 @@ const ms = z.coerce.number().int().positive();
 
 const schema = z.object({
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  INTERLOCK_REDIS_CLUSTER: flag.default(false),
   INTERLOCK_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]+$/, 'letters, digits and _ : . - only').default('interlock'),
   INTERLOCK_DATA_DIR: z.string().default('.data'),
   INTERLOCK_SIGNING_KEY_FILE: z.string().optional(),
@@ -23,6 +24,7 @@ const schema = z.object({
 
 export type Config = {
   redisUrl: string;
+  redisCluster: boolean;
   keyPrefix: string;
   dataDir: string;
   signingKeyFile: string | null;
@@ -55,6 +57,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const c = parsed.data;
   return {
     redisUrl: c.REDIS_URL,
+    redisCluster: c.INTERLOCK_REDIS_CLUSTER,
     keyPrefix: c.INTERLOCK_KEY_PREFIX,
     dataDir: c.INTERLOCK_DATA_DIR,
     signingKeyFile: c.INTERLOCK_SIGNING_KEY_FILE ?? null,

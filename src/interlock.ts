@@ -1,7 +1,6 @@
 // The composition root for the gate: builds the Redis adapters, heartbeat and gate from one config and target.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { SigningKey } from './core/signing.js';
@@ -12,13 +11,14 @@ import { requireDurability, type Durability } from './redis/durability.js';
 import { createHeartbeat, type Heartbeat } from './redis/heartbeat.js';
 import { createRedisJournal, type Journal } from './redis/journal.js';
 import { createKeys } from './redis/keys.js';
+import { createRedisClient, type RedisClient } from './redis/client.js';
 
 export type Interlock = {
   gate: Gate;
   journal: Journal;
   approvals: Approvals;
   heartbeat: Heartbeat;
-  redis: Redis;
+  redis: RedisClient;
   durability: Durability;
   close(options?: { clearHeartbeat?: boolean }): Promise<void>;
 };
@@ -27,9 +27,9 @@ export function defaultWorkerId(): string {
   return `${hostname().replace(/[^A-Za-z0-9_.-]/g, '-')}:${process.pid}`;
 }
 
-export async function createInterlock(deps: { config: Config; target: Target; signingKey: SigningKey; logger: Logger; redis?: Redis }): Promise<Interlock> {
+export async function createInterlock(deps: { config: Config; target: Target; signingKey: SigningKey; logger: Logger; redis?: RedisClient }): Promise<Interlock> {
   const { config, target, signingKey, logger } = deps;
-  const redis = deps.redis ?? new Redis(config.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: false });
+  const redis = deps.redis ?? createRedisClient(config);
   const durability = await requireDurability(redis, config.unsafeDurability);
   if (durability.optedOut) logger.warn({ durability }, `Redis is not durable (${durability.problems.join('; ')}); sending anyway because INTERLOCK_UNSAFE_DURABILITY is set`);
   else logger.info({ appendonly: durability.appendonly, appendfsync: durability.appendfsync }, 'Redis durability checked');

@@ -1,6 +1,6 @@
 // Approvals (leases) in Redis: grant, revoke, describe, and the subject caps shared by every agent. Each approval
 // lives in the partition of its scope, beside the effects it covers, so dispatch checks it atomically.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './client.js';
 import { termsProblems, type ApprovalTerms } from '../core/approval.js';
 import type { ApprovalSnapshot } from '../core/entries.js';
 import { assertPartition, type Keys } from './keys.js';
@@ -20,7 +20,7 @@ function toList(value: unknown): string[] {
   return Array.isArray(value) ? value.map(String) : [];
 }
 
-export function createRedisApprovals(deps: { redis: Redis; keys: Keys }) {
+export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
   const { redis, keys } = deps;
   const run = createScriptRunner(redis);
 
@@ -94,7 +94,7 @@ export function createRedisApprovals(deps: { redis: Redis; keys: Keys }) {
   };
 }
 
-async function serverNow(redis: Redis): Promise<number> {
+async function serverNow(redis: RedisClient): Promise<number> {
   const [seconds, micros] = await redis.time();
   return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 }

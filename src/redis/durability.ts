@@ -1,6 +1,7 @@
 // Refuses to send on a Redis that can lose an acknowledged DISPATCHED (I1): without AOF, or with an fsync
 // policy other than `always`, a crash of Redis itself can forget that a send was about to happen.
 import type { Redis } from 'ioredis';
+import { writableNodes, type RedisClient } from './client.js';
 
 export const UNSAFE_DURABILITY_ENV = 'INTERLOCK_UNSAFE_DURABILITY';
 
@@ -29,7 +30,7 @@ async function configValue(redis: Redis, name: string): Promise<string | null> {
   }
 }
 
-export async function inspectDurability(redis: Redis, optOut: boolean): Promise<Durability> {
+async function inspectNode(redis: Redis, optOut: boolean): Promise<Durability> {
   const info = String(await redis.info('persistence'));
   const aofEnabled = /aof_enabled:(\d)/.exec(info)?.[1] === '1';
   const appendonly = (await configValue(redis, 'appendonly')) ?? (aofEnabled ? 'yes' : 'no');
@@ -40,8 +41,23 @@ export async function inspectDurability(redis: Redis, optOut: boolean): Promise<
   return { durable: problems.length === 0, appendonly, appendfsync, problems, optedOut: optOut && problems.length > 0 };
 }
 
+/** The persistence of every server that acknowledges writes (each master of a cluster); the weakest decides. */
+export async function inspectDurability(client: RedisClient, optOut: boolean): Promise<Durability> {
+  const nodes = writableNodes(client);
+  if (nodes.length === 0) return { durable: false, appendonly: 'unknown', appendfsync: 'unknown', problems: ['no Redis server could be reached'], optedOut: optOut };
+  const results = await Promise.all(nodes.map((node) => inspectNode(node, optOut)));
+  if (results.length === 1 && results[0]) return results[0];
+  const problems = results.flatMap((result, index) => result.problems.map((problem) => `${nodeName(nodes[index])}: ${problem}`));
+  const weakest = results.find((result) => !result.durable) ?? results[0];
+  return { durable: problems.length === 0, appendonly: weakest?.appendonly ?? 'unknown', appendfsync: weakest?.appendfsync ?? 'unknown', problems, optedOut: optOut && problems.length > 0 };
+}
+
+function nodeName(node: Redis | undefined): string {
+  return node ? `${node.options.host ?? '?'}:${node.options.port ?? '?'}` : 'unknown node';
+}
+
 /** Throws unless Redis is durable or the operator opted out; either way the caller logs the result. */
-export async function requireDurability(redis: Redis, optOut: boolean): Promise<Durability> {
+export async function requireDurability(redis: RedisClient, optOut: boolean): Promise<Durability> {
   const durability = await inspectDurability(redis, optOut);
   if (!durability.durable && !optOut) throw new DurabilityError(durability);
   return durability;

@@ -1,12 +1,12 @@
 // Worker liveness. A worker refreshes a short-lived key holding its boot nonce about once a second; a claim whose
 // holder's key is gone, or holds another nonce (the holder restarted), belongs to a dead sender and may be taken
 // over at once instead of waiting for it to lapse (DESIGN §7).
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './client.js';
 import type { Keys } from './keys.js';
 
 export type Heartbeat = ReturnType<typeof createHeartbeat>;
 
-export function createHeartbeat(deps: { redis: Redis; keys: Keys; workerId: string; nonce: string; intervalMs?: number; ttlMs?: number; onError?: (error: unknown) => void }) {
+export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId: string; nonce: string; intervalMs?: number; ttlMs?: number; onError?: (error: unknown) => void }) {
   const { redis, keys, workerId, nonce } = deps;
   const intervalMs = deps.intervalMs ?? 1_000;
   const ttlMs = deps.ttlMs ?? 4_000;

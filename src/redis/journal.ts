@@ -1,7 +1,7 @@
 // The Redis journal: per-effect signed chains, the effect's summary state beside them, claims with fencing
 // epochs, and the open-dispatch indexes. All writes go through the Lua scripts; this module only seals entries
 // (which needs the signing key, so it cannot happen inside Redis) and retries a compare-and-set that lost a race.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './client.js';
 import { sealEntry, type AnyDraft, type Draft, type Entry, type EntryKind, type EntryOf } from '../core/entries.js';
 import type { SigningKey } from '../core/signing.js';
 import { buildReceipt, type Receipt } from '../core/receipt.js';
@@ -104,7 +104,7 @@ export type DispatchRequest = {
 
 export type Journal = ReturnType<typeof createRedisJournal>;
 
-export function createRedisJournal(deps: { redis: Redis; keys: Keys; signingKey: SigningKey; maxSkewMs?: number; casAttempts?: number }) {
+export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signingKey: SigningKey; maxSkewMs?: number; casAttempts?: number }) {
   const { redis, keys, signingKey } = deps;
   const maxSkewMs = deps.maxSkewMs ?? 5_000;
   const casAttempts = deps.casAttempts ?? 50;

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './client.js';
 
 const SCRIPT_DIR = join(dirname(fileURLToPath(import.meta.url)), 'scripts');
 
@@ -26,7 +26,7 @@ function loadScripts(): Map<ScriptName, Script> {
 
 export type ScriptRunner = <T>(name: ScriptName, keys: readonly string[], args: readonly (string | number)[]) => Promise<T>;
 
-export function createScriptRunner(redis: Redis): ScriptRunner {
+export function createScriptRunner(redis: RedisClient): ScriptRunner {
   const scripts = loadScripts();
   return async <T>(name: ScriptName, keys: readonly string[], args: readonly (string | number)[]): Promise<T> => {
     const script = scripts.get(name);

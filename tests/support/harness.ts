@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { signingKeyFromPem, publicKeySet, type PublicKeySet, type SigningKey } from '../../src/core/signing.js';
 import type { Target } from '../../src/core/target.js';
 import { createInterlock, type Interlock } from '../../src/interlock.js';
+import type { RedisClient } from '../../src/redis/client.js';
 import { generateSigningKeyPem } from '../../src/keys/key-store.js';
 import { createMemoryTarget, type MemoryTarget, type MemoryTargetOptions } from '../../src/targets/memory-target.js';
 import type { ApprovalTerms } from '../../src/core/approval.js';
@@ -38,7 +39,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 export type TestNode = Interlock & { config: Config; target: Target };
 
 /** One gate instance ("a worker process"). Several nodes may share a prefix and a target. */
-export async function startNode(options: { config: Config; target: Target; key: SigningKey; workerId?: string; redis?: Redis }): Promise<TestNode> {
+export async function startNode(options: { config: Config; target: Target; key: SigningKey; workerId?: string; redis?: RedisClient }): Promise<TestNode> {
   // A caller may hand in the connection (e.g. one speaking RESP2); the node owns and closes it either way.
   const redis = options.redis ?? new Redis(options.config.redisUrl, { maxRetriesPerRequest: 1 });
   const config = { ...options.config, workerId: options.workerId ?? `w-${randomBytes(4).toString('hex')}` };

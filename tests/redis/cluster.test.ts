@@ -1,0 +1,106 @@
+// The gate on a real three-master Redis Cluster: every script's keys share the subject's hash tag, so effects on
+// different payments live on different masters and each atomic step still runs in one slot.
+import { execFileSync } from 'node:child_process';
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProcessCrash } from '../../src/core/target.js';
+import { verify } from '../../src/core/verify.js';
+import { inspectDurability } from '../../src/redis/durability.js';
+import { approvalTerms, kill, refundProposal, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
+import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
+import { createMemoryTarget } from '../../src/targets/memory-target.js';
+
+async function clusterReady(ports: number[]): Promise<void> {
+  const giveUp = Date.now() + 20_000;
+  for (;;) {
+    const states = await Promise.all(ports.map(async (port) => {
+      const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true });
+      try {
+        await client.connect();
+        return String(await client.cluster('INFO')).includes('cluster_state:ok');
+      } finally {
+        client.disconnect();
+      }
+    }));
+    if (states.every(Boolean)) return;
+    if (Date.now() > giveUp) throw new Error('the test cluster did not reach cluster_state:ok');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('Redis Cluster', () => {
+  const servers: PrivateRedis[] = [];
+  const nodes: TestNode[] = [];
+  const key = testKey();
+  const target = createMemoryTarget({ tier: 1, sendTimeoutMs: 1_000 });
+  let config: ReturnType<typeof testConfig>;
+  const cluster = () => new Cluster([{ host: '127.0.0.1', port: servers[0]?.port ?? 0 }], { redisOptions: { maxRetriesPerRequest: 2 } });
+
+  beforeAll(async () => {
+    for (let i = 0; i < 3; i += 1) servers.push(await startPrivateRedis(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--save', '', '--appendonly', 'no']));
+    execFileSync('redis-cli', ['--cluster', 'create', ...servers.map((server) => `127.0.0.1:${server.port}`), '--cluster-replicas', '0', '--cluster-yes'], { stdio: 'ignore' });
+    await clusterReady(servers.map((server) => server.port));
+    config = testConfig({ redisUrl: servers[0]?.url ?? '', redisCluster: true });
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(nodes.map((node) => node.close().catch(() => undefined)));
+    await Promise.all(servers.map((server) => server.stop()));
+  });
+
+  async function node(): Promise<TestNode> {
+    const started = await startNode({ config, target, key: key.key, redis: cluster() });
+    nodes.push(started);
+    return started;
+  }
+
+  it('reads the persistence of every master, and refuses the cluster as not durable', async () => {
+    const client = cluster();
+    try {
+      await client.ping();
+      const durability = await inspectDurability(client, false);
+      expect(durability.durable).toBe(false);
+      expect(durability.problems.filter((problem) => problem.includes('append-only file is off'))).toHaveLength(3);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it('commits, recovers after a crash and enforces a shared cap, with effects spread over the masters', async () => {
+    const a = await node();
+    const payments = Array.from({ length: 6 }, (_, i) => `pi_cluster_${i}`);
+    const effectIds: string[] = [];
+    for (const payment of payments) {
+      const subject = `payment:${payment}`;
+      target.world.set(subject, { chargebacks: [], refunded_by_others: 0 });
+      const terms = approvalTerms({ scope: subject, capCents: 3_000 });
+      await a.approvals.grant(terms);
+      const first = await a.gate.submit(refundProposal({ approval: terms.id, paymentIntent: payment, amount: 2_000 }));
+      expect(first.outcome).toBe('COMMITTED');
+      const over = await a.gate.submit(refundProposal({ approval: terms.id, paymentIntent: payment, amount: 1_500 }));
+      expect(over.outcome).toBe('REFUSED:over_cap');
+      effectIds.push(first.effectId, over.effectId);
+    }
+
+    const subject = 'payment:pi_cluster_crash';
+    target.world.set(subject, { chargebacks: [], refunded_by_others: 0 });
+    const terms = approvalTerms({ scope: subject });
+    await a.approvals.grant(terms);
+    const proposal = refundProposal({ approval: terms.id, paymentIntent: 'pi_cluster_crash' });
+    target.inject({ kind: 'crash-after-send' });
+    await expect(a.gate.submit(proposal)).rejects.toBeInstanceOf(ProcessCrash);
+    await kill(a);
+    const b = await node();
+    const report = await b.gate.recover();
+    expect(report.settled.map((item) => item.outcome)).toEqual(['COMMITTED_BY_RETRY']);
+    const crashed = b.gate.effectIdOf(proposal);
+    expect(target.landedCount(crashed)).toBe(1);
+
+    for (const effectId of [...effectIds, crashed]) {
+      const receipt = await b.journal.receipt(effectId);
+      expect(verify(JSON.parse(JSON.stringify(receipt)), { publicKeys: key.publicKeys }).valid).toBe(true);
+    }
+    const perMaster = await Promise.all((b.redis as Cluster).nodes('master').map((master) => master.dbsize()));
+    expect(perMaster.filter((size) => size > 0).length).toBeGreaterThanOrEqual(2);
+  });
+});

@@ -125,7 +125,8 @@ function approvalHeld(send: Send): boolean {
 
 export function verify(input: unknown, options: VerifyOptions = {}): Verification {
   const parsed = parseReceipt(input);
-  const effectId = isJsonObject(input as never) && typeof (input as { effectId?: unknown }).effectId === 'string' ? (input as { effectId: string }).effectId : null;
+  const claimed: unknown = typeof input === 'object' && input !== null ? (input as { effectId?: unknown }).effectId : null;
+  const effectId = typeof claimed === 'string' ? claimed : null;
   if (!parsed.ok) return invalid(parsed.problems, effectId);
   const receipt = parsed.receipt;
   const raw = (input as { entries: unknown[] }).entries;

@@ -1,6 +1,6 @@
 // Approvals (leases) in Redis: grant, revoke, describe, and the subject caps shared by every agent. Each approval
 // lives in the partition of its scope, beside the effects it covers, so dispatch checks it atomically.
-import type { RedisClient } from './client.js';
+import { serverTime, type RedisClient } from './client.js';
 import { termsProblems, type ApprovalTerms } from '../core/approval.js';
 import type { ApprovalSnapshot } from '../core/entries.js';
 import { assertPartition, type Keys } from './keys.js';
@@ -59,7 +59,7 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
     /** A snapshot on the Redis clock, or null when the approval does not exist. */
     async describe(approvalId: string): Promise<{ now: number; snapshot: ApprovalSnapshot | null }> {
       const partition = await partitionOf(approvalId);
-      if (partition === null) return { now: await serverNow(redis), snapshot: null };
+      if (partition === null) return { now: await serverTime(redis), snapshot: null };
       const reply = await run<{ status: 'OK' | 'UNKNOWN'; now: number; approval?: Record<string, string>; reservedCents?: number; uses?: number }>(
         'describe-approval-2',
         [keys.approval(partition, approvalId), keys.approvalReservations(partition, approvalId)],
@@ -92,9 +92,4 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
       await redis.hset(keys.subjectCap(partition), 'limit', limitCents, 'name', `subject:${subject}`);
     },
   };
-}
-
-async function serverNow(redis: RedisClient): Promise<number> {
-  const [seconds, micros] = await redis.time();
-  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 }

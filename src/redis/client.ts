@@ -15,3 +15,9 @@ export function createRedisClient(options: { redisUrl: string; redisCluster: boo
 export function writableNodes(client: RedisClient): Redis[] {
   return client instanceof Cluster ? client.nodes('master') : [client];
 }
+
+/** Redis server time in ms: the clock every claim, deadline and entry is measured on. */
+export async function serverTime(client: RedisClient): Promise<number> {
+  const [seconds, micros] = await client.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}

@@ -1,7 +1,7 @@
 // The Redis journal: per-effect signed chains, the effect's summary state beside them, claims with fencing
 // epochs, and the open-dispatch indexes. All writes go through the Lua scripts; this module only seals entries
 // (which needs the signing key, so it cannot happen inside Redis) and retries a compare-and-set that lost a race.
-import type { RedisClient } from './client.js';
+import { serverTime, type RedisClient } from './client.js';
 import { sealEntry, type AnyDraft, type Draft, type Entry, type EntryKind, type EntryOf } from '../core/entries.js';
 import type { SigningKey } from '../core/signing.js';
 import { buildReceipt, type Receipt } from '../core/receipt.js';
@@ -270,8 +270,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     },
 
     async serverTime(): Promise<number> {
-      const [seconds, micros] = await redis.time();
-      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      return serverTime(redis);
     },
 
     async receipt(effectId: string): Promise<Receipt | null> {

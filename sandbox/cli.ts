@@ -1,6 +1,5 @@
 // `interlock sandbox`: runs the Stripe sandbox in the foreground until SIGINT or SIGTERM.
 import { isDelaysMode } from './core/delays.js';
-import { startSandbox } from './index.js';
 import type { Command } from 'commander';
 import type { SandboxOptions } from './index.js';
 
@@ -48,6 +47,8 @@ export function stopOnSignals(close: () => Promise<void>): void {
 export function addSandboxCommand(program: Command): void {
   withSandboxFlags(program.command('sandbox').description('Run the local Stripe sandbox (a stateful stand-in for Stripe test mode)')).action(
     async (flags: SandboxFlags) => {
+      // Loaded on use, so every other `interlock` command starts without the whole sandbox.
+      const { startSandbox } = await import('./index.js');
       const sandbox = await startSandbox(sandboxOptionsFromFlags(flags));
       stopOnSignals(sandbox.close);
       console.log(`Stripe sandbox listening on ${sandbox.url}`);

@@ -59,6 +59,7 @@ function checkChain(receipt: Receipt, raw: readonly unknown[], problems: string[
   const before = problems.length;
   const seen = new Set<string>();
   let prev: string | null = null;
+  let linksBroken = false;
   receipt.entries.forEach((entry, index) => {
     const name = describeEntry(entry, index);
     if (entry.effectId !== receipt.effectId) problems.push(`${name} belongs to effect ${entry.effectId.slice(0, 12)}…, not this receipt's effect: it was spliced in from another effect`);
@@ -67,7 +68,10 @@ function checkChain(receipt: Receipt, raw: readonly unknown[], problems: string[
     else if (recomputed !== entry.hash) problems.push(`${name} was altered: its content no longer matches its hash`);
     if (seen.has(entry.hash)) problems.push(`${name} is a duplicate of an earlier entry`);
     seen.add(entry.hash);
-    if (entry.prev !== prev) problems.push(`${name} does not follow the entry before it: an entry was dropped, inserted or reordered`);
+    if (entry.prev !== prev) {
+      linksBroken = true;
+      problems.push(`${name} does not follow the entry before it: an entry was dropped, inserted or reordered`);
+    }
     prev = entry.hash;
   });
   if (receipt.entries.length === 0) problems.push('receipt has no entries');
@@ -75,9 +79,9 @@ function checkChain(receipt: Receipt, raw: readonly unknown[], problems: string[
   const head = receipt.head;
   if (head.effectId !== receipt.effectId) problems.push('the signed head names another effect');
   if (head.count !== receipt.entries.length) {
-    problems.push(head.count > receipt.entries.length
-      ? `the signed head counts ${head.count} entries but the receipt has ${receipt.entries.length}: its tail was cut`
-      : `the signed head counts ${head.count} entries but the receipt has ${receipt.entries.length}: entries were added after it was signed`);
+    const counted = `the signed head counts ${head.count} entries but the receipt has ${receipt.entries.length}`;
+    if (head.count < receipt.entries.length) problems.push(`${counted}: entries were added after it was signed`);
+    else problems.push(linksBroken ? `${counted}: entries were removed` : `${counted}: its tail was cut`);
   } else if (head.lastHash !== (receipt.entries.at(-1)?.hash ?? null)) {
     problems.push('the signed head names another last entry: the tail was replaced');
   }

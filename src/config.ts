@@ -13,6 +13,7 @@ const schema = z.object({
   INTERLOCK_SIGNING_KEY_FILE: z.string().optional(),
   INTERLOCK_WORKER_ID: z.string().regex(/^[A-Za-z0-9_:.@-]+$/).optional(),
   INTERLOCK_UNSAFE_DURABILITY: flag.default(false),
+  INTERLOCK_SEND_WATCHDOG: flag.default(true),
   INTERLOCK_CLAIM_TTL_MS: ms.default(45_000),
   INTERLOCK_SETTLE_MARGIN_MS: ms.default(10_000),
   INTERLOCK_DEDUP_MARGIN_MS: ms.default(60 * 60 * 1000),
@@ -30,6 +31,7 @@ export type Config = {
   signingKeyFile: string | null;
   workerId: string | null;
   unsafeDurability: boolean;
+  sendWatchdog: boolean;
   claimTtlMs: number;
   settleMarginMs: number;
   dedupMarginMs: number;
@@ -63,6 +65,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signingKeyFile: c.INTERLOCK_SIGNING_KEY_FILE ?? null,
     workerId: c.INTERLOCK_WORKER_ID ?? null,
     unsafeDurability: c.INTERLOCK_UNSAFE_DURABILITY,
+    sendWatchdog: c.INTERLOCK_SEND_WATCHDOG,
     claimTtlMs: c.INTERLOCK_CLAIM_TTL_MS,
     settleMarginMs: c.INTERLOCK_SETTLE_MARGIN_MS,
     dedupMarginMs: c.INTERLOCK_DEDUP_MARGIN_MS,

@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import type { SigningKey } from './core/signing.js';
 import type { Target } from './core/target.js';
 import { createGate, type Gate } from './gate/gate.js';
+import { createSendWatchdog } from './gate/send-watchdog.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { requireDurability, type Durability } from './redis/durability.js';
 import { createHeartbeat, type Heartbeat } from './redis/heartbeat.js';
@@ -46,7 +47,17 @@ export async function createInterlock(deps: { config: Config; target: Target; si
     onError: (error) => logger.error({ err: error }, 'heartbeat failed'),
   });
   await heartbeat.start();
-  const gate = createGate({ journal, approvals, heartbeat, target, logger, timing: { claimTtlMs: config.claimTtlMs, settleMarginMs: config.settleMarginMs, dedupMarginMs: config.dedupMarginMs } });
+  // Half the settle margin: a stalled sender dies well before another worker may trust an empty lookup.
+  const watchdog = config.sendWatchdog ? createSendWatchdog({ graceMs: Math.floor(config.settleMarginMs / 2) }) : undefined;
+  const gate = createGate({
+    journal,
+    approvals,
+    heartbeat,
+    target,
+    logger,
+    timing: { claimTtlMs: config.claimTtlMs, settleMarginMs: config.settleMarginMs, dedupMarginMs: config.dedupMarginMs },
+    ...(watchdog ? { watchdog } : {}),
+  });
   return {
     gate,
     journal,
@@ -56,6 +67,7 @@ export async function createInterlock(deps: { config: Config; target: Target; si
     durability,
     async close(options = {}) {
       await heartbeat.stop({ clear: options.clearHeartbeat ?? true });
+      await watchdog?.close();
       if (!deps.redis) await redis.quit();
     },
   };

@@ -14,6 +14,7 @@ import type { Approvals } from '../redis/approvals.js';
 import type { Heartbeat } from '../redis/heartbeat.js';
 import type { Journal } from '../redis/journal.js';
 import { parseProposal, ProposalError } from './proposal.js';
+import type { SendWatchdog } from './send-watchdog.js';
 import { assertPartition } from '../redis/keys.js';
 
 export type GateTiming = {
@@ -72,6 +73,8 @@ export type GateDeps = {
   target: Target;
   timing: GateTiming;
   logger: Logger;
+  /** Kills the process when a send outlives its deadline because the event loop stalled (send-watchdog.ts). */
+  watchdog?: SendWatchdog;
 };
 
 function errorName(error: unknown): string {
@@ -178,12 +181,15 @@ export function createGate(deps: GateDeps) {
   async function send(effectId: string, effect: JsonObject, deadlineAt: number): Promise<{ landed: JsonObject } | { rejected: Rejected } | { unknown: unknown }> {
     const remaining = Math.floor(deadlineAt - performance.now());
     if (remaining <= 0) return { unknown: new Error('the send deadline passed before the request could start') };
+    const disarm = deps.watchdog?.arm(deadlineAt);
     try {
       return { landed: await target.apply(effectId, effect, { signal: AbortSignal.timeout(remaining) }) };
     } catch (error) {
       if (error instanceof ProcessCrash) throw error;
       if (error instanceof Rejected) return { rejected: error };
       return { unknown: error };
+    } finally {
+      disarm?.();
     }
   }
 

@@ -25,6 +25,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     redisUrl: REDIS_URL,
     keyPrefix: `t${randomBytes(6).toString('hex')}`,
     unsafeDurability: true,
+    sendWatchdog: false,
     claimTtlMs: 3_000,
     settleMarginMs: 300,
     dedupMarginMs: 10_000,

@@ -1,4 +1,5 @@
-// `interlock receipt verify|export`. Exit codes for verify: 0 valid, 1 invalid, 2 unreadable input.
+// `interlock receipt verify|export`. Exit codes for verify: 0 valid, 1 invalid, 2 unreadable input, 3 nothing wrong
+// but nothing authenticated either (no public key checked the signatures).
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { publicKeySet } from '../core/signing.js';
@@ -11,6 +12,7 @@ import { existsSync } from 'node:fs';
 export const EXIT_VALID = 0;
 export const EXIT_INVALID = 1;
 export const EXIT_UNREADABLE = 2;
+export const EXIT_UNAUTHENTICATED = 3;
 
 function unreadable(message: string): never {
   process.stderr.write(`${message}\n`);
@@ -59,7 +61,7 @@ export function addReceiptCommands(program: Command): void {
 
   receipt
     .command('verify')
-    .description('verify a receipt offline; prints the verification as JSON (exit 0 valid, 1 invalid, 2 unreadable)')
+    .description('verify a receipt offline; prints the verification as JSON (exit 0 valid, 1 invalid, 2 unreadable, 3 signatures not checked)')
     .argument('<file>', 'receipt JSON file, or - for standard input')
     .option('--public-key <file...>', 'PEM public key(s) to check signatures against (repeat for rotated keys)')
     .action((file: string, options: { publicKey?: string[] }) => {
@@ -74,9 +76,9 @@ export function addReceiptCommands(program: Command): void {
       const result = verify(input, keys ? { publicKeys: keys } : {});
       process.stdout.write(`${JSON.stringify({ ...result, publicKeys: source }, null, 2)}\n`);
       if (result.signed === null) {
-        process.stderr.write('Warning: no public key was given or configured, so signatures were not checked; a consistently rebuilt chain would pass. Pass --public-key.\n');
+        process.stderr.write('No public key was given or configured, so the signatures were not checked: anyone could have rebuilt this chain. Pass --public-key FILE to authenticate it.\n');
       }
-      process.exitCode = result.valid ? EXIT_VALID : EXIT_INVALID;
+      process.exitCode = result.valid === true ? EXIT_VALID : result.valid === null ? EXIT_UNAUTHENTICATED : EXIT_INVALID;
     });
 
   receipt

@@ -1,8 +1,8 @@
 // The gate's decisions as pure functions over one effect's entries. The Redis scripts enforce the same rules
 // atomically; these functions are what the gate, recovery and verify() reason with.
 import { payloadHash } from './effect-id.js';
-import type { Entry, EntryOf, Checks } from './entries.js';
-import type { JsonObject } from './json.js';
+import type { Entry, EntryOf, Checks, PremiseChange } from './entries.js';
+import { canonicalJsonOfChecked, type Json, type JsonObject } from './json.js';
 
 export type Blocker = 'in_flight' | 'committed' | 'ambiguous' | 'conflicting_payload' | 'target_error';
 
@@ -28,10 +28,20 @@ export function committedEntry(entries: readonly Entry[]): EntryOf<'COMMITTED'> 
   return (entries.find((entry) => entry.kind === 'COMMITTED') as EntryOf<'COMMITTED'> | undefined) ?? null;
 }
 
+/** A fenced-out sender's answer that the effect landed: the money moved, whatever the journal settled on. */
+export function lateLanding(entries: readonly Entry[]): EntryOf<'LATE_RESULT'> | null {
+  return (entries.find((entry) => entry.kind === 'LATE_RESULT' && entry.outcome === 'landed') as EntryOf<'LATE_RESULT'> | undefined) ?? null;
+}
+
+/** A refusal of another payload under this effect id: evidence of the attempt, never the effect's own outcome. */
+export function isForeignRefusal(entry: Entry): boolean {
+  return entry.kind === 'REFUSED' && entry.code === 'REFUSED:conflicting_payload';
+}
+
 /** First reason a new dispatch of `effect` must not happen, in the order the dispatch script checks them. */
 export function dispatchBlocker(entries: readonly Entry[], effect: JsonObject): Blocker | null {
   if (openDispatch(entries)) return 'in_flight';
-  if (entries.some((entry) => entry.kind === 'COMMITTED')) return 'committed';
+  if (entries.some((entry) => entry.kind === 'COMMITTED') || lateLanding(entries)) return 'committed';
   if (entries.some((entry) => entry.kind === 'AMBIGUOUS')) return 'ambiguous';
   const first = firstProposal(entries);
   if (first && payloadHash(first.effect) !== payloadHash(effect)) return 'conflicting_payload';
@@ -43,12 +53,38 @@ export function dispatchBlocker(entries: readonly Entry[], effect: JsonObject): 
 /**
  * The premises a dispatch is judged against: those of the first proposal under the same approval. A retry under
  * one approval is held to the facts the approver saw; a new approval is a new decision and brings its own facts.
+ * Only a proposal of the bound payload counts (issue 6, item 3): a refused proposal of another payload can never
+ * supply the facts a dispatch is judged against.
  */
 export function premisesDecidedOn(entries: readonly Entry[], approvalId: string | null, incoming: JsonObject): JsonObject {
+  const first = firstProposal(entries);
+  const bound = first ? payloadHash(first.effect) : null;
   for (const entry of entries) {
-    if (entry.kind === 'PROPOSED' && entry.approval === approvalId) return entry.premises;
+    if (entry.kind === 'PROPOSED' && entry.approval === approvalId && payloadHash(entry.effect) === bound) return entry.premises;
   }
   return incoming;
+}
+
+export type PremiseReport = { violations: string[]; changes: PremiseChange[] };
+
+/**
+ * Compares the facts a decision stood on with the facts read now. A fact the target could not find reads as
+ * null. Pure, so the submit path, recovery and tests judge premises alike.
+ */
+export function comparePremises(decided: JsonObject, current: JsonObject): PremiseReport {
+  const violations: string[] = [];
+  const changes: PremiseChange[] = [];
+  for (const field of Object.keys(decided)) {
+    const was = decided[field] as Json;
+    const now: Json = Object.hasOwn(current, field) ? (current[field] as Json) : null;
+    const before = canonicalJsonOfChecked(was);
+    const after = canonicalJsonOfChecked(now);
+    if (before !== after) {
+      violations.push(`${field}: was ${before}, now ${after}`);
+      changes.push({ field, was, now });
+    }
+  }
+  return { violations, changes };
 }
 
 export function checksPassed(checks: Checks): boolean {
@@ -70,6 +106,8 @@ export type RecoveryTiming = {
   now: number;
   dispatchedAt: number;
   sendDeadline: number;
+  /** When the claim's last holder was proven gone (heartbeat missing, or another boot nonce), on the Redis clock. */
+  deathProvenAt: number | null;
   dedupWindowMs: number;
   dedupMarginMs: number;
   settleMarginMs: number;
@@ -89,31 +127,43 @@ export function recoveryMode(timing: RecoveryTiming): RecoveryMode {
   return { mode: 'ambiguous', reason: 'the target neither dedupes nor can be queried, so nobody can tell whether the send landed' };
 }
 
-/** Instant from which a lookup that finds nothing may be believed: a dead sender's bytes may still be on their way until then. */
-export function absenceTrustedAt(timing: Pick<RecoveryTiming, 'sendDeadline' | 'settleMarginMs'>): number {
-  return timing.sendDeadline + timing.settleMarginMs;
+/**
+ * Instant from which a lookup that finds nothing may be believed (I2). Until then bytes a sender wrote may still
+ * be on their way to the target. A sender stops writing at its send deadline, or earlier when it died: once its
+ * death is proven it can write nothing new (a sender checks its fencing epoch right before the network, and the
+ * claim has moved), so only what it wrote before dying is still travelling. Either way the settle margin covers
+ * the travel time of bytes already written.
+ */
+export function absenceTrustedAt(timing: Pick<RecoveryTiming, 'sendDeadline' | 'settleMarginMs'> & { deathProvenAt?: number | null }): number {
+  const stoppedBy = timing.deathProvenAt === null || timing.deathProvenAt === undefined ? timing.sendDeadline : Math.min(timing.sendDeadline, timing.deathProvenAt);
+  return stoppedBy + timing.settleMarginMs;
 }
 
-export type Lookup = { state: 'not-run' } | { state: 'found'; found: string; object: JsonObject | null } | { state: 'absent' };
+/** A lookup's answer. Found means the target returned an object, whatever its id looks like (issue 6, item 6). */
+export type Lookup = { state: 'not-run' } | { state: 'found'; found: string | null; object: JsonObject | null } | { state: 'absent' };
 
 export type RecoveryStep =
   | { do: 'resend'; outcome: 'COMMITTED_BY_RETRY' | 'REAPPLIED_AFTER_QUERY' }
   | { do: 'lookup' }
-  | { do: 'commit-found'; found: string }
+  | { do: 'commit-found'; found: string | null }
   | { do: 'refuse'; outcome: 'REFUSED:lease_at_recovery' | 'REFUSED:stale_premise_at_recovery' }
   | { do: 'ambiguous'; reason: string }
-  | { do: 'wait'; until: number; reason: string };
+  | { do: 'wait'; until: number; reason: string }
+  | { do: 'unresolved'; reason: string };
 
 /**
  * One step of recovery for an open dispatch whose claim this recoverer holds (DESIGN §7). Called again with the
  * lookup's answer when it asks for one. What landed is recorded even when the re-check failed: it is not undone.
+ * `recheck` is null when the re-check itself could not run (the approval or the premises could not be read):
+ * nothing may be sent then, but a lookup still settles an effect that landed (issue 6, item 8).
  */
-export function planRecovery(timing: RecoveryTiming, recheck: Checks, lookup: Lookup): RecoveryStep {
+export function planRecovery(timing: RecoveryTiming, recheck: Checks | null, lookup: Lookup): RecoveryStep {
   const mode = recoveryMode(timing);
   if (mode.mode === 'ambiguous') return { do: 'ambiguous', reason: mode.reason };
-  const failure = recheckFailure(recheck);
+  const failure = recheck === null ? 'unreadable' : recheckFailure(recheck);
   if (mode.mode === 'resend-same-key' && failure === null) return { do: 'resend', outcome: 'COMMITTED_BY_RETRY' };
   if (!timing.queryable) {
+    if (failure === 'unreadable') return { do: 'unresolved', reason: 'the re-check could not be read and the target cannot be queried; retrying later' };
     return { do: 'ambiguous', reason: `the re-check failed (${failure ?? 'unknown'}) and the target cannot be queried to learn whether the first send landed` };
   }
   switch (lookup.state) {
@@ -123,7 +173,8 @@ export function planRecovery(timing: RecoveryTiming, recheck: Checks, lookup: Lo
       return { do: 'commit-found', found: lookup.found };
     case 'absent': {
       const trustedAt = absenceTrustedAt(timing);
-      if (timing.now < trustedAt) return { do: 'wait', until: trustedAt, reason: 'a lookup that finds nothing is trusted only after the send deadline plus the settle margin' };
+      if (timing.now < trustedAt) return { do: 'wait', until: trustedAt, reason: 'a lookup that finds nothing is trusted only after the last send stopped (its deadline, or its sender\'s proven death) plus the settle margin' };
+      if (failure === 'unreadable') return { do: 'unresolved', reason: 'nothing landed, but the approval and premises could not be re-read, so nothing may be sent or refused yet' };
       if (failure === 'lease') return { do: 'refuse', outcome: 'REFUSED:lease_at_recovery' };
       if (failure === 'stale_premise') return { do: 'refuse', outcome: 'REFUSED:stale_premise_at_recovery' };
       return { do: 'resend', outcome: mode.mode === 'resend-same-key' ? 'COMMITTED_BY_RETRY' : 'REAPPLIED_AFTER_QUERY' };

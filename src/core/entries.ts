@@ -1,14 +1,24 @@
-// Journal entries (DESIGN §5). Every entry is chained to the previous entry of the same effect by `prev`,
-// hashed over its RFC 8785 form without `hash` and `sig`, and signed (Ed25519 over the hash).
-import { assertJson, canonicalJson, sha256Hex, type Json, type JsonObject } from './json.js';
+// Journal entries (DESIGN §5). Every entry is chained to the previous entry of the same effect by `prev` and
+// hashed over its RFC 8785 form without `hash` and `sig`.
+//
+// Signing (v2, issue 8): the entries one worker writes in one atomic step form a batch, and one Ed25519
+// signature over the batch's last entry covers all of them, since that entry's hash commits to the others
+// through `prev`. The last entry says how many unsigned entries before it it covers (`covers`); the others carry
+// `sig: null`. So a chain is authentic exactly when every unsigned entry belongs to the run a later signed entry
+// claims to cover, and its last entry is signed. Version 1 entries (every entry signed) still verify.
+import { assertJson, canonicalJson, canonicalJsonOfChecked, sha256Hex, type Json, type JsonObject } from './json.js';
 import { signText, type SigningKey } from './signing.js';
 
-export const ENTRY_VERSION = 1;
+export const ENTRY_VERSION = 2;
 
 export const ENTRY_KINDS = ['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED', 'REFUSED', 'AMBIGUOUS', 'LATE_RESULT', 'OBSERVED'] as const;
 export type EntryKind = (typeof ENTRY_KINDS)[number];
 
-/** What an approval looked like when a check read it. Amounts in cents, times in ms since the epoch (Redis clock). */
+/**
+ * What an approval looked like when a check read it. Amounts in cents, times in ms since the epoch (Redis clock).
+ * `reservedCents` and `uses` are null when the check did not read them: the dispatch script enforces them
+ * atomically, and a number read earlier would already be stale.
+ */
 export type ApprovalSnapshot = {
   id: string;
   approver: string;
@@ -18,8 +28,8 @@ export type ApprovalSnapshot = {
   scope: string;
   revoked: boolean;
   revokedAt: number | null;
-  reservedCents: number;
-  uses: number;
+  reservedCents: number | null;
+  uses: number | null;
 };
 
 export type PremiseChange = { field: string; was: Json; now: Json };
@@ -33,7 +43,7 @@ export type Checks = {
   changes: PremiseChange[];
 };
 
-export type CommitVia = 'send' | 'retry-idempotent' | 'recovery-query' | 'recovery-reapply' | 'failed-but-landed';
+export type CommitVia = 'send' | 'retry-idempotent' | 'recovery-query' | 'recovery-reapply' | 'failed-but-landed' | 'late-result';
 export type ObservedSource = 'webhook' | 'reread';
 
 export type Decision = { model: string; text: string };
@@ -41,9 +51,14 @@ export type Decision = { model: string; text: string };
 export type EntryFields = {
   PROPOSED: { agent: string; approval: string | null; premises: JsonObject; effect: JsonObject; request: Json; decision: Decision | null };
   AUTHORIZED: { approval: ApprovalSnapshot };
-  DISPATCHED: { effect: JsonObject; approval: string; premises: JsonObject; checks: Checks; owner: string; epoch: number; sendDeadline: number };
+  DISPATCHED: { effect: JsonObject; subject?: string; approval: string; premises: JsonObject; checks: Checks; owner: string; epoch: number; sendDeadline: number };
   COMMITTED: { via: CommitVia; result: Json; found: string | null; rechecked: Checks | null; epoch: number };
-  REFUSED: { code: string; reason: string; checks: Checks | null; rechecked: Checks | null; changes: PremiseChange[]; resolves: boolean };
+  /**
+   * `proposal` is set on a refusal of another payload under this effect id (REFUSED:conflicting_payload): the
+   * refused proposal is kept as evidence but never becomes a PROPOSED, so it can neither supply premises nor
+   * change the effect's own outcome.
+   */
+  REFUSED: { code: string; reason: string; checks: Checks | null; rechecked: Checks | null; changes: PremiseChange[]; resolves: boolean; proposal?: Json };
   AMBIGUOUS: { reason: string; rechecked: Checks | null; epoch: number };
   LATE_RESULT: { owner: string; epoch: number; outcome: 'landed' | 'rejected' | 'unknown'; result: Json; error: string | null };
   OBSERVED: {
@@ -63,14 +78,17 @@ export type EntryFields = {
 };
 
 export type Envelope<K extends EntryKind> = {
-  v: typeof ENTRY_VERSION;
+  v: 1 | 2;
   kind: K;
   effectId: string;
   at: number;
   prev: string | null;
   kid: string;
   hash: string;
-  sig: string;
+  /** Ed25519 over `hash`; null on a v2 entry covered by a later entry of its batch. */
+  sig: string | null;
+  /** v2: how many unsigned entries right before this one its signature covers (0 on unsigned entries). */
+  covers?: number;
 };
 
 export type EntryOf<K extends EntryKind> = Envelope<K> & EntryFields[K];
@@ -81,18 +99,68 @@ export type AnyDraft = { [K in EntryKind]: Draft<K> }[EntryKind];
 /** The hash input: the entry without `hash` and `sig`. */
 export function entryHash(entry: Record<string, unknown>): string {
   const rest: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(entry)) if (key !== 'hash' && key !== 'sig') rest[key] = value;
+  for (const key of Object.keys(entry)) if (key !== 'hash' && key !== 'sig') rest[key] = entry[key];
   return sha256Hex(canonicalJson(rest));
 }
 
-/** Seals a draft into an entry at a position in the chain: `at` is Redis server time, `prev` the chain head. */
+/** entryHash for an entry already checked to be plain JSON. */
+export function entryHashOfChecked(entry: JsonObject): string {
+  const rest: JsonObject = {};
+  for (const key of Object.keys(entry)) if (key !== 'hash' && key !== 'sig') rest[key] = entry[key] as Json;
+  return sha256Hex(canonicalJsonOfChecked(rest));
+}
+
+/**
+ * Seals drafts written in one atomic step into a chain segment: all at the same `at` (Redis time), the first
+ * linked to `prev`, each to the one before, one signature on the last. Throws NonCanonicalValueError when a
+ * draft holds a value with no canonical form: callers validate or quote what they put in drafts.
+ */
+export function sealBatch(drafts: readonly AnyDraft[], place: { effectId: string; at: number; prev: string | null }, key: SigningKey): Entry[] {
+  if (drafts.length === 0) return [];
+  const entries: Entry[] = [];
+  let prev = place.prev;
+  drafts.forEach((draft, index) => {
+    const last = index === drafts.length - 1;
+    const unsealed = { ...draft, v: ENTRY_VERSION, effectId: place.effectId, at: place.at, prev, kid: key.kid, covers: last ? drafts.length - 1 : 0 };
+    const plain = assertJson(unsealed) as JsonObject;
+    const hash = entryHashOfChecked(plain);
+    entries.push({ ...(plain as unknown as Entry), hash, sig: last ? signText(hash, key) : null });
+    prev = hash;
+  });
+  return entries;
+}
+
+/** One entry on its own: a batch of one, signed. */
 export function sealEntry<K extends EntryKind>(draft: Draft<K>, place: { effectId: string; at: number; prev: string | null }, key: SigningKey): EntryOf<K> {
-  const unsealed = { ...draft, v: ENTRY_VERSION, effectId: place.effectId, at: place.at, prev: place.prev, kid: key.kid };
-  const plain = assertJson(unsealed) as Record<string, Json>;
-  const hash = entryHash(plain);
-  return { ...(plain as unknown as Omit<EntryOf<K>, 'hash' | 'sig'>), hash, sig: signText(hash, key) } as EntryOf<K>;
+  return sealBatch([draft as AnyDraft], place, key)[0] as unknown as EntryOf<K>;
 }
 
 export function isEntryKind(value: unknown): value is EntryKind {
   return typeof value === 'string' && (ENTRY_KINDS as readonly string[]).includes(value);
+}
+
+/**
+ * Entries as Redis keeps them: without `effectId` (the key names it), `prev` and `hash` (recomputed in order
+ * when the chain is read). That is about 220 bytes less per entry; a chain edited in Redis still fails its
+ * signatures, since the recomputed hashes no longer match what was signed.
+ */
+export type StoredEntry = Omit<Entry, 'effectId' | 'prev' | 'hash'>;
+
+export function toStored(entry: Entry): string {
+  const { effectId: _effectId, prev: _prev, hash: _hash, ...rest } = entry;
+  return JSON.stringify(rest);
+}
+
+/** Rebuilds a chain from its stored form: effect id from the key, each `prev` from the entry before, each hash recomputed. */
+export function fromStored(effectId: string, items: readonly string[]): Entry[] {
+  const entries: Entry[] = [];
+  let prev: string | null = null;
+  for (const item of items) {
+    const stored = JSON.parse(item) as JsonObject;
+    const whole: JsonObject = { ...stored, effectId, prev };
+    const hash = entryHashOfChecked(whole);
+    entries.push({ ...(whole as unknown as Entry), hash, sig: (stored.sig ?? null) as string | null });
+    prev = hash;
+  }
+  return entries;
 }

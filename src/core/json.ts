@@ -1,76 +1,129 @@
 // JSON values and their RFC 8785 canonical form. Hashes, effect ids and signatures all depend on the exact
 // bytes, so anything without one canonical form is refused here instead of being silently coerced.
-import serialize from 'canonicalize';
+//
+// RFC 8785 serialises numbers and strings exactly as ECMAScript's JSON.stringify does (§3.2.2.2, §3.2.2.3) and
+// sorts object keys by UTF-16 code units (§3.2.3), which is what Array.prototype.sort does by default. So the
+// serialiser below only has to order keys and refuse what has no canonical form; it is hand-written because
+// verify() rehashes every entry and must stay a small fraction of the signature checks it sits beside.
 import { createHash } from 'node:crypto';
+import { InterlockError } from './errors.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
-export class NonCanonicalValueError extends Error {
-  readonly code = 'non_canonical_value';
+/** Deeper values are refused: nothing the gate records needs them, and recursion on hostile input must stay bounded. */
+export const MAX_JSON_DEPTH = 64;
+
+export class NonCanonicalValueError extends InterlockError {
   constructor(readonly path: string, what: string) {
-    super(`Value at ${path} has no canonical JSON form: ${what}. Use plain objects, arrays, strings, finite numbers, booleans and null.`);
+    super('non_canonical_value', `Value at ${path} has no canonical JSON form: ${what}. Use plain objects, arrays, strings, finite numbers, booleans and null.`, { fields: [{ path, message: what }] });
     this.name = 'NonCanonicalValueError';
   }
 }
 
 function describe(value: unknown): string {
   if (value === null) return 'null';
-  if (typeof value === 'object') return `an instance of ${value.constructor?.name ?? 'an unknown class'}`;
+  if (typeof value === 'object') {
+    const ctor: unknown = (value as { constructor?: unknown }).constructor;
+    return `an instance of ${typeof ctor === 'function' && ctor.name !== '' ? ctor.name : 'an unknown class'}`;
+  }
   return `a ${typeof value}`;
 }
 
 // RFC 8785 §3.2.2.2: a lone surrogate has no UTF-8 form, so it cannot be hashed the same way twice.
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
-/** Checks that `value` is plain JSON and returns it typed. Undefined object properties are dropped, as JSON does. */
-export function assertJson(value: unknown, path = '$', ancestors: readonly object[] = []): Json {
+export function hasLoneSurrogate(text: string): boolean {
+  return LONE_SURROGATE.test(text);
+}
+
+type Visit = { path: string; depth: number; ancestors: object[] };
+
+function check(value: unknown, at: Visit): Json {
   switch (typeof value) {
     case 'string':
-      if (LONE_SURROGATE.test(value)) throw new NonCanonicalValueError(path, 'a string with a lone UTF-16 surrogate');
+      if (LONE_SURROGATE.test(value)) throw new NonCanonicalValueError(at.path, 'a string with a lone UTF-16 surrogate');
       return value;
     case 'boolean':
       return value;
     case 'number':
-      if (!Number.isFinite(value)) throw new NonCanonicalValueError(path, String(value));
+      if (!Number.isFinite(value)) throw new NonCanonicalValueError(at.path, String(value));
       return value;
     case 'object': {
       if (value === null) return null;
-      if (ancestors.includes(value)) throw new NonCanonicalValueError(path, 'a circular reference');
-      const inside = [...ancestors, value];
-      if (Array.isArray(value)) {
-        // An index loop, not map(): map skips the holes of a sparse array, which would serialise as "[1,,2]".
-        const items: Json[] = [];
-        for (let index = 0; index < value.length; index += 1) {
-          const item: unknown = value[index];
-          if (item === undefined) throw new NonCanonicalValueError(`${path}[${index}]`, 'undefined inside an array');
-          items.push(assertJson(item, `${path}[${index}]`, inside));
+      if (at.ancestors.includes(value)) throw new NonCanonicalValueError(at.path, 'a circular reference');
+      if (at.depth >= MAX_JSON_DEPTH) throw new NonCanonicalValueError(at.path, `nesting deeper than ${MAX_JSON_DEPTH} levels`);
+      at.ancestors.push(value);
+      try {
+        if (Array.isArray(value)) {
+          // An index loop, not map(): map skips the holes of a sparse array, which would serialise as "[1,,2]".
+          const items: Json[] = [];
+          for (let index = 0; index < value.length; index += 1) {
+            const item: unknown = value[index];
+            const path = `${at.path}[${index}]`;
+            if (item === undefined) throw new NonCanonicalValueError(path, 'undefined inside an array');
+            items.push(check(item, { path, depth: at.depth + 1, ancestors: at.ancestors }));
+          }
+          return items;
         }
-        return items;
+        const proto: unknown = Object.getPrototypeOf(value);
+        if (proto !== Object.prototype && proto !== null) throw new NonCanonicalValueError(at.path, describe(value));
+        const out: JsonObject = {};
+        for (const key of Object.keys(value)) {
+          const item: unknown = (value as Record<string, unknown>)[key];
+          if (item === undefined) continue;
+          const path = `${at.path}.${key}`;
+          // Assigning "__proto__" would set the copy's prototype: the field would vanish from the hashed bytes.
+          if (key === '__proto__') throw new NonCanonicalValueError(path, 'a "__proto__" key, which a JavaScript object cannot copy as data');
+          if (LONE_SURROGATE.test(key)) throw new NonCanonicalValueError(path, 'a key with a lone UTF-16 surrogate');
+          out[key] = check(item, { path, depth: at.depth + 1, ancestors: at.ancestors });
+        }
+        return out;
+      } finally {
+        at.ancestors.pop();
       }
-      const proto: unknown = Object.getPrototypeOf(value);
-      if (proto !== Object.prototype && proto !== null) throw new NonCanonicalValueError(path, describe(value));
-      const out: JsonObject = {};
-      for (const [key, item] of Object.entries(value)) {
-        if (item === undefined) continue;
-        // Assigning "__proto__" would set the copy's prototype: the field would vanish from the hashed bytes.
-        if (key === '__proto__') throw new NonCanonicalValueError(`${path}.${key}`, 'a "__proto__" key, which a JavaScript object cannot copy as data');
-        if (LONE_SURROGATE.test(key)) throw new NonCanonicalValueError(`${path}.${key}`, 'a key with a lone UTF-16 surrogate');
-        out[key] = assertJson(item, `${path}.${key}`, inside);
-      }
-      return out;
     }
     default:
-      throw new NonCanonicalValueError(path, describe(value));
+      throw new NonCanonicalValueError(at.path, describe(value));
   }
+}
+
+/** Checks that `value` is plain JSON and returns a plain copy. Undefined object properties are dropped, as JSON does. */
+export function assertJson(value: unknown, path = '$'): Json {
+  return check(value, { path, depth: 0, ancestors: [] });
+}
+
+function write(value: Json): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) {
+    let text = '[';
+    for (let index = 0; index < value.length; index += 1) {
+      if (index > 0) text += ',';
+      text += write(value[index] as Json);
+    }
+    return `${text}]`;
+  }
+  const keys = Object.keys(value).sort();
+  let text = '{';
+  let first = true;
+  for (const key of keys) {
+    const item = value[key];
+    if (item === undefined) continue;
+    if (!first) text += ',';
+    first = false;
+    text += `${JSON.stringify(key)}:${write(item)}`;
+  }
+  return `${text}}`;
 }
 
 /** RFC 8785 canonical JSON of a plain JSON value. */
 export function canonicalJson(value: unknown): string {
-  const checked = assertJson(value);
-  const text = serialize(checked);
-  if (text === undefined) throw new NonCanonicalValueError('$', 'the canonicaliser returned nothing');
-  return text;
+  return write(assertJson(value));
+}
+
+/** Canonical JSON of a value already known to be plain JSON (it came out of assertJson or JSON.parse). */
+export function canonicalJsonOfChecked(value: Json): string {
+  return write(value);
 }
 
 export function sha256Hex(text: string): string {
@@ -79,4 +132,12 @@ export function sha256Hex(text: string): string {
 
 export function isJsonObject(value: Json | undefined): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Nesting depth of a plain JSON value: a scalar is 0, `{}` or `[]` is 1. */
+export function jsonDepth(value: Json): number {
+  if (value === null || typeof value !== 'object') return 0;
+  let deepest = 0;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) deepest = Math.max(deepest, jsonDepth(item));
+  return deepest + 1;
 }

@@ -14,20 +14,29 @@ const approvalSnapshot = z.object({
   scope: z.string(),
   revoked: z.boolean(),
   revokedAt: z.number().nullable(),
-  reservedCents: z.number(),
-  uses: z.number(),
+  reservedCents: z.number().nullable(),
+  uses: z.number().nullable(),
 });
 const change = z.object({ field: z.string(), was: json, now: json });
 const checks = z.object({ approvalLive: z.boolean(), approval: approvalSnapshot.nullable(), approvalProblems: z.array(z.string()), violations: z.array(z.string()), changes: z.array(change) });
 
-const envelope = { v: z.literal(1), effectId: z.string(), at: z.number(), prev: z.string().nullable(), kid: z.string(), hash: z.string(), sig: z.string() };
+const envelope = {
+  v: z.union([z.literal(1), z.literal(2)]),
+  effectId: z.string(),
+  at: z.number(),
+  prev: z.string().nullable(),
+  kid: z.string(),
+  hash: z.string(),
+  sig: z.string().nullable(),
+  covers: z.number().int().min(0).optional(),
+};
 
 const entry = z.discriminatedUnion('kind', [
   z.object({ ...envelope, kind: z.literal('PROPOSED'), agent: z.string(), approval: z.string().nullable(), premises: jsonObject, effect: jsonObject, request: json, decision: z.object({ model: z.string(), text: z.string() }).nullable() }),
   z.object({ ...envelope, kind: z.literal('AUTHORIZED'), approval: approvalSnapshot }),
-  z.object({ ...envelope, kind: z.literal('DISPATCHED'), effect: jsonObject, approval: z.string(), premises: jsonObject, checks, owner: z.string(), epoch: z.number(), sendDeadline: z.number() }),
-  z.object({ ...envelope, kind: z.literal('COMMITTED'), via: z.enum(['send', 'retry-idempotent', 'recovery-query', 'recovery-reapply', 'failed-but-landed']), result: json, found: z.string().nullable(), rechecked: checks.nullable(), epoch: z.number() }),
-  z.object({ ...envelope, kind: z.literal('REFUSED'), code: z.string(), reason: z.string(), checks: checks.nullable(), rechecked: checks.nullable(), changes: z.array(change), resolves: z.boolean() }),
+  z.object({ ...envelope, kind: z.literal('DISPATCHED'), effect: jsonObject, subject: z.string().optional(), approval: z.string(), premises: jsonObject, checks, owner: z.string(), epoch: z.number(), sendDeadline: z.number() }),
+  z.object({ ...envelope, kind: z.literal('COMMITTED'), via: z.enum(['send', 'retry-idempotent', 'recovery-query', 'recovery-reapply', 'failed-but-landed', 'late-result']), result: json, found: z.string().nullable(), rechecked: checks.nullable(), epoch: z.number() }),
+  z.object({ ...envelope, kind: z.literal('REFUSED'), code: z.string(), reason: z.string(), checks: checks.nullable(), rechecked: checks.nullable(), changes: z.array(change), resolves: z.boolean(), proposal: json.optional() }),
   z.object({ ...envelope, kind: z.literal('AMBIGUOUS'), reason: z.string(), rechecked: checks.nullable(), epoch: z.number() }),
   z.object({ ...envelope, kind: z.literal('LATE_RESULT'), owner: z.string(), epoch: z.number(), outcome: z.enum(['landed', 'rejected', 'unknown']), result: json, error: z.string().nullable() }),
   z.object({
@@ -50,7 +59,7 @@ const entry = z.discriminatedUnion('kind', [
 
 const head = z.object({ format: z.literal('interlock.receipt-head/v1'), effectId: z.string(), count: z.number(), lastHash: z.string().nullable(), signedAt: z.number(), kid: z.string(), sig: z.string() });
 
-export const receiptSchema = z.object({ format: z.literal('interlock.receipt/v1'), effectId: z.string(), entries: z.array(entry), head });
+export const receiptSchema = z.object({ format: z.enum(['interlock.receipt/v1', 'interlock.receipt/v2']), effectId: z.string(), entries: z.array(entry), head });
 
 export function parseReceipt(input: unknown): { ok: true; receipt: Receipt } | { ok: false; problems: string[] } {
   let parsed: ReturnType<typeof receiptSchema.safeParse>;

@@ -1,9 +1,26 @@
 // The target port: what the gate needs from whatever moves the money (Stripe, or an in-memory fake in tests).
 import type { Tier } from './decisions.js';
-import type { PremiseChange } from './entries.js';
+import type { Effect, EffectKind } from './effects.js';
+import { InterlockError } from './errors.js';
 import type { JsonObject } from './json.js';
 
-export type PremiseReport = { violations: string[]; changes: PremiseChange[] };
+/**
+ * One send, bounded by its deadline. A target has no way to abort a request it handed to the network (stripe-node
+ * has no AbortSignal), so it gives every call of the send `timeLeftMs()` as its timeout and makes no retries of
+ * its own: nothing of this send may reach the target after the deadline the settle margin counts from.
+ */
+export type SendContext = {
+  /** Milliseconds left before the send deadline; 0 or less means do not start anything. */
+  timeLeftMs(): number;
+  /**
+   * Called right before the request is handed to the network. Throws `SendFenced` when this sender may no longer
+   * send: it lost its claim (another worker took over while this process was frozen), or the deadline passed.
+   */
+  beforeWrite(): Promise<void>;
+};
+
+/** Reads (lookups, facts) are bounded too; a read that fails or times out throws, it never answers "fine". */
+export type ReadContext = { timeoutMs: number };
 
 export interface Target {
   readonly name: string;
@@ -12,32 +29,48 @@ export interface Target {
   readonly queryable: boolean;
   /** How long the target remembers an idempotency key (Stripe: 24 h). */
   readonly dedupWindowMs: number;
-  /** Every send is aborted after this long; the claim outlives it. */
+  /** Every send ends by this long after it starts; the claim outlives it. */
   readonly sendTimeoutMs: number;
-  /** The payment or customer the money moves on; it names the effect's partition and must match the approval's scope. */
-  subjectOf(effect: JsonObject): string;
-  /** Cents the effect moves, reserved against the approval and subject caps. */
-  amountOf(effect: JsonObject): number;
-  /** Sends. Throws `Rejected` for a definite no; any other error means the outcome is unknown. */
-  apply(effectId: string, effect: JsonObject, options: { signal: AbortSignal }): Promise<JsonObject>;
+  /** The effect kinds this target moves. */
+  readonly kinds: readonly EffectKind[];
+  /** The premise names it can read, or null when it reads any name it is asked for. */
+  readonly facts: readonly string[] | null;
+  /** Sends. Throws `Rejected` for a definite no, `SendFenced` when it did not send; anything else means the outcome is unknown. */
+  apply(effectId: string, effect: Effect, context: SendContext): Promise<JsonObject>;
   /** The landed object for this effect id, or null when there is none. Throws when it cannot tell. */
-  query(effectId: string, effect: JsonObject): Promise<JsonObject | null>;
-  /** Re-reads the facts the decision stood on. Throws when it cannot read them; a failed read is never "fine". */
-  readPremises(effectId: string, effect: JsonObject, premises: JsonObject): Promise<PremiseReport>;
+  query(effectId: string, effect: Effect, context: ReadContext): Promise<JsonObject | null>;
+  /**
+   * Reads the named facts as they are now (a missing fact is absent or null). Throws when it cannot read them; the
+   * comparison with what the decision stood on is pure (comparePremises in decisions.ts).
+   */
+  readFacts(effectId: string, effect: Effect, names: readonly string[], context: ReadContext): Promise<JsonObject>;
 }
 
 /** A definite refusal from the target (for Stripe, a 4xx that is not a rate limit or a conflict). Never resent. */
-export class Rejected extends Error {
-  readonly retryable = false;
+export class Rejected extends InterlockError {
   constructor(message: string, readonly details: { code: string | null; status: number | null; raw?: JsonObject } = { code: null, status: null }) {
-    super(message);
+    super('target_rejected', message);
     this.name = 'Rejected';
   }
 }
 
-/** The id of a landed object, for evidence. */
+/** The send did not start: the sender lost its claim or ran out of time before the request left the process. */
+export class SendFenced extends InterlockError {
+  constructor(message: string) {
+    super('journal_contention', message, { retryable: true });
+    this.name = 'SendFenced';
+  }
+}
+
+/**
+ * The id of a landed object, for evidence. A lookup that returns an object means found, whatever its id looks
+ * like (issue 6, item 6): a numeric id is kept as text, and an object without one is still a landing.
+ */
 export function objectId(found: JsonObject): string | null {
-  return typeof found.id === 'string' ? found.id : null;
+  const id = found.id;
+  if (typeof id === 'string' && id.length > 0) return id;
+  if (typeof id === 'number' && Number.isFinite(id)) return String(id);
+  return null;
 }
 
 /**

@@ -1,16 +1,25 @@
 // verify(): re-derives everything a receipt claims from its entries alone, offline. Every problem is a readable
-// sentence; a receipt is valid only when there are none.
+// sentence. A receipt is `valid: true` only when nothing is wrong AND its signatures were checked against a
+// known public key: a check that authenticated nothing says `valid: null` and lists what it could not check
+// (issue 6, item 12). verify() never throws, whatever it is given (item 10).
+import { payloadHash } from './effect-id.js';
+import { effectFactsOrNull } from './effects.js';
 import { entryHash, type Checks, type Entry, type EntryOf } from './entries.js';
 import { collectMoneyFacts, deriveExposure, deriveFinalMoney, type Exposure, type FinalMoney, type MoneyStatus } from './final-money.js';
 import { headSignatureValid, type Receipt } from './receipt.js';
 import { parseReceipt } from './receipt-schema.js';
 import { verifyText, type PublicKeySet } from './signing.js';
 import { isJsonObject } from './json.js';
+import { isForeignRefusal } from './decisions.js';
 
 export type Verification = {
-  valid: boolean;
+  /** true: intact, consistent and signed by a known key; false: something is wrong; null: nothing is wrong, but the signatures were not checked. */
+  valid: boolean | null;
   chainIntact: boolean;
   signed: boolean | null;
+  /** What this verification established, and what it could not. */
+  checked: { chain: boolean; rules: boolean; signatures: boolean };
+  unchecked: string[];
   effectId: string | null;
   outcome: string | null;
   happened: boolean | 'unknown';
@@ -21,6 +30,8 @@ export type Verification = {
   evidence: string | null;
   recheckedAtRecovery: Checks | null;
   approvedBy: string | null;
+  /** A landing reported by a sender that had lost its claim, after the journal settled otherwise (or while it was open). */
+  lateLanding: { evidence: string | null; after: string | null } | null;
   answer: MoneyStatus;
   finalMoney: FinalMoney;
   answerMatchesFinalMoney: boolean | null;
@@ -32,12 +43,14 @@ export type Verification = {
 export type VerifyOptions = { publicKeys?: PublicKeySet };
 
 const EMPTY_MONEY: FinalMoney = { status: 'unknown', refunds: [], failureReason: null, disputes: [] };
+const NO_KEYS = 'signatures: no public key was given, so anyone could have re-sealed this chain; verify with the signer\'s public key';
 
 function invalid(problems: string[], effectId: string | null): Verification {
   return {
-    valid: false, chainIntact: false, signed: null, effectId, outcome: null, happened: 'unknown', happenedOnce: false,
-    authorizedWhenFired: null, assumptionsHeld: null, refused: null, evidence: null, recheckedAtRecovery: null, approvedBy: null,
-    answer: 'unknown', finalMoney: EMPTY_MONEY, answerMatchesFinalMoney: null, exposure: null, entries: 0, problems,
+    valid: false, chainIntact: false, signed: null, checked: { chain: false, rules: false, signatures: false }, unchecked: [], effectId, outcome: null,
+    happened: 'unknown', happenedOnce: false, authorizedWhenFired: null, assumptionsHeld: null, refused: null, evidence: null,
+    recheckedAtRecovery: null, approvedBy: null, lateLanding: null, answer: 'unknown', finalMoney: EMPTY_MONEY, answerMatchesFinalMoney: null,
+    exposure: null, entries: 0, problems,
   };
 }
 
@@ -62,7 +75,7 @@ function checkChain(receipt: Receipt, raw: readonly unknown[], problems: string[
   let linksBroken = false;
   receipt.entries.forEach((entry, index) => {
     const name = describeEntry(entry, index);
-    if (entry.effectId !== receipt.effectId) problems.push(`${name} belongs to effect ${entry.effectId.slice(0, 12)}…, not this receipt's effect: it was spliced in from another effect`);
+    if (entry.effectId !== receipt.effectId) problems.push(`${name} belongs to effect ${String(entry.effectId).slice(0, 12)}…, not this receipt's effect: it was spliced in from another effect`);
     const recomputed = rehash(raw[index]);
     if (typeof recomputed !== 'string') problems.push(`${name} was altered: it holds a value that cannot be hashed (${recomputed.problem})`);
     else if (recomputed !== entry.hash) problems.push(`${name} was altered: its content no longer matches its hash`);
@@ -88,9 +101,37 @@ function checkChain(receipt: Receipt, raw: readonly unknown[], problems: string[
   return problems.length === before;
 }
 
+/**
+ * Which entries carry the signatures (entries.ts): every v1 entry is signed; a v2 entry is signed, covering the
+ * run of unsigned entries right before it, or unsigned and covered by the next signed one. Checked with or
+ * without keys, since an entry nobody signed is a forgery whoever verifies.
+ */
+function checkSignatureShape(receipt: Receipt, problems: string[]): void {
+  let uncovered = 0;
+  receipt.entries.forEach((entry, index) => {
+    const name = describeEntry(entry, index);
+    if (entry.v === 1) {
+      if (entry.sig === null) problems.push(`${name} is a version 1 entry without a signature`);
+      if (uncovered > 0) problems.push(`${uncovered} unsigned entr${uncovered === 1 ? 'y' : 'ies'} before ${name} are covered by no signature`);
+      uncovered = 0;
+      return;
+    }
+    const covers = entry.covers ?? 0;
+    if (entry.sig === null) {
+      if (covers !== 0) problems.push(`${name} is unsigned but claims to cover ${covers} entries`);
+      uncovered += 1;
+      return;
+    }
+    if (covers !== uncovered) problems.push(`${name} is signed for the ${covers} entries before it, but ${uncovered} unsigned entries precede it: an entry nobody signed was inserted, or a signed one removed`);
+    uncovered = 0;
+  });
+  if (uncovered > 0) problems.push(`the last ${uncovered} entr${uncovered === 1 ? 'y is' : 'ies are'} covered by no signature: they were appended by someone without the signing key`);
+}
+
 function checkSignatures(receipt: Receipt, keys: PublicKeySet, problems: string[]): boolean {
   let ok = true;
   receipt.entries.forEach((entry, index) => {
+    if (entry.sig === null) return;
     const key = keys.get(entry.kid);
     if (!key) {
       ok = false;
@@ -111,35 +152,40 @@ function checkSignatures(receipt: Receipt, keys: PublicKeySet, problems: string[
   return ok;
 }
 
-type Send = { checks: Checks; amount: number | null };
-
-function effectAmount(entry: EntryOf<'DISPATCHED'>): number | null {
-  return typeof entry.effect.amount === 'number' ? entry.effect.amount : null;
-}
+type Send = { checks: Checks; amount: number | null; subject: string | null };
 
 function approvalHeld(send: Send): boolean {
   const { checks } = send;
   if (!checks.approvalLive || checks.approvalProblems.length > 0) return false;
   const approval = checks.approval;
-  if (approval === null) return false;
-  if (approval.revoked) return false;
+  if (approval === null || approval.revoked) return false;
   if (send.amount !== null && send.amount > approval.capCents) return false;
+  // An approval covers one subject; a send on another is unauthorized whatever else held (issue 6, item 1).
+  if (send.subject === null || approval.scope !== send.subject) return false;
   return true;
 }
 
-export function verify(input: unknown, options: VerifyOptions = {}): Verification {
-  const parsed = parseReceipt(input);
-  const claimed: unknown = typeof input === 'object' && input !== null ? (input as { effectId?: unknown }).effectId : null;
-  const effectId = typeof claimed === 'string' ? claimed : null;
-  if (!parsed.ok) return invalid(parsed.problems, effectId);
-  const receipt = parsed.receipt;
+function sameHash(a: unknown, b: unknown): boolean {
+  try {
+    return payloadHash(a) === payloadHash(b);
+  } catch {
+    return false;
+  }
+}
+
+function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions): Verification {
   const raw = (input as { entries: unknown[] }).entries;
   const problems: string[] = [];
 
   const chainIntact = checkChain(receipt, raw, problems);
+  checkSignatureShape(receipt, problems);
   const signed = options.publicKeys ? checkSignatures(receipt, options.publicKeys, problems) : null;
 
   const entries = receipt.entries;
+  const firstProposal = entries[0]?.kind === 'PROPOSED' ? entries[0] : null;
+  // The effect's subject and amount, from its first proposal (or, in a chain that lost it, its first dispatch).
+  const described = firstProposal ?? entries.find((entry): entry is EntryOf<'DISPATCHED'> => entry.kind === 'DISPATCHED') ?? null;
+  const facts = described ? effectFactsOrNull(described.effect) : null;
   let open: EntryOf<'DISPATCHED'> | null = null;
   let unsafeResend = false;
   let committedCount = 0;
@@ -150,19 +196,31 @@ export function verify(input: unknown, options: VerifyOptions = {}): Verificatio
   let ambiguous = false;
   let sends: Send[] = [];
   let targetRefused = false;
-  const authorized = new Set<string>();
+  let settledBy: string | null = null;
+  let late: { entry: EntryOf<'LATE_RESULT'>; after: string | null } | null = null;
+  const authorized = new Map<string, EntryOf<'AUTHORIZED'>>();
+  const amount = facts?.amount ?? null;
+  const subject = facts?.subject ?? null;
+  if (described && facts === null) problems.push('the first PROPOSED holds no valid refund or credit, so no subject or amount can be checked');
 
   entries.forEach((entry, index) => {
     const name = describeEntry(entry, index);
     switch (entry.kind) {
       case 'PROPOSED':
+        if (index > 0 && firstProposal && entry.v !== 1 && !sameHash(entry.effect, firstProposal.effect)) {
+          problems.push(`${name} proposes another payload under this effect id: only the first payload may be proposed`);
+        }
+        return;
       case 'OBSERVED':
+        return;
       case 'LATE_RESULT':
+        if (entry.outcome === 'landed' && late === null) late = { entry, after: open ? null : settledBy };
         return;
       case 'AUTHORIZED':
-        authorized.add(entry.approval.id);
+        authorized.set(entry.approval.id, entry);
+        if (subject !== null && entry.approval.scope !== subject) problems.push(`${name} authorizes approval ${entry.approval.id}, scoped to ${entry.approval.scope}, for an effect on ${subject}`);
         return;
-      case 'DISPATCHED':
+      case 'DISPATCHED': {
         if (open) {
           unsafeResend = true;
           problems.push(`${name} opens a second dispatch while an earlier one is still open`);
@@ -172,9 +230,14 @@ export function verify(input: unknown, options: VerifyOptions = {}): Verificatio
           unsafeResend = true;
           problems.push(`${name} sends again after the target refused this effect outright`);
         }
+        if (firstProposal && !sameHash(entry.effect, firstProposal.effect)) problems.push(`${name} sends a payload other than the one first proposed`);
+        if (entry.subject !== undefined && entry.subject !== subject) problems.push(`${name} was dispatched on ${entry.subject}, but its effect moves money on ${subject ?? 'no valid subject'}`);
+        const scope = entry.checks.approval?.scope ?? authorized.get(entry.approval)?.approval.scope ?? null;
+        if (scope !== null && scope !== subject) problems.push(`${name} went out under approval ${entry.approval}, scoped to ${scope}, on ${subject ?? 'no valid subject'}`);
         open = entry;
-        sends.push({ checks: entry.checks, amount: effectAmount(entry) });
+        sends.push({ checks: entry.checks, amount, subject });
         return;
+      }
       case 'COMMITTED':
         committedCount += 1;
         if (committedCount > 1) problems.push(`${name} commits the effect a second time`);
@@ -183,21 +246,25 @@ export function verify(input: unknown, options: VerifyOptions = {}): Verificatio
         } else {
           if (firstCommitted === null) approvedBy = open.checks.approval?.approver ?? null;
           if (entry.via === 'retry-idempotent' || entry.via === 'recovery-reapply') {
-            if (entry.rechecked) sends.push({ checks: entry.rechecked, amount: effectAmount(open) });
+            if (entry.rechecked) sends.push({ checks: entry.rechecked, amount, subject });
             else problems.push(`${name} resent the effect without a recorded re-check`);
           }
         }
         if (entry.rechecked) recheckedAtRecovery = entry.rechecked;
         firstCommitted ??= entry;
         open = null;
+        settledBy = 'COMMITTED';
         return;
       case 'AMBIGUOUS':
         if (!open) problems.push(`${name} closes no open dispatch`);
         if (entry.rechecked) recheckedAtRecovery = entry.rechecked;
         ambiguous = true;
         open = null;
+        settledBy = 'AMBIGUOUS';
         return;
       case 'REFUSED':
+        // A refusal of another payload is evidence of the attempt; it says nothing about this effect (item 11).
+        if (isForeignRefusal(entry)) return;
         lastRefused = entry;
         if (entry.rechecked) recheckedAtRecovery = entry.rechecked;
         if (entry.resolves) {
@@ -206,6 +273,7 @@ export function verify(input: unknown, options: VerifyOptions = {}): Verificatio
           // The dispatch it resolves never landed, so its checks vouch for nothing.
           sends = sends.slice(0, -1);
           open = null;
+          settledBy = entry.code;
         }
         return;
       default: {
@@ -215,35 +283,38 @@ export function verify(input: unknown, options: VerifyOptions = {}): Verificatio
     }
   });
 
-  // A fenced-out sender's answer that landed is evidence too: the money moved even if the journal settled otherwise.
-  const lateLanding = entries.find((entry): entry is EntryOf<'LATE_RESULT'> => entry.kind === 'LATE_RESULT' && entry.outcome === 'landed') ?? null;
-  const happened: boolean | 'unknown' = committedCount > 0 || lateLanding !== null ? true : ambiguous || open !== null ? 'unknown' : false;
-  const facts = collectMoneyFacts(entries);
-  const committedRefunds = firstCommitted ? refundIdsOf(firstCommitted) : [];
-  for (const id of facts.refunds.keys()) {
+  const lateEntry = late as { entry: EntryOf<'LATE_RESULT'>; after: string | null } | null;
+  const committedEntry = firstCommitted as EntryOf<'COMMITTED'> | null;
+  const happened: boolean | 'unknown' = committedCount > 0 || lateEntry !== null ? true : ambiguous || open !== null ? 'unknown' : false;
+  const money = collectMoneyFacts(entries);
+  const committedRefunds = committedEntry ? idsOf(committedEntry.found, committedEntry.result) : lateEntry ? idsOf(null, lateEntry.entry.result) : [];
+  for (const id of money.refunds.keys()) {
     if (committedRefunds.length > 0 && !committedRefunds.includes(id)) problems.push(`an OBSERVED refund ${id} is not the refund the effect committed (${committedRefunds.join(', ')})`);
     if (happened === false) problems.push(`an OBSERVED refund ${id} exists for an effect the journal says never landed`);
   }
-  const happenedOnce = !unsafeResend && committedCount <= 1 && facts.refunds.size <= 1;
+  const happenedOnce = !unsafeResend && committedCount <= 1 && money.refunds.size <= 1;
 
-  const firstProposal = entries[0]?.kind === 'PROPOSED' ? entries[0] : null;
   const effectKind = firstProposal && typeof firstProposal.effect.kind === 'string' ? firstProposal.effect.kind : null;
-  const finalMoney = deriveFinalMoney(facts, happened, effectKind);
+  const finalMoney = deriveFinalMoney(money, happened, effectKind);
   const answer: MoneyStatus = happened === true ? 'returned' : happened === false ? 'not_returned' : 'unknown';
   const answerMatchesFinalMoney = answer === 'unknown' || finalMoney.status === 'unknown' || finalMoney.status === 'pending' ? null : answer === finalMoney.status;
 
   const fired = sends.length > 0 && happened !== false;
   const authorizedWhenFired = fired ? sends.every(approvalHeld) : null;
-  if (authorizedWhenFired === false) problems.push('a send went out with no record of a live approval covering it');
+  if (authorizedWhenFired === false) problems.push('a send went out with no record of a live approval covering it on its subject');
   const assumptionsHeld = fired ? sends.every((send) => send.checks.violations.length === 0) : null;
 
   const refusedEntry = lastRefused as EntryOf<'REFUSED'> | null;
   const refused = happened !== true && refusedEntry ? { code: refusedEntry.code, reason: refusedEntry.reason } : null;
+  const evidence = committedEntry ? evidenceOf(committedEntry.found, committedEntry.result) : lateEntry ? evidenceOf(null, lateEntry.entry.result) : null;
 
+  const valid = problems.length > 0 ? false : signed === true ? true : null;
   return {
-    valid: problems.length === 0,
+    valid,
     chainIntact,
     signed,
+    checked: { chain: true, rules: true, signatures: signed !== null },
+    unchecked: signed === null ? [NO_KEYS] : [],
     effectId: receipt.effectId,
     outcome: outcomeOf(entries),
     happened,
@@ -251,9 +322,10 @@ export function verify(input: unknown, options: VerifyOptions = {}): Verificatio
     authorizedWhenFired,
     assumptionsHeld,
     refused,
-    evidence: firstCommitted ? evidenceOf(firstCommitted) : lateLanding && isJsonObject(lateLanding.result) && typeof lateLanding.result.id === 'string' ? lateLanding.result.id : null,
+    evidence,
     recheckedAtRecovery,
     approvedBy,
+    lateLanding: lateEntry && lateEntry.after !== 'COMMITTED' ? { evidence: evidenceOf(null, lateEntry.entry.result), after: lateEntry.after } : null,
     answer,
     finalMoney,
     answerMatchesFinalMoney,
@@ -263,16 +335,33 @@ export function verify(input: unknown, options: VerifyOptions = {}): Verificatio
   };
 }
 
-function refundIdsOf(entry: EntryOf<'COMMITTED'>): string[] {
+export function verify(input: unknown, options: VerifyOptions = {}): Verification {
+  let claimed: string | null = null;
+  try {
+    const id: unknown = typeof input === 'object' && input !== null ? (input as { effectId?: unknown }).effectId : null;
+    claimed = typeof id === 'string' ? id : null;
+    const parsed = parseReceipt(input);
+    if (!parsed.ok) return invalid(parsed.problems, claimed);
+    return verifyParsed(input, parsed.receipt, options);
+  } catch (error) {
+    // Hostile input can reach corners no rule foresaw (a getter that throws, a value no hash can take): the
+    // answer is still an answer, never an exception.
+    return invalid([`the receipt cannot be verified: ${error instanceof Error ? error.message : String(error)}`], claimed);
+  }
+}
+
+function idsOf(found: string | null, result: unknown): string[] {
   const ids = new Set<string>();
-  if (entry.found !== null) ids.add(entry.found);
-  if (isJsonObject(entry.result) && typeof entry.result.id === 'string') ids.add(entry.result.id);
+  if (found !== null) ids.add(found);
+  if (isJsonObject(result as never) && typeof (result as { id?: unknown }).id === 'string') ids.add((result as { id: string }).id);
   return [...ids];
 }
 
-function evidenceOf(entry: EntryOf<'COMMITTED'>): string | null {
-  if (entry.found !== null) return entry.found;
-  if (isJsonObject(entry.result) && typeof entry.result.id === 'string') return entry.result.id;
+function evidenceOf(found: string | null, result: unknown): string | null {
+  if (found !== null) return found;
+  const id: unknown = isJsonObject(result as never) ? (result as { id?: unknown }).id : undefined;
+  if (typeof id === 'string') return id;
+  if (typeof id === 'number') return String(id);
   return null;
 }
 
@@ -280,18 +369,24 @@ const VIA_OUTCOME = {
   send: 'COMMITTED',
   'failed-but-landed': 'COMMITTED_ON_QUERY',
   'recovery-query': 'COMMITTED_ON_QUERY',
+  'late-result': 'COMMITTED_ON_QUERY',
   'retry-idempotent': 'COMMITTED_BY_RETRY',
   'recovery-reapply': 'REAPPLIED_AFTER_QUERY',
 } as const;
 
-/** The outcome the journal settled on, in DESIGN §4's words; null while a dispatch is open or nothing settled. */
+/**
+ * The outcome the journal settled on, in DESIGN §4's words; null while a dispatch is open or nothing settled.
+ * Refusals of another payload never change it. A late landing after AMBIGUOUS settles what was ambiguous: the
+ * effect landed, as a lookup would have shown (COMMITTED_ON_QUERY).
+ */
 export function outcomeOf(entries: readonly Entry[]): string | null {
   let outcome: string | null = null;
   for (const entry of entries) {
     if (entry.kind === 'COMMITTED') return VIA_OUTCOME[entry.via];
     if (entry.kind === 'AMBIGUOUS') outcome = 'AMBIGUOUS';
-    else if (entry.kind === 'REFUSED') outcome = entry.code;
+    else if (entry.kind === 'REFUSED' && !isForeignRefusal(entry)) outcome = entry.code;
     else if (entry.kind === 'DISPATCHED') outcome = null;
+    else if (entry.kind === 'LATE_RESULT' && entry.outcome === 'landed' && outcome === 'AMBIGUOUS') outcome = 'COMMITTED_ON_QUERY';
   }
   return outcome;
 }

@@ -1,23 +1,54 @@
 // Approvals (leases) in Redis: grant, revoke, describe, and the subject caps shared by every agent. Each approval
-// lives in the partition of its scope, beside the effects it covers, so dispatch checks it atomically.
-import { serverTime, type RedisClient } from './client.js';
+// lives in the partition of its scope, beside the effects it covers, so dispatch checks it atomically. Its running
+// totals (reserved cents, uses) sit in the same hash and move in the same step as each dispatch and settle.
+import { createHash } from 'node:crypto';
 import { termsProblems, type ApprovalTerms } from '../core/approval.js';
 import type { ApprovalSnapshot } from '../core/entries.js';
+import { InterlockError } from '../core/errors.js';
+import { serverTime, type RedisClient } from './client.js';
 import { assertPartition, type Keys } from './keys.js';
 import { createScriptRunner } from './scripts.js';
 
-export class ApprovalError extends Error {
-  constructor(readonly code: 'invalid_approval' | 'approval_conflict' | 'unknown_approval', message: string) {
-    super(message);
+export class ApprovalError extends InterlockError {
+  constructor(code: 'invalid_approval' | 'approval_conflict' | 'unknown_approval', message: string) {
+    super(code, message);
     this.name = 'ApprovalError';
   }
 }
 
 export type RevokeResult = { revokedAt: number; alreadyRevoked: boolean; mayStillLand: string[] };
+
+/** An approval's terms as granted: they never change, so a worker may keep them once read. */
+export type GrantedTerms = ApprovalTerms & { partition: string; termsSha: string };
+
 export type Approvals = ReturnType<typeof createRedisApprovals>;
 
 function toList(value: unknown): string[] {
   return Array.isArray(value) ? value.map(String) : [];
+}
+
+/** The same sha1 the grant script stores (redis.sha1hex over the exact terms JSON). */
+function sha1(text: string): string {
+  return createHash('sha1').update(text, 'utf8').digest('hex');
+}
+
+function termsJson(terms: ApprovalTerms): string {
+  return JSON.stringify({ id: terms.id, approver: terms.approver, capCents: terms.capCents, expiresAt: terms.expiresAt, maxUses: terms.maxUses, scope: terms.scope });
+}
+
+function snapshotOf(approvalId: string, a: Record<string, string>): ApprovalSnapshot {
+  return {
+    id: a.id ?? approvalId,
+    approver: a.approver ?? '',
+    capCents: Number(a.capCents),
+    expiresAt: Number(a.expiresAt),
+    maxUses: Number(a.maxUses),
+    scope: a.scope ?? '',
+    revoked: a.revoked === '1',
+    revokedAt: a.revokedAt === undefined ? null : Number(a.revokedAt),
+    reservedCents: Number(a.reservedCents ?? 0),
+    uses: Number(a.uses ?? 0),
+  };
 }
 
 export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
@@ -28,18 +59,29 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
     return redis.hget(keys.approvalPartitions, approvalId);
   }
 
+  async function read(approvalId: string): Promise<{ now: number; raw: Record<string, string> | null; partition: string | null }> {
+    const partition = await partitionOf(approvalId);
+    if (partition === null) return { now: await serverTime(redis), raw: null, partition: null };
+    const reply = await run<{ status: 'OK' | 'UNKNOWN'; now: number; approval?: Record<string, string> }>('describe-approval-1', [keys.approval(partition, approvalId)], []);
+    return { now: reply.now, raw: reply.status === 'OK' && reply.approval ? reply.approval : null, partition };
+  }
+
   return {
     partitionOf,
 
     async grant(terms: ApprovalTerms): Promise<{ created: boolean; grantedAt: number }> {
       const problems = termsProblems(terms);
       if (problems.length > 0) throw new ApprovalError('invalid_approval', `The approval is invalid: ${problems.join('; ')}.`);
-      const partition = assertPartition(terms.scope);
+      let partition: string;
+      try {
+        partition = assertPartition(terms.scope);
+      } catch (error) {
+        throw new ApprovalError('invalid_approval', `The approval is invalid: scope ${error instanceof Error ? error.message : String(error)}`);
+      }
       await redis.hsetnx(keys.approvalPartitions, terms.id, partition);
       const bound = await partitionOf(terms.id);
       if (bound !== partition) throw new ApprovalError('approval_conflict', `Approval ${terms.id} already exists with scope ${bound ?? '?'}; grant a new id instead of changing its scope.`);
-      const ordered = { id: terms.id, approver: terms.approver, capCents: terms.capCents, expiresAt: terms.expiresAt, maxUses: terms.maxUses, scope: terms.scope };
-      const reply = await run<{ status: 'CREATED' | 'EXISTS' | 'CONFLICT'; grantedAt?: number }>('grant-approval-1', [keys.approval(partition, terms.id)], [JSON.stringify(ordered)]);
+      const reply = await run<{ status: 'CREATED' | 'EXISTS' | 'CONFLICT'; grantedAt?: number }>('grant-approval-1', [keys.approval(partition, terms.id)], [termsJson(terms)]);
       if (reply.status === 'CONFLICT') throw new ApprovalError('approval_conflict', `Approval ${terms.id} already exists with other terms; an approval never changes once granted. Grant a new id.`);
       return { created: reply.status === 'CREATED', grantedAt: reply.grantedAt ?? 0 };
     },
@@ -56,40 +98,34 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
       return { revokedAt: reply.revokedAt ?? 0, alreadyRevoked: reply.status === 'ALREADY', mayStillLand: toList(reply.mayStillLand).sort() };
     },
 
-    /** A snapshot on the Redis clock, or null when the approval does not exist. */
+    /** A snapshot on the Redis clock with the running totals, or null when the approval does not exist. */
     async describe(approvalId: string): Promise<{ now: number; snapshot: ApprovalSnapshot | null }> {
-      const partition = await partitionOf(approvalId);
-      if (partition === null) return { now: await serverTime(redis), snapshot: null };
-      const reply = await run<{ status: 'OK' | 'UNKNOWN'; now: number; approval?: Record<string, string>; reservedCents?: number; uses?: number }>(
-        'describe-approval-2',
-        [keys.approval(partition, approvalId), keys.approvalReservations(partition, approvalId)],
-        [],
-      );
-      if (reply.status === 'UNKNOWN' || !reply.approval) return { now: reply.now, snapshot: null };
-      const a = reply.approval;
-      return {
-        now: reply.now,
-        snapshot: {
-          id: a.id ?? approvalId,
-          approver: a.approver ?? '',
-          capCents: Number(a.capCents),
-          expiresAt: Number(a.expiresAt),
-          maxUses: Number(a.maxUses),
-          scope: a.scope ?? '',
-          revoked: a.revoked === '1',
-          revokedAt: a.revokedAt === undefined ? null : Number(a.revokedAt),
-          reservedCents: reply.reservedCents ?? 0,
-          uses: reply.uses ?? 0,
-        },
-      };
+      const { now, raw } = await read(approvalId);
+      return { now, snapshot: raw === null ? null : snapshotOf(approvalId, raw) };
     },
 
-    /** Sets the cap every agent shares on one subject, e.g. "at most 3000 cents refunded on payment:pi_1". */
-    async setSubjectCap(subject: string, limitCents: number): Promise<void> {
-      if (!Number.isSafeInteger(limitCents) || limitCents < 0) throw new ApprovalError('invalid_approval', 'A cap must be a whole, non-negative number of cents.');
-      const partition = assertPartition(subject);
-      await redis.sadd(keys.partitions, partition);
-      await redis.hset(keys.subjectCap(partition), 'limit', limitCents, 'name', `subject:${subject}`);
+    /** The terms as granted, for a worker to quote in entries; null when there is no such approval. */
+    async terms(approvalId: string): Promise<GrantedTerms | null> {
+      const { raw, partition } = await read(approvalId);
+      if (raw === null || partition === null || raw.terms === undefined) return null;
+      const parsed = JSON.parse(raw.terms) as ApprovalTerms;
+      return { ...parsed, partition, termsSha: sha1(raw.terms) };
+    },
+
+    /**
+     * Sets the cap every agent shares on one subject, e.g. "at most 3000 cents refunded on payment:pi_1". It
+     * counts everything the gate has moved or has in flight there, whenever the cap was set; 0 stops all money.
+     */
+    async setSubjectCap(subject: string, limitCents: number): Promise<{ limitCents: number; movedCents: number }> {
+      if (!Number.isSafeInteger(limitCents) || limitCents < 0) throw new ApprovalError('invalid_approval', `A cap must be a whole, non-negative number of cents, not ${String(limitCents)}.`);
+      let partition: string;
+      try {
+        partition = assertPartition(subject);
+      } catch (error) {
+        throw new ApprovalError('invalid_approval', error instanceof Error ? error.message : String(error));
+      }
+      const reply = await run<{ status: 'OK'; movedCents: number; limit: number }>('set-cap-1', [keys.subject(partition)], [limitCents, `subject:${subject}`]);
+      return { limitCents: reply.limit, movedCents: reply.movedCents };
     },
   };
 }

@@ -1,25 +1,44 @@
 // Worker liveness. A worker refreshes a short-lived key holding its boot nonce about once a second; a claim whose
 // holder's key is gone, or holds another nonce (the holder restarted), belongs to a dead sender and may be taken
 // over at once instead of waiting for it to lapse (DESIGN §7).
+import { performance } from 'node:perf_hooks';
 import type { RedisClient } from './client.js';
 import type { Keys } from './keys.js';
+import { createScriptRunner } from './scripts.js';
 
 export type Heartbeat = ReturnType<typeof createHeartbeat>;
 
-export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId: string; nonce: string; intervalMs?: number; ttlMs?: number; onError?: (error: unknown) => void }) {
+export type Liveness = { alive: boolean; ttlMs: number; now: number };
+
+export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId: string; nonce: string; intervalMs?: number; ttlMs?: number; onError?: (error: unknown) => void; onSuperseded?: (by: string) => void }) {
   const { redis, keys, workerId, nonce } = deps;
   const intervalMs = deps.intervalMs ?? 1_000;
   const ttlMs = deps.ttlMs ?? 4_000;
+  const run = createScriptRunner(redis);
   let timer: NodeJS.Timeout | null = null;
+  /** Local time the last successful beat was sent: the key lives at least ttlMs from then. */
+  let lastSentAt = -Infinity;
+  let superseded = false;
 
   async function beat(): Promise<void> {
-    await redis.set(keys.heartbeat(workerId), nonce, 'PX', ttlMs);
+    if (superseded) return;
+    const sentAt = performance.now();
+    const reply = await run<{ status: 'OK' } | { status: 'SUPERSEDED'; by: string }>('beat-1', [keys.heartbeat(workerId)], [nonce, ttlMs, lastSentAt === -Infinity ? '1' : '0']);
+    if (reply.status === 'SUPERSEDED') {
+      superseded = true;
+      if (timer) clearInterval(timer);
+      timer = null;
+      deps.onSuperseded?.(reply.by);
+      return;
+    }
+    lastSentAt = sentAt;
   }
 
   return {
     workerId,
     nonce,
     ttlMs,
+    intervalMs,
     beat,
     async start(): Promise<void> {
       await beat();
@@ -31,11 +50,23 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
     async stop(options: { clear?: boolean } = {}): Promise<void> {
       if (timer) clearInterval(timer);
       timer = null;
+      lastSentAt = -Infinity;
       if (options.clear) await redis.del(keys.heartbeat(workerId));
+    },
+    /** How many ms this worker's own heartbeat key is certain to stay alive, by the local clock; 0 when unsure. */
+    aliveFor(): number {
+      if (superseded) return 0;
+      return Math.max(0, lastSentAt + ttlMs - performance.now());
     },
     /** True while `owner` is alive with the same boot nonce it held when it took the claim. */
     async isAlive(owner: string, ownerNonce: string): Promise<boolean> {
       return (await redis.get(keys.heartbeat(owner))) === ownerNonce;
+    },
+    /** Whether `owner` is alive with `ownerNonce`, and for how long its heartbeat has left to live if it stops beating. */
+    async probe(owner: string, ownerNonce: string): Promise<Liveness> {
+      const reply = await run<{ nonce: string; ttlMs: number; now: number }>('probe-heartbeat-1', [keys.heartbeat(owner)], []);
+      const alive = reply.nonce === ownerNonce;
+      return { alive, ttlMs: alive ? Math.max(0, reply.ttlMs) : 0, now: reply.now };
     },
   };
 }

@@ -1,12 +1,16 @@
 // The Redis journal: per-effect signed chains, the effect's summary state beside them, claims with fencing
-// epochs, and the open-dispatch indexes. All writes go through the Lua scripts; this module only seals entries
-// (which needs the signing key, so it cannot happen inside Redis) and retries a compare-and-set that lost a race.
-import { serverTime, type RedisClient } from './client.js';
-import { sealEntry, type AnyDraft, type Draft, type Entry, type EntryKind, type EntryOf } from '../core/entries.js';
-import type { SigningKey } from '../core/signing.js';
+// epochs, the binding of effect ids to subjects and the open index. All writes go through the Lua scripts; this
+// module seals entries (which needs the signing key, so it cannot happen inside Redis), keeps the Redis clock
+// estimate fed, and reseals a batch whose compare-and-set lost a race.
+import { randomBytes } from 'node:crypto';
 import { buildReceipt, type Receipt } from '../core/receipt.js';
+import { fromStored, sealBatch, toStored, type AnyDraft, type Draft, type Entry, type EntryOf } from '../core/entries.js';
+import { InterlockError } from '../core/errors.js';
+import type { SigningKey } from '../core/signing.js';
+import { serverTime, type RedisClient } from './client.js';
+import { createRedisClock, type RedisClock } from './clock.js';
 import type { Keys } from './keys.js';
-import { createScriptRunner } from './scripts.js';
+import { createScriptRunner, type ScriptName } from './scripts.js';
 
 export type EffectState = {
   head: string;
@@ -15,14 +19,19 @@ export type EffectState = {
   open: boolean;
   committed: boolean;
   ambiguous: boolean;
+  targetRefused: boolean;
   payloadHash: string;
   owner: string;
   nonce: string;
   claimExpires: number;
   sendDeadline: number;
   dispatchedAt: number;
+  deathProvenAt: number | null;
   approvalId: string;
   amount: number;
+  lastAt: number;
+  /** A fenced-out sender's definite answer for the open dispatch, if one came. */
+  late: 'landed' | 'rejected' | null;
 };
 
 type Raw = Record<string, string>;
@@ -30,6 +39,7 @@ const num = (raw: Raw, field: string) => Number(raw[field] ?? 0);
 const str = (raw: Raw, field: string) => raw[field] ?? '';
 
 function parseState(raw: Raw): EffectState {
+  const late = raw.late;
   return {
     head: str(raw, 'head'),
     count: num(raw, 'count'),
@@ -37,60 +47,58 @@ function parseState(raw: Raw): EffectState {
     open: raw.open === '1',
     committed: raw.committed === '1',
     ambiguous: raw.ambiguous === '1',
+    targetRefused: raw.targetRefused === '1',
     payloadHash: str(raw, 'payloadHash'),
     owner: str(raw, 'owner'),
     nonce: str(raw, 'nonce'),
     claimExpires: num(raw, 'claimExpires'),
     sendDeadline: num(raw, 'sendDeadline'),
     dispatchedAt: num(raw, 'dispatchedAt'),
+    deathProvenAt: raw.deathProvenAt === undefined ? null : Number(raw.deathProvenAt),
     approvalId: str(raw, 'approvalId'),
     amount: num(raw, 'amount'),
+    lastAt: num(raw, 'lastAt'),
+    late: late === 'landed' || late === 'rejected' ? late : null,
   };
 }
 
 /** Raised when a compare-and-set kept losing: the effect is being written by others faster than we can append. */
-export class JournalContentionError extends Error {
-  readonly code = 'journal_contention';
-  readonly retryable = true;
+export class JournalContentionError extends InterlockError {
   constructor(effectId: string, what: string) {
-    super(`Could not ${what} for effect ${effectId}: its chain kept moving under concurrent writers. Retry the request.`);
+    super('journal_contention', `Could not ${what} for effect ${effectId}: its chain kept moving under concurrent writers. Retry the request.`);
     this.name = 'JournalContentionError';
   }
 }
 
-export class JournalWriteError extends Error {
-  readonly code = 'journal_write_refused';
-  readonly retryable = false;
+export class JournalWriteError extends InterlockError {
   constructor(effectId: string, reason: string) {
-    super(`Redis refused an entry for effect ${effectId}: ${reason}. This is a bug in the writer, not a transient fault.`);
+    super('journal_write_refused', `Redis refused an entry for effect ${effectId}: ${reason}. This is a bug in the writer, not a transient fault.`);
     this.name = 'JournalWriteError';
   }
 }
 
-type CasReply = { status: 'HEAD_MOVED' | 'BAD_TIME' | 'EPOCH_MOVED' } | { status: 'BAD_ENTRY'; reason: string };
+/** Where a batch goes: after `head` ('' for a new chain). */
+export type Place = { head: string };
 
-export type DispatchReply =
-  | { status: 'OK'; epoch: number; claimExpires: number; entry: EntryOf<'DISPATCHED'> }
+type Misplaced = { status: 'HEAD_MOVED' | 'BAD_TIME'; head: string; lastAt: number; now: number };
+
+export type BindReply = { status: 'NEW' | 'BOUND'; now: number; token: string } | { status: 'OTHER_SUBJECT'; bound: string; now: number };
+
+export type ProposeReply =
+  | { status: 'OK'; epoch?: number; claimExpires?: number; sendDeadline?: number; now: number; entries: Entry[] }
   | { status: 'IN_FLIGHT'; owner: string; nonce: string; claimExpires: number; sendDeadline: number }
-  | { status: 'COMMITTED' | 'AMBIGUOUS' | 'CONFLICTING_PAYLOAD' | 'TARGET_ERROR' }
-  | { status: 'LEASE'; reason: string }
-  | { status: 'OVER_CAP'; cap: string; limit: number; reserved: number };
+  | { status: 'COMMITTED' | 'AMBIGUOUS' | 'CONFLICTING_PAYLOAD' | 'TARGET_ERROR' | 'EPOCH_MOVED' | 'REBIND' }
+  | Misplaced
+  | { status: 'TERMS'; terms: string }
+  | { status: 'LEASE'; reason: string; missing: boolean; revoked: boolean; revokedAt: number; reservedCents: number; uses: number; now: number }
+  | { status: 'OVER_CAP'; cap: string; limit: number; reserved: number; reservedCents: number; uses: number; now: number };
 
-export type SettleReply = { status: 'OK'; entry: Entry } | { status: 'NOT_OPEN' } | { status: 'FENCED'; epoch: number };
-export type TakeOverReason = 'own' | 'expired' | 'owner-dead';
-export type TakeOverReply =
-  | { status: 'OK'; epoch: number; claimExpires: number; sendDeadline: number; now: number }
-  | { status: 'NOT_OPEN' }
-  | { status: 'MOVED'; epoch: number; owner: string }
-  | { status: 'LIVE'; claimExpires: number; now: number };
-
-export type ResendReply = { status: 'OK'; sendDeadline: number; claimExpires: number } | { status: 'NOT_OPEN' } | { status: 'FENCED'; epoch: number } | { status: 'TOO_LATE'; now: number };
-
-export type OpenEffect = { effectId: string; partition: string; sendDeadline: number };
-
-export type DispatchRequest = {
+export type ProposeRequest = {
   effectId: string;
   partition: string;
+  mode: 'dispatch' | 'refuse';
+  place: Place;
+  epoch: number;
   payloadHash: string;
   owner: string;
   nonce: string;
@@ -98,137 +106,214 @@ export type DispatchRequest = {
   sendTimeoutMs: number;
   amount: number;
   approvalId: string;
-  /** Builds the DISPATCHED draft once the epoch and send deadline are known. */
-  draft: (place: { epoch: number; sendDeadline: number }) => Draft<'DISPATCHED'>;
+  termsSha: string;
+  boundAt: number;
+  /** The batch, built once the entry time and the send deadline are known. */
+  drafts: (place: { at: number; sendDeadline: number }) => AnyDraft[];
 };
+
+export type SettleReply = { status: 'OK'; entry: Entry; now: number } | { status: 'NOT_OPEN' } | { status: 'FENCED'; epoch: number };
+export type TakeOverReason = 'own' | 'expired' | 'owner-dead';
+export type TakeOverReply =
+  | { status: 'OK'; epoch: number; claimExpires: number; sendDeadline: number; deathProvenAt: number | null; late: string; now: number }
+  | { status: 'NOT_OPEN' }
+  | { status: 'MOVED'; epoch: number; owner: string }
+  | { status: 'LIVE'; claimExpires: number; now: number };
+export type ResendReply =
+  | { status: 'OK'; sendDeadline: number; claimExpires: number; now: number }
+  | { status: 'NOT_OPEN' }
+  | { status: 'FENCED'; epoch: number }
+  | { status: 'TOO_LATE'; now: number }
+  | { status: 'LEASE'; reason: string; revoked: boolean; revokedAt: number; now: number }
+  | { status: 'LATE'; late: string };
+
+/** One entry of the open index: an effect a submit bound, maybe dispatched, and has not yet seen closed. */
+export type OpenEffect = { effectId: string; partition: string | null; boundAt: number; entry: string };
 
 export type Journal = ReturnType<typeof createRedisJournal>;
 
-export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signingKey: SigningKey; maxSkewMs?: number; casAttempts?: number }) {
+/** A dispatch must follow its binding within this window; recovery drops a stale index entry only past it. */
+export const BIND_WINDOW_MS = 5 * 60_000;
+
+export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signingKey: SigningKey; maxSkewMs?: number; casAttempts?: number; clock?: RedisClock; bindWindowMs?: number }) {
   const { redis, keys, signingKey } = deps;
   const maxSkewMs = deps.maxSkewMs ?? 5_000;
   const casAttempts = deps.casAttempts ?? 50;
+  const bindWindowMs = deps.bindWindowMs ?? BIND_WINDOW_MS;
+  const clock = deps.clock ?? createRedisClock();
   const run = createScriptRunner(redis);
 
+  /** Runs a script and feeds the clock with the Redis time its reply carries. */
+  async function call<T>(name: ScriptName, scriptKeys: readonly string[], args: readonly (string | number)[]): Promise<T> {
+    const sentAt = clock.mark();
+    const reply = await run<T>(name, scriptKeys, args);
+    const now = (reply as { now?: unknown } | null)?.now;
+    if (typeof now === 'number') clock.observe(now, sentAt);
+    return reply;
+  }
+
+  async function now(): Promise<number> {
+    const sentAt = clock.mark();
+    const time = await serverTime(redis);
+    clock.observe(time, sentAt);
+    return time;
+  }
+
+  /** A time to seal entries at: the estimate of Redis time, never before what Redis last said about this chain. */
+  async function sealTime(floor = 0): Promise<number> {
+    const estimate = clock.estimate() ?? (await now());
+    return Math.max(estimate, floor);
+  }
+
+  function seal(effectId: string, drafts: readonly AnyDraft[], at: number, head: string): { entries: Entry[]; pairs: string[] } {
+    const entries = sealBatch(drafts, { effectId, at, prev: head === '' ? null : head }, signingKey);
+    const pairs: string[] = [];
+    for (const entry of entries) pairs.push(entry.hash, toStored(entry));
+    return { entries, pairs };
+  }
+
   async function readState(partition: string, effectId: string): Promise<{ now: number; state: EffectState }> {
-    const reply = await run<{ now: number; state: Raw | unknown[] }>('read-state-1', [keys.state(partition, effectId)], []);
+    const reply = await call<{ now: number; state: Raw | unknown[] }>('read-state-1', [keys.state(partition, effectId)], []);
     // cjson writes an empty Lua table as [] or {}: both mean "no such effect yet".
     const raw = Array.isArray(reply.state) ? {} : reply.state;
     return { now: reply.now, state: parseState(raw) };
   }
 
-  function seal<K extends EntryKind>(draft: Draft<K>, effectId: string, now: number, head: string): EntryOf<K> {
-    return sealEntry(draft, { effectId, at: now, prev: head === '' ? null : head }, signingKey);
+  function unexpected(effectId: string, reply: { status: string; reason?: string }): never {
+    throw new JournalWriteError(effectId, reply.reason ?? `unexpected script reply ${JSON.stringify(reply)}`);
   }
 
-  function unexpected(effectId: string, reply: CasReply | { status: string }): never {
-    if (reply.status === 'BAD_ENTRY') throw new JournalWriteError(effectId, (reply as { reason: string }).reason);
-    throw new JournalWriteError(effectId, `unexpected script reply ${JSON.stringify(reply)}`);
+  /** After a lost compare-and-set: where to try next, from what the script said. */
+  function retryPlace(reply: Misplaced): { head: string; floor: number } {
+    if (reply.status === 'BAD_TIME') clock.reset();
+    return { head: reply.head, floor: Math.max(reply.lastAt, reply.now) };
   }
 
   return {
     keys,
+    clock,
+    bindWindowMs,
+    readState,
+    now,
 
-    /** Binds an effect to its partition on first sight; later calls get the first binding back (I5 holds across subjects). */
-    async bindPartition(effectId: string, partition: string): Promise<string> {
-      await redis.hsetnx(keys.effectPartitions, effectId, partition);
-      const bound = await redis.hget(keys.effectPartitions, effectId);
-      if (bound === null) throw new Error(`Effect ${effectId} has no partition after binding it; is Redis evicting keys? Set maxmemory-policy noeviction.`);
-      await redis.sadd(keys.partitions, bound);
-      return bound;
+    /**
+     * Binds an effect to its subject (the first binding wins for good) and indexes it as possibly open. `token`
+     * identifies this submit's index entry, so only this submit's unindex removes it.
+     */
+    async bind(effectId: string, partition: string): Promise<BindReply> {
+      const token = randomBytes(8).toString('hex');
+      const reply = await call<{ status: 'NEW' | 'BOUND'; now: number } | { status: 'OTHER_SUBJECT'; bound: string; now: number }>(
+        'bind-2',
+        [keys.effectPartitions, keys.openIndex],
+        [effectId, partition, token],
+      );
+      return reply.status === 'OTHER_SUBJECT' ? reply : { ...reply, token };
+    },
+
+    /** Drops this submit's index entry; recovery cleans up after a submit that died before it could. */
+    async unindex(effectId: string, token: string): Promise<void> {
+      await run('unindex-1', [keys.openIndex], [`${effectId}:${token}`, 'own', 0]);
+    },
+
+    /** Drops an index entry of an effect recovery found not open, if no dispatch can still follow its binding. */
+    async unindexStale(entry: string, readAt: number): Promise<boolean> {
+      const reply = await run<{ status: 'REMOVED' | 'KEPT' }>('unindex-1', [keys.openIndex], [entry, 'stale', readAt - bindWindowMs - 1]);
+      return reply.status === 'REMOVED';
     },
 
     async partitionOf(effectId: string): Promise<string | null> {
       return redis.hget(keys.effectPartitions, effectId);
     },
 
-    readState,
-
     async entries(partition: string, effectId: string): Promise<Entry[]> {
-      const items = await redis.lrange(keys.entries(partition, effectId), 0, -1);
-      return items.map((item) => JSON.parse(item) as Entry);
+      return fromStored(effectId, await redis.lrange(keys.entries(partition, effectId), 0, -1));
     },
 
-    /** Appends an entry that opens or closes nothing. */
-    async append<K extends EntryKind>(partition: string, effectId: string, draft: Draft<K>, options: { payloadHash?: string } = {}): Promise<EntryOf<K>> {
-      for (let attempt = 0; attempt < casAttempts; attempt += 1) {
-        const { now, state } = await readState(partition, effectId);
-        const entry = seal(draft, effectId, now, state.head);
-        const reply = await run<{ status: 'OK' } | CasReply>(
-          'append-2',
-          [keys.state(partition, effectId), keys.entries(partition, effectId)],
-          [effectId, state.head, JSON.stringify(entry), options.payloadHash ?? '', maxSkewMs],
-        );
-        if (reply.status === 'OK') return entry;
-        if (reply.status === 'HEAD_MOVED' || reply.status === 'BAD_TIME') continue;
-        unexpected(effectId, reply);
-      }
-      throw new JournalContentionError(effectId, `append ${draft.kind}`);
-    },
-
-    async dispatch(request: DispatchRequest): Promise<DispatchReply> {
+    /** The batch that ends a submit's checks: PROPOSED, AUTHORIZED, then DISPATCHED or REFUSED:stale_premise. */
+    async propose(request: ProposeRequest): Promise<ProposeReply> {
       const { effectId, partition } = request;
+      let floor = 0;
       for (let attempt = 0; attempt < casAttempts; attempt += 1) {
-        const { now, state } = await readState(partition, effectId);
-        const epoch = state.epoch + 1;
-        const entry = seal(request.draft({ epoch, sendDeadline: now + request.sendTimeoutMs }), effectId, now, state.head);
-        const reply = await run<DispatchReply | CasReply>(
-          'dispatch-8',
+        const at = await sealTime(floor);
+        const sendDeadline = at + request.sendTimeoutMs;
+        const { entries, pairs } = seal(effectId, request.drafts({ at, sendDeadline }), at, request.place.head);
+        const reply = await call<ProposeReply>(
+          'propose-5',
+          [keys.state(partition, effectId), keys.entries(partition, effectId), keys.approval(partition, request.approvalId), keys.approvalOpen(partition, request.approvalId), keys.subject(partition)],
           [
-            keys.state(partition, effectId),
-            keys.entries(partition, effectId),
-            keys.open(partition),
-            keys.approval(partition, request.approvalId),
-            keys.approvalReservations(partition, request.approvalId),
-            keys.approvalOpen(partition, request.approvalId),
-            keys.subjectCap(partition),
-            keys.subjectCapReservations(partition),
+            effectId, partition, request.place.head, request.epoch, request.mode, request.payloadHash, request.owner, request.nonce,
+            request.claimTtlMs, request.amount, at, maxSkewMs, request.approvalId, request.termsSha, request.boundAt, bindWindowMs,
+            sendDeadline, entries.length, ...pairs,
           ],
-          [effectId, state.head, state.epoch, JSON.stringify(entry), request.payloadHash, request.owner, request.nonce, request.claimTtlMs, request.amount, maxSkewMs, request.approvalId],
         );
-        switch (reply.status) {
-          case 'OK':
-            return { ...reply, entry };
-          case 'HEAD_MOVED':
-          case 'BAD_TIME':
-          case 'EPOCH_MOVED':
-            continue;
-          case 'BAD_ENTRY':
-            unexpected(effectId, reply);
-            break;
-          default:
-            return reply;
+        if (reply.status === 'OK') return { ...reply, entries };
+        // Only the time can be fixed here; a moved head means the chain changed and the caller must look again.
+        if (reply.status === 'BAD_TIME') {
+          floor = retryPlace(reply).floor;
+          continue;
         }
+        return reply;
       }
       throw new JournalContentionError(effectId, 'dispatch');
     },
 
-    /** Closes the open dispatch with a COMMITTED, an AMBIGUOUS or a resolving REFUSED, as the holder of `epoch`. */
-    async settle(partition: string, effectId: string, epoch: number, draft: AnyDraft): Promise<SettleReply> {
+    /**
+     * Appends a batch that opens and closes nothing. With `place` it is written only right after that head (the
+     * caller decided on that chain); without, after whatever the head is (a fact that holds whatever came before).
+     */
+    async append(partition: string, effectId: string, drafts: readonly AnyDraft[], options: { place?: Place; payloadHash?: string } = {}): Promise<{ status: 'OK'; entries: Entry[] } | { status: 'HEAD_MOVED' | 'CONFLICTING_PAYLOAD' }> {
+      let head = options.place?.head ?? (await readState(partition, effectId)).state.head;
+      let floor = 0;
+      const kinds = drafts.map((draft) => draft.kind).join(',');
       for (let attempt = 0; attempt < casAttempts; attempt += 1) {
-        const { now, state } = await readState(partition, effectId);
-        const entry = seal(draft as Draft<EntryKind>, effectId, now, state.head) as Entry;
-        const approvalId = state.approvalId === '' ? '-' : state.approvalId;
-        const reply = await run<{ status: 'OK' } | { status: 'NOT_OPEN' } | { status: 'FENCED'; epoch: number } | CasReply>(
-          'settle-6',
-          [
-            keys.state(partition, effectId),
-            keys.entries(partition, effectId),
-            keys.open(partition),
-            keys.approvalReservations(partition, approvalId),
-            keys.approvalOpen(partition, approvalId),
-            keys.subjectCapReservations(partition),
-          ],
-          [effectId, state.head, epoch, JSON.stringify(entry), maxSkewMs],
+        const at = await sealTime(floor);
+        const { entries, pairs } = seal(effectId, drafts, at, head);
+        const reply = await call<{ status: 'OK'; now: number } | Misplaced | { status: 'CONFLICTING_PAYLOAD' } | { status: 'BAD_ENTRY'; reason: string }>(
+          'append-2',
+          [keys.state(partition, effectId), keys.entries(partition, effectId)],
+          [effectId, head, at, maxSkewMs, options.payloadHash ?? '', kinds, entries.length, ...pairs],
         );
         switch (reply.status) {
           case 'OK':
-            return { status: 'OK', entry };
+            return { status: 'OK', entries };
+          case 'CONFLICTING_PAYLOAD':
+            return reply;
+          case 'HEAD_MOVED':
+            if (options.place) return { status: 'HEAD_MOVED' };
+            ({ head, floor } = retryPlace(reply));
+            continue;
+          case 'BAD_TIME':
+            ({ head, floor } = retryPlace(reply));
+            continue;
+          default:
+            unexpected(effectId, reply);
+        }
+      }
+      throw new JournalContentionError(effectId, `append ${kinds}`);
+    },
+
+    /** Closes the open dispatch with a COMMITTED, an AMBIGUOUS or a resolving REFUSED, as the holder of `epoch`. */
+    async settle(partition: string, effectId: string, epoch: number, draft: AnyDraft, options: { head?: string; approvalId: string }): Promise<SettleReply> {
+      let head = options.head ?? (await readState(partition, effectId)).state.head;
+      let floor = 0;
+      const code = draft.kind === 'REFUSED' ? draft.code : '';
+      for (let attempt = 0; attempt < casAttempts; attempt += 1) {
+        const at = await sealTime(floor);
+        const { entries, pairs } = seal(effectId, [draft], at, head);
+        const reply = await call<{ status: 'OK'; now: number } | { status: 'NOT_OPEN' } | { status: 'FENCED'; epoch: number } | Misplaced | { status: 'BAD_ENTRY'; reason: string }>(
+          'settle-5',
+          [keys.state(partition, effectId), keys.entries(partition, effectId), keys.approval(partition, options.approvalId), keys.approvalOpen(partition, options.approvalId), keys.subject(partition)],
+          [effectId, head, epoch, draft.kind, code, at, maxSkewMs, options.approvalId, ...pairs],
+        );
+        switch (reply.status) {
+          case 'OK':
+            return { status: 'OK', entry: entries[0] as Entry, now: reply.now };
           case 'NOT_OPEN':
           case 'FENCED':
             return reply;
           case 'HEAD_MOVED':
           case 'BAD_TIME':
+            ({ head, floor } = retryPlace(reply));
             continue;
           default:
             unexpected(effectId, reply);
@@ -237,17 +322,32 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       throw new JournalContentionError(effectId, `settle with ${draft.kind}`);
     },
 
-    async takeOver(partition: string, effectId: string, expected: { epoch: number; owner: string; nonce: string }, claimant: { owner: string; nonce: string; claimTtlMs: number }, reason: TakeOverReason): Promise<TakeOverReply> {
-      return run<TakeOverReply>(
-        'take-over-1',
-        [keys.state(partition, effectId)],
-        [expected.epoch, expected.owner, expected.nonce, claimant.owner, claimant.nonce, claimant.claimTtlMs, reason],
-      );
+    /** Records a fenced-out sender's answer; the state acts on a definite one (late-5.lua). */
+    async late(partition: string, effectId: string, draft: Draft<'LATE_RESULT'>, approvalId: string): Promise<{ entry: EntryOf<'LATE_RESULT'>; effect: 'open' | 'committed' | 'relanded' | 'kept' }> {
+      let head = (await readState(partition, effectId)).state.head;
+      let floor = 0;
+      const aid = approvalId === '' ? '-' : approvalId;
+      for (let attempt = 0; attempt < casAttempts; attempt += 1) {
+        const at = await sealTime(floor);
+        const { entries, pairs } = seal(effectId, [draft], at, head);
+        const reply = await call<{ status: 'OK'; effect: 'open' | 'committed' | 'relanded' | 'kept'; now: number } | Misplaced>(
+          'late-5',
+          [keys.state(partition, effectId), keys.entries(partition, effectId), keys.approval(partition, aid), keys.approvalOpen(partition, aid), keys.subject(partition)],
+          [effectId, head, at, maxSkewMs, draft.outcome, aid, ...pairs],
+        );
+        if (reply.status === 'OK') return { entry: entries[0] as EntryOf<'LATE_RESULT'>, effect: reply.effect };
+        ({ head, floor } = retryPlace(reply));
+      }
+      throw new JournalContentionError(effectId, 'record a late result');
     },
 
-    /** The claim holder announces a resend; the send deadline moves to its end. */
-    async resend(partition: string, effectId: string, holder: { owner: string; epoch: number }, timing: { sendTimeoutMs: number; claimTtlMs: number; notAfter: number }): Promise<ResendReply> {
-      return run<ResendReply>('resend-2', [keys.state(partition, effectId), keys.open(partition)], [effectId, holder.owner, holder.epoch, timing.sendTimeoutMs, timing.claimTtlMs, timing.notAfter]);
+    async takeOver(partition: string, effectId: string, expected: { epoch: number; owner: string; nonce: string }, claimant: { owner: string; nonce: string; claimTtlMs: number }, reason: TakeOverReason): Promise<TakeOverReply> {
+      return call<TakeOverReply>('take-over-1', [keys.state(partition, effectId)], [expected.epoch, expected.owner, expected.nonce, claimant.owner, claimant.nonce, claimant.claimTtlMs, reason]);
+    },
+
+    /** The claim holder announces a resend; the approval is checked in the same step, and the send deadline moves to its end. */
+    async resend(partition: string, effectId: string, holder: { owner: string; epoch: number; approvalId: string }, timing: { sendTimeoutMs: number; claimTtlMs: number; notAfter: number }): Promise<ResendReply> {
+      return call<ResendReply>('resend-2', [keys.state(partition, effectId), keys.approval(partition, holder.approvalId)], [effectId, holder.owner, holder.epoch, timing.sendTimeoutMs, timing.claimTtlMs, timing.notAfter, holder.approvalId]);
     },
 
     async releaseClaim(partition: string, effectId: string, owner: string, epoch: number): Promise<boolean> {
@@ -255,31 +355,45 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       return reply.status === 'OK';
     },
 
-    /** Every open dispatch, partition by partition, soonest send deadline first within a partition. */
-    async openEffects(): Promise<OpenEffect[]> {
-      const partitions = await redis.smembers(keys.partitions);
-      const open: OpenEffect[] = [];
-      for (const partition of partitions.sort()) {
-        // RESP3 with native replies answers [member, score] pairs; RESP2 and the legacy mapping a flat list.
-        const members = (await redis.zrange(keys.open(partition), '0', '-1', 'WITHSCORES')).flat();
-        for (let i = 0; i + 1 < members.length; i += 2) {
-          open.push({ effectId: String(members[i]), partition, sendDeadline: Number(members[i + 1]) });
-        }
+    /** Whether `owner` still holds the claim at `epoch`: the last check before a request leaves the process. */
+    async holdsClaim(partition: string, effectId: string, owner: string, epoch: number): Promise<boolean> {
+      const reply = await call<{ status: 'OK' | 'FENCED'; now?: number }>('check-epoch-1', [keys.state(partition, effectId)], [owner, String(epoch)]);
+      return reply.status === 'OK';
+    },
+
+    /** Every effect that may be open: bound recently or dispatched and not yet settled, oldest first. */
+    async openEffects(options: { limit?: number } = {}): Promise<OpenEffect[]> {
+      const limit = options.limit ?? 10_000;
+      // RESP3 with native replies answers [member, score] pairs; RESP2 and the legacy mapping a flat list.
+      const members = (await redis.zrange(keys.openIndex, '0', String(limit - 1), 'WITHSCORES')).flat();
+      const found: { effectId: string; boundAt: number; entry: string }[] = [];
+      for (let i = 0; i + 1 < members.length; i += 2) {
+        const entry = String(members[i]);
+        found.push({ effectId: entry.slice(0, entry.indexOf(':')), boundAt: Number(members[i + 1]), entry });
       }
+      if (found.length === 0) return [];
+      const partitions = await redis.hmget(keys.effectPartitions, ...new Set(found.map((item) => item.effectId)));
+      const byId = new Map([...new Set(found.map((item) => item.effectId))].map((effectId, i) => [effectId, partitions[i] ?? null]));
+      return found.map((item) => ({ ...item, partition: byId.get(item.effectId) ?? null }));
+    },
+
+    /** The effects whose dispatch is open right now (the index also holds recent submits that left nothing open). */
+    async openDispatches(): Promise<{ effectId: string; partition: string }[]> {
+      const seen = new Map<string, string>();
+      for (const item of await this.openEffects()) if (item.partition !== null) seen.set(item.effectId, item.partition);
+      const open: { effectId: string; partition: string }[] = [];
+      for (const [effectId, partition] of seen) if ((await readState(partition, effectId)).state.open) open.push({ effectId, partition });
       return open;
     },
 
-    async serverTime(): Promise<number> {
-      return serverTime(redis);
-    },
+    serverTime: now,
 
     async receipt(effectId: string): Promise<Receipt | null> {
       const partition = await redis.hget(keys.effectPartitions, effectId);
       if (partition === null) return null;
       const items = await redis.lrange(keys.entries(partition, effectId), 0, -1);
       if (items.length === 0) return null;
-      const entries = items.map((item) => JSON.parse(item) as Entry);
-      return buildReceipt(effectId, entries, signingKey, await this.serverTime());
+      return buildReceipt(effectId, fromStored(effectId, items), signingKey, await now());
     },
   };
 }

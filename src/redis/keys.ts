@@ -1,10 +1,19 @@
-// Every Redis key the gate uses, from this one module. An effect's keys, its approval's keys and its subject's
-// cap share one hash tag, the effect's partition (the payment or customer the money moves on), so each atomic
-// script stays inside one Redis Cluster slot. Only the small lookup indexes below live outside any partition.
+// Every Redis key the gate uses, from this one module.
+//
+// An effect's keys, its approval's keys and its subject's totals share one hash tag, the effect's partition (the
+// payment or customer the money moves on), so each atomic script stays inside one Redis Cluster slot. The small
+// global indexes share a tag of their own, `{~index}`, which no partition can spell ("~" is not allowed in one).
+//
+// Every key is `<prefix>:<tag>:<family>[:<id>]` with a fixed family word before any caller-chosen id, so no id can
+// address a key of another family or another id (issue 6, item 5): `approval:ap_x:reserved` is just the
+// approval named "ap_x:reserved", and no other key can ever be spelled like it.
+import { isEffectId } from '../core/effect-id.js';
+import { APPROVAL_ID } from '../core/proposal.js';
 
 export type Keys = ReturnType<typeof createKeys>;
 
 const SAFE_PART = /^[A-Za-z0-9_:.-]{1,200}$/;
+const WORKER_ID = /^[A-Za-z0-9_:.@-]{1,200}$/;
 
 export function assertPartition(partition: string): string {
   if (!SAFE_PART.test(partition)) {
@@ -13,24 +22,40 @@ export function assertPartition(partition: string): string {
   return partition;
 }
 
+function assertEffectId(effectId: string): string {
+  if (!isEffectId(effectId)) throw new Error(`"${effectId.slice(0, 80)}" is not an effect id (64 lowercase hex characters).`);
+  return effectId;
+}
+
+function assertApprovalId(approvalId: string): string {
+  if (!APPROVAL_ID.test(approvalId)) throw new Error(`"${approvalId.slice(0, 80)}" is not an approval id (1-200 letters, digits or _ . : -).`);
+  return approvalId;
+}
+
 export function createKeys(prefix = 'interlock') {
   const tagged = (partition: string) => `${prefix}:{${assertPartition(partition)}}`;
+  const index = `${prefix}:{~index}`;
   return {
     prefix,
-    /** HASH effect id -> partition. Written once, before the first entry, so any later lookup finds the effect. */
-    effectPartitions: `${prefix}:index:effects`,
+    /** HASH effect id -> partition. Written once, before the first entry: the binding of a request to its subject. */
+    effectPartitions: `${index}:effects`,
+    /** ZSET "<effect id>:<submit token>" -> Redis time bound: every submit that may dispatch, and every open effect. */
+    openIndex: `${index}:open`,
     /** HASH approval id -> partition. */
-    approvalPartitions: `${prefix}:index:approvals`,
-    /** SET of partitions that ever held an effect; recovery walks their open-dispatch indexes. */
-    partitions: `${prefix}:index:partitions`,
-    heartbeat: (workerId: string) => `${prefix}:heartbeat:${workerId}`,
-    state: (partition: string, effectId: string) => `${tagged(partition)}:effect:${effectId}:state`,
-    entries: (partition: string, effectId: string) => `${tagged(partition)}:effect:${effectId}:entries`,
-    open: (partition: string) => `${tagged(partition)}:open`,
-    approval: (partition: string, approvalId: string) => `${tagged(partition)}:approval:${approvalId}`,
-    approvalReservations: (partition: string, approvalId: string) => `${tagged(partition)}:approval:${approvalId}:reserved`,
-    approvalOpen: (partition: string, approvalId: string) => `${tagged(partition)}:approval:${approvalId}:open`,
-    subjectCap: (partition: string) => `${tagged(partition)}:cap`,
-    subjectCapReservations: (partition: string) => `${tagged(partition)}:cap:reserved`,
+    approvalPartitions: `${index}:approvals`,
+    heartbeat: (workerId: string) => {
+      if (!WORKER_ID.test(workerId)) throw new Error(`Worker id "${workerId.slice(0, 80)}" may only use letters, digits and _ : . @ -.`);
+      return `${prefix}:heartbeat:${workerId}`;
+    },
+    /** HASH: the effect's chain head, payload binding, claim and flags. */
+    state: (partition: string, effectId: string) => `${tagged(partition)}:state:${assertEffectId(effectId)}`,
+    /** LIST: the effect's entries in their stored form (entries.ts). */
+    entries: (partition: string, effectId: string) => `${tagged(partition)}:entries:${assertEffectId(effectId)}`,
+    /** HASH: the approval's terms, revoked flag and running totals (reserved cents, uses). */
+    approval: (partition: string, approvalId: string) => `${tagged(partition)}:approval:${assertApprovalId(approvalId)}`,
+    /** SET: effects dispatched under the approval and not yet settled; a revoke answers them. */
+    approvalOpen: (partition: string, approvalId: string) => `${tagged(partition)}:approval-open:${assertApprovalId(approvalId)}`,
+    /** HASH: cents the gate has moved or has in flight on the subject, and its optional cap. */
+    subject: (partition: string) => `${tagged(partition)}:subject`,
   };
 }

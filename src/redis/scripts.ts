@@ -8,7 +8,25 @@ import type { RedisClient } from './client.js';
 
 const SCRIPT_DIR = join(dirname(fileURLToPath(import.meta.url)), 'scripts');
 
-export const SCRIPT_NAMES = ['read-state-1', 'append-2', 'dispatch-8', 'settle-6', 'take-over-1', 'release-claim-1', 'resend-2', 'grant-approval-1', 'revoke-approval-2', 'describe-approval-2'] as const;
+export const SCRIPT_NAMES = [
+  'bind-2',
+  'unindex-1',
+  'read-state-1',
+  'propose-5',
+  'append-2',
+  'settle-5',
+  'late-5',
+  'take-over-1',
+  'resend-2',
+  'release-claim-1',
+  'check-epoch-1',
+  'probe-heartbeat-1',
+  'beat-1',
+  'grant-approval-1',
+  'revoke-approval-2',
+  'describe-approval-1',
+  'set-cap-1',
+] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
 type Script = { source: string; sha: string; keys: number };

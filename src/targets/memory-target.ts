@@ -1,10 +1,10 @@
 // An in-memory target of any tier, with fault injection, for tests and the offline demo. It behaves like the
 // real thing where the gate cares: tier 1 dedupes on the effect id within its window, tiers 1 and 2 can be
 // looked up, tier 3 neither. It counts every landing, so a test can prove an effect landed at most once.
-import { canonicalJson, type Json, type JsonObject } from '../core/json.js';
-import { ProcessCrash, Rejected, type PremiseReport, type Target } from '../core/target.js';
+import type { Effect, EffectKind } from '../core/effects.js';
+import type { Json, JsonObject } from '../core/json.js';
+import { ProcessCrash, Rejected, type SendContext, type Target } from '../core/target.js';
 import type { Tier } from '../core/decisions.js';
-import type { PremiseChange } from '../core/entries.js';
 
 export type Fault =
   | { kind: 'crash-before-send' }
@@ -15,9 +15,16 @@ export type Fault =
   /** The request is slow; with `landsAfterAbort` it still lands after the sender gave up, as bytes on the wire do. */
   | { kind: 'slow-send'; delayMs: number; landsAfterAbort?: boolean }
   | { kind: 'lookup-error' }
-  | { kind: 'premise-error' };
+  | { kind: 'premise-error' }
+  /** Every lookup (or premise read) fails from now on, until `heal()`. */
+  | { kind: 'lookup-down' }
+  | { kind: 'premise-down' }
+  /** The next lookup finds the landed object but reports it with an odd id (a number, or none at all). */
+  | { kind: 'odd-id'; id: number | null }
+  /** The next send answers only after `delayMs` (inside its deadline): a definite refusal, or a landing. */
+  | { kind: 'slow-answer'; delayMs: number; answer: 'landed' | 'rejected' };
 
-export type Landing = { id: string; effectId: string; effect: JsonObject; at: number };
+export type Landing = { id: string; effectId: string; effect: Effect; at: number };
 
 export type MemoryTargetOptions = {
   tier: Tier;
@@ -37,30 +44,20 @@ export type MemoryTarget = Target & {
   pendingFaults(): Fault[];
   /** Forget idempotency keys, as Stripe does after 24 h. */
   forgetKeys(): void;
+  /** Ends the persistent faults (`lookup-down`, `premise-down`). */
+  heal(): void;
 };
 
-function subjectOf(effect: JsonObject): string {
-  if (typeof effect.subject === 'string') return effect.subject;
-  if (typeof effect.paymentIntent === 'string') return `payment:${effect.paymentIntent}`;
-  if (typeof effect.customer === 'string') return `customer:${effect.customer}`;
-  throw new Rejected('the effect names no subject: give paymentIntent, customer or subject', { code: 'invalid_effect', status: 400 });
+function subjectOf(effect: Effect): string {
+  return effect.kind === 'refund' ? `payment:${effect.paymentIntent}` : `customer:${effect.customer}`;
 }
 
-function amountOf(effect: JsonObject): number {
-  const amount = effect.amount;
-  if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0) {
-    throw new Rejected('the effect amount must be a positive whole number of cents', { code: 'invalid_effect', status: 400 });
-  }
-  return amount;
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+/** Waits `ms`, or fails once the send's time is up, as a request with a timeout does. */
+function sleep(ms: number, context?: SendContext): Promise<void> {
+  const left = context ? context.timeLeftMs() : Infinity;
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-    }, { once: true });
+    if (ms <= left) setTimeout(resolve, ms);
+    else setTimeout(() => reject(new Error('the request timed out')), Math.max(0, left));
   });
 }
 
@@ -78,7 +75,10 @@ export function createMemoryTarget(options: MemoryTargetOptions): MemoryTarget {
     return faults.splice(index, 1)[0];
   }
 
-  function land(effectId: string, effect: JsonObject): Landing {
+  let lookupDown = false;
+  let premiseDown = false;
+
+  function land(effectId: string, effect: Effect): Landing {
     if (options.tier === 1) {
       const known = keyed.get(effectId);
       if (known) return known;
@@ -92,7 +92,7 @@ export function createMemoryTarget(options: MemoryTargetOptions): MemoryTarget {
 
   function asObject(landing: Landing): JsonObject {
     const object = landing.effect.kind === 'refund' ? 'refund' : 'effect';
-    return { id: landing.id, object, status: 'succeeded', amount: landing.effect.amount ?? null, effectId: landing.effectId };
+    return { id: landing.id, object, status: 'succeeded', amount: landing.effect.amount, effectId: landing.effectId };
   }
 
   return {
@@ -101,13 +101,14 @@ export function createMemoryTarget(options: MemoryTargetOptions): MemoryTarget {
     queryable: options.tier !== 3,
     dedupWindowMs: options.dedupWindowMs ?? 24 * 60 * 60 * 1000,
     sendTimeoutMs: options.sendTimeoutMs ?? 2_000,
+    kinds: ['refund', 'credit'] as readonly EffectKind[],
+    facts: null,
     world,
     landings,
-    subjectOf,
-    amountOf,
 
-    async apply(effectId, effect, { signal }) {
-      const fault = takeFault(['crash-before-send', 'crash-after-send', 'error-before-send', 'error-after-send', 'reject', 'slow-send']);
+    async apply(effectId, effect, context) {
+      const fault = takeFault(['crash-before-send', 'crash-after-send', 'error-before-send', 'error-after-send', 'reject', 'slow-send', 'slow-answer']);
+      if (fault?.kind !== 'crash-before-send' && fault?.kind !== 'error-before-send') await context.beforeWrite();
       switch (fault?.kind) {
         case 'crash-before-send':
           throw new ProcessCrash('before the send');
@@ -120,15 +121,21 @@ export function createMemoryTarget(options: MemoryTargetOptions): MemoryTarget {
             // One request lands once, whether or not its sender is still waiting for the answer.
             let landing: Landing | undefined;
             setTimeout(() => (landing ??= land(effectId, effect)), fault.delayMs).unref();
-            await sleep(fault.delayMs, signal);
+            await sleep(fault.delayMs, context);
             return asObject((landing ??= land(effectId, effect)));
           }
-          await sleep(fault.delayMs, signal);
+          await sleep(fault.delayMs, context);
           break;
+        case 'slow-answer': {
+          // A slow request that gets a definite answer inside its deadline: by then its sender may be fenced out.
+          await sleep(fault.delayMs, context);
+          if (fault.answer === 'rejected') throw new Rejected('the target refused the request (late)', { code: 'rejected', status: 400 });
+          return asObject(land(effectId, effect));
+        }
         default:
           break;
       }
-      if (signal.aborted) throw new Error('the send was aborted before it started');
+      if (context.timeLeftMs() <= 0) throw new Error('the send deadline passed before it started');
       const landing = land(effectId, effect);
       if (fault?.kind === 'crash-after-send') throw new ProcessCrash('after the send, before its answer was recorded');
       if (fault?.kind === 'error-after-send') throw new Error(fault.message ?? 'the connection dropped before the answer arrived');
@@ -137,31 +144,39 @@ export function createMemoryTarget(options: MemoryTargetOptions): MemoryTarget {
 
     async query(effectId) {
       if (options.tier === 3) throw new Error('a tier-3 target cannot be queried');
+      if (lookupDown) throw new Error('the target is down: every lookup fails');
       if (takeFault(['lookup-error'])) throw new Error('the lookup failed');
       const landing = landings.find((item) => item.effectId === effectId);
-      return landing ? asObject(landing) : null;
+      if (!landing) return null;
+      const odd = takeFault(['odd-id']);
+      if (odd?.kind === 'odd-id') {
+        const { id: _id, ...rest } = asObject(landing);
+        return odd.id === null ? rest : { ...rest, id: odd.id };
+      }
+      return asObject(landing);
     },
 
-    async readPremises(_effectId, effect, premises): Promise<PremiseReport> {
+    async readFacts(_effectId, effect, names) {
+      if (premiseDown) throw new Error('the target is down: every premise read fails');
       if (takeFault(['premise-error'])) throw new Error('the premise read failed');
       const facts = world.get(subjectOf(effect)) ?? {};
-      const violations: string[] = [];
-      const changes: PremiseChange[] = [];
-      for (const [field, was] of Object.entries(premises)) {
-        const current: Json = facts[field] ?? null;
-        if (canonicalJson(current) !== canonicalJson(was)) {
-          violations.push(`${field}: was ${canonicalJson(was)}, now ${canonicalJson(current)}`);
-          changes.push({ field, was, now: current });
-        }
-      }
-      return { violations, changes };
+      const current: JsonObject = {};
+      // Own properties only: a premise named "constructor" is a fact like any other, not Object's (issue 6, item 16).
+      for (const name of names) current[name] = Object.hasOwn(facts, name) ? (facts[name] as Json) : null;
+      return current;
     },
 
     landedCount(effectId) {
       return landings.filter((landing) => landing.effectId === effectId).length;
     },
     inject(fault) {
-      faults.push(fault);
+      if (fault.kind === 'lookup-down') lookupDown = true;
+      else if (fault.kind === 'premise-down') premiseDown = true;
+      else faults.push(fault);
+    },
+    heal() {
+      lookupDown = false;
+      premiseDown = false;
     },
     pendingFaults() {
       return [...faults];

@@ -54,10 +54,11 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     expect(result.problems).toContain('entry 3 (DISPATCHED) was altered: its content no longer matches its hash');
   });
 
-  it('checks the chain but not the signatures when no public key is given or configured (signed: null)', async () => {
+  it('checks the chain but never calls a receipt valid without a public key: exit 3, valid null, and says what it did not check', async () => {
     const run = await runCli(['receipt', 'verify', file('receipt.json')], env);
-    expect(run.code).toBe(0);
-    expect(verification(run.stdout)).toMatchObject({ valid: true, signed: null, publicKeys: 'none' });
+    expect(run.code).toBe(3);
+    expect(verification(run.stdout)).toMatchObject({ valid: null, signed: null, publicKeys: 'none', checked: { chain: true, signatures: false } });
+    expect(run.stderr).toContain('signatures were not checked');
   });
 
   it('exits 2, not 1, when the local signing key it would check against cannot be read: the receipt is not at fault', async () => {

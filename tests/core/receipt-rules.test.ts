@@ -33,11 +33,11 @@ describe('journal structure', () => {
     ]);
   });
 
-  it('counts a fenced-out send that landed as happened, even when recovery settled the effect as ambiguous', () => {
+  it('counts a fenced-out send that landed as happened and settles what recovery left ambiguous (COMMITTED_ON_QUERY)', () => {
     const ambiguous: Draft<'AMBIGUOUS'> = { kind: 'AMBIGUOUS', reason: 'tier 3', rechecked: null, epoch: 2 };
     const late: Draft<'LATE_RESULT'> = { kind: 'LATE_RESULT', owner: 'w-chain', epoch: 1, outcome: 'landed', result: refundObject('re_late'), error: null };
     const result = verify(JSON.parse(JSON.stringify(chainReceipt('late-landing', [drafts.proposed(), drafts.authorized(), drafts.dispatched(1), ambiguous, late], key))), { publicKeys });
-    expect(result).toMatchObject({ valid: true, happened: true, evidence: 're_late', outcome: 'AMBIGUOUS' });
+    expect(result).toMatchObject({ valid: true, happened: true, evidence: 're_late', outcome: 'COMMITTED_ON_QUERY', lateLanding: { evidence: 're_late', after: 'AMBIGUOUS' } });
     expect(result.finalMoney.status).toBe('returned');
   });
 
@@ -90,7 +90,7 @@ describe('journal structure', () => {
     const dead = checks({ approvalLive: false, approval: snapshot({ revoked: true }), approvalProblems: ['approval ap_chain was revoked'] });
     const dispatched: Draft<'DISPATCHED'> = { ...drafts.dispatched(), checks: dead };
     expect(problemsOf('dead-approval', [drafts.proposed(), drafts.authorized(), dispatched, drafts.committed('re_1')])).toEqual([
-      'a send went out with no record of a live approval covering it',
+      'a send went out with no record of a live approval covering it on its subject',
     ]);
   });
 

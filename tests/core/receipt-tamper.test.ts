@@ -99,9 +99,10 @@ describe('valid receipts from real gate flows', () => {
     expect(result.finalMoney).toMatchObject({ status: 'not_returned', failureReason: 'charge_for_pending_refund_disputed', disputes: [expect.objectContaining({ status: 'needs_response' })] });
   });
 
-  it('without public keys the chain is still checked but the signatures are not: signed is null', () => {
+  it('without public keys the chain is still checked but the signatures are not: signed is null and valid is never true', () => {
     const result = verify(JSON.parse(JSON.stringify(committed.receipt)));
-    expect(result).toMatchObject({ valid: true, chainIntact: true, signed: null });
+    expect(result).toMatchObject({ valid: null, chainIntact: true, signed: null, checked: { chain: true, rules: true, signatures: false }, problems: [] });
+    expect(result.unchecked).toEqual([expect.stringContaining('no public key was given')]);
   });
 
   it('verifies with several public keys, so a rotated key does not break old receipts', () => {

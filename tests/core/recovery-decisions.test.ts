@@ -17,7 +17,7 @@ const TRUSTED_AT = DEADLINE + SETTLE;
 
 /** A crash one second ago on a tier-1, queryable target, well inside Stripe's 24 h idempotency window. */
 function timing(overrides: Partial<RecoveryTiming> = {}): RecoveryTiming {
-  return { tier: 1, queryable: true, now: NOW, dispatchedAt: DEADLINE - 400, sendDeadline: DEADLINE, dedupWindowMs: DAY, dedupMarginMs: HOUR, settleMarginMs: SETTLE, ...overrides };
+  return { tier: 1, queryable: true, now: NOW, dispatchedAt: DEADLINE - 400, sendDeadline: DEADLINE, deathProvenAt: null, dedupWindowMs: DAY, dedupMarginMs: HOUR, settleMarginMs: SETTLE, ...overrides };
 }
 
 const RECHECK: Record<'held' | 'lease' | 'stale' | 'both', Checks> = {

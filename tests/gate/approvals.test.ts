@@ -114,8 +114,8 @@ function revokingAfterFirstRead(node: TestNode): Approvals {
   let armed = true;
   return {
     ...node.approvals,
-    async describe(approvalId) {
-      const seen = await node.approvals.describe(approvalId);
+    async terms(approvalId) {
+      const seen = await node.approvals.terms(approvalId);
       if (armed) {
         armed = false;
         await node.approvals.revoke(approvalId, 'lee@risk');

@@ -131,16 +131,35 @@ describe('recovery outcomes', () => {
     expect(world.target.landedCount(effectId)).toBe(1);
   });
 
-  it('UNRESOLVED:<error>: a premise read that fails at recovery sends nothing and is retried', async () => {
+  it('UNRESOLVED:<error>: premises that cannot be re-read send nothing and refuse nothing; recovery retries until they can', async () => {
     world = await gateWorld();
     const { a, b, approval } = await twoNodes();
     world.target.inject({ kind: 'crash-before-send' });
     const effectId = await submitAndCrash(a, refundProposal({ approval }));
     await kill(a);
-    world.target.inject({ kind: 'premise-error' });
+    world.target.inject({ kind: 'premise-down' });
+    // Nothing may be resent without a re-check; the lookup runs, and finds nothing that may be trusted yet.
+    const early = await b.gate.recover();
+    expect(early.settled).toEqual([]);
+    expect(early.waiting).toEqual([expect.objectContaining({ effectId })]);
+    if (early.nextAt !== null) await untilRedisTime(b, early.nextAt);
     expect((await b.gate.recover()).unresolved).toEqual([expect.objectContaining({ effectId, outcome: 'UNRESOLVED:premise_read_failed' })]);
     expect(world.target.landings).toEqual([]);
+    world.target.heal();
     expect((await b.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_BY_RETRY' })]);
+    expect(world.target.landedCount(effectId)).toBe(1);
+  });
+
+  it('COMMITTED_ON_QUERY: a landed effect is recorded even while its premises can never be re-read (issue 6, item 8)', async () => {
+    world = await gateWorld();
+    const { a, b, approval } = await twoNodes();
+    world.target.inject({ kind: 'crash-after-send' });
+    const effectId = await submitAndCrash(a, refundProposal({ approval }));
+    await kill(a);
+    world.target.inject({ kind: 'premise-down' });
+    expect((await b.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_ON_QUERY' })]);
+    expect(world.target.landedCount(effectId)).toBe(1);
+    expect(await verifiedReceipt(world, b, effectId)).toMatchObject({ happened: true, happenedOnce: true, outcome: 'COMMITTED_ON_QUERY' });
   });
 });
 
@@ -234,16 +253,19 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
     expect(world.target.landedCount(effectId)).toBe(1);
   });
 
-  it('does not trust a tier-2 lookup that finds nothing before send deadline + settle margin, and waits for exactly that instant', async () => {
+  it('does not trust a tier-2 lookup that finds nothing before the sender stopped (its deadline, or its proven death) + settle margin, and waits for exactly that instant', async () => {
     world = await gateWorld({ target: { tier: 2 } });
     const { a, b, approval } = await twoNodes();
     world.target.inject({ kind: 'crash-before-send' });
     const effectId = await submitAndCrash(a, refundProposal({ approval }));
     await kill(a);
-    const { state } = await openState(b, effectId);
-    const trustedAt = state.sendDeadline + world.config.settleMarginMs;
 
     const early = await b.gate.recover();
+    // The takeover proved a's death; from then on a can send nothing new, so the quiet period counts from there.
+    const { state } = await openState(b, effectId);
+    expect(state.deathProvenAt).not.toBeNull();
+    const trustedAt = Math.min(state.sendDeadline, state.deathProvenAt ?? Infinity) + world.config.settleMarginMs;
+    expect(trustedAt).toBeLessThan(state.sendDeadline + world.config.settleMarginMs);
     expect(early.settled).toEqual([]);
     expect(early.waiting).toEqual([{ effectId, until: trustedAt, reason: expect.stringContaining('settle margin') }]);
     expect(early.nextAt).toBe(trustedAt);

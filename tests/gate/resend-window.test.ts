@@ -29,12 +29,12 @@ describe('the idempotency window at resend time', () => {
     // The recovering worker's premise read hangs past dispatch + window - margin (1.5 s).
     const slowTarget: Target = {
       ...world.target,
-      async readPremises(effectId, effect, premises) {
+      async readFacts(effectId, effect, names, context) {
         if (slowReads === 0) {
           slowReads += 1;
           await sleep(1_700);
         }
-        return world.target.readPremises(effectId, effect, premises);
+        return world.target.readFacts(effectId, effect, names, context);
       },
     };
     const recoverer: TestNode = await startNode({ config: world.config, target: slowTarget, key: world.key.key });

@@ -182,7 +182,7 @@ describe('submit', () => {
       world = await gateWorld();
       const a = await world.node('a');
       const result = await a.gate.submit(refundProposal({ approval: 'ap_never_granted' }));
-      expect(result).toMatchObject({ outcome: 'REFUSED:lease', reason: 'the approval does not exist' });
+      expect(result).toMatchObject({ outcome: 'REFUSED:lease', reason: 'approval ap_never_granted does not exist' });
       expect(world.target.landings).toEqual([]);
     });
 

@@ -255,7 +255,7 @@ async function recoverUntilQuiet(run: Run): Promise<TestNode> {
   for (const node of run.nodes) await kill(node);
   let node = await run.world.node();
   for (let pass = 0; pass < 60; pass += 1) {
-    if ((await node.journal.openEffects()).length === 0) return node;
+    if ((await node.journal.openDispatches()).length === 0) return node;
     try {
       const report = await node.gate.recover();
       run.trace.push(`final recover -> settled ${JSON.stringify(report.settled.map((s) => s.outcome))}, waiting ${report.waiting.length}, unresolved ${JSON.stringify(report.unresolved.map((u) => u.outcome))}`);
@@ -268,7 +268,7 @@ async function recoverUntilQuiet(run: Run): Promise<TestNode> {
       node = await run.world.node();
     }
   }
-  throw new Error(`recovery never became quiet: ${JSON.stringify(await node.journal.openEffects())}`);
+  throw new Error(`recovery never became quiet: ${JSON.stringify(await node.journal.openDispatches())}`);
 }
 
 async function checkInvariants(run: Run, tier: Tier, node: TestNode): Promise<string[]> {
@@ -304,7 +304,7 @@ async function checkInvariants(run: Run, tier: Tier, node: TestNode): Promise<st
   for (const [index, subject] of SUBJECTS.entries()) {
     const caps = CAPS[index] ?? CAPS[0];
     const limit = Math.min(caps.approvalCents, caps.subjectCents ?? Infinity);
-    const landedCents = target.landings.filter((l) => l.effect.paymentIntent === subject).reduce((sum, l) => sum + Number(l.effect.amount), 0);
+    const landedCents = target.landings.filter((l) => l.effect.kind === 'refund' && l.effect.paymentIntent === subject).reduce((sum, l) => sum + Number(l.effect.amount), 0);
     if (landedCents > limit) problems.push(`${landedCents} cents landed on ${subject}, past its shared cap of ${limit}`);
   }
   return problems;

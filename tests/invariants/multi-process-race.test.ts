@@ -169,7 +169,7 @@ async function race(tier: Tier) {
   await sleep(RACE_TIMING.settleMarginMs);
 
   // Whatever the last processes left open, one more recoverer settles (P), waiting exactly as recovery asks.
-  for (let pass = 0; pass < 40 && (await admin.journal.openEffects()).length > 0; pass += 1) {
+  for (let pass = 0; pass < 40 && (await admin.journal.openDispatches()).length > 0; pass += 1) {
     const report = await admin.gate.recover();
     const now = await admin.journal.serverTime();
     await sleep(report.nextAt === null ? 50 : Math.min(2_000, Math.max(10, report.nextAt - now + 5)));

@@ -31,19 +31,22 @@ describe('Redis keys', () => {
     expect(slot('{user1000}.following')).toBe(slot('{user1000}.followers'));
   });
 
-  it('puts every key of the dispatch script in one cluster slot', () => {
+  it('puts every key of each partition script in one cluster slot, and the global indexes in another', () => {
     const partition = 'payment:pi_123';
-    const dispatchKeys = [
-      keys.state(partition, eid),
-      keys.entries(partition, eid),
-      keys.open(partition),
-      keys.approval(partition, 'ap_1'),
-      keys.approvalReservations(partition, 'ap_1'),
-      keys.approvalOpen(partition, 'ap_1'),
-      keys.subjectCap(partition),
-      keys.subjectCapReservations(partition),
-    ];
-    expect(new Set(dispatchKeys.map(slot)).size).toBe(1);
+    const scriptKeys = [keys.state(partition, eid), keys.entries(partition, eid), keys.approval(partition, 'ap_1'), keys.approvalOpen(partition, 'ap_1'), keys.subject(partition)];
+    expect(new Set(scriptKeys.map(slot)).size).toBe(1);
+    expect(new Set([keys.effectPartitions, keys.openIndex, keys.approvalPartitions].map(slot)).size).toBe(1);
+  });
+
+  it('no approval id can address another key: an id spelled like a key of another family is just that id (issue 6, item 5)', () => {
+    const partition = 'payment:pi_x';
+    const families = (id: string) => [keys.approval(partition, id), keys.approvalOpen(partition, id)];
+    const others = [keys.subject(partition), keys.state(partition, eid), keys.entries(partition, eid), ...families('ap_x')];
+    for (const hostile of ['ap_x:reserved', 'ap_x:open', 'ap_x-open', 'open:ap_x', 'x:approval-open:ap_x', 'ap_x:', ':', 'subject', `state:${eid}`]) {
+      for (const key of families(hostile)) expect(others, `${hostile} -> ${key}`).not.toContain(key);
+    }
+    expect(() => keys.approval(partition, 'ap_1}{payment:pi_y')).toThrow(/not an approval id/);
+    expect(() => keys.state(partition, 'not-an-effect-id')).toThrow(/not an effect id/);
   });
 
   it('spreads different subjects over different slots', () => {

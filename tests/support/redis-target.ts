@@ -4,9 +4,9 @@
 import { setTimeout as pause } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { Tier } from '../../src/core/decisions.js';
-import { canonicalJson, type JsonObject } from '../../src/core/json.js';
+import { canonicalJson, type Json, type JsonObject } from '../../src/core/json.js';
+import type { Effect } from '../../src/core/effects.js';
 import type { Target } from '../../src/core/target.js';
-import { createMemoryTarget } from '../../src/targets/memory-target.js';
 
 // One atomic step per landing, so a process killed mid-send either landed fully or not at all.
 // KEYS[1] landings hash (effect id -> landing JSON)   KEYS[2] applications hash (effect id -> count)
@@ -69,9 +69,7 @@ export function createRedisTarget(options: RedisTargetOptions): RedisTarget {
     facts: (subject: string) => `${prefix}:target:facts:${subject}`,
   };
   const jitter = () => Math.floor(Math.random() * ((options.jitterMs ?? 0) + 1));
-  // Effect shape and premise comparison are the in-memory target's, so both fakes judge effects alike; only the
-  // facts and the landings live in Redis.
-  const shape = createMemoryTarget({ tier });
+  const subjectOf = (effect: Effect) => (effect.kind === 'refund' ? `payment:${effect.paymentIntent}` : `customer:${effect.customer}`);
 
   return {
     name: options.name ?? `redis-tier-${tier}`,
@@ -79,13 +77,15 @@ export function createRedisTarget(options: RedisTargetOptions): RedisTarget {
     queryable: tier !== 3,
     dedupWindowMs: options.dedupWindowMs ?? 24 * 60 * 60 * 1000,
     sendTimeoutMs: options.sendTimeoutMs ?? 2_000,
-    subjectOf: (effect) => shape.subjectOf(effect),
-    amountOf: (effect) => shape.amountOf(effect),
+    kinds: ['refund', 'credit'],
+    facts: null,
 
-    async apply(effectId, effect, { signal }) {
+    async apply(effectId, effect, context) {
       if (options.beforeApply) await options.beforeApply(effectId);
-      await pause(jitter(), undefined, { signal });
-      if (signal.aborted) throw new Error('the send was aborted before it started');
+      const wait = jitter();
+      if (wait >= context.timeLeftMs()) throw new Error('the request timed out before it was written');
+      await pause(wait);
+      await context.beforeWrite();
       const landing = (await redis.eval(LAND, 4, keys.landings, keys.applications, keys.sends, keys.sequence, effectId, JSON.stringify(effect), tier === 1 ? '1' : '0')) as string;
       // The answer can still be lost on the way back: a kill here leaves a landing the sender never heard of.
       await pause(jitter());
@@ -98,12 +98,12 @@ export function createRedisTarget(options: RedisTargetOptions): RedisTarget {
       return landing === null ? null : asObject(landing);
     },
 
-    async readPremises(effectId, effect, premises) {
-      const subject = shape.subjectOf(effect);
-      const stored = await redis.get(keys.facts(subject));
-      // Setting the facts and comparing happen in one tick, so concurrent reads never see each other's facts.
-      shape.world.set(subject, stored === null ? {} : (JSON.parse(stored) as JsonObject));
-      return shape.readPremises(effectId, effect, premises);
+    async readFacts(_effectId, effect, names) {
+      const stored = await redis.get(keys.facts(subjectOf(effect)));
+      const facts = stored === null ? {} : (JSON.parse(stored) as JsonObject);
+      const current: JsonObject = {};
+      for (const name of names) current[name] = Object.hasOwn(facts, name) ? (facts[name] as Json) : null;
+      return current;
     },
 
     async setFacts(subject, facts) {

@@ -1,5 +1,6 @@
 -- grant-approval: creates an approval. Granting the same id again with identical terms is a no-op; with other
--- terms it is refused, so an approval's meaning never changes after effects were dispatched under it.
+-- terms it is refused, so an approval's meaning never changes after effects were dispatched under it. The sha1 of
+-- the terms lets the dispatch script check, in one comparison, that the terms a worker quotes are these.
 -- KEYS[1] approval hash
 -- ARGV[1] terms JSON {id, approver, capCents, expiresAt, maxUses, scope}
 -- Returns JSON {status}: CREATED {grantedAt} | EXISTS {grantedAt} | CONFLICT
@@ -11,6 +12,7 @@ if existing then
 end
 local t = cjson.decode(terms)
 local now = now_ms()
-redis.call('HSET', KEYS[1], 'terms', terms, 'id', t.id, 'approver', t.approver, 'capCents', t.capCents,
-  'expiresAt', t.expiresAt, 'maxUses', t.maxUses, 'scope', t.scope, 'revoked', '0', 'grantedAt', now)
+redis.call('HSET', KEYS[1], 'terms', terms, 'termsSha', redis.sha1hex(terms), 'id', t.id, 'approver', t.approver,
+  'capCents', t.capCents, 'expiresAt', t.expiresAt, 'maxUses', t.maxUses, 'scope', t.scope, 'revoked', '0',
+  'grantedAt', now, 'reservedCents', 0, 'uses', 0)
 return reply({ status = 'CREATED', grantedAt = now })

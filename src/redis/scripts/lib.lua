@@ -1,5 +1,7 @@
 -- Shared prelude, prepended to every script of this folder when it is loaded (see ../scripts.ts).
--- Replies are JSON strings, so RESP2 and RESP3 connections read them the same way.
+-- Replies are JSON strings, so RESP2 and RESP3 connections read them the same way. No script decodes an entry:
+-- entries arrive as opaque strings with their hash beside them, so nothing an entry holds (its depth, its
+-- size) can make a script fail halfway (issue 6, item 9); what a script must know arrives as plain ARGV.
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -22,29 +24,39 @@ local function hget_num(key, field)
   return tonumber(value)
 end
 
-local function sum_values(key)
-  local total = 0
-  for _, v in ipairs(redis.call('HVALS', key)) do total = total + tonumber(v) end
-  return total
+-- Where a batch of sealed entries wants to go: after `expected_head`, at time `at` (Redis ms, the same for the
+-- whole batch). Returns nil when the chain head is still `expected_head` (compare-and-set) and `at` agrees with
+-- the Redis clock and follows the last entry; otherwise a reply table with what the writer needs to reseal.
+local function check_place(state_key, expected_head, at, max_skew_ms, now)
+  local head = hget_str(state_key, 'head')
+  local last_at = hget_num(state_key, 'lastAt')
+  if head ~= expected_head then return { status = 'HEAD_MOVED', head = head, lastAt = last_at, now = now } end
+  if at == nil or at > now + 1000 or at < now - max_skew_ms or at < last_at then
+    return { status = 'BAD_TIME', head = head, lastAt = last_at, now = now }
+  end
+  return nil
 end
 
--- Checks a sealed entry against the stored chain head (compare-and-set) and the Redis clock, then appends it.
--- Returns nil on success, or a reply table naming why it was not appended.
-local function append_entry(state_key, entries_key, eid, expected_head, entry_json, max_skew_ms)
-  local head = hget_str(state_key, 'head')
-  if head ~= expected_head then return { status = 'HEAD_MOVED', head = head } end
-  local entry = cjson.decode(entry_json)
-  if entry.effectId ~= eid then return { status = 'BAD_ENTRY', reason = 'entry names another effect' } end
-  local prev = entry.prev
-  if prev == cjson.null then prev = '' end
-  if prev ~= head then return { status = 'BAD_ENTRY', reason = 'entry prev is not the chain head' } end
-  local now = now_ms()
-  local at = tonumber(entry.at)
-  local last_at = hget_num(state_key, 'lastAt')
-  if at == nil or at > now + 1000 or at < now - max_skew_ms or at < last_at then
-    return { status = 'BAD_TIME', now = now, lastAt = last_at }
+-- Appends the batch ARGV[first], ARGV[first + 1], ... as (hash, stored entry) pairs, `n` of them, and moves the
+-- chain head to the last hash.
+local function push_batch(state_key, entries_key, at, first, n)
+  local items = {}
+  local last_hash = ''
+  for i = 0, n - 1 do
+    last_hash = ARGV[first + 2 * i]
+    items[#items + 1] = ARGV[first + 2 * i + 1]
   end
-  redis.call('RPUSH', entries_key, entry_json)
-  redis.call('HSET', state_key, 'head', entry.hash, 'lastAt', at, 'count', hget_num(state_key, 'count') + 1)
-  return nil
+  redis.call('RPUSH', entries_key, unpack(items))
+  redis.call('HSET', state_key, 'head', last_hash, 'lastAt', at)
+  redis.call('HINCRBY', state_key, 'count', n)
+end
+
+-- Takes `amount` cents (and one use) off an approval and the subject's running totals, or gives them back
+-- (sign -1). Totals are kept beside the terms, so no script ever sums reservations (issue 8).
+local function move_totals(approval_key, subject_key, amount, sign)
+  if redis.call('EXISTS', approval_key) == 1 then
+    redis.call('HINCRBY', approval_key, 'reservedCents', sign * amount)
+    redis.call('HINCRBY', approval_key, 'uses', sign)
+  end
+  redis.call('HINCRBY', subject_key, 'movedCents', sign * amount)
 end

@@ -1,5 +1,6 @@
 -- revoke-approval: marks an approval revoked. Ordered against dispatch (same slot, atomic): every effect
--- dispatched before this point is returned, since it may still land; every later dispatch is refused.
+-- dispatched before this point and not yet settled is returned, since it may still land; every later dispatch and
+-- every resend is refused.
 -- KEYS[1] approval hash   KEYS[2] approval open-effects set
 -- ARGV[1] who revokes
 -- Returns JSON {status}: REVOKED {revokedAt, mayStillLand} | ALREADY {revokedAt, mayStillLand} | UNKNOWN

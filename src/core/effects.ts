@@ -1,0 +1,102 @@
+// The kinds of effect the gate moves money with, and what each one means: the subject the money moves on (it
+// names the effect's partition and must equal its approval's scope) and the cents it moves (reserved against
+// the caps). Bad input is refused here with the field that is wrong, before anything is written or queued.
+import { z } from 'zod';
+import { InterlockError, type FieldProblem } from './errors.js';
+import type { JsonObject } from './json.js';
+import { freeText, identifier } from './text.js';
+
+export const EFFECT_KINDS = ['refund', 'credit'] as const;
+export type EffectKind = (typeof EFFECT_KINDS)[number];
+
+/** Stripe's own limit for amounts is eight digits; no support refund or credit is bigger. */
+export const MAX_AMOUNT_CENTS = 99_999_999;
+
+const id = (prefix: string, what: string) =>
+  z.string().regex(new RegExp(`^${prefix}_[A-Za-z0-9_]{1,200}$`), `must be a ${what} id (${prefix}_ followed by letters, digits or _)`);
+const cents = z
+  .number({ error: 'must be a number of cents' })
+  .int('must be a whole number of cents')
+  .positive('must be more than zero cents')
+  .max(MAX_AMOUNT_CENTS, `must be at most ${MAX_AMOUNT_CENTS} cents`);
+// Stripe's metadata limits: 50 keys, key names up to 40 characters, values up to 500.
+const metadata = z
+  .record(identifier(40).refine((key) => !/[[\]]/.test(key), 'metadata keys may not hold brackets'), freeText(500))
+  .refine((value) => Object.keys(value).length <= 50, 'at most 50 metadata keys')
+  // The gate writes its own keys (the effect id, the request) into the Stripe object's metadata.
+  .refine((value) => Object.keys(value).every((key) => !key.startsWith('interlock_')), 'metadata keys starting with interlock_ are reserved for the gate')
+  .optional();
+
+export const refundEffectSchema = z.strictObject({
+  kind: z.literal('refund'),
+  paymentIntent: id('pi', 'PaymentIntent'),
+  amount: cents,
+  reason: z.enum(['duplicate', 'fraudulent', 'requested_by_customer']).optional(),
+  metadata,
+});
+
+export const creditEffectSchema = z.strictObject({
+  kind: z.literal('credit'),
+  customer: id('cus', 'Customer'),
+  amount: cents,
+  /** The incident this credit compensates; two credits for one incident are what the credit premise guards against. */
+  incident: z.string().regex(/^[A-Za-z0-9_.:#-]{1,200}$/, 'must be 1-200 letters, digits or _ . : # -'),
+  description: freeText(350).optional(),
+  metadata,
+});
+
+export type RefundEffect = z.infer<typeof refundEffectSchema>;
+export type CreditEffect = z.infer<typeof creditEffectSchema>;
+export type Effect = RefundEffect | CreditEffect;
+
+export type EffectFacts = { kind: EffectKind; subject: string; amount: number };
+
+export class EffectError extends InterlockError {
+  constructor(message: string, fields: readonly FieldProblem[]) {
+    super('invalid_effect', message, { fields });
+    this.name = 'EffectError';
+  }
+}
+
+function problemsOf(error: z.ZodError, prefix: string): FieldProblem[] {
+  return error.issues.map((issue) => ({ path: [prefix, ...issue.path.map(String)].join('.'), message: issue.message }));
+}
+
+/** Parses an effect of a known kind; throws EffectError naming every bad field. */
+export function parseEffect(effect: unknown, path = 'effect'): Effect {
+  const kind = typeof effect === 'object' && effect !== null ? (effect as { kind?: unknown }).kind : undefined;
+  const schema = kind === 'refund' ? refundEffectSchema : kind === 'credit' ? creditEffectSchema : null;
+  if (schema === null) {
+    throw new EffectError(`The effect is invalid (${path}.kind: must be one of ${EFFECT_KINDS.join(', ')}).`, [{ path: `${path}.kind`, message: `must be one of ${EFFECT_KINDS.join(', ')}` }]);
+  }
+  const parsed = schema.safeParse(effect);
+  if (!parsed.success) {
+    const fields = problemsOf(parsed.error, path);
+    throw new EffectError(`The effect is invalid (${fields.map((field) => `${field.path}: ${field.message}`).join('; ')}).`, fields);
+  }
+  return parsed.data;
+}
+
+/** Subject and amount of an effect the gate has already accepted (so it parses); throws EffectError otherwise. */
+export function describeEffect(effect: JsonObject | Effect): EffectFacts {
+  const parsed = parseEffect(effect);
+  switch (parsed.kind) {
+    case 'refund':
+      return { kind: 'refund', subject: `payment:${parsed.paymentIntent}`, amount: parsed.amount };
+    case 'credit':
+      return { kind: 'credit', subject: `customer:${parsed.customer}`, amount: parsed.amount };
+    default: {
+      const never: never = parsed;
+      return never;
+    }
+  }
+}
+
+/** Like describeEffect, for untrusted input such as a receipt: null instead of throwing. */
+export function effectFactsOrNull(effect: unknown): EffectFacts | null {
+  try {
+    return describeEffect(effect as JsonObject);
+  } catch {
+    return null;
+  }
+}

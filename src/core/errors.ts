@@ -1,0 +1,66 @@
+// The one error registry (STYLE habit 3). Every error the project raises carries a stable string `code` from the
+// table below, the HTTP status it maps to where it crosses HTTP, and whether retrying the same call can succeed.
+// Queues, the HTTP API and the CLI branch on `code`, never on class names or message text.
+
+export const ERROR_REGISTRY = {
+  // Bad input: the caller must change the request. Nothing was written.
+  invalid_proposal: { status: 400, retryable: false },
+  invalid_effect: { status: 400, retryable: false },
+  invalid_approval: { status: 400, retryable: false },
+  invalid_receipt: { status: 400, retryable: false },
+  invalid_request: { status: 400, retryable: false },
+  non_canonical_value: { status: 400, retryable: false },
+  // The request is well formed but collides with what is recorded.
+  approval_conflict: { status: 409, retryable: false },
+  unknown_approval: { status: 404, retryable: false },
+  unknown_effect: { status: 404, retryable: false },
+  // The environment: fix the configuration, then start again.
+  invalid_config: { status: 500, retryable: false },
+  target_misconfigured: { status: 500, retryable: false },
+  // Transient: the same call may succeed later.
+  premise_read_failed: { status: 503, retryable: true },
+  lookup_failed: { status: 503, retryable: true },
+  journal_contention: { status: 503, retryable: true },
+  redis_not_durable: { status: 503, retryable: true },
+  redis_unavailable: { status: 503, retryable: true },
+  target_unavailable: { status: 503, retryable: true },
+  // A definite refusal by the target (for Stripe, a 4xx that is not a conflict or a rate limit). Never resent.
+  target_rejected: { status: 402, retryable: false },
+  // A bug: an invariant the code relies on did not hold.
+  journal_write_refused: { status: 500, retryable: false },
+  internal: { status: 500, retryable: false },
+} as const satisfies Record<string, { status: number; retryable: boolean }>;
+
+export type ErrorCode = keyof typeof ERROR_REGISTRY;
+
+/** A field-level problem with a request, by path (`effect.amount`). */
+export type FieldProblem = { path: string; message: string };
+
+export class InterlockError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly retryable: boolean;
+  readonly fields: readonly FieldProblem[];
+
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; fields?: readonly FieldProblem[]; retryable?: boolean } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'InterlockError';
+    this.code = code;
+    this.status = ERROR_REGISTRY[code].status;
+    this.retryable = options.retryable ?? ERROR_REGISTRY[code].retryable;
+    this.fields = options.fields ?? [];
+  }
+}
+
+/** The registry code of any thrown value; errors from outside the project are `internal`. */
+export function errorCode(error: unknown): ErrorCode {
+  return error instanceof InterlockError ? error.code : 'internal';
+}
+
+export function isRetryable(error: unknown): boolean {
+  return error instanceof InterlockError ? error.retryable : false;
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

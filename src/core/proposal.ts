@@ -1,0 +1,93 @@
+// Validation of what callers submit (issue 6, item 1): every field, every string, every nesting level and the
+// sizes are checked before anything is written, so a proposal either is recorded whole or leaves no trace. Bad
+// input is refused with a ProposalError that names each field.
+import { z } from 'zod';
+import { parseEffect, EffectError } from './effects.js';
+import { InterlockError, type FieldProblem } from './errors.js';
+import { assertJson, canonicalJson, jsonDepth, NonCanonicalValueError, type Json, type JsonObject } from './json.js';
+import { freeText, identifier } from './text.js';
+import type { Decision } from './entries.js';
+
+export type Proposal = {
+  requestId?: string;
+  agent: string;
+  approval: string;
+  premises: JsonObject;
+  effect: JsonObject;
+  request?: Json;
+  decision?: Decision;
+};
+
+/** Limits on what a proposal may carry. Premises and request are facts and context, not documents. */
+export const PROPOSAL_LIMITS = { premiseDepth: 8, premiseChars: 16_000, requestDepth: 8, requestChars: 16_000, decisionChars: 20_000, totalChars: 64_000 } as const;
+
+export const APPROVAL_ID = /^[A-Za-z0-9_.:-]{1,200}$/;
+export const PREMISE_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+
+const json = z.custom<unknown>(() => true);
+
+const proposalSchema = z.strictObject({
+  requestId: identifier(200).optional(),
+  agent: identifier(200),
+  approval: z.string({ error: 'must be a string' }).regex(APPROVAL_ID, 'must be 1-200 letters, digits or _ . : -'),
+  premises: z.record(z.string().regex(PREMISE_NAME, 'premise names are a letter then up to 63 letters, digits or _'), json),
+  effect: z.record(z.string(), json),
+  request: json.optional(),
+  decision: z.strictObject({ model: identifier(200), text: freeText(PROPOSAL_LIMITS.decisionChars) }).optional(),
+});
+
+export class ProposalError extends InterlockError {
+  constructor(message: string, fields: readonly FieldProblem[] = [], options: { cause?: unknown } = {}) {
+    super('invalid_proposal', message, { fields, ...options });
+    this.name = 'ProposalError';
+  }
+}
+
+function refuse(fields: FieldProblem[]): never {
+  const detail = fields.map((field) => `${field.path}: ${field.message}`).join('; ');
+  throw new ProposalError(`The proposal is invalid (${detail}). Nothing was recorded.`, fields);
+}
+
+/** A plain, canonical copy of a JSON field, bounded in depth and size; problems are collected, not thrown. */
+function boundedJson(value: unknown, path: string, limits: { depth: number; chars: number }, problems: FieldProblem[]): Json | undefined {
+  let plain: Json;
+  try {
+    plain = assertJson(value, path);
+  } catch (error) {
+    if (error instanceof NonCanonicalValueError) problems.push({ path: error.path.replace(/^\$\.?/, '') || path, message: error.message });
+    else problems.push({ path, message: error instanceof Error ? error.message : String(error) });
+    return undefined;
+  }
+  if (jsonDepth(plain) > limits.depth) problems.push({ path, message: `nests deeper than ${limits.depth} levels` });
+  else if (canonicalJson(plain).length > limits.chars) problems.push({ path, message: `is larger than ${limits.chars} characters of JSON` });
+  return plain;
+}
+
+export function parseProposal(input: unknown): Proposal {
+  const parsed = proposalSchema.safeParse(input);
+  if (!parsed.success) {
+    refuse(parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join('.') || 'proposal', message: issue.message })));
+  }
+  const p = parsed.data;
+  const problems: FieldProblem[] = [];
+  const premises = boundedJson(p.premises, 'premises', { depth: PROPOSAL_LIMITS.premiseDepth, chars: PROPOSAL_LIMITS.premiseChars }, problems);
+  const effectJson = boundedJson(p.effect, 'effect', { depth: 4, chars: PROPOSAL_LIMITS.premiseChars }, problems);
+  const request = p.request === undefined ? undefined : boundedJson(p.request, 'request', { depth: PROPOSAL_LIMITS.requestDepth, chars: PROPOSAL_LIMITS.requestChars }, problems);
+  let effect: JsonObject | undefined;
+  if (effectJson !== undefined) {
+    try {
+      effect = assertJson(parseEffect(effectJson)) as JsonObject;
+    } catch (error) {
+      if (error instanceof EffectError) problems.push(...error.fields);
+      else throw error;
+    }
+  }
+  if (problems.length > 0 || premises === undefined || effect === undefined) refuse(problems);
+  const proposal: Proposal = { agent: p.agent, approval: p.approval, premises: premises as JsonObject, effect };
+  if (p.requestId !== undefined) proposal.requestId = p.requestId;
+  if (request !== undefined) proposal.request = request;
+  if (p.decision !== undefined) proposal.decision = { model: p.decision.model, text: p.decision.text };
+  const size = canonicalJson(proposal as unknown as Json).length;
+  if (size > PROPOSAL_LIMITS.totalChars) refuse([{ path: 'proposal', message: `is ${size} characters of JSON; at most ${PROPOSAL_LIMITS.totalChars}` }]);
+  return proposal;
+}

@@ -1,0 +1,29 @@
+// Rules for the strings callers hand the gate. Every string is recorded in signed entries, so it must have a
+// canonical form (no lone surrogates); identifiers also end up in logs, keys and Stripe metadata, so they hold no
+// control characters at all, and free text keeps only tab and line breaks.
+import { z } from 'zod';
+import { hasLoneSurrogate } from './json.js';
+
+const CONTROL = /\p{Cc}/u;
+// eslint-disable-next-line no-control-regex -- matching control characters is the point of this rule
+const CONTROL_BUT_LAYOUT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
+
+/** A name or id: 1 to `max` characters, printable. */
+export function identifier(max: number) {
+  return z
+    .string({ error: 'must be a string' })
+    .min(1, 'must not be empty')
+    .max(max, `must be at most ${max} characters`)
+    .refine((value) => !hasLoneSurrogate(value), 'holds a lone UTF-16 surrogate, which has no canonical form')
+    .refine((value) => !CONTROL.test(value), 'may not hold control characters')
+    .refine((value) => value.trim() === value, 'may not start or end with spaces');
+}
+
+/** Free text: up to `max` characters; tab and line breaks allowed, other control characters not. */
+export function freeText(max: number) {
+  return z
+    .string({ error: 'must be a string' })
+    .max(max, `must be at most ${max} characters`)
+    .refine((value) => !hasLoneSurrogate(value), 'holds a lone UTF-16 surrogate, which has no canonical form')
+    .refine((value) => !CONTROL_BUT_LAYOUT.test(value), 'may not hold control characters other than tab and line breaks');
+}

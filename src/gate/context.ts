@@ -1,0 +1,142 @@
+// What submit, recovery and settling share: the adapters, the timing, who this sender is, which effects it is busy
+// with, and the shapes of their answers. One context per gate instance ("worker").
+import type { Logger } from 'pino';
+import type { ApprovalSnapshot, Checks, PremiseChange } from '../core/entries.js';
+import { errorCode, InterlockError } from '../core/errors.js';
+import { explainOutcome, type Outcome } from '../core/outcomes.js';
+import type { Target } from '../core/target.js';
+import type { Approvals, GrantedTerms } from '../redis/approvals.js';
+import type { Heartbeat } from '../redis/heartbeat.js';
+import type { Journal } from '../redis/journal.js';
+import type { SendWatchdog } from './send-watchdog.js';
+
+export type GateTiming = {
+  /** How long a claim lasts without its holder settling it; must exceed the target's send timeout. */
+  claimTtlMs: number;
+  /** Extra time after the last send stopped before a lookup that finds nothing is believed. */
+  settleMarginMs: number;
+  /** Tier 1 falls back to lookup this long before the target forgets an idempotency key. */
+  dedupMarginMs: number;
+};
+
+export type GateResult = {
+  effectId: string;
+  outcome: Outcome;
+  sentence: string;
+  reason?: string;
+  evidence?: string | null;
+  changes?: PremiseChange[];
+  /** IN_FLIGHT: who holds the effect and when to ask again (Redis clock, ms). */
+  holder?: string;
+  retryAt?: number;
+  /** IN_FLIGHT: how long to wait before asking again, from the Redis clock when the answer was made. */
+  retryAfterMs?: number;
+};
+
+export type RecoveryReport = {
+  settled: { effectId: string; outcome: Outcome; sentence: string }[];
+  waiting: { effectId: string; until: number; reason: string }[];
+  skipped: { effectId: string; reason: string; holder?: string; retryAt?: number }[];
+  unresolved: { effectId: string; outcome: Outcome; error: string }[];
+  /** The earliest instant (Redis clock) at which recovery has more to do, or null. */
+  nextAt: number | null;
+};
+
+/** What one step of settling or recovering an effect came to. */
+export type Settled =
+  | { kind: 'settled'; effectId: string; outcome: Outcome; evidence?: string | null; reason?: string; changes?: PremiseChange[] }
+  | { kind: 'waiting'; effectId: string; until: number; reason: string }
+  | { kind: 'skipped'; effectId: string; reason: string; holder?: string; retryAt?: number }
+  | { kind: 'unresolved'; effectId: string; outcome: Outcome; error: string };
+
+/** Durability as the gate consults it before every send (redis/durability.ts keeps it current). */
+export type DurabilityGuard = { assertDurable(): void };
+
+export class PremiseReadError extends InterlockError {
+  constructor(effectId: string, cause: unknown) {
+    super('premise_read_failed', `Could not re-read the premises of effect ${effectId} (${cause instanceof Error ? cause.message : String(cause)}); nothing was sent. Retry when the target answers.`, { cause });
+    this.name = 'PremiseReadError';
+  }
+}
+
+export type GateDeps = {
+  journal: Journal;
+  approvals: Approvals;
+  heartbeat: Heartbeat;
+  target: Target;
+  timing: GateTiming;
+  logger: Logger;
+  /** Kills the process when a send outlives its deadline because the event loop stalled (send-watchdog.ts). */
+  watchdog?: SendWatchdog;
+  durability?: DurabilityGuard;
+};
+
+export type GateContext = GateDeps & {
+  owner: string;
+  nonce: string;
+  /** How long reads of the target (facts, lookups) may take. */
+  readTimeoutMs: number;
+  busy: {
+    hold(effectId: string): void;
+    release(effectId: string): void;
+    has(effectId: string): boolean;
+  };
+  /** Granted terms of the approvals this worker has used: they never change, so one read serves every effect. */
+  terms(approvalId: string, options?: { refresh?: boolean }): Promise<GrantedTerms | null>;
+  result(effectId: string, outcome: Outcome, extra?: Omit<GateResult, 'effectId' | 'outcome' | 'sentence'>): GateResult;
+};
+
+export function checksOf(snapshot: ApprovalSnapshot | null, approvalIssues: string[], violations: string[] = [], changes: PremiseChange[] = []): Checks {
+  return { approvalLive: snapshot !== null && approvalIssues.length === 0, approval: snapshot, approvalProblems: approvalIssues, violations, changes };
+}
+
+/** The terms as an entry quotes them: the totals are left to the scripts, which enforce them atomically. */
+export function snapshotOfTerms(terms: GrantedTerms): ApprovalSnapshot {
+  return { id: terms.id, approver: terms.approver, capCents: terms.capCents, expiresAt: terms.expiresAt, maxUses: terms.maxUses, scope: terms.scope, revoked: false, revokedAt: null, reservedCents: null, uses: null };
+}
+
+export function errorName(error: unknown): string {
+  if (error instanceof InterlockError) return error.code;
+  if (!(error instanceof Error)) return 'unknown_error';
+  const code: unknown = (error as Error & { code?: unknown }).code;
+  return typeof code === 'string' && /^[A-Za-z0-9_]{1,60}$/.test(code) ? code : errorCode(error) === 'internal' ? error.name : errorCode(error);
+}
+
+export function createContext(deps: GateDeps): GateContext {
+  const busyCounts = new Map<string, number>();
+  const cache = new Map<string, GrantedTerms>();
+  return {
+    ...deps,
+    owner: deps.heartbeat.workerId,
+    nonce: deps.heartbeat.nonce,
+    readTimeoutMs: deps.target.sendTimeoutMs,
+    // Effects this instance is dispatching, sending or recovering right now, with how many of its calls are. Its
+    // own recovery pass or a duplicate job must treat them as held by a live sender, not as its leftovers.
+    busy: {
+      hold(effectId) {
+        busyCounts.set(effectId, (busyCounts.get(effectId) ?? 0) + 1);
+      },
+      release(effectId) {
+        const left = (busyCounts.get(effectId) ?? 1) - 1;
+        if (left > 0) busyCounts.set(effectId, left);
+        else busyCounts.delete(effectId);
+      },
+      has: (effectId) => busyCounts.has(effectId),
+    },
+    async terms(approvalId, options = {}) {
+      const known = options.refresh ? undefined : cache.get(approvalId);
+      if (known) return known;
+      const terms = await deps.approvals.terms(approvalId);
+      if (terms === null) {
+        cache.delete(approvalId);
+        return null;
+      }
+      if (cache.size >= 10_000) cache.clear();
+      cache.set(approvalId, terms);
+      return terms;
+    },
+    result(effectId, outcome, extra = {}) {
+      return { effectId, outcome, sentence: explainOutcome(outcome), ...extra };
+    },
+  };
+}

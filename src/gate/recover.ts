@@ -1,0 +1,276 @@
+// recover(): every open dispatch ends COMMITTED, REFUSED or AMBIGUOUS (P), re-checking approval and premises
+// before any resend and never resending blindly (DESIGN §7).
+import { performance } from 'node:perf_hooks';
+import { approvalProblems } from '../core/approval.js';
+import { lateLanding, openDispatch, planRecovery, recoveryMode, type Lookup, type RecoveryStep, type RecoveryTiming } from '../core/decisions.js';
+import { isEffectId } from '../core/effect-id.js';
+import { describeEffect, parseEffect, type Effect } from '../core/effects.js';
+import type { Checks, EntryOf } from '../core/entries.js';
+import { isJsonObject, type JsonObject } from '../core/json.js';
+import { explainOutcome } from '../core/outcomes.js';
+import { quoteError } from '../core/quote.js';
+import { objectId, ProcessCrash } from '../core/target.js';
+import { checksOf, errorName, type GateContext, type RecoveryReport, type Settled } from './context.js';
+import type { OpenEffect } from '../redis/journal.js';
+import { sendOnce } from './send.js';
+import { commit, refuseAtRecovery, rejectionOf, settleAmbiguous, settleRejected, type Holding } from './settle.js';
+import { readFacts } from './submit.js';
+
+type Claim = { epoch: number; now: number; sendDeadline: number; deathProvenAt: number | null; late: string };
+
+export function createRecover(ctx: GateContext) {
+  const { journal, heartbeat, target, timing, logger } = ctx;
+
+  async function takeClaim(effectId: string, partition: string, indexed: readonly string[]): Promise<Claim | Settled> {
+    const { now, state } = await journal.readState(partition, effectId);
+    if (!state.open) {
+      // Index entries of an effect settled, or never dispatched: dropped once no dispatch can still follow them.
+      for (const entry of indexed) await journal.unindexStale(entry, now);
+      return { kind: 'skipped', effectId, reason: 'no open dispatch (settled meanwhile)' };
+    }
+    let reason: 'own' | 'expired' | 'owner-dead';
+    if (state.owner === ctx.owner && state.nonce === ctx.nonce) {
+      if (ctx.busy.has(effectId)) return { kind: 'skipped', effectId, reason: 'held by a live sender (this worker)', holder: ctx.owner, retryAt: state.claimExpires };
+      reason = 'own';
+    } else if (state.claimExpires <= now) {
+      reason = 'expired';
+    } else {
+      const liveness = await heartbeat.probe(state.owner, state.nonce);
+      // A live holder keeps its claim; if it dies, its heartbeat lapses within ttlMs, and that is when to look again.
+      if (liveness.alive) return { kind: 'skipped', effectId, reason: 'held by a live sender', holder: state.owner, retryAt: Math.min(state.claimExpires, liveness.now + liveness.ttlMs + 1) };
+      reason = 'owner-dead';
+    }
+    const taken = await journal.takeOver(partition, effectId, { epoch: state.epoch, owner: state.owner, nonce: state.nonce }, { owner: ctx.owner, nonce: ctx.nonce, claimTtlMs: timing.claimTtlMs }, reason);
+    switch (taken.status) {
+      case 'OK':
+        if (reason !== 'own') logger.info({ effectId, from: state.owner, reason, epoch: taken.epoch }, 'took over an open dispatch');
+        return { epoch: taken.epoch, now: taken.now, sendDeadline: taken.sendDeadline, deathProvenAt: taken.deathProvenAt, late: taken.late };
+      case 'NOT_OPEN':
+        return { kind: 'skipped', effectId, reason: 'no open dispatch (settled meanwhile)' };
+      case 'MOVED':
+        return { kind: 'skipped', effectId, reason: 'another recoverer took the claim first', holder: taken.owner, retryAt: now + 1_000 };
+      case 'LIVE':
+        return { kind: 'skipped', effectId, reason: 'the claim is still live', holder: state.owner, retryAt: taken.claimExpires };
+      default: {
+        const never: never = taken;
+        return never;
+      }
+    }
+  }
+
+  /** The approval and the premises as they are now. Throws when either cannot be read. */
+  async function recheck(effectId: string, partition: string, dispatched: EntryOf<'DISPATCHED'>, effect: Effect): Promise<Checks> {
+    const { now, snapshot } = await ctx.approvals.describe(dispatched.approval);
+    const leaseIssues = approvalProblems(snapshot, { now, subject: partition, amount: describeEffect(effect).amount, phase: 'recovery' });
+    if (snapshot === null || leaseIssues.length > 0) return checksOf(snapshot, leaseIssues);
+    const report = await readFacts(ctx, effectId, effect, dispatched.premises);
+    return checksOf(snapshot, [], report.violations, report.changes);
+  }
+
+  async function recoverOne(effectId: string, partition: string, indexed: readonly string[] = []): Promise<Settled> {
+    const claim = await takeClaim(effectId, partition, indexed);
+    if ('kind' in claim) return claim;
+    ctx.busy.hold(effectId);
+    try {
+      return await recoverClaimed(effectId, partition, claim);
+    } finally {
+      ctx.busy.release(effectId);
+    }
+  }
+
+  async function recoverClaimed(effectId: string, partition: string, claim: Claim): Promise<Settled> {
+    const { epoch } = claim;
+    const entries = await journal.entries(partition, effectId);
+    const dispatched = openDispatch(entries);
+    const approvalId = dispatched?.approval ?? '-';
+    const holding: Holding = { partition, effectId, epoch, head: entries.at(-1)?.hash ?? '', approvalId };
+    if (!dispatched) {
+      await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
+      return { kind: 'skipped', effectId, reason: 'no open dispatch in the chain' };
+    }
+    const effect = parseEffect(dispatched.effect);
+
+    // A fenced-out sender's definite answer is the truth about the effect (issue 6, item 7).
+    if (claim.late === 'landed') {
+      const late = lateLanding(entries);
+      const landed: JsonObject = late && isJsonObject(late.result) ? late.result : { id: null };
+      return commit(ctx, holding, 'late-result', landed, null, 'COMMITTED_ON_QUERY');
+    }
+    if (claim.late === 'rejected') {
+      const late = [...entries].reverse().find((entry): entry is EntryOf<'LATE_RESULT'> => entry.kind === 'LATE_RESULT' && entry.outcome === 'rejected');
+      return settleRejected(ctx, holding, effect, { message: late?.error ?? 'a fenced-out send was refused outright', code: null, status: null }, null);
+    }
+
+    const recoveryTiming: RecoveryTiming = {
+      tier: target.tier,
+      queryable: target.queryable,
+      now: claim.now,
+      dispatchedAt: dispatched.at,
+      sendDeadline: claim.sendDeadline,
+      deathProvenAt: claim.deathProvenAt,
+      dedupWindowMs: target.dedupWindowMs,
+      dedupMarginMs: timing.dedupMarginMs,
+      settleMarginMs: timing.settleMarginMs,
+    };
+    const mode = recoveryMode(recoveryTiming);
+    if (mode.mode === 'ambiguous') return settleAmbiguous(ctx, holding, mode.reason, null);
+
+    // A re-check that cannot be read sends nothing, but it must not keep a landed effect from being recorded
+    // (issue 6, item 8): the lookup still runs.
+    let checks: Checks | null = null;
+    let recheckError: unknown = null;
+    try {
+      checks = await recheck(effectId, partition, dispatched, effect);
+    } catch (error) {
+      if (error instanceof ProcessCrash) throw error;
+      recheckError = error;
+    }
+    let lookup: Lookup = { state: 'not-run' };
+    for (let step = 0; step < 4; step += 1) {
+      const plan: RecoveryStep = planRecovery(recoveryTiming, checks, lookup);
+      switch (plan.do) {
+        case 'resend': {
+          if (checks === null) break;
+          const sent = await resend(holding, dispatched, effect, checks, plan.outcome);
+          if (sent.kind !== 'lease') return sent.settled;
+          // The approval died between the re-check and the resend: nothing is sent, and recovery goes on as for
+          // any failed re-check (issue 6, item 2).
+          checks = checksOf(checks.approval === null ? null : { ...checks.approval, revoked: sent.revoked, revokedAt: sent.revokedAt }, [sent.reason]);
+          continue;
+        }
+        case 'lookup':
+          try {
+            const found = await target.query(effectId, effect, { timeoutMs: ctx.readTimeoutMs });
+            lookup = found !== null ? { state: 'found', found: objectId(found), object: found } : { state: 'absent' };
+          } catch (error) {
+            if (error instanceof ProcessCrash) throw error;
+            await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
+            return { kind: 'unresolved', effectId, outcome: 'UNRESOLVED:lookup_failed', error: quoteError(error) };
+          }
+          continue;
+        case 'commit-found': {
+          const landed = lookup.state === 'found' && lookup.object ? lookup.object : { id: plan.found };
+          return commit(ctx, holding, 'recovery-query', landed, checks, 'COMMITTED_ON_QUERY');
+        }
+        case 'refuse':
+          if (checks === null) break;
+          return refuseAtRecovery(ctx, holding, plan.outcome, checks);
+        case 'ambiguous':
+          return settleAmbiguous(ctx, holding, plan.reason, checks);
+        case 'wait':
+          await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
+          return { kind: 'waiting', effectId, until: plan.until, reason: plan.reason };
+        case 'unresolved':
+          await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
+          return { kind: 'unresolved', effectId, outcome: `UNRESOLVED:${recheckError === null ? 'recheck_failed' : errorName(recheckError)}`, error: recheckError === null ? plan.reason : `${plan.reason}: ${quoteError(recheckError)}` };
+        default: {
+          const never: never = plan;
+          return never;
+        }
+      }
+      break;
+    }
+    await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
+    return { kind: 'unresolved', effectId, outcome: 'UNRESOLVED:no_progress', error: 'recovery did not reach a decision' };
+  }
+
+  type Resent = { kind: 'done'; settled: Settled } | { kind: 'lease'; reason: string; revoked: boolean; revokedAt: number | null };
+
+  async function resend(holding: Holding, dispatched: EntryOf<'DISPATCHED'>, effect: Effect, checks: Checks, outcome: 'COMMITTED_BY_RETRY' | 'REAPPLIED_AFTER_QUERY'): Promise<Resent> {
+    const { partition, effectId, epoch } = holding;
+    ctx.durability?.assertDurable();
+    const deadlineAt = performance.now() + target.sendTimeoutMs;
+    // Under the same idempotency key, the resend must start while the target still remembers the key.
+    const notAfter = outcome === 'COMMITTED_BY_RETRY' ? dispatched.at + target.dedupWindowMs - timing.dedupMarginMs : 0;
+    // Tier 1 takeover resends while the dead worker's own request might still be in flight. That is safe only
+    // because the target dedupes concurrent requests under one key (Stripe answers 409 idempotency_key_in_use to
+    // the second while the first runs, and replays the first's answer after): both land as one object.
+    const announced = await journal.resend(partition, effectId, { owner: ctx.owner, epoch, approvalId: holding.approvalId }, { sendTimeoutMs: target.sendTimeoutMs, claimTtlMs: timing.claimTtlMs, notAfter });
+    const checkedAt = performance.now();
+    switch (announced.status) {
+      case 'OK':
+        break;
+      case 'LEASE':
+        return { kind: 'lease', reason: announced.reason, revoked: announced.revoked, revokedAt: announced.revokedAt === 0 ? null : announced.revokedAt };
+      case 'LATE':
+        // A fenced-out sender answered meanwhile; the next pass acts on it.
+        return { kind: 'done', settled: { kind: 'skipped', effectId, reason: `a fenced-out sender's answer (${announced.late}) arrived; it is settled next`, holder: ctx.owner, retryAt: 0 } };
+      case 'TOO_LATE':
+        await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
+        return { kind: 'done', settled: { kind: 'skipped', effectId, reason: 'the re-check ran past the idempotency window; the next pass looks the effect up instead', holder: ctx.owner, retryAt: announced.now } };
+      case 'NOT_OPEN':
+      case 'FENCED':
+        return { kind: 'done', settled: { kind: 'skipped', effectId, reason: `the claim moved before the resend (${announced.status})` } };
+      default: {
+        const never: never = announced;
+        return never;
+      }
+    }
+    const sent = await sendOnce(ctx, holding, effect, deadlineAt, checkedAt);
+    if ('landed' in sent) return { kind: 'done', settled: await commit(ctx, holding, outcome === 'COMMITTED_BY_RETRY' ? 'retry-idempotent' : 'recovery-reapply', sent.landed, checks, outcome) };
+    if ('rejected' in sent) return { kind: 'done', settled: await settleRejected(ctx, holding, effect, rejectionOf(sent.rejected), checks) };
+    const why = 'fenced' in sent ? sent.fenced : quoteError(sent.unknown);
+    logger.warn({ effectId, error: why }, 'resend outcome unknown; the claim stays until it lapses');
+    return { kind: 'done', settled: { kind: 'unresolved', effectId, outcome: `UNRESOLVED:${'fenced' in sent ? 'fenced' : errorName(sent.unknown)}`, error: why } };
+  }
+
+  async function recover(options: { only?: readonly string[] } = {}): Promise<RecoveryReport> {
+    const report: RecoveryReport = { settled: [], waiting: [], skipped: [], unresolved: [], nextAt: null };
+    const candidates: { effectId: string; partition: string | null; indexed: string[] }[] = options.only
+      ? await Promise.all(options.only.map(async (effectId) => ({ effectId, partition: isEffectId(effectId) ? await journal.partitionOf(effectId) : null, indexed: [] })))
+      : groupByEffect(await journal.openEffects());
+    const wake = (at: number) => {
+      report.nextAt = report.nextAt === null ? at : Math.min(report.nextAt, at);
+    };
+    for (const { effectId, partition, indexed } of candidates) {
+      let one: Settled;
+      try {
+        one = partition === null ? { kind: 'skipped', effectId, reason: isEffectId(effectId) ? 'unknown effect id' : 'not an effect id (64 lowercase hex characters)' } : await recoverOne(effectId, partition, indexed);
+      } catch (error) {
+        if (error instanceof ProcessCrash) throw error;
+        one = { kind: 'unresolved', effectId, outcome: `UNRESOLVED:${errorName(error)}`, error: quoteError(error) };
+      }
+      switch (one.kind) {
+        case 'settled':
+          report.settled.push({ effectId, outcome: one.outcome, sentence: explainOutcome(one.outcome) });
+          break;
+        case 'waiting':
+          report.waiting.push({ effectId, until: one.until, reason: one.reason });
+          wake(one.until);
+          break;
+        case 'skipped': {
+          const skipped: RecoveryReport['skipped'][number] = { effectId, reason: one.reason };
+          if (one.holder !== undefined) skipped.holder = one.holder;
+          if (one.retryAt !== undefined) {
+            skipped.retryAt = one.retryAt;
+            wake(one.retryAt);
+          }
+          report.skipped.push(skipped);
+          break;
+        }
+        case 'unresolved':
+          report.unresolved.push({ effectId, outcome: one.outcome, error: one.error });
+          break;
+        default: {
+          const never: never = one;
+          return never;
+        }
+      }
+    }
+    if (report.settled.length + report.unresolved.length + report.waiting.length > 0) logger.info({ settled: report.settled.length, waiting: report.waiting.length, skipped: report.skipped.length, unresolved: report.unresolved.length }, 'recovery pass');
+    return report;
+  }
+
+  return { recover, recoverOne };
+}
+
+/** Index entries, one per submit, as the effects they name (oldest first). */
+function groupByEffect(open: readonly OpenEffect[]): { effectId: string; partition: string | null; indexed: string[] }[] {
+  const byEffect = new Map<string, { effectId: string; partition: string | null; indexed: string[] }>();
+  for (const item of open) {
+    const known = byEffect.get(item.effectId);
+    if (known) known.indexed.push(item.entry);
+    else byEffect.set(item.effectId, { effectId: item.effectId, partition: item.partition, indexed: [item.entry] });
+  }
+  return [...byEffect.values()];
+}

@@ -1,0 +1,55 @@
+// One bounded send of the recorded payload. The target gets the time left to the deadline for every call it
+// makes, and a last check right before the request leaves the process; the gate also stops waiting at the
+// deadline, so a target that ignores it can delay nobody's answer (its late bytes are the settle margin's to cover).
+import { performance } from 'node:perf_hooks';
+import type { Effect } from '../core/effects.js';
+import type { JsonObject } from '../core/json.js';
+import { ProcessCrash, Rejected, SendFenced, type SendContext } from '../core/target.js';
+import type { GateContext } from './context.js';
+
+export type SendResult = { landed: JsonObject } | { rejected: Rejected } | { unknown: unknown } | { fenced: string };
+
+/**
+ * How long after a script proved this worker holds the claim a request may leave without asking Redis again.
+ * Nobody can take the claim over within it: that needs this worker's heartbeat gone (its TTL is several beats
+ * long, and the heartbeat is checked too) or the claim lapsed (its TTL exceeds the send timeout). A process that
+ * stalled longer than this between the proof and the write asks Redis first, so one that froze and woke fenced
+ * out does not send (DESIGN §7).
+ */
+export const CLAIM_FRESH_MS = 250;
+
+export async function sendOnce(ctx: GateContext, where: { partition: string; effectId: string; epoch: number }, effect: Effect, deadlineAt: number, claimCheckedAt: number): Promise<SendResult> {
+  const { journal, heartbeat, target } = ctx;
+  let checkedAt = claimCheckedAt;
+  const context: SendContext = {
+    timeLeftMs: () => Math.floor(deadlineAt - performance.now()),
+    async beforeWrite() {
+      const now = performance.now();
+      if (deadlineAt - now <= 0) throw new SendFenced('the send deadline passed before the request could leave');
+      if (now - checkedAt <= CLAIM_FRESH_MS && heartbeat.aliveFor() > CLAIM_FRESH_MS) return;
+      if (!(await journal.holdsClaim(where.partition, where.effectId, ctx.owner, where.epoch))) {
+        throw new SendFenced('this worker lost its claim before the request left (it stalled and another worker took over)');
+      }
+      checkedAt = performance.now();
+      if (deadlineAt - checkedAt <= 0) throw new SendFenced('the send deadline passed before the request could leave');
+    },
+  };
+  const remaining = context.timeLeftMs();
+  if (remaining <= 0) return { unknown: new Error('the send deadline passed before the request could start') };
+  const disarm = ctx.watchdog?.arm(deadlineAt);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the target did not answer within the send deadline (${target.sendTimeoutMs} ms)`)), remaining);
+    });
+    return { landed: await Promise.race([target.apply(where.effectId, effect, context), deadline]) };
+  } catch (error) {
+    if (error instanceof ProcessCrash) throw error;
+    if (error instanceof Rejected) return { rejected: error };
+    if (error instanceof SendFenced) return { fenced: error.message };
+    return { unknown: error };
+  } finally {
+    if (timer) clearTimeout(timer);
+    disarm?.();
+  }
+}

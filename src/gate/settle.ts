@@ -1,0 +1,78 @@
+// Settling an open dispatch: what landed is committed, a definite no is a refusal, what nobody can tell is
+// AMBIGUOUS. A sender that lost its claim meanwhile cannot settle; its answer is recorded as LATE_RESULT, and the
+// effect's state acts on it when it is definite (late-5.lua), so the next holder never resends after a definite
+// no and commits a landing it did not see.
+import type { Checks, CommitVia, Draft } from '../core/entries.js';
+import type { Effect } from '../core/effects.js';
+import type { Json, JsonObject } from '../core/json.js';
+import type { Outcome } from '../core/outcomes.js';
+import { quote, quoteError, quoteObject } from '../core/quote.js';
+import { objectId, type Rejected } from '../core/target.js';
+import type { GateContext, Settled } from './context.js';
+
+/** Where an open dispatch stands for its holder: the chain head it last saw and the approval it reserved on. */
+export type Holding = { partition: string; effectId: string; epoch: number; head: string; approvalId: string };
+
+export async function recordLate(ctx: GateContext, at: Holding, outcome: 'landed' | 'rejected' | 'unknown', payload: Json, error: string | null): Promise<void> {
+  const draft: Draft<'LATE_RESULT'> = { kind: 'LATE_RESULT', owner: ctx.owner, epoch: at.epoch, outcome, result: quote(payload), error: error === null ? null : quoteError(error) };
+  const recorded = await ctx.journal.late(at.partition, at.effectId, draft, at.approvalId);
+  ctx.logger.warn({ effectId: at.effectId, epoch: at.epoch, outcome, effect: recorded.effect }, 'late result from a fenced-out send recorded');
+}
+
+/** Commits what landed, or records it as late when someone else now holds the effect. */
+export async function commit(ctx: GateContext, at: Holding, via: CommitVia, landed: JsonObject, rechecked: Checks | null, outcome: Outcome): Promise<Settled> {
+  const result = quoteObject(landed);
+  const found = objectId(result);
+  const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'COMMITTED', via, result, found, rechecked, epoch: at.epoch }, { head: at.head, approvalId: at.approvalId });
+  if (reply.status !== 'OK') {
+    await recordLate(ctx, at, 'landed', result, null);
+    return { kind: 'skipped', effectId: at.effectId, reason: `the send landed but the claim had moved on (${reply.status}); recorded as LATE_RESULT` };
+  }
+  ctx.logger.info({ effectId: at.effectId, outcome, via, found }, 'committed');
+  return { kind: 'settled', effectId: at.effectId, outcome, evidence: found };
+}
+
+/**
+ * After a definite refusal, looks once more: a refusal can hide an earlier attempt that did land (for Stripe, a
+ * resend refused because the refund already exists). Only then is the effect settled as a target error.
+ */
+export async function settleRejected(ctx: GateContext, at: Holding, effect: Effect, rejection: { message: string; code: string | null; status: number | null }, rechecked: Checks | null): Promise<Settled> {
+  const { target } = ctx;
+  if (target.queryable) {
+    let found: JsonObject | null;
+    try {
+      found = await target.query(at.effectId, effect, { timeoutMs: ctx.readTimeoutMs });
+    } catch (error) {
+      await ctx.journal.releaseClaim(at.partition, at.effectId, ctx.owner, at.epoch);
+      return { kind: 'unresolved', effectId: at.effectId, outcome: 'UNRESOLVED:lookup_failed', error: `the target refused (${rejection.message}) and the lookup that would confirm nothing landed failed: ${quoteError(error)}` };
+    }
+    if (found !== null) return commit(ctx, at, 'failed-but-landed', found, rechecked, 'COMMITTED_ON_QUERY');
+  }
+  const reason = `the target refused: ${quoteError(rejection.message)}`;
+  const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'REFUSED', code: 'REFUSED:target_error', reason, checks: null, rechecked, changes: [], resolves: true }, { head: at.head, approvalId: at.approvalId });
+  if (reply.status !== 'OK') {
+    await recordLate(ctx, at, 'rejected', { code: rejection.code, status: rejection.status }, rejection.message);
+    return { kind: 'skipped', effectId: at.effectId, reason: 'the target refused but the claim had moved on; recorded as LATE_RESULT' };
+  }
+  ctx.logger.info({ effectId: at.effectId, code: rejection.code }, 'target refused');
+  return { kind: 'settled', effectId: at.effectId, outcome: 'REFUSED:target_error', reason };
+}
+
+export function rejectionOf(error: Rejected): { message: string; code: string | null; status: number | null } {
+  return { message: error.message, code: error.details.code, status: error.details.status };
+}
+
+export async function settleAmbiguous(ctx: GateContext, at: Holding, reason: string, rechecked: Checks | null): Promise<Settled> {
+  const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'AMBIGUOUS', reason, rechecked, epoch: at.epoch }, { head: at.head, approvalId: at.approvalId });
+  if (reply.status !== 'OK') return { kind: 'skipped', effectId: at.effectId, reason: `settled by someone else (${reply.status})` };
+  ctx.logger.warn({ effectId: at.effectId, reason }, 'ambiguous');
+  return { kind: 'settled', effectId: at.effectId, outcome: 'AMBIGUOUS', reason };
+}
+
+export async function refuseAtRecovery(ctx: GateContext, at: Holding, outcome: 'REFUSED:lease_at_recovery' | 'REFUSED:stale_premise_at_recovery', checks: Checks): Promise<Settled> {
+  const reason = outcome === 'REFUSED:lease_at_recovery' ? checks.approvalProblems.join('; ') : checks.violations.join('; ');
+  const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'REFUSED', code: outcome, reason, checks: null, rechecked: checks, changes: checks.changes, resolves: true }, { head: at.head, approvalId: at.approvalId });
+  if (reply.status !== 'OK') return { kind: 'skipped', effectId: at.effectId, reason: `settled by someone else (${reply.status})` };
+  ctx.logger.info({ effectId: at.effectId, outcome, reason }, 'refused at recovery');
+  return { kind: 'settled', effectId: at.effectId, outcome, reason, changes: checks.changes };
+}

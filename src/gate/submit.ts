@@ -1,0 +1,294 @@
+// submit(): a proposal becomes, at most once, a send (DESIGN §3). The happy path costs four Redis commands: bind
+// the request to its subject, one script that records PROPOSED, AUTHORIZED and DISPATCHED and takes the claim and
+// the caps, one script that settles, and dropping the index entry; the approval's terms are read once per worker.
+import { performance } from 'node:perf_hooks';
+import { approvalProblems } from '../core/approval.js';
+import { comparePremises, committedEntry, dispatchBlocker, firstProposal, premisesDecidedOn, type PremiseReport } from '../core/decisions.js';
+import { effectIdFor, payloadHash } from '../core/effect-id.js';
+import { describeEffect, parseEffect, type Effect, type EffectFacts } from '../core/effects.js';
+import type { AnyDraft, ApprovalSnapshot, Checks, Draft, Entry } from '../core/entries.js';
+import type { JsonObject } from '../core/json.js';
+import { outcomeOf } from '../core/verify.js';
+import { parseProposal, ProposalError, type Proposal } from '../core/proposal.js';
+import { quote, quoteError, quoteObject } from '../core/quote.js';
+import type { BindReply, EffectState } from '../redis/journal.js';
+import type { GrantedTerms } from '../redis/approvals.js';
+import { checksOf, PremiseReadError, snapshotOfTerms, type GateContext, type GateResult, type Settled } from './context.js';
+import { sendOnce } from './send.js';
+import { commit, rejectionOf, settleRejected, type Holding } from './settle.js';
+
+export type Recover = (effectId: string, partition: string) => Promise<Settled>;
+
+/** Everything about a proposal that can be known without Redis: validated input, id, payload hash, subject. */
+export type Prepared = { proposal: Proposal; effect: Effect; facts: EffectFacts; effectId: string; hash: string };
+
+export function prepare(ctx: GateContext, input: unknown): Prepared {
+  const proposal = parseProposal(input);
+  const effect = parseEffect(proposal.effect);
+  const facts = describeEffect(effect);
+  if (!ctx.target.kinds.includes(facts.kind)) {
+    throw new ProposalError(`Target ${ctx.target.name} moves ${ctx.target.kinds.join(' and ')} effects, not ${facts.kind}.`, [{ path: 'effect.kind', message: `this target does not move ${facts.kind} effects` }]);
+  }
+  const known = ctx.target.facts;
+  if (known !== null) {
+    const unknown = Object.keys(proposal.premises).filter((name) => !known.includes(name));
+    if (unknown.length > 0) {
+      throw new ProposalError(`Target ${ctx.target.name} cannot read the premises ${unknown.join(', ')}; it reads ${known.join(', ')}.`, unknown.map((name) => ({ path: `premises.${name}`, message: 'is not a fact this target can read' })));
+    }
+  }
+  return { proposal, effect, facts, effectId: effectIdFor({ requestId: proposal.requestId, effect: proposal.effect }), hash: payloadHash(proposal.effect) };
+}
+
+/** Current facts, bounded: whatever the target hands back is quoted before it is compared or recorded. */
+export async function readFacts(ctx: GateContext, effectId: string, effect: Effect, decidedOn: JsonObject): Promise<PremiseReport> {
+  let current: JsonObject;
+  try {
+    current = quoteObject(await ctx.target.readFacts(effectId, effect, Object.keys(decidedOn), { timeoutMs: ctx.readTimeoutMs }));
+  } catch (error) {
+    throw new PremiseReadError(effectId, error);
+  }
+  return comparePremises(decidedOn, current);
+}
+
+function proposedDraft(proposal: Proposal, premises: JsonObject): Draft<'PROPOSED'> {
+  return { kind: 'PROPOSED', agent: proposal.agent, approval: proposal.approval, premises, effect: proposal.effect, request: proposal.request ?? null, decision: proposal.decision ?? null };
+}
+
+function refusedDraft(code: string, reason: string, checks: Checks | null, changes: Checks['changes'] = []): Draft<'REFUSED'> {
+  return { kind: 'REFUSED', code, reason, checks, rechecked: null, changes, resolves: false };
+}
+
+type Chain = { state: EffectState; entries: Entry[] };
+
+export function createSubmit(ctx: GateContext, recover: Recover) {
+  const { journal, target, timing, logger } = ctx;
+
+  /** The refusal of another payload under a bound effect id: kept as evidence, never as a PROPOSED (item 3, 11). */
+  async function refuseConflict(partition: string, prepared: Prepared, reason: string): Promise<GateResult> {
+    const { effectId, proposal } = prepared;
+    const { state } = await journal.readState(partition, effectId);
+    // A binding whose first proposal never got written (its submit died) has no chain to add evidence to.
+    if (state.count > 0) {
+      const draft: Draft<'REFUSED'> = { ...refusedDraft('REFUSED:conflicting_payload', reason, null), proposal: quote(proposal as unknown as JsonObject) };
+      await journal.append(partition, effectId, [draft]);
+    }
+    logger.info({ effectId, outcome: 'REFUSED:conflicting_payload' }, 'refused another payload for a bound request');
+    return ctx.result(effectId, 'REFUSED:conflicting_payload', { reason });
+  }
+
+  /** The answer for an effect that will not be dispatched now, from its chain. */
+  async function standing(partition: string, effectId: string, chain: Chain): Promise<GateResult | null> {
+    const blocker = dispatchBlocker(chain.entries, firstProposal(chain.entries)?.effect ?? {});
+    switch (blocker) {
+      case null:
+      case 'conflicting_payload':
+        return null;
+      case 'in_flight':
+        return answer(await recover(effectId, partition), partition);
+      case 'committed':
+        return ctx.result(effectId, 'DUPLICATE_IGNORED', { evidence: committedEntry(chain.entries)?.found ?? null });
+      case 'ambiguous':
+        return ctx.result(effectId, outcomeOf(chain.entries) === 'COMMITTED_ON_QUERY' ? 'DUPLICATE_IGNORED' : 'AMBIGUOUS');
+      case 'target_error':
+        return ctx.result(effectId, 'REFUSED:target_error');
+      default: {
+        const never: never = blocker;
+        return never;
+      }
+    }
+  }
+
+  async function settledOutcome(partition: string, effectId: string): Promise<GateResult> {
+    const [{ state }, entries] = await Promise.all([journal.readState(partition, effectId), journal.entries(partition, effectId)]);
+    if (state.open) return ctx.result(effectId, 'IN_FLIGHT', { holder: state.owner, retryAt: state.claimExpires });
+    const outcome = outcomeOf(entries);
+    // Someone else settled it: their commit is, for this caller, a duplicate (two callers never both hear COMMITTED).
+    const committed = committedEntry(entries);
+    if (committed || outcome === 'COMMITTED_ON_QUERY') return ctx.result(effectId, 'DUPLICATE_IGNORED', { evidence: committed?.found ?? null });
+    if (outcome === null) return ctx.result(effectId, 'IN_FLIGHT', { holder: state.owner, retryAt: state.claimExpires });
+    return ctx.result(effectId, outcome as GateResult['outcome']);
+  }
+
+  function answer(one: Settled, partition: string): Promise<GateResult> | GateResult {
+    switch (one.kind) {
+      case 'settled': {
+        const extra: Omit<GateResult, 'effectId' | 'outcome' | 'sentence'> = {};
+        if (one.evidence !== undefined) extra.evidence = one.evidence;
+        if (one.reason !== undefined) extra.reason = one.reason;
+        if (one.changes !== undefined) extra.changes = one.changes;
+        return ctx.result(one.effectId, one.outcome, extra);
+      }
+      case 'waiting':
+        return ctx.result(one.effectId, 'IN_FLIGHT', { holder: 'recovery', retryAt: one.until, reason: one.reason });
+      case 'skipped':
+        if (one.holder !== undefined) return ctx.result(one.effectId, 'IN_FLIGHT', { holder: one.holder, retryAt: one.retryAt ?? 0, reason: one.reason });
+        return settledOutcome(partition, one.effectId);
+      case 'unresolved':
+        return ctx.result(one.effectId, one.outcome, { reason: one.error });
+      default: {
+        const never: never = one;
+        return never;
+      }
+    }
+  }
+
+  /** A refusal the dispatch script decided (lease, caps): the proposal and why, after the chain head it judged. */
+  async function recordRefusal(partition: string, prepared: Prepared, head: string, decidedOn: JsonObject, drafts: AnyDraft[], code: 'REFUSED:lease' | 'REFUSED:over_cap', reason: string, changes: Checks['changes'] = []): Promise<GateResult | 'retry'> {
+    const written = await journal.append(partition, prepared.effectId, [proposedDraft(prepared.proposal, decidedOn), ...drafts], { place: { head }, payloadHash: prepared.hash });
+    if (written.status !== 'OK') return 'retry';
+    logger.info({ effectId: prepared.effectId, outcome: code, reason }, 'refused');
+    return ctx.result(prepared.effectId, code, { reason, changes });
+  }
+
+  async function attempt(prepared: Prepared, bound: Extract<BindReply, { status: 'NEW' | 'BOUND' }>, fresh: boolean): Promise<GateResult | 'retry' | 'rebind'> {
+    const { effectId, proposal, facts, effect, hash } = prepared;
+    const partition = facts.subject;
+    // A new binding proves there is no chain yet (chains are written only after binding): nothing to read.
+    const chain: Chain = fresh
+      ? { state: { head: '', epoch: 0 } as EffectState, entries: [] }
+      : await Promise.all([journal.readState(partition, effectId), journal.entries(partition, effectId)]).then(([{ state }, entries]) => ({ state, entries }));
+    if (!fresh) {
+      const first = firstProposal(chain.entries);
+      if ((first && payloadHash(first.effect) !== hash) || (chain.state.payloadHash !== '' && chain.state.payloadHash !== hash)) {
+        return refuseConflict(partition, prepared, 'this request id was first decided with another payload; the recorded payload stands');
+      }
+      const known = await standing(partition, effectId, chain);
+      if (known) return known;
+    }
+    const head = chain.entries.at(-1)?.hash ?? chain.state.head;
+    const decidedOn = premisesDecidedOn(chain.entries, proposal.approval, proposal.premises);
+
+    const terms: GrantedTerms | null = await ctx.terms(proposal.approval);
+    if (terms === null) {
+      const reason = `approval ${proposal.approval} does not exist`;
+      return recordRefusal(partition, prepared, head, decidedOn, [refusedDraft('REFUSED:lease', reason, checksOf(null, [reason]))], 'REFUSED:lease', reason);
+    }
+    const snapshot = snapshotOfTerms(terms);
+    // The terms never change, so what they rule out needs no trip to Redis; revocation, expiry, uses and caps
+    // move, and only the dispatch script judges them.
+    const staticProblems = approvalProblems({ ...snapshot, expiresAt: Number.MAX_SAFE_INTEGER }, { now: 0, subject: partition, amount: facts.amount, phase: 'recovery' });
+    if (staticProblems.length > 0) {
+      const reason = staticProblems.join('; ');
+      return recordRefusal(partition, prepared, head, decidedOn, [refusedDraft('REFUSED:lease', reason, checksOf(snapshot, staticProblems))], 'REFUSED:lease', reason);
+    }
+
+    const report = await readFacts(ctx, effectId, effect, decidedOn);
+    const checks = checksOf(snapshot, [], report.violations, report.changes);
+    const stale = report.violations.length > 0;
+    // The stopwatch starts before the dispatch script, so the recorded deadline is never earlier than the abort.
+    const deadlineAt = performance.now() + target.sendTimeoutMs;
+    const reply = await journal.propose({
+      effectId,
+      partition,
+      mode: stale ? 'refuse' : 'dispatch',
+      place: { head },
+      epoch: chain.state.epoch,
+      payloadHash: hash,
+      owner: ctx.owner,
+      nonce: ctx.nonce,
+      claimTtlMs: timing.claimTtlMs,
+      sendTimeoutMs: target.sendTimeoutMs,
+      amount: facts.amount,
+      approvalId: proposal.approval,
+      termsSha: terms.termsSha,
+      boundAt: bound.now,
+      drafts: ({ sendDeadline }) => [
+        proposedDraft(proposal, decidedOn),
+        { kind: 'AUTHORIZED', approval: snapshot },
+        stale
+          ? refusedDraft('REFUSED:stale_premise', report.violations.join('; '), checks, report.changes)
+          : { kind: 'DISPATCHED', effect: proposal.effect, subject: partition, approval: proposal.approval, premises: decidedOn, checks, owner: ctx.owner, epoch: chain.state.epoch + 1, sendDeadline },
+      ],
+    });
+    const scriptAnsweredAt = performance.now();
+    switch (reply.status) {
+      case 'OK': {
+        if (stale) {
+          logger.info({ effectId, outcome: 'REFUSED:stale_premise', reason: report.violations.join('; ') }, 'refused');
+          return ctx.result(effectId, 'REFUSED:stale_premise', { reason: report.violations.join('; '), changes: report.changes });
+        }
+        const epoch = reply.epoch ?? chain.state.epoch + 1;
+        const holding: Holding = { partition, effectId, epoch, head: reply.entries.at(-1)?.hash ?? '', approvalId: proposal.approval };
+        ctx.busy.hold(effectId);
+        try {
+          return await answer(await sendDispatched(holding, effect, deadlineAt, scriptAnsweredAt), partition);
+        } finally {
+          ctx.busy.release(effectId);
+        }
+      }
+      case 'LEASE': {
+        const current: ApprovalSnapshot = { ...snapshot, revoked: reply.revoked, revokedAt: reply.revokedAt === 0 ? null : reply.revokedAt, reservedCents: reply.reservedCents, uses: reply.uses };
+        if (reply.missing) ctx.terms(proposal.approval, { refresh: true }).catch(() => undefined);
+        const problems = [reply.reason];
+        return recordRefusal(partition, prepared, head, decidedOn, [refusedDraft('REFUSED:lease', reply.reason, checksOf(reply.missing ? null : current, problems, report.violations, report.changes))], 'REFUSED:lease', reply.reason);
+      }
+      case 'OVER_CAP': {
+        const current: ApprovalSnapshot = { ...snapshot, reservedCents: reply.reservedCents, uses: reply.uses };
+        const reason = `${reply.cap} allows ${reply.limit} cents and ${reply.reserved} are already moved or in flight; ${facts.amount} more would pass it`;
+        return recordRefusal(partition, prepared, head, decidedOn, [{ kind: 'AUTHORIZED', approval: current }, refusedDraft('REFUSED:over_cap', reason, checksOf(current, [], report.violations, report.changes))], 'REFUSED:over_cap', reason);
+      }
+      case 'TERMS':
+        await ctx.terms(proposal.approval, { refresh: true });
+        return 'retry';
+      case 'REBIND':
+        return 'rebind';
+      case 'CONFLICTING_PAYLOAD':
+        return refuseConflict(partition, prepared, 'this request id was first decided with another payload; the recorded payload stands');
+      case 'IN_FLIGHT':
+      case 'COMMITTED':
+      case 'AMBIGUOUS':
+      case 'TARGET_ERROR':
+      case 'EPOCH_MOVED':
+      case 'HEAD_MOVED':
+      case 'BAD_TIME':
+        return 'retry';
+      default: {
+        const never: never = reply;
+        return never;
+      }
+    }
+  }
+
+  async function sendDispatched(holding: Holding, effect: Effect, deadlineAt: number, claimCheckedAt: number): Promise<Settled> {
+    ctx.durability?.assertDurable();
+    const sent = await sendOnce(ctx, holding, effect, deadlineAt, claimCheckedAt);
+    if ('landed' in sent) return commit(ctx, holding, 'send', sent.landed, null, 'COMMITTED');
+    if ('rejected' in sent) return settleRejected(ctx, holding, effect, rejectionOf(sent.rejected), null);
+    const why = 'fenced' in sent ? sent.fenced : quoteError(sent.unknown);
+    logger.warn({ effectId: holding.effectId, error: why }, 'fenced' in sent ? 'the send did not start; recovery will settle the effect' : 'send outcome unknown; the claim stays for recovery');
+    return { kind: 'skipped', effectId: holding.effectId, reason: `the send's outcome is unknown (${why}); recovery will settle it`, holder: ctx.owner, retryAt: ctx.journal.clock.estimate() ?? 0 };
+  }
+
+  return async function submit(input: unknown): Promise<GateResult> {
+    const prepared = prepare(ctx, input);
+    const { effectId, facts } = prepared;
+    ctx.durability?.assertDurable();
+    let bound = await journal.bind(effectId, facts.subject);
+    if (bound.status === 'OTHER_SUBJECT') {
+      return refuseConflict(bound.bound, prepared, `this request id is bound to ${bound.bound}, not ${facts.subject}; the recorded payload stands`);
+    }
+    let fresh = bound.status === 'NEW';
+    let outcome: GateResult | null = null;
+    try {
+      for (let round = 0; round < 8; round += 1) {
+        const step = await attempt(prepared, bound, fresh);
+        fresh = false;
+        if (step === 'retry') continue;
+        if (step === 'rebind') {
+          const again = await journal.bind(effectId, facts.subject);
+          if (again.status === 'OTHER_SUBJECT') return (outcome = await refuseConflict(again.bound, prepared, `this request id is bound to ${again.bound}`));
+          bound = again;
+          continue;
+        }
+        return (outcome = step);
+      }
+      return (outcome = await settledOutcome(facts.subject, effectId));
+    } finally {
+      // This submit's index entry goes once it knows it leaves nothing open behind it. Each submit has its own
+      // entry, so this never removes the entry of another submit of the same effect that is still sending.
+      if (outcome !== null && outcome.outcome !== 'IN_FLIGHT' && !outcome.outcome.startsWith('UNRESOLVED:')) {
+        await journal.unindex(effectId, bound.token).catch((error: unknown) => logger.warn({ effectId, error: quoteError(error) }, 'could not drop the open-index entry; recovery will'));
+      }
+    }
+  };
+}

@@ -1,0 +1,42 @@
+// The Redis clock as a worker can know it without asking. Entries carry Redis time (`at`), and a send deadline
+// recorded in Redis must never be earlier than the instant the worker really stops sending. Every script reply
+// carries Redis's own `now`; since Redis read that time after the request left the worker, `now - sentAt` bounds
+// the offset between the two clocks from above. The estimate is the tightest such bound over recent replies, so
+// it errs late by at most a round trip, never early, and entries can be sealed without a round trip for the time.
+import { performance } from 'node:perf_hooks';
+
+export type RedisClock = {
+  /** Local monotonic ms (performance.now()) to note before a request whose reply will carry Redis time. */
+  mark(): number;
+  /** Feeds one reply: Redis `now` and the mark taken before the request was sent. */
+  observe(redisNow: number, sentAt: number): void;
+  /** An upper bound of Redis time now, or null before the first reply. */
+  estimate(): number | null;
+  /** Forgets every sample (after Redis refused a time as implausible: its clock may have stepped). */
+  reset(): void;
+};
+
+export function createRedisClock(options: { window?: number; maxAgeMs?: number } = {}): RedisClock {
+  const window = options.window ?? 32;
+  const maxAgeMs = options.maxAgeMs ?? 10_000;
+  const samples: { offset: number; at: number }[] = [];
+  return {
+    mark: () => performance.now(),
+    observe(redisNow, sentAt) {
+      if (!Number.isFinite(redisNow)) return;
+      samples.push({ offset: redisNow - sentAt, at: performance.now() });
+      if (samples.length > window) samples.shift();
+    },
+    estimate() {
+      const now = performance.now();
+      while (samples.length > 0 && (samples[0]?.at ?? now) < now - maxAgeMs) samples.shift();
+      if (samples.length === 0) return null;
+      let best = Infinity;
+      for (const sample of samples) best = Math.min(best, sample.offset);
+      return Math.ceil(now + best);
+    },
+    reset() {
+      samples.length = 0;
+    },
+  };
+}

@@ -1,0 +1,10 @@
+-- beat: refreshes a worker's heartbeat. A worker's first beat takes the key (a restart under the same worker id
+-- replaces its previous boot); a later beat that finds another boot's nonce there does not write: two processes
+-- configured with one worker id must not pass for each other, and the one that was replaced stops sending.
+-- KEYS[1] heartbeat key
+-- ARGV[1] boot nonce   ARGV[2] TTL ms   ARGV[3] '1' for the first beat of this boot, else '0'
+-- Returns JSON {status}: OK {now} | SUPERSEDED {by}
+local current = redis.call('GET', KEYS[1])
+if ARGV[3] ~= '1' and current and current ~= ARGV[1] then return reply({ status = 'SUPERSEDED', by = current }) end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return reply({ status = 'OK', now = now_ms() })

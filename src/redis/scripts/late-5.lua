@@ -1,0 +1,38 @@
+-- late: records the answer a fenced-out sender got (LATE_RESULT) and makes the effect's state act on it, since a
+-- definite answer is the truth about the effect (issue 6, item 7):
+--   landed, dispatch still open   -> `late = landed`: whoever holds or takes the claim commits it, never resends;
+--   landed, effect AMBIGUOUS      -> the landing settles what was ambiguous: committed;
+--   landed, effect refused        -> money moved after all: committed again, and its amount is taken off the
+--                                    approval and the subject once more (the refusal had given it back);
+--   rejected, dispatch still open -> `late = rejected`: recovery looks the effect up and refuses, never resends;
+--   otherwise                     -> evidence only.
+-- KEYS[1] effect state hash   KEYS[2] effect entries list   KEYS[3] approval hash
+-- KEYS[4] approval open-effects set   KEYS[5] subject totals hash
+-- ARGV[1] effect id   ARGV[2] expected chain head   ARGV[3] entry time (Redis ms)   ARGV[4] max clock skew ms
+-- ARGV[5] outcome: landed | rejected | unknown   ARGV[6] the approval id of KEYS[3]   ARGV[7] entry hash
+-- ARGV[8] stored entry JSON
+-- Returns JSON {status}: OK {effect: open | committed | relanded | kept, now} | HEAD_MOVED {head, lastAt, now}
+--   | BAD_TIME {head, lastAt, now}
+local state = KEYS[1]
+local now = now_ms()
+local at = tonumber(ARGV[3])
+local misplaced = check_place(state, ARGV[2], at, tonumber(ARGV[4]), now)
+if misplaced then return reply(misplaced) end
+push_batch(state, KEYS[2], at, 7, 1)
+local outcome = ARGV[5]
+local effect = 'kept'
+if hget_str(state, 'open') == '1' then
+  if outcome == 'landed' or (outcome == 'rejected' and hget_str(state, 'late') == '') then
+    redis.call('HSET', state, 'late', outcome)
+  end
+  effect = 'open'
+elseif outcome == 'landed' and hget_str(state, 'committed') ~= '1' then
+  if hget_str(state, 'ambiguous') == '1' then
+    effect = 'committed'
+  elseif hget_str(state, 'approvalId') == ARGV[6] and hget_num(state, 'amount') > 0 then
+    move_totals(KEYS[3], KEYS[5], hget_num(state, 'amount'), 1)
+    effect = 'relanded'
+  end
+  redis.call('HSET', state, 'committed', '1', 'lateLanded', '1')
+end
+return reply({ status = 'OK', effect = effect, now = now })

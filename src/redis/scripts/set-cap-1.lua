@@ -1,0 +1,8 @@
+-- set-cap: sets the cap every agent shares on one subject. The subject's running total counts every cent the gate
+-- has moved or has in flight on it, whenever the cap was set (issue 6, item 4), so a cap set after spending binds
+-- at once.
+-- KEYS[1] subject totals hash
+-- ARGV[1] limit in cents   ARGV[2] the cap's name (for refusals)
+-- Returns JSON {status}: OK {movedCents, limit}
+redis.call('HSET', KEYS[1], 'limit', ARGV[1], 'name', ARGV[2])
+return reply({ status = 'OK', movedCents = hget_num(KEYS[1], 'movedCents'), limit = tonumber(ARGV[1]) })

@@ -1,0 +1,34 @@
+-- settle: closes an open dispatch with COMMITTED, AMBIGUOUS or a resolving REFUSED, only for the holder of the
+-- current fencing epoch. A resolving REFUSED gives the amount and the use back to the approval and the subject
+-- (nothing landed); COMMITTED and AMBIGUOUS keep them (money moved, or may have).
+-- KEYS[1] effect state hash   KEYS[2] effect entries list   KEYS[3] approval hash
+-- KEYS[4] approval open-effects set   KEYS[5] subject totals hash
+-- ARGV[1] effect id   ARGV[2] expected chain head   ARGV[3] the caller's epoch   ARGV[4] kind: COMMITTED | AMBIGUOUS | REFUSED
+-- ARGV[5] refusal code ('' unless REFUSED)   ARGV[6] entry time (Redis ms)   ARGV[7] max clock skew ms
+-- ARGV[8] the approval id KEYS[3] belongs to   ARGV[9] entry hash   ARGV[10] stored entry JSON
+-- Returns JSON {status}: OK {now} | NOT_OPEN | FENCED {epoch} | HEAD_MOVED {head, lastAt, now} | BAD_TIME {head, lastAt, now}
+--   | BAD_ENTRY {reason}
+local state = KEYS[1]
+local eid, kind = ARGV[1], ARGV[4]
+if hget_str(state, 'open') ~= '1' then return reply({ status = 'NOT_OPEN' }) end
+if hget_num(state, 'epoch') ~= tonumber(ARGV[3]) then return reply({ status = 'FENCED', epoch = hget_num(state, 'epoch') }) end
+if kind ~= 'COMMITTED' and kind ~= 'AMBIGUOUS' and kind ~= 'REFUSED' then
+  return reply({ status = 'BAD_ENTRY', reason = kind .. ' does not settle a dispatch' })
+end
+if hget_str(state, 'approvalId') ~= ARGV[8] then return reply({ status = 'BAD_ENTRY', reason = 'the approval key is not the one the dispatch reserved on' }) end
+local now = now_ms()
+local at = tonumber(ARGV[6])
+local misplaced = check_place(state, ARGV[2], at, tonumber(ARGV[7]), now)
+if misplaced then return reply(misplaced) end
+push_batch(state, KEYS[2], at, 9, 1)
+redis.call('HSET', state, 'open', '0')
+-- The claim is over; its fields would only cost memory on every settled effect.
+redis.call('HDEL', state, 'owner', 'nonce', 'claimExpires', 'deathProvenAt', 'late')
+if kind == 'COMMITTED' then redis.call('HSET', state, 'committed', '1') end
+if kind == 'AMBIGUOUS' then redis.call('HSET', state, 'ambiguous', '1') end
+if kind == 'REFUSED' then
+  if ARGV[5] == 'REFUSED:target_error' then redis.call('HSET', state, 'targetRefused', '1') end
+  move_totals(KEYS[3], KEYS[5], hget_num(state, 'amount'), -1)
+end
+redis.call('SREM', KEYS[4], eid)
+return reply({ status = 'OK', now = now })

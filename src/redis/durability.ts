@@ -158,6 +158,8 @@ export function createDurabilityMonitor(deps: {
   let running = false;
   let stops = 0;
   let inFlight: Promise<CheckedDurability> | null = null;
+  // Without an initial reading the first check reports what it found, not a change.
+  let first = deps.initial === undefined;
 
   async function read(): Promise<CheckedDurability> {
     let timeout: NodeJS.Timeout | undefined;
@@ -179,17 +181,19 @@ export function createDurabilityMonitor(deps: {
   function record(next: CheckedDurability): void {
     const before = statusOf(reading);
     const after = statusOf(next);
+    const firstReading = first;
+    first = false;
     reading = next;
-    if (before.key === after.key) return;
+    if (before.key === after.key && !firstReading) return;
     const fields = { durability: next, was: before.status };
     const problems = next.problems.join('; ');
     switch (after.status) {
       case 'durable':
-        logger.info(fields, `Redis is durable again (appendonly ${next.appendonly}, appendfsync ${next.appendfsync}, maxmemory-policy ${next.maxmemoryPolicy}); dispatching resumes`);
+        logger.info(fields, `${firstReading ? 'Redis is durable' : 'Redis is durable again'} (appendonly ${next.appendonly}, appendfsync ${next.appendfsync}, maxmemory-policy ${next.maxmemoryPolicy}); dispatching ${firstReading ? 'may proceed' : 'resumes'}`);
         return;
       case 'not_durable':
         if (optOut) logger.warn(fields, `Redis is not durable (${problems}); sending anyway because ${UNSAFE_DURABILITY_ENV} is set`);
-        else logger.error(fields, `Redis is no longer durable (${problems}); dispatching stops until a check finds it durable again. ${REMEDY}.`);
+        else logger.error(fields, `${firstReading ? 'Redis is not durable' : 'Redis is no longer durable'} (${problems}); dispatching stops until a check finds it durable again. ${REMEDY}.`);
         return;
       case 'unknown':
         if (optOut) logger.warn(fields, `Could not check Redis durability (${next.checkError ?? 'unknown error'}); sending anyway because ${UNSAFE_DURABILITY_ENV} is set`);

@@ -1,6 +1,6 @@
 // `interlock sandbox`: runs the Stripe sandbox in the foreground until SIGINT or SIGTERM.
 import { isDelaysMode } from './core/delays.js';
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import type { SandboxOptions } from './index.js';
 
 export interface SandboxFlags {
@@ -23,9 +23,10 @@ export function withSandboxFlags(command: Command): Command {
 
 export function sandboxOptionsFromFlags(flags: SandboxFlags): SandboxOptions {
   const port = Number(flags.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`--port must be an integer from 0 to 65535, got ${flags.port}`);
-  if (!isDelaysMode(flags.delays)) throw new Error(`--delays must be stripe or fast, got ${flags.delays}`);
-  if (flags.webhookSecret !== undefined && !flags.webhookSecret.startsWith('whsec_')) throw new Error('--webhook-secret must start with whsec_');
+  // InvalidArgumentError: the command line reports a bad flag as bad input (exit 2), not as a crash.
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InvalidArgumentError(`--port must be an integer from 0 to 65535, got ${flags.port}`);
+  if (!isDelaysMode(flags.delays)) throw new InvalidArgumentError(`--delays must be stripe or fast, got ${flags.delays}`);
+  if (flags.webhookSecret !== undefined && !flags.webhookSecret.startsWith('whsec_')) throw new InvalidArgumentError('--webhook-secret must start with whsec_');
   return {
     port,
     host: flags.host,

@@ -1,6 +1,7 @@
 // One validated configuration, read from the environment once, with embedded defaults that run on a fresh
 // machine. Every option is listed in the README's configuration table.
 import { z } from 'zod';
+import { STRIPE_DEDUP_WINDOW_MS, timingProblems, type TimingSetting } from './core/timing.js';
 
 const flag = z.enum(['0', '1', 'true', 'false', 'yes', 'no']).transform((value) => value === '1' || value === 'true' || value === 'yes');
 const ms = z.coerce.number().int().positive();
@@ -20,6 +21,7 @@ const schema = z.object({
   INTERLOCK_SEND_TIMEOUT_MS: ms.default(30_000),
   INTERLOCK_HEARTBEAT_MS: ms.default(1_000),
   INTERLOCK_HEARTBEAT_TTL_MS: ms.default(4_000),
+  INTERLOCK_DURABILITY_CHECK_MS: ms.default(5_000),
   INTERLOCK_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -38,6 +40,7 @@ export type Config = {
   sendTimeoutMs: number;
   heartbeatMs: number;
   heartbeatTtlMs: number;
+  durabilityCheckMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 };
 
@@ -49,6 +52,26 @@ export class ConfigError extends Error {
   }
 }
 
+// Where each timing setting comes from, so a broken rule names what the operator has to change.
+const TIMING_SOURCES: Record<TimingSetting, string> = {
+  heartbeatMs: 'INTERLOCK_HEARTBEAT_MS',
+  heartbeatTtlMs: 'INTERLOCK_HEARTBEAT_TTL_MS',
+  claimTtlMs: 'INTERLOCK_CLAIM_TTL_MS',
+  sendTimeoutMs: 'INTERLOCK_SEND_TIMEOUT_MS',
+  settleMarginMs: 'INTERLOCK_SETTLE_MARGIN_MS',
+  dedupMarginMs: 'INTERLOCK_DEDUP_MARGIN_MS',
+  dedupWindowMs: "Stripe's 24 h idempotency-key window",
+  durabilityCheckMs: 'INTERLOCK_DURABILITY_CHECK_MS',
+};
+
+/** Throws a ConfigError naming every timing rule the configuration breaks and the variables involved. */
+export function assertConsistentTiming(config: Config): void {
+  const problems = timingProblems({ ...config, dedupWindowMs: STRIPE_DEDUP_WINDOW_MS });
+  if (problems.length === 0) return;
+  const detail = problems.map((problem) => `${problem.rule} (${problem.settings.map((setting) => TIMING_SOURCES[setting]).join(', ')}): ${problem.message}`).join('; ');
+  throw new ConfigError(`The timing settings are inconsistent: ${detail}. Change the variables named; the README's configuration table gives the defaults.`);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key in schema.shape && value !== undefined && value !== ''));
   const parsed = schema.safeParse(present);
@@ -57,7 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Configuration is invalid (${detail}). See the configuration table in the README.`);
   }
   const c = parsed.data;
-  return {
+  const config: Config = {
     redisUrl: c.REDIS_URL,
     redisCluster: c.INTERLOCK_REDIS_CLUSTER,
     keyPrefix: c.INTERLOCK_KEY_PREFIX,
@@ -72,6 +95,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sendTimeoutMs: c.INTERLOCK_SEND_TIMEOUT_MS,
     heartbeatMs: c.INTERLOCK_HEARTBEAT_MS,
     heartbeatTtlMs: c.INTERLOCK_HEARTBEAT_TTL_MS,
+    durabilityCheckMs: c.INTERLOCK_DURABILITY_CHECK_MS,
     logLevel: c.INTERLOCK_LOG_LEVEL,
   };
+  assertConsistentTiming(config);
+  return config;
 }

@@ -8,7 +8,7 @@ import type { Target } from './core/target.js';
 import { createGate, type Gate } from './gate/gate.js';
 import { createSendWatchdog } from './gate/send-watchdog.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
-import { requireDurability, type Durability } from './redis/durability.js';
+import { createDurabilityMonitor, requireDurability, type Durability, type DurabilityMonitor } from './redis/durability.js';
 import { createHeartbeat, type Heartbeat } from './redis/heartbeat.js';
 import { createRedisJournal, type Journal } from './redis/journal.js';
 import { createKeys } from './redis/keys.js';
@@ -20,7 +20,10 @@ export type Interlock = {
   approvals: Approvals;
   heartbeat: Heartbeat;
   redis: RedisClient;
+  /** The reading at start. */
   durability: Durability;
+  /** Re-checks durability while running; `assertDurable()` throws while Redis is not durable (unless opted out). */
+  durabilityMonitor: DurabilityMonitor;
   close(options?: { clearHeartbeat?: boolean }): Promise<void>;
 };
 
@@ -33,7 +36,8 @@ export async function createInterlock(deps: { config: Config; target: Target; si
   const redis = deps.redis ?? createRedisClient(config);
   const durability = await requireDurability(redis, config.unsafeDurability);
   if (durability.optedOut) logger.warn({ durability }, `Redis is not durable (${durability.problems.join('; ')}); sending anyway because INTERLOCK_UNSAFE_DURABILITY is set`);
-  else logger.info({ appendonly: durability.appendonly, appendfsync: durability.appendfsync }, 'Redis durability checked');
+  else logger.info({ appendonly: durability.appendonly, appendfsync: durability.appendfsync, maxmemoryPolicy: durability.maxmemoryPolicy }, 'Redis durability checked');
+  const durabilityMonitor = createDurabilityMonitor({ redis, optOut: config.unsafeDurability, intervalMs: config.durabilityCheckMs, logger, initial: durability });
   const keys = createKeys(config.keyPrefix);
   const journal = createRedisJournal({ redis, keys, signingKey });
   const approvals = createRedisApprovals({ redis, keys });
@@ -58,6 +62,8 @@ export async function createInterlock(deps: { config: Config; target: Target; si
     timing: { claimTtlMs: config.claimTtlMs, settleMarginMs: config.settleMarginMs, dedupMarginMs: config.dedupMarginMs },
     ...(watchdog ? { watchdog } : {}),
   });
+  // Started last, so a failed start leaves no timer behind.
+  durabilityMonitor.start();
   return {
     gate,
     journal,
@@ -65,7 +71,9 @@ export async function createInterlock(deps: { config: Config; target: Target; si
     heartbeat,
     redis,
     durability,
+    durabilityMonitor,
     async close(options = {}) {
+      await durabilityMonitor.stop();
       await heartbeat.stop({ clear: options.clearHeartbeat ?? true });
       await watchdog?.close();
       if (!deps.redis) await redis.quit();

@@ -1,19 +1,22 @@
 // `interlock approvals grant|revoke|describe` and `interlock caps set`.
-import type { Command } from 'commander';
-import { ApprovalError } from '../redis/approvals.js';
+import { InvalidArgumentError, type Command } from 'commander';
+import { assertPartition } from '../redis/keys.js';
+import { CliFailure, EXIT_FAILED, wholeNumber } from './failure.js';
 import { withStores } from './stores.js';
 
-function positiveInt(name: string) {
-  return (value: string): number => {
-    const parsed = Number(value);
-    if (!Number.isSafeInteger(parsed) || parsed <= 0) throw new Error(`${name} must be a positive whole number, got "${value}"`);
-    return parsed;
-  };
-}
+// Ten years: an approval that must outlive that is a standing policy, not an approval; the bound also keeps
+// now + seconds x 1000 a safe integer of milliseconds.
+const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 60 * 60;
 
-function report(error: unknown): void {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-  process.exitCode = error instanceof ApprovalError ? 1 : 2;
+/** A subject is checked here with the rule the Redis keys apply, so a bad one is bad input, not a failure in Redis. */
+function subject(name: string) {
+  return (value: string): string => {
+    try {
+      return assertPartition(value);
+    } catch {
+      throw new InvalidArgumentError(`${name} must name a payment or a customer, e.g. payment:pi_123 or customer:cus_123 (1-200 letters, digits and _ : . -).`);
+    }
+  };
 }
 
 export function addApprovalCommands(program: Command): void {
@@ -24,20 +27,16 @@ export function addApprovalCommands(program: Command): void {
     .description('grant an approval scoped to one payment or customer')
     .requiredOption('--id <id>', 'approval id')
     .requiredOption('--approver <who>', 'the person or policy that approves')
-    .requiredOption('--cap-cents <n>', 'most cents all effects under it may move together', positiveInt('--cap-cents'))
-    .requiredOption('--scope <subject>', 'what it covers: payment:pi_... or customer:cus_...')
-    .option('--max-uses <n>', 'how many effects may use it', positiveInt('--max-uses'), 1)
-    .option('--expires-in <seconds>', 'lifetime in seconds', positiveInt('--expires-in'), 3600)
+    .requiredOption('--cap-cents <n>', 'most cents all effects under it may move together', wholeNumber('--cap-cents', 'cents', { min: 1 }))
+    .requiredOption('--scope <subject>', 'what it covers: payment:pi_... or customer:cus_...', subject('--scope'))
+    .option('--max-uses <n>', 'how many effects may use it', wholeNumber('--max-uses', 'uses', { min: 1 }), 1)
+    .option('--expires-in <seconds>', 'lifetime in seconds', wholeNumber('--expires-in', 'seconds', { min: 1, max: MAX_EXPIRES_IN_SECONDS }), 3600)
     .action(async (options: { id: string; approver: string; capCents: number; scope: string; maxUses: number; expiresIn: number }) => {
       await withStores(async ({ approvals, journal }) => {
-        try {
-          const now = await journal.serverTime();
-          const terms = { id: options.id, approver: options.approver, capCents: options.capCents, expiresAt: now + options.expiresIn * 1000, maxUses: options.maxUses, scope: options.scope };
-          const granted = await approvals.grant(terms);
-          process.stdout.write(`${JSON.stringify({ ...terms, ...granted }, null, 2)}\n`);
-        } catch (error) {
-          report(error);
-        }
+        const now = await journal.serverTime();
+        const terms = { id: options.id, approver: options.approver, capCents: options.capCents, expiresAt: now + options.expiresIn * 1000, maxUses: options.maxUses, scope: options.scope };
+        const granted = await approvals.grant(terms);
+        process.stdout.write(`${JSON.stringify({ ...terms, ...granted }, null, 2)}\n`);
       });
     });
 
@@ -48,11 +47,7 @@ export function addApprovalCommands(program: Command): void {
     .requiredOption('--by <who>', 'who revokes')
     .action(async (id: string, options: { by: string }) => {
       await withStores(async ({ approvals }) => {
-        try {
-          process.stdout.write(`${JSON.stringify(await approvals.revoke(id, options.by), null, 2)}\n`);
-        } catch (error) {
-          report(error);
-        }
+        process.stdout.write(`${JSON.stringify(await approvals.revoke(id, options.by), null, 2)}\n`);
       });
     });
 
@@ -63,11 +58,7 @@ export function addApprovalCommands(program: Command): void {
     .action(async (id: string) => {
       await withStores(async ({ approvals }) => {
         const { now, snapshot } = await approvals.describe(id);
-        if (!snapshot) {
-          process.stderr.write(`No approval ${id}.\n`);
-          process.exitCode = 1;
-          return;
-        }
+        if (!snapshot) throw new CliFailure(`No approval ${id}.`, EXIT_FAILED);
         process.stdout.write(`${JSON.stringify({ ...snapshot, live: !snapshot.revoked && snapshot.expiresAt > now, now }, null, 2)}\n`);
       });
     });
@@ -77,16 +68,12 @@ export function addApprovalCommands(program: Command): void {
     .description('shared caps every agent is held to')
     .command('set')
     .description('cap the cents moved on one subject by all agents together')
-    .argument('<subject>', 'payment:pi_... or customer:cus_...')
-    .argument('<cents>', 'the cap', positiveInt('cents'))
-    .action(async (subject: string, cents: number) => {
+    .argument('<subject>', 'payment:pi_... or customer:cus_...', subject('subject'))
+    .argument('<cents>', 'the cap; 0 means nothing may move on this subject', wholeNumber('cents', 'cents', { min: 0 }))
+    .action(async (capped: string, cents: number) => {
       await withStores(async ({ approvals }) => {
-        try {
-          await approvals.setSubjectCap(subject, cents);
-          process.stdout.write(`${JSON.stringify({ subject, limitCents: cents })}\n`);
-        } catch (error) {
-          report(error);
-        }
+        await approvals.setSubjectCap(capped, cents);
+        process.stdout.write(`${JSON.stringify({ subject: capped, limitCents: cents })}\n`);
       });
     });
 }

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { signingKeyFromPem } from '../core/signing.js';
 import { keyFilePath, publicKeyPem, writeNewSigningKey } from '../keys/key-store.js';
+import { EXIT_BAD_INPUT } from './failure.js';
 
 export function addKeysCommands(program: Command): void {
   const keys = program.command('keys').description('manage the receipt signing key');
@@ -34,7 +35,7 @@ export function addKeysCommands(program: Command): void {
         pem = readFileSync(path, 'utf8');
       } catch {
         process.stderr.write(`No signing key at ${path}. Create one with \`npx interlock keys generate\`.\n`);
-        process.exitCode = 1;
+        process.exitCode = EXIT_BAD_INPUT;
         return;
       }
       let key;
@@ -42,7 +43,7 @@ export function addKeysCommands(program: Command): void {
         key = signingKeyFromPem(pem);
       } catch (error) {
         process.stderr.write(`${path} is not a usable signing key: ${(error as Error).message}\n`);
-        process.exitCode = 1;
+        process.exitCode = EXIT_BAD_INPUT;
         return;
       }
       process.stderr.write(`kid ${key.kid}\n`);

@@ -1,13 +1,17 @@
-// The `interlock` command line.
+// The `interlock` command line. Every failure ends in one line on stderr and an exit code (failure.ts): commander's
+// own usage errors, bad values, configuration, an unreachable Redis, and anything unexpected, never a stack trace.
 import { Command } from 'commander';
 import { addApprovalCommands } from './approvals-command.js';
+import { reportFailure } from './failure.js';
 import { addKeysCommands } from './keys-command.js';
 import { addReceiptCommands } from './receipt-command.js';
 import { addSandboxCommand } from '../../sandbox/cli.js';
 
+// exitOverride and configureOutput are set before any subcommand is added, so every subcommand inherits them.
 const program = new Command('interlock')
   .description('Interlock for Stripe: refunds and credits that reach Stripe at most once, on fresh facts, under a live approval, with signed receipts.')
-  .showHelpAfterError();
+  .exitOverride()
+  .configureOutput({ outputError: (text, write) => write(`${text.trimEnd()} (add --help for usage)\n`) });
 
 addKeysCommands(program);
 addReceiptCommands(program);
@@ -22,4 +26,8 @@ program
     await runDemo();
   });
 
-await program.parseAsync(process.argv);
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  reportFailure(error);
+}

@@ -1,18 +1,43 @@
-// Refuses to send on a Redis that can lose an acknowledged DISPATCHED (I1): without AOF, or with an fsync
-// policy other than `always`, a crash of Redis itself can forget that a send was about to happen.
+// Refuses to send on a Redis that can lose an acknowledged DISPATCHED (I1) or the journal of a committed effect
+// (I2). Four settings decide it, on every server that acknowledges writes:
+// - `appendonly yes`: without the append-only file a restart forgets every entry;
+// - `appendfsync always`: any other policy acknowledges entries that are not yet on disk;
+// - `no-appendfsync-on-rewrite no`: `yes` stops fsyncing while an AOF rewrite or snapshot runs, so entries
+//   acknowledged meanwhile can be lost however `appendfsync` is set;
+// - `maxmemory-policy noeviction`: any other policy deletes keys under memory pressure; a deleted journal makes
+//   a committed request look new, and it commits (and lands) a second time.
+// The check runs at start (requireDurability) and again while running (createDurabilityMonitor), since CONFIG SET
+// can change any of them under a live worker.
 import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
 import { writableNodes, type RedisClient } from './client.js';
 
 export const UNSAFE_DURABILITY_ENV = 'INTERLOCK_UNSAFE_DURABILITY';
 
-export type Durability = { durable: boolean; appendonly: string; appendfsync: string; problems: string[]; optedOut: boolean };
+export type Durability = {
+  durable: boolean;
+  appendonly: string;
+  appendfsync: string;
+  maxmemoryPolicy: string;
+  noAppendfsyncOnRewrite: string;
+  problems: string[];
+  optedOut: boolean;
+};
+
+const REMEDY = 'Run every Redis master with `appendonly yes`, `appendfsync always`, `no-appendfsync-on-rewrite no` and `maxmemory-policy noeviction` (the compose file does)';
 
 export class DurabilityError extends Error {
   readonly code = 'redis_not_durable';
-  constructor(readonly durability: Durability) {
+  /** Retrying is right once Redis is durable again: nothing was sent. */
+  readonly retryable = true;
+  constructor(
+    readonly durability: Durability,
+    readonly when: { phase: 'start' } | { phase: 'running'; checkedAt: number } = { phase: 'start' },
+  ) {
     super(
-      `Redis can lose an acknowledged DISPATCHED entry (${durability.problems.join('; ')}), so Interlock will not send. ` +
-        `Run Redis with \`appendonly yes\` and \`appendfsync always\` (the compose file does), or set ${UNSAFE_DURABILITY_ENV}=1 to accept the risk on a test machine.`,
+      when.phase === 'start'
+        ? `Redis can lose an acknowledged journal entry (${durability.problems.join('; ')}), so Interlock will not send. ${REMEDY}, or set ${UNSAFE_DURABILITY_ENV}=1 to accept the risk on a test machine.`
+        : `Redis is not durable now (${durability.problems.join('; ')}; last checked ${new Date(when.checkedAt).toISOString()}), so nothing was sent; Interlock sends again once a check finds Redis durable. ${REMEDY}; then retry.`,
     );
     this.name = 'DurabilityError';
   }
@@ -25,31 +50,51 @@ async function configValue(redis: Redis, name: string): Promise<string | null> {
     if (reply && typeof reply === 'object') return String((reply as Record<string, unknown>)[name] ?? '') || null;
     return null;
   } catch {
-    // Managed Redis services often disable CONFIG; INFO persistence still says whether AOF is on.
+    // Managed Redis services often disable CONFIG; INFO still says whether AOF is on and which policy evicts.
     return null;
   }
 }
 
+function infoField(info: string, field: string): string | null {
+  return new RegExp(`^${field}:(.*)$`, 'm').exec(info)?.[1]?.trim() ?? null;
+}
+
 async function inspectNode(redis: Redis, optOut: boolean): Promise<Durability> {
-  const info = String(await redis.info('persistence'));
-  const aofEnabled = /aof_enabled:(\d)/.exec(info)?.[1] === '1';
+  const [persistence, memory] = [String(await redis.info('persistence')), String(await redis.info('memory'))];
+  const aofEnabled = infoField(persistence, 'aof_enabled') === '1';
   const appendonly = (await configValue(redis, 'appendonly')) ?? (aofEnabled ? 'yes' : 'no');
   const appendfsync = (await configValue(redis, 'appendfsync')) ?? 'unknown';
+  const noAppendfsyncOnRewrite = (await configValue(redis, 'no-appendfsync-on-rewrite')) ?? 'unknown';
+  const maxmemoryPolicy = (await configValue(redis, 'maxmemory-policy')) ?? infoField(memory, 'maxmemory_policy') ?? 'unknown';
   const problems: string[] = [];
   if (appendonly !== 'yes' || !aofEnabled) problems.push('append-only file is off');
   if (appendfsync !== 'always') problems.push(`appendfsync is ${appendfsync}, not always`);
-  return { durable: problems.length === 0, appendonly, appendfsync, problems, optedOut: optOut && problems.length > 0 };
+  if (noAppendfsyncOnRewrite !== 'no') problems.push(`no-appendfsync-on-rewrite is ${noAppendfsyncOnRewrite}, not no, so entries acknowledged during an AOF rewrite or snapshot may never reach the disk`);
+  if (maxmemoryPolicy !== 'noeviction') problems.push(`maxmemory-policy is ${maxmemoryPolicy}, not noeviction, so Redis may evict a journal and a committed request would commit again`);
+  return { durable: problems.length === 0, appendonly, appendfsync, maxmemoryPolicy, noAppendfsyncOnRewrite, problems, optedOut: optOut && problems.length > 0 };
+}
+
+function unknownDurability(optOut: boolean, problem: string): Durability {
+  return { durable: false, appendonly: 'unknown', appendfsync: 'unknown', maxmemoryPolicy: 'unknown', noAppendfsyncOnRewrite: 'unknown', problems: [problem], optedOut: optOut };
 }
 
 /** The persistence of every server that acknowledges writes (each master of a cluster); the weakest decides. */
 export async function inspectDurability(client: RedisClient, optOut: boolean): Promise<Durability> {
   const nodes = writableNodes(client);
-  if (nodes.length === 0) return { durable: false, appendonly: 'unknown', appendfsync: 'unknown', problems: ['no Redis server could be reached'], optedOut: optOut };
+  if (nodes.length === 0) return unknownDurability(optOut, 'no Redis server could be reached');
   const results = await Promise.all(nodes.map((node) => inspectNode(node, optOut)));
   if (results.length === 1 && results[0]) return results[0];
   const problems = results.flatMap((result, index) => result.problems.map((problem) => `${nodeName(nodes[index])}: ${problem}`));
   const weakest = results.find((result) => !result.durable) ?? results[0];
-  return { durable: problems.length === 0, appendonly: weakest?.appendonly ?? 'unknown', appendfsync: weakest?.appendfsync ?? 'unknown', problems, optedOut: optOut && problems.length > 0 };
+  return {
+    durable: problems.length === 0,
+    appendonly: weakest?.appendonly ?? 'unknown',
+    appendfsync: weakest?.appendfsync ?? 'unknown',
+    maxmemoryPolicy: weakest?.maxmemoryPolicy ?? 'unknown',
+    noAppendfsyncOnRewrite: weakest?.noAppendfsyncOnRewrite ?? 'unknown',
+    problems,
+    optedOut: optOut && problems.length > 0,
+  };
 }
 
 function nodeName(node: Redis | undefined): string {
@@ -61,4 +106,146 @@ export async function requireDurability(redis: RedisClient, optOut: boolean): Pr
   const durability = await inspectDurability(redis, optOut);
   if (!durability.durable && !optOut) throw new DurabilityError(durability);
   return durability;
+}
+
+/** A durability reading and when it was taken (ms since the epoch, this host's clock). `checkError` is set when the check itself failed. */
+export type CheckedDurability = Durability & { checkedAt: number; checkError: string | null };
+
+export type DurabilityMonitor = {
+  /** Re-checks every `intervalMs` until stopped; checks at once when no initial reading was given. Idempotent. */
+  start(): void;
+  /** Stops re-checking and waits for a check in progress, so the caller may close the connection after it. */
+  stop(): Promise<void>;
+  /** Runs one check now, records it (logging a change) and returns it. */
+  check(): Promise<CheckedDurability>;
+  /** The last reading. */
+  current(): CheckedDurability;
+  /** Throws a DurabilityError unless the last reading was durable or the operator opted out. Call before every send. */
+  assertDurable(): void;
+};
+
+type Status = 'durable' | 'not_durable' | 'unknown';
+
+function statusOf(reading: CheckedDurability): { status: Status; key: string } {
+  if (reading.checkError !== null) return { status: 'unknown', key: 'unknown' };
+  if (reading.durable) return { status: 'durable', key: 'durable' };
+  return { status: 'not_durable', key: `not_durable:${[...reading.problems].sort().join('|')}` };
+}
+
+/**
+ * Re-reads the persistence settings while the worker runs: an operator's `CONFIG SET appendonly no`, or a
+ * failover to a differently configured server, must stop dispatching within about one interval. A check that
+ * fails or does not answer within `checkTimeoutMs` (default: the interval, at least 1 s) reads as "unknown",
+ * which is not durable: the gate cannot promise I1 on a Redis it cannot see.
+ */
+export function createDurabilityMonitor(deps: {
+  redis: RedisClient;
+  optOut: boolean;
+  intervalMs: number;
+  logger: Logger;
+  /** The reading the worker started on (requireDurability's), so the first re-check waits one interval. */
+  initial?: Durability;
+  checkTimeoutMs?: number;
+  now?: () => number;
+}): DurabilityMonitor {
+  const { redis, optOut, intervalMs, logger } = deps;
+  const now = deps.now ?? (() => Date.now());
+  const checkTimeoutMs = deps.checkTimeoutMs ?? Math.max(intervalMs, 1_000);
+  let reading: CheckedDurability = deps.initial
+    ? { ...deps.initial, checkedAt: now(), checkError: null }
+    : { ...unknownDurability(optOut, 'Redis durability has not been checked yet'), checkedAt: now(), checkError: 'not checked yet' };
+  let timer: NodeJS.Timeout | null = null;
+  let running = false;
+  let stops = 0;
+  let inFlight: Promise<CheckedDurability> | null = null;
+  // Without an initial reading the first check reports what it found, not a change.
+  let first = deps.initial === undefined;
+
+  async function read(): Promise<CheckedDurability> {
+    let timeout: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timeout = setTimeout(() => reject(new Error(`no answer within ${checkTimeoutMs} ms`)), checkTimeoutMs);
+      timeout.unref();
+    });
+    try {
+      const durability = await Promise.race([inspectDurability(redis, optOut), timedOut]);
+      return { ...durability, checkedAt: now(), checkError: null };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return { ...unknownDurability(optOut, `the durability check failed (${message}), so Redis's persistence is unknown`), checkedAt: now(), checkError: message };
+    } finally {
+      clearTimeout(timeout);
+    }
+  }
+
+  function record(next: CheckedDurability): void {
+    const before = statusOf(reading);
+    const after = statusOf(next);
+    const firstReading = first;
+    first = false;
+    reading = next;
+    if (before.key === after.key && !firstReading) return;
+    const fields = { durability: next, was: before.status };
+    const problems = next.problems.join('; ');
+    switch (after.status) {
+      case 'durable':
+        logger.info(fields, `${firstReading ? 'Redis is durable' : 'Redis is durable again'} (appendonly ${next.appendonly}, appendfsync ${next.appendfsync}, maxmemory-policy ${next.maxmemoryPolicy}); dispatching ${firstReading ? 'may proceed' : 'resumes'}`);
+        return;
+      case 'not_durable':
+        if (optOut) logger.warn(fields, `Redis is not durable (${problems}); sending anyway because ${UNSAFE_DURABILITY_ENV} is set`);
+        else logger.error(fields, `${firstReading ? 'Redis is not durable' : 'Redis is no longer durable'} (${problems}); dispatching stops until a check finds it durable again. ${REMEDY}.`);
+        return;
+      case 'unknown':
+        if (optOut) logger.warn(fields, `Could not check Redis durability (${next.checkError ?? 'unknown error'}); sending anyway because ${UNSAFE_DURABILITY_ENV} is set`);
+        else logger.error(fields, `Could not check Redis durability (${next.checkError ?? 'unknown error'}); treating Redis as not durable, so dispatching stops until a check succeeds. Check that Redis is reachable.`);
+        return;
+      default: {
+        const never: never = after.status;
+        return never;
+      }
+    }
+  }
+
+  function check(): Promise<CheckedDurability> {
+    const generation = stops;
+    inFlight ??= read().then((next) => {
+      inFlight = null;
+      // A reading begun before stop() is dropped: the connection is closing, and its failure is no news.
+      if (generation === stops) record(next);
+      return reading;
+    });
+    return inFlight;
+  }
+
+  // One timer at a time, even when a stop and a start overlap a check in progress.
+  function schedule(): void {
+    if (!running || timer !== null) return;
+    timer = setTimeout(() => {
+      timer = null;
+      void check().then(schedule);
+    }, intervalMs);
+    timer.unref();
+  }
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      if (deps.initial) schedule();
+      else void check().then(schedule);
+    },
+    async stop() {
+      running = false;
+      stops += 1;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await inFlight?.catch(() => undefined);
+    },
+    check,
+    current: () => reading,
+    assertDurable() {
+      if (reading.durable || optOut) return;
+      throw new DurabilityError(reading, { phase: 'running', checkedAt: reading.checkedAt });
+    },
+  };
 }

@@ -39,11 +39,11 @@ describe.concurrent('keys', { timeout: 60_000 }, () => {
     expect(readFileSync(existing, 'utf8')).toBe(privatePem);
   });
 
-  it('keys public --key names a file that holds no key instead of crashing', async () => {
+  it('keys public --key names a file that holds no key instead of crashing (bad input: exit 2)', async () => {
     const notAKey = join(temp.dir, 'not-a-key.pem');
     writeFileSync(notAKey, 'not a key\n');
     const run = await runCli(['keys', 'public', '--key', notAKey], env);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr.startsWith(`${notAKey} is not a usable signing key: `)).toBe(true);
   });

@@ -66,6 +66,25 @@ describe('Redis Cluster', () => {
     }
   });
 
+  it('reads maxmemory-policy and no-appendfsync-on-rewrite on every master and names the master that breaks them', async () => {
+    const [evicting, lax] = servers;
+    const admins = [evicting, lax].map((server) => new Redis(server?.url ?? ''));
+    const client = cluster();
+    try {
+      await admins[0]?.config('SET', 'maxmemory-policy', 'allkeys-lru');
+      await admins[1]?.config('SET', 'no-appendfsync-on-rewrite', 'yes');
+      await client.ping();
+      const { problems } = await inspectDurability(client, false);
+      expect(problems.filter((problem) => problem.includes('maxmemory-policy is allkeys-lru'))).toEqual([expect.stringContaining(`127.0.0.1:${evicting?.port ?? 0}: maxmemory-policy`)]);
+      expect(problems.filter((problem) => problem.includes('no-appendfsync-on-rewrite is yes'))).toEqual([expect.stringContaining(`127.0.0.1:${lax?.port ?? 0}: no-appendfsync-on-rewrite`)]);
+    } finally {
+      await admins[0]?.config('SET', 'maxmemory-policy', 'noeviction');
+      await admins[1]?.config('SET', 'no-appendfsync-on-rewrite', 'no');
+      for (const admin of admins) admin.disconnect();
+      client.disconnect();
+    }
+  });
+
   it('commits, recovers after a crash and enforces a shared cap, with effects spread over the masters', async () => {
     const a = await node();
     const payments = Array.from({ length: 6 }, (_, i) => `pi_cluster_${i}`);

@@ -1,0 +1,54 @@
+// How a CLI command fails: one line on stderr, never a stack trace, and an exit code a script can branch on:
+// 1 the command ran and the answer is no (an unknown approval, a conflict), 2 bad input, bad configuration or an
+// unreachable Redis (nothing was done; fix the call or the environment and run it again).
+import { CommanderError, InvalidArgumentError } from 'commander';
+import { ConfigError } from '../config.js';
+import { ApprovalError } from '../redis/approvals.js';
+
+export const EXIT_FAILED = 1;
+export const EXIT_BAD_INPUT = 2;
+
+/** A failure whose message is already written for the operator, with the exit code it ends the command with. */
+export class CliFailure extends Error {
+  readonly code = 'cli_failure';
+  constructor(message: string, readonly exitCode: typeof EXIT_FAILED | typeof EXIT_BAD_INPUT, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'CliFailure';
+  }
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim();
+}
+
+/** Writes the one-line error and sets the exit code. Commander has already printed its own parse errors. */
+export function reportFailure(error: unknown): void {
+  if (error instanceof CommanderError && !(error instanceof InvalidArgumentError)) {
+    // Help and --version end as CommanderErrors with exit code 0; anything else is a usage error.
+    process.exitCode = error.exitCode === 0 ? 0 : EXIT_BAD_INPUT;
+    return;
+  }
+  const message = oneLine(error instanceof Error ? error.message : String(error));
+  process.stderr.write(`${message}\n`);
+  if (error instanceof CliFailure) process.exitCode = error.exitCode;
+  else if (error instanceof InvalidArgumentError || error instanceof ConfigError) process.exitCode = EXIT_BAD_INPUT;
+  else if (error instanceof ApprovalError) process.exitCode = error.code === 'invalid_approval' ? EXIT_BAD_INPUT : EXIT_FAILED;
+  else process.exitCode = EXIT_FAILED;
+}
+
+const DIGITS = /^[0-9]+$/;
+
+/**
+ * A commander argument parser for a whole number in [min, max]. Only plain digits are accepted: Number() would
+ * read "1e21", "0x10", " 5" and "" as numbers, and none of those is what an operator means by a cap.
+ */
+export function wholeNumber(name: string, unit: string, range: { min: number; max?: number }): (value: string) => number {
+  const max = range.max ?? Number.MAX_SAFE_INTEGER;
+  return (value: string): number => {
+    const parsed = DIGITS.test(value) ? Number(value) : Number.NaN;
+    if (!Number.isSafeInteger(parsed) || parsed < range.min || parsed > max) {
+      throw new InvalidArgumentError(`${name} must be a whole number of ${unit} from ${range.min} to ${max}, in digits only (no sign, fraction or exponent).`);
+    }
+    return parsed;
+  };
+}

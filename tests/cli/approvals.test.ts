@@ -1,0 +1,133 @@
+// `interlock caps set` and `interlock approvals ...` through the real binary: a bad number, a bad subject, a bad
+// configuration or an unreachable Redis ends in one line on stderr (no stack trace) and exit 2, and writes
+// nothing; a cap of 0 is accepted (nothing may move on that subject), as the store accepts it.
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli, tempDir, type CliRun } from './run-cli.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const prefix = `tcli${randomBytes(5).toString('hex')}`;
+const temp = tempDir('approvals');
+const env = { REDIS_URL, INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_DATA_DIR: temp.dir };
+const redis = new Redis(REDIS_URL);
+
+afterAll(async () => {
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length > 0) await redis.del(...keys);
+  await redis.quit();
+  temp.remove();
+});
+
+const BAD_NUMBERS = ['-5', '1e21', 'abc', '2.5', '', '0x10', ' 7', '9007199254740993'];
+
+/** Exit 2 and exactly one line on stderr that is not a stack frame, and nothing on stdout. */
+function expectOneLineBadInput(run: CliRun, mentions: string): void {
+  expect(run.code, run.stderr).toBe(2);
+  expect(run.stdout).toBe('');
+  const lines = run.stderr.trimEnd().split('\n');
+  expect(lines, run.stderr).toHaveLength(1);
+  expect(run.stderr).not.toMatch(/^\s+at\s/m);
+  expect(run.stderr).toContain(mentions);
+}
+
+async function writtenKeys(): Promise<string[]> {
+  return redis.keys(`${prefix}:*`);
+}
+
+describe.concurrent('caps set', { timeout: 90_000 }, () => {
+  it.each(BAD_NUMBERS)('refuses the cap "%s" with one line and exit 2, and sets no cap', async (value) => {
+    const subject = `payment:pi_bad_${randomBytes(3).toString('hex')}`;
+    const run = await runCli(['caps', 'set', subject, value], env);
+    expectOneLineBadInput(run, 'cents must be a whole number of cents from 0 to 9007199254740991');
+    expect((await writtenKeys()).filter((key) => key.includes(subject))).toEqual([]);
+  });
+
+  it('accepts a cap of 0: nothing may move on that subject', async () => {
+    const run = await runCli(['caps', 'set', 'payment:pi_zero', '0'], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ subject: 'payment:pi_zero', limitCents: 0 });
+    const capKey = (await writtenKeys()).find((key) => key.includes('{payment:pi_zero}'));
+    expect(capKey).toBeDefined();
+    expect(await redis.hget(capKey ?? '', 'limit')).toBe('0');
+  });
+
+  it('refuses a subject that cannot name a payment or customer, with one line and exit 2', async () => {
+    expectOneLineBadInput(await runCli(['caps', 'set', 'payment pi 1', '100'], env), 'subject must name a payment or a customer');
+  });
+});
+
+describe.concurrent('approvals grant', { timeout: 90_000 }, () => {
+  const grant = (overrides: Record<string, string>) => {
+    const options: Record<string, string> = { '--id': `ap_${randomBytes(4).toString('hex')}`, '--approver': 'dana@support', '--cap-cents': '3000', '--scope': 'payment:pi_grant', ...overrides };
+    return runCli(['approvals', 'grant', ...Object.entries(options).flat()], env);
+  };
+
+  it.each([
+    ['--cap-cents', '-5'],
+    ['--cap-cents', '2.5'],
+    ['--cap-cents', '1e21'],
+    ['--cap-cents', 'lots'],
+    ['--cap-cents', '0'],
+    ['--max-uses', '-1'],
+    ['--max-uses', '1.5'],
+    ['--max-uses', '1e21'],
+    ['--max-uses', 'twice'],
+    ['--expires-in', '-60'],
+    ['--expires-in', '0.5'],
+    ['--expires-in', '1e21'],
+    ['--expires-in', 'soon'],
+  ])('refuses %s %s with one line and exit 2, and grants nothing', async (option, value) => {
+    const id = `ap_${randomBytes(4).toString('hex')}`;
+    expectOneLineBadInput(await grant({ '--id': id, [option]: value }), `${option} must be a whole number`);
+    expect(await redis.hget(`${prefix}:index:approvals`, id)).toBeNull();
+  });
+
+  it('refuses an expiry too far ahead to be an approval (more than ten years)', async () => {
+    expectOneLineBadInput(await grant({ '--expires-in': String(10 * 365 * 24 * 60 * 60 + 1) }), '--expires-in must be a whole number of seconds from 1 to 315360000');
+  });
+
+  it('refuses an approval id the store rejects as bad input, with exit 2', async () => {
+    expectOneLineBadInput(await grant({ '--id': 'ap with spaces' }), 'The approval is invalid: id must be');
+  });
+
+  it('grants an approval given whole numbers, and prints its terms', async () => {
+    const run = await grant({ '--id': 'ap_cli_ok', '--max-uses': '2', '--expires-in': '600' });
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ id: 'ap_cli_ok', capCents: 3000, maxUses: 2, scope: 'payment:pi_grant', created: true });
+  });
+});
+
+describe.concurrent('every command that needs Redis fails in one line with exit 2 when it is unreachable or misconfigured', { timeout: 90_000 }, () => {
+  const unreachable = { ...env, REDIS_URL: 'redis://127.0.0.1:1' };
+  it.each([
+    ['caps set', ['caps', 'set', 'payment:pi_1', '100']],
+    ['approvals grant', ['approvals', 'grant', '--id', 'ap_1', '--approver', 'dana', '--cap-cents', '100', '--scope', 'payment:pi_1']],
+    ['approvals revoke', ['approvals', 'revoke', 'ap_1', '--by', 'lee']],
+    ['approvals describe', ['approvals', 'describe', 'ap_1']],
+    ['receipt export', ['receipt', 'export', 'a'.repeat(64)]],
+  ])('%s: an unreachable Redis', async (_name, args) => {
+    expectOneLineBadInput(await runCli(args, unreachable), 'Cannot reach Redis at redis://127.0.0.1:1');
+  });
+
+  it('a timing configuration that breaks a rule', async () => {
+    expectOneLineBadInput(await runCli(['approvals', 'describe', 'ap_1'], { ...env, INTERLOCK_HEARTBEAT_TTL_MS: '1000' }), 'heartbeat_ttl_at_least_twice_interval');
+  });
+
+  it('a REDIS_URL that is not a URL', async () => {
+    expectOneLineBadInput(await runCli(['caps', 'set', 'payment:pi_1', '5'], { ...env, REDIS_URL: 'not a url' }), 'Configuration is invalid (REDIS_URL');
+  });
+
+  it('an unknown command or a missing argument is a usage error (exit 2)', async () => {
+    expectOneLineBadInput(await runCli(['refund-everything'], env), "unknown command 'refund-everything'");
+    expectOneLineBadInput(await runCli(['caps', 'set', 'payment:pi_1'], env), "missing required argument 'cents'");
+  });
+});
+
+describe('a command whose answer is no exits 1, not 2', { timeout: 60_000 }, () => {
+  it('approvals describe of an unknown id', async () => {
+    const run = await runCli(['approvals', 'describe', 'ap_never_granted'], env);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe('No approval ap_never_granted.\n');
+  });
+});

@@ -1,0 +1,60 @@
+// loadConfig refuses inconsistent timing at start, with a ConfigError that names each broken rule and the
+// environment variables an operator has to change (issue 6, item 15).
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+function refusal(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig', () => {
+  it('starts from defaults that meet every timing rule, with a durability re-check every 5 s', () => {
+    expect(loadConfig({})).toMatchObject({ heartbeatMs: 1_000, heartbeatTtlMs: 4_000, claimTtlMs: 45_000, sendTimeoutMs: 30_000, settleMarginMs: 10_000, dedupMarginMs: 3_600_000, durabilityCheckMs: 5_000 });
+    expect(loadConfig({ INTERLOCK_DURABILITY_CHECK_MS: '250' }).durabilityCheckMs).toBe(250);
+  });
+
+  it('heartbeat_ttl_at_least_twice_interval: refuses a heartbeat TTL shorter than twice its refresh interval, naming both variables', () => {
+    const error = refusal({ INTERLOCK_HEARTBEAT_MS: '1000', INTERLOCK_HEARTBEAT_TTL_MS: '900' });
+    expect(error.code).toBe('invalid_config');
+    expect(error.message).toContain('heartbeat_ttl_at_least_twice_interval (INTERLOCK_HEARTBEAT_TTL_MS, INTERLOCK_HEARTBEAT_MS)');
+    expect(error.message).toContain('so one late beat does not make a live worker look dead');
+    expect(loadConfig({ INTERLOCK_HEARTBEAT_MS: '1000', INTERLOCK_HEARTBEAT_TTL_MS: '2000' }).heartbeatTtlMs).toBe(2_000);
+  });
+
+  it('claim_ttl_exceeds_send_timeout: refuses a claim TTL no longer than the send timeout', () => {
+    const error = refusal({ INTERLOCK_CLAIM_TTL_MS: '30000', INTERLOCK_SEND_TIMEOUT_MS: '30000' });
+    expect(error.message).toContain('claim_ttl_exceeds_send_timeout (INTERLOCK_CLAIM_TTL_MS, INTERLOCK_SEND_TIMEOUT_MS)');
+  });
+
+  it('settle_margin_positive: refuses a zero settle margin', () => {
+    expect(refusal({ INTERLOCK_SETTLE_MARGIN_MS: '0' }).message).toContain('INTERLOCK_SETTLE_MARGIN_MS');
+  });
+
+  it('dedup_margin_exceeds_send_timeout_plus_settle_margin: refuses a dedup margin a resend could outlast', () => {
+    const error = refusal({ INTERLOCK_DEDUP_MARGIN_MS: '40000', INTERLOCK_SEND_TIMEOUT_MS: '30000', INTERLOCK_SETTLE_MARGIN_MS: '10000' });
+    expect(error.message).toContain('dedup_margin_exceeds_send_timeout_plus_settle_margin (INTERLOCK_DEDUP_MARGIN_MS, INTERLOCK_SEND_TIMEOUT_MS, INTERLOCK_SETTLE_MARGIN_MS)');
+  });
+
+  it("dedup_margin_below_dedup_window: refuses a dedup margin as long as Stripe's 24 h key window", () => {
+    const error = refusal({ INTERLOCK_DEDUP_MARGIN_MS: String(24 * 60 * 60 * 1000) });
+    expect(error.message).toContain("dedup_margin_below_dedup_window (INTERLOCK_DEDUP_MARGIN_MS, Stripe's 24 h idempotency-key window)");
+  });
+
+  it('durability_check_interval_positive: refuses a zero or non-numeric durability check interval', () => {
+    expect(refusal({ INTERLOCK_DURABILITY_CHECK_MS: '0' }).message).toContain('INTERLOCK_DURABILITY_CHECK_MS');
+    expect(refusal({ INTERLOCK_DURABILITY_CHECK_MS: 'soon' }).message).toContain('INTERLOCK_DURABILITY_CHECK_MS');
+  });
+
+  it('names every broken rule in one message, so an operator fixes them in one pass', () => {
+    const error = refusal({ INTERLOCK_HEARTBEAT_TTL_MS: '1000', INTERLOCK_CLAIM_TTL_MS: '1000', INTERLOCK_DEDUP_MARGIN_MS: '20000' });
+    expect(error.message.startsWith('The timing settings are inconsistent: ')).toBe(true);
+    for (const rule of ['heartbeat_ttl_at_least_twice_interval', 'claim_ttl_exceeds_send_timeout', 'dedup_margin_exceeds_send_timeout_plus_settle_margin']) expect(error.message).toContain(rule);
+    expect(error.message).not.toContain('\n');
+  });
+});

@@ -60,6 +60,7 @@ export async function createInterlock(deps: { config: Config; target: Target; si
     target,
     logger,
     timing: { claimTtlMs: config.claimTtlMs, settleMarginMs: config.settleMarginMs, dedupMarginMs: config.dedupMarginMs },
+    durability: durabilityMonitor,
     ...(watchdog ? { watchdog } : {}),
   });
   // Started last, so a failed start leaves no timer behind.

@@ -185,14 +185,3 @@ export function planRecovery(timing: RecoveryTiming, recheck: Checks | null, loo
     }
   }
 }
-
-/** Timing rules a configuration must meet; returns readable problems. */
-export function timingProblems(t: { sendTimeoutMs: number; settleMarginMs: number; dedupWindowMs: number; dedupMarginMs: number; claimTtlMs: number }): string[] {
-  const problems: string[] = [];
-  if (t.dedupMarginMs <= t.sendTimeoutMs + t.settleMarginMs) {
-    problems.push(`dedup margin ${t.dedupMarginMs} ms must exceed send timeout + settle margin (${t.sendTimeoutMs + t.settleMarginMs} ms), or a resend may reach Stripe after it forgot the key`);
-  }
-  if (t.dedupMarginMs >= t.dedupWindowMs) problems.push(`dedup margin ${t.dedupMarginMs} ms must be smaller than the dedup window ${t.dedupWindowMs} ms`);
-  if (t.claimTtlMs <= t.sendTimeoutMs) problems.push(`claim TTL ${t.claimTtlMs} ms must exceed the send timeout ${t.sendTimeoutMs} ms, so a live slow sender keeps its claim`);
-  return problems;
-}

@@ -1,6 +1,6 @@
 // The gate: submit() and recover() over a target, the Redis journal and the approvals store (DESIGN §3, §7).
 // Decisions come from src/core; submit.ts, recover.ts and settle.ts sequence reads, atomic scripts and the send.
-import { timingProblems } from '../core/decisions.js';
+import { timingProblems } from '../core/timing.js';
 import { InterlockError } from '../core/errors.js';
 import { createContext, type GateDeps, type GateResult } from './context.js';
 import { createRecover } from './recover.js';
@@ -12,9 +12,11 @@ export { PremiseReadError } from './context.js';
 export type Gate = ReturnType<typeof createGate>;
 
 export function createGate(deps: GateDeps) {
-  const { journal, target, timing } = deps;
-  const problems = timingProblems({ ...timing, sendTimeoutMs: target.sendTimeoutMs, dedupWindowMs: target.dedupWindowMs });
-  if (problems.length > 0) throw new InterlockError('invalid_config', `The gate's timing is unsafe for target ${target.name}: ${problems.join('; ')}.`);
+  const { journal, target, timing, heartbeat } = deps;
+  // loadConfig checked the configuration against Stripe's window; the target may remember keys for less, and
+  // brings its own send timeout. (The durability interval is no concern of the gate's.)
+  const problems = timingProblems({ ...timing, heartbeatMs: heartbeat.intervalMs, heartbeatTtlMs: heartbeat.ttlMs, sendTimeoutMs: target.sendTimeoutMs, dedupWindowMs: target.dedupWindowMs, durabilityCheckMs: 1 });
+  if (problems.length > 0) throw new InterlockError('invalid_config', `The gate's timing is unsafe for target ${target.name}: ${problems.map((problem) => problem.message).join('; ')}.`);
   const ctx = createContext(deps);
   const { recover, recoverOne } = createRecover(ctx);
   const submit = createSubmit(ctx, (effectId, partition) => recoverOne(effectId, partition));

@@ -1,6 +1,8 @@
 // An in-memory target of any tier, with fault injection, for tests and the offline demo. It behaves like the
-// real thing where the gate cares: tier 1 dedupes on the effect id within its window, tiers 1 and 2 can be
-// looked up, tier 3 neither. It counts every landing, so a test can prove an effect landed at most once.
+// real thing where the gate cares: tier 1 keys requests by the effect id as Stripe keys them by Idempotency-Key
+// (a second request while the first runs is refused as "in use" with no outcome, and once the first has an
+// answer, landed or refused, every later one gets that answer again); tiers 1 and 2 can be looked up, tier 3
+// neither. It counts every landing, so a test can prove an effect landed at most once.
 import type { Effect, EffectKind } from '../core/effects.js';
 import type { Json, JsonObject } from '../core/json.js';
 import { ProcessCrash, Rejected, type SendContext, type Target } from '../core/target.js';
@@ -77,6 +79,9 @@ export function createMemoryTarget(options: MemoryTargetOptions): MemoryTarget {
 
   let lookupDown = false;
   let premiseDown = false;
+  /** Tier 1: keys whose first request is still running, and keys whose first request was refused. */
+  const inFlight = new Set<string>();
+  const refusedKeys = new Map<string, Rejected>();
 
   function land(effectId: string, effect: Effect): Landing {
     if (options.tier === 1) {
@@ -95,6 +100,42 @@ export function createMemoryTarget(options: MemoryTargetOptions): MemoryTarget {
     return { id: landing.id, object, status: 'succeeded', amount: landing.effect.amount, effectId: landing.effectId };
   }
 
+  /** One request reaching the target; `holdKey` keeps a tier-1 key in use past the sender's answer (see slow-send). */
+  async function perform(effectId: string, effect: Effect, context: SendContext, fault: Fault | undefined, holdKey?: () => () => void): Promise<JsonObject> {
+    switch (fault?.kind) {
+      case 'reject':
+        throw new Rejected(fault.message ?? 'the target refused the request', { code: fault.code ?? 'rejected', status: 400 });
+      case 'slow-send':
+        if (fault.landsAfterAbort) {
+          // One request lands once, whether or not its sender is still waiting for the answer; its key stays in
+          // use until it has.
+          let landing: Landing | undefined;
+          const release = holdKey?.();
+          setTimeout(() => {
+            landing ??= land(effectId, effect);
+            release?.();
+          }, fault.delayMs).unref();
+          await sleep(fault.delayMs, context);
+          return asObject((landing ??= land(effectId, effect)));
+        }
+        await sleep(fault.delayMs, context);
+        break;
+      case 'slow-answer': {
+        // A slow request that gets a definite answer inside its deadline: by then its sender may be fenced out.
+        await sleep(fault.delayMs, context);
+        if (fault.answer === 'rejected') throw new Rejected('the target refused the request (late)', { code: 'rejected', status: 400 });
+        return asObject(land(effectId, effect));
+      }
+      default:
+        break;
+    }
+    if (context.timeLeftMs() <= 0) throw new Error('the send deadline passed before it started');
+    const landing = land(effectId, effect);
+    if (fault?.kind === 'crash-after-send') throw new ProcessCrash('after the send, before its answer was recorded');
+    if (fault?.kind === 'error-after-send') throw new Error(fault.message ?? 'the connection dropped before the answer arrived');
+    return asObject(landing);
+  }
+
   return {
     name: options.name ?? `memory-tier-${options.tier}`,
     tier: options.tier,
@@ -108,38 +149,28 @@ export function createMemoryTarget(options: MemoryTargetOptions): MemoryTarget {
 
     async apply(effectId, effect, context) {
       const fault = takeFault(['crash-before-send', 'crash-after-send', 'error-before-send', 'error-after-send', 'reject', 'slow-send', 'slow-answer']);
-      if (fault?.kind !== 'crash-before-send' && fault?.kind !== 'error-before-send') await context.beforeWrite();
-      switch (fault?.kind) {
-        case 'crash-before-send':
-          throw new ProcessCrash('before the send');
-        case 'error-before-send':
-          throw new Error(fault.message ?? 'connection reset before the request was written');
-        case 'reject':
-          throw new Rejected(fault.message ?? 'the target refused the request', { code: fault.code ?? 'rejected', status: 400 });
-        case 'slow-send':
-          if (fault.landsAfterAbort) {
-            // One request lands once, whether or not its sender is still waiting for the answer.
-            let landing: Landing | undefined;
-            setTimeout(() => (landing ??= land(effectId, effect)), fault.delayMs).unref();
-            await sleep(fault.delayMs, context);
-            return asObject((landing ??= land(effectId, effect)));
-          }
-          await sleep(fault.delayMs, context);
-          break;
-        case 'slow-answer': {
-          // A slow request that gets a definite answer inside its deadline: by then its sender may be fenced out.
-          await sleep(fault.delayMs, context);
-          if (fault.answer === 'rejected') throw new Rejected('the target refused the request (late)', { code: 'rejected', status: 400 });
-          return asObject(land(effectId, effect));
-        }
-        default:
-          break;
+      if (fault?.kind === 'crash-before-send') throw new ProcessCrash('before the send');
+      if (fault?.kind === 'error-before-send') throw new Error(fault.message ?? 'connection reset before the request was written');
+      await context.beforeWrite();
+      if (options.tier !== 1) return perform(effectId, effect, context, fault);
+      const refused = refusedKeys.get(effectId);
+      if (refused) throw refused;
+      const known = keyed.get(effectId);
+      if (known) return asObject(known);
+      if (inFlight.has(effectId)) throw new Error('idempotency_key_in_use: another request with this key is still being processed (409)');
+      inFlight.add(effectId);
+      let released = true;
+      try {
+        return await perform(effectId, effect, context, fault, () => {
+          released = false;
+          return () => inFlight.delete(effectId);
+        });
+      } catch (error) {
+        if (error instanceof Rejected) refusedKeys.set(effectId, error);
+        throw error;
+      } finally {
+        if (released) inFlight.delete(effectId);
       }
-      if (context.timeLeftMs() <= 0) throw new Error('the send deadline passed before it started');
-      const landing = land(effectId, effect);
-      if (fault?.kind === 'crash-after-send') throw new ProcessCrash('after the send, before its answer was recorded');
-      if (fault?.kind === 'error-after-send') throw new Error(fault.message ?? 'the connection dropped before the answer arrived');
-      return asObject(landing);
     },
 
     async query(effectId) {
@@ -183,6 +214,7 @@ export function createMemoryTarget(options: MemoryTargetOptions): MemoryTarget {
     },
     forgetKeys() {
       keyed.clear();
+      refusedKeys.clear();
     },
   };
 }

@@ -2,7 +2,7 @@
 // resend only what the target dedupes or provably lacks, record what landed even when the re-check failed, trust
 // an empty lookup only after the send deadline plus the settle margin, and never guess on tier 3.
 import { describe, expect, it } from 'vitest';
-import { absenceTrustedAt, dispatchBlocker, openDispatch, planRecovery, premisesDecidedOn, recheckFailure, recoveryMode, type Lookup, type RecoveryStep, type RecoveryTiming } from '../../src/core/decisions.js';
+import { absenceTrustedAt, comparePremises, dispatchBlocker, openDispatch, planRecovery, premisesDecidedOn, recheckFailure, recoveryMode, type Lookup, type RecoveryStep, type RecoveryTiming } from '../../src/core/decisions.js';
 import { timingProblems } from '../../src/core/timing.js';
 import { loadConfig } from '../../src/config.js';
 import type { Checks } from '../../src/core/entries.js';
@@ -167,5 +167,17 @@ describe('decisions over an effect\'s entries', () => {
     const incoming = { chargebacks: ['du_1'], refunded_by_others: 0 };
     expect(premisesDecidedOn(proposed, 'ap_chain', incoming)).toEqual(PREMISES);
     expect(premisesDecidedOn(proposed, 'ap_other', incoming)).toEqual(incoming);
+  });
+});
+
+describe('comparePremises', () => {
+  it('compares own facts only: a premise named after an Object property reads as absent (null), never as Object\'s', () => {
+    expect(comparePremises({ constructor: null, toString: null, __defineGetter__: null }, {})).toEqual({ violations: [], changes: [] });
+    expect(comparePremises({ constructor: 'x' }, {})).toEqual({ violations: ['constructor: was "x", now null'], changes: [{ field: 'constructor', was: 'x', now: null }] });
+  });
+
+  it('compares canonical forms, so key order inside a fact is no change but any value change is', () => {
+    expect(comparePremises({ dispute: { id: 'du_1', status: 'won' } }, { dispute: { status: 'won', id: 'du_1' } }).violations).toEqual([]);
+    expect(comparePremises({ chargebacks: [] }, { chargebacks: ['du_1'] }).changes).toEqual([{ field: 'chargebacks', was: [], now: ['du_1'] }]);
   });
 });

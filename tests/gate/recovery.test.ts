@@ -307,19 +307,22 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
     expect(world.target.landedCount(effectId)).toBe(1);
   });
 
-  it('records a fenced-out sender late answer as LATE_RESULT, never as a second COMMITTED', async () => {
+  it('records a fenced-out sender late answer as LATE_RESULT, never as a second COMMITTED, and commits the landing it reports', async () => {
     world = await gateWorld();
     const { a, b, approval } = await twoNodes();
     const proposal = refundProposal({ approval });
     const { effectId, sending: zombie } = await submitSlowly(world, a, proposal);
-    // The sender is cut off from Redis (its heartbeat lapses) while its request is still on the wire.
+    // The sender is cut off from Redis (its heartbeat lapses) while its request is still on the wire. A resend under
+    // the same key meanwhile is answered "in use" by the target, as Stripe answers 409: no outcome, the claim stays.
     await kill(a);
-    expect((await b.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_BY_RETRY' })]);
+    expect((await b.gate.recover()).unresolved).toEqual([expect.objectContaining({ effectId })]);
     const late = await zombie;
-    // Its caller hears that another worker carried the effect out, not a second COMMITTED.
-    expect(late.outcome).toBe('DUPLICATE_IGNORED');
+    // Its caller hears that the effect is in other hands, not COMMITTED: it lost its claim.
+    expect(['IN_FLIGHT', 'DUPLICATE_IGNORED']).toContain(late.outcome);
+    // Its landed answer is the truth about the effect: the holder commits it without sending again.
+    expect((await b.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_ON_QUERY' })]);
     const kinds = await entryKinds(b, effectId);
-    expect(kinds.slice(-2)).toEqual(['COMMITTED', 'LATE_RESULT']);
+    expect(kinds.slice(-2)).toEqual(['LATE_RESULT', 'COMMITTED']);
     expect(kinds.filter((kind) => kind === 'COMMITTED')).toHaveLength(1);
     expect(world.target.landedCount(effectId)).toBe(1);
     await verifiedReceipt(world, b, effectId);

@@ -2,7 +2,7 @@
 // names the effect's partition and must equal its approval's scope) and the cents it moves (reserved against
 // the caps). Bad input is refused here with the field that is wrong, before anything is written or queued.
 import { z } from 'zod';
-import { InterlockError, type FieldProblem } from './errors.js';
+import { InterlockError, zodFieldProblems, type FieldProblem } from './errors.js';
 import type { JsonObject } from './json.js';
 import { freeText, identifier } from './text.js';
 
@@ -59,7 +59,7 @@ export class EffectError extends InterlockError {
 }
 
 function problemsOf(error: z.ZodError, prefix: string): FieldProblem[] {
-  return error.issues.map((issue) => ({ path: [prefix, ...issue.path.map(String)].join('.'), message: issue.message }));
+  return zodFieldProblems(error.issues, [prefix], prefix);
 }
 
 /** Parses an effect of a known kind; throws EffectError naming every bad field. */

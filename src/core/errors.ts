@@ -64,3 +64,14 @@ export function isRetryable(error: unknown): boolean {
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** Field problems from a zod error, with an unknown key named by its own path (so a typo is pointed at). */
+export function zodFieldProblems(issues: readonly { path: readonly PropertyKey[]; message: string; code?: string; keys?: readonly string[] }[], prefix: readonly string[] = [], root = 'proposal'): FieldProblem[] {
+  return issues.flatMap((issue) => {
+    const at = [...prefix, ...issue.path.map(String)];
+    if (issue.code === 'unrecognized_keys' && issue.keys) {
+      return issue.keys.map((key) => ({ path: [...at, key].join('.'), message: 'is not a field of this object (a typo?)' }));
+    }
+    return [{ path: at.join('.') || root, message: issue.message }];
+  });
+}

@@ -3,7 +3,7 @@
 // input is refused with a ProposalError that names each field.
 import { z } from 'zod';
 import { parseEffect, EffectError } from './effects.js';
-import { InterlockError, type FieldProblem } from './errors.js';
+import { InterlockError, zodFieldProblems, type FieldProblem } from './errors.js';
 import { assertJson, canonicalJson, jsonDepth, NonCanonicalValueError, type Json, type JsonObject } from './json.js';
 import { freeText, identifier } from './text.js';
 import type { Decision } from './entries.js';
@@ -66,13 +66,16 @@ function boundedJson(value: unknown, path: string, limits: { depth: number; char
 export function parseProposal(input: unknown): Proposal {
   const parsed = proposalSchema.safeParse(input);
   if (!parsed.success) {
-    refuse(parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join('.') || 'proposal', message: issue.message })));
+    refuse(zodFieldProblems(parsed.error.issues));
   }
   const p = parsed.data;
+  // The JSON fields are read from the input itself, not from the schema's copy: a copy made by assignment would
+  // silently drop a "__proto__" key, which must be refused instead.
+  const raw = input as { premises: unknown; effect: unknown; request?: unknown };
   const problems: FieldProblem[] = [];
-  const premises = boundedJson(p.premises, 'premises', { depth: PROPOSAL_LIMITS.premiseDepth, chars: PROPOSAL_LIMITS.premiseChars }, problems);
-  const effectJson = boundedJson(p.effect, 'effect', { depth: 4, chars: PROPOSAL_LIMITS.premiseChars }, problems);
-  const request = p.request === undefined ? undefined : boundedJson(p.request, 'request', { depth: PROPOSAL_LIMITS.requestDepth, chars: PROPOSAL_LIMITS.requestChars }, problems);
+  const premises = boundedJson(raw.premises, 'premises', { depth: PROPOSAL_LIMITS.premiseDepth, chars: PROPOSAL_LIMITS.premiseChars }, problems);
+  const effectJson = boundedJson(raw.effect, 'effect', { depth: 4, chars: PROPOSAL_LIMITS.premiseChars }, problems);
+  const request = p.request === undefined ? undefined : boundedJson(raw.request, 'request', { depth: PROPOSAL_LIMITS.requestDepth, chars: PROPOSAL_LIMITS.requestChars }, problems);
   let effect: JsonObject | undefined;
   if (effectJson !== undefined) {
     try {

@@ -57,9 +57,11 @@ const entry = z.discriminatedUnion('kind', [
   }),
 ]);
 
-const head = z.object({ format: z.literal('interlock.receipt-head/v1'), effectId: z.string(), count: z.number(), lastHash: z.string().nullable(), signedAt: z.number(), kid: z.string(), sig: z.string() });
+// The head and the bundle take no fields beyond these: a field the signature does not cover would read as part of a
+// signed receipt while nobody signed it.
+const head = z.strictObject({ format: z.literal('interlock.receipt-head/v1'), effectId: z.string(), count: z.number(), lastHash: z.string().nullable(), signedAt: z.number(), kid: z.string(), sig: z.string() });
 
-export const receiptSchema = z.object({ format: z.enum(['interlock.receipt/v1', 'interlock.receipt/v2']), effectId: z.string(), entries: z.array(entry), head });
+export const receiptSchema = z.strictObject({ format: z.enum(['interlock.receipt/v1', 'interlock.receipt/v2']), effectId: z.string(), entries: z.array(entry), head });
 
 export function parseReceipt(input: unknown): { ok: true; receipt: Receipt } | { ok: false; problems: string[] } {
   let parsed: ReturnType<typeof receiptSchema.safeParse>;

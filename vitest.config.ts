@@ -6,6 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    globalSetup: ['tests/support/outcome-coverage.ts'],
     env: { INTERLOCK_LOG_LEVEL: 'silent' },
   },
 });

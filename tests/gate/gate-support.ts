@@ -8,6 +8,7 @@ import { ProcessCrash } from '../../src/core/target.js';
 import { verify, type Verification } from '../../src/core/verify.js';
 import { createGate, type Gate, type GateDeps, type GateResult, type RecoveryReport } from '../../src/gate/gate.js';
 import type { MemoryTargetOptions } from '../../src/targets/memory-target.js';
+import { recorded } from '../support/outcomes.js';
 import { approvalTerms, createWorld, sleep, type refundProposal, type TestNode, type World } from '../support/harness.js';
 
 export const PAYMENT = 'payment:pi_1';
@@ -103,5 +104,5 @@ export async function verifiedReceipt(world: World, node: TestNode, effectId: st
 /** A second gate on a node's adapters with some of them swapped, to place another writer at an exact moment. */
 export function gateWith(node: TestNode, swapped: Partial<GateDeps>): Gate {
   const timing = { claimTtlMs: node.config.claimTtlMs, settleMarginMs: node.config.settleMarginMs, dedupMarginMs: node.config.dedupMarginMs };
-  return createGate({ journal: node.journal, approvals: node.approvals, heartbeat: node.heartbeat, target: node.target, logger: pino({ level: 'silent' }), timing, ...swapped });
+  return recorded(createGate({ journal: node.journal, approvals: node.approvals, heartbeat: node.heartbeat, target: node.target, logger: pino({ level: 'silent' }), timing, ...swapped }));
 }

@@ -11,6 +11,7 @@ import type { RedisClient } from '../../src/redis/client.js';
 import { generateSigningKeyPem } from '../../src/keys/key-store.js';
 import { createMemoryTarget, type MemoryTarget, type MemoryTargetOptions } from '../../src/targets/memory-target.js';
 import type { ApprovalTerms } from '../../src/core/approval.js';
+import { recorded } from './outcomes.js';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -47,6 +48,7 @@ export async function startNode(options: { config: Config; target: Target; key: 
   const interlock = await createInterlock({ config, target: options.target, signingKey: options.key, logger: pino({ level: 'silent' }), redis });
   return {
     ...interlock,
+    gate: recorded(interlock.gate),
     config,
     target: options.target,
     async close(closeOptions) {

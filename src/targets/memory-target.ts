@@ -24,9 +24,13 @@ export type Fault =
   /** The next lookup finds the landed object but reports it with an odd id (a number, or none at all). */
   | { kind: 'odd-id'; id: number | null }
   /** The next send answers only after `delayMs` (inside its deadline): a definite refusal, or a landing. */
-  | { kind: 'slow-answer'; delayMs: number; answer: 'landed' | 'rejected' };
+  | { kind: 'slow-answer'; delayMs: number; answer: 'landed' | 'rejected' }
+  /** The next premise read takes `delayMs`: time for the world (an approval, a fact) to move during a re-check. */
+  | { kind: 'slow-read'; delayMs: number };
 
 export type Landing = { id: string; effectId: string; effect: Effect; at: number };
+/** A request that left its sender (it passed the last check before the network), whether or not it landed. */
+export type SendStart = { effectId: string; at: number };
 
 export type MemoryTargetOptions = {
   tier: Tier;
@@ -41,6 +45,7 @@ export type MemoryTarget = Target & {
   /** Facts per subject that premises are compared with; change them to model the world moving. */
   world: Map<string, JsonObject>;
   landings: Landing[];
+  sendStarts: SendStart[];
   landedCount(effectId: string): number;
   inject(fault: Fault): void;
   pendingFaults(): Fault[];
@@ -67,6 +72,7 @@ export function createMemoryTarget(options: MemoryTargetOptions): MemoryTarget {
   const now = options.now ?? (() => Date.now());
   const world = new Map<string, JsonObject>();
   const landings: Landing[] = [];
+  const sendStarts: SendStart[] = [];
   const keyed = new Map<string, Landing>();
   const faults: Fault[] = [];
   let sequence = 0;
@@ -146,12 +152,14 @@ export function createMemoryTarget(options: MemoryTargetOptions): MemoryTarget {
     facts: null,
     world,
     landings,
+    sendStarts,
 
     async apply(effectId, effect, context) {
       const fault = takeFault(['crash-before-send', 'crash-after-send', 'error-before-send', 'error-after-send', 'reject', 'slow-send', 'slow-answer']);
       if (fault?.kind === 'crash-before-send') throw new ProcessCrash('before the send');
       if (fault?.kind === 'error-before-send') throw new Error(fault.message ?? 'connection reset before the request was written');
       await context.beforeWrite();
+      sendStarts.push({ effectId, at: now() });
       if (options.tier !== 1) return perform(effectId, effect, context, fault);
       const refused = refusedKeys.get(effectId);
       if (refused) throw refused;
@@ -190,6 +198,8 @@ export function createMemoryTarget(options: MemoryTargetOptions): MemoryTarget {
     async readFacts(_effectId, effect, names) {
       if (premiseDown) throw new Error('the target is down: every premise read fails');
       if (takeFault(['premise-error'])) throw new Error('the premise read failed');
+      const slow = takeFault(['slow-read']);
+      if (slow?.kind === 'slow-read') await new Promise((resolve) => setTimeout(resolve, slow.delayMs));
       const facts = world.get(subjectOf(effect)) ?? {};
       const current: JsonObject = {};
       // Own properties only: a premise named "constructor" is a fact like any other, not Object's (issue 6, item 16).

@@ -16,6 +16,9 @@ import { createWorld, refundProposal, type TestNode, type World } from '../suppo
 let deep: unknown = 0;
 for (let level = 0; level < 40; level += 1) deep = { deeper: deep };
 const HUGE = 'x'.repeat(70_000);
+// A hole in an array has no JSON form at all.
+const sparse: unknown[] = [1];
+sparse[2] = 3;
 
 /** Values no field of a proposal may hold, with why. */
 const HOSTILE_STRINGS = ['lone \ud800 surrogate', 'lone \udfff low', 'bell \u0007', 'nul \u0000', 'escape \u001b[31m', ' padded ', '', HUGE];
@@ -37,7 +40,7 @@ const stringFields = ['requestId', 'agent', 'approval', 'effect.paymentIntent', 
 const caseArb: fc.Arbitrary<Case> = fc.oneof(
   fc.tuple(fc.constantFrom(...stringFields), fc.constantFrom(...HOSTILE_STRINGS)).map(([path, value]) => withField(path, path === 'decision.model' ? value : value)),
   fc.constantFrom(...HOSTILE_AMOUNTS).map((value) => withField('effect.amount', value)),
-  fc.constantFrom<unknown>(deep, { a: HUGE }, Number.NaN, [1, , 3], 'x\ud800', { k: Number.POSITIVE_INFINITY }).map((value) => withField('premises.chargebacks', value)),
+  fc.constantFrom<unknown>(deep, { a: HUGE }, Number.NaN, sparse, 'x\ud800', { k: Number.POSITIVE_INFINITY }).map((value) => withField('premises.chargebacks', value)),
   fc.constantFrom<unknown>(deep, HUGE + HUGE).map((value) => withField('request', value)),
   fc.constantFrom('x\ud800', 'x\u0001').map((text) => withField('decision', { model: 'claude', text })),
   fc.constantFrom('kind', 'subject', 'paymentIntent', 'customer').map((field) => withField(`effect.${field}`, { nested: true })),
@@ -140,7 +143,7 @@ describe('hostile receipts', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: all.length - 1 }), hostileValue, fc.constantFrom('set', 'delete', 'add' as const), (index, value, mode) => {
         const mutated = mutate(receipt, all[index] ?? [], value, mode);
-        let unchanged = false;
+        let unchanged: boolean;
         try {
           unchanged = canonicalJson(mutated) === canonicalJson(receipt);
         } catch {

@@ -1,7 +1,11 @@
 // Property: whatever the interleaving of several gate instances on one Redis prefix, whatever crashes, faults,
-// revocations and premise changes happen between their steps, every effect lands at most once with its recorded
-// payload, landed money stays within the shared caps, the journal's answer agrees with the target once recovery is
-// quiet, and every receipt verifies (I1, I2, I5, I6, P, DESIGN §7).
+// revocations and premise changes happen between their steps (and during them: a revocation or an expiry while a
+// re-check reads the premises, a fenced-out sender's late definite answer, lookups that find objects with odd
+// ids, premise reads and lookups that fail for a while), every effect lands at most once with its recorded
+// payload, every send went out under an authorization given before its approval was revoked or expired, landed
+// money stays within the shared caps (including caps set after money moved), the journal's answer agrees with the
+// target once recovery is quiet, and every receipt verifies, approval scope included (I1, I2, I4, I5, I6, P,
+// DESIGN §7, issue 6).
 import fc from 'fast-check';
 import { afterAll, describe, it } from 'vitest';
 import type { Tier } from '../../src/core/decisions.js';
@@ -52,9 +56,18 @@ type Step =
   | { op: 'premise'; subject: number; holds: boolean }
   | { op: 'wait'; ms: number }
   /** The target forgets its idempotency keys, allowed only once every landing is older than its dedup window. */
-  | { op: 'forget-keys' };
-/** With `shortDedupWindow` the target remembers keys for 600 ms only, so tier 1 must fall back to lookup. */
-type Schedule = { shortDedupWindow: boolean; steps: Step[] };
+  | { op: 'forget-keys' }
+  /** Persistent lookup and premise failures end. */
+  | { op: 'heal' }
+  /** A subject cap is set after money may have moved: at what moved so far plus `extra` cents. */
+  | { op: 'cap'; subject: number; extra: number }
+  /** A call runs while the subject's approval is revoked `afterMs` into it (a re-check, a send in progress). */
+  | { op: 'revoke-during'; call: Call; subject: number; afterMs: number };
+/**
+ * With `shortDedupWindow` the target remembers keys for 600 ms only, so tier 1 must fall back to lookup. With
+ * `expiresInMs` every approval expires that long after it was granted, often while a call is running.
+ */
+type Schedule = { shortDedupWindow: boolean; expiresInMs: number | null; steps: Step[] };
 const SHORT_DEDUP = { windowMs: 600, marginMs: 300 };
 
 function describeCall(call: Call): string {
@@ -81,6 +94,12 @@ function describeStep(step: Step): string {
       return `wait ${step.ms} ms`;
     case 'forget-keys':
       return 'the target forgets idempotency keys older than its window';
+    case 'heal':
+      return 'lookups and premise reads work again';
+    case 'cap':
+      return `cap ${SUBJECTS[step.subject] ?? '?'} at what moved so far + ${step.extra} cents`;
+    case 'revoke-during':
+      return `${describeCall(step.call)} while the approval on ${SUBJECTS[step.subject] ?? '?'} is revoked ${step.afterMs} ms into it`;
     default: {
       const never: never = step;
       return never;
@@ -89,7 +108,7 @@ function describeStep(step: Step): string {
 }
 
 function describeSchedule(schedule: Schedule): string {
-  return [schedule.shortDedupWindow ? ` (dedup window ${SHORT_DEDUP.windowMs} ms)` : '', ...schedule.steps.map((step, index) => `  ${String(index + 1).padStart(2)}. ${describeStep(step)}`)].join('\n');
+  return [`${schedule.shortDedupWindow ? ` (dedup window ${SHORT_DEDUP.windowMs} ms)` : ''}${schedule.expiresInMs === null ? '' : ` (approvals expire after ${schedule.expiresInMs} ms)`}`, ...schedule.steps.map((step, index) => `  ${String(index + 1).padStart(2)}. ${describeStep(step)}`)].join('\n');
 }
 
 const nodeIndex = fc.integer({ min: 0, max: NODES - 1 });
@@ -105,6 +124,13 @@ const faultArb: fc.Arbitrary<Fault> = fc.oneof(
   // lands within the settle margin (the contract of DESIGN §7: later bytes are out of any gate's reach).
   fc.integer({ min: 20, max: 300 }).map((delayMs): Fault => ({ kind: 'slow-send', delayMs })),
   fc.integer({ min: 20, max: 90 }).map((delayMs): Fault => ({ kind: 'slow-send', delayMs, landsAfterAbort: true })),
+  // A definite answer that arrives late, often after its sender was fenced out (issue 6, item 7).
+  fc.record({ delayMs: fc.integer({ min: 20, max: 120 }), answer: fc.constantFrom('landed' as const, 'rejected' as const) }).map(({ delayMs, answer }): Fault => ({ kind: 'slow-answer', delayMs, answer })),
+  // A lookup that finds the object but reports an odd id (item 6); failures that last until healed (item 8).
+  fc.constantFrom<number | null>(7, null).map((id): Fault => ({ kind: 'odd-id', id })),
+  fc.constant({ kind: 'lookup-down' } as const),
+  fc.constant({ kind: 'premise-down' } as const),
+  fc.integer({ min: 20, max: 200 }).map((delayMs): Fault => ({ kind: 'slow-read', delayMs })),
 );
 
 const submitArb = (node: fc.Arbitrary<number>): fc.Arbitrary<Call> =>
@@ -131,12 +157,18 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: fc.record({ op: fc.constant('premise' as const), subject: fc.integer({ min: 0, max: SUBJECTS.length - 1 }), holds: fc.boolean() }), weight: 2 },
   { arbitrary: fc.record({ op: fc.constant('wait' as const), ms: fc.integer({ min: 0, max: 350 }) }), weight: 2 },
   { arbitrary: fc.constant({ op: 'forget-keys' } as const), weight: 1 },
+  { arbitrary: fc.constant({ op: 'heal' } as const), weight: 1 },
+  { arbitrary: fc.record({ op: fc.constant('cap' as const), subject: fc.integer({ min: 0, max: SUBJECTS.length - 1 }), extra: fc.constantFrom(0, 500, 1_000, 2_500) }), weight: 1 },
+  {
+    arbitrary: fc.record({ op: fc.constant('revoke-during' as const), call: callArb(nodeIndex), subject: fc.integer({ min: 0, max: SUBJECTS.length - 1 }), afterMs: fc.integer({ min: 0, max: 150 }) }),
+    weight: 2,
+  },
 );
 
 const scheduleArb: fc.Arbitrary<Schedule> = fc
-  .tuple(fc.boolean(), fc.array(stepArb, { minLength: 1, maxLength: 14 }))
-  .map(([shortDedupWindow, steps]) => {
-    const schedule: Schedule = { shortDedupWindow, steps };
+  .tuple(fc.boolean(), fc.option(fc.integer({ min: 300, max: 1_500 }), { freq: 3, nil: null }), fc.array(stepArb, { minLength: 1, maxLength: 14 }))
+  .map(([shortDedupWindow, expiresInMs, steps]) => {
+    const schedule: Schedule = { shortDedupWindow, expiresInMs, steps };
     return Object.assign(schedule, { [fc.toStringMethod]: () => describeSchedule(schedule) });
   });
 
@@ -148,7 +180,29 @@ type Run = {
   trace: string[];
   /** Outcomes callers were told, per effect index. */
   told: string[][];
+  /** Every dispatch and resend Redis allowed, with the Redis time it allowed it at. */
+  authorizations: { effectId: string; at: number }[];
+  /** Subject caps set during the run (Redis time). */
+  caps: { subject: string; at: number; limit: number }[];
 };
+
+/** Records, for the invariants, each dispatch and resend a node's journal was allowed to make. */
+function watched(run: Run, node: TestNode): TestNode {
+  const { journal } = node;
+  const propose = journal.propose.bind(journal);
+  const resend = journal.resend.bind(journal);
+  journal.propose = async (request) => {
+    const reply = await propose(request);
+    if (reply.status === 'OK' && request.mode === 'dispatch') run.authorizations.push({ effectId: request.effectId, at: reply.now });
+    return reply;
+  };
+  journal.resend = async (...args) => {
+    const reply = await resend(...args);
+    if (reply.status === 'OK') run.authorizations.push({ effectId: args[1], at: reply.now });
+    return reply;
+  };
+  return node;
+}
 
 function proposal(run: Run, effect: number, redecided: boolean) {
   const spec = EFFECTS[effect];
@@ -168,7 +222,7 @@ async function restart(run: Run, slot: number, sameId: boolean): Promise<void> {
   const dead = run.nodes[slot];
   if (dead) await kill(dead);
   const workerId = sameId ? run.workerIds[slot] : undefined;
-  const fresh = await run.world.node(workerId);
+  const fresh = watched(run, await run.world.node(workerId));
   run.nodes[slot] = fresh;
   run.workerIds[slot] = fresh.heartbeat.workerId;
 }
@@ -231,6 +285,27 @@ async function runStep(run: Run, step: Step): Promise<void> {
     case 'wait':
       await sleep(step.ms);
       break;
+    case 'heal':
+      run.world.target.heal();
+      break;
+    case 'cap': {
+      const node = run.nodes[0];
+      const partition = `payment:${SUBJECTS[step.subject] ?? 'pi_a'}`;
+      if (!node) break;
+      const moved = run.world.target.landings.filter((l) => l.effect.kind === 'refund' && `payment:${l.effect.paymentIntent}` === partition).reduce((sum, l) => sum + l.effect.amount, 0);
+      const at = await node.journal.serverTime();
+      await node.approvals.setSubjectCap(partition, moved + step.extra);
+      run.caps.push({ subject: partition, at, limit: moved + step.extra });
+      break;
+    }
+    case 'revoke-during': {
+      const approval = run.approvals[step.subject] ?? '';
+      const node = run.nodes[0];
+      const revoking = sleep(step.afterMs).then(() => node?.approvals.revoke(approval, 'risk-team'));
+      const [line] = await Promise.all([call(run, step.call), revoking]);
+      run.trace.push(`${line} (revoked ${step.afterMs} ms in)`);
+      return;
+    }
     case 'forget-keys': {
       const { target } = run.world;
       if (target.landings.every((landing) => landing.at <= Date.now() - target.dedupWindowMs)) {
@@ -253,7 +328,9 @@ async function runStep(run: Run, step: Step): Promise<void> {
 /** Kills every node, then one fresh node recovers until no dispatch is open (P: recovery resolves everything). */
 async function recoverUntilQuiet(run: Run): Promise<TestNode> {
   for (const node of run.nodes) await kill(node);
-  let node = await run.world.node();
+  // P is promised for a world that answers again: failures that last until healed end here.
+  run.world.target.heal();
+  let node = watched(run, await run.world.node());
   for (let pass = 0; pass < 60; pass += 1) {
     if ((await node.journal.openDispatches()).length === 0) return node;
     try {
@@ -265,7 +342,7 @@ async function recoverUntilQuiet(run: Run): Promise<TestNode> {
       if (!(error instanceof ProcessCrash)) throw error;
       run.trace.push('final recover -> CRASHED; node replaced');
       await kill(node);
-      node = await run.world.node();
+      node = watched(run, await run.world.node());
     }
   }
   throw new Error(`recovery never became quiet: ${JSON.stringify(await node.journal.openDispatches())}`);
@@ -284,13 +361,26 @@ async function checkInvariants(run: Run, tier: Tier, node: TestNode): Promise<st
       if (landed > 0) problems.push(`${name} landed but has no journal`);
       continue;
     }
+    // I4: every request that left a sender followed an authorization Redis gave (a dispatch or a resend), and
+    // every such authorization came before its approval was revoked or expired, whatever happened during it.
+    const authorized = run.authorizations.filter((item) => item.effectId === effectId);
+    const sends = target.sendStarts.filter((item) => item.effectId === effectId);
+    if (sends.length > 0 && authorized.length === 0) problems.push(`${name} was sent ${sends.length} times but never authorized`);
+    const approvalId = run.approvals[EFFECTS[index]?.subject ?? 0] ?? '';
+    const { snapshot } = await node.approvals.describe(approvalId);
+    for (const item of authorized) {
+      // Within one millisecond Redis's order is not visible in the times; the scripts are atomic either way.
+      if (snapshot?.revokedAt !== null && snapshot?.revokedAt !== undefined && item.at > snapshot.revokedAt) problems.push(`${name} was authorized at ${item.at}, after its approval was revoked at ${snapshot.revokedAt}`);
+      if (snapshot && item.at >= snapshot.expiresAt) problems.push(`${name} was authorized at ${item.at}, after its approval expired at ${snapshot.expiresAt}`);
+    }
     const recorded = firstProposal(receipt.entries)?.effect;
     for (const landing of target.landings.filter((l) => l.effectId === effectId)) {
       if (canonicalJson(landing.effect) !== canonicalJson(recorded ?? null)) problems.push(`${name} landed with ${canonicalJson(landing.effect)}, not the first recorded payload`);
     }
     if (openDispatch(receipt.entries)) problems.push(`${name} still has an open dispatch after recovery went quiet`);
     const verification = verify(JSON.parse(JSON.stringify(receipt)), { publicKeys: run.world.key.publicKeys });
-    if (!verification.valid) problems.push(`${name}'s receipt does not verify: ${verification.problems.join('; ')}`);
+    if (verification.valid !== true) problems.push(`${name}'s receipt does not verify: ${verification.problems.join('; ')}`);
+    if (verification.authorizedWhenFired === false) problems.push(`${name}'s receipt shows a send without a live approval on its subject`);
     const { happened } = verification;
     const tally = (what: string) => seen.set(`${what}@tier${tier}`, (seen.get(`${what}@tier${tier}`) ?? 0) + 1);
     tally(verification.outcome ?? 'none');
@@ -303,9 +393,29 @@ async function checkInvariants(run: Run, tier: Tier, node: TestNode): Promise<st
   }
   for (const [index, subject] of SUBJECTS.entries()) {
     const caps = CAPS[index] ?? CAPS[0];
-    const limit = Math.min(caps.approvalCents, caps.subjectCents ?? Infinity);
+    // A cap set during the run replaces the starting one; the invariant below judges it.
+    const recapped = run.caps.some((cap) => cap.subject === `payment:${subject}`);
+    const limit = Math.min(caps.approvalCents, recapped ? Infinity : (caps.subjectCents ?? Infinity));
     const landedCents = target.landings.filter((l) => l.effect.kind === 'refund' && l.effect.paymentIntent === subject).reduce((sum, l) => sum + Number(l.effect.amount), 0);
     if (landedCents > limit) problems.push(`${landedCents} cents landed on ${subject}, past its shared cap of ${limit}`);
+  }
+  // A cap set after money moved counts that money too (issue 6, item 4): once the last cap was set, whatever
+  // was dispatched after it and landed keeps everything landed on the subject within it.
+  for (const subject of SUBJECTS.map((name) => `payment:${name}`)) {
+    const last = run.caps.filter((cap) => cap.subject === subject).at(-1);
+    if (!last) continue;
+    let before = 0;
+    let after = 0;
+    for (const index of EFFECTS.keys()) {
+      const effectId = node.gate.effectIdOf(proposal(run, index, false));
+      const landing = target.landings.find((item) => item.effectId === effectId && item.effect.kind === 'refund' && `payment:${item.effect.paymentIntent}` === subject);
+      if (!landing) continue;
+      const receipt = await node.journal.receipt(effectId);
+      const dispatchedAt = receipt?.entries.filter((entry) => entry.kind === 'DISPATCHED').at(-1)?.at ?? 0;
+      if (dispatchedAt >= last.at) after += landing.effect.amount;
+      else before += landing.effect.amount;
+    }
+    if (after > 0 && before + after > last.limit) problems.push(`${before + after} cents landed on ${subject} (${after} dispatched after its cap of ${last.limit} was set)`);
   }
   return problems;
 }
@@ -314,16 +424,17 @@ async function execute(tier: Tier, schedule: Schedule): Promise<void> {
   const world = schedule.shortDedupWindow
     ? await createWorld({ target: { tier, dedupWindowMs: SHORT_DEDUP.windowMs }, config: { ...TIMING, dedupMarginMs: SHORT_DEDUP.marginMs } })
     : await createWorld({ target: { tier }, config: TIMING });
-  const run: Run = { world, nodes: [], workerIds: [], approvals: [], trace: [], told: EFFECTS.map(() => []) };
+  const run: Run = { world, nodes: [], workerIds: [], approvals: [], trace: [], told: EFFECTS.map(() => []), authorizations: [], caps: [] };
   try {
     for (let slot = 0; slot < NODES; slot += 1) {
-      const node = await world.node();
+      const node = watched(run, await world.node());
       run.nodes.push(node);
       run.workerIds.push(node.heartbeat.workerId);
     }
     for (const [index, subject] of SUBJECTS.entries()) {
       const caps = CAPS[index] ?? CAPS[0];
-      const terms = approvalTerms({ scope: `payment:${subject}`, capCents: caps.approvalCents, maxUses: 10 });
+      const expiresAt = schedule.expiresInMs === null ? Date.now() + 3_600_000 : (await world.nodes[0]?.journal.serverTime() ?? Date.now()) + schedule.expiresInMs;
+      const terms = approvalTerms({ scope: `payment:${subject}`, capCents: caps.approvalCents, maxUses: 10, expiresAt });
       await run.nodes[0]?.approvals.grant(terms);
       if (caps.subjectCents !== null) await run.nodes[0]?.approvals.setSubjectCap(`payment:${subject}`, caps.subjectCents);
       run.approvals.push(terms.id);

@@ -11,7 +11,8 @@ export { createControlClient } from './control-client.js';
 export type { ControlClient } from './control-client.js';
 export type { DelaysMode } from './core/delays.js';
 export type { Settings } from './core/core.js';
-export type { Delivery, DeliveryRule, DeliveryState, RuleAction } from './webhooks/delivery.js';
+export type { Delivery, DeliveryRule, DeliveryState, ForwardedResponse, RuleAction } from './webhooks/delivery.js';
+export type { CliSessionView } from './webhooks/stripe-cli.js';
 
 export interface SandboxOptions extends WorldOptions {
   /** 0 picks a free port. */
@@ -35,6 +36,8 @@ export interface Sandbox {
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const world = createWorld(options);
   const server = createServer({ keepAlive: true }, createRequestHandler(world));
+  // The only websocket the sandbox serves is the one `stripe listen` dials (webhooks/stripe-cli.ts).
+  server.on('upgrade', (req, socket, head) => world.stripeCli.handleUpgrade(req, socket, head));
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -27,6 +27,7 @@ import { createSubscriptions } from './objects/subscriptions.js';
 import { createTestClocks } from './objects/test-clocks.js';
 import { createWebhookEndpoints } from './objects/webhook-endpoints.js';
 import { createWebhookDelivery } from './webhooks/delivery.js';
+import { createStripeCli } from './webhooks/stripe-cli.js';
 import type { Core, Settings } from './core/core.js';
 import type { DelaysMode } from './core/delays.js';
 import type { Logger } from './core/log.js';
@@ -35,6 +36,7 @@ import type { Refunds } from './objects/refunds.js';
 import type { TransportDeps } from './http/server.js';
 import type { Idempotency } from './http/idempotency.js';
 import type { WebhookDelivery, WebhookTarget } from './webhooks/delivery.js';
+import type { StripeCli } from './webhooks/stripe-cli.js';
 
 export interface WorldOptions {
   delays?: DelaysMode;
@@ -56,6 +58,8 @@ export interface World extends TransportDeps {
   refunds: Refunds;
   disputes: Disputes;
   forward: WebhookTarget | null;
+  /** `stripe listen` sessions and their websockets. */
+  stripeCli: StripeCli;
   reset(): void;
   close(): void;
 }
@@ -93,7 +97,16 @@ export function createWorld(options: WorldOptions = {}): World {
 
   const forward: WebhookTarget | null =
     options.forwardTo === undefined ? null : { id: FORWARD_TARGET_ID, url: options.forwardTo, secret: options.webhookSecret ?? newWebhookSecret(), enabledEvents: ['*'] };
-  const delivery = createWebhookDelivery(core, () => (forward === null ? endpoints.targets() : [forward, ...endpoints.targets()]));
+  // The CLI's sessions report answers back to the delivery engine, which in turn lists them as targets.
+  let deliveryRef: WebhookDelivery | null = null;
+  const stripeCli = createStripeCli(core, {
+    delivery: () => {
+      if (deliveryRef === null) throw new Error('webhook delivery is not built yet');
+      return deliveryRef;
+    },
+  });
+  const delivery = createWebhookDelivery(core, () => [...(forward === null ? [] : [forward]), ...endpoints.targets(), ...stripeCli.targets()]);
+  deliveryRef = delivery;
   const idempotency = createIdempotency(clock, options.idempotencyTtlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS);
   const faults = createFaults();
 
@@ -113,6 +126,7 @@ export function createWorld(options: WorldOptions = {}): World {
     ...invoices.routes,
     ...subscriptions.routes,
     ...creditNotes.routes,
+    ...stripeCli.routes,
   ]);
 
   const world: World = {
@@ -128,6 +142,7 @@ export function createWorld(options: WorldOptions = {}): World {
     refunds,
     disputes,
     forward,
+    stripeCli,
     reset() {
       clock.cancelAll();
       delivery.clear();
@@ -139,6 +154,7 @@ export function createWorld(options: WorldOptions = {}): World {
     close() {
       clock.cancelAll();
       delivery.close();
+      stripeCli.close();
     },
   };
   world.control.add(controlRoutes(world, charges));

@@ -16,6 +16,10 @@ export interface RequestContext {
   idempotencyKey: string | null;
   /** What events caused by this request carry in `event.request`. */
   origin: EventOrigin;
+  /** The secret key the request authenticated with (empty on control routes). */
+  apiKey: string;
+  /** The `Host` header as the client sent it, for URLs the client must reach again. */
+  host: string | null;
 }
 
 export interface RouteSpec<S extends Schema> {

@@ -133,12 +133,13 @@ async function respond(deps: TransportDeps, req: IncomingMessage, body: string, 
     const match = deps.control.match(method, pathname);
     if (match.route === null) return json(404, { error: { message: `Unknown control route ${method} ${pathname}` } });
     const params = parseParams(req, query, body);
-    const result: unknown = await match.route.prepare(params, match.path).run({ requestId, idempotencyKey: null, origin: { id: requestId, idempotency_key: null } });
+    const ctx = { requestId, idempotencyKey: null, origin: { id: requestId, idempotency_key: null }, apiKey: '', host: header(req, 'host') ?? null };
+    const result: unknown = await match.route.prepare(params, match.path).run(ctx);
     return json(200, result ?? { ok: true });
   }
 
-  const refusal = authenticate(header(req, 'authorization'));
-  if (refusal !== null) return { ...json(refusal.status, errorBody(refusal, requestId)), headers: { 'WWW-Authenticate': 'Basic realm="Stripe"' } };
+  const auth = authenticate(header(req, 'authorization'));
+  if (auth instanceof SandboxError) return { ...json(auth.status, errorBody(auth, requestId)), headers: { 'WWW-Authenticate': 'Basic realm="Stripe"' } };
 
   const match = deps.api.match(method, pathname);
   if (match.route === null) {
@@ -167,7 +168,7 @@ async function respond(deps: TransportDeps, req: IncomingMessage, body: string, 
   try {
     const hold = deps.faults.holdMs(pathname);
     if (hold > 0) await sleep(hold);
-    const result: unknown = await call.run({ requestId, idempotencyKey, origin: { id: requestId, idempotency_key: idempotencyKey } });
+    const result: unknown = await call.run({ requestId, idempotencyKey, origin: { id: requestId, idempotency_key: idempotencyKey }, apiKey: auth.key, host: header(req, 'host') ?? null });
     reply = json(200, expand(result, expandPaths, deps.store.find, deps.virtualExpansions));
   } catch (error) {
     reply = failure(deps.log, error, requestId);

@@ -89,7 +89,7 @@ export function createWorld(options: WorldOptions = {}): World {
   const clocks = createTestClocks(core);
   const customers = createCustomers(core, { methods, clocks });
   const catalog = createCatalog(core);
-  const invoices = createInvoices(core, { customers, paymentIntents });
+  const invoices = createInvoices(core, { customers, paymentIntents, catalog });
   const subscriptions = createSubscriptions(core, { customers, catalog, invoices });
   const creditNotes = createCreditNotes(core, { customers, invoices, refunds });
   clocks.onAdvance(subscriptions.renewDue);

@@ -88,9 +88,12 @@ export interface DisputeDeps {
 export interface Disputes {
   readonly collection: Collection<Dispute>;
   isChargeRefundable(charge: Charge): boolean;
-  /** Opens the disputes a test card promises, after Stripe's observed delay. */
-  scheduleForTestCard(charge: Charge, card: TestCard, moment: 'confirm' | 'capture'): void;
-  open(charge: Charge, kind: DisputeKind, reason: DisputeReason, origin: EventOrigin): Dispute;
+  /**
+   * Opens the disputes a test card promises, inside the request that confirms (or captures) the payment, so they
+   * are listable when it returns; their webhooks go out after Stripe's observed lag.
+   */
+  openForTestCard(charge: Charge, card: TestCard, moment: 'confirm' | 'capture'): void;
+  open(charge: Charge, kind: DisputeKind, reason: DisputeReason, origin: EventOrigin, deliverAfterMs?: number): Dispute;
   escalate(dispute: Dispute, origin: EventOrigin): void;
   require(id: string): Dispute;
   routes: Route[];
@@ -123,7 +126,7 @@ export function createDisputes(core: Core, deps: DisputeDeps): Disputes {
     );
   };
 
-  const open = (charge: Charge, kind: DisputeKind, reason: DisputeReason, origin: EventOrigin): Dispute => {
+  const open = (charge: Charge, kind: DisputeKind, reason: DisputeReason, origin: EventOrigin, deliverAfterMs = 0): Dispute => {
     const code = networkReasonCode(kind, reason);
     const dispute = collection.insert({
       id: newId('du'),
@@ -147,12 +150,13 @@ export function createDisputes(core: Core, deps: DisputeDeps): Disputes {
       status: kind === 'inquiry' ? 'warning_needs_response' : 'needs_response',
     });
     if (kind === 'chargeback') withdraw(dispute, charge);
-    events.emit('charge.dispute.created', dispute, origin);
-    if (kind === 'chargeback') events.emit('charge.dispute.funds_withdrawn', dispute, origin);
+    const lag = { deliverAfterMs };
+    events.emit('charge.dispute.created', dispute, origin, lag);
+    if (kind === 'chargeback') events.emit('charge.dispute.funds_withdrawn', dispute, origin, lag);
     if (!charge.disputed) {
       const before = snapshot(charge);
       charge.disputed = true;
-      events.emit('charge.updated', charge, origin, { before });
+      events.emit('charge.updated', charge, origin, { before, ...lag });
     }
     if (kind === 'chargeback') refunds.failRecentOnChargeback(charge);
     return dispute;
@@ -255,25 +259,21 @@ export function createDisputes(core: Core, deps: DisputeDeps): Disputes {
     return dispute;
   };
 
-  const scheduleForTestCard = (charge: Charge, card: TestCard, moment: 'confirm' | 'capture'): void => {
-    const chargebackDelay = moment === 'confirm' ? 'chargebackOpens' : 'chargebackOpensAfterCapture';
-    const openLater = (delay: Parameters<typeof clock.after>[0], kind: DisputeKind, reason: DisputeReason): void =>
-      clock.after(delay, () => {
-        if (charges.collection.get(charge.id) !== undefined) open(charge, kind, reason, automatic);
-      });
+  const openForTestCard = (charge: Charge, card: TestCard, moment: 'confirm' | 'capture'): void => {
+    const chargebackLag = clock.delayMs(moment === 'confirm' ? 'chargebackOpens' : 'chargebackOpensAfterCapture');
     switch (card.dispute) {
       case 'none':
         return;
       case 'inquiry':
-        openLater('inquiryOpens', 'inquiry', 'fraudulent');
+        open(charge, 'inquiry', 'fraudulent', automatic, clock.delayMs('inquiryOpens'));
         return;
       case 'fraudulent':
       case 'product_not_received':
-        openLater(chargebackDelay, 'chargeback', card.dispute);
+        open(charge, 'chargeback', card.dispute, automatic, chargebackLag);
         return;
       case 'multiple':
-        openLater(chargebackDelay, 'chargeback', 'fraudulent');
-        openLater('secondDisputeOpens', 'chargeback', 'fraudulent');
+        open(charge, 'chargeback', 'fraudulent', automatic, chargebackLag);
+        open(charge, 'chargeback', 'fraudulent', automatic, clock.delayMs('secondDisputeOpens'));
         return;
       default: {
         const unreachable: never = card.dispute;
@@ -311,7 +311,7 @@ export function createDisputes(core: Core, deps: DisputeDeps): Disputes {
   return {
     collection,
     isChargeRefundable: (charge) => collection.newestFirst().every((d) => d.charge !== charge.id || d.is_charge_refundable),
-    scheduleForTestCard,
+    openForTestCard,
     open,
     escalate,
     require,

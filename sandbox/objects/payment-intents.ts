@@ -180,10 +180,11 @@ export function createPaymentIntents(core: Core, deps: PaymentIntentDeps): Payme
     }
     intent.last_payment_error = null;
     if (capture) {
+      // Stripe's recorded order: charge.succeeded, charge.dispute.created, payment_intent.succeeded.
+      disputes.openForTestCard(charge, card, 'confirm');
       intent.status = 'succeeded';
       intent.amount_received = intent.amount;
       events.emit('payment_intent.succeeded', intent, origin);
-      disputes.scheduleForTestCard(charge, card, 'confirm');
     } else {
       intent.status = 'requires_capture';
       intent.amount_capturable = intent.amount;
@@ -242,11 +243,11 @@ export function createPaymentIntents(core: Core, deps: PaymentIntentDeps): Payme
     }
     const charge = charges.require(intent.latest_charge);
     charges.capture(charge, toCapture, origin);
+    disputes.openForTestCard(charge, methods.cardOf(charge.payment_method), 'capture');
     intent.status = 'succeeded';
     intent.amount_received = toCapture;
     intent.amount_capturable = 0;
     events.emit('payment_intent.succeeded', intent, origin);
-    disputes.scheduleForTestCard(charge, methods.cardOf(charge.payment_method), 'capture');
     return intent;
   };
 

@@ -4,7 +4,7 @@ import { requireObject, resourceMissing } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { route } from '../http/router.js';
 import type { Core } from '../core/core.js';
-import type { StripeObject } from '../core/store.js';
+import type { Collection, StripeObject } from '../core/store.js';
 import type { Route } from '../http/router.js';
 
 export const disputeBehaviours = ['none', 'inquiry', 'fraudulent', 'product_not_received', 'multiple'] as const;
@@ -43,6 +43,9 @@ export const testCards: Readonly<Record<string, TestCard>> = {
   pm_card_pendingRefund: card('7726', { refund: 'pending_then_succeeds' }),
   pm_card_refundFail: card('5126', { refund: 'succeeds_then_fails' }),
   pm_card_chargeDeclined: card('0002', { decline: 'generic_decline' }),
+  pm_card_visa_chargeDeclined: card('0002', { decline: 'generic_decline' }),
+  // Attaches to a customer like any card; every charge on it is declined.
+  pm_card_chargeCustomerFail: card('0341', { decline: 'generic_decline' }),
 };
 
 export interface PaymentMethod extends StripeObject {
@@ -56,6 +59,7 @@ export interface PaymentMethod extends StripeObject {
 }
 
 export interface PaymentMethods {
+  readonly collection: Collection<PaymentMethod>;
   /** Resolves a magic test id or a stored `pm_…`, creating the object for a magic id. */
   resolve(id: string, param: string): { method: PaymentMethod; card: TestCard };
   cardOf(paymentMethodId: string): TestCard;
@@ -93,6 +97,7 @@ export function createPaymentMethods({ store, clock }: Core): PaymentMethods {
   const cardOf = (id: string): TestCard => cards.get(id) ?? testCards['pm_card_visa'] ?? card('4242');
 
   return {
+    collection,
     resolve(id, param) {
       const magic = testCards[id];
       if (magic !== undefined) return { method: materialise(magic), card: magic };
@@ -106,7 +111,12 @@ export function createPaymentMethods({ store, clock }: Core): PaymentMethods {
         method: 'GET',
         path: '/v1/payment_methods/:id',
         params: {},
-        handle: (_params, path) => requireObject(collection, 'PaymentMethod', path['id'] ?? '', 'payment_method'),
+        // A test id such as `pm_card_visa` reads as a fresh payment method of that card, as in test mode.
+        handle: (_params, path) => {
+          const id = path['id'] ?? '';
+          const magic = testCards[id];
+          return magic === undefined ? requireObject(collection, 'PaymentMethod', id, 'payment_method') : materialise(magic);
+        },
       }),
     ],
   };

@@ -269,7 +269,9 @@ export function createRefunds(core: Core, deps: RefundDeps): Refunds {
         const refund = require(path['id'] ?? '');
         const before = snapshot(refund);
         refund.metadata = mergeMetadata(refund.metadata, params.metadata);
-        events.emit('refund.updated', refund, ctx.origin, { before });
+        // Card refunds are among the "selected payment methods" whose updates also fire charge.refund.updated
+        // (README: decisions), which is what Stripe's own `stripe trigger charge.refund.updated` fixture does.
+        announce(refund, before, ctx.origin);
         return refund;
       },
     }),

@@ -234,14 +234,26 @@ export function createWebhookDelivery(core: Core, targets: () => readonly Webhoo
     return d;
   };
 
-  events.subscribe((event) => {
+  /** Queues now, or after Stripe's own delivery lag for this event. */
+  const enqueueAfter = (d: Delivery, ms: number): void => {
+    if (ms <= 0) {
+      enqueue(d);
+      return;
+    }
+    d.state = 'delayed';
+    clock.afterMs(ms, () => {
+      if (d.state === 'delayed') enqueue(d);
+    });
+  };
+
+  events.subscribe((event, { afterMs }) => {
     for (const target of targets()) {
       if (!target.enabledEvents.some((pattern) => typeMatches(pattern, event.type))) continue;
       event.pending_webhooks += 1;
       const rule = ruleFor(event, target);
       const first = newDelivery(event, target, 1);
       if (rule === undefined) {
-        enqueue(first);
+        enqueueAfter(first, afterMs);
         continue;
       }
       switch (rule.action) {
@@ -252,14 +264,11 @@ export function createWebhookDelivery(core: Core, targets: () => readonly Webhoo
           first.state = 'held';
           break;
         case 'delay':
-          first.state = 'delayed';
-          clock.afterMs(rule.delay_ms, () => {
-            if (first.state === 'delayed') enqueue(first);
-          });
+          enqueueAfter(first, afterMs + rule.delay_ms);
           break;
         case 'duplicate':
-          enqueue(first);
-          for (let copy = 2; copy <= Math.max(2, rule.copies); copy++) enqueue(newDelivery(event, target, copy));
+          enqueueAfter(first, afterMs);
+          for (let copy = 2; copy <= Math.max(2, rule.copies); copy++) enqueueAfter(newDelivery(event, target, copy), afterMs);
           break;
         default: {
           const unreachable: never = rule.action;

@@ -39,6 +39,8 @@ export interface DeliveryTransport {
 /** What a `stripe listen` client reported back about one forwarded POST (its `webhook_response` frame). */
 export interface ForwardedResponse {
   at: number;
+  /** Which copy the CLI forwarded: null for the default version, the version for the `--latest` copy. */
+  endpoint_api_version: string | null;
   forward_url: string;
   status: number;
   body: string;

@@ -95,7 +95,7 @@ export function createStripeCli(core: Core, deps: StripeCliDeps): StripeCli {
   const byWebhookId = new Map<string, { session: Session; send: Send; frame: Frame }>();
   // webhook_id → delivery id, kept after the ack: the CLI reports `webhook_response` only once the local endpoint
   // has replied, which may be long after.
-  const responses = new Map<string, string>();
+  const responses = new Map<string, { deliveryId: string; apiVersion: string | null }>();
   const wss = new WebSocketServer({ noServer: true, handleProtocols: (offered) => (offered.has(CLI_SUBPROTOCOL) ? CLI_SUBPROTOCOL : false) });
 
   const frameId = (kind: 'wh' | 'wc'): string => `${clock.nowSeconds()}-${newId(kind)}`;
@@ -155,7 +155,7 @@ export function createStripeCli(core: Core, deps: StripeCliDeps): StripeCli {
         owner.sends.push(send);
         for (const frame of frames) {
           byWebhookId.set(frame.webhookId, { session: owner, send, frame });
-          responses.set(frame.webhookId, request.delivery.id);
+          responses.set(frame.webhookId, { deliveryId: request.delivery.id, apiVersion: frame.apiVersion });
         }
         // An open socket that never acks (a frame the CLI could not parse) counts as a failed attempt.
         const armTimer = (): void => {
@@ -190,15 +190,16 @@ export function createStripeCli(core: Core, deps: StripeCliDeps): StripeCli {
         return;
       }
       case 'webhook_response': {
-        const deliveryId = responses.get(String(fields['webhook_id']));
-        if (deliveryId === undefined) return;
+        const sent = responses.get(String(fields['webhook_id']));
+        if (sent === undefined) return;
         const response: ForwardedResponse = {
           at: clock.wallMs(),
+          endpoint_api_version: sent.apiVersion,
           forward_url: typeof fields['forward_url'] === 'string' ? fields['forward_url'] : '',
           status: typeof fields['status'] === 'number' ? fields['status'] : 0,
           body: typeof fields['body'] === 'string' ? fields['body'] : '',
         };
-        deps.delivery().recordForwarded(deliveryId, response);
+        deps.delivery().recordForwarded(sent.deliveryId, response);
         return;
       }
       default:

@@ -1,13 +1,15 @@
 // Issue 7, point 1: the official `stripe listen` (CLI 1.52.0) against the sandbox. Each test runs its own sandbox,
 // receiver and CLI process, so the files' tests run concurrently and the CLI's fixed waits (a 10 s pause before
 // it replaces an expired session) overlap instead of adding up.
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
+import { createInterface } from 'node:readline';
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
 import { API_VERSION } from '../core/event-bus.js';
 import { startSandbox } from '../index.js';
 import { eventually, startReceiver, stripeFor } from './helpers.js';
-import { apiBase, cliEnvironment, runStripe, startListen, tempConfigDir } from './stripe-cli-driver.js';
+import { apiBase, cliEnvironment, runStripe, startListen, stripeBinary, tempConfigDir } from './stripe-cli-driver.js';
 import type { Delivery, Sandbox } from '../index.js';
 import type { Receiver } from './helpers.js';
 import type { Listener, TempDir } from './stripe-cli-driver.js';
@@ -240,6 +242,47 @@ describe('stripe listen against the sandbox (CLI 1.52.0)', () => {
       expect(JSON.parse(body)).toEqual({ error: { message: 'Unknown WebSocket ID.' } });
     } finally {
       await s.close();
+    }
+  });
+
+  it.concurrent('`interlock sandbox` prints the exact stripe listen and stripe trigger command lines for itself, and both work as printed', async () => {
+    const receiver = await startReceiver();
+    const config = tempConfigDir();
+    const root = new URL('../../', import.meta.url).pathname;
+    const child = spawn(process.execPath, ['bin/interlock.js', 'sandbox', '--port', '0', '--delays', 'fast', '--listen-forward-to', receiver.url], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    const lines: string[] = [];
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    let listener: Listener | null = null;
+    try {
+      if (child.stdout === null) throw new Error('no stdout');
+      createInterface({ input: child.stdout }).on('line', (line) => lines.push(line));
+      const printed = async (prefix: string): Promise<string[]> => {
+        const line = await eventually(async () => lines.find((l) => l.startsWith(prefix)), (found) => found !== undefined, 15_000);
+        return (line ?? '').slice(prefix.length).split(' ');
+      };
+      const listen = await printed('Forward its events with the official Stripe CLI: ');
+      expect(listen.slice(0, 2)).toEqual(['stripe', 'listen']);
+      const env = cliEnvironment(config.path);
+      delete env['STRIPE_API_KEY'];
+      listener = startListen(listen.slice(2), env);
+      const secret = /(whsec_\w+)/.exec(await listener.waitFor(/Ready!/))?.[1] ?? '';
+      const trigger = await printed('Fire a test event: ');
+      expect(trigger.slice(0, 3)).toEqual(['stripe', 'trigger', 'payment_intent.succeeded']);
+      const run = await new Promise<number | null>((resolve) => spawn(stripeBinary(), trigger.slice(1), { env, stdio: 'ignore' }).once('exit', resolve));
+      expect(run).toBe(0);
+      await eventually(async () => receiver.received.map((r) => r.event.type), (types) => types.includes('payment_intent.succeeded'), 10_000);
+      const base = new URL(trigger[trigger.indexOf('--api-base') + 1] ?? '');
+      const stripe = new Stripe('sk_test_sandbox', { host: base.hostname, port: base.port, protocol: 'http' });
+      for (const r of receiver.received) expect(() => stripe.webhooks.constructEvent(r.body, String(r.headers['stripe-signature']), secret)).not.toThrow();
+    } finally {
+      await listener?.stop();
+      child.kill('SIGTERM');
+      await exited;
+      await receiver.close();
+      config.remove();
     }
   });
 });

@@ -13,6 +13,7 @@ export type { DelaysMode } from './core/delays.js';
 export type { Settings } from './core/core.js';
 export type { Delivery, DeliveryRule, DeliveryState, ForwardedResponse, RuleAction } from './webhooks/delivery.js';
 export type { CliSessionView } from './webhooks/stripe-cli.js';
+export type { ApiResponseRecord } from './http/server.js';
 
 export interface SandboxOptions extends WorldOptions {
   /** 0 picks a free port. */

@@ -33,7 +33,7 @@ import type { DelaysMode } from './core/delays.js';
 import type { Logger } from './core/log.js';
 import type { Disputes } from './objects/disputes.js';
 import type { Refunds } from './objects/refunds.js';
-import type { TransportDeps } from './http/server.js';
+import type { ApiResponseRecord, TransportDeps } from './http/server.js';
 import type { Idempotency } from './http/idempotency.js';
 import type { WebhookDelivery, WebhookTarget } from './webhooks/delivery.js';
 import type { StripeCli } from './webhooks/stripe-cli.js';
@@ -47,6 +47,8 @@ export interface WorldOptions {
   idempotencyTtlSeconds?: number;
   settings?: Partial<Settings>;
   logger?: Logger;
+  /** Called with every Stripe API answer (status, body, the route it reached); for schema checks in tests. */
+  onApiResponse?: (record: ApiResponseRecord) => void;
 }
 
 export const FORWARD_TARGET_ID = 'forward-to';
@@ -137,6 +139,7 @@ export function createWorld(options: WorldOptions = {}): World {
     faults,
     virtualExpansions: new Map(refunds.expansions),
     log,
+    ...(options.onApiResponse === undefined ? {} : { onApiResponse: options.onApiResponse }),
     core,
     delivery,
     refunds,

@@ -31,6 +31,8 @@ export interface Sandbox {
   webhookSecret?: string;
   /** Typed client for the `/_sandbox/...` control API of this instance. */
   control: ControlClient;
+  /** Every Stripe API endpoint this sandbox serves (method and path pattern). */
+  apiRoutes(): Array<{ method: string; path: string }>;
   close(): Promise<void>;
 }
 
@@ -56,6 +58,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     port,
     ...(world.forward === null ? {} : { webhookSecret: world.forward.secret }),
     control: createControlClient(url),
+    apiRoutes: () => world.api.list().map((r) => ({ method: r.method, path: r.path })),
     close: () =>
       new Promise<void>((resolve) => {
         world.close();

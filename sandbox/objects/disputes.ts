@@ -55,14 +55,21 @@ export interface Dispute extends StripeObject {
   currency: string;
   enhanced_eligibility_types: string[];
   evidence: Evidence;
-  evidence_details: { due_by: number; enhanced_eligibility: Record<string, never>; has_evidence: boolean; past_due: boolean; submission_count: number };
+  evidence_details: {
+    due_by: number;
+    enhanced_eligibility: Record<string, never>;
+    has_evidence: boolean;
+    past_due: boolean;
+    submission_count: number;
+    submission_method: 'manual' | 'not_submitted';
+  };
   intended_submission_method: string | null;
   is_charge_refundable: boolean;
   livemode: false;
   metadata: Record<string, string>;
   network_reason_code: string;
   payment_intent: string | null;
-  payment_method_details: { card: { brand: string; case_type: 'inquiry' | 'chargeback'; network_reason_code: string }; type: 'card' };
+  payment_method_details: { card: { brand: string; case_type: 'inquiry' | 'chargeback'; network: string; network_reason_code: string }; type: 'card' };
   reason: DisputeReason;
   status: DisputeStatus;
 }
@@ -138,14 +145,17 @@ export function createDisputes(core: Core, deps: DisputeDeps): Disputes {
       currency: charge.currency,
       enhanced_eligibility_types: [],
       evidence: { ...(Object.fromEntries([...evidenceTextFields, ...evidenceFileFields].map((name) => [name, null])) as Record<EvidenceField, null>), enhanced_evidence: {} },
-      evidence_details: { due_by: dueBy(), enhanced_eligibility: {}, has_evidence: false, past_due: false, submission_count: 0 },
+      evidence_details: { due_by: dueBy(), enhanced_eligibility: {}, has_evidence: false, past_due: false, submission_count: 0, submission_method: 'not_submitted' },
       intended_submission_method: null,
       is_charge_refundable: true,
       livemode: false,
       metadata: {},
       network_reason_code: code,
       payment_intent: charge.payment_intent,
-      payment_method_details: { card: { brand: charge.payment_method_details.card.brand, case_type: kind, network_reason_code: code }, type: 'card' },
+      payment_method_details: {
+        card: { brand: charge.payment_method_details.card.brand, case_type: kind, network: charge.payment_method_details.card.network, network_reason_code: code },
+        type: 'card',
+      },
       reason,
       status: kind === 'inquiry' ? 'warning_needs_response' : 'needs_response',
     });
@@ -232,6 +242,7 @@ export function createDisputes(core: Core, deps: DisputeDeps): Disputes {
 
   const submit = (dispute: Dispute): void => {
     dispute.evidence_details.submission_count += 1;
+    dispute.evidence_details.submission_method = 'manual';
     if (dispute.status === 'needs_response') dispute.status = 'under_review';
     if (dispute.status === 'warning_needs_response') dispute.status = 'warning_under_review';
     const inquiry = inquiryStatuses.has(dispute.status);

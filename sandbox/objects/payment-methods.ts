@@ -50,9 +50,25 @@ export const testCards: Readonly<Record<string, TestCard>> = {
 
 export interface PaymentMethod extends StripeObject {
   object: 'payment_method';
-  billing_details: { address: null; email: null; name: null; phone: null };
-  card: { brand: string; country: 'US'; exp_month: number; exp_year: number; funding: 'credit'; last4: string; networks: { available: string[]; preferred: null } };
+  allow_redisplay: 'unspecified';
+  billing_details: { address: null; email: null; name: null; phone: null; tax_id: null };
+  card: {
+    brand: string;
+    checks: { address_line1_check: null; address_postal_code_check: null; cvc_check: 'unchecked' };
+    country: 'US';
+    display_brand: string;
+    exp_month: number;
+    exp_year: number;
+    funding: 'credit';
+    generated_from: null;
+    last4: string;
+    networks: { available: string[]; preferred: null };
+    regulated_status: 'unregulated';
+    three_d_secure_usage: { supported: boolean };
+    wallet: null;
+  };
   customer: string | null;
+  customer_account: null;
   livemode: false;
   metadata: Record<string, string>;
   type: 'card';
@@ -74,18 +90,26 @@ export function createPaymentMethods({ store, clock }: Core): PaymentMethods {
     const method = collection.insert({
       id: newId('pm'),
       object: 'payment_method',
-      billing_details: { address: null, email: null, name: null, phone: null },
+      allow_redisplay: 'unspecified',
+      billing_details: { address: null, email: null, name: null, phone: null, tax_id: null },
       card: {
         brand: testCard.brand,
+        checks: { address_line1_check: null, address_postal_code_check: null, cvc_check: 'unchecked' },
         country: 'US',
+        display_brand: testCard.brand,
         exp_month: 12,
         exp_year: new Date(clock.nowMs()).getUTCFullYear() + 3,
         funding: 'credit',
+        generated_from: null,
         last4: testCard.last4,
         networks: { available: [testCard.brand], preferred: null },
+        regulated_status: 'unregulated',
+        three_d_secure_usage: { supported: true },
+        wallet: null,
       },
       created: clock.nowSeconds(),
       customer: null,
+      customer_account: null,
       livemode: false,
       metadata: {},
       type: 'card',

@@ -187,8 +187,12 @@ export function createWebhookDelivery(core: Core, targets: () => readonly Webhoo
     }
     // A reset or close happened mid-flight: this delivery belongs to a world that no longer exists.
     if (signal.aborted) return;
+    if (acked && d.cli !== undefined) {
+      d.cli.acked_at = clock.wallMs();
+      // The CLI acks each copy of the event separately and may report the forwarded POST in between.
+      status = d.cli.responses[0]?.status ?? null;
+    }
     d.attempts.push({ at: started, status, error, duration_ms: clock.wallMs() - started });
-    if (acked && d.cli !== undefined) d.cli.acked_at = clock.wallMs();
     if (acked || (status !== null && status >= 200 && status < 300)) {
       d.state = 'delivered';
       const pair = `${d.event} ${d.endpoint}`;

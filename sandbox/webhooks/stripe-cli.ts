@@ -20,7 +20,7 @@ import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Core } from '../core/core.js';
 import type { Route } from '../http/router.js';
-import type { ForwardedResponse, SignedDelivery, TransportOutcome, WebhookDelivery, WebhookTarget } from './delivery.js';
+import type { DeliveryTransport, ForwardedResponse, SignedDelivery, TransportOutcome, WebhookDelivery, WebhookTarget } from './delivery.js';
 
 /** The account every session subscribes to; the sandbox models one. */
 export const SANDBOX_ACCOUNT = 'acct_1SandboxInterlock';
@@ -66,7 +66,6 @@ interface Session {
   expiry: NodeJS.Timeout | null;
   /** Sends waiting for their frames to be acked, in the order the delivery engine handed them over. */
   sends: Send[];
-  target: WebhookTarget;
 }
 
 export interface StripeCli {
@@ -89,6 +88,7 @@ export interface StripeCliDeps {
 export function createStripeCli(core: Core, deps: StripeCliDeps): StripeCli {
   const { clock, settings, log } = core;
   const sessions = new Map<string, Session>();
+  const targetsById = new Map<string, WebhookTarget>();
   // One secret per CLI (API key and device name), so a handler configured with it keeps working when the CLI
   // opens a new session after an expiry, as Stripe keeps the listen secret stable across restarts.
   const secrets = new Map<string, string>();
@@ -134,15 +134,15 @@ export function createStripeCli(core: Core, deps: StripeCliDeps): StripeCli {
     session.expired = true;
     if (session.expiry !== null) clearTimeout(session.expiry);
     sessions.delete(session.id);
+    targetsById.delete(session.id);
     for (const send of [...session.sends]) finish(session, send, { kind: 'failed', error: `stripe listen session ${reason}` });
     session.socket?.terminate();
     session.socket = null;
   };
 
-  const transportFor = (session: () => Session) => ({
+  const transportFor = (owner: Session): DeliveryTransport => ({
     send: (request: SignedDelivery): Promise<TransportOutcome> =>
       new Promise<TransportOutcome>((resolve) => {
-        const owner = session();
         if (owner.expired) {
           resolve({ kind: 'failed', error: 'stripe listen session expired' });
           return;
@@ -157,7 +157,9 @@ export function createStripeCli(core: Core, deps: StripeCliDeps): StripeCli {
           byWebhookId.set(frame.webhookId, { session: owner, send, frame });
           responses.set(frame.webhookId, { deliveryId: request.delivery.id, apiVersion: frame.apiVersion });
         }
-        // An open socket that never acks (a frame the CLI could not parse) counts as a failed attempt.
+        // An open socket that never acks (a frame the CLI could not parse) counts as a failed attempt. Like session
+        // expiry this is a plain timer, not `clock.after`: it belongs to the transport (as a fetch timeout does)
+        // and must keep running when `POST /_sandbox/reset` cancels the world's scheduled transitions.
         const armTimer = (): void => {
           send.timer = setTimeout(() => {
             if (owner.socket === null) armTimer();
@@ -266,17 +268,16 @@ export function createStripeCli(core: Core, deps: StripeCliDeps): StripeCli {
           expired: false,
           expiry: null,
           sends: [],
-          target: { id, url: '', secret, enabledEvents: [] },
         };
-        session.target = {
+        sessions.set(id, session);
+        targetsById.set(id, {
           id,
           url: session.forwardTo ?? `stripe listen (${deviceName})`,
           secret,
           // Filtering is the CLI's job: it asks for snapshot events and receives every one of them.
           enabledEvents: session.features.includes('webhooks') ? ['*'] : [],
-          transport: transportFor(() => session),
-        };
-        sessions.set(id, session);
+          transport: transportFor(session),
+        });
         // A session nobody dials (`--print-secret`) lapses like one whose CLI went away.
         session.expiry = setTimeout(() => expireSession(session, 'expired'), settings.cliSessionExpiresAfterMs);
         const host = ctx.host ?? '127.0.0.1';
@@ -298,7 +299,7 @@ export function createStripeCli(core: Core, deps: StripeCliDeps): StripeCli {
 
   return {
     routes,
-    targets: () => [...sessions.values()].filter((s) => s.connections > 0 && !s.expired).map((s) => s.target),
+    targets: () => [...sessions.values()].filter((s) => s.connections > 0 && !s.expired).flatMap((s) => targetsById.get(s.id) ?? []),
     handleUpgrade(req, socket, head) {
       const header = req.headers['websocket-id'];
       const id = Array.isArray(header) ? header[0] : header;

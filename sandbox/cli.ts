@@ -9,6 +9,32 @@ export interface SandboxFlags {
   forwardTo?: string;
   webhookSecret?: string;
   delays: string;
+  /** Only for the printed `stripe listen` line; commander fills in the default. */
+  listenForwardTo?: string;
+}
+
+const DEFAULT_LISTEN_FORWARD_TO = 'http://127.0.0.1:3000/webhooks/stripe';
+
+/** An API key the official Stripe CLI accepts (`sk_`, 12+ characters, three parts) and the sandbox too. */
+export const CLI_API_KEY = 'sk_test_sandbox';
+
+/**
+ * The `stripe listen` command line for a sandbox at `url`. The CLI accepts only a loopback IP (or
+ * `*.dev.stripe.me`) as `--api-base`, never `localhost` (stripe-cli.md §2), so a loopback or wildcard bind is
+ * written as 127.0.0.1.
+ */
+export function stripeListenCommand(url: string, forwardTo: string): string {
+  return `stripe listen --api-base ${cliApiBase(url)} --api-key ${CLI_API_KEY} --skip-update --all-snapshot --forward-to ${forwardTo}`;
+}
+
+export function stripeTriggerCommand(url: string, event: string): string {
+  return `stripe trigger ${event} --api-base ${cliApiBase(url)} --api-key ${CLI_API_KEY}`;
+}
+
+function cliApiBase(url: string): string {
+  const parsed = new URL(url);
+  if (['localhost', '0.0.0.0', '[::]', '[::1]', '::', '::1'].includes(parsed.hostname)) parsed.hostname = '127.0.0.1';
+  return parsed.origin;
 }
 
 /** Declares the sandbox's flags on a command; shared by the project CLI and `server-main.ts`. */
@@ -18,7 +44,8 @@ export function withSandboxFlags(command: Command): Command {
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--forward-to <url>', 'POST every event to this URL, signed, like `stripe listen --forward-to`')
     .option('--webhook-secret <secret>', 'signing secret for --forward-to (whsec_...); generated when absent')
-    .option('--delays <mode>', 'asynchronous delays: stripe (Stripe-like timings) or fast (each at most 200 ms)', 'stripe');
+    .option('--delays <mode>', 'asynchronous delays: stripe (Stripe-like timings) or fast (each at most 200 ms)', 'stripe')
+    .option('--listen-forward-to <url>', 'the webhook URL written into the printed `stripe listen` command line', DEFAULT_LISTEN_FORWARD_TO);
 }
 
 export function sandboxOptionsFromFlags(flags: SandboxFlags): SandboxOptions {
@@ -54,6 +81,8 @@ export function addSandboxCommand(program: Command): void {
       stopOnSignals(sandbox.close);
       console.log(`Stripe sandbox listening on ${sandbox.url}`);
       console.log(`Point the SDK at it: new Stripe('sk_test_...', { host: '${sandbox.host}', port: ${sandbox.port}, protocol: 'http' })`);
+      console.log(`Forward its events with the official Stripe CLI: ${stripeListenCommand(sandbox.url, flags.listenForwardTo ?? DEFAULT_LISTEN_FORWARD_TO)}`);
+      console.log(`Fire a test event: ${stripeTriggerCommand(sandbox.url, 'payment_intent.succeeded')}`);
       if (sandbox.webhookSecret !== undefined && flags.forwardTo !== undefined) {
         console.log(`Ready! Forwarding events to ${flags.forwardTo}. Your webhook signing secret is ${sandbox.webhookSecret} (^C to quit)`);
       }

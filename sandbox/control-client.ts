@@ -1,5 +1,6 @@
 // A typed client for the control API, usable against an in-process sandbox or one in another process.
 import type { Delivery, DeliveryFilter, DeliveryRule, RuleAction } from './webhooks/delivery.js';
+import type { CliSessionView } from './webhooks/stripe-cli.js';
 
 export interface RuleInput {
   action: RuleAction;
@@ -19,6 +20,8 @@ export interface ConfigInput {
   dispute_due_days?: number;
   webhook_timeout_ms?: number;
   webhook_max_retries?: number;
+  stripecli_reconnect_delay_seconds?: number;
+  stripecli_session_expires_after_ms?: number;
 }
 
 export interface ControlClient {
@@ -36,6 +39,10 @@ export interface ControlClient {
   redeliver(delivery?: string): Promise<Delivery[]>;
   /** Waits until no delivery is queued, in flight, delayed or awaiting retry. */
   idle(timeoutMs?: number): Promise<boolean>;
+  /** `stripe listen` sessions the sandbox knows, connected or waiting for the CLI's re-dial. */
+  cliSessions(): Promise<CliSessionView[]>;
+  /** Forgets a `stripe listen` session, so the CLI's next dial meets `Unknown WebSocket ID.` */
+  expireCliSession(id: string): Promise<void>;
 }
 
 export function createControlClient(baseUrl: string): ControlClient {
@@ -71,5 +78,7 @@ export function createControlClient(baseUrl: string): ControlClient {
     release: (order = 'fifo', endpoint) => data<Delivery>('POST', '/webhooks/release', endpoint === undefined ? { order } : { order, endpoint }),
     redeliver: (delivery) => data<Delivery>('POST', '/webhooks/redeliver', delivery === undefined ? {} : { delivery }),
     idle: async (timeoutMs = 5_000) => ((await request('POST', '/webhooks/idle', { timeout_ms: timeoutMs })) as { idle: boolean }).idle,
+    cliSessions: () => data<CliSessionView>('GET', '/stripecli/sessions'),
+    expireCliSession: async (id) => void (await request('POST', `/stripecli/sessions/${encodeURIComponent(id)}/expire`)),
   };
 }

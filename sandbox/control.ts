@@ -53,6 +53,8 @@ export function controlRoutes(world: World, charges: Charges): Route[] {
         dispute_due_days: int({ min: 0 }),
         webhook_timeout_ms: int({ min: 1 }),
         webhook_max_retries: int({ min: 0 }),
+        stripecli_reconnect_delay_seconds: int({ min: 1 }),
+        stripecli_session_expires_after_ms: int({ min: 1 }),
       },
       handle: (params) => {
         if (params.idempotency_ttl_seconds !== undefined) idempotency.setTtlSeconds(params.idempotency_ttl_seconds);
@@ -62,6 +64,8 @@ export function controlRoutes(world: World, charges: Charges): Route[] {
         if (params.dispute_due_days !== undefined) settings.disputeDueDays = params.dispute_due_days;
         if (params.webhook_timeout_ms !== undefined) settings.webhookTimeoutMs = params.webhook_timeout_ms;
         if (params.webhook_max_retries !== undefined) settings.webhookMaxRetries = params.webhook_max_retries;
+        if (params.stripecli_reconnect_delay_seconds !== undefined) settings.cliReconnectDelaySeconds = params.stripecli_reconnect_delay_seconds;
+        if (params.stripecli_session_expires_after_ms !== undefined) settings.cliSessionExpiresAfterMs = params.stripecli_session_expires_after_ms;
         return configView();
       },
     }),
@@ -173,6 +177,17 @@ export function controlRoutes(world: World, charges: Charges): Route[] {
         const sent = delivery.redeliver(params.delivery);
         if (params.delivery !== undefined && sent.length === 0) throw resourceMissing('delivery', params.delivery, 'delivery');
         return { data: sent };
+      },
+    }),
+    route({ method: 'GET', path: '/_sandbox/stripecli/sessions', params: {}, handle: () => ({ data: world.stripeCli.sessions() }) }),
+    route({
+      method: 'POST',
+      path: '/_sandbox/stripecli/sessions/:id/expire',
+      params: {},
+      handle: (_params, path) => {
+        const id = path['id'] ?? '';
+        if (!world.stripeCli.expire(id)) throw resourceMissing('stripe listen session', id);
+        return { ok: true };
       },
     }),
     route({

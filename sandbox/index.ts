@@ -11,7 +11,9 @@ export { createControlClient } from './control-client.js';
 export type { ControlClient } from './control-client.js';
 export type { DelaysMode } from './core/delays.js';
 export type { Settings } from './core/core.js';
-export type { Delivery, DeliveryRule, DeliveryState, RuleAction } from './webhooks/delivery.js';
+export type { Delivery, DeliveryRule, DeliveryState, ForwardedResponse, RuleAction } from './webhooks/delivery.js';
+export type { CliSessionView } from './webhooks/stripe-cli.js';
+export type { ApiResponseRecord } from './http/server.js';
 
 export interface SandboxOptions extends WorldOptions {
   /** 0 picks a free port. */
@@ -29,12 +31,16 @@ export interface Sandbox {
   webhookSecret?: string;
   /** Typed client for the `/_sandbox/...` control API of this instance. */
   control: ControlClient;
+  /** Every Stripe API endpoint this sandbox serves (method and path pattern). */
+  apiRoutes(): Array<{ method: string; path: string }>;
   close(): Promise<void>;
 }
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const world = createWorld(options);
   const server = createServer({ keepAlive: true }, createRequestHandler(world));
+  // The only websocket the sandbox serves is the one `stripe listen` dials (webhooks/stripe-cli.ts).
+  server.on('upgrade', (req, socket, head) => world.stripeCli.handleUpgrade(req, socket, head));
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -52,6 +58,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     port,
     ...(world.forward === null ? {} : { webhookSecret: world.forward.secret }),
     control: createControlClient(url),
+    apiRoutes: () => world.api.list().map((r) => ({ method: r.method, path: r.path })),
     close: () =>
       new Promise<void>((resolve) => {
         world.close();

@@ -27,14 +27,16 @@ import { createSubscriptions } from './objects/subscriptions.js';
 import { createTestClocks } from './objects/test-clocks.js';
 import { createWebhookEndpoints } from './objects/webhook-endpoints.js';
 import { createWebhookDelivery } from './webhooks/delivery.js';
+import { createStripeCli } from './webhooks/stripe-cli.js';
 import type { Core, Settings } from './core/core.js';
 import type { DelaysMode } from './core/delays.js';
 import type { Logger } from './core/log.js';
 import type { Disputes } from './objects/disputes.js';
 import type { Refunds } from './objects/refunds.js';
-import type { TransportDeps } from './http/server.js';
+import type { ApiResponseRecord, TransportDeps } from './http/server.js';
 import type { Idempotency } from './http/idempotency.js';
 import type { WebhookDelivery, WebhookTarget } from './webhooks/delivery.js';
+import type { StripeCli } from './webhooks/stripe-cli.js';
 
 export interface WorldOptions {
   delays?: DelaysMode;
@@ -45,6 +47,8 @@ export interface WorldOptions {
   idempotencyTtlSeconds?: number;
   settings?: Partial<Settings>;
   logger?: Logger;
+  /** Called with every Stripe API answer (status, body, the route it reached); for schema checks in tests. */
+  onApiResponse?: (record: ApiResponseRecord) => void;
 }
 
 export const FORWARD_TARGET_ID = 'forward-to';
@@ -56,6 +60,8 @@ export interface World extends TransportDeps {
   refunds: Refunds;
   disputes: Disputes;
   forward: WebhookTarget | null;
+  /** `stripe listen` sessions and their websockets. */
+  stripeCli: StripeCli;
   reset(): void;
   close(): void;
 }
@@ -85,7 +91,7 @@ export function createWorld(options: WorldOptions = {}): World {
   const clocks = createTestClocks(core);
   const customers = createCustomers(core, { methods, clocks });
   const catalog = createCatalog(core);
-  const invoices = createInvoices(core, { customers, paymentIntents });
+  const invoices = createInvoices(core, { customers, paymentIntents, catalog });
   const subscriptions = createSubscriptions(core, { customers, catalog, invoices });
   const creditNotes = createCreditNotes(core, { customers, invoices, refunds });
   clocks.onAdvance(subscriptions.renewDue);
@@ -93,7 +99,16 @@ export function createWorld(options: WorldOptions = {}): World {
 
   const forward: WebhookTarget | null =
     options.forwardTo === undefined ? null : { id: FORWARD_TARGET_ID, url: options.forwardTo, secret: options.webhookSecret ?? newWebhookSecret(), enabledEvents: ['*'] };
-  const delivery = createWebhookDelivery(core, () => (forward === null ? endpoints.targets() : [forward, ...endpoints.targets()]));
+  // The CLI's sessions report answers back to the delivery engine, which in turn lists them as targets.
+  let deliveryRef: WebhookDelivery | null = null;
+  const stripeCli = createStripeCli(core, {
+    delivery: () => {
+      if (deliveryRef === null) throw new Error('webhook delivery is not built yet');
+      return deliveryRef;
+    },
+  });
+  const delivery = createWebhookDelivery(core, () => [...(forward === null ? [] : [forward]), ...endpoints.targets(), ...stripeCli.targets()]);
+  deliveryRef = delivery;
   const idempotency = createIdempotency(clock, options.idempotencyTtlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS);
   const faults = createFaults();
 
@@ -113,6 +128,7 @@ export function createWorld(options: WorldOptions = {}): World {
     ...invoices.routes,
     ...subscriptions.routes,
     ...creditNotes.routes,
+    ...stripeCli.routes,
   ]);
 
   const world: World = {
@@ -123,11 +139,13 @@ export function createWorld(options: WorldOptions = {}): World {
     faults,
     virtualExpansions: new Map(refunds.expansions),
     log,
+    ...(options.onApiResponse === undefined ? {} : { onApiResponse: options.onApiResponse }),
     core,
     delivery,
     refunds,
     disputes,
     forward,
+    stripeCli,
     reset() {
       clock.cancelAll();
       delivery.clear();
@@ -139,6 +157,7 @@ export function createWorld(options: WorldOptions = {}): World {
     close() {
       clock.cancelAll();
       delivery.close();
+      stripeCli.close();
     },
   };
   world.control.add(controlRoutes(world, charges));

@@ -21,6 +21,13 @@ export interface Settings {
   webhookTimeoutMs: number;
   /** Retries after the first failed attempt; test mode retries 3 times. */
   webhookMaxRetries: number;
+  /**
+   * `reconnect_delay` of new `stripe listen` sessions: the CLI closes and re-dials its socket this often. Stripe
+   * sends values around 36–242 s; a long default keeps the CLI's ~1 s gaps rare.
+   */
+  cliReconnectDelaySeconds: number;
+  /** A `stripe listen` session with no socket for this long is forgotten; the CLI's next dial is refused. */
+  cliSessionExpiresAfterMs: number;
 }
 
 export const defaultSettings: Readonly<Settings> = {
@@ -30,6 +37,8 @@ export const defaultSettings: Readonly<Settings> = {
   disputeDueDays: 8,
   webhookTimeoutMs: 30_000,
   webhookMaxRetries: 3,
+  cliReconnectDelaySeconds: 300,
+  cliSessionExpiresAfterMs: 60_000,
 };
 
 export interface Core {

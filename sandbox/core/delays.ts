@@ -5,13 +5,15 @@ export const delayModes = ['stripe', 'fast'] as const;
 export type DelaysMode = (typeof delayModes)[number];
 
 export interface DelayProfile {
-  /** Test card `pm_card_createDisputeInquiry`: inquiry appears about 0.4 s after confirm. */
+  // The test cards' disputes exist when the confirming (or capturing) request returns, as Stripe's own CLI
+  // fixtures and the recorded event order need; these four are how long their webhooks then take to arrive.
+  /** Test card `pm_card_createDisputeInquiry`: the inquiry's webhooks about 0.4 s after confirm. */
   readonly inquiryOpens: number;
-  /** Chargeback test cards: dispute appears about 0.6 s after confirm. */
+  /** Chargeback test cards: the dispute's webhooks about 0.6 s after confirm. */
   readonly chargebackOpens: number;
-  /** With manual capture the chargeback appears about 0.45 s after capture. */
+  /** With manual capture the chargeback's webhooks about 0.45 s after capture. */
   readonly chargebackOpensAfterCapture: number;
-  /** `pm_card_createMultipleDisputes`: the second dispute follows within about a second. */
+  /** `pm_card_createMultipleDisputes`: the second dispute's webhooks within about a second. */
   readonly secondDisputeOpens: number;
   /** `escalate_inquiry_evidence`: `needs_response` arrived 4.4–10.3 s after submission. */
   readonly inquiryEscalates: number;

@@ -28,9 +28,14 @@ export interface StripeEvent extends StripeObject {
 export interface EmitOptions {
   /** The object as it was before the change; the bus turns it into `previous_attributes`. */
   before?: unknown;
+  /**
+   * Stripe's own lag before webhooks for this event go out, in ms. The event (and the change it reports) exists
+   * at once; only delivery waits, as with the test cards' disputes.
+   */
+  deliverAfterMs?: number;
 }
 
-export type EventListener = (event: StripeEvent) => void;
+export type EventListener = (event: StripeEvent, delivery: { afterMs: number }) => void;
 
 export interface EventBus {
   readonly events: Collection<StripeEvent>;
@@ -57,7 +62,7 @@ export function createEventBus(store: Store, clock: Clock): EventBus {
         type,
       };
       events.insert(event);
-      for (const listener of listeners) listener(event);
+      for (const listener of listeners) listener(event, { afterMs: options.deliverAfterMs ?? 0 });
       return event;
     },
     subscribe(listener) {

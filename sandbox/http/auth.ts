@@ -28,11 +28,11 @@ function keyFrom(header: string): string | null {
   }
 }
 
-/** Returns the refusal for a missing or malformed key, or null when the request may proceed. */
-export function authenticate(header: string | undefined): SandboxError | null {
+/** Returns the key the request may proceed with, or the refusal for a missing or malformed one. */
+export function authenticate(header: string | undefined): { key: string } | SandboxError {
   if (header === undefined || header.trim() === '') return invalidRequest(noKeyMessage, {}, 401);
   const key = keyFrom(header);
   if (key === null || key === '') return invalidRequest(noKeyMessage, {}, 401);
   if (!keyPattern.test(key)) return invalidRequest(`Invalid API Key provided: ${mask(key)}`, {}, 401);
-  return null;
+  return { key };
 }

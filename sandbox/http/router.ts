@@ -16,6 +16,10 @@ export interface RequestContext {
   idempotencyKey: string | null;
   /** What events caused by this request carry in `event.request`. */
   origin: EventOrigin;
+  /** The secret key the request authenticated with (empty on control routes). */
+  apiKey: string;
+  /** The `Host` header as the client sent it, for URLs the client must reach again. */
+  host: string | null;
 }
 
 export interface RouteSpec<S extends Schema> {
@@ -57,14 +61,27 @@ export type Match = { route: Route; path: PathParams } | { route: null; methodAl
 export interface Router {
   add(routes: readonly Route[]): void;
   match(method: string, pathname: string): Match;
+  /** Every route, in the order added. */
+  list(): readonly Route[];
 }
+
+/**
+ * Words Stripe serves as literal path segments where an id would otherwise go (`/v1/invoices/search`,
+ * `/v1/invoices/create_preview`, `/v1/credit_notes/preview`, `/v1/invoices/upcoming`, as stripe-node's resources
+ * name them). No object id is ever one of them, so a parameter never matches them: an endpoint the sandbox does not
+ * model answers Stripe's 404 `Unrecognized request URL` instead of being read as an id.
+ */
+const literalSegments: ReadonlySet<string> = new Set(['search', 'create_preview', 'preview', 'upcoming']);
 
 export function createRouter(): Router {
   // Bucketed by segment count: matching compares a handful of patterns at most.
   const bySize = new Map<number, Route[]>();
+  const all: Route[] = [];
   return {
+    list: () => all,
     add(routes) {
       for (const r of routes) {
+        all.push(r);
         const bucket = bySize.get(r.segments.length) ?? [];
         // Literal segments win over parameters (`/v1/refunds/search` before `/v1/refunds/:id`).
         bucket.push(r);
@@ -95,7 +112,10 @@ function matchSegments(pattern: readonly string[], parts: readonly string[]): Re
   for (let i = 0; i < pattern.length; i++) {
     const expected = pattern[i] ?? '';
     const actual = parts[i] ?? '';
-    if (expected.startsWith(':')) params[expected.slice(1)] = decodeURIComponent(actual);
+    if (expected.startsWith(':')) {
+      if (literalSegments.has(actual)) return null;
+      params[expected.slice(1)] = decodeURIComponent(actual);
+    }
     else if (expected !== actual) return null;
   }
   return params;

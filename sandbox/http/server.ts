@@ -25,6 +25,18 @@ export interface TransportDeps {
   faults: Faults;
   virtualExpansions: ReadonlyMap<string, VirtualExpansion>;
   log: Logger;
+  /** Sees every Stripe API answer after it is made; tests use it to check each body against Stripe's schema. */
+  onApiResponse?: (record: ApiResponseRecord) => void;
+}
+
+export interface ApiResponseRecord {
+  method: string;
+  /** The route's pattern (`/v1/refunds/:id`), or null when no route matched. */
+  route: string | null;
+  path: string;
+  expand: readonly string[];
+  status: number;
+  body: string;
 }
 
 interface Reply {
@@ -133,18 +145,40 @@ async function respond(deps: TransportDeps, req: IncomingMessage, body: string, 
     const match = deps.control.match(method, pathname);
     if (match.route === null) return json(404, { error: { message: `Unknown control route ${method} ${pathname}` } });
     const params = parseParams(req, query, body);
-    const result: unknown = await match.route.prepare(params, match.path).run({ requestId, idempotencyKey: null, origin: { id: requestId, idempotency_key: null } });
+    const ctx = { requestId, idempotencyKey: null, origin: { id: requestId, idempotency_key: null }, apiKey: '', host: header(req, 'host') ?? null };
+    const result: unknown = await match.route.prepare(params, match.path).run(ctx);
     return json(200, result ?? { ok: true });
   }
 
-  const refusal = authenticate(header(req, 'authorization'));
-  if (refusal !== null) return { ...json(refusal.status, errorBody(refusal, requestId)), headers: { 'WWW-Authenticate': 'Basic realm="Stripe"' } };
+  const seen: Seen = { route: null, expand: [] };
+  const reply = await answerApi(deps, req, { method, pathname, query, body }, requestId, seen).catch((error: unknown) => failure(deps.log, error, requestId));
+  deps.onApiResponse?.({ method, route: seen.route, path: pathname, expand: seen.expand, status: reply.status, body: reply.body });
+  return reply;
+}
+
+/** What the tap reports about a request: the route it reached and the expansions it asked for. */
+interface Seen {
+  route: string | null;
+  expand: string[];
+}
+
+interface ApiRequest {
+  method: string;
+  pathname: string;
+  query: string;
+  body: string;
+}
+
+async function answerApi(deps: TransportDeps, req: IncomingMessage, { method, pathname, query, body }: ApiRequest, requestId: string, seen: Seen): Promise<Reply> {
+  const auth = authenticate(header(req, 'authorization'));
+  if (auth instanceof SandboxError) return { ...json(auth.status, errorBody(auth, requestId)), headers: { 'WWW-Authenticate': 'Basic realm="Stripe"' } };
 
   const match = deps.api.match(method, pathname);
   if (match.route === null) {
     const message = `Unrecognized request URL (${method}: ${pathname}). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.`;
     throw invalidRequest(message, {}, 404);
   }
+  seen.route = match.route.path;
   const params = method === 'POST' ? parseParams(req, query, body) : parseForm(query);
   const idempotencyKey = method === 'POST' ? (header(req, 'idempotency-key') ?? null) : null;
   const identity = idempotencyKey === null ? null : { key: idempotencyKey, method, path: pathname, params: canonicalParams(params) };
@@ -161,13 +195,14 @@ async function respond(deps: TransportDeps, req: IncomingMessage, body: string, 
   }
 
   const expandPaths = takeExpand(params);
+  seen.expand = expandPaths;
   const call = match.route.prepare(params, match.path);
   const pending = identity === null ? null : deps.idempotency.begin(identity);
   let reply: Reply;
   try {
     const hold = deps.faults.holdMs(pathname);
     if (hold > 0) await sleep(hold);
-    const result: unknown = await call.run({ requestId, idempotencyKey, origin: { id: requestId, idempotency_key: idempotencyKey } });
+    const result: unknown = await call.run({ requestId, idempotencyKey, origin: { id: requestId, idempotency_key: idempotencyKey }, apiKey: auth.key, host: header(req, 'host') ?? null });
     reply = json(200, expand(result, expandPaths, deps.store.find, deps.virtualExpansions));
   } catch (error) {
     reply = failure(deps.log, error, requestId);

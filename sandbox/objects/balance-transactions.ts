@@ -24,6 +24,7 @@ export interface BalanceTransaction extends StripeObject {
   object: 'balance_transaction';
   amount: number;
   available_on: number;
+  balance_type: 'payments';
   currency: string;
   description: string | null;
   exchange_rate: null;
@@ -62,6 +63,7 @@ export function createBalanceTransactions({ store, clock }: Core): BalanceTransa
       object: 'balance_transaction',
       amount: entry.amount,
       available_on: now,
+      balance_type: 'payments',
       created: now,
       currency: entry.currency,
       description: entry.description ?? null,

@@ -30,6 +30,7 @@ export interface Product extends StripeObject {
   shippable: null;
   statement_descriptor: string | null;
   tax_code: null;
+  tax_details: null;
   type: 'service';
   unit_label: string | null;
   updated: number;
@@ -111,6 +112,7 @@ export function createCatalog({ store, clock, events }: Core): Catalog {
       shippable: null,
       statement_descriptor: input.statement_descriptor ?? null,
       tax_code: null,
+      tax_details: null,
       type: 'service',
       unit_label: input.unit_label ?? null,
       updated: now,

@@ -6,7 +6,7 @@ import { snapshot } from '../core/diff.js';
 import { invalidRequest, requireObject, resourceMissing } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { listParams, paginate } from '../core/list.js';
-import { accepted, int, mergeMetadata, metadata, object, required, str, strList } from '../core/params.js';
+import { accepted, int, mergeMetadata, metadata, object, oneOf, required, str, strList } from '../core/params.js';
 import { route } from '../http/router.js';
 import type { Core } from '../core/core.js';
 import type { EventOrigin } from '../core/event-bus.js';
@@ -162,6 +162,9 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
     return method.id;
   };
 
+  const methodsOf = (customerId: string, params: { type?: string }) =>
+    methods.collection.newestFirst().filter((m) => m.customer === customerId && (params.type === undefined || m.type === params.type));
+
   const requireTransaction = (customerId: string, id: string): CustomerBalanceTransaction => {
     const found = transactions.get(id);
     if (found === undefined || found.customer !== customerId) throw resourceMissing('customer balance transaction', id);
@@ -169,6 +172,59 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
   };
 
   const routes = [
+    route({
+      method: 'POST',
+      path: '/v1/payment_methods/:id/attach',
+      params: { customer: required(str()) },
+      handle: (params, path, ctx) => {
+        const customer = require(params.customer);
+        const { method } = methods.resolve(path['id'] ?? '', 'payment_method');
+        if (method.customer !== null && method.customer !== customer.id) {
+          throw invalidRequest('The payment method you provided has already been attached to a customer.', { code: 'payment_method_unexpected_state', param: 'payment_method' });
+        }
+        attach(customer, method.id, 'payment_method', ctx.origin);
+        return method;
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/payment_methods/:id/detach',
+      params: {},
+      handle: (_params, path, ctx) => {
+        const { method } = methods.resolve(path['id'] ?? '', 'payment_method');
+        if (method.customer === null) {
+          throw invalidRequest('The payment method you provided is not attached to a customer so detachment is impossible.', { code: 'payment_method_unexpected_state' });
+        }
+        const owner = collection.get(method.customer);
+        if (owner !== undefined && owner.invoice_settings.default_payment_method === method.id) {
+          const before = snapshot(owner);
+          owner.invoice_settings.default_payment_method = null;
+          events.emit('customer.updated', owner, ctx.origin, { before });
+        }
+        const before = snapshot(method);
+        method.customer = null;
+        events.emit('payment_method.detached', method, ctx.origin, { before });
+        return method;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/payment_methods',
+      params: { ...listParams, customer: str(), type: oneOf(['card']) },
+      handle: (params) => {
+        const found = methods.collection.newestFirst().filter((m) => (params.customer === undefined ? m.customer !== null : m.customer === params.customer) && (params.type === undefined || m.type === params.type));
+        return paginate(found, params, '/v1/payment_methods');
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/customers/:customer/payment_methods',
+      params: { ...listParams, type: oneOf(['card']) },
+      handle: (params, path) => {
+        const customer = require(path['customer'] ?? '');
+        return paginate(methodsOf(customer.id, params), params, `/v1/customers/${customer.id}/payment_methods`);
+      },
+    }),
     route({
       method: 'POST',
       path: '/v1/customers',

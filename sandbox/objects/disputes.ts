@@ -55,14 +55,21 @@ export interface Dispute extends StripeObject {
   currency: string;
   enhanced_eligibility_types: string[];
   evidence: Evidence;
-  evidence_details: { due_by: number; enhanced_eligibility: Record<string, never>; has_evidence: boolean; past_due: boolean; submission_count: number };
+  evidence_details: {
+    due_by: number;
+    enhanced_eligibility: Record<string, never>;
+    has_evidence: boolean;
+    past_due: boolean;
+    submission_count: number;
+    submission_method: 'manual' | 'not_submitted';
+  };
   intended_submission_method: string | null;
   is_charge_refundable: boolean;
   livemode: false;
   metadata: Record<string, string>;
   network_reason_code: string;
   payment_intent: string | null;
-  payment_method_details: { card: { brand: string; case_type: 'inquiry' | 'chargeback'; network_reason_code: string }; type: 'card' };
+  payment_method_details: { card: { brand: string; case_type: 'inquiry' | 'chargeback'; network: string; network_reason_code: string }; type: 'card' };
   reason: DisputeReason;
   status: DisputeStatus;
 }
@@ -88,9 +95,12 @@ export interface DisputeDeps {
 export interface Disputes {
   readonly collection: Collection<Dispute>;
   isChargeRefundable(charge: Charge): boolean;
-  /** Opens the disputes a test card promises, after Stripe's observed delay. */
-  scheduleForTestCard(charge: Charge, card: TestCard, moment: 'confirm' | 'capture'): void;
-  open(charge: Charge, kind: DisputeKind, reason: DisputeReason, origin: EventOrigin): Dispute;
+  /**
+   * Opens the disputes a test card promises, inside the request that confirms (or captures) the payment, so they
+   * are listable when it returns; their webhooks go out after Stripe's observed lag.
+   */
+  openForTestCard(charge: Charge, card: TestCard, moment: 'confirm' | 'capture'): void;
+  open(charge: Charge, kind: DisputeKind, reason: DisputeReason, origin: EventOrigin, deliverAfterMs?: number): Dispute;
   escalate(dispute: Dispute, origin: EventOrigin): void;
   require(id: string): Dispute;
   routes: Route[];
@@ -123,7 +133,7 @@ export function createDisputes(core: Core, deps: DisputeDeps): Disputes {
     );
   };
 
-  const open = (charge: Charge, kind: DisputeKind, reason: DisputeReason, origin: EventOrigin): Dispute => {
+  const open = (charge: Charge, kind: DisputeKind, reason: DisputeReason, origin: EventOrigin, deliverAfterMs = 0): Dispute => {
     const code = networkReasonCode(kind, reason);
     const dispute = collection.insert({
       id: newId('du'),
@@ -135,24 +145,28 @@ export function createDisputes(core: Core, deps: DisputeDeps): Disputes {
       currency: charge.currency,
       enhanced_eligibility_types: [],
       evidence: { ...(Object.fromEntries([...evidenceTextFields, ...evidenceFileFields].map((name) => [name, null])) as Record<EvidenceField, null>), enhanced_evidence: {} },
-      evidence_details: { due_by: dueBy(), enhanced_eligibility: {}, has_evidence: false, past_due: false, submission_count: 0 },
+      evidence_details: { due_by: dueBy(), enhanced_eligibility: {}, has_evidence: false, past_due: false, submission_count: 0, submission_method: 'not_submitted' },
       intended_submission_method: null,
       is_charge_refundable: true,
       livemode: false,
       metadata: {},
       network_reason_code: code,
       payment_intent: charge.payment_intent,
-      payment_method_details: { card: { brand: charge.payment_method_details.card.brand, case_type: kind, network_reason_code: code }, type: 'card' },
+      payment_method_details: {
+        card: { brand: charge.payment_method_details.card.brand, case_type: kind, network: charge.payment_method_details.card.network, network_reason_code: code },
+        type: 'card',
+      },
       reason,
       status: kind === 'inquiry' ? 'warning_needs_response' : 'needs_response',
     });
     if (kind === 'chargeback') withdraw(dispute, charge);
-    events.emit('charge.dispute.created', dispute, origin);
-    if (kind === 'chargeback') events.emit('charge.dispute.funds_withdrawn', dispute, origin);
+    const lag = { deliverAfterMs };
+    events.emit('charge.dispute.created', dispute, origin, lag);
+    if (kind === 'chargeback') events.emit('charge.dispute.funds_withdrawn', dispute, origin, lag);
     if (!charge.disputed) {
       const before = snapshot(charge);
       charge.disputed = true;
-      events.emit('charge.updated', charge, origin, { before });
+      events.emit('charge.updated', charge, origin, { before, ...lag });
     }
     if (kind === 'chargeback') refunds.failRecentOnChargeback(charge);
     return dispute;
@@ -228,6 +242,7 @@ export function createDisputes(core: Core, deps: DisputeDeps): Disputes {
 
   const submit = (dispute: Dispute): void => {
     dispute.evidence_details.submission_count += 1;
+    dispute.evidence_details.submission_method = 'manual';
     if (dispute.status === 'needs_response') dispute.status = 'under_review';
     if (dispute.status === 'warning_needs_response') dispute.status = 'warning_under_review';
     const inquiry = inquiryStatuses.has(dispute.status);
@@ -255,25 +270,21 @@ export function createDisputes(core: Core, deps: DisputeDeps): Disputes {
     return dispute;
   };
 
-  const scheduleForTestCard = (charge: Charge, card: TestCard, moment: 'confirm' | 'capture'): void => {
-    const chargebackDelay = moment === 'confirm' ? 'chargebackOpens' : 'chargebackOpensAfterCapture';
-    const openLater = (delay: Parameters<typeof clock.after>[0], kind: DisputeKind, reason: DisputeReason): void =>
-      clock.after(delay, () => {
-        if (charges.collection.get(charge.id) !== undefined) open(charge, kind, reason, automatic);
-      });
+  const openForTestCard = (charge: Charge, card: TestCard, moment: 'confirm' | 'capture'): void => {
+    const chargebackLag = clock.delayMs(moment === 'confirm' ? 'chargebackOpens' : 'chargebackOpensAfterCapture');
     switch (card.dispute) {
       case 'none':
         return;
       case 'inquiry':
-        openLater('inquiryOpens', 'inquiry', 'fraudulent');
+        open(charge, 'inquiry', 'fraudulent', automatic, clock.delayMs('inquiryOpens'));
         return;
       case 'fraudulent':
       case 'product_not_received':
-        openLater(chargebackDelay, 'chargeback', card.dispute);
+        open(charge, 'chargeback', card.dispute, automatic, chargebackLag);
         return;
       case 'multiple':
-        openLater(chargebackDelay, 'chargeback', 'fraudulent');
-        openLater('secondDisputeOpens', 'chargeback', 'fraudulent');
+        open(charge, 'chargeback', 'fraudulent', automatic, chargebackLag);
+        open(charge, 'chargeback', 'fraudulent', automatic, clock.delayMs('secondDisputeOpens'));
         return;
       default: {
         const unreachable: never = card.dispute;
@@ -311,7 +322,7 @@ export function createDisputes(core: Core, deps: DisputeDeps): Disputes {
   return {
     collection,
     isChargeRefundable: (charge) => collection.newestFirst().every((d) => d.charge !== charge.id || d.is_charge_refundable),
-    scheduleForTestCard,
+    openForTestCard,
     open,
     escalate,
     require,

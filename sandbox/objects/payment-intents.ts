@@ -9,6 +9,7 @@ import { accepted, bool, int, mergeMetadata, metadata, object, oneOf, required, 
 import { route } from '../http/router.js';
 import type { Core } from '../core/core.js';
 import type { EventOrigin } from '../core/event-bus.js';
+import type { ParamValue } from '../core/form.js';
 import type { Parsed } from '../core/params.js';
 import type { Collection, StripeObject } from '../core/store.js';
 import type { Route } from '../http/router.js';
@@ -26,9 +27,12 @@ const cancellationReasons = ['duplicate', 'fraudulent', 'requested_by_customer',
 
 export interface PaymentIntent extends StripeObject {
   object: 'payment_intent';
+  allowed_payment_method_types: null;
   amount: number;
   amount_capturable: number;
   amount_received: number;
+  application: null;
+  application_fee_amount: number | null;
   automatic_payment_methods: { enabled: boolean; allow_redirects?: 'always' | 'never' } | null;
   canceled_at: number | null;
   cancellation_reason: (typeof cancellationReasons)[number] | null;
@@ -37,18 +41,32 @@ export interface PaymentIntent extends StripeObject {
   confirmation_method: 'automatic' | 'manual';
   currency: string;
   customer: string | null;
+  customer_account: null;
   description: string | null;
+  excluded_payment_method_types: null;
   last_payment_error: { code: string; decline_code: string; message: string; type: 'card_error'; charge: string } | null;
   latest_charge: string | null;
   livemode: false;
+  managed_payments: null;
   metadata: Record<string, string>;
   next_action: null;
+  on_behalf_of: null;
   payment_method: string | null;
+  payment_method_configuration_details: null;
+  payment_method_options: { card: { installments: null; mandate_options: null; network: null; request_three_d_secure: 'automatic' } };
   payment_method_types: string[];
+  payment_record: null;
+  processing: null;
   receipt_email: string | null;
+  review: null;
   setup_future_usage: 'on_session' | 'off_session' | null;
+  /** Stored as given (`name`, `address`, ...): the sandbox does not model shipping beyond echoing it. */
+  shipping: { address: Record<string, string | null>; carrier: string | null; name: string; phone: string | null; tracking_number: string | null } | null;
+  source: null;
   statement_descriptor: string | null;
+  statement_descriptor_suffix: string | null;
   status: PaymentIntentStatus;
+  transfer_data: null;
   transfer_group: string | null;
 }
 
@@ -125,6 +143,21 @@ export interface PaymentIntents {
   routes: Route[];
 }
 
+/** `shipping[name]`, `shipping[address][line1]`, ... as Stripe returns them: every field present, null when not sent. */
+function shippingOf(value: ParamValue | undefined): PaymentIntent['shipping'] {
+  if (value === undefined || typeof value === 'string' || Array.isArray(value)) return null;
+  const text = (v: ParamValue | undefined): string | null => (typeof v === 'string' && v !== '' ? v : null);
+  const address = value['address'];
+  const lines = address !== undefined && typeof address !== 'string' && !Array.isArray(address) ? address : {};
+  return {
+    address: Object.fromEntries(['city', 'country', 'line1', 'line2', 'postal_code', 'state'].map((k) => [k, text(lines[k])])),
+    carrier: text(value['carrier']),
+    name: text(value['name']) ?? '',
+    phone: text(value['phone']),
+    tracking_number: text(value['tracking_number']),
+  };
+}
+
 function unexpectedState(message: string): SandboxError {
   return invalidRequest(message, { code: 'payment_intent_unexpected_state' });
 }
@@ -167,6 +200,8 @@ export function createPaymentIntents(core: Core, deps: PaymentIntentDeps): Payme
         metadata: { ...intent.metadata },
         receiptEmail: intent.receipt_email,
         transferGroup: intent.transfer_group,
+        statementDescriptor: intent.statement_descriptor,
+        statementDescriptorSuffix: intent.statement_descriptor_suffix,
       },
       origin,
     );
@@ -180,10 +215,11 @@ export function createPaymentIntents(core: Core, deps: PaymentIntentDeps): Payme
     }
     intent.last_payment_error = null;
     if (capture) {
+      // Stripe's recorded order: charge.succeeded, charge.dispute.created, payment_intent.succeeded.
+      disputes.openForTestCard(charge, card, 'confirm');
       intent.status = 'succeeded';
       intent.amount_received = intent.amount;
       events.emit('payment_intent.succeeded', intent, origin);
-      disputes.scheduleForTestCard(charge, card, 'confirm');
     } else {
       intent.status = 'requires_capture';
       intent.amount_capturable = intent.amount;
@@ -197,9 +233,12 @@ export function createPaymentIntents(core: Core, deps: PaymentIntentDeps): Payme
     const intent = collection.insert({
       id,
       object: 'payment_intent',
+      allowed_payment_method_types: null,
       amount: params.amount,
       amount_capturable: 0,
       amount_received: 0,
+      application: null,
+      application_fee_amount: params.application_fee_amount ?? null,
       automatic_payment_methods: params.payment_method_types === undefined ? (params.automatic_payment_methods ?? { enabled: true }) : null,
       canceled_at: null,
       cancellation_reason: null,
@@ -209,18 +248,31 @@ export function createPaymentIntents(core: Core, deps: PaymentIntentDeps): Payme
       created: clock.nowSeconds(),
       currency: params.currency.toLowerCase(),
       customer: params.customer ?? null,
+      customer_account: null,
       description: params.description ?? null,
+      excluded_payment_method_types: null,
       last_payment_error: null,
       latest_charge: null,
       livemode: false,
+      managed_payments: null,
       metadata: mergeMetadata({}, params.metadata),
       next_action: null,
+      on_behalf_of: null,
       payment_method: null,
+      payment_method_configuration_details: null,
+      payment_method_options: { card: { installments: null, mandate_options: null, network: null, request_three_d_secure: 'automatic' } },
       payment_method_types: params.payment_method_types ?? ['card'],
+      payment_record: null,
+      processing: null,
       receipt_email: params.receipt_email ?? null,
+      review: null,
       setup_future_usage: params.setup_future_usage ?? null,
+      shipping: shippingOf(params.shipping),
+      source: null,
       statement_descriptor: params.statement_descriptor ?? null,
+      statement_descriptor_suffix: params.statement_descriptor_suffix ?? null,
       status: params.payment_method === undefined ? 'requires_payment_method' : 'requires_confirmation',
+      transfer_data: null,
       transfer_group: params.transfer_group ?? null,
     });
     if (params.payment_method !== undefined && params.confirm !== true) {
@@ -242,11 +294,11 @@ export function createPaymentIntents(core: Core, deps: PaymentIntentDeps): Payme
     }
     const charge = charges.require(intent.latest_charge);
     charges.capture(charge, toCapture, origin);
+    disputes.openForTestCard(charge, methods.cardOf(charge.payment_method), 'capture');
     intent.status = 'succeeded';
     intent.amount_received = toCapture;
     intent.amount_capturable = 0;
     events.emit('payment_intent.succeeded', intent, origin);
-    disputes.scheduleForTestCard(charge, methods.cardOf(charge.payment_method), 'capture');
     return intent;
   };
 
@@ -292,6 +344,7 @@ export function createPaymentIntents(core: Core, deps: PaymentIntentDeps): Payme
     if (params.capture_method !== undefined) intent.capture_method = params.capture_method;
     if (params.setup_future_usage !== undefined) intent.setup_future_usage = params.setup_future_usage;
     if (params.statement_descriptor !== undefined) intent.statement_descriptor = params.statement_descriptor;
+    if (params.shipping !== undefined) intent.shipping = shippingOf(params.shipping);
     if (params.payment_method_types !== undefined) intent.payment_method_types = params.payment_method_types;
     return intent;
   };

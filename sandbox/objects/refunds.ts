@@ -45,8 +45,10 @@ export interface Refund extends StripeObject {
   charge: string;
   currency: string;
   customer: string | null;
+  customer_account: null;
   description?: string;
-  destination_details: { card: { reference: string | null; reference_status: string; reference_type: string; type: 'refund' }; type: 'card' };
+  /** `reference` (the acquirer reference number) appears only once the card network has one; the sandbox never has. */
+  destination_details: { card: { reference?: string; reference_status: string; reference_type: string; type: 'refund' }; type: 'card' };
   failure_balance_transaction?: string;
   failure_reason?: RefundFailureReason;
   metadata: Record<string, string>;
@@ -154,7 +156,8 @@ export function createRefunds(core: Core, deps: RefundDeps): Refunds {
       created: clock.nowSeconds(),
       currency: charge.currency,
       customer: charge.customer,
-      destination_details: { card: { reference: null, reference_status: 'pending', reference_type: 'acquirer_reference_number', type: 'refund' }, type: 'card' },
+      customer_account: null,
+      destination_details: { card: { reference_status: 'pending', reference_type: 'acquirer_reference_number', type: 'refund' }, type: 'card' },
       metadata: mergeMetadata({}, params.metadata),
       payment_intent: charge.payment_intent,
       payment_method: charge.payment_method,
@@ -269,7 +272,9 @@ export function createRefunds(core: Core, deps: RefundDeps): Refunds {
         const refund = require(path['id'] ?? '');
         const before = snapshot(refund);
         refund.metadata = mergeMetadata(refund.metadata, params.metadata);
-        events.emit('refund.updated', refund, ctx.origin, { before });
+        // Card refunds are among the "selected payment methods" whose updates also fire charge.refund.updated
+        // (README: decisions), which is what Stripe's own `stripe trigger charge.refund.updated` fixture does.
+        announce(refund, before, ctx.origin);
         return refund;
       },
     }),

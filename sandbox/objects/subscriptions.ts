@@ -43,6 +43,7 @@ interface Plan {
   interval_count: number;
   livemode: false;
   metadata: Record<string, string>;
+  meter: null;
   nickname: string | null;
   product: string;
   tiers_mode: null;
@@ -56,6 +57,7 @@ export interface SubscriptionItem extends StripeObject {
   billing_thresholds: null;
   current_period_end: number;
   current_period_start: number;
+  current_trial: null;
   discounts: never[];
   metadata: Record<string, string>;
   plan: Plan;
@@ -68,13 +70,17 @@ export interface SubscriptionItem extends StripeObject {
 export interface Subscription extends StripeObject {
   object: 'subscription';
   application: null;
+  application_fee_percent: null;
   automatic_tax: { disabled_reason: null; enabled: false; liability: null };
   billing_cycle_anchor: number;
-  billing_mode: { type: 'classic' };
+  billing_cycle_anchor_config: null;
+  billing_mode: { flexible: null; type: 'classic' };
+  billing_schedules: never[];
+  billing_thresholds: null;
   cancel_at: number | null;
   cancel_at_period_end: boolean;
   canceled_at: number | null;
-  cancellation_details: { comment: null; feedback: null; reason: 'cancellation_requested' | null };
+  cancellation_details: { comment: null; feedback: null; feedback_option: null; reason: 'cancellation_requested' | null };
   collection_method: 'charge_automatically';
   currency: string;
   customer: string;
@@ -85,18 +91,26 @@ export interface Subscription extends StripeObject {
   description: string | null;
   discounts: never[];
   ended_at: number | null;
-  invoice_settings: { account_tax_ids: null; issuer: { type: 'self' } };
+  invoice_settings: { account_tax_ids: null; custom_fields: null; description: null; footer: null; issuer: { type: 'self' } };
   items: { object: 'list'; data: SubscriptionItem[]; has_more: false; total_count: number; url: string };
   latest_invoice: string | null;
   livemode: false;
+  managed_payments: null;
   metadata: Record<string, string>;
+  next_pending_invoice_item_invoice: null;
+  on_behalf_of: null;
   pause_collection: null;
+  payment_settings: { payment_method_options: null; payment_method_types: null; save_default_payment_method: 'off' };
+  pending_invoice_item_interval: null;
+  pending_setup_intent: null;
   pending_update: null;
   schedule: null;
   start_date: number;
   status: SubscriptionStatus;
   test_clock: string | null;
+  transfer_data: null;
   trial_end: null;
+  trial_settings: { end_behavior: { billing_cycle_anchor: null; missing_payment_method: 'create_invoice' } };
   trial_start: null;
 }
 
@@ -162,6 +176,7 @@ function planOf(price: Price): Plan {
     interval_count: recurring.interval_count,
     livemode: false,
     metadata: price.metadata,
+    meter: null,
     nickname: price.nickname,
     product: price.product,
     tiers_mode: null,
@@ -229,6 +244,7 @@ export function createSubscriptions(core: Core, deps: { customers: Customers; ca
       created,
       current_period_end: period.end,
       current_period_start: period.start,
+      current_trial: null,
       discounts: [],
       metadata: itemMetadata,
       plan: planOf(price),
@@ -260,13 +276,17 @@ export function createSubscriptions(core: Core, deps: { customers: Customers; ca
       id,
       object: 'subscription',
       application: null,
+      application_fee_percent: null,
       automatic_tax: { disabled_reason: null, enabled: false, liability: null },
       billing_cycle_anchor: now,
-      billing_mode: { type: 'classic' },
+      billing_cycle_anchor_config: null,
+      billing_mode: { flexible: null, type: 'classic' },
+      billing_schedules: [],
+      billing_thresholds: null,
       cancel_at: null,
       cancel_at_period_end: false,
       canceled_at: null,
-      cancellation_details: { comment: null, feedback: null, reason: null },
+      cancellation_details: { comment: null, feedback: null, feedback_option: null, reason: null },
       collection_method: 'charge_automatically',
       created: now,
       currency: entries[0]?.price.currency ?? 'usd',
@@ -278,18 +298,26 @@ export function createSubscriptions(core: Core, deps: { customers: Customers; ca
       description: params.description ?? null,
       discounts: [],
       ended_at: null,
-      invoice_settings: { account_tax_ids: null, issuer: { type: 'self' } },
+      invoice_settings: { account_tax_ids: null, custom_fields: null, description: null, footer: null, issuer: { type: 'self' } },
       items: { object: 'list', data: [], has_more: false, total_count: 0, url: `/v1/subscription_items?subscription=${id}` },
       latest_invoice: null,
       livemode: false,
+      managed_payments: null,
       metadata: mergeMetadata({}, params.metadata),
+      next_pending_invoice_item_invoice: null,
+      on_behalf_of: null,
       pause_collection: null,
+      payment_settings: { payment_method_options: null, payment_method_types: null, save_default_payment_method: 'off' },
+      pending_invoice_item_interval: null,
+      pending_setup_intent: null,
       pending_update: null,
       schedule: null,
       start_date: now,
       status: 'incomplete',
       test_clock: customer.test_clock,
+      transfer_data: null,
       trial_end: null,
+      trial_settings: { end_behavior: { billing_cycle_anchor: null, missing_payment_method: 'create_invoice' } },
       trial_start: null,
     });
     subscription.items.data = entries.map(({ entry, price }) => newItem(subscription, price, entry.quantity ?? 1, mergeMetadata({}, entry.metadata), now));
@@ -417,7 +445,7 @@ export function createSubscriptions(core: Core, deps: { customers: Customers; ca
     subscription.status = 'canceled';
     subscription.canceled_at = now;
     subscription.ended_at = now;
-    subscription.cancellation_details = { comment: null, feedback: null, reason: 'cancellation_requested' };
+    subscription.cancellation_details = { comment: null, feedback: null, feedback_option: null, reason: 'cancellation_requested' };
     events.emit('customer.subscription.deleted', subscription, origin, { before });
     return subscription;
   };

@@ -3,8 +3,8 @@
 // delay profile where they are short enough to run, and against the profile's values otherwise.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { delayProfiles } from '../core/delays.js';
-import { disputesOf, eventually, expectStripeError, firstDispute, pay, raw, sleep, startHarness } from './helpers.js';
-import type { Harness } from './helpers.js';
+import { disputesOf, eventually, expectStripeError, firstDispute, pay, raw, sleep, startHarness, startReceiver } from './helpers.js';
+import type { Harness, Receiver } from './helpers.js';
 
 let fast: Harness;
 let real: Harness;
@@ -17,22 +17,41 @@ afterAll(async () => {
   await real.sandbox.close();
 });
 
-async function secondsUntilDispute(h: Harness, intentId: string, since: number): Promise<number> {
-  await firstDispute(h.stripe, intentId);
+// The seeds timed a dispute's appearance from the outside; the sandbox makes the dispute inside the confirming
+// request (Stripe's CLI fixtures list it at once and the recorded event order puts charge.dispute.created before
+// payment_intent.succeeded), so the observed lag is when its charge.dispute.created webhook arrives.
+async function secondsUntilDisputeWebhook(receiver: Receiver, charge: string, since: number): Promise<number> {
+  await eventually(
+    async () => receiver.received.find((r) => r.event.type === 'charge.dispute.created' && (JSON.parse(r.body) as { data: { object: { charge: string } } }).data.object.charge === charge),
+    (found) => found !== undefined,
+    5_000,
+  );
   return (Date.now() - since) / 1000;
 }
 
+async function withDisputeWebhooks<T>(h: Harness, run: (receiver: Receiver) => Promise<T>): Promise<T> {
+  const receiver = await startReceiver();
+  const endpoint = await h.stripe.webhookEndpoints.create({ url: receiver.url, enabled_events: ['charge.dispute.created'] });
+  try {
+    return await run(receiver);
+  } finally {
+    await h.stripe.webhookEndpoints.del(endpoint.id);
+    await receiver.close();
+  }
+}
+
 describe('seeds: stripe_dispute, observed in Stripe test mode', () => {
-  it('pm_card_createDispute: chargeback needs_response about 0.6 s after confirm; a $20 refund gets 400 "has been charged back; cannot issue a refund."', async () => {
-    const started = Date.now();
-    const { intent, charge } = await pay(real.stripe, 'pm_card_createDispute');
-    expect(await disputesOf(real.stripe, intent.id)).toEqual([]);
-    const after = await secondsUntilDispute(real, intent.id, started);
-    expect(after).toBeGreaterThanOrEqual(0.55);
-    expect(after).toBeLessThan(1.2);
-    expect((await firstDispute(real.stripe, intent.id)).status).toBe('needs_response');
-    const error = await expectStripeError(real.stripe.refunds.create({ payment_intent: intent.id, amount: 2_000 }));
-    expect(error).toMatchObject({ statusCode: 400, type: 'StripeInvalidRequestError', code: 'charge_disputed', message: `Charge ${charge} has been charged back; cannot issue a refund.` });
+  it('pm_card_createDispute: chargeback needs_response about 0.6 s after confirm (its webhook; listable when confirm returns); a $20 refund gets 400 "has been charged back; cannot issue a refund."', async () => {
+    await withDisputeWebhooks(real, async (receiver) => {
+      const started = Date.now();
+      const { intent, charge } = await pay(real.stripe, 'pm_card_createDispute');
+      expect((await disputesOf(real.stripe, intent.id)).map((d) => d.status)).toEqual(['needs_response']);
+      const after = await secondsUntilDisputeWebhook(receiver, charge, started);
+      expect(after).toBeGreaterThanOrEqual(0.55);
+      expect(after).toBeLessThan(1.2);
+      const error = await expectStripeError(real.stripe.refunds.create({ payment_intent: intent.id, amount: 2_000 }));
+      expect(error).toMatchObject({ statusCode: 400, type: 'StripeInvalidRequestError', code: 'charge_disputed', message: `Charge ${charge} has been charged back; cannot issue a refund.` });
+    });
   });
 
   it('pm_card_createDisputeProductNotReceived: same chargeback, same 400', async () => {
@@ -42,15 +61,30 @@ describe('seeds: stripe_dispute, observed in Stripe test mode', () => {
     expect(error.message).toBe(`Charge ${charge} has been charged back; cannot issue a refund.`);
   });
 
-  it('pm_card_createDisputeInquiry: inquiry warning_needs_response about 0.4 s after confirm, no funds withdrawn; a $20 refund succeeds at once', async () => {
-    const started = Date.now();
-    const { intent } = await pay(real.stripe, 'pm_card_createDisputeInquiry');
-    const after = await secondsUntilDispute(real, intent.id, started);
-    expect(after).toBeGreaterThanOrEqual(0.35);
-    expect(after).toBeLessThan(1);
-    const inquiry = await firstDispute(real.stripe, intent.id);
-    expect(inquiry).toMatchObject({ status: 'warning_needs_response', balance_transactions: [] });
-    expect((await real.stripe.refunds.create({ payment_intent: intent.id, amount: 2_000 })).status).toBe('succeeded');
+  it('pm_card_createDisputeInquiry: inquiry warning_needs_response about 0.4 s after confirm (its webhook), no funds withdrawn; a $20 refund succeeds at once', async () => {
+    await withDisputeWebhooks(real, async (receiver) => {
+      const started = Date.now();
+      const { intent, charge } = await pay(real.stripe, 'pm_card_createDisputeInquiry');
+      const after = await secondsUntilDisputeWebhook(receiver, charge, started);
+      expect(after).toBeGreaterThanOrEqual(0.35);
+      expect(after).toBeLessThan(1);
+      const inquiry = await firstDispute(real.stripe, intent.id);
+      expect(inquiry).toMatchObject({ status: 'warning_needs_response', balance_transactions: [] });
+      expect((await real.stripe.refunds.create({ payment_intent: intent.id, amount: 2_000 })).status).toBe('succeeded');
+    });
+  });
+
+  it('the test cards’ event order: charge.succeeded, charge.dispute.created, payment_intent.succeeded (the dispute is made inside confirm)', async () => {
+    for (const card of ['pm_card_createDispute', 'pm_card_createDisputeInquiry']) {
+      const { intent, charge } = await pay(fast.stripe, card);
+      const events = (await fast.stripe.events.list({ limit: 100 })).data.reverse();
+      const about = events.filter((e) => {
+        const object = e.data.object as { id?: string; charge?: string };
+        return object.id === intent.id || object.id === charge || object.charge === charge;
+      });
+      const order = about.map((e) => e.type).filter((t) => ['charge.succeeded', 'charge.dispute.created', 'payment_intent.succeeded'].includes(t));
+      expect(order).toEqual(['charge.succeeded', 'charge.dispute.created', 'payment_intent.succeeded']);
+    }
   });
 
   it('charge.disputed is already true during the inquiry (and stays true)', async () => {
@@ -162,15 +196,19 @@ describe('seeds: stripe_dispute, observed in Stripe test mode', () => {
     expect(fresh.status).toBe(400);
   });
 
-  it('pm_card_createDispute with manual capture: no dispute while authorised; chargeback about 0.45 s after capture', async () => {
-    const { intent } = await pay(real.stripe, 'pm_card_createDispute', { capture_method: 'manual' });
-    await sleep(800);
-    expect(await disputesOf(real.stripe, intent.id)).toEqual([]);
-    const captured = Date.now();
-    await real.stripe.paymentIntents.capture(intent.id);
-    const after = await secondsUntilDispute(real, intent.id, captured);
-    expect(after).toBeGreaterThanOrEqual(0.4);
-    expect(after).toBeLessThan(1);
+  it('pm_card_createDispute with manual capture: no dispute while authorised; chargeback about 0.45 s after capture (its webhook; listable when capture returns)', async () => {
+    await withDisputeWebhooks(real, async (receiver) => {
+      const { intent, charge } = await pay(real.stripe, 'pm_card_createDispute', { capture_method: 'manual' });
+      await sleep(800);
+      expect(await disputesOf(real.stripe, intent.id)).toEqual([]);
+      expect(receiver.received).toEqual([]);
+      const captured = Date.now();
+      await real.stripe.paymentIntents.capture(intent.id);
+      expect(await disputesOf(real.stripe, intent.id)).toHaveLength(1);
+      const after = await secondsUntilDisputeWebhook(receiver, charge, captured);
+      expect(after).toBeGreaterThanOrEqual(0.4);
+      expect(after).toBeLessThan(1);
+    });
   });
 
   it('pm_card_createMultipleDisputes: both disputes within a second of the charge; winning the first opens nothing new', async () => {

@@ -13,6 +13,37 @@ export interface WebhookTarget {
   url: string;
   secret: string;
   enabledEvents: readonly string[];
+  /** Carries deliveries some other way than an HTTP POST to `url` (a `stripe listen` websocket). */
+  transport?: DeliveryTransport;
+}
+
+/** The signed request a delivery attempt sends: the exact payload bytes and Stripe's webhook headers. */
+export interface SignedDelivery {
+  delivery: Delivery;
+  event: StripeEvent;
+  payload: string;
+  headers: Record<string, string>;
+  signal: AbortSignal;
+}
+
+/**
+ * `acked`: the receiver took the event and answers later, if at all (`stripe listen` acks before it forwards);
+ * `failed`: nothing took it, so the usual retry schedule applies.
+ */
+export type TransportOutcome = { kind: 'acked' } | { kind: 'failed'; error: string };
+
+export interface DeliveryTransport {
+  send(request: SignedDelivery): Promise<TransportOutcome>;
+}
+
+/** What a `stripe listen` client reported back about one forwarded POST (its `webhook_response` frame). */
+export interface ForwardedResponse {
+  at: number;
+  /** Which copy the CLI forwarded: null for the default version, the version for the `--latest` copy. */
+  endpoint_api_version: string | null;
+  forward_url: string;
+  status: number;
+  body: string;
 }
 
 export const deliveryStates = ['queued', 'held', 'delayed', 'in_flight', 'retry_scheduled', 'delivered', 'failed', 'dropped'] as const;
@@ -35,6 +66,8 @@ export interface Delivery {
   copy: number;
   state: DeliveryState;
   attempts: Attempt[];
+  /** Deliveries over a `stripe listen` session: when the CLI acked, and each answer its local endpoint gave. */
+  cli?: { acked_at: number | null; responses: ForwardedResponse[] };
 }
 
 export const ruleActions = ['duplicate', 'delay', 'drop', 'hold'] as const;
@@ -71,6 +104,8 @@ export interface WebhookDelivery {
   redeliver(id?: string): Delivery[];
   /** Resolves true once nothing is queued, in flight, delayed or awaiting a retry. */
   idle(timeoutMs: number): Promise<boolean>;
+  /** Records the answer a `stripe listen` client reported for a delivery it acked. */
+  recordForwarded(deliveryId: string, response: ForwardedResponse): void;
   clear(): void;
   close(): void;
 }
@@ -120,31 +155,45 @@ export function createWebhookDelivery(core: Core, targets: () => readonly Webhoo
     const { signal } = shutdown;
     const payload = JSON.stringify(event, null, 2);
     const started = clock.wallMs();
+    // Signed when sent, not when the event happened: stripe-node refuses signatures older than 300 s.
+    const headers = {
+      'Content-Type': 'application/json; charset=utf-8',
+      'User-Agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
+      Accept: '*/*; q=0.5, application/xml',
+      'Cache-Control': 'no-cache',
+      'Stripe-Signature': signatureHeader(payload, target.secret, Math.floor(started / 1000)),
+    };
     let status: number | null = null;
     let error: string | null = null;
-    try {
-      const response = await fetch(d.url, {
-        method: 'POST',
-        redirect: 'manual',
-        signal: AbortSignal.any([AbortSignal.timeout(settings.webhookTimeoutMs), signal]),
-        headers: {
-          'Content-Type': 'application/json; charset=utf-8',
-          'User-Agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
-          Accept: '*/*; q=0.5, application/xml',
-          'Cache-Control': 'no-cache',
-          'Stripe-Signature': signatureHeader(payload, target.secret, Math.floor(started / 1000)),
-        },
-        body: payload,
-      });
-      status = response.status;
-      await response.arrayBuffer();
-    } catch (cause) {
-      error = cause instanceof Error ? cause.message : String(cause);
+    let acked = false;
+    if (target.transport !== undefined) {
+      const outcome = await target.transport.send({ delivery: d, event, payload, headers, signal });
+      if (outcome.kind === 'acked') acked = true;
+      else error = outcome.error;
+    } else {
+      try {
+        const response = await fetch(d.url, {
+          method: 'POST',
+          redirect: 'manual',
+          signal: AbortSignal.any([AbortSignal.timeout(settings.webhookTimeoutMs), signal]),
+          headers,
+          body: payload,
+        });
+        status = response.status;
+        await response.arrayBuffer();
+      } catch (cause) {
+        error = cause instanceof Error ? cause.message : String(cause);
+      }
     }
     // A reset or close happened mid-flight: this delivery belongs to a world that no longer exists.
     if (signal.aborted) return;
+    if (acked && d.cli !== undefined) {
+      d.cli.acked_at = clock.wallMs();
+      // The CLI acks each copy of the event separately and may report the forwarded POST in between.
+      status = d.cli.responses[0]?.status ?? null;
+    }
     d.attempts.push({ at: started, status, error, duration_ms: clock.wallMs() - started });
-    if (status !== null && status >= 200 && status < 300) {
+    if (acked || (status !== null && status >= 200 && status < 300)) {
       d.state = 'delivered';
       const pair = `${d.event} ${d.endpoint}`;
       if (!delivered.has(pair)) {
@@ -176,19 +225,41 @@ export function createWebhookDelivery(core: Core, targets: () => readonly Webhoo
   };
 
   const newDelivery = (event: StripeEvent, target: WebhookTarget, copy: number): Delivery => {
-    const d: Delivery = { id: newId('wd'), event: event.id, type: event.type, endpoint: target.id, url: target.url, copy, state: 'queued', attempts: [] };
+    const d: Delivery = {
+      id: newId('wd'),
+      event: event.id,
+      type: event.type,
+      endpoint: target.id,
+      url: target.url,
+      copy,
+      state: 'queued',
+      attempts: [],
+      ...(target.transport === undefined ? {} : { cli: { acked_at: null, responses: [] } }),
+    };
     deliveries.push(d);
     return d;
   };
 
-  events.subscribe((event) => {
+  /** Queues now, or after Stripe's own delivery lag for this event. */
+  const enqueueAfter = (d: Delivery, ms: number): void => {
+    if (ms <= 0) {
+      enqueue(d);
+      return;
+    }
+    d.state = 'delayed';
+    clock.afterMs(ms, () => {
+      if (d.state === 'delayed') enqueue(d);
+    });
+  };
+
+  events.subscribe((event, { afterMs }) => {
     for (const target of targets()) {
       if (!target.enabledEvents.some((pattern) => typeMatches(pattern, event.type))) continue;
       event.pending_webhooks += 1;
       const rule = ruleFor(event, target);
       const first = newDelivery(event, target, 1);
       if (rule === undefined) {
-        enqueue(first);
+        enqueueAfter(first, afterMs);
         continue;
       }
       switch (rule.action) {
@@ -199,14 +270,11 @@ export function createWebhookDelivery(core: Core, targets: () => readonly Webhoo
           first.state = 'held';
           break;
         case 'delay':
-          first.state = 'delayed';
-          clock.afterMs(rule.delay_ms, () => {
-            if (first.state === 'delayed') enqueue(first);
-          });
+          enqueueAfter(first, afterMs + rule.delay_ms);
           break;
         case 'duplicate':
-          enqueue(first);
-          for (let copy = 2; copy <= Math.max(2, rule.copies); copy++) enqueue(newDelivery(event, target, copy));
+          enqueueAfter(first, afterMs);
+          for (let copy = 2; copy <= Math.max(2, rule.copies); copy++) enqueueAfter(newDelivery(event, target, copy), afterMs);
           break;
         default: {
           const unreachable: never = rule.action;
@@ -252,6 +320,14 @@ export function createWebhookDelivery(core: Core, targets: () => readonly Webhoo
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
       return true;
+    },
+    recordForwarded(deliveryId, response) {
+      const d = deliveries.find((candidate) => candidate.id === deliveryId);
+      if (d?.cli === undefined) return;
+      d.cli.responses.push(response);
+      // The attempt that reached the CLI reads as the status the local endpoint answered, like an HTTP delivery.
+      const last = d.attempts.at(-1);
+      if (last !== undefined && last.status === null && last.error === null) last.status = response.status;
     },
     clear() {
       shutdown.abort();

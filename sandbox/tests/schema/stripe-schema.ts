@@ -5,12 +5,13 @@
 //   read with the TypeScript compiler: which fields exist, which are always present (not `?`), which may be null,
 //   which are expandable (`string | Customer`), and the shape of every nested object and list. These say what
 //   changed since 2023-08-16 (fields added and removed, requiredness and nullability), so they decide structure.
-// - Stripe's published OpenAPI document (`shared/reference/stripe-openapi`, 2023-08-16), which still applies where
+// - Stripe's published OpenAPI document (`stripe-openapi/` beside this file, 2023-08-16), which still applies where
 //   the SDK is open: its enums. The SDK widens enums with `OtherString`; a value is accepted when either source
 //   lists it (a value added since 2023 appears in the SDK's literal union).
 // Objects are closed (`additionalProperties: false`): a field that neither the SDK nor Stripe has is a fault too.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import ts from 'typescript';
 
@@ -195,16 +196,12 @@ function readSdk(rootNames: readonly string[]): { defs: Map<string, ObjectShape>
 
 type OpenApiNode = { [key: string]: unknown };
 
+/** Kept beside this file (see stripe-openapi/README.md), so the test reads the same document on every clone. */
 function findOpenApiDocument(): string {
-  // shared/ sits beside the repository (CI: beside the fresh clone; locally: beside the worktrees' parent).
-  for (let dir = resolve(new URL('../../..', import.meta.url).pathname); ; dir = dirname(dir)) {
-    const folder = join(dir, 'shared', 'reference', 'stripe-openapi');
-    if (existsSync(folder)) {
-      const file = readdirSync(folder).find((name) => name.endsWith('.json.gz'));
-      if (file !== undefined) return join(folder, file);
-    }
-    if (dirname(dir) === dir) throw new Error('Stripe OpenAPI document not found: expected shared/reference/stripe-openapi/*.json.gz beside the repository');
-  }
+  const folder = fileURLToPath(new URL('./stripe-openapi/', import.meta.url));
+  const file = readdirSync(folder).find((name) => name.endsWith('.json.gz'));
+  if (file === undefined) throw new Error(`Stripe's OpenAPI document is missing from ${folder}`);
+  return join(folder, file);
 }
 
 function loadOpenApi(): Record<string, OpenApiNode> {

@@ -22,6 +22,8 @@ const schema = z.object({
   INTERLOCK_HEARTBEAT_MS: ms.default(1_000),
   INTERLOCK_HEARTBEAT_TTL_MS: ms.default(4_000),
   INTERLOCK_DURABILITY_CHECK_MS: ms.default(5_000),
+  INTERLOCK_REDIS_MIN_REPLICAS: z.coerce.number().int().min(0).max(16).default(0),
+  INTERLOCK_REDIS_WAIT_MS: ms.default(1_000),
   INTERLOCK_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -41,6 +43,9 @@ export type Config = {
   heartbeatMs: number;
   heartbeatTtlMs: number;
   durabilityCheckMs: number;
+  /** Replicas that must acknowledge a DISPATCHED (Redis WAIT) before its send; 0 trusts the master's AOF alone. */
+  redisMinReplicas: number;
+  redisWaitMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 };
 
@@ -96,6 +101,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     heartbeatMs: c.INTERLOCK_HEARTBEAT_MS,
     heartbeatTtlMs: c.INTERLOCK_HEARTBEAT_TTL_MS,
     durabilityCheckMs: c.INTERLOCK_DURABILITY_CHECK_MS,
+    redisMinReplicas: c.INTERLOCK_REDIS_MIN_REPLICAS,
+    redisWaitMs: c.INTERLOCK_REDIS_WAIT_MS,
     logLevel: c.INTERLOCK_LOG_LEVEL,
   };
   assertConsistentTiming(config);

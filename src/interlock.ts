@@ -59,7 +59,7 @@ export async function createInterlock(deps: { config: Config; target: Target; si
     heartbeat,
     target,
     logger,
-    timing: { claimTtlMs: config.claimTtlMs, settleMarginMs: config.settleMarginMs, dedupMarginMs: config.dedupMarginMs },
+    timing: { claimTtlMs: config.claimTtlMs, settleMarginMs: config.settleMarginMs, dedupMarginMs: config.dedupMarginMs, minReplicas: config.redisMinReplicas, replicaWaitMs: config.redisWaitMs },
     durability: durabilityMonitor,
     ...(watchdog ? { watchdog } : {}),
   });

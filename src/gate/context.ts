@@ -17,6 +17,9 @@ export type GateTiming = {
   settleMarginMs: number;
   /** Tier 1 falls back to lookup this long before the target forgets an idempotency key. */
   dedupMarginMs: number;
+  /** Replicas that must acknowledge a DISPATCHED before it is sent (0: the master's fsynced AOF is enough). */
+  minReplicas?: number;
+  replicaWaitMs?: number;
 };
 
 export type GateResult = {

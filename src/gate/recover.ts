@@ -12,7 +12,7 @@ import { quoteError } from '../core/quote.js';
 import { objectId, ProcessCrash } from '../core/target.js';
 import { checksOf, errorName, type GateContext, type RecoveryReport, type Settled } from './context.js';
 import type { OpenEffect } from '../redis/journal.js';
-import { sendOnce } from './send.js';
+import { holdBack, sendOnce } from './send.js';
 import { commit, refuseAtRecovery, rejectionOf, settleAmbiguous, settleRejected, type Holding } from './settle.js';
 import { readFacts } from './submit.js';
 
@@ -178,7 +178,11 @@ export function createRecover(ctx: GateContext) {
 
   async function resend(holding: Holding, dispatched: EntryOf<'DISPATCHED'>, effect: Effect, checks: Checks, outcome: 'COMMITTED_BY_RETRY' | 'REAPPLIED_AFTER_QUERY'): Promise<Resent> {
     const { partition, effectId, epoch } = holding;
-    ctx.durability?.assertDurable();
+    const held = await holdBack(ctx);
+    if (held !== null) {
+      await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
+      return { kind: 'done', settled: { kind: 'unresolved', effectId, outcome: 'UNRESOLVED:replicas_behind', error: held } };
+    }
     const deadlineAt = performance.now() + target.sendTimeoutMs;
     // Under the same idempotency key, the resend must start while the target still remembers the key.
     const notAfter = outcome === 'COMMITTED_BY_RETRY' ? dispatched.at + target.dedupWindowMs - timing.dedupMarginMs : 0;

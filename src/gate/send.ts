@@ -18,6 +18,19 @@ export type SendResult = { landed: JsonObject } | { rejected: Rejected } | { unk
  */
 export const CLAIM_FRESH_MS = 250;
 
+/**
+ * Whether a dispatched effect may be sent now: Redis must be durable (the monitor's last reading), and, when the
+ * operator asked for it, enough replicas must hold the DISPATCHED that a failover cannot lose it. Returns why not,
+ * or null. A send held back here is not lost: the dispatch stays open and recovery sends it once this holds.
+ */
+export async function holdBack(ctx: GateContext): Promise<string | null> {
+  ctx.durability?.assertDurable();
+  const replicas = ctx.timing.minReplicas ?? 0;
+  if (replicas === 0) return null;
+  const { ok, acknowledged } = await ctx.journal.replicated(replicas, ctx.timing.replicaWaitMs ?? 1_000);
+  return ok ? null : `only ${acknowledged} of the ${replicas} Redis replicas required acknowledged the DISPATCHED, so it was not sent; recovery sends it once they do`;
+}
+
 export async function sendOnce(ctx: GateContext, where: { partition: string; effectId: string; epoch: number }, effect: Effect, deadlineAt: number, claimCheckedAt: number): Promise<SendResult> {
   const { journal, heartbeat, target } = ctx;
   let checkedAt = claimCheckedAt;

@@ -14,7 +14,7 @@ import { quote, quoteError, quoteObject } from '../core/quote.js';
 import type { BindReply, EffectState } from '../redis/journal.js';
 import type { GrantedTerms } from '../redis/approvals.js';
 import { checksOf, PremiseReadError, snapshotOfTerms, type GateContext, type GateResult, type Settled } from './context.js';
-import { sendOnce } from './send.js';
+import { holdBack, sendOnce } from './send.js';
 import { commit, rejectionOf, settleRejected, type Holding } from './settle.js';
 
 export type Recover = (effectId: string, partition: string) => Promise<Settled>;
@@ -250,7 +250,12 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
   }
 
   async function sendDispatched(holding: Holding, effect: Effect, deadlineAt: number, claimCheckedAt: number): Promise<Settled> {
-    ctx.durability?.assertDurable();
+    const held = await holdBack(ctx);
+    if (held !== null) {
+      logger.warn({ effectId: holding.effectId, reason: held }, 'send held back');
+      await journal.releaseClaim(holding.partition, holding.effectId, ctx.owner, holding.epoch);
+      return { kind: 'skipped', effectId: holding.effectId, reason: held, holder: ctx.owner, retryAt: journal.clock.estimate() ?? 0 };
+    }
     const sent = await sendOnce(ctx, holding, effect, deadlineAt, claimCheckedAt);
     if ('landed' in sent) return commit(ctx, holding, 'send', sent.landed, null, 'COMMITTED');
     if ('rejected' in sent) return settleRejected(ctx, holding, effect, rejectionOf(sent.rejected), null);

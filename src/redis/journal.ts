@@ -7,7 +7,7 @@ import { buildReceipt, type Receipt } from '../core/receipt.js';
 import { fromStored, sealBatch, toStored, type AnyDraft, type Draft, type Entry, type EntryOf } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
 import type { SigningKey } from '../core/signing.js';
-import { serverTime, type RedisClient } from './client.js';
+import { serverTime, writableNodes, type RedisClient } from './client.js';
 import { createRedisClock, type RedisClock } from './clock.js';
 import type { Keys } from './keys.js';
 import { createScriptRunner, type ScriptName } from './scripts.js';
@@ -387,6 +387,18 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     },
 
     serverTime: now,
+
+    /**
+     * Whether `replicas` replicas of every master acknowledged this worker's writes so far (Redis WAIT), so a
+     * failover to one of them cannot lose the DISPATCHED about to be acted on. Each master gets its own WAIT: on
+     * the master that took the write it waits for it, on the others it answers at once.
+     */
+    async replicated(replicas: number, timeoutMs: number): Promise<{ ok: boolean; acknowledged: number }> {
+      if (replicas <= 0) return { ok: true, acknowledged: 0 };
+      const counts = await Promise.all(writableNodes(redis).map(async (node) => Number(await node.wait(replicas, timeoutMs))));
+      const acknowledged = Math.min(...counts);
+      return { ok: acknowledged >= replicas, acknowledged };
+    },
 
     async receipt(effectId: string): Promise<Receipt | null> {
       const partition = await redis.hget(keys.effectPartitions, effectId);

@@ -11,6 +11,7 @@ import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { createDurabilityMonitor, requireDurability, type Durability, type DurabilityMonitor } from './redis/durability.js';
 import { createHeartbeat, type Heartbeat } from './redis/heartbeat.js';
 import { createRedisJournal, type Journal } from './redis/journal.js';
+import { createThreadSigner } from './keys/signer.js';
 import { createKeys } from './redis/keys.js';
 import { createRedisClient, type RedisClient } from './redis/client.js';
 
@@ -39,7 +40,8 @@ export async function createInterlock(deps: { config: Config; target: Target; si
   else logger.info({ appendonly: durability.appendonly, appendfsync: durability.appendfsync, maxmemoryPolicy: durability.maxmemoryPolicy }, 'Redis durability checked');
   const durabilityMonitor = createDurabilityMonitor({ redis, optOut: config.unsafeDurability, intervalMs: config.durabilityCheckMs, logger, initial: durability });
   const keys = createKeys(config.keyPrefix);
-  const journal = createRedisJournal({ redis, keys, signingKey });
+  const signer = config.signingThread ? createThreadSigner(signingKey) : null;
+  const journal = createRedisJournal({ redis, keys, signingKey, ...(signer ? { signer } : {}) });
   const approvals = createRedisApprovals({ redis, keys });
   const heartbeat = createHeartbeat({
     redis,
@@ -74,9 +76,11 @@ export async function createInterlock(deps: { config: Config; target: Target; si
     durability,
     durabilityMonitor,
     async close(options = {}) {
+      await journal.flushIndex().catch((error: unknown) => logger.warn({ err: error }, 'could not drop finished entries of the open index; recovery will'));
       await durabilityMonitor.stop();
       await heartbeat.stop({ clear: options.clearHeartbeat ?? true });
       await watchdog?.close();
+      await signer?.close();
       if (!deps.redis) await redis.quit();
     },
   };

@@ -28,6 +28,22 @@ export function committedEntry(entries: readonly Entry[]): EntryOf<'COMMITTED'> 
   return (entries.find((entry) => entry.kind === 'COMMITTED') as EntryOf<'COMMITTED'> | undefined) ?? null;
 }
 
+/** The payload a dispatch sends: the one the first proposal bound (a version 1 DISPATCHED also repeats it). */
+export function dispatchedEffect(entries: readonly Entry[], dispatched: EntryOf<'DISPATCHED'>): JsonObject | null {
+  return dispatched.effect ?? firstProposal(entries)?.effect ?? null;
+}
+
+/** The approval snapshot a dispatch was checked against: its own, or that of the AUTHORIZED of its batch. */
+export function dispatchedApproval(entries: readonly Entry[], dispatched: EntryOf<'DISPATCHED'>): Checks['approval'] {
+  if (dispatched.checks.approval !== null) return dispatched.checks.approval;
+  const index = entries.indexOf(dispatched);
+  for (let i = index - 1; i >= 0; i -= 1) {
+    const entry = entries[i];
+    if (entry?.kind === 'AUTHORIZED' && entry.approval.id === dispatched.approval) return entry.approval;
+  }
+  return null;
+}
+
 /** A fenced-out sender's answer that the effect landed: the money moved, whatever the journal settled on. */
 export function lateLanding(entries: readonly Entry[]): EntryOf<'LATE_RESULT'> | null {
   return (entries.find((entry) => entry.kind === 'LATE_RESULT' && entry.outcome === 'landed') as EntryOf<'LATE_RESULT'> | undefined) ?? null;

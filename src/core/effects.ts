@@ -79,7 +79,11 @@ export function parseEffect(effect: unknown, path = 'effect'): Effect {
 
 /** Subject and amount of an effect the gate has already accepted (so it parses); throws EffectError otherwise. */
 export function describeEffect(effect: JsonObject | Effect): EffectFacts {
-  const parsed = parseEffect(effect);
+  return factsOfEffect(parseEffect(effect));
+}
+
+/** Subject and amount of a parsed effect. */
+export function factsOfEffect(parsed: Effect): EffectFacts {
   switch (parsed.kind) {
     case 'refund':
       return { kind: 'refund', subject: `payment:${parsed.paymentIntent}`, amount: parsed.amount };

@@ -30,11 +30,13 @@ function describe(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-// RFC 8785 §3.2.2.2: a lone surrogate has no UTF-8 form, so it cannot be hashed the same way twice.
+// RFC 8785 §3.2.2.2: a lone surrogate has no UTF-8 form, so it cannot be hashed the same way twice. A string with
+// no surrogate code unit at all (nearly every string) is told apart by the cheap test first.
+const ANY_SURROGATE = /[\uD800-\uDFFF]/;
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
 export function hasLoneSurrogate(text: string): boolean {
-  return LONE_SURROGATE.test(text);
+  return ANY_SURROGATE.test(text) && LONE_SURROGATE.test(text);
 }
 
 type Visit = { path: string; depth: number; ancestors: object[] };
@@ -42,7 +44,7 @@ type Visit = { path: string; depth: number; ancestors: object[] };
 function check(value: unknown, at: Visit): Json {
   switch (typeof value) {
     case 'string':
-      if (LONE_SURROGATE.test(value)) throw new NonCanonicalValueError(at.path, 'a string with a lone UTF-16 surrogate');
+      if (hasLoneSurrogate(value)) throw new NonCanonicalValueError(at.path, 'a string with a lone UTF-16 surrogate');
       return value;
     case 'boolean':
       return value;
@@ -75,7 +77,7 @@ function check(value: unknown, at: Visit): Json {
           const path = `${at.path}.${key}`;
           // Assigning "__proto__" would set the copy's prototype: the field would vanish from the hashed bytes.
           if (key === '__proto__') throw new NonCanonicalValueError(path, 'a "__proto__" key, which a JavaScript object cannot copy as data');
-          if (LONE_SURROGATE.test(key)) throw new NonCanonicalValueError(path, 'a key with a lone UTF-16 surrogate');
+          if (hasLoneSurrogate(key)) throw new NonCanonicalValueError(path, 'a key with a lone UTF-16 surrogate');
           out[key] = check(item, { path, depth: at.depth + 1, ancestors: at.ancestors });
         }
         return out;
@@ -116,9 +118,98 @@ function write(value: Json): string {
   return `${text}}`;
 }
 
-/** RFC 8785 canonical JSON of a plain JSON value. */
-export function canonicalJson(value: unknown): string {
-  return write(assertJson(value));
+/** A path, built only when a value is refused: `$.a[2].b`. */
+function pathOf(root: string, trail: readonly (string | number)[]): string {
+  let path = root;
+  for (const part of trail) path += typeof part === 'number' ? `[${part}]` : `.${part}`;
+  return path;
+}
+
+/**
+ * Canonical JSON in one pass that also refuses what has no canonical form, exactly as assertJson does, without
+ * making a copy first. The path of a refused value is assembled only when one is refused: verify() and every seal
+ * go through here, and building a path string per field cost more than the serialisation itself.
+ */
+function writeStrict(value: unknown, root: string, trail: (string | number)[], ancestors: object[]): string {
+  switch (typeof value) {
+    case 'string':
+      if (hasLoneSurrogate(value)) throw new NonCanonicalValueError(pathOf(root, trail), 'a string with a lone UTF-16 surrogate');
+      return JSON.stringify(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'number':
+      if (!Number.isFinite(value)) throw new NonCanonicalValueError(pathOf(root, trail), String(value));
+      return JSON.stringify(value);
+    case 'object': {
+      if (value === null) return 'null';
+      if (ancestors.includes(value)) throw new NonCanonicalValueError(pathOf(root, trail), 'a circular reference');
+      if (trail.length >= MAX_JSON_DEPTH) throw new NonCanonicalValueError(pathOf(root, trail), `nesting deeper than ${MAX_JSON_DEPTH} levels`);
+      ancestors.push(value);
+      try {
+        if (Array.isArray(value)) {
+          let text = '[';
+          for (let index = 0; index < value.length; index += 1) {
+            const item: unknown = value[index];
+            trail.push(index);
+            if (item === undefined) throw new NonCanonicalValueError(pathOf(root, trail), 'undefined inside an array');
+            text += (index > 0 ? ',' : '') + writeStrict(item, root, trail, ancestors);
+            trail.pop();
+          }
+          return `${text}]`;
+        }
+        const proto: unknown = Object.getPrototypeOf(value);
+        if (proto !== Object.prototype && proto !== null) throw new NonCanonicalValueError(pathOf(root, trail), describe(value));
+        const keys = Object.keys(value).sort();
+        let text = '{';
+        let first = true;
+        for (const key of keys) {
+          const item: unknown = (value as Record<string, unknown>)[key];
+          if (item === undefined) continue;
+          trail.push(key);
+          if (key === '__proto__') throw new NonCanonicalValueError(pathOf(root, trail), 'a "__proto__" key, which a JavaScript object cannot copy as data');
+          if (hasLoneSurrogate(key)) throw new NonCanonicalValueError(pathOf(root, trail), 'a key with a lone UTF-16 surrogate');
+          text += `${first ? '' : ','}${JSON.stringify(key)}:${writeStrict(item, root, trail, ancestors)}`;
+          trail.pop();
+          first = false;
+        }
+        return `${text}}`;
+      } finally {
+        ancestors.pop();
+      }
+    }
+    default:
+      throw new NonCanonicalValueError(pathOf(root, trail), describe(value));
+  }
+}
+
+/**
+ * The canonical form of each field of an object, sorted by key, undefined fields left out: what an entry's hash
+ * input and its stored form are both assembled from, so each field is serialised once (entries.ts).
+ */
+export function canonicalFields(value: Record<string, unknown>, path = '$'): [key: string, json: string][] {
+  const fields: [string, string][] = [];
+  for (const key of Object.keys(value).sort()) {
+    const item = value[key];
+    if (item === undefined) continue;
+    if (key === '__proto__' || hasLoneSurrogate(key)) throw new NonCanonicalValueError(`${path}.${key}`, 'a key with no canonical form');
+    fields.push([key, writeStrict(item, path, [key], [])]);
+  }
+  return fields;
+}
+
+/** Joins fields from canonicalFields back into an object's JSON (canonical when all fields are kept, in order). */
+export function joinFields(fields: readonly (readonly [string, string])[]): string {
+  let text = '{';
+  for (let index = 0; index < fields.length; index += 1) {
+    const field = fields[index] as readonly [string, string];
+    text += `${index > 0 ? ',' : ''}${JSON.stringify(field[0])}:${field[1]}`;
+  }
+  return `${text}}`;
+}
+
+/** RFC 8785 canonical JSON of a plain JSON value; refuses, with the path, anything without a canonical form. */
+export function canonicalJson(value: unknown, path = '$'): string {
+  return writeStrict(value, path, [], []);
 }
 
 /** Canonical JSON of a value already known to be plain JSON (it came out of assertJson or JSON.parse). */

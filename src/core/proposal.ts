@@ -2,7 +2,7 @@
 // sizes are checked before anything is written, so a proposal either is recorded whole or leaves no trace. Bad
 // input is refused with a ProposalError that names each field.
 import { z } from 'zod';
-import { parseEffect, EffectError } from './effects.js';
+import { parseEffect, EffectError, type Effect } from './effects.js';
 import { InterlockError, zodFieldProblems, type FieldProblem } from './errors.js';
 import { assertJson, canonicalJson, jsonDepth, NonCanonicalValueError, type Json, type JsonObject } from './json.js';
 import { freeText, identifier } from './text.js';
@@ -64,6 +64,11 @@ function boundedJson(value: unknown, path: string, limits: { depth: number; char
 }
 
 export function parseProposal(input: unknown): Proposal {
+  return parseProposalAndEffect(input).proposal;
+}
+
+/** parseProposal, also handing back the effect as parsed (so it is parsed once). */
+export function parseProposalAndEffect(input: unknown): { proposal: Proposal; effect: Effect } {
   const parsed = proposalSchema.safeParse(input);
   if (!parsed.success) {
     refuse(zodFieldProblems(parsed.error.issues));
@@ -77,20 +82,22 @@ export function parseProposal(input: unknown): Proposal {
   const effectJson = boundedJson(raw.effect, 'effect', { depth: 4, chars: PROPOSAL_LIMITS.premiseChars }, problems);
   const request = p.request === undefined ? undefined : boundedJson(raw.request, 'request', { depth: PROPOSAL_LIMITS.requestDepth, chars: PROPOSAL_LIMITS.requestChars }, problems);
   let effect: JsonObject | undefined;
+  let typed: Effect | undefined;
   if (effectJson !== undefined) {
     try {
-      effect = assertJson(parseEffect(effectJson)) as JsonObject;
+      typed = parseEffect(effectJson);
+      effect = assertJson(typed) as JsonObject;
     } catch (error) {
       if (error instanceof EffectError) problems.push(...error.fields);
       else throw error;
     }
   }
-  if (problems.length > 0 || premises === undefined || effect === undefined) refuse(problems);
+  if (problems.length > 0 || premises === undefined || effect === undefined || typed === undefined) refuse(problems);
   const proposal: Proposal = { agent: p.agent, approval: p.approval, premises: premises as JsonObject, effect };
   if (p.requestId !== undefined) proposal.requestId = p.requestId;
   if (request !== undefined) proposal.request = request;
   if (p.decision !== undefined) proposal.decision = { model: p.decision.model, text: p.decision.text };
   const size = canonicalJson(proposal as unknown as Json).length;
   if (size > PROPOSAL_LIMITS.totalChars) refuse([{ path: 'proposal', message: `is ${size} characters of JSON; at most ${PROPOSAL_LIMITS.totalChars}` }]);
-  return proposal;
+  return { proposal, effect: typed };
 }

@@ -34,7 +34,7 @@ const envelope = {
 const entry = z.discriminatedUnion('kind', [
   z.object({ ...envelope, kind: z.literal('PROPOSED'), agent: z.string(), approval: z.string().nullable(), premises: jsonObject, effect: jsonObject, request: json, decision: z.object({ model: z.string(), text: z.string() }).nullable() }),
   z.object({ ...envelope, kind: z.literal('AUTHORIZED'), approval: approvalSnapshot }),
-  z.object({ ...envelope, kind: z.literal('DISPATCHED'), effect: jsonObject, subject: z.string().optional(), approval: z.string(), premises: jsonObject, checks, owner: z.string(), epoch: z.number(), sendDeadline: z.number() }),
+  z.object({ ...envelope, kind: z.literal('DISPATCHED'), effect: jsonObject.optional(), subject: z.string().optional(), approval: z.string(), premises: jsonObject, checks, owner: z.string(), epoch: z.number(), sendDeadline: z.number() }),
   z.object({ ...envelope, kind: z.literal('COMMITTED'), via: z.enum(['send', 'retry-idempotent', 'recovery-query', 'recovery-reapply', 'failed-but-landed', 'late-result']), result: json, found: z.string().nullable(), rechecked: checks.nullable(), epoch: z.number() }),
   z.object({ ...envelope, kind: z.literal('REFUSED'), code: z.string(), reason: z.string(), checks: checks.nullable(), rechecked: checks.nullable(), changes: z.array(change), resolves: z.boolean(), proposal: json.optional() }),
   z.object({ ...envelope, kind: z.literal('AMBIGUOUS'), reason: z.string(), rechecked: checks.nullable(), epoch: z.number() }),

@@ -3,6 +3,14 @@
 import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 
 export type SigningKey = { kid: string; privateKey: KeyObject; publicKey: KeyObject };
+
+/** Signs entry hashes, on this thread or another (src/keys/signer.ts); the signatures are the same either way. */
+export type Signer = { kid: string; sign(text: string): Promise<string> };
+
+/** A signer that signs inline, on the calling thread. */
+export function inlineSigner(key: SigningKey): Signer {
+  return { kid: key.kid, sign: async (text) => signText(text, key) };
+}
 export type PublicKeySet = ReadonlyMap<string, KeyObject>;
 
 export function keyIdOf(publicKey: KeyObject): string {

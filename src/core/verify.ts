@@ -230,12 +230,17 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
           unsafeResend = true;
           problems.push(`${name} sends again after the target refused this effect outright`);
         }
-        if (firstProposal && !sameHash(entry.effect, firstProposal.effect)) problems.push(`${name} sends a payload other than the one first proposed`);
+        if (entry.effect !== undefined && firstProposal && !sameHash(entry.effect, firstProposal.effect)) problems.push(`${name} sends a payload other than the one first proposed`);
         if (entry.subject !== undefined && entry.subject !== subject) problems.push(`${name} was dispatched on ${entry.subject}, but its effect moves money on ${subject ?? 'no valid subject'}`);
-        const scope = entry.checks.approval?.scope ?? authorized.get(entry.approval)?.approval.scope ?? null;
+        // A v2 dispatch leaves the snapshot to the AUTHORIZED right before it, in its batch.
+        const before = entries[index - 1];
+        const batchSnapshot = before?.kind === 'AUTHORIZED' && before.approval.id === entry.approval ? before.approval : null;
+        const approval = entry.checks.approval ?? batchSnapshot;
+        const scope = approval?.scope ?? null;
         if (scope !== null && scope !== subject) problems.push(`${name} went out under approval ${entry.approval}, scoped to ${scope}, on ${subject ?? 'no valid subject'}`);
+        if (entry.checks.approval === null && batchSnapshot === null) problems.push(`${name} leaves its approval snapshot to an AUTHORIZED for ${entry.approval} that does not come right before it`);
         open = entry;
-        sends.push({ checks: entry.checks, amount, subject });
+        sends.push({ checks: { ...entry.checks, approval }, amount, subject });
         return;
       }
       case 'COMMITTED':
@@ -244,7 +249,7 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
         if (!open) {
           problems.push(`${name} closes no open dispatch: a commit without a send`);
         } else {
-          if (firstCommitted === null) approvedBy = open.checks.approval?.approver ?? null;
+          if (firstCommitted === null) approvedBy = (open.checks.approval ?? authorized.get(open.approval)?.approval)?.approver ?? null;
           if (entry.via === 'retry-idempotent' || entry.via === 'recovery-reapply') {
             if (entry.rechecked) sends.push({ checks: entry.rechecked, amount, subject });
             else problems.push(`${name} resent the effect without a recorded re-check`);

@@ -2,7 +2,7 @@
 // before any resend and never resending blindly (DESIGN §7).
 import { performance } from 'node:perf_hooks';
 import { approvalProblems } from '../core/approval.js';
-import { lateLanding, openDispatch, planRecovery, recoveryMode, type Lookup, type RecoveryStep, type RecoveryTiming } from '../core/decisions.js';
+import { dispatchedEffect, lateLanding, openDispatch, planRecovery, recoveryMode, type Lookup, type RecoveryStep, type RecoveryTiming } from '../core/decisions.js';
 import { isEffectId } from '../core/effect-id.js';
 import { describeEffect, parseEffect, type Effect } from '../core/effects.js';
 import type { Checks, EntryOf } from '../core/entries.js';
@@ -88,7 +88,7 @@ export function createRecover(ctx: GateContext) {
       await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
       return { kind: 'skipped', effectId, reason: 'no open dispatch in the chain' };
     }
-    const effect = parseEffect(dispatched.effect);
+    const effect = parseEffect(dispatchedEffect(entries, dispatched));
 
     // A fenced-out sender's definite answer is the truth about the effect (issue 6, item 7).
     if (claim.late === 'landed') {

@@ -5,11 +5,11 @@ import { performance } from 'node:perf_hooks';
 import { approvalProblems } from '../core/approval.js';
 import { comparePremises, committedEntry, dispatchBlocker, firstProposal, premisesDecidedOn, type PremiseReport } from '../core/decisions.js';
 import { effectIdFor, payloadHash } from '../core/effect-id.js';
-import { describeEffect, parseEffect, type Effect, type EffectFacts } from '../core/effects.js';
+import { factsOfEffect, type Effect, type EffectFacts } from '../core/effects.js';
 import type { AnyDraft, ApprovalSnapshot, Checks, Draft, Entry } from '../core/entries.js';
 import type { JsonObject } from '../core/json.js';
 import { outcomeOf } from '../core/verify.js';
-import { parseProposal, ProposalError, type Proposal } from '../core/proposal.js';
+import { parseProposalAndEffect, ProposalError, type Proposal } from '../core/proposal.js';
 import { quote, quoteError, quoteObject } from '../core/quote.js';
 import type { BindReply, EffectState } from '../redis/journal.js';
 import type { GrantedTerms } from '../redis/approvals.js';
@@ -23,9 +23,8 @@ export type Recover = (effectId: string, partition: string) => Promise<Settled>;
 export type Prepared = { proposal: Proposal; effect: Effect; facts: EffectFacts; effectId: string; hash: string };
 
 export function prepare(ctx: GateContext, input: unknown): Prepared {
-  const proposal = parseProposal(input);
-  const effect = parseEffect(proposal.effect);
-  const facts = describeEffect(effect);
+  const { proposal, effect } = parseProposalAndEffect(input);
+  const facts = factsOfEffect(effect);
   if (!ctx.target.kinds.includes(facts.kind)) {
     throw new ProposalError(`Target ${ctx.target.name} moves ${ctx.target.kinds.join(' and ')} effects, not ${facts.kind}.`, [{ path: 'effect.kind', message: `this target does not move ${facts.kind} effects` }]);
   }
@@ -166,7 +165,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     const snapshot = snapshotOfTerms(terms);
     // The terms never change, so what they rule out needs no trip to Redis; revocation, expiry, uses and caps
     // move, and only the dispatch script judges them.
-    const staticProblems = approvalProblems({ ...snapshot, expiresAt: Number.MAX_SAFE_INTEGER }, { now: 0, subject: partition, amount: facts.amount, phase: 'recovery' });
+    const staticProblems = approvalProblems(Object.assign({}, snapshot, { expiresAt: Number.MAX_SAFE_INTEGER }), { now: 0, subject: partition, amount: facts.amount, phase: 'recovery' });
     if (staticProblems.length > 0) {
       const reason = staticProblems.join('; ');
       return recordRefusal(partition, prepared, head, decidedOn, [refusedDraft('REFUSED:lease', reason, checksOf(snapshot, staticProblems))], 'REFUSED:lease', reason);
@@ -197,7 +196,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         { kind: 'AUTHORIZED', approval: snapshot },
         stale
           ? refusedDraft('REFUSED:stale_premise', report.violations.join('; '), checks, report.changes)
-          : { kind: 'DISPATCHED', effect: proposal.effect, subject: partition, approval: proposal.approval, premises: decidedOn, checks, owner: ctx.owner, epoch: chain.state.epoch + 1, sendDeadline },
+          : { kind: 'DISPATCHED', subject: partition, approval: proposal.approval, premises: decidedOn, checks: { approvalLive: checks.approvalLive, approval: null, approvalProblems: checks.approvalProblems, violations: checks.violations, changes: checks.changes }, owner: ctx.owner, epoch: chain.state.epoch + 1, sendDeadline },
       ],
     });
     const scriptAnsweredAt = performance.now();
@@ -291,9 +290,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     } finally {
       // This submit's index entry goes once it knows it leaves nothing open behind it. Each submit has its own
       // entry, so this never removes the entry of another submit of the same effect that is still sending.
-      if (outcome !== null && outcome.outcome !== 'IN_FLIGHT' && !outcome.outcome.startsWith('UNRESOLVED:')) {
-        await journal.unindex(effectId, bound.token).catch((error: unknown) => logger.warn({ effectId, error: quoteError(error) }, 'could not drop the open-index entry; recovery will'));
-      }
+      if (outcome !== null && outcome.outcome !== 'IN_FLIGHT' && !outcome.outcome.startsWith('UNRESOLVED:')) journal.unindex(effectId, bound.token);
     }
   };
 }

@@ -5,10 +5,42 @@ import { Cluster, Redis } from 'ioredis';
 export type RedisClient = Redis | Cluster;
 
 export function createRedisClient(options: { redisUrl: string; redisCluster: boolean }): RedisClient {
-  if (!options.redisCluster) return new Redis(options.redisUrl, { maxRetriesPerRequest: 3 });
+  if (!options.redisCluster) return batchWrites(new Redis(options.redisUrl, { maxRetriesPerRequest: 3 }));
   const url = new URL(options.redisUrl);
   const auth = url.password === '' ? {} : { password: decodeURIComponent(url.password), ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }) };
-  return new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { maxRetriesPerRequest: 3, ...auth } });
+  const cluster = new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { maxRetriesPerRequest: 3, ...auth } });
+  cluster.on('+node', (node: Redis) => batchWrites(node));
+  return cluster;
+}
+
+/**
+ * Commands written in one turn of the event loop leave the process in one write: the connection's socket is corked
+ * at the first write and uncorked on the next tick. A busy worker has many effects in flight, and a write syscall
+ * per command was the largest cost of its Redis traffic; the commands, their order and their replies are the same.
+ * (Unlike ioredis's auto-pipelining, no command waits for a batch to fill.)
+ */
+export function batchWrites(redis: Redis): Redis {
+  const patch = (): void => {
+    const stream = (redis as unknown as { stream?: { write: (...args: unknown[]) => boolean; cork(): void; uncork(): void; batched?: boolean } }).stream;
+    if (!stream || stream.batched) return;
+    stream.batched = true;
+    const write = stream.write.bind(stream);
+    let corked = false;
+    stream.write = (...args: unknown[]) => {
+      if (!corked) {
+        corked = true;
+        stream.cork();
+        process.nextTick(() => {
+          corked = false;
+          stream.uncork();
+        });
+      }
+      return write(...args);
+    };
+  };
+  redis.on('connect', patch);
+  patch();
+  return redis;
 }
 
 /** The servers that acknowledge writes: the one server, or every cluster master. */

@@ -4,9 +4,9 @@
 // estimate fed, and reseals a batch whose compare-and-set lost a race.
 import { randomBytes } from 'node:crypto';
 import { buildReceipt, type Receipt } from '../core/receipt.js';
-import { fromStored, sealBatch, toStored, type AnyDraft, type Draft, type Entry, type EntryOf } from '../core/entries.js';
+import { completeBatch, fromStored, prepareBatch, type AnyDraft, type Draft, type Entry, type EntryOf } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
-import type { SigningKey } from '../core/signing.js';
+import { inlineSigner, type Signer, type SigningKey } from '../core/signing.js';
 import { serverTime, writableNodes, type RedisClient } from './client.js';
 import { createRedisClock, type RedisClock } from './clock.js';
 import type { Keys } from './keys.js';
@@ -135,13 +135,28 @@ export type Journal = ReturnType<typeof createRedisJournal>;
 /** A dispatch must follow its binding within this window; recovery drops a stale index entry only past it. */
 export const BIND_WINDOW_MS = 5 * 60_000;
 
-export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signingKey: SigningKey; maxSkewMs?: number; casAttempts?: number; clock?: RedisClock; bindWindowMs?: number }) {
+export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signingKey: SigningKey; signer?: Signer; maxSkewMs?: number; casAttempts?: number; clock?: RedisClock; bindWindowMs?: number }) {
   const { redis, keys, signingKey } = deps;
+  const signer = deps.signer ?? inlineSigner(signingKey);
   const maxSkewMs = deps.maxSkewMs ?? 5_000;
   const casAttempts = deps.casAttempts ?? 50;
   const bindWindowMs = deps.bindWindowMs ?? BIND_WINDOW_MS;
   const clock = deps.clock ?? createRedisClock();
   const run = createScriptRunner(redis);
+  // Index tokens need only be unique among submits: this journal's boot tag and a counter.
+  const bootTag = randomBytes(6).toString('hex');
+  let tokens = 0;
+  // Index entries of finished submits, dropped by the next bind (or by flushIndex when no bind comes soon).
+  let finished: string[] = [];
+  let flushTimer: NodeJS.Timeout | null = null;
+
+  async function flushIndex(): Promise<void> {
+    if (flushTimer) clearTimeout(flushTimer);
+    flushTimer = null;
+    const dropping = finished;
+    finished = [];
+    if (dropping.length > 0) await run('unindex-1', [keys.openIndex], ['own', 0, ...dropping]);
+  }
 
   /** Runs a script and feeds the clock with the Redis time its reply carries. */
   async function call<T>(name: ScriptName, scriptKeys: readonly string[], args: readonly (string | number)[]): Promise<T> {
@@ -165,10 +180,12 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     return Math.max(estimate, floor);
   }
 
-  function seal(effectId: string, drafts: readonly AnyDraft[], at: number, head: string): { entries: Entry[]; pairs: string[] } {
-    const entries = sealBatch(drafts, { effectId, at, prev: head === '' ? null : head }, signingKey);
+  /** Seals a batch: hashed here, its one signature made by the signer (possibly on another thread). */
+  async function seal(effectId: string, drafts: readonly AnyDraft[], at: number, head: string): Promise<{ entries: Entry[]; pairs: string[] }> {
+    const batch = prepareBatch(drafts, { effectId, at, prev: head === '' ? null : head }, signer.kid);
+    const { entries, stored } = completeBatch(batch, await signer.sign(batch.lastHash));
     const pairs: string[] = [];
-    for (const entry of entries) pairs.push(entry.hash, toStored(entry));
+    entries.forEach((entry, index) => pairs.push(entry.hash, stored[index] ?? ''));
     return { entries, pairs };
   }
 
@@ -201,24 +218,41 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
      * identifies this submit's index entry, so only this submit's unindex removes it.
      */
     async bind(effectId: string, partition: string): Promise<BindReply> {
-      const token = randomBytes(8).toString('hex');
+      tokens += 1;
+      const token = `${bootTag}.${tokens.toString(36)}`;
+      const dropping = finished;
+      finished = [];
       const reply = await call<{ status: 'NEW' | 'BOUND'; now: number } | { status: 'OTHER_SUBJECT'; bound: string; now: number }>(
         'bind-2',
         [keys.effectPartitions, keys.openIndex],
-        [effectId, partition, token],
-      );
-      return reply.status === 'OTHER_SUBJECT' ? reply : { ...reply, token };
+        [effectId, partition, token, ...dropping],
+      ).catch((error: unknown) => {
+        finished.push(...dropping);
+        throw error;
+      });
+      return reply.status === 'OTHER_SUBJECT' ? reply : { status: reply.status, now: reply.now, token };
     },
 
-    /** Drops this submit's index entry; recovery cleans up after a submit that died before it could. */
-    async unindex(effectId: string, token: string): Promise<void> {
-      await run('unindex-1', [keys.openIndex], [`${effectId}:${token}`, 'own', 0]);
+    /**
+     * Marks this submit's index entry finished: it is dropped with the next bind, or within `flushMs` when none
+     * comes. Until then it only makes recovery look at a settled effect once more; a worker that dies first leaves
+     * it to recovery, which drops it once it is older than the bind window.
+     */
+    unindex(effectId: string, token: string, flushMs = 50): void {
+      finished.push(`${effectId}:${token}`);
+      flushTimer ??= setTimeout(() => {
+        flushIndex().catch(() => undefined);
+      }, flushMs);
+      flushTimer.unref();
     },
+
+    /** Drops every finished submit's index entry now (before a worker stops). */
+    flushIndex,
 
     /** Drops an index entry of an effect recovery found not open, if no dispatch can still follow its binding. */
     async unindexStale(entry: string, readAt: number): Promise<boolean> {
-      const reply = await run<{ status: 'REMOVED' | 'KEPT' }>('unindex-1', [keys.openIndex], [entry, 'stale', readAt - bindWindowMs - 1]);
-      return reply.status === 'REMOVED';
+      const reply = await run<{ status: 'OK'; removed: number }>('unindex-1', [keys.openIndex], ['stale', readAt - bindWindowMs - 1, entry]);
+      return reply.removed > 0;
     },
 
     async partitionOf(effectId: string): Promise<string | null> {
@@ -236,7 +270,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       for (let attempt = 0; attempt < casAttempts; attempt += 1) {
         const at = await sealTime(floor);
         const sendDeadline = at + request.sendTimeoutMs;
-        const { entries, pairs } = seal(effectId, request.drafts({ at, sendDeadline }), at, request.place.head);
+        const { entries, pairs } = await seal(effectId, request.drafts({ at, sendDeadline }), at, request.place.head);
         const reply = await call<ProposeReply>(
           'propose-5',
           [keys.state(partition, effectId), keys.entries(partition, effectId), keys.approval(partition, request.approvalId), keys.approvalOpen(partition, request.approvalId), keys.subject(partition)],
@@ -246,7 +280,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
             sendDeadline, entries.length, ...pairs,
           ],
         );
-        if (reply.status === 'OK') return { ...reply, entries };
+        if (reply.status === 'OK') return Object.assign(reply, { entries });
         // Only the time can be fixed here; a moved head means the chain changed and the caller must look again.
         if (reply.status === 'BAD_TIME') {
           floor = retryPlace(reply).floor;
@@ -267,7 +301,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       const kinds = drafts.map((draft) => draft.kind).join(',');
       for (let attempt = 0; attempt < casAttempts; attempt += 1) {
         const at = await sealTime(floor);
-        const { entries, pairs } = seal(effectId, drafts, at, head);
+        const { entries, pairs } = await seal(effectId, drafts, at, head);
         const reply = await call<{ status: 'OK'; now: number } | Misplaced | { status: 'CONFLICTING_PAYLOAD' } | { status: 'BAD_ENTRY'; reason: string }>(
           'append-2',
           [keys.state(partition, effectId), keys.entries(partition, effectId)],
@@ -299,7 +333,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       const code = draft.kind === 'REFUSED' ? draft.code : '';
       for (let attempt = 0; attempt < casAttempts; attempt += 1) {
         const at = await sealTime(floor);
-        const { entries, pairs } = seal(effectId, [draft], at, head);
+        const { entries, pairs } = await seal(effectId, [draft], at, head);
         const reply = await call<{ status: 'OK'; now: number } | { status: 'NOT_OPEN' } | { status: 'FENCED'; epoch: number } | Misplaced | { status: 'BAD_ENTRY'; reason: string }>(
           'settle-5',
           [keys.state(partition, effectId), keys.entries(partition, effectId), keys.approval(partition, options.approvalId), keys.approvalOpen(partition, options.approvalId), keys.subject(partition)],
@@ -329,7 +363,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       const aid = approvalId === '' ? '-' : approvalId;
       for (let attempt = 0; attempt < casAttempts; attempt += 1) {
         const at = await sealTime(floor);
-        const { entries, pairs } = seal(effectId, [draft], at, head);
+        const { entries, pairs } = await seal(effectId, [draft], at, head);
         const reply = await call<{ status: 'OK'; effect: 'open' | 'committed' | 'relanded' | 'kept'; now: number } | Misplaced>(
           'late-5',
           [keys.state(partition, effectId), keys.entries(partition, effectId), keys.approval(partition, aid), keys.approvalOpen(partition, aid), keys.subject(partition)],

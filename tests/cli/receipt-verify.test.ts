@@ -21,9 +21,9 @@ beforeAll(async () => {
   writeFileSync(file('receipt.json'), JSON.stringify(receipt, null, 2));
   writeFileSync(file('public-key.pem'), world.key.publicPem);
   const tampered = JSON.parse(JSON.stringify(receipt)) as { entries: { effect?: { amount: number } }[] };
-  const dispatched = tampered.entries[2];
-  if (!dispatched?.effect) throw new Error('the receipt has no DISPATCHED entry at index 2');
-  dispatched.effect.amount = 200_000;
+  const proposed = tampered.entries[0];
+  if (!proposed?.effect) throw new Error('the receipt has no PROPOSED entry first');
+  proposed.effect.amount = 200_000;
   writeFileSync(file('tampered.json'), JSON.stringify(tampered));
   writeFileSync(file('not-json.json'), '{"format": "interlock.receipt/v1", ');
   writeFileSync(file('bad-key.pem'), '-----BEGIN PUBLIC KEY-----\nnot a key\n-----END PUBLIC KEY-----\n');
@@ -51,7 +51,7 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     expect(run.code).toBe(1);
     const result = verification(run.stdout);
     expect(result.valid).toBe(false);
-    expect(result.problems).toContain('entry 3 (DISPATCHED) was altered: its content no longer matches its hash');
+    expect(result.problems).toContain('entry 1 (PROPOSED) was altered: its content no longer matches its hash');
   });
 
   it('checks the chain but never calls a receipt valid without a public key: exit 3, valid null, and says what it did not check', async () => {

@@ -2,7 +2,7 @@
 // readable problem, under every kind of tampering DESIGN §5 and issue 2 list, including a chain rebuilt without
 // the signing key.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sealEntry, type AnyDraft, type Draft, type Entry, type EntryKind } from '../../src/core/entries.js';
+import { prepareBatch, sealEntry, type AnyDraft, type Draft, type Entry, type EntryKind } from '../../src/core/entries.js';
 import { buildReceipt, type Receipt } from '../../src/core/receipt.js';
 import { publicKeySet, type SigningKey } from '../../src/core/signing.js';
 import { verify } from '../../src/core/verify.js';
@@ -120,8 +120,8 @@ describe('valid receipts from real gate flows', () => {
 describe('tampering makes a receipt invalid with a readable problem', () => {
   it('an edited entry (the refund amount) no longer matches its hash', () => {
     const result = expectInvalid(tampered(committed.receipt, (copy) => {
-      (entryAt(copy, 2).effect as { amount: number }).amount = 200_000;
-    }), 'entry 3 (DISPATCHED) was altered: its content no longer matches its hash');
+      (entryAt(copy, 0).effect as { amount: number }).amount = 200_000;
+    }), 'entry 1 (PROPOSED) was altered: its content no longer matches its hash');
     expect(result.chainIntact).toBe(false);
   });
 
@@ -133,7 +133,7 @@ describe('tampering makes a receipt invalid with a readable problem', () => {
 
   it('an edited entry whose hash was recomputed fails its signature and breaks the next link', () => {
     const original = committed.receipt.entries[2] as Entry;
-    const forged = sealEntry({ ...draftOf(original), effect: { ...(draftOf(original) as Draft<'DISPATCHED'>).effect, amount: 4_900 } } as Draft<EntryKind>, { effectId: original.effectId, at: original.at, prev: original.prev }, testKey().key);
+    const forged = sealEntry({ ...draftOf(original), premises: { chargebacks: [], refunded_by_others: 4_900 } } as Draft<EntryKind>, { effectId: original.effectId, at: original.at, prev: original.prev }, testKey().key);
     const result = expectInvalid(tampered(committed.receipt, (copy) => {
       copy.entries[2] = { ...forged, kid: original.kid } as unknown as Record<string, unknown>;
     }), 'entry 3 (DISPATCHED) was altered');
@@ -205,7 +205,7 @@ describe('tampering makes a receipt invalid with a readable problem', () => {
   it('a chain rebuilt without the key (re-hashed, re-linked, signed with another key claiming our key id) fails every signature', () => {
     const forger = testKey().key;
     const forgery = rebuilt(committed.receipt, { ...forger, kid: world.key.key.kid }, (draft) =>
-      draft.kind === 'DISPATCHED' || draft.kind === 'PROPOSED' ? { ...draft, effect: { ...draft.effect, amount: 4_900 } } : draft);
+      draft.kind === 'PROPOSED' ? { ...draft, effect: { ...draft.effect, amount: 4_900 } } : draft);
     const result = verify(JSON.parse(JSON.stringify(forgery)), keys());
     expect(result).toMatchObject({ valid: false, chainIntact: true, signed: false });
     expect(result.problems).toEqual([
@@ -233,7 +233,7 @@ describe('tampering makes a receipt invalid with a readable problem', () => {
 
   it('a field added deep inside an entry breaks its hash', () => {
     expectInvalid(tampered(committed.receipt, (copy) => {
-      ((entryAt(copy, 2).checks as { approval: Record<string, unknown> }).approval).capCents2 = 1;
+      (entryAt(copy, 2).premises as Record<string, unknown>).approvedBy = 'the CFO';
     }), 'entry 3 (DISPATCHED) was altered');
   });
 
@@ -251,6 +251,28 @@ describe('tampering makes a receipt invalid with a readable problem', () => {
     const result = verify(JSON.parse(text), keys());
     expect(result.valid).toBe(false);
     expect(result.problems.length).toBeGreaterThan(0);
+  });
+
+  it('batch signatures: an unsigned entry appended by someone without the key is covered by no signature, even under a re-signed head', () => {
+    const last = committed.receipt.entries.at(-1) as Entry;
+    const draft = draftOf(last);
+    const appended = prepareBatch([{ kind: 'OBSERVED', source: 'webhook', eventId: 'evt_forged', eventType: 'refund.updated', objectType: 'refund', objectId: (draft as Draft<'COMMITTED'>).found ?? 'obj', status: 'succeeded', failureReason: null, amount: 2_000, charge: null, disputeStatus: null, disputeReason: null, created: null } as AnyDraft], { effectId: last.effectId, at: last.at + 1, prev: last.hash }, world.key.key.kid).entries[0] as Entry;
+    const forged = buildReceipt(committed.receipt.effectId, [...committed.receipt.entries, appended], world.key.key, committed.receipt.head.signedAt);
+    const result = expectInvalid(JSON.parse(JSON.stringify(forged)), 'the last 1 entry is covered by no signature');
+    expect(verify(JSON.parse(JSON.stringify(forged))).valid).toBe(false);
+    expect(result.signed).toBe(true);
+  });
+
+  it('batch signatures: a signed entry claiming to cover more or fewer unsigned entries than precede it is refused', () => {
+    // The DISPATCHED signs for the PROPOSED and AUTHORIZED before it; claiming otherwise changes its hash.
+    const claimed = expectInvalid(tampered(committed.receipt, (copy) => {
+      entryAt(copy, 2).covers = 1;
+    }), 'entry 3 (DISPATCHED) was altered');
+    expect(claimed.problems).toContainEqual(expect.stringContaining('is signed for the 1 entries before it, but 2 unsigned entries precede it'));
+    // An unsigned entry that claims to sign for others is no signature at all.
+    expectInvalid(tampered(committed.receipt, (copy) => {
+      entryAt(copy, 0).covers = 3;
+    }), 'entry 1 (PROPOSED) is unsigned but claims to cover 3 entries');
   });
 
   it('a head edited to match a cut tail fails the head signature', () => {

@@ -27,14 +27,16 @@ end
 -- Where a batch of sealed entries wants to go: after `expected_head`, at time `at` (Redis ms, the same for the
 -- whole batch). Returns nil when the chain head is still `expected_head` (compare-and-set) and `at` agrees with
 -- the Redis clock and follows the last entry; otherwise a reply table with what the writer needs to reseal.
-local function check_place(state_key, expected_head, at, max_skew_ms, now)
-  local head = hget_str(state_key, 'head')
-  local last_at = hget_num(state_key, 'lastAt')
+local function check_place_of(head, last_at, expected_head, at, max_skew_ms, now)
   if head ~= expected_head then return { status = 'HEAD_MOVED', head = head, lastAt = last_at, now = now } end
   if at == nil or at > now + 1000 or at < now - max_skew_ms or at < last_at then
     return { status = 'BAD_TIME', head = head, lastAt = last_at, now = now }
   end
   return nil
+end
+
+local function check_place(state_key, expected_head, at, max_skew_ms, now)
+  return check_place_of(hget_str(state_key, 'head'), hget_num(state_key, 'lastAt'), expected_head, at, max_skew_ms, now)
 end
 
 -- Appends the batch ARGV[first], ARGV[first + 1], ... as (hash, stored entry) pairs, `n` of them, and moves the

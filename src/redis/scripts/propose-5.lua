@@ -21,36 +21,38 @@
 --   | OVER_CAP {cap, limit, reserved, reservedCents, uses, now}
 local state, approval, subject = KEYS[1], KEYS[3], KEYS[5]
 local eid, partition, mode = ARGV[1], ARGV[2], ARGV[5]
-if hget_str(state, 'open') == '1' then
-  return reply({ status = 'IN_FLIGHT', owner = hget_str(state, 'owner'), nonce = hget_str(state, 'nonce'),
-    claimExpires = hget_num(state, 'claimExpires'), sendDeadline = hget_num(state, 'sendDeadline') })
+-- One read of each hash: this script runs once per effect, and every call into Redis costs.
+local st = redis.call('HMGET', state, 'open', 'committed', 'ambiguous', 'payloadHash', 'targetRefused', 'epoch', 'head', 'lastAt', 'owner', 'nonce', 'claimExpires', 'sendDeadline')
+if st[1] == '1' then
+  return reply({ status = 'IN_FLIGHT', owner = st[9] or '', nonce = st[10] or '', claimExpires = tonumber(st[11] or 0), sendDeadline = tonumber(st[12] or 0) })
 end
-if hget_str(state, 'committed') == '1' then return reply({ status = 'COMMITTED' }) end
-if hget_str(state, 'ambiguous') == '1' then return reply({ status = 'AMBIGUOUS' }) end
-local bound = hget_str(state, 'payloadHash')
+if st[2] == '1' then return reply({ status = 'COMMITTED' }) end
+if st[3] == '1' then return reply({ status = 'AMBIGUOUS' }) end
+local bound = st[4] or ''
 if bound ~= '' and bound ~= ARGV[6] then return reply({ status = 'CONFLICTING_PAYLOAD' }) end
-if hget_str(state, 'targetRefused') == '1' then return reply({ status = 'TARGET_ERROR' }) end
-if hget_num(state, 'epoch') ~= tonumber(ARGV[4]) then return reply({ status = 'EPOCH_MOVED' }) end
+if st[5] == '1' then return reply({ status = 'TARGET_ERROR' }) end
+if tonumber(st[6] or 0) ~= tonumber(ARGV[4]) then return reply({ status = 'EPOCH_MOVED' }) end
 
 local now = now_ms()
 local at = tonumber(ARGV[11])
-local misplaced = check_place(state, ARGV[3], at, tonumber(ARGV[12]), now)
+local misplaced = check_place_of(st[7] or '', tonumber(st[8] or 0), ARGV[3], at, tonumber(ARGV[12]), now)
 if misplaced then return reply(misplaced) end
 if now - tonumber(ARGV[15]) > tonumber(ARGV[16]) then return reply({ status = 'REBIND' }) end
 
 local amount = tonumber(ARGV[10])
 local aid = ARGV[13]
+local ap = redis.call('HMGET', approval, 'termsSha', 'revoked', 'revokedAt', 'expiresAt', 'scope', 'capCents', 'uses', 'maxUses', 'reservedCents')
+local ap_uses, ap_reserved = tonumber(ap[7] or 0), tonumber(ap[9] or 0)
 local function lease(reason, missing)
-  return reply({ status = 'LEASE', reason = reason, missing = missing, revoked = hget_str(approval, 'revoked') == '1',
-    revokedAt = hget_num(approval, 'revokedAt'), reservedCents = hget_num(approval, 'reservedCents'),
-    uses = hget_num(approval, 'uses'), now = now })
+  return reply({ status = 'LEASE', reason = reason, missing = missing, revoked = ap[2] == '1', revokedAt = tonumber(ap[3] or 0),
+    reservedCents = ap_reserved, uses = ap_uses, now = now })
 end
-if redis.call('EXISTS', approval) == 0 then return lease('approval ' .. aid .. ' does not exist', true) end
-if hget_str(approval, 'termsSha') ~= ARGV[14] then return reply({ status = 'TERMS', terms = hget_str(approval, 'terms') }) end
-if hget_str(approval, 'revoked') == '1' then return lease('approval ' .. aid .. ' was revoked', false) end
-if hget_num(approval, 'expiresAt') <= now then return lease('approval ' .. aid .. ' has expired', false) end
-if hget_str(approval, 'scope') ~= partition then return lease('approval ' .. aid .. ' covers ' .. hget_str(approval, 'scope') .. ', not ' .. partition, false) end
-local cap = hget_num(approval, 'capCents')
+if not ap[1] then return lease('approval ' .. aid .. ' does not exist', true) end
+if ap[1] ~= ARGV[14] then return reply({ status = 'TERMS', terms = hget_str(approval, 'terms') }) end
+if ap[2] == '1' then return lease('approval ' .. aid .. ' was revoked', false) end
+if tonumber(ap[4] or 0) <= now then return lease('approval ' .. aid .. ' has expired', false) end
+if ap[5] ~= partition then return lease('approval ' .. aid .. ' covers ' .. (ap[5] or '?') .. ', not ' .. partition, false) end
+local cap = tonumber(ap[6] or 0)
 if amount > cap then return lease('approval ' .. aid .. ' covers at most ' .. cap .. ' cents', false) end
 
 local n = tonumber(ARGV[18])
@@ -61,17 +63,17 @@ if mode == 'refuse' then
 end
 if mode ~= 'dispatch' then return redis.error_reply('propose: unknown mode ' .. mode) end
 
-if hget_num(approval, 'uses') >= hget_num(approval, 'maxUses') then return lease('approval ' .. aid .. ' has used all ' .. hget_num(approval, 'maxUses') .. ' of its uses', false) end
-local reserved = hget_num(approval, 'reservedCents')
-if reserved + amount > cap then
-  return reply({ status = 'OVER_CAP', cap = 'approval:' .. aid, limit = cap, reserved = reserved,
-    reservedCents = reserved, uses = hget_num(approval, 'uses'), now = now })
+local max_uses = tonumber(ap[8] or 0)
+if ap_uses >= max_uses then return lease('approval ' .. aid .. ' has used all ' .. max_uses .. ' of its uses', false) end
+if ap_reserved + amount > cap then
+  return reply({ status = 'OVER_CAP', cap = 'approval:' .. aid, limit = cap, reserved = ap_reserved,
+    reservedCents = ap_reserved, uses = ap_uses, now = now })
 end
-local limit = redis.call('HGET', subject, 'limit')
-local moved = hget_num(subject, 'movedCents')
-if limit and moved + amount > tonumber(limit) then
-  return reply({ status = 'OVER_CAP', cap = hget_str(subject, 'name'), limit = tonumber(limit), reserved = moved,
-    reservedCents = reserved, uses = hget_num(approval, 'uses'), now = now })
+local sub = redis.call('HMGET', subject, 'limit', 'movedCents', 'name')
+local moved = tonumber(sub[2] or 0)
+if sub[1] and moved + amount > tonumber(sub[1]) then
+  return reply({ status = 'OVER_CAP', cap = sub[3] or '', limit = tonumber(sub[1]), reserved = moved,
+    reservedCents = ap_reserved, uses = ap_uses, now = now })
 end
 
 push_batch(state, KEYS[2], at, 19, n)
@@ -84,6 +86,8 @@ redis.call('HSET', state, 'open', '1', 'epoch', epoch, 'owner', ARGV[7], 'nonce'
   'sendDeadline', deadline, 'dispatchedAt', at, 'approvalId', aid, 'amount', amount, 'sends', 1)
 redis.call('HDEL', state, 'deathProvenAt', 'late')
 if bound == '' then redis.call('HSET', state, 'payloadHash', ARGV[6]) end
-move_totals(approval, subject, amount, 1)
+redis.call('HINCRBY', approval, 'reservedCents', amount)
+redis.call('HINCRBY', approval, 'uses', 1)
+redis.call('HINCRBY', subject, 'movedCents', amount)
 redis.call('SADD', KEYS[4], eid)
 return reply({ status = 'OK', epoch = epoch, claimExpires = claim_expires, sendDeadline = deadline, now = now })

@@ -3,11 +3,15 @@
 -- only when the entry was written more than the bind window before that read: a dispatch from that binding would
 -- have had to happen before the read, so the read would have found the effect open (bind-2, propose-5).
 -- KEYS[1] open index zset
--- ARGV[1] the entry ("<effect id>:<token>")   ARGV[2] mode: own | stale   ARGV[3] (stale) latest bound-at to drop
--- Returns JSON {status}: REMOVED | KEPT
-if ARGV[2] == 'stale' then
-  local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-  if not score or tonumber(score) > tonumber(ARGV[3]) then return reply({ status = 'KEPT' }) end
+-- ARGV[1] mode: own | stale   ARGV[2] (stale) latest bound-at to drop, else 0   ARGV[3...] the entries ("<effect id>:<token>")
+-- Returns JSON {status, removed}: OK {removed: how many were dropped}
+local removed = 0
+for i = 3, #ARGV do
+  local keep = false
+  if ARGV[1] == 'stale' then
+    local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
+    keep = (not score) or tonumber(score) > tonumber(ARGV[2])
+  end
+  if not keep then removed = removed + redis.call('ZREM', KEYS[1], ARGV[i]) end
 end
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then return reply({ status = 'REMOVED' }) end
-return reply({ status = 'KEPT' })
+return reply({ status = 'OK', removed = removed })

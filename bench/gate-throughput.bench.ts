@@ -25,7 +25,8 @@ import { createInterlock } from '../src/interlock.js';
 import { generateSigningKeyPem } from '../src/keys/key-store.js';
 import { createMemoryTarget, type MemoryTarget } from '../src/targets/memory-target.js';
 import { startPrivateRedis } from '../tests/support/private-redis.js';
-import { measure, median, progress, recordResults, round, type Measured } from './support.js';
+import { createRedisClient } from '../src/redis/client.js';
+import { countCommands, measure, median, progress, recordResults, round, type Measured } from './support.js';
 
 const EFFECTS = Number(process.env.BENCH_EFFECTS ?? 5_000);
 const REPS = Number(process.env.BENCH_REPS ?? 5);
@@ -92,14 +93,18 @@ function drafts(typed: Effect, index: number): { dispatch: AnyDraft[]; commit: A
 }
 
 async function runColumn(column: Column, redisUrl: string, unsafe: boolean, concurrency: number, rep: number): Promise<Measured> {
-  const redis = new Redis(redisUrl, { enableAutoPipelining: true });
+  // Every column talks to Redis through the client the service builds, and is measured through another.
+  const redis = createRedisClient({ redisUrl, redisCluster: false }) as Redis;
+  const observer = new Redis(redisUrl);
+  const sent = countCommands(redis);
+  const run = (work: (index: number) => Promise<void>) => measure(observer, sent, EFFECTS, concurrency, work);
   const prefix = `bench${rep}${column}${Math.random().toString(36).slice(2, 8)}`;
   const memory = target();
   const dir = mkdtempSync(join(tmpdir(), 'interlock-bench-'));
   try {
     switch (column) {
       case 'no_check':
-        return await measure(redis, EFFECTS, concurrency, async (index) => {
+        return await run(async (index) => {
           await memory.apply(effectIdFor({ requestId: `r${index}`, effect: {} }), effectFor(), SEND);
         });
       case 'hand_check':
@@ -107,7 +112,7 @@ async function runColumn(column: Column, redisUrl: string, unsafe: boolean, conc
         await redis.hset(`${prefix}:approval`, 'capCents', 1e12, 'revoked', '0', 'expiresAt', 4e12);
         const log = column === 'hand_check_fsync' ? await fsyncedLog(join(dir, 'hand_check.log')) : null;
         try {
-          return await measure(redis, EFFECTS, concurrency, async (index) => {
+          return await run(async (index) => {
             const effectId = effectIdFor({ requestId: `r${index}`, effect: {} });
             const effect = effectFor();
             if ((await memory.query(effectId, effect, READ)) !== null) return;
@@ -125,7 +130,7 @@ async function runColumn(column: Column, redisUrl: string, unsafe: boolean, conc
         }
       }
       case 'floor':
-        return await measure(redis, EFFECTS, concurrency, async (index) => {
+        return await run(async (index) => {
           const effectId = effectIdFor({ requestId: `r${index}`, effect: {} });
           const effect = effectFor();
           const { dispatch, commit } = drafts(effect, index);
@@ -141,7 +146,7 @@ async function runColumn(column: Column, redisUrl: string, unsafe: boolean, conc
         const interlock = await createInterlock({ config, target: memory, signingKey: key, logger: pino({ level: 'silent' }), redis });
         try {
           await interlock.approvals.grant({ id: 'ap_bench', approver: 'bench', capCents: 1e12, expiresAt: Date.now() + 3_600_000, maxUses: 1e9, scope: SUBJECT });
-          return await measure(redis, EFFECTS, concurrency, async (index) => {
+          return await run(async (index) => {
             const answer = await interlock.gate.submit({ requestId: `r${index}`, agent: 'bench', approval: 'ap_bench', premises: PREMISES, effect: effectFor() });
             if (answer.outcome !== 'COMMITTED') throw new Error(`effect ${index}: ${answer.outcome} ${answer.reason ?? ''}`);
           });
@@ -158,6 +163,7 @@ async function runColumn(column: Column, redisUrl: string, unsafe: boolean, conc
     const stale = await redis.keys(`${prefix}*`);
     for (let i = 0; i < stale.length; i += 1_000) await redis.del(...stale.slice(i, i + 1_000));
     await redis.quit();
+    await observer.quit();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -10,25 +10,36 @@ import type { Redis } from 'ioredis';
 export const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'results');
 export const RESULTS_FILE = join(RESULTS_DIR, 'latest.json');
 
-export type RedisCounters = { calls: number; cpuSeconds: number };
-
-export async function redisCounters(redis: Redis): Promise<RedisCounters> {
-  const stats = String(await redis.info('commandstats'));
-  let calls = 0;
-  for (const match of stats.matchAll(/calls=(\d+)/g)) calls += Number(match[1]);
+/** Redis's own CPU time so far, in seconds. */
+export async function redisCpuSeconds(redis: Redis): Promise<number> {
   const cpu = String(await redis.info('cpu'));
-  const user = Number(/used_cpu_user:([0-9.]+)/.exec(cpu)?.[1] ?? 0);
-  const sys = Number(/used_cpu_sys:([0-9.]+)/.exec(cpu)?.[1] ?? 0);
-  return { calls, cpuSeconds: user + sys };
+  return Number(/used_cpu_user:([0-9.]+)/.exec(cpu)?.[1] ?? 0) + Number(/used_cpu_sys:([0-9.]+)/.exec(cpu)?.[1] ?? 0);
+}
+
+/**
+ * Counts the commands a client sends (a script call is one command, whatever it does inside; Redis's own
+ * commandstats would count every call a script makes too).
+ */
+export function countCommands(redis: Redis): { read(): number } {
+  let sent = 0;
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
+    sent += 1;
+    return send(...args);
+  }) as Redis['sendCommand'];
+  return { read: () => sent };
 }
 
 export type Measured = { perSecond: number; commandsPerEffect: number; nodeCpuUsPerEffect: number; redisCpuUsPerEffect: number; mainThreadBusy: number };
 
-/** Runs `work` for `count` items with `concurrency` in flight; measures it from outside the work. */
-export async function measure(redis: Redis, count: number, concurrency: number, work: (index: number) => Promise<void>): Promise<Measured> {
+/**
+ * Runs `work` for `count` items with `concurrency` in flight; measures it from outside the work. `observer` is a
+ * connection of its own, for Redis's CPU; `commands` counts what the work's client sent.
+ */
+export async function measure(observer: Redis, commands: { read(): number }, count: number, concurrency: number, work: (index: number) => Promise<void>): Promise<Measured> {
   let next = 0;
-  // The info calls around the run are Redis commands too; they are taken off the count.
-  const before = await redisCounters(redis);
+  const redisBefore = await redisCpuSeconds(observer);
+  const sentBefore = commands.read();
   const cpu = process.cpuUsage();
   const elu = performance.eventLoopUtilization();
   const started = performance.now();
@@ -40,12 +51,13 @@ export async function measure(redis: Redis, count: number, concurrency: number, 
   const elapsed = performance.now() - started;
   const busy = performance.eventLoopUtilization(elu).utilization;
   const used = process.cpuUsage(cpu);
-  const after = await redisCounters(redis);
+  const sent = commands.read() - sentBefore;
+  const redisAfter = await redisCpuSeconds(observer);
   return {
     perSecond: Math.round((count * 1000) / elapsed),
-    commandsPerEffect: round((after.calls - before.calls - 2) / count, 2),
+    commandsPerEffect: round(sent / count, 2),
     nodeCpuUsPerEffect: Math.round((used.user + used.system) / count),
-    redisCpuUsPerEffect: Math.round(((after.cpuSeconds - before.cpuSeconds) * 1e6) / count),
+    redisCpuUsPerEffect: Math.round(((redisAfter - redisBefore) * 1e6) / count),
     mainThreadBusy: round(busy, 2),
   };
 }

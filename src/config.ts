@@ -22,7 +22,7 @@ const schema = z.object({
   INTERLOCK_HEARTBEAT_MS: ms.default(1_000),
   INTERLOCK_HEARTBEAT_TTL_MS: ms.default(4_000),
   INTERLOCK_DURABILITY_CHECK_MS: ms.default(5_000),
-  INTERLOCK_SIGNING_THREAD: flag.default(true),
+  INTERLOCK_SIGNING_THREAD: flag.default(false),
   INTERLOCK_REDIS_MIN_REPLICAS: z.coerce.number().int().min(0).max(16).default(0),
   INTERLOCK_REDIS_WAIT_MS: ms.default(1_000),
   INTERLOCK_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

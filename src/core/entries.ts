@@ -88,11 +88,12 @@ export type Envelope<K extends EntryKind> = {
   effectId: string;
   at: number;
   prev: string | null;
-  kid: string;
+  /** The signing key's id; a v2 entry covered by a later one has none of its own. */
+  kid?: string;
   hash: string;
   /** Ed25519 over `hash`; null on a v2 entry covered by a later entry of its batch. */
   sig: string | null;
-  /** v2: how many unsigned entries right before this one its signature covers (0 on unsigned entries). */
+  /** v2: how many unsigned entries right before this one its signature covers (absent for none). */
   covers?: number;
 };
 
@@ -134,7 +135,14 @@ export function prepareBatch(drafts: readonly AnyDraft[], place: { effectId: str
     const last = index === drafts.length - 1;
     // Object.assign, not spread: V8 builds `{ ...draft, more }` slowly (about half a microsecond per added field),
     // and every entry of every effect passes here.
-    const unsealed: Record<string, unknown> = Object.assign({}, draft, { v: ENTRY_VERSION, effectId: place.effectId, at: place.at, prev, kid, covers: last ? drafts.length - 1 : 0 });
+    // Only the entry that carries the batch's signature names its key and how many entries it covers; the others
+    // are signed through it (a v2 entry without `sig` has neither).
+    const envelope: Record<string, unknown> = { v: ENTRY_VERSION, effectId: place.effectId, at: place.at, prev };
+    if (last) {
+      envelope.kid = kid;
+      if (drafts.length > 1) envelope.covers = drafts.length - 1;
+    }
+    const unsealed: Record<string, unknown> = Object.assign({}, draft, envelope);
     const fields = canonicalFields(unsealed);
     const hash = sha256Hex(joinFields(fields));
     entries.push(Object.assign(unsealed, { hash, sig: null }) as unknown as Entry);

@@ -25,7 +25,7 @@ const envelope = {
   effectId: z.string(),
   at: z.number(),
   prev: z.string().nullable(),
-  kid: z.string(),
+  kid: z.string().optional(),
   hash: z.string(),
   sig: z.string().nullable(),
   covers: z.number().int().min(0).optional(),

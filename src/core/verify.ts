@@ -132,10 +132,10 @@ function checkSignatures(receipt: Receipt, keys: PublicKeySet, problems: string[
   let ok = true;
   receipt.entries.forEach((entry, index) => {
     if (entry.sig === null) return;
-    const key = keys.get(entry.kid);
+    const key = entry.kid === undefined ? undefined : keys.get(entry.kid);
     if (!key) {
       ok = false;
-      problems.push(`${describeEntry(entry, index)} is signed with an unknown key ${entry.kid}`);
+      problems.push(entry.kid === undefined ? `${describeEntry(entry, index)} is signed but names no key` : `${describeEntry(entry, index)} is signed with an unknown key ${entry.kid}`);
     } else if (!verifyText(entry.hash, entry.sig, key)) {
       ok = false;
       problems.push(`${describeEntry(entry, index)} has a signature that does not verify: the chain was rebuilt or the entry forged without the signing key`);

@@ -132,6 +132,11 @@ export type OpenEffect = { effectId: string; partition: string | null; boundAt: 
 
 export type Journal = ReturnType<typeof createRedisJournal>;
 
+/** The stored entries of a chain: one per line of its string (push_batch in lib.lua). */
+function storedLines(text: string | null): string[] {
+  return text === null || text === '' ? [] : text.split('\n');
+}
+
 /** A dispatch must follow its binding within this window; recovery drops a stale index entry only past it. */
 export const BIND_WINDOW_MS = 5 * 60_000;
 
@@ -260,7 +265,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     },
 
     async entries(partition: string, effectId: string): Promise<Entry[]> {
-      return fromStored(effectId, await redis.lrange(keys.entries(partition, effectId), 0, -1));
+      return fromStored(effectId, storedLines(await redis.get(keys.entries(partition, effectId))));
     },
 
     /** The batch that ends a submit's checks: PROPOSED, AUTHORIZED, then DISPATCHED or REFUSED:stale_premise. */
@@ -437,7 +442,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     async receipt(effectId: string): Promise<Receipt | null> {
       const partition = await redis.hget(keys.effectPartitions, effectId);
       if (partition === null) return null;
-      const items = await redis.lrange(keys.entries(partition, effectId), 0, -1);
+      const items = storedLines(await redis.get(keys.entries(partition, effectId)));
       if (items.length === 0) return null;
       return buildReceipt(effectId, fromStored(effectId, items), signingKey, await now());
     },

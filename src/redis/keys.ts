@@ -49,7 +49,7 @@ export function createKeys(prefix = 'interlock') {
     },
     /** HASH: the effect's chain head, payload binding, claim and flags. */
     state: (partition: string, effectId: string) => `${tagged(partition)}:state:${assertEffectId(effectId)}`,
-    /** LIST: the effect's entries in their stored form (entries.ts). */
+    /** STRING: the effect's entries in their stored form (entries.ts), one per line. */
     entries: (partition: string, effectId: string) => `${tagged(partition)}:entries:${assertEffectId(effectId)}`,
     /** HASH: the approval's terms, revoked flag and running totals (reserved cents, uses). */
     approval: (partition: string, approvalId: string) => `${tagged(partition)}:approval:${assertApprovalId(approvalId)}`,

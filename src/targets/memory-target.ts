@@ -103,7 +103,7 @@ export function createMemoryTarget(options: MemoryTargetOptions): MemoryTarget {
 
   function asObject(landing: Landing): JsonObject {
     const object = landing.effect.kind === 'refund' ? 'refund' : 'effect';
-    return { id: landing.id, object, status: 'succeeded', amount: landing.effect.amount, effectId: landing.effectId };
+    return { id: landing.id, object, status: 'succeeded', amount: landing.effect.amount };
   }
 
   /** One request reaching the target; `holdKey` keeps a tier-1 key in use past the sender's answer (see slow-send). */

@@ -48,7 +48,7 @@ function entryAt(copy: Editable, index: number): Record<string, unknown> {
 
 /** The kind-specific fields of an entry, ready to be sealed again. */
 function draftOf(entry: Entry): AnyDraft {
-  const { v: _v, effectId: _effectId, at: _at, prev: _prev, kid: _kid, hash: _hash, sig: _sig, ...draft } = entry;
+  const { v: _v, effectId: _effectId, at: _at, prev: _prev, kid: _kid, covers: _covers, hash: _hash, sig: _sig, ...draft } = entry;
   return draft as AnyDraft;
 }
 

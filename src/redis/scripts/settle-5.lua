@@ -21,10 +21,9 @@ local at = tonumber(ARGV[6])
 local misplaced = check_place(state, ARGV[2], at, tonumber(ARGV[7]), now)
 if misplaced then return reply(misplaced) end
 push_batch(state, KEYS[2], at, 9, 1)
-redis.call('HSET', state, 'open', '0')
--- The claim is over; its fields would only cost memory on every settled effect. (`amount` and `approvalId` stay:
+-- The claim is over (an absent `open` reads as closed); its fields would only cost memory on every settled effect. (`amount` and `approvalId` stay:
 -- a landing reported late must put the amount back on the approval it was released from, late-5.)
-redis.call('HDEL', state, 'owner', 'nonce', 'claimExpires', 'deathProvenAt', 'late', 'sendDeadline', 'dispatchedAt', 'sends')
+redis.call('HDEL', state, 'open', 'owner', 'nonce', 'claimExpires', 'deathProvenAt', 'late', 'sendDeadline', 'dispatchedAt', 'sends')
 if kind == 'COMMITTED' then redis.call('HSET', state, 'committed', '1') end
 if kind == 'AMBIGUOUS' then redis.call('HSET', state, 'ambiguous', '1') end
 if kind == 'REFUSED' then

@@ -1,0 +1,84 @@
+// Constant cost per effect (issue 8 §1): 50,000 effects under one approval, on one subject with a cap, committed
+// through the gate at concurrency 64 on a private Redis. The last 5,000 must go through within 10% of the rate of
+// the first 5,000 (no script sums what the approval or the subject has seen), and Redis memory per committed
+// effect is reported (target ≤ 2 KB with no OBSERVED entries).
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { loadConfig } from '../src/config.js';
+import { signingKeyFromPem } from '../src/core/signing.js';
+import { createInterlock } from '../src/interlock.js';
+import { generateSigningKeyPem } from '../src/keys/key-store.js';
+import { createRedisClient } from '../src/redis/client.js';
+import { createMemoryTarget } from '../src/targets/memory-target.js';
+import { startPrivateRedis } from '../tests/support/private-redis.js';
+import { progress, recordResults, round } from './support.js';
+
+const TOTAL = Number(process.env.BENCH_CONSTANT_EFFECTS ?? 50_000);
+const SLICE = Math.min(5_000, Math.floor(TOTAL / 5));
+const CONCURRENCY = 64;
+const SUBJECT = 'payment:pi_constant';
+const PREMISES = { chargebacks: [], refunded_by_others: 0 };
+
+const durable = await startPrivateRedis(['--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction', '--save', '']);
+const observer = new Redis(durable.url);
+const redis = createRedisClient({ redisUrl: durable.url, redisCluster: false });
+const target = createMemoryTarget({ tier: 1, sendTimeoutMs: 30_000 });
+target.world.set(SUBJECT, { ...PREMISES });
+const config = { ...loadConfig({}), redisUrl: durable.url, sendWatchdog: false, logLevel: 'silent' as const, workerId: 'constant' };
+const interlock = await createInterlock({ config, target, signingKey: signingKeyFromPem(generateSigningKeyPem().privatePem), logger: pino({ level: 'silent' }), redis });
+
+const usedMemory = async () => Number(/used_memory:(\d+)/.exec(String(await observer.info('memory')))?.[1] ?? 0);
+let result: Record<string, unknown>;
+try {
+  await interlock.approvals.grant({ id: 'ap_constant', approver: 'bench', capCents: 1e12, expiresAt: Date.now() + 3_600_000, maxUses: 1e9, scope: SUBJECT });
+  await interlock.approvals.setSubjectCap(SUBJECT, 1e12);
+  const warm = await interlock.gate.submit({ requestId: 'warm', agent: 'bench', approval: 'ap_constant', premises: PREMISES, effect: { kind: 'refund', paymentIntent: 'pi_constant', amount: 1 } });
+  if (warm.outcome !== 'COMMITTED') throw new Error(`warm-up: ${warm.outcome}`);
+  await interlock.journal.flushIndex();
+  const memoryBefore = await usedMemory();
+  const sliceRates: number[] = [];
+  let next = 0;
+  let done = 0;
+  let sliceStart = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      for (let index = next++; index < TOTAL; index = next++) {
+        const answer = await interlock.gate.submit({ requestId: `case-${index}`, agent: 'bench', approval: 'ap_constant', premises: PREMISES, effect: { kind: 'refund', paymentIntent: 'pi_constant', amount: 1, reason: 'requested_by_customer' } });
+        if (answer.outcome !== 'COMMITTED') throw new Error(`effect ${index}: ${answer.outcome} ${answer.reason ?? ''}`);
+        done += 1;
+        if (done % SLICE === 0) {
+          const now = performance.now();
+          sliceRates.push(Math.round((SLICE * 1000) / (now - sliceStart)));
+          sliceStart = now;
+          progress(`${done}/${TOTAL} effects under one approval; last ${SLICE}: ${sliceRates.at(-1)}/s`);
+        }
+      }
+    }),
+  );
+  progress('');
+  await interlock.journal.flushIndex();
+  const bytesPerEffect = Math.round(((await usedMemory()) - memoryBefore) / TOTAL);
+  const first = sliceRates[0] ?? 0;
+  const last = sliceRates.at(-1) ?? 0;
+  const snapshot = (await interlock.approvals.describe('ap_constant')).snapshot;
+  result = { effects: TOTAL, slice: SLICE, sliceRates, firstSlicePerSecond: first, lastSlicePerSecond: last, lastVsFirst: round(last / first, 2), bytesPerEffect, approvalReservedCents: snapshot?.reservedCents ?? null, approvalUses: snapshot?.uses ?? null };
+} finally {
+  await interlock.close();
+  await observer.quit();
+  await durable.stop();
+}
+
+console.log(`\n${TOTAL} effects under one approval and one subject cap, concurrency ${CONCURRENCY}, private Redis with appendfsync always`);
+console.log(`effects/s per slice of ${SLICE}: ${(result.sliceRates as number[]).join(', ')}`);
+console.log(`last slice / first slice: ${String(result.lastVsFirst)}; Redis memory per committed effect: ${String(result.bytesPerEffect)} bytes`);
+console.log(`approval totals: ${String(result.approvalReservedCents)} cents reserved over ${String(result.approvalUses)} uses (kept beside its terms, never summed)`);
+const targets = [
+  { target: `effects/s of the last ${SLICE} within 10% of the first ${SLICE} (one approval, one subject cap)`, value: result.lastVsFirst, met: Number(result.lastVsFirst) >= 0.9 },
+  { target: 'Redis memory per committed effect ≤ 2 KB (no OBSERVED entries)', value: result.bytesPerEffect, met: Number(result.bytesPerEffect) <= 2_048 },
+];
+console.log('\n| target | measured | met |\n|---|---|---|');
+for (const row of targets) console.log(`| ${row.target} | ${String(row.value)} | ${row.met ? 'yes' : 'no'} |`);
+recordResults('gateConstantCost', { ...result, targets });
+const passed = targets.every((row) => row.met);
+console.log(passed ? 'PASS' : 'FAIL');
+process.exit(passed ? 0 : 1);

@@ -96,11 +96,17 @@ export function factsOfEffect(parsed: Effect): EffectFacts {
   }
 }
 
-/** Like describeEffect, for untrusted input such as a receipt: null instead of throwing. */
+const SUBJECT_ID = /^[A-Za-z0-9_]{1,200}$/;
+
+/**
+ * Subject and amount of an effect in untrusted input such as a receipt, or null. Only what verify() judges is
+ * read (the payload's whole shape was checked when it was proposed, and its hash binds it since).
+ */
 export function effectFactsOrNull(effect: unknown): EffectFacts | null {
-  try {
-    return describeEffect(effect as JsonObject);
-  } catch {
-    return null;
-  }
+  if (typeof effect !== 'object' || effect === null) return null;
+  const { kind, amount, paymentIntent, customer } = effect as Record<string, unknown>;
+  if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0 || amount > MAX_AMOUNT_CENTS) return null;
+  if (kind === 'refund' && typeof paymentIntent === 'string' && paymentIntent.startsWith('pi_') && SUBJECT_ID.test(paymentIntent)) return { kind, subject: `payment:${paymentIntent}`, amount };
+  if (kind === 'credit' && typeof customer === 'string' && customer.startsWith('cus_') && SUBJECT_ID.test(customer)) return { kind, subject: `customer:${customer}`, amount };
+  return null;
 }

@@ -6,7 +6,7 @@
 // through `prev`. The last entry says how many unsigned entries before it it covers (`covers`); the others carry
 // `sig: null`. So a chain is authentic exactly when every unsigned entry belongs to the run a later signed entry
 // claims to cover, and its last entry is signed. Version 1 entries (every entry signed) still verify.
-import { canonicalFields, canonicalJson, canonicalJsonOfChecked, joinFields, sha256Hex, type Json, type JsonObject } from './json.js';
+import { canonicalFields, canonicalJsonOfChecked, canonicalJsonWithout, joinFields, sha256Hex, type Json, type JsonObject } from './json.js';
 import { signText, type SigningKey } from './signing.js';
 
 export const ENTRY_VERSION = 2;
@@ -102,11 +102,11 @@ export type Entry = { [K in EntryKind]: EntryOf<K> }[EntryKind];
 export type Draft<K extends EntryKind> = { kind: K } & EntryFields[K];
 export type AnyDraft = { [K in EntryKind]: Draft<K> }[EntryKind];
 
+const NOT_HASHED = new Set(['hash', 'sig']);
+
 /** The hash input: the entry without `hash` and `sig`. */
 export function entryHash(entry: Record<string, unknown>): string {
-  const rest: Record<string, unknown> = {};
-  for (const key of Object.keys(entry)) if (key !== 'hash' && key !== 'sig') rest[key] = entry[key];
-  return sha256Hex(canonicalJson(rest));
+  return sha256Hex(canonicalJsonWithout(entry, NOT_HASHED));
 }
 
 /** entryHash for an entry already checked to be plain JSON. */

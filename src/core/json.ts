@@ -5,7 +5,7 @@
 // sorts object keys by UTF-16 code units (§3.2.3), which is what Array.prototype.sort does by default. So the
 // serialiser below only has to order keys and refuse what has no canonical form; it is hand-written because
 // verify() rehashes every entry and must stay a small fraction of the signature checks it sits beside.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { InterlockError } from './errors.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -130,7 +130,15 @@ function pathOf(root: string, trail: readonly (string | number)[]): string {
  * making a copy first. The path of a refused value is assembled only when one is refused: verify() and every seal
  * go through here, and building a path string per field cost more than the serialisation itself.
  */
-function writeStrict(value: unknown, root: string, trail: (string | number)[], ancestors: object[]): string {
+const CYCLE_CHECK_DEPTH = 8;
+
+/** A key as JSON: most keys are plain identifiers, which need no escaping. */
+const PLAIN_KEY = /^[A-Za-z0-9_$]*$/;
+function quoteKey(key: string): string {
+  return PLAIN_KEY.test(key) ? `"${key}"` : JSON.stringify(key);
+}
+
+function writeStrict(value: unknown, root: string, trail: (string | number)[], ancestors: object[], skip?: ReadonlySet<string>, cycleDepth = 0): string {
   switch (typeof value) {
     case 'string':
       if (hasLoneSurrogate(value)) throw new NonCanonicalValueError(pathOf(root, trail), 'a string with a lone UTF-16 surrogate');
@@ -142,7 +150,9 @@ function writeStrict(value: unknown, root: string, trail: (string | number)[], a
       return JSON.stringify(value);
     case 'object': {
       if (value === null) return 'null';
-      if (ancestors.includes(value)) throw new NonCanonicalValueError(pathOf(root, trail), 'a circular reference');
+      // A cycle is also caught by the depth bound; with `cycleDepth` the ancestors are searched only past that many
+      // levels (rehashing parsed JSON, where no cycle can be, skips the search where it costs most).
+      if (trail.length >= cycleDepth && ancestors.includes(value)) throw new NonCanonicalValueError(pathOf(root, trail), 'a circular reference');
       if (trail.length >= MAX_JSON_DEPTH) throw new NonCanonicalValueError(pathOf(root, trail), `nesting deeper than ${MAX_JSON_DEPTH} levels`);
       ancestors.push(value);
       try {
@@ -152,7 +162,7 @@ function writeStrict(value: unknown, root: string, trail: (string | number)[], a
             const item: unknown = value[index];
             trail.push(index);
             if (item === undefined) throw new NonCanonicalValueError(pathOf(root, trail), 'undefined inside an array');
-            text += (index > 0 ? ',' : '') + writeStrict(item, root, trail, ancestors);
+            text += (index > 0 ? ',' : '') + writeStrict(item, root, trail, ancestors, undefined, cycleDepth);
             trail.pop();
           }
           return `${text}]`;
@@ -163,12 +173,13 @@ function writeStrict(value: unknown, root: string, trail: (string | number)[], a
         let text = '{';
         let first = true;
         for (const key of keys) {
+          if (skip !== undefined && skip.has(key)) continue;
           const item: unknown = (value as Record<string, unknown>)[key];
           if (item === undefined) continue;
           trail.push(key);
           if (key === '__proto__') throw new NonCanonicalValueError(pathOf(root, trail), 'a "__proto__" key, which a JavaScript object cannot copy as data');
           if (hasLoneSurrogate(key)) throw new NonCanonicalValueError(pathOf(root, trail), 'a key with a lone UTF-16 surrogate');
-          text += `${first ? '' : ','}${JSON.stringify(key)}:${writeStrict(item, root, trail, ancestors)}`;
+          text += `${first ? '' : ','}${quoteKey(key)}:${writeStrict(item, root, trail, ancestors, undefined, cycleDepth)}`;
           trail.pop();
           first = false;
         }
@@ -202,7 +213,7 @@ export function joinFields(fields: readonly (readonly [string, string])[]): stri
   let text = '{';
   for (let index = 0; index < fields.length; index += 1) {
     const field = fields[index] as readonly [string, string];
-    text += `${index > 0 ? ',' : ''}${JSON.stringify(field[0])}:${field[1]}`;
+    text += `${index > 0 ? ',' : ''}${quoteKey(field[0])}:${field[1]}`;
   }
   return `${text}}`;
 }
@@ -212,13 +223,19 @@ export function canonicalJson(value: unknown, path = '$'): string {
   return writeStrict(value, path, [], []);
 }
 
+/** canonicalJson of an object without some of its top-level fields, with no copy made to leave them out. */
+export function canonicalJsonWithout(value: Record<string, unknown>, skip: ReadonlySet<string>, path = '$'): string {
+  return writeStrict(value, path, [], [], skip, CYCLE_CHECK_DEPTH);
+}
+
 /** Canonical JSON of a value already known to be plain JSON (it came out of assertJson or JSON.parse). */
 export function canonicalJsonOfChecked(value: Json): string {
   return write(value);
 }
 
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  // The one-shot form costs about half of createHash().update().digest() for an entry-sized text.
+  return hash('sha256', text, 'hex');
 }
 
 export function isJsonObject(value: Json | undefined): value is JsonObject {

@@ -2,8 +2,10 @@
 import { z } from 'zod';
 import type { Receipt } from './receipt.js';
 
-const json: z.ZodType<unknown> = z.lazy(() => z.union([z.null(), z.boolean(), z.number(), z.string(), z.array(json), z.record(z.string(), json)]));
-const jsonObject = z.record(z.string(), json);
+// Nested values are checked for shape here, and for being JSON at all where verify() rehashes each entry: a value
+// with no canonical form fails there with its path, so a second deep walk here would only cost time.
+const json = z.unknown();
+const jsonObject = z.record(z.string(), z.unknown());
 
 const approvalSnapshot = z.object({
   id: z.string(),
@@ -63,7 +65,54 @@ const head = z.strictObject({ format: z.literal('interlock.receipt-head/v1'), ef
 
 export const receiptSchema = z.strictObject({ format: z.enum(['interlock.receipt/v1', 'interlock.receipt/v2']), effectId: z.string(), entries: z.array(entry), head });
 
+// The same shape, checked by hand: verify() is measured against raw signature checks, and the schema above costs
+// as much as the rest of verify() together. A receipt that passes here is used as it is (its entries' extra
+// fields, if any, already break their hashes); one that does not goes through the schema for readable problems.
+type Loose = Record<string, unknown>;
+const isObject = (v: unknown): v is Loose => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isString = (v: unknown): v is string => typeof v === 'string';
+const isNumber = (v: unknown): v is number => typeof v === 'number';
+const nullable = (test: (v: unknown) => boolean) => (v: unknown) => v === null || test(v);
+const isStrings = (v: unknown) => Array.isArray(v) && v.every(isString);
+const isSnapshot = (v: unknown) =>
+  isObject(v) && isString(v.id) && isString(v.approver) && isNumber(v.capCents) && isNumber(v.expiresAt) && isNumber(v.maxUses) && isString(v.scope) && typeof v.revoked === 'boolean' &&
+  nullable(isNumber)(v.revokedAt) && nullable(isNumber)(v.reservedCents) && nullable(isNumber)(v.uses);
+const isChange = (v: unknown) => isObject(v) && isString(v.field) && 'was' in v && 'now' in v;
+const isChecks = (v: unknown) =>
+  isObject(v) && typeof v.approvalLive === 'boolean' && nullable(isSnapshot)(v.approval) && isStrings(v.approvalProblems) && isStrings(v.violations) && Array.isArray(v.changes) && v.changes.every(isChange);
+const oneOf = (values: readonly string[]) => (v: unknown) => isString(v) && values.includes(v);
+const KIND_FIELDS: Record<string, (e: Loose) => boolean> = {
+  PROPOSED: (e) => isString(e.agent) && nullable(isString)(e.approval) && isObject(e.premises) && isObject(e.effect) && 'request' in e && nullable((d) => isObject(d) && isString(d.model) && isString(d.text))(e.decision),
+  AUTHORIZED: (e) => isSnapshot(e.approval),
+  DISPATCHED: (e) => (e.effect === undefined || isObject(e.effect)) && (e.subject === undefined || isString(e.subject)) && isString(e.approval) && isObject(e.premises) && isChecks(e.checks) && isString(e.owner) && isNumber(e.epoch) && isNumber(e.sendDeadline),
+  COMMITTED: (e) => oneOf(['send', 'retry-idempotent', 'recovery-query', 'recovery-reapply', 'failed-but-landed', 'late-result'])(e.via) && 'result' in e && nullable(isString)(e.found) && nullable(isChecks)(e.rechecked) && isNumber(e.epoch),
+  REFUSED: (e) => isString(e.code) && isString(e.reason) && nullable(isChecks)(e.checks) && nullable(isChecks)(e.rechecked) && Array.isArray(e.changes) && e.changes.every(isChange) && typeof e.resolves === 'boolean',
+  AMBIGUOUS: (e) => isString(e.reason) && nullable(isChecks)(e.rechecked) && isNumber(e.epoch),
+  LATE_RESULT: (e) => isString(e.owner) && isNumber(e.epoch) && oneOf(['landed', 'rejected', 'unknown'])(e.outcome) && 'result' in e && nullable(isString)(e.error),
+  OBSERVED: (e) =>
+    oneOf(['webhook', 'reread'])(e.source) && nullable(isString)(e.eventId) && isString(e.eventType) && oneOf(['refund', 'dispute', 'charge', 'customer_balance_transaction', 'credit_note'])(e.objectType) &&
+    isString(e.objectId) && nullable(isString)(e.status) && nullable(isString)(e.failureReason) && nullable(isNumber)(e.amount) && nullable(isString)(e.charge) &&
+    nullable(isString)(e.disputeStatus) && nullable(isString)(e.disputeReason) && nullable(isNumber)(e.created),
+};
+const isEntry = (v: unknown) =>
+  isObject(v) && (v.v === 1 || v.v === 2) && isString(v.effectId) && isNumber(v.at) && nullable(isString)(v.prev) && (v.kid === undefined || isString(v.kid)) && isString(v.hash) &&
+  nullable(isString)(v.sig) && (v.covers === undefined || (Number.isInteger(v.covers) && (v.covers as number) >= 0)) && isString(v.kind) && (KIND_FIELDS[v.kind]?.(v) ?? false);
+const HEAD_KEYS = ['format', 'effectId', 'count', 'lastHash', 'signedAt', 'kid', 'sig'];
+const isHead = (v: unknown) =>
+  isObject(v) && Object.keys(v).every((key) => HEAD_KEYS.includes(key)) && v.format === 'interlock.receipt-head/v1' && isString(v.effectId) && isNumber(v.count) && nullable(isString)(v.lastHash) && isNumber(v.signedAt) && isString(v.kid) && isString(v.sig);
+export function quickShape(input: unknown): Receipt | null {
+  if (!isObject(input) || !Object.keys(input).every((key) => key === 'format' || key === 'effectId' || key === 'entries' || key === 'head')) return null;
+  if ((input.format !== 'interlock.receipt/v1' && input.format !== 'interlock.receipt/v2') || !isString(input.effectId) || !Array.isArray(input.entries) || !isHead(input.head)) return null;
+  return input.entries.every(isEntry) ? (input as unknown as Receipt) : null;
+}
+
 export function parseReceipt(input: unknown): { ok: true; receipt: Receipt } | { ok: false; problems: string[] } {
+  try {
+    const quick = quickShape(input);
+    if (quick !== null) return { ok: true, receipt: quick };
+  } catch {
+    // A getter that throws, a proxy: the schema below reports it.
+  }
   let parsed: ReturnType<typeof receiptSchema.safeParse>;
   try {
     parsed = receiptSchema.safeParse(input);

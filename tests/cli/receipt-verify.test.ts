@@ -78,4 +78,23 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(message);
   });
+
+  it('verifies several files on several threads, one JSON line each, and exits with the worst verdict', async () => {
+    for (let index = 0; index < 6; index += 1) writeFileSync(file(`copy-${index}.json`), JSON.stringify(receipt));
+    const copies = Array.from({ length: 6 }, (_, index) => file(`copy-${index}.json`));
+    const lines = (stdout: string) => stdout.trim().split('\n').map((line) => JSON.parse(line) as { file: string; status: string });
+    const all = await runCli(['receipt', 'verify', ...copies, '--public-key', file('public-key.pem'), '--threads', '3'], env);
+    expect(all.code).toBe(0);
+    expect(lines(all.stdout).map((line) => line.status)).toEqual(Array(6).fill('valid'));
+    expect(new Set(lines(all.stdout).map((line) => line.file))).toEqual(new Set(copies));
+    expect(all.stderr).toContain('6 receipts: 6 valid, 0 invalid');
+
+    const mixed = await runCli(['receipt', 'verify', ...copies.slice(0, 2), file('tampered.json'), '--public-key', file('public-key.pem')], env);
+    expect(mixed.code).toBe(1);
+    expect(lines(mixed.stdout).find((line) => line.file === file('tampered.json'))).toMatchObject({ status: 'invalid' });
+
+    const missing = await runCli(['receipt', 'verify', copies[0] ?? '', file('nowhere.json'), '--public-key', file('public-key.pem')], env);
+    expect(missing.code).toBe(2);
+    expect(lines(missing.stdout).find((line) => line.file === file('nowhere.json'))).toMatchObject({ status: 'unreadable' });
+  });
 });

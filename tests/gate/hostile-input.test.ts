@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/core/json.js';
 import { ProposalError } from '../../src/core/proposal.js';
+import { quickShape, receiptSchema } from '../../src/core/receipt-schema.js';
 import { verify } from '../../src/core/verify.js';
 import { runCli, tempDir } from '../cli/run-cli.js';
 import { createWorld, refundProposal, type TestNode, type World } from '../support/harness.js';
@@ -149,6 +150,8 @@ describe('hostile receipts', () => {
         } catch {
           unchanged = false;
         }
+        // The hand-checked fast path accepts nothing the schema would refuse.
+        if (quickShape(mutated) !== null) expect(receiptSchema.safeParse(mutated).success, `fast path accepted a mutation at ${JSON.stringify(all[index])}`).toBe(true);
         const result = verify(mutated, { publicKeys: world.key.publicKeys });
         expect(typeof result.valid === 'boolean' || result.valid === null).toBe(true);
         if (!unchanged) expect(result.valid, `mutation at ${JSON.stringify(all[index])}`).not.toBe(true);

@@ -1,0 +1,65 @@
+// Verifying many receipts at once (`interlock receipt verify FILE FILE ...`) on every core: signature checks are
+// pure CPU, so the files are spread over worker threads, each verifying its share with the same public keys.
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { publicKeySet } from '../core/signing.js';
+import { verify, type Verification } from '../core/verify.js';
+
+export type FileVerdict = { file: string; readable: boolean; verification: Verification | null; error: string | null };
+
+/** One file: read, parse, verify. Unreadable input is a verdict too, never an exception. */
+export function verifyFile(file: string, publicKeyPems: readonly string[]): FileVerdict {
+  let input: unknown;
+  try {
+    input = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    return { file, readable: false, verification: null, error: `cannot read ${file} as JSON: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  const keys = publicKeyPems.length > 0 ? publicKeySet(publicKeyPems) : undefined;
+  return { file, readable: true, verification: verify(input, keys ? { publicKeys: keys } : {}), error: null };
+}
+
+// The worker loads this module through tsx (the CLI runs from TypeScript sources) and verifies its share.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+(async () => {
+  const { register } = await import(workerData.tsx);
+  register();
+  const { verifyFile } = await import(workerData.module);
+  for (const file of workerData.files) parentPort.postMessage(verifyFile(file, workerData.pems));
+})().catch((error) => parentPort.postMessage({ fatal: String(error && error.stack || error) }));
+`;
+
+/** Verifies every file, `threads` at a time (default: one per core), calling `onVerdict` in the order files finish. */
+export async function verifyMany(files: readonly string[], publicKeyPems: readonly string[], onVerdict: (verdict: FileVerdict) => void, threads = availableParallelism()): Promise<void> {
+  const count = Math.max(1, Math.min(threads, files.length));
+  if (count === 1) {
+    for (const file of files) onVerdict(verifyFile(file, publicKeyPems));
+    return;
+  }
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const shares: string[][] = Array.from({ length: count }, () => []);
+  files.forEach((file, index) => shares[index % count]?.push(file));
+  await Promise.all(
+    shares.map(
+      (share) =>
+        new Promise<void>((resolve, reject) => {
+          const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { tsx, module: import.meta.url, files: share, pems: publicKeyPems } });
+          let left = share.length;
+          worker.on('message', (message: FileVerdict | { fatal: string }) => {
+            if ('fatal' in message) {
+              reject(new Error(`a verifying thread failed: ${message.fatal}`));
+              void worker.terminate();
+              return;
+            }
+            onVerdict(message);
+            left -= 1;
+            if (left === 0) void worker.terminate().then(() => resolve());
+          });
+          worker.on('error', reject);
+          worker.on('exit', () => (left === 0 ? resolve() : reject(new Error('a verifying thread stopped early'))));
+        }),
+    ),
+  );
+}

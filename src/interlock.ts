@@ -1,26 +1,115 @@
-// The composition root for the gate: builds the Redis adapters, heartbeat and gate from one config and target.
+// The public entry of the project: what queues/, webhooks/, scenarios/ and the CLI use, named exports only.
+// Wiring comes in two steps: openStores(config) builds what every process needs to read and manage effects (the one
+// Redis client, keys, journal, approvals, the signing key) and sends nothing; startSender(stores, target) adds what
+// a process needs to send (durability check and monitor, heartbeat, send watchdog, the gate).
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
+import { loadConfig, type Config } from './config.js';
 import type { SigningKey } from './core/signing.js';
 import type { Target } from './core/target.js';
 import { createGate, type Gate } from './gate/gate.js';
 import { createSendWatchdog } from './gate/send-watchdog.js';
+import { loadOrCreateSigningKey } from './keys/key-store.js';
+import { createThreadSigner } from './keys/signer.js';
+import { createLogger } from './log.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
+import { createQueueConnection, createRedisClient, type RedisClient } from './redis/client.js';
 import { createDurabilityMonitor, requireDurability, type Durability, type DurabilityMonitor } from './redis/durability.js';
 import { createHeartbeat, type Heartbeat } from './redis/heartbeat.js';
 import { createRedisJournal, type Journal } from './redis/journal.js';
-import { createThreadSigner } from './keys/signer.js';
-import { createKeys } from './redis/keys.js';
-import { createRedisClient, type RedisClient } from './redis/client.js';
+import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys.js';
 
-export type Interlock = {
-  gate: Gate;
-  journal: Journal;
+export { loadConfig, ConfigError, type Config } from './config.js';
+export { createLogger } from './log.js';
+export { InterlockError, ERROR_REGISTRY, errorCode, isRetryable, errorMessage, type ErrorCode, type FieldProblem } from './core/errors.js';
+export { explainOutcome, isRefusal, SUBMIT_OUTCOMES, RECOVERY_OUTCOMES, type Outcome } from './core/outcomes.js';
+export { parseProposal, ProposalError, type Proposal } from './core/proposal.js';
+export { parseEffect, describeEffect, EFFECT_KINDS, type Effect, type EffectKind } from './core/effects.js';
+export { effectIdFor, isEffectId } from './core/effect-id.js';
+export { verify, outcomeOf, type Verification } from './core/verify.js';
+export { publicKeySet, publicKeyFromPem, type PublicKeySet, type SigningKey } from './core/signing.js';
+export { publicKeyPem } from './keys/key-store.js';
+export { Rejected, SendFenced, ProcessCrash, type Target, type SendContext, type ReadContext } from './core/target.js';
+export { createMemoryTarget, type MemoryTarget, type Fault } from './targets/memory-target.js';
+export { recoverUntilSettled, startRecoveryLoop } from './gate/recovery-loop.js';
+export { PremiseReadError, type Gate, type GateResult, type RecoveryReport } from './gate/gate.js';
+export type { Approvals } from './redis/approvals.js';
+export type { ApprovalTerms } from './core/approval.js';
+export type { Entry } from './core/entries.js';
+export type { Receipt } from './core/receipt.js';
+export type { QueueNames } from './redis/keys.js';
+
+/** What the journal lets readers do: effects, chains and receipts, never its write scripts. */
+export type JournalReader = Pick<Journal, 'partitionOf' | 'readState' | 'entries' | 'receipt' | 'serverTime' | 'openDispatches' | 'openEffects'>;
+
+export type Stores = {
+  config: Config;
+  logger: Logger;
+  keys: Keys;
+  queues: QueueNames;
+  journal: JournalReader;
   approvals: Approvals;
+  signingKey: SigningKey;
+  /** A new connection for BullMQ (it needs connections of its own, with no request retry limit). */
+  queueConnection(): RedisClient;
+  /** Whether Redis answers now (for readiness). */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+};
+
+type StoreInternals = { redis: RedisClient; fullJournal: Journal; ownsRedis: boolean };
+const internals = new WeakMap<Stores, StoreInternals>();
+
+export function defaultWorkerId(): string {
+  return `${hostname().replace(/[^A-Za-z0-9_.-]/g, '-')}:${process.pid}`;
+}
+
+/** The one place a Redis client is built. Sends nothing: the CLI, the HTTP API and the facts worker stop here. */
+export async function openStores(config: Config = loadConfig(), options: { logger?: Logger; redis?: RedisClient; signingKey?: SigningKey; failFast?: boolean } = {}): Promise<Stores> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const redis = options.redis ?? createRedisClient(config, { failFast: options.failFast ?? false });
+  // A lost connection surfaces as the commands that fail; the client's own error event is noted at most every 10 s.
+  let lastNoted = 0;
+  redis.on('error', (error: unknown) => {
+    if (options.failFast || Date.now() - lastNoted < 10_000) return;
+    lastNoted = Date.now();
+    logger.warn({ err: error }, 'Redis connection error; retrying');
+  });
+  const keys = createKeys(config.keyPrefix);
+  const signingKey = options.signingKey ?? loadOrCreateSigningKey(config).key;
+  const signer = config.signingThread ? createThreadSigner(signingKey) : null;
+  const fullJournal = createRedisJournal({ redis, keys, signingKey, ...(signer ? { signer } : {}) });
+  const approvals = createRedisApprovals({ redis, keys });
+  const stores: Stores = {
+    config,
+    logger,
+    keys,
+    queues: queueNames(config.keyPrefix),
+    journal: fullJournal,
+    approvals,
+    signingKey,
+    queueConnection: () => createQueueConnection(config),
+    async ping() {
+      try {
+        return (await redis.ping()) === 'PONG';
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      await fullJournal.flushIndex().catch((error: unknown) => logger.warn({ err: error }, 'could not drop finished entries of the open index; recovery will'));
+      await signer?.close();
+      if (!options.redis) await redis.quit().catch(() => undefined);
+    },
+  };
+  internals.set(stores, { redis, fullJournal, ownsRedis: options.redis === undefined });
+  return stores;
+}
+
+export type Sender = {
+  gate: Gate;
   heartbeat: Heartbeat;
-  redis: RedisClient;
   /** The reading at start. */
   durability: Durability;
   /** Re-checks durability while running; `assertDurable()` throws while Redis is not durable (unless opted out). */
@@ -28,36 +117,32 @@ export type Interlock = {
   close(options?: { clearHeartbeat?: boolean }): Promise<void>;
 };
 
-export function defaultWorkerId(): string {
-  return `${hostname().replace(/[^A-Za-z0-9_.-]/g, '-')}:${process.pid}`;
-}
-
-export async function createInterlock(deps: { config: Config; target: Target; signingKey: SigningKey; logger: Logger; redis?: RedisClient }): Promise<Interlock> {
-  const { config, target, signingKey, logger } = deps;
-  const redis = deps.redis ?? createRedisClient(config);
+/** Everything a process needs to send through the gate: it refuses a Redis that can lose what it acknowledged. */
+export async function startSender(stores: Stores, target: Target, options: { workerId?: string } = {}): Promise<Sender> {
+  const inner = internals.get(stores);
+  if (!inner) throw new Error('startSender needs stores made by openStores');
+  const { config, logger, keys } = stores;
+  const { redis, fullJournal: journal } = inner;
   const durability = await requireDurability(redis, config.unsafeDurability);
   if (durability.optedOut) logger.warn({ durability }, `Redis is not durable (${durability.problems.join('; ')}); sending anyway because INTERLOCK_UNSAFE_DURABILITY is set`);
   else logger.info({ appendonly: durability.appendonly, appendfsync: durability.appendfsync, maxmemoryPolicy: durability.maxmemoryPolicy }, 'Redis durability checked');
   const durabilityMonitor = createDurabilityMonitor({ redis, optOut: config.unsafeDurability, intervalMs: config.durabilityCheckMs, logger, initial: durability });
-  const keys = createKeys(config.keyPrefix);
-  const signer = config.signingThread ? createThreadSigner(signingKey) : null;
-  const journal = createRedisJournal({ redis, keys, signingKey, ...(signer ? { signer } : {}) });
-  const approvals = createRedisApprovals({ redis, keys });
   const heartbeat = createHeartbeat({
     redis,
     keys,
-    workerId: config.workerId ?? defaultWorkerId(),
+    workerId: options.workerId ?? config.workerId ?? defaultWorkerId(),
     nonce: randomBytes(8).toString('hex'),
     intervalMs: config.heartbeatMs,
     ttlMs: config.heartbeatTtlMs,
     onError: (error) => logger.error({ err: error }, 'heartbeat failed'),
+    onSuperseded: (by) => logger.error({ by }, 'another process beats under this worker id; this one stops sending. Give every worker its own INTERLOCK_WORKER_ID.'),
   });
   await heartbeat.start();
   // Half the settle margin: a stalled sender dies well before another worker may trust an empty lookup.
   const watchdog = config.sendWatchdog ? createSendWatchdog({ graceMs: Math.floor(config.settleMarginMs / 2) }) : undefined;
   const gate = createGate({
     journal,
-    approvals,
+    approvals: stores.approvals,
     heartbeat,
     target,
     logger,
@@ -69,19 +154,45 @@ export async function createInterlock(deps: { config: Config; target: Target; si
   durabilityMonitor.start();
   return {
     gate,
-    journal,
-    approvals,
     heartbeat,
-    redis,
     durability,
     durabilityMonitor,
-    async close(options = {}) {
-      await journal.flushIndex().catch((error: unknown) => logger.warn({ err: error }, 'could not drop finished entries of the open index; recovery will'));
+    async close(closeOptions = {}) {
+      await journal.flushIndex().catch(() => undefined);
       await durabilityMonitor.stop();
-      await heartbeat.stop({ clear: options.clearHeartbeat ?? true });
+      await heartbeat.stop({ clear: closeOptions.clearHeartbeat ?? true });
       await watchdog?.close();
-      await signer?.close();
-      if (!deps.redis) await redis.quit();
+    },
+  };
+}
+
+/** The full journal of stores, for the project's own adapters that append facts (webhooks/, the reconciler). */
+export function journalOf(stores: Stores): Journal {
+  const inner = internals.get(stores);
+  if (!inner) throw new Error('journalOf needs stores made by openStores');
+  return inner.fullJournal;
+}
+
+export type Interlock = Sender & { journal: Journal; approvals: Approvals; stores: Stores };
+
+/** openStores and startSender in one call, for tests, benchmarks and the demo. */
+export async function createInterlock(deps: { config: Config; target: Target; signingKey: SigningKey; logger: Logger; redis?: RedisClient }): Promise<Interlock> {
+  const stores = await openStores(deps.config, { logger: deps.logger, signingKey: deps.signingKey, ...(deps.redis ? { redis: deps.redis } : {}) });
+  let sender: Sender;
+  try {
+    sender = await startSender(stores, deps.target);
+  } catch (error) {
+    await stores.close();
+    throw error;
+  }
+  return {
+    ...sender,
+    journal: journalOf(stores),
+    approvals: stores.approvals,
+    stores,
+    async close(options) {
+      await sender.close(options);
+      await stores.close();
     },
   };
 }

@@ -4,11 +4,13 @@ import { Cluster, Redis } from 'ioredis';
 
 export type RedisClient = Redis | Cluster;
 
-export function createRedisClient(options: { redisUrl: string; redisCluster: boolean }): RedisClient {
-  if (!options.redisCluster) return batchWrites(new Redis(options.redisUrl, { maxRetriesPerRequest: 3 }));
+export function createRedisClient(options: { redisUrl: string; redisCluster: boolean }, behaviour: { failFast?: boolean } = {}): RedisClient {
+  // A one-shot command (the CLI) gives up after two reconnects instead of waiting on a Redis that is not there.
+  const failFast = behaviour.failFast ? { maxRetriesPerRequest: 2, retryStrategy: (times: number) => (times > 2 ? null : 200) } : { maxRetriesPerRequest: 3 };
+  if (!options.redisCluster) return batchWrites(new Redis(options.redisUrl, failFast));
   const url = new URL(options.redisUrl);
   const auth = url.password === '' ? {} : { password: decodeURIComponent(url.password), ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }) };
-  const cluster = new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { maxRetriesPerRequest: 3, ...auth } });
+  const cluster = new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { ...failFast, ...auth }, ...(behaviour.failFast ? { clusterRetryStrategy: (times: number) => (times > 2 ? null : 200) } : {}) });
   cluster.on('+node', (node: Redis) => batchWrites(node));
   return cluster;
 }
@@ -41,6 +43,17 @@ export function batchWrites(redis: Redis): Redis {
   redis.on('connect', patch);
   patch();
   return redis;
+}
+
+/**
+ * A connection for BullMQ: its workers block on Redis, and it needs `maxRetriesPerRequest: null` so a command
+ * waits out a reconnect instead of failing. Queues get connections of their own, never the gate's.
+ */
+export function createQueueConnection(options: { redisUrl: string; redisCluster: boolean }): RedisClient {
+  if (!options.redisCluster) return new Redis(options.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: true });
+  const url = new URL(options.redisUrl);
+  const auth = url.password === '' ? {} : { password: decodeURIComponent(url.password), ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }) };
+  return new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { maxRetriesPerRequest: null, ...auth } });
 }
 
 /** The servers that acknowledge writes: the one server, or every cluster master. */

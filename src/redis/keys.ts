@@ -59,3 +59,24 @@ export function createKeys(prefix = 'interlock') {
     subject: (partition: string) => `${tagged(partition)}:subject`,
   };
 }
+
+/**
+ * Every BullMQ queue, from this one module too. BullMQ keeps a queue's keys under `<prefix>:<name>`; its prefix
+ * is hash-tagged, so each queue lives in one Redis Cluster slot as BullMQ requires.
+ */
+export function queueNames(prefix = 'interlock') {
+  return {
+    /** BullMQ's key prefix for every queue of this deployment. */
+    prefix: `{${prefix}-queues}`,
+    /** Gated effects to send: job id = effect id, so a second enqueue of one effect is a no-op. */
+    effects: 'effects',
+    /** Recovery passes, each a delayed job at the instant the last pass said more can be done. */
+    recovery: 'recovery',
+    /** Verified Stripe events to append as post-send facts: job id = Stripe event id. */
+    facts: 'facts',
+    /** Support cases for the decider. */
+    decisions: 'decisions',
+  } as const;
+}
+
+export type QueueNames = ReturnType<typeof queueNames>;

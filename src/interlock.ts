@@ -9,6 +9,7 @@ import { loadConfig, type Config } from './config.js';
 import type { SigningKey } from './core/signing.js';
 import type { Target } from './core/target.js';
 import { createGate, type Gate } from './gate/gate.js';
+import { createRecorder, type Recorder } from './gate/record.js';
 import { createSendWatchdog } from './gate/send-watchdog.js';
 import { loadOrCreateSigningKey } from './keys/key-store.js';
 import { createThreadSigner } from './keys/signer.js';
@@ -39,6 +40,7 @@ export type { ApprovalTerms } from './core/approval.js';
 export type { Entry } from './core/entries.js';
 export type { Receipt } from './core/receipt.js';
 export type { QueueNames } from './redis/keys.js';
+export type { Recorded, Recorder } from './gate/record.js';
 
 /** What the journal lets readers do: effects, chains and receipts, never its write scripts. */
 export type JournalReader = Pick<Journal, 'partitionOf' | 'readState' | 'entries' | 'receipt' | 'serverTime' | 'openDispatches' | 'openEffects'>;
@@ -164,6 +166,11 @@ export async function startSender(stores: Stores, target: Target, options: { wor
       await watchdog?.close();
     },
   };
+}
+
+/** Records proposals before they are queued (record.ts): binds the payload, sends nothing, needs no target. */
+export function createProposalRecorder(stores: Stores): Recorder {
+  return createRecorder({ journal: journalOf(stores), logger: stores.logger });
 }
 
 /** The full journal of stores, for the project's own adapters that append facts (webhooks/, the reconciler). */

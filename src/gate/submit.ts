@@ -6,7 +6,7 @@ import { approvalProblems } from '../core/approval.js';
 import { comparePremises, committedEntry, dispatchBlocker, firstProposal, premisesDecidedOn, type PremiseReport } from '../core/decisions.js';
 import { effectIdFor, payloadHash } from '../core/effect-id.js';
 import { factsOfEffect, type Effect, type EffectFacts } from '../core/effects.js';
-import type { AnyDraft, ApprovalSnapshot, Checks, Draft, Entry } from '../core/entries.js';
+import type { AnyDraft, ApprovalSnapshot, Checks, Draft, Entry, EntryOf } from '../core/entries.js';
 import type { JsonObject } from '../core/json.js';
 import { outcomeOf } from '../core/verify.js';
 import { parseProposalAndEffect, ProposalError, type Proposal } from '../core/proposal.js';
@@ -15,6 +15,7 @@ import type { BindReply, EffectState } from '../redis/journal.js';
 import type { GrantedTerms } from '../redis/approvals.js';
 import { checksOf, PremiseReadError, snapshotOfTerms, type GateContext, type GateResult, type Settled } from './context.js';
 import { holdBack, sendOnce } from './send.js';
+import { proposedDraft, sameProposal } from './record.js';
 import { commit, rejectionOf, settleRejected, type Holding } from './settle.js';
 
 export type Recover = (effectId: string, partition: string) => Promise<Settled>;
@@ -49,9 +50,6 @@ export async function readFacts(ctx: GateContext, effectId: string, effect: Effe
   return comparePremises(decidedOn, current);
 }
 
-function proposedDraft(proposal: Proposal, premises: JsonObject): Draft<'PROPOSED'> {
-  return { kind: 'PROPOSED', agent: proposal.agent, approval: proposal.approval, premises, effect: proposal.effect, request: proposal.request ?? null, decision: proposal.decision ?? null };
-}
 
 function refusedDraft(code: string, reason: string, checks: Checks | null, changes: Checks['changes'] = []): Draft<'REFUSED'> {
   return { kind: 'REFUSED', code, reason, checks, rechecked: null, changes, resolves: false };
@@ -132,8 +130,8 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
   }
 
   /** A refusal the dispatch script decided (lease, caps): the proposal and why, after the chain head it judged. */
-  async function recordRefusal(partition: string, prepared: Prepared, head: string, decidedOn: JsonObject, drafts: AnyDraft[], code: 'REFUSED:lease' | 'REFUSED:over_cap', reason: string, changes: Checks['changes'] = []): Promise<GateResult | 'retry'> {
-    const written = await journal.append(partition, prepared.effectId, [proposedDraft(prepared.proposal, decidedOn), ...drafts], { place: { head }, payloadHash: prepared.hash });
+  async function recordRefusal(partition: string, prepared: Prepared, head: string, proposed: AnyDraft[], drafts: AnyDraft[], code: 'REFUSED:lease' | 'REFUSED:over_cap', reason: string, changes: Checks['changes'] = []): Promise<GateResult | 'retry'> {
+    const written = await journal.append(partition, prepared.effectId, [...proposed, ...drafts], { place: { head }, payloadHash: prepared.hash });
     if (written.status !== 'OK') return 'retry';
     logger.info({ effectId: prepared.effectId, outcome: code, reason }, 'refused');
     return ctx.result(prepared.effectId, code, { reason, changes });
@@ -156,11 +154,14 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     }
     const head = chain.entries.at(-1)?.hash ?? chain.state.head;
     const decidedOn = premisesDecidedOn(chain.entries, proposal.approval, proposal.premises);
+    // A proposal the producer recorded before queueing it (record.ts) is not written a second time.
+    const latest = [...chain.entries].reverse().find((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
+    const proposed: AnyDraft[] = latest && sameProposal(latest, proposal) ? [] : [proposedDraft(proposal, decidedOn)];
 
     const terms: GrantedTerms | null = await ctx.terms(proposal.approval);
     if (terms === null) {
       const reason = `approval ${proposal.approval} does not exist`;
-      return recordRefusal(partition, prepared, head, decidedOn, [refusedDraft('REFUSED:lease', reason, checksOf(null, [reason]))], 'REFUSED:lease', reason);
+      return recordRefusal(partition, prepared, head, proposed, [refusedDraft('REFUSED:lease', reason, checksOf(null, [reason]))], 'REFUSED:lease', reason);
     }
     const snapshot = snapshotOfTerms(terms);
     // The terms never change, so what they rule out needs no trip to Redis; revocation, expiry, uses and caps
@@ -168,7 +169,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     const staticProblems = approvalProblems(Object.assign({}, snapshot, { expiresAt: Number.MAX_SAFE_INTEGER }), { now: 0, subject: partition, amount: facts.amount, phase: 'recovery' });
     if (staticProblems.length > 0) {
       const reason = staticProblems.join('; ');
-      return recordRefusal(partition, prepared, head, decidedOn, [refusedDraft('REFUSED:lease', reason, checksOf(snapshot, staticProblems))], 'REFUSED:lease', reason);
+      return recordRefusal(partition, prepared, head, proposed, [refusedDraft('REFUSED:lease', reason, checksOf(snapshot, staticProblems))], 'REFUSED:lease', reason);
     }
 
     const report = await readFacts(ctx, effectId, effect, decidedOn);
@@ -192,7 +193,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       termsSha: terms.termsSha,
       boundAt: bound.now,
       drafts: ({ sendDeadline }) => [
-        proposedDraft(proposal, decidedOn),
+        ...proposed,
         { kind: 'AUTHORIZED', approval: snapshot },
         stale
           ? refusedDraft('REFUSED:stale_premise', report.violations.join('; '), checks, report.changes)
@@ -219,12 +220,12 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         const current: ApprovalSnapshot = { ...snapshot, revoked: reply.revoked, revokedAt: reply.revokedAt === 0 ? null : reply.revokedAt, reservedCents: reply.reservedCents, uses: reply.uses };
         if (reply.missing) ctx.terms(proposal.approval, { refresh: true }).catch(() => undefined);
         const problems = [reply.reason];
-        return recordRefusal(partition, prepared, head, decidedOn, [refusedDraft('REFUSED:lease', reply.reason, checksOf(reply.missing ? null : current, problems, report.violations, report.changes))], 'REFUSED:lease', reply.reason);
+        return recordRefusal(partition, prepared, head, proposed, [refusedDraft('REFUSED:lease', reply.reason, checksOf(reply.missing ? null : current, problems, report.violations, report.changes))], 'REFUSED:lease', reply.reason);
       }
       case 'OVER_CAP': {
         const current: ApprovalSnapshot = { ...snapshot, reservedCents: reply.reservedCents, uses: reply.uses };
         const reason = `${reply.cap} allows ${reply.limit} cents and ${reply.reserved} are already moved or in flight; ${facts.amount} more would pass it`;
-        return recordRefusal(partition, prepared, head, decidedOn, [{ kind: 'AUTHORIZED', approval: current }, refusedDraft('REFUSED:over_cap', reason, checksOf(current, [], report.violations, report.changes))], 'REFUSED:over_cap', reason);
+        return recordRefusal(partition, prepared, head, proposed, [{ kind: 'AUTHORIZED', approval: current }, refusedDraft('REFUSED:over_cap', reason, checksOf(current, [], report.violations, report.changes))], 'REFUSED:over_cap', reason);
       }
       case 'TERMS':
         await ctx.terms(proposal.approval, { refresh: true });

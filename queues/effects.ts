@@ -1,0 +1,143 @@
+// The effects queue: one BullMQ job per gated effect, its id the effect id (so a second enqueue of one effect is a
+// no-op), its data the recorded proposal. The worker hands each job to gate.submit. BullMQ is at-least-once; the
+// gate's claims and recovery, not BullMQ's lock, are what make an effect reach Stripe at most once.
+import { DelayedError, Queue, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { createProposalRecorder, errorCode, isRetryable, type GateResult, type Recorded, type Sender, type Stores } from '../src/interlock.js';
+
+export type EffectJob = { proposal: unknown; recordedAt: number };
+export type EffectAnswer = GateResult;
+
+export type EffectsQueueOptions = {
+  /** Attempts for a job whose submit failed retryably (a premise read Stripe did not answer, a Redis hiccup). */
+  attempts?: number;
+  backoffMs?: number;
+};
+
+/** Producer side: records a proposal (I5 at the edge) and queues it; `waitFor` hears the outcome without polling. */
+export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions = {}) {
+  const connection = stores.queueConnection();
+  const queue = new Queue<EffectJob, EffectAnswer>(stores.queues.effects, { connection, prefix: stores.queues.prefix });
+  const record = createProposalRecorder(stores);
+  let events: QueueEvents | null = null;
+  let ready: Promise<QueueEvents> | null = null;
+
+  /** The queue's event stream, subscribed before any job is looked at, so no completion can slip between. */
+  function eventsOf(): Promise<QueueEvents> {
+    ready ??= (async () => {
+      events = new QueueEvents(stores.queues.effects, { connection: stores.queueConnection(), prefix: stores.queues.prefix });
+      await events.waitUntilReady();
+      return events;
+    })();
+    return ready;
+  }
+
+  return {
+    queue,
+    /**
+     * Records the proposal and queues it, unless recording refused it (another payload under this request id) or
+     * it is already settled. The facts it carries as premises were read by the caller at decision time.
+     */
+    async propose(proposal: unknown): Promise<Recorded & { queued: boolean }> {
+      const recorded = await record(proposal);
+      if (recorded.status === 'conflict' || (recorded.status === 'exists' && recorded.outcome !== null && !recorded.open)) return { ...recorded, queued: false };
+      await queue.add('effect', { proposal, recordedAt: Date.now() }, {
+        jobId: recorded.effectId,
+        attempts: options.attempts ?? 8,
+        backoff: { type: 'exponential', delay: options.backoffMs ?? 1_000 },
+        // Receipts keep the record; finished jobs are kept a while for operators, then dropped.
+        removeOnComplete: { age: 24 * 3_600, count: 10_000 },
+        removeOnFail: { age: 7 * 24 * 3_600 },
+      });
+      return { ...recorded, queued: true };
+    },
+    /** The job's answer once it finished, or null when it did not within `timeoutMs`. */
+    async waitFor(effectId: string, timeoutMs: number): Promise<EffectAnswer | null> {
+      const stream = await eventsOf();
+      const job = await queue.getJob(effectId);
+      if (!job) return null;
+      if (await job.isCompleted()) return (await queue.getJob(effectId))?.returnvalue ?? null;
+      try {
+        return await job.waitUntilFinished(stream, timeoutMs);
+      } catch {
+        return null;
+      }
+    },
+    async close(): Promise<void> {
+      await events?.close();
+      await queue.close();
+      await connection.quit().catch(() => undefined);
+    },
+  };
+}
+
+export type EffectsQueue = ReturnType<typeof createEffectsQueue>;
+
+export type EffectsWorkerOptions = {
+  concurrency?: number;
+  /** At most this many jobs per second across the worker (Stripe allows about 100 requests/s on live accounts). */
+  ratePerSecond?: number | null;
+  /** Called with each answer (metrics, logs). */
+  onAnswer?: (answer: EffectAnswer) => void;
+};
+
+/** What a job comes to, from the gate's answer: done, ask again at an instant, or retry with backoff. */
+export function disposition(answer: EffectAnswer): { kind: 'done' } | { kind: 'later'; at: number } {
+  if (answer.outcome === 'IN_FLIGHT') return { kind: 'later', at: Date.now() + Math.max(50, answer.retryAfterMs ?? 1_000) };
+  if (answer.outcome.startsWith('UNRESOLVED:')) return { kind: 'later', at: Date.now() + 1_000 };
+  return { kind: 'done' };
+}
+
+/**
+ * The effects worker. Lock and stall settings: a job's lock lasts 60 s and is renewed while its submit runs (a send
+ * takes at most the send timeout, 30 s by default), and a job whose worker died is handed to another worker once
+ * the lock lapses. That is slow on purpose: the gate's heartbeat takeover settles a dead worker's effect within
+ * seconds, and the re-delivered job then only finds it settled. A job is never failed for stalling (a high
+ * maxStalledCount): a stall is a worker's death, which the gate recovers from, not a fault of the effect.
+ */
+export function startEffectsWorker(stores: Stores, sender: Sender, options: EffectsWorkerOptions = {}) {
+  const { gate } = sender;
+  const { logger } = stores;
+  const connection = stores.queueConnection();
+  const worker = new Worker<EffectJob, EffectAnswer>(
+    stores.queues.effects,
+    async (job: Job<EffectJob, EffectAnswer>, token?: string) => {
+      let answer: EffectAnswer;
+      try {
+        answer = await gate.submit(job.data.proposal);
+      } catch (error) {
+        // Retry is a classification: only what may succeed later is retried.
+        if (isRetryable(error)) throw error;
+        throw new UnrecoverableError(`${errorCode(error)}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      options.onAnswer?.(answer);
+      const next = disposition(answer);
+      if (next.kind === 'later') {
+        await job.moveToDelayed(next.at, token);
+        throw new DelayedError();
+      }
+      logger.info({ effectId: answer.effectId, outcome: answer.outcome }, 'effect job finished');
+      return answer;
+    },
+    {
+      connection,
+      prefix: stores.queues.prefix,
+      concurrency: options.concurrency ?? 16,
+      lockDuration: 60_000,
+      stalledInterval: 30_000,
+      maxStalledCount: 1_000,
+      ...(options.ratePerSecond ? { limiter: { max: options.ratePerSecond, duration: 1_000 } } : {}),
+    },
+  );
+  worker.on('failed', (job, error) => logger.warn({ effectId: job?.id, error: error.message }, 'effect job failed'));
+  worker.on('error', (error) => logger.error({ err: error }, 'effects worker error'));
+  return {
+    worker,
+    /** Stops taking jobs and waits for the ones running (each ends within its send deadline). */
+    async close(force = false): Promise<void> {
+      await worker.close(force);
+      await connection.quit().catch(() => undefined);
+    },
+  };
+}
+
+export type EffectsWorker = ReturnType<typeof startEffectsWorker>;

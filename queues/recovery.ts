@@ -1,0 +1,67 @@
+// Recovery, event-driven (issue 9 §3): a pass at worker start (this worker's dead claims from a previous boot, and
+// any dead worker's), a delayed job at each instant a pass says more can be done (a heartbeat that will lapse, a
+// send deadline plus the settle margin), and a slow timer as a safety net. Nothing polls in between.
+import { Queue, Worker } from 'bullmq';
+import type { RecoveryReport, Sender, Stores } from '../src/interlock.js';
+
+export type RecoveryOptions = {
+  /** The safety net: a pass at least this often even if nothing was scheduled. */
+  safetyIntervalMs?: number;
+  onReport?: (report: RecoveryReport) => void;
+};
+
+export function startRecovery(stores: Stores, sender: Sender, options: RecoveryOptions = {}) {
+  const { logger } = stores;
+  const connection = stores.queueConnection();
+  const queue = new Queue(stores.queues.recovery, { connection, prefix: stores.queues.prefix });
+  let closed = false;
+
+  /** Schedules a pass for the Redis-clock instant `at` (one job per 100 ms, so a burst of reports adds one). */
+  async function schedule(at: number | null): Promise<void> {
+    if (at === null || closed) return;
+    const delay = Math.max(0, at - (await stores.journal.serverTime()));
+    await queue.add('pass', { at }, { delay, jobId: `pass-${Math.ceil(at / 100)}`, removeOnComplete: true, removeOnFail: 100 });
+  }
+
+  async function pass(): Promise<RecoveryReport> {
+    const report = await sender.gate.recover();
+    options.onReport?.(report);
+    await schedule(report.nextAt);
+    return report;
+  }
+
+  const worker = new Worker(
+    stores.queues.recovery,
+    async () => {
+      await pass();
+    },
+    { connection: stores.queueConnection(), prefix: stores.queues.prefix, concurrency: 1 },
+  );
+  worker.on('error', (error) => logger.error({ err: error }, 'recovery worker error'));
+
+  const safety = setInterval(() => {
+    pass().catch((error: unknown) => logger.error({ err: error }, 'recovery pass failed; the next one retries'));
+  }, options.safetyIntervalMs ?? 60_000);
+  safety.unref();
+
+  // The pass at start: what this worker's previous boot left open, and what any dead worker left.
+  const started = pass().catch((error: unknown) => {
+    logger.error({ err: error }, 'recovery pass at start failed; the safety timer retries');
+    return null;
+  });
+
+  return {
+    started,
+    pass,
+    async close(): Promise<void> {
+      closed = true;
+      clearInterval(safety);
+      await started;
+      await worker.close();
+      await queue.close();
+      await connection.quit().catch(() => undefined);
+    },
+  };
+}
+
+export type Recovery = ReturnType<typeof startRecovery>;

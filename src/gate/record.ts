@@ -1,0 +1,80 @@
+// Recording a proposal before it is queued (issue 9 §3): the producer binds the request to its payment and writes
+// the PROPOSED that fixes the payload (I5) before any job exists, so a re-decided payload is refused at the edge and
+// a queued job can only ever send what was recorded. It needs no target and sends nothing: the HTTP API and the
+// CLI record; the effects worker dispatches (its submit finds this PROPOSED and does not write a second one).
+import type { Logger } from 'pino';
+import { dispatchBlocker, firstProposal, openDispatch } from '../core/decisions.js';
+import { effectIdFor, payloadHash } from '../core/effect-id.js';
+import { factsOfEffect, type Effect, type EffectFacts } from '../core/effects.js';
+import type { Draft } from '../core/entries.js';
+import { canonicalJson, type JsonObject } from '../core/json.js';
+import { parseProposalAndEffect, type Proposal } from '../core/proposal.js';
+import { quote } from '../core/quote.js';
+import { outcomeOf } from '../core/verify.js';
+import type { Journal } from '../redis/journal.js';
+
+export type Recorded =
+  | { status: 'recorded'; effectId: string; subject: string; proposal: Proposal; effect: Effect }
+  /** The same proposal was recorded before: nothing new was written. `outcome` is null while unsettled. */
+  | { status: 'exists'; effectId: string; subject: string; proposal: Proposal; effect: Effect; outcome: string | null; open: boolean }
+  /** Another payload is recorded under this request id; the recorded one stands (REFUSED:conflicting_payload). */
+  | { status: 'conflict'; effectId: string; subject: string; reason: string };
+
+/** Whether two proposals are the same request, decided the same way (what a duplicate submission is). */
+export function sameProposal(a: Draft<'PROPOSED'>, b: Proposal): boolean {
+  return a.agent === b.agent && a.approval === b.approval && canonicalJson(a.premises) === canonicalJson(b.premises) && payloadHash(a.effect) === payloadHash(b.effect) &&
+    canonicalJson(a.request) === canonicalJson(b.request ?? null) && canonicalJson(a.decision) === canonicalJson(b.decision ?? null);
+}
+
+export function proposedDraft(proposal: Proposal, premises: JsonObject = proposal.premises): Draft<'PROPOSED'> {
+  return { kind: 'PROPOSED', agent: proposal.agent, approval: proposal.approval, premises, effect: proposal.effect, request: proposal.request ?? null, decision: proposal.decision ?? null };
+}
+
+export function createRecorder(deps: { journal: Journal; logger: Logger }) {
+  const { journal, logger } = deps;
+
+  async function conflict(partition: string, effectId: string, proposal: Proposal, reason: string, facts: EffectFacts): Promise<Recorded> {
+    const { state } = await journal.readState(partition, effectId);
+    if (state.count > 0) {
+      const draft: Draft<'REFUSED'> = { kind: 'REFUSED', code: 'REFUSED:conflicting_payload', reason, checks: null, rechecked: null, changes: [], resolves: false, proposal: quote(proposal as unknown as JsonObject) };
+      await journal.append(partition, effectId, [draft]);
+    }
+    logger.info({ effectId, outcome: 'REFUSED:conflicting_payload' }, 'refused another payload for a recorded request');
+    return { status: 'conflict', effectId, subject: facts.subject, reason };
+  }
+
+  /** Validates, binds and records a proposal; throws ProposalError for bad input (nothing written). */
+  return async function record(input: unknown): Promise<Recorded> {
+    const { proposal, effect } = parseProposalAndEffect(input);
+    const facts = factsOfEffect(effect);
+    const effectId = effectIdFor({ requestId: proposal.requestId, effect: proposal.effect });
+    const bound = await journal.bind(effectId, facts.subject);
+    if (bound.status === 'OTHER_SUBJECT') return conflict(bound.bound, effectId, proposal, `this request id is bound to ${bound.bound}, not ${facts.subject}; the recorded payload stands`, facts);
+    // The producer leaves nothing open: its own index entry goes at once (the worker's submit binds its own).
+    journal.unindex(effectId, bound.token);
+    const hash = payloadHash(proposal.effect);
+    for (let attempt = 0; attempt < 8; attempt += 1) {
+      const [{ state }, entries] = await Promise.all([journal.readState(facts.subject, effectId), journal.entries(facts.subject, effectId)]);
+      const first = firstProposal(entries);
+      if ((first && payloadHash(first.effect) !== hash) || (state.payloadHash !== '' && state.payloadHash !== hash)) {
+        return conflict(facts.subject, effectId, proposal, 'this request id was first decided with another payload; the recorded payload stands', facts);
+      }
+      const latest = [...entries].reverse().find((entry) => entry.kind === 'PROPOSED');
+      // Nothing more can happen to an effect that is open, committed, ambiguous or refused by the target.
+      const final = dispatchBlocker(entries, proposal.effect) !== null;
+      if ((latest && latest.kind === 'PROPOSED' && sameProposal(latest, proposal)) || final) {
+        return { status: 'exists', effectId, subject: facts.subject, proposal, effect, outcome: outcomeOf(entries), open: openDispatch(entries) !== null };
+      }
+      const head = entries.at(-1)?.hash ?? state.head;
+      const written = await journal.append(facts.subject, effectId, [proposedDraft(proposal)], { place: { head }, payloadHash: hash });
+      if (written.status === 'OK') {
+        logger.info({ effectId, subject: facts.subject }, 'proposal recorded');
+        return { status: 'recorded', effectId, subject: facts.subject, proposal, effect };
+      }
+      if (written.status === 'CONFLICTING_PAYLOAD') return conflict(facts.subject, effectId, proposal, 'this request id was first decided with another payload; the recorded payload stands', facts);
+    }
+    throw new Error(`could not record effect ${effectId}: its chain kept moving`);
+  };
+}
+
+export type Recorder = ReturnType<typeof createRecorder>;

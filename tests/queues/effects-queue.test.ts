@@ -1,0 +1,110 @@
+// The effects queue on real BullMQ and Redis: a proposal is recorded before it is queued (I5 at the edge), a job per
+// effect (a second enqueue is a no-op), the worker hands it to the gate, answers are heard without polling, and
+// recovery wakes on its own schedule to settle what a dead worker left.
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createEffectsQueue, startEffectsWorker, type EffectsQueue, type EffectsWorker } from '../../queues/effects.js';
+import { startRecovery, type Recovery } from '../../queues/recovery.js';
+import { createMemoryTarget, openStores, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
+import { approvalTerms, refundProposal, testConfig, testKey } from '../support/harness.js';
+
+type Rig = { stores: Stores; sender: Sender; target: MemoryTarget; queue: EffectsQueue; worker: EffectsWorker | null; recovery: Recovery | null };
+const rigs: Rig[] = [];
+const closers: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+  rigs.length = 0;
+});
+
+async function rig(options: { prefix?: string; target?: MemoryTarget; worker?: boolean; recovery?: boolean; workerId?: string } = {}): Promise<Rig> {
+  const config = testConfig({ keyPrefix: options.prefix ?? `t${randomBytes(6).toString('hex')}` });
+  const target = options.target ?? createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
+  target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
+  const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key });
+  const sender = await startSender(stores, target, options.workerId === undefined ? {} : { workerId: options.workerId });
+  const queue = createEffectsQueue(stores, { backoffMs: 50 });
+  const worker = options.worker === false ? null : startEffectsWorker(stores, sender, { concurrency: 4 });
+  const recovery = options.recovery ? startRecovery(stores, sender, { safetyIntervalMs: 5_000 }) : null;
+  const made: Rig = { stores, sender, target, queue, worker, recovery };
+  closers.push(async () => {
+    await recovery?.close();
+    await worker?.close(true);
+    await queue.close();
+    await sender.close();
+    await stores.close();
+    const redis = new Redis(config.redisUrl);
+    for (const pattern of [`${config.keyPrefix}:*`, `{${config.keyPrefix}-queues}:*`]) {
+      const stale = await redis.keys(pattern);
+      for (let i = 0; i < stale.length; i += 500) await redis.del(...stale.slice(i, i + 500));
+    }
+    await redis.quit();
+  });
+  rigs.push(made);
+  return made;
+}
+
+const keyPair = testKey();
+
+describe('the effects queue', () => {
+  it('records a proposal before queueing it, and the worker commits it once; its answer is heard, not polled', async () => {
+    const { stores, queue, target } = await rig();
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    const proposal = refundProposal({ approval: terms.id });
+    const proposed = await queue.propose(proposal);
+    expect(proposed).toMatchObject({ status: 'recorded', queued: true });
+    const answer = await queue.waitFor(proposed.effectId, 10_000);
+    expect(answer).toMatchObject({ outcome: 'COMMITTED', effectId: proposed.effectId });
+    expect(target.landedCount(proposed.effectId)).toBe(1);
+    // The receipt has one PROPOSED: the worker did not write the recorded one again.
+    const receipt = await stores.journal.receipt(proposed.effectId);
+    expect(receipt?.entries.map((entry) => entry.kind)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED']);
+  });
+
+  it('a second enqueue of one effect is a no-op, and a re-decided payload is refused before anything is queued (I5)', async () => {
+    const { stores, queue, target } = await rig();
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    const proposal = refundProposal({ requestId: 'case-dup', approval: terms.id });
+    const first = await queue.propose(proposal);
+    const again = await queue.propose(proposal);
+    expect(again.effectId).toBe(first.effectId);
+    expect(await queue.waitFor(first.effectId, 10_000)).toMatchObject({ outcome: 'COMMITTED' });
+    const redecided = await queue.propose(refundProposal({ requestId: 'case-dup', approval: terms.id, amount: 3_000 }));
+    expect(redecided).toMatchObject({ status: 'conflict', queued: false });
+    expect(target.landings.map((landing) => landing.effect.amount)).toEqual([2_000]);
+  });
+
+  it('a refusal ends the job without retry, with the outcome as its answer', async () => {
+    const { stores, queue, target } = await rig();
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    target.world.set('payment:pi_1', { chargebacks: ['du_1'], refunded_by_others: 0 });
+    const proposed = await queue.propose(refundProposal({ approval: terms.id }));
+    expect(await queue.waitFor(proposed.effectId, 10_000)).toMatchObject({ outcome: 'REFUSED:stale_premise' });
+    const job = await queue.queue.getJob(proposed.effectId);
+    expect(job?.attemptsMade).toBe(1);
+  });
+
+  it('recovery at worker start settles what a dead worker left open, with no job and no wait for a claim to lapse', async () => {
+    const prefix = `t${randomBytes(6).toString('hex')}`;
+    const target = createMemoryTarget({ tier: 1, sendTimeoutMs: 1_000 });
+    const dying = await rig({ prefix, target, worker: false });
+    const terms = approvalTerms();
+    await dying.stores.approvals.grant(terms);
+    target.inject({ kind: 'crash-before-send' });
+    const proposal = refundProposal({ approval: terms.id });
+    await expect(dying.sender.gate.submit(proposal)).rejects.toThrow(/simulated crash/);
+    const effectId = dying.sender.gate.effectIdOf(proposal);
+    // The dying worker's heartbeat goes with it.
+    await dying.sender.heartbeat.stop({ clear: true });
+    const restarted = await rig({ prefix, target, worker: false, recovery: true });
+    await restarted.recovery?.started;
+    const state = await restarted.stores.journal.readState('payment:pi_1', effectId);
+    expect(state.state.committed).toBe(true);
+    expect(target.landedCount(effectId)).toBe(1);
+  });
+});

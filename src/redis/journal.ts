@@ -380,6 +380,34 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       throw new JournalContentionError(effectId, 'record a late result');
     },
 
+    /**
+     * Appends a post-send fact at most once per (effect, `key`): the Stripe event id, or a fingerprint of a fact
+     * that was re-read. Written after whatever the chain holds by then: a fact holds whatever came before it.
+     */
+    async observe(partition: string, effectId: string, draft: Draft<'OBSERVED'>, key: string): Promise<{ status: 'OK'; entry: EntryOf<'OBSERVED'> } | { status: 'DUPLICATE' | 'UNKNOWN_EFFECT' }> {
+      let head = (await readState(partition, effectId)).state.head;
+      let floor = 0;
+      for (let attempt = 0; attempt < casAttempts; attempt += 1) {
+        const at = await sealTime(floor);
+        const { entries, pairs } = await seal(effectId, [draft], at, head);
+        const reply = await call<{ status: 'OK'; now: number } | { status: 'DUPLICATE' | 'UNKNOWN_EFFECT' } | Misplaced>(
+          'observe-2',
+          [keys.state(partition, effectId), keys.entries(partition, effectId)],
+          [effectId, head, at, maxSkewMs, key, ...pairs],
+        );
+        if (reply.status === 'OK') return { status: 'OK', entry: entries[0] as EntryOf<'OBSERVED'> };
+        if (reply.status === 'DUPLICATE' || reply.status === 'UNKNOWN_EFFECT') return { status: reply.status };
+        ({ head, floor } = retryPlace(reply as Misplaced));
+      }
+      throw new JournalContentionError(effectId, 'record a post-send fact');
+    },
+
+    /** The effects that committed on a subject (a payment or a customer), for facts that name the subject. */
+    async effectsOn(partition: string): Promise<string[]> {
+      const fields = await redis.hkeys(keys.subject(partition));
+      return fields.filter((field) => field.startsWith('e:')).map((field) => field.slice(2));
+    },
+
     async takeOver(partition: string, effectId: string, expected: { epoch: number; owner: string; nonce: string }, claimant: { owner: string; nonce: string; claimTtlMs: number }, reason: TakeOverReason): Promise<TakeOverReply> {
       return call<TakeOverReply>('take-over-1', [keys.state(partition, effectId)], [expected.epoch, expected.owner, expected.nonce, claimant.owner, claimant.nonce, claimant.claimTtlMs, reason]);
     },

@@ -16,6 +16,7 @@ export const SCRIPT_NAMES = [
   'append-2',
   'settle-5',
   'late-5',
+  'observe-2',
   'take-over-1',
   'resend-2',
   'release-claim-1',

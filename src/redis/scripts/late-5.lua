@@ -34,5 +34,6 @@ elseif outcome == 'landed' and hget_str(state, 'committed') ~= '1' then
     effect = 'relanded'
   end
   redis.call('HSET', state, 'committed', '1', 'lateLanded', '1')
+  redis.call('HSET', KEYS[5], 'e:' .. ARGV[1], '1')
 end
 return reply({ status = 'OK', effect = effect, now = now })

@@ -2,7 +2,7 @@
 -- current fencing epoch. A resolving REFUSED gives the amount and the use back to the approval and the subject
 -- (nothing landed); COMMITTED and AMBIGUOUS keep them (money moved, or may have).
 -- KEYS[1] effect state hash   KEYS[2] effect entries list   KEYS[3] approval hash
--- KEYS[4] approval open-effects set   KEYS[5] subject totals hash
+-- KEYS[4] approval open-effects set   KEYS[5] subject totals hash (also lists the subject's committed effects)
 -- ARGV[1] effect id   ARGV[2] expected chain head   ARGV[3] the caller's epoch   ARGV[4] kind: COMMITTED | AMBIGUOUS | REFUSED
 -- ARGV[5] refusal code ('' unless REFUSED)   ARGV[6] entry time (Redis ms)   ARGV[7] max clock skew ms
 -- ARGV[8] the approval id KEYS[3] belongs to   ARGV[9] entry hash   ARGV[10] stored entry JSON
@@ -24,7 +24,12 @@ push_batch(state, KEYS[2], at, 9, 1)
 -- The claim is over (an absent `open` reads as closed); its fields would only cost memory on every settled effect. (`amount` and `approvalId` stay:
 -- a landing reported late must put the amount back on the approval it was released from, late-5.)
 redis.call('HDEL', state, 'open', 'owner', 'nonce', 'claimExpires', 'deathProvenAt', 'late', 'sendDeadline', 'dispatchedAt', 'sends')
-if kind == 'COMMITTED' then redis.call('HSET', state, 'committed', '1') end
+-- The subject's committed effects, for facts that name the payment or the customer rather than the effect (a
+-- dispute on the charge, a credit note for the customer).
+if kind == 'COMMITTED' then
+  redis.call('HSET', state, 'committed', '1')
+  redis.call('HSET', KEYS[5], 'e:' .. eid, '1')
+end
 if kind == 'AMBIGUOUS' then redis.call('HSET', state, 'ambiguous', '1') end
 if kind == 'REFUSED' then
   if ARGV[5] == 'REFUSED:target_error' then redis.call('HSET', state, 'targetRefused', '1') end

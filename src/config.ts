@@ -1,6 +1,7 @@
 // One validated configuration, read from the environment once, with embedded defaults that run on a fresh
 // machine. Every option is listed in the README's configuration table.
 import { z } from 'zod';
+import { InterlockError } from './core/errors.js';
 import { STRIPE_DEDUP_WINDOW_MS, timingProblems, type TimingSetting } from './core/timing.js';
 
 const flag = z.enum(['0', '1', 'true', 'false', 'yes', 'no']).transform((value) => value === '1' || value === 'true' || value === 'yes');
@@ -26,6 +27,17 @@ const schema = z.object({
   INTERLOCK_REDIS_MIN_REPLICAS: z.coerce.number().int().min(0).max(16).default(0),
   INTERLOCK_REDIS_WAIT_MS: ms.default(1_000),
   INTERLOCK_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_[A-Za-z0-9]+$/, 'must be a Stripe secret or restricted key (sk_test_… or rk_test_…)').optional(),
+  STRIPE_API_BASE: z.string().url().optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_[A-Za-z0-9+/=]+(,whsec_[A-Za-z0-9+/=]+)*$/, 'must be one or more whsec_… secrets, comma-separated').optional(),
+  INTERLOCK_ALLOW_LIVE: flag.default(false),
+  INTERLOCK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(16),
+  INTERLOCK_STRIPE_RATE: z.coerce.number().int().min(1).max(10_000).optional(),
+  INTERLOCK_CRASH_AT: z.enum(['before_send', 'after_send']).optional(),
+  INTERLOCK_RECOVERY_INTERVAL_MS: ms.default(60_000),
+  INTERLOCK_HOST: z.string().min(1).default('127.0.0.1'),
+  INTERLOCK_PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  INTERLOCK_API_TOKENS: z.string().optional(),
 });
 
 export type Config = {
@@ -44,18 +56,35 @@ export type Config = {
   heartbeatMs: number;
   heartbeatTtlMs: number;
   durabilityCheckMs: number;
-  /** Replicas that must acknowledge a DISPATCHED (Redis WAIT) before its send; 0 trusts the master's AOF alone. */
   /** Sign entries on a worker thread (the main thread keeps Redis and the target busy meanwhile). */
   signingThread: boolean;
+  /** Replicas that must acknowledge a DISPATCHED (Redis WAIT) before its send; 0 trusts the master's AOF alone. */
   redisMinReplicas: number;
   redisWaitMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Stripe: a test key (or a live one with allowLive); null runs against the sandbox. */
+  stripeSecretKey: string | null;
+  /** Where the Stripe SDK sends requests, e.g. the sandbox's http://127.0.0.1:12111; null for Stripe itself. */
+  stripeApiBase: string | null;
+  /** Signing secrets of the webhook endpoint (several during a rotation). */
+  stripeWebhookSecrets: string[];
+  allowLive: boolean;
+  /** Effects one worker process sends at once. */
+  concurrency: number;
+  /** At most this many effect jobs per second per worker; null for no limit. */
+  stripeRatePerSecond: number | null;
+  /** Kill the worker at this point of its next send (the crash matrix and scenarios; test keys and sandbox only). */
+  crashAt: 'before_send' | 'after_send' | null;
+  recoveryIntervalMs: number;
+  host: string;
+  port: number;
+  /** name:role:token, comma-separated, or a file holding such lines; null generates tokens into the data dir. */
+  apiTokens: string | null;
 };
 
-export class ConfigError extends Error {
-  readonly code = 'invalid_config';
+export class ConfigError extends InterlockError {
   constructor(message: string) {
-    super(message);
+    super('invalid_config', message);
     this.name = 'ConfigError';
   }
 }
@@ -108,7 +137,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisMinReplicas: c.INTERLOCK_REDIS_MIN_REPLICAS,
     redisWaitMs: c.INTERLOCK_REDIS_WAIT_MS,
     logLevel: c.INTERLOCK_LOG_LEVEL,
+    stripeSecretKey: c.STRIPE_SECRET_KEY ?? null,
+    stripeApiBase: c.STRIPE_API_BASE ?? null,
+    stripeWebhookSecrets: c.STRIPE_WEBHOOK_SECRET?.split(',') ?? [],
+    allowLive: c.INTERLOCK_ALLOW_LIVE,
+    concurrency: c.INTERLOCK_CONCURRENCY,
+    stripeRatePerSecond: c.INTERLOCK_STRIPE_RATE ?? null,
+    crashAt: c.INTERLOCK_CRASH_AT ?? null,
+    recoveryIntervalMs: c.INTERLOCK_RECOVERY_INTERVAL_MS,
+    host: c.INTERLOCK_HOST,
+    port: c.INTERLOCK_PORT,
+    apiTokens: c.INTERLOCK_API_TOKENS ?? null,
   };
   assertConsistentTiming(config);
+  if (config.stripeSecretKey?.includes('_live_') && !config.allowLive) {
+    throw new ConfigError('STRIPE_SECRET_KEY is a live key, and this service refuses to move real money unless INTERLOCK_ALLOW_LIVE=1 is set. Use a test key (sk_test_…), or set INTERLOCK_ALLOW_LIVE=1 if you mean it.');
+  }
+  if (config.crashAt !== null && config.stripeSecretKey?.includes('_live_')) {
+    throw new ConfigError('INTERLOCK_CRASH_AT kills the worker on purpose; it is honoured only with a Stripe test key or the sandbox, never with a live key.');
+  }
   return config;
 }

@@ -58,3 +58,24 @@ describe('loadConfig', () => {
     expect(error.message).not.toContain('\n');
   });
 });
+
+describe('Stripe keys in the configuration', () => {
+  it('refuses a live Stripe key unless INTERLOCK_ALLOW_LIVE=1, saying how to proceed', () => {
+    const error = refusal({ STRIPE_SECRET_KEY: 'sk_live_abc123' });
+    expect(error.message).toContain('INTERLOCK_ALLOW_LIVE=1');
+    expect(error.message).not.toContain('abc123');
+    expect(loadConfig({ STRIPE_SECRET_KEY: 'sk_live_abc123', INTERLOCK_ALLOW_LIVE: '1' }).stripeSecretKey).toBe('sk_live_abc123');
+    expect(loadConfig({ STRIPE_SECRET_KEY: 'rk_test_abc123' }).allowLive).toBe(false);
+  });
+
+  it('refuses what is not a Stripe secret key, and crash injection with a live key', () => {
+    expect(refusal({ STRIPE_SECRET_KEY: 'pk_test_abc' }).message).toContain('STRIPE_SECRET_KEY');
+    expect(refusal({ STRIPE_SECRET_KEY: 'sk_live_abc', INTERLOCK_ALLOW_LIVE: '1', INTERLOCK_CRASH_AT: 'before_send' }).message).toContain('INTERLOCK_CRASH_AT');
+    expect(loadConfig({ INTERLOCK_CRASH_AT: 'after_send' }).crashAt).toBe('after_send');
+  });
+
+  it('reads several webhook secrets for a rotation', () => {
+    expect(loadConfig({ STRIPE_WEBHOOK_SECRET: 'whsec_a1,whsec_b2' }).stripeWebhookSecrets).toEqual(['whsec_a1', 'whsec_b2']);
+    expect(refusal({ STRIPE_WEBHOOK_SECRET: 'secret' }).message).toContain('STRIPE_WEBHOOK_SECRET');
+  });
+});

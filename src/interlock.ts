@@ -14,6 +14,7 @@ import { createSendWatchdog } from './gate/send-watchdog.js';
 import { loadOrCreateSigningKey } from './keys/key-store.js';
 import { createThreadSigner } from './keys/signer.js';
 import { createLogger } from './log.js';
+import { createAlerts, type Alerts } from './redis/alerts.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { createQueueConnection, createRedisClient, type RedisClient } from './redis/client.js';
 import { createDurabilityMonitor, requireDurability, type Durability, type DurabilityMonitor } from './redis/durability.js';
@@ -36,6 +37,9 @@ export { createMemoryTarget, type MemoryTarget, type Fault } from './targets/mem
 export { recoverUntilSettled, startRecoveryLoop } from './gate/recovery-loop.js';
 export { PremiseReadError, type Gate, type GateResult, type RecoveryReport } from './gate/gate.js';
 export type { Approvals } from './redis/approvals.js';
+export type { Alert, AlertKind, Alerts } from './redis/alerts.js';
+export { alertsFor, type AlertDraft } from './core/alert-rules.js';
+export { redactSecrets, redactDeep } from './core/redact.js';
 export type { ApprovalTerms } from './core/approval.js';
 export type { Entry } from './core/entries.js';
 export type { Receipt } from './core/receipt.js';
@@ -52,6 +56,7 @@ export type Stores = {
   queues: QueueNames;
   journal: JournalReader;
   approvals: Approvals;
+  alerts: Alerts;
   signingKey: SigningKey;
   /** A new connection for BullMQ (it needs connections of its own, with no request retry limit). */
   queueConnection(): RedisClient;
@@ -90,6 +95,7 @@ export async function openStores(config: Config = loadConfig(), options: { logge
     queues: queueNames(config.keyPrefix),
     journal: fullJournal,
     approvals,
+    alerts: createAlerts({ redis, keys, now: () => fullJournal.serverTime() }),
     signingKey,
     queueConnection: () => createQueueConnection(config),
     async ping() {

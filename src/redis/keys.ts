@@ -43,6 +43,10 @@ export function createKeys(prefix = 'interlock') {
     openIndex: `${index}:open`,
     /** HASH approval id -> partition. */
     approvalPartitions: `${index}:approvals`,
+    /** HASH alert id -> alert JSON (redis/alerts.ts). */
+    alerts: `${index}:alerts`,
+    /** ZSET alert id -> when it was raised. */
+    alertsByTime: `${index}:alerts-by-time`,
     heartbeat: (workerId: string) => {
       if (!WORKER_ID.test(workerId)) throw new Error(`Worker id "${workerId.slice(0, 80)}" may only use letters, digits and _ : . @ -.`);
       return `${prefix}:heartbeat:${workerId}`;

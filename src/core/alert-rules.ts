@@ -1,0 +1,54 @@
+// Which alerts a receipt calls for, from its verification (issue 10 §4). Pure: the facts worker and the
+// reconciler raise what this returns after appending what they learned.
+import type { Verification } from './verify.js';
+
+export type AlertDraft = {
+  kind: 'exposure' | 'failed_after_landed' | 'late_landing';
+  centsAtStake: number;
+  refund: string | null;
+  disputes: string[];
+  sentence: string;
+  action: string;
+};
+
+const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+
+export function alertsFor(verification: Verification): AlertDraft[] {
+  const alerts: AlertDraft[] = [];
+  const { exposure, finalMoney } = verification;
+  if (exposure) {
+    const dispute = exposure.disputes[0] ?? 'the dispute';
+    alerts.push({
+      kind: 'exposure',
+      centsAtStake: exposure.cents,
+      refund: exposure.refund,
+      disputes: exposure.disputes,
+      sentence: `The ${dollars(exposure.refundCents)} refund ${exposure.refund} and the ${dollars(exposure.chargebackCents)} chargeback both took money from the merchant: ${dollars(exposure.cents)} out on one payment.`,
+      action: `Reply to dispute ${dispute} with refund ${exposure.refund} as evidence (the customer was already refunded), or accept the loss.`,
+    });
+  }
+  const refund = finalMoney.refunds[0] ?? null;
+  if (verification.answer === 'returned' && finalMoney.status === 'not_returned' && refund !== null && verification.happened === true) {
+    alerts.push({
+      kind: 'failed_after_landed',
+      centsAtStake: refund.amount ?? 0,
+      refund: refund.id,
+      disputes: finalMoney.disputes.map((dispute) => dispute.id),
+      sentence: `Refund ${refund.id} was accepted, then failed at Stripe (${finalMoney.failureReason ?? 'no reason given'}): the customer did not get the money the gate reported as sent.`,
+      action: finalMoney.disputes.length > 0
+        ? `The charge is disputed: the dispute will return the money if it is lost. Tell the customer; do not refund again unless the dispute is won by the merchant.`
+        : 'Tell the customer, and decide whether to refund again under a new approval (a new request).',
+    });
+  }
+  if (verification.lateLanding) {
+    alerts.push({
+      kind: 'late_landing',
+      centsAtStake: refund?.amount ?? 0,
+      refund: verification.lateLanding.evidence,
+      disputes: [],
+      sentence: `A send landed after the gate had settled the effect as ${verification.lateLanding.after ?? 'open'}: money moved that the answer did not report.`,
+      action: 'Check the effect at Stripe, and treat it as sent: the cap was charged again. Resolve this alert once the customer has been told.',
+    });
+  }
+  return alerts;
+}

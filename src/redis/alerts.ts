@@ -1,0 +1,72 @@
+// Alerts for people (issue 10 §4): money at stake that no gate could prevent, because it happened after the send: a
+// refund that succeeded on a charge later charged back (the merchant is out both), a refund that failed after the
+// gate answered landed, a refund that landed after its effect was refused or left ambiguous. Each alert names the
+// effect, the money at stake and what a person should do. One alert per (effect, kind): raising it again updates it.
+import type { RedisClient } from './client.js';
+import type { Keys } from './keys.js';
+
+export const ALERT_KINDS = ['exposure', 'failed_after_landed', 'late_landing'] as const;
+export type AlertKind = (typeof ALERT_KINDS)[number];
+
+export type Alert = {
+  id: string;
+  kind: AlertKind;
+  effectId: string;
+  subject: string;
+  /** Cents the merchant may lose. */
+  centsAtStake: number;
+  refund: string | null;
+  disputes: string[];
+  sentence: string;
+  action: string;
+  raisedAt: number;
+  updatedAt: number;
+  resolvedAt: number | null;
+  resolvedBy: string | null;
+};
+
+export type Alerts = ReturnType<typeof createAlerts>;
+
+export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => Promise<number> }) {
+  const { redis, keys } = deps;
+  const idOf = (effectId: string, kind: AlertKind) => `${kind}:${effectId}`;
+
+  async function read(id: string): Promise<Alert | null> {
+    const text = await redis.hget(keys.alerts, id);
+    return text === null ? null : (JSON.parse(text) as Alert);
+  }
+
+  return {
+    /** Raises (or refreshes) the alert of `kind` for an effect; returns it and whether it is new. */
+    async raise(alert: Omit<Alert, 'id' | 'raisedAt' | 'updatedAt' | 'resolvedAt' | 'resolvedBy'>): Promise<{ alert: Alert; created: boolean }> {
+      const id = idOf(alert.effectId, alert.kind);
+      const now = await deps.now();
+      const known = await read(id);
+      const next: Alert = { ...alert, id, raisedAt: known?.raisedAt ?? now, updatedAt: now, resolvedAt: known?.resolvedAt ?? null, resolvedBy: known?.resolvedBy ?? null };
+      await redis.hset(keys.alerts, id, JSON.stringify(next));
+      await redis.zadd(keys.alertsByTime, next.raisedAt, id);
+      return { alert: next, created: known === null };
+    },
+    async get(id: string): Promise<Alert | null> {
+      return read(id);
+    },
+    /** Newest first; open ones only unless `all`. */
+    async list(options: { all?: boolean; limit?: number } = {}): Promise<Alert[]> {
+      const ids = await redis.zrevrange(keys.alertsByTime, 0, (options.limit ?? 100) * (options.all ? 1 : 4) - 1);
+      if (ids.length === 0) return [];
+      const texts = await redis.hmget(keys.alerts, ...ids);
+      const alerts = texts.filter((text): text is string => text !== null).map((text) => JSON.parse(text) as Alert);
+      return (options.all ? alerts : alerts.filter((alert) => alert.resolvedAt === null)).slice(0, options.limit ?? 100);
+    },
+    async resolve(id: string, by: string): Promise<Alert | null> {
+      const known = await read(id);
+      if (!known) return null;
+      const resolved: Alert = { ...known, resolvedAt: await deps.now(), resolvedBy: by };
+      await redis.hset(keys.alerts, id, JSON.stringify(resolved));
+      return resolved;
+    },
+    async openCount(): Promise<number> {
+      return (await this.list({ limit: 10_000 })).length;
+    },
+  };
+}

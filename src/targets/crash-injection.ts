@@ -24,7 +24,7 @@ export function withCrashAt(target: Target, point: CrashPoint, kill: () => void 
         // SIGKILL does not return; a test's kill function may, and then nothing is sent.
         throw new Error('the process was killed before the send');
       }
-      const landed = await target.apply(effectId, effect, context);
+      await target.apply(effectId, effect, context);
       kill();
       throw new Error('the process was killed after the send');
     },

@@ -28,6 +28,7 @@ export async function commit(ctx: GateContext, at: Holding, via: CommitVia, land
     await recordLate(ctx, at, 'landed', result, null);
     return { kind: 'skipped', effectId: at.effectId, reason: `the send landed but the claim had moved on (${reply.status}); recorded as LATE_RESULT` };
   }
+  ctx.journal.watch(at.effectId, reply.now);
   ctx.logger.info({ effectId: at.effectId, outcome, via, found }, 'committed');
   return { kind: 'settled', effectId: at.effectId, outcome, evidence: found };
 }

@@ -151,16 +151,44 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
   // Index tokens need only be unique among submits: this journal's boot tag and a counter.
   const bootTag = randomBytes(6).toString('hex');
   let tokens = 0;
-  // Index entries of finished submits, dropped by the next bind (or by flushIndex when no bind comes soon).
+  // Index upkeep carried by the next bind (or by flushIndex when no bind comes soon): entries of finished submits
+  // to drop, and committed effects to add to the watch list, as (effect id, committed at) pairs.
   let finished: string[] = [];
+  let watching: string[] = [];
   let flushTimer: NodeJS.Timeout | null = null;
+
+  function takeUpkeep(): { args: string[]; restore(): void } {
+    const dropping = finished;
+    const adding = watching;
+    finished = [];
+    watching = [];
+    return {
+      args: [String(dropping.length), ...dropping, ...adding],
+      restore() {
+        finished.push(...dropping);
+        watching.push(...adding);
+      },
+    };
+  }
+
+  function scheduleUpkeep(flushMs: number): void {
+    flushTimer ??= setTimeout(() => {
+      flushIndex().catch(() => undefined);
+    }, flushMs);
+    flushTimer.unref();
+  }
 
   async function flushIndex(): Promise<void> {
     if (flushTimer) clearTimeout(flushTimer);
     flushTimer = null;
-    const dropping = finished;
-    finished = [];
-    if (dropping.length > 0) await run('unindex-1', [keys.openIndex], ['own', 0, ...dropping]);
+    if (finished.length === 0 && watching.length === 0) return;
+    const upkeep = takeUpkeep();
+    try {
+      await run('upkeep-2', [keys.openIndex, keys.watch], upkeep.args);
+    } catch (error) {
+      upkeep.restore();
+      throw error;
+    }
   }
 
   /** Runs a script and feeds the clock with the Redis time its reply carries. */
@@ -225,14 +253,13 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     async bind(effectId: string, partition: string): Promise<BindReply> {
       tokens += 1;
       const token = `${bootTag}.${tokens.toString(36)}`;
-      const dropping = finished;
-      finished = [];
+      const upkeep = takeUpkeep();
       const reply = await call<{ status: 'NEW' | 'BOUND'; now: number } | { status: 'OTHER_SUBJECT'; bound: string; now: number }>(
-        'bind-2',
-        [keys.effectPartitions, keys.openIndex],
-        [effectId, partition, token, ...dropping],
+        'bind-3',
+        [keys.effectPartitions, keys.openIndex, keys.watch],
+        [effectId, partition, token, ...upkeep.args],
       ).catch((error: unknown) => {
-        finished.push(...dropping);
+        upkeep.restore();
         throw error;
       });
       return reply.status === 'OTHER_SUBJECT' ? reply : { status: reply.status, now: reply.now, token };
@@ -245,10 +272,22 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
      */
     unindex(effectId: string, token: string, flushMs = 50): void {
       finished.push(`${effectId}:${token}`);
-      flushTimer ??= setTimeout(() => {
-        flushIndex().catch(() => undefined);
-      }, flushMs);
-      flushTimer.unref();
+      scheduleUpkeep(flushMs);
+    },
+
+    /** Puts a committed effect on the reconciler's watch list (carried like unindex). */
+    watch(effectId: string, committedAt: number, flushMs = 50): void {
+      watching.push(effectId, String(committedAt));
+      scheduleUpkeep(flushMs);
+    },
+
+    /** Effects committed since `since` (Redis ms), oldest first, and the list trimmed of those older. */
+    async watched(since: number, limit = 1_000): Promise<{ effectId: string; committedAt: number }[]> {
+      await redis.zremrangebyscore(keys.watch, '-inf', `(${since}`);
+      const members = (await redis.zrangebyscore(keys.watch, since, '+inf', 'WITHSCORES', 'LIMIT', 0, limit)).flat();
+      const out: { effectId: string; committedAt: number }[] = [];
+      for (let i = 0; i + 1 < members.length; i += 2) out.push({ effectId: String(members[i]), committedAt: Number(members[i + 1]) });
+      return out;
     },
 
     /** Drops every finished submit's index entry now (before a worker stops). */

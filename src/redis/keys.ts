@@ -41,6 +41,8 @@ export function createKeys(prefix = 'interlock') {
     effectPartitions: `${index}:effects`,
     /** ZSET "<effect id>:<submit token>" -> Redis time bound: every submit that may dispatch, and every open effect. */
     openIndex: `${index}:open`,
+    /** ZSET effect id -> when it committed: effects whose money the reconciler re-reads until the horizon passes. */
+    watch: `${index}:watch`,
     /** HASH approval id -> partition. */
     approvalPartitions: `${index}:approvals`,
     /** HASH alert id -> alert JSON (redis/alerts.ts). */

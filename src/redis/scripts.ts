@@ -9,7 +9,8 @@ import type { RedisClient } from './client.js';
 const SCRIPT_DIR = join(dirname(fileURLToPath(import.meta.url)), 'scripts');
 
 export const SCRIPT_NAMES = [
-  'bind-2',
+  'bind-3',
+  'upkeep-2',
   'unindex-1',
   'read-state-1',
   'propose-5',

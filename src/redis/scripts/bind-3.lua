@@ -5,13 +5,18 @@
 -- the same effect can never remove the entry of one that is still sending. The dispatch script refuses a binding
 -- older than the bind window, so recovery may drop an entry whose effect is not open once the entry is older
 -- than that (see unindex-1).
--- It also drops the index entries of earlier submits of this worker that have finished (their own entries, see
--- unindex-1): carried on the next bind, that removal costs no command of its own.
+-- It also carries this worker's index upkeep, so that costs no command of its own: it drops the index entries of
+-- earlier submits that have finished (their own entries, see unindex-1) and adds effects that committed to the
+-- watch list the reconciler re-reads (issue 10 §3).
 -- KEYS[1] effect id -> partition hash   KEYS[2] open index zset ("<effect id>:<token>" -> bound at)
--- ARGV[1] effect id   ARGV[2] partition   ARGV[3] this submit's token   ARGV[4...] finished entries to drop
+-- KEYS[3] watch zset (effect id -> committed at)
+-- ARGV[1] effect id   ARGV[2] partition   ARGV[3] this submit's token   ARGV[4] number of entries to drop, d
+-- ARGV[5 .. 4+d] finished entries to drop   then pairs: effect id, committed at
 -- Returns JSON {status}: NEW {now} | BOUND {now} | OTHER_SUBJECT {bound, now}
 local now = now_ms()
-if #ARGV > 3 then redis.call('ZREM', KEYS[2], unpack(ARGV, 4)) end
+local drops = tonumber(ARGV[4])
+if drops > 0 then redis.call('ZREM', KEYS[2], unpack(ARGV, 5, 4 + drops)) end
+for i = 5 + drops, #ARGV, 2 do redis.call('ZADD', KEYS[3], ARGV[i + 1], ARGV[i]) end
 local created = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
 if created == 0 then
   local bound = redis.call('HGET', KEYS[1], ARGV[1])

@@ -10,6 +10,7 @@ import type { SigningKey } from './core/signing.js';
 import type { Target } from './core/target.js';
 import { createGate, type Gate } from './gate/gate.js';
 import { createRecorder, type Recorder } from './gate/record.js';
+import { createFactsApplier, type FactsApplier, type StripeReader } from './facts/apply.js';
 import { createSendWatchdog } from './gate/send-watchdog.js';
 import { loadOrCreateSigningKey } from './keys/key-store.js';
 import { createThreadSigner } from './keys/signer.js';
@@ -45,6 +46,7 @@ export type { Entry } from './core/entries.js';
 export type { Receipt } from './core/receipt.js';
 export type { QueueNames } from './redis/keys.js';
 export type { Recorded, Recorder } from './gate/record.js';
+export { FACT_EVENTS, REFUND_EVENTS, DISPUTE_EVENTS, type FactsApplier, type StripeReader, type StripeEvent, type RefundFact, type DisputeFact, type Applied } from './facts/apply.js';
 
 /** What the journal lets readers do: effects, chains and receipts, never its write scripts. */
 export type JournalReader = Pick<Journal, 'partitionOf' | 'readState' | 'entries' | 'receipt' | 'serverTime' | 'openDispatches' | 'openEffects'>;
@@ -177,6 +179,16 @@ export async function startSender(stores: Stores, target: Target, options: { wor
 /** Records proposals before they are queued (record.ts): binds the payload, sends nothing, needs no target. */
 export function createProposalRecorder(stores: Stores): Recorder {
   return createRecorder({ journal: journalOf(stores), logger: stores.logger });
+}
+
+/** Turns Stripe events and re-reads into OBSERVED entries and alerts (src/facts/apply.ts). */
+export function createFacts(stores: Stores, reader: StripeReader | null, options: { rereadBeforeAppend?: boolean } = {}): FactsApplier {
+  return createFactsApplier({ journal: journalOf(stores), alerts: stores.alerts, reader, logger: stores.logger, ...options });
+}
+
+/** Effects committed since `since` (Redis ms): what the reconciler re-reads. */
+export async function watchedEffects(stores: Stores, since: number, limit?: number): Promise<{ effectId: string; committedAt: number }[]> {
+  return journalOf(stores).watched(since, limit);
 }
 
 /** The full journal of stores, for the project's own adapters that append facts (webhooks/, the reconciler). */

@@ -1,0 +1,88 @@
+// The facts queue (issue 10 §1-3): the webhook route adds each verified Stripe event as a job whose id is the event
+// id, so an event Stripe delivers twice is queued once; the facts worker appends what it says to the receipts it
+// concerns. The reconciler re-reads, on a schedule and on demand, every effect still worth watching, so receipts
+// reach the same final answer when webhooks were missed.
+import { Queue, Worker, type Job } from 'bullmq';
+import { watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent } from '../src/interlock.js';
+
+export function createFactsQueue(stores: Stores) {
+  const connection = stores.queueConnection();
+  const queue = new Queue<StripeEvent>(stores.queues.facts, { connection, prefix: stores.queues.prefix });
+  return {
+    queue,
+    /** Durably queues a verified event; a redelivered event (same id) is a no-op. */
+    async accept(event: StripeEvent): Promise<void> {
+      await queue.add(event.type, event, { jobId: event.id, attempts: 10, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 7 * 24 * 3_600, count: 100_000 }, removeOnFail: { age: 30 * 24 * 3_600 } });
+    },
+    async close(): Promise<void> {
+      await queue.close();
+      await connection.quit().catch(() => undefined);
+    },
+  };
+}
+
+export type FactsQueue = ReturnType<typeof createFactsQueue>;
+
+export function startFactsWorker(stores: Stores, facts: FactsApplier, options: { concurrency?: number; onApplied?: (event: StripeEvent, applied: Applied[]) => void } = {}) {
+  const connection = stores.queueConnection();
+  const worker = new Worker<StripeEvent, Applied[]>(
+    stores.queues.facts,
+    async (job: Job<StripeEvent, Applied[]>) => {
+      const applied = await facts.applyEvent(job.data);
+      options.onApplied?.(job.data, applied);
+      if (applied.length > 0) stores.logger.info({ event: job.data.id, type: job.data.type, effects: applied.map((item) => item.effectId), appended: applied.reduce((sum, item) => sum + item.appended, 0) }, 'facts appended');
+      return applied;
+    },
+    { connection, prefix: stores.queues.prefix, concurrency: options.concurrency ?? 8 },
+  );
+  worker.on('error', (error) => stores.logger.error({ err: error }, 'facts worker error'));
+  worker.on('failed', (job, error) => stores.logger.warn({ event: job?.id, error: error.message }, 'facts job failed; it is retried'));
+  return {
+    worker,
+    async close(): Promise<void> {
+      await worker.close();
+      await connection.quit().catch(() => undefined);
+    },
+  };
+}
+
+export type ReconcileReport = { effects: number; appended: number; alerts: string[] };
+
+/** One reconciliation pass: every effect committed since `since` (Redis ms) re-read from Stripe. */
+export async function reconcile(stores: Stores, facts: FactsApplier, since: number, options: { limit?: number } = {}): Promise<ReconcileReport> {
+  const watched = await watchedEffects(stores, since, options.limit ?? 10_000);
+  const report: ReconcileReport = { effects: watched.length, appended: 0, alerts: [] };
+  for (const { effectId } of watched) {
+    for (const applied of await facts.reread(effectId)) {
+      report.appended += applied.appended;
+      report.alerts.push(...applied.alerts);
+    }
+  }
+  return report;
+}
+
+/** Reconciliation on a schedule: each pass re-reads what committed within the horizon. */
+export function startReconciler(stores: Stores, facts: FactsApplier, options: { intervalMs: number; horizonMs: number }) {
+  let running: Promise<unknown> | null = null;
+  const pass = async () => {
+    const now = await stores.journal.serverTime();
+    const report = await reconcile(stores, facts, now - options.horizonMs);
+    if (report.appended > 0) stores.logger.info(report, 'reconciliation appended facts');
+    return report;
+  };
+  const timer = setInterval(() => {
+    running ??= pass()
+      .catch((error: unknown) => stores.logger.error({ err: error }, 'reconciliation pass failed; the next one retries'))
+      .finally(() => {
+        running = null;
+      });
+  }, options.intervalMs);
+  timer.unref();
+  return {
+    pass,
+    async close(): Promise<void> {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

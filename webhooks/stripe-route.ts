@@ -1,0 +1,78 @@
+// POST /webhooks/stripe (issue 10 §1): the raw body on this route only, the Stripe-Signature checked with the
+// official SDK against one or more secrets (a rotation), answered fast once the event is durably queued. Bad input
+// is a 400 with a JSON reason, never a 5xx; a queue that cannot take the event is a 503, so Stripe retries.
+// Unknown event types are acknowledged and ignored.
+import express, { type Request, type Response, type Router } from 'express';
+import { FACT_EVENTS, type StripeEvent } from '../src/interlock.js';
+
+export type WebhookVerdict = { ok: true; event: StripeEvent } | { ok: false; reason: 'missing_signature' | 'bad_signature' | 'stale_timestamp' | 'not_an_event'; message: string };
+
+export type StripeWebhookDeps = {
+  /** Checks the signature (and timestamp tolerance) of a raw body; src/stripe's constructEvent with the secrets. */
+  verify(rawBody: Buffer, signature: string | undefined): WebhookVerdict;
+  /** Durably queues a verified event (job id = event id: a redelivery is a no-op). */
+  accept(event: StripeEvent): Promise<void>;
+  /** Largest body accepted; Stripe's events are a few KB. */
+  limitBytes?: number;
+  /** Counts for metrics and logs. */
+  onOutcome?: (outcome: 'queued' | 'ignored' | 'rejected' | 'unavailable', detail: { type?: string; reason?: string }) => void;
+};
+
+export const WEBHOOK_PATH = '/webhooks/stripe';
+
+function problem(res: Response, status: number, code: string, message: string): void {
+  res.status(status).json({ error: { code, message } });
+}
+
+export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
+  const router = express.Router();
+  router.post(
+    WEBHOOK_PATH,
+    express.raw({ type: () => true, limit: deps.limitBytes ?? 512 * 1024 }),
+    async (req: Request, res: Response) => {
+      const body: unknown = req.body;
+      if (!Buffer.isBuffer(body) || body.length === 0) {
+        deps.onOutcome?.('rejected', { reason: 'not_an_event' });
+        problem(res, 400, 'not_an_event', 'The body is empty: Stripe sends the event as the raw JSON body of the request.');
+        return;
+      }
+      const signature = req.header('stripe-signature');
+      const verdict = deps.verify(body, signature);
+      if (!verdict.ok) {
+        deps.onOutcome?.('rejected', { reason: verdict.reason });
+        problem(res, 400, verdict.reason, verdict.message);
+        return;
+      }
+      const { event } = verdict;
+      if (!FACT_EVENTS.includes(event.type)) {
+        deps.onOutcome?.('ignored', { type: event.type });
+        res.status(200).json({ received: true, ignored: true });
+        return;
+      }
+      try {
+        await deps.accept(event);
+      } catch {
+        deps.onOutcome?.('unavailable', { type: event.type });
+        problem(res, 503, 'queue_unavailable', 'The event could not be queued right now; Stripe will deliver it again.');
+        return;
+      }
+      deps.onOutcome?.('queued', { type: event.type });
+      res.status(200).json({ received: true });
+    },
+  );
+  // A body over the limit, or one express.raw could not read, is bad input: 413 or 400, never a 5xx.
+  router.use(WEBHOOK_PATH, (error: unknown, _req: Request, res: Response, next: (error?: unknown) => void) => {
+    const status = typeof error === 'object' && error !== null ? (error as { status?: unknown; type?: unknown }) : {};
+    if (status.type === 'entity.too.large' || status.status === 413) {
+      deps.onOutcome?.('rejected', { reason: 'too_large' });
+      problem(res, 413, 'payload_too_large', 'The body is larger than a Stripe event can be.');
+      return;
+    }
+    if (typeof status.status === 'number' && status.status >= 400 && status.status < 500) {
+      problem(res, 400, 'not_an_event', 'The body could not be read.');
+      return;
+    }
+    next(error);
+  });
+  return router;
+}

@@ -2,8 +2,10 @@
 // 1 the command ran and the answer is no (an unknown approval, a conflict), 2 bad input, bad configuration or an
 // unreachable Redis (nothing was done; fix the call or the environment and run it again).
 import { CommanderError, InvalidArgumentError } from 'commander';
-import { ConfigError } from '../config.js';
-import { ApprovalError } from '../redis/approvals.js';
+import { errorCode, type ErrorCode } from '../core/errors.js';
+
+/** Registry codes that mean the call or the environment must change (exit 2), not that the answer is no (exit 1). */
+const BAD_INPUT_CODES: ReadonlySet<ErrorCode> = new Set(['invalid_proposal', 'invalid_effect', 'invalid_approval', 'invalid_receipt', 'invalid_request', 'non_canonical_value', 'invalid_config', 'target_misconfigured', 'redis_unavailable', 'redis_not_durable']);
 
 export const EXIT_FAILED = 1;
 export const EXIT_BAD_INPUT = 2;
@@ -31,9 +33,8 @@ export function reportFailure(error: unknown): void {
   const message = oneLine(error instanceof Error ? error.message : String(error));
   process.stderr.write(`${message}\n`);
   if (error instanceof CliFailure) process.exitCode = error.exitCode;
-  else if (error instanceof InvalidArgumentError || error instanceof ConfigError) process.exitCode = EXIT_BAD_INPUT;
-  else if (error instanceof ApprovalError) process.exitCode = error.code === 'invalid_approval' ? EXIT_BAD_INPUT : EXIT_FAILED;
-  else process.exitCode = EXIT_FAILED;
+  else if (error instanceof InvalidArgumentError) process.exitCode = EXIT_BAD_INPUT;
+  else process.exitCode = BAD_INPUT_CODES.has(errorCode(error)) ? EXIT_BAD_INPUT : EXIT_FAILED;
 }
 
 const DIGITS = /^[0-9]+$/;

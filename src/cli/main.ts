@@ -5,6 +5,7 @@ import { addApprovalCommands } from './approvals-command.js';
 import { reportFailure } from './failure.js';
 import { addKeysCommands } from './keys-command.js';
 import { addReceiptCommands } from './receipt-command.js';
+import { addEffectCommands } from './effect-command.js';
 import { addSandboxCommand } from '../../sandbox/cli.js';
 
 // exitOverride and configureOutput are set before any subcommand is added, so every subcommand inherits them.
@@ -16,6 +17,7 @@ const program = new Command('interlock')
 addKeysCommands(program);
 addReceiptCommands(program);
 addApprovalCommands(program);
+addEffectCommands(program);
 addSandboxCommand(program);
 
 program

@@ -1,0 +1,81 @@
+// `interlock effect show EFFECT_ID | --request ID` and `interlock alerts`. Output is one JSON object on stdout;
+// exit codes follow issue 9 §5: 0 committed (or already committed), 3 refused, 4 not settled (in flight or
+// ambiguous), 2 bad input or configuration, 1 anything else (an unknown effect).
+import type { Command } from 'commander';
+import { effectIdFor, explainOutcome, isEffectId, verify, type Outcome } from '../interlock.js';
+import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
+import { withStores, type CliStores } from './stores.js';
+
+export const EXIT_COMMITTED = 0;
+export const EXIT_REFUSED = 3;
+export const EXIT_UNSETTLED = 4;
+
+const COMMITTED = new Set(['COMMITTED', 'COMMITTED_ON_QUERY', 'COMMITTED_BY_RETRY', 'REAPPLIED_AFTER_QUERY', 'DUPLICATE_IGNORED']);
+
+/** The exit code an outcome ends a command with. */
+export function exitFor(outcome: string | null): number {
+  if (outcome === null || outcome === 'IN_FLIGHT' || outcome === 'AMBIGUOUS' || outcome.startsWith('UNRESOLVED:')) return EXIT_UNSETTLED;
+  if (COMMITTED.has(outcome)) return EXIT_COMMITTED;
+  if (outcome.startsWith('REFUSED:')) return EXIT_REFUSED;
+  return EXIT_FAILED;
+}
+
+/** What `effect show` (and `refund`/`credit` once settled) prints for one effect. */
+export async function describeEffect(stores: CliStores, effectId: string): Promise<Record<string, unknown> | null> {
+  const receipt = await stores.journal.receipt(effectId);
+  if (receipt === null) return null;
+  const verification = verify(JSON.parse(JSON.stringify(receipt)), { publicKeys: new Map([[stores.stores.signingKey.kid, stores.stores.signingKey.publicKey]]) });
+  const partition = (await stores.journal.partitionOf(effectId)) ?? '';
+  const { state } = await stores.journal.readState(partition, effectId);
+  const outcome = state.open ? null : verification.outcome;
+  return {
+    effectId,
+    subject: partition,
+    state: state.open ? 'in_flight' : outcome === null ? 'proposed' : 'settled',
+    outcome,
+    sentence: outcome === null ? 'Not settled yet: the effect is queued or being sent.' : explainOutcome(outcome as Outcome),
+    journal: receipt.entries.map((entry) => entry.kind),
+    entries: receipt.entries.map((entry) => ({ kind: entry.kind, at: new Date(entry.at).toISOString() })),
+    verification: { valid: verification.valid, happened: verification.happened, happenedOnce: verification.happenedOnce, authorizedWhenFired: verification.authorizedWhenFired, assumptionsHeld: verification.assumptionsHeld, evidence: verification.evidence, problems: verification.problems },
+    finalMoney: verification.finalMoney,
+    answerMatchesFinalMoney: verification.answerMatchesFinalMoney,
+    exposure: verification.exposure,
+  };
+}
+
+export function addEffectCommands(program: Command): void {
+  const effect = program.command('effect').description('what happened to an effect');
+  effect
+    .command('show')
+    .description('an effect\'s state, outcome, journal and verification, by effect id or request id')
+    .argument('[effectId]', '64-hex effect id')
+    .option('--request <id>', 'the request id the effect was proposed under')
+    .action(async (given: string | undefined, options: { request?: string }) => {
+      const effectId = given ?? (options.request === undefined ? undefined : effectIdFor({ requestId: options.request, effect: {} }));
+      if (effectId === undefined) throw new CliFailure('Give an effect id, or --request ID.', EXIT_BAD_INPUT);
+      if (!isEffectId(effectId)) throw new CliFailure(`"${effectId.slice(0, 80)}" is not an effect id (64 lowercase hex characters).`, EXIT_BAD_INPUT);
+      await withStores(async (stores) => {
+        const shown = await describeEffect(stores, effectId);
+        if (shown === null) throw new CliFailure(`No effect ${effectId} under this REDIS_URL and INTERLOCK_KEY_PREFIX.`, EXIT_FAILED);
+        process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
+        process.exitCode = exitFor(shown.outcome as string | null);
+      });
+    });
+
+  program
+    .command('alerts')
+    .description('money at stake after a send (exposure, refunds that failed after landing, late landings), newest first')
+    .option('--all', 'resolved alerts too')
+    .option('--json', 'one JSON object (default: one line per alert)')
+    .action(async (options: { all?: boolean; json?: boolean }) => {
+      await withStores(async ({ stores }) => {
+        const alerts = await stores.alerts.list(options.all ? { all: true } : {});
+        if (options.json) {
+          process.stdout.write(`${JSON.stringify({ alerts }, null, 2)}\n`);
+          return;
+        }
+        if (alerts.length === 0) process.stdout.write('No open alerts.\n');
+        for (const alert of alerts) process.stdout.write(`${new Date(alert.raisedAt).toISOString()} ${alert.kind} ${alert.effectId.slice(0, 12)}… $${(alert.centsAtStake / 100).toFixed(2)} at stake: ${alert.sentence} What to do: ${alert.action}\n`);
+      });
+    });
+}

@@ -8,8 +8,6 @@ import { SendFenced } from '../core/target.js';
 import { guarded, sdkOf, type CallGuard, type StripeClient } from './client.js';
 import { StripeUnavailable, translateStripeError } from './errors.js';
 
-/** Stripe forgets an idempotency key after 24 hours. */
-export const STRIPE_DEDUP_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** The default send timeout of the targets, the same as INTERLOCK_SEND_TIMEOUT_MS's. */
 export const DEFAULT_SEND_TIMEOUT_MS = 30_000;
 

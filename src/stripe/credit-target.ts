@@ -21,9 +21,10 @@
 import type Stripe from 'stripe';
 import type { CreditEffect, Effect } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
+import { STRIPE_DEDUP_WINDOW_MS } from '../core/timing.js';
 import type { Json, JsonObject } from '../core/json.js';
 import { Rejected, type ReadContext, type Target } from '../core/target.js';
-import { DEFAULT_SEND_TIMEOUT_MS, STRIPE_DEDUP_WINDOW_MS, listAll, readBudget, readCall, sendCall, type ReadBudget } from './calls.js';
+import { DEFAULT_SEND_TIMEOUT_MS, listAll, readBudget, readCall, sendCall, type ReadBudget } from './calls.js';
 import type { StripeClient } from './client.js';
 import { EFFECT_ID_KEY, INCIDENT_KEY, effectMetadata } from './metadata.js';
 import { balanceCreditSummary, wasReplayed } from './summaries.js';

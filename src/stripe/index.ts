@@ -7,5 +7,5 @@ export { createCreditTarget, CREDIT_FACTS, type CreditFact, type CreditTargetOpt
 export { createStripeReads, type ReadOptions, type StripeReads, type StripeReadsOptions } from './reads.js';
 export { EFFECT_ID_KEY, INCIDENT_KEY, REQUEST_KEY, type RequestSendContext } from './metadata.js';
 export type { BalanceCreditSummary, DisputeSummary, RefundSummary, RefundView } from './summaries.js';
-export { DEFAULT_SEND_TIMEOUT_MS, STRIPE_DEDUP_WINDOW_MS } from './calls.js';
+export { DEFAULT_SEND_TIMEOUT_MS } from './calls.js';
 export { redactSecrets, secretHint } from './secrets.js';

@@ -1,6 +1,7 @@
 // A typed client for the control API, usable against an in-process sandbox or one in another process.
 import type { Delivery, DeliveryFilter, DeliveryRule, RuleAction } from './webhooks/delivery.js';
 import type { CliSessionView } from './webhooks/stripe-cli.js';
+import type { LoggedRequest } from './http/request-log.js';
 
 export interface RuleInput {
   action: RuleAction;
@@ -24,6 +25,26 @@ export interface ConfigInput {
   stripecli_session_expires_after_ms?: number;
 }
 
+export interface FailInput {
+  path?: string;
+  method?: 'GET' | 'POST' | 'DELETE';
+  status: number;
+  type?: 'api_error' | 'card_error' | 'idempotency_error' | 'invalid_request_error' | 'rate_limit_error' | 'authentication_error';
+  code?: string;
+  message?: string;
+  /** Seconds, sent as `Retry-After`. */
+  retry_after?: number;
+  count?: number;
+}
+
+export interface DropInput {
+  path?: string;
+  method?: 'GET' | 'POST' | 'DELETE';
+  /** `before`: nothing runs; `after`: the request runs and its answer is stored, then the connection closes. */
+  when?: 'before' | 'after';
+  count?: number;
+}
+
 export interface ControlClient {
   request(method: 'GET' | 'POST' | 'DELETE', path: string, body?: object): Promise<unknown>;
   reset(): Promise<void>;
@@ -31,6 +52,14 @@ export interface ControlClient {
   advanceClock(seconds: number): Promise<void>;
   ageIdempotencyKeys(seconds: number): Promise<void>;
   slowDown(input: { path?: string; ms: number; count?: number }): Promise<void>;
+  /** Answers the next matching API requests with this error before they reach the endpoint. */
+  failNext(input: FailInput): Promise<void>;
+  /** Closes the connection of the next matching API requests without an answer. */
+  dropNext(input: DropInput): Promise<void>;
+  clearFaults(): Promise<void>;
+  /** Stripe API requests received (oldest first), optionally only those after the `seq` given. */
+  requests(after?: number): Promise<LoggedRequest[]>;
+  clearRequests(): Promise<void>;
   openDispute(input: { charge: string; kind?: 'inquiry' | 'chargeback'; reason?: string }): Promise<{ id: string }>;
   deliveries(filter?: DeliveryFilter): Promise<Delivery[]>;
   addRule(rule: RuleInput): Promise<DeliveryRule>;
@@ -71,6 +100,11 @@ export function createControlClient(baseUrl: string): ControlClient {
     advanceClock: async (seconds) => void (await request('POST', '/clock/advance', { seconds })),
     ageIdempotencyKeys: async (seconds) => void (await request('POST', '/idempotency/age', { seconds })),
     slowDown: async (input) => void (await request('POST', '/faults/slow', input)),
+    failNext: async (input) => void (await request('POST', '/faults/fail', input)),
+    dropNext: async (input) => void (await request('POST', '/faults/drop', input)),
+    clearFaults: async () => void (await request('DELETE', '/faults')),
+    requests: (after) => data<LoggedRequest>('GET', `/requests${after === undefined ? '' : `?after=${after}`}`),
+    clearRequests: async () => void (await request('DELETE', '/requests')),
     openDispute: async (input) => (await request('POST', '/disputes', input)) as { id: string },
     deliveries: (filter = {}) => data<Delivery>('GET', `/webhooks/deliveries${query(filter)}`),
     addRule: async (rule) => (await request('POST', '/webhooks/rules', rule)) as DeliveryRule,

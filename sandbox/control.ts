@@ -6,6 +6,8 @@ import { route } from './http/router.js';
 import { disputeKindParam, disputeReasonParam } from './objects/disputes.js';
 import { refundFailureReasons } from './objects/refunds.js';
 import { deliveryStates, ruleActions } from './webhooks/delivery.js';
+import { errorTypes } from './core/errors.js';
+import { dropMoments } from './http/faults.js';
 import type { EventOrigin } from './core/event-bus.js';
 import type { Route } from './http/router.js';
 import type { Refund } from './objects/refunds.js';
@@ -13,7 +15,7 @@ import type { Charges } from './objects/charges.js';
 import type { World } from './world.js';
 
 export function controlRoutes(world: World, charges: Charges): Route[] {
-  const { core, delivery, idempotency, refunds, disputes, faults } = world;
+  const { core, delivery, idempotency, refunds, disputes, faults, requests } = world;
   const { settings, clock } = core;
 
   const refundTransition = (name: string, apply: (refund: Refund, origin: EventOrigin) => void): Route =>
@@ -93,6 +95,61 @@ export function controlRoutes(world: World, charges: Charges): Route[] {
       params: { path: str(), ms: required(int({ min: 0 })), count: int({ min: 1 }) },
       handle: (params) => {
         faults.addSlow({ path: params.path ?? null, ms: params.ms, remaining: params.count ?? 1 });
+        return { ok: true };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/_sandbox/faults/fail',
+      params: {
+        path: str(),
+        method: oneOf(['GET', 'POST', 'DELETE']),
+        status: required(int({ min: 400, max: 599 })),
+        type: oneOf(errorTypes),
+        code: str(),
+        message: str(),
+        retry_after: int({ min: 0 }),
+        count: int({ min: 1 }),
+      },
+      handle: (params) => {
+        faults.addFail({
+          path: params.path ?? null,
+          method: params.method ?? null,
+          status: params.status,
+          type: params.type ?? defaultErrorType(params.status),
+          code: params.code ?? null,
+          message: params.message ?? `Injected ${params.status} (sandbox fault).`,
+          retryAfterSeconds: params.retry_after ?? null,
+          remaining: params.count ?? 1,
+        });
+        return { ok: true };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/_sandbox/faults/drop',
+      params: { path: str(), method: oneOf(['GET', 'POST', 'DELETE']), when: oneOf(dropMoments), count: int({ min: 1 }) },
+      handle: (params) => {
+        faults.addDrop({ path: params.path ?? null, method: params.method ?? null, when: params.when ?? 'before', remaining: params.count ?? 1 });
+        return { ok: true };
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/_sandbox/faults',
+      params: {},
+      handle: () => {
+        faults.clear();
+        return { ok: true };
+      },
+    }),
+    route({ method: 'GET', path: '/_sandbox/requests', params: { after: int({ min: 0 }) }, handle: (params) => ({ data: requests.list(params.after) }) }),
+    route({
+      method: 'DELETE',
+      path: '/_sandbox/requests',
+      params: {},
+      handle: () => {
+        requests.clear();
         return { ok: true };
       },
     }),
@@ -197,4 +254,13 @@ export function controlRoutes(world: World, charges: Charges): Route[] {
       handle: async (params) => ({ idle: await delivery.idle(params.timeout_ms ?? 5_000) }),
     }),
   ];
+}
+
+/** The error type Stripe uses for a status, so the SDK raises the class it raises for Stripe's own answer. */
+function defaultErrorType(status: number): (typeof errorTypes)[number] {
+  if (status === 429) return 'rate_limit_error';
+  if (status === 402) return 'card_error';
+  if (status === 401) return 'authentication_error';
+  if (status >= 500 || status === 409) return 'api_error';
+  return 'invalid_request_error';
 }

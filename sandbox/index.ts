@@ -8,7 +8,8 @@ import type { ControlClient } from './control-client.js';
 import type { WorldOptions } from './world.js';
 
 export { createControlClient } from './control-client.js';
-export type { ControlClient } from './control-client.js';
+export type { ControlClient, DropInput, FailInput } from './control-client.js';
+export type { LoggedRequest } from './http/request-log.js';
 export type { DelaysMode } from './core/delays.js';
 export type { Settings } from './core/core.js';
 export type { Delivery, DeliveryRule, DeliveryState, ForwardedResponse, RuleAction } from './webhooks/delivery.js';

@@ -11,6 +11,7 @@ import { createStore } from './core/store.js';
 import { controlRoutes } from './control.js';
 import { createFaults } from './http/faults.js';
 import { createIdempotency, DEFAULT_IDEMPOTENCY_TTL_SECONDS } from './http/idempotency.js';
+import { createRequestLog } from './http/request-log.js';
 import { createRouter } from './http/router.js';
 import { createBalanceTransactions } from './objects/balance-transactions.js';
 import { createCatalog } from './objects/catalog.js';
@@ -111,6 +112,7 @@ export function createWorld(options: WorldOptions = {}): World {
   deliveryRef = delivery;
   const idempotency = createIdempotency(clock, options.idempotencyTtlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS);
   const faults = createFaults();
+  const requests = createRequestLog();
 
   const api = createRouter();
   api.add([
@@ -137,6 +139,7 @@ export function createWorld(options: WorldOptions = {}): World {
     idempotency,
     store,
     faults,
+    requests,
     virtualExpansions: new Map(refunds.expansions),
     log,
     ...(options.onApiResponse === undefined ? {} : { onApiResponse: options.onApiResponse }),
@@ -152,6 +155,7 @@ export function createWorld(options: WorldOptions = {}): World {
       store.clear();
       idempotency.clear();
       faults.clear();
+      requests.clear();
       Object.assign(settings, defaultSettings, options.settings);
     },
     close() {

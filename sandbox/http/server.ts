@@ -1,6 +1,8 @@
 // The transport: node:http in, Stripe's wire format out. Order per request: Request-Id; control routes (no auth);
+// the request log; injected failures and drops (faults.ts: in front of everything, as Stripe's rate limiter is);
 // auth (401); route match (404); parse parameters; idempotency lookup (replay / 400 / 409, before any
-// validation so a replay wins even when the world has changed); validation (never stored); run; store; respond.
+// validation so a replay wins even when the world has changed); validation (never stored); run; store; respond
+// (or drop the connection after storing).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorBody, invalidRequest, SandboxError } from '../core/errors.js';
 import { API_VERSION } from '../core/event-bus.js';
@@ -14,6 +16,7 @@ import type { Logger } from '../core/log.js';
 import type { Store } from '../core/store.js';
 import type { Faults } from './faults.js';
 import type { Idempotency } from './idempotency.js';
+import type { LoggedRequest, RequestLog } from './request-log.js';
 import type { Router } from './router.js';
 import type { VirtualExpansion } from './expand.js';
 
@@ -23,6 +26,7 @@ export interface TransportDeps {
   idempotency: Idempotency;
   store: Store;
   faults: Faults;
+  requests: RequestLog;
   virtualExpansions: ReadonlyMap<string, VirtualExpansion>;
   log: Logger;
   /** Sees every Stripe API answer after it is made; tests use it to check each body against Stripe's schema. */
@@ -43,6 +47,8 @@ interface Reply {
   status: number;
   body: string;
   headers?: Record<string, string>;
+  /** Close the connection instead of answering (an injected drop). */
+  drop?: true;
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -55,6 +61,10 @@ export function createRequestHandler(deps: TransportDeps): (req: IncomingMessage
       .then((body) => respond(deps, req, body, requestId))
       .catch((error: unknown) => failure(deps.log, error, requestId))
       .then((reply) => {
+        if (reply.drop === true) {
+          res.destroy();
+          return;
+        }
         const headers: Record<string, string> = {
           'Content-Type': 'application/json',
           'Content-Length': String(Buffer.byteLength(reply.body)),
@@ -150,10 +160,32 @@ async function respond(deps: TransportDeps, req: IncomingMessage, body: string, 
     return json(200, result ?? { ok: true });
   }
 
+  const logged = deps.requests.begin({ method, path: pathname, idempotencyKey: method === 'POST' ? (header(req, 'idempotency-key') ?? null) : null });
+  const injected = injectedFault(deps, method, pathname, requestId, logged);
+  if (injected !== null) return injected;
   const seen: Seen = { route: null, expand: [] };
   const reply = await answerApi(deps, req, { method, pathname, query, body }, requestId, seen).catch((error: unknown) => failure(deps.log, error, requestId));
   deps.onApiResponse?.({ method, route: seen.route, path: pathname, expand: seen.expand, status: reply.status, body: reply.body });
+  if (deps.faults.drops(method, pathname, 'after')) {
+    logged.fault = 'drop_after';
+    return { ...reply, drop: true };
+  }
+  logged.status = reply.status;
   return reply;
+}
+
+/** A failure or drop injected for this request before anything runs (faults.ts), or null. */
+function injectedFault(deps: TransportDeps, method: string, pathname: string, requestId: string, logged: LoggedRequest): Reply | null {
+  if (deps.faults.drops(method, pathname, 'before')) {
+    logged.fault = 'drop_before';
+    return { status: 0, body: '', drop: true };
+  }
+  const fail = deps.faults.failure(method, pathname);
+  if (fail === null) return null;
+  logged.fault = 'fail';
+  logged.status = fail.status;
+  const error = new SandboxError(fail.status, { type: fail.type, message: fail.message, ...(fail.code === null ? {} : { code: fail.code }) });
+  return json(fail.status, errorBody(error, requestId), fail.retryAfterSeconds === null ? undefined : { 'Retry-After': String(fail.retryAfterSeconds) });
 }
 
 /** What the tap reports about a request: the route it reached and the expansions it asked for. */

@@ -1,0 +1,81 @@
+// How the adapter calls Stripe: every call bounded by the time its caller has left, never retried by the SDK on its
+// own (`maxNetworkRetries: 0`; the one retry stripe-node still makes after a closed connection is held to the same
+// checks by the client's HTTP wrapper), every write keyed, every failure translated in errors.ts.
+import { performance } from 'node:perf_hooks';
+import type Stripe from 'stripe';
+import type { SendContext } from '../core/target.js';
+import { SendFenced } from '../core/target.js';
+import { guarded, sdkOf, type CallGuard, type StripeClient } from './client.js';
+import { StripeUnavailable, translateStripeError } from './errors.js';
+
+/** The default send timeout of the targets, the same as INTERLOCK_SEND_TIMEOUT_MS's. */
+export const DEFAULT_SEND_TIMEOUT_MS = 30_000;
+
+/** What a read may still spend: a read of several pages shares one budget. */
+export type ReadBudget = { timeLeftMs(): number };
+
+/** A budget of `timeoutMs` from now. */
+export function readBudget(timeoutMs: number): ReadBudget {
+  const end = performance.now() + timeoutMs;
+  return { timeLeftMs: () => end - performance.now() };
+}
+
+type Call<T> = (sdk: Stripe, options: Stripe.RequestOptions) => Promise<T>;
+
+/**
+ * One write of a send: Idempotency-Key = `idempotencyKey` (the effect id), timeout = the send's time left, and
+ * `context.beforeWrite()` right before each attempt leaves the process. Throws SendFenced when nothing left,
+ * Rejected for a definite no, and anything else when the outcome is unknown.
+ */
+export async function sendCall<T>(client: StripeClient, context: SendContext, what: string, idempotencyKey: string, call: Call<T>): Promise<T> {
+  const left = Math.floor(context.timeLeftMs());
+  if (left <= 0) throw new SendFenced('the send deadline passed before the request could start');
+  const guard: CallGuard = { timeLeftMs: () => context.timeLeftMs(), beforeWrite: () => context.beforeWrite(), attempts: 0 };
+  try {
+    return await guarded(guard, () => call(sdkOf(client), { idempotencyKey, timeout: left, maxNetworkRetries: 0 }));
+  } catch (error) {
+    throw translateStripeError(error, { what, write: true }, client);
+  }
+}
+
+/** One read, within `budget`. Throws StripeUnavailable (retryable) when Stripe cannot answer in time. */
+export async function readCall<T>(client: StripeClient, budget: ReadBudget, what: string, call: Call<T>): Promise<T> {
+  const left = Math.floor(budget.timeLeftMs());
+  if (left <= 0) {
+    throw new StripeUnavailable(`Could not read ${what} from Stripe: the read's time ran out; the same read may succeed later.`, { stripeStatus: null, stripeCode: null, requestId: null, retryAfterMs: null, rateLimited: false, outcomeUnknown: false });
+  }
+  const guard: CallGuard = { timeLeftMs: () => budget.timeLeftMs(), beforeWrite: null, attempts: 0 };
+  try {
+    return await guarded(guard, () => call(sdkOf(client), { timeout: left, maxNetworkRetries: 0 }));
+  } catch (error) {
+    throw translateStripeError(error, { what, write: false }, client);
+  }
+}
+
+/** Stripe's page size limit. */
+export const MAX_PAGE_SIZE = 100;
+
+/**
+ * Every item of a list, newest first, page after page (`starting_after` the last id) within one budget. `first`
+ * is a page already read (an expanded list), to continue from.
+ */
+export async function listAll<T extends { id: string }>(
+  client: StripeClient,
+  budget: ReadBudget,
+  what: string,
+  page: (sdk: Stripe, cursor: { limit: number; starting_after?: string }, options: Stripe.RequestOptions) => Promise<Stripe.ApiList<T>>,
+  options: { pageSize?: number; first?: { data: readonly T[]; has_more: boolean } } = {},
+): Promise<T[]> {
+  const limit = options.pageSize ?? MAX_PAGE_SIZE;
+  const items: T[] = [...(options.first?.data ?? [])];
+  let more = options.first === undefined ? true : options.first.has_more;
+  while (more) {
+    const last = items.at(-1);
+    const cursor = last === undefined ? { limit } : { limit, starting_after: last.id };
+    const next = await readCall(client, budget, what, (sdk, requestOptions) => page(sdk, cursor, requestOptions));
+    items.push(...next.data);
+    // A page that says "more" but brings nothing would loop for ever; Stripe never does that, a broken proxy might.
+    more = next.has_more && next.data.length > 0;
+  }
+  return items;
+}

@@ -1,0 +1,183 @@
+// The Stripe client, built once from configuration: which key (test mode unless live is allowed explicitly), which
+// API (Stripe, or the sandbox at STRIPE_API_BASE), and an HTTP client that holds every request of the adapter to
+// the call it belongs to. src/stripe/ is the only module of the project that imports `stripe`.
+//
+// Why the SDK's own HTTP client is wrapped: stripe-node retries a request whose connection closed (ECONNRESET,
+// EPIPE) once even with `maxNetworkRetries: 0`, half a second to a second later, with a fresh full timeout and
+// without asking anyone. For a send that second attempt could leave after the send deadline the settle margin
+// counts from, or after the sender lost its claim. The wrapper sees every attempt, so each one first passes the
+// send's `beforeWrite()` (the fencing check right before the network) and gets only the time left as its timeout;
+// an attempt with no time left does not go out.
+//
+// The API version is not pinned here: requests carry the version the SDK is generated for, which is what its
+// types describe.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import Stripe from 'stripe';
+import { InterlockError } from '../core/errors.js';
+import { SendFenced } from '../core/target.js';
+import { secretHint } from './secrets.js';
+
+export type StripeClientOptions = {
+  /** STRIPE_SECRET_KEY: `sk_test_`/`rk_test_`; `sk_live_`/`rk_live_` only with `allowLive`. */
+  secretKey: string;
+  /** STRIPE_API_BASE, e.g. `http://127.0.0.1:12111` for the sandbox; unset means Stripe itself. */
+  apiBase?: string | null;
+  /** INTERLOCK_ALLOW_LIVE=1: accept a live-mode key (real money). */
+  allowLive?: boolean;
+};
+
+export type StripeClient = {
+  readonly mode: 'test' | 'live';
+  /** The key as logs may show it (its prefix and last four characters), never the key. */
+  readonly keyHint: string;
+  /** Where requests go, e.g. `https://api.stripe.com:443`. */
+  readonly apiBase: string;
+};
+
+/**
+ * One call of the adapter as the HTTP client sees it: how much time it has left, and for a send the check to pass
+ * right before each attempt leaves the process. `attempts` counts the attempts that went to the network.
+ */
+export type CallGuard = {
+  timeLeftMs(): number;
+  beforeWrite: (() => Promise<void>) | null;
+  attempts: number;
+};
+
+/** An attempt the wrapper stopped after an earlier attempt of the same call may have reached Stripe. */
+export class RetryStopped extends Error {
+  constructor(readonly reason: string, options: { cause?: unknown } = {}) {
+    super(reason, options);
+    this.name = 'RetryStopped';
+  }
+}
+
+/** A request made outside any call of the adapter: a bug, since only guarded calls may reach Stripe. */
+class UnguardedRequest extends Error {
+  constructor(method: string, path: string) {
+    super(`${method} ${path} was made outside a guarded call of the Stripe adapter`);
+    this.name = 'UnguardedRequest';
+  }
+}
+
+type HttpClient = InstanceType<typeof Stripe.HttpClient>;
+type RequestArgs = Parameters<HttpClient['makeRequest']>;
+type Answer = ReturnType<HttpClient['makeRequest']>;
+
+const guards = new AsyncLocalStorage<CallGuard>();
+const sdks = new WeakMap<StripeClient, Stripe>();
+
+class GuardedHttpClient extends Stripe.HttpClient {
+  constructor(private readonly inner: HttpClient) {
+    super();
+  }
+
+  override getClientName(): string {
+    return this.inner.getClientName();
+  }
+
+  override makeRequest(...args: RequestArgs): Answer {
+    const guard = guards.getStore();
+    if (guard === undefined) return Promise.reject(new UnguardedRequest(args[3], args[2]));
+    return this.attempt(guard, args);
+  }
+
+  private async attempt(guard: CallGuard, args: RequestArgs): Answer {
+    const [host, port, path, method, headers, body, protocol, timeout] = args;
+    if (guard.beforeWrite !== null) {
+      try {
+        await guard.beforeWrite();
+      } catch (error) {
+        // The first attempt not leaving means nothing was sent; a retry not leaving leaves the first one's fate open.
+        if (guard.attempts === 0) throw error;
+        throw new RetryStopped(`a retry of ${method} ${path} was stopped before it left (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+      }
+    }
+    const left = Math.floor(guard.timeLeftMs());
+    if (left <= 0) {
+      if (guard.attempts === 0 && guard.beforeWrite !== null) throw new SendFenced('the send deadline passed before the request could leave');
+      throw new RetryStopped(`no time was left for ${guard.attempts === 0 ? '' : 'a retry of '}${method} ${path}`);
+    }
+    guard.attempts += 1;
+    return this.inner.makeRequest(host, port, path, method, headers, body, protocol, Math.min(timeout, left));
+  }
+}
+
+const KEY = /^(sk|rk)_(test|live)_[A-Za-z0-9_]{1,250}$/;
+
+function refuse(message: string): never {
+  throw new InterlockError('invalid_config', message);
+}
+
+function checkedKey(secretKey: string, allowLive: boolean): 'test' | 'live' {
+  const key = secretKey.trim();
+  if (key === '') refuse('STRIPE_SECRET_KEY is not set: give a Stripe test-mode secret key (sk_test_...) or restricted key (rk_test_...).');
+  if (key.startsWith('pk_')) refuse('STRIPE_SECRET_KEY holds a publishable key (pk_...); the adapter needs a secret key (sk_test_...) or a restricted key (rk_test_...).');
+  if (key.startsWith('whsec_')) refuse('STRIPE_SECRET_KEY holds a webhook signing secret (whsec_...); that belongs in the webhook configuration. Give a secret key (sk_test_...) or a restricted key (rk_test_...).');
+  const match = KEY.exec(key);
+  if (match === null) refuse('STRIPE_SECRET_KEY does not look like a Stripe secret key: it must start with sk_test_ or rk_test_ followed by letters and digits.');
+  const mode = match[2] === 'live' ? 'live' : 'test';
+  if (mode === 'live' && !allowLive) {
+    refuse(`STRIPE_SECRET_KEY is a live-mode key (${secretHint(key)}): it moves real money, so it is refused unless INTERLOCK_ALLOW_LIVE=1 is set. Use a test-mode key (sk_test_...) for tests and the sandbox.`);
+  }
+  return mode;
+}
+
+type Endpoint = { host: string; port: number; protocol: 'http' | 'https' };
+
+function endpointOf(apiBase: string): Endpoint {
+  let url: URL;
+  try {
+    url = new URL(apiBase);
+  } catch {
+    refuse(`STRIPE_API_BASE (${apiBase}) is not a URL; give one like http://127.0.0.1:12111, or leave it unset to use Stripe.`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') refuse(`STRIPE_API_BASE (${apiBase}) must be an http:// or https:// URL.`);
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    refuse(`STRIPE_API_BASE (${url.origin}) must be a bare origin (scheme, host and port): the SDK adds the /v1 paths itself.`);
+  }
+  const protocol = url.protocol === 'http:' ? 'http' : 'https';
+  // An IPv6 literal comes back bracketed from URL; node:http wants it bare.
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  return { host, port: url.port === '' ? (protocol === 'http' ? 80 : 443) : Number(url.port), protocol };
+}
+
+/** Builds the client, refusing a key or API base that is wrong before anything is sent (InterlockError `invalid_config`). */
+export function createStripeClient(options: StripeClientOptions): StripeClient {
+  const mode = checkedKey(options.secretKey, options.allowLive ?? false);
+  const endpoint = options.apiBase === undefined || options.apiBase === null || options.apiBase === '' ? null : endpointOf(options.apiBase);
+  const sdk = new Stripe(options.secretKey.trim(), {
+    ...(endpoint === null ? {} : endpoint),
+    // The gate decides what is retried and when; every call also passes 0 and its own timeout.
+    maxNetworkRetries: 0,
+    httpClient: new GuardedHttpClient(Stripe.createNodeHttpClient()),
+    appInfo: { name: 'interlock-stripe' },
+  });
+  const client: StripeClient = Object.freeze({
+    mode,
+    keyHint: secretHint(options.secretKey.trim()),
+    apiBase: endpoint === null ? 'https://api.stripe.com:443' : `${endpoint.protocol}://${endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}`,
+  });
+  sdks.set(client, sdk);
+  return client;
+}
+
+/** The client options from the environment: STRIPE_SECRET_KEY, STRIPE_API_BASE, INTERLOCK_ALLOW_LIVE. */
+export function stripeClientOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): StripeClientOptions {
+  const allow = (env['INTERLOCK_ALLOW_LIVE'] ?? '').trim().toLowerCase();
+  if (!['', '0', '1', 'true', 'false', 'yes', 'no'].includes(allow)) refuse('INTERLOCK_ALLOW_LIVE must be 1 (allow a live-mode key) or 0.');
+  const apiBase = (env['STRIPE_API_BASE'] ?? '').trim();
+  return { secretKey: env['STRIPE_SECRET_KEY'] ?? '', apiBase: apiBase === '' ? null : apiBase, allowLive: allow === '1' || allow === 'true' || allow === 'yes' };
+}
+
+/** The SDK behind a client; for the adapter's own modules. */
+export function sdkOf(client: StripeClient): Stripe {
+  const sdk = sdks.get(client);
+  if (sdk === undefined) throw new InterlockError('internal', 'not a client made by createStripeClient');
+  return sdk;
+}
+
+/** Runs `call` with every request it makes held to `guard`. */
+export function guarded<T>(guard: CallGuard, call: () => Promise<T>): Promise<T> {
+  return guards.run(guard, call);
+}

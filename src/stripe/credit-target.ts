@@ -1,0 +1,141 @@
+// The credit target: a goodwill credit to a customer's balance (`POST /v1/customers/{id}/balance_transactions`
+// with a negative amount), tier 1 (keyed by the effect id) and queryable (the transaction's metadata carries the
+// effect id; the lookup reads every page of the customer's balance transactions).
+//
+// Facts (premises):
+// - `subscription_status`: the status of the customer's newest subscription, whatever its status (a canceled
+//   one included), or null when the customer has none.
+// - `incident_compensation`: cents the customer was already given for this effect's incident by others: the
+//   `amount` of every issued (not void) credit note tagged with the incident, plus every negative `adjustment`
+//   balance transaction tagged with it that is not this effect's. Tagged means `metadata.incident` (what billing's
+//   SLA automation writes) or `metadata.interlock_incident` (what this target writes) equals the incident. Credit
+//   notes count whatever they paid out with (balance credit, refund to the card, out of band), since each of them
+//   compensates the incident; their balance transactions (type `credit_note`) are therefore not counted again.
+//   Not the customer's balance: a renewal consuming the balance moves it without compensating anything (the
+//   billing_credit seed, scenarios.md §3).
+// A customer Stripe does not know (404) reads as every fact null.
+//
+// Stripe calls: no single request returns a customer's subscriptions, credit notes and balance transactions, so a
+// premise check asking for both facts makes three reads. They go out together (one round trip of latency); a
+// check of only `subscription_status` makes one, of only `incident_compensation` two.
+import type Stripe from 'stripe';
+import type { CreditEffect, Effect } from '../core/effects.js';
+import { InterlockError } from '../core/errors.js';
+import { STRIPE_DEDUP_WINDOW_MS } from '../core/timing.js';
+import type { Json, JsonObject } from '../core/json.js';
+import { Rejected, type ReadContext, type Target } from '../core/target.js';
+import { DEFAULT_SEND_TIMEOUT_MS, listAll, readBudget, readCall, sendCall, type ReadBudget } from './calls.js';
+import type { StripeClient } from './client.js';
+import { EFFECT_ID_KEY, INCIDENT_KEY, effectMetadata } from './metadata.js';
+import { balanceCreditSummary, wasReplayed } from './summaries.js';
+
+export const CREDIT_FACTS = ['subscription_status', 'incident_compensation'] as const;
+export type CreditFact = (typeof CREDIT_FACTS)[number];
+
+export type CreditTargetOptions = {
+  name?: string;
+  /** Every send ends by this long after it starts (INTERLOCK_SEND_TIMEOUT_MS); the gate bounds its reads by it too. */
+  sendTimeoutMs?: number;
+  /** The currency of the credit (Stripe requires one; it must be the customer's). Default `usd`. */
+  currency?: string;
+  /** Items per page of a list (Stripe allows 100); tests page with fewer. */
+  pageSize?: number;
+};
+
+export function creditOf(effect: Effect): CreditEffect {
+  if (effect.kind !== 'credit') throw new InterlockError('invalid_effect', `the Stripe credit target moves customer credits, not ${effect.kind} effects`);
+  return effect;
+}
+
+function missing(error: unknown): boolean {
+  return error instanceof Rejected && error.details.code === 'resource_missing';
+}
+
+function tagged(metadata: Stripe.Metadata | null | undefined, incident: string): boolean {
+  return metadata?.['incident'] === incident || metadata?.[INCIDENT_KEY] === incident;
+}
+
+/** Cents credited for `incident` by others (see the header), from the customer's credit notes and balance transactions. */
+export function incidentCompensation(notes: readonly Stripe.CreditNote[], transactions: readonly Stripe.CustomerBalanceTransaction[], incident: string, effectId: string): number {
+  const byNotes = notes.filter((note) => note.status === 'issued' && tagged(note.metadata, incident)).reduce((sum, note) => sum + note.amount, 0);
+  const byAdjustments = transactions
+    .filter((transaction) => transaction.type === 'adjustment' && transaction.amount < 0 && transaction.metadata?.[EFFECT_ID_KEY] !== effectId && tagged(transaction.metadata, incident))
+    .reduce((sum, transaction) => sum - transaction.amount, 0);
+  return byNotes + byAdjustments;
+}
+
+export function createCreditTarget(client: StripeClient, options: CreditTargetOptions = {}): Target {
+  const currency = (options.currency ?? 'usd').toLowerCase();
+  const paging = options.pageSize === undefined ? {} : { pageSize: options.pageSize };
+
+  const balanceTransactions = (customer: string, budget: ReadBudget) =>
+    listAll(client, budget, `GET /v1/customers/${customer}/balance_transactions`, (sdk, cursor, o) => sdk.customers.listBalanceTransactions(customer, cursor, o), paging);
+  const creditNotes = (customer: string, budget: ReadBudget) => listAll(client, budget, `GET /v1/credit_notes?customer=${customer}`, (sdk, cursor, o) => sdk.creditNotes.list({ customer, ...cursor }, o), paging);
+  const newestSubscription = async (customer: string, budget: ReadBudget): Promise<string | null> => {
+    const page = await readCall(client, budget, `GET /v1/subscriptions?customer=${customer}`, (sdk, o) => sdk.subscriptions.list({ customer, status: 'all', limit: 1 }, o));
+    return page.data[0]?.status ?? null;
+  };
+
+  return {
+    name: options.name ?? 'stripe-customer-credits',
+    tier: 1,
+    queryable: true,
+    dedupWindowMs: STRIPE_DEDUP_WINDOW_MS,
+    sendTimeoutMs: options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS,
+    kinds: ['credit'],
+    facts: CREDIT_FACTS,
+
+    async apply(effectId, effect, context) {
+      const credit = creditOf(effect);
+      const params: Stripe.CustomerCreateBalanceTransactionParams = {
+        amount: -credit.amount,
+        currency,
+        metadata: effectMetadata(effectId, context, credit.metadata, { [INCIDENT_KEY]: credit.incident }),
+        ...(credit.description === undefined ? {} : { description: credit.description }),
+      };
+      const created = await sendCall(client, context, `POST /v1/customers/${credit.customer}/balance_transactions`, effectId, (sdk, o) => sdk.customers.createBalanceTransaction(credit.customer, params, o));
+      const summary: JsonObject = balanceCreditSummary(created);
+      if (wasReplayed(created)) summary.replayed = true;
+      return summary;
+    },
+
+    async query(effectId, effect, context: ReadContext) {
+      const { customer } = creditOf(effect);
+      let transactions: Stripe.CustomerBalanceTransaction[];
+      try {
+        transactions = await balanceTransactions(customer, readBudget(context.timeoutMs));
+      } catch (error) {
+        if (missing(error)) return null;
+        throw error;
+      }
+      const own = transactions.find((transaction) => transaction.metadata?.[EFFECT_ID_KEY] === effectId);
+      return own === undefined ? null : balanceCreditSummary(own);
+    },
+
+    async readFacts(effectId, effect, names, context: ReadContext) {
+      const { customer, incident } = creditOf(effect);
+      const budget = readBudget(context.timeoutMs);
+      const wantsStatus = names.includes('subscription_status');
+      const wantsCompensation = names.includes('incident_compensation');
+      let read: { status: string | null; compensation: number | null } | null;
+      try {
+        const [status, compensation] = await Promise.all([
+          wantsStatus ? newestSubscription(customer, budget) : null,
+          wantsCompensation ? Promise.all([creditNotes(customer, budget), balanceTransactions(customer, budget)]).then(([notes, transactions]) => incidentCompensation(notes, transactions, incident, effectId)) : null,
+        ]);
+        read = { status, compensation };
+      } catch (error) {
+        if (!missing(error)) throw error;
+        read = null;
+      }
+      const facts: JsonObject = {};
+      for (const name of names) {
+        let value: Json = null;
+        if (read !== null && name === 'subscription_status') value = read.status;
+        if (read !== null && name === 'incident_compensation') value = read.compensation;
+        facts[name] = value;
+      }
+      return facts;
+    },
+  };
+}

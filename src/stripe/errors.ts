@@ -1,0 +1,142 @@
+// The one place where Stripe's answers that are not a success become the project's errors (STYLE habit 3). What the
+// gate does next depends only on the class it gets:
+//
+// | Stripe's answer                                    | a send (write)                       | a read                       |
+// | -------------------------------------------------- | ------------------------------------ | ---------------------------- |
+// | 400 / 402 / 404 (card, invalid request, idempotency)| `Rejected` (definite no, never resent)| `Rejected` (definite)        |
+// | 401 / 403, a 404 for a URL Stripe does not serve    | `target_misconfigured`: fix the config| `target_misconfigured`       |
+// | 409 `idempotency_key_in_use`, 429, 5xx,             | `StripeUnavailable`, outcome unknown: | `StripeUnavailable`,         |
+// |   a closed connection, a timeout                   |   the gate keeps the claim            |   retryable later            |
+// | our fencing check refused the first attempt         | `SendFenced` (nothing left)           | —                            |
+//
+// A 429 on a write is treated as unknown although Stripe's rate limiter answers before anything runs: the gate
+// cannot tell a rate limiter's 429 from anything else that says 429, and keeping the claim costs one recovery pass.
+import Stripe from 'stripe';
+import { InterlockError } from '../core/errors.js';
+import type { JsonObject } from '../core/json.js';
+import { Rejected, SendFenced } from '../core/target.js';
+import { RetryStopped, type StripeClient } from './client.js';
+import { redactSecrets } from './secrets.js';
+
+/** What was being done, for messages: `POST /v1/refunds`, and whether it was a send (a write) or a read. */
+export type CallDescription = { what: string; write: boolean };
+
+/**
+ * Stripe could not give a definite answer. On a write the outcome is unknown (the request may have run); on a
+ * read nothing changed and the same read may succeed later. `retryAfterMs` is set when Stripe said how long to
+ * wait (a `Retry-After` header); a worker slows down by it.
+ */
+export class StripeUnavailable extends InterlockError {
+  readonly stripeStatus: number | null;
+  readonly stripeCode: string | null;
+  readonly requestId: string | null;
+  readonly retryAfterMs: number | null;
+  readonly rateLimited: boolean;
+  readonly outcomeUnknown: boolean;
+
+  constructor(message: string, details: { stripeStatus: number | null; stripeCode: string | null; requestId: string | null; retryAfterMs: number | null; rateLimited: boolean; outcomeUnknown: boolean }, options: { cause?: unknown } = {}) {
+    super('target_unavailable', message, options);
+    this.name = 'StripeUnavailable';
+    this.stripeStatus = details.stripeStatus;
+    this.stripeCode = details.stripeCode;
+    this.requestId = details.requestId;
+    this.retryAfterMs = details.retryAfterMs;
+    this.rateLimited = details.rateLimited;
+    this.outcomeUnknown = details.outcomeUnknown;
+  }
+}
+
+/** Stripe refused the key (401) or its permissions (403): nothing ran, and nothing will until the key is fixed. */
+export class StripeMisconfigured extends InterlockError {
+  constructor(
+    message: string,
+    readonly stripeStatus: number,
+    readonly requestId: string | null,
+    options: { cause?: unknown } = {},
+  ) {
+    super('target_misconfigured', message, options);
+    this.name = 'StripeMisconfigured';
+  }
+}
+
+/** `Retry-After` in milliseconds (seconds or an HTTP date), or null when absent or unreadable. */
+export function retryAfterMs(headers: Readonly<Record<string, string>> | undefined, now: number): number | null {
+  const value = headers?.['retry-after']?.trim();
+  if (value === undefined || value === '') return null;
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+function reasonOf(error: Stripe.errors.StripeError): string {
+  const status = error.statusCode === undefined ? '' : `${error.statusCode} `;
+  const code = error.code ?? error.rawType ?? error.type;
+  return `${status}${code}: ${redactSecrets(error.message)}`;
+}
+
+function rawOf(error: Stripe.errors.StripeError): JsonObject {
+  return {
+    type: error.rawType ?? null,
+    code: error.code ?? null,
+    param: error.param ?? null,
+    decline_code: error.decline_code ?? null,
+    request_id: error.requestId ?? null,
+    message: redactSecrets(error.message),
+  };
+}
+
+/** The project's error for anything a Stripe call threw. */
+export function translateStripeError(error: unknown, call: CallDescription, client: StripeClient): Error {
+  // Stops of our own HTTP client come back wrapped in the SDK's connection error.
+  const inner = error instanceof Stripe.errors.StripeConnectionError && error.detail instanceof Error ? error.detail : error;
+  if (inner instanceof SendFenced) return inner;
+  if (inner instanceof RetryStopped) return unavailable(call, `the first attempt may have reached Stripe and ${inner.reason}`, null, error);
+  if (!(error instanceof Stripe.errors.StripeError)) return unavailable(call, error instanceof Error ? redactSecrets(error.message) : String(error), null, error);
+
+  const status = error.statusCode ?? null;
+  if (status === 401) {
+    return new StripeMisconfigured(
+      `Stripe refused the API key ${client.keyHint} for ${call.what} (${reasonOf(error)}). Check STRIPE_SECRET_KEY: it must be a current ${client.mode}-mode key of the account you mean. Nothing was done.`,
+      401,
+      error.requestId ?? null,
+      { cause: error },
+    );
+  }
+  if (status === 403) {
+    return new StripeMisconfigured(
+      `The API key ${client.keyHint} may not ${call.what} (${reasonOf(error)}). A restricted key needs write access to refunds and customers and read access to payment intents, charges, disputes, credit notes and subscriptions; change STRIPE_SECRET_KEY or its permissions. Nothing was done.`,
+      403,
+      error.requestId ?? null,
+      { cause: error },
+    );
+  }
+  if (status === 404 && error.code === undefined && error.message.startsWith('Unrecognized request URL')) {
+    // Not a refusal of this refund or credit: the server at the API base does not serve Stripe's API (or not this
+    // endpoint). Treating it as a definite no would refuse every effect for good.
+    return new StripeMisconfigured(`${client.apiBase} does not serve ${call.what} (${reasonOf(error)}). Check STRIPE_API_BASE. Nothing was done.`, 404, error.requestId ?? null, { cause: error });
+  }
+  if (error instanceof Stripe.errors.StripeRateLimitError) return unavailable(call, `rate limited (${reasonOf(error)})`, error, error);
+  if (status === 400 || status === 402 || status === 404) {
+    return new Rejected(`Stripe refused ${call.what} (${reasonOf(error)})`, { code: error.code ?? null, status, raw: rawOf(error) });
+  }
+  if (error instanceof Stripe.errors.StripeConnectionError) return unavailable(call, redactSecrets(error.message), error, error);
+  return unavailable(call, reasonOf(error), error, error);
+}
+
+function unavailable(call: CallDescription, reason: string, stripe: Stripe.errors.StripeError | null, cause: unknown): StripeUnavailable {
+  const message = call.write
+    ? `Stripe gave no definite answer to ${call.what} (${reason}); it may or may not have happened, so the claim stays for recovery.`
+    : `Could not read ${call.what} from Stripe (${reason}); nothing changed, the same read may succeed later.`;
+  return new StripeUnavailable(
+    message,
+    {
+      stripeStatus: stripe?.statusCode ?? null,
+      stripeCode: stripe?.code ?? null,
+      requestId: stripe?.requestId ?? null,
+      retryAfterMs: stripe === null ? null : retryAfterMs(stripe.headers, Date.now()),
+      rateLimited: stripe instanceof Stripe.errors.StripeRateLimitError,
+      outcomeUnknown: call.write,
+    },
+    { cause },
+  );
+}

@@ -1,0 +1,29 @@
+// What the adapter writes into the metadata of the objects it creates, so that anyone (the lookup, the facts
+// worker, a person in the dashboard) can tell which effect made an object and why.
+import type { SendContext } from '../core/target.js';
+
+/** The effect id (also the Idempotency-Key): how the lookup finds what a send made. */
+export const EFFECT_ID_KEY = 'interlock_effect_id';
+/** The request the effect answers (the support case), when the sender knows it. */
+export const REQUEST_KEY = 'interlock_request';
+/** The incident a credit compensates. */
+export const INCIDENT_KEY = 'interlock_incident';
+
+/**
+ * A send context that also names the request the effect answers. The gate does not pass one yet; once it does, the
+ * object's metadata carries it as `interlock_request`. The request id is fixed by the effect id (the id is derived
+ * from it), so every send of one effect carries the same metadata and Stripe's idempotency check sees the same
+ * parameters.
+ */
+export type RequestSendContext = SendContext & { readonly requestId?: string | null };
+
+export function requestIdOf(context: SendContext): string | null {
+  const requestId = (context as RequestSendContext).requestId;
+  return typeof requestId === 'string' && requestId !== '' ? requestId : null;
+}
+
+/** The caller's metadata with the adapter's keys added (the effect schema reserves the `interlock_` prefix). */
+export function effectMetadata(effectId: string, context: SendContext, own: Readonly<Record<string, string>> | undefined, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+  const requestId = requestIdOf(context);
+  return { ...own, ...extra, [EFFECT_ID_KEY]: effectId, ...(requestId === null ? {} : { [REQUEST_KEY]: requestId }) };
+}

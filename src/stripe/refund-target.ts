@@ -1,0 +1,213 @@
+// The refund target: refunds of a PaymentIntent through Stripe, tier 1 (Stripe dedupes on the Idempotency-Key,
+// which is the effect id) and queryable (the refund's metadata carries the effect id).
+//
+// Facts (premises), all from one read of the payment on the happy path:
+// - `chargebacks`: sorted ids of the disputes on the charge that are chargebacks, i.e. not inquiries (an inquiry
+//   is a `warning_*` dispute; one that escalated keeps its id and counts from then on). `charge.disputed` is true
+//   from the first dispute on and stays true, so a charge that was never disputed needs no dispute read; a disputed
+//   one needs a second read, since Stripe's charge does not list its disputes.
+// - `refunded_by_others`: cents of the charge's refunds that are not failed or canceled and not this effect's.
+// - `refundable`: cents this effect may still refund: the captured amount less `refunded_by_others` (0 for a
+//   failed charge or a payment without a charge). This effect's own refund is left out, so a resend after a
+//   landed send still fits, and so it does not move when the effect itself lands.
+// - `charge_status`: the status of the PaymentIntent's latest charge (`succeeded`, `pending`, `failed`), or null.
+// A PaymentIntent Stripe does not know (404) reads as every fact null.
+//
+// A refund larger than what remains is refused before the send, in apply, and not through a premise: the gate
+// compares premises for equality, so a `refundable` read at decision time that was already too small would compare
+// equal and pass. apply checks the amount against the `refundable` of the facts read for this effect right before
+// the dispatch (the gate reads them there, and again before a resend), so the check costs no extra call; when there
+// is no such read (a caller that sends without reading the premises, or premises without refund facts) it reads
+// the payment itself. Stripe still refuses an over-refund that a concurrent refund makes possible in between.
+import { performance } from 'node:perf_hooks';
+import type Stripe from 'stripe';
+import type { Effect, RefundEffect } from '../core/effects.js';
+import { InterlockError } from '../core/errors.js';
+import { STRIPE_DEDUP_WINDOW_MS } from '../core/timing.js';
+import type { Json, JsonObject } from '../core/json.js';
+import { Rejected, SendFenced, type ReadContext, type SendContext, type Target } from '../core/target.js';
+import { DEFAULT_SEND_TIMEOUT_MS, listAll, readBudget, readCall, sendCall, type ReadBudget } from './calls.js';
+import type { StripeClient } from './client.js';
+import { EFFECT_ID_KEY, effectMetadata } from './metadata.js';
+import { isChargeback, refundSummary, wasReplayed } from './summaries.js';
+
+export const REFUND_FACTS = ['chargebacks', 'refunded_by_others', 'refundable', 'charge_status'] as const;
+export type RefundFact = (typeof REFUND_FACTS)[number];
+
+export type RefundTargetOptions = {
+  name?: string;
+  /** Every send ends by this long after it starts (INTERLOCK_SEND_TIMEOUT_MS); the gate bounds its reads by it too. */
+  sendTimeoutMs?: number;
+  /** Items per page of a list (Stripe allows 100); tests page with fewer. */
+  pageSize?: number;
+};
+
+/** What Stripe says about a payment right now; null when Stripe has no such PaymentIntent. */
+export type PaymentStanding = {
+  charge: Stripe.Charge | null;
+  /** Every refund of the charge, newest first. */
+  refunds: Stripe.Refund[];
+  /** Every dispute of the charge, newest first; null when they were not read. */
+  disputes: Stripe.Dispute[] | null;
+} | null;
+
+export function refundOf(effect: Effect): RefundEffect {
+  if (effect.kind !== 'refund') throw new InterlockError('invalid_effect', `the Stripe refund target moves refunds, not ${effect.kind} effects`);
+  return effect;
+}
+
+/** A refund that is not failed or canceled: its money is out or on its way. */
+function counts(refund: Stripe.Refund): boolean {
+  return refund.status !== 'failed' && refund.status !== 'canceled';
+}
+
+function missing(error: unknown): boolean {
+  return error instanceof Rejected && error.details.code === 'resource_missing';
+}
+
+export type RefundFigures = { chargebacks: string[]; refundedByOthers: number; refundable: number; chargeStatus: string | null };
+
+/** The facts of a standing for one effect (see the header for their meaning). */
+export function refundFigures(standing: NonNullable<PaymentStanding>, effectId: string): RefundFigures {
+  const { charge, refunds, disputes } = standing;
+  const refundedByOthers = refunds.filter((refund) => counts(refund) && refund.metadata?.[EFFECT_ID_KEY] !== effectId).reduce((sum, refund) => sum + refund.amount, 0);
+  let refundable = 0;
+  if (charge !== null && charge.status !== 'failed') refundable = Math.max(0, (charge.captured ? charge.amount_captured : charge.amount) - refundedByOthers);
+  const chargebacks = (disputes ?? []).filter(isChargeback).map((dispute) => dispute.id).sort();
+  return { chargebacks, refundedByOthers, refundable, chargeStatus: charge?.status ?? null };
+}
+
+/**
+ * Reads a payment: the PaymentIntent with its latest charge and that charge's refunds expanded (one request while
+ * the charge has at most 10 refunds; more pages after that), and its disputes when asked and the charge was ever
+ * disputed.
+ */
+export async function readPaymentStanding(client: StripeClient, paymentIntent: string, budget: ReadBudget, options: { disputes: boolean; pageSize?: number }): Promise<PaymentStanding> {
+  let intent: Stripe.PaymentIntent;
+  try {
+    intent = await readCall(client, budget, `GET /v1/payment_intents/${paymentIntent}`, (sdk, o) => sdk.paymentIntents.retrieve(paymentIntent, { expand: ['latest_charge.refunds'] }, o));
+  } catch (error) {
+    if (missing(error)) return null;
+    throw error;
+  }
+  let charge: Stripe.Charge | null = null;
+  const latest = intent.latest_charge;
+  if (typeof latest === 'string') {
+    charge = await readCall(client, budget, `GET /v1/charges/${latest}`, (sdk, o) => sdk.charges.retrieve(latest, { expand: ['refunds'] }, o));
+  } else if (latest !== null && latest !== undefined) {
+    charge = latest;
+  }
+  if (charge === null) return { charge: null, refunds: [], disputes: options.disputes ? [] : null };
+  const chargeId = charge.id;
+  const page = { ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }) };
+  const refunds = await listAll(client, budget, `GET /v1/refunds?charge=${chargeId}`, (sdk, cursor, o) => sdk.refunds.list({ charge: chargeId, ...cursor }, o), {
+    ...page,
+    ...(charge.refunds ? { first: charge.refunds } : {}),
+  });
+  let disputes: Stripe.Dispute[] | null = null;
+  if (options.disputes) {
+    disputes = charge.disputed ? await listAll(client, budget, `GET /v1/disputes?charge=${chargeId}`, (sdk, cursor, o) => sdk.disputes.list({ charge: chargeId, ...cursor }, o), page) : [];
+  }
+  return { charge, refunds, disputes };
+}
+
+const FACT_OF: Record<RefundFact, (figures: RefundFigures) => Json> = {
+  chargebacks: (figures) => figures.chargebacks,
+  refunded_by_others: (figures) => figures.refundedByOthers,
+  refundable: (figures) => figures.refundable,
+  charge_status: (figures) => figures.chargeStatus,
+};
+
+function isRefundFact(name: string): name is RefundFact {
+  return (REFUND_FACTS as readonly string[]).includes(name);
+}
+
+/** How long the `refundable` of a premise read stands in for a fresh read in apply's pre-send check. */
+const REMAINDER_FRESH_MS = 5_000;
+/** Reads remembered at most; a read that never reaches apply (a stale premise, a refused proposal) ages out. */
+const REMAINDER_MEMORY = 10_000;
+
+export function createRefundTarget(client: StripeClient, options: RefundTargetOptions = {}): Target {
+  const sendTimeoutMs = options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
+  const pageSize = options.pageSize;
+  const paging = pageSize === undefined ? {} : { pageSize };
+  /** effect id → the refundable cents the last premise read of that effect found, and when. */
+  const remainders = new Map<string, { refundable: number; at: number }>();
+
+  function remember(effectId: string, refundable: number): void {
+    remainders.delete(effectId);
+    remainders.set(effectId, { refundable, at: performance.now() });
+    for (const [id, read] of remainders) {
+      if (remainders.size <= REMAINDER_MEMORY && performance.now() - read.at <= REMAINDER_FRESH_MS) break;
+      remainders.delete(id);
+    }
+  }
+
+  /** The refundable cents for the pre-send check: the premise read just made, or a read now within the send's time. */
+  async function remainder(effectId: string, effect: RefundEffect, context: SendContext): Promise<number> {
+    const read = remainders.get(effectId);
+    remainders.delete(effectId);
+    if (read !== undefined && performance.now() - read.at <= REMAINDER_FRESH_MS) return read.refundable;
+    let standing: PaymentStanding;
+    try {
+      standing = await readPaymentStanding(client, effect.paymentIntent, { timeLeftMs: () => context.timeLeftMs() }, { disputes: false, ...paging });
+    } catch (error) {
+      if (error instanceof Rejected) throw error;
+      throw new SendFenced(`the check that the refund still fits could not read the payment (${error instanceof Error ? error.message : String(error)}); nothing was sent`);
+    }
+    if (standing === null) throw new Rejected(`No such payment_intent: '${effect.paymentIntent}'; the refund was not sent`, { code: 'resource_missing', status: 404 });
+    return refundFigures(standing, effectId).refundable;
+  }
+
+  return {
+    name: options.name ?? 'stripe-refunds',
+    tier: 1,
+    queryable: true,
+    dedupWindowMs: STRIPE_DEDUP_WINDOW_MS,
+    sendTimeoutMs,
+    kinds: ['refund'],
+    facts: REFUND_FACTS,
+
+    async apply(effectId, effect, context) {
+      const refund = refundOf(effect);
+      const refundable = await remainder(effectId, refund, context);
+      if (refund.amount > refundable) {
+        throw new Rejected(`A refund of ${refund.amount} cents is more than the ${refundable} cents still refundable on ${refund.paymentIntent}; it was not sent`, { code: 'amount_exceeds_refundable', status: null });
+      }
+      const params: Stripe.RefundCreateParams = {
+        payment_intent: refund.paymentIntent,
+        amount: refund.amount,
+        metadata: effectMetadata(effectId, context, refund.metadata),
+        ...(refund.reason === undefined ? {} : { reason: refund.reason }),
+      };
+      const created = await sendCall(client, context, 'POST /v1/refunds', effectId, (sdk, o) => sdk.refunds.create(params, o));
+      const summary: JsonObject = refundSummary(created);
+      if (wasReplayed(created)) summary.replayed = true;
+      return summary;
+    },
+
+    async query(effectId, effect, context: ReadContext) {
+      const { paymentIntent } = refundOf(effect);
+      let refunds: Stripe.Refund[];
+      try {
+        refunds = await listAll(client, readBudget(context.timeoutMs), `GET /v1/refunds?payment_intent=${paymentIntent}`, (sdk, cursor, o) => sdk.refunds.list({ payment_intent: paymentIntent, ...cursor }, o), paging);
+      } catch (error) {
+        if (missing(error)) return null;
+        throw error;
+      }
+      const own = refunds.find((item) => item.metadata?.[EFFECT_ID_KEY] === effectId);
+      return own === undefined ? null : refundSummary(own);
+    },
+
+    async readFacts(effectId, effect, names, context: ReadContext) {
+      const { paymentIntent } = refundOf(effect);
+      const facts: JsonObject = {};
+      if (names.length === 0) return facts;
+      const standing = await readPaymentStanding(client, paymentIntent, readBudget(context.timeoutMs), { disputes: names.includes('chargebacks'), ...paging });
+      const figures = standing === null ? null : refundFigures(standing, effectId);
+      if (figures !== null) remember(effectId, figures.refundable);
+      for (const name of names) facts[name] = figures !== null && isRefundFact(name) ? FACT_OF[name](figures) : null;
+      return facts;
+    },
+  };
+}

@@ -1,0 +1,140 @@
+// The credit target against real sandbox billing objects through the official SDK (issue 9 §2 and §7): the
+// premises of the billing_credit seed (scenarios.md §3.3-3.4: the subscription's status and what the incident was
+// already compensated, not the balance), the keyed balance credit with its metadata, the lookup over every page,
+// and the Stripe calls each costs.
+import type Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Target } from '../../src/core/target.js';
+import { createCreditTarget, CREDIT_FACTS } from '../../src/stripe/credit-target.js';
+import { callsSince, effectIdFor, mark, sendContext, startStripeWorld, type StripeWorld } from './stripe-support.js';
+
+let world: StripeWorld;
+let target: Target;
+let plan: Stripe.Price;
+beforeAll(async () => {
+  world = await startStripeWorld();
+  target = createCreditTarget(world.client, { sendTimeoutMs: 2_000 });
+  plan = await world.stripe.prices.create({ unit_amount: 3_000, currency: 'usd', recurring: { interval: 'month' }, product_data: { name: 'plan $30/mo' } });
+});
+afterAll(() => world.close());
+
+const FACTS = [...CREDIT_FACTS];
+const READ = { timeoutMs: 2_000 };
+const INCIDENT = 'INC-4a1b2c';
+const credit = (customer: string, amount = 1_000, incident = INCIDENT) => ({ kind: 'credit' as const, customer, amount, incident });
+
+/** A customer paying $30/month by card, with the subscription's first invoice paid. */
+async function subscriber(): Promise<{ customer: string; subscription: Stripe.Subscription; invoice: string }> {
+  const customer = await world.stripe.customers.create({ name: 'Subscriber', payment_method: 'pm_card_visa', invoice_settings: { default_payment_method: 'pm_card_visa' } });
+  const subscription = await world.stripe.subscriptions.create({ customer: customer.id, items: [{ price: plan.id }] });
+  const invoice = typeof subscription.latest_invoice === 'string' ? subscription.latest_invoice : subscription.latest_invoice?.id;
+  if (invoice === undefined) throw new Error('the subscription has no invoice');
+  return { customer: customer.id, subscription, invoice };
+}
+
+describe('the credit target', () => {
+  it('is tier 1, queryable, moves customer credits and reads the two credit facts', () => {
+    expect(target).toMatchObject({ tier: 1, queryable: true, dedupWindowMs: 24 * 60 * 60 * 1000, kinds: ['credit'], facts: ['subscription_status', 'incident_compensation'] });
+  });
+});
+
+describe('readFacts: the premises of a goodwill credit', () => {
+  it('reads a subscriber nobody compensated yet as active with nothing credited for the incident', async () => {
+    const { customer } = await subscriber();
+    expect(await target.readFacts(effectIdFor('fresh'), credit(customer), FACTS, READ)).toEqual({ subscription_status: 'active', incident_compensation: 0 });
+  });
+
+  it('counts credit notes and negative adjustments for the same incident by others, and nothing else', async () => {
+    const { customer, invoice } = await subscriber();
+    const effectId = effectIdFor('compensation');
+    const adjust = (amount: number, metadata: Record<string, string>) => world.stripe.customers.createBalanceTransaction(customer, { amount, currency: 'usd', metadata });
+    await world.stripe.creditNotes.create({ invoice, amount: 1_000, credit_amount: 1_000, memo: `SLA credit for ${INCIDENT}`, metadata: { incident: INCIDENT, source: 'billing-sla-automation' } });
+    await world.stripe.creditNotes.create({ invoice, amount: 500, refund_amount: 500, metadata: { incident: INCIDENT } });
+    await world.stripe.creditNotes.create({ invoice, amount: 1_000, credit_amount: 1_000, metadata: { incident: 'INC-other' } });
+    const voided = await world.stripe.creditNotes.create({ invoice, amount: 400, credit_amount: 400, metadata: { incident: INCIDENT } });
+    await world.stripe.creditNotes.voidCreditNote(voided.id);
+    await adjust(-300, { incident: INCIDENT });
+    await adjust(-200, { interlock_incident: INCIDENT, interlock_effect_id: effectIdFor('another effect') });
+    await adjust(700, { incident: INCIDENT });
+    await adjust(-900, { incident: 'INC-other' });
+    await adjust(-50, {});
+    await target.apply(effectId, credit(customer), sendContext());
+    // 1000 (credit note) + 500 (credit note refunded to the card) + 300 (by hand) + 200 (another effect).
+    expect(await target.readFacts(effectId, credit(customer), ['incident_compensation'], READ)).toEqual({ incident_compensation: 2_000 });
+  });
+
+  it('reads the newest subscription\'s status, canceled included, and null for a customer without one', async () => {
+    const { customer, subscription } = await subscriber();
+    await world.stripe.subscriptions.cancel(subscription.id);
+    expect(await target.readFacts(effectIdFor('canceled'), credit(customer), ['subscription_status'], READ)).toEqual({ subscription_status: 'canceled' });
+    const loner = await world.stripe.customers.create({ name: 'No plan' });
+    expect(await target.readFacts(effectIdFor('loner'), credit(loner.id), FACTS, READ)).toEqual({ subscription_status: null, incident_compensation: 0 });
+  });
+
+  it('reads every page of credit notes and balance transactions', async () => {
+    const paged = createCreditTarget(world.client, { sendTimeoutMs: 2_000, pageSize: 2 });
+    const { customer, invoice } = await subscriber();
+    for (let i = 0; i < 3; i += 1) await world.stripe.creditNotes.create({ invoice, amount: 100, credit_amount: 100, metadata: { incident: INCIDENT } });
+    for (let i = 0; i < 5; i += 1) await world.stripe.customers.createBalanceTransaction(customer, { amount: -10, currency: 'usd', metadata: { incident: INCIDENT } });
+    expect(await paged.readFacts(effectIdFor('pages'), credit(customer), ['incident_compensation'], READ)).toEqual({ incident_compensation: 350 });
+  });
+
+  it('reads a customer Stripe does not know as every fact null', async () => {
+    expect(await target.readFacts(effectIdFor('ghost'), credit('cus_doesNotExist'), FACTS, READ)).toEqual({ subscription_status: null, incident_compensation: null });
+    expect(await target.query(effectIdFor('ghost'), credit('cus_doesNotExist'), READ)).toBeNull();
+  });
+});
+
+describe('apply and query: the credit, keyed and tagged with the effect and the incident', () => {
+  it('credits the balance (a negative adjustment) with the effect id, the incident and the request in its metadata', async () => {
+    const { customer } = await subscriber();
+    const effectId = effectIdFor('apply');
+    const landed = await target.apply(effectId, { ...credit(customer), description: 'Goodwill credit for the outage', metadata: { case_id: 'case-0123456789' } }, sendContext(2_000, { requestId: 'case-0123456789' }));
+    expect(landed).toEqual({ id: expect.stringMatching(/^cbtxn_/), object: 'customer_balance_transaction', type: 'adjustment', amount: -1_000, currency: 'usd', customer, created: expect.any(Number) });
+    const stored = await world.stripe.customers.retrieveBalanceTransaction(customer, String(landed.id));
+    expect(stored.metadata).toEqual({ case_id: 'case-0123456789', interlock_effect_id: effectId, interlock_incident: INCIDENT, interlock_request: 'case-0123456789' });
+    expect(stored.description).toBe('Goodwill credit for the outage');
+    expect(((await world.stripe.customers.retrieve(customer)) as Stripe.Customer).balance).toBe(-1_000);
+  });
+
+  it('sends under the effect id as Idempotency-Key: a second apply returns the same credit, replayed, and the customer has one', async () => {
+    const { customer } = await subscriber();
+    const effectId = effectIdFor('twice');
+    const first = await target.apply(effectId, credit(customer), sendContext());
+    expect(await target.apply(effectId, credit(customer), sendContext())).toEqual({ ...first, replayed: true });
+    expect(((await world.stripe.customers.retrieve(customer)) as Stripe.Customer).balance).toBe(-1_000);
+  });
+
+  it('finds the credit this effect made over every page of balance transactions, and nothing for one that made none', async () => {
+    const paged = createCreditTarget(world.client, { sendTimeoutMs: 2_000, pageSize: 2 });
+    const { customer } = await subscriber();
+    const effectId = effectIdFor('lookup');
+    const own = await paged.apply(effectId, credit(customer), sendContext());
+    for (let i = 0; i < 5; i += 1) await world.stripe.customers.createBalanceTransaction(customer, { amount: -10, currency: 'usd', metadata: { interlock_effect_id: effectIdFor(`other ${i}`) } });
+    const since = await mark(world.sandbox);
+    expect(await paged.query(effectId, credit(customer), READ)).toEqual(own);
+    expect(await callsSince(world.sandbox, since)).toHaveLength(3);
+    expect(await paged.query(effectIdFor('never sent'), credit(customer), READ)).toBeNull();
+  });
+});
+
+describe('Stripe calls per premise check and send', () => {
+  it('costs three reads, made together, and the create: Stripe has no request that returns subscriptions, credit notes and balance transactions', async () => {
+    const { customer } = await subscriber();
+    const effectId = effectIdFor('count');
+    const since = await mark(world.sandbox);
+    await target.readFacts(effectId, credit(customer), FACTS, READ);
+    const reads = await callsSince(world.sandbox, since);
+    expect([...reads].sort()).toEqual([`GET /v1/customers/${customer}/balance_transactions`, 'GET /v1/credit_notes', 'GET /v1/subscriptions'].sort());
+    const afterReads = await mark(world.sandbox);
+    await target.apply(effectId, credit(customer), sendContext());
+    expect(await callsSince(world.sandbox, afterReads)).toEqual([`POST /v1/customers/${customer}/balance_transactions`]);
+  });
+
+  it('costs one read for a check of the subscription alone', async () => {
+    const { customer } = await subscriber();
+    const since = await mark(world.sandbox);
+    await target.readFacts(effectIdFor('status only'), credit(customer), ['subscription_status'], READ);
+    expect(await callsSince(world.sandbox, since)).toEqual(['GET /v1/subscriptions']);
+  });
+});

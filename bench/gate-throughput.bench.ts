@@ -48,7 +48,7 @@ function target(): MemoryTarget {
   return memory;
 }
 
-const SEND = { timeLeftMs: () => 30_000, beforeWrite: async () => undefined };
+const SEND = { requestId: null, timeLeftMs: () => 30_000, beforeWrite: async () => undefined };
 const READ = { timeoutMs: 30_000 };
 
 /** A file log whose appends are fsynced in groups: each caller waits for the fsync that covers its line. */

@@ -49,7 +49,16 @@ export type ObservedSource = 'webhook' | 'reread';
 export type Decision = { model: string; text: string };
 
 export type EntryFields = {
-  PROPOSED: { agent: string; approval: string | null; premises: JsonObject; effect: JsonObject; request: Json; decision: Decision | null };
+  PROPOSED: {
+    agent: string;
+    approval: string | null;
+    premises: JsonObject;
+    effect: JsonObject;
+    request: Json;
+    decision: Decision | null;
+    /** The approved request's id, when the effect id was derived from one (absent when it was keyed by payload). */
+    requestId?: string;
+  };
   AUTHORIZED: { approval: ApprovalSnapshot };
   /**
    * v2 records only what the dispatch adds: the payload is the one the first PROPOSED bound (a version 1 entry

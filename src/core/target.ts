@@ -17,6 +17,12 @@ export type SendContext = {
    * send: it lost its claim (another worker took over while this process was frozen), or the deadline passed.
    */
   beforeWrite(): Promise<void>;
+  /**
+   * The approved request's id when the effect id was derived from one, else null. Every send of one effect carries
+   * the same value (recovery reads it from the first PROPOSED), so a target may write it into what it creates
+   * without changing the parameters its idempotency check compares.
+   */
+  readonly requestId: string | null;
 };
 
 /** Reads (lookups, facts) are bounded too; a read that fails or times out throws, it never answers "fine". */

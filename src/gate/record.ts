@@ -27,7 +27,9 @@ export function sameProposal(a: Draft<'PROPOSED'>, b: Proposal): boolean {
 }
 
 export function proposedDraft(proposal: Proposal, premises: JsonObject = proposal.premises): Draft<'PROPOSED'> {
-  return { kind: 'PROPOSED', agent: proposal.agent, approval: proposal.approval, premises, effect: proposal.effect, request: proposal.request ?? null, decision: proposal.decision ?? null };
+  const draft: Draft<'PROPOSED'> = { kind: 'PROPOSED', agent: proposal.agent, approval: proposal.approval, premises, effect: proposal.effect, request: proposal.request ?? null, decision: proposal.decision ?? null };
+  if (proposal.requestId !== undefined) draft.requestId = proposal.requestId;
+  return draft;
 }
 
 export function createRecorder(deps: { journal: Journal; logger: Logger }) {

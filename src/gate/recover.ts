@@ -2,7 +2,7 @@
 // before any resend and never resending blindly (DESIGN §7).
 import { performance } from 'node:perf_hooks';
 import { approvalProblems } from '../core/approval.js';
-import { dispatchedEffect, lateLanding, openDispatch, planRecovery, recoveryMode, type Lookup, type RecoveryStep, type RecoveryTiming } from '../core/decisions.js';
+import { dispatchedEffect, firstProposal, lateLanding, openDispatch, planRecovery, recoveryMode, type Lookup, type RecoveryStep, type RecoveryTiming } from '../core/decisions.js';
 import { isEffectId } from '../core/effect-id.js';
 import { describeEffect, parseEffect, type Effect } from '../core/effects.js';
 import type { Checks, EntryOf } from '../core/entries.js';
@@ -131,7 +131,7 @@ export function createRecover(ctx: GateContext) {
       switch (plan.do) {
         case 'resend': {
           if (checks === null) break;
-          const sent = await resend(holding, dispatched, effect, checks, plan.outcome);
+          const sent = await resend(holding, dispatched, effect, firstProposal(entries)?.requestId ?? null, checks, plan.outcome);
           if (sent.kind !== 'lease') return sent.settled;
           // The approval died between the re-check and the resend: nothing is sent, and recovery goes on as for
           // any failed re-check (issue 6, item 2).
@@ -176,7 +176,7 @@ export function createRecover(ctx: GateContext) {
 
   type Resent = { kind: 'done'; settled: Settled } | { kind: 'lease'; reason: string; revoked: boolean; revokedAt: number | null };
 
-  async function resend(holding: Holding, dispatched: EntryOf<'DISPATCHED'>, effect: Effect, checks: Checks, outcome: 'COMMITTED_BY_RETRY' | 'REAPPLIED_AFTER_QUERY'): Promise<Resent> {
+  async function resend(holding: Holding, dispatched: EntryOf<'DISPATCHED'>, effect: Effect, requestId: string | null, checks: Checks, outcome: 'COMMITTED_BY_RETRY' | 'REAPPLIED_AFTER_QUERY'): Promise<Resent> {
     const { partition, effectId, epoch } = holding;
     const held = await holdBack(ctx);
     if (held !== null) {
@@ -210,7 +210,7 @@ export function createRecover(ctx: GateContext) {
         return never;
       }
     }
-    const sent = await sendOnce(ctx, holding, effect, deadlineAt, checkedAt);
+    const sent = await sendOnce(ctx, holding, effect, requestId, deadlineAt, checkedAt);
     if ('landed' in sent) return { kind: 'done', settled: await commit(ctx, holding, outcome === 'COMMITTED_BY_RETRY' ? 'retry-idempotent' : 'recovery-reapply', sent.landed, checks, outcome) };
     if ('rejected' in sent) return { kind: 'done', settled: await settleRejected(ctx, holding, effect, rejectionOf(sent.rejected), checks) };
     const why = 'fenced' in sent ? sent.fenced : quoteError(sent.unknown);

@@ -31,10 +31,11 @@ export async function holdBack(ctx: GateContext): Promise<string | null> {
   return ok ? null : `only ${acknowledged} of the ${replicas} Redis replicas required acknowledged the DISPATCHED, so it was not sent; recovery sends it once they do`;
 }
 
-export async function sendOnce(ctx: GateContext, where: { partition: string; effectId: string; epoch: number }, effect: Effect, deadlineAt: number, claimCheckedAt: number): Promise<SendResult> {
+export async function sendOnce(ctx: GateContext, where: { partition: string; effectId: string; epoch: number }, effect: Effect, requestId: string | null, deadlineAt: number, claimCheckedAt: number): Promise<SendResult> {
   const { journal, heartbeat, target } = ctx;
   let checkedAt = claimCheckedAt;
   const context: SendContext = {
+    requestId,
     timeLeftMs: () => Math.floor(deadlineAt - performance.now()),
     async beforeWrite() {
       const now = performance.now();

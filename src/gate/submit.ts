@@ -8,6 +8,7 @@ import { effectIdFor, payloadHash } from '../core/effect-id.js';
 import { factsOfEffect, type Effect, type EffectFacts } from '../core/effects.js';
 import type { AnyDraft, ApprovalSnapshot, Checks, Draft, Entry, EntryOf } from '../core/entries.js';
 import type { JsonObject } from '../core/json.js';
+import { InterlockError } from '../core/errors.js';
 import { outcomeOf } from '../core/verify.js';
 import { parseProposalAndEffect, ProposalError, type Proposal } from '../core/proposal.js';
 import { quote, quoteError, quoteObject } from '../core/quote.js';
@@ -45,6 +46,8 @@ export async function readFacts(ctx: GateContext, effectId: string, effect: Effe
   try {
     current = quoteObject(await ctx.target.readFacts(effectId, effect, Object.keys(decidedOn), { timeoutMs: ctx.readTimeoutMs }));
   } catch (error) {
+    // A target that says its configuration is wrong (a refused key) keeps its own code: retrying will not help.
+    if (error instanceof InterlockError && error.code === 'target_misconfigured') throw error;
     throw new PremiseReadError(effectId, error);
   }
   return comparePremises(decidedOn, current);
@@ -211,7 +214,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         const holding: Holding = { partition, effectId, epoch, head: reply.entries.at(-1)?.hash ?? '', approvalId: proposal.approval };
         ctx.busy.hold(effectId);
         try {
-          return await answer(await sendDispatched(holding, effect, deadlineAt, scriptAnsweredAt), partition);
+          return await answer(await sendDispatched(holding, effect, proposal.requestId ?? null, deadlineAt, scriptAnsweredAt), partition);
         } finally {
           ctx.busy.release(effectId);
         }
@@ -249,14 +252,14 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     }
   }
 
-  async function sendDispatched(holding: Holding, effect: Effect, deadlineAt: number, claimCheckedAt: number): Promise<Settled> {
+  async function sendDispatched(holding: Holding, effect: Effect, requestId: string | null, deadlineAt: number, claimCheckedAt: number): Promise<Settled> {
     const held = await holdBack(ctx);
     if (held !== null) {
       logger.warn({ effectId: holding.effectId, reason: held }, 'send held back');
       await journal.releaseClaim(holding.partition, holding.effectId, ctx.owner, holding.epoch);
       return { kind: 'skipped', effectId: holding.effectId, reason: held, holder: ctx.owner, retryAt: journal.clock.estimate() ?? 0 };
     }
-    const sent = await sendOnce(ctx, holding, effect, deadlineAt, claimCheckedAt);
+    const sent = await sendOnce(ctx, holding, effect, requestId, deadlineAt, claimCheckedAt);
     if ('landed' in sent) return commit(ctx, holding, 'send', sent.landed, null, 'COMMITTED');
     if ('rejected' in sent) return settleRejected(ctx, holding, effect, rejectionOf(sent.rejected), null);
     const why = 'fenced' in sent ? sent.fenced : quoteError(sent.unknown);

@@ -5,7 +5,7 @@ export { StripeMisconfigured, StripeUnavailable } from './errors.js';
 export { createRefundTarget, REFUND_FACTS, type RefundFact, type RefundTargetOptions } from './refund-target.js';
 export { createCreditTarget, CREDIT_FACTS, type CreditFact, type CreditTargetOptions } from './credit-target.js';
 export { createStripeReads, type ReadOptions, type StripeReads, type StripeReadsOptions } from './reads.js';
-export { EFFECT_ID_KEY, INCIDENT_KEY, REQUEST_KEY, type RequestSendContext } from './metadata.js';
+export { EFFECT_ID_KEY, INCIDENT_KEY, REQUEST_KEY } from './metadata.js';
 export type { BalanceCreditSummary, DisputeSummary, RefundSummary, RefundView } from './summaries.js';
 export { DEFAULT_SEND_TIMEOUT_MS } from './calls.js';
 export { redactSecrets, secretHint } from './secrets.js';

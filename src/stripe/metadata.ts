@@ -10,15 +10,12 @@ export const REQUEST_KEY = 'interlock_request';
 export const INCIDENT_KEY = 'interlock_incident';
 
 /**
- * A send context that also names the request the effect answers. The gate does not pass one yet; once it does, the
- * object's metadata carries it as `interlock_request`. The request id is fixed by the effect id (the id is derived
- * from it), so every send of one effect carries the same metadata and Stripe's idempotency check sees the same
- * parameters.
+ * The request the effect answers, as the gate passes it (recovery reads it from the first PROPOSED). It is fixed by
+ * the effect id (the id is derived from it), so every send of one effect carries the same metadata and Stripe's
+ * idempotency check sees the same parameters.
  */
-export type RequestSendContext = SendContext & { readonly requestId?: string | null };
-
 export function requestIdOf(context: SendContext): string | null {
-  const requestId = (context as RequestSendContext).requestId;
+  const requestId = context.requestId;
   return typeof requestId === 'string' && requestId !== '' ? requestId : null;
 }
 

@@ -102,7 +102,7 @@ describe('the gate with the Stripe refund target', () => {
     expect(await callsSince(world.sandbox, since)).toEqual([`GET /v1/payment_intents/${paymentIntent}`, 'POST /v1/refunds']);
     const [landed, ...others] = await refundsOf(paymentIntent);
     expect(others).toEqual([]);
-    expect(landed).toMatchObject({ amount: 2_000, status: 'succeeded', metadata: { interlock_effect_id: effectId } });
+    expect(landed).toMatchObject({ amount: 2_000, status: 'succeeded', metadata: { interlock_effect_id: effectId, interlock_request: `case-${paymentIntent}` } });
     expect(await verifiedReceipt(a, effectId)).toMatchObject({ outcome: 'COMMITTED', happened: true, happenedOnce: true, assumptionsHeld: true, evidence: landed?.id });
   });
 
@@ -121,7 +121,8 @@ describe('the gate with the Stripe refund target', () => {
     expect(await callsSince(world.sandbox, since)).toEqual([`GET /v1/payment_intents/${paymentIntent}`, 'POST /v1/refunds']);
     const landed = await refundsOf(paymentIntent);
     expect(landed).toHaveLength(1);
-    expect(landed[0]).toMatchObject({ amount: 2_000, metadata: { interlock_effect_id: effectId } });
+    // Recovery names the request as the first send would have (read from the PROPOSED), so the parameters match.
+    expect(landed[0]).toMatchObject({ amount: 2_000, metadata: { interlock_effect_id: effectId, interlock_request: `case-${paymentIntent}` } });
     expect(await verifiedReceipt(b, effectId)).toMatchObject({ outcome: 'COMMITTED_BY_RETRY', happened: true, happenedOnce: true });
   });
 
@@ -141,6 +142,16 @@ describe('the gate with the Stripe refund target', () => {
     const receipt = await verifiedReceipt(b, effectId);
     expect(receipt).toMatchObject({ outcome: 'REFUSED:stale_premise_at_recovery', happened: false, refused: { code: 'REFUSED:stale_premise_at_recovery' } });
     expect(receipt.recheckedAtRecovery?.changes).toEqual([{ field: 'chargebacks', was: [], now: [dispute?.id] }]);
+  });
+
+  it('a refused key on the premise read keeps its configuration code (not retryable), and nothing is sent', async () => {
+    const a = await node('a');
+    const { paymentIntent } = await pay(world.stripe);
+    const { proposal: proposed } = await proposal(a, paymentIntent);
+    await world.sandbox.control.failNext({ status: 401, type: 'authentication_error', message: 'Invalid API Key provided', count: 1 });
+    const failure = await a.gate.submit(proposed).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: 'target_misconfigured', retryable: false });
+    expect(await refundsOf(paymentIntent)).toEqual([]);
   });
 });
 

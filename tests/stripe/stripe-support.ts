@@ -31,7 +31,7 @@ export async function pay(stripe: Stripe, paymentMethod = 'pm_card_visa', amount
   return { paymentIntent: intent.id, charge: intent.latest_charge };
 }
 
-export type RecordingContext = SendContext & { beforeWriteCalls: number; requestId?: string };
+export type RecordingContext = SendContext & { beforeWriteCalls: number };
 
 /** A send context with `ms` to its deadline, counting beforeWrite calls; `fence` makes beforeWrite refuse. */
 export function sendContext(ms = 2_000, options: { fence?: () => Error | null; requestId?: string } = {}): RecordingContext {
@@ -44,7 +44,7 @@ export function sendContext(ms = 2_000, options: { fence?: () => Error | null; r
       const refusal = options.fence?.() ?? null;
       if (refusal !== null) throw refusal;
     },
-    ...(options.requestId === undefined ? {} : { requestId: options.requestId }),
+    requestId: options.requestId ?? null,
   };
   return context;
 }

@@ -5,7 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createCreditTarget, createFactsReader, createRefundTarget, createStripeClient, type StripeClient } from './stripe/index.js';
+import { targetByKind } from './targets/by-kind.js';
+import { withCrashAt } from './targets/crash-injection.js';
 import type { SigningKey } from './core/signing.js';
 import type { Target } from './core/target.js';
 import { createGate, type Gate } from './gate/gate.js';
@@ -47,6 +50,30 @@ export type { Receipt } from './core/receipt.js';
 export type { QueueNames } from './redis/keys.js';
 export type { Recorded, Recorder } from './gate/record.js';
 export { FACT_EVENTS, REFUND_EVENTS, DISPUTE_EVENTS, type FactsApplier, type StripeReader, type StripeEvent, type RefundFact, type DisputeFact, type Applied } from './facts/apply.js';
+export type { WebhookVerdict } from './core/post-send.js';
+export { createStripeClient, createRefundTarget, createCreditTarget, createFactsReader, createWebhookVerifier, signWebhookBody, REFUND_FACTS, CREDIT_FACTS, StripeMisconfigured, StripeUnavailable, type StripeClient } from './stripe/index.js';
+export { CRASH_POINTS, isCrashPoint, type CrashPoint } from './targets/crash-injection.js';
+
+/** The Stripe side of a process: one client, the target that moves each effect kind, and the facts worker's reader. */
+export type StripeSide = { client: StripeClient; target: Target; reader: StripeReader };
+
+/**
+ * The Stripe client and targets from config (STRIPE_SECRET_KEY, STRIPE_API_BASE; live keys only with
+ * INTERLOCK_ALLOW_LIVE=1). With INTERLOCK_CRASH_AT the target SIGKILLs this process at that point of its next send;
+ * that is honoured only with a test key (the sandbox takes test keys only).
+ */
+export function stripeSide(config: Config, options: { kill?: () => void } = {}): StripeSide {
+  if (config.stripeSecretKey === null) throw new ConfigError('STRIPE_SECRET_KEY is not set: set a test key (sk_test_… or rk_test_…), or run `npm start`, which starts the sandbox and sets one for it.');
+  const client = createStripeClient({ secretKey: config.stripeSecretKey, apiBase: config.stripeApiBase, allowLive: config.allowLive });
+  const refunds = createRefundTarget(client, { sendTimeoutMs: config.sendTimeoutMs });
+  const credits = createCreditTarget(client, { sendTimeoutMs: config.sendTimeoutMs });
+  let target = targetByKind('stripe', [refunds, credits]);
+  if (config.crashAt !== null) {
+    if (client.mode !== 'test') throw new ConfigError('INTERLOCK_CRASH_AT is honoured only with a test key.');
+    target = withCrashAt(target, config.crashAt, options.kill);
+  }
+  return { client, target, reader: createFactsReader(client) };
+}
 
 /** What the journal lets readers do: effects, chains and receipts, never its write scripts. */
 export type JournalReader = Pick<Journal, 'partitionOf' | 'readState' | 'entries' | 'receipt' | 'serverTime' | 'openDispatches' | 'openEffects'>;

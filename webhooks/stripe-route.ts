@@ -3,9 +3,7 @@
 // is a 400 with a JSON reason, never a 5xx; a queue that cannot take the event is a 503, so Stripe retries.
 // Unknown event types are acknowledged and ignored.
 import express, { type Request, type Response, type Router } from 'express';
-import { FACT_EVENTS, type StripeEvent } from '../src/interlock.js';
-
-export type WebhookVerdict = { ok: true; event: StripeEvent } | { ok: false; reason: 'missing_signature' | 'bad_signature' | 'stale_timestamp' | 'not_an_event'; message: string };
+import { FACT_EVENTS, type StripeEvent, type WebhookVerdict } from '../src/interlock.js';
 
 export type StripeWebhookDeps = {
   /** Checks the signature (and timestamp tolerance) of a raw body; src/stripe's constructEvent with the secrets. */

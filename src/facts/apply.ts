@@ -8,27 +8,11 @@ import { firstProposal } from '../core/decisions.js';
 import type { Draft, EntryFields } from '../core/entries.js';
 import { sha256Hex, canonicalJson } from '../core/json.js';
 import { verify } from '../core/verify.js';
+import { DISPUTE_EVENTS, FACT_EVENTS, REFUND_EVENTS, type DisputeFact, type RefundFact, type StripeEvent, type StripeReader } from '../core/post-send.js';
 import type { Alerts } from '../redis/alerts.js';
 import type { Journal } from '../redis/journal.js';
 
-/** A refund as the facts need it (what src/stripe's readers return). */
-export type RefundFact = { id: string; status: string; amount: number; charge: string | null; paymentIntent: string | null; failureReason: string | null; effectId: string | null; created: number | null };
-export type DisputeFact = { id: string; status: string; amount: number; charge: string | null; paymentIntent: string | null; reason: string | null; created: number | null };
-
-/** What the facts worker reads from Stripe (src/stripe implements it; tests may use the sandbox through it). */
-export type StripeReader = {
-  refund(id: string): Promise<RefundFact | null>;
-  refundsOf(paymentIntent: string): Promise<RefundFact[]>;
-  disputesOf(paymentIntent: string): Promise<DisputeFact[]>;
-};
-
-/** A Stripe event, as much of it as the facts need. */
-export type StripeEvent = { id: string; type: string; created?: number; data: { object: Record<string, unknown> } };
-
-export const REFUND_EVENTS = ['refund.created', 'refund.updated', 'refund.failed', 'charge.refund.updated', 'charge.refunded'] as const;
-export const DISPUTE_EVENTS = ['charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'charge.dispute.funds_withdrawn', 'charge.dispute.funds_reinstated'] as const;
-/** Every event type the facts worker acts on; anything else is acknowledged and ignored. */
-export const FACT_EVENTS: readonly string[] = [...REFUND_EVENTS, ...DISPUTE_EVENTS];
+export { DISPUTE_EVENTS, FACT_EVENTS, REFUND_EVENTS, type DisputeFact, type RefundFact, type StripeEvent, type StripeReader } from '../core/post-send.js';
 
 export type Applied = { effectId: string; appended: number; duplicates: number; alerts: string[] };
 

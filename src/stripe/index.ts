@@ -9,3 +9,5 @@ export { EFFECT_ID_KEY, INCIDENT_KEY, REQUEST_KEY } from './metadata.js';
 export type { BalanceCreditSummary, DisputeSummary, RefundSummary, RefundView } from './summaries.js';
 export { DEFAULT_SEND_TIMEOUT_MS } from './calls.js';
 export { redactSecrets, secretHint } from './secrets.js';
+export { createFactsReader } from './facts-reader.js';
+export { createWebhookVerifier, signWebhookBody, type WebhookVerifierOptions } from './webhooks.js';

@@ -1,0 +1,26 @@
+// What the post-send facts are made of (DESIGN §8): a refund or a dispute as the facts worker reads it from Stripe,
+// the reader port src/stripe implements, and the event types the webhook route passes on. Types and names only.
+
+/** A refund as the facts need it (what src/stripe's readers return). */
+export type RefundFact = { id: string; status: string; amount: number; charge: string | null; paymentIntent: string | null; failureReason: string | null; effectId: string | null; created: number | null };
+export type DisputeFact = { id: string; status: string; amount: number; charge: string | null; paymentIntent: string | null; reason: string | null; created: number | null };
+
+/** What the facts worker reads from Stripe (src/stripe implements it; tests may use the sandbox through it). */
+export type StripeReader = {
+  refund(id: string): Promise<RefundFact | null>;
+  refundsOf(paymentIntent: string): Promise<RefundFact[]>;
+  disputesOf(paymentIntent: string): Promise<DisputeFact[]>;
+};
+
+/** A Stripe event, as much of it as the facts need. */
+export type StripeEvent = { id: string; type: string; created?: number; data: { object: Record<string, unknown> } };
+
+export const REFUND_EVENTS = ['refund.created', 'refund.updated', 'refund.failed', 'charge.refund.updated', 'charge.refunded'] as const;
+export const DISPUTE_EVENTS = ['charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'charge.dispute.funds_withdrawn', 'charge.dispute.funds_reinstated'] as const;
+/** Every event type the facts worker acts on; anything else is acknowledged and ignored. */
+export const FACT_EVENTS: readonly string[] = [...REFUND_EVENTS, ...DISPUTE_EVENTS];
+
+/** What the webhook route learns from a signed body: the event, or why it is not one (a 400 with this reason). */
+export type WebhookVerdict =
+  | { ok: true; event: StripeEvent }
+  | { ok: false; reason: 'missing_signature' | 'bad_signature' | 'stale_timestamp' | 'not_an_event'; message: string };

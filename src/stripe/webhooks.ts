@@ -1,0 +1,78 @@
+// The Stripe-Signature check of the webhook route (issue 10 §1), through the official SDK: the raw body against
+// each of the endpoint's secrets (several while one is rotated), with Stripe's timestamp tolerance. The answer is
+// a verdict, never an exception: the route turns a failed one into a 400 that says what was wrong.
+import Stripe from 'stripe';
+import type { StripeEvent, WebhookVerdict } from '../core/post-send.js';
+import { InterlockError } from '../core/errors.js';
+
+export type WebhookVerifierOptions = {
+  /** Seconds a signature stays acceptable; Stripe's default is 300. */
+  toleranceSeconds?: number;
+  /** Unix seconds now (tests); the machine's clock otherwise. */
+  nowSeconds?: () => number;
+};
+
+const SECRET = /^whsec_[A-Za-z0-9+/=]+$/;
+
+/** The `t=` of a Stripe-Signature header, or null when there is none. */
+function timestampOf(header: string): number | null {
+  for (const part of header.split(',')) {
+    const [name, value] = part.split('=', 2);
+    if (name?.trim() === 't' && value !== undefined && /^\d{1,12}$/.test(value.trim())) return Number(value.trim());
+  }
+  return null;
+}
+
+function eventOf(value: unknown): StripeEvent | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const event = value as { id?: unknown; type?: unknown; object?: unknown; created?: unknown; data?: unknown };
+  if (typeof event.id !== 'string' || event.id === '' || typeof event.type !== 'string' || event.type === '') return null;
+  if (event.object !== undefined && event.object !== 'event') return null;
+  const data = event.data as { object?: unknown } | null | undefined;
+  if (typeof data !== 'object' || data === null || typeof data.object !== 'object' || data.object === null || Array.isArray(data.object)) return null;
+  const parsed: StripeEvent = { id: event.id, type: event.type, data: { object: data.object as Record<string, unknown> } };
+  if (typeof event.created === 'number' && Number.isFinite(event.created)) parsed.created = event.created;
+  return parsed;
+}
+
+/** A verifier for the route; throws `invalid_config` at start when there is no usable secret. */
+export function createWebhookVerifier(secrets: readonly string[], options: WebhookVerifierOptions = {}): (rawBody: Buffer, signature: string | undefined) => WebhookVerdict {
+  const usable = secrets.map((secret) => secret.trim()).filter((secret) => secret !== '');
+  if (usable.length === 0) throw new InterlockError('invalid_config', 'No webhook signing secret is set: set STRIPE_WEBHOOK_SECRET to the whsec_… secret `stripe listen` prints (or the endpoint\'s, from the dashboard).');
+  const malformed = usable.filter((secret) => !SECRET.test(secret));
+  if (malformed.length > 0) throw new InterlockError('invalid_config', `STRIPE_WEBHOOK_SECRET holds ${malformed.length} value(s) that are not whsec_… secrets; separate several secrets with commas.`);
+  const tolerance = options.toleranceSeconds ?? 300;
+  const now = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
+
+  return (rawBody, signature) => {
+    const header = signature?.trim() ?? '';
+    if (header === '') return { ok: false, reason: 'missing_signature', message: 'The request has no Stripe-Signature header; only Stripe (or `stripe listen`) may post here.' };
+    const at = now();
+    const timestamp = timestampOf(header);
+    if (timestamp !== null && Math.abs(at - timestamp) > tolerance) {
+      return { ok: false, reason: 'stale_timestamp', message: `The signature's timestamp is ${Math.abs(at - timestamp)} s away from now (at most ${tolerance} s): a replay, or a clock that is off.` };
+    }
+    let verified: unknown = undefined;
+    for (const secret of usable) {
+      try {
+        // Tolerance 0 here: the timestamp was checked above against our own clock reading.
+        verified = Stripe.webhooks.constructEvent(rawBody, header, secret, 0, undefined, at);
+        break;
+      } catch (error) {
+        // A body that is signed but not JSON: the signature matched, the payload is still no event.
+        if (error instanceof SyntaxError) return { ok: false, reason: 'not_an_event', message: 'The body is signed but is not JSON.' };
+      }
+    }
+    if (verified === undefined) {
+      return { ok: false, reason: 'bad_signature', message: `The Stripe-Signature does not match the body under any of the ${usable.length} configured secret(s): check STRIPE_WEBHOOK_SECRET against the one \`stripe listen\` printed.` };
+    }
+    const event = eventOf(verified);
+    if (event === null) return { ok: false, reason: 'not_an_event', message: 'The body is signed but is not a Stripe event (it needs id, type and data.object).' };
+    return { ok: true, event };
+  };
+}
+
+/** A Stripe-Signature header for a body, as Stripe computes it (tests and the scenarios' own deliveries). */
+export function signWebhookBody(body: string, secret: string, timestampSeconds?: number): string {
+  return Stripe.webhooks.generateTestHeaderString({ payload: body, secret, ...(timestampSeconds === undefined ? {} : { timestamp: timestampSeconds }) });
+}

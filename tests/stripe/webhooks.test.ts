@@ -1,0 +1,52 @@
+// The webhook signature check (issue 10 §1) through the official SDK: a body signed with any configured secret
+// (a rotation) is an event; no header, another secret, a tampered body, a timestamp outside the tolerance either
+// way, a signed body that is not JSON or not an event each get their own reason; configuration without a usable
+// whsec_ secret is refused at start.
+import { describe, expect, it } from 'vitest';
+import { createWebhookVerifier, signWebhookBody } from '../../src/stripe/index.js';
+
+const OLD = 'whsec_0ld5ecret0ld5ecret0ld5ecret';
+const NEW = 'whsec_n3w5ecretn3w5ecretn3w5ecret';
+const NOW = 1_800_000_000;
+const event = { id: 'evt_1', object: 'event', type: 'refund.failed', created: NOW - 5, data: { object: { id: 're_1', object: 'refund', status: 'failed' } } };
+const body = JSON.stringify(event);
+const verifier = createWebhookVerifier([NEW, OLD], { nowSeconds: () => NOW });
+
+describe('webhook signatures', () => {
+  it('accepts a body signed with any configured secret and returns the event', () => {
+    for (const secret of [NEW, OLD]) {
+      const verdict = verifier(Buffer.from(body), signWebhookBody(body, secret, NOW - 10));
+      expect(verdict).toEqual({ ok: true, event: { id: 'evt_1', type: 'refund.failed', created: NOW - 5, data: event.data } });
+    }
+  });
+
+  it('refuses a missing header, another secret and a tampered body', () => {
+    expect(verifier(Buffer.from(body), undefined)).toMatchObject({ ok: false, reason: 'missing_signature' });
+    expect(verifier(Buffer.from(body), '  ')).toMatchObject({ ok: false, reason: 'missing_signature' });
+    expect(verifier(Buffer.from(body), signWebhookBody(body, 'whsec_someoneelse', NOW))).toMatchObject({ ok: false, reason: 'bad_signature' });
+    const tampered = body.replace('failed', 'succeeded');
+    expect(verifier(Buffer.from(tampered), signWebhookBody(body, NEW, NOW))).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifier(Buffer.from(body), 'v1=abc')).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifier(Buffer.from(body), `t=${NOW},v1=${'0'.repeat(64)}`)).toMatchObject({ ok: false, reason: 'bad_signature' });
+  });
+
+  it('refuses a timestamp more than the tolerance away, past or future, even when the signature is right', () => {
+    expect(verifier(Buffer.from(body), signWebhookBody(body, NEW, NOW - 301))).toMatchObject({ ok: false, reason: 'stale_timestamp' });
+    expect(verifier(Buffer.from(body), signWebhookBody(body, NEW, NOW + 301))).toMatchObject({ ok: false, reason: 'stale_timestamp' });
+    expect(verifier(Buffer.from(body), signWebhookBody(body, NEW, NOW - 300))).toMatchObject({ ok: true });
+    const strict = createWebhookVerifier([NEW], { nowSeconds: () => NOW, toleranceSeconds: 10 });
+    expect(strict(Buffer.from(body), signWebhookBody(body, NEW, NOW - 11))).toMatchObject({ ok: false, reason: 'stale_timestamp' });
+  });
+
+  it('refuses a signed body that is not JSON or not an event', () => {
+    for (const text of ['not json', '[]', '{"id":"evt_1","type":"refund.failed"}', '{"id":"evt_1","type":"x","data":{"object":[]}}', '{"id":"","type":"x","data":{"object":{}}}', '{"id":"x","object":"refund","type":"x","data":{"object":{}}}']) {
+      expect(verifier(Buffer.from(text), signWebhookBody(text, NEW, NOW)), text).toMatchObject({ ok: false, reason: 'not_an_event' });
+    }
+  });
+
+  it('refuses configuration without a usable secret, naming the setting', () => {
+    expect(() => createWebhookVerifier([])).toThrow(/STRIPE_WEBHOOK_SECRET/);
+    expect(() => createWebhookVerifier([' '])).toThrow(/STRIPE_WEBHOOK_SECRET/);
+    expect(() => createWebhookVerifier(['sk_test_123'])).toThrow(expect.objectContaining({ code: 'invalid_config' }));
+  });
+});

@@ -8,7 +8,7 @@ import { firstProposal } from '../core/decisions.js';
 import type { Draft, EntryFields } from '../core/entries.js';
 import { sha256Hex, canonicalJson } from '../core/json.js';
 import { verify } from '../core/verify.js';
-import { DISPUTE_EVENTS, FACT_EVENTS, REFUND_EVENTS, type DisputeFact, type RefundFact, type StripeEvent, type StripeReader } from '../core/post-send.js';
+import { FACT_EVENTS, REFUND_EVENTS, type DisputeFact, type RefundFact, type StripeEvent, type StripeReader } from '../core/post-send.js';
 import type { Alerts } from '../redis/alerts.js';
 import type { Journal } from '../redis/journal.js';
 

@@ -107,13 +107,12 @@ function invalid(caseId: string, what: string, model: string): DeciderError {
   return new DeciderError('decision_invalid', `The model (${model}) gave no usable decision for case ${caseId}: ${what}. Nothing was proposed; a person must decide the case, or it is asked again as a new decision.`);
 }
 
-/** What the model said in prose, then the decision call itself, as recorded in PROPOSED's `decision.text`. */
-function decisionText(said: readonly string[], call: ToolUseBlock): string {
-  return cleanModelText([...said, `${call.name} ${JSON.stringify(call.input)}`].join('\n\n'), DECISION_TEXT_MAX_CHARS);
+/** What the model said in prose, then its decision as called, as recorded in PROPOSED's `decision.text`. */
+function decisionText(said: readonly string[], call: string): string {
+  return cleanModelText([...said, call].join('\n\n'), DECISION_TEXT_MAX_CHARS);
 }
 
 function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonly string[], model: string, caseId: string): Decision {
-  const text = decisionText(said, call);
   const malformed = (issues: readonly { path: readonly PropertyKey[]; message: string }[]) =>
     invalid(caseId, `its ${call.name} call is malformed (${issues.map((issue) => `${issue.path.map(String).join('.') || 'input'} ${issue.message}`).join('; ')}); got ${cleanModelText(JSON.stringify(call.input) ?? 'nothing', 300)}`, model);
   const needText = (value: string, max: number, field: string) => {
@@ -125,17 +124,20 @@ function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonl
     case 'issue_refund': {
       const parsed = INPUTS.issue_refund.safeParse(call.input);
       if (!parsed.success) throw malformed(parsed.error.issues);
-      return { action: 'refund', amountCents: parsed.data.amount_cents, reason: needText(parsed.data.reason, REASON_MAX_CHARS, 'reason'), model, text };
+      const reason = needText(parsed.data.reason, REASON_MAX_CHARS, 'reason');
+      return { action: 'refund', amountCents: parsed.data.amount_cents, reason, model, text: decisionText(said, `issue_refund ${parsed.data.amount_cents} cents: ${reason}`) };
     }
     case 'issue_credit': {
       const parsed = INPUTS.issue_credit.safeParse(call.input);
       if (!parsed.success) throw malformed(parsed.error.issues);
-      return { action: 'credit', amountCents: parsed.data.amount_cents, description: needText(parsed.data.description, DESCRIPTION_MAX_CHARS, 'description'), model, text };
+      const description = needText(parsed.data.description, DESCRIPTION_MAX_CHARS, 'description');
+      return { action: 'credit', amountCents: parsed.data.amount_cents, description, model, text: decisionText(said, `issue_credit ${parsed.data.amount_cents} cents: ${description}`) };
     }
     case 'decline': {
       const parsed = INPUTS.decline.safeParse(call.input);
       if (!parsed.success) throw malformed(parsed.error.issues);
-      return { action: 'decline', reason: needText(parsed.data.reason, REASON_MAX_CHARS, 'reason'), model, text };
+      const reason = needText(parsed.data.reason, REASON_MAX_CHARS, 'reason');
+      return { action: 'decline', reason, model, text: decisionText(said, `decline: ${reason}`) };
     }
     default: {
       const never: never = call.name;

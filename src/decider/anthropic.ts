@@ -57,11 +57,9 @@ function isLookupTool(name: string): name is LookupTool {
 function retryAfterMs(headers: Headers | undefined): number | null {
   const ms = headers?.get('retry-after-ms');
   if (ms != null && Number.isFinite(Number.parseFloat(ms))) return Math.max(0, Number.parseFloat(ms));
+  // The API sends seconds; an HTTP-date form is not reported (it would need the clock), though the SDK honours it.
   const seconds = headers?.get('retry-after');
-  if (seconds == null) return null;
-  if (Number.isFinite(Number.parseFloat(seconds))) return Math.max(0, Number.parseFloat(seconds) * 1000);
-  const at = Date.parse(seconds);
-  return Number.isNaN(at) ? null : Math.max(0, at - Date.now());
+  return seconds != null && Number.isFinite(Number.parseFloat(seconds)) ? Math.max(0, Number.parseFloat(seconds) * 1000) : null;
 }
 
 type Where = { caseId: string; config: DeciderConfig; attempts: number };
@@ -71,7 +69,7 @@ function tries(where: Where): string {
 }
 
 /** Every failure of a Messages API call, as one registry error that says what happened and what to do. */
-export function translateApiError(error: unknown, where: Where): InterlockError {
+function translateApiError(error: unknown, where: Where): InterlockError {
   if (error instanceof InterlockError) return error;
   const unavailable = (message: string, extra: { apiStatus?: number; apiRequestId?: string | null; retryAfterMs?: number | null } = {}) =>
     new DeciderError('decider_unavailable', `${message} Case ${where.caseId} was not decided and nothing was proposed; decide it again later.`, { cause: error, attempts: where.attempts, ...extra });

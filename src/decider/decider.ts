@@ -9,7 +9,7 @@ export function createDecider(config: DeciderConfig): Decider {
   return config.apiKey === null ? createRulesDecider() : createAnthropicDecider({ ...config, apiKey: config.apiKey });
 }
 
-export { createAnthropicDecider, DeciderError, translateApiError } from './anthropic.js';
+export { createAnthropicDecider, DeciderError } from './anthropic.js';
 export { LOOKUP_TOOLS, parseCase, subjectId, type CaseApproval, type CreditDecision, type Decider, type Decision, type DecisionCase, type DeclineDecision, type LookupTool, type MoneyDecision, type RefundDecision } from './case.js';
 export { checkDecision, MODEL_DEVIATED, proposalDecision, proposalFields, requestIdOf, type AcceptedDecision, type DecisionCheck, type ProposalFields } from './check.js';
 export { DECIDER_DEFAULTS, DEFAULT_MODEL, deciderConfigFrom, deciderEnvSchema, loadDeciderConfig, type DeciderConfig, type DeciderEnv } from './config.js';

@@ -24,8 +24,13 @@ export const ERROR_REGISTRY = {
   redis_not_durable: { status: 503, retryable: true },
   redis_unavailable: { status: 503, retryable: true },
   target_unavailable: { status: 503, retryable: true },
+  // The model's API could not answer (rate limit, overload, 5xx, timeout) after the SDK's own retries.
+  decider_unavailable: { status: 503, retryable: true },
   // A definite refusal by the target (for Stripe, a 4xx that is not a conflict or a rate limit). Never resent.
   target_rejected: { status: 402, retryable: false },
+  // The model answered, but not with one well-formed decision (no tool call, an unknown tool, malformed input,
+  // max_tokens, a refusal). Asking again is a new decision, not a retry, so nothing is proposed.
+  decision_invalid: { status: 502, retryable: false },
   // A bug: an invariant the code relies on did not hold.
   journal_write_refused: { status: 500, retryable: false },
   internal: { status: 500, retryable: false },

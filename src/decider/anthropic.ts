@@ -1,0 +1,257 @@
+// The Anthropic decider: the Messages API through @anthropic-ai/sdk, with tool use. The model reads the case,
+// calls the lookup tools (answered from the facts the caller read from Stripe, so this adapter does no Stripe
+// I/O) and answers with one decision tool. The loop is bounded in turns.
+//
+// Failures are translated here, once (STYLE habit 3). Transient ones (429, 529, 5xx, timeouts, lost connections)
+// are retried by the SDK itself, up to INTERLOCK_MODEL_MAX_RETRIES, honouring retry-after; what is still failing
+// then is `decider_unavailable` (retryable: the same case may be decided later). An answer that is not one
+// well-formed decision is `decision_invalid` (not retryable: asking again is a new decision), and nothing is
+// proposed from it.
+import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
+import type { ContentBlockParam, Message, MessageParam, ToolResultBlockParam, ToolUseBlock } from '@anthropic-ai/sdk/resources/messages';
+import { z } from 'zod';
+import { MAX_AMOUNT_CENTS } from '../core/effects.js';
+import { InterlockError, type ErrorCode } from '../core/errors.js';
+import { LOOKUP_TOOLS, parseCase, type Decider, type Decision, type DecisionCase, type LookupTool } from './case.js';
+import type { DeciderConfig } from './config.js';
+import { cleanModelLine, cleanModelText, DECISION_TEXT_MAX_CHARS } from './model-text.js';
+import { casePromptFor, DECISION_TOOLS, DESCRIPTION_MAX_CHARS, REASON_MAX_CHARS, systemPromptFor, toolsFor, type DecisionTool } from './prompts.js';
+
+/** A decider failure, with what the API said where it answered. */
+export class DeciderError extends InterlockError {
+  /** The HTTP status the Messages API last answered, or null when it never answered. */
+  readonly apiStatus: number | null;
+  /** The API's `request-id` of the last answer, for Anthropic's support. */
+  readonly apiRequestId: string | null;
+  /** The API's own `retry-after`, in ms, when it gave one: the earliest a retry of the case makes sense. */
+  readonly retryAfterMs: number | null;
+  /** HTTP attempts made for the failing call, retries included. */
+  readonly attempts: number;
+
+  constructor(code: ErrorCode, message: string, details: { cause?: unknown; apiStatus?: number | null; apiRequestId?: string | null; retryAfterMs?: number | null; attempts?: number } = {}) {
+    super(code, message, details.cause === undefined ? {} : { cause: details.cause });
+    this.name = 'DeciderError';
+    this.apiStatus = details.apiStatus ?? null;
+    this.apiRequestId = details.apiRequestId ?? null;
+    this.retryAfterMs = details.retryAfterMs ?? null;
+    this.attempts = details.attempts ?? 0;
+  }
+}
+
+const amount = z.number({ error: 'must be a number' }).int('must be a whole number of cents').positive('must be more than zero').max(MAX_AMOUNT_CENTS, `must be at most ${MAX_AMOUNT_CENTS}`);
+const prose = z.string({ error: 'must be a string' });
+const INPUTS = {
+  issue_refund: z.object({ amount_cents: amount, reason: prose }, { error: 'must be an object' }),
+  issue_credit: z.object({ amount_cents: amount, description: prose }, { error: 'must be an object' }),
+  decline: z.object({ reason: prose }, { error: 'must be an object' }),
+} as const;
+
+function isDecisionTool(name: string): name is DecisionTool {
+  return (DECISION_TOOLS as readonly string[]).includes(name);
+}
+
+function isLookupTool(name: string): name is LookupTool {
+  return (LOOKUP_TOOLS as readonly string[]).includes(name);
+}
+
+function retryAfterMs(headers: Headers | undefined): number | null {
+  const ms = headers?.get('retry-after-ms');
+  if (ms != null && Number.isFinite(Number.parseFloat(ms))) return Math.max(0, Number.parseFloat(ms));
+  // The API sends seconds; an HTTP-date form is not reported (it would need the clock), though the SDK honours it.
+  const seconds = headers?.get('retry-after');
+  return seconds != null && Number.isFinite(Number.parseFloat(seconds)) ? Math.max(0, Number.parseFloat(seconds) * 1000) : null;
+}
+
+type Where = { caseId: string; config: DeciderConfig; attempts: number };
+
+function tries(where: Where): string {
+  return `${where.attempts} attempt${where.attempts === 1 ? '' : 's'}, INTERLOCK_MODEL_MAX_RETRIES=${where.config.maxRetries}`;
+}
+
+/** Every failure of a Messages API call, as one registry error that says what happened and what to do. */
+function translateApiError(error: unknown, where: Where): InterlockError {
+  if (error instanceof InterlockError) return error;
+  const unavailable = (message: string, extra: { apiStatus?: number; apiRequestId?: string | null; retryAfterMs?: number | null } = {}) =>
+    new DeciderError('decider_unavailable', `${message} Case ${where.caseId} was not decided and nothing was proposed; decide it again later.`, { cause: error, attempts: where.attempts, ...extra });
+  if (error instanceof APIUserAbortError) return unavailable('The decision was cancelled before the Messages API answered.');
+  if (error instanceof APIConnectionTimeoutError) return unavailable(`The Messages API did not answer within INTERLOCK_MODEL_TIMEOUT_MS=${where.config.timeoutMs} ms (${tries(where)}).`);
+  if (error instanceof APIConnectionError) {
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+    return unavailable(`The Messages API at ${where.config.baseURL ?? 'its default address'} could not be reached${cause} (${tries(where)}); check ANTHROPIC_BASE_URL and the network.`);
+  }
+  if (error instanceof APIError && typeof error.status === 'number') {
+    const status = error.status;
+    const said = error.apiMessage ?? error.message;
+    const info = { apiStatus: status, apiRequestId: error.requestID ?? null, retryAfterMs: retryAfterMs(error.headers) };
+    const request = info.apiRequestId === null ? '' : `, request-id ${info.apiRequestId}`;
+    if (status === 429) {
+      const wait = info.retryAfterMs === null ? '' : `; it asked to wait ${Math.ceil(info.retryAfterMs)} ms`;
+      return unavailable(`The Messages API is rate-limiting this key (429${request}: ${said}) after ${tries(where)}${wait}.`, info);
+    }
+    if (status === 529) return unavailable(`The Messages API is overloaded (529${request}: ${said}) after ${tries(where)}.`, info);
+    if (status === 408 || status === 409 || status >= 500) return unavailable(`The Messages API failed (${status}${request}: ${said}) after ${tries(where)}.`, info);
+    const fix =
+      status === 401 || status === 403
+        ? 'ANTHROPIC_API_KEY was refused: set a valid key, or unset it to decide with the rules decider'
+        : status === 404
+          ? `INTERLOCK_MODEL=${where.config.model} or the ANTHROPIC_BASE_URL path is not known to the API`
+          : 'the API refused the request itself; check the account, INTERLOCK_MODEL and INTERLOCK_MODEL_MAX_TOKENS';
+    return new DeciderError('invalid_config', `The Messages API refused the call (${status}${request}: ${said}): ${fix}. Case ${where.caseId} was not decided and nothing was proposed; it is not retried.`, { cause: error, attempts: where.attempts, ...info });
+  }
+  return new DeciderError('internal', `The decider failed unexpectedly on case ${where.caseId}: ${error instanceof Error ? error.message : String(error)}. Nothing was proposed.`, { cause: error, attempts: where.attempts });
+}
+
+function invalid(caseId: string, what: string, model: string): DeciderError {
+  return new DeciderError('decision_invalid', `The model (${model}) gave no usable decision for case ${caseId}: ${what}. Nothing was proposed; a person must decide the case, or it is asked again as a new decision.`);
+}
+
+/** What the model said in prose, then its decision as called, as recorded in PROPOSED's `decision.text`. */
+function decisionText(said: readonly string[], call: string): string {
+  return cleanModelText([...said, call].join('\n\n'), DECISION_TEXT_MAX_CHARS);
+}
+
+function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonly string[], model: string, caseId: string): Decision {
+  const malformed = (issues: readonly { path: readonly PropertyKey[]; message: string }[]) =>
+    invalid(caseId, `its ${call.name} call is malformed (${issues.map((issue) => `${issue.path.map(String).join('.') || 'input'} ${issue.message}`).join('; ')}); got ${cleanModelText(JSON.stringify(call.input) ?? 'nothing', 300)}`, model);
+  const needText = (value: string, max: number, field: string) => {
+    const clean = cleanModelText(value, max);
+    if (clean === '') throw malformed([{ path: [field], message: 'must say something' }]);
+    return clean;
+  };
+  switch (call.name) {
+    case 'issue_refund': {
+      const parsed = INPUTS.issue_refund.safeParse(call.input);
+      if (!parsed.success) throw malformed(parsed.error.issues);
+      const reason = needText(parsed.data.reason, REASON_MAX_CHARS, 'reason');
+      return { action: 'refund', amountCents: parsed.data.amount_cents, reason, model, text: decisionText(said, `issue_refund ${parsed.data.amount_cents} cents: ${reason}`) };
+    }
+    case 'issue_credit': {
+      const parsed = INPUTS.issue_credit.safeParse(call.input);
+      if (!parsed.success) throw malformed(parsed.error.issues);
+      const description = needText(parsed.data.description, DESCRIPTION_MAX_CHARS, 'description');
+      return { action: 'credit', amountCents: parsed.data.amount_cents, description, model, text: decisionText(said, `issue_credit ${parsed.data.amount_cents} cents: ${description}`) };
+    }
+    case 'decline': {
+      const parsed = INPUTS.decline.safeParse(call.input);
+      if (!parsed.success) throw malformed(parsed.error.issues);
+      const reason = needText(parsed.data.reason, REASON_MAX_CHARS, 'reason');
+      return { action: 'decline', reason, model, text: decisionText(said, `decline: ${reason}`) };
+    }
+    default: {
+      const never: never = call.name;
+      return never;
+    }
+  }
+}
+
+/** The assistant turn as it is sent back: its text and tool calls (nothing else is produced without server tools). */
+function replayed(message: Message): ContentBlockParam[] {
+  const blocks: ContentBlockParam[] = [];
+  for (const block of message.content) {
+    if (block.type === 'text') blocks.push({ type: 'text', text: block.text });
+    else if (block.type === 'tool_use') blocks.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input });
+  }
+  return blocks;
+}
+
+function stopProblem(message: Message, config: DeciderConfig): string | null {
+  switch (message.stop_reason) {
+    case 'tool_use':
+    case 'end_turn':
+    case 'stop_sequence':
+      return null;
+    case 'max_tokens':
+      return `it stopped at INTERLOCK_MODEL_MAX_TOKENS=${config.maxTokens} tokens before finishing (raise the setting if this recurs)`;
+    case 'refusal': {
+      // The answer is not validated by the SDK: read the optional details defensively.
+      const details = message.stop_details as { category?: unknown; explanation?: unknown } | null | undefined;
+      const category = typeof details?.category === 'string' ? ` (${cleanModelLine(details.category, 64)})` : '';
+      const explanation = typeof details?.explanation === 'string' && details.explanation.trim() !== '' ? `: ${cleanModelLine(details.explanation, 300)}` : '';
+      const why = `${category}${explanation}`;
+      return `it refused to decide${why}`;
+    }
+    case 'pause_turn':
+      return 'it paused its turn, which only server tools do, and this decider offers none';
+    case 'model_context_window_exceeded':
+      return "the case and facts exceeded the model's context window";
+    case null:
+      return 'the answer had no stop reason';
+    default: {
+      const never: never = message.stop_reason;
+      return `it stopped for an unknown reason (${String(never)})`;
+    }
+  }
+}
+
+export function createAnthropicDecider(config: DeciderConfig & { apiKey: string }): Decider {
+  const client = new Anthropic({
+    apiKey: config.apiKey,
+    // Passed even when unset, so the SDK reads no ANTHROPIC_BASE_URL of its own behind the validated config.
+    baseURL: config.baseURL ?? 'https://api.anthropic.com',
+    maxRetries: config.maxRetries,
+    timeout: config.timeoutMs,
+    logLevel: 'off',
+  });
+
+  async function ask(input: DecisionCase, messages: MessageParam[], tools: ReturnType<typeof toolsFor>, signal: AbortSignal | undefined): Promise<Message> {
+    const where: Where = { caseId: input.caseId, config, attempts: 0 };
+    try {
+      return await client.messages.create(
+        {
+          model: config.model,
+          max_tokens: config.maxTokens,
+          system: systemPromptFor(input.kind),
+          messages,
+          tools,
+          // Every turn is a tool call: a lookup or the decision. One call per turn keeps the loop a plain sequence.
+          tool_choice: { type: 'any', disable_parallel_tool_use: true },
+        },
+        {
+          ...(signal === undefined ? {} : { signal }),
+          middleware: [
+            async (request, next) => {
+              where.attempts += 1;
+              return next(request);
+            },
+          ],
+        },
+      );
+    } catch (error) {
+      throw translateApiError(error, where);
+    }
+  }
+
+  return {
+    name: 'anthropic',
+    async decide(raw, options = {}) {
+      const input = parseCase(raw);
+      const tools = toolsFor(input);
+      const offered = new Set(tools.map((tool) => tool.name));
+      const messages: MessageParam[] = [{ role: 'user', content: casePromptFor(input) }];
+      const said: string[] = [];
+      for (let turn = 1; turn <= config.maxTurns; turn += 1) {
+        const message = await ask(input, messages, tools, options.signal);
+        if (!Array.isArray(message.content)) throw invalid(input.caseId, 'the answer is not a Messages API message (it has no content list)', cleanModelLine(config.model, 200));
+        const model = cleanModelLine(typeof message.model === 'string' ? message.model : '', 200) || config.model;
+        const problem = stopProblem(message, config);
+        if (problem !== null) throw invalid(input.caseId, problem, model);
+        for (const block of message.content) if (block.type === 'text' && block.text.trim() !== '') said.push(block.text);
+        const calls = message.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
+        if (calls.length === 0) throw invalid(input.caseId, `it answered without calling a tool${said.length > 0 ? ` ("${cleanModelLine(said.join(' '), 200)}")` : ''}`, model);
+        // A decision tool of the other kind is still a decision: checkDecision reports it as MODEL_DEVIATED.
+        const unknown = calls.filter((call) => !offered.has(call.name) && !isDecisionTool(call.name));
+        if (unknown.length > 0) throw invalid(input.caseId, `it called ${unknown.map((call) => cleanModelLine(call.name, 64) || '(no name)').join(', ')}, which is not one of the tools offered (${[...offered].join(', ')})`, model);
+        const decisions = calls.filter((call): call is ToolUseBlock & { name: DecisionTool } => isDecisionTool(call.name));
+        if (decisions.length > 1) throw invalid(input.caseId, `it called ${decisions.map((call) => call.name).join(' and ')} in one answer; a case is decided once`, model);
+        const [decision] = decisions;
+        if (decision !== undefined) return decisionFrom(decision, said, model, input.caseId);
+        const results: ToolResultBlockParam[] = calls.map((call) => {
+          const facts = isLookupTool(call.name) ? input.facts[call.name] : undefined;
+          return { type: 'tool_result', tool_use_id: call.id, content: JSON.stringify(facts ?? {}) };
+        });
+        messages.push({ role: 'assistant', content: replayed(message) }, { role: 'user', content: results });
+      }
+      throw invalid(input.caseId, `it looked facts up for INTERLOCK_MODEL_MAX_TURNS=${config.maxTurns} turns without deciding`, cleanModelLine(config.model, 200));
+    },
+  };
+}

@@ -1,0 +1,105 @@
+// What a decider is asked (a case: the story, the approval, the facts the caller read from Stripe) and what it
+// answers (a Decision). A case is refused here, before any model is asked, when it could not lead to a valid
+// proposal: an approval whose scope names the wrong kind of subject, facts that are not canonical JSON.
+import { z } from 'zod';
+import { SUBJECT } from '../core/approval.js';
+import { MAX_AMOUNT_CENTS, type EffectKind } from '../core/effects.js';
+import { InterlockError, zodFieldProblems } from '../core/errors.js';
+import { assertJson, canonicalJson, jsonDepth, type JsonObject } from '../core/json.js';
+import { APPROVAL_ID } from '../core/proposal.js';
+import { freeText } from '../core/text.js';
+
+/** The tools whose results the caller reads from Stripe and hands in as `facts`, keyed by tool name. */
+export const LOOKUP_TOOLS = ['get_payment', 'get_account'] as const;
+export type LookupTool = (typeof LOOKUP_TOOLS)[number];
+
+/** Facts are premises-sized: a model reads them, and a proposal's premises are bounded the same way. */
+export const FACTS_LIMITS = { depth: 8, chars: 16_000 } as const;
+export const STORY_MAX_CHARS = 8_000;
+
+export type CaseApproval = {
+  id: string;
+  capCents: number;
+  /** `payment:pi_…` for a refund, `customer:cus_…` for a credit, spelled as the gate's approvals are. */
+  scope: string;
+  approver?: string | undefined;
+};
+
+export type DecisionCase = {
+  caseId: string;
+  kind: EffectKind;
+  story: string;
+  approval: CaseApproval;
+  facts: Partial<Record<LookupTool, JsonObject>>;
+  /** The incident a credit compensates (the credit effect's `incident`); required for a credit. */
+  incident?: string | undefined;
+};
+
+export type RefundDecision = { action: 'refund'; amountCents: number; reason: string; model: string; text: string };
+export type CreditDecision = { action: 'credit'; amountCents: number; description: string; model: string; text: string };
+export type DeclineDecision = { action: 'decline'; reason: string; model: string; text: string };
+export type MoneyDecision = RefundDecision | CreditDecision;
+export type Decision = MoneyDecision | DeclineDecision;
+
+export type Decider = {
+  /** `rules` or `anthropic`; the model id of a decision is in the decision itself. */
+  readonly name: 'rules' | 'anthropic';
+  decide(input: DecisionCase, options?: { signal?: AbortSignal }): Promise<Decision>;
+};
+
+export const CASE_ID = /^[A-Za-z0-9_.:#-]{1,200}$/;
+const INCIDENT = /^[A-Za-z0-9_.:#-]{1,200}$/;
+
+const caseSchema = z.strictObject({
+  caseId: z.string({ error: 'must be a string' }).regex(CASE_ID, 'must be 1-200 letters, digits or _ . : # -'),
+  kind: z.enum(['refund', 'credit'], { error: 'must be refund or credit' }),
+  story: freeText(STORY_MAX_CHARS).refine((value) => value.trim() !== '', 'must tell what happened'),
+  approval: z.object({
+    id: z.string({ error: 'must be a string' }).regex(APPROVAL_ID, 'must be 1-200 letters, digits or _ . : -'),
+    capCents: z.number({ error: 'must be a number of cents' }).int('must be a whole number of cents').positive('must be more than zero cents').max(MAX_AMOUNT_CENTS),
+    scope: z.string({ error: 'must be a string' }).regex(SUBJECT, 'must name one payment or customer, e.g. payment:pi_123 or customer:cus_123'),
+    approver: freeText(200).optional(),
+  }),
+  facts: z.partialRecord(z.enum(LOOKUP_TOOLS, { error: `must be one of ${LOOKUP_TOOLS.join(', ')}` }), z.record(z.string(), z.unknown(), { error: 'must be a JSON object' })),
+  incident: z.string({ error: 'must be a string' }).regex(INCIDENT, 'must be 1-200 letters, digits or _ . : # -').optional(),
+});
+
+function refuse(fields: { path: string; message: string }[]): never {
+  throw new InterlockError('invalid_request', `The case cannot be decided (${fields.map((field) => `${field.path}: ${field.message}`).join('; ')}). Nothing was asked or proposed.`, { fields });
+}
+
+/** Checks a case before any model is asked; throws invalid_request naming every bad field. */
+export function parseCase(input: unknown): DecisionCase {
+  const parsed = caseSchema.safeParse(input);
+  if (!parsed.success) refuse(zodFieldProblems(parsed.error.issues, [], 'case'));
+  const value = parsed.data;
+  const problems: { path: string; message: string }[] = [];
+  const subjectKind = value.approval.scope.startsWith('payment:') ? 'refund' : 'credit';
+  if (subjectKind !== value.kind) problems.push({ path: 'approval.scope', message: `names a ${value.approval.scope.split(':')[0]}, so it cannot approve a ${value.kind}` });
+  if (value.kind === 'credit' && value.incident === undefined) problems.push({ path: 'incident', message: 'a credit names the incident it compensates' });
+  const facts: Partial<Record<LookupTool, JsonObject>> = {};
+  // Read from the input itself: the schema's copy would drop a "__proto__" key instead of refusing it.
+  const rawFacts = (input as { facts: Record<string, unknown> }).facts;
+  for (const tool of LOOKUP_TOOLS) {
+    if (!(tool in value.facts)) continue;
+    try {
+      const json = assertJson(rawFacts[tool], `facts.${tool}`) as JsonObject;
+      if (jsonDepth(json) > FACTS_LIMITS.depth) problems.push({ path: `facts.${tool}`, message: `nests deeper than ${FACTS_LIMITS.depth} levels` });
+      else if (canonicalJson(json).length > FACTS_LIMITS.chars) problems.push({ path: `facts.${tool}`, message: `is larger than ${FACTS_LIMITS.chars} characters of JSON` });
+      else facts[tool] = json;
+    } catch (error) {
+      problems.push({ path: `facts.${tool}`, message: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  if (problems.length > 0) refuse(problems);
+  const approval: CaseApproval = { id: value.approval.id, capCents: value.approval.capCents, scope: value.approval.scope };
+  if (value.approval.approver !== undefined) approval.approver = value.approval.approver;
+  const decisionCase: DecisionCase = { caseId: value.caseId, kind: value.kind, story: value.story, approval, facts };
+  if (value.incident !== undefined) decisionCase.incident = value.incident;
+  return decisionCase;
+}
+
+/** The Stripe id the approval's scope names (`pi_…` or `cus_…`). */
+export function subjectId(approval: CaseApproval): string {
+  return approval.scope.slice(approval.scope.indexOf(':') + 1);
+}

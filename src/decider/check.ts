@@ -1,0 +1,90 @@
+// The decision judged against the approval before anything is proposed, and an accepted decision turned into
+// the proposal's effect and `decision` fields. Pure, like the core: the same answer on every worker and replay.
+//
+// MODEL_DEVIATED is a verdict, not a thrown error. It is an outcome to record ("the model asked for more than
+// was approved, nothing was sent"), spelled like the gate's outcome strings, not a failure of the service: the
+// decider worked, the approval held. A caller records it and ends the case; it never retries it.
+import type { Decision as ProposalDecision } from '../core/entries.js';
+import type { CreditEffect, EffectKind, RefundEffect } from '../core/effects.js';
+import { MAX_AMOUNT_CENTS } from '../core/effects.js';
+import { InterlockError } from '../core/errors.js';
+import { identifier } from '../core/text.js';
+import { subjectId, type CaseApproval, type DecisionCase, type DeclineDecision, type MoneyDecision, type Decision } from './case.js';
+import { cleanModelLine, cleanModelText, DECISION_TEXT_MAX_CHARS } from './model-text.js';
+import { DESCRIPTION_MAX_CHARS } from './prompts.js';
+
+export const MODEL_DEVIATED = 'MODEL_DEVIATED' as const;
+
+export type DecisionCheck =
+  | { verdict: 'accepted'; decision: MoneyDecision }
+  | { verdict: 'declined'; decision: DeclineDecision }
+  | { verdict: typeof MODEL_DEVIATED; decision: Decision; problems: string[]; message: string };
+
+export type AcceptedDecision = Extract<DecisionCheck, { verdict: 'accepted' }>;
+
+const ACTION_OF: Record<EffectKind, MoneyDecision['action']> = { refund: 'refund', credit: 'credit' };
+
+/** Whether a decision stays inside its approval: the kind of the case and at most the approved cents. */
+export function checkDecision(decision: Decision, approval: CaseApproval, kind: EffectKind): DecisionCheck {
+  if (decision.action === 'decline') return { verdict: 'declined', decision };
+  const problems: string[] = [];
+  if (decision.action !== ACTION_OF[kind]) problems.push(`the case is a ${kind} and its approval ${approval.id} covers a ${kind}, but the model decided a ${decision.action}`);
+  const amount = decision.amountCents;
+  if (!Number.isSafeInteger(amount) || amount <= 0 || amount > MAX_AMOUNT_CENTS) problems.push(`the model decided ${String(amount)} cents, which is not a positive whole number of cents`);
+  else if (amount > approval.capCents) problems.push(`the model decided ${amount} cents, but approval ${approval.id} covers at most ${approval.capCents}`);
+  const expected = kind === 'refund' ? 'payment:' : 'customer:';
+  if (!approval.scope.startsWith(expected)) problems.push(`approval ${approval.id} covers ${approval.scope}, which is not a ${kind === 'refund' ? 'payment' : 'customer'}`);
+  if (problems.length === 0) return { verdict: 'accepted', decision };
+  const message = `${MODEL_DEVIATED}: ${problems.join('; ')}. Nothing was proposed or sent; a person must decide this case, or approve the amount the model asked for.`;
+  return { verdict: MODEL_DEVIATED, decision, problems, message };
+}
+
+export type ProposalFields = {
+  /** Bound to the case only, so a re-decision after a crash maps to the same effect id and its first payload (I5). */
+  requestId: string;
+  approval: string;
+  effect: RefundEffect | CreditEffect;
+  decision: ProposalDecision;
+};
+
+/** The request id of a case: `case:<caseId>`, whatever the model decides. */
+export function requestIdOf(caseId: string): string {
+  return `case:${caseId}`;
+}
+
+const modelId = identifier(200);
+
+/** The proposal's `decision` field for any decision: a printable model id and bounded, canonical text. */
+export function proposalDecision(decision: Decision): ProposalDecision {
+  const model = cleanModelLine(decision.model, 200);
+  return { model: modelId.safeParse(model).success ? model : 'unknown-model', text: cleanModelText(decision.text, DECISION_TEXT_MAX_CHARS) };
+}
+
+/**
+ * The proposal fields of an accepted decision: request id, approval, effect and decision. The verdict is checked
+ * again here, so a deviated decision can never become an effect even through a cast.
+ */
+export function proposalFields(accepted: AcceptedDecision, input: DecisionCase): ProposalFields {
+  const check = checkDecision(accepted.decision, input.approval, input.kind);
+  if (check.verdict !== 'accepted') throw new InterlockError('internal', `proposalFields was given a decision that is not accepted (${check.verdict === MODEL_DEVIATED ? check.message : 'declined'}); call checkDecision and propose only what it accepts.`);
+  const decision = check.decision;
+  const metadata = { case_id: input.caseId };
+  let effect: RefundEffect | CreditEffect;
+  switch (decision.action) {
+    case 'refund':
+      effect = { kind: 'refund', paymentIntent: subjectId(input.approval), amount: decision.amountCents, reason: 'requested_by_customer', metadata };
+      break;
+    case 'credit': {
+      if (input.incident === undefined) throw new InterlockError('invalid_request', `Case ${input.caseId} is a credit without an incident; parseCase refuses such a case, so it was built by hand. Name the incident the credit compensates.`);
+      const description = cleanModelText(decision.description, DESCRIPTION_MAX_CHARS);
+      effect = { kind: 'credit', customer: subjectId(input.approval), amount: decision.amountCents, incident: input.incident, metadata };
+      if (description !== '') effect.description = description;
+      break;
+    }
+    default: {
+      const never: never = decision;
+      return never;
+    }
+  }
+  return { requestId: requestIdOf(input.caseId), approval: input.approval.id, effect, decision: proposalDecision(decision) };
+}

@@ -1,0 +1,68 @@
+// The decider's settings, read from the environment with defaults that run offline: without ANTHROPIC_API_KEY
+// the rules decider decides, so a fresh clone needs no key. `deciderEnvSchema` and `deciderConfigFrom` are
+// exported so the project's main config (src/config.ts) can take these variables in with its own.
+import { z } from 'zod';
+import { InterlockError } from '../core/errors.js';
+
+/** The model the seeds decided with. */
+export const DEFAULT_MODEL = 'claude-haiku-4-5-20251001';
+
+export const DECIDER_DEFAULTS = {
+  model: DEFAULT_MODEL,
+  maxTokens: 1024,
+  /** Per HTTP attempt; the seeds' workers waited 60 s for one answer. */
+  timeoutMs: 60_000,
+  /** Retries the SDK makes after the first attempt, on 408, 409, 429, 5xx (529 included), timeouts and lost connections. */
+  maxRetries: 2,
+  /** Model calls per decision: lookups take one turn each, and the decision tool ends the loop. */
+  maxTurns: 4,
+} as const;
+
+const count = (min: number, max: number) => z.coerce.number().int(`must be a whole number`).min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+
+export const deciderEnvSchema = z.object({
+  ANTHROPIC_API_KEY: z.string().trim().min(1).optional(),
+  INTERLOCK_MODEL: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$/, 'must be a model id such as claude-haiku-4-5-20251001').default(DECIDER_DEFAULTS.model),
+  ANTHROPIC_BASE_URL: z.string().url('must be a URL such as http://127.0.0.1:8080').optional(),
+  INTERLOCK_MODEL_MAX_TOKENS: count(16, 64_000).default(DECIDER_DEFAULTS.maxTokens),
+  INTERLOCK_MODEL_TIMEOUT_MS: count(1, 600_000).default(DECIDER_DEFAULTS.timeoutMs),
+  INTERLOCK_MODEL_MAX_RETRIES: count(0, 10).default(DECIDER_DEFAULTS.maxRetries),
+  INTERLOCK_MODEL_MAX_TURNS: count(1, 16).default(DECIDER_DEFAULTS.maxTurns),
+});
+
+export type DeciderEnv = z.infer<typeof deciderEnvSchema>;
+
+export type DeciderConfig = {
+  /** null: decide with the rules decider, offline. */
+  apiKey: string | null;
+  model: string;
+  /** null: the SDK's default endpoint. */
+  baseURL: string | null;
+  maxTokens: number;
+  timeoutMs: number;
+  maxRetries: number;
+  maxTurns: number;
+};
+
+export function deciderConfigFrom(env: DeciderEnv): DeciderConfig {
+  return {
+    apiKey: env.ANTHROPIC_API_KEY ?? null,
+    model: env.INTERLOCK_MODEL,
+    baseURL: env.ANTHROPIC_BASE_URL ?? null,
+    maxTokens: env.INTERLOCK_MODEL_MAX_TOKENS,
+    timeoutMs: env.INTERLOCK_MODEL_TIMEOUT_MS,
+    maxRetries: env.INTERLOCK_MODEL_MAX_RETRIES,
+    maxTurns: env.INTERLOCK_MODEL_MAX_TURNS,
+  };
+}
+
+/** Reads the decider's variables; an empty variable counts as unset. Throws invalid_config naming each bad one. */
+export function loadDeciderConfig(env: NodeJS.ProcessEnv = process.env): DeciderConfig {
+  const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key in deciderEnvSchema.shape && value !== undefined && value.trim() !== ''));
+  const parsed = deciderEnvSchema.safeParse(present);
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
+    throw new InterlockError('invalid_config', `The decider's configuration is invalid (${detail}). Fix the variables named; the README's configuration table gives the defaults.`);
+  }
+  return deciderConfigFrom(parsed.data);
+}

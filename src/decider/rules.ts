@@ -1,0 +1,40 @@
+// The offline decider: without ANTHROPIC_API_KEY every case is decided by this rule, so every scenario and test
+// runs on a machine with no key and no network. The rule is the one support approved: the approved amount, on the
+// case's own kind. Facts are the gate's to judge (premises), not this rule's, so it never declines.
+import { parseCase, type Decider, type Decision, type DecisionCase } from './case.js';
+
+/** The `model` the rules decider writes into PROPOSED's `decision`, and so into receipts. */
+export const RULES_MODEL = 'rules';
+
+function dollars(cents: number): string {
+  return `$${(cents / 100).toFixed(2)}`;
+}
+
+export function decideByRules(input: DecisionCase): Decision {
+  const amountCents = input.approval.capCents;
+  const approvedBy = input.approval.approver === undefined ? '' : ` by ${input.approval.approver}`;
+  switch (input.kind) {
+    case 'refund': {
+      const reason = `Goodwill refund of ${dollars(amountCents)} for case ${input.caseId}, the amount approved${approvedBy} under ${input.approval.id}.`;
+      return { action: 'refund', amountCents, reason, model: RULES_MODEL, text: `rules: the approved amount. ${reason}` };
+    }
+    case 'credit': {
+      const incident = input.incident === undefined ? '' : ` for incident ${input.incident}`;
+      const description = `Goodwill credit of ${dollars(amountCents)}${incident} (case ${input.caseId}).`;
+      return { action: 'credit', amountCents, description, model: RULES_MODEL, text: `rules: the approved amount, approved${approvedBy} under ${input.approval.id}. ${description}` };
+    }
+    default: {
+      const never: never = input.kind;
+      return never;
+    }
+  }
+}
+
+export function createRulesDecider(): Decider {
+  return {
+    name: 'rules',
+    async decide(input) {
+      return decideByRules(parseCase(input));
+    },
+  };
+}

@@ -1,0 +1,310 @@
+// The Anthropic decider through the real @anthropic-ai/sdk client, pointed with baseURL at a local server that
+// speaks the Messages API: the tool loop, the decision checked against the approval, retries counted at the
+// server, and every way an answer can fail to be a decision.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parseProposal } from '../../src/core/proposal.js';
+import { checkDecision, createAnthropicDecider, createDecider, DeciderError, MODEL_DEVIATED, proposalFields, type AcceptedDecision, type DeciderConfig, type Decision, type DecisionCase } from '../../src/decider/decider.js';
+import { creditCase, CUSTOMER, PAYMENT, refundCase } from './cases.js';
+import { replies, startMessagesServer, type MessagesServer, type Received } from './messages-server.js';
+
+let server: MessagesServer;
+beforeAll(async () => {
+  server = await startMessagesServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+afterEach(() => {
+  // Every request was one the real API would accept, and every scripted reply was asked for.
+  const problems = [...server.problems];
+  const unused = server.unused();
+  server.reset();
+  expect(problems).toEqual([]);
+  expect(unused).toBe(0);
+});
+
+function config(overrides: Partial<Omit<DeciderConfig, 'apiKey'>> = {}): DeciderConfig & { apiKey: string } {
+  return { apiKey: 'sk-ant-test-key', model: 'claude-haiku-4-5-20251001', baseURL: server.url, maxTokens: 1024, timeoutMs: 2_000, maxRetries: 2, maxTurns: 4, ...overrides };
+}
+
+async function failure(promise: Promise<unknown>): Promise<DeciderError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof DeciderError) return error;
+    throw error;
+  }
+  throw new Error('the decision succeeded');
+}
+
+function accepted(decision: Decision, input: DecisionCase): AcceptedDecision {
+  const check = checkDecision(decision, input.approval, input.kind);
+  if (check.verdict !== 'accepted') throw new Error(`not accepted: ${check.verdict}`);
+  return check;
+}
+
+type Block = { type: string; [key: string]: unknown };
+function contentOf(request: Received | undefined, index: number): Block[] {
+  const turn = request?.body.messages[index];
+  if (turn === undefined || typeof turn.content === 'string') throw new Error(`message ${index} has no blocks`);
+  return turn.content;
+}
+
+describe('the tool loop', () => {
+  it('answers get_payment with the facts given and takes the issue_refund that follows', async () => {
+    const input = refundCase();
+    const reason = 'Partial refund for the cracked jar on case #4471; the open bank inquiry is not a chargeback.';
+    server.script(replies.toolUse('get_payment', {}, { text: 'Let me read the payment first.' }), replies.toolUse('issue_refund', { amount_cents: 2000, reason }));
+
+    const decision = await createAnthropicDecider(config()).decide(input);
+
+    expect(decision).toEqual({ action: 'refund', amountCents: 2000, reason, model: 'claude-haiku-4-5-20251001', text: expect.stringContaining(reason) });
+    expect(decision.text).toContain('Let me read the payment first.');
+    expect(server.received).toHaveLength(2);
+    const [first, second] = server.received;
+    expect(first?.headers.authorization).toBe('Bearer sk-ant-test-key');
+    expect(first?.headers['anthropic-version']).toBeTypeOf('string');
+    expect(first?.body).toMatchObject({ model: 'claude-haiku-4-5-20251001', max_tokens: 1024, tool_choice: { type: 'any', disable_parallel_tool_use: true } });
+    expect(first?.body.tools?.map((tool) => tool.name)).toEqual(['get_payment', 'issue_refund', 'decline']);
+    expect(String(first?.body.system)).toContain('Never more than the cap');
+    expect(JSON.stringify(first?.body.messages[0])).toContain('at most $20.00 (2000 cents)');
+    // Turn two carries the model's own call back, then the facts as the tool_result for that call's id.
+    const call = contentOf(second, 1).find((block) => block.type === 'tool_use');
+    expect(call).toMatchObject({ type: 'tool_use', name: 'get_payment' });
+    const [result] = contentOf(second, 2);
+    expect(result).toMatchObject({ type: 'tool_result', tool_use_id: call?.id });
+    expect(JSON.parse(String(result?.content))).toEqual(input.facts.get_payment);
+
+    const fields = proposalFields(accepted(decision, input), input);
+    expect(fields.effect).toEqual({ kind: 'refund', paymentIntent: PAYMENT, amount: 2000, reason: 'requested_by_customer', metadata: { case_id: 'case-4471' } });
+    expect(fields.requestId).toBe('case:case-4471');
+    expect(() => parseProposal({ ...fields, agent: 'support-decider', premises: { chargebacks: [], refunded_by_others: 0 } })).not.toThrow();
+  });
+
+  it('answers get_account for a credit and proposes the credit for the case incident', async () => {
+    const input = creditCase();
+    const description = 'Goodwill credit for the 3-day service outage during incident INC-0efaf1 (case-34ef553a02)';
+    server.script(replies.toolUse('get_account', {}), replies.toolUse('issue_credit', { amount_cents: 1000, description }));
+
+    const decision = await createAnthropicDecider(config()).decide(input);
+
+    expect(decision).toMatchObject({ action: 'credit', amountCents: 1000, description });
+    expect(server.received[0]?.body.tools?.map((tool) => tool.name)).toEqual(['get_account', 'issue_credit', 'decline']);
+    expect(JSON.parse(String(contentOf(server.received[1], 2)[0]?.content))).toEqual(input.facts.get_account);
+    const fields = proposalFields(accepted(decision, input), input);
+    expect(fields.effect).toEqual({ kind: 'credit', customer: CUSTOMER, amount: 1000, incident: 'INC-0efaf1', description, metadata: { case_id: 'case-34ef553a02' } });
+    expect(() => parseProposal({ ...fields, agent: 'billing-credit-agent', premises: { subscription_status: 'active', incident_compensation: 0 } })).not.toThrow();
+  });
+
+  it('takes a decline as a decision that proposes nothing', async () => {
+    server.script(replies.toolUse('get_payment', {}), replies.toolUse('decline', { reason: 'The payment was charged back (du_1); no refund can be issued.' }));
+    const input = refundCase();
+    const decision = await createAnthropicDecider(config()).decide(input);
+    expect(decision).toMatchObject({ action: 'decline', reason: 'The payment was charged back (du_1); no refund can be issued.' });
+    expect(checkDecision(decision, input.approval, input.kind).verdict).toBe('declined');
+  });
+
+  it('records the model id the API answered with, not only the one configured', async () => {
+    server.script(replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'approved goodwill' }, { model: 'claude-haiku-4-5-20251001-snapshot' }));
+    expect((await createAnthropicDecider(config()).decide(refundCase())).model).toBe('claude-haiku-4-5-20251001-snapshot');
+  });
+
+  it('createDecider with a key is the Anthropic decider', async () => {
+    server.script(replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'approved goodwill' }));
+    const decider = createDecider(config());
+    expect(decider.name).toBe('anthropic');
+    expect(await decider.decide(refundCase())).toMatchObject({ action: 'refund', amountCents: 2000 });
+    expect(server.received).toHaveLength(1);
+  });
+});
+
+describe('the decision is checked against the approval before anything is proposed', () => {
+  it('MODEL_DEVIATED when the model answers 3000 cents against a 2000 cent approval', async () => {
+    const input = refundCase();
+    server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'Refund $30 to be generous.' }));
+
+    const decision = await createAnthropicDecider(config()).decide(input);
+    const check = checkDecision(decision, input.approval, input.kind);
+
+    expect(check.verdict).toBe(MODEL_DEVIATED);
+    if (check.verdict !== MODEL_DEVIATED) return;
+    expect(check.problems).toEqual(['the model decided 3000 cents, but approval ap_case_4471 covers at most 2000']);
+    expect(check.message).toMatch(/^MODEL_DEVIATED: .*Nothing was proposed or sent/);
+    // Even forced through a cast, a deviated decision never becomes an effect.
+    expect(() => proposalFields(check as unknown as AcceptedDecision, input)).toThrow(/not accepted/);
+  });
+
+  it('MODEL_DEVIATED when the model issues a credit on a refund case', async () => {
+    const input = refundCase();
+    server.script(replies.toolUse('issue_credit', { amount_cents: 2000, description: 'store credit instead' }));
+    const decision = await createAnthropicDecider(config()).decide(input);
+    const check = checkDecision(decision, input.approval, input.kind);
+    expect(check.verdict).toBe(MODEL_DEVIATED);
+    expect(check.verdict === MODEL_DEVIATED && check.problems[0]).toContain('decided a credit');
+  });
+});
+
+describe('transient failures are retried by the SDK, then fail the case as decider_unavailable', () => {
+  it('waits out a 429 retry-after and decides on the retry', async () => {
+    server.script(replies.error(429, { retryAfter: '0.2' }), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'approved goodwill' }));
+    const decision = await createAnthropicDecider(config()).decide(refundCase());
+    expect(decision).toMatchObject({ action: 'refund', amountCents: 2000 });
+    const [first, second] = server.received;
+    expect(server.received).toHaveLength(2);
+    expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(190);
+  });
+
+  it('a 429 that lasts: 1 + INTERLOCK_MODEL_MAX_RETRIES requests, then decider_unavailable with the API retry-after', async () => {
+    server.script(...Array.from({ length: 3 }, () => replies.error(429, { retryAfter: '0.02' })));
+    const error = await failure(createAnthropicDecider(config({ maxRetries: 2 })).decide(refundCase()));
+    expect(server.received).toHaveLength(3);
+    expect(error).toMatchObject({ code: 'decider_unavailable', retryable: true, status: 503, apiStatus: 429, retryAfterMs: 20, attempts: 3, apiRequestId: expect.stringMatching(/^req_test_\d+$/) });
+    expect(error.message).toMatch(/rate-limiting this key \(429, request-id req_test_\d+: scripted 429\) after 3 attempts, INTERLOCK_MODEL_MAX_RETRIES=2; .*decide it again later/);
+  });
+
+  it('a 529 overload that lasts fails the case as decider_unavailable after the retries', async () => {
+    server.script(...Array.from({ length: 4 }, () => replies.error(529, { retryAfter: '0.01' })));
+    const error = await failure(createAnthropicDecider(config({ maxRetries: 3 })).decide(refundCase()));
+    expect(server.received).toHaveLength(4);
+    expect(error).toMatchObject({ code: 'decider_unavailable', retryable: true, apiStatus: 529, attempts: 4 });
+    expect(error.message).toContain('The Messages API is overloaded (529');
+  });
+
+  it('a 500 that lasts fails the case as decider_unavailable; no retry-after needed (the SDK backs off by itself)', async () => {
+    server.script(replies.error(500), replies.error(500));
+    const error = await failure(createAnthropicDecider(config({ maxRetries: 1 })).decide(refundCase()));
+    expect(server.received).toHaveLength(2);
+    expect(error).toMatchObject({ code: 'decider_unavailable', retryable: true, apiStatus: 500, attempts: 2 });
+    expect(error.message).toContain('The Messages API failed (500');
+  });
+
+  it('a 529 then a 503 then an answer: the retries recover and the case is decided', async () => {
+    server.script(replies.error(529, { retryAfter: '0.01' }), replies.error(503, { retryAfter: '0.01' }), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'approved goodwill' }));
+    expect(await createAnthropicDecider(config({ maxRetries: 2 })).decide(refundCase())).toMatchObject({ action: 'refund', amountCents: 2000 });
+    expect(server.received).toHaveLength(3);
+  });
+
+  it('answers slower than INTERLOCK_MODEL_TIMEOUT_MS are abandoned, retried, then decider_unavailable', async () => {
+    server.script(replies.hang(), replies.slow(5_000, replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'too late' })));
+    const started = performance.now();
+    const error = await failure(createAnthropicDecider(config({ timeoutMs: 150, maxRetries: 1 })).decide(refundCase()));
+    expect(server.received).toHaveLength(2);
+    expect(error).toMatchObject({ code: 'decider_unavailable', retryable: true, apiStatus: null, attempts: 2 });
+    expect(error.message).toContain('did not answer within INTERLOCK_MODEL_TIMEOUT_MS=150 ms (2 attempts');
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it('an unreachable API is decider_unavailable and names ANTHROPIC_BASE_URL', async () => {
+    const gone = await startMessagesServer();
+    const url = gone.url;
+    await gone.close();
+    const error = await failure(createAnthropicDecider(config({ baseURL: url, maxRetries: 0 })).decide(refundCase()));
+    expect(error).toMatchObject({ code: 'decider_unavailable', retryable: true, attempts: 1 });
+    expect(error.message).toContain(`The Messages API at ${url} could not be reached`);
+  });
+
+  it('a caller that aborts gets decider_unavailable, and nothing is retried', async () => {
+    server.script(replies.hang());
+    const controller = new AbortController();
+    const decision = createAnthropicDecider(config()).decide(refundCase(), { signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    const error = await failure(decision);
+    expect(error).toMatchObject({ code: 'decider_unavailable', retryable: true });
+    expect(error.message).toContain('cancelled');
+    expect(server.received).toHaveLength(1);
+  });
+
+  it('a refused key is invalid_config, sent once and never retried', async () => {
+    server.script(replies.error(401, { message: 'invalid x-api-key' }));
+    const error = await failure(createAnthropicDecider(config()).decide(refundCase()));
+    expect(server.received).toHaveLength(1);
+    expect(error).toMatchObject({ code: 'invalid_config', retryable: false, apiStatus: 401 });
+    expect(error.message).toContain('ANTHROPIC_API_KEY was refused');
+  });
+});
+
+describe('an answer that is not one well-formed decision is decision_invalid and proposes nothing', () => {
+  async function invalid(...script: Parameters<MessagesServer['script']>): Promise<DeciderError> {
+    server.script(...script);
+    const error = await failure(createAnthropicDecider(config()).decide(refundCase()));
+    expect(error).toMatchObject({ code: 'decision_invalid', retryable: false, status: 502 });
+    return error;
+  }
+
+  it('malformed tool input: an amount that is not a whole number of cents', async () => {
+    const error = await invalid(replies.toolUse('issue_refund', { amount_cents: 'twenty dollars', reason: 'approved' }));
+    expect(error.message).toContain('its issue_refund call is malformed (amount_cents must be a number');
+    expect(error.message).toContain('Nothing was proposed');
+    // A 200 with a bad decision is not a transient failure: the SDK does not resend it.
+    expect(server.received).toHaveLength(1);
+  });
+
+  it('malformed tool input: a fractional amount, a missing reason, an input that is not an object', async () => {
+    expect((await invalid(replies.toolUse('issue_refund', { amount_cents: 1999.5, reason: 'approved' }))).message).toContain('amount_cents must be a whole number of cents');
+    server.reset();
+    expect((await invalid(replies.toolUse('issue_refund', { amount_cents: 2000 }))).message).toContain('reason must be a string');
+    server.reset();
+    expect((await invalid(replies.toolUse('issue_refund', [2000, 'approved']))).message).toContain('input must be an object');
+    server.reset();
+    expect((await invalid(replies.toolUse('issue_refund', { amount_cents: 2000, reason: '  \u0000 ' }))).message).toContain('reason must say something');
+  });
+
+  it('an unknown tool', async () => {
+    const error = await invalid(replies.toolUse('send_money', { amount_cents: 2000 }));
+    expect(error.message).toContain('it called send_money, which is not one of the tools offered (get_payment, issue_refund, decline)');
+  });
+
+  it('a lookup the caller gave no facts for is an unknown tool too', async () => {
+    const error = await invalid(replies.toolUse('get_account', {}));
+    expect(error.message).toContain('it called get_account, which is not one of the tools offered');
+  });
+
+  it('no tool call at all', async () => {
+    const error = await invalid(replies.text('I think a $20 refund is fair.'));
+    expect(error.message).toContain('it answered without calling a tool ("I think a $20 refund is fair.")');
+  });
+
+  it('a max_tokens stop, even with a tool call in it', async () => {
+    const error = await invalid(replies.maxTokens());
+    expect(error.message).toContain('INTERLOCK_MODEL_MAX_TOKENS=1024');
+  });
+
+  it('a refusal', async () => {
+    const error = await invalid(replies.refusal());
+    expect(error.message).toContain('it refused to decide (general_harms): The request was declined by a safety classifier.');
+  });
+
+  it('two decisions in one answer', async () => {
+    const error = await invalid(replies.toolUses([{ name: 'issue_refund', input: { amount_cents: 2000, reason: 'a' } }, { name: 'decline', input: { reason: 'b' } }]));
+    expect(error.message).toContain('it called issue_refund and decline in one answer');
+  });
+
+  it('lookups that never end in a decision stop at INTERLOCK_MODEL_MAX_TURNS', async () => {
+    server.script(...Array.from({ length: 3 }, () => replies.toolUse('get_payment', {})));
+    const error = await failure(createAnthropicDecider(config({ maxTurns: 3 })).decide(refundCase()));
+    expect(error).toMatchObject({ code: 'decision_invalid', retryable: false });
+    expect(error.message).toContain('INTERLOCK_MODEL_MAX_TURNS=3');
+    expect(server.received).toHaveLength(3);
+  });
+});
+
+describe('model text never breaks proposal validation', () => {
+  it('lone surrogates, control characters and a very long reason become a valid proposal, text bounded', async () => {
+    const input = refundCase();
+    const hostile = `Refund \ud800 approved\u0000 \u001b[31mred\u001b[0m \u0085 tab\there\n${'x'.repeat(30_000)}\udfff`;
+    server.script(replies.toolUse('issue_refund', { amount_cents: 2000, reason: hostile }, { text: `Thinking \udc00 aloud\u0007`, model: 'claude-haiku\u0000-4-5 ' }));
+
+    const decision = await createAnthropicDecider(config()).decide(input);
+    const fields = proposalFields(accepted(decision, input), input);
+
+    expect(() => parseProposal({ ...fields, agent: 'support-decider', premises: { chargebacks: [] } })).not.toThrow();
+    expect(fields.decision.text.length).toBeLessThanOrEqual(4_000);
+    expect(fields.decision.text).toContain('tab\there');
+    // eslint-disable-next-line no-control-regex -- the control characters are what must be gone
+    expect(fields.decision.text).not.toMatch(/[\u0000-\u0008\u001b\u0085]/);
+    expect(decision.model).toBe('claude-haiku -4-5');
+    if (decision.action !== 'refund') throw new Error('not a refund');
+    expect(decision.reason.length).toBeLessThanOrEqual(500);
+    expect(decision.reason.startsWith('Refund \ufffd approved')).toBe(true);
+  });
+});

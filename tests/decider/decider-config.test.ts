@@ -1,0 +1,32 @@
+// The decider's settings: defaults that run offline, each variable read and checked, empty counted as unset.
+import { describe, expect, it } from 'vitest';
+import { DECIDER_DEFAULTS, loadDeciderConfig } from '../../src/decider/decider.js';
+
+describe('loadDeciderConfig', () => {
+  it('defaults to the rules decider, the seeds model, 1024 tokens, 60 s, 2 retries and 4 turns', () => {
+    expect(loadDeciderConfig({})).toEqual({ apiKey: null, model: 'claude-haiku-4-5-20251001', baseURL: null, maxTokens: 1024, timeoutMs: 60_000, maxRetries: 2, maxTurns: 4 });
+    expect(DECIDER_DEFAULTS.model).toBe('claude-haiku-4-5-20251001');
+  });
+
+  it('reads every variable', () => {
+    const env = { ANTHROPIC_API_KEY: 'sk-ant-x', INTERLOCK_MODEL: 'claude-sonnet-4-5', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9999', INTERLOCK_MODEL_MAX_TOKENS: '300', INTERLOCK_MODEL_TIMEOUT_MS: '5000', INTERLOCK_MODEL_MAX_RETRIES: '0', INTERLOCK_MODEL_MAX_TURNS: '2' };
+    expect(loadDeciderConfig(env)).toEqual({ apiKey: 'sk-ant-x', model: 'claude-sonnet-4-5', baseURL: 'http://127.0.0.1:9999', maxTokens: 300, timeoutMs: 5_000, maxRetries: 0, maxTurns: 2 });
+  });
+
+  it('an empty or blank ANTHROPIC_API_KEY is no key: the rules decider decides', () => {
+    expect(loadDeciderConfig({ ANTHROPIC_API_KEY: '' }).apiKey).toBeNull();
+    expect(loadDeciderConfig({ ANTHROPIC_API_KEY: '   ' }).apiKey).toBeNull();
+  });
+
+  it('refuses bad values with invalid_config, naming each variable', () => {
+    let error: unknown;
+    try {
+      loadDeciderConfig({ ANTHROPIC_BASE_URL: 'not a url', INTERLOCK_MODEL_MAX_RETRIES: '-1', INTERLOCK_MODEL_TIMEOUT_MS: '1.5', INTERLOCK_MODEL: 'has spaces' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toMatchObject({ code: 'invalid_config', retryable: false });
+    const message = (error as Error).message;
+    for (const name of ['ANTHROPIC_BASE_URL', 'INTERLOCK_MODEL_MAX_RETRIES', 'INTERLOCK_MODEL_TIMEOUT_MS', 'INTERLOCK_MODEL:']) expect(message).toContain(name);
+  });
+});

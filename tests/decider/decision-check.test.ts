@@ -1,0 +1,61 @@
+// checkDecision and the proposal fields, pure: what is inside an approval is accepted, what is outside is
+// MODEL_DEVIATED and never becomes an effect; model text is repaired, never refused.
+import { describe, expect, it } from 'vitest';
+import { PROPOSAL_LIMITS } from '../../src/core/proposal.js';
+import { checkDecision, cleanModelLine, cleanModelText, DECISION_TEXT_MAX_CHARS, MODEL_DEVIATED, proposalDecision, type Decision } from '../../src/decider/decider.js';
+import { creditCase, refundCase } from './cases.js';
+
+const refund = (amountCents: number): Decision => ({ action: 'refund', amountCents, reason: 'goodwill', model: 'm', text: 't' });
+const { approval } = refundCase();
+
+describe('checkDecision', () => {
+  it('accepts the approved amount and anything below it', () => {
+    expect(checkDecision(refund(2000), approval, 'refund').verdict).toBe('accepted');
+    expect(checkDecision(refund(1), approval, 'refund').verdict).toBe('accepted');
+  });
+
+  it('MODEL_DEVIATED one cent over the cap, naming both amounts', () => {
+    const check = checkDecision(refund(2001), approval, 'refund');
+    expect(check).toMatchObject({ verdict: MODEL_DEVIATED, problems: ['the model decided 2001 cents, but approval ap_case_4471 covers at most 2000'] });
+  });
+
+  it('MODEL_DEVIATED for amounts that are not cents at all', () => {
+    for (const amount of [0, -5, 12.5, Number.NaN, 1e12]) expect(checkDecision(refund(amount), approval, 'refund').verdict).toBe(MODEL_DEVIATED);
+  });
+
+  it('MODEL_DEVIATED for a credit on a refund approval, and for a refund on a credit approval', () => {
+    const credit: Decision = { action: 'credit', amountCents: 1000, description: 'd', model: 'm', text: 't' };
+    expect(checkDecision(credit, approval, 'refund').verdict).toBe(MODEL_DEVIATED);
+    expect(checkDecision(refund(500), creditCase().approval, 'credit').verdict).toBe(MODEL_DEVIATED);
+    expect(checkDecision(credit, creditCase().approval, 'credit').verdict).toBe('accepted');
+  });
+
+  it('a decline is declined, whatever the approval', () => {
+    expect(checkDecision({ action: 'decline', reason: 'charged back', model: 'm', text: 't' }, approval, 'refund').verdict).toBe('declined');
+  });
+});
+
+describe('model text', () => {
+  it('keeps tab and line breaks, drops other control characters, replaces lone surrogates', () => {
+    expect(cleanModelText('a\tb\nc\r\nd\u0000e\u001bf\u007fg\u0085h', 100)).toBe('a\tb\nc\r\ndefgh');
+    expect(cleanModelText('x\ud800y\udc00z', 100)).toBe('x\ufffdy\ufffdz');
+    expect(cleanModelText('pair \ud83d\ude00 kept', 100)).toBe('pair \ud83d\ude00 kept');
+  });
+
+  it('cuts at the limit with an ellipsis and never splits a surrogate pair', () => {
+    expect(cleanModelText('abcdefgh', 5)).toBe('abcd…');
+    const cut = cleanModelText(`abc${'\ud83d\ude00'.repeat(5)}`, 5);
+    expect(cut).toBe('abc…');
+    expect(cut.length).toBeLessThanOrEqual(5);
+  });
+
+  it('a model id is one printable line; with nothing printable left the proposal names unknown-model', () => {
+    expect(cleanModelLine(' claude\u0000haiku\n ', 200)).toBe('claude haiku');
+    expect(proposalDecision({ action: 'decline', reason: 'r', model: '\u0000\u0001', text: 't' }).model).toBe('unknown-model');
+  });
+
+  it('the decision text limit leaves room inside the proposal limit', () => {
+    expect(DECISION_TEXT_MAX_CHARS).toBeLessThanOrEqual(PROPOSAL_LIMITS.decisionChars);
+    expect(proposalDecision({ action: 'decline', reason: 'r', model: 'm', text: 'y'.repeat(50_000) }).text.length).toBe(DECISION_TEXT_MAX_CHARS);
+  });
+});

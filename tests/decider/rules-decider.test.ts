@@ -1,0 +1,58 @@
+// Without ANTHROPIC_API_KEY the rules decider decides: the approved amount on the case's own kind, the same
+// answer every time, no network. Its decisions go through the same check and proposal fields as a model's.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseProposal } from '../../src/core/proposal.js';
+import { checkDecision, createDecider, loadDeciderConfig, proposalFields, RULES_MODEL } from '../../src/decider/decider.js';
+import { creditCase, CUSTOMER, PAYMENT, refundCase } from './cases.js';
+import { startMessagesServer, type MessagesServer } from './messages-server.js';
+
+let server: MessagesServer;
+beforeAll(async () => {
+  server = await startMessagesServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+describe('the rules decider', () => {
+  it('is what createDecider builds without a key, and it asks no model even with a base URL set', async () => {
+    const decider = createDecider(loadDeciderConfig({ ANTHROPIC_BASE_URL: server.url }));
+    expect(decider.name).toBe('rules');
+    await decider.decide(refundCase());
+    expect(server.received).toEqual([]);
+  });
+
+  it('refunds the approved amount, named rules in the decision that goes into the receipt', async () => {
+    const input = refundCase();
+    const decision = await createDecider(loadDeciderConfig({})).decide(input);
+    expect(decision).toMatchObject({ action: 'refund', amountCents: 2000, model: RULES_MODEL });
+    expect(RULES_MODEL).toBe('rules');
+    const check = checkDecision(decision, input.approval, input.kind);
+    if (check.verdict !== 'accepted') throw new Error(check.verdict);
+    const fields = proposalFields(check, input);
+    expect(fields).toMatchObject({ requestId: 'case:case-4471', approval: 'ap_case_4471', effect: { kind: 'refund', paymentIntent: PAYMENT, amount: 2000 }, decision: { model: 'rules' } });
+    expect(() => parseProposal({ ...fields, agent: 'support-decider', premises: { chargebacks: [], refunded_by_others: 0 } })).not.toThrow();
+  });
+
+  it('credits the approved amount for the case incident', async () => {
+    const input = creditCase();
+    const decision = await createDecider(loadDeciderConfig({})).decide(input);
+    expect(decision).toMatchObject({ action: 'credit', amountCents: 1000, model: 'rules', description: 'Goodwill credit of $10.00 for incident INC-0efaf1 (case case-34ef553a02).' });
+    const check = checkDecision(decision, input.approval, input.kind);
+    if (check.verdict !== 'accepted') throw new Error(check.verdict);
+    expect(proposalFields(check, input).effect).toMatchObject({ kind: 'credit', customer: CUSTOMER, amount: 1000, incident: 'INC-0efaf1' });
+  });
+
+  it('is deterministic: the same case gets the same decision, whatever the facts say', async () => {
+    const decider = createDecider(loadDeciderConfig({}));
+    const first = await decider.decide(refundCase());
+    expect(await decider.decide(refundCase())).toEqual(first);
+    expect(await decider.decide(refundCase({ facts: { get_payment: { chargebacks: ['du_1'] } } }))).toEqual(first);
+  });
+
+  it('refuses a case that could not become a proposal, before deciding anything', async () => {
+    const decider = createDecider(loadDeciderConfig({}));
+    await expect(decider.decide(refundCase({ approval: { id: 'ap_1', capCents: 2000, scope: `customer:${CUSTOMER}` } }))).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('approval.scope: names a customer, so it cannot approve a refund') });
+    await expect(decider.decide(creditCase({ incident: undefined }))).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('incident: a credit names the incident it compensates') });
+  });
+});

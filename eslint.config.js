@@ -14,7 +14,7 @@ const socketModules = [
 ];
 
 /** The files of src/ that wire the program together and may therefore reach into queues/, webhooks/, scenarios/, sandbox/. */
-const compositionRoots = ['src/cli/main.ts', 'src/main.ts'];
+const compositionRoots = ['src/main.ts'];
 
 const outerLayers = ['queues', 'webhooks', 'scenarios', 'sandbox'];
 
@@ -43,7 +43,7 @@ export default tseslint.config(
     ignores: compositionRoots,
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: outerLayers.map((layer) => ({ group: up(layer), message: `src/ imports nothing from ${layer}/; only the composition roots (${compositionRoots.join(', ')}) may.` })),
+        patterns: outerLayers.map((layer) => ({ group: up(layer), message: `src/ imports nothing from ${layer}/; only the composition root (${compositionRoots.join(', ')}) may.` })),
       }],
     },
   },

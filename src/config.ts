@@ -35,6 +35,8 @@ const schema = z.object({
   INTERLOCK_STRIPE_RATE: z.coerce.number().int().min(1).max(10_000).optional(),
   INTERLOCK_CRASH_AT: z.enum(['before_send', 'after_send']).optional(),
   INTERLOCK_RECOVERY_INTERVAL_MS: ms.default(60_000),
+  INTERLOCK_RECONCILE_INTERVAL_MS: ms.default(15 * 60 * 1000),
+  INTERLOCK_RECONCILE_HORIZON_MS: ms.default(3 * 24 * 60 * 60 * 1000),
   INTERLOCK_HOST: z.string().min(1).default('127.0.0.1'),
   INTERLOCK_PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   INTERLOCK_API_TOKENS: z.string().optional(),
@@ -76,6 +78,10 @@ export type Config = {
   /** Kill the worker at this point of its next send (the crash matrix and scenarios; test keys and sandbox only). */
   crashAt: 'before_send' | 'after_send' | null;
   recoveryIntervalMs: number;
+  /** How often the facts role re-reads recently committed effects from Stripe (missed webhooks). */
+  reconcileIntervalMs: number;
+  /** How far back each reconciliation pass looks (effects committed within it are re-read). */
+  reconcileHorizonMs: number;
   host: string;
   port: number;
   /** name:role:token, comma-separated, or a file holding such lines; null generates tokens into the data dir. */
@@ -145,6 +151,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stripeRatePerSecond: c.INTERLOCK_STRIPE_RATE ?? null,
     crashAt: c.INTERLOCK_CRASH_AT ?? null,
     recoveryIntervalMs: c.INTERLOCK_RECOVERY_INTERVAL_MS,
+    reconcileIntervalMs: c.INTERLOCK_RECONCILE_INTERVAL_MS,
+    reconcileHorizonMs: c.INTERLOCK_RECONCILE_HORIZON_MS,
     host: c.INTERLOCK_HOST,
     port: c.INTERLOCK_PORT,
     apiTokens: c.INTERLOCK_API_TOKENS ?? null,

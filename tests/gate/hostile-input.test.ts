@@ -139,6 +139,11 @@ describe('hostile receipts', () => {
     return copy;
   }
 
+  /** Where a batch's `covers` count sits: an integer too large to be exact once made the fast path and the schema disagree. */
+  function receiptCoversIndex(): number {
+    return paths(receipt).findIndex((path) => path.at(-1) === 'covers');
+  }
+
   it('verify() never throws on a mutated receipt, and never calls a changed one valid', () => {
     const all = paths(receipt);
     fc.assert(
@@ -157,7 +162,7 @@ describe('hostile receipts', () => {
         if (!unchanged) expect(result.valid, `mutation at ${JSON.stringify(all[index])}`).not.toBe(true);
         expect(verify(mutated).valid).not.toBe(true);
       }),
-      { numRuns: 400 },
+      { numRuns: 400, examples: [[receiptCoversIndex(), 1e308, 'set']] },
     );
   });
 

@@ -11,10 +11,10 @@ export const SOCKET_MODULES = [
 ] as const;
 
 /**
- * The only files in src/ that may import from queues/, webhooks/, scenarios/ or sandbox/: the places that wire
- * the whole program together. Today src/cli/main.ts adds the sandbox's own command (sandbox/cli.ts).
+ * The only file in src/ that may import from queues/, webhooks/, scenarios/ or sandbox/: the composition root, which
+ * wires the whole program together (the service's roles, the queue commands, the sandbox's own command).
  */
-export const COMPOSITION_ROOTS = ['src/cli/main.ts', 'src/main.ts'] as const;
+export const COMPOSITION_ROOTS = ['src/main.ts'] as const;
 
 /** The one module of src/ that queues/ and webhooks/ may use. */
 export const PUBLIC_ENTRY = 'src/interlock.ts';

@@ -1,0 +1,42 @@
+// The `interlock` command line's own commands (keys, receipts, approvals, effects, alerts, the demo): everything
+// that needs only src/. The composition root (src/main.ts) adds the commands that run queues, the HTTP service and
+// the sandbox, then runs the program. Every failure ends in one line on stderr and an exit code (failure.ts):
+// commander's own usage errors, bad values, configuration, an unreachable Redis, and anything unexpected, never a
+// stack trace.
+import { Command } from 'commander';
+import { addApprovalCommands } from './approvals-command.js';
+import { reportFailure } from './failure.js';
+import { addKeysCommands } from './keys-command.js';
+import { addReceiptCommands } from './receipt-command.js';
+import { addEffectCommands } from './effect-command.js';
+
+export function createProgram(): Command {
+  // exitOverride and configureOutput are set before any subcommand is added, so every subcommand inherits them.
+  const program = new Command('interlock')
+    .description('Interlock for Stripe: refunds and credits that reach Stripe at most once, on fresh facts, under a live approval, with signed receipts.')
+    .exitOverride()
+    .configureOutput({ outputError: (text, write) => write(`${text.trimEnd()} (add --help for usage)\n`) });
+
+  addKeysCommands(program);
+  addReceiptCommands(program);
+  addApprovalCommands(program);
+  addEffectCommands(program);
+
+  program
+    .command('demo')
+    .description('run the offline demo: a gated refund, a crash after the send, a recovery and the verified receipt')
+    .action(async () => {
+      const { runDemo } = await import('../demo.js');
+      await runDemo();
+    });
+  return program;
+}
+
+/** Parses argv and runs the command; a failure becomes one line on stderr and the exit code. */
+export async function runProgram(program: Command, argv: readonly string[] = process.argv): Promise<void> {
+  try {
+    await program.parseAsync([...argv]);
+  } catch (error) {
+    reportFailure(error);
+  }
+}

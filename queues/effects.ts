@@ -19,12 +19,16 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
   const queue = new Queue<EffectJob, EffectAnswer>(stores.queues.effects, { connection, prefix: stores.queues.prefix });
   const record = createProposalRecorder(stores);
   let events: QueueEvents | null = null;
+  let eventsConnection: ReturnType<Stores['queueConnection']> | null = null;
   let ready: Promise<QueueEvents> | null = null;
 
   /** The queue's event stream, subscribed before any job is looked at, so no completion can slip between. */
   function eventsOf(): Promise<QueueEvents> {
     ready ??= (async () => {
-      events = new QueueEvents(stores.queues.effects, { connection: stores.queueConnection(), prefix: stores.queues.prefix });
+      // A connection of its own (it blocks on the event stream), closed with the queue: BullMQ leaves a connection
+      // it was given open.
+      eventsConnection = stores.queueConnection();
+      events = new QueueEvents(stores.queues.effects, { connection: eventsConnection, prefix: stores.queues.prefix });
       await events.waitUntilReady();
       return events;
     })();
@@ -64,6 +68,7 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
     },
     async close(): Promise<void> {
       await events?.close();
+      await eventsConnection?.quit().catch(() => undefined);
       await queue.close();
       await connection.quit().catch(() => undefined);
     },

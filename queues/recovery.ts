@@ -14,6 +14,7 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
   const { logger } = stores;
   const connection = stores.queueConnection();
   const queue = new Queue(stores.queues.recovery, { connection, prefix: stores.queues.prefix });
+  const workerConnection = stores.queueConnection();
   let closed = false;
 
   /** Schedules a pass for the Redis-clock instant `at` (one job per 100 ms, so a burst of reports adds one). */
@@ -35,7 +36,7 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
     async () => {
       await pass();
     },
-    { connection: stores.queueConnection(), prefix: stores.queues.prefix, concurrency: 1 },
+    { connection: workerConnection, prefix: stores.queues.prefix, concurrency: 1 },
   );
   worker.on('error', (error) => logger.error({ err: error }, 'recovery worker error'));
 
@@ -59,7 +60,7 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
       await started;
       await worker.close();
       await queue.close();
-      await connection.quit().catch(() => undefined);
+      await Promise.all([connection.quit().catch(() => undefined), workerConnection.quit().catch(() => undefined)]);
     },
   };
 }

@@ -37,8 +37,8 @@ const JSON_TYPES = ['application/json', 'application/*+json'];
 function jsonBody(limitBytes: number): RequestHandler[] {
   const parse = express.json({ limit: limitBytes, strict: true, type: JSON_TYPES });
   const onlyJson: RequestHandler = (req, _res, next) => {
-    // null: no body at all; false: a body of another type.
-    if (req.is(JSON_TYPES) === false) {
+    // null: no body at all; false: a body of another type. An empty body (Content-Length: 0) is no body.
+    if (req.headers['content-length'] !== '0' && req.is(JSON_TYPES) === false) {
       next(apiError('unsupported_media_type', `This route reads JSON bodies; send Content-Type: application/json (not ${redactSecrets(String(req.headers['content-type'] ?? 'none')).slice(0, 100)}).`));
       return;
     }

@@ -48,7 +48,8 @@ export function createEffectListing(stores: Stores, options: { scanBudget?: numb
     let position = decode(startingAfter);
     let examined = 0;
     for (;;) {
-      const batch = await scanEffects(stores, position.cursor, Math.max(limit, 100));
+      // A filtered page may look at many entries for each it keeps; an unfiltered one keeps about what it looks at.
+      const batch = await scanEffects(stores, position.cursor, filter.subject !== undefined || filter.state !== undefined ? 500 : Math.max(limit, 20));
       let items = batch.effects;
       if (position.after !== null) {
         const at = items.findIndex((item) => item.effectId === position.after);
@@ -57,17 +58,23 @@ export function createEffectListing(stores: Stores, options: { scanBudget?: numb
       }
       examined += items.length;
       const candidates = items.filter((item) => filter.subject === undefined || item.partition === filter.subject);
-      const read = await Promise.all(candidates.map(async (item) => ({ item, entries: await entriesOf(item.partition, item.effectId) })));
-      for (const [index, { item, entries }] of read.entries()) {
-        // A binding comes before the first entry: an effect being recorded right now has none yet.
-        if (entries.length === 0) continue;
-        if (filter.state !== undefined && stateOf(entries).state !== filter.state) continue;
-        data.push(summaryOf(item.effectId, item.partition, entries));
-        if (data.length === limit) {
-          const lastOfBatch = index === read.length - 1 && candidates.at(-1) === items.at(-1);
-          const next: Position = lastOfBatch ? { cursor: batch.cursor, after: null } : { cursor: position.cursor, after: item.effectId };
-          const hasMore = !(lastOfBatch && batch.cursor === '0');
-          return { data, hasMore, next: hasMore ? encode(next) : null };
+      // Entries are read a few at a time, about as many as the page still needs, not the whole batch.
+      for (let from = 0; from < candidates.length; ) {
+        const need = limit - data.length;
+        const chunk = candidates.slice(from, from + (filter.state === undefined ? need : Math.max(need, 25)));
+        from += chunk.length;
+        const read = await Promise.all(chunk.map(async (item) => ({ item, entries: await entriesOf(item.partition, item.effectId) })));
+        for (const [index, { item, entries }] of read.entries()) {
+          // A binding comes before the first entry: an effect being recorded right now has none yet.
+          if (entries.length === 0) continue;
+          if (filter.state !== undefined && stateOf(entries).state !== filter.state) continue;
+          data.push(summaryOf(item.effectId, item.partition, entries));
+          if (data.length === limit) {
+            const lastOfBatch = from === candidates.length && index === read.length - 1 && candidates.at(-1) === items.at(-1);
+            const next: Position = lastOfBatch ? { cursor: batch.cursor, after: null } : { cursor: position.cursor, after: item.effectId };
+            const hasMore = !(lastOfBatch && batch.cursor === '0');
+            return { data, hasMore, next: hasMore ? encode(next) : null };
+          }
         }
       }
       if (batch.cursor === '0') return { data, hasMore: false, next: null };

@@ -1,7 +1,7 @@
 // Keys, alerts, recovery and the probes. /healthz says the process is up; /readyz runs the injected checks (Redis
 // reachable and durable, queues reachable, Stripe or the sandbox answering), each bounded in time, and answers 503
 // naming the ones that failed.
-import { durabilityOf, errorMessage, publicKeyPem, redactSecrets, type Stores } from '../../src/interlock.js';
+import { durabilityOf, errorMessage, publicKeyPem, type Stores } from '../../src/interlock.js';
 import { apiError } from './errors.js';
 import { route, type Route } from './route.js';
 import { alertsQuery, errorAnswer, healthAnswer, keysAnswer, listAnswer, recoverAnswer, recoverBody } from './schemas.js';
@@ -32,9 +32,10 @@ async function runCheck(check: ReadinessCheck): Promise<{ name: string; ok: bool
   try {
     const answer = await Promise.race([check.check(), timeout]);
     const result = typeof answer === 'boolean' ? { ok: answer } : answer;
-    return { name: check.name, ok: result.ok, detail: 'detail' in result && result.detail !== undefined ? redactSecrets(result.detail) : null };
+    // Secrets in a detail are masked with the rest of the answer (route.ts).
+    return { name: check.name, ok: result.ok, detail: 'detail' in result && result.detail !== undefined ? result.detail : null };
   } catch (error) {
-    return { name: check.name, ok: false, detail: redactSecrets(errorMessage(error)) };
+    return { name: check.name, ok: false, detail: errorMessage(error) };
   } finally {
     clearTimeout(timer);
   }

@@ -25,6 +25,7 @@ export { DEFAULT_PREMISES } from './api/context.js';
 export { loadTokenRegistry, createTokenRegistry, parseTokenEntries, ROLES, type Role, type TokenRegistry, type Caller } from './api/tokens.js';
 export { PERMISSIONS } from './api/auth.js';
 export { storeChecks } from './api/ops-routes.js';
+export { loadApiLimits } from './api/limits.js';
 
 export const DEFAULT_BODY_BYTES = 256 * 1024;
 export const DEFAULT_RATE_PER_MINUTE = 600;

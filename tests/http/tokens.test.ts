@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createTokenRegistry, loadTokenRegistry, parseTokenEntries } from '../../webhooks/app.js';
+import { createTokenRegistry, loadApiLimits, loadTokenRegistry, parseTokenEntries } from '../../webhooks/app.js';
 import { createRateLimiter } from '../../webhooks/api/rate-limit.js';
 
 const SECRET = 'itk_s3cr3t_value_0123456789';
@@ -92,5 +92,18 @@ describe('the rate limiter', () => {
     now += 1_000;
     expect(limiter.take('a')).toEqual({ allowed: true });
     expect(limiter.take('a').allowed).toBe(false);
+  });
+});
+
+describe('the API limits from the environment', () => {
+  it('reads each variable, keeps the defaults for unset ones, and 0 turns the rate limit off', () => {
+    expect(loadApiLimits({})).toEqual({});
+    expect(loadApiLimits({ INTERLOCK_API_RATE_LIMIT: '120', INTERLOCK_API_RATE_BURST: '10', INTERLOCK_API_BODY_LIMIT: '4096', INTERLOCK_API_FACT_TIMEOUT_MS: '500' })).toEqual({ ratePerMinute: 120, rateBurst: 10, bodyBytes: 4096, factTimeoutMs: 500 });
+    expect(loadApiLimits({ INTERLOCK_API_RATE_LIMIT: '0' })).toEqual({ ratePerMinute: null });
+  });
+
+  it('refuses what is not a whole number in range, naming the variable', () => {
+    expect(refusal(() => loadApiLimits({ INTERLOCK_API_BODY_LIMIT: '1kb' })).message).toMatch(/INTERLOCK_API_BODY_LIMIT: must be a whole number/);
+    expect(refusal(() => loadApiLimits({ INTERLOCK_API_FACT_TIMEOUT_MS: '5' })).message).toMatch(/INTERLOCK_API_FACT_TIMEOUT_MS/);
   });
 });

@@ -14,6 +14,7 @@ let rig: Rig;
 const accepted = new Set<string>();
 let sequence = 0;
 let refused = 0;
+let granted = 0;
 
 beforeAll(async () => {
   rig = await startRig({ deps: { limits: { ratePerMinute: null } } });
@@ -43,7 +44,6 @@ const hostileValue = fc.oneof(
 function mutations(valid: () => Record<string, unknown>) {
   return fc.record({ field: fc.constantFrom(...Object.keys(valid()), 'extra', '__proto__', 'decision'), value: fc.option(hostileValue, { nil: undefined }) }).map(({ field, value }) => {
     const body = valid();
-    body.request_id = `fz-${(sequence += 1)}`;
     const text = JSON.stringify(body);
     if (value === undefined) {
       delete body[field];
@@ -56,7 +56,7 @@ function mutations(valid: () => Record<string, unknown>) {
 }
 
 /** A valid body as it is, under a fresh request id: the accepted half of the property. */
-const untouched = (valid: () => Record<string, unknown>) => fc.constant(null).map(() => JSON.stringify({ ...valid(), request_id: `fz-${(sequence += 1)}` }));
+const untouched = (valid: () => Record<string, unknown>) => fc.constant(null).map(() => JSON.stringify(valid()));
 
 const notJson = fc.oneof(fc.string({ maxLength: 60 }), fc.constantFrom('{', '{"a":}', 'null', '"text"', '[1,2]', '1', 'true', '{"amount": 1e999}', '\ufeff{}'));
 const anyJson = fc.jsonValue({ maxDepth: 4 }).map((value) => JSON.stringify(value) ?? 'null');
@@ -89,8 +89,8 @@ function requestIdOf(text: string): string | null {
 }
 
 describe.each([
-  { path: '/v1/refunds', valid: () => refundBody({ approval: 'ap_fuzz' }) },
-  { path: '/v1/credits', valid: () => creditBody({ approval: 'ap_fuzz' }) },
+  { path: '/v1/refunds', valid: () => refundBody({ approval: 'ap_fuzz', request_id: `fz-${(sequence += 1)}` }) },
+  { path: '/v1/credits', valid: () => creditBody({ approval: 'ap_fuzz', request_id: `fz-${(sequence += 1)}` }) },
 ])('POST $path with fuzzed bodies', ({ path, valid }) => {
   it('never answers 5xx, and a refused body records no effect', async () => {
     await fc.assert(
@@ -105,7 +105,10 @@ describe.each([
         refused += 1;
         if (requestId !== null && !accepted.has(effectIdFor({ requestId, effect: null }))) expect(await rig.hasEffect(effectIdFor({ requestId, effect: null })), text).toBe(false);
       }),
-      { numRuns: 250 },
+      {
+        numRuns: 250,
+        examples: [0, -1, 12.5, 100_000_000, '2000', null].map((amount) => [JSON.stringify(valid()).replace(/"amount":\d+/, `"amount":${JSON.stringify(amount)}`), 'application/json'] as [string, string]),
+      },
     );
   });
 });
@@ -113,7 +116,7 @@ describe.each([
 describe('POST /v1/approvals and PUT /v1/caps with fuzzed bodies', () => {
   it('never answers 5xx, and a refused grant writes neither the approval nor its options', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(mutations(() => approvalBody({ id: `ap_fz${sequence}` })), anyJson, notJson), async (text) => {
+      fc.asyncProperty(fc.oneof({ arbitrary: mutations(() => approvalBody({ id: `ap_fz${(sequence += 1)}` })), weight: 4 }, { arbitrary: untouched(() => approvalBody({ id: `ap_fz${(sequence += 1)}` })), weight: 1 }, anyJson, notJson), async (text) => {
         const answer = await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).set('Content-Type', 'application/json').send(text);
         await expectNoFault(answer);
         let id: unknown;
@@ -122,13 +125,25 @@ describe('POST /v1/approvals and PUT /v1/caps with fuzzed bodies', () => {
         } catch {
           id = null;
         }
+        if (answer.status === 201) granted += 1;
         if (answer.status >= 400 && typeof id === 'string' && id !== '') {
           expect(await rig.redis.hexists(rig.stores.keys.approvalPartitions, id)).toBe(0);
           expect(await rig.redis.hexists(rig.stores.keys.approvalOptions, id)).toBe(0);
         }
       }),
-      { numRuns: 150 },
+      {
+        numRuns: 150,
+        // The boundaries of every number, always tried first: each is one the core refuses, so the API must too.
+        examples: [
+          ...[0, -1, 0.5, Number.MAX_SAFE_INTEGER + 2].map((cap) => [JSON.stringify(approvalBody({ cap_cents: cap }))] as [string]),
+          ...[0, 1.5, 1_000_001].map((uses) => [JSON.stringify(approvalBody({ max_uses: uses }))] as [string]),
+          ...[0, 10 * 365 * 24 * 3600 + 1].map((seconds) => [JSON.stringify(approvalBody({ expires_in: seconds }))] as [string]),
+          ...['payment:pi_', 'customer:cus_a b', 'payment:pi_1:x'].map((scope) => [JSON.stringify(approvalBody({ scope }))] as [string]),
+          ...['', ' alex', 'a\u0000b'].map((approver) => [JSON.stringify(approvalBody({ approver }))] as [string]),
+        ],
+      },
     );
+    expect(granted).toBeGreaterThanOrEqual(10);
     await fc.assert(
       fc.asyncProperty(fc.oneof(hostileString, fc.constantFrom('payment:pi_1', 'customer:cus_1')), fc.oneof(anyJson, notJson, hostileValue.map((value) => JSON.stringify({ cap_cents: value }) ?? '{}')), async (subject, text) => {
         const answer = await request(rig.app).put(`/v1/caps/${encode(subject)}`).set(bearer(TOKENS.approver)).set('Content-Type', 'application/json').send(text);

@@ -24,7 +24,7 @@ export type { AppDeps, FactReader, PremiseNames, ReadinessCheck, AlertsReader, E
 export { DEFAULT_PREMISES } from './api/context.js';
 export { loadTokenRegistry, createTokenRegistry, parseTokenEntries, ROLES, type Role, type TokenRegistry, type Caller } from './api/tokens.js';
 export { PERMISSIONS } from './api/auth.js';
-export { storeChecks } from './api/ops-routes.js';
+export { queueCheck, storeChecks } from './api/ops-routes.js';
 export { loadApiLimits } from './api/limits.js';
 
 export const DEFAULT_BODY_BYTES = 256 * 1024;

@@ -5,7 +5,7 @@ import express from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStores } from '../../src/interlock.js';
-import { createApp } from '../../webhooks/app.js';
+import { createApp, queueCheck, storeChecks } from '../../webhooks/app.js';
 import { bearer, refundBody, ROLE_TOKENS, startRig, tokenRegistry, TOKENS, type Rig } from './rig.js';
 
 let rig: Rig;
@@ -128,6 +128,17 @@ describe('probes, alerts, recovery', () => {
         { name: 'stripe', ok: false, detail: 'Invalid API Key provided: sk_test_4eC3…' },
       ],
     });
+  });
+
+  it('the checks the service is wired with: Redis, its durability and the queue connection', async () => {
+    const wired = appWith({ readiness: [...storeChecks(rig.stores), queueCheck(rig.queue)] });
+    const answer = await request(wired).get('/readyz');
+    expect(answer.status).toBe(200);
+    expect(answer.body.checks.map((check: { name: string; ok: boolean }) => [check.name, check.ok])).toEqual([
+      ['redis', true],
+      ['redis_durable', true],
+      ['queues', true],
+    ]);
   });
 
   it('/readyz fails the durability check on a Redis that can lose writes unless the operator opted out', async () => {

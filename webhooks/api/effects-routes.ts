@@ -81,7 +81,7 @@ export function effectsRoutes(context: ApiContext): Route[] {
       request: { request_id: body.request_id, token: caller.name },
       ...(body.decision ? { decision: body.decision } : {}),
     };
-    let recorded;
+    let recorded: Awaited<ReturnType<typeof effects.propose>>;
     try {
       recorded = await effects.propose(proposal);
     } catch (error) {

@@ -49,8 +49,9 @@ export function asApiError(error: unknown): InterlockError {
 }
 
 export function errorBody(error: InterlockError, requestId: string): ErrorBody {
-  const internal = ERROR_REGISTRY[error.code].status >= 500 && !error.retryable;
-  const message = internal ? `${error.message} The request id is ${requestId}; the service log has the detail.` : error.message;
+  // A fault of the service: the caller can only quote the request id to whoever reads the log.
+  const fault = ERROR_REGISTRY[error.code].status === 500;
+  const message = fault ? `${error.message} The request id is ${requestId}; the service log has the detail.` : error.message;
   const body: ErrorBody = { error: { code: error.code, message: redactSecrets(message) } };
   if (error.fields.length > 0) body.error.fields = error.fields.map((field) => ({ path: redactSecrets(field.path), message: redactSecrets(field.message) }));
   return body;

@@ -24,6 +24,17 @@ export function storeChecks(stores: Stores): ReadinessCheck[] {
   ];
 }
 
+/** The effects queue answers through its own connection (a count of its waiting jobs is one round trip). */
+export function queueCheck(queue: { queue: { count(): Promise<number> } }): ReadinessCheck {
+  return {
+    name: 'queues',
+    async check() {
+      const waiting = await queue.queue.count();
+      return { ok: true, detail: `${waiting} effect job(s) waiting` };
+    },
+  };
+}
+
 async function runCheck(check: ReadinessCheck): Promise<{ name: string; ok: boolean; detail: string | null }> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<{ ok: boolean; detail: string }>((resolve) => {

@@ -21,7 +21,7 @@ import { createLogger } from './log.js';
 import { createAlerts, type Alerts } from './redis/alerts.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { createQueueConnection, createRedisClient, type RedisClient } from './redis/client.js';
-import { createDurabilityMonitor, requireDurability, type Durability, type DurabilityMonitor } from './redis/durability.js';
+import { createDurabilityMonitor, inspectDurability, requireDurability, type Durability, type DurabilityMonitor } from './redis/durability.js';
 import { createHeartbeat, type Heartbeat } from './redis/heartbeat.js';
 import { createRedisJournal, type Journal } from './redis/journal.js';
 import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys.js';
@@ -32,6 +32,15 @@ export { InterlockError, ERROR_REGISTRY, errorCode, isRetryable, errorMessage, t
 export { explainOutcome, isRefusal, SUBMIT_OUTCOMES, RECOVERY_OUTCOMES, type Outcome } from './core/outcomes.js';
 export { parseProposal, ProposalError, type Proposal } from './core/proposal.js';
 export { parseEffect, describeEffect, EFFECT_KINDS, type Effect, type EffectKind } from './core/effects.js';
+// The rules the support API's request schemas are built from, so a body and the proposal it becomes agree.
+export { refundEffectSchema, creditEffectSchema, MAX_AMOUNT_CENTS } from './core/effects.js';
+export { identifier, freeText } from './core/text.js';
+export { APPROVAL_ID, PROPOSAL_LIMITS } from './core/proposal.js';
+export { SUBJECT as APPROVAL_SCOPE } from './core/approval.js';
+export { zodFieldProblems } from './core/errors.js';
+export type { FinalMoney, Exposure } from './core/final-money.js';
+export type { ApprovalSnapshot } from './core/entries.js';
+export type { Durability } from './redis/durability.js';
 export { effectIdFor, isEffectId } from './core/effect-id.js';
 export { verify, outcomeOf, type Verification } from './core/verify.js';
 export { publicKeySet, publicKeyFromPem, type PublicKeySet, type SigningKey } from './core/signing.js';
@@ -223,6 +232,47 @@ export function journalOf(stores: Stores): Journal {
   const inner = internals.get(stores);
   if (!inner) throw new Error('journalOf needs stores made by openStores');
   return inner.fullJournal;
+}
+
+/** Redis persistence now, judged as a sender judges it (durable, or opted out), for readiness checks. */
+export async function durabilityOf(stores: Stores): Promise<Durability> {
+  return inspectDurability(innerOf(stores).redis, stores.config.unsafeDurability);
+}
+
+/**
+ * One step of an HSCAN over the effect -> partition index, which holds every effect ever bound (by the recorder or
+ * a submit), in no order. `cursor` is HSCAN's ("0" to start; "0" back means the iteration is complete); `count` is
+ * a hint. An effect present for a whole iteration is handed out at least once; one may come twice.
+ */
+export async function scanEffects(stores: Stores, cursor: string, count: number): Promise<{ cursor: string; effects: { effectId: string; partition: string }[] }> {
+  const [next, flat] = await innerOf(stores).redis.hscan(stores.keys.effectPartitions, cursor, 'COUNT', count);
+  const effects: { effectId: string; partition: string }[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) effects.push({ effectId: String(flat[i]), partition: String(flat[i + 1]) });
+  return { cursor: String(next), effects };
+}
+
+/**
+ * Options the support API keeps beside an approval's terms (keys.approvalOptions): written once per approval id and
+ * never changed, like the terms. `set` answers the options that stand, which are the caller's only when `created`.
+ */
+export function approvalOptionsOf(stores: Stores) {
+  const { redis } = innerOf(stores);
+  const key = stores.keys.approvalOptions;
+  return {
+    async set(approvalId: string, options: string): Promise<{ created: boolean; options: string }> {
+      const created = (await redis.hsetnx(key, approvalId, options)) === 1;
+      return { created, options: created ? options : ((await redis.hget(key, approvalId)) ?? options) };
+    },
+    async get(approvalId: string): Promise<string | null> {
+      return redis.hget(key, approvalId);
+    },
+  };
+}
+
+function innerOf(stores: Stores): StoreInternals {
+  const inner = internals.get(stores);
+  if (!inner) throw new Error('this needs stores made by openStores');
+  return inner;
 }
 
 export type Interlock = Sender & { journal: Journal; approvals: Approvals; stores: Stores };

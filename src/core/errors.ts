@@ -14,6 +14,19 @@ export const ERROR_REGISTRY = {
   approval_conflict: { status: 409, retryable: false },
   unknown_approval: { status: 404, retryable: false },
   unknown_effect: { status: 404, retryable: false },
+  // The HTTP edge (webhooks/api): who may call, how much, and in what form.
+  unauthenticated: { status: 401, retryable: false },
+  forbidden: { status: 403, retryable: false },
+  /** The approval asks for four eyes and the proposer is its approver. */
+  four_eyes: { status: 403, retryable: false },
+  not_found: { status: 404, retryable: false },
+  /** The request id was first decided with another payload (I5); the recorded one stands. */
+  conflicting_payload: { status: 409, retryable: false },
+  payload_too_large: { status: 413, retryable: false },
+  unsupported_media_type: { status: 415, retryable: false },
+  rate_limited: { status: 429, retryable: true },
+  /** This process was started without the part the request needs (e.g. recovery in an API-only process). */
+  not_available: { status: 503, retryable: false },
   // The environment: fix the configuration, then start again.
   invalid_config: { status: 500, retryable: false },
   target_misconfigured: { status: 500, retryable: false },

@@ -49,6 +49,12 @@ export function createKeys(prefix = 'interlock') {
     alerts: `${index}:alerts`,
     /** ZSET alert id -> when it was raised. */
     alertsByTime: `${index}:alerts-by-time`,
+    /**
+     * HASH approval id -> JSON of the options the support API keeps beside an approval's terms (four eyes, the
+     * token that granted it). Written once per id (HSETNX) before the terms, so an approval never exists without
+     * the options it was granted with.
+     */
+    approvalOptions: `${index}:approval-options`,
     heartbeat: (workerId: string) => {
       if (!WORKER_ID.test(workerId)) throw new Error(`Worker id "${workerId.slice(0, 80)}" may only use letters, digits and _ : . @ -.`);
       return `${prefix}:heartbeat:${workerId}`;

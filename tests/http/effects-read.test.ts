@@ -1,0 +1,166 @@
+// Reading effects: one effect (journal kinds with times, final money, exposure), its receipt (verifies offline with
+// the keys GET /v1/keys hands out), and the listing over the effect index: every effect is found by paging, whatever
+// the page size and filter, including past the size where Redis keeps the hash as a real table.
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProposalRecorder, publicKeySet, verify, type Stores } from '../../src/interlock.js';
+import { createEffectListing } from '../../webhooks/api/listing.js';
+import { approvalBody, bearer, refundBody, startRig, TOKENS, uid, type Rig } from './rig.js';
+
+const auditor = () => bearer(TOKENS.auditor);
+
+type Listed = { id: string; subject: string; state: string };
+
+/** Every page from the start, following next_starting_after. */
+async function everyPage(rig: Rig, query: string, limit: number): Promise<{ ids: string[]; pages: number }> {
+  const ids: string[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  for (;;) {
+    const after: string = cursor === null ? '' : `&starting_after=${cursor}`;
+    const page = await request(rig.app).get(`/v1/effects?limit=${limit}${query}${after}`).set(auditor());
+    expect(page.status, JSON.stringify(page.body)).toBe(200);
+    expect(page.body.data.length).toBeLessThanOrEqual(limit);
+    ids.push(...page.body.data.map((item: Listed) => item.id));
+    pages += 1;
+    if (!page.body.has_more) {
+      expect(page.body.next_starting_after).toBeNull();
+      return { ids, pages };
+    }
+    cursor = page.body.next_starting_after;
+    expect(pages).toBeLessThan(1_000);
+  }
+}
+
+/** Records `count` refund proposals on `subjects` payments straight through the recorder (no facts, no queue). */
+async function recordMany(stores: Stores, count: number, subjects: string[]): Promise<string[]> {
+  const record = createProposalRecorder(stores);
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 50) {
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(50, count - i) }, (_, j) =>
+        record({ requestId: `bulk-${uid()}`, agent: 'bulk', approval: 'ap_bulk', premises: {}, effect: { kind: 'refund', paymentIntent: subjects[(i + j) % subjects.length] ?? 'pi_1', amount: 100 } }),
+      ),
+    );
+    ids.push(...batch.map((recorded) => recorded.effectId));
+  }
+  return ids;
+}
+
+describe('one effect and its receipt', () => {
+  let rig: Rig;
+  let effectId: string;
+  beforeAll(async () => {
+    rig = await startRig({ worker: true });
+    rig.target.world.set('payment:pi_read', { chargebacks: [], refunded_by_others: 0 });
+    const approval = approvalBody({ scope: 'payment:pi_read' });
+    await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval);
+    const answer = await request(rig.app).post('/v1/refunds?wait=10').set(bearer(TOKENS.support)).send(refundBody({ payment_intent: 'pi_read', approval: approval.id, request_id: 'case-read' }));
+    expect(answer.body.outcome).toBe('COMMITTED');
+    effectId = answer.body.effect_id;
+  });
+  afterAll(async () => {
+    await rig.close();
+  });
+
+  it('GET /v1/effects/:id: state, outcome, sentence, journal kinds with times, final money, exposure and links', async () => {
+    const answer = await request(rig.app).get(`/v1/effects/${effectId}`).set(bearer(TOKENS.support));
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({
+      object: 'effect',
+      id: effectId,
+      request_id: 'case-read',
+      kind: 'refund',
+      subject: 'payment:pi_read',
+      amount: 2_000,
+      agent: 'sam',
+      state: 'committed',
+      outcome: 'COMMITTED',
+      settled: true,
+      final_money: { status: 'returned', failure_reason: null, disputes: [] },
+      exposure: null,
+      receipt_valid: true,
+      links: { self: `/v1/effects/${effectId}`, receipt: `/v1/effects/${effectId}/receipt` },
+    });
+    expect(answer.body.journal.map((entry: { kind: string }) => entry.kind)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED']);
+    for (const entry of answer.body.journal) expect(new Date(entry.at).getTime()).toBe(entry.at_ms);
+  });
+
+  it('GET /v1/effects/:id/receipt is the signed bundle, which verifies with the key from GET /v1/keys', async () => {
+    const receipt = await request(rig.app).get(`/v1/effects/${effectId}/receipt`).set(auditor());
+    const keys = await request(rig.app).get('/v1/keys').set(auditor());
+    expect(keys.body.keys).toEqual([{ kid: rig.stores.signingKey.kid, pem: expect.stringContaining('BEGIN PUBLIC KEY') }]);
+    const verdict = verify(receipt.body, { publicKeys: publicKeySet(keys.body.keys.map((key: { pem: string }) => key.pem)) });
+    expect(verdict).toMatchObject({ valid: true, happenedOnce: true, outcome: 'COMMITTED' });
+    expect(verdict.finalMoney.status).toBe('returned');
+  });
+});
+
+describe('listing effects', () => {
+  let rig: Rig;
+  let all: string[];
+  const subjects = ['pi_la', 'pi_lb', 'pi_lc'];
+  beforeAll(async () => {
+    rig = await startRig({ deps: { limits: { ratePerMinute: null } } });
+    // Past Redis's small-hash encoding (hash-max-listpack-entries: 128 by default, 512 on some distributions), so
+    // HSCAN hands out real cursors.
+    const listpackEntries = Number(((await rig.redis.config('GET', 'hash-max-listpack-entries')) as string[])[1] ?? 128);
+    all = await recordMany(rig.stores, listpackEntries + 90, subjects);
+  });
+  afterAll(async () => {
+    await rig.close();
+  });
+
+  it.each([4, 25, 100])('pages of %i find every effect, none twice', async (limit) => {
+    const { ids, pages } = await everyPage(rig, '', limit);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect([...ids].sort()).toEqual([...all].sort());
+    expect(pages).toBeGreaterThanOrEqual(Math.ceil(all.length / limit));
+  });
+
+  it('?subject= lists the effects on one payment', async () => {
+    const { ids } = await everyPage(rig, '&subject=payment:pi_lb', 10);
+    const summaries = await Promise.all(ids.map(async (id) => (await request(rig.app).get(`/v1/effects/${id}`).set(auditor())).body as Listed));
+    expect(summaries.every((summary) => summary.subject === 'payment:pi_lb')).toBe(true);
+    expect(ids.length).toBe(all.filter((_, index) => index % 3 === 1).length);
+  });
+
+  it('?state= filters by state, and ?request= names one effect', async () => {
+    expect((await everyPage(rig, '&state=proposed', 50)).ids.length).toBe(all.length);
+    expect((await everyPage(rig, '&state=committed', 50)).ids).toEqual([]);
+    const one = await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).send(refundBody({ request_id: 'case-listed', payment_intent: 'pi_la' }));
+    const byRequest = await request(rig.app).get('/v1/effects?request=case-listed').set(auditor());
+    expect(byRequest.body).toMatchObject({ object: 'list', has_more: false, next_starting_after: null, data: [{ id: one.body.effect_id, request_id: 'case-listed', state: 'proposed' }] });
+    expect((await request(rig.app).get('/v1/effects?request=case-listed&subject=payment:pi_lb').set(auditor())).body.data).toEqual([]);
+    expect((await request(rig.app).get('/v1/effects?request=case-unknown').set(auditor())).body.data).toEqual([]);
+  });
+
+  it('a page that looks at its budget of index entries without filling ends early, and the next one goes on from there', async () => {
+    const list = createEffectListing(rig.stores, { scanBudget: 50 });
+    const seen: string[] = [];
+    let next: string | undefined;
+    let emptyPages = 0;
+    for (let page = 0; page < 100; page += 1) {
+      const answer = await list({ subject: 'payment:pi_nothing_here' }, 10, next);
+      expect(answer.data).toEqual([]);
+      emptyPages += 1;
+      if (!answer.hasMore) break;
+      next = answer.next ?? undefined;
+    }
+    expect(emptyPages).toBeGreaterThan(1);
+    next = undefined;
+    for (let page = 0; page < 100; page += 1) {
+      const answer = await list({ state: 'proposed' }, 40, next);
+      seen.push(...answer.data.map((item) => item.id));
+      if (!answer.hasMore) break;
+      next = answer.next ?? undefined;
+    }
+    expect(new Set(seen).size).toBeGreaterThanOrEqual(all.length);
+  });
+
+  it('a cursor that is not one is 400', async () => {
+    const answer = await request(rig.app).get('/v1/effects?starting_after=abc').set(auditor());
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.fields).toEqual([{ path: 'query.starting_after', message: 'must be the next_starting_after of a previous page' }]);
+  });
+});

@@ -1,0 +1,276 @@
+// Proposing over HTTP against a real effects worker and the memory target: facts read at decision time become the
+// premises, the same request answers the same effect, another payload is refused (I5 at the edge), ?wait hears the
+// outcome, four eyes, and facts that cannot be read record nothing.
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { effectIdFor, type Receipt } from '../../src/interlock.js';
+import { createApp } from '../../webhooks/app.js';
+import { approvalBody, bearer, creditBody, refundBody, startRig, tokenRegistry, TOKENS, uid, type Rig } from './rig.js';
+
+let rig: Rig;
+
+const support = () => bearer(TOKENS.support);
+
+/** A fresh payment with its facts and an approval for it. */
+async function payment(options: { facts?: Record<string, unknown>; approval?: Record<string, unknown>; token?: string } = {}): Promise<{ pi: string; approval: string }> {
+  const pi = `pi_${uid()}`;
+  rig.target.world.set(`payment:${pi}`, { chargebacks: [], refunded_by_others: 0, ...options.facts });
+  const body = approvalBody({ scope: `payment:${pi}`, ...options.approval });
+  const granted = await request(rig.app).post('/v1/approvals').set(bearer(options.token ?? TOKENS.approver)).send(body);
+  expect(granted.status, JSON.stringify(granted.body)).toBe(201);
+  return { pi, approval: String(body.id) };
+}
+
+async function receiptOf(effectId: string): Promise<Receipt> {
+  const answer = await request(rig.app).get(`/v1/effects/${effectId}/receipt`).set(bearer(TOKENS.auditor));
+  expect(answer.status).toBe(200);
+  return answer.body as Receipt;
+}
+
+beforeAll(async () => {
+  rig = await startRig({ worker: true });
+});
+afterAll(async () => {
+  await rig.close();
+});
+
+describe.concurrent('proposing refunds and credits', () => {
+  it('reads the facts at decision time and records them as the premises, with the agent, the token and the decision', async () => {
+    const { pi, approval } = await payment({ facts: { refunded_by_others: 150, unrelated: 'not read' } });
+    const body = refundBody({ payment_intent: pi, approval, agent: 'claude-support', decision: { model: 'claude-x', text: 'Refund $20: the parcel never arrived.' } });
+    const answer = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(body);
+    expect(answer.status).toBe(202);
+    expect(answer.body).toMatchObject({ request_id: body.request_id, state: 'committed', outcome: 'COMMITTED', sentence: 'The effect was sent once and Stripe accepted it.' });
+    expect(answer.body.effect_id).toBe(effectIdFor({ requestId: String(body.request_id), effect: null }));
+    expect(answer.body.links).toEqual({ self: `/v1/effects/${answer.body.effect_id}`, receipt: `/v1/effects/${answer.body.effect_id}/receipt` });
+    const [proposed] = (await receiptOf(answer.body.effect_id)).entries;
+    expect(proposed).toMatchObject({
+      kind: 'PROPOSED',
+      agent: 'claude-support',
+      approval,
+      premises: { chargebacks: [], refunded_by_others: 150 },
+      effect: { kind: 'refund', paymentIntent: pi, amount: 2_000, reason: 'requested_by_customer' },
+      request: { request_id: body.request_id, token: 'sam' },
+      decision: { model: 'claude-x', text: 'Refund $20: the parcel never arrived.' },
+    });
+    expect(rig.target.landedCount(answer.body.effect_id)).toBe(1);
+  });
+
+  it('the same request with the same payload answers 200 with the effect recorded; another payload is 409 and the recorded one stands', async () => {
+    const { pi, approval } = await payment();
+    const body = refundBody({ payment_intent: pi, approval });
+    const first = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(body);
+    expect(first.status).toBe(202);
+    const again = await request(rig.app).post('/v1/refunds').set(support()).send(body);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ ...first.body });
+    const redecided = await request(rig.app).post('/v1/refunds').set(support()).send({ ...body, amount: 3_000 });
+    expect(redecided.status).toBe(409);
+    expect(redecided.body.error).toMatchObject({ code: 'conflicting_payload' });
+    expect(redecided.body.error.message).toContain(first.body.effect_id);
+    const landed = rig.target.landings.filter((landing) => landing.effectId === first.body.effect_id);
+    expect(landed.map((landing) => landing.effect.amount)).toEqual([2_000]);
+    // The refused payload is kept as evidence in the effect's receipt; the outcome is still the first one's.
+    const detail = await request(rig.app).get(`/v1/effects/${first.body.effect_id}`).set(support());
+    expect(detail.body.outcome).toBe('COMMITTED');
+    expect(detail.body.journal.map((entry: { kind: string }) => entry.kind)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED', 'REFUSED']);
+  });
+
+  it('a request id first used on another payment is 409, not a second effect', async () => {
+    const a = await payment();
+    const b = await payment();
+    const body = refundBody({ payment_intent: a.pi, approval: a.approval });
+    expect((await request(rig.app).post('/v1/refunds').set(support()).send(body)).status).toBe(202);
+    const moved = await request(rig.app).post('/v1/refunds').set(support()).send({ ...body, payment_intent: b.pi, approval: b.approval });
+    expect(moved.status).toBe(409);
+    expect(moved.body.error.code).toBe('conflicting_payload');
+  });
+
+  it('proposes a credit on the credit premises and commits it', async () => {
+    const customer = `cus_${uid()}`;
+    rig.target.world.set(`customer:${customer}`, { subscription_status: 'active', incident_compensation: 0 });
+    const approval = approvalBody({ scope: `customer:${customer}` });
+    expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval)).status).toBe(201);
+    const body = creditBody({ customer, approval: approval.id, description: 'Outage on 3 May' });
+    const answer = await request(rig.app).post('/v1/credits?wait=10').set(support()).send(body);
+    expect(answer.status).toBe(202);
+    expect(answer.body).toMatchObject({ state: 'committed', outcome: 'COMMITTED' });
+    const [proposed] = (await receiptOf(answer.body.effect_id)).entries;
+    expect(proposed).toMatchObject({ premises: { subscription_status: 'active', incident_compensation: 0 }, effect: { kind: 'credit', customer, amount: 500, incident: 'inc_1', description: 'Outage on 3 May' } });
+  });
+
+
+  it('answers the refusal when a fact changed between the decision and the send', async () => {
+    const { pi, approval } = await payment();
+    // The decision saw no chargeback; by the time the gate re-reads, there is one.
+    const decidedEarlier = createApp({
+      stores: rig.stores,
+      effects: rig.queue,
+      readFacts: async () => ({ chargebacks: [], refunded_by_others: 0 }),
+      tokens: tokenRegistry(),
+      logger: rig.stores.logger,
+    });
+    rig.target.world.set(`payment:${pi}`, { chargebacks: ['du_1'], refunded_by_others: 0 });
+    const answer = await request(decidedEarlier).post('/v1/refunds?wait=10').set(support()).send(refundBody({ payment_intent: pi, approval }));
+    expect(answer.status).toBe(202);
+    expect(answer.body).toMatchObject({ state: 'refused', outcome: 'REFUSED:stale_premise', sentence: 'A fact this decision depends on is no longer true, so nothing was sent.' });
+    expect(rig.target.landedCount(answer.body.effect_id)).toBe(0);
+  });
+
+  it('a cap set to zero on the payment refuses the refund over the cap', async () => {
+    const { pi, approval } = await payment();
+    const cap = await request(rig.app).put(`/v1/caps/payment:${pi}`).set(bearer(TOKENS.approver)).send({ cap_cents: 0 });
+    expect(cap.status).toBe(200);
+    expect(cap.body).toEqual({ object: 'cap', subject: `payment:${pi}`, cap_cents: 0, moved_cents: 0 });
+    const answer = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(refundBody({ payment_intent: pi, approval }));
+    expect(answer.body).toMatchObject({ state: 'refused', outcome: 'REFUSED:over_cap' });
+  });
+
+  it('facts that cannot be read: 503 premise_read_failed with Retry-After, and nothing recorded', async () => {
+    const { pi, approval } = await payment();
+    const failing = createApp({
+      stores: rig.stores,
+      effects: rig.queue,
+      readFacts: async () => {
+        throw new Error('Stripe answered 500 (sk_test_4eC39HqLyjWDarjtT1zdp7dc)');
+      },
+      tokens: tokenRegistry(),
+      logger: rig.stores.logger,
+    });
+    const body = refundBody({ payment_intent: pi, approval });
+    const answer = await request(failing).post('/v1/refunds').set(support()).send(body);
+    expect(answer.status).toBe(503);
+    expect(answer.body.error.code).toBe('premise_read_failed');
+    expect(answer.headers['retry-after']).toBeDefined();
+    expect(JSON.stringify(answer.body)).not.toContain('4eC39HqLyjWDarjtT1zdp7dc');
+    expect(await rig.hasEffect(effectIdFor({ requestId: String(body.request_id), effect: null }))).toBe(false);
+  });
+
+  it('facts that take too long: 503 after the fact timeout, nothing recorded', async () => {
+    const { pi, approval } = await payment();
+    const hanging = createApp({ stores: rig.stores, effects: rig.queue, readFacts: () => new Promise(() => undefined), tokens: tokenRegistry(), logger: rig.stores.logger, limits: { factTimeoutMs: 100 } });
+    const body = refundBody({ payment_intent: pi, approval });
+    const answer = await request(hanging).post('/v1/refunds').set(support()).send(body);
+    expect(answer.status).toBe(503);
+    expect(answer.body.error.message).toMatch(/within 100 ms/);
+    expect(await rig.hasEffect(effectIdFor({ requestId: String(body.request_id), effect: null }))).toBe(false);
+  });
+
+  it('premise names are a dependency: the target names its own facts', async () => {
+    const { pi, approval } = await payment({ facts: { charge_status: 'succeeded' } });
+    const named = createApp({
+      stores: rig.stores,
+      effects: rig.queue,
+      readFacts: (effect, names, context) => rig.target.readFacts(context.effectId, effect, names, { timeoutMs: context.timeoutMs }),
+      premises: { refund: ['charge_status'], credit: [] },
+      tokens: tokenRegistry(),
+      logger: rig.stores.logger,
+    });
+    const answer = await request(named).post('/v1/refunds').set(support()).send(refundBody({ payment_intent: pi, approval }));
+    expect(answer.status).toBe(202);
+    const [proposed] = (await receiptOf(answer.body.effect_id)).entries;
+    expect(proposed).toMatchObject({ premises: { charge_status: 'succeeded' } });
+  });
+});
+
+describe.concurrent('four eyes', () => {
+  it('an approval with four_eyes refuses its approver as proposer, by token name or as agent; someone else may propose', async () => {
+    const { pi, approval } = await payment({ approval: { approver: 'dana', four_eyes: true }, token: TOKENS.danaApprover });
+    const own = refundBody({ payment_intent: pi, approval });
+    const byDana = await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.danaSupport)).send(own);
+    expect(byDana.status).toBe(403);
+    expect(byDana.body.error.code).toBe('four_eyes');
+    expect(await rig.hasEffect(effectIdFor({ requestId: String(own.request_id), effect: null }))).toBe(false);
+    const asDana = await request(rig.app).post('/v1/refunds').set(support()).send(refundBody({ payment_intent: pi, approval, agent: 'Dana' }));
+    expect(asDana.status).toBe(403);
+    const bySam = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(refundBody({ payment_intent: pi, approval, agent: 'claude-support' }));
+    expect(bySam.status).toBe(202);
+    expect(bySam.body.outcome).toBe('COMMITTED');
+  });
+
+  it('the token that granted counts as an approver too, whoever the approval names', async () => {
+    const { pi, approval } = await payment({ approval: { approver: 'lee@support', four_eyes: true }, token: TOKENS.danaApprover });
+    const answer = await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.danaSupport)).send(refundBody({ payment_intent: pi, approval }));
+    expect(answer.status).toBe(403);
+    expect(answer.body.error.code).toBe('four_eyes');
+    const described = await request(rig.app).get(`/v1/approvals/${approval}`).set(bearer(TOKENS.operator));
+    expect(described.body).toMatchObject({ approver: 'lee@support', four_eyes: true, granted_by: 'dana' });
+  });
+
+  it('without four_eyes the approver may propose under their own approval', async () => {
+    const { pi, approval } = await payment({ approval: { approver: 'dana' }, token: TOKENS.danaApprover });
+    const answer = await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.danaSupport)).send(refundBody({ payment_intent: pi, approval }));
+    expect(answer.status).toBe(202);
+  });
+
+  it('a support token cannot grant approvals, revoke them or set caps', async () => {
+    const body = approvalBody();
+    expect((await request(rig.app).post('/v1/approvals').set(support()).send(body)).status).toBe(403);
+    expect((await request(rig.app).get(`/v1/approvals/${String(body.id)}`).set(bearer(TOKENS.approver))).status).toBe(404);
+    expect((await request(rig.app).post('/v1/approvals/ap_x/revoke').set(support())).status).toBe(403);
+    expect((await request(rig.app).put('/v1/caps/payment:pi_1').set(support()).send({ cap_cents: 1 })).status).toBe(403);
+  });
+});
+
+describe.concurrent('approvals', () => {
+  it('a retried grant answers the approval that stands (200); its expiry is the first one', async () => {
+    const body = approvalBody({ expires_in: 600 });
+    const first = await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(body);
+    expect(first.status).toBe(201);
+    const retried = await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(body);
+    expect(retried.status).toBe(200);
+    expect(retried.body.expires_at).toBe(first.body.expires_at);
+    expect(first.body).toMatchObject({ object: 'approval', id: body.id, approver: 'alex', cap_cents: 5_000, scope: 'payment:pi_1', max_uses: 5, live: true, revoked: false, uses: 0, four_eyes: false, granted_by: 'alex' });
+  });
+
+});
+
+// Faults belong to the one memory target, so the tests that inject them run one at a time, after the others.
+describe('with a slow send', () => {
+  it('without ?wait it answers at once with no outcome; with ?wait it holds the answer until the effect settles', async () => {
+    const { pi, approval } = await payment();
+    rig.target.inject({ kind: 'slow-answer', delayMs: 400, answer: 'landed' });
+    const body = refundBody({ payment_intent: pi, approval });
+    const early = await request(rig.app).post('/v1/refunds').set(support()).send(body);
+    expect(early.status).toBe(202);
+    expect(early.body.outcome).toBeNull();
+    expect(['proposed', 'dispatched']).toContain(early.body.state);
+    expect(early.body.sentence.length).toBeGreaterThan(10);
+    const held = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(body);
+    expect(held.status).toBe(200);
+    expect(held.body).toMatchObject({ state: 'committed', outcome: 'COMMITTED' });
+  });
+
+  it('?wait gives up after its seconds and answers the state so far', async () => {
+    const { pi, approval } = await payment();
+    rig.target.inject({ kind: 'slow-answer', delayMs: 800, answer: 'landed' });
+    const started = Date.now();
+    const answer = await request(rig.app).post('/v1/refunds?wait=0.2').set(support()).send(refundBody({ payment_intent: pi, approval }));
+    expect(Date.now() - started).toBeLessThan(700);
+    expect(answer.status).toBe(202);
+    expect(answer.body.outcome).toBeNull();
+  });
+
+  it('revoking answers the effects already dispatched, which may still land', async () => {
+    const { pi, approval } = await payment();
+    rig.target.inject({ kind: 'slow-answer', delayMs: 600, answer: 'landed' });
+    const proposed = await request(rig.app).post('/v1/refunds').set(support()).send(refundBody({ payment_intent: pi, approval }));
+    const effectId = String(proposed.body.effect_id);
+    // Wait until the gate has dispatched it (the send is slow), then revoke.
+    for (let i = 0; i < 100; i += 1) {
+      const state = await request(rig.app).get(`/v1/effects/${effectId}`).set(support());
+      if (state.body.state === 'dispatched') break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const revoked = await request(rig.app).post(`/v1/approvals/${approval}/revoke`).set(bearer(TOKENS.approver));
+    expect(revoked.status).toBe(200);
+    expect(revoked.body).toMatchObject({ object: 'revocation', id: approval, already_revoked: false, may_still_land: [{ effect_id: effectId, links: { self: `/v1/effects/${effectId}` } }] });
+    expect(revoked.body.sentence).toMatch(/1 effect was already dispatched and may still land/);
+    const again = await request(rig.app).post(`/v1/approvals/${approval}/revoke`).set(bearer(TOKENS.approver)).send({});
+    expect(again.body.already_revoked).toBe(true);
+    const described = await request(rig.app).get(`/v1/approvals/${approval}`).set(bearer(TOKENS.approver));
+    expect(described.body).toMatchObject({ revoked: true, live: false });
+    const late = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(refundBody({ payment_intent: pi, approval }));
+    expect(late.body.outcome).toBe('REFUSED:lease');
+  });
+});

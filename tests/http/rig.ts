@@ -1,0 +1,123 @@
+// Test wiring for the support API: stores on the machine's Redis under a random key prefix (and so a random BullMQ
+// prefix), the memory target as the fact reader, the real effects queue, and, when a test needs effects to settle,
+// a sender and an effects worker. One token per role, and a few more names for four-eyes tests. Nothing is flushed:
+// a rig deletes only its own keys.
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { Redis } from 'ioredis';
+import { pino, type Logger } from 'pino';
+import type { Express } from 'express';
+import { createEffectsQueue, startEffectsWorker, type EffectsQueue, type EffectsWorker } from '../../queues/effects.js';
+import { createMemoryTarget, openStores, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
+import { createApp, createTokenRegistry, type AppDeps, type Role } from '../../webhooks/app.js';
+import { testConfig, testKey } from '../support/harness.js';
+
+export const TOKENS = {
+  support: 'itk_support_0123456789abcdef',
+  approver: 'itk_approver_0123456789abcdef',
+  auditor: 'itk_auditor_0123456789abcdef',
+  operator: 'itk_operator_0123456789abcdef',
+  /** dana holds two roles, one token each: the four-eyes case. */
+  danaApprover: 'itk_dana_approver_0123456789',
+  danaSupport: 'itk_dana_support_0123456789a',
+} as const;
+
+export const ROLE_TOKENS: Record<Role, string> = { support: TOKENS.support, approver: TOKENS.approver, auditor: TOKENS.auditor, operator: TOKENS.operator };
+
+export const tokenRegistry = () =>
+  createTokenRegistry([
+    { name: 'sam', role: 'support', token: TOKENS.support },
+    { name: 'alex', role: 'approver', token: TOKENS.approver },
+    { name: 'aud', role: 'auditor', token: TOKENS.auditor },
+    { name: 'ops', role: 'operator', token: TOKENS.operator },
+    { name: 'dana', role: 'approver', token: TOKENS.danaApprover },
+    { name: 'dana', role: 'support', token: TOKENS.danaSupport },
+  ]);
+
+export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+export type Rig = {
+  app: Express;
+  stores: Stores;
+  target: MemoryTarget;
+  queue: EffectsQueue;
+  sender: Sender | null;
+  worker: EffectsWorker | null;
+  redis: Redis;
+  /** Every log line the app wrote, as parsed JSON. */
+  logs: Record<string, unknown>[];
+  logText(): string;
+  /** Whether Redis holds any trace of this effect id (its binding to a subject). */
+  hasEffect(effectId: string): Promise<boolean>;
+  effectCount(): Promise<number>;
+  close(): Promise<void>;
+};
+
+const keyPair = testKey();
+
+export async function startRig(options: { worker?: boolean; concurrency?: number; deps?: Partial<AppDeps> } = {}): Promise<Rig> {
+  const config = testConfig({ keyPrefix: `th${randomBytes(6).toString('hex')}` });
+  const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...chunk.toString('utf8').split('\n').filter((line) => line !== ''));
+      done();
+    },
+  });
+  const logger: Logger = pino({ level: 'info' }, sink);
+  const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key });
+  const queue = createEffectsQueue(stores, { backoffMs: 50 });
+  const sender = options.worker ? await startSender(stores, target) : null;
+  const worker = sender ? startEffectsWorker(stores, sender, { concurrency: options.concurrency ?? 8 }) : null;
+  const app = createApp({
+    stores,
+    effects: queue,
+    readFacts: (effect, names, context) => target.readFacts(context.effectId, effect, names, { timeoutMs: context.timeoutMs }),
+    tokens: tokenRegistry(),
+    logger,
+    ...options.deps,
+  });
+  const redis = new Redis(config.redisUrl);
+  return {
+    app,
+    stores,
+    target,
+    queue,
+    sender,
+    worker,
+    redis,
+    get logs() {
+      return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    },
+    logText: () => lines.join('\n'),
+    hasEffect: async (effectId) => (await redis.hexists(stores.keys.effectPartitions, effectId)) === 1,
+    effectCount: async () => redis.hlen(stores.keys.effectPartitions),
+    async close() {
+      await worker?.close(true);
+      await queue.close();
+      await sender?.close();
+      await stores.close();
+      for (const pattern of [`${config.keyPrefix}:*`, `{${config.keyPrefix}-queues}:*`]) {
+        const stale = await redis.keys(pattern);
+        for (let i = 0; i < stale.length; i += 500) await redis.del(...stale.slice(i, i + 500));
+      }
+      await redis.quit();
+    },
+  };
+}
+
+export const uid = () => randomBytes(5).toString('hex');
+
+/** A refund body for payment `pi`, under `approval`. */
+export function refundBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { request_id: `case-${uid()}`, payment_intent: 'pi_1', amount: 2_000, approval: 'ap_none', reason: 'requested_by_customer', ...overrides };
+}
+
+export function creditBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { request_id: `case-${uid()}`, customer: 'cus_1', amount: 500, incident: 'inc_1', approval: 'ap_none', ...overrides };
+}
+
+export function approvalBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { id: `ap_${uid()}`, approver: 'alex', cap_cents: 5_000, scope: 'payment:pi_1', max_uses: 5, ...overrides };
+}

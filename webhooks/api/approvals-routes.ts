@@ -1,0 +1,144 @@
+// Approvals (leases) and shared caps, for approvers. An approval never changes once granted: a retried grant with
+// the same terms answers the approval that stands, other terms are a conflict. Its options (four eyes, who granted
+// it) are written before its terms, so an approval the API granted never exists without them.
+import { InterlockError, type ApprovalSnapshot } from '../../src/interlock.js';
+import { apiError } from './errors.js';
+import { linksOf } from './effect-view.js';
+import { route, signedIn, type Route } from './route.js';
+import { approvalAnswer, approvalBody, approvalIdParam, capAnswer, capBody, errorAnswer, revokeAnswer, revokeBody, subjectParam } from './schemas.js';
+import type { ApiContext, ApprovalOptions } from './context.js';
+
+const DEFAULT_EXPIRES_IN_SECONDS = 3_600;
+
+const common = {
+  400: { description: 'The body or path is invalid; `fields` names each problem.', schema: errorAnswer },
+  401: { description: 'No bearer token, or an unknown one.', schema: errorAnswer },
+  403: { description: "The token's role may not use this route.", schema: errorAnswer },
+  429: { description: "The token's rate limit was reached.", schema: errorAnswer },
+};
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function approvalView(snapshot: ApprovalSnapshot, now: number, options: ApprovalOptions | null) {
+  return {
+    object: 'approval' as const,
+    id: snapshot.id,
+    approver: snapshot.approver,
+    cap_cents: snapshot.capCents,
+    scope: snapshot.scope,
+    max_uses: snapshot.maxUses,
+    expires_at: iso(snapshot.expiresAt),
+    four_eyes: options?.four_eyes ?? false,
+    granted_by: options?.granted_by ?? null,
+    revoked: snapshot.revoked,
+    revoked_at: snapshot.revokedAt === null ? null : iso(snapshot.revokedAt),
+    reserved_cents: snapshot.reservedCents,
+    uses: snapshot.uses,
+    live: !snapshot.revoked && snapshot.expiresAt > now,
+  };
+}
+
+export function approvalsRoutes(context: ApiContext): Route[] {
+  const { stores, approvalOptions } = context;
+
+  async function viewOf(approvalId: string) {
+    const [{ now, snapshot }, options] = await Promise.all([stores.approvals.describe(approvalId), approvalOptions.get(approvalId)]);
+    if (!snapshot) throw new InterlockError('unknown_approval', `No approval ${approvalId}.`);
+    return approvalView(snapshot, now, options);
+  }
+
+  return [
+    route({
+      method: 'post',
+      path: '/v1/approvals',
+      operationId: 'grantApproval',
+      summary: 'Grant an approval scoped to one payment or customer',
+      permission: 'manageApprovals',
+      body: approvalBody,
+      responses: {
+        200: { description: 'Granted before with these terms; the approval as it stands.', schema: approvalAnswer },
+        201: { description: 'Granted.', schema: approvalAnswer },
+        ...common,
+        409: { description: 'The id is taken by an approval with other terms (`approval_conflict`).', schema: errorAnswer },
+      },
+      async handle({ body, caller }) {
+        const who = signedIn(caller);
+        const wanted: ApprovalOptions = { four_eyes: body.four_eyes ?? false, granted_by: who.name };
+        const options = await approvalOptions.set(body.id, wanted);
+        if (options.options.four_eyes !== wanted.four_eyes) {
+          throw apiError('approval_conflict', `Approval ${body.id} already exists with four_eyes ${String(options.options.four_eyes)}; an approval never changes once granted. Grant a new id.`);
+        }
+        const now = await stores.journal.serverTime();
+        const terms = { id: body.id, approver: body.approver, capCents: body.cap_cents, expiresAt: now + (body.expires_in ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000, maxUses: body.max_uses ?? 1, scope: body.scope };
+        let created: boolean;
+        try {
+          created = (await stores.approvals.grant(terms)).created;
+        } catch (error) {
+          if (!(error instanceof InterlockError) || error.code !== 'approval_conflict') throw error;
+          // A retry of the same grant differs only in when it asked, so only in its expiry: the first one stands.
+          const { snapshot } = await stores.approvals.describe(body.id);
+          const same = snapshot !== null && snapshot.approver === terms.approver && snapshot.capCents === terms.capCents && snapshot.maxUses === terms.maxUses && snapshot.scope === terms.scope;
+          if (!same) throw error;
+          created = false;
+        }
+        return { status: created ? 201 : 200, body: await viewOf(body.id) };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/v1/approvals/:id',
+      operationId: 'getApproval',
+      summary: 'An approval: terms, options, what it has reserved and its uses',
+      permission: 'readApprovals',
+      params: approvalIdParam,
+      responses: { 200: { description: 'The approval.', schema: approvalAnswer }, ...common, 404: { description: 'No such approval (`unknown_approval`).', schema: errorAnswer } },
+      async handle({ params }) {
+        return { status: 200, body: await viewOf(params.id) };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/v1/approvals/:id/revoke',
+      operationId: 'revokeApproval',
+      summary: 'Revoke an approval; answers the effects already dispatched under it, which may still land',
+      permission: 'manageApprovals',
+      params: approvalIdParam,
+      body: revokeBody,
+      optionalBody: true,
+      responses: { 200: { description: 'Revoked (or already revoked).', schema: revokeAnswer }, ...common, 404: { description: 'No such approval.', schema: errorAnswer } },
+      async handle({ params, caller }) {
+        const result = await stores.approvals.revoke(params.id, signedIn(caller).name);
+        const count = result.mayStillLand.length;
+        const sentence =
+          count === 0
+            ? 'Revoked: nothing was in flight under it, so nothing more can be sent under it.'
+            : `Revoked: nothing new will be sent under it, but ${count} effect${count === 1 ? ' was' : 's were'} already dispatched and may still land; their receipts will say.`;
+        return {
+          status: 200,
+          body: {
+            object: 'revocation',
+            id: params.id,
+            revoked_at: iso(result.revokedAt),
+            already_revoked: result.alreadyRevoked,
+            may_still_land: result.mayStillLand.map((effectId) => ({ effect_id: effectId, links: linksOf(effectId) })),
+            sentence,
+          },
+        };
+      },
+    }),
+    route({
+      method: 'put',
+      path: '/v1/caps/:subject',
+      operationId: 'setCap',
+      summary: 'Cap the cents all agents together may move on one payment or customer',
+      permission: 'manageApprovals',
+      params: subjectParam,
+      body: capBody,
+      responses: { 200: { description: 'The cap, and what has moved (or is in flight) on the subject so far.', schema: capAnswer }, ...common },
+      async handle({ params, body }) {
+        const cap = await stores.approvals.setSubjectCap(params.subject, body.cap_cents);
+        return { status: 200, body: { object: 'cap', subject: params.subject, cap_cents: cap.limitCents, moved_cents: cap.movedCents } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,102 @@
+// What the support API is built from: its dependencies as createApp takes them, and the resolved context the
+// routes share. Everything that moves money, reads Stripe or runs recovery is injected, so the same app serves the
+// real service, the sandbox and tests, and never builds a queue, a target or a worker itself.
+import type { Express } from 'express';
+import type { Logger } from 'pino';
+import { approvalOptionsOf, type Effect, type EffectKind, type Stores } from '../../src/interlock.js';
+import type { EffectsQueue } from '../../queues/effects.js';
+import type { TokenRegistry } from './tokens.js';
+
+/**
+ * Reads named facts about an effect's subject as they are now (the Stripe target's premise reads; in tests the
+ * memory target's). A fact it does not know is absent or null; it throws when it cannot read.
+ */
+export type FactReader = (effect: Effect, names: readonly string[], context: { effectId: string; timeoutMs: number }) => Promise<Record<string, unknown>>;
+
+/** The premise names read at decision time for each kind of effect (the target's own names). */
+export type PremiseNames = Record<EffectKind, readonly string[]>;
+
+export const DEFAULT_PREMISES: PremiseNames = {
+  refund: ['chargebacks', 'refunded_by_others'],
+  credit: ['subscription_status', 'incident_compensation'],
+};
+
+/** The producer side of the effects queue (queues/effects.ts): record then enqueue, and hear an effect's answer. */
+export type EffectsProducer = Pick<EffectsQueue, 'propose' | 'waitFor'>;
+
+export type ReadinessCheck = { name: string; check: () => Promise<boolean | { ok: boolean; detail?: string }> };
+
+/** The alerts list (issue 10), newest first. */
+export type AlertsReader = (query: { all: boolean; limit: number }) => Promise<readonly unknown[]>;
+
+export type ApiLimits = {
+  /** Largest request body, in bytes (413 past it). Default 256 KiB: a proposal holds at most 64,000 characters of JSON, each up to 3 bytes of UTF-8. */
+  bodyBytes?: number;
+  /** Requests per minute per token, as a bucket of `rateBurst`; null turns the limit off. Default 600. */
+  ratePerMinute?: number | null;
+  /** Default: the per-minute rate. */
+  rateBurst?: number;
+  /** How long the facts of one proposal may take to read, in ms. Default 10,000. */
+  factTimeoutMs?: number;
+};
+
+export type AppDeps = {
+  stores: Stores;
+  effects: EffectsProducer;
+  readFacts: FactReader;
+  tokens: TokenRegistry;
+  logger: Logger;
+  premises?: PremiseNames;
+  alerts?: AlertsReader;
+  /** Runs one recovery pass (an operator's POST /v1/recover); absent in a process that cannot recover. */
+  recover?: () => Promise<unknown>;
+  /** What /readyz asks, besides the process being up. Default: Redis answers and is durable (or opted out). */
+  readiness?: readonly ReadinessCheck[];
+  limits?: ApiLimits;
+  /**
+   * The seam for routes that are not the support API (the Stripe webhook, `POST /webhooks/stripe`): called with the
+   * app after the request id and the request log, before authentication and before any body is parsed, so such a
+   * route reads its own raw body and answers without a bearer token. Errors it passes to `next` get the API's error
+   * answers.
+   */
+  mount?: (app: Express) => void;
+};
+
+export type ApprovalOptions = { four_eyes: boolean; granted_by: string | null };
+
+function parseOptions(text: string): ApprovalOptions {
+  try {
+    const value = JSON.parse(text) as Partial<ApprovalOptions>;
+    return { four_eyes: value.four_eyes === true, granted_by: typeof value.granted_by === 'string' ? value.granted_by : null };
+  } catch {
+    // Written only by this module; anything else is read as the strictest options.
+    return { four_eyes: true, granted_by: null };
+  }
+}
+
+export function createApprovalOptions(stores: Stores) {
+  const store = approvalOptionsOf(stores);
+  return {
+    async set(approvalId: string, options: ApprovalOptions): Promise<{ created: boolean; options: ApprovalOptions }> {
+      const written = await store.set(approvalId, JSON.stringify(options));
+      return { created: written.created, options: parseOptions(written.options) };
+    },
+    async get(approvalId: string): Promise<ApprovalOptions | null> {
+      const text = await store.get(approvalId);
+      return text === null ? null : parseOptions(text);
+    },
+  };
+}
+
+export type ApiContext = {
+  stores: Stores;
+  effects: EffectsProducer;
+  readFacts: FactReader;
+  premises: PremiseNames;
+  alerts: AlertsReader;
+  recover: (() => Promise<unknown>) | null;
+  readiness: readonly ReadinessCheck[];
+  logger: Logger;
+  factTimeoutMs: number;
+  approvalOptions: ReturnType<typeof createApprovalOptions>;
+};

@@ -1,0 +1,83 @@
+// How an effect reads over HTTP: its state and outcome from its journal alone (the same entries a receipt holds),
+// the outcome's plain sentence, and, for one effect, its journal kinds with times, the final money and exposure as
+// verify() derives them from the signed receipt.
+import { explainOutcome, outcomeOf, verify, type Entry, type Outcome, type PublicKeySet, type Receipt } from '../../src/interlock.js';
+import type { EffectState } from './schemas.js';
+
+const COMMITTED = new Set(['COMMITTED', 'COMMITTED_ON_QUERY', 'COMMITTED_BY_RETRY', 'REAPPLIED_AFTER_QUERY']);
+
+const STATE_SENTENCES: Record<EffectState, string> = {
+  proposed: 'Recorded with the facts it was decided on; the gate has not dispatched it yet.',
+  dispatched: 'Being sent now; ask again, or propose with ?wait=SECONDS to hear the outcome.',
+  committed: '',
+  refused: '',
+  ambiguous: '',
+};
+
+export function stateOf(entries: readonly Entry[]): { state: EffectState; outcome: string | null } {
+  const outcome = outcomeOf(entries);
+  if (outcome !== null) {
+    if (COMMITTED.has(outcome)) return { state: 'committed', outcome };
+    if (outcome === 'AMBIGUOUS') return { state: 'ambiguous', outcome };
+    if (outcome.startsWith('REFUSED:')) return { state: 'refused', outcome };
+  }
+  const dispatched = entries.some((entry) => entry.kind === 'DISPATCHED');
+  return { state: dispatched ? 'dispatched' : 'proposed', outcome: null };
+}
+
+export function sentenceOf(state: EffectState, outcome: string | null): string {
+  return outcome === null ? STATE_SENTENCES[state] : explainOutcome(outcome as Outcome);
+}
+
+export function linksOf(effectId: string): { self: string; receipt: string } {
+  return { self: `/v1/effects/${effectId}`, receipt: `/v1/effects/${effectId}/receipt` };
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function text(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+export type EffectSummary = ReturnType<typeof summaryOf>;
+
+export function summaryOf(effectId: string, subject: string, entries: readonly Entry[]) {
+  const proposed = entries.find((entry) => entry.kind === 'PROPOSED');
+  const effect = proposed?.kind === 'PROPOSED' ? proposed.effect : null;
+  const request = proposed?.kind === 'PROPOSED' && typeof proposed.request === 'object' && proposed.request !== null && !Array.isArray(proposed.request) ? proposed.request : null;
+  const { state, outcome } = stateOf(entries);
+  return {
+    object: 'effect' as const,
+    id: effectId,
+    request_id: text(request?.request_id),
+    kind: text(effect?.kind),
+    subject,
+    amount: typeof effect?.amount === 'number' ? effect.amount : null,
+    agent: proposed?.kind === 'PROPOSED' ? proposed.agent : null,
+    approval: proposed?.kind === 'PROPOSED' ? proposed.approval : null,
+    state,
+    outcome,
+    sentence: sentenceOf(state, outcome),
+    settled: outcome !== null,
+    created_at: entries[0] ? iso(entries[0].at) : null,
+    links: linksOf(effectId),
+  };
+}
+
+/** Keys of a plain JSON value in snake_case (the API's style); values are left as they are. */
+export function snakeKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(snakeKeys);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`), snakeKeys(item)]));
+}
+
+export function detailOf(summary: EffectSummary, entries: readonly Entry[], receipt: Receipt | null, publicKeys: PublicKeySet) {
+  const verification = receipt ? verify(receipt, { publicKeys }) : null;
+  return {
+    ...summary,
+    journal: entries.map((entry) => ({ kind: entry.kind, at: iso(entry.at), at_ms: entry.at })),
+    final_money: snakeKeys(verification?.finalMoney ?? { status: 'unknown', refunds: [], failureReason: null, disputes: [] }) as Record<string, unknown>,
+    exposure: verification?.exposure ? (snakeKeys(verification.exposure) as Record<string, unknown>) : null,
+    receipt_valid: verification ? verification.valid : null,
+  };
+}

@@ -1,0 +1,202 @@
+// Proposing refunds and credits, and reading effects. A proposal is decided on facts read now, at decision time,
+// through the fact reader (the Stripe target's premise reads, or the memory target's); those facts become its
+// premises, which the gate re-reads right before it sends. The proposal is recorded (binding its payload, I5) and
+// queued; a duplicate of the same request is answered with the effect already recorded, and another payload under
+// the same request id is refused.
+import { effectIdFor, InterlockError, ProposalError, publicKeyPem, publicKeySet, type Effect } from '../../src/interlock.js';
+import { detailOf, summaryOf } from './effect-view.js';
+import { apiError } from './errors.js';
+import { createEffectListing } from './listing.js';
+import { route, signedIn, type Route } from './route.js';
+import { creditBody, effectDetail, effectIdParam, effectList, errorAnswer, listQuery, proposalAnswer, proposeQuery, receiptAnswer, refundBody } from './schemas.js';
+import type { ApiContext } from './context.js';
+import type { Caller } from './tokens.js';
+
+const CAMEL_TO_API: Record<string, string> = { requestId: 'request_id', paymentIntent: 'payment_intent' };
+
+/** A gate field path (`effect.paymentIntent`) in the API's words (`payment_intent`). */
+function apiPath(path: string): string {
+  const bare = path.replace(/^effect\./, '');
+  return bare
+    .split('.')
+    .map((part) => CAMEL_TO_API[part] ?? part.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`))
+    .join('.');
+}
+
+const common = {
+  400: { description: 'The body or query is invalid; `fields` names each problem. Nothing was recorded.', schema: errorAnswer },
+  401: { description: 'No bearer token, or an unknown one.', schema: errorAnswer },
+  403: { description: "The token's role may not use this route.", schema: errorAnswer },
+  429: { description: "The token's rate limit was reached; see Retry-After.", schema: errorAnswer },
+};
+
+export function effectsRoutes(context: ApiContext): Route[] {
+  const { stores, effects, premises } = context;
+  const list = createEffectListing(stores);
+  const publicKeys = () => publicKeySet([publicKeyPem(stores.signingKey)]);
+
+  async function checkFourEyes(approvalId: string, agent: string, caller: Caller): Promise<void> {
+    const options = await context.approvalOptions.get(approvalId);
+    if (!options?.four_eyes) return;
+    const { snapshot } = await stores.approvals.describe(approvalId);
+    const approvers = [snapshot?.approver, options.granted_by].filter((name): name is string => typeof name === 'string').map((name) => name.toLowerCase());
+    const proposer = [agent, caller.name].find((name) => approvers.includes(name.toLowerCase()));
+    if (proposer !== undefined) {
+      throw apiError('four_eyes', `Approval ${approvalId} asks for four eyes and ${proposer} approved it, so ${proposer} cannot propose under it. Someone else must propose this.`);
+    }
+  }
+
+  async function readFacts(effect: Effect, effectId: string): Promise<Record<string, unknown>> {
+    const names = premises[effect.kind];
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${context.factTimeoutMs} ms`)), context.factTimeoutMs);
+    });
+    try {
+      const facts = await Promise.race([context.readFacts(effect, names, { effectId, timeoutMs: context.factTimeoutMs }), timeout]);
+      // Only the facts asked for; one the reader does not know is recorded as null, as the gate re-reads it.
+      return Object.fromEntries(names.map((name) => [name, Object.hasOwn(facts, name) && facts[name] !== undefined ? facts[name] : null]));
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw apiError('premise_read_failed', `Could not read the facts this ${effect.kind} is decided on (${message}); nothing was recorded. Retry when Stripe answers.`, { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  type Proposed = { request_id: string; approval: string; agent?: string | undefined; decision?: { model: string; text: string } | undefined };
+
+  async function propose(effect: Effect, body: Proposed, caller: Caller, wait: number | undefined) {
+    const agent = body.agent ?? caller.name;
+    await checkFourEyes(body.approval, agent, caller);
+    const effectId = effectIdFor({ requestId: body.request_id, effect });
+    const facts = await readFacts(effect, effectId);
+    const proposal = {
+      requestId: body.request_id,
+      agent,
+      approval: body.approval,
+      premises: facts,
+      effect,
+      // Which credential asked, kept in the signed PROPOSED entry beside the request id.
+      request: { request_id: body.request_id, token: caller.name },
+      ...(body.decision ? { decision: body.decision } : {}),
+    };
+    let recorded: Awaited<ReturnType<typeof effects.propose>>;
+    try {
+      recorded = await effects.propose(proposal);
+    } catch (error) {
+      if (error instanceof ProposalError) {
+        const fields = error.fields.map((field) => ({ path: apiPath(field.path), message: field.message }));
+        // Facts are the reader's, not the caller's: facts the gate cannot record are this service's fault.
+        if (fields.length > 0 && fields.every((field) => field.path.startsWith('premises'))) throw apiError('internal', 'The fact reader returned facts the gate cannot record.', { cause: error });
+        throw apiError('invalid_request', `The request is invalid (${fields.map((field) => `${field.path}: ${field.message}`).join('; ')}). Nothing was recorded.`, { fields });
+      }
+      throw error;
+    }
+    if (recorded.status === 'conflict') {
+      throw apiError('conflicting_payload', `Request ${body.request_id} was first decided with another payload (effect ${recorded.effectId}); the recorded payload stands and this one was not recorded or sent (REFUSED:conflicting_payload).`);
+    }
+    let entries = await stores.journal.entries(recorded.subject, recorded.effectId);
+    let summary = summaryOf(recorded.effectId, recorded.subject, entries);
+    if (wait !== undefined && wait > 0 && !summary.settled) {
+      // Heard through BullMQ's queue events, not by polling the journal.
+      await effects.waitFor(recorded.effectId, Math.round(wait * 1000));
+      entries = await stores.journal.entries(recorded.subject, recorded.effectId);
+      summary = summaryOf(recorded.effectId, recorded.subject, entries);
+    }
+    return {
+      status: recorded.status === 'recorded' ? 202 : 200,
+      body: { effect_id: summary.id, request_id: body.request_id, state: summary.state, outcome: summary.outcome, sentence: summary.sentence, links: summary.links },
+    };
+  }
+
+  const proposeResponses = {
+    200: { description: 'The same request was recorded before with this payload; the effect as it stands.', schema: proposalAnswer },
+    202: { description: 'Recorded and queued; `outcome` is null until the effect settles (or the outcome, with ?wait).', schema: proposalAnswer },
+    ...common,
+    403: { description: 'The role may not propose, or the approval asks for four eyes and the proposer approved it (`four_eyes`).', schema: errorAnswer },
+    409: { description: 'The request id was first decided with another payload (`conflicting_payload`); the recorded one stands.', schema: errorAnswer },
+    413: { description: 'The body is too large.', schema: errorAnswer },
+    415: { description: 'The body is not JSON.', schema: errorAnswer },
+    503: { description: 'The facts could not be read (`premise_read_failed`) or Redis is down; retry.', schema: errorAnswer },
+  };
+
+  async function effectOr404(id: string) {
+    const partition = await stores.journal.partitionOf(id);
+    const entries = partition === null ? [] : await stores.journal.entries(partition, id);
+    if (partition === null || entries.length === 0) throw new InterlockError('unknown_effect', `No effect ${id}.`);
+    return { partition, entries };
+  }
+
+  return [
+    route({
+      method: 'post',
+      path: '/v1/refunds',
+      operationId: 'proposeRefund',
+      summary: 'Propose a refund of a PaymentIntent, under an approval',
+      permission: 'propose',
+      query: proposeQuery,
+      body: refundBody,
+      responses: proposeResponses,
+      async handle({ body, query, caller }) {
+        const effect: Effect = { kind: 'refund', paymentIntent: body.payment_intent, amount: body.amount, ...(body.reason ? { reason: body.reason } : {}) };
+        return propose(effect, body, signedIn(caller), query.wait);
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/v1/credits',
+      operationId: 'proposeCredit',
+      summary: 'Propose a customer balance credit for an incident, under an approval',
+      permission: 'propose',
+      query: proposeQuery,
+      body: creditBody,
+      responses: proposeResponses,
+      async handle({ body, query, caller }) {
+        const effect: Effect = { kind: 'credit', customer: body.customer, amount: body.amount, incident: body.incident, ...(body.description !== undefined ? { description: body.description } : {}) };
+        return propose(effect, body, signedIn(caller), query.wait);
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/v1/effects',
+      operationId: 'listEffects',
+      summary: 'List effects, by request, subject or state (cursor pagination)',
+      permission: 'readEffects',
+      query: listQuery,
+      responses: { 200: { description: 'A page of effects; pass `next_starting_after` as `starting_after` for the next one.', schema: effectList }, ...common },
+      async handle({ query }) {
+        const page = await list({ request: query.request, subject: query.subject, state: query.state }, query.limit ?? 10, query.starting_after);
+        return { status: 200, body: { object: 'list', url: '/v1/effects', data: page.data, has_more: page.hasMore, next_starting_after: page.next } };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/v1/effects/:id',
+      operationId: 'getEffect',
+      summary: 'One effect: state, outcome, journal, final money and exposure',
+      permission: 'readEffects',
+      params: effectIdParam,
+      responses: { 200: { description: 'The effect.', schema: effectDetail }, ...common, 404: { description: 'No such effect (`unknown_effect`).', schema: errorAnswer } },
+      async handle({ params }) {
+        const { partition, entries } = await effectOr404(params.id);
+        const receipt = await stores.journal.receipt(params.id);
+        return { status: 200, body: detailOf(summaryOf(params.id, partition, entries), entries, receipt, publicKeys()) };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/v1/effects/:id/receipt',
+      operationId: 'getReceipt',
+      summary: "An effect's signed receipt bundle (verify it offline with `interlock receipt verify`)",
+      permission: 'readReceipts',
+      params: effectIdParam,
+      responses: { 200: { description: 'The receipt, exactly as signed.', schema: receiptAnswer }, ...common, 404: { description: 'No such effect.', schema: errorAnswer } },
+      async handle({ params }) {
+        const receipt = await stores.journal.receipt(params.id);
+        if (!receipt) throw new InterlockError('unknown_effect', `No effect ${params.id}.`);
+        return { status: 200, body: receipt, verbatim: true };
+      },
+    }),
+  ];
+}

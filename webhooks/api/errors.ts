@@ -1,0 +1,78 @@
+// Errors at the HTTP edge: every answer that is not a success is `{error: {code, message, fields?}}` with a code and
+// status from the one registry (src/core/errors.ts). Bad input is a 4xx naming what is wrong; only the service's
+// own faults are 5xx, and their message is a generic sentence with the request id (the detail goes to the log).
+// No answer ever carries a stack trace or a secret.
+import type { ErrorRequestHandler, Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { ERROR_REGISTRY, InterlockError, redactSecrets, type ErrorCode, type FieldProblem } from '../../src/interlock.js';
+
+export type ErrorBody = { error: { code: string; message: string; fields?: FieldProblem[] } };
+
+export function apiError(code: ErrorCode, message: string, options: { fields?: readonly FieldProblem[]; cause?: unknown } = {}): InterlockError {
+  return new InterlockError(code, message, { ...(options.fields ? { fields: options.fields } : {}), ...(options.cause === undefined ? {} : { cause: options.cause }) });
+}
+
+/** Errors body-parser raises, by their `type`, as registry codes. */
+const BODY_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
+  'entity.too.large': { code: 'payload_too_large', message: 'The body is larger than this service accepts.' },
+  'entity.parse.failed': { code: 'invalid_request', message: 'The body is not valid JSON (an object is expected).' },
+  'entity.verify.failed': { code: 'invalid_request', message: 'The body could not be read.' },
+  'encoding.unsupported': { code: 'unsupported_media_type', message: 'The body uses a content encoding this service does not read; send identity, gzip or deflate.' },
+  'charset.unsupported': { code: 'unsupported_media_type', message: 'The body uses a character set this service does not read; send UTF-8 JSON.' },
+  'request.aborted': { code: 'invalid_request', message: 'The request was aborted before its body arrived.' },
+  'request.size.invalid': { code: 'invalid_request', message: 'The body is shorter or longer than its Content-Length says.' },
+  'parameters.too.many': { code: 'invalid_request', message: 'The body has too many parameters.' },
+};
+
+/** A client error raised by Express or its libraries (http-errors), by status. */
+const STATUS_CODES: Record<number, ErrorCode> = { 400: 'invalid_request', 404: 'not_found', 413: 'payload_too_large', 415: 'unsupported_media_type' };
+
+function isRedisOutage(error: Error): boolean {
+  const code = (error as { code?: unknown }).code;
+  return error.name === 'MaxRetriesPerRequestError' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || /Connection is closed|Stream isn't writeable/.test(error.message);
+}
+
+/** The registry error an arbitrary thrown value stands for at the edge. */
+export function asApiError(error: unknown): InterlockError {
+  if (error instanceof InterlockError) return error;
+  if (error instanceof Error) {
+    const type = (error as { type?: unknown }).type;
+    const known = typeof type === 'string' ? BODY_ERRORS[type] : undefined;
+    if (known) return apiError(known.code, known.message, { cause: error });
+    const status = (error as { status?: unknown; statusCode?: unknown }).status ?? (error as { statusCode?: unknown }).statusCode;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      return apiError(STATUS_CODES[status] ?? 'invalid_request', status === 404 ? 'No such route.' : 'The request could not be read (a malformed path or header).', { cause: error });
+    }
+    if (isRedisOutage(error)) return apiError('redis_unavailable', 'Redis is not answering; nothing was recorded. Retry shortly.', { cause: error });
+  }
+  return apiError('internal', 'Something went wrong inside the service.', { cause: error });
+}
+
+export function errorBody(error: InterlockError, requestId: string): ErrorBody {
+  // A fault of the service: the caller can only quote the request id to whoever reads the log.
+  const fault = ERROR_REGISTRY[error.code].status === 500;
+  const message = fault ? `${error.message} The request id is ${requestId}; the service log has the detail.` : error.message;
+  const body: ErrorBody = { error: { code: error.code, message: redactSecrets(message) } };
+  if (error.fields.length > 0) body.error.fields = error.fields.map((field) => ({ path: redactSecrets(field.path), message: redactSecrets(field.message) }));
+  return body;
+}
+
+export function sendError(req: Request, res: Response, error: InterlockError, logger: Logger): void {
+  const requestId = String(req.id ?? '');
+  if (error.status >= 500) logger.error({ err: error.cause ?? error, reqId: requestId, code: error.code }, 'request failed');
+  if (error.code === 'rate_limited' || (error.status === 503 && error.retryable)) {
+    if (!res.hasHeader('Retry-After')) res.setHeader('Retry-After', '1');
+  }
+  if (error.status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="interlock"');
+  res.status(error.status).json(errorBody(error, requestId));
+}
+
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, req, res, next) => {
+    if (res.headersSent) {
+      next(error);
+      return;
+    }
+    sendError(req, res, asApiError(error), logger);
+  };
+}

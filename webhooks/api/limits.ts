@@ -1,0 +1,31 @@
+// The support API's limits from the environment, for the composition root: INTERLOCK_API_RATE_LIMIT (requests a
+// minute per token, 0 for none), INTERLOCK_API_RATE_BURST, INTERLOCK_API_BODY_LIMIT (bytes) and
+// INTERLOCK_API_FACT_TIMEOUT_MS. Unset variables keep createApp's defaults.
+import { z } from 'zod';
+import { InterlockError } from '../../src/interlock.js';
+import type { ApiLimits } from './context.js';
+
+const whole = (min: number, max: number) => z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().min(min).max(max));
+
+const schema = z.object({
+  INTERLOCK_API_RATE_LIMIT: whole(0, 1_000_000).optional(),
+  INTERLOCK_API_RATE_BURST: whole(1, 1_000_000).optional(),
+  INTERLOCK_API_BODY_LIMIT: whole(1_024, 16 * 1024 * 1024).optional(),
+  INTERLOCK_API_FACT_TIMEOUT_MS: whole(100, 120_000).optional(),
+});
+
+export function loadApiLimits(env: NodeJS.ProcessEnv = process.env): ApiLimits {
+  const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key in schema.shape && value !== undefined && value !== ''));
+  const parsed = schema.safeParse(present);
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
+    throw new InterlockError('invalid_config', `The API limits are invalid (${detail}). See the configuration table in webhooks/README.md.`);
+  }
+  const c = parsed.data;
+  const limits: ApiLimits = {};
+  if (c.INTERLOCK_API_RATE_LIMIT !== undefined) limits.ratePerMinute = c.INTERLOCK_API_RATE_LIMIT === 0 ? null : c.INTERLOCK_API_RATE_LIMIT;
+  if (c.INTERLOCK_API_RATE_BURST !== undefined) limits.rateBurst = c.INTERLOCK_API_RATE_BURST;
+  if (c.INTERLOCK_API_BODY_LIMIT !== undefined) limits.bodyBytes = c.INTERLOCK_API_BODY_LIMIT;
+  if (c.INTERLOCK_API_FACT_TIMEOUT_MS !== undefined) limits.factTimeoutMs = c.INTERLOCK_API_FACT_TIMEOUT_MS;
+  return limits;
+}

@@ -1,0 +1,64 @@
+// The OpenAPI 3.1 document, generated from the route definitions and the zod schemas that validate requests. OpenAPI
+// 3.1's Schema Object is JSON Schema 2020-12, which zod 4 writes itself (z.toJSONSchema): no converter package,
+// nothing to install, and no second description of a field that could drift from the one that validates it.
+// Schemas with an id (`.meta({ id })`) become components; the parameters of paths and queries are their schemas'
+// properties. Refinements (e.g. "no control characters") are checked by zod but have no JSON Schema form.
+import { z } from 'zod';
+import { PERMISSIONS } from './auth.js';
+import type { Route } from './route.js';
+
+type JsonSchema = Record<string, unknown>;
+
+const OPTIONS = { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' } as const;
+
+function clean(schema: JsonSchema): JsonSchema {
+  const { $schema: _schema, $id: _id, ...rest } = schema;
+  return rest;
+}
+
+function schemaOf(schema: z.ZodType): JsonSchema {
+  const id = z.globalRegistry.get(schema)?.id;
+  if (typeof id === 'string') return { $ref: `#/components/schemas/${id}` };
+  return clean(z.toJSONSchema(schema, OPTIONS) as JsonSchema);
+}
+
+function parameters(schema: z.ZodType | undefined, where: 'path' | 'query'): JsonSchema[] {
+  if (!(schema instanceof z.ZodObject)) return [];
+  return Object.entries(schema.shape as Record<string, z.ZodType>).map(([name, property]) => {
+    const { description, ...rest } = clean(z.toJSONSchema(property, OPTIONS) as JsonSchema);
+    return { name, in: where, required: where === 'path' || !property.safeParse(undefined).success, schema: rest, ...(typeof description === 'string' ? { description } : {}) };
+  });
+}
+
+export function buildOpenApi(routes: readonly Route[]): JsonSchema {
+  const components = (z.toJSONSchema(z.globalRegistry, { ...OPTIONS, uri: (id: string) => `#/components/schemas/${id}` }) as { schemas: Record<string, JsonSchema> }).schemas;
+  const schemas = Object.fromEntries(Object.entries(components).map(([id, schema]) => [id, clean(schema)]));
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
+    const roles = route.permission === null ? [] : PERMISSIONS[route.permission];
+    paths[path] ??= {};
+    paths[path][route.method] = {
+      operationId: route.operationId,
+      summary: route.summary,
+      ...(route.permission === null ? { security: [] } : { security: [{ bearer: [] }], description: `Roles: ${roles.join(', ')}.`, 'x-roles': roles }),
+      parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
+      ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(route.body) } } } } : {}),
+      responses: Object.fromEntries(
+        Object.entries(route.responses).map(([status, doc]) => [status, { description: doc.description, ...(doc.schema ? { content: { 'application/json': { schema: schemaOf(doc.schema) } } } : {}) }]),
+      ),
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Interlock for Stripe: support API',
+      version: 'v1',
+      description: 'Propose refunds and credits through the gate (at most once per approved request, on fresh premises, under a live approval, with a signed receipt), read effects and receipts, manage approvals and caps.',
+    },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    servers: [{ url: '/' }],
+    components: { schemas, securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A token from INTERLOCK_API_TOKENS (name:role:token).' } } },
+    paths,
+  };
+}

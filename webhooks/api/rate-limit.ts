@@ -1,0 +1,28 @@
+// A per-token rate limit: a token bucket per caller, refilled continuously. It lives in the process, so N API
+// processes allow N times the rate in total; it guards the service against a runaway tool, not a determined attacker
+// (who would need a token first). The clock is an input, so tests move it.
+
+export type RateLimit = { perMinute: number; burst: number };
+
+export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+
+export function createRateLimiter(limit: RateLimit, now: () => number = () => Date.now()) {
+  const perMs = limit.perMinute / 60_000;
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  return {
+    take(key: string): RateDecision {
+      const at = now();
+      const bucket = buckets.get(key) ?? { tokens: limit.burst, at };
+      bucket.tokens = Math.min(limit.burst, bucket.tokens + (at - bucket.at) * perMs);
+      bucket.at = at;
+      buckets.set(key, bucket);
+      if (bucket.tokens >= 1) {
+        bucket.tokens -= 1;
+        return { allowed: true };
+      }
+      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000)) };
+    },
+  };
+}
+
+export type RateLimiter = ReturnType<typeof createRateLimiter>;

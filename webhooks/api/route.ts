@@ -1,0 +1,97 @@
+// A route, defined once: its method and path, who may call it, the zod schemas of its path, query and body, what it
+// answers, and its handler. The app registers routes from these definitions and the OpenAPI document is generated
+// from the same ones, so the document can list no route, role or field the service does not have.
+import type { Request, Response } from 'express';
+import type { z } from 'zod';
+import { redactDeep, zodFieldProblems, type FieldProblem } from '../../src/interlock.js';
+import { callerOf, type Permission } from './auth.js';
+import { apiError } from './errors.js';
+import type { Caller } from './tokens.js';
+
+export type Method = 'get' | 'post' | 'put';
+
+export type Answer = {
+  status: number;
+  body: unknown;
+  /** Sent exactly as it is: a signed receipt is evidence, and masking a string in it would break its signature. */
+  verbatim?: boolean;
+};
+
+export type ResponseDoc = { description: string; schema?: z.ZodType };
+
+type Schema = z.ZodType | undefined;
+type Out<S extends Schema> = S extends z.ZodType ? z.output<S> : undefined;
+
+export type RouteSpec<P extends Schema, Q extends Schema, B extends Schema> = {
+  method: Method;
+  /** Express syntax (`/v1/effects/:id`). */
+  path: string;
+  operationId: string;
+  summary: string;
+  /** Who may call it; null for routes that need no token (probes, the OpenAPI document). */
+  permission: Permission | null;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** A body is optional (an empty POST is `{}`). */
+  optionalBody?: boolean;
+  responses: Record<number, ResponseDoc>;
+  handle(input: { params: Out<P>; query: Out<Q>; body: Out<B>; caller: Caller | null; req: Request; res: Response }): Promise<Answer>;
+};
+
+export type Route = {
+  method: Method;
+  path: string;
+  operationId: string;
+  summary: string;
+  permission: Permission | null;
+  params: z.ZodType | undefined;
+  query: z.ZodType | undefined;
+  body: z.ZodType | undefined;
+  responses: Record<number, ResponseDoc>;
+  run(req: Request, res: Response): Promise<void>;
+};
+
+/** Parses one part of the request, adding its problems (by path) to `fields`. */
+function part(schema: z.ZodType | undefined, value: unknown, place: 'path' | 'query' | 'body', fields: FieldProblem[]): unknown {
+  if (!schema) return undefined;
+  const parsed = schema.safeParse(value, { reportInput: true });
+  if (parsed.success) return parsed.data;
+  // A missing field reads "is required", whatever its type's own message says; the input itself is not echoed.
+  const issues = parsed.error.issues.map((issue) => (issue.code === 'invalid_type' && issue.input === undefined ? { ...issue, message: 'is required' } : issue));
+  fields.push(...zodFieldProblems(issues, place === 'body' ? [] : [place], place));
+  return undefined;
+}
+
+/** The caller of a route that has a permission (the app authenticates every such route). */
+export function signedIn(caller: Caller | null): Caller {
+  if (caller === null) throw new Error('a route with a permission ran without a caller');
+  return caller;
+}
+
+export function route<P extends Schema = undefined, Q extends Schema = undefined, B extends Schema = undefined>(spec: RouteSpec<P, Q, B>): Route {
+  return {
+    method: spec.method,
+    path: spec.path,
+    operationId: spec.operationId,
+    summary: spec.summary,
+    permission: spec.permission,
+    params: spec.params,
+    query: spec.query,
+    body: spec.body,
+    responses: spec.responses,
+    async run(req, res) {
+      const fields: FieldProblem[] = [];
+      const params = part(spec.params, { ...req.params }, 'path', fields);
+      const query = part(spec.query, { ...(req.query as Record<string, unknown>) }, 'query', fields);
+      const given: unknown = req.body === undefined && spec.optionalBody ? {} : req.body;
+      const body = part(spec.body, given, 'body', fields);
+      if (fields.length > 0) {
+        const detail = fields.map((field) => `${field.path}: ${field.message}`).join('; ');
+        throw apiError('invalid_request', `The request is invalid (${detail}). Nothing was recorded.`, { fields });
+      }
+      const answer = await spec.handle({ params: params as Out<P>, query: query as Out<Q>, body: body as Out<B>, caller: spec.permission === null ? null : callerOf(req), req, res });
+      res.status(answer.status).json(answer.verbatim ? answer.body : redactDeep(answer.body));
+    },
+  };
+}

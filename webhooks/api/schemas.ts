@@ -1,0 +1,186 @@
+// One zod schema per request body and query, built from the gate's own rules (the effect schemas, identifiers,
+// approval ids and scopes exported by src/interlock.ts) so a body the API accepts is a proposal the gate accepts.
+// The same schemas validate requests and generate the OpenAPI document (openapi.ts); the response schemas exist
+// only for that document.
+import { z } from 'zod';
+import { APPROVAL_ID, APPROVAL_SCOPE, creditEffectSchema, freeText, identifier, PROPOSAL_LIMITS, refundEffectSchema } from '../../src/interlock.js';
+
+/** Ten years: an approval that must outlive that is a standing policy; the bound keeps now + seconds x 1000 safe. */
+export const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 60 * 60;
+export const MAX_WAIT_SECONDS = 30;
+export const MAX_LIST_LIMIT = 100;
+
+export const EFFECT_STATES = ['proposed', 'dispatched', 'committed', 'refused', 'ambiguous'] as const;
+export type EffectState = (typeof EFFECT_STATES)[number];
+
+const requestId = identifier(200).meta({ description: 'A stable id of the approved request (the support case); the effect id is derived from it, so retries reuse it.' });
+const approvalId = z.string({ error: 'must be a string' }).regex(APPROVAL_ID, 'must be 1-200 letters, digits or _ . : -');
+const agent = identifier(100).meta({ description: 'Who decided (a person or a model); defaults to the token name.' });
+const decision = z
+  .strictObject({
+    model: identifier(200).meta({ description: 'The model (or person) that decided.' }),
+    text: freeText(PROPOSAL_LIMITS.decisionChars).meta({ description: 'What it said, recorded in the receipt.' }),
+  })
+  .meta({ description: 'The decision as made, kept in the PROPOSED entry.' });
+const scope = z.string({ error: 'must be a string' }).regex(APPROVAL_SCOPE, 'must name one payment or customer, e.g. payment:pi_123 or customer:cus_123');
+const cents = (what: string) => z.number({ error: 'must be a number of cents' }).int('must be a whole number of cents').meta({ description: what });
+
+export const refundBody = z
+  .strictObject({
+    request_id: requestId,
+    payment_intent: refundEffectSchema.shape.paymentIntent,
+    amount: refundEffectSchema.shape.amount.meta({ description: 'Cents to refund.' }),
+    approval: approvalId.meta({ description: 'The approval (lease) this refund is sent under; it must cover payment:<payment_intent>.' }),
+    agent: agent.optional(),
+    reason: refundEffectSchema.shape.reason,
+    decision: decision.optional(),
+  })
+  .meta({ id: 'RefundRequest', description: 'A refund to propose; its premises are read from Stripe when it arrives.' });
+
+export const creditBody = z
+  .strictObject({
+    request_id: requestId,
+    customer: creditEffectSchema.shape.customer,
+    amount: creditEffectSchema.shape.amount.meta({ description: 'Cents to credit to the customer balance.' }),
+    incident: creditEffectSchema.shape.incident.meta({ description: 'The incident this credit compensates.' }),
+    approval: approvalId.meta({ description: 'The approval this credit is sent under; it must cover customer:<customer>.' }),
+    agent: agent.optional(),
+    description: creditEffectSchema.shape.description,
+    decision: decision.optional(),
+  })
+  .meta({ id: 'CreditRequest', description: 'A customer balance credit to propose.' });
+
+export const proposeQuery = z.strictObject({
+  wait: z
+    .string({ error: 'must be a number of seconds' })
+    .regex(/^\d{1,2}(?:\.\d{1,3})?$/, `must be a number of seconds, at most ${MAX_WAIT_SECONDS}`)
+    .transform(Number)
+    .pipe(z.number().max(MAX_WAIT_SECONDS, `must be at most ${MAX_WAIT_SECONDS} seconds`))
+    .optional()
+    .meta({ description: `Hold the answer until the effect settles, at most this many seconds (${MAX_WAIT_SECONDS}).` }),
+});
+
+export const effectIdParam = z.strictObject({ id: z.string().regex(/^[0-9a-f]{64}$/, 'must be an effect id (64 lowercase hex characters)') });
+
+/** A listing position: HSCAN's cursor, then (inside a batch) the last effect id handed out. */
+export const LIST_CURSOR = /^(\d{1,20})(?:\.([0-9a-f]{64}))?$/;
+
+export const listQuery = z.strictObject({
+  request: identifier(200).optional().meta({ description: 'Only the effect of this request id.' }),
+  subject: scope.optional().meta({ description: 'Only effects on this payment or customer (payment:pi_… or customer:cus_…).' }),
+  state: z.enum(EFFECT_STATES).optional(),
+  limit: z
+    .string()
+    .regex(/^\d{1,3}$/, `must be a whole number from 1 to ${MAX_LIST_LIMIT}`)
+    .transform(Number)
+    .pipe(z.number().min(1, 'must be at least 1').max(MAX_LIST_LIMIT, `must be at most ${MAX_LIST_LIMIT}`))
+    .optional()
+    .meta({ description: `Page size, 1 to ${MAX_LIST_LIMIT} (default 10).` }),
+  starting_after: z.string().regex(LIST_CURSOR, 'must be the next_starting_after of a previous page').optional().meta({ description: 'The `next_starting_after` of the previous page.' }),
+});
+
+export const approvalBody = z
+  .strictObject({
+    id: approvalId,
+    approver: identifier(200).meta({ description: 'The person or policy that approves.' }),
+    cap_cents: cents('Most cents all effects under it may move together.').positive('must be more than zero cents'),
+    scope: scope.meta({ description: 'What it covers: payment:pi_… or customer:cus_….' }),
+    max_uses: z.number({ error: 'must be a whole number' }).int('must be a whole number').min(1, 'must be at least 1').max(1_000_000, 'must be at most 1000000').optional().meta({ description: 'How many effects may use it (default 1).' }),
+    expires_in: z
+      .number({ error: 'must be a number of seconds' })
+      .int('must be a whole number of seconds')
+      .min(1, 'must be at least 1 second')
+      .max(MAX_EXPIRES_IN_SECONDS, `must be at most ${MAX_EXPIRES_IN_SECONDS} seconds`)
+      .optional()
+      .meta({ description: 'Lifetime in seconds (default 3600).' }),
+    four_eyes: z.boolean({ error: 'must be true or false' }).optional().meta({ description: 'When true, nobody named as its approver (or the token that granted it) may propose under it.' }),
+  })
+  .meta({ id: 'ApprovalRequest' });
+
+export const approvalIdParam = z.strictObject({ id: approvalId });
+
+export const revokeBody = z.strictObject({}).meta({ id: 'RevokeRequest', description: 'Empty: the revoking token is recorded as who revoked.' });
+
+export const capBody = z.strictObject({ cap_cents: cents('The cap; 0 stops all money on the subject.').min(0, 'must be zero or more cents').max(Number.MAX_SAFE_INTEGER) }).meta({ id: 'CapRequest' });
+export const subjectParam = z.strictObject({ subject: scope });
+
+export const alertsQuery = z.strictObject({
+  all: z.enum(['true', 'false']).optional().meta({ description: 'Also resolved alerts.' }),
+  limit: listQuery.shape.limit,
+});
+
+export const recoverBody = z.strictObject({}).meta({ id: 'RecoverRequest' });
+
+// Responses (documentation only).
+const links = z.object({ self: z.string(), receipt: z.string() });
+export const proposalAnswer = z
+  .object({
+    effect_id: z.string(),
+    request_id: z.string(),
+    state: z.enum(EFFECT_STATES),
+    outcome: z.string().nullable().meta({ description: 'The outcome code (DESIGN §4), null until settled.' }),
+    sentence: z.string(),
+    links,
+  })
+  .meta({ id: 'ProposalAnswer' });
+
+const journalEntry = z.object({ kind: z.string(), at: z.string().meta({ description: 'ISO time (Redis clock).' }), at_ms: z.number() });
+export const effectSummary = z
+  .object({
+    object: z.literal('effect'),
+    id: z.string(),
+    request_id: z.string().nullable(),
+    kind: z.string().nullable(),
+    subject: z.string(),
+    amount: z.number().nullable(),
+    agent: z.string().nullable(),
+    approval: z.string().nullable(),
+    state: z.enum(EFFECT_STATES),
+    outcome: z.string().nullable(),
+    sentence: z.string(),
+    settled: z.boolean(),
+    created_at: z.string().nullable(),
+    links,
+  })
+  .meta({ id: 'EffectSummary' });
+export const effectDetail = effectSummary
+  .extend({
+    journal: z.array(journalEntry),
+    final_money: z.record(z.string(), z.unknown()),
+    exposure: z.record(z.string(), z.unknown()).nullable(),
+    receipt_valid: z.boolean().nullable(),
+  })
+  .meta({ id: 'Effect' });
+export const effectList = z
+  .object({ object: z.literal('list'), url: z.string(), data: z.array(effectSummary), has_more: z.boolean(), next_starting_after: z.string().nullable() })
+  .meta({ id: 'EffectList' });
+export const approvalAnswer = z
+  .object({
+    object: z.literal('approval'),
+    id: z.string(),
+    approver: z.string(),
+    cap_cents: z.number(),
+    scope: z.string(),
+    max_uses: z.number(),
+    expires_at: z.string(),
+    four_eyes: z.boolean(),
+    granted_by: z.string().nullable(),
+    revoked: z.boolean(),
+    revoked_at: z.string().nullable(),
+    reserved_cents: z.number(),
+    uses: z.number(),
+    live: z.boolean(),
+  })
+  .meta({ id: 'Approval' });
+export const revokeAnswer = z
+  .object({ object: z.literal('revocation'), id: z.string(), revoked_at: z.string(), already_revoked: z.boolean(), may_still_land: z.array(z.object({ effect_id: z.string(), links })), sentence: z.string() })
+  .meta({ id: 'Revocation' });
+export const capAnswer = z.object({ object: z.literal('cap'), subject: z.string(), cap_cents: z.number(), moved_cents: z.number() }).meta({ id: 'Cap' });
+export const keysAnswer = z.object({ keys: z.array(z.object({ kid: z.string(), pem: z.string() })) }).meta({ id: 'PublicKeys' });
+export const listAnswer = z.object({ object: z.literal('list'), data: z.array(z.unknown()) }).meta({ id: 'List' });
+export const receiptAnswer = z.object({ format: z.string(), effectId: z.string(), entries: z.array(z.unknown()), head: z.unknown() }).meta({ id: 'Receipt', description: 'The signed bundle, as `interlock receipt verify` reads it.' });
+export const healthAnswer = z.object({ status: z.string(), checks: z.array(z.object({ name: z.string(), ok: z.boolean(), detail: z.string().nullable() })).optional() }).meta({ id: 'Health' });
+export const recoverAnswer = z.object({ object: z.literal('recovery'), report: z.unknown() }).meta({ id: 'RecoveryReport' });
+export const errorAnswer = z
+  .object({ error: z.object({ code: z.string(), message: z.string(), fields: z.array(z.object({ path: z.string(), message: z.string() })).optional() }) })
+  .meta({ id: 'Error' });

@@ -1,0 +1,99 @@
+// Bearer tokens and the roles they carry (issue 11 §2). Tokens come from configuration as `name:role:token` entries,
+// comma-separated (INTERLOCK_API_TOKENS), or from a file of such entries, one a line. A presented token is compared
+// with every configured one in constant time (SHA-256 digests through timingSafeEqual, no early exit), so neither
+// the match nor its position leaks through timing. A token is never logged or echoed: callers are known by name.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { InterlockError } from '../../src/interlock.js';
+
+export const ROLES = ['support', 'approver', 'auditor', 'operator'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Who is calling: the token's name and role, never the token. */
+export type Caller = { name: string; role: Role };
+
+export type TokenEntry = { name: string; role: Role; token: string };
+
+export type TokenRegistry = {
+  /** The caller a presented token belongs to, or null. Takes the same time whichever token (if any) matches. */
+  authenticate(presented: string): Caller | null;
+  /** The configured callers (names and roles, no tokens), e.g. for a start-up line. */
+  callers(): Caller[];
+};
+
+/** Names appear in logs, receipts (as the proposing agent) and four-eyes checks. */
+export const TOKEN_NAME = /^[A-Za-z0-9_.@-]{1,100}$/;
+/** Long enough to be unguessable; no ':' or ',' (the list separators) and nothing a header would mangle. */
+export const TOKEN_VALUE = /^[A-Za-z0-9_.~+/=-]{16,256}$/;
+
+const isRole = (value: string): value is Role => (ROLES as readonly string[]).includes(value);
+const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+
+export class TokenConfigError extends InterlockError {
+  constructor(message: string) {
+    super('invalid_config', message);
+    this.name = 'TokenConfigError';
+  }
+}
+
+/** Entries from `name:role:token` items separated by commas or line breaks; `#` starts a comment line. */
+export function parseTokenEntries(text: string, source: string): TokenEntry[] {
+  const items = text
+    .split(/[,\n]/)
+    .map((item) => item.trim())
+    .filter((item) => item !== '' && !item.startsWith('#'));
+  return items.map((item, index) => {
+    const parts = item.split(':');
+    // Said by position and name only: the item holds a token, which must not reach a log or a terminal.
+    const where = `${source}, entry ${index + 1}`;
+    if (parts.length !== 3) throw new TokenConfigError(`${where} is not name:role:token (it has ${parts.length} part(s) separated by ':').`);
+    const [name = '', role = '', token = ''] = parts;
+    if (!TOKEN_NAME.test(name)) throw new TokenConfigError(`${where}: the name must be 1-100 letters, digits or _ . @ -.`);
+    if (!isRole(role)) throw new TokenConfigError(`${where} (${name}): the role must be one of ${ROLES.join(', ')}.`);
+    if (!TOKEN_VALUE.test(token)) throw new TokenConfigError(`${where} (${name}): the token must be 16-256 letters, digits or _ . ~ + / = -.`);
+    return { name, role, token };
+  });
+}
+
+/** `equal` compares two digests of the same length in constant time; tests count its calls. */
+export function createTokenRegistry(entries: readonly TokenEntry[], options: { equal?: (a: Buffer, b: Buffer) => boolean } = {}): TokenRegistry {
+  const equal = options.equal ?? timingSafeEqual;
+  const seenTokens = new Set<string>();
+  const seenCallers = new Set<string>();
+  for (const entry of entries) {
+    if (seenTokens.has(entry.token)) throw new TokenConfigError(`Two entries share one token (one of them is ${entry.name}:${entry.role}); give every name and role its own.`);
+    seenTokens.add(entry.token);
+    const caller = `${entry.name}:${entry.role}`;
+    if (seenCallers.has(caller)) throw new TokenConfigError(`${caller} is configured twice; a name holds each role at most once.`);
+    seenCallers.add(caller);
+  }
+  const known = entries.map((entry) => ({ caller: { name: entry.name, role: entry.role } as Caller, digest: digest(entry.token) }));
+  return {
+    authenticate(presented) {
+      const candidate = digest(presented);
+      let found: Caller | null = null;
+      for (const item of known) {
+        // Every configured token is compared, whatever matched before.
+        if (equal(candidate, item.digest) && found === null) found = item.caller;
+      }
+      return found;
+    },
+    callers: () => known.map((item) => ({ ...item.caller })),
+  };
+}
+
+/**
+ * The registry from INTERLOCK_API_TOKENS (config.apiTokens): a value starting with `/`, `./` or `../` names a file
+ * of entries; anything else is the entries themselves.
+ */
+export function loadTokenRegistry(spec: string, options: { readFile?: (path: string) => string } = {}): TokenRegistry {
+  const isPath = /^(?:\/|\.\.?\/)/.test(spec);
+  if (!isPath) return createTokenRegistry(parseTokenEntries(spec, 'INTERLOCK_API_TOKENS'));
+  let text: string;
+  try {
+    text = (options.readFile ?? ((path) => readFileSync(path, 'utf8')))(spec);
+  } catch (error) {
+    throw new TokenConfigError(`INTERLOCK_API_TOKENS names the file ${spec}, which cannot be read (${error instanceof Error ? error.message : String(error)}).`);
+  }
+  return createTokenRegistry(parseTokenEntries(text, spec));
+}

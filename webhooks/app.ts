@@ -1,0 +1,130 @@
+// The HTTP app: the support API (issue 11 §1-2) and, through `deps.mount`, the Stripe webhook route. A factory that
+// never listens: the composition root (or supertest) gives it a server.
+//
+// Order of a request: request id and request log (every request, one line each, with the caller's name and role
+// once known, never the token) -> public routes (probes, the OpenAPI document) -> mounted routes (the webhook:
+// no token, raw body) -> bearer token and rate limit -> the route's role -> its body (JSON only, size-limited) ->
+// its schemas -> its handler. Every failure on the way is an error from the registry (api/errors.ts).
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, { type Express, type RequestHandler } from 'express';
+import { pinoHttp } from 'pino-http';
+import { redactSecrets } from '../src/interlock.js';
+import { allow, authenticate, maybeCallerOf } from './api/auth.js';
+import { approvalsRoutes } from './api/approvals-routes.js';
+import { createApprovalOptions, DEFAULT_PREMISES, type ApiContext, type AppDeps } from './api/context.js';
+import { effectsRoutes } from './api/effects-routes.js';
+import { apiError, errorHandler } from './api/errors.js';
+import { buildOpenApi } from './api/openapi.js';
+import { opsRoutes, storeChecks } from './api/ops-routes.js';
+import { createRateLimiter } from './api/rate-limit.js';
+import { route, type Route } from './api/route.js';
+
+export type { AppDeps, FactReader, PremiseNames, ReadinessCheck, AlertsReader, EffectsProducer, ApiLimits } from './api/context.js';
+export { DEFAULT_PREMISES } from './api/context.js';
+export { loadTokenRegistry, createTokenRegistry, parseTokenEntries, ROLES, type Role, type TokenRegistry, type Caller } from './api/tokens.js';
+export { PERMISSIONS } from './api/auth.js';
+export { queueCheck, storeChecks } from './api/ops-routes.js';
+export { loadApiLimits } from './api/limits.js';
+
+export const DEFAULT_BODY_BYTES = 256 * 1024;
+export const DEFAULT_RATE_PER_MINUTE = 600;
+export const DEFAULT_FACT_TIMEOUT_MS = 10_000;
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const JSON_TYPES = ['application/json', 'application/*+json'];
+
+/** Only JSON bodies: a body of another type is refused before it is read; an empty body reads as none. */
+function jsonBody(limitBytes: number): RequestHandler[] {
+  const parse = express.json({ limit: limitBytes, strict: true, type: JSON_TYPES });
+  const onlyJson: RequestHandler = (req, _res, next) => {
+    // null: no body at all; false: a body of another type. An empty body (Content-Length: 0) is no body.
+    if (req.headers['content-length'] !== '0' && req.is(JSON_TYPES) === false) {
+      next(apiError('unsupported_media_type', `This route reads JSON bodies; send Content-Type: application/json (not ${redactSecrets(String(req.headers['content-type'] ?? 'none')).slice(0, 100)}).`));
+      return;
+    }
+    next();
+  };
+  return [onlyJson, parse];
+}
+
+/** The routes of the support API, for the app and for its OpenAPI document. */
+export function apiRoutes(context: ApiContext): Route[] {
+  return [...effectsRoutes(context), ...approvalsRoutes(context), ...opsRoutes(context)];
+}
+
+export function createApp(deps: AppDeps): Express {
+  const { stores, logger } = deps;
+  const limits = deps.limits ?? {};
+  const context: ApiContext = {
+    stores,
+    effects: deps.effects,
+    readFacts: deps.readFacts,
+    premises: deps.premises ?? DEFAULT_PREMISES,
+    alerts: deps.alerts ?? (async () => []),
+    recover: deps.recover ?? null,
+    readiness: deps.readiness ?? storeChecks(stores),
+    logger,
+    factTimeoutMs: limits.factTimeoutMs ?? DEFAULT_FACT_TIMEOUT_MS,
+    approvalOptions: createApprovalOptions(stores),
+  };
+  const routes = apiRoutes(context);
+  const openapi = route({
+    method: 'get',
+    path: '/v1/openapi.json',
+    operationId: 'openapi',
+    summary: 'This document',
+    permission: null,
+    responses: { 200: { description: 'The OpenAPI 3.1 document of this API.' } },
+    async handle() {
+      return { status: 200, body: document, verbatim: true };
+    },
+  });
+  const document = buildOpenApi([...routes, openapi]);
+  const ratePerMinute = limits.ratePerMinute === undefined ? DEFAULT_RATE_PER_MINUTE : limits.ratePerMinute;
+  const limiter = ratePerMinute === null || ratePerMinute <= 0 ? null : createRateLimiter({ perMinute: ratePerMinute, burst: limits.rateBurst ?? ratePerMinute });
+  const body = jsonBody(limits.bodyBytes ?? DEFAULT_BODY_BYTES);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(
+    pinoHttp({
+      logger,
+      quietReqLogger: true,
+      genReqId(req: IncomingMessage, res: ServerResponse) {
+        const given = req.headers['x-request-id'];
+        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      // Method, path and status only: headers carry the bearer token, and bodies carry customer data.
+      serializers: {
+        req: (req: { id?: unknown; method?: unknown; url?: unknown }) => ({ id: req.id, method: req.method, url: redactSecrets(String(req.url ?? '')) }),
+        res: (res: { statusCode?: unknown }) => ({ statusCode: res.statusCode }),
+      },
+      customProps(req) {
+        const caller = maybeCallerOf(req as express.Request);
+        return caller ? { role: caller.role, token: caller.name } : {};
+      },
+      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+      customSuccessMessage: (req, res) => `${req.method ?? ''} ${redactSecrets((req as express.Request).originalUrl ?? req.url ?? '')} ${res.statusCode}`,
+      customErrorMessage: (req, res) => `${req.method ?? ''} ${redactSecrets((req as express.Request).originalUrl ?? req.url ?? '')} ${res.statusCode}`,
+    }),
+  );
+  const register = (target: Route, ...before: RequestHandler[]) => {
+    app[target.method](target.path, ...before, (req, res) => target.run(req, res));
+  };
+  for (const target of [...routes, openapi]) if (target.permission === null) register(target);
+  deps.mount?.(app);
+  app.use(authenticate(deps.tokens, limiter));
+  for (const target of routes) {
+    if (target.permission === null) continue;
+    register(target, allow(target.permission), ...(target.body ? body : []));
+  }
+  app.use((req, _res, next) => {
+    next(apiError('not_found', `No route ${req.method} ${redactSecrets(req.path).slice(0, 200)}. GET /v1/openapi.json lists every route.`));
+  });
+  app.use(errorHandler(logger));
+  return app;
+}

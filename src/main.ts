@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
+import express, { type Express } from 'express';
 import {
   createFacts,
   createWebhookVerifier,
@@ -31,6 +31,7 @@ import { createEffectsQueue, startEffectsWorker } from '../queues/effects.js';
 import { startRecovery } from '../queues/recovery.js';
 import { createFactsQueue, reconcile, startFactsWorker, startReconciler } from '../queues/facts.js';
 import { stripeWebhookRouter } from '../webhooks/stripe-route.js';
+import { createApp, loadApiLimits, loadOrCreateLocalTokens, loadTokenRegistry, queueCheck, storeChecks, type TokenRegistry } from '../webhooks/app.js';
 import { addSandboxCommand } from '../sandbox/cli.js';
 
 export const ROLES = ['worker', 'webhooks', 'facts', 'api'] as const;
@@ -51,6 +52,8 @@ export type Service = {
   url: string | null;
   stores: Stores;
   sender: Sender | null;
+  /** The generated API tokens (when INTERLOCK_API_TOKENS is unset and the api role runs). */
+  tokensFile: string | null;
   /** Stops taking work, lets sends in progress finish within their deadline, settles and closes, in that order. */
   close(): Promise<void>;
 };
@@ -88,18 +91,52 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       closers.push({ name: 'reconciler', close: () => reconciler.close() });
     }
     let url: string | null = null;
+    let tokensFile: string | null = null;
     if (roles.includes('webhooks') || roles.includes('api')) {
-      const app = express();
-      app.disable('x-powered-by');
+      let mount: ((app: Express) => void) | undefined;
       if (roles.includes('webhooks')) {
         const verify = createWebhookVerifier(config.stripeWebhookSecrets);
         const factsQueue = createFactsQueue(stores);
         closers.push({ name: 'facts queue', close: () => factsQueue.close() });
-        app.use(stripeWebhookRouter({ verify, accept: (event) => factsQueue.accept(event) }));
+        mount = (app) => app.use(stripeWebhookRouter({ verify, accept: (event) => factsQueue.accept(event) }));
       }
-      app.get('/healthz', (_req, res) => {
-        res.json({ ok: true, roles });
-      });
+      let app: Express;
+      if (roles.includes('api')) {
+        const apiStripe = stripe ?? stripeSide(config);
+        const effects = createEffectsQueue(stores);
+        closers.push({ name: 'effects queue', close: () => effects.close() });
+        let tokens: TokenRegistry;
+        if (config.apiTokens !== null) {
+          tokens = loadTokenRegistry(config.apiTokens);
+        } else {
+          const local = loadOrCreateLocalTokens(config.dataDir);
+          tokens = local.registry;
+          tokensFile = local.file;
+          logger.info({ file: local.file, created: local.created, callers: tokens.callers() }, 'INTERLOCK_API_TOKENS is not set: using the local tokens in the data directory');
+        }
+        const recoverWith = sender;
+        app = createApp({
+          stores,
+          effects,
+          readFacts: (effect, names, context) => apiStripe.target.readFacts(context.effectId, effect, names, { timeoutMs: context.timeoutMs }),
+          premises: { refund: REFUND_FACTS, credit: CREDIT_FACTS },
+          tokens,
+          logger,
+          alerts: (query) => stores.alerts.list(query.all ? { all: true } : {}).then((list) => list.slice(0, query.limit)),
+          ...(recoverWith === null ? {} : { recover: () => recoverWith.gate.recover() }),
+          readiness: [...storeChecks(stores), queueCheck(effects)],
+          limits: loadApiLimits(process.env),
+          ...(mount === undefined ? {} : { mount }),
+        });
+      } else {
+        // The webhook route alone (a process that only takes Stripe's events): no tokens, no support API.
+        app = express();
+        app.disable('x-powered-by');
+        mount?.(app);
+        app.get('/healthz', (_req, res) => {
+          res.json({ ok: true, roles });
+        });
+      }
       const server = createServer(app);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -113,7 +150,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       closers.push({ name: 'http', close: () => closeServer(server) });
     }
     logger.info({ roles, url, concurrency: roles.includes('worker') ? config.concurrency : undefined }, 'interlock serving');
-    return { roles: [...roles], url, stores, sender, close: closeAll };
+    return { roles: [...roles], url, tokensFile, stores, sender, close: closeAll };
   } catch (error) {
     await closeAll();
     throw error;
@@ -135,7 +172,7 @@ function closeServer(server: Server): Promise<void> {
 async function serveUntilSignalled(config: Config, roles: Role[]): Promise<void> {
   const service = await startService(config, roles);
   const { logger } = service.stores;
-  process.stdout.write(`${JSON.stringify({ serving: roles, url: service.url, pid: process.pid })}\n`);
+  process.stdout.write(`${JSON.stringify({ serving: roles, url: service.url, pid: process.pid, ...(service.tokensFile === null ? {} : { tokens: service.tokensFile }) })}\n`);
   await new Promise<void>((resolve) => {
     let stopping = false;
     const onSignal = (signal: NodeJS.Signals) => {

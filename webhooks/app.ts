@@ -22,7 +22,7 @@ import { route, type Route } from './api/route.js';
 
 export type { AppDeps, FactReader, PremiseNames, ReadinessCheck, AlertsReader, EffectsProducer, ApiLimits } from './api/context.js';
 export { DEFAULT_PREMISES } from './api/context.js';
-export { loadTokenRegistry, createTokenRegistry, parseTokenEntries, ROLES, type Role, type TokenRegistry, type Caller } from './api/tokens.js';
+export { loadTokenRegistry, loadOrCreateLocalTokens, localToken, createTokenRegistry, parseTokenEntries, ROLES, type Role, type TokenRegistry, type Caller } from './api/tokens.js';
 export { PERMISSIONS } from './api/auth.js';
 export { queueCheck, storeChecks } from './api/ops-routes.js';
 export { loadApiLimits } from './api/limits.js';

@@ -2,7 +2,7 @@
 // no-op), its data the recorded proposal. The worker hands each job to gate.submit. BullMQ is at-least-once; the
 // gate's claims and recovery, not BullMQ's lock, are what make an effect reach Stripe at most once.
 import { DelayedError, Queue, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
-import { createProposalRecorder, errorCode, isRetryable, type GateResult, type Recorded, type Sender, type Stores } from '../src/interlock.js';
+import { createProposalRecorder, errorCode, isRetryable, latestProposal, settledOutcome, type GateResult, type Recorded, type Sender, type Stores } from '../src/interlock.js';
 
 export type EffectJob = { proposal: unknown; recordedAt: number };
 export type EffectAnswer = GateResult;
@@ -44,8 +44,13 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
     async propose(proposal: unknown): Promise<Recorded & { queued: boolean }> {
       const recorded = await record(proposal);
       if (recorded.status === 'conflict' || (recorded.status === 'exists' && recorded.outcome !== null && !recorded.open)) return { ...recorded, queued: false };
+      // A job runs the effect's latest recorded proposal (the worker reads it from the journal). One that is
+      // waiting or delayed will pick up a proposal recorded now; one that already ran, or is running, will not, so
+      // a newly recorded proposal (re-decided after a refusal) gets a follow-up job of its own.
+      const state = await queue.getJobState(recorded.effectId);
+      const followUp = recorded.status === 'recorded' && (state === 'completed' || state === 'failed' || state === 'active');
       await queue.add('effect', { proposal, recordedAt: Date.now() }, {
-        jobId: recorded.effectId,
+        jobId: followUp ? `${recorded.effectId}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}` : recorded.effectId,
         attempts: options.attempts ?? 8,
         backoff: { type: 'exponential', delay: options.backoffMs ?? 1_000 },
         // Receipts keep the record; finished jobs are kept a while for operators, then dropped.
@@ -54,17 +59,39 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
       });
       return { ...recorded, queued: true };
     },
-    /** The job's answer once it finished, or null when it did not within `timeoutMs`. */
+    /**
+     * The effect's answer once a job of it finished with one (heard on the queue's event stream, no polling), or
+     * at once when the journal already holds the outcome; null when neither happened within `timeoutMs`.
+     */
     async waitFor(effectId: string, timeoutMs: number): Promise<EffectAnswer | null> {
       const stream = await eventsOf();
-      const job = await queue.getJob(effectId);
-      if (!job) return null;
-      if (await job.isCompleted()) return (await queue.getJob(effectId))?.returnvalue ?? null;
-      try {
-        return await job.waitUntilFinished(stream, timeoutMs);
-      } catch {
-        return null;
-      }
+      const ours = (jobId: string) => jobId === effectId || jobId.startsWith(`${effectId}.`);
+      return new Promise<EffectAnswer | null>((resolve) => {
+        const finish = (answer: EffectAnswer | null) => {
+          stream.off('completed', onCompleted);
+          stream.off('failed', onFailed);
+          clearTimeout(timer);
+          resolve(answer);
+        };
+        const onCompleted = ({ jobId, returnvalue }: { jobId: string; returnvalue: unknown }) => {
+          if (!ours(jobId)) return;
+          finish((typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as EffectAnswer);
+        };
+        // A job that failed for good (bad input the gate refused to take) has no answer; the caller reads the journal.
+        const onFailed = ({ jobId }: { jobId: string }) => {
+          if (ours(jobId)) finish(null);
+        };
+        const timer = setTimeout(() => finish(null), timeoutMs);
+        // Subscribed first, then the journal is asked: an outcome cannot slip in between.
+        stream.on('completed', onCompleted);
+        stream.on('failed', onFailed);
+        settledOutcome(stores, effectId).then(
+          (outcome) => {
+            if (outcome !== null) finish({ effectId, outcome } as EffectAnswer);
+          },
+          () => undefined,
+        );
+      });
     },
     async close(): Promise<void> {
       await events?.close();
@@ -108,7 +135,10 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     async (job: Job<EffectJob, EffectAnswer>, token?: string) => {
       let answer: EffectAnswer;
       try {
-        answer = await gate.submit(job.data.proposal);
+        // The latest proposal recorded for the effect (a re-decision after a refusal included); the job's own copy
+        // only when the journal has none (it was recorded by an older producer).
+        const effectId = job.id?.split('.')[0] ?? '';
+        answer = await gate.submit((await latestProposal(stores, effectId)) ?? job.data.proposal);
       } catch (error) {
         // Retry is a classification: only what may succeed later is retried.
         if (isRetryable(error)) throw error;

@@ -10,6 +10,10 @@ import { createCreditTarget, createFactsReader, createRefundTarget, createStripe
 import { targetByKind } from './targets/by-kind.js';
 import { withCrashAt } from './targets/crash-injection.js';
 import type { SigningKey } from './core/signing.js';
+import type { EntryOf } from './core/entries.js';
+import type { Outcome } from './core/outcomes.js';
+import type { Proposal } from './core/proposal.js';
+import { currentOutcome } from './core/verify.js';
 import type { Target } from './core/target.js';
 import { createGate, type Gate } from './gate/gate.js';
 import { createRecorder, type Recorder } from './gate/record.js';
@@ -42,7 +46,7 @@ export type { FinalMoney, Exposure } from './core/final-money.js';
 export type { ApprovalSnapshot } from './core/entries.js';
 export type { Durability } from './redis/durability.js';
 export { effectIdFor, isEffectId } from './core/effect-id.js';
-export { verify, outcomeOf, type Verification } from './core/verify.js';
+export { verify, outcomeOf, currentOutcome, type Verification } from './core/verify.js';
 export { publicKeySet, publicKeyFromPem, type PublicKeySet, type SigningKey } from './core/signing.js';
 export { publicKeyPem } from './keys/key-store.js';
 export { Rejected, SendFenced, ProcessCrash, type Target, type SendContext, type ReadContext } from './core/target.js';
@@ -220,6 +224,30 @@ export function createProposalRecorder(stores: Stores): Recorder {
 /** Turns Stripe events and re-reads into OBSERVED entries and alerts (src/facts/apply.ts). */
 export function createFacts(stores: Stores, reader: StripeReader | null, options: { rereadBeforeAppend?: boolean } = {}): FactsApplier {
   return createFactsApplier({ journal: journalOf(stores), alerts: stores.alerts, reader, logger: stores.logger, ...options });
+}
+
+/**
+ * The effect's latest recorded proposal, as the gate takes it (what an effects job submits), or null when none is
+ * recorded. A re-decision recorded after a refusal is the latest.
+ */
+export async function latestProposal(stores: Stores, effectId: string): Promise<Proposal | null> {
+  const partition = await stores.journal.partitionOf(effectId);
+  if (partition === null) return null;
+  const entries = await stores.journal.entries(partition, effectId);
+  const latest = [...entries].reverse().find((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
+  if (latest === undefined || latest.approval === null) return null;
+  const proposal: Proposal = { agent: latest.agent, approval: latest.approval, premises: latest.premises, effect: latest.effect };
+  if (latest.requestId !== undefined) proposal.requestId = latest.requestId;
+  if (latest.request !== null) proposal.request = latest.request;
+  if (latest.decision !== null) proposal.decision = latest.decision;
+  return proposal;
+}
+
+/** The outcome answering the effect's latest proposal (core/verify.ts currentOutcome), or null while unsettled or unknown. */
+export async function settledOutcome(stores: Stores, effectId: string): Promise<Outcome | null> {
+  const partition = await stores.journal.partitionOf(effectId);
+  if (partition === null) return null;
+  return currentOutcome(await stores.journal.entries(partition, effectId)) as Outcome | null;
 }
 
 /** Effects committed since `since` (Redis ms): what the reconciler re-reads. */

@@ -2,7 +2,7 @@
 // exit codes follow issue 9 §5: 0 committed (or already committed), 3 refused, 4 not settled (in flight or
 // ambiguous), 2 bad input or configuration, 1 anything else (an unknown effect).
 import type { Command } from 'commander';
-import { effectIdFor, explainOutcome, isEffectId, verify, type Outcome } from '../interlock.js';
+import { currentOutcome, effectIdFor, explainOutcome, isEffectId, verify, type Outcome } from '../interlock.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
 import { withStores, type CliStores } from './stores.js';
 
@@ -27,7 +27,8 @@ export async function describeEffect(stores: CliStores, effectId: string): Promi
   const verification = verify(JSON.parse(JSON.stringify(receipt)), { publicKeys: new Map([[stores.stores.signingKey.kid, stores.stores.signingKey.publicKey]]) });
   const partition = (await stores.journal.partitionOf(effectId)) ?? '';
   const { state } = await stores.journal.readState(partition, effectId);
-  const outcome = state.open ? null : verification.outcome;
+  // The answer to the latest proposal: a refusal of an earlier one does not answer a re-decision.
+  const outcome = state.open ? null : currentOutcome(receipt.entries);
   return {
     effectId,
     subject: partition,

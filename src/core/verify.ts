@@ -10,7 +10,7 @@ import { headSignatureValid, type Receipt } from './receipt.js';
 import { parseReceipt } from './receipt-schema.js';
 import { verifyText, type PublicKeySet } from './signing.js';
 import { isJsonObject } from './json.js';
-import { isForeignRefusal } from './decisions.js';
+import { isForeignRefusal, openDispatch } from './decisions.js';
 
 export type Verification = {
   /** true: intact, consistent and signed by a known key; false: something is wrong; null: nothing is wrong, but the signatures were not checked. */
@@ -394,4 +394,23 @@ export function outcomeOf(entries: readonly Entry[]): string | null {
     else if (entry.kind === 'LATE_RESULT' && entry.outcome === 'landed' && outcome === 'AMBIGUOUS') outcome = 'COMMITTED_ON_QUERY';
   }
   return outcome;
+}
+
+/**
+ * The outcome that answers the effect's latest proposal, or null while that proposal is not settled: a refusal
+ * recorded before a later PROPOSED (a re-decision) answered an earlier one. A commit or an ambiguity is final for
+ * every proposal of the effect.
+ */
+export function currentOutcome(entries: readonly Entry[]): string | null {
+  if (openDispatch(entries) !== null) return null;
+  const outcome = outcomeOf(entries);
+  if (outcome === null) return null;
+  if (entries.some((entry) => entry.kind === 'COMMITTED' || entry.kind === 'AMBIGUOUS')) return outcome;
+  let lastProposed = -1;
+  let lastRefused = -1;
+  entries.forEach((entry, index) => {
+    if (entry.kind === 'PROPOSED') lastProposed = index;
+    if (entry.kind === 'REFUSED' && !isForeignRefusal(entry)) lastRefused = index;
+  });
+  return lastRefused > lastProposed ? outcome : null;
 }

@@ -89,6 +89,26 @@ describe('the effects queue', () => {
     expect(job?.attemptsMade).toBe(1);
   });
 
+  it('a re-decision recorded after a refusal runs: a follow-up job submits the latest proposal, and waiting hears its answer, not the old refusal', async () => {
+    const { stores, queue, target } = await rig();
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    // Decided on facts that no longer hold: refused.
+    const stale = refundProposal({ requestId: 'case-redecided', approval: terms.id, premises: { chargebacks: [], refunded_by_others: 500 } });
+    const first = await queue.propose(stale);
+    expect(await queue.waitFor(first.effectId, 10_000)).toMatchObject({ outcome: 'REFUSED:stale_premise' });
+    // Fresh premises under the same approval would not count (the first decision's premises bind the approval);
+    // approved again and decided again on the facts as they are: recorded, queued and committed.
+    const again = approvalTerms();
+    await stores.approvals.grant(again);
+    const redecided = await queue.propose({ ...stale, approval: again.id, premises: { chargebacks: [], refunded_by_others: 0 } });
+    expect(redecided).toMatchObject({ status: 'recorded', queued: true, effectId: first.effectId });
+    expect(await queue.waitFor(first.effectId, 10_000)).toMatchObject({ outcome: 'COMMITTED' });
+    expect(target.landedCount(first.effectId)).toBe(1);
+    // Asked again once settled, the answer comes from the journal at once.
+    expect(await queue.waitFor(first.effectId, 10_000)).toMatchObject({ outcome: 'COMMITTED' });
+  });
+
   it('recovery at worker start settles what a dead worker left open, with no job and no wait for a claim to lapse', async () => {
     const prefix = `t${randomBytes(6).toString('hex')}`;
     const target = createMemoryTarget({ tier: 1, sendTimeoutMs: 1_000 });

@@ -3,7 +3,9 @@
 // `serve` (the one long-running command, by roles), `refund` and `credit` (propose through the queue), `recover`
 // and `reconcile` (one pass each). `npm start` runs `serve` with every role.
 import type { Command } from 'commander';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
 import {
@@ -16,6 +18,7 @@ import {
   startSender,
   stripeSide,
   CREDIT_FACTS,
+  FACT_EVENTS,
   REFUND_FACTS,
   type Config,
   type Effect,
@@ -31,8 +34,10 @@ import { createEffectsQueue, startEffectsWorker } from '../queues/effects.js';
 import { startRecovery } from '../queues/recovery.js';
 import { createFactsQueue, reconcile, startFactsWorker, startReconciler } from '../queues/facts.js';
 import { stripeWebhookRouter } from '../webhooks/stripe-route.js';
-import { createApp, loadApiLimits, loadOrCreateLocalTokens, loadTokenRegistry, queueCheck, storeChecks, type TokenRegistry } from '../webhooks/app.js';
+import { createApp, loadApiLimits, loadOrCreateLocalTokens, loadTokenRegistry, localToken, queueCheck, storeChecks, type TokenRegistry } from '../webhooks/app.js';
 import { addSandboxCommand } from '../sandbox/cli.js';
+import type { Sandbox } from '../sandbox/index.js';
+import { freePort, startPrivateRedis, type PrivateRedis } from './redis/private-server.js';
 
 export const ROLES = ['worker', 'webhooks', 'facts', 'api'] as const;
 export type Role = (typeof ROLES)[number];
@@ -165,14 +170,88 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
+/** What `serve` started on its own because the setting was absent (issue 11 §3): closed after the service. */
+type Embedded = { redis: PrivateRedis | null; sandbox: Sandbox | null; close(): Promise<void> };
+
+/** The interface other processes on this machine reach the service on. */
+function reachableHost(host: string): string {
+  return host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+}
+
+/**
+ * Embedded defaults: no REDIS_URL starts a private, durable redis-server under the data directory; no
+ * STRIPE_SECRET_KEY starts the Stripe sandbox in this process, with the service's webhook registered as its
+ * forwarding target (signed with its own secret, as `stripe listen` does).
+ */
+async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: readonly Role[]): Promise<{ config: Config; embedded: Embedded }> {
+  let resolved = config;
+  let redis: PrivateRedis | null = null;
+  let sandbox: Sandbox | null = null;
+  const close = async () => {
+    await sandbox?.close().catch(() => undefined);
+    await redis?.stop();
+  };
+  try {
+    if ((env.REDIS_URL ?? '').trim() === '') {
+      redis = await startPrivateRedis(config.dataDir);
+      resolved = { ...resolved, redisUrl: redis.url };
+    }
+    const needsStripe = roles.some((role) => role !== 'webhooks');
+    if (resolved.stripeSecretKey === null && needsStripe) {
+      const port = resolved.port === 0 ? await freePort() : resolved.port;
+      const { startSandbox } = await import('../sandbox/index.js');
+      const forwardTo = `http://${reachableHost(resolved.host)}:${port}/webhooks/stripe`;
+      // The sandbox's usual port when it is free, so the printed commands stay the same from one start to the next.
+      sandbox = await startSandbox({ port: SANDBOX_PORT, host: '127.0.0.1', delays: 'stripe', forwardTo }).catch(() => startSandbox({ port: 0, host: '127.0.0.1', delays: 'stripe', forwardTo }));
+      resolved = { ...resolved, port, stripeSecretKey: SANDBOX_KEY, stripeApiBase: sandbox.url, stripeWebhookSecrets: sandbox.webhookSecret === undefined ? [] : [sandbox.webhookSecret] };
+    }
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { config: resolved, embedded: { redis, sandbox, close } };
+}
+
+/** The key the CLI uses against the embedded sandbox (it takes any test key). */
+const SANDBOX_KEY = 'sk_test_sandbox';
+const SANDBOX_PORT = 12111;
+const SERVICE_FILE = 'service.json';
+
+function listenLine(webhookUrl: string): string {
+  return `stripe listen --forward-to ${webhookUrl} --events ${FACT_EVENTS.join(',')}`;
+}
+
+/** The three commands a newcomer pastes: a test payment, an approval for $20 of it, the gated refund with its receipt. */
+function tryCommands(stripeApiBase: string | null, sandbox: boolean): string[] {
+  const base = stripeApiBase ?? 'https://api.stripe.com';
+  const key = sandbox ? SANDBOX_KEY : '$STRIPE_SECRET_KEY';
+  return [
+    `PI=$(curl -s -u ${key}: ${base}/v1/payment_intents -d amount=5000 -d currency=usd -d payment_method=pm_card_visa -d confirm=true | node -pe 'JSON.parse(require("fs").readFileSync(0, "utf8")).id')`,
+    'npx interlock approvals grant --id "ap_$PI" --approver you@example.com --cap-cents 2000 --scope "payment:$PI"',
+    'npx interlock refund --request "case-$PI" --payment-intent "$PI" --amount 2000 --approval "ap_$PI" --reason "arrived damaged" --wait 15',
+  ];
+}
+
 /**
  * Runs until SIGTERM or SIGINT. The first signal stops taking work and waits for sends in progress (each ends
  * within its send deadline) before closing; a second signal exits at once, and recovery settles what was left.
  */
-async function serveUntilSignalled(config: Config, roles: Role[]): Promise<void> {
-  const service = await startService(config, roles);
+async function serveUntilSignalled(given: Config, roles: Role[]): Promise<void> {
+  const { config, embedded } = await embeddedDefaults(given, process.env, roles);
+  if (roles.includes('webhooks') && config.stripeWebhookSecrets.length === 0) {
+    await embedded.close();
+    const webhookUrl = `http://${reachableHost(config.host)}:${config.port}/webhooks/stripe`;
+    throw new CliFailure(`The webhooks role needs STRIPE_WEBHOOK_SECRET. Run \`${listenLine(webhookUrl)}\` and set STRIPE_WEBHOOK_SECRET to the whsec_… it prints (or the endpoint's secret from the dashboard), or leave webhooks out of --roles.`, EXIT_BAD_INPUT);
+  }
+  let service: Service;
+  try {
+    service = await startService(config, roles);
+  } catch (error) {
+    await embedded.close();
+    throw error;
+  }
   const { logger } = service.stores;
-  process.stdout.write(`${JSON.stringify({ serving: roles, url: service.url, pid: process.pid, ...(service.tokensFile === null ? {} : { tokens: service.tokensFile }) })}\n`);
+  announce(config, service, embedded);
   await new Promise<void>((resolve) => {
     let stopping = false;
     const onSignal = (signal: NodeJS.Signals) => {
@@ -182,15 +261,77 @@ async function serveUntilSignalled(config: Config, roles: Role[]): Promise<void>
       }
       stopping = true;
       logger.info({ signal }, 'stopping: no new jobs; sends in progress finish within their deadline');
-      service.close().then(resolve, (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        resolve();
-      });
+      service
+        .close()
+        .then(() => embedded.close())
+        .then(resolve, (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          resolve();
+        });
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
   logger.info('stopped');
+}
+
+/** The start-up lines on stdout, and the same facts in <dataDir>/service.json (0600) for scripts. */
+function announce(config: Config, service: Service, embedded: Embedded): void {
+  const webhookUrl = service.url === null || !service.roles.includes('webhooks') ? null : `${service.url}/webhooks/stripe`;
+  const tokens: Record<string, string> = {};
+  if (service.tokensFile !== null) {
+    for (const role of ['support', 'approver', 'auditor', 'operator'] as const) {
+      const token = localToken(service.tokensFile, role);
+      if (token !== null) tokens[role] = token;
+    }
+  }
+  const sandbox = embedded.sandbox !== null;
+  const commands = tryCommands(config.stripeApiBase, sandbox);
+  const facts = {
+    pid: process.pid,
+    roles: service.roles,
+    api_url: service.roles.includes('api') ? service.url : null,
+    webhook_url: webhookUrl,
+    webhook_secret: sandbox ? (config.stripeWebhookSecrets[0] ?? null) : null,
+    stripe_api_base: config.stripeApiBase,
+    stripe_secret_key: sandbox ? SANDBOX_KEY : null,
+    redis_url: embedded.redis === null ? null : config.redisUrl,
+    tokens,
+    try: commands,
+  };
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const file = join(config.dataDir, SERVICE_FILE);
+  writeFileSync(file, `${JSON.stringify(facts, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  const lines = [`Interlock for Stripe is running (${service.roles.join(', ')}; pid ${process.pid}).`];
+  if (facts.api_url !== null) lines.push(`  API       ${facts.api_url}   (routes: ${facts.api_url}/v1/openapi.json)`);
+  if (webhookUrl !== null) lines.push(`  Webhook   ${webhookUrl}   ${sandbox ? `signed with ${facts.webhook_secret} (the sandbox delivers here)` : `run: ${listenLine(webhookUrl)}`}`);
+  lines.push(`  Stripe    ${sandbox ? `the offline sandbox at ${config.stripeApiBase} (STRIPE_SECRET_KEY is unset)` : config.stripeApiBase === null ? 'Stripe test mode' : `Stripe at ${config.stripeApiBase}`}`);
+  lines.push(`  Redis     ${embedded.redis === null ? config.redisUrl.replace(/\/\/[^@/]*@/, '//…@') : `a private redis-server (append-only, fsync always) in ${embedded.redis.dir}, at ${config.redisUrl}`}`);
+  if (service.tokensFile !== null) lines.push(`  Tokens    ${Object.entries(tokens).map(([role, token]) => `${role} ${token}`).join('\n            ')}\n            (kept in ${service.tokensFile})`);
+  lines.push(`  For scripts: ${file}`);
+  if (facts.api_url !== null) lines.push('', 'Try it, from this directory in another terminal:', ...commands.map((command) => `  ${command}`));
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/**
+ * Commands other than serve find a running `npm start` through <dataDir>/service.json when REDIS_URL or
+ * STRIPE_SECRET_KEY are unset: its private Redis and its sandbox.
+ */
+function useRunningService(env: NodeJS.ProcessEnv): void {
+  const file = join(env.INTERLOCK_DATA_DIR ?? '.data', SERVICE_FILE);
+  if (!existsSync(file)) return;
+  let facts: { redis_url?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown };
+  try {
+    facts = JSON.parse(readFileSync(file, 'utf8')) as typeof facts;
+  } catch {
+    return;
+  }
+  if ((env.REDIS_URL ?? '') === '' && typeof facts.redis_url === 'string') env.REDIS_URL = facts.redis_url;
+  if ((env.STRIPE_SECRET_KEY ?? '') === '' && typeof facts.stripe_secret_key === 'string' && typeof facts.stripe_api_base === 'string') {
+    env.STRIPE_SECRET_KEY = facts.stripe_secret_key;
+    env.STRIPE_API_BASE = facts.stripe_api_base;
+  }
 }
 
 type ProposeOptions = { request: string; approval: string; agent: string; reason?: string; wait?: number };
@@ -307,4 +448,7 @@ function addServiceCommands(program: Command): void {
 const program = createProgram();
 addServiceCommands(program);
 addSandboxCommand(program);
+program.hook('preAction', (_program, command) => {
+  if (command.name() !== 'serve' && command.name() !== 'sandbox') useRunningService(process.env);
+});
 await runProgram(program);

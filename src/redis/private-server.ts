@@ -1,0 +1,120 @@
+// A private redis-server for `npm start` when REDIS_URL is unset (issue 11 §3): the journal must survive a crash
+// of Redis itself, so it runs with an append-only file fsynced on every write and never evicts keys; its files
+// live under the data directory, so the next start finds the same journal. It listens on loopback only, on a free
+// port, and is stopped (with its final fsync) when the service stops.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { Redis } from 'ioredis';
+import { InterlockError } from '../core/errors.js';
+
+export type PrivateRedis = { url: string; dir: string; pid: number; stop(): Promise<void> };
+
+/** The command that starts it, for logs and for operators who want the same Redis by hand. */
+export function privateRedisArgs(dir: string, port: number): string[] {
+  return ['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--pidfile', join(dir, 'redis.pid'), '--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction', '--no-appendfsync-on-rewrite', 'no', '--save', '', '--daemonize', 'no', '--protected-mode', 'yes'];
+}
+
+function livePid(file: string): number | null {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(file, 'utf8').trim());
+  } catch {
+    return null;
+  }
+  if (!Number.isSafeInteger(pid) || pid <= 0) return null;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return null;
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+function missingBinary(): InterlockError {
+  return new InterlockError(
+    'invalid_config',
+    'REDIS_URL is not set and there is no redis-server to start a private one. Install Redis 7 (Debian/Ubuntu: `sudo apt-get install redis-server`; macOS: `brew install redis`), or run `docker compose up -d redis` and set REDIS_URL=redis://127.0.0.1:6379.',
+  );
+}
+
+/** Starts redis-server under `<dataDir>/redis`; throws `invalid_config` (exit 2) when the binary is missing. */
+export async function startPrivateRedis(dataDir: string, options: { binary?: string; onLine?: (line: string) => void } = {}): Promise<PrivateRedis> {
+  const binary = options.binary ?? 'redis-server';
+  const probe = spawnSync(binary, ['--version'], { encoding: 'utf8' });
+  if (probe.error !== undefined || probe.status !== 0) throw missingBinary();
+  const dir = resolve(join(dataDir, 'redis'));
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // Two servers on one append-only file would corrupt it: a live pid in the pidfile means another process owns it.
+  const owner = livePid(join(dir, 'redis.pid'));
+  if (owner !== null) {
+    throw new InterlockError('invalid_config', `Another redis-server (pid ${owner}) already serves the private Redis in ${dir}, started by another \`interlock serve\` with this data directory. Set REDIS_URL to share it (its address is in ${join(dataDir, 'service.json')}), or give this process its own INTERLOCK_DATA_DIR.`);
+  }
+  const port = await freePort();
+  const child: ChildProcess = spawn(binary, privateRedisArgs(dir, port), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const tail: string[] = [];
+  const keep = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      tail.push(line);
+      if (tail.length > 20) tail.shift();
+      options.onLine?.(line);
+    }
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  let exited: number | null = null;
+  const exit = new Promise<void>((resolveExit) => {
+    child.once('exit', (code, signal) => {
+      exited = code ?? (signal === null ? 0 : 1);
+      resolveExit();
+    });
+  });
+  const url = `redis://127.0.0.1:${port}`;
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (exited !== null) throw new InterlockError('redis_unavailable', `The private redis-server exited at start (code ${exited}): ${tail.slice(-3).join(' | ')}`);
+    const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      // Loading a large append-only file answers LOADING until it is done.
+      if ((await client.ping()) === 'PONG') {
+        await client.quit();
+        break;
+      }
+    } catch {
+      client.disconnect();
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new InterlockError('redis_unavailable', `The private redis-server did not answer within 10 s: ${tail.slice(-3).join(' | ')}`);
+    }
+    await new Promise((wait) => setTimeout(wait, 50));
+  }
+  return {
+    url,
+    dir,
+    pid: child.pid ?? 0,
+    async stop() {
+      if (exited !== null) return;
+      // SIGTERM: Redis fsyncs the append-only file and exits.
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 8_000);
+      await exit;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -8,6 +8,7 @@ export interface SandboxFlags {
   host: string;
   forwardTo?: string;
   webhookSecret?: string;
+  listenSecret?: string;
   delays: string;
   /** Only for the printed `stripe listen` line; commander fills in the default. */
   listenForwardTo?: string;
@@ -44,6 +45,7 @@ export function withSandboxFlags(command: Command): Command {
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--forward-to <url>', 'POST every event to this URL, signed, like `stripe listen --forward-to`')
     .option('--webhook-secret <secret>', 'signing secret for --forward-to (whsec_...); generated when absent')
+    .option('--listen-secret <secret>', 'the secret every `stripe listen` session signs with (whsec_...); one per CLI when absent')
     .option('--delays <mode>', 'asynchronous delays: stripe (Stripe-like timings) or fast (each at most 200 ms)', 'stripe')
     .option('--listen-forward-to <url>', 'the webhook URL written into the printed `stripe listen` command line', DEFAULT_LISTEN_FORWARD_TO);
 }
@@ -54,12 +56,14 @@ export function sandboxOptionsFromFlags(flags: SandboxFlags): SandboxOptions {
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InvalidArgumentError(`--port must be an integer from 0 to 65535, got ${flags.port}`);
   if (!isDelaysMode(flags.delays)) throw new InvalidArgumentError(`--delays must be stripe or fast, got ${flags.delays}`);
   if (flags.webhookSecret !== undefined && !flags.webhookSecret.startsWith('whsec_')) throw new InvalidArgumentError('--webhook-secret must start with whsec_');
+  if (flags.listenSecret !== undefined && !flags.listenSecret.startsWith('whsec_')) throw new InvalidArgumentError('--listen-secret must start with whsec_');
   return {
     port,
     host: flags.host,
     delays: flags.delays,
     ...(flags.forwardTo === undefined ? {} : { forwardTo: flags.forwardTo }),
     ...(flags.webhookSecret === undefined ? {} : { webhookSecret: flags.webhookSecret }),
+    ...(flags.listenSecret === undefined ? {} : { listenSecret: flags.listenSecret }),
   };
 }
 

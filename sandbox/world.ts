@@ -45,6 +45,8 @@ export interface WorldOptions {
   forwardTo?: string;
   /** Signing secret for `forwardTo`; generated when absent. */
   webhookSecret?: string;
+  /** The secret `stripe listen` sessions sign with (the one `--print-secret` shows); one per CLI when absent. */
+  listenSecret?: string;
   idempotencyTtlSeconds?: number;
   settings?: Partial<Settings>;
   logger?: Logger;
@@ -103,6 +105,7 @@ export function createWorld(options: WorldOptions = {}): World {
   // The CLI's sessions report answers back to the delivery engine, which in turn lists them as targets.
   let deliveryRef: WebhookDelivery | null = null;
   const stripeCli = createStripeCli(core, {
+    ...(options.listenSecret === undefined ? {} : { listenSecret: options.listenSecret }),
     delivery: () => {
       if (deliveryRef === null) throw new Error('webhook delivery is not built yet');
       return deliveryRef;

@@ -140,4 +140,18 @@ describe('8. webhooks', () => {
     expect(sandbox.webhookSecret).toMatch(/^whsec_/);
     await sandbox.close();
   });
+
+  it('signs every `stripe listen` session with --listen-secret when it is given (a fixed deployment), and with one secret per CLI otherwise', async () => {
+    const fixed = await startSandbox({ port: 0, delays: 'fast', listenSecret: 'whsec_fixedforcompose' });
+    const open = async (sandbox: typeof fixed, key: string, device: string) =>
+      ((await stripeFor(sandbox, {}, key).rawRequest('POST', '/v1/stripecli/sessions', { device_name: device, websocket_features: ['webhooks'] })) as unknown as { secret: string }).secret;
+    expect(await open(fixed, 'sk_test_a', 'one')).toBe('whsec_fixedforcompose');
+    expect(await open(fixed, 'sk_test_b', 'two')).toBe('whsec_fixedforcompose');
+    await fixed.close();
+    const own = await startSandbox({ port: 0, delays: 'fast' });
+    const [a, b] = [await open(own, 'sk_test_a', 'one'), await open(own, 'sk_test_b', 'two')];
+    expect(a).toMatch(/^whsec_/);
+    expect(b).not.toBe(a);
+    await own.close();
+  });
 });

@@ -83,6 +83,8 @@ export interface StripeCli {
 
 export interface StripeCliDeps {
   delivery: () => WebhookDelivery;
+  /** The secret every CLI's sessions sign with, when set (a fixed deployment such as compose); one per CLI otherwise. */
+  listenSecret?: string;
 }
 
 export function createStripeCli(core: Core, deps: StripeCliDeps): StripeCli {
@@ -254,7 +256,7 @@ export function createStripeCli(core: Core, deps: StripeCliDeps): StripeCli {
       handle: (params, _path, ctx) => {
         const deviceName = params.device_name ?? '';
         const identity = `${ctx.apiKey}\n${deviceName}`;
-        const secret = secrets.get(identity) ?? newWebhookSecret();
+        const secret = secrets.get(identity) ?? deps.listenSecret ?? newWebhookSecret();
         secrets.set(identity, secret);
         const id = newId('cliws');
         const session: Session = {

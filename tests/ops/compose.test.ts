@@ -1,30 +1,120 @@
-// The compose file cannot be run here (no Docker engine), so this reads it as YAML and runs the same
-// redis-server command it runs, then checks the result is a Redis the gate accepts as durable.
-import { readFileSync } from 'node:fs';
+// The compose file cannot be run here (no Docker engine), so this reads it as YAML, resolves its variables as
+// compose does, and runs each service's command as the file states it: Redis (accepted as durable), the api and
+// the worker (`node bin/interlock.js` + the command, the service's environment with only the hosts swapped for
+// local ones), the sandbox (it forwards a signed event that the api accepts) and the Stripe CLI against the sandbox
+// (the official binary with the file's arguments, its sessions signed with the secret the api verifies).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import Stripe from 'stripe';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { inspectDurability } from '../../src/redis/durability.js';
-import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
+import { freePort, startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
+import { cliEnvironment, stripeBinary, tempConfigDir } from '../../sandbox/tests/stripe-cli-driver.js';
 
-type Compose = { services: Record<string, { image?: string; command?: string[]; healthcheck?: { test?: string[] } }> };
+type Service = {
+  image?: string;
+  build?: string;
+  command?: string[];
+  environment?: Record<string, string>;
+  healthcheck?: { test?: string[] };
+  profiles?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  network_mode?: string;
+  ports?: string[];
+  volumes?: string[];
+};
+type Compose = { services: Record<string, Service> };
 
-const compose = parse(readFileSync(new URL('../../docker-compose.yml', import.meta.url), 'utf8')) as Compose;
+const REPO = new URL('../../', import.meta.url).pathname;
+const text = readFileSync(join(REPO, 'docker-compose.yml'), 'utf8');
+const sandboxEnv = Object.fromEntries(
+  readFileSync(join(REPO, 'compose.sandbox.env'), 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.startsWith('#'))
+    .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as const),
+);
+
+/** Compose's interpolation: ${VAR}, ${VAR:-default}, ${VAR:?error} (an unset required variable is an error). */
+function interpolate(source: string, vars: Record<string, string>): string {
+  return source.replace(/\$\{([A-Z0-9_]+)(?:(:-|:\?)([^}]*))?\}/g, (_match, name: string, op: string | undefined, arg: string | undefined) => {
+    const value = vars[name];
+    if (value !== undefined && value !== '') return value;
+    if (op === ':?') throw new Error(`required variable ${name}: ${arg ?? ''}`);
+    return op === ':-' ? (arg ?? '') : '';
+  });
+}
+
+const load = (vars: Record<string, string>) => parse(interpolate(text, vars), { merge: true }) as Compose;
+
+const children: ChildProcess[] = [];
+const cleanups: (() => Promise<void> | void)[] = [];
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+/** Runs a service's command the way its image does (`node bin/interlock.js` + command) and collects its output. */
+function run(command: readonly string[], env: Record<string, string>): { child: ChildProcess; output: () => string } {
+  let output = '';
+  const child = spawn(process.execPath, ['bin/interlock.js', ...command], { cwd: REPO, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  children.push(child);
+  return { child, output: () => output };
+}
+
+async function until(check: () => Promise<boolean> | boolean, what: string, output: () => string, timeoutMs = 20_000): Promise<void> {
+  const giveUp = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > giveUp) throw new Error(`${what} did not happen within ${timeoutMs} ms; output:\n${output().slice(-3000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const answers = async (url: string) => fetch(url).then((response) => response.status, () => 0);
 
 describe('docker-compose.yml', () => {
+  it('refuses to start without a Stripe key, and names the sandbox env file', () => {
+    expect(() => load({})).toThrow(/STRIPE_SECRET_KEY.*compose\.sandbox\.env/);
+  });
+
+  it('states the services the README documents: redis, api, a scalable worker, the sandbox and the Stripe CLI profiles', () => {
+    const { services } = load(sandboxEnv);
+    expect(services.redis?.image).toMatch(/^redis:7/);
+    expect(services.redis?.healthcheck?.test).toEqual(['CMD', 'redis-cli', 'ping']);
+    expect(services.api?.command).toEqual(['serve', '--roles', 'api,webhooks']);
+    expect(services.worker?.command).toEqual(['serve', '--roles', 'worker,facts']);
+    // Scalable: no fixed container name, no published port.
+    expect(services.worker).not.toHaveProperty('container_name');
+    expect(services.worker?.ports).toBeUndefined();
+    expect(services.worker?.depends_on).toMatchObject({ redis: { condition: 'service_healthy' }, api: { condition: 'service_healthy' } });
+    expect(services.sandbox?.profiles).toEqual(['sandbox']);
+    expect(services['stripe-cli']?.profiles).toEqual(['stripe-cli']);
+    expect(services['stripe-cli-sandbox']?.network_mode).toBe('service:sandbox');
+    // The api and the workers share one data volume: one signing key, one token file.
+    expect(services.api?.volumes).toEqual(services.worker?.volumes);
+    expect(services.api?.environment?.INTERLOCK_DATA_DIR).toBe('/data');
+  });
+
+  it('the Dockerfile runs as an unprivileged user with runtime dependencies only', () => {
+    const dockerfile = readFileSync(join(REPO, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/^FROM node:20\S* AS deps$/m);
+    expect(dockerfile).toMatch(/npm ci --omit=dev/);
+    expect(dockerfile).toMatch(/^USER node$/m);
+    expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "bin\/interlock.js"\]$/m);
+  });
+
   let redis: PrivateRedis | null = null;
   afterAll(async () => {
     await redis?.stop();
   });
 
-  it('runs Redis 7 with a healthcheck', () => {
-    const service = compose.services.redis;
-    expect(service?.image).toMatch(/^redis:7/);
-    expect(service?.healthcheck?.test).toEqual(['CMD', 'redis-cli', 'ping']);
-  });
-
   it('runs a Redis the gate accepts as durable: fsynced append-only file and no eviction', async () => {
-    const command = compose.services.redis?.command ?? [];
+    const command = load(sandboxEnv).services.redis?.command ?? [];
     expect(command[0]).toBe('redis-server');
     redis = await startPrivateRedis(command.slice(1));
     const client = new Redis(redis.url);
@@ -36,4 +126,50 @@ describe('docker-compose.yml', () => {
       await client.quit();
     }
   });
+
+  it('runs the sandbox, api, worker and Stripe CLI commands as stated: an event the CLI forwards is accepted by the api', async () => {
+    if (redis === null) redis = await startPrivateRedis((load(sandboxEnv).services.redis?.command ?? []).slice(1));
+    const { services } = load(sandboxEnv);
+    const data = mkdtempSync(join(tmpdir(), 'interlock-compose-'));
+    cleanups.push(() => rmSync(data, { recursive: true, force: true }));
+    const [sandboxPort, apiPort] = [await freePort(), await freePort()];
+    // The hosts of the compose network (redis, sandbox, api) become local addresses; nothing else changes.
+    const local = (value: string) => value.replace('redis://redis:6379', redis?.url ?? '').replace('http://sandbox:12111', `http://127.0.0.1:${sandboxPort}`).replace('http://api:3000', `http://127.0.0.1:${apiPort}`);
+    const envOf = (service: Service) => ({ ...Object.fromEntries(Object.entries(service.environment ?? {}).map(([key, value]) => [key, local(value === null || value === undefined ? '' : String(value))])), INTERLOCK_DATA_DIR: data, INTERLOCK_LOG_LEVEL: 'info', INTERLOCK_KEY_PREFIX: `compose${apiPort}` });
+
+    const sandboxCommand = (services.sandbox?.command ?? []).map(local).map((arg) => (arg === '12111' ? String(sandboxPort) : arg));
+    const sandbox = run(sandboxCommand, { INTERLOCK_LOG_LEVEL: 'warn' });
+    await until(async () => (await answers(`http://127.0.0.1:${sandboxPort}/v1/balance`)) !== 0, 'the sandbox listening', sandbox.output);
+
+    const api = run(services.api?.command ?? [], { ...envOf(services.api ?? {}), INTERLOCK_HOST: '127.0.0.1', INTERLOCK_PORT: String(apiPort) });
+    await until(async () => (await answers(`http://127.0.0.1:${apiPort}/readyz`)) === 200, 'the api ready', api.output);
+    const worker = run(services.worker?.command ?? [], envOf(services.worker ?? {}));
+    await until(() => /interlock serving/.test(worker.output()), 'the worker serving', worker.output);
+
+    // The Stripe CLI with the file's arguments (its --api-base is the sandbox, a loopback address as in the file).
+    const cliArgs = (services['stripe-cli-sandbox']?.command ?? []).map(local).map((arg) => arg.replace(':12111', `:${sandboxPort}`));
+    expect(cliArgs.slice(0, 3)).toEqual(['listen', '--api-base', `http://127.0.0.1:${sandboxPort}`]);
+    const config = tempConfigDir();
+    cleanups.push(() => config.remove());
+    let cliOutput = '';
+    const cli = spawn(stripeBinary(), cliArgs, { env: cliEnvironment(config.path), stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(cli);
+    cli.stdout.on('data', (chunk: Buffer) => (cliOutput += chunk.toString()));
+    cli.stderr.on('data', (chunk: Buffer) => (cliOutput += chunk.toString()));
+    await until(() => /Ready!/.test(cliOutput), 'stripe listen ready', () => cliOutput);
+    // Its sessions sign with the secret the api verifies (--listen-secret = STRIPE_WEBHOOK_SECRET).
+    expect(cliOutput).toContain(sandboxEnv.STRIPE_WEBHOOK_SECRET);
+
+    const stripe = new Stripe('sk_test_sandbox', { host: '127.0.0.1', port: sandboxPort, protocol: 'http' });
+    const paid = await stripe.paymentIntents.create({ amount: 5_000, currency: 'usd', payment_method: 'pm_card_visa', confirm: true });
+    await stripe.refunds.create({ payment_intent: paid.id, amount: 1_000 });
+    // The CLI forwards the refund's events (the file's --events) and the api accepts them; so does the sandbox's own forwarding.
+    await until(() => /refund\.created.*\n?.*\[200\] POST/.test(cliOutput) || /\[200\] POST http:\/\/127\.0\.0\.1:\d+\/webhooks\/stripe/.test(cliOutput), 'the CLI forwarding an event the api accepts', () => cliOutput);
+    await until(() => (api.output().match(/POST \/webhooks\/stripe 200/g) ?? []).length >= 2, 'events accepted by the api', api.output);
+    expect(cliOutput).not.toMatch(/\[4\d\d\] POST/);
+    expect(api.output()).not.toMatch(/POST \/webhooks\/stripe 4\d\d/);
+    for (const child of [api.child, worker.child]) child.kill('SIGTERM');
+    await until(() => api.child.exitCode !== null && worker.child.exitCode !== null, 'the api and worker stopping on SIGTERM', () => api.output() + worker.output());
+    expect([api.child.exitCode, worker.child.exitCode]).toEqual([0, 0]);
+  }, 90_000);
 });

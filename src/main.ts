@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
 import {
   createFacts,
@@ -196,6 +196,10 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
       redis = await startPrivateRedis(config.dataDir);
       resolved = { ...resolved, redisUrl: redis.url };
     }
+    // The default port taken by another program: a free one instead (the lines printed at start name it).
+    if ((env.INTERLOCK_PORT ?? '') === '' && roles.some((role) => role === 'api' || role === 'webhooks') && !(await portIsFree(resolved.host, resolved.port))) {
+      resolved = { ...resolved, port: await freePort() };
+    }
     const needsStripe = roles.some((role) => role !== 'webhooks');
     if (resolved.stripeSecretKey === null && needsStripe) {
       const port = resolved.port === 0 ? await freePort() : resolved.port;
@@ -210,6 +214,14 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
     throw error;
   }
   return { config: resolved, embedded: { redis, sandbox, close } };
+}
+
+function portIsFree(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createNetServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, host, () => probe.close(() => resolve(true)));
+  });
 }
 
 /** The key the CLI uses against the embedded sandbox (it takes any test key). */

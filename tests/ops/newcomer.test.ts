@@ -1,0 +1,127 @@
+// The newcomer's path (issue 11 §5): a fresh copy of the tree (dependencies installed), no environment variables
+// but PATH and HOME, `npm start`. The service starts its own durable Redis and the sandbox, prints what to try, and
+// the printed commands work as printed: a test payment, an approval, a $20 gated refund COMMITTED with a receipt
+// that verifies and money returned. SIGTERM ends everything (the service, its Redis, its sandbox) within 10 s, and
+// the next `npm start` finds the same effect in the journal.
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const REPO = new URL('../../', import.meta.url).pathname;
+const home = mkdtempSync(join(tmpdir(), 'interlock-newcomer-'));
+const tree = join(home, 'interlock');
+const ENV = { PATH: process.env.PATH ?? '', HOME: home };
+const started: ChildProcess[] = [];
+
+afterAll(() => {
+  for (const child of started) if (child.exitCode === null && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+  const pidFile = join(tree, '.data', 'redis', 'redis.pid');
+  if (existsSync(pidFile)) {
+    try {
+      process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  rmSync(home, { recursive: true, force: true });
+});
+
+/** A fresh copy of the tracked tree, as a clone would have it, with the dependencies `npm ci` installed. */
+function freshTree(): void {
+  const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard'], { cwd: REPO, encoding: 'utf8' }).split('\n').filter((file) => file !== '' && existsSync(join(REPO, file)));
+  for (const file of files) {
+    mkdirSync(dirname(join(tree, file)), { recursive: true });
+    cpSync(join(REPO, file), join(tree, file));
+  }
+  symlinkSync(join(REPO, 'node_modules'), join(tree, 'node_modules'), 'dir');
+}
+
+type Start = { child: ChildProcess; stdout: () => string; stderr: () => string };
+
+function npmStart(): Start {
+  let stdout = '';
+  let stderr = '';
+  // Its own process group, so the test can see that every process of it is gone after SIGTERM.
+  const child = spawn('npm', ['start'], { cwd: tree, env: ENV, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(child);
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return { child, stdout: () => stdout, stderr: () => stderr };
+}
+
+async function until(check: () => boolean, what: string, start: Start, timeoutMs = 30_000): Promise<void> {
+  const giveUp = Date.now() + timeoutMs;
+  while (!check()) {
+    if (start.child.exitCode !== null || Date.now() > giveUp) throw new Error(`${what}: not seen (exit ${start.child.exitCode}).\nstdout:\n${start.stdout()}\nstderr:\n${start.stderr().slice(-3000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function shell(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile('bash', ['-c', script], { cwd: tree, env: ENV, timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** Whether any process of the group still runs. */
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function stop(start: Start): Promise<number> {
+  const began = Date.now();
+  process.kill(start.child.pid ?? 0, 'SIGTERM');
+  while (groupAlive(start.child.pid ?? 0) && Date.now() - began < 15_000) await new Promise((resolve) => setTimeout(resolve, 50));
+  return Date.now() - began;
+}
+
+describe('a newcomer runs npm start on a fresh tree', () => {
+  it('starts the service with embedded defaults; the printed commands commit a verified $20 refund; SIGTERM ends it all; the next start finds the effect', async () => {
+    freshTree();
+    const first = npmStart();
+    await until(() => /Try it/.test(first.stdout()) && first.stdout().includes('--wait 15'), 'the lines to try', first);
+    const printed = first.stdout();
+    expect(printed).toMatch(/API {7}http:\/\/127\.0\.0\.1:\d+/);
+    expect(printed).toMatch(/Webhook {3}http:\/\/127\.0\.0\.1:\d+\/webhooks\/stripe {3}signed with whsec_/);
+    expect(printed).toMatch(/Tokens {4}support \S{20,}/);
+    const facts = JSON.parse(readFileSync(join(tree, '.data', 'service.json'), 'utf8')) as { try: string[]; tokens: Record<string, string>; api_url: string };
+    expect(Object.keys(facts.tokens).sort()).toEqual(['approver', 'auditor', 'operator', 'support']);
+    // The three commands, exactly as printed (one shell, so $PI carries from the first to the others).
+    const commands = printed.split('\n').filter((line) => line.startsWith('  PI=') || line.startsWith('  npx interlock')).map((line) => line.trim());
+    expect(commands).toHaveLength(3);
+    expect(commands).toEqual(facts.try);
+    const ran = await shell(commands.join(' && '));
+    expect(ran.code, ran.stderr).toBe(0);
+    const refund = JSON.parse(ran.stdout.slice(ran.stdout.lastIndexOf('\n{\n  "effectId"') + 1)) as { effectId: string; outcome: string; verification: { valid: boolean }; finalMoney: { status: string } };
+    expect(refund).toMatchObject({ outcome: 'COMMITTED', verification: { valid: true }, finalMoney: { status: 'returned' } });
+    // The token printed works against the API.
+    const listed = await fetch(`${facts.api_url}/v1/effects/${refund.effectId}`, { headers: { authorization: `Bearer ${facts.tokens.support ?? ''}` } });
+    expect(listed.status).toBe(200);
+
+    const redisPid = Number(readFileSync(join(tree, '.data', 'redis', 'redis.pid'), 'utf8'));
+    expect(() => process.kill(redisPid, 0)).not.toThrow();
+    const took = await stop(first);
+    expect(groupAlive(first.child.pid ?? 0)).toBe(false);
+    expect(took).toBeLessThan(10_000);
+    // Its private Redis stopped with it (and removed its pid file on the way out).
+    expect(() => process.kill(redisPid, 0)).toThrow();
+
+    const second = npmStart();
+    await until(() => /Try it/.test(second.stdout()), 'the second start', second);
+    // The journal is the same (the sandbox is new).
+    const shown = await shell(`npx interlock effect show ${refund.effectId}`);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ effectId: refund.effectId, outcome: 'COMMITTED' });
+    await stop(second);
+    expect(groupAlive(second.child.pid ?? 0)).toBe(false);
+  }, 120_000);
+});

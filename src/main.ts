@@ -216,6 +216,15 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
   return { config: resolved, embedded: { redis, sandbox, close } };
 }
 
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function portIsFree(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const probe = createNetServer();
@@ -313,32 +322,37 @@ function announce(config: Config, service: Service, embedded: Embedded): void {
   };
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const file = join(config.dataDir, SERVICE_FILE);
-  writeFileSync(file, `${JSON.stringify(facts, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
+  // A process that joined a running service (one more worker) leaves that service's file alone.
+  const owns = embedded.redis !== null || embedded.sandbox !== null || !existsSync(file) || service.roles.includes('api');
+  if (owns) {
+    writeFileSync(file, `${JSON.stringify(facts, null, 2)}\n`, { mode: 0o600 });
+    chmodSync(file, 0o600);
+  }
   const lines = [`Interlock for Stripe is running (${service.roles.join(', ')}; pid ${process.pid}).`];
   if (facts.api_url !== null) lines.push(`  API       ${facts.api_url}   (routes: ${facts.api_url}/v1/openapi.json)`);
   if (webhookUrl !== null) lines.push(`  Webhook   ${webhookUrl}   ${sandbox ? `signed with ${facts.webhook_secret} (the sandbox delivers here)` : `run: ${listenLine(webhookUrl)}`}`);
   lines.push(`  Stripe    ${sandbox ? `the offline sandbox at ${config.stripeApiBase} (STRIPE_SECRET_KEY is unset)` : config.stripeApiBase === null ? 'Stripe test mode' : `Stripe at ${config.stripeApiBase}`}`);
   lines.push(`  Redis     ${embedded.redis === null ? config.redisUrl.replace(/\/\/[^@/]*@/, '//…@') : `a private redis-server (append-only, fsync always) in ${embedded.redis.dir}, at ${config.redisUrl}`}`);
   if (service.tokensFile !== null) lines.push(`  Tokens    ${Object.entries(tokens).map(([role, token]) => `${role} ${token}`).join('\n            ')}\n            (kept in ${service.tokensFile})`);
-  lines.push(`  For scripts: ${file}`);
+  if (owns) lines.push(`  For scripts: ${file}`);
   if (facts.api_url !== null) lines.push('', 'Try it, from this directory in another terminal:', ...commands.map((command) => `  ${command}`));
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 /**
- * Commands other than serve find a running `npm start` through <dataDir>/service.json when REDIS_URL or
- * STRIPE_SECRET_KEY are unset: its private Redis and its sandbox.
+ * Commands find a running `npm start` through <dataDir>/service.json when REDIS_URL or STRIPE_SECRET_KEY are
+ * unset: its private Redis and its sandbox. A second `serve` joins it only while it runs (e.g. one more worker).
  */
-function useRunningService(env: NodeJS.ProcessEnv): void {
+function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: boolean }): void {
   const file = join(env.INTERLOCK_DATA_DIR ?? '.data', SERVICE_FILE);
   if (!existsSync(file)) return;
-  let facts: { redis_url?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown };
+  let facts: { pid?: unknown; redis_url?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown };
   try {
     facts = JSON.parse(readFileSync(file, 'utf8')) as typeof facts;
   } catch {
     return;
   }
+  if (options.onlyWhileRunning && !(typeof facts.pid === 'number' && processRuns(facts.pid))) return;
   if ((env.REDIS_URL ?? '') === '' && typeof facts.redis_url === 'string') env.REDIS_URL = facts.redis_url;
   if ((env.STRIPE_SECRET_KEY ?? '') === '' && typeof facts.stripe_secret_key === 'string' && typeof facts.stripe_api_base === 'string') {
     env.STRIPE_SECRET_KEY = facts.stripe_secret_key;
@@ -461,6 +475,6 @@ const program = createProgram();
 addServiceCommands(program);
 addSandboxCommand(program);
 program.hook('preAction', (_program, command) => {
-  if (command.name() !== 'serve' && command.name() !== 'sandbox') useRunningService(process.env);
+  if (command.name() !== 'sandbox') useRunningService(process.env, { onlyWhileRunning: command.name() === 'serve' });
 });
 await runProgram(program);

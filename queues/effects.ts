@@ -108,8 +108,11 @@ export type EffectsWorkerOptions = {
   concurrency?: number;
   /** At most this many jobs per second across the worker (Stripe allows about 100 requests/s on live accounts). */
   ratePerSecond?: number | null;
-  /** Called with each answer (metrics, logs). */
-  onAnswer?: (answer: EffectAnswer) => void;
+  /**
+   * Called with each answer (metrics) and awaited before the job finishes, so whoever hears the job's completion
+   * sees what it counted. It must not throw; a failure of its own is its to log.
+   */
+  onAnswer?: (answer: EffectAnswer) => void | Promise<void>;
 };
 
 /** What a job comes to, from the gate's answer: done, ask again at an instant, or retry with backoff. */
@@ -144,7 +147,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
         if (isRetryable(error)) throw error;
         throw new UnrecoverableError(`${errorCode(error)}: ${error instanceof Error ? error.message : String(error)}`);
       }
-      options.onAnswer?.(answer);
+      await options.onAnswer?.(answer);
       const next = disposition(answer);
       if (next.kind === 'later') {
         await job.moveToDelayed(next.at, token);

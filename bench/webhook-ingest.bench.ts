@@ -116,7 +116,7 @@ async function run(column: Column, rep: number): Promise<number> {
 }
 
 const runs = new Map<Column, number[]>(COLUMNS.map((column) => [column, []]));
-let queued = 0;
+let queued: number;
 try {
   // Warm-up: both routes once, briefly.
   for (const column of COLUMNS) await post(servers[column].port, eventBody(`evt_${prefix}warm${column}`), signWebhookBody(eventBody(`evt_${prefix}warm${column}`), SECRET));

@@ -114,8 +114,9 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
 
   /** Refund facts: to the effect whose id the refund's metadata carries. */
   async function applyRefund(source: Observed['source'], eventId: string | null, eventType: string, refund: RefundFact): Promise<Applied[]> {
-    const current = reread && reader ? ((await reader.refund(refund.id)) ?? refund) : refund;
-    if (current.effectId === null) return [];
+    // Re-read, a refund Stripe does not know is no fact (a signed event can still be about another account).
+    const current = reread && reader ? await reader.refund(refund.id) : refund;
+    if (current === null || current.effectId === null) return [];
     return [await appendTo(current.effectId, [refundObserved(source, eventId, eventType, current)])];
   }
 

@@ -54,6 +54,8 @@ export type FactsRig = {
   until(effectId: string, check: (verification: Verification) => boolean, timeoutMs?: number): Promise<Verification>;
   /** The OBSERVED entries of the effect. */
   observed(effectId: string): Promise<{ source: string; eventId: string | null; eventType: string; objectId: string; status: string | null }[]>;
+  /** Waits until the facts queue has nothing waiting, delayed or running. */
+  drained(timeoutMs?: number): Promise<void>;
   /** Starts the facts worker (again, after `stopFactsWorker`). */
   startFactsWorker(): void;
   stopFactsWorker(): Promise<void>;
@@ -66,6 +68,8 @@ export type FactsRigOptions = {
   /** Whether the facts worker runs from the start. */
   factsWorker?: boolean;
   config?: Partial<Config>;
+  /** Whether the facts worker re-reads each object before recording it (the default); off, events speak for themselves. */
+  reread?: boolean;
 };
 
 const keyPair = testKey();
@@ -129,7 +133,7 @@ export async function startFactsRig(options: FactsRigOptions = {}): Promise<Fact
     const factsQueue = createFactsQueue(stores);
     closers.push(() => factsQueue.close());
     accept = (event) => factsQueue.accept(event);
-    const facts = createFacts(stores, side.reader);
+    const facts = createFacts(stores, side.reader, { rereadBeforeAppend: options.reread ?? true });
     const applied: FactsRig['applied'] = [];
     let factsWorker: ReturnType<typeof startFactsWorker> | null = null;
     const startWorker = () => {
@@ -192,6 +196,15 @@ export async function startFactsRig(options: FactsRigOptions = {}): Promise<Fact
       async observed(effectId) {
         const bundle = await stores.journal.receipt(effectId);
         return (bundle?.entries ?? []).flatMap((entry) => (entry.kind === 'OBSERVED' ? [{ source: entry.source, eventId: entry.eventId, eventType: entry.eventType, objectId: entry.objectId, status: entry.status }] : []));
+      },
+      async drained(timeoutMs = 15_000) {
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          const counts = await factsQueue.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+          if (Object.values(counts).every((count) => count === 0)) return;
+          if (Date.now() > deadline) throw new Error(`the facts queue still holds jobs after ${timeoutMs} ms: ${JSON.stringify(counts)}`);
+          await sleep(50);
+        }
       },
       startFactsWorker: startWorker,
       stopFactsWorker: stopWorker,

@@ -73,12 +73,9 @@ describe('GET /metrics after a scripted run', () => {
     expect((await deliver(signature)).status).toBe(200);
     expect((await deliver(signature)).status).toBe(200);
     expect((await deliver(signWebhookBody(event, 'whsec_notOursAtAll0123456789'))).status).toBe(400);
-    // The facts worker appends the event's fact; the scrape comes once the receipt holds it.
-    for (let i = 0; i < 200; i += 1) {
-      const entries = await rig.stores.journal.entries('payment:pi_m1', committedId);
-      if (entries.some((entry) => entry.kind === 'OBSERVED')) break;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    // The scrape comes once the facts worker has finished the event's job (appended its fact and reported it).
+    for (let i = 0; i < 400 && (await rig.facts!.queue.getJobState(eventId)) !== 'completed'; i += 1) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect((await rig.stores.journal.entries('payment:pi_m1', committedId)).filter((entry) => entry.kind === 'OBSERVED')).toHaveLength(1);
     const scraped = await request(rig.app).get('/metrics').set(bearer(TOKENS.operator));
     expect(scraped.status).toBe(200);
     expect(scraped.headers['content-type']).toMatch(/^text\/plain/);

@@ -46,6 +46,8 @@ export type FactsRig = {
   /** Log lines at warn and above, parsed. */
   warnings: Record<string, unknown>[];
   redis: Redis;
+  /** The rig's signing key (PEM), for a facts process of its own that signs what it appends. */
+  signingKeyPem: string;
   /** Commits a gated refund of `amount` cents on the payment through the queue; returns its effect id. */
   refund(paymentIntent: string, amount?: number): Promise<string>;
   /** The receipt, verified against the rig's public key. */
@@ -171,6 +173,7 @@ export async function startFactsRig(options: FactsRigOptions = {}): Promise<Fact
       answers,
       warnings,
       redis,
+      signingKeyPem: keyPair.privatePem,
       async refund(paymentIntent, amount = 2_000) {
         const terms = approvalTerms({ scope: `payment:${paymentIntent}`, capCents: amount });
         await stores.approvals.grant(terms);

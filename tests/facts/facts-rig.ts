@@ -226,3 +226,16 @@ export async function disputeOf(stripe: Stripe, paymentIntent: string): Promise<
   if (dispute === undefined) throw new Error(`no dispute on ${paymentIntent}`);
   return dispute;
 }
+
+/** The answer a receipt gives, without ids that differ from one payment to the next. */
+export function answerOf(verification: Verification) {
+  return {
+    happened: verification.happened,
+    status: verification.finalMoney.status,
+    failureReason: verification.finalMoney.failureReason,
+    refunds: verification.finalMoney.refunds.map((refund) => refund.status),
+    disputes: verification.finalMoney.disputes.map((dispute) => dispute.status),
+    exposure: verification.exposure === null ? null : verification.exposure.cents,
+    answerMatchesFinalMoney: verification.answerMatchesFinalMoney,
+  };
+}

@@ -85,7 +85,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       closers.push({ name: 'sender', close: () => started.close() });
       const recovery = startRecovery(stores, started, { safetyIntervalMs: config.recoveryIntervalMs });
       closers.push({ name: 'recovery', close: () => recovery.close() });
-      const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond });
+      const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond, rateLimitBackoffMs: config.rateLimitBackoffMs });
       closers.push({ name: 'effects worker', close: () => worker.close() });
     }
     if (roles.includes('facts') && stripe !== null) {

@@ -90,7 +90,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     }
     if (roles.includes('facts') && stripe !== null) {
       const facts = createFacts(stores, stripe.reader);
-      const factsWorker = startFactsWorker(stores, facts);
+      const factsWorker = startFactsWorker(stores, facts, { lockMs: config.factsLockMs });
       closers.push({ name: 'facts worker', close: () => factsWorker.close() });
       const reconciler = startReconciler(stores, facts, { intervalMs: config.reconcileIntervalMs, horizonMs: config.reconcileHorizonMs });
       closers.push({ name: 'reconciler', close: () => reconciler.close() });

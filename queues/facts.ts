@@ -2,8 +2,8 @@
 // id, so an event Stripe delivers twice is queued once; the facts worker appends what it says to the receipts it
 // concerns. The reconciler re-reads, on a schedule and on demand, every effect still worth watching, so receipts
 // reach the same final answer when webhooks were missed.
-import { Queue, Worker, type Job } from 'bullmq';
-import { watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent } from '../src/interlock.js';
+import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { errorCode, InterlockError, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent } from '../src/interlock.js';
 
 export function createFactsQueue(stores: Stores) {
   const connection = stores.queueConnection();
@@ -28,7 +28,14 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: {
   const worker = new Worker<StripeEvent, Applied[]>(
     stores.queues.facts,
     async (job: Job<StripeEvent, Applied[]>) => {
-      const applied = await facts.applyEvent(job.data);
+      let applied: Applied[];
+      try {
+        applied = await facts.applyEvent(job.data);
+      } catch (error) {
+        // Stripe's definite no to a re-read (a 4xx) or a bad key does not change on a retry: the reconciler re-reads later.
+        if (error instanceof InterlockError && !error.retryable) throw new UnrecoverableError(`${errorCode(error)}: ${error.message}`);
+        throw error;
+      }
       options.onApplied?.(job.data, applied);
       if (applied.length > 0) stores.logger.info({ event: job.data.id, type: job.data.type, effects: applied.map((item) => item.effectId), appended: applied.reduce((sum, item) => sum + item.appended, 0) }, 'facts appended');
       return applied;
@@ -36,7 +43,10 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: {
     { connection, prefix: stores.queues.prefix, concurrency: options.concurrency ?? 8 },
   );
   worker.on('error', (error) => stores.logger.error({ err: error }, 'facts worker error'));
-  worker.on('failed', (job, error) => stores.logger.warn({ event: job?.id, error: error.message }, 'facts job failed; it is retried'));
+  worker.on('failed', (job, error) => {
+    const final = error instanceof UnrecoverableError || (job !== undefined && job.attemptsMade >= (job.opts.attempts ?? 1));
+    stores.logger.warn({ event: job?.id, type: job?.name, error: error.message }, final ? 'facts job failed for good; the reconciler re-reads the effects it concerned' : 'facts job failed; it is retried');
+  });
   return {
     worker,
     async close(): Promise<void> {

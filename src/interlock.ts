@@ -32,7 +32,7 @@ import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys
 
 export { loadConfig, ConfigError, type Config } from './config.js';
 export { createLogger } from './log.js';
-export { InterlockError, ERROR_REGISTRY, errorCode, isRetryable, errorMessage, type ErrorCode, type FieldProblem } from './core/errors.js';
+export { InterlockError, ERROR_REGISTRY, errorCode, isRetryable, errorMessage, slowDownOf, type ErrorCode, type FieldProblem, type SlowDown } from './core/errors.js';
 export { explainOutcome, isRefusal, SUBMIT_OUTCOMES, RECOVERY_OUTCOMES, type Outcome } from './core/outcomes.js';
 export { parseProposal, ProposalError, type Proposal } from './core/proposal.js';
 export { parseEffect, describeEffect, EFFECT_KINDS, type Effect, type EffectKind } from './core/effects.js';
@@ -83,7 +83,7 @@ export function stripeSide(config: Config, options: { kill?: () => void } = {}):
   let target = targetByKind('stripe', [refunds, credits]);
   if (config.crashAt !== null) {
     if (client.mode !== 'test') throw new ConfigError('INTERLOCK_CRASH_AT is honoured only with a test key.');
-    target = withCrashAt(target, config.crashAt, options.kill);
+    target = withCrashAt(target, config.crashAt, { batch: config.crashBatch, ...(options.kill === undefined ? {} : { kill: options.kill }) });
   }
   return { client, target, reader: createFactsReader(client) };
 }

@@ -28,7 +28,7 @@ import {
 } from './interlock.js';
 import { createProgram, runProgram } from './cli/program.js';
 import { describeEffect, exitFor } from './cli/effect-command.js';
-import { CliFailure, EXIT_BAD_INPUT, wholeNumber } from './cli/failure.js';
+import { CliFailure, EXIT_BAD_INPUT, duration, wholeNumber } from './cli/failure.js';
 import { withStores } from './cli/stores.js';
 import { createEffectsQueue, startEffectsWorker } from '../queues/effects.js';
 import { startRecovery } from '../queues/recovery.js';
@@ -85,7 +85,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       closers.push({ name: 'sender', close: () => started.close() });
       const recovery = startRecovery(stores, started, { safetyIntervalMs: config.recoveryIntervalMs });
       closers.push({ name: 'recovery', close: () => recovery.close() });
-      const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond });
+      const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond, rateLimitBackoffMs: config.rateLimitBackoffMs });
       closers.push({ name: 'effects worker', close: () => worker.close() });
     }
     if (roles.includes('facts') && stripe !== null) {
@@ -457,16 +457,19 @@ function addServiceCommands(program: Command): void {
 
   program
     .command('reconcile')
-    .description('re-read from Stripe every effect committed in the last --hours and append what changed (missed webhooks)')
-    .option('--hours <n>', 'how far back', wholeNumber('--hours', 'hours', { min: 1, max: 24 * 400 }), 72)
-    .action(async (options: { hours: number }) => {
+    .description('re-read from Stripe every effect committed within --since (default 72h) and append what changed (missed webhooks); prints the report')
+    .option('--since <duration>', 'how far back: 30m, 72h, 7d', duration('--since', 400 * 86_400_000))
+    .option('--hours <n>', 'how far back in hours (the same as --since <n>h)', wholeNumber('--hours', 'hours', { min: 1, max: 24 * 400 }))
+    .action(async (options: { since?: number; hours?: number }) => {
+      if (options.since !== undefined && options.hours !== undefined) throw new CliFailure('Give --since or --hours, not both.', EXIT_BAD_INPUT);
+      const windowMs = options.since ?? (options.hours ?? 72) * 3_600_000;
       const config = loadConfig();
       const stripe = stripeSide({ ...config, crashAt: null });
       await withStores(async ({ stores }) => {
         const facts = createFacts(stores, stripe.reader);
         const now = await stores.journal.serverTime();
-        const report = await reconcile(stores, facts, now - options.hours * 3_600_000);
-        process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+        const report = await reconcile(stores, facts, now - windowMs);
+        process.stdout.write(`${JSON.stringify({ since: new Date(now - windowMs).toISOString(), ...report }, null, 2)}\n`);
       });
     });
 }

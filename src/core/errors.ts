@@ -79,6 +79,23 @@ export function isRetryable(error: unknown): boolean {
   return error instanceof InterlockError ? error.retryable : false;
 }
 
+/** A target's request to slow down (a rate limiter's answer, Stripe's 429), with how long it asked to wait. */
+export type SlowDown = { retryAfterMs: number | null };
+
+/**
+ * Whether an error, or one of its causes, is a rate limit: an error that says `rateLimited: true` (the Stripe
+ * adapter's StripeUnavailable does), with its `retryAfterMs` when the target named one. Null otherwise.
+ */
+export function slowDownOf(error: unknown): SlowDown | null {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && current instanceof Error; depth += 1) {
+    const marked = current as Error & { rateLimited?: unknown; retryAfterMs?: unknown };
+    if (marked.rateLimited === true) return { retryAfterMs: typeof marked.retryAfterMs === 'number' && marked.retryAfterMs >= 0 ? marked.retryAfterMs : null };
+    current = current.cause;
+  }
+  return null;
+}
+
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

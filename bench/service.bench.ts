@@ -3,7 +3,7 @@
 // webhook route (as `stripe listen` would), a private Redis with appendfsync always. Measured from this process
 // over HTTP:
 //   - propose → committed: POST /v1/refunds?wait=30 on a fresh payment each, latency per request (p50, p99) and
-//     refunds/s, at 16 and 64 concurrent clients, REPS runs each, interleaved;
+//     refunds/s, at 16 and 64 concurrent clients (and 1), REPS runs each, interleaved;
 //   - the lag from a Stripe event to its OBSERVED entry: from the sandbox's first delivery attempt of the event to
 //     the entry's time in the journal (both on this machine's clock), p50 and p99 over every event the runs caused;
 //   - the RSS of the serve process when it is up and after TOTAL effects (topped up at 64 clients).
@@ -23,8 +23,9 @@ import { freePort, startPrivateRedis } from '../tests/support/private-redis.js';
 import { createControlClient } from '../sandbox/index.js';
 import { finish, markdownTable, median, payments, percentile, progress, QUICK, ROOT, sandboxStripe, startSandboxProcess } from './support.js';
 
-const CLIENTS = [16, 64] as const;
-const PER_RUN: Record<(typeof CLIENTS)[number], number> = QUICK ? { 16: 32, 64: 64 } : { 16: 320, 64: 640 };
+const CLIENTS = [1, 16, 64] as const;
+// One client too, for the latency of a single refund with nothing queued ahead of it.
+const PER_RUN: Record<(typeof CLIENTS)[number], number> = QUICK ? { 1: 4, 16: 32, 64: 64 } : { 1: 20, 16: 320, 64: 640 };
 const REPS = Number(process.env.BENCH_REPS ?? (QUICK ? 1 : 2));
 const TOTAL = Number(process.env.BENCH_SERVICE_EFFECTS ?? (QUICK ? 200 : 10_000));
 const KEY = 'sk_test_benchService00001';

@@ -20,6 +20,8 @@ export const ERROR_REGISTRY = {
   /** The approval asks for four eyes and the proposer is its approver. */
   four_eyes: { status: 403, retryable: false },
   not_found: { status: 404, retryable: false },
+  /** A method that would change something, on a read-only surface (the queue dashboard). */
+  read_only: { status: 405, retryable: false },
   /** The request id was first decided with another payload (I5); the recorded one stands. */
   conflicting_payload: { status: 409, retryable: false },
   payload_too_large: { status: 413, retryable: false },

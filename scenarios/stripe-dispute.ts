@@ -82,10 +82,14 @@ async function letRefundWindowPass(world: World): Promise<string> {
 
 type Judged = { refunds: StripeObject[]; issued: number; late: number; moneyReturned: boolean; held: boolean; charge: StripeObject; disputeStatus: string };
 
-async function judgeStripe(world: World, setup: Setup, want: number, chargebackAt: number | null): Promise<Judged> {
+/**
+ * `late`: refunds created at or after the chargeback. Stripe's `created` is in whole seconds, so a refund that
+ * existed before the escalation was submitted (listed then) is never late, even in the chargeback's own second.
+ */
+async function judgeStripe(world: World, setup: Setup, want: number, chargebackAt: number | null, before: ReadonlySet<string>): Promise<Judged> {
   const refunds = await world.stripe.list('/v1/refunds', { payment_intent: setup.payment_intent });
   const issued = refunds.length;
-  const late = chargebackAt === null ? 0 : refunds.filter((r) => Number(r.created) >= chargebackAt).length;
+  const late = chargebackAt === null ? 0 : refunds.filter((r) => !before.has(String(r.id)) && Number(r.created) >= chargebackAt).length;
   const charge = await world.stripe.get(`/v1/charges/${setup.charge}`);
   const dispute = await world.stripe.get(`/v1/disputes/${setup.dispute}`);
   return { refunds, issued, late, moneyReturned: refunds.some((r) => r.status === 'succeeded' || r.status === 'pending'), held: issued === want && late === 0, charge, disputeStatus: String(dispute.status) };
@@ -148,6 +152,7 @@ export async function runDisputeCell(world: World, decider: Decider, row: Disput
 
     // The outage.
     let chargebackAt: number | null = null;
+    const beforeEscalation = new Set((await world.stripe.list('/v1/refunds', { payment_intent: setup.payment_intent })).map((r) => String(r.id)));
     if (row === 'gap_probe_chargeback_after_refund_window') {
       const probe = await letRefundWindowPass(world);
       const escalated = Date.now();
@@ -189,7 +194,7 @@ export async function runDisputeCell(world: World, decider: Decider, row: Disput
     }
     if (world.backend === 'test_mode') await sleep(60_000);
     const outcome = String(answer.status ?? 'NO_ANSWER');
-    const judged = await judgeStripe(world, setup, decision.valid ? spec.want : 0, chargebackAt);
+    const judged = await judgeStripe(world, setup, decision.valid ? spec.want : 0, chargebackAt, beforeEscalation);
     const stripeIds = judged.refunds.map((r) => String(r.id));
     const cell: Cell = {
       row,
@@ -230,7 +235,9 @@ export async function runDisputeCell(world: World, decider: Decider, row: Disput
       }
       const record = await judgeReceipt(world, effectId);
       const v = record.verification;
-      const answered = v.answer === 'returned' || v.answer === 'pending';
+      // What the receipt says about the money now: its post-send facts (OBSERVED) when it has them, else its outcome.
+      const money = v.finalMoney.status !== 'unknown' ? v.finalMoney.status : v.answer;
+      const answered = money === 'returned' || money === 'pending';
       const evidenceFound = v.evidence !== null && stripeIds.includes(v.evidence);
       const checksRecorded = record.receipt.entries.some((entry) => (entry as Record<string, unknown>).checks !== undefined || ((entry as Record<string, unknown>).rechecked ?? null) !== null);
       const outcomeMatches = v.valid === true && (evidenceFound || (stripeIds.length === 0 && v.happened === false));
@@ -241,7 +248,7 @@ export async function runDisputeCell(world: World, decider: Decider, row: Disput
         tamper_evident: record.tamperEvident,
         effect_id: effectId,
         journal: record.journal,
-        receipt_answer: v.answer,
+        receipt_answer: money,
         exposure: v.exposure,
         verify: { valid: v.valid, happened: v.happened, assumptionsHeld: v.assumptionsHeld, refused: v.refused, evidence: v.evidence, recheckedAtRecovery: v.recheckedAtRecovery, answer: v.answer, finalMoney: v.finalMoney, exposure: v.exposure, problems: v.problems },
         receipt: record.receipt,

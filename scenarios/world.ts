@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
-import { loadConfig, openStores } from '../src/interlock.js';
+import { createLogger, loadConfig, openStores } from '../src/interlock.js';
 import { hex, verifierFor, type Backend, type Delays, type World } from './harness.js';
 import { createStripeHttp } from './stripe-http.js';
 
@@ -38,7 +38,8 @@ export async function openWorld(options: WorldOptions): Promise<World & { close(
   };
   if (apiBase === null) delete env.STRIPE_API_BASE;
   const config = loadConfig(env);
-  const stores = await openStores(config, { failFast: true });
+  // The harness's own stores log only errors: stderr carries the progress line, and what the gate raised is in the JSON.
+  const stores = await openStores(config, { failFast: true, logger: createLogger('error') });
   const fast = options.delays === 'fast' && backend === 'sandbox';
   return {
     backend,
@@ -56,4 +57,19 @@ export async function openWorld(options: WorldOptions): Promise<World & { close(
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The same world under a key prefix of its own (its own queue, journal and approvals), for a cell whose workers
+ * run beside other cells' workers: a crash-armed worker must never take another cell's job. Same signing key.
+ */
+export async function isolatedCell<T>(world: World, work: (cell: World) => Promise<T>): Promise<T> {
+  const env = { ...world.env, INTERLOCK_KEY_PREFIX: `${world.env.INTERLOCK_KEY_PREFIX ?? 'scenario'}-${hex(3)}` };
+  const config = loadConfig(env);
+  const stores = await openStores(config, { failFast: true, logger: createLogger('error') });
+  try {
+    return await work({ ...world, env, config, stores, verifyReceipt: verifierFor(stores) });
+  } finally {
+    await stores.close();
+  }
 }

@@ -4,7 +4,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createDecider, loadDeciderConfig, startPrivateRedis, type Decider } from '../src/interlock.js';
+import { createDecider, loadDeciderConfig, publicKeyPem, startPrivateRedis, type Decider } from '../src/interlock.js';
 import { runBillingCredit } from './billing-credit.js';
 import type { ScenarioResult } from './cells.js';
 import type { Delays } from './harness.js';
@@ -64,7 +64,8 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
         const runner = RUNNERS[name];
         const world = await openWorld({ scenario: runner.key, delays: options.delays, redisUrl, unsafeDurability, testModeKey: key });
         try {
-          return await runner.run({ world, decider, model, reps: options.reps, bar });
+          const result = await runner.run({ world, decider, model, reps: options.reps, bar });
+          return { ...result, public_key: publicKeyPem(world.stores.signingKey), settle_margin_s: world.config.settleMarginMs / 1000, claim_ttl_s: world.config.claimTtlMs / 1000 };
         } finally {
           await world.close();
         }

@@ -232,10 +232,10 @@ export function premiseCandidates(cells: Cell[]): Record<string, unknown>[] {
 }
 
 /** The 18 cells, three at a time (the seed ran five), every gate cell under a key prefix of its own. */
-export const runBillingCredit: Runner = async ({ world, decider, model, reps, bar }) => {
+export const runBillingCredit: Runner = async ({ world, decider, model, reps, bar, only }) => {
   const prices = { plan: await ensurePrice(world, PLAN), downgrade: await ensurePrice(world, DOWNGRADE) };
   const count = reps ?? 1;
-  const plan = Object.keys(BILLING_ROWS).flatMap((row) => BILLING_COLUMNS.flatMap((column) => Array.from({ length: count }, (_, index) => ({ row, column, rep: index + 1 }))));
+  const plan = Object.keys(BILLING_ROWS).filter((row) => only.row(row)).flatMap((row) => BILLING_COLUMNS.filter((column) => only.column(column)).flatMap((column) => Array.from({ length: count }, (_, index) => ({ row, column, rep: index + 1 }))));
   bar.add(plan.length);
   const cells: Cell[] = new Array<Cell>(plan.length);
   let next = 0;
@@ -255,7 +255,7 @@ export const runBillingCredit: Runner = async ({ world, decider, model, reps, ba
     backend: world.backend,
     delays: world.delays,
     reps: count,
-    rows: Object.entries(BILLING_ROWS).map(([row, spec]) => ({ row, description: spec.description, want: spec.want })),
+    rows: Object.entries(BILLING_ROWS).filter(([row]) => only.row(row)).map(([row, spec]) => ({ row, description: spec.description, want: spec.want })),
     cells,
     premise_candidates: premiseCandidates(cells),
   };

@@ -50,7 +50,7 @@ function disputeText(cell: Cell): string {
   ];
   if (cell.row.startsWith('gap_probe')) {
     const exposure = cell.exposure as { cents: number } | null | undefined;
-    parts.push(exposure ? `**exposure flagged: ${dollars(exposure.cents)}**` : 'exposure: nothing said');
+    parts.push(exposure ? `**exposure flagged: ${dollars(exposure.cents)} out on $100**` : 'exposure: nothing said');
   }
   return parts.join('; ');
 }
@@ -234,6 +234,8 @@ export function reverify(file: string): number {
 export function writeResults(out: string, results: ScenarioResult[]): string[] {
   const files: string[] = [];
   for (const result of results) {
+    // A scenario none of whose rows or columns was asked for keeps the results it had.
+    if (result.cells.length === 0) continue;
     const json = join(out, `${result.scenario}.json`);
     const enriched = { ...result, verdict: verdictLines(result), gate_problems: result.cells.flatMap((cell) => gateProblems(cell, Number(result.settle_margin_s ?? 10))), seed_differences: seedDifferences(result.scenario, result.cells) };
     writeFileSync(json, `${JSON.stringify(enriched, null, 2)}\n`);

@@ -5,19 +5,31 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createDecider, loadDeciderConfig, publicKeyPem, startPrivateRedis, type Decider } from '../src/interlock.js';
-import { runBillingCredit } from './billing-credit.js';
-import type { ScenarioResult } from './cells.js';
+import { BILLING_ROWS, runBillingCredit } from './billing-credit.js';
+import { COLUMNS, type ScenarioResult } from './cells.js';
 import type { Delays } from './harness.js';
 import { createProgressBar, type ProgressBar } from './progress.js';
 import { writeResults } from './report.js';
-import { runSharedCap } from './shared-cap.js';
-import { runStripeDispute } from './stripe-dispute.js';
+import { CAP_ROWS, runSharedCap } from './shared-cap.js';
+import { DISPUTE_ROWS, runStripeDispute } from './stripe-dispute.js';
 import { openWorld } from './world.js';
 
 export const SCENARIOS = ['stripe-dispute', 'billing-credit', 'shared-cap'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
-export type ScenarioOptions = { scenarios: ScenarioName[]; reps: number | null; delays: Delays; out: string; env?: NodeJS.ProcessEnv };
+export type ScenarioOptions = {
+  scenarios: ScenarioName[];
+  reps: number | null;
+  delays: Delays;
+  out: string;
+  /** Only these rows (the seeds' row names) and columns; null runs them all. */
+  rows?: string[] | null;
+  columns?: string[] | null;
+  env?: NodeJS.ProcessEnv;
+};
+
+/** The plan filter every runner applies: the rows and columns asked for, or all. */
+export type Selection = { row(name: string): boolean; column(name: string): boolean };
 
 export class ScenarioUsageError extends Error {}
 
@@ -30,7 +42,7 @@ function testModeKey(env: NodeJS.ProcessEnv): string | null {
   return key;
 }
 
-export type Runner = (context: { world: Awaited<ReturnType<typeof openWorld>>; decider: Decider; model: string; reps: number | null; bar: ProgressBar }) => Promise<ScenarioResult>;
+export type Runner = (context: { world: Awaited<ReturnType<typeof openWorld>>; decider: Decider; model: string; reps: number | null; bar: ProgressBar; only: Selection }) => Promise<ScenarioResult>;
 
 const RUNNERS: Record<ScenarioName, { key: string; run: Runner }> = {
   'stripe-dispute': { key: 'stripe_dispute', run: runStripeDispute },
@@ -57,6 +69,14 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
     };
   }
   const unsafeDurability = ['1', 'true', 'yes'].includes(env.INTERLOCK_UNSAFE_DURABILITY ?? '');
+  const rows = options.rows ?? null;
+  const columns = options.columns ?? null;
+  const knownRows = [...DISPUTE_ROWS, ...Object.keys(BILLING_ROWS), ...CAP_ROWS];
+  const unknownRows = (rows ?? []).filter((row) => !knownRows.includes(row));
+  if (unknownRows.length > 0) throw new ScenarioUsageError(`Unknown row(s) ${unknownRows.join(', ')}; the rows are ${knownRows.join(', ')}.`);
+  const unknownColumns = (columns ?? []).filter((column) => !(COLUMNS as readonly string[]).includes(column));
+  if (unknownColumns.length > 0) throw new ScenarioUsageError(`Unknown column(s) ${unknownColumns.join(', ')}; the columns are ${COLUMNS.join(', ')}.`);
+  const only: Selection = { row: (name) => rows === null || rows.includes(name), column: (name) => columns === null || columns.includes(name) };
   const bar = createProgressBar();
   try {
     const results = await Promise.all(
@@ -64,7 +84,7 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
         const runner = RUNNERS[name];
         const world = await openWorld({ scenario: runner.key, delays: options.delays, redisUrl, unsafeDurability, testModeKey: key });
         try {
-          const result = await runner.run({ world, decider, model, reps: options.reps, bar });
+          const result = await runner.run({ world, decider, model, reps: options.reps, bar, only });
           return { ...result, public_key: publicKeyPem(world.stores.signingKey), settle_margin_s: world.config.settleMarginMs / 1000, claim_ttl_s: world.config.claimTtlMs / 1000 };
         } finally {
           await world.close();

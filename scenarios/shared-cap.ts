@@ -167,9 +167,9 @@ export async function runCapCell(world: World, decider: Decider, row: CapRow, co
 }
 
 /** N repetitions of each row x column, interleaved (rep, then row, then column) as the seed ran them, two at a time. */
-export const runSharedCap: Runner = async ({ world, decider, model, reps, bar }) => {
+export const runSharedCap: Runner = async ({ world, decider, model, reps, bar, only }) => {
   const count = reps ?? 20;
-  const plan = Array.from({ length: count }, (_, index) => CAP_ROWS.flatMap((row) => CAP_COLUMNS.map((column) => ({ row, column, rep: index + 1 })))).flat();
+  const plan = Array.from({ length: count }, (_, index) => CAP_ROWS.filter((row) => only.row(row)).flatMap((row) => CAP_COLUMNS.filter((column) => only.column(column)).map((column) => ({ row, column, rep: index + 1 })))).flat();
   bar.add(plan.length);
   const cells: Cell[] = new Array<Cell>(plan.length);
   let next = 0;

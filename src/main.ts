@@ -487,13 +487,16 @@ function addScenarioCommand(program: Command): void {
     .option('--reps <n>', 'repetitions of every cell (default 1; shared-cap 20)', reps)
     .option('--delays <profile>', "the sandbox's timing: stripe (as test mode was seen to do) or fast", 'stripe')
     .option('--out <dir>', 'where the pages and JSON files go', 'scenarios/results')
-    .action(async (name: string, options: { reps?: number; delays: string; out: string }) => {
+    .option('--rows <list>', "only these rows, comma-separated (the seeds' row names, e.g. crash_before_send_chargeback_during_outage,after_commit)")
+    .option('--columns <list>', 'only these columns, comma-separated (no_check, hand_check, hand_lock, interlock)')
+    .action(async (name: string, options: { reps?: number; delays: string; out: string; rows?: string; columns?: string }) => {
       const { runScenarios, SCENARIOS, ScenarioUsageError } = await import('../scenarios/run.js');
       const names = name === 'all' ? [...SCENARIOS] : SCENARIOS.filter((known) => known === name);
       if (names.length === 0) throw new CliFailure(`Unknown scenario "${name}": name one of ${SCENARIOS.join(', ')} or all.`, EXIT_BAD_INPUT);
       if (options.delays !== 'stripe' && options.delays !== 'fast') throw new CliFailure(`--delays takes stripe or fast, not "${options.delays}".`, EXIT_BAD_INPUT);
       try {
-        const { files } = await runScenarios({ scenarios: names, reps: options.reps ?? null, delays: options.delays, out: options.out });
+        const list = (text: string | undefined) => (text === undefined ? null : text.split(',').map((item) => item.trim()).filter((item) => item !== ''));
+        const { files } = await runScenarios({ scenarios: names, reps: options.reps ?? null, delays: options.delays, out: options.out, rows: list(options.rows), columns: list(options.columns) });
         process.stdout.write(`${files.join('\n')}\n`);
       } catch (error) {
         if (error instanceof ScenarioUsageError) throw new CliFailure(error.message, EXIT_BAD_INPUT);

@@ -327,3 +327,8 @@ export async function createInterlock(deps: { config: Config; target: Target; si
     },
   };
 }
+
+// The decider (src/decider): the Anthropic decider with ANTHROPIC_API_KEY, the offline rules decider without it,
+// and the check of a decision against its approval that every caller makes before proposing anything.
+export { createDecider, checkDecision, loadDeciderConfig, proposalDecision, requestIdOf, DEFAULT_MODEL, RULES_MODEL, MODEL_DEVIATED, type Decider, type Decision, type DecisionCase, type DecisionCheck, type DeciderConfig } from './decider/decider.js';
+export { startPrivateRedis, freePort, type PrivateRedis } from './redis/private-server.js';

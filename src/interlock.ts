@@ -23,6 +23,7 @@ import { loadOrCreateSigningKey } from './keys/key-store.js';
 import { createThreadSigner } from './keys/signer.js';
 import { createLogger } from './log.js';
 import { createAlerts, type Alerts } from './redis/alerts.js';
+import { createCases, type Cases } from './redis/cases.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { createQueueConnection, createRedisClient, type RedisClient } from './redis/client.js';
 import { createDurabilityMonitor, inspectDurability, requireDurability, type Durability, type DurabilityMonitor } from './redis/durability.js';
@@ -66,6 +67,28 @@ export { FACT_EVENTS, REFUND_EVENTS, DISPUTE_EVENTS, type FactsApplier, type Str
 export type { WebhookVerdict } from './core/post-send.js';
 export { createStripeClient, createRefundTarget, createCreditTarget, createFactsReader, createWebhookVerifier, signWebhookBody, REFUND_FACTS, CREDIT_FACTS, StripeMisconfigured, StripeUnavailable, type StripeClient } from './stripe/index.js';
 export { CRASH_POINTS, isCrashPoint, type CrashPoint } from './targets/crash-injection.js';
+export { CASE_ID, CASE_STATES, FINAL_CASE_STATES, STORY_MAX_CHARS, caseScope, isFinalCase, parseCaseSubmission, type CaseDecision, type CaseError, type CaseRecord, type CaseState, type CaseStatus, type CaseSubmission } from './core/cases.js';
+export type { CaseCreated, Cases } from './redis/cases.js';
+// The decider (src/decider): the Anthropic decider with ANTHROPIC_API_KEY, the offline rules decider without it,
+// and the check of a decision against its approval that every caller makes before proposing anything.
+export {
+  checkDecision,
+  createDecider,
+  DEFAULT_MODEL,
+  DeciderError,
+  loadDeciderConfig,
+  MODEL_DEVIATED,
+  proposalDecision,
+  proposalFields,
+  requestIdOf,
+  RULES_MODEL,
+  type CaseApproval,
+  type Decider,
+  type DeciderConfig,
+  type Decision,
+  type DecisionCase,
+  type DecisionCheck,
+} from './decider/decider.js';
 
 /** The Stripe side of a process: one client, the target that moves each effect kind, and the facts worker's reader. */
 export type StripeSide = { client: StripeClient; target: Target; reader: StripeReader };
@@ -99,6 +122,8 @@ export type Stores = {
   journal: JournalReader;
   approvals: Approvals;
   alerts: Alerts;
+  /** Support cases on their way to a decision (POST /v1/cases, `interlock case`). */
+  cases: Cases;
   signingKey: SigningKey;
   /** A new connection for BullMQ (it needs connections of its own, with no request retry limit). */
   queueConnection(): RedisClient;
@@ -138,6 +163,7 @@ export async function openStores(config: Config = loadConfig(), options: { logge
     journal: fullJournal,
     approvals,
     alerts: createAlerts({ redis, keys, now: () => fullJournal.serverTime() }),
+    cases: createCases({ redis, keys }),
     signingKey,
     queueConnection: () => createQueueConnection(config),
     async ping() {
@@ -232,15 +258,28 @@ export function createFacts(stores: Stores, reader: StripeReader | null, options
  * recorded. A re-decision recorded after a refusal is the latest.
  */
 export async function latestProposal(stores: Stores, effectId: string): Promise<Proposal | null> {
+  return recordedProposal(stores, effectId, 'latest');
+}
+
+/**
+ * The effect's first recorded proposal, or null when none is recorded: the one that bound the payload (I5), which a
+ * case decided again after a crash adopts instead of proposing anew.
+ */
+export async function firstRecordedProposal(stores: Stores, effectId: string): Promise<Proposal | null> {
+  return recordedProposal(stores, effectId, 'first');
+}
+
+async function recordedProposal(stores: Stores, effectId: string, which: 'first' | 'latest'): Promise<Proposal | null> {
   const partition = await stores.journal.partitionOf(effectId);
   if (partition === null) return null;
   const entries = await stores.journal.entries(partition, effectId);
-  const latest = [...entries].reverse().find((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
-  if (latest === undefined || latest.approval === null) return null;
-  const proposal: Proposal = { agent: latest.agent, approval: latest.approval, premises: latest.premises, effect: latest.effect };
-  if (latest.requestId !== undefined) proposal.requestId = latest.requestId;
-  if (latest.request !== null) proposal.request = latest.request;
-  if (latest.decision !== null) proposal.decision = latest.decision;
+  const proposals = entries.filter((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
+  const chosen = which === 'first' ? proposals[0] : proposals.at(-1);
+  if (chosen === undefined || chosen.approval === null) return null;
+  const proposal: Proposal = { agent: chosen.agent, approval: chosen.approval, premises: chosen.premises, effect: chosen.effect };
+  if (chosen.requestId !== undefined) proposal.requestId = chosen.requestId;
+  if (chosen.request !== null) proposal.request = chosen.request;
+  if (chosen.decision !== null) proposal.decision = chosen.decision;
   return proposal;
 }
 
@@ -328,7 +367,4 @@ export async function createInterlock(deps: { config: Config; target: Target; si
   };
 }
 
-// The decider (src/decider): the Anthropic decider with ANTHROPIC_API_KEY, the offline rules decider without it,
-// and the check of a decision against its approval that every caller makes before proposing anything.
-export { createDecider, checkDecision, loadDeciderConfig, proposalDecision, requestIdOf, DEFAULT_MODEL, RULES_MODEL, MODEL_DEVIATED, type Decider, type Decision, type DecisionCase, type DecisionCheck, type DeciderConfig } from './decider/decider.js';
 export { startPrivateRedis, freePort, type PrivateRedis } from './redis/private-server.js';

@@ -14,6 +14,7 @@ export const ERROR_REGISTRY = {
   approval_conflict: { status: 409, retryable: false },
   unknown_approval: { status: 404, retryable: false },
   unknown_effect: { status: 404, retryable: false },
+  unknown_case: { status: 404, retryable: false },
   // The HTTP edge (webhooks/api): who may call, how much, and in what form.
   unauthenticated: { status: 401, retryable: false },
   forbidden: { status: 403, retryable: false },

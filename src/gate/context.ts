@@ -72,6 +72,8 @@ export type GateDeps = {
   /** Kills the process when a send outlives its deadline because the event loop stalled (send-watchdog.ts). */
   watchdog?: SendWatchdog;
   durability?: DurabilityGuard;
+  /** Opens the escalation inbox item a settled effect calls for (redis/inbox.ts); absent, nothing is opened. */
+  inbox?: { openFor(effectId: string): Promise<unknown> };
 };
 
 export type GateContext = GateDeps & {

@@ -104,7 +104,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     }
     if (roles.includes('facts') && stripe !== null) {
       const facts = createFacts(stores, stripe.reader);
-      const factsWorker = startFactsWorker(stores, facts, metrics ? { onApplied: (event, applied) => metrics.factsApplied(event, applied) } : {});
+      const factsWorker = startFactsWorker(stores, facts, { lockMs: config.factsLockMs, ...(metrics ? { onApplied: (event, applied) => metrics.factsApplied(event, applied) } : {}) });
       closers.push({ name: 'facts worker', close: () => factsWorker.close() });
       const reconciler = startReconciler(stores, facts, { intervalMs: config.reconcileIntervalMs, horizonMs: config.reconcileHorizonMs, ...(metrics ? { onPass: (report, finishedAt) => metrics.reconciled(report, finishedAt) } : {}) });
       closers.push({ name: 'reconciler', close: () => reconciler.close() });
@@ -394,7 +394,7 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
   }
 }
 
-type ProposeOptions = { request: string; approval: string; agent: string; reason?: string; wait?: number };
+type ProposeOptions = { request: string; approval: string; agent: string; reason?: string; wait?: number; model?: string; decision?: string };
 
 /**
  * Proposes one effect through the queue: validates the whole proposal first (bad input exits 2 and records
@@ -402,7 +402,9 @@ type ProposeOptions = { request: string; approval: string; agent: string; reason
  * With --wait it waits for the worker's answer (queue events, no polling) and prints the settled effect.
  */
 async function propose(effect: Effect & Record<string, unknown>, facts: readonly string[], options: ProposeOptions): Promise<void> {
-  const draft = { requestId: options.request, agent: options.agent, approval: options.approval, premises: {}, effect, ...(options.reason === undefined ? {} : { request: { reason: options.reason } }) };
+  if ((options.model === undefined) !== (options.decision === undefined)) throw new CliFailure('--model and --decision go together: the model that decided and its decision text, recorded in PROPOSED.', EXIT_BAD_INPUT);
+  const decision = options.model === undefined || options.decision === undefined ? {} : { decision: { model: options.model, text: options.decision } };
+  const draft = { requestId: options.request, agent: options.agent, approval: options.approval, premises: {}, effect, ...(options.reason === undefined ? {} : { request: { reason: options.reason } }), ...decision };
   parseProposal(draft);
   const config = loadConfig();
   const stripe = stripeSide({ ...config, crashAt: null });
@@ -451,6 +453,8 @@ function addServiceCommands(program: Command): void {
     .requiredOption('--approval <id>', 'the approval it is sent under')
     .option('--agent <name>', 'who decided it', 'cli')
     .option('--reason <text>', 'why, for the receipt')
+    .option('--model <id>', 'the model (or rules) that decided it, recorded with --decision in PROPOSED')
+    .option('--decision <text>', "the decider's text, recorded in PROPOSED")
     .option('--wait <seconds>', 'wait this long for the outcome', seconds)
     .action(async (options: ProposeOptions & { paymentIntent: string; amount: number }) => {
       await propose({ kind: 'refund', paymentIntent: options.paymentIntent, amount: options.amount }, REFUND_FACTS, options);
@@ -462,12 +466,15 @@ function addServiceCommands(program: Command): void {
     .requiredOption('--customer <cus>', 'the customer to credit')
     .requiredOption('--amount <cents>', 'amount in cents', cents)
     .requiredOption('--incident <id>', 'the incident it compensates (no two credits for one incident)')
+    .option('--description <text>', "the balance transaction's description (the customer sees it on the invoice)")
     .requiredOption('--approval <id>', 'the approval it is sent under')
     .option('--agent <name>', 'who decided it', 'cli')
     .option('--reason <text>', 'why, for the receipt')
+    .option('--model <id>', 'the model (or rules) that decided it, recorded with --decision in PROPOSED')
+    .option('--decision <text>', "the decider's text, recorded in PROPOSED")
     .option('--wait <seconds>', 'wait this long for the outcome', seconds)
-    .action(async (options: ProposeOptions & { customer: string; amount: number; incident: string }) => {
-      await propose({ kind: 'credit', customer: options.customer, amount: options.amount, incident: options.incident }, CREDIT_FACTS, options);
+    .action(async (options: ProposeOptions & { customer: string; amount: number; incident: string; description?: string }) => {
+      await propose({ kind: 'credit', customer: options.customer, amount: options.amount, incident: options.incident, ...(options.description === undefined ? {} : { description: options.description }) }, CREDIT_FACTS, options);
     });
 
   program
@@ -508,10 +515,38 @@ function addServiceCommands(program: Command): void {
     });
 }
 
+function addScenarioCommand(program: Command): void {
+  const reps = wholeNumber('--reps', 'repetitions', { min: 1, max: 1_000 });
+  program
+    .command('scenario')
+    .description("run the seeds' crash scenarios (no_check, hand_check, hand_lock and the gate) against the sandbox, or Stripe test mode with STRIPE_SECRET_KEY=sk_test_…")
+    .argument('<name>', 'stripe-dispute, billing-credit, shared-cap or all')
+    .option('--reps <n>', 'repetitions of every cell (default 1; shared-cap 20)', reps)
+    .option('--delays <profile>', "the sandbox's timing: stripe (as test mode was seen to do) or fast", 'stripe')
+    .option('--out <dir>', 'where the pages and JSON files go', 'scenarios/results')
+    .option('--rows <list>', "only these rows, comma-separated (the seeds' row names, e.g. crash_before_send_chargeback_during_outage,after_commit)")
+    .option('--columns <list>', 'only these columns, comma-separated (no_check, hand_check, hand_lock, interlock)')
+    .action(async (name: string, options: { reps?: number; delays: string; out: string; rows?: string; columns?: string }) => {
+      const { runScenarios, SCENARIOS, ScenarioUsageError } = await import('../scenarios/run.js');
+      const names = name === 'all' ? [...SCENARIOS] : SCENARIOS.filter((known) => known === name);
+      if (names.length === 0) throw new CliFailure(`Unknown scenario "${name}": name one of ${SCENARIOS.join(', ')} or all.`, EXIT_BAD_INPUT);
+      if (options.delays !== 'stripe' && options.delays !== 'fast') throw new CliFailure(`--delays takes stripe or fast, not "${options.delays}".`, EXIT_BAD_INPUT);
+      try {
+        const list = (text: string | undefined) => (text === undefined ? null : text.split(',').map((item) => item.trim()).filter((item) => item !== ''));
+        const { files } = await runScenarios({ scenarios: names, reps: options.reps ?? null, delays: options.delays, out: options.out, rows: list(options.rows), columns: list(options.columns) });
+        process.stdout.write(`${files.join('\n')}\n`);
+      } catch (error) {
+        if (error instanceof ScenarioUsageError) throw new CliFailure(error.message, EXIT_BAD_INPUT);
+        throw error;
+      }
+    });
+}
+
 const program = createProgram();
 addServiceCommands(program);
+addScenarioCommand(program);
 addSandboxCommand(program);
 program.hook('preAction', (_program, command) => {
-  if (command.name() !== 'sandbox') useRunningService(process.env, { onlyWhileRunning: command.name() === 'serve' });
+  if (command.name() !== 'sandbox' && command.name() !== 'scenario') useRunningService(process.env, { onlyWhileRunning: command.name() === 'serve' });
 });
 await runProgram(program);

@@ -64,7 +64,7 @@ export type { QueueNames } from './redis/keys.js';
 export type { Recorded, Recorder } from './gate/record.js';
 export { FACT_EVENTS, REFUND_EVENTS, DISPUTE_EVENTS, type FactsApplier, type StripeReader, type StripeEvent, type RefundFact, type DisputeFact, type Applied } from './facts/apply.js';
 export type { WebhookVerdict } from './core/post-send.js';
-export { createStripeClient, createRefundTarget, createCreditTarget, createFactsReader, createWebhookVerifier, signWebhookBody, REFUND_FACTS, CREDIT_FACTS, StripeMisconfigured, StripeUnavailable, type StripeClient } from './stripe/index.js';
+export { createStripeClient, createRefundTarget, createCreditTarget, createFactsReader, createWebhookVerifier, isLocalApiBase, registerLocalWebhook, signWebhookBody, type LocalWebhook, REFUND_FACTS, CREDIT_FACTS, StripeMisconfigured, StripeUnavailable, type StripeClient } from './stripe/index.js';
 export { CRASH_POINTS, isCrashPoint, type CrashPoint } from './targets/crash-injection.js';
 
 /** The Stripe side of a process: one client, the target that moves each effect kind, and the facts worker's reader. */

@@ -34,7 +34,7 @@ import { createEffectsQueue, startEffectsWorker } from '../queues/effects.js';
 import { startRecovery } from '../queues/recovery.js';
 import { createFactsQueue, reconcile, startFactsWorker, startReconciler } from '../queues/facts.js';
 import { stripeWebhookRouter } from '../webhooks/stripe-route.js';
-import { createApp, loadApiLimits, loadOrCreateLocalTokens, loadTokenRegistry, localToken, queueCheck, storeChecks, type TokenRegistry } from '../webhooks/app.js';
+import { createApp, createMetrics, loadApiLimits, metricsApp, loadOrCreateLocalTokens, loadTokenRegistry, localToken, openOpsQueues, queueCheck, storeChecks, type StripeLinks, type TokenRegistry } from '../webhooks/app.js';
 import { addSandboxCommand } from '../sandbox/cli.js';
 import type { Sandbox } from '../sandbox/index.js';
 import { freePort, startPrivateRedis, type PrivateRedis } from './redis/private-server.js';
@@ -55,6 +55,8 @@ export type Service = {
   roles: Role[];
   /** The HTTP address when the webhooks or api role runs. */
   url: string | null;
+  /** The tokenless metrics listener's URL (INTERLOCK_METRICS_ADDR), or null. */
+  metricsUrl: string | null;
   stores: Stores;
   sender: Sender | null;
   /** The generated API tokens (when INTERLOCK_API_TOKENS is unset and the api role runs). */
@@ -78,21 +80,33 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     if (!(await stores.ping())) throw new CliFailure(`Cannot reach Redis at ${config.redisUrl}. Start Redis or set REDIS_URL.`, EXIT_BAD_INPUT);
     const needsStripe = roles.includes('worker') || roles.includes('facts');
     const stripe: StripeSide | null = needsStripe ? stripeSide(config) : null;
+    // One metrics registry for the process, fed by every role it runs, served by its api role (GET /metrics, with a
+    // token) and on INTERLOCK_METRICS_ADDR (no token; a worker process has no other way to be scraped).
+    const serving = roles.includes('api') || config.metricsAddr !== null;
+    const opsQueues = serving ? openOpsQueues(stores) : null;
+    if (opsQueues !== null) closers.push({ name: 'ops queues', close: () => opsQueues.close() });
+    const metrics = serving ? createMetrics({ stores, queues: opsQueues }) : null;
+    let metricsUrl: string | null = null;
+    if (metrics !== null && config.metricsAddr !== null) {
+      const metricsServer = await listen(createServer(metricsApp(metrics, logger)), config.metricsAddr.host, config.metricsAddr.port);
+      closers.push({ name: 'metrics listener', close: () => closeServer(metricsServer) });
+      metricsUrl = `${urlOf(metricsServer)}/metrics`;
+    }
     let sender: Sender | null = null;
     if (roles.includes('worker') && stripe !== null) {
-      const started = await startSender(stores, stripe.target);
+      const started = await startSender(stores, stripe.target, metrics ? { events: metrics.gateEvents } : {});
       sender = started;
       closers.push({ name: 'sender', close: () => started.close() });
-      const recovery = startRecovery(stores, started, { safetyIntervalMs: config.recoveryIntervalMs });
+      const recovery = startRecovery(stores, started, { safetyIntervalMs: config.recoveryIntervalMs, ...(metrics ? { onReport: (report) => void metrics.recoveryReported(report) } : {}) });
       closers.push({ name: 'recovery', close: () => recovery.close() });
-      const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond, rateLimitBackoffMs: config.rateLimitBackoffMs });
+      const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond, rateLimitBackoffMs: config.rateLimitBackoffMs, ...(metrics ? { onAnswer: (answer) => metrics.effectAnswered(answer) } : {}) });
       closers.push({ name: 'effects worker', close: () => worker.close() });
     }
     if (roles.includes('facts') && stripe !== null) {
       const facts = createFacts(stores, stripe.reader);
-      const factsWorker = startFactsWorker(stores, facts, { lockMs: config.factsLockMs });
+      const factsWorker = startFactsWorker(stores, facts, metrics ? { onApplied: (event, applied) => metrics.factsApplied(event, applied) } : {});
       closers.push({ name: 'facts worker', close: () => factsWorker.close() });
-      const reconciler = startReconciler(stores, facts, { intervalMs: config.reconcileIntervalMs, horizonMs: config.reconcileHorizonMs });
+      const reconciler = startReconciler(stores, facts, { intervalMs: config.reconcileIntervalMs, horizonMs: config.reconcileHorizonMs, ...(metrics ? { onPass: (report, finishedAt) => metrics.reconciled(report, finishedAt) } : {}) });
       closers.push({ name: 'reconciler', close: () => reconciler.close() });
     }
     let url: string | null = null;
@@ -103,7 +117,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
         const verify = createWebhookVerifier(config.stripeWebhookSecrets);
         const factsQueue = createFactsQueue(stores);
         closers.push({ name: 'facts queue', close: () => factsQueue.close() });
-        mount = (app) => app.use(stripeWebhookRouter({ verify, accept: (event) => factsQueue.accept(event) }));
+        mount = (app) => app.use(stripeWebhookRouter({ verify, accept: (event) => factsQueue.accept(event), ...(metrics ? { onOutcome: (outcome, detail) => metrics.webhookOutcome(outcome, detail) } : {}) }));
       }
       let app: Express;
       if (roles.includes('api')) {
@@ -132,6 +146,9 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
           readiness: [...storeChecks(stores), queueCheck(effects)],
           limits: loadApiLimits(process.env),
           ...(mount === undefined ? {} : { mount }),
+          ...(metrics ? { metrics } : {}),
+          ...(opsQueues ? { queues: opsQueues } : {}),
+          ui: { links: stripeLinks(config) },
         });
       } else {
         // The webhook route alone (a process that only takes Stripe's events): no tokens, no support API.
@@ -142,24 +159,37 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
           res.json({ ok: true, roles });
         });
       }
-      const server = createServer(app);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(config.port, config.host, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
-      const address = server.address() as AddressInfo;
-      url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+      const server = await listen(createServer(app), config.host, config.port);
+      url = urlOf(server);
       closers.push({ name: 'http', close: () => closeServer(server) });
     }
-    logger.info({ roles, url, concurrency: roles.includes('worker') ? config.concurrency : undefined }, 'interlock serving');
-    return { roles: [...roles], url, tokensFile, stores, sender, close: closeAll };
+    logger.info({ roles, url, metrics: metricsUrl ?? undefined, concurrency: roles.includes('worker') ? config.concurrency : undefined }, 'interlock serving');
+    return { roles: [...roles], url, metricsUrl, tokensFile, stores, sender, close: closeAll };
   } catch (error) {
     await closeAll();
     throw error;
   }
+}
+
+/** Where the page links Stripe ids: the sandbox's API when the service talks to one, else the dashboard of the key's mode. */
+function stripeLinks(config: Config): StripeLinks {
+  if (config.stripeApiBase !== null) return { kind: 'sandbox', baseUrl: config.stripeApiBase };
+  return { kind: 'dashboard', mode: /^(?:sk|rk)_live_/.test(config.stripeSecretKey ?? '') ? 'live' : 'test' };
+}
+
+function listen(server: Server, host: string, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
+
+function urlOf(server: Server): string {
+  const address = server.address() as AddressInfo;
+  return `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
 }
 
 function closeServer(server: Server): Promise<void> {
@@ -312,6 +342,8 @@ function announce(config: Config, service: Service, embedded: Embedded): void {
     pid: process.pid,
     roles: service.roles,
     api_url: service.roles.includes('api') ? service.url : null,
+    page_url: service.roles.includes('api') && service.url !== null ? `${service.url}/ui` : null,
+    metrics_url: service.metricsUrl,
     webhook_url: webhookUrl,
     webhook_secret: sandbox ? (config.stripeWebhookSecrets[0] ?? null) : null,
     stripe_api_base: config.stripeApiBase,
@@ -330,6 +362,8 @@ function announce(config: Config, service: Service, embedded: Embedded): void {
   }
   const lines = [`Interlock for Stripe is running (${service.roles.join(', ')}; pid ${process.pid}).`];
   if (facts.api_url !== null) lines.push(`  API       ${facts.api_url}   (routes: ${facts.api_url}/v1/openapi.json)`);
+  if (facts.api_url !== null) lines.push(`  Page      ${facts.api_url}/ui   (sign in with a token; operators: ${facts.api_url}/admin/queues, ${facts.api_url}/metrics)`);
+  if (service.metricsUrl !== null) lines.push(`  Metrics   ${service.metricsUrl}   (no token: INTERLOCK_METRICS_ADDR)`);
   if (webhookUrl !== null) lines.push(`  Webhook   ${webhookUrl}   ${sandbox ? `signed with ${facts.webhook_secret} (the sandbox delivers here)` : `run: ${listenLine(webhookUrl)}`}`);
   lines.push(`  Stripe    ${sandbox ? `the offline sandbox at ${config.stripeApiBase} (STRIPE_SECRET_KEY is unset)` : config.stripeApiBase === null ? 'Stripe test mode' : `Stripe at ${config.stripeApiBase}`}`);
   lines.push(`  Redis     ${embedded.redis === null ? config.redisUrl.replace(/\/\/[^@/]*@/, '//…@') : `a private redis-server (append-only, fsync always) in ${embedded.redis.dir}, at ${config.redisUrl}`}`);

@@ -28,7 +28,7 @@ import { createControlClient } from '../sandbox/index.js';
 import { deleteKeys, finish, markdownTable, median, payments, progress, QUICK, ROOT, round, sandboxStripe, startSandboxProcess } from './support.js';
 
 const CRASHES = Number(process.env.BENCH_CRASHES ?? (QUICK ? 1 : 20));
-const PARALLEL = Number(process.env.BENCH_CRASH_PARALLEL ?? 2);
+const PARALLEL = Number(process.env.BENCH_CRASH_PARALLEL ?? 3);
 /** The default settle margin in a full run (what the README justifies); a quick run shortens it to stay brief. */
 const SETTLE_MARGIN_MS = QUICK ? 2_000 : loadConfig({}).settleMarginMs;
 const HELD_TARGET_MS = 1_500;

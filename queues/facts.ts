@@ -10,9 +10,16 @@ export function createFactsQueue(stores: Stores) {
   const queue = new Queue<StripeEvent>(stores.queues.facts, { connection, prefix: stores.queues.prefix });
   return {
     queue,
-    /** Durably queues a verified event; a redelivered event (same id) is a no-op. */
-    async accept(event: StripeEvent): Promise<void> {
+    /**
+     * Durably queues a verified event; a redelivered event (same id) is a no-op, answered `duplicate` when its job
+     * is still known (jobs are kept 7 days, longer than Stripe redelivers). Two deliveries racing may both read
+     * "new"; only the count is affected, never the job.
+     */
+    async accept(event: StripeEvent): Promise<{ duplicate: boolean }> {
+      const duplicate = (await queue.getJobState(event.id)) !== 'unknown';
+      if (duplicate) return { duplicate };
       await queue.add(event.type, event, { jobId: event.id, attempts: 10, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 7 * 24 * 3_600, count: 100_000 }, removeOnFail: { age: 30 * 24 * 3_600 } });
+      return { duplicate };
     },
     async close(): Promise<void> {
       await queue.close();
@@ -85,12 +92,13 @@ export async function reconcile(stores: Stores, facts: FactsApplier, since: numb
  * Reconciliation on a schedule: each pass re-reads what committed within the horizon. The first pass runs at start,
  * so a facts process that restarts catches up at once on what its predecessor (or a missed webhook) left.
  */
-export function startReconciler(stores: Stores, facts: FactsApplier, options: { intervalMs: number; horizonMs: number; atStart?: boolean }) {
+export function startReconciler(stores: Stores, facts: FactsApplier, options: { intervalMs: number; horizonMs: number; atStart?: boolean; onPass?: (report: ReconcileReport, finishedAt: number) => void }) {
   let running: Promise<unknown> | null = null;
   const pass = async () => {
     const now = await stores.journal.serverTime();
     const report = await reconcile(stores, facts, now - options.horizonMs);
     if (report.appended > 0) stores.logger.info(report, 'reconciliation appended facts');
+    options.onPass?.(report, await stores.journal.serverTime());
     return report;
   };
   const scheduled = () => {

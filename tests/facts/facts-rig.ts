@@ -98,7 +98,7 @@ export async function startFactsRig(options: FactsRigOptions = {}): Promise<Fact
     // The route listens first, so the sandbox can be told where to forward.
     const app = express();
     let verifier = createWebhookVerifier([newSecret()]);
-    let accept: (event: StripeEvent) => Promise<void> = () => Promise.reject(new Error('not ready'));
+    let accept: (event: StripeEvent) => Promise<{ duplicate?: boolean } | void> = () => Promise.reject(new Error('not ready'));
     const answers: number[] = [];
     app.use((_req, res, next) => {
       res.on('finish', () => answers.push(res.statusCode));

@@ -12,6 +12,9 @@ import {
   createFacts,
   createWebhookVerifier,
   effectIdFor,
+  errorMessage,
+  isLocalApiBase,
+  registerLocalWebhook,
   loadConfig,
   openStores,
   parseProposal,
@@ -22,6 +25,7 @@ import {
   REFUND_FACTS,
   type Config,
   type Effect,
+  type LocalWebhook,
   type Sender,
   type Stores,
   type StripeSide,
@@ -252,8 +256,17 @@ const SANDBOX_KEY = 'sk_test_sandbox';
 const SANDBOX_PORT = 12111;
 const SERVICE_FILE = 'service.json';
 
-function listenLine(webhookUrl: string): string {
-  return `stripe listen --forward-to ${webhookUrl} --events ${FACT_EVENTS.join(',')}`;
+/**
+ * The `stripe listen` line that forwards the events the facts worker acts on to the route: against Stripe test mode,
+ * or against a sandbox (`--api-base`, which the CLI takes only as a loopback IP, never `localhost`).
+ */
+function listenLine(webhookUrl: string, stripeApiBase: string | null = null, embeddedSandbox = false): string {
+  const events = `--events ${FACT_EVENTS.join(',')}`;
+  if (stripeApiBase === null || !isLocalApiBase(stripeApiBase)) return `stripe listen --forward-to ${webhookUrl} ${events}`;
+  const base = new URL(stripeApiBase);
+  // The sandbox takes any test key: the embedded one's, or the one this process was given (never printed).
+  const key = embeddedSandbox ? SANDBOX_KEY : '"$STRIPE_SECRET_KEY"';
+  return `stripe listen --api-base http://127.0.0.1:${base.port === '' ? '80' : base.port} --api-key ${key} --skip-update --forward-to ${webhookUrl} ${events}`;
 }
 
 /** The three commands a newcomer pastes: a test payment, an approval for $20 of it, the gated refund with its receipt. */
@@ -272,21 +285,39 @@ function tryCommands(stripeApiBase: string | null, sandbox: boolean): string[] {
  * within its send deadline) before closing; a second signal exits at once, and recovery settles what was left.
  */
 async function serveUntilSignalled(given: Config, roles: Role[]): Promise<void> {
-  const { config, embedded } = await embeddedDefaults(given, process.env, roles);
+  const defaults = await embeddedDefaults(given, process.env, roles);
+  const { embedded } = defaults;
+  let config = defaults.config;
+  let registered: LocalWebhook | null = null;
   if (roles.includes('webhooks') && config.stripeWebhookSecrets.length === 0) {
-    await embedded.close();
+    if (config.port === 0) config = { ...config, port: await freePort() };
     const webhookUrl = `http://${reachableHost(config.host)}:${config.port}/webhooks/stripe`;
-    throw new CliFailure(`The webhooks role needs STRIPE_WEBHOOK_SECRET. Run \`${listenLine(webhookUrl)}\` and set STRIPE_WEBHOOK_SECRET to the whsec_… it prints (or the endpoint's secret from the dashboard), or leave webhooks out of --roles.`, EXIT_BAD_INPUT);
+    if (config.stripeSecretKey === null || !isLocalApiBase(config.stripeApiBase)) {
+      await embedded.close();
+      throw new CliFailure(`The webhooks role needs STRIPE_WEBHOOK_SECRET against Stripe. Run \`${listenLine(webhookUrl, config.stripeApiBase)}\` and set STRIPE_WEBHOOK_SECRET to the whsec_… it prints (or to the endpoint's secret from the dashboard), or leave webhooks out of --roles.`, EXIT_BAD_INPUT);
+    }
+    // A sandbox of our own (STRIPE_API_BASE on this machine): register the route as its endpoint, with its secret.
+    try {
+      registered = await registerLocalWebhook(stripeSide({ ...config, crashAt: null }).client, webhookUrl, FACT_EVENTS);
+    } catch (error) {
+      await embedded.close();
+      throw new CliFailure(`STRIPE_WEBHOOK_SECRET is unset and the webhook endpoint could not be registered at the sandbox ${config.stripeApiBase ?? ''} (${errorMessage(error)}). Start the sandbox, or set STRIPE_WEBHOOK_SECRET to the secret \`${listenLine(webhookUrl, config.stripeApiBase)} --print-secret\` prints.`, EXIT_BAD_INPUT);
+    }
+    config = { ...config, stripeWebhookSecrets: [registered.secret] };
   }
+  const unregister = async () => {
+    await registered?.remove().catch(() => undefined);
+  };
   let service: Service;
   try {
     service = await startService(config, roles);
   } catch (error) {
+    await unregister();
     await embedded.close();
     throw error;
   }
   const { logger } = service.stores;
-  announce(config, service, embedded);
+  announce(config, service, embedded, registered);
   await new Promise<void>((resolve) => {
     let stopping = false;
     const onSignal = (signal: NodeJS.Signals) => {
@@ -298,6 +329,7 @@ async function serveUntilSignalled(given: Config, roles: Role[]): Promise<void> 
       logger.info({ signal }, 'stopping: no new jobs; sends in progress finish within their deadline');
       service
         .close()
+        .then(unregister)
         .then(() => embedded.close())
         .then(resolve, (error: unknown) => {
           logger.error({ err: error }, 'shutdown failed');
@@ -311,7 +343,7 @@ async function serveUntilSignalled(given: Config, roles: Role[]): Promise<void> 
 }
 
 /** The start-up lines on stdout, and the same facts in <dataDir>/service.json (0600) for scripts. */
-function announce(config: Config, service: Service, embedded: Embedded): void {
+function announce(config: Config, service: Service, embedded: Embedded, registered: LocalWebhook | null): void {
   const webhookUrl = service.url === null || !service.roles.includes('webhooks') ? null : `${service.url}/webhooks/stripe`;
   const tokens: Record<string, string> = {};
   if (service.tokensFile !== null) {
@@ -327,7 +359,7 @@ function announce(config: Config, service: Service, embedded: Embedded): void {
     roles: service.roles,
     api_url: service.roles.includes('api') ? service.url : null,
     webhook_url: webhookUrl,
-    webhook_secret: sandbox ? (config.stripeWebhookSecrets[0] ?? null) : null,
+    webhook_secret: sandbox || registered !== null ? (config.stripeWebhookSecrets[0] ?? null) : null,
     stripe_api_base: config.stripeApiBase,
     stripe_secret_key: sandbox ? SANDBOX_KEY : null,
     redis_url: embedded.redis === null ? null : config.redisUrl,
@@ -344,7 +376,13 @@ function announce(config: Config, service: Service, embedded: Embedded): void {
   }
   const lines = [`Interlock for Stripe is running (${service.roles.join(', ')}; pid ${process.pid}).`];
   if (facts.api_url !== null) lines.push(`  API       ${facts.api_url}   (routes: ${facts.api_url}/v1/openapi.json)`);
-  if (webhookUrl !== null) lines.push(`  Webhook   ${webhookUrl}   ${sandbox ? `signed with ${facts.webhook_secret} (the sandbox delivers here)` : `run: ${listenLine(webhookUrl)}`}`);
+  if (webhookUrl !== null) {
+    // Who delivers here: the embedded sandbox or an endpoint registered at one, or `stripe listen` (whose secret must be set).
+    const delivered = sandbox ? 'the sandbox delivers here' : registered !== null ? `registered at the sandbox as ${registered.id}` : null;
+    const listen = listenLine(webhookUrl, config.stripeApiBase, sandbox);
+    service.stores.logger.info({ webhookUrl, delivered, listen }, delivered === null ? `webhook route ready: forward Stripe's events with \`${listen}\`` : `webhook route ready (${delivered}); to forward with the real CLI instead: \`${listen}\`, with STRIPE_WEBHOOK_SECRET set to the whsec_… it prints`);
+    lines.push(`  Webhook   ${webhookUrl}   ${delivered === null ? `forward Stripe's events to it: ${listen}` : `signed with ${config.stripeWebhookSecrets[0] ?? ''} (${delivered})`}`);
+  }
   lines.push(`  Stripe    ${sandbox ? `the offline sandbox at ${config.stripeApiBase} (STRIPE_SECRET_KEY is unset)` : config.stripeApiBase === null ? 'Stripe test mode' : `Stripe at ${config.stripeApiBase}`}`);
   lines.push(`  Redis     ${embedded.redis === null ? config.redisUrl.replace(/\/\/[^@/]*@/, '//…@') : `a private redis-server (append-only, fsync always) in ${embedded.redis.dir}, at ${config.redisUrl}`}`);
   if (service.tokensFile !== null) lines.push(`  Tokens    ${Object.entries(tokens).map(([role, token]) => `${role} ${token}`).join('\n            ')}\n            (kept in ${service.tokensFile})`);

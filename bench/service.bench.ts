@@ -21,7 +21,7 @@ import { signingKeyFromPem } from '../src/core/signing.js';
 import { generateSigningKeyPem } from '../src/keys/key-store.js';
 import { freePort, startPrivateRedis } from '../tests/support/private-redis.js';
 import { createControlClient } from '../sandbox/index.js';
-import { finish, markdownTable, median, payments, percentile, progress, QUICK, ROOT, sandboxStripe, startSandboxProcess } from './support.js';
+import { finish, inParallel, markdownTable, median, payments, percentile, progress, QUICK, ROOT, sandboxStripe, startSandboxProcess } from './support.js';
 
 const CLIENTS = [1, 16, 64] as const;
 // One client too, for the latency of a single refund with nothing queued ahead of it.
@@ -112,21 +112,16 @@ type Run = { perSecond: number; latencies: number[]; effectIds: string[] };
 async function drive(items: { paymentIntent: string; approval: string; requestId: string }[], clients: number): Promise<Run> {
   const latencies: number[] = [];
   const effectIds: string[] = [];
-  let next = 0;
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      for (let index = next++; index < items.length; index = next++) {
-        const item = items[index];
-        if (item === undefined) continue;
-        const sent = performance.now();
-        const answer = await http('POST', '/v1/refunds?wait=30', { request_id: item.requestId, payment_intent: item.paymentIntent, amount: AMOUNT, approval: item.approval, reason: 'requested_by_customer', agent: 'bench' });
-        latencies.push(performance.now() - sent);
-        if (answer.status !== 202 || answer.body.outcome !== 'COMMITTED') throw new Error(`POST /v1/refunds answered ${answer.status} ${JSON.stringify(answer.body)}`);
-        effectIds.push(String(answer.body.effect_id));
-      }
-    }),
-  );
+  await inParallel(items.length, clients, async (index) => {
+    const item = items[index];
+    if (item === undefined) return;
+    const sent = performance.now();
+    const answer = await http('POST', '/v1/refunds?wait=30', { request_id: item.requestId, payment_intent: item.paymentIntent, amount: AMOUNT, approval: item.approval, reason: 'requested_by_customer', agent: 'bench' });
+    latencies.push(performance.now() - sent);
+    if (answer.status !== 202 || answer.body.outcome !== 'COMMITTED') throw new Error(`POST /v1/refunds answered ${answer.status} ${JSON.stringify(answer.body)}`);
+    effectIds.push(String(answer.body.effect_id));
+  });
   return { perSecond: Math.round((items.length * 1000) / (performance.now() - started)), latencies, effectIds };
 }
 

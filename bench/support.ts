@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import Stripe from 'stripe';
 
-export const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'results');
+/** bench/results, or BENCH_RESULTS_DIR (the smoke test writes into a temporary directory). */
+export const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ?? join(dirname(fileURLToPath(import.meta.url)), 'results');
 /** A quick run (--quick) writes quick.json, so its brief figures never replace the last full run's. */
 export const RESULTS_FILE = join(RESULTS_DIR, process.env.BENCH_QUICK === '1' || process.argv.includes('--quick') ? 'quick.json' : 'latest.json');
 

@@ -38,7 +38,7 @@ import { createEffectsQueue, startEffectsWorker } from '../queues/effects.js';
 import { startRecovery } from '../queues/recovery.js';
 import { createFactsQueue, reconcile, startFactsWorker, startReconciler } from '../queues/facts.js';
 import { stripeWebhookRouter } from '../webhooks/stripe-route.js';
-import { createApp, createMetrics, loadApiLimits, loadOrCreateLocalTokens, loadTokenRegistry, localToken, openOpsQueues, queueCheck, storeChecks, type StripeLinks, type TokenRegistry } from '../webhooks/app.js';
+import { createApp, createMetrics, loadApiLimits, metricsApp, loadOrCreateLocalTokens, loadTokenRegistry, localToken, openOpsQueues, queueCheck, storeChecks, type StripeLinks, type TokenRegistry } from '../webhooks/app.js';
 import { addSandboxCommand } from '../sandbox/cli.js';
 import type { Sandbox } from '../sandbox/index.js';
 import { freePort, startPrivateRedis, type PrivateRedis } from './redis/private-server.js';
@@ -59,6 +59,8 @@ export type Service = {
   roles: Role[];
   /** The HTTP address when the webhooks or api role runs. */
   url: string | null;
+  /** The tokenless metrics listener's URL (INTERLOCK_METRICS_ADDR), or null. */
+  metricsUrl: string | null;
   stores: Stores;
   sender: Sender | null;
   /** The generated API tokens (when INTERLOCK_API_TOKENS is unset and the api role runs). */
@@ -82,11 +84,18 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     if (!(await stores.ping())) throw new CliFailure(`Cannot reach Redis at ${config.redisUrl}. Start Redis or set REDIS_URL.`, EXIT_BAD_INPUT);
     const needsStripe = roles.includes('worker') || roles.includes('facts');
     const stripe: StripeSide | null = needsStripe ? stripeSide(config) : null;
-    // One metrics registry for the process, fed by every role it runs, served by its api role (GET /metrics).
-    const serving = roles.includes('api');
+    // One metrics registry for the process, fed by every role it runs, served by its api role (GET /metrics, with a
+    // token) and on INTERLOCK_METRICS_ADDR (no token; a worker process has no other way to be scraped).
+    const serving = roles.includes('api') || config.metricsAddr !== null;
     const opsQueues = serving ? openOpsQueues(stores) : null;
     if (opsQueues !== null) closers.push({ name: 'ops queues', close: () => opsQueues.close() });
     const metrics = serving ? createMetrics({ stores, queues: opsQueues }) : null;
+    let metricsUrl: string | null = null;
+    if (metrics !== null && config.metricsAddr !== null) {
+      const metricsServer = await listen(createServer(metricsApp(metrics, logger)), config.metricsAddr.host, config.metricsAddr.port);
+      closers.push({ name: 'metrics listener', close: () => closeServer(metricsServer) });
+      metricsUrl = `${urlOf(metricsServer)}/metrics`;
+    }
     let sender: Sender | null = null;
     if (roles.includes('worker') && stripe !== null) {
       const started = await startSender(stores, stripe.target, metrics ? { events: metrics.gateEvents } : {});
@@ -154,20 +163,12 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
           res.json({ ok: true, roles });
         });
       }
-      const server = createServer(app);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(config.port, config.host, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
-      const address = server.address() as AddressInfo;
-      url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+      const server = await listen(createServer(app), config.host, config.port);
+      url = urlOf(server);
       closers.push({ name: 'http', close: () => closeServer(server) });
     }
-    logger.info({ roles, url, concurrency: roles.includes('worker') ? config.concurrency : undefined }, 'interlock serving');
-    return { roles: [...roles], url, tokensFile, stores, sender, close: closeAll };
+    logger.info({ roles, url, metrics: metricsUrl ?? undefined, concurrency: roles.includes('worker') ? config.concurrency : undefined }, 'interlock serving');
+    return { roles: [...roles], url, metricsUrl, tokensFile, stores, sender, close: closeAll };
   } catch (error) {
     await closeAll();
     throw error;
@@ -178,6 +179,21 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
 function stripeLinks(config: Config): StripeLinks {
   if (config.stripeApiBase !== null) return { kind: 'sandbox', baseUrl: config.stripeApiBase };
   return { kind: 'dashboard', mode: /^(?:sk|rk)_live_/.test(config.stripeSecretKey ?? '') ? 'live' : 'test' };
+}
+
+function listen(server: Server, host: string, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
+
+function urlOf(server: Server): string {
+  const address = server.address() as AddressInfo;
+  return `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
 }
 
 function closeServer(server: Server): Promise<void> {
@@ -358,6 +374,8 @@ function announce(config: Config, service: Service, embedded: Embedded, register
     pid: process.pid,
     roles: service.roles,
     api_url: service.roles.includes('api') ? service.url : null,
+    page_url: service.roles.includes('api') && service.url !== null ? `${service.url}/ui` : null,
+    metrics_url: service.metricsUrl,
     webhook_url: webhookUrl,
     webhook_secret: sandbox || registered !== null ? (config.stripeWebhookSecrets[0] ?? null) : null,
     stripe_api_base: config.stripeApiBase,
@@ -376,6 +394,8 @@ function announce(config: Config, service: Service, embedded: Embedded, register
   }
   const lines = [`Interlock for Stripe is running (${service.roles.join(', ')}; pid ${process.pid}).`];
   if (facts.api_url !== null) lines.push(`  API       ${facts.api_url}   (routes: ${facts.api_url}/v1/openapi.json)`);
+  if (facts.api_url !== null) lines.push(`  Page      ${facts.api_url}/ui   (sign in with a token; operators: ${facts.api_url}/admin/queues, ${facts.api_url}/metrics)`);
+  if (service.metricsUrl !== null) lines.push(`  Metrics   ${service.metricsUrl}   (no token: INTERLOCK_METRICS_ADDR)`);
   if (webhookUrl !== null) {
     // Who delivers here: the embedded sandbox or an endpoint registered at one, or `stripe listen` (whose secret must be set).
     const delivered = sandbox ? 'the sandbox delivers here' : registered !== null ? `registered at the sandbox as ${registered.id}` : null;

@@ -31,7 +31,7 @@ export { queueCheck, storeChecks } from './api/ops-routes.js';
 export { loadApiLimits } from './api/limits.js';
 
 export type { StripeLinks, UiSection } from './ui/pages.js';
-export { createMetrics, type Metrics } from './ops/metrics.js';
+export { createMetrics, metricsApp, type Metrics } from './ops/metrics.js';
 export { openOpsQueues, type OpsQueues } from './ops/queues.js';
 
 export const METRICS_PATH = '/metrics';

@@ -7,9 +7,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { effectIdFor, type Decider } from '../src/interlock.js';
 import { decide, type Cell, type Column, type Progress } from './cells.js';
-import { cellDir, CellError, expectSigkill, expectSuccess, hex, judgeReceipt, runBaseline, runCli, seconds, startWorker, waitSettled, type Running, type World } from './harness.js';
+import { cellDir, CellError, expectSigkill, expectSuccess, hex, judgeReceipt, propose, runBaseline, seconds, startWorker, waitSettled, type Running, type World } from './harness.js';
 import type { Runner } from './run.js';
-import { isolatedCell } from './world.js';
 
 export const CAP_COLUMNS: Column[] = ['no_check', 'hand_check', 'hand_lock', 'interlock'];
 export const CAP_ROWS = ['after_commit', 'before_send'] as const;
@@ -80,9 +79,7 @@ export async function runCapCell(world: World, decider: Decider, row: CapRow, co
         effects.map(({ bot, requestId }) => {
           const decision = decisions[bot];
           if (decision === undefined) throw new CellError(`no decision for ${bot}`);
-          return expectSuccess(runCli(world, ['refund', '--request', requestId, '--payment-intent', paymentIntent, '--amount', String(EACH), '--approval', approval, '--agent', bot, '--model', decision.model, '--decision', decision.text]), `${bot}'s proposal`).catch((error: unknown) => {
-            if (!(error instanceof CellError && /exited with code 4/.test(error.message))) throw error;
-          });
+          return propose(world, 'refunds', { request_id: requestId, payment_intent: paymentIntent, amount: EACH, approval, agent: bot, decision: { model: decision.model, text: decision.text } });
         }),
       );
       crashAt = await expectSigkill(first, "the gate's worker");
@@ -179,7 +176,8 @@ export const runSharedCap: Runner = async ({ world, decider, model, reps, bar, o
         const index = next++;
         const step = plan[index];
         if (step === undefined) return;
-        cells[index] = await isolatedCell(world, (cellWorld) => runCapCell(cellWorld, decider, step.row, step.column, step.rep, bar.cell()));
+        const cell = () => runCapCell(world, decider, step.row, step.column, step.rep, bar.cell());
+        cells[index] = await (step.column === 'interlock' ? world.exclusive(cell) : cell());
       }
     }),
   );

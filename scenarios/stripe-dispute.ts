@@ -8,8 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { effectIdFor, type Decider } from '../src/interlock.js';
 import { decide, LANDED, type Cell, type Column, type Progress, type SavedDecision } from './cells.js';
 import type { Runner } from './run.js';
-import { isolatedCell } from './world.js';
-import { CellError, cellDir, expectSigkill, expectSuccess, hex, judgeReceipt, pollUntil, runBaseline, runCli, seconds, startWorker, waitSettled, type World } from './harness.js';
+import { CellError, cellDir, expectSigkill, expectSuccess, hex, judgeReceipt, pollUntil, propose, runBaseline, seconds, startWorker, waitSettled, type World } from './harness.js';
 import type { StripeObject } from './stripe-http.js';
 
 export const DISPUTE_ROWS = ['crash_before_send_chargeback_during_outage', 'crash_after_send_chargeback_during_outage', 'crash_before_send_restart_during_warning_under_review', 'gap_probe_chargeback_after_refund_window'] as const;
@@ -140,9 +139,7 @@ export async function runDisputeCell(world: World, decider: Decider, row: Disput
     } else if (column === 'interlock') {
       const first = await startWorker(world, { workerId, ...(crash === null ? {} : { crashAt: crash === 'before' ? 'before_send' : 'after_send' }) });
       stopAll.push(() => first.stop());
-      await expectSuccess(runCli(world, ['refund', '--request', requestId, '--payment-intent', setup.payment_intent, '--amount', String(decision.amount), '--approval', input.approval.id, '--agent', 'support-agent', '--model', decision.model, '--decision', decision.text]), 'interlock refund').catch((error: unknown) => {
-        if (!(error instanceof CellError && /exited with code 4/.test(error.message))) throw error;
-      });
+      await propose(world, 'refunds', { request_id: requestId, payment_intent: setup.payment_intent, amount: decision.amount, approval: input.approval.id, agent: 'support-agent', decision: { model: decision.model, text: decision.text } });
       if (crash !== null) crashAt = await expectSigkill(first, "the gate's worker");
       else answer = { status: (await waitSettled(world, effectId, 60_000)).outcome };
     } else {
@@ -294,12 +291,14 @@ export const runStripeDispute: Runner = async ({ world, decider, model, reps, ba
   const count = reps ?? 1;
   const plan = rows.flatMap((row) => DISPUTE_COLUMNS.filter((column) => only.column(column)).flatMap((column) => Array.from({ length: count }, (_, index) => ({ row, column, rep: index + 1 }))));
   bar.add(plan.length);
-  // Two cells at a time, each with its own payment and (the gate's) key prefix; the gap probe runs alone after them,
-  // because it moves the sandbox clock, which would age the refunds of cells running beside it.
+  // Two cells at a time, each with its own payment (the gate's cells one at a time, world.exclusive); the gap probe
+  // runs alone after them, because it moves the sandbox clock, which would age the refunds of cells beside it.
   const cells: Cell[] = new Array<Cell>(plan.length);
   const runStep = async (index: number) => {
     const step = plan[index];
-    if (step !== undefined) cells[index] = await isolatedCell(world, (cellWorld) => runDisputeCell(cellWorld, decider, step.row, step.column, step.rep, bar.cell()));
+    if (step === undefined) return;
+    const cell = () => runDisputeCell(world, decider, step.row, step.column, step.rep, bar.cell());
+    cells[index] = await (step.column === 'interlock' ? world.exclusive(cell) : cell());
   };
   const together = plan.map((_, index) => index).filter((index) => !plan[index]?.row.startsWith('gap_probe'));
   let next = 0;

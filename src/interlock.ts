@@ -15,7 +15,7 @@ import type { Outcome } from './core/outcomes.js';
 import type { Proposal } from './core/proposal.js';
 import { currentOutcome } from './core/verify.js';
 import type { Target } from './core/target.js';
-import { createGate, type Gate } from './gate/gate.js';
+import { createGate, type Gate, type GateEvents } from './gate/gate.js';
 import { createRecorder, type Recorder } from './gate/record.js';
 import { createFactsApplier, type FactsApplier, type StripeReader } from './facts/apply.js';
 import { createSendWatchdog } from './gate/send-watchdog.js';
@@ -32,7 +32,7 @@ import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys
 
 export { loadConfig, ConfigError, type Config } from './config.js';
 export { createLogger } from './log.js';
-export { InterlockError, ERROR_REGISTRY, errorCode, isRetryable, errorMessage, type ErrorCode, type FieldProblem } from './core/errors.js';
+export { InterlockError, ERROR_REGISTRY, errorCode, isRetryable, errorMessage, slowDownOf, type ErrorCode, type FieldProblem, type SlowDown } from './core/errors.js';
 export { explainOutcome, isRefusal, SUBMIT_OUTCOMES, RECOVERY_OUTCOMES, type Outcome } from './core/outcomes.js';
 export { parseProposal, ProposalError, type Proposal } from './core/proposal.js';
 export { parseEffect, describeEffect, EFFECT_KINDS, type Effect, type EffectKind } from './core/effects.js';
@@ -46,13 +46,13 @@ export type { FinalMoney, Exposure } from './core/final-money.js';
 export type { ApprovalSnapshot } from './core/entries.js';
 export type { Durability } from './redis/durability.js';
 export { effectIdFor, isEffectId } from './core/effect-id.js';
-export { verify, outcomeOf, currentOutcome, type Verification } from './core/verify.js';
+export { verify, outcomeOf, currentOutcome, entrySignatures, type Verification, type EntrySignature } from './core/verify.js';
 export { publicKeySet, publicKeyFromPem, type PublicKeySet, type SigningKey } from './core/signing.js';
 export { publicKeyPem } from './keys/key-store.js';
 export { Rejected, SendFenced, ProcessCrash, type Target, type SendContext, type ReadContext } from './core/target.js';
 export { createMemoryTarget, type MemoryTarget, type Fault } from './targets/memory-target.js';
 export { recoverUntilSettled, startRecoveryLoop } from './gate/recovery-loop.js';
-export { PremiseReadError, type Gate, type GateResult, type RecoveryReport } from './gate/gate.js';
+export { PremiseReadError, type Gate, type GateEvents, type GateResult, type RecoveryReport } from './gate/gate.js';
 export type { Approvals } from './redis/approvals.js';
 export type { Alert, AlertKind, Alerts } from './redis/alerts.js';
 export { alertsFor, type AlertDraft } from './core/alert-rules.js';
@@ -83,7 +83,7 @@ export function stripeSide(config: Config, options: { kill?: () => void } = {}):
   let target = targetByKind('stripe', [refunds, credits]);
   if (config.crashAt !== null) {
     if (client.mode !== 'test') throw new ConfigError('INTERLOCK_CRASH_AT is honoured only with a test key.');
-    target = withCrashAt(target, config.crashAt, options.kill);
+    target = withCrashAt(target, config.crashAt, { batch: config.crashBatch, ...(options.kill === undefined ? {} : { kill: options.kill }) });
   }
   return { client, target, reader: createFactsReader(client) };
 }
@@ -168,7 +168,7 @@ export type Sender = {
 };
 
 /** Everything a process needs to send through the gate: it refuses a Redis that can lose what it acknowledged. */
-export async function startSender(stores: Stores, target: Target, options: { workerId?: string } = {}): Promise<Sender> {
+export async function startSender(stores: Stores, target: Target, options: { workerId?: string; events?: GateEvents } = {}): Promise<Sender> {
   const inner = internals.get(stores);
   if (!inner) throw new Error('startSender needs stores made by openStores');
   const { config, logger, keys } = stores;
@@ -199,6 +199,7 @@ export async function startSender(stores: Stores, target: Target, options: { wor
     timing: { claimTtlMs: config.claimTtlMs, settleMarginMs: config.settleMarginMs, dedupMarginMs: config.dedupMarginMs, minReplicas: config.redisMinReplicas, replicaWaitMs: config.redisWaitMs },
     durability: durabilityMonitor,
     ...(watchdog ? { watchdog } : {}),
+    ...(options.events ? { events: options.events } : {}),
   });
   // Started last, so a failed start leaves no timer behind.
   durabilityMonitor.start();

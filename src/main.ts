@@ -28,13 +28,13 @@ import {
 } from './interlock.js';
 import { createProgram, runProgram } from './cli/program.js';
 import { describeEffect, exitFor } from './cli/effect-command.js';
-import { CliFailure, EXIT_BAD_INPUT, wholeNumber } from './cli/failure.js';
+import { CliFailure, EXIT_BAD_INPUT, duration, wholeNumber } from './cli/failure.js';
 import { withStores } from './cli/stores.js';
 import { createEffectsQueue, startEffectsWorker } from '../queues/effects.js';
 import { startRecovery } from '../queues/recovery.js';
 import { createFactsQueue, reconcile, startFactsWorker, startReconciler } from '../queues/facts.js';
 import { stripeWebhookRouter } from '../webhooks/stripe-route.js';
-import { createApp, loadApiLimits, loadOrCreateLocalTokens, loadTokenRegistry, localToken, queueCheck, storeChecks, type TokenRegistry } from '../webhooks/app.js';
+import { createApp, createMetrics, loadApiLimits, loadOrCreateLocalTokens, loadTokenRegistry, localToken, openOpsQueues, queueCheck, storeChecks, type StripeLinks, type TokenRegistry } from '../webhooks/app.js';
 import { addSandboxCommand } from '../sandbox/cli.js';
 import type { Sandbox } from '../sandbox/index.js';
 import { freePort, startPrivateRedis, type PrivateRedis } from './redis/private-server.js';
@@ -78,21 +78,26 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     if (!(await stores.ping())) throw new CliFailure(`Cannot reach Redis at ${config.redisUrl}. Start Redis or set REDIS_URL.`, EXIT_BAD_INPUT);
     const needsStripe = roles.includes('worker') || roles.includes('facts');
     const stripe: StripeSide | null = needsStripe ? stripeSide(config) : null;
+    // One metrics registry for the process, fed by every role it runs, served by its api role (GET /metrics).
+    const serving = roles.includes('api');
+    const opsQueues = serving ? openOpsQueues(stores) : null;
+    if (opsQueues !== null) closers.push({ name: 'ops queues', close: () => opsQueues.close() });
+    const metrics = serving ? createMetrics({ stores, queues: opsQueues }) : null;
     let sender: Sender | null = null;
     if (roles.includes('worker') && stripe !== null) {
-      const started = await startSender(stores, stripe.target);
+      const started = await startSender(stores, stripe.target, metrics ? { events: metrics.gateEvents } : {});
       sender = started;
       closers.push({ name: 'sender', close: () => started.close() });
-      const recovery = startRecovery(stores, started, { safetyIntervalMs: config.recoveryIntervalMs });
+      const recovery = startRecovery(stores, started, { safetyIntervalMs: config.recoveryIntervalMs, ...(metrics ? { onReport: (report) => void metrics.recoveryReported(report) } : {}) });
       closers.push({ name: 'recovery', close: () => recovery.close() });
-      const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond });
+      const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond, rateLimitBackoffMs: config.rateLimitBackoffMs, ...(metrics ? { onAnswer: (answer) => metrics.effectAnswered(answer) } : {}) });
       closers.push({ name: 'effects worker', close: () => worker.close() });
     }
     if (roles.includes('facts') && stripe !== null) {
       const facts = createFacts(stores, stripe.reader);
-      const factsWorker = startFactsWorker(stores, facts);
+      const factsWorker = startFactsWorker(stores, facts, { lockMs: config.factsLockMs, ...(metrics ? { onApplied: (event, applied) => metrics.factsApplied(event, applied) } : {}) });
       closers.push({ name: 'facts worker', close: () => factsWorker.close() });
-      const reconciler = startReconciler(stores, facts, { intervalMs: config.reconcileIntervalMs, horizonMs: config.reconcileHorizonMs });
+      const reconciler = startReconciler(stores, facts, { intervalMs: config.reconcileIntervalMs, horizonMs: config.reconcileHorizonMs, ...(metrics ? { onPass: (report, finishedAt) => metrics.reconciled(report, finishedAt) } : {}) });
       closers.push({ name: 'reconciler', close: () => reconciler.close() });
     }
     let url: string | null = null;
@@ -103,7 +108,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
         const verify = createWebhookVerifier(config.stripeWebhookSecrets);
         const factsQueue = createFactsQueue(stores);
         closers.push({ name: 'facts queue', close: () => factsQueue.close() });
-        mount = (app) => app.use(stripeWebhookRouter({ verify, accept: (event) => factsQueue.accept(event) }));
+        mount = (app) => app.use(stripeWebhookRouter({ verify, accept: (event) => factsQueue.accept(event), ...(metrics ? { onOutcome: (outcome, detail) => metrics.webhookOutcome(outcome, detail) } : {}) }));
       }
       let app: Express;
       if (roles.includes('api')) {
@@ -132,6 +137,9 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
           readiness: [...storeChecks(stores), queueCheck(effects)],
           limits: loadApiLimits(process.env),
           ...(mount === undefined ? {} : { mount }),
+          ...(metrics ? { metrics } : {}),
+          ...(opsQueues ? { queues: opsQueues } : {}),
+          ui: { links: stripeLinks(config) },
         });
       } else {
         // The webhook route alone (a process that only takes Stripe's events): no tokens, no support API.
@@ -160,6 +168,12 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     await closeAll();
     throw error;
   }
+}
+
+/** Where the page links Stripe ids: the sandbox's API when the service talks to one, else the dashboard of the key's mode. */
+function stripeLinks(config: Config): StripeLinks {
+  if (config.stripeApiBase !== null) return { kind: 'sandbox', baseUrl: config.stripeApiBase };
+  return { kind: 'dashboard', mode: /^(?:sk|rk)_live_/.test(config.stripeSecretKey ?? '') ? 'live' : 'test' };
 }
 
 function closeServer(server: Server): Promise<void> {
@@ -464,16 +478,19 @@ function addServiceCommands(program: Command): void {
 
   program
     .command('reconcile')
-    .description('re-read from Stripe every effect committed in the last --hours and append what changed (missed webhooks)')
-    .option('--hours <n>', 'how far back', wholeNumber('--hours', 'hours', { min: 1, max: 24 * 400 }), 72)
-    .action(async (options: { hours: number }) => {
+    .description('re-read from Stripe every effect committed within --since (default 72h) and append what changed (missed webhooks); prints the report')
+    .option('--since <duration>', 'how far back: 30m, 72h, 7d', duration('--since', 400 * 86_400_000))
+    .option('--hours <n>', 'how far back in hours (the same as --since <n>h)', wholeNumber('--hours', 'hours', { min: 1, max: 24 * 400 }))
+    .action(async (options: { since?: number; hours?: number }) => {
+      if (options.since !== undefined && options.hours !== undefined) throw new CliFailure('Give --since or --hours, not both.', EXIT_BAD_INPUT);
+      const windowMs = options.since ?? (options.hours ?? 72) * 3_600_000;
       const config = loadConfig();
       const stripe = stripeSide({ ...config, crashAt: null });
       await withStores(async ({ stores }) => {
         const facts = createFacts(stores, stripe.reader);
         const now = await stores.journal.serverTime();
-        const report = await reconcile(stores, facts, now - options.hours * 3_600_000);
-        process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+        const report = await reconcile(stores, facts, now - windowMs);
+        process.stdout.write(`${JSON.stringify({ since: new Date(now - windowMs).toISOString(), ...report }, null, 2)}\n`);
       });
     });
 }

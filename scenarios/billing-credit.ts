@@ -186,6 +186,7 @@ export async function runBillingCell(world: World, decider: Decider, prices: Pri
         journal: judgement.journal,
         via: judgement.receipt.entries.map((entry) => (entry as Record<string, unknown>).via).find((via) => typeof via === 'string') ?? null,
         receipt_answer: money,
+        facts_changed_at_recovery: (v.recheckedAtRecovery?.violations.length ?? 0) > 0,
         verify: { valid: v.valid, happened: v.happened, authorizedWhenFired: v.authorizedWhenFired, assumptionsHeld: v.assumptionsHeld, refused: v.refused, evidence: v.evidence, recheckedAtRecovery: v.recheckedAtRecovery, finalMoney: v.finalMoney, problems: v.problems },
         receipt: judgement.receipt,
       });

@@ -62,6 +62,7 @@ export async function runCapCell(world: World, decider: Decider, row: CapRow, co
     const receipts: Record<string, unknown> = {};
     let provable = false;
     let tamperEvident = false;
+    let factsChanged = false;
     if (column === 'interlock') {
       const approval = `ap_${kase.replace(/-/g, '_')}`;
       await world.stores.approvals.grant({ id: approval, approver: 'support-lead', capCents: CAP_CENTS, expiresAt: Date.now() + 24 * 3_600_000, maxUses: 2, scope: `payment:${paymentIntent}` });
@@ -102,6 +103,7 @@ export async function runCapCell(world: World, decider: Decider, row: CapRow, co
         const landed = truth.refunds.some((r) => r.bot === bot && r.status !== 'failed');
         provable &&= v.valid === true && (v.happened === true) === landed;
         tamperEvident &&= judged.tamperEvident;
+        factsChanged ||= (v.recheckedAtRecovery?.violations.length ?? 0) > 0;
         receipts[bot] = { effect_id: effectId, kinds: judged.journal, valid: v.valid, happened: v.happened, happened_once: v.happenedOnce, authorized_when_fired: v.authorizedWhenFired, assumptions_held: v.assumptionsHeld, refused: v.refused, evidence: v.evidence, problems: v.problems, receipt: judged.receipt };
       }
       crashedBot = effects.find(({ bot }) => RECOVERY_OUTCOMES.has(statuses[bot] ?? ''))?.bot ?? null;
@@ -149,6 +151,7 @@ export async function runCapCell(world: World, decider: Decider, row: CapRow, co
       settle_s: crashAt === null ? null : seconds(settledAt - crashAt),
       settle_after_restart_s: restartAt === null ? null : seconds(settledAt - restartAt),
       crashed_bot: crashedBot,
+      facts_changed_at_recovery: factsChanged,
       statuses,
       decisions: Object.fromEntries(Object.entries(decisions).map(([bot, d]) => [bot, { amount: d.amount, model: d.model, text: d.text }])),
       total_cents: truth.total,

@@ -20,6 +20,8 @@ import { buildOpenApi } from './api/openapi.js';
 import { opsRoutes, storeChecks } from './api/ops-routes.js';
 import { createRateLimiter } from './api/rate-limit.js';
 import { route, type Route } from './api/route.js';
+import { DASHBOARD_PATH, queueDashboard } from './ops/dashboard.js';
+import { UI_PATH, uiRouter } from './ui/routes.js';
 
 export type { AppDeps, CasesProducer, FactReader, PremiseNames, ReadinessCheck, AlertsReader, EffectsProducer, ApiLimits } from './api/context.js';
 export { DEFAULT_PREMISES } from './api/context.js';
@@ -28,6 +30,12 @@ export { PERMISSIONS } from './api/auth.js';
 export { queueCheck, storeChecks } from './api/ops-routes.js';
 export { caseView, waitForCase, type CaseView } from './api/cases-routes.js';
 export { loadApiLimits } from './api/limits.js';
+
+export type { StripeLinks, UiSection } from './ui/pages.js';
+export { createMetrics, type Metrics } from './ops/metrics.js';
+export { openOpsQueues, type OpsQueues } from './ops/queues.js';
+
+export const METRICS_PATH = '/metrics';
 
 export const DEFAULT_BODY_BYTES = 256 * 1024;
 export const DEFAULT_RATE_PER_MINUTE = 600;
@@ -120,7 +128,23 @@ export function createApp(deps: AppDeps): Express {
   };
   for (const target of [...routes, openapi]) if (target.permission === null) register(target);
   deps.mount?.(app);
-  app.use(authenticate(deps.tokens, limiter));
+  // The page signs its callers in itself (a signed-out browser is shown the form, not a 401).
+  app.use(uiRouter({ context, tokens: deps.tokens, limiter, links: deps.ui?.links ?? { kind: 'dashboard', mode: 'test' }, sections: deps.ui?.sections ?? [] }));
+  // The dashboard and the metrics take the page's sign-in cookie as well as the bearer header.
+  app.use(authenticate(deps.tokens, limiter, { cookiePaths: [DASHBOARD_PATH, METRICS_PATH, UI_PATH] }));
+  const { metrics, queues } = deps;
+  if (metrics) {
+    app.get(METRICS_PATH, allow('readMetrics'), (_req, res, next) => {
+      metrics.render().then(({ contentType, text }) => {
+        res.status(200).type(contentType).setHeader('Cache-Control', 'no-store');
+        res.send(text);
+      }, next);
+    });
+  }
+  if (queues) {
+    app.use(DASHBOARD_PATH, allow('readQueues'));
+    app.use(queueDashboard(queues));
+  }
   for (const target of routes) {
     if (target.permission === null) continue;
     register(target, allow(target.permission), ...(target.body ? body : []));

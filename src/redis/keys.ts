@@ -50,6 +50,14 @@ export function createKeys(prefix = 'interlock') {
     alerts: `${index}:alerts`,
     /** ZSET alert id -> when it was raised. */
     alertsByTime: `${index}:alerts-by-time`,
+    /** HASH inbox item id -> the item as it opened (JSON, written once; redis/inbox.ts). */
+    inbox: `${index}:inbox`,
+    /** ZSET item id -> when it opened: the items nobody has acted on yet. */
+    inboxOpen: `${index}:inbox-open`,
+    /** HASH item id -> who closed it, how and when (JSON, written once, after the RESOLVED entry). */
+    inboxClosed: `${index}:inbox-closed`,
+    /** ZSET item id -> when it closed. */
+    inboxClosedByTime: `${index}:inbox-closed-by-time`,
     /**
      * HASH approval id -> JSON of the options the support API keeps beside an approval's terms (four eyes, the
      * token that granted it). Written once per id (HSETNX) before the terms, so an approval never exists without

@@ -6,6 +6,8 @@ import type { Logger } from 'pino';
 import { approvalOptionsOf, type Effect, type EffectKind, type Stores } from '../../src/interlock.js';
 import type { DecisionsQueue } from '../../queues/decisions.js';
 import type { EffectsQueue } from '../../queues/effects.js';
+import type { OpsQueues } from '../ops/queues.js';
+import type { StripeLinks, UiSection } from '../ui/pages.js';
 import type { TokenRegistry } from './tokens.js';
 
 /**
@@ -66,6 +68,12 @@ export type AppDeps = {
    * answers.
    */
   mount?: (app: Express) => void;
+  /** GET /metrics (auditor and operator roles): the process's Prometheus registry (ops/metrics.ts). Absent: no route. */
+  metrics?: { render(): Promise<{ contentType: string; text: string }> };
+  /** The queues the dashboard under /admin/queues shows (operator role). Absent: no dashboard. */
+  queues?: OpsQueues;
+  /** The page under /ui: where Stripe ids link to (default: the test-mode dashboard), and extra sections. */
+  ui?: { links?: StripeLinks; sections?: readonly UiSection[] };
 };
 
 export type ApprovalOptions = { four_eyes: boolean; granted_by: string | null };

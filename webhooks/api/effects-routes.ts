@@ -162,12 +162,12 @@ export function effectsRoutes(context: ApiContext): Route[] {
       method: 'get',
       path: '/v1/effects',
       operationId: 'listEffects',
-      summary: 'List effects, by request, subject or state (cursor pagination)',
+      summary: 'List effects, by request, subject, state or outcome (cursor pagination)',
       permission: 'readEffects',
       query: listQuery,
       responses: { 200: { description: 'A page of effects; pass `next_starting_after` as `starting_after` for the next one.', schema: effectList }, ...common },
       async handle({ query }) {
-        const page = await list({ request: query.request, subject: query.subject, state: query.state }, query.limit ?? 10, query.starting_after);
+        const page = await list({ request: query.request, subject: query.subject, state: query.state, outcome: query.outcome }, query.limit ?? 10, query.starting_after);
         return { status: 200, body: { object: 'list', url: '/v1/effects', data: page.data, has_more: page.hasMore, next_starting_after: page.next } };
       },
     }),

@@ -3,7 +3,7 @@
 // The same schemas validate requests and generate the OpenAPI document (openapi.ts); the response schemas exist
 // only for that document.
 import { z } from 'zod';
-import { APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, freeText, identifier, PROPOSAL_LIMITS, refundEffectSchema, STORY_MAX_CHARS } from '../../src/interlock.js';
+import { APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, freeText, identifier, PROPOSAL_LIMITS, RECOVERY_OUTCOMES, refundEffectSchema, STORY_MAX_CHARS, SUBMIT_OUTCOMES } from '../../src/interlock.js';
 
 /** Ten years: an approval that must outlive that is a standing policy; the bound keeps now + seconds x 1000 safe. */
 export const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 60 * 60;
@@ -12,6 +12,8 @@ export const MAX_LIST_LIMIT = 100;
 
 export const EFFECT_STATES = ['proposed', 'dispatched', 'committed', 'refused', 'ambiguous'] as const;
 export type EffectState = (typeof EFFECT_STATES)[number];
+/** The outcomes an effect can settle with (IN_FLIGHT and DUPLICATE_IGNORED answer a submit, they settle nothing). */
+export const EFFECT_OUTCOMES = [...SUBMIT_OUTCOMES, ...RECOVERY_OUTCOMES].filter((outcome) => outcome !== 'IN_FLIGHT' && outcome !== 'DUPLICATE_IGNORED');
 
 const requestId = identifier(200).meta({ description: 'A stable id of the approved request (the support case); the effect id is derived from it, so retries reuse it.' });
 const approvalId = z.string({ error: 'must be a string' }).regex(APPROVAL_ID, 'must be 1-200 letters, digits or _ . : -');
@@ -83,6 +85,7 @@ export const listQuery = z.strictObject({
   request: identifier(200).optional().meta({ description: 'Only the effect of this request id.' }),
   subject: scope.optional().meta({ description: 'Only effects on this payment or customer (payment:pi_… or customer:cus_…).' }),
   state: z.enum(EFFECT_STATES).optional(),
+  outcome: z.enum(EFFECT_OUTCOMES as [string, ...string[]]).optional().meta({ description: 'Only effects settled with this outcome.' }),
   limit: z
     .string()
     .regex(/^\d{1,3}$/, `must be a whole number from 1 to ${MAX_LIST_LIMIT}`)

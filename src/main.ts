@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
 import {
+  caseScope,
+  createDecider,
   createFacts,
   createWebhookVerifier,
   effectIdFor,
@@ -16,6 +18,8 @@ import {
   isLocalApiBase,
   registerLocalWebhook,
   loadConfig,
+  loadDeciderConfig,
+  parseCaseSubmission,
   openStores,
   parseProposal,
   startSender,
@@ -31,14 +35,15 @@ import {
   type StripeSide,
 } from './interlock.js';
 import { createProgram, runProgram } from './cli/program.js';
-import { describeEffect, exitFor } from './cli/effect-command.js';
-import { CliFailure, EXIT_BAD_INPUT, duration, wholeNumber } from './cli/failure.js';
+import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor } from './cli/effect-command.js';
+import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
 import { withStores } from './cli/stores.js';
+import { createDecisionsQueue, startDecisionsWorker } from '../queues/decisions.js';
 import { createEffectsQueue, startEffectsWorker } from '../queues/effects.js';
 import { startRecovery } from '../queues/recovery.js';
 import { createFactsQueue, reconcile, startFactsWorker, startReconciler } from '../queues/facts.js';
 import { stripeWebhookRouter } from '../webhooks/stripe-route.js';
-import { createApp, createMetrics, loadApiLimits, metricsApp, loadOrCreateLocalTokens, loadTokenRegistry, localToken, openOpsQueues, queueCheck, storeChecks, type StripeLinks, type TokenRegistry } from '../webhooks/app.js';
+import { caseView, createApp, createMetrics, waitForCase, loadApiLimits, metricsApp, loadOrCreateLocalTokens, loadTokenRegistry, localToken, openOpsQueues, queueCheck, storeChecks, type StripeLinks, type TokenRegistry } from '../webhooks/app.js';
 import { addSandboxCommand } from '../sandbox/cli.js';
 import type { Sandbox } from '../sandbox/index.js';
 import { freePort, startPrivateRedis, type PrivateRedis } from './redis/private-server.js';
@@ -105,6 +110,21 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       closers.push({ name: 'recovery', close: () => recovery.close() });
       const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond, rateLimitBackoffMs: config.rateLimitBackoffMs, ...(metrics ? { onAnswer: (answer) => metrics.effectAnswered(answer) } : {}) });
       closers.push({ name: 'effects worker', close: () => worker.close() });
+      // Cases are decided here too: the decider reads the facts through the same target the sends use.
+      const deciderConfig = loadDeciderConfig(process.env);
+      const proposals = createEffectsQueue(stores);
+      closers.push({ name: 'effects queue (decisions)', close: () => proposals.close() });
+      const target = stripe.target;
+      const decisions = startDecisionsWorker(stores, {
+        decider: createDecider(deciderConfig),
+        effects: proposals,
+        readFacts: (effect, names, context) => target.readFacts(context.effectId, effect, names, { timeoutMs: context.timeoutMs }),
+        premises: { refund: REFUND_FACTS, credit: CREDIT_FACTS },
+        // The seam for telling a person: a deviated case is recorded (GET /v1/cases/:id) and logged here.
+        onDeviation: (record) => logger.warn({ caseId: record.submission.caseId, approval: record.submission.approval, problems: record.status.problems }, 'a case needs a person: MODEL_DEVIATED'),
+      });
+      closers.push({ name: 'decisions worker', close: () => decisions.close() });
+      logger.info({ decider: deciderConfig.apiKey === null ? 'rules' : 'anthropic', model: deciderConfig.apiKey === null ? 'rules' : deciderConfig.model }, 'deciding cases');
     }
     if (roles.includes('facts') && stripe !== null) {
       const facts = createFacts(stores, stripe.reader);
@@ -128,6 +148,8 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
         const apiStripe = stripe ?? stripeSide(config);
         const effects = createEffectsQueue(stores);
         closers.push({ name: 'effects queue', close: () => effects.close() });
+        const decisions = createDecisionsQueue(stores);
+        closers.push({ name: 'decisions queue', close: () => decisions.close() });
         let tokens: TokenRegistry;
         if (config.apiTokens !== null) {
           tokens = loadTokenRegistry(config.apiTokens);
@@ -141,6 +163,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
         app = createApp({
           stores,
           effects,
+          decisions,
           readFacts: (effect, names, context) => apiStripe.target.readFacts(context.effectId, effect, names, { timeoutMs: context.timeoutMs }),
           premises: { refund: REFUND_FACTS, credit: CREDIT_FACTS },
           tokens,
@@ -467,6 +490,67 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
   });
 }
 
+type CaseOptions = { case?: string; paymentIntent?: string; customer?: string; incident?: string; story?: string; approval?: string; agent: string; wait?: number };
+
+/**
+ * The exit code of a case: its effect's once proposed (0 committed, 3 refused, 4 not settled), 3 when declined or
+ * MODEL_DEVIATED (nothing was sent: the answer is no), 4 while queued or deciding, 1 when it failed.
+ */
+function caseExit(view: { state: string; outcome: string | null }): number {
+  switch (view.state) {
+    case 'proposed':
+      return exitFor(view.outcome);
+    case 'declined':
+    case 'deviated':
+      return EXIT_REFUSED;
+    case 'queued':
+    case 'deciding':
+      return EXIT_UNSETTLED;
+    default:
+      return EXIT_FAILED;
+  }
+}
+
+/** Validates a case (bad input exits 2 and stores nothing), stores and queues it, and with --wait waits for it. */
+async function submitCase(options: CaseOptions): Promise<void> {
+  const missing = (['case', 'story', 'approval'] as const).filter((name) => options[name] === undefined).map((name) => `--${name}`);
+  if (missing.length > 0) throw new CliFailure(`interlock case needs ${missing.join(', ')}.`, EXIT_BAD_INPUT);
+  if ((options.paymentIntent === undefined) === (options.customer === undefined)) throw new CliFailure('Give exactly one of --payment-intent PI (a refund) or --customer CUS --incident ID (a credit).', EXIT_BAD_INPUT);
+  if (options.customer !== undefined && options.incident === undefined) throw new CliFailure('--customer needs --incident ID: a credit names the incident it compensates.', EXIT_BAD_INPUT);
+  if (options.paymentIntent !== undefined && options.incident !== undefined) throw new CliFailure('--incident is only for a credit (with --customer).', EXIT_BAD_INPUT);
+  const submission = parseCaseSubmission({
+    caseId: options.case,
+    kind: options.paymentIntent !== undefined ? 'refund' : 'credit',
+    subject: options.paymentIntent ?? options.customer,
+    incident: options.incident ?? null,
+    story: options.story,
+    approval: options.approval,
+    agent: options.agent,
+  });
+  await withStores(async (cli) => {
+    const { snapshot } = await cli.stores.approvals.describe(submission.approval);
+    if (snapshot === null) throw new CliFailure(`No approval ${submission.approval}; nothing was queued. Grant it first (interlock approvals grant).`, EXIT_BAD_INPUT);
+    if (snapshot.scope !== caseScope(submission)) throw new CliFailure(`Approval ${submission.approval} covers ${snapshot.scope}, not ${caseScope(submission)}; nothing was queued.`, EXIT_BAD_INPUT);
+    const decisions = createDecisionsQueue(cli.stores);
+    const effects = createEffectsQueue(cli.stores);
+    try {
+      const created = await decisions.submit(submission, 'cli');
+      if (created.status === 'conflict') {
+        process.stdout.write(`${JSON.stringify({ case: submission.caseId, outcome: 'conflicting_payload', sentence: `Case ${submission.caseId} was first submitted with another payload; the stored case stands and this one was not queued.` }, null, 2)}\n`);
+        process.exitCode = EXIT_REFUSED;
+        return;
+      }
+      if (options.wait !== undefined && options.wait > 0) await waitForCase({ effects, decisions }, submission.caseId, options.wait * 1000);
+      const view = await caseView(cli.stores, (await cli.stores.cases.get(submission.caseId)) ?? created.record);
+      process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
+      process.exitCode = caseExit(view);
+    } finally {
+      await decisions.close();
+      await effects.close();
+    }
+  });
+}
+
 function addServiceCommands(program: Command): void {
   program
     .command('serve')
@@ -513,6 +597,34 @@ function addServiceCommands(program: Command): void {
     .option('--wait <seconds>', 'wait this long for the outcome', seconds)
     .action(async (options: ProposeOptions & { customer: string; amount: number; incident: string; description?: string }) => {
       await propose({ kind: 'credit', customer: options.customer, amount: options.amount, incident: options.incident, ...(options.description === undefined ? {} : { description: options.description }) }, CREDIT_FACTS, options);
+    });
+
+  const kase = program
+    .command('case')
+    .description('submit a support case: the decider reads the facts, decides within the approval, and the decision is proposed through the gate; --wait for the outcome')
+    .option('--case <id>', 'the support case; one case id is one decision (its effect\'s request id is case:<id>)')
+    .option('--payment-intent <pi>', 'a refund of this PaymentIntent')
+    .option('--customer <cus>', 'a balance credit for this customer')
+    .option('--incident <id>', 'with --customer: the incident the credit compensates')
+    .option('--story <text>', 'what happened, as the customer and support tell it')
+    .option('--approval <id>', 'the approval the decision must stay inside')
+    .option('--agent <name>', 'who proposes the decided effect', 'cli')
+    .option('--wait <seconds>', 'wait this long for the decision and, once proposed, the outcome', seconds)
+    .action(async (options: CaseOptions) => {
+      await submitCase(options);
+    });
+  kase
+    .command('show')
+    .description('a case as it stands: state, decision, problems, its effect')
+    .argument('<caseId>', 'the case id')
+    .action(async (caseId: string) => {
+      await withStores(async (cli) => {
+        const record = await cli.stores.cases.get(caseId);
+        if (record === null) throw new CliFailure(`No case ${caseId} under this REDIS_URL and INTERLOCK_KEY_PREFIX.`, EXIT_FAILED);
+        const view = await caseView(cli.stores, record);
+        process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
+        process.exitCode = caseExit(view);
+      });
     });
 
   program

@@ -14,6 +14,7 @@ import { allow, authenticate, maybeCallerOf } from './api/auth.js';
 import { approvalsRoutes } from './api/approvals-routes.js';
 import { createApprovalOptions, DEFAULT_PREMISES, type ApiContext, type AppDeps } from './api/context.js';
 import { effectsRoutes } from './api/effects-routes.js';
+import { inboxRoutes } from './api/inbox-routes.js';
 import { apiError, errorHandler } from './api/errors.js';
 import { buildOpenApi } from './api/openapi.js';
 import { opsRoutes, storeChecks } from './api/ops-routes.js';
@@ -50,7 +51,7 @@ function jsonBody(limitBytes: number): RequestHandler[] {
 
 /** The routes of the support API, for the app and for its OpenAPI document. */
 export function apiRoutes(context: ApiContext): Route[] {
-  return [...effectsRoutes(context), ...approvalsRoutes(context), ...opsRoutes(context)];
+  return [...effectsRoutes(context), ...approvalsRoutes(context), ...inboxRoutes(context), ...opsRoutes(context)];
 }
 
 export function createApp(deps: AppDeps): Express {

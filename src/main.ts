@@ -30,6 +30,7 @@ import { createProgram, runProgram } from './cli/program.js';
 import { describeEffect, exitFor } from './cli/effect-command.js';
 import { CliFailure, EXIT_BAD_INPUT, wholeNumber } from './cli/failure.js';
 import { withStores } from './cli/stores.js';
+import { addInboxCommands } from './cli/inbox-command.js';
 import { createEffectsQueue, startEffectsWorker } from '../queues/effects.js';
 import { startRecovery } from '../queues/recovery.js';
 import { createFactsQueue, reconcile, startFactsWorker, startReconciler } from '../queues/facts.js';
@@ -473,6 +474,16 @@ function addServiceCommands(program: Command): void {
 
 const program = createProgram();
 addServiceCommands(program);
+// A re-approval reads the effect's facts at Stripe now and queues the new proposal, as `refund` and `credit` do.
+addInboxCommands(program, async ({ stores }) => {
+  const stripe = stripeSide({ ...loadConfig(), crashAt: null });
+  const queue = createEffectsQueue(stores);
+  return {
+    readFacts: async (effect, effectId) => stripe.target.readFacts(effectId, effect, effect.kind === 'refund' ? REFUND_FACTS : CREDIT_FACTS, { timeoutMs: 10_000 }),
+    propose: (proposal) => queue.propose(proposal),
+    close: () => queue.close(),
+  };
+});
 addSandboxCommand(program);
 program.hook('preAction', (_program, command) => {
   if (command.name() !== 'sandbox') useRunningService(process.env, { onlyWhileRunning: command.name() === 'serve' });

@@ -37,6 +37,13 @@ export async function createItemMaker(rig: Rig) {
     return (await through.gate.submit(await latestProposal(rig.stores, effectId))).outcome;
   }
 
+  async function staleOn(pi: string): Promise<MadeItem> {
+    const effectId = await proposed(pi, [rig.target]);
+    rig.target.world.set(`payment:${pi}`, { chargebacks: ['du_opened'], refunded_by_others: 0 });
+    expect(await submitLatest(sender, effectId)).toBe('REFUSED:stale_premise');
+    return { pi, effectId, item: `stale_premise:${effectId}` };
+  }
+
   return {
     sender,
     grant,
@@ -44,13 +51,8 @@ export async function createItemMaker(rig: Rig) {
     submitLatest: (effectId: string) => submitLatest(sender, effectId),
 
     /** Refused at the send: a chargeback opened after the decision. The gate opens the item. */
-    async stale(): Promise<MadeItem> {
-      const pi = `pi_${uid()}`;
-      const effectId = await proposed(pi, [rig.target]);
-      rig.target.world.set(`payment:${pi}`, { chargebacks: ['du_opened'], refunded_by_others: 0 });
-      expect(await submitLatest(sender, effectId)).toBe('REFUSED:stale_premise');
-      return { pi, effectId, item: `stale_premise:${effectId}` };
-    },
+    stale: () => staleOn(`pi_${uid()}`),
+    staleOn,
 
     /**
      * The submit keeps its claim after the dropped connection; the recovery pass that meets it settles AMBIGUOUS

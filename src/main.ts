@@ -39,6 +39,7 @@ import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor } from './cli/eff
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
 import { withStores } from './cli/stores.js';
 import { createDecisionsQueue, startDecisionsWorker } from '../queues/decisions.js';
+import { addInboxCommands } from './cli/inbox-command.js';
 import { createEffectsQueue, startEffectsWorker } from '../queues/effects.js';
 import { startRecovery } from '../queues/recovery.js';
 import { createFactsQueue, reconcile, startFactsWorker, startReconciler } from '../queues/facts.js';
@@ -695,6 +696,16 @@ function addScenarioCommand(program: Command): void {
 const program = createProgram();
 addServiceCommands(program);
 addScenarioCommand(program);
+// A re-approval reads the effect's facts at Stripe now and queues the new proposal, as `refund` and `credit` do.
+addInboxCommands(program, async ({ stores }) => {
+  const stripe = stripeSide({ ...loadConfig(), crashAt: null });
+  const queue = createEffectsQueue(stores);
+  return {
+    readFacts: async (effect, effectId) => stripe.target.readFacts(effectId, effect, effect.kind === 'refund' ? REFUND_FACTS : CREDIT_FACTS, { timeoutMs: 10_000 }),
+    propose: (proposal) => queue.propose(proposal),
+    close: () => queue.close(),
+  };
+});
 addSandboxCommand(program);
 program.hook('preAction', (_program, command) => {
   if (command.name() !== 'sandbox' && command.name() !== 'scenario') useRunningService(process.env, { onlyWhileRunning: command.name() === 'serve' });

@@ -87,6 +87,23 @@ describe('a case decided by the rules decider', () => {
   });
 });
 
+describe('a credit case decided by the rules decider', () => {
+  it('credits the approved amount for the incident, with the credit facts as premises, once at the sandbox', async () => {
+    const customer = await rig.stripe.customers.create({ name: 'Subscriber' });
+    const approval = `ap_${uid()}`;
+    await rig.stores.approvals.grant({ id: approval, approver: 'support-lead', capCents: 1_000, scope: `customer:${customer.id}`, expiresAt: Date.now() + 3_600_000, maxUses: 1 });
+    const submission: CaseSubmission = { caseId: `case-${uid()}`, kind: 'credit', subject: customer.id, incident: 'INC-0efaf1', story: 'Three days without access during the outage; support approved one $10 credit.', approval, agent: 'support-bot' };
+    const record = await decided(submission);
+    expect(record.status).toMatchObject({ state: 'proposed', decision: { model: 'rules', action: 'credit', amountCents: 1_000 } });
+    const effectId = record.status.effectId ?? '';
+    expect(await rig.effects.waitFor(effectId, 15_000)).toMatchObject({ outcome: 'COMMITTED' });
+    const [proposed] = await entriesOf(effectId);
+    expect(proposed).toMatchObject({ kind: 'PROPOSED', premises: { subscription_status: null, incident_compensation: 0 }, effect: { kind: 'credit', customer: customer.id, amount: 1_000, incident: 'INC-0efaf1' } });
+    const credits = (await rig.stripe.customers.listBalanceTransactions(customer.id)).data;
+    expect(credits.map((credit) => [credit.amount, credit.metadata?.interlock_incident])).toEqual([[-1_000, 'INC-0efaf1']]);
+  });
+});
+
 describe('a case decided by the model (the real SDK against the local Messages API)', () => {
   it('issue_refund of 3000 against a 2000 approval is MODEL_DEVIATED: recorded, hooked, nothing proposed, nothing at Stripe', async () => {
     rig.useDecider(anthropic());

@@ -15,6 +15,7 @@ import { approvalsRoutes } from './api/approvals-routes.js';
 import { createApprovalOptions, DEFAULT_PREMISES, type ApiContext, type AppDeps } from './api/context.js';
 import { casesRoutes } from './api/cases-routes.js';
 import { effectsRoutes } from './api/effects-routes.js';
+import { inboxRoutes } from './api/inbox-routes.js';
 import { apiError, errorHandler } from './api/errors.js';
 import { buildOpenApi } from './api/openapi.js';
 import { opsRoutes, storeChecks } from './api/ops-routes.js';
@@ -32,7 +33,7 @@ export { caseView, waitForCase, type CaseView } from './api/cases-routes.js';
 export { loadApiLimits } from './api/limits.js';
 
 export type { StripeLinks, UiSection } from './ui/pages.js';
-export { createMetrics, type Metrics } from './ops/metrics.js';
+export { createMetrics, metricsApp, type Metrics } from './ops/metrics.js';
 export { openOpsQueues, type OpsQueues } from './ops/queues.js';
 
 export const METRICS_PATH = '/metrics';
@@ -60,7 +61,7 @@ function jsonBody(limitBytes: number): RequestHandler[] {
 
 /** The routes of the support API, for the app and for its OpenAPI document. */
 export function apiRoutes(context: ApiContext): Route[] {
-  return [...effectsRoutes(context), ...casesRoutes(context), ...approvalsRoutes(context), ...opsRoutes(context)];
+  return [...effectsRoutes(context), ...casesRoutes(context), ...approvalsRoutes(context), ...inboxRoutes(context), ...opsRoutes(context)];
 }
 
 export function createApp(deps: AppDeps): Express {

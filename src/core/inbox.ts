@@ -140,6 +140,7 @@ export function actionProblems(entry: EntryOf<'RESOLVED'>, effectId: string, out
     problems.push(`carries a resolution on a ${entry.action}: only a resolve says whether the effect landed`);
   }
   if (entry.action === 'reapprove') {
+    if (outcomeBefore === 'AMBIGUOUS' || (outcomeBefore !== null && !outcomeBefore.startsWith('REFUSED:'))) problems.push(`re-approves an effect whose outcome was ${outcomeBefore}: money that moved, or may have, is never re-approved`);
     const expected = reapprovalRequestId(entry.item);
     if (entry.reapproval === null) problems.push('re-approves without naming the new request');
     else if (entry.reapproval.requestId !== expected || entry.reapproval.effectId !== effectIdFor({ requestId: expected, effect: null })) problems.push('re-approves under a request other than the one derived from its item');

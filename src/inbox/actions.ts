@@ -11,6 +11,7 @@ import { parseEffect, type Effect } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
 import { reapprovalEffectId, reapprovalRequestId } from '../core/inbox.js';
 import type { JsonObject } from '../core/json.js';
+import { currentOutcome } from '../core/verify.js';
 import type { Recorded } from '../gate/record.js';
 import type { Approvals } from '../redis/approvals.js';
 import type { Inbox, InboxItem } from '../redis/inbox.js';
@@ -28,11 +29,16 @@ export type InboxActions = ReturnType<typeof createInboxActions>;
 export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 'partitionOf' | 'entries'>; approvals: Pick<Approvals, 'describe'>; readFacts: FactsNow; propose: ProposeNow }) {
   const { inbox, journal } = deps;
 
-  async function payloadOf(item: InboxItem): Promise<Effect> {
+  /** The recorded payload, once the effect's latest proposal is settled as refused (nothing was sent, nothing is on its way). */
+  async function refusedPayloadOf(item: InboxItem): Promise<Effect> {
     const partition = await journal.partitionOf(item.effectId);
     const entries = partition === null ? [] : await journal.entries(partition, item.effectId);
     const first = entries.find((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
     if (!first) throw new InterlockError('unknown_effect', `Inbox item ${item.id} names effect ${item.effectId}, which has no recorded proposal to re-approve.`);
+    const outcome = currentOutcome(entries);
+    if (outcome === null || !outcome.startsWith('REFUSED:')) {
+      throw new InterlockError('action_not_allowed', `Effect ${item.effectId} is ${outcome ?? 'not settled yet'}, not refused: only a refusal is re-approved (money that moved, may have moved or is still on its way never is). Nothing was recorded.`);
+    }
     return parseEffect(first.effect);
   }
 
@@ -61,7 +67,7 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
       const { snapshot } = await deps.approvals.describe(request.approval);
       if (snapshot === null) throw new InterlockError('unknown_approval', `No approval ${request.approval}: grant it first (POST /v1/approvals or \`interlock approvals grant\`), then re-approve. Nothing was recorded.`);
       if (snapshot.scope !== item.subject) throw new InterlockError('invalid_approval', `Approval ${request.approval} covers ${snapshot.scope}, but item ${id} moves money on ${item.subject}. Nothing was recorded.`);
-      const effect = await payloadOf(item);
+      const effect = await refusedPayloadOf(item);
       // Read before anything is written: facts that cannot be read leave the item open.
       const premises = await deps.readFacts(effect, effectId);
       let acted: { item: InboxItem; entry: EntryOf<'RESOLVED'> | null } = { item, entry: null };

@@ -152,7 +152,9 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
       if (partition === null) throw new InterlockError('unknown_effect', `Inbox item ${id} names effect ${item.effectId}, which is not recorded.`);
       const draft: Draft<'RESOLVED'> = { kind: 'RESOLVED', item: id, action: request.action, by: request.by, note: request.note, resolution: request.resolution ?? null, reapproval: request.reapproval ?? null };
       const marker = JSON.stringify({ action: request.action, by: request.by });
-      const reply = await journal.act(partition, item.effectId, draft, marker);
+      // What the effect's state must be, checked in the same step as the append (act-2.lua).
+      const requires = request.action === 'resolve' ? 'ambiguous' : request.action === 'reapprove' ? 'unsent' : '';
+      const reply = await journal.act(partition, item.effectId, draft, marker, requires);
       switch (reply.status) {
         case 'OK': {
           const closure = closureOf(reply.entry);
@@ -168,6 +170,13 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
           throw new InterlockError('effect_in_flight', `Effect ${item.effectId} is being sent right now; act on item ${id} once it has settled. Nothing was recorded.`);
         case 'UNKNOWN_EFFECT':
           throw new InterlockError('unknown_effect', `Inbox item ${id} names effect ${item.effectId}, which is not recorded.`);
+        case 'STATE':
+          throw new InterlockError(
+            'action_not_allowed',
+            reply.committed
+              ? `Effect ${item.effectId} landed (Stripe reported it after the item opened), so item ${id} cannot be ${request.action === 'resolve' ? 'resolved on a person\'s word' : 're-approved'}; dismiss it with a note. Nothing was recorded.`
+              : `Effect ${item.effectId} is ${reply.ambiguous ? 'AMBIGUOUS: it may have landed, so it is never re-approved; resolve it after checking Stripe' : 'not AMBIGUOUS, so there is nothing to resolve'}. Nothing was recorded.`,
+          );
         default: {
           const never: never = reply;
           return never;

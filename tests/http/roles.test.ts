@@ -5,6 +5,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { effectIdFor } from '../../src/interlock.js';
 import { createApp, type Role } from '../../webhooks/app.js';
+import { createItemMaker, type ItemMaker } from './inbox-items.js';
 import { approvalBody, bearer, caseBody, creditBody, refundBody, ROLE_TOKENS, startRig, tokenRegistry, TOKENS, uid, type Rig } from './rig.js';
 
 const ROLES: Role[] = ['support', 'approver', 'auditor', 'operator'];
@@ -24,6 +25,11 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'PUT /v1/caps/{subject}': ['approver'],
   'GET /v1/alerts': ['auditor', 'operator'],
   'POST /v1/recover': ['operator'],
+  'GET /v1/inbox': ['approver', 'auditor', 'operator'],
+  'GET /v1/inbox/{id}': ['approver', 'auditor', 'operator'],
+  'POST /v1/inbox/{id}/reapprove': ['approver'],
+  'POST /v1/inbox/{id}/resolve': ['approver'],
+  'POST /v1/inbox/{id}/dismiss': ['approver'],
   'GET /healthz': 'public',
   'GET /readyz': 'public',
   'GET /v1/openapi.json': 'public',
@@ -43,6 +49,7 @@ type Case = {
 };
 
 let rig: Rig;
+let make: ItemMaker;
 let effectId: string;
 const MISSING_EFFECT = 'f'.repeat(64);
 
@@ -149,6 +156,41 @@ const CASES: Record<string, Case> = {
     body: true,
     invalid: [{ call: { method: 'post', path: '/v1/recover', body: { only: ['x'] } }, field: 'only' }],
   },
+  'GET /v1/inbox': {
+    call: async () => ({ method: 'get', path: '/v1/inbox?kind=stale_premise&limit=5' }),
+    ok: 200,
+    invalid: [{ call: { method: 'get', path: '/v1/inbox?kind=nope' }, field: 'query.kind' }],
+  },
+  'GET /v1/inbox/{id}': {
+    call: async () => ({ method: 'get', path: `/v1/inbox/${(await make.stale()).item}` }),
+    ok: 200,
+    invalid: [{ call: { method: 'get', path: '/v1/inbox/nope' }, field: 'path.id' }],
+    missing: { method: 'get', path: `/v1/inbox/ambiguous:${MISSING_EFFECT}` },
+  },
+  'POST /v1/inbox/{id}/reapprove': {
+    async call() {
+      const { pi, item } = await make.stale();
+      return { method: 'post', path: `/v1/inbox/${item}/reapprove`, body: { approval: await make.grant(pi) } };
+    },
+    ok: 202,
+    body: true,
+    invalid: [{ call: { method: 'post', path: `/v1/inbox/stale_premise:${MISSING_EFFECT}/reapprove`, body: { approval: 'a b' } }, field: 'approval' }],
+    missing: { method: 'post', path: `/v1/inbox/stale_premise:${MISSING_EFFECT}/reapprove`, body: { approval: 'ap_x' } },
+  },
+  'POST /v1/inbox/{id}/resolve': {
+    call: async () => ({ method: 'post', path: `/v1/inbox/${(await make.ambiguous()).item}/resolve`, body: { resolution: 'landed', note: 'The refund shows in the dashboard.' } }),
+    ok: 200,
+    body: true,
+    invalid: [{ call: { method: 'post', path: `/v1/inbox/ambiguous:${MISSING_EFFECT}/resolve`, body: { resolution: 'maybe', note: 'x' } }, field: 'resolution' }],
+    missing: { method: 'post', path: `/v1/inbox/ambiguous:${MISSING_EFFECT}/resolve`, body: { resolution: 'landed', note: 'x' } },
+  },
+  'POST /v1/inbox/{id}/dismiss': {
+    call: async () => ({ method: 'post', path: `/v1/inbox/${(await make.stale()).item}/dismiss`, body: { note: 'Handled by phone.' } }),
+    ok: 200,
+    body: true,
+    invalid: [{ call: { method: 'post', path: `/v1/inbox/stale_premise:${MISSING_EFFECT}/dismiss`, body: {} }, field: 'note' }],
+    missing: { method: 'post', path: `/v1/inbox/stale_premise:${MISSING_EFFECT}/dismiss`, body: { note: 'x' } },
+  },
   'GET /healthz': { call: async () => ({ method: 'get', path: '/healthz' }), ok: 200 },
   'GET /readyz': { call: async () => ({ method: 'get', path: '/readyz' }), ok: 200 },
   'GET /v1/openapi.json': { call: async () => ({ method: 'get', path: '/v1/openapi.json' }), ok: 200 },
@@ -173,8 +215,10 @@ async function prepare(): Promise<void> {
 beforeAll(async () => {
   rig = await startRig({ deps: { recover: async () => ({ settled: [], waiting: [], skipped: [], unresolved: [], nextAt: null }), alerts: async () => [{ id: 'exposure:x', kind: 'exposure' }] } });
   await prepare();
+  make = await createItemMaker(rig);
 });
 afterAll(async () => {
+  await make?.close();
   await rig.close();
 });
 
@@ -244,7 +288,7 @@ describe.concurrent.each(Object.entries(EXPECTED))('%s', (name, allowed) => {
     it('404 for an id that names nothing', async () => {
       const answer = await send(spec.missing as Call, bearer(ROLE_TOKENS[role]));
       expect(answer.status).toBe(404);
-      expect(['unknown_effect', 'unknown_approval', 'unknown_case']).toContain(answer.body.error.code);
+      expect(['unknown_effect', 'unknown_approval', 'unknown_case', 'unknown_inbox_item']).toContain(answer.body.error.code);
     });
   }
 

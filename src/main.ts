@@ -19,7 +19,7 @@ import {
   registerLocalWebhook,
   loadConfig,
   loadDeciderConfig,
-  parseCaseSubmission,
+  caseSubmissionOf,
   openStores,
   parseProposal,
   startSender,
@@ -516,18 +516,7 @@ function caseExit(view: { state: string; outcome: string | null }): number {
 async function submitCase(options: CaseOptions): Promise<void> {
   const missing = (['case', 'story', 'approval'] as const).filter((name) => options[name] === undefined).map((name) => `--${name}`);
   if (missing.length > 0) throw new CliFailure(`interlock case needs ${missing.join(', ')}.`, EXIT_BAD_INPUT);
-  if ((options.paymentIntent === undefined) === (options.customer === undefined)) throw new CliFailure('Give exactly one of --payment-intent PI (a refund) or --customer CUS --incident ID (a credit).', EXIT_BAD_INPUT);
-  if (options.customer !== undefined && options.incident === undefined) throw new CliFailure('--customer needs --incident ID: a credit names the incident it compensates.', EXIT_BAD_INPUT);
-  if (options.paymentIntent !== undefined && options.incident !== undefined) throw new CliFailure('--incident is only for a credit (with --customer).', EXIT_BAD_INPUT);
-  const submission = parseCaseSubmission({
-    caseId: options.case,
-    kind: options.paymentIntent !== undefined ? 'refund' : 'credit',
-    subject: options.paymentIntent ?? options.customer,
-    incident: options.incident ?? null,
-    story: options.story,
-    approval: options.approval,
-    agent: options.agent,
-  });
+  const submission = caseSubmissionOf({ caseId: options.case, paymentIntent: options.paymentIntent, customer: options.customer, incident: options.incident, story: options.story, approval: options.approval, agent: options.agent });
   await withStores(async (cli) => {
     const { snapshot } = await cli.stores.approvals.describe(submission.approval);
     if (snapshot === null) throw new CliFailure(`No approval ${submission.approval}; nothing was queued. Grant it first (interlock approvals grant).`, EXIT_BAD_INPUT);

@@ -420,8 +420,8 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     },
 
     /**
-     * Appends a post-send fact at most once per (effect, `key`): the Stripe event id, or a fingerprint of a fact
-     * that was re-read. Written after whatever the chain holds by then: a fact holds whatever came before it.
+     * Appends a post-send fact at most once per (effect, `key`), the fingerprint of what the fact says (src/facts/apply.ts).
+     * Written after whatever the chain holds by then: a fact holds whatever came before it.
      */
     async observe(partition: string, effectId: string, draft: Draft<'OBSERVED'>, key: string): Promise<{ status: 'OK'; entry: EntryOf<'OBSERVED'> } | { status: 'DUPLICATE' | 'UNKNOWN_EFFECT' }> {
       let head = (await readState(partition, effectId)).state.head;
@@ -439,6 +439,39 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
         ({ head, floor } = retryPlace(reply as Misplaced));
       }
       throw new JournalContentionError(effectId, 'record a post-send fact');
+    },
+
+    /**
+     * Appends a person's action on an inbox item (act-2.lua): at most once per item, never while a dispatch is open.
+     * `marker` (who acted, how, when) is kept beside the state, so the one who loses a race is told who won.
+     */
+    async act(
+      partition: string,
+      effectId: string,
+      draft: Draft<'RESOLVED'>,
+      marker: string,
+      requires: 'ambiguous' | 'unsent' | '',
+    ): Promise<{ status: 'OK'; entry: EntryOf<'RESOLVED'> } | { status: 'ACTED'; by: string } | { status: 'OPEN' | 'UNKNOWN_EFFECT' } | { status: 'STATE'; committed: boolean; ambiguous: boolean }> {
+      let head = (await readState(partition, effectId)).state.head;
+      let floor = 0;
+      for (let attempt = 0; attempt < casAttempts; attempt += 1) {
+        const at = await sealTime(floor);
+        const { entries, pairs } = await seal(effectId, [draft], at, head);
+        const reply = await call<{ status: 'OK'; now: number } | { status: 'ACTED'; by: string } | { status: 'OPEN' | 'UNKNOWN_EFFECT' } | { status: 'STATE'; committed: boolean; ambiguous: boolean } | Misplaced>(
+          'act-2',
+          [keys.state(partition, effectId), keys.entries(partition, effectId)],
+          [effectId, head, at, maxSkewMs, draft.item, marker, requires, ...pairs],
+        );
+        if (reply.status === 'OK') return { status: 'OK', entry: entries[0] as EntryOf<'RESOLVED'> };
+        if (reply.status === 'ACTED' || reply.status === 'OPEN' || reply.status === 'UNKNOWN_EFFECT' || reply.status === 'STATE') return reply;
+        ({ head, floor } = retryPlace(reply as Misplaced));
+      }
+      throw new JournalContentionError(effectId, 'record an operator action');
+    },
+
+    /** Who acted on an inbox item of the effect (the marker act-2 keeps), or null when nobody has. */
+    async actedOn(partition: string, effectId: string, itemId: string): Promise<string | null> {
+      return redis.hget(keys.state(partition, effectId), `i:${itemId}`);
     },
 
     /** The effects that committed on a subject (a payment or a customer), for facts that name the subject. */

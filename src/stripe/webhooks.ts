@@ -4,6 +4,8 @@
 import Stripe from 'stripe';
 import type { StripeEvent, WebhookVerdict } from '../core/post-send.js';
 import { InterlockError } from '../core/errors.js';
+import { readBudget, readCall } from './calls.js';
+import type { StripeClient } from './client.js';
 
 export type WebhookVerifierOptions = {
   /** Seconds a signature stays acceptable; Stripe's default is 300. */
@@ -13,6 +15,8 @@ export type WebhookVerifierOptions = {
 };
 
 const SECRET = /^whsec_[A-Za-z0-9+/=]+$/;
+/** Stripe's event ids; the id becomes the facts job's id, which BullMQ refuses with a `:` or as a bare integer. */
+const EVENT_ID = /^evt_[A-Za-z0-9_]{1,250}$/;
 
 /** The `t=` of a Stripe-Signature header, or null when there is none. */
 function timestampOf(header: string): number | null {
@@ -26,7 +30,7 @@ function timestampOf(header: string): number | null {
 function eventOf(value: unknown): StripeEvent | null {
   if (typeof value !== 'object' || value === null) return null;
   const event = value as { id?: unknown; type?: unknown; object?: unknown; created?: unknown; data?: unknown };
-  if (typeof event.id !== 'string' || event.id === '' || typeof event.type !== 'string' || event.type === '') return null;
+  if (typeof event.id !== 'string' || !EVENT_ID.test(event.id) || typeof event.type !== 'string' || event.type === '') return null;
   if (event.object !== undefined && event.object !== 'event') return null;
   const data = event.data as { object?: unknown } | null | undefined;
   if (typeof data !== 'object' || data === null || typeof data.object !== 'object' || data.object === null || Array.isArray(data.object)) return null;
@@ -67,7 +71,7 @@ export function createWebhookVerifier(secrets: readonly string[], options: Webho
       return { ok: false, reason: 'bad_signature', message: `The Stripe-Signature does not match the body under any of the ${usable.length} configured secret(s): check STRIPE_WEBHOOK_SECRET against the one \`stripe listen\` printed.` };
     }
     const event = eventOf(verified);
-    if (event === null) return { ok: false, reason: 'not_an_event', message: 'The body is signed but is not a Stripe event (it needs id, type and data.object).' };
+    if (event === null) return { ok: false, reason: 'not_an_event', message: 'The body is signed but is not a Stripe event (it needs an evt_… id, a type and data.object).' };
     return { ok: true, event };
   };
 }
@@ -75,4 +79,35 @@ export function createWebhookVerifier(secrets: readonly string[], options: Webho
 /** A Stripe-Signature header for a body, as Stripe computes it (tests and the scenarios' own deliveries). */
 export function signWebhookBody(body: string, secret: string, timestampSeconds?: number): string {
   return Stripe.webhooks.generateTestHeaderString({ payload: body, secret, ...(timestampSeconds === undefined ? {} : { timestamp: timestampSeconds }) });
+}
+
+/** Whether Stripe calls go to a stand-in on this machine (the sandbox), never to Stripe itself. */
+export function isLocalApiBase(apiBase: string | null): boolean {
+  if (apiBase === null) return false;
+  try {
+    return ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(apiBase).hostname);
+  } catch {
+    return false;
+  }
+}
+
+export type LocalWebhook = { id: string; secret: string; remove(): Promise<void> };
+
+/**
+ * Registers `url` as a webhook endpoint for `events` at the sandbox and returns its signing secret, so `serve`
+ * against a sandbox of its own needs no STRIPE_WEBHOOK_SECRET; `remove` deletes it again. Refused for Stripe itself:
+ * there the endpoint (or `stripe listen`) and its secret are the operator's.
+ */
+export async function registerLocalWebhook(client: StripeClient, url: string, events: readonly string[]): Promise<LocalWebhook> {
+  if (!isLocalApiBase(client.apiBase)) throw new InterlockError('invalid_config', `Not registering a webhook endpoint at ${client.apiBase}: only a sandbox on this machine gets one from serve. Set STRIPE_WEBHOOK_SECRET.`);
+  const budget = readBudget(10_000);
+  const endpoint = await readCall(client, budget, 'POST /v1/webhook_endpoints', (sdk, o) => sdk.webhookEndpoints.create({ url, enabled_events: [...events] as Stripe.WebhookEndpointCreateParams.EnabledEvent[], description: 'interlock serve' }, o));
+  if (typeof endpoint.secret !== 'string' || !SECRET.test(endpoint.secret)) throw new InterlockError('invalid_config', `The webhook endpoint registered at ${client.apiBase} came back without a whsec_… secret; set STRIPE_WEBHOOK_SECRET.`);
+  return {
+    id: endpoint.id,
+    secret: endpoint.secret,
+    async remove() {
+      await readCall(client, readBudget(5_000), `DELETE /v1/webhook_endpoints/${endpoint.id}`, (sdk, o) => sdk.webhookEndpoints.del(endpoint.id, {}, o));
+    },
+  };
 }

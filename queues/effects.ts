@@ -3,7 +3,7 @@
 // gate's claims and recovery, not BullMQ's lock, are what make an effect reach Stripe at most once.
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { jobEvents, waitForJob } from './job-events.js';
-import { createProposalRecorder, errorCode, isRetryable, latestProposal, settledOutcome, slowDownOf, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { createProposalRecorder, errorCode, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 export type EffectJob = { proposal: unknown; recordedAt: number };
 export type EffectAnswer = GateResult;
@@ -122,8 +122,9 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       } catch (error) {
         const slowDown = slowDownOf(error);
         if (slowDown !== null) return slowDownQueue(job, slowDown, 'read');
-        // Retry is a classification: only what may succeed later is retried.
-        if (isRetryable(error)) throw error;
+        // Retry is a classification: only what may succeed later is retried. Redis not answering is such a case
+        // (the proposal is recorded, so failing the job for good would leave an acknowledged effect unsettled).
+        if (isRetryable(error) || isRedisOutage(error)) throw error;
         throw new UnrecoverableError(`${errorCode(error)}: ${error instanceof Error ? error.message : String(error)}`);
       }
       await options.onAnswer?.(answer);

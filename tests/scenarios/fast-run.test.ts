@@ -75,7 +75,7 @@ beforeAll(async () => {
       // reported by the first test
     }
   }
-}, 600_000);
+}, 900_000);
 
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 

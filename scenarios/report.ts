@@ -13,7 +13,7 @@ const COLUMN_TEXT: Record<Column, string> = {
   no_check: 'no_check: the saved decision re-sent under a stable Idempotency-Key on restart; no re-read, no log.',
   hand_check: 'hand_check: what a careful engineer writes by hand: its own effect looked up by metadata, the premises and the approval re-read and compared, an fsynced log line per step, the same stable key.',
   hand_lock: 'hand_lock (shared_cap): hand_check inside an exclusive lock file both bots share; a dead holder\'s lock is taken over at once.',
-  interlock: "interlock: this project's gate: `interlock serve --roles worker` (INTERLOCK_CRASH_AT for the crash), the proposal recorded by `interlock refund|credit`, premises re-read before the send and at recovery, caps reserved at dispatch, a signed receipt with post-send facts.",
+  interlock: "interlock: this project's gate: `interlock serve --roles worker` (INTERLOCK_CRASH_AT for the crash), the proposal made through the scenario's support API (`POST /v1/refunds|credits` with the decision), premises re-read before the send and at recovery, caps reserved at dispatch, a signed receipt with post-send facts.",
 };
 
 function yes(value: unknown): string {
@@ -178,7 +178,9 @@ export function page(result: ScenarioResult): string {
     '',
     differences.length === 0
       ? "Every baseline cell reproduces the seed's outcome (the seeds' Stripe test-mode runs; rows the seed did not run are compared with its prediction)."
-      : `These baseline cells differ from the seed; the baselines follow the seed's code as described, so the difference is the sandbox's unless the note says otherwise:\n\n${differences.map((line) => `- ${line}`).join('\n')}`,
+      : result.scenario === 'shared_cap'
+        ? `These baseline cells differ from the seed. hand_check is a race (check, then send, no shared state): whether both refunds land depends on when each bot re-reads, so its count is timing, not a rule. Here a bot process took seconds to start and restart (the machine's load, above), so the other bot had committed before the restarted one read: neither the sandbox nor the baseline is wrong. no_check never holding and hand_lock always holding are rules, and those cells match the seed.\n\n${differences.map((line) => `- ${line}`).join('\n')}`
+        : `These baseline cells differ from the seed; the baselines follow the seed's code as described, so the difference is the sandbox's unless the note says otherwise:\n\n${differences.map((line) => `- ${line}`).join('\n')}`,
     '',
     '## Columns',
     '',

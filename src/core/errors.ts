@@ -14,6 +14,15 @@ export const ERROR_REGISTRY = {
   approval_conflict: { status: 409, retryable: false },
   unknown_approval: { status: 404, retryable: false },
   unknown_effect: { status: 404, retryable: false },
+  unknown_case: { status: 404, retryable: false },
+  // The escalation inbox (issue 13 §4).
+  unknown_inbox_item: { status: 404, retryable: false },
+  /** Someone already acted on the item (one action per item); the message says who and how. */
+  inbox_item_closed: { status: 409, retryable: false },
+  /** The item's kind does not allow this action (an AMBIGUOUS effect is never re-approved, for one). */
+  action_not_allowed: { status: 409, retryable: false },
+  /** The effect is being sent right now; act once it has settled. */
+  effect_in_flight: { status: 409, retryable: true },
   // The HTTP edge (webhooks/api): who may call, how much, and in what form.
   unauthenticated: { status: 401, retryable: false },
   forbidden: { status: 403, retryable: false },

@@ -74,6 +74,8 @@ export type GateDeps = {
   /** Kills the process when a send outlives its deadline because the event loop stalled (send-watchdog.ts). */
   watchdog?: SendWatchdog;
   durability?: DurabilityGuard;
+  /** Opens the escalation inbox item a settled effect calls for (redis/inbox.ts); absent, nothing is opened. */
+  inbox?: { openFor(effectId: string): Promise<unknown> };
   /** What the gate tells the process about itself (metrics); each callback must return at once and never throw. */
   events?: GateEvents;
 };

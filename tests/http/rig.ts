@@ -7,8 +7,9 @@ import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import type { Express } from 'express';
+import { createDecisionsQueue, type DecisionsQueue } from '../../queues/decisions.js';
 import { createEffectsQueue, startEffectsWorker, type EffectsQueue, type EffectsWorker } from '../../queues/effects.js';
-import { createFactsQueue, startFactsWorker } from '../../queues/facts.js';
+import { createFactsQueue, startFactsWorker, type FactsQueue } from '../../queues/facts.js';
 import { createFacts, createMemoryTarget, createWebhookVerifier, openStores, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
 import { createApp, createMetrics, createTokenRegistry, openOpsQueues, type AppDeps, type Metrics, type Role } from '../../webhooks/app.js';
 import { stripeWebhookRouter } from '../../webhooks/stripe-route.js';
@@ -43,11 +44,15 @@ export type Rig = {
   stores: Stores;
   target: MemoryTarget;
   queue: EffectsQueue;
+  /** The decisions queue POST /v1/cases submits to (no decisions worker runs in this rig). */
+  decisions: DecisionsQueue;
   sender: Sender | null;
   worker: EffectsWorker | null;
   redis: Redis;
   /** The metrics registry wired into the worker, the gate, the webhook route and the facts worker (`metrics: true`). */
   metrics: Metrics | null;
+  /** The facts queue the webhook route adds to (`webhookSecret`). */
+  facts: FactsQueue | null;
   /** Every log line the app wrote, as parsed JSON. */
   logs: Record<string, unknown>[];
   logText(): string;
@@ -82,6 +87,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
   const logger: Logger = pino({ level: 'info' }, sink);
   const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key });
   const queue = createEffectsQueue(stores, { backoffMs: 50 });
+  const decisions = createDecisionsQueue(stores);
   const opsQueues = options.metrics ? openOpsQueues(stores) : null;
   const metrics = options.metrics ? createMetrics({ stores, queues: opsQueues }) : null;
   const sender = options.worker ? await startSender(stores, target, metrics ? { events: metrics.gateEvents } : {}) : null;
@@ -92,6 +98,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
   const app = createApp({
     stores,
     effects: queue,
+    decisions,
     readFacts: (effect, names, context) => target.readFacts(context.effectId, effect, names, { timeoutMs: context.timeoutMs }),
     tokens: tokenRegistry(),
     logger,
@@ -107,10 +114,12 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
     stores,
     target,
     queue,
+    decisions,
     sender,
     worker,
     redis,
     metrics,
+    facts: factsQueue,
     get logs() {
       return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     },
@@ -123,6 +132,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
       await factsQueue?.close();
       await opsQueues?.close();
       await queue.close();
+      await decisions.close();
       await sender?.close();
       await stores.close();
       for (const pattern of [`${config.keyPrefix}:*`, `{${config.keyPrefix}-queues}:*`]) {
@@ -143,6 +153,11 @@ export function refundBody(overrides: Record<string, unknown> = {}): Record<stri
 
 export function creditBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return { request_id: `case-${uid()}`, customer: 'cus_1', amount: 500, incident: 'inc_1', approval: 'ap_none', ...overrides };
+}
+
+/** A case body for payment `pi`, under `approval`. */
+export function caseBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { case_id: `case-${uid()}`, payment_intent: 'pi_1', story: 'The jar arrived cracked; support approved a goodwill refund.', approval: 'ap_none', ...overrides };
 }
 
 export function approvalBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {

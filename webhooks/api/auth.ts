@@ -18,6 +18,8 @@ export const PERMISSIONS = {
   recover: ['operator'],
   readMetrics: ['auditor', 'operator'],
   readQueues: ['operator'],
+  readInbox: ['approver', 'auditor', 'operator'],
+  actOnInbox: ['approver'],
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Permission = keyof typeof PERMISSIONS;

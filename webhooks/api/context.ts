@@ -4,6 +4,7 @@
 import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { approvalOptionsOf, type Effect, type EffectKind, type Stores } from '../../src/interlock.js';
+import type { DecisionsQueue } from '../../queues/decisions.js';
 import type { EffectsQueue } from '../../queues/effects.js';
 import type { OpsQueues } from '../ops/queues.js';
 import type { StripeLinks, UiSection } from '../ui/pages.js';
@@ -26,6 +27,9 @@ export const DEFAULT_PREMISES: PremiseNames = {
 /** The producer side of the effects queue (queues/effects.ts): record then enqueue, and hear an effect's answer. */
 export type EffectsProducer = Pick<EffectsQueue, 'propose' | 'waitFor'>;
 
+/** The producer side of the decisions queue (queues/decisions.ts): store a case and queue it, hear its decision. */
+export type CasesProducer = Pick<DecisionsQueue, 'submit' | 'waitFor'>;
+
 export type ReadinessCheck = { name: string; check: () => Promise<boolean | { ok: boolean; detail?: string }> };
 
 /** The alerts list (issue 10), newest first. */
@@ -46,6 +50,8 @@ export type AppDeps = {
   stores: Stores;
   effects: EffectsProducer;
   readFacts: FactReader;
+  /** Takes support cases for the decider (POST /v1/cases); absent in a process that takes none (503 not_available). */
+  decisions?: CasesProducer;
   tokens: TokenRegistry;
   logger: Logger;
   premises?: PremiseNames;
@@ -100,6 +106,7 @@ export type ApiContext = {
   stores: Stores;
   effects: EffectsProducer;
   readFacts: FactReader;
+  decisions: CasesProducer | null;
   premises: PremiseNames;
   alerts: AlertsReader;
   recover: (() => Promise<unknown>) | null;

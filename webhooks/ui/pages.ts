@@ -218,6 +218,11 @@ ${checksList('Checks', entry.checks)}${checksList('Re-checked at recovery', entr
     case 'OBSERVED':
       return html`<dt>Source</dt><dd>${entry.source === 'webhook' ? `Stripe webhook ${entry.eventType}` : `re-read from Stripe (${entry.eventType})`}</dd>
 <dt>What Stripe says</dt><dd>${entry.objectType} ${entry.status ?? entry.disputeStatus ?? ''}${entry.amount === null ? null : html`, ${dollars(entry.amount)}`}${entry.failureReason ? html`, failure: ${entry.failureReason}` : null}${entry.disputeReason ? html`, reason: ${entry.disputeReason}` : null}</dd>`;
+    case 'RESOLVED':
+      return html`<dt>Who</dt><dd>${entry.by.name} (${entry.by.role})</dd>
+<dt>Action</dt><dd>${entry.action}${entry.resolution ? html`: ${entry.resolution === 'landed' ? 'landed' : 'did not land'}` : null} (inbox item <code>${entry.item}</code>)</dd>
+${entry.reapproval ? html`<dt>New proposal</dt><dd>request <code>${entry.reapproval.requestId}</code> under approval ${entry.reapproval.approval}, effect <code>${entry.reapproval.effectId}</code></dd>` : null}
+<dt>Note</dt><dd class="quote">${entry.note}</dd>`;
     default: {
       const never: never = entry;
       return never;

@@ -73,13 +73,15 @@ describe('GET /metrics after a scripted run', () => {
     expect((await deliver(signature)).status).toBe(200);
     expect((await deliver(signature)).status).toBe(200);
     expect((await deliver(signWebhookBody(event, 'whsec_notOursAtAll0123456789'))).status).toBe(400);
-    // The facts worker appends the event's fact; the scrape comes once the receipt holds it.
+    // The facts worker appends the event's fact; the scrape comes once its job is done (appended, and no longer
+    // active: after appending, the worker still judges the receipt's alerts).
+    let scraped = await request(rig.app).get('/metrics').set(bearer(TOKENS.operator));
     for (let i = 0; i < 200; i += 1) {
       const entries = await rig.stores.journal.entries('payment:pi_m1', committedId);
-      if (entries.some((entry) => entry.kind === 'OBSERVED')) break;
+      if (entries.some((entry) => entry.kind === 'OBSERVED') && sample(scraped.text, 'interlock_facts_appended_total', { source: 'webhook' }) === 1 && sample(scraped.text, 'interlock_queue_jobs', { queue: 'facts', state: 'active' }) === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 25));
+      scraped = await request(rig.app).get('/metrics').set(bearer(TOKENS.operator));
     }
-    const scraped = await request(rig.app).get('/metrics').set(bearer(TOKENS.operator));
     expect(scraped.status).toBe(200);
     expect(scraped.headers['content-type']).toMatch(/^text\/plain/);
     text = scraped.text;

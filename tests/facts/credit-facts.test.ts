@@ -3,18 +3,10 @@
 // effect id in its metadata); credit notes for the same incident (a second compensation) are recorded on the credit
 // effect as they are issued and voided; a credit note for another incident, and a balance the next invoice
 // consumes, add nothing. Each fact once, from webhooks, and the reconciler finds the same with webhooks dropped.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFactsRig, type FactsRig } from './facts-rig.js';
+import { describe, expect, it } from 'vitest';
+import { sharedFactsRig } from './facts-rig.js';
 
-let rig: FactsRig;
-
-beforeAll(async () => {
-  rig = await startFactsRig();
-}, 60_000);
-
-afterAll(async () => {
-  await rig?.close();
-});
+const rig = sharedFactsRig();
 
 async function settled(): Promise<void> {
   await rig.sandbox.control.idle();

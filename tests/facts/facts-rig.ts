@@ -13,6 +13,7 @@ import express from 'express';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import Stripe from 'stripe';
+import { afterAll, beforeAll } from 'vitest';
 import { createEffectsQueue, startEffectsWorker, type EffectsQueue } from '../../queues/effects.js';
 import { createFactsQueue, startFactsWorker, type FactsQueue } from '../../queues/facts.js';
 import { startSandbox, type Sandbox } from '../../sandbox/index.js';
@@ -278,4 +279,22 @@ export async function spawnServe(args: readonly string[], env: Record<string, st
     });
   });
   return { child, lines, exited };
+}
+
+/** One rig for the test file: started before its tests, closed after them; the object stands for it meanwhile. */
+export function sharedFactsRig(options: FactsRigOptions = {}): FactsRig {
+  let rig: FactsRig | null = null;
+  beforeAll(async () => {
+    rig = await startFactsRig(options);
+  }, 60_000);
+  afterAll(async () => {
+    await rig?.close();
+  });
+  return new Proxy({} as FactsRig, {
+    get(_target, name) {
+      if (rig === null) throw new Error('the facts rig is used before beforeAll started it');
+      const value: unknown = Reflect.get(rig, name);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(rig) : value;
+    },
+  });
 }

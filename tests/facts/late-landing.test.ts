@@ -2,19 +2,11 @@
 // leaves a refund at Stripe carrying the effect's id. The facts worker records it, marks the landing on the
 // receipt (LATE_RESULT) so the effect counts as having moved money, and raises a late-landing alert.
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { approvalTerms } from '../support/harness.js';
-import { pay, startFactsRig, type FactsRig } from './facts-rig.js';
+import { pay, sharedFactsRig } from './facts-rig.js';
 
-let rig: FactsRig;
-
-beforeAll(async () => {
-  rig = await startFactsRig();
-}, 60_000);
-
-afterAll(async () => {
-  await rig?.close();
-});
+const rig = sharedFactsRig();
 
 describe('a late landing', () => {
   it('a refund with the id of a refused effect is recorded, flagged as a late landing, and alerted once', async () => {

@@ -83,7 +83,7 @@ function page(results: Record<string, Section>): string {
     lines.push(section.markdown ?? '(This section was recorded before benchmarks wrote their tables; see latest.json.)');
   }
   if (results.scenarios === undefined) {
-    lines.push('', '## Scenario timings', '', 'Not measured: `scenarios/` has no runnable scenario command yet (issue 12 §2 is being built). Once `npx interlock scenario all` exists, its cell timings (settle_s, settle_after_restart_s) belong here.');
+    lines.push('', '## Scenario timings', '', 'Not recorded yet: `npm run bench -- --only scenario` runs `interlock scenario all --delays fast` and records its cell timings here.');
   }
   const failed = ran.filter((item) => item.status === 'failed');
   if (failed.length > 0) lines.push('', `Failed in this run (no new figures): ${failed.map((item) => item.file).join(', ')}.`);

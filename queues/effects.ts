@@ -113,8 +113,11 @@ export type EffectsWorkerOptions = {
   ratePerSecond?: number | null;
   /** How long the queue pauses after Stripe rate-limited a call without naming a Retry-After. */
   rateLimitBackoffMs?: number;
-  /** Called with each answer (metrics, logs). */
-  onAnswer?: (answer: EffectAnswer) => void;
+  /**
+   * Called with each answer (metrics) and awaited before the job finishes, so whoever hears the job's completion
+   * sees what it counted. It must not throw; a failure of its own is its to log.
+   */
+  onAnswer?: (answer: EffectAnswer) => void | Promise<void>;
 };
 
 /** BullMQ's limiter with no limit of its own (see below why one is always set). */
@@ -154,7 +157,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
         if (isRetryable(error)) throw error;
         throw new UnrecoverableError(`${errorCode(error)}: ${error instanceof Error ? error.message : String(error)}`);
       }
-      options.onAnswer?.(answer);
+      await options.onAnswer?.(answer);
       // A rate-limited send kept its claim (its outcome is unknown); the job comes back once the pause is over and
       // settles the effect under the same key.
       if (answer.slowDown !== undefined) return slowDownQueue(job, answer.slowDown, 'send');

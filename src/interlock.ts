@@ -15,14 +15,20 @@ import type { Outcome } from './core/outcomes.js';
 import type { Proposal } from './core/proposal.js';
 import { currentOutcome } from './core/verify.js';
 import type { Target } from './core/target.js';
-import { createGate, type Gate } from './gate/gate.js';
+import { createGate, type Gate, type GateEvents } from './gate/gate.js';
 import { createRecorder, type Recorder } from './gate/record.js';
 import { createFactsApplier, type FactsApplier, type StripeReader } from './facts/apply.js';
 import { createSendWatchdog } from './gate/send-watchdog.js';
 import { loadOrCreateSigningKey } from './keys/key-store.js';
 import { createThreadSigner } from './keys/signer.js';
 import { createLogger } from './log.js';
-import { createAlerts, type Alerts } from './redis/alerts.js';
+import { createCases, type Cases } from './redis/cases.js';
+import { createAlerts, type Alert, type Alerts } from './redis/alerts.js';
+import { createInbox, type Inbox, type InboxItem } from './redis/inbox.js';
+import { ALLOWED_ACTIONS, inboxItemId, type InboxItemDraft } from './core/inbox.js';
+import type { Json, JsonObject } from './core/json.js';
+import type { PremiseChange } from './core/entries.js';
+import { InterlockError } from './core/errors.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { createQueueConnection, createRedisClient, type RedisClient } from './redis/client.js';
 import { createDurabilityMonitor, inspectDurability, requireDurability, type Durability, type DurabilityMonitor } from './redis/durability.js';
@@ -46,13 +52,13 @@ export type { FinalMoney, Exposure } from './core/final-money.js';
 export type { ApprovalSnapshot } from './core/entries.js';
 export type { Durability } from './redis/durability.js';
 export { effectIdFor, isEffectId } from './core/effect-id.js';
-export { verify, outcomeOf, currentOutcome, type Verification } from './core/verify.js';
+export { verify, outcomeOf, currentOutcome, entrySignatures, type Verification, type EntrySignature } from './core/verify.js';
 export { publicKeySet, publicKeyFromPem, type PublicKeySet, type SigningKey } from './core/signing.js';
 export { publicKeyPem } from './keys/key-store.js';
 export { Rejected, SendFenced, ProcessCrash, type Target, type SendContext, type ReadContext } from './core/target.js';
 export { createMemoryTarget, type MemoryTarget, type Fault } from './targets/memory-target.js';
 export { recoverUntilSettled, startRecoveryLoop } from './gate/recovery-loop.js';
-export { PremiseReadError, type Gate, type GateResult, type RecoveryReport } from './gate/gate.js';
+export { PremiseReadError, type Gate, type GateEvents, type GateResult, type RecoveryReport } from './gate/gate.js';
 export type { Approvals } from './redis/approvals.js';
 export type { Alert, AlertKind, Alerts } from './redis/alerts.js';
 export { alertsFor, type AlertDraft } from './core/alert-rules.js';
@@ -64,8 +70,34 @@ export type { QueueNames } from './redis/keys.js';
 export type { Recorded, Recorder } from './gate/record.js';
 export { FACT_EVENTS, REFUND_EVENTS, DISPUTE_EVENTS, type FactsApplier, type StripeReader, type StripeEvent, type RefundFact, type DisputeFact, type Applied } from './facts/apply.js';
 export type { WebhookVerdict } from './core/post-send.js';
-export { createStripeClient, createRefundTarget, createCreditTarget, createFactsReader, createWebhookVerifier, signWebhookBody, REFUND_FACTS, CREDIT_FACTS, StripeMisconfigured, StripeUnavailable, type StripeClient } from './stripe/index.js';
+export { createStripeClient, createRefundTarget, createCreditTarget, createFactsReader, createWebhookVerifier, isLocalApiBase, registerLocalWebhook, signWebhookBody, type LocalWebhook, REFUND_FACTS, CREDIT_FACTS, StripeMisconfigured, StripeUnavailable, type StripeClient } from './stripe/index.js';
 export { CRASH_POINTS, isCrashPoint, type CrashPoint } from './targets/crash-injection.js';
+export { CASE_ID, CASE_STATES, FINAL_CASE_STATES, STORY_MAX_CHARS, caseScope, isFinalCase, parseCaseSubmission, type CaseDecision, type CaseError, type CaseRecord, type CaseState, type CaseStatus, type CaseSubmission } from './core/cases.js';
+export type { CaseCreated, Cases } from './redis/cases.js';
+// The decider (src/decider): the Anthropic decider with ANTHROPIC_API_KEY, the offline rules decider without it,
+// and the check of a decision against its approval that every caller makes before proposing anything.
+export {
+  checkDecision,
+  createDecider,
+  DEFAULT_MODEL,
+  DeciderError,
+  loadDeciderConfig,
+  MODEL_DEVIATED,
+  proposalDecision,
+  proposalFields,
+  requestIdOf,
+  RULES_MODEL,
+  type CaseApproval,
+  type Decider,
+  type DeciderConfig,
+  type Decision,
+  type DecisionCase,
+  type DecisionCheck,
+} from './decider/decider.js';
+export { INBOX_KINDS, OPERATOR_ACTIONS, ALLOWED_ACTIONS, parseInboxItemId, reapprovalRequestId, type InboxKind, type InboxItemDraft } from './core/inbox.js';
+export { INBOX_CURSOR, type Inbox, type InboxItem, type InboxClosure, type InboxFilter, type InboxPage, type InboxStatus } from './redis/inbox.js';
+export { createInboxActions, type InboxActions, type FactsNow, type ProposeNow, type Reapproved } from './inbox/actions.js';
+export type { Actor, OperatorAction, Resolution } from './core/entries.js';
 
 /** The Stripe side of a process: one client, the target that moves each effect kind, and the facts worker's reader. */
 export type StripeSide = { client: StripeClient; target: Target; reader: StripeReader };
@@ -99,6 +131,10 @@ export type Stores = {
   journal: JournalReader;
   approvals: Approvals;
   alerts: Alerts;
+  /** Support cases on their way to a decision (POST /v1/cases, `interlock case`). */
+  cases: Cases;
+  /** The escalation inbox: items people must act on, and their actions (redis/inbox.ts). */
+  inbox: Inbox;
   signingKey: SigningKey;
   /** A new connection for BullMQ (it needs connections of its own, with no request retry limit). */
   queueConnection(): RedisClient;
@@ -138,6 +174,8 @@ export async function openStores(config: Config = loadConfig(), options: { logge
     journal: fullJournal,
     approvals,
     alerts: createAlerts({ redis, keys, now: () => fullJournal.serverTime() }),
+    cases: createCases({ redis, keys }),
+    inbox: createInbox({ redis, keys, journal: fullJournal }),
     signingKey,
     queueConnection: () => createQueueConnection(config),
     async ping() {
@@ -168,7 +206,7 @@ export type Sender = {
 };
 
 /** Everything a process needs to send through the gate: it refuses a Redis that can lose what it acknowledged. */
-export async function startSender(stores: Stores, target: Target, options: { workerId?: string } = {}): Promise<Sender> {
+export async function startSender(stores: Stores, target: Target, options: { workerId?: string; events?: GateEvents } = {}): Promise<Sender> {
   const inner = internals.get(stores);
   if (!inner) throw new Error('startSender needs stores made by openStores');
   const { config, logger, keys } = stores;
@@ -199,6 +237,8 @@ export async function startSender(stores: Stores, target: Target, options: { wor
     timing: { claimTtlMs: config.claimTtlMs, settleMarginMs: config.settleMarginMs, dedupMarginMs: config.dedupMarginMs, minReplicas: config.redisMinReplicas, replicaWaitMs: config.redisWaitMs },
     durability: durabilityMonitor,
     ...(watchdog ? { watchdog } : {}),
+    ...(options.events ? { events: options.events } : {}),
+    inbox: stores.inbox,
   });
   // Started last, so a failed start leaves no timer behind.
   durabilityMonitor.start();
@@ -223,7 +263,57 @@ export function createProposalRecorder(stores: Stores): Recorder {
 
 /** Turns Stripe events and re-reads into OBSERVED entries and alerts (src/facts/apply.ts). */
 export function createFacts(stores: Stores, reader: StripeReader | null, options: { rereadBeforeAppend?: boolean } = {}): FactsApplier {
-  return createFactsApplier({ journal: journalOf(stores), alerts: stores.alerts, reader, logger: stores.logger, ...options });
+  // Every exposure alert also opens an inbox item (issue 13 §4): money is out twice, and a person must answer the dispute.
+  const alerts: Alerts = {
+    ...stores.alerts,
+    async raise(alert) {
+      const raised = await stores.alerts.raise(alert);
+      if (alert.kind === 'exposure') await openExposureItem(stores, raised.alert);
+      return raised;
+    },
+  };
+  return createFactsApplier({ journal: journalOf(stores), alerts, reader, logger: stores.logger, ...options });
+}
+
+async function openExposureItem(stores: Stores, alert: Alert): Promise<void> {
+  await stores.inbox.open({
+    id: inboxItemId('exposure', alert.effectId),
+    kind: 'exposure',
+    effectId: alert.effectId,
+    subject: alert.subject,
+    outcome: await settledOutcome(stores, alert.effectId),
+    happened: alert.sentence,
+    centsAtStake: alert.centsAtStake,
+    changes: [],
+    actions: [...ALLOWED_ACTIONS.exposure],
+    detail: { alert: alert.id, refund: alert.refund, disputes: alert.disputes, advice: alert.action },
+  });
+}
+
+/**
+ * Opens an inbox item for a model that decided outside its approval (MODEL_DEVIATED): the case's effect must be
+ * recorded (its proposal, refused or not), since a person's action is an entry on that effect's receipt. `happened`
+ * says what the model decided and what the approval allowed; `detail` carries the case's own facts. Opening the same
+ * effect's item again changes nothing.
+ */
+export async function openInboxItem(stores: Stores, deviation: { effectId: string; happened: string; centsAtStake: number; changes?: PremiseChange[]; detail?: JsonObject }): Promise<{ item: InboxItem; created: boolean }> {
+  const partition = await stores.journal.partitionOf(deviation.effectId);
+  if (partition === null || (await stores.journal.entries(partition, deviation.effectId)).length === 0) {
+    throw new InterlockError('unknown_effect', `No effect ${deviation.effectId.slice(0, 80)} is recorded: record the deviating proposal first, then open its inbox item.`);
+  }
+  const draft: InboxItemDraft = {
+    id: inboxItemId('model_deviated', deviation.effectId),
+    kind: 'model_deviated',
+    effectId: deviation.effectId,
+    subject: partition,
+    outcome: await settledOutcome(stores, deviation.effectId),
+    happened: deviation.happened,
+    centsAtStake: deviation.centsAtStake,
+    changes: deviation.changes ?? [],
+    actions: [...ALLOWED_ACTIONS.model_deviated],
+    detail: (deviation.detail ?? null) as { [key: string]: Json } | null,
+  };
+  return stores.inbox.open(draft);
 }
 
 /**
@@ -231,15 +321,28 @@ export function createFacts(stores: Stores, reader: StripeReader | null, options
  * recorded. A re-decision recorded after a refusal is the latest.
  */
 export async function latestProposal(stores: Stores, effectId: string): Promise<Proposal | null> {
+  return recordedProposal(stores, effectId, 'latest');
+}
+
+/**
+ * The effect's first recorded proposal, or null when none is recorded: the one that bound the payload (I5), which a
+ * case decided again after a crash adopts instead of proposing anew.
+ */
+export async function firstRecordedProposal(stores: Stores, effectId: string): Promise<Proposal | null> {
+  return recordedProposal(stores, effectId, 'first');
+}
+
+async function recordedProposal(stores: Stores, effectId: string, which: 'first' | 'latest'): Promise<Proposal | null> {
   const partition = await stores.journal.partitionOf(effectId);
   if (partition === null) return null;
   const entries = await stores.journal.entries(partition, effectId);
-  const latest = [...entries].reverse().find((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
-  if (latest === undefined || latest.approval === null) return null;
-  const proposal: Proposal = { agent: latest.agent, approval: latest.approval, premises: latest.premises, effect: latest.effect };
-  if (latest.requestId !== undefined) proposal.requestId = latest.requestId;
-  if (latest.request !== null) proposal.request = latest.request;
-  if (latest.decision !== null) proposal.decision = latest.decision;
+  const proposals = entries.filter((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
+  const chosen = which === 'first' ? proposals[0] : proposals.at(-1);
+  if (chosen === undefined || chosen.approval === null) return null;
+  const proposal: Proposal = { agent: chosen.agent, approval: chosen.approval, premises: chosen.premises, effect: chosen.effect };
+  if (chosen.requestId !== undefined) proposal.requestId = chosen.requestId;
+  if (chosen.request !== null) proposal.request = chosen.request;
+  if (chosen.decision !== null) proposal.decision = chosen.decision;
   return proposal;
 }
 
@@ -326,3 +429,5 @@ export async function createInterlock(deps: { config: Config; target: Target; si
     },
   };
 }
+
+export { startPrivateRedis, freePort, type PrivateRedis } from './redis/private-server.js';

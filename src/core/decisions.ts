@@ -4,7 +4,7 @@ import { payloadHash } from './effect-id.js';
 import type { Entry, EntryOf, Checks, PremiseChange } from './entries.js';
 import { canonicalJsonOfChecked, type Json, type JsonObject } from './json.js';
 
-export type Blocker = 'in_flight' | 'committed' | 'ambiguous' | 'conflicting_payload' | 'target_error';
+export type Blocker = 'in_flight' | 'committed' | 'ambiguous' | 'conflicting_payload' | 'target_error' | 'reapproved';
 
 function closesDispatch(entry: Entry): boolean {
   return entry.kind === 'COMMITTED' || entry.kind === 'AMBIGUOUS' || (entry.kind === 'REFUSED' && entry.resolves);
@@ -63,6 +63,10 @@ export function dispatchBlocker(entries: readonly Entry[], effect: JsonObject): 
   if (first && payloadHash(first.effect) !== payloadHash(effect)) return 'conflicting_payload';
   // The target's definite no is final for this effect id: sending it again could land what it refused.
   if (entries.some((entry) => entry.kind === 'REFUSED' && entry.resolves && entry.code === 'REFUSED:target_error')) return 'target_error';
+  // A person re-approved the refusal as a new request (core/inbox.ts): this effect id must never send as well, or the
+  // money would move twice. A submit that read the chain before the RESOLVED entry loses its compare-and-set on the
+  // chain head and reads it again, so no dispatch slips past.
+  if (entries.some((entry) => entry.kind === 'RESOLVED' && entry.action === 'reapprove')) return 'reapproved';
   return null;
 }
 

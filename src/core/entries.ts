@@ -11,7 +11,7 @@ import { signText, type SigningKey } from './signing.js';
 
 export const ENTRY_VERSION = 2;
 
-export const ENTRY_KINDS = ['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED', 'REFUSED', 'AMBIGUOUS', 'LATE_RESULT', 'OBSERVED'] as const;
+export const ENTRY_KINDS = ['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED', 'REFUSED', 'AMBIGUOUS', 'LATE_RESULT', 'OBSERVED', 'RESOLVED'] as const;
 export type EntryKind = (typeof ENTRY_KINDS)[number];
 
 /**
@@ -47,6 +47,15 @@ export type CommitVia = 'send' | 'retry-idempotent' | 'recovery-query' | 'recove
 export type ObservedSource = 'webhook' | 'reread';
 
 export type Decision = { model: string; text: string };
+
+/** What a person did about an escalation inbox item (core/inbox.ts): re-approved it, resolved it or dismissed it. */
+export type OperatorAction = 'reapprove' | 'resolve' | 'dismiss';
+/** A person's finding about an AMBIGUOUS effect after checking Stripe. */
+export type Resolution = 'landed' | 'did_not_land';
+/** Who acted: the API token's name and role (or the CLI's `--by` and the role `cli`). */
+export type Actor = { name: string; role: string };
+/** The new request a re-approval proposed: its own request id (derived from the item), effect id and approval. */
+export type Reapproval = { approval: string; requestId: string; effectId: string };
 
 export type EntryFields = {
   PROPOSED: {
@@ -89,6 +98,11 @@ export type EntryFields = {
     disputeReason: string | null;
     created: number | null;
   };
+  /**
+   * A person's action on an inbox item of this effect, at most one per item (act-2.lua). Evidence of who decided
+   * what, covered by the chain and signed by the service's key like every entry; it never sends anything.
+   */
+  RESOLVED: { item: string; action: OperatorAction; by: Actor; note: string; resolution: Resolution | null; reapproval: Reapproval | null };
 };
 
 export type Envelope<K extends EntryKind> = {

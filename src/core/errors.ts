@@ -14,12 +14,23 @@ export const ERROR_REGISTRY = {
   approval_conflict: { status: 409, retryable: false },
   unknown_approval: { status: 404, retryable: false },
   unknown_effect: { status: 404, retryable: false },
+  unknown_case: { status: 404, retryable: false },
+  // The escalation inbox (issue 13 §4).
+  unknown_inbox_item: { status: 404, retryable: false },
+  /** Someone already acted on the item (one action per item); the message says who and how. */
+  inbox_item_closed: { status: 409, retryable: false },
+  /** The item's kind does not allow this action (an AMBIGUOUS effect is never re-approved, for one). */
+  action_not_allowed: { status: 409, retryable: false },
+  /** The effect is being sent right now; act once it has settled. */
+  effect_in_flight: { status: 409, retryable: true },
   // The HTTP edge (webhooks/api): who may call, how much, and in what form.
   unauthenticated: { status: 401, retryable: false },
   forbidden: { status: 403, retryable: false },
   /** The approval asks for four eyes and the proposer is its approver. */
   four_eyes: { status: 403, retryable: false },
   not_found: { status: 404, retryable: false },
+  /** A method that would change something, on a read-only surface (the queue dashboard). */
+  read_only: { status: 405, retryable: false },
   /** The request id was first decided with another payload (I5); the recorded one stands. */
   conflicting_payload: { status: 409, retryable: false },
   payload_too_large: { status: 413, retryable: false },

@@ -57,6 +57,16 @@ const entry = z.discriminatedUnion('kind', [
     disputeReason: z.string().nullable(),
     created: z.number().nullable(),
   }),
+  z.object({
+    ...envelope,
+    kind: z.literal('RESOLVED'),
+    item: z.string(),
+    action: z.enum(['reapprove', 'resolve', 'dismiss']),
+    by: z.object({ name: z.string(), role: z.string() }),
+    note: z.string(),
+    resolution: z.enum(['landed', 'did_not_land']).nullable(),
+    reapproval: z.object({ approval: z.string(), requestId: z.string(), effectId: z.string() }).nullable(),
+  }),
 ]);
 
 // The head and the bundle take no fields beyond these: a field the signature does not cover would read as part of a
@@ -93,6 +103,9 @@ const KIND_FIELDS: Record<string, (e: Loose) => boolean> = {
     oneOf(['webhook', 'reread'])(e.source) && nullable(isString)(e.eventId) && isString(e.eventType) && oneOf(['refund', 'dispute', 'charge', 'customer_balance_transaction', 'credit_note'])(e.objectType) &&
     isString(e.objectId) && nullable(isString)(e.status) && nullable(isString)(e.failureReason) && nullable(isNumber)(e.amount) && nullable(isString)(e.charge) &&
     nullable(isString)(e.disputeStatus) && nullable(isString)(e.disputeReason) && nullable(isNumber)(e.created),
+  RESOLVED: (e) =>
+    isString(e.item) && oneOf(['reapprove', 'resolve', 'dismiss'])(e.action) && isObject(e.by) && isString(e.by.name) && isString(e.by.role) && isString(e.note) &&
+    nullable(oneOf(['landed', 'did_not_land']))(e.resolution) && nullable((r) => isObject(r) && isString(r.approval) && isString(r.requestId) && isString(r.effectId))(e.reapproval),
 };
 const isEntry = (v: unknown) =>
   isObject(v) && (v.v === 1 || v.v === 2) && isString(v.effectId) && isNumber(v.at) && nullable(isString)(v.prev) && (v.kid === undefined || isString(v.kid)) && isString(v.hash) &&

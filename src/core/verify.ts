@@ -11,6 +11,11 @@ import { parseReceipt } from './receipt-schema.js';
 import { verifyText, type PublicKeySet } from './signing.js';
 import { isJsonObject } from './json.js';
 import { isForeignRefusal, openDispatch } from './decisions.js';
+import { actionProblems } from './inbox.js';
+import type { Actor, OperatorAction, Reapproval, Resolution } from './entries.js';
+
+/** A person's action on one of the effect's inbox items, as its RESOLVED entry records it. */
+export type OperatorActionRecord = { item: string; action: OperatorAction; resolution: Resolution | null; by: Actor; note: string; at: number; reapproval: Reapproval | null };
 
 export type Verification = {
   /** true: intact, consistent and signed by a known key; false: something is wrong; null: nothing is wrong, but the signatures were not checked. */
@@ -33,6 +38,13 @@ export type Verification = {
   /** A landing reported by a sender that had lost its claim, after the journal settled otherwise (or while it was open). */
   lateLanding: { evidence: string | null; after: string | null } | null;
   answer: MoneyStatus;
+  /**
+   * Whose word `answer` is: the gate's (from its own outcome), or a person's (an AMBIGUOUS effect a person resolved
+   * as landed or not after checking Stripe); null while nobody can say.
+   */
+  answerFrom: 'gate' | 'operator' | null;
+  /** People's actions on the effect's inbox items (re-approve, resolve, dismiss), in order. */
+  operatorActions: OperatorActionRecord[];
   finalMoney: FinalMoney;
   answerMatchesFinalMoney: boolean | null;
   exposure: Exposure | null;
@@ -49,7 +61,7 @@ function invalid(problems: string[], effectId: string | null): Verification {
   return {
     valid: false, chainIntact: false, signed: null, checked: { chain: false, rules: false, signatures: false }, unchecked: [], effectId, outcome: null,
     happened: 'unknown', happenedOnce: false, authorizedWhenFired: null, assumptionsHeld: null, refused: null, evidence: null,
-    recheckedAtRecovery: null, approvedBy: null, lateLanding: null, answer: 'unknown', finalMoney: EMPTY_MONEY, answerMatchesFinalMoney: null,
+    recheckedAtRecovery: null, approvedBy: null, lateLanding: null, answer: 'unknown', answerFrom: null, operatorActions: [], finalMoney: EMPTY_MONEY, answerMatchesFinalMoney: null,
     exposure: null, entries: 0, problems,
   };
 }
@@ -198,6 +210,8 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
   let targetRefused = false;
   let settledBy: string | null = null;
   let late: { entry: EntryOf<'LATE_RESULT'>; after: string | null } | null = null;
+  const operatorActions: OperatorActionRecord[] = [];
+  const actedItems = new Set<string>();
   const authorized = new Map<string, EntryOf<'AUTHORIZED'>>();
   const amount = facts?.amount ?? null;
   const subject = facts?.subject ?? null;
@@ -213,6 +227,13 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
         return;
       case 'OBSERVED':
         return;
+      case 'RESOLVED': {
+        // Outcome before this entry: a resolution answers an AMBIGUOUS effect only (core/inbox.ts).
+        for (const problem of actionProblems(entry, receipt.effectId, outcomeOf(entries.slice(0, index)), open !== null, actedItems)) problems.push(`${name} ${problem}`);
+        actedItems.add(entry.item);
+        operatorActions.push({ item: entry.item, action: entry.action, resolution: entry.resolution, by: entry.by, note: entry.note, at: entry.at, reapproval: entry.reapproval });
+        return;
+      }
       case 'LATE_RESULT':
         if (entry.outcome === 'landed' && late === null) late = { entry, after: open ? null : settledBy };
         return;
@@ -301,7 +322,13 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
 
   const effectKind = firstProposal && typeof firstProposal.effect.kind === 'string' ? firstProposal.effect.kind : null;
   const finalMoney = deriveFinalMoney(money, happened, effectKind);
-  const answer: MoneyStatus = happened === true ? 'returned' : happened === false ? 'not_returned' : 'unknown';
+  const gateAnswer: MoneyStatus = happened === true ? 'returned' : happened === false ? 'not_returned' : 'unknown';
+  // A person's finding answers only what the gate could not (an AMBIGUOUS effect), and it is only an answer: the final
+  // money still comes from Stripe's own facts alone, so a finding Stripe contradicts shows as
+  // answerMatchesFinalMoney: false, never as a different final money. The last resolution stands.
+  const found = [...operatorActions].reverse().find((action) => action.action === 'resolve' && action.resolution !== null)?.resolution ?? null;
+  const answer: MoneyStatus = gateAnswer !== 'unknown' || found === null ? gateAnswer : found === 'landed' ? 'returned' : 'not_returned';
+  const answerFrom = gateAnswer !== 'unknown' ? 'gate' : found !== null ? 'operator' : null;
   const answerMatchesFinalMoney = answer === 'unknown' || finalMoney.status === 'unknown' || finalMoney.status === 'pending' ? null : answer === finalMoney.status;
 
   const fired = sends.length > 0 && happened !== false;
@@ -332,6 +359,8 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
     approvedBy,
     lateLanding: lateEntry && lateEntry.after !== 'COMMITTED' ? { evidence: evidenceOf(null, lateEntry.entry.result), after: lateEntry.after } : null,
     answer,
+    answerFrom,
+    operatorActions,
     finalMoney,
     answerMatchesFinalMoney,
     exposure: deriveExposure(finalMoney),
@@ -413,4 +442,40 @@ export function currentOutcome(entries: readonly Entry[]): string | null {
     if (entry.kind === 'REFUSED' && !isForeignRefusal(entry)) lastRefused = index;
   });
   return lastRefused > lastProposed ? outcome : null;
+}
+
+/**
+ * What authenticates each entry of a receipt, for a reader who looks at one entry at a time (the page's timeline):
+ * `signed` (its own signature verifies with a known key), `covered` (unsigned, and the signed entry at index `by`
+ * covers it and verifies), `altered` (its content no longer matches its hash), `bad_signature`, `unknown_key`, or
+ * `unsigned` (no signature covers it). The whole receipt's answer is still verify()'s: this says where a problem is.
+ */
+export type EntrySignature = { status: 'signed' | 'covered' | 'altered' | 'bad_signature' | 'unknown_key' | 'unsigned'; kid: string | null; by: number | null };
+
+export function entrySignatures(receipt: Receipt, keys: PublicKeySet): EntrySignature[] {
+  const own = receipt.entries.map((entry): EntrySignature => {
+    let hashed: string | null;
+    try {
+      hashed = entryHash(entry as unknown as Record<string, unknown>);
+    } catch {
+      hashed = null;
+    }
+    if (hashed !== entry.hash) return { status: 'altered', kid: entry.kid ?? null, by: null };
+    if (entry.sig === null) return { status: 'unsigned', kid: null, by: null };
+    const key = entry.kid === undefined ? undefined : keys.get(entry.kid);
+    if (!key) return { status: 'unknown_key', kid: entry.kid ?? null, by: null };
+    return { status: verifyText(entry.hash, entry.sig, key) ? 'signed' : 'bad_signature', kid: entry.kid ?? null, by: null };
+  });
+  // A v2 signed entry covers the `covers` unsigned entries right before it (entries.ts); they are as good as it is.
+  receipt.entries.forEach((entry, index) => {
+    const signer = own[index];
+    if (entry.sig === null || entry.v === 1 || signer === undefined) return;
+    const covers = entry.covers ?? 0;
+    for (let back = 1; back <= covers; back += 1) {
+      const covered = own[index - back];
+      if (covered === undefined || covered.status !== 'unsigned') break;
+      own[index - back] = signer.status === 'signed' ? { status: 'covered', kid: signer.kid, by: index } : { ...signer, by: index };
+    }
+  });
+  return own;
 }

@@ -74,6 +74,16 @@ export type GateDeps = {
   /** Kills the process when a send outlives its deadline because the event loop stalled (send-watchdog.ts). */
   watchdog?: SendWatchdog;
   durability?: DurabilityGuard;
+  /** Opens the escalation inbox item a settled effect calls for (redis/inbox.ts); absent, nothing is opened. */
+  inbox?: { openFor(effectId: string): Promise<unknown> };
+  /** What the gate tells the process about itself (metrics); each callback must return at once and never throw. */
+  events?: GateEvents;
+};
+
+/** Events the gate reports as they happen, for counters the journal cannot answer (a takeover leaves no entry). */
+export type GateEvents = {
+  /** Recovery took an open dispatch's claim: its holder was dead (`owner-dead`), its claim had lapsed (`expired`), or it was this worker's own from before (`own`). */
+  takeover?(reason: 'own' | 'expired' | 'owner-dead'): void;
 };
 
 export type GateContext = GateDeps & {

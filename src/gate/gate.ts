@@ -1,12 +1,13 @@
 // The gate: submit() and recover() over a target, the Redis journal and the approvals store (DESIGN §3, §7).
 // Decisions come from src/core; submit.ts, recover.ts and settle.ts sequence reads, atomic scripts and the send.
 import { timingProblems } from '../core/timing.js';
-import { InterlockError } from '../core/errors.js';
+import { errorMessage, InterlockError } from '../core/errors.js';
+import { INBOX_OUTCOMES } from '../core/inbox.js';
 import { createContext, type GateDeps, type GateResult } from './context.js';
 import { createRecover } from './recover.js';
 import { createSubmit, prepare } from './submit.js';
 
-export type { GateDeps, GateResult, GateTiming, RecoveryReport } from './context.js';
+export type { GateDeps, GateEvents, GateResult, GateTiming, RecoveryReport } from './context.js';
 export { PremiseReadError } from './context.js';
 
 export type Gate = ReturnType<typeof createGate>;
@@ -21,19 +22,40 @@ export function createGate(deps: GateDeps) {
   const { recover, recoverOne } = createRecover(ctx);
   const submit = createSubmit(ctx, (effectId, partition) => recoverOne(effectId, partition));
 
+  /**
+   * An outcome a person must look at opens its inbox item right after the entry that settled it (another Redis slot,
+   * so not in the same step). A failure here is retryable: the effect's job runs again, its submit answers from the
+   * journal and opens the item then.
+   */
+  async function escalate(effectId: string, outcome: string): Promise<void> {
+    if (!deps.inbox || INBOX_OUTCOMES[outcome] === undefined) return;
+    try {
+      await deps.inbox.openFor(effectId);
+    } catch (error) {
+      throw new InterlockError('redis_unavailable', `Effect ${effectId} settled ${outcome}, but its inbox item could not be opened (${errorMessage(error)}); retry, and the item opens from the journal.`, { cause: error });
+    }
+  }
+
   return {
     owner: ctx.owner,
     target,
     /** Submits a proposal; an IN_FLIGHT answer also says how long to wait before asking again. */
     async submit(input: unknown): Promise<GateResult> {
       const answer = await submit(input);
+      await escalate(answer.effectId, answer.outcome);
       if (answer.outcome === 'IN_FLIGHT' && answer.retryAt !== undefined) {
         const now = journal.clock.estimate() ?? (await journal.serverTime());
         answer.retryAfterMs = Math.max(0, answer.retryAt - now);
       }
       return answer;
     },
-    recover,
+    async recover(...args: Parameters<typeof recover>) {
+      const report = await recover(...args);
+      for (const settled of report.settled) {
+        await escalate(settled.effectId, settled.outcome).catch((error: unknown) => deps.logger.error({ err: error, effectId: settled.effectId }, 'inbox item not opened; the effect\'s next job opens it from the journal'));
+      }
+      return report;
+    },
     effectIdOf(input: unknown): string {
       return prepare(ctx, input).effectId;
     },

@@ -45,6 +45,7 @@ export function createRecover(ctx: GateContext) {
     switch (taken.status) {
       case 'OK':
         if (reason !== 'own') logger.info({ effectId, from: state.owner, reason, epoch: taken.epoch }, 'took over an open dispatch');
+        ctx.events?.takeover?.(reason);
         return { epoch: taken.epoch, now: taken.now, sendDeadline: taken.sendDeadline, deathProvenAt: taken.deathProvenAt, late: taken.late };
       case 'NOT_OPEN':
         return { kind: 'skipped', effectId, reason: 'no open dispatch (settled meanwhile)' };

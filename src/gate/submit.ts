@@ -3,6 +3,7 @@
 // the caps, one script that settles, and dropping the index entry; the approval's terms are read once per worker.
 import { performance } from 'node:perf_hooks';
 import { approvalProblems } from '../core/approval.js';
+import type { Outcome } from '../core/outcomes.js';
 import { comparePremises, committedEntry, dispatchBlocker, firstProposal, premisesDecidedOn, type PremiseReport } from '../core/decisions.js';
 import { effectIdFor, payloadHash } from '../core/effect-id.js';
 import { factsOfEffect, type Effect, type EffectFacts } from '../core/effects.js';
@@ -91,6 +92,9 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         return ctx.result(effectId, outcomeOf(chain.entries) === 'COMMITTED_ON_QUERY' ? 'DUPLICATE_IGNORED' : 'AMBIGUOUS');
       case 'target_error':
         return ctx.result(effectId, 'REFUSED:target_error');
+      case 'reapproved':
+        // The refusal stands for this effect id; its re-approval is another request.
+        return ctx.result(effectId, (outcomeOf(chain.entries) ?? 'REFUSED:lease') as Outcome);
       default: {
         const never: never = blocker;
         return never;

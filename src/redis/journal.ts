@@ -441,6 +441,39 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       throw new JournalContentionError(effectId, 'record a post-send fact');
     },
 
+    /**
+     * Appends a person's action on an inbox item (act-2.lua): at most once per item, never while a dispatch is open.
+     * `marker` (who acted, how, when) is kept beside the state, so the one who loses a race is told who won.
+     */
+    async act(
+      partition: string,
+      effectId: string,
+      draft: Draft<'RESOLVED'>,
+      marker: string,
+      requires: 'ambiguous' | 'unsent' | '',
+    ): Promise<{ status: 'OK'; entry: EntryOf<'RESOLVED'> } | { status: 'ACTED'; by: string } | { status: 'OPEN' | 'UNKNOWN_EFFECT' } | { status: 'STATE'; committed: boolean; ambiguous: boolean }> {
+      let head = (await readState(partition, effectId)).state.head;
+      let floor = 0;
+      for (let attempt = 0; attempt < casAttempts; attempt += 1) {
+        const at = await sealTime(floor);
+        const { entries, pairs } = await seal(effectId, [draft], at, head);
+        const reply = await call<{ status: 'OK'; now: number } | { status: 'ACTED'; by: string } | { status: 'OPEN' | 'UNKNOWN_EFFECT' } | { status: 'STATE'; committed: boolean; ambiguous: boolean } | Misplaced>(
+          'act-2',
+          [keys.state(partition, effectId), keys.entries(partition, effectId)],
+          [effectId, head, at, maxSkewMs, draft.item, marker, requires, ...pairs],
+        );
+        if (reply.status === 'OK') return { status: 'OK', entry: entries[0] as EntryOf<'RESOLVED'> };
+        if (reply.status === 'ACTED' || reply.status === 'OPEN' || reply.status === 'UNKNOWN_EFFECT' || reply.status === 'STATE') return reply;
+        ({ head, floor } = retryPlace(reply as Misplaced));
+      }
+      throw new JournalContentionError(effectId, 'record an operator action');
+    },
+
+    /** Who acted on an inbox item of the effect (the marker act-2 keeps), or null when nobody has. */
+    async actedOn(partition: string, effectId: string, itemId: string): Promise<string | null> {
+      return redis.hget(keys.state(partition, effectId), `i:${itemId}`);
+    },
+
     /** The effects that committed on a subject (a payment or a customer), for facts that name the subject. */
     async effectsOn(partition: string): Promise<string[]> {
       const fields = await redis.hkeys(keys.subject(partition));

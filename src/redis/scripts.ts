@@ -28,6 +28,9 @@ export const SCRIPT_NAMES = [
   'revoke-approval-2',
   'describe-approval-1',
   'set-cap-1',
+  'act-2',
+  'open-inbox-2',
+  'close-inbox-3',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

@@ -2,10 +2,13 @@
 // with the Stripe targets, the effects queue and worker, the facts queue and worker, the webhook route on its own
 // loopback port) on the machine's Redis under a private key prefix, and the helpers every facts test needs: a
 // gated $20 refund committed through the queue, a receipt verified with its public key, and waiting for facts.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import express from 'express';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -13,7 +16,7 @@ import Stripe from 'stripe';
 import { createEffectsQueue, startEffectsWorker, type EffectsQueue } from '../../queues/effects.js';
 import { createFactsQueue, startFactsWorker, type FactsQueue } from '../../queues/facts.js';
 import { startSandbox, type Sandbox } from '../../sandbox/index.js';
-import { createFacts, createWebhookVerifier, effectIdFor, openStores, startSender, stripeSide, verify, REFUND_FACTS, type Applied, type Config, type FactsApplier, type Sender, type Stores, type StripeEvent, type Verification } from '../../src/interlock.js';
+import { createFacts, createWebhookVerifier, effectIdFor, openStores, startSender, stripeSide, verify, CREDIT_FACTS, REFUND_FACTS, type Applied, type Config, type Effect, type FactsApplier, type Sender, type Stores, type StripeEvent, type Verification } from '../../src/interlock.js';
 import { stripeWebhookRouter } from '../../webhooks/stripe-route.js';
 import { approvalTerms, sleep, testConfig, testKey } from '../support/harness.js';
 export { pay } from '../stripe/stripe-support.js';
@@ -46,6 +49,10 @@ export type FactsRig = {
   /** Log lines at warn and above, parsed. */
   warnings: Record<string, unknown>[];
   redis: Redis;
+  /** The rig's signing key (PEM), for a facts process of its own that signs what it appends. */
+  signingKeyPem: string;
+  /** Commits a gated effect through the queue, its premises read at Stripe as a decision would; returns its effect id. */
+  commit(effect: (Effect & { kind: 'refund'; paymentIntent: string }) | (Effect & { kind: 'credit'; customer: string; incident: string })): Promise<string>;
   /** Commits a gated refund of `amount` cents on the payment through the queue; returns its effect id. */
   refund(paymentIntent: string, amount?: number): Promise<string>;
   /** The receipt, verified against the rig's public key. */
@@ -91,7 +98,7 @@ export async function startFactsRig(options: FactsRigOptions = {}): Promise<Fact
     // The route listens first, so the sandbox can be told where to forward.
     const app = express();
     let verifier = createWebhookVerifier([newSecret()]);
-    let accept: (event: StripeEvent) => Promise<void> = () => Promise.reject(new Error('not ready'));
+    let accept: (event: StripeEvent) => Promise<{ duplicate?: boolean } | void> = () => Promise.reject(new Error('not ready'));
     const answers: number[] = [];
     app.use((_req, res, next) => {
       res.on('finish', () => answers.push(res.statusCode));
@@ -147,6 +154,19 @@ export async function startFactsRig(options: FactsRigOptions = {}): Promise<Fact
     closers.push(stopWorker);
     if (options.factsWorker !== false) startWorker();
 
+    const commit: FactsRig['commit'] = async (effect) => {
+      const subject = effect.kind === 'refund' ? `payment:${effect.paymentIntent}` : `customer:${effect.customer}`;
+      const terms = approvalTerms({ scope: subject, capCents: effect.amount });
+      await stores.approvals.grant(terms);
+      const requestId = `case-${randomBytes(6).toString('hex')}`;
+      const effectId = effectIdFor({ requestId, effect });
+      const premises = await side.target.readFacts(effectId, effect, effect.kind === 'refund' ? REFUND_FACTS : CREDIT_FACTS, { timeoutMs: 5_000 });
+      const recorded = await effects.propose({ requestId, agent: 'support-bot', approval: terms.id, premises, effect });
+      const answer = await effects.waitFor(recorded.effectId, 15_000);
+      if (answer?.outcome !== 'COMMITTED') throw new Error(`the ${effect.kind} did not commit: ${JSON.stringify(answer)}`);
+      return recorded.effectId;
+    };
+
     const receipt = async (effectId: string): Promise<Verification> => {
       const bundle = await stores.journal.receipt(effectId);
       if (bundle === null) throw new Error(`no receipt for ${effectId}`);
@@ -171,17 +191,10 @@ export async function startFactsRig(options: FactsRigOptions = {}): Promise<Fact
       answers,
       warnings,
       redis,
-      async refund(paymentIntent, amount = 2_000) {
-        const terms = approvalTerms({ scope: `payment:${paymentIntent}`, capCents: amount });
-        await stores.approvals.grant(terms);
-        const effect = { kind: 'refund' as const, paymentIntent, amount, reason: 'requested_by_customer' as const };
-        const requestId = `case-${paymentIntent}-${randomBytes(3).toString('hex')}`;
-        const effectId = effectIdFor({ requestId, effect });
-        const premises = await side.target.readFacts(effectId, effect, REFUND_FACTS, { timeoutMs: 5_000 });
-        const recorded = await effects.propose({ requestId, agent: 'support-bot', approval: terms.id, premises, effect });
-        const answer = await effects.waitFor(recorded.effectId, 15_000);
-        if (answer?.outcome !== 'COMMITTED') throw new Error(`the refund did not commit: ${JSON.stringify(answer)}`);
-        return recorded.effectId;
+      signingKeyPem: keyPair.privatePem,
+      commit,
+      refund(paymentIntent, amount = 2_000) {
+        return commit({ kind: 'refund', paymentIntent, amount, reason: 'requested_by_customer' });
       },
       receipt,
       async until(effectId, check, timeoutMs = 15_000) {
@@ -222,4 +235,47 @@ export async function disputeOf(stripe: Stripe, paymentIntent: string): Promise<
   const dispute = list.data[0];
   if (dispute === undefined) throw new Error(`no dispute on ${paymentIntent}`);
   return dispute;
+}
+
+/** The answer a receipt gives, without ids that differ from one payment to the next. */
+export function answerOf(verification: Verification) {
+  return {
+    happened: verification.happened,
+    status: verification.finalMoney.status,
+    failureReason: verification.finalMoney.failureReason,
+    refunds: verification.finalMoney.refunds.map((refund) => refund.status),
+    disputes: verification.finalMoney.disputes.map((dispute) => dispute.status),
+    exposure: verification.exposure === null ? null : verification.exposure.cents,
+    answerMatchesFinalMoney: verification.answerMatchesFinalMoney,
+  };
+}
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export type Served = { child: ChildProcess; lines: string[]; exited: Promise<number | null> };
+
+/** `interlock serve ARGS` as its own process with `env` (info logs); resolves once it logs `ready` (default: serving). */
+export async function spawnServe(args: readonly string[], env: Record<string, string>, ready = 'interlock serving'): Promise<Served> {
+  const child = spawn(process.execPath, ['bin/interlock.js', 'serve', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, INTERLOCK_LOG_LEVEL: 'info', ...env } });
+  const lines: string[] = [];
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve ${args.join(' ')} did not start within 30 s:\n${lines.join('\n')}`)), 30_000);
+    // The structured log goes to stderr, the start-up lines to stdout.
+    for (const stream of [child.stdout, child.stderr]) {
+      if (stream === null) continue;
+      createInterface({ input: stream }).on('line', (line) => {
+        lines.push(line);
+        if (line.includes(ready)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    }
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve ${args.join(' ')} exited (${code}) before it was ready:\n${lines.join('\n')}`));
+    });
+  });
+  return { child, lines, exited };
 }

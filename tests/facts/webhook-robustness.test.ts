@@ -8,9 +8,9 @@ import fc from 'fast-check';
 import express from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWebhookVerifier, signWebhookBody, FACT_EVENTS, type Verification } from '../../src/interlock.js';
+import { createWebhookVerifier, signWebhookBody, FACT_EVENTS } from '../../src/interlock.js';
 import { stripeWebhookRouter } from '../../webhooks/stripe-route.js';
-import { newSecret, pay, startFactsRig, type FactsRig } from './facts-rig.js';
+import { answerOf, newSecret, pay, startFactsRig, type FactsRig } from './facts-rig.js';
 
 let rig: FactsRig;
 let plain: FactsRig;
@@ -24,19 +24,6 @@ afterAll(async () => {
 });
 
 type Delivery = 'in order' | 'duplicated' | 'delayed' | 'reversed' | 'dropped, then redelivered';
-
-/** The answer a receipt gives, without ids that differ from one payment to the next. */
-function answerOf(verification: Verification) {
-  return {
-    happened: verification.happened,
-    status: verification.finalMoney.status,
-    failureReason: verification.finalMoney.failureReason,
-    refunds: verification.finalMoney.refunds.map((refund) => refund.status),
-    disputes: verification.finalMoney.disputes.map((dispute) => dispute.status),
-    exposure: verification.exposure === null ? null : verification.exposure.cents,
-    answerMatchesFinalMoney: verification.answerMatchesFinalMoney,
-  };
-}
 
 /**
  * Under the delivery rule: a committed $20 refund, then the refund fails at Stripe and the charge is charged

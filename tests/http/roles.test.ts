@@ -5,13 +5,16 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { effectIdFor } from '../../src/interlock.js';
 import { createApp, type Role } from '../../webhooks/app.js';
-import { approvalBody, bearer, creditBody, refundBody, ROLE_TOKENS, startRig, tokenRegistry, TOKENS, uid, type Rig } from './rig.js';
+import { createItemMaker, type ItemMaker } from './inbox-items.js';
+import { approvalBody, bearer, caseBody, creditBody, refundBody, ROLE_TOKENS, startRig, tokenRegistry, TOKENS, uid, type Rig } from './rig.js';
 
 const ROLES: Role[] = ['support', 'approver', 'auditor', 'operator'];
 
 const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'POST /v1/refunds': ['support'],
   'POST /v1/credits': ['support'],
+  'POST /v1/cases': ['support'],
+  'GET /v1/cases/{id}': ['support', 'auditor', 'operator'],
   'GET /v1/effects': ['support', 'auditor', 'operator'],
   'GET /v1/effects/{id}': ['support', 'auditor', 'operator'],
   'GET /v1/effects/{id}/receipt': ['auditor', 'operator'],
@@ -22,6 +25,11 @@ const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'PUT /v1/caps/{subject}': ['approver'],
   'GET /v1/alerts': ['auditor', 'operator'],
   'POST /v1/recover': ['operator'],
+  'GET /v1/inbox': ['approver', 'auditor', 'operator'],
+  'GET /v1/inbox/{id}': ['approver', 'auditor', 'operator'],
+  'POST /v1/inbox/{id}/reapprove': ['approver'],
+  'POST /v1/inbox/{id}/resolve': ['approver'],
+  'POST /v1/inbox/{id}/dismiss': ['approver'],
   'GET /healthz': 'public',
   'GET /readyz': 'public',
   'GET /v1/openapi.json': 'public',
@@ -41,6 +49,7 @@ type Case = {
 };
 
 let rig: Rig;
+let make: ItemMaker;
 let effectId: string;
 const MISSING_EFFECT = 'f'.repeat(64);
 
@@ -69,6 +78,23 @@ const CASES: Record<string, Case> = {
       { call: { method: 'post', path: '/v1/credits', body: creditBody({ customer: 'pi_1' }) }, field: 'customer' },
       { call: { method: 'post', path: '/v1/credits?waiting=1', body: creditBody() }, field: 'query.waiting' },
     ],
+  },
+  'POST /v1/cases': {
+    call: async () => ({ method: 'post', path: '/v1/cases', body: caseBody() }),
+    ok: 202,
+    body: true,
+    invalid: [
+      { call: { method: 'post', path: '/v1/cases', body: caseBody({ story: 'x'.repeat(8_001) }) }, field: 'story' },
+      { call: { method: 'post', path: '/v1/cases', body: caseBody({ payment_intent: undefined, customer: 'cus_1' }) }, field: 'incident' },
+      { call: { method: 'post', path: '/v1/cases?wait=40', body: caseBody() }, field: 'query.wait' },
+    ],
+    missing: { method: 'post', path: '/v1/cases', body: caseBody({ approval: 'ap_missing' }) },
+  },
+  'GET /v1/cases/{id}': {
+    call: async () => ({ method: 'get', path: '/v1/cases/case-fixed' }),
+    ok: 200,
+    invalid: [{ call: { method: 'get', path: '/v1/cases/a%20b' }, field: 'path.id' }],
+    missing: { method: 'get', path: '/v1/cases/case-missing' },
   },
   'GET /v1/effects': {
     call: async () => ({ method: 'get', path: '/v1/effects?limit=5' }),
@@ -130,6 +156,41 @@ const CASES: Record<string, Case> = {
     body: true,
     invalid: [{ call: { method: 'post', path: '/v1/recover', body: { only: ['x'] } }, field: 'only' }],
   },
+  'GET /v1/inbox': {
+    call: async () => ({ method: 'get', path: '/v1/inbox?kind=stale_premise&limit=5' }),
+    ok: 200,
+    invalid: [{ call: { method: 'get', path: '/v1/inbox?kind=nope' }, field: 'query.kind' }],
+  },
+  'GET /v1/inbox/{id}': {
+    call: async () => ({ method: 'get', path: `/v1/inbox/${(await make.stale()).item}` }),
+    ok: 200,
+    invalid: [{ call: { method: 'get', path: '/v1/inbox/nope' }, field: 'path.id' }],
+    missing: { method: 'get', path: `/v1/inbox/ambiguous:${MISSING_EFFECT}` },
+  },
+  'POST /v1/inbox/{id}/reapprove': {
+    async call() {
+      const { pi, item } = await make.stale();
+      return { method: 'post', path: `/v1/inbox/${item}/reapprove`, body: { approval: await make.grant(pi) } };
+    },
+    ok: 202,
+    body: true,
+    invalid: [{ call: { method: 'post', path: `/v1/inbox/stale_premise:${MISSING_EFFECT}/reapprove`, body: { approval: 'a b' } }, field: 'approval' }],
+    missing: { method: 'post', path: `/v1/inbox/stale_premise:${MISSING_EFFECT}/reapprove`, body: { approval: 'ap_x' } },
+  },
+  'POST /v1/inbox/{id}/resolve': {
+    call: async () => ({ method: 'post', path: `/v1/inbox/${(await make.ambiguous()).item}/resolve`, body: { resolution: 'landed', note: 'The refund shows in the dashboard.' } }),
+    ok: 200,
+    body: true,
+    invalid: [{ call: { method: 'post', path: `/v1/inbox/ambiguous:${MISSING_EFFECT}/resolve`, body: { resolution: 'maybe', note: 'x' } }, field: 'resolution' }],
+    missing: { method: 'post', path: `/v1/inbox/ambiguous:${MISSING_EFFECT}/resolve`, body: { resolution: 'landed', note: 'x' } },
+  },
+  'POST /v1/inbox/{id}/dismiss': {
+    call: async () => ({ method: 'post', path: `/v1/inbox/${(await make.stale()).item}/dismiss`, body: { note: 'Handled by phone.' } }),
+    ok: 200,
+    body: true,
+    invalid: [{ call: { method: 'post', path: `/v1/inbox/stale_premise:${MISSING_EFFECT}/dismiss`, body: {} }, field: 'note' }],
+    missing: { method: 'post', path: `/v1/inbox/stale_premise:${MISSING_EFFECT}/dismiss`, body: { note: 'x' } },
+  },
   'GET /healthz': { call: async () => ({ method: 'get', path: '/healthz' }), ok: 200 },
   'GET /readyz': { call: async () => ({ method: 'get', path: '/readyz' }), ok: 200 },
   'GET /v1/openapi.json': { call: async () => ({ method: 'get', path: '/v1/openapi.json' }), ok: 200 },
@@ -147,13 +208,17 @@ async function prepare(): Promise<void> {
   const first = await send({ method: 'post', path: '/v1/refunds', body: refundBody({ request_id: 'case-fixed', approval: refunds }) }, bearer(TOKENS.support));
   expect(first.status).toBe(202);
   effectId = String(first.body.effect_id);
+  const submitted = await send({ method: 'post', path: '/v1/cases', body: caseBody({ case_id: 'case-fixed', approval: refunds }) }, bearer(TOKENS.support));
+  expect(submitted.status).toBe(202);
 }
 
 beforeAll(async () => {
   rig = await startRig({ deps: { recover: async () => ({ settled: [], waiting: [], skipped: [], unresolved: [], nextAt: null }), alerts: async () => [{ id: 'exposure:x', kind: 'exposure' }] } });
   await prepare();
+  make = await createItemMaker(rig);
 });
 afterAll(async () => {
+  await make?.close();
   await rig.close();
 });
 
@@ -193,6 +258,7 @@ describe.concurrent.each(Object.entries(EXPECTED))('%s', (name, allowed) => {
       expect(answer.body.error.message).toContain(role);
       // A refused proposal leaves nothing behind.
       if (typeof call.body?.request_id === 'string') expect(await rig.hasEffect(effectIdFor({ requestId: call.body.request_id, effect: null }))).toBe(false);
+      if (typeof call.body?.case_id === 'string') expect(await rig.stores.cases.get(call.body.case_id)).toBeNull();
     }
   });
 
@@ -222,7 +288,7 @@ describe.concurrent.each(Object.entries(EXPECTED))('%s', (name, allowed) => {
     it('404 for an id that names nothing', async () => {
       const answer = await send(spec.missing as Call, bearer(ROLE_TOKENS[role]));
       expect(answer.status).toBe(404);
-      expect(['unknown_effect', 'unknown_approval']).toContain(answer.body.error.code);
+      expect(['unknown_effect', 'unknown_approval', 'unknown_case', 'unknown_inbox_item']).toContain(answer.body.error.code);
     });
   }
 

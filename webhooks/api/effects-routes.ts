@@ -4,6 +4,7 @@
 // queued; a duplicate of the same request is answered with the effect already recorded, and another payload under
 // the same request id is refused.
 import { effectIdFor, InterlockError, ProposalError, publicKeyPem, publicKeySet, type Effect } from '../../src/interlock.js';
+import { createDecisionChecks } from './decision-facts.js';
 import { detailOf, summaryOf } from './effect-view.js';
 import { apiError } from './errors.js';
 import { createEffectListing } from './listing.js';
@@ -31,38 +32,11 @@ const common = {
 };
 
 export function effectsRoutes(context: ApiContext): Route[] {
-  const { stores, effects, premises } = context;
+  const { stores, effects } = context;
   const list = createEffectListing(stores);
   const publicKeys = () => publicKeySet([publicKeyPem(stores.signingKey)]);
 
-  async function checkFourEyes(approvalId: string, agent: string, caller: Caller): Promise<void> {
-    const options = await context.approvalOptions.get(approvalId);
-    if (!options?.four_eyes) return;
-    const { snapshot } = await stores.approvals.describe(approvalId);
-    const approvers = [snapshot?.approver, options.granted_by].filter((name): name is string => typeof name === 'string').map((name) => name.toLowerCase());
-    const proposer = [agent, caller.name].find((name) => approvers.includes(name.toLowerCase()));
-    if (proposer !== undefined) {
-      throw apiError('four_eyes', `Approval ${approvalId} asks for four eyes and ${proposer} approved it, so ${proposer} cannot propose under it. Someone else must propose this.`);
-    }
-  }
-
-  async function readFacts(effect: Effect, effectId: string): Promise<Record<string, unknown>> {
-    const names = premises[effect.kind];
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${context.factTimeoutMs} ms`)), context.factTimeoutMs);
-    });
-    try {
-      const facts = await Promise.race([context.readFacts(effect, names, { effectId, timeoutMs: context.factTimeoutMs }), timeout]);
-      // Only the facts asked for; one the reader does not know is recorded as null, as the gate re-reads it.
-      return Object.fromEntries(names.map((name) => [name, Object.hasOwn(facts, name) && facts[name] !== undefined ? facts[name] : null]));
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      throw apiError('premise_read_failed', `Could not read the facts this ${effect.kind} is decided on (${message}); nothing was recorded. Retry when Stripe answers.`, { cause: error });
-    } finally {
-      clearTimeout(timer);
-    }
-  }
+  const { checkFourEyes, readFacts } = createDecisionChecks(context);
 
   type Proposed = { request_id: string; approval: string; agent?: string | undefined; decision?: { model: string; text: string } | undefined };
 
@@ -161,12 +135,12 @@ export function effectsRoutes(context: ApiContext): Route[] {
       method: 'get',
       path: '/v1/effects',
       operationId: 'listEffects',
-      summary: 'List effects, by request, subject or state (cursor pagination)',
+      summary: 'List effects, by request, subject, state or outcome (cursor pagination)',
       permission: 'readEffects',
       query: listQuery,
       responses: { 200: { description: 'A page of effects; pass `next_starting_after` as `starting_after` for the next one.', schema: effectList }, ...common },
       async handle({ query }) {
-        const page = await list({ request: query.request, subject: query.subject, state: query.state }, query.limit ?? 10, query.starting_after);
+        const page = await list({ request: query.request, subject: query.subject, state: query.state, outcome: query.outcome }, query.limit ?? 10, query.starting_after);
         return { status: 200, body: { object: 'list', url: '/v1/effects', data: page.data, has_more: page.hasMore, next_starting_after: page.next } };
       },
     }),

@@ -1,0 +1,123 @@
+// `interlock inbox list|show|reapprove|resolve|dismiss`: the escalation inbox from the command line (issue 13 §4),
+// the same items and actions as GET/POST /v1/inbox. Who acts is `--by NAME`, recorded with the role `cli` in the
+// signed RESOLVED entry. Output is JSON on stdout; exit 0 done, 1 the answer is no (no such item, someone acted
+// already, an action the item does not allow), 2 bad input (nothing recorded).
+import { InvalidArgumentError, type Command } from 'commander';
+import { INBOX_KINDS, parseInboxItemId, type InboxKind } from '../core/inbox.js';
+import { freeText, identifier } from '../core/text.js';
+import { APPROVAL_ID } from '../core/proposal.js';
+import { createInboxActions, type Actor, type ProposeNow, type FactsNow } from '../interlock.js';
+import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, wholeNumber } from './failure.js';
+import { withStores, type CliStores } from './stores.js';
+
+/** What a re-approval needs beyond the stores: the facts read now (Stripe), and a producer that queues the proposal. */
+export type ReapprovalWiring = (cli: CliStores) => Promise<{ readFacts: FactsNow; propose: ProposeNow; close(): Promise<void> }>;
+
+export const CLI_ROLE = 'cli';
+const MAX_NOTE = 2_000;
+
+function check<T>(schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { issues: { message: string }[] } } }, name: string) {
+  return (value: string): T => {
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) throw new InvalidArgumentError(`${name} ${parsed.error.issues[0]?.message ?? 'is invalid'}.`);
+    return parsed.data;
+  };
+}
+
+const noteOf = check(freeText(MAX_NOTE).refine((text) => text.trim() !== '', 'must say what was checked or done'), '--note');
+const personOf = check(identifier(200), '--by');
+
+function itemId(value: string): string {
+  if (parseInboxItemId(value) === null) throw new InvalidArgumentError(`"${value.slice(0, 100)}" is not an inbox item id (<kind>:<effect id>, kinds ${INBOX_KINDS.join(', ')}); \`interlock inbox list\` shows them.`);
+  return value;
+}
+
+function approvalOf(value: string): string {
+  if (!APPROVAL_ID.test(value)) throw new InvalidArgumentError('--approval must be 1-200 letters, digits or _ . : -.');
+  return value;
+}
+
+function kindOf(value: string): InboxKind {
+  if (!(INBOX_KINDS as readonly string[]).includes(value)) throw new InvalidArgumentError(`--kind must be one of ${INBOX_KINDS.join(', ')}.`);
+  return value as InboxKind;
+}
+
+const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+const actor = (by: string): Actor => ({ name: by, role: CLI_ROLE });
+
+export function addInboxCommands(program: Command, wiring: ReapprovalWiring): void {
+  const inbox = program.command('inbox').description('the escalation inbox: effects a person must look at, and what they did');
+
+  inbox
+    .command('list')
+    .description('items, newest first (open ones unless --closed)')
+    .option('--closed', 'closed items instead (newest closure first)')
+    .option('--kind <kind>', `only one kind: ${INBOX_KINDS.join(', ')}`, kindOf)
+    .option('--limit <n>', 'at most this many', wholeNumber('--limit', 'items', { min: 1, max: 1_000 }), 50)
+    .action(async (options: { closed?: boolean; kind?: InboxKind; limit: number }) => {
+      await withStores(async ({ stores }) => {
+        const page = await stores.inbox.list({ status: options.closed ? 'closed' : 'open', kind: options.kind }, options.limit);
+        print({ items: page.data, hasMore: page.hasMore });
+      });
+    });
+
+  inbox
+    .command('show')
+    .description('one item: what happened, the money at stake, the facts that changed, what may be done')
+    .argument('<id>', 'the item id (<kind>:<effect id>)', itemId)
+    .action(async (id: string) => {
+      await withStores(async ({ stores }) => {
+        const item = await stores.inbox.get(id);
+        if (item === null) throw new CliFailure(`No inbox item ${id}; \`interlock inbox list\` shows the open ones.`, EXIT_FAILED);
+        print(item);
+      });
+    });
+
+  inbox
+    .command('reapprove')
+    .description('re-approve a refusal under a NEW approval: a new request, its facts read now, queued for the gate')
+    .argument('<id>', 'the item id', itemId)
+    .requiredOption('--approval <id>', 'the new approval (it must cover the item\'s payment or customer)', approvalOf)
+    .requiredOption('--by <name>', 'who re-approves (recorded in the receipt)', personOf)
+    .option('--note <text>', 'why', noteOf)
+    .action(async (id: string, options: { approval: string; by: string; note?: string }) => {
+      await withStores(async (cli) => {
+        const wired = await wiring(cli);
+        try {
+          const actions = createInboxActions({ inbox: cli.stores.inbox, journal: cli.journal, approvals: cli.approvals, readFacts: wired.readFacts, propose: wired.propose });
+          const done = await actions.reapprove(id, { approval: options.approval, note: options.note ?? '', by: actor(options.by) });
+          if (done.recorded.status === 'conflict') throw new CliFailure(`The re-approval's request was recorded before with another payload (effect ${done.recorded.effectId}); nothing new was recorded.`, EXIT_FAILED);
+          print({ item: done.item, effectId: done.recorded.effectId, requestId: done.item.closure?.reapproval?.requestId ?? null, recorded: done.entry === null ? 'exists' : 'recorded', premises: done.premises });
+        } finally {
+          await wired.close();
+        }
+      });
+    });
+
+  inbox
+    .command('resolve')
+    .description('resolve an AMBIGUOUS effect after checking Stripe: --landed or --did-not-land')
+    .argument('<id>', 'the item id', itemId)
+    .option('--landed', 'Stripe shows the effect landed')
+    .option('--did-not-land', 'Stripe shows no trace of it')
+    .requiredOption('--note <text>', 'what was checked', noteOf)
+    .requiredOption('--by <name>', 'who resolves (recorded in the receipt)', personOf)
+    .action(async (id: string, options: { landed?: boolean; didNotLand?: boolean; note: string; by: string }) => {
+      if (options.landed === options.didNotLand) throw new CliFailure('Say what Stripe shows: exactly one of --landed or --did-not-land. Nothing was recorded.', EXIT_BAD_INPUT);
+      await withStores(async (cli) => {
+        print((await cli.stores.inbox.act(id, { action: 'resolve', resolution: options.landed ? 'landed' : 'did_not_land', note: options.note, by: actor(options.by) })).item);
+      });
+    });
+
+  inbox
+    .command('dismiss')
+    .description('dismiss an item with a note saying why')
+    .argument('<id>', 'the item id', itemId)
+    .requiredOption('--note <text>', 'why', noteOf)
+    .requiredOption('--by <name>', 'who dismisses (recorded in the receipt)', personOf)
+    .action(async (id: string, options: { note: string; by: string }) => {
+      await withStores(async (cli) => {
+        print((await cli.stores.inbox.act(id, { action: 'dismiss', note: options.note, by: actor(options.by) })).item);
+      });
+    });
+}

@@ -1,0 +1,152 @@
+// The escalation inbox (issue 13 §4), pure: which settled effects a person must look at, what each item says (what
+// happened, the money at stake, the facts that changed, what a person may do), and the rules an operator's
+// RESOLVED entry must follow in a receipt.
+//
+// An item is derived from the journal: the entry that opens it (an AMBIGUOUS, a REFUSED at recovery or on a stale
+// premise) is the atomic record that the item exists, and the inbox index is written right after it, from these
+// functions, by whoever settled the effect (and again, harmlessly, by whoever meets the settled effect later).
+// Exposure alerts and model deviations are opened by the facts worker and the decider, with their own detail.
+import { effectIdFor } from './effect-id.js';
+import { effectFactsOrNull } from './effects.js';
+import type { Entry, EntryOf, OperatorAction, PremiseChange } from './entries.js';
+import type { Json } from './json.js';
+import { explainOutcome, type Outcome } from './outcomes.js';
+import { currentOutcome } from './verify.js';
+
+export const INBOX_KINDS = ['ambiguous', 'lease_at_recovery', 'stale_premise', 'stale_premise_at_recovery', 'model_deviated', 'exposure'] as const;
+export type InboxKind = (typeof INBOX_KINDS)[number];
+export const OPERATOR_ACTIONS = ['reapprove', 'resolve', 'dismiss'] as const satisfies readonly OperatorAction[];
+
+/** The outcomes that open an item, and the kind each opens. */
+export const INBOX_OUTCOMES: Partial<Record<string, InboxKind>> = {
+  AMBIGUOUS: 'ambiguous',
+  'REFUSED:lease_at_recovery': 'lease_at_recovery',
+  'REFUSED:stale_premise': 'stale_premise',
+  'REFUSED:stale_premise_at_recovery': 'stale_premise_at_recovery',
+};
+
+/**
+ * What a person may do with each kind. An AMBIGUOUS effect may have landed, so it is never re-approved: a new request
+ * could move the money a second time; a person checks Stripe and records what it shows. A refusal sent nothing, so
+ * it may be re-approved under a new approval (new premises read now, through the gate). An exposure is money
+ * already out: the answer is at Stripe (the dispute), so it is dismissed with a note saying what was done.
+ */
+export const ALLOWED_ACTIONS: Record<InboxKind, readonly OperatorAction[]> = {
+  ambiguous: ['resolve', 'dismiss'],
+  lease_at_recovery: ['reapprove', 'dismiss'],
+  stale_premise: ['reapprove', 'dismiss'],
+  stale_premise_at_recovery: ['reapprove', 'dismiss'],
+  model_deviated: ['reapprove', 'dismiss'],
+  exposure: ['dismiss'],
+};
+
+export type InboxItemDraft = {
+  id: string;
+  kind: InboxKind;
+  effectId: string;
+  subject: string;
+  /** The outcome the effect had when the item opened (null for a model deviation recorded before any outcome). */
+  outcome: string | null;
+  /** What happened, in one or two sentences. */
+  happened: string;
+  /** Cents a person's decision is about: the effect's amount, or an exposure's total. */
+  centsAtStake: number;
+  /** The facts that changed, as the premise check recorded them (`was` → `now`). */
+  changes: PremiseChange[];
+  actions: OperatorAction[];
+  /** Kind-specific detail: the alert's advice for an exposure, the deviation for a model that left its approval. */
+  detail: { [key: string]: Json } | null;
+};
+
+const ITEM_ID = /^(ambiguous|lease_at_recovery|stale_premise|stale_premise_at_recovery|model_deviated|exposure):([0-9a-f]{64})$/;
+
+export function inboxItemId(kind: InboxKind, effectId: string): string {
+  return `${kind}:${effectId}`;
+}
+
+/** The kind and effect an item id names, or null when it names none. */
+export function parseInboxItemId(id: string): { kind: InboxKind; effectId: string } | null {
+  const match = ITEM_ID.exec(id);
+  if (!match) return null;
+  return { kind: match[1] as InboxKind, effectId: match[2] as string };
+}
+
+/** The request id a re-approval of `itemId` proposes under: one per item, so a repeated re-approval is the same request. */
+export function reapprovalRequestId(itemId: string): string {
+  return `reapproval:${itemId}`;
+}
+
+export function reapprovalEffectId(itemId: string): string {
+  return effectIdFor({ requestId: reapprovalRequestId(itemId), effect: null });
+}
+
+function amountOf(entries: readonly Entry[]): number {
+  const first = entries.find((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
+  return (first ? effectFactsOrNull(first.effect)?.amount : null) ?? 0;
+}
+
+function lastRefusal(entries: readonly Entry[], code: string): EntryOf<'REFUSED'> | null {
+  for (let index = entries.length - 1; index >= 0; index -= 1) {
+    const entry = entries[index];
+    if (entry?.kind === 'REFUSED' && entry.code === code) return entry;
+  }
+  return null;
+}
+
+/** The item a settled effect opens, or null when its current outcome opens none. */
+export function inboxItemFor(effectId: string, subject: string, entries: readonly Entry[]): InboxItemDraft | null {
+  const outcome = currentOutcome(entries);
+  const kind = outcome === null ? undefined : INBOX_OUTCOMES[outcome];
+  if (outcome === null || kind === undefined) return null;
+  const cents = amountOf(entries);
+  let changes: PremiseChange[] = [];
+  let happened = explainOutcome(outcome as Outcome);
+  if (kind === 'ambiguous') {
+    const ambiguous = [...entries].reverse().find((entry): entry is EntryOf<'AMBIGUOUS'> => entry.kind === 'AMBIGUOUS');
+    if (ambiguous) happened = `${happened} (${ambiguous.reason})`;
+  } else {
+    const refused = lastRefusal(entries, outcome);
+    changes = refused ? [...refused.changes] : [];
+    if (refused) happened = `${happened} (${refused.reason})`;
+  }
+  return { id: inboxItemId(kind, effectId), kind, effectId, subject, outcome, happened, centsAtStake: cents, changes, actions: [...ALLOWED_ACTIONS[kind]], detail: null };
+}
+
+/** Every action recorded on the effect, by item id (at most one each in a chain the gate wrote). */
+export function actionsOf(entries: readonly Entry[]): Map<string, EntryOf<'RESOLVED'>> {
+  const acted = new Map<string, EntryOf<'RESOLVED'>>();
+  for (const entry of entries) if (entry.kind === 'RESOLVED' && !acted.has(entry.item)) acted.set(entry.item, entry);
+  return acted;
+}
+
+/**
+ * The rules an operator's entry follows (verify() reports each broken one): it names an item of this effect whose
+ * kind allows the action; a resolution (landed / did not land) resolves an AMBIGUOUS effect and nothing else; a
+ * re-approval names the request derived from the item and its effect id; no item is acted on twice; nothing is
+ * acted on while a dispatch is open. `outcomeBefore` is the journal's outcome at the entry.
+ */
+export function actionProblems(entry: EntryOf<'RESOLVED'>, effectId: string, outcomeBefore: string | null, dispatchOpen: boolean, seen: ReadonlySet<string>): string[] {
+  const problems: string[] = [];
+  const item = parseInboxItemId(entry.item);
+  if (item === null || item.effectId !== effectId) problems.push(`names item ${entry.item.slice(0, 90)}, which is not an inbox item of this effect`);
+  if (seen.has(entry.item)) problems.push(`acts a second time on item ${entry.item.slice(0, 90)}: an item takes one action`);
+  if (dispatchOpen) problems.push('was recorded while a dispatch was open');
+  if (!(OPERATOR_ACTIONS as readonly string[]).includes(entry.action)) problems.push(`records an unknown action ${String(entry.action).slice(0, 40)}`);
+  else if (item !== null && !ALLOWED_ACTIONS[item.kind].includes(entry.action)) problems.push(`records a ${entry.action}, which an item of kind ${item.kind} does not allow`);
+  if (entry.action === 'resolve') {
+    if (entry.resolution === null) problems.push('resolves without saying whether the effect landed');
+    if (outcomeBefore !== 'AMBIGUOUS') problems.push(`resolves an effect whose outcome was ${outcomeBefore ?? 'not settled'}, not AMBIGUOUS`);
+  } else if (entry.resolution !== null) {
+    problems.push(`carries a resolution on a ${entry.action}: only a resolve says whether the effect landed`);
+  }
+  if (entry.action === 'reapprove') {
+    if (outcomeBefore === 'AMBIGUOUS' || (outcomeBefore !== null && !outcomeBefore.startsWith('REFUSED:'))) problems.push(`re-approves an effect whose outcome was ${outcomeBefore}: money that moved, or may have, is never re-approved`);
+    const expected = reapprovalRequestId(entry.item);
+    if (entry.reapproval === null) problems.push('re-approves without naming the new request');
+    else if (entry.reapproval.requestId !== expected || entry.reapproval.effectId !== effectIdFor({ requestId: expected, effect: null })) problems.push('re-approves under a request other than the one derived from its item');
+  } else if (entry.reapproval !== null) {
+    problems.push(`names a new request on a ${entry.action}`);
+  }
+  if (entry.by.name.trim() === '') problems.push('names nobody as the person who acted');
+  return problems;
+}

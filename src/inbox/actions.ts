@@ -1,0 +1,94 @@
+// What a person may do with an escalation inbox item (issue 13 §4), for the support API and the CLI alike.
+//
+// A re-approval never resends the old payload blindly: it is a new request (its id derived from the item, so one
+// item can be re-approved once), under a new approval, whose premises are read now through the target's fact
+// reader, recorded as a new PROPOSED and queued for the gate, which re-reads them again before it sends and checks
+// the approval atomically with the send. Only the payload (what to refund or credit) is carried over. The old
+// effect's receipt gets a RESOLVED entry naming the new request, so the two are linked both ways (the new
+// proposal's `request` names the item it re-approves).
+import type { Actor, EntryOf, Resolution } from '../core/entries.js';
+import { parseEffect, type Effect } from '../core/effects.js';
+import { InterlockError } from '../core/errors.js';
+import { reapprovalEffectId, reapprovalRequestId } from '../core/inbox.js';
+import type { JsonObject } from '../core/json.js';
+import { currentOutcome } from '../core/verify.js';
+import type { Recorded } from '../gate/record.js';
+import type { Approvals } from '../redis/approvals.js';
+import type { Inbox, InboxItem } from '../redis/inbox.js';
+import type { Journal } from '../redis/journal.js';
+
+/** Reads the facts an effect is decided on, now (the target's premise reads); throws premise_read_failed when it cannot. */
+export type FactsNow = (effect: Effect, effectId: string) => Promise<JsonObject>;
+/** Records a proposal and queues it for the gate (queues/effects.ts propose). */
+export type ProposeNow = (proposal: unknown) => Promise<Recorded>;
+
+export type Reapproved = { item: InboxItem; entry: EntryOf<'RESOLVED'> | null; recorded: Recorded; premises: JsonObject };
+
+export type InboxActions = ReturnType<typeof createInboxActions>;
+
+export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 'partitionOf' | 'entries'>; approvals: Pick<Approvals, 'describe'>; readFacts: FactsNow; propose: ProposeNow }) {
+  const { inbox, journal } = deps;
+
+  /** The recorded payload, once the effect's latest proposal is settled as refused (nothing was sent, nothing is on its way). */
+  async function refusedPayloadOf(item: InboxItem): Promise<Effect> {
+    const partition = await journal.partitionOf(item.effectId);
+    const entries = partition === null ? [] : await journal.entries(partition, item.effectId);
+    const first = entries.find((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
+    if (!first) throw new InterlockError('unknown_effect', `Inbox item ${item.id} names effect ${item.effectId}, which has no recorded proposal to re-approve.`);
+    const outcome = currentOutcome(entries);
+    if (outcome === null || !outcome.startsWith('REFUSED:')) {
+      throw new InterlockError('action_not_allowed', `Effect ${item.effectId} is ${outcome ?? 'not settled yet'}, not refused: only a refusal is re-approved (money that moved, may have moved or is still on its way never is). Nothing was recorded.`);
+    }
+    return parseEffect(first.effect);
+  }
+
+  async function itemOr404(id: string): Promise<InboxItem> {
+    const item = await inbox.get(id);
+    if (item === null) throw new InterlockError('unknown_inbox_item', `No inbox item ${id.slice(0, 100)}. GET /v1/inbox (or \`interlock inbox list\`) lists the open ones.`);
+    return item;
+  }
+
+  return {
+    /**
+     * Re-approves an item under `approval`. The same person asking again with the same approval (a retry after a
+     * lost answer) is answered with the same new request, recorded once; anyone else after the first action is told
+     * who acted.
+     */
+    async reapprove(id: string, request: { approval: string; note: string; by: Actor }): Promise<Reapproved> {
+      const item = await itemOr404(id);
+      const requestId = reapprovalRequestId(id);
+      const effectId = reapprovalEffectId(id);
+      const closure = item.closure;
+      const replay = closure !== null && closure.action === 'reapprove' && closure.by.name === request.by.name && closure.reapproval?.approval === request.approval;
+      if (!item.actions.includes('reapprove') || (closure !== null && !replay)) {
+        // The store names who acted, or which actions the kind allows.
+        await inbox.act(id, { action: 'reapprove', by: request.by, note: request.note });
+      }
+      const { snapshot } = await deps.approvals.describe(request.approval);
+      if (snapshot === null) throw new InterlockError('unknown_approval', `No approval ${request.approval}: grant it first (POST /v1/approvals or \`interlock approvals grant\`), then re-approve. Nothing was recorded.`);
+      if (snapshot.scope !== item.subject) throw new InterlockError('invalid_approval', `Approval ${request.approval} covers ${snapshot.scope}, but item ${id} moves money on ${item.subject}. Nothing was recorded.`);
+      const effect = await refusedPayloadOf(item);
+      // Read before anything is written: facts that cannot be read leave the item open.
+      const premises = await deps.readFacts(effect, effectId);
+      let acted: { item: InboxItem; entry: EntryOf<'RESOLVED'> | null } = { item, entry: null };
+      if (!replay) acted = await inbox.act(id, { action: 'reapprove', by: request.by, note: request.note, reapproval: { approval: request.approval, requestId, effectId } });
+      const recorded = await deps.propose({
+        requestId,
+        agent: request.by.name,
+        approval: request.approval,
+        premises,
+        effect,
+        request: { reapproves: id, effect: item.effectId, by: request.by.name, role: request.by.role, note: request.note },
+      });
+      return { ...acted, recorded, premises };
+    },
+
+    async resolve(id: string, request: { resolution: Resolution; note: string; by: Actor }) {
+      return inbox.act(id, { action: 'resolve', by: request.by, note: request.note, resolution: request.resolution });
+    },
+
+    async dismiss(id: string, request: { note: string; by: Actor }) {
+      return inbox.act(id, { action: 'dismiss', by: request.by, note: request.note });
+    },
+  };
+}

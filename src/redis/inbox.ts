@@ -1,0 +1,192 @@
+// The escalation inbox in Redis (issue 13 §4): an index of items people must look at, and their actions.
+//
+// What decides is the effect's own chain: the entry that opened an item (AMBIGUOUS, a REFUSED) and the RESOLVED
+// entry a person's action appends (act-2.lua, at most once per item, with who acted kept beside the effect's state).
+// The index (keys.inbox*, one hash tag of its own) is how items are listed. It cannot be written in the same atomic
+// step as those entries on a Redis Cluster (another slot), so it is written right after them and kept in step: an
+// item is opened again, harmlessly, by whoever meets the settled effect later (a redelivered job, the next recovery
+// pass), and an item whose chain already holds an action is shown and re-indexed as closed, whatever the index says.
+import { actionsOf, inboxItemFor, parseInboxItemId, ALLOWED_ACTIONS, type InboxItemDraft, type InboxKind } from '../core/inbox.js';
+import type { Actor, Draft, EntryOf, OperatorAction, Reapproval, Resolution } from '../core/entries.js';
+import { InterlockError } from '../core/errors.js';
+import type { RedisClient } from './client.js';
+import type { Journal } from './journal.js';
+import type { Keys } from './keys.js';
+import { createScriptRunner } from './scripts.js';
+
+export type InboxClosure = { action: OperatorAction; by: Actor; note: string; resolution: Resolution | null; reapproval: Reapproval | null; at: number };
+export type InboxItem = InboxItemDraft & { openedAt: number; status: 'open' | 'closed'; closure: InboxClosure | null };
+export type InboxStatus = 'open' | 'closed';
+export type InboxFilter = { status?: InboxStatus; kind?: InboxKind | undefined; subject?: string | undefined; effect?: string | undefined };
+export type InboxPage = { data: InboxItem[]; hasMore: boolean; next: string | null };
+export type ActRequest = { action: OperatorAction; by: Actor; note: string; resolution?: Resolution | null; reapproval?: Reapproval | null };
+
+/** `<opened or closed at>.<item id>`: where a page ended, in the index's newest-first order. */
+export const INBOX_CURSOR = /^(\d{1,16})\.((?:ambiguous|lease_at_recovery|stale_premise|stale_premise_at_recovery|model_deviated|exposure):[0-9a-f]{64})$/;
+
+/** At most this many index entries are looked at for one page, so a rare filter cannot make one request scan everything. */
+const SCAN_BUDGET = 5_000;
+
+export type Inbox = ReturnType<typeof createInbox>;
+
+function closureOf(entry: EntryOf<'RESOLVED'>): InboxClosure {
+  return { action: entry.action, by: entry.by, note: entry.note, resolution: entry.resolution, reapproval: entry.reapproval, at: entry.at };
+}
+
+function describeActor(marker: string): string {
+  try {
+    const parsed = JSON.parse(marker) as { by?: Actor; action?: string };
+    return `${parsed.by?.name ?? 'someone'} (${parsed.by?.role ?? 'unknown role'}) already chose ${parsed.action ?? 'an action'}`;
+  } catch {
+    return 'someone already acted';
+  }
+}
+
+export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Journal }) {
+  const { redis, keys, journal } = deps;
+  const run = createScriptRunner(redis);
+
+  async function close(id: string, closure: InboxClosure): Promise<void> {
+    await run('close-inbox-3', [keys.inboxClosed, keys.inboxOpen, keys.inboxClosedByTime], [id, JSON.stringify(closure), closure.at]);
+  }
+
+  function assemble(id: string, itemText: string | null, closureText: string | null): InboxItem | null {
+    if (itemText === null) return null;
+    const draft = JSON.parse(itemText) as InboxItemDraft & { openedAt: number };
+    const closure = closureText === null ? null : (JSON.parse(closureText) as InboxClosure);
+    return { ...draft, id, status: closure === null ? 'open' : 'closed', closure };
+  }
+
+  /** Opens (indexes) an item once; an item known already is left as it was. */
+  async function open(draft: InboxItemDraft): Promise<{ item: InboxItem; created: boolean }> {
+    const openedAt = await journal.serverTime();
+    const reply = await run<{ status: 'OPENED' | 'KNOWN' }>('open-inbox-2', [keys.inbox, keys.inboxOpen], [draft.id, JSON.stringify({ ...draft, openedAt }), openedAt]);
+    const item = await get(draft.id);
+    if (item === null) throw new InterlockError('internal', `inbox item ${draft.id} was opened but cannot be read back`);
+    return { item, created: reply.status === 'OPENED' };
+  }
+
+  /**
+   * The item as it stands. When the chain holds an action the index has not caught up with (the process that
+   * appended it died before closing the item), the item is closed from the chain now.
+   */
+  async function get(id: string): Promise<InboxItem | null> {
+    const [itemText, closureText] = await Promise.all([redis.hget(keys.inbox, id), redis.hget(keys.inboxClosed, id)]);
+    const item = assemble(id, itemText, closureText);
+    if (item === null || item.closure !== null) return item;
+    const partition = await journal.partitionOf(item.effectId);
+    if (partition === null || (await journal.actedOn(partition, item.effectId, id)) === null) return item;
+    const entry = actionsOf(await journal.entries(partition, item.effectId)).get(id);
+    if (!entry) return item;
+    const closure = closureOf(entry);
+    await close(id, closure);
+    return { ...item, status: 'closed', closure };
+  }
+
+  return {
+    open,
+    get,
+
+    /** Opens the item the effect's current outcome calls for, if any (AMBIGUOUS, a refusal at recovery, a stale premise). */
+    async openFor(effectId: string): Promise<InboxItem | null> {
+      const partition = await journal.partitionOf(effectId);
+      if (partition === null) return null;
+      const draft = inboxItemFor(effectId, partition, await journal.entries(partition, effectId));
+      return draft === null ? null : (await open(draft)).item;
+    },
+
+    /**
+     * Items newest first (open ones by when they opened, closed ones by when they closed), filtered, a page at a time.
+     * `startingAfter` is the `next` of the page before.
+     */
+    async list(filter: InboxFilter, limit: number, startingAfter?: string): Promise<InboxPage> {
+      const status = filter.status ?? 'open';
+      const index = status === 'open' ? keys.inboxOpen : keys.inboxClosedByTime;
+      const cursor = startingAfter === undefined ? null : INBOX_CURSOR.exec(startingAfter);
+      const max = cursor ? Number(cursor[1]) : null;
+      const after = cursor?.[2] ?? null;
+      const data: InboxItem[] = [];
+      let offset = 0;
+      for (;;) {
+        const flat = (await redis.zrevrangebyscore(index, max === null ? '+inf' : String(max), '-inf', 'WITHSCORES', 'LIMIT', offset, 200)).flat();
+        const batch: { id: string; score: number }[] = [];
+        for (let i = 0; i + 1 < flat.length; i += 2) batch.push({ id: String(flat[i]), score: Number(flat[i + 1]) });
+        offset += batch.length;
+        // Members of one score come in reverse byte order: those after the cursor's sort before its id.
+        const fresh = batch.filter((member) => max === null || after === null || member.score < max || member.id < after);
+        if (fresh.length > 0) {
+          const ids = fresh.map((member) => member.id);
+          const [items, closures] = await Promise.all([redis.hmget(keys.inbox, ...ids), redis.hmget(keys.inboxClosed, ...ids)]);
+          for (const [position, member] of fresh.entries()) {
+            const item = assemble(member.id, items[position] ?? null, closures[position] ?? null);
+            if (item === null || item.status !== status) continue;
+            if ((filter.kind !== undefined && item.kind !== filter.kind) || (filter.subject !== undefined && item.subject !== filter.subject) || (filter.effect !== undefined && item.effectId !== filter.effect)) continue;
+            data.push(item);
+            if (data.length === limit) {
+              const hasMore = position < fresh.length - 1 || batch.length === 200;
+              return { data, hasMore, next: hasMore ? `${member.score}.${member.id}` : null };
+            }
+          }
+        }
+        if (batch.length < 200) return { data, hasMore: false, next: null };
+        if (offset >= SCAN_BUDGET) {
+          const last = batch.at(-1);
+          return { data, hasMore: true, next: last ? `${last.score}.${last.id}` : null };
+        }
+      }
+    },
+
+    /**
+     * Records a person's action on an item: a RESOLVED entry on the effect's receipt, at most once per item. The one
+     * who loses a race, or comes after, gets inbox_item_closed naming who acted.
+     */
+    async act(id: string, request: ActRequest): Promise<{ item: InboxItem; entry: EntryOf<'RESOLVED'> }> {
+      const item = await get(id);
+      const named = parseInboxItemId(id);
+      if (item === null || named === null) throw new InterlockError('unknown_inbox_item', `No inbox item ${id.slice(0, 100)}. GET /v1/inbox (or \`interlock inbox list\`) lists the open ones.`);
+      if (!ALLOWED_ACTIONS[item.kind].includes(request.action)) {
+        throw new InterlockError('action_not_allowed', `An item of kind ${item.kind} cannot be ${request.action === 'reapprove' ? 're-approved' : `${request.action}d`}; it allows ${ALLOWED_ACTIONS[item.kind].join(', ')}.`);
+      }
+      if (item.closure !== null) throw closedError(id, item.closure);
+      const partition = await journal.partitionOf(item.effectId);
+      if (partition === null) throw new InterlockError('unknown_effect', `Inbox item ${id} names effect ${item.effectId}, which is not recorded.`);
+      const draft: Draft<'RESOLVED'> = { kind: 'RESOLVED', item: id, action: request.action, by: request.by, note: request.note, resolution: request.resolution ?? null, reapproval: request.reapproval ?? null };
+      const marker = JSON.stringify({ action: request.action, by: request.by });
+      // What the effect's state must be, checked in the same step as the append (act-2.lua).
+      const requires = request.action === 'resolve' ? 'ambiguous' : request.action === 'reapprove' ? 'unsent' : '';
+      const reply = await journal.act(partition, item.effectId, draft, marker, requires);
+      switch (reply.status) {
+        case 'OK': {
+          const closure = closureOf(reply.entry);
+          await close(id, closure);
+          return { item: { ...item, status: 'closed', closure }, entry: reply.entry };
+        }
+        case 'ACTED': {
+          const known = await get(id);
+          if (known?.closure) throw closedError(id, known.closure);
+          throw new InterlockError('inbox_item_closed', `Inbox item ${id} was acted on already: ${describeActor(reply.by)}. Nothing was recorded.`);
+        }
+        case 'OPEN':
+          throw new InterlockError('effect_in_flight', `Effect ${item.effectId} is being sent right now; act on item ${id} once it has settled. Nothing was recorded.`);
+        case 'UNKNOWN_EFFECT':
+          throw new InterlockError('unknown_effect', `Inbox item ${id} names effect ${item.effectId}, which is not recorded.`);
+        case 'STATE':
+          throw new InterlockError(
+            'action_not_allowed',
+            reply.committed
+              ? `Effect ${item.effectId} landed (Stripe reported it after the item opened), so item ${id} cannot be ${request.action === 'resolve' ? 'resolved on a person\'s word' : 're-approved'}; dismiss it with a note. Nothing was recorded.`
+              : `Effect ${item.effectId} is ${reply.ambiguous ? 'AMBIGUOUS: it may have landed, so it is never re-approved; resolve it after checking Stripe' : 'not AMBIGUOUS, so there is nothing to resolve'}. Nothing was recorded.`,
+          );
+        default: {
+          const never: never = reply;
+          return never;
+        }
+      }
+    },
+  };
+}
+
+function closedError(id: string, closure: InboxClosure): InterlockError {
+  const how = closure.action === 'resolve' ? `resolved it (${closure.resolution === 'landed' ? 'landed' : 'did not land'})` : closure.action === 'reapprove' ? `re-approved it under ${closure.reapproval?.approval ?? 'a new approval'}` : 'dismissed it';
+  return new InterlockError('inbox_item_closed', `Inbox item ${id} was closed already: ${closure.by.name} (${closure.by.role}) ${how} at ${new Date(closure.at).toISOString()}. Nothing was recorded.`);
+}

@@ -1,0 +1,29 @@
+-- act: appends a person's action on an inbox item (a RESOLVED entry) to the effect's chain, at most once per item:
+-- two people acting on one item at once both reach this script, and exactly one appends; the other is told who
+-- acted. Nothing is acted on while a dispatch is open (the effect is being sent; its outcome is not known yet).
+-- KEYS[1] effect state hash   KEYS[2] effect entries string
+-- ARGV[1] effect id   ARGV[2] expected chain head   ARGV[3] entry time (Redis ms)   ARGV[4] max clock skew ms
+-- ARGV[5] the item id   ARGV[6] who acted and how (JSON, kept beside the state)
+-- ARGV[7] what the effect must be: 'ambiguous' (AMBIGUOUS and no landing reported since: a resolve), 'unsent'
+--   (never committed nor ambiguous: a re-approval, which must not move money that may have moved), or ''
+-- ARGV[8] entry hash   ARGV[9] stored entry JSON
+-- Returns JSON {status}: OK {now} | ACTED {by} | OPEN | UNKNOWN_EFFECT | STATE {committed, ambiguous}
+--   | HEAD_MOVED {head, lastAt, now} | BAD_TIME {head, lastAt, now}
+local state = KEYS[1]
+if redis.call('EXISTS', state) == 0 then return reply({ status = 'UNKNOWN_EFFECT' }) end
+local marker = 'i:' .. ARGV[5]
+local acted = redis.call('HGET', state, marker)
+if acted then return reply({ status = 'ACTED', by = acted }) end
+if hget_str(state, 'open') == '1' then return reply({ status = 'OPEN' }) end
+local committed = hget_str(state, 'committed') == '1'
+local ambiguous = hget_str(state, 'ambiguous') == '1'
+if (ARGV[7] == 'ambiguous' and (committed or not ambiguous)) or (ARGV[7] == 'unsent' and (committed or ambiguous)) then
+  return reply({ status = 'STATE', committed = committed, ambiguous = ambiguous })
+end
+local now = now_ms()
+local at = tonumber(ARGV[3])
+local misplaced = check_place(state, ARGV[2], at, tonumber(ARGV[4]), now)
+if misplaced then return reply(misplaced) end
+push_batch(state, KEYS[2], at, 8, 1)
+redis.call('HSET', state, marker, ARGV[6])
+return reply({ status = 'OK', now = now })

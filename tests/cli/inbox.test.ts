@@ -1,0 +1,113 @@
+// `interlock inbox ...` through the real binary (issue 13 §4), on items the gate opened in Redis: list and show print
+// JSON; resolve and dismiss append a signed RESOLVED entry naming `--by` with the role `cli`; reapprove reads the
+// payment's facts at Stripe (the sandbox) now and queues a new request; a second action is refused with exit 1
+// naming who acted; bad input is one line on stderr, exit 2, and records nothing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { effectIdFor, latestProposal, publicKeyPem, publicKeySet, verify, type Receipt } from '../../src/interlock.js';
+import { createItemMaker, type ItemMaker } from '../http/inbox-items.js';
+import { startRig, type Rig } from '../http/rig.js';
+import { pay, startStripeWorld, type StripeWorld } from '../stripe/stripe-support.js';
+import { testKey } from '../support/harness.js';
+import { runCli, tempDir, type CliRun } from './run-cli.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+let rig: Rig;
+let make: ItemMaker;
+let stripe: StripeWorld;
+const temp = tempDir('inbox');
+/** The CLI's signing key, given to it as a file so the test knows its public half. */
+const cliKey = testKey();
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  rig = await startRig();
+  make = await createItemMaker(rig);
+  stripe = await startStripeWorld();
+  writeFileSync(join(temp.dir, 'cli-key.pem'), cliKey.privatePem, { mode: 0o600 });
+  env = {
+    REDIS_URL: rig.stores.config.redisUrl,
+    INTERLOCK_KEY_PREFIX: rig.stores.config.keyPrefix,
+    INTERLOCK_DATA_DIR: temp.dir,
+    INTERLOCK_SIGNING_KEY_FILE: join(temp.dir, 'cli-key.pem'),
+    INTERLOCK_UNSAFE_DURABILITY: '1',
+    STRIPE_SECRET_KEY: 'sk_test_inboxCli0001',
+    STRIPE_API_BASE: stripe.sandbox.url,
+  };
+}, 60_000);
+afterAll(async () => {
+  await make?.close();
+  await rig?.close();
+  await stripe?.close();
+  temp.remove();
+});
+
+const json = (run: CliRun) => JSON.parse(run.stdout) as Record<string, unknown>;
+
+/** The receipt, verified with the rig's key and the CLI's own. */
+async function verified(effectId: string) {
+  const receipt = (await rig.stores.journal.receipt(effectId)) as Receipt;
+  return { receipt, verification: verify(receipt, { publicKeys: publicKeySet([publicKeyPem(rig.stores.signingKey), cliKey.publicPem]) }) };
+}
+
+function expectBadInput(run: CliRun, mentions: string): void {
+  expect(run.code, run.stderr).toBe(2);
+  expect(run.stdout).toBe('');
+  expect(run.stderr.trimEnd().split('\n'), run.stderr).toHaveLength(1);
+  expect(run.stderr).toContain(mentions);
+}
+
+// One process per call, and each starts the whole CLI: the calls run one after another, as few as cover each path.
+describe('interlock inbox', { timeout: 120_000 }, () => {
+  it('list and show print the open items as JSON; dismiss closes one with the note, naming --by with the role cli', async () => {
+    const { item, effectId } = await make.stale();
+    const listed = await runCli(['inbox', 'list', '--kind', 'stale_premise'], env);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect((json(listed).items as { id: string }[]).map((entry) => entry.id)).toContain(item);
+    const shown = await runCli(['inbox', 'show', item], env);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(json(shown)).toMatchObject({ id: item, kind: 'stale_premise', effectId, centsAtStake: 2_000, changes: [{ field: 'chargebacks', was: [], now: ['du_opened'] }], status: 'open' });
+    const dismissed = await runCli(['inbox', 'dismiss', item, '--note', 'Customer withdrew.', '--by', 'kim@support'], env);
+    expect(dismissed.code, dismissed.stderr).toBe(0);
+    expect(json(dismissed)).toMatchObject({ status: 'closed', closure: { action: 'dismiss', note: 'Customer withdrew.', by: { name: 'kim@support', role: 'cli' } } });
+  });
+
+  it('resolve --did-not-land records a signed entry naming --by; a second action exits 1 naming who acted', async () => {
+    const { item, effectId } = await make.ambiguous();
+    const resolved = await runCli(['inbox', 'resolve', item, '--did-not-land', '--note', 'Nothing on the payment in the dashboard.', '--by', 'lee@support'], env);
+    expect(resolved.code, resolved.stderr).toBe(0);
+    expect(json(resolved)).toMatchObject({ status: 'closed', closure: { action: 'resolve', resolution: 'did_not_land', by: { name: 'lee@support', role: 'cli' } } });
+    const { verification } = await verified(effectId);
+    expect(verification.problems).toEqual([]);
+    expect(verification).toMatchObject({ valid: true, answer: 'not_returned', answerFrom: 'operator' });
+    const again = await runCli(['inbox', 'dismiss', item, '--note', 'late to the party', '--by', 'kim@support'], env);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('lee@support (cli)');
+    expect(again.stdout).toBe('');
+  });
+
+  it('reapprove reads the payment\'s facts at Stripe now and queues a new request under the new approval', async () => {
+    const { paymentIntent } = await pay(stripe.stripe, 'pm_card_visa', 5_000);
+    const { item, effectId } = await make.staleOn(paymentIntent);
+    const approval = await make.grant(paymentIntent);
+    const done = await runCli(['inbox', 'reapprove', item, '--approval', approval, '--by', 'lee@support', '--note', 'Refund anyway.'], env);
+    expect(done.code, done.stderr).toBe(0);
+    const newId = effectIdFor({ requestId: `reapproval:${item}`, effect: null });
+    expect(json(done)).toMatchObject({ effectId: newId, requestId: `reapproval:${item}`, recorded: 'recorded', premises: { chargebacks: [], refunded_by_others: 0, refundable: 5_000 } });
+    expect(await latestProposal(rig.stores, newId)).toMatchObject({ approval, agent: 'lee@support', premises: { refundable: 5_000 }, effect: { paymentIntent, amount: 2_000 } });
+    const { verification } = await verified(effectId);
+    expect(verification).toMatchObject({ valid: true, operatorActions: [{ action: 'reapprove', by: { name: 'lee@support', role: 'cli' }, reapproval: { approval, effectId: newId } }] });
+  });
+
+  it('bad input is one line on stderr, exit 2; an action the item does not allow exits 1; neither records anything', async () => {
+    const { item, effectId } = await make.ambiguous();
+    expectBadInput(await runCli(['inbox', 'resolve', item, '--note', 'x', '--by', 'lee'], env), 'exactly one of --landed or --did-not-land');
+    expectBadInput(await runCli(['inbox', 'dismiss', 'not-an-item', '--note', 'x', '--by', 'lee'], env), 'is not an inbox item id');
+    expectBadInput(await runCli(['inbox', 'dismiss', item, '--note', '   ', '--by', 'lee'], env), '--note must say what was checked or done');
+    const notAllowed = await runCli(['inbox', 'reapprove', item, '--approval', 'ap_x', '--by', 'lee'], env);
+    expect(notAllowed.code).toBe(1);
+    expect(notAllowed.stderr).toContain('cannot be re-approved');
+    const { receipt } = await verified(effectId);
+    expect(receipt.entries.some((entry) => entry.kind === 'RESOLVED')).toBe(false);
+  });
+});

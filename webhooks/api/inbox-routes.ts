@@ -1,0 +1,185 @@
+// The escalation inbox (issue 13 §4): effects the gate could not settle for a person (AMBIGUOUS), refusals a person
+// may re-approve, exposures and model deviations. Approvers act; auditors and operators read. Every action is a
+// signed RESOLVED entry on the effect's receipt naming the token, at most one per item: of two approvers acting on
+// one item at once, one wins and the other is answered 409 naming who acted.
+import { createInboxActions, InterlockError, reapprovalRequestId, ProposalError, type Effect, type FactsNow, type InboxItem } from '../../src/interlock.js';
+import { createDecisionChecks } from './decision-facts.js';
+import { linksOf, snakeKeys } from './effect-view.js';
+import { apiError } from './errors.js';
+import { route, signedIn, type Route } from './route.js';
+import { dismissBody, errorAnswer, inboxItemAnswer, inboxItemParam, inboxList, inboxQuery, reapproveAnswer, reapproveBody, resolveBody } from './schemas.js';
+import type { ApiContext } from './context.js';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The facts as the fact reader returned them; the recorder checks they are JSON before anything is written. */
+type JsonFacts = Awaited<ReturnType<FactsNow>>;
+
+export function inboxItemView(item: InboxItem) {
+  const closure = item.closure;
+  return {
+    object: 'inbox_item' as const,
+    id: item.id,
+    kind: item.kind,
+    effect_id: item.effectId,
+    subject: item.subject,
+    outcome: item.outcome,
+    happened: item.happened,
+    cents_at_stake: item.centsAtStake,
+    changes: item.changes,
+    actions: item.actions,
+    detail: item.detail === null ? null : (snakeKeys(item.detail) as Record<string, unknown>),
+    status: item.status,
+    opened_at: iso(item.openedAt),
+    closed:
+      closure === null
+        ? null
+        : {
+            action: closure.action,
+            by: closure.by,
+            note: closure.note,
+            resolution: closure.resolution,
+            reapproval: closure.reapproval === null ? null : { approval: closure.reapproval.approval, request_id: closure.reapproval.requestId, effect_id: closure.reapproval.effectId },
+            at: iso(closure.at),
+          },
+    links: { self: `/v1/inbox/${item.id}`, effect: `/v1/effects/${item.effectId}`, receipt: `/v1/effects/${item.effectId}/receipt` },
+  };
+}
+
+const common = {
+  400: { description: 'The path, query or body is invalid; `fields` names each problem. Nothing was recorded.', schema: errorAnswer },
+  401: { description: 'No bearer token, or an unknown one.', schema: errorAnswer },
+  403: { description: "The token's role may not use this route.", schema: errorAnswer },
+  429: { description: "The token's rate limit was reached.", schema: errorAnswer },
+};
+
+const actionResponses = {
+  200: { description: 'Recorded: the item, closed, with who acted.', schema: inboxItemAnswer },
+  ...common,
+  404: { description: 'No such item (`unknown_inbox_item`).', schema: errorAnswer },
+  409: { description: 'Someone acted on the item already (`inbox_item_closed`, naming who and how), the kind does not allow this action (`action_not_allowed`), or the effect is being sent (`effect_in_flight`).', schema: errorAnswer },
+};
+
+export function inboxRoutes(context: ApiContext): Route[] {
+  const { stores, effects } = context;
+  const checks = createDecisionChecks(context);
+
+  function actionsFor(proposerName: string, proposerRole: string) {
+    return createInboxActions({
+      inbox: stores.inbox,
+      journal: stores.journal,
+      approvals: stores.approvals,
+      readFacts: async (effect: Effect, effectId: string) => (await checks.readFacts(effect, effectId)) as JsonFacts,
+      async propose(proposal) {
+        try {
+          return await effects.propose(proposal);
+        } catch (error) {
+          // The payload was the recorded one and the facts are the reader's: a proposal the gate refuses is this service's fault.
+          if (error instanceof ProposalError) throw apiError('internal', `The re-approval by ${proposerName} (${proposerRole}) could not be recorded.`, { cause: error });
+          throw error;
+        }
+      },
+    });
+  }
+
+  async function itemOr404(id: string): Promise<InboxItem> {
+    const item = await stores.inbox.get(id);
+    if (item === null) throw new InterlockError('unknown_inbox_item', `No inbox item ${id}. GET /v1/inbox lists the open ones.`);
+    return item;
+  }
+
+  return [
+    route({
+      method: 'get',
+      path: '/v1/inbox',
+      operationId: 'listInbox',
+      summary: 'Escalation inbox items, newest first (open by default; cursor pagination)',
+      permission: 'readInbox',
+      query: inboxQuery,
+      responses: { 200: { description: 'A page of items; pass `next_starting_after` as `starting_after` for the next one.', schema: inboxList }, ...common },
+      async handle({ query }) {
+        const page = await stores.inbox.list({ status: query.status ?? 'open', kind: query.kind, subject: query.subject, effect: query.effect }, query.limit ?? 10, query.starting_after);
+        return { status: 200, body: { object: 'list', url: '/v1/inbox', data: page.data.map(inboxItemView), has_more: page.hasMore, next_starting_after: page.next } };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/v1/inbox/:id',
+      operationId: 'getInboxItem',
+      summary: 'One inbox item: what happened, the money at stake, the facts that changed, what a person may do',
+      permission: 'readInbox',
+      params: inboxItemParam,
+      responses: { 200: { description: 'The item.', schema: inboxItemAnswer }, ...common, 404: { description: 'No such item (`unknown_inbox_item`).', schema: errorAnswer } },
+      async handle({ params }) {
+        return { status: 200, body: inboxItemView(await itemOr404(params.id)) };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/v1/inbox/:id/reapprove',
+      operationId: 'reapproveInboxItem',
+      summary: 'Re-approve an item under a NEW approval: a new request, premises read now, through the gate',
+      permission: 'actOnInbox',
+      params: inboxItemParam,
+      body: reapproveBody,
+      responses: {
+        ...actionResponses,
+        202: { description: 'Recorded and queued: the new request, its premises, and the item closed.', schema: reapproveAnswer },
+        200: { description: 'The same person re-approved this item under this approval before; the new request as recorded then.', schema: reapproveAnswer },
+        403: { description: 'The role may not act, or the approval asks for four eyes and this approver granted it (`four_eyes`).', schema: errorAnswer },
+        404: { description: 'No such item, or no such approval (`unknown_approval`).', schema: errorAnswer },
+        503: { description: 'The facts could not be read now (`premise_read_failed`); the item stays open.', schema: errorAnswer },
+      },
+      async handle({ params, body, caller }) {
+        const who = signedIn(caller);
+        await itemOr404(params.id);
+        await checks.checkFourEyes(body.approval, who.name, who);
+        const done = await actionsFor(who.name, who.role).reapprove(params.id, { approval: body.approval, note: body.note ?? '', by: { name: who.name, role: who.role } });
+        if (done.recorded.status === 'conflict') throw apiError('conflicting_payload', `The re-approval's request was recorded before with another payload (effect ${done.recorded.effectId}); nothing new was recorded.`);
+        const { effectId } = done.recorded;
+        return {
+          status: done.entry === null ? 200 : 202,
+          body: {
+            object: 'reapproval',
+            item: inboxItemView(done.item),
+            effect_id: effectId,
+            request_id: reapprovalRequestId(params.id),
+            recorded: done.entry === null ? 'exists' : 'recorded',
+            premises: done.premises,
+            links: linksOf(effectId),
+          },
+        };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/v1/inbox/:id/resolve',
+      operationId: 'resolveInboxItem',
+      summary: 'Resolve an AMBIGUOUS effect after checking Stripe: it landed, or it did not',
+      permission: 'actOnInbox',
+      params: inboxItemParam,
+      body: resolveBody,
+      responses: actionResponses,
+      async handle({ params, body, caller }) {
+        const who = signedIn(caller);
+        const done = await actionsFor(who.name, who.role).resolve(params.id, { resolution: body.resolution, note: body.note, by: { name: who.name, role: who.role } });
+        return { status: 200, body: inboxItemView(done.item) };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/v1/inbox/:id/dismiss',
+      operationId: 'dismissInboxItem',
+      summary: 'Dismiss an item with a note saying why',
+      permission: 'actOnInbox',
+      params: inboxItemParam,
+      body: dismissBody,
+      responses: actionResponses,
+      async handle({ params, body, caller }) {
+        const who = signedIn(caller);
+        const done = await actionsFor(who.name, who.role).dismiss(params.id, { note: body.note, by: { name: who.name, role: who.role } });
+        return { status: 200, body: inboxItemView(done.item) };
+      },
+    }),
+  ];
+}

@@ -6,7 +6,8 @@
 // A case is decided at most once into money: the proposal's request id is the case's, so the first PROPOSED binds
 // the payload (I5). A worker that died after recording it and before noting it on the case leaves the case to be
 // run again; that run finds the recorded proposal and adopts it instead of asking the decider a second time.
-import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
+import { Queue, Worker, type Job } from 'bullmq';
+import { jobEvents, waitForJob } from './job-events.js';
 import {
   caseScope,
   checkDecision,
@@ -56,19 +57,7 @@ export function caseEffectId(caseId: string): string {
 export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOptions = {}) {
   const connection = stores.queueConnection();
   const queue = new Queue<DecisionJob>(stores.queues.decisions, { connection, prefix: stores.queues.prefix });
-  let events: QueueEvents | null = null;
-  let eventsConnection: ReturnType<Stores['queueConnection']> | null = null;
-  let ready: Promise<QueueEvents> | null = null;
-
-  function eventsOf(): Promise<QueueEvents> {
-    ready ??= (async () => {
-      eventsConnection = stores.queueConnection();
-      events = new QueueEvents(stores.queues.decisions, { connection: eventsConnection, prefix: stores.queues.prefix });
-      await events.waitUntilReady();
-      return events;
-    })();
-    return ready;
-  }
+  const events = jobEvents(stores, stores.queues.decisions);
 
   return {
     queue,
@@ -92,36 +81,20 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
     },
     /** The case once it is decided (or cannot be), heard on the queue's events; as it stands after `timeoutMs`. */
     async waitFor(caseId: string, timeoutMs: number): Promise<CaseRecord | null> {
-      const stream = await eventsOf();
       const jobId = caseEffectId(caseId);
-      return new Promise<CaseRecord | null>((resolve, reject) => {
-        let done = false;
-        const finish = () => {
-          if (done) return;
-          done = true;
-          stream.off('completed', onEvent);
-          stream.off('failed', onEvent);
-          clearTimeout(timer);
-          stores.cases.get(caseId).then(resolve, reject);
-        };
-        const onEvent = ({ jobId: id }: { jobId: string }) => {
-          if (id === jobId) finish();
-        };
-        const timer = setTimeout(finish, timeoutMs);
+      return waitForJob<CaseRecord | null>(events, {
+        ours: (id) => id === jobId,
+        timeoutMs,
         // Subscribed first, then the record is read: a decision cannot slip in between.
-        stream.on('completed', onEvent);
-        stream.on('failed', onEvent);
-        stores.cases.get(caseId).then(
-          (record) => {
-            if (record === null || isFinalCase(record.status)) finish();
-          },
-          () => undefined,
-        );
+        settled: async () => {
+          const record = await stores.cases.get(caseId);
+          return record !== null && isFinalCase(record.status) ? record : null;
+        },
+        answer: () => stores.cases.get(caseId),
       });
     },
     async close(): Promise<void> {
-      await events?.close();
-      await eventsConnection?.quit().catch(() => undefined);
+      await events.close();
       await queue.close();
       await connection.quit().catch(() => undefined);
     },

@@ -1,8 +1,9 @@
 // The effects queue: one BullMQ job per gated effect, its id the effect id (so a second enqueue of one effect is a
 // no-op), its data the recorded proposal. The worker hands each job to gate.submit. BullMQ is at-least-once; the
 // gate's claims and recovery, not BullMQ's lock, are what make an effect reach Stripe at most once.
-import { DelayedError, Queue, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
-import { createProposalRecorder, errorCode, isRetryable, latestProposal, settledOutcome, slowDownOf, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { jobEvents, waitForJob } from './job-events.js';
+import { createProposalRecorder, errorCode, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 export type EffectJob = { proposal: unknown; recordedAt: number };
 export type EffectAnswer = GateResult;
@@ -18,22 +19,8 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
   const connection = stores.queueConnection();
   const queue = new Queue<EffectJob, EffectAnswer>(stores.queues.effects, { connection, prefix: stores.queues.prefix });
   const record = createProposalRecorder(stores);
-  let events: QueueEvents | null = null;
-  let eventsConnection: ReturnType<Stores['queueConnection']> | null = null;
-  let ready: Promise<QueueEvents> | null = null;
-
-  /** The queue's event stream, subscribed before any job is looked at, so no completion can slip between. */
-  function eventsOf(): Promise<QueueEvents> {
-    ready ??= (async () => {
-      // A connection of its own (it blocks on the event stream), closed with the queue: BullMQ leaves a connection
-      // it was given open.
-      eventsConnection = stores.queueConnection();
-      events = new QueueEvents(stores.queues.effects, { connection: eventsConnection, prefix: stores.queues.prefix });
-      await events.waitUntilReady();
-      return events;
-    })();
-    return ready;
-  }
+  // The queue's event stream, subscribed before any job is looked at, so no completion can slip between.
+  const events = jobEvents(stores, stores.queues.effects);
 
   return {
     queue,
@@ -64,38 +51,20 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
      * at once when the journal already holds the outcome; null when neither happened within `timeoutMs`.
      */
     async waitFor(effectId: string, timeoutMs: number): Promise<EffectAnswer | null> {
-      const stream = await eventsOf();
-      const ours = (jobId: string) => jobId === effectId || jobId.startsWith(`${effectId}.`);
-      return new Promise<EffectAnswer | null>((resolve) => {
-        const finish = (answer: EffectAnswer | null) => {
-          stream.off('completed', onCompleted);
-          stream.off('failed', onFailed);
-          clearTimeout(timer);
-          resolve(answer);
-        };
-        const onCompleted = ({ jobId, returnvalue }: { jobId: string; returnvalue: unknown }) => {
-          if (!ours(jobId)) return;
-          finish((typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as EffectAnswer);
-        };
-        // A job that failed for good (bad input the gate refused to take) has no answer; the caller reads the journal.
-        const onFailed = ({ jobId }: { jobId: string }) => {
-          if (ours(jobId)) finish(null);
-        };
-        const timer = setTimeout(() => finish(null), timeoutMs);
+      return waitForJob<EffectAnswer | null>(events, {
+        ours: (jobId) => jobId === effectId || jobId.startsWith(`${effectId}.`),
+        timeoutMs,
         // Subscribed first, then the journal is asked: an outcome cannot slip in between.
-        stream.on('completed', onCompleted);
-        stream.on('failed', onFailed);
-        settledOutcome(stores, effectId).then(
-          (outcome) => {
-            if (outcome !== null) finish({ effectId, outcome } as EffectAnswer);
-          },
-          () => undefined,
-        );
+        settled: async () => {
+          const outcome = await settledOutcome(stores, effectId);
+          return outcome === null ? null : ({ effectId, outcome } as EffectAnswer);
+        },
+        // A job that failed for good (bad input the gate refused to take) has no answer; the caller reads the journal.
+        answer: (finish) => (finish.kind === 'completed' ? ((typeof finish.returnvalue === 'string' ? JSON.parse(finish.returnvalue) : finish.returnvalue) as EffectAnswer) : null),
       });
     },
     async close(): Promise<void> {
-      await events?.close();
-      await eventsConnection?.quit().catch(() => undefined);
+      await events.close();
       await queue.close();
       await connection.quit().catch(() => undefined);
     },
@@ -153,8 +122,9 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       } catch (error) {
         const slowDown = slowDownOf(error);
         if (slowDown !== null) return slowDownQueue(job, slowDown, 'read');
-        // Retry is a classification: only what may succeed later is retried.
-        if (isRetryable(error)) throw error;
+        // Retry is a classification: only what may succeed later is retried. Redis not answering is such a case
+        // (the proposal is recorded, so failing the job for good would leave an acknowledged effect unsettled).
+        if (isRetryable(error) || isRedisOutage(error)) throw error;
         throw new UnrecoverableError(`${errorCode(error)}: ${error instanceof Error ? error.message : String(error)}`);
       }
       await options.onAnswer?.(answer);

@@ -13,7 +13,7 @@ const COLUMN_TEXT: Record<Column, string> = {
   no_check: 'no_check: the saved decision re-sent under a stable Idempotency-Key on restart; no re-read, no log.',
   hand_check: 'hand_check: what a careful engineer writes by hand: its own effect looked up by metadata, the premises and the approval re-read and compared, an fsynced log line per step, the same stable key.',
   hand_lock: 'hand_lock (shared_cap): hand_check inside an exclusive lock file both bots share; a dead holder\'s lock is taken over at once.',
-  interlock: "interlock: this project's gate: `interlock serve --roles worker` (INTERLOCK_CRASH_AT for the crash), the proposal recorded by `interlock refund|credit`, premises re-read before the send and at recovery, caps reserved at dispatch, a signed receipt with post-send facts.",
+  interlock: "interlock: this project's gate: `interlock serve --roles worker` (INTERLOCK_CRASH_AT for the crash), the proposal made through the scenario's support API (`POST /v1/refunds|credits` with the decision), premises re-read before the send and at recovery, caps reserved at dispatch, a signed receipt with post-send facts.",
 };
 
 function yes(value: unknown): string {
@@ -178,7 +178,9 @@ export function page(result: ScenarioResult): string {
     '',
     differences.length === 0
       ? "Every baseline cell reproduces the seed's outcome (the seeds' Stripe test-mode runs; rows the seed did not run are compared with its prediction)."
-      : `These baseline cells differ from the seed; the baselines follow the seed's code as described, so the difference is the sandbox's unless the note says otherwise:\n\n${differences.map((line) => `- ${line}`).join('\n')}`,
+      : result.scenario === 'shared_cap'
+        ? `These baseline cells differ from the seed. hand_check is a race (check, then send, no shared state): whether both refunds land depends on when each bot re-reads, so its count is timing, not a rule. Here a bot process took seconds to start and restart (the machine's load, above), so the other bot had committed before the restarted one read: neither the sandbox nor the baseline is wrong. no_check never holding and hand_lock always holding are rules, and those cells match the seed.\n\n${differences.map((line) => `- ${line}`).join('\n')}`
+        : `These baseline cells differ from the seed; the baselines follow the seed's code as described, so the difference is the sandbox's unless the note says otherwise:\n\n${differences.map((line) => `- ${line}`).join('\n')}`,
     '',
     '## Columns',
     '',
@@ -254,13 +256,47 @@ export function writeResults(out: string, results: ScenarioResult[]): string[] {
     writeFileSync(md, page(JSON.parse(readFileSync(json, 'utf8')) as ScenarioResult));
     files.push(json, md);
   }
-  // The index covers every scenario whose JSON is in the folder, so running one scenario keeps the others' links.
+  files.push(writeIndex(out));
+  return files;
+}
+
+/** The results page: a link and a summary table per scenario whose JSON is in the folder (running one keeps the others). */
+export function writeIndex(out: string): string {
   const present = Object.keys(TITLES).filter((name) => existsSync(join(out, `${name}.json`))).map((name) => JSON.parse(readFileSync(join(out, `${name}.json`), 'utf8')) as ScenarioResult);
   const index = join(out, 'README.md');
   const lines = ['# Scenario results', '', 'The latest run of `npx interlock scenario`, one page and one JSON file per scenario:', ''];
   for (const result of present) lines.push(`- [${TITLES[result.scenario] ?? result.scenario}](${result.scenario}.md) ([JSON](${result.scenario}.json)): ${result.backend}, \`--delays ${result.delays}\`, ${result.cells.length} cells, ${result.generated}`);
-  for (const result of present) lines.push('', `## ${result.scenario}`, '', table(result), '', ...verdictLines(result));
+  for (const result of present) lines.push('', `## ${result.scenario}`, '', summaryTable(result), '', ...verdictLines(result));
   writeFileSync(index, `${lines.join('\n')}\n`);
-  files.push(index);
+  return index;
+}
+
+/** Re-renders every page and the index from the JSON files in the folder (nothing is run, Stripe is not called). */
+export function renderFromJson(out: string): string[] {
+  const files: string[] = [];
+  for (const name of Object.keys(TITLES)) {
+    const json = join(out, `${name}.json`);
+    if (!existsSync(json)) continue;
+    reverify(json);
+    const md = join(out, `${name}.md`);
+    writeFileSync(md, page(JSON.parse(readFileSync(json, 'utf8')) as ScenarioResult));
+    files.push(md);
+  }
+  files.push(writeIndex(out));
   return files;
+}
+
+function shortCell(cell: Cell): string {
+  const after = cell.settle_after_restart_s === null ? 'no crash' : `${cell.settle_after_restart_s} s after restart`;
+  const extra = cell.row.startsWith('gap_probe') ? ((cell.exposure ?? null) !== null ? '; **exposure flagged**' : '; exposure not seen') : '';
+  return `${cell.outcome}; ${cell.held ? 'held' : '**VIOLATED**'}; final money ${matches(cell.answer_matches_final_money)}; proof ${yes(cell.proof)}${cell.tamper_evident ? ' (tamper-evident)' : ''}; ${after}${extra}`;
+}
+
+/** The table in a line per cell: outcome, invariant, answer vs final money, proof, time after the restart. */
+export function summaryTable(result: ScenarioResult): string {
+  if (result.scenario === 'shared_cap') return table(result);
+  const columns = columnsOf(result);
+  const lines = [`| ${result.scenario === 'billing_credit' ? 'crash / outage' : 'fault'} | ${columns.join(' | ')} |`, `|---|${columns.map(() => '---').join('|')}|`];
+  for (const row of rowsOf(result)) lines.push(`| ${row} | ${columns.map((column) => result.cells.filter((cell) => cell.row === row && cell.column === column).map(shortCell).join('<br>') || '—').join(' | ')} |`);
+  return lines.join('\n');
 }

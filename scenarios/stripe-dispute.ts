@@ -191,6 +191,8 @@ export async function runDisputeCell(world: World, decider: Decider, row: Disput
       }
       if (underReview) {
         const chargebackFrom = Date.now();
+        // The refund the restart sent exists before the chargeback is posted (whatever second Stripe stamps on both).
+        for (const refund of await world.stripe.list('/v1/refunds', { payment_intent: setup.payment_intent })) if (world.control !== null) beforeEscalation.add(String(refund.id));
         if (world.control !== null) await fetch(`${world.stripe.apiBase}/_sandbox/disputes/${setup.dispute}/escalate`, { method: 'POST' });
         const posted = await chargebackPosted(world, setup.dispute, world.control !== null ? chargebackFrom : escalated);
         chargebackAt = posted.chargeback_at;

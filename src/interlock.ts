@@ -38,6 +38,7 @@ import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys
 
 export { loadConfig, ConfigError, type Config } from './config.js';
 export { createLogger } from './log.js';
+export { isRedisOutage } from './redis/client.js';
 export { InterlockError, ERROR_REGISTRY, errorCode, isRetryable, errorMessage, slowDownOf, type ErrorCode, type FieldProblem, type SlowDown } from './core/errors.js';
 export { explainOutcome, isRefusal, SUBMIT_OUTCOMES, RECOVERY_OUTCOMES, type Outcome } from './core/outcomes.js';
 export { parseProposal, ProposalError, type Proposal } from './core/proposal.js';
@@ -72,7 +73,7 @@ export { FACT_EVENTS, REFUND_EVENTS, DISPUTE_EVENTS, type FactsApplier, type Str
 export type { WebhookVerdict } from './core/post-send.js';
 export { createStripeClient, createRefundTarget, createCreditTarget, createFactsReader, createWebhookVerifier, isLocalApiBase, registerLocalWebhook, signWebhookBody, type LocalWebhook, REFUND_FACTS, CREDIT_FACTS, StripeMisconfigured, StripeUnavailable, type StripeClient } from './stripe/index.js';
 export { CRASH_POINTS, isCrashPoint, type CrashPoint } from './targets/crash-injection.js';
-export { CASE_ID, CASE_STATES, FINAL_CASE_STATES, STORY_MAX_CHARS, caseScope, isFinalCase, parseCaseSubmission, type CaseDecision, type CaseError, type CaseRecord, type CaseState, type CaseStatus, type CaseSubmission } from './core/cases.js';
+export { CASE_ID, CASE_STATES, FINAL_CASE_STATES, STORY_MAX_CHARS, caseScope, caseSubmissionOf, isFinalCase, parseCaseSubmission, type CaseDecision, type CaseError, type CaseInput, type CaseRecord, type CaseState, type CaseStatus, type CaseSubmission } from './core/cases.js';
 export type { CaseCreated, Cases } from './redis/cases.js';
 // The decider (src/decider): the Anthropic decider with ANTHROPIC_API_KEY, the offline rules decider without it,
 // and the check of a decision against its approval that every caller makes before proposing anything.

@@ -19,7 +19,7 @@ import {
   registerLocalWebhook,
   loadConfig,
   loadDeciderConfig,
-  parseCaseSubmission,
+  caseSubmissionOf,
   openStores,
   parseProposal,
   startSender,
@@ -516,18 +516,7 @@ function caseExit(view: { state: string; outcome: string | null }): number {
 async function submitCase(options: CaseOptions): Promise<void> {
   const missing = (['case', 'story', 'approval'] as const).filter((name) => options[name] === undefined).map((name) => `--${name}`);
   if (missing.length > 0) throw new CliFailure(`interlock case needs ${missing.join(', ')}.`, EXIT_BAD_INPUT);
-  if ((options.paymentIntent === undefined) === (options.customer === undefined)) throw new CliFailure('Give exactly one of --payment-intent PI (a refund) or --customer CUS --incident ID (a credit).', EXIT_BAD_INPUT);
-  if (options.customer !== undefined && options.incident === undefined) throw new CliFailure('--customer needs --incident ID: a credit names the incident it compensates.', EXIT_BAD_INPUT);
-  if (options.paymentIntent !== undefined && options.incident !== undefined) throw new CliFailure('--incident is only for a credit (with --customer).', EXIT_BAD_INPUT);
-  const submission = parseCaseSubmission({
-    caseId: options.case,
-    kind: options.paymentIntent !== undefined ? 'refund' : 'credit',
-    subject: options.paymentIntent ?? options.customer,
-    incident: options.incident ?? null,
-    story: options.story,
-    approval: options.approval,
-    agent: options.agent,
-  });
+  const submission = caseSubmissionOf({ caseId: options.case, paymentIntent: options.paymentIntent, customer: options.customer, incident: options.incident, story: options.story, approval: options.approval, agent: options.agent });
   await withStores(async (cli) => {
     const { snapshot } = await cli.stores.approvals.describe(submission.approval);
     if (snapshot === null) throw new CliFailure(`No approval ${submission.approval}; nothing was queued. Grant it first (interlock approvals grant).`, EXIT_BAD_INPUT);
@@ -671,7 +660,7 @@ function addScenarioCommand(program: Command): void {
   program
     .command('scenario')
     .description("run the seeds' crash scenarios (no_check, hand_check, hand_lock and the gate) against the sandbox, or Stripe test mode with STRIPE_SECRET_KEY=sk_test_…")
-    .argument('<name>', 'stripe-dispute, billing-credit, shared-cap or all')
+    .argument('<name>', 'stripe-dispute, billing-credit, shared-cap or all; render re-renders the pages in --out from their JSON')
     .option('--reps <n>', 'repetitions of every cell (default 1; shared-cap 20)', reps)
     .option('--delays <profile>', "the sandbox's timing: stripe (as test mode was seen to do) or fast", 'stripe')
     .option('--out <dir>', 'where the pages and JSON files go', 'scenarios/results')
@@ -679,6 +668,11 @@ function addScenarioCommand(program: Command): void {
     .option('--columns <list>', 'only these columns, comma-separated (no_check, hand_check, hand_lock, interlock)')
     .action(async (name: string, options: { reps?: number; delays: string; out: string; rows?: string; columns?: string }) => {
       const { runScenarios, SCENARIOS, ScenarioUsageError } = await import('../scenarios/run.js');
+      if (name === 'render') {
+        const { renderFromJson } = await import('../scenarios/report.js');
+        process.stdout.write(`${renderFromJson(options.out).join('\n')}\n`);
+        return;
+      }
       const names = name === 'all' ? [...SCENARIOS] : SCENARIOS.filter((known) => known === name);
       if (names.length === 0) throw new CliFailure(`Unknown scenario "${name}": name one of ${SCENARIOS.join(', ')} or all.`, EXIT_BAD_INPUT);
       if (options.delays !== 'stripe' && options.delays !== 'fast') throw new CliFailure(`--delays takes stripe or fast, not "${options.delays}".`, EXIT_BAD_INPUT);

@@ -98,6 +98,30 @@ export function parseCaseSubmission(input: unknown): CaseSubmission {
   return parsed.data;
 }
 
+/** A case as callers give it: a payment for a refund, or a customer and an incident for a credit. */
+export type CaseInput = { caseId: unknown; paymentIntent?: unknown; customer?: unknown; incident?: unknown; story: unknown; approval: unknown; agent: unknown };
+
+/**
+ * The submission of a case as callers give it, checked whole: exactly one of a payment intent or a customer, an
+ * incident with a customer and only then, and every field by parseCaseSubmission. Throws invalid_request naming
+ * each problem by the API's field names (nothing is stored or queued).
+ */
+export function caseSubmissionOf(input: CaseInput): CaseSubmission {
+  const fields: { path: string; message: string }[] = [];
+  if ((input.paymentIntent === undefined) === (input.customer === undefined)) fields.push({ path: 'payment_intent', message: 'give exactly one of payment_intent (a refund) or customer (a credit)' });
+  if (input.customer !== undefined && input.incident === undefined) fields.push({ path: 'incident', message: 'is required with customer: a credit names the incident it compensates' });
+  if (input.paymentIntent !== undefined && input.incident !== undefined) fields.push({ path: 'incident', message: 'is only for a credit (with customer)' });
+  if (fields.length > 0) throw new InterlockError('invalid_request', `The case is invalid (${fields.map((field) => `${field.path}: ${field.message}`).join('; ')}). Nothing was queued.`, { fields });
+  const refund = input.paymentIntent !== undefined;
+  try {
+    return parseCaseSubmission({ caseId: input.caseId, kind: refund ? 'refund' : 'credit', subject: refund ? input.paymentIntent : input.customer, incident: input.incident ?? null, story: input.story, approval: input.approval, agent: input.agent });
+  } catch (error) {
+    if (!(error instanceof InterlockError)) throw error;
+    const named = error.fields.map((field) => ({ path: field.path === 'caseId' ? 'case_id' : field.path === 'subject' ? (refund ? 'payment_intent' : 'customer') : field.path, message: field.message }));
+    throw new InterlockError('invalid_request', `The case is invalid (${named.map((field) => `${field.path}: ${field.message}`).join('; ')}). Nothing was queued.`, { fields: named });
+  }
+}
+
 /** The approval scope a case's approval must have: the one payment or customer the case is about. */
 export function caseScope(submission: Pick<CaseSubmission, 'kind' | 'subject'>): string {
   return `${submission.kind === 'refund' ? 'payment' : 'customer'}:${submission.subject}`;

@@ -46,6 +46,16 @@ export function batchWrites(redis: Redis): Redis {
 }
 
 /**
+ * Whether an error is Redis not answering (refused or dropped connection, ioredis giving up on a command while it
+ * reconnects) rather than a refusal of what was asked: the same call may succeed once Redis is back.
+ */
+export function isRedisOutage(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return error.name === 'MaxRetriesPerRequestError' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || /Connection is closed|Stream isn't writeable/.test(error.message);
+}
+
+/**
  * A connection for BullMQ: its workers block on Redis, and it needs `maxRetriesPerRequest: null` so a command
  * waits out a reconnect instead of failing. Queues get connections of their own, never the gate's.
  */

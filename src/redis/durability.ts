@@ -10,6 +10,7 @@
 // can change any of them under a live worker.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { InterlockError } from '../core/errors.js';
 import { writableNodes, type RedisClient } from './client.js';
 
 export const UNSAFE_DURABILITY_ENV = 'INTERLOCK_UNSAFE_DURABILITY';
@@ -26,19 +27,22 @@ export type Durability = {
 
 const REMEDY = 'Run every Redis master with `appendonly yes`, `appendfsync always`, `no-appendfsync-on-rewrite no` and `maxmemory-policy noeviction` (the compose file does)';
 
-export class DurabilityError extends Error {
-  readonly code = 'redis_not_durable';
-  /** Retrying is right once Redis is durable again: nothing was sent. */
-  readonly retryable = true;
-  constructor(
-    readonly durability: Durability,
-    readonly when: { phase: 'start' } | { phase: 'running'; checkedAt: number } = { phase: 'start' },
-  ) {
+/**
+ * Redis could lose what it acknowledges, so nothing was sent. On the registry (`redis_not_durable`, retryable):
+ * retrying is right once Redis is durable again, and a queue must not fail the job for good meanwhile.
+ */
+export class DurabilityError extends InterlockError {
+  readonly durability: Durability;
+  readonly when: { phase: 'start' } | { phase: 'running'; checkedAt: number };
+  constructor(durability: Durability, when: { phase: 'start' } | { phase: 'running'; checkedAt: number } = { phase: 'start' }) {
     super(
+      'redis_not_durable',
       when.phase === 'start'
         ? `Redis can lose an acknowledged journal entry (${durability.problems.join('; ')}), so Interlock will not send. ${REMEDY}, or set ${UNSAFE_DURABILITY_ENV}=1 to accept the risk on a test machine.`
         : `Redis is not durable now (${durability.problems.join('; ')}; last checked ${new Date(when.checkedAt).toISOString()}), so nothing was sent; Interlock sends again once a check finds Redis durable. ${REMEDY}; then retry.`,
     );
+    this.durability = durability;
+    this.when = when;
     this.name = 'DurabilityError';
   }
 }

@@ -3,22 +3,21 @@
 // stdout; exit 0 committed, 3 declined or MODEL_DEVIATED, 4 not decided or not settled within --wait, 2 bad input
 // (nothing stored), 1 an unknown case.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDecider } from '../../src/interlock.js';
-import { replies, startMessagesServer, type MessagesServer } from '../decider/messages-server.js';
+import { replies, type MessagesServer } from '../decider/messages-server.js';
 import { uid } from '../http/rig.js';
 import { REDIS_URL } from '../support/harness.js';
-import { startCasesRig, type CasesRig } from '../support/cases-rig.js';
+import { casesSuite, modelDecider, type CasesRig } from '../support/cases-rig.js';
 import { runCli, tempDir } from './run-cli.js';
 
+const suite = casesSuite();
 let rig: CasesRig;
 let server: MessagesServer;
 const data = tempDir('case-cli');
-
-beforeAll(async () => {
-  [rig, server] = await Promise.all([startCasesRig(), startMessagesServer()]);
+beforeAll(() => {
+  rig = suite.rig();
+  server = suite.server();
 });
-afterAll(async () => {
-  await Promise.all([rig.close(), server.close()]);
+afterAll(() => {
   data.remove();
 });
 
@@ -40,21 +39,16 @@ describe('interlock case', () => {
   });
 
   it('MODEL_DEVIATED exits 3 with the problems, and nothing reaches Stripe', { timeout: 120_000 }, async () => {
-    rig.useDecider(createDecider({ apiKey: 'sk-ant-test-key', model: 'claude-haiku-4-5-20251001', baseURL: server.url, maxTokens: 1024, timeoutMs: 2_000, maxRetries: 0, maxTurns: 4 }));
-    try {
-      server.script(replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'More feels fair.' }));
-      const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
-      const run = await cli(['case', '--case', `case-${uid()}`, '--payment-intent', paymentIntent, '--story', story, '--approval', approval, '--wait', '20']);
-      expect(run.code, run.stderr).toBe(3);
-      expect(JSON.parse(run.stdout)).toMatchObject({ state: 'deviated', outcome: 'MODEL_DEVIATED', effect: null });
-      expect(await rig.refundsAt(paymentIntent)).toEqual([]);
-      expect(server.problems).toEqual([]);
-    } finally {
-      rig.useDecider(createDecider({ apiKey: null, model: 'unused', baseURL: null, maxTokens: 1024, timeoutMs: 1_000, maxRetries: 0, maxTurns: 4 }));
-    }
+    rig.useDecider(modelDecider(server));
+    server.script(replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'More feels fair.' }));
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const run = await cli(['case', '--case', `case-${uid()}`, '--payment-intent', paymentIntent, '--story', story, '--approval', approval, '--wait', '20']);
+    expect(run.code, run.stderr).toBe(3);
+    expect(JSON.parse(run.stdout)).toMatchObject({ state: 'deviated', outcome: 'MODEL_DEVIATED', effect: null });
+    expect(await rig.refundsAt(paymentIntent)).toEqual([]);
   });
 
-  it('bad input exits 2 and stores nothing; an unknown case exits 1', { timeout: 120_000 }, async () => {
+  it('bad input exits 2 and stores nothing; an unknown case exits 1', { timeout: 200_000 }, async () => {
     const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
     const caseId = `case-${uid()}`;
     // One at a time: each is a process of its own, started through tsx.

@@ -11,10 +11,10 @@ const BIN = join(REPO, 'bin', 'interlock.js');
 
 export type CliRun = { code: number; stdout: string; stderr: string };
 
-export function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliRun> {
+export function runCli(args: readonly string[], env: Record<string, string> = {}, options: { timeoutMs?: number } = {}): Promise<CliRun> {
   return new Promise((resolve) => {
     const childEnv = { ...process.env, INTERLOCK_LOG_LEVEL: 'silent', INTERLOCK_SIGNING_KEY_FILE: '', ...env };
-    execFile(process.execPath, [BIN, ...args], { cwd: REPO, env: childEnv, timeout: 50_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: REPO, env: childEnv, timeout: options.timeoutMs ?? 50_000 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
       resolve({ code, stdout, stderr });
     });

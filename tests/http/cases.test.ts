@@ -4,29 +4,18 @@
 // payload, 409 another payload; nothing is stored for a case the API refuses.
 import request from 'supertest';
 import { pino } from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createDecider } from '../../src/interlock.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../webhooks/app.js';
-import { replies, startMessagesServer, type MessagesServer } from '../decider/messages-server.js';
-import { startCasesRig, type CasesRig } from '../support/cases-rig.js';
+import { replies, type MessagesServer } from '../decider/messages-server.js';
+import { casesSuite, modelDecider, type CasesRig } from '../support/cases-rig.js';
 import { bearer, caseBody, tokenRegistry, TOKENS, uid } from './rig.js';
 
+const suite = casesSuite();
 let rig: CasesRig;
 let server: MessagesServer;
-
-beforeAll(async () => {
-  [rig, server] = await Promise.all([startCasesRig(), startMessagesServer()]);
-});
-afterAll(async () => {
-  await Promise.all([rig.close(), server.close()]);
-});
-afterEach(() => {
-  rig.useDecider(createDecider({ apiKey: null, model: 'unused', baseURL: null, maxTokens: 1024, timeoutMs: 1_000, maxRetries: 0, maxTurns: 4 }));
-  const problems = [...server.problems];
-  const unused = server.unused();
-  server.reset();
-  expect(problems).toEqual([]);
-  expect(unused).toBe(0);
+beforeAll(() => {
+  rig = suite.rig();
+  server = suite.server();
 });
 
 const post = (body: Record<string, unknown>, query = '', token: string = TOKENS.support) => request(rig.app).post(`/v1/cases${query}`).set(bearer(token)).send(body);
@@ -67,7 +56,7 @@ describe('POST /v1/cases', () => {
   });
 
   it('a model answering 3000 against a 2000 approval: MODEL_DEVIATED, nothing proposed, nothing at the sandbox', async () => {
-    rig.useDecider(createDecider({ apiKey: 'sk-ant-test-key', model: 'claude-haiku-4-5-20251001', baseURL: server.url, maxTokens: 1024, timeoutMs: 2_000, maxRetries: 0, maxTurns: 4 }));
+    rig.useDecider(modelDecider(server));
     server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'The customer is upset; $30 feels right.' }));
     const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
     const answer = await post(caseBody({ payment_intent: paymentIntent, approval }), '?wait=20');

@@ -80,8 +80,8 @@ const MATRIX: Row[] = [
   { target: 'credit', crash: 'after_send', outage: 'approval_expired', outcome: 'COMMITTED_ON_QUERY', objects: 1 },
 ];
 
-/** How long an "approval expired" cell's approval lives: long enough to be live at the dispatch, not at recovery. */
-const SHORT_APPROVAL_MS = 10_000;
+/** How long an "approval expired" cell's approval lives: live at the dispatch even on a loaded machine, not at recovery. */
+const SHORT_APPROVAL_MS = 25_000;
 /**
  * The bound on settling after the restarted worker serves: the 10 s settle margin a refusal waits from the proven
  * death, plus the recovery pass's own Stripe reads for a dozen effects on a loaded machine.

@@ -9,10 +9,10 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { createEffectsQueue, type EffectsQueue } from '../../queues/effects.js';
-import { currentOutcome, openStores, stripeSide, verify, CREDIT_FACTS, REFUND_FACTS, effectIdFor, type Config, type Effect, type StripeSide, type Stores, type Verification } from '../../src/interlock.js';
+import { currentOutcome, loadConfig, openStores, stripeSide, verify, CREDIT_FACTS, REFUND_FACTS, effectIdFor, type Config, type Effect, type StripeSide, type Stores, type Verification } from '../../src/interlock.js';
 import type { Sandbox } from '../../sandbox/index.js';
 import { REPO, tempDir } from '../cli/run-cli.js';
-import { REDIS_URL, testConfig, testKey } from '../support/harness.js';
+import { REDIS_URL, testKey } from '../support/harness.js';
 
 const BIN = join(REPO, 'bin', 'interlock.js');
 
@@ -92,7 +92,9 @@ export async function openPipeline(sandbox: Sandbox, options: { redisUrl?: strin
   const key = testKey();
   const keyFile = join(data.dir, 'signing-key.pem');
   writeFileSync(keyFile, key.privatePem, { mode: 0o600 });
-  const config = testConfig({ redisUrl, keyPrefix: `pl${randomBytes(5).toString('hex')}`, stripeSecretKey: 'sk_test_pipelineTests0001', stripeApiBase: sandbox.url, dataDir: data.dir, ...options.config });
+  // The service's own timing (a 30 s send timeout, 1 s heartbeats): what the worker processes run with, and what a
+  // test-side sender needs on a loaded machine.
+  const config: Config = { ...loadConfig({}), redisUrl, keyPrefix: `pl${randomBytes(5).toString('hex')}`, unsafeDurability: true, logLevel: 'silent', stripeSecretKey: 'sk_test_pipelineTests0001', stripeApiBase: sandbox.url, dataDir: data.dir, ...options.config };
   const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: key.key });
   const queue = createEffectsQueue(stores, { backoffMs: 200 });
   const stripe = stripeSide({ ...config, crashAt: null });
@@ -161,7 +163,14 @@ export async function openPipeline(sandbox: Sandbox, options: { redisUrl?: strin
           for (const [effectId, settled] of found) if (settled !== null) done.set(effectId, answerOf(settled));
         }
         if (done.size === effectIds.length) return done;
-        if (Date.now() > giveUp) throw new Error(`${effectIds.length - done.size} of ${effectIds.length} effects did not settle within ${timeoutMs} ms: ${effectIds.filter((id) => !done.has(id)).map((id) => id.slice(0, 12)).join(', ')}`);
+        if (Date.now() > giveUp) {
+          const stuck = await Promise.all(effectIds.filter((id) => !done.has(id)).map(async (id) => {
+            const receipt = await stores.journal.receipt(id);
+            const job = await queue.queue.getJob(id);
+            return `${id.slice(0, 12)} (journal ${receipt?.entries.map((entry) => entry.kind).join(',') ?? 'none'}; job ${job === undefined ? 'none' : `${await job.getState()}, ${job.attemptsMade} attempts, ${job.failedReason ?? ''}`})`;
+          }));
+          throw new Error(`${stuck.length} of ${effectIds.length} effects did not settle within ${timeoutMs} ms: ${stuck.join('; ')}`);
+        }
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
     },

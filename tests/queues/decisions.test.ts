@@ -3,36 +3,21 @@
 // queue under the request id `case:<case id>`. The Anthropic decider runs through the real SDK against the local
 // Messages API server. Nothing is proposed from a deviated, declined or failed case, and a case decided again
 // after a crash never yields a second proposal: the first PROPOSED binds (I5).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { caseEffectId } from '../../queues/decisions.js';
-import { createDecider, requestIdOf, type CaseRecord, type CaseSubmission, type Decider, type Entry } from '../../src/interlock.js';
-import { replies, startMessagesServer, type MessagesServer } from '../decider/messages-server.js';
-import { startCasesRig, type CasesRig } from '../support/cases-rig.js';
+import { requestIdOf, type CaseRecord, type CaseSubmission, type Decider, type Entry } from '../../src/interlock.js';
+import { replies, type MessagesServer } from '../decider/messages-server.js';
+import { casesSuite, modelDecider, type CasesRig } from '../support/cases-rig.js';
 import { uid } from '../http/rig.js';
 
+const suite = casesSuite();
 let rig: CasesRig;
 let server: MessagesServer;
-
-beforeAll(async () => {
-  [rig, server] = await Promise.all([startCasesRig(), startMessagesServer()]);
+beforeAll(() => {
+  rig = suite.rig();
+  server = suite.server();
 });
-afterAll(async () => {
-  await Promise.all([rig.close(), server.close()]);
-});
-afterEach(() => {
-  rig.useDecider(createDecider({ apiKey: null, model: 'unused', baseURL: null, maxTokens: 1024, timeoutMs: 1_000, maxRetries: 0, maxTurns: 4 }));
-  rig.wrapSink(null);
-  const problems = [...server.problems];
-  const unused = server.unused();
-  server.reset();
-  // Every request was one the real API would accept, and every scripted reply was asked for.
-  expect(problems).toEqual([]);
-  expect(unused).toBe(0);
-});
-
-function anthropic(): Decider {
-  return createDecider({ apiKey: 'sk-ant-test-key', model: 'claude-haiku-4-5-20251001', baseURL: server.url, maxTokens: 1024, timeoutMs: 2_000, maxRetries: 0, maxTurns: 4 });
-}
+const anthropic = () => modelDecider(server);
 
 function refundCase(paymentIntent: string, approval: string, overrides: Partial<CaseSubmission> = {}): CaseSubmission {
   return {
@@ -99,6 +84,23 @@ describe('a case decided by the rules decider', () => {
     // Decided once, sent once.
     expect((await entriesOf(caseEffectId(submission.caseId))).filter((entry) => entry.kind === 'PROPOSED')).toHaveLength(1);
     expect(await rig.refundsAt(paymentIntent)).toHaveLength(1);
+  });
+});
+
+describe('a credit case decided by the rules decider', () => {
+  it('credits the approved amount for the incident, with the credit facts as premises, once at the sandbox', async () => {
+    const customer = await rig.stripe.customers.create({ name: 'Subscriber' });
+    const approval = `ap_${uid()}`;
+    await rig.stores.approvals.grant({ id: approval, approver: 'support-lead', capCents: 1_000, scope: `customer:${customer.id}`, expiresAt: Date.now() + 3_600_000, maxUses: 1 });
+    const submission: CaseSubmission = { caseId: `case-${uid()}`, kind: 'credit', subject: customer.id, incident: 'INC-0efaf1', story: 'Three days without access during the outage; support approved one $10 credit.', approval, agent: 'support-bot' };
+    const record = await decided(submission);
+    expect(record.status).toMatchObject({ state: 'proposed', decision: { model: 'rules', action: 'credit', amountCents: 1_000 } });
+    const effectId = record.status.effectId ?? '';
+    expect(await rig.effects.waitFor(effectId, 15_000)).toMatchObject({ outcome: 'COMMITTED' });
+    const [proposed] = await entriesOf(effectId);
+    expect(proposed).toMatchObject({ kind: 'PROPOSED', premises: { subscription_status: null, incident_compensation: 0 }, effect: { kind: 'credit', customer: customer.id, amount: 1_000, incident: 'INC-0efaf1' } });
+    const credits = (await rig.stripe.customers.listBalanceTransactions(customer.id)).data;
+    expect(credits.map((credit) => [credit.amount, credit.metadata?.interlock_incident])).toEqual([[-1_000, 'INC-0efaf1']]);
   });
 });
 

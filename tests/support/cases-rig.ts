@@ -8,12 +8,14 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import type Stripe from 'stripe';
 import type { Express } from 'express';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { createDecisionsQueue, startDecisionsWorker, type DecisionsQueue, type DecisionsWorker, type ProposalSink } from '../../queues/decisions.js';
 import { createEffectsQueue, startEffectsWorker, type EffectsQueue, type EffectsWorker } from '../../queues/effects.js';
 import { createDecider, CREDIT_FACTS, openStores, REFUND_FACTS, startSender, stripeSide, type CaseRecord, type Decider, type Sender, type Stores } from '../../src/interlock.js';
 import { createApp } from '../../webhooks/app.js';
 import { tokenRegistry } from '../http/rig.js';
 import { pay, startStripeWorld, TEST_KEY, type StripeWorld } from '../stripe/stripe-support.js';
+import { startMessagesServer, type MessagesServer } from '../decider/messages-server.js';
 import { testConfig, testKey } from './harness.js';
 
 export type CasesRig = {
@@ -43,6 +45,45 @@ export type CasesRig = {
 
 const keyPair = testKey();
 
+/** The offline rules decider, as a process without ANTHROPIC_API_KEY builds it. */
+export function rulesDecider(): Decider {
+  return createDecider({ apiKey: null, model: 'unused', baseURL: null, maxTokens: 1024, timeoutMs: 1_000, maxRetries: 0, maxTurns: 4 });
+}
+
+/** The Anthropic decider through the real SDK, pointed at a local Messages API server, with no SDK retries. */
+export function modelDecider(server: MessagesServer): Decider {
+  return createDecider({ apiKey: 'sk-ant-test-key', model: 'claude-haiku-4-5-20251001', baseURL: server.url, maxTokens: 1024, timeoutMs: 2_000, maxRetries: 0, maxTurns: 4 });
+}
+
+/**
+ * A cases rig and a local Messages API server for one test file. After each test the rules decider and the plain
+ * proposal sink are back, and the server must have had only requests the real API accepts and no reply unasked for.
+ */
+export function casesSuite(): { rig(): CasesRig; server(): MessagesServer } {
+  let rig: CasesRig | undefined;
+  let server: MessagesServer | undefined;
+  beforeAll(async () => {
+    [rig, server] = await Promise.all([startCasesRig(), startMessagesServer()]);
+  });
+  afterAll(async () => {
+    await Promise.all([rig?.close(), server?.close()]);
+  });
+  afterEach(() => {
+    rig?.useDecider(rulesDecider());
+    rig?.wrapSink(null);
+    const problems = [...(server?.problems ?? [])];
+    const unused = server?.unused() ?? 0;
+    server?.reset();
+    expect(problems).toEqual([]);
+    expect(unused).toBe(0);
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the cases suite has not started');
+    return value;
+  };
+  return { rig: () => started(rig), server: () => started(server) };
+}
+
 export async function startCasesRig(): Promise<CasesRig> {
   const world = await startStripeWorld();
   const config = testConfig({ keyPrefix: `tc${randomBytes(6).toString('hex')}`, stripeSecretKey: TEST_KEY, stripeApiBase: world.sandbox.url, sendTimeoutMs: 2_000, claimTtlMs: 5_000 });
@@ -52,7 +93,7 @@ export async function startCasesRig(): Promise<CasesRig> {
   const effects = createEffectsQueue(stores, { backoffMs: 50 });
   const effectsWorker: EffectsWorker = startEffectsWorker(stores, sender, { concurrency: 4 });
   const decisions = createDecisionsQueue(stores, { backoffMs: 50, attempts: 3 });
-  let decider: Decider = createDecider({ apiKey: null, model: 'unused', baseURL: null, maxTokens: 1024, timeoutMs: 1_000, maxRetries: 0, maxTurns: 4 });
+  let decider: Decider = rulesDecider();
   let wrap: ((sink: ProposalSink) => ProposalSink) | null = null;
   const deviations: CaseRecord[] = [];
   const readFacts = (effect: Parameters<typeof side.target.readFacts>[1], names: readonly string[], context: { effectId: string; timeoutMs: number }) => side.target.readFacts(context.effectId, effect, names, { timeoutMs: context.timeoutMs });

@@ -3,7 +3,7 @@
 // `case:<case_id>`. POST answers 202 queued, 200 for the same case with the same payload (as it stands), 409 for
 // another payload under a taken case id; `?wait=` holds the answer until the case is decided and, once proposed,
 // until its effect settles, at most 30 s in all.
-import { caseScope, InterlockError, parseCaseSubmission, type CaseRecord, type CaseSubmission, type Stores } from '../../src/interlock.js';
+import { caseScope, caseSubmissionOf, InterlockError, type CaseRecord, type CaseSubmission, type Stores } from '../../src/interlock.js';
 import { summaryOf, type EffectSummary } from './effect-view.js';
 import { createDecisionChecks } from './decision-facts.js';
 import { apiError } from './errors.js';
@@ -80,7 +80,11 @@ export async function waitForCase(context: Pick<ApiContext, 'effects'> & { decis
   if (decided?.status.state === 'proposed' && decided.status.effectId !== null && left > 0) await context.effects.waitFor(decided.status.effectId, left);
 }
 
-const CAMEL_TO_API: Record<string, string> = { caseId: 'case_id' };
+const callerErrors = {
+  401: { description: 'No bearer token, or an unknown one.', schema: errorAnswer },
+  403: { description: "The token's role may not use this route.", schema: errorAnswer },
+  429: { description: "The token's rate limit was reached; see Retry-After.", schema: errorAnswer },
+};
 
 export function casesRoutes(context: ApiContext): Route[] {
   const { stores } = context;
@@ -113,40 +117,20 @@ export function casesRoutes(context: ApiContext): Route[] {
       responses: {
         200: { description: 'The same case was submitted before with this payload; the case as it stands.', schema: caseAnswer },
         202: { description: 'Stored and queued for the decider (or, with ?wait, as it stands when decided, or when its effect settled).', schema: caseAnswer },
+        ...callerErrors,
         400: { description: 'The body or query is invalid, or the approval covers another subject; `fields` names each problem. Nothing was queued.', schema: errorAnswer },
-        401: { description: 'No bearer token, or an unknown one.', schema: errorAnswer },
         403: { description: 'The role may not submit cases, or the approval asks for four eyes and the submitter approved it (`four_eyes`).', schema: errorAnswer },
         404: { description: 'No such approval (`unknown_approval`).', schema: errorAnswer },
         409: { description: 'The case id was first submitted with another payload (`conflicting_payload`); the stored case stands.', schema: errorAnswer },
         413: { description: 'The body is too large.', schema: errorAnswer },
         415: { description: 'The body is not JSON.', schema: errorAnswer },
-        429: { description: "The token's rate limit was reached; see Retry-After.", schema: errorAnswer },
         503: { description: 'This process takes no cases (`not_available`), or Redis is down; retry.', schema: errorAnswer },
       },
       async handle({ body, query, caller }) {
         const who = signedIn(caller);
         const decisions = decisionsOrUnavailable();
-        const fields: { path: string; message: string }[] = [];
-        if ((body.payment_intent === undefined) === (body.customer === undefined)) fields.push({ path: 'payment_intent', message: 'give exactly one of payment_intent (a refund) or customer (a credit)' });
-        if (body.customer !== undefined && body.incident === undefined) fields.push({ path: 'incident', message: 'is required with customer: a credit names the incident it compensates' });
-        if (body.payment_intent !== undefined && body.incident !== undefined) fields.push({ path: 'incident', message: 'is only for a credit (with customer)' });
-        if (fields.length > 0) throw apiError('invalid_request', `The request is invalid (${fields.map((field) => `${field.path}: ${field.message}`).join('; ')}). Nothing was queued.`, { fields });
         const agent = body.agent ?? who.name;
-        let submission: CaseSubmission;
-        try {
-          submission = parseCaseSubmission({
-            caseId: body.case_id,
-            kind: body.payment_intent !== undefined ? 'refund' : 'credit',
-            subject: body.payment_intent ?? body.customer,
-            incident: body.incident ?? null,
-            story: body.story,
-            approval: body.approval,
-            agent,
-          });
-        } catch (error) {
-          if (!(error instanceof InterlockError)) throw error;
-          throw apiError('invalid_request', error.message, { fields: error.fields.map((field) => ({ path: CAMEL_TO_API[field.path] ?? field.path, message: field.message })) });
-        }
+        const submission = caseSubmissionOf({ caseId: body.case_id, paymentIntent: body.payment_intent, customer: body.customer, incident: body.incident, story: body.story, approval: body.approval, agent });
         await checkApproval(submission);
         await createDecisionChecks(context).checkFourEyes(submission.approval, agent, who);
         const created = await decisions.submit(submission, who.name);
@@ -167,11 +151,9 @@ export function casesRoutes(context: ApiContext): Route[] {
       params: caseIdParam,
       responses: {
         200: { description: 'The case.', schema: caseAnswer },
+        ...callerErrors,
         400: { description: 'The id is not a case id.', schema: errorAnswer },
-        401: { description: 'No bearer token, or an unknown one.', schema: errorAnswer },
-        403: { description: "The token's role may not use this route.", schema: errorAnswer },
         404: { description: 'No such case (`unknown_case`).', schema: errorAnswer },
-        429: { description: "The token's rate limit was reached; see Retry-After.", schema: errorAnswer },
       },
       async handle({ params }) {
         const record = await stores.cases.get(params.id);

@@ -4,7 +4,7 @@
 // No answer ever carries a stack trace or a secret.
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { ERROR_REGISTRY, InterlockError, redactSecrets, type ErrorCode, type FieldProblem } from '../../src/interlock.js';
+import { ERROR_REGISTRY, InterlockError, isRedisOutage, redactSecrets, type ErrorCode, type FieldProblem } from '../../src/interlock.js';
 
 export type ErrorBody = { error: { code: string; message: string; fields?: FieldProblem[] } };
 
@@ -26,11 +26,6 @@ const BODY_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
 
 /** A client error raised by Express or its libraries (http-errors), by status. */
 const STATUS_CODES: Record<number, ErrorCode> = { 400: 'invalid_request', 404: 'not_found', 413: 'payload_too_large', 415: 'unsupported_media_type' };
-
-function isRedisOutage(error: Error): boolean {
-  const code = (error as { code?: unknown }).code;
-  return error.name === 'MaxRetriesPerRequestError' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || /Connection is closed|Stream isn't writeable/.test(error.message);
-}
 
 /** The registry error an arbitrary thrown value stands for at the edge. */
 export function asApiError(error: unknown): InterlockError {

@@ -1,0 +1,69 @@
+// Hearing a queue's jobs finish without polling: the queue's event stream on a connection of its own (it blocks on
+// the stream; BullMQ leaves a connection it was given open, so it is closed here), and a wait that subscribes
+// before it asks the store, so no completion can slip between the question and the subscription.
+import { QueueEvents } from 'bullmq';
+import type { Stores } from '../src/interlock.js';
+
+export type JobEvents = {
+  /** The stream, opened on first use. */
+  stream(): Promise<QueueEvents>;
+  close(): Promise<void>;
+};
+
+export function jobEvents(stores: Stores, queueName: string): JobEvents {
+  let events: QueueEvents | null = null;
+  let connection: ReturnType<Stores['queueConnection']> | null = null;
+  let ready: Promise<QueueEvents> | null = null;
+  return {
+    stream() {
+      ready ??= (async () => {
+        connection = stores.queueConnection();
+        events = new QueueEvents(queueName, { connection, prefix: stores.queues.prefix });
+        await events.waitUntilReady();
+        return events;
+      })();
+      return ready;
+    },
+    async close() {
+      await events?.close();
+      await connection?.quit().catch(() => undefined);
+    },
+  };
+}
+
+export type JobFinish = { kind: 'completed'; returnvalue: unknown } | { kind: 'failed' } | { kind: 'timeout' };
+
+/**
+ * Waits for the first job `ours` accepts to complete or fail, or for `timeoutMs`, and answers what `answer` makes
+ * of it. `settled` is asked once, after subscribing: a non-null answer there ends the wait at once.
+ */
+export async function waitForJob<T>(events: JobEvents, options: { ours: (jobId: string) => boolean; timeoutMs: number; settled: () => Promise<T | null>; answer: (finish: JobFinish) => T | Promise<T> }): Promise<T> {
+  const stream = await events.stream();
+  return new Promise<T>((resolve, reject) => {
+    let done = false;
+    const end = (finish: JobFinish | { kind: 'settled'; value: T }) => {
+      if (done) return;
+      done = true;
+      stream.off('completed', onCompleted);
+      stream.off('failed', onFailed);
+      clearTimeout(timer);
+      if (finish.kind === 'settled') resolve(finish.value);
+      else Promise.resolve(options.answer(finish)).then(resolve, reject);
+    };
+    const onCompleted = ({ jobId, returnvalue }: { jobId: string; returnvalue: unknown }) => {
+      if (options.ours(jobId)) end({ kind: 'completed', returnvalue });
+    };
+    const onFailed = ({ jobId }: { jobId: string }) => {
+      if (options.ours(jobId)) end({ kind: 'failed' });
+    };
+    const timer = setTimeout(() => end({ kind: 'timeout' }), options.timeoutMs);
+    stream.on('completed', onCompleted);
+    stream.on('failed', onFailed);
+    options.settled().then(
+      (value) => {
+        if (value !== null) end({ kind: 'settled', value });
+      },
+      () => undefined,
+    );
+  });
+}

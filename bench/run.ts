@@ -96,5 +96,5 @@ writeFileSync(resultsMd, page(results));
 const met = ran.filter((item) => item.status === 'met').length;
 const missed = ran.filter((item) => item.status === 'missed').map((item) => item.file);
 const failed = ran.filter((item) => item.status === 'failed').map((item) => item.file);
-console.log(options.quick ? `\n${ran.length - failed.length} of ${ran.length} benchmarks ran${failed.length > 0 ? `; failed to run: ${failed.join(', ')}` : ''}. Results: ${resultsMd}` : `\n${met} of ${ran.length} benchmarks met their targets${missed.length > 0 ? `; missed a target: ${missed.join(', ')}` : ''}${failed.length > 0 ? `; failed to run: ${failed.join(', ')}` : ''}. Results: ${resultsMd}`);
+console.log(options.page ? `Wrote ${resultsMd} from ${resultsJson}.` : options.quick ? `\n${ran.length - failed.length} of ${ran.length} benchmarks ran${failed.length > 0 ? `; failed to run: ${failed.join(', ')}` : ''}. Results: ${resultsMd}` : `\n${met} of ${ran.length} benchmarks met their targets${missed.length > 0 ? `; missed a target: ${missed.join(', ')}` : ''}${failed.length > 0 ? `; failed to run: ${failed.join(', ')}` : ''}. Results: ${resultsMd}`);
 process.exit(failed.length > 0 ? 2 : missed.length > 0 && !options.quick ? 1 : 0);

@@ -22,12 +22,13 @@ const options = new Command('bench')
   .description('run the benchmarks and write bench/results/latest.json and latest.md')
   .option('--only <names>', `comma-separated parts of benchmark file names: ${all.map((name) => name.replace('.bench.ts', '')).join(', ')}`)
   .option('--quick', 'each benchmark briefly, to check it works (writes quick.json and quick.md)', false)
+  .option('--page', 'run nothing: write the results page again from the results file', false)
   .parse(process.argv)
-  .opts<{ only?: string; quick: boolean }>();
+  .opts<{ only?: string; quick: boolean; page: boolean }>();
 
 const wanted = options.only?.split(',').map((name) => name.trim()).filter((name) => name !== '') ?? [];
-const files = all.filter((name) => wanted.length === 0 || wanted.some((part) => name.includes(part)));
-if (files.length === 0) {
+const files = options.page ? [] : all.filter((name) => wanted.length === 0 || wanted.some((part) => name.includes(part)));
+if (files.length === 0 && !options.page) {
   console.error(`--only ${options.only ?? ''} matches no benchmark; there are ${all.join(', ')}.`);
   process.exit(2);
 }
@@ -82,7 +83,7 @@ function page(results: Record<string, Section>): string {
     lines.push(section.markdown ?? '(This section was recorded before benchmarks wrote their tables; see latest.json.)');
   }
   if (results.scenarios === undefined) {
-    lines.push('', '## Scenario timings', '', 'Not measured: `scenarios/` has no runnable scenario command yet (issue 12 §2 is being built). Once `npx interlock scenario all` exists, its cell timings (settle_s, settle_after_restart_s) belong here.');
+    lines.push('', '## Scenario timings', '', 'Not recorded yet: `npm run bench -- --only scenario` runs `interlock scenario all --delays fast` and records its cell timings here.');
   }
   const failed = ran.filter((item) => item.status === 'failed');
   if (failed.length > 0) lines.push('', `Failed in this run (no new figures): ${failed.map((item) => item.file).join(', ')}.`);
@@ -95,5 +96,5 @@ writeFileSync(resultsMd, page(results));
 const met = ran.filter((item) => item.status === 'met').length;
 const missed = ran.filter((item) => item.status === 'missed').map((item) => item.file);
 const failed = ran.filter((item) => item.status === 'failed').map((item) => item.file);
-console.log(options.quick ? `\n${ran.length - failed.length} of ${ran.length} benchmarks ran${failed.length > 0 ? `; failed to run: ${failed.join(', ')}` : ''}. Results: ${resultsMd}` : `\n${met} of ${ran.length} benchmarks met their targets${missed.length > 0 ? `; missed a target: ${missed.join(', ')}` : ''}${failed.length > 0 ? `; failed to run: ${failed.join(', ')}` : ''}. Results: ${resultsMd}`);
+console.log(options.page ? `Wrote ${resultsMd} from ${resultsJson}.` : options.quick ? `\n${ran.length - failed.length} of ${ran.length} benchmarks ran${failed.length > 0 ? `; failed to run: ${failed.join(', ')}` : ''}. Results: ${resultsMd}` : `\n${met} of ${ran.length} benchmarks met their targets${missed.length > 0 ? `; missed a target: ${missed.join(', ')}` : ''}${failed.length > 0 ? `; failed to run: ${failed.join(', ')}` : ''}. Results: ${resultsMd}`);
 process.exit(failed.length > 0 ? 2 : missed.length > 0 && !options.quick ? 1 : 0);

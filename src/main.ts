@@ -220,10 +220,24 @@ function urlOf(server: Server): string {
   return `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
 }
 
+/** How long requests in progress may run once the service stops; then the connections still open are cut. */
+const HTTP_DRAIN_MS = 5_000;
+
 function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => {
-    server.close(() => resolve());
-    // Idle keep-alive connections would hold close() open; requests in progress still finish.
+    // A client that keeps its connection busy (the sandbox or `stripe listen` delivering events, a load balancer's
+    // pool) never leaves it idle, so close() alone would wait for ever: from now on every answer closes its
+    // connection, idle ones close at once, and whatever is still open after the drain is cut. A webhook cut this way
+    // was not answered, so Stripe delivers it again.
+    server.prependListener('request', (_request, response) => {
+      response.setHeader('connection', 'close');
+    });
+    const cut = setTimeout(() => server.closeAllConnections(), HTTP_DRAIN_MS);
+    cut.unref();
+    server.close(() => {
+      clearTimeout(cut);
+      resolve();
+    });
     server.closeIdleConnections();
   });
 }

@@ -1,0 +1,44 @@
+// A stopping service must stop even while a client holds a request open: a webhook sender that stalls mid-body, a
+// keep-alive pool that never goes idle. server.close() alone waits for every such connection (up to Node's
+// 300 s request timeout); the service drains for a few seconds, then cuts what is still open. A webhook cut this
+// way was never answered, so Stripe delivers it again.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import { spawnWorker } from '../pipeline/pipeline-support.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'interlock-shutdown-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+it('SIGTERM ends serve within seconds while a client holds a webhook request open mid-body', async () => {
+  const worker = spawnWorker({
+    REDIS_URL: 'redis://127.0.0.1:6379',
+    INTERLOCK_KEY_PREFIX: `shutdown-${randomBytes(4).toString('hex')}`,
+    INTERLOCK_UNSAFE_DURABILITY: '1',
+    INTERLOCK_DATA_DIR: dir,
+    STRIPE_SECRET_KEY: 'sk_test_shutdown',
+    STRIPE_WEBHOOK_SECRET: 'whsec_shutdownTestSecret0123456789',
+  }, ['serve', '--roles', 'webhooks', '--port', '0']);
+  try {
+    await worker.ready;
+    const line = worker.logs().split('\n').find((text) => text.includes('"msg":"interlock serving"')) ?? '';
+    const url = new URL((JSON.parse(line) as { url: string }).url);
+    // Headers and half the body, then nothing: the request is in progress for as long as the socket stays open.
+    const socket = connect(Number(url.port), url.hostname);
+    socket.on('error', () => undefined);
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(`POST /webhooks/stripe HTTP/1.1\r\nHost: ${url.host}\r\ncontent-type: application/json\r\nstripe-signature: t=1,v1=00\r\ncontent-length: 100\r\n\r\n{"id":"evt_`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const stoppedAt = Date.now();
+    worker.child.kill('SIGTERM');
+    const exit = await Promise.race([worker.exited, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 15_000))]);
+    socket.destroy();
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(Date.now() - stoppedAt).toBeLessThan(15_000);
+  } finally {
+    await worker.stop(1_000);
+  }
+}, 90_000);

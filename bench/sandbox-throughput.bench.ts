@@ -1,28 +1,15 @@
 // Stripe sandbox throughput: runs the sandbox as its own process (as in use) and drives it with concurrent
-// keep-alive GETs through node:http for a bounded time. Fails below 3,000 requests per second.
-import { spawn } from 'node:child_process';
+// keep-alive GETs through node:http for a bounded time. Target: 3,000 requests per second.
 import { Agent, request } from 'node:http';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { finish, QUICK, startSandboxProcess } from './support.js';
 
 const TARGET_PER_SECOND = 3_000;
-const WARMUP_MS = 1_000;
-const MEASURE_MS = 5_000;
+const WARMUP_MS = QUICK ? 300 : 1_000;
+const MEASURE_MS = QUICK ? 1_000 : 5_000;
 const CONCURRENCY = 32;
 
-const root = fileURLToPath(new URL('../', import.meta.url));
-const server = spawn(process.execPath, ['--import', 'tsx', 'sandbox/server-main.ts', '--port', '0', '--delays', 'fast'], {
-  cwd: root,
-  stdio: ['ignore', 'pipe', 'inherit'],
-  env: { ...process.env, INTERLOCK_LOG_LEVEL: 'silent' },
-});
-
-const announced = await new Promise<string>((resolve, reject) => {
-  if (server.stdout === null) throw new Error('sandbox has no stdout');
-  createInterface({ input: server.stdout }).once('line', resolve);
-  server.once('exit', (code) => reject(new Error(`sandbox exited with ${String(code)}`)));
-});
-const url = new URL((JSON.parse(announced) as { url: string }).url);
+const sandbox = await startSandboxProcess();
+const url = new URL(sandbox.url);
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 const headers = { Authorization: 'Bearer sk_test_bench' };
 
@@ -42,11 +29,7 @@ async function post(path: string, body: string): Promise<string> {
   return ((await response.json()) as { id: string }).id;
 }
 
-// A realistic read: one stored charge, as a premise reader would fetch it.
-const intent = await post('/v1/payment_intents', 'amount=10000&currency=usd&payment_method=pm_card_visa&confirm=true');
-const chargePath = `/v1/payment_intents/${intent}`;
-
-async function drive(untilMs: number): Promise<{ ok: number; failed: number }> {
+async function drive(chargePath: string, untilMs: number): Promise<{ ok: number; failed: number }> {
   let ok = 0;
   let failed = 0;
   const worker = async (): Promise<void> => {
@@ -60,16 +43,23 @@ async function drive(untilMs: number): Promise<{ ok: number; failed: number }> {
   return { ok, failed };
 }
 
-console.log(`sandbox at ${url.origin}; warming up for ${WARMUP_MS} ms with ${CONCURRENCY} concurrent keep-alive connections`);
-await drive(Date.now() + WARMUP_MS);
-console.log(`measuring GET ${chargePath} for ${MEASURE_MS} ms`);
-const started = Date.now();
-const { ok, failed } = await drive(started + MEASURE_MS);
-const perSecond = Math.round((ok * 1000) / (Date.now() - started));
-console.log(`${ok} requests succeeded, ${failed} failed: ${perSecond} requests/second (target ${TARGET_PER_SECOND})`);
-
-agent.destroy();
-server.kill('SIGTERM');
-const passed = failed === 0 && perSecond >= TARGET_PER_SECOND;
-console.log(passed ? 'PASS' : 'FAIL');
-process.exit(passed ? 0 : 1);
+let result: { ok: number; failed: number; perSecond: number; path: string };
+try {
+  // A realistic read: one stored payment, as a premise reader would fetch it.
+  const intent = await post('/v1/payment_intents', 'amount=10000&currency=usd&payment_method=pm_card_visa&confirm=true');
+  const path = `/v1/payment_intents/${intent}`;
+  console.log(`sandbox at ${url.origin}; warming up for ${WARMUP_MS} ms with ${CONCURRENCY} concurrent keep-alive connections`);
+  await drive(path, Date.now() + WARMUP_MS);
+  console.log(`measuring GET ${path} for ${MEASURE_MS} ms`);
+  const started = Date.now();
+  const { ok, failed } = await drive(path, started + MEASURE_MS);
+  result = { ok, failed, perSecond: Math.round((ok * 1000) / (Date.now() - started)), path };
+} finally {
+  agent.destroy();
+  await sandbox.stop();
+}
+const markdown = `The sandbox in its own process, ${CONCURRENCY} keep-alive connections from this process, \`GET /v1/payment_intents/:id\` for ${MEASURE_MS} ms: ${result.perSecond.toLocaleString('en-US')} requests/s (${result.ok} answered 200, ${result.failed} not).`;
+console.log(markdown);
+finish('sandboxThroughput', 'Stripe sandbox throughput (issue 5)', markdown, result, [
+  { target: `sandbox ≥ ${TARGET_PER_SECOND.toLocaleString('en-US')} requests/s, none failed`, value: result.perSecond, met: result.failed === 0 && result.perSecond >= TARGET_PER_SECOND },
+]);

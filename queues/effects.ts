@@ -2,7 +2,7 @@
 // no-op), its data the recorded proposal. The worker hands each job to gate.submit. BullMQ is at-least-once; the
 // gate's claims and recovery, not BullMQ's lock, are what make an effect reach Stripe at most once.
 import { DelayedError, Queue, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
-import { createProposalRecorder, errorCode, isRetryable, latestProposal, settledOutcome, type GateResult, type Recorded, type Sender, type Stores } from '../src/interlock.js';
+import { createProposalRecorder, errorCode, isRetryable, latestProposal, settledOutcome, slowDownOf, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 export type EffectJob = { proposal: unknown; recordedAt: number };
 export type EffectAnswer = GateResult;
@@ -106,11 +106,22 @@ export type EffectsQueue = ReturnType<typeof createEffectsQueue>;
 
 export type EffectsWorkerOptions = {
   concurrency?: number;
-  /** At most this many jobs per second across the worker (Stripe allows about 100 requests/s on live accounts). */
+  /**
+   * At most this many jobs per second across every worker of the queue (BullMQ's limiter is the queue's, and
+   * Stripe's limit is the account's: about 100 requests/s live, 25 in test mode).
+   */
   ratePerSecond?: number | null;
-  /** Called with each answer (metrics, logs). */
-  onAnswer?: (answer: EffectAnswer) => void;
+  /** How long the queue pauses after Stripe rate-limited a call without naming a Retry-After. */
+  rateLimitBackoffMs?: number;
+  /**
+   * Called with each answer (metrics) and awaited before the job finishes, so whoever hears the job's completion
+   * sees what it counted. It must not throw; a failure of its own is its to log.
+   */
+  onAnswer?: (answer: EffectAnswer) => void | Promise<void>;
 };
+
+/** BullMQ's limiter with no limit of its own (see below why one is always set). */
+const UNLIMITED_JOBS_PER_SECOND = 1_000_000;
 
 /** What a job comes to, from the gate's answer: done, ask again at an instant, or retry with backoff. */
 export function disposition(answer: EffectAnswer): { kind: 'done' } | { kind: 'later'; at: number } {
@@ -140,11 +151,16 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
         const effectId = job.id?.split('.')[0] ?? '';
         answer = await gate.submit((await latestProposal(stores, effectId)) ?? job.data.proposal);
       } catch (error) {
+        const slowDown = slowDownOf(error);
+        if (slowDown !== null) return slowDownQueue(job, slowDown, 'read');
         // Retry is a classification: only what may succeed later is retried.
         if (isRetryable(error)) throw error;
         throw new UnrecoverableError(`${errorCode(error)}: ${error instanceof Error ? error.message : String(error)}`);
       }
-      options.onAnswer?.(answer);
+      await options.onAnswer?.(answer);
+      // A rate-limited send kept its claim (its outcome is unknown); the job comes back once the pause is over and
+      // settles the effect under the same key.
+      if (answer.slowDown !== undefined) return slowDownQueue(job, answer.slowDown, 'send');
       const next = disposition(answer);
       if (next.kind === 'later') {
         await job.moveToDelayed(next.at, token);
@@ -160,9 +176,22 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       lockDuration: 60_000,
       stalledInterval: 30_000,
       maxStalledCount: 1_000,
-      ...(options.ratePerSecond ? { limiter: { max: options.ratePerSecond, duration: 1_000 } } : {}),
+      // A limiter is always set: BullMQ honours a manual pause (rateLimit below) only on a queue with one.
+      limiter: { max: options.ratePerSecond ?? UNLIMITED_JOBS_PER_SECOND, duration: 1_000 },
     },
   );
+
+  /**
+   * Stripe answered 429 (a premise read, a lookup or a send): the whole queue pauses for Stripe's Retry-After, or the
+   * configured backoff, and the job goes back to waiting without using up an attempt. Every worker of the queue
+   * sees the pause, so the fleet slows down together instead of hammering an account that is over its limit.
+   */
+  async function slowDownQueue(job: Job<EffectJob, EffectAnswer>, slowDown: SlowDown, what: 'read' | 'send'): Promise<never> {
+    const pauseMs = Math.max(50, slowDown.retryAfterMs ?? options.rateLimitBackoffMs ?? 1_000);
+    logger.warn({ effectId: job.id, pauseMs, call: what }, 'Stripe rate-limited a call; pausing the effects queue');
+    await worker.rateLimit(pauseMs);
+    throw Worker.RateLimitError();
+  }
   worker.on('failed', (job, error) => logger.warn({ effectId: job?.id, error: error.message }, 'effect job failed'));
   worker.on('error', (error) => logger.error({ err: error }, 'effects worker error'));
   return {

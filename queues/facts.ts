@@ -2,17 +2,24 @@
 // id, so an event Stripe delivers twice is queued once; the facts worker appends what it says to the receipts it
 // concerns. The reconciler re-reads, on a schedule and on demand, every effect still worth watching, so receipts
 // reach the same final answer when webhooks were missed.
-import { Queue, Worker, type Job } from 'bullmq';
-import { watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent } from '../src/interlock.js';
+import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { errorCode, InterlockError, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent } from '../src/interlock.js';
 
 export function createFactsQueue(stores: Stores) {
   const connection = stores.queueConnection();
   const queue = new Queue<StripeEvent>(stores.queues.facts, { connection, prefix: stores.queues.prefix });
   return {
     queue,
-    /** Durably queues a verified event; a redelivered event (same id) is a no-op. */
-    async accept(event: StripeEvent): Promise<void> {
+    /**
+     * Durably queues a verified event; a redelivered event (same id) is a no-op, answered `duplicate` when its job
+     * is still known (jobs are kept 7 days, longer than Stripe redelivers). Two deliveries racing may both read
+     * "new"; only the count is affected, never the job.
+     */
+    async accept(event: StripeEvent): Promise<{ duplicate: boolean }> {
+      const duplicate = (await queue.getJobState(event.id)) !== 'unknown';
+      if (duplicate) return { duplicate };
       await queue.add(event.type, event, { jobId: event.id, attempts: 10, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 7 * 24 * 3_600, count: 100_000 }, removeOnFail: { age: 30 * 24 * 3_600 } });
+      return { duplicate };
     },
     async close(): Promise<void> {
       await queue.close();
@@ -23,20 +30,40 @@ export function createFactsQueue(stores: Stores) {
 
 export type FactsQueue = ReturnType<typeof createFactsQueue>;
 
-export function startFactsWorker(stores: Stores, facts: FactsApplier, options: { concurrency?: number; onApplied?: (event: StripeEvent, applied: Applied[]) => void } = {}) {
+export type FactsWorkerOptions = {
+  concurrency?: number;
+  /**
+   * How long a job stays with a worker that stopped renewing its lock (a killed process) before another worker
+   * takes it again (BullMQ's lock duration and stalled check). The event is queued, so it is not lost meanwhile.
+   */
+  lockMs?: number;
+  onApplied?: (event: StripeEvent, applied: Applied[]) => void;
+};
+
+export function startFactsWorker(stores: Stores, facts: FactsApplier, options: FactsWorkerOptions = {}) {
   const connection = stores.queueConnection();
   const worker = new Worker<StripeEvent, Applied[]>(
     stores.queues.facts,
     async (job: Job<StripeEvent, Applied[]>) => {
-      const applied = await facts.applyEvent(job.data);
+      let applied: Applied[];
+      try {
+        applied = await facts.applyEvent(job.data);
+      } catch (error) {
+        // Stripe's definite no to a re-read (a 4xx) or a bad key does not change on a retry: the reconciler re-reads later.
+        if (error instanceof InterlockError && !error.retryable) throw new UnrecoverableError(`${errorCode(error)}: ${error.message}`);
+        throw error;
+      }
       options.onApplied?.(job.data, applied);
       if (applied.length > 0) stores.logger.info({ event: job.data.id, type: job.data.type, effects: applied.map((item) => item.effectId), appended: applied.reduce((sum, item) => sum + item.appended, 0) }, 'facts appended');
       return applied;
     },
-    { connection, prefix: stores.queues.prefix, concurrency: options.concurrency ?? 8 },
+    { connection, prefix: stores.queues.prefix, concurrency: options.concurrency ?? 8, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },
   );
   worker.on('error', (error) => stores.logger.error({ err: error }, 'facts worker error'));
-  worker.on('failed', (job, error) => stores.logger.warn({ event: job?.id, error: error.message }, 'facts job failed; it is retried'));
+  worker.on('failed', (job, error) => {
+    const final = error instanceof UnrecoverableError || (job !== undefined && job.attemptsMade >= (job.opts.attempts ?? 1));
+    stores.logger.warn({ event: job?.id, type: job?.name, error: error.message }, final ? 'facts job failed for good; the reconciler re-reads the effects it concerned' : 'facts job failed; it is retried');
+  });
   return {
     worker,
     async close(): Promise<void> {
@@ -61,23 +88,29 @@ export async function reconcile(stores: Stores, facts: FactsApplier, since: numb
   return report;
 }
 
-/** Reconciliation on a schedule: each pass re-reads what committed within the horizon. */
-export function startReconciler(stores: Stores, facts: FactsApplier, options: { intervalMs: number; horizonMs: number }) {
+/**
+ * Reconciliation on a schedule: each pass re-reads what committed within the horizon. The first pass runs at start,
+ * so a facts process that restarts catches up at once on what its predecessor (or a missed webhook) left.
+ */
+export function startReconciler(stores: Stores, facts: FactsApplier, options: { intervalMs: number; horizonMs: number; atStart?: boolean; onPass?: (report: ReconcileReport, finishedAt: number) => void }) {
   let running: Promise<unknown> | null = null;
   const pass = async () => {
     const now = await stores.journal.serverTime();
     const report = await reconcile(stores, facts, now - options.horizonMs);
     if (report.appended > 0) stores.logger.info(report, 'reconciliation appended facts');
+    options.onPass?.(report, await stores.journal.serverTime());
     return report;
   };
-  const timer = setInterval(() => {
+  const scheduled = () => {
     running ??= pass()
       .catch((error: unknown) => stores.logger.error({ err: error }, 'reconciliation pass failed; the next one retries'))
       .finally(() => {
         running = null;
       });
-  }, options.intervalMs);
+  };
+  const timer = setInterval(scheduled, options.intervalMs);
   timer.unref();
+  if (options.atStart ?? true) scheduled();
   return {
     pass,
     async close(): Promise<void> {

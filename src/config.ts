@@ -34,9 +34,12 @@ const schema = z.object({
   INTERLOCK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(16),
   INTERLOCK_STRIPE_RATE: z.coerce.number().int().min(1).max(10_000).optional(),
   INTERLOCK_CRASH_AT: z.enum(['before_send', 'after_send']).optional(),
+  INTERLOCK_CRASH_BATCH: z.coerce.number().int().min(1).max(1_000).default(1),
+  INTERLOCK_RATE_LIMIT_BACKOFF_MS: ms.max(600_000).default(1_000),
   INTERLOCK_RECOVERY_INTERVAL_MS: ms.default(60_000),
   INTERLOCK_RECONCILE_INTERVAL_MS: ms.default(15 * 60 * 1000),
   INTERLOCK_RECONCILE_HORIZON_MS: ms.default(3 * 24 * 60 * 60 * 1000),
+  INTERLOCK_FACTS_LOCK_MS: ms.default(30_000),
   INTERLOCK_HOST: z.string().min(1).default('127.0.0.1'),
   INTERLOCK_PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   INTERLOCK_API_TOKENS: z.string().optional(),
@@ -73,15 +76,21 @@ export type Config = {
   allowLive: boolean;
   /** Effects one worker process sends at once. */
   concurrency: number;
-  /** At most this many effect jobs per second per worker; null for no limit. */
+  /** At most this many effect jobs per second across the workers of the queue; null for no limit. */
   stripeRatePerSecond: number | null;
+  /** How long the workers pause the effects queue after Stripe rate-limited a call and named no Retry-After. */
+  rateLimitBackoffMs: number;
   /** Kill the worker at this point of its next send (the crash matrix and scenarios; test keys and sandbox only). */
   crashAt: 'before_send' | 'after_send' | null;
+  /** How many sends reach the crash point together before the kill (a worker dying with several in flight). */
+  crashBatch: number;
   recoveryIntervalMs: number;
   /** How often the facts role re-reads recently committed effects from Stripe (missed webhooks). */
   reconcileIntervalMs: number;
   /** How far back each reconciliation pass looks (effects committed within it are re-read). */
   reconcileHorizonMs: number;
+  /** How long a facts job stays with a worker that stopped renewing its lock (a killed process) before another takes it. */
+  factsLockMs: number;
   host: string;
   port: number;
   /** name:role:token, comma-separated, or a file holding such lines; null generates tokens into the data dir. */
@@ -150,9 +159,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     concurrency: c.INTERLOCK_CONCURRENCY,
     stripeRatePerSecond: c.INTERLOCK_STRIPE_RATE ?? null,
     crashAt: c.INTERLOCK_CRASH_AT ?? null,
+    crashBatch: c.INTERLOCK_CRASH_BATCH,
+    rateLimitBackoffMs: c.INTERLOCK_RATE_LIMIT_BACKOFF_MS,
     recoveryIntervalMs: c.INTERLOCK_RECOVERY_INTERVAL_MS,
     reconcileIntervalMs: c.INTERLOCK_RECONCILE_INTERVAL_MS,
     reconcileHorizonMs: c.INTERLOCK_RECONCILE_HORIZON_MS,
+    factsLockMs: c.INTERLOCK_FACTS_LOCK_MS,
     host: c.INTERLOCK_HOST,
     port: c.INTERLOCK_PORT,
     apiTokens: c.INTERLOCK_API_TOKENS ?? null,

@@ -15,13 +15,14 @@ import type { Outcome } from './core/outcomes.js';
 import type { Proposal } from './core/proposal.js';
 import { currentOutcome } from './core/verify.js';
 import type { Target } from './core/target.js';
-import { createGate, type Gate } from './gate/gate.js';
+import { createGate, type Gate, type GateEvents } from './gate/gate.js';
 import { createRecorder, type Recorder } from './gate/record.js';
 import { createFactsApplier, type FactsApplier, type StripeReader } from './facts/apply.js';
 import { createSendWatchdog } from './gate/send-watchdog.js';
 import { loadOrCreateSigningKey } from './keys/key-store.js';
 import { createThreadSigner } from './keys/signer.js';
 import { createLogger } from './log.js';
+import { createCases, type Cases } from './redis/cases.js';
 import { createAlerts, type Alert, type Alerts } from './redis/alerts.js';
 import { createInbox, type Inbox, type InboxItem } from './redis/inbox.js';
 import { ALLOWED_ACTIONS, inboxItemId, type InboxItemDraft } from './core/inbox.js';
@@ -37,7 +38,7 @@ import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys
 
 export { loadConfig, ConfigError, type Config } from './config.js';
 export { createLogger } from './log.js';
-export { InterlockError, ERROR_REGISTRY, errorCode, isRetryable, errorMessage, type ErrorCode, type FieldProblem } from './core/errors.js';
+export { InterlockError, ERROR_REGISTRY, errorCode, isRetryable, errorMessage, slowDownOf, type ErrorCode, type FieldProblem, type SlowDown } from './core/errors.js';
 export { explainOutcome, isRefusal, SUBMIT_OUTCOMES, RECOVERY_OUTCOMES, type Outcome } from './core/outcomes.js';
 export { parseProposal, ProposalError, type Proposal } from './core/proposal.js';
 export { parseEffect, describeEffect, EFFECT_KINDS, type Effect, type EffectKind } from './core/effects.js';
@@ -51,13 +52,13 @@ export type { FinalMoney, Exposure } from './core/final-money.js';
 export type { ApprovalSnapshot } from './core/entries.js';
 export type { Durability } from './redis/durability.js';
 export { effectIdFor, isEffectId } from './core/effect-id.js';
-export { verify, outcomeOf, currentOutcome, type Verification } from './core/verify.js';
+export { verify, outcomeOf, currentOutcome, entrySignatures, type Verification, type EntrySignature } from './core/verify.js';
 export { publicKeySet, publicKeyFromPem, type PublicKeySet, type SigningKey } from './core/signing.js';
 export { publicKeyPem } from './keys/key-store.js';
 export { Rejected, SendFenced, ProcessCrash, type Target, type SendContext, type ReadContext } from './core/target.js';
 export { createMemoryTarget, type MemoryTarget, type Fault } from './targets/memory-target.js';
 export { recoverUntilSettled, startRecoveryLoop } from './gate/recovery-loop.js';
-export { PremiseReadError, type Gate, type GateResult, type RecoveryReport } from './gate/gate.js';
+export { PremiseReadError, type Gate, type GateEvents, type GateResult, type RecoveryReport } from './gate/gate.js';
 export type { Approvals } from './redis/approvals.js';
 export type { Alert, AlertKind, Alerts } from './redis/alerts.js';
 export { alertsFor, type AlertDraft } from './core/alert-rules.js';
@@ -71,6 +72,28 @@ export { FACT_EVENTS, REFUND_EVENTS, DISPUTE_EVENTS, type FactsApplier, type Str
 export type { WebhookVerdict } from './core/post-send.js';
 export { createStripeClient, createRefundTarget, createCreditTarget, createFactsReader, createWebhookVerifier, signWebhookBody, REFUND_FACTS, CREDIT_FACTS, StripeMisconfigured, StripeUnavailable, type StripeClient } from './stripe/index.js';
 export { CRASH_POINTS, isCrashPoint, type CrashPoint } from './targets/crash-injection.js';
+export { CASE_ID, CASE_STATES, FINAL_CASE_STATES, STORY_MAX_CHARS, caseScope, isFinalCase, parseCaseSubmission, type CaseDecision, type CaseError, type CaseRecord, type CaseState, type CaseStatus, type CaseSubmission } from './core/cases.js';
+export type { CaseCreated, Cases } from './redis/cases.js';
+// The decider (src/decider): the Anthropic decider with ANTHROPIC_API_KEY, the offline rules decider without it,
+// and the check of a decision against its approval that every caller makes before proposing anything.
+export {
+  checkDecision,
+  createDecider,
+  DEFAULT_MODEL,
+  DeciderError,
+  loadDeciderConfig,
+  MODEL_DEVIATED,
+  proposalDecision,
+  proposalFields,
+  requestIdOf,
+  RULES_MODEL,
+  type CaseApproval,
+  type Decider,
+  type DeciderConfig,
+  type Decision,
+  type DecisionCase,
+  type DecisionCheck,
+} from './decider/decider.js';
 export { INBOX_KINDS, OPERATOR_ACTIONS, ALLOWED_ACTIONS, parseInboxItemId, reapprovalRequestId, type InboxKind, type InboxItemDraft } from './core/inbox.js';
 export { INBOX_CURSOR, type Inbox, type InboxItem, type InboxClosure, type InboxFilter, type InboxPage, type InboxStatus } from './redis/inbox.js';
 export { createInboxActions, type InboxActions, type FactsNow, type ProposeNow, type Reapproved } from './inbox/actions.js';
@@ -92,7 +115,7 @@ export function stripeSide(config: Config, options: { kill?: () => void } = {}):
   let target = targetByKind('stripe', [refunds, credits]);
   if (config.crashAt !== null) {
     if (client.mode !== 'test') throw new ConfigError('INTERLOCK_CRASH_AT is honoured only with a test key.');
-    target = withCrashAt(target, config.crashAt, options.kill);
+    target = withCrashAt(target, config.crashAt, { batch: config.crashBatch, ...(options.kill === undefined ? {} : { kill: options.kill }) });
   }
   return { client, target, reader: createFactsReader(client) };
 }
@@ -108,6 +131,8 @@ export type Stores = {
   journal: JournalReader;
   approvals: Approvals;
   alerts: Alerts;
+  /** Support cases on their way to a decision (POST /v1/cases, `interlock case`). */
+  cases: Cases;
   /** The escalation inbox: items people must act on, and their actions (redis/inbox.ts). */
   inbox: Inbox;
   signingKey: SigningKey;
@@ -149,6 +174,7 @@ export async function openStores(config: Config = loadConfig(), options: { logge
     journal: fullJournal,
     approvals,
     alerts: createAlerts({ redis, keys, now: () => fullJournal.serverTime() }),
+    cases: createCases({ redis, keys }),
     inbox: createInbox({ redis, keys, journal: fullJournal }),
     signingKey,
     queueConnection: () => createQueueConnection(config),
@@ -180,7 +206,7 @@ export type Sender = {
 };
 
 /** Everything a process needs to send through the gate: it refuses a Redis that can lose what it acknowledged. */
-export async function startSender(stores: Stores, target: Target, options: { workerId?: string } = {}): Promise<Sender> {
+export async function startSender(stores: Stores, target: Target, options: { workerId?: string; events?: GateEvents } = {}): Promise<Sender> {
   const inner = internals.get(stores);
   if (!inner) throw new Error('startSender needs stores made by openStores');
   const { config, logger, keys } = stores;
@@ -211,6 +237,7 @@ export async function startSender(stores: Stores, target: Target, options: { wor
     timing: { claimTtlMs: config.claimTtlMs, settleMarginMs: config.settleMarginMs, dedupMarginMs: config.dedupMarginMs, minReplicas: config.redisMinReplicas, replicaWaitMs: config.redisWaitMs },
     durability: durabilityMonitor,
     ...(watchdog ? { watchdog } : {}),
+    ...(options.events ? { events: options.events } : {}),
     inbox: stores.inbox,
   });
   // Started last, so a failed start leaves no timer behind.
@@ -294,15 +321,28 @@ export async function openInboxItem(stores: Stores, deviation: { effectId: strin
  * recorded. A re-decision recorded after a refusal is the latest.
  */
 export async function latestProposal(stores: Stores, effectId: string): Promise<Proposal | null> {
+  return recordedProposal(stores, effectId, 'latest');
+}
+
+/**
+ * The effect's first recorded proposal, or null when none is recorded: the one that bound the payload (I5), which a
+ * case decided again after a crash adopts instead of proposing anew.
+ */
+export async function firstRecordedProposal(stores: Stores, effectId: string): Promise<Proposal | null> {
+  return recordedProposal(stores, effectId, 'first');
+}
+
+async function recordedProposal(stores: Stores, effectId: string, which: 'first' | 'latest'): Promise<Proposal | null> {
   const partition = await stores.journal.partitionOf(effectId);
   if (partition === null) return null;
   const entries = await stores.journal.entries(partition, effectId);
-  const latest = [...entries].reverse().find((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
-  if (latest === undefined || latest.approval === null) return null;
-  const proposal: Proposal = { agent: latest.agent, approval: latest.approval, premises: latest.premises, effect: latest.effect };
-  if (latest.requestId !== undefined) proposal.requestId = latest.requestId;
-  if (latest.request !== null) proposal.request = latest.request;
-  if (latest.decision !== null) proposal.decision = latest.decision;
+  const proposals = entries.filter((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
+  const chosen = which === 'first' ? proposals[0] : proposals.at(-1);
+  if (chosen === undefined || chosen.approval === null) return null;
+  const proposal: Proposal = { agent: chosen.agent, approval: chosen.approval, premises: chosen.premises, effect: chosen.effect };
+  if (chosen.requestId !== undefined) proposal.requestId = chosen.requestId;
+  if (chosen.request !== null) proposal.request = chosen.request;
+  if (chosen.decision !== null) proposal.decision = chosen.decision;
   return proposal;
 }
 
@@ -389,3 +429,5 @@ export async function createInterlock(deps: { config: Config; target: Target; si
     },
   };
 }
+
+export { startPrivateRedis, freePort, type PrivateRedis } from './redis/private-server.js';

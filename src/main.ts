@@ -28,14 +28,14 @@ import {
 } from './interlock.js';
 import { createProgram, runProgram } from './cli/program.js';
 import { describeEffect, exitFor } from './cli/effect-command.js';
-import { CliFailure, EXIT_BAD_INPUT, wholeNumber } from './cli/failure.js';
+import { CliFailure, EXIT_BAD_INPUT, duration, wholeNumber } from './cli/failure.js';
 import { withStores } from './cli/stores.js';
 import { addInboxCommands } from './cli/inbox-command.js';
 import { createEffectsQueue, startEffectsWorker } from '../queues/effects.js';
 import { startRecovery } from '../queues/recovery.js';
 import { createFactsQueue, reconcile, startFactsWorker, startReconciler } from '../queues/facts.js';
 import { stripeWebhookRouter } from '../webhooks/stripe-route.js';
-import { createApp, loadApiLimits, loadOrCreateLocalTokens, loadTokenRegistry, localToken, queueCheck, storeChecks, type TokenRegistry } from '../webhooks/app.js';
+import { createApp, createMetrics, loadApiLimits, loadOrCreateLocalTokens, loadTokenRegistry, localToken, openOpsQueues, queueCheck, storeChecks, type StripeLinks, type TokenRegistry } from '../webhooks/app.js';
 import { addSandboxCommand } from '../sandbox/cli.js';
 import type { Sandbox } from '../sandbox/index.js';
 import { freePort, startPrivateRedis, type PrivateRedis } from './redis/private-server.js';
@@ -79,21 +79,26 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     if (!(await stores.ping())) throw new CliFailure(`Cannot reach Redis at ${config.redisUrl}. Start Redis or set REDIS_URL.`, EXIT_BAD_INPUT);
     const needsStripe = roles.includes('worker') || roles.includes('facts');
     const stripe: StripeSide | null = needsStripe ? stripeSide(config) : null;
+    // One metrics registry for the process, fed by every role it runs, served by its api role (GET /metrics).
+    const serving = roles.includes('api');
+    const opsQueues = serving ? openOpsQueues(stores) : null;
+    if (opsQueues !== null) closers.push({ name: 'ops queues', close: () => opsQueues.close() });
+    const metrics = serving ? createMetrics({ stores, queues: opsQueues }) : null;
     let sender: Sender | null = null;
     if (roles.includes('worker') && stripe !== null) {
-      const started = await startSender(stores, stripe.target);
+      const started = await startSender(stores, stripe.target, metrics ? { events: metrics.gateEvents } : {});
       sender = started;
       closers.push({ name: 'sender', close: () => started.close() });
-      const recovery = startRecovery(stores, started, { safetyIntervalMs: config.recoveryIntervalMs });
+      const recovery = startRecovery(stores, started, { safetyIntervalMs: config.recoveryIntervalMs, ...(metrics ? { onReport: (report) => void metrics.recoveryReported(report) } : {}) });
       closers.push({ name: 'recovery', close: () => recovery.close() });
-      const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond });
+      const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond, rateLimitBackoffMs: config.rateLimitBackoffMs, ...(metrics ? { onAnswer: (answer) => metrics.effectAnswered(answer) } : {}) });
       closers.push({ name: 'effects worker', close: () => worker.close() });
     }
     if (roles.includes('facts') && stripe !== null) {
       const facts = createFacts(stores, stripe.reader);
-      const factsWorker = startFactsWorker(stores, facts);
+      const factsWorker = startFactsWorker(stores, facts, { lockMs: config.factsLockMs, ...(metrics ? { onApplied: (event, applied) => metrics.factsApplied(event, applied) } : {}) });
       closers.push({ name: 'facts worker', close: () => factsWorker.close() });
-      const reconciler = startReconciler(stores, facts, { intervalMs: config.reconcileIntervalMs, horizonMs: config.reconcileHorizonMs });
+      const reconciler = startReconciler(stores, facts, { intervalMs: config.reconcileIntervalMs, horizonMs: config.reconcileHorizonMs, ...(metrics ? { onPass: (report, finishedAt) => metrics.reconciled(report, finishedAt) } : {}) });
       closers.push({ name: 'reconciler', close: () => reconciler.close() });
     }
     let url: string | null = null;
@@ -104,7 +109,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
         const verify = createWebhookVerifier(config.stripeWebhookSecrets);
         const factsQueue = createFactsQueue(stores);
         closers.push({ name: 'facts queue', close: () => factsQueue.close() });
-        mount = (app) => app.use(stripeWebhookRouter({ verify, accept: (event) => factsQueue.accept(event) }));
+        mount = (app) => app.use(stripeWebhookRouter({ verify, accept: (event) => factsQueue.accept(event), ...(metrics ? { onOutcome: (outcome, detail) => metrics.webhookOutcome(outcome, detail) } : {}) }));
       }
       let app: Express;
       if (roles.includes('api')) {
@@ -133,6 +138,9 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
           readiness: [...storeChecks(stores), queueCheck(effects)],
           limits: loadApiLimits(process.env),
           ...(mount === undefined ? {} : { mount }),
+          ...(metrics ? { metrics } : {}),
+          ...(opsQueues ? { queues: opsQueues } : {}),
+          ui: { links: stripeLinks(config) },
         });
       } else {
         // The webhook route alone (a process that only takes Stripe's events): no tokens, no support API.
@@ -161,6 +169,12 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     await closeAll();
     throw error;
   }
+}
+
+/** Where the page links Stripe ids: the sandbox's API when the service talks to one, else the dashboard of the key's mode. */
+function stripeLinks(config: Config): StripeLinks {
+  if (config.stripeApiBase !== null) return { kind: 'sandbox', baseUrl: config.stripeApiBase };
+  return { kind: 'dashboard', mode: /^(?:sk|rk)_live_/.test(config.stripeSecretKey ?? '') ? 'live' : 'test' };
 }
 
 function closeServer(server: Server): Promise<void> {
@@ -361,7 +375,7 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
   }
 }
 
-type ProposeOptions = { request: string; approval: string; agent: string; reason?: string; wait?: number };
+type ProposeOptions = { request: string; approval: string; agent: string; reason?: string; wait?: number; model?: string; decision?: string };
 
 /**
  * Proposes one effect through the queue: validates the whole proposal first (bad input exits 2 and records
@@ -369,7 +383,9 @@ type ProposeOptions = { request: string; approval: string; agent: string; reason
  * With --wait it waits for the worker's answer (queue events, no polling) and prints the settled effect.
  */
 async function propose(effect: Effect & Record<string, unknown>, facts: readonly string[], options: ProposeOptions): Promise<void> {
-  const draft = { requestId: options.request, agent: options.agent, approval: options.approval, premises: {}, effect, ...(options.reason === undefined ? {} : { request: { reason: options.reason } }) };
+  if ((options.model === undefined) !== (options.decision === undefined)) throw new CliFailure('--model and --decision go together: the model that decided and its decision text, recorded in PROPOSED.', EXIT_BAD_INPUT);
+  const decision = options.model === undefined || options.decision === undefined ? {} : { decision: { model: options.model, text: options.decision } };
+  const draft = { requestId: options.request, agent: options.agent, approval: options.approval, premises: {}, effect, ...(options.reason === undefined ? {} : { request: { reason: options.reason } }), ...decision };
   parseProposal(draft);
   const config = loadConfig();
   const stripe = stripeSide({ ...config, crashAt: null });
@@ -418,6 +434,8 @@ function addServiceCommands(program: Command): void {
     .requiredOption('--approval <id>', 'the approval it is sent under')
     .option('--agent <name>', 'who decided it', 'cli')
     .option('--reason <text>', 'why, for the receipt')
+    .option('--model <id>', 'the model (or rules) that decided it, recorded with --decision in PROPOSED')
+    .option('--decision <text>', "the decider's text, recorded in PROPOSED")
     .option('--wait <seconds>', 'wait this long for the outcome', seconds)
     .action(async (options: ProposeOptions & { paymentIntent: string; amount: number }) => {
       await propose({ kind: 'refund', paymentIntent: options.paymentIntent, amount: options.amount }, REFUND_FACTS, options);
@@ -429,12 +447,15 @@ function addServiceCommands(program: Command): void {
     .requiredOption('--customer <cus>', 'the customer to credit')
     .requiredOption('--amount <cents>', 'amount in cents', cents)
     .requiredOption('--incident <id>', 'the incident it compensates (no two credits for one incident)')
+    .option('--description <text>', "the balance transaction's description (the customer sees it on the invoice)")
     .requiredOption('--approval <id>', 'the approval it is sent under')
     .option('--agent <name>', 'who decided it', 'cli')
     .option('--reason <text>', 'why, for the receipt')
+    .option('--model <id>', 'the model (or rules) that decided it, recorded with --decision in PROPOSED')
+    .option('--decision <text>', "the decider's text, recorded in PROPOSED")
     .option('--wait <seconds>', 'wait this long for the outcome', seconds)
-    .action(async (options: ProposeOptions & { customer: string; amount: number; incident: string }) => {
-      await propose({ kind: 'credit', customer: options.customer, amount: options.amount, incident: options.incident }, CREDIT_FACTS, options);
+    .action(async (options: ProposeOptions & { customer: string; amount: number; incident: string; description?: string }) => {
+      await propose({ kind: 'credit', customer: options.customer, amount: options.amount, incident: options.incident, ...(options.description === undefined ? {} : { description: options.description }) }, CREDIT_FACTS, options);
     });
 
   program
@@ -458,17 +479,47 @@ function addServiceCommands(program: Command): void {
 
   program
     .command('reconcile')
-    .description('re-read from Stripe every effect committed in the last --hours and append what changed (missed webhooks)')
-    .option('--hours <n>', 'how far back', wholeNumber('--hours', 'hours', { min: 1, max: 24 * 400 }), 72)
-    .action(async (options: { hours: number }) => {
+    .description('re-read from Stripe every effect committed within --since (default 72h) and append what changed (missed webhooks); prints the report')
+    .option('--since <duration>', 'how far back: 30m, 72h, 7d', duration('--since', 400 * 86_400_000))
+    .option('--hours <n>', 'how far back in hours (the same as --since <n>h)', wholeNumber('--hours', 'hours', { min: 1, max: 24 * 400 }))
+    .action(async (options: { since?: number; hours?: number }) => {
+      if (options.since !== undefined && options.hours !== undefined) throw new CliFailure('Give --since or --hours, not both.', EXIT_BAD_INPUT);
+      const windowMs = options.since ?? (options.hours ?? 72) * 3_600_000;
       const config = loadConfig();
       const stripe = stripeSide({ ...config, crashAt: null });
       await withStores(async ({ stores }) => {
         const facts = createFacts(stores, stripe.reader);
         const now = await stores.journal.serverTime();
-        const report = await reconcile(stores, facts, now - options.hours * 3_600_000);
-        process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+        const report = await reconcile(stores, facts, now - windowMs);
+        process.stdout.write(`${JSON.stringify({ since: new Date(now - windowMs).toISOString(), ...report }, null, 2)}\n`);
       });
+    });
+}
+
+function addScenarioCommand(program: Command): void {
+  const reps = wholeNumber('--reps', 'repetitions', { min: 1, max: 1_000 });
+  program
+    .command('scenario')
+    .description("run the seeds' crash scenarios (no_check, hand_check, hand_lock and the gate) against the sandbox, or Stripe test mode with STRIPE_SECRET_KEY=sk_test_…")
+    .argument('<name>', 'stripe-dispute, billing-credit, shared-cap or all')
+    .option('--reps <n>', 'repetitions of every cell (default 1; shared-cap 20)', reps)
+    .option('--delays <profile>', "the sandbox's timing: stripe (as test mode was seen to do) or fast", 'stripe')
+    .option('--out <dir>', 'where the pages and JSON files go', 'scenarios/results')
+    .option('--rows <list>', "only these rows, comma-separated (the seeds' row names, e.g. crash_before_send_chargeback_during_outage,after_commit)")
+    .option('--columns <list>', 'only these columns, comma-separated (no_check, hand_check, hand_lock, interlock)')
+    .action(async (name: string, options: { reps?: number; delays: string; out: string; rows?: string; columns?: string }) => {
+      const { runScenarios, SCENARIOS, ScenarioUsageError } = await import('../scenarios/run.js');
+      const names = name === 'all' ? [...SCENARIOS] : SCENARIOS.filter((known) => known === name);
+      if (names.length === 0) throw new CliFailure(`Unknown scenario "${name}": name one of ${SCENARIOS.join(', ')} or all.`, EXIT_BAD_INPUT);
+      if (options.delays !== 'stripe' && options.delays !== 'fast') throw new CliFailure(`--delays takes stripe or fast, not "${options.delays}".`, EXIT_BAD_INPUT);
+      try {
+        const list = (text: string | undefined) => (text === undefined ? null : text.split(',').map((item) => item.trim()).filter((item) => item !== ''));
+        const { files } = await runScenarios({ scenarios: names, reps: options.reps ?? null, delays: options.delays, out: options.out, rows: list(options.rows), columns: list(options.columns) });
+        process.stdout.write(`${files.join('\n')}\n`);
+      } catch (error) {
+        if (error instanceof ScenarioUsageError) throw new CliFailure(error.message, EXIT_BAD_INPUT);
+        throw error;
+      }
     });
 }
 
@@ -484,8 +535,9 @@ addInboxCommands(program, async ({ stores }) => {
     close: () => queue.close(),
   };
 });
+addScenarioCommand(program);
 addSandboxCommand(program);
 program.hook('preAction', (_program, command) => {
-  if (command.name() !== 'sandbox') useRunningService(process.env, { onlyWhileRunning: command.name() === 'serve' });
+  if (command.name() !== 'sandbox' && command.name() !== 'scenario') useRunningService(process.env, { onlyWhileRunning: command.name() === 'serve' });
 });
 await runProgram(program);

@@ -13,6 +13,7 @@ import { redactSecrets } from '../src/interlock.js';
 import { allow, authenticate, maybeCallerOf } from './api/auth.js';
 import { approvalsRoutes } from './api/approvals-routes.js';
 import { createApprovalOptions, DEFAULT_PREMISES, type ApiContext, type AppDeps } from './api/context.js';
+import { casesRoutes } from './api/cases-routes.js';
 import { effectsRoutes } from './api/effects-routes.js';
 import { inboxRoutes } from './api/inbox-routes.js';
 import { apiError, errorHandler } from './api/errors.js';
@@ -20,13 +21,21 @@ import { buildOpenApi } from './api/openapi.js';
 import { opsRoutes, storeChecks } from './api/ops-routes.js';
 import { createRateLimiter } from './api/rate-limit.js';
 import { route, type Route } from './api/route.js';
+import { DASHBOARD_PATH, queueDashboard } from './ops/dashboard.js';
+import { UI_PATH, uiRouter } from './ui/routes.js';
 
-export type { AppDeps, FactReader, PremiseNames, ReadinessCheck, AlertsReader, EffectsProducer, ApiLimits } from './api/context.js';
+export type { AppDeps, CasesProducer, FactReader, PremiseNames, ReadinessCheck, AlertsReader, EffectsProducer, ApiLimits } from './api/context.js';
 export { DEFAULT_PREMISES } from './api/context.js';
 export { loadTokenRegistry, loadOrCreateLocalTokens, localToken, createTokenRegistry, parseTokenEntries, ROLES, type Role, type TokenRegistry, type Caller } from './api/tokens.js';
 export { PERMISSIONS } from './api/auth.js';
 export { queueCheck, storeChecks } from './api/ops-routes.js';
 export { loadApiLimits } from './api/limits.js';
+
+export type { StripeLinks, UiSection } from './ui/pages.js';
+export { createMetrics, type Metrics } from './ops/metrics.js';
+export { openOpsQueues, type OpsQueues } from './ops/queues.js';
+
+export const METRICS_PATH = '/metrics';
 
 export const DEFAULT_BODY_BYTES = 256 * 1024;
 export const DEFAULT_RATE_PER_MINUTE = 600;
@@ -51,7 +60,7 @@ function jsonBody(limitBytes: number): RequestHandler[] {
 
 /** The routes of the support API, for the app and for its OpenAPI document. */
 export function apiRoutes(context: ApiContext): Route[] {
-  return [...effectsRoutes(context), ...approvalsRoutes(context), ...inboxRoutes(context), ...opsRoutes(context)];
+  return [...effectsRoutes(context), ...casesRoutes(context), ...approvalsRoutes(context), ...inboxRoutes(context), ...opsRoutes(context)];
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -61,6 +70,7 @@ export function createApp(deps: AppDeps): Express {
     stores,
     effects: deps.effects,
     readFacts: deps.readFacts,
+    decisions: deps.decisions ?? null,
     premises: deps.premises ?? DEFAULT_PREMISES,
     alerts: deps.alerts ?? (async () => []),
     recover: deps.recover ?? null,
@@ -118,7 +128,23 @@ export function createApp(deps: AppDeps): Express {
   };
   for (const target of [...routes, openapi]) if (target.permission === null) register(target);
   deps.mount?.(app);
-  app.use(authenticate(deps.tokens, limiter));
+  // The page signs its callers in itself (a signed-out browser is shown the form, not a 401).
+  app.use(uiRouter({ context, tokens: deps.tokens, limiter, links: deps.ui?.links ?? { kind: 'dashboard', mode: 'test' }, sections: deps.ui?.sections ?? [] }));
+  // The dashboard and the metrics take the page's sign-in cookie as well as the bearer header.
+  app.use(authenticate(deps.tokens, limiter, { cookiePaths: [DASHBOARD_PATH, METRICS_PATH, UI_PATH] }));
+  const { metrics, queues } = deps;
+  if (metrics) {
+    app.get(METRICS_PATH, allow('readMetrics'), (_req, res, next) => {
+      metrics.render().then(({ contentType, text }) => {
+        res.status(200).type(contentType).setHeader('Cache-Control', 'no-store');
+        res.send(text);
+      }, next);
+    });
+  }
+  if (queues) {
+    app.use(DASHBOARD_PATH, allow('readQueues'));
+    app.use(queueDashboard(queues));
+  }
   for (const target of routes) {
     if (target.permission === null) continue;
     register(target, allow(target.permission), ...(target.body ? body : []));

@@ -8,13 +8,16 @@ import { FACT_EVENTS, type StripeEvent, type WebhookVerdict } from '../src/inter
 export type StripeWebhookDeps = {
   /** Checks the signature (and timestamp tolerance) of a raw body; src/stripe's constructEvent with the secrets. */
   verify(rawBody: Buffer, signature: string | undefined): WebhookVerdict;
-  /** Durably queues a verified event (job id = event id: a redelivery is a no-op). */
-  accept(event: StripeEvent): Promise<void>;
+  /** Durably queues a verified event (job id = event id: a redelivery is a no-op, answered `duplicate` when known). */
+  accept(event: StripeEvent): Promise<{ duplicate?: boolean } | void>;
   /** Largest body accepted; Stripe's events are a few KB. */
   limitBytes?: number;
   /** Counts for metrics and logs. */
-  onOutcome?: (outcome: 'queued' | 'ignored' | 'rejected' | 'unavailable', detail: { type?: string; reason?: string }) => void;
+  onOutcome?: (outcome: WebhookOutcome, detail: { type?: string; reason?: string }) => void;
 };
+
+/** What became of one request to the route: every request ends in exactly one of these. */
+export type WebhookOutcome = 'queued' | 'duplicate' | 'ignored' | 'rejected' | 'unavailable';
 
 export const WEBHOOK_PATH = '/webhooks/stripe';
 
@@ -47,14 +50,15 @@ export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
         res.status(200).json({ received: true, ignored: true });
         return;
       }
+      let accepted: { duplicate?: boolean } | void;
       try {
-        await deps.accept(event);
+        accepted = await deps.accept(event);
       } catch {
         deps.onOutcome?.('unavailable', { type: event.type });
         problem(res, 503, 'queue_unavailable', 'The event could not be queued right now; Stripe will deliver it again.');
         return;
       }
-      deps.onOutcome?.('queued', { type: event.type });
+      deps.onOutcome?.(accepted?.duplicate === true ? 'duplicate' : 'queued', { type: event.type });
       res.status(200).json({ received: true });
     },
   );
@@ -67,6 +71,7 @@ export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
       return;
     }
     if (typeof status.status === 'number' && status.status >= 400 && status.status < 500) {
+      deps.onOutcome?.('rejected', { reason: 'unreadable' });
       problem(res, 400, 'not_an_event', 'The body could not be read.');
       return;
     }

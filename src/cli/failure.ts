@@ -53,3 +53,18 @@ export function wholeNumber(name: string, unit: string, range: { min: number; ma
     return parsed;
   };
 }
+
+const DURATION = /^([0-9]{1,7})(s|m|h|d)$/;
+const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** A commander argument parser for a duration such as `30m`, `72h` or `7d`, in ms, from 1 s up to `maxMs`. */
+export function duration(name: string, maxMs: number): (value: string) => number {
+  return (value: string): number => {
+    const match = DURATION.exec(value.trim());
+    const ms = match === null ? Number.NaN : Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+    if (!Number.isSafeInteger(ms) || ms < 1_000 || ms > maxMs) {
+      throw new InvalidArgumentError(`${name} must be a duration: a whole number followed by s, m, h or d (30m, 72h, 7d), at most ${Math.floor(maxMs / UNIT_MS.d)}d; "${value.slice(0, 40)}" is not one.`);
+    }
+    return ms;
+  };
+}

@@ -17,7 +17,7 @@ export function alertsFor(verification: Verification): AlertDraft[] {
   const alerts: AlertDraft[] = [];
   const { exposure, finalMoney } = verification;
   if (exposure) {
-    const dispute = exposure.disputes[0] ?? 'the dispute';
+    const { dispute } = exposure;
     alerts.push({
       kind: 'exposure',
       centsAtStake: exposure.cents,

@@ -14,6 +14,7 @@ export const ERROR_REGISTRY = {
   approval_conflict: { status: 409, retryable: false },
   unknown_approval: { status: 404, retryable: false },
   unknown_effect: { status: 404, retryable: false },
+  unknown_case: { status: 404, retryable: false },
   // The escalation inbox (issue 13 §4).
   unknown_inbox_item: { status: 404, retryable: false },
   /** Someone already acted on the item (one action per item); the message says who and how. */
@@ -28,6 +29,8 @@ export const ERROR_REGISTRY = {
   /** The approval asks for four eyes and the proposer is its approver. */
   four_eyes: { status: 403, retryable: false },
   not_found: { status: 404, retryable: false },
+  /** A method that would change something, on a read-only surface (the queue dashboard). */
+  read_only: { status: 405, retryable: false },
   /** The request id was first decided with another payload (I5); the recorded one stands. */
   conflicting_payload: { status: 409, retryable: false },
   payload_too_large: { status: 413, retryable: false },
@@ -85,6 +88,23 @@ export function errorCode(error: unknown): ErrorCode {
 
 export function isRetryable(error: unknown): boolean {
   return error instanceof InterlockError ? error.retryable : false;
+}
+
+/** A target's request to slow down (a rate limiter's answer, Stripe's 429), with how long it asked to wait. */
+export type SlowDown = { retryAfterMs: number | null };
+
+/**
+ * Whether an error, or one of its causes, is a rate limit: an error that says `rateLimited: true` (the Stripe
+ * adapter's StripeUnavailable does), with its `retryAfterMs` when the target named one. Null otherwise.
+ */
+export function slowDownOf(error: unknown): SlowDown | null {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && current instanceof Error; depth += 1) {
+    const marked = current as Error & { rateLimited?: unknown; retryAfterMs?: unknown };
+    if (marked.rateLimited === true) return { retryAfterMs: typeof marked.retryAfterMs === 'number' && marked.retryAfterMs >= 0 ? marked.retryAfterMs : null };
+    current = current.cause;
+  }
+  return null;
 }
 
 export function errorMessage(error: unknown): string {

@@ -14,7 +14,8 @@ export type FinalMoney = {
   disputes: DisputeFact[];
 };
 
-export type Exposure = { cents: number; refundCents: number; chargebackCents: number; refund: string; charge: string | null; disputes: string[]; sentence: string };
+/** Money at stake on one payment: `cents` = the refund plus the chargebacks; `dispute` is the first chargeback (`disputes` all of them). */
+export type Exposure = { cents: number; refundCents: number; chargebackCents: number; refund: string; charge: string | null; dispute: string; disputes: string[]; sentence: string };
 
 const REFUND_RANK: Record<string, number> = { requires_action: 0, pending: 1, succeeded: 2, failed: 3, canceled: 3 };
 const DISPUTE_RANK: Record<string, number> = {
@@ -159,7 +160,8 @@ export function deriveExposure(money: FinalMoney): Exposure | null {
   const refund = money.refunds.find((fact) => fact.status === 'succeeded' || fact.status === 'pending');
   if (!refund) return null;
   const chargebacks = money.disputes.filter((dispute) => isChargeback(dispute.status) && dispute.status !== 'won' && (refund.charge === null || dispute.charge === null || dispute.charge === refund.charge));
-  if (chargebacks.length === 0) return null;
+  const [first] = chargebacks;
+  if (first === undefined) return null;
   const refundCents = refund.amount ?? 0;
   const chargebackCents = chargebacks.reduce((sum, dispute) => sum + (dispute.amount ?? 0), 0);
   return {
@@ -168,6 +170,7 @@ export function deriveExposure(money: FinalMoney): Exposure | null {
     chargebackCents,
     refund: refund.id,
     charge: refund.charge,
+    dispute: first.id,
     disputes: chargebacks.map((dispute) => dispute.id),
     sentence: `Refund ${refund.id} (${refundCents} cents) went out and the charge was then charged back (${chargebackCents} cents): the merchant is out both unless the dispute is won.`,
   };

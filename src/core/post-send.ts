@@ -5,11 +5,19 @@
 export type RefundFact = { id: string; status: string; amount: number; charge: string | null; paymentIntent: string | null; failureReason: string | null; effectId: string | null; created: number | null };
 export type DisputeFact = { id: string; status: string; amount: number; charge: string | null; paymentIntent: string | null; reason: string | null; created: number | null };
 
+/**
+ * A customer credit as the facts need it: a balance transaction (a credit the gate or anyone else posted; `status`
+ * `credited`) or a credit note (`issued` or `void`), with the effect id and incident its metadata carries.
+ */
+export type CreditFact = { id: string; objectType: 'customer_balance_transaction' | 'credit_note'; status: string; amount: number; customer: string; effectId: string | null; incident: string | null; created: number | null };
+
 /** What the facts worker reads from Stripe (src/stripe implements it; tests may use the sandbox through it). */
 export type StripeReader = {
   refund(id: string): Promise<RefundFact | null>;
   refundsOf(paymentIntent: string): Promise<RefundFact[]>;
   disputesOf(paymentIntent: string): Promise<DisputeFact[]>;
+  /** The customer's balance transactions and credit notes; a customer Stripe does not know has none. */
+  creditsOf(customer: string): Promise<CreditFact[]>;
 };
 
 /** A Stripe event, as much of it as the facts need. */
@@ -17,8 +25,13 @@ export type StripeEvent = { id: string; type: string; created?: number; data: { 
 
 export const REFUND_EVENTS = ['refund.created', 'refund.updated', 'refund.failed', 'charge.refund.updated', 'charge.refunded'] as const;
 export const DISPUTE_EVENTS = ['charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'charge.dispute.funds_withdrawn', 'charge.dispute.funds_reinstated'] as const;
+/**
+ * Credits: Stripe has no event for a customer balance transaction; a balance move is announced as
+ * `customer.updated` (with `previous_attributes.balance`), and credit notes have their own events.
+ */
+export const CREDIT_EVENTS = ['customer.updated', 'credit_note.created', 'credit_note.updated', 'credit_note.voided'] as const;
 /** Every event type the facts worker acts on; anything else is acknowledged and ignored. */
-export const FACT_EVENTS: readonly string[] = [...REFUND_EVENTS, ...DISPUTE_EVENTS];
+export const FACT_EVENTS: readonly string[] = [...REFUND_EVENTS, ...DISPUTE_EVENTS, ...CREDIT_EVENTS];
 
 /** What the webhook route learns from a signed body: the event, or why it is not one (a 400 with this reason). */
 export type WebhookVerdict =

@@ -443,3 +443,39 @@ export function currentOutcome(entries: readonly Entry[]): string | null {
   });
   return lastRefused > lastProposed ? outcome : null;
 }
+
+/**
+ * What authenticates each entry of a receipt, for a reader who looks at one entry at a time (the page's timeline):
+ * `signed` (its own signature verifies with a known key), `covered` (unsigned, and the signed entry at index `by`
+ * covers it and verifies), `altered` (its content no longer matches its hash), `bad_signature`, `unknown_key`, or
+ * `unsigned` (no signature covers it). The whole receipt's answer is still verify()'s: this says where a problem is.
+ */
+export type EntrySignature = { status: 'signed' | 'covered' | 'altered' | 'bad_signature' | 'unknown_key' | 'unsigned'; kid: string | null; by: number | null };
+
+export function entrySignatures(receipt: Receipt, keys: PublicKeySet): EntrySignature[] {
+  const own = receipt.entries.map((entry): EntrySignature => {
+    let hashed: string | null;
+    try {
+      hashed = entryHash(entry as unknown as Record<string, unknown>);
+    } catch {
+      hashed = null;
+    }
+    if (hashed !== entry.hash) return { status: 'altered', kid: entry.kid ?? null, by: null };
+    if (entry.sig === null) return { status: 'unsigned', kid: null, by: null };
+    const key = entry.kid === undefined ? undefined : keys.get(entry.kid);
+    if (!key) return { status: 'unknown_key', kid: entry.kid ?? null, by: null };
+    return { status: verifyText(entry.hash, entry.sig, key) ? 'signed' : 'bad_signature', kid: entry.kid ?? null, by: null };
+  });
+  // A v2 signed entry covers the `covers` unsigned entries right before it (entries.ts); they are as good as it is.
+  receipt.entries.forEach((entry, index) => {
+    const signer = own[index];
+    if (entry.sig === null || entry.v === 1 || signer === undefined) return;
+    const covers = entry.covers ?? 0;
+    for (let back = 1; back <= covers; back += 1) {
+      const covered = own[index - back];
+      if (covered === undefined || covered.status !== 'unsigned') break;
+      own[index - back] = signer.status === 'signed' ? { status: 'covered', kid: signer.kid, by: index } : { ...signer, by: index };
+    }
+  });
+  return own;
+}

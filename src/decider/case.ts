@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { SUBJECT } from '../core/approval.js';
 import { MAX_AMOUNT_CENTS, type EffectKind } from '../core/effects.js';
 import { InterlockError, zodFieldProblems } from '../core/errors.js';
+import { CASE_ID, STORY_MAX_CHARS } from '../core/cases.js';
 import { assertJson, canonicalJson, jsonDepth, type JsonObject } from '../core/json.js';
 import { APPROVAL_ID } from '../core/proposal.js';
 import { freeText } from '../core/text.js';
@@ -13,9 +14,11 @@ import { freeText } from '../core/text.js';
 export const LOOKUP_TOOLS = ['get_payment', 'get_account'] as const;
 export type LookupTool = (typeof LOOKUP_TOOLS)[number];
 
+/** A case's id and story follow the case record's rules (src/core/cases.ts). */
+export { CASE_ID, STORY_MAX_CHARS };
+
 /** Facts are premises-sized: a model reads them, and a proposal's premises are bounded the same way. */
 export const FACTS_LIMITS = { depth: 8, chars: 16_000 } as const;
-export const STORY_MAX_CHARS = 8_000;
 
 export type CaseApproval = {
   id: string;
@@ -47,7 +50,6 @@ export type Decider = {
   decide(input: DecisionCase, options?: { signal?: AbortSignal }): Promise<Decision>;
 };
 
-export const CASE_ID = /^[A-Za-z0-9_.:#-]{1,200}$/;
 const INCIDENT = /^[A-Za-z0-9_.:#-]{1,200}$/;
 
 const caseSchema = z.strictObject({

@@ -8,11 +8,11 @@ import { firstProposal } from '../core/decisions.js';
 import type { Draft, EntryFields } from '../core/entries.js';
 import { sha256Hex, canonicalJson } from '../core/json.js';
 import { verify } from '../core/verify.js';
-import { FACT_EVENTS, REFUND_EVENTS, type DisputeFact, type RefundFact, type StripeEvent, type StripeReader } from '../core/post-send.js';
+import { CREDIT_EVENTS, FACT_EVENTS, REFUND_EVENTS, type CreditFact, type DisputeFact, type RefundFact, type StripeEvent, type StripeReader } from '../core/post-send.js';
 import type { Alerts } from '../redis/alerts.js';
 import type { Journal } from '../redis/journal.js';
 
-export { DISPUTE_EVENTS, FACT_EVENTS, REFUND_EVENTS, type DisputeFact, type RefundFact, type StripeEvent, type StripeReader } from '../core/post-send.js';
+export { CREDIT_EVENTS, DISPUTE_EVENTS, FACT_EVENTS, REFUND_EVENTS, type CreditFact, type DisputeFact, type RefundFact, type StripeEvent, type StripeReader } from '../core/post-send.js';
 
 export type Applied = { effectId: string; appended: number; duplicates: number; alerts: string[] };
 
@@ -43,7 +43,23 @@ function disputeObserved(source: Observed['source'], eventId: string | null, eve
   return { kind: 'OBSERVED', source, eventId, eventType, objectType: 'dispute', objectId: dispute.id, status: dispute.status, failureReason: null, amount: dispute.amount, charge: dispute.charge, disputeStatus: dispute.status, disputeReason: dispute.reason, created: dispute.created };
 }
 
-/** The key a fact is recorded under once: what it says about which object (re-reads that find nothing new add nothing). */
+function creditObserved(source: Observed['source'], eventId: string | null, eventType: string, credit: CreditFact): Draft<'OBSERVED'> {
+  return { kind: 'OBSERVED', source, eventId, eventType, objectType: credit.objectType, objectId: credit.id, status: credit.status, failureReason: null, amount: credit.amount, charge: null, disputeStatus: null, disputeReason: null, created: credit.created };
+}
+
+/** The customer of a customer event (the customer itself) or of a credit note. */
+function customerOfEvent(event: StripeEvent): string | null {
+  const object = event.data.object;
+  if (object.object === 'customer') return str(object.id);
+  if (object.object === 'credit_note') return idOf(object.customer);
+  return null;
+}
+
+/**
+ * The key a fact is recorded under once per effect: what it says about which object. The object is re-read before
+ * it is recorded, so two events (or an event and a re-read) that find it in the same state are one fact: a
+ * redelivered event, a duplicate and a re-read that finds nothing new append nothing.
+ */
 function fingerprint(draft: Draft<'OBSERVED'>): string {
   return `f:${sha256Hex(canonicalJson([draft.objectType, draft.objectId, draft.status, draft.failureReason, draft.amount, draft.disputeStatus])).slice(0, 32)}`;
 }
@@ -53,58 +69,99 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
   const reread = deps.rereadBeforeAppend ?? true;
 
   /** Appends `drafts` to one effect; raises what its receipt now calls for. */
-  async function appendTo(effectId: string, drafts: Draft<'OBSERVED'>[], eventId: string | null): Promise<Applied> {
+  async function appendTo(effectId: string, drafts: Draft<'OBSERVED'>[]): Promise<Applied> {
     const partition = await journal.partitionOf(effectId);
     const applied: Applied = { effectId, appended: 0, duplicates: 0, alerts: [] };
     if (partition === null) return applied;
     for (const draft of drafts) {
-      // One webhook may carry several facts (a re-read refund list): each is recorded once per event and per content.
-      const key = eventId === null ? fingerprint(draft) : `${eventId}:${draft.objectId}`;
-      const seenAlready = (await journal.observe(partition, effectId, draft, key)).status !== 'OK';
+      const seenAlready = (await journal.observe(partition, effectId, draft, fingerprint(draft))).status !== 'OK';
       if (seenAlready) applied.duplicates += 1;
       else applied.appended += 1;
       // A refund with this effect's id that landed while the journal says it did not: the money moved after all.
-      if (!seenAlready && draft.objectType === 'refund' && draft.status !== 'failed' && draft.status !== 'canceled') await noteLateLanding(partition, effectId, draft);
+      if (!seenAlready && landed(draft)) await noteLateLanding(partition, effectId, draft);
     }
     if (applied.appended > 0) applied.alerts = await raiseAlerts(partition, effectId);
     return applied;
   }
+
+  /** A refund or balance credit that moved money (a failed or canceled refund did not). */
+  const landed = (draft: Draft<'OBSERVED'>) => (draft.objectType === 'refund' && draft.status !== 'failed' && draft.status !== 'canceled') || draft.objectType === 'customer_balance_transaction';
 
   async function noteLateLanding(partition: string, effectId: string, draft: Draft<'OBSERVED'>): Promise<void> {
     const { state } = await journal.readState(partition, effectId);
     if (state.committed || state.open || state.count === 0) return;
     const entries = await journal.entries(partition, effectId);
     if (!firstProposal(entries)) return;
-    await journal.late(partition, effectId, { kind: 'LATE_RESULT', owner: 'facts', epoch: state.epoch, outcome: 'landed', result: { id: draft.objectId, object: 'refund', status: draft.status, amount: draft.amount, charge: draft.charge }, error: null }, state.approvalId);
-    logger.warn({ effectId, refund: draft.objectId }, 'a refund landed for an effect the journal had settled without it');
+    await journal.late(partition, effectId, { kind: 'LATE_RESULT', owner: 'facts', epoch: state.epoch, outcome: 'landed', result: { id: draft.objectId, object: draft.objectType, status: draft.status, amount: draft.amount, charge: draft.charge }, error: null }, state.approvalId);
+    logger.warn({ effectId, object: draft.objectId }, `a ${draft.objectType === 'refund' ? 'refund' : 'balance credit'} landed for an effect the journal had settled without it`);
   }
 
   async function raiseAlerts(partition: string, effectId: string): Promise<string[]> {
     const entries = await journal.entries(partition, effectId);
     const verification = verify({ format: 'interlock.receipt/v2', effectId, entries, head: { format: 'interlock.receipt-head/v1', effectId, count: entries.length, lastHash: entries.at(-1)?.hash ?? null, signedAt: 0, kid: 'unchecked', sig: '' } });
     const raised: string[] = [];
-    for (const draft of alertsFor(verification)) {
+    const drafts = alertsFor(verification);
+    for (const draft of drafts) {
       const { alert, created } = await alerts.raise({ ...draft, effectId, subject: partition });
       raised.push(alert.id);
       if (created) logger.warn({ alert: alert.id, effectId, centsAtStake: alert.centsAtStake, action: alert.action }, alert.sentence);
+    }
+    for (const alert of await alerts.settle(effectId, drafts.map((draft) => draft.kind), 'facts')) {
+      logger.info({ alert: alert.id, effectId }, `alert resolved: later facts no longer call for it (${alert.kind})`);
     }
     return raised;
   }
 
   /** Refund facts: to the effect whose id the refund's metadata carries. */
   async function applyRefund(source: Observed['source'], eventId: string | null, eventType: string, refund: RefundFact): Promise<Applied[]> {
-    const current = reread && reader ? ((await reader.refund(refund.id)) ?? refund) : refund;
-    if (current.effectId === null) return [];
-    return [await appendTo(current.effectId, [refundObserved(source, eventId, eventType, current)], eventId)];
+    // Re-read, a refund Stripe does not know is no fact (a signed event can still be about another account).
+    const current = reread && reader ? await reader.refund(refund.id) : refund;
+    if (current === null || current.effectId === null) return [];
+    return [await appendTo(current.effectId, [refundObserved(source, eventId, eventType, current)])];
   }
 
-  /** Dispute facts: to every effect that committed on the payment. */
-  async function applyDisputes(source: Observed['source'], eventId: string | null, eventType: string, paymentIntent: string, disputes: DisputeFact[]): Promise<Applied[]> {
-    const effects = await journal.effectsOn(`payment:${paymentIntent}`);
+  /**
+   * Dispute facts: to every effect that committed on the payment (`only`: to that one). A chargeback fails the
+   * refunds still inside Stripe's window in the same step, so each effect's refunds are read with the disputes:
+   * a receipt never shows the chargeback without what it did to the refund (and raises no exposure it never had).
+   */
+  async function applyPayment(source: Observed['source'], event: { id: string; type: string } | null, paymentIntent: string, disputes: DisputeFact[], only: string | null = null): Promise<Applied[]> {
+    const effects = only === null ? await journal.effectsOn(`payment:${paymentIntent}`) : [only];
     if (effects.length === 0) return [];
-    const current = reread && reader ? await reader.disputesOf(paymentIntent) : disputes;
-    const drafts = current.map((dispute) => disputeObserved(source, eventId, eventType, dispute));
-    return Promise.all(effects.map((effectId) => appendTo(effectId, drafts, eventId)));
+    // The reconciler re-reads whatever the setting; events are re-read unless it is off.
+    const fresh = reader !== null && (reread || source === 'reread');
+    const [current, refunds] = fresh && reader ? await Promise.all([reader.disputesOf(paymentIntent), reader.refundsOf(paymentIntent)]) : [disputes, []];
+    const eventType = (object: string) => event?.type ?? `${object}.reread`;
+    const results = await Promise.all(
+      effects.map((effectId) => {
+        const own = refunds.filter((refund) => refund.effectId === effectId).map((refund) => refundObserved(source, event?.id ?? null, eventType('refund'), refund));
+        return appendTo(effectId, [...own, ...current.map((dispute) => disputeObserved(source, event?.id ?? null, eventType('dispute'), dispute))]);
+      }),
+    );
+    return results.filter((applied) => applied.appended + applied.duplicates > 0);
+  }
+
+  /**
+   * Credit facts: to each credit effect on the customer, its own balance transaction (by the effect id in its
+   * metadata) and the credit notes tagged with its incident (a second compensation for it). Stripe announces a
+   * balance move only as `customer.updated`, which also fires for unrelated changes, so these facts are recorded
+   * once per content, not once per event.
+   */
+  async function applyCredits(source: Observed['source'], eventId: string | null, eventType: string, customer: string, only: string | null = null): Promise<Applied[]> {
+    const effects = only === null ? await journal.effectsOn(`customer:${customer}`) : [only];
+    if (effects.length === 0 || !reader) return [];
+    const credits = await reader.creditsOf(customer);
+    const results: Applied[] = [];
+    for (const effectId of effects) {
+      const partition = await journal.partitionOf(effectId);
+      if (partition === null) continue;
+      const effect = firstProposal(await journal.entries(partition, effectId))?.effect;
+      if (effect?.kind !== 'credit') continue;
+      const incident = typeof effect.incident === 'string' ? effect.incident : null;
+      const concerns = credits.filter((credit) => credit.effectId === effectId || (credit.objectType === 'credit_note' && incident !== null && credit.incident === incident));
+      if (concerns.length > 0) results.push(await appendTo(effectId, concerns.map((credit) => creditObserved(source, eventId, eventType, credit))));
+    }
+    return results;
   }
 
   return {
@@ -119,29 +176,28 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         const paymentIntent = idOf(object.payment_intent);
         if (object.object === 'charge' && paymentIntent !== null && reader) {
           const results: Applied[] = [];
-          for (const found of await reader.refundsOf(paymentIntent)) if (found.effectId !== null) results.push(await appendTo(found.effectId, [refundObserved('webhook', event.id, event.type, found)], event.id));
+          for (const found of await reader.refundsOf(paymentIntent)) if (found.effectId !== null) results.push(await appendTo(found.effectId, [refundObserved('webhook', event.id, event.type, found)]));
           return results;
         }
         return [];
       }
+      if ((CREDIT_EVENTS as readonly string[]).includes(event.type)) {
+        const customer = customerOfEvent(event);
+        return customer === null ? [] : applyCredits('webhook', event.id, event.type, customer);
+      }
       const dispute = disputeFromObject(object);
       const paymentIntent = dispute?.paymentIntent ?? null;
       if (!dispute || paymentIntent === null) return [];
-      return applyDisputes('webhook', event.id, event.type, paymentIntent, [dispute]);
+      return applyPayment('webhook', event, paymentIntent, [dispute]);
     },
 
     /** Re-reads one effect's refund and disputes (the reconciler, or on demand), appending what changed. */
     async reread(effectId: string): Promise<Applied[]> {
       if (!reader) return [];
       const partition = await journal.partitionOf(effectId);
+      if (partition?.startsWith('customer:')) return applyCredits('reread', null, 'credit.reread', partition.slice('customer:'.length), effectId);
       if (partition === null || !partition.startsWith('payment:')) return [];
-      const paymentIntent = partition.slice('payment:'.length);
-      const results: Applied[] = [];
-      const refunds = (await reader.refundsOf(paymentIntent)).filter((refund) => refund.effectId === effectId);
-      if (refunds.length > 0) results.push(await appendTo(effectId, refunds.map((refund) => refundObserved('reread', null, 'refund.reread', refund)), null));
-      const disputes = await reader.disputesOf(paymentIntent);
-      if (disputes.length > 0) results.push(await appendTo(effectId, disputes.map((dispute) => disputeObserved('reread', null, 'dispute.reread', dispute)), null));
-      return results;
+      return applyPayment('reread', null, partition.slice('payment:'.length), [], effectId);
     },
   };
 }

@@ -2,7 +2,7 @@
 // with, and the shapes of their answers. One context per gate instance ("worker").
 import type { Logger } from 'pino';
 import type { ApprovalSnapshot, Checks, PremiseChange } from '../core/entries.js';
-import { errorCode, InterlockError } from '../core/errors.js';
+import { errorCode, InterlockError, type SlowDown } from '../core/errors.js';
 import { explainOutcome, type Outcome } from '../core/outcomes.js';
 import type { Target } from '../core/target.js';
 import type { Approvals, GrantedTerms } from '../redis/approvals.js';
@@ -34,6 +34,8 @@ export type GateResult = {
   retryAt?: number;
   /** IN_FLIGHT: how long to wait before asking again, from the Redis clock when the answer was made. */
   retryAfterMs?: number;
+  /** The target rate-limited the send (its outcome is unknown and the claim stays): callers should slow down. */
+  slowDown?: SlowDown;
 };
 
 export type RecoveryReport = {
@@ -49,8 +51,8 @@ export type RecoveryReport = {
 export type Settled =
   | { kind: 'settled'; effectId: string; outcome: Outcome; evidence?: string | null; reason?: string; changes?: PremiseChange[] }
   | { kind: 'waiting'; effectId: string; until: number; reason: string }
-  | { kind: 'skipped'; effectId: string; reason: string; holder?: string; retryAt?: number }
-  | { kind: 'unresolved'; effectId: string; outcome: Outcome; error: string };
+  | { kind: 'skipped'; effectId: string; reason: string; holder?: string; retryAt?: number; slowDown?: SlowDown }
+  | { kind: 'unresolved'; effectId: string; outcome: Outcome; error: string; slowDown?: SlowDown };
 
 /** Durability as the gate consults it before every send (redis/durability.ts keeps it current). */
 export type DurabilityGuard = { assertDurable(): void };
@@ -74,6 +76,14 @@ export type GateDeps = {
   durability?: DurabilityGuard;
   /** Opens the escalation inbox item a settled effect calls for (redis/inbox.ts); absent, nothing is opened. */
   inbox?: { openFor(effectId: string): Promise<unknown> };
+  /** What the gate tells the process about itself (metrics); each callback must return at once and never throw. */
+  events?: GateEvents;
+};
+
+/** Events the gate reports as they happen, for counters the journal cannot answer (a takeover leaves no entry). */
+export type GateEvents = {
+  /** Recovery took an open dispatch's claim: its holder was dead (`owner-dead`), its claim had lapsed (`expired`), or it was this worker's own from before (`own`). */
+  takeover?(reason: 'own' | 'expired' | 'owner-dead'): void;
 };
 
 export type GateContext = GateDeps & {

@@ -7,7 +7,7 @@ import { createContext, type GateDeps, type GateResult } from './context.js';
 import { createRecover } from './recover.js';
 import { createSubmit, prepare } from './submit.js';
 
-export type { GateDeps, GateResult, GateTiming, RecoveryReport } from './context.js';
+export type { GateDeps, GateEvents, GateResult, GateTiming, RecoveryReport } from './context.js';
 export { PremiseReadError } from './context.js';
 
 export type Gate = ReturnType<typeof createGate>;

@@ -8,6 +8,7 @@ import { describeEffect, parseEffect, type Effect } from '../core/effects.js';
 import type { Checks, EntryOf } from '../core/entries.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import { explainOutcome } from '../core/outcomes.js';
+import { slowDownOf } from '../core/errors.js';
 import { quoteError } from '../core/quote.js';
 import { objectId, ProcessCrash } from '../core/target.js';
 import { checksOf, errorName, type GateContext, type RecoveryReport, type Settled } from './context.js';
@@ -44,6 +45,7 @@ export function createRecover(ctx: GateContext) {
     switch (taken.status) {
       case 'OK':
         if (reason !== 'own') logger.info({ effectId, from: state.owner, reason, epoch: taken.epoch }, 'took over an open dispatch');
+        ctx.events?.takeover?.(reason);
         return { epoch: taken.epoch, now: taken.now, sendDeadline: taken.sendDeadline, deathProvenAt: taken.deathProvenAt, late: taken.late };
       case 'NOT_OPEN':
         return { kind: 'skipped', effectId, reason: 'no open dispatch (settled meanwhile)' };
@@ -215,7 +217,8 @@ export function createRecover(ctx: GateContext) {
     if ('rejected' in sent) return { kind: 'done', settled: await settleRejected(ctx, holding, effect, rejectionOf(sent.rejected), checks) };
     const why = 'fenced' in sent ? sent.fenced : quoteError(sent.unknown);
     logger.warn({ effectId, error: why }, 'resend outcome unknown; the claim stays until it lapses');
-    return { kind: 'done', settled: { kind: 'unresolved', effectId, outcome: `UNRESOLVED:${'fenced' in sent ? 'fenced' : errorName(sent.unknown)}`, error: why } };
+    const slowDown = 'unknown' in sent ? slowDownOf(sent.unknown) : null;
+    return { kind: 'done', settled: { kind: 'unresolved', effectId, outcome: `UNRESOLVED:${'fenced' in sent ? 'fenced' : errorName(sent.unknown)}`, error: why, ...(slowDown === null ? {} : { slowDown }) } };
   }
 
   async function recover(options: { only?: readonly string[] } = {}): Promise<RecoveryReport> {

@@ -9,7 +9,7 @@ import { effectIdFor, payloadHash } from '../core/effect-id.js';
 import { factsOfEffect, type Effect, type EffectFacts } from '../core/effects.js';
 import type { AnyDraft, ApprovalSnapshot, Checks, Draft, Entry, EntryOf } from '../core/entries.js';
 import type { JsonObject } from '../core/json.js';
-import { InterlockError } from '../core/errors.js';
+import { InterlockError, slowDownOf } from '../core/errors.js';
 import { outcomeOf } from '../core/verify.js';
 import { parseProposalAndEffect, ProposalError, type Proposal } from '../core/proposal.js';
 import { quote, quoteError, quoteObject } from '../core/quote.js';
@@ -125,10 +125,10 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       case 'waiting':
         return ctx.result(one.effectId, 'IN_FLIGHT', { holder: 'recovery', retryAt: one.until, reason: one.reason });
       case 'skipped':
-        if (one.holder !== undefined) return ctx.result(one.effectId, 'IN_FLIGHT', { holder: one.holder, retryAt: one.retryAt ?? 0, reason: one.reason });
+        if (one.holder !== undefined) return ctx.result(one.effectId, 'IN_FLIGHT', { holder: one.holder, retryAt: one.retryAt ?? 0, reason: one.reason, ...(one.slowDown === undefined ? {} : { slowDown: one.slowDown }) });
         return settledOutcome(partition, one.effectId);
       case 'unresolved':
-        return ctx.result(one.effectId, one.outcome, { reason: one.error });
+        return ctx.result(one.effectId, one.outcome, { reason: one.error, ...(one.slowDown === undefined ? {} : { slowDown: one.slowDown }) });
       default: {
         const never: never = one;
         return never;
@@ -268,7 +268,8 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     if ('rejected' in sent) return settleRejected(ctx, holding, effect, rejectionOf(sent.rejected), null);
     const why = 'fenced' in sent ? sent.fenced : quoteError(sent.unknown);
     logger.warn({ effectId: holding.effectId, error: why }, 'fenced' in sent ? 'the send did not start; recovery will settle the effect' : 'send outcome unknown; the claim stays for recovery');
-    return { kind: 'skipped', effectId: holding.effectId, reason: `the send's outcome is unknown (${why}); recovery will settle it`, holder: ctx.owner, retryAt: ctx.journal.clock.estimate() ?? 0 };
+    const slowDown = 'unknown' in sent ? slowDownOf(sent.unknown) : null;
+    return { kind: 'skipped', effectId: holding.effectId, reason: `the send's outcome is unknown (${why}); recovery will settle it`, holder: ctx.owner, retryAt: ctx.journal.clock.estimate() ?? 0, ...(slowDown === null ? {} : { slowDown }) };
   }
 
   return async function submit(input: unknown): Promise<GateResult> {

@@ -1,7 +1,8 @@
 // Alerts for people (issue 10 §4): money at stake that no gate could prevent, because it happened after the send: a
 // refund that succeeded on a charge later charged back (the merchant is out both), a refund that failed after the
 // gate answered landed, a refund that landed after its effect was refused or left ambiguous. Each alert names the
-// effect, the money at stake and what a person should do. One alert per (effect, kind): raising it again updates it.
+// effect, the money at stake and what a person should do. One alert per (effect, kind): raising it again updates it;
+// the facts worker resolves one that later facts undid.
 import type { RedisClient } from './client.js';
 import type { Keys } from './keys.js';
 
@@ -63,6 +64,22 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
       if (!known) return null;
       const resolved: Alert = { ...known, resolvedAt: await deps.now(), resolvedBy: by };
       await redis.hset(keys.alerts, id, JSON.stringify(resolved));
+      return resolved;
+    },
+    /**
+     * Resolves the effect's open alerts whose kind is no longer called for: later facts undid what raised them (a
+     * chargeback's exposure gone once the refund it met failed). Returns those resolved.
+     */
+    async settle(effectId: string, standing: readonly AlertKind[], by: string): Promise<Alert[]> {
+      const resolved: Alert[] = [];
+      for (const kind of ALERT_KINDS) {
+        if (standing.includes(kind)) continue;
+        const known = await read(idOf(effectId, kind));
+        if (known === null || known.resolvedAt !== null) continue;
+        const next: Alert = { ...known, resolvedAt: await deps.now(), resolvedBy: by };
+        await redis.hset(keys.alerts, next.id, JSON.stringify(next));
+        resolved.push(next);
+      }
       return resolved;
     },
     async openCount(): Promise<number> {

@@ -420,8 +420,8 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     },
 
     /**
-     * Appends a post-send fact at most once per (effect, `key`): the Stripe event id, or a fingerprint of a fact
-     * that was re-read. Written after whatever the chain holds by then: a fact holds whatever came before it.
+     * Appends a post-send fact at most once per (effect, `key`), the fingerprint of what the fact says (src/facts/apply.ts).
+     * Written after whatever the chain holds by then: a fact holds whatever came before it.
      */
     async observe(partition: string, effectId: string, draft: Draft<'OBSERVED'>, key: string): Promise<{ status: 'OK'; entry: EntryOf<'OBSERVED'> } | { status: 'DUPLICATE' | 'UNKNOWN_EFFECT' }> {
       let head = (await readState(partition, effectId)).state.head;

@@ -8,6 +8,7 @@
 // address a key of another family or another id (issue 6, item 5): `approval:ap_x:reserved` is just the
 // approval named "ap_x:reserved", and no other key can ever be spelled like it.
 import { isEffectId } from '../core/effect-id.js';
+import { CASE_ID } from '../core/cases.js';
 import { APPROVAL_ID } from '../core/proposal.js';
 
 export type Keys = ReturnType<typeof createKeys>;
@@ -75,6 +76,14 @@ export function createKeys(prefix = 'interlock') {
     approval: (partition: string, approvalId: string) => `${tagged(partition)}:approval:${assertApprovalId(approvalId)}`,
     /** SET: effects dispatched under the approval and not yet settled; a revoke answers them. */
     approvalOpen: (partition: string, approvalId: string) => `${tagged(partition)}:approval-open:${assertApprovalId(approvalId)}`,
+    /**
+     * STRING: one support case as JSON (src/core/cases.ts CaseRecord): what was submitted, written once (SET NX),
+     * and where its decision stands, updated by the decisions worker. The case id follows the fixed family word.
+     */
+    case: (caseId: string) => {
+      if (!CASE_ID.test(caseId)) throw new Error(`"${caseId.slice(0, 80)}" is not a case id (1-200 letters, digits or _ . : # -).`);
+      return `${prefix}:case:${caseId}`;
+    },
     /** HASH: cents the gate has moved or has in flight on the subject, and its optional cap. */
     subject: (partition: string) => `${tagged(partition)}:subject`,
   };
@@ -94,7 +103,7 @@ export function queueNames(prefix = 'interlock') {
     recovery: 'recovery',
     /** Verified Stripe events to append as post-send facts: job id = Stripe event id. */
     facts: 'facts',
-    /** Support cases for the decider. */
+    /** Support cases for the decider: job id derived from the case id, so a re-submitted case is queued once. */
     decisions: 'decisions',
   } as const;
 }

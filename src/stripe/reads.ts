@@ -1,5 +1,6 @@
 // Reads for after a send (the facts worker of issue 10 re-reads objects before it appends post-send facts): a
-// refund, a payment's refunds, a charge's or a payment's disputes, as compact views. Errors as for every read:
+// refund, a payment's refunds, a charge's or a payment's disputes, a customer's balance transactions and credit
+// notes. Errors as for every read:
 // Rejected for Stripe's definite no (a 404 `resource_missing`), StripeUnavailable (retryable, with
 // `retryAfterMs` when Stripe said) when it cannot answer now, StripeMisconfigured for the key.
 import type Stripe from 'stripe';
@@ -22,6 +23,10 @@ export type StripeReads = {
   /** Every dispute of the charge, inquiries included (see `chargeback`), newest first. */
   readDisputesOfCharge(chargeId: string, options?: ReadOptions): Promise<DisputeSummary[]>;
   readDisputesOfPaymentIntent(paymentIntent: string, options?: ReadOptions): Promise<DisputeSummary[]>;
+  /** Every balance transaction of the customer (credits are negative), newest first. */
+  listBalanceTransactions(customer: string, options?: ReadOptions): Promise<Stripe.CustomerBalanceTransaction[]>;
+  /** Every credit note of the customer, issued and void, newest first. */
+  listCreditNotes(customer: string, options?: ReadOptions): Promise<Stripe.CreditNote[]>;
 };
 
 export const DEFAULT_READ_TIMEOUT_MS = 10_000;
@@ -41,5 +46,8 @@ export function createStripeReads(client: StripeClient, options: StripeReadsOpti
     },
     readDisputesOfCharge: (chargeId, read) => disputes({ charge: chargeId }, `GET /v1/disputes?charge=${chargeId}`, read),
     readDisputesOfPaymentIntent: (paymentIntent, read) => disputes({ payment_intent: paymentIntent }, `GET /v1/disputes?payment_intent=${paymentIntent}`, read),
+    listBalanceTransactions: (customer, read) =>
+      listAll(client, budget(read), `GET /v1/customers/${customer}/balance_transactions`, (sdk, cursor, o) => sdk.customers.listBalanceTransactions(customer, cursor, o), { pageSize }),
+    listCreditNotes: (customer, read) => listAll(client, budget(read), `GET /v1/credit_notes?customer=${customer}`, (sdk, cursor, o) => sdk.creditNotes.list({ customer, ...cursor }, o), { pageSize }),
   };
 }

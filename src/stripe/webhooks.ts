@@ -13,6 +13,8 @@ export type WebhookVerifierOptions = {
 };
 
 const SECRET = /^whsec_[A-Za-z0-9+/=]+$/;
+/** Stripe's event ids; the id becomes the facts job's id, which BullMQ refuses with a `:` or as a bare integer. */
+const EVENT_ID = /^evt_[A-Za-z0-9_]{1,250}$/;
 
 /** The `t=` of a Stripe-Signature header, or null when there is none. */
 function timestampOf(header: string): number | null {
@@ -26,7 +28,7 @@ function timestampOf(header: string): number | null {
 function eventOf(value: unknown): StripeEvent | null {
   if (typeof value !== 'object' || value === null) return null;
   const event = value as { id?: unknown; type?: unknown; object?: unknown; created?: unknown; data?: unknown };
-  if (typeof event.id !== 'string' || event.id === '' || typeof event.type !== 'string' || event.type === '') return null;
+  if (typeof event.id !== 'string' || !EVENT_ID.test(event.id) || typeof event.type !== 'string' || event.type === '') return null;
   if (event.object !== undefined && event.object !== 'event') return null;
   const data = event.data as { object?: unknown } | null | undefined;
   if (typeof data !== 'object' || data === null || typeof data.object !== 'object' || data.object === null || Array.isArray(data.object)) return null;
@@ -67,7 +69,7 @@ export function createWebhookVerifier(secrets: readonly string[], options: Webho
       return { ok: false, reason: 'bad_signature', message: `The Stripe-Signature does not match the body under any of the ${usable.length} configured secret(s): check STRIPE_WEBHOOK_SECRET against the one \`stripe listen\` printed.` };
     }
     const event = eventOf(verified);
-    if (event === null) return { ok: false, reason: 'not_an_event', message: 'The body is signed but is not a Stripe event (it needs id, type and data.object).' };
+    if (event === null) return { ok: false, reason: 'not_an_event', message: 'The body is signed but is not a Stripe event (it needs an evt_… id, a type and data.object).' };
     return { ok: true, event };
   };
 }

@@ -61,7 +61,7 @@ describe('final money', () => {
   it.each(permutations([refund('succeeded'), dispute('needs_response')]))('a succeeded refund plus a chargeback on the same charge is exposure of both (%#)', (...facts) => {
     const result = moneyAfter(facts);
     expect(result.finalMoney.status).toBe('returned');
-    expect(result.exposure).toMatchObject({ cents: 7_000, refundCents: 2_000, chargebackCents: 5_000, refund: REFUND, charge: 'ch_chain', disputes: ['du_money'] });
+    expect(result.exposure).toMatchObject({ cents: 7_000, refundCents: 2_000, chargebackCents: 5_000, refund: REFUND, charge: 'ch_chain', dispute: 'du_money', disputes: ['du_money'] });
     expect(result.exposure?.sentence).toContain('charged back');
   });
 

@@ -56,7 +56,7 @@ describe('the OpenAPI document', () => {
   it('the request bodies are the schemas that validate requests', () => {
     expect(doc.paths['/v1/refunds']?.post?.requestBody?.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/RefundRequest' });
     expect(doc.components.schemas.RefundRequest).toMatchObject({ required: ['request_id', 'payment_intent', 'amount', 'approval'], additionalProperties: false });
-    expect(doc.paths['/v1/effects']?.get?.parameters.map((parameter) => parameter.name)).toEqual(['request', 'subject', 'state', 'limit', 'starting_after']);
+    expect(doc.paths['/v1/effects']?.get?.parameters.map((parameter) => parameter.name)).toEqual(['request', 'subject', 'state', 'outcome', 'limit', 'starting_after']);
   });
 
   const cases = [

@@ -7,9 +7,12 @@ import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import type { Express } from 'express';
+import { createDecisionsQueue, type DecisionsQueue } from '../../queues/decisions.js';
 import { createEffectsQueue, startEffectsWorker, type EffectsQueue, type EffectsWorker } from '../../queues/effects.js';
-import { createMemoryTarget, openStores, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
-import { createApp, createTokenRegistry, type AppDeps, type Role } from '../../webhooks/app.js';
+import { createFactsQueue, startFactsWorker } from '../../queues/facts.js';
+import { createFacts, createMemoryTarget, createWebhookVerifier, openStores, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
+import { createApp, createMetrics, createTokenRegistry, openOpsQueues, type AppDeps, type Metrics, type Role } from '../../webhooks/app.js';
+import { stripeWebhookRouter } from '../../webhooks/stripe-route.js';
 import { testConfig, testKey } from '../support/harness.js';
 
 export const TOKENS = {
@@ -41,9 +44,13 @@ export type Rig = {
   stores: Stores;
   target: MemoryTarget;
   queue: EffectsQueue;
+  /** The decisions queue POST /v1/cases submits to (no decisions worker runs in this rig). */
+  decisions: DecisionsQueue;
   sender: Sender | null;
   worker: EffectsWorker | null;
   redis: Redis;
+  /** The metrics registry wired into the worker, the gate, the webhook route and the facts worker (`metrics: true`). */
+  metrics: Metrics | null;
   /** Every log line the app wrote, as parsed JSON. */
   logs: Record<string, unknown>[];
   logText(): string;
@@ -55,7 +62,17 @@ export type Rig = {
 
 const keyPair = testKey();
 
-export async function startRig(options: { worker?: boolean; concurrency?: number; deps?: Partial<AppDeps> } = {}): Promise<Rig> {
+export type RigOptions = {
+  worker?: boolean;
+  concurrency?: number;
+  deps?: Partial<AppDeps>;
+  /** Metrics (GET /metrics) and the queue dashboard, wired as the composition root wires them. */
+  metrics?: boolean;
+  /** Mounts POST /webhooks/stripe verified with this secret, with the facts queue and a facts worker (no re-reads). */
+  webhookSecret?: string;
+};
+
+export async function startRig(options: RigOptions = {}): Promise<Rig> {
   const config = testConfig({ keyPrefix: `th${randomBytes(6).toString('hex')}` });
   const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
   const lines: string[] = [];
@@ -68,14 +85,25 @@ export async function startRig(options: { worker?: boolean; concurrency?: number
   const logger: Logger = pino({ level: 'info' }, sink);
   const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key });
   const queue = createEffectsQueue(stores, { backoffMs: 50 });
-  const sender = options.worker ? await startSender(stores, target) : null;
-  const worker = sender ? startEffectsWorker(stores, sender, { concurrency: options.concurrency ?? 8 }) : null;
+  const decisions = createDecisionsQueue(stores);
+  const opsQueues = options.metrics ? openOpsQueues(stores) : null;
+  const metrics = options.metrics ? createMetrics({ stores, queues: opsQueues }) : null;
+  const sender = options.worker ? await startSender(stores, target, metrics ? { events: metrics.gateEvents } : {}) : null;
+  const worker = sender ? startEffectsWorker(stores, sender, { concurrency: options.concurrency ?? 8, ...(metrics ? { onAnswer: (answer) => metrics.effectAnswered(answer) } : {}) }) : null;
+  const webhookSecret = options.webhookSecret;
+  const factsQueue = webhookSecret === undefined ? null : createFactsQueue(stores);
+  const factsWorker = webhookSecret === undefined ? null : startFactsWorker(stores, createFacts(stores, null, { rereadBeforeAppend: false }), metrics ? { onApplied: (event, applied) => metrics.factsApplied(event, applied) } : {});
   const app = createApp({
     stores,
     effects: queue,
+    decisions,
     readFacts: (effect, names, context) => target.readFacts(context.effectId, effect, names, { timeoutMs: context.timeoutMs }),
     tokens: tokenRegistry(),
     logger,
+    ...(metrics && opsQueues ? { metrics, queues: opsQueues } : {}),
+    ...(webhookSecret !== undefined && factsQueue !== null
+      ? { mount: (mounted: Express) => mounted.use(stripeWebhookRouter({ verify: createWebhookVerifier([webhookSecret]), accept: (event) => factsQueue.accept(event), ...(metrics ? { onOutcome: (outcome, detail) => metrics.webhookOutcome(outcome, detail) } : {}) })) }
+      : {}),
     ...options.deps,
   });
   const redis = new Redis(config.redisUrl);
@@ -84,9 +112,11 @@ export async function startRig(options: { worker?: boolean; concurrency?: number
     stores,
     target,
     queue,
+    decisions,
     sender,
     worker,
     redis,
+    metrics,
     get logs() {
       return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     },
@@ -95,7 +125,11 @@ export async function startRig(options: { worker?: boolean; concurrency?: number
     effectCount: async () => redis.hlen(stores.keys.effectPartitions),
     async close() {
       await worker?.close(true);
+      await factsWorker?.close();
+      await factsQueue?.close();
+      await opsQueues?.close();
       await queue.close();
+      await decisions.close();
       await sender?.close();
       await stores.close();
       for (const pattern of [`${config.keyPrefix}:*`, `{${config.keyPrefix}-queues}:*`]) {
@@ -116,6 +150,11 @@ export function refundBody(overrides: Record<string, unknown> = {}): Record<stri
 
 export function creditBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return { request_id: `case-${uid()}`, customer: 'cus_1', amount: 500, incident: 'inc_1', approval: 'ap_none', ...overrides };
+}
+
+/** A case body for payment `pi`, under `approval`. */
+export function caseBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { case_id: `case-${uid()}`, payment_intent: 'pi_1', story: 'The jar arrived cracked; support approved a goodwill refund.', approval: 'ap_none', ...overrides };
 }
 
 export function approvalBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {

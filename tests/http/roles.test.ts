@@ -6,13 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { effectIdFor } from '../../src/interlock.js';
 import { createApp, type Role } from '../../webhooks/app.js';
 import { createItemMaker, type ItemMaker } from './inbox-items.js';
-import { approvalBody, bearer, creditBody, refundBody, ROLE_TOKENS, startRig, tokenRegistry, TOKENS, uid, type Rig } from './rig.js';
+import { approvalBody, bearer, caseBody, creditBody, refundBody, ROLE_TOKENS, startRig, tokenRegistry, TOKENS, uid, type Rig } from './rig.js';
 
 const ROLES: Role[] = ['support', 'approver', 'auditor', 'operator'];
 
 const EXPECTED: Record<string, readonly Role[] | 'public'> = {
   'POST /v1/refunds': ['support'],
   'POST /v1/credits': ['support'],
+  'POST /v1/cases': ['support'],
+  'GET /v1/cases/{id}': ['support', 'auditor', 'operator'],
   'GET /v1/effects': ['support', 'auditor', 'operator'],
   'GET /v1/effects/{id}': ['support', 'auditor', 'operator'],
   'GET /v1/effects/{id}/receipt': ['auditor', 'operator'],
@@ -76,6 +78,23 @@ const CASES: Record<string, Case> = {
       { call: { method: 'post', path: '/v1/credits', body: creditBody({ customer: 'pi_1' }) }, field: 'customer' },
       { call: { method: 'post', path: '/v1/credits?waiting=1', body: creditBody() }, field: 'query.waiting' },
     ],
+  },
+  'POST /v1/cases': {
+    call: async () => ({ method: 'post', path: '/v1/cases', body: caseBody() }),
+    ok: 202,
+    body: true,
+    invalid: [
+      { call: { method: 'post', path: '/v1/cases', body: caseBody({ story: 'x'.repeat(8_001) }) }, field: 'story' },
+      { call: { method: 'post', path: '/v1/cases', body: caseBody({ payment_intent: undefined, customer: 'cus_1' }) }, field: 'incident' },
+      { call: { method: 'post', path: '/v1/cases?wait=40', body: caseBody() }, field: 'query.wait' },
+    ],
+    missing: { method: 'post', path: '/v1/cases', body: caseBody({ approval: 'ap_missing' }) },
+  },
+  'GET /v1/cases/{id}': {
+    call: async () => ({ method: 'get', path: '/v1/cases/case-fixed' }),
+    ok: 200,
+    invalid: [{ call: { method: 'get', path: '/v1/cases/a%20b' }, field: 'path.id' }],
+    missing: { method: 'get', path: '/v1/cases/case-missing' },
   },
   'GET /v1/effects': {
     call: async () => ({ method: 'get', path: '/v1/effects?limit=5' }),
@@ -189,6 +208,8 @@ async function prepare(): Promise<void> {
   const first = await send({ method: 'post', path: '/v1/refunds', body: refundBody({ request_id: 'case-fixed', approval: refunds }) }, bearer(TOKENS.support));
   expect(first.status).toBe(202);
   effectId = String(first.body.effect_id);
+  const submitted = await send({ method: 'post', path: '/v1/cases', body: caseBody({ case_id: 'case-fixed', approval: refunds }) }, bearer(TOKENS.support));
+  expect(submitted.status).toBe(202);
 }
 
 beforeAll(async () => {
@@ -237,6 +258,7 @@ describe.concurrent.each(Object.entries(EXPECTED))('%s', (name, allowed) => {
       expect(answer.body.error.message).toContain(role);
       // A refused proposal leaves nothing behind.
       if (typeof call.body?.request_id === 'string') expect(await rig.hasEffect(effectIdFor({ requestId: call.body.request_id, effect: null }))).toBe(false);
+      if (typeof call.body?.case_id === 'string') expect(await rig.stores.cases.get(call.body.case_id)).toBeNull();
     }
   });
 
@@ -266,7 +288,7 @@ describe.concurrent.each(Object.entries(EXPECTED))('%s', (name, allowed) => {
     it('404 for an id that names nothing', async () => {
       const answer = await send(spec.missing as Call, bearer(ROLE_TOKENS[role]));
       expect(answer.status).toBe(404);
-      expect(['unknown_effect', 'unknown_approval', 'unknown_inbox_item']).toContain(answer.body.error.code);
+      expect(['unknown_effect', 'unknown_approval', 'unknown_case', 'unknown_inbox_item']).toContain(answer.body.error.code);
     });
   }
 

@@ -18,6 +18,8 @@ export const PERMISSIONS = {
   recover: ['operator'],
   readInbox: ['approver', 'auditor', 'operator'],
   actOnInbox: ['approver'],
+  readMetrics: ['auditor', 'operator'],
+  readQueues: ['operator'],
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Permission = keyof typeof PERMISSIONS;
@@ -37,15 +39,41 @@ export function maybeCallerOf(req: Request): Caller | undefined {
 
 const BEARER = /^Bearer[ \t]+(\S{1,1024})[ \t]*$/i;
 
-export function authenticate(tokens: TokenRegistry, limiter: RateLimiter | null): RequestHandler {
+/** The cookie the page's sign-in sets (HttpOnly, SameSite=Strict): it holds the token, so it is checked like one. */
+export const SESSION_COOKIE = 'interlock_session';
+
+/** The value of one cookie of a request, or undefined. */
+export function cookieOf(req: Request, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0 && part.slice(0, at).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(at + 1).trim());
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * `cookiePaths`: the paths (prefixes) where a browser may present the token as the sign-in cookie instead of the
+ * header: the page, the dashboard and the metrics. The JSON API takes the header only, so no cookie a browser
+ * holds can ever call it on its own.
+ */
+export function authenticate(tokens: TokenRegistry, limiter: RateLimiter | null, options: { cookiePaths?: readonly string[] } = {}): RequestHandler {
+  const cookiePaths = options.cookiePaths ?? [];
   return (req, res, next) => {
     const header = req.headers.authorization;
-    if (header === undefined) {
+    const cookie = header === undefined && cookiePaths.some((path) => req.path === path || req.path.startsWith(`${path}/`)) ? cookieOf(req, SESSION_COOKIE) : undefined;
+    if (header === undefined && cookie === undefined) {
       next(apiError('unauthenticated', 'This route needs a bearer token: send `Authorization: Bearer <token>`.'));
       return;
     }
-    const match = BEARER.exec(header);
-    const caller = match?.[1] === undefined ? null : tokens.authenticate(match[1]);
+    const match = header === undefined ? null : BEARER.exec(header);
+    const presented = cookie ?? match?.[1];
+    const caller = presented === undefined ? null : tokens.authenticate(presented);
     if (!caller) {
       next(apiError('unauthenticated', 'The bearer token is not one this service knows. Check INTERLOCK_API_TOKENS or the tokens printed at start.'));
       return;

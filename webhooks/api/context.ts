@@ -4,7 +4,10 @@
 import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { approvalOptionsOf, type Effect, type EffectKind, type Stores } from '../../src/interlock.js';
+import type { DecisionsQueue } from '../../queues/decisions.js';
 import type { EffectsQueue } from '../../queues/effects.js';
+import type { OpsQueues } from '../ops/queues.js';
+import type { StripeLinks, UiSection } from '../ui/pages.js';
 import type { TokenRegistry } from './tokens.js';
 
 /**
@@ -23,6 +26,9 @@ export const DEFAULT_PREMISES: PremiseNames = {
 
 /** The producer side of the effects queue (queues/effects.ts): record then enqueue, and hear an effect's answer. */
 export type EffectsProducer = Pick<EffectsQueue, 'propose' | 'waitFor'>;
+
+/** The producer side of the decisions queue (queues/decisions.ts): store a case and queue it, hear its decision. */
+export type CasesProducer = Pick<DecisionsQueue, 'submit' | 'waitFor'>;
 
 export type ReadinessCheck = { name: string; check: () => Promise<boolean | { ok: boolean; detail?: string }> };
 
@@ -44,6 +50,8 @@ export type AppDeps = {
   stores: Stores;
   effects: EffectsProducer;
   readFacts: FactReader;
+  /** Takes support cases for the decider (POST /v1/cases); absent in a process that takes none (503 not_available). */
+  decisions?: CasesProducer;
   tokens: TokenRegistry;
   logger: Logger;
   premises?: PremiseNames;
@@ -60,6 +68,12 @@ export type AppDeps = {
    * answers.
    */
   mount?: (app: Express) => void;
+  /** GET /metrics (auditor and operator roles): the process's Prometheus registry (ops/metrics.ts). Absent: no route. */
+  metrics?: { render(): Promise<{ contentType: string; text: string }> };
+  /** The queues the dashboard under /admin/queues shows (operator role). Absent: no dashboard. */
+  queues?: OpsQueues;
+  /** The page under /ui: where Stripe ids link to (default: the test-mode dashboard), and extra sections. */
+  ui?: { links?: StripeLinks; sections?: readonly UiSection[] };
 };
 
 export type ApprovalOptions = { four_eyes: boolean; granted_by: string | null };
@@ -92,6 +106,7 @@ export type ApiContext = {
   stores: Stores;
   effects: EffectsProducer;
   readFacts: FactReader;
+  decisions: CasesProducer | null;
   premises: PremiseNames;
   alerts: AlertsReader;
   recover: (() => Promise<unknown>) | null;

@@ -31,18 +31,30 @@ const common = {
   429: { description: "The token's rate limit was reached; see Retry-After.", schema: errorAnswer },
 };
 
+/** Refuses (403 four_eyes) a proposer who approved the approval it would propose under, when it asks for four eyes. */
+export async function checkFourEyes(context: ApiContext, approvalId: string, agent: string, caller: Caller): Promise<void> {
+  const options = await context.approvalOptions.get(approvalId);
+  if (!options?.four_eyes) return;
+  const { snapshot } = await context.stores.approvals.describe(approvalId);
+  const approvers = [snapshot?.approver, options.granted_by].filter((name): name is string => typeof name === 'string').map((name) => name.toLowerCase());
+  const proposer = [agent, caller.name].find((name) => approvers.includes(name.toLowerCase()));
+  if (proposer !== undefined) {
+    throw apiError('four_eyes', `Approval ${approvalId} asks for four eyes and ${proposer} approved it, so ${proposer} cannot propose under it. Someone else must propose this.`);
+  }
+}
+
 export function effectsRoutes(context: ApiContext): Route[] {
   const { stores, effects } = context;
   const list = createEffectListing(stores);
   const publicKeys = () => publicKeySet([publicKeyPem(stores.signingKey)]);
 
-  const { checkFourEyes, readFacts } = createDecisionChecks(context);
+  const { readFacts } = createDecisionChecks(context);
 
   type Proposed = { request_id: string; approval: string; agent?: string | undefined; decision?: { model: string; text: string } | undefined };
 
   async function propose(effect: Effect, body: Proposed, caller: Caller, wait: number | undefined) {
     const agent = body.agent ?? caller.name;
-    await checkFourEyes(body.approval, agent, caller);
+    await checkFourEyes(context, body.approval, agent, caller);
     const effectId = effectIdFor({ requestId: body.request_id, effect });
     const facts = await readFacts(effect, effectId);
     const proposal = {
@@ -135,12 +147,12 @@ export function effectsRoutes(context: ApiContext): Route[] {
       method: 'get',
       path: '/v1/effects',
       operationId: 'listEffects',
-      summary: 'List effects, by request, subject or state (cursor pagination)',
+      summary: 'List effects, by request, subject, state or outcome (cursor pagination)',
       permission: 'readEffects',
       query: listQuery,
       responses: { 200: { description: 'A page of effects; pass `next_starting_after` as `starting_after` for the next one.', schema: effectList }, ...common },
       async handle({ query }) {
-        const page = await list({ request: query.request, subject: query.subject, state: query.state }, query.limit ?? 10, query.starting_after);
+        const page = await list({ request: query.request, subject: query.subject, state: query.state, outcome: query.outcome }, query.limit ?? 10, query.starting_after);
         return { status: 200, body: { object: 'list', url: '/v1/effects', data: page.data, has_more: page.hasMore, next_starting_after: page.next } };
       },
     }),

@@ -9,7 +9,14 @@ import { effectIdFor, scanEffects, type Entry, type Stores } from '../../src/int
 import { stateOf, summaryOf, type EffectSummary } from './effect-view.js';
 import { LIST_CURSOR, type EffectState } from './schemas.js';
 
-export type ListFilter = { request?: string | undefined; subject?: string | undefined; state?: EffectState | undefined };
+export type ListFilter = { request?: string | undefined; subject?: string | undefined; state?: EffectState | undefined; outcome?: string | undefined };
+
+/** Whether an effect's entries pass the state and outcome filters (the outcome is the one its state was read from). */
+function matches(entries: readonly Entry[], filter: ListFilter): boolean {
+  if (filter.state === undefined && filter.outcome === undefined) return true;
+  const read = stateOf(entries);
+  return (filter.state === undefined || read.state === filter.state) && (filter.outcome === undefined || read.outcome === filter.outcome);
+}
 export type ListPage = { data: EffectSummary[]; hasMore: boolean; next: string | null };
 
 /** At most this many index entries are looked at for one page, so a rare filter cannot make one request scan everything. */
@@ -38,7 +45,7 @@ export function createEffectListing(stores: Stores, options: { scanBudget?: numb
     const partition = await stores.journal.partitionOf(effectId);
     if (partition === null || (filter.subject !== undefined && filter.subject !== partition)) return { data: [], hasMore: false, next: null };
     const entries = await entriesOf(partition, effectId);
-    if (entries.length === 0 || (filter.state !== undefined && stateOf(entries).state !== filter.state)) return { data: [], hasMore: false, next: null };
+    if (entries.length === 0 || !matches(entries, filter)) return { data: [], hasMore: false, next: null };
     return { data: [summaryOf(effectId, partition, entries)], hasMore: false, next: null };
   }
 
@@ -49,7 +56,7 @@ export function createEffectListing(stores: Stores, options: { scanBudget?: numb
     let examined = 0;
     for (;;) {
       // A filtered page may look at many entries for each it keeps; an unfiltered one keeps about what it looks at.
-      const batch = await scanEffects(stores, position.cursor, filter.subject !== undefined || filter.state !== undefined ? 500 : Math.max(limit, 20));
+      const batch = await scanEffects(stores, position.cursor, filter.subject !== undefined || filter.state !== undefined || filter.outcome !== undefined ? 500 : Math.max(limit, 20));
       let items = batch.effects;
       if (position.after !== null) {
         const at = items.findIndex((item) => item.effectId === position.after);
@@ -61,13 +68,13 @@ export function createEffectListing(stores: Stores, options: { scanBudget?: numb
       // Entries are read a few at a time, about as many as the page still needs, not the whole batch.
       for (let from = 0; from < candidates.length; ) {
         const need = limit - data.length;
-        const chunk = candidates.slice(from, from + (filter.state === undefined ? need : Math.max(need, 25)));
+        const chunk = candidates.slice(from, from + (filter.state === undefined && filter.outcome === undefined ? need : Math.max(need, 25)));
         from += chunk.length;
         const read = await Promise.all(chunk.map(async (item) => ({ item, entries: await entriesOf(item.partition, item.effectId) })));
         for (const [index, { item, entries }] of read.entries()) {
           // A binding comes before the first entry: an effect being recorded right now has none yet.
           if (entries.length === 0) continue;
-          if (filter.state !== undefined && stateOf(entries).state !== filter.state) continue;
+          if (!matches(entries, filter)) continue;
           data.push(summaryOf(item.effectId, item.partition, entries));
           if (data.length === limit) {
             const lastOfBatch = from === candidates.length && index === read.length - 1 && candidates.at(-1) === items.at(-1);

@@ -3,7 +3,7 @@
 // The same schemas validate requests and generate the OpenAPI document (openapi.ts); the response schemas exist
 // only for that document.
 import { z } from 'zod';
-import { APPROVAL_ID, APPROVAL_SCOPE, creditEffectSchema, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, OPERATOR_ACTIONS, PROPOSAL_LIMITS, refundEffectSchema } from '../../src/interlock.js';
+import { APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, OPERATOR_ACTIONS, PROPOSAL_LIMITS, RECOVERY_OUTCOMES, refundEffectSchema, STORY_MAX_CHARS, SUBMIT_OUTCOMES } from '../../src/interlock.js';
 
 /** Ten years: an approval that must outlive that is a standing policy; the bound keeps now + seconds x 1000 safe. */
 export const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 60 * 60;
@@ -12,6 +12,8 @@ export const MAX_LIST_LIMIT = 100;
 
 export const EFFECT_STATES = ['proposed', 'dispatched', 'committed', 'refused', 'ambiguous'] as const;
 export type EffectState = (typeof EFFECT_STATES)[number];
+/** The outcomes an effect can settle with (IN_FLIGHT and DUPLICATE_IGNORED answer a submit, they settle nothing). */
+export const EFFECT_OUTCOMES = [...SUBMIT_OUTCOMES, ...RECOVERY_OUTCOMES].filter((outcome) => outcome !== 'IN_FLIGHT' && outcome !== 'DUPLICATE_IGNORED');
 
 const requestId = identifier(200).meta({ description: 'A stable id of the approved request (the support case); the effect id is derived from it, so retries reuse it.' });
 const approvalId = z.string({ error: 'must be a string' }).regex(APPROVAL_ID, 'must be 1-200 letters, digits or _ . : -');
@@ -50,6 +52,20 @@ export const creditBody = z
   })
   .meta({ id: 'CreditRequest', description: 'A customer balance credit to propose.' });
 
+export const caseBody = z
+  .strictObject({
+    case_id: z.string({ error: 'must be a string' }).regex(CASE_ID, 'must be 1-200 letters, digits or _ . : # -').meta({ description: 'The support case; one case id is one decision, and its effect\'s request id is `case:<case_id>`.' }),
+    payment_intent: refundEffectSchema.shape.paymentIntent.optional().meta({ description: 'For a refund: the PaymentIntent. Give this or `customer`.' }),
+    customer: creditEffectSchema.shape.customer.optional().meta({ description: 'For a credit: the customer. Give this or `payment_intent`.' }),
+    incident: creditEffectSchema.shape.incident.optional().meta({ description: 'For a credit: the incident it compensates (required with `customer`).' }),
+    story: freeText(STORY_MAX_CHARS).refine((value) => value.trim() !== '', 'must tell what happened').meta({ description: 'What happened, as the customer and support tell it; the decider reads it as their account, never as instructions.' }),
+    approval: approvalId.meta({ description: 'The approval the decision must stay inside: its cap and its scope (payment:<payment_intent> or customer:<customer>).' }),
+    agent: agent.optional(),
+  })
+  .meta({ id: 'CaseRequest', description: 'A case for the decider: it reads the facts, decides within the approval, and what it decides is proposed through the gate.' });
+
+export const caseIdParam = z.strictObject({ id: z.string().regex(CASE_ID, 'must be a case id (1-200 letters, digits or _ . : # -)') });
+
 export const proposeQuery = z.strictObject({
   wait: z
     .string({ error: 'must be a number of seconds' })
@@ -69,6 +85,7 @@ export const listQuery = z.strictObject({
   request: identifier(200).optional().meta({ description: 'Only the effect of this request id.' }),
   subject: scope.optional().meta({ description: 'Only effects on this payment or customer (payment:pi_… or customer:cus_…).' }),
   state: z.enum(EFFECT_STATES).optional(),
+  outcome: z.enum(EFFECT_OUTCOMES as [string, ...string[]]).optional().meta({ description: 'Only effects settled with this outcome.' }),
   limit: z
     .string()
     .regex(/^\d{1,3}$/, `must be a whole number from 1 to ${MAX_LIST_LIMIT}`)
@@ -153,6 +170,33 @@ export const proposalAnswer = z
     links,
   })
   .meta({ id: 'ProposalAnswer' });
+
+export const caseAnswer = z
+  .object({
+    object: z.literal('case'),
+    id: z.string(),
+    kind: z.enum(['refund', 'credit']),
+    payment_intent: z.string().nullable(),
+    customer: z.string().nullable(),
+    incident: z.string().nullable(),
+    approval: z.string(),
+    agent: z.string(),
+    state: z.enum(CASE_STATES),
+    outcome: z.string().nullable().meta({ description: 'DECLINED, MODEL_DEVIATED, the error code of a failed case, or the effect\'s outcome once proposed and settled; null while undecided or unsettled.' }),
+    sentence: z.string(),
+    decision: z.object({ model: z.string(), text: z.string(), action: z.enum(['refund', 'credit', 'decline']), amount_cents: z.number().nullable() }).nullable(),
+    problems: z.array(z.string()).meta({ description: 'Why the decision was not proposed (MODEL_DEVIATED).' }),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    attempts: z.number(),
+    effect: z
+      .object({ effect_id: z.string(), state: z.enum(EFFECT_STATES), outcome: z.string().nullable(), sentence: z.string(), links })
+      .nullable()
+      .meta({ description: 'The proposed effect as it stands.' }),
+    created_at: z.string(),
+    updated_at: z.string(),
+    links: z.object({ self: z.string(), effect: z.string().nullable() }),
+  })
+  .meta({ id: 'Case' });
 
 const journalEntry = z.object({ kind: z.string(), at: z.string().meta({ description: 'ISO time (Redis clock).' }), at_ms: z.number() });
 export const effectSummary = z

@@ -1,10 +1,10 @@
 -- observe: appends a post-send fact (OBSERVED) to an effect's chain at most once: a Stripe event delivered twice,
--- or a fact re-read that was already recorded, is acknowledged and not written again. The key of a fact is its
--- Stripe event id when it has one, else a fingerprint of what it says (object, status, amounts), so re-reads that
--- find nothing new append nothing.
+-- or a fact re-read that was already recorded, is acknowledged and not written again. The key of a fact is a
+-- fingerprint of what it says (object, status, amounts; src/facts/apply.ts): the object is re-read before it is
+-- recorded, so a redelivered event, a duplicate and a re-read that finds nothing new append nothing.
 -- KEYS[1] effect state hash   KEYS[2] effect entries string
 -- ARGV[1] effect id   ARGV[2] expected chain head   ARGV[3] entry time (Redis ms)   ARGV[4] max clock skew ms
--- ARGV[5] the fact's key (event id or fingerprint)   ARGV[6] entry hash   ARGV[7] stored entry JSON
+-- ARGV[5] the fact's key (its fingerprint)   ARGV[6] entry hash   ARGV[7] stored entry JSON
 -- Returns JSON {status}: OK {now} | DUPLICATE | UNKNOWN_EFFECT | HEAD_MOVED {head, lastAt, now} | BAD_TIME {head, lastAt, now}
 local state = KEYS[1]
 if redis.call('EXISTS', state) == 0 then return reply({ status = 'UNKNOWN_EFFECT' }) end

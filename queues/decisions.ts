@@ -1,0 +1,319 @@
+// The decisions queue: one BullMQ job per support case, its id derived from the case id (the effect id of the
+// case's request, `case:<case id>`), so a case submitted twice is queued once. The worker reads the facts the
+// decider's tools return through the target's fact reader, asks the decider, checks the decision against the
+// approval and, only when it stays inside it, records the proposal and queues it on the effects queue.
+//
+// A case is decided at most once into money: the proposal's request id is the case's, so the first PROPOSED binds
+// the payload (I5). A worker that died after recording it and before noting it on the case leaves the case to be
+// run again; that run finds the recorded proposal and adopts it instead of asking the decider a second time.
+import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
+import {
+  caseScope,
+  checkDecision,
+  effectIdFor,
+  errorCode,
+  firstRecordedProposal,
+  InterlockError,
+  isFinalCase,
+  isRetryable,
+  MODEL_DEVIATED,
+  proposalFields,
+  requestIdOf,
+  type CaseDecision,
+  type CaseRecord,
+  type CaseStatus,
+  type CaseSubmission,
+  type Decider,
+  type DecisionCase,
+  type Effect,
+  type EffectKind,
+  type ErrorCode,
+  type Proposal,
+  type Recorded,
+  type Stores,
+} from '../src/interlock.js';
+
+export type DecisionJob = { caseId: string };
+
+/** Reads named facts about an effect's subject now (the target's premise reads); absent or null when unknown. */
+export type CaseFactReader = (effect: Effect, names: readonly string[], context: { effectId: string; timeoutMs: number }) => Promise<Record<string, unknown>>;
+
+/** The effects queue's producer side, as the worker proposes through it. */
+export type ProposalSink = { propose(proposal: unknown): Promise<Recorded & { queued: boolean }> };
+
+export type DecisionsQueueOptions = {
+  /** Attempts for a case whose decision failed retryably (the model's API unavailable, a fact read failed). */
+  attempts?: number;
+  backoffMs?: number;
+};
+
+/** The effect id a case proposes under (and the decisions job id): that of its request, `case:<case id>`. */
+export function caseEffectId(caseId: string): string {
+  return effectIdFor({ requestId: requestIdOf(caseId), effect: {} });
+}
+
+/** Producer side: stores the case (once per id) and queues it; `waitFor` hears the decision without polling. */
+export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOptions = {}) {
+  const connection = stores.queueConnection();
+  const queue = new Queue<DecisionJob>(stores.queues.decisions, { connection, prefix: stores.queues.prefix });
+  let events: QueueEvents | null = null;
+  let eventsConnection: ReturnType<Stores['queueConnection']> | null = null;
+  let ready: Promise<QueueEvents> | null = null;
+
+  function eventsOf(): Promise<QueueEvents> {
+    ready ??= (async () => {
+      eventsConnection = stores.queueConnection();
+      events = new QueueEvents(stores.queues.decisions, { connection: eventsConnection, prefix: stores.queues.prefix });
+      await events.waitUntilReady();
+      return events;
+    })();
+    return ready;
+  }
+
+  return {
+    queue,
+    /**
+     * Stores the case and queues it. The same case again (same payload) is answered as it stands and queued again
+     * only while it is not decided (a no-op while its job exists); another payload under its id is a conflict.
+     */
+    async submit(submission: CaseSubmission, submittedBy: string) {
+      const created = await stores.cases.create(submission, submittedBy);
+      if (created.status === 'conflict') return created;
+      if (!isFinalCase(created.record.status)) {
+        await queue.add('case', { caseId: submission.caseId }, {
+          jobId: caseEffectId(submission.caseId),
+          attempts: options.attempts ?? 5,
+          backoff: { type: 'exponential', delay: options.backoffMs ?? 2_000 },
+          removeOnComplete: { age: 24 * 3_600, count: 10_000 },
+          removeOnFail: { age: 7 * 24 * 3_600 },
+        });
+      }
+      return created;
+    },
+    /** The case once it is decided (or cannot be), heard on the queue's events; as it stands after `timeoutMs`. */
+    async waitFor(caseId: string, timeoutMs: number): Promise<CaseRecord | null> {
+      const stream = await eventsOf();
+      const jobId = caseEffectId(caseId);
+      return new Promise<CaseRecord | null>((resolve, reject) => {
+        let done = false;
+        const finish = () => {
+          if (done) return;
+          done = true;
+          stream.off('completed', onEvent);
+          stream.off('failed', onEvent);
+          clearTimeout(timer);
+          stores.cases.get(caseId).then(resolve, reject);
+        };
+        const onEvent = ({ jobId: id }: { jobId: string }) => {
+          if (id === jobId) finish();
+        };
+        const timer = setTimeout(finish, timeoutMs);
+        // Subscribed first, then the record is read: a decision cannot slip in between.
+        stream.on('completed', onEvent);
+        stream.on('failed', onEvent);
+        stores.cases.get(caseId).then(
+          (record) => {
+            if (record === null || isFinalCase(record.status)) finish();
+          },
+          () => undefined,
+        );
+      });
+    },
+    async close(): Promise<void> {
+      await events?.close();
+      await eventsConnection?.quit().catch(() => undefined);
+      await queue.close();
+      await connection.quit().catch(() => undefined);
+    },
+  };
+}
+
+export type DecisionsQueue = ReturnType<typeof createDecisionsQueue>;
+
+export type DecisionsWorkerOptions = {
+  decider: Decider;
+  effects: ProposalSink;
+  readFacts: CaseFactReader;
+  /** The premise names read for each kind (the target's own names): the facts the decider sees and the proposal records. */
+  premises: Record<EffectKind, readonly string[]>;
+  factTimeoutMs?: number;
+  concurrency?: number;
+  /**
+   * Called once a case is recorded as MODEL_DEVIATED (nothing was proposed or sent): the seam for whatever tells a
+   * person (an escalation inbox). Its failure is logged and does not change the case.
+   */
+  onDeviation?: (record: CaseRecord) => void | Promise<void>;
+};
+
+const LOOKUP_OF: Record<EffectKind, 'get_payment' | 'get_account'> = { refund: 'get_payment', credit: 'get_account' };
+
+/** The effect a case's facts are read for: the subject and incident are the case's; the amount is not read. */
+function probeEffect(submission: CaseSubmission, capCents: number): Effect {
+  return submission.kind === 'refund'
+    ? { kind: 'refund', paymentIntent: submission.subject, amount: capCents }
+    : { kind: 'credit', customer: submission.subject, amount: capCents, incident: submission.incident ?? '' };
+}
+
+function decisionOf(proposal: Proposal): CaseDecision {
+  const effect = proposal.effect as { kind?: unknown; amount?: unknown };
+  return {
+    model: proposal.decision?.model ?? proposal.agent,
+    text: proposal.decision?.text ?? '',
+    action: effect.kind === 'credit' ? 'credit' : 'refund',
+    amountCents: typeof effect.amount === 'number' ? effect.amount : null,
+  };
+}
+
+function failure(code: ErrorCode, message: string): InterlockError {
+  return new InterlockError(code, message);
+}
+
+/**
+ * The decisions worker. Retryable failures (the model's API unavailable after the SDK's own retries, a fact read
+ * Stripe did not answer, Redis) retry the job with backoff and fail the case after the last attempt; a decision
+ * that is not one (`decision_invalid`) or a configuration the API refused fails it at once. Nothing is proposed
+ * from a failed, declined or deviated case.
+ */
+export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOptions) {
+  const { logger } = stores;
+  const factTimeoutMs = options.factTimeoutMs ?? 10_000;
+
+  async function setStatus(caseId: string, status: Omit<CaseStatus, 'updatedAt'>): Promise<CaseRecord> {
+    return stores.cases.setStatus(caseId, status);
+  }
+
+  /** Notes a recorded proposal on the case and makes sure its effect is queued (a no-op while its job exists). */
+  async function adopt(record: CaseRecord, proposal: Proposal, effectId: string): Promise<CaseRecord> {
+    await options.effects.propose(proposal);
+    const adopted = await setStatus(record.submission.caseId, { ...record.status, state: 'proposed', decision: decisionOf(proposal), effectId, problems: [], error: null });
+    logger.info({ caseId: record.submission.caseId, effectId }, 'case proposed');
+    return adopted;
+  }
+
+  async function readFacts(submission: CaseSubmission, effect: Effect, effectId: string): Promise<Record<string, unknown>> {
+    const names = options.premises[submission.kind];
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${factTimeoutMs} ms`)), factTimeoutMs);
+    });
+    try {
+      const facts = await Promise.race([options.readFacts(effect, names, { effectId, timeoutMs: factTimeoutMs }), timeout]);
+      return Object.fromEntries(names.map((name) => [name, Object.hasOwn(facts, name) && facts[name] !== undefined ? facts[name] : null]));
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new InterlockError('premise_read_failed', `Could not read the facts case ${submission.caseId} is decided on (${message}); nothing was asked or proposed. It is retried.`, { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function decide(record: CaseRecord): Promise<CaseRecord> {
+    const { submission } = record;
+    const { caseId } = submission;
+    const effectId = caseEffectId(caseId);
+    // I5: a proposal recorded for this case binds it, whatever a new decision would say.
+    const recorded = await firstRecordedProposal(stores, effectId);
+    if (recorded !== null) return adopt(record, recorded, effectId);
+
+    const attempts = record.status.attempts + 1;
+    await setStatus(caseId, { ...record.status, state: 'deciding', attempts });
+    const { snapshot } = await stores.approvals.describe(submission.approval);
+    if (snapshot === null) throw failure('unknown_approval', `No approval ${submission.approval}: case ${caseId} cannot be decided and nothing was proposed. Grant the approval, then submit a new case.`);
+    if (snapshot.scope !== caseScope(submission)) {
+      throw failure('invalid_request', `Approval ${submission.approval} covers ${snapshot.scope}, not ${caseScope(submission)}: case ${caseId} cannot be decided under it and nothing was proposed.`);
+    }
+    const probe = probeEffect(submission, snapshot.capCents);
+    const premises = await readFacts(submission, probe, effectId);
+    const subjectField = submission.kind === 'refund' ? { payment_intent: submission.subject } : { customer: submission.subject, incident: submission.incident };
+    const input: DecisionCase = {
+      caseId,
+      kind: submission.kind,
+      story: submission.story,
+      approval: { id: snapshot.id, capCents: snapshot.capCents, scope: snapshot.scope, approver: snapshot.approver },
+      facts: { [LOOKUP_OF[submission.kind]]: { ...subjectField, ...premises } } as DecisionCase['facts'],
+      ...(submission.incident === null ? {} : { incident: submission.incident }),
+    };
+    const decision = await options.decider.decide(input);
+    const check = checkDecision(decision, input.approval, input.kind);
+    const noted: CaseDecision = { model: decision.model, text: decision.text, action: decision.action, amountCents: decision.action === 'decline' ? null : decision.amountCents };
+    const base = { decision: noted, effectId: null, error: null, attempts };
+    if (check.verdict === 'declined') {
+      logger.info({ caseId, model: decision.model }, 'case declined by the decider');
+      return setStatus(caseId, { ...base, state: 'declined', problems: [] });
+    }
+    if (check.verdict === MODEL_DEVIATED) {
+      const deviated = await setStatus(caseId, { ...base, state: 'deviated', problems: check.problems });
+      logger.warn({ caseId, model: decision.model, problems: check.problems }, 'MODEL_DEVIATED: the decision is outside its approval; nothing was proposed');
+      try {
+        await options.onDeviation?.(deviated);
+      } catch (error) {
+        logger.error({ err: error, caseId }, 'the deviation hook failed; the case stays recorded as deviated');
+      }
+      return deviated;
+    }
+    const fields = proposalFields(check, input);
+    const proposal: Proposal = {
+      requestId: fields.requestId,
+      agent: submission.agent,
+      approval: fields.approval,
+      premises: premises as Proposal['premises'],
+      effect: fields.effect as unknown as Proposal['effect'],
+      request: { case_id: caseId, token: record.submittedBy },
+      decision: fields.decision,
+    };
+    const proposed = await options.effects.propose(proposal);
+    if (proposed.status === 'conflict') {
+      // Another decision of this case was recorded in between (a second worker on a redelivered job): it binds.
+      const first = await firstRecordedProposal(stores, effectId);
+      if (first === null) throw new Error(`case ${caseId}: the effects queue reported a conflict, but no proposal is recorded for effect ${effectId}`);
+      return adopt(record, first, effectId);
+    }
+    const done = await setStatus(caseId, { ...base, state: 'proposed', effectId: proposed.effectId, problems: [] });
+    logger.info({ caseId, effectId: proposed.effectId, model: decision.model, amount: noted.amountCents }, 'case proposed');
+    return done;
+  }
+
+  const connection = stores.queueConnection();
+  const worker = new Worker<DecisionJob>(
+    stores.queues.decisions,
+    async (job: Job<DecisionJob>) => {
+      const { caseId } = job.data;
+      const record = await stores.cases.get(caseId);
+      if (record === null) {
+        logger.warn({ caseId }, 'a decisions job names a case that is not stored; dropped');
+        return { caseId, state: null };
+      }
+      if (isFinalCase(record.status)) return { caseId, state: record.status.state };
+      try {
+        return { caseId, state: (await decide(record)).status.state };
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        const code = errorCode(error);
+        // What may succeed later is retried: the registry's retryable errors, and errors from outside the project
+        // (a Redis hiccup); a decision that is not one, a refused key or a missing approval are not.
+        const retry = isRetryable(error) || !(error instanceof InterlockError);
+        const current = (await stores.cases.get(caseId))?.status ?? record.status;
+        const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+        if (retry && !last) {
+          await setStatus(caseId, { ...current, state: 'queued', error: { code, message } });
+          logger.warn({ caseId, code, attempt: job.attemptsMade + 1 }, 'case not decided yet; it is retried');
+          throw error;
+        }
+        await setStatus(caseId, { ...current, state: 'failed', error: { code, message } });
+        logger.warn({ caseId, code }, 'case failed; nothing was proposed');
+        return { caseId, state: 'failed' };
+      }
+    },
+    { connection, prefix: stores.queues.prefix, concurrency: options.concurrency ?? 8 },
+  );
+  worker.on('error', (error) => logger.error({ err: error }, 'decisions worker error'));
+  return {
+    worker,
+    async close(force = false): Promise<void> {
+      await worker.close(force);
+      await connection.quit().catch(() => undefined);
+    },
+  };
+}
+
+export type DecisionsWorker = ReturnType<typeof startDecisionsWorker>;

@@ -1,0 +1,49 @@
+// The shape every scenario writes (issue 12 §2): one cell per row x column x repetition, judged against Stripe.
+import { checkDecision, proposalDecision, type Decider, type DecisionCase } from '../src/interlock.js';
+
+export const COLUMNS = ['no_check', 'hand_check', 'hand_lock', 'interlock'] as const;
+export type Column = (typeof COLUMNS)[number];
+
+export type Cell = {
+  row: string;
+  column: Column;
+  rep: number;
+  outcome: string;
+  held: boolean;
+  answer_matches_final_money: boolean;
+  proof: boolean;
+  tamper_evident: boolean;
+  /** Crash seen -> the column's answer (includes the outage). */
+  settle_s: number | null;
+  /** Restart -> the column's answer. For the gate, from the moment the restarted worker was serving. */
+  settle_after_restart_s: number | null;
+  stripe: Record<string, unknown>;
+  [more: string]: unknown;
+};
+
+export type ScenarioResult = {
+  scenario: string;
+  generated: string;
+  model: string;
+  backend: 'sandbox' | 'test_mode';
+  delays: 'stripe' | 'fast';
+  reps: number;
+  cells: Cell[];
+  [more: string]: unknown;
+};
+
+export type Progress = { start(label: string): void; done(): void };
+
+export type SavedDecision = { amount: number; text: string; model: string; valid: boolean; description: string; verdict: string };
+
+/** The decider asked once per cell, its answer checked against the case's approval as every caller must. */
+export async function decide(decider: Decider, input: DecisionCase, expectedCents: number): Promise<SavedDecision> {
+  const decision = await decider.decide(input);
+  const check = checkDecision(decision, input.approval, input.kind);
+  const recorded = proposalDecision(decision);
+  const amount = decision.action === 'decline' ? 0 : decision.amountCents;
+  const description = decision.action === 'refund' ? decision.reason : decision.action === 'credit' ? decision.description : decision.reason;
+  return { amount, text: recorded.text, model: recorded.model, valid: check.verdict === 'accepted' && amount === expectedCents, description, verdict: check.verdict };
+}
+
+export const LANDED = new Set(['REFUNDED', 'CREDITED', 'REPLAYED_BY_STRIPE', 'FOUND_BY_LOOKUP', 'COMMITTED', 'COMMITTED_ON_QUERY', 'COMMITTED_BY_RETRY', 'REAPPLIED_AFTER_QUERY', 'DUPLICATE_IGNORED']);

@@ -1,0 +1,216 @@
+// What every scenario cell needs: the processes it runs (the gate's worker through `bin/interlock.js`, the CLI
+// that records a proposal, the baselines' worker scripts), the crash seen as a SIGKILL exit, the gate's journal
+// read back through the public entry, and the receipt re-read, re-verified and tampered with.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import type { ControlClient } from '../sandbox/index.js';
+import {
+  createFacts,
+  publicKeyPem,
+  publicKeySet,
+  settledOutcome,
+  stripeSide,
+  verify,
+  type Config,
+  type Receipt,
+  type Stores,
+  type Verification,
+} from '../src/interlock.js';
+import type { StripeHttp } from './stripe-http.js';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'interlock.js');
+
+export type Backend = 'sandbox' | 'test_mode';
+export type Delays = 'stripe' | 'fast';
+
+/** One scenario's world: its Stripe (a sandbox of its own, or test mode), its Redis prefix, its stores. */
+export type World = {
+  backend: Backend;
+  delays: Delays;
+  stripe: StripeHttp;
+  /** The sandbox's control API; null in test mode (time passes for real there). */
+  control: ControlClient | null;
+  /** Environment of every child process: Stripe, Redis, key prefix, data directory (one signing key). */
+  env: NodeJS.ProcessEnv;
+  config: Config;
+  stores: Stores;
+  /** Verifies with the public half of the key the workers sign with. */
+  verifyReceipt(receipt: unknown): Verification;
+  poll: { fastMs: number; slowMs: number };
+};
+
+export type Exit = { code: number | null; signal: NodeJS.Signals | null };
+
+export type Running = {
+  child: ChildProcess;
+  startedAt: number;
+  exited: Promise<Exit>;
+  stdout(): string;
+  stderr(): string;
+  /** The last stdout line parsed as JSON (a baseline's answer), or null. */
+  answer(): Record<string, unknown> | null;
+};
+
+export function run(command: string, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): Running {
+  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (err = `${err}${chunk.toString('utf8')}`.slice(-20_000)));
+  const exited = new Promise<Exit>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
+  return {
+    child,
+    startedAt: Date.now(),
+    exited,
+    stdout: () => out,
+    stderr: () => err,
+    answer() {
+      const last = out.trim().split('\n').at(-1);
+      if (last === undefined || last === '') return null;
+      try {
+        return JSON.parse(last) as Record<string, unknown>;
+      } catch {
+        return null;
+      }
+    },
+  };
+}
+
+/** A baseline worker script under scenarios/baselines/, run by Node with the project's TypeScript loader. */
+export function runBaseline(world: World, script: string, args: string[]): Running {
+  return run(process.execPath, ['--import', 'tsx', join(ROOT, 'scenarios', 'baselines', script), ...args], world.env);
+}
+
+/** `interlock <args>`, the project's own command line. */
+export function runCli(world: World, args: string[], env: NodeJS.ProcessEnv = {}): Running {
+  return run(process.execPath, [BIN, ...args], { ...world.env, ...env });
+}
+
+export class CellError extends Error {}
+
+/** Waits for a process to exit and insists it was killed by SIGKILL (the crash point was reached). */
+export async function expectSigkill(running: Running, what: string, timeoutMs = 60_000): Promise<number> {
+  const exit = await withTimeout(running.exited, timeoutMs, `${what} did not reach its crash point within ${timeoutMs / 1000} s`);
+  if (exit.signal !== 'SIGKILL') throw new CellError(`${what} exited with ${exit.signal ?? `code ${String(exit.code)}`} instead of SIGKILL at its crash point: ${running.stderr().slice(-1500)}`);
+  return Date.now();
+}
+
+export async function expectSuccess(running: Running, what: string, timeoutMs = 120_000): Promise<Record<string, unknown>> {
+  const exit = await withTimeout(running.exited, timeoutMs, `${what} did not finish within ${timeoutMs / 1000} s`);
+  if (exit.code !== 0) throw new CellError(`${what} exited with ${exit.signal ?? `code ${String(exit.code)}`}: ${running.stderr().slice(-1500)}`);
+  return running.answer() ?? {};
+}
+
+export async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(new CellError(message)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export type Worker = Running & { readyAt: number; stop(): Promise<void> };
+
+/**
+ * `interlock serve --roles worker`, with INTERLOCK_CRASH_AT when given. Every worker of a cell has the same
+ * INTERLOCK_WORKER_ID, as a restarted process of a deployment would: the new boot nonce proves the old one dead.
+ */
+export async function startWorker(world: World, options: { workerId: string; crashAt?: 'before_send' | 'after_send'; concurrency?: number }): Promise<Worker> {
+  const env: NodeJS.ProcessEnv = { INTERLOCK_WORKER_ID: options.workerId, ...(options.crashAt === undefined ? {} : { INTERLOCK_CRASH_AT: options.crashAt }) };
+  const running = runCli(world, ['serve', '--roles', 'worker', '--concurrency', String(options.concurrency ?? 4)], env);
+  const ready = (async () => {
+    while (!running.stdout().includes('Interlock for Stripe is running')) {
+      const done = await Promise.race([running.exited, sleep(20).then(() => null)]);
+      if (done !== null) throw new CellError(`the gate's worker exited before it was ready (${done.signal ?? `code ${String(done.code)}`}): ${running.stderr().slice(-1500)}`);
+    }
+    return Date.now();
+  })();
+  const readyAt = await withTimeout(ready, 90_000, 'the gate\'s worker did not start within 90 s');
+  return {
+    ...running,
+    readyAt,
+    async stop() {
+      if (running.child.exitCode !== null || running.child.signalCode !== null) return;
+      running.child.kill('SIGTERM');
+      await withTimeout(running.exited, 30_000, 'the gate\'s worker did not stop within 30 s after SIGTERM').catch(() => running.child.kill('SIGKILL'));
+    },
+  };
+}
+
+/** Polls the journal (through the public entry) until the effect's latest proposal has an outcome. */
+export async function waitSettled(world: World, effectId: string, timeoutMs: number): Promise<{ outcome: string; at: number }> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const outcome = await settledOutcome(world.stores, effectId);
+    if (outcome !== null) return { outcome, at: Date.now() };
+    if (Date.now() > deadline) throw new CellError(`effect ${effectId} did not settle within ${timeoutMs / 1000} s`);
+    await sleep(25);
+  }
+}
+
+export type ReceiptJudgement = {
+  receipt: Receipt;
+  verification: Verification;
+  /** A copy with its last entry altered no longer verifies. */
+  tamperEvident: boolean;
+  journal: string[];
+};
+
+/**
+ * The gate's record of an effect when the cell is judged: the facts worker's re-read of the payment (what the
+ * reconciler does for every committed effect) appended first, then the signed receipt, verified with the workers'
+ * public key, and a tampered copy that must fail.
+ */
+export async function judgeReceipt(world: World, effectId: string): Promise<ReceiptJudgement> {
+  const reader = stripeSide({ ...world.config, crashAt: null }).reader;
+  await createFacts(world.stores, reader).reread(effectId);
+  const receipt = await world.stores.journal.receipt(effectId);
+  if (receipt === null) throw new CellError(`no receipt for effect ${effectId}`);
+  const verification = world.verifyReceipt(receipt);
+  return { receipt, verification, tamperEvident: tamperFails(world, receipt), journal: receipt.entries.map((entry) => entry.kind) };
+}
+
+/** The seeds' tamper test: alter the last settling entry (its reason, or else its result) and verify the copy. */
+export function tamperFails(world: World, receipt: Receipt): boolean {
+  const copy = JSON.parse(JSON.stringify(receipt)) as { entries: Record<string, unknown>[] };
+  const settling = [...copy.entries].reverse().find((entry) => ['COMMITTED', 'REFUSED', 'AMBIGUOUS'].includes(String(entry.kind))) ?? copy.entries.at(-1);
+  if (settling === undefined) return false;
+  if (settling.kind === 'REFUSED') settling.reason = 'forged';
+  else settling.found = 'forged';
+  return world.verifyReceipt(copy).valid === false;
+}
+
+export function verifierFor(stores: Stores): (receipt: unknown) => Verification {
+  const keys = publicKeySet([publicKeyPem(stores.signingKey)]);
+  return (receipt) => verify(receipt, { publicKeys: keys });
+}
+
+export function cellDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `interlock-${prefix}-`));
+}
+
+export function hex(bytes: number): string {
+  let text = '';
+  for (let i = 0; i < bytes * 2; i += 1) text += Math.floor(Math.random() * 16).toString(16);
+  return text;
+}
+
+export async function pollUntil<T>(read: () => Promise<T | null>, intervalMs: number, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (value !== null) return value;
+    if (Date.now() > deadline) throw new CellError(`${what} did not happen within ${timeoutMs / 1000} s`);
+    await sleep(intervalMs);
+  }
+}
+
+export function seconds(ms: number): number {
+  return Math.round(ms / 100) / 10;
+}

@@ -1,0 +1,65 @@
+// The progress line on stderr: a bar, cells done of all, the cells running now and an estimate of the time left
+// (the mean time of a finished cell times the cells left, divided by how many run at once).
+import type { Progress } from './cells.js';
+
+export type ProgressBar = { cell(): Progress; add(total: number): void; finish(): void };
+
+export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): ProgressBar {
+  let total = 0;
+  let done = 0;
+  let busyMs = 0;
+  const running = new Map<number, { label: string; since: number }>();
+  let next = 0;
+  const tty = stream.isTTY === true;
+  let lastLine = 0;
+
+  const render = (force = false) => {
+    const now = Date.now();
+    if (!force && !tty && now - lastLine < 5_000) return;
+    lastLine = now;
+    const width = 24;
+    const filled = total === 0 ? 0 : Math.round((done / total) * width);
+    const mean = done === 0 ? null : busyMs / done;
+    const parallel = Math.max(1, running.size);
+    const left = mean === null ? '?' : formatDuration(((total - done) * mean) / parallel);
+    const labels = [...running.values()].map((entry) => entry.label);
+    const current = labels.length === 0 ? '' : ` · ${labels[0]}${labels.length > 1 ? ` (+${labels.length - 1})` : ''}`;
+    const line = `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total} cells · ~${left} left${current}`;
+    stream.write(tty ? `\r\x1b[2K${line.slice(0, (stream.columns ?? 160) - 1)}` : `${line}\n`);
+  };
+  const timer = setInterval(() => render(), 1_000);
+  timer.unref();
+
+  return {
+    add(count) {
+      total += count;
+      render(true);
+    },
+    cell() {
+      const id = next++;
+      return {
+        start(label) {
+          running.set(id, { label, since: Date.now() });
+          render(true);
+        },
+        done() {
+          const entry = running.get(id);
+          if (entry !== undefined) busyMs += Date.now() - entry.since;
+          running.delete(id);
+          done += 1;
+          render(true);
+        },
+      };
+    },
+    finish() {
+      clearInterval(timer);
+      render(true);
+      if (tty) stream.write('\n');
+    },
+  };
+}
+
+function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+}

@@ -1,0 +1,256 @@
+// The outputs: per scenario a JSON file (every cell, every receipt, the public key to check them) and a Markdown
+// page in the seeds' shape (the table, the verdict lines computed from the cells, the seeds' comparison, setup,
+// rows, the decisions, the ids), and one results page linking them. Every receipt is re-verified from the JSON as
+// written, and the answer is stored in the cell.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { publicKeySet, verify } from '../src/interlock.js';
+import type { Cell, Column, ScenarioResult } from './cells.js';
+import { seedDifferences } from './seeds.js';
+import { gateProblems } from './verdict.js';
+
+const COLUMN_TEXT: Record<Column, string> = {
+  no_check: 'no_check: the saved decision re-sent under a stable Idempotency-Key on restart; no re-read, no log.',
+  hand_check: 'hand_check: what a careful engineer writes by hand: its own effect looked up by metadata, the premises and the approval re-read and compared, an fsynced log line per step, the same stable key.',
+  hand_lock: 'hand_lock (shared_cap): hand_check inside an exclusive lock file both bots share; a dead holder\'s lock is taken over at once.',
+  interlock: "interlock: this project's gate: `interlock serve --roles worker` (INTERLOCK_CRASH_AT for the crash), the proposal recorded by `interlock refund|credit`, premises re-read before the send and at recovery, caps reserved at dispatch, a signed receipt with post-send facts.",
+};
+
+function yes(value: unknown): string {
+  return value === true ? 'yes' : 'no';
+}
+
+function matches(value: unknown): string {
+  return value === true ? 'matches' : 'CONTRADICTS';
+}
+
+function timing(cell: Cell): string {
+  if (cell.settle_s === null) return cell.settle_after_restart_s === null ? 'no crash' : `${cell.settle_after_restart_s}s after restart`;
+  return `${cell.settle_s}s crash to settled (${cell.settle_after_restart_s ?? '?'}s after restart)`;
+}
+
+function dollars(cents: number): string {
+  return `$${(cents / 100).toFixed(0)}`;
+}
+
+function disputeText(cell: Cell): string {
+  const refunds = (cell.stripe.refunds as { status: string; failure_reason: string | null }[]) ?? [];
+  const final = refunds.length === 0 ? 'none' : refunds.map((r) => `${r.status}${r.failure_reason === null ? '' : ` (${r.failure_reason})`}`).join(', ');
+  const parts = [
+    cell.outcome,
+    `${String(cell.issued)} refund object(s) (final: ${final}), want ${String(cell.want_refunds)}`,
+    `created at or after the chargeback: ${cell.created_at_or_after_chargeback === 0 ? 'none' : String(cell.created_at_or_after_chargeback)}`,
+    `money returned: ${yes(cell.money_returned)}`,
+    `dispute ${String(cell.dispute_status)}`,
+    cell.held ? 'held' : '**VIOLATED**',
+    `answer vs refund objects: ${matches(cell.answer_matches_refund_objects)}`,
+    `answer vs final money: ${matches(cell.answer_matches_final_money)}${cell.column === 'interlock' ? ` (receipt: ${String(cell.receipt_answer)})` : ''}`,
+    timing(cell),
+    `proof ${yes(cell.proof)} (tamper-evident ${yes(cell.tamper_evident)})`,
+  ];
+  if (cell.row.startsWith('gap_probe')) {
+    const exposure = cell.exposure as { cents: number } | null | undefined;
+    parts.push(exposure ? `**exposure flagged: ${dollars(exposure.cents)} out on $100**` : 'exposure: nothing said');
+  }
+  return parts.join('; ');
+}
+
+function billingText(cell: Cell): string {
+  const truth = cell.ground_truth as { case_credit_count: number; case_credit_cents: number };
+  const want = cell.want as { case_credit_count: number; case_credit_cents: number };
+  const via = typeof cell.via === 'string' ? ` via ${cell.via}` : '';
+  return [
+    `${cell.outcome}${via}`,
+    `${truth.case_credit_count} case credit(s), ${dollars(truth.case_credit_cents)} (want ${want.case_credit_count}, ${dollars(want.case_credit_cents)})`,
+    cell.held ? 'held' : '**VIOLATED**',
+    `answer ${matches(cell.answer_matches_final_money)} Stripe`,
+    `proof ${yes(cell.proof)}`,
+    timing(cell),
+  ].join('; ');
+}
+
+function median(values: number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] ?? null) : Math.round((((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2) * 10) / 10;
+}
+
+function capText(cells: Cell[]): string {
+  const held = cells.filter((cell) => cell.held).length;
+  const totals = new Map<string, number>();
+  for (const cell of cells) {
+    const key = `${dollars(Number(cell.total_cents))} in ${String(cell.count)}`;
+    totals.set(key, (totals.get(key) ?? 0) + 1);
+  }
+  const crashes = cells.filter((cell) => cell.crashed_bot !== null).length;
+  const outcomes = new Map<string, number>();
+  for (const cell of cells) outcomes.set(cell.outcome, (outcomes.get(cell.outcome) ?? 0) + 1);
+  return [
+    `**held ${held}/${cells.length}**`,
+    `Stripe: ${[...totals].map(([key, n]) => `${n}x ${key}`).join(', ')}`,
+    `crash in ${crashes}/${cells.length}`,
+    `median ${median(cells.flatMap((cell) => (cell.settle_s === null ? [] : [cell.settle_s]))) ?? '?'}s crash to settled (${median(cells.flatMap((cell) => (cell.settle_after_restart_s === null ? [] : [cell.settle_after_restart_s]))) ?? '?'}s after restart)`,
+    `provable ${cells.filter((cell) => cell.proof).length}/${cells.length}`,
+    [...outcomes].map(([outcome, n]) => `${n}x ${outcome}`).join('; '),
+  ].join('; ');
+}
+
+function columnsOf(result: ScenarioResult): Column[] {
+  const order: Column[] = ['no_check', 'hand_check', 'hand_lock', 'interlock'];
+  return order.filter((column) => result.cells.some((cell) => cell.column === column));
+}
+
+function rowsOf(result: ScenarioResult): string[] {
+  return [...new Set(result.cells.map((cell) => cell.row))];
+}
+
+/** The scenario's table: one row per seed row, one column per system, each cell as the seeds wrote theirs. */
+export function table(result: ScenarioResult): string {
+  const columns = columnsOf(result);
+  const lines = [`| ${result.scenario === 'billing_credit' ? 'crash / outage' : result.scenario === 'shared_cap' ? 'crash point' : 'fault'} | ${columns.join(' | ')} |`, `|---|${columns.map(() => '---').join('|')}|`];
+  for (const row of rowsOf(result)) {
+    const texts = columns.map((column) => {
+      const cells = result.cells.filter((cell) => cell.row === row && cell.column === column);
+      if (cells.length === 0) return '—';
+      if (result.scenario === 'shared_cap') return capText(cells);
+      const render = result.scenario === 'stripe_dispute' ? disputeText : billingText;
+      return cells.map(render).join('<br>');
+    });
+    lines.push(`| ${row} | ${texts.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+/** One line per column, computed from its cells. */
+export function verdictLines(result: ScenarioResult): string[] {
+  return columnsOf(result).map((column) => {
+    const cells = result.cells.filter((cell) => cell.column === column);
+    const n = cells.length;
+    const count = (pick: (cell: Cell) => boolean) => cells.filter(pick).length;
+    const after = median(cells.flatMap((cell) => (cell.settle_after_restart_s === null ? [] : [cell.settle_after_restart_s])));
+    const parts = [`invariant held ${count((cell) => cell.held)}/${n}`, `answer matched Stripe's final money ${count((cell) => cell.answer_matches_final_money)}/${n}`, `can prove what happened ${count((cell) => cell.proof)}/${n}`, `tamper-evident ${count((cell) => cell.tamper_evident)}/${n}`];
+    if (result.scenario === 'stripe_dispute') {
+      const gap = cells.filter((cell) => cell.row.startsWith('gap_probe'));
+      if (gap.length > 0) parts.push(`exposure flagged in the gap probe ${count((cell) => cell.row.startsWith('gap_probe') && (cell.exposure ?? null) !== null)}/${gap.length}`);
+    }
+    parts.push(`median ${after ?? '?'}s after restart`);
+    return `- **${column}**: ${parts.join(', ')}`;
+  });
+}
+
+function ids(result: ScenarioResult): string[] {
+  return result.cells.map((cell) => `- ${cell.row} / ${cell.column}${result.reps > 1 ? ` #${cell.rep}` : ''}: ${Object.entries(cell.stripe).filter(([, value]) => typeof value === 'string').map(([key, value]) => `${key} ${String(value)}`).join('; ')}${typeof cell.effect_id === 'string' ? `; effect ${cell.effect_id.slice(0, 16)}…; journal ${((cell.journal as string[] | undefined) ?? []).join(' ')}` : ''}`);
+}
+
+function decisions(result: ScenarioResult): string[] {
+  return result.cells.slice(0, 40).map((cell) => {
+    const decision = (cell.decision ?? Object.values((cell.decisions ?? {}) as Record<string, unknown>)[0]) as { amount?: number; reason?: string; description?: string; text?: string; model?: string } | undefined;
+    return `- ${cell.row} / ${cell.column}${result.reps > 1 ? ` #${cell.rep}` : ''}: ${String(decision?.amount ?? '?')} cents by ${String(decision?.model ?? '?')}, "${String(decision?.reason ?? decision?.description ?? decision?.text ?? '')}"`;
+  });
+}
+
+const TITLES: Record<string, string> = {
+  stripe_dispute: 'stripe_dispute: a chargeback opens while the worker is down',
+  billing_credit: 'billing_credit: a goodwill credit against a Stripe Billing renewal',
+  shared_cap: 'shared_cap: two agents, one $30 approval cap, one payment',
+};
+
+export function page(result: ScenarioResult): string {
+  const differences = seedDifferences(result.scenario, result.cells);
+  const problems = result.cells.flatMap((cell) => gateProblems(cell, Number(result.settle_margin_s ?? 10)));
+  const backend = result.backend === 'sandbox' ? `the offline Stripe sandbox (\`--delays ${result.delays}\`)` : 'Stripe test mode';
+  const lines = [
+    `# ${TITLES[result.scenario] ?? result.scenario}`,
+    '',
+    `Generated ${result.generated} by \`npx interlock scenario ${result.scenario.replace('_', '-')}${result.reps > 1 ? ` --reps ${result.reps}` : ''} --delays ${result.delays}\` against ${backend}; decisions by \`${result.model}\`; every crash a real SIGKILL of the worker process, every restart a new process.`,
+    '',
+    table(result),
+    '',
+    ...verdictLines(result),
+    '',
+    '## The gate against issue 12 §3',
+    '',
+    problems.length === 0 ? 'Every gate cell held its invariant, answered what Stripe finally holds, proved it with a tamper-evident receipt, and settled in time (1.5 s after the restart where the facts held, the settle margin where they changed; never a claim-TTL wait).' : problems.map((problem) => `- ${problem}`).join('\n'),
+    '',
+    '## Against the seeds',
+    '',
+    differences.length === 0
+      ? "Every baseline cell reproduces the seed's outcome (the seeds' Stripe test-mode runs; rows the seed did not run are compared with its prediction)."
+      : `These baseline cells differ from the seed; the baselines follow the seed's code as described, so the difference is the sandbox's unless the note says otherwise:\n\n${differences.map((line) => `- ${line}`).join('\n')}`,
+    '',
+    '## Columns',
+    '',
+    ...columnsOf(result).map((column) => `- ${COLUMN_TEXT[column]}`),
+    '',
+    ...(Array.isArray(result.rows) ? ['## Rows', '', ...(result.rows as { row: string; description: string }[]).map((row) => `- **${row.row}**: ${row.description}`), ''] : []),
+    ...(Array.isArray(result.skipped_rows) && result.skipped_rows.length > 0 ? ['Not run here: ' + (result.skipped_rows as { row: string; why: string }[]).map((row) => `${row.row} (${row.why})`).join('; ') + '.', ''] : []),
+    ...(Array.isArray(result.premise_candidates) ? ['## Premise candidates', '', premiseTable(result.premise_candidates as Record<string, unknown>[]), ''] : []),
+    '## Decisions',
+    '',
+    ...decisions(result),
+    '',
+    '## Ids',
+    '',
+    ...ids(result),
+    '',
+    `Every receipt is in \`${result.scenario}.json\` with the public key that checks it (\`public_key\`), re-verified from that file (\`receipt_reverified_from_results\`).`,
+    '',
+  ];
+  return lines.join('\n');
+}
+
+function premiseTable(rows: Record<string, unknown>[]): string {
+  const names = ['customer_balance', 'compensation_by_others', 'incident_compensation'];
+  const lines = [`| crash / outage | want | ${names.map((name) => `${name} decision -> crash -> restart`).join(' | ')} |`, `|---|---|${names.map(() => '---').join('|')}|`];
+  for (const row of rows) {
+    const cells = names.map((name) => {
+      const c = row[name] as { values: number[] | null; refuses_at_restart: number; would_refuse_at_crash: number; of: number; right: boolean };
+      const values = c.values === null ? '?' : c.values.join(' -> ');
+      return `${values}; refuses at restart ${c.refuses_at_restart}/${c.of}${c.would_refuse_at_crash > 0 ? `, would refuse at crash ${c.would_refuse_at_crash}/${c.of}` : ''}; ${c.right ? 'right' : '**WRONG**'}`;
+    });
+    lines.push(`| ${String(row.row)} | ${String(row.want)} | ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+/** Re-reads the JSON as written and verifies every receipt in it with the key it names. */
+export function reverify(file: string): number {
+  const written = JSON.parse(readFileSync(file, 'utf8')) as ScenarioResult & { public_key: string };
+  const keys = publicKeySet([written.public_key]);
+  let count = 0;
+  for (const cell of written.cells) {
+    const receipts: unknown[] = [];
+    if (cell.receipt !== undefined) receipts.push(cell.receipt);
+    for (const entry of Object.values((cell.receipts ?? {}) as Record<string, { receipt?: unknown }>)) if (entry.receipt !== undefined) receipts.push(entry.receipt);
+    if (receipts.length === 0) continue;
+    cell.receipt_reverified_from_results = receipts.every((receipt) => verify(receipt, { publicKeys: keys }).valid === true);
+    count += receipts.length;
+  }
+  writeFileSync(file, `${JSON.stringify(written, null, 2)}\n`);
+  return count;
+}
+
+export function writeResults(out: string, results: ScenarioResult[]): string[] {
+  const files: string[] = [];
+  for (const result of results) {
+    // A scenario none of whose rows or columns was asked for keeps the results it had.
+    if (result.cells.length === 0) continue;
+    const json = join(out, `${result.scenario}.json`);
+    const enriched = { ...result, verdict: verdictLines(result), gate_problems: result.cells.flatMap((cell) => gateProblems(cell, Number(result.settle_margin_s ?? 10))), seed_differences: seedDifferences(result.scenario, result.cells) };
+    writeFileSync(json, `${JSON.stringify(enriched, null, 2)}\n`);
+    reverify(json);
+    const md = join(out, `${result.scenario}.md`);
+    writeFileSync(md, page(JSON.parse(readFileSync(json, 'utf8')) as ScenarioResult));
+    files.push(json, md);
+  }
+  // The index covers every scenario whose JSON is in the folder, so running one scenario keeps the others' links.
+  const present = Object.keys(TITLES).filter((name) => existsSync(join(out, `${name}.json`))).map((name) => JSON.parse(readFileSync(join(out, `${name}.json`), 'utf8')) as ScenarioResult);
+  const index = join(out, 'README.md');
+  const lines = ['# Scenario results', '', 'The latest run of `npx interlock scenario`, one page and one JSON file per scenario:', ''];
+  for (const result of present) lines.push(`- [${TITLES[result.scenario] ?? result.scenario}](${result.scenario}.md) ([JSON](${result.scenario}.json)): ${result.backend}, \`--delays ${result.delays}\`, ${result.cells.length} cells, ${result.generated}`);
+  for (const result of present) lines.push('', `## ${result.scenario}`, '', table(result), '', ...verdictLines(result));
+  writeFileSync(index, `${lines.join('\n')}\n`);
+  files.push(index);
+  return files;
+}

@@ -1,0 +1,103 @@
+// `interlock scenario stripe-dispute | billing-credit | shared-cap | all [--reps N] [--delays stripe|fast] [--out DIR]`:
+// runs the seeds' scenarios, each against a sandbox of its own (or Stripe test mode with STRIPE_SECRET_KEY=sk_test_…),
+// writes a Markdown page and a JSON file per scenario and one results page linking them.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createDecider, loadDeciderConfig, publicKeyPem, startPrivateRedis, type Decider } from '../src/interlock.js';
+import { BILLING_ROWS, runBillingCredit } from './billing-credit.js';
+import { COLUMNS, type ScenarioResult } from './cells.js';
+import type { Delays } from './harness.js';
+import { createProgressBar, type ProgressBar } from './progress.js';
+import { writeResults } from './report.js';
+import { CAP_ROWS, runSharedCap } from './shared-cap.js';
+import { DISPUTE_ROWS, runStripeDispute } from './stripe-dispute.js';
+import { openWorld } from './world.js';
+
+export const SCENARIOS = ['stripe-dispute', 'billing-credit', 'shared-cap'] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+
+export type ScenarioOptions = {
+  scenarios: ScenarioName[];
+  reps: number | null;
+  delays: Delays;
+  out: string;
+  /** Only these rows (the seeds' row names) and columns; null runs them all. */
+  rows?: string[] | null;
+  columns?: string[] | null;
+  env?: NodeJS.ProcessEnv;
+};
+
+/** The plan filter every runner applies: the rows and columns asked for, or all. */
+export type Selection = { row(name: string): boolean; column(name: string): boolean };
+
+export class ScenarioUsageError extends Error {}
+
+/** Stripe test mode when STRIPE_SECRET_KEY is a test key; a live key is refused, whatever else is set. */
+function testModeKey(env: NodeJS.ProcessEnv): string | null {
+  const key = (env.STRIPE_SECRET_KEY ?? '').trim();
+  if (key === '') return null;
+  if (/^(sk|rk)_live_/.test(key)) throw new ScenarioUsageError('STRIPE_SECRET_KEY is a live key: the scenarios SIGKILL workers mid-refund and run only against the sandbox or Stripe test mode. Unset it, or set a test key (sk_test_…).');
+  if (!/^(sk|rk)_test_[A-Za-z0-9]+$/.test(key)) throw new ScenarioUsageError('STRIPE_SECRET_KEY is not a Stripe test key (sk_test_… or rk_test_…). Unset it to run against the sandbox.');
+  return key;
+}
+
+export type Runner = (context: { world: Awaited<ReturnType<typeof openWorld>>; decider: Decider; model: string; reps: number | null; bar: ProgressBar; only: Selection }) => Promise<ScenarioResult>;
+
+const RUNNERS: Record<ScenarioName, { key: string; run: Runner }> = {
+  'stripe-dispute': { key: 'stripe_dispute', run: runStripeDispute },
+  'billing-credit': { key: 'billing_credit', run: runBillingCredit },
+  'shared-cap': { key: 'shared_cap', run: runSharedCap },
+};
+
+export async function runScenarios(options: ScenarioOptions): Promise<{ results: ScenarioResult[]; files: string[] }> {
+  const env = options.env ?? process.env;
+  const key = testModeKey(env);
+  const deciderConfig = loadDeciderConfig(env);
+  const decider = createDecider(deciderConfig);
+  const model = decider.name === 'rules' ? 'rules' : deciderConfig.model;
+  let redisUrl = (env.REDIS_URL ?? '').trim();
+  let stopRedis = async () => {};
+  if (redisUrl === '') {
+    // No Redis given: a private, durable redis-server for this run (append-only, fsync always), removed after.
+    const dir = mkdtempSync(join(tmpdir(), 'interlock-scenario-redis-'));
+    const redis = await startPrivateRedis(dir);
+    redisUrl = redis.url;
+    stopRedis = async () => {
+      await redis.stop();
+      rmSync(dir, { recursive: true, force: true });
+    };
+  }
+  const unsafeDurability = ['1', 'true', 'yes'].includes(env.INTERLOCK_UNSAFE_DURABILITY ?? '');
+  const rows = options.rows ?? null;
+  const columns = options.columns ?? null;
+  const knownRows = [...DISPUTE_ROWS, ...Object.keys(BILLING_ROWS), ...CAP_ROWS];
+  const unknownRows = (rows ?? []).filter((row) => !knownRows.includes(row));
+  if (unknownRows.length > 0) throw new ScenarioUsageError(`Unknown row(s) ${unknownRows.join(', ')}; the rows are ${knownRows.join(', ')}.`);
+  const unknownColumns = (columns ?? []).filter((column) => !(COLUMNS as readonly string[]).includes(column));
+  if (unknownColumns.length > 0) throw new ScenarioUsageError(`Unknown column(s) ${unknownColumns.join(', ')}; the columns are ${COLUMNS.join(', ')}.`);
+  const only: Selection = { row: (name) => rows === null || rows.includes(name), column: (name) => columns === null || columns.includes(name) };
+  const bar = createProgressBar();
+  try {
+    const results = await Promise.all(
+      options.scenarios.map(async (name) => {
+        const runner = RUNNERS[name];
+        const world = await openWorld({ scenario: runner.key, delays: options.delays, redisUrl, unsafeDurability, testModeKey: key });
+        try {
+          const result = await runner.run({ world, decider, model, reps: options.reps, bar, only });
+          return { ...result, public_key: publicKeyPem(world.stores.signingKey), settle_margin_s: world.config.settleMarginMs / 1000, claim_ttl_s: world.config.claimTtlMs / 1000 };
+        } finally {
+          await world.close();
+        }
+      }),
+    );
+    bar.finish();
+    const out = resolve(options.out);
+    mkdirSync(out, { recursive: true });
+    const files = writeResults(out, results);
+    return { results, files };
+  } finally {
+    bar.finish();
+    await stopRedis();
+  }
+}

@@ -1,0 +1,96 @@
+// A small Stripe HTTP client for the scenario harness and the baselines, as the seeds' harness had one: form
+// encoding with bracketed keys, Basic auth with the secret key, an optional Idempotency-Key, Stripe's
+// `Idempotent-Replayed` header kept on the answer, and an error that carries Stripe's message. It is not the
+// gate's Stripe adapter (src/stripe) on purpose: the baselines must not share the gate's code.
+
+export type StripeObject = Record<string, unknown> & { id?: string };
+
+export class StripeHttpError extends Error {
+  readonly status: number;
+  readonly code: string | null;
+  constructor(status: number, method: string, path: string, message: string, code: string | null) {
+    super(`${status} ${method} ${path.replace(/^\/v1/, '')}: ${message}`);
+    this.name = 'StripeHttpError';
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export type StripeHttp = {
+  readonly apiBase: string;
+  get(path: string, query?: Record<string, unknown>): Promise<StripeObject>;
+  post(path: string, body?: Record<string, unknown>, options?: { idempotencyKey?: string }): Promise<StripeObject & { replayed: boolean }>;
+  /** Every item of a list endpoint, following `has_more` (newest first, as Stripe lists). */
+  list(path: string, query?: Record<string, unknown>): Promise<StripeObject[]>;
+};
+
+/** `a[b][0][c]=v` form encoding, as Stripe takes it; lists become `key[]=v`, booleans the strings true/false. */
+export function formEncode(value: Record<string, unknown>): string {
+  const pairs: string[] = [];
+  const add = (key: string, item: unknown) => {
+    if (item === undefined || item === null) return;
+    if (Array.isArray(item)) {
+      item.forEach((entry, index) => (typeof entry === 'object' && entry !== null ? add(`${key}[${index}]`, entry) : add(`${key}[]`, entry)));
+      return;
+    }
+    if (typeof item === 'object') {
+      for (const [inner, nested] of Object.entries(item as Record<string, unknown>)) add(`${key}[${inner}]`, nested);
+      return;
+    }
+    pairs.push(`${encodeURIComponent(key)}=${encodeURIComponent(String(item))}`);
+  };
+  for (const [key, item] of Object.entries(value)) add(key, item);
+  return pairs.join('&');
+}
+
+export function createStripeHttp(options: { secretKey: string; apiBase?: string | null; timeoutMs?: number }): StripeHttp {
+  const apiBase = (options.apiBase ?? 'https://api.stripe.com').replace(/\/$/, '');
+  const auth = `Basic ${Buffer.from(`${options.secretKey}:`).toString('base64')}`;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+
+  async function request(method: 'GET' | 'POST', path: string, params: Record<string, unknown>, idempotencyKey?: string): Promise<StripeObject & { replayed: boolean }> {
+    const encoded = formEncode(params);
+    const url = method === 'GET' && encoded !== '' ? `${apiBase}${path}?${encoded}` : `${apiBase}${path}`;
+    const headers: Record<string, string> = { authorization: auth };
+    if (method === 'POST') headers['content-type'] = 'application/x-www-form-urlencoded';
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    const response = await fetch(url, { method, headers, ...(method === 'POST' ? { body: encoded } : {}), signal: AbortSignal.timeout(timeoutMs) });
+    const text = await response.text();
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      throw new StripeHttpError(response.status, method, path, `answer is not JSON: ${text.slice(0, 200)}`, null);
+    }
+    if (!response.ok) {
+      const error = (body.error ?? {}) as { message?: unknown; code?: unknown };
+      throw new StripeHttpError(response.status, method, path, typeof error.message === 'string' ? error.message : 'no message', typeof error.code === 'string' ? error.code : null);
+    }
+    return { ...body, replayed: response.headers.get('idempotent-replayed') === 'true' };
+  }
+
+  return {
+    apiBase,
+    get: (path, query = {}) => request('GET', path, query),
+    post: (path, body = {}, postOptions = {}) => request('POST', path, body, postOptions.idempotencyKey),
+    async list(path, query = {}) {
+      const items: StripeObject[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await request('GET', path, { ...query, limit: 100, ...(after === undefined ? {} : { starting_after: after }) });
+        const data = Array.isArray(page.data) ? (page.data as StripeObject[]) : [];
+        items.push(...data);
+        const last = data.at(-1);
+        if (page.has_more !== true || last?.id === undefined) return items;
+        after = last.id;
+      }
+    },
+  };
+}
+
+/** The key and API base a scenario process was given (the harness passes both in its environment). */
+export function stripeHttpFromEnv(env: NodeJS.ProcessEnv = process.env): StripeHttp {
+  const secretKey = env.STRIPE_SECRET_KEY ?? '';
+  if (!/^(sk|rk)_test_/.test(secretKey)) throw new Error('STRIPE_SECRET_KEY must be a test key (sk_test_… or rk_test_…); the scenarios never run live.');
+  return createStripeHttp({ secretKey, apiBase: env.STRIPE_API_BASE ?? null });
+}

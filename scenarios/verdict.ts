@@ -1,0 +1,28 @@
+// What the gate's column must show in every cell (issue 12 §3), as one function the pages and the fast scenario
+// test both use: every invariant held; its answer (what the receipt says about the money when the cell is judged)
+// equals Stripe's final money; proof and tamper-evidence; exposure flagged in the gap probe; settled within 1.5 s
+// of the restart where the facts held, within the settle margin (plus the same 1.5 s) where they changed, and so
+// never after a claim-TTL wait.
+import type { Cell } from './cells.js';
+
+export const RESTART_BUDGET_S = 1.5;
+
+export function factsChanged(cell: Cell): boolean {
+  return /_at_recovery\b/.test(cell.outcome);
+}
+
+export function gateProblems(cell: Cell, settleMarginS: number): string[] {
+  if (cell.column !== 'interlock') return [];
+  const problems: string[] = [];
+  const where = `${cell.row} #${cell.rep}`;
+  if (!cell.held) problems.push(`${where}: the invariant was VIOLATED (${cell.outcome})`);
+  if (!cell.answer_matches_final_money) problems.push(`${where}: the receipt's answer (${String(cell.receipt_answer ?? '?')}) contradicts Stripe's final money`);
+  if (!cell.proof) problems.push(`${where}: the receipt does not prove what happened`);
+  if (!cell.tamper_evident) problems.push(`${where}: a tampered receipt still verified`);
+  if (cell.row.startsWith('gap_probe') && (cell.exposure ?? null) === null) problems.push(`${where}: the receipt did not flag the exposure ($120 out on $100)`);
+  if (cell.settle_after_restart_s !== null) {
+    const limit = factsChanged(cell) ? settleMarginS + RESTART_BUDGET_S : RESTART_BUDGET_S;
+    if (cell.settle_after_restart_s > limit) problems.push(`${where}: settled ${cell.settle_after_restart_s} s after the restart, over ${limit} s (${factsChanged(cell) ? 'the settle margin' : 'the facts held'})`);
+  }
+  return problems;
+}

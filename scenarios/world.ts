@@ -1,0 +1,75 @@
+// A scenario's world: the sandbox (one of its own, so clocks and objects never mix between scenarios run at once)
+// or Stripe test mode, a Redis key prefix of its own, one data directory (one signing key for every worker of
+// the scenario), and the harness's own stores through the public entry.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { startSandbox, type Sandbox } from '../sandbox/index.js';
+import { createLogger, loadConfig, openStores } from '../src/interlock.js';
+import { hex, verifierFor, type Backend, type Delays, type World } from './harness.js';
+import { createStripeHttp } from './stripe-http.js';
+
+export type WorldOptions = { scenario: string; delays: Delays; redisUrl: string; unsafeDurability: boolean; testModeKey: string | null };
+
+/** The sandbox's key: it takes any test key. */
+const SANDBOX_KEY = 'sk_test_scenarios';
+
+/** Variables a child must not inherit from the shell that ran the command (they would change what a cell does). */
+const CLEARED = ['INTERLOCK_CRASH_AT', 'INTERLOCK_WORKER_ID', 'INTERLOCK_API_TOKENS', 'INTERLOCK_PORT', 'STRIPE_WEBHOOK_SECRET', 'ANTHROPIC_API_KEY'];
+
+export async function openWorld(options: WorldOptions): Promise<World & { close(): Promise<void> }> {
+  let sandbox: Sandbox | null = null;
+  const backend: Backend = options.testModeKey === null ? 'sandbox' : 'test_mode';
+  if (backend === 'sandbox') sandbox = await startSandbox({ port: 0, host: '127.0.0.1', delays: options.delays, logger: pino({ level: 'silent' }) });
+  const secretKey = options.testModeKey ?? SANDBOX_KEY;
+  const apiBase = sandbox?.url ?? null;
+  const dataDir = mkdtempSync(join(tmpdir(), `interlock-${options.scenario}-`));
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !CLEARED.includes(key)));
+  const env: NodeJS.ProcessEnv = {
+    ...inherited,
+    REDIS_URL: options.redisUrl,
+    INTERLOCK_KEY_PREFIX: `scenario-${options.scenario}-${hex(4)}`,
+    INTERLOCK_DATA_DIR: dataDir,
+    STRIPE_SECRET_KEY: secretKey,
+    INTERLOCK_LOG_LEVEL: 'warn',
+    ...(apiBase === null ? {} : { STRIPE_API_BASE: apiBase }),
+    ...(options.unsafeDurability ? { INTERLOCK_UNSAFE_DURABILITY: '1' } : {}),
+  };
+  if (apiBase === null) delete env.STRIPE_API_BASE;
+  const config = loadConfig(env);
+  // The harness's own stores log only errors: stderr carries the progress line, and what the gate raised is in the JSON.
+  const stores = await openStores(config, { failFast: true, logger: createLogger('error') });
+  const fast = options.delays === 'fast' && backend === 'sandbox';
+  return {
+    backend,
+    delays: options.delays,
+    stripe: createStripeHttp({ secretKey, apiBase }),
+    control: sandbox?.control ?? null,
+    env,
+    config,
+    stores,
+    verifyReceipt: verifierFor(stores),
+    poll: fast ? { fastMs: 20, slowMs: 50 } : { fastMs: 500, slowMs: 1000 },
+    async close() {
+      await stores.close();
+      await sandbox?.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The same world under a key prefix of its own (its own queue, journal and approvals), for a cell whose workers
+ * run beside other cells' workers: a crash-armed worker must never take another cell's job. Same signing key.
+ */
+export async function isolatedCell<T>(world: World, work: (cell: World) => Promise<T>): Promise<T> {
+  const env = { ...world.env, INTERLOCK_KEY_PREFIX: `${world.env.INTERLOCK_KEY_PREFIX ?? 'scenario'}-${hex(3)}` };
+  const config = loadConfig(env);
+  const stores = await openStores(config, { failFast: true, logger: createLogger('error') });
+  try {
+    return await work({ ...world, env, config, stores, verifyReceipt: verifierFor(stores) });
+  } finally {
+    await stores.close();
+  }
+}

@@ -1,0 +1,117 @@
+// A support case on its way to a decision: what was submitted (the case id, the payment or customer, the story,
+// the approval) and where it stands (queued, deciding, declined, deviated, proposed, failed). Pure: the decisions
+// worker (queues/decisions.ts) moves a case along, the Redis store (src/redis/cases.ts) keeps it.
+//
+// A case id names one decision. It becomes the request id of the effect it may lead to (`case:<id>`), so the
+// first recorded proposal binds the payload (I5) however often the case is decided again after a crash.
+import { z } from 'zod';
+import { creditEffectSchema, refundEffectSchema, type EffectKind } from './effects.js';
+import { zodFieldProblems, InterlockError, type ErrorCode } from './errors.js';
+import { canonicalJson } from './json.js';
+import { APPROVAL_ID } from './proposal.js';
+import { freeText, identifier } from './text.js';
+
+export const CASE_ID = /^[A-Za-z0-9_.:#-]{1,200}$/;
+export const STORY_MAX_CHARS = 8_000;
+
+export const CASE_STATES = ['queued', 'deciding', 'declined', 'deviated', 'proposed', 'failed'] as const;
+export type CaseState = (typeof CASE_STATES)[number];
+
+/** States a case never leaves: the decision is made (or cannot be), and the effect, if any, has its own journal. */
+export const FINAL_CASE_STATES: ReadonlySet<CaseState> = new Set(['declined', 'deviated', 'proposed', 'failed']);
+
+export type CaseSubmission = {
+  caseId: string;
+  kind: EffectKind;
+  /** `pi_…` for a refund, `cus_…` for a credit. */
+  subject: string;
+  /** The incident a credit compensates; null for a refund. */
+  incident: string | null;
+  story: string;
+  approval: string;
+  /** Who proposes the decided effect (the PROPOSED entry's agent). */
+  agent: string;
+};
+
+export type CaseDecision = {
+  model: string;
+  text: string;
+  action: 'refund' | 'credit' | 'decline';
+  /** null for a decline. */
+  amountCents: number | null;
+};
+
+export type CaseError = { code: ErrorCode; message: string };
+
+export type CaseStatus = {
+  state: CaseState;
+  decision: CaseDecision | null;
+  /** The effect the case proposed (its request id is `case:<case id>`); null until proposed. */
+  effectId: string | null;
+  /** Why a decision was refused (MODEL_DEVIATED's problems), empty otherwise. */
+  problems: string[];
+  /** The last error: the one that failed the case, or the last retried one while it is still being decided. */
+  error: CaseError | null;
+  /** Decisions attempted (a retried model call counts once per job attempt). */
+  attempts: number;
+  updatedAt: number;
+};
+
+export type CaseRecord = {
+  submission: CaseSubmission;
+  /** Which token filed it (kept beside the submission; a re-submission by another token is still the same case). */
+  submittedBy: string;
+  createdAt: number;
+  status: CaseStatus;
+};
+
+const caseId = z.string({ error: 'must be a string' }).regex(CASE_ID, 'must be 1-200 letters, digits or _ . : # -');
+
+export const caseSubmissionSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    caseId,
+    kind: z.literal('refund'),
+    subject: refundEffectSchema.shape.paymentIntent,
+    incident: z.null(),
+    story: freeText(STORY_MAX_CHARS).refine((value) => value.trim() !== '', 'must tell what happened'),
+    approval: z.string({ error: 'must be a string' }).regex(APPROVAL_ID, 'must be 1-200 letters, digits or _ . : -'),
+    agent: identifier(100),
+  }),
+  z.strictObject({
+    caseId,
+    kind: z.literal('credit'),
+    subject: creditEffectSchema.shape.customer,
+    incident: creditEffectSchema.shape.incident,
+    story: freeText(STORY_MAX_CHARS).refine((value) => value.trim() !== '', 'must tell what happened'),
+    approval: z.string({ error: 'must be a string' }).regex(APPROVAL_ID, 'must be 1-200 letters, digits or _ . : -'),
+    agent: identifier(100),
+  }),
+]);
+
+/** Checks a submission; throws invalid_request naming every bad field (nothing is stored or queued). */
+export function parseCaseSubmission(input: unknown): CaseSubmission {
+  const parsed = caseSubmissionSchema.safeParse(input);
+  if (!parsed.success) {
+    const fields = zodFieldProblems(parsed.error.issues, [], 'case');
+    throw new InterlockError('invalid_request', `The case is invalid (${fields.map((field) => `${field.path}: ${field.message}`).join('; ')}). Nothing was queued.`, { fields });
+  }
+  return parsed.data;
+}
+
+/** The approval scope a case's approval must have: the one payment or customer the case is about. */
+export function caseScope(submission: Pick<CaseSubmission, 'kind' | 'subject'>): string {
+  return `${submission.kind === 'refund' ? 'payment' : 'customer'}:${submission.subject}`;
+}
+
+/** Whether two submissions are the same case, asked the same way (a duplicate, answered with the case as it stands). */
+export function sameSubmission(a: CaseSubmission, b: CaseSubmission): boolean {
+  return canonicalJson(a) === canonicalJson(b);
+}
+
+export function queuedStatus(at: number): CaseStatus {
+  return { state: 'queued', decision: null, effectId: null, problems: [], error: null, attempts: 0, updatedAt: at };
+}
+
+export function isFinalCase(status: CaseStatus): boolean {
+  return FINAL_CASE_STATES.has(status.state);
+}

@@ -1,0 +1,60 @@
+// Post-send facts for customer credits (issue 10 §2): Stripe has no balance-transaction event, so the credit the
+// gate posted is seen through `customer.updated` (a re-read of the customer's balance transactions finds it by the
+// effect id in its metadata); credit notes for the same incident (a second compensation) are recorded on the credit
+// effect as they are issued and voided; a credit note for another incident, and a balance the next invoice
+// consumes, add nothing. Each fact once, from webhooks, and the reconciler finds the same with webhooks dropped.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFactsRig, type FactsRig } from './facts-rig.js';
+
+let rig: FactsRig;
+
+beforeAll(async () => {
+  rig = await startFactsRig();
+}, 60_000);
+
+afterAll(async () => {
+  await rig?.close();
+});
+
+async function settled(): Promise<void> {
+  await rig.sandbox.control.idle();
+  await rig.drained();
+}
+
+/** An open invoice of $30 for the customer, to hang credit notes on. */
+async function openInvoice(customer: string) {
+  await rig.stripe.invoiceItems.create({ customer, amount: 3_000, currency: 'usd' });
+  const draft = await rig.stripe.invoices.create({ customer, pending_invoice_items_behavior: 'include' });
+  return rig.stripe.invoices.finalizeInvoice(draft.id ?? '');
+}
+
+describe('credit facts', () => {
+  it('records the credit as Stripe announces it, and the incident\'s credit notes as they are issued and voided; nothing else', async () => {
+    const customer = await rig.stripe.customers.create({ email: 'ada@example.com' });
+    const effectId = await rig.commit({ kind: 'credit', customer: customer.id, amount: 500, incident: 'inc_outage_7' });
+    await settled();
+    const credited = await rig.observed(effectId);
+    expect(credited).toEqual([{ source: 'webhook', eventId: expect.stringMatching(/^evt_/), eventType: 'customer.updated', objectId: expect.stringMatching(/^cbtxn_/), status: 'credited' }]);
+
+    // The next invoice consumes the balance (another customer.updated): the credit itself did not change.
+    const invoice = await openInvoice(customer.id);
+    const other = await rig.stripe.creditNotes.create({ invoice: invoice.id ?? '', amount: 300, metadata: { incident: 'inc_other' } });
+    const same = await rig.stripe.creditNotes.create({ invoice: invoice.id ?? '', amount: 700, metadata: { incident: 'inc_outage_7' } });
+    await settled();
+    await rig.stripe.creditNotes.voidCreditNote(same.id);
+    await settled();
+
+    const observed = await rig.observed(effectId);
+    expect(observed.filter((entry) => entry.objectId === other.id)).toEqual([]);
+    // Recorded from whichever event came first (the note's balance credit is a customer.updated too), once each.
+    const note = observed.filter((entry) => entry.objectId === same.id);
+    expect(note.map((entry) => entry.status)).toEqual(['issued', 'void']);
+    expect(note.every((entry) => entry.source === 'webhook' && ['customer.updated', 'credit_note.created', 'credit_note.voided'].includes(entry.eventType))).toBe(true);
+    expect(observed.filter((entry) => entry.status === 'credited')).toHaveLength(1);
+    const verification = await rig.receipt(effectId);
+    expect(verification).toMatchObject({ valid: true, happened: true, finalMoney: { status: 'returned' }, answerMatchesFinalMoney: true, exposure: null });
+
+    // The reconciler's re-read finds nothing the webhooks did not bring.
+    expect(await rig.facts.reread(effectId)).toEqual([{ effectId, appended: 0, duplicates: 2, alerts: [] }]);
+  });
+});

@@ -1,0 +1,169 @@
+// GET /metrics after a scripted run (issue 13 §5): one committed refund, one refused by its approval (over its
+// amount), one refused because a premise changed, one recovery pass, a webhook event delivered twice and one with a
+// bad signature. Every counter must have moved exactly as the run did, the scrape-time gauges must read Redis as it
+// is, no label may carry an effect, payment or event id, and only auditors and operators may read it.
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRecovery } from '../../queues/recovery.js';
+import { signWebhookBody } from '../../src/interlock.js';
+import { approvalRefusalClass } from '../../webhooks/ops/metrics.js';
+import { approvalBody, bearer, refundBody, startRig, TOKENS, uid, type Rig } from '../http/rig.js';
+
+const SECRET = 'whsec_metricsTestSecret0123456789';
+
+/** One sample's value from Prometheus text, by metric name and exact labels; undefined when absent. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  const wanted = Object.entries(labels)
+    .map(([key, value]) => `${key}="${value}"`)
+    .sort()
+    .join(',');
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const got = (match[2] ?? '')
+      .split(/,(?=[a-zA-Z_]+=")/)
+      .filter((part) => part !== '')
+      .sort()
+      .join(',');
+    if (got === wanted) return Number(match[3]);
+  }
+  return undefined;
+}
+
+describe('GET /metrics after a scripted run', () => {
+  let rig: Rig;
+  let text: string;
+  let committedId: string;
+  let eventId: string;
+
+  beforeAll(async () => {
+    rig = await startRig({ worker: true, metrics: true, webhookSecret: SECRET });
+    const approver = bearer(TOKENS.approver);
+    const support = bearer(TOKENS.support);
+    rig.target.world.set('payment:pi_m1', { chargebacks: [], refunded_by_others: 0 });
+    rig.target.world.set('payment:pi_m2', { chargebacks: [], refunded_by_others: 0 });
+    rig.target.world.set('payment:pi_m3', { chargebacks: ['du_m3'], refunded_by_others: 0 });
+
+    const wide = approvalBody({ scope: 'payment:pi_m1' });
+    expect((await request(rig.app).post('/v1/approvals').set(approver).send(wide)).status).toBe(201);
+    const committed = await request(rig.app).post('/v1/refunds?wait=10').set(support).send(refundBody({ payment_intent: 'pi_m1', approval: wide.id }));
+    expect(committed.body.outcome).toBe('COMMITTED');
+    committedId = committed.body.effect_id;
+
+    const narrow = approvalBody({ scope: 'payment:pi_m2', cap_cents: 1_000 });
+    expect((await request(rig.app).post('/v1/approvals').set(approver).send(narrow)).status).toBe(201);
+    const refused = await request(rig.app).post('/v1/refunds?wait=10').set(support).send(refundBody({ payment_intent: 'pi_m2', approval: narrow.id, amount: 2_000 }));
+    expect(refused.body.outcome).toBe('REFUSED:lease');
+
+    // Decided on "no chargebacks" while Stripe (the memory target's world) already has one: the gate's re-read refuses.
+    const stale = approvalBody({ scope: 'payment:pi_m3' });
+    expect((await request(rig.app).post('/v1/approvals').set(approver).send(stale)).status).toBe(201);
+    const recorded = await rig.queue.propose({ requestId: `case-${uid()}`, agent: 'sam', approval: stale.id, premises: { chargebacks: [], refunded_by_others: 0 }, effect: { kind: 'refund', paymentIntent: 'pi_m3', amount: 500 } });
+    expect((await rig.queue.waitFor(recorded.effectId, 10_000))?.outcome).toBe('REFUSED:stale_premise');
+
+    const recovery = startRecovery(rig.stores, rig.sender!, { safetyIntervalMs: 3_600_000, onReport: (report) => void rig.metrics!.recoveryReported(report) });
+    await recovery.started;
+    await recovery.close();
+
+    eventId = `evt_${uid()}`;
+    const event = JSON.stringify({ id: eventId, object: 'event', type: 'refund.updated', created: 1, livemode: false, data: { object: { id: `re_${uid()}`, object: 'refund', status: 'succeeded', amount: 2_000, charge: 'ch_m1', payment_intent: 'pi_m1', metadata: { interlock_effect_id: committedId } } } });
+    const signature = signWebhookBody(event, SECRET);
+    const deliver = (sig: string) => request(rig.app).post('/webhooks/stripe').set('stripe-signature', sig).set('content-type', 'application/json').send(event);
+    expect((await deliver(signature)).status).toBe(200);
+    expect((await deliver(signature)).status).toBe(200);
+    expect((await deliver(signWebhookBody(event, 'whsec_notOursAtAll0123456789'))).status).toBe(400);
+    // The facts worker appends the event's fact; the scrape comes once the receipt holds it.
+    for (let i = 0; i < 200; i += 1) {
+      const entries = await rig.stores.journal.entries('payment:pi_m1', committedId);
+      if (entries.some((entry) => entry.kind === 'OBSERVED')) break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const scraped = await request(rig.app).get('/metrics').set(bearer(TOKENS.operator));
+    expect(scraped.status).toBe(200);
+    expect(scraped.headers['content-type']).toMatch(/^text\/plain/);
+    text = scraped.text;
+  }, 60_000);
+
+  afterAll(async () => {
+    await rig?.close();
+  });
+
+  it('counts each effect once, by kind and outcome', () => {
+    expect(sample(text, 'interlock_effects_total', { kind: 'refund', outcome: 'COMMITTED' })).toBe(1);
+    expect(sample(text, 'interlock_effects_total', { kind: 'refund', outcome: 'REFUSED:lease' })).toBe(1);
+    expect(sample(text, 'interlock_effects_total', { kind: 'refund', outcome: 'REFUSED:stale_premise' })).toBe(1);
+    expect(sample(text, 'interlock_effects_total', { kind: 'refund', outcome: 'AMBIGUOUS' })).toBeUndefined();
+  });
+
+  it('times only the effect that was dispatched, from DISPATCHED to its settling entry', () => {
+    expect(sample(text, 'interlock_dispatch_to_settle_seconds_count', { kind: 'refund' })).toBe(1);
+    const seconds = sample(text, 'interlock_dispatch_to_settle_seconds_sum', { kind: 'refund' }) ?? -1;
+    expect(seconds).toBeGreaterThanOrEqual(0);
+    expect(seconds).toBeLessThan(10);
+  });
+
+  it('names the premise that changed and why the approval refused', () => {
+    expect(sample(text, 'interlock_premise_violations_total', { field: 'chargebacks' })).toBe(1);
+    expect(sample(text, 'interlock_approval_refusals_total', { reason: 'over_amount' })).toBe(1);
+  });
+
+  it('counts the recovery pass and what it found (nothing open)', () => {
+    expect(sample(text, 'interlock_recovery_passes_total')).toBe(1);
+    expect(sample(text, 'interlock_recovery_effects_total', { result: 'settled' })).toBe(0);
+    expect(sample(text, 'interlock_settle_margin_waits_total')).toBe(0);
+  });
+
+  it('counts webhook requests received, verified (queued once, then a duplicate) and rejected by reason', () => {
+    expect(sample(text, 'interlock_webhook_events_received_total')).toBe(3);
+    expect(sample(text, 'interlock_webhook_events_verified_total', { result: 'queued' })).toBe(1);
+    expect(sample(text, 'interlock_webhook_events_verified_total', { result: 'duplicate' })).toBe(1);
+    expect(sample(text, 'interlock_webhook_events_duplicated_total')).toBe(1);
+    expect(sample(text, 'interlock_webhook_events_rejected_total', { reason: 'bad_signature' })).toBe(1);
+    expect(sample(text, 'interlock_facts_appended_total', { source: 'webhook' })).toBe(1);
+  });
+
+  it('reads queue depths, open alerts and Redis durability from Redis at scrape time', () => {
+    for (const queue of ['effects', 'facts', 'decisions']) {
+      for (const state of ['waiting', 'active', 'delayed', 'failed']) expect(sample(text, 'interlock_queue_jobs', { queue, state }), `${queue} ${state}`).toBe(0);
+    }
+    expect(sample(text, 'interlock_alerts_open', { kind: 'exposure' })).toBe(0);
+    // The machine's test Redis keeps nothing on disk, and the tests opt out.
+    expect(sample(text, 'interlock_redis_durable')).toBe(0);
+    expect(sample(text, 'interlock_redis_durability_opted_out')).toBe(1);
+    expect(sample(text, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
+  });
+
+  it('carries no effect, payment, refund or event id in any label', () => {
+    const labelled = text.split('\n').filter((line) => !line.startsWith('#') && line.includes('{'));
+    expect(labelled.length).toBeGreaterThan(10);
+    for (const line of labelled) {
+      expect(line).not.toMatch(/[0-9a-f]{64}|pi_m|re_|evt_|ch_m|du_m|cus_/);
+    }
+    expect(text).not.toContain(committedId);
+    expect(text).not.toContain(eventId);
+  });
+
+  it('answers auditors and operators, and no one else', async () => {
+    expect((await request(rig.app).get('/metrics')).status).toBe(401);
+    expect((await request(rig.app).get('/metrics').set(bearer(TOKENS.support))).status).toBe(403);
+    expect((await request(rig.app).get('/metrics').set(bearer(TOKENS.approver))).status).toBe(403);
+    expect((await request(rig.app).get('/metrics').set(bearer(TOKENS.auditor))).status).toBe(200);
+    // The page's sign-in cookie holds a token and is taken here too.
+    expect((await request(rig.app).get('/metrics').set('cookie', `interlock_session=${TOKENS.operator}`)).status).toBe(200);
+    expect((await request(rig.app).get('/metrics').set('cookie', `interlock_session=${TOKENS.support}`)).status).toBe(403);
+  });
+});
+
+describe('approval refusal classes', () => {
+  it('maps every reason the dispatch and resend scripts give to a bounded class', () => {
+    expect(approvalRefusalClass('REFUSED:lease', 'approval ap_1 does not exist')).toBe('missing');
+    expect(approvalRefusalClass('REFUSED:lease', 'approval ap_1 was revoked')).toBe('revoked');
+    expect(approvalRefusalClass('REFUSED:lease', 'approval ap_1 has expired')).toBe('expired');
+    expect(approvalRefusalClass('REFUSED:lease', 'approval ap_1 covers payment:pi_2, not payment:pi_1')).toBe('out_of_scope');
+    expect(approvalRefusalClass('REFUSED:lease', 'approval ap_1 covers at most 1000 cents')).toBe('over_amount');
+    expect(approvalRefusalClass('REFUSED:lease_at_recovery', 'approval ap_1 has used all 1 of its uses')).toBe('used_up');
+    expect(approvalRefusalClass('REFUSED:over_cap', 'whatever the text')).toBe('over_cap');
+    expect(approvalRefusalClass('REFUSED:lease', 'something new')).toBe('other');
+  });
+});

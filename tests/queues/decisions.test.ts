@@ -1,0 +1,231 @@
+// The decisions queue end to end, against the Stripe sandbox: a case is read (the facts the decider's tools
+// return), decided, checked against its approval and, only when it stays inside it, proposed through the effects
+// queue under the request id `case:<case id>`. The Anthropic decider runs through the real SDK against the local
+// Messages API server. Nothing is proposed from a deviated, declined or failed case, and a case decided again
+// after a crash never yields a second proposal: the first PROPOSED binds (I5).
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { caseEffectId } from '../../queues/decisions.js';
+import { createDecider, requestIdOf, type CaseRecord, type CaseSubmission, type Decider, type Entry } from '../../src/interlock.js';
+import { replies, startMessagesServer, type MessagesServer } from '../decider/messages-server.js';
+import { startCasesRig, type CasesRig } from '../support/cases-rig.js';
+import { uid } from '../http/rig.js';
+
+let rig: CasesRig;
+let server: MessagesServer;
+
+beforeAll(async () => {
+  [rig, server] = await Promise.all([startCasesRig(), startMessagesServer()]);
+});
+afterAll(async () => {
+  await Promise.all([rig.close(), server.close()]);
+});
+afterEach(() => {
+  rig.useDecider(createDecider({ apiKey: null, model: 'unused', baseURL: null, maxTokens: 1024, timeoutMs: 1_000, maxRetries: 0, maxTurns: 4 }));
+  rig.wrapSink(null);
+  const problems = [...server.problems];
+  const unused = server.unused();
+  server.reset();
+  // Every request was one the real API would accept, and every scripted reply was asked for.
+  expect(problems).toEqual([]);
+  expect(unused).toBe(0);
+});
+
+function anthropic(): Decider {
+  return createDecider({ apiKey: 'sk-ant-test-key', model: 'claude-haiku-4-5-20251001', baseURL: server.url, maxTokens: 1024, timeoutMs: 2_000, maxRetries: 0, maxTurns: 4 });
+}
+
+function refundCase(paymentIntent: string, approval: string, overrides: Partial<CaseSubmission> = {}): CaseSubmission {
+  return {
+    caseId: `case-${uid()}`,
+    kind: 'refund',
+    subject: paymentIntent,
+    incident: null,
+    story: 'The blender arrived with a cracked jar. Support approved a $20.00 goodwill partial refund; the customer keeps the blender.',
+    approval,
+    agent: 'support-bot',
+    ...overrides,
+  };
+}
+
+async function decided(submission: CaseSubmission): Promise<CaseRecord> {
+  const submitted = await rig.decisions.submit(submission, 'sam');
+  expect(submitted.status).toBe('created');
+  const record = await rig.decisions.waitFor(submission.caseId, 15_000);
+  if (record === null) throw new Error('the case is not stored');
+  return record;
+}
+
+async function entriesOf(effectId: string): Promise<Entry[]> {
+  const partition = await rig.stores.journal.partitionOf(effectId);
+  return partition === null ? [] : rig.stores.journal.entries(partition, effectId);
+}
+
+describe('a case decided by the rules decider', () => {
+  it('is proposed under case:<id> with the facts read at Stripe and committed once at the sandbox', async () => {
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const submission = refundCase(paymentIntent, approval);
+    const record = await decided(submission);
+    expect(record.status).toMatchObject({ state: 'proposed', effectId: caseEffectId(submission.caseId), decision: { model: 'rules', action: 'refund', amountCents: 2_000 }, error: null, attempts: 1 });
+    const effectId = record.status.effectId ?? '';
+    expect(await rig.effects.waitFor(effectId, 15_000)).toMatchObject({ outcome: 'COMMITTED' });
+    const refunds = await rig.refundsAt(paymentIntent);
+    expect(refunds.map((refund) => [refund.amount, refund.status, refund.metadata?.interlock_request])).toEqual([[2_000, 'succeeded', requestIdOf(submission.caseId)]]);
+    const [proposed] = await entriesOf(effectId);
+    expect(proposed).toMatchObject({
+      kind: 'PROPOSED',
+      requestId: requestIdOf(submission.caseId),
+      agent: 'support-bot',
+      approval,
+      decision: { model: 'rules' },
+      request: { case_id: submission.caseId, token: 'sam' },
+      // The facts the decider was given are the premises the gate re-read before the send.
+      premises: { chargebacks: [], refunded_by_others: 0, refundable: 10_000, charge_status: 'succeeded' },
+    });
+    expect((await entriesOf(effectId)).map((entry) => entry.kind)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED']);
+  });
+
+  it('a case submitted twice is one case and one decision; another payload under its id is a conflict', async () => {
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const submission = refundCase(paymentIntent, approval);
+    const first = await rig.decisions.submit(submission, 'sam');
+    const again = await rig.decisions.submit(submission, 'sam');
+    expect([first.status, again.status]).toEqual(['created', 'exists']);
+    const record = await rig.decisions.waitFor(submission.caseId, 15_000);
+    expect(record?.status).toMatchObject({ state: 'proposed', attempts: 1 });
+    expect(await rig.effects.waitFor(record?.status.effectId ?? '', 15_000)).toMatchObject({ outcome: 'COMMITTED' });
+    const other = await rig.decisions.submit({ ...submission, story: `${submission.story} Actually, make it more.` }, 'sam');
+    expect(other.status).toBe('conflict');
+    expect(other.record.submission.story).toBe(submission.story);
+    // Decided once, sent once.
+    expect((await entriesOf(caseEffectId(submission.caseId))).filter((entry) => entry.kind === 'PROPOSED')).toHaveLength(1);
+    expect(await rig.refundsAt(paymentIntent)).toHaveLength(1);
+  });
+});
+
+describe('a case decided by the model (the real SDK against the local Messages API)', () => {
+  it('issue_refund of 3000 against a 2000 approval is MODEL_DEVIATED: recorded, hooked, nothing proposed, nothing at Stripe', async () => {
+    rig.useDecider(anthropic());
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'The jar was cracked; a bigger refund seems fair.' }));
+    const submission = refundCase(paymentIntent, approval);
+    const record = await decided(submission);
+    expect(record.status).toMatchObject({ state: 'deviated', effectId: null, decision: { model: 'claude-haiku-4-5-20251001', action: 'refund', amountCents: 3_000 } });
+    expect(record.status.problems.join(' ')).toContain(`the model decided 3000 cents, but approval ${approval} covers at most 2000`);
+    expect(rig.deviations.map((deviated) => deviated.submission.caseId)).toContain(submission.caseId);
+    // The model read the facts the worker read at Stripe through the get_payment tool.
+    const toolResult = JSON.stringify(server.received[1]?.body.messages[2]);
+    expect(toolResult).toContain(paymentIntent);
+    expect(toolResult).toContain('refundable');
+    expect(await rig.stores.journal.partitionOf(caseEffectId(submission.caseId))).toBeNull();
+    expect(await rig.refundsAt(paymentIntent)).toEqual([]);
+  });
+
+  it('a decline closes the case as declined and proposes nothing', async () => {
+    rig.useDecider(anthropic());
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    server.script(replies.toolUse('decline', { reason: 'The payment was charged back.' }));
+    const submission = refundCase(paymentIntent, approval);
+    const record = await decided(submission);
+    expect(record.status).toMatchObject({ state: 'declined', effectId: null, decision: { action: 'decline', amountCents: null } });
+    expect(record.status.decision?.text).toContain('The payment was charged back.');
+    expect(await rig.stores.journal.partitionOf(caseEffectId(submission.caseId))).toBeNull();
+    expect(await rig.refundsAt(paymentIntent)).toEqual([]);
+  });
+
+  it('a malformed tool input fails the case with decision_invalid at once (asking again would be a new decision)', async () => {
+    rig.useDecider(anthropic());
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    server.script(replies.toolUse('issue_refund', { amount_cents: 'twenty dollars', reason: 'cracked jar' }));
+    const submission = refundCase(paymentIntent, approval);
+    const record = await decided(submission);
+    expect(record.status).toMatchObject({ state: 'failed', effectId: null, decision: null, attempts: 1, error: { code: 'decision_invalid' } });
+    expect(record.status.error?.message).toContain('amount_cents');
+    expect(server.received).toHaveLength(1);
+    expect(await rig.stores.journal.partitionOf(caseEffectId(submission.caseId))).toBeNull();
+  });
+
+  it('a 429 retries the job with backoff and the next attempt decides; a model that stays unavailable fails the case with decider_unavailable', async () => {
+    rig.useDecider(anthropic());
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    server.script(replies.error(429, { retryAfter: '0' }), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'Goodwill for the cracked jar.' }));
+    const submission = refundCase(paymentIntent, approval);
+    const record = await decided(submission);
+    expect(record.status).toMatchObject({ state: 'proposed', attempts: 2, decision: { amountCents: 2_000 } });
+    expect(await rig.effects.waitFor(record.status.effectId ?? '', 15_000)).toMatchObject({ outcome: 'COMMITTED' });
+
+    const second = await rig.paymentWithApproval(2_000);
+    // The rig's decisions queue makes 3 attempts.
+    server.script(replies.error(529), replies.error(529), replies.error(503));
+    const unavailable = refundCase(second.paymentIntent, second.approval);
+    const failed = await decided(unavailable);
+    expect(failed.status).toMatchObject({ state: 'failed', attempts: 3, error: { code: 'decider_unavailable' } });
+    expect(await rig.stores.journal.partitionOf(caseEffectId(unavailable.caseId))).toBeNull();
+    expect(await rig.refundsAt(second.paymentIntent)).toEqual([]);
+  });
+});
+
+describe('a crash of the decisions worker between deciding and proposing', () => {
+  /** A decider that decides 2000 the first time and 1500 every time after, counting its calls. */
+  function changingDecider(): Decider & { calls: number } {
+    const decider = {
+      name: 'rules' as const,
+      calls: 0,
+      async decide() {
+        decider.calls += 1;
+        const amountCents = decider.calls === 1 ? 2_000 : 1_500;
+        return { action: 'refund' as const, amountCents, reason: `decision ${decider.calls}`, model: 'scripted', text: `decision ${decider.calls}: ${amountCents}` };
+      },
+    };
+    return decider;
+  }
+
+  it('after the proposal was recorded: the run again adopts the first PROPOSED, asks no decider, and one refund is sent', async () => {
+    const decider = changingDecider();
+    rig.useDecider(decider);
+    let crashes = 0;
+    rig.wrapSink((sink) => ({
+      async propose(proposal) {
+        const recorded = await sink.propose(proposal);
+        if (crashes === 0) {
+          crashes += 1;
+          throw new Error('the worker died right after recording the proposal');
+        }
+        return recorded;
+      },
+    }));
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const submission = refundCase(paymentIntent, approval);
+    const record = await decided(submission);
+    expect(crashes).toBe(1);
+    expect(decider.calls).toBe(1);
+    expect(record.status).toMatchObject({ state: 'proposed', decision: { amountCents: 2_000, text: 'decision 1: 2000' } });
+    expect(await rig.effects.waitFor(record.status.effectId ?? '', 15_000)).toMatchObject({ outcome: 'COMMITTED' });
+    const entries = await entriesOf(caseEffectId(submission.caseId));
+    expect(entries.filter((entry) => entry.kind === 'PROPOSED')).toHaveLength(1);
+    expect(entries.some((entry) => entry.kind === 'REFUSED')).toBe(false);
+    expect((await rig.refundsAt(paymentIntent)).map((refund) => refund.amount)).toEqual([2_000]);
+  });
+
+  it('before anything was recorded: the run again decides anew, and that decision is the only proposal', async () => {
+    const decider = changingDecider();
+    rig.useDecider(decider);
+    let crashes = 0;
+    rig.wrapSink((sink) => ({
+      async propose(proposal) {
+        if (crashes === 0) {
+          crashes += 1;
+          throw new Error('the worker died after deciding, before recording');
+        }
+        return sink.propose(proposal);
+      },
+    }));
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const submission = refundCase(paymentIntent, approval);
+    const record = await decided(submission);
+    expect(decider.calls).toBe(2);
+    expect(record.status).toMatchObject({ state: 'proposed', decision: { amountCents: 1_500 } });
+    expect(await rig.effects.waitFor(record.status.effectId ?? '', 15_000)).toMatchObject({ outcome: 'COMMITTED' });
+    expect((await entriesOf(caseEffectId(submission.caseId))).filter((entry) => entry.kind === 'PROPOSED')).toHaveLength(1);
+    expect((await rig.refundsAt(paymentIntent)).map((refund) => refund.amount)).toEqual([1_500]);
+  });
+});

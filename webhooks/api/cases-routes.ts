@@ -1,0 +1,183 @@
+// Support cases: a case (the payment or customer, the story, the approval) goes to the decisions queue, the decider
+// decides within the approval, and an accepted decision is proposed through the gate under the request id
+// `case:<case_id>`. POST answers 202 queued, 200 for the same case with the same payload (as it stands), 409 for
+// another payload under a taken case id; `?wait=` holds the answer until the case is decided and, once proposed,
+// until its effect settles, at most 30 s in all.
+import { caseScope, InterlockError, parseCaseSubmission, type CaseRecord, type CaseSubmission, type Stores } from '../../src/interlock.js';
+import { summaryOf, type EffectSummary } from './effect-view.js';
+import { checkFourEyes } from './effects-routes.js';
+import { apiError } from './errors.js';
+import { route, signedIn, type Route } from './route.js';
+import { caseAnswer, caseBody, caseIdParam, errorAnswer, proposeQuery } from './schemas.js';
+import type { ApiContext } from './context.js';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+const OUTCOME_OF_STATE: Partial<Record<CaseRecord['status']['state'], string>> = { declined: 'DECLINED', deviated: 'MODEL_DEVIATED' };
+
+function caseSentence(record: CaseRecord, effect: EffectSummary | null): string {
+  const { status } = record;
+  switch (status.state) {
+    case 'queued':
+      return status.error === null ? 'Queued for the decider.' : `Queued again: the last attempt failed (${status.error.code}): ${status.error.message}`;
+    case 'deciding':
+      return 'The decider is reading the facts and deciding.';
+    case 'declined':
+      return 'The decider declined: nothing was proposed or sent. Its text says which fact stopped it.';
+    case 'deviated':
+      return `MODEL_DEVIATED: ${status.problems.join('; ')}. Nothing was proposed or sent; a person must decide this case, or approve the amount the model asked for.`;
+    case 'failed':
+      return status.error?.message ?? 'The case could not be decided; nothing was proposed.';
+    case 'proposed':
+      return effect === null ? 'Proposed; the effect is not recorded yet.' : `Proposed as effect ${effect.id}: ${effect.sentence}`;
+    default: {
+      const never: never = status.state;
+      return never;
+    }
+  }
+}
+
+/** A case as the API answers it (GET /v1/cases/:id, POST /v1/cases, `interlock case`), with its effect as it stands. */
+export async function caseView(stores: Stores, record: CaseRecord) {
+  const { submission, status } = record;
+  let effect: EffectSummary | null = null;
+  if (status.effectId !== null) {
+    const partition = await stores.journal.partitionOf(status.effectId);
+    const entries = partition === null ? [] : await stores.journal.entries(partition, status.effectId);
+    if (partition !== null && entries.length > 0) effect = summaryOf(status.effectId, partition, entries);
+  }
+  const outcome = status.state === 'proposed' ? (effect?.outcome ?? null) : status.state === 'failed' ? (status.error?.code ?? 'failed') : (OUTCOME_OF_STATE[status.state] ?? null);
+  return {
+    object: 'case' as const,
+    id: submission.caseId,
+    kind: submission.kind,
+    payment_intent: submission.kind === 'refund' ? submission.subject : null,
+    customer: submission.kind === 'credit' ? submission.subject : null,
+    incident: submission.incident,
+    approval: submission.approval,
+    agent: submission.agent,
+    state: status.state,
+    outcome,
+    sentence: caseSentence(record, effect),
+    decision: status.decision === null ? null : { model: status.decision.model, text: status.decision.text, action: status.decision.action, amount_cents: status.decision.amountCents },
+    problems: status.problems,
+    error: status.error,
+    attempts: status.attempts,
+    effect: effect === null ? null : { effect_id: effect.id, state: effect.state, outcome: effect.outcome, sentence: effect.sentence, links: effect.links },
+    created_at: iso(record.createdAt),
+    updated_at: iso(status.updatedAt),
+    links: { self: `/v1/cases/${encodeURIComponent(submission.caseId)}`, effect: effect === null ? null : effect.links.self },
+  };
+}
+
+export type CaseView = Awaited<ReturnType<typeof caseView>>;
+
+/** Waits for the case to be decided and, once proposed, for its effect to settle, within `ms` in all. */
+export async function waitForCase(context: Pick<ApiContext, 'effects'> & { decisions: NonNullable<ApiContext['decisions']> }, caseId: string, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  const decided = await context.decisions.waitFor(caseId, ms);
+  const left = until - Date.now();
+  if (decided?.status.state === 'proposed' && decided.status.effectId !== null && left > 0) await context.effects.waitFor(decided.status.effectId, left);
+}
+
+const CAMEL_TO_API: Record<string, string> = { caseId: 'case_id' };
+
+export function casesRoutes(context: ApiContext): Route[] {
+  const { stores } = context;
+
+  function decisionsOrUnavailable() {
+    if (context.decisions === null) throw apiError('not_available', 'This process takes no cases (it was started without the decisions queue); send the case to a service running the api role.');
+    return context.decisions;
+  }
+
+  async function checkApproval(submission: CaseSubmission): Promise<void> {
+    const { snapshot } = await stores.approvals.describe(submission.approval);
+    if (snapshot === null) throw new InterlockError('unknown_approval', `No approval ${submission.approval}; nothing was queued. Grant it first (POST /v1/approvals), then submit the case.`);
+    const scope = caseScope(submission);
+    if (snapshot.scope !== scope) {
+      throw apiError('invalid_request', `Approval ${submission.approval} covers ${snapshot.scope}, not ${scope}; nothing was queued. Submit the case under an approval of this ${submission.kind === 'refund' ? 'payment' : 'customer'}.`, {
+        fields: [{ path: 'approval', message: `covers ${snapshot.scope}, not ${scope}` }],
+      });
+    }
+  }
+
+  return [
+    route({
+      method: 'post',
+      path: '/v1/cases',
+      operationId: 'submitCase',
+      summary: 'Submit a support case: the decider decides within the approval, and its decision is proposed through the gate',
+      permission: 'propose',
+      query: proposeQuery,
+      body: caseBody,
+      responses: {
+        200: { description: 'The same case was submitted before with this payload; the case as it stands.', schema: caseAnswer },
+        202: { description: 'Stored and queued for the decider (or, with ?wait, as it stands when decided, or when its effect settled).', schema: caseAnswer },
+        400: { description: 'The body or query is invalid, or the approval covers another subject; `fields` names each problem. Nothing was queued.', schema: errorAnswer },
+        401: { description: 'No bearer token, or an unknown one.', schema: errorAnswer },
+        403: { description: 'The role may not submit cases, or the approval asks for four eyes and the submitter approved it (`four_eyes`).', schema: errorAnswer },
+        404: { description: 'No such approval (`unknown_approval`).', schema: errorAnswer },
+        409: { description: 'The case id was first submitted with another payload (`conflicting_payload`); the stored case stands.', schema: errorAnswer },
+        413: { description: 'The body is too large.', schema: errorAnswer },
+        415: { description: 'The body is not JSON.', schema: errorAnswer },
+        429: { description: "The token's rate limit was reached; see Retry-After.", schema: errorAnswer },
+        503: { description: 'This process takes no cases (`not_available`), or Redis is down; retry.', schema: errorAnswer },
+      },
+      async handle({ body, query, caller }) {
+        const who = signedIn(caller);
+        const decisions = decisionsOrUnavailable();
+        const fields: { path: string; message: string }[] = [];
+        if ((body.payment_intent === undefined) === (body.customer === undefined)) fields.push({ path: 'payment_intent', message: 'give exactly one of payment_intent (a refund) or customer (a credit)' });
+        if (body.customer !== undefined && body.incident === undefined) fields.push({ path: 'incident', message: 'is required with customer: a credit names the incident it compensates' });
+        if (body.payment_intent !== undefined && body.incident !== undefined) fields.push({ path: 'incident', message: 'is only for a credit (with customer)' });
+        if (fields.length > 0) throw apiError('invalid_request', `The request is invalid (${fields.map((field) => `${field.path}: ${field.message}`).join('; ')}). Nothing was queued.`, { fields });
+        const agent = body.agent ?? who.name;
+        let submission: CaseSubmission;
+        try {
+          submission = parseCaseSubmission({
+            caseId: body.case_id,
+            kind: body.payment_intent !== undefined ? 'refund' : 'credit',
+            subject: body.payment_intent ?? body.customer,
+            incident: body.incident ?? null,
+            story: body.story,
+            approval: body.approval,
+            agent,
+          });
+        } catch (error) {
+          if (!(error instanceof InterlockError)) throw error;
+          throw apiError('invalid_request', error.message, { fields: error.fields.map((field) => ({ path: CAMEL_TO_API[field.path] ?? field.path, message: field.message })) });
+        }
+        await checkApproval(submission);
+        await checkFourEyes(context, submission.approval, agent, who);
+        const created = await decisions.submit(submission, who.name);
+        if (created.status === 'conflict') {
+          throw apiError('conflicting_payload', `Case ${submission.caseId} was first submitted with another payload; the stored case stands and this one was not queued. Use a new case id for another request.`);
+        }
+        if (query.wait !== undefined && query.wait > 0) await waitForCase({ effects: context.effects, decisions }, submission.caseId, Math.round(query.wait * 1000));
+        const record = (await stores.cases.get(submission.caseId)) ?? created.record;
+        return { status: created.status === 'created' ? 202 : 200, body: await caseView(stores, record) };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/v1/cases/:id',
+      operationId: 'getCase',
+      summary: 'One case: its state, the decision, and its effect as it stands',
+      permission: 'readEffects',
+      params: caseIdParam,
+      responses: {
+        200: { description: 'The case.', schema: caseAnswer },
+        400: { description: 'The id is not a case id.', schema: errorAnswer },
+        401: { description: 'No bearer token, or an unknown one.', schema: errorAnswer },
+        403: { description: "The token's role may not use this route.", schema: errorAnswer },
+        404: { description: 'No such case (`unknown_case`).', schema: errorAnswer },
+        429: { description: "The token's rate limit was reached; see Retry-After.", schema: errorAnswer },
+      },
+      async handle({ params }) {
+        const record = await stores.cases.get(params.id);
+        if (record === null) throw new InterlockError('unknown_case', `No case ${params.id}.`);
+        return { status: 200, body: await caseView(stores, record) };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,45 @@
+// The queue dashboard (issue 13 §2): bull-board under /admin/queues, for the operator role, showing the effects,
+// facts and decisions queues. Read-only, twice over: every queue is added in bull-board's readOnlyMode (its own API
+// answers 405 to retry, remove, promote, clean, pause, add), and this router lets only GET and HEAD through, so a
+// bull-board release that forgot a check still cannot change a queue from here.
+//
+// Why it matters: a job is only a request to run gate.submit on the effect's latest recorded proposal. Even a job
+// that was retried or re-added by hand runs through gate.submit, which re-reads the premises and checks the
+// approval and the claim atomically with the send, so no job can make money move outside the gate. What the
+// dashboard could still do wrong is remove a waiting job (the effect would stay unsent until recovery or a new
+// proposal) or run one before its delay; read-only mode rules that out too.
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import express, { type Router } from 'express';
+import { apiError } from '../api/errors.js';
+import type { OpsQueues } from './queues.js';
+
+export const DASHBOARD_PATH = '/admin/queues';
+
+const DESCRIPTIONS: Record<string, string> = {
+  effects: 'Gated effects to send; each job runs gate.submit on the latest recorded proposal.',
+  facts: 'Verified Stripe events to append to receipts as post-send facts.',
+  decisions: 'Support cases for the decider.',
+};
+
+export function queueDashboard(queues: OpsQueues, basePath = DASHBOARD_PATH): Router {
+  const adapter = new ExpressAdapter();
+  adapter.setBasePath(basePath);
+  createBullBoard({
+    queues: queues.queues.map(({ name, queue }) => new BullMQAdapter(queue, { readOnlyMode: true, allowRetries: false, displayName: name, description: DESCRIPTIONS[name] ?? '' })),
+    serverAdapter: adapter,
+    options: { uiConfig: { boardTitle: 'Interlock queues' } },
+  });
+  const router = express.Router();
+  router.use(basePath, (req, res, next) => {
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      next();
+      return;
+    }
+    res.setHeader('Allow', 'GET, HEAD');
+    next(apiError('read_only', `The queue dashboard is read-only (${req.method} refused): jobs are retried and settled by the gate and its recovery, never from here.`));
+  });
+  router.use(basePath, adapter.getRouter() as Router);
+  return router;
+}

@@ -1,0 +1,208 @@
+// The service's Prometheus metrics (issue 13 §1). One registry per process, fed through a small port the composition
+// root wires in: the effects worker's answers, recovery's reports and the gate's takeover events, the webhook
+// route's outcomes, the facts worker and the reconciler. src/ knows nothing of prom-client.
+//
+// Counters count what this process did; in a deployment of several processes each exposes its own and Prometheus
+// sums them. Gauges of shared state (queue depths, open alerts, Redis durability) are read from Redis at scrape
+// time, so every process answers the same.
+//
+// Labels are bounded: kinds, outcomes, premise names, reason classes, queue names and job states. No effect,
+// customer, payment or event id is ever a label.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { durabilityOf, errorMessage, type Applied, type Entry, type GateEvents, type GateResult, type RecoveryReport, type Stores, type StripeEvent } from '../../src/interlock.js';
+import type { WebhookOutcome } from '../stripe-route.js';
+import type { OpsQueues } from './queues.js';
+
+const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
+
+/** Why an approval refused a send, as a bounded class of the gate's reason text (propose-5.lua, resend-2.lua). */
+export function approvalRefusalClass(outcome: string, reason: string): string {
+  if (outcome === 'REFUSED:over_cap') return 'over_cap';
+  if (/does not exist/.test(reason)) return 'missing';
+  if (/revoked/.test(reason)) return 'revoked';
+  if (/expired/.test(reason)) return 'expired';
+  if (/covers at most/.test(reason)) return 'over_amount';
+  if (/covers .*, not /.test(reason)) return 'out_of_scope';
+  if (/used all/.test(reason)) return 'used_up';
+  return 'other';
+}
+
+/** An outcome as a label: `UNRESOLVED:<error>` carries an error name, which is not bounded. */
+function outcomeLabel(outcome: string): string {
+  return outcome.startsWith('UNRESOLVED:') ? 'UNRESOLVED' : outcome;
+}
+
+/** A premise name as a label (the target's fact names; anything else is cut to its leading word). */
+function fieldLabel(field: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]{0,59}/.exec(field)?.[0] ?? 'other';
+}
+
+const SETTLES = new Set(['COMMITTED', 'REFUSED', 'AMBIGUOUS']);
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null; defaultMetrics?: boolean }) {
+  const { stores } = deps;
+  const { logger } = stores;
+  const registry = new Registry();
+  if (deps.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const effects = new Counter({ name: 'interlock_effects_total', help: 'Gate answers that settled an effect (or found it settled), by effect kind and outcome.', labelNames: ['kind', 'outcome'] as const, registers });
+  const latency = new Histogram({
+    name: 'interlock_dispatch_to_settle_seconds',
+    help: 'From the DISPATCHED entry to the entry that settled the effect, on the Redis clock.',
+    labelNames: ['kind'] as const,
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers,
+  });
+  const recoveryPasses = new Counter({ name: 'interlock_recovery_passes_total', help: 'Recovery passes this process ran.', registers });
+  const recoveryEffects = new Counter({ name: 'interlock_recovery_effects_total', help: 'Effects recovery looked at, by what became of them in the pass.', labelNames: ['result'] as const, registers });
+  const takeovers = new Counter({ name: 'interlock_recovery_takeovers_total', help: 'Open dispatches whose claim recovery took, by why (owner-dead, expired, own).', labelNames: ['reason'] as const, registers });
+  const settleWaits = new Counter({ name: 'interlock_settle_margin_waits_total', help: 'Times recovery had to wait for a send deadline plus the settle margin before trusting an empty lookup.', registers });
+  const violations = new Counter({ name: 'interlock_premise_violations_total', help: 'Premises found changed when a send was refused for stale premises, by premise name.', labelNames: ['field'] as const, registers });
+  const approvalRefusals = new Counter({ name: 'interlock_approval_refusals_total', help: 'Sends refused by their approval or a shared cap, by reason class.', labelNames: ['reason'] as const, registers });
+  const webhookReceived = new Counter({ name: 'interlock_webhook_events_received_total', help: 'Requests to POST /webhooks/stripe.', registers });
+  const webhookVerified = new Counter({ name: 'interlock_webhook_events_verified_total', help: 'Webhook requests whose Stripe-Signature verified, by what was done with the event (queued, duplicate, ignored, unavailable).', labelNames: ['result'] as const, registers });
+  const webhookRejected = new Counter({ name: 'interlock_webhook_events_rejected_total', help: 'Webhook requests refused before any event was taken, by reason.', labelNames: ['reason'] as const, registers });
+  const webhookDuplicated = new Counter({ name: 'interlock_webhook_events_duplicated_total', help: 'Verified webhook events already queued before (a redelivery).', registers });
+  const factsAppended = new Counter({ name: 'interlock_facts_appended_total', help: 'OBSERVED entries appended to receipts, by source (webhook, reread).', labelNames: ['source'] as const, registers });
+  const reconcilerPasses = new Counter({ name: 'interlock_reconciler_passes_total', help: 'Reconciliation passes this process ran.', registers });
+  let lastReconciled: number | null = null;
+
+  const read = <T>(what: string, run: () => Promise<T>) =>
+    run().catch((error: unknown) => {
+      logger.warn({ err: errorMessage(error) }, `metrics: could not read ${what} at scrape time`);
+      return null;
+    });
+
+  new Gauge({
+    name: 'interlock_reconciler_lag_seconds',
+    help: "Seconds since this process's reconciler last finished a pass (Redis clock); absent where no reconciler runs or none finished yet.",
+    registers,
+    async collect() {
+      this.reset();
+      if (lastReconciled === null) return;
+      const finished = lastReconciled;
+      const now = await read('the Redis clock', () => stores.journal.serverTime());
+      if (now !== null) this.set(Math.max(0, (now - finished) / 1000));
+    },
+  });
+  new Gauge({
+    name: 'interlock_alerts_open',
+    help: 'Open alerts (money at stake after a send), by kind; read from Redis at scrape time.',
+    labelNames: ['kind'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      const open = await read('the open alerts', () => stores.alerts.list({ limit: 10_000 }));
+      if (open === null) return;
+      for (const kind of ['exposure', 'failed_after_landed', 'late_landing']) this.set({ kind }, open.filter((alert) => alert.kind === kind).length);
+    },
+  });
+  const queues = deps.queues ?? null;
+  if (queues !== null) {
+    new Gauge({
+      name: 'interlock_queue_jobs',
+      help: 'Jobs in each queue by state (waiting, active, delayed, failed); read from Redis at scrape time.',
+      labelNames: ['queue', 'state'] as const,
+      registers,
+      async collect() {
+        this.reset();
+        await Promise.all(
+          queues.queues.map(async ({ name, queue }) => {
+            const counts = await read(`the ${name} queue's counts`, () => queue.getJobCounts(...QUEUE_STATES));
+            if (counts !== null) for (const state of QUEUE_STATES) this.set({ queue: name, state }, counts[state] ?? 0);
+          }),
+        );
+      },
+    });
+  }
+  new Gauge({
+    name: 'interlock_redis_durable',
+    help: 'Whether Redis keeps what it acknowledged (AOF, appendfsync always, noeviction): 1 yes, 0 no; read at scrape time.',
+    registers,
+    async collect() {
+      this.reset();
+      const durability = await read('Redis durability', () => durabilityOf(stores));
+      if (durability !== null) this.set(durability.durable ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'interlock_redis_durability_opted_out',
+    help: 'Whether this process was started with INTERLOCK_UNSAFE_DURABILITY (sends even when Redis is not durable): 1 yes, 0 no.',
+    registers,
+    collect() {
+      this.set(stores.config.unsafeDurability ? 1 : 0);
+    },
+  });
+
+  /** Counts one settlement from the effect's journal: kind, latency, premise changes, approval refusals. */
+  async function countSettled(effectId: string, outcome: string, reason: string | undefined): Promise<void> {
+    const partition = await stores.journal.partitionOf(effectId);
+    const entries: Entry[] = partition === null ? [] : await stores.journal.entries(partition, effectId);
+    const proposed = entries.find((entry) => entry.kind === 'PROPOSED');
+    const rawKind = proposed?.kind === 'PROPOSED' ? proposed.effect.kind : undefined;
+    const kind = rawKind === 'refund' || rawKind === 'credit' ? rawKind : 'unknown';
+    effects.inc({ kind, outcome: outcomeLabel(outcome) });
+    if (outcome === 'DUPLICATE_IGNORED') return;
+    const settledAt = entries.findLastIndex((entry) => SETTLES.has(entry.kind));
+    const settle = entries[settledAt];
+    const dispatch = entries.slice(0, Math.max(0, settledAt)).findLast((entry) => entry.kind === 'DISPATCHED');
+    if (settle !== undefined && dispatch !== undefined) latency.observe({ kind }, Math.max(0, (settle.at - dispatch.at) / 1000));
+    if (outcome.startsWith('REFUSED:stale_premise') && settle?.kind === 'REFUSED') {
+      for (const field of new Set(settle.changes.map((change) => fieldLabel(change.field)))) violations.inc({ field });
+    }
+    if (outcome === 'REFUSED:lease' || outcome === 'REFUSED:lease_at_recovery' || outcome === 'REFUSED:over_cap') {
+      approvalRefusals.inc({ reason: approvalRefusalClass(outcome, reason ?? (settle?.kind === 'REFUSED' ? settle.reason : '')) });
+    }
+  }
+
+  const safely = (what: string) => (error: unknown) => logger.warn({ err: errorMessage(error) }, `metrics: could not count ${what}`);
+
+  const gateEvents: GateEvents = {
+    takeover(reason) {
+      takeovers.inc({ reason });
+    },
+  };
+
+  return {
+    registry,
+    gateEvents,
+    /** An effects job's answer; IN_FLIGHT and UNRESOLVED are not settlements (the job asks again). */
+    async effectAnswered(answer: GateResult): Promise<void> {
+      if (answer.outcome === 'IN_FLIGHT' || answer.outcome.startsWith('UNRESOLVED:')) return;
+      await countSettled(answer.effectId, answer.outcome, answer.reason).catch(safely('an effect answer'));
+    },
+    async recoveryReported(report: RecoveryReport): Promise<void> {
+      recoveryPasses.inc();
+      recoveryEffects.inc({ result: 'settled' }, report.settled.length);
+      recoveryEffects.inc({ result: 'waiting' }, report.waiting.length);
+      recoveryEffects.inc({ result: 'skipped' }, report.skipped.length);
+      recoveryEffects.inc({ result: 'unresolved' }, report.unresolved.length);
+      settleWaits.inc(report.waiting.length);
+      await Promise.all(report.settled.map((item) => countSettled(item.effectId, item.outcome, undefined).catch(safely('a recovered effect'))));
+    },
+    webhookOutcome(outcome: WebhookOutcome, detail: { reason?: string }): void {
+      webhookReceived.inc();
+      if (outcome === 'rejected') {
+        webhookRejected.inc({ reason: detail.reason ?? 'unknown' });
+        return;
+      }
+      webhookVerified.inc({ result: outcome });
+      if (outcome === 'duplicate') webhookDuplicated.inc();
+    },
+    factsApplied(_event: StripeEvent, applied: readonly Applied[]): void {
+      factsAppended.inc({ source: 'webhook' }, applied.reduce((sum, item) => sum + item.appended, 0));
+    },
+    reconciled(report: { appended: number }, finishedAt: number): void {
+      reconcilerPasses.inc();
+      factsAppended.inc({ source: 'reread' }, report.appended);
+      lastReconciled = finishedAt;
+    },
+    /** The Prometheus text of every metric, with the scrape-time reads done. */
+    async render(): Promise<{ contentType: string; text: string }> {
+      return { contentType: registry.contentType, text: await registry.metrics() };
+    },
+  };
+}

@@ -1,0 +1,250 @@
+// The page's routes under /ui (issue 13 §3), on the support API's app, with its tokens, roles and read functions
+// (the listing, the effect view, the receipt, the alerts): the page shows nothing the API would not answer the same
+// caller.
+//
+// Signing in: the token is posted once and kept in an HttpOnly, SameSite=Strict cookie (scripts cannot read it, and
+// no other site's page can make the browser send it), checked on every request like a bearer token, so removing a
+// token from the configuration signs its sessions out. A form that changes state carries a CSRF token derived from
+// the session's token (HMAC), and the sign-in form is taken only from this origin (Sec-Fetch-Site / Origin).
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import express, { type Request, type Response, type Router } from 'express';
+import { entrySignatures, errorCode, errorMessage, InterlockError, publicKeyPem, publicKeySet, verify, type Alert } from '../../src/interlock.js';
+import { cookieOf, PERMISSIONS, SESSION_COOKIE, type Permission } from '../api/auth.js';
+import type { ApiContext } from '../api/context.js';
+import { detailOf, summaryOf } from '../api/effect-view.js';
+import { createEffectListing } from '../api/listing.js';
+import type { RateLimiter } from '../api/rate-limit.js';
+import { EFFECT_OUTCOMES, EFFECT_STATES, listQuery } from '../api/schemas.js';
+import type { Caller, TokenRegistry } from '../api/tokens.js';
+import { toText, type Html } from './html.js';
+import { effectPage, effectsPage, messagePage, signInPage, STYLESHEET, type ListFilters, type StripeLinks, type UiSection, type Viewer } from './pages.js';
+
+export type UiDeps = {
+  context: ApiContext;
+  tokens: TokenRegistry;
+  limiter: RateLimiter | null;
+  links: StripeLinks;
+  /** Sections other parts of the service add to the page's navigation (the escalation inbox). */
+  sections?: readonly UiSection[];
+  /** Effects per page. */
+  pageSize?: number;
+};
+
+export const UI_PATH = '/ui';
+const EFFECT_ID = /^[0-9a-f]{64}$/;
+const SESSION_HOURS = 12;
+
+/** The CSRF token of a session: an HMAC of a fixed purpose keyed by the session's own token. */
+export function csrfTokenFor(sessionToken: string): string {
+  return createHmac('sha256', sessionToken).update('interlock ui csrf v1').digest('base64url');
+}
+
+function sameText(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+const may = (caller: Caller, permission: Permission) => (PERMISSIONS[permission] as readonly string[]).includes(caller.role);
+
+function send(res: Response, status: number, page: Html): void {
+  res.status(status).type('html').setHeader('Cache-Control', 'no-store');
+  // No script runs on these pages, and none may: the journal holds text written by agents.
+  res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'same-origin');
+  res.send(toText(page));
+}
+
+/** A browser's form post from another site, or one that says nothing about where it came from (then Origin decides). */
+function crossSite(req: Request): boolean {
+  const site = req.headers['sec-fetch-site'];
+  if (typeof site === 'string') return site !== 'same-origin' && site !== 'none';
+  const origin = req.headers.origin;
+  if (typeof origin !== 'string' || origin === 'null') return origin === 'null';
+  try {
+    return new URL(origin).host !== req.headers.host;
+  } catch {
+    return true;
+  }
+}
+
+/** A local path to go back to after signing in: never another site (`//evil`, `/\evil`). */
+function localPath(value: unknown): string {
+  return typeof value === 'string' && /^\/ui(?:[/?][^\\\s]*)?$/.test(value) && !value.startsWith('//') ? value : UI_PATH;
+}
+
+export function uiRouter(deps: UiDeps): Router {
+  const { context, tokens } = deps;
+  const { stores } = context;
+  const list = createEffectListing(stores);
+  const pageSize = deps.pageSize ?? 25;
+  const sections = deps.sections ?? [];
+  const publicKeys = () => publicKeySet([publicKeyPem(stores.signingKey)]);
+  const router = express.Router();
+  const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10 });
+
+  /** The session's caller, from the cookie (or a bearer header, for scripts); null when signed out. */
+  function session(req: Request): { caller: Caller; token: string } | null {
+    const header = /^Bearer[ \t]+(\S{1,1024})[ \t]*$/i.exec(req.headers.authorization ?? '')?.[1];
+    const token = header ?? cookieOf(req, SESSION_COOKIE);
+    if (token === undefined) return null;
+    const caller = tokens.authenticate(token);
+    return caller === null ? null : { caller, token };
+  }
+
+  /** Runs a page for a signed-in caller: signed out goes to the sign-in form; the rate limit is the API's. */
+  function page(handler: (req: Request, res: Response, viewer: Viewer, caller: Caller) => Promise<void>) {
+    return async (req: Request, res: Response) => {
+      const signed = session(req);
+      if (signed === null) {
+        res.redirect(303, `${UI_PATH}/sign-in?next=${encodeURIComponent(req.originalUrl)}`);
+        return;
+      }
+      const { caller } = signed;
+      const viewer: Viewer = { name: caller.name, role: caller.role, csrf: csrfTokenFor(signed.token), sections };
+      if (deps.limiter) {
+        const decision = deps.limiter.take(`${caller.name}:${caller.role}`);
+        if (!decision.allowed) {
+          res.setHeader('Retry-After', String(decision.retryAfterSeconds));
+          send(res, 429, messagePage(viewer, 'Slow down', `Token ${caller.name} sent more requests than its rate limit allows; try again in ${decision.retryAfterSeconds} s.`));
+          return;
+        }
+      }
+      try {
+        await handler(req, res, viewer, caller);
+      } catch (error) {
+        const known = error instanceof InterlockError && error.code === 'unknown_effect';
+        if (!known) context.logger.error({ err: error, code: errorCode(error), reqId: (req as { id?: unknown }).id }, 'page failed');
+        send(res, known ? 404 : 500, messagePage(viewer, known ? 'No such effect' : 'Something went wrong', known ? errorMessage(error) : `The page could not be read (${errorCode(error)}); try again, and see the service's log for request ${String((req as { id?: unknown }).id ?? '')}.`));
+      }
+    };
+  }
+
+  router.get(`${UI_PATH}/style.css`, (_req, res) => {
+    res.type('css').setHeader('Cache-Control', 'max-age=300');
+    res.send(STYLESHEET);
+  });
+
+  router.get(`${UI_PATH}/sign-in`, (req, res) => {
+    send(res, 200, signInPage({ next: localPath(req.query.next) }));
+  });
+
+  router.post(`${UI_PATH}/sign-in`, form, (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const next = localPath(body.next);
+    if (crossSite(req)) {
+      send(res, 403, signInPage({ error: 'This sign-in came from another site, so it was refused. Open this page directly and sign in here.', next }));
+      return;
+    }
+    const token = typeof body.token === 'string' ? body.token.trim() : '';
+    const caller = token === '' ? null : tokens.authenticate(token);
+    if (caller === null) {
+      context.logger.warn({ reqId: (req as { id?: unknown }).id }, 'page sign-in with an unknown token');
+      send(res, 401, signInPage({ error: 'That token is not one this service knows. Use a token from INTERLOCK_API_TOKENS or the ones printed at start.', next }));
+      return;
+    }
+    res.cookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: '/', maxAge: SESSION_HOURS * 3_600_000 });
+    context.logger.info({ token: caller.name, role: caller.role }, 'signed in to the page');
+    res.redirect(303, next);
+  });
+
+  router.post(`${UI_PATH}/sign-out`, form, (req, res) => {
+    const signed = session(req);
+    const given = typeof (req.body as Record<string, unknown> | undefined)?.csrf === 'string' ? String((req.body as Record<string, unknown>).csrf) : '';
+    if (signed !== null && !sameText(given, csrfTokenFor(signed.token))) {
+      send(res, 403, messagePage(null, 'Not signed out', 'The form was not this session’s (its CSRF token is missing or wrong); sign out from the page itself.'));
+      return;
+    }
+    res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: '/' });
+    res.redirect(303, `${UI_PATH}/sign-in`);
+  });
+
+  router.get(
+    UI_PATH,
+    page(async (req, res, viewer, caller) => {
+      if (!may(caller, 'readEffects')) {
+        send(res, 403, messagePage(viewer, 'Effects', `Token ${caller.name} has the ${caller.role} role, which does not read effects.${sections.length > 0 ? ' The sections above are yours.' : ''}`));
+        return;
+      }
+      // Empty fields of the filter form mean "any".
+      const raw = Object.fromEntries(Object.entries(req.query).filter(([, value]) => typeof value === 'string' && value.trim() !== '').map(([key, value]) => [key, String(value).trim()]));
+      const parsed = listQuery.safeParse({ ...raw, limit: String(pageSize) });
+      const filters: ListFilters = { state: raw.state, outcome: raw.outcome, subject: raw.subject, request: raw.request };
+      const alerts: Alert[] | null = may(caller, 'readAlerts') ? ((await context.alerts({ all: false, limit: 20 })) as Alert[]) : null;
+      const base = { viewer, alerts, filters, states: EFFECT_STATES, outcomes: EFFECT_OUTCOMES };
+      if (!parsed.success) {
+        const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
+        send(res, 400, effectsPage({ ...base, effects: [], nextHref: null, firstHref: UI_PATH, error: `The filter is not valid (${problems}).` }));
+        return;
+      }
+      const query = parsed.data;
+      const found = await list({ request: query.request, subject: query.subject, state: query.state, outcome: query.outcome }, pageSize, query.starting_after);
+      // Newest first within the page; the listing's pages follow the effect index, which keeps no time order.
+      const effects = [...found.data].sort((a, b) => (b.created_at ?? '').localeCompare(a.created_at ?? ''));
+      const keep = new URLSearchParams(Object.entries({ state: query.state, outcome: query.outcome, subject: query.subject, request: query.request }).filter((pair): pair is [string, string] => pair[1] !== undefined));
+      const nextHref = found.next === null ? null : `${UI_PATH}?${new URLSearchParams([...keep, ['starting_after', found.next]]).toString()}`;
+      const firstHref = query.starting_after === undefined ? null : `${UI_PATH}${keep.size > 0 ? `?${keep.toString()}` : ''}`;
+      send(res, 200, effectsPage({ ...base, effects, nextHref, firstHref, error: null }));
+    }),
+  );
+
+  async function effectOf(id: string) {
+    if (!EFFECT_ID.test(id)) throw new InterlockError('unknown_effect', 'An effect id is 64 lowercase hex characters.');
+    const partition = await stores.journal.partitionOf(id);
+    const entries = partition === null ? [] : await stores.journal.entries(partition, id);
+    if (partition === null || entries.length === 0) throw new InterlockError('unknown_effect', `No effect ${id}.`);
+    return { partition, entries };
+  }
+
+  router.get(
+    `${UI_PATH}/effects/:id`,
+    page(async (req, res, viewer, caller) => {
+      if (!may(caller, 'readEffects')) {
+        send(res, 403, messagePage(viewer, 'Effect', `Token ${caller.name} has the ${caller.role} role, which does not read effects.`));
+        return;
+      }
+      const id = String(req.params.id);
+      const { partition, entries } = await effectOf(id);
+      const receipt = await stores.journal.receipt(id);
+      const keys = publicKeys();
+      const summary = summaryOf(id, partition, entries);
+      const detail = detailOf(summary, entries, receipt, keys);
+      send(
+        res,
+        200,
+        effectPage({
+          viewer,
+          summary,
+          detail,
+          // The receipt's own entries: what a download holds, and what the signatures are over.
+          entries: receipt?.entries ?? entries,
+          signatures: receipt === null ? null : entrySignatures(receipt, keys),
+          verification: receipt === null ? null : verify(receipt, { publicKeys: keys }),
+          links: deps.links,
+          canDownload: may(caller, 'readReceipts') && receipt !== null,
+        }),
+      );
+    }),
+  );
+
+  router.get(
+    `${UI_PATH}/effects/:id/receipt`,
+    page(async (req, res, viewer, caller) => {
+      if (!may(caller, 'readReceipts')) {
+        send(res, 403, messagePage(viewer, 'Receipt', `Token ${caller.name} has the ${caller.role} role; receipts are for auditors and operators.`));
+        return;
+      }
+      const id = String(req.params.id);
+      await effectOf(id);
+      const receipt = await stores.journal.receipt(id);
+      if (!receipt) throw new InterlockError('unknown_effect', `No effect ${id}.`);
+      res.status(200).type('json').setHeader('Content-Disposition', `attachment; filename="receipt-${id}.json"`);
+      res.setHeader('Cache-Control', 'no-store');
+      // Exactly as signed: masking any string in it would break its signature.
+      res.send(JSON.stringify(receipt, null, 2));
+    }),
+  );
+
+  return router;
+}

@@ -2,24 +2,21 @@
 // the three actions as forms for approvers only, each form needing the session's CSRF token and this origin, and a
 // form that works records the same signed RESOLVED entry as the API, naming the signed-in token.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { publicKeyPem, publicKeySet, verify, type Receipt } from '../../src/interlock.js';
 import { csrfTokenFor } from '../../webhooks/ui/routes.js';
-import { createItemMaker, type ItemMaker } from '../http/inbox-items.js';
-import { startRig, TOKENS, type Rig } from '../http/rig.js';
+import { useInboxRig, type ItemMaker } from '../http/inbox-items.js';
+import { TOKENS, type Rig } from '../http/rig.js';
 
 const cookie = (token: string) => `interlock_session=${encodeURIComponent(token)}`;
 
+const inbox = useInboxRig();
 let rig: Rig;
 let make: ItemMaker;
 
-beforeAll(async () => {
-  rig = await startRig();
-  make = await createItemMaker(rig);
-});
-afterAll(async () => {
-  await make?.close();
-  await rig?.close();
+beforeAll(() => {
+  rig = inbox.rig();
+  make = inbox.make();
 });
 
 function post(path: string, token: string, fields: Record<string, string>) {

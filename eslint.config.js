@@ -74,6 +74,20 @@ export default tseslint.config(
     },
   },
   {
+    files: ['scenarios/**/*.ts'],
+    ignores: ['scenarios/baselines/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: [...up('src'), ...up('src', 'interlock.js').map((entry) => `!${entry}`)], message: 'scenarios/ uses src/ only through src/interlock.ts.' }] }],
+    },
+  },
+  {
+    // The baselines are the other systems of the seeds' tables: they never share the gate's code.
+    files: ['scenarios/baselines/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: [...up('src'), ...up('sandbox')], message: 'scenarios/baselines/ imports nothing from src/ or sandbox/: the baselines never share the gate\'s code.' }] }],
+    },
+  },
+  {
     files: ['tests/**/*.ts', 'sandbox/**/*.test.ts', '**/*.test.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
   },

@@ -25,7 +25,7 @@ import { signingKeyFromPem } from '../src/core/signing.js';
 import { generateSigningKeyPem } from '../src/keys/key-store.js';
 import { startPrivateRedis } from '../tests/support/private-redis.js';
 import { createControlClient } from '../sandbox/index.js';
-import { deleteKeys, finish, markdownTable, median, payments, progress, QUICK, ROOT, round, sandboxStripe, startSandboxProcess } from './support.js';
+import { deleteKeys, finish, inParallel, markdownTable, median, payments, progress, QUICK, ROOT, round, sandboxStripe, startSandboxProcess } from './support.js';
 
 const CRASHES = Number(process.env.BENCH_CRASHES ?? (QUICK ? 1 : 20));
 const PARALLEL = Number(process.env.BENCH_CRASH_PARALLEL ?? 3);
@@ -161,17 +161,12 @@ const plan = CELLS.flatMap((cell) => Array.from({ length: CRASHES }, (_, index) 
 plan.sort((a, b) => a.index - b.index);
 const samples: Sample[] = [];
 try {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(PARALLEL, plan.length) }, async () => {
-      for (let at = next++; at < plan.length; at = next++) {
-        const item = plan[at];
-        if (item === undefined) continue;
-        samples.push(await crashOnce(item.cell, item.index));
-        progress(`crash → settled: ${samples.length}/${plan.length} crashes (${PARALLEL} at a time); last ${samples.at(-1)?.cell}: ${samples.at(-1)?.afterRestartMs} ms after restart`);
-      }
-    }),
-  );
+  await inParallel(plan.length, PARALLEL, async (at) => {
+    const item = plan[at];
+    if (item === undefined) return;
+    samples.push(await crashOnce(item.cell, item.index));
+    progress(`crash → settled: ${samples.length}/${plan.length} crashes (${PARALLEL} at a time); last ${samples.at(-1)?.cell}: ${samples.at(-1)?.afterRestartMs} ms after restart`);
+  });
   progress('');
 } finally {
   await admin.quit();

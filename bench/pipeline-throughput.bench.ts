@@ -24,7 +24,7 @@ import { signingKeyFromPem } from '../src/core/signing.js';
 import { generateSigningKeyPem } from '../src/keys/key-store.js';
 import { startPrivateRedis } from '../tests/support/private-redis.js';
 import { createControlClient } from '../sandbox/index.js';
-import { deleteKeys, finish, markdownTable, median, payments, progress, QUICK, round, sandboxStripe, startSandboxProcess } from './support.js';
+import { deleteKeys, finish, inParallel, markdownTable, median, payments, progress, QUICK, round, sandboxStripe, startSandboxProcess } from './support.js';
 
 const REPS = Number(process.env.BENCH_REPS ?? (QUICK ? 1 : 3));
 const CONCURRENCY = [16, 1] as const;
@@ -155,21 +155,16 @@ async function gateColumn(prefix: string, paid: { paymentIntent: string }[], con
   let worker: ReturnType<typeof startEffectsWorker> | null = null;
   try {
     // The decision: an approval per payment, the facts read now, PROPOSED recorded and the job queued.
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 16 }, async () => {
-        for (let index = next++; index < paid.length; index = next++) {
-          const paymentIntent = paid[index]?.paymentIntent ?? '';
-          const approval = `ap_${prefix}_${index}`;
-          await stores.approvals.grant({ id: approval, approver: 'bench', capCents: AMOUNT, expiresAt: Date.now() + 3_600_000, maxUses: 1, scope: `payment:${paymentIntent}` });
-          const effect = { kind: 'refund' as const, paymentIntent, amount: AMOUNT, reason: 'requested_by_customer' as const };
-          const requestId = `case-${prefix}-${index}`;
-          const premises = await side.target.readFacts(effectIdFor({ requestId, effect }), effect, REFUND_FACTS, { timeoutMs: 10_000 });
-          const recorded = await queue.propose({ requestId, agent: 'bench', approval, premises, effect });
-          if (!recorded.queued) throw new Error(`case ${index} was not queued: ${JSON.stringify(recorded)}`);
-        }
-      }),
-    );
+    await inParallel(paid.length, 16, async (index) => {
+      const paymentIntent = paid[index]?.paymentIntent ?? '';
+      const approval = `ap_${prefix}_${index}`;
+      await stores.approvals.grant({ id: approval, approver: 'bench', capCents: AMOUNT, expiresAt: Date.now() + 3_600_000, maxUses: 1, scope: `payment:${paymentIntent}` });
+      const effect = { kind: 'refund' as const, paymentIntent, amount: AMOUNT, reason: 'requested_by_customer' as const };
+      const requestId = `case-${prefix}-${index}`;
+      const premises = await side.target.readFacts(effectIdFor({ requestId, effect }), effect, REFUND_FACTS, { timeoutMs: 10_000 });
+      const recorded = await queue.propose({ requestId, agent: 'bench', approval, premises, effect });
+      if (!recorded.queued) throw new Error(`case ${index} was not queued: ${JSON.stringify(recorded)}`);
+    });
     const progressOf = countdown(paid.length);
     return await measured(paid.length, async () => {
       worker = startEffectsWorker(stores, sender, {

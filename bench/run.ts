@@ -4,13 +4,13 @@
 // `--quick` runs each briefly (to check it still works) and writes quick.json and quick.md instead, so a quick run
 // never replaces the figures of a full one. Progress goes to stderr; each benchmark's tables to stdout.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { Command } from 'commander';
-import { TARGETS_MISSED, type Target } from './support.js';
+import { RESULTS_DIR, TARGETS_MISSED, type Target } from './support.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const tsxCli = createRequire(import.meta.url).resolve('tsx/cli');
@@ -32,8 +32,8 @@ if (files.length === 0) {
   process.exit(2);
 }
 
-const resultsJson = join(here, 'results', options.quick ? 'quick.json' : 'latest.json');
-const resultsMd = join(here, 'results', options.quick ? 'quick.md' : 'latest.md');
+const resultsJson = join(RESULTS_DIR, options.quick ? 'quick.json' : 'latest.json');
+const resultsMd = join(RESULTS_DIR, options.quick ? 'quick.md' : 'latest.md');
 
 type Ran = { file: string; status: 'met' | 'missed' | 'failed'; seconds: number };
 const ran: Ran[] = [];
@@ -90,6 +90,7 @@ function page(results: Record<string, Section>): string {
 }
 
 const results = existsSync(resultsJson) ? (JSON.parse(readFileSync(resultsJson, 'utf8')) as Record<string, Section>) : {};
+mkdirSync(RESULTS_DIR, { recursive: true });
 writeFileSync(resultsMd, page(results));
 const met = ran.filter((item) => item.status === 'met').length;
 const missed = ran.filter((item) => item.status === 'missed').map((item) => item.file);

@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import Stripe from 'stripe';
 
-export const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'results');
+/** bench/results, or BENCH_RESULTS_DIR (the smoke test writes into a temporary directory). */
+export const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ?? join(dirname(fileURLToPath(import.meta.url)), 'results');
 /** A quick run (--quick) writes quick.json, so its brief figures never replace the last full run's. */
 export const RESULTS_FILE = join(RESULTS_DIR, process.env.BENCH_QUICK === '1' || process.argv.includes('--quick') ? 'quick.json' : 'latest.json');
 
@@ -34,6 +35,16 @@ export function countCommands(redis: Redis): { read(): number } {
   return { read: () => sent };
 }
 
+/** Runs `work` for every index below `count`, at most `concurrency` at once, each taking the next index. */
+export async function inParallel(count: number, concurrency: number, work: (index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.max(0, Math.min(concurrency, count)) }, async () => {
+      for (let index = next++; index < count; index = next++) await work(index);
+    }),
+  );
+}
+
 export type Measured = { perSecond: number; commandsPerEffect: number; nodeCpuUsPerEffect: number; redisCpuUsPerEffect: number; mainThreadBusy: number };
 
 /**
@@ -41,17 +52,12 @@ export type Measured = { perSecond: number; commandsPerEffect: number; nodeCpuUs
  * connection of its own, for Redis's CPU; `commands` counts what the work's client sent.
  */
 export async function measure(observer: Redis, commands: { read(): number }, count: number, concurrency: number, work: (index: number) => Promise<void>): Promise<Measured> {
-  let next = 0;
   const redisBefore = await redisCpuSeconds(observer);
   const sentBefore = commands.read();
   const cpu = process.cpuUsage();
   const elu = performance.eventLoopUtilization();
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      for (let index = next++; index < count; index = next++) await work(index);
-    }),
-  );
+  await inParallel(count, concurrency, work);
   const elapsed = performance.now() - started;
   const busy = performance.eventLoopUtilization(elu).utilization;
   const used = process.cpuUsage(cpu);
@@ -170,16 +176,11 @@ export function sandboxStripe(url: string, key = 'sk_test_bench'): Stripe {
 /** Confirmed test payments of `amount` cents, `count` of them, made `concurrency` at a time. */
 export async function payments(stripe: Stripe, count: number, amount = 10_000, concurrency = 16): Promise<{ paymentIntent: string; charge: string }[]> {
   const made: { paymentIntent: string; charge: string }[] = new Array(count);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, count) }, async () => {
-      for (let index = next++; index < count; index = next++) {
-        const intent = await stripe.paymentIntents.create({ amount, currency: 'usd', payment_method: 'pm_card_visa', confirm: true });
-        if (typeof intent.latest_charge !== 'string') throw new Error('a confirmed payment has no charge');
-        made[index] = { paymentIntent: intent.id, charge: intent.latest_charge };
-      }
-    }),
-  );
+  await inParallel(count, concurrency, async (index) => {
+    const intent = await stripe.paymentIntents.create({ amount, currency: 'usd', payment_method: 'pm_card_visa', confirm: true });
+    if (typeof intent.latest_charge !== 'string') throw new Error('a confirmed payment has no charge');
+    made[index] = { paymentIntent: intent.id, charge: intent.latest_charge };
+  });
   return made;
 }
 

@@ -21,7 +21,7 @@ import { generateSigningKeyPem } from '../src/keys/key-store.js';
 import { startPrivateRedis } from '../tests/support/private-redis.js';
 import { createApp, createTokenRegistry } from '../webhooks/app.js';
 import { stripeWebhookRouter, WEBHOOK_PATH } from '../webhooks/stripe-route.js';
-import { deleteKeys, finish, markdownTable, median, progress, QUICK, round } from './support.js';
+import { deleteKeys, finish, inParallel, markdownTable, median, progress, QUICK, round } from './support.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? (QUICK ? 200 : 3_000));
 const REPS = Number(process.env.BENCH_REPS ?? (QUICK ? 1 : 5));
@@ -98,18 +98,12 @@ async function run(column: Column, rep: number): Promise<number> {
     const body = eventBody(`evt_${prefix}${column === 'bare_construct_event' ? 'b' : 'i'}${rep}x${index}`);
     return { body, signature: signWebhookBody(body, SECRET) };
   });
-  let next = 0;
   let failed = 0;
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      for (let index = next++; index < signed.length; index = next++) {
-        const item = signed[index];
-        if (item === undefined) continue;
-        if ((await post(servers[column].port, item.body, item.signature)) !== 200) failed += 1;
-      }
-    }),
-  );
+  await inParallel(signed.length, CONCURRENCY, async (index) => {
+    const item = signed[index];
+    if (item !== undefined && (await post(servers[column].port, item.body, item.signature)) !== 200) failed += 1;
+  });
   const elapsed = performance.now() - started;
   if (failed > 0) throw new Error(`${column}: ${failed} of ${EVENTS} events were not answered 200`);
   return Math.round((EVENTS * 1000) / elapsed);

@@ -7,10 +7,9 @@ import { join } from 'node:path';
 import { effectIdFor, type Decider } from '../src/interlock.js';
 import { billingObservations, caseCredits, type BillingCase, type BillingObservations } from './billing-facts.js';
 import { decide, LANDED, type Cell, type Column, type Progress } from './cells.js';
-import { cellDir, CellError, expectSigkill, expectSuccess, hex, judgeReceipt, pollUntil, runBaseline, runCli, seconds, startWorker, waitSettled, type World } from './harness.js';
+import { cellDir, CellError, expectSigkill, expectSuccess, hex, judgeReceipt, pollUntil, propose, runBaseline, seconds, startWorker, waitSettled, type World } from './harness.js';
 import type { Runner } from './run.js';
 import type { StripeObject } from './stripe-http.js';
-import { isolatedCell } from './world.js';
 
 export const BILLING_COLUMNS: Column[] = ['no_check', 'hand_check', 'interlock'];
 type Crash = 'before_send' | 'after_send';
@@ -110,10 +109,7 @@ export async function runBillingCell(world: World, decider: Decider, prices: Pri
       await world.stores.approvals.grant({ id: kase.approval.id, approver: kase.approval.approver, capCents: CREDIT, expiresAt: Date.now() + 24 * 3_600_000, maxUses: 1, scope: input.approval.scope });
       const first = await startWorker(world, { workerId, crashAt: row.crash });
       stopAll.push(() => first.stop());
-      const args = ['credit', '--request', requestId, '--customer', kase.customer, '--amount', String(decision.amount), '--incident', kase.incident, '--description', effect.description, '--approval', kase.approval.id, '--agent', 'billing-credit-agent', '--model', decision.model, '--decision', decision.text];
-      await expectSuccess(runCli(world, args), 'interlock credit').catch((error: unknown) => {
-        if (!(error instanceof CellError && /exited with code 4/.test(error.message))) throw error;
-      });
+      await propose(world, 'credits', { request_id: requestId, customer: kase.customer, amount: decision.amount, incident: kase.incident, description: effect.description, approval: kase.approval.id, agent: 'billing-credit-agent', decision: { model: decision.model, text: decision.text } });
       crashAt = await expectSigkill(first, "the gate's worker");
       observedAtCrash = await billingObservations(world.stripe, kase);
       outageRecord = await outage(world, kase, row.outage, prices);
@@ -190,6 +186,7 @@ export async function runBillingCell(world: World, decider: Decider, prices: Pri
         journal: judgement.journal,
         via: judgement.receipt.entries.map((entry) => (entry as Record<string, unknown>).via).find((via) => typeof via === 'string') ?? null,
         receipt_answer: money,
+        facts_changed_at_recovery: (v.recheckedAtRecovery?.violations.length ?? 0) > 0,
         verify: { valid: v.valid, happened: v.happened, authorizedWhenFired: v.authorizedWhenFired, assumptionsHeld: v.assumptionsHeld, refused: v.refused, evidence: v.evidence, recheckedAtRecovery: v.recheckedAtRecovery, finalMoney: v.finalMoney, problems: v.problems },
         receipt: judgement.receipt,
       });
@@ -231,7 +228,7 @@ export function premiseCandidates(cells: Cell[]): Record<string, unknown>[] {
   });
 }
 
-/** The 18 cells, three at a time (the seed ran five), every gate cell under a key prefix of its own. */
+/** The 18 cells, three at a time (the seed ran five), the gate's one at a time (they share the effects queue). */
 export const runBillingCredit: Runner = async ({ world, decider, model, reps, bar, only }) => {
   const prices = { plan: await ensurePrice(world, PLAN), downgrade: await ensurePrice(world, DOWNGRADE) };
   const count = reps ?? 1;
@@ -244,7 +241,8 @@ export const runBillingCredit: Runner = async ({ world, decider, model, reps, ba
       const index = next++;
       const step = plan[index];
       if (step === undefined) return;
-      cells[index] = await isolatedCell(world, (cellWorld) => runBillingCell(cellWorld, decider, prices, step.row, step.column, step.rep, bar.cell()));
+      const cell = () => runBillingCell(world, decider, prices, step.row, step.column, step.rep, bar.cell());
+      cells[index] = await (step.column === 'interlock' ? world.exclusive(cell) : cell());
     }
   });
   await Promise.all(lanes);

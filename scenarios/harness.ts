@@ -42,6 +42,10 @@ export type World = {
   /** Verifies with the public half of the key the workers sign with. */
   verifyReceipt(receipt: unknown): Verification;
   poll: { fastMs: number; slowMs: number };
+  /** The scenario's support API (`interlock serve --roles api`), which the gate's agents propose through. */
+  api: { url: string; token: string };
+  /** Runs gate cells one at a time: they share the scenario's effects queue, and a crash-armed worker takes any job. */
+  exclusive<T>(work: () => Promise<T>): Promise<T>;
 };
 
 export type Exit = { code: number | null; signal: NodeJS.Signals | null };
@@ -86,11 +90,6 @@ export function runBaseline(world: World, script: string, args: string[]): Runni
   return run(process.execPath, ['--import', 'tsx', join(ROOT, 'scenarios', 'baselines', script), ...args], world.env);
 }
 
-/** `interlock <args>`, the project's own command line. */
-export function runCli(world: World, args: string[], env: NodeJS.ProcessEnv = {}): Running {
-  return run(process.execPath, [BIN, ...args], { ...world.env, ...env });
-}
-
 export class CellError extends Error {}
 
 /** Waits for a process to exit and insists it was killed by SIGKILL (the crash point was reached). */
@@ -123,24 +122,40 @@ export type Worker = Running & { readyAt: number; stop(): Promise<void> };
  */
 export async function startWorker(world: World, options: { workerId: string; crashAt?: 'before_send' | 'after_send'; concurrency?: number }): Promise<Worker> {
   const env: NodeJS.ProcessEnv = { INTERLOCK_WORKER_ID: options.workerId, ...(options.crashAt === undefined ? {} : { INTERLOCK_CRASH_AT: options.crashAt }) };
-  const running = runCli(world, ['serve', '--roles', 'worker', '--concurrency', String(options.concurrency ?? 4)], env);
+  return startServe(world, ['--roles', 'worker', '--concurrency', String(options.concurrency ?? 4)], env);
+}
+
+/** `interlock serve ARGS`, ready once it prints its start-up lines; stop() is SIGTERM (SIGKILL after 30 s). */
+export async function startServe(world: Pick<World, 'env'>, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Worker> {
+  const running = run(process.execPath, [BIN, 'serve', ...args], { ...world.env, ...env });
   const ready = (async () => {
     while (!running.stdout().includes('Interlock for Stripe is running')) {
       const done = await Promise.race([running.exited, sleep(20).then(() => null)]);
-      if (done !== null) throw new CellError(`the gate's worker exited before it was ready (${done.signal ?? `code ${String(done.code)}`}): ${running.stderr().slice(-1500)}`);
+      if (done !== null) throw new CellError(`interlock serve ${args.join(' ')} exited before it was ready (${done.signal ?? `code ${String(done.code)}`}): ${running.stderr().slice(-1500)}`);
     }
     return Date.now();
   })();
-  const readyAt = await withTimeout(ready, 90_000, 'the gate\'s worker did not start within 90 s');
+  const readyAt = await withTimeout(ready, 180_000, `interlock serve ${args.join(' ')} did not start within 180 s`);
   return {
     ...running,
     readyAt,
     async stop() {
       if (running.child.exitCode !== null || running.child.signalCode !== null) return;
       running.child.kill('SIGTERM');
-      await withTimeout(running.exited, 30_000, 'the gate\'s worker did not stop within 30 s after SIGTERM').catch(() => running.child.kill('SIGKILL'));
+      await withTimeout(running.exited, 30_000, `interlock serve ${args.join(' ')} did not stop within 30 s after SIGTERM`).catch(() => running.child.kill('SIGKILL'));
     },
   };
+}
+
+/**
+ * Proposes through the support API as an agent would (`POST /v1/refunds` or `/v1/credits`): the API reads the
+ * facts now, records PROPOSED with the decision and queues the effect. Answers the effect id.
+ */
+export async function propose(world: World, kind: 'refunds' | 'credits', body: Record<string, unknown>): Promise<string> {
+  const response = await fetch(`${world.api.url}/v1/${kind}`, { method: 'POST', headers: { authorization: `Bearer ${world.api.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(120_000) });
+  const answer = (await response.json()) as { effect_id?: string; error?: { message?: string } };
+  if ((response.status !== 202 && response.status !== 200) || typeof answer.effect_id !== 'string') throw new CellError(`POST /v1/${kind} answered ${response.status}: ${answer.error?.message ?? JSON.stringify(answer)}`);
+  return answer.effect_id;
 }
 
 /** Polls the journal (through the public entry) until the effect's latest proposal has an outcome. */

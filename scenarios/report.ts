@@ -165,6 +165,7 @@ export function page(result: ScenarioResult): string {
     '',
     `Generated ${result.generated} by \`npx interlock scenario ${result.scenario.replace('_', '-')}${result.reps > 1 ? ` --reps ${result.reps}` : ''} --delays ${result.delays}\` against ${backend}; decisions by \`${result.model}\`; every crash a real SIGKILL of the worker process, every restart a new process.`,
     '',
+    ...machineLine(result),
     table(result),
     '',
     ...verdictLines(result),
@@ -198,6 +199,15 @@ export function page(result: ScenarioResult): string {
     '',
   ];
   return lines.join('\n');
+}
+
+function machineLine(result: ScenarioResult): string[] {
+  const machine = result.machine as { cores: number; load_average_at_start: number; load_average_at_end: number } | undefined;
+  if (machine === undefined) return [];
+  return [
+    `Machine: ${machine.cores} cores, 1-minute load average ${machine.load_average_at_start} at the start and ${machine.load_average_at_end} at the end. Times after a restart count from the moment the restarted process was ready (the gate's worker: serving; its start itself is \`answer.worker_started_s\` in the JSON), so on a loaded machine they include the recovery's own waiting for CPU.`,
+    '',
+  ];
 }
 
 function premiseTable(rows: Record<string, unknown>[]): string {

@@ -2,7 +2,7 @@
 // runs the seeds' scenarios, each against a sandbox of its own (or Stripe test mode with STRIPE_SECRET_KEY=sk_test_…),
 // writes a Markdown page and a JSON file per scenario and one results page linking them.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createDecider, loadDeciderConfig, publicKeyPem, startPrivateRedis, type Decider } from '../src/interlock.js';
 import { BILLING_ROWS, runBillingCredit } from './billing-credit.js';
@@ -84,8 +84,10 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
         const runner = RUNNERS[name];
         const world = await openWorld({ scenario: runner.key, delays: options.delays, redisUrl, unsafeDurability, testModeKey: key });
         try {
+          const loadAtStart = loadavg()[0] ?? 0;
           const result = await runner.run({ world, decider, model, reps: options.reps, bar, only });
-          return { ...result, public_key: publicKeyPem(world.stores.signingKey), settle_margin_s: world.config.settleMarginMs / 1000, claim_ttl_s: world.config.claimTtlMs / 1000 };
+          const machine = { cores: cpus().length, load_average_at_start: Math.round(loadAtStart * 10) / 10, load_average_at_end: Math.round((loadavg()[0] ?? 0) * 10) / 10 };
+          return { ...result, machine, public_key: publicKeyPem(world.stores.signingKey), settle_margin_s: world.config.settleMarginMs / 1000, claim_ttl_s: world.config.claimTtlMs / 1000 };
         } finally {
           await world.close();
         }

@@ -7,9 +7,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { effectIdFor, type Decider } from '../src/interlock.js';
 import { decide, type Cell, type Column, type Progress } from './cells.js';
-import { cellDir, CellError, expectSigkill, expectSuccess, hex, judgeReceipt, runBaseline, runCli, seconds, startWorker, waitSettled, type Running, type World } from './harness.js';
+import { cellDir, CellError, expectSigkill, expectSuccess, hex, judgeReceipt, propose, runBaseline, seconds, startWorker, waitSettled, type Running, type World } from './harness.js';
 import type { Runner } from './run.js';
-import { isolatedCell } from './world.js';
 
 export const CAP_COLUMNS: Column[] = ['no_check', 'hand_check', 'hand_lock', 'interlock'];
 export const CAP_ROWS = ['after_commit', 'before_send'] as const;
@@ -63,6 +62,7 @@ export async function runCapCell(world: World, decider: Decider, row: CapRow, co
     const receipts: Record<string, unknown> = {};
     let provable = false;
     let tamperEvident = false;
+    let factsChanged = false;
     if (column === 'interlock') {
       const approval = `ap_${kase.replace(/-/g, '_')}`;
       await world.stores.approvals.grant({ id: approval, approver: 'support-lead', capCents: CAP_CENTS, expiresAt: Date.now() + 24 * 3_600_000, maxUses: 2, scope: `payment:${paymentIntent}` });
@@ -80,9 +80,7 @@ export async function runCapCell(world: World, decider: Decider, row: CapRow, co
         effects.map(({ bot, requestId }) => {
           const decision = decisions[bot];
           if (decision === undefined) throw new CellError(`no decision for ${bot}`);
-          return expectSuccess(runCli(world, ['refund', '--request', requestId, '--payment-intent', paymentIntent, '--amount', String(EACH), '--approval', approval, '--agent', bot, '--model', decision.model, '--decision', decision.text]), `${bot}'s proposal`).catch((error: unknown) => {
-            if (!(error instanceof CellError && /exited with code 4/.test(error.message))) throw error;
-          });
+          return propose(world, 'refunds', { request_id: requestId, payment_intent: paymentIntent, amount: EACH, approval, agent: bot, decision: { model: decision.model, text: decision.text } });
         }),
       );
       crashAt = await expectSigkill(first, "the gate's worker");
@@ -105,6 +103,7 @@ export async function runCapCell(world: World, decider: Decider, row: CapRow, co
         const landed = truth.refunds.some((r) => r.bot === bot && r.status !== 'failed');
         provable &&= v.valid === true && (v.happened === true) === landed;
         tamperEvident &&= judged.tamperEvident;
+        factsChanged ||= (v.recheckedAtRecovery?.violations.length ?? 0) > 0;
         receipts[bot] = { effect_id: effectId, kinds: judged.journal, valid: v.valid, happened: v.happened, happened_once: v.happenedOnce, authorized_when_fired: v.authorizedWhenFired, assumptions_held: v.assumptionsHeld, refused: v.refused, evidence: v.evidence, problems: v.problems, receipt: judged.receipt };
       }
       crashedBot = effects.find(({ bot }) => RECOVERY_OUTCOMES.has(statuses[bot] ?? ''))?.bot ?? null;
@@ -152,6 +151,7 @@ export async function runCapCell(world: World, decider: Decider, row: CapRow, co
       settle_s: crashAt === null ? null : seconds(settledAt - crashAt),
       settle_after_restart_s: restartAt === null ? null : seconds(settledAt - restartAt),
       crashed_bot: crashedBot,
+      facts_changed_at_recovery: factsChanged,
       statuses,
       decisions: Object.fromEntries(Object.entries(decisions).map(([bot, d]) => [bot, { amount: d.amount, model: d.model, text: d.text }])),
       total_cents: truth.total,
@@ -179,7 +179,8 @@ export const runSharedCap: Runner = async ({ world, decider, model, reps, bar, o
         const index = next++;
         const step = plan[index];
         if (step === undefined) return;
-        cells[index] = await isolatedCell(world, (cellWorld) => runCapCell(cellWorld, decider, step.row, step.column, step.rep, bar.cell()));
+        const cell = () => runCapCell(world, decider, step.row, step.column, step.rep, bar.cell());
+        cells[index] = await (step.column === 'interlock' ? world.exclusive(cell) : cell());
       }
     }),
   );

@@ -8,8 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { effectIdFor, type Decider } from '../src/interlock.js';
 import { decide, LANDED, type Cell, type Column, type Progress, type SavedDecision } from './cells.js';
 import type { Runner } from './run.js';
-import { isolatedCell } from './world.js';
-import { CellError, cellDir, expectSigkill, expectSuccess, hex, judgeReceipt, pollUntil, runBaseline, runCli, seconds, startWorker, waitSettled, type World } from './harness.js';
+import { CellError, cellDir, expectSigkill, expectSuccess, hex, judgeReceipt, pollUntil, propose, runBaseline, seconds, startWorker, waitSettled, type World } from './harness.js';
 import type { StripeObject } from './stripe-http.js';
 
 export const DISPUTE_ROWS = ['crash_before_send_chargeback_during_outage', 'crash_after_send_chargeback_during_outage', 'crash_before_send_restart_during_warning_under_review', 'gap_probe_chargeback_after_refund_window'] as const;
@@ -140,9 +139,7 @@ export async function runDisputeCell(world: World, decider: Decider, row: Disput
     } else if (column === 'interlock') {
       const first = await startWorker(world, { workerId, ...(crash === null ? {} : { crashAt: crash === 'before' ? 'before_send' : 'after_send' }) });
       stopAll.push(() => first.stop());
-      await expectSuccess(runCli(world, ['refund', '--request', requestId, '--payment-intent', setup.payment_intent, '--amount', String(decision.amount), '--approval', input.approval.id, '--agent', 'support-agent', '--model', decision.model, '--decision', decision.text]), 'interlock refund').catch((error: unknown) => {
-        if (!(error instanceof CellError && /exited with code 4/.test(error.message))) throw error;
-      });
+      await propose(world, 'refunds', { request_id: requestId, payment_intent: setup.payment_intent, amount: decision.amount, approval: input.approval.id, agent: 'support-agent', decision: { model: decision.model, text: decision.text } });
       if (crash !== null) crashAt = await expectSigkill(first, "the gate's worker");
       else answer = { status: (await waitSettled(world, effectId, 60_000)).outcome };
     } else {
@@ -163,8 +160,13 @@ export async function runDisputeCell(world: World, decider: Decider, row: Disput
       outage = { dispute: setup.dispute, ...posted, window: probe };
     } else if (crashAt !== null) {
       const escalated = Date.now();
-      await escalate(world, setup.dispute);
-      if (row === 'crash_before_send_restart_during_warning_under_review') {
+      const underReview = row === 'crash_before_send_restart_during_warning_under_review';
+      // Restarting inside warning_under_review: test mode's escalation posts 4-10 s after the submission, so the
+      // restart races it there; the sandbox holds the dispute in warning_under_review (evidence submitted, no
+      // escalation timer) and the harness posts the chargeback through its control API once the restart answered.
+      if (underReview && world.control !== null) await world.stripe.post(`/v1/disputes/${setup.dispute}`, { evidence: { uncategorized_text: 'The customer was offered a goodwill partial refund.' }, submit: true });
+      else await escalate(world, setup.dispute);
+      if (underReview) {
         const status = String((await world.stripe.get(`/v1/disputes/${setup.dispute}`)).status);
         outage = { dispute: setup.dispute, status_at_restart: status };
       } else {
@@ -187,8 +189,10 @@ export async function runDisputeCell(world: World, decider: Decider, row: Disput
         answer = await expectSuccess(second, `the restarted ${column} worker`);
         settledAt = Date.now();
       }
-      if (row === 'crash_before_send_restart_during_warning_under_review') {
-        const posted = await chargebackPosted(world, setup.dispute, escalated);
+      if (underReview) {
+        const chargebackFrom = Date.now();
+        if (world.control !== null) await fetch(`${world.stripe.apiBase}/_sandbox/disputes/${setup.dispute}/escalate`, { method: 'POST' });
+        const posted = await chargebackPosted(world, setup.dispute, world.control !== null ? chargebackFrom : escalated);
         chargebackAt = posted.chargeback_at;
         outage = { ...outage, ...posted };
       }
@@ -250,6 +254,7 @@ export async function runDisputeCell(world: World, decider: Decider, row: Disput
         effect_id: effectId,
         journal: record.journal,
         receipt_answer: money,
+        facts_changed_at_recovery: (v.recheckedAtRecovery?.violations.length ?? 0) > 0,
         exposure: v.exposure,
         verify: { valid: v.valid, happened: v.happened, assumptionsHeld: v.assumptionsHeld, refused: v.refused, evidence: v.evidence, recheckedAtRecovery: v.recheckedAtRecovery, answer: v.answer, finalMoney: v.finalMoney, exposure: v.exposure, problems: v.problems },
         receipt: record.receipt,
@@ -280,26 +285,23 @@ export async function runDisputeCell(world: World, decider: Decider, row: Disput
   }
 }
 
-export function disputeRowsFor(world: World): DisputeRow[] {
-  // The restart during warning_under_review needs the escalation to take longer than a worker's start: Stripe's
-  // seconds, not the fast profile's 150 ms.
-  return DISPUTE_ROWS.filter((row) => row !== 'crash_before_send_restart_during_warning_under_review' || world.delays === 'stripe' || world.backend === 'test_mode');
-}
 
 export type { SavedDecision };
 
 /** Every row x column, one after another as the seed ran them (each cell has its own payment); `reps` times. */
 export const runStripeDispute: Runner = async ({ world, decider, model, reps, bar, only }) => {
-  const rows = disputeRowsFor(world).filter((row) => only.row(row));
+  const rows = DISPUTE_ROWS.filter((row) => only.row(row));
   const count = reps ?? 1;
   const plan = rows.flatMap((row) => DISPUTE_COLUMNS.filter((column) => only.column(column)).flatMap((column) => Array.from({ length: count }, (_, index) => ({ row, column, rep: index + 1 }))));
   bar.add(plan.length);
-  // Two cells at a time, each with its own payment and (the gate's) key prefix; the gap probe runs alone after them,
-  // because it moves the sandbox clock, which would age the refunds of cells running beside it.
+  // Two cells at a time, each with its own payment (the gate's cells one at a time, world.exclusive); the gap probe
+  // runs alone after them, because it moves the sandbox clock, which would age the refunds of cells beside it.
   const cells: Cell[] = new Array<Cell>(plan.length);
   const runStep = async (index: number) => {
     const step = plan[index];
-    if (step !== undefined) cells[index] = await isolatedCell(world, (cellWorld) => runDisputeCell(cellWorld, decider, step.row, step.column, step.rep, bar.cell()));
+    if (step === undefined) return;
+    const cell = () => runDisputeCell(world, decider, step.row, step.column, step.rep, bar.cell());
+    cells[index] = await (step.column === 'interlock' ? world.exclusive(cell) : cell());
   };
   const together = plan.map((_, index) => index).filter((index) => !plan[index]?.row.startsWith('gap_probe'));
   let next = 0;
@@ -315,7 +317,6 @@ export const runStripeDispute: Runner = async ({ world, decider, model, reps, ba
     delays: world.delays,
     reps: count,
     rows: rows.map((row) => ({ row, description: ROWS[row].description, want_refunds: ROWS[row].want })),
-    skipped_rows: disputeRowsFor({ ...world, delays: 'stripe' }).filter((row) => !disputeRowsFor(world).includes(row)).map((row) => ({ row, why: 'needs the escalation to outlast a worker start (the stripe delays or test mode); the fast profile escalates in 150 ms' })),
     cells,
   };
 };

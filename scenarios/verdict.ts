@@ -7,8 +7,9 @@ import type { Cell } from './cells.js';
 
 export const RESTART_BUDGET_S = 1.5;
 
+/** The facts changed during the outage: recovery's re-check found a violation (whatever it then found at Stripe). */
 export function factsChanged(cell: Cell): boolean {
-  return /_at_recovery\b/.test(cell.outcome);
+  return cell.facts_changed_at_recovery === true || /_at_recovery\b/.test(cell.outcome);
 }
 
 export function gateProblems(cell: Cell, settleMarginS: number): string[] {

@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
 import { createLogger, loadConfig, openStores } from '../src/interlock.js';
-import { hex, verifierFor, type Backend, type Delays, type World } from './harness.js';
+import { randomBytes } from 'node:crypto';
+import { freePort } from '../src/interlock.js';
+import { hex, startServe, verifierFor, type Backend, type Delays, type Worker, type World } from './harness.js';
 import { createStripeHttp } from './stripe-http.js';
 
 export type WorldOptions = { scenario: string; delays: Delays; redisUrl: string; unsafeDurability: boolean; testModeKey: string | null };
@@ -41,7 +43,26 @@ export async function openWorld(options: WorldOptions): Promise<World & { close(
   // The harness's own stores log only errors: stderr carries the progress line, and what the gate raised is in the JSON.
   const stores = await openStores(config, { failFast: true, logger: createLogger('error') });
   const fast = options.delays === 'fast' && backend === 'sandbox';
+  // The support API the gate's agents propose through, up for the whole scenario (it never crashes).
+  const token = randomBytes(24).toString('base64url');
+  const port = await freePort();
+  const partial = { env, stores, config } as unknown as World;
+  let api: Worker;
+  try {
+    api = await startServe(partial, ['--roles', 'api', '--port', String(port)], { INTERLOCK_API_TOKENS: `scenario-agent:support:${token}` });
+  } catch (error) {
+    await stores.close();
+    await sandbox?.close();
+    throw error;
+  }
+  let queue: Promise<unknown> = Promise.resolve();
   return {
+    api: { url: `http://127.0.0.1:${port}`, token },
+    exclusive<T>(work: () => Promise<T>): Promise<T> {
+      const turn = queue.then(work, work);
+      queue = turn.catch(() => undefined);
+      return turn;
+    },
     backend,
     delays: options.delays,
     stripe: createStripeHttp({ secretKey, apiBase }),
@@ -52,6 +73,7 @@ export async function openWorld(options: WorldOptions): Promise<World & { close(
     verifyReceipt: verifierFor(stores),
     poll: fast ? { fastMs: 20, slowMs: 50 } : { fastMs: 500, slowMs: 1000 },
     async close() {
+      await api.stop();
       await stores.close();
       await sandbox?.close();
       rmSync(dataDir, { recursive: true, force: true });
@@ -59,17 +81,3 @@ export async function openWorld(options: WorldOptions): Promise<World & { close(
   };
 }
 
-/**
- * The same world under a key prefix of its own (its own queue, journal and approvals), for a cell whose workers
- * run beside other cells' workers: a crash-armed worker must never take another cell's job. Same signing key.
- */
-export async function isolatedCell<T>(world: World, work: (cell: World) => Promise<T>): Promise<T> {
-  const env = { ...world.env, INTERLOCK_KEY_PREFIX: `${world.env.INTERLOCK_KEY_PREFIX ?? 'scenario'}-${hex(3)}` };
-  const config = loadConfig(env);
-  const stores = await openStores(config, { failFast: true, logger: createLogger('error') });
-  try {
-    return await work({ ...world, env, config, stores, verifyReceipt: verifierFor(stores) });
-  } finally {
-    await stores.close();
-  }
-}

@@ -43,6 +43,11 @@ const schema = z.object({
   INTERLOCK_HOST: z.string().min(1).default('127.0.0.1'),
   INTERLOCK_PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   INTERLOCK_API_TOKENS: z.string().optional(),
+  INTERLOCK_METRICS_ADDR: z
+    .string()
+    .regex(/^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port (e.g. 127.0.0.1:9464)')
+    .refine((value) => Number(value.slice(value.lastIndexOf(':') + 1)) <= 65_535, 'must name a port from 0 to 65535')
+    .optional(),
 });
 
 export type Config = {
@@ -95,6 +100,11 @@ export type Config = {
   port: number;
   /** name:role:token, comma-separated, or a file holding such lines; null generates tokens into the data dir. */
   apiTokens: string | null;
+  /**
+   * A separate listener for GET /metrics without a token (INTERLOCK_METRICS_ADDR, host:port), for processes with no
+   * api role (a worker) and for scrapers that hold no token; protected by the address it binds. Null: none.
+   */
+  metricsAddr: { host: string; port: number } | null;
 };
 
 export class ConfigError extends InterlockError {
@@ -167,6 +177,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     factsLockMs: c.INTERLOCK_FACTS_LOCK_MS,
     host: c.INTERLOCK_HOST,
     port: c.INTERLOCK_PORT,
+    metricsAddr: c.INTERLOCK_METRICS_ADDR === undefined ? null : { host: c.INTERLOCK_METRICS_ADDR.slice(0, c.INTERLOCK_METRICS_ADDR.lastIndexOf(':')).replace(/^\[|\]$/g, ''), port: Number(c.INTERLOCK_METRICS_ADDR.slice(c.INTERLOCK_METRICS_ADDR.lastIndexOf(':') + 1)) },
     apiTokens: c.INTERLOCK_API_TOKENS ?? null,
   };
   assertConsistentTiming(config);

@@ -9,10 +9,17 @@ import { join } from 'node:path';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
 import {
+  caseScope,
+  createDecider,
   createFacts,
   createWebhookVerifier,
   effectIdFor,
+  errorMessage,
+  isLocalApiBase,
+  registerLocalWebhook,
   loadConfig,
+  loadDeciderConfig,
+  parseCaseSubmission,
   openStores,
   parseProposal,
   startSender,
@@ -22,20 +29,22 @@ import {
   REFUND_FACTS,
   type Config,
   type Effect,
+  type LocalWebhook,
   type Sender,
   type Stores,
   type StripeSide,
 } from './interlock.js';
 import { createProgram, runProgram } from './cli/program.js';
-import { describeEffect, exitFor } from './cli/effect-command.js';
-import { CliFailure, EXIT_BAD_INPUT, duration, wholeNumber } from './cli/failure.js';
+import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor } from './cli/effect-command.js';
+import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
 import { withStores } from './cli/stores.js';
+import { createDecisionsQueue, startDecisionsWorker } from '../queues/decisions.js';
 import { addInboxCommands } from './cli/inbox-command.js';
 import { createEffectsQueue, startEffectsWorker } from '../queues/effects.js';
 import { startRecovery } from '../queues/recovery.js';
 import { createFactsQueue, reconcile, startFactsWorker, startReconciler } from '../queues/facts.js';
 import { stripeWebhookRouter } from '../webhooks/stripe-route.js';
-import { createApp, createMetrics, loadApiLimits, loadOrCreateLocalTokens, loadTokenRegistry, localToken, openOpsQueues, queueCheck, storeChecks, type StripeLinks, type TokenRegistry } from '../webhooks/app.js';
+import { caseView, createApp, createMetrics, waitForCase, loadApiLimits, metricsApp, loadOrCreateLocalTokens, loadTokenRegistry, localToken, openOpsQueues, queueCheck, storeChecks, type StripeLinks, type TokenRegistry } from '../webhooks/app.js';
 import { addSandboxCommand } from '../sandbox/cli.js';
 import type { Sandbox } from '../sandbox/index.js';
 import { freePort, startPrivateRedis, type PrivateRedis } from './redis/private-server.js';
@@ -56,6 +65,8 @@ export type Service = {
   roles: Role[];
   /** The HTTP address when the webhooks or api role runs. */
   url: string | null;
+  /** The tokenless metrics listener's URL (INTERLOCK_METRICS_ADDR), or null. */
+  metricsUrl: string | null;
   stores: Stores;
   sender: Sender | null;
   /** The generated API tokens (when INTERLOCK_API_TOKENS is unset and the api role runs). */
@@ -79,11 +90,18 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     if (!(await stores.ping())) throw new CliFailure(`Cannot reach Redis at ${config.redisUrl}. Start Redis or set REDIS_URL.`, EXIT_BAD_INPUT);
     const needsStripe = roles.includes('worker') || roles.includes('facts');
     const stripe: StripeSide | null = needsStripe ? stripeSide(config) : null;
-    // One metrics registry for the process, fed by every role it runs, served by its api role (GET /metrics).
-    const serving = roles.includes('api');
+    // One metrics registry for the process, fed by every role it runs, served by its api role (GET /metrics, with a
+    // token) and on INTERLOCK_METRICS_ADDR (no token; a worker process has no other way to be scraped).
+    const serving = roles.includes('api') || config.metricsAddr !== null;
     const opsQueues = serving ? openOpsQueues(stores) : null;
     if (opsQueues !== null) closers.push({ name: 'ops queues', close: () => opsQueues.close() });
     const metrics = serving ? createMetrics({ stores, queues: opsQueues }) : null;
+    let metricsUrl: string | null = null;
+    if (metrics !== null && config.metricsAddr !== null) {
+      const metricsServer = await listen(createServer(metricsApp(metrics, logger)), config.metricsAddr.host, config.metricsAddr.port);
+      closers.push({ name: 'metrics listener', close: () => closeServer(metricsServer) });
+      metricsUrl = `${urlOf(metricsServer)}/metrics`;
+    }
     let sender: Sender | null = null;
     if (roles.includes('worker') && stripe !== null) {
       const started = await startSender(stores, stripe.target, metrics ? { events: metrics.gateEvents } : {});
@@ -93,6 +111,21 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       closers.push({ name: 'recovery', close: () => recovery.close() });
       const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond, rateLimitBackoffMs: config.rateLimitBackoffMs, ...(metrics ? { onAnswer: (answer) => metrics.effectAnswered(answer) } : {}) });
       closers.push({ name: 'effects worker', close: () => worker.close() });
+      // Cases are decided here too: the decider reads the facts through the same target the sends use.
+      const deciderConfig = loadDeciderConfig(process.env);
+      const proposals = createEffectsQueue(stores);
+      closers.push({ name: 'effects queue (decisions)', close: () => proposals.close() });
+      const target = stripe.target;
+      const decisions = startDecisionsWorker(stores, {
+        decider: createDecider(deciderConfig),
+        effects: proposals,
+        readFacts: (effect, names, context) => target.readFacts(context.effectId, effect, names, { timeoutMs: context.timeoutMs }),
+        premises: { refund: REFUND_FACTS, credit: CREDIT_FACTS },
+        // The seam for telling a person: a deviated case is recorded (GET /v1/cases/:id) and logged here.
+        onDeviation: (record) => logger.warn({ caseId: record.submission.caseId, approval: record.submission.approval, problems: record.status.problems }, 'a case needs a person: MODEL_DEVIATED'),
+      });
+      closers.push({ name: 'decisions worker', close: () => decisions.close() });
+      logger.info({ decider: deciderConfig.apiKey === null ? 'rules' : 'anthropic', model: deciderConfig.apiKey === null ? 'rules' : deciderConfig.model }, 'deciding cases');
     }
     if (roles.includes('facts') && stripe !== null) {
       const facts = createFacts(stores, stripe.reader);
@@ -116,6 +149,8 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
         const apiStripe = stripe ?? stripeSide(config);
         const effects = createEffectsQueue(stores);
         closers.push({ name: 'effects queue', close: () => effects.close() });
+        const decisions = createDecisionsQueue(stores);
+        closers.push({ name: 'decisions queue', close: () => decisions.close() });
         let tokens: TokenRegistry;
         if (config.apiTokens !== null) {
           tokens = loadTokenRegistry(config.apiTokens);
@@ -129,6 +164,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
         app = createApp({
           stores,
           effects,
+          decisions,
           readFacts: (effect, names, context) => apiStripe.target.readFacts(context.effectId, effect, names, { timeoutMs: context.timeoutMs }),
           premises: { refund: REFUND_FACTS, credit: CREDIT_FACTS },
           tokens,
@@ -151,20 +187,12 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
           res.json({ ok: true, roles });
         });
       }
-      const server = createServer(app);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(config.port, config.host, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
-      const address = server.address() as AddressInfo;
-      url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+      const server = await listen(createServer(app), config.host, config.port);
+      url = urlOf(server);
       closers.push({ name: 'http', close: () => closeServer(server) });
     }
-    logger.info({ roles, url, concurrency: roles.includes('worker') ? config.concurrency : undefined }, 'interlock serving');
-    return { roles: [...roles], url, tokensFile, stores, sender, close: closeAll };
+    logger.info({ roles, url, metrics: metricsUrl ?? undefined, concurrency: roles.includes('worker') ? config.concurrency : undefined }, 'interlock serving');
+    return { roles: [...roles], url, metricsUrl, tokensFile, stores, sender, close: closeAll };
   } catch (error) {
     await closeAll();
     throw error;
@@ -175,6 +203,21 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
 function stripeLinks(config: Config): StripeLinks {
   if (config.stripeApiBase !== null) return { kind: 'sandbox', baseUrl: config.stripeApiBase };
   return { kind: 'dashboard', mode: /^(?:sk|rk)_live_/.test(config.stripeSecretKey ?? '') ? 'live' : 'test' };
+}
+
+function listen(server: Server, host: string, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
+
+function urlOf(server: Server): string {
+  const address = server.address() as AddressInfo;
+  return `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
 }
 
 function closeServer(server: Server): Promise<void> {
@@ -253,8 +296,17 @@ const SANDBOX_KEY = 'sk_test_sandbox';
 const SANDBOX_PORT = 12111;
 const SERVICE_FILE = 'service.json';
 
-function listenLine(webhookUrl: string): string {
-  return `stripe listen --forward-to ${webhookUrl} --events ${FACT_EVENTS.join(',')}`;
+/**
+ * The `stripe listen` line that forwards the events the facts worker acts on to the route: against Stripe test mode,
+ * or against a sandbox (`--api-base`, which the CLI takes only as a loopback IP, never `localhost`).
+ */
+function listenLine(webhookUrl: string, stripeApiBase: string | null = null, embeddedSandbox = false): string {
+  const events = `--events ${FACT_EVENTS.join(',')}`;
+  if (stripeApiBase === null || !isLocalApiBase(stripeApiBase)) return `stripe listen --forward-to ${webhookUrl} ${events}`;
+  const base = new URL(stripeApiBase);
+  // The sandbox takes any test key: the embedded one's, or the one this process was given (never printed).
+  const key = embeddedSandbox ? SANDBOX_KEY : '"$STRIPE_SECRET_KEY"';
+  return `stripe listen --api-base http://127.0.0.1:${base.port === '' ? '80' : base.port} --api-key ${key} --skip-update --forward-to ${webhookUrl} ${events}`;
 }
 
 /** The three commands a newcomer pastes: a test payment, an approval for $20 of it, the gated refund with its receipt. */
@@ -273,21 +325,39 @@ function tryCommands(stripeApiBase: string | null, sandbox: boolean): string[] {
  * within its send deadline) before closing; a second signal exits at once, and recovery settles what was left.
  */
 async function serveUntilSignalled(given: Config, roles: Role[]): Promise<void> {
-  const { config, embedded } = await embeddedDefaults(given, process.env, roles);
+  const defaults = await embeddedDefaults(given, process.env, roles);
+  const { embedded } = defaults;
+  let config = defaults.config;
+  let registered: LocalWebhook | null = null;
   if (roles.includes('webhooks') && config.stripeWebhookSecrets.length === 0) {
-    await embedded.close();
+    if (config.port === 0) config = { ...config, port: await freePort() };
     const webhookUrl = `http://${reachableHost(config.host)}:${config.port}/webhooks/stripe`;
-    throw new CliFailure(`The webhooks role needs STRIPE_WEBHOOK_SECRET. Run \`${listenLine(webhookUrl)}\` and set STRIPE_WEBHOOK_SECRET to the whsec_… it prints (or the endpoint's secret from the dashboard), or leave webhooks out of --roles.`, EXIT_BAD_INPUT);
+    if (config.stripeSecretKey === null || !isLocalApiBase(config.stripeApiBase)) {
+      await embedded.close();
+      throw new CliFailure(`The webhooks role needs STRIPE_WEBHOOK_SECRET against Stripe. Run \`${listenLine(webhookUrl, config.stripeApiBase)}\` and set STRIPE_WEBHOOK_SECRET to the whsec_… it prints (or to the endpoint's secret from the dashboard), or leave webhooks out of --roles.`, EXIT_BAD_INPUT);
+    }
+    // A sandbox of our own (STRIPE_API_BASE on this machine): register the route as its endpoint, with its secret.
+    try {
+      registered = await registerLocalWebhook(stripeSide({ ...config, crashAt: null }).client, webhookUrl, FACT_EVENTS);
+    } catch (error) {
+      await embedded.close();
+      throw new CliFailure(`STRIPE_WEBHOOK_SECRET is unset and the webhook endpoint could not be registered at the sandbox ${config.stripeApiBase ?? ''} (${errorMessage(error)}). Start the sandbox, or set STRIPE_WEBHOOK_SECRET to the secret \`${listenLine(webhookUrl, config.stripeApiBase)} --print-secret\` prints.`, EXIT_BAD_INPUT);
+    }
+    config = { ...config, stripeWebhookSecrets: [registered.secret] };
   }
+  const unregister = async () => {
+    await registered?.remove().catch(() => undefined);
+  };
   let service: Service;
   try {
     service = await startService(config, roles);
   } catch (error) {
+    await unregister();
     await embedded.close();
     throw error;
   }
   const { logger } = service.stores;
-  announce(config, service, embedded);
+  announce(config, service, embedded, registered);
   await new Promise<void>((resolve) => {
     let stopping = false;
     const onSignal = (signal: NodeJS.Signals) => {
@@ -299,6 +369,7 @@ async function serveUntilSignalled(given: Config, roles: Role[]): Promise<void> 
       logger.info({ signal }, 'stopping: no new jobs; sends in progress finish within their deadline');
       service
         .close()
+        .then(unregister)
         .then(() => embedded.close())
         .then(resolve, (error: unknown) => {
           logger.error({ err: error }, 'shutdown failed');
@@ -312,7 +383,7 @@ async function serveUntilSignalled(given: Config, roles: Role[]): Promise<void> 
 }
 
 /** The start-up lines on stdout, and the same facts in <dataDir>/service.json (0600) for scripts. */
-function announce(config: Config, service: Service, embedded: Embedded): void {
+function announce(config: Config, service: Service, embedded: Embedded, registered: LocalWebhook | null): void {
   const webhookUrl = service.url === null || !service.roles.includes('webhooks') ? null : `${service.url}/webhooks/stripe`;
   const tokens: Record<string, string> = {};
   if (service.tokensFile !== null) {
@@ -327,8 +398,10 @@ function announce(config: Config, service: Service, embedded: Embedded): void {
     pid: process.pid,
     roles: service.roles,
     api_url: service.roles.includes('api') ? service.url : null,
+    page_url: service.roles.includes('api') && service.url !== null ? `${service.url}/ui` : null,
+    metrics_url: service.metricsUrl,
     webhook_url: webhookUrl,
-    webhook_secret: sandbox ? (config.stripeWebhookSecrets[0] ?? null) : null,
+    webhook_secret: sandbox || registered !== null ? (config.stripeWebhookSecrets[0] ?? null) : null,
     stripe_api_base: config.stripeApiBase,
     stripe_secret_key: sandbox ? SANDBOX_KEY : null,
     redis_url: embedded.redis === null ? null : config.redisUrl,
@@ -345,7 +418,15 @@ function announce(config: Config, service: Service, embedded: Embedded): void {
   }
   const lines = [`Interlock for Stripe is running (${service.roles.join(', ')}; pid ${process.pid}).`];
   if (facts.api_url !== null) lines.push(`  API       ${facts.api_url}   (routes: ${facts.api_url}/v1/openapi.json)`);
-  if (webhookUrl !== null) lines.push(`  Webhook   ${webhookUrl}   ${sandbox ? `signed with ${facts.webhook_secret} (the sandbox delivers here)` : `run: ${listenLine(webhookUrl)}`}`);
+  if (facts.api_url !== null) lines.push(`  Page      ${facts.api_url}/ui   (sign in with a token; operators: ${facts.api_url}/admin/queues, ${facts.api_url}/metrics)`);
+  if (service.metricsUrl !== null) lines.push(`  Metrics   ${service.metricsUrl}   (no token: INTERLOCK_METRICS_ADDR)`);
+  if (webhookUrl !== null) {
+    // Who delivers here: the embedded sandbox or an endpoint registered at one, or `stripe listen` (whose secret must be set).
+    const delivered = sandbox ? 'the sandbox delivers here' : registered !== null ? `registered at the sandbox as ${registered.id}` : null;
+    const listen = listenLine(webhookUrl, config.stripeApiBase, sandbox);
+    service.stores.logger.info({ webhookUrl, delivered, listen }, delivered === null ? `webhook route ready: forward Stripe's events with \`${listen}\`` : `webhook route ready (${delivered}); to forward with the real CLI instead: \`${listen}\`, with STRIPE_WEBHOOK_SECRET set to the whsec_… it prints`);
+    lines.push(`  Webhook   ${webhookUrl}   ${delivered === null ? `forward Stripe's events to it: ${listen}` : `signed with ${config.stripeWebhookSecrets[0] ?? ''} (${delivered})`}`);
+  }
   lines.push(`  Stripe    ${sandbox ? `the offline sandbox at ${config.stripeApiBase} (STRIPE_SECRET_KEY is unset)` : config.stripeApiBase === null ? 'Stripe test mode' : `Stripe at ${config.stripeApiBase}`}`);
   lines.push(`  Redis     ${embedded.redis === null ? config.redisUrl.replace(/\/\/[^@/]*@/, '//…@') : `a private redis-server (append-only, fsync always) in ${embedded.redis.dir}, at ${config.redisUrl}`}`);
   if (service.tokensFile !== null) lines.push(`  Tokens    ${Object.entries(tokens).map(([role, token]) => `${role} ${token}`).join('\n            ')}\n            (kept in ${service.tokensFile})`);
@@ -410,6 +491,67 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
   });
 }
 
+type CaseOptions = { case?: string; paymentIntent?: string; customer?: string; incident?: string; story?: string; approval?: string; agent: string; wait?: number };
+
+/**
+ * The exit code of a case: its effect's once proposed (0 committed, 3 refused, 4 not settled), 3 when declined or
+ * MODEL_DEVIATED (nothing was sent: the answer is no), 4 while queued or deciding, 1 when it failed.
+ */
+function caseExit(view: { state: string; outcome: string | null }): number {
+  switch (view.state) {
+    case 'proposed':
+      return exitFor(view.outcome);
+    case 'declined':
+    case 'deviated':
+      return EXIT_REFUSED;
+    case 'queued':
+    case 'deciding':
+      return EXIT_UNSETTLED;
+    default:
+      return EXIT_FAILED;
+  }
+}
+
+/** Validates a case (bad input exits 2 and stores nothing), stores and queues it, and with --wait waits for it. */
+async function submitCase(options: CaseOptions): Promise<void> {
+  const missing = (['case', 'story', 'approval'] as const).filter((name) => options[name] === undefined).map((name) => `--${name}`);
+  if (missing.length > 0) throw new CliFailure(`interlock case needs ${missing.join(', ')}.`, EXIT_BAD_INPUT);
+  if ((options.paymentIntent === undefined) === (options.customer === undefined)) throw new CliFailure('Give exactly one of --payment-intent PI (a refund) or --customer CUS --incident ID (a credit).', EXIT_BAD_INPUT);
+  if (options.customer !== undefined && options.incident === undefined) throw new CliFailure('--customer needs --incident ID: a credit names the incident it compensates.', EXIT_BAD_INPUT);
+  if (options.paymentIntent !== undefined && options.incident !== undefined) throw new CliFailure('--incident is only for a credit (with --customer).', EXIT_BAD_INPUT);
+  const submission = parseCaseSubmission({
+    caseId: options.case,
+    kind: options.paymentIntent !== undefined ? 'refund' : 'credit',
+    subject: options.paymentIntent ?? options.customer,
+    incident: options.incident ?? null,
+    story: options.story,
+    approval: options.approval,
+    agent: options.agent,
+  });
+  await withStores(async (cli) => {
+    const { snapshot } = await cli.stores.approvals.describe(submission.approval);
+    if (snapshot === null) throw new CliFailure(`No approval ${submission.approval}; nothing was queued. Grant it first (interlock approvals grant).`, EXIT_BAD_INPUT);
+    if (snapshot.scope !== caseScope(submission)) throw new CliFailure(`Approval ${submission.approval} covers ${snapshot.scope}, not ${caseScope(submission)}; nothing was queued.`, EXIT_BAD_INPUT);
+    const decisions = createDecisionsQueue(cli.stores);
+    const effects = createEffectsQueue(cli.stores);
+    try {
+      const created = await decisions.submit(submission, 'cli');
+      if (created.status === 'conflict') {
+        process.stdout.write(`${JSON.stringify({ case: submission.caseId, outcome: 'conflicting_payload', sentence: `Case ${submission.caseId} was first submitted with another payload; the stored case stands and this one was not queued.` }, null, 2)}\n`);
+        process.exitCode = EXIT_REFUSED;
+        return;
+      }
+      if (options.wait !== undefined && options.wait > 0) await waitForCase({ effects, decisions }, submission.caseId, options.wait * 1000);
+      const view = await caseView(cli.stores, (await cli.stores.cases.get(submission.caseId)) ?? created.record);
+      process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
+      process.exitCode = caseExit(view);
+    } finally {
+      await decisions.close();
+      await effects.close();
+    }
+  });
+}
+
 function addServiceCommands(program: Command): void {
   program
     .command('serve')
@@ -456,6 +598,34 @@ function addServiceCommands(program: Command): void {
     .option('--wait <seconds>', 'wait this long for the outcome', seconds)
     .action(async (options: ProposeOptions & { customer: string; amount: number; incident: string; description?: string }) => {
       await propose({ kind: 'credit', customer: options.customer, amount: options.amount, incident: options.incident, ...(options.description === undefined ? {} : { description: options.description }) }, CREDIT_FACTS, options);
+    });
+
+  const kase = program
+    .command('case')
+    .description('submit a support case: the decider reads the facts, decides within the approval, and the decision is proposed through the gate; --wait for the outcome')
+    .option('--case <id>', 'the support case; one case id is one decision (its effect\'s request id is case:<id>)')
+    .option('--payment-intent <pi>', 'a refund of this PaymentIntent')
+    .option('--customer <cus>', 'a balance credit for this customer')
+    .option('--incident <id>', 'with --customer: the incident the credit compensates')
+    .option('--story <text>', 'what happened, as the customer and support tell it')
+    .option('--approval <id>', 'the approval the decision must stay inside')
+    .option('--agent <name>', 'who proposes the decided effect', 'cli')
+    .option('--wait <seconds>', 'wait this long for the decision and, once proposed, the outcome', seconds)
+    .action(async (options: CaseOptions) => {
+      await submitCase(options);
+    });
+  kase
+    .command('show')
+    .description('a case as it stands: state, decision, problems, its effect')
+    .argument('<caseId>', 'the case id')
+    .action(async (caseId: string) => {
+      await withStores(async (cli) => {
+        const record = await cli.stores.cases.get(caseId);
+        if (record === null) throw new CliFailure(`No case ${caseId} under this REDIS_URL and INTERLOCK_KEY_PREFIX.`, EXIT_FAILED);
+        const view = await caseView(cli.stores, record);
+        process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
+        process.exitCode = caseExit(view);
+      });
     });
 
   program
@@ -525,6 +695,7 @@ function addScenarioCommand(program: Command): void {
 
 const program = createProgram();
 addServiceCommands(program);
+addScenarioCommand(program);
 // A re-approval reads the effect's facts at Stripe now and queues the new proposal, as `refund` and `credit` do.
 addInboxCommands(program, async ({ stores }) => {
   const stripe = stripeSide({ ...loadConfig(), crashAt: null });
@@ -535,7 +706,6 @@ addInboxCommands(program, async ({ stores }) => {
     close: () => queue.close(),
   };
 });
-addScenarioCommand(program);
 addSandboxCommand(program);
 program.hook('preAction', (_program, command) => {
   if (command.name() !== 'sandbox' && command.name() !== 'scenario') useRunningService(process.env, { onlyWhileRunning: command.name() === 'serve' });

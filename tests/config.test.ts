@@ -79,3 +79,12 @@ describe('Stripe keys in the configuration', () => {
     expect(refusal({ STRIPE_WEBHOOK_SECRET: 'secret' }).message).toContain('STRIPE_WEBHOOK_SECRET');
   });
 });
+
+describe('the metrics listener address', () => {
+  it('reads INTERLOCK_METRICS_ADDR as host:port (IPv6 in brackets), and refuses anything else by name', () => {
+    expect(loadConfig({}).metricsAddr).toBeNull();
+    expect(loadConfig({ INTERLOCK_METRICS_ADDR: '127.0.0.1:9464' }).metricsAddr).toEqual({ host: '127.0.0.1', port: 9464 });
+    expect(loadConfig({ INTERLOCK_METRICS_ADDR: '[::1]:9464' }).metricsAddr).toEqual({ host: '::1', port: 9464 });
+    for (const bad of ['9464', '127.0.0.1', '127.0.0.1:99999', 'http://x:1']) expect(refusal({ INTERLOCK_METRICS_ADDR: bad }).message).toContain('INTERLOCK_METRICS_ADDR');
+  });
+});

@@ -2,7 +2,8 @@
 // - src/core imports no socket library and nothing outside src/core (the pure core, STYLE habit 1);
 // - sandbox/ imports nothing from src/ (the Stripe stand-in must not know the gate);
 // - src/ imports nothing from queues/, webhooks/, scenarios/ or sandbox/, except in the composition roots;
-// - queues/ and webhooks/ use src/ only through src/interlock.ts.
+// - queues/ and webhooks/ use src/ only through src/interlock.ts, and so does scenarios/;
+// - scenarios/baselines/ imports nothing from src/ or sandbox/ (the baselines never share the gate's code).
 // The collector is tested on every import form first, so a fence can never pass by reading nothing, and the
 // ESLint zones that enforce the same fences while editing are checked against samples.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -130,6 +131,14 @@ describe('the fences catch a crossing in a made-up tree', () => {
     expect(violationsOf('sandbox/world.ts', "const gate = await import('../src/gate/gate.js');")).toHaveLength(1);
   });
 
+  it('scenarios/ reaching past the public entry, and the baselines importing the gate or the sandbox', () => {
+    expect(violationsOf('scenarios/harness.ts', "import { verify } from '../src/interlock.js';")).toEqual([]);
+    expect(violationsOf('scenarios/harness.ts', "import { createGate } from '../src/gate/gate.js';")).toEqual([expect.stringContaining('scenarios/ uses src/ only through')]);
+    expect(violationsOf('scenarios/baselines/cap-bot.ts', "import { verify } from '../../src/interlock.js';")).toEqual([expect.stringContaining('scenarios/baselines/ imports nothing from src/')]);
+    expect(violationsOf('scenarios/baselines/cap-bot.ts', "import '../../sandbox/index.js';")).toHaveLength(1);
+    expect(violationsOf('scenarios/baselines/cap-bot.ts', "import { stripeHttpFromEnv } from '../stripe-http.js';")).toEqual([]);
+  });
+
   it('src/ importing from an outer folder outside the composition roots', () => {
     for (const layer of OUTER_LAYERS) expect(violationsOf('src/gate/gate.ts', `import '../../${layer}/x.js';`)).toEqual([expect.stringContaining(`src/ imports nothing from ${layer}/`)]);
     expect(violationsOf('src/interlock.ts', "import '../queues/names.js';")).toHaveLength(1);
@@ -185,6 +194,14 @@ describe('the ESLint zones enforce the same fences while editing', () => {
       const up = '../'.repeat(root.split('/').length - 1);
       expect(await restricted(root, `import '${up}sandbox/cli.js';\nimport '${up}queues/x.js';`), root).toEqual([]);
     }
+  }, 60_000);
+
+  it('scenarios/: src/ only through src/interlock.ts; scenarios/baselines/: nothing from src/ or sandbox/', async () => {
+    expect(await restricted('scenarios/sample.ts', "import '../src/interlock.js';\nimport '../sandbox/index.js';")).toEqual([]);
+    expect(await restricted('scenarios/sample.ts', "import '../src/gate/gate.js';")).toHaveLength(1);
+    expect(await restricted('scenarios/baselines/sample.ts', "import '../../src/interlock.js';")).toHaveLength(1);
+    expect(await restricted('scenarios/baselines/sample.ts', "import '../../sandbox/index.js';")).toHaveLength(1);
+    expect(await restricted('scenarios/baselines/sample.ts', "import '../stripe-http.js';")).toEqual([]);
   }, 60_000);
 
   it('queues/ and webhooks/: src/ only through src/interlock.ts', async () => {

@@ -29,10 +29,11 @@ export { DEFAULT_PREMISES } from './api/context.js';
 export { loadTokenRegistry, loadOrCreateLocalTokens, localToken, createTokenRegistry, parseTokenEntries, ROLES, type Role, type TokenRegistry, type Caller } from './api/tokens.js';
 export { PERMISSIONS } from './api/auth.js';
 export { queueCheck, storeChecks } from './api/ops-routes.js';
+export { caseView, waitForCase, type CaseView } from './api/cases-routes.js';
 export { loadApiLimits } from './api/limits.js';
 
 export type { StripeLinks, UiSection } from './ui/pages.js';
-export { createMetrics, type Metrics } from './ops/metrics.js';
+export { createMetrics, metricsApp, type Metrics } from './ops/metrics.js';
 export { openOpsQueues, type OpsQueues } from './ops/queues.js';
 
 export const METRICS_PATH = '/metrics';

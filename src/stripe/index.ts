@@ -10,4 +10,4 @@ export type { BalanceCreditSummary, DisputeSummary, RefundSummary, RefundView } 
 export { DEFAULT_SEND_TIMEOUT_MS } from './calls.js';
 export { redactSecrets, secretHint } from './secrets.js';
 export { createFactsReader } from './facts-reader.js';
-export { createWebhookVerifier, signWebhookBody, type WebhookVerifierOptions } from './webhooks.js';
+export { createWebhookVerifier, isLocalApiBase, registerLocalWebhook, signWebhookBody, type LocalWebhook, type WebhookVerifierOptions } from './webhooks.js';

@@ -4,6 +4,8 @@
 import Stripe from 'stripe';
 import type { StripeEvent, WebhookVerdict } from '../core/post-send.js';
 import { InterlockError } from '../core/errors.js';
+import { readBudget, readCall } from './calls.js';
+import type { StripeClient } from './client.js';
 
 export type WebhookVerifierOptions = {
   /** Seconds a signature stays acceptable; Stripe's default is 300. */
@@ -77,4 +79,35 @@ export function createWebhookVerifier(secrets: readonly string[], options: Webho
 /** A Stripe-Signature header for a body, as Stripe computes it (tests and the scenarios' own deliveries). */
 export function signWebhookBody(body: string, secret: string, timestampSeconds?: number): string {
   return Stripe.webhooks.generateTestHeaderString({ payload: body, secret, ...(timestampSeconds === undefined ? {} : { timestamp: timestampSeconds }) });
+}
+
+/** Whether Stripe calls go to a stand-in on this machine (the sandbox), never to Stripe itself. */
+export function isLocalApiBase(apiBase: string | null): boolean {
+  if (apiBase === null) return false;
+  try {
+    return ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(apiBase).hostname);
+  } catch {
+    return false;
+  }
+}
+
+export type LocalWebhook = { id: string; secret: string; remove(): Promise<void> };
+
+/**
+ * Registers `url` as a webhook endpoint for `events` at the sandbox and returns its signing secret, so `serve`
+ * against a sandbox of its own needs no STRIPE_WEBHOOK_SECRET; `remove` deletes it again. Refused for Stripe itself:
+ * there the endpoint (or `stripe listen`) and its secret are the operator's.
+ */
+export async function registerLocalWebhook(client: StripeClient, url: string, events: readonly string[]): Promise<LocalWebhook> {
+  if (!isLocalApiBase(client.apiBase)) throw new InterlockError('invalid_config', `Not registering a webhook endpoint at ${client.apiBase}: only a sandbox on this machine gets one from serve. Set STRIPE_WEBHOOK_SECRET.`);
+  const budget = readBudget(10_000);
+  const endpoint = await readCall(client, budget, 'POST /v1/webhook_endpoints', (sdk, o) => sdk.webhookEndpoints.create({ url, enabled_events: [...events] as Stripe.WebhookEndpointCreateParams.EnabledEvent[], description: 'interlock serve' }, o));
+  if (typeof endpoint.secret !== 'string' || !SECRET.test(endpoint.secret)) throw new InterlockError('invalid_config', `The webhook endpoint registered at ${client.apiBase} came back without a whsec_… secret; set STRIPE_WEBHOOK_SECRET.`);
+  return {
+    id: endpoint.id,
+    secret: endpoint.secret,
+    async remove() {
+      await readCall(client, readBudget(5_000), `DELETE /v1/webhook_endpoints/${endpoint.id}`, (sdk, o) => sdk.webhookEndpoints.del(endpoint.id, {}, o));
+    },
+  };
 }

@@ -2,10 +2,13 @@
 // with the Stripe targets, the effects queue and worker, the facts queue and worker, the webhook route on its own
 // loopback port) on the machine's Redis under a private key prefix, and the helpers every facts test needs: a
 // gated $20 refund committed through the queue, a receipt verified with its public key, and waiting for facts.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import express from 'express';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -245,4 +248,34 @@ export function answerOf(verification: Verification) {
     exposure: verification.exposure === null ? null : verification.exposure.cents,
     answerMatchesFinalMoney: verification.answerMatchesFinalMoney,
   };
+}
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export type Served = { child: ChildProcess; lines: string[]; exited: Promise<number | null> };
+
+/** `interlock serve ARGS` as its own process with `env` (info logs); resolves once it logs `ready` (default: serving). */
+export async function spawnServe(args: readonly string[], env: Record<string, string>, ready = 'interlock serving'): Promise<Served> {
+  const child = spawn(process.execPath, ['bin/interlock.js', 'serve', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, INTERLOCK_LOG_LEVEL: 'info', ...env } });
+  const lines: string[] = [];
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve ${args.join(' ')} did not start within 30 s:\n${lines.join('\n')}`)), 30_000);
+    // The structured log goes to stderr, the start-up lines to stdout.
+    for (const stream of [child.stdout, child.stderr]) {
+      if (stream === null) continue;
+      createInterface({ input: stream }).on('line', (line) => {
+        lines.push(line);
+        if (line.includes(ready)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    }
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve ${args.join(' ')} exited (${code}) before it was ready:\n${lines.join('\n')}`));
+    });
+  });
+  return { child, lines, exited };
 }

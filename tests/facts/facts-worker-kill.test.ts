@@ -2,16 +2,13 @@
 // 200 once the event was durably queued, the worker that took the job died while it re-read the refund at Stripe,
 // and after a restart the event is appended exactly once (by the restarted worker's reconciliation pass at start
 // or by the job, which BullMQ hands out again once the dead worker's lock lapses), and the job completes.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pay, startFactsRig, type FactsRig } from './facts-rig.js';
+import { pay, spawnServe, startFactsRig, type FactsRig } from './facts-rig.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 let rig: FactsRig;
 let dir: string;
 const children: ChildProcess[] = [];
@@ -31,43 +28,18 @@ afterAll(async () => {
 
 /** `interlock serve --roles facts` on the rig's Redis prefix and sandbox; resolves once it serves. */
 async function startFactsProcess(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['bin/interlock.js', 'serve', '--roles', 'facts'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      ...process.env,
-      REDIS_URL: rig.config.redisUrl,
-      INTERLOCK_KEY_PREFIX: rig.config.keyPrefix,
-      INTERLOCK_UNSAFE_DURABILITY: '1',
-      INTERLOCK_DATA_DIR: join(dir, 'data'),
-      INTERLOCK_SIGNING_KEY_FILE: join(dir, 'signing-key.pem'),
-      STRIPE_SECRET_KEY: 'sk_test_interlockFactsKill0001',
-      STRIPE_API_BASE: rig.sandbox.url,
-      INTERLOCK_FACTS_LOCK_MS: '1500',
-      INTERLOCK_LOG_LEVEL: 'info',
-    },
+  const serve = await spawnServe(['--roles', 'facts'], {
+    REDIS_URL: rig.config.redisUrl,
+    INTERLOCK_KEY_PREFIX: rig.config.keyPrefix,
+    INTERLOCK_UNSAFE_DURABILITY: '1',
+    INTERLOCK_DATA_DIR: join(dir, 'data'),
+    INTERLOCK_SIGNING_KEY_FILE: join(dir, 'signing-key.pem'),
+    STRIPE_SECRET_KEY: 'sk_test_interlockFactsKill0001',
+    STRIPE_API_BASE: rig.sandbox.url,
+    INTERLOCK_FACTS_LOCK_MS: '1500',
   });
-  children.push(child);
-  const output: string[] = [];
-  if (child.stdout === null || child.stderr === null) throw new Error('the facts process has no output pipes');
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the facts process did not start within 30 s:\n${output.join('\n')}`)), 30_000);
-    // The structured log goes to stderr, the start-up lines to stdout.
-    for (const stream of [child.stdout, child.stderr] as NodeJS.ReadableStream[]) {
-      createInterface({ input: stream }).on('line', (line) => {
-        output.push(line);
-        if (line.includes('interlock serving')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-    }
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the facts process exited (${code}) before serving:\n${output.join('\n')}`));
-    });
-  });
-  return child;
+  children.push(serve.child);
+  return serve.child;
 }
 
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {

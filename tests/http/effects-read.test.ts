@@ -63,6 +63,18 @@ describe('one effect and its receipt', () => {
     await rig.close();
   });
 
+  it('?outcome= lists only effects settled with that outcome, alone or with the other filters; an unknown outcome is 400', async () => {
+    const ids = async (query: string) => ((await request(rig.app).get(`/v1/effects?limit=100${query}`).set(auditor())).body.data as Listed[]).map((item) => item.id);
+    expect(await ids('&outcome=COMMITTED')).toContain(effectId);
+    expect(await ids('&outcome=COMMITTED&subject=payment:pi_read&state=committed')).toEqual([effectId]);
+    expect(await ids('&outcome=REFUSED:over_cap')).not.toContain(effectId);
+    expect(await ids('&outcome=COMMITTED&request=case-read')).toEqual([effectId]);
+    expect(await ids('&outcome=AMBIGUOUS&request=case-read')).toEqual([]);
+    const bad = await request(rig.app).get('/v1/effects?outcome=LANDED').set(auditor());
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.fields[0].path).toBe('query.outcome');
+  });
+
   it('GET /v1/effects/:id: state, outcome, sentence, journal kinds with times, final money, exposure and links', async () => {
     const answer = await request(rig.app).get(`/v1/effects/${effectId}`).set(bearer(TOKENS.support));
     expect(answer.status).toBe(200);

@@ -9,7 +9,7 @@ import { pino, type Logger } from 'pino';
 import type { Express } from 'express';
 import { createDecisionsQueue, type DecisionsQueue } from '../../queues/decisions.js';
 import { createEffectsQueue, startEffectsWorker, type EffectsQueue, type EffectsWorker } from '../../queues/effects.js';
-import { createFactsQueue, startFactsWorker } from '../../queues/facts.js';
+import { createFactsQueue, startFactsWorker, type FactsQueue } from '../../queues/facts.js';
 import { createFacts, createMemoryTarget, createWebhookVerifier, openStores, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
 import { createApp, createMetrics, createTokenRegistry, openOpsQueues, type AppDeps, type Metrics, type Role } from '../../webhooks/app.js';
 import { stripeWebhookRouter } from '../../webhooks/stripe-route.js';
@@ -51,6 +51,8 @@ export type Rig = {
   redis: Redis;
   /** The metrics registry wired into the worker, the gate, the webhook route and the facts worker (`metrics: true`). */
   metrics: Metrics | null;
+  /** The facts queue the webhook route adds to (`webhookSecret`). */
+  facts: FactsQueue | null;
   /** Every log line the app wrote, as parsed JSON. */
   logs: Record<string, unknown>[];
   logText(): string;
@@ -117,6 +119,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
     worker,
     redis,
     metrics,
+    facts: factsQueue,
     get logs() {
       return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     },

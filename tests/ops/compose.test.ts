@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import Stripe from 'stripe';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { FACT_EVENTS } from '../../src/interlock.js';
 import { inspectDurability } from '../../src/redis/durability.js';
 import { freePort, startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
 import { cliEnvironment, stripeBinary, tempConfigDir } from '../../sandbox/tests/stripe-cli-driver.js';
@@ -95,6 +96,11 @@ describe('docker-compose.yml', () => {
     expect(services.sandbox?.profiles).toEqual(['sandbox']);
     expect(services['stripe-cli']?.profiles).toEqual(['stripe-cli']);
     expect(services['stripe-cli-sandbox']?.network_mode).toBe('service:sandbox');
+    // Both CLIs forward exactly the events the facts worker acts on.
+    for (const cli of [services['stripe-cli'], services['stripe-cli-sandbox']]) {
+      const command = cli?.command ?? [];
+      expect(command[command.indexOf('--events') + 1]?.split(',')).toEqual(FACT_EVENTS);
+    }
     // The api and the workers share one data volume: one signing key, one token file.
     expect(services.api?.volumes).toEqual(services.worker?.volumes);
     expect(services.api?.environment?.INTERLOCK_DATA_DIR).toBe('/data');

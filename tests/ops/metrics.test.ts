@@ -5,8 +5,10 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRecovery } from '../../queues/recovery.js';
-import { signWebhookBody } from '../../src/interlock.js';
-import { approvalRefusalClass } from '../../webhooks/ops/metrics.js';
+import { signWebhookBody, startSender } from '../../src/interlock.js';
+import { approvalRefusalClass, createMetrics } from '../../webhooks/ops/metrics.js';
+import { gateWorld, grant, submitAndCrash } from '../gate/gate-support.js';
+import { kill, refundProposal } from '../support/harness.js';
 import { approvalBody, bearer, refundBody, startRig, TOKENS, uid, type Rig } from '../http/rig.js';
 
 const SECRET = 'whsec_metricsTestSecret0123456789';
@@ -73,12 +75,9 @@ describe('GET /metrics after a scripted run', () => {
     expect((await deliver(signature)).status).toBe(200);
     expect((await deliver(signature)).status).toBe(200);
     expect((await deliver(signWebhookBody(event, 'whsec_notOursAtAll0123456789'))).status).toBe(400);
-    // The facts worker appends the event's fact; the scrape comes once the receipt holds it.
-    for (let i = 0; i < 200; i += 1) {
-      const entries = await rig.stores.journal.entries('payment:pi_m1', committedId);
-      if (entries.some((entry) => entry.kind === 'OBSERVED')) break;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    // The scrape comes once the facts worker has finished the event's job (appended its fact and reported it).
+    for (let i = 0; i < 400 && (await rig.facts!.queue.getJobState(eventId)) !== 'completed'; i += 1) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect((await rig.stores.journal.entries('payment:pi_m1', committedId)).filter((entry) => entry.kind === 'OBSERVED')).toHaveLength(1);
     const scraped = await request(rig.app).get('/metrics').set(bearer(TOKENS.operator));
     expect(scraped.status).toBe(200);
     expect(scraped.headers['content-type']).toMatch(/^text\/plain/);
@@ -166,4 +165,34 @@ describe('approval refusal classes', () => {
     expect(approvalRefusalClass('REFUSED:over_cap', 'whatever the text')).toBe('over_cap');
     expect(approvalRefusalClass('REFUSED:lease', 'something new')).toBe('other');
   });
+});
+
+describe('takeovers', () => {
+  it('counts the claim recovery takes from a dead sender, by why, as the gate reports it', async () => {
+    const world = await gateWorld();
+    try {
+      const [a, b] = [await world.node('a'), await world.node('b')];
+      const { id } = await grant(a);
+      world.target.inject({ kind: 'crash-before-send' });
+      await submitAndCrash(a, refundProposal({ approval: id }));
+      await kill(a);
+      const metrics = createMetrics({ stores: b.stores, defaultMetrics: false });
+      const sender = await startSender(b.stores, world.target, { workerId: 'c', events: metrics.gateEvents });
+      try {
+        const report = await sender.gate.recover();
+        expect(report.settled.map((item) => item.outcome)).toEqual(['COMMITTED_BY_RETRY']);
+        await metrics.recoveryReported(report);
+        const { text } = await metrics.render();
+        expect(sample(text, 'interlock_recovery_takeovers_total', { reason: 'owner-dead' })).toBe(1);
+        expect(sample(text, 'interlock_recovery_effects_total', { result: 'settled' })).toBe(1);
+        expect(sample(text, 'interlock_effects_total', { kind: 'refund', outcome: 'COMMITTED_BY_RETRY' })).toBe(1);
+        // The resend was dispatched before the crash and settled by recovery: one latency sample.
+        expect(sample(text, 'interlock_dispatch_to_settle_seconds_count', { kind: 'refund' })).toBe(1);
+      } finally {
+        await sender.close();
+      }
+    } finally {
+      await world.close();
+    }
+  }, 30_000);
 });

@@ -76,10 +76,10 @@ export type Pipeline = {
   dataDir: string;
   /** The environment a worker process of this pipeline runs with (same Redis prefix, sandbox and signing key). */
   env(extra?: Record<string, string>): Record<string, string>;
-  /** Reads the effect's facts now, records the proposal and queues it, as `interlock refund|credit` does. */
-  propose(request: { requestId: string; approval: string; effect: Effect & Record<string, unknown> }): Promise<string>;
-  /** The effect's outcome once settled (null while open or unsettled), with its receipt's verification. */
-  settled(effectId: string): Promise<Answer | (Omit<Answer, 'outcome' | 'settledAt'> & { outcome: null; settledAt: null })>;
+  /** Reads the effect's facts now (unless given), records the proposal and queues it, as `interlock refund|credit` does. */
+  propose(request: { requestId: string; approval: string; effect: Effect & Record<string, unknown>; premises?: Record<string, unknown> }): Promise<string>;
+  /** The effect's outcome once settled, with its receipt's verification; null while open or unsettled. */
+  settled(effectId: string): Promise<Answer | null>;
   /** Waits until every effect is settled; throws naming the ones that are not after `timeoutMs`. */
   untilSettled(effectIds: readonly string[], timeoutMs: number): Promise<Map<string, Answer>>;
   close(): Promise<void>;
@@ -98,16 +98,30 @@ export async function openPipeline(sandbox: Sandbox, options: { redisUrl?: strin
   const stripe = stripeSide({ ...config, crashAt: null });
   const publicKeys = key.publicKeys;
 
-  async function settled(effectId: string) {
-    const receipt = await stores.journal.receipt(effectId);
-    const partition = (await stores.journal.partitionOf(effectId)) ?? '';
+  const partitions = new Map<string, string>();
+
+  /** The outcome without verifying (cheap: the claim's state, then the chain only once no dispatch is open). */
+  async function outcomeNow(effectId: string) {
+    let partition = partitions.get(effectId);
+    if (partition === undefined) {
+      partition = (await stores.journal.partitionOf(effectId)) ?? '';
+      if (partition !== '') partitions.set(effectId, partition);
+    }
     const { state } = await stores.journal.readState(partition, effectId);
-    const verification = verify(JSON.parse(JSON.stringify(receipt)), { publicKeys });
-    const outcome = receipt === null || state.open ? null : currentOutcome(receipt.entries);
-    const dispatchedAt = receipt?.entries.find((entry) => entry.kind === 'DISPATCHED')?.at ?? null;
-    const settledAt = receipt?.entries.at(-1)?.at;
-    if (outcome === null || settledAt === undefined) return { outcome: null, verification, dispatchedAt, settledAt: null };
-    return { outcome, verification, dispatchedAt, settledAt };
+    if (state.open) return null;
+    const receipt = await stores.journal.receipt(effectId);
+    const outcome = receipt === null ? null : currentOutcome(receipt.entries);
+    return outcome === null || receipt === null ? null : { outcome, receipt };
+  }
+
+  function answerOf(found: NonNullable<Awaited<ReturnType<typeof outcomeNow>>>): Answer {
+    const { receipt, outcome } = found;
+    return {
+      outcome,
+      verification: verify(JSON.parse(JSON.stringify(receipt)), { publicKeys }),
+      dispatchedAt: receipt.entries.find((entry) => entry.kind === 'DISPATCHED')?.at ?? null,
+      settledAt: receipt.entries.at(-1)?.at ?? 0,
+    };
   }
 
   return {
@@ -126,26 +140,29 @@ export async function openPipeline(sandbox: Sandbox, options: { redisUrl?: strin
       STRIPE_API_BASE: sandbox.url,
       ...extra,
     }),
-    async propose({ requestId, approval, effect }) {
+    async propose({ requestId, approval, effect, premises: given }) {
       const effectId = effectIdFor({ requestId, effect });
-      const premises = await stripe.target.readFacts(effectId, effect, effect.kind === 'refund' ? REFUND_FACTS : CREDIT_FACTS, { timeoutMs: 30_000 });
+      const premises = given ?? (await stripe.target.readFacts(effectId, effect, effect.kind === 'refund' ? REFUND_FACTS : CREDIT_FACTS, { timeoutMs: 30_000 }));
       const recorded = await queue.propose({ requestId, agent: 'pipeline-test', approval, premises, effect });
       if (recorded.status !== 'recorded') throw new Error(`the proposal of ${requestId} was not recorded: ${JSON.stringify(recorded)}`);
       return recorded.effectId;
     },
-    settled,
+    async settled(effectId) {
+      const found = await outcomeNow(effectId);
+      return found === null ? null : answerOf(found);
+    },
     async untilSettled(effectIds, timeoutMs) {
       const giveUp = Date.now() + timeoutMs;
       const done = new Map<string, Answer>();
       for (;;) {
-        for (const effectId of effectIds) {
-          if (done.has(effectId)) continue;
-          const answer = await settled(effectId);
-          if (answer.outcome !== null) done.set(effectId, answer);
+        const open = effectIds.filter((effectId) => !done.has(effectId));
+        for (let i = 0; i < open.length; i += 50) {
+          const found = await Promise.all(open.slice(i, i + 50).map(async (effectId) => [effectId, await outcomeNow(effectId)] as const));
+          for (const [effectId, settled] of found) if (settled !== null) done.set(effectId, answerOf(settled));
         }
         if (done.size === effectIds.length) return done;
         if (Date.now() > giveUp) throw new Error(`${effectIds.length - done.size} of ${effectIds.length} effects did not settle within ${timeoutMs} ms: ${effectIds.filter((id) => !done.has(id)).map((id) => id.slice(0, 12)).join(', ')}`);
-        await new Promise((resolve) => setTimeout(resolve, 250));
+        await new Promise((resolve) => setTimeout(resolve, 500));
       }
     },
     async close() {

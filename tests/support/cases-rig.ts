@@ -17,6 +17,8 @@ import { pay, startStripeWorld, TEST_KEY, type StripeWorld } from '../stripe/str
 import { testConfig, testKey } from './harness.js';
 
 export type CasesRig = {
+  /** The key prefix its stores use (INTERLOCK_KEY_PREFIX for a CLI run against it). */
+  prefix: string;
   world: StripeWorld;
   stripe: Stripe;
   stores: Stores;
@@ -69,6 +71,7 @@ export async function startCasesRig(): Promise<CasesRig> {
   let decisionsWorker: DecisionsWorker = start();
   const app = createApp({ stores, effects, decisions, readFacts: (effect, names, context) => readFacts(effect, names, context), premises, tokens: tokenRegistry(), logger: pino({ level: 'silent' }) });
   return {
+    prefix: config.keyPrefix,
     world,
     stripe: world.stripe,
     stores,

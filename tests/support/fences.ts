@@ -68,6 +68,11 @@ function checkSite(file: string, site: ImportSite, broken: (rule: string) => voi
     const layer = OUTER_LAYERS.find((outer) => within(resolved, outer));
     if (layer) broken(`src/ imports nothing from ${layer}/ outside the composition roots (${COMPOSITION_ROOTS.join(', ')})`);
   }
+  if (within(file, 'scenarios/baselines') && resolved !== null && (within(resolved, 'src') || within(resolved, 'sandbox'))) {
+    broken('scenarios/baselines/ imports nothing from src/ or sandbox/ (the baselines never share the gate\'s code)');
+  } else if (within(file, 'scenarios') && resolved !== null && within(resolved, 'src') && resolved !== PUBLIC_ENTRY.replace(EXTENSION, '')) {
+    broken(`scenarios/ uses src/ only through ${PUBLIC_ENTRY}`);
+  }
   if ((within(file, 'queues') || within(file, 'webhooks')) && resolved !== null && within(resolved, 'src') && resolved !== PUBLIC_ENTRY.replace(EXTENSION, '')) {
     broken(`queues/ and webhooks/ use src/ only through ${PUBLIC_ENTRY}`);
   }

@@ -16,10 +16,10 @@ export const PERMISSIONS = {
   manageApprovals: ['approver'],
   readApprovals: ['approver', 'operator'],
   recover: ['operator'],
-  readInbox: ['approver', 'auditor', 'operator'],
-  actOnInbox: ['approver'],
   readMetrics: ['auditor', 'operator'],
   readQueues: ['operator'],
+  readInbox: ['approver', 'auditor', 'operator'],
+  actOnInbox: ['approver'],
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Permission = keyof typeof PERMISSIONS;

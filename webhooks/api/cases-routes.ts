@@ -5,7 +5,7 @@
 // until its effect settles, at most 30 s in all.
 import { caseScope, InterlockError, parseCaseSubmission, type CaseRecord, type CaseSubmission, type Stores } from '../../src/interlock.js';
 import { summaryOf, type EffectSummary } from './effect-view.js';
-import { checkFourEyes } from './effects-routes.js';
+import { createDecisionChecks } from './decision-facts.js';
 import { apiError } from './errors.js';
 import { route, signedIn, type Route } from './route.js';
 import { caseAnswer, caseBody, caseIdParam, errorAnswer, proposeQuery } from './schemas.js';
@@ -148,7 +148,7 @@ export function casesRoutes(context: ApiContext): Route[] {
           throw apiError('invalid_request', error.message, { fields: error.fields.map((field) => ({ path: CAMEL_TO_API[field.path] ?? field.path, message: field.message })) });
         }
         await checkApproval(submission);
-        await checkFourEyes(context, submission.approval, agent, who);
+        await createDecisionChecks(context).checkFourEyes(submission.approval, agent, who);
         const created = await decisions.submit(submission, who.name);
         if (created.status === 'conflict') {
           throw apiError('conflicting_payload', `Case ${submission.caseId} was first submitted with another payload; the stored case stands and this one was not queued. Use a new case id for another request.`);

@@ -31,30 +31,18 @@ const common = {
   429: { description: "The token's rate limit was reached; see Retry-After.", schema: errorAnswer },
 };
 
-/** Refuses (403 four_eyes) a proposer who approved the approval it would propose under, when it asks for four eyes. */
-export async function checkFourEyes(context: ApiContext, approvalId: string, agent: string, caller: Caller): Promise<void> {
-  const options = await context.approvalOptions.get(approvalId);
-  if (!options?.four_eyes) return;
-  const { snapshot } = await context.stores.approvals.describe(approvalId);
-  const approvers = [snapshot?.approver, options.granted_by].filter((name): name is string => typeof name === 'string').map((name) => name.toLowerCase());
-  const proposer = [agent, caller.name].find((name) => approvers.includes(name.toLowerCase()));
-  if (proposer !== undefined) {
-    throw apiError('four_eyes', `Approval ${approvalId} asks for four eyes and ${proposer} approved it, so ${proposer} cannot propose under it. Someone else must propose this.`);
-  }
-}
-
 export function effectsRoutes(context: ApiContext): Route[] {
   const { stores, effects } = context;
   const list = createEffectListing(stores);
   const publicKeys = () => publicKeySet([publicKeyPem(stores.signingKey)]);
 
-  const { readFacts } = createDecisionChecks(context);
+  const { checkFourEyes, readFacts } = createDecisionChecks(context);
 
   type Proposed = { request_id: string; approval: string; agent?: string | undefined; decision?: { model: string; text: string } | undefined };
 
   async function propose(effect: Effect, body: Proposed, caller: Caller, wait: number | undefined) {
     const agent = body.agent ?? caller.name;
-    await checkFourEyes(context, body.approval, agent, caller);
+    await checkFourEyes(body.approval, agent, caller);
     const effectId = effectIdFor({ requestId: body.request_id, effect });
     const facts = await readFacts(effect, effectId);
     const proposal = {

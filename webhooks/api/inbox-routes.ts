@@ -4,7 +4,6 @@
 // one item at once, one wins and the other is answered 409 naming who acted.
 import { createInboxActions, InterlockError, reapprovalRequestId, ProposalError, type Effect, type FactsNow, type InboxItem } from '../../src/interlock.js';
 import { createDecisionChecks } from './decision-facts.js';
-import { checkFourEyes } from './effects-routes.js';
 import { linksOf, snakeKeys } from './effect-view.js';
 import { apiError } from './errors.js';
 import { route, signedIn, type Route } from './route.js';
@@ -137,7 +136,7 @@ export function inboxRoutes(context: ApiContext): Route[] {
       async handle({ params, body, caller }) {
         const who = signedIn(caller);
         await itemOr404(params.id);
-        await checkFourEyes(context, body.approval, who.name, who);
+        await createDecisionChecks(context).checkFourEyes(body.approval, who.name, who);
         const done = await actionsFor(who.name, who.role).reapprove(params.id, { approval: body.approval, note: body.note ?? '', by: { name: who.name, role: who.role } });
         if (done.recorded.status === 'conflict') throw apiError('conflicting_payload', `The re-approval's request was recorded before with another payload (effect ${done.recorded.effectId}); nothing new was recorded.`);
         const { effectId } = done.recorded;

@@ -8,6 +8,7 @@
 //
 // Labels are bounded: kinds, outcomes, premise names, reason classes, queue names and job states. No effect,
 // customer, payment or event id is ever a label.
+import express, { type Express } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { durabilityOf, errorMessage, type Applied, type Entry, type GateEvents, type GateResult, type RecoveryReport, type Stores, type StripeEvent } from '../../src/interlock.js';
 import type { WebhookOutcome } from '../stripe-route.js';
@@ -205,4 +206,29 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
       return { contentType: registry.contentType, text: await registry.metrics() };
     },
   };
+}
+
+/**
+ * The app of INTERLOCK_METRICS_ADDR: GET /metrics and nothing else, without a token (the address it binds is its
+ * protection: keep it on loopback or a private network). For processes with no api role, such as a worker.
+ */
+export function metricsApp(metrics: Pick<Metrics, 'render'>, logger: Stores['logger']): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/metrics', (_req, res) => {
+    metrics.render().then(
+      ({ contentType, text }) => {
+        res.status(200).type(contentType).setHeader('Cache-Control', 'no-store');
+        res.send(text);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'metrics scrape failed');
+        res.status(500).type('text/plain').send(`The metrics could not be rendered: ${errorMessage(error)}\n`);
+      },
+    );
+  });
+  app.use((_req, res) => {
+    res.status(404).type('text/plain').send('This listener serves GET /metrics only.\n');
+  });
+  return app;
 }

@@ -1,0 +1,72 @@
+// `interlock case` and `interlock case show`, run as the real binary against a service's Redis (the cases rig: the
+// sandbox, the effects and decisions workers in this process, under a private key prefix). One JSON object on
+// stdout; exit 0 committed, 3 declined or MODEL_DEVIATED, 4 not decided or not settled within --wait, 2 bad input
+// (nothing stored), 1 an unknown case.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDecider } from '../../src/interlock.js';
+import { replies, startMessagesServer, type MessagesServer } from '../decider/messages-server.js';
+import { uid } from '../http/rig.js';
+import { REDIS_URL } from '../support/harness.js';
+import { startCasesRig, type CasesRig } from '../support/cases-rig.js';
+import { runCli, tempDir } from './run-cli.js';
+
+let rig: CasesRig;
+let server: MessagesServer;
+const data = tempDir('case-cli');
+
+beforeAll(async () => {
+  [rig, server] = await Promise.all([startCasesRig(), startMessagesServer()]);
+});
+afterAll(async () => {
+  await Promise.all([rig.close(), server.close()]);
+  data.remove();
+});
+
+const cli = (args: string[]) => runCli(args, { REDIS_URL, INTERLOCK_KEY_PREFIX: rig.prefix, INTERLOCK_DATA_DIR: data.dir, INTERLOCK_UNSAFE_DURABILITY: '1' });
+const story = 'The jar arrived cracked; support approved a $20 goodwill refund.';
+
+describe('interlock case', () => {
+  it('decides, proposes and commits a refund with --wait (exit 0); case show prints the same case', { timeout: 120_000 }, async () => {
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const caseId = `case-${uid()}`;
+    const run = await cli(['case', '--case', caseId, '--payment-intent', paymentIntent, '--story', story, '--approval', approval, '--wait', '20']);
+    expect(run.code, run.stderr).toBe(0);
+    const shown = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(shown).toMatchObject({ object: 'case', id: caseId, state: 'proposed', outcome: 'COMMITTED', agent: 'cli', decision: { model: 'rules', amount_cents: 2_000 } });
+    expect((await rig.refundsAt(paymentIntent)).map((refund) => refund.amount)).toEqual([2_000]);
+    const show = await cli(['case', 'show', caseId]);
+    expect(show.code, show.stderr).toBe(0);
+    expect(JSON.parse(show.stdout)).toMatchObject({ id: caseId, state: 'proposed', outcome: 'COMMITTED' });
+  });
+
+  it('MODEL_DEVIATED exits 3 with the problems, and nothing reaches Stripe', { timeout: 120_000 }, async () => {
+    rig.useDecider(createDecider({ apiKey: 'sk-ant-test-key', model: 'claude-haiku-4-5-20251001', baseURL: server.url, maxTokens: 1024, timeoutMs: 2_000, maxRetries: 0, maxTurns: 4 }));
+    try {
+      server.script(replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'More feels fair.' }));
+      const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+      const run = await cli(['case', '--case', `case-${uid()}`, '--payment-intent', paymentIntent, '--story', story, '--approval', approval, '--wait', '20']);
+      expect(run.code, run.stderr).toBe(3);
+      expect(JSON.parse(run.stdout)).toMatchObject({ state: 'deviated', outcome: 'MODEL_DEVIATED', effect: null });
+      expect(await rig.refundsAt(paymentIntent)).toEqual([]);
+      expect(server.problems).toEqual([]);
+    } finally {
+      rig.useDecider(createDecider({ apiKey: null, model: 'unused', baseURL: null, maxTokens: 1024, timeoutMs: 1_000, maxRetries: 0, maxTurns: 4 }));
+    }
+  });
+
+  it('bad input exits 2 and stores nothing; an unknown case exits 1', { timeout: 120_000 }, async () => {
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const caseId = `case-${uid()}`;
+    // One at a time: each is a process of its own, started through tsx.
+    const noStory = await cli(['case', '--case', caseId, '--payment-intent', paymentIntent, '--approval', approval]);
+    expect(noStory.code).toBe(2);
+    expect(noStory.stderr.trim()).toBe('interlock case needs --story.');
+    const unknownApproval = await cli(['case', '--case', caseId, '--payment-intent', paymentIntent, '--story', story, '--approval', `ap_${uid()}`]);
+    expect(unknownApproval.code).toBe(2);
+    expect(unknownApproval.stderr).toContain('nothing was queued');
+    const unknown = await cli(['case', 'show', `case-${uid()}`]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('No case');
+    expect(await rig.stores.cases.get(caseId)).toBeNull();
+  });
+});

@@ -1,0 +1,44 @@
+// A refund that lands after its effect was refused (issue 10 §2): a process that froze, woke up and sent anyway
+// leaves a refund at Stripe carrying the effect's id. The facts worker records it, marks the landing on the
+// receipt (LATE_RESULT) so the effect counts as having moved money, and raises a late-landing alert.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approvalTerms } from '../support/harness.js';
+import { pay, startFactsRig, type FactsRig } from './facts-rig.js';
+
+let rig: FactsRig;
+
+beforeAll(async () => {
+  rig = await startFactsRig();
+}, 60_000);
+
+afterAll(async () => {
+  await rig?.close();
+});
+
+describe('a late landing', () => {
+  it('a refund with the id of a refused effect is recorded, flagged as a late landing, and alerted once', async () => {
+    const { paymentIntent } = await pay(rig.stripe, 'pm_card_visa', 10_000);
+    const terms = approvalTerms({ scope: `payment:${paymentIntent}`, capCents: 2_000 });
+    await rig.stores.approvals.grant(terms);
+    // Decided on a fact that is not Stripe's (someone else refunded $5): the gate refuses before any send.
+    const proposal = { requestId: `case-${randomBytes(4).toString('hex')}`, agent: 'support-bot', approval: terms.id, premises: { chargebacks: [], refunded_by_others: 500 }, effect: { kind: 'refund', paymentIntent, amount: 2_000, reason: 'requested_by_customer' } };
+    const recorded = await rig.effects.propose(proposal);
+    expect(await rig.effects.waitFor(recorded.effectId, 15_000)).toMatchObject({ outcome: 'REFUSED:stale_premise' });
+    expect((await rig.receipt(recorded.effectId)).finalMoney.status).toBe('not_returned');
+
+    // The frozen sender's request reaches Stripe anyway.
+    const refund = await rig.stripe.refunds.create({ payment_intent: paymentIntent, amount: 2_000, metadata: { interlock_effect_id: recorded.effectId } });
+    const verification = await rig.until(recorded.effectId, (v) => v.lateLanding !== null);
+    expect(verification.lateLanding).toMatchObject({ evidence: refund.id });
+    expect(verification.valid).toBe(true);
+    await rig.sandbox.control.idle();
+    await rig.drained();
+    const entries = (await rig.stores.journal.receipt(recorded.effectId))?.entries.map((entry) => entry.kind) ?? [];
+    expect(entries.filter((kind) => kind === 'LATE_RESULT')).toHaveLength(1);
+    const alerts = (await rig.stores.alerts.list()).filter((alert) => alert.effectId === recorded.effectId);
+    expect(alerts.map((alert) => alert.kind)).toEqual(['late_landing']);
+    expect(alerts[0]).toMatchObject({ refund: refund.id, centsAtStake: 2_000 });
+    expect(rig.warnings.some((line) => line.effectId === recorded.effectId && String(line.msg).includes('landed for an effect the journal had settled without it'))).toBe(true);
+  });
+});

@@ -1,0 +1,63 @@
+// `interlock serve` with the webhooks role (issue 10 §5): against Stripe, STRIPE_WEBHOOK_SECRET is required (exit 2,
+// naming the setting and the `stripe listen` line to run); against a sandbox on this machine it registers its own
+// endpoint there (and deletes it when it stops), logs the webhook URL and the `stripe listen --api-base` line, and
+// the sandbox's events reach it signed with that endpoint's secret.
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { freePort } from '../../src/redis/private-server.js';
+import { runCli, tempDir } from '../cli/run-cli.js';
+import { REDIS_URL } from '../support/harness.js';
+import { spawnServe, pay } from './facts-rig.js';
+
+let sandbox: Sandbox;
+let stripe: Stripe;
+let dir: { dir: string; remove(): void };
+const base = () => ({ REDIS_URL, INTERLOCK_KEY_PREFIX: `ts${randomBytes(5).toString('hex')}`, INTERLOCK_UNSAFE_DURABILITY: '1', INTERLOCK_DATA_DIR: join(dir.dir, 'data'), STRIPE_WEBHOOK_SECRET: '' });
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, delays: 'fast' });
+  stripe = new Stripe('sk_test_setup', { host: sandbox.host, port: sandbox.port, protocol: 'http', maxNetworkRetries: 0 });
+  dir = tempDir('serve-webhooks');
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+  dir?.remove();
+});
+
+describe('serve --roles webhooks', () => {
+  it('against Stripe without STRIPE_WEBHOOK_SECRET: exit 2, naming the setting and the stripe listen line to run', async () => {
+    const port = await freePort();
+    const run = await runCli(['serve', '--roles', 'webhooks'], { ...base(), STRIPE_SECRET_KEY: 'sk_test_interlockServe0001', INTERLOCK_PORT: String(port) });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('The webhooks role needs STRIPE_WEBHOOK_SECRET against Stripe.');
+    expect(run.stderr).toContain(`stripe listen --forward-to http://127.0.0.1:${port}/webhooks/stripe --events refund.created,`);
+    expect(run.stderr).toContain('credit_note.voided');
+  });
+
+  it('against a sandbox: registers its endpoint, logs the URL and the stripe listen line, takes the sandbox\'s events, and unregisters on SIGTERM', async () => {
+    const served = await spawnServe(['--roles', 'webhooks', '--port', '0'], { ...base(), STRIPE_SECRET_KEY: 'sk_test_interlockServe0002', STRIPE_API_BASE: sandbox.url }, 'webhook route ready');
+    try {
+      const ready = JSON.parse(served.lines.find((line) => line.includes('webhook route ready')) ?? '{}') as { webhookUrl?: string; listen?: string; delivered?: string };
+      expect(ready.webhookUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/webhooks\/stripe$/);
+      expect(ready.listen).toBe(`stripe listen --api-base http://127.0.0.1:${sandbox.port} --api-key "$STRIPE_SECRET_KEY" --skip-update --forward-to ${ready.webhookUrl} --events ${ready.listen?.split('--events ')[1] ?? ''}`);
+      expect(ready.listen).toContain('refund.failed');
+      const endpoints = (await stripe.webhookEndpoints.list()).data;
+      expect(endpoints.map((endpoint) => endpoint.url)).toEqual([ready.webhookUrl]);
+      expect(ready.delivered).toBe(`registered at the sandbox as ${endpoints[0]?.id}`);
+
+      const { paymentIntent } = await pay(stripe, 'pm_card_visa', 5_000);
+      await stripe.refunds.create({ payment_intent: paymentIntent, amount: 1_000 });
+      await sandbox.control.idle();
+      const deliveries = await sandbox.control.deliveries({ endpoint: endpoints[0]?.id ?? '', type: 'refund.created' });
+      expect(deliveries.map((delivery) => delivery.attempts.map((attempt) => attempt.status))).toEqual([[200]]);
+    } finally {
+      served.child.kill('SIGTERM');
+    }
+    expect(await served.exited).toBe(0);
+    expect((await stripe.webhookEndpoints.list()).data).toEqual([]);
+  });
+});

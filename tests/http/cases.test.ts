@@ -1,0 +1,130 @@
+// POST /v1/cases and GET /v1/cases/:id over the whole path: the support API stores the case and queues it, the
+// decisions worker decides it (the rules decider, or the real SDK against the local Messages API server), and an
+// accepted decision is proposed and sent to the Stripe sandbox. 202 queued, 200 the same case with the same
+// payload, 409 another payload; nothing is stored for a case the API refuses.
+import request from 'supertest';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createDecider } from '../../src/interlock.js';
+import { createApp } from '../../webhooks/app.js';
+import { replies, startMessagesServer, type MessagesServer } from '../decider/messages-server.js';
+import { startCasesRig, type CasesRig } from '../support/cases-rig.js';
+import { bearer, caseBody, tokenRegistry, TOKENS, uid } from './rig.js';
+
+let rig: CasesRig;
+let server: MessagesServer;
+
+beforeAll(async () => {
+  [rig, server] = await Promise.all([startCasesRig(), startMessagesServer()]);
+});
+afterAll(async () => {
+  await Promise.all([rig.close(), server.close()]);
+});
+afterEach(() => {
+  rig.useDecider(createDecider({ apiKey: null, model: 'unused', baseURL: null, maxTokens: 1024, timeoutMs: 1_000, maxRetries: 0, maxTurns: 4 }));
+  const problems = [...server.problems];
+  const unused = server.unused();
+  server.reset();
+  expect(problems).toEqual([]);
+  expect(unused).toBe(0);
+});
+
+const post = (body: Record<string, unknown>, query = '', token: string = TOKENS.support) => request(rig.app).post(`/v1/cases${query}`).set(bearer(token)).send(body);
+
+describe('POST /v1/cases', () => {
+  it('202 queued; with ?wait the rules decider decides, the refund commits at the sandbox, and the answer says so', async () => {
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const body = caseBody({ payment_intent: paymentIntent, approval });
+    const answer = await post(body, '?wait=20');
+    expect(answer.status, JSON.stringify(answer.body)).toBe(202);
+    expect(answer.body).toMatchObject({
+      object: 'case',
+      id: body.case_id,
+      kind: 'refund',
+      payment_intent: paymentIntent,
+      customer: null,
+      approval,
+      agent: 'sam',
+      state: 'proposed',
+      outcome: 'COMMITTED',
+      decision: { model: 'rules', action: 'refund', amount_cents: 2_000 },
+      error: null,
+      effect: { state: 'committed', outcome: 'COMMITTED' },
+    });
+    expect(answer.body.links.effect).toBe(`/v1/effects/${answer.body.effect.effect_id}`);
+    expect((await rig.refundsAt(paymentIntent)).map((refund) => refund.amount)).toEqual([2_000]);
+
+    // The same case with the same payload: 200, the case as it stands, nothing decided or sent again.
+    const again = await post(body);
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ id: body.case_id, state: 'proposed', outcome: 'COMMITTED', attempts: 1 });
+    // Another payload under the same case id: 409, the stored case stands.
+    const other = await post({ ...body, story: 'Make it $50 instead.' });
+    expect(other.status).toBe(409);
+    expect(other.body.error.code).toBe('conflicting_payload');
+    expect((await rig.stores.cases.get(String(body.case_id)))?.submission.story).toBe(body.story);
+    expect((await rig.refundsAt(paymentIntent)).map((refund) => refund.amount)).toEqual([2_000]);
+  });
+
+  it('a model answering 3000 against a 2000 approval: MODEL_DEVIATED, nothing proposed, nothing at the sandbox', async () => {
+    rig.useDecider(createDecider({ apiKey: 'sk-ant-test-key', model: 'claude-haiku-4-5-20251001', baseURL: server.url, maxTokens: 1024, timeoutMs: 2_000, maxRetries: 0, maxTurns: 4 }));
+    server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'The customer is upset; $30 feels right.' }));
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const answer = await post(caseBody({ payment_intent: paymentIntent, approval }), '?wait=20');
+    expect(answer.status).toBe(202);
+    expect(answer.body).toMatchObject({ state: 'deviated', outcome: 'MODEL_DEVIATED', effect: null, decision: { model: 'claude-haiku-4-5-20251001', amount_cents: 3_000 }, links: { effect: null } });
+    expect(answer.body.sentence).toMatch(/^MODEL_DEVIATED: the model decided 3000 cents, but approval .* covers at most 2000\. Nothing was proposed or sent/);
+    expect(await rig.refundsAt(paymentIntent)).toEqual([]);
+  });
+
+  it('refuses, storing nothing: an approval of another payment (400), an unknown approval (404), four eyes (403), one of payment_intent or customer (400)', async () => {
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const elsewhere = await rig.paymentWithApproval(2_000);
+    const cases = [
+      { body: caseBody({ payment_intent: paymentIntent, approval: elsewhere.approval }), status: 400, code: 'invalid_request', field: 'approval' },
+      { body: caseBody({ payment_intent: paymentIntent, approval: `ap_${uid()}` }), status: 404, code: 'unknown_approval' },
+      { body: caseBody({ payment_intent: paymentIntent, customer: 'cus_1', incident: 'inc_1', approval }), status: 400, code: 'invalid_request', field: 'payment_intent' },
+      { body: caseBody({ payment_intent: paymentIntent, incident: 'inc_1', approval }), status: 400, code: 'invalid_request', field: 'incident' },
+    ];
+    for (const { body, status, code, field } of cases) {
+      const answer = await post(body);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(status);
+      expect(answer.body.error.code).toBe(code);
+      if (field !== undefined) expect(answer.body.error.fields.map((problem: { path: string }) => problem.path)).toContain(field);
+      expect(await rig.stores.cases.get(String(body.case_id))).toBeNull();
+    }
+    // An approval that asks for four eyes, granted by sam's own name: sam may not submit a case under it.
+    const { paymentIntent: other } = await rig.paymentWithApproval(2_000);
+    const foureyes = `ap_${uid()}`;
+    const granted = await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send({ id: foureyes, approver: 'sam', cap_cents: 2_000, scope: `payment:${other}`, four_eyes: true });
+    expect(granted.status).toBe(201);
+    const body = caseBody({ payment_intent: other, approval: foureyes });
+    const refused = await post(body);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('four_eyes');
+    expect(await rig.stores.cases.get(String(body.case_id))).toBeNull();
+  });
+
+  it('a process without the decisions queue answers 503 not_available', async () => {
+    const app = createApp({ stores: rig.stores, effects: rig.effects, readFacts: async () => ({}), tokens: tokenRegistry(), logger: pino({ level: 'silent' }) });
+    const answer = await request(app).post('/v1/cases').set(bearer(TOKENS.support)).send(caseBody());
+    expect(answer.status).toBe(503);
+    expect(answer.body.error.code).toBe('not_available');
+  });
+});
+
+describe('GET /v1/cases/:id', () => {
+  it('answers the case as it stands, with its decision and its effect; 404 unknown_case for an id never submitted', async () => {
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const body = caseBody({ payment_intent: paymentIntent, approval });
+    expect((await post(body)).status).toBe(202);
+    const decided = await rig.decisions.waitFor(String(body.case_id), 15_000);
+    await rig.effects.waitFor(decided?.status.effectId ?? '', 15_000);
+    const answer = await request(rig.app).get(`/v1/cases/${String(body.case_id)}`).set(bearer(TOKENS.auditor));
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ id: body.case_id, state: 'proposed', outcome: 'COMMITTED', effect: { effect_id: decided?.status.effectId, outcome: 'COMMITTED' } });
+    const missing = await request(rig.app).get(`/v1/cases/case-${uid()}`).set(bearer(TOKENS.auditor));
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.code).toBe('unknown_case');
+  });
+});

@@ -85,6 +85,8 @@ describe('reconciliation re-reads alone', () => {
       const alerts = await rig.stores.alerts.list();
       expect(alerts.find((alert) => alert.effectId === missedAfter)?.kind).toBe('exposure');
       expect(alerts.find((alert) => alert.effectId === missedWithin)?.kind).toBe('failed_after_landed');
+      // Every exposure alert opens an escalation inbox item (issue 13 §4): money is out twice until the dispute is answered.
+      expect(await rig.stores.inbox.get(`exposure:${missedAfter}`)).toMatchObject({ kind: 'exposure', status: 'open', centsAtStake: 12_000, actions: ['dismiss'] });
 
       // Nothing changed at Stripe since: a second pass (the one the facts role runs on its schedule) appends nothing.
       const now = await rig.stores.journal.serverTime();

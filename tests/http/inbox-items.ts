@@ -4,9 +4,9 @@
 // dedupe and no lookup, whose connection dropped after the send).
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { createMemoryTarget, effectIdFor, latestProposal, settledOutcome, startSender, type MemoryTarget, type Sender } from '../../src/interlock.js';
-import { approvalBody, bearer, refundBody, TOKENS, type Rig } from './rig.js';
+import { approvalBody, bearer, refundBody, startRig, TOKENS, type Rig } from './rig.js';
 
 export type MadeItem = { pi: string; effectId: string; item: string };
 
@@ -77,3 +77,22 @@ export async function createItemMaker(rig: Rig) {
 }
 
 export type ItemMaker = Awaited<ReturnType<typeof createItemMaker>>;
+
+/** A rig (no worker) and an item maker for the calling test file, started before its tests and closed after them. */
+export function useInboxRig(): { rig(): Rig; make(): ItemMaker } {
+  let rig: Rig | undefined;
+  let make: ItemMaker | undefined;
+  beforeAll(async () => {
+    rig = await startRig();
+    make = await createItemMaker(rig);
+  });
+  afterAll(async () => {
+    await make?.close();
+    await rig?.close();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the inbox rig is used before its beforeAll ran');
+    return value;
+  };
+  return { rig: () => started(rig), make: () => started(make) };
+}

@@ -3,11 +3,12 @@
 // premises read now, through the gate), resolve or dismiss, each a signed RESOLVED entry on the effect's receipt
 // naming the token; of two people acting at once one wins and the other is told who; auditors and operators read.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { effectIdFor, latestProposal, openInboxItem, publicKeyPem, publicKeySet, verify, type Receipt } from '../../src/interlock.js';
-import { createItemMaker, type ItemMaker } from './inbox-items.js';
-import { bearer, startRig, TOKENS, uid, type Rig } from './rig.js';
+import { useInboxRig, type ItemMaker } from './inbox-items.js';
+import { bearer, TOKENS, uid, type Rig } from './rig.js';
 
+const inbox = useInboxRig();
 let rig: Rig;
 let make: ItemMaker;
 
@@ -16,13 +17,9 @@ const grant = (pi: string) => make.grant(pi);
 const staleItem = () => make.stale();
 const ambiguousItem = () => make.ambiguous();
 
-beforeAll(async () => {
-  rig = await startRig();
-  make = await createItemMaker(rig);
-});
-afterAll(async () => {
-  await make?.close();
-  await rig?.close();
+beforeAll(() => {
+  rig = inbox.rig();
+  make = inbox.make();
 });
 
 async function receiptOf(effectId: string): Promise<Receipt> {

@@ -60,27 +60,30 @@ const actionResponses = {
   409: { description: 'Someone acted on the item already (`inbox_item_closed`, naming who and how), the kind does not allow this action (`action_not_allowed`), or the effect is being sent (`effect_in_flight`).', schema: errorAnswer },
 };
 
-export function inboxRoutes(context: ApiContext): Route[] {
+/** The inbox's actions as the API (and the page) take them: facts read through the API's fact reader, proposals queued. */
+export function inboxActionsFor(context: ApiContext, by: { name: string; role: string }) {
   const { stores, effects } = context;
   const checks = createDecisionChecks(context);
+  return createInboxActions({
+    inbox: stores.inbox,
+    journal: stores.journal,
+    approvals: stores.approvals,
+    readFacts: async (effect: Effect, effectId: string) => (await checks.readFacts(effect, effectId)) as JsonFacts,
+    async propose(proposal) {
+      try {
+        return await effects.propose(proposal);
+      } catch (error) {
+        // The payload was the recorded one and the facts are the reader's: a proposal the gate refuses is this service's fault.
+        if (error instanceof ProposalError) throw apiError('internal', `The re-approval by ${by.name} (${by.role}) could not be recorded.`, { cause: error });
+        throw error;
+      }
+    },
+  });
+}
 
-  function actionsFor(proposerName: string, proposerRole: string) {
-    return createInboxActions({
-      inbox: stores.inbox,
-      journal: stores.journal,
-      approvals: stores.approvals,
-      readFacts: async (effect: Effect, effectId: string) => (await checks.readFacts(effect, effectId)) as JsonFacts,
-      async propose(proposal) {
-        try {
-          return await effects.propose(proposal);
-        } catch (error) {
-          // The payload was the recorded one and the facts are the reader's: a proposal the gate refuses is this service's fault.
-          if (error instanceof ProposalError) throw apiError('internal', `The re-approval by ${proposerName} (${proposerRole}) could not be recorded.`, { cause: error });
-          throw error;
-        }
-      },
-    });
-  }
+export function inboxRoutes(context: ApiContext): Route[] {
+  const { stores } = context;
+  const actionsFor = (name: string, role: string) => inboxActionsFor(context, { name, role });
 
   async function itemOr404(id: string): Promise<InboxItem> {
     const item = await stores.inbox.get(id);
@@ -133,7 +136,7 @@ export function inboxRoutes(context: ApiContext): Route[] {
       async handle({ params, body, caller }) {
         const who = signedIn(caller);
         await itemOr404(params.id);
-        await checks.checkFourEyes(body.approval, who.name, who);
+        await createDecisionChecks(context).checkFourEyes(body.approval, who.name, who);
         const done = await actionsFor(who.name, who.role).reapprove(params.id, { approval: body.approval, note: body.note ?? '', by: { name: who.name, role: who.role } });
         if (done.recorded.status === 'conflict') throw apiError('conflicting_payload', `The re-approval's request was recorded before with another payload (effect ${done.recorded.effectId}); nothing new was recorded.`);
         const { effectId } = done.recorded;

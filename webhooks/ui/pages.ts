@@ -49,7 +49,7 @@ const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace
 const dollars = (cents: number | null) => (cents === null ? '—' : `$${(cents / 100).toFixed(2)}`);
 const json = (value: unknown) => JSON.stringify(value);
 
-function layout(title: string, viewer: Viewer | null, body: Html): Html {
+export function layout(title: string, viewer: Viewer | null, body: Html): Html {
   const nav =
     viewer === null
       ? null

@@ -17,6 +17,7 @@ import type { RateLimiter } from '../api/rate-limit.js';
 import { EFFECT_OUTCOMES, EFFECT_STATES, listQuery } from '../api/schemas.js';
 import type { Caller, TokenRegistry } from '../api/tokens.js';
 import { toText, type Html } from './html.js';
+import { addInboxPages, INBOX_SECTION } from './inbox-pages.js';
 import { effectPage, effectsPage, messagePage, signInPage, STYLESHEET, type ListFilters, type StripeLinks, type UiSection, type Viewer } from './pages.js';
 
 export type UiDeps = {
@@ -79,7 +80,7 @@ export function uiRouter(deps: UiDeps): Router {
   const { stores } = context;
   const list = createEffectListing(stores);
   const pageSize = deps.pageSize ?? 25;
-  const sections = deps.sections ?? [];
+  const sections = [INBOX_SECTION, ...(deps.sections ?? []).filter((section) => section.path !== INBOX_SECTION.path)];
   const publicKeys = () => publicKeySet([publicKeyPem(stores.signingKey)]);
   const router = express.Router();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10 });
@@ -245,6 +246,17 @@ export function uiRouter(deps: UiDeps): Router {
       res.send(JSON.stringify(receipt, null, 2));
     }),
   );
+
+  addInboxPages(router, context, {
+    page,
+    send,
+    form,
+    messagePage,
+    ownForm(req, viewer) {
+      const given = (req.body as Record<string, unknown> | undefined)?.csrf;
+      return !crossSite(req) && typeof given === 'string' && sameText(given, viewer.csrf);
+    },
+  });
 
   return router;
 }

@@ -1,0 +1,81 @@
+// The escalation inbox on the page (issue 13 §4), without a browser: the list and one item with the facts that changed,
+// the three actions as forms for approvers only, each form needing the session's CSRF token and this origin, and a
+// form that works records the same signed RESOLVED entry as the API, naming the signed-in token.
+import request from 'supertest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { publicKeyPem, publicKeySet, verify, type Receipt } from '../../src/interlock.js';
+import { csrfTokenFor } from '../../webhooks/ui/routes.js';
+import { useInboxRig, type ItemMaker } from '../http/inbox-items.js';
+import { TOKENS, type Rig } from '../http/rig.js';
+
+const cookie = (token: string) => `interlock_session=${encodeURIComponent(token)}`;
+
+const inbox = useInboxRig();
+let rig: Rig;
+let make: ItemMaker;
+
+beforeAll(() => {
+  rig = inbox.rig();
+  make = inbox.make();
+});
+
+function post(path: string, token: string, fields: Record<string, string>) {
+  return request(rig.app).post(path).type('form').set('Cookie', cookie(token)).set('sec-fetch-site', 'same-origin').send({ csrf: csrfTokenFor(token), ...fields });
+}
+
+describe.concurrent('the inbox page', () => {
+  it('lists open items and shows one with the facts that changed; approvers get the forms, auditors do not, support may not read it', async () => {
+    const { item, effectId } = await make.stale();
+    const list = await request(rig.app).get('/ui/inbox').set('Cookie', cookie(TOKENS.auditor));
+    expect(list.status).toBe(200);
+    expect(list.text).toContain(`href="/ui/inbox/${item}"`);
+    expect(list.text).toContain('<a href="/ui/inbox">Inbox</a>');
+    const asAuditor = await request(rig.app).get(`/ui/inbox/${item}`).set('Cookie', cookie(TOKENS.auditor));
+    expect(asAuditor.status).toBe(200);
+    expect(asAuditor.text).toContain('<caption>Facts that changed</caption>');
+    expect(asAuditor.text).toContain('<td>chargebacks</td><td><code>[]</code></td><td><code>[&quot;du_opened&quot;]</code></td>');
+    expect(asAuditor.text).toContain(`href="/ui/effects/${effectId}"`);
+    expect(asAuditor.text).not.toContain('<form method="post" action="/ui/inbox/');
+    const asApprover = await request(rig.app).get(`/ui/inbox/${item}`).set('Cookie', cookie(TOKENS.approver));
+    expect(asApprover.text).toContain(`action="/ui/inbox/${item}/reapprove"`);
+    expect(asApprover.text).toContain(`action="/ui/inbox/${item}/dismiss"`);
+    expect(asApprover.text).not.toContain(`action="/ui/inbox/${item}/resolve"`);
+    expect(asApprover.text).toContain('<label for="approval">New approval id</label>');
+    expect((await request(rig.app).get('/ui/inbox').set('Cookie', cookie(TOKENS.support))).status).toBe(403);
+  });
+
+  it('resolving from the page records a signed entry naming the approver and shows the item closed', async () => {
+    const { item, effectId } = await make.ambiguous();
+    const form = await request(rig.app).get(`/ui/inbox/${item}`).set('Cookie', cookie(TOKENS.approver));
+    expect(form.text).toContain('<legend>What Stripe shows</legend>');
+    const done = await post(`/ui/inbox/${item}/resolve`, TOKENS.approver, { resolution: 'landed', note: 'The refund shows on the payment.' });
+    expect(done.status, done.text).toBe(303);
+    expect(done.headers.location).toBe(`/ui/inbox/${item}?done=resolve`);
+    const shown = await request(rig.app).get(done.headers.location as string).set('Cookie', cookie(TOKENS.approver));
+    expect(shown.text).toContain('alex (approver) chose <strong>resolve</strong> (it landed)');
+    const receipt = (await rig.stores.journal.receipt(effectId)) as Receipt;
+    const verification = verify(receipt, { publicKeys: publicKeySet([publicKeyPem(rig.stores.signingKey)]) });
+    expect(verification).toMatchObject({ valid: true, answer: 'returned', answerFrom: 'operator', operatorActions: [{ action: 'resolve', by: { name: 'alex', role: 'approver' } }] });
+  });
+
+  it('refuses a form without the session\'s CSRF token, from another site, from a role that may not act, or incomplete; nothing is recorded', async () => {
+    const { item, effectId } = await make.stale();
+    const noCsrf = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', cookie(TOKENS.approver)).set('sec-fetch-site', 'same-origin').send({ note: 'x' });
+    expect(noCsrf.status).toBe(403);
+    const crossSite = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', cookie(TOKENS.approver)).set('sec-fetch-site', 'cross-site').send({ csrf: csrfTokenFor(TOKENS.approver), note: 'x' });
+    expect(crossSite.status).toBe(403);
+    const auditor = await post(`/ui/inbox/${item}/dismiss`, TOKENS.auditor, { note: 'not mine' });
+    expect(auditor.status).toBe(403);
+    const empty = await post(`/ui/inbox/${item}/dismiss`, TOKENS.approver, { note: '   ' });
+    expect(empty.status).toBe(400);
+    expect(empty.text).toContain('role="alert"');
+    const notAllowed = await post(`/ui/inbox/${item}/resolve`, TOKENS.approver, { resolution: 'landed', note: 'x' });
+    expect(notAllowed.status).toBe(409);
+    const receipt = (await rig.stores.journal.receipt(effectId)) as Receipt;
+    expect(receipt.entries.some((entry) => entry.kind === 'RESOLVED')).toBe(false);
+    // And then a good one goes through, naming the approver who sent it.
+    const dismissed = await post(`/ui/inbox/${item}/dismiss`, TOKENS.danaApprover, { note: 'Handled by phone.' });
+    expect(dismissed.status).toBe(303);
+    expect((await rig.stores.inbox.get(item))?.closure).toMatchObject({ action: 'dismiss', by: { name: 'dana', role: 'approver' } });
+  });
+});

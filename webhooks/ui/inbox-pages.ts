@@ -1,0 +1,170 @@
+// The escalation inbox on the page (issue 13 §4): the list of items, one item with what happened, the money at stake
+// and the facts that changed, and, for approvers, the three actions as plain forms (no script): re-approve under a new
+// approval, resolve an AMBIGUOUS effect after checking Stripe, dismiss with a note. The forms go through the same
+// actions as POST /v1/inbox/:id/... (the same checks, the same signed RESOLVED entry naming the signed-in token).
+import type { Request, RequestHandler, Response, Router } from 'express';
+import { errorMessage, InterlockError, type InboxItem } from '../../src/interlock.js';
+import { PERMISSIONS } from '../api/auth.js';
+import type { ApiContext } from '../api/context.js';
+import { createDecisionChecks } from '../api/decision-facts.js';
+import { inboxActionsFor } from '../api/inbox-routes.js';
+import { dismissBody, inboxItemParam, reapproveBody, resolveBody } from '../api/schemas.js';
+import type { Caller } from '../api/tokens.js';
+import { html, type Html } from './html.js';
+import { layout, type Viewer } from './pages.js';
+
+export const INBOX_SECTION = { path: '/ui/inbox', label: 'Inbox' } as const;
+
+const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+const label = (kind: string) => kind.replace(/_/g, ' ');
+const json = (value: unknown) => JSON.stringify(value);
+
+export function inboxListPage(input: { viewer: Viewer; items: readonly InboxItem[]; status: 'open' | 'closed'; nextHref: string | null }): Html {
+  const other = input.status === 'open' ? html`<a href="/ui/inbox?status=closed">Show closed items</a>` : html`<a href="/ui/inbox">Show open items</a>`;
+  const rows = input.items.map(
+    (item) => html`<tr><td><a href="/ui/inbox/${item.id}">${label(item.kind)}</a></td><td><code>${item.subject}</code></td><td>${dollars(item.centsAtStake)}</td><td>${item.happened}</td><td>${iso(item.openedAt)}</td><td>${item.closure ? html`${item.closure.action} by ${item.closure.by.name}` : 'open'}</td></tr>`,
+  );
+  return layout(
+    'Inbox',
+    input.viewer,
+    html`<h1>Escalation inbox: ${input.status} items</h1>
+<p>Effects a person must look at: an outcome nobody could settle, a refusal that may be re-approved, money at stake after a send. ${other}</p>
+${input.items.length === 0 ? html`<p>No ${input.status} items.</p>` : html`<table><caption>${input.status === 'open' ? 'Open items, newest first' : 'Closed items, newest closure first'}</caption>
+<thead><tr><th scope="col">Kind</th><th scope="col">Subject</th><th scope="col">At stake</th><th scope="col">What happened</th><th scope="col">Opened</th><th scope="col">Status</th></tr></thead>
+<tbody>${rows}</tbody></table>`}
+${input.nextHref === null ? null : html`<p><a href="${input.nextHref}">Next page</a></p>`}`,
+  );
+}
+
+function actionForms(item: InboxItem, viewer: Viewer): Html {
+  const csrf = html`<input type="hidden" name="csrf" value="${viewer.csrf}">`;
+  const forms: Html[] = [];
+  if (item.actions.includes('reapprove')) {
+    forms.push(html`<form method="post" action="/ui/inbox/${item.id}/reapprove" class="action"><h3>Re-approve</h3>
+<p>A new request under a new approval: its facts are read now and the gate checks them again before it sends. The old payload is never resent as it was.</p>
+${csrf}<label for="approval">New approval id</label><input id="approval" name="approval" required maxlength="200">
+<label for="reapprove-note">Note (optional)</label><textarea id="reapprove-note" name="note" maxlength="2000"></textarea>
+<button type="submit">Re-approve</button></form>`);
+  }
+  if (item.actions.includes('resolve')) {
+    forms.push(html`<form method="post" action="/ui/inbox/${item.id}/resolve" class="action"><h3>Resolve after checking Stripe</h3>
+${csrf}<fieldset><legend>What Stripe shows</legend>
+<input type="radio" id="landed" name="resolution" value="landed" required><label for="landed">It landed</label>
+<input type="radio" id="did-not-land" name="resolution" value="did_not_land"><label for="did-not-land">It did not land</label></fieldset>
+<label for="resolve-note">What you checked</label><textarea id="resolve-note" name="note" required maxlength="2000"></textarea>
+<button type="submit">Resolve</button></form>`);
+  }
+  forms.push(html`<form method="post" action="/ui/inbox/${item.id}/dismiss" class="action"><h3>Dismiss</h3>
+${csrf}<label for="dismiss-note">Why</label><textarea id="dismiss-note" name="note" required maxlength="2000"></textarea>
+<button type="submit">Dismiss</button></form>`);
+  return html`<section aria-labelledby="actions-title"><h2 id="actions-title">What you may do</h2>${forms}</section>`;
+}
+
+export function inboxItemPage(input: { viewer: Viewer; item: InboxItem; canAct: boolean; notice: string | null; error: string | null }): Html {
+  const { item } = input;
+  const closure = item.closure;
+  return layout(
+    `Inbox: ${label(item.kind)}`,
+    input.viewer,
+    html`<h1>${label(item.kind)}: ${dollars(item.centsAtStake)} at stake</h1>
+${input.error ? html`<p class="error" role="alert">${input.error}</p>` : null}
+${input.notice ? html`<p role="status">${input.notice}</p>` : null}
+<dl>
+<dt>What happened</dt><dd>${item.happened}</dd>
+<dt>Effect</dt><dd><a href="/ui/effects/${item.effectId}"><code>${item.effectId}</code></a> on <code>${item.subject}</code></dd>
+<dt>Outcome</dt><dd>${item.outcome ?? 'not settled'}</dd>
+<dt>Opened</dt><dd>${iso(item.openedAt)}</dd>
+<dt>Allowed actions</dt><dd>${item.actions.join(', ')}</dd>
+</dl>
+${item.changes.length === 0 ? null : html`<table><caption>Facts that changed</caption><thead><tr><th scope="col">Fact</th><th scope="col">Was</th><th scope="col">Now</th></tr></thead>
+<tbody>${item.changes.map((change) => html`<tr><td>${change.field}</td><td><code>${json(change.was)}</code></td><td><code>${json(change.now)}</code></td></tr>`)}</tbody></table>`}
+${closure === null
+  ? input.canAct ? actionForms(item, input.viewer) : html`<p>Only an approver may act on this item.</p>`
+  : html`<section aria-labelledby="closed-title"><h2 id="closed-title">Closed</h2><p>${closure.by.name} (${closure.by.role}) chose <strong>${closure.action}</strong>${closure.resolution ? html` (${closure.resolution === 'landed' ? 'it landed' : 'it did not land'})` : null} at ${iso(closure.at)}${closure.note ? html`: ${closure.note}` : null}.${closure.reapproval ? html` New request <a href="/ui/effects/${closure.reapproval.effectId}"><code>${closure.reapproval.requestId}</code></a> under approval <code>${closure.reapproval.approval}</code>.` : null}</p></section>`}
+<p><a href="/ui/inbox">Back to the inbox</a></p>`,
+  );
+}
+
+export type InboxPageHelpers = {
+  page(handler: (req: Request, res: Response, viewer: Viewer, caller: Caller) => Promise<void>): (req: Request, res: Response) => Promise<void>;
+  send(res: Response, status: number, page: Html): void;
+  /** A form post from this session's own page (CSRF token and origin checked). */
+  ownForm(req: Request, viewer: Viewer): boolean;
+  form: RequestHandler;
+  messagePage(viewer: Viewer | null, title: string, message: string): Html;
+};
+
+const may = (caller: Caller, permission: 'readInbox' | 'actOnInbox') => (PERMISSIONS[permission] as readonly string[]).includes(caller.role);
+
+/** The inbox's pages on the page's router, behind its sign-in. */
+export function addInboxPages(router: Router, context: ApiContext, helpers: InboxPageHelpers): void {
+  const { stores } = context;
+  const { page, send } = helpers;
+
+  const refuseReader = (res: Response, viewer: Viewer, caller: Caller) =>
+    send(res, 403, helpers.messagePage(viewer, 'Inbox', `Token ${caller.name} has the ${caller.role} role; the inbox is for approvers, auditors and operators.`));
+
+  router.get(
+    INBOX_SECTION.path,
+    page(async (req, res, viewer, caller) => {
+      if (!may(caller, 'readInbox')) return refuseReader(res, viewer, caller);
+      const status = req.query.status === 'closed' ? 'closed' : 'open';
+      const after = typeof req.query.starting_after === 'string' ? req.query.starting_after : undefined;
+      const found = await stores.inbox.list({ status }, 25, after);
+      const nextHref = found.next === null ? null : `${INBOX_SECTION.path}?${new URLSearchParams({ ...(status === 'closed' ? { status } : {}), starting_after: found.next }).toString()}`;
+      send(res, 200, inboxListPage({ viewer, items: found.data, status, nextHref }));
+    }),
+  );
+
+  async function itemOf(id: string): Promise<InboxItem | null> {
+    return inboxItemParam.safeParse({ id }).success ? stores.inbox.get(id) : null;
+  }
+
+  router.get(
+    `${INBOX_SECTION.path}/:id`,
+    page(async (req, res, viewer, caller) => {
+      if (!may(caller, 'readInbox')) return refuseReader(res, viewer, caller);
+      const item = await itemOf(String(req.params.id));
+      if (item === null) return send(res, 404, helpers.messagePage(viewer, 'No such item', 'The inbox has no such item; it lists the open ones.'));
+      const done = typeof req.query.done === 'string' ? req.query.done : null;
+      send(res, 200, inboxItemPage({ viewer, item, canAct: may(caller, 'actOnInbox'), notice: done === null ? null : `Recorded: ${done}. The entry is signed on the effect's receipt.`, error: null }));
+    }),
+  );
+
+  for (const action of ['reapprove', 'resolve', 'dismiss'] as const) {
+    router.post(
+      `${INBOX_SECTION.path}/:id/${action}`,
+      helpers.form,
+      page(async (req, res, viewer, caller) => {
+        const id = String(req.params.id);
+        const item = await itemOf(id);
+        if (item === null) return send(res, 404, helpers.messagePage(viewer, 'No such item', 'The inbox has no such item; nothing was recorded.'));
+        if (!helpers.ownForm(req, viewer)) return send(res, 403, inboxItemPage({ viewer, item, canAct: false, notice: null, error: 'The form was not this session’s own (CSRF token or origin); nothing was recorded. Use the form on this page.' }));
+        if (!may(caller, 'actOnInbox')) return send(res, 403, inboxItemPage({ viewer, item, canAct: false, notice: null, error: `Token ${caller.name} has the ${caller.role} role; only approvers act on the inbox. Nothing was recorded.` }));
+        const fields = Object.fromEntries(Object.entries((req.body ?? {}) as Record<string, unknown>).filter(([key, value]) => key !== 'csrf' && typeof value === 'string' && value.trim() !== ''));
+        const by = { name: caller.name, role: caller.role };
+        const actions = inboxActionsFor(context, by);
+        try {
+          if (action === 'reapprove') {
+            const body = reapproveBody.parse(fields);
+            await createDecisionChecks(context).checkFourEyes(body.approval, caller.name, caller);
+            await actions.reapprove(id, { approval: body.approval, note: body.note ?? '', by });
+          } else if (action === 'resolve') {
+            const body = resolveBody.parse(fields);
+            await actions.resolve(id, { resolution: body.resolution, note: body.note, by });
+          } else {
+            const body = dismissBody.parse(fields);
+            await actions.dismiss(id, { note: body.note, by });
+          }
+        } catch (error) {
+          const status = error instanceof InterlockError ? error.status : error instanceof Error && error.name === 'ZodError' ? 400 : 500;
+          const message = status === 400 && !(error instanceof InterlockError) ? 'The form is incomplete: choose what Stripe shows and write a note of what was checked or done (or a valid approval id). Nothing was recorded.' : errorMessage(error);
+          if (status >= 500) context.logger.error({ err: error, item: id, action }, 'inbox action from the page failed');
+          return send(res, status, inboxItemPage({ viewer, item: (await stores.inbox.get(id)) ?? item, canAct: true, notice: null, error: message }));
+        }
+        res.redirect(303, `${INBOX_SECTION.path}/${id}?done=${action}`);
+      }),
+    );
+  }
+}

@@ -89,6 +89,9 @@ export type EffectsWorkerOptions = {
   onAnswer?: (answer: EffectAnswer) => void | Promise<void>;
 };
 
+/** How many active jobs a starting worker looks at (see adoptOrphans). */
+const ORPHANS_AT_START = 1_000;
+
 /** BullMQ's limiter with no limit of its own (see below why one is always set). */
 const UNLIMITED_JOBS_PER_SECOND = 1_000_000;
 
@@ -164,10 +167,47 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
   }
   worker.on('failed', (job, error) => logger.warn({ effectId: job?.id, error: error.message }, 'effect job failed'));
   worker.on('error', (error) => logger.error({ err: error }, 'effects worker error'));
+
+  /**
+   * A worker that died after taking a job but before dispatching its effect leaves nothing open in the journal, so
+   * recovery has nothing to settle, and BullMQ hands the job to another worker only once its lock lapses (up to
+   * lockDuration + stalledInterval, 90 s). At start, this worker runs the latest proposal of every active job whose
+   * effect is not settled through the gate itself. That is safe whoever holds the job: the dispatch is atomic, so if
+   * the holder is alive after all, one of the two sends and the other hears IN_FLIGHT; the job, when it runs again,
+   * finds the effect settled.
+   */
+  async function adoptOrphans(): Promise<number> {
+    const queueConnection = stores.queueConnection();
+    const queue = new Queue<EffectJob>(stores.queues.effects, { connection: queueConnection, prefix: stores.queues.prefix });
+    let adopted = 0;
+    try {
+      const active = await queue.getActive(0, ORPHANS_AT_START - 1);
+      for (const effectId of new Set(active.map((job) => job.id?.split('.')[0] ?? '').filter((id) => id !== ''))) {
+        if ((await settledOutcome(stores, effectId)) !== null) continue;
+        const proposal = await latestProposal(stores, effectId);
+        if (proposal === null) continue;
+        const answer = await gate.submit(proposal);
+        await options.onAnswer?.(answer);
+        adopted += 1;
+        logger.info({ effectId, outcome: answer.outcome }, 'ran an active job\'s effect at start (its holder may have died before dispatching)');
+      }
+    } catch (error) {
+      logger.warn({ err: error }, 'could not run the active jobs at start; their jobs come back when their locks lapse');
+    } finally {
+      await queue.close();
+      await queueConnection.quit().catch(() => undefined);
+    }
+    return adopted;
+  }
+  const adopting = adoptOrphans();
+
   return {
     worker,
+    /** Settles when the start-up run of active jobs' effects is over, with how many it ran. */
+    adopting,
     /** Stops taking jobs and waits for the ones running (each ends within its send deadline). */
     async close(force = false): Promise<void> {
+      await adopting;
       await worker.close(force);
       await connection.quit().catch(() => undefined);
     },

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Worker } from 'bullmq';
 import { createEffectsQueue, startEffectsWorker, type EffectsQueue, type EffectsWorker } from '../../queues/effects.js';
 import { startRecovery, type Recovery } from '../../queues/recovery.js';
 import { createMemoryTarget, openStores, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
@@ -127,4 +128,28 @@ describe('the effects queue', () => {
     expect(state.state.committed).toBe(true);
     expect(target.landedCount(effectId)).toBe(1);
   });
+
+  it('a worker that took a job and died before dispatching it: the next worker to start runs the effect at once, not when the dead lock lapses', async () => {
+    const prefix = `t${randomBytes(6).toString('hex')}`;
+    const first = await rig({ prefix, worker: false });
+    const terms = approvalTerms();
+    await first.stores.approvals.grant(terms);
+    const proposal = refundProposal({ approval: terms.id });
+    // The holder: takes the job, never finishes it, and dies (its lock, a minute long, is no longer renewed).
+    const connection = first.stores.queueConnection();
+    let taken: () => void = () => undefined;
+    const tookIt = new Promise<void>((resolve) => (taken = resolve));
+    const holder = new Worker(first.stores.queues.effects, () => { taken(); return new Promise(() => undefined); }, { connection, prefix: first.stores.queues.prefix, lockDuration: 60_000, stalledInterval: 30_000 });
+    const { effectId } = await first.queue.propose(proposal);
+    await tookIt;
+    await holder.close(true);
+    await connection.quit();
+    expect(await first.queue.queue.getJobState(effectId)).toBe('active');
+    const startedAt = Date.now();
+    const next = await rig({ prefix, target: first.target });
+    expect(await next.worker?.adopting).toBe(1);
+    expect((await next.stores.journal.readState('payment:pi_1', effectId)).state.committed).toBe(true);
+    expect(first.target.landedCount(effectId)).toBe(1);
+    expect(Date.now() - startedAt).toBeLessThan(30_000);
+  }, 60_000);
 });

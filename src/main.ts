@@ -570,35 +570,37 @@ function addServiceCommands(program: Command): void {
 
   const cents = wholeNumber('--amount', 'cents', { min: 1, max: 99_999_999 });
   const seconds = wholeNumber('--wait', 'seconds', { min: 0, max: 3_600 });
-  program
-    .command('refund')
-    .description('propose a gated refund: facts read now, PROPOSED recorded, the job queued; --wait for the outcome')
-    .requiredOption('--request <id>', 'the approved request (support case) this refund answers; the same id is the same refund')
-    .requiredOption('--payment-intent <pi>', 'the PaymentIntent to refund')
-    .requiredOption('--amount <cents>', 'amount in cents', cents)
-    .requiredOption('--approval <id>', 'the approval it is sent under')
-    .option('--agent <name>', 'who decided it', 'cli')
-    .option('--reason <text>', 'why, for the receipt')
-    .option('--model <id>', 'the model (or rules) that decided it, recorded with --decision in PROPOSED')
-    .option('--decision <text>', "the decider's text, recorded in PROPOSED")
-    .option('--wait <seconds>', 'wait this long for the outcome', seconds)
+  /** The options every proposing command shares (ProposeOptions), after its own. */
+  const proposing = (command: Command) =>
+    command
+      .option('--agent <name>', 'who decided it', 'cli')
+      .option('--reason <text>', 'why, for the receipt')
+      .option('--model <id>', 'the model (or rules) that decided it, recorded with --decision in PROPOSED')
+      .option('--decision <text>', "the decider's text, recorded in PROPOSED")
+      .option('--wait <seconds>', 'wait this long for the outcome', seconds);
+  proposing(
+    program
+      .command('refund')
+      .description('propose a gated refund: facts read now, PROPOSED recorded, the job queued; --wait for the outcome')
+      .requiredOption('--request <id>', 'the approved request (support case) this refund answers; the same id is the same refund')
+      .requiredOption('--payment-intent <pi>', 'the PaymentIntent to refund')
+      .requiredOption('--amount <cents>', 'amount in cents', cents)
+      .requiredOption('--approval <id>', 'the approval it is sent under'),
+  )
     .action(async (options: ProposeOptions & { paymentIntent: string; amount: number }) => {
       await propose({ kind: 'refund', paymentIntent: options.paymentIntent, amount: options.amount }, REFUND_FACTS, options);
     });
-  program
-    .command('credit')
-    .description('propose a gated customer balance credit for an incident; --wait for the outcome')
-    .requiredOption('--request <id>', 'the approved request this credit answers')
-    .requiredOption('--customer <cus>', 'the customer to credit')
-    .requiredOption('--amount <cents>', 'amount in cents', cents)
-    .requiredOption('--incident <id>', 'the incident it compensates (no two credits for one incident)')
-    .option('--description <text>', "the balance transaction's description (the customer sees it on the invoice)")
-    .requiredOption('--approval <id>', 'the approval it is sent under')
-    .option('--agent <name>', 'who decided it', 'cli')
-    .option('--reason <text>', 'why, for the receipt')
-    .option('--model <id>', 'the model (or rules) that decided it, recorded with --decision in PROPOSED')
-    .option('--decision <text>', "the decider's text, recorded in PROPOSED")
-    .option('--wait <seconds>', 'wait this long for the outcome', seconds)
+  proposing(
+    program
+      .command('credit')
+      .description('propose a gated customer balance credit for an incident; --wait for the outcome')
+      .requiredOption('--request <id>', 'the approved request this credit answers')
+      .requiredOption('--customer <cus>', 'the customer to credit')
+      .requiredOption('--amount <cents>', 'amount in cents', cents)
+      .requiredOption('--incident <id>', 'the incident it compensates (no two credits for one incident)')
+      .option('--description <text>', "the balance transaction's description (the customer sees it on the invoice)")
+      .requiredOption('--approval <id>', 'the approval it is sent under'),
+  )
     .action(async (options: ProposeOptions & { customer: string; amount: number; incident: string; description?: string }) => {
       await propose({ kind: 'credit', customer: options.customer, amount: options.amount, incident: options.incident, ...(options.description === undefined ? {} : { description: options.description }) }, CREDIT_FACTS, options);
     });

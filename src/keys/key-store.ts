@@ -1,9 +1,10 @@
 // Signing keys on disk: a configured PEM file, or one generated on first use into the data directory (never
 // into the repository). Public keys are exported for auditors, who verify receipts without being able to sign.
 import { generateKeyPairSync } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { signingKeyFromPem, type SigningKey } from '../core/signing.js';
+import { createFileOnce } from '../files.js';
 
 export const DEFAULT_KEY_FILE = 'signing-key.pem';
 
@@ -21,11 +22,8 @@ export function keyFilePath(options: { dataDir: string; signingKeyFile: string |
 
 /** Writes a new key; refuses to overwrite one, since receipts signed by it would lose their verifier. */
 export function writeNewSigningKey(path: string): SigningKey {
-  if (existsSync(path)) throw new Error(`A signing key already exists at ${path}; move it aside first (receipts it signed still need its public key).`);
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const { privatePem } = generateSigningKeyPem();
-  writeFileSync(path, privatePem, { mode: 0o600, flag: 'wx' });
-  chmodSync(path, 0o600);
+  if (!createFileOnce(path, privatePem)) throw new Error(`A signing key already exists at ${path}; move it aside first (receipts it signed still need its public key).`);
   return signingKeyFromPem(privatePem);
 }
 
@@ -33,7 +31,10 @@ export function loadOrCreateSigningKey(options: { dataDir: string; signingKeyFil
   const path = keyFilePath(options);
   if (existsSync(path)) return { key: signingKeyFromPem(readFileSync(path, 'utf8')), path, created: false };
   if (options.signingKeyFile !== null) throw new Error(`INTERLOCK_SIGNING_KEY_FILE points at ${path}, which does not exist. Create it with \`npx interlock keys generate --out ${path}\`.`);
-  return { key: writeNewSigningKey(path), path, created: true };
+  const { privatePem } = generateSigningKeyPem();
+  // Another process starting at the same moment may have created it first: then its key is the key.
+  if (!createFileOnce(path, privatePem)) return { key: signingKeyFromPem(readFileSync(path, 'utf8')), path, created: false };
+  return { key: signingKeyFromPem(privatePem), path, created: true };
 }
 
 export function publicKeyPem(key: SigningKey): string {

@@ -11,7 +11,7 @@ import { targetByKind } from './targets/by-kind.js';
 import { withCrashAt } from './targets/crash-injection.js';
 import type { SigningKey } from './core/signing.js';
 import type { EntryOf } from './core/entries.js';
-import type { Outcome } from './core/outcomes.js';
+import { isRefusal, type Outcome } from './core/outcomes.js';
 import type { Proposal } from './core/proposal.js';
 import { currentOutcome } from './core/verify.js';
 import type { Target } from './core/target.js';
@@ -38,6 +38,7 @@ import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys
 
 export { loadConfig, ConfigError, type Config } from './config.js';
 export { createLogger } from './log.js';
+export { createFileOnce } from './files.js';
 export { isRedisOutage } from './redis/client.js';
 export { InterlockError, ERROR_REGISTRY, errorCode, isRetryable, errorMessage, slowDownOf, type ErrorCode, type FieldProblem, type SlowDown } from './core/errors.js';
 export { explainOutcome, isRefusal, SUBMIT_OUTCOMES, RECOVERY_OUTCOMES, type Outcome } from './core/outcomes.js';
@@ -352,6 +353,22 @@ export async function settledOutcome(stores: Stores, effectId: string): Promise<
   const partition = await stores.journal.partitionOf(effectId);
   if (partition === null) return null;
   return currentOutcome(await stores.journal.entries(partition, effectId)) as Outcome | null;
+}
+
+/**
+ * The refusal that answered the effect's latest proposal (a REFUSED entry after it, other than the evidence of a
+ * conflicting payload), or null when that proposal has not been refused. A job that carries the proposal and
+ * comes back after someone else judged it (a stalled job whose effect recovery refused meanwhile) is done: judging
+ * it again would put a second refusal on the receipt and open a second inbox item.
+ */
+export async function refusalOfLatestProposal(stores: Stores, effectId: string): Promise<Outcome | null> {
+  const partition = await stores.journal.partitionOf(effectId);
+  if (partition === null) return null;
+  const entries = await stores.journal.entries(partition, effectId);
+  const outcome = currentOutcome(entries) as Outcome | null;
+  if (outcome === null || !isRefusal(outcome) || outcome === 'REFUSED:conflicting_payload') return null;
+  const latest = entries.findLastIndex((entry) => entry.kind === 'PROPOSED');
+  return entries.slice(latest + 1).some((entry) => entry.kind === 'REFUSED' && entry.code === outcome) ? outcome : null;
 }
 
 /** Effects committed since `since` (Redis ms): what the reconciler re-reads. */

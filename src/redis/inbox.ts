@@ -68,12 +68,15 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
 
   /**
    * The item as it stands. When the chain holds an action the index has not caught up with (the process that
-   * appended it died before closing the item), the item is closed from the chain now.
+   * appended it died before closing the item), the item is closed from the chain now. When the chain calls for an
+   * item the index does not hold yet (the entry that settled the effect is written, the item is opened right after
+   * it), the item is opened from the chain now: whoever reads a settled effect and acts on it at once finds its item.
    */
   async function get(id: string): Promise<InboxItem | null> {
     const [itemText, closureText] = await Promise.all([redis.hget(keys.inbox, id), redis.hget(keys.inboxClosed, id)]);
     const item = assemble(id, itemText, closureText);
-    if (item === null || item.closure !== null) return item;
+    if (item === null) return openFromChain(id);
+    if (item.closure !== null) return item;
     const partition = await journal.partitionOf(item.effectId);
     if (partition === null || (await journal.actedOn(partition, item.effectId, id)) === null) return item;
     const entry = actionsOf(await journal.entries(partition, item.effectId)).get(id);
@@ -81,6 +84,15 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
     const closure = closureOf(entry);
     await close(id, closure);
     return { ...item, status: 'closed', closure };
+  }
+
+  async function openFromChain(id: string): Promise<InboxItem | null> {
+    const named = parseInboxItemId(id);
+    if (named === null) return null;
+    const partition = await journal.partitionOf(named.effectId);
+    if (partition === null) return null;
+    const draft = inboxItemFor(named.effectId, partition, await journal.entries(partition, named.effectId));
+    return draft?.id === id ? (await open(draft)).item : null;
   }
 
   return {

@@ -183,6 +183,25 @@ describe.concurrent('roles and bad input', () => {
     expect((await request(rig.app).get(`/v1/inbox/${item}`).set(approver())).body.status).toBe('open');
   });
 
+  it('an item the index does not hold yet (the settling entry is written, the item opens right after it) is opened from the chain by whoever reads or acts on it', async () => {
+    const { effectId, item } = await ambiguousItem();
+    const stale = await staleItem();
+    // As if the process that settled them died between the settling entry and opening the item.
+    for (const id of [item, stale.item]) {
+      await rig.redis.hdel(rig.stores.keys.inbox, id);
+      await rig.redis.zrem(rig.stores.keys.inboxOpen, id);
+    }
+    const shown = await request(rig.app).get(`/v1/inbox/${stale.item}`).set(bearer(TOKENS.auditor));
+    expect(shown.status, JSON.stringify(shown.body)).toBe(200);
+    expect(shown.body).toMatchObject({ id: stale.item, kind: 'stale_premise', status: 'open' });
+    const resolved = await request(rig.app).post(`/v1/inbox/${item}/resolve`).set(approver()).send({ resolution: 'landed', note: 'Seen in the dashboard.' });
+    expect(resolved.status, JSON.stringify(resolved.body)).toBe(200);
+    expect((await receiptOf(effectId)).entries.filter((entry) => entry.kind === 'RESOLVED')).toHaveLength(1);
+    // The chain calls for one item per effect: another kind's id on the same effect is still unknown.
+    const wrongKind = await request(rig.app).get(`/v1/inbox/ambiguous:${stale.effectId}`).set(approver());
+    expect(wrongKind.status).toBe(404);
+  });
+
   it('refuses bad bodies, ids and queries with 400 naming the field, and unknown items with 404; nothing is recorded', async () => {
     const { effectId, item } = await ambiguousItem();
     const cases: [string, Record<string, unknown>, string][] = [

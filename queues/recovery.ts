@@ -4,6 +4,9 @@
 import { Queue, Worker } from 'bullmq';
 import type { RecoveryReport, Sender, Stores } from '../src/interlock.js';
 
+/** Scheduled passes are grouped into slots this long. */
+const SLOT_MS = 100;
+
 export type RecoveryOptions = {
   /** The safety net: a pass at least this often even if nothing was scheduled. */
   safetyIntervalMs?: number;
@@ -17,24 +20,30 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
   const workerConnection = stores.queueConnection();
   let closed = false;
 
-  /** Schedules a pass for the Redis-clock instant `at` (one job per 100 ms, so a burst of reports adds one). */
-  async function schedule(at: number | null): Promise<void> {
+  /**
+   * Schedules a pass for the Redis-clock instant `at`: one job per 100 ms slot (a burst of reports adds one), run at
+   * the slot's end, so it never runs before `at`. A pass that asks for the slot it is itself running in (its job id
+   * is still taken, and adding it again would be dropped) gets the next slot: a wake-up is never lost.
+   */
+  async function schedule(at: number | null, runningSlot: number | null): Promise<void> {
     if (at === null || closed) return;
-    const delay = Math.max(0, at - (await stores.journal.serverTime()));
-    await queue.add('pass', { at }, { delay, jobId: `pass-${Math.ceil(at / 100)}`, removeOnComplete: true, removeOnFail: 100 });
+    const slot = Math.max(Math.ceil(at / SLOT_MS), runningSlot === null ? 0 : runningSlot + 1);
+    const delay = Math.max(0, slot * SLOT_MS - (await stores.journal.serverTime()));
+    await queue.add('pass', { at }, { delay, jobId: `pass-${slot}`, removeOnComplete: true, removeOnFail: 100 });
   }
 
-  async function pass(): Promise<RecoveryReport> {
+  async function pass(runningSlot: number | null = null): Promise<RecoveryReport> {
     const report = await sender.gate.recover();
     options.onReport?.(report);
-    await schedule(report.nextAt);
+    await schedule(report.nextAt, runningSlot);
     return report;
   }
 
   const worker = new Worker(
     stores.queues.recovery,
-    async () => {
-      await pass();
+    async (job) => {
+      const slot = /^pass-(\d+)$/.exec(job.id ?? '')?.[1];
+      await pass(slot === undefined ? null : Number(slot));
     },
     { connection: workerConnection, prefix: stores.queues.prefix, concurrency: 1 },
   );

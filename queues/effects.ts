@@ -3,7 +3,7 @@
 // gate's claims and recovery, not BullMQ's lock, are what make an effect reach Stripe at most once.
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { jobEvents, waitForJob } from './job-events.js';
-import { createProposalRecorder, errorCode, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { createProposalRecorder, errorCode, explainOutcome, isRedisOutage, isRetryable, latestProposal, refusalOfLatestProposal, settledOutcome, slowDownOf, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 export type EffectJob = { proposal: unknown; recordedAt: number };
 export type EffectAnswer = GateResult;
@@ -121,6 +121,13 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
         // The latest proposal recorded for the effect (a re-decision after a refusal included); the job's own copy
         // only when the journal has none (it was recorded by an older producer).
         const effectId = job.id?.split('.')[0] ?? '';
+        // A job that comes back after its proposal was refused (it stalled, and recovery refused the effect
+        // meanwhile) is done: the refusal is its answer, and judging it again would record a second one.
+        const refused = await refusalOfLatestProposal(stores, effectId);
+        if (refused !== null) {
+          logger.info({ effectId, outcome: refused }, 'effect job finished: its proposal was refused already');
+          return { effectId, outcome: refused, sentence: explainOutcome(refused) };
+        }
         answer = await gate.submit((await latestProposal(stores, effectId)) ?? job.data.proposal);
       } catch (error) {
         const slowDown = slowDownOf(error);
@@ -172,9 +179,10 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
    * A worker that died after taking a job but before dispatching its effect leaves nothing open in the journal, so
    * recovery has nothing to settle, and BullMQ hands the job to another worker only once its lock lapses (up to
    * lockDuration + stalledInterval, 90 s). At start, this worker runs the latest proposal of every active job whose
-   * effect is not settled through the gate itself. That is safe whoever holds the job: the dispatch is atomic, so if
-   * the holder is alive after all, one of the two sends and the other hears IN_FLIGHT; the job, when it runs again,
-   * finds the effect settled.
+   * effect was never dispatched through the gate itself. That is safe whoever holds the job: the dispatch is atomic,
+   * so if the holder is alive after all, one of the two sends and the other hears IN_FLIGHT; the job, when it runs
+   * again, finds the effect settled. An effect with an open dispatch is left to recovery, which settles it as soon
+   * as the holder's death is proven: running it here too would hold it busy and make recovery's pass skip it.
    */
   async function adoptOrphans(): Promise<number> {
     const queueConnection = stores.queueConnection();
@@ -184,6 +192,8 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       const active = await queue.getActive(0, ORPHANS_AT_START - 1);
       for (const effectId of new Set(active.map((job) => job.id?.split('.')[0] ?? '').filter((id) => id !== ''))) {
         if ((await settledOutcome(stores, effectId)) !== null) continue;
+        const partition = await stores.journal.partitionOf(effectId);
+        if (partition !== null && (await stores.journal.readState(partition, effectId)).state.open) continue;
         const proposal = await latestProposal(stores, effectId);
         if (proposal === null) continue;
         const answer = await gate.submit(proposal);

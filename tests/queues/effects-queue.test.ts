@@ -90,6 +90,31 @@ describe('the effects queue', () => {
     expect(job?.attemptsMade).toBe(1);
   });
 
+  it('a job that comes back after its proposal was refused (it stalled while recovery refused the effect) finishes with that refusal and records nothing more', async () => {
+    const { stores, sender, queue, target } = await rig({ worker: false });
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    const proposal = refundProposal({ approval: terms.id });
+    const { effectId } = await queue.propose(proposal);
+    // Judged without the job (as recovery does for a dead worker's effect), and the job is still to run.
+    target.world.set('payment:pi_1', { chargebacks: ['du_1'], refunded_by_others: 0 });
+    expect((await sender.gate.submit(proposal)).outcome).toBe('REFUSED:stale_premise');
+    const refusals = async () => (await stores.journal.entries('payment:pi_1', effectId)).filter((entry) => entry.kind === 'REFUSED').length;
+    expect(await refusals()).toBe(1);
+    const worker = startEffectsWorker(stores, sender, { concurrency: 1 });
+    try {
+      // The journal answers waitFor at once; the job itself is what must finish, without judging again.
+      const giveUp = Date.now() + 10_000;
+      while (!['completed', 'failed'].includes(await queue.queue.getJobState(effectId)) && Date.now() < giveUp) await new Promise((resolve) => setTimeout(resolve, 20));
+      const job = await queue.queue.getJob(effectId);
+      expect(await job?.getState()).toBe('completed');
+      expect(job?.returnvalue).toMatchObject({ effectId, outcome: 'REFUSED:stale_premise' });
+      expect(await refusals()).toBe(1);
+    } finally {
+      await worker.close(true);
+    }
+  });
+
   it('a re-decision recorded after a refusal runs: a follow-up job submits the latest proposal, and waiting hears its answer, not the old refusal', async () => {
     const { stores, queue, target } = await rig();
     const terms = approvalTerms();

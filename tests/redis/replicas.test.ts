@@ -36,7 +36,9 @@ describe('sending only what replicas hold (INTERLOCK_REDIS_MIN_REPLICAS)', () =>
   });
 
   it('holds a send back while the replica cannot acknowledge the DISPATCHED, and sends it once when it can', async () => {
-    const config = testConfig({ redisUrl: primary.url, unsafeDurability: false, redisMinReplicas: 1, redisWaitMs: 300 });
+    // WAIT's timeout leaves room for an fsync-always replica on a loaded machine: the sends that must go out wait for
+    // the replica's acknowledgement, and only the stopped replica is expected to miss it.
+    const config = testConfig({ redisUrl: primary.url, unsafeDurability: false, redisMinReplicas: 1, redisWaitMs: 2_000 });
     const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
     target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
     const key = testKey();

@@ -388,16 +388,33 @@ export async function durabilityOf(stores: Stores): Promise<Durability> {
   return inspectDurability(innerOf(stores).redis, stores.config.unsafeDurability);
 }
 
+/** Where a newest-first listing of effects stands: the bind time and id of the last effect handed out. */
+export type EffectsPosition = { boundAt: number; effectId: string };
+
 /**
- * One step of an HSCAN over the effect -> partition index, which holds every effect ever bound (by the recorder or
- * a submit), in no order. `cursor` is HSCAN's ("0" to start; "0" back means the iteration is complete); `count` is
- * a hint. An effect present for a whole iteration is handed out at least once; one may come twice.
+ * Up to `count` effects, newest bound first, from the effects-by-time index written with each binding (bind-4),
+ * starting after `after` (null: from the newest). Effects bound in the same millisecond come in descending id order,
+ * so a position is exact: a listing never repeats or skips an effect present for its whole length.
  */
-export async function scanEffects(stores: Stores, cursor: string, count: number): Promise<{ cursor: string; effects: { effectId: string; partition: string }[] }> {
-  const [next, flat] = await innerOf(stores).redis.hscan(stores.keys.effectPartitions, cursor, 'COUNT', count);
-  const effects: { effectId: string; partition: string }[] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) effects.push({ effectId: String(flat[i]), partition: String(flat[i + 1]) });
-  return { cursor: String(next), effects };
+export async function effectsNewestFirst(stores: Stores, after: EffectsPosition | null, count: number): Promise<{ effectId: string; partition: string; boundAt: number }[]> {
+  const { redis } = innerOf(stores);
+  const key = stores.keys.effectsByTime;
+  const found: { effectId: string; boundAt: number }[] = [];
+  if (after !== null) {
+    // The rest of the position's millisecond first (ids below the last one handed out), then older ones.
+    const sameScore = await redis.zrevrangebyscore(key, after.boundAt, after.boundAt);
+    for (const effectId of sameScore) if (effectId < after.effectId && found.length < count) found.push({ effectId, boundAt: after.boundAt });
+  }
+  if (found.length < count) {
+    const flat = await redis.zrevrangebyscore(key, after === null ? '+inf' : `(${after.boundAt}`, '-inf', 'WITHSCORES', 'LIMIT', 0, count - found.length);
+    for (let i = 0; i + 1 < flat.length; i += 2) found.push({ effectId: String(flat[i]), boundAt: Number(flat[i + 1]) });
+  }
+  if (found.length === 0) return [];
+  const partitions = await redis.hmget(stores.keys.effectPartitions, ...found.map((item) => item.effectId));
+  return found.flatMap((item, index) => {
+    const partition = partitions[index];
+    return partition === null || partition === undefined ? [] : [{ effectId: item.effectId, partition, boundAt: item.boundAt }];
+  });
 }
 
 /**

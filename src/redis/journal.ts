@@ -255,8 +255,8 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       const token = `${bootTag}.${tokens.toString(36)}`;
       const upkeep = takeUpkeep();
       const reply = await call<{ status: 'NEW' | 'BOUND'; now: number } | { status: 'OTHER_SUBJECT'; bound: string; now: number }>(
-        'bind-3',
-        [keys.effectPartitions, keys.openIndex, keys.watch],
+        'bind-4',
+        [keys.effectPartitions, keys.openIndex, keys.watch, keys.effectsByTime],
         [effectId, partition, token, ...upkeep.args],
       ).catch((error: unknown) => {
         upkeep.restore();

@@ -40,6 +40,8 @@ export function createKeys(prefix = 'interlock') {
     prefix,
     /** HASH effect id -> partition. Written once, before the first entry: the binding of a request to its subject. */
     effectPartitions: `${index}:effects`,
+    /** ZSET effect id -> Redis time it was bound: every effect, newest first for listings. Written with the binding. */
+    effectsByTime: `${index}:effects-by-time`,
     /** ZSET "<effect id>:<submit token>" -> Redis time bound: every submit that may dispatch, and every open effect. */
     openIndex: `${index}:open`,
     /** ZSET effect id -> when it committed: effects whose money the reconciler re-reads until the horizon passes. */

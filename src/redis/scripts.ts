@@ -9,7 +9,7 @@ import type { RedisClient } from './client.js';
 const SCRIPT_DIR = join(dirname(fileURLToPath(import.meta.url)), 'scripts');
 
 export const SCRIPT_NAMES = [
-  'bind-3',
+  'bind-4',
   'upkeep-2',
   'unindex-1',
   'read-state-1',

@@ -1,6 +1,6 @@
 // Reading effects: one effect (journal kinds with times, final money, exposure), its receipt (verifies offline with
-// the keys GET /v1/keys hands out), and the listing over the effect index: every effect is found by paging, whatever
-// the page size and filter, including past the size where Redis keeps the hash as a real table.
+// the keys GET /v1/keys hands out), and the listing: newest first across pages, every effect found by paging exactly
+// once whatever the page size and filter, including effects bound in the same millisecond.
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProposalRecorder, publicKeySet, verify, type Stores } from '../../src/interlock.js';
@@ -9,11 +9,12 @@ import { approvalBody, bearer, refundBody, startRig, TOKENS, uid, type Rig } fro
 
 const auditor = () => bearer(TOKENS.auditor);
 
-type Listed = { id: string; subject: string; state: string };
+type Listed = { id: string; subject: string; state: string; created_at: string | null };
 
 /** Every page from the start, following next_starting_after. */
-async function everyPage(rig: Rig, query: string, limit: number): Promise<{ ids: string[]; pages: number }> {
+async function everyPage(rig: Rig, query: string, limit: number): Promise<{ ids: string[]; pages: number; created: string[] }> {
   const ids: string[] = [];
+  const created: string[] = [];
   let cursor: string | null = null;
   let pages = 0;
   for (;;) {
@@ -22,10 +23,11 @@ async function everyPage(rig: Rig, query: string, limit: number): Promise<{ ids:
     expect(page.status, JSON.stringify(page.body)).toBe(200);
     expect(page.body.data.length).toBeLessThanOrEqual(limit);
     ids.push(...page.body.data.map((item: Listed) => item.id));
+    created.push(...page.body.data.map((item: Listed) => item.created_at ?? ''));
     pages += 1;
     if (!page.body.has_more) {
       expect(page.body.next_starting_after).toBeNull();
-      return { ids, pages };
+      return { ids, pages, created };
     }
     cursor = page.body.next_starting_after;
     expect(pages).toBeLessThan(1_000);
@@ -114,20 +116,25 @@ describe('listing effects', () => {
   const subjects = ['pi_la', 'pi_lb', 'pi_lc'];
   beforeAll(async () => {
     rig = await startRig({ deps: { limits: { ratePerMinute: null } } });
-    // Past Redis's small-hash encoding (hash-max-listpack-entries: 128 by default, 512 on some distributions), so
-    // HSCAN hands out real cursors.
-    const listpackEntries = Number(((await rig.redis.config('GET', 'hash-max-listpack-entries')) as string[])[1] ?? 128);
-    all = await recordMany(rig.stores, listpackEntries + 90, subjects);
+    // Recorded 50 at a time: many share a millisecond, so pages end inside a millisecond too.
+    all = await recordMany(rig.stores, 330, subjects);
   });
   afterAll(async () => {
     await rig.close();
   });
 
-  it.each([4, 25, 100])('pages of %i find every effect, none twice', async (limit) => {
-    const { ids, pages } = await everyPage(rig, '', limit);
+  it.each([4, 25, 100])('pages of %i find every effect, none twice, newest first across pages', async (limit) => {
+    const { ids, pages, created } = await everyPage(rig, '', limit);
     expect(new Set(ids).size).toBe(ids.length);
     expect([...ids].sort()).toEqual([...all].sort());
     expect(pages).toBeGreaterThanOrEqual(Math.ceil(all.length / limit));
+    // Newest bound first; within one millisecond, descending effect id.
+    const bound = await Promise.all(ids.map(async (id) => Number(await rig.redis.zscore(rig.stores.keys.effectsByTime, id))));
+    for (let i = 1; i < ids.length; i += 1) {
+      const [previous, current] = [bound[i - 1] ?? 0, bound[i] ?? 0];
+      expect(previous > current || (previous === current && (ids[i - 1] ?? '') > (ids[i] ?? '')), `position ${i}`).toBe(true);
+    }
+    expect(created.every((at) => at !== '')).toBe(true);
   });
 
   it('?subject= lists the effects on one payment', async () => {
@@ -168,6 +175,17 @@ describe('listing effects', () => {
       next = answer.next ?? undefined;
     }
     expect(new Set(seen).size).toBeGreaterThanOrEqual(all.length);
+  });
+
+  it('an effect recorded now heads the first page; the pages after it are unchanged', async () => {
+    await recordMany(rig.stores, 7, ['pi_ld']);
+    const before = await everyPage(rig, '&subject=payment:pi_ld', 3);
+    expect(before.ids).toHaveLength(7);
+    const [fresh] = await recordMany(rig.stores, 1, ['pi_ld']);
+    const first = await request(rig.app).get('/v1/effects?limit=3&subject=payment:pi_ld').set(auditor());
+    expect(first.body.data[0].id).toBe(fresh);
+    const after = await everyPage(rig, '&subject=payment:pi_ld', 3);
+    expect(after.ids).toEqual([fresh, ...before.ids]);
   });
 
   it('a cursor that is not one is 400', async () => {

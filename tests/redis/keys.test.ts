@@ -35,7 +35,7 @@ describe('Redis keys', () => {
     const partition = 'payment:pi_123';
     const scriptKeys = [keys.state(partition, eid), keys.entries(partition, eid), keys.approval(partition, 'ap_1'), keys.approvalOpen(partition, 'ap_1'), keys.subject(partition)];
     expect(new Set(scriptKeys.map(slot)).size).toBe(1);
-    expect(new Set([keys.effectPartitions, keys.openIndex, keys.watch, keys.approvalPartitions, keys.alerts, keys.alertsByTime].map(slot)).size).toBe(1);
+    expect(new Set([keys.effectPartitions, keys.effectsByTime, keys.openIndex, keys.watch, keys.approvalPartitions, keys.alerts, keys.alertsByTime].map(slot)).size).toBe(1);
   });
 
   it('no approval id can address another key: an id spelled like a key of another family is just that id (issue 6, item 5)', () => {

@@ -135,7 +135,7 @@ export function effectsRoutes(context: ApiContext): Route[] {
       method: 'get',
       path: '/v1/effects',
       operationId: 'listEffects',
-      summary: 'List effects, by request, subject, state or outcome (cursor pagination)',
+      summary: 'List effects, newest first, by request, subject, state or outcome (cursor pagination)',
       permission: 'readEffects',
       query: listQuery,
       responses: { 200: { description: 'A page of effects; pass `next_starting_after` as `starting_after` for the next one.', schema: effectList }, ...common },

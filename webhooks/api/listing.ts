@@ -1,11 +1,10 @@
-// Listing effects without an index of its own: the effect -> partition hash that binding writes for every effect
-// (whoever proposed it: this API, a queue producer, a direct submit) is read with HSCAN, and each page ends at a
-// position HSCAN can resume from. That position is HSCAN's cursor plus, when a page ends inside one HSCAN batch, the
-// last effect id handed out from it, so a page never costs more than a few HSCAN steps whatever the total. HSCAN's
-// guarantee carries over: an effect present for the whole listing is listed at least once; one may be listed twice
-// (when the hash grows past a resize mid-listing), and the order is Redis's, not time. A request id names its
-// effect directly (the effect id is derived from it), so `?request=` costs one lookup.
-import { effectIdFor, scanEffects, type Entry, type Stores } from '../../src/interlock.js';
+// Listing effects newest first: the effects-by-time index that binding writes for every effect (whoever proposed
+// it: this API, a queue producer, a direct submit) is read a batch at a time from the newest down, and each page
+// ends at a position `<bound at>.<effect id>` the next page resumes from exactly (no effect repeated or skipped). A
+// filtered page looks at most SCAN_BUDGET effects and then answers what it found with a position to go on from, so
+// a rare filter cannot make one request read everything. A request id names its effect directly (the effect id is
+// derived from it), so `?request=` costs one lookup.
+import { effectIdFor, effectsNewestFirst, type EffectsPosition, type Entry, type Stores } from '../../src/interlock.js';
 import { stateOf, summaryOf, type EffectSummary } from './effect-view.js';
 import { LIST_CURSOR, type EffectState } from './schemas.js';
 
@@ -22,15 +21,13 @@ export type ListPage = { data: EffectSummary[]; hasMore: boolean; next: string |
 /** At most this many index entries are looked at for one page, so a rare filter cannot make one request scan everything. */
 export const SCAN_BUDGET = 5_000;
 
-type Position = { cursor: string; after: string | null };
-
-function decode(token: string | undefined): Position {
+function decode(token: string | undefined): EffectsPosition | null {
   const match = token === undefined ? null : LIST_CURSOR.exec(token);
-  return { cursor: match?.[1] ?? '0', after: match?.[2] ?? null };
+  return match ? { boundAt: Number(match[1]), effectId: match[2] ?? '' } : null;
 }
 
-function encode(position: Position): string {
-  return position.after === null ? position.cursor : `${position.cursor}.${position.after}`;
+function encode(position: EffectsPosition): string {
+  return `${position.boundAt}.${position.effectId}`;
 }
 
 export function createEffectListing(stores: Stores, options: { scanBudget?: number } = {}) {
@@ -52,40 +49,36 @@ export function createEffectListing(stores: Stores, options: { scanBudget?: numb
   return async function list(filter: ListFilter, limit: number, startingAfter: string | undefined): Promise<ListPage> {
     if (filter.request !== undefined) return byRequest(filter);
     const data: EffectSummary[] = [];
+    const filtered = filter.subject !== undefined || filter.state !== undefined || filter.outcome !== undefined;
     let position = decode(startingAfter);
     let examined = 0;
     for (;;) {
-      // A filtered page may look at many entries for each it keeps; an unfiltered one keeps about what it looks at.
-      const batch = await scanEffects(stores, position.cursor, filter.subject !== undefined || filter.state !== undefined || filter.outcome !== undefined ? 500 : Math.max(limit, 20));
-      let items = batch.effects;
-      if (position.after !== null) {
-        const at = items.findIndex((item) => item.effectId === position.after);
-        // The batch changed since (the hash was resized): take it whole; HSCAN may repeat, never skip.
-        if (at >= 0) items = items.slice(at + 1);
-      }
-      examined += items.length;
-      const candidates = items.filter((item) => filter.subject === undefined || item.partition === filter.subject);
+      // A filtered page may look at many effects for each it keeps; an unfiltered one keeps what it looks at.
+      const want = filtered ? 200 : limit + 1;
+      const batch = await effectsNewestFirst(stores, position, want);
+      examined += batch.length;
+      const candidates = batch.filter((item) => filter.subject === undefined || item.partition === filter.subject);
       // Entries are read a few at a time, about as many as the page still needs, not the whole batch.
       for (let from = 0; from < candidates.length; ) {
         const need = limit - data.length;
         const chunk = candidates.slice(from, from + (filter.state === undefined && filter.outcome === undefined ? need : Math.max(need, 25)));
         from += chunk.length;
         const read = await Promise.all(chunk.map(async (item) => ({ item, entries: await entriesOf(item.partition, item.effectId) })));
-        for (const [index, { item, entries }] of read.entries()) {
+        for (const { item, entries } of read) {
           // A binding comes before the first entry: an effect being recorded right now has none yet.
-          if (entries.length === 0) continue;
-          if (!matches(entries, filter)) continue;
+          if (entries.length === 0 || !matches(entries, filter)) continue;
           data.push(summaryOf(item.effectId, item.partition, entries));
           if (data.length === limit) {
-            const lastOfBatch = from === candidates.length && index === read.length - 1 && candidates.at(-1) === items.at(-1);
-            const next: Position = lastOfBatch ? { cursor: batch.cursor, after: null } : { cursor: position.cursor, after: item.effectId };
-            const hasMore = !(lastOfBatch && batch.cursor === '0');
-            return { data, hasMore, next: hasMore ? encode(next) : null };
+            const last = { boundAt: item.boundAt, effectId: item.effectId };
+            // More if anything follows this one: in this batch, or beyond it when the batch came back full.
+            const hasMore = item !== batch.at(-1) || batch.length === want;
+            return { data, hasMore, next: hasMore ? encode(last) : null };
           }
         }
       }
-      if (batch.cursor === '0') return { data, hasMore: false, next: null };
-      position = { cursor: batch.cursor, after: null };
+      const last = batch.at(-1);
+      if (last === undefined || batch.length < want) return { data, hasMore: false, next: null };
+      position = { boundAt: last.boundAt, effectId: last.effectId };
       if (examined >= budget) return { data, hasMore: true, next: encode(position) };
     }
   };

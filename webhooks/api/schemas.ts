@@ -78,8 +78,8 @@ export const proposeQuery = z.strictObject({
 
 export const effectIdParam = z.strictObject({ id: z.string().regex(/^[0-9a-f]{64}$/, 'must be an effect id (64 lowercase hex characters)') });
 
-/** A listing position: HSCAN's cursor, then (inside a batch) the last effect id handed out. */
-export const LIST_CURSOR = /^(\d{1,20})(?:\.([0-9a-f]{64}))?$/;
+/** A listing position: when the last effect handed out was bound (Redis ms), and its id. */
+export const LIST_CURSOR = /^(\d{1,16})\.([0-9a-f]{64})$/;
 
 export const listQuery = z.strictObject({
   request: identifier(200).optional().meta({ description: 'Only the effect of this request id.' }),

@@ -155,7 +155,7 @@ ${
   input.effects.length === 0
     ? html`<p>No effects match.</p>`
     : html`<table>
-<caption>Effects, newest first within each page</caption>
+<caption>Effects, newest first</caption>
 <thead><tr><th scope="col">Effect</th><th scope="col">Created</th><th scope="col">Request</th><th scope="col">Kind</th><th scope="col">Subject</th><th scope="col">Amount</th><th scope="col">State</th><th scope="col">Outcome</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>`

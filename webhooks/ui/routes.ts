@@ -181,8 +181,7 @@ export function uiRouter(deps: UiDeps): Router {
       }
       const query = parsed.data;
       const found = await list({ request: query.request, subject: query.subject, state: query.state, outcome: query.outcome }, pageSize, query.starting_after);
-      // Newest first within the page; the listing's pages follow the effect index, which keeps no time order.
-      const effects = [...found.data].sort((a, b) => (b.created_at ?? '').localeCompare(a.created_at ?? ''));
+      const effects = found.data;
       const keep = new URLSearchParams(Object.entries({ state: query.state, outcome: query.outcome, subject: query.subject, request: query.request }).filter((pair): pair is [string, string] => pair[1] !== undefined));
       const nextHref = found.next === null ? null : `${UI_PATH}?${new URLSearchParams([...keep, ['starting_after', found.next]]).toString()}`;
       const firstHref = query.starting_after === undefined ? null : `${UI_PATH}${keep.size > 0 ? `?${keep.toString()}` : ''}`;

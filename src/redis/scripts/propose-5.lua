@@ -12,7 +12,7 @@
 -- ARGV[4] expected epoch   ARGV[5] mode: dispatch | refuse   ARGV[6] payload hash   ARGV[7] claim owner
 -- ARGV[8] owner boot nonce   ARGV[9] claim TTL ms   ARGV[10] amount in cents   ARGV[11] entry time (Redis ms)
 -- ARGV[12] max clock skew ms   ARGV[13] approval id   ARGV[14] sha1 of the approval terms the entries quote
--- ARGV[15] bound at (Redis ms, from bind-3)   ARGV[16] bind window ms   ARGV[17] send deadline (Redis ms)
+-- ARGV[15] bound at (Redis ms, from bind-4)   ARGV[16] bind window ms   ARGV[17] send deadline (Redis ms)
 -- ARGV[18] number of entries n, then n pairs from ARGV[19]: entry hash, stored entry JSON
 -- Returns JSON {status}: OK {epoch, claimExpires, sendDeadline, now} | IN_FLIGHT {owner, nonce, claimExpires, sendDeadline}
 --   | COMMITTED | AMBIGUOUS | CONFLICTING_PAYLOAD | TARGET_ERROR | EPOCH_MOVED | REBIND

@@ -7,9 +7,10 @@
 -- than that (see unindex-1).
 -- It also carries this worker's index upkeep, so that costs no command of its own: it drops the index entries of
 -- earlier submits that have finished (their own entries, see unindex-1) and adds effects that committed to the
--- watch list the reconciler re-reads (issue 10 §3).
+-- watch list the reconciler re-reads (issue 10 §3). A new binding also enters the effects-by-time index, which
+-- lists effects newest first (GET /v1/effects, the page).
 -- KEYS[1] effect id -> partition hash   KEYS[2] open index zset ("<effect id>:<token>" -> bound at)
--- KEYS[3] watch zset (effect id -> committed at)
+-- KEYS[3] watch zset (effect id -> committed at)   KEYS[4] effects-by-time zset (effect id -> bound at)
 -- ARGV[1] effect id   ARGV[2] partition   ARGV[3] this submit's token   ARGV[4] number of entries to drop, d
 -- ARGV[5 .. 4+d] finished entries to drop   then pairs: effect id, committed at
 -- Returns JSON {status}: NEW {now} | BOUND {now} | OTHER_SUBJECT {bound, now}
@@ -23,5 +24,8 @@ if created == 0 then
   if bound ~= ARGV[2] then return reply({ status = 'OTHER_SUBJECT', bound = bound, now = now }) end
 end
 redis.call('ZADD', KEYS[2], now, ARGV[1] .. ':' .. ARGV[3])
-if created == 1 then return reply({ status = 'NEW', now = now }) end
+if created == 1 then
+  redis.call('ZADD', KEYS[4], now, ARGV[1])
+  return reply({ status = 'NEW', now = now })
+end
 return reply({ status = 'BOUND', now = now })

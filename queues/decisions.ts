@@ -1,7 +1,9 @@
 // The decisions queue: one BullMQ job per support case, its id derived from the case id (the effect id of the
 // case's request, `case:<case id>`), so a case submitted twice is queued once. The worker reads the facts the
 // decider's tools return through the target's fact reader, asks the decider, checks the decision against the
-// approval and, only when it stays inside it, records the proposal and queues it on the effects queue.
+// approval and, only when it stays inside it, records the proposal and queues it on the effects queue. A decision
+// outside its approval (MODEL_DEVIATED) is recorded already refused, never queued, and opens an inbox item: a
+// person re-approves the amount the model asked for under a new approval, or dismisses it.
 //
 // A case is decided at most once into money: the proposal's request id is the case's, so the first PROPOSED binds
 // the payload (I5). A worker that died after recording it and before noting it on the case leaves the case to be
@@ -11,20 +13,27 @@ import { jobEvents, waitForJob } from './job-events.js';
 import {
   caseScope,
   checkDecision,
+  createProposalRecorder,
   effectIdFor,
   errorCode,
   firstRecordedProposal,
   InterlockError,
   isFinalCase,
   isRetryable,
+  MAX_AMOUNT_CENTS,
   MODEL_DEVIATED,
+  openInboxItem,
+  proposalDecision,
   proposalFields,
+  refusalOfLatestProposal,
   requestIdOf,
   type CaseDecision,
   type CaseRecord,
   type CaseStatus,
   type CaseSubmission,
+  type ApprovalSnapshot,
   type Decider,
+  type Decision,
   type DecisionCase,
   type Effect,
   type EffectKind,
@@ -112,8 +121,8 @@ export type DecisionsWorkerOptions = {
   factTimeoutMs?: number;
   concurrency?: number;
   /**
-   * Called once a case is recorded as MODEL_DEVIATED (nothing was proposed or sent): the seam for whatever tells a
-   * person (an escalation inbox). Its failure is logged and does not change the case.
+   * Called once a case is recorded as MODEL_DEVIATED (refused, nothing sent, its inbox item open): the seam for
+   * whatever else tells a person (a page, a chat message). Its failure is logged and does not change the case.
    */
   onDeviation?: (record: CaseRecord) => void | Promise<void>;
 };
@@ -150,9 +159,61 @@ function failure(code: ErrorCode, message: string): InterlockError {
 export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOptions) {
   const { logger } = stores;
   const factTimeoutMs = options.factTimeoutMs ?? 10_000;
+  const record = createProposalRecorder(stores);
+
+  /**
+   * A decision outside its approval, kept where a person can act on it: the case's effect with the amount the model
+   * asked for, recorded already refused (REFUSED:lease, the deviation as its reason: no job, retry or redelivery
+   * can send it), and a model_deviated inbox item on it. A decision with no usable amount is not recorded (there
+   * is no effect to re-approve); the case alone says what happened. Answers the effect id, or null.
+   */
+  async function recordDeviation(submission: CaseSubmission, decision: Decision, approval: ApprovalSnapshot, premises: Record<string, unknown>, reason: string, problems: string[]): Promise<string | null> {
+    const amount = decision.action === 'decline' ? null : decision.amountCents;
+    if (amount === null || !Number.isSafeInteger(amount) || amount <= 0 || amount > MAX_AMOUNT_CENTS) return null;
+    const effect = { ...probeEffect(submission, amount), metadata: { case_id: submission.caseId } };
+    const recorded = await record(
+      { requestId: requestIdOf(submission.caseId), agent: submission.agent, approval: submission.approval, premises, effect, request: { case_id: submission.caseId, deviated: true }, decision: proposalDecision(decision) },
+      { refuse: { reason, approval } },
+    );
+    if (recorded.status === 'conflict') return null;
+    await openDeviationItem(recorded.effectId, submission, reason, amount, approval.capCents, decision.action, problems);
+    return recorded.effectId;
+  }
+
+  async function openDeviationItem(effectId: string, submission: CaseSubmission, reason: string, decidedCents: number, approvedCents: number, decidedAction: string, problems: string[]): Promise<void> {
+    await openInboxItem(stores, {
+      effectId,
+      happened: reason,
+      centsAtStake: decidedCents,
+      detail: { case_id: submission.caseId, decided_action: decidedAction, decided_cents: decidedCents, approved_cents: approvedCents, problems },
+    });
+  }
 
   async function setStatus(caseId: string, status: Omit<CaseStatus, 'updatedAt'>): Promise<CaseRecord> {
     return stores.cases.setStatus(caseId, status);
+  }
+
+  async function hooked(deviated: CaseRecord): Promise<CaseRecord> {
+    try {
+      await options.onDeviation?.(deviated);
+    } catch (error) {
+      logger.error({ err: error, caseId: deviated.submission.caseId }, 'the deviation hook failed; the case stays recorded as deviated');
+    }
+    return deviated;
+  }
+
+  /** A deviation recorded (refused) before the worker died: its item is opened (again, harmlessly) and the case noted. */
+  async function finishRecordedDeviation(record: CaseRecord, proposal: Proposal, effectId: string): Promise<CaseRecord> {
+    const partition = (await stores.journal.partitionOf(effectId)) ?? '';
+    const refusal = (await stores.journal.entries(partition, effectId)).findLast((entry) => entry.kind === 'REFUSED');
+    const reason = refusal?.kind === 'REFUSED' ? refusal.reason : 'MODEL_DEVIATED';
+    const problems = reason.replace(/^MODEL_DEVIATED: /, '').replace(/\. Nothing was sent.*$/s, '').split('; ');
+    const noted = decisionOf(proposal);
+    const approved = refusal?.kind === 'REFUSED' ? (refusal.checks?.approval?.capCents ?? 0) : 0;
+    await openDeviationItem(effectId, record.submission, reason, noted.amountCents ?? 0, approved, noted.action, problems);
+    const deviated = await setStatus(record.submission.caseId, { ...record.status, state: 'deviated', decision: noted, effectId, problems, error: null });
+    logger.warn({ caseId: record.submission.caseId, effectId }, 'MODEL_DEVIATED recorded before a restart: its inbox item is open and the case noted');
+    return hooked(deviated);
   }
 
   /** Notes a recorded proposal on the case and makes sure its effect is queued (a no-op while its job exists). */
@@ -186,7 +247,13 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     const effectId = caseEffectId(caseId);
     // I5: a proposal recorded for this case binds it, whatever a new decision would say.
     const recorded = await firstRecordedProposal(stores, effectId);
-    if (recorded !== null) return adopt(record, recorded, effectId);
+    if (recorded !== null) {
+      // Recorded refused as a deviation by a worker that died before noting it on the case: finish that instead.
+      const request = recorded.request;
+      const deviation = typeof request === 'object' && request !== null && !Array.isArray(request) && request['deviated'] === true;
+      if (deviation && (await refusalOfLatestProposal(stores, effectId)) !== null) return finishRecordedDeviation(record, recorded, effectId);
+      return adopt(record, recorded, effectId);
+    }
 
     const attempts = record.status.attempts + 1;
     await setStatus(caseId, { ...record.status, state: 'deciding', attempts });
@@ -215,14 +282,10 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
       return setStatus(caseId, { ...base, state: 'declined', problems: [] });
     }
     if (check.verdict === MODEL_DEVIATED) {
-      const deviated = await setStatus(caseId, { ...base, state: 'deviated', problems: check.problems });
-      logger.warn({ caseId, model: decision.model, problems: check.problems }, 'MODEL_DEVIATED: the decision is outside its approval; nothing was proposed');
-      try {
-        await options.onDeviation?.(deviated);
-      } catch (error) {
-        logger.error({ err: error, caseId }, 'the deviation hook failed; the case stays recorded as deviated');
-      }
-      return deviated;
+      const deviatedEffect = await recordDeviation(submission, decision, snapshot, premises, check.message, check.problems);
+      const deviated = await setStatus(caseId, { ...base, state: 'deviated', effectId: deviatedEffect, problems: check.problems });
+      logger.warn({ caseId, model: decision.model, problems: check.problems, effectId: deviatedEffect }, 'MODEL_DEVIATED: the decision is outside its approval; recorded refused, nothing sent');
+      return hooked(deviated);
     }
     const fields = proposalFields(check, input);
     const proposal: Proposal = {

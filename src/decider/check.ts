@@ -35,7 +35,7 @@ export function checkDecision(decision: Decision, approval: CaseApproval, kind: 
   const expected = kind === 'refund' ? 'payment:' : 'customer:';
   if (!approval.scope.startsWith(expected)) problems.push(`approval ${approval.id} covers ${approval.scope}, which is not a ${kind === 'refund' ? 'payment' : 'customer'}`);
   if (problems.length === 0) return { verdict: 'accepted', decision };
-  const message = `${MODEL_DEVIATED}: ${problems.join('; ')}. Nothing was proposed or sent; a person must decide this case, or approve the amount the model asked for.`;
+  const message = `${MODEL_DEVIATED}: ${problems.join('; ')}. Nothing was sent; a person must decide this case, or approve the amount the model asked for.`;
   return { verdict: MODEL_DEVIATED, decision, problems, message };
 }
 

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { dispatchBlocker, firstProposal, openDispatch } from '../core/decisions.js';
 import { effectIdFor, payloadHash } from '../core/effect-id.js';
 import { factsOfEffect, type Effect, type EffectFacts } from '../core/effects.js';
-import type { Draft } from '../core/entries.js';
+import type { AnyDraft, ApprovalSnapshot, Draft } from '../core/entries.js';
 import { canonicalJson, type JsonObject } from '../core/json.js';
 import { parseProposalAndEffect, type Proposal } from '../core/proposal.js';
 import { quote } from '../core/quote.js';
@@ -45,8 +45,13 @@ export function createRecorder(deps: { journal: Journal; logger: Logger }) {
     return { status: 'conflict', effectId, subject: facts.subject, reason };
   }
 
-  /** Validates, binds and records a proposal; throws ProposalError for bad input (nothing written). */
-  return async function record(input: unknown): Promise<Recorded> {
+  /**
+   * Validates, binds and records a proposal; throws ProposalError for bad input (nothing written). With `refuse`,
+   * the proposal is recorded already refused (PROPOSED and REFUSED:lease in one append, so it never stands
+   * unjudged): a decision that left its approval (MODEL_DEVIATED) is kept on a receipt a person can act on, and no
+   * job or retry can send it.
+   */
+  return async function record(input: unknown, options: { refuse?: { reason: string; approval: ApprovalSnapshot | null } } = {}): Promise<Recorded> {
     const { proposal, effect } = parseProposalAndEffect(input);
     const facts = factsOfEffect(effect);
     const effectId = effectIdFor({ requestId: proposal.requestId, effect: proposal.effect });
@@ -68,9 +73,15 @@ export function createRecorder(deps: { journal: Journal; logger: Logger }) {
         return { status: 'exists', effectId, subject: facts.subject, proposal, effect, outcome: outcomeOf(entries), open: openDispatch(entries) !== null };
       }
       const head = entries.at(-1)?.hash ?? state.head;
-      const written = await journal.append(facts.subject, effectId, [proposedDraft(proposal)], { place: { head }, payloadHash: hash });
+      const drafts: AnyDraft[] = [proposedDraft(proposal)];
+      const { refuse } = options;
+      if (refuse !== undefined) {
+        const checks = { approvalLive: false, approval: refuse.approval, approvalProblems: [refuse.reason], violations: [], changes: [] };
+        drafts.push({ kind: 'REFUSED', code: 'REFUSED:lease', reason: refuse.reason, checks, rechecked: null, changes: [], resolves: false });
+      }
+      const written = await journal.append(facts.subject, effectId, drafts, { place: { head }, payloadHash: hash });
       if (written.status === 'OK') {
-        logger.info({ effectId, subject: facts.subject }, 'proposal recorded');
+        logger.info({ effectId, subject: facts.subject, ...(refuse === undefined ? {} : { outcome: 'REFUSED:lease', reason: refuse.reason }) }, refuse === undefined ? 'proposal recorded' : 'proposal recorded as refused');
         return { status: 'recorded', effectId, subject: facts.subject, proposal, effect };
       }
       if (written.status === 'CONFLICTING_PAYLOAD') return conflict(facts.subject, effectId, proposal, 'this request id was first decided with another payload; the recorded payload stands', facts);

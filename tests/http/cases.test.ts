@@ -55,15 +55,28 @@ describe('POST /v1/cases', () => {
     expect((await rig.refundsAt(paymentIntent)).map((refund) => refund.amount)).toEqual([2_000]);
   });
 
-  it('a model answering 3000 against a 2000 approval: MODEL_DEVIATED, nothing proposed, nothing at the sandbox', async () => {
+  it('a model answering 3000 against a 2000 approval: MODEL_DEVIATED, recorded refused with an inbox item, nothing at the sandbox', async () => {
     rig.useDecider(modelDecider(server));
     server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'The customer is upset; $30 feels right.' }));
     const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
     const answer = await post(caseBody({ payment_intent: paymentIntent, approval }), '?wait=20');
     expect(answer.status).toBe(202);
-    expect(answer.body).toMatchObject({ state: 'deviated', outcome: 'MODEL_DEVIATED', effect: null, decision: { model: 'claude-haiku-4-5-20251001', amount_cents: 3_000 }, links: { effect: null } });
-    expect(answer.body.sentence).toMatch(/^MODEL_DEVIATED: the model decided 3000 cents, but approval .* covers at most 2000\. Nothing was proposed or sent/);
+    expect(answer.body).toMatchObject({ state: 'deviated', outcome: 'MODEL_DEVIATED', effect: { state: 'refused', outcome: 'REFUSED:lease' }, decision: { model: 'claude-haiku-4-5-20251001', amount_cents: 3_000 } });
+    const effectId = String(answer.body.effect.effect_id);
+    expect(answer.body.links).toMatchObject({ effect: `/v1/effects/${effectId}`, inbox: `/v1/inbox/model_deviated:${effectId}` });
+    expect(answer.body.sentence).toMatch(/^MODEL_DEVIATED: the model decided 3000 cents, but approval .* covers at most 2000\. Nothing was sent; its decision is recorded refused/);
+    // The approver re-approves the amount the model asked for under a new approval: the inbox proposes it afresh.
+    const item = await request(rig.app).get(answer.body.links.inbox).set(bearer(TOKENS.approver));
+    expect(item.status, JSON.stringify(item.body)).toBe(200);
+    expect(item.body).toMatchObject({ kind: 'model_deviated', status: 'open', cents_at_stake: 3_000, actions: ['reapprove', 'dismiss'] });
     expect(await rig.refundsAt(paymentIntent)).toEqual([]);
+    const fresh = `ap_${uid()}`;
+    expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send({ id: fresh, approver: 'lee', cap_cents: 3_000, scope: `payment:${paymentIntent}` })).status).toBe(201);
+    const reapproved = await request(rig.app).post(`${String(answer.body.links.inbox)}/reapprove`).set(bearer(TOKENS.approver)).send({ approval: fresh, note: 'Jar and lid both cracked: $30 is right.' });
+    expect(reapproved.status, JSON.stringify(reapproved.body)).toBe(202);
+    const giveUp = Date.now() + 15_000;
+    while ((await rig.refundsAt(paymentIntent)).length === 0 && Date.now() < giveUp) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await rig.refundsAt(paymentIntent)).map((refund) => refund.amount)).toEqual([3_000]);
   });
 
   it('refuses, storing nothing: an approval of another payment (400), an unknown approval (404), four eyes (403), one of payment_intent or customer (400)', async () => {

@@ -1,11 +1,13 @@
 // The decisions queue end to end, against the Stripe sandbox: a case is read (the facts the decider's tools
 // return), decided, checked against its approval and, only when it stays inside it, proposed through the effects
 // queue under the request id `case:<case id>`. The Anthropic decider runs through the real SDK against the local
-// Messages API server. Nothing is proposed from a deviated, declined or failed case, and a case decided again
-// after a crash never yields a second proposal: the first PROPOSED binds (I5).
+// Messages API server. Nothing is proposed from a declined or failed case; a deviated one is recorded refused (never
+// queued, never sent) with an inbox item a person acts on; and a case decided again after a crash never yields a
+// second proposal: the first PROPOSED binds (I5).
+import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { caseEffectId } from '../../queues/decisions.js';
-import { requestIdOf, type CaseRecord, type CaseSubmission, type Decider, type Entry } from '../../src/interlock.js';
+import { publicKeyPem, publicKeySet, requestIdOf, verify, type CaseRecord, type CaseSubmission, type Decider, type Entry } from '../../src/interlock.js';
 import { replies, type MessagesServer } from '../decider/messages-server.js';
 import { casesSuite, modelDecider, type CasesRig } from '../support/cases-rig.js';
 import { uid } from '../http/rig.js';
@@ -105,20 +107,60 @@ describe('a credit case decided by the rules decider', () => {
 });
 
 describe('a case decided by the model (the real SDK against the local Messages API)', () => {
-  it('issue_refund of 3000 against a 2000 approval is MODEL_DEVIATED: recorded, hooked, nothing proposed, nothing at Stripe', async () => {
+  it('issue_refund of 3000 against a 2000 approval is MODEL_DEVIATED: recorded refused, never queued, an inbox item opened, hooked, nothing at Stripe', async () => {
     rig.useDecider(anthropic());
     const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
     server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'The jar was cracked; a bigger refund seems fair.' }));
     const submission = refundCase(paymentIntent, approval);
     const record = await decided(submission);
-    expect(record.status).toMatchObject({ state: 'deviated', effectId: null, decision: { model: 'claude-haiku-4-5-20251001', action: 'refund', amountCents: 3_000 } });
+    const effectId = caseEffectId(submission.caseId);
+    expect(record.status).toMatchObject({ state: 'deviated', effectId, decision: { model: 'claude-haiku-4-5-20251001', action: 'refund', amountCents: 3_000 } });
     expect(record.status.problems.join(' ')).toContain(`the model decided 3000 cents, but approval ${approval} covers at most 2000`);
     expect(rig.deviations.map((deviated) => deviated.submission.caseId)).toContain(submission.caseId);
     // The model read the facts the worker read at Stripe through the get_payment tool.
     const toolResult = JSON.stringify(server.received[1]?.body.messages[2]);
     expect(toolResult).toContain(paymentIntent);
     expect(toolResult).toContain('refundable');
-    expect(await rig.stores.journal.partitionOf(caseEffectId(submission.caseId))).toBeNull();
+    // The model's decision is on a receipt, refused in the same append that recorded it, and no job carries it.
+    const entries = await entriesOf(effectId);
+    expect(entries.map((entry) => entry.kind)).toEqual(['PROPOSED', 'REFUSED']);
+    expect(entries[0]).toMatchObject({ effect: { kind: 'refund', paymentIntent, amount: 3_000 }, decision: { model: 'claude-haiku-4-5-20251001' } });
+    expect(entries[1]).toMatchObject({ code: 'REFUSED:lease', reason: expect.stringMatching(/^MODEL_DEVIATED: the model decided 3000 cents/) });
+    const receipt = await rig.stores.journal.receipt(effectId);
+    expect(receipt).not.toBeNull();
+    expect(verify(receipt, { publicKeys: publicKeySet([publicKeyPem(rig.stores.signingKey)]) })).toMatchObject({ valid: true, happened: false, outcome: 'REFUSED:lease' });
+    expect(await rig.effects.queue.getJob(effectId)).toBeUndefined();
+    const item = await rig.stores.inbox.get(`model_deviated:${effectId}`);
+    expect(item).toMatchObject({ kind: 'model_deviated', status: 'open', centsAtStake: 3_000, actions: ['reapprove', 'dismiss'], detail: { case_id: submission.caseId, decided_cents: 3_000, approved_cents: 2_000 } });
+    expect(await rig.refundsAt(paymentIntent)).toEqual([]);
+  });
+
+  it('a worker that died after recording the deviation and before noting it: the case run again finishes the deviation without asking the model again', async () => {
+    rig.useDecider(anthropic());
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'A bigger refund seems fair.' }));
+    const submission = refundCase(paymentIntent, approval);
+    const first = await decided(submission);
+    const effectId = caseEffectId(submission.caseId);
+    expect(first.status.state).toBe('deviated');
+    // As if the worker died right after the refused record: the case not noted, the inbox item not opened.
+    await rig.stores.cases.setStatus(submission.caseId, { ...first.status, state: 'queued', effectId: null, problems: [] });
+    const itemId = `model_deviated:${effectId}`;
+    const redis = new Redis(rig.stores.config.redisUrl);
+    await redis.hdel(rig.stores.keys.inbox, itemId);
+    await redis.zrem(rig.stores.keys.inboxOpen, itemId);
+    await redis.quit();
+    await (await rig.decisions.queue.getJob(effectId))?.remove();
+    const asked = server.received.length;
+    // Submitted again, as the redelivered job would run it.
+    expect((await rig.decisions.submit(submission, 'sam')).status).toBe('exists');
+    const again = await rig.decisions.waitFor(submission.caseId, 15_000);
+    if (again === null) throw new Error('the case is not stored');
+    expect(again.status).toMatchObject({ state: 'deviated', effectId, decision: { action: 'refund', amountCents: 3_000 } });
+    expect(again.status.problems.join(' ')).toContain(`the model decided 3000 cents, but approval ${approval} covers at most 2000`);
+    expect(server.received.length).toBe(asked);
+    expect((await entriesOf(effectId)).map((entry) => entry.kind)).toEqual(['PROPOSED', 'REFUSED']);
+    expect(await rig.stores.inbox.get(itemId)).toMatchObject({ kind: 'model_deviated', status: 'open', centsAtStake: 3_000, detail: { approved_cents: 2_000 } });
     expect(await rig.refundsAt(paymentIntent)).toEqual([]);
   });
 

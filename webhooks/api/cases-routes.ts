@@ -25,7 +25,7 @@ function caseSentence(record: CaseRecord, effect: EffectSummary | null): string 
     case 'declined':
       return 'The decider declined: nothing was proposed or sent. Its text says which fact stopped it.';
     case 'deviated':
-      return `MODEL_DEVIATED: ${status.problems.join('; ')}. Nothing was proposed or sent; a person must decide this case, or approve the amount the model asked for.`;
+      return `MODEL_DEVIATED: ${status.problems.join('; ')}. Nothing was sent; ${status.effectId === null ? 'a person must decide this case' : `its decision is recorded refused on effect ${status.effectId}, and inbox item model_deviated:${status.effectId} asks a person to re-approve the amount the model asked for or dismiss it`}.`;
     case 'failed':
       return status.error?.message ?? 'The case could not be decided; nothing was proposed.';
     case 'proposed':
@@ -66,7 +66,11 @@ export async function caseView(stores: Stores, record: CaseRecord) {
     effect: effect === null ? null : { effect_id: effect.id, state: effect.state, outcome: effect.outcome, sentence: effect.sentence, links: effect.links },
     created_at: iso(record.createdAt),
     updated_at: iso(status.updatedAt),
-    links: { self: `/v1/cases/${encodeURIComponent(submission.caseId)}`, effect: effect === null ? null : effect.links.self },
+    links: {
+      self: `/v1/cases/${encodeURIComponent(submission.caseId)}`,
+      effect: effect === null ? null : effect.links.self,
+      inbox: status.state === 'deviated' && effect !== null ? `/v1/inbox/model_deviated:${effect.id}` : null,
+    },
   };
 }
 

@@ -158,6 +158,8 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       maxStalledCount: 1_000,
       // A limiter is always set: BullMQ honours a manual pause (rateLimit below) only on a queue with one.
       limiter: { max: options.ratePerSecond ?? UNLIMITED_JOBS_PER_SECOND, duration: 1_000 },
+      // Started below, once the jobs other workers hold are known (see adoptOrphans).
+      autorun: false,
     },
   );
 
@@ -183,13 +185,21 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
    * so if the holder is alive after all, one of the two sends and the other hears IN_FLIGHT; the job, when it runs
    * again, finds the effect settled. An effect with an open dispatch is left to recovery, which settles it as soon
    * as the holder's death is proven: running it here too would hold it busy and make recovery's pass skip it.
+   * The active jobs are listed before this worker takes any, so its own jobs are never run twice (a fresh effect's
+   * job would answer DUPLICATE_IGNORED to whoever waits on it).
    */
   async function adoptOrphans(): Promise<number> {
     const queueConnection = stores.queueConnection();
     const queue = new Queue<EffectJob>(stores.queues.effects, { connection: queueConnection, prefix: stores.queues.prefix });
     let adopted = 0;
+    let active: Job<EffectJob>[] = [];
     try {
-      const active = await queue.getActive(0, ORPHANS_AT_START - 1);
+      active = await queue.getActive(0, ORPHANS_AT_START - 1);
+    } catch (error) {
+      logger.warn({ err: error }, 'could not list the active jobs at start; their jobs come back when their locks lapse');
+    }
+    if (!closing) worker.run().catch((error: unknown) => worker.emit('error', error instanceof Error ? error : new Error(String(error))));
+    try {
       for (const effectId of new Set(active.map((job) => job.id?.split('.')[0] ?? '').filter((id) => id !== ''))) {
         if ((await settledOutcome(stores, effectId)) !== null) continue;
         const partition = await stores.journal.partitionOf(effectId);
@@ -209,6 +219,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     }
     return adopted;
   }
+  let closing = false;
   const adopting = adoptOrphans();
 
   return {
@@ -217,6 +228,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     adopting,
     /** Stops taking jobs and waits for the ones running (each ends within its send deadline). */
     async close(force = false): Promise<void> {
+      closing = true;
       await adopting;
       await worker.close(force);
       await connection.quit().catch(() => undefined);

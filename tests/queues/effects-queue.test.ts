@@ -79,6 +79,27 @@ describe('the effects queue', () => {
     expect(target.landings.map((landing) => landing.effect.amount)).toEqual([2_000]);
   });
 
+  it('a worker starting on a backlog runs each job once: its own jobs are not taken for a dead worker\'s, so every fresh effect answers COMMITTED', async () => {
+    const { stores, sender, queue, target } = await rig({ worker: false });
+    const terms = approvalTerms({ capCents: 100_000, maxUses: 100 });
+    await stores.approvals.grant(terms);
+    const effectIds: string[] = [];
+    for (let i = 0; i < 24; i += 1) effectIds.push((await queue.propose(refundProposal({ requestId: `case-backlog-${i}`, approval: terms.id, amount: 100 }))).effectId);
+    // Each job stays active a while (its premise read is slow), as jobs do against Stripe.
+    for (let i = 0; i < effectIds.length; i += 1) target.inject({ kind: 'slow-read', delayMs: 150 });
+    const answers: string[] = [];
+    const worker = startEffectsWorker(stores, sender, { concurrency: 8, onAnswer: (answer) => void answers.push(answer.outcome) });
+    try {
+      expect(await worker.adopting).toBe(0);
+      for (const effectId of effectIds) expect(await queue.waitFor(effectId, 10_000)).toMatchObject({ outcome: 'COMMITTED' });
+      const giveUp = Date.now() + 10_000;
+      while (answers.length < effectIds.length && Date.now() < giveUp) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(answers).toEqual(effectIds.map(() => 'COMMITTED'));
+    } finally {
+      await worker.close(true);
+    }
+  });
+
   it('a refusal ends the job without retry, with the outcome as its answer', async () => {
     const { stores, queue, target } = await rig();
     const terms = approvalTerms();

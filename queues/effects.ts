@@ -3,7 +3,7 @@
 // gate's claims and recovery, not BullMQ's lock, are what make an effect reach Stripe at most once.
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { jobEvents, waitForJob } from './job-events.js';
-import { createProposalRecorder, errorCode, explainOutcome, isRedisOutage, isRetryable, latestProposal, refusalOfLatestProposal, settledOutcome, slowDownOf, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { createProposalRecorder, errorCode, explainOutcome, isRedisOutage, isRetryable, jobProposal, latestProposal, settledOutcome, slowDownOf, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 export type EffectJob = { proposal: unknown; recordedAt: number };
 export type EffectAnswer = GateResult;
@@ -34,8 +34,11 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
       // A job runs the effect's latest recorded proposal (the worker reads it from the journal). One that is
       // waiting or delayed will pick up a proposal recorded now; one that already ran, or is running, will not, so
       // a newly recorded proposal (re-decided after a refusal) gets a follow-up job of its own.
-      const state = await queue.getJobState(recorded.effectId);
-      const followUp = recorded.status === 'recorded' && (state === 'completed' || state === 'failed' || state === 'active');
+      // Whether the effect's job has started (is running, or ran): one read of the job's hash, O(1) whatever the
+      // backlog (BullMQ's getJobState scans the waiting list). A job that ran once and waits for a retry counts as
+      // started; its follow-up finds the effect settled or submits the same latest proposal, both harmless.
+      const [processedOn] = await connection.hmget(queue.toKey(recorded.effectId), 'processedOn');
+      const followUp = recorded.status === 'recorded' && processedOn !== null && processedOn !== undefined;
       await queue.add('effect', { proposal, recordedAt: Date.now() }, {
         jobId: followUp ? `${recorded.effectId}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}` : recorded.effectId,
         attempts: options.attempts ?? 8,
@@ -123,12 +126,12 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
         const effectId = job.id?.split('.')[0] ?? '';
         // A job that comes back after its proposal was refused (it stalled, and recovery refused the effect
         // meanwhile) is done: the refusal is its answer, and judging it again would record a second one.
-        const refused = await refusalOfLatestProposal(stores, effectId);
+        const { proposal, refused } = await jobProposal(stores, effectId);
         if (refused !== null) {
           logger.info({ effectId, outcome: refused }, 'effect job finished: its proposal was refused already');
           return { effectId, outcome: refused, sentence: explainOutcome(refused) };
         }
-        answer = await gate.submit((await latestProposal(stores, effectId)) ?? job.data.proposal);
+        answer = await gate.submit(proposal ?? job.data.proposal);
       } catch (error) {
         const slowDown = slowDownOf(error);
         if (slowDown !== null) return slowDownQueue(job, slowDown, 'read');

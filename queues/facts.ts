@@ -13,10 +13,11 @@ export function createFactsQueue(stores: Stores) {
     /**
      * Durably queues a verified event; a redelivered event (same id) is a no-op, answered `duplicate` when its job
      * is still known (jobs are kept 7 days, longer than Stripe redelivers). Two deliveries racing may both read
-     * "new"; only the count is affected, never the job.
+     * "new"; only the count is affected, never the job. Known is one EXISTS on the job's hash, whatever the backlog
+     * (BullMQ's getJobState scans the waiting list, so it grew with every event not yet applied).
      */
     async accept(event: StripeEvent): Promise<{ duplicate: boolean }> {
-      const duplicate = (await queue.getJobState(event.id)) !== 'unknown';
+      const duplicate = (await connection.exists(queue.toKey(event.id))) === 1;
       if (duplicate) return { duplicate };
       await queue.add(event.type, event, { jobId: event.id, attempts: 10, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 7 * 24 * 3_600, count: 100_000 }, removeOnFail: { age: 30 * 24 * 3_600 } });
       return { duplicate };

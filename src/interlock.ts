@@ -10,7 +10,7 @@ import { createCreditTarget, createFactsReader, createRefundTarget, createStripe
 import { targetByKind } from './targets/by-kind.js';
 import { withCrashAt } from './targets/crash-injection.js';
 import type { SigningKey } from './core/signing.js';
-import type { EntryOf } from './core/entries.js';
+import type { Entry, EntryOf } from './core/entries.js';
 import { isRefusal, type Outcome } from './core/outcomes.js';
 import type { Proposal } from './core/proposal.js';
 import { currentOutcome } from './core/verify.js';
@@ -334,10 +334,16 @@ export async function firstRecordedProposal(stores: Stores, effectId: string): P
   return recordedProposal(stores, effectId, 'first');
 }
 
-async function recordedProposal(stores: Stores, effectId: string, which: 'first' | 'latest'): Promise<Proposal | null> {
+async function chainOf(stores: Stores, effectId: string): Promise<Entry[]> {
   const partition = await stores.journal.partitionOf(effectId);
-  if (partition === null) return null;
-  const entries = await stores.journal.entries(partition, effectId);
+  return partition === null ? [] : stores.journal.entries(partition, effectId);
+}
+
+async function recordedProposal(stores: Stores, effectId: string, which: 'first' | 'latest'): Promise<Proposal | null> {
+  return proposalIn(await chainOf(stores, effectId), which);
+}
+
+function proposalIn(entries: readonly Entry[], which: 'first' | 'latest'): Proposal | null {
   const proposals = entries.filter((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
   const chosen = which === 'first' ? proposals[0] : proposals.at(-1);
   if (chosen === undefined || chosen.approval === null) return null;
@@ -362,9 +368,16 @@ export async function settledOutcome(stores: Stores, effectId: string): Promise<
  * it again would put a second refusal on the receipt and open a second inbox item.
  */
 export async function refusalOfLatestProposal(stores: Stores, effectId: string): Promise<Outcome | null> {
-  const partition = await stores.journal.partitionOf(effectId);
-  if (partition === null) return null;
-  const entries = await stores.journal.entries(partition, effectId);
+  return refusalIn(await chainOf(stores, effectId));
+}
+
+/** What an effects job needs from the chain, in one read: the latest proposal, and the refusal that answered it. */
+export async function jobProposal(stores: Stores, effectId: string): Promise<{ proposal: Proposal | null; refused: Outcome | null }> {
+  const entries = await chainOf(stores, effectId);
+  return { proposal: proposalIn(entries, 'latest'), refused: refusalIn(entries) };
+}
+
+function refusalIn(entries: readonly Entry[]): Outcome | null {
   const outcome = currentOutcome(entries) as Outcome | null;
   if (outcome === null || !isRefusal(outcome) || outcome === 'REFUSED:conflicting_payload') return null;
   const latest = entries.findLastIndex((entry) => entry.kind === 'PROPOSED');

@@ -8,9 +8,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
-import { pinoHttp } from 'pino-http';
 import { redactSecrets } from '../src/interlock.js';
-import { allow, authenticate, maybeCallerOf } from './api/auth.js';
+import { allow, authenticate } from './api/auth.js';
+import { requestLog } from './request-log.js';
 import { approvalsRoutes } from './api/approvals-routes.js';
 import { createApprovalOptions, DEFAULT_PREMISES, type ApiContext, type AppDeps } from './api/context.js';
 import { casesRoutes } from './api/cases-routes.js';
@@ -100,30 +100,7 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(
-    pinoHttp({
-      logger,
-      quietReqLogger: true,
-      genReqId(req: IncomingMessage, res: ServerResponse) {
-        const given = req.headers['x-request-id'];
-        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      // Method, path and status only: headers carry the bearer token, and bodies carry customer data.
-      serializers: {
-        req: (req: { id?: unknown; method?: unknown; url?: unknown }) => ({ id: req.id, method: req.method, url: redactSecrets(String(req.url ?? '')) }),
-        res: (res: { statusCode?: unknown }) => ({ statusCode: res.statusCode }),
-      },
-      customProps(req) {
-        const caller = maybeCallerOf(req as express.Request);
-        return caller ? { role: caller.role, token: caller.name } : {};
-      },
-      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
-      customSuccessMessage: (req, res) => `${req.method ?? ''} ${redactSecrets((req as express.Request).originalUrl ?? req.url ?? '')} ${res.statusCode}`,
-      customErrorMessage: (req, res) => `${req.method ?? ''} ${redactSecrets((req as express.Request).originalUrl ?? req.url ?? '')} ${res.statusCode}`,
-    }),
-  );
+  app.use(requestLog(logger));
   const register = (target: Route, ...before: RequestHandler[]) => {
     app[target.method](target.path, ...before, (req, res) => target.run(req, res));
   };

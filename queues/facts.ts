@@ -6,7 +6,8 @@ import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { errorCode, InterlockError, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent } from '../src/interlock.js';
 
 export function createFactsQueue(stores: Stores) {
-  const connection = stores.queueConnection();
+  // Every webhook request adds through this one connection: the commands of one tick leave together.
+  const connection = stores.queueConnection({ autoPipelining: true });
   const queue = new Queue<StripeEvent>(stores.queues.facts, { connection, prefix: stores.queues.prefix });
   return {
     queue,

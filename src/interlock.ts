@@ -138,8 +138,11 @@ export type Stores = {
   /** The escalation inbox: items people must act on, and their actions (redis/inbox.ts). */
   inbox: Inbox;
   signingKey: SigningKey;
-  /** A new connection for BullMQ (it needs connections of its own, with no request retry limit). */
-  queueConnection(): RedisClient;
+  /**
+   * A new connection for BullMQ (it needs connections of its own, with no request retry limit). `autoPipelining`
+   * sends the commands of one tick together (a producer many requests share, such as the webhook route's).
+   */
+  queueConnection(options?: { autoPipelining?: boolean }): RedisClient;
   /** Whether Redis answers now (for readiness). */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -179,7 +182,7 @@ export async function openStores(config: Config = loadConfig(), options: { logge
     cases: createCases({ redis, keys }),
     inbox: createInbox({ redis, keys, journal: fullJournal }),
     signingKey,
-    queueConnection: () => createQueueConnection(config),
+    queueConnection: (options) => createQueueConnection(config, options),
     async ping() {
       try {
         return (await redis.ping()) === 'PONG';

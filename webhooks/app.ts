@@ -5,8 +5,6 @@
 // once known, never the token) -> public routes (probes, the OpenAPI document) -> mounted routes (the webhook:
 // no token, raw body) -> bearer token and rate limit -> the route's role -> its body (JSON only, size-limited) ->
 // its schemas -> its handler. Every failure on the way is an error from the registry (api/errors.ts).
-import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import { redactSecrets } from '../src/interlock.js';
 import { allow, authenticate } from './api/auth.js';
@@ -42,7 +40,6 @@ export const DEFAULT_BODY_BYTES = 256 * 1024;
 export const DEFAULT_RATE_PER_MINUTE = 600;
 export const DEFAULT_FACT_TIMEOUT_MS = 10_000;
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
 /** Only JSON bodies: a body of another type is refused before it is read; an empty body reads as none. */

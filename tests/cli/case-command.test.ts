@@ -38,13 +38,15 @@ describe('interlock case', () => {
     expect(JSON.parse(show.stdout)).toMatchObject({ id: caseId, state: 'proposed', outcome: 'COMMITTED' });
   });
 
-  it('MODEL_DEVIATED exits 3 with the problems, and nothing reaches Stripe', { timeout: 120_000 }, async () => {
+  it('MODEL_DEVIATED exits 3 with the problems and the refused effect a person acts on, and nothing reaches Stripe', { timeout: 120_000 }, async () => {
     rig.useDecider(modelDecider(server));
     server.script(replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'More feels fair.' }));
     const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
     const run = await cli(['case', '--case', `case-${uid()}`, '--payment-intent', paymentIntent, '--story', story, '--approval', approval, '--wait', '20']);
     expect(run.code, run.stderr).toBe(3);
-    expect(JSON.parse(run.stdout)).toMatchObject({ state: 'deviated', outcome: 'MODEL_DEVIATED', effect: null });
+    const shown = JSON.parse(run.stdout) as { effect: { effect_id: string }; links: { inbox: string } };
+    expect(shown).toMatchObject({ state: 'deviated', outcome: 'MODEL_DEVIATED', effect: { state: 'refused', outcome: 'REFUSED:lease' } });
+    expect(shown.links.inbox).toBe(`/v1/inbox/model_deviated:${shown.effect.effect_id}`);
     expect(await rig.refundsAt(paymentIntent)).toEqual([]);
   });
 

@@ -15,13 +15,16 @@ export function createFactsQueue(stores: Stores) {
      * Durably queues a verified event; a redelivered event (same id) is a no-op, answered `duplicate` when its job
      * is still known (jobs are kept 7 days, longer than Stripe redelivers). Two deliveries racing may both read
      * "new"; only the count is affected, never the job. Known is one EXISTS on the job's hash, whatever the backlog
-     * (BullMQ's getJobState scans the waiting list, so it grew with every event not yet applied).
+     * (BullMQ's getJobState scans the waiting list, so it grew with every event not yet applied). The EXISTS and the
+     * add go out together, in that order on one connection, so the check sees the queue as it was before this add,
+     * and the request waits for one round trip, not two; the add of a known id changes nothing.
      */
     async accept(event: StripeEvent): Promise<{ duplicate: boolean }> {
-      const duplicate = (await connection.exists(queue.toKey(event.id))) === 1;
-      if (duplicate) return { duplicate };
-      await queue.add(event.type, event, { jobId: event.id, attempts: 10, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 7 * 24 * 3_600, count: 100_000 }, removeOnFail: { age: 30 * 24 * 3_600 } });
-      return { duplicate };
+      const [known] = await Promise.all([
+        connection.exists(queue.toKey(event.id)),
+        queue.add(event.type, event, { jobId: event.id, attempts: 10, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 7 * 24 * 3_600, count: 100_000 }, removeOnFail: { age: 30 * 24 * 3_600 } }),
+      ]);
+      return { duplicate: known === 1 };
     },
     async close(): Promise<void> {
       await queue.close();

@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import express, { type Express } from 'express';
+import type { Express } from 'express';
 import {
   caseScope,
   createDecider,
@@ -38,16 +38,29 @@ import { createProgram, runProgram } from './cli/program.js';
 import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor } from './cli/effect-command.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
 import { withStores } from './cli/stores.js';
-import { createDecisionsQueue, startDecisionsWorker } from '../queues/decisions.js';
 import { addInboxCommands } from './cli/inbox-command.js';
-import { createEffectsQueue, startEffectsWorker } from '../queues/effects.js';
-import { startRecovery } from '../queues/recovery.js';
-import { createFactsQueue, reconcile, startFactsWorker, startReconciler } from '../queues/facts.js';
-import { stripeWebhookRouter } from '../webhooks/stripe-route.js';
-import { caseView, createApp, createMetrics, waitForCase, loadApiLimits, metricsApp, loadOrCreateLocalTokens, loadTokenRegistry, localToken, openOpsQueues, queueCheck, storeChecks, type StripeLinks, type TokenRegistry } from '../webhooks/app.js';
+import type { StripeLinks } from '../webhooks/app.js';
+import { loadOrCreateLocalTokens, loadTokenRegistry, localToken, type TokenRegistry } from '../webhooks/api/tokens.js';
 import { addSandboxCommand } from '../sandbox/cli.js';
 import type { Sandbox } from '../sandbox/index.js';
 import { freePort, startPrivateRedis, type PrivateRedis } from './redis/private-server.js';
+
+/**
+ * The outer layers (queues/, webhooks/, express), loaded by the commands that run them: express, bull-board,
+ * prom-client and the BullMQ workers are about a third of the program's start-up, and most commands need none.
+ */
+async function outerLayers() {
+  const [decisions, effects, recovery, facts, route, app, web] = await Promise.all([
+    import('../queues/decisions.js'),
+    import('../queues/effects.js'),
+    import('../queues/recovery.js'),
+    import('../queues/facts.js'),
+    import('../webhooks/stripe-route.js'),
+    import('../webhooks/app.js'),
+    import('express'),
+  ]);
+  return { ...decisions, ...effects, ...recovery, ...facts, ...route, ...app, express: web.default };
+}
 
 export const ROLES = ['worker', 'webhooks', 'facts', 'api'] as const;
 export type Role = (typeof ROLES)[number];
@@ -77,6 +90,7 @@ export type Service = {
 
 /** Starts the roles in one process. Throws (having closed what it opened) when a role cannot start. */
 export async function startService(config: Config, roles: readonly Role[]): Promise<Service> {
+  const { createApp, createDecisionsQueue, createEffectsQueue, createFactsQueue, createMetrics, express, loadApiLimits, metricsApp, openOpsQueues, queueCheck, startDecisionsWorker, startEffectsWorker, startFactsWorker, startReconciler, startRecovery, storeChecks, stripeWebhookRouter } = await outerLayers();
   const stores = await openStores(config);
   const { logger } = stores;
   // Closed in reverse order of starting: HTTP first (no new work), then the workers, the sender, the stores.
@@ -484,6 +498,7 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
   parseProposal(draft);
   const config = loadConfig();
   const stripe = stripeSide({ ...config, crashAt: null });
+  const { createEffectsQueue } = await outerLayers();
   await withStores(async (cli) => {
     const effectId = effectIdFor({ requestId: options.request, effect });
     const premises = await stripe.target.readFacts(effectId, effect, facts, { timeoutMs: 10_000 });
@@ -531,6 +546,7 @@ async function submitCase(options: CaseOptions): Promise<void> {
   const missing = (['case', 'story', 'approval'] as const).filter((name) => options[name] === undefined).map((name) => `--${name}`);
   if (missing.length > 0) throw new CliFailure(`interlock case needs ${missing.join(', ')}.`, EXIT_BAD_INPUT);
   const submission = caseSubmissionOf({ caseId: options.case, paymentIntent: options.paymentIntent, customer: options.customer, incident: options.incident, story: options.story, approval: options.approval, agent: options.agent });
+  const { caseView, createDecisionsQueue, createEffectsQueue, waitForCase } = await outerLayers();
   await withStores(async (cli) => {
     const { snapshot } = await cli.stores.approvals.describe(submission.approval);
     if (snapshot === null) throw new CliFailure(`No approval ${submission.approval}; nothing was queued. Grant it first (interlock approvals grant).`, EXIT_BAD_INPUT);
@@ -624,6 +640,7 @@ function addServiceCommands(program: Command): void {
     .description('a case as it stands: state, decision, problems, its effect')
     .argument('<caseId>', 'the case id')
     .action(async (caseId: string) => {
+      const { caseView } = await outerLayers();
       await withStores(async (cli) => {
         const record = await cli.stores.cases.get(caseId);
         if (record === null) throw new CliFailure(`No case ${caseId} under this REDIS_URL and INTERLOCK_KEY_PREFIX.`, EXIT_FAILED);
@@ -662,6 +679,7 @@ function addServiceCommands(program: Command): void {
       const windowMs = options.since ?? (options.hours ?? 72) * 3_600_000;
       const config = loadConfig();
       const stripe = stripeSide({ ...config, crashAt: null });
+      const { reconcile } = await outerLayers();
       await withStores(async ({ stores }) => {
         const facts = createFacts(stores, stripe.reader);
         const now = await stores.journal.serverTime();
@@ -709,6 +727,7 @@ addScenarioCommand(program);
 // A re-approval reads the effect's facts at Stripe now and queues the new proposal, as `refund` and `credit` do.
 addInboxCommands(program, async ({ stores }) => {
   const stripe = stripeSide({ ...loadConfig(), crashAt: null });
+  const { createEffectsQueue } = await outerLayers();
   const queue = createEffectsQueue(stores);
   return {
     readFacts: async (effect, effectId) => stripe.target.readFacts(effectId, effect, effect.kind === 'refund' ? REFUND_FACTS : CREDIT_FACTS, { timeoutMs: 10_000 }),

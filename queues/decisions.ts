@@ -65,7 +65,7 @@ export function caseEffectId(caseId: string): string {
 /** Producer side: stores the case (once per id) and queues it; `waitFor` hears the decision without polling. */
 export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOptions = {}) {
   const connection = stores.queueConnection();
-  const queue = new Queue<DecisionJob>(stores.queues.decisions, { connection, prefix: stores.queues.prefix });
+  const queue = new Queue<DecisionJob>(stores.queues.decisions, { connection, ...stores.bullmq });
   const events = jobEvents(stores, stores.queues.decisions);
 
   return {
@@ -340,7 +340,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
         return { caseId, state: 'failed' };
       }
     },
-    { connection, prefix: stores.queues.prefix, concurrency: options.concurrency ?? 8 },
+    { connection, ...stores.bullmq, concurrency: options.concurrency ?? 8 },
   );
   worker.on('error', (error) => logger.error({ err: error }, 'decisions worker error'));
   return {

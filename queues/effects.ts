@@ -17,7 +17,7 @@ export type EffectsQueueOptions = {
 /** Producer side: records a proposal (I5 at the edge) and queues it; `waitFor` hears the outcome without polling. */
 export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions = {}) {
   const connection = stores.queueConnection();
-  const queue = new Queue<EffectJob, EffectAnswer>(stores.queues.effects, { connection, prefix: stores.queues.prefix });
+  const queue = new Queue<EffectJob, EffectAnswer>(stores.queues.effects, { connection, ...stores.bullmq });
   const record = createProposalRecorder(stores);
   // The queue's event stream, subscribed before any job is looked at, so no completion can slip between.
   const events = jobEvents(stores, stores.queues.effects);
@@ -154,7 +154,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     },
     {
       connection,
-      prefix: stores.queues.prefix,
+      ...stores.bullmq,
       concurrency: options.concurrency ?? 16,
       lockDuration: 60_000,
       stalledInterval: 30_000,
@@ -193,7 +193,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
    */
   async function adoptOrphans(): Promise<number> {
     const queueConnection = stores.queueConnection();
-    const queue = new Queue<EffectJob>(stores.queues.effects, { connection: queueConnection, prefix: stores.queues.prefix });
+    const queue = new Queue<EffectJob>(stores.queues.effects, { connection: queueConnection, ...stores.bullmq });
     let adopted = 0;
     let active: Job<EffectJob>[] = [];
     try {

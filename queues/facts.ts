@@ -8,7 +8,7 @@ import { errorCode, InterlockError, watchedEffects, type Applied, type FactsAppl
 export function createFactsQueue(stores: Stores) {
   // Every webhook request adds through this one connection: the commands of one tick leave together.
   const connection = stores.queueConnection({ autoPipelining: true });
-  const queue = new Queue<StripeEvent>(stores.queues.facts, { connection, prefix: stores.queues.prefix });
+  const queue = new Queue<StripeEvent>(stores.queues.facts, { connection, ...stores.bullmq });
   return {
     queue,
     /**
@@ -62,7 +62,7 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
       if (applied.length > 0) stores.logger.info({ event: job.data.id, type: job.data.type, effects: applied.map((item) => item.effectId), appended: applied.reduce((sum, item) => sum + item.appended, 0) }, 'facts appended');
       return applied;
     },
-    { connection, prefix: stores.queues.prefix, concurrency: options.concurrency ?? 8, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },
+    { connection, ...stores.bullmq, concurrency: options.concurrency ?? 8, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },
   );
   worker.on('error', (error) => stores.logger.error({ err: error }, 'facts worker error'));
   worker.on('failed', (job, error) => {

@@ -16,7 +16,7 @@ export type RecoveryOptions = {
 export function startRecovery(stores: Stores, sender: Sender, options: RecoveryOptions = {}) {
   const { logger } = stores;
   const connection = stores.queueConnection();
-  const queue = new Queue(stores.queues.recovery, { connection, prefix: stores.queues.prefix });
+  const queue = new Queue(stores.queues.recovery, { connection, ...stores.bullmq });
   const workerConnection = stores.queueConnection();
   let closed = false;
 
@@ -45,7 +45,7 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
       const slot = /^pass-(\d+)$/.exec(job.id ?? '')?.[1];
       await pass(slot === undefined ? null : Number(slot));
     },
-    { connection: workerConnection, prefix: stores.queues.prefix, concurrency: 1 },
+    { connection: workerConnection, ...stores.bullmq, concurrency: 1 },
   );
   worker.on('error', (error) => logger.error({ err: error }, 'recovery worker error'));
 

@@ -24,6 +24,7 @@ const schema = z.object({
   INTERLOCK_HEARTBEAT_TTL_MS: ms.default(4_000),
   INTERLOCK_DURABILITY_CHECK_MS: ms.default(5_000),
   INTERLOCK_SIGNING_THREAD: flag.default(false),
+  INTERLOCK_OTEL: flag.default(false),
   INTERLOCK_REDIS_MIN_REPLICAS: z.coerce.number().int().min(0).max(16).default(0),
   INTERLOCK_REDIS_WAIT_MS: ms.default(1_000),
   INTERLOCK_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -68,6 +69,8 @@ export type Config = {
   durabilityCheckMs: number;
   /** Sign entries on a worker thread (the main thread keeps Redis and the target busy meanwhile). */
   signingThread: boolean;
+  /** OpenTelemetry spans for every BullMQ queue and worker (bullmq-otel), to the tracer provider the process registers. */
+  otel: boolean;
   /** Replicas that must acknowledge a DISPATCHED (Redis WAIT) before its send; 0 trusts the master's AOF alone. */
   redisMinReplicas: number;
   redisWaitMs: number;
@@ -159,6 +162,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     heartbeatTtlMs: c.INTERLOCK_HEARTBEAT_TTL_MS,
     durabilityCheckMs: c.INTERLOCK_DURABILITY_CHECK_MS,
     signingThread: c.INTERLOCK_SIGNING_THREAD,
+    otel: c.INTERLOCK_OTEL,
     redisMinReplicas: c.INTERLOCK_REDIS_MIN_REPLICAS,
     redisWaitMs: c.INTERLOCK_REDIS_WAIT_MS,
     logLevel: c.INTERLOCK_LOG_LEVEL,

@@ -10,6 +10,7 @@ import { createCreditTarget, createFactsReader, createRefundTarget, createStripe
 import { targetByKind } from './targets/by-kind.js';
 import { withCrashAt } from './targets/crash-injection.js';
 import type { SigningKey } from './core/signing.js';
+import type { Telemetry } from 'bullmq';
 import type { Entry, EntryOf } from './core/entries.js';
 import { isRefusal, type Outcome } from './core/outcomes.js';
 import type { Proposal } from './core/proposal.js';
@@ -130,6 +131,11 @@ export type Stores = {
   logger: Logger;
   keys: Keys;
   queues: QueueNames;
+  /**
+   * What every BullMQ queue and worker of this deployment is built with: the key prefix and, when INTERLOCK_OTEL is
+   * on, the OpenTelemetry hook (spans for adds and processing, to whatever tracer provider the process registers).
+   */
+  bullmq: { prefix: string; telemetry?: Telemetry };
   journal: JournalReader;
   approvals: Approvals;
   alerts: Alerts;
@@ -151,6 +157,12 @@ export type Stores = {
 type StoreInternals = { redis: RedisClient; fullJournal: Journal; ownsRedis: boolean };
 const internals = new WeakMap<Stores, StoreInternals>();
 
+/** BullMQ's OpenTelemetry hook, loaded only when INTERLOCK_OTEL is on: off, nothing of it is even imported. */
+async function otelTelemetry(): Promise<Telemetry> {
+  const { BullMQOtel } = await import('bullmq-otel');
+  return new BullMQOtel({ tracerName: 'interlock', meterName: 'interlock' });
+}
+
 export function defaultWorkerId(): string {
   return `${hostname().replace(/[^A-Za-z0-9_.-]/g, '-')}:${process.pid}`;
 }
@@ -171,11 +183,14 @@ export async function openStores(config: Config = loadConfig(), options: { logge
   const signer = config.signingThread ? createThreadSigner(signingKey) : null;
   const fullJournal = createRedisJournal({ redis, keys, signingKey, ...(signer ? { signer } : {}) });
   const approvals = createRedisApprovals({ redis, keys });
+  const queues = queueNames(config.keyPrefix);
+  const telemetry = config.otel ? await otelTelemetry() : undefined;
   const stores: Stores = {
     config,
     logger,
     keys,
-    queues: queueNames(config.keyPrefix),
+    queues,
+    bullmq: telemetry === undefined ? { prefix: queues.prefix } : { prefix: queues.prefix, telemetry },
     journal: fullJournal,
     approvals,
     alerts: createAlerts({ redis, keys, now: () => fullJournal.serverTime() }),

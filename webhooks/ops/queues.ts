@@ -10,7 +10,7 @@ export type OpsQueues = { queues: readonly { name: WatchedQueue; queue: Queue }[
 
 export function openOpsQueues(stores: Stores): OpsQueues {
   const connection = stores.queueConnection();
-  const queues = WATCHED_QUEUES.map((name) => ({ name, queue: new Queue(stores.queues[name], { connection, prefix: stores.queues.prefix }) }));
+  const queues = WATCHED_QUEUES.map((name) => ({ name, queue: new Queue(stores.queues[name], { connection, ...stores.bullmq }) }));
   return {
     queues,
     async close() {

@@ -146,6 +146,19 @@ function decisionOf(proposal: Proposal): CaseDecision {
   };
 }
 
+type Deviation = { problems: string[]; approvedCents: number };
+
+/** What a deviation recorded refused keeps in its proposal's `request` (recordDeviation): the problems and the cap. */
+function deviationOf(proposal: Proposal): Deviation | null {
+  const request = proposal.request;
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) return null;
+  const deviated = request['deviated'];
+  if (typeof deviated !== 'object' || deviated === null || Array.isArray(deviated)) return null;
+  const { problems, approved_cents: approvedCents } = deviated;
+  if (!Array.isArray(problems) || typeof approvedCents !== 'number') return null;
+  return { problems: problems.map(String), approvedCents };
+}
+
 function failure(code: ErrorCode, message: string): InterlockError {
   return new InterlockError(code, message);
 }
@@ -172,7 +185,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     if (amount === null || !Number.isSafeInteger(amount) || amount <= 0 || amount > MAX_AMOUNT_CENTS) return null;
     const effect = { ...probeEffect(submission, amount), metadata: { case_id: submission.caseId } };
     const recorded = await record(
-      { requestId: requestIdOf(submission.caseId), agent: submission.agent, approval: submission.approval, premises, effect, request: { case_id: submission.caseId, deviated: true }, decision: proposalDecision(decision) },
+      { requestId: requestIdOf(submission.caseId), agent: submission.agent, approval: submission.approval, premises, effect, request: { case_id: submission.caseId, deviated: { problems, approved_cents: approval.capCents } }, decision: proposalDecision(decision) },
       { refuse: { reason, approval } },
     );
     if (recorded.status === 'conflict') return null;
@@ -203,14 +216,13 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
   }
 
   /** A deviation recorded (refused) before the worker died: its item is opened (again, harmlessly) and the case noted. */
-  async function finishRecordedDeviation(record: CaseRecord, proposal: Proposal, effectId: string): Promise<CaseRecord> {
+  async function finishRecordedDeviation(record: CaseRecord, proposal: Proposal, deviation: Deviation, effectId: string): Promise<CaseRecord> {
+    const { problems } = deviation;
     const partition = (await stores.journal.partitionOf(effectId)) ?? '';
     const refusal = (await stores.journal.entries(partition, effectId)).findLast((entry) => entry.kind === 'REFUSED');
-    const reason = refusal?.kind === 'REFUSED' ? refusal.reason : 'MODEL_DEVIATED';
-    const problems = reason.replace(/^MODEL_DEVIATED: /, '').replace(/\. Nothing was sent.*$/s, '').split('; ');
+    const reason = refusal?.kind === 'REFUSED' ? refusal.reason : `${MODEL_DEVIATED}: ${problems.join('; ')}`;
     const noted = decisionOf(proposal);
-    const approved = refusal?.kind === 'REFUSED' ? (refusal.checks?.approval?.capCents ?? 0) : 0;
-    await openDeviationItem(effectId, record.submission, reason, noted.amountCents ?? 0, approved, noted.action, problems);
+    await openDeviationItem(effectId, record.submission, reason, noted.amountCents ?? 0, deviation.approvedCents, noted.action, problems);
     const deviated = await setStatus(record.submission.caseId, { ...record.status, state: 'deviated', decision: noted, effectId, problems, error: null });
     logger.warn({ caseId: record.submission.caseId, effectId }, 'MODEL_DEVIATED recorded before a restart: its inbox item is open and the case noted');
     return hooked(deviated);
@@ -249,9 +261,8 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     const recorded = await firstRecordedProposal(stores, effectId);
     if (recorded !== null) {
       // Recorded refused as a deviation by a worker that died before noting it on the case: finish that instead.
-      const request = recorded.request;
-      const deviation = typeof request === 'object' && request !== null && !Array.isArray(request) && request['deviated'] === true;
-      if (deviation && (await refusalOfLatestProposal(stores, effectId)) !== null) return finishRecordedDeviation(record, recorded, effectId);
+      const deviation = deviationOf(recorded);
+      if (deviation !== null && (await refusalOfLatestProposal(stores, effectId)) !== null) return finishRecordedDeviation(record, recorded, deviation, effectId);
       return adopt(record, recorded, effectId);
     }
 

@@ -374,9 +374,7 @@ function proposalIn(entries: readonly Entry[], which: 'first' | 'latest'): Propo
 
 /** The outcome answering the effect's latest proposal (core/verify.ts currentOutcome), or null while unsettled or unknown. */
 export async function settledOutcome(stores: Stores, effectId: string): Promise<Outcome | null> {
-  const partition = await stores.journal.partitionOf(effectId);
-  if (partition === null) return null;
-  return currentOutcome(await stores.journal.entries(partition, effectId)) as Outcome | null;
+  return currentOutcome(await chainOf(stores, effectId)) as Outcome | null;
 }
 
 /**

@@ -86,26 +86,26 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
     return { ...item, status: 'closed', closure };
   }
 
+  /** Opens the item the effect's current outcome calls for, if any (AMBIGUOUS, a refusal at recovery, a stale premise). */
+  async function openFor(effectId: string): Promise<InboxItem | null> {
+    const partition = await journal.partitionOf(effectId);
+    if (partition === null) return null;
+    const draft = inboxItemFor(effectId, partition, await journal.entries(partition, effectId));
+    return draft === null ? null : (await open(draft)).item;
+  }
+
+  /** The item `id` names, opened now if the effect's chain calls for exactly that item. */
   async function openFromChain(id: string): Promise<InboxItem | null> {
     const named = parseInboxItemId(id);
     if (named === null) return null;
-    const partition = await journal.partitionOf(named.effectId);
-    if (partition === null) return null;
-    const draft = inboxItemFor(named.effectId, partition, await journal.entries(partition, named.effectId));
-    return draft?.id === id ? (await open(draft)).item : null;
+    const item = await openFor(named.effectId);
+    return item?.id === id ? item : null;
   }
 
   return {
     open,
     get,
-
-    /** Opens the item the effect's current outcome calls for, if any (AMBIGUOUS, a refusal at recovery, a stale premise). */
-    async openFor(effectId: string): Promise<InboxItem | null> {
-      const partition = await journal.partitionOf(effectId);
-      if (partition === null) return null;
-      const draft = inboxItemFor(effectId, partition, await journal.entries(partition, effectId));
-      return draft === null ? null : (await open(draft)).item;
-    },
+    openFor,
 
     /**
      * Items newest first (open ones by when they opened, closed ones by when they closed), filtered, a page at a time.

@@ -132,9 +132,9 @@ function pathOf(root: string, trail: readonly (string | number)[]): string {
  */
 const CYCLE_CHECK_DEPTH = 8;
 
-/** A key as JSON: most keys are plain identifiers, which need no escaping. */
+/** A key as JSON, quotes included: most keys are plain identifiers, which need no escaping. */
 const PLAIN_KEY = /^[A-Za-z0-9_$]*$/;
-function quoteKey(key: string): string {
+export function quoteKey(key: string): string {
   return PLAIN_KEY.test(key) ? `"${key}"` : JSON.stringify(key);
 }
 

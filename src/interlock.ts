@@ -55,7 +55,7 @@ export type { FinalMoney, Exposure } from './core/final-money.js';
 export type { ApprovalSnapshot } from './core/entries.js';
 export type { Durability } from './redis/durability.js';
 export { effectIdFor, isEffectId } from './core/effect-id.js';
-export { verify, outcomeOf, currentOutcome, entrySignatures, type Verification, type EntrySignature } from './core/verify.js';
+export { verify, outcomeOf, outcomeReason, currentOutcome, entrySignatures, type Verification, type EntrySignature } from './core/verify.js';
 export { publicKeySet, publicKeyFromPem, type PublicKeySet, type SigningKey } from './core/signing.js';
 export { publicKeyPem } from './keys/key-store.js';
 export { Rejected, SendFenced, ProcessCrash, type Target, type SendContext, type ReadContext } from './core/target.js';

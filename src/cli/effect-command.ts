@@ -2,7 +2,7 @@
 // exit codes follow issue 9 §5: 0 committed (or already committed), 3 refused, 4 not settled (in flight or
 // ambiguous), 2 bad input or configuration, 1 anything else (an unknown effect).
 import type { Command } from 'commander';
-import { currentOutcome, effectIdFor, explainOutcome, isEffectId, verify, type Outcome } from '../interlock.js';
+import { currentOutcome, effectIdFor, explainOutcome, isEffectId, outcomeReason, verify, type Outcome } from '../interlock.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
 import { withStores, type CliStores } from './stores.js';
 
@@ -35,6 +35,7 @@ export async function describeEffect(stores: CliStores, effectId: string): Promi
     state: state.open ? 'in_flight' : outcome === null ? 'proposed' : 'settled',
     outcome,
     sentence: outcome === null ? 'Not settled yet: the effect is queued or being sent.' : explainOutcome(outcome as Outcome),
+    reason: outcome === null ? null : outcomeReason(receipt.entries),
     journal: receipt.entries.map((entry) => entry.kind),
     entries: receipt.entries.map((entry) => ({ kind: entry.kind, at: new Date(entry.at).toISOString() })),
     verification: { valid: verification.valid, happened: verification.happened, happenedOnce: verification.happenedOnce, authorizedWhenFired: verification.authorizedWhenFired, assumptionsHeld: verification.assumptionsHeld, evidence: verification.evidence, problems: verification.problems },

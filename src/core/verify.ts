@@ -414,15 +414,34 @@ const VIA_OUTCOME = {
  * effect landed, as a lookup would have shown (COMMITTED_ON_QUERY).
  */
 export function outcomeOf(entries: readonly Entry[]): string | null {
+  return settlementOf(entries).outcome;
+}
+
+/**
+ * Why the journal settled on a refusal or on AMBIGUOUS, in the gate's words ("approval ap_x covers at most 2000
+ * cents, not 2500"): the reason of the entry that settled it. Null for a commit and while nothing is settled.
+ */
+export function outcomeReason(entries: readonly Entry[]): string | null {
+  return settlementOf(entries).reason;
+}
+
+function settlementOf(entries: readonly Entry[]): { outcome: string | null; reason: string | null } {
   let outcome: string | null = null;
+  let reason: string | null = null;
   for (const entry of entries) {
-    if (entry.kind === 'COMMITTED') return VIA_OUTCOME[entry.via];
-    if (entry.kind === 'AMBIGUOUS') outcome = 'AMBIGUOUS';
-    else if (entry.kind === 'REFUSED' && !isForeignRefusal(entry)) outcome = entry.code;
-    else if (entry.kind === 'DISPATCHED') outcome = null;
-    else if (entry.kind === 'LATE_RESULT' && entry.outcome === 'landed' && outcome === 'AMBIGUOUS') outcome = 'COMMITTED_ON_QUERY';
+    if (entry.kind === 'COMMITTED') return { outcome: VIA_OUTCOME[entry.via], reason: null };
+    if (entry.kind === 'AMBIGUOUS') {
+      outcome = 'AMBIGUOUS';
+      reason = entry.reason;
+    } else if (entry.kind === 'REFUSED' && !isForeignRefusal(entry)) {
+      outcome = entry.code;
+      reason = entry.reason;
+    } else if (entry.kind === 'DISPATCHED' || (entry.kind === 'LATE_RESULT' && entry.outcome === 'landed' && outcome === 'AMBIGUOUS')) {
+      outcome = entry.kind === 'DISPATCHED' ? null : 'COMMITTED_ON_QUERY';
+      reason = null;
+    }
   }
-  return outcome;
+  return { outcome, reason };
 }
 
 /**

@@ -63,7 +63,7 @@ export async function caseView(stores: Stores, record: CaseRecord) {
     problems: status.problems,
     error: status.error,
     attempts: status.attempts,
-    effect: effect === null ? null : { effect_id: effect.id, state: effect.state, outcome: effect.outcome, sentence: effect.sentence, links: effect.links },
+    effect: effect === null ? null : { effect_id: effect.id, state: effect.state, outcome: effect.outcome, sentence: effect.sentence, reason: effect.reason, links: effect.links },
     created_at: iso(record.createdAt),
     updated_at: iso(status.updatedAt),
     links: {

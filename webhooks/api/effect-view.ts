@@ -1,7 +1,7 @@
 // How an effect reads over HTTP: its state and outcome from its journal alone (the same entries a receipt holds),
 // the outcome's plain sentence, and, for one effect, its journal kinds with times, the final money and exposure as
 // verify() derives them from the signed receipt.
-import { explainOutcome, outcomeOf, verify, type Entry, type Outcome, type PublicKeySet, type Receipt } from '../../src/interlock.js';
+import { explainOutcome, outcomeOf, outcomeReason, verify, type Entry, type Outcome, type PublicKeySet, type Receipt } from '../../src/interlock.js';
 import type { EffectState } from './schemas.js';
 
 const COMMITTED = new Set(['COMMITTED', 'COMMITTED_ON_QUERY', 'COMMITTED_BY_RETRY', 'REAPPLIED_AFTER_QUERY']);
@@ -39,6 +39,11 @@ function text(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
 
+/** Why a refused or ambiguous effect settled so, in the gate's words (core/verify.ts outcomeReason); null otherwise. */
+export function reasonOf(state: EffectState, entries: readonly Entry[]): string | null {
+  return state === 'refused' || state === 'ambiguous' ? outcomeReason(entries) : null;
+}
+
 export type EffectSummary = ReturnType<typeof summaryOf>;
 
 export function summaryOf(effectId: string, subject: string, entries: readonly Entry[]) {
@@ -58,6 +63,7 @@ export function summaryOf(effectId: string, subject: string, entries: readonly E
     state,
     outcome,
     sentence: sentenceOf(state, outcome),
+    reason: reasonOf(state, entries),
     settled: outcome !== null,
     created_at: entries[0] ? iso(entries[0].at) : null,
     links: linksOf(effectId),

@@ -80,7 +80,7 @@ export function effectsRoutes(context: ApiContext): Route[] {
     }
     return {
       status: recorded.status === 'recorded' ? 202 : 200,
-      body: { effect_id: summary.id, request_id: body.request_id, state: summary.state, outcome: summary.outcome, sentence: summary.sentence, links: summary.links },
+      body: { effect_id: summary.id, request_id: body.request_id, state: summary.state, outcome: summary.outcome, sentence: summary.sentence, reason: summary.reason, links: summary.links },
     };
   }
 

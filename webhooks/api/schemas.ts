@@ -167,6 +167,7 @@ export const proposalAnswer = z
     state: z.enum(EFFECT_STATES),
     outcome: z.string().nullable().meta({ description: 'The outcome code (DESIGN §4), null until settled.' }),
     sentence: z.string(),
+    reason: z.string().nullable().meta({ description: 'Why a refused or ambiguous effect settled so, in the gate\'s words (the amount over the cap, the fact that changed); null otherwise.' }),
     links,
   })
   .meta({ id: 'ProposalAnswer' });
@@ -189,7 +190,7 @@ export const caseAnswer = z
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     attempts: z.number(),
     effect: z
-      .object({ effect_id: z.string(), state: z.enum(EFFECT_STATES), outcome: z.string().nullable(), sentence: z.string(), links })
+      .object({ effect_id: z.string(), state: z.enum(EFFECT_STATES), outcome: z.string().nullable(), sentence: z.string(), reason: z.string().nullable(), links })
       .nullable()
       .meta({ description: 'The proposed effect as it stands.' }),
     created_at: z.string(),
@@ -212,6 +213,7 @@ export const effectSummary = z
     state: z.enum(EFFECT_STATES),
     outcome: z.string().nullable(),
     sentence: z.string(),
+    reason: z.string().nullable().meta({ description: 'Why a refused or ambiguous effect settled so, in the gate\'s words (the amount over the cap, the fact that changed); null otherwise.' }),
     settled: z.boolean(),
     created_at: z.string().nullable(),
     links,

@@ -284,6 +284,7 @@ ${verification.problems.length > 0 ? html`<ul class="error">${verification.probl
 <dt>State</dt><dd><span class="state state-${summary.state}">${summary.state}</span></dd>
 <dt>Outcome</dt><dd data-testid="outcome">${summary.outcome ?? 'not settled yet'}</dd>
 <dt>In words</dt><dd>${summary.sentence}</dd>
+${summary.reason === null ? null : html`<dt>Why</dt><dd data-testid="reason">${summary.reason}</dd>`}
 </dl>
 ${verdict}
 ${input.canDownload ? html`<p><a class="button" href="/ui/effects/${summary.id}/receipt" download="receipt-${summary.id.slice(0, 12)}.json">Download the receipt</a> (verify it with <code>npx interlock receipt verify FILE</code>)</p>` : null}

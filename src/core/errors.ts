@@ -111,12 +111,23 @@ export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Field problems from a zod error, with an unknown key named by its own path (so a typo is pointed at). */
+/** A field name without case, `_` or `-`: `capCents`, `cap-cents` and `cap_cents` spell one field. */
+const spelling = (name: string) => name.toLowerCase().replace(/[_-]/g, '');
+
+/**
+ * Field problems from a zod error, with an unknown key named by its own path (so a typo is pointed at). When another
+ * problem names a field of the same object spelled the same but for case, `_` or `-` (a required `cap_cents` beside
+ * an unknown `capCents`), the unknown key's message names it.
+ */
 export function zodFieldProblems(issues: readonly { path: readonly PropertyKey[]; message: string; code?: string; keys?: readonly string[] }[], prefix: readonly string[] = [], root = 'proposal'): FieldProblem[] {
   return issues.flatMap((issue) => {
     const at = [...prefix, ...issue.path.map(String)];
     if (issue.code === 'unrecognized_keys' && issue.keys) {
-      return issue.keys.map((key) => ({ path: [...at, key].join('.'), message: 'is not a field of this object (a typo?)' }));
+      const siblings = issues.filter((other) => other !== issue && other.path.length === issue.path.length + 1 && issue.path.every((part, index) => other.path[index] === part)).map((other) => String(other.path.at(-1)));
+      return issue.keys.map((key) => {
+        const meant = siblings.find((name) => name !== key && spelling(name) === spelling(key));
+        return { path: [...at, key].join('.'), message: meant === undefined ? 'is not a field of this object (a typo?)' : `is not a field of this object (did you mean ${meant}?)` };
+      });
     }
     return [{ path: at.join('.') || root, message: issue.message }];
   });

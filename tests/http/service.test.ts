@@ -91,11 +91,12 @@ describe('errors', () => {
     expect(json.body.error.fields).toEqual([{ path: 'body', message: 'Invalid input: expected object, received array' }]);
   });
 
-  it('a missing field is named "is required"; an unknown one "is not a field"', async () => {
-    const answer = await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).send({ request_id: 'case-x', amount: 1, approval: 'ap_1', paymentIntent: 'pi_1' });
+  it('a missing field is named "is required"; an unknown one "is not a field", naming the field it spells but for case or _', async () => {
+    const answer = await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).send({ request_id: 'case-x', amount: 1, approval: 'ap_1', paymentIntent: 'pi_1', note: 'x' });
     expect(answer.body.error.fields).toEqual([
       { path: 'payment_intent', message: 'is required' },
-      { path: 'paymentIntent', message: 'is not a field of this object (a typo?)' },
+      { path: 'paymentIntent', message: 'is not a field of this object (did you mean payment_intent?)' },
+      { path: 'note', message: 'is not a field of this object (a typo?)' },
     ]);
   });
 });

@@ -177,7 +177,21 @@ export function sdkOf(client: StripeClient): Stripe {
   return sdk;
 }
 
-/** Runs `call` with every request it makes held to `guard`. */
+/**
+ * Runs `call` with every request it makes held to `guard`.
+ *
+ * stripe-node captures `new Error().stack` as each request starts, to append the caller's frames to an error it may
+ * throw later. With source maps on (tsx turns them on), formatting that stack maps every frame and costs more CPU
+ * than the rest of the request's client side. The adapter's errors (errors.ts) name the call they come from, so the
+ * SDK's call site adds nothing: a call starts with no frames captured. The SDK starts its request synchronously
+ * inside `call`, so the limit is back before anything else runs.
+ */
 export function guarded<T>(guard: CallGuard, call: () => Promise<T>): Promise<T> {
-  return guards.run(guard, call);
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return guards.run(guard, call);
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
 }

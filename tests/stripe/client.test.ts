@@ -2,7 +2,7 @@
 // (never echoing the key), where requests go, and the redaction of secrets in text others log.
 import { describe, expect, it } from 'vitest';
 import { errorCode, InterlockError } from '../../src/core/errors.js';
-import { createStripeClient, stripeClientOptionsFromEnv } from '../../src/stripe/client.js';
+import { createStripeClient, guarded, stripeClientOptionsFromEnv } from '../../src/stripe/client.js';
 import { redactSecrets, secretHint } from '../../src/stripe/secrets.js';
 
 const LIVE = 'sk_live_51Hsecretsecretsecret9876';
@@ -62,6 +62,33 @@ describe('the Stripe client from configuration', () => {
     expect(stripeClientOptionsFromEnv({})).toEqual({ secretKey: '', apiBase: null, allowLive: false });
     expect(() => stripeClientOptionsFromEnv({ INTERLOCK_ALLOW_LIVE: 'sure' })).toThrow(/INTERLOCK_ALLOW_LIVE must be 1/);
     expect(refusal(stripeClientOptionsFromEnv({ STRIPE_SECRET_KEY: LIVE })).message).toContain('INTERLOCK_ALLOW_LIVE=1');
+  });
+});
+
+describe('a guarded call', () => {
+  const guard = () => ({ timeLeftMs: () => 1_000, beforeWrite: null, attempts: 0 });
+
+  it('starts with no stack frames captured (stripe-node formats a call-site stack on every request, through source maps), and restores the limit after, also when the call throws', async () => {
+    const before = Error.stackTraceLimit;
+    let during: string | undefined;
+    await guarded(guard(), async () => {
+      during = new Error('call site').stack;
+    });
+    expect(during).toBe('Error: call site');
+    expect(Error.stackTraceLimit).toBe(before);
+    expect(() =>
+      guarded(guard(), () => {
+        throw new Error('thrown at once');
+      }),
+    ).toThrow('thrown at once');
+    expect(Error.stackTraceLimit).toBe(before);
+    // What runs after the call started, its own awaits included, has the usual stacks.
+    let later: string | undefined;
+    await guarded(guard(), async () => {
+      await Promise.resolve();
+      later = new Error('later').stack;
+    });
+    expect(later?.split('\n').length).toBeGreaterThan(1);
   });
 });
 

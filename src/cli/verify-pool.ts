@@ -8,11 +8,26 @@ import { verify, type Verification } from '../core/verify.js';
 
 export type FileVerdict = { file: string; readable: boolean; verification: Verification | null; error: string | null };
 
+/** Why a file could not be read, in words: the common causes by name, anything else as the system said it. */
+export function whyUnreadable(file: string, error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'ENOENT') return 'there is no such file';
+  if (code === 'EISDIR') return `it is a directory; give the receipt files in it (for example ${file.replace(/\/+$/, '')}/*.json)`;
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** One file: read, parse, verify. Unreadable input is a verdict too, never an exception. */
 export function verifyFile(file: string, publicKeyPems: readonly string[]): FileVerdict {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    return { file, readable: false, verification: null, error: `cannot read ${file}: ${whyUnreadable(file, error)}` };
+  }
   let input: unknown;
   try {
-    input = JSON.parse(readFileSync(file, 'utf8'));
+    input = JSON.parse(text);
   } catch (error) {
     return { file, readable: false, verification: null, error: `cannot read ${file} as JSON: ${error instanceof Error ? error.message : String(error)}` };
   }

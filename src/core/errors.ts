@@ -115,18 +115,22 @@ export function errorMessage(error: unknown): string {
 const spelling = (name: string) => name.toLowerCase().replace(/[_-]/g, '');
 
 /**
- * Field problems from a zod error, with an unknown key named by its own path (so a typo is pointed at). When another
- * problem names a field of the same object spelled the same but for case, `_` or `-` (a required `cap_cents` beside
- * an unknown `capCents`), the unknown key's message names it.
+ * Field problems from a zod error, with an unknown key named by its own path (so a typo is pointed at). When a field
+ * of the same object is spelled the same but for case, `_` or `-` (a required `cap_cents` beside an unknown
+ * `capCents`), the unknown key's message names it. `known` are the top-level fields the object takes (a route's
+ * query parameters, say): a typo is matched against them, and when none matches they are listed.
  */
-export function zodFieldProblems(issues: readonly { path: readonly PropertyKey[]; message: string; code?: string; keys?: readonly string[] }[], prefix: readonly string[] = [], root = 'proposal'): FieldProblem[] {
+export function zodFieldProblems(issues: readonly { path: readonly PropertyKey[]; message: string; code?: string; keys?: readonly string[] }[], prefix: readonly string[] = [], root = 'proposal', known?: readonly string[]): FieldProblem[] {
   return issues.flatMap((issue) => {
     const at = [...prefix, ...issue.path.map(String)];
     if (issue.code === 'unrecognized_keys' && issue.keys) {
       const siblings = issues.filter((other) => other !== issue && other.path.length === issue.path.length + 1 && issue.path.every((part, index) => other.path[index] === part)).map((other) => String(other.path.at(-1)));
+      const fields = issue.path.length === 0 && known !== undefined ? [...known, ...siblings] : siblings;
       return issue.keys.map((key) => {
-        const meant = siblings.find((name) => name !== key && spelling(name) === spelling(key));
-        return { path: [...at, key].join('.'), message: meant === undefined ? 'is not a field of this object (a typo?)' : `is not a field of this object (did you mean ${meant}?)` };
+        const meant = fields.find((name) => name !== key && spelling(name) === spelling(key));
+        if (meant !== undefined) return { path: [...at, key].join('.'), message: `is not a field of this object (did you mean ${meant}?)` };
+        if (issue.path.length === 0 && known !== undefined) return { path: [...at, key].join('.'), message: known.length === 0 ? 'is not a field of this object (it takes none)' : `is not a field of this object (it takes ${known.join(', ')})` };
+        return { path: [...at, key].join('.'), message: 'is not a field of this object (a typo?)' };
       });
     }
     return [{ path: at.join('.') || root, message: issue.message }];

@@ -99,6 +99,14 @@ describe('errors', () => {
       { path: 'note', message: 'is not a field of this object (a typo?)' },
     ]);
   });
+
+  it('an unknown query parameter is answered with the parameters the route takes, or the one it spells', async () => {
+    const cursor = await request(rig.app).get('/v1/effects?cursor=abc').set(bearer(TOKENS.auditor));
+    expect(cursor.status).toBe(400);
+    expect(cursor.body.error.fields).toEqual([{ path: 'query.cursor', message: 'is not a field of this object (it takes request, subject, state, outcome, limit, starting_after)' }]);
+    const spelled = await request(rig.app).get('/v1/effects?startingAfter=abc').set(bearer(TOKENS.auditor));
+    expect(spelled.body.error.fields).toEqual([{ path: 'query.startingAfter', message: 'is not a field of this object (did you mean starting_after?)' }]);
+  });
 });
 
 describe('probes, alerts, recovery', () => {

@@ -2,7 +2,7 @@
 // answers, and its handler. The app registers routes from these definitions and the OpenAPI document is generated
 // from the same ones, so the document can list no route, role or field the service does not have.
 import type { Request, Response } from 'express';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { redactDeep, zodFieldProblems, type FieldProblem } from '../../src/interlock.js';
 import { callerOf, type Permission } from './auth.js';
 import { apiError } from './errors.js';
@@ -59,7 +59,9 @@ function part(schema: z.ZodType | undefined, value: unknown, place: 'path' | 'qu
   if (parsed.success) return parsed.data;
   // A missing field reads "is required", whatever its type's own message says; the input itself is not echoed.
   const issues = parsed.error.issues.map((issue) => (issue.code === 'invalid_type' && issue.input === undefined ? { ...issue, message: 'is required' } : issue));
-  fields.push(...zodFieldProblems(issues, place === 'body' ? [] : [place], place));
+  // A route's path and query take a few names, so an unknown one is answered with the list (or the one it spells).
+  const known = place !== 'body' && schema instanceof z.ZodObject ? Object.keys(schema.shape) : undefined;
+  fields.push(...zodFieldProblems(issues, place === 'body' ? [] : [place], place, known));
   return undefined;
 }
 

@@ -89,6 +89,26 @@ describe.concurrent('proposing refunds and credits', () => {
     expect(committed.body).toMatchObject({ outcome: 'COMMITTED', reason: null });
   });
 
+  it('a refused request decided again on facts that changed is answered with the new decision (?wait hears it), not the earlier refusal', async () => {
+    const pi = `pi_${uid()}`;
+    rig.target.world.set(`payment:${pi}`, { chargebacks: [], refunded_by_others: 0 });
+    const approval = `ap_${uid()}`;
+    const body = refundBody({ payment_intent: pi, approval });
+    const early = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(body);
+    expect(early.body).toMatchObject({ state: 'refused', outcome: 'REFUSED:lease', reason: `approval ${approval} does not exist` });
+    // The approval is granted, and the payment's facts have moved on: the same request is a new decision.
+    expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approvalBody({ id: approval, scope: `payment:${pi}` }))).status).toBe(201);
+    rig.target.world.set(`payment:${pi}`, { chargebacks: [], refunded_by_others: 100 });
+    const again = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(body);
+    expect(again.status).toBe(202);
+    // Judged under this approval against the facts of its first proposal (core/decisions.ts premisesDecidedOn):
+    // they changed, so the new answer is a stale premise, with what changed, and nothing is sent.
+    expect(again.body).toMatchObject({ effect_id: early.body.effect_id, state: 'refused', outcome: 'REFUSED:stale_premise', reason: 'refunded_by_others: was 0, now 100' });
+    const detail = await request(rig.app).get(`/v1/effects/${early.body.effect_id}`).set(support());
+    expect(detail.body).toMatchObject({ state: 'refused', outcome: 'REFUSED:stale_premise' });
+    expect(rig.target.landedCount(early.body.effect_id)).toBe(0);
+  });
+
   it('a request id first used on another payment is 409, not a second effect', async () => {
     const a = await payment();
     const b = await payment();

@@ -1,7 +1,7 @@
 // How an effect reads over HTTP: its state and outcome from its journal alone (the same entries a receipt holds),
 // the outcome's plain sentence, and, for one effect, its journal kinds with times, the final money and exposure as
 // verify() derives them from the signed receipt.
-import { explainOutcome, outcomeOf, outcomeReason, verify, type Entry, type Outcome, type PublicKeySet, type Receipt } from '../../src/interlock.js';
+import { currentOutcome, explainOutcome, outcomeReason, verify, type Entry, type Outcome, type PublicKeySet, type Receipt } from '../../src/interlock.js';
 import type { EffectState } from './schemas.js';
 
 const COMMITTED = new Set(['COMMITTED', 'COMMITTED_ON_QUERY', 'COMMITTED_BY_RETRY', 'REAPPLIED_AFTER_QUERY']);
@@ -14,8 +14,13 @@ const STATE_SENTENCES: Record<EffectState, string> = {
   ambiguous: '',
 };
 
+/**
+ * The state of the effect's latest proposal: a refusal recorded before a later PROPOSED (the same request decided
+ * again on facts that changed) answered an earlier one, so the effect reads as proposed until the new one settles
+ * (core/verify.ts currentOutcome), and `?wait` waits for it.
+ */
 export function stateOf(entries: readonly Entry[]): { state: EffectState; outcome: string | null } {
-  const outcome = outcomeOf(entries);
+  const outcome = currentOutcome(entries);
   if (outcome !== null) {
     if (COMMITTED.has(outcome)) return { state: 'committed', outcome };
     if (outcome === 'AMBIGUOUS') return { state: 'ambiguous', outcome };

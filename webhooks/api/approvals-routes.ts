@@ -137,7 +137,12 @@ export function approvalsRoutes(context: ApiContext): Route[] {
       responses: { 200: { description: 'The cap, and what has moved (or is in flight) on the subject so far.', schema: capAnswer }, ...common },
       async handle({ params, body }) {
         const cap = await stores.approvals.setSubjectCap(params.subject, body.cap_cents);
-        return { status: 200, body: { object: 'cap', subject: params.subject, cap_cents: cap.limitCents, moved_cents: cap.movedCents } };
+        // A cap at or below what has moved already is allowed (it stops further money), but the caller should know.
+        const sentence =
+          cap.movedCents >= cap.limitCents
+            ? `${cap.movedCents} cents have moved (or are in flight) on ${params.subject}, at or over this cap of ${cap.limitCents}: nothing more may move on it until the cap is raised.`
+            : `${cap.limitCents - cap.movedCents} more cents may move on ${params.subject} (${cap.movedCents} of ${cap.limitCents} have moved or are in flight).`;
+        return { status: 200, body: { object: 'cap', subject: params.subject, cap_cents: cap.limitCents, moved_cents: cap.movedCents, sentence } };
       },
     }),
   ];

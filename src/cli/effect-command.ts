@@ -35,7 +35,7 @@ export async function describeEffect(stores: CliStores, effectId: string): Promi
     state: state.open ? 'in_flight' : outcome === null ? 'proposed' : 'settled',
     outcome,
     sentence: outcome === null ? 'Not settled yet: the effect is queued or being sent.' : explainOutcome(outcome as Outcome),
-    reason: outcome === null ? null : outcomeReason(receipt.entries),
+    reason: outcomeReason(receipt.entries),
     journal: receipt.entries.map((entry) => entry.kind),
     entries: receipt.entries.map((entry) => ({ kind: entry.kind, at: new Date(entry.at).toISOString() })),
     verification: { valid: verification.valid, happened: verification.happened, happenedOnce: verification.happenedOnce, authorizedWhenFired: verification.authorizedWhenFired, assumptionsHeld: verification.assumptionsHeld, evidence: verification.evidence, problems: verification.problems },

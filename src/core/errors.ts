@@ -126,11 +126,10 @@ export function zodFieldProblems(issues: readonly { path: readonly PropertyKey[]
     if (issue.code === 'unrecognized_keys' && issue.keys) {
       const siblings = issues.filter((other) => other !== issue && other.path.length === issue.path.length + 1 && issue.path.every((part, index) => other.path[index] === part)).map((other) => String(other.path.at(-1)));
       const fields = issue.path.length === 0 && known !== undefined ? [...known, ...siblings] : siblings;
+      const listed = issue.path.length === 0 && known !== undefined ? `it takes ${known.length === 0 ? 'none' : known.join(', ')}` : 'a typo?';
       return issue.keys.map((key) => {
         const meant = fields.find((name) => name !== key && spelling(name) === spelling(key));
-        if (meant !== undefined) return { path: [...at, key].join('.'), message: `is not a field of this object (did you mean ${meant}?)` };
-        if (issue.path.length === 0 && known !== undefined) return { path: [...at, key].join('.'), message: known.length === 0 ? 'is not a field of this object (it takes none)' : `is not a field of this object (it takes ${known.join(', ')})` };
-        return { path: [...at, key].join('.'), message: 'is not a field of this object (a typo?)' };
+        return { path: [...at, key].join('.'), message: `is not a field of this object (${meant === undefined ? listed : `did you mean ${meant}?`})` };
       });
     }
     return [{ path: at.join('.') || root, message: issue.message }];

@@ -83,6 +83,13 @@ export const TOKENS: readonly string[] = [
 if (TOKENS.length > (LAST_PAGE - FIRST_PAGE + 1) * PLACES) throw new Error('stored-form: more tokens than codes');
 
 const codeAt = (index: number) => String.fromCharCode(FIRST_PAGE + Math.floor(index / PLACES), FIRST_PLACE + (index % PLACES));
+
+/** The two characters that stand for `token` in the stored form (tests; the encoder keeps its own maps). */
+export function codeOf(token: string): string {
+  const index = TOKENS.indexOf(token);
+  if (index === -1) throw new Error(`stored-form: no code for ${token}`);
+  return codeAt(index);
+}
 const commonCodes = new Map<string, Map<string, string>>();
 COMMON_FIELDS.forEach(([field, value], index) => {
   const values = commonCodes.get(field) ?? new Map<string, string>();

@@ -418,11 +418,12 @@ export function outcomeOf(entries: readonly Entry[]): string | null {
 }
 
 /**
- * Why the journal settled on a refusal or on AMBIGUOUS, in the gate's words ("approval ap_x covers at most 2000
- * cents, not 2500"): the reason of the entry that settled it. Null for a commit and while nothing is settled.
+ * Why the effect's current outcome (currentOutcome) is a refusal or AMBIGUOUS, in the gate's words ("approval ap_x
+ * covers at most 2000 cents, not 2500"): the reason of the entry that settled it. Null for a commit, and while the
+ * latest proposal is not settled.
  */
 export function outcomeReason(entries: readonly Entry[]): string | null {
-  return settlementOf(entries).reason;
+  return currentOutcome(entries) === null ? null : settlementOf(entries).reason;
 }
 
 function settlementOf(entries: readonly Entry[]): { outcome: string | null; reason: string | null } {

@@ -44,11 +44,6 @@ function text(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-/** Why a refused or ambiguous effect settled so, in the gate's words (core/verify.ts outcomeReason); null otherwise. */
-export function reasonOf(state: EffectState, entries: readonly Entry[]): string | null {
-  return state === 'refused' || state === 'ambiguous' ? outcomeReason(entries) : null;
-}
-
 export type EffectSummary = ReturnType<typeof summaryOf>;
 
 export function summaryOf(effectId: string, subject: string, entries: readonly Entry[]) {
@@ -68,7 +63,7 @@ export function summaryOf(effectId: string, subject: string, entries: readonly E
     state,
     outcome,
     sentence: sentenceOf(state, outcome),
-    reason: reasonOf(state, entries),
+    reason: outcomeReason(entries),
     settled: outcome !== null,
     created_at: entries[0] ? iso(entries[0].at) : null,
     links: linksOf(effectId),

@@ -160,6 +160,7 @@ export const dismissBody = z.strictObject({ note }).meta({ id: 'DismissRequest' 
 
 // Responses (documentation only).
 const links = z.object({ self: z.string(), receipt: z.string() });
+const reason = z.string().nullable().meta({ description: 'Why a refused or ambiguous effect settled so, in the gate\'s words (the amount over the cap, the fact that changed); null otherwise.' });
 export const proposalAnswer = z
   .object({
     effect_id: z.string(),
@@ -167,7 +168,7 @@ export const proposalAnswer = z
     state: z.enum(EFFECT_STATES),
     outcome: z.string().nullable().meta({ description: 'The outcome code (DESIGN §4), null until settled.' }),
     sentence: z.string(),
-    reason: z.string().nullable().meta({ description: 'Why a refused or ambiguous effect settled so, in the gate\'s words (the amount over the cap, the fact that changed); null otherwise.' }),
+    reason,
     links,
   })
   .meta({ id: 'ProposalAnswer' });
@@ -190,7 +191,7 @@ export const caseAnswer = z
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     attempts: z.number(),
     effect: z
-      .object({ effect_id: z.string(), state: z.enum(EFFECT_STATES), outcome: z.string().nullable(), sentence: z.string(), reason: z.string().nullable(), links })
+      .object({ effect_id: z.string(), state: z.enum(EFFECT_STATES), outcome: z.string().nullable(), sentence: z.string(), reason, links })
       .nullable()
       .meta({ description: 'The proposed effect as it stands.' }),
     created_at: z.string(),
@@ -213,7 +214,7 @@ export const effectSummary = z
     state: z.enum(EFFECT_STATES),
     outcome: z.string().nullable(),
     sentence: z.string(),
-    reason: z.string().nullable().meta({ description: 'Why a refused or ambiguous effect settled so, in the gate\'s words (the amount over the cap, the fact that changed); null otherwise.' }),
+    reason,
     settled: z.boolean(),
     created_at: z.string().nullable(),
     links,

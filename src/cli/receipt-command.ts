@@ -8,7 +8,7 @@ import { loadConfig } from '../config.js';
 import { keyFilePath, publicKeyPem } from '../keys/key-store.js';
 import { signingKeyFromPem } from '../core/signing.js';
 import { existsSync } from 'node:fs';
-import { whyUnreadable } from './verify-pool.js';
+import { whyReceiptUnreadable, whyUnreadable } from './verify-pool.js';
 
 export const EXIT_VALID = 0;
 export const EXIT_INVALID = 1;
@@ -25,7 +25,7 @@ function readJson(file: string): unknown {
   try {
     text = file === '-' ? readFileSync(0, 'utf8') : readFileSync(file, 'utf8');
   } catch (error) {
-    unreadable(`Cannot read ${file}: ${whyUnreadable(file, error)}.`);
+    unreadable(`Cannot read ${file}: ${whyReceiptUnreadable(file, error)}.`);
   }
   try {
     return JSON.parse(text);
@@ -41,7 +41,7 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string } {
       try {
         return readFileSync(file, 'utf8');
       } catch (error) {
-        unreadable(`Cannot read public key ${file}: ${whyUnreadable(file, error)}.`);
+        unreadable(`Cannot read public key ${file}: ${whyUnreadable(error)}.`);
       }
     });
     return { pems, source: files.join(', ') };

@@ -9,12 +9,18 @@ import { verify, type Verification } from '../core/verify.js';
 export type FileVerdict = { file: string; readable: boolean; verification: Verification | null; error: string | null };
 
 /** Why a file could not be read, in words: the common causes by name, anything else as the system said it. */
-export function whyUnreadable(file: string, error: unknown): string {
+export function whyUnreadable(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
   if (code === 'ENOENT') return 'there is no such file';
-  if (code === 'EISDIR') return `it is a directory; give the receipt files in it (for example ${file.replace(/\/+$/, '')}/*.json)`;
+  if (code === 'EISDIR') return 'it is a directory';
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
   return error instanceof Error ? error.message : String(error);
+}
+
+/** whyUnreadable for a receipt file: a directory given instead is answered with the files to give. */
+export function whyReceiptUnreadable(file: string, error: unknown): string {
+  const why = whyUnreadable(error);
+  return (error as { code?: unknown } | null)?.code === 'EISDIR' ? `${why}; give the receipt files in it (for example ${file.replace(/\/+$/, '')}/*.json)` : why;
 }
 
 /** One file: read, parse, verify. Unreadable input is a verdict too, never an exception. */
@@ -23,7 +29,7 @@ export function verifyFile(file: string, publicKeyPems: readonly string[]): File
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    return { file, readable: false, verification: null, error: `cannot read ${file}: ${whyUnreadable(file, error)}` };
+    return { file, readable: false, verification: null, error: `cannot read ${file}: ${whyReceiptUnreadable(file, error)}` };
   }
   let input: unknown;
   try {

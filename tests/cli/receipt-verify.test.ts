@@ -73,6 +73,7 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     ['a directory given as a receipt', ['', 'public-key.pem'], /^Cannot read .*: it is a directory; give the receipt files in it \(for example .*\/\*\.json\)/],
     ['a receipt file that is not JSON', ['not-json.json', 'public-key.pem'], /not-json\.json is not JSON/],
     ['a public key file that holds no key', ['receipt.json', 'bad-key.pem'], /^Public key is unusable/],
+    ['a directory given as the public key', ['receipt.json', ''], /^Cannot read public key .*: it is a directory\.$/m],
   ])('exits 2 and says why for %s', async (_what, [receiptFile, keyFile], message) => {
     const run = await runCli(['receipt', 'verify', file(receiptFile ?? ''), '--public-key', file(keyFile ?? '')], env);
     expect(run.code).toBe(2);

@@ -32,7 +32,7 @@ export async function sendCall<T>(client: StripeClient, context: SendContext, wh
   if (left <= 0) throw new SendFenced('the send deadline passed before the request could start');
   const guard: CallGuard = { timeLeftMs: () => context.timeLeftMs(), beforeWrite: () => context.beforeWrite(), attempts: 0 };
   try {
-    return await guarded(guard, () => call(sdkOf(client), { idempotencyKey, timeout: left, maxNetworkRetries: 0 }));
+    return await guarded(guard, (headers) => call(sdkOf(client), { idempotencyKey, timeout: left, maxNetworkRetries: 0, headers }));
   } catch (error) {
     throw translateStripeError(error, { what, write: true }, client);
   }
@@ -46,7 +46,7 @@ export async function readCall<T>(client: StripeClient, budget: ReadBudget, what
   }
   const guard: CallGuard = { timeLeftMs: () => budget.timeLeftMs(), beforeWrite: null, attempts: 0 };
   try {
-    return await guarded(guard, () => call(sdkOf(client), { timeout: left, maxNetworkRetries: 0 }));
+    return await guarded(guard, (headers) => call(sdkOf(client), { timeout: left, maxNetworkRetries: 0, headers }));
   } catch (error) {
     throw translateStripeError(error, { what, write: false }, client);
   }

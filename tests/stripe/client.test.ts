@@ -1,8 +1,10 @@
 // The client from configuration (issue 9 §2): which keys are accepted, which are refused and how the refusal reads
 // (never echoing the key), where requests go, and the redaction of secrets in text others log.
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { errorCode, InterlockError } from '../../src/core/errors.js';
-import { createStripeClient, guarded, stripeClientOptionsFromEnv } from '../../src/stripe/client.js';
+import { createStripeClient, guarded, sdkOf, stripeClientOptionsFromEnv } from '../../src/stripe/client.js';
 import { redactSecrets, secretHint } from '../../src/stripe/secrets.js';
 
 const LIVE = 'sk_live_51Hsecretsecretsecret9876';
@@ -89,6 +91,57 @@ describe('a guarded call', () => {
       later = new Error('later').stack;
     });
     expect(later?.split('\n').length).toBeGreaterThan(1);
+  });
+
+  /** A server that answers every request with a customer object and remembers the headers each request came with. */
+  async function withServer(run: (apiBase: string, seen: IncomingHttpHeaders[]) => Promise<void>): Promise<void> {
+    const seen: IncomingHttpHeaders[] = [];
+    const server = createServer((req, res) => {
+      seen.push(req.headers);
+      req.resume();
+      req.on('end', () => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ id: 'cus_guarded', object: 'customer' }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      await run(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }
+
+  it('lets the requests of the call through, held to its guard, and the tag that names the guard never leaves the process', async () => {
+    await withServer(async (apiBase, seen) => {
+      const sdk = sdkOf(createStripeClient({ secretKey: 'sk_test_guarded', apiBase }));
+      const held = guard();
+      const customer = await guarded(held, (headers) => sdk.customers.retrieve('cus_guarded', {}, { headers, maxNetworkRetries: 0 }));
+      expect(customer.id).toBe('cus_guarded');
+      expect(held.attempts).toBe(1);
+      expect(seen).toHaveLength(1);
+      expect(Object.keys(seen[0] ?? {}).filter((name) => name.includes('interlock-guard'))).toEqual([]);
+    });
+  });
+
+  it('refuses a request made without the call\'s headers, with a made-up tag, or with the tag of a call that has settled; none reaches Stripe', async () => {
+    await withServer(async (apiBase, seen) => {
+      const sdk = sdkOf(createStripeClient({ secretKey: 'sk_test_guarded', apiBase }));
+      // The SDK reports the wrapper's refusal as a connection error whose detail is the refusal.
+      const refusal = async (request: Promise<unknown>) => {
+        const error: unknown = await request.then(() => null, (thrown: unknown) => thrown);
+        return String((error as { detail?: { message?: string } } | null)?.detail?.message);
+      };
+      expect(await refusal(sdk.customers.retrieve('cus_guarded', {}, { maxNetworkRetries: 0 }))).toMatch(/outside a guarded call/);
+      expect(await refusal(guarded(guard(), () => sdk.customers.retrieve('cus_guarded', {}, { maxNetworkRetries: 0 })))).toMatch(/outside a guarded call/);
+      expect(await refusal(sdk.customers.retrieve('cus_guarded', {}, { headers: { 'X-Interlock-Guard': 'g0' }, maxNetworkRetries: 0 }))).toMatch(/outside a guarded call/);
+      let kept: Record<string, string> = {};
+      await guarded(guard(), async (headers) => {
+        kept = headers;
+      });
+      expect(await refusal(sdk.customers.retrieve('cus_guarded', {}, { headers: kept, maxNetworkRetries: 0 }))).toMatch(/outside a guarded call/);
+      expect(seen).toEqual([]);
+    });
   });
 });
 

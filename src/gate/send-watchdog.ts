@@ -4,6 +4,11 @@
 // its own thread and SIGKILLs the process when a send it was told about outlives its deadline by `graceMs`,
 // turning a stall into the crash that recovery already handles. (A whole-process freeze, e.g. SIGSTOP, stops the
 // watchdog too; the settle margin must cover those.)
+//
+// The two threads share memory instead of exchanging messages: each send in progress holds a slot whose value is
+// the instant it must be over by, written and cleared with Atomics, and the watchdog looks at the slots in use
+// every 20 ms. Arming and disarming cost no message (two messages per send were about 2% of a refund's CPU). Slots
+// come in blocks of SLOTS_PER_BLOCK; a block is added, and handed to the watchdog once, when every slot is taken.
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 
@@ -13,38 +18,83 @@ export type SendWatchdog = {
   close(): Promise<void>;
 };
 
+/** Sends one block watches: more than a worker sends at once at any concurrency it is run with. */
+export const SLOTS_PER_BLOCK = 1_024;
+
+/** A block: an Int32 header (how many slots from the start have ever been used), then the slots (0 = free). */
+function newBlock(): SharedArrayBuffer {
+  return new SharedArrayBuffer(8 + SLOTS_PER_BLOCK * 8);
+}
+
 const WATCHDOG_SOURCE = `
-const { parentPort } = require('node:worker_threads');
+const { parentPort, workerData } = require('node:worker_threads');
 const { performance } = require('node:perf_hooks');
 const { writeSync } = require('node:fs');
-const armed = new Map();
-parentPort.on('message', (message) => {
-  if (message.type === 'arm') armed.set(message.id, message.killAt);
-  else armed.delete(message.id);
-});
+const blocks = [];
+const add = (buffer) => blocks.push({ used: new Int32Array(buffer, 0, 1), killAt: new BigInt64Array(buffer, 8) });
+add(workerData.block);
+parentPort.on('message', (message) => add(message.block));
 setInterval(() => {
-  const now = performance.timeOrigin + performance.now();
-  for (const killAt of armed.values()) {
-    if (now > killAt) {
-      // A worker's process.stderr goes through the main thread, which is the one frozen: write to fd 2 directly.
-      writeSync(2, '{"level":50,"name":"interlock","msg":"a send outlived its deadline and grace while the process was stalled; killing the process so recovery takes over"}\\n');
-      process.kill(process.pid, 'SIGKILL');
+  const now = BigInt(Math.floor(performance.timeOrigin + performance.now()));
+  for (const block of blocks) {
+    const used = Atomics.load(block.used, 0);
+    for (let slot = 0; slot < used; slot += 1) {
+      const killAt = Atomics.load(block.killAt, slot);
+      if (killAt !== 0n && now > killAt) {
+        // A worker's process.stderr goes through the main thread, which is the one frozen: write to fd 2 directly.
+        writeSync(2, '{"level":50,"name":"interlock","msg":"a send outlived its deadline and grace while the process was stalled; killing the process so recovery takes over"}\\n');
+        process.kill(process.pid, 'SIGKILL');
+      }
     }
   }
 }, 20);
 `;
 
+type Block = { used: Int32Array; killAt: BigInt64Array };
+
 export function createSendWatchdog(options: { graceMs: number }): SendWatchdog {
-  const worker = new Worker(WATCHDOG_SOURCE, { eval: true });
+  const first = newBlock();
+  const worker = new Worker(WATCHDOG_SOURCE, { eval: true, workerData: { block: first } });
   worker.unref();
-  let next = 0;
+  const blocks: Block[] = [];
+  // Free slots, as block * SLOTS_PER_BLOCK + slot; the most recently freed is reused first, so the slots in use stay
+  // at the start of the first block and the watchdog looks at few.
+  const free: number[] = [];
+  let used = 0;
+  const open = (buffer: SharedArrayBuffer) => blocks.push({ used: new Int32Array(buffer, 0, 1), killAt: new BigInt64Array(buffer, 8) });
+  open(first);
+
+  function take(): number {
+    const reused = free.pop();
+    if (reused !== undefined) return reused;
+    const index = used;
+    used += 1;
+    const blockIndex = Math.floor(index / SLOTS_PER_BLOCK);
+    if (blockIndex === blocks.length) {
+      const buffer = newBlock();
+      open(buffer);
+      worker.postMessage({ block: buffer });
+    }
+    const block = blocks[blockIndex] as Block;
+    Atomics.store(block.used, 0, (index % SLOTS_PER_BLOCK) + 1);
+    return index;
+  }
+
   return {
     arm(deadlineAt) {
-      next += 1;
-      const id = next;
+      const index = take();
+      const block = blocks[Math.floor(index / SLOTS_PER_BLOCK)] as Block;
+      const slot = index % SLOTS_PER_BLOCK;
       // Both threads read the same clock as timeOrigin + now(); each thread's own now() starts at zero.
-      worker.postMessage({ type: 'arm', id, killAt: performance.timeOrigin + deadlineAt + options.graceMs });
-      return () => worker.postMessage({ type: 'disarm', id });
+      Atomics.store(block.killAt, slot, BigInt(Math.ceil(performance.timeOrigin + deadlineAt + options.graceMs)));
+      let armed = true;
+      return () => {
+        // Once only: a slot freed twice would be handed to two sends, and one's disarm would unwatch the other.
+        if (!armed) return;
+        armed = false;
+        Atomics.store(block.killAt, slot, 0n);
+        free.push(index);
+      };
     },
     async close() {
       await worker.terminate();

@@ -3,7 +3,7 @@
 // gate's claims and recovery, not BullMQ's lock, are what make an effect reach Stripe at most once.
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { jobEvents, waitForJob } from './job-events.js';
-import { createProposalRecorder, errorCode, explainOutcome, isRedisOutage, isRetryable, jobProposal, latestProposal, settledOutcome, slowDownOf, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { createProposalRecorder, errorCode, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 export type EffectJob = { proposal: unknown; recordedAt: number };
 export type EffectAnswer = GateResult;
@@ -126,12 +126,12 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
         const effectId = job.id?.split('.')[0] ?? '';
         // A job that comes back after its proposal was refused (it stalled, and recovery refused the effect
         // meanwhile) is done: the refusal is its answer, and judging it again would record a second one.
-        const { proposal, refused } = await jobProposal(stores, effectId);
-        if (refused !== null) {
-          logger.info({ effectId, outcome: refused }, 'effect job finished: its proposal was refused already');
-          return { effectId, outcome: refused, sentence: explainOutcome(refused) };
+        const latest = await gate.submitLatest(effectId, job.data.proposal);
+        if (!latest.judged) {
+          logger.info({ effectId, outcome: latest.answer.outcome }, 'effect job finished: its proposal was refused already');
+          return latest.answer;
         }
-        answer = await gate.submit(proposal ?? job.data.proposal);
+        answer = latest.answer;
       } catch (error) {
         const slowDown = slowDownOf(error);
         if (slowDown !== null) return slowDownQueue(job, slowDown, 'read');

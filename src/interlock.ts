@@ -11,8 +11,9 @@ import { targetByKind } from './targets/by-kind.js';
 import { withCrashAt } from './targets/crash-injection.js';
 import type { SigningKey } from './core/signing.js';
 import type { Telemetry } from 'bullmq';
-import type { Entry, EntryOf } from './core/entries.js';
-import { isRefusal, type Outcome } from './core/outcomes.js';
+import type { Entry } from './core/entries.js';
+import type { Outcome } from './core/outcomes.js';
+import { recordedProposal, refusalOfLatest } from './core/recorded.js';
 import type { Proposal } from './core/proposal.js';
 import { currentOutcome } from './core/verify.js';
 import type { Target } from './core/target.js';
@@ -341,7 +342,7 @@ export async function openInboxItem(stores: Stores, deviation: { effectId: strin
  * recorded. A re-decision recorded after a refusal is the latest.
  */
 export async function latestProposal(stores: Stores, effectId: string): Promise<Proposal | null> {
-  return recordedProposal(stores, effectId, 'latest');
+  return recordedProposalOf(stores, effectId, 'latest');
 }
 
 /**
@@ -349,7 +350,7 @@ export async function latestProposal(stores: Stores, effectId: string): Promise<
  * case decided again after a crash adopts instead of proposing anew.
  */
 export async function firstRecordedProposal(stores: Stores, effectId: string): Promise<Proposal | null> {
-  return recordedProposal(stores, effectId, 'first');
+  return recordedProposalOf(stores, effectId, 'first');
 }
 
 async function chainOf(stores: Stores, effectId: string): Promise<Entry[]> {
@@ -357,19 +358,8 @@ async function chainOf(stores: Stores, effectId: string): Promise<Entry[]> {
   return partition === null ? [] : stores.journal.entries(partition, effectId);
 }
 
-async function recordedProposal(stores: Stores, effectId: string, which: 'first' | 'latest'): Promise<Proposal | null> {
-  return proposalIn(await chainOf(stores, effectId), which);
-}
-
-function proposalIn(entries: readonly Entry[], which: 'first' | 'latest'): Proposal | null {
-  const proposals = entries.filter((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
-  const chosen = which === 'first' ? proposals[0] : proposals.at(-1);
-  if (chosen === undefined || chosen.approval === null) return null;
-  const proposal: Proposal = { agent: chosen.agent, approval: chosen.approval, premises: chosen.premises, effect: chosen.effect };
-  if (chosen.requestId !== undefined) proposal.requestId = chosen.requestId;
-  if (chosen.request !== null) proposal.request = chosen.request;
-  if (chosen.decision !== null) proposal.decision = chosen.decision;
-  return proposal;
+async function recordedProposalOf(stores: Stores, effectId: string, which: 'first' | 'latest'): Promise<Proposal | null> {
+  return recordedProposal(await chainOf(stores, effectId), which);
 }
 
 /** The outcome answering the effect's latest proposal (core/verify.ts currentOutcome), or null while unsettled or unknown. */
@@ -384,20 +374,7 @@ export async function settledOutcome(stores: Stores, effectId: string): Promise<
  * it again would put a second refusal on the receipt and open a second inbox item.
  */
 export async function refusalOfLatestProposal(stores: Stores, effectId: string): Promise<Outcome | null> {
-  return refusalIn(await chainOf(stores, effectId));
-}
-
-/** What an effects job needs from the chain, in one read: the latest proposal, and the refusal that answered it. */
-export async function jobProposal(stores: Stores, effectId: string): Promise<{ proposal: Proposal | null; refused: Outcome | null }> {
-  const entries = await chainOf(stores, effectId);
-  return { proposal: proposalIn(entries, 'latest'), refused: refusalIn(entries) };
-}
-
-function refusalIn(entries: readonly Entry[]): Outcome | null {
-  const outcome = currentOutcome(entries) as Outcome | null;
-  if (outcome === null || !isRefusal(outcome) || outcome === 'REFUSED:conflicting_payload') return null;
-  const latest = entries.findLastIndex((entry) => entry.kind === 'PROPOSED');
-  return entries.slice(latest + 1).some((entry) => entry.kind === 'REFUSED' && entry.code === outcome) ? outcome : null;
+  return refusalOfLatest(await chainOf(stores, effectId));
 }
 
 /** Effects committed since `since` (Redis ms): what the reconciler re-reads. */

@@ -97,7 +97,7 @@ export type GateContext = GateDeps & {
     has(effectId: string): boolean;
   };
   /** Granted terms of the approvals this worker has used: they never change, so one read serves every effect. */
-  terms(approvalId: string, options?: { refresh?: boolean }): Promise<GrantedTerms | null>;
+  terms(approvalId: string, options?: { refresh?: boolean; likely?: string }): Promise<GrantedTerms | null>;
   result(effectId: string, outcome: Outcome, extra?: Omit<GateResult, 'effectId' | 'outcome' | 'sentence'>): GateResult;
 };
 
@@ -120,6 +120,7 @@ export function errorName(error: unknown): string {
 export function createContext(deps: GateDeps): GateContext {
   const busyCounts = new Map<string, number>();
   const cache = new Map<string, GrantedTerms>();
+  const pendingTerms = new Map<string, Promise<GrantedTerms | null>>();
   return {
     ...deps,
     owner: deps.heartbeat.workerId,
@@ -141,7 +142,17 @@ export function createContext(deps: GateDeps): GateContext {
     async terms(approvalId, options = {}) {
       const known = options.refresh ? undefined : cache.get(approvalId);
       if (known) return known;
-      const terms = await deps.approvals.terms(approvalId);
+      // A read already under way serves whoever asks meanwhile (an effects job asks ahead, see submitLatest).
+      const reading = options.refresh ? undefined : pendingTerms.get(approvalId);
+      if (reading) return reading;
+      const read = deps.approvals.terms(approvalId, options.likely);
+      pendingTerms.set(approvalId, read);
+      let terms: GrantedTerms | null;
+      try {
+        terms = await read;
+      } finally {
+        if (pendingTerms.get(approvalId) === read) pendingTerms.delete(approvalId);
+      }
       if (terms === null) {
         cache.delete(approvalId);
         return null;

@@ -20,7 +20,7 @@ export function createGate(deps: GateDeps) {
   if (problems.length > 0) throw new InterlockError('invalid_config', `The gate's timing is unsafe for target ${target.name}: ${problems.map((problem) => problem.message).join('; ')}.`);
   const ctx = createContext(deps);
   const { recover, recoverOne } = createRecover(ctx);
-  const submit = createSubmit(ctx, (effectId, partition) => recoverOne(effectId, partition));
+  const { submit, submitLatest } = createSubmit(ctx, (effectId, partition) => recoverOne(effectId, partition));
 
   /**
    * An outcome a person must look at opens its inbox item right after the entry that settled it (another Redis slot,
@@ -36,18 +36,30 @@ export function createGate(deps: GateDeps) {
     }
   }
 
+  /** What every judged answer gets: its inbox item when a person must look, and how long to wait when in flight. */
+  async function finish(answer: GateResult): Promise<GateResult> {
+    await escalate(answer.effectId, answer.outcome);
+    if (answer.outcome === 'IN_FLIGHT' && answer.retryAt !== undefined) {
+      const now = journal.clock.estimate() ?? (await journal.serverTime());
+      answer.retryAfterMs = Math.max(0, answer.retryAt - now);
+    }
+    return answer;
+  }
+
   return {
     owner: ctx.owner,
     target,
     /** Submits a proposal; an IN_FLIGHT answer also says how long to wait before asking again. */
     async submit(input: unknown): Promise<GateResult> {
-      const answer = await submit(input);
-      await escalate(answer.effectId, answer.outcome);
-      if (answer.outcome === 'IN_FLIGHT' && answer.retryAt !== undefined) {
-        const now = journal.clock.estimate() ?? (await journal.serverTime());
-        answer.retryAfterMs = Math.max(0, answer.retryAt - now);
-      }
-      return answer;
+      return finish(await submit(input));
+    },
+    /**
+     * Submits the effect's latest recorded proposal (`carried`, the job's copy, when none is recorded); `judged` is
+     * false when that proposal had been refused already, whose refusal is then the answer (see submit.ts).
+     */
+    async submitLatest(effectId: string, carried: unknown): Promise<{ answer: GateResult; judged: boolean }> {
+      const { answer, judged } = await submitLatest(effectId, carried);
+      return { answer: judged ? await finish(answer) : answer, judged };
     },
     async recover(...args: Parameters<typeof recover>) {
       const report = await recover(...args);

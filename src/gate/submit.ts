@@ -18,6 +18,7 @@ import type { GrantedTerms } from '../redis/approvals.js';
 import { checksOf, PremiseReadError, snapshotOfTerms, type GateContext, type GateResult, type Settled } from './context.js';
 import { holdBack, sendOnce } from './send.js';
 import { proposedDraft, sameProposal } from './record.js';
+import { recordedProposal, refusalOfLatest } from '../core/recorded.js';
 import { commit, rejectionOf, settleRejected, type Holding } from './settle.js';
 
 export type Recover = (effectId: string, partition: string) => Promise<Settled>;
@@ -144,13 +145,23 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     return ctx.result(prepared.effectId, code, { reason, changes });
   }
 
-  async function attempt(prepared: Prepared, bound: Extract<BindReply, { status: 'NEW' | 'BOUND' }>, fresh: boolean): Promise<GateResult | 'retry' | 'rebind'> {
+  /** The chain as it stands now: the state and the entries, read together. */
+  async function readChain(partition: string, effectId: string): Promise<Chain> {
+    const [{ state }, entries] = await Promise.all([journal.readState(partition, effectId), journal.entries(partition, effectId)]);
+    return { state, entries };
+  }
+
+  /**
+   * One attempt at the effect. `given` is the chain when the caller has it already: read together with the binding,
+   * or empty after a new binding, which proves there is no chain yet (chains are written only after binding). The
+   * dispatch script checks the head and the epoch, so a chain that moved since is caught there.
+   */
+  async function attempt(prepared: Prepared, bound: Extract<BindReply, { status: 'NEW' | 'BOUND' }>, given: Chain | null): Promise<GateResult | 'retry' | 'rebind'> {
     const { effectId, proposal, facts, effect, hash } = prepared;
     const partition = facts.subject;
-    // A new binding proves there is no chain yet (chains are written only after binding): nothing to read.
-    const chain: Chain = fresh
-      ? { state: { head: '', epoch: 0 } as EffectState, entries: [] }
-      : await Promise.all([journal.readState(partition, effectId), journal.entries(partition, effectId)]).then(([{ state }, entries]) => ({ state, entries }));
+    // Only the first attempt is given a chain; after a new binding it is the empty one.
+    const fresh = bound.status === 'NEW' && given !== null;
+    const chain: Chain = given ?? (await readChain(partition, effectId));
     if (!fresh) {
       const first = firstProposal(chain.entries);
       if ((first && payloadHash(first.effect) !== hash) || (chain.state.payloadHash !== '' && chain.state.payloadHash !== hash)) {
@@ -165,7 +176,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     const latest = [...chain.entries].reverse().find((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
     const proposed: AnyDraft[] = latest && sameProposal(latest, proposal) ? [] : [proposedDraft(proposal, decidedOn)];
 
-    const terms: GrantedTerms | null = await ctx.terms(proposal.approval);
+    const terms: GrantedTerms | null = await ctx.terms(proposal.approval, { likely: partition });
     if (terms === null) {
       const reason = `approval ${proposal.approval} does not exist`;
       return recordRefusal(partition, prepared, head, proposed, [refusedDraft('REFUSED:lease', reason, checksOf(null, [reason]))], 'REFUSED:lease', reason);
@@ -225,7 +236,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       }
       case 'LEASE': {
         const current: ApprovalSnapshot = { ...snapshot, revoked: reply.revoked, revokedAt: reply.revokedAt === 0 ? null : reply.revokedAt, reservedCents: reply.reservedCents, uses: reply.uses };
-        if (reply.missing) ctx.terms(proposal.approval, { refresh: true }).catch(() => undefined);
+        if (reply.missing) ctx.terms(proposal.approval, { refresh: true, likely: partition }).catch(() => undefined);
         const problems = [reply.reason];
         return recordRefusal(partition, prepared, head, proposed, [refusedDraft('REFUSED:lease', reply.reason, checksOf(reply.missing ? null : current, problems, report.violations, report.changes))], 'REFUSED:lease', reply.reason);
       }
@@ -235,7 +246,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         return recordRefusal(partition, prepared, head, proposed, [{ kind: 'AUTHORIZED', approval: current }, refusedDraft('REFUSED:over_cap', reason, checksOf(current, [], report.violations, report.changes))], 'REFUSED:over_cap', reason);
       }
       case 'TERMS':
-        await ctx.terms(proposal.approval, { refresh: true });
+        await ctx.terms(proposal.approval, { refresh: true, likely: partition });
         return 'retry';
       case 'REBIND':
         return 'rebind';
@@ -272,20 +283,16 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     return { kind: 'skipped', effectId: holding.effectId, reason: `the send's outcome is unknown (${why}); recovery will settle it`, holder: ctx.owner, retryAt: ctx.journal.clock.estimate() ?? 0, ...(slowDown === null ? {} : { slowDown }) };
   }
 
-  return async function submit(input: unknown): Promise<GateResult> {
-    const prepared = prepare(ctx, input);
+  /** Attempts until one settles the submit; `known` serves the first attempt only. */
+  async function run(prepared: Prepared, first: Extract<BindReply, { status: 'NEW' | 'BOUND' }>, known: Chain | null): Promise<GateResult> {
     const { effectId, facts } = prepared;
-    ctx.durability?.assertDurable();
-    let bound = await journal.bind(effectId, facts.subject);
-    if (bound.status === 'OTHER_SUBJECT') {
-      return refuseConflict(bound.bound, prepared, `this request id is bound to ${bound.bound}, not ${facts.subject}; the recorded payload stands`);
-    }
-    let fresh = bound.status === 'NEW';
+    let bound = first;
+    let chain = known;
     let outcome: GateResult | null = null;
     try {
       for (let round = 0; round < 8; round += 1) {
-        const step = await attempt(prepared, bound, fresh);
-        fresh = false;
+        const step = await attempt(prepared, bound, chain);
+        chain = null;
         if (step === 'retry') continue;
         if (step === 'rebind') {
           const again = await journal.bind(effectId, facts.subject);
@@ -301,5 +308,65 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       // entry, so this never removes the entry of another submit of the same effect that is still sending.
       if (outcome !== null && outcome.outcome !== 'IN_FLIGHT' && !outcome.outcome.startsWith('UNRESOLVED:')) journal.unindex(effectId, bound.token);
     }
-  };
+  }
+
+  const emptyChain = (): Chain => ({ state: { head: '', epoch: 0 } as EffectState, entries: [] });
+
+  async function submit(input: unknown): Promise<GateResult> {
+    const prepared = prepare(ctx, input);
+    const { effectId, facts } = prepared;
+    ctx.durability?.assertDurable();
+    const bound = await journal.bind(effectId, facts.subject);
+    if (bound.status === 'OTHER_SUBJECT') {
+      return refuseConflict(bound.bound, prepared, `this request id is bound to ${bound.bound}, not ${facts.subject}; the recorded payload stands`);
+    }
+    return run(prepared, bound, bound.status === 'NEW' ? emptyChain() : null);
+  }
+
+  /**
+   * The effect's latest recorded proposal, submitted: what an effects job runs. `carried` is the proposal the job
+   * carries, used when the journal has none. `judged` is false when the latest proposal had been refused already (a
+   * job that stalled while recovery refused its effect): that refusal is the answer, and nothing is judged again.
+   *
+   * A recorded effect is bound already, so its chain is read in the same round trip as the binding (and the carried
+   * approval's terms with them), instead of one read of the chain to pick the proposal and another after binding.
+   * That needs the subject, from the carried proposal; when it is unusable or names another effect, the chain is
+   * read first, as its binding says.
+   */
+  async function submitLatest(effectId: string, carried: unknown): Promise<{ answer: GateResult; judged: boolean }> {
+    let prepared: Prepared | null;
+    try {
+      prepared = prepare(ctx, carried);
+    } catch {
+      prepared = null;
+    }
+    if (prepared !== null && prepared.effectId === effectId) {
+      const subject = prepared.facts.subject;
+      ctx.durability?.assertDurable();
+      const approval = prepared.proposal.approval;
+      void ctx.terms(approval, { likely: subject }).catch(() => undefined);
+      const [bound, chain] = await Promise.all([journal.bind(effectId, subject), readChain(subject, effectId)]);
+      if (bound.status !== 'OTHER_SUBJECT') {
+        const refused = refusalOfLatest(chain.entries);
+        const latest = recordedProposal(chain.entries, 'latest');
+        let chosen: Prepared;
+        try {
+          chosen = latest === null ? prepared : prepare(ctx, latest);
+        } catch (error) {
+          journal.unindex(effectId, bound.token);
+          throw error;
+        }
+        if (refused === null && chosen.effectId === effectId) return { answer: await run(chosen, bound, bound.status === 'NEW' ? emptyChain() : chain), judged: true };
+        journal.unindex(effectId, bound.token);
+        if (refused !== null) return { answer: ctx.result(effectId, refused), judged: false };
+      }
+    }
+    const partition = await journal.partitionOf(effectId);
+    const entries = partition === null ? [] : await journal.entries(partition, effectId);
+    const refused = refusalOfLatest(entries);
+    if (refused !== null) return { answer: ctx.result(effectId, refused), judged: false };
+    return { answer: await submit(recordedProposal(entries, 'latest') ?? carried), judged: true };
+  }
+
+  return { submit, submitLatest };
 }

@@ -104,9 +104,19 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
       return { now, snapshot: raw === null ? null : snapshotOf(approvalId, raw) };
     },
 
-    /** The terms as granted, for a worker to quote in entries; null when there is no such approval. */
-    async terms(approvalId: string): Promise<GrantedTerms | null> {
-      const { raw, partition } = await read(approvalId);
+    /**
+     * The terms as granted, for a worker to quote in entries; null when there is no such approval. `likely` is the
+     * partition the caller expects (the subject its effect moves money on): an approval is written in its partition
+     * only after the id is bound to it (grant above), so one found there is that approval, read in one round trip
+     * instead of two. Anywhere else, the id's binding says where it is.
+     */
+    async terms(approvalId: string, likely?: string): Promise<GrantedTerms | null> {
+      let found: { raw: Record<string, string> | null; partition: string | null } | null = null;
+      if (likely !== undefined) {
+        const reply = await run<{ status: 'OK' | 'UNKNOWN'; approval?: Record<string, string> }>('describe-approval-1', [keys.approval(likely, approvalId)], []);
+        if (reply.status === 'OK' && reply.approval) found = { raw: reply.approval, partition: likely };
+      }
+      const { raw, partition } = found ?? (await read(approvalId));
       if (raw === null || partition === null || raw.terms === undefined) return null;
       const parsed = JSON.parse(raw.terms) as ApprovalTerms;
       return { ...parsed, partition, termsSha: sha1(raw.terms) };

@@ -1,8 +1,11 @@
 // Approvals (I4) and the caps they share (I6): grant, revoke and describe on real Redis; revocation ordered
 // against dispatch; a refusal that resolves a dispatch gives its reservation back.
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Approvals } from '../../src/redis/approvals.js';
-import { kill, refundProposal, type TestNode, type World } from '../support/harness.js';
+import { createRedisApprovals, type Approvals } from '../../src/redis/approvals.js';
+import { createKeys } from '../../src/redis/keys.js';
+import { approvalTerms, kill, REDIS_URL, refundProposal, type TestNode, type World } from '../support/harness.js';
 import { FACTS, PAYMENT, gateWith, gateWorld, grant, recoverUntilSettled, submitAndCrash, submitSlowly, verifiedReceipt } from './gate-support.js';
 
 let world: World;
@@ -21,6 +24,43 @@ describe('approvals store', () => {
     await a.gate.submit(refundProposal({ approval: terms.id, amount: 1_500 }));
     expect((await a.approvals.describe(terms.id)).snapshot).toMatchObject({ reservedCents: 1_500, uses: 1 });
     expect((await a.approvals.describe('ap_unknown')).snapshot).toBeNull();
+  });
+
+  it('reads the terms in the partition the caller expects in one command, and anywhere else through the id\'s binding, with the same answer', async () => {
+    world = await gateWorld();
+    const redis = new Redis(REDIS_URL);
+    let sent = 0;
+    const send = redis.sendCommand.bind(redis);
+    redis.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
+      sent += 1;
+      return send(...args);
+    }) as Redis['sendCommand'];
+    const prefix = `t${randomBytes(6).toString('hex')}`;
+    const approvals = createRedisApprovals({ redis, keys: createKeys(prefix) });
+    try {
+      const terms = approvalTerms({ scope: PAYMENT });
+      const elsewhere = approvalTerms({ scope: 'payment:pi_other' });
+      await approvals.grant(terms);
+      await approvals.grant(elsewhere);
+      const counted = async (read: () => Promise<unknown>) => {
+        const start = sent;
+        const answer = await read();
+        return { answer, sent: sent - start };
+      };
+      const viaIndex = await counted(() => approvals.terms(terms.id));
+      const likely = await counted(() => approvals.terms(terms.id, PAYMENT));
+      expect(likely.answer).toEqual(viaIndex.answer);
+      expect(likely.answer).toMatchObject({ id: terms.id, partition: PAYMENT });
+      expect([likely.sent, viaIndex.sent]).toEqual([1, 2]);
+      // An approval of another payment, asked for where the effect's payment is: found through its binding, so the
+      // gate can say what it covers.
+      expect(await approvals.terms(elsewhere.id, PAYMENT)).toMatchObject({ scope: 'payment:pi_other', partition: 'payment:pi_other' });
+      expect(await approvals.terms('ap_unknown', PAYMENT)).toBeNull();
+    } finally {
+      const stale = await redis.keys(`${prefix}:*`);
+      if (stale.length > 0) await redis.del(...stale);
+      await redis.quit();
+    }
   });
 
   it('grants idempotently, and never lets a granted approval change its terms or scope', async () => {

@@ -1,0 +1,132 @@
+// submitLatest: what an effects job runs. It submits the effect's latest recorded proposal (a re-decision after a
+// refusal included), not the copy the job carries; a latest proposal that was refused already is the answer and is
+// not judged again; and the chain is read in the round trip of the binding, so a recorded effect's job costs two
+// reads fewer than reading the chain first and again after binding (and waits for one round trip, not four, before
+// it reads the facts).
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createMemoryTarget, createProposalRecorder, effectIdFor, openStores, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
+import { approvalTerms, refundProposal, testConfig, testKey } from '../support/harness.js';
+
+const keyPair = testKey();
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+});
+
+async function rig(): Promise<{ stores: Stores; sender: Sender; target: MemoryTarget; sent: () => number }> {
+  const config = testConfig();
+  const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
+  target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
+  const redis = new Redis(config.redisUrl);
+  let commands = 0;
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
+    commands += 1;
+    return send(...args);
+  }) as Redis['sendCommand'];
+  const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key, redis });
+  const sender = await startSender(stores, target);
+  closers.push(async () => {
+    await sender.close();
+    await stores.close();
+    const stale = await redis.keys(`${config.keyPrefix}:*`);
+    if (stale.length > 0) await redis.del(...stale);
+    await redis.quit();
+  });
+  return { stores, sender, target, sent: () => commands };
+}
+
+async function entriesOf(sender: Sender, effectId: string) {
+  return (await sender.gate.receipt(effectId))?.entries ?? [];
+}
+
+function idOf(proposal: ReturnType<typeof refundProposal>): string {
+  return effectIdFor({ requestId: proposal.requestId, effect: proposal.effect });
+}
+
+describe('submitLatest (an effects job)', () => {
+  it('submits the latest recorded proposal, not the copy the job carries: a re-decision under a new approval is judged on its own terms', async () => {
+    const { stores, sender, target } = await rig();
+    const record = createProposalRecorder(stores);
+    const first = approvalTerms({ capCents: 1_000 });
+    await stores.approvals.grant(first);
+    const carried = refundProposal({ approval: first.id });
+    await record(carried);
+    // The first decision is refused (its approval covers 1000 of 2000 cents); it is decided again under another.
+    expect((await sender.gate.submitLatest(idOf(carried), carried)).answer.outcome).toBe('REFUSED:lease');
+    const second = approvalTerms();
+    await stores.approvals.grant(second);
+    expect((await record({ ...carried, approval: second.id })).status).toBe('recorded');
+    const run = await sender.gate.submitLatest(idOf(carried), carried);
+    expect(run).toMatchObject({ judged: true, answer: { outcome: 'COMMITTED' } });
+    expect(target.landings).toHaveLength(1);
+    const dispatched = (await entriesOf(sender, idOf(carried))).find((entry) => entry.kind === 'DISPATCHED');
+    expect(dispatched).toMatchObject({ approval: second.id });
+  });
+
+  it('answers with the refusal of a latest proposal refused already, writes nothing and leaves no index entry for recovery to look at', async () => {
+    const { stores, sender, target } = await rig();
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    const proposal = refundProposal({ approval: terms.id });
+    target.world.set('payment:pi_1', { chargebacks: ['du_1'], refunded_by_others: 0 });
+    expect((await sender.gate.submit(proposal)).outcome).toBe('REFUSED:stale_premise');
+    const before = (await entriesOf(sender, idOf(proposal))).length;
+    const again = await sender.gate.submitLatest(idOf(proposal), proposal);
+    expect(again).toMatchObject({ judged: false, answer: { outcome: 'REFUSED:stale_premise' } });
+    expect(await entriesOf(sender, idOf(proposal))).toHaveLength(before);
+    const redis = new Redis(stores.config.redisUrl);
+    try {
+      await expect.poll(async () => redis.zcard(stores.keys.openIndex), { timeout: 2_000 }).toBe(0);
+    } finally {
+      await redis.quit();
+    }
+  });
+
+  it('runs the recorded proposal when the job carries an unusable one or one of another effect', async () => {
+    const { stores, sender, target } = await rig();
+    const record = createProposalRecorder(stores);
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    const recorded = refundProposal({ approval: terms.id, amount: 700 });
+    await record(recorded);
+    expect((await sender.gate.submitLatest(idOf(recorded), { agent: 'x', effect: 'not a proposal' })).answer.outcome).toBe('COMMITTED');
+    const other = refundProposal({ approval: terms.id, amount: 800 });
+    await record(other);
+    expect((await sender.gate.submitLatest(idOf(other), recorded)).answer.outcome).toBe('COMMITTED');
+    expect(target.landings.map((landing) => (landing.effect.kind === 'refund' ? landing.effect.amount : null))).toEqual([700, 800]);
+  });
+
+  it('costs a recorded effect two reads fewer than reading its chain before submitting it', async () => {
+    const { stores, sender, sent } = await rig();
+    const record = createProposalRecorder(stores);
+    const terms = approvalTerms({ maxUses: 10, capCents: 50_000 });
+    await stores.approvals.grant(terms);
+    // Warm: the approval's terms are read once per worker.
+    const warm = refundProposal({ approval: terms.id });
+    await record(warm);
+    await sender.gate.submitLatest(idOf(warm), warm);
+    // Each count includes the index upkeep its submit schedules (within 50 ms), and nothing of the one before.
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
+    await settle();
+    const latest = refundProposal({ approval: terms.id });
+    await record(latest);
+    const before = sent();
+    expect((await sender.gate.submitLatest(idOf(latest), latest)).answer.outcome).toBe('COMMITTED');
+    await settle();
+    const viaLatest = sent() - before;
+    const plain = refundProposal({ approval: terms.id });
+    await record(plain);
+    await settle();
+    const start = sent();
+    // The path an effects job took before: the binding's partition, the chain, then the submit (which reads it again).
+    const partition = await stores.journal.partitionOf(idOf(plain));
+    await stores.journal.entries(partition ?? '', idOf(plain));
+    expect((await sender.gate.submit(plain)).outcome).toBe('COMMITTED');
+    await settle();
+    const viaChainFirst = sent() - start;
+    expect(viaLatest).toBe(viaChainFirst - 2);
+  });
+});

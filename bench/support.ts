@@ -21,19 +21,7 @@ export async function redisCpuSeconds(redis: Redis): Promise<number> {
   return Number(/used_cpu_user:([0-9.]+)/.exec(cpu)?.[1] ?? 0) + Number(/used_cpu_sys:([0-9.]+)/.exec(cpu)?.[1] ?? 0);
 }
 
-/**
- * Counts the commands a client sends (a script call is one command, whatever it does inside; Redis's own
- * commandstats would count every call a script makes too).
- */
-export function countCommands(redis: Redis): { read(): number } {
-  let sent = 0;
-  const send = redis.sendCommand.bind(redis);
-  redis.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
-    sent += 1;
-    return send(...args);
-  }) as Redis['sendCommand'];
-  return { read: () => sent };
-}
+export { countCommands } from '../tests/support/count-commands.js';
 
 /** Runs `work` for every index below `count`, at most `concurrency` at once, each taking the next index. */
 export async function inParallel(count: number, concurrency: number, work: (index: number) => Promise<void>): Promise<void> {

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRedisApprovals, type Approvals } from '../../src/redis/approvals.js';
 import { createKeys } from '../../src/redis/keys.js';
+import { countCommands } from '../support/count-commands.js';
 import { approvalTerms, kill, REDIS_URL, refundProposal, type TestNode, type World } from '../support/harness.js';
 import { FACTS, PAYMENT, gateWith, gateWorld, grant, recoverUntilSettled, submitAndCrash, submitSlowly, verifiedReceipt } from './gate-support.js';
 
@@ -29,12 +30,7 @@ describe('approvals store', () => {
   it('reads the terms in the partition the caller expects in one command, and anywhere else through the id\'s binding, with the same answer', async () => {
     world = await gateWorld();
     const redis = new Redis(REDIS_URL);
-    let sent = 0;
-    const send = redis.sendCommand.bind(redis);
-    redis.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
-      sent += 1;
-      return send(...args);
-    }) as Redis['sendCommand'];
+    const commands = countCommands(redis);
     const prefix = `t${randomBytes(6).toString('hex')}`;
     const approvals = createRedisApprovals({ redis, keys: createKeys(prefix) });
     try {
@@ -43,9 +39,9 @@ describe('approvals store', () => {
       await approvals.grant(terms);
       await approvals.grant(elsewhere);
       const counted = async (read: () => Promise<unknown>) => {
-        const start = sent;
+        const start = commands.read();
         const answer = await read();
-        return { answer, sent: sent - start };
+        return { answer, sent: commands.read() - start };
       };
       const viaIndex = await counted(() => approvals.terms(terms.id));
       const likely = await counted(() => approvals.terms(terms.id, PAYMENT));

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryTarget, createProposalRecorder, effectIdFor, openStores, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
+import { countCommands } from '../support/count-commands.js';
 import { approvalTerms, refundProposal, testConfig, testKey } from '../support/harness.js';
 
 const keyPair = testKey();
@@ -20,12 +21,7 @@ async function rig(): Promise<{ stores: Stores; sender: Sender; target: MemoryTa
   const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
   target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
   const redis = new Redis(config.redisUrl);
-  let commands = 0;
-  const send = redis.sendCommand.bind(redis);
-  redis.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
-    commands += 1;
-    return send(...args);
-  }) as Redis['sendCommand'];
+  const commands = countCommands(redis);
   const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key, redis });
   const sender = await startSender(stores, target);
   closers.push(async () => {
@@ -35,7 +31,7 @@ async function rig(): Promise<{ stores: Stores; sender: Sender; target: MemoryTa
     if (stale.length > 0) await redis.del(...stale);
     await redis.quit();
   });
-  return { stores, sender, target, sent: () => commands };
+  return { stores, sender, target, sent: () => commands.read() };
 }
 
 async function entriesOf(sender: Sender, effectId: string) {

@@ -42,11 +42,31 @@ export function prepare(ctx: GateContext, input: unknown): Prepared {
   return { proposal, effect, facts, effectId: effectIdFor({ requestId: proposal.requestId, effect: proposal.effect }), hash: payloadHash(proposal.effect) };
 }
 
+/**
+ * A read of the facts started ahead (with the binding, so the read and the binding's round trip overlap), with what
+ * came of it; it serves an attempt that needs exactly these facts, and is dropped otherwise (the approval refused the
+ * effect first, or the effect was settled already).
+ */
+export type FactsAhead = { names: string; read: Promise<{ facts: JsonObject } | { error: unknown }> };
+
+export function readFactsAhead(ctx: GateContext, prepared: Prepared): FactsAhead {
+  const names = Object.keys(prepared.proposal.premises);
+  const read = ctx.target.readFacts(prepared.effectId, prepared.effect, names, { timeoutMs: ctx.readTimeoutMs }).then(
+    (facts) => ({ facts }),
+    (error: unknown) => ({ error }),
+  );
+  return { names: [...names].sort().join('\n'), read };
+}
+
 /** Current facts, bounded: whatever the target hands back is quoted before it is compared or recorded. */
-export async function readFacts(ctx: GateContext, effectId: string, effect: Effect, decidedOn: JsonObject): Promise<PremiseReport> {
+export async function readFacts(ctx: GateContext, effectId: string, effect: Effect, decidedOn: JsonObject, ahead: FactsAhead | null = null): Promise<PremiseReport> {
   let current: JsonObject;
   try {
-    current = quoteObject(await ctx.target.readFacts(effectId, effect, Object.keys(decidedOn), { timeoutMs: ctx.readTimeoutMs }));
+    const names = Object.keys(decidedOn);
+    // The same facts in any order (a recorded proposal's premises come back with their names sorted).
+    const early = ahead !== null && ahead.names === [...names].sort().join('\n') ? await ahead.read : null;
+    if (early !== null && 'error' in early) throw early.error;
+    current = quoteObject(early !== null ? early.facts : await ctx.target.readFacts(effectId, effect, names, { timeoutMs: ctx.readTimeoutMs }));
   } catch (error) {
     // A target that says its configuration is wrong (a refused key) keeps its own code: retrying will not help.
     if (error instanceof InterlockError && error.code === 'target_misconfigured') throw error;
@@ -156,7 +176,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
    * or empty after a new binding, which proves there is no chain yet (chains are written only after binding). The
    * dispatch script checks the head and the epoch, so a chain that moved since is caught there.
    */
-  async function attempt(prepared: Prepared, bound: Extract<BindReply, { status: 'NEW' | 'BOUND' }>, given: Chain | null): Promise<GateResult | 'retry' | 'rebind'> {
+  async function attempt(prepared: Prepared, bound: Extract<BindReply, { status: 'NEW' | 'BOUND' }>, given: Chain | null, ahead: FactsAhead | null): Promise<GateResult | 'retry' | 'rebind'> {
     const { effectId, proposal, facts, effect, hash } = prepared;
     const partition = facts.subject;
     // Only the first attempt is given a chain; after a new binding it is the empty one.
@@ -190,7 +210,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       return recordRefusal(partition, prepared, head, proposed, [refusedDraft('REFUSED:lease', reason, checksOf(snapshot, staticProblems))], 'REFUSED:lease', reason);
     }
 
-    const report = await readFacts(ctx, effectId, effect, decidedOn);
+    const report = await readFacts(ctx, effectId, effect, decidedOn, ahead);
     const checks = checksOf(snapshot, [], report.violations, report.changes);
     const stale = report.violations.length > 0;
     // The stopwatch starts before the dispatch script, so the recorded deadline is never earlier than the abort.
@@ -283,16 +303,18 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     return { kind: 'skipped', effectId: holding.effectId, reason: `the send's outcome is unknown (${why}); recovery will settle it`, holder: ctx.owner, retryAt: ctx.journal.clock.estimate() ?? 0, ...(slowDown === null ? {} : { slowDown }) };
   }
 
-  /** Attempts until one settles the submit; `known` serves the first attempt only. */
-  async function run(prepared: Prepared, first: Extract<BindReply, { status: 'NEW' | 'BOUND' }>, known: Chain | null): Promise<GateResult> {
+  /** Attempts until one settles the submit; `known` and `ahead` serve the first attempt only. */
+  async function run(prepared: Prepared, first: Extract<BindReply, { status: 'NEW' | 'BOUND' }>, known: Chain | null, ahead: FactsAhead | null): Promise<GateResult> {
     const { effectId, facts } = prepared;
     let bound = first;
     let chain = known;
+    let early = ahead;
     let outcome: GateResult | null = null;
     try {
       for (let round = 0; round < 8; round += 1) {
-        const step = await attempt(prepared, bound, chain);
+        const step = await attempt(prepared, bound, chain, early);
         chain = null;
+        early = null;
         if (step === 'retry') continue;
         if (step === 'rebind') {
           const again = await journal.bind(effectId, facts.subject);
@@ -316,11 +338,12 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     const prepared = prepare(ctx, input);
     const { effectId, facts } = prepared;
     ctx.durability?.assertDurable();
+    const ahead = readFactsAhead(ctx, prepared);
     const bound = await journal.bind(effectId, facts.subject);
     if (bound.status === 'OTHER_SUBJECT') {
       return refuseConflict(bound.bound, prepared, `this request id is bound to ${bound.bound}, not ${facts.subject}; the recorded payload stands`);
     }
-    return run(prepared, bound, bound.status === 'NEW' ? emptyChain() : null);
+    return run(prepared, bound, bound.status === 'NEW' ? emptyChain() : null, ahead);
   }
 
   /**
@@ -345,6 +368,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       ctx.durability?.assertDurable();
       const approval = prepared.proposal.approval;
       void ctx.terms(approval, { likely: subject }).catch(() => undefined);
+      const ahead = readFactsAhead(ctx, prepared);
       const [bound, chain] = await Promise.all([journal.bind(effectId, subject), readChain(subject, effectId)]);
       if (bound.status !== 'OTHER_SUBJECT') {
         const refused = refusalOfLatest(chain.entries);
@@ -356,7 +380,9 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
           journal.unindex(effectId, bound.token);
           throw error;
         }
-        if (refused === null && chosen.effectId === effectId) return { answer: await run(chosen, bound, bound.status === 'NEW' ? emptyChain() : chain), judged: true };
+        // The facts read ahead are the carried effect's; they serve the recorded proposal when it moves the same money
+        // (a re-decision changes the approval or the premises, not the payload), and only the facts it decides on.
+        if (refused === null && chosen.effectId === effectId) return { answer: await run(chosen, bound, bound.status === 'NEW' ? emptyChain() : chain, chosen.hash === prepared.hash ? ahead : null), judged: true };
         journal.unindex(effectId, bound.token);
         if (refused !== null) return { answer: ctx.result(effectId, refused), judged: false };
       }

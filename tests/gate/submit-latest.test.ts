@@ -2,7 +2,8 @@
 // refusal included), not the copy the job carries; a latest proposal that was refused already is the answer and is
 // not judged again; and the chain is read in the round trip of the binding, so a recorded effect's job costs two
 // reads fewer than reading the chain first and again after binding (and waits for one round trip, not four, before
-// it reads the facts).
+// it can dispatch). Every submit starts reading the facts its proposal names with the binding, so the premise read
+// and the binding's round trip overlap; what the read finds is used only if the attempt gets that far.
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -124,5 +125,49 @@ describe('submitLatest (an effects job)', () => {
     await settle();
     const viaChainFirst = sent() - start;
     expect(viaLatest).toBe(viaChainFirst - 2);
+  });
+});
+
+describe('the facts read ahead (with the binding, so their round trips overlap)', () => {
+  it('starts the premise read before the binding has answered, and reads once per submit', async () => {
+    const { stores, sender, target } = await rig();
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    const order: string[] = [];
+    const read = target.readFacts.bind(target);
+    target.readFacts = (...args: Parameters<typeof read>) => {
+      order.push('facts read');
+      return read(...args);
+    };
+    const proposal = refundProposal({ approval: terms.id });
+    const submitted = sender.gate.submit(proposal);
+    // The read starts in the same turn as the binding is sent, before any reply can have come back.
+    expect(order).toEqual(['facts read']);
+    expect((await submitted).outcome).toBe('COMMITTED');
+    expect(order).toEqual(['facts read']);
+  });
+
+  it('serves a job whose premises are named in another order than the recorded ones (they come back sorted): one read', async () => {
+    const { stores, sender, target } = await rig();
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    const carried = refundProposal({ approval: terms.id, premises: { refunded_by_others: 0, chargebacks: [] } });
+    await createProposalRecorder(stores)(carried);
+    let reads = 0;
+    const read = target.readFacts.bind(target);
+    target.readFacts = (...args: Parameters<typeof read>) => {
+      reads += 1;
+      return read(...args);
+    };
+    expect((await sender.gate.submitLatest(idOf(carried), carried)).answer.outcome).toBe('COMMITTED');
+    expect(reads).toBe(1);
+  });
+
+  it('never lets an error of the read ahead stand in for a refusal that comes first: a missing approval is refused with Stripe down', async () => {
+    const { sender, target } = await rig();
+    target.inject({ kind: 'premise-down' });
+    const missing = refundProposal({ approval: 'ap_missing' });
+    expect(await sender.gate.submit(missing)).toMatchObject({ outcome: 'REFUSED:lease', reason: 'approval ap_missing does not exist' });
+    expect(target.landings).toHaveLength(0);
   });
 });

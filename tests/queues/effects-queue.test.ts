@@ -107,6 +107,8 @@ describe('the effects queue', () => {
     target.world.set('payment:pi_1', { chargebacks: ['du_1'], refunded_by_others: 0 });
     const proposed = await queue.propose(refundProposal({ approval: terms.id }));
     expect(await queue.waitFor(proposed.effectId, 10_000)).toMatchObject({ outcome: 'REFUSED:stale_premise' });
+    // The journal can hold the refusal a moment before BullMQ marks the job finished.
+    await expect.poll(async () => (await queue.queue.getJob(proposed.effectId))?.finishedOn, { timeout: 5_000 }).toBeDefined();
     const job = await queue.queue.getJob(proposed.effectId);
     expect(job?.attemptsMade).toBe(1);
   });

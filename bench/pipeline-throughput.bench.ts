@@ -26,7 +26,7 @@ import { startPrivateRedis } from '../tests/support/private-redis.js';
 import { createControlClient } from '../sandbox/index.js';
 import { deleteKeys, finish, inParallel, markdownTable, median, payments, progress, QUICK, round, sandboxStripe, startSandboxProcess } from './support.js';
 
-const REPS = Number(process.env.BENCH_REPS ?? (QUICK ? 1 : 3));
+const REPS = Number(process.env.BENCH_REPS ?? (QUICK ? 1 : 5));
 const CONCURRENCY = [16, 1] as const;
 /** Refunds per run at each concurrency (fewer at 1: each waits for the one before). */
 const EFFECTS: Record<(typeof CONCURRENCY)[number], number> = QUICK ? { 16: 40, 1: 10 } : { 16: 400, 1: 100 };

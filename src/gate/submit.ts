@@ -49,13 +49,18 @@ export function prepare(ctx: GateContext, input: unknown): Prepared {
  */
 export type FactsAhead = { names: string; read: Promise<{ facts: JsonObject } | { error: unknown }> };
 
+/** The facts a read asks for, whatever their order (a recorded proposal's premises come back with their names sorted). */
+function factNames(names: readonly string[]): string {
+  return [...names].sort().join('\n');
+}
+
 export function readFactsAhead(ctx: GateContext, prepared: Prepared): FactsAhead {
   const names = Object.keys(prepared.proposal.premises);
   const read = ctx.target.readFacts(prepared.effectId, prepared.effect, names, { timeoutMs: ctx.readTimeoutMs }).then(
     (facts) => ({ facts }),
     (error: unknown) => ({ error }),
   );
-  return { names: [...names].sort().join('\n'), read };
+  return { names: factNames(names), read };
 }
 
 /** Current facts, bounded: whatever the target hands back is quoted before it is compared or recorded. */
@@ -63,8 +68,7 @@ export async function readFacts(ctx: GateContext, effectId: string, effect: Effe
   let current: JsonObject;
   try {
     const names = Object.keys(decidedOn);
-    // The same facts in any order (a recorded proposal's premises come back with their names sorted).
-    const early = ahead !== null && ahead.names === [...names].sort().join('\n') ? await ahead.read : null;
+    const early = ahead !== null && ahead.names === factNames(names) ? await ahead.read : null;
     if (early !== null && 'error' in early) throw early.error;
     current = quoteObject(early !== null ? early.facts : await ctx.target.readFacts(effectId, effect, names, { timeoutMs: ctx.readTimeoutMs }));
   } catch (error) {

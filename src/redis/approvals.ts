@@ -59,7 +59,16 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
     return redis.hget(keys.approvalPartitions, approvalId);
   }
 
-  async function read(approvalId: string): Promise<{ now: number; raw: Record<string, string> | null; partition: string | null }> {
+  /**
+   * The approval's record, where its id is bound. `likely` is the partition the caller expects (the subject its
+   * effect moves money on): an approval is written in its partition only after the id is bound to it (grant below),
+   * so one found there is that approval, read in one round trip instead of two. Anywhere else, the binding says.
+   */
+  async function read(approvalId: string, likely?: string): Promise<{ now: number; raw: Record<string, string> | null; partition: string | null }> {
+    if (likely !== undefined) {
+      const reply = await run<{ status: 'OK' | 'UNKNOWN'; now: number; approval?: Record<string, string> }>('describe-approval-1', [keys.approval(likely, approvalId)], []);
+      if (reply.status === 'OK' && reply.approval) return { now: reply.now, raw: reply.approval, partition: likely };
+    }
     const partition = await partitionOf(approvalId);
     if (partition === null) return { now: await serverTime(redis), raw: null, partition: null };
     const reply = await run<{ status: 'OK' | 'UNKNOWN'; now: number; approval?: Record<string, string> }>('describe-approval-1', [keys.approval(partition, approvalId)], []);
@@ -104,19 +113,9 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
       return { now, snapshot: raw === null ? null : snapshotOf(approvalId, raw) };
     },
 
-    /**
-     * The terms as granted, for a worker to quote in entries; null when there is no such approval. `likely` is the
-     * partition the caller expects (the subject its effect moves money on): an approval is written in its partition
-     * only after the id is bound to it (grant above), so one found there is that approval, read in one round trip
-     * instead of two. Anywhere else, the id's binding says where it is.
-     */
+    /** The terms as granted, for a worker to quote in entries; null when there is no such approval (see read). */
     async terms(approvalId: string, likely?: string): Promise<GrantedTerms | null> {
-      let found: { raw: Record<string, string> | null; partition: string | null } | null = null;
-      if (likely !== undefined) {
-        const reply = await run<{ status: 'OK' | 'UNKNOWN'; approval?: Record<string, string> }>('describe-approval-1', [keys.approval(likely, approvalId)], []);
-        if (reply.status === 'OK' && reply.approval) found = { raw: reply.approval, partition: likely };
-      }
-      const { raw, partition } = found ?? (await read(approvalId));
+      const { raw, partition } = await read(approvalId, likely);
       if (raw === null || partition === null || raw.terms === undefined) return null;
       const parsed = JSON.parse(raw.terms) as ApprovalTerms;
       return { ...parsed, partition, termsSha: sha1(raw.terms) };

@@ -125,7 +125,7 @@ export function stripeSide(config: Config, options: { kill?: () => void } = {}):
 }
 
 /** What the journal lets readers do: effects, chains and receipts, never its write scripts. */
-export type JournalReader = Pick<Journal, 'partitionOf' | 'readState' | 'entries' | 'receipt' | 'serverTime' | 'openDispatches' | 'openEffects'>;
+export type JournalReader = Pick<Journal, 'partitionOf' | 'readState' | 'entries' | 'receipt' | 'receipts' | 'serverTime' | 'openDispatches' | 'openEffects'>;
 
 export type Stores = {
   config: Config;

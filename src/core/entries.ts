@@ -6,11 +6,16 @@
 // through `prev`. The last entry says how many unsigned entries before it it covers (`covers`); the others carry
 // `sig: null`. So a chain is authentic exactly when every unsigned entry belongs to the run a later signed entry
 // claims to cover, and its last entry is signed. Version 1 entries (every entry signed) still verify.
+//
+// Sealing (v3): the same batches and the same `covers`, but the last entry's `sig` is a seal (seal.ts): its hash is
+// one leaf of a tree of the batches the worker sealed at the same moment, and one signature covers the tree. A v2
+// `sig` is a signature over the entry's own hash; a v3 `sig` is only ever read as a seal, since `v` is hashed.
 import { canonicalFields, canonicalJsonOfChecked, canonicalJsonWithout, joinFields, sha256Hex, type Json, type JsonObject } from './json.js';
 import { decodeStored, encodeStoredField } from './stored-form.js';
+import { sealLeaves } from './seal.js';
 import { signText, type SigningKey } from './signing.js';
 
-export const ENTRY_VERSION = 2;
+export const ENTRY_VERSION = 3;
 
 export const ENTRY_KINDS = ['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED', 'REFUSED', 'AMBIGUOUS', 'LATE_RESULT', 'OBSERVED', 'RESOLVED'] as const;
 export type EntryKind = (typeof ENTRY_KINDS)[number];
@@ -107,7 +112,7 @@ export type EntryFields = {
 };
 
 export type Envelope<K extends EntryKind> = {
-  v: 1 | 2;
+  v: 1 | 2 | 3;
   kind: K;
   effectId: string;
   at: number;
@@ -115,9 +120,9 @@ export type Envelope<K extends EntryKind> = {
   /** The signing key's id; a v2 entry covered by a later one has none of its own. */
   kid?: string;
   hash: string;
-  /** Ed25519 over `hash`; null on a v2 entry covered by a later entry of its batch. */
+  /** v1/v2: Ed25519 over `hash`; v3: a seal (seal.ts); null on an entry covered by a later entry of its batch. */
   sig: string | null;
-  /** v2: how many unsigned entries right before this one its signature covers (absent for none). */
+  /** v2, v3: how many unsigned entries right before this one its signature covers (absent for none). */
   covers?: number;
 };
 
@@ -202,11 +207,16 @@ export function completeBatch(batch: PreparedBatch, sig: string): { entries: Ent
   return { entries, stored };
 }
 
+/** The seal of one batch on its own (a tree of one leaf), signed on this thread. */
+export function sealAlone(lastHash: string, key: SigningKey): string {
+  return sealLeaves([lastHash], 'entries', (message) => signText(message, key))[0] as string;
+}
+
 /** Seals a batch and signs it on this thread. */
 export function sealBatch(drafts: readonly AnyDraft[], place: { effectId: string; at: number; prev: string | null }, key: SigningKey): Entry[] {
   if (drafts.length === 0) return [];
   const batch = prepareBatch(drafts, place, key.kid);
-  return completeBatch(batch, signText(batch.lastHash, key)).entries;
+  return completeBatch(batch, sealAlone(batch.lastHash, key)).entries;
 }
 
 /** One entry on its own: a batch of one, signed. */

@@ -1,6 +1,6 @@
 // Shape of a receipt as read from untrusted JSON. verify() reports a shape problem instead of throwing.
 import { z } from 'zod';
-import type { Receipt } from './receipt.js';
+import { HEAD_FORMATS, RECEIPT_FORMATS, type Receipt } from './receipt.js';
 
 // Nested values are checked for shape here, and for being JSON at all where verify() rehashes each entry: a value
 // with no canonical form fails there with its path, so a second deep walk here would only cost time.
@@ -23,7 +23,7 @@ const change = z.object({ field: z.string(), was: json, now: json });
 const checks = z.object({ approvalLive: z.boolean(), approval: approvalSnapshot.nullable(), approvalProblems: z.array(z.string()), violations: z.array(z.string()), changes: z.array(change) });
 
 const envelope = {
-  v: z.union([z.literal(1), z.literal(2)]),
+  v: z.union([z.literal(1), z.literal(2), z.literal(3)]),
   effectId: z.string(),
   at: z.number(),
   prev: z.string().nullable(),
@@ -71,9 +71,9 @@ const entry = z.discriminatedUnion('kind', [
 
 // The head and the bundle take no fields beyond these: a field the signature does not cover would read as part of a
 // signed receipt while nobody signed it.
-const head = z.strictObject({ format: z.literal('interlock.receipt-head/v1'), effectId: z.string(), count: z.number(), lastHash: z.string().nullable(), signedAt: z.number(), kid: z.string(), sig: z.string() });
+const head = z.strictObject({ format: z.enum(HEAD_FORMATS), effectId: z.string(), count: z.number(), lastHash: z.string().nullable(), signedAt: z.number(), kid: z.string(), sig: z.string() });
 
-export const receiptSchema = z.strictObject({ format: z.enum(['interlock.receipt/v1', 'interlock.receipt/v2']), effectId: z.string(), entries: z.array(entry), head });
+export const receiptSchema = z.strictObject({ format: z.enum(RECEIPT_FORMATS), effectId: z.string(), entries: z.array(entry), head });
 
 // The same shape, checked by hand: verify() is measured against raw signature checks, and the schema above costs
 // as much as the rest of verify() together. A receipt that passes here is used as it is (its entries' extra
@@ -108,14 +108,14 @@ const KIND_FIELDS: Record<string, (e: Loose) => boolean> = {
     nullable(oneOf(['landed', 'did_not_land']))(e.resolution) && nullable((r) => isObject(r) && isString(r.approval) && isString(r.requestId) && isString(r.effectId))(e.reapproval),
 };
 const isEntry = (v: unknown) =>
-  isObject(v) && (v.v === 1 || v.v === 2) && isString(v.effectId) && isNumber(v.at) && nullable(isString)(v.prev) && (v.kid === undefined || isString(v.kid)) && isString(v.hash) &&
+  isObject(v) && (v.v === 1 || v.v === 2 || v.v === 3) && isString(v.effectId) && isNumber(v.at) && nullable(isString)(v.prev) && (v.kid === undefined || isString(v.kid)) && isString(v.hash) &&
   nullable(isString)(v.sig) && (v.covers === undefined || (Number.isSafeInteger(v.covers) && (v.covers as number) >= 0)) && isString(v.kind) && (KIND_FIELDS[v.kind]?.(v) ?? false);
 const HEAD_KEYS = ['format', 'effectId', 'count', 'lastHash', 'signedAt', 'kid', 'sig'];
 const isHead = (v: unknown) =>
-  isObject(v) && Object.keys(v).every((key) => HEAD_KEYS.includes(key)) && v.format === 'interlock.receipt-head/v1' && isString(v.effectId) && isNumber(v.count) && nullable(isString)(v.lastHash) && isNumber(v.signedAt) && isString(v.kid) && isString(v.sig);
+  isObject(v) && Object.keys(v).every((key) => HEAD_KEYS.includes(key)) && (HEAD_FORMATS as readonly unknown[]).includes(v.format) && isString(v.effectId) && isNumber(v.count) && nullable(isString)(v.lastHash) && isNumber(v.signedAt) && isString(v.kid) && isString(v.sig);
 export function quickShape(input: unknown): Receipt | null {
   if (!isObject(input) || !Object.keys(input).every((key) => key === 'format' || key === 'effectId' || key === 'entries' || key === 'head')) return null;
-  if ((input.format !== 'interlock.receipt/v1' && input.format !== 'interlock.receipt/v2') || !isString(input.effectId) || !Array.isArray(input.entries) || !isHead(input.head)) return null;
+  if (!(RECEIPT_FORMATS as readonly unknown[]).includes(input.format) || !isString(input.effectId) || !Array.isArray(input.entries) || !isHead(input.head)) return null;
   return input.entries.every(isEntry) ? (input as unknown as Receipt) : null;
 }
 

@@ -8,7 +8,9 @@ import { entryHash, type Checks, type Entry, type EntryOf } from './entries.js';
 import { collectMoneyFacts, deriveExposure, deriveFinalMoney, type Exposure, type FinalMoney, type MoneyStatus } from './final-money.js';
 import { headSignatureValid, type Receipt } from './receipt.js';
 import { parseReceipt } from './receipt-schema.js';
+import { verifySeal } from './seal.js';
 import { verifyText, type PublicKeySet } from './signing.js';
+import type { KeyObject } from 'node:crypto';
 import { isJsonObject } from './json.js';
 import { isForeignRefusal, openDispatch } from './decisions.js';
 import { actionProblems } from './inbox.js';
@@ -114,8 +116,8 @@ function checkChain(receipt: Receipt, raw: readonly unknown[], problems: string[
 }
 
 /**
- * Which entries carry the signatures (entries.ts): every v1 entry is signed; a v2 entry is signed, covering the
- * run of unsigned entries right before it, or unsigned and covered by the next signed one. Checked with or
+ * Which entries carry the signatures (entries.ts): every v1 entry is signed; a v2 or v3 entry is signed (or
+ * sealed), covering the run of unsigned entries right before it, or unsigned and covered by the next signed one. Checked with or
  * without keys, since an entry nobody signed is a forgery whoever verifies.
  */
 function checkSignatureShape(receipt: Receipt, problems: string[]): void {
@@ -140,6 +142,11 @@ function checkSignatureShape(receipt: Receipt, problems: string[]): void {
   if (uncovered > 0) problems.push(`the last ${uncovered} entr${uncovered === 1 ? 'y is' : 'ies are'} covered by no signature: they were appended by someone without the signing key`);
 }
 
+/** A signed entry's `sig` against `key`: v1 and v2 sign the entry's hash, v3 seals it in a tree (seal.ts). */
+function entrySignatureValid(entry: Entry, sig: string, key: KeyObject): boolean {
+  return entry.v === 3 ? verifySeal(entry.hash, sig, 'entries', key) : verifyText(entry.hash, sig, key);
+}
+
 function checkSignatures(receipt: Receipt, keys: PublicKeySet, problems: string[]): boolean {
   let ok = true;
   receipt.entries.forEach((entry, index) => {
@@ -148,7 +155,7 @@ function checkSignatures(receipt: Receipt, keys: PublicKeySet, problems: string[
     if (!key) {
       ok = false;
       problems.push(entry.kid === undefined ? `${describeEntry(entry, index)} is signed but names no key` : `${describeEntry(entry, index)} is signed with an unknown key ${entry.kid}`);
-    } else if (!verifyText(entry.hash, entry.sig, key)) {
+    } else if (!entrySignatureValid(entry, entry.sig, key)) {
       ok = false;
       problems.push(`${describeEntry(entry, index)} has a signature that does not verify: the chain was rebuilt or the entry forged without the signing key`);
     }
@@ -484,9 +491,9 @@ export function entrySignatures(receipt: Receipt, keys: PublicKeySet): EntrySign
     if (entry.sig === null) return { status: 'unsigned', kid: null, by: null };
     const key = entry.kid === undefined ? undefined : keys.get(entry.kid);
     if (!key) return { status: 'unknown_key', kid: entry.kid ?? null, by: null };
-    return { status: verifyText(entry.hash, entry.sig, key) ? 'signed' : 'bad_signature', kid: entry.kid ?? null, by: null };
+    return { status: entrySignatureValid(entry, entry.sig, key) ? 'signed' : 'bad_signature', kid: entry.kid ?? null, by: null };
   });
-  // A v2 signed entry covers the `covers` unsigned entries right before it (entries.ts); they are as good as it is.
+  // A v2 or v3 signed entry covers the `covers` unsigned entries right before it (entries.ts); they are as good as it is.
   receipt.entries.forEach((entry, index) => {
     const signer = own[index];
     if (entry.sig === null || entry.v === 1 || signer === undefined) return;

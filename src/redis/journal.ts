@@ -3,10 +3,11 @@
 // module seals entries (which needs the signing key, so it cannot happen inside Redis), keeps the Redis clock
 // estimate fed, and reseals a batch whose compare-and-set lost a race.
 import { randomBytes } from 'node:crypto';
-import { buildReceipt, type Receipt } from '../core/receipt.js';
+import { buildReceipt, buildReceipts, type Receipt } from '../core/receipt.js';
 import { completeBatch, fromStored, prepareBatch, type AnyDraft, type Draft, type Entry, type EntryOf } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
 import { inlineSigner, type Signer, type SigningKey } from '../core/signing.js';
+import { createSealer } from '../keys/sealer.js';
 import { serverTime, writableNodes, type RedisClient } from './client.js';
 import { createRedisClock, type RedisClock } from './clock.js';
 import type { Keys } from './keys.js';
@@ -142,7 +143,8 @@ export const BIND_WINDOW_MS = 5 * 60_000;
 
 export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signingKey: SigningKey; signer?: Signer; maxSkewMs?: number; casAttempts?: number; clock?: RedisClock; bindWindowMs?: number }) {
   const { redis, keys, signingKey } = deps;
-  const signer = deps.signer ?? inlineSigner(signingKey);
+  // Batches sealed in the same turn of the event loop share one signature (src/keys/sealer.ts).
+  const sealer = createSealer(deps.signer ?? inlineSigner(signingKey), { domain: 'entries' });
   const maxSkewMs = deps.maxSkewMs ?? 5_000;
   const casAttempts = deps.casAttempts ?? 50;
   const bindWindowMs = deps.bindWindowMs ?? BIND_WINDOW_MS;
@@ -213,10 +215,10 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     return Math.max(estimate, floor);
   }
 
-  /** Seals a batch: hashed here, its one signature made by the signer (possibly on another thread). */
+  /** Seals a batch: hashed here, its seal signed with the batches sealed beside it (possibly on another thread). */
   async function seal(effectId: string, drafts: readonly AnyDraft[], at: number, head: string): Promise<{ entries: Entry[]; pairs: string[] }> {
-    const batch = prepareBatch(drafts, { effectId, at, prev: head === '' ? null : head }, signer.kid);
-    const { entries, stored } = completeBatch(batch, await signer.sign(batch.lastHash));
+    const batch = prepareBatch(drafts, { effectId, at, prev: head === '' ? null : head }, sealer.kid);
+    const { entries, stored } = completeBatch(batch, await sealer.seal(batch.lastHash));
     const pairs: string[] = [];
     entries.forEach((entry, index) => pairs.push(entry.hash, stored[index] ?? ''));
     return { entries, pairs };
@@ -545,6 +547,20 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       const items = storedLines(await redis.get(keys.entries(partition, effectId)));
       if (items.length === 0) return null;
       return buildReceipt(effectId, fromStored(effectId, items), signingKey, await now());
+    },
+
+    /** The receipts of many effects, exported together (their heads share signatures); null for an effect with none. */
+    async receipts(effectIds: readonly string[]): Promise<(Receipt | null)[]> {
+      if (effectIds.length === 0) return [];
+      const partitions = await redis.hmget(keys.effectPartitions, ...effectIds);
+      const texts = await Promise.all(effectIds.map((effectId, index) => {
+        const partition = partitions[index];
+        return partition === null || partition === undefined ? null : redis.get(keys.entries(partition, effectId));
+      }));
+      const chains = effectIds.map((effectId, index) => ({ effectId, entries: fromStored(effectId, storedLines(texts[index] ?? null)) }));
+      const found = chains.filter((chain) => chain.entries.length > 0);
+      const built = new Map(buildReceipts(found, signingKey, await now()).map((receipt) => [receipt.effectId, receipt]));
+      return effectIds.map((effectId) => built.get(effectId) ?? null);
     },
   };
 }

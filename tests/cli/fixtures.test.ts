@@ -23,7 +23,8 @@ async function verifyFixture(name: string, folder = FIXTURES): Promise<Verificat
 }
 
 describe.each([
-  ['v2 (signed per batch)', FIXTURES, 'interlock.receipt/v2'],
+  ['v3 (batches sealed in shared trees)', FIXTURES, 'interlock.receipt/v3'],
+  ['v2 (signed per batch)', join(FIXTURES, 'v2'), 'interlock.receipt/v2'],
   ['v1 (every entry signed)', join(FIXTURES, 'v1'), 'interlock.receipt/v1'],
 ] as const)('committed receipt fixtures, %s', (_version, folder, format) => {
   it.concurrent('committed.json: a plain gated refund that landed once and was returned', async () => {

@@ -3,10 +3,11 @@
 // the signing key.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareBatch, sealEntry, type AnyDraft, type Draft, type Entry, type EntryKind } from '../../src/core/entries.js';
-import { buildReceipt, type Receipt } from '../../src/core/receipt.js';
-import { publicKeySet, type SigningKey } from '../../src/core/signing.js';
+import { buildReceipt, buildReceipts, type Receipt } from '../../src/core/receipt.js';
+import { parseSeal } from '../../src/core/seal.js';
+import { publicKeySet, signText, type SigningKey } from '../../src/core/signing.js';
 import { verify } from '../../src/core/verify.js';
-import { createWorld, testKey, type World } from '../support/harness.js';
+import { approvalTerms, createWorld, refundProposal, testKey, type World } from '../support/harness.js';
 import { committedRefund, failedRefund, FLOW_TIMING, refusedAtRecovery, type FlowResult } from '../fixtures/receipt-flows.js';
 
 type Editable = { format: string; effectId: string; entries: Record<string, unknown>[]; head: Record<string, unknown> };
@@ -282,5 +283,79 @@ describe('tampering makes a receipt invalid with a readable problem', () => {
       copy.head.lastHash = entryAt(copy, 3).hash;
     }), 'the receipt head signature does not verify');
     expect(result.chainIntact).toBe(true);
+  });
+});
+
+describe('entries sealed together (v3): many effects, one signature per tree, each receipt verified on its own', () => {
+  let sealed: Receipt[] = [];
+
+  beforeAll(async () => {
+    // Twelve refunds submitted at once by one worker: their batches are sealed in the same turns, in shared trees.
+    const node = await world.node();
+    const submitted = await Promise.all(
+      Array.from({ length: 12 }, async (_, index) => {
+        const paymentIntent = `pi_together_${index}`;
+        world.target.world.set(`payment:${paymentIntent}`, { chargebacks: [], refunded_by_others: 0 });
+        const terms = approvalTerms({ id: `ap_together_${index}`, scope: `payment:${paymentIntent}` });
+        await node.approvals.grant(terms);
+        return node.gate.submit(refundProposal({ requestId: `case-together-${index}`, approval: terms.id, paymentIntent }));
+      }),
+    );
+    expect(submitted.map((answer) => answer.outcome)).toEqual(Array(12).fill('COMMITTED'));
+    sealed = (await node.journal.receipts(submitted.map((answer) => answer.effectId))).map((receipt) => {
+      if (!receipt) throw new Error('a committed effect has no receipt');
+      return receipt;
+    });
+  });
+
+  function sealsOf(receipt: Receipt) {
+    return receipt.entries.flatMap((entry, index) => (entry.sig === null ? [] : [{ index, seal: parseSeal(entry.sig) }]));
+  }
+
+  it('the batches of effects submitted together share trees, and every receipt verifies on its own, as v3', () => {
+    expect(sealed.flatMap((receipt) => sealsOf(receipt).map(({ seal }) => seal?.size ?? 0)).some((size) => size > 1)).toBe(true);
+    for (const receipt of sealed) {
+      expect(receipt.format).toBe('interlock.receipt/v3');
+      expect(receipt.entries.every((entry) => entry.v === 3)).toBe(true);
+      const result = verify(JSON.parse(JSON.stringify(receipt)), keys());
+      expect(result.problems).toEqual([]);
+      expect(result).toMatchObject({ valid: true, signed: true, outcome: 'COMMITTED' });
+    }
+  });
+
+  it('receipts exported together share a head signature, and each head verifies only for its own receipt', () => {
+    const heads = sealed.map((receipt) => parseSeal(receipt.head.sig));
+    expect(new Set(heads.map((head) => head?.signature)).size).toBe(1);
+    expect(heads[0]?.size).toBe(sealed.length);
+    const [first, second] = sealed as [Receipt, Receipt];
+    expectInvalid(tampered(first, (copy) => {
+      copy.head.sig = second.head.sig;
+    }), 'the receipt head signature does not verify');
+  });
+
+  it('a seal moved from another entry of the same tree does not verify', () => {
+    // Two receipts whose DISPATCHED entries were sealed in one tree: swap their seals.
+    const byTree = new Map<string, { receipt: Receipt; index: number }[]>();
+    for (const receipt of sealed) for (const { index, seal } of sealsOf(receipt)) if (seal && seal.size > 1) byTree.set(seal.signature, [...(byTree.get(seal.signature) ?? []), { receipt, index }]);
+    const pair = [...byTree.values()].find((members) => members.length >= 2);
+    if (!pair) throw new Error('no tree with two members');
+    const [a, b] = pair as [{ receipt: Receipt; index: number }, { receipt: Receipt; index: number }];
+    const result = expectInvalid(tampered(a.receipt, (copy) => {
+      entryAt(copy, a.index).sig = (b.receipt.entries[b.index] as Entry).sig;
+    }), `entry ${a.index + 1} (${(a.receipt.entries[a.index] as Entry).kind}) has a signature that does not verify`);
+    expect(result.chainIntact).toBe(true);
+  });
+
+  it('a v2 signature over the entry hash put on a v3 entry is refused: a v3 entry is only read as a seal', () => {
+    const [receipt] = sealed as [Receipt];
+    const last = receipt.entries.length - 1;
+    const forgedWithOurKey = buildReceipt(receipt.effectId, receipt.entries.map((entry, index) => (index === last ? { ...entry, sig: signText(entry.hash, world.key.key) } : entry)), world.key.key, receipt.head.signedAt);
+    expectInvalid(JSON.parse(JSON.stringify(forgedWithOurKey)), `entry ${last + 1} (COMMITTED) has a signature that does not verify`);
+  });
+
+  it('receipts exported one by one and together say the same', () => {
+    const alone = sealed.map((receipt) => verify(JSON.parse(JSON.stringify(buildReceipt(receipt.effectId, receipt.entries, world.key.key, receipt.head.signedAt))), keys()));
+    const together = buildReceipts(sealed, world.key.key, 0).map((receipt) => verify(JSON.parse(JSON.stringify(receipt)), keys()));
+    expect(together.map((result) => [result.valid, result.outcome])).toEqual(alone.map((result) => [result.valid, result.outcome]));
   });
 });

@@ -3,9 +3,9 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { completeBatch, fromStored, prepareBatch, type AnyDraft } from '../../src/core/entries.js';
+import { completeBatch, fromStored, prepareBatch, sealAlone, type AnyDraft } from '../../src/core/entries.js';
 import { buildReceipt } from '../../src/core/receipt.js';
-import { publicKeySet, signText, signingKeyFromPem } from '../../src/core/signing.js';
+import { publicKeySet, signingKeyFromPem } from '../../src/core/signing.js';
 import { codeOf, decodeStored, SAME_AT, TOKENS } from '../../src/core/stored-form.js';
 import { verify } from '../../src/core/verify.js';
 import type { Json } from '../../src/core/json.js';
@@ -24,7 +24,7 @@ function store(effectId: string, batches: readonly (readonly AnyDraft[])[]) {
   let at = T0;
   for (const batch of batches) {
     const prepared = prepareBatch(batch, { effectId, at, prev }, key.kid);
-    const done = completeBatch(prepared, signText(prepared.lastHash, key));
+    const done = completeBatch(prepared, sealAlone(prepared.lastHash, key));
     lines.push(...done.stored);
     entries.push(...done.entries);
     prev = prepared.lastHash;

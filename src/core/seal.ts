@@ -1,0 +1,183 @@
+// Seals (v3, issue 8): one Ed25519 signature for the batches that several effects write at about the same moment.
+//
+// A v2 batch carried its own signature over its last entry's hash. A v3 batch's last entry carries a seal: the
+// batch's hash is a leaf of a small Merkle tree whose other leaves are the batches sealed in the same turn of the
+// event loop (other effects, the same worker, the same key), and one signature covers the tree's root. The seal
+// holds the leaf's place in the tree, the sibling hashes from the leaf up to the root, and the root's signature,
+// so each entry is still verified on its own, offline, with nothing but the receipt and the public key. A busy
+// worker signs once per tree instead of once per batch; a verifier checks each root once however many receipts
+// share it (verifySeal keeps the roots it has checked).
+//
+// The tree is RFC 6962's (§2.1): a leaf is SHA-256(0x00 ‖ leaf text), an inner node SHA-256(0x01 ‖ left ‖ right),
+// and a tree of n leaves splits at the largest power of two below n, so no leaf is ever duplicated to fill a level.
+// The inclusion check is RFC 9162's (§2.1.3.2). The signed message names what the leaves are (`entries` or
+// `heads`), the tree's size and its root, so a seal can be taken for nothing else.
+import { hash, type KeyObject } from 'node:crypto';
+import { verifyText } from './signing.js';
+
+/** Batches one signature covers at most: each doubling adds one sibling hash (44 bytes) to every sealed entry. */
+export const SEAL_MAX_LEAVES = 8;
+
+/** What a tree's leaves are: the hashes of journal entries (a batch's last) or of receipt heads. */
+export type SealDomain = 'entries' | 'heads';
+
+export type Seal = { size: number; index: number; path: Buffer[]; signature: string };
+
+const PREFIX = 's1';
+const SIGNATURE_CHARS = 86;
+// Size and index as plain decimals, no sign or leading zero; a tree is never larger than a million leaves.
+const COUNT = /^(?:0|[1-9][0-9]{0,5})$/;
+const BASE64URL = /^[A-Za-z0-9_-]*$/;
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+// Hash inputs are assembled in one scratch buffer (hashing is synchronous, so it is never shared by two at once).
+let scratch = Buffer.allocUnsafeSlow(256);
+
+function input(length: number): Buffer {
+  if (scratch.length < length) scratch = Buffer.allocUnsafeSlow(Math.max(length, scratch.length * 2));
+  return scratch.subarray(0, length);
+}
+
+/** A leaf: the text it stands for (an entry's or a head's hash), as UTF-8, after the leaf byte. */
+export function leafHash(text: string): Buffer {
+  const bytes = input(1 + Buffer.byteLength(text, 'utf8'));
+  bytes[0] = 0;
+  bytes.write(text, 1, 'utf8');
+  return hash('sha256', bytes, 'buffer');
+}
+
+function nodeHash(left: Buffer, right: Buffer): Buffer {
+  const bytes = input(1 + left.length + right.length);
+  bytes[0] = 1;
+  left.copy(bytes, 1);
+  right.copy(bytes, 1 + left.length);
+  return hash('sha256', bytes, 'buffer');
+}
+
+/** The largest power of two below n (n ≥ 2). */
+function split(n: number): number {
+  let k = 1;
+  while (k * 2 < n) k *= 2;
+  return k;
+}
+
+/**
+ * The tree over `leaves` (leaf hashes), each inner node hashed once: its root (RFC 6962 MTH) and each leaf's
+ * sibling hashes from the leaf up to the root (RFC 6962 PATH).
+ */
+export function buildTree(leaves: readonly Buffer[]): { root: Buffer; paths: Buffer[][] } {
+  if (leaves.length === 0) throw new RangeError('a seal covers at least one leaf');
+  const paths: Buffer[][] = leaves.map(() => []);
+  const build = (lo: number, hi: number): Buffer => {
+    if (hi - lo === 1) return leaves[lo] as Buffer;
+    const mid = lo + split(hi - lo);
+    const left = build(lo, mid);
+    const right = build(mid, hi);
+    // The deeper levels were pushed by the calls above, so each path runs from its leaf upwards.
+    for (let at = lo; at < mid; at += 1) paths[at]?.push(right);
+    for (let at = mid; at < hi; at += 1) paths[at]?.push(left);
+    return nodeHash(left, right);
+  };
+  return { root: build(0, leaves.length), paths };
+}
+
+/** The root a leaf's path leads to, or null when the path cannot belong to a tree of `size` (RFC 9162 §2.1.3.2). */
+export function rootFromPath(leaf: Buffer, index: number, size: number, path: readonly Buffer[]): Buffer | null {
+  if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) return null;
+  let fn = index;
+  let sn = size - 1;
+  let node = leaf;
+  for (const sibling of path) {
+    if (sn === 0) return null;
+    if (fn % 2 === 1 || fn === sn) {
+      node = nodeHash(sibling, node);
+      // A right edge of a smaller subtree: climb to where it joins a left sibling.
+      while (fn % 2 === 0 && fn !== 0) {
+        fn = Math.floor(fn / 2);
+        sn = Math.floor(sn / 2);
+      }
+    } else {
+      node = nodeHash(node, sibling);
+    }
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  return sn === 0 ? node : null;
+}
+
+/** The text a tree's root signature is made over. */
+export function sealMessage(domain: SealDomain, size: number, root: Buffer): string {
+  return `interlock.seal/v1 ${domain} ${size} ${root.toString('hex')}`;
+}
+
+/** `s1.SIZE.INDEX.PATH.SIGNATURE`: the path is its sibling hashes, 32 bytes each, in one base64url text. */
+export function formatSeal(seal: Seal): string {
+  return `${PREFIX}.${seal.size}.${seal.index}.${Buffer.concat(seal.path).toString('base64url')}.${seal.signature}`;
+}
+
+/**
+ * Whether base64url text of `bytes` bytes is spelled the one way: the bits its last character carries beyond the
+ * bytes are zero (otherwise two texts would decode to one value).
+ */
+function canonicalBase64url(text: string, bytes: number): boolean {
+  if (text.length !== Math.ceil((bytes * 8) / 6) || !BASE64URL.test(text)) return false;
+  const spare = text.length * 6 - bytes * 8;
+  return spare === 0 || (ALPHABET.indexOf(text.at(-1) ?? '') & ((1 << spare) - 1)) === 0;
+}
+
+/** A seal's parts, or null when the text is not a seal in its one canonical spelling. */
+export function parseSeal(text: string): Seal | null {
+  const parts = text.split('.');
+  if (parts.length !== 5 || parts[0] !== PREFIX) return null;
+  const [, sizeText = '', indexText = '', pathText = '', signature = ''] = parts;
+  if (!COUNT.test(sizeText) || !COUNT.test(indexText)) return null;
+  const size = Number(sizeText);
+  const index = Number(indexText);
+  if (size < 1 || index >= size) return null;
+  if (signature.length !== SIGNATURE_CHARS || !canonicalBase64url(signature, 64)) return null;
+  const nodes = Math.floor((pathText.length * 6) / 8 / 32);
+  if (!canonicalBase64url(pathText, nodes * 32)) return null;
+  const bytes = Buffer.from(pathText, 'base64url');
+  const path: Buffer[] = [];
+  for (let at = 0; at < bytes.length; at += 32) path.push(bytes.subarray(at, at + 32));
+  return { size, index, path, signature };
+}
+
+/**
+ * Seals leaf texts (entry or head hashes) under one signature: `sign` signs the root's message once, and each leaf
+ * gets its own seal, in order.
+ */
+export function sealLeaves(texts: readonly string[], domain: SealDomain, sign: (message: string) => string): string[] {
+  const tree = buildTree(texts.map(leafHash));
+  const signature = sign(sealMessage(domain, texts.length, tree.root));
+  return tree.paths.map((path, index) => formatSeal({ size: texts.length, index, path, signature }));
+}
+
+// Root signatures already checked, per public key: receipts sealed in the same tree share their root, and a
+// verifier of many receipts (`receipt verify` over a directory) checks each root once. Only signatures that verified
+// are kept, each with the one message it verified (an Ed25519 signature verifies one message under one key), so
+// the memo can answer true for nothing else.
+const checked = new WeakMap<KeyObject, Map<string, string>>();
+const CHECKED_PER_KEY = 20_000;
+
+function rootSignatureValid(message: string, signature: string, key: KeyObject): boolean {
+  let memo = checked.get(key);
+  if (!memo) {
+    memo = new Map();
+    checked.set(key, memo);
+  }
+  if (memo.get(signature) === message) return true;
+  if (!verifyText(message, signature, key)) return false;
+  if (memo.size >= CHECKED_PER_KEY) memo.clear();
+  memo.set(signature, message);
+  return true;
+}
+
+/** Whether `sealText` seals leaf text `text` in `domain` under a root signed by `key`. */
+export function verifySeal(text: string, sealText: string, domain: SealDomain, key: KeyObject): boolean {
+  const seal = parseSeal(sealText);
+  if (seal === null) return false;
+  const root = rootFromPath(leafHash(text), seal.index, seal.size, seal.path);
+  if (root === null) return false;
+  return rootSignatureValid(sealMessage(domain, seal.size, root), seal.signature, key);
+}

@@ -1,6 +1,7 @@
 // `interlock receipt verify|export`. Exit codes for verify: 0 valid, 1 invalid, 2 unreadable input, 3 nothing wrong
 // but nothing authenticated either (no public key checked the signatures).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { publicKeySet } from '../core/signing.js';
 import { verify } from '../core/verify.js';
@@ -112,21 +113,28 @@ export function addReceiptCommands(program: Command): void {
 
   receipt
     .command('export')
-    .description('export an effect\'s receipt from Redis as JSON')
-    .argument('<effectId>', '64-hex effect id')
-    .option('--out <file>', 'write to a file instead of standard output')
-    .action(async (effectId: string, options: { out?: string }) => {
+    .description('export receipts from Redis as JSON: one to standard output (or --out FILE); several as one JSON line each, or as DIR/EFFECT_ID.json with --dir. Receipts exported together share their head signatures (exit 0 all found, 1 some not found, 2 bad input)')
+    .argument('<effectIds...>', '64-hex effect ids')
+    .option('--out <file>', 'write the one receipt to a file instead of standard output')
+    .option('--dir <dir>', 'write each receipt to DIR/EFFECT_ID.json')
+    .action(async (effectIds: string[], options: { out?: string; dir?: string }) => {
+      const malformed = effectIds.filter((effectId) => !/^[0-9a-f]{64}$/.test(effectId));
+      if (malformed.length > 0) unreadable(`Not an effect id (64 lowercase hex characters): ${malformed.slice(0, 3).join(', ')}${malformed.length > 3 ? ', …' : ''}`);
+      if (options.out !== undefined && effectIds.length > 1) unreadable('--out takes one receipt; for several, give --dir DIR (one file each) or none (one JSON line each)');
+      if (options.dir !== undefined) mkdirSync(options.dir, { recursive: true });
       const { withStores } = await import('./stores.js');
       await withStores(async ({ journal }) => {
-        const bundle = await journal.receipt(effectId);
-        if (!bundle) {
-          process.stderr.write(`No journal for effect ${effectId} under this REDIS_URL and INTERLOCK_KEY_PREFIX.\n`);
-          process.exitCode = 1;
-          return;
-        }
-        const text = `${JSON.stringify(bundle, null, 2)}\n`;
-        if (options.out) writeFileSync(options.out, text);
-        else process.stdout.write(text);
+        const bundles = await journal.receipts(effectIds);
+        const missing = effectIds.filter((_, index) => !bundles[index]);
+        bundles.forEach((bundle, index) => {
+          if (!bundle) return;
+          if (options.dir !== undefined) writeFileSync(join(options.dir, `${effectIds[index] ?? bundle.effectId}.json`), `${JSON.stringify(bundle, null, 2)}\n`);
+          else if (options.out !== undefined) writeFileSync(options.out, `${JSON.stringify(bundle, null, 2)}\n`);
+          else process.stdout.write(effectIds.length === 1 ? `${JSON.stringify(bundle, null, 2)}\n` : `${JSON.stringify(bundle)}\n`);
+        });
+        if (options.dir !== undefined) process.stderr.write(`${bundles.length - missing.length} receipt${bundles.length - missing.length === 1 ? '' : 's'} written to ${options.dir}\n`);
+        for (const effectId of missing) process.stderr.write(`No journal for effect ${effectId} under this REDIS_URL and INTERLOCK_KEY_PREFIX.\n`);
+        if (missing.length > 0) process.exitCode = 1;
       });
     });
 }

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { publicKeySet } from '../core/signing.js';
+import { publicKeySet, type PublicKeySet } from '../core/signing.js';
 import { verify, type Verification } from '../core/verify.js';
 
 export type FileVerdict = { file: string; readable: boolean; verification: Verification | null; error: string | null };
@@ -37,8 +37,18 @@ export function verifyFile(file: string, publicKeyPems: readonly string[]): File
   } catch (error) {
     return { file, readable: false, verification: null, error: `cannot read ${file} as JSON: ${error instanceof Error ? error.message : String(error)}` };
   }
-  const keys = publicKeyPems.length > 0 ? publicKeySet(publicKeyPems) : undefined;
+  const keys = keySetOf(publicKeyPems);
   return { file, readable: true, verification: verify(input, keys ? { publicKeys: keys } : {}), error: null };
+}
+
+// One key set per list of PEMs, kept: verify() remembers the seal roots it checked per key object, so receipts
+// sealed in the same tree (an export of many) cost one signature check between them, not one per file.
+let lastKeys: { pems: string; keys: PublicKeySet | undefined } | null = null;
+
+function keySetOf(publicKeyPems: readonly string[]): PublicKeySet | undefined {
+  const pems = publicKeyPems.join('\n');
+  if (lastKeys?.pems !== pems) lastKeys = { pems, keys: publicKeyPems.length > 0 ? publicKeySet(publicKeyPems) : undefined };
+  return lastKeys.keys;
 }
 
 // The worker loads this module through tsx (the CLI runs from TypeScript sources) and verifies its share.
@@ -60,8 +70,9 @@ export async function verifyMany(files: readonly string[], publicKeyPems: readon
     return;
   }
   const tsx = import.meta.resolve('tsx/esm/api');
-  const shares: string[][] = Array.from({ length: count }, () => []);
-  files.forEach((file, index) => shares[index % count]?.push(file));
+  // Neighbouring files to the same thread: receipts exported together sit side by side and share their seals.
+  const size = Math.ceil(files.length / count);
+  const shares: string[][] = Array.from({ length: count }, (_, index) => files.slice(index * size, (index + 1) * size)).filter((share) => share.length > 0);
   await Promise.all(
     shares.map(
       (share) =>

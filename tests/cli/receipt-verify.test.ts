@@ -1,16 +1,18 @@
 // `interlock receipt verify FILE --public-key FILE` prints the verification as JSON and exits 0 for a valid
 // receipt, 1 for an invalid one and 2 when it cannot read its input (issue 2, §5). Each run starts a process
 // (about 1.5 s of CPU for tsx and zod), so the verification rules themselves are tested in tests/core.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Receipt } from '../../src/core/receipt.js';
+import { parseSeal } from '../../src/core/seal.js';
 import { createWorld, type World } from '../support/harness.js';
 import { committedRefund, FLOW_TIMING } from '../fixtures/receipt-flows.js';
 import { runCli, tempDir } from './run-cli.js';
 
 let world: World;
 let receipt: Receipt;
+let exported: string[] = [];
 const temp = tempDir('verify');
 const file = (name: string) => join(temp.dir, name);
 const env = { INTERLOCK_DATA_DIR: join(temp.dir, 'data') };
@@ -18,6 +20,7 @@ const env = { INTERLOCK_DATA_DIR: join(temp.dir, 'data') };
 beforeAll(async () => {
   world = await createWorld({ config: FLOW_TIMING });
   receipt = (await committedRefund(world, 'cli_verify')).receipt;
+  exported = [receipt.effectId, (await committedRefund(world, 'cli_export_1')).effectId, (await committedRefund(world, 'cli_export_2')).effectId];
   writeFileSync(file('receipt.json'), JSON.stringify(receipt, null, 2));
   writeFileSync(file('public-key.pem'), world.key.publicPem);
   const tampered = JSON.parse(JSON.stringify(receipt)) as { entries: { effect?: { amount: number } }[] };
@@ -98,5 +101,52 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     const missing = await runCli(['receipt', 'verify', copies[0] ?? '', file('nowhere.json'), '--public-key', file('public-key.pem')], env);
     expect(missing.code).toBe(2);
     expect(lines(missing.stdout).find((line) => line.file === file('nowhere.json'))).toMatchObject({ status: 'unreadable' });
+  });
+});
+
+describe.concurrent('receipt export', { timeout: 60_000 }, () => {
+  // The exporter signs the heads with the service's key, the one that sealed the entries.
+  const redisEnv = () => {
+    writeFileSync(file('signing-key.pem'), world.key.privatePem);
+    return { ...env, REDIS_URL: world.config.redisUrl, INTERLOCK_KEY_PREFIX: world.config.keyPrefix, INTERLOCK_SIGNING_KEY_FILE: file('signing-key.pem') };
+  };
+
+  it('exports several receipts into a directory, their heads under one signature, and each verifies on its own', async () => {
+    const dir = file('exported');
+    const run = await runCli(['receipt', 'export', ...exported, '--dir', dir], redisEnv());
+    expect(run.stderr.trim()).toBe(`3 receipts written to ${dir}`);
+    expect(run.code).toBe(0);
+    const bundles = exported.map((effectId) => JSON.parse(readFileSync(join(dir, `${effectId}.json`), 'utf8')) as Receipt);
+    expect(bundles.map((bundle) => bundle.effectId)).toEqual(exported);
+    expect(new Set(bundles.map((bundle) => parseSeal(bundle.head.sig)?.signature)).size).toBe(1);
+    const verified = await runCli(['receipt', 'verify', ...exported.map((effectId) => join(dir, `${effectId}.json`)), '--public-key', file('public-key.pem')], env);
+    expect(verified.code).toBe(0);
+    expect(verified.stderr).toContain('3 receipts: 3 valid, 0 invalid');
+  });
+
+  it('prints one receipt as JSON, several as one JSON line each', async () => {
+    const one = await runCli(['receipt', 'export', exported[1] ?? ''], redisEnv());
+    expect(one.code).toBe(0);
+    expect((JSON.parse(one.stdout) as Receipt).effectId).toBe(exported[1]);
+    const several = await runCli(['receipt', 'export', ...exported.slice(0, 2)], redisEnv());
+    expect(several.code).toBe(0);
+    expect(several.stdout.trim().split('\n').map((line) => (JSON.parse(line) as Receipt).effectId)).toEqual(exported.slice(0, 2));
+  });
+
+  it('writes what it finds and exits 1 naming each effect it has no journal for', async () => {
+    const unknown = 'c'.repeat(64);
+    const run = await runCli(['receipt', 'export', exported[0] ?? '', unknown], redisEnv());
+    expect(run.code).toBe(1);
+    expect(run.stdout.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr.trim()).toBe(`No journal for effect ${unknown} under this REDIS_URL and INTERLOCK_KEY_PREFIX.`);
+  });
+
+  it('exits 2 on bad input before reading anything: a malformed id, or --out with several receipts', async () => {
+    const malformed = await runCli(['receipt', 'export', 'pi_123'], redisEnv());
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain('Not an effect id (64 lowercase hex characters): pi_123');
+    const out = await runCli(['receipt', 'export', ...exported.slice(0, 2), '--out', file('two.json')], redisEnv());
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain('--out takes one receipt');
   });
 });

@@ -138,6 +138,21 @@ export function quoteKey(key: string): string {
   return PLAIN_KEY.test(key) ? `"${key}"` : JSON.stringify(key);
 }
 
+// Plain keys already quoted: entries use a few dozen field names, over and over. A key found here is plain, so it
+// needs no surrogate check either. Bounded, since keys inside effects and results come from outside.
+const QUOTED = new Map<string, string>();
+const QUOTED_MAX = 2_048;
+
+/** quoteKey for a key checked to have a canonical form, or null when it has none ("__proto__", a lone surrogate). */
+function quotedKey(key: string): string | null {
+  const known = QUOTED.get(key);
+  if (known !== undefined) return known;
+  if (key === '__proto__' || hasLoneSurrogate(key)) return null;
+  const quoted = quoteKey(key);
+  if (QUOTED.size < QUOTED_MAX && PLAIN_KEY.test(key)) QUOTED.set(key, quoted);
+  return quoted;
+}
+
 function writeStrict(value: unknown, root: string, trail: (string | number)[], ancestors: object[], skip?: ReadonlySet<string>, cycleDepth = 0): string {
   switch (typeof value) {
     case 'string':
@@ -177,9 +192,12 @@ function writeStrict(value: unknown, root: string, trail: (string | number)[], a
           const item: unknown = (value as Record<string, unknown>)[key];
           if (item === undefined) continue;
           trail.push(key);
-          if (key === '__proto__') throw new NonCanonicalValueError(pathOf(root, trail), 'a "__proto__" key, which a JavaScript object cannot copy as data');
-          if (hasLoneSurrogate(key)) throw new NonCanonicalValueError(pathOf(root, trail), 'a key with a lone UTF-16 surrogate');
-          text += `${first ? '' : ','}${quoteKey(key)}:${writeStrict(item, root, trail, ancestors, undefined, cycleDepth)}`;
+          const quoted = quotedKey(key);
+          if (quoted === null) {
+            if (key === '__proto__') throw new NonCanonicalValueError(pathOf(root, trail), 'a "__proto__" key, which a JavaScript object cannot copy as data');
+            throw new NonCanonicalValueError(pathOf(root, trail), 'a key with a lone UTF-16 surrogate');
+          }
+          text += `${first ? '' : ','}${quoted}:${writeStrict(item, root, trail, ancestors, undefined, cycleDepth)}`;
           trail.pop();
           first = false;
         }
@@ -213,7 +231,7 @@ export function joinFields(fields: readonly (readonly [string, string])[]): stri
   let text = '{';
   for (let index = 0; index < fields.length; index += 1) {
     const field = fields[index] as readonly [string, string];
-    text += `${index > 0 ? ',' : ''}${quoteKey(field[0])}:${field[1]}`;
+    text += `${index > 0 ? ',' : ''}${quotedKey(field[0]) ?? quoteKey(field[0])}:${field[1]}`;
   }
   return `${text}}`;
 }

@@ -8,6 +8,16 @@ const CONTROL = /\p{Cc}/u;
 // eslint-disable-next-line no-control-regex -- matching control characters is the point of this rule
 const CONTROL_BUT_LAYOUT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
 
+/** Whether a value passes identifier(max), checked by hand (the schema is for readable problems when it does not). */
+export function isIdentifier(value: unknown, max: number): value is string {
+  return typeof value === 'string' && value.length >= 1 && value.length <= max && !hasLoneSurrogate(value) && !CONTROL.test(value) && value.trim() === value;
+}
+
+/** Whether a value passes freeText(max), checked by hand. */
+export function isFreeText(value: unknown, max: number): value is string {
+  return typeof value === 'string' && value.length <= max && !hasLoneSurrogate(value) && !CONTROL_BUT_LAYOUT.test(value);
+}
+
 /** A name or id: 1 to `max` characters, printable. */
 export function identifier(max: number) {
   return z

@@ -377,9 +377,11 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       if (bound.status !== 'OTHER_SUBJECT') {
         const refused = refusalOfLatest(chain.entries);
         const latest = recordedProposal(chain.entries, 'latest');
+        const latestEntry = chain.entries.findLast((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
         let chosen: Prepared;
         try {
-          chosen = latest === null ? prepared : prepare(ctx, latest);
+          // The job carries the proposal its producer recorded: when it is the latest, it was validated above already.
+          chosen = latest === null || (latestEntry !== undefined && sameProposal(latestEntry, prepared.proposal)) ? prepared : prepare(ctx, latest);
         } catch (error) {
           journal.unindex(effectId, bound.token);
           throw error;

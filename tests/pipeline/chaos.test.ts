@@ -60,8 +60,12 @@ describe('chaos: workers SIGKILLed at random while they drain the queue', () => 
       });
 
       phase('refunds proposed');
-      // The killer: once refunds are landing, a random serving worker is SIGKILLed every 1.5 s and a new one started
-      // (each kill while refunds are still unsent is one mid-drain; the report says how many were).
+      // Each create is held 50 ms in the sandbox after it began, so the drain lasts seconds whatever the machine's
+      // speed (a fast drain once finished before the first kill) and kills also find sends in flight.
+      await world.sandbox.control.slowDown({ path: '/v1/refunds', ms: 50, count: REFUNDS * 2 });
+      // The killer: once refunds are landing (looked for every 100 ms), a random serving worker is SIGKILLed, then one
+      // every 1.5 s, and a new one started for each (each kill while refunds are still unsent is one mid-drain; the
+      // report says how many were).
       let kills = 0;
       let midDrain = 0;
       let since = 0;
@@ -78,7 +82,7 @@ describe('chaos: workers SIGKILLed at random while they drain the queue', () => 
           if (landed < REFUNDS) midDrain += 1;
           start();
         }
-        await sleep(1_500);
+        await sleep(kills === 0 ? 100 : 1_500);
       }
       phase(`${kills} kills, ${midDrain} while refunds were still unsent (${landed} creates seen at the last)`);
       const settled = await pipeline.untilSettled(effectIds, 150_000);

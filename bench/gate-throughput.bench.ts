@@ -4,7 +4,8 @@
 //   hand_check        lookup, premise read, approval read, apply, one RPUSH log line (DESIGN §9)
 //   hand_check_fsync  the same with the log in a file, fsynced before and after the send (group commit)
 //   floor             only what no gate can avoid: two durable Redis writes (intent before the send, result
-//                     after), the two signatures the receipt format needs, and hashing the entries
+//                     after), hashing the entries, and sealing their two batches as the receipt format needs (one
+//                     signature per tree of the batches sealed in the same turn, src/keys/sealer.ts)
 //   gate              gate.submit, the whole thing
 // Each column runs REPS times, interleaved (a b c d e a b c d e …) so a noisy moment hits them alike; medians are
 // reported, with ratios. On the machine's Redis and on a private Redis with appendfsync always.
@@ -20,7 +21,8 @@ import { effectIdFor } from '../src/core/effect-id.js';
 import { completeBatch, prepareBatch, type AnyDraft } from '../src/core/entries.js';
 import type { Effect } from '../src/core/effects.js';
 import type { JsonObject } from '../src/core/json.js';
-import { signText, signingKeyFromPem, type SigningKey } from '../src/core/signing.js';
+import { inlineSigner, signingKeyFromPem, type SigningKey } from '../src/core/signing.js';
+import { createSealer } from '../src/keys/sealer.js';
 import { createInterlock } from '../src/interlock.js';
 import { generateSigningKeyPem } from '../src/keys/key-store.js';
 import { createMemoryTarget, type MemoryTarget } from '../src/targets/memory-target.js';
@@ -129,18 +131,20 @@ async function runColumn(column: Column, redisUrl: string, unsafe: boolean, conc
           await log?.close();
         }
       }
-      case 'floor':
+      case 'floor': {
+        const sealer = createSealer(inlineSigner(key), { domain: 'entries' });
         return await run(async (index) => {
           const effectId = effectIdFor({ requestId: `r${index}`, effect: {} });
           const effect = effectFor();
           const { dispatch, commit } = drafts(effect, index);
           const first = prepareBatch(dispatch, { effectId, at: 1, prev: null }, key.kid);
-          const sealed = completeBatch(first, signText(first.lastHash, key));
+          const sealed = completeBatch(first, await sealer.seal(first.lastHash));
           await redis.rpush(`${prefix}:e:${effectId}`, ...sealed.stored);
           const landed = await memory.apply(effectId, effect, SEND);
           const second = prepareBatch([{ ...commit, result: { ...landed } } as AnyDraft], { effectId, at: 2, prev: first.lastHash }, key.kid);
-          await redis.rpush(`${prefix}:e:${effectId}`, ...completeBatch(second, signText(second.lastHash, key)).stored);
+          await redis.rpush(`${prefix}:e:${effectId}`, ...completeBatch(second, await sealer.seal(second.lastHash)).stored);
         });
+      }
       case 'gate': {
         const config: Config = { ...loadConfig({}), redisUrl, keyPrefix: prefix, unsafeDurability: unsafe, sendWatchdog: false, logLevel: 'silent', workerId: `bench-${rep}` };
         const interlock = await createInterlock({ config, target: memory, signingKey: key, logger: pino({ level: 'silent' }), redis });

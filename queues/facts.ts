@@ -3,28 +3,58 @@
 // concerns. The reconciler re-reads, on a schedule and on demand, every effect still worth watching, so receipts
 // reach the same final answer when webhooks were missed.
 import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { createCoalescer, type Settled } from './coalesce.js';
 import { errorCode, InterlockError, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent } from '../src/interlock.js';
 
+/**
+ * Every facts job: retried while Stripe cannot answer its re-read; kept 7 days once done (longer than Stripe
+ * redelivers, so a redelivery finds its job and is a no-op), 30 days once failed for good.
+ */
+const FACT_JOB_OPTIONS = { attempts: 10, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 7 * 24 * 3_600, count: 100_000 }, removeOnFail: { age: 30 * 24 * 3_600 } };
+
 export function createFactsQueue(stores: Stores) {
-  // Every webhook request adds through this one connection: the commands of one tick leave together.
-  const connection = stores.queueConnection({ autoPipelining: true });
+  // Every webhook request adds through this one connection; the adds coalesce themselves (below).
+  const connection = stores.queueConnection();
   const queue = new Queue<StripeEvent>(stores.queues.facts, { connection, ...stores.bullmq });
+  /**
+   * The events of one event-loop turn are queued together: one pipeline of EXISTS on each event's job hash, then
+   * one addBulk, both on this connection, so Redis runs every EXISTS before the adds and makes the adds durable by
+   * one fsync before it answers them. Each request still waits for its own job's reply (the batch's). An event
+   * delivered again within the batch is a duplicate of the first delivery, added once. A failed EXISTS fails its
+   * own event; a failed add fails the batch (addBulk answers for all of it): the events answered so are delivered
+   * again by Stripe, and are found known then if they were queued after all.
+   */
+  const adds = createCoalescer<StripeEvent, { duplicate: boolean }>(async (events) => {
+    const seen = new Set<string>();
+    const again = events.map((event) => {
+      if (seen.has(event.id)) return true;
+      seen.add(event.id);
+      return false;
+    });
+    const distinct = events.filter((_, index) => !again[index]);
+    const known = connection.pipeline(distinct.map((event) => ['exists', queue.toKey(event.id)])).exec();
+    const added = queue.addBulk(distinct.map((event) => ({ name: event.type, data: event, opts: { ...FACT_JOB_OPTIONS, jobId: event.id } })));
+    const [replies] = await Promise.all([known, added]);
+    const outcomes = new Map<string, Settled<{ duplicate: boolean }>>();
+    distinct.forEach((event, index) => {
+      const [error, count] = replies?.[index] ?? [new Error('Redis answered no EXISTS for this event.'), null];
+      outcomes.set(event.id, error === null ? { ok: true, value: { duplicate: count === 1 } } : { ok: false, error });
+    });
+    return events.map((event, index) => {
+      const outcome = outcomes.get(event.id) ?? { ok: false, error: new Error('No outcome for this event.') };
+      return again[index] && outcome.ok ? { ok: true, value: { duplicate: true } } : outcome;
+    });
+  });
   return {
     queue,
     /**
      * Durably queues a verified event; a redelivered event (same id) is a no-op, answered `duplicate` when its job
-     * is still known (jobs are kept 7 days, longer than Stripe redelivers). Two deliveries racing may both read
-     * "new"; only the count is affected, never the job. Known is one EXISTS on the job's hash, whatever the backlog
-     * (BullMQ's getJobState scans the waiting list, so it grew with every event not yet applied). The EXISTS and the
-     * add go out together, in that order on one connection, so the check sees the queue as it was before this add,
-     * and the request waits for one round trip, not two; the add of a known id changes nothing.
+     * is still known; the add of a known id changes nothing. Known is one EXISTS on the job's hash, whatever the
+     * backlog (BullMQ's getJobState scans the waiting list, so it grew with every event not yet applied). Two
+     * deliveries racing through two processes may both read "new"; only the count is affected, never the job.
      */
-    async accept(event: StripeEvent): Promise<{ duplicate: boolean }> {
-      const [known] = await Promise.all([
-        connection.exists(queue.toKey(event.id)),
-        queue.add(event.type, event, { jobId: event.id, attempts: 10, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 7 * 24 * 3_600, count: 100_000 }, removeOnFail: { age: 30 * 24 * 3_600 } }),
-      ]);
-      return { duplicate: known === 1 };
+    accept(event: StripeEvent): Promise<{ duplicate: boolean }> {
+      return adds.submit(event);
     },
     async close(): Promise<void> {
       await queue.close();

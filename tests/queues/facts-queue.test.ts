@@ -1,0 +1,86 @@
+// The facts queue's producer on real BullMQ and Redis (issue 10 §1): a verified event is answered only once its job
+// (id = event id) is stored, a redelivery is a no-op counted as a duplicate, whether it comes in the same turn of
+// the event loop as the first delivery or later, and a queue that cannot take the event makes the route answer 503.
+import { randomBytes } from 'node:crypto';
+import express from 'express';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFactsQueue, type FactsQueue } from '../../queues/facts.js';
+import { createWebhookVerifier, openStores, signWebhookBody, type Stores, type StripeEvent } from '../../src/interlock.js';
+import { stripeWebhookRouter, type WebhookOutcome } from '../../webhooks/stripe-route.js';
+import { testConfig, testKey } from '../support/harness.js';
+
+let stores: Stores;
+let facts: FactsQueue;
+let redis: Redis;
+const config = testConfig();
+
+beforeAll(async () => {
+  stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: testKey().key });
+  facts = createFactsQueue(stores);
+  redis = new Redis(config.redisUrl);
+});
+
+afterAll(async () => {
+  await facts.close();
+  await stores.close();
+  for (const pattern of [`${config.keyPrefix}:*`, `{${config.keyPrefix}-queues}:*`]) {
+    const stale = await redis.keys(pattern);
+    for (let i = 0; i < stale.length; i += 500) await redis.del(...stale.slice(i, i + 500));
+  }
+  await redis.quit();
+});
+
+const event = (type = 'refund.updated'): StripeEvent => ({ id: `evt_${randomBytes(8).toString('hex')}`, type, data: { object: { id: 're_1', object: 'refund', status: 'succeeded' } } });
+
+describe('the facts queue', () => {
+  it('answers each event of a burst once its own job, under the event id, is stored', async () => {
+    const events = Array.from({ length: 40 }, () => event());
+    const stored = await Promise.all(events.map(async (each) => ({ accepted: await facts.accept(each), stored: await redis.exists(facts.queue.toKey(each.id)) })));
+    expect(stored).toEqual(events.map(() => ({ accepted: { duplicate: false }, stored: 1 })));
+    const jobs = await Promise.all(events.map((each) => facts.queue.getJob(each.id)));
+    expect(jobs.map((job) => [job?.name, job?.data])).toEqual(events.map((each) => [each.type, each]));
+  });
+
+  it('an event delivered twice in the same turn is queued once, and its second delivery is a duplicate', async () => {
+    const twice = event();
+    const other = event();
+    const answers = await Promise.all([facts.accept(twice), facts.accept(other), facts.accept(twice)]);
+    expect(answers).toEqual([{ duplicate: false }, { duplicate: false }, { duplicate: true }]);
+    expect((await facts.queue.getJob(twice.id))?.data).toEqual(twice);
+  });
+
+  it('an event delivered again later is a duplicate and changes nothing', async () => {
+    const once = event();
+    expect(await facts.accept(once)).toEqual({ duplicate: false });
+    const before = await redis.hgetall(facts.queue.toKey(once.id));
+    expect(await facts.accept(once)).toEqual({ duplicate: true });
+    expect(await redis.hgetall(facts.queue.toKey(once.id))).toEqual(before);
+  });
+
+  it('when Redis refuses the adds, every event of the batch is refused (the route answers 503) and none is answered queued', async () => {
+    // BullMQ's add increments the queue's id counter first: a counter that is no integer makes Redis refuse it.
+    const counter = facts.queue.toKey('id');
+    const saved = await redis.get(counter);
+    await redis.set(counter, 'not a number');
+    try {
+      const answers = await Promise.allSettled([facts.accept(event()), facts.accept(event())]);
+      expect(answers.map((answer) => answer.status)).toEqual(['rejected', 'rejected']);
+
+      const secret = `whsec_${randomBytes(12).toString('hex')}`;
+      const outcomes: WebhookOutcome[] = [];
+      const app = express().use(stripeWebhookRouter({ verify: createWebhookVerifier([secret]), accept: (verified) => facts.accept(verified), onOutcome: (outcome) => outcomes.push(outcome) }));
+      const body = JSON.stringify({ ...event('refund.failed'), object: 'event', created: Math.floor(Date.now() / 1000) });
+      const answer = await request(app).post('/webhooks/stripe').set('stripe-signature', signWebhookBody(body, secret)).set('content-type', 'application/json').send(body);
+      expect(answer.status).toBe(503);
+      expect(answer.body).toMatchObject({ error: { code: 'queue_unavailable' } });
+      expect(outcomes).toEqual(['unavailable']);
+    } finally {
+      if (saved === null) await redis.del(counter);
+      else await redis.set(counter, saved);
+    }
+    expect(await facts.accept(event())).toEqual({ duplicate: false });
+  });
+});

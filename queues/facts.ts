@@ -2,8 +2,9 @@
 // id, so an event Stripe delivers twice is queued once; the facts worker appends what it says to the receipts it
 // concerns. The reconciler re-reads, on a schedule and on demand, every effect still worth watching, so receipts
 // reach the same final answer when webhooks were missed.
+import { readFileSync } from 'node:fs';
 import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
-import { createCoalescer, type Settled } from './coalesce.js';
+import { createCoalescer } from './coalesce.js';
 import { errorCode, InterlockError, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent } from '../src/interlock.js';
 
 /**
@@ -12,17 +13,23 @@ import { errorCode, InterlockError, watchedEffects, type Applied, type FactsAppl
  */
 const FACT_JOB_OPTIONS = { attempts: 10, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 7 * 24 * 3_600, count: 100_000 }, removeOnFail: { age: 30 * 24 * 3_600 } };
 
+/**
+ * Which of a batch's jobs exist, in one command (exists-n.lua). Sent whole with EVAL, never EVALSHA: a Redis that
+ * lost its scripts would answer NOSCRIPT, and the retry would reach Redis after the batch's adds and find every job.
+ */
+const EXISTS_N = readFileSync(new URL('./exists-n.lua', import.meta.url), 'utf8');
+
 export function createFactsQueue(stores: Stores) {
   // Every webhook request adds through this one connection; the adds coalesce themselves (below).
   const connection = stores.queueConnection();
   const queue = new Queue<StripeEvent>(stores.queues.facts, { connection, ...stores.bullmq });
   /**
-   * The events of one event-loop turn are queued together: one pipeline of EXISTS on each event's job hash, then
-   * one addBulk, both on this connection, so Redis runs every EXISTS before the adds and makes the adds durable by
-   * one fsync before it answers them. Each request still waits for its own job's reply (the batch's). An event
-   * delivered again within the batch is a duplicate of the first delivery, added once. A failed EXISTS fails its
-   * own event; a failed add fails the batch (addBulk answers for all of it): the events answered so are delivered
-   * again by Stripe, and are found known then if they were queued after all.
+   * The events of one event-loop turn are queued together: one command that tells which of their jobs exist, then
+   * one addBulk, both on this connection, so Redis answers the check before it runs the adds, and makes the adds
+   * durable by one fsync before it answers them. Each request still waits for its own job's reply (the batch's).
+   * An event delivered again within the batch is a duplicate of the first delivery, added once. A failed check or
+   * add fails the batch (addBulk answers for all of it): the events answered so are delivered again by Stripe, and
+   * are found known then if they were queued after all.
    */
   const adds = createCoalescer<StripeEvent, { duplicate: boolean }>(async (events) => {
     const seen = new Set<string>();
@@ -32,24 +39,18 @@ export function createFactsQueue(stores: Stores) {
       return false;
     });
     const distinct = events.filter((_, index) => !again[index]);
-    const known = connection.pipeline(distinct.map((event) => ['exists', queue.toKey(event.id)])).exec();
+    const known = connection.eval(EXISTS_N, distinct.length, ...distinct.map((event) => queue.toKey(event.id)));
     const added = queue.addBulk(distinct.map((event) => ({ name: event.type, data: event, opts: { ...FACT_JOB_OPTIONS, jobId: event.id } })));
-    const [replies] = await Promise.all([known, added]);
-    const outcomes = new Map<string, Settled<{ duplicate: boolean }>>();
-    distinct.forEach((event, index) => {
-      const [error, count] = replies?.[index] ?? [new Error('Redis answered no EXISTS for this event.'), null];
-      outcomes.set(event.id, error === null ? { ok: true, value: { duplicate: count === 1 } } : { ok: false, error });
-    });
-    return events.map((event, index) => {
-      const outcome = outcomes.get(event.id) ?? { ok: false, error: new Error('No outcome for this event.') };
-      return again[index] && outcome.ok ? { ok: true, value: { duplicate: true } } : outcome;
-    });
+    const [found] = await Promise.all([known, added]);
+    if (!Array.isArray(found) || found.length !== distinct.length) throw new Error(`Redis answered ${String(JSON.stringify(found)).slice(0, 200)} when asked which of ${distinct.length} jobs exist.`);
+    const knownIds = new Set(distinct.filter((_, index) => found[index] === 1).map((event) => event.id));
+    return events.map((event, index) => ({ duplicate: again[index] === true || knownIds.has(event.id) }));
   });
   return {
     queue,
     /**
      * Durably queues a verified event; a redelivered event (same id) is a no-op, answered `duplicate` when its job
-     * is still known; the add of a known id changes nothing. Known is one EXISTS on the job's hash, whatever the
+     * is still known; the add of a known id changes nothing. Known is an EXISTS on the job's hash, whatever the
      * backlog (BullMQ's getJobState scans the waiting list, so it grew with every event not yet applied). Two
      * deliveries racing through two processes may both read "new"; only the count is affected, never the job.
      */

@@ -20,6 +20,25 @@ describe('createCoalescer', () => {
     expect(batches).toEqual([[1, 2, 3], [4]]);
   });
 
+  it('a batch leaves as soon as it holds maxBatch items; the rest of the turn forms the next batch', async () => {
+    const batches: number[][] = [];
+    const coalescer = createCoalescer(
+      async (items: readonly number[]) => {
+        batches.push([...items]);
+        return items;
+      },
+      { maxBatch: 3 },
+    );
+    const answers = [1, 2, 3, 4, 5].map((item) => coalescer.submit(item));
+    // The first three left at once, before the turn ended; the last two wait for its end.
+    expect(batches).toEqual([[1, 2, 3]]);
+    expect(await Promise.all(answers)).toEqual([1, 2, 3, 4, 5]);
+    expect(batches).toEqual([
+      [1, 2, 3],
+      [4, 5],
+    ]);
+  });
+
   it('a batch whose run throws rejects every item of that batch, and the next batch runs as usual', async () => {
     let fail = true;
     const coalescer = createCoalescer(async (items: readonly number[]) => {

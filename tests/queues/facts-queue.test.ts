@@ -52,6 +52,14 @@ describe('the facts queue', () => {
     expect((await facts.queue.getJob(twice.id))?.data).toEqual(twice);
   });
 
+  it('an event delivered twice in one turn, in two batches of it, is queued once, and its second delivery is a duplicate', async () => {
+    const twice = event();
+    const burst = [twice, ...Array.from({ length: 40 }, () => event()), twice];
+    const answers = await Promise.all(burst.map((each) => facts.accept(each)));
+    expect(answers.map((answer) => answer.duplicate)).toEqual([false, ...Array.from({ length: 40 }, () => false), true]);
+    expect(await Promise.all(burst.map(async (each) => (await facts.queue.getJob(each.id))?.id))).toEqual(burst.map((each) => each.id));
+  });
+
   it('an event delivered again later is a duplicate and changes nothing', async () => {
     const once = event();
     expect(await facts.accept(once)).toEqual({ duplicate: false });

@@ -145,11 +145,8 @@ export type Stores = {
   /** The escalation inbox: items people must act on, and their actions (redis/inbox.ts). */
   inbox: Inbox;
   signingKey: SigningKey;
-  /**
-   * A new connection for BullMQ (it needs connections of its own, with no request retry limit). `autoPipelining`
-   * sends the commands of one tick together (a producer many requests share, such as the webhook route's).
-   */
-  queueConnection(options?: { autoPipelining?: boolean }): RedisClient;
+  /** A new connection for BullMQ (it needs connections of its own, with no request retry limit). */
+  queueConnection(): RedisClient;
   /** Whether Redis answers now (for readiness). */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -198,7 +195,7 @@ export async function openStores(config: Config = loadConfig(), options: { logge
     cases: createCases({ redis, keys }),
     inbox: createInbox({ redis, keys, journal: fullJournal }),
     signingKey,
-    queueConnection: (options) => createQueueConnection(config, options),
+    queueConnection: () => createQueueConnection(config),
     async ping() {
       try {
         return (await redis.ping()) === 'PONG';

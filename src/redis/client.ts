@@ -59,12 +59,11 @@ export function isRedisOutage(error: unknown): boolean {
  * A connection for BullMQ: its workers block on Redis, and it needs `maxRetriesPerRequest: null` so a command
  * waits out a reconnect instead of failing. Queues get connections of their own, never the gate's.
  */
-export function createQueueConnection(options: { redisUrl: string; redisCluster: boolean }, tuning: { autoPipelining?: boolean } = {}): RedisClient {
-  const enableAutoPipelining = tuning.autoPipelining === true;
-  if (!options.redisCluster) return new Redis(options.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: true, enableAutoPipelining });
+export function createQueueConnection(options: { redisUrl: string; redisCluster: boolean }): RedisClient {
+  if (!options.redisCluster) return new Redis(options.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: true });
   const url = new URL(options.redisUrl);
   const auth = url.password === '' ? {} : { password: decodeURIComponent(url.password), ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }) };
-  return new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { enableAutoPipelining, redisOptions: { maxRetriesPerRequest: null, ...auth } });
+  return new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { maxRetriesPerRequest: null, ...auth } });
 }
 
 /** The servers that acknowledge writes: the one server, or every cluster master. */

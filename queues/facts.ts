@@ -35,9 +35,10 @@ export function createFactsQueue(stores: Stores) {
    * which of their jobs exist, then one addBulk, both on this connection, so Redis answers the check before it runs
    * the adds, and makes the adds durable by one fsync before it answers them. Each request still waits for its own
    * job's reply (its batch's). An event delivered again within a batch is a duplicate of the first delivery, added
-   * once; in a later batch, its check comes after the first delivery's add. A failed check or add fails the batch
-   * (addBulk answers for all of it): the events answered so are delivered again by Stripe, and are found known then
-   * if they were queued after all.
+   * once; in a later batch, its check goes out after the first delivery's add (once the queue is connected: before,
+   * as with two processes racing, only the count can be wrong). A failed check or add fails the batch (addBulk
+   * answers for all of it): the events answered so are delivered again by Stripe, and are found known then if they
+   * were queued after all.
    */
   const adds = createCoalescer<StripeEvent, { duplicate: boolean }>(async (events) => {
     const seen = new Set<string>();

@@ -1,8 +1,12 @@
 // The gate on a real three-master Redis Cluster: every script's keys share the subject's hash tag, so effects on
-// different payments live on different masters and each atomic step still runs in one slot.
+// different payments live on different masters and each atomic step still runs in one slot. The facts queue's
+// batches (one existence check over many job keys, one addBulk) run in the queue's slot too.
 import { execFileSync } from 'node:child_process';
 import { Cluster, Redis } from 'ioredis';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFactsQueue } from '../../queues/facts.js';
+import { openStores } from '../../src/interlock.js';
 import { ProcessCrash } from '../../src/core/target.js';
 import { verify } from '../../src/core/verify.js';
 import { inspectDurability } from '../../src/redis/durability.js';
@@ -82,6 +86,25 @@ describe('Redis Cluster', () => {
       await admins[1]?.config('SET', 'no-appendfsync-on-rewrite', 'no');
       for (const admin of admins) admin.disconnect();
       client.disconnect();
+    }
+  });
+
+  it('queues webhook events on the cluster: a batch is checked and added in the queue\'s slot, and a redelivery is a duplicate', async () => {
+    const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: key.key });
+    const facts = createFactsQueue(stores);
+    try {
+      // Connected first: before, a later batch's check may reach Redis ahead of an earlier batch's adds, and only
+      // the duplicate count can be wrong (queues/facts.ts).
+      await facts.queue.waitUntilReady();
+      const events = Array.from({ length: 20 }, (_, i) => ({ id: `evt_cluster_${i}`, type: 'refund.updated', data: { object: { id: `re_cluster_${i}` } } }));
+      const answers = await Promise.all([...events, ...events.slice(0, 1)].map((event) => facts.accept(event)));
+      expect(answers.map((answer) => answer.duplicate)).toEqual([...events.map(() => false), true]);
+      const [, again] = events;
+      if (again) expect(await facts.accept(again)).toEqual({ duplicate: true });
+      expect(await facts.queue.count()).toBe(events.length);
+    } finally {
+      await facts.close();
+      await stores.close();
     }
   });
 

@@ -20,6 +20,8 @@ const config = testConfig();
 beforeAll(async () => {
   stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: testKey().key });
   facts = createFactsQueue(stores);
+  // Connected first: before, a later batch's check may reach Redis ahead of an earlier batch's adds (queues/facts.ts).
+  await facts.queue.waitUntilReady();
   redis = new Redis(config.redisUrl);
 });
 

@@ -41,6 +41,7 @@ import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys
 export { loadConfig, ConfigError, type Config } from './config.js';
 export { createLogger } from './log.js';
 export { createFileOnce } from './files.js';
+export { createCoalescer, type Coalescer } from './coalesce.js';
 export { isRedisOutage } from './redis/client.js';
 export { InterlockError, ERROR_REGISTRY, errorCode, isRetryable, errorMessage, slowDownOf, type ErrorCode, type FieldProblem, type SlowDown } from './core/errors.js';
 export { explainOutcome, isRefusal, SUBMIT_OUTCOMES, RECOVERY_OUTCOMES, type Outcome } from './core/outcomes.js';

@@ -1,6 +1,7 @@
-// Work that arrives during one turn of the event loop, run in batches (a producer many requests share, such as the
-// webhook route's adds: the requests Node reads in one poll go to Redis together and are made durable by one fsync,
-// where each used to cost its own commands, writes, replies and promise chains).
+// Work that arrives during one turn of the event loop, run in batches: the webhook route's adds (the requests Node
+// reads in one poll go to Redis together and are made durable by one fsync, where each used to cost its own
+// commands, writes, replies and promise chains), and the gate's seals (the batches sealed in one turn share one
+// signature, src/keys/sealer.ts).
 //
 // A batch leaves at the end of the turn (setImmediate: after the turn's I/O callbacks and their microtasks), or as
 // soon as it holds `maxBatch` items, so that Redis works on the first part of a burst while Node still reads the

@@ -1,7 +1,7 @@
 // The coalescer behind the webhook route's adds: what arrives in one turn of the event loop runs as one batch, and
 // every caller is answered with its own item's value, never another's.
 import { describe, expect, it } from 'vitest';
-import { createCoalescer } from '../../queues/coalesce.js';
+import { createCoalescer } from '../src/coalesce.js';
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 

@@ -117,8 +117,8 @@ function checkChain(receipt: Receipt, raw: readonly unknown[], problems: string[
 
 /**
  * Which entries carry the signatures (entries.ts): every v1 entry is signed; a v2 or v3 entry is signed (or
- * sealed), covering the run of unsigned entries right before it, or unsigned and covered by the next signed one. Checked with or
- * without keys, since an entry nobody signed is a forgery whoever verifies.
+ * sealed), covering the run of unsigned entries right before it, or unsigned and covered by the next signed one.
+ * Checked with or without keys, since an entry nobody signed is a forgery whoever verifies.
  */
 function checkSignatureShape(receipt: Receipt, problems: string[]): void {
   let uncovered = 0;

@@ -30,10 +30,14 @@ export function createThreadSigner(key: SigningKey): ThreadSigner {
   let batch: Pending | null = null;
   let failure: Error | null = null;
 
+  // The first reason stands: a thread that was closed also exits, and "closed" is what a caller should hear.
   const failAll = (error: Error) => {
-    failure = error;
-    for (const waiters of inFlight.values()) for (const waiter of waiters) waiter.reject(error);
+    failure ??= error;
+    for (const waiters of inFlight.values()) for (const waiter of waiters) waiter.reject(failure);
     inFlight.clear();
+    // Requests still waiting for the thread to come back are answered too: it never will.
+    for (const waiter of batch?.waiters ?? []) waiter.reject(failure);
+    batch = null;
   };
   worker.on('message', (message: { id: number; sigs?: string[]; error?: string }) => {
     const waiters = inFlight.get(message.id);

@@ -1,0 +1,73 @@
+// The signing thread (INTERLOCK_SIGNING_THREAD=1, src/keys/signer.ts): what it signs is what signing on the main
+// thread signs (Ed25519 is deterministic), requests made while it is busy go together, a closed thread refuses
+// instead of hanging, and a gate that seals through it writes receipts that verify.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseSeal } from '../../src/core/seal.js';
+import { signText } from '../../src/core/signing.js';
+import { verify } from '../../src/core/verify.js';
+import { createThreadSigner } from '../../src/keys/signer.js';
+import { approvalTerms, createWorld, refundProposal, testKey, type World } from '../support/harness.js';
+
+describe('the signing thread', () => {
+  it('signs exactly what the main thread would, for many requests at once', async () => {
+    const { key } = testKey();
+    const signer = createThreadSigner(key);
+    try {
+      const texts = Array.from({ length: 200 }, (_, index) => `interlock.seal/v1 entries 1 ${index.toString(16).padStart(64, '0')}`);
+      const signatures = await Promise.all(texts.map((text) => signer.sign(text)));
+      expect(signatures).toEqual(texts.map((text) => signText(text, key)));
+    } finally {
+      await signer.close();
+    }
+  });
+
+  it('answers every request made before it was closed, signed or refused, none left waiting', async () => {
+    const signer = createThreadSigner(testKey().key);
+    // The first goes to the thread at once; the rest wait for it to come back, which a close makes never happen.
+    const pending = Array.from({ length: 50 }, (_, index) => signer.sign(`text ${index}`));
+    await signer.close();
+    const settled = await Promise.race([Promise.allSettled(pending), new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 2_000))]);
+    expect(settled).not.toBe('hung');
+    expect((settled as PromiseSettledResult<string>[]).filter((result) => result.status === 'rejected').length).toBeGreaterThan(0);
+  });
+
+  it('refuses to sign once closed, with a reason, instead of leaving the caller waiting', async () => {
+    const signer = createThreadSigner(testKey().key);
+    await signer.close();
+    await expect(signer.sign('anything')).rejects.toThrow('the signing thread was closed');
+  });
+});
+
+describe('a gate that seals on the signing thread', () => {
+  let world: World;
+  beforeAll(async () => {
+    world = await createWorld({ config: { signingThread: true } });
+  });
+  afterAll(async () => {
+    await world?.close();
+  });
+
+  it('commits effects submitted together, their batches sealed in shared trees, and every receipt verifies', async () => {
+    const node = await world.node();
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, async (_, index) => {
+        const paymentIntent = `pi_thread_${index}`;
+        world.target.world.set(`payment:${paymentIntent}`, { chargebacks: [], refunded_by_others: 0 });
+        const terms = approvalTerms({ id: `ap_thread_${index}`, scope: `payment:${paymentIntent}` });
+        await node.approvals.grant(terms);
+        return node.gate.submit(refundProposal({ requestId: `case-thread-${index}`, approval: terms.id, paymentIntent }));
+      }),
+    );
+    expect(answers.map((answer) => answer.outcome)).toEqual(Array(10).fill('COMMITTED'));
+    const receipts = await node.journal.receipts(answers.map((answer) => answer.effectId));
+    const sizes: number[] = [];
+    for (const receipt of receipts) {
+      if (!receipt) throw new Error('a committed effect has no receipt');
+      for (const entry of receipt.entries) if (entry.sig !== null) sizes.push(parseSeal(entry.sig)?.size ?? 0);
+      const result = verify(JSON.parse(JSON.stringify(receipt)), { publicKeys: world.key.publicKeys });
+      expect(result.problems).toEqual([]);
+      expect(result).toMatchObject({ valid: true, signed: true, outcome: 'COMMITTED' });
+    }
+    expect(Math.max(...sizes)).toBeGreaterThan(1);
+  });
+});

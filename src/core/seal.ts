@@ -135,8 +135,9 @@ export function parseSeal(text: string): Seal | null {
   const index = Number(indexText);
   if (size < 1 || index >= size) return null;
   if (signature.length !== SIGNATURE_CHARS || !canonicalBase64url(signature, 64)) return null;
+  // A tree of at most a million leaves has at most 20 levels: a longer path is refused before it is decoded.
   const nodes = Math.floor((pathText.length * 6) / 8 / 32);
-  if (!canonicalBase64url(pathText, nodes * 32)) return null;
+  if (nodes > 20 || !canonicalBase64url(pathText, nodes * 32)) return null;
   const bytes = Buffer.from(pathText, 'base64url');
   const path: Buffer[] = [];
   for (let at = 0; at < bytes.length; at += 32) path.push(bytes.subarray(at, at + 32));

@@ -147,6 +147,14 @@ describe('seals', () => {
     expect(parseSeal('not a seal')).toBeNull();
   });
 
+  it('refuses a path longer than any tree can have, before decoding it', () => {
+    const seal = parseSeal(sealLeaves(leaves(2), 'entries', sign)[0] as string);
+    if (!seal) throw new Error('no seal');
+    const long = formatSeal({ ...seal, size: 999_999, path: Array.from({ length: 21 }, () => seal.path[0] as Buffer) });
+    expect(parseSeal(long)).toBeNull();
+    expect(parseSeal(formatSeal({ ...seal, size: 999_999, path: Array.from({ length: 20 }, () => seal.path[0] as Buffer) }))).not.toBeNull();
+  });
+
   it('any seal text at all is answered true or false, never a throw', () => {
     fc.assert(
       fc.property(fc.string(), fc.string(), (text, sealText) => {

@@ -25,6 +25,29 @@ const EXISTS_N = readFileSync(new URL('./exists-n.lua', import.meta.url), 'utf8'
  */
 const MAX_BATCH = 16;
 
+/**
+ * How long a webhook request waits for its event to be stored before it is answered 503 (Stripe delivers it again).
+ * The queue's connection waits out a Redis outage instead of failing its commands (BullMQ needs that), so without
+ * a bound a request would hang for as long as Redis is away. Well under the time Stripe waits for an answer.
+ */
+export const FACTS_ACCEPT_TIMEOUT_MS = 5_000;
+
+/** Connection states in which Redis is known to be away: an event is refused at once rather than after the timeout. */
+const AWAY = new Set(['reconnecting', 'close', 'end']);
+
+function unavailable(reason: string): InterlockError {
+  return new InterlockError('redis_unavailable', `The facts queue cannot take the event: ${reason}. Stripe delivers it again.`);
+}
+
+/** `work`, or a refusal once `ms` have passed (the work itself goes on: an add that lands late is found by the redelivery). */
+function within<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(unavailable(`Redis did not store it within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
 export function createFactsQueue(stores: Stores) {
   // Every webhook request adds through this one connection; the adds coalesce themselves (below).
   const connection = stores.queueConnection();
@@ -63,7 +86,8 @@ export function createFactsQueue(stores: Stores) {
      * deliveries racing through two processes may both read "new"; only the count is affected, never the job.
      */
     accept(event: StripeEvent): Promise<{ duplicate: boolean }> {
-      return adds.submit(event);
+      if (AWAY.has(connection.status)) return Promise.reject(unavailable(`Redis is unreachable (the connection is ${connection.status})`));
+      return within(adds.submit(event), FACTS_ACCEPT_TIMEOUT_MS);
     },
     async close(): Promise<void> {
       await queue.close();

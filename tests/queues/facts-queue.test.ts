@@ -7,10 +7,11 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFactsQueue, type FactsQueue } from '../../queues/facts.js';
+import { createFactsQueue, FACTS_ACCEPT_TIMEOUT_MS, type FactsQueue } from '../../queues/facts.js';
 import { createWebhookVerifier, openStores, signWebhookBody, type Stores, type StripeEvent } from '../../src/interlock.js';
 import { stripeWebhookRouter, type WebhookOutcome } from '../../webhooks/stripe-route.js';
 import { testConfig, testKey } from '../support/harness.js';
+import { startPrivateRedis } from '../support/private-redis.js';
 
 let stores: Stores;
 let facts: FactsQueue;
@@ -92,5 +93,65 @@ describe('the facts queue', () => {
       else await redis.set(counter, saved);
     }
     expect(await facts.accept(event())).toEqual({ duplicate: false });
+  });
+});
+
+describe('the facts queue while its Redis is down', () => {
+  it('refuses an event at once (the route answers 503) instead of holding the request until Redis returns, and takes it again after', { timeout: 60_000 }, async () => {
+    const down = await startPrivateRedis(['--save', '', '--appendonly', 'no']);
+    const own = await openStores({ ...testConfig(), redisUrl: down.url }, { logger: pino({ level: 'silent' }), signingKey: testKey().key });
+    const queue = createFactsQueue(own);
+    try {
+      await queue.queue.waitUntilReady();
+      expect(await queue.accept(event())).toEqual({ duplicate: false });
+      await down.kill();
+      const secret = `whsec_${randomBytes(12).toString('hex')}`;
+      const app = express().use(stripeWebhookRouter({ verify: createWebhookVerifier([secret]), accept: (verified) => queue.accept(verified) }));
+      const body = JSON.stringify({ ...event('refund.failed'), object: 'event', created: Math.floor(Date.now() / 1000) });
+      const started = Date.now();
+      const answer = await request(app).post('/webhooks/stripe').set('stripe-signature', signWebhookBody(body, secret)).set('content-type', 'application/json').send(body);
+      expect(answer.status).toBe(503);
+      expect(answer.body).toMatchObject({ error: { code: 'queue_unavailable' } });
+      expect(Date.now() - started).toBeLessThan(FACTS_ACCEPT_TIMEOUT_MS + 2_000);
+      // Back up: the delivery Stripe makes again is queued (or found queued, had the refused add gone through late).
+      await down.restart();
+      // Stripe delivers again later; here, as soon as the connection is back (ioredis reconnects on its own).
+      const deliver = () => request(app).post('/webhooks/stripe').set('stripe-signature', signWebhookBody(body, secret)).set('content-type', 'application/json').send(body);
+      let again = await deliver();
+      for (let tries = 0; again.status === 503 && tries < 50; tries += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        again = await deliver();
+      }
+      expect(again.status).toBe(200);
+      expect(await queue.queue.getJob((JSON.parse(body) as { id: string }).id)).toBeDefined();
+    } finally {
+      await queue.close();
+      await own.close();
+      await down.stop();
+    }
+  });
+});
+
+describe('the facts queue while its Redis hangs', () => {
+  it('answers 503 once the event was not stored within FACTS_ACCEPT_TIMEOUT_MS, and the add that lands late is found by the redelivery', { timeout: 60_000 }, async () => {
+    const stuck = await startPrivateRedis(['--save', '', '--appendonly', 'no']);
+    const own = await openStores({ ...testConfig(), redisUrl: stuck.url }, { logger: pino({ level: 'silent' }), signingKey: testKey().key });
+    const queue = createFactsQueue(own);
+    try {
+      await queue.queue.waitUntilReady();
+      // Stopped, not killed: the connection stays up and nothing answers.
+      stuck.process.kill('SIGSTOP');
+      const late = event();
+      const started = Date.now();
+      await expect(queue.accept(late)).rejects.toMatchObject({ code: 'redis_unavailable' });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(FACTS_ACCEPT_TIMEOUT_MS - 50);
+      stuck.process.kill('SIGCONT');
+      expect(await queue.accept(late)).toEqual({ duplicate: true });
+    } finally {
+      stuck.process.kill('SIGCONT');
+      await queue.close();
+      await own.close();
+      await stuck.stop();
+    }
   });
 });

@@ -1,5 +1,5 @@
 // Webhook ingestion (issue 10 §7): verified Stripe events per second over HTTP into the facts queue through the
-// real route (createApp with the Stripe webhook route mounted, as `serve` builds it: request log, signature check
+// real route (createApp with the Stripe webhook route mounted, as `serve` builds it: request log, metrics, signature check
 // through the SDK, the event durably queued in BullMQ on a private Redis with appendfsync always, job id = event
 // id), against a bare Express route that only runs `constructEvent` and answers. Both servers listen in this
 // process, and the load (keep-alive node:http, CONCURRENCY requests in flight, every event distinct and freshly
@@ -19,7 +19,7 @@ import { createWebhookVerifier, loadConfig, openStores, signWebhookBody, type Co
 import { signingKeyFromPem } from '../src/core/signing.js';
 import { generateSigningKeyPem } from '../src/keys/key-store.js';
 import { startPrivateRedis } from '../tests/support/private-redis.js';
-import { createApp, createTokenRegistry } from '../webhooks/app.js';
+import { createApp, createMetrics, createTokenRegistry } from '../webhooks/app.js';
 import { stripeWebhookRouter, WEBHOOK_PATH } from '../webhooks/stripe-route.js';
 import { deleteKeys, finish, inParallel, markdownTable, median, progress, QUICK, round } from './support.js';
 
@@ -46,13 +46,16 @@ function listen(app: express.Express): Promise<{ server: Server; port: number }>
 }
 
 const verify = createWebhookVerifier([SECRET]);
+// The metrics `serve` keeps, counting each webhook outcome, as it wires them.
+const metrics = createMetrics({ stores });
 const interlockApp = createApp({
   stores,
   effects,
   readFacts: async () => ({}),
   tokens: createTokenRegistry([{ name: 'bench', role: 'auditor', token: `itk_${randomBytes(16).toString('hex')}` }]),
   logger,
-  mount: (app) => app.use(stripeWebhookRouter({ verify, accept: (event) => factsQueue.accept(event) })),
+  metrics,
+  mount: (app) => app.use(stripeWebhookRouter({ verify, accept: (event) => factsQueue.accept(event), onOutcome: (outcome, detail) => metrics.webhookOutcome(outcome, detail) })),
 });
 const bareApp = express();
 bareApp.post(WEBHOOK_PATH, express.raw({ type: () => true, limit: 512 * 1024 }), (req, res) => {

@@ -39,7 +39,10 @@ function unavailable(reason: string): InterlockError {
   return new InterlockError('redis_unavailable', `The facts queue cannot take the event: ${reason}. Stripe delivers it again.`);
 }
 
-/** `work`, or a refusal once `ms` have passed (the work itself goes on: an add that lands late is found by the redelivery). */
+/**
+ * `work`, or a refusal once `ms` have passed: one timer per batch, every request of it answered 503 (the work itself
+ * goes on: an add that lands late is found by the redelivery).
+ */
 function within<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
@@ -72,7 +75,7 @@ export function createFactsQueue(stores: Stores) {
     const distinct = events.filter((_, index) => !again[index]);
     const known = connection.eval(EXISTS_N, distinct.length, ...distinct.map((event) => queue.toKey(event.id)));
     const added = queue.addBulk(distinct.map((event) => ({ name: event.type, data: event, opts: { ...FACT_JOB_OPTIONS, jobId: event.id } })));
-    const [found] = await Promise.all([known, added]);
+    const [found] = await within(Promise.all([known, added]), FACTS_ACCEPT_TIMEOUT_MS);
     if (!Array.isArray(found) || found.length !== distinct.length) throw new Error(`Redis answered ${String(JSON.stringify(found)).slice(0, 200)} when asked which of ${distinct.length} jobs exist.`);
     const knownIds = new Set(distinct.filter((_, index) => found[index] === 1).map((event) => event.id));
     return events.map((event, index) => ({ duplicate: again[index] === true || knownIds.has(event.id) }));
@@ -87,7 +90,7 @@ export function createFactsQueue(stores: Stores) {
      */
     accept(event: StripeEvent): Promise<{ duplicate: boolean }> {
       if (AWAY.has(connection.status)) return Promise.reject(unavailable(`Redis is unreachable (the connection is ${connection.status})`));
-      return within(adds.submit(event), FACTS_ACCEPT_TIMEOUT_MS);
+      return adds.submit(event);
     },
     async close(): Promise<void> {
       await queue.close();

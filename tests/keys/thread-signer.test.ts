@@ -24,9 +24,9 @@ describe('the signing thread', () => {
   it('answers every request made before it was closed, signed or refused, none left waiting', async () => {
     const signer = createThreadSigner(testKey().key);
     // The first goes to the thread at once; the rest wait for it to come back, which a close makes never happen.
-    const pending = Array.from({ length: 50 }, (_, index) => signer.sign(`text ${index}`));
+    const pending = Promise.allSettled(Array.from({ length: 50 }, (_, index) => signer.sign(`text ${index}`)));
     await signer.close();
-    const settled = await Promise.race([Promise.allSettled(pending), new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 2_000))]);
+    const settled = await Promise.race([pending, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 2_000))]);
     expect(settled).not.toBe('hung');
     expect((settled as PromiseSettledResult<string>[]).filter((result) => result.status === 'rejected').length).toBeGreaterThan(0);
   });

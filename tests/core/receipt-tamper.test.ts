@@ -7,7 +7,7 @@ import { buildReceipt, buildReceipts, type Receipt } from '../../src/core/receip
 import { parseSeal } from '../../src/core/seal.js';
 import { publicKeySet, signText, type SigningKey } from '../../src/core/signing.js';
 import { verify } from '../../src/core/verify.js';
-import { approvalTerms, createWorld, refundProposal, testKey, type World } from '../support/harness.js';
+import { createWorld, refundsSubmittedTogether, testKey, type World } from '../support/harness.js';
 import { committedRefund, failedRefund, FLOW_TIMING, refusedAtRecovery, type FlowResult } from '../fixtures/receipt-flows.js';
 
 type Editable = { format: string; effectId: string; entries: Record<string, unknown>[]; head: Record<string, unknown> };
@@ -292,15 +292,7 @@ describe('entries sealed together (v3): many effects, one signature per tree, ea
   beforeAll(async () => {
     // Twelve refunds submitted at once by one worker: their batches are sealed in the same turns, in shared trees.
     const node = await world.node();
-    const submitted = await Promise.all(
-      Array.from({ length: 12 }, async (_, index) => {
-        const paymentIntent = `pi_together_${index}`;
-        world.target.world.set(`payment:${paymentIntent}`, { chargebacks: [], refunded_by_others: 0 });
-        const terms = approvalTerms({ id: `ap_together_${index}`, scope: `payment:${paymentIntent}` });
-        await node.approvals.grant(terms);
-        return node.gate.submit(refundProposal({ requestId: `case-together-${index}`, approval: terms.id, paymentIntent }));
-      }),
-    );
+    const submitted = await refundsSubmittedTogether(world, node, 12, 'together');
     expect(submitted.map((answer) => answer.outcome)).toEqual(Array(12).fill('COMMITTED'));
     sealed = (await node.journal.receipts(submitted.map((answer) => answer.effectId))).map((receipt) => {
       if (!receipt) throw new Error('a committed effect has no receipt');

@@ -6,7 +6,7 @@ import { parseSeal } from '../../src/core/seal.js';
 import { signText } from '../../src/core/signing.js';
 import { verify } from '../../src/core/verify.js';
 import { createThreadSigner } from '../../src/keys/signer.js';
-import { approvalTerms, createWorld, refundProposal, testKey, type World } from '../support/harness.js';
+import { createWorld, refundsSubmittedTogether, testKey, type World } from '../support/harness.js';
 
 describe('the signing thread', () => {
   it('signs exactly what the main thread would, for many requests at once', async () => {
@@ -49,15 +49,7 @@ describe('a gate that seals on the signing thread', () => {
 
   it('commits effects submitted together, their batches sealed in shared trees, and every receipt verifies', async () => {
     const node = await world.node();
-    const answers = await Promise.all(
-      Array.from({ length: 10 }, async (_, index) => {
-        const paymentIntent = `pi_thread_${index}`;
-        world.target.world.set(`payment:${paymentIntent}`, { chargebacks: [], refunded_by_others: 0 });
-        const terms = approvalTerms({ id: `ap_thread_${index}`, scope: `payment:${paymentIntent}` });
-        await node.approvals.grant(terms);
-        return node.gate.submit(refundProposal({ requestId: `case-thread-${index}`, approval: terms.id, paymentIntent }));
-      }),
-    );
+    const answers = await refundsSubmittedTogether(world, node, 10, 'thread');
     expect(answers.map((answer) => answer.outcome)).toEqual(Array(10).fill('COMMITTED'));
     const receipts = await node.journal.receipts(answers.map((answer) => answer.effectId));
     const sizes: number[] = [];

@@ -96,13 +96,28 @@ describe('the facts queue', () => {
   });
 });
 
+/** A facts queue of its own on a private Redis (connected), for tests that kill or stop that Redis; `stop` ends all. */
+async function queueOnPrivateRedis() {
+  const redisServer = await startPrivateRedis(['--save', '', '--appendonly', 'no']);
+  const own = await openStores({ ...testConfig(), redisUrl: redisServer.url }, { logger: pino({ level: 'silent' }), signingKey: testKey().key });
+  const queue = createFactsQueue(own);
+  await queue.queue.waitUntilReady();
+  return {
+    redisServer,
+    queue,
+    async stop() {
+      redisServer.process.kill('SIGCONT');
+      await queue.close();
+      await own.close();
+      await redisServer.stop();
+    },
+  };
+}
+
 describe('the facts queue while its Redis is down', () => {
   it('refuses an event at once (the route answers 503) instead of holding the request until Redis returns, and takes it again after', { timeout: 60_000 }, async () => {
-    const down = await startPrivateRedis(['--save', '', '--appendonly', 'no']);
-    const own = await openStores({ ...testConfig(), redisUrl: down.url }, { logger: pino({ level: 'silent' }), signingKey: testKey().key });
-    const queue = createFactsQueue(own);
+    const { redisServer: down, queue, stop } = await queueOnPrivateRedis();
     try {
-      await queue.queue.waitUntilReady();
       expect(await queue.accept(event())).toEqual({ duplicate: false });
       await down.kill();
       const secret = `whsec_${randomBytes(12).toString('hex')}`;
@@ -125,20 +140,15 @@ describe('the facts queue while its Redis is down', () => {
       expect(again.status).toBe(200);
       expect(await queue.queue.getJob((JSON.parse(body) as { id: string }).id)).toBeDefined();
     } finally {
-      await queue.close();
-      await own.close();
-      await down.stop();
+      await stop();
     }
   });
 });
 
 describe('the facts queue while its Redis hangs', () => {
   it('answers 503 once the event was not stored within FACTS_ACCEPT_TIMEOUT_MS, and the add that lands late is found by the redelivery', { timeout: 60_000 }, async () => {
-    const stuck = await startPrivateRedis(['--save', '', '--appendonly', 'no']);
-    const own = await openStores({ ...testConfig(), redisUrl: stuck.url }, { logger: pino({ level: 'silent' }), signingKey: testKey().key });
-    const queue = createFactsQueue(own);
+    const { redisServer: stuck, queue, stop } = await queueOnPrivateRedis();
     try {
-      await queue.queue.waitUntilReady();
       // Stopped, not killed: the connection stays up and nothing answers.
       stuck.process.kill('SIGSTOP');
       const late = event();
@@ -148,10 +158,7 @@ describe('the facts queue while its Redis hangs', () => {
       stuck.process.kill('SIGCONT');
       expect(await queue.accept(late)).toEqual({ duplicate: true });
     } finally {
-      stuck.process.kill('SIGCONT');
-      await queue.close();
-      await own.close();
-      await stuck.stop();
+      await stop();
     }
   });
 });

@@ -104,6 +104,22 @@ export function refundProposal(overrides: { requestId?: string; approval: string
   };
 }
 
+/**
+ * `count` refunds submitted at once by `node`, each on a payment and under an approval of its own (named after
+ * `name`), with facts that agree: what one busy worker does, so their batches are sealed in the same turns.
+ */
+export async function refundsSubmittedTogether(world: World, node: TestNode, count: number, name: string) {
+  return Promise.all(
+    Array.from({ length: count }, async (_, index) => {
+      const paymentIntent = `pi_${name}_${index}`;
+      world.target.world.set(`payment:${paymentIntent}`, { chargebacks: [], refunded_by_others: 0 });
+      const terms = approvalTerms({ id: `ap_${name}_${index}`, scope: `payment:${paymentIntent}` });
+      await node.approvals.grant(terms);
+      return node.gate.submit(refundProposal({ requestId: `case-${name}-${index}`, approval: terms.id, paymentIntent }));
+    }),
+  );
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,6 +1,7 @@
-// submit(): a proposal becomes, at most once, a send (DESIGN §3). The happy path costs four Redis commands: bind
-// the request to its subject, one script that records PROPOSED, AUTHORIZED and DISPATCHED and takes the claim and
-// the caps, one script that settles, and dropping the index entry; the approval's terms are read once per worker.
+// submit(): a proposal becomes, at most once, a send (DESIGN §3). On one Redis server the happy path costs two
+// commands: one script that binds the request to its subject and records PROPOSED, AUTHORIZED and DISPATCHED, taking
+// the claim and the caps (bind-propose-9), and one that settles; the index entry is dropped with the next submit's
+// script, and the approval's terms are read once per worker. A cluster binds first, in the binding's slot (bind-4).
 import { performance } from 'node:perf_hooks';
 import { approvalProblems } from '../core/approval.js';
 import type { Outcome } from '../core/outcomes.js';
@@ -13,7 +14,7 @@ import { InterlockError, slowDownOf } from '../core/errors.js';
 import { outcomeOf } from '../core/verify.js';
 import { parseProposalAndEffect, ProposalError, type Proposal } from '../core/proposal.js';
 import { quote, quoteError, quoteObject } from '../core/quote.js';
-import type { BindReply, EffectState } from '../redis/journal.js';
+import type { BindReply, EffectState, ProposeReply, ProposeRequest } from '../redis/journal.js';
 import type { GrantedTerms } from '../redis/approvals.js';
 import { checksOf, PremiseReadError, snapshotOfTerms, type GateContext, type GateResult, type Settled } from './context.js';
 import { holdBack, sendOnce } from './send.js';
@@ -80,11 +81,21 @@ export async function readFacts(ctx: GateContext, effectId: string, effect: Effe
 }
 
 
+function otherSubject(bound: string, subject: string): string {
+  return `this request id is bound to ${bound}, not ${subject}; the recorded payload stands`;
+}
+
 function refusedDraft(code: string, reason: string, checks: Checks | null, changes: Checks['changes'] = []): Draft<'REFUSED'> {
   return { kind: 'REFUSED', code, reason, checks, rechecked: null, changes, resolves: false };
 }
 
 type Chain = { state: EffectState; entries: Entry[] };
+
+/**
+ * This submit's binding of the effect to its subject. UNBOUND: not made yet, because on one Redis server a new
+ * effect's binding is made in its dispatch step (bind-propose-9), one round trip instead of two.
+ */
+type Binding = Extract<BindReply, { status: 'NEW' | 'BOUND' }> | { status: 'UNBOUND' };
 
 export function createSubmit(ctx: GateContext, recover: Recover) {
   const { journal, target, timing, logger } = ctx;
@@ -100,6 +111,15 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     }
     logger.info({ effectId, outcome: 'REFUSED:conflicting_payload' }, 'refused another payload for a bound request');
     return ctx.result(effectId, 'REFUSED:conflicting_payload', { reason });
+  }
+
+  /** Makes the binding a submit put off for its dispatch step, when a refusal comes first; the answer if it is bound elsewhere. */
+  async function bindFirst(prepared: Prepared, binding: { current: Binding }): Promise<GateResult | null> {
+    if (binding.current.status !== 'UNBOUND') return null;
+    const bound = await journal.bind(prepared.effectId, prepared.facts.subject);
+    if (bound.status === 'OTHER_SUBJECT') return refuseConflict(bound.bound, prepared, otherSubject(bound.bound, prepared.facts.subject));
+    binding.current = bound;
+    return null;
   }
 
   /** The answer for an effect that will not be dispatched now, from its chain. */
@@ -180,11 +200,12 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
    * or empty after a new binding, which proves there is no chain yet (chains are written only after binding). The
    * dispatch script checks the head and the epoch, so a chain that moved since is caught there.
    */
-  async function attempt(prepared: Prepared, bound: Extract<BindReply, { status: 'NEW' | 'BOUND' }>, given: Chain | null, ahead: FactsAhead | null): Promise<GateResult | 'retry' | 'rebind'> {
+  async function attempt(prepared: Prepared, binding: { current: Binding }, given: Chain | null, ahead: FactsAhead | null): Promise<GateResult | 'retry' | 'rebind'> {
     const { effectId, proposal, facts, effect, hash } = prepared;
     const partition = facts.subject;
-    // Only the first attempt is given a chain; after a new binding it is the empty one.
-    const fresh = bound.status === 'NEW' && given !== null;
+    const bound = binding.current;
+    // Only the first attempt is given a chain; after a new binding (or before a binding not made yet) it is the empty one.
+    const fresh = bound.status !== 'BOUND' && given !== null;
     const chain: Chain = given ?? (await readChain(partition, effectId));
     if (!fresh) {
       const first = firstProposal(chain.entries);
@@ -202,6 +223,8 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
 
     const terms: GrantedTerms | null = await ctx.terms(proposal.approval, { likely: partition });
     if (terms === null) {
+      const other = await bindFirst(prepared, binding);
+      if (other !== null) return other;
       const reason = `approval ${proposal.approval} does not exist`;
       return recordRefusal(partition, prepared, head, proposed, [refusedDraft('REFUSED:lease', reason, checksOf(null, [reason]))], 'REFUSED:lease', reason);
     }
@@ -210,6 +233,8 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     // move, and only the dispatch script judges them.
     const staticProblems = approvalProblems(Object.assign({}, snapshot, { expiresAt: Number.MAX_SAFE_INTEGER }), { now: 0, subject: partition, amount: facts.amount, phase: 'recovery' });
     if (staticProblems.length > 0) {
+      const other = await bindFirst(prepared, binding);
+      if (other !== null) return other;
       const reason = staticProblems.join('; ');
       return recordRefusal(partition, prepared, head, proposed, [refusedDraft('REFUSED:lease', reason, checksOf(snapshot, staticProblems))], 'REFUSED:lease', reason);
     }
@@ -219,7 +244,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     const stale = report.violations.length > 0;
     // The stopwatch starts before the dispatch script, so the recorded deadline is never earlier than the abort.
     const deadlineAt = performance.now() + target.sendTimeoutMs;
-    const reply = await journal.propose({
+    const request: ProposeRequest = {
       effectId,
       partition,
       mode: stale ? 'refuse' : 'dispatch',
@@ -233,7 +258,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       amount: facts.amount,
       approvalId: proposal.approval,
       termsSha: terms.termsSha,
-      boundAt: bound.now,
+      boundAt: bound.status === 'UNBOUND' ? 0 : bound.now,
       drafts: ({ sendDeadline }) => [
         ...proposed,
         { kind: 'AUTHORIZED', approval: snapshot },
@@ -241,7 +266,16 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
           ? refusedDraft('REFUSED:stale_premise', report.violations.join('; '), checks, report.changes)
           : { kind: 'DISPATCHED', subject: partition, approval: proposal.approval, premises: decidedOn, checks: { approvalLive: checks.approvalLive, approval: null, approvalProblems: checks.approvalProblems, violations: checks.violations, changes: checks.changes }, owner: ctx.owner, epoch: chain.state.epoch + 1, sendDeadline },
       ],
-    });
+    };
+    let reply: ProposeReply;
+    if (bound.status === 'UNBOUND') {
+      const made = await journal.bindAndPropose(request);
+      if (made.reply === null) return refuseConflict(made.bound.bound, prepared, otherSubject(made.bound.bound, partition));
+      binding.current = made.bound;
+      reply = made.reply;
+    } else {
+      reply = await journal.propose(request);
+    }
     const scriptAnsweredAt = performance.now();
     switch (reply.status) {
       case 'OK': {
@@ -308,22 +342,25 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
   }
 
   /** Attempts until one settles the submit; `known` and `ahead` serve the first attempt only. */
-  async function run(prepared: Prepared, first: Extract<BindReply, { status: 'NEW' | 'BOUND' }>, known: Chain | null, ahead: FactsAhead | null): Promise<GateResult> {
+  async function run(prepared: Prepared, first: Binding, known: Chain | null, ahead: FactsAhead | null): Promise<GateResult> {
     const { effectId, facts } = prepared;
-    let bound = first;
+    const binding: { current: Binding } = { current: first };
     let chain = known;
     let early = ahead;
     let outcome: GateResult | null = null;
     try {
       for (let round = 0; round < 8; round += 1) {
-        const step = await attempt(prepared, bound, chain, early);
+        // A submit that took its effect to be new and was wrong keeps its facts for the next attempt: it read them
+        // for this effect a moment ago, and only learned the chain it must judge them against.
+        const guessed = binding.current.status === 'UNBOUND';
+        const step = await attempt(prepared, binding, chain, early);
         chain = null;
-        early = null;
+        if (!guessed) early = null;
         if (step === 'retry') continue;
         if (step === 'rebind') {
           const again = await journal.bind(effectId, facts.subject);
           if (again.status === 'OTHER_SUBJECT') return (outcome = await refuseConflict(again.bound, prepared, `this request id is bound to ${again.bound}`));
-          bound = again;
+          binding.current = again;
           continue;
         }
         return (outcome = step);
@@ -332,7 +369,9 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     } finally {
       // This submit's index entry goes once it knows it leaves nothing open behind it. Each submit has its own
       // entry, so this never removes the entry of another submit of the same effect that is still sending.
-      if (outcome !== null && outcome.outcome !== 'IN_FLIGHT' && !outcome.outcome.startsWith('UNRESOLVED:')) journal.unindex(effectId, bound.token);
+      // A submit that never made its binding has no entry.
+      const bound = binding.current;
+      if (bound.status !== 'UNBOUND' && outcome !== null && outcome.outcome !== 'IN_FLIGHT' && !outcome.outcome.startsWith('UNRESOLVED:')) journal.unindex(effectId, bound.token);
     }
   }
 
@@ -343,10 +382,11 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     const { effectId, facts } = prepared;
     ctx.durability?.assertDurable();
     const ahead = readFactsAhead(ctx, prepared);
+    // On one server the binding is made with the dispatch step: the effect is taken to be new, and the step says
+    // otherwise if it is not. A cluster binds first, in the binding's own slot.
+    if (journal.bindsWithDispatch) return run(prepared, { status: 'UNBOUND' }, emptyChain(), ahead);
     const bound = await journal.bind(effectId, facts.subject);
-    if (bound.status === 'OTHER_SUBJECT') {
-      return refuseConflict(bound.bound, prepared, `this request id is bound to ${bound.bound}, not ${facts.subject}; the recorded payload stands`);
-    }
+    if (bound.status === 'OTHER_SUBJECT') return refuseConflict(bound.bound, prepared, otherSubject(bound.bound, facts.subject));
     return run(prepared, bound, bound.status === 'NEW' ? emptyChain() : null, ahead);
   }
 

@@ -8,6 +8,7 @@ import { completeBatch, fromStored, prepareBatch, type AnyDraft, type Draft, typ
 import { InterlockError } from '../core/errors.js';
 import { inlineSigner, type Signer, type SigningKey } from '../core/signing.js';
 import { createSealer } from '../keys/sealer.js';
+import { Cluster } from 'ioredis';
 import { serverTime, writableNodes, type RedisClient } from './client.js';
 import { createRedisClock, type RedisClock } from './clock.js';
 import type { Keys } from './keys.js';
@@ -193,6 +194,47 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     }
   }
 
+  // A new effect's binding rides on its dispatch step on one server; a cluster keeps the binding in another slot.
+  const bindsWithDispatch = !(redis instanceof Cluster);
+
+  function nextToken(): string {
+    tokens += 1;
+    return `${bootTag}.${tokens.toString(36)}`;
+  }
+
+  /** The propose-5 keys and arguments of one sealed attempt at a dispatch. */
+  function proposeCall(request: ProposeRequest, at: number, sendDeadline: number, count: number, pairs: readonly string[]): { keys: string[]; args: (string | number)[] } {
+    const { effectId, partition } = request;
+    return {
+      keys: [keys.state(partition, effectId), keys.entries(partition, effectId), keys.approval(partition, request.approvalId), keys.approvalOpen(partition, request.approvalId), keys.subject(partition)],
+      args: [
+        effectId, partition, request.place.head, request.epoch, request.mode, request.payloadHash, request.owner, request.nonce,
+        request.claimTtlMs, request.amount, at, maxSkewMs, request.approvalId, request.termsSha, request.boundAt, bindWindowMs,
+        sendDeadline, count, ...pairs,
+      ],
+    };
+  }
+
+  /** propose-5 until the batch's time is one Redis accepts; `floor` is the least time to seal at. */
+  async function proposeFrom(request: ProposeRequest, floor: number, attempts: number): Promise<ProposeReply> {
+    let least = floor;
+    for (let attempt = 0; attempt < attempts; attempt += 1) {
+      const at = await sealTime(least);
+      const sendDeadline = at + request.sendTimeoutMs;
+      const { entries, pairs } = await seal(request.effectId, request.drafts({ at, sendDeadline }), at, request.place.head);
+      const planned = proposeCall(request, at, sendDeadline, entries.length, pairs);
+      const reply = await call<ProposeReply>('propose-5', planned.keys, planned.args);
+      if (reply.status === 'OK') return Object.assign(reply, { entries });
+      // Only the time can be fixed here; a moved head means the chain changed and the caller must look again.
+      if (reply.status === 'BAD_TIME') {
+        least = retryPlace(reply).floor;
+        continue;
+      }
+      return reply;
+    }
+    throw new JournalContentionError(request.effectId, 'dispatch');
+  }
+
   /** Runs a script and feeds the clock with the Redis time its reply carries. */
   async function call<T>(name: ScriptName, scriptKeys: readonly string[], args: readonly (string | number)[]): Promise<T> {
     const sentAt = clock.mark();
@@ -253,8 +295,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
      * identifies this submit's index entry, so only this submit's unindex removes it.
      */
     async bind(effectId: string, partition: string): Promise<BindReply> {
-      tokens += 1;
-      const token = `${bootTag}.${tokens.toString(36)}`;
+      const token = nextToken();
       const upkeep = takeUpkeep();
       const reply = await call<{ status: 'NEW' | 'BOUND'; now: number } | { status: 'OTHER_SUBJECT'; bound: string; now: number }>(
         'bind-4',
@@ -310,31 +351,41 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     },
 
     /** The batch that ends a submit's checks: PROPOSED, AUTHORIZED, then DISPATCHED or REFUSED:stale_premise. */
-    async propose(request: ProposeRequest): Promise<ProposeReply> {
-      const { effectId, partition } = request;
-      let floor = 0;
-      for (let attempt = 0; attempt < casAttempts; attempt += 1) {
-        const at = await sealTime(floor);
-        const sendDeadline = at + request.sendTimeoutMs;
-        const { entries, pairs } = await seal(effectId, request.drafts({ at, sendDeadline }), at, request.place.head);
-        const reply = await call<ProposeReply>(
-          'propose-5',
-          [keys.state(partition, effectId), keys.entries(partition, effectId), keys.approval(partition, request.approvalId), keys.approvalOpen(partition, request.approvalId), keys.subject(partition)],
-          [
-            effectId, partition, request.place.head, request.epoch, request.mode, request.payloadHash, request.owner, request.nonce,
-            request.claimTtlMs, request.amount, at, maxSkewMs, request.approvalId, request.termsSha, request.boundAt, bindWindowMs,
-            sendDeadline, entries.length, ...pairs,
-          ],
-        );
-        if (reply.status === 'OK') return Object.assign(reply, { entries });
-        // Only the time can be fixed here; a moved head means the chain changed and the caller must look again.
-        if (reply.status === 'BAD_TIME') {
-          floor = retryPlace(reply).floor;
-          continue;
-        }
-        return reply;
+    propose(request: ProposeRequest): Promise<ProposeReply> {
+      return proposeFrom(request, 0, casAttempts);
+    },
+
+    /** Whether bindAndPropose can be used: on one server, not across a cluster's slots. */
+    bindsWithDispatch,
+
+    /**
+     * bind and propose in one atomic step (bind-propose-9), for a submit that expects a new effect: it costs one
+     * command and one round trip less. The batch is sealed for the chain the caller expects; when the effect was
+     * bound already and its chain moved, the reply says so as propose's would, with the binding now held. When the
+     * effect is bound to another subject, nothing is written and `reply` is null. `request.boundAt` is not used.
+     */
+    async bindAndPropose(request: ProposeRequest): Promise<{ bound: Extract<BindReply, { status: 'OTHER_SUBJECT' }>; reply: null } | { bound: Extract<BindReply, { status: 'NEW' | 'BOUND' }>; reply: ProposeReply }> {
+      if (!bindsWithDispatch) throw new Error('bindAndPropose needs a single Redis server; a cluster binds with bind() first');
+      const token = nextToken();
+      const upkeep = takeUpkeep();
+      const at = await sealTime(0);
+      const sendDeadline = at + request.sendTimeoutMs;
+      let sealed: { entries: Entry[]; pairs: string[] };
+      let raw: (ProposeReply & { bind?: 'NEW' | 'BOUND'; boundAt?: number }) | { status: 'OTHER_SUBJECT'; bound: string; now: number };
+      try {
+        sealed = await seal(request.effectId, request.drafts({ at, sendDeadline }), at, request.place.head);
+        const planned = proposeCall(request, at, sendDeadline, sealed.entries.length, sealed.pairs);
+        raw = await call('bind-propose-9', [...planned.keys, keys.effectPartitions, keys.openIndex, keys.watch, keys.effectsByTime], [...planned.args, token, ...upkeep.args]);
+      } catch (error) {
+        upkeep.restore();
+        throw error;
       }
-      throw new JournalContentionError(effectId, 'dispatch');
+      if (raw.status === 'OTHER_SUBJECT') return { bound: raw, reply: null };
+      const bound = { status: raw.bind ?? 'BOUND', now: raw.boundAt ?? 0, token } as const;
+      if (raw.status === 'OK') return { bound, reply: Object.assign(raw, { entries: sealed.entries }) };
+      // The binding holds now; a batch sealed at a time Redis refused is sealed again and proposed alone.
+      if (raw.status === 'BAD_TIME') return { bound, reply: await proposeFrom({ ...request, boundAt: bound.now }, retryPlace(raw).floor, casAttempts - 1) };
+      return { bound, reply: raw };
     },
 
     /**

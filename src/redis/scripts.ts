@@ -10,6 +10,7 @@ const SCRIPT_DIR = join(dirname(fileURLToPath(import.meta.url)), 'scripts');
 
 export const SCRIPT_NAMES = [
   'bind-4',
+  'bind-propose-9',
   'upkeep-2',
   'unindex-1',
   'read-state-1',

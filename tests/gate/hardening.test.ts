@@ -24,7 +24,7 @@ async function keysWritten(): Promise<string[]> {
   }
 }
 
-/** A target whose premise reads fail until `heal()`: a proposal dies after its binding was written. */
+/** A target whose premise reads fail until `heal()`: a proposal dies before its dispatch step. */
 function failingReads(node: TestNode): Target & { heal(): void } {
   let failing = true;
   return {
@@ -39,26 +39,50 @@ function failingReads(node: TestNode): Target & { heal(): void } {
   };
 }
 
+/** A world with one node and an approval on each of two payments, pi_A and pi_B. */
+async function twoPayments() {
+  world = await gateWorld();
+  const a = await world.node('a');
+  const onA = await grant(a, { scope: 'payment:pi_A' });
+  const onB = await grant(a, { scope: 'payment:pi_B', capCents: 9_000 });
+  world.target.world.set('payment:pi_A', { ...FACTS });
+  world.target.world.set('payment:pi_B', { ...FACTS });
+  return { a, onA, onB };
+}
+
 describe('authority and binding', () => {
-  it('item 1: an effect id bound to one payment is never sent on another, even when the first proposal died after binding', async () => {
-    world = await gateWorld();
-    const a = await world.node('a');
-    const onA = await grant(a, { scope: 'payment:pi_A' });
-    const onB = await grant(a, { scope: 'payment:pi_B', capCents: 9_000 });
-    world.target.world.set('payment:pi_A', { ...FACTS });
-    world.target.world.set('payment:pi_B', { ...FACTS });
-    const flaky = failingReads(a);
-    const dying = gateWith(a, { target: flaky });
-    // The first proposal binds the request to pi_A, then fails before it records anything.
-    await expect(dying.submit(refundProposal({ requestId: 'case-bound', approval: onA.id, paymentIntent: 'pi_A' }))).rejects.toMatchObject({ code: 'premise_read_failed' });
-    const second = await a.gate.submit(refundProposal({ requestId: 'case-bound', approval: onB.id, paymentIntent: 'pi_B', amount: 2_000 }));
+  it('item 1: an effect id bound to one payment is never sent on another, even when its first dispatch died before the send', async () => {
+    const { a, onA, onB } = await twoPayments();
+    // The first proposal binds the request to pi_A in its dispatch step, then the worker dies before sending.
+    world.target.inject({ kind: 'crash-before-send' });
+    const first = refundProposal({ requestId: 'case-bound', approval: onA.id, paymentIntent: 'pi_A' });
+    const effectId = await submitAndCrash(a, first);
+    await kill(a);
+    const b = await world.node('b');
+    const second = await b.gate.submit(refundProposal({ requestId: 'case-bound', approval: onB.id, paymentIntent: 'pi_B', amount: 2_000 }));
     expect(second).toMatchObject({ outcome: 'REFUSED:conflicting_payload', reason: expect.stringContaining('bound to payment:pi_A') });
     expect(world.target.landings).toEqual([]);
-    expect((await a.approvals.describe(onB.id)).snapshot).toMatchObject({ reservedCents: 0, uses: 0 });
-    // The request is still the first one's: it goes out on pi_A once its reads work again.
-    flaky.heal();
-    expect((await dying.submit(refundProposal({ requestId: 'case-bound', approval: onA.id, paymentIntent: 'pi_A' }))).outcome).toBe('COMMITTED');
+    expect((await b.approvals.describe(onB.id)).snapshot).toMatchObject({ reservedCents: 0, uses: 0 });
+    // The request is still the first one's: recovery sends it on pi_A.
+    await b.gate.recover();
+    expect(world.target.landedCount(effectId)).toBe(1);
     expect(world.target.landings.map((landing) => landing.effect)).toEqual([expect.objectContaining({ paymentIntent: 'pi_A' })]);
+  });
+
+  it('item 1: a proposal that fails before its dispatch step leaves no binding, so the request id goes to the first proposal recorded, once', async () => {
+    const { a, onA, onB } = await twoPayments();
+    const flaky = failingReads(a);
+    const dying = gateWith(a, { target: flaky });
+    const first = refundProposal({ requestId: 'case-unbound', approval: onA.id, paymentIntent: 'pi_A' });
+    await expect(dying.submit(first)).rejects.toMatchObject({ code: 'premise_read_failed' });
+    expect(await a.journal.partitionOf(a.gate.effectIdOf(first))).toBeNull();
+    const second = await a.gate.submit(refundProposal({ requestId: 'case-unbound', approval: onB.id, paymentIntent: 'pi_B', amount: 2_000 }));
+    expect(second.outcome).toBe('COMMITTED');
+    flaky.heal();
+    const again = await dying.submit(first);
+    expect(again).toMatchObject({ outcome: 'REFUSED:conflicting_payload', reason: expect.stringContaining('bound to payment:pi_B') });
+    expect(world.target.landings.map((landing) => landing.effect)).toEqual([expect.objectContaining({ paymentIntent: 'pi_B' })]);
+    expect((await a.approvals.describe(onA.id)).snapshot).toMatchObject({ reservedCents: 0, uses: 0 });
   });
 
   it('item 1: a proposal is validated whole before anything is written, so a hostile string late in it leaves no binding behind', async () => {

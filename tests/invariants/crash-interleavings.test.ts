@@ -196,6 +196,13 @@ function watched(run: Run, node: TestNode): TestNode {
     if (reply.status === 'OK' && request.mode === 'dispatch') run.authorizations.push({ effectId: request.effectId, at: reply.now });
     return reply;
   };
+  // On one server a new effect's dispatch step also binds it: the same authorization, made in one script.
+  const bindAndPropose = journal.bindAndPropose.bind(journal);
+  journal.bindAndPropose = async (request) => {
+    const made = await bindAndPropose(request);
+    if (made.reply?.status === 'OK' && request.mode === 'dispatch') run.authorizations.push({ effectId: request.effectId, at: made.reply.now });
+    return made;
+  };
   journal.resend = async (...args) => {
     const reply = await resend(...args);
     if (reply.status === 'OK') run.authorizations.push({ effectId: args[1], at: reply.now });

@@ -123,6 +123,12 @@ describe('Redis Cluster', () => {
       expect(over.outcome).toBe('REFUSED:over_cap');
       effectIds.push(first.effectId, over.effectId);
     }
+    // A cluster binds in the binding's own slot before the dispatch step (one server does both in one script): a
+    // request id bound to one payment is refused on another there too.
+    const reused = await a.gate.submit(refundProposal({ requestId: 'case-cluster-bound', approval: 'ap_none', paymentIntent: payments[0] ?? '' }));
+    expect(reused.outcome).toBe('REFUSED:lease');
+    const elsewhere = await a.gate.submit(refundProposal({ requestId: 'case-cluster-bound', approval: 'ap_none', paymentIntent: payments[1] ?? '' }));
+    expect(elsewhere).toMatchObject({ outcome: 'REFUSED:conflicting_payload', reason: expect.stringContaining(`bound to payment:${payments[0] ?? ''}`) });
 
     const subject = 'payment:pi_cluster_crash';
     target.world.set(subject, { chargebacks: [], refunded_by_others: 0 });

@@ -14,18 +14,5 @@
 -- ARGV[1] effect id   ARGV[2] partition   ARGV[3] this submit's token   ARGV[4] number of entries to drop, d
 -- ARGV[5 .. 4+d] finished entries to drop   then pairs: effect id, committed at
 -- Returns JSON {status}: NEW {now} | BOUND {now} | OTHER_SUBJECT {bound, now}
-local now = now_ms()
-local drops = tonumber(ARGV[4])
-if drops > 0 then redis.call('ZREM', KEYS[2], unpack(ARGV, 5, 4 + drops)) end
-for i = 5 + drops, #ARGV, 2 do redis.call('ZADD', KEYS[3], ARGV[i + 1], ARGV[i]) end
-local created = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
-if created == 0 then
-  local bound = redis.call('HGET', KEYS[1], ARGV[1])
-  if bound ~= ARGV[2] then return reply({ status = 'OTHER_SUBJECT', bound = bound, now = now }) end
-end
-redis.call('ZADD', KEYS[2], now, ARGV[1] .. ':' .. ARGV[3])
-if created == 1 then
-  redis.call('ZADD', KEYS[4], now, ARGV[1])
-  return reply({ status = 'NEW', now = now })
-end
-return reply({ status = 'BOUND', now = now })
+-- The body is bind_effect in lib.lua, which bind-propose-9 shares.
+return reply(bind_effect(KEYS[1], KEYS[2], KEYS[3], KEYS[4], 3))

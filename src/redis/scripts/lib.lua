@@ -67,3 +67,101 @@ local function move_totals(approval_key, subject_key, amount, sign)
   end
   redis.call('HINCRBY', subject_key, 'movedCents', sign * amount)
 end
+
+-- Binds effect ARGV[1] to subject ARGV[2] and indexes this submit as one that may dispatch it (bind-4.lua says
+-- why). ARGV[t] is this submit's index token, ARGV[t + 1] the number d of finished index entries to drop, then
+-- those d entries, then (effect id, committed at) pairs to the end for the watch list. Returns a reply table:
+-- NEW {now} | BOUND {now} | OTHER_SUBJECT {bound, now}.
+local function bind_effect(k_partitions, k_open, k_watch, k_by_time, t)
+  local now = now_ms()
+  local drops = tonumber(ARGV[t + 1])
+  if drops > 0 then redis.call('ZREM', k_open, unpack(ARGV, t + 2, t + 1 + drops)) end
+  for i = t + 2 + drops, #ARGV, 2 do redis.call('ZADD', k_watch, ARGV[i + 1], ARGV[i]) end
+  local created = redis.call('HSETNX', k_partitions, ARGV[1], ARGV[2])
+  if created == 0 then
+    local bound = redis.call('HGET', k_partitions, ARGV[1])
+    if bound ~= ARGV[2] then return { status = 'OTHER_SUBJECT', bound = bound, now = now } end
+  end
+  redis.call('ZADD', k_open, now, ARGV[1] .. ':' .. ARGV[t])
+  if created == 1 then
+    redis.call('ZADD', k_by_time, now, ARGV[1])
+    return { status = 'NEW', now = now }
+  end
+  return { status = 'BOUND', now = now }
+end
+
+-- The dispatch step (propose-5.lua says what it checks and writes, and lays out KEYS and ARGV[1 .. 18 + 2n]);
+-- `bound_at` is when this submit's binding was made (Redis ms). Returns a reply table.
+local function propose_effect(state, entries, approval, open_set, subject, bound_at)
+  local eid, partition, mode = ARGV[1], ARGV[2], ARGV[5]
+  -- One read of each hash: this runs once per effect, and every call into Redis costs.
+  local st = redis.call('HMGET', state, 'open', 'committed', 'ambiguous', 'payloadHash', 'targetRefused', 'epoch', 'head', 'lastAt', 'owner', 'nonce', 'claimExpires', 'sendDeadline')
+  if st[1] == '1' then
+    return { status = 'IN_FLIGHT', owner = st[9] or '', nonce = st[10] or '', claimExpires = tonumber(st[11] or 0), sendDeadline = tonumber(st[12] or 0) }
+  end
+  if st[2] == '1' then return { status = 'COMMITTED' } end
+  if st[3] == '1' then return { status = 'AMBIGUOUS' } end
+  local bound = st[4] or ''
+  if bound ~= '' and bound ~= ARGV[6] then return { status = 'CONFLICTING_PAYLOAD' } end
+  if st[5] == '1' then return { status = 'TARGET_ERROR' } end
+  if tonumber(st[6] or 0) ~= tonumber(ARGV[4]) then return { status = 'EPOCH_MOVED' } end
+
+  local now = now_ms()
+  local at = tonumber(ARGV[11])
+  local misplaced = check_place_of(st[7] or '', tonumber(st[8] or 0), ARGV[3], at, tonumber(ARGV[12]), now)
+  if misplaced then return misplaced end
+  if now - bound_at > tonumber(ARGV[16]) then return { status = 'REBIND' } end
+
+  local amount = tonumber(ARGV[10])
+  local aid = ARGV[13]
+  local ap = redis.call('HMGET', approval, 'termsSha', 'revoked', 'revokedAt', 'expiresAt', 'scope', 'capCents', 'uses', 'maxUses', 'reservedCents')
+  local ap_uses, ap_reserved = tonumber(ap[7] or 0), tonumber(ap[9] or 0)
+  local function lease(reason, missing)
+    return { status = 'LEASE', reason = reason, missing = missing, revoked = ap[2] == '1', revokedAt = tonumber(ap[3] or 0),
+      reservedCents = ap_reserved, uses = ap_uses, now = now }
+  end
+  if not ap[1] then return lease('approval ' .. aid .. ' does not exist', true) end
+  if ap[1] ~= ARGV[14] then return { status = 'TERMS', terms = hget_str(approval, 'terms') } end
+  if ap[2] == '1' then return lease('approval ' .. aid .. ' was revoked', false) end
+  if tonumber(ap[4] or 0) <= now then return lease('approval ' .. aid .. ' has expired', false) end
+  if ap[5] ~= partition then return lease('approval ' .. aid .. ' covers ' .. (ap[5] or '?') .. ', not ' .. partition, false) end
+  local cap = tonumber(ap[6] or 0)
+  if amount > cap then return lease('approval ' .. aid .. ' covers at most ' .. cap .. ' cents', false) end
+
+  local n = tonumber(ARGV[18])
+  if mode == 'refuse' then
+    push_batch(state, entries, at, 19, n)
+    if bound == '' then redis.call('HSET', state, 'payloadHash', ARGV[6]) end
+    return { status = 'OK', now = now }
+  end
+  if mode ~= 'dispatch' then error(redis.error_reply('propose: unknown mode ' .. mode)) end
+
+  local max_uses = tonumber(ap[8] or 0)
+  if ap_uses >= max_uses then return lease('approval ' .. aid .. ' has used all ' .. max_uses .. ' of its uses', false) end
+  if ap_reserved + amount > cap then
+    return { status = 'OVER_CAP', cap = 'approval:' .. aid, limit = cap, reserved = ap_reserved,
+      reservedCents = ap_reserved, uses = ap_uses, now = now }
+  end
+  local sub = redis.call('HMGET', subject, 'limit', 'movedCents', 'name')
+  local moved = tonumber(sub[2] or 0)
+  if sub[1] and moved + amount > tonumber(sub[1]) then
+    return { status = 'OVER_CAP', cap = sub[3] or '', limit = tonumber(sub[1]), reserved = moved,
+      reservedCents = ap_reserved, uses = ap_uses, now = now }
+  end
+
+  push_batch(state, entries, at, 19, n)
+  local epoch = tonumber(ARGV[4]) + 1
+  local claim_expires = now + tonumber(ARGV[9])
+  -- The worker started its stopwatch before this script ran, so now + timeout is never earlier than its abort;
+  -- the deadline recovery counts from is the later of that and the one the entry records.
+  local deadline = math.max(tonumber(ARGV[17]), now + tonumber(ARGV[17]) - at)
+  redis.call('HSET', state, 'open', '1', 'epoch', epoch, 'owner', ARGV[7], 'nonce', ARGV[8], 'claimExpires', claim_expires,
+    'sendDeadline', deadline, 'dispatchedAt', at, 'approvalId', aid, 'amount', amount, 'sends', 1)
+  redis.call('HDEL', state, 'deathProvenAt', 'late')
+  if bound == '' then redis.call('HSET', state, 'payloadHash', ARGV[6]) end
+  redis.call('HINCRBY', approval, 'reservedCents', amount)
+  redis.call('HINCRBY', approval, 'uses', 1)
+  redis.call('HINCRBY', subject, 'movedCents', amount)
+  redis.call('SADD', open_set, eid)
+  return { status = 'OK', epoch = epoch, claimExpires = claim_expires, sendDeadline = deadline, now = now }
+end

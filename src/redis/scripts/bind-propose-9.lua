@@ -13,7 +13,7 @@
 local t = 19 + 2 * tonumber(ARGV[18])
 local binding = bind_effect(KEYS[6], KEYS[7], KEYS[8], KEYS[9], t)
 if binding.status == 'OTHER_SUBJECT' then return reply(binding) end
-local result = propose_effect(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], binding.now)
+local result = propose_effect(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], binding.now, binding.now)
 result.bind = binding.status
 result.boundAt = binding.now
 return reply(result)

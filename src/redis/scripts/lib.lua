@@ -40,10 +40,10 @@ local function check_place(state_key, expected_head, at, max_skew_ms, now)
 end
 
 -- Appends the batch ARGV[first], ARGV[first + 1], ... as (hash, stored entry) pairs, `n` of them, and moves the
--- chain head to the last hash. The chain is one string of stored entries, one per line (JSON holds no raw line
+-- chain head to the last hash (with `fields`, other state fields in the same HSET). The chain is one string of stored entries, one per line (JSON holds no raw line
 -- break): a string costs Redis less memory than a list of the same entries. It is written whole with SET, not
 -- APPEND, since APPEND reserves room to grow (up to twice the string) on every effect; a chain is a few entries.
-local function push_batch(state_key, entries_key, at, first, n)
+local function push_batch(state_key, entries_key, at, first, n, fields)
   local items = {}
   local last_hash = ''
   for i = 0, n - 1 do
@@ -54,7 +54,12 @@ local function push_batch(state_key, entries_key, at, first, n)
   local before = redis.call('GET', entries_key)
   if before then text = before .. '\n' .. text end
   redis.call('SET', entries_key, text)
-  redis.call('HSET', state_key, 'head', last_hash, 'lastAt', at)
+  -- `fields`: more (field, value) pairs of the state the caller changes in the same step, set in the same call.
+  if fields then
+    redis.call('HSET', state_key, 'head', last_hash, 'lastAt', at, unpack(fields))
+  else
+    redis.call('HSET', state_key, 'head', last_hash, 'lastAt', at)
+  end
   redis.call('HINCRBY', state_key, 'count', n)
 end
 
@@ -91,8 +96,9 @@ local function bind_effect(k_partitions, k_open, k_watch, k_by_time, t)
 end
 
 -- The dispatch step (propose-5.lua says what it checks and writes, and lays out KEYS and ARGV[1 .. 18 + 2n]);
--- `bound_at` is when this submit's binding was made (Redis ms). Returns a reply table.
-local function propose_effect(state, entries, approval, open_set, subject, bound_at)
+-- `bound_at` is when this submit's binding was made (Redis ms), `time_now` the Redis time if the caller read it
+-- already. Returns a reply table.
+local function propose_effect(state, entries, approval, open_set, subject, bound_at, time_now)
   local eid, partition, mode = ARGV[1], ARGV[2], ARGV[5]
   -- One read of each hash: this runs once per effect, and every call into Redis costs.
   local st = redis.call('HMGET', state, 'open', 'committed', 'ambiguous', 'payloadHash', 'targetRefused', 'epoch', 'head', 'lastAt', 'owner', 'nonce', 'claimExpires', 'sendDeadline')
@@ -106,7 +112,7 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
   if st[5] == '1' then return { status = 'TARGET_ERROR' } end
   if tonumber(st[6] or 0) ~= tonumber(ARGV[4]) then return { status = 'EPOCH_MOVED' } end
 
-  local now = now_ms()
+  local now = time_now or now_ms()
   local at = tonumber(ARGV[11])
   local misplaced = check_place_of(st[7] or '', tonumber(st[8] or 0), ARGV[3], at, tonumber(ARGV[12]), now)
   if misplaced then return misplaced end
@@ -129,9 +135,10 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
   if amount > cap then return lease('approval ' .. aid .. ' covers at most ' .. cap .. ' cents', false) end
 
   local n = tonumber(ARGV[18])
+  -- A first proposal fixes the payload (I5).
+  local payload = bound == '' and { 'payloadHash', ARGV[6] } or nil
   if mode == 'refuse' then
-    push_batch(state, entries, at, 19, n)
-    if bound == '' then redis.call('HSET', state, 'payloadHash', ARGV[6]) end
+    push_batch(state, entries, at, 19, n, payload)
     return { status = 'OK', now = now }
   end
   if mode ~= 'dispatch' then error(redis.error_reply('propose: unknown mode ' .. mode)) end
@@ -149,16 +156,16 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
       reservedCents = ap_reserved, uses = ap_uses, now = now }
   end
 
-  push_batch(state, entries, at, 19, n)
   local epoch = tonumber(ARGV[4]) + 1
   local claim_expires = now + tonumber(ARGV[9])
   -- The worker started its stopwatch before this script ran, so now + timeout is never earlier than its abort;
   -- the deadline recovery counts from is the later of that and the one the entry records.
   local deadline = math.max(tonumber(ARGV[17]), now + tonumber(ARGV[17]) - at)
-  redis.call('HSET', state, 'open', '1', 'epoch', epoch, 'owner', ARGV[7], 'nonce', ARGV[8], 'claimExpires', claim_expires,
-    'sendDeadline', deadline, 'dispatchedAt', at, 'approvalId', aid, 'amount', amount, 'sends', 1)
+  local claim = { 'open', '1', 'epoch', epoch, 'owner', ARGV[7], 'nonce', ARGV[8], 'claimExpires', claim_expires,
+    'sendDeadline', deadline, 'dispatchedAt', at, 'approvalId', aid, 'amount', amount, 'sends', 1 }
+  if payload then claim[#claim + 1] = payload[1]; claim[#claim + 1] = payload[2] end
+  push_batch(state, entries, at, 19, n, claim)
   redis.call('HDEL', state, 'deathProvenAt', 'late')
-  if bound == '' then redis.call('HSET', state, 'payloadHash', ARGV[6]) end
   redis.call('HINCRBY', approval, 'reservedCents', amount)
   redis.call('HINCRBY', approval, 'uses', 1)
   redis.call('HINCRBY', subject, 'movedCents', amount)

@@ -10,30 +10,30 @@
 --   | BAD_ENTRY {reason}
 local state = KEYS[1]
 local eid, kind = ARGV[1], ARGV[4]
-if hget_str(state, 'open') ~= '1' then return reply({ status = 'NOT_OPEN' }) end
-if hget_num(state, 'epoch') ~= tonumber(ARGV[3]) then return reply({ status = 'FENCED', epoch = hget_num(state, 'epoch') }) end
+-- One read of the state: this script runs once per effect, and every call into Redis costs.
+local st = redis.call('HMGET', state, 'open', 'epoch', 'approvalId', 'head', 'lastAt', 'amount')
+if st[1] ~= '1' then return reply({ status = 'NOT_OPEN' }) end
+local epoch = tonumber(st[2] or 0)
+if epoch ~= tonumber(ARGV[3]) then return reply({ status = 'FENCED', epoch = epoch }) end
 if kind ~= 'COMMITTED' and kind ~= 'AMBIGUOUS' and kind ~= 'REFUSED' then
   return reply({ status = 'BAD_ENTRY', reason = kind .. ' does not settle a dispatch' })
 end
-if hget_str(state, 'approvalId') ~= ARGV[8] then return reply({ status = 'BAD_ENTRY', reason = 'the approval key is not the one the dispatch reserved on' }) end
+if (st[3] or '') ~= ARGV[8] then return reply({ status = 'BAD_ENTRY', reason = 'the approval key is not the one the dispatch reserved on' }) end
 local now = now_ms()
 local at = tonumber(ARGV[6])
-local misplaced = check_place(state, ARGV[2], at, tonumber(ARGV[7]), now)
+local misplaced = check_place_of(st[4] or '', tonumber(st[5] or 0), ARGV[2], at, tonumber(ARGV[7]), now)
 if misplaced then return reply(misplaced) end
-push_batch(state, KEYS[2], at, 9, 1)
+local settled = nil
+if kind == 'COMMITTED' then settled = { 'committed', '1' } end
+if kind == 'AMBIGUOUS' then settled = { 'ambiguous', '1' } end
+if kind == 'REFUSED' and ARGV[5] == 'REFUSED:target_error' then settled = { 'targetRefused', '1' } end
+push_batch(state, KEYS[2], at, 9, 1, settled)
 -- The claim is over (an absent `open` reads as closed); its fields would only cost memory on every settled effect. (`amount` and `approvalId` stay:
 -- a landing reported late must put the amount back on the approval it was released from, late-5.)
 redis.call('HDEL', state, 'open', 'owner', 'nonce', 'claimExpires', 'deathProvenAt', 'late', 'sendDeadline', 'dispatchedAt', 'sends')
 -- The subject's committed effects, for facts that name the payment or the customer rather than the effect (a
 -- dispute on the charge, a credit note for the customer).
-if kind == 'COMMITTED' then
-  redis.call('HSET', state, 'committed', '1')
-  redis.call('HSET', KEYS[5], 'e:' .. eid, '1')
-end
-if kind == 'AMBIGUOUS' then redis.call('HSET', state, 'ambiguous', '1') end
-if kind == 'REFUSED' then
-  if ARGV[5] == 'REFUSED:target_error' then redis.call('HSET', state, 'targetRefused', '1') end
-  move_totals(KEYS[3], KEYS[5], hget_num(state, 'amount'), -1)
-end
+if kind == 'COMMITTED' then redis.call('HSET', KEYS[5], 'e:' .. eid, '1') end
+if kind == 'REFUSED' then move_totals(KEYS[3], KEYS[5], tonumber(st[6] or 0), -1) end
 redis.call('SREM', KEYS[4], eid)
 return reply({ status = 'OK', now = now })

@@ -239,7 +239,19 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       return recordRefusal(partition, prepared, head, proposed, [refusedDraft('REFUSED:lease', reason, checksOf(snapshot, staticProblems))], 'REFUSED:lease', reason);
     }
 
-    const report = await readFacts(ctx, effectId, effect, decidedOn, ahead);
+    let report: PremiseReport;
+    try {
+      report = await readFacts(ctx, effectId, effect, decidedOn, ahead);
+    } catch (error) {
+      // A submit that took its effect to be new has not looked at its chain yet. If the effect is bound after all,
+      // its chain may answer without the facts (settled already, or bound to another payment), and a failed read
+      // must not stand in for that answer.
+      if (!fresh || bound.status !== 'UNBOUND' || !(error instanceof PremiseReadError)) throw error;
+      const boundTo = await journal.partitionOf(effectId);
+      if (boundTo === null) throw error;
+      if (boundTo !== partition) return refuseConflict(boundTo, prepared, otherSubject(boundTo, partition));
+      return 'retry';
+    }
     const checks = checksOf(snapshot, [], report.violations, report.changes);
     const stale = report.violations.length > 0;
     // The stopwatch starts before the dispatch script, so the recorded deadline is never earlier than the abort.

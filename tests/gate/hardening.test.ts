@@ -85,6 +85,17 @@ describe('authority and binding', () => {
     expect((await a.approvals.describe(onA.id)).snapshot).toMatchObject({ reservedCents: 0, uses: 0 });
   });
 
+  it('item 1: a resubmit is answered from its chain even while its premises cannot be read: a duplicate, or a conflict on another payment', async () => {
+    const { a, onA, onB } = await twoPayments();
+    const proposal = refundProposal({ requestId: 'case-again', approval: onA.id, paymentIntent: 'pi_A' });
+    expect((await a.gate.submit(proposal)).outcome).toBe('COMMITTED');
+    const unreadable = gateWith(a, { target: failingReads(a) });
+    expect((await unreadable.submit(proposal)).outcome).toBe('DUPLICATE_IGNORED');
+    const elsewhere = await unreadable.submit(refundProposal({ requestId: 'case-again', approval: onB.id, paymentIntent: 'pi_B', amount: 2_000 }));
+    expect(elsewhere).toMatchObject({ outcome: 'REFUSED:conflicting_payload', reason: expect.stringContaining('bound to payment:pi_A') });
+    expect(world.target.landings).toHaveLength(1);
+  });
+
   it('item 1: a proposal is validated whole before anything is written, so a hostile string late in it leaves no binding behind', async () => {
     world = await gateWorld();
     const a = await world.node('a');

@@ -396,7 +396,7 @@ export async function durabilityOf(stores: Stores): Promise<Durability> {
 export type EffectsPosition = { boundAt: number; effectId: string };
 
 /**
- * Up to `count` effects, newest bound first, from the effects-by-time index written with each binding (bind-4),
+ * Up to `count` effects, newest bound first, from the effects-by-time index written with each binding (bind_effect),
  * starting after `after` (null: from the newest). Effects bound in the same millisecond come in descending id order,
  * so a position is exact: a listing never repeats or skips an effect present for its whole length.
  */

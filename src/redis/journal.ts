@@ -3,12 +3,12 @@
 // module seals entries (which needs the signing key, so it cannot happen inside Redis), keeps the Redis clock
 // estimate fed, and reseals a batch whose compare-and-set lost a race.
 import { randomBytes } from 'node:crypto';
+import { Cluster } from 'ioredis';
 import { buildReceipt, buildReceipts, type Receipt } from '../core/receipt.js';
 import { completeBatch, fromStored, prepareBatch, type AnyDraft, type Draft, type Entry, type EntryOf } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
 import { inlineSigner, type Signer, type SigningKey } from '../core/signing.js';
 import { createSealer } from '../keys/sealer.js';
-import { Cluster } from 'ioredis';
 import { serverTime, writableNodes, type RedisClient } from './client.js';
 import { createRedisClock, type RedisClock } from './clock.js';
 import type { Keys } from './keys.js';
@@ -367,9 +367,9 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     async bindAndPropose(request: ProposeRequest): Promise<{ bound: Extract<BindReply, { status: 'OTHER_SUBJECT' }>; reply: null } | { bound: Extract<BindReply, { status: 'NEW' | 'BOUND' }>; reply: ProposeReply }> {
       if (!bindsWithDispatch) throw new Error('bindAndPropose needs a single Redis server; a cluster binds with bind() first');
       const token = nextToken();
-      const upkeep = takeUpkeep();
       const at = await sealTime(0);
       const sendDeadline = at + request.sendTimeoutMs;
+      const upkeep = takeUpkeep();
       let sealed: { entries: Entry[]; pairs: string[] };
       let raw: (ProposeReply & { bind?: 'NEW' | 'BOUND'; boundAt?: number }) | { status: 'OTHER_SUBJECT'; bound: string; now: number };
       try {

@@ -38,7 +38,7 @@ export function createKeys(prefix = 'interlock') {
   const index = `${prefix}:{~index}`;
   return {
     prefix,
-    /** HASH effect id -> partition. Written once, before the first entry: the binding of a request to its subject. */
+    /** HASH effect id -> partition. Written once, before the first entry or with it: the binding of a request to its subject. */
     effectPartitions: `${index}:effects`,
     /** ZSET effect id -> Redis time it was bound: every effect, newest first for listings. Written with the binding. */
     effectsByTime: `${index}:effects-by-time`,

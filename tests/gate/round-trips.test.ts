@@ -3,7 +3,7 @@
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Command } from 'ioredis';
-import { refundProposal, startNode, type World } from '../support/harness.js';
+import { refundProposal, sleep, startNode, type World } from '../support/harness.js';
 import { gateWorld, grant } from './gate-support.js';
 
 let world: World;
@@ -46,4 +46,23 @@ describe('Redis commands per submit', () => {
     expect((await a.gate.submit(proposal)).outcome).toBe('DUPLICATE_IGNORED');
     expect(world.target.landedCount(a.gate.effectIdOf(proposal))).toBe(1);
   });
+
+  it('a dispatch step that fails keeps the index upkeep it carried: a finished submit\'s index entry is still dropped', async () => {
+    world = await gateWorld();
+    const redis = new Redis(world.config.redisUrl, { maxRetriesPerRequest: 1 });
+    const a = await startNode({ config: world.config, target: world.target, key: world.key.key, redis });
+    world.nodes.push(a);
+    const terms = await grant(a);
+    const first = await a.gate.submit(refundProposal({ approval: terms.id, amount: 100 }));
+    expect(first.outcome).toBe('COMMITTED');
+    // The next submit carries the first one's finished index entry in its dispatch step, which Redis does not take.
+    const evalsha = redis.evalsha.bind(redis);
+    redis.evalsha = (() => Promise.reject(new Error('Connection is closed.'))) as unknown as Redis['evalsha'];
+    await expect(a.gate.submit(refundProposal({ approval: terms.id, amount: 200 }))).rejects.toThrow('Connection is closed.');
+    redis.evalsha = evalsha;
+    const entries = async () => (await redis.zrange(a.journal.keys.openIndex, 0, -1)).filter((entry) => entry.startsWith(first.effectId));
+    for (let waited = 0; waited < 2_000 && (await entries()).length > 0; waited += 50) await sleep(50);
+    expect(await entries()).toEqual([]);
+  });
 });
+

@@ -60,7 +60,7 @@ describe('Redis commands per submit', () => {
     redis.evalsha = (() => Promise.reject(new Error('Connection is closed.'))) as unknown as Redis['evalsha'];
     await expect(a.gate.submit(refundProposal({ approval: terms.id, amount: 200 }))).rejects.toThrow('Connection is closed.');
     redis.evalsha = evalsha;
-    const entries = async () => (await redis.zrange(a.journal.keys.openIndex, 0, -1)).filter((entry) => entry.startsWith(first.effectId));
+    const entries = async () => (await redis.zrange(a.journal.keys.openIndex, '0', '-1')).filter((entry) => entry.startsWith(first.effectId));
     for (let waited = 0; waited < 2_000 && (await entries()).length > 0; waited += 50) await sleep(50);
     expect(await entries()).toEqual([]);
   });

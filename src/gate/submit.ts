@@ -182,7 +182,10 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
   }
 
   /** A refusal the dispatch script decided (lease, caps): the proposal and why, after the chain head it judged. */
-  async function recordRefusal(partition: string, prepared: Prepared, head: string, proposed: AnyDraft[], drafts: AnyDraft[], code: 'REFUSED:lease' | 'REFUSED:over_cap', reason: string, changes: Checks['changes'] = []): Promise<GateResult | 'retry'> {
+  async function recordRefusal(binding: { current: Binding }, partition: string, prepared: Prepared, head: string, proposed: AnyDraft[], drafts: AnyDraft[], code: 'REFUSED:lease' | 'REFUSED:over_cap', reason: string, changes: Checks['changes'] = []): Promise<GateResult | 'retry'> {
+    // Entries are written only under a binding: a submit that put it off for its dispatch step makes it now.
+    const other = await bindFirst(prepared, binding);
+    if (other !== null) return other;
     const written = await journal.append(partition, prepared.effectId, [...proposed, ...drafts], { place: { head }, payloadHash: prepared.hash });
     if (written.status !== 'OK') return 'retry';
     logger.info({ effectId: prepared.effectId, outcome: code, reason }, 'refused');
@@ -197,8 +200,9 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
 
   /**
    * One attempt at the effect. `given` is the chain when the caller has it already: read together with the binding,
-   * or empty after a new binding, which proves there is no chain yet (chains are written only after binding). The
-   * dispatch script checks the head and the epoch, so a chain that moved since is caught there.
+   * or empty after a new binding, which proves there is no chain yet (chains are written only after binding), or
+   * empty as a guess before a binding put off for the dispatch step. The dispatch script checks the head and the
+   * epoch, so a chain that moved since (or a guess that was wrong) is caught there.
    */
   async function attempt(prepared: Prepared, binding: { current: Binding }, given: Chain | null, ahead: FactsAhead | null): Promise<GateResult | 'retry' | 'rebind'> {
     const { effectId, proposal, facts, effect, hash } = prepared;
@@ -223,20 +227,16 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
 
     const terms: GrantedTerms | null = await ctx.terms(proposal.approval, { likely: partition });
     if (terms === null) {
-      const other = await bindFirst(prepared, binding);
-      if (other !== null) return other;
       const reason = `approval ${proposal.approval} does not exist`;
-      return recordRefusal(partition, prepared, head, proposed, [refusedDraft('REFUSED:lease', reason, checksOf(null, [reason]))], 'REFUSED:lease', reason);
+      return recordRefusal(binding, partition, prepared, head, proposed, [refusedDraft('REFUSED:lease', reason, checksOf(null, [reason]))], 'REFUSED:lease', reason);
     }
     const snapshot = snapshotOfTerms(terms);
     // The terms never change, so what they rule out needs no trip to Redis; revocation, expiry, uses and caps
     // move, and only the dispatch script judges them.
     const staticProblems = approvalProblems(Object.assign({}, snapshot, { expiresAt: Number.MAX_SAFE_INTEGER }), { now: 0, subject: partition, amount: facts.amount, phase: 'recovery' });
     if (staticProblems.length > 0) {
-      const other = await bindFirst(prepared, binding);
-      if (other !== null) return other;
       const reason = staticProblems.join('; ');
-      return recordRefusal(partition, prepared, head, proposed, [refusedDraft('REFUSED:lease', reason, checksOf(snapshot, staticProblems))], 'REFUSED:lease', reason);
+      return recordRefusal(binding, partition, prepared, head, proposed, [refusedDraft('REFUSED:lease', reason, checksOf(snapshot, staticProblems))], 'REFUSED:lease', reason);
     }
 
     let report: PremiseReport;
@@ -308,12 +308,12 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         const current: ApprovalSnapshot = { ...snapshot, revoked: reply.revoked, revokedAt: reply.revokedAt === 0 ? null : reply.revokedAt, reservedCents: reply.reservedCents, uses: reply.uses };
         if (reply.missing) ctx.terms(proposal.approval, { refresh: true, likely: partition }).catch(() => undefined);
         const problems = [reply.reason];
-        return recordRefusal(partition, prepared, head, proposed, [refusedDraft('REFUSED:lease', reply.reason, checksOf(reply.missing ? null : current, problems, report.violations, report.changes))], 'REFUSED:lease', reply.reason);
+        return recordRefusal(binding, partition, prepared, head, proposed, [refusedDraft('REFUSED:lease', reply.reason, checksOf(reply.missing ? null : current, problems, report.violations, report.changes))], 'REFUSED:lease', reply.reason);
       }
       case 'OVER_CAP': {
         const current: ApprovalSnapshot = { ...snapshot, reservedCents: reply.reservedCents, uses: reply.uses };
         const reason = `${reply.cap} allows ${reply.limit} cents and ${reply.reserved} are already moved or in flight; ${facts.amount} more would pass it`;
-        return recordRefusal(partition, prepared, head, proposed, [{ kind: 'AUTHORIZED', approval: current }, refusedDraft('REFUSED:over_cap', reason, checksOf(current, [], report.violations, report.changes))], 'REFUSED:over_cap', reason);
+        return recordRefusal(binding, partition, prepared, head, proposed, [{ kind: 'AUTHORIZED', approval: current }, refusedDraft('REFUSED:over_cap', reason, checksOf(current, [], report.violations, report.changes))], 'REFUSED:over_cap', reason);
       }
       case 'TERMS':
         await ctx.terms(proposal.approval, { refresh: true, likely: partition });
@@ -353,7 +353,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     return { kind: 'skipped', effectId: holding.effectId, reason: `the send's outcome is unknown (${why}); recovery will settle it`, holder: ctx.owner, retryAt: ctx.journal.clock.estimate() ?? 0, ...(slowDown === null ? {} : { slowDown }) };
   }
 
-  /** Attempts until one settles the submit; `known` and `ahead` serve the first attempt only. */
+  /** Attempts until one settles the submit; `known` serves the first attempt, `ahead` the first attempt after the binding. */
   async function run(prepared: Prepared, first: Binding, known: Chain | null, ahead: FactsAhead | null): Promise<GateResult> {
     const { effectId, facts } = prepared;
     const binding: { current: Binding } = { current: first };

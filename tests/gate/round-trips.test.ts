@@ -2,7 +2,7 @@
 // step (bind-propose-9), so its happy path is two commands: that step, and the settle.
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Command } from 'ioredis';
+import { commandsNaming } from '../support/count-commands.js';
 import { refundProposal, sleep, startNode, type World } from '../support/harness.js';
 import { gateWorld, grant } from './gate-support.js';
 
@@ -10,17 +10,6 @@ let world: World;
 afterEach(async () => {
   await world.close();
 });
-
-/** Records the commands `redis` sends that name `needle` in any argument (so a heartbeat in between is not counted). */
-function commandsNaming(redis: Redis): { naming(needle: string): string[] } {
-  const sent: Command[] = [];
-  const send = redis.sendCommand.bind(redis);
-  redis.sendCommand = ((command: Command, ...rest: unknown[]) => {
-    sent.push(command);
-    return (send as (...args: unknown[]) => unknown)(command, ...rest);
-  }) as Redis['sendCommand'];
-  return { naming: (needle) => sent.filter((command) => command.args.some((arg) => String(arg).includes(needle))).map((command) => command.name) };
-}
 
 describe('Redis commands per submit', () => {
   it('a new effect commits in two commands on one server: the dispatch step, which binds it, and the settle', async () => {

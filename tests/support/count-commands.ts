@@ -1,5 +1,5 @@
 // Counts the commands a client sends, for tests and benchmarks that state what something costs in Redis commands.
-import type { Redis } from 'ioredis';
+import type { Command, Redis } from 'ioredis';
 
 /**
  * Counts the commands `redis` sends from now on (a script call is one command, whatever it does inside; Redis's own
@@ -13,4 +13,15 @@ export function countCommands(redis: Redis): { read(): number } {
     return send(...args);
   }) as Redis['sendCommand'];
   return { read: () => sent };
+}
+
+/** Records the commands `redis` sends from now on and names those that carry `needle` in an argument (an effect id, so a heartbeat in between is not counted). */
+export function commandsNaming(redis: Redis): { naming(needle: string): string[] } {
+  const sent: Command[] = [];
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = ((command: Command, ...rest: unknown[]) => {
+    sent.push(command);
+    return (send as (...args: unknown[]) => unknown)(command, ...rest);
+  }) as Redis['sendCommand'];
+  return { naming: (needle) => sent.filter((command) => command.args.some((arg) => String(arg).includes(needle))).map((command) => command.name) };
 }

@@ -3,7 +3,7 @@
 // gate's claims and recovery, not BullMQ's lock, are what make an effect reach Stripe at most once.
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { jobEvents, waitForJob } from './job-events.js';
-import { createProposalRecorder, errorCode, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { createProposalRecorder, errorCode, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, withinRedisTimeout, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 export type EffectJob = { proposal: unknown; recordedAt: number };
 export type EffectAnswer = GateResult;
@@ -37,16 +37,22 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
       // Whether the effect's job has started (is running, or ran): one read of the job's hash, O(1) whatever the
       // backlog (BullMQ's getJobState scans the waiting list). A job that ran once and waits for a retry counts as
       // started; its follow-up finds the effect settled or submits the same latest proposal, both harmless.
-      const [processedOn] = await connection.hmget(queue.toKey(recorded.effectId), 'processedOn');
-      const followUp = recorded.status === 'recorded' && processedOn !== null && processedOn !== undefined;
-      await queue.add('effect', { proposal, recordedAt: Date.now() }, {
-        jobId: followUp ? `${recorded.effectId}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}` : recorded.effectId,
-        attempts: options.attempts ?? 8,
-        backoff: { type: 'exponential', delay: options.backoffMs ?? 1_000 },
-        // Receipts keep the record; finished jobs are kept a while for operators, then dropped.
-        removeOnComplete: { age: 24 * 3_600, count: 10_000 },
-        removeOnFail: { age: 7 * 24 * 3_600 },
-      });
+      // The queue's connection waits out a Redis outage (BullMQ needs that); the caller waits at most the service's
+      // Redis timeout, and a job queued late runs the proposal as recorded.
+      const queued = async () => {
+        const [processedOn] = await connection.hmget(queue.toKey(recorded.effectId), 'processedOn');
+        const followUp = recorded.status === 'recorded' && processedOn !== null && processedOn !== undefined;
+        await queue.add('effect', { proposal, recordedAt: Date.now() }, {
+          jobId: followUp ? `${recorded.effectId}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}` : recorded.effectId,
+          attempts: options.attempts ?? 8,
+          backoff: { type: 'exponential', delay: options.backoffMs ?? 1_000 },
+          // Receipts keep the record; finished jobs are kept a while for operators, then dropped.
+          removeOnComplete: { age: 24 * 3_600, count: 10_000 },
+          removeOnFail: { age: 7 * 24 * 3_600 },
+        });
+      };
+      const ms = stores.config.redisCommandTimeoutMs;
+      await withinRedisTimeout(queued(), ms, `Effect ${recorded.effectId} was recorded, but Redis did not answer within ${ms} ms while it was being queued, so it may or may not be queued. Send the same request again once Redis answers: a proposal repeated with the same request_id is answered from the journal and queued if it is not, and its money moves at most once.`);
       return { ...recorded, queued: true };
     },
     /**

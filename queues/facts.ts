@@ -4,7 +4,7 @@
 // reach the same final answer when webhooks were missed.
 import { readFileSync } from 'node:fs';
 import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
-import { createCoalescer, errorCode, InterlockError, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent } from '../src/interlock.js';
+import { createCoalescer, errorCode, InterlockError, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent, withinRedisTimeout } from '../src/interlock.js';
 
 /**
  * Every facts job: retried while Stripe cannot answer its re-read; kept 7 days once done (longer than Stripe
@@ -39,18 +39,6 @@ function unavailable(reason: string): InterlockError {
   return new InterlockError('redis_unavailable', `The facts queue cannot take the event: ${reason}. Stripe delivers it again.`);
 }
 
-/**
- * `work`, or a refusal once `ms` have passed: one timer per batch, every request of it answered 503 (the work itself
- * goes on: an add that lands late is found by the redelivery).
- */
-function within<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(unavailable(`Redis did not store it within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
-}
-
 export function createFactsQueue(stores: Stores) {
   // Every webhook request adds through this one connection; the adds coalesce themselves (below).
   const connection = stores.queueConnection();
@@ -75,7 +63,8 @@ export function createFactsQueue(stores: Stores) {
     const distinct = events.filter((_, index) => !again[index]);
     const known = connection.eval(EXISTS_N, distinct.length, ...distinct.map((event) => queue.toKey(event.id)));
     const added = queue.addBulk(distinct.map((event) => ({ name: event.type, data: event, opts: { ...FACT_JOB_OPTIONS, jobId: event.id } })));
-    const [found] = await within(Promise.all([known, added]), FACTS_ACCEPT_TIMEOUT_MS);
+    // One timer per batch: every request of it is answered 503, and the adds go on (one that lands late is found by the redelivery).
+    const [found] = await withinRedisTimeout(Promise.all([known, added]), FACTS_ACCEPT_TIMEOUT_MS, `The facts queue cannot take the event: Redis did not store it within ${FACTS_ACCEPT_TIMEOUT_MS} ms. Stripe delivers it again.`);
     if (!Array.isArray(found) || found.length !== distinct.length) throw new Error(`Redis answered ${String(JSON.stringify(found)).slice(0, 200)} when asked which of ${distinct.length} jobs exist.`);
     const knownIds = new Set(distinct.filter((_, index) => found[index] === 1).map((event) => event.id));
     return events.map((event, index) => ({ duplicate: again[index] === true || knownIds.has(event.id) }));

@@ -27,6 +27,7 @@ const schema = z.object({
   INTERLOCK_OTEL: flag.default(false),
   INTERLOCK_REDIS_MIN_REPLICAS: z.coerce.number().int().min(0).max(16).default(0),
   INTERLOCK_REDIS_WAIT_MS: ms.default(1_000),
+  INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: ms.default(5_000),
   INTERLOCK_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_[A-Za-z0-9]+$/, 'must be a Stripe secret or restricted key (sk_test_… or rk_test_…)').optional(),
   STRIPE_API_BASE: z.string().url().optional(),
@@ -74,6 +75,11 @@ export type Config = {
   /** Replicas that must acknowledge a DISPATCHED (Redis WAIT) before its send; 0 trusts the master's AOF alone. */
   redisMinReplicas: number;
   redisWaitMs: number;
+  /**
+   * How long the service's Redis client waits for any one answer before the command fails as an outage (a Redis that
+   * hangs while its connections stay open). Queue connections wait out outages by design; the API bounds them itself.
+   */
+  redisCommandTimeoutMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Stripe: a test key (or a live one with allowLive); null runs against the sandbox. */
   stripeSecretKey: string | null;
@@ -165,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     otel: c.INTERLOCK_OTEL,
     redisMinReplicas: c.INTERLOCK_REDIS_MIN_REPLICAS,
     redisWaitMs: c.INTERLOCK_REDIS_WAIT_MS,
+    redisCommandTimeoutMs: c.INTERLOCK_REDIS_COMMAND_TIMEOUT_MS,
     logLevel: c.INTERLOCK_LOG_LEVEL,
     stripeSecretKey: c.STRIPE_SECRET_KEY ?? null,
     stripeApiBase: c.STRIPE_API_BASE ?? null,
@@ -185,6 +192,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiTokens: c.INTERLOCK_API_TOKENS ?? null,
   };
   assertConsistentTiming(config);
+  if (config.redisMinReplicas > 0 && config.redisWaitMs >= config.redisCommandTimeoutMs) {
+    throw new ConfigError(`INTERLOCK_REDIS_WAIT_MS (${config.redisWaitMs}) must be shorter than INTERLOCK_REDIS_COMMAND_TIMEOUT_MS (${config.redisCommandTimeoutMs}): the wait for replicas is itself a Redis command, and it would time out before Redis answered it. Lower the first or raise the second.`);
+  }
   if (config.stripeSecretKey?.includes('_live_') && !config.allowLive) {
     throw new ConfigError('STRIPE_SECRET_KEY is a live key, and this service refuses to move real money unless INTERLOCK_ALLOW_LIVE=1 is set. Use a test key (sk_test_…), or set INTERLOCK_ALLOW_LIVE=1 if you mean it.');
   }

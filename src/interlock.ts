@@ -42,7 +42,7 @@ export { loadConfig, ConfigError, type Config } from './config.js';
 export { createLogger } from './log.js';
 export { createFileOnce } from './files.js';
 export { createCoalescer, type Coalescer } from './coalesce.js';
-export { isRedisOutage } from './redis/client.js';
+export { isRedisOutage, isRedisTimeout, RedisTimeout, withinRedisTimeout } from './redis/client.js';
 export { InterlockError, ERROR_REGISTRY, errorCode, isRetryable, errorMessage, slowDownOf, type ErrorCode, type FieldProblem, type SlowDown } from './core/errors.js';
 export { explainOutcome, isRefusal, SUBMIT_OUTCOMES, RECOVERY_OUTCOMES, type Outcome } from './core/outcomes.js';
 export { parseProposal, ProposalError, type Proposal } from './core/proposal.js';

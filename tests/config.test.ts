@@ -59,6 +59,18 @@ describe('loadConfig', () => {
   });
 });
 
+describe('the Redis command timeout', () => {
+  it('bounds every command of the service\'s client at 5 s by default, and refuses a wait for replicas that the bound would cut short', () => {
+    expect(loadConfig({}).redisCommandTimeoutMs).toBe(5_000);
+    expect(loadConfig({ INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: '2000' }).redisCommandTimeoutMs).toBe(2_000);
+    expect(() => loadConfig({ INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: '0' })).toThrow(ConfigError);
+    // Without replicas to wait for, the wait setting is not used, so it may be anything.
+    expect(loadConfig({ INTERLOCK_REDIS_WAIT_MS: '9000' }).redisWaitMs).toBe(9_000);
+    expect(() => loadConfig({ INTERLOCK_REDIS_MIN_REPLICAS: '1', INTERLOCK_REDIS_WAIT_MS: '5000' })).toThrow(/INTERLOCK_REDIS_WAIT_MS \(5000\) must be shorter than INTERLOCK_REDIS_COMMAND_TIMEOUT_MS \(5000\)/);
+    expect(loadConfig({ INTERLOCK_REDIS_MIN_REPLICAS: '1', INTERLOCK_REDIS_WAIT_MS: '4999' }).redisWaitMs).toBe(4_999);
+  });
+});
+
 describe('Stripe keys in the configuration', () => {
   it('refuses a live Stripe key unless INTERLOCK_ALLOW_LIVE=1, saying how to proceed', () => {
     const error = refusal({ STRIPE_SECRET_KEY: 'sk_live_abc123' });

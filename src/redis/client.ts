@@ -1,12 +1,16 @@
 // The Redis connection: one server, or a Redis Cluster reached through any of its nodes. Every script's keys
 // share one hash tag (keys.ts), so the gate runs the same on both.
 import { Cluster, Redis } from 'ioredis';
+import { InterlockError } from '../core/errors.js';
 
 export type RedisClient = Redis | Cluster;
 
-export function createRedisClient(options: { redisUrl: string; redisCluster: boolean }, behaviour: { failFast?: boolean } = {}): RedisClient {
-  // A one-shot command (the CLI) gives up after two reconnects instead of waiting on a Redis that is not there.
-  const failFast = behaviour.failFast ? { maxRetriesPerRequest: 2, retryStrategy: (times: number) => (times > 2 ? null : 200) } : { maxRetriesPerRequest: 3 };
+export function createRedisClient(options: { redisUrl: string; redisCluster: boolean; redisCommandTimeoutMs?: number }, behaviour: { failFast?: boolean } = {}): RedisClient {
+  // A one-shot command (the CLI) gives up after two reconnects instead of waiting on a Redis that is not there. A
+  // Redis that hangs with its connections open (stopped, swapping, a stalled host) fails each command after
+  // redisCommandTimeoutMs, so neither a caller nor a send waits on it for as long as it hangs.
+  const timeout = options.redisCommandTimeoutMs === undefined ? {} : { commandTimeout: options.redisCommandTimeoutMs };
+  const failFast = behaviour.failFast ? { maxRetriesPerRequest: 2, retryStrategy: (times: number) => (times > 2 ? null : 200), ...timeout } : { maxRetriesPerRequest: 3, ...timeout };
   if (!options.redisCluster) return batchWrites(new Redis(options.redisUrl, failFast));
   const url = new URL(options.redisUrl);
   const auth = url.password === '' ? {} : { password: decodeURIComponent(url.password), ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }) };
@@ -52,7 +56,36 @@ export function batchWrites(redis: Redis): Redis {
 export function isRedisOutage(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
-  return error.name === 'MaxRetriesPerRequestError' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || /Connection is closed|Stream isn't writeable/.test(error.message);
+  return error.name === 'MaxRetriesPerRequestError' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || /Connection is closed|Stream isn't writeable/.test(error.message) || isRedisTimeout(error);
+}
+
+/**
+ * Whether an error is a command Redis did not answer in time (its connection open, nothing coming back). Unlike a
+ * refused connection, the command may still have run, or run once Redis wakes up: what it would have written may
+ * or may not be there.
+ */
+export function isRedisTimeout(error: unknown): boolean {
+  return error instanceof RedisTimeout || (error instanceof Error && error.message === 'Command timed out');
+}
+
+/** A wait on Redis that was given up (withinRedisTimeout). */
+export class RedisTimeout extends InterlockError {
+  constructor(message: string) {
+    super('redis_unavailable', message);
+    this.name = 'RedisTimeout';
+  }
+}
+
+/**
+ * `work` (commands on a queue connection, which waits out outages by design), or a RedisTimeout with `message` once
+ * `ms` have passed without an answer. The commands go on: what they write may land later.
+ */
+export function withinRedisTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RedisTimeout(message)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
 /**

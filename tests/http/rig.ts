@@ -10,7 +10,7 @@ import type { Express } from 'express';
 import { createDecisionsQueue, type DecisionsQueue } from '../../queues/decisions.js';
 import { createEffectsQueue, startEffectsWorker, type EffectsQueue, type EffectsWorker } from '../../queues/effects.js';
 import { createFactsQueue, startFactsWorker, type FactsQueue } from '../../queues/facts.js';
-import { createFacts, createMemoryTarget, createWebhookVerifier, openStores, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
+import { createFacts, createMemoryTarget, createWebhookVerifier, openStores, startSender, type Config, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
 import { createApp, createMetrics, createTokenRegistry, openOpsQueues, type AppDeps, type Metrics, type Role } from '../../webhooks/app.js';
 import { stripeWebhookRouter } from '../../webhooks/stripe-route.js';
 import { testConfig, testKey } from '../support/harness.js';
@@ -72,10 +72,12 @@ export type RigOptions = {
   metrics?: boolean;
   /** Mounts POST /webhooks/stripe verified with this secret, with the facts queue and a facts worker (no re-reads). */
   webhookSecret?: string;
+  /** Settings over the test defaults (a private Redis, a shorter Redis timeout). */
+  config?: Partial<Config>;
 };
 
 export async function startRig(options: RigOptions = {}): Promise<Rig> {
-  const config = testConfig({ keyPrefix: `th${randomBytes(6).toString('hex')}` });
+  const config = testConfig({ keyPrefix: `th${randomBytes(6).toString('hex')}`, ...options.config });
   const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
   const lines: string[] = [];
   const sink = new Writable({

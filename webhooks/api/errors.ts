@@ -4,7 +4,7 @@
 // No answer ever carries a stack trace or a secret.
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { ERROR_REGISTRY, InterlockError, isRedisOutage, redactSecrets, type ErrorCode, type FieldProblem } from '../../src/interlock.js';
+import { ERROR_REGISTRY, InterlockError, isRedisOutage, isRedisTimeout, redactSecrets, type ErrorCode, type FieldProblem } from '../../src/interlock.js';
 
 export type ErrorBody = { error: { code: string; message: string; fields?: FieldProblem[] } };
 
@@ -27,6 +27,10 @@ const BODY_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
 /** A client error raised by Express or its libraries (http-errors), by status. */
 const STATUS_CODES: Record<number, ErrorCode> = { 400: 'invalid_request', 404: 'not_found', 413: 'payload_too_large', 415: 'unsupported_media_type' };
 
+/** A Redis that hung (connections open, no answer): unlike a refused connection, a write may have been made. */
+export const REDIS_TIMED_OUT =
+  'Redis did not answer in time (INTERLOCK_REDIS_COMMAND_TIMEOUT_MS), so what was asked may or may not have been recorded. Send the same request again once Redis answers: a proposal repeated with the same request_id is answered from the journal, and its money moves at most once.';
+
 /** The registry error an arbitrary thrown value stands for at the edge. */
 export function asApiError(error: unknown): InterlockError {
   if (error instanceof InterlockError) return error;
@@ -38,6 +42,7 @@ export function asApiError(error: unknown): InterlockError {
     if (typeof status === 'number' && status >= 400 && status < 500) {
       return apiError(STATUS_CODES[status] ?? 'invalid_request', status === 404 ? 'No such route.' : 'The request could not be read (a malformed path or header).', { cause: error });
     }
+    if (isRedisTimeout(error)) return apiError('redis_unavailable', REDIS_TIMED_OUT, { cause: error });
     if (isRedisOutage(error)) return apiError('redis_unavailable', 'Redis is not answering; nothing was recorded. Retry shortly.', { cause: error });
   }
   return apiError('internal', 'Something went wrong inside the service.', { cause: error });

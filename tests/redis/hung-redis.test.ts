@@ -1,0 +1,152 @@
+// A Redis that hangs with its connections open (SIGSTOP: a stalled host, a swap storm) must not hang the service's
+// callers: every command of the service's client fails after INTERLOCK_REDIS_COMMAND_TIMEOUT_MS, and the API's
+// queueing is bounded the same way. A command that timed out may still run once Redis wakes, so the answer says the
+// write may or may not be there, and the gate's own recovery still lands the effect at most once.
+import { Redis } from 'ioredis';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEffectsQueue } from '../../queues/effects.js';
+import { effectIdFor, isRedisTimeout, RedisTimeout, type Stores } from '../../src/interlock.js';
+import { createRedisClient } from '../../src/redis/client.js';
+import { createMemoryTarget } from '../../src/targets/memory-target.js';
+import { approvalBody, bearer, refundBody, startRig, TOKENS, uid, type Rig } from '../http/rig.js';
+import { approvalTerms, refundProposal, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
+import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
+
+const TIMEOUT_MS = 1_000;
+
+let redisServer: PrivateRedis;
+
+beforeAll(async () => {
+  redisServer = await startPrivateRedis(['--save', '', '--appendonly', 'no']);
+});
+afterAll(async () => {
+  redisServer.process.kill('SIGCONT');
+  await redisServer.stop();
+});
+
+async function hung<T>(work: () => Promise<T>): Promise<{ error: unknown; elapsedMs: number }> {
+  redisServer.process.kill('SIGSTOP');
+  const started = Date.now();
+  try {
+    await work();
+    return { error: null, elapsedMs: Date.now() - started };
+  } catch (error) {
+    return { error, elapsedMs: Date.now() - started };
+  } finally {
+    redisServer.process.kill('SIGCONT');
+  }
+}
+
+describe('the gate while its Redis hangs', () => {
+  let node: TestNode;
+  const target = createMemoryTarget({ tier: 1, sendTimeoutMs: 1_000 });
+  const config = () => testConfig({ redisCommandTimeoutMs: TIMEOUT_MS });
+
+  afterAll(async () => {
+    await node?.close();
+  });
+
+  it('fails a submit whose dispatch step gets no answer within the timeout; the step runs when Redis wakes, and recovery lands the effect once', { timeout: 60_000 }, async () => {
+    const settings = { ...config(), redisUrl: redisServer.url };
+    node = await startNode({ config: settings, target, key: testKey().key, redis: createRedisClient(settings) });
+    target.world.set('payment:pi_hang', { chargebacks: [], refunded_by_others: 0 });
+    const terms = approvalTerms({ scope: 'payment:pi_hang', capCents: 100_000, maxUses: 10 });
+    await node.approvals.grant(terms);
+    // A first effect reads the approval's terms into the worker, so the next submit's first command is its dispatch step.
+    expect((await node.gate.submit(refundProposal({ approval: terms.id, paymentIntent: 'pi_hang' }))).outcome).toBe('COMMITTED');
+
+    const proposal = refundProposal({ requestId: `hang-${uid()}`, approval: terms.id, paymentIntent: 'pi_hang' });
+    const effectId = effectIdFor({ requestId: proposal.requestId, effect: proposal.effect });
+    const { error, elapsedMs } = await hung(() => node.gate.submit(proposal));
+    expect(isRedisTimeout(error), String(error)).toBe(true);
+    expect(elapsedMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+    expect(elapsedMs).toBeLessThan(TIMEOUT_MS + 2_000);
+    expect(target.landedCount(effectId)).toBe(0);
+    expect(await node.journal.partitionOf(effectId)).toBe('payment:pi_hang');
+
+    // Redis ran the dispatch step when it woke: the effect is open under this worker's claim, and nothing was sent.
+    // Recovery settles it once the claim lapses, as after a crash between the step and the send.
+    const giveUp = Date.now() + 30_000;
+    let outcome: string | null = null;
+    while (outcome === null && Date.now() < giveUp) {
+      const report = await node.gate.recover({ only: [effectId] });
+      outcome = report.settled.find((settled) => settled.effectId === effectId)?.outcome ?? null;
+      if (outcome === null) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(['COMMITTED_BY_RETRY', 'REAPPLIED_AFTER_QUERY']).toContain(outcome);
+    expect(target.landedCount(effectId)).toBe(1);
+    expect((await node.gate.submit(proposal)).outcome).toBe('DUPLICATE_IGNORED');
+    expect(target.landedCount(effectId)).toBe(1);
+  });
+});
+
+describe('the API while Redis hangs', () => {
+  let rig: Rig;
+
+  beforeAll(async () => {
+    rig = await startRig({ worker: true, config: { redisUrl: redisServer.url, redisCommandTimeoutMs: TIMEOUT_MS } });
+  });
+  afterAll(async () => {
+    await rig?.close();
+  });
+
+  it('answers 503 redis_unavailable within the timeout, saying the request may or may not be recorded; the same request later lands once', { timeout: 60_000 }, async () => {
+    const pi = `pi_${uid()}`;
+    rig.target.world.set(`payment:${pi}`, { chargebacks: [], refunded_by_others: 0 });
+    const approval = approvalBody({ scope: `payment:${pi}` });
+    expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval)).status).toBe(201);
+    const body = refundBody({ payment_intent: pi, approval: approval.id });
+
+    let answer: request.Response | null = null;
+    const { elapsedMs } = await hung(async () => {
+      answer = await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).send(body);
+    });
+    const first = answer as request.Response | null;
+    expect(first?.status).toBe(503);
+    expect(first?.body.error.code).toBe('redis_unavailable');
+    expect(first?.body.error.message).toContain('may or may not have been recorded');
+    expect(first?.headers['retry-after']).toBeDefined();
+    expect(elapsedMs).toBeLessThan(TIMEOUT_MS + 2_000);
+
+    const again = await request(rig.app).post('/v1/refunds?wait=10').set(bearer(TOKENS.support)).send(body);
+    expect([200, 202]).toContain(again.status);
+    expect(again.body.outcome).toBe('COMMITTED');
+    expect(rig.target.landedCount(again.body.effect_id)).toBe(1);
+  });
+
+  it('a proposal recorded while the queue\'s Redis hangs is answered after the timeout as recorded but maybe not queued; sent again, it is queued and lands once', { timeout: 60_000 }, async () => {
+    const pi = `pi_${uid()}`;
+    rig.target.world.set(`payment:${pi}`, { chargebacks: [], refunded_by_others: 0 });
+    const terms = approvalTerms({ scope: `payment:${pi}`, capCents: 100_000, maxUses: 10 });
+    await rig.stores.approvals.grant(terms);
+    const proposal = refundProposal({ requestId: `queue-hang-${uid()}`, approval: terms.id, paymentIntent: pi });
+    const effectId = effectIdFor({ requestId: proposal.requestId, effect: proposal.effect });
+    // The journal on a Redis that answers, the queue on one that hangs: recording succeeds, queueing cannot.
+    const stuckRedis = await startPrivateRedis(['--save', '', '--appendonly', 'no']);
+    const stores = rig.stores as { queueConnection: Stores['queueConnection'] };
+    const own = stores.queueConnection;
+    stores.queueConnection = () => new Redis(stuckRedis.url, { maxRetriesPerRequest: null });
+    const effects = createEffectsQueue(rig.stores);
+    stores.queueConnection = own;
+    await effects.queue.waitUntilReady();
+    try {
+      stuckRedis.process.kill('SIGSTOP');
+      const started = Date.now();
+      const refused = await effects.propose(proposal).then(() => null, (error: unknown) => error);
+      expect(refused).toBeInstanceOf(RedisTimeout);
+      expect(String((refused as Error).message)).toContain(`Effect ${effectId} was recorded`);
+      expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 2_000);
+      expect(await rig.hasEffect(effectId)).toBe(true);
+    } finally {
+      stuckRedis.process.kill('SIGCONT');
+      await effects.close();
+      await stuckRedis.stop();
+    }
+    // Sent again through the service's own queue: the journal knows it, it is queued now, and it lands once.
+    expect((await rig.queue.propose(proposal)).queued).toBe(true);
+    const answer = await rig.queue.waitFor(effectId, 10_000);
+    expect(answer?.outcome).toBe('COMMITTED');
+    expect(rig.target.landedCount(effectId)).toBe(1);
+  });
+});

@@ -96,7 +96,7 @@ function drafts(typed: Effect, index: number): { dispatch: AnyDraft[]; commit: A
 
 async function runColumn(column: Column, redisUrl: string, unsafe: boolean, concurrency: number, rep: number): Promise<Measured> {
   // Every column talks to Redis through the client the service builds, and is measured through another.
-  const redis = createRedisClient({ redisUrl, redisCluster: false }) as Redis;
+  const redis = createRedisClient({ redisUrl, redisCluster: false, redisCommandTimeoutMs: loadConfig({}).redisCommandTimeoutMs }) as Redis;
   const observer = new Redis(redisUrl);
   const sent = countCommands(redis);
   const run = (work: (index: number) => Promise<void>) => measure(observer, sent, EFFECTS, concurrency, work);

@@ -11,8 +11,9 @@
 //
 // The API version is not pinned here: requests carry the version the SDK is generated for, which is what its
 // types describe.
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { InterlockError } from '../core/errors.js';
+import { stripeSdk } from './sdk.js';
 import { SendFenced } from '../core/target.js';
 import { secretHint } from './secrets.js';
 
@@ -75,45 +76,56 @@ const GUARD_HEADER = 'X-Interlock-Guard';
 let nextTag = 0;
 const sdks = new WeakMap<StripeClient, Stripe>();
 
-class GuardedHttpClient extends Stripe.HttpClient {
-  constructor(private readonly inner: HttpClient) {
-    super();
-  }
+/** The SDK's HTTP client, wrapped: made once the SDK is loaded (its base class comes from the SDK). */
+let guardedHttpClient: ((inner: HttpClient) => HttpClient) | null = null;
 
-  override getClientName(): string {
-    return this.inner.getClientName();
-  }
+function guardedHttp(inner: HttpClient): HttpClient {
+  guardedHttpClient ??= defineGuardedHttpClient(stripeSdk().HttpClient);
+  return guardedHttpClient(inner);
+}
 
-  override makeRequest(...args: RequestArgs): Answer {
-    const headers = args[4];
-    const tag = headers[GUARD_HEADER];
-    const guard = typeof tag === 'string' ? guards.get(tag) : undefined;
-    if (guard === undefined) return Promise.reject(new UnguardedRequest(args[3], args[2]));
-    const sent: RequestArgs[4] = {};
-    for (const [name, value] of Object.entries(headers)) if (name !== GUARD_HEADER) sent[name] = value;
-    args[4] = sent;
-    return this.attempt(guard, args);
-  }
+function defineGuardedHttpClient(Base: typeof Stripe.HttpClient): (inner: HttpClient) => HttpClient {
+  class GuardedHttpClient extends Base {
+    constructor(private readonly inner: HttpClient) {
+      super();
+    }
 
-  private async attempt(guard: CallGuard, args: RequestArgs): Answer {
-    const [host, port, path, method, headers, body, protocol, timeout] = args;
-    if (guard.beforeWrite !== null) {
-      try {
-        await guard.beforeWrite();
-      } catch (error) {
-        // The first attempt not leaving means nothing was sent; a retry not leaving leaves the first one's fate open.
-        if (guard.attempts === 0) throw error;
-        throw new RetryStopped(`a retry of ${method} ${path} was stopped before it left (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+    override getClientName(): string {
+      return this.inner.getClientName();
+    }
+
+    override makeRequest(...args: RequestArgs): Answer {
+      const headers = args[4];
+      const tag = headers[GUARD_HEADER];
+      const guard = typeof tag === 'string' ? guards.get(tag) : undefined;
+      if (guard === undefined) return Promise.reject(new UnguardedRequest(args[3], args[2]));
+      const sent: RequestArgs[4] = {};
+      for (const [name, value] of Object.entries(headers)) if (name !== GUARD_HEADER) sent[name] = value;
+      args[4] = sent;
+      return this.attempt(guard, args);
+    }
+
+    private async attempt(guard: CallGuard, args: RequestArgs): Answer {
+      const [host, port, path, method, headers, body, protocol, timeout] = args;
+      if (guard.beforeWrite !== null) {
+        try {
+          await guard.beforeWrite();
+        } catch (error) {
+          // The first attempt not leaving means nothing was sent; a retry not leaving leaves the first one's fate open.
+          if (guard.attempts === 0) throw error;
+          throw new RetryStopped(`a retry of ${method} ${path} was stopped before it left (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+        }
       }
+      const left = Math.floor(guard.timeLeftMs());
+      if (left <= 0) {
+        if (guard.attempts === 0 && guard.beforeWrite !== null) throw new SendFenced('the send deadline passed before the request could leave');
+        throw new RetryStopped(`no time was left for ${guard.attempts === 0 ? '' : 'a retry of '}${method} ${path}`);
+      }
+      guard.attempts += 1;
+      return this.inner.makeRequest(host, port, path, method, headers, body, protocol, Math.min(timeout, left));
     }
-    const left = Math.floor(guard.timeLeftMs());
-    if (left <= 0) {
-      if (guard.attempts === 0 && guard.beforeWrite !== null) throw new SendFenced('the send deadline passed before the request could leave');
-      throw new RetryStopped(`no time was left for ${guard.attempts === 0 ? '' : 'a retry of '}${method} ${path}`);
-    }
-    guard.attempts += 1;
-    return this.inner.makeRequest(host, port, path, method, headers, body, protocol, Math.min(timeout, left));
   }
+  return (inner) => new GuardedHttpClient(inner);
 }
 
 const KEY = /^(sk|rk)_(test|live)_[A-Za-z0-9_]{1,250}$/;
@@ -159,11 +171,12 @@ function endpointOf(apiBase: string): Endpoint {
 export function createStripeClient(options: StripeClientOptions): StripeClient {
   const mode = checkedKey(options.secretKey, options.allowLive ?? false);
   const endpoint = options.apiBase === undefined || options.apiBase === null || options.apiBase === '' ? null : endpointOf(options.apiBase);
-  const sdk = new Stripe(options.secretKey.trim(), {
+  const Sdk = stripeSdk();
+  const sdk = new Sdk(options.secretKey.trim(), {
     ...(endpoint === null ? {} : endpoint),
     // The gate decides what is retried and when; every call also passes 0 and its own timeout.
     maxNetworkRetries: 0,
-    httpClient: new GuardedHttpClient(Stripe.createNodeHttpClient()),
+    httpClient: guardedHttp(Sdk.createNodeHttpClient()),
     appInfo: { name: 'interlock-stripe' },
   });
   const client: StripeClient = Object.freeze({

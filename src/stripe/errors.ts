@@ -11,8 +11,9 @@
 //
 // A 429 on a write is treated as unknown although Stripe's rate limiter answers before anything runs: the gate
 // cannot tell a rate limiter's 429 from anything else that says 429, and keeping the claim costs one recovery pass.
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { InterlockError } from '../core/errors.js';
+import { stripeSdk } from './sdk.js';
 import type { JsonObject } from '../core/json.js';
 import { Rejected, SendFenced } from '../core/target.js';
 import { RetryStopped, type StripeClient } from './client.js';
@@ -87,11 +88,12 @@ function rawOf(error: Stripe.errors.StripeError): JsonObject {
 
 /** The project's error for anything a Stripe call threw. */
 export function translateStripeError(error: unknown, call: CallDescription, client: StripeClient): Error {
+  const errors = stripeSdk().errors;
   // Stops of our own HTTP client come back wrapped in the SDK's connection error.
-  const inner = error instanceof Stripe.errors.StripeConnectionError && error.detail instanceof Error ? error.detail : error;
+  const inner = error instanceof errors.StripeConnectionError && error.detail instanceof Error ? error.detail : error;
   if (inner instanceof SendFenced) return inner;
   if (inner instanceof RetryStopped) return unavailable(call, `the first attempt may have reached Stripe and ${inner.reason}`, null, error);
-  if (!(error instanceof Stripe.errors.StripeError)) return unavailable(call, error instanceof Error ? redactSecrets(error.message) : String(error), null, error);
+  if (!(error instanceof errors.StripeError)) return unavailable(call, error instanceof Error ? redactSecrets(error.message) : String(error), null, error);
 
   const status = error.statusCode ?? null;
   if (status === 401) {
@@ -115,11 +117,11 @@ export function translateStripeError(error: unknown, call: CallDescription, clie
     // endpoint). Treating it as a definite no would refuse every effect for good.
     return new StripeMisconfigured(`${client.apiBase} does not serve ${call.what} (${reasonOf(error)}). Check STRIPE_API_BASE. Nothing was done.`, 404, error.requestId ?? null, { cause: error });
   }
-  if (error instanceof Stripe.errors.StripeRateLimitError) return unavailable(call, `rate limited (${reasonOf(error)})`, error, error);
+  if (error instanceof errors.StripeRateLimitError) return unavailable(call, `rate limited (${reasonOf(error)})`, error, error);
   if (status === 400 || status === 402 || status === 404) {
     return new Rejected(`Stripe refused ${call.what} (${reasonOf(error)})`, { code: error.code ?? null, status, raw: rawOf(error) });
   }
-  if (error instanceof Stripe.errors.StripeConnectionError) return unavailable(call, redactSecrets(error.message), error, error);
+  if (error instanceof errors.StripeConnectionError) return unavailable(call, redactSecrets(error.message), error, error);
   return unavailable(call, reasonOf(error), error, error);
 }
 
@@ -134,7 +136,7 @@ function unavailable(call: CallDescription, reason: string, stripe: Stripe.error
       stripeCode: stripe?.code ?? null,
       requestId: stripe?.requestId ?? null,
       retryAfterMs: stripe === null ? null : retryAfterMs(stripe.headers, Date.now()),
-      rateLimited: stripe instanceof Stripe.errors.StripeRateLimitError,
+      rateLimited: stripe instanceof stripeSdk().errors.StripeRateLimitError,
       outcomeUnknown: call.write,
     },
     { cause },

@@ -1,7 +1,8 @@
 // The Stripe-Signature check of the webhook route (issue 10 §1), through the official SDK: the raw body against
 // each of the endpoint's secrets (several while one is rotated), with Stripe's timestamp tolerance. The answer is
 // a verdict, never an exception: the route turns a failed one into a 400 that says what was wrong.
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
+import { stripeSdk } from './sdk.js';
 import type { StripeEvent, WebhookVerdict } from '../core/post-send.js';
 import { InterlockError } from '../core/errors.js';
 import { readBudget, readCall } from './calls.js';
@@ -60,7 +61,7 @@ export function createWebhookVerifier(secrets: readonly string[], options: Webho
     for (const secret of usable) {
       try {
         // Tolerance 0 here: the timestamp was checked above against our own clock reading.
-        verified = Stripe.webhooks.constructEvent(rawBody, header, secret, 0, undefined, at);
+        verified = stripeSdk().webhooks.constructEvent(rawBody, header, secret, 0, undefined, at);
         break;
       } catch (error) {
         // A body that is signed but not JSON: the signature matched, the payload is still no event.
@@ -78,7 +79,7 @@ export function createWebhookVerifier(secrets: readonly string[], options: Webho
 
 /** A Stripe-Signature header for a body, as Stripe computes it (tests and the scenarios' own deliveries). */
 export function signWebhookBody(body: string, secret: string, timestampSeconds?: number): string {
-  return Stripe.webhooks.generateTestHeaderString({ payload: body, secret, ...(timestampSeconds === undefined ? {} : { timestamp: timestampSeconds }) });
+  return stripeSdk().webhooks.generateTestHeaderString({ payload: body, secret, ...(timestampSeconds === undefined ? {} : { timestamp: timestampSeconds }) });
 }
 
 /** Whether Stripe calls go to a stand-in on this machine (the sandbox), never to Stripe itself. */

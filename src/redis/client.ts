@@ -6,17 +6,33 @@ import { InterlockError } from '../core/errors.js';
 export type RedisClient = Redis | Cluster;
 
 export function createRedisClient(options: { redisUrl: string; redisCluster: boolean; redisCommandTimeoutMs?: number }, behaviour: { failFast?: boolean } = {}): RedisClient {
-  // A one-shot command (the CLI) gives up after two reconnects instead of waiting on a Redis that is not there. A
-  // Redis that hangs with its connections open (stopped, swapping, a stalled host) fails each command after
-  // redisCommandTimeoutMs, so neither a caller nor a send waits on it for as long as it hangs.
-  const timeout = options.redisCommandTimeoutMs === undefined ? {} : { commandTimeout: options.redisCommandTimeoutMs };
-  const failFast = behaviour.failFast ? { maxRetriesPerRequest: 2, retryStrategy: (times: number) => (times > 2 ? null : 200), ...timeout } : { maxRetriesPerRequest: 3, ...timeout };
-  if (!options.redisCluster) return batchWrites(new Redis(options.redisUrl, failFast));
+  // A one-shot command (the CLI) gives up after two reconnects instead of waiting on a Redis that is not there.
+  const failFast = behaviour.failFast ? { maxRetriesPerRequest: 2, retryStrategy: (times: number) => (times > 2 ? null : 200) } : { maxRetriesPerRequest: 3 };
+  const timeoutMs = options.redisCommandTimeoutMs;
+  if (!options.redisCluster) return boundedWaits(batchWrites(new Redis(options.redisUrl, failFast)), timeoutMs);
   const url = new URL(options.redisUrl);
   const auth = url.password === '' ? {} : { password: decodeURIComponent(url.password), ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }) };
   const cluster = new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { ...failFast, ...auth }, ...(behaviour.failFast ? { clusterRetryStrategy: (times: number) => (times > 2 ? null : 200) } : {}) });
-  cluster.on('+node', (node: Redis) => batchWrites(node));
+  cluster.on('+node', (node: Redis) => boundedWaits(batchWrites(node), timeoutMs));
   return cluster;
+}
+
+/**
+ * A command written to a connection that is up fails after `timeoutMs` without an answer: a Redis that hangs with its
+ * connections open (stopped, swapping, a stalled host) holds neither a caller nor a send for as long as it hangs. A
+ * command that waits for a reconnect is timed only from when it is written: it goes out once Redis is back, or fails
+ * when ioredis stops retrying (maxRetriesPerRequest), as before. (ioredis's own commandTimeout also times a command
+ * waiting in its offline queue, and then still sends it after the reconnect: a Redis restart would turn commands that
+ * never left into commands that may run after their caller gave up.)
+ */
+export function boundedWaits(redis: Redis, timeoutMs: number | undefined): Redis {
+  if (timeoutMs === undefined) return redis;
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = (command, stream) => {
+    if (redis.status === 'ready') command.setTimeout(timeoutMs);
+    return send(command, stream);
+  };
+  return redis;
 }
 
 /**

@@ -7,7 +7,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEffectsQueue } from '../../queues/effects.js';
 import { effectIdFor, isRedisTimeout, RedisTimeout, type Stores } from '../../src/interlock.js';
-import { createRedisClient } from '../../src/redis/client.js';
+import { boundedWaits, createRedisClient } from '../../src/redis/client.js';
 import { createMemoryTarget } from '../../src/targets/memory-target.js';
 import { approvalBody, bearer, refundBody, startRig, TOKENS, uid, type Rig } from '../http/rig.js';
 import { approvalTerms, refundProposal, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
@@ -37,6 +37,36 @@ async function hung<T>(work: () => Promise<T>): Promise<{ error: unknown; elapse
     redisServer.process.kill('SIGCONT');
   }
 }
+
+describe('the bound on a Redis answer', () => {
+  it('times a command from when it is written to a connection that is up, never while it waits for a reconnect', { timeout: 60_000 }, async () => {
+    const other = await startPrivateRedis(['--save', '', '--appendonly', 'no']);
+    const client = boundedWaits(new Redis(other.url, { maxRetriesPerRequest: null, retryStrategy: () => 100 }), TIMEOUT_MS);
+    client.on('error', () => undefined);
+    try {
+      await client.set('k', 'v');
+      // Hung with the connection up: the command fails once the bound has passed.
+      other.process.kill('SIGSTOP');
+      const started = Date.now();
+      await expect(client.get('k')).rejects.toThrow('Command timed out');
+      expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 1_000);
+      other.process.kill('SIGCONT');
+      expect(await client.get('k')).toBe('v');
+      // Down and back after longer than the bound: a command issued meanwhile waits for the reconnect and gets its
+      // answer, instead of failing while it waits and being sent after all once Redis is back.
+      await other.kill();
+      while (client.status === 'ready') await new Promise((resolve) => setTimeout(resolve, 10));
+      const waiting = client.set('k', 'after');
+      await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 2));
+      await other.restart();
+      expect(await waiting).toBe('OK');
+    } finally {
+      other.process.kill('SIGCONT');
+      client.disconnect();
+      await other.stop();
+    }
+  });
+});
 
 describe('the gate while its Redis hangs', () => {
   let node: TestNode;

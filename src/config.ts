@@ -27,7 +27,8 @@ const schema = z.object({
   INTERLOCK_OTEL: flag.default(false),
   INTERLOCK_REDIS_MIN_REPLICAS: z.coerce.number().int().min(0).max(16).default(0),
   INTERLOCK_REDIS_WAIT_MS: ms.default(1_000),
-  INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: ms.default(5_000),
+  // A Redis that is merely busy (an fsync, a slow script) must not fail every command: at least 100 ms.
+  INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: ms.min(100, 'must be at least 100 ms: shorter would fail commands of a Redis that is only busy').default(5_000),
   INTERLOCK_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_[A-Za-z0-9]+$/, 'must be a Stripe secret or restricted key (sk_test_… or rk_test_…)').optional(),
   STRIPE_API_BASE: z.string().url().optional(),

@@ -64,6 +64,8 @@ describe('the Redis command timeout', () => {
     expect(loadConfig({}).redisCommandTimeoutMs).toBe(5_000);
     expect(loadConfig({ INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: '2000' }).redisCommandTimeoutMs).toBe(2_000);
     expect(() => loadConfig({ INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: '0' })).toThrow(ConfigError);
+    expect(() => loadConfig({ INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: '99' })).toThrow(/INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: must be at least 100 ms/);
+    expect(loadConfig({ INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: '100' }).redisCommandTimeoutMs).toBe(100);
     // Without replicas to wait for, the wait setting is not used, so it may be anything.
     expect(loadConfig({ INTERLOCK_REDIS_WAIT_MS: '9000' }).redisWaitMs).toBe(9_000);
     expect(() => loadConfig({ INTERLOCK_REDIS_MIN_REPLICAS: '1', INTERLOCK_REDIS_WAIT_MS: '5000' })).toThrow(/INTERLOCK_REDIS_WAIT_MS \(5000\) must be shorter than INTERLOCK_REDIS_COMMAND_TIMEOUT_MS \(5000\)/);

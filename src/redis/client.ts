@@ -6,9 +6,13 @@ import { InterlockError } from '../core/errors.js';
 export type RedisClient = Redis | Cluster;
 
 export function createRedisClient(options: { redisUrl: string; redisCluster: boolean; redisCommandTimeoutMs?: number }, behaviour: { failFast?: boolean } = {}): RedisClient {
-  // A one-shot command (the CLI) gives up after two reconnects instead of waiting on a Redis that is not there.
-  const failFast = behaviour.failFast ? { maxRetriesPerRequest: 2, retryStrategy: (times: number) => (times > 2 ? null : 200) } : { maxRetriesPerRequest: 3 };
-  const timeoutMs = options.redisCommandTimeoutMs;
+  // A one-shot command (the CLI) gives up after two reconnects instead of waiting on a Redis that is not there, and
+  // times every command, queued ones too: a Redis that accepts the connection but never answers its handshake holds
+  // commands in the offline queue, and a CLI that gives up on them exits before they could be sent.
+  const oneShot = behaviour.failFast === true;
+  const timeoutMs = oneShot ? undefined : options.redisCommandTimeoutMs;
+  const commandTimeout = oneShot && options.redisCommandTimeoutMs !== undefined ? { commandTimeout: options.redisCommandTimeoutMs } : {};
+  const failFast = oneShot ? { maxRetriesPerRequest: 2, retryStrategy: (times: number) => (times > 2 ? null : 200), ...commandTimeout } : { maxRetriesPerRequest: 3 };
   if (!options.redisCluster) return boundedWaits(batchWrites(new Redis(options.redisUrl, failFast)), timeoutMs);
   const url = new URL(options.redisUrl);
   const auth = url.password === '' ? {} : { password: decodeURIComponent(url.password), ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }) };

@@ -10,6 +10,7 @@ import { effectIdFor, isRedisTimeout, RedisTimeout, type Stores } from '../../sr
 import { boundedWaits, createRedisClient } from '../../src/redis/client.js';
 import { createMemoryTarget } from '../../src/targets/memory-target.js';
 import { approvalBody, bearer, refundBody, startRig, TOKENS, uid, type Rig } from '../http/rig.js';
+import { runCli, tempDir } from '../cli/run-cli.js';
 import { approvalTerms, refundProposal, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
 
@@ -64,6 +65,27 @@ describe('the bound on a Redis answer', () => {
       other.process.kill('SIGCONT');
       client.disconnect();
       await other.stop();
+    }
+  });
+});
+
+describe('the CLI while Redis hangs', () => {
+  it('gives up with one line and exit 2 instead of waiting for as long as Redis hangs', { timeout: 90_000 }, async () => {
+    const data = tempDir('hung-cli');
+    try {
+      const env = { REDIS_URL: redisServer.url, INTERLOCK_DATA_DIR: data.dir, INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: String(TIMEOUT_MS) };
+      expect((await runCli(['approvals', 'describe', 'ap_none'], env)).stderr).toContain('No approval ap_none');
+      redisServer.process.kill('SIGSTOP');
+      const started = Date.now();
+      // A new connection to a stopped Redis is accepted by the kernel and never answered: its commands wait in the
+      // client's offline queue, and only the one-shot client's bound ends the wait.
+      const run = await runCli(['approvals', 'describe', 'ap_none'], env, { timeoutMs: 60_000 }).finally(() => redisServer.process.kill('SIGCONT'));
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toContain(`Cannot reach Redis at ${redisServer.url}`);
+      expect(Date.now() - started).toBeLessThan(30_000);
+    } finally {
+      redisServer.process.kill('SIGCONT');
+      data.remove();
     }
   });
 });

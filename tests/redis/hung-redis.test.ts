@@ -11,6 +11,8 @@ import { boundedWaits, createRedisClient } from '../../src/redis/client.js';
 import { createMemoryTarget } from '../../src/targets/memory-target.js';
 import { approvalBody, bearer, refundBody, startRig, TOKENS, uid, type Rig } from '../http/rig.js';
 import { runCli, tempDir } from '../cli/run-cli.js';
+import { withStores } from '../../src/cli/stores.js';
+import { CliFailure, EXIT_BAD_INPUT } from '../../src/cli/failure.js';
 import { approvalTerms, refundProposal, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
 
@@ -85,6 +87,27 @@ describe('the CLI while Redis hangs', () => {
       expect(Date.now() - started).toBeLessThan(30_000);
     } finally {
       redisServer.process.kill('SIGCONT');
+      data.remove();
+    }
+  });
+
+  it('a command Redis took and did not answer ends saying it may or may not have been done, never "nothing was changed"', { timeout: 60_000 }, async () => {
+    const data = tempDir('hung-cli-run');
+    const saved = { ...process.env };
+    Object.assign(process.env, { REDIS_URL: redisServer.url, INTERLOCK_DATA_DIR: data.dir, INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: String(TIMEOUT_MS), INTERLOCK_SIGNING_KEY_FILE: '' });
+    try {
+      const failure = await withStores(async ({ approvals }) => {
+        // Redis hangs after the command reached it and checked the connection, in the middle of its work.
+        redisServer.process.kill('SIGSTOP');
+        await approvals.grant(approvalTerms({ scope: 'payment:pi_cli_hang' }));
+      }).then(() => null, (error: unknown) => error);
+      expect(failure).toBeInstanceOf(CliFailure);
+      expect((failure as CliFailure).exitCode).toBe(EXIT_BAD_INPUT);
+      expect((failure as Error).message).toContain('may or may not have been done');
+      expect((failure as Error).message).not.toContain('nothing was changed');
+    } finally {
+      redisServer.process.kill('SIGCONT');
+      process.env = saved;
       data.remove();
     }
   });

@@ -35,8 +35,13 @@ export const FACTS_ACCEPT_TIMEOUT_MS = 5_000;
 /** Connection states in which Redis is known to be away: an event is refused at once rather than after the timeout. */
 const AWAY = new Set(['reconnecting', 'close', 'end']);
 
+/** What a webhook request refused for want of Redis is told (the route answers 503). */
+function refusal(reason: string): string {
+  return `The facts queue cannot take the event: ${reason}. Stripe delivers it again.`;
+}
+
 function unavailable(reason: string): InterlockError {
-  return new InterlockError('redis_unavailable', `The facts queue cannot take the event: ${reason}. Stripe delivers it again.`);
+  return new InterlockError('redis_unavailable', refusal(reason));
 }
 
 export function createFactsQueue(stores: Stores) {
@@ -64,7 +69,7 @@ export function createFactsQueue(stores: Stores) {
     const known = connection.eval(EXISTS_N, distinct.length, ...distinct.map((event) => queue.toKey(event.id)));
     const added = queue.addBulk(distinct.map((event) => ({ name: event.type, data: event, opts: { ...FACT_JOB_OPTIONS, jobId: event.id } })));
     // One timer per batch: every request of it is answered 503, and the adds go on (one that lands late is found by the redelivery).
-    const [found] = await withinRedisTimeout(Promise.all([known, added]), FACTS_ACCEPT_TIMEOUT_MS, `The facts queue cannot take the event: Redis did not store it within ${FACTS_ACCEPT_TIMEOUT_MS} ms. Stripe delivers it again.`);
+    const [found] = await withinRedisTimeout(Promise.all([known, added]), FACTS_ACCEPT_TIMEOUT_MS, refusal(`Redis did not store it within ${FACTS_ACCEPT_TIMEOUT_MS} ms`));
     if (!Array.isArray(found) || found.length !== distinct.length) throw new Error(`Redis answered ${String(JSON.stringify(found)).slice(0, 200)} when asked which of ${distinct.length} jobs exist.`);
     const knownIds = new Set(distinct.filter((_, index) => found[index] === 1).map((event) => event.id));
     return events.map((event, index) => ({ duplicate: again[index] === true || knownIds.has(event.id) }));

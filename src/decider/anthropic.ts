@@ -200,26 +200,20 @@ function stopProblem(message: Message, config: DeciderConfig): string | null {
 }
 
 export function createAnthropicDecider(config: DeciderConfig & { apiKey: string }): Decider {
-  let connected: Promise<{ sdk: Sdk; client: Anthropic }> | null = null;
-  const connect = () =>
-    (connected ??= loadSdk().then((sdk) => ({
-      sdk,
-      client: new sdk.default({
-        apiKey: config.apiKey,
-        // Passed even when unset, so the SDK reads no ANTHROPIC_BASE_URL of its own behind the validated config.
-        baseURL: config.baseURL ?? 'https://api.anthropic.com',
-        maxRetries: config.maxRetries,
-        timeout: config.timeoutMs,
-        logLevel: 'off',
-      }),
-    })).catch((error: unknown) => {
-      connected = null;
-      throw error;
-    }));
+  // Made with the SDK, on the first call to the model.
+  let client: Anthropic | null = null;
 
   async function ask(input: DecisionCase, messages: MessageParam[], tools: ReturnType<typeof toolsFor>, signal: AbortSignal | undefined): Promise<Message> {
     const where: Where = { caseId: input.caseId, config, attempts: 0 };
-    const { sdk, client } = await connect();
+    const sdk = await loadSdk();
+    client ??= new sdk.default({
+      apiKey: config.apiKey,
+      // Passed even when unset, so the SDK reads no ANTHROPIC_BASE_URL of its own behind the validated config.
+      baseURL: config.baseURL ?? 'https://api.anthropic.com',
+      maxRetries: config.maxRetries,
+      timeout: config.timeoutMs,
+      logLevel: 'off',
+    });
     try {
       return await client.messages.create(
         {

@@ -76,16 +76,11 @@ const GUARD_HEADER = 'X-Interlock-Guard';
 let nextTag = 0;
 const sdks = new WeakMap<StripeClient, Stripe>();
 
-/** The SDK's HTTP client, wrapped: made once the SDK is loaded (its base class comes from the SDK). */
-let guardedHttpClient: ((inner: HttpClient) => HttpClient) | null = null;
+/** The SDK's HTTP client, wrapped; the class is defined once the SDK is loaded, since its base class comes from the SDK. */
+let GuardedHttpClient: ReturnType<typeof defineGuardedHttpClient> | null = null;
 
-function guardedHttp(inner: HttpClient): HttpClient {
-  guardedHttpClient ??= defineGuardedHttpClient(stripeSdk().HttpClient);
-  return guardedHttpClient(inner);
-}
-
-function defineGuardedHttpClient(Base: typeof Stripe.HttpClient): (inner: HttpClient) => HttpClient {
-  class GuardedHttpClient extends Base {
+function defineGuardedHttpClient(Base: typeof Stripe.HttpClient) {
+  return class extends Base {
     constructor(private readonly inner: HttpClient) {
       super();
     }
@@ -124,8 +119,7 @@ function defineGuardedHttpClient(Base: typeof Stripe.HttpClient): (inner: HttpCl
       guard.attempts += 1;
       return this.inner.makeRequest(host, port, path, method, headers, body, protocol, Math.min(timeout, left));
     }
-  }
-  return (inner) => new GuardedHttpClient(inner);
+  };
 }
 
 const KEY = /^(sk|rk)_(test|live)_[A-Za-z0-9_]{1,250}$/;
@@ -176,7 +170,7 @@ export function createStripeClient(options: StripeClientOptions): StripeClient {
     ...(endpoint === null ? {} : endpoint),
     // The gate decides what is retried and when; every call also passes 0 and its own timeout.
     maxNetworkRetries: 0,
-    httpClient: guardedHttp(Sdk.createNodeHttpClient()),
+    httpClient: new (GuardedHttpClient ??= defineGuardedHttpClient(Sdk.HttpClient))(Sdk.createNodeHttpClient()),
     appInfo: { name: 'interlock-stripe' },
   });
   const client: StripeClient = Object.freeze({

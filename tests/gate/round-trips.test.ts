@@ -1,6 +1,6 @@
 // What a submit costs in Redis commands (issue 8 §2). On one server a new effect's binding is made in its dispatch
 // step (bind-propose-9), so its happy path is two commands: that step, and the settle.
-import { Redis } from 'ioredis';
+import { Redis, type Command } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { commandsNaming } from '../support/count-commands.js';
 import { refundProposal, sleep, startNode, type World } from '../support/harness.js';
@@ -45,10 +45,14 @@ describe('Redis commands per submit', () => {
     const first = await a.gate.submit(refundProposal({ approval: terms.id, amount: 100 }));
     expect(first.outcome).toBe('COMMITTED');
     // The next submit carries the first one's finished index entry in its dispatch step, which Redis does not take.
-    const evalsha = redis.evalsha.bind(redis);
-    redis.evalsha = (() => Promise.reject(new Error('Connection is closed.'))) as unknown as Redis['evalsha'];
+    const send = redis.sendCommand.bind(redis);
+    redis.sendCommand = ((command: Command, ...rest: unknown[]) => {
+      if (command.name !== 'evalsha') return (send as (...args: unknown[]) => unknown)(command, ...rest);
+      command.reject(new Error('Connection is closed.'));
+      return command.promise;
+    }) as Redis['sendCommand'];
     await expect(a.gate.submit(refundProposal({ approval: terms.id, amount: 200 }))).rejects.toThrow('Connection is closed.');
-    redis.evalsha = evalsha;
+    redis.sendCommand = send;
     const entries = async () => (await redis.zrange(a.journal.keys.openIndex, '0', '-1')).filter((entry) => entry.startsWith(first.effectId));
     for (let waited = 0; waited < 2_000 && (await entries()).length > 0; waited += 50) await sleep(50);
     expect(await entries()).toEqual([]);

@@ -251,6 +251,15 @@ export function canonicalJsonOfChecked(value: Json): string {
   return write(value);
 }
 
+/**
+ * The length of a plain JSON value's canonical form without writing it: JSON.stringify writes the same strings and
+ * numbers (RFC 8785 takes both from it) and differs only in the order of keys. Only for a value known to be plain
+ * JSON (assertJson's copy, or parts checked as such): on anything else the two differ.
+ */
+export function canonicalLength(value: Json): number {
+  return JSON.stringify(value).length;
+}
+
 export function sha256Hex(text: string): string {
   // The one-shot form costs about half of createHash().update().digest() for an entry-sized text.
   return hash('sha256', text, 'hex');

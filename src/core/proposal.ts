@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { parseEffect, EffectError, type Effect } from './effects.js';
 import { InterlockError, zodFieldProblems, type FieldProblem } from './errors.js';
-import { assertJson, canonicalJson, jsonDepth, NonCanonicalValueError, type Json, type JsonObject } from './json.js';
+import { assertJson, canonicalLength, jsonDepth, NonCanonicalValueError, type Json, type JsonObject } from './json.js';
 import { freeText, identifier, isFreeText, isIdentifier } from './text.js';
 import type { Decision } from './entries.js';
 
@@ -59,7 +59,7 @@ function boundedJson(value: unknown, path: string, limits: { depth: number; char
     return undefined;
   }
   if (jsonDepth(plain) > limits.depth) problems.push({ path, message: `nests deeper than ${limits.depth} levels` });
-  else if (canonicalJson(plain).length > limits.chars) problems.push({ path, message: `is larger than ${limits.chars} characters of JSON` });
+  else if (canonicalLength(plain) > limits.chars) problems.push({ path, message: `is larger than ${limits.chars} characters of JSON` });
   return plain;
 }
 
@@ -125,7 +125,8 @@ export function parseProposalAndEffect(input: unknown): { proposal: Proposal; ef
   if (p.requestId !== undefined) proposal.requestId = p.requestId;
   if (request !== undefined) proposal.request = request;
   if (p.decision !== undefined) proposal.decision = { model: p.decision.model, text: p.decision.text };
-  const size = canonicalJson(proposal as unknown as Json).length;
+  // Every part is plain JSON by now (checked above, or a string held to a canonical form by quickFields or the schema).
+  const size = canonicalLength(proposal as unknown as Json);
   if (size > PROPOSAL_LIMITS.totalChars) refuse([{ path: 'proposal', message: `is ${size} characters of JSON; at most ${PROPOSAL_LIMITS.totalChars}` }]);
   return { proposal, effect: typed };
 }

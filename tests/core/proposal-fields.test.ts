@@ -3,7 +3,9 @@
 // passing implies the schema passing, with the same fields.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseProposalAndEffect, proposalSchema, ProposalError, quickFields } from '../../src/core/proposal.js';
+import { parseEffect } from '../../src/core/effects.js';
+import { assertJson, canonicalJson, canonicalLength } from '../../src/core/json.js';
+import { parseProposalAndEffect, PROPOSAL_LIMITS, proposalSchema, ProposalError, quickFields } from '../../src/core/proposal.js';
 
 const good = { requestId: 'case-1', agent: 'support-bot', approval: 'ap_1', premises: { chargebacks: [], refunded_by_others: 0 }, effect: { kind: 'refund', paymentIntent: 'pi_1', amount: 2_000 } };
 
@@ -60,5 +62,44 @@ describe('the proposal fields checked by hand', () => {
         expect((error as ProposalError).message).toContain(path);
       }
     }
+  });
+});
+
+describe('the size limits, counted in characters of canonical JSON', () => {
+  // Sizes are counted without writing the canonical form (canonicalLength): the count must be the canonical form's,
+  // for keys out of order, escapes, non-ASCII text and every number spelling.
+  // fast-check writes "__proto__" keys on purpose; assertJson refuses those, and only plain JSON is counted.
+  const plain = fc.jsonValue().filter((value) => !JSON.stringify(value).includes('"__proto__"')).map((value) => assertJson(value));
+
+  it('counts exactly what the canonical form holds, for any plain JSON value', () => {
+    fc.assert(
+      fc.property(plain, (value) => {
+        expect(canonicalLength(value)).toBe(canonicalJson(value).length);
+      }),
+      { numRuns: 2_000 },
+    );
+    for (const value of [{ b: '\u0000"\\\n\u2028é😀', a: [1e21, 1e-7, -0, 0.1, 5e-324, 1.7976931348623157e308] }, { z: { y: null, x: true } }]) expect(canonicalLength(value)).toBe(canonicalJson(value).length);
+  });
+
+  /** Premises whose canonical form is exactly `chars` characters, their keys written out of order. */
+  function premisesOf(chars: number): Record<string, unknown> {
+    const shell = canonicalJson({ b: 0, a: '' }).length;
+    return { b: 0, a: 'x'.repeat(chars - shell) };
+  }
+
+  it('takes premises of exactly the limit and refuses one character more', () => {
+    const limit = PROPOSAL_LIMITS.premiseChars;
+    expect(canonicalJson(premisesOf(limit)).length).toBe(limit);
+    expect(parseProposalAndEffect({ ...good, premises: premisesOf(limit) }).proposal.premises).toEqual(premisesOf(limit));
+    expect(() => parseProposalAndEffect({ ...good, premises: premisesOf(limit + 1) })).toThrow(`is larger than ${limit} characters of JSON`);
+  });
+
+  it('refuses a proposal over the total limit, naming its size as its canonical form counts it', () => {
+    // Each part within its own limit; together over the total.
+    const metadata = Object.fromEntries(Array.from({ length: 30 }, (_, index) => [`note_${index}`, '\n'.repeat(10) + 'm'.repeat(480)]));
+    const big = { ...good, premises: premisesOf(PROPOSAL_LIMITS.premiseChars), request: { notes: 'r'.repeat(PROPOSAL_LIMITS.requestChars - 20) }, decision: { model: 'm', text: 't'.repeat(PROPOSAL_LIMITS.decisionChars) }, effect: { ...good.effect, metadata } };
+    const size = canonicalJson({ ...big, effect: assertJson(parseEffect(big.effect)) }).length;
+    expect(size).toBeGreaterThan(PROPOSAL_LIMITS.totalChars);
+    expect(() => parseProposalAndEffect(big)).toThrow(`is ${size} characters of JSON; at most ${PROPOSAL_LIMITS.totalChars}`);
   });
 });

@@ -20,6 +20,8 @@ export function payloadHash(effect: unknown): string {
   return sha256Hex(canonicalJson(['interlock/v1/payload', effect]));
 }
 
+const EFFECT_ID = /^[0-9a-f]{64}$/;
+
 export function isEffectId(value: string): boolean {
-  return /^[0-9a-f]{64}$/.test(value);
+  return value.length === 64 && EFFECT_ID.test(value);
 }

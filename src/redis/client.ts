@@ -1,6 +1,6 @@
 // The Redis connection: one server, or a Redis Cluster reached through any of its nodes. Every script's keys
 // share one hash tag (keys.ts), so the gate runs the same on both.
-import { Cluster, Redis } from 'ioredis';
+import { Cluster, Command, Redis } from 'ioredis';
 import { InterlockError } from '../core/errors.js';
 
 export type RedisClient = Redis | Cluster;
@@ -28,12 +28,20 @@ export function createRedisClient(options: { redisUrl: string; redisCluster: boo
  * when ioredis stops retrying (maxRetriesPerRequest), as before. (ioredis's own commandTimeout also times a command
  * waiting in its offline queue, and then still sends it after the reconnect: a Redis restart would turn commands that
  * never left into commands that may run after their caller gave up.)
+ *
+ * The handshake of a new connection is timed too. A hung Redis whose connections were reset still has new ones
+ * accepted (by the kernel), and then never answers their handshake; the commands waiting for that connection would
+ * wait as long as Redis hangs. A handshake command that times out makes ioredis drop the connection and fail every
+ * command waiting for it, which takes them out of its queue, so none of them is sent later; it then reconnects.
  */
 export function boundedWaits(redis: Redis, timeoutMs: number | undefined): Redis {
   if (timeoutMs === undefined) return redis;
   const send = redis.sendCommand.bind(redis);
   redis.sendCommand = (command, stream) => {
-    if (redis.status === 'ready') command.setTimeout(timeoutMs);
+    // Written now, as ioredis decides: a connection that is up and a socket still writable (one just lost is still
+    // "ready" until its close is handled, and a command sent then waits for the reconnect).
+    const writing = redis.stream?.writable === true && (redis.status === 'ready' || (redis.status === 'connect' && Command.checkFlag('HANDSHAKE_COMMANDS', command.name)));
+    if (writing) command.setTimeout(timeoutMs);
     return send(command, stream);
   };
   return redis;

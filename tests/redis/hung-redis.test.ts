@@ -69,6 +69,35 @@ describe('the bound on a Redis answer', () => {
       await other.stop();
     }
   });
+  it('ends the commands waiting for a reconnect to a Redis that accepts the connection and never answers it, and never sends them', { timeout: 60_000 }, async () => {
+    const other = await startPrivateRedis(['--save', '', '--appendonly', 'no']);
+    const client = createRedisClient({ redisUrl: other.url, redisCluster: false, redisCommandTimeoutMs: TIMEOUT_MS }) as Redis;
+    client.on('error', () => undefined);
+    try {
+      await client.set('k', 'before');
+      // Redis stops, and the connection it had is lost: the kernel accepts the client's new one, and nothing answers.
+      other.process.kill('SIGSTOP');
+      client.stream.destroy();
+      const started = Date.now();
+      const waiting = client.set('k', 'during').then(
+        () => 'answered',
+        (error: unknown) => error,
+      );
+      const outcome = await Promise.race([waiting, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 15_000))]);
+      expect(outcome).toBeInstanceOf(Error);
+      expect(isRedisTimeout(outcome)).toBe(true);
+      expect(Date.now() - started).toBeLessThan(TIMEOUT_MS * 3 + 2_000);
+      // Redis wakes: the client reconnects, and the command it gave up on was never sent.
+      other.process.kill('SIGCONT');
+      expect(await client.get('k')).toBe('before');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await client.get('k')).toBe('before');
+    } finally {
+      other.process.kill('SIGCONT');
+      client.disconnect();
+      await other.stop();
+    }
+  });
 });
 
 describe('the CLI while Redis hangs', () => {

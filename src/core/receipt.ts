@@ -43,6 +43,15 @@ export function buildReceipt(effectId: string, entries: readonly Entry[], key: S
   return buildReceipts([{ effectId, entries }], key, signedAt)[0] as Receipt;
 }
 
+/**
+ * A chain as a receipt before anyone signs its head: what the service hands verify() to judge a chain it holds (the
+ * rules, the outcome, the final money). Its head carries no signature, so no key can make it `valid: true`; verify()
+ * given no key says `valid: null` at best, and the entries' own signatures are checked only when a key is given.
+ */
+export function unsignedReceipt(effectId: string, entries: readonly Entry[]): Receipt {
+  return { format: formatOf(entries), effectId, entries: [...entries], head: { format: HEAD_FORMAT, effectId, count: entries.length, lastHash: entries.at(-1)?.hash ?? null, signedAt: 0, kid: '', sig: '' } };
+}
+
 export function headSignatureValid(head: ReceiptHead, keys: PublicKeySet): boolean | 'unknown-key' {
   const key = keys.get(head.kid);
   if (!key) return 'unknown-key';

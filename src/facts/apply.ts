@@ -7,6 +7,7 @@ import { alertsFor } from '../core/alert-rules.js';
 import { firstProposal } from '../core/decisions.js';
 import type { Draft, EntryFields } from '../core/entries.js';
 import { sha256Hex, canonicalJson } from '../core/json.js';
+import { unsignedReceipt } from '../core/receipt.js';
 import { verify } from '../core/verify.js';
 import { CREDIT_EVENTS, FACT_EVENTS, REFUND_EVENTS, type CreditFact, type DisputeFact, type RefundFact, type StripeEvent, type StripeReader } from '../core/post-send.js';
 import type { Alerts } from '../redis/alerts.js';
@@ -98,7 +99,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
 
   async function raiseAlerts(partition: string, effectId: string): Promise<string[]> {
     const entries = await journal.entries(partition, effectId);
-    const verification = verify({ format: 'interlock.receipt/v2', effectId, entries, head: { format: 'interlock.receipt-head/v1', effectId, count: entries.length, lastHash: entries.at(-1)?.hash ?? null, signedAt: 0, kid: 'unchecked', sig: '' } });
+    const verification = verify(unsignedReceipt(effectId, entries));
     const raised: string[] = [];
     const drafts = alertsFor(verification);
     for (const draft of drafts) {

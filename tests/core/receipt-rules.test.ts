@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import type { Draft, EntryKind } from '../../src/core/entries.js';
 import { verify } from '../../src/core/verify.js';
 import { testKey } from '../support/harness.js';
-import { APPROVAL_ID, chainReceipt, checks, drafts, refundObject, snapshot } from './entry-chain.js';
+import { APPROVAL_ID, chainEffectId, chainReceipt, checks, drafts, refundObject, sealChain, snapshot } from './entry-chain.js';
+import { RECEIPT_FORMAT, unsignedReceipt } from '../../src/core/receipt.js';
 
 const { key, publicKeys } = testKey();
 
@@ -138,5 +139,26 @@ describe('verify() on garbage', () => {
     const result = verify({ ...good, entries: [], head: { ...good.head, count: 0, lastHash: null } });
     expect(result.valid).toBe(false);
     expect(result.problems).toContain('receipt has no entries');
+  });
+});
+
+describe('a chain judged before any head is signed (what the facts consumer raises alerts from)', () => {
+  const list = [drafts.proposed(), drafts.authorized(), drafts.dispatched(), drafts.committed('re_1'), drafts.observed({ objectType: 'refund', objectId: 're_1', status: 'failed' })];
+
+  it('gets the rules, the outcome and the final money, and is never valid without a signed head', () => {
+    const effectId = chainEffectId('unsigned-head');
+    const entries = sealChain(effectId, list, key);
+    const unsigned = unsignedReceipt(effectId, entries);
+    expect(unsigned.format).toBe(RECEIPT_FORMAT);
+    const judged = verify(unsigned);
+    expect(judged).toMatchObject({ valid: null, chainIntact: true, problems: [], outcome: 'COMMITTED', answer: 'returned', finalMoney: { status: 'not_returned' }, answerMatchesFinalMoney: false });
+    // With a key, the entries' seals verify and the unsigned head does not.
+    expect(verify(unsigned, { publicKeys }).valid).toBe(false);
+  });
+
+  it('still sees a chain edited after it was sealed', () => {
+    const effectId = chainEffectId('unsigned-edited');
+    const entries = sealChain(effectId, list, key).map((entry) => (entry.kind === 'COMMITTED' ? { ...entry, found: 're_other' } : entry));
+    expect(verify(unsignedReceipt(effectId, entries)).valid).toBe(false);
   });
 });

@@ -66,6 +66,39 @@ describe('the tree', () => {
   });
 });
 
+describe('paths climbed again (verify() keeps the inner nodes it hashed, for receipts that share a tree)', () => {
+  it('a path whose nodes were climbed before still leads only where its own hashes lead', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 2, max: 64 }), fc.nat(), fc.nat(), fc.nat({ max: 31 }), (size, at, which, bit) => {
+        const nodes = leaves(size).map(leafHash);
+        const { root, paths } = buildTree(nodes);
+        const index = at % size;
+        const path = paths[index] as Buffer[];
+        // Climbed once, as the first of many receipts would be: every node on the way is remembered now.
+        expect(rootFromPath(nodes[index] as Buffer, index, size, path)?.equals(root)).toBe(true);
+        // One bit of one sibling changed: the climb passes through nodes never hashed, and misses the root.
+        const forged = path.map((sibling, position) => (position === which % path.length ? Buffer.from(sibling) : sibling));
+        const changed = forged[which % path.length] as Buffer;
+        changed[bit] = (changed[bit] as number) ^ 1;
+        expect(rootFromPath(nodes[index] as Buffer, index, size, forged)?.equals(root) ?? false).toBe(false);
+        // Another leaf with the remembered path, and the true leaf again.
+        expect(rootFromPath(leafHash('another batch'), index, size, path)?.equals(root) ?? false).toBe(false);
+        expect(rootFromPath(nodes[index] as Buffer, index, size, path)?.equals(root)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('hands back a node no caller can change for the next: the root found twice is equal, whatever was done with the first', () => {
+    const nodes = leaves(8).map(leafHash);
+    const { root, paths } = buildTree(nodes);
+    const first = rootFromPath(nodes[3] as Buffer, 3, 8, paths[3] as Buffer[]);
+    expect(first?.equals(root)).toBe(true);
+    first?.fill(0);
+    expect(rootFromPath(nodes[3] as Buffer, 3, 8, paths[3] as Buffer[])?.equals(root)).toBe(true);
+  });
+});
+
 describe('seals', () => {
   it('each leaf of a signed tree verifies with its own seal, and with no other leaf\'s', () => {
     for (const size of [1, 2, 3, 5, SEAL_MAX_LEAVES]) {

@@ -4,7 +4,7 @@ import { Redis, type Command } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { commandsNaming } from '../support/count-commands.js';
 import { refundProposal, sleep, startNode, type World } from '../support/harness.js';
-import { gateWorld, grant } from './gate-support.js';
+import { FACTS, PAYMENT, gateWorld, grant, verifiedReceipt } from './gate-support.js';
 
 let world: World;
 afterEach(async () => {
@@ -57,5 +57,30 @@ describe('Redis commands per submit', () => {
     for (let waited = 0; waited < 2_000 && (await entries()).length > 0; waited += 50) await sleep(50);
     expect(await entries()).toEqual([]);
   });
-});
 
+  it('keeps the state\'s entry count equal to its chain, for a new chain and for one a refusal started (the dispatch step sets it, reading the chain only when there is one)', async () => {
+    world = await gateWorld();
+    const a = await world.node('a');
+    const terms = await grant(a, { maxUses: 5 });
+    const counted = async (effectId: string) => {
+      const partition = await a.journal.partitionOf(effectId);
+      if (partition === null) throw new Error(`effect ${effectId} is not bound`);
+      const { state } = await a.journal.readState(partition, effectId);
+      const entries = await a.journal.entries(partition, effectId);
+      expect(state.count).toBe(entries.length);
+      return entries.map((entry) => entry.kind);
+    };
+    const fresh = await a.gate.submit(refundProposal({ approval: terms.id, amount: 100 }));
+    expect(fresh.outcome).toBe('COMMITTED');
+    expect(await counted(fresh.effectId)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED']);
+    // Refused on facts that moved, then sent once they are back: the second dispatch step appends to the chain.
+    const proposal = refundProposal({ approval: terms.id, amount: 100 });
+    world.target.world.set(PAYMENT, { ...FACTS, refunded_by_others: 500 });
+    expect((await a.gate.submit(proposal)).outcome).toBe('REFUSED:stale_premise');
+    world.target.world.set(PAYMENT, { ...FACTS });
+    const again = await a.gate.submit(proposal);
+    expect(again.outcome).toBe('COMMITTED');
+    expect(await counted(again.effectId)).toEqual(['PROPOSED', 'AUTHORIZED', 'REFUSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED']);
+    await verifiedReceipt(world, a, again.effectId);
+  });
+});

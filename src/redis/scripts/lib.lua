@@ -40,10 +40,12 @@ local function check_place(state_key, expected_head, at, max_skew_ms, now)
 end
 
 -- Appends the batch ARGV[first], ARGV[first + 1], ... as (hash, stored entry) pairs, `n` of them, and moves the
--- chain head to the last hash (with `fields`, other state fields in the same HSET). The chain is one string of stored entries, one per line (JSON holds no raw line
+-- chain head to the last hash (with `fields`, other state fields in the same HSET). `count`, when the caller read
+-- the state's entry count in this script already, saves two calls: the count is set in the same HSET, and an empty
+-- chain is not read. The chain is one string of stored entries, one per line (JSON holds no raw line
 -- break): a string costs Redis less memory than a list of the same entries. It is written whole with SET, not
 -- APPEND, since APPEND reserves room to grow (up to twice the string) on every effect; a chain is a few entries.
-local function push_batch(state_key, entries_key, at, first, n, fields)
+local function push_batch(state_key, entries_key, at, first, n, fields, count)
   local items = {}
   local last_hash = ''
   for i = 0, n - 1 do
@@ -51,16 +53,22 @@ local function push_batch(state_key, entries_key, at, first, n, fields)
     items[#items + 1] = ARGV[first + 2 * i + 1]
   end
   local text = table.concat(items, '\n')
-  local before = redis.call('GET', entries_key)
-  if before then text = before .. '\n' .. text end
+  if count ~= 0 then
+    local before = redis.call('GET', entries_key)
+    if before then text = before .. '\n' .. text end
+  end
   redis.call('SET', entries_key, text)
   -- `fields`: more (field, value) pairs of the state the caller changes in the same step, set in the same call.
-  if fields then
-    redis.call('HSET', state_key, 'head', last_hash, 'lastAt', at, unpack(fields))
-  else
-    redis.call('HSET', state_key, 'head', last_hash, 'lastAt', at)
+  local set = { 'head', last_hash, 'lastAt', at }
+  if count then
+    set[#set + 1] = 'count'
+    set[#set + 1] = count + n
   end
-  redis.call('HINCRBY', state_key, 'count', n)
+  if fields then
+    for i = 1, #fields do set[#set + 1] = fields[i] end
+  end
+  redis.call('HSET', state_key, unpack(set))
+  if not count then redis.call('HINCRBY', state_key, 'count', n) end
 end
 
 -- Takes `amount` cents (and one use) off an approval and the subject's running totals, or gives them back
@@ -101,7 +109,8 @@ end
 local function propose_effect(state, entries, approval, open_set, subject, bound_at, time_now)
   local eid, partition, mode = ARGV[1], ARGV[2], ARGV[5]
   -- One read of each hash: this runs once per effect, and every call into Redis costs.
-  local st = redis.call('HMGET', state, 'open', 'committed', 'ambiguous', 'payloadHash', 'targetRefused', 'epoch', 'head', 'lastAt', 'owner', 'nonce', 'claimExpires', 'sendDeadline')
+  local st = redis.call('HMGET', state, 'open', 'committed', 'ambiguous', 'payloadHash', 'targetRefused', 'epoch', 'head', 'lastAt', 'owner', 'nonce', 'claimExpires', 'sendDeadline', 'count', 'deathProvenAt', 'late')
+  local count = tonumber(st[13] or 0)
   if st[1] == '1' then
     return { status = 'IN_FLIGHT', owner = st[9] or '', nonce = st[10] or '', claimExpires = tonumber(st[11] or 0), sendDeadline = tonumber(st[12] or 0) }
   end
@@ -138,7 +147,7 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
   -- A first proposal fixes the payload (I5).
   local payload = bound == '' and { 'payloadHash', ARGV[6] } or nil
   if mode == 'refuse' then
-    push_batch(state, entries, at, 19, n, payload)
+    push_batch(state, entries, at, 19, n, payload, count)
     return { status = 'OK', now = now }
   end
   if mode ~= 'dispatch' then error(redis.error_reply('propose: unknown mode ' .. mode)) end
@@ -164,8 +173,8 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
   local claim = { 'open', '1', 'epoch', epoch, 'owner', ARGV[7], 'nonce', ARGV[8], 'claimExpires', claim_expires,
     'sendDeadline', deadline, 'dispatchedAt', at, 'approvalId', aid, 'amount', amount, 'sends', 1 }
   if payload then claim[#claim + 1] = payload[1]; claim[#claim + 1] = payload[2] end
-  push_batch(state, entries, at, 19, n, claim)
-  redis.call('HDEL', state, 'deathProvenAt', 'late')
+  push_batch(state, entries, at, 19, n, claim, count)
+  if st[14] or st[15] then redis.call('HDEL', state, 'deathProvenAt', 'late') end
   redis.call('HINCRBY', approval, 'reservedCents', amount)
   redis.call('HINCRBY', approval, 'uses', 1)
   redis.call('HINCRBY', subject, 'movedCents', amount)

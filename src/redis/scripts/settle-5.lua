@@ -11,7 +11,7 @@
 local state = KEYS[1]
 local eid, kind = ARGV[1], ARGV[4]
 -- One read of the state: this script runs once per effect, and every call into Redis costs.
-local st = redis.call('HMGET', state, 'open', 'epoch', 'approvalId', 'head', 'lastAt', 'amount')
+local st = redis.call('HMGET', state, 'open', 'epoch', 'approvalId', 'head', 'lastAt', 'amount', 'count')
 if st[1] ~= '1' then return reply({ status = 'NOT_OPEN' }) end
 local epoch = tonumber(st[2] or 0)
 if epoch ~= tonumber(ARGV[3]) then return reply({ status = 'FENCED', epoch = epoch }) end
@@ -27,7 +27,7 @@ local settled = nil
 if kind == 'COMMITTED' then settled = { 'committed', '1' } end
 if kind == 'AMBIGUOUS' then settled = { 'ambiguous', '1' } end
 if kind == 'REFUSED' and ARGV[5] == 'REFUSED:target_error' then settled = { 'targetRefused', '1' } end
-push_batch(state, KEYS[2], at, 9, 1, settled)
+push_batch(state, KEYS[2], at, 9, 1, settled, tonumber(st[7] or 0))
 -- The claim is over (an absent `open` reads as closed); its fields would only cost memory on every settled effect. (`amount` and `approvalId` stay:
 -- a landing reported late must put the amount back on the approval it was released from, late-5.)
 redis.call('HDEL', state, 'open', 'owner', 'nonce', 'claimExpires', 'deathProvenAt', 'late', 'sendDeadline', 'dispatchedAt', 'sends')

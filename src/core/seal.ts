@@ -46,12 +46,17 @@ export function leafHash(text: string): Buffer {
   return hash('sha256', bytes, 'buffer');
 }
 
-function nodeHash(left: Buffer, right: Buffer): Buffer {
+/** What an inner node hashes: the node byte, then its two children. */
+function nodeInput(left: Buffer, right: Buffer): Buffer {
   const bytes = input(1 + left.length + right.length);
   bytes[0] = 1;
   left.copy(bytes, 1);
   right.copy(bytes, 1 + left.length);
-  return hash('sha256', bytes, 'buffer');
+  return bytes;
+}
+
+function nodeHash(left: Buffer, right: Buffer): Buffer {
+  return hash('sha256', nodeInput(left, right), 'buffer');
 }
 
 /** The largest power of two below n (n ≥ 2). */
@@ -89,11 +94,8 @@ const climbed = new Map<string, Buffer>();
 const CLIMBED_MAX = 8_192;
 
 function climbHash(left: Buffer, right: Buffer): Buffer {
-  const bytes = input(65);
-  bytes[0] = 1;
-  left.copy(bytes, 1);
-  right.copy(bytes, 33);
-  const pair = bytes.toString('latin1', 1, 65);
+  const bytes = nodeInput(left, right);
+  const pair = bytes.toString('latin1', 1);
   const known = climbed.get(pair);
   if (known !== undefined) return known;
   const node = hash('sha256', bytes, 'buffer');

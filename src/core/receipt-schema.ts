@@ -109,7 +109,7 @@ const KIND_FIELDS: Record<string, (e: Loose) => boolean> = {
 };
 const isEntry = (v: unknown) =>
   isObject(v) && (v.v === 1 || v.v === 2 || v.v === 3) && isString(v.effectId) && isNumber(v.at) && nullable(isString)(v.prev) && (v.kid === undefined || isString(v.kid)) && isString(v.hash) &&
-  nullable(isString)(v.sig) && (v.covers === undefined || (Number.isSafeInteger(v.covers) && (v.covers as number) >= 0)) && isString(v.kind) && (KIND_FIELDS[v.kind]?.(v) ?? false);
+  nullable(isString)(v.sig) && (v.covers === undefined || (Number.isSafeInteger(v.covers) && (v.covers as number) >= 0)) && isString(v.kind) && Object.hasOwn(KIND_FIELDS, v.kind) && (KIND_FIELDS[v.kind] as (e: Loose) => boolean)(v);
 const HEAD_KEYS = ['format', 'effectId', 'count', 'lastHash', 'signedAt', 'kid', 'sig'];
 const isHead = (v: unknown) =>
   isObject(v) && Object.keys(v).every((key) => HEAD_KEYS.includes(key)) && (HEAD_FORMATS as readonly unknown[]).includes(v.format) && isString(v.effectId) && isNumber(v.count) && nullable(isString)(v.lastHash) && isNumber(v.signedAt) && isString(v.kid) && isString(v.sig);

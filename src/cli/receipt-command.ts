@@ -86,7 +86,8 @@ export function addReceiptCommands(program: Command): void {
     .command('verify')
     .description('verify receipts offline; one file prints its verification as JSON, several print one JSON line each, verified on every core (exit 0 valid, 1 invalid, 2 unreadable, 3 signatures not checked)')
     .argument('<files...>', 'receipt JSON files, or - for standard input')
-    .option('--public-key <file...>', 'PEM public key(s) to check signatures against (repeat for rotated keys)')
+    // One file per --public-key, repeated for rotated keys: a list option would also take the receipt files after it.
+    .option('--public-key <file>', 'PEM public key to check signatures against (repeat for rotated keys)', (value: string, previous: string[] = []) => [...previous, value])
     .option('--threads <n>', 'verifying threads for several files (default: one per core)')
     .action(async (files: string[], options: { publicKey?: string[]; threads?: string }) => {
       const { pems, source } = publicKeysFor(options.publicKey ?? []);

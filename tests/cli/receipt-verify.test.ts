@@ -49,6 +49,12 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     expect(verification(run.stdout)).toMatchObject({ valid: true, signed: true, outcome: 'COMMITTED', problems: [], publicKeys: file('public-key.pem') });
   });
 
+  it('takes --public-key before the files too, and repeated: the option holds one key, never the files after it', async () => {
+    const run = await runCli(['receipt', 'verify', '--public-key', file('public-key.pem'), '--public-key', file('public-key.pem'), file('receipt.json'), file('tampered.json')], env);
+    expect(run.stderr).toContain('2 receipts: 1 valid, 1 invalid');
+    expect(run.code).toBe(1);
+  });
+
   it('exits 1 with readable problems for a tampered receipt', async () => {
     const run = await runCli(['receipt', 'verify', file('tampered.json'), '--public-key', file('public-key.pem')], env);
     expect(run.code).toBe(1);

@@ -169,6 +169,10 @@ export function defaultWorkerId(): string {
 /** The one place a Redis client is built. Sends nothing: the CLI, the HTTP API and the facts worker stop here. */
 export async function openStores(config: Config = loadConfig(), options: { logger?: Logger; redis?: RedisClient; signingKey?: SigningKey; failFast?: boolean } = {}): Promise<Stores> {
   const logger = options.logger ?? createLogger(config.logLevel);
+  // What can fail comes first: a key file that cannot be used, or tracing that cannot load, fails the command
+  // before a connection exists to hold the process open.
+  const signingKey = options.signingKey ?? loadOrCreateSigningKey(config).key;
+  const telemetry = config.otel ? await otelTelemetry() : undefined;
   const redis = options.redis ?? createRedisClient(config, { failFast: options.failFast ?? false });
   // A lost connection surfaces as the commands that fail; the client's own error event is noted at most every 10 s.
   let lastNoted = 0;
@@ -178,12 +182,10 @@ export async function openStores(config: Config = loadConfig(), options: { logge
     logger.warn({ err: error }, 'Redis connection error; retrying');
   });
   const keys = createKeys(config.keyPrefix);
-  const signingKey = options.signingKey ?? loadOrCreateSigningKey(config).key;
   const signer = config.signingThread ? createThreadSigner(signingKey) : null;
   const fullJournal = createRedisJournal({ redis, keys, signingKey, ...(signer ? { signer } : {}) });
   const approvals = createRedisApprovals({ redis, keys });
   const queues = queueNames(config.keyPrefix);
-  const telemetry = config.otel ? await otelTelemetry() : undefined;
   const stores: Stores = {
     config,
     logger,

@@ -3,6 +3,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { InterlockError } from '../core/errors.js';
 import { signingKeyFromPem, type SigningKey } from '../core/signing.js';
 import { createFileOnce } from '../files.js';
 
@@ -29,12 +30,22 @@ export function writeNewSigningKey(path: string): SigningKey {
 
 export function loadOrCreateSigningKey(options: { dataDir: string; signingKeyFile: string | null }): { key: SigningKey; path: string; created: boolean } {
   const path = keyFilePath(options);
-  if (existsSync(path)) return { key: signingKeyFromPem(readFileSync(path, 'utf8')), path, created: false };
-  if (options.signingKeyFile !== null) throw new Error(`INTERLOCK_SIGNING_KEY_FILE points at ${path}, which does not exist. Create it with \`npx interlock keys generate --out ${path}\`.`);
+  if (existsSync(path)) return { key: readSigningKey(path, options.signingKeyFile !== null), path, created: false };
+  if (options.signingKeyFile !== null) throw new InterlockError('invalid_config', `INTERLOCK_SIGNING_KEY_FILE points at ${path}, which does not exist. Create it with \`npx interlock keys generate --out ${path}\`.`);
   const { privatePem } = generateSigningKeyPem();
   // Another process starting at the same moment may have created it first: then its key is the key.
-  if (!createFileOnce(path, privatePem)) return { key: signingKeyFromPem(readFileSync(path, 'utf8')), path, created: false };
+  if (!createFileOnce(path, privatePem)) return { key: readSigningKey(path, false), path, created: false };
   return { key: signingKeyFromPem(privatePem), path, created: true };
+}
+
+/** The key in a PEM file; a file that is unreadable or holds no Ed25519 private key is a configuration error naming it. */
+function readSigningKey(path: string, configured: boolean): SigningKey {
+  try {
+    return signingKeyFromPem(readFileSync(path, 'utf8'));
+  } catch (error) {
+    const where = configured ? `INTERLOCK_SIGNING_KEY_FILE (${path})` : `The signing key file ${path}`;
+    throw new InterlockError('invalid_config', `${where} holds no usable Ed25519 private key (${(error as Error).message.replace(/\.$/, '')}). Point INTERLOCK_SIGNING_KEY_FILE at the PEM file \`npx interlock keys generate --out FILE\` wrote; a new key cannot sign for receipts the old one signed.`, { cause: error });
+  }
 }
 
 export function publicKeyPem(key: SigningKey): string {

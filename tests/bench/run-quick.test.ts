@@ -25,7 +25,7 @@ function bench(args: readonly string[]): Promise<{ code: number; stdout: string;
 describe('npm run bench', () => {
   it('--only with a name no benchmark has exits 2 and names the benchmarks there are', async () => {
     const run = await bench(['--only', 'no-such-bench']);
-    expect(run.code).toBe(2);
+    expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toContain('matches no benchmark');
     expect(run.stderr).toContain('verify.bench.ts');
   });

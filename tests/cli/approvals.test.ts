@@ -127,7 +127,7 @@ describe.concurrent('every command that needs Redis fails in one line with exit 
 describe('a command whose answer is no exits 1, not 2', { timeout: 60_000 }, () => {
   it('approvals describe of an unknown id', async () => {
     const run = await runCli(['approvals', 'describe', 'ap_never_granted'], env);
-    expect(run.code).toBe(1);
+    expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toBe('No approval ap_never_granted.\n');
   });
 });

@@ -55,13 +55,13 @@ describe('interlock case', () => {
     const caseId = `case-${uid()}`;
     // One at a time: each is a process of its own, started through tsx.
     const noStory = await cli(['case', '--case', caseId, '--payment-intent', paymentIntent, '--approval', approval]);
-    expect(noStory.code).toBe(2);
+    expect(noStory.code, noStory.stderr).toBe(2);
     expect(noStory.stderr.trim()).toBe('interlock case needs --story.');
     const unknownApproval = await cli(['case', '--case', caseId, '--payment-intent', paymentIntent, '--story', story, '--approval', `ap_${uid()}`]);
-    expect(unknownApproval.code).toBe(2);
+    expect(unknownApproval.code, unknownApproval.stderr).toBe(2);
     expect(unknownApproval.stderr).toContain('nothing was queued');
     const unknown = await cli(['case', 'show', `case-${uid()}`]);
-    expect(unknown.code).toBe(1);
+    expect(unknown.code, unknown.stderr).toBe(1);
     expect(unknown.stderr).toContain('No case');
     expect(await rig.stores.cases.get(caseId)).toBeNull();
   });

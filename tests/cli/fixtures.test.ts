@@ -13,7 +13,7 @@ async function verifyFixture(name: string, folder = FIXTURES): Promise<Verificat
   try {
     const run = await runCli(['receipt', 'verify', join(folder, name), '--public-key', join(folder, 'public-key.pem')], { INTERLOCK_DATA_DIR: temp.dir });
     expect(run.stderr).toBe('');
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     const result = JSON.parse(run.stdout) as Verification;
     expect(result).toMatchObject({ valid: true, chainIntact: true, signed: true, problems: [] });
     return result;

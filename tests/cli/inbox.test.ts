@@ -81,7 +81,7 @@ describe('interlock inbox', { timeout: 180_000 }, () => {
     expect(verification.problems).toEqual([]);
     expect(verification).toMatchObject({ valid: true, answer: 'not_returned', answerFrom: 'operator' });
     const again = await runCli(['inbox', 'dismiss', item, '--note', 'late to the party', '--by', 'kim@support'], env);
-    expect(again.code).toBe(1);
+    expect(again.code, again.stderr).toBe(1);
     expect(again.stderr).toContain('lee@support (cli)');
     expect(again.stdout).toBe('');
   });
@@ -104,7 +104,7 @@ describe('interlock inbox', { timeout: 180_000 }, () => {
     expectBadInput(await runCli(['inbox', 'resolve', item, '--note', 'x', '--by', 'lee'], env), 'exactly one of --landed or --did-not-land');
     expectBadInput(await runCli(['inbox', 'dismiss', 'not-an-item', '--note', 'x', '--by', 'lee'], env), 'is not an inbox item id');
     const notAllowed = await runCli(['inbox', 'reapprove', item, '--approval', 'ap_x', '--by', 'lee'], env);
-    expect(notAllowed.code).toBe(1);
+    expect(notAllowed.code, notAllowed.stderr).toBe(1);
     expect(notAllowed.stderr).toContain('cannot be re-approved');
     const { receipt } = await verified(effectId);
     expect(receipt.entries.some((entry) => entry.kind === 'RESOLVED')).toBe(false);

@@ -18,7 +18,7 @@ describe.concurrent('keys', { timeout: 60_000 }, () => {
   it('keys generate --out writes an Ed25519 private key readable only by its owner (0600)', async () => {
     const out = join(temp.dir, 'generated', 'signing-key.pem');
     const run = await runCli(['keys', 'generate', '--out', out], env);
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     const printed = JSON.parse(run.stdout) as { kid: string; privateKeyFile: string; publicKey: string };
     expect(printed.privateKeyFile).toBe(out);
     expect(statSync(out).mode & 0o777).toBe(0o600);
@@ -34,7 +34,7 @@ describe.concurrent('keys', { timeout: 60_000 }, () => {
     const { privatePem } = generateSigningKeyPem();
     writeFileSync(existing, privatePem, { mode: 0o600 });
     const run = await runCli(['keys', 'generate', '--out', existing], env);
-    expect(run.code).toBe(1);
+    expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toContain(`A signing key already exists at ${existing}`);
     expect(readFileSync(existing, 'utf8')).toBe(privatePem);
   });
@@ -43,7 +43,7 @@ describe.concurrent('keys', { timeout: 60_000 }, () => {
     const notAKey = join(temp.dir, 'not-a-key.pem');
     writeFileSync(notAKey, 'not a key\n');
     const run = await runCli(['keys', 'public', '--key', notAKey], env);
-    expect(run.code).toBe(2);
+    expect(run.code, run.stderr).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr.startsWith(`${notAKey} is not a usable signing key: `)).toBe(true);
   });
@@ -53,7 +53,7 @@ describe.concurrent('keys', { timeout: 60_000 }, () => {
     writeFileSync(keyFile, generateSigningKeyPem().privatePem, { mode: 0o600 });
     const signer = signingKeyFromPem(readFileSync(keyFile, 'utf8'));
     const run = await runCli(['keys', 'public', '--key', keyFile], env);
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^-----BEGIN PUBLIC KEY-----\n[\s\S]+-----END PUBLIC KEY-----\n$/);
     expect(run.stderr).toContain(signer.kid);
 

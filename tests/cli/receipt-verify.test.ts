@@ -45,19 +45,19 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
   it('exits 0 and prints the verification JSON for a valid receipt checked against its public key', async () => {
     const run = await runCli(['receipt', 'verify', file('receipt.json'), '--public-key', file('public-key.pem')], env);
     expect(run.stderr).toBe('');
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     expect(verification(run.stdout)).toMatchObject({ valid: true, signed: true, outcome: 'COMMITTED', problems: [], publicKeys: file('public-key.pem') });
   });
 
   it('takes --public-key before the files too, and repeated: the option holds one key, never the files after it', async () => {
     const run = await runCli(['receipt', 'verify', '--public-key', file('public-key.pem'), '--public-key', file('public-key.pem'), file('receipt.json'), file('tampered.json')], env);
     expect(run.stderr).toContain('2 receipts: 1 valid, 1 invalid');
-    expect(run.code).toBe(1);
+    expect(run.code, run.stderr).toBe(1);
   });
 
   it('exits 1 with readable problems for a tampered receipt', async () => {
     const run = await runCli(['receipt', 'verify', file('tampered.json'), '--public-key', file('public-key.pem')], env);
-    expect(run.code).toBe(1);
+    expect(run.code, run.stderr).toBe(1);
     const result = verification(run.stdout);
     expect(result.valid).toBe(false);
     expect(result.problems).toContain('entry 1 (PROPOSED) was altered: its content no longer matches its hash');
@@ -65,14 +65,14 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
 
   it('checks the chain but never calls a receipt valid without a public key: exit 3, valid null, and says what it did not check', async () => {
     const run = await runCli(['receipt', 'verify', file('receipt.json')], env);
-    expect(run.code).toBe(3);
+    expect(run.code, run.stderr).toBe(3);
     expect(verification(run.stdout)).toMatchObject({ valid: null, signed: null, publicKeys: 'none', checked: { chain: true, signatures: false } });
     expect(run.stderr).toContain('signatures were not checked');
   });
 
   it('exits 2, not 1, when the local signing key it would check against cannot be read: the receipt is not at fault', async () => {
     const run = await runCli(['receipt', 'verify', file('receipt.json')], { INTERLOCK_SIGNING_KEY_FILE: file('bad-key.pem') });
-    expect(run.code).toBe(2);
+    expect(run.code, run.stderr).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain(`Cannot use ${file('bad-key.pem')} to check signatures`);
   });
@@ -85,7 +85,7 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     ['a directory given as the public key', ['receipt.json', ''], /^Cannot read public key .*: it is a directory\.$/m],
   ])('exits 2 and says why for %s', async (_what, [receiptFile, keyFile], message) => {
     const run = await runCli(['receipt', 'verify', file(receiptFile ?? ''), '--public-key', file(keyFile ?? '')], env);
-    expect(run.code).toBe(2);
+    expect(run.code, run.stderr).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(message);
   });
@@ -95,64 +95,71 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     const copies = Array.from({ length: 6 }, (_, index) => file(`copy-${index}.json`));
     const lines = (stdout: string) => stdout.trim().split('\n').map((line) => JSON.parse(line) as { file: string; status: string });
     const all = await runCli(['receipt', 'verify', ...copies, '--public-key', file('public-key.pem'), '--threads', '3'], env);
-    expect(all.code).toBe(0);
+    expect(all.code, all.stderr).toBe(0);
     expect(lines(all.stdout).map((line) => line.status)).toEqual(Array(6).fill('valid'));
     expect(new Set(lines(all.stdout).map((line) => line.file))).toEqual(new Set(copies));
     expect(all.stderr).toContain('6 receipts: 6 valid, 0 invalid');
 
     const mixed = await runCli(['receipt', 'verify', ...copies.slice(0, 2), file('tampered.json'), '--public-key', file('public-key.pem')], env);
-    expect(mixed.code).toBe(1);
+    expect(mixed.code, mixed.stderr).toBe(1);
     expect(lines(mixed.stdout).find((line) => line.file === file('tampered.json'))).toMatchObject({ status: 'invalid' });
 
     const missing = await runCli(['receipt', 'verify', copies[0] ?? '', file('nowhere.json'), '--public-key', file('public-key.pem')], env);
-    expect(missing.code).toBe(2);
+    expect(missing.code, missing.stderr).toBe(2);
     expect(lines(missing.stdout).find((line) => line.file === file('nowhere.json'))).toMatchObject({ status: 'unreadable' });
   });
 });
 
 describe.concurrent('receipt export', { timeout: 60_000 }, () => {
-  // The exporter signs the heads with the service's key, the one that sealed the entries.
-  const redisEnv = () => {
-    writeFileSync(file('signing-key.pem'), world.key.privatePem);
-    return { ...env, REDIS_URL: world.config.redisUrl, INTERLOCK_KEY_PREFIX: world.config.keyPrefix, INTERLOCK_SIGNING_KEY_FILE: file('signing-key.pem') };
-  };
+  // The exporter signs the heads with the service's key, the one that sealed the entries. The key file is written
+  // once: rewriting it per test would truncate it while another test's process may be reading it.
+  beforeAll(() => writeFileSync(file('signing-key.pem'), world.key.privatePem));
+  const redisEnv = () => ({ ...env, REDIS_URL: world.config.redisUrl, INTERLOCK_KEY_PREFIX: world.config.keyPrefix, INTERLOCK_SIGNING_KEY_FILE: file('signing-key.pem') });
 
   it('exports several receipts into a directory, their heads under one signature, and each verifies on its own', async () => {
     const dir = file('exported');
     const run = await runCli(['receipt', 'export', ...exported, '--dir', dir], redisEnv());
     expect(run.stderr.trim()).toBe(`3 receipts written to ${dir}`);
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     const bundles = exported.map((effectId) => JSON.parse(readFileSync(join(dir, `${effectId}.json`), 'utf8')) as Receipt);
     expect(bundles.map((bundle) => bundle.effectId)).toEqual(exported);
     expect(new Set(bundles.map((bundle) => parseSeal(bundle.head.sig)?.signature)).size).toBe(1);
     const verified = await runCli(['receipt', 'verify', ...exported.map((effectId) => join(dir, `${effectId}.json`)), '--public-key', file('public-key.pem')], env);
-    expect(verified.code).toBe(0);
+    expect(verified.code, verified.stderr).toBe(0);
     expect(verified.stderr).toContain('3 receipts: 3 valid, 0 invalid');
   });
 
   it('prints one receipt as JSON, several as one JSON line each', async () => {
     const one = await runCli(['receipt', 'export', exported[1] ?? ''], redisEnv());
-    expect(one.code).toBe(0);
+    expect(one.code, one.stderr).toBe(0);
     expect((JSON.parse(one.stdout) as Receipt).effectId).toBe(exported[1]);
     const several = await runCli(['receipt', 'export', ...exported.slice(0, 2)], redisEnv());
-    expect(several.code).toBe(0);
+    expect(several.code, several.stderr).toBe(0);
     expect(several.stdout.trim().split('\n').map((line) => (JSON.parse(line) as Receipt).effectId)).toEqual(exported.slice(0, 2));
   });
 
   it('writes what it finds and exits 1 naming each effect it has no journal for', async () => {
     const unknown = 'c'.repeat(64);
     const run = await runCli(['receipt', 'export', exported[0] ?? '', unknown], redisEnv());
-    expect(run.code).toBe(1);
+    expect(run.code, run.stderr).toBe(1);
     expect(run.stdout.trim().split('\n')).toHaveLength(1);
     expect(run.stderr.trim()).toBe(`No journal for effect ${unknown} under this REDIS_URL and INTERLOCK_KEY_PREFIX.`);
   });
 
+  it('exits 2 at once, naming the file, when INTERLOCK_SIGNING_KEY_FILE holds no key: no Redis connection is left holding the process', async () => {
+    writeFileSync(file('empty-key.pem'), '');
+    const run = await runCli(['receipt', 'export', exported[0] ?? ''], { ...redisEnv(), INTERLOCK_SIGNING_KEY_FILE: file('empty-key.pem') }, { timeoutMs: 20_000 });
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toContain(`INTERLOCK_SIGNING_KEY_FILE (${file('empty-key.pem')}) holds no usable Ed25519 private key`);
+    expect(run.stdout).toBe('');
+  });
+
   it('exits 2 on bad input before reading anything: a malformed id, or --out with several receipts', async () => {
     const malformed = await runCli(['receipt', 'export', 'pi_123'], redisEnv());
-    expect(malformed.code).toBe(2);
+    expect(malformed.code, malformed.stderr).toBe(2);
     expect(malformed.stderr).toContain('Not an effect id (64 lowercase hex characters): pi_123');
     const out = await runCli(['receipt', 'export', ...exported.slice(0, 2), '--out', file('two.json')], redisEnv());
-    expect(out.code).toBe(2);
+    expect(out.code, out.stderr).toBe(2);
     expect(out.stderr).toContain('--out takes one receipt');
   });
 });

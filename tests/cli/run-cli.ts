@@ -14,9 +14,18 @@ export type CliRun = { code: number; stdout: string; stderr: string };
 export function runCli(args: readonly string[], env: Record<string, string> = {}, options: { timeoutMs?: number } = {}): Promise<CliRun> {
   return new Promise((resolve) => {
     const childEnv = { ...process.env, INTERLOCK_LOG_LEVEL: 'silent', INTERLOCK_SIGNING_KEY_FILE: '', ...env };
-    execFile(process.execPath, [BIN, ...args], { cwd: REPO, env: childEnv, timeout: options.timeoutMs ?? 50_000 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-      resolve({ code, stdout, stderr });
+    const timeoutMs = options.timeoutMs ?? 50_000;
+    const started = Date.now();
+    execFile(process.execPath, [BIN, ...args], { cwd: REPO, env: childEnv, timeout: timeoutMs }, (error, stdout, stderr) => {
+      if (error === null || typeof error.code === 'number') {
+        resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr });
+        return;
+      }
+      // No exit code: a signal ended the process (this helper's timeout, a crash) or it never started. Say which in
+      // its stderr, so a failed assertion on the code shows why.
+      const elapsed = Date.now() - started;
+      const why = error.signal ? `was ended by ${error.signal} after ${elapsed} ms${error.killed && elapsed >= timeoutMs ? ` (run-cli's ${timeoutMs} ms timeout)` : ''}` : `did not run: ${error.message}`;
+      resolve({ code: -1, stdout, stderr: `${stderr}[run-cli] interlock ${args.join(' ')} ${why}\n` });
     });
   });
 }

@@ -32,7 +32,7 @@ describe('serve --roles webhooks', () => {
   it('against Stripe without STRIPE_WEBHOOK_SECRET: exit 2, naming the setting and the stripe listen line to run', async () => {
     const port = await freePort();
     const run = await runCli(['serve', '--roles', 'webhooks'], { ...base(), STRIPE_SECRET_KEY: 'sk_test_interlockServe0001', INTERLOCK_PORT: String(port) });
-    expect(run.code).toBe(2);
+    expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toContain('The webhooks role needs STRIPE_WEBHOOK_SECRET against Stripe.');
     expect(run.stderr).toContain(`stripe listen --forward-to http://127.0.0.1:${port}/webhooks/stripe --events refund.created,`);
     expect(run.stderr).toContain('credit_note.voided');

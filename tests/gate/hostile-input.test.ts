@@ -196,7 +196,7 @@ describe('hostile receipts', () => {
       // JSON.stringify writes the lone surrogate as an escape, as a hostile file would hold it.
       writeFileSync(file, JSON.stringify({ ...(receipt as object), head }));
       const run = await runCli(['receipt', 'verify', file], { INTERLOCK_DATA_DIR: temp.dir });
-      expect(run.code).toBe(1);
+      expect(run.code, run.stderr).toBe(1);
       expect(run.stderr).not.toMatch(/\n\s+at /);
       expect(JSON.parse(run.stdout)).toMatchObject({ valid: false });
     } finally {

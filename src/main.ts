@@ -112,7 +112,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     const metrics = serving ? createMetrics({ stores, queues: opsQueues }) : null;
     let metricsUrl: string | null = null;
     if (metrics !== null && config.metricsAddr !== null) {
-      const metricsServer = await listen(createServer(metricsApp(metrics, logger)), config.metricsAddr.host, config.metricsAddr.port);
+      const metricsServer = await listen(createServer(metricsApp(metrics, logger)), config.metricsAddr.host, config.metricsAddr.port, 'INTERLOCK_METRICS_ADDR');
       closers.push({ name: 'metrics listener', close: () => closeServer(metricsServer) });
       metricsUrl = `${urlOf(metricsServer)}/metrics`;
     }
@@ -201,7 +201,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
           res.json({ ok: true, roles });
         });
       }
-      const server = await listen(createServer(app), config.host, config.port);
+      const server = await listen(createServer(app), config.host, config.port, '--port or INTERLOCK_PORT');
       url = urlOf(server);
       closers.push({ name: 'http', close: () => closeServer(server) });
     }
@@ -219,11 +219,15 @@ function stripeLinks(config: Config): StripeLinks {
   return { kind: 'dashboard', mode: /^(?:sk|rk)_live_/.test(config.stripeSecretKey ?? '') ? 'live' : 'test' };
 }
 
-function listen(server: Server, host: string, port: number): Promise<Server> {
+function listen(server: Server, host: string, port: number, setting: string): Promise<Server> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE') reject(new CliFailure(`${host}:${port} is in use by another program, so the service did not start. Choose another port with ${setting} (0 picks a free one), or stop what holds it.`, EXIT_BAD_INPUT, { cause: error }));
+      else reject(error);
+    };
+    server.once('error', failed);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve(server);
     });
   });
@@ -269,7 +273,7 @@ function reachableHost(host: string): string {
  * STRIPE_SECRET_KEY starts the Stripe sandbox in this process, with the service's webhook registered as its
  * forwarding target (signed with its own secret, as `stripe listen` does).
  */
-async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: readonly Role[]): Promise<{ config: Config; embedded: Embedded }> {
+async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: readonly Role[], portChosen: boolean): Promise<{ config: Config; embedded: Embedded }> {
   let resolved = config;
   let redis: PrivateRedis | null = null;
   let sandbox: Sandbox | null = null;
@@ -282,8 +286,9 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
       redis = await startPrivateRedis(config.dataDir);
       resolved = { ...resolved, redisUrl: redis.url };
     }
-    // The default port taken by another program: a free one instead (the lines printed at start name it).
-    if ((env.INTERLOCK_PORT ?? '') === '' && roles.some((role) => role === 'api' || role === 'webhooks') && !(await portIsFree(resolved.host, resolved.port))) {
+    // The default port taken by another program: a free one instead (the lines printed at start name it). A port the
+    // operator chose (INTERLOCK_PORT, --port) is kept, and a taken one fails the start.
+    if (!portChosen && roles.some((role) => role === 'api' || role === 'webhooks') && !(await portIsFree(resolved.host, resolved.port))) {
       resolved = { ...resolved, port: await freePort() };
     }
     const needsStripe = roles.some((role) => role !== 'webhooks');
@@ -352,8 +357,8 @@ function tryCommands(stripeApiBase: string | null, sandbox: boolean): string[] {
  * Runs until SIGTERM or SIGINT. The first signal stops taking work and waits for sends in progress (each ends
  * within its send deadline) before closing; a second signal exits at once, and recovery settles what was left.
  */
-async function serveUntilSignalled(given: Config, roles: Role[]): Promise<void> {
-  const defaults = await embeddedDefaults(given, process.env, roles);
+async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boolean): Promise<void> {
+  const defaults = await embeddedDefaults(given, process.env, roles, portChosen);
   const { embedded } = defaults;
   let config = defaults.config;
   let registered: LocalWebhook | null = null;
@@ -581,7 +586,7 @@ function addServiceCommands(program: Command): void {
     .action(async (options: { roles: string; concurrency?: number; port?: number }) => {
       const roles = parseRoles(options.roles);
       const config = loadConfig();
-      await serveUntilSignalled({ ...config, ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }), ...(options.port === undefined ? {} : { port: options.port }) }, roles);
+      await serveUntilSignalled({ ...config, ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }), ...(options.port === undefined ? {} : { port: options.port }) }, roles, options.port !== undefined || (process.env.INTERLOCK_PORT ?? '') !== '');
     });
 
   const cents = wholeNumber('--amount', 'cents', { min: 1, max: 99_999_999 });

@@ -37,7 +37,7 @@ import {
 import { createProgram, runProgram } from './cli/program.js';
 import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor } from './cli/effect-command.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
-import { withStores } from './cli/stores.js';
+import { redisUrlFromService, withStores } from './cli/stores.js';
 import { addInboxCommands } from './cli/inbox-command.js';
 import type { StripeLinks } from '../webhooks/app.js';
 import { loadOrCreateLocalTokens, loadTokenRegistry, localToken, type TokenRegistry } from '../webhooks/api/tokens.js';
@@ -482,7 +482,11 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
     return;
   }
   if (options.onlyWhileRunning && !(typeof facts.pid === 'number' && processRuns(facts.pid))) return;
-  if ((env.REDIS_URL ?? '') === '' && typeof facts.redis_url === 'string') env.REDIS_URL = facts.redis_url;
+  if ((env.REDIS_URL ?? '') === '' && typeof facts.redis_url === 'string') {
+    env.REDIS_URL = facts.redis_url;
+    const pid = typeof facts.pid === 'number' ? facts.pid : null;
+    redisUrlFromService({ file, pid, running: pid !== null && processRuns(pid) });
+  }
   if ((env.STRIPE_SECRET_KEY ?? '') === '' && typeof facts.stripe_secret_key === 'string' && typeof facts.stripe_api_base === 'string') {
     env.STRIPE_SECRET_KEY = facts.stripe_secret_key;
     env.STRIPE_API_BASE = facts.stripe_api_base;

@@ -7,11 +7,28 @@ import { CliFailure, EXIT_BAD_INPUT } from './failure.js';
 
 export type CliStores = { stores: Stores; journal: Journal; approvals: Stores['approvals']; config: Stores['config'] };
 
+/** Where REDIS_URL came from when the environment did not set it: the file a service (`npm start`) wrote. */
+type ServiceSource = { file: string; pid: number | null; running: boolean };
+let fromService: ServiceSource | null = null;
+
+export function redisUrlFromService(source: ServiceSource): void {
+  fromService = source;
+}
+
+function unreachableAdvice(): string {
+  if (fromService === null) return 'Start Redis or set REDIS_URL.';
+  const service = `the service that wrote ${fromService.file}${fromService.pid === null ? '' : ` (pid ${fromService.pid})`}`;
+  // A stopped `npm start` took its private Redis with it; its journal is on disk and comes back with it.
+  return fromService.running
+    ? `That is the Redis of ${service}, which still runs; check it, or set REDIS_URL.`
+    : `That is the Redis of ${service}, which is not running: start it again (\`npm start\`) to reach its journal, or set REDIS_URL for another Redis.`;
+}
+
 export async function withStores(run: (stores: CliStores) => Promise<void>): Promise<void> {
   const config = loadConfig();
   const stores = await openStores(config, { failFast: true });
   const unreachable = (error: unknown) =>
-    new CliFailure(`Cannot reach Redis at ${config.redisUrl} (${error instanceof Error ? error.message : String(error)}); nothing was changed. Start Redis or set REDIS_URL.`, EXIT_BAD_INPUT, { cause: error });
+    new CliFailure(`Cannot reach Redis at ${config.redisUrl} (${error instanceof Error ? error.message : String(error)}); nothing was changed. ${unreachableAdvice()}`, EXIT_BAD_INPUT, { cause: error });
   if (!(await stores.ping())) {
     await stores.close().catch(() => undefined);
     throw unreachable(new Error('no answer'));

@@ -114,6 +114,10 @@ describe('a newcomer runs npm start on a fresh tree', () => {
     expect(took).toBeLessThan(10_000);
     // Its private Redis stopped with it (and removed its pid file on the way out).
     expect(() => process.kill(redisPid, 0)).toThrow();
+    // A command run meanwhile still aims at that Redis (service.json), and says whose it is and how to reach it.
+    const stopped = await shell(`npx interlock effect show ${refund.effectId}`);
+    expect(stopped.code, stopped.stderr).toBe(2);
+    expect(stopped.stderr).toMatch(/That is the Redis of the service that wrote \.data\/service\.json \(pid \d+\), which is not running: start it again \(`npm start`\) to reach its journal/);
 
     const second = npmStart();
     await until(() => /Try it/.test(second.stdout()), 'the second start', second);

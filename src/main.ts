@@ -307,6 +307,16 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
   return { config: resolved, embedded: { redis, sandbox, close } };
 }
 
+/** Whether the process that wrote a service.json still runs (an unreadable file has no writer to keep). */
+function writerRuns(file: string): boolean {
+  try {
+    const { pid } = JSON.parse(readFileSync(file, 'utf8')) as { pid?: unknown };
+    return typeof pid === 'number' && pid !== process.pid && processRuns(pid);
+  } catch {
+    return false;
+  }
+}
+
 function processRuns(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -443,8 +453,10 @@ function announce(config: Config, service: Service, embedded: Embedded, register
   };
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const file = join(config.dataDir, SERVICE_FILE);
-  // A process that joined a running service (one more worker) leaves that service's file alone.
-  const owns = embedded.redis !== null || embedded.sandbox !== null || !existsSync(file) || service.roles.includes('api');
+  // A process that joined a running service (one more worker, or one more API) leaves that service's file alone: it
+  // names the private Redis and the sandbox every command finds the service through. An API of its own takes the
+  // file when no service that wrote it still runs.
+  const owns = embedded.redis !== null || embedded.sandbox !== null || !existsSync(file) || (service.roles.includes('api') && !writerRuns(file));
   if (owns) {
     writeFileSync(file, `${JSON.stringify(facts, null, 2)}\n`, { mode: 0o600 });
     chmodSync(file, 0o600);

@@ -2,7 +2,8 @@
 // but PATH and HOME, `npm start`. The service starts its own durable Redis and the sandbox, prints what to try, and
 // the printed commands work as printed: a test payment, an approval, a $20 gated refund COMMITTED with a receipt
 // that verifies and money returned. SIGTERM ends everything (the service, its Redis, its sandbox) within 10 s, and
-// the next `npm start` finds the same effect in the journal.
+// the next `npm start` finds the same effect in the journal. A second service started beside it joins it and
+// leaves its service.json alone; a command run while it is stopped says whose Redis it cannot reach.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,11 +41,11 @@ function freshTree(): void {
 
 type Start = { child: ChildProcess; stdout: () => string; stderr: () => string };
 
-function npmStart(): Start {
+function npmStart(command: readonly string[] = ['npm', 'start']): Start {
   let stdout = '';
   let stderr = '';
   // Its own process group, so the test can see that every process of it is gone after SIGTERM.
-  const child = spawn('npm', ['start'], { cwd: tree, env: ENV, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command[0] ?? 'npm', command.slice(1), { cwd: tree, env: ENV, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   started.push(child);
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -106,6 +107,15 @@ describe('a newcomer runs npm start on a fresh tree', () => {
     // The token printed works against the API.
     const listed = await fetch(`${facts.api_url}/v1/effects/${refund.effectId}`, { headers: { authorization: `Bearer ${facts.tokens.support ?? ''}` } });
     expect(listed.status).toBe(200);
+
+    // A second whole service in the same directory joins this one (its Redis and sandbox) and, stopped, leaves the
+    // file every command finds the service through as this one wrote it.
+    const written = readFileSync(join(tree, '.data', 'service.json'), 'utf8');
+    const joiner = npmStart(['npx', 'interlock', 'serve', '--port', '0']);
+    await until(() => /is running/.test(joiner.stdout()), 'the joining service', joiner);
+    expect(joiner.stdout()).toContain(`Redis     ${JSON.parse(written).redis_url as string}`);
+    await stop(joiner);
+    expect(readFileSync(join(tree, '.data', 'service.json'), 'utf8')).toBe(written);
 
     const redisPid = Number(readFileSync(join(tree, '.data', 'redis', 'redis.pid'), 'utf8'));
     expect(() => process.kill(redisPid, 0)).not.toThrow();

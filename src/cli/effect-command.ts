@@ -53,6 +53,8 @@ export function addEffectCommands(program: Command): void {
     .argument('[effectId]', '64-hex effect id')
     .option('--request <id>', 'the request id the effect was proposed under')
     .action(async (given: string | undefined, options: { request?: string }) => {
+      if (given !== undefined && options.request !== undefined) throw new CliFailure('Give an effect id or --request ID, not both.', EXIT_BAD_INPUT);
+      if (options.request?.trim() === '') throw new CliFailure('--request is empty: give the request id the effect was proposed under.', EXIT_BAD_INPUT);
       const effectId = given ?? (options.request === undefined ? undefined : effectIdFor({ requestId: options.request, effect: {} }));
       if (effectId === undefined) throw new CliFailure('Give an effect id, or --request ID.', EXIT_BAD_INPUT);
       if (!isEffectId(effectId)) throw new CliFailure(`"${effectId.slice(0, 80)}" is not an effect id (64 lowercase hex characters).`, EXIT_BAD_INPUT);

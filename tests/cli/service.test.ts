@@ -101,21 +101,25 @@ describe.concurrent('the service commands and their exit codes', () => {
     expect((await world.stripe.refunds.list({ payment_intent: capped.paymentIntent })).data).toEqual([]);
   }, 600_000);
 
-  it('bad input or configuration: 2 with one line on stderr and nothing recorded; an unknown effect: 1', async () => {
+  it('bad input or configuration: 2 with one line on stderr and nothing recorded (effect show with an empty --request, or with both an id and --request); an unknown effect: 1', async () => {
     const { paymentIntent } = await pay(world.stripe, 'pm_card_visa', 5_000);
-    const [amount, missing, roles, redis, unknown] = await Promise.all([
+    const [amount, missing, roles, redis, unknown, emptyRequest, both] = await Promise.all([
       cli(refundArgs('case-cli-bad-amount', paymentIntent, 2_000, 'ap_x').map((arg) => (arg === '2000' ? '20.5' : arg))),
       cli(['credit', '--request', 'case-cli-no-incident', '--customer', 'cus_x', '--amount', '100', '--approval', 'ap_x']),
       cli(['serve', '--roles', 'worker,printer']),
       cli(['effect', 'show', 'a'.repeat(64)], { REDIS_URL: 'redis://127.0.0.1:1' }),
       cli(['effect', 'show', 'b'.repeat(64)]),
+      cli(['effect', 'show', '--request', '']),
+      cli(['effect', 'show', 'b'.repeat(64), '--request', 'case-cli-both']),
     ]);
-    expect([amount.code, missing.code, roles.code, redis.code, unknown.code], [amount, missing, roles, redis, unknown].map((run) => run.stderr).join('\n')).toEqual([2, 2, 2, 2, 1]);
+    expect([amount.code, missing.code, roles.code, redis.code, unknown.code, emptyRequest.code, both.code], [amount, missing, roles, redis, unknown, emptyRequest, both].map((run) => run.stderr).join('\n')).toEqual([2, 2, 2, 2, 1, 2, 2]);
+    expect(emptyRequest.stderr).toMatch(/--request is empty/);
+    expect(both.stderr).toMatch(/not both/);
     expect(amount.stderr).toMatch(/--amount must be a whole number of cents/);
     expect(missing.stderr).toMatch(/--incident/);
     expect(roles.stderr).toMatch(/"printer" is not one/);
     expect(unknown.stderr.trim().split('\n')).toEqual([`No effect ${'b'.repeat(64)} under this REDIS_URL and INTERLOCK_KEY_PREFIX.`]);
-    for (const run of [amount, missing, roles, redis, unknown]) expect(run.stderr).not.toMatch(/\n\s+at /);
+    for (const run of [amount, missing, roles, redis, unknown, emptyRequest, both]) expect(run.stderr).not.toMatch(/\n\s+at /);
     expect(await pipeline.stores.journal.partitionOf('a'.repeat(64))).toBeNull();
   }, 600_000);
 

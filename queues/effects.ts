@@ -125,38 +125,12 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
   const worker = new Worker<EffectJob, EffectAnswer>(
     stores.queues.effects,
     async (job: Job<EffectJob, EffectAnswer>, token?: string) => {
-      let answer: EffectAnswer;
+      running.add(job.id ?? '');
       try {
-        // The latest proposal recorded for the effect (a re-decision after a refusal included); the job's own copy
-        // only when the journal has none (it was recorded by an older producer).
-        const effectId = job.id?.split('.')[0] ?? '';
-        // A job that comes back after its proposal was refused (it stalled, and recovery refused the effect
-        // meanwhile) is done: the refusal is its answer, and judging it again would record a second one.
-        const latest = await gate.submitLatest(effectId, job.data.proposal);
-        if (!latest.judged) {
-          logger.info({ effectId, outcome: latest.answer.outcome }, 'effect job finished: its proposal was refused already');
-          return latest.answer;
-        }
-        answer = latest.answer;
-      } catch (error) {
-        const slowDown = slowDownOf(error);
-        if (slowDown !== null) return slowDownQueue(job, slowDown, 'read');
-        // Retry is a classification: only what may succeed later is retried. Redis not answering is such a case
-        // (the proposal is recorded, so failing the job for good would leave an acknowledged effect unsettled).
-        if (isRetryable(error) || isRedisOutage(error)) throw error;
-        throw new UnrecoverableError(`${errorCode(error)}: ${error instanceof Error ? error.message : String(error)}`);
+        return await runJob(job, token);
+      } finally {
+        running.delete(job.id ?? '');
       }
-      await options.onAnswer?.(answer);
-      // A rate-limited send kept its claim (its outcome is unknown); the job comes back once the pause is over and
-      // settles the effect under the same key.
-      if (answer.slowDown !== undefined) return slowDownQueue(job, answer.slowDown, 'send');
-      const next = disposition(answer);
-      if (next.kind === 'later') {
-        await job.moveToDelayed(next.at, token);
-        throw new DelayedError();
-      }
-      logger.info({ effectId: answer.effectId, outcome: answer.outcome }, 'effect job finished');
-      return answer;
     },
     {
       connection,
@@ -171,6 +145,43 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       autorun: false,
     },
   );
+  /** The jobs this worker's processor is running now. */
+  const running = new Set<string>();
+
+  async function runJob(job: Job<EffectJob, EffectAnswer>, token: string | undefined): Promise<EffectAnswer> {
+    let answer: EffectAnswer;
+    try {
+      // The latest proposal recorded for the effect (a re-decision after a refusal included); the job's own copy
+      // only when the journal has none (it was recorded by an older producer).
+      const effectId = job.id?.split('.')[0] ?? '';
+      // A job that comes back after its proposal was refused (it stalled, and recovery refused the effect
+      // meanwhile) is done: the refusal is its answer, and judging it again would record a second one.
+      const latest = await gate.submitLatest(effectId, job.data.proposal);
+      if (!latest.judged) {
+        logger.info({ effectId, outcome: latest.answer.outcome }, 'effect job finished: its proposal was refused already');
+        return latest.answer;
+      }
+      answer = latest.answer;
+    } catch (error) {
+      const slowDown = slowDownOf(error);
+      if (slowDown !== null) return slowDownQueue(job, slowDown, 'read');
+      // Retry is a classification: only what may succeed later is retried. Redis not answering is such a case
+      // (the proposal is recorded, so failing the job for good would leave an acknowledged effect unsettled).
+      if (isRetryable(error) || isRedisOutage(error)) throw error;
+      throw new UnrecoverableError(`${errorCode(error)}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    await options.onAnswer?.(answer);
+    // A rate-limited send kept its claim (its outcome is unknown); the job comes back once the pause is over and
+    // settles the effect under the same key.
+    if (answer.slowDown !== undefined) return slowDownQueue(job, answer.slowDown, 'send');
+    const next = disposition(answer);
+    if (next.kind === 'later') {
+      await job.moveToDelayed(next.at, token);
+      throw new DelayedError();
+    }
+    logger.info({ effectId: answer.effectId, outcome: answer.outcome }, 'effect job finished');
+    return answer;
+  }
 
   /**
    * Stripe answered 429 (a premise read, a lookup or a send): the whole queue pauses for Stripe's Retry-After, or the
@@ -196,20 +207,28 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
    * as the holder's death is proven: running it here too would hold it busy and make recovery's pass skip it.
    * The active jobs are listed before this worker takes any, so its own jobs are never run twice (a fresh effect's
    * job would answer DUPLICATE_IGNORED to whoever waits on it).
+   *
+   * A Redis that restarts leaves the same kind of job: one whose taking Redis stored but never answered (the worker
+   * does not know it has it), or one whose worker could not report its failure while Redis was down. So after the
+   * connection comes back, the worker does the same for the jobs taken before it came back that no processor of
+   * its own is running.
    */
-  async function adoptOrphans(): Promise<number> {
+  async function adoptOrphans(when: { takenBefore: number } | 'start'): Promise<number> {
     const queueConnection = stores.queueConnection();
     const queue = new Queue<EffectJob>(stores.queues.effects, { connection: queueConnection, ...stores.bullmq });
+    const at = when === 'start' ? 'at start' : 'after Redis came back';
     let adopted = 0;
     let active: Job<EffectJob>[] = [];
     try {
       active = await queue.getActive(0, ORPHANS_AT_START - 1);
     } catch (error) {
-      logger.warn({ err: error }, 'could not list the active jobs at start; their jobs come back when their locks lapse');
+      logger.warn({ err: error }, `could not list the active jobs ${at}; their jobs come back when their locks lapse`);
     }
-    if (!closing) worker.run().catch((error: unknown) => worker.emit('error', error instanceof Error ? error : new Error(String(error))));
+    if (when === 'start' && !closing) worker.run().catch((error: unknown) => worker.emit('error', error instanceof Error ? error : new Error(String(error))));
+    const orphans = when === 'start' ? active : active.filter((job) => !running.has(job.id ?? '') && (job.processedOn ?? 0) < when.takenBefore);
     try {
-      for (const effectId of new Set(active.map((job) => job.id?.split('.')[0] ?? '').filter((id) => id !== ''))) {
+      for (const effectId of new Set(orphans.map((job) => job.id?.split('.')[0] ?? '').filter((id) => id !== ''))) {
+        if (closing) break;
         if ((await settledOutcome(stores, effectId)) !== null) continue;
         const partition = await stores.journal.partitionOf(effectId);
         if (partition !== null && (await stores.journal.readState(partition, effectId)).state.open) continue;
@@ -218,10 +237,10 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
         const answer = await gate.submit(proposal);
         await options.onAnswer?.(answer);
         adopted += 1;
-        logger.info({ effectId, outcome: answer.outcome }, 'ran an active job\'s effect at start (its holder may have died before dispatching)');
+        logger.info({ effectId, outcome: answer.outcome }, `ran an active job's effect ${at} (its holder may have lost it before dispatching)`);
       }
     } catch (error) {
-      logger.warn({ err: error }, 'could not run the active jobs at start; their jobs come back when their locks lapse');
+      logger.warn({ err: error }, `could not run the active jobs ${at}; their jobs come back when their locks lapse`);
     } finally {
       await queue.close();
       await queueConnection.quit().catch(() => undefined);
@@ -229,16 +248,37 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     return adopted;
   }
   let closing = false;
-  const adopting = adoptOrphans();
+  const adopting = adoptOrphans('start');
+  // One run at a time, after the start's.
+  let readopting: Promise<number> = adopting;
+  let adoptedAfterOutages = 0;
+  // The worker's connection: 'close' when Redis goes away, 'ready' once it answers again.
+  let lost = false;
+  connection.on('close', () => {
+    if (!closing) lost = true;
+  });
+  connection.on('ready', () => {
+    if (!lost || closing) return;
+    lost = false;
+    const takenBefore = Date.now();
+    readopting = readopting.then(async () => {
+      const adopted = await adoptOrphans({ takenBefore });
+      adoptedAfterOutages += adopted;
+      return adopted;
+    });
+  });
 
   return {
     worker,
     /** Settles when the start-up run of active jobs' effects is over, with how many it ran. */
     adopting,
+    /** How many active jobs' effects this worker ran after its Redis connection came back. */
+    adoptedAfterOutages: () => adoptedAfterOutages,
     /** Stops taking jobs and waits for the ones running (each ends within its send deadline). */
     async close(force = false): Promise<void> {
       closing = true;
       await adopting;
+      await readopting;
       await worker.close(force);
       await connection.quit().catch(() => undefined);
     },

@@ -10,6 +10,7 @@ import { createEffectsQueue, startEffectsWorker, type EffectsQueue, type Effects
 import { startRecovery, type Recovery } from '../../queues/recovery.js';
 import { createMemoryTarget, openStores, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
 import { approvalTerms, refundProposal, testConfig, testKey } from '../support/harness.js';
+import { startPrivateRedis } from '../support/private-redis.js';
 
 type Rig = { stores: Stores; sender: Sender; target: MemoryTarget; queue: EffectsQueue; worker: EffectsWorker | null; recovery: Recovery | null };
 const rigs: Rig[] = [];
@@ -20,14 +21,14 @@ afterEach(async () => {
   rigs.length = 0;
 });
 
-async function rig(options: { prefix?: string; target?: MemoryTarget; worker?: boolean; recovery?: boolean; workerId?: string } = {}): Promise<Rig> {
-  const config = testConfig({ keyPrefix: options.prefix ?? `t${randomBytes(6).toString('hex')}` });
+async function rig(options: { prefix?: string; target?: MemoryTarget; worker?: boolean; recovery?: boolean; workerId?: string; redisUrl?: string; concurrency?: number } = {}): Promise<Rig> {
+  const config = testConfig({ keyPrefix: options.prefix ?? `t${randomBytes(6).toString('hex')}`, ...(options.redisUrl === undefined ? {} : { redisUrl: options.redisUrl }) });
   const target = options.target ?? createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
   target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
   const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key });
   const sender = await startSender(stores, target, options.workerId === undefined ? {} : { workerId: options.workerId });
   const queue = createEffectsQueue(stores, { backoffMs: 50 });
-  const worker = options.worker === false ? null : startEffectsWorker(stores, sender, { concurrency: 4 });
+  const worker = options.worker === false ? null : startEffectsWorker(stores, sender, { concurrency: options.concurrency ?? 4 });
   const recovery = options.recovery ? startRecovery(stores, sender, { safetyIntervalMs: 5_000 }) : null;
   const made: Rig = { stores, sender, target, queue, worker, recovery };
   closers.push(async () => {
@@ -199,5 +200,45 @@ describe('the effects queue', () => {
     expect((await next.stores.journal.readState('payment:pi_1', effectId)).state.committed).toBe(true);
     expect(first.target.landedCount(effectId)).toBe(1);
     expect(Date.now() - startedAt).toBeLessThan(30_000);
+  }, 60_000);
+
+  it('a job taken but never run while Redis went away (its taking stored, the answer lost): the worker runs its effect once its connection is back, not when the lock lapses', async () => {
+    const redis = await startPrivateRedis(['--appendonly', 'yes', '--appendfsync', 'always', '--save', '']);
+    closers.push(() => redis.stop());
+    // The worker's one slot is held by a refund of 1 cent whose send waits for the test, so it takes no other job.
+    const target = createMemoryTarget({ tier: 1, sendTimeoutMs: testConfig().sendTimeoutMs });
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const apply = target.apply.bind(target);
+    target.apply = async (effectId, effect, options) => {
+      if ((effect as { amount?: number }).amount === 1) await released;
+      return apply(effectId, effect, options);
+    };
+    const running = await rig({ redisUrl: redis.url, target, concurrency: 1 });
+    expect(await running.worker?.adopting).toBe(0);
+    const terms = approvalTerms();
+    await running.stores.approvals.grant(terms);
+    const busy = await running.queue.propose(refundProposal({ approval: terms.id, amount: 1 }));
+    await expect.poll(async () => (await running.queue.queue.getJob(busy.effectId))?.processedOn, { timeout: 10_000 }).toBeDefined();
+    // Another worker takes the next job and is gone before it runs it: the job stays active, locked for a minute.
+    const connection = running.stores.queueConnection();
+    let taken: () => void = () => undefined;
+    const tookIt = new Promise<void>((resolve) => (taken = resolve));
+    const holder = new Worker(running.stores.queues.effects, () => { taken(); return new Promise(() => undefined); }, { connection, prefix: running.stores.queues.prefix, lockDuration: 60_000, stalledInterval: 30_000 });
+    const { effectId } = await running.queue.propose(refundProposal({ approval: terms.id }));
+    await tookIt;
+    await holder.close(true);
+    await connection.quit();
+    release();
+    expect(await running.queue.waitFor(busy.effectId, 10_000)).toMatchObject({ outcome: 'COMMITTED' });
+    expect(await running.queue.queue.getJobState(effectId)).toBe('active');
+    // Redis restarts from its append-only file: the job is still active, its holder gone, its lock good for a minute.
+    const startedAt = Date.now();
+    await redis.kill('SIGKILL');
+    await redis.restart();
+    await expect.poll(async () => (await running.stores.journal.readState('payment:pi_1', effectId)).state.committed, { timeout: 20_000, interval: 100 }).toBe(true);
+    expect(Date.now() - startedAt).toBeLessThan(20_000);
+    expect(running.worker?.adoptedAfterOutages()).toBe(1);
+    expect(target.landedCount(effectId)).toBe(1);
   }, 60_000);
 });

@@ -44,7 +44,7 @@ function readSigningKey(path: string, configured: boolean): SigningKey {
     return signingKeyFromPem(readFileSync(path, 'utf8'));
   } catch (error) {
     const where = configured ? `INTERLOCK_SIGNING_KEY_FILE (${path})` : `The signing key file ${path}`;
-    throw new InterlockError('invalid_config', `${where} holds no usable Ed25519 private key (${(error as Error).message.replace(/\.$/, '')}). Point INTERLOCK_SIGNING_KEY_FILE at the PEM file \`npx interlock keys generate --out FILE\` wrote; a new key cannot sign for receipts the old one signed.`, { cause: error });
+    throw new InterlockError('invalid_config', `${where} holds no usable Ed25519 private key (${(error as Error).message.replace(/\.$/, '')}). Point INTERLOCK_SIGNING_KEY_FILE at the PEM file \`npx interlock keys generate --out FILE\` wrote (the key that signed this service's receipts, if it has any).`, { cause: error });
   }
 }
 

@@ -1,6 +1,6 @@
 // How a CLI command fails: one line on stderr, never a stack trace, and an exit code a script can branch on:
-// 1 the command ran and the answer is no (an unknown approval, a conflict), 2 bad input, bad configuration or an
-// unreachable Redis (nothing was done; fix the call or the environment and run it again).
+// 1 the command ran and the answer is no (an unknown approval, a conflict), 2 bad input, bad configuration, a path
+// it cannot use or an unreachable Redis (nothing was done; fix the call or the environment and run it again).
 import { CommanderError, InvalidArgumentError } from 'commander';
 import { errorCode, type ErrorCode } from '../core/errors.js';
 
@@ -23,11 +23,41 @@ function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim();
 }
 
+/** What a file system refusal means for the path the operator gave (Node's own text is the errno's name). */
+const PATH_PROBLEMS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file or directory',
+  EACCES: 'permission denied',
+  EPERM: 'not permitted',
+  ENOTDIR: 'a part of the path is a file, not a directory',
+  EEXIST: 'a file is already there',
+  EISDIR: 'it is a directory',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'no space left on the device',
+  ENAMETOOLONG: 'the name is too long',
+};
+
+const PATH_ACTIONS: Readonly<Record<string, string>> = { mkdir: 'create the directory', open: 'open', write: 'write', link: 'create', rename: 'move a file to', unlink: 'remove', read: 'read', scandir: 'list' };
+
+/** A file system refusal, said with its path and meaning; null for any other error. */
+function pathProblem(error: unknown): string | null {
+  const { code, syscall, path } = (error ?? {}) as { code?: unknown; syscall?: unknown; path?: unknown };
+  if (typeof code !== 'string' || typeof path !== 'string' || !(code in PATH_PROBLEMS)) return null;
+  const action = typeof syscall === 'string' ? (PATH_ACTIONS[syscall] ?? syscall) : 'use';
+  return `Could not ${action} ${path}: ${PATH_PROBLEMS[code] ?? code} (${code}). Give a path this user can write, or fix the one given.`;
+}
+
 /** Writes the one-line error and sets the exit code. Commander has already printed its own parse errors. */
 export function reportFailure(error: unknown): void {
   if (error instanceof CommanderError && !(error instanceof InvalidArgumentError)) {
     // Help and --version end as CommanderErrors with exit code 0; anything else is a usage error.
     process.exitCode = error.exitCode === 0 ? 0 : EXIT_BAD_INPUT;
+    return;
+  }
+  // A path the command could not use is the call's to fix: exit 2.
+  const onPath = pathProblem(error);
+  if (onPath !== null) {
+    process.stderr.write(`${onPath}\n`);
+    process.exitCode = EXIT_BAD_INPUT;
     return;
   }
   const message = oneLine(error instanceof Error ? error.message : String(error));

@@ -1,10 +1,11 @@
 // `interlock keys generate|public`: the gate's Ed25519 signing key and the public key auditors verify with.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { signingKeyFromPem } from '../core/signing.js';
 import { keyFilePath, publicKeyPem, writeNewSigningKey } from '../keys/key-store.js';
-import { EXIT_BAD_INPUT } from './failure.js';
+import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
 
 export function addKeysCommands(program: Command): void {
   const keys = program.command('keys').description('manage the receipt signing key');
@@ -15,13 +16,11 @@ export function addKeysCommands(program: Command): void {
     .option('--out <file>', 'where to write the private key (default: INTERLOCK_SIGNING_KEY_FILE or DATA_DIR/keys/signing-key.pem)')
     .action((options: { out?: string }) => {
       const path = options.out ?? keyFilePath(loadConfig());
-      try {
-        const key = writeNewSigningKey(path);
-        process.stdout.write(`${JSON.stringify({ kid: key.kid, privateKeyFile: path, publicKey: publicKeyPem(key) }, null, 2)}\n`);
-      } catch (error) {
-        process.stderr.write(`${(error as Error).message}\n`);
-        process.exitCode = 1;
-      }
+      if (existsSync(path) && statSync(path).isDirectory()) throw new CliFailure(`${path} is a directory; --out takes the path of the key file to write (e.g. ${join(path, 'signing-key.pem')}).`, EXIT_BAD_INPUT);
+      // A key already there is the answer no (exit 1); a path that cannot be written is the call's to fix (exit 2).
+      if (existsSync(path)) throw new CliFailure(`A signing key already exists at ${path}; move it aside first (receipts it signed still need its public key).`, EXIT_FAILED);
+      const key = writeNewSigningKey(path);
+      process.stdout.write(`${JSON.stringify({ kid: key.kid, privateKeyFile: path, publicKey: publicKeyPem(key) }, null, 2)}\n`);
     });
 
   keys

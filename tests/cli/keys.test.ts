@@ -29,6 +29,15 @@ describe.concurrent('keys', { timeout: 60_000 }, () => {
     expect(run.stdout).not.toContain('PRIVATE KEY');
   });
 
+  it('keys generate --out with a path it cannot use exits 2 and says why: a file where a directory must be, a directory given as the file', async () => {
+    const file = join(temp.dir, 'a-file');
+    writeFileSync(file, 'not a directory');
+    const [under, directory] = await Promise.all([runCli(['keys', 'generate', '--out', join(file, 'key.pem')], env), runCli(['keys', 'generate', '--out', temp.dir], env)]);
+    expect([under.code, directory.code], `${under.stderr}\n${directory.stderr}`).toEqual([2, 2]);
+    expect(under.stderr.trim()).toBe(`Could not create the directory ${file}: a file is already there (EEXIST). Give a path this user can write, or fix the one given.`);
+    expect(directory.stderr.trim()).toBe(`${temp.dir} is a directory; --out takes the path of the key file to write (e.g. ${join(temp.dir, 'signing-key.pem')}).`);
+  });
+
   it('keys generate refuses to overwrite an existing key and leaves it untouched', async () => {
     const existing = join(temp.dir, 'existing.pem');
     const { privatePem } = generateSigningKeyPem();

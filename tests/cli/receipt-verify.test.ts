@@ -154,12 +154,15 @@ describe.concurrent('receipt export', { timeout: 60_000 }, () => {
     expect(run.stdout).toBe('');
   });
 
-  it('exits 2 on bad input before reading anything: a malformed id, or --out with several receipts', async () => {
+  it('exits 2 on bad input before reading anything: a malformed id, --out with several receipts, a --dir it cannot create', async () => {
     const malformed = await runCli(['receipt', 'export', 'pi_123'], redisEnv());
     expect(malformed.code, malformed.stderr).toBe(2);
     expect(malformed.stderr).toContain('Not an effect id (64 lowercase hex characters): pi_123');
     const out = await runCli(['receipt', 'export', ...exported.slice(0, 2), '--out', file('two.json')], redisEnv());
     expect(out.code, out.stderr).toBe(2);
     expect(out.stderr).toContain('--out takes one receipt');
+    const dir = await runCli(['receipt', 'export', exported[0] ?? '', '--dir', join(file('receipt.json'), 'into')], redisEnv());
+    expect(dir.code, dir.stderr).toBe(2);
+    expect(dir.stderr.trim()).toBe(`Could not create the directory ${join(file('receipt.json'), 'into')}: a part of the path is a file, not a directory (ENOTDIR). Give a path this user can write, or fix the one given.`);
   });
 });

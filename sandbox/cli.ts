@@ -81,7 +81,12 @@ export function addSandboxCommand(program: Command): void {
     async (flags: SandboxFlags) => {
       // Loaded on use, so every other `interlock` command starts without the whole sandbox.
       const { startSandbox } = await import('./index.js');
-      const sandbox = await startSandbox(sandboxOptionsFromFlags(flags));
+      const options = sandboxOptionsFromFlags(flags);
+      const sandbox = await startSandbox(options).catch((error: unknown) => {
+        // A usage error, so the command ends with one line and exit 2.
+        if ((error as { code?: unknown }).code === 'EADDRINUSE') throw new InvalidArgumentError(`${options.host}:${options.port} is in use by another program, so the sandbox did not start. Choose another port with --port (0 picks a free one).`);
+        throw error;
+      });
       stopOnSignals(sandbox.close);
       console.log(`Stripe sandbox listening on ${sandbox.url}`);
       console.log(`Point the SDK at it: new Stripe('sk_test_...', { host: '${sandbox.host}', port: ${sandbox.port}, protocol: 'http' })`);

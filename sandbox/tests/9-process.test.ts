@@ -2,7 +2,7 @@
 // POST /_sandbox/reset clears the state. Also covers the CLI entry points.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addSandboxCommand, sandboxOptionsFromFlags } from '../cli.js';
@@ -82,6 +82,14 @@ describe('CLI', () => {
     const command = program.commands.find((c) => c.name() === 'sandbox');
     expect(command?.options.map((o) => o.long)).toEqual(expect.arrayContaining(['--port', '--forward-to', '--webhook-secret', '--delays']));
     expect(command?.options.find((o) => o.long === '--port')?.defaultValue).toBe('12111');
+  });
+
+  it('a --port another program holds ends the command with one line naming it (a usage error: exit 2), not a bare EADDRINUSE', async () => {
+    const program = new Command('interlock').exitOverride();
+    addSandboxCommand(program);
+    await expect(program.parseAsync(['node', 'interlock', 'sandbox', '--port', url.port, '--delays', 'fast'])).rejects.toThrow(
+      new InvalidArgumentError(`127.0.0.1:${url.port} is in use by another program, so the sandbox did not start. Choose another port with --port (0 picks a free one).`),
+    );
   });
 
   it('validates its flags', () => {

@@ -18,8 +18,8 @@ export function addKeysCommands(program: Command): void {
       const path = options.out ?? keyFilePath(loadConfig());
       if (existsSync(path) && statSync(path).isDirectory()) throw new CliFailure(`${path} is a directory; --out takes the path of the key file to write (e.g. ${join(path, 'signing-key.pem')}).`, EXIT_BAD_INPUT);
       // A key already there is the answer no (exit 1); a path that cannot be written is the call's to fix (exit 2).
-      if (existsSync(path)) throw new CliFailure(`A signing key already exists at ${path}; move it aside first (receipts it signed still need its public key).`, EXIT_FAILED);
       const key = writeNewSigningKey(path);
+      if (key === null) throw new CliFailure(`A signing key already exists at ${path}; move it aside first (receipts it signed still need its public key).`, EXIT_FAILED);
       process.stdout.write(`${JSON.stringify({ kid: key.kid, privateKeyFile: path, publicKey: publicKeyPem(key) }, null, 2)}\n`);
     });
 

@@ -21,11 +21,13 @@ export function keyFilePath(options: { dataDir: string; signingKeyFile: string |
   return options.signingKeyFile ?? join(options.dataDir, 'keys', DEFAULT_KEY_FILE);
 }
 
-/** Writes a new key; refuses to overwrite one, since receipts signed by it would lose their verifier. */
-export function writeNewSigningKey(path: string): SigningKey {
+/**
+ * Writes a new key; null, writing nothing, when a file is already there: a key is never overwritten, since receipts
+ * signed by it would lose their verifier.
+ */
+export function writeNewSigningKey(path: string): SigningKey | null {
   const { privatePem } = generateSigningKeyPem();
-  if (!createFileOnce(path, privatePem)) throw new Error(`A signing key already exists at ${path}; move it aside first (receipts it signed still need its public key).`);
-  return signingKeyFromPem(privatePem);
+  return createFileOnce(path, privatePem) ? signingKeyFromPem(privatePem) : null;
 }
 
 export function loadOrCreateSigningKey(options: { dataDir: string; signingKeyFile: string | null }): { key: SigningKey; path: string; created: boolean } {

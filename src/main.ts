@@ -307,14 +307,27 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
   return { config: resolved, embedded: { redis, sandbox, close } };
 }
 
-/** Whether the process that wrote a service.json still runs (an unreadable file has no writer to keep). */
-function writerRuns(file: string): boolean {
+type ServiceFacts = { pid?: unknown; redis_url?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown };
+
+/** A service.json as its writer left it; null when there is none or it cannot be read. */
+function readServiceFile(file: string): ServiceFacts | null {
+  if (!existsSync(file)) return null;
   try {
-    const { pid } = JSON.parse(readFileSync(file, 'utf8')) as { pid?: unknown };
-    return typeof pid === 'number' && pid !== process.pid && processRuns(pid);
+    return JSON.parse(readFileSync(file, 'utf8')) as ServiceFacts;
   } catch {
-    return false;
+    return null;
   }
+}
+
+/** The pid of the process that wrote a service.json, when that process still runs. */
+function runningWriter(facts: ServiceFacts | null): number | null {
+  return typeof facts?.pid === 'number' && processRuns(facts.pid) ? facts.pid : null;
+}
+
+/** Whether another process that wrote a service.json still runs (an unreadable file has no writer to keep). */
+function writerRuns(file: string): boolean {
+  const pid = runningWriter(readServiceFile(file));
+  return pid !== null && pid !== process.pid;
 }
 
 function processRuns(pid: number): boolean {
@@ -486,18 +499,13 @@ function announce(config: Config, service: Service, embedded: Embedded, register
  */
 function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: boolean }): void {
   const file = join(env.INTERLOCK_DATA_DIR ?? '.data', SERVICE_FILE);
-  if (!existsSync(file)) return;
-  let facts: { pid?: unknown; redis_url?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown };
-  try {
-    facts = JSON.parse(readFileSync(file, 'utf8')) as typeof facts;
-  } catch {
-    return;
-  }
-  if (options.onlyWhileRunning && !(typeof facts.pid === 'number' && processRuns(facts.pid))) return;
+  const facts = readServiceFile(file);
+  if (facts === null) return;
+  const running = runningWriter(facts) !== null;
+  if (options.onlyWhileRunning && !running) return;
   if ((env.REDIS_URL ?? '') === '' && typeof facts.redis_url === 'string') {
     env.REDIS_URL = facts.redis_url;
-    const pid = typeof facts.pid === 'number' ? facts.pid : null;
-    redisUrlFromService({ file, pid, running: pid !== null && processRuns(pid) });
+    redisUrlFromService({ file, pid: typeof facts.pid === 'number' ? facts.pid : null, running });
   }
   if ((env.STRIPE_SECRET_KEY ?? '') === '' && typeof facts.stripe_secret_key === 'string' && typeof facts.stripe_api_base === 'string') {
     env.STRIPE_SECRET_KEY = facts.stripe_secret_key;

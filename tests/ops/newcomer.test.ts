@@ -41,7 +41,8 @@ function freshTree(): void {
 
 type Start = { child: ChildProcess; stdout: () => string; stderr: () => string };
 
-function npmStart(command: readonly string[] = ['npm', 'start']): Start {
+/** A command run in the fresh tree (`npm start` unless told otherwise). */
+function startInTree(command: readonly string[] = ['npm', 'start']): Start {
   let stdout = '';
   let stderr = '';
   // Its own process group, so the test can see that every process of it is gone after SIGTERM.
@@ -88,7 +89,7 @@ async function stop(start: Start): Promise<number> {
 describe('a newcomer runs npm start on a fresh tree', () => {
   it('starts the service with embedded defaults; the printed commands commit a verified $20 refund; SIGTERM ends it all; the next start finds the effect', async () => {
     freshTree();
-    const first = npmStart();
+    const first = startInTree();
     await until(() => /Try it/.test(first.stdout()) && first.stdout().includes('--wait 15'), 'the lines to try', first);
     const printed = first.stdout();
     expect(printed).toMatch(/API {7}http:\/\/127\.0\.0\.1:\d+/);
@@ -111,7 +112,7 @@ describe('a newcomer runs npm start on a fresh tree', () => {
     // A second whole service in the same directory joins this one (its Redis and sandbox) and, stopped, leaves the
     // file every command finds the service through as this one wrote it.
     const written = readFileSync(join(tree, '.data', 'service.json'), 'utf8');
-    const joiner = npmStart(['npx', 'interlock', 'serve', '--port', '0']);
+    const joiner = startInTree(['npx', 'interlock', 'serve', '--port', '0']);
     await until(() => /is running/.test(joiner.stdout()), 'the joining service', joiner);
     expect(joiner.stdout()).toContain(`Redis     ${JSON.parse(written).redis_url as string}`);
     await stop(joiner);
@@ -129,7 +130,7 @@ describe('a newcomer runs npm start on a fresh tree', () => {
     expect(stopped.code, stopped.stderr).toBe(2);
     expect(stopped.stderr).toMatch(/That is the Redis of the service that wrote \.data\/service\.json \(pid \d+\), which is not running: start it again \(`npm start`\) to reach its journal/);
 
-    const second = npmStart();
+    const second = startInTree();
     await until(() => /Try it/.test(second.stdout()), 'the second start', second);
     // The journal is the same (the sandbox is new).
     const shown = await shell(`npx interlock effect show ${refund.effectId}`);

@@ -9,10 +9,12 @@
 // the payload (I5). A worker that died after recording it and before noting it on the case leaves the case to be
 // run again; that run finds the recorded proposal and adopts it instead of asking the decider a second time.
 import { Queue, Worker, type Job } from 'bullmq';
+import { closeWorker } from './closing.js';
 import { jobEvents, waitForJob } from './job-events.js';
 import {
   caseScope,
   checkDecision,
+  closeConnection,
   createProposalRecorder,
   effectIdFor,
   errorCode,
@@ -105,7 +107,7 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
     async close(): Promise<void> {
       await events.close();
       await queue.close();
-      await connection.quit().catch(() => undefined);
+      await closeConnection(connection);
     },
   };
 }
@@ -357,8 +359,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
   return {
     worker,
     async close(force = false): Promise<void> {
-      await worker.close(force);
-      await connection.quit().catch(() => undefined);
+      await closeWorker(worker, connection, force);
     },
   };
 }

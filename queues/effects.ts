@@ -2,8 +2,9 @@
 // no-op), its data the recorded proposal. The worker hands each job to gate.submit. BullMQ is at-least-once; the
 // gate's claims and recovery, not BullMQ's lock, are what make an effect reach Stripe at most once.
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { closeWorker } from './closing.js';
 import { jobEvents, waitForJob } from './job-events.js';
-import { createProposalRecorder, errorCode, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, withinRedisTimeout, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { closeConnection, createProposalRecorder, errorCode, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, withinRedisTimeout, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 export type EffectJob = { proposal: unknown; recordedAt: number };
 export type EffectAnswer = GateResult;
@@ -75,7 +76,7 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
     async close(): Promise<void> {
       await events.close();
       await queue.close();
-      await connection.quit().catch(() => undefined);
+      await closeConnection(connection);
     },
   };
 }
@@ -243,7 +244,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       logger.warn({ err: error }, `could not run the active jobs ${at}; their jobs come back when their locks lapse`);
     } finally {
       await queue.close();
-      await queueConnection.quit().catch(() => undefined);
+      await closeConnection(queueConnection);
     }
     return adopted;
   }
@@ -279,8 +280,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       closing = true;
       await adopting;
       await readopting;
-      await worker.close(force);
-      await connection.quit().catch(() => undefined);
+      await closeWorker(worker, connection, force);
     },
   };
 }

@@ -4,7 +4,8 @@
 // reach the same final answer when webhooks were missed.
 import { readFileSync } from 'node:fs';
 import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
-import { createCoalescer, errorCode, InterlockError, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent, withinRedisTimeout } from '../src/interlock.js';
+import { closeWorker } from './closing.js';
+import { closeConnection, createCoalescer, errorCode, InterlockError, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent, withinRedisTimeout } from '../src/interlock.js';
 
 /**
  * Every facts job: retried while Stripe cannot answer its re-read; kept 7 days once done (longer than Stripe
@@ -88,7 +89,7 @@ export function createFactsQueue(stores: Stores) {
     },
     async close(): Promise<void> {
       await queue.close();
-      await connection.quit().catch(() => undefined);
+      await closeConnection(connection);
     },
   };
 }
@@ -132,8 +133,7 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
   return {
     worker,
     async close(): Promise<void> {
-      await worker.close();
-      await connection.quit().catch(() => undefined);
+      await closeWorker(worker, connection);
     },
   };
 }

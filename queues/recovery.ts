@@ -2,7 +2,8 @@
 // any dead worker's), a delayed job at each instant a pass says more can be done (a heartbeat that will lapse, a
 // send deadline plus the settle margin), and a slow timer as a safety net. Nothing polls in between.
 import { Queue, Worker } from 'bullmq';
-import type { RecoveryReport, Sender, Stores } from '../src/interlock.js';
+import { closeConnection, type RecoveryReport, type Sender, type Stores } from '../src/interlock.js';
+import { closeWorker } from './closing.js';
 
 /** Scheduled passes are grouped into slots this long. */
 const SLOT_MS = 100;
@@ -67,9 +68,9 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
       closed = true;
       clearInterval(safety);
       await started;
-      await worker.close();
+      await closeWorker(worker, workerConnection);
       await queue.close();
-      await Promise.all([connection.quit().catch(() => undefined), workerConnection.quit().catch(() => undefined)]);
+      await closeConnection(connection);
     },
   };
 }

@@ -32,7 +32,7 @@ import type { Json, JsonObject } from './core/json.js';
 import type { PremiseChange } from './core/entries.js';
 import { InterlockError } from './core/errors.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
-import { createQueueConnection, createRedisClient, type RedisClient } from './redis/client.js';
+import { closeConnection, createQueueConnection, createRedisClient, type RedisClient } from './redis/client.js';
 import { createDurabilityMonitor, inspectDurability, requireDurability, type Durability, type DurabilityMonitor } from './redis/durability.js';
 import { createHeartbeat, type Heartbeat } from './redis/heartbeat.js';
 import { createRedisJournal, type Journal } from './redis/journal.js';
@@ -42,7 +42,7 @@ export { loadConfig, ConfigError, type Config } from './config.js';
 export { createLogger } from './log.js';
 export { createFileOnce } from './files.js';
 export { createCoalescer, type Coalescer } from './coalesce.js';
-export { isRedisOutage, isRedisTimeout, RedisTimeout, withinRedisTimeout } from './redis/client.js';
+export { closeConnection, isRedisOutage, isRedisTimeout, RedisTimeout, withinRedisTimeout } from './redis/client.js';
 export { InterlockError, ERROR_REGISTRY, errorCode, isRetryable, errorMessage, slowDownOf, type ErrorCode, type FieldProblem, type SlowDown } from './core/errors.js';
 export { explainOutcome, isRefusal, SUBMIT_OUTCOMES, RECOVERY_OUTCOMES, type Outcome } from './core/outcomes.js';
 export { parseProposal, ProposalError, type Proposal } from './core/proposal.js';
@@ -207,9 +207,10 @@ export async function openStores(config: Config = loadConfig(), options: { logge
       }
     },
     async close() {
-      await fullJournal.flushIndex().catch((error: unknown) => logger.warn({ err: error }, 'could not drop finished entries of the open index; recovery will'));
+      // Upkeep only while Redis is up (see Sender.close): recovery drops the finished entries otherwise.
+      if (redis.status === 'ready') await fullJournal.flushIndex().catch((error: unknown) => logger.warn({ err: error }, 'could not drop finished entries of the open index; recovery will'));
       await signer?.close();
-      if (!options.redis) await redis.quit().catch(() => undefined);
+      if (!options.redis) await closeConnection(redis);
     },
   };
   internals.set(stores, { redis, fullJournal, ownsRedis: options.redis === undefined });
@@ -269,9 +270,15 @@ export async function startSender(stores: Stores, target: Target, options: { wor
     durability,
     durabilityMonitor,
     async close(closeOptions = {}) {
-      await journal.flushIndex().catch(() => undefined);
+      // What closing writes is upkeep, done only while Redis is up: a write waiting out an outage would hold the
+      // shutdown for as long as it lasts. The open index's finished entries are then dropped by recovery, and the
+      // heartbeat lapses on its own (until then this worker's claims look alive, as a crashed worker's would).
+      const up = redis.status === 'ready';
+      if (up) await journal.flushIndex().catch(() => undefined);
       await durabilityMonitor.stop();
-      await heartbeat.stop({ clear: closeOptions.clearHeartbeat ?? true });
+      const clear = closeOptions.clearHeartbeat ?? true;
+      if (clear && !up) logger.warn('Redis is away: the heartbeat is left to lapse on its own');
+      await heartbeat.stop({ clear: clear && up }).catch((error: unknown) => logger.warn({ err: error }, 'could not clear the heartbeat; it lapses on its own'));
       await watchdog?.close();
     },
   };

@@ -121,10 +121,30 @@ export function withinRedisTimeout<T>(work: Promise<T>, ms: number, message: str
  * waits out a reconnect instead of failing. Queues get connections of their own, never the gate's.
  */
 export function createQueueConnection(options: { redisUrl: string; redisCluster: boolean }): RedisClient {
-  if (!options.redisCluster) return new Redis(options.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: true });
   const url = new URL(options.redisUrl);
   const auth = url.password === '' ? {} : { password: decodeURIComponent(url.password), ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }) };
-  return new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { maxRetriesPerRequest: null, ...auth } });
+  const connection: RedisClient = options.redisCluster
+    ? new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { maxRetriesPerRequest: null, ...auth } })
+    : new Redis(options.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: true });
+  // Whoever uses the connection (BullMQ) hears and reports its errors; between users, or once closed while Redis
+  // is away, the refused reconnects are no news and must not reach the console as unhandled error events.
+  connection.on('error', () => undefined);
+  return connection;
+}
+
+/**
+ * Ends a connection whatever state Redis is in. One that is up is quit, so the replies to what was sent on it come
+ * first. One that is not is dropped: ioredis ends neither a QUIT nor a disconnect of a connection that waits to
+ * reconnect (the QUIT waits for a Redis that may not come back, and the disconnect never emits 'end'), so waiting
+ * for either would hold a shutdown for as long as Redis is away.
+ */
+export async function closeConnection(connection: RedisClient): Promise<void> {
+  if (connection.status === 'end') return;
+  if (connection.status === 'ready') {
+    await connection.quit().catch(() => undefined);
+    return;
+  }
+  connection.disconnect();
 }
 
 /** The servers that acknowledge writes: the one server, or every cluster master. */

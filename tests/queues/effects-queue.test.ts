@@ -238,7 +238,8 @@ describe('the effects queue', () => {
     await redis.restart();
     await expect.poll(async () => (await running.stores.journal.readState('payment:pi_1', effectId)).state.committed, { timeout: 20_000, interval: 100 }).toBe(true);
     expect(Date.now() - startedAt).toBeLessThan(20_000);
-    expect(running.worker?.adoptedAfterOutages()).toBe(1);
+    // Counted once the run that committed it is over (its connection closed), a moment after the commit is seen.
+    await expect.poll(() => running.worker?.adoptedAfterOutages(), { timeout: 10_000 }).toBe(1);
     expect(target.landedCount(effectId)).toBe(1);
   }, 60_000);
 });

@@ -1,7 +1,7 @@
 // The queues an operator looks at (the dashboard and the queue-depth gauges): effects, facts and decisions, opened
 // on one connection of their own. Nothing here adds, retries or removes a job; the dashboard is read-only.
 import { Queue } from 'bullmq';
-import type { Stores } from '../../src/interlock.js';
+import { closeConnection, type Stores } from '../../src/interlock.js';
 
 export const WATCHED_QUEUES = ['effects', 'facts', 'decisions'] as const;
 export type WatchedQueue = (typeof WATCHED_QUEUES)[number];
@@ -15,7 +15,7 @@ export function openOpsQueues(stores: Stores): OpsQueues {
     queues,
     async close() {
       await Promise.all(queues.map((item) => item.queue.close()));
-      await connection.quit().catch(() => undefined);
+      await closeConnection(connection);
     },
   };
 }

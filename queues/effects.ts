@@ -278,7 +278,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     /** Stops taking jobs and waits for the ones running (each ends within its send deadline). */
     async close(force = false): Promise<void> {
       closing = true;
-      await adopting;
+      // The start's run and every run after an outage (chained after it).
       await readopting;
       await closeWorker(worker, connection, force);
     },

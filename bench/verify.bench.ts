@@ -12,7 +12,9 @@
 // core on top of this.
 import { verify as cryptoVerify } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { headText, buildReceipt, type Receipt } from '../src/core/receipt.js';
@@ -26,6 +28,7 @@ import { createInterlock } from '../src/interlock.js';
 import { generateSigningKeyPem } from '../src/keys/key-store.js';
 import { createRedisClient } from '../src/redis/client.js';
 import { createMemoryTarget } from '../src/targets/memory-target.js';
+import { startVerifiers } from '../src/cli/verify-pool.js';
 import { deleteKeys, finish, inParallel, markdownTable, median, progress, QUICK, round } from './support.js';
 
 const { privatePem, publicPem } = generateSigningKeyPem();
@@ -140,41 +143,24 @@ async function gateReceipts(count: number, rep: number): Promise<Receipt[]> {
   }
 }
 
-// A verifying thread as `interlock receipt verify` runs one (src/cli/verify-pool.ts), loaded before the clock starts:
-// it parses each receipt's JSON text and verifies it with its own key objects, then says how many were valid.
-const THREAD_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-(async () => {
-  const { register } = await import(workerData.tsx);
-  register();
-  const { verify } = await import(workerData.verify);
-  const { publicKeySet } = await import(workerData.signing);
-  parentPort.on('message', (texts) => {
-    const keys = publicKeySet([workerData.pem]);
-    let valid = 0;
-    for (const text of texts) if (verify(JSON.parse(text), { publicKeys: keys }).valid === true) valid += 1;
-    parentPort.postMessage(valid);
-  });
-  parentPort.postMessage('ready');
-})();
-`;
-
-/** Receipts (as JSON texts) verified on every core: the time from handing out the shares to the last thread done. */
-async function onEveryCore(texts: readonly string[], threads: number): Promise<number> {
-  const workers = Array.from({ length: threads }, () => new Worker(THREAD_SOURCE, { eval: true, workerData: { tsx: import.meta.resolve('tsx/esm/api'), verify: import.meta.resolve('../src/core/verify.ts'), signing: import.meta.resolve('../src/core/signing.ts'), pem: publicPem } }));
+/**
+ * Receipt files verified on every core as `interlock receipt verify FILE ...` verifies them (src/cli/verify-pool.ts):
+ * fresh threads, loaded before the clock starts (each with its own memo of roots), each reading, parsing and verifying
+ * its share and sending back the lines the command prints. The time from handing out the files to the last line.
+ */
+async function onEveryCore(files: readonly string[], threads: number): Promise<number> {
+  const pool = await startVerifiers([publicPem], threads);
   try {
-    await Promise.all(workers.map((worker) => new Promise((resolve) => worker.once('message', resolve))));
-    const size = Math.ceil(texts.length / threads);
+    let valid = 0;
     const started = performance.now();
-    const valid = await Promise.all(workers.map((worker, index) => new Promise<number>((resolve) => {
-      worker.once('message', resolve);
-      worker.postMessage(texts.slice(index * size, (index + 1) * size));
-    })));
+    await pool.verify(files, (report) => {
+      if (report.status === 'valid') valid += 1;
+    });
     const elapsed = performance.now() - started;
-    if (valid.reduce((sum, count) => sum + count, 0) !== texts.length) throw new Error('a receipt did not verify on a verifying thread');
+    if (valid !== files.length) throw new Error(`${files.length - valid} receipt files did not verify on the verifying threads`);
     return elapsed;
   } finally {
-    await Promise.all(workers.map((worker) => worker.terminate()));
+    await pool.close();
   }
 }
 
@@ -193,16 +179,25 @@ const cases = [
   { name: `committed refunds of a gate run at concurrency 64, exported together (${EXPORTED} receipts of 4 entries)`, role: 'exported', fresh: (rep: number) => exportRuns[rep] ?? [] },
 ] as const;
 const rows = cases.map((test) => ({ case: test.name, role: test.role, ...measure(test.name, test.fresh) }));
-// Every export at once, as files a verifier is handed, on fresh threads each run (each its own memo of roots).
+// Every export at once, as the files `receipt export ... --dir` writes, on fresh threads each run.
 const threads = availableParallelism();
-const allExported = exportRuns.flat().map((receipt) => JSON.stringify(receipt, null, 2));
+const exportDir = mkdtempSync(join(tmpdir(), 'interlock-verify-bench-'));
+const exportedFiles = exportRuns.flat().map((receipt, index) => {
+  const file = join(exportDir, `${String(index).padStart(5, '0')}-${receipt.effectId}.json`);
+  writeFileSync(file, `${JSON.stringify(receipt, null, 2)}\n`);
+  return file;
+});
 const allEntries = exportRuns.flat().reduce((sum, receipt) => sum + receipt.entries.length, 0);
 const everyCoreMs: number[] = [];
-for (let rep = 0; rep < REPS; rep += 1) {
-  progress(`verify: ${allExported.length} exported receipts on ${threads} threads, run ${rep + 1}/${REPS}`);
-  everyCoreMs.push(await onEveryCore(allExported, threads));
+try {
+  for (let rep = 0; rep < REPS; rep += 1) {
+    progress(`verify: ${exportedFiles.length} exported receipt files on ${threads} threads, run ${rep + 1}/${REPS}`);
+    everyCoreMs.push(await onEveryCore(exportedFiles, threads));
+  }
+} finally {
+  rmSync(exportDir, { recursive: true, force: true });
 }
-const everyCore = { threads, receipts: allExported.length, entriesPerSecond: Math.round((allEntries * 1000) / median(everyCoreMs)), receiptsPerSecond: Math.round((allExported.length * 1000) / median(everyCoreMs)) };
+const everyCore = { threads, receipts: exportedFiles.length, entriesPerSecond: Math.round((allEntries * 1000) / median(everyCoreMs)), receiptsPerSecond: Math.round((exportedFiles.length * 1000) / median(everyCoreMs)) };
 progress('');
 const table = markdownTable(
   ['receipts', 'Ed25519 checks per receipt', 'verify() receipts/s', 'raw Ed25519 for the same checks, receipts/s', 'verify / raw', 'entries/s'],
@@ -215,7 +210,7 @@ const markdown = [
   '',
   table,
   '',
-  `All ${everyCore.receipts.toLocaleString('en-US')} exported receipts of those runs on every core (${threads} fresh threads, each parsing its share's JSON text and verifying it as \`interlock receipt verify FILE ...\` does; the threads are loaded before the clock starts): ${everyCore.receiptsPerSecond.toLocaleString('en-US')} receipts/s, **${everyCore.entriesPerSecond.toLocaleString('en-US')} entries/s**.`,
+  `All ${everyCore.receipts.toLocaleString('en-US')} exported receipts of those runs, as files, on every core (${threads} fresh threads of \`interlock receipt verify FILE ...\`, each reading, parsing and verifying its share and sending back the lines the command prints; the threads are loaded before the clock starts): ${everyCore.receiptsPerSecond.toLocaleString('en-US')} receipts/s, **${everyCore.entriesPerSecond.toLocaleString('en-US')} entries/s**.`,
   '',
   `One Ed25519 verification costs ${usPerSignature} µs here. A receipt checked alone needs one per sealed batch and one for its head, so its entries/s is bounded by that; receipts exported together share their trees' signatures (a gate run seals up to 8 batches and an export 64 heads under one), and verify() checks each root once.`,
 ].join('\n');

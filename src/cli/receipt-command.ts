@@ -63,14 +63,9 @@ async function verifyEach(files: string[], pems: string[], threads: number | und
   if (threads !== undefined && (!Number.isSafeInteger(threads) || threads < 1)) unreadable('--threads must be a whole number of at least 1');
   const { verifyMany } = await import('./verify-pool.js');
   const counts = { valid: 0, invalid: 0, unauthenticated: 0, unreadable: 0 };
-  await verifyMany(files, pems, (verdict) => {
-    const result = verdict.verification;
-    const status = result === null ? 'unreadable' : result.valid === true ? 'valid' : result.valid === null ? 'unauthenticated' : 'invalid';
-    counts[status] += 1;
-    const line = result === null
-      ? { file: verdict.file, status, error: verdict.error }
-      : { file: verdict.file, status, effectId: result.effectId, outcome: result.outcome, happened: result.happened, finalMoney: result.finalMoney.status, answerMatchesFinalMoney: result.answerMatchesFinalMoney, exposure: result.exposure, problems: result.problems };
-    process.stdout.write(`${JSON.stringify(line)}\n`);
+  await verifyMany(files, pems, (report) => {
+    counts[report.status] += 1;
+    process.stdout.write(`${report.line}\n`);
   }, threads);
   process.stderr.write(`${files.length} receipts: ${counts.valid} valid, ${counts.invalid} invalid, ${counts.unauthenticated} not authenticated, ${counts.unreadable} unreadable\n`);
   if (counts.unreadable > 0) return EXIT_UNREADABLE;

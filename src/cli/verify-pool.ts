@@ -1,5 +1,7 @@
 // Verifying many receipts at once (`interlock receipt verify FILE FILE ...`) on every core: signature checks are
-// pure CPU, so the files are spread over worker threads, each verifying its share with the same public keys.
+// pure CPU, so the files are spread over worker threads, each reading and verifying its share with the same public
+// keys and sending back, in batches, only what the command prints: one status and one JSON line per file (a whole
+// Verification copied between threads per file cost about as much as verifying it).
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -41,6 +43,21 @@ export function verifyFile(file: string, publicKeyPems: readonly string[]): File
   return { file, readable: true, verification: verify(input, keys ? { publicKeys: keys } : {}), error: null };
 }
 
+/** How one of several files verified, as `receipt verify` counts it. */
+export type FileStatus = 'valid' | 'invalid' | 'unauthenticated' | 'unreadable';
+
+/** What `receipt verify` prints for one of several files: its status, and its JSON line (without the newline). */
+export type FileReport = { status: FileStatus; line: string };
+
+export function reportOf(verdict: FileVerdict): FileReport {
+  const result = verdict.verification;
+  const status: FileStatus = result === null ? 'unreadable' : result.valid === true ? 'valid' : result.valid === null ? 'unauthenticated' : 'invalid';
+  const line = result === null
+    ? { file: verdict.file, status, error: verdict.error }
+    : { file: verdict.file, status, effectId: result.effectId, outcome: result.outcome, happened: result.happened, finalMoney: result.finalMoney.status, answerMatchesFinalMoney: result.answerMatchesFinalMoney, exposure: result.exposure, problems: result.problems };
+  return { status, line: JSON.stringify(line) };
+}
+
 // One key set per list of PEMs, kept: verify() remembers the seal roots it checked per key object, so receipts
 // sealed in the same tree (an export of many) cost one signature check between them, not one per file.
 let lastKeys: { pems: string; keys: PublicKeySet | undefined } | null = null;
@@ -51,47 +68,119 @@ function keySetOf(publicKeyPems: readonly string[]): PublicKeySet | undefined {
   return lastKeys.keys;
 }
 
-// The worker loads this module through tsx (the CLI runs from TypeScript sources) and verifies its share.
+/** Reports per message from a verifying thread: one message per file cost more than the line it carries. */
+const REPORTS_PER_MESSAGE = 64;
+
+/** A share of files verified on this thread, its reports handed to `send` in batches (the last one marked). */
+export function verifyShare(files: readonly string[], publicKeyPems: readonly string[], send: (reports: FileReport[], last: boolean) => void): void {
+  let batch: FileReport[] = [];
+  for (const file of files) {
+    batch.push(reportOf(verifyFile(file, publicKeyPems)));
+    if (batch.length === REPORTS_PER_MESSAGE) {
+      send(batch, false);
+      batch = [];
+    }
+  }
+  send(batch, true);
+}
+
+// The worker loads this module through tsx (the CLI runs from TypeScript sources) and verifies each share it is sent.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 (async () => {
   const { register } = await import(workerData.tsx);
   register();
-  const { verifyFile } = await import(workerData.module);
-  for (const file of workerData.files) parentPort.postMessage(verifyFile(file, workerData.pems));
+  const { verifyShare } = await import(workerData.module);
+  parentPort.on('message', (files) => {
+    try {
+      verifyShare(files, workerData.pems, (reports, last) => parentPort.postMessage({ reports, last }));
+    } catch (error) {
+      parentPort.postMessage({ fatal: String(error && error.stack || error) });
+    }
+  });
+  parentPort.postMessage({ ready: true });
 })().catch((error) => parentPort.postMessage({ fatal: String(error && error.stack || error) }));
 `;
 
-/** Verifies every file, `threads` at a time (default: one per core), calling `onVerdict` in the order files finish. */
-export async function verifyMany(files: readonly string[], publicKeyPems: readonly string[], onVerdict: (verdict: FileVerdict) => void, threads = availableParallelism()): Promise<void> {
-  const count = Math.max(1, Math.min(threads, files.length));
-  if (count === 1) {
-    for (const file of files) onVerdict(verifyFile(file, publicKeyPems));
-    return;
+type FromThread = { ready: true } | { fatal: string } | { reports: FileReport[]; last: boolean };
+
+/** Verifying threads, loaded and waiting: `verify` spreads files over them, one call at a time. */
+export type VerifierPool = {
+  threads: number;
+  /** Verifies every file, calling `onReport` in the order files finish on their threads. */
+  verify(files: readonly string[], onReport: (report: FileReport) => void): Promise<void>;
+  close(): Promise<void>;
+};
+
+/** Starts `threads` verifying threads (default: one per core) and waits until each has loaded the verifier. */
+export async function startVerifiers(publicKeyPems: readonly string[], threads = availableParallelism()): Promise<VerifierPool> {
+  if (threads <= 1) {
+    return {
+      threads: 1,
+      verify: async (files, onReport) => verifyShare(files, publicKeyPems, (reports) => reports.forEach(onReport)),
+      close: async () => undefined,
+    };
   }
   const tsx = import.meta.resolve('tsx/esm/api');
-  // Neighbouring files to the same thread: receipts exported together sit side by side and share their seals.
-  const size = Math.ceil(files.length / count);
-  const shares: string[][] = Array.from({ length: count }, (_, index) => files.slice(index * size, (index + 1) * size)).filter((share) => share.length > 0);
-  await Promise.all(
-    shares.map(
-      (share) =>
-        new Promise<void>((resolve, reject) => {
-          const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { tsx, module: import.meta.url, files: share, pems: publicKeyPems } });
-          let left = share.length;
-          worker.on('message', (message: FileVerdict | { fatal: string }) => {
-            if ('fatal' in message) {
-              reject(new Error(`a verifying thread failed: ${message.fatal}`));
-              void worker.terminate();
-              return;
-            }
-            onVerdict(message);
-            left -= 1;
-            if (left === 0) void worker.terminate().then(() => resolve());
+  const workers = Array.from({ length: threads }, () => new Worker(WORKER_SOURCE, { eval: true, workerData: { tsx, module: import.meta.url, pems: publicKeyPems } }));
+  // Whatever a thread says or does next goes to the share it is working on, or fails the start.
+  const listeners = workers.map(() => ({ message: (_message: FromThread) => undefined as void, failed: (_error: Error) => undefined as void }));
+  workers.forEach((worker, index) => {
+    const listener = listeners[index] as (typeof listeners)[number];
+    worker.on('message', (message: FromThread) => ('fatal' in message ? listener.failed(new Error(`a verifying thread failed: ${message.fatal}`)) : listener.message(message)));
+    worker.on('error', (error) => listener.failed(error));
+    worker.on('exit', () => listener.failed(new Error('a verifying thread stopped early')));
+  });
+  const close = async () => {
+    listeners.forEach((listener) => (listener.failed = () => undefined));
+    await Promise.all(workers.map((worker) => worker.terminate()));
+  };
+  try {
+    await Promise.all(listeners.map((listener) => new Promise<void>((resolve, reject) => {
+      listener.message = () => resolve();
+      listener.failed = reject;
+    })));
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  let busy = false;
+  return {
+    threads,
+    async verify(files, onReport) {
+      if (busy) throw new Error('this pool is already verifying files: wait for the call before');
+      busy = true;
+      try {
+        // Neighbouring files to the same thread: receipts exported together sit side by side and share their seals.
+        const size = Math.ceil(files.length / threads);
+        await Promise.all(workers.map((worker, index) => {
+          const share = files.slice(index * size, (index + 1) * size);
+          if (share.length === 0) return Promise.resolve();
+          const listener = listeners[index] as (typeof listeners)[number];
+          return new Promise<void>((resolve, reject) => {
+            listener.failed = reject;
+            listener.message = (message) => {
+              if (!('reports' in message)) return;
+              message.reports.forEach(onReport);
+              if (message.last) resolve();
+            };
+            worker.postMessage(share);
           });
-          worker.on('error', reject);
-          worker.on('exit', () => (left === 0 ? resolve() : reject(new Error('a verifying thread stopped early'))));
-        }),
-    ),
-  );
+        }));
+      } finally {
+        busy = false;
+      }
+    },
+    close,
+  };
+}
+
+/** Verifies every file on `threads` threads (default: one per core), calling `onReport` in the order files finish. */
+export async function verifyMany(files: readonly string[], publicKeyPems: readonly string[], onReport: (report: FileReport) => void, threads = availableParallelism()): Promise<void> {
+  const pool = await startVerifiers(publicKeyPems, Math.max(1, Math.min(threads, files.length)));
+  try {
+    await pool.verify(files, onReport);
+  } finally {
+    await pool.close();
+  }
 }

@@ -42,7 +42,7 @@ for (const [index, file] of files.entries()) {
   process.stderr.write(`\n[${index + 1}/${files.length}] ${file}${options.quick ? ' (quick)' : ''}\n`);
   console.log(`\n== ${file}`);
   const started = Date.now();
-  const run = spawnSync(process.execPath, [tsxCli, join(here, file)], { stdio: 'inherit', env: { ...process.env, ...(options.quick ? { BENCH_QUICK: '1' } : {}) } });
+  const run = spawnSync(process.execPath, [tsxCli, join(here, file)], { stdio: 'inherit', env: { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --expose-gc`.trim(), ...(options.quick ? { BENCH_QUICK: '1' } : {}) } });
   const status = run.status === 0 ? 'met' : run.status === TARGETS_MISSED ? 'missed' : 'failed';
   ran.push({ file, status, seconds: Math.round((Date.now() - started) / 1000) });
   const said = status === 'failed' ? `failed (exit ${String(run.status ?? run.signal)})` : options.quick ? 'ran (quick: figures not judged)' : status === 'met' ? 'targets met' : 'a target missed';

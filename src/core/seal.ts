@@ -43,13 +43,18 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 let scratch = Buffer.allocUnsafeSlow(256);
 const NODE_INPUT = Buffer.allocUnsafeSlow(1 + 2 * DIGEST_BYTES);
 
+/** The bytes a leaf hashes: the leaf byte, then the text it stands for (an entry's or a head's hash) as UTF-8. */
+function leafInput(text: string): Buffer {
+  // Room for any text at 3 UTF-8 bytes per UTF-16 unit, so one write says how long it was.
+  const room = 1 + text.length * 3;
+  if (scratch.length < room) scratch = Buffer.allocUnsafeSlow(Math.max(room, scratch.length * 2));
+  scratch[0] = 0;
+  return scratch.subarray(0, 1 + scratch.write(text, 1, 'utf8'));
+}
+
 /** A leaf: the text it stands for (an entry's or a head's hash), as UTF-8, after the leaf byte. */
 export function leafHash(text: string): Digest {
-  const length = 1 + Buffer.byteLength(text, 'utf8');
-  if (scratch.length < length) scratch = Buffer.allocUnsafeSlow(Math.max(length, scratch.length * 2));
-  scratch[0] = 0;
-  scratch.write(text, 1, 'utf8');
-  return hash('sha256', scratch.subarray(0, length), 'binary');
+  return hash('sha256', leafInput(text), 'binary');
 }
 
 /** An inner node: the node byte, then its two children. */
@@ -187,9 +192,9 @@ function rootSignatureValid(message: string, signature: string, key: KeyObject):
 export function verifySeal(text: string, sealText: string, domain: SealDomain, key: KeyObject): boolean {
   const seal = parseSeal(sealText);
   if (seal === null) return false;
+  // A tree of one leaf is its leaf, and no other receipt's: its root, hashed straight to the hex the message names,
+  // is checked once whatever is kept.
+  if (seal.size === 1) return seal.path.length === 0 && verifyText(`interlock.seal/v1 ${domain} 1 ${hash('sha256', leafInput(text), 'hex')}`, seal.signature, key);
   const root = rootFromPath(leafHash(text), seal.index, seal.size, seal.path);
-  if (root === null) return false;
-  const message = sealMessage(domain, seal.size, root);
-  // A tree of one leaf is no other receipt's: its root is checked once whatever is kept.
-  return seal.size === 1 ? verifyText(message, seal.signature, key) : rootSignatureValid(message, seal.signature, key);
+  return root !== null && rootSignatureValid(sealMessage(domain, seal.size, root), seal.signature, key);
 }

@@ -123,16 +123,24 @@ export async function startVerifiers(publicKeyPems: readonly string[], threads =
   }
   const tsx = import.meta.resolve('tsx/esm/api');
   const workers = Array.from({ length: threads }, () => new Worker(WORKER_SOURCE, { eval: true, workerData: { tsx, module: import.meta.url, pems: publicKeyPems } }));
-  // Whatever a thread says or does next goes to the share it is working on, or fails the start.
+  // Whatever a thread says or does next goes to the share it is working on, or fails the start. A thread that failed
+  // leaves the pool broken: the shares still running elsewhere would report into a call that has already failed.
   const listeners = workers.map(() => ({ message: (_message: FromThread) => undefined as void, failed: (_error: Error) => undefined as void }));
+  let broken: Error | null = null;
+  let closing = false;
   workers.forEach((worker, index) => {
     const listener = listeners[index] as (typeof listeners)[number];
-    worker.on('message', (message: FromThread) => ('fatal' in message ? listener.failed(new Error(`a verifying thread failed: ${message.fatal}`)) : listener.message(message)));
-    worker.on('error', (error) => listener.failed(error));
-    worker.on('exit', () => listener.failed(new Error('a verifying thread stopped early')));
+    const fail = (error: Error) => {
+      if (closing) return;
+      broken ??= error;
+      listener.failed(error);
+    };
+    worker.on('message', (message: FromThread) => ('fatal' in message ? fail(new Error(`a verifying thread failed: ${message.fatal}`)) : broken === null && listener.message(message)));
+    worker.on('error', fail);
+    worker.on('exit', () => fail(new Error('a verifying thread stopped early')));
   });
   const close = async () => {
-    listeners.forEach((listener) => (listener.failed = () => undefined));
+    closing = true;
     await Promise.all(workers.map((worker) => worker.terminate()));
   };
   try {
@@ -149,6 +157,7 @@ export async function startVerifiers(publicKeyPems: readonly string[], threads =
     threads,
     async verify(files, onReport) {
       if (busy) throw new Error('this pool is already verifying files: wait for the call before');
+      if (broken !== null) throw new Error(`these verifying threads cannot be used again: ${broken.message}`);
       busy = true;
       try {
         // Neighbouring files to the same thread: receipts exported together sit side by side and share their seals.

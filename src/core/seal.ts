@@ -78,6 +78,7 @@ function split(n: number): number {
  */
 export function buildTree(leaves: readonly Digest[]): { root: Digest; paths: Digest[][] } {
   if (leaves.length === 0) throw new RangeError('a seal covers at least one leaf');
+  if (leaves.some((leaf) => leaf.length !== DIGEST_BYTES)) throw new RangeError(`a leaf is a ${DIGEST_BYTES}-byte hash (leafHash)`);
   const paths: Digest[][] = leaves.map(() => []);
   const build = (lo: number, hi: number): Digest => {
     if (hi - lo === 1) return leaves[lo] as Digest;
@@ -95,6 +96,9 @@ export function buildTree(leaves: readonly Digest[]): { root: Digest; paths: Dig
 /** The root a leaf's path leads to, or null when the path cannot belong to a tree of `size` (RFC 9162 §2.1.3.2). */
 export function rootFromPath(leaf: Digest, index: number, size: number, path: readonly Digest[]): Digest | null {
   if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) return null;
+  // A node's input takes 32 bytes from each child: a shorter or longer hash is no hash of this tree.
+  if (leaf.length !== DIGEST_BYTES) return null;
+  for (const sibling of path) if (sibling.length !== DIGEST_BYTES) return null;
   let fn = index;
   let sn = size - 1;
   let node = leaf;

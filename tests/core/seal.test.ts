@@ -71,6 +71,11 @@ describe('the tree', () => {
     const path = paths[2] as string[];
     expect(rootFromPath(nodes[2] as string, 2, 6, path.slice(0, -1))).not.toBe(root);
     expect(rootFromPath(nodes[2] as string, 2, 6, [...path, root])).toBeNull();
+    // A hash one byte short or long, in the path or as the leaf, is no hash of this tree.
+    expect(rootFromPath(nodes[2] as string, 2, 6, [...path.slice(0, -1), (path.at(-1) as string).slice(1)])).toBeNull();
+    expect(rootFromPath(nodes[2] as string, 2, 6, [...path.slice(0, -1), `${path.at(-1) as string}x`])).toBeNull();
+    expect(rootFromPath(`${nodes[2] as string}x`, 2, 6, path)).toBeNull();
+    expect(() => buildTree([...nodes.slice(1), 'short'])).toThrow(RangeError);
   });
 });
 

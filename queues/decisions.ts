@@ -10,6 +10,7 @@
 // run again; that run finds the recorded proposal and adopts it instead of asking the decider a second time.
 import { Queue, Worker, type Job } from 'bullmq';
 import { closeWorker } from './closing.js';
+import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
 import {
   caseScope,
@@ -355,7 +356,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     },
     { connection, ...stores.bullmq, concurrency: options.concurrency ?? 8 },
   );
-  worker.on('error', (error) => logger.error({ err: error }, 'decisions worker error'));
+  logWorkerErrors(worker, logger, 'decisions worker error');
   return {
     worker,
     async close(force = false): Promise<void> {

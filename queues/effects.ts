@@ -3,6 +3,7 @@
 // gate's claims and recovery, not BullMQ's lock, are what make an effect reach Stripe at most once.
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { closeWorker } from './closing.js';
+import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
 import { closeConnection, createProposalRecorder, errorCode, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, withinRedisTimeout, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
@@ -196,7 +197,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     throw Worker.RateLimitError();
   }
   worker.on('failed', (job, error) => logger.warn({ effectId: job?.id, error: error.message }, 'effect job failed'));
-  worker.on('error', (error) => logger.error({ err: error }, 'effects worker error'));
+  logWorkerErrors(worker, logger, 'effects worker error');
 
   /**
    * A worker that died after taking a job but before dispatching its effect leaves nothing open in the journal, so

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { closeWorker } from './closing.js';
+import { logWorkerErrors } from './worker-errors.js';
 import { closeConnection, createCoalescer, errorCode, InterlockError, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent, withinRedisTimeout } from '../src/interlock.js';
 
 /**
@@ -125,7 +126,7 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
     },
     { connection, ...stores.bullmq, concurrency: options.concurrency ?? 8, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },
   );
-  worker.on('error', (error) => stores.logger.error({ err: error }, 'facts worker error'));
+  logWorkerErrors(worker, stores.logger, 'facts worker error');
   worker.on('failed', (job, error) => {
     const final = error instanceof UnrecoverableError || (job !== undefined && job.attemptsMade >= (job.opts.attempts ?? 1));
     stores.logger.warn({ event: job?.id, type: job?.name, error: error.message }, final ? 'facts job failed for good; the reconciler re-reads the effects it concerned' : 'facts job failed; it is retried');

@@ -4,6 +4,7 @@
 import { Queue, Worker } from 'bullmq';
 import { closeConnection, type RecoveryReport, type Sender, type Stores } from '../src/interlock.js';
 import { closeWorker } from './closing.js';
+import { logWorkerErrors } from './worker-errors.js';
 
 /** Scheduled passes are grouped into slots this long. */
 const SLOT_MS = 100;
@@ -48,7 +49,7 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
     },
     { connection: workerConnection, ...stores.bullmq, concurrency: 1 },
   );
-  worker.on('error', (error) => logger.error({ err: error }, 'recovery worker error'));
+  logWorkerErrors(worker, logger, 'recovery worker error');
 
   const safety = setInterval(() => {
     pass().catch((error: unknown) => logger.error({ err: error }, 'recovery pass failed; the next one retries'));

@@ -25,7 +25,10 @@ function unreachableAdvice(): string {
 }
 
 export async function withStores(run: (stores: CliStores) => Promise<void>): Promise<void> {
-  const config = loadConfig();
+  // A command's answer is its output: the service's info lines (a proposal recorded, a chain read) are noise on its
+  // stderr, so a command logs warnings and worse unless INTERLOCK_LOG_LEVEL asks for more.
+  const configured = loadConfig();
+  const config = process.env.INTERLOCK_LOG_LEVEL === undefined ? { ...configured, logLevel: 'warn' as const } : configured;
   const stores = await openStores(config, { failFast: true });
   const unreachable = (error: unknown) =>
     new CliFailure(`Cannot reach Redis at ${config.redisUrl} (${error instanceof Error ? error.message : String(error)}); nothing was changed. ${unreachableAdvice()}`, EXIT_BAD_INPUT, { cause: error });

@@ -90,8 +90,11 @@ describe('interlock inbox', { timeout: 180_000 }, () => {
     const { paymentIntent } = await pay(stripe.stripe, 'pm_card_visa', 5_000);
     const { item, effectId } = await make.staleOn(paymentIntent);
     const approval = await make.grant(paymentIntent);
-    const done = await runCli(['inbox', 'reapprove', item, '--approval', approval, '--by', 'lee@support', '--note', 'Refund anyway.'], env);
+    // At the default log level (INTERLOCK_LOG_LEVEL unset), as an operator runs it: the answer on stdout, and
+    // nothing on stderr (the service's info lines, such as the proposal it recorded, are not a command's output).
+    const done = await runCli(['inbox', 'reapprove', item, '--approval', approval, '--by', 'lee@support', '--note', 'Refund anyway.'], { ...env, INTERLOCK_LOG_LEVEL: undefined });
     expect(done.code, done.stderr).toBe(0);
+    expect(done.stderr).toBe('');
     const newId = effectIdFor({ requestId: `reapproval:${item}`, effect: null });
     expect(json(done)).toMatchObject({ effectId: newId, requestId: `reapproval:${item}`, recorded: 'recorded', premises: { chargebacks: [], refunded_by_others: 0, refundable: 5_000 } });
     expect(await latestProposal(rig.stores, newId)).toMatchObject({ approval, agent: 'lee@support', premises: { refundable: 5_000 }, effect: { paymentIntent, amount: 2_000 } });

@@ -11,7 +11,8 @@ const BIN = join(REPO, 'bin', 'interlock.js');
 
 export type CliRun = { code: number; stdout: string; stderr: string };
 
-export function runCli(args: readonly string[], env: Record<string, string> = {}, options: { timeoutMs?: number } = {}): Promise<CliRun> {
+/** Runs the CLI quietly (INTERLOCK_LOG_LEVEL silent); an env value of undefined leaves that variable unset. */
+export function runCli(args: readonly string[], env: Record<string, string | undefined> = {}, options: { timeoutMs?: number } = {}): Promise<CliRun> {
   return new Promise((resolve) => {
     const childEnv = { ...process.env, INTERLOCK_LOG_LEVEL: 'silent', INTERLOCK_SIGNING_KEY_FILE: '', ...env };
     const timeoutMs = options.timeoutMs ?? 50_000;

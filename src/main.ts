@@ -22,6 +22,7 @@ import {
   caseSubmissionOf,
   openStores,
   parseProposal,
+  ProposalError,
   startSender,
   stripeSide,
   CREDIT_FACTS,
@@ -515,6 +516,16 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
 
 type ProposeOptions = { request: string; approval: string; agent: string; reason?: string; wait?: number; model?: string; decision?: string };
 
+// The proposal's fields a command fills from its options: a problem with one is named by the option it came from.
+const FLAG_OF_FIELD: Readonly<Record<string, string>> = { requestId: '--request', request: '--reason', agent: '--agent', approval: '--approval', decision: '--decision' };
+
+/** A refused proposal, its problems named by the options they came from (`--reason`, not the request it is kept in). */
+function inFlagWords(error: unknown): unknown {
+  if (!(error instanceof ProposalError) || !error.fields.some((field) => FLAG_OF_FIELD[field.path.split('.')[0] ?? ''] !== undefined)) return error;
+  const detail = error.fields.map((field) => `${FLAG_OF_FIELD[field.path.split('.')[0] ?? ''] ?? field.path}: ${field.message}`).join('; ');
+  return new CliFailure(`The proposal is invalid (${detail}). Nothing was recorded.`, EXIT_BAD_INPUT, { cause: error });
+}
+
 /**
  * Proposes one effect through the queue: validates the whole proposal first (bad input exits 2 and records
  * nothing), reads the effect's facts at Stripe as the decision stands on them, records PROPOSED and queues the job.
@@ -524,7 +535,11 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
   if ((options.model === undefined) !== (options.decision === undefined)) throw new CliFailure('--model and --decision go together: the model that decided and its decision text, recorded in PROPOSED.', EXIT_BAD_INPUT);
   const decision = options.model === undefined || options.decision === undefined ? {} : { decision: { model: options.model, text: options.decision } };
   const draft = { requestId: options.request, agent: options.agent, approval: options.approval, premises: {}, effect, ...(options.reason === undefined ? {} : { request: { reason: options.reason } }), ...decision };
-  parseProposal(draft);
+  try {
+    parseProposal(draft);
+  } catch (error) {
+    throw inFlagWords(error);
+  }
   const config = loadConfig();
   const stripe = stripeSide({ ...config, crashAt: null });
   const { createEffectsQueue } = await outerLayers();

@@ -103,7 +103,7 @@ describe.concurrent('the service commands and their exit codes', () => {
 
   it('bad input or configuration: 2 with one line on stderr and nothing recorded (effect show with an empty --request, or with both an id and --request); an unknown effect: 1', async () => {
     const { paymentIntent } = await pay(world.stripe, 'pm_card_visa', 5_000);
-    const [amount, missing, roles, redis, unknown, emptyRequest, both] = await Promise.all([
+    const [amount, missing, roles, redis, unknown, emptyRequest, both, longReason] = await Promise.all([
       cli(refundArgs('case-cli-bad-amount', paymentIntent, 2_000, 'ap_x').map((arg) => (arg === '2000' ? '20.5' : arg))),
       cli(['credit', '--request', 'case-cli-no-incident', '--customer', 'cus_x', '--amount', '100', '--approval', 'ap_x']),
       cli(['serve', '--roles', 'worker,printer']),
@@ -111,15 +111,18 @@ describe.concurrent('the service commands and their exit codes', () => {
       cli(['effect', 'show', 'b'.repeat(64)]),
       cli(['effect', 'show', '--request', '']),
       cli(['effect', 'show', 'b'.repeat(64), '--request', 'case-cli-both']),
+      cli(refundArgs('case-cli-long-reason', paymentIntent, 2_000, 'ap_x').map((arg) => (arg === 'arrived damaged' ? 'x'.repeat(16_001) : arg))),
     ]);
-    expect([amount.code, missing.code, roles.code, redis.code, unknown.code, emptyRequest.code, both.code], [amount, missing, roles, redis, unknown, emptyRequest, both].map((run) => run.stderr).join('\n')).toEqual([2, 2, 2, 2, 1, 2, 2]);
+    expect([amount.code, missing.code, roles.code, redis.code, unknown.code, emptyRequest.code, both.code, longReason.code], [amount, missing, roles, redis, unknown, emptyRequest, both, longReason].map((run) => run.stderr).join('\n')).toEqual([2, 2, 2, 2, 1, 2, 2, 2]);
+    // A problem with a value the command was given is named by its option: --reason, not the request it is kept in.
+    expect(longReason.stderr.trim()).toBe('The proposal is invalid (--reason: is larger than 16000 characters of JSON). Nothing was recorded.');
     expect(emptyRequest.stderr).toMatch(/--request is empty/);
     expect(both.stderr).toMatch(/not both/);
     expect(amount.stderr).toMatch(/--amount must be a whole number of cents/);
     expect(missing.stderr).toMatch(/--incident/);
     expect(roles.stderr).toMatch(/"printer" is not one/);
     expect(unknown.stderr.trim().split('\n')).toEqual([`No effect ${'b'.repeat(64)} under this REDIS_URL and INTERLOCK_KEY_PREFIX.`]);
-    for (const run of [amount, missing, roles, redis, unknown, emptyRequest, both]) expect(run.stderr).not.toMatch(/\n\s+at /);
+    for (const run of [amount, missing, roles, redis, unknown, emptyRequest, both, longReason]) expect(run.stderr).not.toMatch(/\n\s+at /);
     expect(await pipeline.stores.journal.partitionOf('a'.repeat(64))).toBeNull();
   }, 600_000);
 

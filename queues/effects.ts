@@ -2,6 +2,7 @@
 // no-op), its data the recorded proposal. The worker hands each job to gate.submit. BullMQ is at-least-once; the
 // gate's claims and recovery, not BullMQ's lock, are what make an effect reach Stripe at most once.
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { activeJobs, afterOutages, orphansOf } from './after-outages.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
@@ -99,9 +100,6 @@ export type EffectsWorkerOptions = {
    */
   onAnswer?: (answer: EffectAnswer) => void | Promise<void>;
 };
-
-/** How many active jobs a starting worker looks at (see adoptOrphans). */
-const ORPHANS_AT_START = 1_000;
 
 /** BullMQ's limiter with no limit of its own (see below why one is always set). */
 const UNLIMITED_JOBS_PER_SECOND = 1_000_000;
@@ -216,18 +214,16 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
    * its own is running.
    */
   async function adoptOrphans(when: { takenBefore: number } | 'start'): Promise<number> {
-    const queueConnection = stores.queueConnection();
-    const queue = new Queue<EffectJob>(stores.queues.effects, { connection: queueConnection, ...stores.bullmq });
     const at = when === 'start' ? 'at start' : 'after Redis came back';
     let adopted = 0;
     let active: Job<EffectJob>[] = [];
     try {
-      active = await queue.getActive(0, ORPHANS_AT_START - 1);
+      active = await activeJobs<EffectJob>(stores, stores.queues.effects);
     } catch (error) {
       logger.warn({ err: error }, `could not list the active jobs ${at}; their jobs come back when their locks lapse`);
     }
     if (when === 'start' && !closing) worker.run().catch((error: unknown) => worker.emit('error', error instanceof Error ? error : new Error(String(error))));
-    const orphans = when === 'start' ? active : active.filter((job) => !running.has(job.id ?? '') && (job.processedOn ?? 0) < when.takenBefore);
+    const orphans = when === 'start' ? active : orphansOf(active, running, when.takenBefore);
     try {
       for (const effectId of new Set(orphans.map((job) => job.id?.split('.')[0] ?? '').filter((id) => id !== ''))) {
         if (closing) break;
@@ -243,44 +239,25 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       }
     } catch (error) {
       logger.warn({ err: error }, `could not run the active jobs ${at}; their jobs come back when their locks lapse`);
-    } finally {
-      await queue.close();
-      await closeConnection(queueConnection);
     }
     return adopted;
   }
   let closing = false;
   const adopting = adoptOrphans('start');
   // One run at a time, after the start's.
-  let readopting: Promise<number> = adopting;
-  let adoptedAfterOutages = 0;
-  // The worker's connection: 'close' when Redis goes away, 'ready' once it answers again.
-  let lost = false;
-  connection.on('close', () => {
-    if (!closing) lost = true;
-  });
-  connection.on('ready', () => {
-    if (!lost || closing) return;
-    lost = false;
-    const takenBefore = Date.now();
-    readopting = readopting.then(async () => {
-      const adopted = await adoptOrphans({ takenBefore });
-      adoptedAfterOutages += adopted;
-      return adopted;
-    });
-  });
+  const outages = afterOutages(connection, (takenBefore) => adoptOrphans({ takenBefore }), adopting);
 
   return {
     worker,
     /** Settles when the start-up run of active jobs' effects is over, with how many it ran. */
     adopting,
     /** How many active jobs' effects this worker ran after its Redis connection came back. */
-    adoptedAfterOutages: () => adoptedAfterOutages,
+    adoptedAfterOutages: outages.count,
     /** Stops taking jobs and waits for the ones running (each ends within its send deadline). */
     async close(force = false): Promise<void> {
       closing = true;
       // The start's run and every run after an outage (chained after it).
-      await readopting;
+      await outages.stop();
       await closeWorker(worker, connection, force);
     },
   };

@@ -4,6 +4,7 @@
 // reach the same final answer when webhooks were missed.
 import { readFileSync } from 'node:fs';
 import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { activeJobs, afterOutages, orphansOf } from './after-outages.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
 import { closeConnection, createCoalescer, errorCode, InterlockError, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent, withinRedisTimeout } from '../src/interlock.js';
@@ -109,20 +110,27 @@ export type FactsWorkerOptions = {
 
 export function startFactsWorker(stores: Stores, facts: FactsApplier, options: FactsWorkerOptions = {}) {
   const connection = stores.queueConnection();
+  // The jobs this worker's processor is running, by id (see adoptOrphans).
+  const running = new Set<string>();
+  const apply = async (event: StripeEvent): Promise<Applied[]> => {
+    const applied = await facts.applyEvent(event);
+    options.onApplied?.(event, applied);
+    if (applied.length > 0) stores.logger.info({ event: event.id, type: event.type, effects: applied.map((item) => item.effectId), appended: applied.reduce((sum, item) => sum + item.appended, 0) }, 'facts appended');
+    return applied;
+  };
   const worker = new Worker<StripeEvent, Applied[]>(
     stores.queues.facts,
     async (job: Job<StripeEvent, Applied[]>) => {
-      let applied: Applied[];
+      running.add(job.id ?? '');
       try {
-        applied = await facts.applyEvent(job.data);
+        return await apply(job.data);
       } catch (error) {
         // Stripe's definite no to a re-read (a 4xx) or a bad key does not change on a retry: the reconciler re-reads later.
         if (error instanceof InterlockError && !error.retryable) throw new UnrecoverableError(`${errorCode(error)}: ${error.message}`);
         throw error;
+      } finally {
+        running.delete(job.id ?? '');
       }
-      options.onApplied?.(job.data, applied);
-      if (applied.length > 0) stores.logger.info({ event: job.data.id, type: job.data.type, effects: applied.map((item) => item.effectId), appended: applied.reduce((sum, item) => sum + item.appended, 0) }, 'facts appended');
-      return applied;
     },
     { connection, ...stores.bullmq, concurrency: options.concurrency ?? 8, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },
   );
@@ -131,9 +139,44 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
     const final = error instanceof UnrecoverableError || (job !== undefined && job.attemptsMade >= (job.opts.attempts ?? 1));
     stores.logger.warn({ event: job?.id, type: job?.name, error: error.message }, final ? 'facts job failed for good; the reconciler re-reads the effects it concerned' : 'facts job failed; it is retried');
   });
+
+  /**
+   * After Redis came back: the events of the active jobs taken before then that this worker is not running (a job
+   * whose taking Redis stored but never answered, or whose worker could not report its end while Redis was down),
+   * applied here and now instead of when their locks lapse. Safe whoever holds the job: facts are recorded once per
+   * event id, so the job, when it runs again, appends nothing.
+   */
+  let closing = false;
+  async function adoptOrphans(takenBefore: number): Promise<number> {
+    let orphans: Job<StripeEvent>[];
+    try {
+      orphans = orphansOf(await activeJobs<StripeEvent>(stores, stores.queues.facts), running, takenBefore);
+    } catch (error) {
+      stores.logger.warn({ err: error }, 'could not list the active jobs after Redis came back; their jobs come back when their locks lapse');
+      return 0;
+    }
+    let adopted = 0;
+    for (const job of orphans) {
+      if (closing) break;
+      try {
+        await apply(job.data);
+        adopted += 1;
+        stores.logger.info({ event: job.data.id, type: job.data.type }, "applied an active job's event after Redis came back (its holder may have lost it)");
+      } catch (error) {
+        stores.logger.warn({ err: error, event: job.data.id }, "could not apply an active job's event after Redis came back; its job comes back when its lock lapses");
+      }
+    }
+    return adopted;
+  }
+  const outages = afterOutages(connection, adoptOrphans);
+
   return {
     worker,
+    /** How many active jobs' events this worker applied after its Redis connection came back. */
+    adoptedAfterOutages: outages.count,
     async close(): Promise<void> {
+      closing = true;
+      await outages.stop();
       await closeWorker(worker, connection);
     },
   };

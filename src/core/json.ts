@@ -153,6 +153,37 @@ function quotedKey(key: string): string | null {
   return quoted;
 }
 
+// Sorted key lists already made, by an object's own key order: entries and their parts come in a few dozen shapes,
+// and sorting a fresh copy of the same keys for every object was a tenth of what a gated effect allocated. An object
+// whose keys are a known list's, in the same order, takes its sorted copy (never changed by its users). Shapes are
+// kept by their first key, a few each (every entry starts with `v`); bounded, since objects come from outside too.
+type Shape = { keys: readonly string[]; sorted: readonly string[] };
+const SHAPES = new Map<string, Shape[]>();
+const SHAPES_MAX = 256;
+const SHAPES_PER_FIRST_KEY = 16;
+let shapes = 0;
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let index = 0; index < a.length; index += 1) if (a[index] !== b[index]) return false;
+  return true;
+}
+
+function sortedKeys(value: object): readonly string[] {
+  const keys = Object.keys(value);
+  if (keys.length < 2) return keys;
+  const first = keys[0] as string;
+  const known = SHAPES.get(first);
+  if (known !== undefined) for (const shape of known) if (sameKeys(shape.keys, keys)) return shape.sorted;
+  const sorted = [...keys].sort();
+  if (shapes < SHAPES_MAX && (known?.length ?? 0) < SHAPES_PER_FIRST_KEY) {
+    if (known === undefined) SHAPES.set(first, [{ keys, sorted }]);
+    else known.push({ keys, sorted });
+    shapes += 1;
+  }
+  return sorted;
+}
+
 function writeStrict(value: unknown, root: string, trail: (string | number)[], ancestors: object[], skip?: ReadonlySet<string>, cycleDepth = 0): string {
   switch (typeof value) {
     case 'string':
@@ -184,7 +215,7 @@ function writeStrict(value: unknown, root: string, trail: (string | number)[], a
         }
         const proto: unknown = Object.getPrototypeOf(value);
         if (proto !== Object.prototype && proto !== null) throw new NonCanonicalValueError(pathOf(root, trail), describe(value));
-        const keys = Object.keys(value).sort();
+        const keys = sortedKeys(value);
         let text = '{';
         let first = true;
         for (const key of keys) {
@@ -217,7 +248,7 @@ function writeStrict(value: unknown, root: string, trail: (string | number)[], a
  */
 export function canonicalFields(value: Record<string, unknown>, path = '$'): [key: string, json: string][] {
   const fields: [string, string][] = [];
-  for (const key of Object.keys(value).sort()) {
+  for (const key of sortedKeys(value)) {
     const item = value[key];
     if (item === undefined) continue;
     if (key === '__proto__' || hasLoneSurrogate(key)) throw new NonCanonicalValueError(`${path}.${key}`, 'a key with no canonical form');

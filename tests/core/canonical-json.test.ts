@@ -1,7 +1,8 @@
 // Canonical JSON is what every hash, effect id and signature is computed over, so it must be exactly RFC 8785 and
 // must refuse, with the offending path, any value that has no single canonical form.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { assertJson, canonicalJson, NonCanonicalValueError } from '../../src/core/json.js';
+import { assertJson, canonicalFields, canonicalJson, canonicalJsonWithout, joinFields, NonCanonicalValueError } from '../../src/core/json.js';
 
 /** A double from its IEEE 754 bits, the way RFC 8785 Appendix B lists its number vectors. */
 function fromBits(hex: string): number {
@@ -73,6 +74,30 @@ describe('canonical JSON (RFC 8785)', () => {
     ['43143ff3c1cb0959', '1424953923781206.2'],
   ])('writes the double with bits %s as %s (RFC 8785 Appendix B)', (bits, text) => {
     expect(canonicalJson(fromBits(bits))).toBe(text);
+  });
+
+  it('every object is written with its own keys sorted, whatever shapes came before it (json.ts keeps the sorted key lists of shapes it has seen)', () => {
+    /** The obvious serialiser, to check the fast one against. */
+    const reference = (value: unknown): string => {
+      if (value === null || typeof value !== 'object') return JSON.stringify(value);
+      if (Array.isArray(value)) return `[${value.map(reference).join(',')}]`;
+      const object = value as Record<string, unknown>;
+      return `{${Object.keys(object).sort().map((key) => `${JSON.stringify(key)}:${reference(object[key])}`).join(',')}}`;
+    };
+    // Few key names, so objects share first keys and key sets in other orders and lengths.
+    const key = fc.constantFrom('a', 'b', 'c', 'kind', 'v', 'amount', 'z');
+    const json = fc.letrec((tie) => ({
+      value: fc.oneof({ depthSize: 'small' }, fc.integer(), fc.string(), fc.boolean(), fc.constant(null), tie('object'), fc.array(tie('value'), { maxLength: 3 })),
+      object: fc.dictionary(key, tie('value'), { maxKeys: 6 }),
+    }));
+    fc.assert(
+      fc.property(json.object, (object) => {
+        expect(canonicalJson(object)).toBe(reference(object));
+        expect(canonicalJsonWithout(object, new Set(['a']))).toBe(reference(Object.fromEntries(Object.entries(object).filter(([name]) => name !== 'a'))));
+        expect(joinFields(canonicalFields(object))).toBe(reference(object));
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   it('writes -0 as 0 and 1e21 in exponent form', () => {

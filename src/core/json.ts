@@ -105,7 +105,7 @@ function write(value: Json): string {
     }
     return `${text}]`;
   }
-  const keys = Object.keys(value).sort();
+  const keys = sortedKeys(value);
   let text = '{';
   let first = true;
   for (const key of keys) {

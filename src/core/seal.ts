@@ -123,7 +123,12 @@ export function rootFromPath(leaf: Digest, index: number, size: number, path: re
 /** The text a tree's root signature is made over. */
 export function sealMessage(domain: SealDomain, size: number, root: Digest): string {
   NODE_INPUT.write(root, 0, DIGEST_BYTES, 'latin1');
-  return `interlock.seal/v1 ${domain} ${size} ${NODE_INPUT.toString('hex', 0, DIGEST_BYTES)}`;
+  return messageOf(domain, size, NODE_INPUT.toString('hex', 0, DIGEST_BYTES));
+}
+
+/** sealMessage for a root already in hex. */
+function messageOf(domain: SealDomain, size: number, rootHex: string): string {
+  return `interlock.seal/v1 ${domain} ${size} ${rootHex}`;
 }
 
 /** `s1.SIZE.INDEX.PATH.SIGNATURE`: the path is its sibling hashes, 32 bytes each, in one base64url text. */
@@ -198,7 +203,7 @@ export function verifySeal(text: string, sealText: string, domain: SealDomain, k
   if (seal === null) return false;
   // A tree of one leaf is its leaf, and no other receipt's: its root, hashed straight to the hex the message names,
   // is checked once whatever is kept.
-  if (seal.size === 1) return seal.path.length === 0 && verifyText(`interlock.seal/v1 ${domain} 1 ${hash('sha256', leafInput(text), 'hex')}`, seal.signature, key);
+  if (seal.size === 1) return seal.path.length === 0 && verifyText(messageOf(domain, 1, hash('sha256', leafInput(text), 'hex')), seal.signature, key);
   const root = rootFromPath(leafHash(text), seal.index, seal.size, seal.path);
   return root !== null && rootSignatureValid(sealMessage(domain, seal.size, root), seal.signature, key);
 }

@@ -199,11 +199,16 @@ function storedText(fields: readonly (readonly [string, string])[], previousAt: 
 
 const UNSIGNED_SLOT = encodeStoredField('sig', 'null');
 
-/** Puts the batch's signature on its last entry; returns the entries and their stored form. */
+/**
+ * Puts the batch's signature on its last entry; returns the entries and their stored form. The batch is used up:
+ * its entries are the ones returned, the last one now signed.
+ */
 export function completeBatch(batch: PreparedBatch, sig: string): { entries: Entry[]; stored: string[] } {
-  const lastIndex = batch.entries.length - 1;
-  const entries = batch.entries.map((entry, index) => (index === lastIndex ? (Object.assign({}, entry, { sig }) as Entry) : entry));
-  const stored = batch.stored.map((text, index) => `${text},${index === lastIndex ? encodeStoredField('sig', JSON.stringify(sig)) : UNSIGNED_SLOT}}`);
+  const { entries } = batch;
+  const lastIndex = entries.length - 1;
+  if (lastIndex >= 0) (entries[lastIndex] as Entry).sig = sig;
+  const stored = new Array<string>(entries.length);
+  for (let index = 0; index <= lastIndex; index += 1) stored[index] = `${batch.stored[index] ?? ''},${index === lastIndex ? encodeStoredField('sig', JSON.stringify(sig)) : UNSIGNED_SLOT}}`;
   return { entries, stored };
 }
 

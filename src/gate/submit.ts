@@ -48,11 +48,14 @@ export function prepare(ctx: GateContext, input: unknown): Prepared {
  * came of it; it serves an attempt that needs exactly these facts, and is dropped otherwise (the approval refused the
  * effect first, or the effect was settled already).
  */
-export type FactsAhead = { names: string; read: Promise<{ facts: JsonObject } | { error: unknown }> };
+export type FactsAhead = { names: readonly string[]; read: Promise<{ facts: JsonObject } | { error: unknown }> };
 
-/** The facts a read asks for, whatever their order (a recorded proposal's premises come back with their names sorted). */
-function factNames(names: readonly string[]): string {
-  return [...names].sort().join('\n');
+/** Whether two reads ask for the same facts, whatever their order (a recorded proposal's premises come back with their names sorted). */
+function sameFacts(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  if (a.every((name, index) => name === b[index])) return true;
+  const sorted = [...b].sort();
+  return [...a].sort().every((name, index) => name === sorted[index]);
 }
 
 export function readFactsAhead(ctx: GateContext, prepared: Prepared): FactsAhead {
@@ -61,7 +64,7 @@ export function readFactsAhead(ctx: GateContext, prepared: Prepared): FactsAhead
     (facts) => ({ facts }),
     (error: unknown) => ({ error }),
   );
-  return { names: factNames(names), read };
+  return { names, read };
 }
 
 /** Current facts, bounded: whatever the target hands back is quoted before it is compared or recorded. */
@@ -69,7 +72,7 @@ export async function readFacts(ctx: GateContext, effectId: string, effect: Effe
   let current: JsonObject;
   try {
     const names = Object.keys(decidedOn);
-    const early = ahead !== null && ahead.names === factNames(names) ? await ahead.read : null;
+    const early = ahead !== null && sameFacts(ahead.names, names) ? await ahead.read : null;
     if (early !== null && 'error' in early) throw early.error;
     current = quoteObject(early !== null ? early.facts : await ctx.target.readFacts(effectId, effect, names, { timeoutMs: ctx.readTimeoutMs }));
   } catch (error) {

@@ -202,16 +202,22 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     return `${bootTag}.${tokens.toString(36)}`;
   }
 
-  /** The propose-5 keys and arguments of one sealed attempt at a dispatch. */
-  function proposeCall(request: ProposeRequest, at: number, sendDeadline: number, count: number, pairs: readonly string[]): { keys: string[]; args: (string | number)[] } {
+  /**
+   * The propose-5 keys and arguments of one sealed attempt at a dispatch; bind-propose-9 adds its own keys and
+   * arguments after them (`moreKeys`, `moreArgs`), in the same lists.
+   */
+  function proposeCall(request: ProposeRequest, at: number, sendDeadline: number, count: number, pairs: readonly string[], moreKeys: readonly string[] = [], moreArgs: readonly string[] = []): { keys: string[]; args: (string | number)[] } {
     const { effectId, partition } = request;
+    const args: (string | number)[] = [
+      effectId, partition, request.place.head, request.epoch, request.mode, request.payloadHash, request.owner, request.nonce,
+      request.claimTtlMs, request.amount, at, maxSkewMs, request.approvalId, request.termsSha, request.boundAt, bindWindowMs,
+      sendDeadline, count,
+    ];
+    for (const item of pairs) args.push(item);
+    for (const item of moreArgs) args.push(item);
     return {
-      keys: [keys.state(partition, effectId), keys.entries(partition, effectId), keys.approval(partition, request.approvalId), keys.approvalOpen(partition, request.approvalId), keys.subject(partition)],
-      args: [
-        effectId, partition, request.place.head, request.epoch, request.mode, request.payloadHash, request.owner, request.nonce,
-        request.claimTtlMs, request.amount, at, maxSkewMs, request.approvalId, request.termsSha, request.boundAt, bindWindowMs,
-        sendDeadline, count, ...pairs,
-      ],
+      keys: [keys.state(partition, effectId), keys.entries(partition, effectId), keys.approval(partition, request.approvalId), keys.approvalOpen(partition, request.approvalId), keys.subject(partition), ...moreKeys],
+      args,
     };
   }
 
@@ -261,8 +267,11 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
   async function seal(effectId: string, drafts: readonly AnyDraft[], at: number, head: string): Promise<{ entries: Entry[]; pairs: string[] }> {
     const batch = prepareBatch(drafts, { effectId, at, prev: head === '' ? null : head }, sealer.kid);
     const { entries, stored } = completeBatch(batch, await sealer.seal(batch.lastHash));
-    const pairs: string[] = [];
-    entries.forEach((entry, index) => pairs.push(entry.hash, stored[index] ?? ''));
+    const pairs = new Array<string>(2 * entries.length);
+    for (let index = 0; index < entries.length; index += 1) {
+      pairs[2 * index] = (entries[index] as Entry).hash;
+      pairs[2 * index + 1] = stored[index] ?? '';
+    }
     return { entries, pairs };
   }
 
@@ -374,8 +383,8 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       let raw: (ProposeReply & { bind?: 'NEW' | 'BOUND'; boundAt?: number }) | { status: 'OTHER_SUBJECT'; bound: string; now: number };
       try {
         sealed = await seal(request.effectId, request.drafts({ at, sendDeadline }), at, request.place.head);
-        const planned = proposeCall(request, at, sendDeadline, sealed.entries.length, sealed.pairs);
-        raw = await call('bind-propose-9', [...planned.keys, keys.effectPartitions, keys.openIndex, keys.watch, keys.effectsByTime], [...planned.args, token, ...upkeep.args]);
+        const planned = proposeCall(request, at, sendDeadline, sealed.entries.length, sealed.pairs, [keys.effectPartitions, keys.openIndex, keys.watch, keys.effectsByTime], [token, ...upkeep.args]);
+        raw = await call('bind-propose-9', planned.keys, planned.args);
       } catch (error) {
         upkeep.restore();
         throw error;

@@ -70,15 +70,21 @@ export function createScriptRunner(redis: RedisClient): ScriptRunner {
     const script = scripts.get(name);
     if (!script) throw new Error(`No Lua script named ${name}`);
     if (keys.length !== script.keys) throw new Error(`Script ${name} takes ${script.keys} keys, got ${keys.length}`);
-    const rest: string[] = [String(keys.length)];
-    for (const key of keys) rest.push(key);
-    for (const arg of args) rest.push(String(arg));
+    // The command's whole argument list, built once: the script, the key count, the keys, the arguments.
+    const wire = new Array<string>(2 + keys.length + args.length);
+    wire[0] = script.sha;
+    wire[1] = String(keys.length);
+    let at = 2;
+    for (const key of keys) wire[at++] = key;
+    for (const arg of args) wire[at++] = typeof arg === 'string' ? arg : String(arg);
     let raw: unknown;
     try {
-      raw = await sendStrings(redis, 'evalsha', [script.sha, ...rest]);
+      raw = await sendStrings(redis, 'evalsha', wire);
     } catch (error) {
       if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
-      raw = await sendStrings(redis, 'eval', [script.source, ...rest]);
+      const withSource = wire.slice();
+      withSource[0] = script.source;
+      raw = await sendStrings(redis, 'eval', withSource);
     }
     if (typeof raw !== 'string') throw new Error(`Script ${name} answered ${typeof raw}, expected a JSON string`);
     return JSON.parse(raw) as T;

@@ -163,6 +163,27 @@ describe('the facts read ahead (with the binding, so their round trips overlap)'
     expect(reads).toBe(1);
   });
 
+  it('never lets a read ahead of other facts stand in: a job carrying other premises than the recorded ones reads the recorded ones', async () => {
+    const { stores, sender, target } = await rig();
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    // The recorded proposal stood on the chargebacks; the job's copy names only the refunds by others. The latest
+    // recorded proposal is the one judged, so its facts are read: used in its place, the read ahead would have no
+    // chargebacks in it, and a missing fact reads as changed (refused as stale).
+    const recorded = refundProposal({ requestId: 'case-other-premises', approval: terms.id, premises: { chargebacks: [] } });
+    await createProposalRecorder(stores)(recorded);
+    const carried = refundProposal({ requestId: 'case-other-premises', approval: terms.id, premises: { refunded_by_others: 0 } });
+    expect(idOf(carried)).toBe(idOf(recorded));
+    const asked: string[][] = [];
+    const read = target.readFacts.bind(target);
+    target.readFacts = (...args: Parameters<typeof read>) => {
+      asked.push([...args[2]]);
+      return read(...args);
+    };
+    expect((await sender.gate.submitLatest(idOf(carried), carried)).answer.outcome).toBe('COMMITTED');
+    expect(asked).toEqual([['refunded_by_others'], ['chargebacks']]);
+  });
+
   it('never lets an error of the read ahead stand in for a refusal that comes first: a missing approval is refused with Stripe down', async () => {
     const { sender, target } = await rig();
     target.inject({ kind: 'premise-down' });

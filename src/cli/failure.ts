@@ -3,6 +3,7 @@
 // it cannot use or an unreachable Redis (nothing was done; fix the call or the environment and run it again).
 import { CommanderError, InvalidArgumentError } from 'commander';
 import { errorCode, type ErrorCode } from '../core/errors.js';
+import { pathMeaning } from './path-problems.js';
 
 /** Registry codes that mean the call or the environment must change (exit 2), not that the answer is no (exit 1). */
 const BAD_INPUT_CODES: ReadonlySet<ErrorCode> = new Set(['invalid_proposal', 'invalid_effect', 'invalid_approval', 'invalid_receipt', 'invalid_request', 'non_canonical_value', 'invalid_config', 'target_misconfigured', 'redis_unavailable', 'redis_not_durable']);
@@ -23,27 +24,15 @@ function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim();
 }
 
-/** What a file system refusal means for the path the operator gave (Node's own text is the errno's name). */
-const PATH_PROBLEMS: Readonly<Record<string, string>> = {
-  ENOENT: 'no such file or directory',
-  EACCES: 'permission denied',
-  EPERM: 'not permitted',
-  ENOTDIR: 'a part of the path is a file, not a directory',
-  EEXIST: 'a file is already there',
-  EISDIR: 'it is a directory',
-  EROFS: 'the file system is read-only',
-  ENOSPC: 'no space left on the device',
-  ENAMETOOLONG: 'the name is too long',
-};
-
 const PATH_ACTIONS: Readonly<Record<string, string>> = { mkdir: 'create the directory', open: 'open', write: 'write', link: 'create', rename: 'move a file to', unlink: 'remove', read: 'read', scandir: 'list' };
 
 /** A file system refusal, said with its path and meaning; null for any other error. */
 function pathProblem(error: unknown): string | null {
   const { code, syscall, path } = (error ?? {}) as { code?: unknown; syscall?: unknown; path?: unknown };
-  if (typeof code !== 'string' || typeof path !== 'string' || !(code in PATH_PROBLEMS)) return null;
+  const meaning = pathMeaning(error);
+  if (meaning === null || typeof path !== 'string') return null;
   const action = typeof syscall === 'string' ? (PATH_ACTIONS[syscall] ?? syscall) : 'use';
-  return `Could not ${action} ${path}: ${PATH_PROBLEMS[code] ?? code} (${code}). Give a path this user can write, or fix the one given.`;
+  return `Could not ${action} ${path}: ${meaning} (${String(code)}). Give a path this user can write, or fix the one given.`;
 }
 
 /** Writes the one-line error and sets the exit code. Commander has already printed its own parse errors. */

@@ -7,16 +7,13 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { publicKeySet, type PublicKeySet } from '../core/signing.js';
 import { verify, type Verification } from '../core/verify.js';
+import { pathMeaning } from './path-problems.js';
 
 export type FileVerdict = { file: string; readable: boolean; verification: Verification | null; error: string | null };
 
-/** Why a file could not be read, in words: the common causes by name, anything else as the system said it. */
+/** Why a file could not be read, in words: a file system refusal as every command says it, anything else as the system said it. */
 export function whyUnreadable(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (code === 'ENOENT') return 'there is no such file';
-  if (code === 'EISDIR') return 'it is a directory';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  return error instanceof Error ? error.message : String(error);
+  return pathMeaning(error) ?? (error instanceof Error ? error.message : String(error));
 }
 
 /** whyUnreadable for a receipt file: a directory given instead is answered with the files to give. */

@@ -78,7 +78,7 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
   });
 
   it.each([
-    ['a missing receipt file', ['missing.json', 'public-key.pem'], /^Cannot read .*missing\.json: there is no such file\./],
+    ['a missing receipt file', ['missing.json', 'public-key.pem'], /^Cannot read .*missing\.json: no such file or directory\./],
     ['a directory given as a receipt', ['', 'public-key.pem'], /^Cannot read .*: it is a directory; give the receipt files in it \(for example .*\/\*\.json\)/],
     ['a receipt file that is not JSON', ['not-json.json', 'public-key.pem'], /not-json\.json is not JSON/],
     ['a public key file that holds no key', ['receipt.json', 'bad-key.pem'], /^Public key is unusable/],

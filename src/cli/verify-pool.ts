@@ -67,13 +67,22 @@ function keySetOf(publicKeyPems: readonly string[]): PublicKeySet | undefined {
 
 /** Reports per message from a verifying thread: one message per file cost more than the line it carries. */
 const REPORTS_PER_MESSAGE = 64;
+/** Longest a finished file's line waits on its thread, so large receipts still print as they finish. */
+const REPORT_WAIT_MS = 100;
 
-/** A share of files verified on this thread, its reports handed to `send` in batches (the last one marked). */
-export function verifyShare(files: readonly string[], publicKeyPems: readonly string[], send: (reports: FileReport[], last: boolean) => void): void {
+/**
+ * A share of files verified on this thread, its reports handed to `send` in batches (the last one marked): every
+ * REPORTS_PER_MESSAGE files, or sooner once the oldest report held has waited REPORT_WAIT_MS (`now` is the clock).
+ */
+export function verifyShare(files: readonly string[], publicKeyPems: readonly string[], send: (reports: FileReport[], last: boolean) => void, now: () => number = performance.now.bind(performance)): void {
   let batch: FileReport[] = [];
+  let since = 0;
   for (const file of files) {
-    batch.push(reportOf(verifyFile(file, publicKeyPems)));
-    if (batch.length === REPORTS_PER_MESSAGE) {
+    const report = reportOf(verifyFile(file, publicKeyPems));
+    const at = now();
+    if (batch.length === 0) since = at;
+    batch.push(report);
+    if (batch.length === REPORTS_PER_MESSAGE || at - since >= REPORT_WAIT_MS) {
       send(batch, false);
       batch = [];
     }

@@ -72,6 +72,21 @@ describe('receipt verify on several threads', { timeout: 60_000 }, () => {
     }
   });
 
+  it('a thread sends its lines every 64 files, or sooner once the oldest has waited 100 ms, so slow files print as they finish', () => {
+    const sizes = (clock: () => number) => {
+      const batches: number[] = [];
+      verifyShare(files.slice(0, 150), [publicPem], (batch, last) => batches.push(last ? -batch.length : batch.length), clock);
+      return batches;
+    };
+    // Fast files: batches of 64, the rest with the last message (marked negative here).
+    expect(sizes(() => 0)).toEqual([64, 64, -22]);
+    // Each file takes 30 ms: the fifth finishes 120 ms after the first, the first past 100 ms, so five go together.
+    let t = 0;
+    const batches = sizes(() => (t += 30));
+    expect(batches.slice(0, 3)).toEqual([5, 5, 5]);
+    expect(batches.reduce((sum, size) => sum + Math.abs(size), 0)).toBe(150);
+  });
+
   it('refuses a call while another runs, without disturbing it', async () => {
     const pool = await startVerifiers([publicPem], 2);
     try {

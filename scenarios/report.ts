@@ -286,6 +286,41 @@ export function renderFromJson(out: string): string[] {
   return files;
 }
 
+/** The markers around the scenario tables in the project's README, which holds a copy of the results index. */
+export const README_MARKERS = { start: '<!-- the scenario tables, copied from scenarios/results/README.md -->', end: '<!-- end of the scenario tables -->' } as const;
+
+/**
+ * The results index as the project's README carries it: from the list of scenarios on (no title, no intro), each
+ * link pointing into scenarios/results/, each scenario's heading two levels down.
+ */
+export function readmeTables(index: string): string {
+  const lines = index.split('\n');
+  const first = lines.findIndex((line) => line.startsWith('- ['));
+  if (first === -1) throw new Error('the results index lists no scenario');
+  const body = lines
+    .slice(first)
+    .join('\n')
+    .replace(/\]\((\w+\.(?:md|json))\)/g, '](scenarios/results/$1)')
+    .replace(/^## /gm, '#### ');
+  return `${body.trimEnd()}\n`;
+}
+
+/**
+ * Copies the index in `out` into the README at `readme`, between README_MARKERS; answers whether the README changed.
+ * A README without both markers, in that order, is left alone and refused.
+ */
+export function copyTablesToReadme(out: string, readme: string): boolean {
+  const text = readFileSync(readme, 'utf8');
+  const start = text.indexOf(README_MARKERS.start);
+  const end = text.indexOf(README_MARKERS.end);
+  if (start === -1 || end === -1 || end < start) throw new Error(`${readme} has no place for the scenario tables: it needs the lines ${README_MARKERS.start} and ${README_MARKERS.end}, in that order.`);
+  const from = text.indexOf('\n', start) + 1;
+  const updated = text.slice(0, from) + readmeTables(readFileSync(join(out, 'README.md'), 'utf8')) + text.slice(end);
+  if (updated === text) return false;
+  writeFileSync(readme, updated);
+  return true;
+}
+
 function shortCell(cell: Cell): string {
   const after = cell.settle_after_restart_s === null ? 'no crash' : `${cell.settle_after_restart_s} s after restart`;
   const extra = cell.row.startsWith('gap_probe') ? ((cell.exposure ?? null) !== null ? '; **exposure flagged**' : '; exposure not seen') : '';

@@ -40,6 +40,7 @@ import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor } from './cli/eff
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
 import { redisUrlFromService, withStores } from './cli/stores.js';
 import { addInboxCommands } from './cli/inbox-command.js';
+import { pathMeaning } from './cli/path-problems.js';
 import type { StripeLinks } from '../webhooks/app.js';
 import { loadOrCreateLocalTokens, loadTokenRegistry, localToken, type TokenRegistry } from '../webhooks/api/tokens.js';
 import { addSandboxCommand } from '../sandbox/cli.js';
@@ -738,7 +739,7 @@ function addScenarioCommand(program: Command): void {
   program
     .command('scenario')
     .description("run the seeds' crash scenarios (no_check, hand_check, hand_lock and the gate) against the sandbox, or Stripe test mode with STRIPE_SECRET_KEY=sk_test_…")
-    .argument('<name>', 'stripe-dispute, billing-credit, shared-cap or all; render re-renders the pages in --out from their JSON')
+    .argument('<name>', "stripe-dispute, billing-credit, shared-cap or all; render re-renders the pages in --out from their JSON; readme copies --out's tables into ./README.md")
     .option('--reps <n>', 'repetitions of every cell (default 1; shared-cap 20)', reps)
     .option('--delays <profile>', "the sandbox's timing: stripe (as test mode was seen to do) or fast", 'stripe')
     .option('--out <dir>', 'where the pages and JSON files go', 'scenarios/results')
@@ -749,6 +750,18 @@ function addScenarioCommand(program: Command): void {
       if (name === 'render') {
         const { renderFromJson } = await import('../scenarios/report.js');
         process.stdout.write(`${renderFromJson(options.out).join('\n')}\n`);
+        return;
+      }
+      if (name === 'readme') {
+        const { copyTablesToReadme } = await import('../scenarios/report.js');
+        try {
+          const changed = copyTablesToReadme(options.out, 'README.md');
+          process.stdout.write(changed ? `README.md: the scenario tables now match ${options.out}/README.md\n` : `README.md: the scenario tables already match ${options.out}/README.md\n`);
+        } catch (error) {
+          const path = (error as { path?: unknown } | null)?.path;
+          const why = typeof path === 'string' ? `${path}: ${pathMeaning(error) ?? errorMessage(error)}` : errorMessage(error);
+          throw new CliFailure(`Could not copy the scenario tables: ${why}. Run it from the project's root, with --out naming the results folder.`, EXIT_BAD_INPUT);
+        }
         return;
       }
       const names = name === 'all' ? [...SCENARIOS] : SCENARIOS.filter((known) => known === name);

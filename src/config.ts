@@ -117,6 +117,13 @@ export type Config = {
   metricsAddr: { host: string; port: number } | null;
 };
 
+/**
+ * How long a stop of `serve` may run past the send deadline before the process exits anyway: sends in progress end
+ * within that deadline, and a close still waiting after the margin waits on something that does not answer (a Redis
+ * that hangs holds every close that needs it).
+ */
+export const STOP_MARGIN_MS = 15_000;
+
 export class ConfigError extends InterlockError {
   constructor(message: string) {
     super('invalid_config', message);

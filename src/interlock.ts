@@ -23,7 +23,7 @@ import { createFactsApplier, type FactsApplier, type StripeReader } from './fact
 import { createSendWatchdog } from './gate/send-watchdog.js';
 import { loadOrCreateSigningKey } from './keys/key-store.js';
 import { createThreadSigner } from './keys/signer.js';
-import { createLogger } from './log.js';
+import { createLogger, limitedErrorLog } from './log.js';
 import { createCases, type Cases } from './redis/cases.js';
 import { createAlerts, type Alert, type Alerts } from './redis/alerts.js';
 import { createInbox, type Inbox, type InboxItem } from './redis/inbox.js';
@@ -38,8 +38,8 @@ import { createHeartbeat, type Heartbeat } from './redis/heartbeat.js';
 import { createRedisJournal, type Journal } from './redis/journal.js';
 import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys.js';
 
-export { loadConfig, ConfigError, type Config } from './config.js';
-export { createLogger } from './log.js';
+export { loadConfig, ConfigError, STOP_MARGIN_MS, type Config } from './config.js';
+export { createLogger, limitedErrorLog, REPEATED_ERROR_LOG_MS } from './log.js';
 export { createFileOnce } from './files.js';
 export { createCoalescer, type Coalescer } from './coalesce.js';
 export { closeConnection, isRedisOutage, isRedisTimeout, RedisTimeout, withinRedisTimeout } from './redis/client.js';
@@ -244,7 +244,8 @@ export async function startSender(stores: Stores, target: Target, options: { wor
     nonce: randomBytes(8).toString('hex'),
     intervalMs: config.heartbeatMs,
     ttlMs: config.heartbeatTtlMs,
-    onError: (error) => logger.error({ err: error }, 'heartbeat failed'),
+    // While Redis is away every beat fails: the first is logged, then one line per 10 s with a count.
+    onError: limitedErrorLog(logger, 'heartbeat failed'),
     onSuperseded: (by) => logger.error({ by }, 'another process beats under this worker id; this one stops sending. Give every worker its own INTERLOCK_WORKER_ID.'),
   });
   await heartbeat.start();

@@ -21,3 +21,25 @@ export function createLogger(level: string = process.env.INTERLOCK_LOG_LEVEL ?? 
     pino.destination(2),
   );
 }
+
+// Errors that repeat while something is away (Redis, mostly): the first is logged at once, then at most one line per
+// interval, saying how many came since the last one logged. A worker's reconnect attempts or a heartbeat a second
+// would otherwise fill the log with the same line for as long as the outage lasts.
+export const REPEATED_ERROR_LOG_MS = 10_000;
+
+/** A listener that logs the errors it is given as `message`, at most one line per `everyMs`. */
+export function limitedErrorLog(logger: Logger, message: string, options: { everyMs?: number; now?: () => number } = {}): (error: unknown) => void {
+  const everyMs = options.everyMs ?? REPEATED_ERROR_LOG_MS;
+  const now = options.now ?? Date.now;
+  let lastLogged = -Infinity;
+  let since = 0;
+  return (error) => {
+    if (now() - lastLogged < everyMs) {
+      since += 1;
+      return;
+    }
+    lastLogged = now();
+    logger.error(since > 0 ? { err: error, notLogged: since } : { err: error }, since > 0 ? `${message} (${since} more since the last logged)` : message);
+    since = 0;
+  };
+}

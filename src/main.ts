@@ -18,6 +18,7 @@ import {
   isLocalApiBase,
   registerLocalWebhook,
   loadConfig,
+  STOP_MARGIN_MS,
   loadDeciderConfig,
   caseSubmissionOf,
   openStores,
@@ -88,6 +89,8 @@ export type Service = {
   tokensFile: string | null;
   /** Stops taking work, lets sends in progress finish within their deadline, settles and closes, in that order. */
   close(): Promise<void>;
+  /** The part close() is waiting on (a worker, a queue, the stores), or null when it is not running. */
+  closing(): string | null;
 };
 
 /** Starts the roles in one process. Throws (having closed what it opened) when a role cannot start. */
@@ -97,10 +100,13 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
   const { logger } = stores;
   // Closed in reverse order of starting: HTTP first (no new work), then the workers, the sender, the stores.
   const closers: Closer[] = [{ name: 'stores', close: () => stores.close() }];
+  let closing: string | null = null;
   const closeAll = async () => {
     for (const closer of closers.reverse()) {
+      closing = closer.name;
       await closer.close().catch((error: unknown) => logger.error({ err: error, part: closer.name }, 'could not close cleanly'));
     }
+    closing = null;
   };
   try {
     if (!(await stores.ping())) throw new CliFailure(`Cannot reach Redis at ${config.redisUrl}. Start Redis or set REDIS_URL.`, EXIT_BAD_INPUT);
@@ -208,7 +214,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       closers.push({ name: 'http', close: () => closeServer(server) });
     }
     logger.info({ roles, url, metrics: metricsUrl ?? undefined, concurrency: roles.includes('worker') ? config.concurrency : undefined }, 'interlock serving');
-    return { roles: [...roles], url, metricsUrl, tokensFile, stores, sender, close: closeAll };
+    return { roles: [...roles], url, metricsUrl, tokensFile, stores, sender, close: closeAll, closing: () => closing };
   } catch (error) {
     await closeAll();
     throw error;
@@ -381,6 +387,9 @@ function tryCommands(stripeApiBase: string | null, sandbox: boolean): string[] {
 /**
  * Runs until SIGTERM or SIGINT. The first signal stops taking work and waits for sends in progress (each ends
  * within its send deadline) before closing; a second signal exits at once, and recovery settles what was left.
+ * A stop still running past the send deadline plus STOP_MARGIN_MS is waiting on something that will not answer (a
+ * Redis that hangs holds every close that needs it): the process says what it was closing and exits with 1, as a
+ * second signal would.
  */
 async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boolean): Promise<void> {
   const defaults = await embeddedDefaults(given, process.env, roles, portChosen);
@@ -424,7 +433,16 @@ async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boo
         process.exit(130);
       }
       stopping = true;
-      logger.info({ signal }, 'stopping: no new jobs; sends in progress finish within their deadline');
+      const boundMs = config.sendTimeoutMs + STOP_MARGIN_MS;
+      logger.info({ signal, boundMs }, 'stopping: no new jobs; sends in progress finish within their deadline');
+      // Unref'd: a stop that ends, and leaves nothing open, ends the process before it fires.
+      let closed = false;
+      const overdue = setTimeout(() => {
+        const part = closed ? 'connections Redis never let close' : (service.closing() ?? 'the embedded services');
+        logger.error({ part, boundMs }, `stopping took longer than ${boundMs} ms, waiting on ${part} (is Redis answering?): exiting now; recovery settles what was in flight`);
+        process.exit(1);
+      }, boundMs);
+      overdue.unref();
       service
         .close()
         .then(unregister)
@@ -432,6 +450,9 @@ async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boo
         .then(resolve, (error: unknown) => {
           logger.error({ err: error }, 'shutdown failed');
           resolve();
+        })
+        .finally(() => {
+          closed = true;
         });
     };
     process.on('SIGTERM', onSignal);

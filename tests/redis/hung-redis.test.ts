@@ -1,12 +1,16 @@
 // A Redis that hangs with its connections open (SIGSTOP: a stalled host, a swap storm) must not hang the service's
 // callers: every command of the service's client fails after INTERLOCK_REDIS_COMMAND_TIMEOUT_MS, and the API's
 // queueing is bounded the same way. A command that timed out may still run once Redis wakes, so the answer says the
-// write may or may not be there, and the gate's own recovery still lands the effect at most once.
+// write may or may not be there, and the gate's own recovery still lands the effect at most once. A worker's
+// heartbeat logs its failures sparingly meanwhile, and `serve` stops within a bound instead of for as long as it hangs.
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEffectsQueue } from '../../queues/effects.js';
-import { effectIdFor, isRedisTimeout, RedisTimeout, type Stores } from '../../src/interlock.js';
+import { createInterlock, effectIdFor, isRedisTimeout, RedisTimeout, STOP_MARGIN_MS, type Stores } from '../../src/interlock.js';
+import { join } from 'node:path';
+import { spawnWorker } from '../pipeline/pipeline-support.js';
+import { pino } from 'pino';
 import { boundedWaits, createRedisClient } from '../../src/redis/client.js';
 import { createMemoryTarget } from '../../src/targets/memory-target.js';
 import { approvalBody, bearer, refundBody, startRig, TOKENS, uid, type Rig } from '../http/rig.js';
@@ -185,6 +189,27 @@ describe('the gate while its Redis hangs', () => {
   });
 });
 
+describe("a worker's heartbeat while Redis hangs", () => {
+  it('logs its first failure at once and no more within the next 10 s, where it used to log one a beat', { timeout: 60_000 }, async () => {
+    const lines: { msg: string }[] = [];
+    const logger = pino({ level: 'error' }, { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string }) });
+    const settings = { ...testConfig({ redisCommandTimeoutMs: 300, heartbeatMs: 200 }), redisUrl: redisServer.url };
+    const redis = createRedisClient(settings);
+    const interlock = await createInterlock({ config: settings, target: createMemoryTarget({ tier: 1, sendTimeoutMs: 1_000 }), signingKey: testKey().key, logger, redis });
+    try {
+      redisServer.process.kill('SIGSTOP');
+      // A beat every 200 ms, each failing 300 ms after it is sent: about a dozen failures in these 3 s.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      const failures = lines.filter((line) => line.msg.startsWith('heartbeat failed'));
+      expect(failures.map((line) => line.msg)).toEqual(['heartbeat failed']);
+    } finally {
+      redisServer.process.kill('SIGCONT');
+      await interlock.close();
+      await (redis as Redis).quit();
+    }
+  });
+});
+
 describe('the API while Redis hangs', () => {
   let rig: Rig;
 
@@ -253,4 +278,35 @@ describe('the API while Redis hangs', () => {
     expect(answer?.outcome).toBe('COMMITTED');
     expect(rig.target.landedCount(effectId)).toBe(1);
   });
+});
+
+// `serve` stopping while Redis hangs: every close that needs Redis waits, and a SIGTERM used to leave the service
+// running for as long as Redis hung. A stop still running past the send deadline plus STOP_MARGIN_MS exits with 1,
+// naming what it was closing; recovery settles whatever was in flight, as after a second signal.
+const SEND_TIMEOUT_MS = 1_000;
+const serveDir = tempDir('serve-stop');
+afterAll(() => serveDir.remove());
+
+describe('serve, stopped while Redis hangs', () => {
+  it(`exits with 1 once the send deadline plus ${STOP_MARGIN_MS} ms have passed, naming the part it was closing`, async () => {
+    const service = spawnWorker(
+      { REDIS_URL: redisServer.url, INTERLOCK_UNSAFE_DURABILITY: '1', INTERLOCK_SEND_TIMEOUT_MS: String(SEND_TIMEOUT_MS), INTERLOCK_DATA_DIR: join(serveDir.dir, 'data'), INTERLOCK_HOST: '127.0.0.1', INTERLOCK_KEY_PREFIX: `servestop${process.pid}` },
+      ['serve', '--roles', 'api', '--port', '0'],
+    );
+    try {
+      await service.ready;
+      while (!service.logs().includes('Interlock for Stripe is running')) await new Promise((resolve) => setTimeout(resolve, 50));
+      redisServer.process.kill('SIGSTOP');
+      const signalled = Date.now();
+      service.child.kill('SIGTERM');
+      const exit = await service.exited;
+      const tookMs = Date.now() - signalled;
+      expect(exit, service.logs().slice(-2000)).toEqual({ code: 1, signal: null });
+      expect(tookMs).toBeGreaterThanOrEqual(SEND_TIMEOUT_MS + STOP_MARGIN_MS);
+      expect(service.logs()).toMatch(new RegExp(`"msg":"stopping took longer than ${SEND_TIMEOUT_MS + STOP_MARGIN_MS} ms, waiting on [^"]+ \\(is Redis answering\\?\\): exiting now; recovery settles what was in flight"`));
+    } finally {
+      redisServer.process.kill('SIGCONT');
+      service.child.kill('SIGKILL');
+    }
+  }, 90_000);
 });

@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import Stripe from 'stripe';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { FACT_EVENTS } from '../../src/interlock.js';
+import { FACT_EVENTS, loadConfig, STOP_MARGIN_MS } from '../../src/interlock.js';
 import { inspectDurability } from '../../src/redis/durability.js';
 import { freePort, startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
 import { cliEnvironment, stripeBinary, tempConfigDir } from '../../sandbox/tests/stripe-cli-driver.js';
@@ -27,6 +27,7 @@ type Service = {
   network_mode?: string;
   ports?: string[];
   volumes?: string[];
+  stop_grace_period?: string;
 };
 type Compose = { services: Record<string, Service> };
 
@@ -101,6 +102,11 @@ describe('docker-compose.yml', () => {
       const command = cli?.command ?? [];
       expect(command[command.indexOf('--events') + 1]?.split(',')).toEqual(FACT_EVENTS);
     }
+    // A worker's own stop bound (the send deadline plus STOP_MARGIN_MS) ends it, with its log line, before compose's
+    // grace period runs out and it is killed without one.
+    const grace = /^(\d+)s$/.exec(services.worker?.stop_grace_period ?? '');
+    const sendTimeoutMs = Number(services.worker?.environment?.INTERLOCK_SEND_TIMEOUT_MS ?? loadConfig({}).sendTimeoutMs);
+    expect(Number(grace?.[1] ?? 0) * 1_000).toBeGreaterThan(sendTimeoutMs + STOP_MARGIN_MS);
     // The api and the workers share one data volume: one signing key, one token file.
     expect(services.api?.volumes).toEqual(services.worker?.volumes);
     expect(services.api?.environment?.INTERLOCK_DATA_DIR).toBe('/data');

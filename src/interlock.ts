@@ -39,7 +39,7 @@ import { createRedisJournal, type Journal } from './redis/journal.js';
 import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys.js';
 
 export { loadConfig, ConfigError, STOP_MARGIN_MS, type Config } from './config.js';
-export { createLogger, limitedErrorLog, REPEATED_ERROR_LOG_MS } from './log.js';
+export { createLogger, limitedErrorLog } from './log.js';
 export { createFileOnce } from './files.js';
 export { createCoalescer, type Coalescer } from './coalesce.js';
 export { closeConnection, isRedisOutage, isRedisTimeout, RedisTimeout, withinRedisTimeout } from './redis/client.js';

@@ -3,14 +3,14 @@
 // queueing is bounded the same way. A command that timed out may still run once Redis wakes, so the answer says the
 // write may or may not be there, and the gate's own recovery still lands the effect at most once. A worker's
 // heartbeat logs its failures sparingly meanwhile, and `serve` stops within a bound instead of for as long as it hangs.
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEffectsQueue } from '../../queues/effects.js';
 import { createInterlock, effectIdFor, isRedisTimeout, RedisTimeout, STOP_MARGIN_MS, type Stores } from '../../src/interlock.js';
-import { join } from 'node:path';
 import { spawnWorker } from '../pipeline/pipeline-support.js';
-import { pino } from 'pino';
 import { boundedWaits, createRedisClient } from '../../src/redis/client.js';
 import { createMemoryTarget } from '../../src/targets/memory-target.js';
 import { approvalBody, bearer, refundBody, startRig, TOKENS, uid, type Rig } from '../http/rig.js';
@@ -283,14 +283,13 @@ describe('the API while Redis hangs', () => {
 // `serve` stopping while Redis hangs: every close that needs Redis waits, and a SIGTERM used to leave the service
 // running for as long as Redis hung. A stop still running past the send deadline plus STOP_MARGIN_MS exits with 1,
 // naming what it was closing; recovery settles whatever was in flight, as after a second signal.
-const SEND_TIMEOUT_MS = 1_000;
-const serveDir = tempDir('serve-stop');
-afterAll(() => serveDir.remove());
-
 describe('serve, stopped while Redis hangs', () => {
+  const SEND_TIMEOUT_MS = 1_000;
+
   it(`exits with 1 once the send deadline plus ${STOP_MARGIN_MS} ms have passed, naming the part it was closing`, async () => {
+    const data = tempDir('serve-stop');
     const service = spawnWorker(
-      { REDIS_URL: redisServer.url, INTERLOCK_UNSAFE_DURABILITY: '1', INTERLOCK_SEND_TIMEOUT_MS: String(SEND_TIMEOUT_MS), INTERLOCK_DATA_DIR: join(serveDir.dir, 'data'), INTERLOCK_HOST: '127.0.0.1', INTERLOCK_KEY_PREFIX: `servestop${process.pid}` },
+      { REDIS_URL: redisServer.url, INTERLOCK_UNSAFE_DURABILITY: '1', INTERLOCK_SEND_TIMEOUT_MS: String(SEND_TIMEOUT_MS), INTERLOCK_DATA_DIR: join(data.dir, 'data'), INTERLOCK_HOST: '127.0.0.1', INTERLOCK_KEY_PREFIX: `servestop${process.pid}` },
       ['serve', '--roles', 'api', '--port', '0'],
     );
     try {
@@ -307,6 +306,7 @@ describe('serve, stopped while Redis hangs', () => {
     } finally {
       redisServer.process.kill('SIGCONT');
       service.child.kill('SIGKILL');
+      data.remove();
     }
   }, 90_000);
 });

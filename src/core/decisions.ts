@@ -2,7 +2,7 @@
 // atomically; these functions are what the gate, recovery and verify() reason with.
 import { payloadHash } from './effect-id.js';
 import type { Entry, EntryOf, Checks, PremiseChange } from './entries.js';
-import { canonicalJsonOfChecked, type Json, type JsonObject } from './json.js';
+import { canonicalJson, type Json, type JsonObject } from './json.js';
 
 export type Blocker = 'in_flight' | 'committed' | 'ambiguous' | 'conflicting_payload' | 'target_error' | 'reapproved';
 
@@ -97,8 +97,8 @@ export function comparePremises(decided: JsonObject, current: JsonObject): Premi
   for (const field of Object.keys(decided)) {
     const was = decided[field] as Json;
     const now: Json = Object.hasOwn(current, field) ? (current[field] as Json) : null;
-    const before = canonicalJsonOfChecked(was);
-    const after = canonicalJsonOfChecked(now);
+    const before = canonicalJson(was);
+    const after = canonicalJson(now);
     if (before !== after) {
       violations.push(`${field}: was ${before}, now ${after}`);
       changes.push({ field, was, now });

@@ -10,7 +10,7 @@
 // Sealing (v3): the same batches and the same `covers`, but the last entry's `sig` is a seal (seal.ts): its hash is
 // one leaf of a tree of the batches the worker sealed at the same moment, and one signature covers the tree. A v2
 // `sig` is a signature over the entry's own hash; a v3 `sig` is only ever read as a seal, since `v` is hashed.
-import { canonicalFields, canonicalJsonOfChecked, canonicalJsonWithout, joinFields, sha256Hex, type Json, type JsonObject } from './json.js';
+import { canonicalFields, canonicalJson, canonicalJsonWithout, joinFields, sha256Hex, type Json, type JsonObject } from './json.js';
 import { decodeStored, encodeStoredField } from './stored-form.js';
 import { sealLeaves } from './seal.js';
 import { signText, type SigningKey } from './signing.js';
@@ -142,7 +142,7 @@ export function entryHash(entry: Record<string, unknown>): string {
 export function entryHashOfChecked(entry: JsonObject): string {
   const rest: JsonObject = {};
   for (const key of Object.keys(entry)) if (key !== 'hash' && key !== 'sig') rest[key] = entry[key] as Json;
-  return sha256Hex(canonicalJsonOfChecked(rest));
+  return sha256Hex(canonicalJson(rest));
 }
 
 /** A batch sealed up to its signature: hashes known, stored forms ready but for the last entry's `sig`. */

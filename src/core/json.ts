@@ -95,28 +95,6 @@ export function assertJson(value: unknown, path = '$'): Json {
   return check(value, { path, depth: 0, ancestors: [] });
 }
 
-function write(value: Json): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) {
-    let text = '[';
-    for (let index = 0; index < value.length; index += 1) {
-      if (index > 0) text += ',';
-      text += write(value[index] as Json);
-    }
-    return `${text}]`;
-  }
-  const keys = sortedKeys(value);
-  let text = '{';
-  let first = true;
-  for (const key of keys) {
-    const item = value[key];
-    if (item === undefined) continue;
-    if (!first) text += ',';
-    first = false;
-    text += `${JSON.stringify(key)}:${write(item)}`;
-  }
-  return `${text}}`;
-}
 
 /** A path, built only when a value is refused: `$.a[2].b`. */
 function pathOf(root: string, trail: readonly (string | number)[]): string {
@@ -127,8 +105,8 @@ function pathOf(root: string, trail: readonly (string | number)[]): string {
 
 /**
  * Canonical JSON in one pass that also refuses what has no canonical form, exactly as assertJson does, without
- * making a copy first. The path of a refused value is assembled only when one is refused: verify() and every seal
- * go through here, and building a path string per field cost more than the serialisation itself.
+ * making a copy first, naming the path of what it refuses. Values are written by writeQuick (below), which keeps no
+ * path; one it cannot write comes here to be refused with its path.
  */
 const CYCLE_CHECK_DEPTH = 8;
 
@@ -252,7 +230,7 @@ export function canonicalFields(value: Record<string, unknown>, path = '$'): [ke
     const item = value[key];
     if (item === undefined) continue;
     if (key === '__proto__' || hasLoneSurrogate(key)) throw new NonCanonicalValueError(`${path}.${key}`, 'a key with no canonical form');
-    fields.push([key, writeStrict(item, path, [key], [])]);
+    fields.push([key, writeQuick(item, 1) ?? writeStrict(item, path, [key], [])]);
   }
   return fields;
 }
@@ -267,19 +245,66 @@ export function joinFields(fields: readonly (readonly [string, string])[]): stri
   return `${text}}`;
 }
 
+// A string JSON.stringify writes as it is, between quotes: no quote, backslash, control character or surrogate.
+// eslint-disable-next-line no-control-regex -- the control characters are what it looks for
+const PLAIN_STRING = /^[^"\\\u0000-\u001f\uD800-\uDFFF]*$/;
+
+/**
+ * writeStrict's quick road: the same text, written without keeping the path, the ancestors or a try block for the
+ * error a value with no canonical form needs; null for such a value (too deep stands for a cycle too), which then
+ * takes writeStrict's road to be refused with its path.
+ */
+function writeQuick(value: unknown, depth: number, skip?: ReadonlySet<string>): string | null {
+  switch (typeof value) {
+    case 'string':
+      // Most strings need no escape and hold no surrogate: quoted as they are.
+      if (PLAIN_STRING.test(value)) return `"${value}"`;
+      return hasLoneSurrogate(value) ? null : JSON.stringify(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'number':
+      // A finite number's JSON is its ECMAScript string (RFC 8785 §3.2.2.3), -0 included ("0").
+      return Number.isFinite(value) ? `${value}` : null;
+    case 'object': {
+      if (value === null) return 'null';
+      if (depth >= MAX_JSON_DEPTH) return null;
+      if (Array.isArray(value)) {
+        let text = '[';
+        for (let index = 0; index < value.length; index += 1) {
+          const item: unknown = value[index];
+          const written = item === undefined ? null : writeQuick(item, depth + 1);
+          if (written === null) return null;
+          text += index > 0 ? `,${written}` : written;
+        }
+        return `${text}]`;
+      }
+      const proto: unknown = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) return null;
+      let text = '{';
+      for (const key of sortedKeys(value)) {
+        if (skip !== undefined && skip.has(key)) continue;
+        const item: unknown = (value as Record<string, unknown>)[key];
+        if (item === undefined) continue;
+        const quoted = quotedKey(key);
+        const written = quoted === null ? null : writeQuick(item, depth + 1);
+        if (written === null) return null;
+        text += text.length > 1 ? `,${quoted}:${written}` : `${quoted}:${written}`;
+      }
+      return `${text}}`;
+    }
+    default:
+      return null;
+  }
+}
+
 /** RFC 8785 canonical JSON of a plain JSON value; refuses, with the path, anything without a canonical form. */
 export function canonicalJson(value: unknown, path = '$'): string {
-  return writeStrict(value, path, [], []);
+  return writeQuick(value, 0) ?? writeStrict(value, path, [], []);
 }
 
 /** canonicalJson of an object without some of its top-level fields, with no copy made to leave them out. */
 export function canonicalJsonWithout(value: Record<string, unknown>, skip: ReadonlySet<string>, path = '$'): string {
-  return writeStrict(value, path, [], [], skip, CYCLE_CHECK_DEPTH);
-}
-
-/** Canonical JSON of a value already known to be plain JSON (it came out of assertJson or JSON.parse). */
-export function canonicalJsonOfChecked(value: Json): string {
-  return write(value);
+  return writeQuick(value, 0, skip) ?? writeStrict(value, path, [], [], skip, CYCLE_CHECK_DEPTH);
 }
 
 /**

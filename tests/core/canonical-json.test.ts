@@ -100,6 +100,31 @@ describe('canonical JSON (RFC 8785)', () => {
     );
   });
 
+  it('writes any string as JSON.stringify does, and refuses exactly those with a lone surrogate (strings with nothing to escape are quoted as they are)', () => {
+    // Any UTF-16 code units: controls, quotes, backslashes, paired and lone surrogates, in values and in keys.
+    const unit = fc.oneof(fc.integer({ min: 0, max: 0xffff }), fc.constantFrom(0x22, 0x5c, 0x00, 0x1f, 0x20, 0x7f, 0xd800, 0xdbff, 0xdc00, 0xdfff)).map((code) => String.fromCharCode(code));
+    const text = fc.array(unit, { maxLength: 12 }).map((units) => units.join(''));
+    const lone = (value: string) => /\p{Surrogate}/u.test(value);
+    fc.assert(
+      fc.property(text, text, (value, key) => {
+        if (lone(value)) expect(() => canonicalJson(value)).toThrow(NonCanonicalValueError);
+        else expect(canonicalJson(value)).toBe(JSON.stringify(value));
+        if (lone(value) || lone(key)) expect(() => canonicalJson({ [key]: [value] })).toThrow(NonCanonicalValueError);
+        else expect(canonicalJson({ [key]: [value] })).toBe(`{${JSON.stringify(key)}:[${JSON.stringify(value)}]}`);
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it('writes any finite number as JSON.stringify does', () => {
+    fc.assert(
+      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (value) => {
+        expect(canonicalJson([value])).toBe(`[${JSON.stringify(value)}]`);
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
   it('writes -0 as 0 and 1e21 in exponent form', () => {
     expect(canonicalJson({ zero: -0, big: 1e21, below: 1e20 })).toBe('{"below":100000000000000000000,"big":1e+21,"zero":0}');
   });

@@ -11,7 +11,7 @@ import { generateSigningKeyPem } from '../src/keys/key-store.js';
 import { createRedisClient } from '../src/redis/client.js';
 import { createMemoryTarget } from '../src/targets/memory-target.js';
 import { startPrivateRedis } from '../tests/support/private-redis.js';
-import { finish, progress, QUICK, round } from './support.js';
+import { cutRatio, finish, progress, QUICK } from './support.js';
 
 const TOTAL = Number(process.env.BENCH_CONSTANT_EFFECTS ?? (QUICK ? 5_000 : 50_000));
 const SLICE = Math.min(5_000, Math.floor(TOTAL / 5));
@@ -61,7 +61,7 @@ try {
   const first = sliceRates[0] ?? 0;
   const last = sliceRates.at(-1) ?? 0;
   const snapshot = (await interlock.approvals.describe('ap_constant')).snapshot;
-  result = { effects: TOTAL, slice: SLICE, sliceRates, firstSlicePerSecond: first, lastSlicePerSecond: last, lastVsFirst: round(last / first, 2), bytesPerEffect, approvalReservedCents: snapshot?.reservedCents ?? null, approvalUses: snapshot?.uses ?? null };
+  result = { effects: TOTAL, slice: SLICE, sliceRates, firstSlicePerSecond: first, lastSlicePerSecond: last, lastVsFirst: cutRatio(last, first), bytesPerEffect, approvalReservedCents: snapshot?.reservedCents ?? null, approvalUses: snapshot?.uses ?? null };
 } finally {
   await interlock.close();
   await observer.quit();

@@ -28,7 +28,7 @@ import { generateSigningKeyPem } from '../src/keys/key-store.js';
 import { createMemoryTarget, type MemoryTarget } from '../src/targets/memory-target.js';
 import { startPrivateRedis } from '../tests/support/private-redis.js';
 import { createRedisClient } from '../src/redis/client.js';
-import { countCommands, finish, measure, median, progress, QUICK, round, type Measured } from './support.js';
+import { countCommands, cutRatio, finish, measure, median, progress, QUICK, type Measured } from './support.js';
 
 const EFFECTS = Number(process.env.BENCH_EFFECTS ?? (QUICK ? 300 : 5_000));
 const REPS = Number(process.env.BENCH_REPS ?? (QUICK ? 1 : 5));
@@ -203,7 +203,7 @@ function table(label: string, rows: readonly Row[]): string {
 
 function ratios(rows: readonly Row[], concurrency: number) {
   const at = (column: Column) => rows.find((row) => row.column === column && row.concurrency === concurrency)?.perSecond ?? 0;
-  return { gate: at('gate'), gateVsFloor: round(at('gate') / at('floor'), 2), gateVsHandCheckFsync: round(at('gate') / at('hand_check_fsync'), 2), gateVsHandCheck: round(at('gate') / at('hand_check'), 2) };
+  return { gate: at('gate'), gateVsFloor: cutRatio(at('gate'), at('floor')), gateVsHandCheckFsync: cutRatio(at('gate'), at('hand_check_fsync')), gateVsHandCheck: cutRatio(at('gate'), at('hand_check')) };
 }
 
 const machineRedis = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

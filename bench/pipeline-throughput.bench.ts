@@ -24,7 +24,7 @@ import { signingKeyFromPem } from '../src/core/signing.js';
 import { generateSigningKeyPem } from '../src/keys/key-store.js';
 import { startPrivateRedis } from '../tests/support/private-redis.js';
 import { createControlClient } from '../sandbox/index.js';
-import { deleteKeys, finish, inParallel, markdownTable, median, payments, progress, QUICK, round, sandboxStripe, startSandboxProcess } from './support.js';
+import { cutRatio, deleteKeys, finish, inParallel, markdownTable, median, payments, progress, QUICK, round, sandboxStripe, startSandboxProcess } from './support.js';
 
 const REPS = Number(process.env.BENCH_REPS ?? (QUICK ? 1 : 5));
 const CONCURRENCY = [16, 1] as const;
@@ -238,7 +238,7 @@ try {
 }
 
 const at = (column: Column, concurrency: number) => rows.find((row) => row.column === column && row.concurrency === concurrency);
-const ratio = (concurrency: number) => round((at('gate', concurrency)?.perSecond ?? 0) / (at('hand_check', concurrency)?.perSecond ?? Infinity), 2);
+const ratio = (concurrency: number) => cutRatio(at('gate', concurrency)?.perSecond ?? 0, at('hand_check', concurrency)?.perSecond ?? Infinity);
 const ratios = { c16: { gateVsHandCheck: ratio(16), gateVsNoCheck: round((at('gate', 16)?.perSecond ?? 0) / (at('no_check', 16)?.perSecond ?? Infinity), 2) }, c1: { gateVsHandCheck: ratio(1), gateVsNoCheck: round((at('gate', 1)?.perSecond ?? 0) / (at('no_check', 1)?.perSecond ?? Infinity), 2) } };
 const table = markdownTable(
   ['column', 'concurrency', 'refunds/s (median)', 'Stripe calls per refund', 'worker CPU µs per refund'],

@@ -109,6 +109,15 @@ export function percentile(values: readonly number[], p: number): number {
 
 export type Target = { target: string; value: number | string | null; met: boolean };
 
+/**
+ * a / b cut (not rounded) to three decimals, for a ratio a target is judged on: rounded, 0.896 would read as 0.9 and
+ * pass a 0.9 target it missed. For a threshold t of at most three decimals, cutRatio(a, b) >= t exactly when
+ * a / b >= t.
+ */
+export function cutRatio(a: number, b: number): number {
+  return Math.floor((a / b) * 1000) / 1000;
+}
+
 /** Exit code of a benchmark that ran to the end but missed a target (run.ts tells it apart from a failure). */
 export const TARGETS_MISSED = 10;
 

@@ -30,7 +30,7 @@ import { generateSigningKeyPem } from '../src/keys/key-store.js';
 import { createRedisClient } from '../src/redis/client.js';
 import { createMemoryTarget } from '../src/targets/memory-target.js';
 import { startVerifiers } from '../src/cli/verify-pool.js';
-import { deleteKeys, finish, inParallel, markdownTable, median, progress, QUICK, round, settleHeap } from './support.js';
+import { cutRatio, deleteKeys, finish, inParallel, markdownTable, median, progress, QUICK, round, settleHeap } from './support.js';
 
 const { privatePem, publicPem } = generateSigningKeyPem();
 const key = signingKeyFromPem(privatePem);
@@ -137,7 +137,7 @@ function measure(name: string, fresh: (rep: number) => Receipt[], perSlice: numb
     entriesPerSecond: Math.round((counted.entries * 1000) / verifyMs),
     signaturesPerReceipt: round(counted.signatures / counted.receipts, 2),
     rawReceiptsPerSecond: Math.round((counted.receipts * 1000) / rawMs),
-    ratio: round(rawMs / verifyMs, 2),
+    ratio: cutRatio(rawMs, verifyMs),
   };
 }
 

@@ -21,7 +21,7 @@ import { generateSigningKeyPem } from '../src/keys/key-store.js';
 import { startPrivateRedis } from '../tests/support/private-redis.js';
 import { createApp, createMetrics, createTokenRegistry } from '../webhooks/app.js';
 import { stripeWebhookRouter, WEBHOOK_PATH } from '../webhooks/stripe-route.js';
-import { deleteKeys, finish, inParallel, markdownTable, median, progress, QUICK, round } from './support.js';
+import { cutRatio, deleteKeys, finish, inParallel, markdownTable, median, progress, QUICK } from './support.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? (QUICK ? 200 : 3_000));
 const REPS = Number(process.env.BENCH_REPS ?? (QUICK ? 1 : 5));
@@ -138,7 +138,7 @@ try {
 
 const bare = median(runs.get('bare_construct_event') ?? []);
 const real = median(runs.get('interlock_route') ?? []);
-const ratio = round(real / bare, 2);
+const ratio = cutRatio(real, bare);
 // Every event the real route answered 200 is a job in the facts queue (the warm-up's one included).
 const expectedJobs = EVENTS * REPS + 1;
 const table = markdownTable(

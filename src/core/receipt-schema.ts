@@ -83,36 +83,47 @@ const isObject = (v: unknown): v is Loose => typeof v === 'object' && v !== null
 const isString = (v: unknown): v is string => typeof v === 'string';
 const isNumber = (v: unknown): v is number => typeof v === 'number';
 const nullable = (test: (v: unknown) => boolean) => (v: unknown) => v === null || test(v);
+// Each test is made once: a closure made per call would be garbage per entry.
+const isStringOrNull = nullable(isString);
+const isNumberOrNull = nullable(isNumber);
 const isStrings = (v: unknown) => Array.isArray(v) && v.every(isString);
 const isSnapshot = (v: unknown) =>
   isObject(v) && isString(v.id) && isString(v.approver) && isNumber(v.capCents) && isNumber(v.expiresAt) && isNumber(v.maxUses) && isString(v.scope) && typeof v.revoked === 'boolean' &&
-  nullable(isNumber)(v.revokedAt) && nullable(isNumber)(v.reservedCents) && nullable(isNumber)(v.uses);
+  isNumberOrNull(v.revokedAt) && isNumberOrNull(v.reservedCents) && isNumberOrNull(v.uses);
+const isSnapshotOrNull = nullable(isSnapshot);
 const isChange = (v: unknown) => isObject(v) && isString(v.field) && 'was' in v && 'now' in v;
 const isChecks = (v: unknown) =>
-  isObject(v) && typeof v.approvalLive === 'boolean' && nullable(isSnapshot)(v.approval) && isStrings(v.approvalProblems) && isStrings(v.violations) && Array.isArray(v.changes) && v.changes.every(isChange);
+  isObject(v) && typeof v.approvalLive === 'boolean' && isSnapshotOrNull(v.approval) && isStrings(v.approvalProblems) && isStrings(v.violations) && Array.isArray(v.changes) && v.changes.every(isChange);
 const oneOf = (values: readonly string[]) => (v: unknown) => isString(v) && values.includes(v);
+const isChecksOrNull = nullable(isChecks);
+const isVia = oneOf(['send', 'retry-idempotent', 'recovery-query', 'recovery-reapply', 'failed-but-landed', 'late-result']);
+const isLateOutcome = oneOf(['landed', 'rejected', 'unknown']);
+const isSource = oneOf(['webhook', 'reread']);
+const isObjectType = oneOf(['refund', 'dispute', 'charge', 'customer_balance_transaction', 'credit_note']);
+const isAction = oneOf(['reapprove', 'resolve', 'dismiss']);
+const isResolutionOrNull = nullable(oneOf(['landed', 'did_not_land']));
+const isDecisionOrNull = nullable((d) => isObject(d) && isString(d.model) && isString(d.text));
+const isReapprovalOrNull = nullable((r) => isObject(r) && isString(r.approval) && isString(r.requestId) && isString(r.effectId));
 const KIND_FIELDS: Record<string, (e: Loose) => boolean> = {
-  PROPOSED: (e) => isString(e.agent) && nullable(isString)(e.approval) && isObject(e.premises) && isObject(e.effect) && 'request' in e && nullable((d) => isObject(d) && isString(d.model) && isString(d.text))(e.decision),
+  PROPOSED: (e) => isString(e.agent) && isStringOrNull(e.approval) && isObject(e.premises) && isObject(e.effect) && 'request' in e && isDecisionOrNull(e.decision),
   AUTHORIZED: (e) => isSnapshot(e.approval),
   DISPATCHED: (e) => (e.effect === undefined || isObject(e.effect)) && (e.subject === undefined || isString(e.subject)) && isString(e.approval) && isObject(e.premises) && isChecks(e.checks) && isString(e.owner) && isNumber(e.epoch) && isNumber(e.sendDeadline),
-  COMMITTED: (e) => oneOf(['send', 'retry-idempotent', 'recovery-query', 'recovery-reapply', 'failed-but-landed', 'late-result'])(e.via) && 'result' in e && nullable(isString)(e.found) && nullable(isChecks)(e.rechecked) && isNumber(e.epoch),
-  REFUSED: (e) => isString(e.code) && isString(e.reason) && nullable(isChecks)(e.checks) && nullable(isChecks)(e.rechecked) && Array.isArray(e.changes) && e.changes.every(isChange) && typeof e.resolves === 'boolean',
-  AMBIGUOUS: (e) => isString(e.reason) && nullable(isChecks)(e.rechecked) && isNumber(e.epoch),
-  LATE_RESULT: (e) => isString(e.owner) && isNumber(e.epoch) && oneOf(['landed', 'rejected', 'unknown'])(e.outcome) && 'result' in e && nullable(isString)(e.error),
+  COMMITTED: (e) => isVia(e.via) && 'result' in e && isStringOrNull(e.found) && isChecksOrNull(e.rechecked) && isNumber(e.epoch),
+  REFUSED: (e) => isString(e.code) && isString(e.reason) && isChecksOrNull(e.checks) && isChecksOrNull(e.rechecked) && Array.isArray(e.changes) && e.changes.every(isChange) && typeof e.resolves === 'boolean',
+  AMBIGUOUS: (e) => isString(e.reason) && isChecksOrNull(e.rechecked) && isNumber(e.epoch),
+  LATE_RESULT: (e) => isString(e.owner) && isNumber(e.epoch) && isLateOutcome(e.outcome) && 'result' in e && isStringOrNull(e.error),
   OBSERVED: (e) =>
-    oneOf(['webhook', 'reread'])(e.source) && nullable(isString)(e.eventId) && isString(e.eventType) && oneOf(['refund', 'dispute', 'charge', 'customer_balance_transaction', 'credit_note'])(e.objectType) &&
-    isString(e.objectId) && nullable(isString)(e.status) && nullable(isString)(e.failureReason) && nullable(isNumber)(e.amount) && nullable(isString)(e.charge) &&
-    nullable(isString)(e.disputeStatus) && nullable(isString)(e.disputeReason) && nullable(isNumber)(e.created),
+    isSource(e.source) && isStringOrNull(e.eventId) && isString(e.eventType) && isObjectType(e.objectType) && isString(e.objectId) && isStringOrNull(e.status) &&
+    isStringOrNull(e.failureReason) && isNumberOrNull(e.amount) && isStringOrNull(e.charge) && isStringOrNull(e.disputeStatus) && isStringOrNull(e.disputeReason) && isNumberOrNull(e.created),
   RESOLVED: (e) =>
-    isString(e.item) && oneOf(['reapprove', 'resolve', 'dismiss'])(e.action) && isObject(e.by) && isString(e.by.name) && isString(e.by.role) && isString(e.note) &&
-    nullable(oneOf(['landed', 'did_not_land']))(e.resolution) && nullable((r) => isObject(r) && isString(r.approval) && isString(r.requestId) && isString(r.effectId))(e.reapproval),
+    isString(e.item) && isAction(e.action) && isObject(e.by) && isString(e.by.name) && isString(e.by.role) && isString(e.note) && isResolutionOrNull(e.resolution) && isReapprovalOrNull(e.reapproval),
 };
 const isEntry = (v: unknown) =>
-  isObject(v) && (v.v === 1 || v.v === 2 || v.v === 3) && isString(v.effectId) && isNumber(v.at) && nullable(isString)(v.prev) && (v.kid === undefined || isString(v.kid)) && isString(v.hash) &&
-  nullable(isString)(v.sig) && (v.covers === undefined || (Number.isSafeInteger(v.covers) && (v.covers as number) >= 0)) && isString(v.kind) && Object.hasOwn(KIND_FIELDS, v.kind) && (KIND_FIELDS[v.kind] as (e: Loose) => boolean)(v);
+  isObject(v) && (v.v === 1 || v.v === 2 || v.v === 3) && isString(v.effectId) && isNumber(v.at) && isStringOrNull(v.prev) && (v.kid === undefined || isString(v.kid)) && isString(v.hash) &&
+  isStringOrNull(v.sig) && (v.covers === undefined || (Number.isSafeInteger(v.covers) && (v.covers as number) >= 0)) && isString(v.kind) && Object.hasOwn(KIND_FIELDS, v.kind) && (KIND_FIELDS[v.kind] as (e: Loose) => boolean)(v);
 const HEAD_KEYS = ['format', 'effectId', 'count', 'lastHash', 'signedAt', 'kid', 'sig'];
 const isHead = (v: unknown) =>
-  isObject(v) && Object.keys(v).every((key) => HEAD_KEYS.includes(key)) && (HEAD_FORMATS as readonly unknown[]).includes(v.format) && isString(v.effectId) && isNumber(v.count) && nullable(isString)(v.lastHash) && isNumber(v.signedAt) && isString(v.kid) && isString(v.sig);
+  isObject(v) && Object.keys(v).every((key) => HEAD_KEYS.includes(key)) && (HEAD_FORMATS as readonly unknown[]).includes(v.format) && isString(v.effectId) && isNumber(v.count) && isStringOrNull(v.lastHash) && isNumber(v.signedAt) && isString(v.kid) && isString(v.sig);
 export function quickShape(input: unknown): Receipt | null {
   if (!isObject(input) || !Object.keys(input).every((key) => key === 'format' || key === 'effectId' || key === 'entries' || key === 'head')) return null;
   if (!(RECEIPT_FORMATS as readonly unknown[]).includes(input.format) || !isString(input.effectId) || !Array.isArray(input.entries) || !isHead(input.head)) return null;

@@ -33,6 +33,7 @@ export type Seal = { size: number; index: number; path: Digest[]; signature: str
 
 const PREFIX = 's1';
 const SIGNATURE_CHARS = 86;
+const LONE_PREFIX = `${PREFIX}.1.0..`;
 const DIGEST_BYTES = 32;
 // Size and index as plain decimals, no sign or leading zero; a tree is never larger than a million leaves.
 const COUNT = /^(?:0|[1-9][0-9]{0,5})$/;
@@ -148,6 +149,11 @@ function canonicalBase64url(text: string, bytes: number): boolean {
 
 /** A seal's parts, or null when the text is not a seal in its one canonical spelling. */
 export function parseSeal(text: string): Seal | null {
+  // A tree of one leaf (each batch of an effect sealed alone) has no path: its seal is this prefix and the signature.
+  if (text.length === LONE_PREFIX.length + SIGNATURE_CHARS && text.startsWith(LONE_PREFIX)) {
+    const signature = text.slice(LONE_PREFIX.length);
+    return canonicalBase64url(signature, 64) ? { size: 1, index: 0, path: [], signature } : null;
+  }
   const parts = text.split('.');
   if (parts.length !== 5 || parts[0] !== PREFIX) return null;
   const [, sizeText = '', indexText = '', pathText = '', signature = ''] = parts;

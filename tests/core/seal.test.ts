@@ -179,6 +179,21 @@ describe('seals', () => {
     expect(parseSeal('not a seal')).toBeNull();
   });
 
+  it('reads a seal of one leaf (no path) in its one spelling too', () => {
+    const text = leaves(1)[0] as string;
+    const seal = sealLeaves([text], 'entries', sign)[0] as string;
+    const signature = seal.split('.').at(-1) as string;
+    expect(parseSeal(seal)).toEqual({ size: 1, index: 0, path: [], signature });
+    expect(verifySeal(text, seal, 'entries', key.publicKey)).toBe(true);
+    const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const strayBit = `${signature.slice(0, -1)}${ALPHABET[ALPHABET.indexOf(signature.at(-1) as string) ^ 1] as string}`;
+    expect(Buffer.from(strayBit, 'base64url').equals(Buffer.from(signature, 'base64url'))).toBe(true);
+    for (const spelled of [`s1.1.0..${strayBit}`, `s1.1.0..${signature}A`, `s1.1.0..${signature.slice(1)}`, `s1.1.0..${signature.slice(0, -1)}=`, `s1.01.0..${signature}`, `s1.1.0.AA.${signature}`]) {
+      expect([spelled, parseSeal(spelled)]).toEqual([spelled, null]);
+      expect(verifySeal(text, spelled, 'entries', key.publicKey)).toBe(false);
+    }
+  });
+
   it('refuses a path longer than any tree can have, before decoding it', () => {
     const seal = parseSeal(sealLeaves(leaves(2), 'entries', sign)[0] as string);
     if (!seal) throw new Error('no seal');

@@ -95,7 +95,6 @@ export function assertJson(value: unknown, path = '$'): Json {
   return check(value, { path, depth: 0, ancestors: [] });
 }
 
-
 /** A path, built only when a value is refused: `$.a[2].b`. */
 function pathOf(root: string, trail: readonly (string | number)[]): string {
   let path = root;
@@ -103,11 +102,7 @@ function pathOf(root: string, trail: readonly (string | number)[]): string {
   return path;
 }
 
-/**
- * Canonical JSON in one pass that also refuses what has no canonical form, exactly as assertJson does, without
- * making a copy first, naming the path of what it refuses. Values are written by writeQuick (below), which keeps no
- * path; one it cannot write comes here to be refused with its path.
- */
+// The depth from which canonicalJsonWithout's strict road searches the ancestors for a cycle (writeStrict).
 const CYCLE_CHECK_DEPTH = 8;
 
 /** A key as JSON, quotes included: most keys are plain identifiers, which need no escaping. */
@@ -162,6 +157,11 @@ function sortedKeys(value: object): readonly string[] {
   return sorted;
 }
 
+/**
+ * Canonical JSON in one pass that also refuses what has no canonical form, exactly as assertJson does, without
+ * making a copy first, naming the path of what it refuses. Values are written by writeQuick (below), which keeps no
+ * path; one it cannot write comes here to be refused with its path.
+ */
 function writeStrict(value: unknown, root: string, trail: (string | number)[], ancestors: object[], skip?: ReadonlySet<string>, cycleDepth = 0): string {
   switch (typeof value) {
     case 'string':

@@ -48,9 +48,9 @@ async function whereTheBytesGo(effectIds: readonly string[], perEffect: number):
   const share = async (key: string) => Math.round((await usage(key)) / members);
   const parts = [
     { part: 'the chain (entries and seals, one string)', bytes: await averaged((effectId) => keys.entries(SUBJECT, effectId)) },
-    { part: 'the state hash (head, payload hash, epoch, flags)', bytes: await averaged((effectId) => keys.state(SUBJECT, effectId)) },
+    { part: 'the state hash (chain head and count, payload hash, committed)', bytes: await averaged((effectId) => keys.state(SUBJECT, effectId)) },
     { part: 'its place in the effects-by-time index', bytes: await share(keys.effectsByTime) },
-    { part: "its place on the reconciler's watch list", bytes: await share(keys.watch) },
+    { part: "its place on the reconciler's watch list (a commit long after its binding)", bytes: await share(keys.watch) },
     { part: 'its binding to its payment', bytes: await share(keys.effectPartitions) },
     { part: "its place in the payment's committed effects", bytes: await share(keys.subject(SUBJECT)) },
   ];

@@ -188,7 +188,7 @@ export type ReconcileReport = { effects: number; appended: number; alerts: strin
 export async function reconcile(stores: Stores, facts: FactsApplier, since: number, options: { limit?: number } = {}): Promise<ReconcileReport> {
   const watched = await watchedEffects(stores, since, options.limit ?? 10_000);
   const report: ReconcileReport = { effects: watched.length, appended: 0, alerts: [] };
-  for (const { effectId } of watched) {
+  for (const effectId of watched) {
     for (const applied of await facts.reread(effectId)) {
       report.appended += applied.appended;
       report.alerts.push(...applied.alerts);

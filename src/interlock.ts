@@ -386,7 +386,7 @@ export async function refusalOfLatestProposal(stores: Stores, effectId: string):
 }
 
 /** Effects committed since `since` (Redis ms): what the reconciler re-reads. */
-export async function watchedEffects(stores: Stores, since: number, limit?: number): Promise<{ effectId: string; committedAt: number }[]> {
+export async function watchedEffects(stores: Stores, since: number, limit?: number): Promise<string[]> {
   return journalOf(stores).watched(since, limit);
 }
 

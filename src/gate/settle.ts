@@ -11,7 +11,8 @@ import { objectId, type Rejected } from '../core/target.js';
 import type { GateContext, Settled } from './context.js';
 
 /** Where an open dispatch stands for its holder: the chain head it last saw and the approval it reserved on. */
-export type Holding = { partition: string; effectId: string; epoch: number; head: string; approvalId: string };
+/** `boundAt`: when the holder's own binding put the effect in the effects-by-time index (a submit that bound it new). */
+export type Holding = { partition: string; effectId: string; epoch: number; head: string; approvalId: string; boundAt?: number };
 
 export async function recordLate(ctx: GateContext, at: Holding, outcome: 'landed' | 'rejected' | 'unknown', payload: Json, error: string | null): Promise<void> {
   const draft: Draft<'LATE_RESULT'> = { kind: 'LATE_RESULT', owner: ctx.owner, epoch: at.epoch, outcome, result: quote(payload), error: error === null ? null : quoteError(error) };
@@ -28,7 +29,7 @@ export async function commit(ctx: GateContext, at: Holding, via: CommitVia, land
     await recordLate(ctx, at, 'landed', result, null);
     return { kind: 'skipped', effectId: at.effectId, reason: `the send landed but the claim had moved on (${reply.status}); recorded as LATE_RESULT` };
   }
-  ctx.journal.watch(at.effectId, reply.now);
+  ctx.journal.committed(at.effectId, reply.now, at.boundAt);
   ctx.logger.info({ effectId: at.effectId, outcome, via, found }, 'committed');
   return { kind: 'settled', effectId: at.effectId, outcome, evidence: found };
 }

@@ -299,7 +299,8 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
           return ctx.result(effectId, 'REFUSED:stale_premise', { reason: report.violations.join('; '), changes: report.changes });
         }
         const epoch = reply.epoch ?? chain.state.epoch + 1;
-        const holding: Holding = { partition, effectId, epoch, head: reply.entries.at(-1)?.hash ?? '', approvalId: proposal.approval };
+        const current = binding.current;
+        const holding: Holding = { partition, effectId, epoch, head: reply.entries.at(-1)?.hash ?? '', approvalId: proposal.approval, ...(current.status === 'NEW' ? { boundAt: current.now } : {}) };
         ctx.busy.hold(effectId);
         try {
           return await answer(await sendDispatched(holding, effect, proposal.requestId ?? null, deadlineAt, scriptAnsweredAt), partition);

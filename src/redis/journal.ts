@@ -142,6 +142,13 @@ function storedLines(text: string | null): string[] {
 /** A dispatch must follow its binding within this window; recovery drops a stale index entry only past it. */
 export const BIND_WINDOW_MS = 5 * 60_000;
 
+/**
+ * A commit within this long of the binding that put its effect in the effects-by-time index is found through that
+ * index: the reconciler reads it this far before its window. Only a later commit (a resend after a crash, an
+ * effect bound by an earlier submit) goes on the watch list, so most committed effects cost the watch list nothing.
+ */
+export const RECENT_COMMIT_MS = 10 * 60_000;
+
 export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signingKey: SigningKey; signer?: Signer; maxSkewMs?: number; casAttempts?: number; clock?: RedisClock; bindWindowMs?: number }) {
   const { redis, keys, signingKey } = deps;
   // Batches sealed in the same turn of the event loop share one signature (src/keys/sealer.ts).
@@ -327,19 +334,40 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       scheduleUpkeep(flushMs);
     },
 
-    /** Puts a committed effect on the reconciler's watch list (carried like unindex). */
-    watch(effectId: string, committedAt: number, flushMs = 50): void {
+    /**
+     * Settles where the reconciler finds a committed effect: `boundAt` is when the caller's own binding put it in the
+     * effects-by-time index (undefined when the caller did not make the binding). A commit within RECENT_COMMIT_MS of
+     * it is found there; any other goes on the watch list (carried like unindex).
+     */
+    committed(effectId: string, committedAt: number, boundAt: number | undefined, flushMs = 50): void {
+      if (boundAt !== undefined && committedAt - boundAt <= RECENT_COMMIT_MS) return;
       watching.push(effectId, String(committedAt));
       scheduleUpkeep(flushMs);
     },
 
-    /** Effects committed since `since` (Redis ms), oldest first, and the list trimmed of those older. */
-    async watched(since: number, limit = 1_000): Promise<{ effectId: string; committedAt: number }[]> {
+    /**
+     * Up to `limit` effects committed since `since` (Redis ms), each once, and the watch list trimmed of those
+     * older: the watch list's, then, oldest bound first, those bound from RECENT_COMMIT_MS before `since` on that
+     * are committed (which takes in every commit that stayed off the watch list, and a few from just before `since`).
+     */
+    async watched(since: number, limit = 1_000): Promise<string[]> {
       await redis.zremrangebyscore(keys.watch, '-inf', `(${since}`);
-      const members = (await redis.zrangebyscore(keys.watch, since, '+inf', 'WITHSCORES', 'LIMIT', 0, limit)).flat();
-      const out: { effectId: string; committedAt: number }[] = [];
-      for (let i = 0; i + 1 < members.length; i += 2) out.push({ effectId: String(members[i]), committedAt: Number(members[i + 1]) });
-      return out;
+      const found = new Set(await redis.zrangebyscore(keys.watch, since, '+inf', 'LIMIT', 0, limit));
+      const page = 1_000;
+      for (let offset = 0; found.size < limit; offset += page) {
+        const bound = await redis.zrangebyscore(keys.effectsByTime, since - RECENT_COMMIT_MS, '+inf', 'LIMIT', offset, page);
+        const fresh = bound.filter((effectId) => !found.has(effectId));
+        const partitions = fresh.length === 0 ? [] : await redis.hmget(keys.effectPartitions, ...fresh);
+        const flags = await Promise.all(fresh.map((effectId, index) => {
+          const partition = partitions[index];
+          return partition === null || partition === undefined ? null : redis.hget(keys.state(partition, effectId), 'committed');
+        }));
+        fresh.forEach((effectId, index) => {
+          if (flags[index] === '1' && found.size < limit) found.add(effectId);
+        });
+        if (bound.length < page) break;
+      }
+      return [...found];
     },
 
     /** Drops every finished submit's index entry now (before a worker stops). */

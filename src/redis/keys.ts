@@ -44,7 +44,10 @@ export function createKeys(prefix = 'interlock') {
     effectsByTime: `${index}:effects-by-time`,
     /** ZSET "<effect id>:<submit token>" -> Redis time bound: every submit that may dispatch, and every open effect. */
     openIndex: `${index}:open`,
-    /** ZSET effect id -> when it committed: effects whose money the reconciler re-reads until the horizon passes. */
+    /**
+     * ZSET effect id -> when it committed: the committed effects the reconciler would not find through effects-by-time
+     * (committed long after the binding that indexed them, journal.ts RECENT_COMMIT_MS), kept until the horizon passes.
+     */
     watch: `${index}:watch`,
     /** HASH approval id -> partition. */
     approvalPartitions: `${index}:approvals`,

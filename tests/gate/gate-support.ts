@@ -9,7 +9,7 @@ import { verify, type Verification } from '../../src/core/verify.js';
 import { createGate, type Gate, type GateDeps, type GateResult, type RecoveryReport } from '../../src/gate/gate.js';
 import type { MemoryTargetOptions } from '../../src/targets/memory-target.js';
 import { recorded } from '../support/outcomes.js';
-import { approvalTerms, createWorld, sleep, type refundProposal, type TestNode, type World } from '../support/harness.js';
+import { approvalTerms, createWorld, kill, refundProposal, sleep, type TestNode, type World } from '../support/harness.js';
 
 export const PAYMENT = 'payment:pi_1';
 /** The facts the standard refund proposal was decided on; the world starts out agreeing with them. */
@@ -40,6 +40,19 @@ export async function grant(node: TestNode, overrides: Partial<ApprovalTerms> = 
 export async function submitAndCrash(node: TestNode, proposal: ReturnType<typeof refundProposal>): Promise<string> {
   await expect(node.gate.submit(proposal)).rejects.toBeInstanceOf(ProcessCrash);
   return node.gate.effectIdOf(proposal);
+}
+
+/**
+ * Node a grants an approval, dies on the send of one refund under it (before the send) and is killed; node b, alive,
+ * is left to recover it.
+ */
+export async function crashedBeforeSend(world: World): Promise<{ a: TestNode; b: TestNode; approval: string; effectId: string }> {
+  const [a, b] = [await world.node('a'), await world.node('b')];
+  const { id } = await grant(a);
+  world.target.inject({ kind: 'crash-before-send' });
+  const effectId = await submitAndCrash(a, refundProposal({ approval: id }));
+  await kill(a);
+  return { a, b, approval: id, effectId };
 }
 
 export async function openState(node: TestNode, effectId: string) {

@@ -8,7 +8,7 @@ import type { Target } from '../../src/core/target.js';
 import { verify } from '../../src/core/verify.js';
 import type { Approvals } from '../../src/redis/approvals.js';
 import { kill, refundProposal, sleep, type TestNode, type World } from '../support/harness.js';
-import { FACTS, PAYMENT, entryKinds, gateWith, gateWorld, grant, openState, submitAndCrash, untilRedisTime, verifiedReceipt } from './gate-support.js';
+import { FACTS, PAYMENT, crashedBeforeSend, entryKinds, gateWith, gateWorld, grant, openState, submitAndCrash, untilRedisTime, verifiedReceipt } from './gate-support.js';
 
 let world: World;
 afterEach(async () => {
@@ -108,11 +108,7 @@ describe('authority and binding', () => {
 
   it('item 2: recovery never resends under an approval revoked while it re-read the premises', async () => {
     world = await gateWorld();
-    const [a, b] = [await world.node('a'), await world.node('b')];
-    const { id } = await grant(a);
-    world.target.inject({ kind: 'crash-before-send' });
-    const effectId = await submitAndCrash(a, refundProposal({ approval: id }));
-    await kill(a);
+    const { b, approval: id, effectId } = await crashedBeforeSend(world);
     // The approval is live when recovery reads it, and revoked while the slow premise read runs.
     const slow: Target = {
       ...b.target,

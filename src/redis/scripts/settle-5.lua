@@ -28,9 +28,17 @@ if kind == 'COMMITTED' then settled = { 'committed', '1' } end
 if kind == 'AMBIGUOUS' then settled = { 'ambiguous', '1' } end
 if kind == 'REFUSED' and ARGV[5] == 'REFUSED:target_error' then settled = { 'targetRefused', '1' } end
 push_batch(state, KEYS[2], at, 9, 1, settled, tonumber(st[7] or 0))
--- The claim is over (an absent `open` reads as closed); its fields would only cost memory on every settled effect. (`amount` and `approvalId` stay:
--- a landing reported late must put the amount back on the approval it was released from, late-5.)
-redis.call('HDEL', state, 'open', 'owner', 'nonce', 'claimExpires', 'deathProvenAt', 'late', 'sendDeadline', 'dispatchedAt', 'sends')
+-- The claim is over (an absent `open` reads as closed); its fields would only cost memory on every settled effect.
+-- `amount` and `approvalId` stay while a landing reported late may have to put the amount back on the approval it
+-- was released from (late-5); a committed effect released nothing, is never dispatched again (so its fencing epoch
+-- is over too), and late-5 leaves it as it is, so those go with the claim.
+local closed = { 'open', 'owner', 'nonce', 'claimExpires', 'deathProvenAt', 'late', 'sendDeadline', 'dispatchedAt', 'sends' }
+if kind == 'COMMITTED' then
+  closed[#closed + 1] = 'epoch'
+  closed[#closed + 1] = 'approvalId'
+  closed[#closed + 1] = 'amount'
+end
+redis.call('HDEL', state, unpack(closed))
 -- The subject's committed effects, for facts that name the payment or the customer rather than the effect (a
 -- dispute on the charge, a credit note for the customer).
 if kind == 'COMMITTED' then redis.call('HSET', KEYS[5], 'e:' .. eid, '1') end

@@ -1,0 +1,105 @@
+// What a committed effect leaves in Redis (issue 8 §1, Redis memory per effect). Its state keeps only what later
+// steps read. And where the reconciler finds it: a commit soon after the binding that put its effect in the
+// effects-by-time index is found through that index and costs the watch list nothing; any other commit (by
+// recovery, or under a binding an earlier submit made) goes on the watch list. Either way the reconciler's list of
+// effects committed since a time holds it, and holds nothing that did not commit.
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { watchedEffects } from '../../src/interlock.js';
+import { RECENT_COMMIT_MS } from '../../src/redis/journal.js';
+import { refundProposal, type TestNode, type World } from '../support/harness.js';
+import { crashedBeforeSend, gateWorld, grant } from './gate-support.js';
+
+let world: World;
+let redis: Redis | null = null;
+afterEach(async () => {
+  await redis?.quit();
+  redis = null;
+  await world.close();
+});
+
+async function watchList(node: TestNode): Promise<string[]> {
+  await node.journal.flushIndex();
+  redis ??= new Redis(world.config.redisUrl);
+  return redis.zrange(node.stores.keys.watch, '0', '-1');
+}
+
+describe('a settled effect’s state', () => {
+  it('committed, it keeps its chain head and count, its payload and that it committed: no claim, epoch or reservation', async () => {
+    world = await gateWorld();
+    const node = await world.node('a');
+    const { id } = await grant(node);
+    const { effectId, outcome } = await node.gate.submit(refundProposal({ approval: id }));
+    expect(outcome).toBe('COMMITTED');
+    redis ??= new Redis(world.config.redisUrl);
+    const state = await redis.hgetall(node.stores.keys.state('payment:pi_1', effectId));
+    expect(Object.keys(state).sort()).toEqual(['committed', 'count', 'head', 'lastAt', 'payloadHash']);
+  });
+
+  it('refused by the target, it keeps the approval and the amount a landing reported late gives back (late-5)', async () => {
+    world = await gateWorld();
+    const node = await world.node('a');
+    const { id } = await grant(node);
+    world.target.inject({ kind: 'reject', code: 'charge_already_refunded' });
+    const { effectId, outcome } = await node.gate.submit(refundProposal({ approval: id, amount: 1_500 }));
+    expect(outcome).toBe('REFUSED:target_error');
+    redis ??= new Redis(world.config.redisUrl);
+    expect(await redis.hmget(node.stores.keys.state('payment:pi_1', effectId), 'approvalId', 'amount', 'epoch')).toEqual([id, '1500', '1']);
+  });
+});
+
+describe('the reconciler’s list of committed effects', () => {
+  it('a submit that binds and commits at once stays off the watch list and is still listed; a refused effect is not listed', async () => {
+    world = await gateWorld();
+    const node = await world.node('a');
+    const { id } = await grant(node);
+    const committed = await node.gate.submit(refundProposal({ approval: id }));
+    const refused = await node.gate.submit(refundProposal({ approval: 'ap_nobody_granted' }));
+    expect([committed.outcome, refused.outcome]).toEqual(['COMMITTED', 'REFUSED:lease']);
+    expect(await watchList(node)).toEqual([]);
+    const now = await node.journal.serverTime();
+    expect(await watchedEffects(node.stores, now - 60_000)).toEqual([committed.effectId]);
+    // Committed before the window: not listed (its binding is older than the window and it is on no watch list).
+    redis ??= new Redis(world.config.redisUrl);
+    await redis.zadd(node.stores.keys.effectsByTime, 'XX', now - 60_000 - RECENT_COMMIT_MS - 1, committed.effectId);
+    expect(await watchedEffects(node.stores, now - 60_000)).toEqual([]);
+  });
+
+  it('reads the effects-by-time index page by page: a commit behind more than a page of other bindings is listed', async () => {
+    world = await gateWorld();
+    const node = await world.node('a');
+    const { id } = await grant(node);
+    const now = await node.journal.serverTime();
+    redis ??= new Redis(world.config.redisUrl);
+    // 1,500 bindings older than the commit, none of them committed (bound, then nothing written: no state).
+    const others = Array.from({ length: 1_500 }, (_, index) => index.toString(16).padStart(64, '0'));
+    await redis.zadd(node.stores.keys.effectsByTime, ...others.flatMap((effectId, index) => [String(now - 30_000 + index), effectId]));
+    await redis.hset(node.stores.keys.effectPartitions, ...others.flatMap((effectId) => [effectId, 'payment:pi_1']));
+    const committed = await node.gate.submit(refundProposal({ approval: id }));
+    expect(committed.outcome).toBe('COMMITTED');
+    expect(await watchedEffects(node.stores, now - 60_000)).toEqual([committed.effectId]);
+    expect(await watchedEffects(node.stores, now - 60_000, 0)).toEqual([]);
+  });
+
+  it('a commit by recovery goes on the watch list, so it is listed however long ago its effect was bound', async () => {
+    world = await gateWorld();
+    const { b, effectId } = await crashedBeforeSend(world);
+    expect((await b.gate.recover()).settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_BY_RETRY' })]);
+    expect(await watchList(b)).toEqual([effectId]);
+    const now = await b.journal.serverTime();
+    redis ??= new Redis(world.config.redisUrl);
+    await redis.zadd(b.stores.keys.effectsByTime, 'XX', now - 86_400_000, effectId);
+    expect(await watchedEffects(b.stores, now - 60_000)).toEqual([effectId]);
+  });
+
+  it('a commit long after the caller’s own binding, or under a binding it did not make, goes on the watch list', async () => {
+    world = await gateWorld();
+    const node = await world.node('a');
+    const now = await node.journal.serverTime();
+    const [soon, late, unbound] = ['a'.repeat(64), 'b'.repeat(64), 'c'.repeat(64)] as const;
+    node.journal.committed(soon, now, now - RECENT_COMMIT_MS);
+    node.journal.committed(late, now, now - RECENT_COMMIT_MS - 1);
+    node.journal.committed(unbound, now, undefined);
+    expect((await watchList(node)).sort()).toEqual([late, unbound]);
+  });
+});

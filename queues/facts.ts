@@ -7,7 +7,7 @@ import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { activeJobs, afterOutages, orphansOf } from './after-outages.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
-import { closeConnection, createCoalescer, errorCode, InterlockError, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent, withinRedisTimeout } from '../src/interlock.js';
+import { closeConnection, createCoalescer, errorCode, InterlockError, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent, type WatchPosition, withinRedisTimeout } from '../src/interlock.js';
 
 /**
  * Every facts job: retried while Stripe cannot answer its re-read; kept 7 days once done (longer than Stripe
@@ -184,28 +184,54 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
 
 export type ReconcileReport = { effects: number; appended: number; alerts: string[] };
 
-/** One reconciliation pass: every effect committed since `since` (Redis ms) re-read from Stripe. */
-export async function reconcile(stores: Stores, facts: FactsApplier, since: number, options: { limit?: number } = {}): Promise<ReconcileReport> {
-  const watched = await watchedEffects(stores, since, options.limit ?? 10_000);
-  const report: ReconcileReport = { effects: watched.length, appended: 0, alerts: [] };
-  for (const effectId of watched) {
+/**
+ * One reconciliation pass: up to `limit` effects committed since `since` (Redis ms) re-read from Stripe, from where
+ * the pass before stopped (`after`); `next` is where this one stopped, null when it reached the last (the next pass
+ * starts over). Passes that carry `next` along re-read every committed effect in turn, however many there are.
+ */
+export async function reconcile(stores: Stores, facts: FactsApplier, since: number, options: { limit?: number; after?: WatchPosition | null } = {}): Promise<ReconcileReport & { next: WatchPosition | null }> {
+  const { effectIds, next } = await watchedEffects(stores, since, options.limit ?? 10_000, options.after ?? null);
+  const report: ReconcileReport = { effects: effectIds.length, appended: 0, alerts: [] };
+  for (const effectId of effectIds) {
     for (const applied of await facts.reread(effectId)) {
       report.appended += applied.appended;
       report.alerts.push(...applied.alerts);
     }
   }
-  return report;
+  return { ...report, next };
+}
+
+/**
+ * Every effect committed since `since`, in passes of `limit` (`interlock reconcile`): until a pass reaches the last,
+ * or reaches effects bound after this call began (those came after the request; the scheduled passes take them).
+ */
+export async function reconcileAll(stores: Stores, facts: FactsApplier, since: number, options: { limit?: number } = {}): Promise<ReconcileReport> {
+  const began = await stores.journal.serverTime();
+  const total: ReconcileReport = { effects: 0, appended: 0, alerts: [] };
+  let after: WatchPosition | null = null;
+  do {
+    const { next, ...report } = await reconcile(stores, facts, since, { ...options, after });
+    total.effects += report.effects;
+    total.appended += report.appended;
+    total.alerts.push(...report.alerts);
+    after = next;
+  } while (after !== null && !(after.list === 'bound' && after.score > began));
+  return total;
 }
 
 /**
  * Reconciliation on a schedule: each pass re-reads what committed within the horizon. The first pass runs at start,
  * so a facts process that restarts catches up at once on what its predecessor (or a missed webhook) left.
  */
-export function startReconciler(stores: Stores, facts: FactsApplier, options: { intervalMs: number; horizonMs: number; atStart?: boolean; onPass?: (report: ReconcileReport, finishedAt: number) => void }) {
+export function startReconciler(stores: Stores, facts: FactsApplier, options: { intervalMs: number; horizonMs: number; limit?: number; atStart?: boolean; onPass?: (report: ReconcileReport, finishedAt: number) => void }) {
   let running: Promise<unknown> | null = null;
-  const pass = async () => {
+  // Where the last pass stopped: each pass goes on from there, so a horizon holding more committed effects than one
+  // pass re-reads is covered in turn rather than only its oldest.
+  let cursor: WatchPosition | null = null;
+  const pass = async (): Promise<ReconcileReport> => {
     const now = await stores.journal.serverTime();
-    const report = await reconcile(stores, facts, now - options.horizonMs);
+    const { next, ...report } = await reconcile(stores, facts, now - options.horizonMs, { after: cursor, ...(options.limit === undefined ? {} : { limit: options.limit }) });
+    cursor = next;
     if (report.appended > 0) stores.logger.info(report, 'reconciliation appended facts');
     options.onPass?.(report, await stores.journal.serverTime());
     return report;

@@ -35,7 +35,7 @@ import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { closeConnection, createQueueConnection, createRedisClient, type RedisClient } from './redis/client.js';
 import { createDurabilityMonitor, inspectDurability, requireDurability, type Durability, type DurabilityMonitor } from './redis/durability.js';
 import { createHeartbeat, type Heartbeat } from './redis/heartbeat.js';
-import { createRedisJournal, type Journal } from './redis/journal.js';
+import { createRedisJournal, type Journal, type WatchPosition } from './redis/journal.js';
 import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys.js';
 
 export { loadConfig, ConfigError, STOP_MARGIN_MS, type Config } from './config.js';
@@ -56,6 +56,7 @@ export { zodFieldProblems } from './core/errors.js';
 export type { FinalMoney, Exposure } from './core/final-money.js';
 export type { ApprovalSnapshot } from './core/entries.js';
 export type { Durability } from './redis/durability.js';
+export type { WatchPosition } from './redis/journal.js';
 export { effectIdFor, isEffectId } from './core/effect-id.js';
 export { verify, outcomeOf, outcomeReason, currentOutcome, entrySignatures, type Verification, type EntrySignature } from './core/verify.js';
 export { publicKeySet, publicKeyFromPem, type PublicKeySet, type SigningKey } from './core/signing.js';
@@ -385,9 +386,9 @@ export async function refusalOfLatestProposal(stores: Stores, effectId: string):
   return refusalOfLatest(await chainOf(stores, effectId));
 }
 
-/** Effects committed since `since` (Redis ms): what the reconciler re-reads. */
-export async function watchedEffects(stores: Stores, since: number, limit?: number): Promise<string[]> {
-  return journalOf(stores).watched(since, limit);
+/** Effects committed since `since` (Redis ms), from `after` on (journal.ts `watched`): what the reconciler re-reads. */
+export async function watchedEffects(stores: Stores, since: number, limit?: number, after?: WatchPosition | null): Promise<{ effectIds: string[]; next: WatchPosition | null }> {
+  return journalOf(stores).watched(since, limit, after ?? null);
 }
 
 /** The full journal of stores, for the project's own adapters that append facts (webhooks/, the reconciler). */

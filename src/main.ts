@@ -745,11 +745,11 @@ function addServiceCommands(program: Command): void {
       const windowMs = options.since ?? (options.hours ?? 72) * 3_600_000;
       const config = loadConfig();
       const stripe = stripeSide({ ...config, crashAt: null });
-      const { reconcile } = await outerLayers();
+      const { reconcileAll } = await outerLayers();
       await withStores(async ({ stores }) => {
         const facts = createFacts(stores, stripe.reader);
         const now = await stores.journal.serverTime();
-        const report = await reconcile(stores, facts, now - windowMs);
+        const report = await reconcileAll(stores, facts, now - windowMs);
         process.stdout.write(`${JSON.stringify({ since: new Date(now - windowMs).toISOString(), ...report }, null, 2)}\n`);
       });
     });

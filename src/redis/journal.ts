@@ -129,6 +129,9 @@ export type ResendReply =
   | { status: 'LEASE'; reason: string; revoked: boolean; revokedAt: number; now: number }
   | { status: 'LATE'; late: string };
 
+/** Where a reading of the committed effects stopped: the list (watch, or effects-by-time), the time and the effect id. */
+export type WatchPosition = { list: 'watch' | 'bound'; score: number; member: string };
+
 /** One entry of the open index: an effect a submit bound, maybe dispatched, and has not yet seen closed. */
 export type OpenEffect = { effectId: string; partition: string | null; boundAt: number; entry: string };
 
@@ -166,6 +169,27 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
   let finished: string[] = [];
   let watching: string[] = [];
   let flushTimer: NodeJS.Timeout | null = null;
+
+  /**
+   * The members of a time-scored sorted set from `from` on, in order (time, then member), a page at a time;
+   * after `position` when it is in this set's range. Entries added while it reads come later in the order or shift a
+   * page by one (read twice, never skipped); none is taken out inside the range.
+   */
+  async function* inOrder(key: string, from: number, position: WatchPosition | null): AsyncGenerator<{ member: string; score: number }[]> {
+    const resume = position !== null && position.score >= from ? position : null;
+    const page = 1_000;
+    for (let offset = 0; ; offset += page) {
+      const flat = await redis.zrangebyscore(key, resume?.score ?? from, '+inf', 'WITHSCORES', 'LIMIT', offset, page);
+      const items: { member: string; score: number }[] = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        const member = String(flat[i]);
+        const score = Number(flat[i + 1]);
+        if (resume === null || score > resume.score || member > resume.member) items.push({ member, score });
+      }
+      if (items.length > 0) yield items;
+      if (flat.length < 2 * page) return;
+    }
+  }
 
   function takeUpkeep(): { args: string[]; restore(): void } {
     const dropping = finished;
@@ -346,28 +370,44 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     },
 
     /**
-     * Up to `limit` effects committed since `since` (Redis ms), each once, and the watch list trimmed of those
-     * older: the watch list's, then, oldest bound first, those bound from RECENT_COMMIT_MS before `since` on that
-     * are committed (which takes in every commit that stayed off the watch list, and a few from just before `since`).
+     * Up to `limit` effects committed since `since` (Redis ms), and the watch list trimmed of those older. They come
+     * as one sequence: the watch list's, in commit order, then, oldest bound first, those bound from
+     * RECENT_COMMIT_MS before `since` on that are committed (which takes in every commit that stayed off the watch
+     * list, and a few from just before `since`). `after` continues the sequence where an earlier call stopped;
+     * `next` is where this one stopped, or null when it reached the end (the next call starts over), so calls that
+     * pass each other's `next` cover every committed effect however many there are.
      */
-    async watched(since: number, limit = 1_000): Promise<string[]> {
+    async watched(since: number, limit = 1_000, after: WatchPosition | null = null): Promise<{ effectIds: string[]; next: WatchPosition | null }> {
       await redis.zremrangebyscore(keys.watch, '-inf', `(${since}`);
-      const found = new Set(await redis.zrangebyscore(keys.watch, since, '+inf', 'LIMIT', 0, limit));
-      const page = 1_000;
-      for (let offset = 0; found.size < limit; offset += page) {
-        const bound = await redis.zrangebyscore(keys.effectsByTime, since - RECENT_COMMIT_MS, '+inf', 'LIMIT', offset, page);
-        const fresh = bound.filter((effectId) => !found.has(effectId));
-        const partitions = fresh.length === 0 ? [] : await redis.hmget(keys.effectPartitions, ...fresh);
-        const flags = await Promise.all(fresh.map((effectId, index) => {
+      const found = new Set<string>();
+      let last: WatchPosition | null = null;
+      if (after === null || after.list === 'watch') {
+        for await (const page of inOrder(keys.watch, since, after)) {
+          for (const { member, score } of page) {
+            if (found.size >= limit) return { effectIds: [...found], next: last };
+            found.add(member);
+            last = { list: 'watch', score, member };
+          }
+        }
+      }
+      for await (const page of inOrder(keys.effectsByTime, since - RECENT_COMMIT_MS, after?.list === 'bound' ? after : null)) {
+        const ids = page.map((item) => item.member);
+        const partitions = await redis.hmget(keys.effectPartitions, ...ids);
+        const flags = await Promise.all(ids.map((effectId, index) => {
           const partition = partitions[index];
           return partition === null || partition === undefined ? null : redis.hget(keys.state(partition, effectId), 'committed');
         }));
-        fresh.forEach((effectId, index) => {
-          if (flags[index] === '1' && found.size < limit) found.add(effectId);
-        });
-        if (bound.length < page) break;
+        for (const [index, { member, score }] of page.entries()) {
+          if (flags[index] !== '1') {
+            last = { list: 'bound', score, member };
+            continue;
+          }
+          if (found.size >= limit) return { effectIds: [...found], next: last };
+          found.add(member);
+          last = { list: 'bound', score, member };
+        }
       }
-      return [...found];
+      return { effectIds: [...found], next: null };
     },
 
     /** Drops every finished submit's index entry now (before a worker stops). */

@@ -5,7 +5,7 @@
 // effects committed since a time holds it, and holds nothing that did not commit.
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { watchedEffects } from '../../src/interlock.js';
+import { watchedEffects, type WatchPosition } from '../../src/interlock.js';
 import { RECENT_COMMIT_MS } from '../../src/redis/journal.js';
 import { refundProposal, type TestNode, type World } from '../support/harness.js';
 import { crashedBeforeSend, gateWorld, grant } from './gate-support.js';
@@ -58,11 +58,11 @@ describe('the reconciler’s list of committed effects', () => {
     expect([committed.outcome, refused.outcome]).toEqual(['COMMITTED', 'REFUSED:lease']);
     expect(await watchList(node)).toEqual([]);
     const now = await node.journal.serverTime();
-    expect(await watchedEffects(node.stores, now - 60_000)).toEqual([committed.effectId]);
+    expect(await watchedEffects(node.stores, now - 60_000)).toEqual({ effectIds: [committed.effectId], next: null });
     // Committed before the window: not listed (its binding is older than the window and it is on no watch list).
     redis ??= new Redis(world.config.redisUrl);
     await redis.zadd(node.stores.keys.effectsByTime, 'XX', now - 60_000 - RECENT_COMMIT_MS - 1, committed.effectId);
-    expect(await watchedEffects(node.stores, now - 60_000)).toEqual([]);
+    expect(await watchedEffects(node.stores, now - 60_000)).toEqual({ effectIds: [], next: null });
   });
 
   it('reads the effects-by-time index page by page: a commit behind more than a page of other bindings is listed', async () => {
@@ -77,8 +77,8 @@ describe('the reconciler’s list of committed effects', () => {
     await redis.hset(node.stores.keys.effectPartitions, ...others.flatMap((effectId) => [effectId, 'payment:pi_1']));
     const committed = await node.gate.submit(refundProposal({ approval: id }));
     expect(committed.outcome).toBe('COMMITTED');
-    expect(await watchedEffects(node.stores, now - 60_000)).toEqual([committed.effectId]);
-    expect(await watchedEffects(node.stores, now - 60_000, 0)).toEqual([]);
+    expect(await watchedEffects(node.stores, now - 60_000)).toEqual({ effectIds: [committed.effectId], next: null });
+    expect((await watchedEffects(node.stores, now - 60_000, 0)).effectIds).toEqual([]);
   });
 
   it('a commit by recovery goes on the watch list, so it is listed however long ago its effect was bound', async () => {
@@ -89,7 +89,39 @@ describe('the reconciler’s list of committed effects', () => {
     const now = await b.journal.serverTime();
     redis ??= new Redis(world.config.redisUrl);
     await redis.zadd(b.stores.keys.effectsByTime, 'XX', now - 86_400_000, effectId);
-    expect(await watchedEffects(b.stores, now - 60_000)).toEqual([effectId]);
+    expect(await watchedEffects(b.stores, now - 60_000)).toEqual({ effectIds: [effectId], next: null });
+  });
+
+  it('read in passes of a few, from where the last stopped, covers every committed effect once, then starts over', async () => {
+    world = await gateWorld();
+    const node = await world.node('a');
+    const { id } = await grant(node, { maxUses: 10 });
+    const ids: string[] = [];
+    for (let index = 0; index < 5; index += 1) {
+      const committed = await node.gate.submit(refundProposal({ approval: id, amount: 100 }));
+      const refused = await node.gate.submit(refundProposal({ approval: 'ap_nobody_granted' }));
+      expect([committed.outcome, refused.outcome]).toEqual(['COMMITTED', 'REFUSED:lease']);
+      ids.push(committed.effectId);
+    }
+    // Two of them committed late as well: on the watch list, they come first.
+    const now = await node.journal.serverTime();
+    node.journal.committed(ids[3] ?? '', now, undefined);
+    node.journal.committed(ids[1] ?? '', now + 1, undefined);
+    await node.journal.flushIndex();
+    const since = now - 60_000;
+    const passes: string[][] = [];
+    let after: WatchPosition | null = null;
+    do {
+      const { effectIds, next } = await watchedEffects(node.stores, since, 2, after);
+      passes.push(effectIds);
+      after = next;
+    } while (after !== null && passes.length < 10);
+    expect(passes.flat().slice(0, 2)).toEqual([ids[3], ids[1]]);
+    expect(new Set(passes.flat())).toEqual(new Set(ids));
+    expect(passes.every((pass) => pass.length <= 2)).toBe(true);
+    // The ones read from the watch list are read again from the index only once more at most (read twice, never skipped).
+    expect(passes.flat().length).toBeLessThanOrEqual(ids.length + 2);
+    expect((await watchedEffects(node.stores, since, 2, null)).effectIds).toEqual(passes[0]);
   });
 
   it('a commit long after the caller’s own binding, or under a binding it did not make, goes on the watch list', async () => {

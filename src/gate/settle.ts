@@ -10,8 +10,10 @@ import { quote, quoteError, quoteObject } from '../core/quote.js';
 import { objectId, type Rejected } from '../core/target.js';
 import type { GateContext, Settled } from './context.js';
 
-/** Where an open dispatch stands for its holder: the chain head it last saw and the approval it reserved on. */
-/** `boundAt`: when the holder's own binding put the effect in the effects-by-time index (a submit that bound it new). */
+/**
+ * Where an open dispatch stands for its holder: the chain head it last saw and the approval it reserved on; `boundAt`,
+ * when the holder's own binding put the effect in the effects-by-time index (a submit that bound it new).
+ */
 export type Holding = { partition: string; effectId: string; epoch: number; head: string; approvalId: string; boundAt?: number };
 
 export async function recordLate(ctx: GateContext, at: Holding, outcome: 'landed' | 'rejected' | 'unknown', payload: Json, error: string | null): Promise<void> {

@@ -421,7 +421,8 @@ export async function effectsNewestFirst(stores: Stores, after: EffectsPosition 
     for (const effectId of sameScore) if (effectId < after.effectId && found.length < count) found.push({ effectId, boundAt: after.boundAt });
   }
   if (found.length < count) {
-    const flat = await redis.zrevrangebyscore(key, after === null ? '+inf' : `(${after.boundAt}`, '-inf', 'WITHSCORES', 'LIMIT', 0, count - found.length);
+    // RESP3 with native replies answers [member, score] pairs; RESP2 and the legacy mapping a flat list.
+    const flat = (await redis.zrevrangebyscore(key, after === null ? '+inf' : `(${after.boundAt}`, '-inf', 'WITHSCORES', 'LIMIT', 0, count - found.length)).flat();
     for (let i = 0; i + 1 < flat.length; i += 2) found.push({ effectId: String(flat[i]), boundAt: Number(flat[i + 1]) });
   }
   if (found.length === 0) return [];

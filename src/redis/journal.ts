@@ -179,7 +179,8 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     const resume = position !== null && position.score >= from ? position : null;
     const page = 1_000;
     for (let offset = 0; ; offset += page) {
-      const flat = await redis.zrangebyscore(key, resume?.score ?? from, '+inf', 'WITHSCORES', 'LIMIT', offset, page);
+      // RESP3 with native replies answers [member, score] pairs; RESP2 and the legacy mapping a flat list.
+      const flat = (await redis.zrangebyscore(key, resume?.score ?? from, '+inf', 'WITHSCORES', 'LIMIT', offset, page)).flat();
       const items: { member: string; score: number }[] = [];
       for (let i = 0; i + 1 < flat.length; i += 2) {
         const member = String(flat[i]);

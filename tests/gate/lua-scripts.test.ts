@@ -5,6 +5,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { effectIdFor } from '../../src/core/effect-id.js';
+import { effectsNewestFirst, watchedEffects } from '../../src/interlock.js';
 import { SCRIPT_NAMES } from '../../src/redis/scripts.js';
 import { kill, refundProposal, startNode, type TestNode, type World } from '../support/harness.js';
 import { FACTS, PAYMENT, gateWorld, grant, submitAndCrash, verifiedReceipt } from './gate-support.js';
@@ -82,10 +84,16 @@ describe('the gate over RESP2 and RESP3', () => {
     seen.push((await b.gate.submit(refundProposal({ requestId: 'case-5', approval: id, amount: 500 }))).outcome);
     for (const effectId of [committed.effectId, crashed]) seen.push((await verifiedReceipt(world, b, effectId)).outcome);
     seen.push(world.target.landings.map((landing) => landing.effect.amount));
+    // What the reconciler lists (sorted sets read with their scores): the two committed, each once.
+    await b.journal.flushIndex();
+    seen.push((await watchedEffects(b.stores, (await b.journal.serverTime()) - 60_000)).effectIds.sort());
+    // And the newest-first listing of every effect bound, read the same way.
+    seen.push((await effectsNewestFirst(b.stores, null, 10)).map((item) => item.effectId).sort());
     return seen.map((item) => (item !== null && typeof item === 'object' && 'id' in item ? { ...item, id: 'ap', expiresAt: 0 } : item));
   }
 
   it('answers the same outcomes over RESP2, RESP3 and RESP3 with native map replies', async () => {
+    const [committedId, crashedId] = ['case-1', 'case-3'].map((requestId) => effectIdFor({ requestId, effect: {} }));
     const resp3 = await scenario({ protocol: 3 });
     expect(resp3).toEqual([
       'COMMITTED',
@@ -100,6 +108,8 @@ describe('the gate over RESP2 and RESP3', () => {
       'COMMITTED',
       'COMMITTED_BY_RETRY',
       [2_000, 1_000],
+      [committedId, crashedId].sort(),
+      ['case-1', 'case-2', 'case-3', 'case-4', 'case-5'].map((requestId) => effectIdFor({ requestId, effect: {} })).sort(),
     ]);
     expect(await scenario({ protocol: 2 })).toEqual(resp3);
     expect(await scenario({ protocol: 3, replyMapping: 'resp3' })).toEqual(resp3);

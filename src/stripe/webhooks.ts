@@ -19,13 +19,22 @@ const SECRET = /^whsec_[A-Za-z0-9+/=]+$/;
 /** Stripe's event ids; the id becomes the facts job's id, which BullMQ refuses with a `:` or as a bare integer. */
 const EVENT_ID = /^evt_[A-Za-z0-9_]{1,250}$/;
 
-/** The `t=` of a Stripe-Signature header, or null when there is none. */
-function timestampOf(header: string): number | null {
+/**
+ * The `t=` of a Stripe-Signature header, read as the SDK reads it (an element named exactly `t`; the SDK takes the
+ * last one, with parseInt), or `malformed` when the header holds no such element, more than one, or one that is not
+ * all digits: with two, or with `t=123x`, our check and the SDK's would read different times, and an old captured
+ * delivery would pass as fresh.
+ */
+function timestampOf(header: string): number | 'malformed' {
+  let found: number | 'malformed' = 'malformed';
+  let seen = 0;
   for (const part of header.split(',')) {
-    const [name, value] = part.split('=', 2);
-    if (name?.trim() === 't' && value !== undefined && /^\d{1,12}$/.test(value.trim())) return Number(value.trim());
+    const [name, value] = part.split('=');
+    if (name !== 't') continue;
+    seen += 1;
+    found = value !== undefined && /^\d{1,12}$/.test(value) ? Number(value) : 'malformed';
   }
-  return null;
+  return seen === 1 ? found : 'malformed';
 }
 
 function eventOf(value: unknown): StripeEvent | null {
@@ -54,14 +63,18 @@ export function createWebhookVerifier(secrets: readonly string[], options: Webho
     if (header === '') return { ok: false, reason: 'missing_signature', message: 'The request has no Stripe-Signature header; only Stripe (or `stripe listen`) may post here.' };
     const at = now();
     const timestamp = timestampOf(header);
-    if (timestamp !== null && Math.abs(at - timestamp) > tolerance) {
+    if (timestamp === 'malformed') {
+      return { ok: false, reason: 'bad_signature', message: 'The Stripe-Signature header needs exactly one t=<unix seconds> element (Stripe sends one): this one has none, several, or one that is not a number.' };
+    }
+    if (Math.abs(at - timestamp) > tolerance) {
       return { ok: false, reason: 'stale_timestamp', message: `The signature's timestamp is ${Math.abs(at - timestamp)} s away from now (at most ${tolerance} s): a replay, or a clock that is off.` };
     }
     let verified: unknown = undefined;
     for (const secret of usable) {
       try {
-        // Tolerance 0 here: the timestamp was checked above against our own clock reading.
-        verified = stripeSdk().webhooks.constructEvent(rawBody, header, secret, 0, undefined, at);
+        // The timestamp was checked above, both ways, against our own clock reading; the SDK checks its age again
+        // with the same reading (a second look at the same rule, not a different one).
+        verified = stripeSdk().webhooks.constructEvent(rawBody, header, secret, tolerance, undefined, at);
         break;
       } catch (error) {
         // A body that is signed but not JSON: the signature matched, the payload is still no event.

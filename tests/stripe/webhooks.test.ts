@@ -1,7 +1,8 @@
 // The webhook signature check (issue 10 §1) through the official SDK: a body signed with any configured secret
 // (a rotation) is an event; no header, another secret, a tampered body, a timestamp outside the tolerance either
 // way, a signed body that is not JSON or not an event each get their own reason; configuration without a usable
-// whsec_ secret is refused at start.
+// whsec_ secret is refused at start. A header with no single readable t= is refused, so a captured old delivery
+// cannot be given a fresh time.
 import { describe, expect, it } from 'vitest';
 import { createWebhookVerifier, signWebhookBody } from '../../src/stripe/index.js';
 
@@ -36,6 +37,22 @@ describe('webhook signatures', () => {
     expect(verifier(Buffer.from(body), signWebhookBody(body, NEW, NOW - 300))).toMatchObject({ ok: true });
     const strict = createWebhookVerifier([NEW], { nowSeconds: () => NOW, toleranceSeconds: 10 });
     expect(strict(Buffer.from(body), signWebhookBody(body, NEW, NOW - 11))).toMatchObject({ ok: false, reason: 'stale_timestamp' });
+  });
+
+  it('refuses an old signed delivery whose header was edited to carry a second or unreadable time', () => {
+    // A delivery captured a month ago, signed and refused as stale as it is. Our check and the SDK's must read the
+    // same time: with a fresh t= put in front (the SDK reads the last), or the old one made unreadable to a strict
+    // reader (t=…x, which parseInt still reads), it would be a month-old event accepted as new.
+    const old = NOW - 30 * 24 * 3600;
+    const captured = signWebhookBody(body, NEW, old);
+    expect(verifier(Buffer.from(body), captured)).toMatchObject({ ok: false, reason: 'stale_timestamp' });
+    for (const edited of [`t=${NOW},${captured}`, `${captured},t=${NOW}`, captured.replace(`t=${old}`, `t=${old}x`), captured.replace(`t=${old}`, `t=${old}.5`), captured.replace(`t=${old},`, '')]) {
+      expect(verifier(Buffer.from(body), edited), edited).toMatchObject({ ok: false, reason: 'bad_signature' });
+    }
+    // Two times, both fresh and equal, are still refused: Stripe sends one.
+    const fresh = signWebhookBody(body, NEW, NOW);
+    expect(verifier(Buffer.from(body), `t=${NOW},${fresh}`)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    expect(verifier(Buffer.from(body), fresh)).toMatchObject({ ok: true });
   });
 
   it('refuses a signed body that is not JSON or not an event', () => {

@@ -7,7 +7,7 @@ import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { activeJobs, afterOutages, orphansOf } from './after-outages.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
-import { closeConnection, createCoalescer, errorCode, InterlockError, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent, type WatchPosition, withinRedisTimeout } from '../src/interlock.js';
+import { closeConnection, createCoalescer, errorCode, errorMessage, InterlockError, isRedisOutage, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent, type WatchPosition, withinRedisTimeout } from '../src/interlock.js';
 
 /**
  * Every facts job: retried while Stripe cannot answer its re-read; kept 7 days once done (longer than Stripe
@@ -182,38 +182,80 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
   };
 }
 
-export type ReconcileReport = { effects: number; appended: number; alerts: string[] };
+/**
+ * What a reconciliation pass did: effects read, facts appended, alerts raised, and the effects whose re-read failed
+ * (`unread`, with the first few and why), which the pass went past: they are read again when the passes come round.
+ * `stopped` says why a pass gave up before its end: the re-reads failed for several effects in a row, which is the
+ * source (Stripe, its key) failing rather than one payment; the next pass starts where this one started.
+ */
+export type ReconcileReport = { effects: number; appended: number; alerts: string[]; unread: number; failures: { effectId: string; error: string }[]; stopped: string | null };
+
+/** Failed re-reads in a row after which a pass stops: the source is failing, not one effect. */
+const FAILED_IN_A_ROW = 5;
+/** Failures a report lists (the count is whole). */
+const FAILURES_LISTED = 20;
 
 /**
  * One reconciliation pass: up to `limit` effects committed since `since` (Redis ms) re-read from Stripe, from where
  * the pass before stopped (`after`); `next` is where this one stopped, null when it reached the last (the next pass
  * starts over). Passes that carry `next` along re-read every committed effect in turn, however many there are.
+ * `failedInARow` carries the failures that ended the pass before into this one. One effect whose re-read fails (a payment Stripe no longer knows, a refused read) is counted and passed over, so
+ * it never holds back the effects after it; Redis going away fails the pass, which then starts again where it did.
  */
-export async function reconcile(stores: Stores, facts: FactsApplier, since: number, options: { limit?: number; after?: WatchPosition | null } = {}): Promise<ReconcileReport & { next: WatchPosition | null }> {
-  const { effectIds, next } = await watchedEffects(stores, since, options.limit ?? 10_000, options.after ?? null);
-  const report: ReconcileReport = { effects: effectIds.length, appended: 0, alerts: [] };
+export async function reconcile(stores: Stores, facts: FactsApplier, since: number, options: { limit?: number; after?: WatchPosition | null; failedInARow?: number } = {}): Promise<ReconcileReport & { next: WatchPosition | null; failedInARow: number }> {
+  const after = options.after ?? null;
+  const { effectIds, next } = await watchedEffects(stores, since, options.limit ?? 10_000, after);
+  const report: ReconcileReport = { effects: 0, appended: 0, alerts: [], unread: 0, failures: [], stopped: null };
+  let inARow = options.failedInARow ?? 0;
   for (const effectId of effectIds) {
-    for (const applied of await facts.reread(effectId)) {
-      report.appended += applied.appended;
-      report.alerts.push(...applied.alerts);
+    let applied: Applied[];
+    try {
+      applied = await facts.reread(effectId);
+    } catch (error) {
+      if (isRedisOutage(error)) throw error;
+      const message = errorMessage(error);
+      report.unread += 1;
+      if (report.failures.length < FAILURES_LISTED) report.failures.push({ effectId, error: message });
+      stores.logger.warn({ effectId, err: error }, 'reconciliation could not re-read an effect; it is read again when the passes come round');
+      inARow += 1;
+      if (inARow >= FAILED_IN_A_ROW) {
+        report.stopped = `the last ${inARow} re-reads failed (the last: ${message}); the source is failing, so the pass stopped and the next one starts where this one did`;
+        return { ...report, next: after, failedInARow: inARow };
+      }
+      continue;
+    }
+    inARow = 0;
+    report.effects += 1;
+    for (const one of applied) {
+      report.appended += one.appended;
+      report.alerts.push(...one.alerts);
     }
   }
-  return { ...report, next };
+  return { ...report, next, failedInARow: inARow };
 }
 
 /**
  * Every effect committed since `since`, in passes of `limit` (`interlock reconcile`): until a pass reaches the last,
- * or reaches effects bound after this call began (those came after the request; the scheduled passes take them).
+ * or reaches effects bound after this call began (those came after the request; the scheduled passes take them), or
+ * a pass stops because the re-reads keep failing (its report says so).
  */
 export async function reconcileAll(stores: Stores, facts: FactsApplier, since: number, options: { limit?: number } = {}): Promise<ReconcileReport> {
   const began = await stores.journal.serverTime();
-  const total: ReconcileReport = { effects: 0, appended: 0, alerts: [] };
+  const total: ReconcileReport = { effects: 0, appended: 0, alerts: [], unread: 0, failures: [], stopped: null };
   let after: WatchPosition | null = null;
+  let failedInARow = 0;
   do {
-    const { next, ...report } = await reconcile(stores, facts, since, { ...options, after });
+    const { next, failedInARow: trailing, ...report } = await reconcile(stores, facts, since, { ...options, after, failedInARow });
+    failedInARow = trailing;
     total.effects += report.effects;
     total.appended += report.appended;
     total.alerts.push(...report.alerts);
+    total.unread += report.unread;
+    total.failures.push(...report.failures.slice(0, FAILURES_LISTED - total.failures.length));
+    if (report.stopped !== null) {
+      total.stopped = report.stopped;
+      break;
+    }
     after = next;
   } while (after !== null && !(after.list === 'bound' && after.score > began));
   return total;
@@ -228,11 +270,16 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
   // Where the last pass stopped: each pass goes on from there, so a horizon holding more committed effects than one
   // pass re-reads is covered in turn rather than only its oldest.
   let cursor: WatchPosition | null = null;
+  let failedInARow = 0;
   const pass = async (): Promise<ReconcileReport> => {
     const now = await stores.journal.serverTime();
-    const { next, ...report } = await reconcile(stores, facts, now - options.horizonMs, { after: cursor, ...(options.limit === undefined ? {} : { limit: options.limit }) });
+    const { next, failedInARow: trailing, ...report } = await reconcile(stores, facts, now - options.horizonMs, { after: cursor, failedInARow, ...(options.limit === undefined ? {} : { limit: options.limit }) });
     cursor = next;
-    if (report.appended > 0) stores.logger.info(report, 'reconciliation appended facts');
+    // A stopped pass starts over from its own start next time, with its count of failures cleared.
+    failedInARow = report.stopped === null ? trailing : 0;
+    if (report.stopped !== null) stores.logger.error({ unread: report.unread, failures: report.failures, reason: report.stopped }, 'reconciliation pass stopped: re-reads keep failing');
+    else if (report.unread > 0) stores.logger.warn({ unread: report.unread, failures: report.failures }, 'reconciliation passed over effects it could not re-read');
+    if (report.appended > 0) stores.logger.info({ effects: report.effects, appended: report.appended, alerts: report.alerts }, 'reconciliation appended facts');
     options.onPass?.(report, await stores.journal.serverTime());
     return report;
   };

@@ -751,6 +751,8 @@ function addServiceCommands(program: Command): void {
         const now = await stores.journal.serverTime();
         const report = await reconcileAll(stores, facts, now - windowMs);
         process.stdout.write(`${JSON.stringify({ since: new Date(now - windowMs).toISOString(), ...report }, null, 2)}\n`);
+        if (report.stopped !== null) throw new CliFailure(`Reconciliation stopped before the end: ${report.stopped}. Check STRIPE_SECRET_KEY and that Stripe answers, then run it again.`, EXIT_FAILED);
+        if (report.unread > 0) throw new CliFailure(`${report.unread} effect(s) could not be re-read (listed under "failures"); the others were. Run it again once the cause is fixed.`, EXIT_FAILED);
       });
     });
 }

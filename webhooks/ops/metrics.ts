@@ -69,6 +69,8 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
   const webhookDuplicated = new Counter({ name: 'interlock_webhook_events_duplicated_total', help: 'Verified webhook events already queued before (a redelivery).', registers });
   const factsAppended = new Counter({ name: 'interlock_facts_appended_total', help: 'OBSERVED entries appended to receipts, by source (webhook, reread).', labelNames: ['source'] as const, registers });
   const reconcilerPasses = new Counter({ name: 'interlock_reconciler_passes_total', help: 'Reconciliation passes this process ran.', registers });
+  const reconcilerUnread = new Counter({ name: 'interlock_reconciler_unread_total', help: 'Effects a reconciliation pass could not re-read (passed over, read again when the passes come round).', registers });
+  const reconcilerStopped = new Counter({ name: 'interlock_reconciler_stopped_total', help: 'Reconciliation passes that stopped because re-reads kept failing.', registers });
   let lastReconciled: number | null = null;
 
   const read = <T>(what: string, run: () => Promise<T>) =>
@@ -196,8 +198,10 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
     factsApplied(_event: StripeEvent, applied: readonly Applied[]): void {
       factsAppended.inc({ source: 'webhook' }, applied.reduce((sum, item) => sum + item.appended, 0));
     },
-    reconciled(report: { appended: number }, finishedAt: number): void {
+    reconciled(report: { appended: number; unread: number; stopped: string | null }, finishedAt: number): void {
       reconcilerPasses.inc();
+      reconcilerUnread.inc(report.unread);
+      if (report.stopped !== null) reconcilerStopped.inc();
       factsAppended.inc({ source: 'reread' }, report.appended);
       lastReconciled = finishedAt;
     },

@@ -737,7 +737,7 @@ function addServiceCommands(program: Command): void {
 
   program
     .command('reconcile')
-    .description('re-read from Stripe every effect committed within --since (default 72h) and append what changed (missed webhooks); prints the report')
+    .description('re-read from Stripe every effect settled after a send (committed, refused by Stripe, AMBIGUOUS) within --since (default 72h) and append what changed (missed webhooks); prints the report')
     .option('--since <duration>', 'how far back: 30m, 72h, 7d', duration('--since', 400 * 86_400_000))
     .option('--hours <n>', 'how far back in hours (the same as --since <n>h)', wholeNumber('--hours', 'hours', { min: 1, max: 24 * 400 }))
     .action(async (options: { since?: number; hours?: number }) => {

@@ -31,7 +31,7 @@ export async function commit(ctx: GateContext, at: Holding, via: CommitVia, land
     await recordLate(ctx, at, 'landed', result, null);
     return { kind: 'skipped', effectId: at.effectId, reason: `the send landed but the claim had moved on (${reply.status}); recorded as LATE_RESULT` };
   }
-  ctx.journal.committed(at.effectId, reply.now, at.boundAt);
+  ctx.journal.settledAfterSend(at.effectId, reply.now, at.boundAt);
   ctx.logger.info({ effectId: at.effectId, outcome, via, found }, 'committed');
   return { kind: 'settled', effectId: at.effectId, outcome, evidence: found };
 }
@@ -58,6 +58,7 @@ export async function settleRejected(ctx: GateContext, at: Holding, effect: Effe
     await recordLate(ctx, at, 'rejected', { code: rejection.code, status: rejection.status }, rejection.message);
     return { kind: 'skipped', effectId: at.effectId, reason: 'the target refused but the claim had moved on; recorded as LATE_RESULT' };
   }
+  ctx.journal.settledAfterSend(at.effectId, reply.now, at.boundAt);
   ctx.logger.info({ effectId: at.effectId, code: rejection.code }, 'target refused');
   return { kind: 'settled', effectId: at.effectId, outcome: 'REFUSED:target_error', reason };
 }
@@ -69,6 +70,7 @@ export function rejectionOf(error: Rejected): { message: string; code: string | 
 export async function settleAmbiguous(ctx: GateContext, at: Holding, reason: string, rechecked: Checks | null): Promise<Settled> {
   const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'AMBIGUOUS', reason, rechecked, epoch: at.epoch }, { head: at.head, approvalId: at.approvalId });
   if (reply.status !== 'OK') return { kind: 'skipped', effectId: at.effectId, reason: `settled by someone else (${reply.status})` };
+  ctx.journal.settledAfterSend(at.effectId, reply.now, at.boundAt);
   ctx.logger.warn({ effectId: at.effectId, reason }, 'ambiguous');
   return { kind: 'settled', effectId: at.effectId, outcome: 'AMBIGUOUS', reason };
 }
@@ -77,6 +79,7 @@ export async function refuseAtRecovery(ctx: GateContext, at: Holding, outcome: '
   const reason = outcome === 'REFUSED:lease_at_recovery' ? checks.approvalProblems.join('; ') : checks.violations.join('; ');
   const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'REFUSED', code: outcome, reason, checks: null, rechecked: checks, changes: checks.changes, resolves: true }, { head: at.head, approvalId: at.approvalId });
   if (reply.status !== 'OK') return { kind: 'skipped', effectId: at.effectId, reason: `settled by someone else (${reply.status})` };
+  ctx.journal.settledAfterSend(at.effectId, reply.now, at.boundAt);
   ctx.logger.info({ effectId: at.effectId, outcome, reason }, 'refused at recovery');
   return { kind: 'settled', effectId: at.effectId, outcome, reason, changes: checks.changes };
 }

@@ -360,26 +360,29 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     },
 
     /**
-     * Settles where the reconciler finds a committed effect: `boundAt` is when the caller's own binding put it in the
-     * effects-by-time index (undefined when the caller did not make the binding). A commit within RECENT_COMMIT_MS of
-     * it is found there; any other goes on the watch list (carried like unindex).
+     * Settles where the reconciler finds an effect settled after a send (committed, or refused, or AMBIGUOUS: a send
+     * went out, and what Stripe did with it may still show later): `boundAt` is when the caller's own binding put it
+     * in the effects-by-time index (undefined when the caller did not make the binding). A settle within
+     * RECENT_COMMIT_MS of it is found there; any other goes on the watch list (carried like unindex).
      */
-    committed(effectId: string, committedAt: number, boundAt: number | undefined, flushMs = 50): void {
-      if (boundAt !== undefined && committedAt - boundAt <= RECENT_COMMIT_MS) return;
-      watching.push(effectId, String(committedAt));
+    settledAfterSend(effectId: string, settledAt: number, boundAt: number | undefined, flushMs = 50): void {
+      if (boundAt !== undefined && settledAt - boundAt <= RECENT_COMMIT_MS) return;
+      watching.push(effectId, String(settledAt));
       scheduleUpkeep(flushMs);
     },
 
     /**
-     * Up to `limit` effects committed since `since` (Redis ms), and the watch list trimmed of those older. They come
-     * as one sequence: the watch list's, in commit order, then, oldest bound first, those bound from
-     * RECENT_COMMIT_MS before `since` on that are committed (which takes in every commit that stayed off the watch
-     * list, and a few from just before `since`). `after` continues the sequence where an earlier call stopped;
+     * Up to `limit` effects settled after a send since `since` (Redis ms): committed, or settled otherwise after a
+     * dispatch (a late landing of those is what a missed webhook would leave unrecorded). They come as one sequence:
+     * the watch list's, in settle order, then, oldest bound first, those bound from RECENT_COMMIT_MS before `since`
+     * on that are committed or were dispatched and are not open now (which takes in every settle that stayed off the
+     * watch list, and a few from just before `since`). `after` continues the sequence where an earlier call stopped;
      * `next` is where this one stopped, or null when it reached the end (the next call starts over), so calls that
-     * pass each other's `next` cover every committed effect however many there are.
+     * pass each other's `next` cover every such effect however many there are. The watch list is never trimmed here:
+     * a reconcile over a longer window than the scheduled one still needs what lies beyond that (it holds only the
+     * settles the index would not place, a few bytes each, kept as long as the journals).
      */
     async watched(since: number, limit = 1_000, after: WatchPosition | null = null): Promise<{ effectIds: string[]; next: WatchPosition | null }> {
-      await redis.zremrangebyscore(keys.watch, '-inf', `(${since}`);
       const found = new Set<string>();
       let last: WatchPosition | null = null;
       if (after === null || after.list === 'watch') {
@@ -394,12 +397,16 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       for await (const page of inOrder(keys.effectsByTime, since - RECENT_COMMIT_MS, after?.list === 'bound' ? after : null)) {
         const ids = page.map((item) => item.member);
         const partitions = await redis.hmget(keys.effectPartitions, ...ids);
-        const flags = await Promise.all(ids.map((effectId, index) => {
+        const sent = await Promise.all(ids.map(async (effectId, index) => {
           const partition = partitions[index];
-          return partition === null || partition === undefined ? null : redis.hget(keys.state(partition, effectId), 'committed');
+          if (partition === null || partition === undefined) return false;
+          const [committed, open, epoch] = await redis.hmget(keys.state(partition, effectId), 'committed', 'open', 'epoch');
+          // A committed effect drops its epoch; any other that was ever dispatched keeps it, and an open one is
+          // still its sender's or recovery's.
+          return committed === '1' || (open !== '1' && Number(epoch ?? 0) > 0);
         }));
         for (const [index, { member, score }] of page.entries()) {
-          if (flags[index] !== '1') {
+          if (!sent[index]) {
             last = { list: 'bound', score, member };
             continue;
           }

@@ -2,7 +2,9 @@
 // steps read. And where the reconciler finds it: a commit soon after the binding that put its effect in the
 // effects-by-time index is found through that index and costs the watch list nothing; any other commit (by
 // recovery, or under a binding an earlier submit made) goes on the watch list. Either way the reconciler's list of
-// effects committed since a time holds it, and holds nothing that did not commit.
+// effects settled after a send since a time holds it (committed, or refused by the target, or AMBIGUOUS: a late
+// landing of those is what a missed webhook leaves unrecorded), and holds nothing that was never sent. Reading the
+// list with a short window never drops what a longer one needs.
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { watchedEffects, type WatchPosition } from '../../src/interlock.js';
@@ -105,8 +107,8 @@ describe('the reconciler’s list of committed effects', () => {
     }
     // Two of them committed late as well: on the watch list, they come first.
     const now = await node.journal.serverTime();
-    node.journal.committed(ids[3] ?? '', now, undefined);
-    node.journal.committed(ids[1] ?? '', now + 1, undefined);
+    node.journal.settledAfterSend(ids[3] ?? '', now, undefined);
+    node.journal.settledAfterSend(ids[1] ?? '', now + 1, undefined);
     await node.journal.flushIndex();
     const since = now - 60_000;
     const passes: string[][] = [];
@@ -129,9 +131,38 @@ describe('the reconciler’s list of committed effects', () => {
     const node = await world.node('a');
     const now = await node.journal.serverTime();
     const [soon, late, unbound] = ['a'.repeat(64), 'b'.repeat(64), 'c'.repeat(64)] as const;
-    node.journal.committed(soon, now, now - RECENT_COMMIT_MS);
-    node.journal.committed(late, now, now - RECENT_COMMIT_MS - 1);
-    node.journal.committed(unbound, now, undefined);
+    node.journal.settledAfterSend(soon, now, now - RECENT_COMMIT_MS);
+    node.journal.settledAfterSend(late, now, now - RECENT_COMMIT_MS - 1);
+    node.journal.settledAfterSend(unbound, now, undefined);
     expect((await watchList(node)).sort()).toEqual([late, unbound]);
+  });
+
+  it('lists effects refused by the target after their send too, and never those refused before any send', async () => {
+    world = await gateWorld();
+    const node = await world.node('a');
+    const { id } = await grant(node, { maxUses: 10 });
+    world.target.inject({ kind: 'reject' });
+    const targetRefused = await node.gate.submit(refundProposal({ approval: id, amount: 100 }));
+    const neverSent = await node.gate.submit(refundProposal({ approval: 'ap_nobody_granted' }));
+    const committed = await node.gate.submit(refundProposal({ approval: id, amount: 100 }));
+    expect([targetRefused.outcome, neverSent.outcome, committed.outcome]).toEqual(['REFUSED:target_error', 'REFUSED:lease', 'COMMITTED']);
+    const since = (await node.journal.serverTime()) - 60_000;
+    expect(new Set((await watchedEffects(node.stores, since, 10, null)).effectIds)).toEqual(new Set([targetRefused.effectId, committed.effectId]));
+    // Both settled soon after their own bindings: found through the index, they cost the watch list nothing.
+    expect(await watchList(node)).toEqual([]);
+  });
+
+  it('a pass over a short window leaves the watch list whole for a longer one', async () => {
+    world = await gateWorld();
+    const node = await world.node('a');
+    const day = 24 * 3_600_000;
+    const now = await node.journal.serverTime();
+    const settledLongAgo = 'd'.repeat(64);
+    node.journal.settledAfterSend(settledLongAgo, now - 4 * day, undefined);
+    await node.journal.flushIndex();
+    expect((await watchedEffects(node.stores, now - 5 * day)).effectIds).toEqual([settledLongAgo]);
+    // The scheduled reconciler's window (3 days), then `interlock reconcile --since 5d` again.
+    expect((await watchedEffects(node.stores, now - 3 * day)).effectIds).toEqual([]);
+    expect((await watchedEffects(node.stores, now - 5 * day)).effectIds).toEqual([settledLongAgo]);
   });
 });

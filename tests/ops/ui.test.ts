@@ -124,6 +124,20 @@ describe('the page', () => {
     expect((await request(rig.app).get(`/ui/effects/${'0'.repeat(64)}`).set('cookie', cookie(TOKENS.auditor))).status).toBe(404);
   });
 
+  it('shows support what GET /v1/effects/:id shows it (each entry’s kind and time, whether the receipt verifies), not the receipt’s entries, signatures or verification', async () => {
+    const detail = await request(rig.app).get(`/v1/effects/${committed}`).set(bearer(TOKENS.support));
+    expect(detail.status).toBe(200);
+    const page = await request(rig.app).get(`/ui/effects/${committed}`).set('cookie', cookie(TOKENS.support));
+    expect(page.status).toBe(200);
+    for (const entry of detail.body.journal as { kind: string; at: string }[]) expect(page.text).toContain(`> ${entry.kind} <time datetime="${entry.at}">`);
+    expect(page.text).toContain(`${detail.body.agent} under approval ${detail.body.approval}`);
+    expect(page.text).toContain('data-testid="final-money-status">returned<');
+    expect(page.text).toContain('Receipt verifies. Its entries, signatures and verification are shown to auditors and operators.');
+    for (const receiptOnly of [escapeHtml(HOSTILE), 'Premises decided on', 'Checks before the send', 'signed, verified', 'covered by the signature of entry', 'chain intact', '<dt>Signature</dt>']) {
+      expect(page.text, receiptOnly).not.toContain(receiptOnly);
+    }
+  });
+
   it('links Stripe ids to the test-mode dashboard or to the sandbox', () => {
     expect(stripeUrl('re_123', { kind: 'dashboard', mode: 'test' })).toBe('https://dashboard.stripe.com/test/refunds/re_123');
     expect(stripeUrl('pi_123', { kind: 'dashboard', mode: 'live' })).toBe('https://dashboard.stripe.com/payments/pi_123');

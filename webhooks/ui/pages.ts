@@ -248,29 +248,41 @@ ${disputes.length > 0 ? html`<dt>Disputes</dt><dd><ul>${disputes.map((dispute) =
 export function effectPage(input: {
   viewer: Viewer;
   summary: EffectSummary;
-  detail: { final_money: Record<string, unknown>; exposure: Record<string, unknown> | null };
-  entries: readonly Entry[];
-  signatures: readonly EntrySignature[] | null;
-  verification: Verification | null;
+  detail: { journal: readonly { kind: string; at_ms: number }[]; final_money: Record<string, unknown>; exposure: Record<string, unknown> | null; receipt_valid: boolean | null };
+  /**
+   * The receipt's own entries (what a download holds, and what the signatures are over), each one's signature and
+   * its verification; null for a role that may not read receipts, which sees what GET /v1/effects/:id shows it:
+   * each entry's kind and time, and whether the receipt is valid.
+   */
+  receipt: { entries: readonly Entry[]; signatures: readonly EntrySignature[]; verification: Verification } | null;
   links: StripeLinks;
   canDownload: boolean;
 }): Html {
-  const { summary, verification } = input;
-  const items = input.entries.map((entry, index) => {
-    const ids = [...stripeIdsIn(entry)];
-    return html`<li class="entry kind-${entry.kind.toLowerCase()}">
+  const { summary, receipt } = input;
+  const items =
+    receipt === null
+      ? input.detail.journal.map(
+          (entry, index) => html`<li class="entry kind-${entry.kind.toLowerCase()}">
+<h3><span class="n">${index + 1}.</span> ${entry.kind} <time datetime="${new Date(entry.at_ms).toISOString()}">${iso(entry.at_ms)}</time></h3>
+</li>`,
+        )
+      : receipt.entries.map((entry, index) => {
+          const ids = [...stripeIdsIn(entry)];
+          return html`<li class="entry kind-${entry.kind.toLowerCase()}">
 <h3><span class="n">${index + 1}.</span> ${entry.kind} <time datetime="${new Date(entry.at).toISOString()}">${iso(entry.at)}</time></h3>
 <dl>
 ${entryFacts(entry)}
 ${ids.length > 0 ? html`<dt>Stripe</dt><dd>${ids.map((id, at) => html`${at > 0 ? ', ' : ''}${stripeLink(id, input.links)}`)}</dd>` : null}
-<dt>Signature</dt><dd>${input.signatures === null ? html`<span class="sig">not shown to this role</span>` : signatureCell(input.signatures[index])}</dd>
+<dt>Signature</dt><dd>${signatureCell(receipt.signatures[index])}</dd>
 </dl>
 </li>`;
-  });
+        });
+  const valid = (value: boolean | null) => (value === true ? 'verifies' : value === false ? 'does NOT verify' : 'could not be authenticated');
+  const verification = receipt?.verification ?? null;
   const verdict =
     verification === null
-      ? html`<p>The receipt's verification is shown to auditors and operators.</p>`
-      : html`<p class="verdict ${verification.valid === true ? 'sig-ok' : 'sig-bad'}">Receipt ${verification.valid === true ? 'verifies' : verification.valid === false ? 'does NOT verify' : 'could not be authenticated'}: ${verification.entries} entries, chain ${verification.chainIntact ? 'intact' : 'broken'}, happened ${String(verification.happened)}, once ${verification.happenedOnce ? 'yes' : 'no'}.</p>
+      ? html`<p class="verdict ${input.detail.receipt_valid === true ? 'sig-ok' : 'sig-bad'}">Receipt ${valid(input.detail.receipt_valid)}. Its entries, signatures and verification are shown to auditors and operators.</p>`
+      : html`<p class="verdict ${verification.valid === true ? 'sig-ok' : 'sig-bad'}">Receipt ${valid(verification.valid)}: ${verification.entries} entries, chain ${verification.chainIntact ? 'intact' : 'broken'}, happened ${String(verification.happened)}, once ${verification.happenedOnce ? 'yes' : 'no'}.</p>
 ${verification.problems.length > 0 ? html`<ul class="error">${verification.problems.map((problem) => html`<li>${problem}</li>`)}</ul>` : null}`;
   return layout(
     `Effect ${summary.id.slice(0, 12)}`,
@@ -281,6 +293,7 @@ ${verification.problems.length > 0 ? html`<ul class="error">${verification.probl
 <dt>Effect id</dt><dd><code>${summary.id}</code></dd>
 <dt>Request</dt><dd>${summary.request_id ?? '—'}</dd>
 <dt>What</dt><dd>${summary.kind ?? '—'} of ${dollars(summary.amount)} on ${stripeLink(summary.subject.replace(/^(payment|customer):/, ''), input.links)}</dd>
+<dt>Proposed by</dt><dd>${summary.agent ?? '—'} under approval ${summary.approval ?? 'none'}</dd>
 <dt>State</dt><dd><span class="state state-${summary.state}">${summary.state}</span></dd>
 <dt>Outcome</dt><dd data-testid="outcome">${summary.outcome ?? 'not settled yet'}</dd>
 <dt>In words</dt><dd>${summary.sentence}</dd>

@@ -217,10 +217,8 @@ export function uiRouter(deps: UiDeps): Router {
           viewer,
           summary,
           detail,
-          // The receipt's own entries: what a download holds, and what the signatures are over.
-          entries: receipt?.entries ?? entries,
-          signatures: receipt === null ? null : entrySignatures(receipt, keys),
-          verification: receipt === null ? null : verify(receipt, { publicKeys: keys }),
+          // The receipt's contents, for the roles GET /v1/effects/:id/receipt answers; the others see the detail only.
+          receipt: may(caller, 'readReceipts') && receipt !== null ? { entries: receipt.entries, signatures: entrySignatures(receipt, keys), verification: verify(receipt, { publicKeys: keys }) } : null,
           links: deps.links,
           canDownload: may(caller, 'readReceipts') && receipt !== null,
         }),

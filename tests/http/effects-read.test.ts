@@ -100,6 +100,31 @@ describe('one effect and its receipt', () => {
     for (const entry of answer.body.journal) expect(new Date(entry.at).getTime()).toBe(entry.at_ms);
   });
 
+  it('a summary describes the proposal that stands: a refund refused under one approval and sent under another names the agent and approval it was sent under', async () => {
+    rig.target.world.set('payment:pi_redo', { chargebacks: [], refunded_by_others: 0 });
+    const small = approvalBody({ scope: 'payment:pi_redo', cap_cents: 1_000 });
+    const big = approvalBody({ scope: 'payment:pi_redo', cap_cents: 5_000 });
+    for (const approval of [small, big]) expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval)).status).toBe(201);
+    const body = refundBody({ payment_intent: 'pi_redo', amount: 2_000, request_id: `case-redo-${uid()}` });
+    const refused = await request(rig.app).post('/v1/refunds?wait=10').set(bearer(TOKENS.support)).send({ ...body, approval: small.id, agent: 'first-agent' });
+    expect(refused.body.state).toBe('refused');
+    const sent = await request(rig.app).post('/v1/refunds?wait=10').set(bearer(TOKENS.support)).send({ ...body, approval: big.id, agent: 'second-agent' });
+    expect(sent.body).toMatchObject({ effect_id: refused.body.effect_id, outcome: 'COMMITTED' });
+    const standing = { id: sent.body.effect_id, request_id: body.request_id, agent: 'second-agent', approval: big.id, state: 'committed' };
+    const detail = await request(rig.app).get(`/v1/effects/${sent.body.effect_id}`).set(auditor());
+    expect(detail.body.journal.map((entry: { kind: string }) => entry.kind)).toEqual(['PROPOSED', 'REFUSED', 'PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED']);
+    expect(detail.body).toMatchObject(standing);
+    expect((await request(rig.app).get(`/v1/effects?request=${body.request_id}`).set(auditor())).body.data).toMatchObject([standing]);
+  });
+
+  it('a summary’s request_id is the one the journal records, whoever recorded the proposal (the CLI and cases record no API request)', async () => {
+    const requestId = `cli-${uid()}`;
+    const recorded = await createProposalRecorder(rig.stores)({ requestId, agent: 'cli', approval: 'ap_cli', premises: {}, effect: { kind: 'refund', paymentIntent: 'pi_cli', amount: 100 } });
+    const listed = await request(rig.app).get(`/v1/effects?request=${requestId}`).set(auditor());
+    expect(listed.body.data).toMatchObject([{ id: recorded.effectId, request_id: requestId }]);
+    expect((await request(rig.app).get(`/v1/effects/${recorded.effectId}`).set(auditor())).body.request_id).toBe(requestId);
+  });
+
   it('GET /v1/effects/:id/receipt is the signed bundle, which verifies with the key from GET /v1/keys', async () => {
     const receipt = await request(rig.app).get(`/v1/effects/${effectId}/receipt`).set(auditor());
     const keys = await request(rig.app).get('/v1/keys').set(auditor());

@@ -46,20 +46,39 @@ function text(value: unknown): string | null {
 
 export type EffectSummary = ReturnType<typeof summaryOf>;
 
+type Proposed = Extract<Entry, { kind: 'PROPOSED' }>;
+
+/**
+ * The proposal that stands, which the summary describes (its request id, agent and approval). A re-decision records
+ * a new PROPOSED after a refusal answered the earlier one, so the latest is the one the effect's state and outcome
+ * answer (stateOf), and the one sent when it was sent. A commit or an ambiguity is final for every proposal
+ * (currentOutcome): it belongs to the proposal that was dispatched, which then stands even if a later one was
+ * recorded, since the money moved (or may have) under its approval.
+ */
+function standingProposal(entries: readonly Entry[]): Proposed | null {
+  let latest: Proposed | null = null;
+  let dispatched: Proposed | null = null;
+  for (const entry of entries) {
+    if (entry.kind === 'PROPOSED') latest = entry;
+    if (entry.kind === 'DISPATCHED') dispatched = latest;
+  }
+  const final = entries.some((entry) => entry.kind === 'COMMITTED' || entry.kind === 'AMBIGUOUS');
+  return (final ? dispatched : null) ?? latest;
+}
+
 export function summaryOf(effectId: string, subject: string, entries: readonly Entry[]) {
-  const proposed = entries.find((entry) => entry.kind === 'PROPOSED');
-  const effect = proposed?.kind === 'PROPOSED' ? proposed.effect : null;
-  const request = proposed?.kind === 'PROPOSED' && typeof proposed.request === 'object' && proposed.request !== null && !Array.isArray(proposed.request) ? proposed.request : null;
+  const proposed = standingProposal(entries);
+  const effect = proposed?.effect ?? null;
   const { state, outcome } = stateOf(entries);
   return {
     object: 'effect' as const,
     id: effectId,
-    request_id: text(request?.request_id),
+    request_id: proposed?.requestId ?? null,
     kind: text(effect?.kind),
     subject,
     amount: typeof effect?.amount === 'number' ? effect.amount : null,
-    agent: proposed?.kind === 'PROPOSED' ? proposed.agent : null,
-    approval: proposed?.kind === 'PROPOSED' ? proposed.approval : null,
+    agent: proposed?.agent ?? null,
+    approval: proposed?.approval ?? null,
     state,
     outcome,
     sentence: sentenceOf(state, outcome),

@@ -7,12 +7,12 @@ import fc from 'fast-check';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvalBody as approvalSchema, creditBody as creditSchema, refundBody as refundSchema } from '../../webhooks/api/schemas.js';
-import { approvalBody, creditBody, refundBody, startRig, type Rig } from './rig.js';
+import { approvalBody, bearer, creditBody, refundBody, startRig, TOKENS, type Rig } from './rig.js';
 
 type Doc = {
   openapi: string;
   components: { schemas: Record<string, Record<string, unknown>> };
-  paths: Record<string, Record<string, { operationId: string; responses: Record<string, unknown>; parameters: { name: string; in: string }[]; requestBody?: { content: { 'application/json': { schema: { $ref: string } } } } }>>;
+  paths: Record<string, Record<string, { operationId: string; responses: Record<string, unknown>; parameters: { name: string; in: string }[]; requestBody?: { required: boolean; content: { 'application/json': { schema: { $ref: string } } } } }>>;
 };
 
 let rig: Rig;
@@ -57,6 +57,16 @@ describe('the OpenAPI document', () => {
     expect(doc.paths['/v1/refunds']?.post?.requestBody?.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/RefundRequest' });
     expect(doc.components.schemas.RefundRequest).toMatchObject({ required: ['request_id', 'payment_intent', 'amount', 'approval'], additionalProperties: false });
     expect(doc.paths['/v1/effects']?.get?.parameters.map((parameter) => parameter.name)).toEqual(['request', 'subject', 'state', 'outcome', 'limit', 'starting_after']);
+  });
+
+  it('marks a request body required exactly where the API refuses a request without one', async () => {
+    const required = (path: string) => doc.paths[path]?.post?.requestBody?.required;
+    expect(required('/v1/refunds')).toBe(true);
+    expect((await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support))).status).toBe(400);
+    expect(required('/v1/approvals/{id}/revoke')).toBe(false);
+    expect((await request(rig.app).post('/v1/approvals/ap_none/revoke').set(bearer(TOKENS.approver))).status).toBe(404);
+    expect(required('/v1/recover')).toBe(false);
+    expect((await request(rig.app).post('/v1/recover').set(bearer(TOKENS.operator))).status).not.toBe(400);
   });
 
   const cases = [

@@ -43,7 +43,7 @@ export function buildOpenApi(routes: readonly Route[]): JsonSchema {
       summary: route.summary,
       ...(route.permission === null ? { security: [] } : { security: [{ bearer: [] }], description: `Roles: ${roles.join(', ')}.`, 'x-roles': roles }),
       parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
-      ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(route.body) } } } } : {}),
+      ...(route.body ? { requestBody: { required: !route.optionalBody, content: { 'application/json': { schema: schemaOf(route.body) } } } } : {}),
       responses: Object.fromEntries(
         Object.entries(route.responses).map(([status, doc]) => [status, { description: doc.description, ...(doc.schema ? { content: { 'application/json': { schema: schemaOf(doc.schema) } } } : {}) }]),
       ),

@@ -48,6 +48,8 @@ export type Route = {
   params: z.ZodType | undefined;
   query: z.ZodType | undefined;
   body: z.ZodType | undefined;
+  /** The body may be left out (the OpenAPI document then marks it not required). */
+  optionalBody: boolean;
   responses: Record<number, ResponseDoc>;
   run(req: Request, res: Response): Promise<void>;
 };
@@ -81,6 +83,7 @@ export function route<P extends Schema = undefined, Q extends Schema = undefined
     params: spec.params,
     query: spec.query,
     body: spec.body,
+    optionalBody: spec.optionalBody ?? false,
     responses: spec.responses,
     async run(req, res) {
       const fields: FieldProblem[] = [];

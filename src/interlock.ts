@@ -434,19 +434,17 @@ export async function effectsNewestFirst(stores: Stores, after: EffectsPosition 
 }
 
 /**
- * Options the support API keeps beside an approval's terms (keys.approvalOptions): written once per approval id and
- * never changed, like the terms. `set` answers the options that stand, which are the caller's only when `created`.
+ * Options the support API keeps beside an approval's terms: written with the terms, by the grant that creates the
+ * approval (approvals.grant's `options`), and never changed, like the terms. An approval granted before they moved
+ * into its own hash has them in keys.approvalOptions, which is still read so its four-eyes rule holds.
  */
 export function approvalOptionsOf(stores: Stores) {
   const { redis } = innerOf(stores);
-  const key = stores.keys.approvalOptions;
   return {
-    async set(approvalId: string, options: string): Promise<{ created: boolean; options: string }> {
-      const created = (await redis.hsetnx(key, approvalId, options)) === 1;
-      return { created, options: created ? options : ((await redis.hget(key, approvalId)) ?? options) };
-    },
     async get(approvalId: string): Promise<string | null> {
-      return redis.hget(key, approvalId);
+      const partition = await stores.approvals.partitionOf(approvalId);
+      const options = partition === null ? null : await redis.hget(stores.keys.approval(partition, approvalId), 'options');
+      return options ?? redis.hget(stores.keys.approvalOptions, approvalId);
     },
   };
 }

@@ -78,7 +78,8 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
   return {
     partitionOf,
 
-    async grant(terms: ApprovalTerms): Promise<{ created: boolean; grantedAt: number }> {
+    /** `options`: what the support API keeps beside the terms (JSON), written with them only when this grant creates the approval. */
+    async grant(terms: ApprovalTerms, options?: string): Promise<{ created: boolean; grantedAt: number }> {
       const problems = termsProblems(terms);
       if (problems.length > 0) throw new ApprovalError('invalid_approval', `The approval is invalid: ${problems.join('; ')}.`);
       let partition: string;
@@ -90,7 +91,7 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
       await redis.hsetnx(keys.approvalPartitions, terms.id, partition);
       const bound = await partitionOf(terms.id);
       if (bound !== partition) throw new ApprovalError('approval_conflict', `Approval ${terms.id} already exists with scope ${bound ?? '?'}; grant a new id instead of changing its scope.`);
-      const reply = await run<{ status: 'CREATED' | 'EXISTS' | 'CONFLICT'; grantedAt?: number }>('grant-approval-1', [keys.approval(partition, terms.id)], [termsJson(terms)]);
+      const reply = await run<{ status: 'CREATED' | 'EXISTS' | 'CONFLICT'; grantedAt?: number }>('grant-approval-1', [keys.approval(partition, terms.id)], [termsJson(terms), options ?? '']);
       if (reply.status === 'CONFLICT') throw new ApprovalError('approval_conflict', `Approval ${terms.id} already exists with other terms; an approval never changes once granted. Grant a new id.`);
       return { created: reply.status === 'CREATED', grantedAt: reply.grantedAt ?? 0 };
     },

@@ -64,9 +64,9 @@ export function createKeys(prefix = 'interlock') {
     /** ZSET item id -> when it closed. */
     inboxClosedByTime: `${index}:inbox-closed-by-time`,
     /**
-     * HASH approval id -> JSON of the options the support API keeps beside an approval's terms (four eyes, the
-     * token that granted it). Written once per id (HSETNX) before the terms, so an approval never exists without
-     * the options it was granted with.
+     * HASH approval id -> JSON of the options the support API kept beside an approval's terms (four eyes, the token
+     * that granted it), for approvals granted before the options moved into the approval's own hash (its `options`
+     * field, written by the grant that creates it). No longer written; read for those approvals.
      */
     approvalOptions: `${index}:approval-options`,
     heartbeat: (workerId: string) => {

@@ -266,6 +266,46 @@ describe.concurrent('approvals', () => {
     expect(first.body).toMatchObject({ object: 'approval', id: body.id, approver: 'alex', cap_cents: 5_000, scope: 'payment:pi_1', max_uses: 5, live: true, revoked: false, uses: 0, four_eyes: false, granted_by: 'alex' });
   });
 
+  it('a refused grant changes nothing: an approval granted without options (as the CLI grants it) keeps none', async () => {
+    const id = `ap_cli_${uid()}`;
+    await rig.stores.approvals.grant({ id, approver: 'lee@support', capCents: 2_000, expiresAt: (await rig.stores.journal.serverTime()) + 3_600_000, maxUses: 1, scope: 'payment:pi_1' });
+    const before = await request(rig.app).get(`/v1/approvals/${id}`).set(bearer(TOKENS.approver));
+    expect(before.body).toMatchObject({ four_eyes: false, granted_by: null });
+    const same = { id, approver: 'lee@support', cap_cents: 2_000, scope: 'payment:pi_1', max_uses: 1 };
+    for (const refused of [{ ...same, cap_cents: 9_999, four_eyes: true }, { ...same, four_eyes: true }]) {
+      const answer = await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.danaApprover)).send(refused);
+      expect(answer.status).toBe(409);
+      expect(answer.body.error.code).toBe('approval_conflict');
+    }
+    expect((await request(rig.app).get(`/v1/approvals/${id}`).set(bearer(TOKENS.approver))).body).toEqual(before.body);
+    const retried = await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.danaApprover)).send(same);
+    expect(retried.status).toBe(200);
+    expect(retried.body).toEqual(before.body);
+  });
+
+  it('an approval whose options were kept beside it, before they moved into its own hash, keeps its four-eyes rule', async () => {
+    const id = `ap_old_${uid()}`;
+    await rig.redis.hset(rig.stores.keys.approvalOptions, id, JSON.stringify({ four_eyes: true, granted_by: 'dana' }));
+    await rig.stores.approvals.grant({ id, approver: 'lee@support', capCents: 2_000, expiresAt: (await rig.stores.journal.serverTime()) + 3_600_000, maxUses: 1, scope: 'payment:pi_1' });
+    expect((await request(rig.app).get(`/v1/approvals/${id}`).set(bearer(TOKENS.approver))).body).toMatchObject({ four_eyes: true, granted_by: 'dana' });
+  });
+
+  it('of identical grants sent at once, one creates the approval with its options and the others answer it; those with other options are refused', async () => {
+    const body = approvalBody({ four_eyes: true });
+    const answers = await Promise.all([
+      ...Array.from({ length: 5 }, () => request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(body)),
+      request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send({ ...body, four_eyes: false }),
+    ]);
+    const standing = await request(rig.app).get(`/v1/approvals/${String(body.id)}`).set(bearer(TOKENS.approver));
+    expect(answers.map((answer) => answer.status).filter((status) => status === 201)).toEqual([201]);
+    // Whichever came first stands; every grant with its options is answered with it, every other one refused.
+    for (const answer of answers.filter((one) => one.status !== 409)) {
+      expect([200, 201]).toContain(answer.status);
+      expect(answer.body).toEqual(standing.body);
+    }
+    expect(answers.filter((answer) => answer.status === 409)).toHaveLength(standing.body.four_eyes ? 1 : 5);
+  });
+
 });
 
 // Faults belong to the one memory target, so the tests that inject them run one at a time, after the others.

@@ -1,6 +1,7 @@
 // Approvals (leases) and shared caps, for approvers. An approval never changes once granted: a retried grant with
-// the same terms answers the approval that stands, other terms are a conflict. Its options (four eyes, who granted
-// it) are written before its terms, so an approval the API granted never exists without them.
+// the same terms and options answers the approval that stands, other terms or options are a conflict. Its options
+// (four eyes, who granted it) are written with its terms, in the step that creates it, so an approval the API granted
+// never exists without them, and a grant that creates nothing (a retry, a conflict) changes nothing.
 import { InterlockError, type ApprovalSnapshot } from '../../src/interlock.js';
 import { apiError } from './errors.js';
 import { linksOf } from './effect-view.js';
@@ -56,23 +57,19 @@ export function approvalsRoutes(context: ApiContext): Route[] {
       permission: 'manageApprovals',
       body: approvalBody,
       responses: {
-        200: { description: 'Granted before with these terms; the approval as it stands.', schema: approvalAnswer },
+        200: { description: 'Granted before with these terms and options; the approval as it stands.', schema: approvalAnswer },
         201: { description: 'Granted.', schema: approvalAnswer },
         ...common,
-        409: { description: 'The id is taken by an approval with other terms (`approval_conflict`).', schema: errorAnswer },
+        409: { description: 'The id is taken by an approval with other terms or options (`approval_conflict`); nothing was changed.', schema: errorAnswer },
       },
       async handle({ body, caller }) {
         const who = signedIn(caller);
         const wanted: ApprovalOptions = { four_eyes: body.four_eyes ?? false, granted_by: who.name };
-        const options = await approvalOptions.set(body.id, wanted);
-        if (options.options.four_eyes !== wanted.four_eyes) {
-          throw apiError('approval_conflict', `Approval ${body.id} already exists with four_eyes ${String(options.options.four_eyes)}; an approval never changes once granted. Grant a new id.`);
-        }
         const now = await stores.journal.serverTime();
         const terms = { id: body.id, approver: body.approver, capCents: body.cap_cents, expiresAt: now + (body.expires_in ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000, maxUses: body.max_uses ?? 1, scope: body.scope };
         let created: boolean;
         try {
-          created = (await stores.approvals.grant(terms)).created;
+          created = (await approvalOptions.grant(terms, wanted)).created;
         } catch (error) {
           if (!(error instanceof InterlockError) || error.code !== 'approval_conflict') throw error;
           // A retry of the same grant differs only in when it asked, so only in its expiry: the first one stands.
@@ -80,6 +77,11 @@ export function approvalsRoutes(context: ApiContext): Route[] {
           const same = snapshot !== null && snapshot.approver === terms.approver && snapshot.capCents === terms.capCents && snapshot.maxUses === terms.maxUses && snapshot.scope === terms.scope;
           if (!same) throw error;
           created = false;
+        }
+        if (!created) {
+          // The options that stand are the ones its creating grant wrote (none for a grant from the CLI).
+          const standing = (await approvalOptions.get(body.id))?.four_eyes ?? false;
+          if (standing !== wanted.four_eyes) throw apiError('approval_conflict', `Approval ${body.id} already exists with four_eyes ${String(standing)}; an approval never changes once granted. Grant a new id.`);
         }
         return { status: created ? 201 : 200, body: await viewOf(body.id) };
       },

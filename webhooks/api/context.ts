@@ -3,7 +3,7 @@
 // real service, the sandbox and tests, and never builds a queue, a target or a worker itself.
 import type { Express } from 'express';
 import type { Logger } from 'pino';
-import { approvalOptionsOf, type Effect, type EffectKind, type Stores } from '../../src/interlock.js';
+import { approvalOptionsOf, type ApprovalTerms, type Effect, type EffectKind, type Stores } from '../../src/interlock.js';
 import type { DecisionsQueue } from '../../queues/decisions.js';
 import type { EffectsQueue } from '../../queues/effects.js';
 import type { OpsQueues } from '../ops/queues.js';
@@ -91,9 +91,9 @@ function parseOptions(text: string): ApprovalOptions {
 export function createApprovalOptions(stores: Stores) {
   const store = approvalOptionsOf(stores);
   return {
-    async set(approvalId: string, options: ApprovalOptions): Promise<{ created: boolean; options: ApprovalOptions }> {
-      const written = await store.set(approvalId, JSON.stringify(options));
-      return { created: written.created, options: parseOptions(written.options) };
+    /** Grants the approval with these options in one step: both are written when it is created, neither otherwise. */
+    async grant(terms: ApprovalTerms, options: ApprovalOptions): Promise<{ created: boolean }> {
+      return stores.approvals.grant(terms, JSON.stringify(options));
     },
     async get(approvalId: string): Promise<ApprovalOptions | null> {
       const text = await store.get(approvalId);

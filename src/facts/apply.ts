@@ -78,15 +78,21 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       const seenAlready = (await journal.observe(partition, effectId, draft, fingerprint(draft))).status !== 'OK';
       if (seenAlready) applied.duplicates += 1;
       else applied.appended += 1;
-      // A refund with this effect's id that landed while the journal says it did not: the money moved after all.
+      // An object with this effect's id while the journal says the send never landed: it did, after all.
       if (!seenAlready && landed(draft)) await noteLateLanding(partition, effectId, draft);
     }
     if (applied.appended > 0) applied.alerts = await raiseAlerts(partition, effectId);
     return applied;
   }
 
-  /** A refund or balance credit that moved money (a failed or canceled refund did not). */
-  const landed = (draft: Draft<'OBSERVED'>) => (draft.objectType === 'refund' && draft.status !== 'failed' && draft.status !== 'canceled') || draft.objectType === 'customer_balance_transaction';
+  /**
+   * A fact that proves the effect's send reached Stripe: a refund or balance transaction carrying the effect's id
+   * exists only because the send created it, whatever its status now. A refund that has since failed or been
+   * canceled still landed (a failed one moved the money and Stripe sent it back); what became of the money is the
+   * OBSERVED facts' to say (final-money.ts). Judged by status, the landing would be recorded or not depending on
+   * whether the facts first read the refund before or after it failed (DESIGN §8: never by arrival order).
+   */
+  const landed = (draft: Draft<'OBSERVED'>) => draft.objectType === 'refund' || draft.objectType === 'customer_balance_transaction';
 
   async function noteLateLanding(partition: string, effectId: string, draft: Draft<'OBSERVED'>): Promise<void> {
     const { state } = await journal.readState(partition, effectId);
@@ -94,7 +100,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     const entries = await journal.entries(partition, effectId);
     if (!firstProposal(entries)) return;
     await journal.late(partition, effectId, { kind: 'LATE_RESULT', owner: 'facts', epoch: state.epoch, outcome: 'landed', result: { id: draft.objectId, object: draft.objectType, status: draft.status, amount: draft.amount, charge: draft.charge }, error: null }, state.approvalId);
-    logger.warn({ effectId, object: draft.objectId }, `a ${draft.objectType === 'refund' ? 'refund' : 'balance credit'} landed for an effect the journal had settled without it`);
+    logger.warn({ effectId, object: draft.objectId, status: draft.status }, `a ${draft.objectType === 'refund' ? 'refund' : 'balance credit'} landed for an effect the journal had settled without it`);
   }
 
   async function raiseAlerts(partition: string, effectId: string): Promise<string[]> {

@@ -3,7 +3,10 @@
 --   landed, dispatch still open   -> `late = landed`: whoever holds or takes the claim commits it, never resends;
 --   landed, effect AMBIGUOUS      -> the landing settles what was ambiguous: committed;
 --   landed, effect refused        -> money moved after all: committed again, and its amount is taken off the
---                                    approval and the subject once more (the refusal had given it back);
+--                                    approval and the subject once more (the refusal had given it back). A landing
+--                                    whose refund has failed since counts the same, as a committed refund that
+--                                    later fails keeps its amount: the totals never depend on whether the facts
+--                                    first read the refund before or after it failed;
 --   rejected, dispatch still open -> `late = rejected`: recovery looks the effect up and refuses, never resends;
 --   otherwise                     -> evidence only.
 -- KEYS[1] effect state hash   KEYS[2] effect entries list   KEYS[3] approval hash

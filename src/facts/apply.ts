@@ -94,12 +94,15 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    */
   const landed = (draft: Draft<'OBSERVED'>) => draft.objectType === 'refund' || draft.objectType === 'customer_balance_transaction';
 
+  /** Records the landing unless the effect already holds one; late-5.lua decides, so facts read at once record it once. */
   async function noteLateLanding(partition: string, effectId: string, draft: Draft<'OBSERVED'>): Promise<void> {
     const { state } = await journal.readState(partition, effectId);
+    // Read first only to spare the rest on an effect that plainly needs nothing.
     if (state.committed || state.open || state.count === 0) return;
     const entries = await journal.entries(partition, effectId);
     if (!firstProposal(entries)) return;
-    await journal.late(partition, effectId, { kind: 'LATE_RESULT', owner: 'facts', epoch: state.epoch, outcome: 'landed', result: { id: draft.objectId, object: draft.objectType, status: draft.status, amount: draft.amount, charge: draft.charge }, error: null }, state.approvalId);
+    const recorded = await journal.lateLanding(partition, effectId, { kind: 'LATE_RESULT', owner: 'facts', epoch: state.epoch, outcome: 'landed', result: { id: draft.objectId, object: draft.objectType, status: draft.status, amount: draft.amount, charge: draft.charge }, error: null }, state.approvalId);
+    if (recorded.status !== 'OK') return;
     logger.warn({ effectId, object: draft.objectId, status: draft.status }, `a ${draft.objectType === 'refund' ? 'refund' : 'balance credit'} landed for an effect the journal had settled without it`);
   }
 

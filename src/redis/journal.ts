@@ -84,6 +84,9 @@ export type Place = { head: string };
 
 type Misplaced = { status: 'HEAD_MOVED' | 'BAD_TIME'; head: string; lastAt: number; now: number };
 
+/** What a LATE_RESULT did to the effect's state (late-5.lua). */
+export type LateEffect = 'open' | 'committed' | 'relanded' | 'kept';
+
 export type BindReply = { status: 'NEW' | 'BOUND'; now: number; token: string } | { status: 'OTHER_SUBJECT'; bound: string; now: number };
 
 export type ProposeReply =
@@ -324,6 +327,26 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     return { head: reply.head, floor: Math.max(reply.lastAt, reply.now) };
   }
 
+  /** A LATE_RESULT through late-5.lua: `from` a fenced-out sender (always kept) or the post-send facts (only if needed). */
+  async function recordLate(partition: string, effectId: string, draft: Draft<'LATE_RESULT'>, approvalId: string, from: 'sender' | 'facts'): Promise<{ status: 'OK'; entry: EntryOf<'LATE_RESULT'>; effect: LateEffect } | { status: 'KNOWN'; effect: 'open' | 'committed' | 'unknown' }> {
+    let head = (await readState(partition, effectId)).state.head;
+    let floor = 0;
+    const aid = approvalId === '' ? '-' : approvalId;
+    for (let attempt = 0; attempt < casAttempts; attempt += 1) {
+      const at = await sealTime(floor);
+      const { entries, pairs } = await seal(effectId, [draft], at, head);
+      const reply = await call<{ status: 'OK'; effect: LateEffect; now: number } | { status: 'KNOWN'; effect: 'open' | 'committed' | 'unknown'; now: number } | Misplaced>(
+        'late-5',
+        [keys.state(partition, effectId), keys.entries(partition, effectId), keys.approval(partition, aid), keys.approvalOpen(partition, aid), keys.subject(partition)],
+        [effectId, head, at, maxSkewMs, draft.outcome, aid, from, ...pairs],
+      );
+      if (reply.status === 'OK') return { status: 'OK', entry: entries[0] as EntryOf<'LATE_RESULT'>, effect: reply.effect };
+      if (reply.status === 'KNOWN') return { status: 'KNOWN', effect: reply.effect };
+      ({ head, floor } = retryPlace(reply));
+    }
+    throw new JournalContentionError(effectId, 'record a late result');
+  }
+
   return {
     keys,
     clock,
@@ -539,22 +562,19 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     },
 
     /** Records a fenced-out sender's answer; the state acts on a definite one (late-5.lua). */
-    async late(partition: string, effectId: string, draft: Draft<'LATE_RESULT'>, approvalId: string): Promise<{ entry: EntryOf<'LATE_RESULT'>; effect: 'open' | 'committed' | 'relanded' | 'kept' }> {
-      let head = (await readState(partition, effectId)).state.head;
-      let floor = 0;
-      const aid = approvalId === '' ? '-' : approvalId;
-      for (let attempt = 0; attempt < casAttempts; attempt += 1) {
-        const at = await sealTime(floor);
-        const { entries, pairs } = await seal(effectId, [draft], at, head);
-        const reply = await call<{ status: 'OK'; effect: 'open' | 'committed' | 'relanded' | 'kept'; now: number } | Misplaced>(
-          'late-5',
-          [keys.state(partition, effectId), keys.entries(partition, effectId), keys.approval(partition, aid), keys.approvalOpen(partition, aid), keys.subject(partition)],
-          [effectId, head, at, maxSkewMs, draft.outcome, aid, ...pairs],
-        );
-        if (reply.status === 'OK') return { entry: entries[0] as EntryOf<'LATE_RESULT'>, effect: reply.effect };
-        ({ head, floor } = retryPlace(reply));
-      }
-      throw new JournalContentionError(effectId, 'record a late result');
+    async late(partition: string, effectId: string, draft: Draft<'LATE_RESULT'>, approvalId: string): Promise<{ entry: EntryOf<'LATE_RESULT'>; effect: LateEffect }> {
+      const recorded = await recordLate(partition, effectId, draft, approvalId, 'sender');
+      if (recorded.status !== 'OK') unexpected(effectId, recorded);
+      return recorded;
+    },
+
+    /**
+     * Records a landing the post-send facts found (a refund with the effect's id at Stripe), only while the effect
+     * is settled without one; otherwise (open, committed, or a landing recorded already) writes nothing and says
+     * which. The script decides, so two facts of one landing handled at once record it once (late-5.lua).
+     */
+    async lateLanding(partition: string, effectId: string, draft: Draft<'LATE_RESULT'>, approvalId: string): Promise<{ status: 'OK'; entry: EntryOf<'LATE_RESULT'>; effect: LateEffect } | { status: 'KNOWN'; effect: 'open' | 'committed' | 'unknown' }> {
+      return recordLate(partition, effectId, draft, approvalId, 'facts');
     },
 
     /**

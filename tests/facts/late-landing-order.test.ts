@@ -2,7 +2,8 @@
 // send reached it, whatever Stripe did with it afterwards. A refund that has already failed (or was canceled) when
 // the facts first read it (the facts worker was down, or refund.failed was handled first) is still the landing;
 // what became of the money is the OBSERVED facts' to say. So the receipt, and what the approval counts as used, are
-// the same whichever of the refund's states the facts saw first.
+// the same whichever of the refund's states the facts saw first. And two facts of one landing handled at the same
+// moment record it once: late-5.lua refuses a second LATE_RESULT in the step that would write it.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFacts, type RefundFact, type StripeEvent, type StripeReader } from '../../src/interlock.js';
 import { verify } from '../../src/core/verify.js';
@@ -109,5 +110,35 @@ describe('a late landing whatever state its refund is in when the facts first re
     stripe.set('re_1', effectId, status);
     await createFacts(node.stores, stripe.reader).applyEvent(refundEvent('evt_1', 'refund.updated', 're_1'));
     expect(await answer(node, effectId, approval)).toMatchObject({ valid: true, problems: [], happened: true, finalMoney, lateLanding: 're_1', lateResults: 1, reservedCents: 2_000 });
+  });
+  it('two facts of one late landing handled at once (two workers) write one LATE_RESULT', async () => {
+    world = await gateWorld();
+    const node = await world.node('recoverer');
+    const stripe = stripeRefunds();
+    const { effectId, approval } = await refusedAtRecovery(node, 'frozen');
+    // refund.created read pending and refund.updated read succeeded: two facts, each a landing, read at the same moment.
+    const states = ['pending', 'succeeded'];
+    let reads = 0;
+    let bothRead: () => void = () => undefined;
+    const together = new Promise<void>((resolve) => {
+      bothRead = resolve;
+    });
+    const reader: StripeReader = {
+      ...stripe.reader,
+      async refund(id) {
+        const status = states[reads] ?? 'succeeded';
+        reads += 1;
+        stripe.set(id, effectId, status);
+        const fact = await stripe.reader.refund(id);
+        if (reads === 2) bothRead();
+        await together;
+        return fact;
+      },
+    };
+    await Promise.all([
+      createFacts(node.stores, reader).applyEvent(refundEvent('evt_1', 'refund.created', 're_1')),
+      createFacts(node.stores, reader).applyEvent(refundEvent('evt_2', 'refund.updated', 're_1')),
+    ]);
+    expect(await answer(node, effectId, approval)).toMatchObject({ valid: true, problems: [], happened: true, finalMoney: 'returned', lateLanding: 're_1', lateResults: 1, reservedCents: 2_000 });
   });
 });

@@ -9,19 +9,31 @@
 --                                    first read the refund before or after it failed;
 --   rejected, dispatch still open -> `late = rejected`: recovery looks the effect up and refuses, never resends;
 --   otherwise                     -> evidence only.
+-- A landing the post-send facts found (ARGV[7] = facts: a refund with the effect's id exists at Stripe) is recorded
+-- only on an effect the journal settled without one: not open (its holder commits what it finds) and not committed
+-- (the landing is known, whether the send committed or a landing was recorded already). Checked in this step, so
+-- two facts of one landing handled at once write one LATE_RESULT; a fenced-out sender's own answer (ARGV[7] =
+-- sender) is always kept.
 -- KEYS[1] effect state hash   KEYS[2] effect entries list   KEYS[3] approval hash
 -- KEYS[4] approval open-effects set   KEYS[5] subject totals hash
 -- ARGV[1] effect id   ARGV[2] expected chain head   ARGV[3] entry time (Redis ms)   ARGV[4] max clock skew ms
--- ARGV[5] outcome: landed | rejected | unknown   ARGV[6] the approval id of KEYS[3]   ARGV[7] entry hash
--- ARGV[8] stored entry JSON
--- Returns JSON {status}: OK {effect: open | committed | relanded | kept, now} | HEAD_MOVED {head, lastAt, now}
---   | BAD_TIME {head, lastAt, now}
+-- ARGV[5] outcome: landed | rejected | unknown   ARGV[6] the approval id of KEYS[3]   ARGV[7] from: sender | facts
+-- ARGV[8] entry hash   ARGV[9] stored entry JSON
+-- Returns JSON {status}: OK {effect: open | committed | relanded | kept, now} | KNOWN {effect: open | committed |
+--   unknown, now} (facts only; nothing written) | HEAD_MOVED {head, lastAt, now} | BAD_TIME {head, lastAt, now}
 local state = KEYS[1]
 local now = now_ms()
+if ARGV[7] == 'facts' then
+  local known = nil
+  if hget_num(state, 'count') == 0 then known = 'unknown'
+  elseif hget_str(state, 'open') == '1' then known = 'open'
+  elseif hget_str(state, 'committed') == '1' then known = 'committed' end
+  if known then return reply({ status = 'KNOWN', effect = known, now = now }) end
+end
 local at = tonumber(ARGV[3])
 local misplaced = check_place(state, ARGV[2], at, tonumber(ARGV[4]), now)
 if misplaced then return reply(misplaced) end
-push_batch(state, KEYS[2], at, 7, 1)
+push_batch(state, KEYS[2], at, 8, 1)
 local outcome = ARGV[5]
 local effect = 'kept'
 if hget_str(state, 'open') == '1' then

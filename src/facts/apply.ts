@@ -74,14 +74,17 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     const partition = await journal.partitionOf(effectId);
     const applied: Applied = { effectId, appended: 0, duplicates: 0, alerts: [] };
     if (partition === null) return applied;
+    let noted = false;
     for (const draft of drafts) {
       const seenAlready = (await journal.observe(partition, effectId, draft, fingerprint(draft))).status !== 'OK';
       if (seenAlready) applied.duplicates += 1;
       else applied.appended += 1;
-      // An object with this effect's id while the journal says the send never landed: it did, after all.
-      if (!seenAlready && landed(draft)) await noteLateLanding(partition, effectId, draft);
+      // An object with this effect's id while the journal says the send never landed: it did, after all. Looked at
+      // for a fact seen already too: a worker that died between the fact and the landing left only the fact, and
+      // its event's next run (or a re-read) must still record the landing (late-5 records it once).
+      if (landed(draft) && (await noteLateLanding(partition, effectId, draft))) noted = true;
     }
-    if (applied.appended > 0) applied.alerts = await raiseAlerts(partition, effectId);
+    if (applied.appended > 0 || noted) applied.alerts = await raiseAlerts(partition, effectId);
     return applied;
   }
 
@@ -95,15 +98,16 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
   const landed = (draft: Draft<'OBSERVED'>) => draft.objectType === 'refund' || draft.objectType === 'customer_balance_transaction';
 
   /** Records the landing unless the effect already holds one; late-5.lua decides, so facts read at once record it once. */
-  async function noteLateLanding(partition: string, effectId: string, draft: Draft<'OBSERVED'>): Promise<void> {
+  async function noteLateLanding(partition: string, effectId: string, draft: Draft<'OBSERVED'>): Promise<boolean> {
     const { state } = await journal.readState(partition, effectId);
     // Read first only to spare the rest on an effect that plainly needs nothing.
-    if (state.committed || state.open || state.count === 0) return;
+    if (state.committed || state.open || state.count === 0) return false;
     const entries = await journal.entries(partition, effectId);
-    if (!firstProposal(entries)) return;
+    if (!firstProposal(entries)) return false;
     const recorded = await journal.lateLanding(partition, effectId, { kind: 'LATE_RESULT', owner: 'facts', epoch: state.epoch, outcome: 'landed', result: { id: draft.objectId, object: draft.objectType, status: draft.status, amount: draft.amount, charge: draft.charge }, error: null }, state.approvalId);
-    if (recorded.status !== 'OK') return;
+    if (recorded.status !== 'OK') return false;
     logger.warn({ effectId, object: draft.objectId, status: draft.status }, `a ${draft.objectType === 'refund' ? 'refund' : 'balance credit'} landed for an effect the journal had settled without it`);
+    return true;
   }
 
   async function raiseAlerts(partition: string, effectId: string): Promise<string[]> {

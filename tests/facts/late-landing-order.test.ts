@@ -3,10 +3,12 @@
 // the facts first read it (the facts worker was down, or refund.failed was handled first) is still the landing;
 // what became of the money is the OBSERVED facts' to say. So the receipt, and what the approval counts as used, are
 // the same whichever of the refund's states the facts saw first. And two facts of one landing handled at the same
-// moment record it once: late-5.lua refuses a second LATE_RESULT in the step that would write it.
+// moment record it once: late-5.lua refuses a second LATE_RESULT in the step that would write it. A facts worker that
+// died between recording the fact and recording the landing leaves the landing to its event's next run.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFacts, type RefundFact, type StripeEvent, type StripeReader } from '../../src/interlock.js';
 import { verify } from '../../src/core/verify.js';
+import type { Journal } from '../../src/redis/journal.js';
 import { kill, refundProposal, type TestNode, type World } from '../support/harness.js';
 import { FACTS, PAYMENT, gateWorld, grant, recoverUntilSettled, submitAndCrash } from '../gate/gate-support.js';
 
@@ -140,5 +142,26 @@ describe('a late landing whatever state its refund is in when the facts first re
       createFacts(node.stores, reader).applyEvent(refundEvent('evt_2', 'refund.updated', 're_1')),
     ]);
     expect(await answer(node, effectId, approval)).toMatchObject({ valid: true, problems: [], happened: true, finalMoney: 'returned', lateLanding: 're_1', lateResults: 1, reservedCents: 2_000 });
+  });
+
+  it('a worker that died after the fact and before the landing: the event run again records the landing', async () => {
+    world = await gateWorld();
+    const node = await world.node('recoverer');
+    const stripe = stripeRefunds();
+    const { effectId, approval } = await refusedAtRecovery(node, 'frozen');
+    stripe.set('re_1', effectId, 'succeeded');
+    // The facts' journal is the stores' own (typed there as a reader).
+    const journal = node.stores.journal as unknown as Pick<Journal, 'lateLanding'>;
+    const lateLanding = journal.lateLanding.bind(journal);
+    journal.lateLanding = async () => {
+      throw new Error('the facts worker died here');
+    };
+    const facts = createFacts(node.stores, stripe.reader);
+    await expect(facts.applyEvent(refundEvent('evt_1', 'refund.created', 're_1'))).rejects.toThrow('died here');
+    journal.lateLanding = lateLanding;
+    expect(await answer(node, effectId, approval)).toMatchObject({ lateResults: 0, valid: false });
+    // The job runs again (its lock lapsed): the fact is a duplicate now, the landing is still recorded, and alerted.
+    await facts.applyEvent(refundEvent('evt_1', 'refund.created', 're_1'));
+    expect(await answer(node, effectId, approval)).toMatchObject({ valid: true, problems: [], happened: true, lateLanding: 're_1', lateResults: 1, reservedCents: 2_000, alerts: ['late_landing'] });
   });
 });

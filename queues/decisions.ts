@@ -162,6 +162,17 @@ function deviationOf(proposal: Proposal): Deviation | null {
   return { problems: problems.map(String), approvedCents };
 }
 
+/**
+ * Whether a proposal recorded under the case's request id is the case's own (its accepted decision or its deviation):
+ * only the decisions worker names the case in the proposal's `request` (`case_id`), under the case's agent and
+ * approval. Callers may not propose under `case:` ids now; one recorded before that is not the case's decision.
+ */
+function recordedByCase(proposal: Proposal, submission: CaseSubmission): boolean {
+  const request = proposal.request;
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) return false;
+  return request['case_id'] === submission.caseId && proposal.agent === submission.agent && proposal.approval === submission.approval;
+}
+
 function failure(code: ErrorCode, message: string): InterlockError {
   return new InterlockError(code, message);
 }
@@ -231,8 +242,17 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     return hooked(deviated);
   }
 
-  /** Notes a recorded proposal on the case and makes sure its effect is queued (a no-op while its job exists). */
+  /**
+   * Notes a recorded proposal on the case and makes sure its effect is queued (a no-op while its job exists). A
+   * proposal the case did not record is never adopted: it binds the request id (I5), so the case fails, undecided.
+   */
   async function adopt(record: CaseRecord, proposal: Proposal, effectId: string): Promise<CaseRecord> {
+    if (!recordedByCase(proposal, record.submission)) {
+      throw failure(
+        'conflicting_payload',
+        `Request ${requestIdOf(record.submission.caseId)} already holds a proposal case ${record.submission.caseId} did not record (effect ${effectId}, by ${proposal.agent}): it is not this case's decision and is not adopted. Nothing was decided or proposed; submit the case under a new case id.`,
+      );
+    }
     await options.effects.propose(proposal);
     const adopted = await setStatus(record.submission.caseId, { ...record.status, state: 'proposed', decision: decisionOf(proposal), effectId, problems: [], error: null });
     logger.info({ caseId: record.submission.caseId, effectId }, 'case proposed');

@@ -93,7 +93,7 @@ export async function runBillingCell(world: World, decider: Decider, prices: Pri
     };
     const decision = await decide(decider, input, CREDIT);
     if (!decision.valid) throw new CellError(`the decider answered ${decision.verdict} (${decision.amount} cents) where the approval is one $10 credit; the seed treats that as a harness error`);
-    const requestId = `case:${kase.case_id}`;
+    const requestId = `case-${kase.case_id}`;
     const effect = { kind: 'credit' as const, customer: kase.customer, amount: decision.amount, incident: kase.incident, description: decision.description.slice(0, 350) };
     const effectId = effectIdFor({ requestId, effect });
     const workerId = `scenario-${hex(4)}`;

@@ -15,7 +15,7 @@ function meta(object: StripeObject): Record<string, unknown> {
 function compensation(notes: StripeObject[], transactions: StripeObject[], caseId: string, incident: string | null): number {
   const fromNotes = notes.filter((n) => n.status === 'issued' && (incident === null || meta(n).incident === incident)).reduce((sum, n) => sum + Number(n.amount), 0);
   const fromAdjustments = transactions
-    .filter((t) => t.type === 'adjustment' && Number(t.amount) < 0 && meta(t).case_id !== caseId && meta(t).interlock_request !== `case:${caseId}` && (incident === null || meta(t).incident === incident || meta(t).interlock_incident === incident))
+    .filter((t) => t.type === 'adjustment' && Number(t.amount) < 0 && meta(t).case_id !== caseId && meta(t).interlock_request !== `case-${caseId}` && (incident === null || meta(t).incident === incident || meta(t).interlock_incident === incident))
     .reduce((sum, t) => sum - Number(t.amount), 0);
   return fromNotes + fromAdjustments;
 }
@@ -43,5 +43,5 @@ export async function billingPremises(stripe: StripeHttp, kase: BillingCase): Pr
 /** The case's own credits: balance adjustments tagged with its case id (baselines) or its request (the gate). */
 export async function caseCredits(stripe: StripeHttp, kase: BillingCase): Promise<StripeObject[]> {
   const transactions = await stripe.list(`/v1/customers/${kase.customer}/balance_transactions`);
-  return transactions.filter((t) => t.type === 'adjustment' && (meta(t).case_id === kase.case_id || meta(t).interlock_request === `case:${kase.case_id}`));
+  return transactions.filter((t) => t.type === 'adjustment' && (meta(t).case_id === kase.case_id || meta(t).interlock_request === `case-${kase.case_id}`));
 }

@@ -113,7 +113,7 @@ export async function runDisputeCell(world: World, decider: Decider, row: Disput
   const input = decisionCase(setup, snapshot);
   const decision = await decide(decider, input, REFUND);
   const dir = cellDir('dispute');
-  const requestId = `case:${setup.tag}`;
+  const requestId = `case-${setup.tag}`;
   const effect = { kind: 'refund' as const, paymentIntent: setup.payment_intent, amount: decision.amount };
   const effectId = effectIdFor({ requestId, effect });
   const workerId = `scenario-${hex(4)}`;

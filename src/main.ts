@@ -23,6 +23,7 @@ import {
   caseSubmissionOf,
   openStores,
   parseProposal,
+  reservedRequestProblem,
   ProposalError,
   startSender,
   stripeSide,
@@ -562,6 +563,8 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
   } catch (error) {
     throw inFlagWords(error);
   }
+  const reserved = reservedRequestProblem(options.request);
+  if (reserved !== null) throw new CliFailure(`The proposal is invalid (--request: ${reserved}). Nothing was recorded.`, EXIT_BAD_INPUT);
   const config = loadConfig();
   const stripe = stripeSide({ ...config, crashAt: null });
   const { createEffectsQueue } = await outerLayers();

@@ -11,6 +11,7 @@ import { effectFactsOrNull } from './effects.js';
 import type { Entry, EntryOf, OperatorAction, PremiseChange } from './entries.js';
 import type { Json } from './json.js';
 import { explainOutcome, type Outcome } from './outcomes.js';
+import { RESERVED_REQUEST_PREFIXES } from './proposal.js';
 import { currentOutcome } from './verify.js';
 
 export const INBOX_KINDS = ['ambiguous', 'lease_at_recovery', 'stale_premise', 'stale_premise_at_recovery', 'model_deviated', 'exposure'] as const;
@@ -73,7 +74,7 @@ export function parseInboxItemId(id: string): { kind: InboxKind; effectId: strin
 
 /** The request id a re-approval of `itemId` proposes under: one per item, so a repeated re-approval is the same request. */
 export function reapprovalRequestId(itemId: string): string {
-  return `reapproval:${itemId}`;
+  return `${RESERVED_REQUEST_PREFIXES.reapproval}${itemId}`;
 }
 
 export function reapprovalEffectId(itemId: string): string {

@@ -21,6 +21,21 @@ export type Proposal = {
 /** Limits on what a proposal may carry. Premises and request are facts and context, not documents. */
 export const PROPOSAL_LIMITS = { premiseDepth: 8, premiseChars: 16_000, requestDepth: 8, requestChars: 16_000, decisionChars: 20_000, totalChars: 64_000 } as const;
 
+/**
+ * Request ids the service derives itself: a case's (`case:<case id>`, decider/check.ts) and an inbox item's
+ * re-approval (`reapproval:<item id>`, core/inbox.ts). The first PROPOSED under a request id binds its payload (I5),
+ * so a caller who recorded one of them first would take the case's or the re-approval's place: the routes and
+ * commands that take a request id from a caller refuse these prefixes (reservedRequestProblem).
+ */
+export const RESERVED_REQUEST_PREFIXES = { case: 'case:', reapproval: 'reapproval:' } as const;
+
+/** Why a caller may not propose under `requestId` (it starts with a reserved prefix), or null when it may. */
+export function reservedRequestProblem(requestId: string): string | null {
+  const prefix = Object.values(RESERVED_REQUEST_PREFIXES).find((reserved) => requestId.startsWith(reserved));
+  if (prefix === undefined) return null;
+  return `may not start with "${prefix}": the service derives the request ids of cases (case:<case id>) and re-approvals (reapproval:<item id>) itself, and one recorded in advance would take their place; use another request id`;
+}
+
 export const APPROVAL_ID = /^[A-Za-z0-9_.:-]{1,200}$/;
 export const PREMISE_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 

@@ -8,6 +8,7 @@ import type { Decision as ProposalDecision } from '../core/entries.js';
 import type { CreditEffect, EffectKind, RefundEffect } from '../core/effects.js';
 import { MAX_AMOUNT_CENTS } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
+import { RESERVED_REQUEST_PREFIXES } from '../core/proposal.js';
 import { identifier } from '../core/text.js';
 import { subjectId, type CaseApproval, type DecisionCase, type DeclineDecision, type MoneyDecision, type Decision } from './case.js';
 import { cleanModelLine, cleanModelText, DECISION_TEXT_MAX_CHARS } from './model-text.js';
@@ -49,7 +50,7 @@ export type ProposalFields = {
 
 /** The request id of a case: `case:<caseId>`, whatever the model decides. */
 export function requestIdOf(caseId: string): string {
-  return `case:${caseId}`;
+  return `${RESERVED_REQUEST_PREFIXES.case}${caseId}`;
 }
 
 const modelId = identifier(200);

@@ -6,6 +6,8 @@
 // the approval atomically with the send. Only the payload (what to refund or credit) is carried over. The old
 // effect's receipt gets a RESOLVED entry naming the new request, so the two are linked both ways (the new
 // proposal's `request` names the item it re-approves).
+import { firstProposal } from '../core/decisions.js';
+import { payloadHash } from '../core/effect-id.js';
 import type { Actor, EntryOf, Resolution } from '../core/entries.js';
 import { parseEffect, type Effect } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
@@ -42,6 +44,24 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
     return parseEffect(first.effect);
   }
 
+  /**
+   * Refuses, before anything is written, a re-approval whose request id holds a proposal no re-approval of this item
+   * recorded: the first proposal binds the request (I5), so the re-approval could only be refused as another payload
+   * after closing the item. Callers may not use the `reapproval:` prefix now; this is for ids taken before that.
+   */
+  async function assertRequestIsItems(item: InboxItem, requestId: string, effectId: string, effect: Effect): Promise<void> {
+    const partition = await journal.partitionOf(effectId);
+    if (partition === null) return;
+    const first = partition === item.subject ? firstProposal(await journal.entries(partition, effectId)) : null;
+    const request = first?.request;
+    const reapproves = typeof request === 'object' && request !== null && !Array.isArray(request) ? request['reapproves'] : undefined;
+    if (partition === item.subject && (first === null || (reapproves === item.id && payloadHash(first.effect) === payloadHash(effect)))) return;
+    throw new InterlockError(
+      'conflicting_payload',
+      `Request ${requestId}, the one a re-approval of item ${item.id} proposes under, already holds a proposal that no re-approval of it recorded (effect ${effectId}, on ${partition}), so the item cannot be re-approved. Nothing was recorded. If the item is still open, dismiss it and propose its payload under a request id of your own.`,
+    );
+  }
+
   async function itemOr404(id: string): Promise<InboxItem> {
     const item = await inbox.get(id);
     if (item === null) throw new InterlockError('unknown_inbox_item', `No inbox item ${id.slice(0, 100)}. GET /v1/inbox (or \`interlock inbox list\`) lists the open ones.`);
@@ -68,6 +88,7 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
       if (snapshot === null) throw new InterlockError('unknown_approval', `No approval ${request.approval}: grant it first (POST /v1/approvals or \`interlock approvals grant\`), then re-approve. Nothing was recorded.`);
       if (snapshot.scope !== item.subject) throw new InterlockError('invalid_approval', `Approval ${request.approval} covers ${snapshot.scope}, but item ${id} moves money on ${item.subject}. Nothing was recorded.`);
       const effect = await refusedPayloadOf(item);
+      await assertRequestIsItems(item, requestId, effectId, effect);
       // Read before anything is written: facts that cannot be read leave the item open.
       const premises = await deps.readFacts(effect, effectId);
       let acted: { item: InboxItem; entry: EntryOf<'RESOLVED'> | null } = { item, entry: null };

@@ -5,7 +5,7 @@
 // shared state run at the same time, so the file costs a few process starts, not one per check.
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProcessCrash, startSender, type ApprovalTerms, type Target } from '../../src/interlock.js';
+import { effectIdFor, ProcessCrash, startSender, type ApprovalTerms, type Target } from '../../src/interlock.js';
 import { openPipeline, spawnWorker, type Pipeline, type WorkerProcess } from '../pipeline/pipeline-support.js';
 import { pay, startStripeWorld, type StripeWorld } from '../stripe/stripe-support.js';
 import { runCli, type CliRun } from './run-cli.js';
@@ -103,7 +103,7 @@ describe.concurrent('the service commands and their exit codes', () => {
 
   it('bad input or configuration: 2 with one line on stderr and nothing recorded (effect show with an empty --request, or with both an id and --request); an unknown effect: 1', async () => {
     const { paymentIntent } = await pay(world.stripe, 'pm_card_visa', 5_000);
-    const [amount, missing, roles, redis, unknown, emptyRequest, both, longReason] = await Promise.all([
+    const [amount, missing, roles, redis, unknown, emptyRequest, both, longReason, reserved] = await Promise.all([
       cli(refundArgs('case-cli-bad-amount', paymentIntent, 2_000, 'ap_x').map((arg) => (arg === '2000' ? '20.5' : arg))),
       cli(['credit', '--request', 'case-cli-no-incident', '--customer', 'cus_x', '--amount', '100', '--approval', 'ap_x']),
       cli(['serve', '--roles', 'worker,printer']),
@@ -112,8 +112,11 @@ describe.concurrent('the service commands and their exit codes', () => {
       cli(['effect', 'show', '--request', '']),
       cli(['effect', 'show', 'b'.repeat(64), '--request', 'case-cli-both']),
       cli(refundArgs('case-cli-long-reason', paymentIntent, 2_000, 'ap_x').map((arg) => (arg === 'arrived damaged' ? 'x'.repeat(16_001) : arg))),
+      // A request id the service derives itself (a case's): taken first, it would bind the case's payload.
+      cli(refundArgs(`case:cli-${pipeline.config.keyPrefix}`, paymentIntent, 2_000, 'ap_x')),
     ]);
-    expect([amount.code, missing.code, roles.code, redis.code, unknown.code, emptyRequest.code, both.code, longReason.code], [amount, missing, roles, redis, unknown, emptyRequest, both, longReason].map((run) => run.stderr).join('\n')).toEqual([2, 2, 2, 2, 1, 2, 2, 2]);
+    expect([amount.code, missing.code, roles.code, redis.code, unknown.code, emptyRequest.code, both.code, longReason.code, reserved.code], [amount, missing, roles, redis, unknown, emptyRequest, both, longReason, reserved].map((run) => run.stderr).join('\n')).toEqual([2, 2, 2, 2, 1, 2, 2, 2, 2]);
+    expect(reserved.stderr).toMatch(/^The proposal is invalid \(--request: may not start with "case:": the service derives the request ids of cases/);
     // A problem with a value the command was given is named by its option: --reason, not the request it is kept in.
     expect(longReason.stderr.trim()).toBe('The proposal is invalid (--reason: is larger than 16000 characters of JSON). Nothing was recorded.');
     expect(emptyRequest.stderr).toMatch(/--request is empty/);
@@ -122,8 +125,9 @@ describe.concurrent('the service commands and their exit codes', () => {
     expect(missing.stderr).toMatch(/--incident/);
     expect(roles.stderr).toMatch(/"printer" is not one/);
     expect(unknown.stderr.trim().split('\n')).toEqual([`No effect ${'b'.repeat(64)} under this REDIS_URL and INTERLOCK_KEY_PREFIX.`]);
-    for (const run of [amount, missing, roles, redis, unknown, emptyRequest, both, longReason]) expect(run.stderr).not.toMatch(/\n\s+at /);
+    for (const run of [amount, missing, roles, redis, unknown, emptyRequest, both, longReason, reserved]) expect(run.stderr).not.toMatch(/\n\s+at /);
     expect(await pipeline.stores.journal.partitionOf('a'.repeat(64))).toBeNull();
+    expect(await pipeline.stores.journal.partitionOf(effectIdFor({ requestId: `case:cli-${pipeline.config.keyPrefix}`, effect: null }))).toBeNull();
   }, 600_000);
 
   it('recover: one pass settles what a dead sender left (0, the report); reconcile re-reads committed effects (0, the report)', async () => {

@@ -252,6 +252,24 @@ describe('listing, and facts that cannot be read', () => {
     expect((await request(rig.app).get(`/v1/inbox/${item}`).set(approver())).body.status).toBe('open');
   });
 
+  it('a re-approval whose request id holds a proposal no re-approval recorded (taken before reapproval: ids were refused to callers) is refused with 409 before anything is written: the item stays open', async () => {
+    for (const amount of [4_900, 2_000]) {
+      const { pi, effectId, item } = await staleItem();
+      const newId = effectIdFor({ requestId: `reapproval:${item}`, effect: null });
+      // Recorded as a support caller's request under the item's request id, another payload or the same one.
+      const taken = await rig.queue.propose({ requestId: `reapproval:${item}`, agent: 'sam', approval: await grant(pi), premises: { chargebacks: [], refunded_by_others: 0 }, effect: { kind: 'refund', paymentIntent: pi, amount, reason: 'requested_by_customer' }, request: { request_id: `reapproval:${item}`, token: 'sam' } });
+      expect(taken.status).toBe('recorded');
+      const before = (await receiptOf(effectId)).entries.length;
+      const answer = await request(rig.app).post(`/v1/inbox/${item}/reapprove`).set(approver()).send({ approval: await grant(pi), note: 'ok, refund the $20' });
+      expect(answer.status, JSON.stringify(answer.body)).toBe(409);
+      expect(answer.body.error.code).toBe('conflicting_payload');
+      expect((await receiptOf(effectId)).entries).toHaveLength(before);
+      expect((await request(rig.app).get(`/v1/inbox/${item}`).set(approver())).body).toMatchObject({ status: 'open', closed: null });
+      expect(answer.body.error.message).toContain(`Request reapproval:${item}, the one a re-approval of item ${item} proposes under, already holds a proposal that no re-approval of it recorded`);
+      expect((await latestProposal(rig.stores, newId))?.agent).toBe('sam');
+    }
+  });
+
   it('pages through open items newest first with a cursor, each item once, filtered by kind and subject', async () => {
     const made = [await staleItem(), await staleItem(), await staleItem()];
     const ids = new Set(made.map((entry) => entry.item));

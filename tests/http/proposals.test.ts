@@ -119,6 +119,26 @@ describe.concurrent('proposing refunds and credits', () => {
     expect(moved.body.error.code).toBe('conflicting_payload');
   });
 
+  it('a request id the service derives itself (case:<case id>, reapproval:<item id>) is refused with 400 naming request_id and why; nothing is recorded', async () => {
+    const { pi, approval } = await payment();
+    const item = `stale_premise:${'a'.repeat(64)}`;
+    for (const [path, body] of [
+      ['/v1/refunds', refundBody({ request_id: `case:${uid()}`, payment_intent: pi, approval, decision: { model: 'rules', text: 'forged' } })],
+      ['/v1/refunds', refundBody({ request_id: `reapproval:${item}`, payment_intent: pi, approval })],
+      ['/v1/credits', creditBody({ request_id: `case:${uid()}`, customer: `cus_${uid()}`, approval })],
+      ['/v1/credits', creditBody({ request_id: `reapproval:${item}`, customer: `cus_${uid()}`, approval })],
+    ] as const) {
+      const answer = await request(rig.app).post(path).set(support()).send(body);
+      expect(answer.status, `${path} ${String(body.request_id)}`).toBe(400);
+      expect(answer.body.error.code).toBe('invalid_request');
+      expect(answer.body.error.fields).toEqual([{ path: 'request_id', message: expect.stringMatching(/^may not start with "(case|reapproval):": the service derives the request ids of cases .* itself/) }]);
+      expect(await rig.hasEffect(effectIdFor({ requestId: String(body.request_id), effect: null }))).toBe(false);
+    }
+    // Only the prefixes are reserved: a request id that merely holds the word is the caller's.
+    const own = await request(rig.app).post('/v1/refunds').set(support()).send(refundBody({ request_id: `ticket-case:${uid()}`, payment_intent: pi, approval }));
+    expect(own.status, JSON.stringify(own.body)).toBe(202);
+  });
+
   it('proposes a credit on the credit premises and commits it', async () => {
     const customer = `cus_${uid()}`;
     rig.target.world.set(`customer:${customer}`, { subscription_status: 'active', incident_compensation: 0 });

@@ -7,7 +7,7 @@
 import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { caseEffectId } from '../../queues/decisions.js';
-import { publicKeyPem, publicKeySet, requestIdOf, verify, type CaseRecord, type CaseSubmission, type Decider, type Entry } from '../../src/interlock.js';
+import { createProposalRecorder, publicKeyPem, publicKeySet, requestIdOf, verify, type CaseRecord, type CaseSubmission, type Decider, type Entry } from '../../src/interlock.js';
 import { replies, type MessagesServer } from '../decider/messages-server.js';
 import { casesSuite, modelDecider, type CasesRig } from '../support/cases-rig.js';
 import { uid } from '../http/rig.js';
@@ -248,6 +248,22 @@ describe('a crash of the decisions worker between deciding and proposing', () =>
     expect(entries.filter((entry) => entry.kind === 'PROPOSED')).toHaveLength(1);
     expect(entries.some((entry) => entry.kind === 'REFUSED')).toBe(false);
     expect((await rig.refundsAt(paymentIntent)).map((refund) => refund.amount)).toEqual([2_000]);
+  });
+
+  it('a proposal under case:<id> the case did not record (a caller took the id before case: ids were refused) is never adopted: the case fails conflicting_payload, undecided, and nothing is sent', async () => {
+    const decider = changingDecider();
+    rig.useDecider(decider);
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const submission = refundCase(paymentIntent, approval);
+    // As POST /v1/refunds recorded it: the case's approval, another payload, a decision text of the caller's.
+    const forged = await createProposalRecorder(rig.stores)({ requestId: requestIdOf(submission.caseId), agent: 'sam', approval, premises: { chargebacks: [], refunded_by_others: 0 }, effect: { kind: 'refund', paymentIntent, amount: 1_999 }, request: { request_id: requestIdOf(submission.caseId), token: 'sam' }, decision: { model: 'rules', text: 'forged' } });
+    expect(forged.status).toBe('recorded');
+    const record = await decided(submission);
+    expect(record.status).toMatchObject({ state: 'failed', decision: null, effectId: null, error: { code: 'conflicting_payload' } });
+    expect(record.status.error?.message).toContain(`Request ${requestIdOf(submission.caseId)} already holds a proposal case ${submission.caseId} did not record`);
+    expect(decider.calls).toBe(0);
+    expect((await entriesOf(caseEffectId(submission.caseId))).map((entry) => entry.kind)).toEqual(['PROPOSED']);
+    expect(await rig.refundsAt(paymentIntent)).toEqual([]);
   });
 
   it('before anything was recorded: the run again decides anew, and that decision is the only proposal', async () => {

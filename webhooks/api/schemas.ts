@@ -3,7 +3,7 @@
 // The same schemas validate requests and generate the OpenAPI document (openapi.ts); the response schemas exist
 // only for that document.
 import { z } from 'zod';
-import { APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, OPERATOR_ACTIONS, PROPOSAL_LIMITS, RECOVERY_OUTCOMES, refundEffectSchema, STORY_MAX_CHARS, SUBMIT_OUTCOMES } from '../../src/interlock.js';
+import { APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, OPERATOR_ACTIONS, PROPOSAL_LIMITS, RECOVERY_OUTCOMES, refundEffectSchema, reservedRequestProblem, STORY_MAX_CHARS, SUBMIT_OUTCOMES } from '../../src/interlock.js';
 
 /** Ten years: an approval that must outlive that is a standing policy; the bound keeps now + seconds x 1000 safe. */
 export const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 60 * 60;
@@ -15,7 +15,11 @@ export type EffectState = (typeof EFFECT_STATES)[number];
 /** The outcomes an effect can settle with (IN_FLIGHT and DUPLICATE_IGNORED answer a submit, they settle nothing). */
 export const EFFECT_OUTCOMES = [...SUBMIT_OUTCOMES, ...RECOVERY_OUTCOMES].filter((outcome) => outcome !== 'IN_FLIGHT' && outcome !== 'DUPLICATE_IGNORED');
 
-const requestId = identifier(200).meta({ description: 'A stable id of the approved request (the support case); the effect id is derived from it, so retries reuse it.' });
+// Not `case:` or `reapproval:`: the service derives those itself, and a caller who took one first would bind its
+// payload in place of the case's decision or the re-approval (I5).
+const requestId = identifier(200)
+  .refine((value) => reservedRequestProblem(value) === null, { error: (issue) => reservedRequestProblem(String(issue.input)) ?? 'is reserved' })
+  .meta({ description: 'A stable id of the approved request (the support case); the effect id is derived from it, so retries reuse it. It may not start with `case:` or `reapproval:` (the request ids of cases and re-approvals, which the service derives itself).' });
 const approvalId = z.string({ error: 'must be a string' }).regex(APPROVAL_ID, 'must be 1-200 letters, digits or _ . : -');
 const agent = identifier(100).meta({ description: 'Who decided (a person or a model); defaults to the token name.' });
 const decision = z

@@ -36,7 +36,9 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
       if (recorded.status === 'conflict' || (recorded.status === 'exists' && recorded.outcome !== null && !recorded.open)) return { ...recorded, queued: false };
       // A job runs the effect's latest recorded proposal (the worker reads it from the journal). One that is
       // waiting or delayed will pick up a proposal recorded now; one that already ran, or is running, will not, so
-      // a newly recorded proposal (re-decided after a refusal) gets a follow-up job of its own.
+      // a re-decision (a proposal recorded after a refusal) gets a follow-up job of its own, its id derived from
+      // the proposal's place among the effect's proposals: the same request sent again after its enqueue failed
+      // (it is answered `exists`, its proposal unsettled) queues that job, once.
       // Whether the effect's job has started (is running, or ran): one read of the job's hash, O(1) whatever the
       // backlog (BullMQ's getJobState scans the waiting list). A job that ran once and waits for a retry counts as
       // started; its follow-up finds the effect settled or submits the same latest proposal, both harmless.
@@ -44,9 +46,9 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
       // Redis timeout, and a job queued late runs the proposal as recorded.
       const queued = async () => {
         const [processedOn] = await connection.hmget(queue.toKey(recorded.effectId), 'processedOn');
-        const followUp = recorded.status === 'recorded' && processedOn !== null && processedOn !== undefined;
+        const followUp = recorded.proposals > 1 && processedOn !== null && processedOn !== undefined;
         await queue.add('effect', { proposal, recordedAt: Date.now() }, {
-          jobId: followUp ? `${recorded.effectId}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}` : recorded.effectId,
+          jobId: followUp ? `${recorded.effectId}.${recorded.proposals}` : recorded.effectId,
           attempts: options.attempts ?? 8,
           backoff: { type: 'exponential', delay: options.backoffMs ?? 1_000 },
           // Receipts keep the record; finished jobs are kept a while for operators, then dropped.

@@ -10,13 +10,20 @@ import type { AnyDraft, ApprovalSnapshot, Draft } from '../core/entries.js';
 import { canonicalJson, type JsonObject } from '../core/json.js';
 import { parseProposalAndEffect, type Proposal } from '../core/proposal.js';
 import { quote } from '../core/quote.js';
-import { outcomeOf } from '../core/verify.js';
+import { currentOutcome } from '../core/verify.js';
 import type { Journal } from '../redis/journal.js';
 
+/**
+ * `proposals` counts the effect's PROPOSED entries up to the one that stands for this proposal: 1 for the first
+ * decision, more for a re-decision after a refusal (its job id is derived from it, so a retry queues it once).
+ */
 export type Recorded =
-  | { status: 'recorded'; effectId: string; subject: string; proposal: Proposal; effect: Effect }
-  /** The same proposal was recorded before: nothing new was written. `outcome` is null while unsettled. */
-  | { status: 'exists'; effectId: string; subject: string; proposal: Proposal; effect: Effect; outcome: string | null; open: boolean }
+  | { status: 'recorded'; effectId: string; subject: string; proposal: Proposal; effect: Effect; proposals: number }
+  /**
+   * The same proposal was recorded before: nothing new was written. `outcome` answers the latest proposal (null
+   * while it is unsettled, even when an earlier one was refused).
+   */
+  | { status: 'exists'; effectId: string; subject: string; proposal: Proposal; effect: Effect; outcome: string | null; open: boolean; proposals: number }
   /** Another payload is recorded under this request id; the recorded one stands (REFUSED:conflicting_payload). */
   | { status: 'conflict'; effectId: string; subject: string; reason: string };
 
@@ -67,10 +74,11 @@ export function createRecorder(deps: { journal: Journal; logger: Logger }) {
         return conflict(facts.subject, effectId, proposal, 'this request id was first decided with another payload; the recorded payload stands', facts);
       }
       const latest = [...entries].reverse().find((entry) => entry.kind === 'PROPOSED');
+      const proposals = entries.filter((entry) => entry.kind === 'PROPOSED').length;
       // Nothing more can happen to an effect that is open, committed, ambiguous or refused by the target.
       const final = dispatchBlocker(entries, proposal.effect) !== null;
       if ((latest && latest.kind === 'PROPOSED' && sameProposal(latest, proposal)) || final) {
-        return { status: 'exists', effectId, subject: facts.subject, proposal, effect, outcome: outcomeOf(entries), open: openDispatch(entries) !== null };
+        return { status: 'exists', effectId, subject: facts.subject, proposal, effect, outcome: currentOutcome(entries), open: openDispatch(entries) !== null, proposals };
       }
       const head = entries.at(-1)?.hash ?? state.head;
       const drafts: AnyDraft[] = [proposedDraft(proposal)];
@@ -82,7 +90,7 @@ export function createRecorder(deps: { journal: Journal; logger: Logger }) {
       const written = await journal.append(facts.subject, effectId, drafts, { place: { head }, payloadHash: hash });
       if (written.status === 'OK') {
         logger.info({ effectId, subject: facts.subject, ...(refuse === undefined ? {} : { outcome: 'REFUSED:lease', reason: refuse.reason }) }, refuse === undefined ? 'proposal recorded' : 'proposal recorded as refused');
-        return { status: 'recorded', effectId, subject: facts.subject, proposal, effect };
+        return { status: 'recorded', effectId, subject: facts.subject, proposal, effect, proposals: proposals + 1 };
       }
       if (written.status === 'CONFLICTING_PAYLOAD') return conflict(facts.subject, effectId, proposal, 'this request id was first decided with another payload; the recorded payload stands', facts);
     }

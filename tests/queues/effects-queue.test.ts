@@ -159,6 +159,38 @@ describe('the effects queue', () => {
     expect(await queue.waitFor(first.effectId, 10_000)).toMatchObject({ outcome: 'COMMITTED' });
   });
 
+  it('a re-decision whose enqueue failed is queued once by the same request sent again, as the error asks; sent again once settled, it queues nothing', async () => {
+    const { stores, queue, target } = await rig();
+    const proposal = refundProposal({ requestId: `case-requeue-${randomBytes(4).toString('hex')}`, approval: `ap_missing_${randomBytes(4).toString('hex')}` });
+    const first = await queue.propose(proposal);
+    expect(await queue.waitFor(first.effectId, 10_000)).toMatchObject({ outcome: 'REFUSED:lease' });
+    await expect.poll(async () => (await queue.queue.getJob(first.effectId))?.finishedOn, { timeout: 5_000 }).toBeDefined();
+    const again = approvalTerms();
+    await stores.approvals.grant(again);
+    const redecided = { ...proposal, approval: again.id };
+    // The re-decision is recorded, then its enqueue fails (Redis did not answer in time).
+    const add = queue.queue.add.bind(queue.queue);
+    let failures = 1;
+    queue.queue.add = (async (...args: Parameters<typeof add>) => {
+      if (failures > 0) {
+        failures -= 1;
+        throw Object.assign(new Error('Command timed out'), { name: 'RedisTimeout' });
+      }
+      return add(...args);
+    }) as typeof add;
+    await expect(queue.propose(redecided)).rejects.toThrow(/Command timed out/);
+    // Sent again: answered from the journal (the earlier refusal does not answer it) and queued, once however often.
+    const retried = await Promise.all([queue.propose(redecided), queue.propose(redecided)]);
+    for (const answer of retried) expect(answer).toMatchObject({ status: 'exists', effectId: first.effectId, outcome: null, queued: true });
+    expect(await queue.waitFor(first.effectId, 10_000)).toMatchObject({ outcome: 'COMMITTED' });
+    expect(target.landedCount(first.effectId)).toBe(1);
+    const jobIds = async () => (await queue.queue.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed'])).map((job) => job.id).sort();
+    expect(await jobIds()).toEqual([first.effectId, `${first.effectId}.2`]);
+    // Settled: the same request again is answered with its outcome and queues nothing.
+    expect(await queue.propose(redecided)).toMatchObject({ status: 'exists', outcome: 'COMMITTED', queued: false });
+    expect(await jobIds()).toEqual([first.effectId, `${first.effectId}.2`]);
+  });
+
   it('recovery at worker start settles what a dead worker left open, with no job and no wait for a claim to lapse', async () => {
     const prefix = `t${randomBytes(6).toString('hex')}`;
     const target = createMemoryTarget({ tier: 1, sendTimeoutMs: 1_000 });

@@ -13,7 +13,7 @@
 // The inclusion check is RFC 9162's (§2.1.3.2). The signed message names what the leaves are (`entries` or
 // `heads`), the tree's size and its root, so a seal can be taken for nothing else.
 import { hash, type KeyObject } from 'node:crypto';
-import { verifyText } from './signing.js';
+import { canonicalBase64url, isCanonicalSignature, SIGNATURE_CHARS, verifyText } from './signing.js';
 
 /** Batches one signature covers at most: each doubling adds one sibling hash (44 bytes) to every sealed entry. */
 export const SEAL_MAX_LEAVES = 8;
@@ -32,13 +32,10 @@ export type Digest = string;
 export type Seal = { size: number; index: number; path: Digest[]; signature: string };
 
 const PREFIX = 's1';
-const SIGNATURE_CHARS = 86;
 const LONE_PREFIX = `${PREFIX}.1.0..`;
 const DIGEST_BYTES = 32;
 // Size and index as plain decimals, no sign or leading zero; a tree is never larger than a million leaves.
 const COUNT = /^(?:0|[1-9][0-9]{0,5})$/;
-const BASE64URL = /^[A-Za-z0-9_-]*$/;
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
 // Hash inputs are assembled in scratch buffers (hashing is synchronous, so they are never shared by two at once).
 let scratch = Buffer.allocUnsafeSlow(256);
@@ -137,22 +134,12 @@ export function formatSeal(seal: Seal): string {
   return `${PREFIX}.${seal.size}.${seal.index}.${Buffer.from(seal.path.join(''), 'latin1').toString('base64url')}.${seal.signature}`;
 }
 
-/**
- * Whether base64url text of `bytes` bytes is spelled the one way: the bits its last character carries beyond the
- * bytes are zero (otherwise two texts would decode to one value).
- */
-function canonicalBase64url(text: string, bytes: number): boolean {
-  if (text.length !== Math.ceil((bytes * 8) / 6) || !BASE64URL.test(text)) return false;
-  const spare = text.length * 6 - bytes * 8;
-  return spare === 0 || (ALPHABET.indexOf(text.at(-1) ?? '') & ((1 << spare) - 1)) === 0;
-}
-
 /** A seal's parts, or null when the text is not a seal in its one canonical spelling. */
 export function parseSeal(text: string): Seal | null {
   // A tree of one leaf (each batch of an effect sealed alone) has no path: its seal is this prefix and the signature.
   if (text.length === LONE_PREFIX.length + SIGNATURE_CHARS && text.startsWith(LONE_PREFIX)) {
     const signature = text.slice(LONE_PREFIX.length);
-    return canonicalBase64url(signature, 64) ? { size: 1, index: 0, path: [], signature } : null;
+    return isCanonicalSignature(signature) ? { size: 1, index: 0, path: [], signature } : null;
   }
   const parts = text.split('.');
   if (parts.length !== 5 || parts[0] !== PREFIX) return null;
@@ -161,7 +148,7 @@ export function parseSeal(text: string): Seal | null {
   const size = Number(sizeText);
   const index = Number(indexText);
   if (size < 1 || index >= size) return null;
-  if (signature.length !== SIGNATURE_CHARS || !canonicalBase64url(signature, 64)) return null;
+  if (!isCanonicalSignature(signature)) return null;
   // A tree of at most a million leaves has at most 20 levels: a longer path is refused before it is decoded.
   const nodes = Math.floor((pathText.length * 6) / 8 / DIGEST_BYTES);
   if (nodes > 20 || !canonicalBase64url(pathText, nodes * DIGEST_BYTES)) return null;

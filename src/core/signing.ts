@@ -44,13 +44,41 @@ export function signText(text: string, key: SigningKey): string {
   return sign(null, Buffer.from(text, 'utf8'), key.privateKey).toString('base64url');
 }
 
+/** Characters of an Ed25519 signature (64 bytes) in base64url, unpadded: the only length a signature is read at. */
+export const SIGNATURE_CHARS = 86;
+const SIGNATURE_BYTES = 64;
+const BASE64URL = /^[A-Za-z0-9_-]*$/;
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/**
+ * Whether base64url text of `bytes` bytes is spelled the one way: unpadded, only the 64 base64url characters, and the
+ * bits its last character carries beyond the bytes are zero (otherwise two texts would decode to one value).
+ */
+export function canonicalBase64url(text: string, bytes: number): boolean {
+  if (text.length !== Math.ceil((bytes * 8) / 6) || !BASE64URL.test(text)) return false;
+  const spare = text.length * 6 - bytes * 8;
+  return spare === 0 || (ALPHABET.indexOf(text.at(-1) ?? '') & ((1 << spare) - 1)) === 0;
+}
+
+/**
+ * Whether `signature` is an Ed25519 signature in its one spelling (SIGNATURE_CHARS base64url characters). Node's
+ * base64url decoder stops at the first `=` and skips characters outside the alphabet, so without this a signature
+ * with text after it ("<sig>= APPROVED BY CFO"), `+` and `/` for `-` and `_`, or padding still decoded to the signed
+ * bytes and verified: a signed field would carry words nobody signed.
+ */
+export function isCanonicalSignature(signature: string): boolean {
+  return canonicalBase64url(signature, SIGNATURE_BYTES);
+}
+
 // verifyText decodes the message and the signature into one scratch buffer instead of two new Buffers: a check is
 // synchronous, so the buffer is never shared by two at once, and verify() makes one check per sealed batch. Texts too
 // long for it (none the gate writes) get Buffers of their own, so a hostile receipt cannot make it grow for good.
 const CHECK_SCRATCH_BYTES = 4_096;
 const checkScratch = Buffer.allocUnsafeSlow(CHECK_SCRATCH_BYTES);
 
+/** Whether `signature` (in its one spelling, isCanonicalSignature) is `publicKey`'s signature of `text`. */
 export function verifyText(text: string, signature: string, publicKey: KeyObject): boolean {
+  if (!isCanonicalSignature(signature)) return false;
   try {
     // At most 3 UTF-8 bytes per UTF-16 unit, and 3 bytes per 4 base64url characters.
     if (text.length * 3 + signature.length > CHECK_SCRATCH_BYTES) return verify(null, Buffer.from(text, 'utf8'), publicKey, Buffer.from(signature, 'base64url'));

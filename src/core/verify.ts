@@ -8,8 +8,8 @@ import { entryHash, type Checks, type Entry, type EntryOf } from './entries.js';
 import { collectMoneyFacts, deriveExposure, deriveFinalMoney, type Exposure, type FinalMoney, type MoneyStatus } from './final-money.js';
 import { headSignatureValid, type Receipt } from './receipt.js';
 import { parseReceipt } from './receipt-schema.js';
-import { verifySeal } from './seal.js';
-import { verifyText, type PublicKeySet } from './signing.js';
+import { parseSeal, verifySeal } from './seal.js';
+import { isCanonicalSignature, SIGNATURE_CHARS, verifyText, type PublicKeySet } from './signing.js';
 import type { KeyObject } from 'node:crypto';
 import { isJsonObject } from './json.js';
 import { isForeignRefusal, openDispatch } from './decisions.js';
@@ -147,6 +147,15 @@ function entrySignatureValid(entry: Entry, sig: string, key: KeyObject): boolean
   return entry.v === 3 ? verifySeal(entry.hash, sig, 'entries', key) : verifyText(entry.hash, sig, key);
 }
 
+/**
+ * Why a signature that failed could never have verified: it is not in its one spelling (a v1 or v2 signature, a v1
+ * head's) or not a seal in its one spelling (v3, a v2 head's). Null when it is spelled right and simply does not verify.
+ */
+function misspelling(sig: string, sealed: boolean): string | null {
+  if (sealed) return parseSeal(sig) === null ? 'it is not a seal in its one spelling (s1.SIZE.INDEX.PATH.SIGNATURE, base64url, nothing before or after it)' : null;
+  return isCanonicalSignature(sig) ? null : `it is not an Ed25519 signature in its one spelling (${SIGNATURE_CHARS} base64url characters, nothing before or after it): text was added to it or it was re-spelled`;
+}
+
 function checkSignatures(receipt: Receipt, keys: PublicKeySet, problems: string[]): boolean {
   let ok = true;
   receipt.entries.forEach((entry, index) => {
@@ -157,7 +166,7 @@ function checkSignatures(receipt: Receipt, keys: PublicKeySet, problems: string[
       problems.push(entry.kid === undefined ? `${describeEntry(entry, index)} is signed but names no key` : `${describeEntry(entry, index)} is signed with an unknown key ${entry.kid}`);
     } else if (!entrySignatureValid(entry, entry.sig, key)) {
       ok = false;
-      problems.push(`${describeEntry(entry, index)} has a signature that does not verify: the chain was rebuilt or the entry forged without the signing key`);
+      problems.push(`${describeEntry(entry, index)} has a signature that does not verify: ${misspelling(entry.sig, entry.v === 3) ?? 'the chain was rebuilt or the entry forged without the signing key'}`);
     }
   });
   const head = headSignatureValid(receipt.head, keys);
@@ -166,7 +175,8 @@ function checkSignatures(receipt: Receipt, keys: PublicKeySet, problems: string[
     problems.push(`the receipt head is signed with an unknown key ${receipt.head.kid}`);
   } else if (!head) {
     ok = false;
-    problems.push('the receipt head signature does not verify');
+    const why = misspelling(receipt.head.sig, receipt.head.format !== 'interlock.receipt-head/v1');
+    problems.push(why === null ? 'the receipt head signature does not verify' : `the receipt head signature does not verify: ${why}`);
   }
   return ok;
 }

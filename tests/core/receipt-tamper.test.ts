@@ -1,6 +1,9 @@
 // Receipts from real gate flows on Redis verify offline, survive a JSON round trip, and become invalid, with a
 // readable problem, under every kind of tampering DESIGN §5 and issue 2 list, including a chain rebuilt without
 // the signing key.
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareBatch, sealEntry, type AnyDraft, type Draft, type Entry, type EntryKind } from '../../src/core/entries.js';
 import { buildReceipt, buildReceipts, type Receipt } from '../../src/core/receipt.js';
@@ -349,5 +352,56 @@ describe('entries sealed together (v3): many effects, one signature per tree, ea
     const alone = sealed.map((receipt) => verify(JSON.parse(JSON.stringify(buildReceipt(receipt.effectId, receipt.entries, world.key.key, receipt.head.signedAt))), keys()));
     const together = buildReceipts(sealed, world.key.key, 0).map((receipt) => verify(JSON.parse(JSON.stringify(receipt)), keys()));
     expect(together.map((result) => [result.valid, result.outcome])).toEqual(alone.map((result) => [result.valid, result.outcome]));
+  });
+});
+
+describe('a v1 or v2 signature is read only in its one spelling (the checked-in v1 and v2 receipts)', () => {
+  const fixtures = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'receipts');
+  const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  // Each decodes, with Node's lenient base64url decoder, to the very bytes that were signed.
+  const respellings: [string, (sig: string) => string][] = [
+    ['words after it', (sig) => `${sig}= APPROVED BY CFO, amount 999999`],
+    ['padding', (sig) => `${sig}==`],
+    ['trailing whitespace', (sig) => `${sig} \n`],
+    ['a prefix', (sig) => `!${sig}`],
+    ['+ and / for - and _', (sig) => sig.replace(/-/g, '+').replace(/_/g, '/')],
+    ['stray bits in its last character', (sig) => `${sig.slice(0, -1)}${ALPHABET[ALPHABET.indexOf(sig.at(-1) ?? 'A') ^ 1] ?? ''}`],
+  ];
+
+  const respelled = (sig: unknown, respell: (sig: string) => string) => {
+    const text = respell(sig as string);
+    if (text === sig) throw new Error('the respelling changed nothing');
+    return text;
+  };
+
+  describe.each(['v1', 'v2'])('%s', (version) => {
+    const text = readFileSync(join(fixtures, version, 'committed.json'), 'utf8');
+    const publicKeys = publicKeySet([readFileSync(join(fixtures, version, 'public-key.pem'), 'utf8')]);
+    const spelled = (edit: (copy: Editable) => void) => {
+      const copy = JSON.parse(text) as Editable;
+      edit(copy);
+      return verify(copy, { publicKeys });
+    };
+
+    it('verifies as checked in', () => {
+      expect(spelled(() => undefined)).toMatchObject({ valid: true, signed: true, problems: [] });
+    });
+
+    it.each(respellings)('an entry signature with %s does not verify, and says it is not spelled as a signature', (_how, respell) => {
+      const result = spelled((copy) => {
+        const last = entryAt(copy, copy.entries.length - 1);
+        last.sig = respelled(last.sig, respell);
+      });
+      expect(result).toMatchObject({ valid: false, signed: false });
+      expect(result.problems).toEqual([`entry 4 (COMMITTED) has a signature that does not verify: it is not an Ed25519 signature in its one spelling (86 base64url characters, nothing before or after it): text was added to it or it was re-spelled`]);
+    });
+
+    it.each(respellings)('a v1 head signature with %s does not verify either', (_how, respell) => {
+      const result = spelled((copy) => {
+        copy.head.sig = respelled(copy.head.sig, respell);
+      });
+      expect(result).toMatchObject({ valid: false, signed: false });
+      expect(result.problems).toEqual([expect.stringMatching(/^the receipt head signature does not verify: it is not an Ed25519 signature in its one spelling/)]);
+    });
   });
 });

@@ -283,4 +283,22 @@ describe('verifyText (signing.ts decodes into one scratch buffer)', () => {
     expect(verifyText(long, signText(long, key), key.publicKey)).toBe(true);
     expect(verifyText('a', signText(long, key).slice(0, 40), key.publicKey)).toBe(false);
   });
+
+  it('reads a signature only in its one spelling: text after it, padding, a prefix, whitespace, + and /, or stray bits are refused', () => {
+    const text = 'b'.repeat(64);
+    const signature = signText(text, key);
+    expect(signature).toMatch(/^[A-Za-z0-9_-]{86}$/);
+    const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const strayBit = `${signature.slice(0, -1)}${ALPHABET[ALPHABET.indexOf(signature.at(-1) as string) ^ 1] as string}`;
+    const standard = signature.replace(/-/g, '+').replace(/_/g, '/');
+    // Every one decodes, with Node's lenient decoder, to the signed bytes: only the spelling tells them apart.
+    const spellings = [`${signature}= APPROVED BY CFO`, `${signature}==`, `${signature}=`, `${signature} `, `${signature}\n`, `!${signature}`, ` ${signature}`, strayBit, `${signature.slice(0, 40)} ${signature.slice(40)}`];
+    if (standard !== signature) spellings.push(standard);
+    for (const spelled of spellings) {
+      expect(Buffer.from(spelled, 'base64url').equals(Buffer.from(signature, 'base64url'))).toBe(true);
+      expect([spelled, verifyText(text, spelled, key.publicKey)]).toEqual([spelled, false]);
+    }
+    expect(verifyText(text, signature, key.publicKey)).toBe(true);
+    expect(verifyText('c'.repeat(5_000), `${signText('c'.repeat(5_000), key)}==`, key.publicKey)).toBe(false);
+  });
 });

@@ -234,8 +234,13 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
   const subject = facts?.subject ?? null;
   if (described && facts === null) problems.push('the first PROPOSED holds no valid refund or credit, so no subject or amount can be checked');
 
+  // The settlement so far, carried entry to entry: a RESOLVED entry is judged by the outcome before it, and
+  // recomputing that from the start at each one made verify quadratic in RESOLVED entries.
+  let settled = UNSETTLED;
   entries.forEach((entry, index) => {
     const name = describeEntry(entry, index);
+    const outcomeBefore = settled.outcome;
+    settled = settle(settled, entry);
     switch (entry.kind) {
       case 'PROPOSED':
         if (index > 0 && firstProposal && entry.v !== 1 && !sameHash(entry.effect, firstProposal.effect)) {
@@ -246,7 +251,7 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
         return;
       case 'RESOLVED': {
         // Outcome before this entry: a resolution answers an AMBIGUOUS effect only (core/inbox.ts).
-        for (const problem of actionProblems(entry, receipt.effectId, outcomeOf(entries.slice(0, index)), open !== null, actedItems)) problems.push(`${name} ${problem}`);
+        for (const problem of actionProblems(entry, receipt.effectId, outcomeBefore, open !== null, actedItems)) problems.push(`${name} ${problem}`);
         actedItems.add(entry.item);
         operatorActions.push({ item: entry.item, action: entry.action, resolution: entry.resolution, by: entry.by, note: entry.note, at: entry.at, reapproval: entry.reapproval });
         return;
@@ -365,7 +370,7 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
     checked: { chain: true, rules: true, signatures: signed !== null },
     unchecked: signed === null ? [NO_KEYS] : [],
     effectId: receipt.effectId,
-    outcome: outcomeOf(entries),
+    outcome: settled.outcome,
     happened,
     happenedOnce,
     authorizedWhenFired,
@@ -443,23 +448,29 @@ export function outcomeReason(entries: readonly Entry[]): string | null {
   return currentOutcome(entries) === null ? null : settlementOf(entries).reason;
 }
 
-function settlementOf(entries: readonly Entry[]): { outcome: string | null; reason: string | null } {
-  let outcome: string | null = null;
-  let reason: string | null = null;
+/** Where the journal's outcome stands after some entries: `final` once a commit settled it for good. */
+type Settlement = { outcome: string | null; reason: string | null; final: boolean };
+
+const UNSETTLED: Settlement = { outcome: null, reason: null, final: false };
+
+/** The settlement after `entry`, given the one before it: settlementOf, one entry at a time. */
+function settle(before: Settlement, entry: Entry): Settlement {
+  if (before.final) return before;
+  if (entry.kind === 'COMMITTED') return { outcome: VIA_OUTCOME[entry.via], reason: null, final: true };
+  if (entry.kind === 'AMBIGUOUS') return { outcome: 'AMBIGUOUS', reason: entry.reason, final: false };
+  if (entry.kind === 'REFUSED' && !isForeignRefusal(entry)) return { outcome: entry.code, reason: entry.reason, final: false };
+  if (entry.kind === 'DISPATCHED') return UNSETTLED;
+  if (entry.kind === 'LATE_RESULT' && entry.outcome === 'landed' && before.outcome === 'AMBIGUOUS') return { outcome: 'COMMITTED_ON_QUERY', reason: null, final: false };
+  return before;
+}
+
+function settlementOf(entries: readonly Entry[]): Settlement {
+  let settled = UNSETTLED;
   for (const entry of entries) {
-    if (entry.kind === 'COMMITTED') return { outcome: VIA_OUTCOME[entry.via], reason: null };
-    if (entry.kind === 'AMBIGUOUS') {
-      outcome = 'AMBIGUOUS';
-      reason = entry.reason;
-    } else if (entry.kind === 'REFUSED' && !isForeignRefusal(entry)) {
-      outcome = entry.code;
-      reason = entry.reason;
-    } else if (entry.kind === 'DISPATCHED' || (entry.kind === 'LATE_RESULT' && entry.outcome === 'landed' && outcome === 'AMBIGUOUS')) {
-      outcome = entry.kind === 'DISPATCHED' ? null : 'COMMITTED_ON_QUERY';
-      reason = null;
-    }
+    settled = settle(settled, entry);
+    if (settled.final) break;
   }
-  return { outcome, reason };
+  return settled;
 }
 
 /**

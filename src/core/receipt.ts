@@ -20,8 +20,11 @@ export function headText(head: Omit<ReceiptHead, 'sig'>): string {
   return canonicalJson({ format: head.format, effectId: head.effectId, count: head.count, lastHash: head.lastHash, signedAt: head.signedAt, kid: head.kid });
 }
 
-/** The format that names how the entries are signed: v1 when every one is, v3 when any is sealed, else v2. */
-function formatOf(entries: readonly Entry[]): Receipt['format'] {
+/**
+ * The format that names how the entries are signed: v1 when every one is, v3 when any is sealed, else v2. The
+ * receipt's `format` is not signed, so verify() checks it against this.
+ */
+export function formatOf(entries: readonly Entry[]): Receipt['format'] {
   if (entries.every((entry) => entry.v === 1)) return 'interlock.receipt/v1';
   return entries.some((entry) => entry.v === 3) ? 'interlock.receipt/v3' : 'interlock.receipt/v2';
 }

@@ -6,7 +6,7 @@ import { payloadHash } from './effect-id.js';
 import { effectFactsOrNull } from './effects.js';
 import { entryHash, type Checks, type Entry, type EntryOf } from './entries.js';
 import { collectMoneyFacts, deriveExposure, deriveFinalMoney, type Exposure, type FinalMoney, type MoneyStatus } from './final-money.js';
-import { headSignatureValid, type Receipt } from './receipt.js';
+import { formatOf, headSignatureValid, type Receipt } from './receipt.js';
 import { parseReceipt } from './receipt-schema.js';
 import { parseSeal, verifySeal } from './seal.js';
 import { isCanonicalSignature, SIGNATURE_CHARS, verifyText, type PublicKeySet } from './signing.js';
@@ -103,6 +103,10 @@ function checkChain(receipt: Receipt, raw: readonly unknown[], problems: string[
   });
   if (receipt.entries.length === 0) problems.push('receipt has no entries');
   else if (receipt.entries[0]?.kind !== 'PROPOSED') problems.push('receipt does not start with a PROPOSED entry');
+  // No signature covers the label, so a reader must not be told a format the entries do not have.
+  if (receipt.entries.length > 0 && receipt.format !== formatOf(receipt.entries)) {
+    problems.push(`the receipt is labelled ${receipt.format}, but its entries are those of ${formatOf(receipt.entries)}: the label, which no signature covers, was changed`);
+  }
   const head = receipt.head;
   if (head.effectId !== receipt.effectId) problems.push('the signed head names another effect');
   if (head.count !== receipt.entries.length) {

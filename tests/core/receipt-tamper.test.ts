@@ -279,6 +279,15 @@ describe('tampering makes a receipt invalid with a readable problem', () => {
     }), 'entry 1 (PROPOSED) is unsigned but claims to cover 3 entries');
   });
 
+  it('a receipt relabelled with another format is invalid: no signature covers the label, so it must be the one its entries have', () => {
+    for (const format of ['interlock.receipt/v1', 'interlock.receipt/v2']) {
+      const result = expectInvalid(tampered(committed.receipt, (copy) => {
+        copy.format = format;
+      }), `the receipt is labelled ${format}, but its entries are those of interlock.receipt/v3`);
+      expect(result.problems).toHaveLength(1);
+    }
+  });
+
   it('a head edited to match a cut tail fails the head signature', () => {
     const result = expectInvalid(tampered(observed.receipt, (copy) => {
       copy.entries.splice(4);
@@ -385,6 +394,16 @@ describe('a v1 or v2 signature is read only in its one spelling (the checked-in 
 
     it('verifies as checked in', () => {
       expect(spelled(() => undefined)).toMatchObject({ valid: true, signed: true, problems: [] });
+    });
+
+    it('is invalid relabelled as any other format', () => {
+      for (const format of ['interlock.receipt/v1', 'interlock.receipt/v2', 'interlock.receipt/v3'].filter((other) => other !== `interlock.receipt/${version}`)) {
+        const result = spelled((copy) => {
+          copy.format = format;
+        });
+        expect(result).toMatchObject({ valid: false, chainIntact: false });
+        expect(result.problems).toEqual([`the receipt is labelled ${format}, but its entries are those of interlock.receipt/${version}: the label, which no signature covers, was changed`]);
+      }
     });
 
     it.each(respellings)('an entry signature with %s does not verify, and says it is not spelled as a signature', (_how, respell) => {

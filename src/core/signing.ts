@@ -25,17 +25,52 @@ export function signingKeyFromPem(privatePem: string): SigningKey {
   return { kid: keyIdOf(publicKey), privateKey, publicKey };
 }
 
-export function publicKeyFromPem(pem: string): KeyObject {
+// One PEM block: its label, and everything up to the END line with the same label.
+const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g;
+
+/** The PEM blocks in `text`, in order; the whole text when it holds none, so createPublicKey says what is wrong with it. */
+function pemBlocks(text: string): string[] {
+  const blocks = text.match(PEM_BLOCK);
+  return blocks === null ? [text] : [...blocks];
+}
+
+function ed25519PublicKey(pem: string): KeyObject {
   const key = createPublicKey(pem);
   if (key.asymmetricKeyType !== 'ed25519') throw new Error(`The public key is ${key.asymmetricKeyType ?? 'unknown'}, not Ed25519.`);
   return key;
 }
 
+/**
+ * The one public key a PEM text holds. A text of several blocks is refused rather than read as its first key
+ * (createPublicKey reads only the first): give a rotation bundle to publicKeysFromPem or publicKeySet.
+ */
+export function publicKeyFromPem(pem: string): KeyObject {
+  const blocks = pemBlocks(pem);
+  if (blocks.length > 1) throw new Error(`The text holds ${blocks.length} PEM blocks, not one public key; read a bundle of rotated keys with publicKeySet, which uses every key in it.`);
+  return ed25519PublicKey(pem);
+}
+
+/**
+ * Every public key in a PEM text, in order: a rotation bundle (`cat old.pem new.pem`) holds one block per key, and
+ * a verifier given it must know each of them, not the first alone. Any block that is not an Ed25519 key refuses the text.
+ */
+export function publicKeysFromPem(text: string): KeyObject[] {
+  const blocks = pemBlocks(text);
+  if (blocks.length === 1) return [ed25519PublicKey(text)];
+  return blocks.map((block, index) => {
+    try {
+      return ed25519PublicKey(block);
+    } catch (error) {
+      throw new Error(`PEM block ${index + 1} of ${blocks.length}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  });
+}
+
+/** The keys in each PEM text (each may be a bundle of several), by key id. */
 export function publicKeySet(pems: readonly string[]): PublicKeySet {
   const keys = new Map<string, KeyObject>();
   for (const pem of pems) {
-    const key = publicKeyFromPem(pem);
-    keys.set(keyIdOf(key), key);
+    for (const key of publicKeysFromPem(pem)) keys.set(keyIdOf(key), key);
   }
   return keys;
 }

@@ -1,6 +1,7 @@
 // `interlock receipt verify FILE --public-key FILE` prints the verification as JSON and exits 0 for a valid
 // receipt, 1 for an invalid one and 2 when it cannot read its input (issue 2, §5). Each run starts a process
 // (about 1.5 s of CPU for tsx and zod), so the verification rules themselves are tested in tests/core.
+import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -61,6 +62,15 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     const result = verification(run.stdout);
     expect(result.valid).toBe(false);
     expect(result.problems).toContain('entry 1 (PROPOSED) was altered: its content no longer matches its hash');
+  });
+
+  it('uses every key in a --public-key file that holds several (a rotation bundle), not only the first', async () => {
+    const other = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' });
+    writeFileSync(file('bundle.pem'), `${other}${world.key.publicPem}`);
+    const run = await runCli(['receipt', 'verify', file('receipt.json'), '--public-key', file('bundle.pem')], env);
+    expect(run.stderr).toBe('');
+    expect(run.code, run.stderr).toBe(0);
+    expect(verification(run.stdout)).toMatchObject({ valid: true, signed: true, problems: [] });
   });
 
   it('checks the chain but never calls a receipt valid without a public key: exit 3, valid null, and says what it did not check', async () => {

@@ -1,6 +1,7 @@
 // Receipts from real gate flows on Redis verify offline, survive a JSON round trip, and become invalid, with a
 // readable problem, under every kind of tampering DESIGN §5 and issue 2 list, including a chain rebuilt without
 // the signing key.
+import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareBatch, sealEntry, type AnyDraft, type Draft, type Entry, type EntryKind } from '../../src/core/entries.js';
 import { buildReceipt, buildReceipts, type Receipt } from '../../src/core/receipt.js';
 import { parseSeal } from '../../src/core/seal.js';
-import { publicKeySet, signText, type SigningKey } from '../../src/core/signing.js';
+import { keyIdOf, publicKeyFromPem, publicKeysFromPem, publicKeySet, signText, type SigningKey } from '../../src/core/signing.js';
 import { verify } from '../../src/core/verify.js';
 import { createWorld, refundsSubmittedTogether, testKey, type World } from '../support/harness.js';
 import { committedRefund, failedRefund, FLOW_TIMING, refusedAtRecovery, type FlowResult } from '../fixtures/receipt-flows.js';
@@ -112,6 +113,24 @@ describe('valid receipts from real gate flows', () => {
   it('verifies with several public keys, so a rotated key does not break old receipts', () => {
     const result = verify(committed.receipt, { publicKeys: publicKeySet([testKey().publicPem, world.key.publicPem]) });
     expect(result).toMatchObject({ valid: true, signed: true });
+  });
+
+  it('verifies with one PEM text holding several public keys (a rotation bundle), whichever block holds the signer\'s', () => {
+    const [older, newer] = [testKey().publicPem, testKey().publicPem];
+    for (const bundle of [`${older}${world.key.publicPem}`, `${older}${newer}${world.key.publicPem}`, `${world.key.publicPem}${older}`]) {
+      const publicKeys = publicKeySet([bundle]);
+      expect(publicKeys.size).toBe(bundle.split('-----BEGIN').length - 1);
+      expect(verify(committed.receipt, { publicKeys })).toMatchObject({ valid: true, signed: true, problems: [] });
+    }
+  });
+
+  it('reads a PEM text of several blocks whole or not at all: publicKeyFromPem refuses it, and a bundle with a block that is no Ed25519 key names the block', () => {
+    const bundle = `${testKey().publicPem}${world.key.publicPem}`;
+    expect(() => publicKeyFromPem(bundle)).toThrow(/holds 2 PEM blocks, not one public key/);
+    expect(publicKeysFromPem(bundle).map(keyIdOf)).toEqual([...publicKeySet([bundle]).keys()]);
+    expect(() => publicKeySet([`${world.key.publicPem}-----BEGIN PUBLIC KEY-----\nnot a key\n-----END PUBLIC KEY-----\n`])).toThrow(/^PEM block 2 of 2: /);
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 1_024 }).publicKey.export({ type: 'spki', format: 'pem' });
+    expect(() => publicKeySet([`${world.key.publicPem}${rsa}`])).toThrow('PEM block 2 of 2: The public key is rsa, not Ed25519.');
   });
 
   it('is not signed for a verifier who holds only other keys', () => {

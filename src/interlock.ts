@@ -59,6 +59,7 @@ export type { Durability } from './redis/durability.js';
 export type { WatchPosition } from './redis/journal.js';
 export { effectIdFor, isEffectId } from './core/effect-id.js';
 export { verify, outcomeOf, outcomeReason, currentOutcome, entrySignatures, type Verification, type EntrySignature } from './core/verify.js';
+export { verifyReceiptText, parseReceiptText, type ReceiptText } from './core/receipt-text.js';
 export { publicKeySet, publicKeyFromPem, publicKeysFromPem, type PublicKeySet, type SigningKey } from './core/signing.js';
 export { publicKeyPem } from './keys/key-store.js';
 export { Rejected, SendFenced, ProcessCrash, type Target, type SendContext, type ReadContext } from './core/target.js';

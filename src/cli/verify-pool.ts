@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { publicKeySet, type PublicKeySet } from '../core/signing.js';
-import { verify, type Verification } from '../core/verify.js';
+import { verifyReceiptText } from '../core/receipt-text.js';
+import type { Verification } from '../core/verify.js';
 import { pathMeaning } from './path-problems.js';
 
 export type FileVerdict = { file: string; readable: boolean; verification: Verification | null; error: string | null };
@@ -30,14 +31,10 @@ export function verifyFile(file: string, publicKeyPems: readonly string[]): File
   } catch (error) {
     return { file, readable: false, verification: null, error: `cannot read ${file}: ${whyReceiptUnreadable(file, error)}` };
   }
-  let input: unknown;
-  try {
-    input = JSON.parse(text);
-  } catch (error) {
-    return { file, readable: false, verification: null, error: `cannot read ${file} as JSON: ${error instanceof Error ? error.message : String(error)}` };
-  }
   const keys = keySetOf(publicKeyPems);
-  return { file, readable: true, verification: verify(input, keys ? { publicKeys: keys } : {}), error: null };
+  const read = verifyReceiptText(text, keys ? { publicKeys: keys } : {});
+  if (!read.json) return { file, readable: false, verification: null, error: `cannot read ${file} as JSON: ${read.error}` };
+  return { file, readable: true, verification: read.verification, error: null };
 }
 
 /** How one of several files verified, as `receipt verify` counts it. */

@@ -73,6 +73,21 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     expect(verification(run.stdout)).toMatchObject({ valid: true, signed: true, problems: [] });
   });
 
+  it('exits 1 for a receipt file with a member named twice, alone or among several: the file could show an amount nobody signed', async () => {
+    const text = JSON.stringify(receipt, null, 2);
+    const signed = text.match(/"amount": [0-9]+/)?.[0] ?? '';
+    expect(signed).not.toBe('');
+    writeFileSync(file('twice.json'), text.replace(signed, `"amount": 999999, ${signed}`));
+    const problem = 'receipt names member "amount" twice at entries.0.effect: a JSON reader keeps one of the two values, so the file can show one nobody signed';
+    const alone = await runCli(['receipt', 'verify', file('twice.json'), '--public-key', file('public-key.pem')], env);
+    expect(alone.code, alone.stderr).toBe(1);
+    expect(verification(alone.stdout)).toMatchObject({ valid: false, problems: [problem] });
+    const several = await runCli(['receipt', 'verify', '--threads', '2', '--public-key', file('public-key.pem'), file('receipt.json'), file('twice.json')], env);
+    expect(several.code, several.stderr).toBe(1);
+    expect(several.stderr).toContain('2 receipts: 1 valid, 1 invalid');
+    expect(several.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { file: string; problems: string[] })).toContainEqual(expect.objectContaining({ file: file('twice.json'), problems: [problem] }));
+  });
+
   it('checks the chain but never calls a receipt valid without a public key: exit 3, valid null, and says what it did not check', async () => {
     const run = await runCli(['receipt', 'verify', file('receipt.json')], env);
     expect(run.code, run.stderr).toBe(3);

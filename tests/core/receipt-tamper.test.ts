@@ -10,6 +10,7 @@ import { prepareBatch, sealEntry, type AnyDraft, type Draft, type Entry, type En
 import { buildReceipt, buildReceipts, type Receipt } from '../../src/core/receipt.js';
 import { parseSeal } from '../../src/core/seal.js';
 import { keyIdOf, publicKeyFromPem, publicKeysFromPem, publicKeySet, signText, type SigningKey } from '../../src/core/signing.js';
+import { duplicateMembers, verifyReceiptText } from '../../src/core/receipt-text.js';
 import { verify } from '../../src/core/verify.js';
 import { createWorld, refundsSubmittedTogether, testKey, type World } from '../support/harness.js';
 import { committedRefund, failedRefund, FLOW_TIMING, refusedAtRecovery, type FlowResult } from '../fixtures/receipt-flows.js';
@@ -441,5 +442,49 @@ describe('a v1 or v2 signature is read only in its one spelling (the checked-in 
       expect(result).toMatchObject({ valid: false, signed: false });
       expect(result.problems).toEqual([expect.stringMatching(/^the receipt head signature does not verify: it is not an Ed25519 signature in its one spelling/)]);
     });
+  });
+});
+
+describe('a receipt read from its text (core/receipt-text.ts), as receipt verify reads a file', () => {
+  const text = () => JSON.stringify(committed.receipt, null, 2);
+  const twice = (edited: string) => {
+    const read = verifyReceiptText(edited, keys());
+    if (!read.json) throw new Error(read.error);
+    return read.verification;
+  };
+
+  it('verifies a text with every member named once exactly as verify() verifies its value', () => {
+    expect(verifyReceiptText(text(), keys())).toEqual({ json: true, verification: verify(JSON.parse(text()), keys()) });
+    expect(verifyReceiptText(text(), keys())).toMatchObject({ json: true, verification: { valid: true } });
+  });
+
+  it('a member named twice is invalid, naming where, though JSON.parse keeps the signed value: the PROPOSED amount, a head field, a top-level field', () => {
+    const amount = committed.receipt.entries[0]?.kind === 'PROPOSED' ? committed.receipt.entries[0].effect.amount : null;
+    const signedAmount = `"amount": ${String(amount)}`;
+    expect(text()).toContain(signedAmount);
+    const cases: [string, string][] = [
+      [text().replace(signedAmount, `"amount": 999999, ${signedAmount}`), 'receipt names member "amount" twice at entries.0.effect'],
+      [text().replace(signedAmount, `"\\u0061mount": 999999, ${signedAmount}`), 'receipt names member "amount" twice at entries.0.effect'],
+      [text().replace('"head": {', '"head": { "count": 99,'), 'receipt names member "count" twice at head'],
+      [text().replace(/^\{/, `{ "effectId": "${'0'.repeat(64)}",`), 'receipt names member "effectId" twice at (root)'],
+    ];
+    for (const [edited, problem] of cases) {
+      // What verify() alone makes of the parsed value: the last of the two, the signed one, so it would pass.
+      expect(verify(JSON.parse(edited), keys())).toMatchObject({ valid: true });
+      const result = twice(edited);
+      expect(result.valid).toBe(false);
+      expect(result.problems).toEqual([`${problem}: a JSON reader keeps one of the two values, so the file can show one nobody signed`]);
+    }
+  });
+
+  it('finds names given twice at any depth and only in one object, reading escapes and strings as JSON does', () => {
+    expect(duplicateMembers('{"a":{"b":[1,{"c":1,"d":"x\\"y}],\\\\","c":2}]},"e":1}')).toEqual([expect.stringContaining('"c" twice at a.b.1')]);
+    expect(duplicateMembers('[{"x":1},{"x":1}]')).toEqual([]);
+    expect(duplicateMembers('{"x":{"x":{"x":1}},"y":"x","z":["x","x"]}')).toEqual([]);
+    expect(duplicateMembers('{"a\\\\":1,"a\\\\":2,"__proto__":1,"__proto__":2}')).toHaveLength(2);
+  });
+
+  it('a text that is not JSON is no receipt at all', () => {
+    expect(verifyReceiptText('{"format": ', keys())).toMatchObject({ json: false, error: expect.stringContaining('JSON') });
   });
 });

@@ -1,7 +1,8 @@
 // `interlock approvals grant|revoke|describe` and `interlock caps set`.
 import { InvalidArgumentError, type Command } from 'commander';
+import { identifier } from '../core/text.js';
 import { assertPartition } from '../redis/keys.js';
-import { CliFailure, EXIT_FAILED, wholeNumber } from './failure.js';
+import { checked, CliFailure, EXIT_FAILED, wholeNumber } from './failure.js';
 import { withStores } from './stores.js';
 
 // Ten years: an approval that must outlive that is a standing policy, not an approval; the bound also keeps
@@ -44,7 +45,7 @@ export function addApprovalCommands(program: Command): void {
     .command('revoke')
     .description('revoke an approval; prints the effects already dispatched under it, which may still land')
     .argument('<id>')
-    .requiredOption('--by <who>', 'who revokes')
+    .requiredOption('--by <who>', 'who revokes (recorded on the approval)', checked(identifier(200), '--by'))
     .action(async (id: string, options: { by: string }) => {
       await withStores(async ({ approvals }) => {
         process.stdout.write(`${JSON.stringify(await approvals.revoke(id, options.by), null, 2)}\n`);

@@ -73,6 +73,15 @@ export function wholeNumber(name: string, unit: string, range: { min: number; ma
   };
 }
 
+/** A commander argument parser that checks a value with a schema from core/text, saying the first problem. */
+export function checked<T>(schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { issues: { message: string }[] } } }, name: string): (value: string) => T {
+  return (value: string): T => {
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) throw new InvalidArgumentError(`${name} ${parsed.error.issues[0]?.message ?? 'is invalid'}.`);
+    return parsed.data;
+  };
+}
+
 const DURATION = /^([0-9]{1,7})(s|m|h|d)$/;
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 

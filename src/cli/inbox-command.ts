@@ -7,7 +7,7 @@ import { INBOX_KINDS, parseInboxItemId, type InboxKind } from '../core/inbox.js'
 import { freeText, identifier } from '../core/text.js';
 import { APPROVAL_ID } from '../core/proposal.js';
 import { createInboxActions, type Actor, type ProposeNow, type FactsNow } from '../interlock.js';
-import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, wholeNumber } from './failure.js';
+import { checked, CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, wholeNumber } from './failure.js';
 import { withStores, type CliStores } from './stores.js';
 
 /** What a re-approval needs beyond the stores: the facts read now (Stripe), and a producer that queues the proposal. */
@@ -16,16 +16,8 @@ export type ReapprovalWiring = (cli: CliStores) => Promise<{ readFacts: FactsNow
 export const CLI_ROLE = 'cli';
 const MAX_NOTE = 2_000;
 
-function check<T>(schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { issues: { message: string }[] } } }, name: string) {
-  return (value: string): T => {
-    const parsed = schema.safeParse(value);
-    if (!parsed.success) throw new InvalidArgumentError(`${name} ${parsed.error.issues[0]?.message ?? 'is invalid'}.`);
-    return parsed.data;
-  };
-}
-
-const noteOf = check(freeText(MAX_NOTE).refine((text) => text.trim() !== '', 'must say what was checked or done'), '--note');
-const personOf = check(identifier(200), '--by');
+const noteOf = checked(freeText(MAX_NOTE).refine((text) => text.trim() !== '', 'must say what was checked or done'), '--note');
+const personOf = checked(identifier(200), '--by');
 
 function itemId(value: string): string {
   if (parseInboxItemId(value) === null) throw new InvalidArgumentError(`"${value.slice(0, 100)}" is not an inbox item id (<kind>:<effect id>, kinds ${INBOX_KINDS.join(', ')}); \`interlock inbox list\` shows them.`);

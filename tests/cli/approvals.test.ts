@@ -98,6 +98,21 @@ describe.concurrent('approvals grant', { timeout: 90_000 }, () => {
   });
 });
 
+describe.concurrent('approvals revoke', { timeout: 90_000 }, () => {
+  it.each([
+    ['an empty name', '', 'must not be empty'],
+    ['a name with a leading space', ' lee', 'may not start or end with spaces'],
+    ['a name of 201 characters', 'x'.repeat(201), 'must be at most 200 characters'],
+  ])('refuses %s as --by, as the inbox commands do (one line, exit 2), and leaves the approval live', async (_what, by, problem) => {
+    const id = `ap_${randomBytes(4).toString('hex')}`;
+    const granted = await runCli(['approvals', 'grant', '--id', id, '--approver', 'dana@support', '--cap-cents', '3000', '--scope', 'payment:pi_revoke'], env);
+    expect(granted.code, granted.stderr).toBe(0);
+    expectOneLineBadInput(await runCli(['approvals', 'revoke', id, '--by', by], env), `--by ${problem}`);
+    const described = await runCli(['approvals', 'describe', id], env);
+    expect(JSON.parse(described.stdout)).toMatchObject({ id, revoked: false, live: true });
+  });
+});
+
 describe.concurrent('every command that needs Redis fails in one line with exit 2 when it is unreachable or misconfigured', { timeout: 90_000 }, () => {
   const unreachable = { ...env, REDIS_URL: 'redis://127.0.0.1:1' };
   it.each([

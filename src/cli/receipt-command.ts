@@ -9,7 +9,7 @@ import { loadConfig } from '../config.js';
 import { keyFilePath, publicKeyPem } from '../keys/key-store.js';
 import { signingKeyFromPem } from '../core/signing.js';
 import { existsSync } from 'node:fs';
-import { whyReceiptUnreadable, whyUnreadable } from './verify-pool.js';
+import { readReceiptText, whyReceiptUnreadable, whyUnreadable } from './verify-pool.js';
 
 export const EXIT_VALID = 0;
 export const EXIT_INVALID = 1;
@@ -23,7 +23,7 @@ function unreadable(message: string): never {
 
 function readText(file: string): string {
   try {
-    return file === '-' ? readFileSync(0, 'utf8') : readFileSync(file, 'utf8');
+    return readReceiptText(file);
   } catch (error) {
     unreadable(`Cannot read ${file}: ${whyReceiptUnreadable(file, error)}.`);
   }

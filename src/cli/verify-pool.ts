@@ -2,7 +2,7 @@
 // pure CPU, so the files are spread over worker threads, each reading and verifying its share with the same public
 // keys and sending back, in batches, only what the command prints: one status and one JSON line per file (a whole
 // Verification copied between threads per file cost about as much as verifying it).
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, type Stats } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { publicKeySet, type PublicKeySet } from '../core/signing.js';
@@ -23,11 +23,66 @@ export function whyReceiptUnreadable(file: string, error: unknown): string {
   return (error as { code?: unknown } | null)?.code === 'EISDIR' ? `${why}; give the receipt files in it (for example ${file.replace(/\/+$/, '')}/*.json)` : why;
 }
 
+/**
+ * Largest receipt file verify reads, in bytes: a receipt of 204 entries (a refund and 200 facts) is about 170 KB
+ * written with indentation, so 32 MiB is some 40,000 entries, far past any payment's facts; a bigger file is refused
+ * before it is read, not parsed into a thread's memory.
+ */
+export const MAX_RECEIPT_BYTES = 32 * 1024 * 1024;
+
+function kindOf(stats: Stats): string {
+  if (stats.isFIFO()) return 'a FIFO (named pipe)';
+  if (stats.isCharacterDevice()) return 'a character device';
+  if (stats.isBlockDevice()) return 'a block device';
+  if (stats.isSocket()) return 'a socket';
+  return 'not a file';
+}
+
+function tooLarge(bytes: number): Error {
+  return new Error(`it is ${(bytes / 1024 / 1024).toFixed(1)} MiB, more than the ${MAX_RECEIPT_BYTES / 1024 / 1024} MiB a receipt file may be`);
+}
+
+/** Standard input, up to the cap: a pipe has no size to check first, so it is read until it passes the cap. */
+function readStandardInput(): string {
+  const stats = fstatSync(0);
+  if (stats.isFile() && stats.size > MAX_RECEIPT_BYTES) throw tooLarge(stats.size);
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(64 * 1024);
+    const read = readSync(0, chunk, 0, chunk.length, null);
+    if (read === 0) break;
+    total += read;
+    if (total > MAX_RECEIPT_BYTES) throw tooLarge(total);
+    chunks.push(chunk.subarray(0, read));
+  }
+  return Buffer.concat(chunks, total).toString('utf8');
+}
+
+/**
+ * A receipt's text from a file, or standard input for `-`. Only a regular file of at most MAX_RECEIPT_BYTES is read:
+ * it is opened without waiting (a FIFO would otherwise block the open, then the read, for ever) and checked on the
+ * open descriptor, so what is read is what was checked. Anything else throws, saying why.
+ */
+export function readReceiptText(file: string): string {
+  if (file === '-') return readStandardInput();
+  const fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  try {
+    const stats = fstatSync(fd);
+    if (stats.isDirectory()) throw Object.assign(new Error(`EISDIR: ${file}`), { code: 'EISDIR' });
+    if (!stats.isFile()) throw new Error(`it is ${kindOf(stats)}, not a regular file`);
+    if (stats.size > MAX_RECEIPT_BYTES) throw tooLarge(stats.size);
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** One file: read, parse, verify. Unreadable input is a verdict too, never an exception. */
 export function verifyFile(file: string, publicKeyPems: readonly string[]): FileVerdict {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readReceiptText(file);
   } catch (error) {
     return { file, readable: false, verification: null, error: `cannot read ${file}: ${whyReceiptUnreadable(file, error)}` };
   }

@@ -2,7 +2,8 @@
 // receipt, 1 for an invalid one and 2 when it cannot read its input (issue 2, §5). Each run starts a process
 // (about 1.5 s of CPU for tsx and zod), so the verification rules themselves are tested in tests/core.
 import { generateKeyPairSync } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Receipt } from '../../src/core/receipt.js';
@@ -31,6 +32,10 @@ beforeAll(async () => {
   writeFileSync(file('tampered.json'), JSON.stringify(tampered));
   writeFileSync(file('not-json.json'), '{"format": "interlock.receipt/v1", ');
   writeFileSync(file('bad-key.pem'), '-----BEGIN PUBLIC KEY-----\nnot a key\n-----END PUBLIC KEY-----\n');
+  execFileSync('mkfifo', [file('fifo.json')]);
+  // Sparse: the size is what is checked, so nothing is written.
+  writeFileSync(file('huge.json'), '');
+  truncateSync(file('huge.json'), 33 * 1024 * 1024);
 });
 
 afterAll(async () => {
@@ -108,8 +113,10 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     ['a receipt file that is not JSON', ['not-json.json', 'public-key.pem'], /not-json\.json is not JSON/],
     ['a public key file that holds no key', ['receipt.json', 'bad-key.pem'], /^Public key is unusable/],
     ['a directory given as the public key', ['receipt.json', ''], /^Cannot read public key .*: it is a directory\.$/m],
+    ['a FIFO given as a receipt (no writer: reading it would wait for ever)', ['fifo.json', 'public-key.pem'], /^Cannot read .*fifo\.json: it is a FIFO \(named pipe\), not a regular file\./],
+    ['a receipt file over the 32 MiB cap', ['huge.json', 'public-key.pem'], /^Cannot read .*huge\.json: it is 33\.0 MiB, more than the 32 MiB a receipt file may be\./],
   ])('exits 2 and says why for %s', async (_what, [receiptFile, keyFile], message) => {
-    const run = await runCli(['receipt', 'verify', file(receiptFile ?? ''), '--public-key', file(keyFile ?? '')], env);
+    const run = await runCli(['receipt', 'verify', file(receiptFile ?? ''), '--public-key', file(keyFile ?? '')], env, { timeoutMs: 40_000 });
     expect(run.code, run.stderr).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(message);
@@ -132,6 +139,18 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     const missing = await runCli(['receipt', 'verify', copies[0] ?? '', file('nowhere.json'), '--public-key', file('public-key.pem')], env);
     expect(missing.code, missing.stderr).toBe(2);
     expect(lines(missing.stdout).find((line) => line.file === file('nowhere.json'))).toMatchObject({ status: 'unreadable' });
+  });
+
+  it('reports a FIFO, a device or an oversized file among several as unreadable without reading it, and verifies the rest', async () => {
+    const given = [file('receipt.json'), file('fifo.json'), '/dev/zero', file('huge.json'), file('tampered.json')];
+    const run = await runCli(['receipt', 'verify', ...given, '--public-key', file('public-key.pem'), '--threads', '2'], env, { timeoutMs: 40_000 });
+    expect(run.code, run.stderr).toBe(2);
+    const lines = new Map(run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { file: string; status: string; error?: string }).map((line) => [line.file, line]));
+    expect([...lines.keys()].sort()).toEqual([...given].sort());
+    expect(lines.get(file('fifo.json'))).toMatchObject({ status: 'unreadable', error: `cannot read ${file('fifo.json')}: it is a FIFO (named pipe), not a regular file` });
+    expect(lines.get('/dev/zero')).toMatchObject({ status: 'unreadable', error: 'cannot read /dev/zero: it is a character device, not a regular file' });
+    expect(lines.get(file('huge.json'))).toMatchObject({ status: 'unreadable', error: `cannot read ${file('huge.json')}: it is 33.0 MiB, more than the 32 MiB a receipt file may be` });
+    expect(run.stderr).toContain('5 receipts: 1 valid, 1 invalid, 0 not authenticated, 3 unreadable');
   });
 });
 

@@ -87,6 +87,7 @@ export function addReceiptCommands(program: Command): void {
         unreadable(`Public key is unusable: ${(error as Error).message}`);
       }
       if (files.length > 1) {
+        if (files.filter((file) => file === '-').length > 1) unreadable('Standard input (-) can be given once: it is read once.');
         process.exitCode = await verifyEach(files, pems, options.threads === undefined ? undefined : Number(options.threads));
         if (keys === undefined) process.stderr.write('No public key was given or configured, so no signature was checked. Pass --public-key FILE to authenticate the receipts.\n');
         return;

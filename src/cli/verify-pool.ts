@@ -218,10 +218,13 @@ export async function startVerifiers(publicKeyPems: readonly string[], threads =
       if (broken !== null) throw new Error(`these verifying threads cannot be used again: ${broken.message}`);
       busy = true;
       try {
+        // Standard input (`-`) is read and verified on this thread: the verifying threads are given paths only.
+        for (const file of files) if (file === '-') onReport(reportOf(verifyFile(file, publicKeyPems)));
+        const paths = files.filter((file) => file !== '-');
         // Neighbouring files to the same thread: receipts exported together sit side by side and share their seals.
-        const size = Math.ceil(files.length / threads);
+        const size = Math.ceil(paths.length / threads);
         await Promise.all(workers.map((worker, index) => {
-          const share = files.slice(index * size, (index + 1) * size);
+          const share = paths.slice(index * size, (index + 1) * size);
           if (share.length === 0) return Promise.resolve();
           const listener = listeners[index] as (typeof listeners)[number];
           return new Promise<void>((resolve, reject) => {

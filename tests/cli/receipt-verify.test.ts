@@ -141,6 +141,19 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     expect(lines(missing.stdout).find((line) => line.file === file('nowhere.json'))).toMatchObject({ status: 'unreadable' });
   });
 
+  it('reads - as standard input among several files too, as the help says, and refuses - given twice', async () => {
+    const given = [file('tampered.json'), '-', file('receipt.json')];
+    const run = await runCli(['receipt', 'verify', ...given, '--public-key', file('public-key.pem'), '--threads', '2'], env, { stdin: JSON.stringify(receipt) });
+    expect(run.code, run.stderr).toBe(1);
+    const lines = new Map(run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { file: string; status: string }).map((line) => [line.file, line.status]));
+    expect(lines).toEqual(new Map([[file('tampered.json'), 'invalid'], ['-', 'valid'], [file('receipt.json'), 'valid']]));
+    expect(run.stderr).toContain('3 receipts: 2 valid, 1 invalid');
+    const twice = await runCli(['receipt', 'verify', '-', file('receipt.json'), '-', '--public-key', file('public-key.pem')], env, { stdin: JSON.stringify(receipt) });
+    expect(twice.code, twice.stderr).toBe(2);
+    expect(twice.stdout).toBe('');
+    expect(twice.stderr.trim()).toBe('Standard input (-) can be given once: it is read once.');
+  });
+
   it('reports a FIFO, a device or an oversized file among several as unreadable without reading it, and verifies the rest', async () => {
     const given = [file('receipt.json'), file('fifo.json'), '/dev/zero', file('huge.json'), file('tampered.json')];
     const run = await runCli(['receipt', 'verify', ...given, '--public-key', file('public-key.pem'), '--threads', '2'], env, { timeoutMs: 40_000 });

@@ -11,13 +11,13 @@ const BIN = join(REPO, 'bin', 'interlock.js');
 
 export type CliRun = { code: number; stdout: string; stderr: string };
 
-/** Runs the CLI quietly (INTERLOCK_LOG_LEVEL silent); an env value of undefined leaves that variable unset. */
-export function runCli(args: readonly string[], env: Record<string, string | undefined> = {}, options: { timeoutMs?: number } = {}): Promise<CliRun> {
+/** Runs the CLI quietly (INTERLOCK_LOG_LEVEL silent); an env value of undefined leaves that variable unset. `stdin` is written to its standard input, then closed. */
+export function runCli(args: readonly string[], env: Record<string, string | undefined> = {}, options: { timeoutMs?: number; stdin?: string } = {}): Promise<CliRun> {
   return new Promise((resolve) => {
     const childEnv = { ...process.env, INTERLOCK_LOG_LEVEL: 'silent', INTERLOCK_SIGNING_KEY_FILE: '', ...env };
     const timeoutMs = options.timeoutMs ?? 50_000;
     const started = Date.now();
-    execFile(process.execPath, [BIN, ...args], { cwd: REPO, env: childEnv, timeout: timeoutMs }, (error, stdout, stderr) => {
+    const child = execFile(process.execPath, [BIN, ...args], { cwd: REPO, env: childEnv, timeout: timeoutMs }, (error, stdout, stderr) => {
       if (error === null || typeof error.code === 'number') {
         resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr });
         return;
@@ -28,6 +28,7 @@ export function runCli(args: readonly string[], env: Record<string, string | und
       const why = error.signal ? `was ended by ${error.signal} after ${elapsed} ms${error.killed && elapsed >= timeoutMs ? ` (run-cli's ${timeoutMs} ms timeout)` : ''}` : `did not run: ${error.message}`;
       resolve({ code: -1, stdout, stderr: `${stderr}[run-cli] interlock ${args.join(' ')} ${why}\n` });
     });
+    if (options.stdin !== undefined) child.stdin?.end(options.stdin);
   });
 }
 

@@ -117,41 +117,135 @@ function keySetOf(publicKeyPems: readonly string[]): PublicKeySet | undefined {
   return lastKeys.keys;
 }
 
-/** Reports per message from a verifying thread: one message per file cost more than the line it carries. */
-const REPORTS_PER_MESSAGE = 64;
-/** Longest a finished file's line waits on its thread, so large receipts still print as they finish. */
+/** Longest a finished file's line waits before the command prints it, whatever its thread is verifying next. */
 const REPORT_WAIT_MS = 100;
 
-/**
- * A share of files verified on this thread, its reports handed to `send` in batches (the last one marked): every
- * REPORTS_PER_MESSAGE files, or sooner once the oldest report held has waited REPORT_WAIT_MS (`now` is the clock).
- */
-export function verifyShare(files: readonly string[], publicKeyPems: readonly string[], send: (reports: FileReport[], last: boolean) => void, now: () => number = performance.now.bind(performance)): void {
-  let batch: FileReport[] = [];
-  let since = 0;
-  for (const file of files) {
-    const report = reportOf(verifyFile(file, publicKeyPems));
-    const at = now();
-    if (batch.length === 0) since = at;
-    batch.push(report);
-    if (batch.length === REPORTS_PER_MESSAGE || at - since >= REPORT_WAIT_MS) {
-      send(batch, false);
-      batch = [];
-    }
-  }
-  send(batch, true);
+/** Verifies a share of files in order, handing each file's report to `onReport` as soon as it is verified. */
+export function verifyShare(files: readonly string[], publicKeyPems: readonly string[], onReport: (report: FileReport) => void): void {
+  for (const file of files) onReport(reportOf(verifyFile(file, publicKeyPems)));
 }
 
-// The worker loads this module through tsx (the CLI runs from TypeScript sources) and verifies each share it is sent.
+// A verifying thread hands its reports back through a pipe in shared memory, not one message per file (a message
+// cost about as much as verifying a small receipt) nor batches of them (a batch waits on the file after it, however
+// long that takes): the thread writes each report into the pipe as its file finishes, and the main thread reads
+// every pipe every REPORT_WAIT_MS / 2, when a thread says its pipe is full, and when a share is done.
+
+/** Bytes in a pipe, a power of two (positions are kept modulo 2^32 and masked). A larger report goes in pieces. */
+const PIPE_BYTES = 1 << 20;
+/** Counters: bytes written and bytes read since the pipe was made, each modulo 2^32. */
+const WRITTEN = 0;
+const READ = 1;
+/** Each report: its line's length in UTF-8 bytes (uint32, little-endian), its status (one byte), then the line. */
+const FRAME_HEAD = 5;
+const STATUSES = ['valid', 'invalid', 'unauthenticated', 'unreadable'] as const satisfies readonly FileStatus[];
+
+export type ReportPipe = { counters: SharedArrayBuffer; bytes: SharedArrayBuffer };
+
+export function createReportPipe(): ReportPipe {
+  return { counters: new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT), bytes: new SharedArrayBuffer(PIPE_BYTES) };
+}
+
+/** The verifying thread's end: writes each report whole, waiting while the pipe is full (after calling `full`). */
+export function pipeWriter(pipe: ReportPipe, full: () => void): (report: FileReport) => void {
+  const counters = new Int32Array(pipe.counters);
+  const ring = new Uint8Array(pipe.bytes);
+  const write = (data: Uint8Array) => {
+    let done = 0;
+    while (done < data.length) {
+      const written = Atomics.load(counters, WRITTEN);
+      const read = Atomics.load(counters, READ);
+      const room = PIPE_BYTES - ((written - read) | 0);
+      if (room === 0) {
+        full();
+        Atomics.wait(counters, READ, read, REPORT_WAIT_MS);
+        continue;
+      }
+      const length = Math.min(room, data.length - done);
+      const at = written & (PIPE_BYTES - 1);
+      const first = Math.min(length, PIPE_BYTES - at);
+      ring.set(data.subarray(done, done + first), at);
+      ring.set(data.subarray(done + first, done + length), 0);
+      Atomics.store(counters, WRITTEN, (written + length) | 0);
+      done += length;
+    }
+  };
+  return (report) => {
+    const line = Buffer.from(report.line, 'utf8');
+    const head = Buffer.allocUnsafe(FRAME_HEAD);
+    head.writeUInt32LE(line.length, 0);
+    head.writeUInt8(STATUSES.indexOf(report.status), 4);
+    write(head);
+    write(line);
+  };
+}
+
+/** The main thread's end: `read` takes what is in the pipe and returns the reports it completes, in order. */
+export function pipeReader(pipe: ReportPipe): { read(): FileReport[] } {
+  const counters = new Int32Array(pipe.counters);
+  const ring = new Uint8Array(pipe.bytes);
+  // Bytes read but not yet a whole report, in pieces: a report larger than the pipe is joined once, when complete.
+  let held: Buffer[] = [];
+  let heldBytes = 0;
+  const join = (): Buffer => {
+    const whole = held.length === 1 ? (held[0] as Buffer) : Buffer.concat(held, heldBytes);
+    held = [whole];
+    return whole;
+  };
+  return {
+    read() {
+      const read = Atomics.load(counters, READ);
+      const length = (Atomics.load(counters, WRITTEN) - read) | 0;
+      if (length > 0) {
+        const at = read & (PIPE_BYTES - 1);
+        const first = Math.min(length, PIPE_BYTES - at);
+        const taken = Buffer.allocUnsafe(length);
+        taken.set(ring.subarray(at, at + first), 0);
+        taken.set(ring.subarray(0, length - first), first);
+        Atomics.store(counters, READ, (read + length) | 0);
+        Atomics.notify(counters, READ);
+        held.push(taken);
+        heldBytes += length;
+      }
+      const reports: FileReport[] = [];
+      let offset = 0;
+      let bytes: Buffer | null = null;
+      for (;;) {
+        if (heldBytes - offset < FRAME_HEAD) break;
+        // Until a report is taken, offset is 0: the head is read from the first piece when it holds one.
+        const first = held[0] as Buffer;
+        const head = bytes ?? (first.length >= FRAME_HEAD ? first : join());
+        const end = offset + FRAME_HEAD + head.readUInt32LE(offset);
+        if (heldBytes < end) break;
+        bytes ??= join();
+        reports.push({ status: STATUSES[bytes.readUInt8(offset + 4)] ?? 'unreadable', line: bytes.toString('utf8', offset + FRAME_HEAD, end) });
+        offset = end;
+      }
+      if (bytes !== null && offset > 0) {
+        held = offset === heldBytes ? [] : [bytes.subarray(offset)];
+        heldBytes -= offset;
+      }
+      return reports;
+    },
+  };
+}
+
+/** What a verifying thread runs for each share: its reports go into `pipe` as its files finish. */
+export function threadShare(files: readonly string[], publicKeyPems: readonly string[], pipe: ReportPipe, full: () => void): void {
+  verifyShare(files, publicKeyPems, pipeWriter(pipe, full));
+}
+
+// The worker loads the thread module (this one, unless a test gives its own) through tsx (the CLI runs from
+// TypeScript sources) and runs threadShare on each share it is sent.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 (async () => {
   const { register } = await import(workerData.tsx);
   register();
-  const { verifyShare } = await import(workerData.module);
+  const { threadShare } = await import(workerData.module);
   parentPort.on('message', (files) => {
     try {
-      verifyShare(files, workerData.pems, (reports, last) => parentPort.postMessage({ reports, last }));
+      threadShare(files, workerData.pems, workerData.pipe, () => parentPort.postMessage({ full: true }));
+      parentPort.postMessage({ done: true });
     } catch (error) {
       parentPort.postMessage({ fatal: String(error && error.stack || error) });
     }
@@ -160,7 +254,7 @@ const { parentPort, workerData } = require('node:worker_threads');
 })().catch((error) => parentPort.postMessage({ fatal: String(error && error.stack || error) }));
 `;
 
-type FromThread = { ready: true } | { fatal: string } | { reports: FileReport[]; last: boolean };
+type FromThread = { ready: true } | { fatal: string } | { full: true } | { done: true };
 
 /** Verifying threads, loaded and waiting: `verify` spreads files over them, one call at a time. */
 export type VerifierPool = {
@@ -170,17 +264,23 @@ export type VerifierPool = {
   close(): Promise<void>;
 };
 
+/** What the pool's threads load: `threadModule` is the module whose threadShare they run (a test may give its own). */
+export type VerifierOptions = { threadModule?: string };
+
 /** Starts `threads` verifying threads (default: one per core) and waits until each has loaded the verifier. */
-export async function startVerifiers(publicKeyPems: readonly string[], threads = availableParallelism()): Promise<VerifierPool> {
+export async function startVerifiers(publicKeyPems: readonly string[], threads = availableParallelism(), options: VerifierOptions = {}): Promise<VerifierPool> {
   if (threads <= 1) {
     return {
       threads: 1,
-      verify: async (files, onReport) => verifyShare(files, publicKeyPems, (reports) => reports.forEach(onReport)),
+      verify: async (files, onReport) => verifyShare(files, publicKeyPems, onReport),
       close: async () => undefined,
     };
   }
   const tsx = import.meta.resolve('tsx/esm/api');
-  const workers = Array.from({ length: threads }, () => new Worker(WORKER_SOURCE, { eval: true, workerData: { tsx, module: import.meta.url, pems: publicKeyPems } }));
+  const module = options.threadModule ?? import.meta.url;
+  const pipes = Array.from({ length: threads }, () => createReportPipe());
+  const workers = pipes.map((pipe) => new Worker(WORKER_SOURCE, { eval: true, workerData: { tsx, module, pems: publicKeyPems, pipe } }));
+  const readers = pipes.map((pipe) => pipeReader(pipe));
   // Whatever a thread says or does next goes to the share it is working on, or fails the start. A thread that failed
   // leaves the pool broken: the shares still running elsewhere would report into a call that has already failed.
   const listeners = workers.map(() => ({ message: (_message: FromThread) => undefined as void, failed: (_error: Error) => undefined as void }));
@@ -217,6 +317,8 @@ export async function startVerifiers(publicKeyPems: readonly string[], threads =
       if (busy) throw new Error('this pool is already verifying files: wait for the call before');
       if (broken !== null) throw new Error(`these verifying threads cannot be used again: ${broken.message}`);
       busy = true;
+      const running = new Set<() => void>();
+      const reading = setInterval(() => running.forEach((read) => read()), REPORT_WAIT_MS / 2);
       try {
         // Standard input (`-`) is read and verified on this thread: the verifying threads are given paths only.
         for (const file of files) if (file === '-') onReport(reportOf(verifyFile(file, publicKeyPems)));
@@ -227,17 +329,25 @@ export async function startVerifiers(publicKeyPems: readonly string[], threads =
           const share = paths.slice(index * size, (index + 1) * size);
           if (share.length === 0) return Promise.resolve();
           const listener = listeners[index] as (typeof listeners)[number];
+          const reader = readers[index] as (typeof readers)[number];
+          const read = () => {
+            if (broken === null) reader.read().forEach(onReport);
+          };
+          running.add(read);
           return new Promise<void>((resolve, reject) => {
             listener.failed = reject;
             listener.message = (message) => {
-              if (!('reports' in message)) return;
-              message.reports.forEach(onReport);
-              if (message.last) resolve();
+              if ('full' in message) read();
+              if (!('done' in message)) return;
+              read();
+              running.delete(read);
+              resolve();
             };
             worker.postMessage(share);
           });
         }));
       } finally {
+        clearInterval(reading);
         busy = false;
       }
     },

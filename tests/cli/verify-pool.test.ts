@@ -1,13 +1,15 @@
 // The pool behind `interlock receipt verify FILE FILE ...` (src/cli/verify-pool.ts): threads read and verify their
 // shares and send back the lines the command prints. Every file is reported exactly once, with what one thread
-// would have said of it; a call while another runs, and any call after a thread failed, are refused.
+// would have said of it, and within about 100 ms of finishing whatever its thread does next; a call while another
+// runs, and any call after a thread failed, are refused.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildReceipts } from '../../src/core/receipt.js';
 import { sealBatch, type AnyDraft } from '../../src/core/entries.js';
 import { effectIdFor } from '../../src/core/effect-id.js';
-import { startVerifiers, verifyShare, type FileReport } from '../../src/cli/verify-pool.js';
+import { createReportPipe, pipeReader, pipeWriter, startVerifiers, verifyShare, type FileReport } from '../../src/cli/verify-pool.js';
+import { HUGE_LINE, STALL_MS } from './verify-pool-thread.js';
 import { testKey } from '../support/harness.js';
 import { tempDir } from './run-cli.js';
 
@@ -48,7 +50,7 @@ const files = receiptFiles(150);
 /** What one thread, in this process, says of every file: the reference the pool must agree with. */
 function inline(list: readonly string[]): FileReport[] {
   const reports: FileReport[] = [];
-  verifyShare(list, [publicPem], (batch) => reports.push(...batch));
+  verifyShare(list, [publicPem], (report) => reports.push(report));
   return reports;
 }
 
@@ -72,19 +74,57 @@ describe('receipt verify on several threads', { timeout: 60_000 }, () => {
     }
   });
 
-  it('a thread sends its lines every 64 files, or sooner once the oldest has waited 100 ms, so slow files print as they finish', () => {
-    const sizes = (clock: () => number) => {
-      const batches: number[] = [];
-      verifyShare(files.slice(0, 150), [publicPem], (batch, last) => batches.push(last ? -batch.length : batch.length), clock);
-      return batches;
-    };
-    // Fast files: batches of 64, the rest with the last message (marked negative here).
-    expect(sizes(() => 0)).toEqual([64, 64, -22]);
-    // Each file takes 30 ms: the fifth finishes 120 ms after the first, the first past 100 ms, so five go together.
-    let t = 0;
-    const batches = sizes(() => (t += 30));
-    expect(batches.slice(0, 3)).toEqual([5, 5, 5]);
-    expect(batches.reduce((sum, size) => sum + Math.abs(size), 0)).toBe(150);
+  const threadModule = new URL('./verify-pool-thread.ts', import.meta.url).href;
+
+  it('prints a finished file within about 100 ms even while its thread is busy on the next one', async () => {
+    const stalls = join(temp.dir, 'slow.stalls');
+    const pool = await startVerifiers([publicPem], 2, { threadModule });
+    try {
+      const arrived = new Map<string, number>();
+      await pool.verify([files[0] ?? '', stalls, files[1] ?? '', files[2] ?? ''], (report) => arrived.set((JSON.parse(report.line) as { file: string }).file, performance.now()));
+      expect(arrived.size).toBe(4);
+      // The first file shares its thread with the stalling one: its line is out long before the stall ends.
+      expect((arrived.get(stalls) ?? 0) - (arrived.get(files[0] ?? '') ?? Infinity)).toBeGreaterThan(STALL_MS - 1_000);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('passes a line larger than a thread\'s pipe whole, in order with the lines around it', async () => {
+    const huge = join(temp.dir, 'big.huge-line');
+    const pool = await startVerifiers([publicPem], 2, { threadModule });
+    try {
+      // Two threads: the first verifies the first four (the huge line last), the other the last three.
+      const given = [...files.slice(0, 3), huge, ...files.slice(3, 6)];
+      const reports: FileReport[] = [];
+      await pool.verify(given, (report) => reports.push(report));
+      const lines = reports.map((report) => ({ ...(JSON.parse(report.line) as { file: string; filler?: string }), status: report.status }));
+      expect(lines.map((line) => line.file).filter((file) => given.indexOf(file) < 4)).toEqual(given.slice(0, 4));
+      expect(lines.map((line) => line.file).filter((file) => given.indexOf(file) >= 4)).toEqual(given.slice(4));
+      expect(lines.find((line) => line.file === huge)).toMatchObject({ status: 'invalid', filler: 'x'.repeat(HUGE_LINE) });
+      expect(lines.filter((line) => line.status === 'valid')).toHaveLength(6);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('a pipe hands back every report whole and in order as its bytes wrap around, in any UTF-8', () => {
+    const pipe = createReportPipe();
+    const write = pipeWriter(pipe, () => {
+      throw new Error('the pipe filled although it was read after every few reports');
+    });
+    const reader = pipeReader(pipe);
+    const sent: FileReport[] = [];
+    const received: FileReport[] = [];
+    // About 12 MB through a 1 MiB pipe, read every 100 reports (under 300 KB).
+    for (let index = 0; index < 10_000; index += 1) {
+      const report: FileReport = { status: (['valid', 'invalid', 'unauthenticated', 'unreadable'] as const)[index % 4] ?? 'valid', line: `${index}:${'é€😀x'.repeat((index * 7919) % 500)}` };
+      write(report);
+      sent.push(report);
+      if (index % 100 === 99) received.push(...reader.read());
+    }
+    received.push(...reader.read());
+    expect(received).toEqual(sent);
   });
 
   it('refuses a call while another runs, without disturbing it', async () => {

@@ -1,7 +1,7 @@
 // Verifying many receipts at once (`interlock receipt verify FILE FILE ...`) on every core: signature checks are
 // pure CPU, so the files are spread over worker threads, each reading and verifying its share with the same public
-// keys and sending back, in batches, only what the command prints: one status and one JSON line per file (a whole
-// Verification copied between threads per file cost about as much as verifying it).
+// keys and handing back, through a pipe in shared memory, only what the command prints: one status and one JSON line
+// per file (a whole Verification copied between threads per file cost about as much as verifying it).
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, type Stats } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -267,7 +267,23 @@ export type VerifierPool = {
 /** What the pool's threads load: `threadModule` is the module whose threadShare they run (a test may give its own). */
 export type VerifierOptions = { threadModule?: string };
 
-/** Starts `threads` verifying threads (default: one per core) and waits until each has loaded the verifier. */
+/** A loaded verifying thread and the reading end of its pipe; `on` says where its messages and its end go now. */
+type Thread = {
+  worker: Worker;
+  reader: ReturnType<typeof pipeReader>;
+  on: { message(message: FromThread): void; ended(why: string): void };
+  ended: boolean;
+};
+
+const IDLE: Thread['on'] = { message: () => undefined, ended: () => undefined };
+
+/**
+ * Starts `threads` verifying threads (default: one per core) and waits until each has loaded the verifier. A thread
+ * that dies while verifying (out of memory on a hostile file, say) costs only the file it was on: that file is
+ * reported unreadable, saying why, and a new thread takes the rest of its share. A thread that fails (its verifier
+ * threw) fails the call and leaves the pool broken: the shares still running elsewhere would report into a call that
+ * has already failed.
+ */
 export async function startVerifiers(publicKeyPems: readonly string[], threads = availableParallelism(), options: VerifierOptions = {}): Promise<VerifierPool> {
   if (threads <= 1) {
     return {
@@ -278,38 +294,117 @@ export async function startVerifiers(publicKeyPems: readonly string[], threads =
   }
   const tsx = import.meta.resolve('tsx/esm/api');
   const module = options.threadModule ?? import.meta.url;
-  const pipes = Array.from({ length: threads }, () => createReportPipe());
-  const workers = pipes.map((pipe) => new Worker(WORKER_SOURCE, { eval: true, workerData: { tsx, module, pems: publicKeyPems, pipe } }));
-  const readers = pipes.map((pipe) => pipeReader(pipe));
-  // Whatever a thread says or does next goes to the share it is working on, or fails the start. A thread that failed
-  // leaves the pool broken: the shares still running elsewhere would report into a call that has already failed.
-  const listeners = workers.map(() => ({ message: (_message: FromThread) => undefined as void, failed: (_error: Error) => undefined as void }));
   let broken: Error | null = null;
   let closing = false;
-  workers.forEach((worker, index) => {
-    const listener = listeners[index] as (typeof listeners)[number];
-    const fail = (error: Error) => {
-      if (closing) return;
-      broken ??= error;
-      listener.failed(error);
-    };
-    worker.on('message', (message: FromThread) => ('fatal' in message ? fail(new Error(`a verifying thread failed: ${message.fatal}`)) : broken === null && listener.message(message)));
-    worker.on('error', fail);
-    worker.on('exit', () => fail(new Error('a verifying thread stopped early')));
-  });
+  const live = new Set<Thread>();
+
+  const startThread = async (): Promise<Thread> => {
+    const pipe = createReportPipe();
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { tsx, module, pems: publicKeyPems, pipe } });
+    const thread: Thread = { worker, reader: pipeReader(pipe), on: IDLE, ended: false };
+    live.add(thread);
+    let failure: Error | null = null;
+    worker.on('message', (message: FromThread) => thread.on.message(message));
+    // 'error' (an uncaught exception, the heap limit) comes before 'exit'.
+    worker.on('error', (error) => {
+      failure ??= error;
+    });
+    worker.on('exit', (code) => {
+      thread.ended = true;
+      live.delete(thread);
+      if (!closing) thread.on.ended(failure?.message ?? `it exited with code ${code}`);
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        thread.on = {
+          message: (message) => ('ready' in message ? resolve() : 'fatal' in message ? reject(new Error(`a verifying thread failed: ${message.fatal}`)) : undefined),
+          ended: (why) => reject(new Error(`a verifying thread stopped while loading: ${why}`)),
+        };
+      });
+    } catch (error) {
+      await worker.terminate();
+      throw error;
+    } finally {
+      thread.on = IDLE;
+    }
+    return thread;
+  };
+
   const close = async () => {
     closing = true;
-    await Promise.all(workers.map((worker) => worker.terminate()));
+    await Promise.all([...live].map((thread) => thread.worker.terminate()));
   };
-  try {
-    await Promise.all(listeners.map((listener) => new Promise<void>((resolve, reject) => {
-      listener.message = () => resolve();
-      listener.failed = reject;
-    })));
-  } catch (error) {
-    await close();
-    throw error;
+  const slots: Thread[] = [];
+  const started = await Promise.allSettled(Array.from({ length: threads }, () => startThread()));
+  for (const result of started) {
+    if (result.status === 'rejected') {
+      await close();
+      throw result.reason;
+    }
+    slots.push(result.value);
   }
+
+  /** Runs a share on slot `index`, on a new thread for the rest of it whenever the one running it dies. */
+  const runShare = async (index: number, share: readonly string[], onReport: (report: FileReport) => void, running: Set<() => void>): Promise<void> => {
+    let rest = share;
+    while (rest.length > 0) {
+      if (broken !== null) throw broken;
+      let thread = slots[index];
+      if (thread === undefined || thread.ended) {
+        try {
+          thread = await startThread();
+        } catch (error) {
+          broken ??= error instanceof Error ? error : new Error(String(error));
+          throw broken;
+        }
+        slots[index] = thread;
+      }
+      const { reader, worker } = thread;
+      let reported = 0;
+      const read = () => {
+        if (broken !== null) return;
+        for (const report of reader.read()) {
+          reported += 1;
+          onReport(report);
+        }
+      };
+      running.add(read);
+      let died: string | null;
+      try {
+        died = await new Promise<string | null>((resolve, reject) => {
+          thread.on = {
+            message: (message) => {
+              if ('fatal' in message) {
+                broken ??= new Error(`a verifying thread failed: ${message.fatal}`);
+                reject(broken);
+              } else if ('full' in message) {
+                read();
+              } else if ('done' in message) {
+                read();
+                resolve(null);
+              }
+            },
+            // What it finished before it died is in its pipe: the next file is the one it died on.
+            ended: (why) => {
+              read();
+              resolve(why);
+            },
+          };
+          worker.postMessage(rest);
+        });
+      } finally {
+        running.delete(read);
+        thread.on = IDLE;
+      }
+      if (died === null) return;
+      const file = rest[reported];
+      if (file !== undefined && broken === null) {
+        onReport(reportOf({ file, readable: false, verification: null, error: `cannot verify ${file}: the thread verifying it stopped (${died})` }));
+      }
+      rest = rest.slice(reported + 1);
+    }
+  };
+
   let busy = false;
   return {
     threads,
@@ -325,27 +420,7 @@ export async function startVerifiers(publicKeyPems: readonly string[], threads =
         const paths = files.filter((file) => file !== '-');
         // Neighbouring files to the same thread: receipts exported together sit side by side and share their seals.
         const size = Math.ceil(paths.length / threads);
-        await Promise.all(workers.map((worker, index) => {
-          const share = paths.slice(index * size, (index + 1) * size);
-          if (share.length === 0) return Promise.resolve();
-          const listener = listeners[index] as (typeof listeners)[number];
-          const reader = readers[index] as (typeof readers)[number];
-          const read = () => {
-            if (broken === null) reader.read().forEach(onReport);
-          };
-          running.add(read);
-          return new Promise<void>((resolve, reject) => {
-            listener.failed = reject;
-            listener.message = (message) => {
-              if ('full' in message) read();
-              if (!('done' in message)) return;
-              read();
-              running.delete(read);
-              resolve();
-            };
-            worker.postMessage(share);
-          });
-        }));
+        await Promise.all(Array.from({ length: threads }, (_, index) => runShare(index, paths.slice(index * size, (index + 1) * size), onReport, running)));
       } finally {
         clearInterval(reading);
         busy = false;

@@ -1,9 +1,11 @@
 // The verifying thread tests/cli/verify-pool.test.ts gives the pool: the real threadShare, except for paths named
-// to make it stall, or send a report larger than its pipe, so the pool can be watched doing each deterministically.
+// to make it stall, die, or send a report larger than its pipe, so the pool can be watched meeting each of them.
 import { pipeWriter, threadShare as verifyingShare, type ReportPipe } from '../../src/cli/verify-pool.js';
 
 /** How long a thread stalls on a path ending in `.stalls` before reporting it (as a file that is not there). */
 export const STALL_MS = 3_000;
+/** The exit code of a thread that meets a path ending in `.dies`: as if a hostile file had ended it. */
+export const DEATH_CODE = 70;
 /** The length of the line sent for a path ending in `.huge-line`: three pipes' worth. */
 export const HUGE_LINE = 3 * 1024 * 1024;
 
@@ -13,6 +15,7 @@ export function threadShare(files: readonly string[], publicKeyPems: readonly st
       pipeWriter(pipe, full)({ status: 'invalid', line: JSON.stringify({ file, status: 'invalid', filler: 'x'.repeat(HUGE_LINE) }) });
       continue;
     }
+    if (file.endsWith('.dies')) process.exit(DEATH_CODE);
     // A synchronous wait: the thread is busy, as it would be verifying a large receipt.
     if (file.endsWith('.stalls')) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, STALL_MS);
     verifyingShare([file], publicKeyPems, pipe, full);

@@ -1,7 +1,7 @@
 // The pool behind `interlock receipt verify FILE FILE ...` (src/cli/verify-pool.ts): threads read and verify their
 // shares and send back the lines the command prints. Every file is reported exactly once, with what one thread
-// would have said of it, and within about 100 ms of finishing whatever its thread does next; a call while another
-// runs, and any call after a thread failed, are refused.
+// would have said of it, and within about 100 ms of finishing whatever its thread does next; a thread that dies costs
+// only the file it died on. A call while another runs, and any call after a thread failed, are refused.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,7 @@ import { buildReceipts } from '../../src/core/receipt.js';
 import { sealBatch, type AnyDraft } from '../../src/core/entries.js';
 import { effectIdFor } from '../../src/core/effect-id.js';
 import { createReportPipe, pipeReader, pipeWriter, startVerifiers, verifyShare, type FileReport } from '../../src/cli/verify-pool.js';
-import { HUGE_LINE, STALL_MS } from './verify-pool-thread.js';
+import { DEATH_CODE, HUGE_LINE, STALL_MS } from './verify-pool-thread.js';
 import { testKey } from '../support/harness.js';
 import { tempDir } from './run-cli.js';
 
@@ -103,6 +103,30 @@ describe('receipt verify on several threads', { timeout: 60_000 }, () => {
       expect(lines.map((line) => line.file).filter((file) => given.indexOf(file) >= 4)).toEqual(given.slice(4));
       expect(lines.find((line) => line.file === huge)).toMatchObject({ status: 'invalid', filler: 'x'.repeat(HUGE_LINE) });
       expect(lines.filter((line) => line.status === 'valid')).toHaveLength(6);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('a thread that dies costs only its file: reported unreadable saying why, the rest of its share verified on a new thread', async () => {
+    const dies = [join(temp.dir, 'first.dies'), join(temp.dir, 'second.dies')];
+    // Two threads: the first meets both deaths in a row, between valid files; the other is untouched.
+    const given = [files[0] ?? '', dies[0] ?? '', dies[1] ?? '', ...files.slice(1, 5)];
+    const pool = await startVerifiers([publicPem], 2, { threadModule });
+    try {
+      const reports: FileReport[] = [];
+      await pool.verify(given, (report) => reports.push(report));
+      const lines = new Map(reports.map((report) => [(JSON.parse(report.line) as { file: string }).file, { status: report.status, ...(JSON.parse(report.line) as { error?: string }) }]));
+      expect(reports).toHaveLength(given.length);
+      expect([...lines.keys()].sort()).toEqual([...given].sort());
+      for (const file of dies) {
+        expect(lines.get(file)).toMatchObject({ status: 'unreadable', error: `cannot verify ${file}: the thread verifying it stopped (it exited with code ${DEATH_CODE})` });
+      }
+      expect([...lines.values()].filter((line) => line.status === 'valid')).toHaveLength(5);
+      // The pool is whole again for the next call.
+      const again: FileReport[] = [];
+      await pool.verify(files.slice(0, 4), (report) => again.push(report));
+      expect(again.map((report) => report.status)).toEqual(['valid', 'valid', 'valid', 'valid']);
     } finally {
       await pool.close();
     }

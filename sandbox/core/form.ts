@@ -57,13 +57,17 @@ function assign(root: ParamMap, path: string[], value: string): void {
   }
 }
 
-/** Turns maps whose keys are all indices (`a[0]`, `a[1]`) into arrays ordered by index. */
-function normaliseArrays(value: ParamValue): ParamValue {
+/**
+ * Turns maps whose keys are all indices (`a[0]`, `a[1]`) into arrays ordered by index. A `metadata` map is never one:
+ * its keys are the caller's own strings, and `metadata[42]=x` keeps the key "42" (renumbering it would also make two
+ * different requests look the same to the idempotency check, which compares these parameters).
+ */
+function normaliseArrays(value: ParamValue, name = ''): ParamValue {
   if (typeof value === 'string') return value;
-  if (Array.isArray(value)) return value.map(normaliseArrays);
+  if (Array.isArray(value)) return value.map((item) => normaliseArrays(item));
   const keys = Object.keys(value);
-  for (const key of keys) value[key] = normaliseArrays(value[key] ?? '');
-  if (keys.length > 0 && keys.every((key) => /^\d+$/.test(key))) {
+  for (const key of keys) value[key] = normaliseArrays(value[key] ?? '', key);
+  if (name !== 'metadata' && keys.length > 0 && keys.every((key) => /^\d+$/.test(key))) {
     return keys.sort((a, b) => Number(a) - Number(b)).map((key) => value[key] ?? '');
   }
   return value;

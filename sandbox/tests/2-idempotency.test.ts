@@ -46,6 +46,16 @@ describe('2. idempotency', () => {
     expect(error.message).toBe(mismatch('changed-params'));
   });
 
+  it('keeps metadata keys that are numbers as they are, so other metadata under the same key is another request', async () => {
+    const { intent } = await pay(h.stripe, 'pm_card_visa');
+    const refund = await h.stripe.refunds.create({ payment_intent: intent.id, amount: 100, metadata: { '42': 'order', '7': 'line' } }, { idempotencyKey: 'numeric-metadata' });
+    expect(refund.metadata).toEqual({ '42': 'order', '7': 'line' });
+    const error = await expectStripeError(h.stripe.refunds.create({ payment_intent: intent.id, amount: 100, metadata: { '9': 'order', '3': 'line' } }, { idempotencyKey: 'numeric-metadata' }));
+    expect(error).toBeInstanceOf(Stripe.errors.StripeIdempotencyError);
+    // An empty value unsets that key only.
+    expect((await h.stripe.refunds.update(refund.id, { metadata: { '42': '' } })).metadata).toEqual({ '7': 'line' });
+  });
+
   it('refuses the same key on a different endpoint', async () => {
     const { intent } = await pay(h.stripe, 'pm_card_visa');
     await h.stripe.refunds.create({ payment_intent: intent.id, amount: 100 }, { idempotencyKey: 'other-endpoint' });

@@ -1,6 +1,7 @@
 // Secrets never leave the process in logs, answers or errors: Stripe secret and restricted keys, webhook signing
-// secrets and bearer tokens are masked wherever they appear in text, keeping only a prefix to tell them apart.
-const SECRET = /\b((?:sk|rk)_(?:live|test)_|whsec_|itk_)([A-Za-z0-9+/=_-]{4})[A-Za-z0-9+/=_-]*/g;
+// secrets, Anthropic API keys, this service's API tokens and whatever follows "Bearer " are masked wherever they
+// appear in text, keeping only a prefix to tell them apart.
+const SECRET = /\b((?:sk|rk)_(?:live|test)_|whsec_|itk_|sk-ant-[A-Za-z0-9]{1,16}-|Bearer\s+)([A-Za-z0-9+/=_.~-]{4})[A-Za-z0-9+/=_.~-]*/g;
 
 export function redactSecrets(text: string): string {
   return text.replace(SECRET, (_all, kind: string, start: string) => `${kind}${start}…`);

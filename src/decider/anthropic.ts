@@ -17,6 +17,7 @@ import { LOOKUP_TOOLS, parseCase, type Decider, type Decision, type DecisionCase
 import type { DeciderConfig } from './config.js';
 import { cleanModelLine, cleanModelText, DECISION_TEXT_MAX_CHARS } from './model-text.js';
 import { casePromptFor, DECISION_TOOLS, DESCRIPTION_MAX_CHARS, REASON_MAX_CHARS, systemPromptFor, toolsFor, type DecisionTool } from './prompts.js';
+import { redactSecrets } from '../core/redact.js';
 
 type Sdk = typeof AnthropicSdk;
 
@@ -114,7 +115,8 @@ function translateApiError(error: unknown, where: Where, sdk: Sdk): InterlockErr
           : 'the API refused the request itself; check the account, INTERLOCK_MODEL and INTERLOCK_MODEL_MAX_TOKENS';
     return new DeciderError('invalid_config', `The Messages API refused the call (${status}${request}: ${said}): ${fix}. Case ${where.caseId} was not decided and nothing was proposed; it is not retried.`, { cause: error, attempts: where.attempts, ...info });
   }
-  return new DeciderError('internal', `The decider failed unexpectedly on case ${where.caseId}: ${error instanceof Error ? error.message : String(error)}. Nothing was proposed.`, { cause: error, attempts: where.attempts });
+  // An SDK error can quote what it was given (a header with the key in it): masked before it is kept with the case.
+  return new DeciderError('internal', `The decider failed unexpectedly on case ${where.caseId}: ${redactSecrets(error instanceof Error ? error.message : String(error))}. Nothing was proposed.`, { cause: error, attempts: where.attempts });
 }
 
 function invalid(caseId: string, what: string, model: string): DeciderError {

@@ -21,7 +21,9 @@ export const DECIDER_DEFAULTS = {
 const count = (min: number, max: number) => z.coerce.number().int(`must be a whole number`).min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
 
 export const deciderEnvSchema = z.object({
-  ANTHROPIC_API_KEY: z.string().trim().min(1).optional(),
+  // One key, as the console shows it: a key pasted with a line break or a comment after it would only fail inside
+  // the SDK, with the key in the error's text.
+  ANTHROPIC_API_KEY: z.string().trim().min(1).regex(/^[\x21-\x7e]+$/, 'must be one API key: printable characters, no spaces or line breaks inside it (check where it is set)').optional(),
   INTERLOCK_MODEL: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$/, 'must be a model id such as claude-haiku-4-5-20251001').default(DECIDER_DEFAULTS.model),
   ANTHROPIC_BASE_URL: z.string().url('must be a URL such as http://127.0.0.1:8080').optional(),
   INTERLOCK_MODEL_MAX_TOKENS: count(16, 64_000).default(DECIDER_DEFAULTS.maxTokens),

@@ -29,4 +29,17 @@ describe('loadDeciderConfig', () => {
     const message = (error as Error).message;
     for (const name of ['ANTHROPIC_BASE_URL', 'INTERLOCK_MODEL_MAX_RETRIES', 'INTERLOCK_MODEL_TIMEOUT_MS', 'INTERLOCK_MODEL:']) expect(message).toContain(name);
   });
+
+  it('refuses a key with a space or line break inside it, without repeating the key', () => {
+    const pasted = 'sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789\n# prod key';
+    let error: unknown;
+    try {
+      loadDeciderConfig({ ANTHROPIC_API_KEY: pasted });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toMatchObject({ code: 'invalid_config' });
+    expect((error as Error).message).toContain('ANTHROPIC_API_KEY');
+    expect((error as Error).message).not.toContain('AbCdEfGh');
+  });
 });

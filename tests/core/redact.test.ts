@@ -1,0 +1,25 @@
+// Secrets in text that may reach a log, an API answer or a stored error are masked, keeping a prefix to tell them
+// apart: Stripe keys, webhook secrets, this service's tokens, Anthropic keys, and whatever follows "Bearer ".
+import { describe, expect, it } from 'vitest';
+import { redactDeep, redactSecrets } from '../../src/core/redact.js';
+
+const ANTHROPIC = 'sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789';
+
+describe('redactSecrets', () => {
+  it('masks every kind of secret it knows, keeping only a prefix', () => {
+    const text = `stripe sk_test_51AbCdEfGh rk_live_ZyXwVuTs whsec_QwErTy1234 token itk_AsDfGhJkL anthropic ${ANTHROPIC}`;
+    const masked = redactSecrets(text);
+    for (const secret of ['51AbCdEfGh', 'ZyXwVuTs', 'QwErTy1234', 'AsDfGhJkL', 'AbCdEfGhIjKl']) expect(masked).not.toContain(secret);
+    expect(masked).toContain('sk-ant-api03-AbCd…');
+  });
+
+  it('masks a bearer credential whatever it is, as an SDK error quoting its header shows it', () => {
+    const sdk = `Headers.append: "Bearer ${ANTHROPIC}\n# prod key" is an invalid header value.`;
+    expect(redactSecrets(sdk)).not.toContain('EfGhIjKl');
+    expect(redactSecrets('Authorization: Bearer 0123456789abcdef')).toBe('Authorization: Bearer 0123…');
+  });
+
+  it('reaches strings inside an answer body', () => {
+    expect(JSON.stringify(redactDeep({ error: { message: `failed: ${ANTHROPIC}` } }))).not.toContain('IjKlMnOp');
+  });
+});

@@ -131,6 +131,13 @@ export type RecoveryTiming = {
   dedupWindowMs: number;
   dedupMarginMs: number;
   settleMarginMs: number;
+  /**
+   * How many requests of this dispatch (its send and its resends) ended with no definite answer from the target (a
+   * 5xx, a timeout, a dropped connection), and when the last of them did, on the Redis clock. A crash leaves no such
+   * answer behind: absent or 0 means none came.
+   */
+  unknownAnswers?: number;
+  lastUnknownAt?: number | null;
 };
 
 /** How recovery may settle an open dispatch, by the target's effective tier at this moment. */
@@ -159,6 +166,22 @@ export function absenceTrustedAt(timing: Pick<RecoveryTiming, 'sendDeadline' | '
   return stoppedBy + timing.settleMarginMs;
 }
 
+/** The longest recovery waits between resends of a dispatch that keeps getting no definite answer. */
+export const UNKNOWN_BACKOFF_CAP_MS = 60 * 60 * 1000;
+
+/**
+ * Earliest instant recovery may resend a dispatch whose requests got `unknownAnswers` indefinite answers, or null
+ * when none did: the settle margin after the last one, doubled for each further one, at most
+ * UNKNOWN_BACKOFF_CAP_MS. Under a stored 500 Stripe replays the same answer for 24 h, so each resend is one write
+ * that can only say what the lookup before it did not find; spacing them keeps that to a few dozen a day.
+ */
+export function resendAfterUnknownAt(timing: Pick<RecoveryTiming, 'settleMarginMs' | 'unknownAnswers' | 'lastUnknownAt'>): number | null {
+  const count = timing.unknownAnswers ?? 0;
+  if (count <= 0 || timing.lastUnknownAt === null || timing.lastUnknownAt === undefined) return null;
+  const backoff = Math.min(UNKNOWN_BACKOFF_CAP_MS, timing.settleMarginMs * 2 ** Math.min(count - 1, 30));
+  return timing.lastUnknownAt + backoff;
+}
+
 /** A lookup's answer. Found means the target returned an object, whatever its id looks like (issue 6, item 6). */
 export type Lookup = { state: 'not-run' } | { state: 'found'; found: string | null; object: JsonObject | null } | { state: 'absent' };
 
@@ -171,18 +194,36 @@ export type RecoveryStep =
   | { do: 'wait'; until: number; reason: string }
   | { do: 'unresolved'; reason: string };
 
+const BACKOFF_REASON = 'a request under this key got no definite answer, which the target may replay to every resend; resends wait the settle margin after the last such answer, doubled for each one, at most an hour';
+
 /**
  * One step of recovery for an open dispatch whose claim this recoverer holds (DESIGN §7). Called again with the
  * lookup's answer when it asks for one. What landed is recorded even when the re-check failed: it is not undone.
  * `recheck` is null when the re-check itself could not run (the approval or the premises could not be read):
  * nothing may be sent then, but a lookup still settles an effect that landed (issue 6, item 8).
+ *
+ * Tier 1 inside the key window resends at once, without a lookup, only when no request of this dispatch has got an
+ * indefinite answer: after a crash the target either never saw the request or holds its answer (the landing) under
+ * the key, so the resend lands once or is answered with that landing (COMMITTED_BY_RETRY). Once a request got no
+ * definite answer (`unknownAnswers`), that answer may be what the target stored: Stripe keeps a 500 under the key
+ * and replays it to every later request for 24 h (stripe-facts §3), so a resend would learn nothing, however often
+ * it is repeated, while the refund may have landed. Recovery then looks the effect up first, as past the window:
+ * found is COMMITTED_ON_QUERY; absent is trusted after the deadline plus the settle margin, and the resend that
+ * follows (still COMMITTED_BY_RETRY) also waits for resendAfterUnknownAt, so a key that keeps answering nothing
+ * is resent at doubling intervals, not on every pass. A target that cannot be queried can only be resent to, with
+ * the same spacing.
  */
 export function planRecovery(timing: RecoveryTiming, recheck: Checks | null, lookup: Lookup): RecoveryStep {
   const mode = recoveryMode(timing);
   if (mode.mode === 'ambiguous') return { do: 'ambiguous', reason: mode.reason };
   const failure = recheck === null ? 'unreadable' : recheckFailure(recheck);
-  if (mode.mode === 'resend-same-key' && failure === null) return { do: 'resend', outcome: 'COMMITTED_BY_RETRY' };
+  const resendAfter = resendAfterUnknownAt(timing);
+  if (mode.mode === 'resend-same-key' && failure === null && resendAfter === null) return { do: 'resend', outcome: 'COMMITTED_BY_RETRY' };
   if (!timing.queryable) {
+    if (mode.mode === 'resend-same-key' && failure === null && resendAfter !== null) {
+      if (timing.now < resendAfter) return { do: 'wait', until: resendAfter, reason: BACKOFF_REASON };
+      return { do: 'resend', outcome: 'COMMITTED_BY_RETRY' };
+    }
     if (failure === 'unreadable') return { do: 'unresolved', reason: 'the re-check could not be read and the target cannot be queried; retrying later' };
     return { do: 'ambiguous', reason: `the re-check failed (${failure ?? 'unknown'}) and the target cannot be queried to learn whether the first send landed` };
   }
@@ -197,6 +238,7 @@ export function planRecovery(timing: RecoveryTiming, recheck: Checks | null, loo
       if (failure === 'unreadable') return { do: 'unresolved', reason: 'nothing landed, but the approval and premises could not be re-read, so nothing may be sent or refused yet' };
       if (failure === 'lease') return { do: 'refuse', outcome: 'REFUSED:lease_at_recovery' };
       if (failure === 'stale_premise') return { do: 'refuse', outcome: 'REFUSED:stale_premise_at_recovery' };
+      if (resendAfter !== null && timing.now < resendAfter) return { do: 'wait', until: resendAfter, reason: BACKOFF_REASON };
       return { do: 'resend', outcome: mode.mode === 'resend-same-key' ? 'COMMITTED_BY_RETRY' : 'REAPPLIED_AFTER_QUERY' };
     }
     default: {

@@ -13,11 +13,11 @@ import { quoteError } from '../core/quote.js';
 import { objectId, ProcessCrash } from '../core/target.js';
 import { checksOf, errorName, type GateContext, type RecoveryReport, type Settled } from './context.js';
 import type { OpenEffect } from '../redis/journal.js';
-import { holdBack, sendOnce } from './send.js';
+import { holdBack, markUnknown, sendOnce } from './send.js';
 import { commit, refuseAtRecovery, rejectionOf, settleAmbiguous, settleRejected, type Holding } from './settle.js';
 import { readFacts } from './submit.js';
 
-type Claim = { epoch: number; now: number; sendDeadline: number; deathProvenAt: number | null; late: string };
+type Claim = { epoch: number; now: number; sendDeadline: number; deathProvenAt: number | null; late: string; unknowns: number; unknownAt: number | null };
 
 export function createRecover(ctx: GateContext) {
   const { journal, heartbeat, target, timing, logger } = ctx;
@@ -46,7 +46,7 @@ export function createRecover(ctx: GateContext) {
       case 'OK':
         if (reason !== 'own') logger.info({ effectId, from: state.owner, reason, epoch: taken.epoch }, 'took over an open dispatch');
         ctx.events?.takeover?.(reason);
-        return { epoch: taken.epoch, now: taken.now, sendDeadline: taken.sendDeadline, deathProvenAt: taken.deathProvenAt, late: taken.late };
+        return { epoch: taken.epoch, now: taken.now, sendDeadline: taken.sendDeadline, deathProvenAt: taken.deathProvenAt, late: taken.late, unknowns: taken.unknowns, unknownAt: taken.unknownAt > 0 ? taken.unknownAt : null };
       case 'NOT_OPEN':
         return { kind: 'skipped', effectId, reason: 'no open dispatch (settled meanwhile)' };
       case 'MOVED':
@@ -113,6 +113,9 @@ export function createRecover(ctx: GateContext) {
       dedupWindowMs: target.dedupWindowMs,
       dedupMarginMs: timing.dedupMarginMs,
       settleMarginMs: timing.settleMarginMs,
+      // A request of this dispatch that got no definite answer: look before resending under the key (planRecovery).
+      unknownAnswers: claim.unknowns,
+      lastUnknownAt: claim.unknownAt,
     };
     const mode = recoveryMode(recoveryTiming);
     if (mode.mode === 'ambiguous') return settleAmbiguous(ctx, holding, mode.reason, null);
@@ -218,6 +221,7 @@ export function createRecover(ctx: GateContext) {
     const why = 'fenced' in sent ? sent.fenced : quoteError(sent.unknown);
     logger.warn({ effectId, error: why }, 'resend outcome unknown; the claim stays until it lapses');
     const slowDown = 'unknown' in sent ? slowDownOf(sent.unknown) : null;
+    if ('unknown' in sent) await markUnknown(ctx, holding, slowDown);
     return { kind: 'done', settled: { kind: 'unresolved', effectId, outcome: `UNRESOLVED:${'fenced' in sent ? 'fenced' : errorName(sent.unknown)}`, error: why, ...(slowDown === null ? {} : { slowDown }) } };
   }
 

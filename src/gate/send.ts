@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type { Effect } from '../core/effects.js';
 import type { JsonObject } from '../core/json.js';
 import { ProcessCrash, Rejected, SendFenced, type SendContext } from '../core/target.js';
+import type { SlowDown } from '../core/errors.js';
 import type { GateContext } from './context.js';
 
 export type SendResult = { landed: JsonObject } | { rejected: Rejected } | { unknown: unknown } | { fenced: string };
@@ -29,6 +30,24 @@ export async function holdBack(ctx: GateContext): Promise<string | null> {
   if (replicas === 0) return null;
   const { ok, acknowledged } = await ctx.journal.replicated(replicas, ctx.timing.replicaWaitMs ?? 1_000);
   return ok ? null : `only ${acknowledged} of the ${replicas} Redis replicas required acknowledged the DISPATCHED, so it was not sent; recovery sends it once they do`;
+}
+
+/**
+ * Records that a request of the open dispatch got no definite answer, so recovery looks the effect up before it
+ * resends under the key (decisions.ts, planRecovery): Stripe stores a 500 under the key and replays it for 24 h.
+ * A rate limiter's answer (`slowDown`, Stripe's 429) is not recorded: Stripe's limiter answers before the
+ * idempotency layer, so nothing was stored (stripe-facts §3), and the effects queue already slows down for it.
+ * A mark that cannot be written is logged, not thrown: the send's answer still stands, and recovery then resends
+ * at once as after a crash, which is what it did before marks existed.
+ */
+export async function markUnknown(ctx: GateContext, where: { partition: string; effectId: string }, slowDown: SlowDown | null): Promise<void> {
+  if (slowDown !== null) return;
+  try {
+    await ctx.journal.markUnknown(where.partition, where.effectId);
+  } catch (error) {
+    if (error instanceof ProcessCrash) throw error;
+    ctx.logger.warn({ effectId: where.effectId, err: error }, 'could not record that the send got no definite answer; recovery may resend before it looks the effect up');
+  }
 }
 
 export async function sendOnce(ctx: GateContext, where: { partition: string; effectId: string; epoch: number }, effect: Effect, requestId: string | null, deadlineAt: number, claimCheckedAt: number): Promise<SendResult> {

@@ -17,7 +17,7 @@ import { quote, quoteError, quoteObject } from '../core/quote.js';
 import type { BindReply, EffectState, ProposeReply, ProposeRequest } from '../redis/journal.js';
 import type { GrantedTerms } from '../redis/approvals.js';
 import { checksOf, PremiseReadError, snapshotOfTerms, type GateContext, type GateResult, type Settled } from './context.js';
-import { holdBack, sendOnce } from './send.js';
+import { holdBack, markUnknown, sendOnce } from './send.js';
 import { proposedDraft, sameProposal } from './record.js';
 import { recordedProposal, refusalOfLatest } from '../core/recorded.js';
 import { commit, rejectionOf, settleRejected, type Holding } from './settle.js';
@@ -354,6 +354,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     const why = 'fenced' in sent ? sent.fenced : quoteError(sent.unknown);
     logger.warn({ effectId: holding.effectId, error: why }, 'fenced' in sent ? 'the send did not start; recovery will settle the effect' : 'send outcome unknown; the claim stays for recovery');
     const slowDown = 'unknown' in sent ? slowDownOf(sent.unknown) : null;
+    if ('unknown' in sent) await markUnknown(ctx, holding, slowDown);
     return { kind: 'skipped', effectId: holding.effectId, reason: `the send's outcome is unknown (${why}); recovery will settle it`, holder: ctx.owner, retryAt: ctx.journal.clock.estimate() ?? 0, ...(slowDown === null ? {} : { slowDown }) };
   }
 

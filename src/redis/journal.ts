@@ -34,6 +34,9 @@ export type EffectState = {
   lastAt: number;
   /** A fenced-out sender's definite answer for the open dispatch, if one came. */
   late: 'landed' | 'rejected' | null;
+  /** How many requests of the open dispatch got no definite answer (mark-unknown-1.lua), and when the last did. */
+  unknowns: number;
+  unknownAt: number | null;
 };
 
 type Raw = Record<string, string>;
@@ -61,6 +64,8 @@ function parseState(raw: Raw): EffectState {
     amount: num(raw, 'amount'),
     lastAt: num(raw, 'lastAt'),
     late: late === 'landed' || late === 'rejected' ? late : null,
+    unknowns: num(raw, 'unknowns'),
+    unknownAt: raw.unknownAt === undefined ? null : Number(raw.unknownAt),
   };
 }
 
@@ -120,7 +125,7 @@ export type ProposeRequest = {
 export type SettleReply = { status: 'OK'; entry: Entry; now: number } | { status: 'NOT_OPEN' } | { status: 'FENCED'; epoch: number };
 export type TakeOverReason = 'own' | 'expired' | 'owner-dead';
 export type TakeOverReply =
-  | { status: 'OK'; epoch: number; claimExpires: number; sendDeadline: number; deathProvenAt: number | null; late: string; now: number }
+  | { status: 'OK'; epoch: number; claimExpires: number; sendDeadline: number; deathProvenAt: number | null; late: string; unknowns: number; unknownAt: number; now: number }
   | { status: 'NOT_OPEN' }
   | { status: 'MOVED'; epoch: number; owner: string }
   | { status: 'LIVE'; claimExpires: number; now: number };
@@ -645,6 +650,16 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     /** The claim holder announces a resend; the approval is checked in the same step, and the send deadline moves to its end. */
     async resend(partition: string, effectId: string, holder: { owner: string; epoch: number; approvalId: string }, timing: { sendTimeoutMs: number; claimTtlMs: number; notAfter: number }): Promise<ResendReply> {
       return call<ResendReply>('resend-2', [keys.state(partition, effectId), keys.approval(partition, holder.approvalId)], [effectId, holder.owner, holder.epoch, timing.sendTimeoutMs, timing.claimTtlMs, timing.notAfter, holder.approvalId]);
+    },
+
+    /**
+     * A request of the open dispatch got no definite answer (mark-unknown-1.lua). The target may have stored that answer
+     * under the key, so recovery looks the effect up before it resends under it. Any sender may record it; false when
+     * the dispatch was settled meanwhile.
+     */
+    async markUnknown(partition: string, effectId: string): Promise<boolean> {
+      const reply = await call<{ status: 'OK'; unknowns: number; now: number } | { status: 'NOT_OPEN' }>('mark-unknown-1', [keys.state(partition, effectId)], []);
+      return reply.status === 'OK';
     },
 
     async releaseClaim(partition: string, effectId: string, owner: string, epoch: number): Promise<boolean> {

@@ -23,6 +23,7 @@ export const SCRIPT_NAMES = [
   'take-over-1',
   'resend-2',
   'release-claim-1',
+  'mark-unknown-1',
   'check-epoch-1',
   'probe-heartbeat-1',
   'beat-1',

@@ -2,7 +2,7 @@
 // resend only what the target dedupes or provably lacks, record what landed even when the re-check failed, trust
 // an empty lookup only after the send deadline plus the settle margin, and never guess on tier 3.
 import { describe, expect, it } from 'vitest';
-import { absenceTrustedAt, comparePremises, dispatchBlocker, openDispatch, planRecovery, premisesDecidedOn, recheckFailure, recoveryMode, type Lookup, type RecoveryStep, type RecoveryTiming } from '../../src/core/decisions.js';
+import { absenceTrustedAt, comparePremises, dispatchBlocker, openDispatch, planRecovery, premisesDecidedOn, recheckFailure, recoveryMode, resendAfterUnknownAt, UNKNOWN_BACKOFF_CAP_MS, type Lookup, type RecoveryStep, type RecoveryTiming } from '../../src/core/decisions.js';
 import { timingProblems } from '../../src/core/timing.js';
 import { loadConfig } from '../../src/config.js';
 import type { Checks } from '../../src/core/entries.js';
@@ -35,6 +35,9 @@ const BEFORE_SETTLED = { now: TRUSTED_AT - 1 };
 // Past the window even at the earlier `now` of BEFORE_SETTLED, so the two combine.
 const PAST_WINDOW = { dispatchedAt: BEFORE_SETTLED.now - (DAY - HOUR) - 1 };
 
+// A request of the dispatch got no definite answer (a 500 Stripe may have stored under the key) before the deadline.
+const ANSWERED_UNKNOWN = { unknownAnswers: 1, lastUnknownAt: DEADLINE - 200 };
+
 const WAIT = { do: 'wait', until: TRUSTED_AT } as const;
 const RETRY = { do: 'resend', outcome: 'COMMITTED_BY_RETRY' } as const;
 const REAPPLY = { do: 'resend', outcome: 'REAPPLIED_AFTER_QUERY' } as const;
@@ -61,6 +64,15 @@ const TABLE: Row[] = [
   ['tier 1, both failed: the dead approval is the reason given', {}, 'both', ABSENT, REFUSE_LEASE],
   ['tier 1, not queryable, re-check held: resend under the same key', { queryable: false }, 'held', NOT_RUN, RETRY],
   ['tier 1, not queryable, re-check failed: nobody can tell whether it landed', { queryable: false }, 'stale', NOT_RUN, AMBIGUOUS],
+  // Tier 1 after a request got no definite answer: the target may replay that answer to every resend under the key
+  // (Stripe stores a 500 for 24 h), so it is looked up first, as past the window; a crash leaves no such answer.
+  ['tier 1, crash with no indefinite answer recorded: resend under the same key at once', { unknownAnswers: 0, lastUnknownAt: null }, 'held', NOT_RUN, RETRY],
+  ['tier 1, a request got no definite answer, re-check held: look up before resending under the key', ANSWERED_UNKNOWN, 'held', NOT_RUN, LOOKUP],
+  ['tier 1, a request got no definite answer and it had landed: committed on query', ANSWERED_UNKNOWN, 'held', FOUND, COMMIT_FOUND],
+  ['tier 1, a request got no definite answer, nothing found yet: wait for deadline + settle margin', { ...ANSWERED_UNKNOWN, ...BEFORE_SETTLED }, 'held', ABSENT, WAIT],
+  ['tier 1, a request got no definite answer, nothing found after settling: resend under the same key', ANSWERED_UNKNOWN, 'held', ABSENT, RETRY],
+  ['tier 1, a request got no definite answer, premise changed, nothing found: refuse', ANSWERED_UNKNOWN, 'stale', ABSENT, REFUSE_STALE],
+  ['tier 1, not queryable, a request got no definite answer: resend once the spacing has passed', { ...ANSWERED_UNKNOWN, queryable: false }, 'held', NOT_RUN, RETRY],
   // Tier 1 past the dedup window minus the margin: the key may be forgotten, so it is treated like tier 2.
   ['tier 1 past the dedup window: look up even though the re-check held', PAST_WINDOW, 'held', NOT_RUN, LOOKUP],
   ['tier 1 past the dedup window: found means committed', PAST_WINDOW, 'held', FOUND, COMMIT_FOUND],
@@ -90,6 +102,22 @@ describe('planRecovery decision table', () => {
     expect(absenceTrustedAt(timing())).toBe(DEADLINE + SETTLE);
     expect(planRecovery(timing({ tier: 2, now: TRUSTED_AT - 1 }), RECHECK.held, ABSENT)).toEqual({ do: 'wait', until: TRUSTED_AT, reason: expect.stringContaining('settle margin') });
     expect(planRecovery(timing({ tier: 2, now: TRUSTED_AT }), RECHECK.held, ABSENT)).toEqual(REAPPLY);
+  });
+
+  it('spaces the resends of a key that keeps getting no definite answer: the settle margin after the last one, doubling, at most an hour', () => {
+    const last = NOW - 10;
+    const unknown = (count: number, now = NOW) => timing({ unknownAnswers: count, lastUnknownAt: last, now });
+    expect(resendAfterUnknownAt(timing())).toBeNull();
+    expect(resendAfterUnknownAt(unknown(1))).toBe(last + SETTLE);
+    expect(resendAfterUnknownAt(unknown(3))).toBe(last + 4 * SETTLE);
+    expect(resendAfterUnknownAt(unknown(80))).toBe(last + UNKNOWN_BACKOFF_CAP_MS);
+    // Nothing found and the lookup trusted: the resend still waits for its turn, then goes under the same key.
+    expect(planRecovery(unknown(3), RECHECK.held, ABSENT)).toEqual({ do: 'wait', until: last + 4 * SETTLE, reason: expect.stringContaining('no definite answer') });
+    expect(planRecovery(unknown(3, last + 4 * SETTLE), RECHECK.held, ABSENT)).toEqual(RETRY);
+    // A target that cannot be queried gets the same spacing.
+    expect(planRecovery({ ...unknown(3), queryable: false }, RECHECK.held, NOT_RUN)).toMatchObject({ do: 'wait', until: last + 4 * SETTLE });
+    // The spacing never holds back a refusal: a failed re-check with nothing found settles at once.
+    expect(planRecovery(unknown(3), RECHECK.stale, ABSENT)).toEqual(REFUSE_STALE);
   });
 
   it('gives a reason with every ambiguous answer', () => {

@@ -15,6 +15,29 @@ async function twoNodes() {
   return { a, b, approval: id };
 }
 
+/**
+ * Stripe after a 500 it stored under the key (stripe-facts §3): every request with the key, the first included, is
+ * answered with that 500. With `landsFirst` the first request's refund was created before the 500.
+ */
+function storedError(world: World, options: { landsFirst: boolean }) {
+  const { target } = world;
+  const apply = target.apply.bind(target);
+  const query = target.query.bind(target);
+  let requests = 0;
+  let queries = 0;
+  target.apply = async (effectId, effect, context) => {
+    requests += 1;
+    if (requests === 1 && options.landsFirst) await apply(effectId, effect, context);
+    else await context.beforeWrite();
+    throw Object.assign(new Error('Stripe gave no definite answer to POST /v1/refunds (500 api_error)'), { statusCode: 500 });
+  };
+  target.query = async (...args) => {
+    queries += 1;
+    return query(...args);
+  };
+  return { requests: () => requests, queries: () => queries };
+}
+
 describe('recovery outcomes', () => {
   it('COMMITTED_BY_RETRY: a tier-1 effect whose sender died before the send is resent under the same key at once, once', async () => {
     world = await gateWorld();
@@ -223,8 +246,43 @@ describe('recovery timing and fast takeover (DESIGN §7)', () => {
     const unknown = await a.gate.submit(refundProposal({ approval }));
     expect(unknown).toMatchObject({ outcome: 'IN_FLIGHT', holder: 'a', reason: expect.stringContaining('unknown') });
     expect((await b.gate.recover()).skipped).toEqual([expect.objectContaining({ effectId: unknown.effectId, holder: 'a' })]);
-    expect((await a.gate.recover()).settled).toEqual([expect.objectContaining({ effectId: unknown.effectId, outcome: 'COMMITTED_BY_RETRY' })]);
+    // The send got no definite answer, so recovery looks before it resends under the key: it finds what landed.
+    expect((await a.gate.recover()).settled).toEqual([expect.objectContaining({ effectId: unknown.effectId, outcome: 'COMMITTED_ON_QUERY' })]);
     expect(world.target.landedCount(unknown.effectId)).toBe(1);
+  });
+
+  it('COMMITTED_ON_QUERY: a refund that landed behind a 500 Stripe stored under the key is looked up at once, not resent under the key', async () => {
+    world = await gateWorld();
+    const stripe = storedError(world, { landsFirst: true });
+    const { a, approval } = await twoNodes();
+    const sent = await a.gate.submit(refundProposal({ approval }));
+    expect(sent).toMatchObject({ outcome: 'IN_FLIGHT', holder: 'a', reason: expect.stringContaining('500') });
+    expect((await a.gate.recover()).settled).toEqual([expect.objectContaining({ effectId: sent.effectId, outcome: 'COMMITTED_ON_QUERY' })]);
+    expect(stripe.requests()).toBe(1);
+    expect(world.target.landedCount(sent.effectId)).toBe(1);
+    expect((await verifiedReceipt(world, a, sent.effectId)).happened).toBe(true);
+  });
+
+  it('a key that keeps answering 500 is resent only after a lookup that finds nothing and the quiet period after the last answer, never on every pass', async () => {
+    world = await gateWorld();
+    const stripe = storedError(world, { landsFirst: false });
+    const { a, approval } = await twoNodes();
+    const sent = await a.gate.submit(refundProposal({ approval }));
+    expect(sent).toMatchObject({ outcome: 'IN_FLIGHT' });
+    let passes = 0;
+    let waited = 0;
+    for (const stopAt = Date.now() + 3_000; Date.now() < stopAt; passes += 1) {
+      waited += (await a.gate.recover()).waiting.length;
+      await sleep(20);
+    }
+    // With a 600 ms send timeout and a 150 ms settle margin: the send, then resends at about 0.75 s, 1.5 s and 2.25 s.
+    expect(passes).toBeGreaterThan(20);
+    expect(waited).toBeGreaterThan(15);
+    expect(stripe.requests()).toBeGreaterThanOrEqual(2);
+    expect(stripe.requests()).toBeLessThanOrEqual(5);
+    expect(stripe.queries()).toBeGreaterThan(15);
+    expect((await openState(a, sent.effectId)).state).toMatchObject({ open: true, unknowns: stripe.requests() });
+    expect(world.target.landedCount(sent.effectId)).toBe(0);
   });
 
   it('a submit that meets an effect recovery is waiting on answers IN_FLIGHT with the instant it will be settled', async () => {

@@ -6,7 +6,7 @@
 -- KEYS[1] effect state hash
 -- ARGV[1] expected epoch   ARGV[2] expected holder   ARGV[3] expected holder nonce   ARGV[4] new owner
 -- ARGV[5] new owner nonce   ARGV[6] claim TTL ms   ARGV[7] reason: own | expired | owner-dead
--- Returns JSON {status}: OK {epoch, claimExpires, sendDeadline, deathProvenAt, late, now} | NOT_OPEN
+-- Returns JSON {status}: OK {epoch, claimExpires, sendDeadline, deathProvenAt, late, unknowns, unknownAt, now} | NOT_OPEN
 --   | MOVED {epoch, owner} | LIVE {claimExpires, now}
 local state = KEYS[1]
 if hget_str(state, 'open') ~= '1' then return reply({ status = 'NOT_OPEN' }) end
@@ -31,4 +31,5 @@ local claim_expires = now + tonumber(ARGV[6])
 redis.call('HSET', state, 'epoch', epoch + 1, 'owner', ARGV[4], 'nonce', ARGV[5], 'claimExpires', claim_expires)
 local proven = redis.call('HGET', state, 'deathProvenAt')
 return reply({ status = 'OK', epoch = epoch + 1, claimExpires = claim_expires, sendDeadline = hget_num(state, 'sendDeadline'),
-  deathProvenAt = proven and tonumber(proven) or cjson.null, late = hget_str(state, 'late'), now = now })
+  deathProvenAt = proven and tonumber(proven) or cjson.null, late = hget_str(state, 'late'),
+  unknowns = hget_num(state, 'unknowns'), unknownAt = hget_num(state, 'unknownAt'), now = now })

@@ -47,14 +47,26 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
       const queued = async () => {
         const [processedOn] = await connection.hmget(queue.toKey(recorded.effectId), 'processedOn');
         const followUp = recorded.proposals > 1 && processedOn !== null && processedOn !== undefined;
-        await queue.add('effect', { proposal, recordedAt: Date.now() }, {
-          jobId: followUp ? `${recorded.effectId}.${recorded.proposals}` : recorded.effectId,
-          attempts: options.attempts ?? 8,
-          backoff: { type: 'exponential', delay: options.backoffMs ?? 1_000 },
-          // Receipts keep the record; finished jobs are kept a while for operators, then dropped.
-          removeOnComplete: { age: 24 * 3_600, count: 10_000 },
-          removeOnFail: { age: 7 * 24 * 3_600 },
-        });
+        const jobId = followUp ? `${recorded.effectId}.${recorded.proposals}` : recorded.effectId;
+        const add = () =>
+          queue.add('effect', { proposal, recordedAt: Date.now() }, {
+            jobId,
+            attempts: options.attempts ?? 8,
+            backoff: { type: 'exponential', delay: options.backoffMs ?? 1_000 },
+            // Receipts keep the record; finished jobs are kept a while for operators, then dropped.
+            removeOnComplete: { age: 24 * 3_600, count: 10_000 },
+            removeOnFail: { age: 7 * 24 * 3_600 },
+          });
+        await add();
+        // A job that failed for good (its effect unjudged: this request is not settled, or it was not queued) still
+        // holds the id for a week, and the add above was a no-op: the same request sent again, as the not_judged alert
+        // asks once the cause is fixed, replaces it. One read of the failed set, O(log n). Two senders replacing at
+        // once leave one job or two (a duplicate job is harmless); a job a worker already holds is not removed (0).
+        if ((await connection.zscore(queue.toKey('failed'), jobId)) !== null) {
+          await queue.remove(jobId);
+          await add();
+          stores.logger.info({ effectId: recorded.effectId, jobId }, 'effect job had failed for good; queued again');
+        }
       };
       const ms = stores.config.redisCommandTimeoutMs;
       await withinRedisTimeout(queued(), ms, `Effect ${recorded.effectId} was recorded, but Redis did not answer within ${ms} ms while it was being queued, so it may or may not be queued. Send the same request again once Redis answers: a proposal repeated with the same request_id is answered from the journal and queued if it is not, and its money moves at most once.`);

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Worker } from 'bullmq';
 import { createEffectsQueue, startEffectsWorker, type EffectsQueue, type EffectsWorker } from '../../queues/effects.js';
 import { startRecovery, type Recovery } from '../../queues/recovery.js';
-import { createMemoryTarget, openStores, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
+import { createMemoryTarget, InterlockError, openStores, settledOutcome, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
 import { approvalTerms, refundProposal, testConfig, testKey } from '../support/harness.js';
 import { startPrivateRedis } from '../support/private-redis.js';
 
@@ -274,4 +274,43 @@ describe('the effects queue', () => {
     await expect.poll(() => running.worker?.adoptedAfterOutages(), { timeout: 10_000 }).toBe(1);
     expect(target.landedCount(effectId)).toBe(1);
   }, 60_000);
+});
+
+/** A memory target whose premise reads fail with Stripe refusing the key (401) the first `times` times. */
+function keyRefusedTarget(times: number): MemoryTarget {
+  const inner = createMemoryTarget({ tier: 1, sendTimeoutMs: testConfig({ keyPrefix: 'unused' }).sendTimeoutMs });
+  let left = times;
+  return {
+    ...inner,
+    async readFacts(...args: Parameters<MemoryTarget['readFacts']>) {
+      if (left > 0) {
+        left -= 1;
+        throw new InterlockError('target_misconfigured', 'Stripe refused the API key (401): the key may have been rotated.');
+      }
+      return inner.readFacts(...args);
+    },
+  };
+}
+
+describe('a recorded proposal whose job fails is never dropped (P)', () => {
+  const failedForGood = (queue: EffectsQueue, jobId: string) => expect.poll(async () => queue.queue.getJobState(jobId), { timeout: 10_000 }).toBe('failed');
+
+  it('the same request sent again after its job failed for good queues the effect again, and it is judged', async () => {
+    const target = keyRefusedTarget(1);
+    const { stores, queue } = await rig({ target });
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    const proposal = refundProposal({ approval: terms.id });
+    const first = await queue.propose(proposal);
+    await failedForGood(queue, first.effectId);
+    expect(await settledOutcome(stores, first.effectId)).toBeNull();
+    // The key works again; the request is sent again, as the alert asks: it is answered queued, and it runs.
+    const again = await queue.propose(proposal);
+    expect(again).toMatchObject({ status: 'exists', effectId: first.effectId, outcome: null, queued: true });
+    expect(await queue.waitFor(first.effectId, 10_000)).toMatchObject({ outcome: 'COMMITTED' });
+    expect(target.landedCount(first.effectId)).toBe(1);
+    // Settled: sent once more, it is answered from the journal and queues nothing.
+    expect(await queue.propose(proposal)).toMatchObject({ status: 'exists', outcome: 'COMMITTED', queued: false });
+    expect(target.landedCount(first.effectId)).toBe(1);
+  });
 });

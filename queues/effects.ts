@@ -6,13 +6,18 @@ import { activeJobs, afterOutages, orphansOf } from './after-outages.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
-import { closeConnection, createProposalRecorder, errorCode, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, withinRedisTimeout, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { closeConnection, createProposalRecorder, errorCode, errorMessage, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, withinRedisTimeout, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
-export type EffectJob = { proposal: unknown; recordedAt: number };
+/** `transient`: the job's failures before its effect was judged (see afterTransientFailure); absent on a fresh job. */
+export type EffectJob = { proposal: unknown; recordedAt: number; transient?: TransientFailures };
 export type EffectAnswer = GateResult;
 
 export type EffectsQueueOptions = {
-  /** Attempts for a job whose submit failed retryably (a premise read Stripe did not answer, a Redis hiccup). */
+  /**
+   * BullMQ's attempts, for a job whose worker could not even move it to wait (Redis gone again mid-failure). A submit
+   * that failed retryably (a premise read Stripe did not answer, a Redis hiccup) does not use them: the worker keeps
+   * the job delayed for as long as its transientRetry window lasts.
+   */
   attempts?: number;
   backoffMs?: number;
 };
@@ -102,6 +107,11 @@ export type EffectsQueue = ReturnType<typeof createEffectsQueue>;
 export type EffectsWorkerOptions = {
   concurrency?: number;
   /**
+   * How a job whose submit failed before the gate judged its effect (a premise read Stripe did not answer, Redis
+   * not answering or not durable) is tried again: see TRANSIENT_RETRY.
+   */
+  transientRetry?: Partial<TransientRetry>;
+  /**
    * At most this many jobs per second across every worker of the queue (BullMQ's limiter is the queue's, and
    * Stripe's limit is the account's: about 100 requests/s live, 25 in test mode).
    */
@@ -114,6 +124,32 @@ export type EffectsWorkerOptions = {
    */
   onAnswer?: (answer: EffectAnswer) => void | Promise<void>;
 };
+
+/**
+ * Retrying a job that failed before its effect was judged. The wait doubles from `firstDelayMs` up to `maxDelayMs`,
+ * so a blip costs a second and an outage is asked about every few minutes; the job gives up (fails for good, and a
+ * not_judged alert is raised) only once the failures have lasted `forMs`. BullMQ's own attempts (8, exponential from
+ * 1 s) would give up after two to four minutes, and a few minutes of Stripe 5xx would leave the proposal unjudged.
+ * Six hours outlasts the Stripe and Redis outages worth waiting for; past that a person should know. Units: ms.
+ */
+export type TransientRetry = { firstDelayMs: number; maxDelayMs: number; forMs: number };
+export const TRANSIENT_RETRY: TransientRetry = { firstDelayMs: 1_000, maxDelayMs: 5 * 60_000, forMs: 6 * 3_600_000 };
+
+/** Where a job's failures before judging stand (kept in the job's data). */
+export type TransientFailures = { failures: number; failingSince: number };
+
+/**
+ * After one more failure at `now` (ms): when to try again, or give up. Pure. A job that has failed since
+ * `failingSince` gives up once `forMs` has passed; a retry due after that point is still made, at that point, so
+ * the last try comes at the end of the window, not before it.
+ */
+export function afterTransientFailure(before: TransientFailures | null, now: number, policy: TransientRetry): { kind: 'retry'; at: number; state: TransientFailures } | { kind: 'give-up'; state: TransientFailures } {
+  const state = { failures: (before?.failures ?? 0) + 1, failingSince: before?.failingSince ?? now };
+  const deadline = state.failingSince + policy.forMs;
+  if (now >= deadline) return { kind: 'give-up', state };
+  const delay = Math.min(policy.maxDelayMs, policy.firstDelayMs * 2 ** Math.min(state.failures - 1, 40));
+  return { kind: 'retry', at: Math.min(now + delay, deadline), state };
+}
 
 /** BullMQ's limiter with no limit of its own (see below why one is always set). */
 const UNLIMITED_JOBS_PER_SECOND = 1_000_000;
@@ -135,6 +171,7 @@ export function disposition(answer: EffectAnswer): { kind: 'done' } | { kind: 'l
 export function startEffectsWorker(stores: Stores, sender: Sender, options: EffectsWorkerOptions = {}) {
   const { gate } = sender;
   const { logger } = stores;
+  const transientRetry: TransientRetry = { ...TRANSIENT_RETRY, ...options.transientRetry };
   const connection = stores.queueConnection();
   const worker = new Worker<EffectJob, EffectAnswer>(
     stores.queues.effects,
@@ -181,8 +218,8 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       if (slowDown !== null) return slowDownQueue(job, slowDown, 'read');
       // Retry is a classification: only what may succeed later is retried. Redis not answering is such a case
       // (the proposal is recorded, so failing the job for good would leave an acknowledged effect unsettled).
-      if (isRetryable(error) || isRedisOutage(error)) throw error;
-      throw new UnrecoverableError(`${errorCode(error)}: ${error instanceof Error ? error.message : String(error)}`);
+      if (isRetryable(error) || isRedisOutage(error)) return retryLater(job, token, error);
+      throw new UnrecoverableError(`${errorCode(error)}: ${errorMessage(error)}`);
     }
     await options.onAnswer?.(answer);
     // A rate-limited send kept its claim (its outcome is unknown); the job comes back once the pause is over and
@@ -208,6 +245,26 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     await worker.rateLimit(pauseMs);
     throw Worker.RateLimitError();
   }
+  /**
+   * A submit that failed before the gate judged the effect, for a reason that may pass: the job waits (delayed, not
+   * using up a BullMQ attempt) as afterTransientFailure says, and fails for good once the failures have lasted the
+   * whole window. Where the job cannot be moved (Redis went away again), the error goes to BullMQ as before: its
+   * attempts, or the lock lapsing, bring the job back.
+   */
+  async function retryLater(job: Job<EffectJob, EffectAnswer>, token: string | undefined, error: unknown): Promise<never> {
+    const next = afterTransientFailure(job.data.transient ?? null, Date.now(), transientRetry);
+    const failedFor = Math.round((Date.now() - next.state.failingSince) / 1_000);
+    if (next.kind === 'give-up') throw new UnrecoverableError(`${errorCode(error)} for ${failedFor} s, ${next.state.failures} tries: ${errorMessage(error)}`);
+    try {
+      await job.updateData({ ...job.data, transient: next.state });
+      await job.moveToDelayed(next.at, token);
+    } catch {
+      throw error;
+    }
+    logger.warn({ effectId: job.id, error: errorMessage(error), failures: next.state.failures, failingForS: failedFor, retryAt: next.at }, 'effect job could not be judged yet; trying again later');
+    throw new DelayedError();
+  }
+
   worker.on('failed', (job, error) => logger.warn({ effectId: job?.id, error: error.message }, 'effect job failed'));
   logWorkerErrors(worker, logger, 'effects worker error');
 

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Worker } from 'bullmq';
-import { createEffectsQueue, startEffectsWorker, type EffectsQueue, type EffectsWorker } from '../../queues/effects.js';
+import { afterTransientFailure, createEffectsQueue, startEffectsWorker, TRANSIENT_RETRY, type EffectsQueue, type EffectsWorker, type TransientFailures, type TransientRetry } from '../../queues/effects.js';
 import { startRecovery, type Recovery } from '../../queues/recovery.js';
 import { createMemoryTarget, InterlockError, openStores, settledOutcome, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
 import { approvalTerms, refundProposal, testConfig, testKey } from '../support/harness.js';
@@ -21,14 +21,14 @@ afterEach(async () => {
   rigs.length = 0;
 });
 
-async function rig(options: { prefix?: string; target?: MemoryTarget; worker?: boolean; recovery?: boolean; workerId?: string; redisUrl?: string; concurrency?: number } = {}): Promise<Rig> {
+async function rig(options: { prefix?: string; target?: MemoryTarget; worker?: boolean; recovery?: boolean; workerId?: string; redisUrl?: string; concurrency?: number; attempts?: number; transientRetry?: Partial<TransientRetry> } = {}): Promise<Rig> {
   const config = testConfig({ keyPrefix: options.prefix ?? `t${randomBytes(6).toString('hex')}`, ...(options.redisUrl === undefined ? {} : { redisUrl: options.redisUrl }) });
   const target = options.target ?? createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
   target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
   const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key });
   const sender = await startSender(stores, target, options.workerId === undefined ? {} : { workerId: options.workerId });
-  const queue = createEffectsQueue(stores, { backoffMs: 50 });
-  const worker = options.worker === false ? null : startEffectsWorker(stores, sender, { concurrency: options.concurrency ?? 4 });
+  const queue = createEffectsQueue(stores, { backoffMs: 50, ...(options.attempts === undefined ? {} : { attempts: options.attempts }) });
+  const worker = options.worker === false ? null : startEffectsWorker(stores, sender, { concurrency: options.concurrency ?? 4, ...(options.transientRetry === undefined ? {} : { transientRetry: options.transientRetry }) });
   const recovery = options.recovery ? startRecovery(stores, sender, { safetyIntervalMs: 5_000 }) : null;
   const made: Rig = { stores, sender, target, queue, worker, recovery };
   closers.push(async () => {
@@ -312,5 +312,49 @@ describe('a recorded proposal whose job fails is never dropped (P)', () => {
     // Settled: sent once more, it is answered from the journal and queues nothing.
     expect(await queue.propose(proposal)).toMatchObject({ status: 'exists', outcome: 'COMMITTED', queued: false });
     expect(target.landedCount(first.effectId)).toBe(1);
+  });
+
+  it('a premise-read outage that outlasts BullMQ\'s attempts keeps the job waiting, and the effect is judged once Stripe answers', async () => {
+    // Three attempts 50 ms apart would give up within a second; the worker's window (a minute here) is what counts.
+    const { stores, queue, target } = await rig({ attempts: 3, transientRetry: { firstDelayMs: 50, maxDelayMs: 200, forMs: 60_000 } });
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    target.inject({ kind: 'premise-down' });
+    const proposed = await queue.propose(refundProposal({ approval: terms.id }));
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const job = await queue.queue.getJob(proposed.effectId);
+    expect(await job?.getState()).not.toBe('failed');
+    expect((job?.data.transient as TransientFailures | undefined)?.failures).toBeGreaterThan(5);
+    expect(await stores.alerts.list()).toEqual([]);
+    target.heal();
+    await expect.poll(async () => settledOutcome(stores, proposed.effectId), { timeout: 10_000 }).toBe('COMMITTED');
+    expect(target.landedCount(proposed.effectId)).toBe(1);
+  });
+});
+
+describe('retrying a job that failed before its effect was judged', () => {
+  /** The instants (ms from the first failure) at which a job failing every time is tried, until it gives up. */
+  function tries(policy: TransientRetry): { at: number[]; gaveUpAt: number } {
+    const at: number[] = [];
+    let now = 0;
+    let state: TransientFailures | null = null;
+    for (;;) {
+      const next = afterTransientFailure(state, now, policy);
+      state = next.state;
+      if (next.kind === 'give-up') return { at, gaveUpAt: now };
+      at.push(next.at);
+      now = next.at;
+    }
+  }
+
+  it('by default waits a second, then doubling up to five minutes, and keeps trying for six hours: an hour-long Stripe or Redis outage ends with the effect judged', () => {
+    const { at, gaveUpAt } = tries(TRANSIENT_RETRY);
+    expect(at.slice(0, 4)).toEqual([1_000, 3_000, 7_000, 15_000]);
+    const gaps = at.map((instant, i) => instant - (at[i - 1] ?? 0));
+    expect(Math.max(...gaps)).toBe(5 * 60_000);
+    // Once an hour-long outage ends, the next try comes within five minutes.
+    expect(at.find((instant) => instant >= 3_600_000)).toBeLessThanOrEqual(3_600_000 + 5 * 60_000);
+    expect(gaveUpAt).toBe(6 * 3_600_000);
+    expect(at.at(-1)).toBe(6 * 3_600_000);
   });
 });

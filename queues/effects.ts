@@ -6,7 +6,7 @@ import { activeJobs, afterOutages, orphansOf } from './after-outages.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
-import { closeConnection, createProposalRecorder, errorCode, errorMessage, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, withinRedisTimeout, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { closeConnection, createProposalRecorder, describeEffect, errorCode, errorMessage, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, withinRedisTimeout, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 /** `transient`: the job's failures before its effect was judged (see afterTransientFailure); absent on a fresh job. */
 export type EffectJob = { proposal: unknown; recordedAt: number; transient?: TransientFailures };
@@ -209,6 +209,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       // meanwhile) is done: the refusal is its answer, and judging it again would record a second one.
       const latest = await gate.submitLatest(effectId, job.data.proposal);
       if (!latest.judged) {
+        await judged(effectId);
         logger.info({ effectId, outcome: latest.answer.outcome }, 'effect job finished: its proposal was refused already');
         return latest.answer;
       }
@@ -221,6 +222,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       if (isRetryable(error) || isRedisOutage(error)) return retryLater(job, token, error);
       throw new UnrecoverableError(`${errorCode(error)}: ${errorMessage(error)}`);
     }
+    await judged(answer.effectId);
     await options.onAnswer?.(answer);
     // A rate-limited send kept its claim (its outcome is unknown); the job comes back once the pause is over and
     // settles the effect under the same key.
@@ -265,7 +267,54 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     throw new DelayedError();
   }
 
-  worker.on('failed', (job, error) => logger.warn({ effectId: job?.id, error: error.message }, 'effect job failed'));
+  /** The effect was judged (or found settled): a not_judged alert raised for it earlier is resolved. */
+  async function judged(effectId: string): Promise<void> {
+    try {
+      const alert = await stores.alerts.get(`not_judged:${effectId}`);
+      if (alert !== null && alert.resolvedAt === null) await stores.alerts.resolve(alert.id, 'effects worker: the effect was judged');
+    } catch (error) {
+      logger.warn({ err: error, effectId }, 'could not resolve the not_judged alert of a judged effect');
+    }
+  }
+
+  /**
+   * A job failed for good (BullMQ sets finishedOn only then; a retry keeps it unset) before the gate judged its
+   * effect: nothing was sent, recovery never sees it (no dispatch is open) and no job will run it again. That is
+   * money a person must hear about, so it raises a not_judged alert (redis/alerts.ts): what failed and what to do.
+   * An effect that is settled, or whose dispatch is open (recovery settles it), needs none.
+   */
+  async function notJudged(job: Job<EffectJob, EffectAnswer>, error: Error): Promise<void> {
+    const effectId = job.id?.split('.')[0] ?? '';
+    if (effectId === '' || (await settledOutcome(stores, effectId)) !== null) return;
+    const partition = await stores.journal.partitionOf(effectId);
+    if (partition !== null && (await stores.journal.readState(partition, effectId)).state.open) return;
+    const proposal = await latestProposal(stores, effectId);
+    if (proposal === null) return;
+    const { subject, amount } = describeEffect(proposal.effect);
+    const misconfigured = error.message.startsWith('target_misconfigured');
+    const cause = misconfigured ? 'the Stripe key or account the worker uses (Stripe refused it)' : 'what kept Stripe or Redis from answering';
+    const { alert } = await stores.alerts.raise({
+      kind: 'not_judged',
+      effectId,
+      subject,
+      centsAtStake: amount,
+      refund: null,
+      disputes: [],
+      sentence: `Proposal ${effectId} (${subject}, $${(amount / 100).toFixed(2)}) was recorded but not judged: its job failed for good (${error.message}). Nothing was sent, and nothing will be on its own.`,
+      action: `Fix ${cause}, then send the same request again (the same request_id): it is queued again and judged, and its money moves at most once.`,
+    });
+    logger.error({ effectId, alert: alert.id, error: error.message }, 'effect job failed for good before its effect was judged; alert raised');
+  }
+  /** The alerts being raised, awaited on close. */
+  const raising = new Set<Promise<void>>();
+  worker.on('failed', (job, error) => {
+    logger.warn({ effectId: job?.id, error: error.message }, 'effect job failed');
+    if (job === undefined || job.finishedOn === undefined) return;
+    const raised = notJudged(job, error)
+      .catch((cause: unknown) => logger.error({ err: cause, effectId: job.id, error: error.message }, 'effect job failed for good before its effect was judged, and its alert could not be raised'))
+      .finally(() => raising.delete(raised));
+    raising.add(raised);
+  });
   logWorkerErrors(worker, logger, 'effects worker error');
 
   /**
@@ -330,6 +379,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       // The start's run and every run after an outage (chained after it).
       await outages.stop();
       await closeWorker(worker, connection, force);
+      await Promise.all([...raising]);
     },
   };
 }

@@ -68,7 +68,7 @@ export function addEffectCommands(program: Command): void {
 
   program
     .command('alerts')
-    .description('money at stake after a send (exposure, refunds that failed after landing, late landings), newest first')
+    .description('money at stake (exposure, refunds that failed after landing, late landings, proposals not judged), newest first')
     .option('--all', 'resolved alerts too')
     .option('--json', 'one JSON object (default: one line per alert)')
     .action(async (options: { all?: boolean; json?: boolean }) => {

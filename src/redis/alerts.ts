@@ -3,10 +3,15 @@
 // gate answered landed, a refund that landed after its effect was refused or left ambiguous. Each alert names the
 // effect, the money at stake and what a person should do. One alert per (effect, kind): raising it again updates it;
 // the facts worker resolves one that later facts undid.
+//
+// One alert is about money that has not moved yet: `not_judged`, a recorded proposal whose effects job failed for good
+// before the gate judged it (a premise read Stripe refused with 401/403, or Stripe or Redis away for longer than the
+// job retries). Nothing was sent and nothing will be until someone sends the same request again; the effects worker
+// raises it and resolves it once the effect is judged.
 import type { RedisClient } from './client.js';
 import type { Keys } from './keys.js';
 
-export const ALERT_KINDS = ['exposure', 'failed_after_landed', 'late_landing'] as const;
+export const ALERT_KINDS = ['exposure', 'failed_after_landed', 'late_landing', 'not_judged'] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
 export type Alert = {

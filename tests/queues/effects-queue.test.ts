@@ -330,6 +330,44 @@ describe('a recorded proposal whose job fails is never dropped (P)', () => {
     await expect.poll(async () => settledOutcome(stores, proposed.effectId), { timeout: 10_000 }).toBe('COMMITTED');
     expect(target.landedCount(proposed.effectId)).toBe(1);
   });
+
+  it('a job that fails for good before its effect is judged raises a not_judged alert saying why and what to do; it is resolved once the same request sent again is judged', async () => {
+    const target = keyRefusedTarget(1);
+    const { stores, queue } = await rig({ target });
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    const proposal = refundProposal({ approval: terms.id, amount: 2_000 });
+    const first = await queue.propose(proposal);
+    await failedForGood(queue, first.effectId);
+    await expect.poll(async () => (await stores.alerts.list()).length, { timeout: 5_000 }).toBe(1);
+    const [alert] = await stores.alerts.list();
+    expect(alert).toMatchObject({ id: `not_judged:${first.effectId}`, kind: 'not_judged', effectId: first.effectId, subject: 'payment:pi_1', centsAtStake: 2_000, resolvedAt: null });
+    expect(alert?.sentence).toMatch(/was recorded but not judged: its job failed for good \(target_misconfigured: Stripe refused the API key \(401\)/);
+    expect(alert?.sentence).toContain('Nothing was sent');
+    expect(alert?.action).toMatch(/^Fix the Stripe key or account the worker uses .*send the same request again/);
+    await queue.propose(proposal);
+    expect(await queue.waitFor(first.effectId, 10_000)).toMatchObject({ outcome: 'COMMITTED' });
+    await expect.poll(async () => (await stores.alerts.get(`not_judged:${first.effectId}`))?.resolvedAt ?? null, { timeout: 5_000 }).not.toBeNull();
+    expect(await stores.alerts.list()).toEqual([]);
+  });
+
+  it('a job whose failures outlast the retry window fails for good and raises a not_judged alert too; a settled effect raises none', async () => {
+    const { stores, queue, target } = await rig({ transientRetry: { firstDelayMs: 50, maxDelayMs: 100, forMs: 500 } });
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    target.inject({ kind: 'premise-down' });
+    const proposed = await queue.propose(refundProposal({ approval: terms.id }));
+    await failedForGood(queue, proposed.effectId);
+    expect((await queue.queue.getJob(proposed.effectId))?.failedReason).toMatch(/ for \d+ s, \d+ tries: /);
+    await expect.poll(async () => (await stores.alerts.list()).map((alert) => alert.id), { timeout: 5_000 }).toEqual([`not_judged:${proposed.effectId}`]);
+    expect((await stores.alerts.get(`not_judged:${proposed.effectId}`))?.action).toMatch(/^Fix what kept Stripe or Redis from answering, then send the same request again/);
+    // A refusal is an answer, not a failure: no alert.
+    target.heal();
+    target.world.set('payment:pi_1', { chargebacks: ['du_1'], refunded_by_others: 0 });
+    const refused = await queue.propose(refundProposal({ approval: terms.id }));
+    expect(await queue.waitFor(refused.effectId, 10_000)).toMatchObject({ outcome: 'REFUSED:stale_premise' });
+    expect((await stores.alerts.list()).map((alert) => alert.id)).toEqual([`not_judged:${proposed.effectId}`]);
+  });
 });
 
 describe('retrying a job that failed before its effect was judged', () => {

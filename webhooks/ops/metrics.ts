@@ -10,7 +10,7 @@
 // customer, payment or event id is ever a label.
 import express, { type Express } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { durabilityOf, errorMessage, type Applied, type Entry, type GateEvents, type GateResult, type RecoveryReport, type Stores, type StripeEvent } from '../../src/interlock.js';
+import { ALERT_KINDS, durabilityOf, errorMessage, type Applied, type Entry, type GateEvents, type GateResult, type RecoveryReport, type Stores, type StripeEvent } from '../../src/interlock.js';
 import type { WebhookOutcome } from '../stripe-route.js';
 import type { OpsQueues } from './queues.js';
 
@@ -93,14 +93,14 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
   });
   new Gauge({
     name: 'interlock_alerts_open',
-    help: 'Open alerts (money at stake after a send), by kind; read from Redis at scrape time.',
+    help: 'Open alerts (money at stake after a send, or a proposal not judged), by kind; read from Redis at scrape time.',
     labelNames: ['kind'] as const,
     registers,
     async collect() {
       this.reset();
       const open = await read('the open alerts', () => stores.alerts.list({ limit: 10_000 }));
       if (open === null) return;
-      for (const kind of ['exposure', 'failed_after_landed', 'late_landing']) this.set({ kind }, open.filter((alert) => alert.kind === kind).length);
+      for (const kind of ALERT_KINDS) this.set({ kind }, open.filter((alert) => alert.kind === kind).length);
     },
   });
   const queues = deps.queues ?? null;

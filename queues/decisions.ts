@@ -71,23 +71,42 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
   const queue = new Queue<DecisionJob>(stores.queues.decisions, { connection, ...stores.bullmq });
   const events = jobEvents(stores, stores.queues.decisions);
 
+  /**
+   * A case not decided whose job failed (its worker's catch could not run or could not write the case: a crash, a
+   * Redis outage on the last attempt) would stay undecided for ever, since adding a job under a kept failed job's id
+   * is a no-op: that job is retried, with its attempts afresh. Two submissions at once retry it once; the other finds
+   * it no longer failed.
+   */
+  async function requeueFailed(jobId: string): Promise<void> {
+    const job = await queue.getJob(jobId);
+    if (job === undefined || !(await job.isFailed())) return;
+    try {
+      await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+    } catch (error) {
+      if (await job.isFailed()) throw error;
+    }
+  }
+
   return {
     queue,
     /**
      * Stores the case and queues it. The same case again (same payload) is answered as it stands and queued again
-     * only while it is not decided (a no-op while its job exists); another payload under its id is a conflict.
+     * only while it is not decided (a no-op while its job waits or runs; its failed job is retried); another
+     * payload under its id is a conflict.
      */
     async submit(submission: CaseSubmission, submittedBy: string) {
       const created = await stores.cases.create(submission, submittedBy);
       if (created.status === 'conflict') return created;
       if (!isFinalCase(created.record.status)) {
+        const jobId = caseEffectId(submission.caseId);
         await queue.add('case', { caseId: submission.caseId }, {
-          jobId: caseEffectId(submission.caseId),
+          jobId,
           attempts: options.attempts ?? 5,
           backoff: { type: 'exponential', delay: options.backoffMs ?? 2_000 },
           removeOnComplete: { age: 24 * 3_600, count: 10_000 },
           removeOnFail: { age: 7 * 24 * 3_600 },
         });
+        await requeueFailed(jobId);
       }
       return created;
     },
@@ -123,6 +142,11 @@ export type DecisionsWorkerOptions = {
   premises: Record<EffectKind, readonly string[]>;
   factTimeoutMs?: number;
   concurrency?: number;
+  /**
+   * How long a job's lock lasts, and how often stalled jobs are looked for, in ms (default 30 s each): a job whose
+   * worker died is given to another worker once its lock lapses.
+   */
+  lockMs?: number;
   /**
    * Called once a case is recorded as MODEL_DEVIATED (refused, nothing sent, its inbox item open): the seam for
    * whatever else tells a person (a page, a chat message). Its failure is logged and does not change the case.
@@ -374,7 +398,10 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
         return { caseId, state: 'failed' };
       }
     },
-    { connection, ...stores.bullmq, concurrency: options.concurrency ?? 8 },
+    // A job is never failed for stalling (a high maxStalledCount): a stall is a worker's death, not a fault of the
+    // case, and BullMQ fails a job that stalled too often without running the catch above, which would leave the case
+    // undecided (`deciding`) with nothing to run it again. A decision re-run after a stall adopts what was recorded.
+    { connection, ...stores.bullmq, concurrency: options.concurrency ?? 8, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000, maxStalledCount: 1_000 },
   );
   logWorkerErrors(worker, logger, 'decisions worker error');
   return {

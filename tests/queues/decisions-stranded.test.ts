@@ -1,0 +1,111 @@
+// Cases no worker would ever decide again: a job BullMQ failed for stalling (its workers died mid-decision) and a job
+// whose last attempt could not write the failed case (Redis down for that write). Neither ran the processor's catch
+// to the end, so the case stays undecided; the decisions worker must not strand it and a resubmission must run it.
+// Real Redis and BullMQ under a random prefix; no Stripe (the deciders decline or never answer).
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { caseEffectId, createDecisionsQueue, startDecisionsWorker, type DecisionsQueue, type DecisionsWorker } from '../../queues/decisions.js';
+import { CREDIT_FACTS, openStores, REFUND_FACTS, type CaseStatus, type CaseSubmission, type Decider, type Stores } from '../../src/interlock.js';
+import { testConfig, testKey } from '../support/harness.js';
+
+const config = testConfig({ keyPrefix: `ts${randomBytes(6).toString('hex')}` });
+let stores: Stores;
+let decisions: DecisionsQueue;
+const workers: DecisionsWorker[] = [];
+
+beforeAll(async () => {
+  stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: testKey().key });
+  decisions = createDecisionsQueue(stores, { attempts: 2, backoffMs: 50 });
+});
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((worker) => worker.close(true)));
+});
+afterAll(async () => {
+  await decisions.close();
+  await stores.close();
+  const redis = new Redis(config.redisUrl);
+  for (const pattern of [`${config.keyPrefix}:*`, `{${config.keyPrefix}-queues}:*`]) {
+    const stale = await redis.keys(pattern);
+    if (stale.length > 0) await redis.del(...stale);
+  }
+  await redis.quit();
+});
+
+/** A model call that never answers (a worker killed while waiting on it never gets one). */
+const hanging: Decider = { name: 'anthropic', decide: () => new Promise(() => undefined) };
+const declining: Decider = { name: 'rules', decide: async () => ({ action: 'decline', amountCents: null, reason: 'not covered', model: 'scripted', text: 'decline' }) };
+
+function start(decider: Decider): DecisionsWorker {
+  const worker = startDecisionsWorker(stores, {
+    decider,
+    effects: {
+      propose: () => Promise.reject(new Error('nothing is proposed in these cases')),
+    },
+    readFacts: async () => ({ chargebacks: [], refunded_by_others: 0, refundable: 10_000, charge_status: 'succeeded' }),
+    premises: { refund: REFUND_FACTS, credit: CREDIT_FACTS },
+    lockMs: 300,
+    concurrency: 1,
+  });
+  workers.push(worker);
+  return worker;
+}
+
+async function refundCase(): Promise<CaseSubmission> {
+  const id = randomBytes(5).toString('hex');
+  const paymentIntent = `pi_${id}`;
+  await stores.approvals.grant({ id: `ap_${id}`, approver: 'support-lead', capCents: 2_000, scope: `payment:${paymentIntent}`, expiresAt: Date.now() + 3_600_000, maxUses: 1 });
+  return { caseId: `case-${id}`, kind: 'refund', subject: paymentIntent, incident: null, story: 'The jar arrived cracked.', approval: `ap_${id}`, agent: 'support-bot' };
+}
+
+async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)} after ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const statusOf = async (caseId: string): Promise<CaseStatus | undefined> => (await stores.cases.get(caseId))?.status;
+
+describe('a case whose decisions job no worker would run again', () => {
+  it('two workers that died mid-decision do not fail its job for stalling: the next worker decides the case', async () => {
+    const submission = await refundCase();
+    expect((await decisions.submit(submission, 'sam')).status).toBe('created');
+    for (let crash = 1; crash <= 2; crash += 1) {
+      const worker = start(hanging);
+      await until(`decision ${crash} started`, () => statusOf(submission.caseId), (status) => status?.state === 'deciding' && status.attempts === crash);
+      // The process dies: its lock is no longer renewed and lapses; the next worker's stalled check hands the job on.
+      await worker.close(true);
+    }
+    start(declining);
+    const decided = await until('the case decided', () => statusOf(submission.caseId), (status) => status?.state !== 'deciding', 15_000);
+    expect(decided).toMatchObject({ state: 'declined', attempts: 3 });
+    expect(await (await decisions.queue.getJob(caseEffectId(submission.caseId)))?.getState()).toBe('completed');
+  });
+
+  it('a last attempt that could not write the failed case leaves it undecided (deciding); submitting it again runs its job again and decides it', async () => {
+    const submission = await refundCase();
+    const unavailable: Decider = { name: 'anthropic', decide: () => Promise.reject(new Error('the model API is unavailable')) };
+    const setStatus = stores.cases.setStatus;
+    // Redis answers everything but the write of the failed case (it went down just then).
+    stores.cases.setStatus = (caseId, status) => (status.state === 'failed' ? Promise.reject(new Error('Connection is closed.')) : setStatus(caseId, status));
+    try {
+      start(unavailable);
+      expect((await decisions.submit(submission, 'sam')).status).toBe('created');
+      const jobId = caseEffectId(submission.caseId);
+      await until('the job failed', async () => (await decisions.queue.getJob(jobId))?.getState(), (state) => state === 'failed');
+    } finally {
+      stores.cases.setStatus = setStatus;
+    }
+    expect((await statusOf(submission.caseId))?.state).toBe('deciding');
+    await Promise.all(workers.splice(0).map((worker) => worker.close(true)));
+    start(declining);
+    expect((await decisions.submit(submission, 'sam')).status).toBe('exists');
+    const decided = await until('the case decided', () => statusOf(submission.caseId), (status) => status?.state === 'declined');
+    expect(decided).toMatchObject({ state: 'declined', attempts: 3, error: null });
+  });
+});

@@ -283,6 +283,36 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     return adopted;
   }
 
+  /**
+   * The case as a proposal it recorded decides it (I5): a deviation recorded refused is finished, an accepted proposal
+   * adopted. Whatever a run of the case concluded, a proposal recorded first under its effect id binds.
+   */
+  async function judgeRecorded(record: CaseRecord, proposal: Proposal, effectId: string): Promise<CaseRecord> {
+    const deviation = deviationOf(proposal);
+    if (deviation !== null && (await refusalOfLatestProposal(stores, effectId)) !== null) return finishRecordedDeviation(record, proposal, deviation, effectId);
+    return adopt(record, proposal, effectId);
+  }
+
+  /**
+   * A case's last attempt failed after its proposal was recorded (the effect's enqueue answered late, say, and a
+   * job queued late sends it): the case is not failed ("nothing was proposed") but judged as the journal holds it.
+   * When adopting fails again (the enqueue still unanswered), the case is noted proposed with that effect and the
+   * error, since its effect may be queued and sent; the effect's own answer says whether it was.
+   */
+  async function judgeAfterFailure(caseId: string, proposal: Proposal, effectId: string): Promise<CaseRecord> {
+    const record = await stores.cases.get(caseId);
+    if (record === null) throw new Error(`case ${caseId} is not stored`);
+    const deviation = deviationOf(proposal);
+    if (deviation !== null && (await refusalOfLatestProposal(stores, effectId)) !== null) return finishRecordedDeviation(record, proposal, deviation, effectId);
+    try {
+      return await adopt(record, proposal, effectId);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      logger.warn({ caseId, effectId, err: error }, 'case proposed, but its effect could not be queued again; the effect answers whether it was');
+      return setStatus(caseId, { ...record.status, state: 'proposed', decision: decisionOf(proposal), effectId, problems: [], error: { code: errorCode(error), message } });
+    }
+  }
+
   async function readFacts(submission: CaseSubmission, effect: Effect, effectId: string): Promise<Record<string, unknown>> {
     const names = options.premises[submission.kind];
     let timer: NodeJS.Timeout | undefined;
@@ -306,12 +336,8 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     const effectId = caseEffectId(caseId);
     // I5: a proposal recorded for this case binds it, whatever a new decision would say.
     const recorded = await firstRecordedProposal(stores, effectId);
-    if (recorded !== null) {
-      // Recorded refused as a deviation by a worker that died before noting it on the case: finish that instead.
-      const deviation = deviationOf(recorded);
-      if (deviation !== null && (await refusalOfLatestProposal(stores, effectId)) !== null) return finishRecordedDeviation(record, recorded, deviation, effectId);
-      return adopt(record, recorded, effectId);
-    }
+    // Recorded by a worker that died before noting it on the case: a deviation is finished, a proposal adopted.
+    if (recorded !== null) return judgeRecorded(record, recorded, effectId);
 
     const attempts = record.status.attempts + 1;
     await setStatus(caseId, { ...record.status, state: 'deciding', attempts });
@@ -392,6 +418,12 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
           await setStatus(caseId, { ...current, state: 'queued', error: { code, message } });
           logger.warn({ caseId, code, attempt: job.attemptsMade + 1 }, 'case not decided yet; it is retried');
           throw error;
+        }
+        // A proposal the case recorded before the error binds it (the effect may be queued and sent): never failed.
+        const recorded = await firstRecordedProposal(stores, caseEffectId(caseId));
+        if (recorded !== null && recordedByCase(recorded, record.submission)) {
+          logger.warn({ caseId, code }, 'the case failed after its proposal was recorded; it is noted as the journal holds it');
+          return { caseId, state: (await judgeAfterFailure(caseId, recorded, caseEffectId(caseId))).status.state };
         }
         await setStatus(caseId, { ...current, state: 'failed', error: { code, message } });
         logger.warn({ caseId, code }, 'case failed; nothing was proposed');

@@ -7,6 +7,7 @@
 import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { caseEffectId } from '../../queues/decisions.js';
+import { caseView } from '../../webhooks/api/cases-routes.js';
 import { createProposalRecorder, publicKeyPem, publicKeySet, requestIdOf, verify, type CaseRecord, type CaseSubmission, type Decider, type Entry } from '../../src/interlock.js';
 import { replies, type MessagesServer } from '../decider/messages-server.js';
 import { casesSuite, modelDecider, type CasesRig } from '../support/cases-rig.js';
@@ -247,6 +248,26 @@ describe('a crash of the decisions worker between deciding and proposing', () =>
     const entries = await entriesOf(caseEffectId(submission.caseId));
     expect(entries.filter((entry) => entry.kind === 'PROPOSED')).toHaveLength(1);
     expect(entries.some((entry) => entry.kind === 'REFUSED')).toBe(false);
+    expect((await rig.refundsAt(paymentIntent)).map((refund) => refund.amount)).toEqual([2_000]);
+  });
+
+  it('a proposal recorded and queued whose enqueue answers an error on every attempt: the case is proposed with that effect, never failed, and its one refund is sent', async () => {
+    rig.wrapSink((sink) => ({
+      async propose(proposal) {
+        await sink.propose(proposal);
+        // As effects.propose raises when queue.add answers after the Redis timeout: recorded, queued late.
+        throw new Error('Effect was recorded, but Redis did not answer within 100 ms while it was being queued, so it may or may not be queued.');
+      },
+    }));
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const submission = refundCase(paymentIntent, approval);
+    const record = await decided(submission);
+    const effectId = caseEffectId(submission.caseId);
+    expect(record.status).toMatchObject({ state: 'proposed', effectId, attempts: 1, decision: { amountCents: 2_000 }, error: { message: expect.stringContaining('may or may not be queued') } });
+    expect(await rig.effects.waitFor(effectId, 15_000)).toMatchObject({ outcome: 'COMMITTED' });
+    const view = await caseView(rig.stores, record);
+    expect(view).toMatchObject({ state: 'proposed', effect: { effect_id: effectId }, links: { effect: expect.any(String) } });
+    expect((await entriesOf(effectId)).filter((entry) => entry.kind === 'PROPOSED')).toHaveLength(1);
     expect((await rig.refundsAt(paymentIntent)).map((refund) => refund.amount)).toEqual([2_000]);
   });
 

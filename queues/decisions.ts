@@ -43,6 +43,7 @@ import {
   type ErrorCode,
   type Proposal,
   type Recorded,
+  type CaseStatusWritten,
   type Stores,
 } from '../src/interlock.js';
 
@@ -240,7 +241,8 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     });
   }
 
-  async function setStatus(caseId: string, status: Omit<CaseStatus, 'updatedAt'>): Promise<CaseRecord> {
+  /** Writes the case's status unless another run decided it as the journal holds it (cases.setStatus says). */
+  async function setStatus(caseId: string, status: Omit<CaseStatus, 'updatedAt'>): Promise<CaseStatusWritten> {
     return stores.cases.setStatus(caseId, status);
   }
 
@@ -262,8 +264,9 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     const noted = decisionOf(proposal);
     await openDeviationItem(effectId, record.submission, reason, noted.amountCents ?? 0, deviation.approvedCents, noted.action, problems);
     const deviated = await setStatus(record.submission.caseId, { ...record.status, state: 'deviated', decision: noted, effectId, problems, error: null });
+    if (!deviated.written) return deviated.record;
     logger.warn({ caseId: record.submission.caseId, effectId }, 'MODEL_DEVIATED recorded before a restart: its inbox item is open and the case noted');
-    return hooked(deviated);
+    return hooked(deviated.record);
   }
 
   /**
@@ -279,8 +282,8 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     }
     await options.effects.propose(proposal);
     const adopted = await setStatus(record.submission.caseId, { ...record.status, state: 'proposed', decision: decisionOf(proposal), effectId, problems: [], error: null });
-    logger.info({ caseId: record.submission.caseId, effectId }, 'case proposed');
-    return adopted;
+    if (adopted.written) logger.info({ caseId: record.submission.caseId, effectId }, 'case proposed');
+    return adopted.record;
   }
 
   /**
@@ -309,7 +312,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       logger.warn({ caseId, effectId, err: error }, 'case proposed, but its effect could not be queued again; the effect answers whether it was');
-      return setStatus(caseId, { ...record.status, state: 'proposed', decision: decisionOf(proposal), effectId, problems: [], error: { code: errorCode(error), message } });
+      return (await setStatus(caseId, { ...record.status, state: 'proposed', decision: decisionOf(proposal), effectId, problems: [], error: { code: errorCode(error), message } })).record;
     }
   }
 
@@ -330,6 +333,12 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     }
   }
 
+  /** The case as a proposal recorded under its effect id since `record` was read decides it; null when none is. */
+  async function recordedSince(record: CaseRecord, effectId: string): Promise<CaseRecord | null> {
+    const first = await firstRecordedProposal(stores, effectId);
+    return first === null ? null : judgeRecorded(record, first, effectId);
+  }
+
   async function decide(record: CaseRecord): Promise<CaseRecord> {
     const { submission } = record;
     const { caseId } = submission;
@@ -340,7 +349,9 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     if (recorded !== null) return judgeRecorded(record, recorded, effectId);
 
     const attempts = record.status.attempts + 1;
-    await setStatus(caseId, { ...record.status, state: 'deciding', attempts });
+    const deciding = await setStatus(caseId, { ...record.status, state: 'deciding', attempts });
+    // Another run of the case (its job handed to a second worker) decided it meanwhile.
+    if (!deciding.written) return deciding.record;
     const { snapshot } = await stores.approvals.describe(submission.approval);
     if (snapshot === null) throw failure('unknown_approval', `No approval ${submission.approval}: case ${caseId} cannot be decided and nothing was proposed. Grant the approval, then submit a new case.`);
     if (snapshot.scope !== caseScope(submission)) {
@@ -362,14 +373,24 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     const noted: CaseDecision = { model: decision.model, text: decision.text, action: decision.action, amountCents: decision.action === 'decline' ? null : decision.amountCents };
     const base = { decision: noted, effectId: null, error: null, attempts };
     if (check.verdict === 'declined') {
-      logger.info({ caseId, model: decision.model }, 'case declined by the decider');
-      return setStatus(caseId, { ...base, state: 'declined', problems: [] });
+      // A proposal another run recorded meanwhile binds the case, whatever this decision says.
+      const bound = await recordedSince(record, effectId);
+      if (bound !== null) return bound;
+      const declined = await setStatus(caseId, { ...base, state: 'declined', problems: [] });
+      if (declined.written) logger.info({ caseId, model: decision.model }, 'case declined by the decider');
+      return declined.record;
     }
     if (check.verdict === MODEL_DEVIATED) {
       const deviatedEffect = await recordDeviation(submission, decision, snapshot, premises, check.message, check.problems);
+      if (deviatedEffect === null) {
+        // Not recorded: another run's proposal came first (it binds, an accepted one may be sent), or no amount to record.
+        const bound = await recordedSince(record, effectId);
+        if (bound !== null) return bound;
+      }
       const deviated = await setStatus(caseId, { ...base, state: 'deviated', effectId: deviatedEffect, problems: check.problems });
+      if (!deviated.written) return deviated.record;
       logger.warn({ caseId, model: decision.model, problems: check.problems, effectId: deviatedEffect }, 'MODEL_DEVIATED: the decision is outside its approval; recorded refused, nothing sent');
-      return hooked(deviated);
+      return hooked(deviated.record);
     }
     const fields = proposalFields(check, input);
     const proposal: Proposal = {
@@ -383,14 +404,15 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     };
     const proposed = await options.effects.propose(proposal);
     if (proposed.status === 'conflict') {
-      // Another decision of this case was recorded in between (a second worker on a redelivered job): it binds.
-      const first = await firstRecordedProposal(stores, effectId);
-      if (first === null) throw new Error(`case ${caseId}: the effects queue reported a conflict, but no proposal is recorded for effect ${effectId}`);
-      return adopt(record, first, effectId);
+      // Another decision of this case was recorded in between (a second worker on a redelivered job): it binds, judged
+      // as at the top (a deviation it recorded refused makes the case deviated, an accepted proposal proposed).
+      const bound = await recordedSince(record, effectId);
+      if (bound === null) throw new Error(`case ${caseId}: the effects queue reported a conflict, but no proposal is recorded for effect ${effectId}`);
+      return bound;
     }
     const done = await setStatus(caseId, { ...base, state: 'proposed', effectId: proposed.effectId, problems: [] });
-    logger.info({ caseId, effectId: proposed.effectId, model: decision.model, amount: noted.amountCents }, 'case proposed');
-    return done;
+    if (done.written) logger.info({ caseId, effectId: proposed.effectId, model: decision.model, amount: noted.amountCents }, 'case proposed');
+    return done.record;
   }
 
   const connection = stores.queueConnection();
@@ -415,7 +437,9 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
         const current = (await stores.cases.get(caseId))?.status ?? record.status;
         const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
         if (retry && !last) {
-          await setStatus(caseId, { ...current, state: 'queued', error: { code, message } });
+          // Decided meanwhile by another run of the case: nothing is left to retry.
+          const queued = await setStatus(caseId, { ...current, state: 'queued', error: { code, message } });
+          if (!queued.written) return { caseId, state: queued.record.status.state };
           logger.warn({ caseId, code, attempt: job.attemptsMade + 1 }, 'case not decided yet; it is retried');
           throw error;
         }
@@ -425,9 +449,9 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
           logger.warn({ caseId, code }, 'the case failed after its proposal was recorded; it is noted as the journal holds it');
           return { caseId, state: (await judgeAfterFailure(caseId, recorded, caseEffectId(caseId))).status.state };
         }
-        await setStatus(caseId, { ...current, state: 'failed', error: { code, message } });
-        logger.warn({ caseId, code }, 'case failed; nothing was proposed');
-        return { caseId, state: 'failed' };
+        const failed = await setStatus(caseId, { ...current, state: 'failed', error: { code, message } });
+        if (failed.written) logger.warn({ caseId, code }, 'case failed; nothing was proposed');
+        return { caseId, state: failed.record.status.state };
       }
     },
     // A job is never failed for stalling (a high maxStalledCount): a stall is a worker's death, not a fault of the

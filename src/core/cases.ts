@@ -17,7 +17,10 @@ export const STORY_MAX_CHARS = 8_000;
 export const CASE_STATES = ['queued', 'deciding', 'declined', 'deviated', 'proposed', 'failed'] as const;
 export type CaseState = (typeof CASE_STATES)[number];
 
-/** States a case never leaves: the decision is made (or cannot be), and the effect, if any, has its own journal. */
+/**
+ * States where a case's decision is made (or cannot be), and the effect, if any, has its own journal. No run of the
+ * case decides it again; only the journal's first proposal moves a case that names no effect (mayReplaceCaseStatus).
+ */
 export const FINAL_CASE_STATES: ReadonlySet<CaseState> = new Set(['declined', 'deviated', 'proposed', 'failed']);
 
 export type CaseSubmission = {
@@ -138,4 +141,18 @@ export function queuedStatus(at: number): CaseStatus {
 
 export function isFinalCase(status: CaseStatus): boolean {
   return FINAL_CASE_STATES.has(status.state);
+}
+
+/**
+ * Whether a case standing at `stored` may be moved to `next`. Two runs of one case (a job handed to a second worker
+ * when the first one's lock lapsed) may both write; the case must end as the journal says. A case not decided yet
+ * takes any status. A final case naming an effect (proposed, or deviated with its refused record) is the journal's
+ * first proposal under the case's effect id, which never changes: nothing replaces it. A final case naming none
+ * (declined, failed, a deviation with no amount to record) is replaced only by one naming the effect the journal
+ * holds for it: a proposal recorded by the other run binds, whatever this run concluded.
+ */
+export function mayReplaceCaseStatus(stored: Pick<CaseStatus, 'state' | 'effectId'>, next: Pick<CaseStatus, 'state' | 'effectId'>): boolean {
+  if (!FINAL_CASE_STATES.has(stored.state)) return true;
+  if (stored.effectId !== null) return false;
+  return FINAL_CASE_STATES.has(next.state) && next.effectId !== null;
 }

@@ -1,9 +1,13 @@
 // Support cases in Redis (keys.case): one JSON value per case, created once with SET NX (so two submissions of one
 // case id cannot both create it) and then updated by the decisions worker as the decision moves along. The money
 // is not kept here: a proposed case names its effect, whose journal is the record of what was sent.
-import { queuedStatus, sameSubmission, type CaseRecord, type CaseStatus, type CaseSubmission } from '../core/cases.js';
+//
+// A status is written by compare and set (set-case-status-1.lua) under mayReplaceCaseStatus: two runs of one case
+// cannot overwrite each other blindly, and a case the journal has decided is never moved off that decision.
+import { mayReplaceCaseStatus, queuedStatus, sameSubmission, type CaseRecord, type CaseStatus, type CaseSubmission } from '../core/cases.js';
 import type { RedisClient } from './client.js';
 import type { Keys } from './keys.js';
+import { createScriptRunner } from './scripts.js';
 
 export type CaseCreated =
   /** Stored now; the caller queues it. */
@@ -15,9 +19,16 @@ export type CaseCreated =
 
 export type Cases = ReturnType<typeof createCases>;
 
+/** A status write: the record as it stands after it, and whether it is the one asked for (false: the stored one stood). */
+export type CaseStatusWritten = { written: boolean; record: CaseRecord };
+
+/** Compare-and-set rounds before a status write gives up (each lost round is another writer's write landing). */
+const STATUS_WRITE_ROUNDS = 20;
+
 export function createCases(deps: { redis: RedisClient; keys: Keys; now?: () => number }) {
   const { redis, keys } = deps;
   const now = deps.now ?? Date.now;
+  const run = createScriptRunner(redis);
 
   async function get(caseId: string): Promise<CaseRecord | null> {
     const text = await redis.get(keys.case(caseId));
@@ -39,13 +50,22 @@ export function createCases(deps: { redis: RedisClient; keys: Keys; now?: () => 
       }
       throw new Error(`case ${submission.caseId} kept appearing and disappearing while it was being created`);
     },
-    /** Writes where the case stands now; the submission is never changed. */
-    async setStatus(caseId: string, status: Omit<CaseStatus, 'updatedAt'>): Promise<CaseRecord> {
-      const stored = await get(caseId);
-      if (stored === null) throw new Error(`case ${caseId} is not stored, so its status cannot be set`);
-      const record: CaseRecord = { ...stored, status: { ...status, updatedAt: now() } };
-      await redis.set(keys.case(caseId), JSON.stringify(record), 'XX');
-      return record;
+    /**
+     * Writes where the case stands now, unless the stored status may not be replaced by it (mayReplaceCaseStatus:
+     * another run of the case decided it as the journal holds it); the submission is never changed.
+     */
+    async setStatus(caseId: string, status: Omit<CaseStatus, 'updatedAt'>): Promise<CaseStatusWritten> {
+      for (let round = 0; round < STATUS_WRITE_ROUNDS; round += 1) {
+        const text = await redis.get(keys.case(caseId));
+        if (text === null) throw new Error(`case ${caseId} is not stored, so its status cannot be set`);
+        const stored = JSON.parse(text) as CaseRecord;
+        if (!mayReplaceCaseStatus(stored.status, status)) return { written: false, record: stored };
+        const record: CaseRecord = { ...stored, status: { ...status, updatedAt: now() } };
+        const answer = await run<{ status: 'OK' | 'CHANGED' | 'MISSING' }>('set-case-status-1', [keys.case(caseId)], [text, JSON.stringify(record)]);
+        if (answer.status === 'OK') return { written: true, record };
+        if (answer.status === 'MISSING') throw new Error(`case ${caseId} is not stored, so its status cannot be set`);
+      }
+      throw new Error(`case ${caseId} kept changing while its status was being written (${STATUS_WRITE_ROUNDS} rounds)`);
     },
   };
 }

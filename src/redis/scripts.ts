@@ -34,6 +34,7 @@ export const SCRIPT_NAMES = [
   'act-2',
   'open-inbox-2',
   'close-inbox-3',
+  'set-case-status-1',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

@@ -144,10 +144,11 @@ describe('a case decided by the model (the real SDK against the local Messages A
     const first = await decided(submission);
     const effectId = caseEffectId(submission.caseId);
     expect(first.status.state).toBe('deviated');
-    // As if the worker died right after the refused record: the case not noted, the inbox item not opened.
-    await rig.stores.cases.setStatus(submission.caseId, { ...first.status, state: 'queued', effectId: null, problems: [] });
+    // As if the worker died right after the refused record: the case not noted, the inbox item not opened. (Written
+    // raw: the store never moves a case off a decision the journal holds.)
     const itemId = `model_deviated:${effectId}`;
     const redis = new Redis(rig.stores.config.redisUrl);
+    await redis.set(rig.stores.keys.case(submission.caseId), JSON.stringify({ ...first, status: { ...first.status, state: 'queued', effectId: null, problems: [] } }));
     await redis.hdel(rig.stores.keys.inbox, itemId);
     await redis.zrem(rig.stores.keys.inboxOpen, itemId);
     await redis.quit();
@@ -206,6 +207,96 @@ describe('a case decided by the model (the real SDK against the local Messages A
     expect(failed.status).toMatchObject({ state: 'failed', attempts: 3, error: { code: 'decider_unavailable' } });
     expect(await rig.stores.journal.partitionOf(caseEffectId(unavailable.caseId))).toBeNull();
     expect(await rig.refundsAt(second.paymentIntent)).toEqual([]);
+  });
+});
+
+describe('two runs of one case (its lock lapsed and its job was handed to a second worker): the case ends as the journal holds it', () => {
+  const premisesOf = (input: { facts: { get_payment?: unknown } }) => {
+    const { payment_intent: _paymentIntent, ...premises } = input.facts.get_payment as Record<string, unknown>;
+    return premises;
+  };
+
+  it('the other run proposed 2000 (accepted and sent) while this run decides 3000 (outside the approval): the case is proposed with that effect, nobody is paged, one refund', async () => {
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const submission = refundCase(paymentIntent, approval);
+    rig.useDecider({
+      name: 'rules',
+      async decide(input) {
+        // Meanwhile the other run's accepted decision is recorded and queued, as decide() proposes it.
+        await rig.effects.propose({ requestId: requestIdOf(input.caseId), agent: submission.agent, approval, premises: premisesOf(input), effect: { kind: 'refund', paymentIntent, amount: 2_000, reason: 'requested_by_customer', metadata: { case_id: input.caseId } }, request: { case_id: input.caseId, token: 'sam' }, decision: { model: 'scripted', text: 'other run: 2000' } });
+        return { action: 'refund', amountCents: 3_000, reason: 'more', model: 'scripted', text: 'this run: 3000' };
+      },
+    });
+    const record = await decided(submission);
+    const effectId = caseEffectId(submission.caseId);
+    expect(record.status).toMatchObject({ state: 'proposed', effectId, problems: [], decision: { amountCents: 2_000, text: 'other run: 2000' } });
+    expect(await rig.effects.waitFor(effectId, 15_000)).toMatchObject({ outcome: 'COMMITTED' });
+    expect(rig.deviations.filter((deviated) => deviated.submission.caseId === submission.caseId)).toEqual([]);
+    expect(await rig.stores.inbox.get(`model_deviated:${effectId}`)).toBeNull();
+    expect((await caseView(rig.stores, record)).state).toBe('proposed');
+    expect((await rig.refundsAt(paymentIntent)).map((refund) => refund.amount)).toEqual([2_000]);
+  });
+
+  it('the other run recorded its deviation (3000, refused) while this run decides 2000 (accepted): the case is deviated on that record and nothing is sent', async () => {
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const submission = refundCase(paymentIntent, approval);
+    rig.useDecider({
+      name: 'rules',
+      async decide(input) {
+        // Meanwhile the other run's decision of 3000 deviates and is recorded refused, as recordDeviation records it.
+        const { snapshot } = await rig.stores.approvals.describe(approval);
+        if (snapshot === null) throw new Error('the approval is not stored');
+        await createProposalRecorder(rig.stores)(
+          { requestId: requestIdOf(input.caseId), agent: submission.agent, approval, premises: premisesOf(input), effect: { kind: 'refund', paymentIntent, amount: 3_000, metadata: { case_id: input.caseId } }, request: { case_id: input.caseId, deviated: { problems: [`the model decided 3000 cents, but approval ${approval} covers at most 2000`], approved_cents: 2_000 } }, decision: { model: 'scripted', text: 'other run: 3000' } },
+          { refuse: { reason: 'MODEL_DEVIATED: the model decided 3000 cents', approval: snapshot } },
+        );
+        return { action: 'refund', amountCents: 2_000, reason: 'ok', model: 'scripted', text: 'this run: 2000' };
+      },
+    });
+    const record = await decided(submission);
+    const effectId = caseEffectId(submission.caseId);
+    expect(record.status).toMatchObject({ state: 'deviated', effectId, decision: { amountCents: 3_000 } });
+    expect(record.status.problems.join(' ')).toContain('the model decided 3000 cents');
+    expect((await caseView(rig.stores, record)).links.inbox).toBe(`/v1/inbox/model_deviated:${effectId}`);
+    // This run's proposal is refused as another payload under the request id: the recorded deviation stands.
+    expect((await entriesOf(effectId)).map((entry) => (entry.kind === 'REFUSED' ? entry.code : entry.kind))).toEqual(['PROPOSED', 'REFUSED:lease', 'REFUSED:conflicting_payload']);
+    expect(await rig.refundsAt(paymentIntent)).toEqual([]);
+  });
+
+  it('a status write never moves a case off the effect the journal decided it on; a case decided with no effect yields to one that names it', async () => {
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const submission = refundCase(paymentIntent, approval);
+    const { cases } = rig.stores;
+    expect((await cases.create(submission, 'sam')).status).toBe('created');
+    const effectId = caseEffectId(submission.caseId);
+    const proposed = { state: 'proposed' as const, decision: null, effectId, problems: [], error: null, attempts: 1 };
+    // One run declined (no effect); the other run's proposal, recorded first, replaces that.
+    expect((await cases.setStatus(submission.caseId, { ...proposed, state: 'declined', effectId: null })).written).toBe(true);
+    expect((await cases.setStatus(submission.caseId, proposed)).written).toBe(true);
+    // The slower run's late writes (failed, deviated with no effect, queued again, deciding) change nothing.
+    for (const state of ['failed', 'deviated', 'queued', 'deciding'] as const) {
+      const late = await cases.setStatus(submission.caseId, { ...proposed, state, effectId: null, error: { code: 'internal', message: 'late' } });
+      expect(late).toMatchObject({ written: false, record: { status: { state: 'proposed', effectId, error: null } } });
+    }
+    expect((await cases.get(submission.caseId))?.status).toMatchObject({ state: 'proposed', effectId });
+  });
+
+  it('two status writes at once on a case not decided yet: the write naming the effect stands, the other run\'s failed is not written over it', async () => {
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const { cases } = rig.stores;
+    const ids = Array.from({ length: 10 }, () => refundCase(paymentIntent, approval));
+    await Promise.all(ids.map((submission) => cases.create(submission, 'sam')));
+    await Promise.all(
+      ids.flatMap((submission) => {
+        const effectId = caseEffectId(submission.caseId);
+        // Both read the case queued; the failed write is sent last.
+        return [
+          cases.setStatus(submission.caseId, { state: 'proposed', decision: null, effectId, problems: [], error: null, attempts: 1 }),
+          cases.setStatus(submission.caseId, { state: 'failed', decision: null, effectId: null, problems: [], error: { code: 'internal', message: 'late' }, attempts: 1 }),
+        ];
+      }),
+    );
+    for (const submission of ids) expect((await cases.get(submission.caseId))?.status).toMatchObject({ state: 'proposed', effectId: caseEffectId(submission.caseId) });
   });
 });
 

@@ -43,6 +43,8 @@ const schema = z.object({
   INTERLOCK_RECONCILE_INTERVAL_MS: ms.default(15 * 60 * 1000),
   INTERLOCK_RECONCILE_HORIZON_MS: ms.default(3 * 24 * 60 * 60 * 1000),
   INTERLOCK_FACTS_LOCK_MS: ms.default(30_000),
+  INTERLOCK_RETRY_MAX_DELAY_MS: ms.max(3_600_000).default(5 * 60_000),
+  INTERLOCK_RETRY_FOR_MS: ms.max(7 * 24 * 3_600_000).default(6 * 3_600_000),
   INTERLOCK_HOST: z.string().min(1).default('127.0.0.1'),
   INTERLOCK_PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   INTERLOCK_API_TOKENS: z.string().optional(),
@@ -100,12 +102,19 @@ export type Config = {
   /** How many sends reach the crash point together before the kill (a worker dying with several in flight). */
   crashBatch: number;
   recoveryIntervalMs: number;
-  /** How often the facts role re-reads recently committed effects from Stripe (missed webhooks). */
+  /** How often the facts role re-reads effects recently settled after a send from Stripe (missed webhooks). */
   reconcileIntervalMs: number;
-  /** How far back each reconciliation pass looks (effects committed within it are re-read). */
+  /** How far back each reconciliation pass looks (effects settled after a send within it are re-read). */
   reconcileHorizonMs: number;
   /** How long a facts job stays with a worker that stopped renewing its lock (a killed process) before another takes it. */
   factsLockMs: number;
+  /**
+   * An effect not judged yet because Stripe or Redis failed (a premise read, durability): its job is tried again,
+   * the wait doubling from 1 s up to `retryMaxDelayMs`, for as long as the failures last up to `retryForMs`; then the
+   * job fails and a not_judged alert says so.
+   */
+  retryMaxDelayMs: number;
+  retryForMs: number;
   host: string;
   port: number;
   /** name:role:token, comma-separated, or a file holding such lines; null generates tokens into the data dir. */
@@ -194,6 +203,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     reconcileIntervalMs: c.INTERLOCK_RECONCILE_INTERVAL_MS,
     reconcileHorizonMs: c.INTERLOCK_RECONCILE_HORIZON_MS,
     factsLockMs: c.INTERLOCK_FACTS_LOCK_MS,
+    retryMaxDelayMs: c.INTERLOCK_RETRY_MAX_DELAY_MS,
+    retryForMs: c.INTERLOCK_RETRY_FOR_MS,
     host: c.INTERLOCK_HOST,
     port: c.INTERLOCK_PORT,
     metricsAddr: c.INTERLOCK_METRICS_ADDR === undefined ? null : { host: c.INTERLOCK_METRICS_ADDR.slice(0, c.INTERLOCK_METRICS_ADDR.lastIndexOf(':')).replace(/^\[|\]$/g, ''), port: Number(c.INTERLOCK_METRICS_ADDR.slice(c.INTERLOCK_METRICS_ADDR.lastIndexOf(':') + 1)) },

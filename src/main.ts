@@ -132,7 +132,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       closers.push({ name: 'sender', close: () => started.close() });
       const recovery = startRecovery(stores, started, { safetyIntervalMs: config.recoveryIntervalMs, ...(metrics ? { onReport: (report) => void metrics.recoveryReported(report) } : {}) });
       closers.push({ name: 'recovery', close: () => recovery.close() });
-      const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond, rateLimitBackoffMs: config.rateLimitBackoffMs, ...(metrics ? { onAnswer: (answer) => metrics.effectAnswered(answer) } : {}) });
+      const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond, rateLimitBackoffMs: config.rateLimitBackoffMs, transientRetry: { maxDelayMs: config.retryMaxDelayMs, forMs: config.retryForMs }, ...(metrics ? { onAnswer: (answer) => metrics.effectAnswered(answer) } : {}) });
       closers.push({ name: 'effects worker', close: () => worker.close() });
       // Cases are decided here too: the decider reads the facts through the same target the sends use.
       const deciderConfig = loadDeciderConfig(process.env);

@@ -2,6 +2,7 @@
 // environment variables an operator has to change (issue 6, item 15).
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { TRANSIENT_RETRY } from '../queues/effects.js';
 
 function refusal(env: Record<string, string>): ConfigError {
   try {
@@ -17,6 +18,13 @@ describe('loadConfig', () => {
   it('starts from defaults that meet every timing rule, with a durability re-check every 5 s', () => {
     expect(loadConfig({})).toMatchObject({ heartbeatMs: 1_000, heartbeatTtlMs: 4_000, claimTtlMs: 45_000, sendTimeoutMs: 30_000, settleMarginMs: 10_000, dedupMarginMs: 3_600_000, durabilityCheckMs: 5_000 });
     expect(loadConfig({ INTERLOCK_DURABILITY_CHECK_MS: '250' }).durabilityCheckMs).toBe(250);
+  });
+
+  it('the retry bounds of an effect not judged yet default to the worker\'s own and are read, within their limits', () => {
+    expect(loadConfig({})).toMatchObject({ retryMaxDelayMs: TRANSIENT_RETRY.maxDelayMs, retryForMs: TRANSIENT_RETRY.forMs });
+    expect(loadConfig({ INTERLOCK_RETRY_MAX_DELAY_MS: '60000', INTERLOCK_RETRY_FOR_MS: '86400000' })).toMatchObject({ retryMaxDelayMs: 60_000, retryForMs: 86_400_000 });
+    expect(refusal({ INTERLOCK_RETRY_MAX_DELAY_MS: '7200000' }).message).toContain('INTERLOCK_RETRY_MAX_DELAY_MS');
+    expect(refusal({ INTERLOCK_RETRY_FOR_MS: '0' }).message).toContain('INTERLOCK_RETRY_FOR_MS');
   });
 
   it('heartbeat_ttl_at_least_twice_interval: refuses a heartbeat TTL shorter than twice its refresh interval, naming both variables', () => {

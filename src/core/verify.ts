@@ -228,6 +228,8 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
   let lastRefused: EntryOf<'REFUSED'> | null = null;
   let ambiguous = false;
   let sends: Send[] = [];
+  // The send the last resolving refusal took back, until a later dispatch or landing.
+  let withdrawn: Send | null = null;
   let targetRefused = false;
   let settledBy: string | null = null;
   let late: { entry: EntryOf<'LATE_RESULT'>; after: string | null } | null = null;
@@ -261,7 +263,12 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
         return;
       }
       case 'LATE_RESULT':
-        if (entry.outcome === 'landed' && late === null) late = { entry, after: open ? null : settledBy };
+        if (entry.outcome === 'landed' && late === null) {
+          late = { entry, after: open ? null : settledBy };
+          // The send a refusal had closed fired after all: its checks vouch for it again.
+          if (!open && withdrawn !== null) sends.push(withdrawn);
+          withdrawn = null;
+        }
         return;
       case 'AUTHORIZED':
         authorized.set(entry.approval.id, entry);
@@ -287,6 +294,7 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
         if (scope !== null && scope !== subject) problems.push(`${name} went out under approval ${entry.approval}, scoped to ${scope}, on ${subject ?? 'no valid subject'}`);
         if (entry.checks.approval === null && batchSnapshot === null) problems.push(`${name} leaves its approval snapshot to an AUTHORIZED for ${entry.approval} that does not come right before it`);
         open = entry;
+        withdrawn = null;
         sends.push({ checks: { ...entry.checks, approval }, amount, subject });
         return;
       }
@@ -322,7 +330,8 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
         if (entry.resolves) {
           if (!open) problems.push(`${name} resolves no open dispatch`);
           if (entry.code === 'REFUSED:target_error') targetRefused = true;
-          // The dispatch it resolves never landed, so its checks vouch for nothing.
+          // The dispatch it resolves never landed, so its checks vouch for nothing (unless a landing comes later).
+          withdrawn = sends.at(-1) ?? null;
           sends = sends.slice(0, -1);
           open = null;
           settledBy = entry.code;
@@ -436,8 +445,9 @@ const VIA_OUTCOME = {
 
 /**
  * The outcome the journal settled on, in DESIGN §4's words; null while a dispatch is open or nothing settled.
- * Refusals of another payload never change it. A late landing after AMBIGUOUS settles what was ambiguous: the
- * effect landed, as a lookup would have shown (COMMITTED_ON_QUERY).
+ * Refusals of another payload never change it. A late landing after AMBIGUOUS, or after a refusal that closed a
+ * dispatch (its send went out before recovery refused it), settles it: the effect landed, as a lookup would have
+ * shown (COMMITTED_ON_QUERY).
  */
 export function outcomeOf(entries: readonly Entry[]): string | null {
   return settlementOf(entries).outcome;
@@ -452,8 +462,11 @@ export function outcomeReason(entries: readonly Entry[]): string | null {
   return currentOutcome(entries) === null ? null : settlementOf(entries).reason;
 }
 
-/** Where the journal's outcome stands after some entries: `final` once a commit settled it for good. */
-type Settlement = { outcome: string | null; reason: string | null; final: boolean };
+/**
+ * Where the journal's outcome stands after some entries: `final` once a commit settled it for good; `afterSend` when
+ * it is a refusal that closed a dispatch (its send went out, and may still land).
+ */
+type Settlement = { outcome: string | null; reason: string | null; final: boolean; afterSend?: boolean };
 
 const UNSETTLED: Settlement = { outcome: null, reason: null, final: false };
 
@@ -462,9 +475,11 @@ function settle(before: Settlement, entry: Entry): Settlement {
   if (before.final) return before;
   if (entry.kind === 'COMMITTED') return { outcome: VIA_OUTCOME[entry.via], reason: null, final: true };
   if (entry.kind === 'AMBIGUOUS') return { outcome: 'AMBIGUOUS', reason: entry.reason, final: false };
-  if (entry.kind === 'REFUSED' && !isForeignRefusal(entry)) return { outcome: entry.code, reason: entry.reason, final: false };
+  if (entry.kind === 'REFUSED' && !isForeignRefusal(entry)) return { outcome: entry.code, reason: entry.reason, final: false, afterSend: entry.resolves };
   if (entry.kind === 'DISPATCHED') return UNSETTLED;
-  if (entry.kind === 'LATE_RESULT' && entry.outcome === 'landed' && before.outcome === 'AMBIGUOUS') return { outcome: 'COMMITTED_ON_QUERY', reason: null, final: false };
+  // A landing after AMBIGUOUS, or after a refusal that closed a dispatch whose send went out (recovery found
+  // nothing in time, the send landed later): the effect landed, as a later lookup would have shown.
+  if (entry.kind === 'LATE_RESULT' && entry.outcome === 'landed' && (before.outcome === 'AMBIGUOUS' || before.afterSend === true)) return { outcome: 'COMMITTED_ON_QUERY', reason: null, final: false };
   return before;
 }
 

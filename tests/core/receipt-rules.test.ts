@@ -42,6 +42,16 @@ describe('journal structure', () => {
     expect(result.finalMoney.status).toBe('returned');
   });
 
+  it('a landing after recovery refused the dispatch (its send went out and landed late): COMMITTED_ON_QUERY, fired under the checks it was sent on', () => {
+    const refusedAtRecovery: Draft<'REFUSED'> = { kind: 'REFUSED', code: 'REFUSED:lease_at_recovery', reason: 'approval revoked', checks: null, rechecked: null, changes: [], resolves: true };
+    const late: Draft<'LATE_RESULT'> = { kind: 'LATE_RESULT', owner: 'w-chain', epoch: 1, outcome: 'landed', result: refundObject('re_late'), error: null };
+    const result = verify(JSON.parse(JSON.stringify(chainReceipt('late-after-refusal', [drafts.proposed(), drafts.authorized(), drafts.dispatched(1), refusedAtRecovery, late], key))), { publicKeys });
+    expect(result).toMatchObject({ valid: true, problems: [], happened: true, outcome: 'COMMITTED_ON_QUERY', refused: null, authorizedWhenFired: true, assumptionsHeld: true, lateLanding: { evidence: 're_late', after: 'REFUSED:lease_at_recovery' } });
+    // A refusal before any send stays a refusal whatever lands under the effect's id.
+    const beforeSend: Draft<'REFUSED'> = { kind: 'REFUSED', code: 'REFUSED:stale_premise', reason: 'a chargeback', checks: null, rechecked: null, changes: [], resolves: false };
+    expect(verify(JSON.parse(JSON.stringify(chainReceipt('late-after-unsent', [drafts.proposed(), drafts.authorized(), beforeSend, late], key))), { publicKeys }).outcome).toBe('REFUSED:stale_premise');
+  });
+
   it('rejects a send after the target refused the effect outright', () => {
     const refusal: Draft<'REFUSED'> = { kind: 'REFUSED', code: 'REFUSED:target_error', reason: 'the target refused', checks: null, rechecked: null, changes: [], resolves: true };
     expect(problemsOf('after-target-error', [drafts.proposed(), drafts.authorized(), drafts.dispatched(1), refusal, drafts.dispatched(2), drafts.committed('re_1', { epoch: 2 })])).toEqual([

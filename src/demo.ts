@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { loadConfig } from './config.js';
+import { redactSecrets } from './core/redact.js';
 import { ProcessCrash } from './core/target.js';
 import { publicKeySet } from './core/signing.js';
 import { verify } from './core/verify.js';
@@ -27,7 +28,7 @@ export async function runDemo(): Promise<void> {
   try {
     await redis.ping();
   } catch {
-    process.stderr.write(`Cannot reach Redis at ${base.redisUrl}. Start one (\`redis-server\` or \`docker compose up -d redis\`) or set REDIS_URL.\n`);
+    process.stderr.write(`Cannot reach Redis at ${redactSecrets(base.redisUrl)}. Start one (\`redis-server\` or \`docker compose up -d redis\`) or set REDIS_URL.\n`);
     process.exitCode = 2;
     redis.disconnect();
     return;

@@ -23,6 +23,7 @@ import {
   caseSubmissionOf,
   openStores,
   parseProposal,
+  redactSecrets,
   reservedRequestProblem,
   ProposalError,
   startSender,
@@ -110,7 +111,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     closing = null;
   };
   try {
-    if (!(await stores.ping())) throw new CliFailure(`Cannot reach Redis at ${config.redisUrl}. Start Redis or set REDIS_URL.`, EXIT_BAD_INPUT);
+    if (!(await stores.ping())) throw new CliFailure(`Cannot reach Redis at ${redactSecrets(config.redisUrl)}. Start Redis or set REDIS_URL.`, EXIT_BAD_INPUT);
     const needsStripe = roles.includes('worker') || roles.includes('facts');
     const stripe: StripeSide | null = needsStripe ? stripeSide(config) : null;
     // One metrics registry for the process, fed by every role it runs, served by its api role (GET /metrics, with a
@@ -510,7 +511,7 @@ function announce(config: Config, service: Service, embedded: Embedded, register
     lines.push(`  Webhook   ${webhookUrl}   ${delivered === null ? `forward Stripe's events to it: ${listen}` : `signed with ${config.stripeWebhookSecrets[0] ?? ''} (${delivered})`}`);
   }
   lines.push(`  Stripe    ${sandbox ? `the offline sandbox at ${config.stripeApiBase} (STRIPE_SECRET_KEY is unset)` : config.stripeApiBase === null ? 'Stripe test mode' : `Stripe at ${config.stripeApiBase}`}`);
-  lines.push(`  Redis     ${embedded.redis === null ? config.redisUrl.replace(/\/\/[^@/]*@/, '//…@') : `a private redis-server (append-only, fsync always) in ${embedded.redis.dir}, at ${config.redisUrl}`}`);
+  lines.push(`  Redis     ${embedded.redis === null ? redactSecrets(config.redisUrl) : `a private redis-server (append-only, fsync always) in ${embedded.redis.dir}, at ${config.redisUrl}`}`);
   if (service.tokensFile !== null) lines.push(`  Tokens    ${Object.entries(tokens).map(([role, token]) => `${role} ${token}`).join('\n            ')}\n            (kept in ${service.tokensFile})`);
   if (owns) lines.push(`  For scripts: ${file}`);
   if (facts.api_url !== null) lines.push('', 'Try it, from this directory in another terminal:', ...commands.map((command) => `  ${command}`));
@@ -522,7 +523,9 @@ function announce(config: Config, service: Service, embedded: Embedded, register
  * unset: its private Redis and its sandbox. A second `serve` joins it only while it runs (e.g. one more worker).
  */
 function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: boolean }): void {
-  const file = join(env.INTERLOCK_DATA_DIR ?? '.data', SERVICE_FILE);
+  // As loadConfig reads it: an empty value is unset, so the command finds the service `serve` started with it.
+  const dataDir = env.INTERLOCK_DATA_DIR ?? '';
+  const file = join(dataDir === '' ? '.data' : dataDir, SERVICE_FILE);
   const facts = readServiceFile(file);
   if (facts === null) return;
   const running = runningWriter(facts) !== null;

@@ -1,6 +1,6 @@
 // Redis stores for one CLI command, opened and closed around it (openStores: no heartbeat, no sends). A command
 // that cannot reach Redis says so in one line and exits 2.
-import { isRedisTimeout, loadConfig, openStores, type Stores } from '../interlock.js';
+import { isRedisTimeout, loadConfig, openStores, redactSecrets, type Stores } from '../interlock.js';
 import { journalOf } from '../interlock.js';
 import type { Journal } from '../redis/journal.js';
 import { CliFailure, EXIT_BAD_INPUT } from './failure.js';
@@ -31,7 +31,7 @@ export async function withStores(run: (stores: CliStores) => Promise<void>): Pro
   const config = process.env.INTERLOCK_LOG_LEVEL === undefined ? { ...configured, logLevel: 'warn' as const } : configured;
   const stores = await openStores(config, { failFast: true });
   const unreachable = (error: unknown) =>
-    new CliFailure(`Cannot reach Redis at ${config.redisUrl} (${error instanceof Error ? error.message : String(error)}); nothing was changed. ${unreachableAdvice()}`, EXIT_BAD_INPUT, { cause: error });
+    new CliFailure(`Cannot reach Redis at ${redactSecrets(config.redisUrl)} (${error instanceof Error ? error.message : String(error)}); nothing was changed. ${unreachableAdvice()}`, EXIT_BAD_INPUT, { cause: error });
   if (!(await stores.ping())) {
     await stores.close().catch(() => undefined);
     throw unreachable(new Error('no answer'));
@@ -41,7 +41,7 @@ export async function withStores(run: (stores: CliStores) => Promise<void>): Pro
   } catch (error) {
     // A command Redis took but did not answer may still run when Redis wakes: the command cannot say it did nothing.
     if (isRedisTimeout(error)) {
-      throw new CliFailure(`Redis at ${config.redisUrl} stopped answering within INTERLOCK_REDIS_COMMAND_TIMEOUT_MS=${config.redisCommandTimeoutMs} ms, so what this command asked may or may not have been done. Once Redis answers, check (for instance with \`interlock approvals describe\` or \`interlock effect\`) before running it again.`, EXIT_BAD_INPUT, { cause: error });
+      throw new CliFailure(`Redis at ${redactSecrets(config.redisUrl)} stopped answering within INTERLOCK_REDIS_COMMAND_TIMEOUT_MS=${config.redisCommandTimeoutMs} ms, so what this command asked may or may not have been done. Once Redis answers, check (for instance with \`interlock approvals describe\` or \`interlock effect\`) before running it again.`, EXIT_BAD_INPUT, { cause: error });
     }
     // A command that failed because the connection went away says so, whatever error the client raised.
     if (!(await stores.ping())) throw unreachable(error);

@@ -19,6 +19,12 @@ describe('redactSecrets', () => {
     expect(redactSecrets('Authorization: Bearer 0123456789abcdef')).toBe('Authorization: Bearer 0123…');
   });
 
+  it('masks the credentials of a URL (a REDIS_URL with a password), keeping the host', () => {
+    expect(redactSecrets('Cannot reach Redis at redis://default:Sup3rS3cret@127.0.0.1:6399. Start Redis')).toBe('Cannot reach Redis at redis://…@127.0.0.1:6399. Start Redis');
+    expect(redactSecrets('rediss://:only-a-password@cache.internal:6380/0')).toBe('rediss://…@cache.internal:6380/0');
+    expect(redactSecrets('http://127.0.0.1:3000/v1/effects?x=a@b')).toBe('http://127.0.0.1:3000/v1/effects?x=a@b');
+  });
+
   it('reaches strings inside an answer body', () => {
     expect(JSON.stringify(redactDeep({ error: { message: `failed: ${ANTHROPIC}` } }))).not.toContain('IjKlMnOp');
   });

@@ -34,6 +34,8 @@ describe('token configuration', () => {
       { name: 'aud', role: 'auditor' },
     ]);
     expect(refusal(() => loadTokenRegistry(join(dir, 'missing'))).message).toMatch(/cannot be read/);
+    writeFileSync(join(dir, 'empty'), '# nobody yet\n');
+    expect(refusal(() => loadTokenRegistry(join(dir, 'empty'))).message).toMatch(/file .*empty holds no name:role:token entry/);
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -44,6 +46,9 @@ describe('token configuration', () => {
     ['sam:support:short', /the token must be 16-256/],
     [`sam:support:${SECRET},alex:approver:${SECRET}`, /share one token/],
     [`sam:support:${SECRET},sam:support:itk_other_token_0123456`, /sam:support is configured twice/],
+    [' ', /holds no name:role:token entry/],
+    [',', /holds no name:role:token entry/],
+    ['# none yet', /holds no name:role:token entry/],
   ])('refuses %s, never repeating the token', (spec, message) => {
     const error = refusal(() => loadTokenRegistry(spec));
     expect(error.message).toMatch(message);

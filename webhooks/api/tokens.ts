@@ -89,14 +89,20 @@ export function createTokenRegistry(entries: readonly TokenEntry[], options: { e
  */
 export function loadTokenRegistry(spec: string, options: { readFile?: (path: string) => string } = {}): TokenRegistry {
   const isPath = /^(?:\/|\.\.?\/)/.test(spec);
-  if (!isPath) return createTokenRegistry(parseTokenEntries(spec, 'INTERLOCK_API_TOKENS'));
+  // Set but holding no entry (blank, only commas or comments, an empty file): an API nobody could call, refused at
+  // start rather than answering every request 401.
+  const atLeastOne = (entries: TokenEntry[], where: string) => {
+    if (entries.length === 0) throw new TokenConfigError(`${where} holds no name:role:token entry, so nobody could call the API. Give at least one, or unset INTERLOCK_API_TOKENS to have tokens generated into the data directory.`);
+    return entries;
+  };
+  if (!isPath) return createTokenRegistry(atLeastOne(parseTokenEntries(spec, 'INTERLOCK_API_TOKENS'), 'INTERLOCK_API_TOKENS'));
   let text: string;
   try {
     text = (options.readFile ?? ((path) => readFileSync(path, 'utf8')))(spec);
   } catch (error) {
     throw new TokenConfigError(`INTERLOCK_API_TOKENS names the file ${spec}, which cannot be read (${error instanceof Error ? error.message : String(error)}).`);
   }
-  return createTokenRegistry(parseTokenEntries(text, spec));
+  return createTokenRegistry(atLeastOne(parseTokenEntries(text, spec), `INTERLOCK_API_TOKENS's file ${spec}`));
 }
 
 /** Where `loadOrCreateLocalTokens` keeps the tokens it generated, inside the data directory. */

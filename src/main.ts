@@ -293,7 +293,11 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
   };
   try {
     if ((env.REDIS_URL ?? '').trim() === '') {
-      redis = await startPrivateRedis(config.dataDir);
+      // A serve killed before it could stop its redis-server left it running: its service.json names it, and its
+      // writer no longer runs (a running writer is joined before this point).
+      const left = readServiceFile(join(config.dataDir, SERVICE_FILE));
+      const orphanOf = left !== null && runningWriter(left) === null && typeof left.redis_url === 'string' ? left.redis_url : null;
+      redis = await startPrivateRedis(config.dataDir, { orphanOf });
       resolved = { ...resolved, redisUrl: redis.url };
     }
     // The default port taken by another program: a free one instead (the lines printed at start name it). A port the

@@ -50,8 +50,42 @@ function missingBinary(): InterlockError {
   );
 }
 
-/** Starts redis-server under `<dataDir>/redis`; throws `invalid_config` (exit 2) when the binary is missing. */
-export async function startPrivateRedis(dataDir: string, options: { binary?: string; onLine?: (line: string) => void } = {}): Promise<PrivateRedis> {
+/**
+ * Stops the redis-server a dead `serve` left running on `dir` (it was killed, so it never stopped its child): only
+ * when the server at `url` (that serve's address) says it serves `dir` itself. SHUTDOWN fsyncs the append-only file
+ * first, so nothing it acknowledged is lost. True once it is gone.
+ */
+async function stopOrphan(url: string, dir: string, pid: number): Promise<boolean> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false, connectTimeout: 2_000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const served = (await client.config('GET', 'dir')) as string[];
+    if (served[1] === undefined || resolve(served[1]) !== dir) return false;
+    await client.shutdown().catch(() => undefined);
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return true;
+    }
+    await new Promise((wait) => setTimeout(wait, 50));
+  }
+  return false;
+}
+
+/**
+ * Starts redis-server under `<dataDir>/redis`; throws `invalid_config` (exit 2) when the binary is missing.
+ * `orphanOf`: the address of the private Redis a `serve` that is no longer running started on this data directory
+ * (its service.json), so one left running by a killed serve is stopped and this start goes on.
+ */
+export async function startPrivateRedis(dataDir: string, options: { binary?: string; onLine?: (line: string) => void; orphanOf?: string | null } = {}): Promise<PrivateRedis> {
   const binary = options.binary ?? 'redis-server';
   const probe = spawnSync(binary, ['--version'], { encoding: 'utf8' });
   if (probe.error !== undefined || probe.status !== 0) throw missingBinary();
@@ -59,7 +93,8 @@ export async function startPrivateRedis(dataDir: string, options: { binary?: str
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   // Two servers on one append-only file would corrupt it: a live pid in the pidfile means another process owns it.
   const owner = livePid(join(dir, 'redis.pid'));
-  if (owner !== null) {
+  const orphanGone = owner !== null && typeof options.orphanOf === 'string' && (await stopOrphan(options.orphanOf, dir, owner));
+  if (owner !== null && !orphanGone) {
     throw new InterlockError('invalid_config', `Another redis-server (pid ${owner}) already serves the private Redis in ${dir}, started by another \`interlock serve\` with this data directory. Set REDIS_URL to share it (its address is in ${join(dataDir, 'service.json')}), or give this process its own INTERLOCK_DATA_DIR.`);
   }
   const port = await freePort();

@@ -3,7 +3,8 @@
 // live under the data directory, so the next start finds the same journal. It listens on loopback only, on a free
 // port, and is stopped (with its final fsync) when the service stops.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
@@ -19,7 +20,7 @@ export function privateRedisArgs(dir: string, port: number): string[] {
 function livePid(file: string): number | null {
   let pid: number;
   try {
-    pid = Number(readFileSync(file, 'utf8').trim());
+    pid = Number(readFileSync(file, 'utf8').split('\n')[0]?.trim());
   } catch {
     return null;
   }
@@ -48,6 +49,45 @@ function missingBinary(): InterlockError {
     'invalid_config',
     'REDIS_URL is not set and there is no redis-server to start a private one. Install Redis 7 (Debian/Ubuntu: `sudo apt-get install redis-server`; macOS: `brew install redis`), or run `docker compose up -d redis` and set REDIS_URL=redis://127.0.0.1:6379.',
   );
+}
+
+/**
+ * Takes the directory's start lock (`start.lock`, holding this process's pid), so two starts at the same moment
+ * cannot both pass the pidfile check and run two servers on one append-only file. A lock whose process is gone (a
+ * killed start) is moved aside, atomically, and taken again: of two starts that find it stale, one moves it and
+ * both then race for a fresh lock, which only one gets. Returns its release; throws when a live process holds it.
+ */
+function takeStartLock(dir: string): () => void {
+  const file = join(dir, 'start.lock');
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    try {
+      // The pid, then a token of this start: a release removes the lock only while it is still this start's.
+      const mine = `${process.pid}\n${randomBytes(8).toString('hex')}`;
+      writeFileSync(file, mine, { flag: 'wx', mode: 0o600 });
+      return () => {
+        let now: string;
+        try {
+          now = readFileSync(file, 'utf8');
+        } catch {
+          return;
+        }
+        if (now === mine) rmSync(file, { force: true });
+      };
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'EEXIST') throw error;
+    }
+    const holder = livePid(file);
+    if (holder !== null) {
+      throw new InterlockError('invalid_config', `Another \`interlock serve\` (pid ${holder}) is starting or running the private Redis in ${dir}. Set REDIS_URL to share it (its address is in service.json beside that directory once it runs), or give this process its own INTERLOCK_DATA_DIR.`);
+    }
+    try {
+      renameSync(file, `${file}.stale.${process.pid}`);
+      rmSync(`${file}.stale.${process.pid}`, { force: true });
+    } catch {
+      // Another start moved it first: race for the fresh one.
+    }
+  }
+  throw new InterlockError('invalid_config', `Could not take the start lock of the private Redis in ${dir}: other starts keep taking it. Start one \`interlock serve\` at a time on a data directory.`);
 }
 
 /**
@@ -91,6 +131,16 @@ export async function startPrivateRedis(dataDir: string, options: { binary?: str
   if (probe.error !== undefined || probe.status !== 0) throw missingBinary();
   const dir = resolve(join(dataDir, 'redis'));
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const release = takeStartLock(dir);
+  try {
+    return await startLocked(binary, dir, dataDir, options, release);
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+async function startLocked(binary: string, dir: string, dataDir: string, options: { onLine?: (line: string) => void; orphanOf?: string | null }, release: () => void): Promise<PrivateRedis> {
   // Two servers on one append-only file would corrupt it: a live pid in the pidfile means another process owns it.
   const owner = livePid(join(dir, 'redis.pid'));
   const orphanGone = owner !== null && typeof options.orphanOf === 'string' && (await stopOrphan(options.orphanOf, dir, owner));
@@ -144,12 +194,14 @@ export async function startPrivateRedis(dataDir: string, options: { binary?: str
     dir,
     pid: child.pid ?? 0,
     async stop() {
-      if (exited !== null) return;
-      // SIGTERM: Redis fsyncs the append-only file and exits.
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 8_000);
-      await exit;
-      clearTimeout(timer);
+      if (exited === null) {
+        // SIGTERM: Redis fsyncs the append-only file and exits.
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 8_000);
+        await exit;
+        clearTimeout(timer);
+      }
+      release();
     },
   };
 }

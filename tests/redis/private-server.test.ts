@@ -2,8 +2,10 @@
 // before it could stop it leaves it running on the append-only file: the next start stops that one (only when the
 // address the dead serve recorded says it serves this very directory: SHUTDOWN fsyncs first) and starts its own on
 // the same file, keeping what was written. Without that address, or with one that serves something else, the start is
-// refused as before and nothing else is touched: two servers on one append-only file would corrupt it.
-import { mkdtempSync, rmSync } from 'node:fs';
+// refused as before and nothing else is touched: two servers on one append-only file would corrupt it. Two starts at
+// the same moment take the directory's start lock, which only one gets.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -16,6 +18,12 @@ afterEach(async () => {
   for (const redis of started.splice(0)) await redis.stop();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
+
+/** The pid of a process that has exited. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+  return Number(child.stdout);
+}
 
 async function read(url: string, key: string): Promise<string | null> {
   const client = new Redis(url);
@@ -35,6 +43,8 @@ describe('a private redis-server left running by a killed serve', () => {
     const client = new Redis(left.url);
     await client.set('journal', 'kept');
     client.disconnect();
+    // The serve that started it is killed: its start lock names a process that no longer runs.
+    writeFileSync(join(left.dir, 'start.lock'), String(deadPid()));
 
     await expect(startPrivateRedis(dataDir)).rejects.toThrow(/Another redis-server/);
     // An address that serves another directory (the machine's Redis, say) is not stopped.
@@ -49,5 +59,17 @@ describe('a private redis-server left running by a killed serve', () => {
     started.push(next);
     expect(next.url).not.toBe(left.url);
     expect(await read(next.url, 'journal')).toBe('kept');
+    // The dead start's release (were it to run) leaves the new start's lock in place.
+    await left.stop();
+    await expect(startPrivateRedis(dataDir)).rejects.toThrow(/is starting or running the private Redis/);
+  });
+
+  it('two starts at the same moment on one directory: one starts, the other is refused', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'interlock-private-'));
+    dirs.push(dataDir);
+    const both = await Promise.allSettled([startPrivateRedis(dataDir), startPrivateRedis(dataDir)]);
+    for (const one of both) if (one.status === 'fulfilled') started.push(one.value);
+    expect(both.map((one) => one.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect(String((both.find((one) => one.status === 'rejected') as PromiseRejectedResult).reason)).toMatch(/is starting or running the private Redis/);
   });
 });

@@ -8,7 +8,7 @@ const flag = z.enum(['0', '1', 'true', 'false', 'yes', 'no']).transform((value) 
 const ms = z.coerce.number().int().positive();
 
 const schema = z.object({
-  REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  REDIS_URL: z.string().url('must be a URL such as redis://127.0.0.1:6379').regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379').default('redis://127.0.0.1:6379'),
   INTERLOCK_REDIS_CLUSTER: flag.default(false),
   INTERLOCK_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]+$/, 'letters, digits and _ : . - only').default('interlock'),
   INTERLOCK_DATA_DIR: z.string().default('.data'),

@@ -27,6 +27,12 @@ describe('loadConfig', () => {
     expect(refusal({ INTERLOCK_RETRY_FOR_MS: '0' }).message).toContain('INTERLOCK_RETRY_FOR_MS');
   });
 
+  it('REDIS_URL must be a redis:// or rediss:// URL, and the refusal names it without repeating its password', () => {
+    for (const url of ['foo:bar', 'http://127.0.0.1:6379', '127.0.0.1:6379']) expect(refusal({ REDIS_URL: url }).message).toContain('REDIS_URL');
+    expect(refusal({ REDIS_URL: 'http://default:Sup3rS3cret@127.0.0.1:6379' }).message).not.toContain('Sup3rS3cret');
+    expect(loadConfig({ REDIS_URL: 'rediss://default:pw@cache.internal:6380/0' }).redisUrl).toBe('rediss://default:pw@cache.internal:6380/0');
+  });
+
   it('heartbeat_ttl_at_least_twice_interval: refuses a heartbeat TTL shorter than twice its refresh interval, naming both variables', () => {
     const error = refusal({ INTERLOCK_HEARTBEAT_MS: '1000', INTERLOCK_HEARTBEAT_TTL_MS: '900' });
     expect(error.code).toBe('invalid_config');

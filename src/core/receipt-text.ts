@@ -13,6 +13,7 @@ const CLOSE_OBJECT = 125;
 const OPEN_ARRAY = 91;
 const CLOSE_ARRAY = 93;
 const COMMA = 44;
+const COLON = 58;
 
 /** An open object (its names so far, and whether a name comes next) or an open array (the index of its current element). */
 type Level = { names: Set<string> | null; expectName: boolean; at: string | number };
@@ -70,6 +71,59 @@ export function duplicateMembers(text: string): string[] {
   return found;
 }
 
+/**
+ * How many member names `text` holds, counting every object, even one inside a value a later name replaced. `text`
+ * must be JSON, so a string is a name exactly when a colon is the next character outside whitespace, and the search
+ * for the next string always starts outside one: each string is skipped whole, found with indexOf.
+ */
+function namesIn(text: string): number {
+  let names = 0;
+  let i = text.indexOf('"');
+  while (i !== -1) {
+    let end = text.indexOf('"', i + 1);
+    for (;;) {
+      let slashes = 0;
+      while (text.charCodeAt(end - 1 - slashes) === BACKSLASH) slashes += 1;
+      if (slashes % 2 === 0) break;
+      end = text.indexOf('"', end + 1);
+    }
+    let next = end + 1;
+    let code = text.charCodeAt(next);
+    while (code === 32 || code === 10 || code === 13 || code === 9) code = text.charCodeAt(++next);
+    if (code === COLON) names += 1;
+    i = text.indexOf('"', next);
+  }
+  return names;
+}
+
+/** How many members the objects of a parsed JSON value hold, all together (a loop, not recursion: any depth). */
+function membersIn(value: unknown): number {
+  let members = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (typeof item !== 'object' || item === null) continue;
+    if (Array.isArray(item)) {
+      for (const element of item) if (typeof element === 'object' && element !== null) pending.push(element);
+      continue;
+    }
+    const values = Object.values(item as Record<string, unknown>);
+    members += values.length;
+    for (const member of values) if (typeof member === 'object' && member !== null) pending.push(member);
+  }
+  return members;
+}
+
+/**
+ * Whether `text`, which JSON.parse read as `value`, names a member twice in one object. Every object kept in the
+ * value holds one member per distinct name its text gives, and a name given twice either repeats one (a member
+ * fewer) or drops a value holding more names: so the text holds more names than the value has members exactly when
+ * some object names one twice. Counting both costs a fraction of duplicateMembers, which says where (run only then).
+ */
+function namesSomeMemberTwice(text: string, value: unknown): boolean {
+  return namesIn(text) !== membersIn(value);
+}
+
 /** A receipt's text, read: its JSON value and what is wrong with the text itself, or why it is not JSON at all. */
 export type ReceiptText = { json: true; input: unknown; problems: string[] } | { json: false; error: string };
 
@@ -80,7 +134,7 @@ export function parseReceiptText(text: string): ReceiptText {
   } catch (error) {
     return { json: false, error: error instanceof Error ? error.message : String(error) };
   }
-  return { json: true, input, problems: duplicateMembers(text) };
+  return { json: true, input, problems: namesSomeMemberTwice(text, input) ? duplicateMembers(text) : [] };
 }
 
 /**

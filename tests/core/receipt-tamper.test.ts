@@ -10,7 +10,7 @@ import { prepareBatch, sealEntry, type AnyDraft, type Draft, type Entry, type En
 import { buildReceipt, buildReceipts, type Receipt } from '../../src/core/receipt.js';
 import { parseSeal } from '../../src/core/seal.js';
 import { keyIdOf, publicKeyFromPem, publicKeysFromPem, publicKeySet, signText, type SigningKey } from '../../src/core/signing.js';
-import { duplicateMembers, verifyReceiptText } from '../../src/core/receipt-text.js';
+import { duplicateMembers, parseReceiptText, verifyReceiptText } from '../../src/core/receipt-text.js';
 import { verify } from '../../src/core/verify.js';
 import { createWorld, refundsSubmittedTogether, testKey, type World } from '../support/harness.js';
 import { committedRefund, failedRefund, FLOW_TIMING, refusedAtRecovery, type FlowResult } from '../fixtures/receipt-flows.js';
@@ -482,6 +482,33 @@ describe('a receipt read from its text (core/receipt-text.ts), as receipt verify
     expect(duplicateMembers('[{"x":1},{"x":1}]')).toEqual([]);
     expect(duplicateMembers('{"x":{"x":{"x":1}},"y":"x","z":["x","x"]}')).toEqual([]);
     expect(duplicateMembers('{"a\\\\":1,"a\\\\":2,"__proto__":1,"__proto__":2}')).toHaveLength(2);
+  });
+
+  it('reading a text finds a name given twice wherever the full scan does: spacing, escapes, colons inside strings, a repeated name whose first value held more names', () => {
+    const texts = [
+      String.raw`{"a":1,"a":1}`,
+      '{"a" :1, "b"\t:\n2,\r\n"a"  :  3}',
+      '{"a" :1,"a":2,"b":3}',
+      '{"a"\n:1,"a"\t:2,"b":{"c"\r\n:3}}',
+      String.raw`{"a":"x\":1,\"a\":2","b":1}`,
+      String.raw`{"a":"x\\","a":"y"}`,
+      String.raw`{"k":"\u0022:","k2":[":",{"k":"\\"}]}`,
+      String.raw`{"v":{"p":1,"q":{"r":1}},"v":2}`,
+      String.raw`{"v":{"p":1,"p":1},"v":{}}`,
+      String.raw`{"\u0061":1,"a":2}`,
+      String.raw`[{"x":1},{"x":1},[[{"y":{"y":{}}}]]]`,
+      String.raw`{"x":{"x":{"x":1}},"y":"x","z":["x","x"]}`,
+      String.raw`{"__proto__":{"a":1},"__proto__":{}}`,
+      String.raw`{"__proto__":1}`,
+      String.raw`"just a string"`,
+      String.raw`[1,"a",{"":0,"":0}]`,
+    ];
+    for (const source of texts) {
+      const read = parseReceiptText(source);
+      expect(read.json).toBe(true);
+      expect(read.json && read.problems, source).toEqual(duplicateMembers(source));
+    }
+    expect(texts.filter((source) => duplicateMembers(source).length > 0)).toHaveLength(10);
   });
 
   it('a text that is not JSON is no receipt at all', () => {

@@ -6,7 +6,7 @@ import type Stripe from 'stripe';
 import type { SendContext } from '../core/target.js';
 import { SendFenced } from '../core/target.js';
 import { guarded, sdkOf, type CallGuard, type StripeClient } from './client.js';
-import { StripeUnavailable, translateStripeError } from './errors.js';
+import { notStripeAnswer, StripeUnavailable, translateStripeError } from './errors.js';
 
 /** The default send timeout of the targets, the same as INTERLOCK_SEND_TIMEOUT_MS's. */
 export const DEFAULT_SEND_TIMEOUT_MS = 30_000;
@@ -31,11 +31,15 @@ export async function sendCall<T>(client: StripeClient, context: SendContext, wh
   const left = Math.floor(context.timeLeftMs());
   if (left <= 0) throw new SendFenced('the send deadline passed before the request could start');
   const guard: CallGuard = { timeLeftMs: () => context.timeLeftMs(), beforeWrite: () => context.beforeWrite(), attempts: 0 };
+  let answer: T;
   try {
-    return await guarded(guard, (headers) => call(sdkOf(client), { idempotencyKey, timeout: left, maxNetworkRetries: 0, headers }));
+    answer = await guarded(guard, (headers) => call(sdkOf(client), { idempotencyKey, timeout: left, maxNetworkRetries: 0, headers }));
   } catch (error) {
     throw translateStripeError(error, { what, write: true }, client);
   }
+  const foreign = notStripeAnswer(answer, { what, write: true }, client);
+  if (foreign !== null) throw foreign;
+  return answer;
 }
 
 /** One read, within `budget`. Throws StripeUnavailable (retryable) when Stripe cannot answer in time. */
@@ -45,11 +49,15 @@ export async function readCall<T>(client: StripeClient, budget: ReadBudget, what
     throw new StripeUnavailable(`Could not read ${what} from Stripe: the read's time ran out; the same read may succeed later.`, { stripeStatus: null, stripeCode: null, requestId: null, retryAfterMs: null, rateLimited: false, outcomeUnknown: false });
   }
   const guard: CallGuard = { timeLeftMs: () => budget.timeLeftMs(), beforeWrite: null, attempts: 0 };
+  let answer: T;
   try {
-    return await guarded(guard, (headers) => call(sdkOf(client), { timeout: left, maxNetworkRetries: 0, headers }));
+    answer = await guarded(guard, (headers) => call(sdkOf(client), { timeout: left, maxNetworkRetries: 0, headers }));
   } catch (error) {
     throw translateStripeError(error, { what, write: false }, client);
   }
+  const foreign = notStripeAnswer(answer, { what, write: false }, client);
+  if (foreign !== null) throw foreign;
+  return answer;
 }
 
 /** Stripe's page size limit. */

@@ -125,6 +125,24 @@ export function translateStripeError(error: unknown, call: CallDescription, clie
   return unavailable(call, reasonOf(error), error, error);
 }
 
+/**
+ * An answer the SDK took for a success although it is not Stripe's: stripe-node treats any JSON body without an
+ * `error` key as the object asked for, whatever the status, so a proxy's `502 {"message": "Bad Gateway"}` or another
+ * service at STRIPE_API_BASE answering `{}` would read as a refund that landed. Null when the answer is Stripe's: a
+ * 2xx status and an object that names its kind (`object`), as every object and list of Stripe's API does.
+ */
+export function notStripeAnswer(answer: unknown, call: CallDescription, client: StripeClient): StripeUnavailable | null {
+  const response = typeof answer === 'object' && answer !== null ? (answer as { lastResponse?: { statusCode?: unknown; requestId?: unknown } }).lastResponse : undefined;
+  const status = typeof response?.statusCode === 'number' ? response.statusCode : null;
+  const kind = typeof answer === 'object' && answer !== null ? (answer as { object?: unknown }).object : undefined;
+  if ((status === null || (status >= 200 && status < 300)) && typeof kind === 'string' && kind !== '') return null;
+  const reason = `${client.apiBase} answered${status === null ? '' : ` HTTP ${status}`} with ${typeof kind === 'string' && kind !== '' ? 'no Stripe error' : 'no Stripe object'}: check that STRIPE_API_BASE points at Stripe or the sandbox, not at a proxy or another service`;
+  const message = call.write
+    ? `Stripe gave no definite answer to ${call.what} (${reason}); it may or may not have happened, so the claim stays for recovery.`
+    : `Could not read ${call.what} from Stripe (${reason}); nothing changed, the same read may succeed later.`;
+  return new StripeUnavailable(message, { stripeStatus: status, stripeCode: null, requestId: typeof response?.requestId === 'string' ? response.requestId : null, retryAfterMs: null, rateLimited: false, outcomeUnknown: call.write });
+}
+
 function unavailable(call: CallDescription, reason: string, stripe: Stripe.errors.StripeError | null, cause: unknown): StripeUnavailable {
   const message = call.write
     ? `Stripe gave no definite answer to ${call.what} (${reason}); it may or may not have happened, so the claim stays for recovery.`

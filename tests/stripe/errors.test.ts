@@ -2,10 +2,13 @@
 // against the sandbox, whose fault control answers 429/500/401/403, drops connections and slows requests. What the
 // gate does next rests on the class: Rejected is a definite no, SendFenced means nothing left, anything else (here
 // StripeUnavailable) keeps the claim for recovery.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { errorCode, isRetryable } from '../../src/core/errors.js';
 import { Rejected, SendFenced, type Target } from '../../src/core/target.js';
 import { StripeMisconfigured, StripeUnavailable } from '../../src/stripe/errors.js';
+import { createStripeClient } from '../../src/stripe/client.js';
 import { createStripeReads } from '../../src/stripe/reads.js';
 import { createRefundTarget } from '../../src/stripe/refund-target.js';
 import { callsSince, effectIdFor, mark, pay, sendContext, sleep, startStripeWorld, TEST_KEY, type StripeWorld } from './stripe-support.js';
@@ -224,5 +227,44 @@ describe('a read that gets no definite answer is retryable (target_unavailable)'
     const slow = await failure(target.readFacts(effectIdFor('read-slow'), refund(paymentIntent), FACTS, { timeoutMs: 150 }));
     expect(slow).toMatchObject({ code: 'target_unavailable', retryable: true });
     expect(slow.message).toContain('timeout');
+  });
+});
+
+describe('an answer that is not Stripe\'s (a proxy, another service at STRIPE_API_BASE) is never taken for one', () => {
+  /** A server that answers a read of the payment with a payment of 10000 cents, and every other request with `answer`. */
+  async function withServer(answer: { status: number; body: string }, run: (client: ReturnType<typeof createStripeClient>) => Promise<void>): Promise<void> {
+    const intent = { id: 'pi_proxy', object: 'payment_intent', latest_charge: { id: 'ch_proxy', object: 'charge', status: 'succeeded', captured: true, amount: 10_000, amount_captured: 10_000, disputed: false, refunds: { object: 'list', data: [], has_more: false } } };
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const [status, body] = req.url?.startsWith('/v1/payment_intents/') ? [200, JSON.stringify(intent)] : [answer.status, answer.body];
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(body);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      await run(createStripeClient({ secretKey: TEST_KEY, apiBase: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }));
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }
+
+  it('a 502 or 404 with a JSON body that is no Stripe error, or a 200 that is no Stripe object: a send\'s outcome is unknown (not a landed refund), a read cannot tell; both name STRIPE_API_BASE', async () => {
+    for (const answer of [{ status: 502, body: JSON.stringify({ message: 'Bad Gateway' }) }, { status: 404, body: JSON.stringify({ message: 'Not Found' }) }, { status: 200, body: '{}' }]) {
+      await withServer(answer, async (client) => {
+        const proxied = createRefundTarget(client, { sendTimeoutMs: 2_000 });
+        const error = await failure(proxied.apply(effectIdFor('proxy'), refund('pi_proxy'), sendContext()));
+        expect(error).toBeInstanceOf(StripeUnavailable);
+        expect(error).toMatchObject({ outcomeUnknown: true, stripeStatus: answer.status });
+        expect(error.message).toContain('STRIPE_API_BASE');
+        for (const reading of [proxied.query(effectIdFor('proxy'), refund('pi_proxy'), { timeoutMs: 2_000 }), createStripeReads(client).readRefund('re_proxy')]) {
+          const read = await failure(reading);
+          expect(read).toBeInstanceOf(StripeUnavailable);
+          expect(read).toMatchObject({ code: 'target_unavailable', retryable: true, outcomeUnknown: false });
+          expect(read.message).toContain('STRIPE_API_BASE');
+        }
+      });
+    }
   });
 });

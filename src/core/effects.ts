@@ -19,20 +19,26 @@ const cents = z
   .int('must be a whole number of cents')
   .positive('must be more than zero cents')
   .max(MAX_AMOUNT_CENTS, `must be at most ${MAX_AMOUNT_CENTS} cents`);
-// Stripe's metadata limits: 50 keys, key names up to 40 characters, values up to 500.
-const metadata = z
-  .record(identifier(40).refine((key) => !/[[\]]/.test(key), 'metadata keys may not hold brackets'), freeText(500))
-  .refine((value) => Object.keys(value).length <= 50, 'at most 50 metadata keys')
-  // The gate writes its own keys (the effect id, the request) into the Stripe object's metadata.
-  .refine((value) => Object.keys(value).every((key) => !key.startsWith('interlock_')), 'metadata keys starting with interlock_ are reserved for the gate')
-  .optional();
+// Stripe's metadata limits: 50 keys, key names up to 40 characters, values up to 500. The gate writes its own keys
+// into the same metadata (`own`: the effect id and the request, and a credit's incident), so the caller gets what is
+// left of the 50: more would be accepted here and refused by Stripe only at the send (REFUSED:target_error).
+const STRIPE_METADATA_KEYS = 50;
+const metadata = (own: readonly string[]) => {
+  const most = STRIPE_METADATA_KEYS - own.length;
+  const theirs = `${own.slice(0, -1).join(', ')} and ${own.at(-1) ?? ''}`;
+  return z
+    .record(identifier(40).refine((key) => !/[[\]]/.test(key), 'metadata keys may not hold brackets'), freeText(500))
+    .refine((value) => Object.keys(value).length <= most, `at most ${most} metadata keys (Stripe allows ${STRIPE_METADATA_KEYS}, and the gate adds ${own.length} of its own: ${theirs})`)
+    .refine((value) => Object.keys(value).every((key) => !key.startsWith('interlock_')), 'metadata keys starting with interlock_ are reserved for the gate')
+    .optional();
+};
 
 export const refundEffectSchema = z.strictObject({
   kind: z.literal('refund'),
   paymentIntent: id('pi', 'PaymentIntent'),
   amount: cents,
   reason: z.enum(['duplicate', 'fraudulent', 'requested_by_customer']).optional(),
-  metadata,
+  metadata: metadata(['the effect id', 'the request']),
 });
 
 export const creditEffectSchema = z.strictObject({
@@ -42,7 +48,7 @@ export const creditEffectSchema = z.strictObject({
   /** The incident this credit compensates; two credits for one incident are what the credit premise guards against. */
   incident: z.string().regex(/^[A-Za-z0-9_.:#-]{1,200}$/, 'must be 1-200 letters, digits or _ . : # -'),
   description: freeText(350).optional(),
-  metadata,
+  metadata: metadata(['the effect id', 'the incident', 'the request']),
 });
 
 export type RefundEffect = z.infer<typeof refundEffectSchema>;

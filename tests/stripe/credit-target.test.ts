@@ -4,6 +4,7 @@
 // and the Stripe calls each costs.
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseEffect } from '../../src/core/effects.js';
 import type { Target } from '../../src/core/target.js';
 import { createCreditTarget, CREDIT_FACTS } from '../../src/stripe/credit-target.js';
 import { callsSince, effectIdFor, mark, sendContext, startStripeWorld, type StripeWorld } from './stripe-support.js';
@@ -95,6 +96,17 @@ describe('apply and query: the credit, keyed and tagged with the effect and the 
     expect(stored.metadata).toEqual({ case_id: 'case-0123456789', interlock_effect_id: effectId, interlock_incident: INCIDENT, interlock_request: 'case-0123456789' });
     expect(stored.description).toBe('Goodwill credit for the outage');
     expect(((await world.stripe.customers.retrieve(customer)) as Stripe.Customer).balance).toBe(-1_000);
+  });
+
+  it('takes only as much caller metadata as fits Stripe\'s 50 keys beside the gate\'s own three: 48 keys are refused when the effect is read, the 47 allowed land', async () => {
+    const { customer } = await subscriber();
+    const keys = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, index) => [`note_${index}`, 'v']));
+    expect(() => parseEffect({ ...credit(customer), metadata: keys(48) })).toThrow(/effect\.metadata: at most 47 metadata keys/);
+    const effectId = effectIdFor('metadata');
+    const landed = await target.apply(effectId, parseEffect({ ...credit(customer), metadata: keys(47) }), sendContext(2_000, { requestId: 'case-metadata' }));
+    const stored = await world.stripe.customers.retrieveBalanceTransaction(customer, String(landed.id));
+    expect(Object.keys(stored.metadata ?? {})).toHaveLength(50);
+    expect(stored.metadata).toMatchObject({ interlock_effect_id: effectId, interlock_incident: INCIDENT, interlock_request: 'case-metadata' });
   });
 
   it('sends under the effect id as Idempotency-Key: a second apply returns the same credit, replayed, and the customer has one', async () => {

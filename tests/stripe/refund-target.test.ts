@@ -3,6 +3,7 @@
 // every page and status, the refusal of a refund larger than what remains before anything is sent, and the
 // Stripe calls each costs, counted in the sandbox's request log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseEffect } from '../../src/core/effects.js';
 import { Rejected, type Target } from '../../src/core/target.js';
 import { createStripeReads } from '../../src/stripe/reads.js';
 import { createRefundTarget, REFUND_FACTS } from '../../src/stripe/refund-target.js';
@@ -108,6 +109,17 @@ describe('apply: the refund, keyed and tagged with the effect', () => {
     const stored = await world.stripe.refunds.retrieve(String(landed.id));
     expect(stored.metadata).toEqual({ case: 'case-4471', interlock_effect_id: effectId, interlock_request: 'case-4471/refund' });
     expect(stored.reason).toBe('requested_by_customer');
+  });
+
+  it('takes only as much caller metadata as fits Stripe\'s 50 keys beside the gate\'s own two: 49 keys are refused when the effect is read, the 48 allowed land', async () => {
+    const { paymentIntent } = await pay(world.stripe);
+    const keys = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, index) => [`note_${index}`, 'v']));
+    expect(() => parseEffect({ ...refund(paymentIntent), metadata: keys(49) })).toThrow(/effect\.metadata: at most 48 metadata keys/);
+    const effectId = effectIdFor('metadata');
+    const landed = await target.apply(effectId, parseEffect({ ...refund(paymentIntent), metadata: keys(48) }), sendContext(2_000, { requestId: 'case-metadata' }));
+    const stored = await world.stripe.refunds.retrieve(String(landed.id));
+    expect(Object.keys(stored.metadata ?? {})).toHaveLength(50);
+    expect(stored.metadata).toMatchObject({ interlock_effect_id: effectId, interlock_request: 'case-metadata' });
   });
 
   it('sends under the effect id as Idempotency-Key: a second apply returns the same refund, replayed, and Stripe holds one', async () => {

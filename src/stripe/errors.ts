@@ -121,7 +121,7 @@ export function translateStripeError(error: unknown, call: CallDescription, clie
   if (status === 400 || status === 402 || status === 404) {
     return new Rejected(`Stripe refused ${call.what} (${reasonOf(error)})`, { code: error.code ?? null, status, raw: rawOf(error) });
   }
-  if (error instanceof errors.StripeConnectionError) return unavailable(call, redactSecrets(error.message), error, error);
+  if (error instanceof errors.StripeConnectionError) return unavailable(call, connectionReason(error, client), error, error);
   return unavailable(call, reasonOf(error), error, error);
 }
 
@@ -141,6 +141,24 @@ export function notStripeAnswer(answer: unknown, call: CallDescription, client: 
     ? `Stripe gave no definite answer to ${call.what} (${reason}); it may or may not have happened, so the claim stays for recovery.`
     : `Could not read ${call.what} from Stripe (${reason}); nothing changed, the same read may succeed later.`;
   return new StripeUnavailable(message, { stripeStatus: status, stripeCode: null, requestId: typeof response?.requestId === 'string' ? response.requestId : null, retryAfterMs: null, rateLimited: false, outcomeUnknown: call.write });
+}
+
+const STRIPE_ITSELF = 'https://api.stripe.com:443';
+
+/**
+ * stripe-node's own message for a failed connection says only "An error occurred with our connection to Stripe.";
+ * what failed (ECONNREFUSED: nothing listens there, ENOTFOUND: no such host, ECONNRESET) is in its `detail`, and
+ * where it went is the client's. Both are what a person needs to fix a wrong STRIPE_API_BASE or a stopped sandbox.
+ */
+function connectionReason(error: Stripe.errors.StripeConnectionError, client: StripeClient): string {
+  const detail: unknown = error.detail;
+  let what = '';
+  if (detail instanceof Error) {
+    const code = (detail as { code?: unknown }).code;
+    what = typeof code === 'string' && code !== '' && !detail.message.includes(code) ? `${detail.message} (${code})` : detail.message;
+  }
+  const where = client.apiBase === STRIPE_ITSELF ? client.apiBase : `${client.apiBase} (STRIPE_API_BASE)`;
+  return redactSecrets(`${error.message}${what === '' ? '' : ` ${what}`} at ${where}`);
 }
 
 function unavailable(call: CallDescription, reason: string, stripe: Stripe.errors.StripeError | null, cause: unknown): StripeUnavailable {

@@ -268,3 +268,41 @@ describe('an answer that is not Stripe\'s (a proxy, another service at STRIPE_AP
     }
   });
 });
+
+describe('a connection that fails says what failed and where', () => {
+  it('nothing listening at STRIPE_API_BASE: a read names the address and the system\'s error (ECONNREFUSED), not only "an error occurred with our connection"', async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const apiBase = `http://127.0.0.1:${(probe.address() as AddressInfo).port}`;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const nowhere = createRefundTarget(createStripeClient({ secretKey: TEST_KEY, apiBase }), { sendTimeoutMs: 2_000 });
+    const read = await failure(nowhere.query(effectIdFor('nowhere'), refund('pi_nowhere'), { timeoutMs: 2_000 }));
+    expect(read).toMatchObject({ code: 'target_unavailable', retryable: true });
+    expect(read.message).toContain('ECONNREFUSED');
+    expect(read.message).toContain(`${apiBase} (STRIPE_API_BASE)`);
+  });
+
+  it('a send whose connection is reset, twice (the SDK\'s one retry included): unknown, naming ECONNRESET and the address', async () => {
+    const intent = { id: 'pi_reset', object: 'payment_intent', latest_charge: { id: 'ch_reset', object: 'charge', status: 'succeeded', captured: true, amount: 10_000, amount_captured: 10_000, disputed: false, refunds: { object: 'list', data: [], has_more: false } } };
+    const server = createServer((req, res) => {
+      if (req.method === 'POST') {
+        req.socket.destroy();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(intent));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const apiBase = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const resetting = createRefundTarget(createStripeClient({ secretKey: TEST_KEY, apiBase }), { sendTimeoutMs: 3_000 });
+      const send = await failure(resetting.apply(effectIdFor('reset'), refund('pi_reset'), sendContext(3_000)));
+      expect(send).toBeInstanceOf(StripeUnavailable);
+      expect(send).toMatchObject({ outcomeUnknown: true });
+      expect(send.message).toContain('ECONNRESET');
+      expect(send.message).toContain(`${apiBase} (STRIPE_API_BASE)`);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});

@@ -42,18 +42,38 @@ export async function sendCall<T>(client: StripeClient, context: SendContext, wh
   return answer;
 }
 
-/** One read, within `budget`. Throws StripeUnavailable (retryable) when Stripe cannot answer in time. */
+function readOutOfTime(what: string, ms: number | null): StripeUnavailable {
+  const why = ms === null ? "the read's time ran out" : `timeout: no complete answer came within the read's ${ms} ms`;
+  return new StripeUnavailable(`Could not read ${what} from Stripe: ${why}; the same read may succeed later.`, { stripeStatus: null, stripeCode: null, requestId: null, retryAfterMs: null, rateLimited: false, outcomeUnknown: false });
+}
+
+/**
+ * One read, within `budget`. Throws StripeUnavailable (retryable) when Stripe cannot answer in time. The SDK's
+ * timeout is the socket's idle time, so an answer that trickles in (a byte now and then) would hold the read for
+ * as long as it trickles: the read is given up at the budget whatever the socket does, and the request left behind
+ * ends by itself (a read changes nothing).
+ */
 export async function readCall<T>(client: StripeClient, budget: ReadBudget, what: string, call: Call<T>): Promise<T> {
   const left = Math.floor(budget.timeLeftMs());
-  if (left <= 0) {
-    throw new StripeUnavailable(`Could not read ${what} from Stripe: the read's time ran out; the same read may succeed later.`, { stripeStatus: null, stripeCode: null, requestId: null, retryAfterMs: null, rateLimited: false, outcomeUnknown: false });
-  }
+  if (left <= 0) throw readOutOfTime(what, null);
   const guard: CallGuard = { timeLeftMs: () => budget.timeLeftMs(), beforeWrite: null, attempts: 0 };
+  let timer: NodeJS.Timeout | undefined;
   let answer: T;
   try {
-    answer = await guarded(guard, (headers) => call(sdkOf(client), { timeout: left, maxNetworkRetries: 0, headers }));
+    const reading = guarded(guard, (headers) => call(sdkOf(client), { timeout: left, maxNetworkRetries: 0, headers }));
+    const overtime = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        // The request given up on may still fail later; nobody waits for it any more.
+        reading.catch(() => undefined);
+        reject(readOutOfTime(what, left));
+      }, left);
+    });
+    answer = await Promise.race([reading, overtime]);
   } catch (error) {
+    if (error instanceof StripeUnavailable) throw error;
     throw translateStripeError(error, { what, write: false }, client);
+  } finally {
+    clearTimeout(timer);
   }
   const foreign = notStripeAnswer(answer, { what, write: false }, client);
   if (foreign !== null) throw foreign;

@@ -230,6 +230,39 @@ describe('a read that gets no definite answer is retryable (target_unavailable)'
   });
 });
 
+describe('a read ends within its budget', () => {
+  it('an answer that trickles in (a byte every 50 ms, so the socket is never idle) is given up at the budget, not when its last byte arrives', async () => {
+    const body = JSON.stringify({ id: 'pi_trickle', object: 'payment_intent', latest_charge: null });
+    const server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length) });
+      let sent = 0;
+      const timer = setInterval(() => {
+        if (res.destroyed || sent >= body.length) {
+          clearInterval(timer);
+          res.end();
+          return;
+        }
+        res.write(body.charAt(sent));
+        sent += 1;
+      }, 50);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const slow = createRefundTarget(createStripeClient({ secretKey: TEST_KEY, apiBase: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }), { sendTimeoutMs: 2_000 });
+      const started = performance.now();
+      const error = await failure(slow.readFacts(effectIdFor('trickle'), refund('pi_trickle'), FACTS, { timeoutMs: 300 }));
+      expect(performance.now() - started).toBeLessThan(800);
+      expect(error).toBeInstanceOf(StripeUnavailable);
+      expect(error).toMatchObject({ code: 'target_unavailable', retryable: true, outcomeUnknown: false });
+      expect(error.message).toMatch(/timeout: no complete answer came within the read's \d+ ms/);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
 describe('an answer that is not Stripe\'s (a proxy, another service at STRIPE_API_BASE) is never taken for one', () => {
   /** A server that answers a read of the payment with a payment of 10000 cents, and every other request with `answer`. */
   async function withServer(answer: { status: number; body: string }, run: (client: ReturnType<typeof createStripeClient>) => Promise<void>): Promise<void> {

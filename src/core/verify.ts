@@ -464,7 +464,8 @@ export function outcomeReason(entries: readonly Entry[]): string | null {
 
 /**
  * Where the journal's outcome stands after some entries: `final` once a commit settled it for good; `afterSend` when
- * it is a refusal that closed a dispatch (its send went out, and may still land).
+ * a refusal closed a dispatch (its send went out, and may still land) and no dispatch followed, whatever refusals of
+ * a resubmit came after it (they refused before any send, and take back nothing the closed dispatch sent).
  */
 type Settlement = { outcome: string | null; reason: string | null; final: boolean; afterSend?: boolean };
 
@@ -475,7 +476,7 @@ function settle(before: Settlement, entry: Entry): Settlement {
   if (before.final) return before;
   if (entry.kind === 'COMMITTED') return { outcome: VIA_OUTCOME[entry.via], reason: null, final: true };
   if (entry.kind === 'AMBIGUOUS') return { outcome: 'AMBIGUOUS', reason: entry.reason, final: false };
-  if (entry.kind === 'REFUSED' && !isForeignRefusal(entry)) return { outcome: entry.code, reason: entry.reason, final: false, afterSend: entry.resolves };
+  if (entry.kind === 'REFUSED' && !isForeignRefusal(entry)) return { outcome: entry.code, reason: entry.reason, final: false, afterSend: entry.resolves || before.afterSend === true };
   if (entry.kind === 'DISPATCHED') return UNSETTLED;
   // A landing after AMBIGUOUS, or after a refusal that closed a dispatch whose send went out (recovery found
   // nothing in time, the send landed later): the effect landed, as a later lookup would have shown.

@@ -52,6 +52,16 @@ describe('journal structure', () => {
     expect(verify(JSON.parse(JSON.stringify(chainReceipt('late-after-unsent', [drafts.proposed(), drafts.authorized(), beforeSend, late], key))), { publicKeys }).outcome).toBe('REFUSED:stale_premise');
   });
 
+  it('a landing after recovery refused the dispatch is COMMITTED_ON_QUERY even when a resubmit was refused before any send in between', () => {
+    // Recovery refused the dispatch (its send went out, nothing found in time); the same request submitted again was
+    // refused on its premises before any send; then the first send's refund showed up at Stripe.
+    const atRecovery: Draft<'REFUSED'> = { kind: 'REFUSED', code: 'REFUSED:stale_premise_at_recovery', reason: 'a chargeback', checks: null, rechecked: checks({ violations: ['chargebacks: was [], now ["dp_1"]'] }), changes: [], resolves: true };
+    const resubmitRefused: Draft<'REFUSED'> = { kind: 'REFUSED', code: 'REFUSED:stale_premise', reason: 'a chargeback', checks: checks({ violations: ['chargebacks: was [], now ["dp_1"]'] }), rechecked: null, changes: [], resolves: false };
+    const late: Draft<'LATE_RESULT'> = { kind: 'LATE_RESULT', owner: 'facts', epoch: 1, outcome: 'landed', result: refundObject('re_late'), error: null };
+    const result = verify(JSON.parse(JSON.stringify(chainReceipt('late-after-two-refusals', [drafts.proposed(), drafts.authorized(), drafts.dispatched(1), atRecovery, drafts.authorized(), resubmitRefused, late], key))), { publicKeys });
+    expect(result).toMatchObject({ valid: true, problems: [], happened: true, outcome: 'COMMITTED_ON_QUERY', refused: null, authorizedWhenFired: true, assumptionsHeld: true });
+  });
+
   it('rejects a send after the target refused the effect outright', () => {
     const refusal: Draft<'REFUSED'> = { kind: 'REFUSED', code: 'REFUSED:target_error', reason: 'the target refused', checks: null, rechecked: null, changes: [], resolves: true };
     expect(problemsOf('after-target-error', [drafts.proposed(), drafts.authorized(), drafts.dispatched(1), refusal, drafts.dispatched(2), drafts.committed('re_1', { epoch: 2 })])).toEqual([

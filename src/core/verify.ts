@@ -225,7 +225,6 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
   let firstCommitted: EntryOf<'COMMITTED'> | null = null;
   let approvedBy: string | null = null;
   let recheckedAtRecovery: Checks | null = null;
-  let lastRefused: EntryOf<'REFUSED'> | null = null;
   let ambiguous = false;
   let sends: Send[] = [];
   // The send the last resolving refusal took back, until a later dispatch or landing.
@@ -325,7 +324,6 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
       case 'REFUSED':
         // A refusal of another payload is evidence of the attempt; it says nothing about this effect (item 11).
         if (isForeignRefusal(entry)) return;
-        lastRefused = entry;
         if (entry.rechecked) recheckedAtRecovery = entry.rechecked;
         if (entry.resolves) {
           if (!open) problems.push(`${name} resolves no open dispatch`);
@@ -371,8 +369,9 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
   if (authorizedWhenFired === false) problems.push('a send went out with no record of a live approval covering it on its subject');
   const assumptionsHeld = fired ? sends.every((send) => send.checks.violations.length === 0) : null;
 
-  const refusedEntry = lastRefused as EntryOf<'REFUSED'> | null;
-  const refused = happened !== true && refusedEntry ? { code: refusedEntry.code, reason: refusedEntry.reason } : null;
+  // The refusal that is the effect's outcome, if it is one: an earlier proposal's refusal answers nothing once a later
+  // dispatch went out (it is in flight, AMBIGUOUS or landed).
+  const refused = happened !== true && settled.outcome !== null && settled.outcome.startsWith('REFUSED:') ? { code: settled.outcome, reason: settled.reason ?? '' } : null;
   const evidence = committedEntry ? evidenceOf(committedEntry.found, committedEntry.result) : lateEntry ? evidenceOf(null, lateEntry.entry.result) : null;
 
   const valid = problems.length > 0 ? false : signed === true ? true : null;

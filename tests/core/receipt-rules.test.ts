@@ -62,6 +62,21 @@ describe('journal structure', () => {
     expect(result).toMatchObject({ valid: true, problems: [], happened: true, outcome: 'COMMITTED_ON_QUERY', refused: null, authorizedWhenFired: true, assumptionsHeld: true });
   });
 
+  it('names no refusal for an effect whose re-decision was sent after an earlier refusal: in flight or AMBIGUOUS, money may have moved', () => {
+    // The first decision was refused (its approval was not granted yet); a re-decision under a granted approval was
+    // dispatched and is in flight, then settled AMBIGUOUS.
+    const noApproval: Draft<'REFUSED'> = { kind: 'REFUSED', code: 'REFUSED:lease', reason: 'approval ap_chain does not exist', checks: checks({ approvalLive: false, approval: null, approvalProblems: ['approval ap_chain does not exist'] }), rechecked: null, changes: [], resolves: false };
+    const ambiguous: Draft<'AMBIGUOUS'> = { kind: 'AMBIGUOUS', reason: 'tier 3', rechecked: null, epoch: 1 };
+    const inFlight = [drafts.proposed(), noApproval, drafts.proposed(), drafts.authorized(), drafts.dispatched(1)];
+    for (const [name, list] of [['refused-then-in-flight', inFlight], ['refused-then-ambiguous', [...inFlight, ambiguous]]] as const) {
+      const result = verify(JSON.parse(JSON.stringify(chainReceipt(name, list, key))), { publicKeys });
+      expect(result).toMatchObject({ valid: true, problems: [], happened: 'unknown', refused: null });
+    }
+    // A refusal that is the effect's outcome is still named.
+    const refusedOnly = verify(JSON.parse(JSON.stringify(chainReceipt('refused-only', [drafts.proposed(), noApproval], key))), { publicKeys });
+    expect(refusedOnly).toMatchObject({ happened: false, outcome: 'REFUSED:lease', refused: { code: 'REFUSED:lease', reason: 'approval ap_chain does not exist' } });
+  });
+
   it('rejects a send after the target refused the effect outright', () => {
     const refusal: Draft<'REFUSED'> = { kind: 'REFUSED', code: 'REFUSED:target_error', reason: 'the target refused', checks: null, rechecked: null, changes: [], resolves: true };
     expect(problemsOf('after-target-error', [drafts.proposed(), drafts.authorized(), drafts.dispatched(1), refusal, drafts.dispatched(2), drafts.committed('re_1', { epoch: 2 })])).toEqual([

@@ -224,6 +224,8 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
   let committedCount = 0;
   let firstCommitted: EntryOf<'COMMITTED'> | null = null;
   let approvedBy: string | null = null;
+  // Every dispatch so far, in order: a late landing went out under the last one at or before its sender's epoch.
+  const dispatches: EntryOf<'DISPATCHED'>[] = [];
   let recheckedAtRecovery: Checks | null = null;
   let ambiguous = false;
   let sends: Send[] = [];
@@ -242,6 +244,7 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
   // The settlement so far, carried entry to entry: a RESOLVED entry is judged by the outcome before it, and
   // recomputing that from the start at each one made verify quadratic in RESOLVED entries.
   let settled = UNSETTLED;
+  const approverOf = (dispatch: EntryOf<'DISPATCHED'>) => (dispatch.checks.approval ?? authorized.get(dispatch.approval)?.approval)?.approver ?? null;
   entries.forEach((entry, index) => {
     const name = describeEntry(entry, index);
     const outcomeBefore = settled.outcome;
@@ -264,6 +267,8 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
       case 'LATE_RESULT':
         if (entry.outcome === 'landed' && late === null) {
           late = { entry, after: open ? null : settledBy };
+          const landedUnder = dispatches.findLast((dispatch) => dispatch.epoch <= entry.epoch) ?? dispatches.at(-1);
+          if (firstCommitted === null && landedUnder !== undefined) approvedBy = approverOf(landedUnder);
           // The send a refusal had closed fired after all: its checks vouch for it again.
           if (!open && withdrawn !== null) sends.push(withdrawn);
           withdrawn = null;
@@ -293,6 +298,7 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
         if (scope !== null && scope !== subject) problems.push(`${name} went out under approval ${entry.approval}, scoped to ${scope}, on ${subject ?? 'no valid subject'}`);
         if (entry.checks.approval === null && batchSnapshot === null) problems.push(`${name} leaves its approval snapshot to an AUTHORIZED for ${entry.approval} that does not come right before it`);
         open = entry;
+        dispatches.push(entry);
         withdrawn = null;
         sends.push({ checks: { ...entry.checks, approval }, amount, subject });
         return;
@@ -303,7 +309,7 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
         if (!open) {
           problems.push(`${name} closes no open dispatch: a commit without a send`);
         } else {
-          if (firstCommitted === null) approvedBy = (open.checks.approval ?? authorized.get(open.approval)?.approval)?.approver ?? null;
+          if (firstCommitted === null) approvedBy = approverOf(open);
           if (entry.via === 'retry-idempotent' || entry.via === 'recovery-reapply') {
             if (entry.rechecked) sends.push({ checks: entry.rechecked, amount, subject });
             else problems.push(`${name} resent the effect without a recorded re-check`);

@@ -42,6 +42,16 @@ describe('journal structure', () => {
     expect(result.finalMoney.status).toBe('returned');
   });
 
+  it('names who approved a send that landed late, as for one that committed: the approver of the dispatch it went out under', () => {
+    const ambiguous: Draft<'AMBIGUOUS'> = { kind: 'AMBIGUOUS', reason: 'tier 3', rechecked: null, epoch: 2 };
+    const refusedAtRecovery: Draft<'REFUSED'> = { kind: 'REFUSED', code: 'REFUSED:lease_at_recovery', reason: 'approval revoked', checks: null, rechecked: null, changes: [], resolves: true };
+    const late: Draft<'LATE_RESULT'> = { kind: 'LATE_RESULT', owner: 'w-chain', epoch: 1, outcome: 'landed', result: refundObject('re_late'), error: null };
+    for (const [name, closing] of [['late-after-ambiguous', ambiguous], ['late-after-refusal-approver', refusedAtRecovery]] as const) {
+      const result = verify(JSON.parse(JSON.stringify(chainReceipt(name, [drafts.proposed(), drafts.authorized(), drafts.dispatched(1), closing, late], key))), { publicKeys });
+      expect(result).toMatchObject({ valid: true, happened: true, outcome: 'COMMITTED_ON_QUERY', approvedBy: 'dana@support' });
+    }
+  });
+
   it('a landing after recovery refused the dispatch (its send went out and landed late): COMMITTED_ON_QUERY, fired under the checks it was sent on', () => {
     const refusedAtRecovery: Draft<'REFUSED'> = { kind: 'REFUSED', code: 'REFUSED:lease_at_recovery', reason: 'approval revoked', checks: null, rechecked: null, changes: [], resolves: true };
     const late: Draft<'LATE_RESULT'> = { kind: 'LATE_RESULT', owner: 'w-chain', epoch: 1, outcome: 'landed', result: refundObject('re_late'), error: null };

@@ -76,6 +76,7 @@ function mergeDispute(known: DisputeFact | undefined, next: DisputeFact): Disput
   return { id: known.id, status: winner.status, amount: winner.amount ?? known.amount, reason: winner.reason ?? known.reason, charge: known.charge ?? next.charge };
 }
 
+/** `credits`: ids of the effect's own balance credits seen at Stripe (the facts worker records only its own). */
 export type MoneyFacts = { refunds: Map<string, RefundFact>; disputes: Map<string, DisputeFact>; credits: Set<string> };
 
 /** Folds the commit result and every OBSERVED entry into the latest state of each object. */
@@ -112,9 +113,11 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, refunds: Map<string, RefundFac
       return;
     }
     case 'customer_balance_transaction':
-    case 'credit_note':
       credits.add(entry.objectId);
       return;
+    // A credit note tagged with the credit's incident is another party's compensation (billing's), recorded on the
+    // credit as evidence of a second one; it says nothing of whether this effect's own credit landed.
+    case 'credit_note':
     case 'charge':
       return;
     default: {

@@ -5,7 +5,9 @@ import type { Draft } from '../../src/core/entries.js';
 import { isChargeback } from '../../src/core/final-money.js';
 import { verify } from '../../src/core/verify.js';
 import { testKey } from '../support/harness.js';
-import { chainReceipt, drafts } from './entry-chain.js';
+import { buildReceipt } from '../../src/core/receipt.js';
+import { effectIdFor } from '../../src/core/effect-id.js';
+import { chainReceipt, checks, drafts, sealChain, snapshot, T0 } from './entry-chain.js';
 
 const { key, publicKeys } = testKey();
 const REFUND = 're_money';
@@ -109,3 +111,48 @@ describe('final money', () => {
     expect(result.exposure).toMatchObject({ cents: 12_000, chargebackCents: 10_000, disputes: ['du_money', 'du_second'] });
   });
 });
+
+describe('final money of a credit', () => {
+  const credit = { kind: 'credit', customer: 'cus_chain', amount: 1_000, incident: 'INC-chain' };
+  const premises = { subscription_status: 'active', incident_compensation: 0 };
+  const approval = snapshot({ scope: 'customer:cus_chain' });
+  const sent = [
+    { ...drafts.proposed(), effect: credit, premises },
+    drafts.authorized(approval),
+    { ...drafts.dispatched(), effect: credit, premises, checks: checks({ approval }) },
+  ];
+  const creditReceipt = (name: string, list: readonly Draft<'OBSERVED' | 'PROPOSED' | 'AUTHORIZED' | 'DISPATCHED' | 'AMBIGUOUS' | 'RESOLVED'>[]) => {
+    const effectId = effectIdFor({ requestId: name, effect: credit });
+    return buildReceipt(effectId, sealChain(effectId, list, key), key, T0 + 60_000);
+  };
+  // Billing's credit note for the same incident is recorded on the credit effect (a second compensation), but it is
+  // billing's money, not this effect's: it says nothing about whether this credit landed.
+  const billingNote = (status: string) => drafts.observed({ objectType: 'credit_note', objectId: 'cn_billing', eventType: `credit_note.${status === 'void' ? 'voided' : 'created'}`, status, amount: 1_000, charge: null });
+
+  it.each(['issued', 'void'])('a credit note by others for the incident (%s) does not make an unsettled credit returned', (status) => {
+    const result = verify(creditReceipt(`open-${status}`, [...sent, billingNote(status)]), { publicKeys });
+    expect(result.problems).toEqual([]);
+    expect(result.happened).toBe('unknown');
+    expect(result.finalMoney.status).toBe('unknown');
+  });
+
+  it('a person who found the ambiguous credit did not land is not contradicted by billing\'s credit note', () => {
+    const effectId = effectIdFor({ requestId: 'ambiguous-note', effect: credit });
+    const list = [
+      ...sent,
+      { kind: 'AMBIGUOUS', reason: 'nobody can tell', rechecked: null, epoch: 1 } as const,
+      billingNote('issued'),
+      { kind: 'RESOLVED', item: `ambiguous:${effectId}`, action: 'resolve', by: { name: 'alex', role: 'approver' }, note: 'no balance transaction at Stripe', resolution: 'did_not_land', reapproval: null } as const,
+    ];
+    const result = verify(buildReceipt(effectId, sealChain(effectId, list, key), key, T0 + 60_000), { publicKeys });
+    expect(result.problems).toEqual([]);
+    expect(result).toMatchObject({ answer: 'not_returned', answerFrom: 'operator', finalMoney: { status: 'unknown' } });
+    expect(result.answerMatchesFinalMoney).not.toBe(false);
+  });
+
+  it('the credit\'s own balance transaction, seen while its dispatch is open, is returned', () => {
+    const own = drafts.observed({ objectType: 'customer_balance_transaction', objectId: 'cbtxn_own', eventType: 'customer.updated', status: 'credited', amount: -1_000, charge: null });
+    expect(verify(creditReceipt('open-own', [...sent, own]), { publicKeys }).finalMoney.status).toBe('returned');
+  });
+});
+

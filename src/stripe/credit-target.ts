@@ -15,15 +15,23 @@
 //   billing_credit seed, scenarios.md §3).
 // A customer Stripe does not know (404) reads as every fact null.
 //
+// A credit for an incident others already compensated is refused before the send, in apply, and not through a
+// premise: the gate compares premises for equality, so an `incident_compensation` read at decision time that was
+// already above zero (a second request for the incident, a case decided after billing's SLA credit note) would
+// compare equal and pass, and the customer would be compensated twice for one incident. apply checks the
+// compensation the premise read for this effect found right before the dispatch (no extra call), or reads it itself
+// when there is no such read. This effect's own credit is not counted, so a resend after a landed send passes.
+//
 // Stripe calls: no single request returns a customer's subscriptions, credit notes and balance transactions, so a
 // premise check asking for both facts makes three reads. They go out together (one round trip of latency); a
 // check of only `subscription_status` makes one, of only `incident_compensation` two.
+import { performance } from 'node:perf_hooks';
 import type Stripe from 'stripe';
 import type { CreditEffect, Effect } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
 import { STRIPE_DEDUP_WINDOW_MS } from '../core/timing.js';
 import type { Json, JsonObject } from '../core/json.js';
-import { Rejected, type ReadContext, type Target } from '../core/target.js';
+import { Rejected, SendFenced, type ReadContext, type SendContext, type Target } from '../core/target.js';
 import { DEFAULT_SEND_TIMEOUT_MS, listAll, readBudget, readCall, sendCall, type ReadBudget } from './calls.js';
 import type { StripeClient } from './client.js';
 import { EFFECT_ID_KEY, INCIDENT_KEY, effectMetadata } from './metadata.js';
@@ -64,13 +72,44 @@ export function incidentCompensation(notes: readonly Stripe.CreditNote[], transa
   return byNotes + byAdjustments;
 }
 
+/** How long the `incident_compensation` of a premise read stands in for a fresh read in apply's pre-send check. */
+const COMPENSATION_FRESH_MS = 5_000;
+/** Reads remembered at most; a read that never reaches apply (a stale premise, a refused proposal) ages out. */
+const COMPENSATION_MEMORY = 10_000;
+
 export function createCreditTarget(client: StripeClient, options: CreditTargetOptions = {}): Target {
   const currency = (options.currency ?? 'usd').toLowerCase();
   const paging = options.pageSize === undefined ? {} : { pageSize: options.pageSize };
+  /** effect id → the incident compensation the last premise read of that effect found, and when. */
+  const compensations = new Map<string, { cents: number; at: number }>();
+
+  function remember(effectId: string, cents: number): void {
+    compensations.delete(effectId);
+    compensations.set(effectId, { cents, at: performance.now() });
+    for (const [id, read] of compensations) {
+      if (compensations.size <= COMPENSATION_MEMORY && performance.now() - read.at <= COMPENSATION_FRESH_MS) break;
+      compensations.delete(id);
+    }
+  }
 
   const balanceTransactions = (customer: string, budget: ReadBudget) =>
     listAll(client, budget, `GET /v1/customers/${customer}/balance_transactions`, (sdk, cursor, o) => sdk.customers.listBalanceTransactions(customer, cursor, o), paging);
   const creditNotes = (customer: string, budget: ReadBudget) => listAll(client, budget, `GET /v1/credit_notes?customer=${customer}`, (sdk, cursor, o) => sdk.creditNotes.list({ customer, ...cursor }, o), paging);
+  /** Cents others gave for the incident, for the pre-send check: the premise read just made, or a read now within the send's time. */
+  async function compensation(effectId: string, credit: CreditEffect, context: SendContext): Promise<number> {
+    const read = compensations.get(effectId);
+    compensations.delete(effectId);
+    if (read !== undefined && performance.now() - read.at <= COMPENSATION_FRESH_MS) return read.cents;
+    const budget: ReadBudget = { timeLeftMs: () => context.timeLeftMs() };
+    try {
+      const [notes, transactions] = await Promise.all([creditNotes(credit.customer, budget), balanceTransactions(credit.customer, budget)]);
+      return incidentCompensation(notes, transactions, credit.incident, effectId);
+    } catch (error) {
+      if (error instanceof Rejected) throw error;
+      throw new SendFenced(`the check that incident ${credit.incident} was not compensated yet could not read the customer (${error instanceof Error ? error.message : String(error)}); nothing was sent`);
+    }
+  }
+
   const newestSubscription = async (customer: string, budget: ReadBudget): Promise<string | null> => {
     const page = await readCall(client, budget, `GET /v1/subscriptions?customer=${customer}`, (sdk, o) => sdk.subscriptions.list({ customer, status: 'all', limit: 1 }, o));
     return page.data[0]?.status ?? null;
@@ -87,6 +126,10 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
 
     async apply(effectId, effect, context) {
       const credit = creditOf(effect);
+      const given = await compensation(effectId, credit, context);
+      if (given > 0) {
+        throw new Rejected(`Incident ${credit.incident} was already compensated ${given} cents for customer ${credit.customer} (credit notes or balance credits tagged with it); a second credit for one incident was not sent`, { code: 'incident_already_compensated', status: null });
+      }
       const params: Stripe.CustomerCreateBalanceTransactionParams = {
         amount: -credit.amount,
         currency,
@@ -123,6 +166,7 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
           wantsStatus ? newestSubscription(customer, budget) : null,
           wantsCompensation ? Promise.all([creditNotes(customer, budget), balanceTransactions(customer, budget)]).then(([notes, transactions]) => incidentCompensation(notes, transactions, incident, effectId)) : null,
         ]);
+        if (compensation !== null) remember(effectId, compensation);
         read = { status, compensation };
       } catch (error) {
         if (!missing(error)) throw error;

@@ -5,7 +5,7 @@
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEffect } from '../../src/core/effects.js';
-import type { Target } from '../../src/core/target.js';
+import { Rejected, type Target } from '../../src/core/target.js';
 import { createCreditTarget, CREDIT_FACTS } from '../../src/stripe/credit-target.js';
 import { callsSince, effectIdFor, mark, sendContext, startStripeWorld, type StripeWorld } from './stripe-support.js';
 
@@ -49,6 +49,8 @@ describe('readFacts: the premises of a goodwill credit', () => {
     const { customer, invoice } = await subscriber();
     const effectId = effectIdFor('compensation');
     const adjust = (amount: number, metadata: Record<string, string>) => world.stripe.customers.createBalanceTransaction(customer, { amount, currency: 'usd', metadata });
+    // This effect's own credit first: apply refuses a credit for an incident others already compensated.
+    await target.apply(effectId, credit(customer), sendContext());
     await world.stripe.creditNotes.create({ invoice, amount: 1_000, credit_amount: 1_000, memo: `SLA credit for ${INCIDENT}`, metadata: { incident: INCIDENT, source: 'billing-sla-automation' } });
     await world.stripe.creditNotes.create({ invoice, amount: 500, refund_amount: 500, metadata: { incident: INCIDENT } });
     await world.stripe.creditNotes.create({ invoice, amount: 1_000, credit_amount: 1_000, metadata: { incident: 'INC-other' } });
@@ -59,7 +61,6 @@ describe('readFacts: the premises of a goodwill credit', () => {
     await adjust(700, { incident: INCIDENT });
     await adjust(-900, { incident: 'INC-other' });
     await adjust(-50, {});
-    await target.apply(effectId, credit(customer), sendContext());
     // 1000 (credit note) + 500 (credit note refunded to the card) + 300 (by hand) + 200 (another effect).
     expect(await target.readFacts(effectId, credit(customer), ['incident_compensation'], READ)).toEqual({ incident_compensation: 2_000 });
   });
@@ -83,6 +84,40 @@ describe('readFacts: the premises of a goodwill credit', () => {
   it('reads a customer Stripe does not know as every fact null', async () => {
     expect(await target.readFacts(effectIdFor('ghost'), credit('cus_doesNotExist'), FACTS, READ)).toEqual({ subscription_status: null, incident_compensation: null });
     expect(await target.query(effectIdFor('ghost'), credit('cus_doesNotExist'), READ)).toBeNull();
+  });
+});
+
+describe('apply: no second credit for one incident', () => {
+  it('refuses a credit for an incident others already compensated before anything is sent, with the facts the gate just read', async () => {
+    const { customer, invoice } = await subscriber();
+    await world.stripe.creditNotes.create({ invoice, amount: 1_000, credit_amount: 1_000, metadata: { incident: INCIDENT } });
+    const effectId = effectIdFor('compensated');
+    // Premises decided on an incident already compensated compare equal at dispatch; apply's check is what refuses.
+    expect(await target.readFacts(effectId, credit(customer), FACTS, READ)).toMatchObject({ incident_compensation: 1_000 });
+    const since = await mark(world.sandbox);
+    const error = await target.apply(effectId, credit(customer), sendContext()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Rejected);
+    expect((error as Rejected).details).toEqual({ code: 'incident_already_compensated', status: null });
+    expect((error as Rejected).message).toContain(`Incident ${INCIDENT} was already compensated 1000 cents`);
+    expect(await callsSince(world.sandbox, since)).toEqual([]);
+  });
+
+  it('refuses it also when nobody read the facts first, reading the credit notes and balance transactions itself', async () => {
+    const { customer } = await subscriber();
+    await world.stripe.customers.createBalanceTransaction(customer, { amount: -500, currency: 'usd', metadata: { interlock_incident: INCIDENT, interlock_effect_id: effectIdFor('the first credit') } });
+    const since = await mark(world.sandbox);
+    await expect(target.apply(effectIdFor('unread'), credit(customer), sendContext())).rejects.toMatchObject({ details: { code: 'incident_already_compensated' } });
+    expect([...(await callsSince(world.sandbox, since))].sort()).toEqual([`GET /v1/customers/${customer}/balance_transactions`, 'GET /v1/credit_notes'].sort());
+    expect(((await world.stripe.customers.retrieve(customer)) as Stripe.Customer).balance).toBe(-500);
+  });
+
+  it('lets a resend of a credit that already landed through, and a credit whose incident only others for other incidents compensated', async () => {
+    const { customer, invoice } = await subscriber();
+    await world.stripe.creditNotes.create({ invoice, amount: 1_000, credit_amount: 1_000, metadata: { incident: 'INC-other' } });
+    const effectId = effectIdFor('resend');
+    const first = await target.apply(effectId, credit(customer), sendContext());
+    expect(await target.readFacts(effectId, credit(customer), FACTS, READ)).toMatchObject({ incident_compensation: 0 });
+    await expect(target.apply(effectId, credit(customer), sendContext())).resolves.toEqual({ ...first, replayed: true });
   });
 });
 

@@ -176,4 +176,26 @@ describe('the gate with the Stripe credit target', () => {
     expect(credited).toMatchObject({ amount: -1_000, type: 'adjustment', metadata: { interlock_effect_id: effectId, interlock_incident: 'INC-9f8e7d' } });
     expect(await verifiedReceipt(a, effectId)).toMatchObject({ outcome: 'COMMITTED', happened: true, evidence: credited?.id });
   });
+
+  it('refuses a second credit for an incident already compensated, though its premises were read after the first: no two credits for one incident', async () => {
+    const credits = createCreditTarget(world.client, { sendTimeoutMs: config.sendTimeoutMs });
+    const a = await node('credits-twice', credits);
+    const customer = await world.stripe.customers.create({ name: 'Subscriber' });
+    const terms = approvalTerms({ scope: `customer:${customer.id}`, capCents: 2_000, maxUses: 2 });
+    await a.approvals.grant(terms);
+    const effect = { kind: 'credit', customer: customer.id, amount: 1_000, incident: 'INC-5d4c3b' } as const;
+    const decide = async (requestId: string) => {
+      const draft = { requestId, agent: 'support-bot', approval: terms.id, premises: {}, effect };
+      const effectId = a.gate.effectIdOf(draft);
+      return a.gate.submit({ ...draft, premises: await credits.readFacts(effectId, effect, CREDIT_FACTS, { timeoutMs: 2_000 }) });
+    };
+    expect(await decide('ticket-1')).toMatchObject({ outcome: 'COMMITTED' });
+    // Another agent, another request, the same incident: decided on the facts as they are now (1000 cents already).
+    const second = await decide('ticket-2');
+    expect(second).toMatchObject({ outcome: 'REFUSED:target_error' });
+    expect(await verifiedReceipt(a, second.effectId)).toMatchObject({ happened: false, refused: { code: 'REFUSED:target_error', reason: expect.stringContaining('already compensated') } });
+    const landed = (await world.stripe.customers.listBalanceTransactions(customer.id)).data;
+    expect(landed.map((transaction) => transaction.amount)).toEqual([-1_000]);
+  });
 });
+

@@ -162,9 +162,18 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * once per content, not once per event.
    */
   async function applyCredits(source: Observed['source'], eventId: string | null, eventType: string, customer: string, only: string | null = null): Promise<Applied[]> {
-    const effects = only === null ? await journal.effectsOn(`customer:${customer}`) : [only];
-    if (effects.length === 0 || !reader) return [];
+    const subject = `customer:${customer}`;
+    const effects = only === null ? await journal.effectsOn(subject) : [only];
+    // The subject lists committed effects only; a customer nothing was ever dispatched on is not read at all.
+    if (!reader || (effects.length === 0 && !(await journal.subjectKnown(subject)))) return [];
     const credits = await reader.creditsOf(customer);
+    if (only === null) {
+      // A balance credit names the effect that made it. One the journal settled without a landing (a send that reached
+      // Stripe after the effect was refused) is not among the committed, and only its metadata leads to it, as a
+      // refund's does: without it its late landing would never be recorded from customer.updated.
+      const named = new Set(credits.flatMap((credit) => (credit.objectType === 'customer_balance_transaction' && credit.effectId !== null && !effects.includes(credit.effectId) ? [credit.effectId] : [])));
+      for (const effectId of named) if ((await journal.partitionOf(effectId)) === subject) effects.push(effectId);
+    }
     const results: Applied[] = [];
     for (const effectId of effects) {
       const partition = await journal.partitionOf(effectId);

@@ -643,6 +643,11 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       return fields.filter((field) => field.startsWith('e:')).map((field) => field.slice(2));
     },
 
+    /** Whether anything was ever dispatched on a subject (or a cap set on it): its totals hash exists. */
+    async subjectKnown(partition: string): Promise<boolean> {
+      return (await redis.exists(keys.subject(partition))) === 1;
+    },
+
     async takeOver(partition: string, effectId: string, expected: { epoch: number; owner: string; nonce: string }, claimant: { owner: string; nonce: string; claimTtlMs: number }, reason: TakeOverReason): Promise<TakeOverReply> {
       return call<TakeOverReply>('take-over-1', [keys.state(partition, effectId)], [expected.epoch, expected.owner, expected.nonce, claimant.owner, claimant.nonce, claimant.claimTtlMs, reason]);
     },

@@ -33,4 +33,26 @@ describe('a late landing', () => {
     expect(alerts[0]).toMatchObject({ refund: refund.id, centsAtStake: 2_000 });
     expect(rig.warnings.some((line) => line.effectId === recorded.effectId && String(line.msg).includes('landed for an effect the journal had settled without it'))).toBe(true);
   });
+
+  it('a balance credit with the id of a credit effect settled without a landing is recorded from customer.updated, and flagged', async () => {
+    const customer = await rig.stripe.customers.create({ name: 'Subscriber' });
+    const terms = approvalTerms({ scope: `customer:${customer.id}`, capCents: 1_000 });
+    await rig.stores.approvals.grant(terms);
+    // Dispatched, and Stripe answered a definite no: the journal settles it without a landing.
+    await rig.sandbox.control.failNext({ path: `/v1/customers/${customer.id}/balance_transactions`, method: 'POST', status: 400, code: 'parameter_invalid_integer', message: 'Invalid integer.' });
+    const proposal = { requestId: `case-${randomBytes(4).toString('hex')}`, agent: 'support-bot', approval: terms.id, premises: { subscription_status: null, incident_compensation: 0 }, effect: { kind: 'credit', customer: customer.id, amount: 1_000, incident: 'INC-late' } };
+    const recorded = await rig.effects.propose(proposal);
+    expect(await rig.effects.waitFor(recorded.effectId, 15_000)).toMatchObject({ outcome: 'REFUSED:target_error' });
+
+    // A credit carrying the effect's id reaches Stripe anyway (the first request landed after all); Stripe announces
+    // it only as customer.updated.
+    const credit = await rig.stripe.customers.createBalanceTransaction(customer.id, { amount: -1_000, currency: 'usd', metadata: { interlock_effect_id: recorded.effectId, interlock_incident: 'INC-late' } });
+    const verification = await rig.until(recorded.effectId, (v) => v.lateLanding !== null);
+    expect(verification.lateLanding).toMatchObject({ evidence: credit.id });
+    expect(verification).toMatchObject({ valid: true, happened: true, finalMoney: { status: 'returned' } });
+    await rig.sandbox.control.idle();
+    await rig.drained();
+    const alerts = (await rig.stores.alerts.list()).filter((alert) => alert.effectId === recorded.effectId);
+    expect(alerts.map((alert) => alert.kind)).toEqual(['late_landing']);
+  });
 });

@@ -43,7 +43,8 @@ export function alertsFor(verification: Verification): AlertDraft[] {
   if (verification.lateLanding) {
     alerts.push({
       kind: 'late_landing',
-      centsAtStake: refund?.amount ?? 0,
+      // A refund's own amount when its facts are in; a credit has none there, so the amount its send moved.
+      centsAtStake: refund?.amount ?? verification.lateLanding.cents ?? 0,
       refund: verification.lateLanding.evidence,
       disputes: [],
       sentence: `A send landed after the gate had settled the effect as ${verification.lateLanding.after ?? 'open'}: money moved that the answer did not report.`,

@@ -38,7 +38,8 @@ export type Verification = {
   recheckedAtRecovery: Checks | null;
   approvedBy: string | null;
   /** A landing reported by a sender that had lost its claim, after the journal settled otherwise (or while it was open). */
-  lateLanding: { evidence: string | null; after: string | null } | null;
+  /** A send that landed after the effect was settled otherwise; `cents` is what it moved (the effect's amount). */
+  lateLanding: { evidence: string | null; after: string | null; cents: number | null } | null;
   answer: MoneyStatus;
   /**
    * Whose word `answer` is: the gate's (from its own outcome), or a person's (an AMBIGUOUS effect a person resolved
@@ -397,7 +398,7 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
     evidence,
     recheckedAtRecovery,
     approvedBy,
-    lateLanding: lateEntry && lateEntry.after !== 'COMMITTED' ? { evidence: evidenceOf(null, lateEntry.entry.result), after: lateEntry.after } : null,
+    lateLanding: lateEntry && lateEntry.after !== 'COMMITTED' ? { evidence: evidenceOf(null, lateEntry.entry.result), after: lateEntry.after, cents: amount } : null,
     answer,
     answerFrom,
     operatorActions,

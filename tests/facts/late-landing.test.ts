@@ -54,5 +54,7 @@ describe('a late landing', () => {
     await rig.drained();
     const alerts = (await rig.stores.alerts.list()).filter((alert) => alert.effectId === recorded.effectId);
     expect(alerts.map((alert) => alert.kind)).toEqual(['late_landing']);
+    // The money at stake is the credit's, as a refund's is.
+    expect(alerts[0]).toMatchObject({ refund: credit.id, centsAtStake: 1_000 });
   });
 });

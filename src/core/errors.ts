@@ -57,6 +57,8 @@ export const ERROR_REGISTRY = {
   decision_invalid: { status: 502, retryable: false },
   // A bug: an invariant the code relies on did not hold.
   journal_write_refused: { status: 500, retryable: false },
+  /** An effect's chain in Redis disagrees with its own state (shorter, or another last entry): nothing is signed over it. */
+  journal_inconsistent: { status: 500, retryable: false },
   internal: { status: 500, retryable: false },
 } as const satisfies Record<string, { status: number; retryable: boolean }>;
 

@@ -84,6 +84,30 @@ export class JournalWriteError extends InterlockError {
   }
 }
 
+/**
+ * Raised instead of a receipt when an effect's chain disagrees with its state: every append writes both in one
+ * script, so a chain shorter than the state's count, or whose entry at that count is not the state's head, was cut
+ * or altered in Redis (or Redis lost writes). A receipt signed over it would call a chain valid that hides its end
+ * (a COMMITTED, a refund's failure, a dispute).
+ */
+export class JournalInconsistentError extends InterlockError {
+  constructor(effectIds: readonly string[]) {
+    const named = `${effectIds.slice(0, 5).join(', ')}${effectIds.length > 5 ? `, and ${effectIds.length - 5} more` : ''}`;
+    super('journal_inconsistent', `The journal of effect${effectIds.length === 1 ? '' : 's'} ${named} in Redis holds fewer entries than its state counts, or ends elsewhere than its head: it was cut or altered (or Redis lost writes), so no receipt is signed for it. Restore the journal from a backup of Redis, and compare it with receipts exported before.`);
+    this.name = 'JournalInconsistentError';
+  }
+}
+
+/**
+ * Whether a chain read after its state (`head`, `count` from the state hash, read first) is that state's: its entry at
+ * `count` is the head. It may hold more (an append landed between the two reads), never fewer.
+ */
+function chainMatchesState(entries: readonly Entry[], head: string | null, count: string | null): boolean {
+  const counted = Number(count ?? 0);
+  if (counted === 0) return entries.length === 0 || head === null;
+  return entries.length >= counted && entries[counted - 1]?.hash === head;
+}
+
 /** Where a batch goes: after `head` ('' for a new chain). */
 export type Place = { head: string };
 
@@ -720,20 +744,33 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     async receipt(effectId: string): Promise<Receipt | null> {
       const partition = await redis.hget(keys.effectPartitions, effectId);
       if (partition === null) return null;
-      const items = storedLines(await redis.get(keys.entries(partition, effectId)));
-      if (items.length === 0) return null;
-      return buildReceipt(effectId, fromStored(effectId, items), signingKey, await now());
+      // The state first, then the chain: an append between the two lengthens the chain, never shortens it.
+      const [head, count] = await redis.hmget(keys.state(partition, effectId), 'head', 'count');
+      const entries = fromStored(effectId, storedLines(await redis.get(keys.entries(partition, effectId))));
+      if (!chainMatchesState(entries, head ?? null, count ?? null)) throw new JournalInconsistentError([effectId]);
+      if (entries.length === 0) return null;
+      return buildReceipt(effectId, entries, signingKey, await now());
     },
 
     /** The receipts of many effects, exported together (their heads share signatures); null for an effect with none. */
     async receipts(effectIds: readonly string[]): Promise<(Receipt | null)[]> {
       if (effectIds.length === 0) return [];
       const partitions = await redis.hmget(keys.effectPartitions, ...effectIds);
+      // Each effect's state first, then its chain (as receipt() reads them).
+      const states = await Promise.all(effectIds.map((effectId, index) => {
+        const partition = partitions[index];
+        return partition === null || partition === undefined ? null : redis.hmget(keys.state(partition, effectId), 'head', 'count');
+      }));
       const texts = await Promise.all(effectIds.map((effectId, index) => {
         const partition = partitions[index];
         return partition === null || partition === undefined ? null : redis.get(keys.entries(partition, effectId));
       }));
       const chains = effectIds.map((effectId, index) => ({ effectId, entries: fromStored(effectId, storedLines(texts[index] ?? null)) }));
+      const inconsistent = chains.filter((chain, index) => {
+        const [head, count] = states[index] ?? [null, null];
+        return !chainMatchesState(chain.entries, head ?? null, count ?? null);
+      });
+      if (inconsistent.length > 0) throw new JournalInconsistentError(inconsistent.map((chain) => chain.effectId));
       const found = chains.filter((chain) => chain.entries.length > 0);
       const built = new Map(buildReceipts(found, signingKey, await now()).map((receipt) => [receipt.effectId, receipt]));
       return effectIds.map((effectId) => built.get(effectId) ?? null);

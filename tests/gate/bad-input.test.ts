@@ -1,23 +1,19 @@
 // Bad input gets a clear error and loses nothing: no entry, no index, no claim.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { effectIdFor } from '../../src/core/effect-id.js';
 import { ProposalError } from '../../src/core/proposal.js';
-import { createWorld, refundProposal, type TestNode, type World } from '../support/harness.js';
+import { refundProposal, worldWithNode, type TestNode, type World } from '../support/harness.js';
 
 describe('bad input', () => {
   let world: World;
   let node: TestNode;
   let redis: Redis;
+  let close: () => Promise<void>;
   beforeAll(async () => {
-    world = await createWorld();
-    node = await world.node();
-    redis = new Redis(world.config.redisUrl);
+    ({ world, node, redis, close } = await worldWithNode());
   });
-  afterAll(async () => {
-    await redis.quit();
-    await world.close();
-  });
+  afterAll(() => close());
 
   it('refuses a proposal without an approval with an error naming the field, writing nothing', async () => {
     const proposal: Record<string, unknown> = { ...refundProposal({ approval: 'ap_x' }) };

@@ -5,14 +5,14 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/core/json.js';
 import { ProposalError } from '../../src/core/proposal.js';
 import { quickShape, receiptSchema } from '../../src/core/receipt-schema.js';
 import { verify } from '../../src/core/verify.js';
 import { runCli, tempDir } from '../cli/run-cli.js';
-import { createWorld, refundProposal, type TestNode, type World } from '../support/harness.js';
+import { createWorld, refundProposal, worldWithNode, type TestNode, type World } from '../support/harness.js';
 
 let deep: unknown = 0;
 for (let level = 0; level < 40; level += 1) deep = { deeper: deep };
@@ -55,15 +55,11 @@ describe('hostile proposals', () => {
   let world: World;
   let node: TestNode;
   let redis: Redis;
+  let close: () => Promise<void>;
   beforeAll(async () => {
-    world = await createWorld();
-    node = await world.node();
-    redis = new Redis(world.config.redisUrl);
+    ({ world, node, redis, close } = await worldWithNode());
   });
-  afterAll(async () => {
-    await redis.quit();
-    await world.close();
-  });
+  afterAll(() => close());
 
   it('refuses every hostile field with a ProposalError that names it, and writes nothing at all', async () => {
     await fc.assert(

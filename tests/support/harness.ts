@@ -90,6 +90,25 @@ export async function createWorld(options: { target?: Partial<MemoryTargetOption
   };
 }
 
+/**
+ * A world with one node, and a Redis connection of the test's own to look into (or tamper with) what the node wrote;
+ * `close` ends the connection and then the world.
+ */
+export async function worldWithNode(): Promise<{ world: World; node: TestNode; redis: Redis; close(): Promise<void> }> {
+  const world = await createWorld();
+  const node = await world.node();
+  const redis = new Redis(world.config.redisUrl);
+  return {
+    world,
+    node,
+    redis,
+    async close() {
+      await redis.quit();
+      await world.close();
+    },
+  };
+}
+
 export function approvalTerms(overrides: Partial<ApprovalTerms> = {}): ApprovalTerms {
   return { id: `ap_${randomBytes(4).toString('hex')}`, approver: 'dana@support', capCents: 5_000, expiresAt: Date.now() + 3_600_000, maxUses: 5, scope: 'payment:pi_1', ...overrides };
 }

@@ -248,6 +248,9 @@ function urlOf(server: Server): string {
   return `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
 }
 
+/** How long after a stopping signal the same signal is taken as that stop again (npm forwarding Ctrl-C), in ms. */
+const SAME_STOP_MS = 1_000;
+
 /** How long requests in progress may run once the service stops; then the connections still open are cut. */
 const HTTP_DRAIN_MS = 5_000;
 
@@ -392,7 +395,8 @@ function tryCommands(stripeApiBase: string | null, sandbox: boolean): string[] {
 
 /**
  * Runs until SIGTERM or SIGINT. The first signal stops taking work and waits for sends in progress (each ends
- * within its send deadline) before closing; a second signal exits at once, and recovery settles what was left.
+ * within its send deadline) before closing; a second signal exits at once, and recovery settles what was left (one
+ * within SAME_STOP_MS of the first is the same stop, delivered twice).
  * A stop still running past the send deadline plus STOP_MARGIN_MS is waiting on something that will not answer (a
  * Redis that hangs holds every close that needs it): the process says what it was closing and exits with 1, as a
  * second signal would.
@@ -433,12 +437,20 @@ async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boo
   announce(config, service, embedded, registered);
   await new Promise<void>((resolve) => {
     let stopping = false;
+    let echoes = false;
     const onSignal = (signal: NodeJS.Signals) => {
+      // Ctrl-C reaches every process of the terminal's group, and `npm start` forwards the one it got to this
+      // process too: a signal that soon after the first is that same stop, not a second one.
+      if (echoes) return;
       if (stopping) {
         logger.warn({ signal }, 'second signal: exiting now; recovery settles what was in flight');
         process.exit(130);
       }
       stopping = true;
+      echoes = true;
+      setTimeout(() => {
+        echoes = false;
+      }, SAME_STOP_MS).unref();
       const boundMs = config.sendTimeoutMs + STOP_MARGIN_MS;
       logger.info({ signal, boundMs }, 'stopping: no new jobs; sends in progress finish within their deadline');
       // Unref'd: a stop that ends, and leaves nothing open, ends the process before it fires.

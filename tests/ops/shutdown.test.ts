@@ -2,14 +2,17 @@
 // keep-alive pool that never goes idle. server.close() alone waits for every such connection (up to Node's
 // 300 s request timeout); the service drains for a few seconds, then cuts what is still open. A webhook cut this
 // way was never answered, so Stripe delivers it again.
+// Ctrl-C on `npm start` reaches the service twice (the terminal's group, then npm forwarding it): one stop.
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { spawnWorker } from '../pipeline/pipeline-support.js';
 
+const REPO = new URL('../../', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'interlock-shutdown-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -40,5 +43,30 @@ it('SIGTERM ends serve within seconds while a client holds a webhook request ope
     expect(Date.now() - stoppedAt).toBeLessThan(15_000);
   } finally {
     await worker.stop(1_000);
+  }
+}, 90_000);
+
+it('Ctrl-C on npm start (SIGINT to the whole process group, which npm forwards again) is one stop, not a second signal', async () => {
+  const data = mkdtempSync(join(tmpdir(), 'interlock-ctrl-c-'));
+  let out = '';
+  // Its own process group, as a terminal's foreground job: Ctrl-C signals npm, the service and its redis-server.
+  const npm = spawn('npm', ['start'], { cwd: REPO, env: { PATH: process.env.PATH ?? '', HOME: data, INTERLOCK_DATA_DIR: data, INTERLOCK_PORT: '0' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  npm.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  npm.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+  try {
+    const giveUp = Date.now() + 60_000;
+    while (!out.includes('is running') && npm.exitCode === null && Date.now() < giveUp) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(out).toContain('is running');
+    process.kill(-(npm.pid ?? 0), 'SIGINT');
+    const code = await Promise.race([exited, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 20_000))]);
+    expect(out).not.toContain('second signal');
+    expect(out).toContain('"msg":"stopped"');
+    expect(code).toBe(0);
+  } finally {
+    if (npm.exitCode === null && npm.pid !== undefined) process.kill(-npm.pid, 'SIGKILL');
+    const pidFile = join(data, 'redis', 'redis.pid');
+    if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
+    rmSync(data, { recursive: true, force: true });
   }
 }, 90_000);

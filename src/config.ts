@@ -55,6 +55,9 @@ const schema = z.object({
     .optional(),
 });
 
+/** Every variable loadConfig reads, each a row of the README's configuration table. */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(schema.shape);
+
 export type Config = {
   redisUrl: string;
   redisCluster: boolean;

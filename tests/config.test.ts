@@ -1,7 +1,9 @@
 // loadConfig refuses inconsistent timing at start, with a ConfigError that names each broken rule and the
 // environment variables an operator has to change (issue 6, item 15).
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../src/config.js';
+import { deciderEnvSchema } from '../src/decider/config.js';
 import { TRANSIENT_RETRY } from '../queues/effects.js';
 
 function refusal(env: Record<string, string>): ConfigError {
@@ -15,6 +17,14 @@ function refusal(env: Record<string, string>): ConfigError {
 }
 
 describe('loadConfig', () => {
+  it('every variable it (or the decider\'s config) reads is a row of the README\'s configuration table', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('\n## Configuration\n'), readme.indexOf('\n## Redis\n'));
+    const rows = section.split('\n').filter((line) => line.startsWith('| `'));
+    const listed = new Set(rows.flatMap((row) => [...(row.split(' | ')[0] ?? '').matchAll(/`([A-Z_]+)`/g)].map((match) => match[1])));
+    expect([...CONFIG_VARIABLES, ...Object.keys(deciderEnvSchema.shape)].filter((variable) => !listed.has(variable))).toEqual([]);
+  });
+
   it('starts from defaults that meet every timing rule, with a durability re-check every 5 s', () => {
     expect(loadConfig({})).toMatchObject({ heartbeatMs: 1_000, heartbeatTtlMs: 4_000, claimTtlMs: 45_000, sendTimeoutMs: 30_000, settleMarginMs: 10_000, dedupMarginMs: 3_600_000, durabilityCheckMs: 5_000 });
     expect(loadConfig({ INTERLOCK_DURABILITY_CHECK_MS: '250' }).durabilityCheckMs).toBe(250);

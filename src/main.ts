@@ -324,7 +324,7 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
   return { config: resolved, embedded: { redis, sandbox, close } };
 }
 
-type ServiceFacts = { pid?: unknown; redis_url?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown };
+type ServiceFacts = { pid?: unknown; redis_url?: unknown; key_prefix?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown };
 
 /** A service.json as its writer left it; null when there is none or it cannot be read. */
 function readServiceFile(file: string): ServiceFacts | null {
@@ -501,7 +501,10 @@ function announce(config: Config, service: Service, embedded: Embedded, register
     webhook_secret: sandbox || registered !== null ? (config.stripeWebhookSecrets[0] ?? null) : null,
     stripe_api_base: config.stripeApiBase,
     stripe_secret_key: sandbox ? SANDBOX_KEY : null,
-    redis_url: embedded.redis === null ? null : config.redisUrl,
+    // The Redis and key prefix every command must use to reach this service, its private Redis or the one it was
+    // given (the file is 0600, beside the tokens and the signing key).
+    redis_url: config.redisUrl,
+    key_prefix: config.keyPrefix,
     tokens,
     try: commands,
   };
@@ -536,7 +539,7 @@ function announce(config: Config, service: Service, embedded: Embedded, register
 
 /**
  * Commands find a running `npm start` through <dataDir>/service.json when REDIS_URL or STRIPE_SECRET_KEY are
- * unset: its private Redis and its sandbox. A second `serve` joins it only while it runs (e.g. one more worker).
+ * unset: its Redis (private or given) with its key prefix, and its sandbox. A second `serve` joins it only while it runs (e.g. one more worker).
  */
 function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: boolean }): void {
   // As loadConfig reads it: an empty value is unset, so the command finds the service `serve` started with it.
@@ -548,6 +551,7 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
   if (options.onlyWhileRunning && !running) return;
   if ((env.REDIS_URL ?? '') === '' && typeof facts.redis_url === 'string') {
     env.REDIS_URL = facts.redis_url;
+    if ((env.INTERLOCK_KEY_PREFIX ?? '') === '' && typeof facts.key_prefix === 'string') env.INTERLOCK_KEY_PREFIX = facts.key_prefix;
     redisUrlFromService({ file, pid: typeof facts.pid === 'number' ? facts.pid : null, running });
   }
   if ((env.STRIPE_SECRET_KEY ?? '') === '' && typeof facts.stripe_secret_key === 'string' && typeof facts.stripe_api_base === 'string') {

@@ -5,6 +5,7 @@
 // no processor of its own is running, and does their work itself (effects.ts, facts.ts say why that is safe there).
 import { Queue, type Job } from 'bullmq';
 import { closeConnection, type Stores } from '../src/interlock.js';
+import { logWorkerErrors } from './worker-errors.js';
 
 type Connection = ReturnType<Stores['queueConnection']>;
 
@@ -15,6 +16,7 @@ export const ACTIVE_JOBS_LISTED = 1_000;
 export async function activeJobs<T>(stores: Stores, queueName: string): Promise<Job<T>[]> {
   const connection = stores.queueConnection();
   const queue = new Queue<T>(queueName, { connection, ...stores.bullmq });
+  logWorkerErrors(queue, stores.logger, `${queueName} queue error`);
   try {
     return await queue.getActive(0, ACTIVE_JOBS_LISTED - 1);
   } finally {

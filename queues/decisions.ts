@@ -70,6 +70,7 @@ export function caseEffectId(caseId: string): string {
 export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOptions = {}) {
   const connection = stores.queueConnection();
   const queue = new Queue<DecisionJob>(stores.queues.decisions, { connection, ...stores.bullmq });
+  logWorkerErrors(queue, stores.logger, 'decisions queue error');
   const events = jobEvents(stores, stores.queues.decisions);
 
   /**

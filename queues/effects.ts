@@ -26,6 +26,7 @@ export type EffectsQueueOptions = {
 export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions = {}) {
   const connection = stores.queueConnection();
   const queue = new Queue<EffectJob, EffectAnswer>(stores.queues.effects, { connection, ...stores.bullmq });
+  logWorkerErrors(queue, stores.logger, 'effects queue error');
   const record = createProposalRecorder(stores);
   // The queue's event stream, subscribed before any job is looked at, so no completion can slip between.
   const events = jobEvents(stores, stores.queues.effects);

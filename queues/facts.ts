@@ -51,6 +51,7 @@ export function createFactsQueue(stores: Stores) {
   // Every webhook request adds through this one connection; the adds coalesce themselves (below).
   const connection = stores.queueConnection();
   const queue = new Queue<StripeEvent>(stores.queues.facts, { connection, ...stores.bullmq });
+  logWorkerErrors(queue, stores.logger, 'facts queue error');
   /**
    * The events of one event-loop turn are queued together, at most MAX_BATCH at a time: one command that tells
    * which of their jobs exist, then one addBulk, both on this connection, so Redis answers the check before it runs

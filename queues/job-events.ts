@@ -3,6 +3,7 @@
 // before it asks the store, so no completion can slip between the question and the subscription.
 import { QueueEvents } from 'bullmq';
 import type { Stores } from '../src/interlock.js';
+import { logWorkerErrors } from './worker-errors.js';
 
 export type JobEvents = {
   /** The stream, opened on first use. */
@@ -19,6 +20,7 @@ export function jobEvents(stores: Stores, queueName: string): JobEvents {
       ready ??= (async () => {
         connection = stores.queueConnection();
         events = new QueueEvents(queueName, { connection, prefix: stores.queues.prefix });
+        logWorkerErrors(events, stores.logger, `${queueName} queue events error`);
         await events.waitUntilReady();
         return events;
       })();

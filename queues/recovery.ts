@@ -19,6 +19,7 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
   const { logger } = stores;
   const connection = stores.queueConnection();
   const queue = new Queue(stores.queues.recovery, { connection, ...stores.bullmq });
+  logWorkerErrors(queue, logger, 'recovery queue error');
   const workerConnection = stores.queueConnection();
   let closed = false;
 

@@ -434,6 +434,7 @@ async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boo
     throw error;
   }
   const { logger } = service.stores;
+  embedded.redis?.onExit((sentence) => logger.error(sentence));
   announce(config, service, embedded, registered);
   await new Promise<void>((resolve) => {
     let stopping = false;

@@ -10,7 +10,14 @@ import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { InterlockError } from '../core/errors.js';
 
-export type PrivateRedis = { url: string; dir: string; pid: number; stop(): Promise<void> };
+export type PrivateRedis = {
+  url: string;
+  dir: string;
+  pid: number;
+  /** Calls `listener` once with a sentence for the operator if the server exits on its own (killed, crashed), not by stop(). */
+  onExit(listener: (sentence: string) => void): void;
+  stop(): Promise<void>;
+};
 
 /** The command that starts it, for logs and for operators who want the same Redis by hand. */
 export function privateRedisArgs(dir: string, port: number): string[] {
@@ -161,9 +168,17 @@ async function startLocked(binary: string, dir: string, dataDir: string, options
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   let exited: number | null = null;
+  let stopping = false;
+  let died: string | null = null;
+  const exitListeners: ((sentence: string) => void)[] = [];
   const exit = new Promise<void>((resolveExit) => {
     child.once('exit', (code, signal) => {
       exited = code ?? (signal === null ? 0 : 1);
+      if (!stopping) {
+        // The service's connections retry this address for ever and only say the connection was refused: say why.
+        died = `The private redis-server (pid ${child.pid ?? 0}) in ${dir} exited (${signal ?? `code ${code ?? 0}`}) while the service ran: nothing can be recorded or sent until Redis runs again. Stop the service (Ctrl-C) and run \`npm start\` again: the journal is on disk there and comes back with it.${tail.length === 0 ? '' : ` Its last lines: ${tail.slice(-3).join(' | ')}`}`;
+        for (const listener of exitListeners.splice(0)) listener(died);
+      }
       resolveExit();
     });
   });
@@ -193,7 +208,12 @@ async function startLocked(binary: string, dir: string, dataDir: string, options
     url,
     dir,
     pid: child.pid ?? 0,
+    onExit(listener) {
+      if (died !== null) listener(died);
+      else if (exited === null) exitListeners.push(listener);
+    },
     async stop() {
+      stopping = true;
       if (exited === null) {
         // SIGTERM: Redis fsyncs the append-only file and exits.
         child.kill('SIGTERM');

@@ -73,3 +73,28 @@ describe('a private redis-server left running by a killed serve', () => {
     expect(String((both.find((one) => one.status === 'rejected') as PromiseRejectedResult).reason)).toMatch(/is starting or running the private Redis/);
   });
 });
+
+describe('a private redis-server that dies while the service runs', () => {
+  it('is reported once, saying how it ended, that nothing can be recorded, and to start again; a stop is not reported', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'interlock-private-died-'));
+    dirs.push(dataDir);
+    const redis = await startPrivateRedis(dataDir);
+    started.push(redis);
+    const reports: string[] = [];
+    redis.onExit((sentence) => reports.push(sentence));
+    process.kill(redis.pid, 'SIGKILL');
+    const giveUp = Date.now() + 5_000;
+    while (reports.length === 0 && Date.now() < giveUp) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).toContain(`The private redis-server (pid ${redis.pid}) in ${redis.dir} exited (SIGKILL) while the service ran`);
+    expect(reports[0]).toContain('nothing can be recorded or sent');
+    expect(reports[0]).toContain('`npm start`');
+
+    const calm = await startPrivateRedis(mkdtempSync(join(tmpdir(), 'interlock-private-calm-')));
+    dirs.push(join(calm.dir, '..'));
+    const none: string[] = [];
+    calm.onExit((sentence) => none.push(sentence));
+    await calm.stop();
+    expect(none).toEqual([]);
+  });
+});

@@ -155,7 +155,15 @@ async function startLocked(binary: string, dir: string, dataDir: string, options
     throw new InterlockError('invalid_config', `Another redis-server (pid ${owner}) already serves the private Redis in ${dir}, started by another \`interlock serve\` with this data directory. Set REDIS_URL to share it (its address is in ${join(dataDir, 'service.json')}), or give this process its own INTERLOCK_DATA_DIR.`);
   }
   const port = await freePort();
-  const child: ChildProcess = spawn(binary, privateRedisArgs(dir, port), { stdio: ['ignore', 'pipe', 'pipe'] });
+  // In a process group of its own: Ctrl-C signals the terminal's whole group, and Redis would stop at once while the
+  // service is still draining (a send in progress could then not record its end). The service stops it after the
+  // drain, and a service that exits without stopping it (a second signal, a stop that overran) ends it on the way out.
+  const child: ChildProcess = spawn(binary, privateRedisArgs(dir, port), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const endWithProcess = () => {
+    // SIGTERM: Redis fsyncs the append-only file and exits, after this process has gone.
+    if (exited === null) child.kill('SIGTERM');
+  };
+  process.once('exit', endWithProcess);
   const tail: string[] = [];
   const keep = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) {
@@ -174,6 +182,7 @@ async function startLocked(binary: string, dir: string, dataDir: string, options
   const exit = new Promise<void>((resolveExit) => {
     child.once('exit', (code, signal) => {
       exited = code ?? (signal === null ? 0 : 1);
+      process.removeListener('exit', endWithProcess);
       if (!stopping) {
         // The service's connections retry this address for ever and only say the connection was refused: say why.
         died = `The private redis-server (pid ${child.pid ?? 0}) in ${dir} exited (${signal ?? `code ${code ?? 0}`}) while the service ran: nothing can be recorded or sent until Redis runs again. Stop the service (Ctrl-C) and run \`npm start\` again: the journal is on disk there and comes back with it.${tail.length === 0 ? '' : ` Its last lines: ${tail.slice(-3).join(' | ')}`}`;

@@ -4,11 +4,13 @@
 // the same file, keeping what was written. Without that address, or with one that serves something else, the start is
 // refused as before and nothing else is touched: two servers on one append-only file would corrupt it. Two starts at
 // the same moment take the directory's start lock, which only one gets.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startPrivateRedis, type PrivateRedis } from '../../src/redis/private-server.js';
 
@@ -96,5 +98,43 @@ describe('a private redis-server that dies while the service runs', () => {
     calm.onExit((sentence) => none.push(sentence));
     await calm.stop();
     expect(none).toEqual([]);
+  });
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('Ctrl-C on a service holding its private redis-server', () => {
+  it('does not stop the server while the service drains; a service that then exits at once ends it on the way out', { timeout: 30_000 }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'interlock-private-'));
+    dirs.push(dataDir);
+    // The holder leads a process group, as a terminal's foreground job does.
+    const holder = spawn(process.execPath, ['--import', 'tsx', 'tests/support/private-redis-holder.ts', dataDir], { detached: true, stdio: ['pipe', 'pipe', 'inherit'] });
+    const lines = createInterface({ input: holder.stdout });
+    const [first] = (await once(lines, 'line')) as [string];
+    const pid = Number(first);
+    try {
+      expect(alive(pid)).toBe(true);
+      // Ctrl-C: the terminal signals every process of its foreground group.
+      process.kill(-(holder.pid ?? 0), 'SIGINT');
+      expect((await once(lines, 'line'))[0]).toBe('draining');
+      await new Promise((wait) => setTimeout(wait, 500));
+      expect(alive(pid)).toBe(true);
+      // A second Ctrl-C: the service exits without stopping Redis itself.
+      holder.stdin.write('exit\n');
+      await once(holder, 'exit');
+      const deadline = Date.now() + 10_000;
+      while (alive(pid) && Date.now() < deadline) await new Promise((wait) => setTimeout(wait, 50));
+      expect(alive(pid)).toBe(false);
+    } finally {
+      if (alive(pid)) process.kill(pid, 'SIGKILL');
+      if (holder.exitCode === null) holder.kill('SIGKILL');
+    }
   });
 });

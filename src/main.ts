@@ -48,7 +48,7 @@ import type { StripeLinks } from '../webhooks/app.js';
 import { loadOrCreateLocalTokens, loadTokenRegistry, localToken, type TokenRegistry } from '../webhooks/api/tokens.js';
 import { addSandboxCommand } from '../sandbox/cli.js';
 import type { Sandbox } from '../sandbox/index.js';
-import { freePort, startPrivateRedis, type PrivateRedis } from './redis/private-server.js';
+import { freePort, processRuns, startPrivateRedis, type PrivateRedis } from './redis/private-server.js';
 
 /**
  * The outer layers (queues/, webhooks/, express), loaded by the commands that run them: express, bull-board,
@@ -345,15 +345,6 @@ function runningWriter(facts: ServiceFacts | null): number | null {
 function writerRuns(file: string): boolean {
   const pid = runningWriter(readServiceFile(file));
   return pid !== null && pid !== process.pid;
-}
-
-function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function portIsFree(host: string, port: number): Promise<boolean> {

@@ -32,11 +32,16 @@ function livePid(file: string): number | null {
     return null;
   }
   if (!Number.isSafeInteger(pid) || pid <= 0) return null;
+  return processRuns(pid) ? pid : null;
+}
+
+/** Whether a process with this pid runs (signal 0 checks, sends nothing). */
+export function processRuns(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return pid;
+    return true;
   } catch {
-    return null;
+    return false;
   }
 }
 
@@ -117,11 +122,7 @@ async function stopOrphan(url: string, dir: string, pid: number): Promise<boolea
   }
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return true;
-    }
+    if (!processRuns(pid)) return true;
     await new Promise((wait) => setTimeout(wait, 50));
   }
   return false;

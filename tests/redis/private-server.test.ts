@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startPrivateRedis, type PrivateRedis } from '../../src/redis/private-server.js';
+import { processRuns, startPrivateRedis, type PrivateRedis } from '../../src/redis/private-server.js';
 
 const started: PrivateRedis[] = [];
 const dirs: string[] = [];
@@ -101,15 +101,6 @@ describe('a private redis-server that dies while the service runs', () => {
   });
 });
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe('Ctrl-C on a service holding its private redis-server', () => {
   it('does not stop the server while the service drains; a service that then exits at once ends it on the way out', { timeout: 30_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'interlock-private-'));
@@ -120,20 +111,20 @@ describe('Ctrl-C on a service holding its private redis-server', () => {
     const [first] = (await once(lines, 'line')) as [string];
     const pid = Number(first);
     try {
-      expect(alive(pid)).toBe(true);
+      expect(processRuns(pid)).toBe(true);
       // Ctrl-C: the terminal signals every process of its foreground group.
       process.kill(-(holder.pid ?? 0), 'SIGINT');
       expect((await once(lines, 'line'))[0]).toBe('draining');
       await new Promise((wait) => setTimeout(wait, 500));
-      expect(alive(pid)).toBe(true);
+      expect(processRuns(pid)).toBe(true);
       // A second Ctrl-C: the service exits without stopping Redis itself.
       holder.stdin.write('exit\n');
       await once(holder, 'exit');
       const deadline = Date.now() + 10_000;
-      while (alive(pid) && Date.now() < deadline) await new Promise((wait) => setTimeout(wait, 50));
-      expect(alive(pid)).toBe(false);
+      while (processRuns(pid) && Date.now() < deadline) await new Promise((wait) => setTimeout(wait, 50));
+      expect(processRuns(pid)).toBe(false);
     } finally {
-      if (alive(pid)) process.kill(pid, 'SIGKILL');
+      if (processRuns(pid)) process.kill(pid, 'SIGKILL');
       if (holder.exitCode === null) holder.kill('SIGKILL');
     }
   });

@@ -34,7 +34,7 @@ import type { Json, JsonObject } from '../core/json.js';
 import { Rejected, SendFenced, type ReadContext, type SendContext, type Target } from '../core/target.js';
 import { DEFAULT_SEND_TIMEOUT_MS, listAll, readBudget, readCall, sendCall, type ReadBudget } from './calls.js';
 import type { StripeClient } from './client.js';
-import { EFFECT_ID_KEY, INCIDENT_KEY, effectMetadata } from './metadata.js';
+import { EFFECT_ID_KEY, INCIDENT_KEY, effectMetadata, findOwn } from './metadata.js';
 import { balanceCreditSummary, wasReplayed } from './summaries.js';
 
 export const CREDIT_FACTS = ['subscription_status', 'incident_compensation'] as const;
@@ -143,7 +143,7 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
     },
 
     async query(effectId, effect, context: ReadContext) {
-      const { customer } = creditOf(effect);
+      const { customer, amount } = creditOf(effect);
       let transactions: Stripe.CustomerBalanceTransaction[];
       try {
         transactions = await balanceTransactions(customer, readBudget(context.timeoutMs));
@@ -151,8 +151,11 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
         if (missing(error)) return null;
         throw error;
       }
-      const own = transactions.find((transaction) => transaction.metadata?.[EFFECT_ID_KEY] === effectId);
-      return own === undefined ? null : balanceCreditSummary(own);
+      const found = findOwn(transactions, effectId, (transaction) => transaction.amount === -amount);
+      if (found === null) return null;
+      const summary: JsonObject = balanceCreditSummary(found.own);
+      if (found.others.length > 0) summary.others_with_effect_id = found.others;
+      return summary;
     },
 
     async readFacts(effectId, effect, names, context: ReadContext) {

@@ -28,7 +28,7 @@ import type { Json, JsonObject } from '../core/json.js';
 import { Rejected, SendFenced, type ReadContext, type SendContext, type Target } from '../core/target.js';
 import { DEFAULT_SEND_TIMEOUT_MS, listAll, readBudget, readCall, sendCall, type ReadBudget } from './calls.js';
 import type { StripeClient } from './client.js';
-import { EFFECT_ID_KEY, effectMetadata } from './metadata.js';
+import { EFFECT_ID_KEY, effectMetadata, findOwn } from './metadata.js';
 import { isChargeback, refundSummary, wasReplayed } from './summaries.js';
 
 export const REFUND_FACTS = ['chargebacks', 'refunded_by_others', 'refundable', 'charge_status'] as const;
@@ -187,7 +187,7 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
     },
 
     async query(effectId, effect, context: ReadContext) {
-      const { paymentIntent } = refundOf(effect);
+      const { paymentIntent, amount } = refundOf(effect);
       let refunds: Stripe.Refund[];
       try {
         refunds = await listAll(client, readBudget(context.timeoutMs), `GET /v1/refunds?payment_intent=${paymentIntent}`, (sdk, cursor, o) => sdk.refunds.list({ payment_intent: paymentIntent, ...cursor }, o), paging);
@@ -195,8 +195,11 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
         if (missing(error)) return null;
         throw error;
       }
-      const own = refunds.find((item) => item.metadata?.[EFFECT_ID_KEY] === effectId);
-      return own === undefined ? null : refundSummary(own);
+      const found = findOwn(refunds, effectId, (item) => item.amount === amount);
+      if (found === null) return null;
+      const summary: JsonObject = refundSummary(found.own);
+      if (found.others.length > 0) summary.others_with_effect_id = found.others;
+      return summary;
     },
 
     async readFacts(effectId, effect, names, context: ReadContext) {

@@ -163,6 +163,18 @@ describe('apply and query: the credit, keyed and tagged with the effect and the 
     expect(await callsSince(world.sandbox, since)).toHaveLength(3);
     expect(await paged.query(effectIdFor('never sent'), credit(customer), READ)).toBeNull();
   });
+
+  it('returns the credit that matches the effect when several balance transactions carry its id (the oldest of equals) and names the others', async () => {
+    const { customer } = await subscriber();
+    const effectId = effectIdFor('tagged twice');
+    const tagged = (amount: number) => world.stripe.customers.createBalanceTransaction(customer, { amount, currency: 'usd', metadata: { interlock_effect_id: effectId } });
+    const own = await tagged(-1_000);
+    const smaller = await tagged(-300);
+    const copy = await tagged(-1_000);
+    expect(await target.query(effectId, credit(customer, 1_000), READ)).toMatchObject({ id: own.id, amount: -1_000, others_with_effect_id: [copy.id, smaller.id] });
+    expect(await target.query(effectId, credit(customer, 300), READ)).toMatchObject({ id: smaller.id, amount: -300, others_with_effect_id: [copy.id, own.id] });
+    expect(await target.query(effectId, credit(customer, 700), READ)).toBeNull();
+  });
 });
 
 describe('Stripe calls per premise check and send', () => {

@@ -180,6 +180,24 @@ describe('query: the refund this effect made, found by its metadata', () => {
     expect(await callsSince(world.sandbox, since)).toEqual(['GET /v1/refunds', 'GET /v1/refunds', 'GET /v1/refunds']);
     expect(await paged.query(effectIdFor('never sent'), refund(paymentIntent, 500), READ)).toBeNull();
   });
+
+  it('returns the refund that matches the effect when several carry its id (the oldest of equals) and names the others', async () => {
+    const { paymentIntent } = await pay(world.stripe);
+    const effectId = effectIdFor('tagged twice');
+    const tagged = (amount: number) => world.stripe.refunds.create({ payment_intent: paymentIntent, amount, metadata: { interlock_effect_id: effectId } });
+    // A second deployment on the account, or a refund copied by hand: 2000 first, then 500 and another 2000.
+    const own = await tagged(2_000);
+    const smaller = await tagged(500);
+    const copy = await tagged(2_000);
+    expect(await target.query(effectId, refund(paymentIntent, 2_000), READ)).toMatchObject({ id: own.id, amount: 2_000, others_with_effect_id: [copy.id, smaller.id] });
+    expect(await target.query(effectId, refund(paymentIntent, 500), READ)).toMatchObject({ id: smaller.id, amount: 500, others_with_effect_id: [copy.id, own.id] });
+    // None of the right amount: nothing this effect sent landed.
+    expect(await target.query(effectId, refund(paymentIntent, 700), READ)).toBeNull();
+    // One refund with the id: the summary alone, as apply returned it.
+    const alone = effectIdFor('alone');
+    const single = await target.apply(alone, refund(paymentIntent, 100), sendContext());
+    expect(await target.query(alone, refund(paymentIntent, 100), READ)).toEqual(single);
+  });
 });
 
 describe('Stripe calls per premise check and send', () => {

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { InterlockError } from './core/errors.js';
 import { STRIPE_DEDUP_WINDOW_MS, timingProblems, type TimingSetting } from './core/timing.js';
+import { readApiBase, readStripeKey, stripeSettingOf } from './stripe/settings.js';
 
 const flag = z.enum(['0', '1', 'true', 'false', 'yes', 'no']).transform((value) => value === '1' || value === 'true' || value === 'yes');
 const ms = z.coerce.number().int().positive();
@@ -30,8 +31,9 @@ const schema = z.object({
   // A Redis that is merely busy (an fsync, a slow script) must not fail every command: at least 100 ms.
   INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: ms.min(100, 'must be at least 100 ms: shorter would fail commands of a Redis that is only busy').default(5_000),
   INTERLOCK_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_[A-Za-z0-9]+$/, 'must be a Stripe secret or restricted key (sk_test_… or rk_test_…)').optional(),
-  STRIPE_API_BASE: z.string().url().optional(),
+  // Both read as the Stripe client reads them (src/stripe/settings.ts), after the schema: see loadConfig.
+  STRIPE_SECRET_KEY: z.string().optional(),
+  STRIPE_API_BASE: z.string().optional(),
   STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_[A-Za-z0-9+/=]+(,whsec_[A-Za-z0-9+/=]+)*$/, 'must be one or more whsec_… secrets, comma-separated').optional(),
   INTERLOCK_ALLOW_LIVE: flag.default(false),
   INTERLOCK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(16),
@@ -193,8 +195,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisWaitMs: c.INTERLOCK_REDIS_WAIT_MS,
     redisCommandTimeoutMs: c.INTERLOCK_REDIS_COMMAND_TIMEOUT_MS,
     logLevel: c.INTERLOCK_LOG_LEVEL,
-    stripeSecretKey: c.STRIPE_SECRET_KEY ?? null,
-    stripeApiBase: c.STRIPE_API_BASE ?? null,
+    stripeSecretKey: stripeSettingOf(c.STRIPE_SECRET_KEY),
+    stripeApiBase: stripeSettingOf(c.STRIPE_API_BASE),
     stripeWebhookSecrets: c.STRIPE_WEBHOOK_SECRET?.split(',') ?? [],
     allowLive: c.INTERLOCK_ALLOW_LIVE,
     concurrency: c.INTERLOCK_CONCURRENCY,
@@ -217,8 +219,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (config.redisMinReplicas > 0 && config.redisWaitMs >= config.redisCommandTimeoutMs) {
     throw new ConfigError(`INTERLOCK_REDIS_WAIT_MS (${config.redisWaitMs}) must be shorter than INTERLOCK_REDIS_COMMAND_TIMEOUT_MS (${config.redisCommandTimeoutMs}): the wait for replicas is itself a Redis command, and it would time out before Redis answered it. Lower the first or raise the second.`);
   }
-  if (config.stripeSecretKey?.includes('_live_') && !config.allowLive) {
-    throw new ConfigError('STRIPE_SECRET_KEY is a live key, and this service refuses to move real money unless INTERLOCK_ALLOW_LIVE=1 is set. Use a test key (sk_test_…), or set INTERLOCK_ALLOW_LIVE=1 if you mean it.');
+  // The client's own checks and sentences, so a value accepted here is not refused when the client is built.
+  if (config.stripeSecretKey !== null) {
+    const key = readStripeKey(config.stripeSecretKey, config.allowLive);
+    if ('problem' in key) throw new ConfigError(key.problem);
+  }
+  if (config.stripeApiBase !== null) {
+    const base = readApiBase(config.stripeApiBase);
+    if ('problem' in base) throw new ConfigError(base.problem);
   }
   if (config.crashAt !== null && config.stripeSecretKey?.includes('_live_')) {
     throw new ConfigError('INTERLOCK_CRASH_AT kills the worker on purpose; it is honoured only with a Stripe test key or the sandbox, never with a live key.');

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../src/config.js';
 import { deciderEnvSchema } from '../src/decider/config.js';
 import { TRANSIENT_RETRY } from '../queues/effects.js';
+import { createStripeClient } from '../src/stripe/client.js';
 
 function refusal(env: Record<string, string>): ConfigError {
   try {
@@ -110,6 +111,34 @@ describe('Stripe keys in the configuration', () => {
     expect(refusal({ STRIPE_SECRET_KEY: 'pk_test_abc' }).message).toContain('STRIPE_SECRET_KEY');
     expect(refusal({ STRIPE_SECRET_KEY: 'sk_live_abc', INTERLOCK_ALLOW_LIVE: '1', INTERLOCK_CRASH_AT: 'before_send' }).message).toContain('INTERLOCK_CRASH_AT');
     expect(loadConfig({ INTERLOCK_CRASH_AT: 'after_send' }).crashAt).toBe('after_send');
+  });
+
+  it('takes a key with whitespace around it (a secrets file ends in a newline) as the client does, trimmed, and never repeats a key it refuses', () => {
+    for (const given of ['sk_test_51Habc ', 'sk_test_51Habc\n', ' sk_test_51Habc\r\n']) {
+      const config = loadConfig({ STRIPE_SECRET_KEY: given });
+      expect(config.stripeSecretKey).toBe('sk_test_51Habc');
+      expect(createStripeClient({ secretKey: given }).keyHint).toBe(createStripeClient({ secretKey: config.stripeSecretKey ?? '' }).keyHint);
+    }
+    expect(loadConfig({ STRIPE_SECRET_KEY: 'rk_test_51H_with_underscores' }).stripeSecretKey).toBe('rk_test_51H_with_underscores');
+    for (const key of ['sk_test_has spaces', 'pk_test_51Hpublishable', 'sk_prod_123secretvalue', 'sk_live_51Hsecretsecretsecret9876\n']) {
+      const error = refusal({ STRIPE_SECRET_KEY: key });
+      expect(error.message).toContain('STRIPE_SECRET_KEY');
+      expect(error.message).not.toContain(key.trim().slice(8));
+    }
+  });
+
+  it('refuses a STRIPE_API_BASE the client cannot use, with the client\'s own message', () => {
+    const apiBase = 'http://127.0.0.1:12111/v1';
+    let clientMessage = '';
+    try {
+      createStripeClient({ secretKey: 'sk_test_abc', apiBase });
+    } catch (error) {
+      clientMessage = error instanceof Error ? error.message : String(error);
+    }
+    expect(clientMessage).toContain('bare origin');
+    expect(refusal({ STRIPE_API_BASE: apiBase }).message).toContain(clientMessage);
+    expect(refusal({ STRIPE_API_BASE: 'localhost:12111' }).message).toContain('http:// or https://');
+    expect(loadConfig({ STRIPE_API_BASE: ' http://127.0.0.1:12111/ ' }).stripeApiBase).toBe('http://127.0.0.1:12111/');
   });
 
   it('reads several webhook secrets for a rotation', () => {

@@ -16,6 +16,7 @@ import { InterlockError } from '../core/errors.js';
 import { stripeSdk } from './sdk.js';
 import { SendFenced } from '../core/target.js';
 import { secretHint } from './secrets.js';
+import { readApiBase, readStripeKey, stripeSettingOf, type Endpoint } from './settings.js';
 
 export type StripeClientOptions = {
   /** STRIPE_SECRET_KEY: `sk_test_`/`rk_test_`; `sk_live_`/`rk_live_` only with `allowLive`. */
@@ -122,51 +123,24 @@ function defineGuardedHttpClient(Base: typeof Stripe.HttpClient) {
   };
 }
 
-const KEY = /^(sk|rk)_(test|live)_[A-Za-z0-9_]{1,250}$/;
-
 function refuse(message: string): never {
   throw new InterlockError('invalid_config', message);
 }
 
-function checkedKey(secretKey: string, allowLive: boolean): 'test' | 'live' {
-  const key = secretKey.trim();
-  if (key === '') refuse('STRIPE_SECRET_KEY is not set: give a Stripe test-mode secret key (sk_test_...) or restricted key (rk_test_...).');
-  if (key.startsWith('pk_')) refuse('STRIPE_SECRET_KEY holds a publishable key (pk_...); the adapter needs a secret key (sk_test_...) or a restricted key (rk_test_...).');
-  if (key.startsWith('whsec_')) refuse('STRIPE_SECRET_KEY holds a webhook signing secret (whsec_...); that belongs in the webhook configuration. Give a secret key (sk_test_...) or a restricted key (rk_test_...).');
-  const match = KEY.exec(key);
-  if (match === null) refuse('STRIPE_SECRET_KEY does not look like a Stripe secret key: it must start with sk_test_ or rk_test_ followed by letters and digits.');
-  const mode = match[2] === 'live' ? 'live' : 'test';
-  if (mode === 'live' && !allowLive) {
-    refuse(`STRIPE_SECRET_KEY is a live-mode key (${secretHint(key)}): it moves real money, so it is refused unless INTERLOCK_ALLOW_LIVE=1 is set. Use a test-mode key (sk_test_...) for tests and the sandbox.`);
-  }
-  return mode;
-}
-
-type Endpoint = { host: string; port: number; protocol: 'http' | 'https' };
-
-function endpointOf(apiBase: string): Endpoint {
-  let url: URL;
-  try {
-    url = new URL(apiBase);
-  } catch {
-    refuse(`STRIPE_API_BASE (${apiBase}) is not a URL; give one like http://127.0.0.1:12111, or leave it unset to use Stripe.`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') refuse(`STRIPE_API_BASE (${apiBase}) must be an http:// or https:// URL.`);
-  if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
-    refuse(`STRIPE_API_BASE (${url.origin}) must be a bare origin (scheme, host and port): the SDK adds the /v1 paths itself.`);
-  }
-  const protocol = url.protocol === 'http:' ? 'http' : 'https';
-  // An IPv6 literal comes back bracketed from URL; node:http wants it bare.
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  return { host, port: url.port === '' ? (protocol === 'http' ? 80 : 443) : Number(url.port), protocol };
-}
-
 /** Builds the client, refusing a key or API base that is wrong before anything is sent (InterlockError `invalid_config`). */
 export function createStripeClient(options: StripeClientOptions): StripeClient {
-  const mode = checkedKey(options.secretKey, options.allowLive ?? false);
-  const endpoint = options.apiBase === undefined || options.apiBase === null || options.apiBase === '' ? null : endpointOf(options.apiBase);
+  const read = readStripeKey(options.secretKey, options.allowLive ?? false);
+  if ('problem' in read) refuse(read.problem);
+  const { key, mode } = read;
+  let endpoint: Endpoint | null = null;
+  const apiBase = stripeSettingOf(options.apiBase);
+  if (apiBase !== null) {
+    const base = readApiBase(apiBase);
+    if ('problem' in base) refuse(base.problem);
+    endpoint = base.endpoint;
+  }
   const Sdk = stripeSdk();
-  const sdk = new Sdk(options.secretKey.trim(), {
+  const sdk = new Sdk(key, {
     ...(endpoint === null ? {} : endpoint),
     // The gate decides what is retried and when; every call also passes 0 and its own timeout.
     maxNetworkRetries: 0,
@@ -175,7 +149,7 @@ export function createStripeClient(options: StripeClientOptions): StripeClient {
   });
   const client: StripeClient = Object.freeze({
     mode,
-    keyHint: secretHint(options.secretKey.trim()),
+    keyHint: secretHint(key),
     apiBase: endpoint === null ? 'https://api.stripe.com:443' : `${endpoint.protocol}://${endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}`,
   });
   sdks.set(client, sdk);
@@ -186,8 +160,7 @@ export function createStripeClient(options: StripeClientOptions): StripeClient {
 export function stripeClientOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): StripeClientOptions {
   const allow = (env['INTERLOCK_ALLOW_LIVE'] ?? '').trim().toLowerCase();
   if (!['', '0', '1', 'true', 'false', 'yes', 'no'].includes(allow)) refuse('INTERLOCK_ALLOW_LIVE must be 1 (allow a live-mode key) or 0.');
-  const apiBase = (env['STRIPE_API_BASE'] ?? '').trim();
-  return { secretKey: env['STRIPE_SECRET_KEY'] ?? '', apiBase: apiBase === '' ? null : apiBase, allowLive: allow === '1' || allow === 'true' || allow === 'yes' };
+  return { secretKey: env['STRIPE_SECRET_KEY'] ?? '', apiBase: stripeSettingOf(env['STRIPE_API_BASE']), allowLive: allow === '1' || allow === 'true' || allow === 'yes' };
 }
 
 /** The SDK behind a client; for the adapter's own modules. */

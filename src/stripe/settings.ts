@@ -1,0 +1,48 @@
+// STRIPE_SECRET_KEY and STRIPE_API_BASE as both the configuration (src/config.ts) and the client read them, so a
+// value one accepts the other does not refuse later, and both refuse with the same sentence. Pure and free of the
+// SDK, so the configuration can use it without importing Stripe. No sentence here contains a key.
+import { secretHint } from './secrets.js';
+
+export type KeyMode = 'test' | 'live';
+export type Endpoint = { host: string; port: number; protocol: 'http' | 'https' };
+
+const KEY = /^(sk|rk)_(test|live)_[A-Za-z0-9_]{1,250}$/;
+
+/** A Stripe setting as given, without the whitespace around it (a value read from a secrets file ends in a newline); blank is unset. */
+export function stripeSettingOf(value: string | null | undefined): string | null {
+  const trimmed = (value ?? '').trim();
+  return trimmed === '' ? null : trimmed;
+}
+
+/** STRIPE_SECRET_KEY read: the key (trimmed) and its mode, or why it is refused. */
+export function readStripeKey(value: string, allowLive: boolean): { key: string; mode: KeyMode } | { problem: string } {
+  const key = stripeSettingOf(value) ?? '';
+  if (key === '') return { problem: 'STRIPE_SECRET_KEY is not set: give a Stripe test-mode secret key (sk_test_...) or restricted key (rk_test_...).' };
+  if (key.startsWith('pk_')) return { problem: 'STRIPE_SECRET_KEY holds a publishable key (pk_...); the adapter needs a secret key (sk_test_...) or a restricted key (rk_test_...).' };
+  if (key.startsWith('whsec_')) return { problem: 'STRIPE_SECRET_KEY holds a webhook signing secret (whsec_...); that belongs in the webhook configuration. Give a secret key (sk_test_...) or a restricted key (rk_test_...).' };
+  const match = KEY.exec(key);
+  if (match === null) return { problem: 'STRIPE_SECRET_KEY does not look like a Stripe secret key: it must start with sk_test_ or rk_test_ followed by letters, digits and underscores.' };
+  const mode = match[2] === 'live' ? 'live' : 'test';
+  if (mode === 'live' && !allowLive) {
+    return { problem: `STRIPE_SECRET_KEY is a live-mode key (${secretHint(key)}): it moves real money, so it is refused unless INTERLOCK_ALLOW_LIVE=1 is set. Use a test-mode key (sk_test_...) for tests and the sandbox.` };
+  }
+  return { key, mode };
+}
+
+/** STRIPE_API_BASE read: where the SDK sends requests, or why it cannot. */
+export function readApiBase(apiBase: string): { endpoint: Endpoint } | { problem: string } {
+  let url: URL;
+  try {
+    url = new URL(apiBase);
+  } catch {
+    return { problem: `STRIPE_API_BASE (${apiBase}) is not a URL; give one like http://127.0.0.1:12111, or leave it unset to use Stripe.` };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { problem: `STRIPE_API_BASE (${apiBase}) must be an http:// or https:// URL.` };
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    return { problem: `STRIPE_API_BASE (${url.origin}) must be a bare origin (scheme, host and port): the SDK adds the /v1 paths itself.` };
+  }
+  const protocol = url.protocol === 'http:' ? 'http' : 'https';
+  // An IPv6 literal comes back bracketed from URL; node:http wants it bare.
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  return { endpoint: { host, port: url.port === '' ? (protocol === 'http' ? 80 : 443) : Number(url.port), protocol } };
+}

@@ -36,6 +36,7 @@ const schema = z.object({
   STRIPE_API_BASE: z.string().optional(),
   STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_[A-Za-z0-9+/=]+(,whsec_[A-Za-z0-9+/=]+)*$/, 'must be one or more whsec_… secrets, comma-separated').optional(),
   INTERLOCK_ALLOW_LIVE: flag.default(false),
+  INTERLOCK_CREDIT_CURRENCY: z.string().regex(/^[a-z]{3}$/, 'must be a three-letter lowercase ISO currency code such as usd or eur').default('usd'),
   INTERLOCK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(16),
   INTERLOCK_STRIPE_RATE: z.coerce.number().int().min(1).max(10_000).optional(),
   INTERLOCK_CRASH_AT: z.enum(['before_send', 'after_send']).optional(),
@@ -96,6 +97,8 @@ export type Config = {
   /** Signing secrets of the webhook endpoint (several during a rotation). */
   stripeWebhookSecrets: string[];
   allowLive: boolean;
+  /** The currency customer credits are given in (Stripe requires one; a customer's balance has one currency). */
+  creditCurrency: string;
   /** Effects one worker process sends at once. */
   concurrency: number;
   /** At most this many effect jobs per second across the workers of the queue; null for no limit. */
@@ -199,6 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stripeApiBase: stripeSettingOf(c.STRIPE_API_BASE),
     stripeWebhookSecrets: c.STRIPE_WEBHOOK_SECRET?.split(',') ?? [],
     allowLive: c.INTERLOCK_ALLOW_LIVE,
+    creditCurrency: c.INTERLOCK_CREDIT_CURRENCY,
     concurrency: c.INTERLOCK_CONCURRENCY,
     stripeRatePerSecond: c.INTERLOCK_STRIPE_RATE ?? null,
     crashAt: c.INTERLOCK_CRASH_AT ?? null,

@@ -118,7 +118,7 @@ export function stripeSide(config: Config, options: { kill?: () => void } = {}):
   if (config.stripeSecretKey === null) throw new ConfigError('STRIPE_SECRET_KEY is not set: set a test key (sk_test_… or rk_test_…), or run `npm start`, which starts the sandbox and sets one for it.');
   const client = createStripeClient({ secretKey: config.stripeSecretKey, apiBase: config.stripeApiBase, allowLive: config.allowLive });
   const refunds = createRefundTarget(client, { sendTimeoutMs: config.sendTimeoutMs });
-  const credits = createCreditTarget(client, { sendTimeoutMs: config.sendTimeoutMs });
+  const credits = createCreditTarget(client, { sendTimeoutMs: config.sendTimeoutMs, currency: config.creditCurrency });
   let target = targetByKind('stripe', [refunds, credits]);
   if (config.crashAt !== null) {
     if (client.mode !== 'test') throw new ConfigError('INTERLOCK_CRASH_AT is honoured only with a test key.');

@@ -147,6 +147,14 @@ describe('Stripe keys in the configuration', () => {
   });
 });
 
+describe('the currency of credits', () => {
+  it('reads INTERLOCK_CREDIT_CURRENCY as a three-letter lowercase ISO code, usd by default, and refuses anything else by name', () => {
+    expect(loadConfig({}).creditCurrency).toBe('usd');
+    expect(loadConfig({ INTERLOCK_CREDIT_CURRENCY: 'eur' }).creditCurrency).toBe('eur');
+    for (const bad of ['EUR', 'euro', 'e1r', '$']) expect(refusal({ INTERLOCK_CREDIT_CURRENCY: bad }).message).toContain('INTERLOCK_CREDIT_CURRENCY');
+  });
+});
+
 describe('the metrics listener address', () => {
   it('reads INTERLOCK_METRICS_ADDR as host:port (IPv6 in brackets), and refuses anything else by name', () => {
     expect(loadConfig({}).metricsAddr).toBeNull();

@@ -22,6 +22,12 @@
 // compensation the premise read for this effect found right before the dispatch (no extra call), or reads it itself
 // when there is no such read. This effect's own credit is not counted, so a resend after a landed send passes.
 //
+// A credit in another currency than the customer's balance is refused before the send, in apply, too: Stripe
+// refuses it (a customer's balance has one currency, set by its first transaction), but only after the dispatch, once
+// the approval's cap and use are held for it. The customer's currency is that of its balance transactions, which the
+// same reads give (the premise read of `incident_compensation`, or apply's own), so this costs no call. A customer
+// with no balance transaction yet takes the credit's currency as its own.
+//
 // Stripe calls: no single request returns a customer's subscriptions, credit notes and balance transactions, so a
 // premise check asking for both facts makes three reads. They go out together (one round trip of latency); a
 // check of only `subscription_status` makes one, of only `incident_compensation` two.
@@ -72,6 +78,14 @@ export function incidentCompensation(notes: readonly Stripe.CreditNote[], transa
   return byNotes + byAdjustments;
 }
 
+/** The currency of a customer's balance, from its balance transactions (all in that one currency); null before the first. */
+export function balanceCurrency(transactions: readonly Stripe.CustomerBalanceTransaction[]): string | null {
+  return transactions[0]?.currency.toLowerCase() ?? null;
+}
+
+/** What the pre-send check needs of a customer: cents others gave for the incident, and the currency of its balance. */
+type CustomerStanding = { cents: number; currency: string | null };
+
 /** How long the `incident_compensation` of a premise read stands in for a fresh read in apply's pre-send check. */
 const COMPENSATION_FRESH_MS = 5_000;
 /** Reads remembered at most; a read that never reaches apply (a stale premise, a refused proposal) ages out. */
@@ -80,12 +94,12 @@ const COMPENSATION_MEMORY = 10_000;
 export function createCreditTarget(client: StripeClient, options: CreditTargetOptions = {}): Target {
   const currency = (options.currency ?? 'usd').toLowerCase();
   const paging = options.pageSize === undefined ? {} : { pageSize: options.pageSize };
-  /** effect id → the incident compensation the last premise read of that effect found, and when. */
-  const compensations = new Map<string, { cents: number; at: number }>();
+  /** effect id → the incident compensation and balance currency the last premise read of that effect found, and when. */
+  const compensations = new Map<string, CustomerStanding & { at: number }>();
 
-  function remember(effectId: string, cents: number): void {
+  function remember(effectId: string, standing: CustomerStanding): void {
     compensations.delete(effectId);
-    compensations.set(effectId, { cents, at: performance.now() });
+    compensations.set(effectId, { ...standing, at: performance.now() });
     for (const [id, read] of compensations) {
       if (compensations.size <= COMPENSATION_MEMORY && performance.now() - read.at <= COMPENSATION_FRESH_MS) break;
       compensations.delete(id);
@@ -95,15 +109,19 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
   const balanceTransactions = (customer: string, budget: ReadBudget) =>
     listAll(client, budget, `GET /v1/customers/${customer}/balance_transactions`, (sdk, cursor, o) => sdk.customers.listBalanceTransactions(customer, cursor, o), paging);
   const creditNotes = (customer: string, budget: ReadBudget) => listAll(client, budget, `GET /v1/credit_notes?customer=${customer}`, (sdk, cursor, o) => sdk.creditNotes.list({ customer, ...cursor }, o), paging);
-  /** Cents others gave for the incident, for the pre-send check: the premise read just made, or a read now within the send's time. */
-  async function compensation(effectId: string, credit: CreditEffect, context: SendContext): Promise<number> {
+  const standingOf = (notes: readonly Stripe.CreditNote[], transactions: readonly Stripe.CustomerBalanceTransaction[], credit: CreditEffect, effectId: string): CustomerStanding => ({
+    cents: incidentCompensation(notes, transactions, credit.incident, effectId),
+    currency: balanceCurrency(transactions),
+  });
+  /** The customer for the pre-send check: the premise read just made, or a read now within the send's time. */
+  async function customerStanding(effectId: string, credit: CreditEffect, context: SendContext): Promise<CustomerStanding> {
     const read = compensations.get(effectId);
     compensations.delete(effectId);
-    if (read !== undefined && performance.now() - read.at <= COMPENSATION_FRESH_MS) return read.cents;
+    if (read !== undefined && performance.now() - read.at <= COMPENSATION_FRESH_MS) return read;
     const budget: ReadBudget = { timeLeftMs: () => context.timeLeftMs() };
     try {
       const [notes, transactions] = await Promise.all([creditNotes(credit.customer, budget), balanceTransactions(credit.customer, budget)]);
-      return incidentCompensation(notes, transactions, credit.incident, effectId);
+      return standingOf(notes, transactions, credit, effectId);
     } catch (error) {
       if (error instanceof Rejected) throw error;
       throw new SendFenced(`the check that incident ${credit.incident} was not compensated yet could not read the customer (${error instanceof Error ? error.message : String(error)}); nothing was sent`);
@@ -126,7 +144,10 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
 
     async apply(effectId, effect, context) {
       const credit = creditOf(effect);
-      const given = await compensation(effectId, credit, context);
+      const { cents: given, currency: held } = await customerStanding(effectId, credit, context);
+      if (held !== null && held !== currency) {
+        throw new Rejected(`Customer ${credit.customer}'s balance is in ${held}, and credits are given in ${currency} (INTERLOCK_CREDIT_CURRENCY); Stripe takes a balance credit only in the customer's currency, so it was not sent`, { code: 'currency_mismatch', status: null });
+      }
       if (given > 0) {
         throw new Rejected(`Incident ${credit.incident} was already compensated ${given} cents for customer ${credit.customer} (credit notes or balance credits tagged with it); a second credit for one incident was not sent`, { code: 'incident_already_compensated', status: null });
       }
@@ -159,7 +180,8 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
     },
 
     async readFacts(effectId, effect, names, context: ReadContext) {
-      const { customer, incident } = creditOf(effect);
+      const credit = creditOf(effect);
+      const { customer } = credit;
       const budget = readBudget(context.timeoutMs);
       const wantsStatus = names.includes('subscription_status');
       const wantsCompensation = names.includes('incident_compensation');
@@ -167,10 +189,10 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
       try {
         const [status, compensation] = await Promise.all([
           wantsStatus ? newestSubscription(customer, budget) : null,
-          wantsCompensation ? Promise.all([creditNotes(customer, budget), balanceTransactions(customer, budget)]).then(([notes, transactions]) => incidentCompensation(notes, transactions, incident, effectId)) : null,
+          wantsCompensation ? Promise.all([creditNotes(customer, budget), balanceTransactions(customer, budget)]).then(([notes, transactions]) => standingOf(notes, transactions, credit, effectId)) : null,
         ]);
         if (compensation !== null) remember(effectId, compensation);
-        read = { status, compensation };
+        read = { status, compensation: compensation?.cents ?? null };
       } catch (error) {
         if (!missing(error)) throw error;
         read = null;

@@ -177,6 +177,28 @@ describe('apply and query: the credit, keyed and tagged with the effect and the 
   });
 });
 
+describe('the credit\'s currency', () => {
+  it('refuses before the network a credit in another currency than the customer\'s balance, from the read its premises made, and credits in the currency it is given', async () => {
+    const customer = (await world.stripe.customers.create({ name: 'Kunde' })).id;
+    await world.stripe.customers.createBalanceTransaction(customer, { amount: -200, currency: 'eur', description: 'opening credit' });
+    const effectId = effectIdFor('eur customer');
+    await target.readFacts(effectId, credit(customer), FACTS, READ);
+    const since = await mark(world.sandbox);
+    const refusal = await target.apply(effectId, credit(customer), sendContext()).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(Rejected);
+    expect(refusal).toMatchObject({ details: { code: 'currency_mismatch', status: null }, message: expect.stringContaining('eur') });
+    expect(await callsSince(world.sandbox, since)).toEqual([]);
+    // Without a premise read, apply reads the balance transactions itself; still nothing is sent.
+    await expect(target.apply(effectIdFor('eur, unread'), credit(customer), sendContext())).rejects.toMatchObject({ details: { code: 'currency_mismatch' } });
+    expect((await callsSince(world.sandbox, since)).filter((call) => call.startsWith('POST'))).toEqual([]);
+    const euros = createCreditTarget(world.client, { sendTimeoutMs: 2_000, currency: 'eur' });
+    await expect(euros.apply(effectIdFor('in eur'), credit(customer), sendContext())).resolves.toMatchObject({ amount: -1_000, currency: 'eur' });
+    // A customer with no balance yet takes the credit in the target's currency, which becomes theirs.
+    const fresh = (await world.stripe.customers.create({ name: 'New' })).id;
+    await expect(euros.apply(effectIdFor('fresh in eur'), credit(fresh), sendContext())).resolves.toMatchObject({ currency: 'eur' });
+  });
+});
+
 describe('Stripe calls per premise check and send', () => {
   it('costs three reads, made together, and the create: Stripe has no request that returns subscriptions, credit notes and balance transactions', async () => {
     const { customer } = await subscriber();

@@ -8,9 +8,10 @@ import { ProcessCrash, type Target } from '../../src/core/target.js';
 import { verify } from '../../src/core/verify.js';
 import { createCreditTarget, CREDIT_FACTS } from '../../src/stripe/credit-target.js';
 import { createRefundTarget, REFUND_FACTS } from '../../src/stripe/refund-target.js';
+import { stripeSide } from '../../src/interlock.js';
 import { approvalTerms, kill, sleep, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
 import { Redis } from 'ioredis';
-import { callsSince, mark, pay, startStripeWorld, type StripeWorld } from './stripe-support.js';
+import { callsSince, mark, pay, startStripeWorld, TEST_KEY, type StripeWorld } from './stripe-support.js';
 
 /** Short timings, valid for the gate: claim TTL above the send timeout, dedup margin above send timeout + settle margin. */
 const TIMING: Partial<Config> = { sendTimeoutMs: 1_000, settleMarginMs: 150, claimTtlMs: 2_500, heartbeatMs: 100, heartbeatTtlMs: 500 };
@@ -175,6 +176,27 @@ describe('the gate with the Stripe credit target', () => {
     const [credited] = (await world.stripe.customers.listBalanceTransactions(customer.id)).data;
     expect(credited).toMatchObject({ amount: -1_000, type: 'adjustment', metadata: { interlock_effect_id: effectId, interlock_incident: 'INC-9f8e7d' } });
     expect(await verifiedReceipt(a, effectId)).toMatchObject({ outcome: 'COMMITTED', happened: true, evidence: credited?.id });
+  });
+
+  it('sends credits in INTERLOCK_CREDIT_CURRENCY, and refuses one in another currency than the customer\'s balance before the network', async () => {
+    const customer = await world.stripe.customers.create({ name: 'Kunde' });
+    await world.stripe.customers.createBalanceTransaction(customer.id, { amount: -200, currency: 'eur' });
+    const effect = { kind: 'credit', customer: customer.id, amount: 1_000, incident: 'INC-e0e0e0' } as const;
+    const submitOn = async (workerId: string, creditCurrency: string) => {
+      const side = stripeSide({ ...config, stripeSecretKey: TEST_KEY, stripeApiBase: world.sandbox.url, creditCurrency });
+      const at = await node(workerId, side.target);
+      const terms = approvalTerms({ scope: `customer:${customer.id}`, capCents: 1_000 });
+      await at.approvals.grant(terms);
+      const draft = { requestId: `case-${workerId}`, agent: 'support-bot', approval: terms.id, premises: {}, effect };
+      return at.gate.submit({ ...draft, premises: await side.target.readFacts(at.gate.effectIdOf(draft), effect, CREDIT_FACTS, { timeoutMs: 2_000 }) });
+    };
+    const since = await mark(world.sandbox);
+    const inUsd = await submitOn('credits-usd', 'usd');
+    expect(inUsd).toMatchObject({ outcome: 'REFUSED:target_error' });
+    expect((await callsSince(world.sandbox, since)).filter((call) => call.startsWith('POST'))).toEqual([]);
+    expect(await submitOn('credits-eur', 'eur')).toMatchObject({ outcome: 'COMMITTED' });
+    const [credited] = (await world.stripe.customers.listBalanceTransactions(customer.id)).data;
+    expect(credited).toMatchObject({ amount: -1_000, currency: 'eur' });
   });
 
   it('refuses a second credit for an incident already compensated, though its premises were read after the first: no two credits for one incident', async () => {

@@ -5,6 +5,9 @@ import { InterlockError } from './core/errors.js';
 import { STRIPE_DEDUP_WINDOW_MS, timingProblems, type TimingSetting } from './core/timing.js';
 import { readApiBase, readStripeKey, stripeSettingOf } from './stripe/settings.js';
 
+/** Where the service keeps its files (signing key, tokens, service.json, a private Redis) when INTERLOCK_DATA_DIR is unset. */
+export const DEFAULT_DATA_DIR = '.data';
+
 const flag = z.enum(['0', '1', 'true', 'false', 'yes', 'no']).transform((value) => value === '1' || value === 'true' || value === 'yes');
 const ms = z.coerce.number().int().positive();
 
@@ -12,7 +15,7 @@ const schema = z.object({
   REDIS_URL: z.string().url('must be a URL such as redis://127.0.0.1:6379').regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379').default('redis://127.0.0.1:6379'),
   INTERLOCK_REDIS_CLUSTER: flag.default(false),
   INTERLOCK_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]+$/, 'letters, digits and _ : . - only').default('interlock'),
-  INTERLOCK_DATA_DIR: z.string().default('.data'),
+  INTERLOCK_DATA_DIR: z.string().default(DEFAULT_DATA_DIR),
   INTERLOCK_SIGNING_KEY_FILE: z.string().optional(),
   INTERLOCK_WORKER_ID: z.string().regex(/^[A-Za-z0-9_:.@-]+$/).optional(),
   INTERLOCK_UNSAFE_DURABILITY: flag.default(false),

@@ -38,7 +38,7 @@ import { createHeartbeat, type Heartbeat } from './redis/heartbeat.js';
 import { createRedisJournal, type Journal, type WatchPosition } from './redis/journal.js';
 import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys.js';
 
-export { loadConfig, ConfigError, STOP_MARGIN_MS, type Config } from './config.js';
+export { loadConfig, ConfigError, DEFAULT_DATA_DIR, STOP_MARGIN_MS, type Config } from './config.js';
 export { createLogger, limitedErrorLog } from './log.js';
 export { createFileOnce } from './files.js';
 export { createCoalescer, type Coalescer } from './coalesce.js';

@@ -18,6 +18,7 @@ import {
   isLocalApiBase,
   registerLocalWebhook,
   loadConfig,
+  DEFAULT_DATA_DIR,
   STOP_MARGIN_MS,
   loadDeciderConfig,
   caseSubmissionOf,
@@ -373,14 +374,24 @@ function listenLine(webhookUrl: string, stripeApiBase: string | null = null, emb
   return `stripe listen --api-base http://127.0.0.1:${base.port === '' ? '80' : base.port} --api-key ${key} --skip-update --forward-to ${webhookUrl} ${events}`;
 }
 
-/** The three commands a newcomer pastes: a test payment, an approval for $20 of it, the gated refund with its receipt. */
-function tryCommands(stripeApiBase: string | null, sandbox: boolean): string[] {
+/** A word the shell reads back as `text`: as it is when it holds nothing the shell would take apart, else single-quoted. */
+function shellWord(text: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * The three commands a newcomer pastes: a test payment, an approval for $20 of it, the gated refund with its receipt.
+ * The commands find the service through <dataDir>/service.json, so a data directory other than the default is set
+ * on them: run from the same directory, they reach this service.
+ */
+function tryCommands(stripeApiBase: string | null, sandbox: boolean, dataDir: string): string[] {
   const base = stripeApiBase ?? 'https://api.stripe.com';
   const key = sandbox ? SANDBOX_KEY : '$STRIPE_SECRET_KEY';
+  const interlock = dataDir === DEFAULT_DATA_DIR ? 'npx interlock' : `INTERLOCK_DATA_DIR=${shellWord(dataDir)} npx interlock`;
   return [
     `PI=$(curl -s -u ${key}: ${base}/v1/payment_intents -d amount=5000 -d currency=usd -d payment_method=pm_card_visa -d confirm=true | node -pe 'JSON.parse(require("fs").readFileSync(0, "utf8")).id')`,
-    'npx interlock approvals grant --id "ap_$PI" --approver you@example.com --cap-cents 2000 --scope "payment:$PI"',
-    'npx interlock refund --request "case-$PI" --payment-intent "$PI" --amount 2000 --approval "ap_$PI" --reason "arrived damaged" --wait 15',
+    `${interlock} approvals grant --id "ap_$PI" --approver you@example.com --cap-cents 2000 --scope "payment:$PI"`,
+    `${interlock} refund --request "case-$PI" --payment-intent "$PI" --amount 2000 --approval "ap_$PI" --reason "arrived damaged" --wait 15`,
   ];
 }
 
@@ -482,7 +493,7 @@ function announce(config: Config, service: Service, embedded: Embedded, register
     }
   }
   const sandbox = embedded.sandbox !== null;
-  const commands = tryCommands(config.stripeApiBase, sandbox);
+  const commands = tryCommands(config.stripeApiBase, sandbox, config.dataDir);
   const facts = {
     pid: process.pid,
     roles: service.roles,
@@ -536,7 +547,7 @@ function announce(config: Config, service: Service, embedded: Embedded, register
 function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: boolean }): void {
   // As loadConfig reads it: an empty value is unset, so the command finds the service `serve` started with it.
   const dataDir = env.INTERLOCK_DATA_DIR ?? '';
-  const file = join(dataDir === '' ? '.data' : dataDir, SERVICE_FILE);
+  const file = join(dataDir === '' ? DEFAULT_DATA_DIR : dataDir, SERVICE_FILE);
   const facts = readServiceFile(file);
   if (facts === null) return;
   const running = runningWriter(facts) !== null;

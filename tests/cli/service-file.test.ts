@@ -2,11 +2,15 @@
 // Redis and the key prefix it serves, whether it started a private Redis or was given REDIS_URL and
 // INTERLOCK_KEY_PREFIX. A command that went to another Redis (127.0.0.1:6379) or another prefix would record work
 // no worker of the service ever takes, and the start-up lines' commands would not work as printed.
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, expect, it } from 'vitest';
 import { spawnWorker } from '../pipeline/pipeline-support.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
-import { runCli, tempDir } from './run-cli.js';
+import { REPO, runCli, tempDir } from './run-cli.js';
 
 const temp = tempDir('service-file');
 let redis: PrivateRedis | null = null;
@@ -30,5 +34,40 @@ it('a command with only the data directory reaches the Redis and key prefix serv
     expect(JSON.parse(described.stdout)).toMatchObject({ id: 'ap_service_file', capCents: 2_000 });
   } finally {
     await service.stop();
+  }
+}, 120_000);
+
+it('the start-up lines\' commands, run as printed from the same directory, reach a service whose data directory is not the default', async () => {
+  redis ??= await startPrivateRedis(['--appendonly', 'yes', '--appendfsync', 'always', '--save', '']);
+  const prefix = `tsf${randomBytes(5).toString('hex')}`;
+  const dataDir = join(temp.dir, 'elsewhere');
+  const service = spawnWorker({ REDIS_URL: redis.url, INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_DATA_DIR: dataDir, STRIPE_SECRET_KEY: 'sk_test_servicefile' }, ['serve', '--roles', 'api', '--port', '0']);
+  try {
+    await service.ready;
+    const printed = (JSON.parse(readFileSync(join(dataDir, 'service.json'), 'utf8')) as { try: string[] }).try;
+    const grant = printed.find((command) => command.includes('approvals grant'));
+    expect(grant).toBeDefined();
+    // As printed, from the directory serve ran in, nothing of the service's set (the prefix only so that a command
+    // that misses the service writes under this test's own keys of the shared Redis, removed below).
+    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_LOG_LEVEL: 'silent' };
+    const ran = await new Promise<{ code: number; stderr: string }>((resolve) => {
+      execFile('bash', ['-c', `PI=pi_try_line && ${grant ?? 'false'}`], { cwd: REPO, env, timeout: 60_000 }, (error, _stdout, stderr) => resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stderr }));
+    });
+    expect(ran.code, ran.stderr).toBe(0);
+    const described = await runCli(['approvals', 'describe', 'ap_pi_try_line'], { INTERLOCK_DATA_DIR: dataDir, REDIS_URL: undefined, INTERLOCK_KEY_PREFIX: undefined, STRIPE_SECRET_KEY: undefined, STRIPE_API_BASE: undefined });
+    expect(described.code, described.stderr).toBe(0);
+    expect(JSON.parse(described.stdout)).toMatchObject({ id: 'ap_pi_try_line', capCents: 2_000 });
+  } finally {
+    await service.stop();
+    const shared = new Redis('redis://127.0.0.1:6379', { lazyConnect: true, maxRetriesPerRequest: 1 });
+    try {
+      await shared.connect();
+      const stray = await shared.keys(`${prefix}:*`);
+      if (stray.length > 0) await shared.del(...stray);
+    } catch {
+      // no shared Redis: nothing can have been written there
+    } finally {
+      shared.disconnect();
+    }
   }
 }, 120_000);

@@ -40,14 +40,19 @@ const sandboxEnv = Object.fromEntries(
     .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as const),
 );
 
-/** Compose's interpolation: ${VAR}, ${VAR:-default}, ${VAR:?error} (an unset required variable is an error). */
+/** Compose's interpolation: ${VAR}, ${VAR:-default}, ${VAR:?error} (an unset required variable is an error), nested ones innermost first. */
 function interpolate(source: string, vars: Record<string, string>): string {
-  return source.replace(/\$\{([A-Z0-9_]+)(?:(:-|:\?)([^}]*))?\}/g, (_match, name: string, op: string | undefined, arg: string | undefined) => {
-    const value = vars[name];
-    if (value !== undefined && value !== '') return value;
-    if (op === ':?') throw new Error(`required variable ${name}: ${arg ?? ''}`);
-    return op === ':-' ? (arg ?? '') : '';
-  });
+  let text = source;
+  for (let before = ''; before !== text; ) {
+    before = text;
+    text = text.replace(/\$\{([A-Z0-9_]+)(?:(:-|:\?)([^${}]*))?\}/g, (_match, name: string, op: string | undefined, arg: string | undefined) => {
+      const value = vars[name];
+      if (value !== undefined && value !== '') return value;
+      if (op === ':?') throw new Error(`required variable ${name}: ${arg ?? ''}`);
+      return op === ':-' ? (arg ?? '') : '';
+    });
+  }
+  return text;
 }
 
 const load = (vars: Record<string, string>) => parse(interpolate(text, vars), { merge: true }) as Compose;
@@ -110,6 +115,36 @@ describe('docker-compose.yml', () => {
     // The api and the workers share one data volume: one signing key, one token file.
     expect(services.api?.volumes).toEqual(services.worker?.volumes);
     expect(services.api?.environment?.INTERLOCK_DATA_DIR).toBe('/data');
+  });
+
+  it('runs the README\'s compose lines as written: every service they start has the settings it needs', () => {
+    const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+    const block = readme.slice(readme.indexOf('```sh\n', readme.indexOf('**Compose.**')) + 6);
+    const lines = block.slice(0, block.indexOf('```')).split('\n').filter((line) => line.includes('docker compose'));
+    expect(lines.length).toBeGreaterThanOrEqual(3);
+    for (const line of lines) {
+      const words = line.replace(/#.*$/, '').trim().split(/\s+/);
+      const vars: Record<string, string> = {};
+      for (const word of words) {
+        const assignment = /^([A-Z_]+)=(.*)$/.exec(word);
+        if (assignment === null) break;
+        vars[assignment[1] ?? ''] = assignment[2] ?? '';
+      }
+      const envFile = words.indexOf('--env-file');
+      if (envFile >= 0) expect(words[envFile + 1]).toBe('compose.sandbox.env');
+      const profiles = words.flatMap((word, index) => (words[index - 1] === '--profile' ? [word] : []));
+      const compose = load({ ...(envFile >= 0 ? sandboxEnv : {}), ...vars });
+      const running = Object.entries(compose.services).filter(([, service]) => service.profiles === undefined || service.profiles.some((profile) => profiles.includes(profile)));
+      for (const [name, service] of running) {
+        const env = service.environment ?? {};
+        if (name === 'api' || name === 'worker') {
+          expect(env.STRIPE_SECRET_KEY, `${line}: ${name}`).toMatch(/^sk_test_/);
+          // Against Stripe (no API base) the webhook route needs the endpoint's secret.
+          if ((env.STRIPE_API_BASE ?? '') === '') expect(env.STRIPE_WEBHOOK_SECRET, `${line}: ${name}`).toMatch(/^whsec_/);
+        }
+        if (name === 'stripe-cli') expect(env.STRIPE_API_KEY, `${line}: ${name}`).toMatch(/^sk_test_/);
+      }
+    }
   });
 
   it('the Dockerfile runs as an unprivileged user with runtime dependencies only', () => {

@@ -56,6 +56,14 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
   const deciderConfig = loadDeciderConfig(env);
   const decider = createDecider(deciderConfig);
   const model = decider.name === 'rules' ? 'rules' : deciderConfig.model;
+  // Every usage error before the private Redis starts: a refusal after it would leave it running.
+  const rows = options.rows ?? null;
+  const columns = options.columns ?? null;
+  const knownRows = [...DISPUTE_ROWS, ...Object.keys(BILLING_ROWS), ...CAP_ROWS];
+  const unknownRows = (rows ?? []).filter((row) => !knownRows.includes(row));
+  if (unknownRows.length > 0) throw new ScenarioUsageError(`Unknown row(s) ${unknownRows.join(', ')}; the rows are ${knownRows.join(', ')}.`);
+  const unknownColumns = (columns ?? []).filter((column) => !(COLUMNS as readonly string[]).includes(column));
+  if (unknownColumns.length > 0) throw new ScenarioUsageError(`Unknown column(s) ${unknownColumns.join(', ')}; the columns are ${COLUMNS.join(', ')}.`);
   let redisUrl = (env.REDIS_URL ?? '').trim();
   let stopRedis = async () => {};
   if (redisUrl === '') {
@@ -69,13 +77,6 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
     };
   }
   const unsafeDurability = ['1', 'true', 'yes'].includes(env.INTERLOCK_UNSAFE_DURABILITY ?? '');
-  const rows = options.rows ?? null;
-  const columns = options.columns ?? null;
-  const knownRows = [...DISPUTE_ROWS, ...Object.keys(BILLING_ROWS), ...CAP_ROWS];
-  const unknownRows = (rows ?? []).filter((row) => !knownRows.includes(row));
-  if (unknownRows.length > 0) throw new ScenarioUsageError(`Unknown row(s) ${unknownRows.join(', ')}; the rows are ${knownRows.join(', ')}.`);
-  const unknownColumns = (columns ?? []).filter((column) => !(COLUMNS as readonly string[]).includes(column));
-  if (unknownColumns.length > 0) throw new ScenarioUsageError(`Unknown column(s) ${unknownColumns.join(', ')}; the columns are ${COLUMNS.join(', ')}.`);
   const only: Selection = { row: (name) => rows === null || rows.includes(name), column: (name) => columns === null || columns.includes(name) };
   const bar = createProgressBar();
   try {

@@ -2,10 +2,22 @@
 // test both use: every invariant held; its answer (what the receipt says about the money when the cell is judged)
 // equals Stripe's final money; proof and tamper-evidence; exposure flagged in the gap probe; settled within 1.5 s
 // of the restart where the facts held, within the settle margin (plus the same 1.5 s) where they changed, and so
-// never after a claim-TTL wait.
+// never after a claim-TTL wait; and, in stripe_dispute, the outcome each row wants (below).
 import type { Cell } from './cells.js';
 
 export const RESTART_BUDGET_S = 1.5;
+
+/**
+ * The gate's outcome each stripe_dispute row wants. Stripe itself refuses a refund on a charged-back charge, so a
+ * gate that resent without re-checking its premises leaves no refund object and a receipt that says not returned:
+ * held, matched and proved on Stripe's side. Only the outcome shows that the gate, not Stripe, refused.
+ */
+export const GATE_OUTCOMES: Readonly<Record<string, string>> = {
+  crash_before_send_chargeback_during_outage: 'REFUSED:stale_premise_at_recovery',
+  crash_after_send_chargeback_during_outage: 'COMMITTED_ON_QUERY',
+  crash_before_send_restart_during_warning_under_review: 'COMMITTED_BY_RETRY',
+  gap_probe_chargeback_after_refund_window: 'COMMITTED',
+};
 
 /** The facts changed during the outage: recovery's re-check found a violation (whatever it then found at Stripe). */
 export function factsChanged(cell: Cell): boolean {
@@ -17,6 +29,8 @@ export function gateProblems(cell: Cell, settleMarginS: number): string[] {
   const problems: string[] = [];
   const where = `${cell.row} #${cell.rep}`;
   if (!cell.held) problems.push(`${where}: the invariant was VIOLATED (${cell.outcome})`);
+  const wants = GATE_OUTCOMES[cell.row];
+  if (wants !== undefined && cell.outcome !== wants) problems.push(`${where}: the gate answered ${cell.outcome} where the row wants ${wants}`);
   if (!cell.answer_matches_final_money) problems.push(`${where}: the receipt's answer (${String(cell.receipt_answer ?? '?')}) contradicts Stripe's final money`);
   if (!cell.proof) problems.push(`${where}: the receipt does not prove what happened`);
   if (!cell.tamper_evident) problems.push(`${where}: a tampered receipt still verified`);

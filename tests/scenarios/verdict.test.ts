@@ -1,0 +1,25 @@
+// The gate's verdict on a scenario cell (scenarios/verdict.ts, issue 12 §3) must be able to fail for the behaviour the
+// row exists to check, not only for what Stripe would have stopped anyway.
+import { describe, expect, it } from 'vitest';
+import type { Cell } from '../../scenarios/cells.js';
+import { gateProblems } from '../../scenarios/verdict.js';
+
+function gateCell(row: string, outcome: string): Cell {
+  return { row, column: 'interlock', rep: 1, outcome, held: true, answer_matches_final_money: true, proof: true, tamper_evident: true, settle_s: 2.4, settle_after_restart_s: 0.1, stripe: {}, exposure: null };
+}
+
+describe("the gate's verdict on a stripe_dispute cell", () => {
+  it('fails a gate that resent a refund on a charged-back charge and left Stripe to refuse it, though no refund object exists', () => {
+    // What the page showed with recovery's premise re-check switched off: Stripe answered 400 charge_disputed, so
+    // no refund exists, the receipt says not returned, and every other column of the verdict passes.
+    const problems = gateProblems(gateCell('crash_before_send_chargeback_during_outage', 'REFUSED:target_error'), 10);
+    expect(problems).toEqual([expect.stringContaining('REFUSED:stale_premise_at_recovery')]);
+  });
+
+  it('passes the outcome each row wants', () => {
+    expect(gateProblems({ ...gateCell('crash_before_send_chargeback_during_outage', 'REFUSED:stale_premise_at_recovery'), settle_after_restart_s: 10.2 }, 10)).toEqual([]);
+    expect(gateProblems(gateCell('crash_after_send_chargeback_during_outage', 'COMMITTED_ON_QUERY'), 10)).toEqual([]);
+    expect(gateProblems(gateCell('crash_before_send_restart_during_warning_under_review', 'COMMITTED_BY_RETRY'), 10)).toEqual([]);
+    expect(gateProblems({ ...gateCell('gap_probe_chargeback_after_refund_window', 'COMMITTED'), settle_after_restart_s: null, exposure: { cents: 12_000 } }, 10)).toEqual([]);
+  });
+});

@@ -2,7 +2,7 @@
 // that records a proposal, the baselines' worker scripts), the crash seen as a SIGKILL exit, the gate's journal
 // read back through the public entry, and the receipt re-read, re-verified and tampered with.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -60,8 +60,22 @@ export type Running = {
   answer(): Record<string, unknown> | null;
 };
 
+/**
+ * What a run must not leave behind when it is interrupted (Ctrl-C, SIGTERM): its child processes and temporary
+ * directories, ended and removed on the way out by removeLeftovers (a cell's own finally never runs then).
+ */
+export const leftovers = { children: new Set<ChildProcess>(), dirs: new Set<string>() };
+
+/** Synchronous, for a process 'exit' listener: SIGKILL to every child still running, every temporary directory removed. */
+export function removeLeftovers(): void {
+  for (const child of leftovers.children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const dir of leftovers.dirs) rmSync(dir, { recursive: true, force: true });
+}
+
 export function run(command: string, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): Running {
   const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  leftovers.children.add(child);
+  child.once('exit', () => leftovers.children.delete(child));
   let out = '';
   let err = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
@@ -207,7 +221,9 @@ export function verifierFor(stores: Stores): (receipt: unknown) => Verification 
 }
 
 export function cellDir(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), `interlock-${prefix}-`));
+  const dir = mkdtempSync(join(tmpdir(), `interlock-${prefix}-`));
+  leftovers.dirs.add(dir);
+  return dir;
 }
 
 export function hex(bytes: number): string {

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { createDecider, loadDeciderConfig, publicKeyPem, startPrivateRedis, type Decider } from '../src/interlock.js';
 import { BILLING_ROWS, runBillingCredit } from './billing-credit.js';
 import { COLUMNS, type ScenarioResult } from './cells.js';
-import type { Delays } from './harness.js';
+import { leftovers, removeLeftovers, type Delays } from './harness.js';
 import { createProgressBar, type ProgressBar } from './progress.js';
 import { writeResults } from './report.js';
 import { CAP_ROWS, runSharedCap } from './shared-cap.js';
@@ -69,6 +69,7 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
   if (redisUrl === '') {
     // No Redis given: a private, durable redis-server for this run (append-only, fsync always), removed after.
     const dir = mkdtempSync(join(tmpdir(), 'interlock-scenario-redis-'));
+    leftovers.dirs.add(dir);
     const redis = await startPrivateRedis(dir);
     redisUrl = redis.url;
     stopRedis = async () => {
@@ -79,6 +80,16 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
   const unsafeDurability = ['1', 'true', 'yes'].includes(env.INTERLOCK_UNSAFE_DURABILITY ?? '');
   const only: Selection = { row: (name) => rows === null || rows.includes(name), column: (name) => columns === null || columns.includes(name) };
   const bar = createProgressBar();
+  // Ctrl-C or SIGTERM in the middle: the private redis-server runs in a process group of its own (no terminal signal
+  // reaches it) and no cell's finally runs, so the exit stops it (its own exit hook) and removes what the run left.
+  const interrupted = (signal: NodeJS.Signals) => {
+    bar.finish();
+    process.stderr.write(`${signal}: stopped; the cells under way are not written, and ${options.out} keeps the results it had. Run the command again to start over.\n`);
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  process.once('exit', removeLeftovers);
   try {
     const results = await Promise.all(
       options.scenarios.map(async (name) => {
@@ -102,5 +113,8 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
   } finally {
     bar.finish();
     await stopRedis();
+    process.removeListener('SIGINT', interrupted);
+    process.removeListener('SIGTERM', interrupted);
+    process.removeListener('exit', removeLeftovers);
   }
 }

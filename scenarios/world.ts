@@ -9,7 +9,7 @@ import { startSandbox, type Sandbox } from '../sandbox/index.js';
 import { createLogger, loadConfig, openStores } from '../src/interlock.js';
 import { randomBytes } from 'node:crypto';
 import { freePort } from '../src/interlock.js';
-import { hex, startServe, verifierFor, type Backend, type Delays, type Worker, type World } from './harness.js';
+import { hex, leftovers, startServe, verifierFor, type Backend, type Delays, type Worker, type World } from './harness.js';
 import { createStripeHttp } from './stripe-http.js';
 
 export type WorldOptions = { scenario: string; delays: Delays; redisUrl: string; unsafeDurability: boolean; testModeKey: string | null };
@@ -27,6 +27,7 @@ export async function openWorld(options: WorldOptions): Promise<World & { close(
   const secretKey = options.testModeKey ?? SANDBOX_KEY;
   const apiBase = sandbox?.url ?? null;
   const dataDir = mkdtempSync(join(tmpdir(), `interlock-${options.scenario}-`));
+  leftovers.dirs.add(dataDir);
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !CLEARED.includes(key)));
   const env: NodeJS.ProcessEnv = {
     ...inherited,

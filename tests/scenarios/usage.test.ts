@@ -1,7 +1,12 @@
 // `interlock scenario` given what it cannot run: it says what is wrong and what to name instead, exits 2 at once and
 // leaves nothing running behind it (no private redis-server, no temporary directory).
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../cli/run-cli.js';
+import { processRuns } from '../../src/redis/private-server.js';
+import { REPO, runCli, tempDir } from '../cli/run-cli.js';
 
 describe('interlock scenario with bad input', () => {
   it('refuses an unknown row or column with exit 2 and exits, starting no private Redis it would leave running', { timeout: 60_000 }, async () => {
@@ -9,6 +14,54 @@ describe('interlock scenario with bad input', () => {
       const run = await runCli(['scenario', 'stripe-dispute', '--delays', 'fast', '--out', '/tmp/interlock-usage-never-written', ...args], { REDIS_URL: undefined, STRIPE_SECRET_KEY: undefined }, { timeoutMs: 20_000 });
       expect(run.stderr).toMatch(/Unknown (row|column)\(s\) no_such_/);
       expect(run.code, run.stderr).toBe(2);
+    }
+  });
+});
+
+/** Runs and is not a zombie waiting for the init process to reap it (Linux's /proc). */
+function alive(pid: number): boolean {
+  if (!processRuns(pid)) return false;
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+describe('interlock scenario interrupted', () => {
+  it('Ctrl-C in the middle stops its private redis-server and removes its temporary directories', { timeout: 120_000 }, async () => {
+    // Its own temporary folder (TMPDIR), so what the run leaves there is this run's alone.
+    const tmp = tempDir('scenario-interrupt');
+    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp.dir, INTERLOCK_LOG_LEVEL: 'silent' };
+    for (const name of ['REDIS_URL', 'STRIPE_SECRET_KEY', 'STRIPE_API_BASE', 'ANTHROPIC_API_KEY']) delete env[name];
+    // A group of its own, as a terminal's foreground job: Ctrl-C signals the whole group.
+    const child = spawn(process.execPath, [join(REPO, 'bin', 'interlock.js'), 'scenario', 'stripe-dispute', '--delays', 'fast', '--out', join(tmp.dir, 'out')], { cwd: REPO, env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const exited = once(child, 'exit');
+    let redisPid = 0;
+    try {
+      // Interrupted once the private Redis runs and a cell is under way.
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const dir = readdirSync(tmp.dir).find((name) => name.startsWith('interlock-scenario-redis-'));
+        const pidFile = dir === undefined ? '' : join(tmp.dir, dir, 'redis', 'redis.pid');
+        if (pidFile !== '' && existsSync(pidFile)) redisPid = Number(readFileSync(pidFile, 'utf8').trim());
+        if (redisPid > 0 && stderr.includes('stripe_dispute crash_')) break;
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no cell under way: ${stderr.slice(-2000)}`);
+        await new Promise((wait) => setTimeout(wait, 100));
+      }
+      process.kill(-(child.pid ?? 0), 'SIGINT');
+      await exited;
+      const gone = Date.now() + 10_000;
+      while (alive(redisPid) && Date.now() < gone) await new Promise((wait) => setTimeout(wait, 50));
+      expect(alive(redisPid), `redis-server ${redisPid} still runs`).toBe(false);
+      // (tsx keeps its compile cache there too: only the run's own directories count.)
+      expect(readdirSync(tmp.dir).filter((name) => name.startsWith('interlock-'))).toEqual([]);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) process.kill(-(child.pid ?? 0), 'SIGKILL');
+      if (redisPid > 0 && alive(redisPid)) process.kill(redisPid, 'SIGKILL');
+      tmp.remove();
     }
   });
 });

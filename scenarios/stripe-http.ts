@@ -54,8 +54,14 @@ export function createStripeHttp(options: { secretKey: string; apiBase?: string 
     const headers: Record<string, string> = { authorization: auth };
     if (method === 'POST') headers['content-type'] = 'application/x-www-form-urlencoded';
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
-    const response = await fetch(url, { method, headers, ...(method === 'POST' ? { body: encoded } : {}), signal: AbortSignal.timeout(timeoutMs) });
-    const text = await response.text();
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(url, { method, headers, ...(method === 'POST' ? { body: encoded } : {}), signal: AbortSignal.timeout(timeoutMs) });
+      text = await response.text();
+    } catch (error) {
+      throw unreachable(error, method, path);
+    }
     let body: Record<string, unknown>;
     try {
       body = JSON.parse(text) as Record<string, unknown>;
@@ -67,6 +73,14 @@ export function createStripeHttp(options: { secretKey: string; apiBase?: string 
       throw new StripeHttpError(response.status, method, path, typeof error.message === 'string' ? error.message : 'no message', typeof error.code === 'string' ? error.code : null);
     }
     return { ...body, replayed: response.headers.get('idempotent-replayed') === 'true' };
+  }
+
+  /** fetch's own error says only 'fetch failed' (the cause is nested) or that it was aborted: say where, what and why. */
+  function unreachable(error: unknown, method: string, path: string): Error {
+    const timedOut = error instanceof Error && error.name === 'TimeoutError';
+    const cause = error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+    const why = timedOut ? `no answer within ${timeoutMs / 1000} s` : typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : error instanceof Error ? error.message : String(error);
+    return new Error(`Could not reach Stripe at ${apiBase}: ${method} ${path.replace(/^\/v1/, '')} got ${timedOut ? why : `no answer (${why})`}. Check that this machine reaches it (for test mode: the network, a proxy), or unset STRIPE_SECRET_KEY to run the scenarios against the offline sandbox.`, { cause: error });
   }
 
   return {

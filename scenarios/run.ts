@@ -5,13 +5,13 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createDecider, loadDeciderConfig, publicKeyPem, startPrivateRedis, type Decider } from '../src/interlock.js';
-import { BILLING_ROWS, runBillingCredit } from './billing-credit.js';
+import { BILLING_COLUMNS, BILLING_ROWS, runBillingCredit } from './billing-credit.js';
 import { COLUMNS, type ScenarioResult } from './cells.js';
 import { leftovers, removeLeftovers, type Delays } from './harness.js';
 import { createProgressBar, type ProgressBar } from './progress.js';
 import { writeResults } from './report.js';
-import { CAP_ROWS, runSharedCap } from './shared-cap.js';
-import { DISPUTE_ROWS, runStripeDispute } from './stripe-dispute.js';
+import { CAP_COLUMNS, CAP_ROWS, runSharedCap } from './shared-cap.js';
+import { DISPUTE_COLUMNS, DISPUTE_ROWS, runStripeDispute } from './stripe-dispute.js';
 import { openWorld } from './world.js';
 
 export const SCENARIOS = ['stripe-dispute', 'billing-credit', 'shared-cap'] as const;
@@ -44,11 +44,34 @@ function testModeKey(env: NodeJS.ProcessEnv): string | null {
 
 export type Runner = (context: { world: Awaited<ReturnType<typeof openWorld>>; decider: Decider; model: string; reps: number | null; bar: ProgressBar; only: Selection }) => Promise<ScenarioResult>;
 
-const RUNNERS: Record<ScenarioName, { key: string; run: Runner }> = {
-  'stripe-dispute': { key: 'stripe_dispute', run: runStripeDispute },
-  'billing-credit': { key: 'billing_credit', run: runBillingCredit },
-  'shared-cap': { key: 'shared_cap', run: runSharedCap },
+const RUNNERS: Record<ScenarioName, { key: string; run: Runner; rows: readonly string[]; columns: readonly string[] }> = {
+  'stripe-dispute': { key: 'stripe_dispute', run: runStripeDispute, rows: DISPUTE_ROWS, columns: DISPUTE_COLUMNS },
+  'billing-credit': { key: 'billing_credit', run: runBillingCredit, rows: Object.keys(BILLING_ROWS), columns: BILLING_COLUMNS },
+  'shared-cap': { key: 'shared_cap', run: runSharedCap, rows: CAP_ROWS, columns: CAP_COLUMNS },
 };
+
+/**
+ * A row or column the scenarios asked for do not have would run nothing of it and still exit 0: name the scenario it
+ * belongs to. So would rows and columns that never meet in one scenario.
+ */
+function checkSelection(names: readonly ScenarioName[], rows: readonly string[] | null, columns: readonly string[] | null): void {
+  const asked = names.map((name) => ({ name, ...RUNNERS[name] }));
+  const others = SCENARIOS.filter((name) => !names.includes(name));
+  const where = (kind: 'rows' | 'columns', item: string) => {
+    const owners = others.filter((name) => RUNNERS[name][kind].includes(item));
+    return owners.length === 0 ? `${item} is no ${kind === 'rows' ? 'row' : 'column'} of any scenario` : `${item} is a ${kind === 'rows' ? 'row' : 'column'} of ${owners.join(' and ')}`;
+  };
+  for (const kind of ['rows', 'columns'] as const) {
+    const items = kind === 'rows' ? rows : columns;
+    const stray = (items ?? []).filter((item) => !asked.some((scenario) => scenario[kind].includes(item)));
+    if (stray.length > 0) {
+      const known = [...new Set(asked.flatMap((scenario) => scenario[kind]))];
+      throw new ScenarioUsageError(`${stray.map((item) => where(kind, item)).join('; ')}, not of ${names.join(', ')}: name that scenario (or all), or one of its ${kind}: ${known.join(', ')}.`);
+    }
+  }
+  const cells = asked.some((scenario) => scenario.rows.some((row) => rows === null || rows.includes(row)) && scenario.columns.some((column) => columns === null || columns.includes(column)));
+  if (!cells) throw new ScenarioUsageError(`No cell to run: no scenario of ${names.join(', ')} has both one of the rows ${(rows ?? []).join(', ')} and one of the columns ${(columns ?? []).join(', ')}.`);
+}
 
 export async function runScenarios(options: ScenarioOptions): Promise<{ results: ScenarioResult[]; files: string[] }> {
   const env = options.env ?? process.env;
@@ -64,6 +87,7 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
   if (unknownRows.length > 0) throw new ScenarioUsageError(`Unknown row(s) ${unknownRows.join(', ')}; the rows are ${knownRows.join(', ')}.`);
   const unknownColumns = (columns ?? []).filter((column) => !(COLUMNS as readonly string[]).includes(column));
   if (unknownColumns.length > 0) throw new ScenarioUsageError(`Unknown column(s) ${unknownColumns.join(', ')}; the columns are ${COLUMNS.join(', ')}.`);
+  checkSelection(options.scenarios, rows, columns);
   let redisUrl = (env.REDIS_URL ?? '').trim();
   let stopRedis = async () => {};
   if (redisUrl === '') {

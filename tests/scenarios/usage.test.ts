@@ -16,6 +16,23 @@ describe('interlock scenario with bad input', () => {
       expect(run.code, run.stderr).toBe(2);
     }
   });
+
+  it('refuses a row or column of another scenario, which would run nothing and exit 0, naming the scenario it belongs to', { timeout: 60_000 }, async () => {
+    const out = tempDir('scenario-usage');
+    try {
+      const row = await runCli(['scenario', 'stripe-dispute', '--delays', 'fast', '--out', out.dir, '--rows', 'after_commit'], { REDIS_URL: undefined, STRIPE_SECRET_KEY: undefined }, { timeoutMs: 20_000 });
+      expect(row.stderr).toContain('after_commit is a row of shared-cap');
+      expect(row.code, row.stderr).toBe(2);
+      const column = await runCli(['scenario', 'billing-credit', '--delays', 'fast', '--out', out.dir, '--columns', 'hand_lock'], { REDIS_URL: undefined, STRIPE_SECRET_KEY: undefined }, { timeoutMs: 20_000 });
+      expect(column.stderr).toContain('hand_lock is a column of shared-cap');
+      expect(column.code, column.stderr).toBe(2);
+      const none = await runCli(['scenario', 'all', '--delays', 'fast', '--out', out.dir, '--rows', 'crash_after_send_chargeback_during_outage', '--columns', 'hand_lock'], { REDIS_URL: undefined, STRIPE_SECRET_KEY: undefined }, { timeoutMs: 20_000 });
+      expect(none.stderr).toContain('No cell to run');
+      expect(none.code, none.stderr).toBe(2);
+    } finally {
+      out.remove();
+    }
+  });
 });
 
 /** Runs and is not a zombie waiting for the init process to reap it (Linux's /proc). */

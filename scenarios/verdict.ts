@@ -41,3 +41,12 @@ export function gateProblems(cell: Cell, settleMarginS: number): string[] {
   }
   return problems;
 }
+
+/**
+ * Every check the gate's column failed in these results, each naming its scenario: what `interlock scenario` prints
+ * and exits 1 for, so a script or CI running it hears what the pages say (the baselines' failures are what the
+ * scenarios show, never a reason to fail the run).
+ */
+export function failedGateChecks(results: readonly { scenario: string; cells: readonly Cell[]; [more: string]: unknown }[]): string[] {
+  return results.flatMap((result) => result.cells.flatMap((cell) => gateProblems(cell, Number(result.settle_margin_s ?? 10))).map((problem) => `${result.scenario} ${problem}`));
+}

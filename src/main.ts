@@ -821,8 +821,14 @@ function addScenarioCommand(program: Command): void {
       if (options.delays !== 'stripe' && options.delays !== 'fast') throw new CliFailure(`--delays takes stripe or fast, not "${options.delays}".`, EXIT_BAD_INPUT);
       try {
         const list = (text: string | undefined) => (text === undefined ? null : text.split(',').map((item) => item.trim()).filter((item) => item !== ''));
-        const { files } = await runScenarios({ scenarios: names, reps: options.reps ?? null, delays: options.delays, out: options.out, rows: list(options.rows), columns: list(options.columns) });
+        const { results, files } = await runScenarios({ scenarios: names, reps: options.reps ?? null, delays: options.delays, out: options.out, rows: list(options.rows), columns: list(options.columns) });
         process.stdout.write(`${files.join('\n')}\n`);
+        const { failedGateChecks } = await import('../scenarios/verdict.js');
+        const failed = failedGateChecks(results);
+        if (failed.length > 0) {
+          process.stderr.write(`The gate failed ${failed.length} check${failed.length === 1 ? '' : 's'} (the pages list them under "The gate against issue 12 §3"):\n${failed.map((line) => `  ${line}`).join('\n')}\n`);
+          process.exitCode = EXIT_FAILED;
+        }
       } catch (error) {
         if (error instanceof ScenarioUsageError) throw new CliFailure(error.message, EXIT_BAD_INPUT);
         throw error;

@@ -70,6 +70,7 @@ export const leftovers = { children: new Set<ChildProcess>(), dirs: new Set<stri
 export function removeLeftovers(): void {
   for (const child of leftovers.children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   for (const dir of leftovers.dirs) rmSync(dir, { recursive: true, force: true });
+  leftovers.dirs.clear();
 }
 
 export function run(command: string, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): Running {

@@ -140,5 +140,7 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
     process.removeListener('SIGINT', interrupted);
     process.removeListener('SIGTERM', interrupted);
     process.removeListener('exit', removeLeftovers);
+    // A run that failed (a world that could not open, a cell that threw) leaves no directory or process behind either.
+    removeLeftovers();
   }
 }

@@ -17,6 +17,18 @@ describe('interlock scenario with bad input', () => {
     }
   });
 
+  it('a run that cannot open its world (Redis not answering) fails saying so and leaves no temporary directory', { timeout: 60_000 }, async () => {
+    const temp = tempDir('scenario-tmp');
+    try {
+      const run = await runCli(['scenario', 'stripe-dispute', '--delays', 'fast', '--out', join(temp.dir, 'out'), '--rows', 'crash_after_send_chargeback_during_outage', '--columns', 'interlock'], { REDIS_URL: 'redis://127.0.0.1:1', STRIPE_SECRET_KEY: undefined, TMPDIR: temp.dir }, { timeoutMs: 40_000 });
+      expect(run.code, run.stderr).not.toBe(0);
+      expect(run.stderr).toMatch(/Redis/);
+      expect(readdirSync(temp.dir).filter((name) => name.startsWith('interlock-'))).toEqual([]);
+    } finally {
+      temp.remove();
+    }
+  });
+
   it('refuses a row or column of another scenario, which would run nothing and exit 0, naming the scenario it belongs to', { timeout: 60_000 }, async () => {
     const out = tempDir('scenario-usage');
     try {

@@ -20,6 +20,9 @@ export function jobEvents(stores: Stores, queueName: string): JobEvents {
       ready ??= (async () => {
         connection = stores.queueConnection();
         events = new QueueEvents(queueName, { connection, prefix: stores.queues.prefix });
+        // Every waiting caller holds a pair of listeners until its wait ends (waitForJob): a busy API has more than
+        // Node's default ten at once by design, and its warning would be a line outside the JSON logs.
+        events.setMaxListeners(0);
         logWorkerErrors(events, stores.logger, `${queueName} queue events error`);
         await events.waitUntilReady();
         return events;

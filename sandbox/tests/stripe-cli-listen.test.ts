@@ -96,6 +96,23 @@ describe('stripe listen against the sandbox (CLI 1.52.0)', () => {
     }
   });
 
+  it.concurrent('many events through one session leave no listener behind on the world\'s reset signal (Node warns past ten)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    const s = await setUp();
+    try {
+      const { session } = await s.listen();
+      for (let index = 0; index < 15; index += 1) await s.stripe.paymentIntents.create({ amount: 500, currency: 'usd' });
+      await sessionDeliveries(s.sandbox, session, (list) => list.length === 15 && list.every((d) => d.state === 'delivered'));
+      await new Promise((wait) => setImmediate(wait));
+      expect(warnings.filter((warning) => warning.includes('abort listeners'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      await s.close();
+    }
+  });
+
   it.concurrent('the delivery rules apply to a CLI session: drop, duplicate, delay, and hold released in reverse', async () => {
     const s = await setUp();
     try {

@@ -52,6 +52,8 @@ interface Send {
   frames: Frame[];
   resolve(outcome: TransportOutcome): void;
   timer: NodeJS.Timeout | null;
+  /** Its listener on the world's reset signal, taken off when the send ends (one per send would pile up until a reset). */
+  onReset: (() => void) | null;
 }
 
 interface Session {
@@ -126,6 +128,7 @@ export function createStripeCli(core: Core, deps: StripeCliDeps): StripeCli {
 
   const finish = (session: Session, send: Send, outcome: TransportOutcome): void => {
     if (send.timer !== null) clearTimeout(send.timer);
+    if (send.onReset !== null) send.request.signal.removeEventListener('abort', send.onReset);
     session.sends = session.sends.filter((s) => s !== send);
     for (const frame of send.frames) byWebhookId.delete(frame.webhookId);
     send.resolve(outcome);
@@ -153,7 +156,7 @@ export function createStripeCli(core: Core, deps: StripeCliDeps): StripeCli {
         // forwards unless `--latest`, and the latest version, which it forwards only with `--latest`.
         const conversationId = frameId('wc');
         const frames: Frame[] = [null, API_VERSION].map((apiVersion) => ({ webhookId: frameId('wh'), conversationId, apiVersion, acked: false }));
-        const send: Send = { request, frames, resolve, timer: null };
+        const send: Send = { request, frames, resolve, timer: null, onReset: null };
         owner.sends.push(send);
         for (const frame of frames) {
           byWebhookId.set(frame.webhookId, { session: owner, send, frame });
@@ -169,7 +172,8 @@ export function createStripeCli(core: Core, deps: StripeCliDeps): StripeCli {
           }, settings.webhookTimeoutMs);
         };
         armTimer();
-        request.signal.addEventListener('abort', () => finish(owner, send, { kind: 'failed', error: 'sandbox reset' }), { once: true });
+        send.onReset = () => finish(owner, send, { kind: 'failed', error: 'sandbox reset' });
+        request.signal.addEventListener('abort', send.onReset, { once: true });
         writeFrames(owner, send);
       }),
   });

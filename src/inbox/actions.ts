@@ -9,7 +9,8 @@
 import { firstProposal } from '../core/decisions.js';
 import { payloadHash } from '../core/effect-id.js';
 import type { Actor, EntryOf, Resolution } from '../core/entries.js';
-import { parseEffect, type Effect } from '../core/effects.js';
+import { approvalProblems } from '../core/approval.js';
+import { effectFactsOrNull, parseEffect, type Effect } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
 import { reapprovalEffectId, reapprovalRequestId } from '../core/inbox.js';
 import type { JsonObject } from '../core/json.js';
@@ -84,10 +85,15 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
         // The store names who acted, or which actions the kind allows.
         await inbox.act(id, { action: 'reapprove', by: request.by, note: request.note });
       }
-      const { snapshot } = await deps.approvals.describe(request.approval);
+      const { now, snapshot } = await deps.approvals.describe(request.approval);
       if (snapshot === null) throw new InterlockError('unknown_approval', `No approval ${request.approval}: grant it first (POST /v1/approvals or \`interlock approvals grant\`), then re-approve. Nothing was recorded.`);
       if (snapshot.scope !== item.subject) throw new InterlockError('invalid_approval', `Approval ${request.approval} covers ${snapshot.scope}, but item ${id} moves money on ${item.subject}. Nothing was recorded.`);
       const effect = await refusedPayloadOf(item);
+      // The gate would refuse the new request under a dead approval (REFUSED:lease, which opens no item), after the
+      // item was closed for good: so a re-approval is refused now, before anything is written. A replay was judged
+      // when it was first recorded; the gate judges it again at the send.
+      const dead = replay ? [] : approvalProblems(snapshot, { now, subject: item.subject, amount: effectFactsOrNull(effect)?.amount ?? 0, phase: 'dispatch' });
+      if (dead.length > 0) throw new InterlockError('invalid_approval', `Item ${id} cannot be re-approved under approval ${request.approval}: ${dead.join('; ')}. Nothing was recorded; re-approve under a live approval that covers the payload.`);
       await assertRequestIsItems(item, requestId, effectId, effect);
       // Read before anything is written: facts that cannot be read leave the item open.
       const premises = await deps.readFacts(effect, effectId);

@@ -6,7 +6,7 @@ import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { effectIdFor, latestProposal, openInboxItem, publicKeyPem, publicKeySet, verify, type Receipt } from '../../src/interlock.js';
 import { useInboxRig, type ItemMaker } from './inbox-items.js';
-import { bearer, TOKENS, uid, type Rig } from './rig.js';
+import { approvalBody, bearer, TOKENS, uid, type Rig } from './rig.js';
 
 const inbox = useInboxRig();
 let rig: Rig;
@@ -250,6 +250,29 @@ describe('listing, and facts that cannot be read', () => {
     expect((await receiptOf(effectId)).entries).toHaveLength(before);
     expect(await rig.hasEffect(effectIdFor({ requestId: `reapproval:${item}`, effect: null }))).toBe(false);
     expect((await request(rig.app).get(`/v1/inbox/${item}`).set(approver())).body.status).toBe('open');
+  });
+
+  it('a re-approval under an approval that is revoked, expired or too small for the payload is refused before anything is written: the item stays open for a live one', async () => {
+    const { pi, effectId, item } = await staleItem();
+    const before = (await receiptOf(effectId)).entries.length;
+    const revoked = await grant(pi);
+    expect((await request(rig.app).post(`/v1/approvals/${revoked}/revoke`).set(approver()).send({})).status).toBe(200);
+    const expired = approvalBody({ scope: `payment:${pi}`, expires_in: 1 });
+    expect((await request(rig.app).post('/v1/approvals').set(approver()).send(expired)).status).toBe(201);
+    const small = approvalBody({ scope: `payment:${pi}`, cap_cents: 1_000 });
+    expect((await request(rig.app).post('/v1/approvals').set(approver()).send(small)).status).toBe(201);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    for (const [approval, says] of [[revoked, 'revoked'], [String(expired.id), 'expired'], [String(small.id), '1000 cents']] as const) {
+      const answer = await request(rig.app).post(`/v1/inbox/${item}/reapprove`).set(approver()).send({ approval });
+      expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+      expect(answer.body.error.code).toBe('invalid_approval');
+      expect(answer.body.error.message).toContain(says);
+      expect(answer.body.error.message).toContain('Nothing was recorded');
+    }
+    expect((await receiptOf(effectId)).entries).toHaveLength(before);
+    expect(await rig.hasEffect(effectIdFor({ requestId: `reapproval:${item}`, effect: null }))).toBe(false);
+    const live = await request(rig.app).post(`/v1/inbox/${item}/reapprove`).set(approver()).send({ approval: await grant(pi) });
+    expect(live.status, JSON.stringify(live.body)).toBe(202);
   });
 
   it('a re-approval whose request id holds a proposal no re-approval recorded (taken before reapproval: ids were refused to callers) is refused with 409 before anything is written: the item stays open', async () => {

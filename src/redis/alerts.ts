@@ -33,6 +33,9 @@ export type Alert = {
 
 export type Alerts = ReturnType<typeof createAlerts>;
 
+/** Index entries read per round trip while looking for open alerts. */
+const LIST_BATCH = 500;
+
 export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => Promise<number> }) {
   const { redis, keys } = deps;
   const idOf = (effectId: string, kind: AlertKind) => `${kind}:${effectId}`;
@@ -56,13 +59,22 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
     async get(id: string): Promise<Alert | null> {
       return read(id);
     },
-    /** Newest first; open ones only unless `all`. */
+    /**
+     * Newest first; open ones only unless `all`. Open ones are looked for through the whole index, a batch at a time:
+     * an alert still open is money at stake, and it must show however many newer ones were resolved since.
+     */
     async list(options: { all?: boolean; limit?: number } = {}): Promise<Alert[]> {
-      const ids = await redis.zrevrange(keys.alertsByTime, 0, (options.limit ?? 100) * (options.all ? 1 : 4) - 1);
-      if (ids.length === 0) return [];
-      const texts = await redis.hmget(keys.alerts, ...ids);
-      const alerts = texts.filter((text): text is string => text !== null).map((text) => JSON.parse(text) as Alert);
-      return (options.all ? alerts : alerts.filter((alert) => alert.resolvedAt === null)).slice(0, options.limit ?? 100);
+      const limit = options.limit ?? 100;
+      const found: Alert[] = [];
+      for (let offset = 0; found.length < limit; offset += LIST_BATCH) {
+        const ids = await redis.zrevrange(keys.alertsByTime, offset, offset + (options.all ? limit : LIST_BATCH) - 1);
+        if (ids.length === 0) break;
+        const texts = await redis.hmget(keys.alerts, ...ids);
+        const alerts = texts.filter((text): text is string => text !== null).map((text) => JSON.parse(text) as Alert);
+        found.push(...(options.all ? alerts : alerts.filter((alert) => alert.resolvedAt === null)));
+        if (options.all || ids.length < LIST_BATCH) break;
+      }
+      return found.slice(0, limit);
     },
     async resolve(id: string, by: string): Promise<Alert | null> {
       const known = await read(id);

@@ -1,10 +1,20 @@
-// `interlock effect show EFFECT_ID | --request ID` and `interlock alerts`. Output is one JSON object on stdout;
+// `interlock effect show EFFECT_ID | --request ID`, `interlock alerts` and `interlock alerts resolve ID --by NAME`. Output is one JSON object on stdout;
 // exit codes follow issue 9 §5: 0 committed (or already committed), 3 refused, 4 not settled (in flight or
 // ambiguous), 2 bad input or configuration, 1 anything else (an unknown effect).
-import type { Command } from 'commander';
-import { currentOutcome, effectIdFor, explainOutcome, isEffectId, outcomeReason, verify, type Outcome } from '../interlock.js';
-import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
+import { InvalidArgumentError, type Command } from 'commander';
+import { identifier } from '../core/text.js';
+import { ALERT_KINDS, currentOutcome, effectIdFor, explainOutcome, isEffectId, outcomeReason, verify, type Outcome } from '../interlock.js';
+import { checked, CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
+import { CLI_ROLE } from './inbox-command.js';
 import { withStores, type CliStores } from './stores.js';
+
+const ALERT_ID = new RegExp(`^(${ALERT_KINDS.join('|')}):[0-9a-f]{64}$`);
+const personOf = checked(identifier(200), '--by');
+
+function alertId(value: string): string {
+  if (!ALERT_ID.test(value)) throw new InvalidArgumentError(`"${value.slice(0, 100)}" is not an alert id (<kind>:<effect id>, kinds ${ALERT_KINDS.join(', ')}); \`interlock alerts --json\` shows them.`);
+  return value;
+}
 
 export const EXIT_COMMITTED = 0;
 export const EXIT_REFUSED = 3;
@@ -66,7 +76,7 @@ export function addEffectCommands(program: Command): void {
       });
     });
 
-  program
+  const alerts = program
     .command('alerts')
     .description('money at stake (exposure, refunds that failed after landing, late landings, proposals not judged), newest first')
     .option('--all', 'resolved alerts too')
@@ -80,6 +90,22 @@ export function addEffectCommands(program: Command): void {
         }
         if (alerts.length === 0) process.stdout.write('No open alerts.\n');
         for (const alert of alerts) process.stdout.write(`${new Date(alert.raisedAt).toISOString()} ${alert.kind} ${alert.effectId.slice(0, 12)}… $${(alert.centsAtStake / 100).toFixed(2)} at stake: ${alert.sentence} What to do: ${alert.action}\n`);
+      });
+    });
+
+  // Later facts resolve an alert they undo; what only a person can close (a late landing the customer was told of,
+  // an exposure whose loss was accepted) is resolved here, naming who.
+  alerts
+    .command('resolve')
+    .description('resolve an alert once what it asks is done (the customer told, the dispute answered or the loss accepted)')
+    .argument('<id>', 'the alert id (<kind>:<effect id>, as `interlock alerts --json` shows it)', alertId)
+    .requiredOption('--by <name>', 'who resolves it (recorded on the alert)', personOf)
+    .action(async (id: string, options: { by: string }) => {
+      await withStores(async ({ stores }) => {
+        const known = await stores.alerts.get(id);
+        if (known === null) throw new CliFailure(`No alert ${id} under this REDIS_URL and INTERLOCK_KEY_PREFIX; \`interlock alerts --all\` lists them.`, EXIT_FAILED);
+        if (known.resolvedAt !== null) throw new CliFailure(`Alert ${id} was resolved already, by ${known.resolvedBy ?? 'someone'} at ${new Date(known.resolvedAt).toISOString()}. Nothing was changed.`, EXIT_FAILED);
+        process.stdout.write(`${JSON.stringify(await stores.alerts.resolve(id, `${options.by} (${CLI_ROLE})`), null, 2)}\n`);
       });
     });
 }

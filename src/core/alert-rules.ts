@@ -48,7 +48,7 @@ export function alertsFor(verification: Verification): AlertDraft[] {
       refund: verification.lateLanding.evidence,
       disputes: [],
       sentence: `A send landed after the gate had settled the effect as ${verification.lateLanding.after ?? 'open'}: money moved that the answer did not report.`,
-      action: 'Check the effect at Stripe, and treat it as sent: its amount was charged to the approval and the subject again, which puts them over their cap if another request spent that room meanwhile. Resolve this alert once the customer has been told.',
+      action: 'Check the effect at Stripe, and treat it as sent: its amount was charged to the approval and the subject again, which puts them over their cap if another request spent that room meanwhile. Resolve this alert once the customer has been told (`interlock alerts resolve <alert id> --by <name>`).',
     });
   }
   return alerts;

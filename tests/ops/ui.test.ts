@@ -8,7 +8,8 @@ import { verify, publicKeySet, publicKeyPem } from '../../src/interlock.js';
 import { csrfTokenFor } from '../../webhooks/ui/routes.js';
 import { escapeHtml, html, toText } from '../../webhooks/ui/html.js';
 import { stripeUrl } from '../../webhooks/ui/pages.js';
-import { approvalBody, bearer, refundBody, startRig, TOKENS, type Rig } from '../http/rig.js';
+import { createApp } from '../../webhooks/app.js';
+import { approvalBody, bearer, refundBody, startRig, tokenRegistry, TOKENS, type Rig } from '../http/rig.js';
 
 const cookie = (token: string) => `interlock_session=${encodeURIComponent(token)}`;
 const HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>';
@@ -111,6 +112,17 @@ describe('the page', () => {
     expect(download.status).toBe(200);
     expect(download.headers['content-disposition']).toBe(`attachment; filename="receipt-${committed}.json"`);
     expect(verify(JSON.parse(download.text), { publicKeys: publicKeySet([publicKeyPem(rig.stores.signingKey)]) }).valid).toBe(true);
+  });
+
+  it('never shows a page of the open alerts as all of them: past the first 20 it says more are open and where to see them all', async () => {
+    const open = Array.from({ length: 35 }, (_, index) => ({ id: `not_judged:${index.toString(16).padStart(64, '0')}`, kind: 'not_judged', effectId: index.toString(16).padStart(64, '0'), subject: 'payment:pi_ui1', centsAtStake: 2_000, refund: null, disputes: [], sentence: 'Not judged.', action: 'Send it again.', raisedAt: 1, updatedAt: 1, resolvedAt: null, resolvedBy: null }));
+    const alerting = createApp({ stores: rig.stores, effects: rig.queue, readFacts: async () => ({}), tokens: tokenRegistry(), logger: rig.stores.logger, alerts: async (query) => open.slice(0, query.limit) });
+    const page = await request(alerting).get('/ui').set('cookie', cookie(TOKENS.auditor));
+    expect(page.status).toBe(200);
+    expect(page.text).not.toContain('Open alerts (20)');
+    expect(page.text).toContain('the 20 newest of more than 20');
+    expect(page.text).toContain('npx interlock alerts');
+    expect(page.text.match(/<li><strong>not judged/g)).toHaveLength(20);
   });
 
   it('shows support the effects but not receipts or alerts, and an approver no effects', async () => {

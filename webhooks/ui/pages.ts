@@ -99,11 +99,17 @@ export function messagePage(viewer: Viewer | null, title: string, message: strin
   return layout(title, viewer, html`<h1>${title}</h1><p>${message}</p><p><a href="/ui">Back to the effects</a></p>`);
 }
 
+/** Open alerts the effects page lists; it is given one more, to say when there are more. */
+export const ALERTS_SHOWN = 20;
+
 function alertsSection(alerts: readonly Alert[] | null): Html | null {
   if (alerts === null) return null;
   if (alerts.length === 0) return html`<section aria-labelledby="alerts-title" class="alerts none"><h2 id="alerts-title">Open alerts</h2><p>No open alerts: no money is at stake after a send.</p></section>`;
-  return html`<section aria-labelledby="alerts-title" class="alerts"><h2 id="alerts-title">Open alerts (${alerts.length})</h2>
-<ul>${alerts.map(
+  const shown = alerts.slice(0, ALERTS_SHOWN);
+  const more = alerts.length > ALERTS_SHOWN;
+  return html`<section aria-labelledby="alerts-title" class="alerts"><h2 id="alerts-title">Open alerts (${more ? `the ${ALERTS_SHOWN} newest of more than ${ALERTS_SHOWN}` : shown.length})</h2>
+${more ? html`<p>More alerts are open than this page lists: see <code>npx interlock alerts</code> or <code>GET /v1/alerts</code> (up to 100 each).</p>` : null}
+<ul>${shown.map(
     (alert) => html`<li><strong>${alert.kind.replace(/_/g, ' ')}</strong>: ${dollars(alert.centsAtStake)} at stake on <code>${alert.subject}</code>. ${alert.sentence} <em>${alert.action}</em> <a href="/ui/effects/${alert.effectId}">Open the effect</a></li>`,
   )}</ul></section>`;
 }

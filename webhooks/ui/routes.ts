@@ -18,7 +18,7 @@ import { EFFECT_OUTCOMES, EFFECT_STATES, listQuery } from '../api/schemas.js';
 import type { Caller, TokenRegistry } from '../api/tokens.js';
 import { toText, type Html } from './html.js';
 import { addInboxPages, INBOX_SECTION } from './inbox-pages.js';
-import { effectPage, effectsPage, messagePage, signInPage, STYLESHEET, type ListFilters, type StripeLinks, type UiSection, type Viewer } from './pages.js';
+import { ALERTS_SHOWN, effectPage, effectsPage, messagePage, signInPage, STYLESHEET, type ListFilters, type StripeLinks, type UiSection, type Viewer } from './pages.js';
 
 export type UiDeps = {
   context: ApiContext;
@@ -172,7 +172,8 @@ export function uiRouter(deps: UiDeps): Router {
       const raw = Object.fromEntries(Object.entries(req.query).filter(([, value]) => typeof value === 'string' && value.trim() !== '').map(([key, value]) => [key, String(value).trim()]));
       const parsed = listQuery.safeParse({ ...raw, limit: String(pageSize) });
       const filters: ListFilters = { state: raw.state, outcome: raw.outcome, subject: raw.subject, request: raw.request };
-      const alerts: Alert[] | null = may(caller, 'readAlerts') ? ((await context.alerts({ all: false, limit: 20 })) as Alert[]) : null;
+      // One more than the page shows, so it can say when more are open than it lists.
+      const alerts: Alert[] | null = may(caller, 'readAlerts') ? ((await context.alerts({ all: false, limit: ALERTS_SHOWN + 1 })) as Alert[]) : null;
       const base = { viewer, alerts, filters, states: EFFECT_STATES, outcomes: EFFECT_OUTCOMES };
       if (!parsed.success) {
         const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');

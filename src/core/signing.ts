@@ -18,7 +18,13 @@ export function keyIdOf(publicKey: KeyObject): string {
   return `ed25519:${createHash('sha256').update(spki).digest('hex').slice(0, 16)}`;
 }
 
+/**
+ * The signing key a PEM text holds. A text of several blocks is refused rather than read as its first key
+ * (createPrivateKey reads only the first): a file of an old and a new key would go on signing with the old one.
+ */
 export function signingKeyFromPem(privatePem: string): SigningKey {
+  const blocks = pemBlocks(privatePem);
+  if (blocks.length > 1) throw new Error(`The text holds ${blocks.length} PEM blocks, not one private key; a signing key file holds only the key this service signs with (keep a retired key's public half, \`npx interlock keys public --key FILE\`, for verifying).`);
   const privateKey = createPrivateKey(privatePem);
   if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error(`The signing key is ${privateKey.asymmetricKeyType ?? 'unknown'}, not Ed25519. Generate one with \`npx interlock keys generate\`.`);
   const publicKey = createPublicKey(privateKey);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { publicKeySet, signingKeyFromPem } from '../../src/core/signing.js';
 import { verify } from '../../src/core/verify.js';
-import { generateSigningKeyPem } from '../../src/keys/key-store.js';
+import { generateSigningKeyPem, loadOrCreateSigningKey } from '../../src/keys/key-store.js';
 import { chainReceipt, drafts } from '../core/entry-chain.js';
 import { runCli, tempDir } from './run-cli.js';
 
@@ -55,6 +55,18 @@ describe.concurrent('keys', { timeout: 60_000 }, () => {
     expect(run.code, run.stderr).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr.startsWith(`${notAKey} is not a usable signing key: `)).toBe(true);
+  });
+
+  it('a signing key file holding two private keys is refused, not read as its first: which one signs would be a guess', async () => {
+    const older = generateSigningKeyPem().privatePem;
+    const newer = generateSigningKeyPem().privatePem;
+    const both = join(temp.dir, 'old-and-new.pem');
+    writeFileSync(both, `${older}${newer}`, { mode: 0o600 });
+    const run = await runCli(['keys', 'public', '--key', both], env);
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain(`${both} is not a usable signing key: The text holds 2 PEM blocks, not one private key`);
+    expect(() => loadOrCreateSigningKey({ dataDir: temp.dir, signingKeyFile: both })).toThrow(`INTERLOCK_SIGNING_KEY_FILE (${both}) holds no usable Ed25519 private key (The text holds 2 PEM blocks, not one private key`);
   });
 
   it('keys public --key prints a PEM that verifies receipts signed by that key', async () => {

@@ -34,10 +34,21 @@ export function signingKeyFromPem(privatePem: string): SigningKey {
 // One PEM block: its label, and everything up to the END line with the same label.
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g;
 
-/** The PEM blocks in `text`, in order; the whole text when it holds none, so createPublicKey says what is wrong with it. */
+const PEM_BEGIN = /-----BEGIN /g;
+
+/**
+ * The PEM blocks in `text`, in order; the whole text when it holds none, so createPublicKey says what is wrong with it.
+ * A BEGIN line that starts no whole block (a block cut short, an END line mangled) refuses the text: createPublicKey
+ * would read the blocks before it and the key in it would be dropped without a word.
+ */
 function pemBlocks(text: string): string[] {
-  const blocks = text.match(PEM_BLOCK);
-  return blocks === null ? [text] : [...blocks];
+  const blocks = [...text.matchAll(PEM_BLOCK)];
+  const begins = [...text.matchAll(PEM_BEGIN)].map((begin) => begin.index);
+  if (begins.length === 0) return [text];
+  const starts = new Set(blocks.map((block) => block.index));
+  const broken = begins.findIndex((at) => !starts.has(at));
+  if (broken !== -1) throw new Error(`PEM block ${broken + 1} of ${begins.length} has no END line matching its BEGIN line: it was cut short or altered (copy the whole key again)`);
+  return blocks.map((block) => block[0]);
 }
 
 function ed25519PublicKey(pem: string): KeyObject {

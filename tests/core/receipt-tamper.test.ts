@@ -134,6 +134,15 @@ describe('valid receipts from real gate flows', () => {
     expect(() => publicKeySet([`${world.key.publicPem}${rsa}`])).toThrow('PEM block 2 of 2: The public key is rsa, not Ed25519.');
   });
 
+  it('refuses a bundle whose block is cut or whose END line is mangled, naming it, instead of keeping only the keys before it', () => {
+    const other = testKey().publicPem;
+    const cut = `${world.key.publicPem}${other.slice(0, 60)}\n`;
+    const mangledEnd = `${world.key.publicPem}${other.replace('-----END PUBLIC KEY-----', '-----END PUBLIC KEY----')}`;
+    for (const bundle of [cut, mangledEnd]) {
+      expect(() => publicKeySet([bundle])).toThrow('PEM block 2 of 2 has no END line matching its BEGIN line');
+    }
+  });
+
   it('is not signed for a verifier who holds only other keys', () => {
     const result = verify(committed.receipt, { publicKeys: testKey().publicKeys });
     expect(result).toMatchObject({ valid: false, chainIntact: true, signed: false });

@@ -16,6 +16,7 @@ parentPort.on('message', ({ id, texts }) => {
     parentPort.postMessage({ id, error: String(error && error.message || error) });
   }
 });
+parentPort.postMessage({ ready: true });
 `;
 
 type Pending = { texts: string[]; waiters: { resolve(sig: string): void; reject(error: Error): void }[] };
@@ -23,12 +24,11 @@ type Pending = { texts: string[]; waiters: { resolve(sig: string): void; reject(
 export type ThreadSigner = Signer & { close(): Promise<void> };
 
 export function createThreadSigner(key: SigningKey): ThreadSigner {
-  const worker = new Worker(SIGNER_SOURCE, { eval: true, workerData: { privateKey: key.privateKey } });
-  worker.unref();
   const inFlight = new Map<number, Pending['waiters']>();
   let nextId = 0;
   let batch: Pending | null = null;
   let failure: Error | null = null;
+  let closed = false;
 
   // The first reason stands: a thread that was closed also exits, and "closed" is what a caller should hear.
   const failAll = (error: Error) => {
@@ -39,19 +39,51 @@ export function createThreadSigner(key: SigningKey): ThreadSigner {
     for (const waiter of batch?.waiters ?? []) waiter.reject(failure);
     batch = null;
   };
-  worker.on('message', (message: { id: number; sigs?: string[]; error?: string }) => {
-    const waiters = inFlight.get(message.id);
-    inFlight.delete(message.id);
-    if (batch && inFlight.size === 0) flush();
-    if (!waiters) return;
-    if (message.sigs === undefined) {
-      for (const waiter of waiters) waiter.reject(new Error(`signing failed: ${message.error ?? 'unknown error'}`));
-      return;
-    }
-    waiters.forEach((waiter, index) => waiter.resolve(message.sigs?.[index] ?? ''));
-  });
-  worker.on('error', (error) => failAll(error));
-  worker.on('exit', (code) => failAll(new Error(`the signing thread exited (${code})`)));
+
+  /**
+   * A thread, and what to do when it ends. One that dies after it started (out of memory, an abort) is replaced:
+   * the process's heartbeat lives on, so no other worker takes its effects over, and without a signer it could seal
+   * nothing (no commit of a refund already sent) until restarted. Only the requests it held fail; those waiting go
+   * to the new thread. One that dies before it is ready would die again: then every request is refused, with why.
+   */
+  function start(): Worker {
+    const thread = new Worker(SIGNER_SOURCE, { eval: true, workerData: { privateKey: key.privateKey } });
+    thread.unref();
+    let ready = false;
+    let crash: Error | null = null;
+    thread.on('message', (message: { id: number; sigs?: string[]; error?: string; ready?: true }) => {
+      if (message.ready) {
+        ready = true;
+        return;
+      }
+      const waiters = inFlight.get(message.id);
+      inFlight.delete(message.id);
+      if (batch && inFlight.size === 0) flush();
+      if (!waiters) return;
+      if (message.sigs === undefined) {
+        for (const waiter of waiters) waiter.reject(new Error(`signing failed: ${message.error ?? 'unknown error'}`));
+        return;
+      }
+      waiters.forEach((waiter, index) => waiter.resolve(message.sigs?.[index] ?? ''));
+    });
+    thread.on('error', (error) => {
+      crash ??= error;
+    });
+    thread.on('exit', (code) => {
+      const why = crash ?? new Error(`the signing thread exited (${code})`);
+      if (closed || !ready) {
+        failAll(why);
+        return;
+      }
+      const lost = new Error(`${why.message}; a new signing thread signs what is asked from now on`, { cause: why });
+      for (const waiters of inFlight.values()) for (const waiter of waiters) waiter.reject(lost);
+      inFlight.clear();
+      worker = start();
+      flush();
+    });
+    return thread;
+  }
+  let worker = start();
 
   function flush(): void {
     // While a batch is out, the thread is busy: the next one goes when it is back, so batches grow with load
@@ -79,6 +111,7 @@ export function createThreadSigner(key: SigningKey): ThreadSigner {
       });
     },
     async close() {
+      closed = true;
       failAll(new Error('the signing thread was closed'));
       await worker.terminate();
     },

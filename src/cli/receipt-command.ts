@@ -42,13 +42,18 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string } {
     return { pems, source: files.join(', ') };
   }
   let path = 'the configured signing key';
+  let configured = false;
   try {
-    path = keyFilePath(loadConfig());
+    const config = loadConfig();
+    path = keyFilePath(config);
+    configured = config.signingKeyFile !== null;
     if (existsSync(path)) return { pems: [publicKeyPem(signingKeyFromPem(readFileSync(path, 'utf8')))], source: path };
   } catch (error) {
     // Exit 1 would say the receipt is invalid; a local key that cannot be read says nothing about the receipt.
     unreadable(`Cannot use ${path} to check signatures: ${(error as Error).message}. Pass --public-key FILE instead.`);
   }
+  // A key was named (a typo, a volume not mounted): "no key given or configured" and exit 3 would hide that.
+  if (configured) unreadable(`INTERLOCK_SIGNING_KEY_FILE points at ${path}, which does not exist, so no signature could be checked. Correct it, or pass --public-key FILE.`);
   return { pems: [], source: 'none' };
 }
 

@@ -107,6 +107,13 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     expect(run.stderr).toContain(`Cannot use ${file('bad-key.pem')} to check signatures`);
   });
 
+  it('exits 2, not 3, when INTERLOCK_SIGNING_KEY_FILE names a file that is not there: a key was configured, so "none given or configured" would be untrue', async () => {
+    const run = await runCli(['receipt', 'verify', file('receipt.json')], { INTERLOCK_SIGNING_KEY_FILE: file('no-such-key.pem') });
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain(`INTERLOCK_SIGNING_KEY_FILE points at ${file('no-such-key.pem')}, which does not exist`);
+  });
+
   it.each([
     ['a missing receipt file', ['missing.json', 'public-key.pem'], /^Cannot read .*missing\.json: no such file or directory\./],
     ['a directory given as a receipt', ['', 'public-key.pem'], /^Cannot read .*: it is a directory; give the receipt files in it \(for example .*\/\*\.json\)/],

@@ -264,18 +264,8 @@ export type VerifierPool = {
   close(): Promise<void>;
 };
 
-/**
- * Heap each verifying thread may use, in MiB: 32 times the largest file read (MAX_RECEIPT_BYTES), so any receipt the
- * command accepts fits, while a hostile file dies on its own thread at this bound instead of at the process's (which
- * every thread would otherwise have to itself: one per core could take the machine's memory).
- */
-export const THREAD_HEAP_MB = 1_024;
-
-/**
- * What the pool's threads load: `threadModule` is the module whose threadShare they run (a test may give its own);
- * `heapMb` the heap each may use (THREAD_HEAP_MB).
- */
-export type VerifierOptions = { threadModule?: string; heapMb?: number };
+/** What the pool's threads load: `threadModule` is the module whose threadShare they run (a test may give its own). */
+export type VerifierOptions = { threadModule?: string };
 
 /** A loaded verifying thread and the reading end of its pipe; `on` says where its messages and its end go now. */
 type Thread = {
@@ -310,7 +300,7 @@ export async function startVerifiers(publicKeyPems: readonly string[], threads =
 
   const startThread = async (): Promise<Thread> => {
     const pipe = createReportPipe();
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { tsx, module, pems: publicKeyPems, pipe }, resourceLimits: { maxOldGenerationSizeMb: options.heapMb ?? THREAD_HEAP_MB } });
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { tsx, module, pems: publicKeyPems, pipe } });
     const thread: Thread = { worker, reader: pipeReader(pipe), on: IDLE, ended: false };
     live.add(thread);
     let failure: Error | null = null;

@@ -15,10 +15,18 @@ export function createRedisClient(options: { redisUrl: string; redisCluster: boo
   const failFast = oneShot ? { maxRetriesPerRequest: 2, retryStrategy: (times: number) => (times > 2 ? null : 200), ...commandTimeout } : { maxRetriesPerRequest: 3 };
   if (!options.redisCluster) return boundedWaits(batchWrites(new Redis(options.redisUrl, failFast)), timeoutMs);
   const url = new URL(options.redisUrl);
-  const auth = url.password === '' ? {} : { password: decodeURIComponent(url.password), ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }) };
-  const cluster = new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { ...failFast, ...auth }, ...(behaviour.failFast ? { clusterRetryStrategy: (times: number) => (times > 2 ? null : 200) } : {}) });
+  const cluster = new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { ...failFast, ...clusterNodeOptions(url) }, ...(behaviour.failFast ? { clusterRetryStrategy: (times: number) => (times > 2 ? null : 200) } : {}) });
   cluster.on('+node', (node: Redis) => boundedWaits(batchWrites(node), timeoutMs));
   return cluster;
+}
+
+/**
+ * What REDIS_URL says about every node of a cluster: its user and password, and TLS for rediss:// (ioredis reads a URL
+ * only for one server; a cluster's nodes get options, and without `tls` they would be sent the password in clear).
+ */
+function clusterNodeOptions(url: URL): { password?: string; username?: string; tls?: Record<string, never> } {
+  const auth = url.password === '' ? {} : { password: decodeURIComponent(url.password), ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }) };
+  return url.protocol === 'rediss:' ? { ...auth, tls: {} } : auth;
 }
 
 /**
@@ -122,9 +130,8 @@ export function withinRedisTimeout<T>(work: Promise<T>, ms: number, message: str
  */
 export function createQueueConnection(options: { redisUrl: string; redisCluster: boolean }): RedisClient {
   const url = new URL(options.redisUrl);
-  const auth = url.password === '' ? {} : { password: decodeURIComponent(url.password), ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }) };
   const connection: RedisClient = options.redisCluster
-    ? new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { maxRetriesPerRequest: null, ...auth } })
+    ? new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { maxRetriesPerRequest: null, ...clusterNodeOptions(url) } })
     : new Redis(options.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: true });
   // Whoever uses the connection (BullMQ) hears and reports its errors; between users, or once closed while Redis
   // is away, the refused reconnects are no news and must not reach the console as unhandled error events.

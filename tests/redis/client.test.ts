@@ -1,0 +1,47 @@
+// The Redis connections the service opens from REDIS_URL: what the URL asks for (TLS with rediss://) holds on a
+// Redis Cluster (INTERLOCK_REDIS_CLUSTER=1) as on one server, for the gate's client and for the queues' connections.
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { createQueueConnection, createRedisClient, type RedisClient } from '../../src/redis/client.js';
+
+/** The first bytes a client opened on `url` sends to a listener that answers nothing. */
+async function firstBytes(open: (url: string) => RedisClient): Promise<Buffer> {
+  let client: RedisClient | undefined;
+  const server = createServer();
+  try {
+    return await new Promise<Buffer>((resolve, reject) => {
+      server.on('connection', (socket) => socket.once('data', (data: Buffer) => resolve(data)));
+      server.on('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        const address = server.address();
+        const port = typeof address === 'object' && address ? address.port : 0;
+        client = open(`rediss://default:s3cret@127.0.0.1:${port}`);
+        client.on('error', () => undefined);
+      });
+    });
+  } finally {
+    client?.disconnect();
+    server.close();
+  }
+}
+
+const TLS_HANDSHAKE = 0x16;
+
+describe('rediss:// URLs', () => {
+  it('a rediss:// URL opens TLS to one server, and the password never leaves in clear', async () => {
+    const sent = await firstBytes((url) => createRedisClient({ redisUrl: url, redisCluster: false }));
+    expect(sent[0]).toBe(TLS_HANDSHAKE);
+  });
+
+  it('a rediss:// URL opens TLS to a Redis Cluster too (the gate client): the password never leaves in clear', async () => {
+    const sent = await firstBytes((url) => createRedisClient({ redisUrl: url, redisCluster: true }));
+    expect(sent.toString('latin1')).not.toContain('s3cret');
+    expect(sent[0]).toBe(TLS_HANDSHAKE);
+  });
+
+  it('a rediss:// URL opens TLS to a Redis Cluster too (the queue connections): the password never leaves in clear', async () => {
+    const sent = await firstBytes((url) => createQueueConnection({ redisUrl: url, redisCluster: true }));
+    expect(sent.toString('latin1')).not.toContain('s3cret');
+    expect(sent[0]).toBe(TLS_HANDSHAKE);
+  });
+});

@@ -11,7 +11,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { InterlockError } from '../core/errors.js';
-import { writableNodes, type RedisClient } from './client.js';
+import { isRedisOutage, writableNodes, type RedisClient } from './client.js';
 
 export const UNSAFE_DURABILITY_ENV = 'INTERLOCK_UNSAFE_DURABILITY';
 
@@ -47,15 +47,18 @@ export class DurabilityError extends InterlockError {
   }
 }
 
-async function configValue(redis: Redis, name: string): Promise<string | null> {
+/** A setting's value, or null with why CONFIG GET did not give it (Redis's own error, or null when it has no such setting). */
+async function configValue(redis: Redis, name: string): Promise<{ value: string | null; error: string | null }> {
   try {
     const reply = (await redis.config('GET', name)) as unknown;
-    if (Array.isArray(reply)) return reply.length >= 2 ? String(reply[1]) : null;
-    if (reply && typeof reply === 'object') return String((reply as Record<string, unknown>)[name] ?? '') || null;
-    return null;
-  } catch {
+    if (Array.isArray(reply)) return { value: reply.length >= 2 ? String(reply[1]) : null, error: null };
+    if (reply && typeof reply === 'object') return { value: String((reply as Record<string, unknown>)[name] ?? '') || null, error: null };
+    return { value: null, error: null };
+  } catch (error) {
+    // Redis not answering is not a refusal of CONFIG: the check itself failed, and says so (the monitor: unknown).
+    if (isRedisOutage(error)) throw error;
     // Managed Redis services often disable CONFIG; INFO still says whether AOF is on and which policy evicts.
-    return null;
+    return { value: null, error: (error instanceof Error ? error.message : String(error)).trim() };
   }
 }
 
@@ -66,14 +69,25 @@ function infoField(info: string, field: string): string | null {
 async function inspectNode(redis: Redis, optOut: boolean): Promise<Durability> {
   const [persistence, memory] = [String(await redis.info('persistence')), String(await redis.info('memory'))];
   const aofEnabled = infoField(persistence, 'aof_enabled') === '1';
-  const appendonly = (await configValue(redis, 'appendonly')) ?? (aofEnabled ? 'yes' : 'no');
-  const appendfsync = (await configValue(redis, 'appendfsync')) ?? 'unknown';
-  const noAppendfsyncOnRewrite = (await configValue(redis, 'no-appendfsync-on-rewrite')) ?? 'unknown';
-  const maxmemoryPolicy = (await configValue(redis, 'maxmemory-policy')) ?? infoField(memory, 'maxmemory_policy') ?? 'unknown';
+  const [appendonlyRead, appendfsyncRead, rewriteRead, policyRead] = [
+    await configValue(redis, 'appendonly'),
+    await configValue(redis, 'appendfsync'),
+    await configValue(redis, 'no-appendfsync-on-rewrite'),
+    await configValue(redis, 'maxmemory-policy'),
+  ];
+  const appendonly = appendonlyRead.value ?? (aofEnabled ? 'yes' : 'no');
+  const appendfsync = appendfsyncRead.value ?? 'unknown';
+  const noAppendfsyncOnRewrite = rewriteRead.value ?? 'unknown';
+  const maxmemoryPolicy = policyRead.value ?? infoField(memory, 'maxmemory_policy') ?? 'unknown';
+  // Settings only CONFIG GET shows: when it fails they are not unsafe but unknown, and the operator must hear why.
+  const unreadable = ([['appendfsync', appendfsyncRead], ['no-appendfsync-on-rewrite', rewriteRead]] as const).filter(([, read]) => read.error !== null);
   const problems: string[] = [];
   if (appendonly !== 'yes' || !aofEnabled) problems.push('append-only file is off');
-  if (appendfsync !== 'always') problems.push(`appendfsync is ${appendfsync}, not always`);
-  if (noAppendfsyncOnRewrite !== 'no') problems.push(`no-appendfsync-on-rewrite is ${noAppendfsyncOnRewrite}, not no, so entries acknowledged during an AOF rewrite or snapshot may never reach the disk`);
+  if (unreadable.length > 0) {
+    problems.push(`could not read ${unreadable.map(([name]) => name).join(', ')}: CONFIG GET failed (${unreadable[0]?.[1].error ?? ''}), so whether Redis fsyncs every entry is unknown. Let Interlock's Redis user run CONFIG GET (ACL: +config|get; a provider that renamed or disabled CONFIG may offer it)`);
+  }
+  if (appendfsync !== 'always' && appendfsyncRead.error === null) problems.push(`appendfsync is ${appendfsync}, not always`);
+  if (noAppendfsyncOnRewrite !== 'no' && rewriteRead.error === null) problems.push(`no-appendfsync-on-rewrite is ${noAppendfsyncOnRewrite}, not no, so entries acknowledged during an AOF rewrite or snapshot may never reach the disk`);
   if (maxmemoryPolicy !== 'noeviction') problems.push(`maxmemory-policy is ${maxmemoryPolicy}, not noeviction, so Redis may evict a journal and a committed request would commit again`);
   return { durable: problems.length === 0, appendonly, appendfsync, maxmemoryPolicy, noAppendfsyncOnRewrite, problems, optedOut: optOut && problems.length > 0 };
 }

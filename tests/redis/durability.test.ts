@@ -80,6 +80,27 @@ describe('the durability check at start', () => {
     expect(durability.problems).toHaveLength(2);
   });
 
+  it('on a Redis whose CONFIG command is disabled (a managed Redis) says the settings could not be read, what Redis answered and what to do, instead of calling them unsafe', async () => {
+    const { client } = await server(safeExcept('--rename-command', 'CONFIG', ''));
+    const error = await refusal(() => requireDurability(client, false));
+    expect(error.durability).toMatchObject({ appendonly: 'yes', appendfsync: 'unknown', maxmemoryPolicy: 'noeviction' });
+    expect(error.durability.problems).toEqual([expect.stringMatching(/^could not read appendfsync, no-appendfsync-on-rewrite: CONFIG GET failed \(ERR unknown command 'config'/)]);
+    expect(error.message).not.toContain('appendfsync is unknown');
+    expect(error.message).toContain('CONFIG GET');
+    expect(error.message).toContain('+config|get');
+  });
+
+  it('names the missing ACL permission when the Redis user may not run CONFIG GET', async () => {
+    const { redis } = await server(SAFE);
+    const admin = new Redis(redis.url);
+    await admin.acl('SETUSER', 'interlock-app', 'on', '>pw', '~*', '&*', '+@all', '-config');
+    await admin.quit();
+    const client = new Redis(`redis://interlock-app:pw@127.0.0.1:${redis.port}`, { maxRetriesPerRequest: 1 });
+    clients.push(client);
+    const { problems } = await inspectDurability(client, false);
+    expect(problems).toEqual([expect.stringMatching(/^could not read appendfsync, no-appendfsync-on-rewrite: CONFIG GET failed \(NOPERM/)]);
+  });
+
   it('createInterlock refuses to start a worker on an evicting Redis without the opt-out', async () => {
     const { redis } = await server(safeExcept('--maxmemory-policy', 'allkeys-lru'));
     const config = testConfig({ redisUrl: redis.url, unsafeDurability: false });

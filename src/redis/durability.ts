@@ -6,6 +6,7 @@
 //   acknowledged meanwhile can be lost however `appendfsync` is set;
 // - `maxmemory-policy noeviction`: any other policy deletes keys under memory pressure; a deleted journal makes
 //   a committed request look new, and it commits (and lands) a second time.
+// A replica is refused too: it is not the server that keeps what it acknowledges (a full resync deletes it).
 // The check runs at start (requireDurability) and again while running (createDurabilityMonitor), since CONFIG SET
 // can change any of them under a live worker.
 import type { Redis } from 'ioredis';
@@ -67,7 +68,7 @@ function infoField(info: string, field: string): string | null {
 }
 
 async function inspectNode(redis: Redis, optOut: boolean): Promise<Durability> {
-  const [persistence, memory] = [String(await redis.info('persistence')), String(await redis.info('memory'))];
+  const [persistence, memory, replication] = [String(await redis.info('persistence')), String(await redis.info('memory')), String(await redis.info('replication'))];
   const aofEnabled = infoField(persistence, 'aof_enabled') === '1';
   const [appendonlyRead, appendfsyncRead, rewriteRead, policyRead] = [
     await configValue(redis, 'appendonly'),
@@ -82,6 +83,10 @@ async function inspectNode(redis: Redis, optOut: boolean): Promise<Durability> {
   // Settings only CONFIG GET shows: when it fails they are not unsafe but unknown, and the operator must hear why.
   const unreadable = ([['appendfsync', appendfsyncRead], ['no-appendfsync-on-rewrite', rewriteRead]] as const).filter(([, read]) => read.error !== null);
   const problems: string[] = [];
+  // A replica acknowledges writes (when `replica-read-only no`) that its next full resync from the master deletes.
+  if (infoField(replication, 'role') === 'slave') {
+    problems.push(`this server is a replica of ${infoField(replication, 'master_host') ?? '?'}:${infoField(replication, 'master_port') ?? '?'}: what is written on a replica is lost when it resyncs from its master (a read-only one refuses it). Point REDIS_URL at the master`);
+  }
   if (appendonly !== 'yes' || !aofEnabled) problems.push('append-only file is off');
   if (unreadable.length > 0) {
     problems.push(`could not read ${unreadable.map(([name]) => name).join(', ')}: CONFIG GET failed (${unreadable[0]?.[1].error ?? ''}), so whether Redis fsyncs every entry is unknown. Let Interlock's Redis user run CONFIG GET (ACL: +config|get; a provider that renamed or disabled CONFIG may offer it)`);

@@ -101,6 +101,16 @@ describe('the durability check at start', () => {
     expect(problems).toEqual([expect.stringMatching(/^could not read appendfsync, no-appendfsync-on-rewrite: CONFIG GET failed \(NOPERM/)]);
   });
 
+  it('refuses a replica, even a writable one, naming its master: a full resync from the master wipes the journal written on it, and a committed request commits again', async () => {
+    const { redis: primary } = await server([...SAFE, '--repl-diskless-sync-delay', '0']);
+    const { redis: replica, client } = await server([...SAFE, '--replica-read-only', 'no', '--replicaof', '127.0.0.1', String(primary.port)]);
+    const error = await refusal(() => requireDurability(client, false));
+    expect(error.durability.problems).toEqual([`this server is a replica of 127.0.0.1:${primary.port}: what is written on a replica is lost when it resyncs from its master (a read-only one refuses it). Point REDIS_URL at the master`]);
+    const config = testConfig({ redisUrl: replica.url, unsafeDurability: false });
+    const started = await refusal(() => startNode({ config, target: createMemoryTarget({ tier: 1 }), key: testKey().key, redis: new Redis(replica.url, { maxRetriesPerRequest: 1 }) }));
+    expect(started.message).toContain('Point REDIS_URL at the master');
+  });
+
   it('createInterlock refuses to start a worker on an evicting Redis without the opt-out', async () => {
     const { redis } = await server(safeExcept('--maxmemory-policy', 'allkeys-lru'));
     const config = testConfig({ redisUrl: redis.url, unsafeDurability: false });

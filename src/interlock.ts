@@ -152,6 +152,11 @@ export type Stores = {
   queueConnection(): RedisClient;
   /** Whether Redis answers now (for readiness). */
   ping(): Promise<boolean>;
+  /**
+   * Null when Redis answers now; else why not, in the words of the failure itself (a refused connection, a password
+   * Redis refused, a TLS certificate Node does not trust), so whoever reports it can say what happened.
+   */
+  unreachable(): Promise<string | null>;
   close(): Promise<void>;
 };
 
@@ -168,6 +173,12 @@ export function defaultWorkerId(): string {
   return `${hostname().replace(/[^A-Za-z0-9_.-]/g, '-')}:${process.pid}`;
 }
 
+function failureOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && !error.message.includes(code) ? `${error.message} (${code})` : error.message;
+}
+
 /** The one place a Redis client is built. Sends nothing: the CLI, the HTTP API and the facts worker stop here. */
 export async function openStores(config: Config = loadConfig(), options: { logger?: Logger; redis?: RedisClient; signingKey?: SigningKey; failFast?: boolean } = {}): Promise<Stores> {
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -178,7 +189,13 @@ export async function openStores(config: Config = loadConfig(), options: { logge
   const redis = options.redis ?? createRedisClient(config, { failFast: options.failFast ?? false });
   // A lost connection surfaces as the commands that fail; the client's own error event is noted at most every 10 s.
   let lastNoted = 0;
+  // The last reason the connection failed: a command that then fails only says the client gave up retrying.
+  let connectionError: string | null = null;
+  redis.on('ready', () => {
+    connectionError = null;
+  });
   redis.on('error', (error: unknown) => {
+    connectionError = failureOf(error);
     if (options.failFast || Date.now() - lastNoted < 10_000) return;
     lastNoted = Date.now();
     logger.warn({ err: error }, 'Redis connection error; retrying');
@@ -202,10 +219,14 @@ export async function openStores(config: Config = loadConfig(), options: { logge
     signingKey,
     queueConnection: () => createQueueConnection(config),
     async ping() {
+      return (await stores.unreachable()) === null;
+    },
+    async unreachable() {
       try {
-        return (await redis.ping()) === 'PONG';
-      } catch {
-        return false;
+        const answer = await redis.ping();
+        return answer === 'PONG' ? null : `PING answered ${String(answer)}`;
+      } catch (error) {
+        return connectionError ?? failureOf(error);
       }
     },
     async close() {

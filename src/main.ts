@@ -42,7 +42,7 @@ import {
 import { createProgram, runProgram } from './cli/program.js';
 import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor } from './cli/effect-command.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
-import { redisUrlFromService, withStores } from './cli/stores.js';
+import { REDIS_URL_ADVICE, redisUrlFromService, withStores } from './cli/stores.js';
 import { addInboxCommands } from './cli/inbox-command.js';
 import { pathMeaning } from './cli/path-problems.js';
 import type { StripeLinks } from '../webhooks/app.js';
@@ -112,7 +112,8 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     closing = null;
   };
   try {
-    if (!(await stores.ping())) throw new CliFailure(`Cannot reach Redis at ${redactSecrets(config.redisUrl)}. Start Redis or set REDIS_URL.`, EXIT_BAD_INPUT);
+    const why = await stores.unreachable();
+    if (why !== null) throw new CliFailure(`Cannot reach Redis at ${redactSecrets(config.redisUrl)} (${redactSecrets(why)}). ${REDIS_URL_ADVICE}`, EXIT_BAD_INPUT);
     const needsStripe = roles.includes('worker') || roles.includes('facts');
     const stripe: StripeSide | null = needsStripe ? stripeSide(config) : null;
     // One metrics registry for the process, fed by every role it runs, served by its api role (GET /metrics, with a

@@ -15,8 +15,11 @@ export function redisUrlFromService(source: ServiceSource): void {
   fromService = source;
 }
 
+/** What to do about a Redis that does not answer, or refuses what REDIS_URL says (its password, its certificate). */
+export const REDIS_URL_ADVICE = 'Start Redis or set REDIS_URL (its address, user and password; for rediss://, a certificate Node trusts, e.g. with NODE_EXTRA_CA_CERTS).';
+
 function unreachableAdvice(): string {
-  if (fromService === null) return 'Start Redis or set REDIS_URL.';
+  if (fromService === null) return REDIS_URL_ADVICE;
   const service = `the service that wrote ${fromService.file}${fromService.pid === null ? '' : ` (pid ${fromService.pid})`}`;
   // A stopped `npm start` took its private Redis with it; its journal is on disk and comes back with it.
   return fromService.running
@@ -32,9 +35,10 @@ export async function withStores(run: (stores: CliStores) => Promise<void>): Pro
   const stores = await openStores(config, { failFast: true });
   const unreachable = (error: unknown) =>
     new CliFailure(`Cannot reach Redis at ${redactSecrets(config.redisUrl)} (${error instanceof Error ? error.message : String(error)}); nothing was changed. ${unreachableAdvice()}`, EXIT_BAD_INPUT, { cause: error });
-  if (!(await stores.ping())) {
+  const why = await stores.unreachable();
+  if (why !== null) {
     await stores.close().catch(() => undefined);
-    throw unreachable(new Error('no answer'));
+    throw unreachable(new Error(why));
   }
   try {
     await run({ stores, journal: journalOf(stores), approvals: stores.approvals, config });

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startPrivateRedis } from '../support/private-redis.js';
 import { runCli, tempDir, type CliRun } from './run-cli.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -123,6 +124,25 @@ describe.concurrent('every command that needs Redis fails in one line with exit 
     ['receipt export', ['receipt', 'export', 'a'.repeat(64)]],
   ])('%s: an unreachable Redis', async (_name, args) => {
     expectOneLineBadInput(await runCli(args, unreachable), 'Cannot reach Redis at redis://127.0.0.1:1');
+  });
+
+  it('a Redis that refuses REDIS_URL\'s password: the line says what Redis answered and to check REDIS_URL, not that nothing answered', async () => {
+    const guarded = await startPrivateRedis(['--save', '']);
+    try {
+      const admin = new Redis(guarded.url);
+      await admin.config('SET', 'requirepass', 'right-password');
+      admin.disconnect();
+      for (const url of [guarded.url, `redis://:wrong-password@127.0.0.1:${guarded.port}`]) {
+        const run = await runCli(['approvals', 'describe', 'ap_1'], { ...env, REDIS_URL: url });
+        expectOneLineBadInput(run, 'Cannot reach Redis at redis://');
+        expect(run.stderr).toMatch(/NOAUTH|WRONGPASS/);
+        expect(run.stderr).toContain('REDIS_URL');
+        expect(run.stderr).not.toContain('no answer');
+        expect(run.stderr).not.toContain('wrong-password');
+      }
+    } finally {
+      await guarded.stop();
+    }
   });
 
   it('a timing configuration that breaks a rule', async () => {

@@ -2,6 +2,7 @@
 // machine. Every option is listed in the README's configuration table.
 import { z } from 'zod';
 import { InterlockError } from './core/errors.js';
+import { wholeNumberSetting } from './core/text.js';
 import { STRIPE_DEDUP_WINDOW_MS, timingProblems, type TimingSetting } from './core/timing.js';
 import { readApiBase, readStripeKey, stripeSettingOf } from './stripe/settings.js';
 
@@ -9,7 +10,7 @@ import { readApiBase, readStripeKey, stripeSettingOf } from './stripe/settings.j
 export const DEFAULT_DATA_DIR = '.data';
 
 const flag = z.enum(['0', '1', 'true', 'false', 'yes', 'no']).transform((value) => value === '1' || value === 'true' || value === 'yes');
-const ms = z.coerce.number().int().positive();
+const ms = wholeNumberSetting(1, Number.MAX_SAFE_INTEGER);
 
 const schema = z.object({
   REDIS_URL: z.string().url('must be a URL such as redis://127.0.0.1:6379').regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379').default('redis://127.0.0.1:6379'),
@@ -29,10 +30,10 @@ const schema = z.object({
   INTERLOCK_DURABILITY_CHECK_MS: ms.default(5_000),
   INTERLOCK_SIGNING_THREAD: flag.default(false),
   INTERLOCK_OTEL: flag.default(false),
-  INTERLOCK_REDIS_MIN_REPLICAS: z.coerce.number().int().min(0).max(16).default(0),
+  INTERLOCK_REDIS_MIN_REPLICAS: wholeNumberSetting(0, 16).default(0),
   INTERLOCK_REDIS_WAIT_MS: ms.default(1_000),
   // A Redis that is merely busy (an fsync, a slow script) must not fail every command: at least 100 ms.
-  INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: ms.min(100, 'must be at least 100 ms: shorter would fail commands of a Redis that is only busy').default(5_000),
+  INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: wholeNumberSetting(100, Number.MAX_SAFE_INTEGER, 'must be at least 100 ms: shorter would fail commands of a Redis that is only busy').default(5_000),
   INTERLOCK_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Both read as the Stripe client reads them (src/stripe/settings.ts), after the schema: see loadConfig.
   STRIPE_SECRET_KEY: z.string().optional(),
@@ -40,19 +41,19 @@ const schema = z.object({
   STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_[A-Za-z0-9+/=]+(,whsec_[A-Za-z0-9+/=]+)*$/, 'must be one or more whsec_… secrets, comma-separated').optional(),
   INTERLOCK_ALLOW_LIVE: flag.default(false),
   INTERLOCK_CREDIT_CURRENCY: z.string().regex(/^[a-z]{3}$/, 'must be a three-letter lowercase ISO currency code such as usd or eur').default('usd'),
-  INTERLOCK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(16),
-  INTERLOCK_STRIPE_RATE: z.coerce.number().int().min(1).max(10_000).optional(),
+  INTERLOCK_CONCURRENCY: wholeNumberSetting(1, 1_000).default(16),
+  INTERLOCK_STRIPE_RATE: wholeNumberSetting(1, 10_000).optional(),
   INTERLOCK_CRASH_AT: z.enum(['before_send', 'after_send']).optional(),
-  INTERLOCK_CRASH_BATCH: z.coerce.number().int().min(1).max(1_000).default(1),
-  INTERLOCK_RATE_LIMIT_BACKOFF_MS: ms.max(600_000).default(1_000),
+  INTERLOCK_CRASH_BATCH: wholeNumberSetting(1, 1_000).default(1),
+  INTERLOCK_RATE_LIMIT_BACKOFF_MS: wholeNumberSetting(1, 600_000).default(1_000),
   INTERLOCK_RECOVERY_INTERVAL_MS: ms.default(60_000),
   INTERLOCK_RECONCILE_INTERVAL_MS: ms.default(15 * 60 * 1000),
   INTERLOCK_RECONCILE_HORIZON_MS: ms.default(3 * 24 * 60 * 60 * 1000),
   INTERLOCK_FACTS_LOCK_MS: ms.default(30_000),
-  INTERLOCK_RETRY_MAX_DELAY_MS: ms.max(3_600_000).default(5 * 60_000),
-  INTERLOCK_RETRY_FOR_MS: ms.max(7 * 24 * 3_600_000).default(6 * 3_600_000),
+  INTERLOCK_RETRY_MAX_DELAY_MS: wholeNumberSetting(1, 3_600_000).default(5 * 60_000),
+  INTERLOCK_RETRY_FOR_MS: wholeNumberSetting(1, 7 * 24 * 3_600_000).default(6 * 3_600_000),
   INTERLOCK_HOST: z.string().min(1).default('127.0.0.1'),
-  INTERLOCK_PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  INTERLOCK_PORT: wholeNumberSetting(0, 65_535).default(3000),
   INTERLOCK_API_TOKENS: z.string().optional(),
   INTERLOCK_METRICS_ADDR: z
     .string()

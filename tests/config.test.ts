@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../src/config.js';
 import { deciderEnvSchema } from '../src/decider/config.js';
+import { loadDeciderConfig } from '../src/decider/decider.js';
 import { TRANSIENT_RETRY } from '../queues/effects.js';
 import { createStripeClient } from '../src/stripe/client.js';
 
@@ -36,6 +37,15 @@ describe('loadConfig', () => {
     expect(loadConfig({ INTERLOCK_RETRY_MAX_DELAY_MS: '60000', INTERLOCK_RETRY_FOR_MS: '86400000' })).toMatchObject({ retryMaxDelayMs: 60_000, retryForMs: 86_400_000 });
     expect(refusal({ INTERLOCK_RETRY_MAX_DELAY_MS: '7200000' }).message).toContain('INTERLOCK_RETRY_MAX_DELAY_MS');
     expect(refusal({ INTERLOCK_RETRY_FOR_MS: '0' }).message).toContain('INTERLOCK_RETRY_FOR_MS');
+  });
+
+  it('a whole-number setting takes decimal digits only: 0x10, 1e2, +5, 1.0 or 16abc is refused naming the setting, not read as some other number', () => {
+    for (const [name, value] of [['INTERLOCK_PORT', '0x10'], ['INTERLOCK_CONCURRENCY', '1e2'], ['INTERLOCK_SEND_TIMEOUT_MS', '+5000'], ['INTERLOCK_CRASH_BATCH', '1.0'], ['INTERLOCK_REDIS_MIN_REPLICAS', '0b1'], ['INTERLOCK_HEARTBEAT_MS', '16abc']]) {
+      expect(() => loadConfig({ [name as string]: value }), `${name}=${value}`).toThrow(new RegExp(`${name as string}: must be a whole number written in decimal digits`));
+    }
+    expect(() => loadDeciderConfig({ INTERLOCK_MODEL_MAX_TOKENS: '1e3' })).toThrow(/INTERLOCK_MODEL_MAX_TOKENS/);
+    expect(loadConfig({ INTERLOCK_PORT: ' 8080 ', INTERLOCK_CONCURRENCY: '32' })).toMatchObject({ port: 8080, concurrency: 32 });
+    expect(() => loadConfig({ INTERLOCK_PORT: '65536' })).toThrow(/INTERLOCK_PORT: must be at most 65535/);
   });
 
   it('REDIS_URL must be a redis:// or rediss:// URL, and the refusal names it without repeating its password', () => {

@@ -3,6 +3,7 @@
 // exported so the project's main config (src/config.ts) can take these variables in with its own.
 import { z } from 'zod';
 import { InterlockError } from '../core/errors.js';
+import { wholeNumberSetting } from '../core/text.js';
 
 /** The model the seeds decided with. */
 export const DEFAULT_MODEL = 'claude-haiku-4-5-20251001';
@@ -18,7 +19,7 @@ export const DECIDER_DEFAULTS = {
   maxTurns: 4,
 } as const;
 
-const count = (min: number, max: number) => z.coerce.number().int(`must be a whole number`).min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+const count = wholeNumberSetting;
 
 export const deciderEnvSchema = z.object({
   // One key, as the console shows it: a key pasted with a line break or a comment after it would only fail inside

@@ -18,6 +18,17 @@ const COLON = 58;
 /** An open object (its names so far, and whether a name comes next) or an open array (the index of its current element). */
 type Level = { names: Set<string> | null; expectName: boolean; at: string | number };
 
+/** Where the JSON string opening at `open` in `text` ends: its closing quote, the first one not escaped. */
+function closingQuote(text: string, open: number): number {
+  let end = text.indexOf('"', open + 1);
+  for (;;) {
+    let slashes = 0;
+    while (text.charCodeAt(end - 1 - slashes) === BACKSLASH) slashes += 1;
+    if (slashes % 2 === 0) return end;
+    end = text.indexOf('"', end + 1);
+  }
+}
+
 /** The path of the innermost open object: the member name or index each level around it is at. */
 function pathOf(levels: readonly Level[]): string {
   // The outermost level is the document itself, and the innermost is the object: neither is a step of the path.
@@ -37,13 +48,7 @@ export function duplicateMembers(text: string): string[] {
   while (i < text.length) {
     const code = text.charCodeAt(i);
     if (code === QUOTE) {
-      let end = text.indexOf('"', i + 1);
-      for (;;) {
-        let slashes = 0;
-        while (text.charCodeAt(end - 1 - slashes) === BACKSLASH) slashes += 1;
-        if (slashes % 2 === 0) break;
-        end = text.indexOf('"', end + 1);
-      }
+      const end = closingQuote(text, i);
       const level = levels[levels.length - 1] as Level;
       if (level.names !== null && level.expectName) {
         const raw = text.slice(i + 1, end);
@@ -80,13 +85,7 @@ function namesIn(text: string): number {
   let names = 0;
   let i = text.indexOf('"');
   while (i !== -1) {
-    let end = text.indexOf('"', i + 1);
-    for (;;) {
-      let slashes = 0;
-      while (text.charCodeAt(end - 1 - slashes) === BACKSLASH) slashes += 1;
-      if (slashes % 2 === 0) break;
-      end = text.indexOf('"', end + 1);
-    }
+    const end = closingQuote(text, i);
     let next = end + 1;
     let code = text.charCodeAt(next);
     while (code === 32 || code === 10 || code === 13 || code === 9) code = text.charCodeAt(++next);

@@ -3,7 +3,7 @@
 import type { Verification } from './verify.js';
 
 export type AlertDraft = {
-  kind: 'exposure' | 'failed_after_landed' | 'late_landing';
+  kind: 'exposure' | 'failed_after_landed' | 'late_landing' | 'compensated_twice';
   centsAtStake: number;
   refund: string | null;
   disputes: string[];
@@ -15,7 +15,7 @@ const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 
 export function alertsFor(verification: Verification): AlertDraft[] {
   const alerts: AlertDraft[] = [];
-  const { exposure, finalMoney } = verification;
+  const { exposure, finalMoney, compensatedTwice } = verification;
   if (exposure) {
     const { dispute } = exposure;
     alerts.push({
@@ -49,6 +49,16 @@ export function alertsFor(verification: Verification): AlertDraft[] {
       disputes: [],
       sentence: `A send landed after the gate had settled the effect as ${verification.lateLanding.after ?? 'open'}: money moved that the answer did not report.`,
       action: 'Check the effect at Stripe, and treat it as sent: its amount was charged to the approval and the subject again, which puts them over their cap if another request spent that room meanwhile. Resolve this alert once the customer has been told (`interlock alerts resolve <alert id> --by <name>`).',
+    });
+  }
+  if (compensatedTwice) {
+    alerts.push({
+      kind: 'compensated_twice',
+      centsAtStake: compensatedTwice.cents,
+      refund: compensatedTwice.creditNotes[0] ?? null,
+      disputes: [],
+      sentence: `The customer was compensated twice for ${compensatedTwice.incident === null ? 'one incident' : `incident ${compensatedTwice.incident}`}: this effect's ${compensatedTwice.ownCents === null ? '' : `${dollars(compensatedTwice.ownCents)} `}balance credit landed and billing's credit note ${compensatedTwice.creditNotes.join(', ')} (${dollars(compensatedTwice.notesCents)}) covers it too.`,
+      action: `Decide which compensation stands: void credit note ${compensatedTwice.creditNotes.join(', ')} in billing, or take this credit back with a debit on the customer's balance. The alert resolves itself once the note is void; otherwise resolve it (\`interlock alerts resolve <alert id> --by <name>\`).`,
     });
   }
   return alerts;

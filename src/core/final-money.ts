@@ -76,27 +76,34 @@ function mergeDispute(known: DisputeFact | undefined, next: DisputeFact): Disput
   return { id: known.id, status: winner.status, amount: winner.amount ?? known.amount, reason: winner.reason ?? known.reason, charge: known.charge ?? next.charge };
 }
 
-/** `credits`: ids of the effect's own balance credits seen at Stripe (the facts worker records only its own). */
-export type MoneyFacts = { refunds: Map<string, RefundFact>; disputes: Map<string, DisputeFact>; credits: Set<string> };
+/** A credit note tagged with a credit's incident: billing's own compensation for it (`void` once billing took it back). */
+export type CreditNoteFact = { id: string; status: string | null; amount: number | null };
+
+/**
+ * `credits`: ids of the effect's own balance credits seen at Stripe (the facts worker records only its own);
+ * `creditNotes`: the credit notes recorded on it, each in its latest state.
+ */
+export type MoneyFacts = { refunds: Map<string, RefundFact>; disputes: Map<string, DisputeFact>; credits: Set<string>; creditNotes: Map<string, CreditNoteFact> };
 
 /** Folds the commit result and every OBSERVED entry into the latest state of each object. */
 export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
   const refunds = new Map<string, RefundFact>();
   const disputes = new Map<string, DisputeFact>();
   const credits = new Set<string>();
+  const creditNotes = new Map<string, CreditNoteFact>();
   for (const entry of entries) {
     if (entry.kind === 'COMMITTED' || entry.kind === 'LATE_RESULT') {
       if (entry.kind === 'LATE_RESULT' && entry.outcome !== 'landed') continue;
       const refund = refundFromResult(entry.result);
       if (refund) refunds.set(refund.id, mergeRefund(refunds.get(refund.id), refund));
     } else if (entry.kind === 'OBSERVED') {
-      foldObserved(entry, refunds, disputes, credits);
+      foldObserved(entry, { refunds, disputes, credits, creditNotes });
     }
   }
-  return { refunds, disputes, credits };
+  return { refunds, disputes, credits, creditNotes };
 }
 
-function foldObserved(entry: EntryOf<'OBSERVED'>, refunds: Map<string, RefundFact>, disputes: Map<string, DisputeFact>, credits: Set<string>): void {
+function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, creditNotes }: MoneyFacts): void {
   switch (entry.objectType) {
     case 'refund':
       if (entry.status !== null) {
@@ -116,8 +123,13 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, refunds: Map<string, RefundFac
       credits.add(entry.objectId);
       return;
     // A credit note tagged with the credit's incident is another party's compensation (billing's), recorded on the
-    // credit as evidence of a second one; it says nothing of whether this effect's own credit landed.
-    case 'credit_note':
+    // credit as evidence of a second one; it says nothing of whether this effect's own credit landed. A voided note
+    // stays void (Stripe never reissues one), whatever order its facts were recorded in.
+    case 'credit_note': {
+      const known = creditNotes.get(entry.objectId);
+      if (known?.status !== 'void') creditNotes.set(entry.objectId, { id: entry.objectId, status: entry.status, amount: entry.amount ?? known?.amount ?? null });
+      return;
+    }
     case 'charge':
       return;
     default: {
@@ -176,5 +188,30 @@ export function deriveExposure(money: FinalMoney): Exposure | null {
     dispute: first.id,
     disputes: chargebacks.map((dispute) => dispute.id),
     sentence: `Refund ${refund.id} (${refundCents} cents) went out and the charge was then charged back (${chargebackCents} cents): the merchant is out both unless the dispute is won.`,
+  };
+}
+
+/** A customer compensated twice for one incident: this effect's credit landed and billing issued a credit note too. */
+export type SecondCompensation = { cents: number; ownCents: number | null; notesCents: number; creditNotes: string[]; incident: string | null; sentence: string };
+
+/**
+ * The second compensation a landed credit's facts show, or null. `cents` is the part paid twice: the smaller of
+ * this credit and the notes (a voided note compensates nothing and is not counted).
+ */
+export function deriveSecondCompensation(facts: MoneyFacts, answer: MoneyStatus, ownCents: number | null, incident: string | null): SecondCompensation | null {
+  if (answer !== 'returned') return null;
+  const issued = [...facts.creditNotes.values()].filter((note) => note.status !== 'void');
+  if (issued.length === 0) return null;
+  const notesCents = issued.reduce((sum, note) => sum + (note.amount ?? 0), 0);
+  const cents = ownCents === null ? notesCents : Math.min(ownCents, notesCents);
+  const creditNotes = issued.map((note) => note.id);
+  const what = incident === null ? 'the same incident' : `incident ${incident}`;
+  return {
+    cents,
+    ownCents,
+    notesCents,
+    creditNotes,
+    incident,
+    sentence: `This effect's credit${ownCents === null ? '' : ` (${ownCents} cents)`} landed and credit note ${creditNotes.join(', ')} (${notesCents} cents) also compensates ${what}: the customer was compensated twice.`,
   };
 }

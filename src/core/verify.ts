@@ -5,13 +5,13 @@
 import { payloadHash } from './effect-id.js';
 import { effectFactsOrNull } from './effects.js';
 import { entryHash, type Checks, type Entry, type EntryOf } from './entries.js';
-import { collectMoneyFacts, deriveExposure, deriveFinalMoney, type Exposure, type FinalMoney, type MoneyStatus } from './final-money.js';
+import { collectMoneyFacts, deriveExposure, deriveFinalMoney, deriveSecondCompensation, type Exposure, type FinalMoney, type MoneyStatus, type SecondCompensation } from './final-money.js';
 import { formatOf, headSignatureValid, type Receipt } from './receipt.js';
 import { parseReceipt } from './receipt-schema.js';
 import { parseSeal, verifySeal } from './seal.js';
 import { isCanonicalSignature, SIGNATURE_CHARS, verifyText, type PublicKeySet } from './signing.js';
 import type { KeyObject } from 'node:crypto';
-import { isJsonObject } from './json.js';
+import { isJsonObject, type JsonObject } from './json.js';
 import { isForeignRefusal, openDispatch } from './decisions.js';
 import { actionProblems } from './inbox.js';
 import type { Actor, OperatorAction, Reapproval, Resolution } from './entries.js';
@@ -51,9 +51,16 @@ export type Verification = {
   finalMoney: FinalMoney;
   answerMatchesFinalMoney: boolean | null;
   exposure: Exposure | null;
+  /** A credit that landed while billing also compensated its incident with a credit note (null otherwise). */
+  compensatedTwice: SecondCompensation | null;
   entries: number;
   problems: string[];
 };
+
+/** The incident a credit's proposal names (null for a refund, or a proposal that names none). */
+function incidentOf(effect: JsonObject | undefined): string | null {
+  return typeof effect?.incident === 'string' ? effect.incident : null;
+}
 
 export type VerifyOptions = { publicKeys?: PublicKeySet };
 
@@ -65,7 +72,7 @@ function invalid(problems: string[], effectId: string | null): Verification {
     valid: false, chainIntact: false, signed: null, checked: { chain: false, rules: false, signatures: false }, unchecked: [], effectId, outcome: null,
     happened: 'unknown', happenedOnce: false, authorizedWhenFired: null, assumptionsHeld: null, refused: null, evidence: null,
     recheckedAtRecovery: null, approvedBy: null, lateLanding: null, answer: 'unknown', answerFrom: null, operatorActions: [], finalMoney: EMPTY_MONEY, answerMatchesFinalMoney: null,
-    exposure: null, entries: 0, problems,
+    exposure: null, compensatedTwice: null, entries: 0, problems,
   };
 }
 
@@ -405,6 +412,7 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
     finalMoney,
     answerMatchesFinalMoney,
     exposure: deriveExposure(finalMoney),
+    compensatedTwice: effectKind === 'credit' ? deriveSecondCompensation(money, answer, amount, incidentOf(described?.effect)) : null,
     entries: entries.length,
     problems,
   };

@@ -1,6 +1,7 @@
 // Alerts for people (issue 10 §4): money at stake that no gate could prevent, because it happened after the send: a
 // refund that succeeded on a charge later charged back (the merchant is out both), a refund that failed after the
-// gate answered landed, a refund that landed after its effect was refused or left ambiguous. Each alert names the
+// gate answered landed, a refund that landed after its effect was refused or left ambiguous, a credit that landed while
+// billing compensated the same incident with a credit note (the customer paid twice). Each alert names the
 // effect, the money at stake and what a person should do. One alert per (effect, kind): raising it again updates it;
 // the facts worker resolves one that later facts undid.
 //
@@ -11,7 +12,7 @@
 import type { RedisClient } from './client.js';
 import type { Keys } from './keys.js';
 
-export const ALERT_KINDS = ['exposure', 'failed_after_landed', 'late_landing', 'not_judged'] as const;
+export const ALERT_KINDS = ['exposure', 'failed_after_landed', 'late_landing', 'not_judged', 'compensated_twice'] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
 export type Alert = {

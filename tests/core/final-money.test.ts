@@ -121,7 +121,7 @@ describe('final money of a credit', () => {
     drafts.authorized(approval),
     { ...drafts.dispatched(), effect: credit, premises, checks: checks({ approval }) },
   ];
-  const creditReceipt = (name: string, list: readonly Draft<'OBSERVED' | 'PROPOSED' | 'AUTHORIZED' | 'DISPATCHED' | 'AMBIGUOUS' | 'RESOLVED'>[]) => {
+  const creditReceipt = (name: string, list: readonly Draft<'OBSERVED' | 'PROPOSED' | 'AUTHORIZED' | 'DISPATCHED' | 'AMBIGUOUS' | 'RESOLVED' | 'COMMITTED'>[]) => {
     const effectId = effectIdFor({ requestId: name, effect: credit });
     return buildReceipt(effectId, sealChain(effectId, list, key), key, T0 + 60_000);
   };
@@ -134,6 +134,28 @@ describe('final money of a credit', () => {
     expect(result.problems).toEqual([]);
     expect(result.happened).toBe('unknown');
     expect(result.finalMoney.status).toBe('unknown');
+    // Nobody knows yet whether this credit landed: no second compensation to report.
+    expect(result.compensatedTwice).toBeNull();
+  });
+
+  // A landed credit and billing's issued note for its incident compensate the customer twice; a voided note does not,
+  // in whatever order its facts were recorded (a note once void is never issued again).
+  const landed = { kind: 'COMMITTED', via: 'send', result: { id: 'cbtxn_own', object: 'customer_balance_transaction', amount: -1_000 }, found: 'cbtxn_own', rechecked: null, epoch: 1 } as const;
+  it.each([
+    ['issued', [billingNote('issued')], { cents: 1_000, ownCents: 1_000, notesCents: 1_000, creditNotes: ['cn_billing'], incident: 'INC-chain' }],
+    ['issued, then voided', [billingNote('issued'), billingNote('void')], null],
+    ['voided, recorded before its issue', [billingNote('void'), billingNote('issued')], null],
+  ])('a landed credit with billing\'s note %s', (name, notes, expected) => {
+    const result = verify(creditReceipt(`twice-${name}`, [...sent, landed, ...notes]), { publicKeys });
+    expect(result.problems).toEqual([]);
+    expect(result.answer).toBe('returned');
+    if (expected === null) expect(result.compensatedTwice).toBeNull();
+    else expect(result.compensatedTwice).toMatchObject(expected);
+  });
+
+  it('the part paid twice is the smaller compensation', () => {
+    const small = drafts.observed({ objectType: 'credit_note', objectId: 'cn_small', eventType: 'credit_note.created', status: 'issued', amount: 250, charge: null });
+    expect(verify(creditReceipt('twice-small', [...sent, landed, small]), { publicKeys }).compensatedTwice).toMatchObject({ cents: 250, notesCents: 250, ownCents: 1_000 });
   });
 
   it('a person who found the ambiguous credit did not land is not contradicted by billing\'s credit note', () => {

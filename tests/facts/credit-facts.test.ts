@@ -2,7 +2,8 @@
 // gate posted is seen through `customer.updated` (a re-read of the customer's balance transactions finds it by the
 // effect id in its metadata); credit notes for the same incident (a second compensation) are recorded on the credit
 // effect as they are issued and voided; a credit note for another incident, and a balance the next invoice
-// consumes, add nothing. Each fact once, from webhooks, and the reconciler finds the same with webhooks dropped.
+// consumes, add nothing. A note for the incident of a credit that landed raises a `compensated_twice` alert, which
+// resolves itself when the note is voided. Each fact once, from webhooks, and the reconciler finds the same with webhooks dropped.
 import { describe, expect, it } from 'vitest';
 import { sharedFactsRig } from './facts-rig.js';
 
@@ -33,8 +34,16 @@ describe('credit facts', () => {
     const other = await rig.stripe.creditNotes.create({ invoice: invoice.id ?? '', amount: 300, metadata: { incident: 'inc_other' } });
     const same = await rig.stripe.creditNotes.create({ invoice: invoice.id ?? '', amount: 700, metadata: { incident: 'inc_outage_7' } });
     await settled();
+    // Our $5.00 credit landed and billing's $7.00 note compensates the same incident: the customer was paid twice, and
+    // the part paid twice is the smaller of the two. Only the incident's note counts, not the other one.
+    const twice = await rig.stores.alerts.get(`compensated_twice:${effectId}`);
+    expect(twice).toMatchObject({ kind: 'compensated_twice', effectId, subject: `customer:${customer.id}`, centsAtStake: 500, refund: same.id, resolvedAt: null });
+    expect(twice?.sentence).toContain('inc_outage_7');
+    expect((await rig.receipt(effectId)).compensatedTwice).toMatchObject({ cents: 500, ownCents: 500, notesCents: 700, creditNotes: [same.id] });
     await rig.stripe.creditNotes.voidCreditNote(same.id);
     await settled();
+    // Voiding the note undoes the second compensation: the alert resolves itself.
+    expect(await rig.stores.alerts.get(`compensated_twice:${effectId}`)).toMatchObject({ resolvedBy: 'facts', resolvedAt: expect.any(Number) });
 
     const observed = await rig.observed(effectId);
     expect(observed.filter((entry) => entry.objectId === other.id)).toEqual([]);
@@ -44,7 +53,7 @@ describe('credit facts', () => {
     expect(note.every((entry) => entry.source === 'webhook' && ['customer.updated', 'credit_note.created', 'credit_note.voided'].includes(entry.eventType))).toBe(true);
     expect(observed.filter((entry) => entry.status === 'credited')).toHaveLength(1);
     const verification = await rig.receipt(effectId);
-    expect(verification).toMatchObject({ valid: true, happened: true, finalMoney: { status: 'returned' }, answerMatchesFinalMoney: true, exposure: null });
+    expect(verification).toMatchObject({ valid: true, happened: true, finalMoney: { status: 'returned' }, answerMatchesFinalMoney: true, exposure: null, compensatedTwice: null });
 
     // The reconciler's re-read finds nothing the webhooks did not bring.
     expect(await rig.facts.reread(effectId)).toEqual([{ effectId, appended: 0, duplicates: 2, alerts: [] }]);

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { parseEffect, EffectError, type Effect } from './effects.js';
 import { InterlockError, zodFieldProblems, type FieldProblem } from './errors.js';
 import { assertJson, canonicalLength, jsonDepth, NonCanonicalValueError, type Json, type JsonObject } from './json.js';
-import { freeText, identifier, isFreeText, isIdentifier } from './text.js';
+import { freeText, identifier, isFreeText, isIdentifier, isRequestId, requestIdentifier } from './text.js';
 import type { Decision } from './entries.js';
 
 export type Proposal = {
@@ -42,7 +42,7 @@ export const PREMISE_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 const json = z.custom<unknown>(() => true);
 
 export const proposalSchema = z.strictObject({
-  requestId: identifier(200).optional(),
+  requestId: requestIdentifier(200).optional(),
   agent: identifier(200),
   approval: z.string({ error: 'must be a string' }).regex(APPROVAL_ID, 'must be 1-200 letters, digits or _ . : -'),
   premises: z.record(z.string().regex(PREMISE_NAME, 'premise names are a letter then up to 63 letters, digits or _'), json),
@@ -94,7 +94,7 @@ export function quickFields(input: unknown): Fields | null {
   if (!isRecord(input)) return null;
   for (const key of Object.keys(input)) if (!FIELDS.has(key)) return null;
   const { requestId, agent, approval, premises, effect, decision } = input;
-  if (requestId !== undefined && !isIdentifier(requestId, 200)) return null;
+  if (requestId !== undefined && !isRequestId(requestId, 200)) return null;
   if (!isIdentifier(agent, 200) || typeof approval !== 'string' || !APPROVAL_ID.test(approval)) return null;
   if (!isRecord(premises) || !Object.keys(premises).every((name) => PREMISE_NAME.test(name)) || !isRecord(effect)) return null;
   if (decision !== undefined) {

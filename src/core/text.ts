@@ -13,6 +13,22 @@ export function isIdentifier(value: unknown, max: number): value is string {
   return typeof value === 'string' && value.length >= 1 && value.length <= max && !hasLoneSurrogate(value) && !CONTROL.test(value) && value.trim() === value;
 }
 
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/**
+ * Whether a string is in Unicode normal form NFC. A request id is the idempotency key of the money it moves: two
+ * spellings of the same characters (é as one code point, or as e and a combining accent, as some keyboards and
+ * file systems write it) would be two requests and two refunds, so only the NFC spelling is taken.
+ */
+export function isNfc(value: string): boolean {
+  return PRINTABLE_ASCII.test(value) || value.normalize('NFC') === value;
+}
+
+/** A request id: an identifier in NFC (isNfc says why). */
+export function isRequestId(value: unknown, max: number): value is string {
+  return isIdentifier(value, max) && isNfc(value);
+}
+
 /** Whether a value passes freeText(max), checked by hand. */
 export function isFreeText(value: unknown, max: number): value is string {
   return typeof value === 'string' && value.length <= max && !hasLoneSurrogate(value) && !CONTROL_BUT_LAYOUT.test(value);
@@ -27,6 +43,11 @@ export function identifier(max: number) {
     .refine((value) => !hasLoneSurrogate(value), 'holds a lone UTF-16 surrogate, which has no canonical form')
     .refine((value) => !CONTROL.test(value), 'may not hold control characters')
     .refine((value) => value.trim() === value, 'may not start or end with spaces');
+}
+
+/** A request id: identifier(max), in NFC. */
+export function requestIdentifier(max: number) {
+  return identifier(max).refine(isNfc, 'is not in Unicode normal form NFC: the same characters spelled two ways would be two requests; send value.normalize("NFC")');
 }
 
 /** Free text: up to `max` characters; tab and line breaks allowed, other control characters not. */

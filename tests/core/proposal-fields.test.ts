@@ -11,7 +11,7 @@ const good = { requestId: 'case-1', agent: 'support-bot', approval: 'ap_1', prem
 
 // Strings near every rule's edge: empty, spaces around, control characters, a lone surrogate, the length limit.
 const edgy = fc.oneof(
-  fc.constantFrom('', ' a', 'a ', 'a\u0000b', 'a\u0085b', 'a\u007fb', 'a\tb', 'a\nb', '\uD800', 'ok\uDFFF', 'x'.repeat(200), 'x'.repeat(201), 'ap.1:2-3_x', 'ap 1', 'é', '1abc', 'a_b', 'A'.repeat(64), 'A'.repeat(65)),
+  fc.constantFrom('', ' a', 'a ', 'a\u0000b', 'a\u0085b', 'a\u007fb', 'a\tb', 'a\nb', '\uD800', 'ok\uDFFF', 'x'.repeat(200), 'x'.repeat(201), 'ap.1:2-3_x', 'ap 1', 'é', 'e\u0301', 'caf\u00e9', 'cafe\u0301', '1abc', 'a_b', 'A'.repeat(64), 'A'.repeat(65)),
   fc.string({ maxLength: 8 }),
   fc.string({ unit: 'binary', maxLength: 8 }),
 );
@@ -53,6 +53,7 @@ describe('the proposal fields checked by hand', () => {
       [{ ...good, premises: { '1st': 0 } }, 'premises'],
       [{ ...good, decision: { model: 'm', text: 'a\u0000' } }, 'decision.text'],
       [{ ...good, extra: 1 }, ''],
+      [{ ...good, requestId: 'case-cafe\u0301' }, 'requestId'],
     ] as const) {
       expect(quickFields(input)).toBeNull();
       expect(() => parseProposalAndEffect(input)).toThrow(ProposalError);
@@ -62,6 +63,17 @@ describe('the proposal fields checked by hand', () => {
         expect((error as ProposalError).message).toContain(path);
       }
     }
+  });
+});
+
+describe('request ids', () => {
+  // The request id is the idempotency key: é written as one code point (NFC) or as e and a combining accent (NFD) must
+  // not be two requests, so only the NFC spelling is taken, and the other is refused naming the field and the fix.
+  it('takes a request id in NFC and refuses the same characters in another spelling', () => {
+    expect(parseProposalAndEffect({ ...good, requestId: 'case-caf\u00e9' }).proposal.requestId).toBe('case-café');
+    expect(() => parseProposalAndEffect({ ...good, requestId: 'case-cafe\u0301' })).toThrow(/requestId.*NFC/s);
+    // Other identifiers keep their spelling as given: only the request id is a key.
+    expect(parseProposalAndEffect({ ...good, agent: 'bote\u0301' }).proposal.agent).toBe('bote\u0301');
   });
 });
 

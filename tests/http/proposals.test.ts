@@ -139,6 +139,17 @@ describe.concurrent('proposing refunds and credits', () => {
     expect(own.status, JSON.stringify(own.body)).toBe(202);
   });
 
+  it('a request id not in Unicode NFC (é as e + a combining accent) is refused with 400 naming request_id; the NFC spelling is taken', async () => {
+    const { pi, approval } = await payment();
+    const id = uid();
+    const answer = await request(rig.app).post('/v1/refunds').set(support()).send(refundBody({ request_id: `ticket-cafe\u0301-${id}`, payment_intent: pi, approval }));
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.fields).toEqual([{ path: 'request_id', message: expect.stringMatching(/^is not in Unicode normal form NFC/) }]);
+    expect(await rig.hasEffect(effectIdFor({ requestId: `ticket-cafe\u0301-${id}`, effect: null }))).toBe(false);
+    const nfc = await request(rig.app).post('/v1/refunds').set(support()).send(refundBody({ request_id: `ticket-caf\u00e9-${id}`, payment_intent: pi, approval }));
+    expect(nfc.status, JSON.stringify(nfc.body)).toBe(202);
+  });
+
   it('proposes a credit on the credit premises and commits it', async () => {
     const customer = `cus_${uid()}`;
     rig.target.world.set(`customer:${customer}`, { subscription_status: 'active', incident_compensation: 0 });

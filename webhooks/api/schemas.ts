@@ -3,7 +3,7 @@
 // The same schemas validate requests and generate the OpenAPI document (openapi.ts); the response schemas exist
 // only for that document.
 import { z } from 'zod';
-import { APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, OPERATOR_ACTIONS, PROPOSAL_LIMITS, RECOVERY_OUTCOMES, refundEffectSchema, reservedRequestProblem, STORY_MAX_CHARS, SUBMIT_OUTCOMES } from '../../src/interlock.js';
+import { APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, OPERATOR_ACTIONS, PROPOSAL_LIMITS, RECOVERY_OUTCOMES, refundEffectSchema, requestIdentifier, reservedRequestProblem, STORY_MAX_CHARS, SUBMIT_OUTCOMES } from '../../src/interlock.js';
 
 /** Ten years: an approval that must outlive that is a standing policy; the bound keeps now + seconds x 1000 safe. */
 export const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 60 * 60;
@@ -17,7 +17,7 @@ export const EFFECT_OUTCOMES = [...SUBMIT_OUTCOMES, ...RECOVERY_OUTCOMES].filter
 
 // Not `case:` or `reapproval:`: the service derives those itself, and a caller who took one first would bind its
 // payload in place of the case's decision or the re-approval (I5).
-const requestId = identifier(200)
+const requestId = requestIdentifier(200)
   .refine((value) => reservedRequestProblem(value) === null, { error: (issue) => reservedRequestProblem(String(issue.input)) ?? 'is reserved' })
   .meta({ description: 'A stable id of the approved request (the support case); the effect id is derived from it, so retries reuse it. It may not start with `case:` or `reapproval:` (the request ids of cases and re-approvals, which the service derives itself).' });
 const approvalId = z.string({ error: 'must be a string' }).regex(APPROVAL_ID, 'must be 1-200 letters, digits or _ . : -');

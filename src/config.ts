@@ -18,6 +18,7 @@ const schema = z.object({
   INTERLOCK_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]+$/, 'letters, digits and _ : . - only').default('interlock'),
   INTERLOCK_DATA_DIR: z.string().default(DEFAULT_DATA_DIR),
   INTERLOCK_SIGNING_KEY_FILE: z.string().optional(),
+  INTERLOCK_RETIRED_PUBLIC_KEYS_FILE: z.string().optional(),
   INTERLOCK_WORKER_ID: z.string().regex(/^[A-Za-z0-9_:.@-]+$/).optional(),
   INTERLOCK_UNSAFE_DURABILITY: flag.default(false),
   INTERLOCK_SEND_WATCHDOG: flag.default(true),
@@ -71,6 +72,11 @@ export type Config = {
   keyPrefix: string;
   dataDir: string;
   signingKeyFile: string | null;
+  /**
+   * A PEM file of the public halves of keys this service signed with before a rotation: receipts they signed still
+   * verify (`effect show`, the API, the page) and GET /v1/keys lists them as retired. Null: the current key alone.
+   */
+  retiredPublicKeysFile: string | null;
   workerId: string | null;
   unsafeDurability: boolean;
   sendWatchdog: boolean;
@@ -186,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keyPrefix: c.INTERLOCK_KEY_PREFIX,
     dataDir: c.INTERLOCK_DATA_DIR,
     signingKeyFile: c.INTERLOCK_SIGNING_KEY_FILE ?? null,
+    retiredPublicKeysFile: c.INTERLOCK_RETIRED_PUBLIC_KEYS_FILE ?? null,
     workerId: c.INTERLOCK_WORKER_ID ?? null,
     unsafeDurability: c.INTERLOCK_UNSAFE_DURABILITY,
     sendWatchdog: c.INTERLOCK_SEND_WATCHDOG,

@@ -9,7 +9,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { createCreditTarget, createFactsReader, createRefundTarget, createStripeClient, type StripeClient } from './stripe/index.js';
 import { targetByKind } from './targets/by-kind.js';
 import { withCrashAt } from './targets/crash-injection.js';
-import type { SigningKey } from './core/signing.js';
+import type { PublicKeySet, SigningKey } from './core/signing.js';
 import type { Telemetry } from 'bullmq';
 import type { Entry } from './core/entries.js';
 import type { Outcome } from './core/outcomes.js';
@@ -21,7 +21,7 @@ import { createGate, type Gate, type GateEvents } from './gate/gate.js';
 import { createRecorder, type Recorder } from './gate/record.js';
 import { createFactsApplier, type FactsApplier, type StripeReader } from './facts/apply.js';
 import { createSendWatchdog } from './gate/send-watchdog.js';
-import { loadOrCreateSigningKey } from './keys/key-store.js';
+import { loadOrCreateSigningKey, verifyingKeys } from './keys/key-store.js';
 import { createThreadSigner } from './keys/signer.js';
 import { createLogger, limitedErrorLog } from './log.js';
 import { createCases, type Cases } from './redis/cases.js';
@@ -148,6 +148,11 @@ export type Stores = {
   /** The escalation inbox: items people must act on, and their actions (redis/inbox.ts). */
   inbox: Inbox;
   signingKey: SigningKey;
+  /**
+   * The public keys receipts of this service verify with, by key id: the signing key's first, then the retired ones
+   * (INTERLOCK_RETIRED_PUBLIC_KEYS_FILE), so a receipt signed before a rotation still verifies.
+   */
+  publicKeys: PublicKeySet;
   /** A new connection for BullMQ (it needs connections of its own, with no request retry limit). */
   queueConnection(): RedisClient;
   /** Whether Redis answers now (for readiness). */
@@ -185,6 +190,7 @@ export async function openStores(config: Config = loadConfig(), options: { logge
   // What can fail comes first: a key file that cannot be used, or tracing that cannot load, fails the command
   // before a connection exists to hold the process open.
   const signingKey = options.signingKey ?? loadOrCreateSigningKey(config).key;
+  const publicKeys = verifyingKeys(signingKey, config.retiredPublicKeysFile);
   const telemetry = config.otel ? await otelTelemetry() : undefined;
   const redis = options.redis ?? createRedisClient(config, { failFast: options.failFast ?? false });
   // A lost connection surfaces as the commands that fail; the client's own error event is noted at most every 10 s.
@@ -217,6 +223,7 @@ export async function openStores(config: Config = loadConfig(), options: { logge
     cases: createCases({ redis, keys }),
     inbox: createInbox({ redis, keys, journal: fullJournal }),
     signingKey,
+    publicKeys,
     queueConnection: () => createQueueConnection(config),
     async ping() {
       return (await stores.unreachable()) === null;

@@ -1,10 +1,11 @@
 // Signing keys on disk: a configured PEM file, or one generated on first use into the data directory (never
 // into the repository). Public keys are exported for auditors, who verify receipts without being able to sign.
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InterlockError } from '../core/errors.js';
-import { signingKeyFromPem, type SigningKey } from '../core/signing.js';
+import { publicKeySet, signingKeyFromPem, type PublicKeySet, type SigningKey } from '../core/signing.js';
+import { pathMeaning } from '../cli/path-problems.js';
 import { createFileOnce } from '../files.js';
 
 export const DEFAULT_KEY_FILE = 'signing-key.pem';
@@ -50,6 +51,34 @@ function readSigningKey(path: string, configured: boolean): SigningKey {
   }
 }
 
-export function publicKeyPem(key: SigningKey): string {
+export function publicKeyPem(key: { publicKey: KeyObject }): string {
   return key.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+}
+
+const PRIVATE_KEY_BLOCK = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/;
+
+/**
+ * The public keys this service's receipts verify with, by key id: the signing key's first, then those of
+ * INTERLOCK_RETIRED_PUBLIC_KEYS_FILE (a PEM bundle, read as `receipt verify --public-key` reads one). A receipt signed
+ * before a rotation is checked with the key that signed it. A file that is missing, unreadable, not Ed25519 public
+ * keys, or holds a private key is a configuration error naming it and what to put there.
+ */
+export function verifyingKeys(current: SigningKey, retiredFile: string | null): PublicKeySet {
+  if (retiredFile === null) return publicKeySet([publicKeyPem(current)]);
+  const setting = `INTERLOCK_RETIRED_PUBLIC_KEYS_FILE (${retiredFile})`;
+  const whatToPut = `It holds the public half of each key this service signed with before (\`npx interlock keys public --key OLD-KEY.pem >> ${retiredFile}\`), or unset it. Nothing was changed.`;
+  let text: string;
+  try {
+    text = readFileSync(retiredFile, 'utf8');
+  } catch (error) {
+    throw new InterlockError('invalid_config', `${setting} cannot be read: ${pathMeaning(error) ?? (error as Error).message}. ${whatToPut}`, { cause: error });
+  }
+  // A private key here would still verify (its public half is derived from it), but this file is shared with
+  // whoever verifies receipts: a retired key that can sign must not travel with it.
+  if (PRIVATE_KEY_BLOCK.test(text)) throw new InterlockError('invalid_config', `${setting} holds a private key. Replace it with its public half and keep the private key elsewhere (or destroy it once retired). ${whatToPut}`);
+  try {
+    return publicKeySet([publicKeyPem(current), text]);
+  } catch (error) {
+    throw new InterlockError('invalid_config', `${setting} holds no usable Ed25519 public keys (${(error as Error).message.replace(/\.$/, '')}). ${whatToPut}`, { cause: error });
+  }
 }

@@ -34,7 +34,7 @@ export function exitFor(outcome: string | null): number {
 export async function describeEffect(stores: CliStores, effectId: string): Promise<Record<string, unknown> | null> {
   const receipt = await stores.journal.receipt(effectId);
   if (receipt === null) return null;
-  const verification = verify(JSON.parse(JSON.stringify(receipt)), { publicKeys: new Map([[stores.stores.signingKey.kid, stores.stores.signingKey.publicKey]]) });
+  const verification = verify(JSON.parse(JSON.stringify(receipt)), { publicKeys: stores.stores.publicKeys });
   const partition = (await stores.journal.partitionOf(effectId)) ?? '';
   const { state } = await stores.journal.readState(partition, effectId);
   // The answer to the latest proposal: a refusal of an earlier one does not answer a re-decision.

@@ -128,7 +128,7 @@ describe('one effect and its receipt', () => {
   it('GET /v1/effects/:id/receipt is the signed bundle, which verifies with the key from GET /v1/keys', async () => {
     const receipt = await request(rig.app).get(`/v1/effects/${effectId}/receipt`).set(auditor());
     const keys = await request(rig.app).get('/v1/keys').set(auditor());
-    expect(keys.body.keys).toEqual([{ kid: rig.stores.signingKey.kid, pem: expect.stringContaining('BEGIN PUBLIC KEY') }]);
+    expect(keys.body.keys).toEqual([{ kid: rig.stores.signingKey.kid, pem: expect.stringContaining('BEGIN PUBLIC KEY'), status: 'current' }]);
     const verdict = verify(receipt.body, { publicKeys: publicKeySet(keys.body.keys.map((key: { pem: string }) => key.pem)) });
     expect(verdict).toMatchObject({ valid: true, happenedOnce: true, outcome: 'COMMITTED' });
     expect(verdict.finalMoney.status).toBe('returned');

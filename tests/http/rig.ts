@@ -10,7 +10,7 @@ import type { Express } from 'express';
 import { createDecisionsQueue, type DecisionsQueue } from '../../queues/decisions.js';
 import { createEffectsQueue, startEffectsWorker, type EffectsQueue, type EffectsWorker } from '../../queues/effects.js';
 import { createFactsQueue, startFactsWorker, type FactsQueue } from '../../queues/facts.js';
-import { createFacts, createMemoryTarget, createWebhookVerifier, openStores, startSender, type Config, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
+import { createFacts, createMemoryTarget, createWebhookVerifier, openStores, startSender, type Config, type MemoryTarget, type Sender, type SigningKey, type Stores } from '../../src/interlock.js';
 import { createApp, createMetrics, createTokenRegistry, openOpsQueues, type AppDeps, type Metrics, type Role } from '../../webhooks/app.js';
 import { stripeWebhookRouter } from '../../webhooks/stripe-route.js';
 import { testConfig, testKey } from '../support/harness.js';
@@ -74,6 +74,8 @@ export type RigOptions = {
   webhookSecret?: string;
   /** Settings over the test defaults (a private Redis, a shorter Redis timeout). */
   config?: Partial<Config>;
+  /** The key this rig signs with (default: one key shared by every rig of the process); another is a rotation. */
+  signingKey?: SigningKey;
 };
 
 export async function startRig(options: RigOptions = {}): Promise<Rig> {
@@ -87,7 +89,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
     },
   });
   const logger: Logger = pino({ level: 'info' }, sink);
-  const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key });
+  const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: options.signingKey ?? keyPair.key });
   const queue = createEffectsQueue(stores, { backoffMs: 50 });
   const decisions = createDecisionsQueue(stores);
   const opsQueues = options.metrics ? openOpsQueues(stores) : null;

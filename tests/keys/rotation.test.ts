@@ -1,19 +1,100 @@
-// The public keys of signing keys retired by a rotation (INTERLOCK_RETIRED_PUBLIC_KEYS_FILE). A retired-keys file the
-// service cannot use (missing, not public keys, a private key) is refused at start, saying what to put there.
+// After the signing key is rotated, the service still calls the receipts its old key signed valid: `effect show`,
+// GET /v1/effects/:id's receipt_valid and the page verify with the current key and the retired ones
+// (INTERLOCK_RETIRED_PUBLIC_KEYS_FILE), and GET /v1/keys lists each with its status. A retired-keys file the service
+// cannot use (missing, not public keys, a private key) is refused at start, saying what to put there.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publicKeySet, verify } from '../../src/interlock.js';
 import { verifyingKeys } from '../../src/keys/key-store.js';
 import { runCli, tempDir } from '../cli/run-cli.js';
+import { approvalBody, bearer, refundBody, startRig, TOKENS, type Rig } from '../http/rig.js';
 import { REDIS_URL, testKey } from '../support/harness.js';
 
 const temp = tempDir('rotation');
+const cookie = (token: string) => `interlock_session=${encodeURIComponent(token)}`;
 const RETIRED_SETTING = 'INTERLOCK_RETIRED_PUBLIC_KEYS_FILE';
 
 const before = testKey();
 const after = testKey();
+const retiredFile = join(temp.dir, 'retired.pem');
+const afterKeyFile = join(temp.dir, 'after.pem');
 
 afterAll(() => temp.remove());
+
+describe('a receipt signed before a rotation', { timeout: 60_000 }, () => {
+  // `old` signed the effect with the key used before the rotation; `rotated` and `forgetful` read the same journal
+  // signing with the new key, the first knowing the old public key as retired, the second not.
+  let old: Rig;
+  let rotated: Rig;
+  let forgetful: Rig;
+  let effectId: string;
+
+  beforeAll(async () => {
+    writeFileSync(retiredFile, before.publicPem);
+    writeFileSync(afterKeyFile, after.privatePem, { mode: 0o600 });
+    old = await startRig({ worker: true, signingKey: before.key });
+    old.target.world.set('payment:pi_rotate', { chargebacks: [], refunded_by_others: 0 });
+    const approval = approvalBody({ scope: 'payment:pi_rotate' });
+    expect((await request(old.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval)).status).toBe(201);
+    const answer = await request(old.app).post('/v1/refunds?wait=10').set(bearer(TOKENS.support)).send(refundBody({ payment_intent: 'pi_rotate', approval: approval.id }));
+    expect(answer.body.outcome).toBe('COMMITTED');
+    effectId = answer.body.effect_id;
+    const keyPrefix = old.stores.config.keyPrefix;
+    rotated = await startRig({ signingKey: after.key, config: { keyPrefix, retiredPublicKeysFile: retiredFile } });
+    forgetful = await startRig({ signingKey: after.key, config: { keyPrefix } });
+  }, 60_000);
+
+  afterAll(async () => {
+    // The rigs share one prefix: whichever closes first deletes its keys, so the others find nothing left to delete.
+    await forgetful?.close();
+    await rotated?.close();
+    await old?.close();
+  });
+
+  it('is valid in GET /v1/effects/:id when its key is retired, and invalid to a service that was not told the retired key', async () => {
+    const known = await request(rotated.app).get(`/v1/effects/${effectId}`).set(bearer(TOKENS.auditor));
+    expect(known.status).toBe(200);
+    expect(known.body.receipt_valid).toBe(true);
+    const unknown = await request(forgetful.app).get(`/v1/effects/${effectId}`).set(bearer(TOKENS.auditor));
+    expect(unknown.body.receipt_valid).toBe(false);
+  });
+
+  it('GET /v1/keys lists the current key, then the retired one, each with its status; together they verify the receipt', async () => {
+    const keys = await request(rotated.app).get('/v1/keys').set(bearer(TOKENS.auditor));
+    expect(keys.status).toBe(200);
+    expect(keys.body.keys).toEqual([
+      { kid: after.key.kid, pem: after.publicPem, status: 'current' },
+      { kid: before.key.kid, pem: before.publicPem, status: 'retired' },
+    ]);
+    const receipt = await request(rotated.app).get(`/v1/effects/${effectId}/receipt`).set(bearer(TOKENS.auditor));
+    expect(verify(receipt.body, { publicKeys: publicKeySet(keys.body.keys.map((key: { pem: string }) => key.pem)) }).valid).toBe(true);
+    expect((await request(forgetful.app).get('/v1/keys').set(bearer(TOKENS.auditor))).body.keys).toEqual([{ kid: after.key.kid, pem: after.publicPem, status: 'current' }]);
+  });
+
+  it('the page verifies it with the retired key: each entry signed by it shows as verified, and the receipt as valid', async () => {
+    const page = await request(rotated.app).get(`/ui/effects/${effectId}`).set('cookie', cookie(TOKENS.auditor));
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Receipt verifies');
+    expect(page.text).toContain(`signed, verified</span> <small>(key <code>${before.key.kid}</code>)`);
+    expect(page.text).not.toContain('signed with an unknown key');
+    const unknown = await request(forgetful.app).get(`/ui/effects/${effectId}`).set('cookie', cookie(TOKENS.auditor));
+    expect(unknown.text).toContain('signed with an unknown key');
+  });
+
+  it('effect show verifies it with INTERLOCK_RETIRED_PUBLIC_KEYS_FILE, and without it says what did not verify', async () => {
+    const env = { REDIS_URL, INTERLOCK_KEY_PREFIX: rotated.stores.config.keyPrefix, INTERLOCK_DATA_DIR: join(temp.dir, 'data'), INTERLOCK_SIGNING_KEY_FILE: afterKeyFile };
+    const [known, unknown] = await Promise.all([runCli(['effect', 'show', effectId], { ...env, [RETIRED_SETTING]: retiredFile }), runCli(['effect', 'show', effectId], env)]);
+    expect(known.code, known.stderr).toBe(0);
+    const shown = JSON.parse(known.stdout) as { outcome: string; verification: { valid: boolean; problems: string[] } };
+    expect(shown.outcome).toBe('COMMITTED');
+    expect(shown.verification).toMatchObject({ valid: true, problems: [] });
+    const unverified = JSON.parse(unknown.stdout) as { verification: { valid: boolean; problems: string[] } };
+    expect(unverified.verification.valid).toBe(false);
+    expect(unverified.verification.problems.join(' ')).toContain(before.key.kid);
+  });
+});
 
 describe('INTERLOCK_RETIRED_PUBLIC_KEYS_FILE', () => {
   const current = testKey();

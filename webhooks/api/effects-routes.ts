@@ -3,7 +3,7 @@
 // premises, which the gate re-reads right before it sends. The proposal is recorded (binding its payload, I5) and
 // queued; a duplicate of the same request is answered with the effect already recorded, and another payload under
 // the same request id is refused.
-import { effectIdFor, InterlockError, ProposalError, publicKeyPem, publicKeySet, type Effect } from '../../src/interlock.js';
+import { effectIdFor, InterlockError, ProposalError, type Effect } from '../../src/interlock.js';
 import { createDecisionChecks } from './decision-facts.js';
 import { detailOf, summaryOf } from './effect-view.js';
 import { apiError } from './errors.js';
@@ -34,7 +34,6 @@ const common = {
 export function effectsRoutes(context: ApiContext): Route[] {
   const { stores, effects } = context;
   const list = createEffectListing(stores);
-  const publicKeys = () => publicKeySet([publicKeyPem(stores.signingKey)]);
 
   const { checkFourEyes, readFacts } = createDecisionChecks(context);
 
@@ -155,7 +154,7 @@ export function effectsRoutes(context: ApiContext): Route[] {
       async handle({ params }) {
         const { partition, entries } = await effectOr404(params.id);
         const receipt = await stores.journal.receipt(params.id);
-        return { status: 200, body: detailOf(summaryOf(params.id, partition, entries), entries, receipt, publicKeys()) };
+        return { status: 200, body: detailOf(summaryOf(params.id, partition, entries), entries, receipt, stores.publicKeys) };
       },
     }),
     route({

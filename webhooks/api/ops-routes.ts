@@ -65,11 +65,12 @@ export function opsRoutes(context: ApiContext): Route[] {
       method: 'get',
       path: '/v1/keys',
       operationId: 'listKeys',
-      summary: 'The public keys receipts are signed with, for auditors',
+      summary: 'The public keys receipts are signed with, for auditors: the current one, then those retired by a rotation',
       permission: 'readKeys',
-      responses: { 200: { description: 'Public keys by key id.', schema: keysAnswer }, ...common },
+      responses: { 200: { description: 'Public keys by key id, the current signing key first.', schema: keysAnswer }, ...common },
       async handle() {
-        return { status: 200, body: { keys: [{ kid: stores.signingKey.kid, pem: publicKeyPem(stores.signingKey) }] } };
+        const keys = [...stores.publicKeys].map(([kid, publicKey]) => ({ kid, pem: publicKeyPem({ publicKey }), status: kid === stores.signingKey.kid ? ('current' as const) : ('retired' as const) }));
+        return { status: 200, body: { keys } };
       },
     }),
     route({

@@ -257,7 +257,8 @@ export const revokeAnswer = z
   .object({ object: z.literal('revocation'), id: z.string(), revoked_at: z.string(), already_revoked: z.boolean(), may_still_land: z.array(z.object({ effect_id: z.string(), links })), sentence: z.string() })
   .meta({ id: 'Revocation' });
 export const capAnswer = z.object({ object: z.literal('cap'), subject: z.string(), cap_cents: z.number(), moved_cents: z.number(), sentence: z.string().meta({ description: 'What may still move on the subject, or that nothing may when the cap is at or below what has moved.' }) }).meta({ id: 'Cap' });
-export const keysAnswer = z.object({ keys: z.array(z.object({ kid: z.string(), pem: z.string() })) }).meta({ id: 'PublicKeys' });
+// `status` says which key signs now and which only verify receipts signed before a rotation (retired).
+export const keysAnswer = z.object({ keys: z.array(z.object({ kid: z.string(), pem: z.string(), status: z.enum(['current', 'retired']) })) }).meta({ id: 'PublicKeys' });
 export const listAnswer = z.object({ object: z.literal('list'), data: z.array(z.unknown()) }).meta({ id: 'List' });
 export const receiptAnswer = z.object({ format: z.string(), effectId: z.string(), entries: z.array(z.unknown()), head: z.unknown() }).meta({ id: 'Receipt', description: 'The signed bundle, as `interlock receipt verify` reads it.' });
 export const healthAnswer = z.object({ status: z.string(), checks: z.array(z.object({ name: z.string(), ok: z.boolean(), detail: z.string().nullable() })).optional() }).meta({ id: 'Health' });

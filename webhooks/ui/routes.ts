@@ -8,7 +8,7 @@
 // the session's token (HMAC), and the sign-in form is taken only from this origin (Sec-Fetch-Site / Origin).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
-import { entrySignatures, errorCode, errorMessage, InterlockError, publicKeyPem, publicKeySet, verify, type Alert } from '../../src/interlock.js';
+import { entrySignatures, errorCode, errorMessage, InterlockError, verify, type Alert } from '../../src/interlock.js';
 import { cookieOf, PERMISSIONS, SESSION_COOKIE, type Permission } from '../api/auth.js';
 import type { ApiContext } from '../api/context.js';
 import { detailOf, summaryOf } from '../api/effect-view.js';
@@ -81,7 +81,6 @@ export function uiRouter(deps: UiDeps): Router {
   const list = createEffectListing(stores);
   const pageSize = deps.pageSize ?? 25;
   const sections = [INBOX_SECTION, ...(deps.sections ?? []).filter((section) => section.path !== INBOX_SECTION.path)];
-  const publicKeys = () => publicKeySet([publicKeyPem(stores.signingKey)]);
   const router = express.Router();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10 });
 
@@ -208,7 +207,7 @@ export function uiRouter(deps: UiDeps): Router {
       const id = String(req.params.id);
       const { partition, entries } = await effectOf(id);
       const receipt = await stores.journal.receipt(id);
-      const keys = publicKeys();
+      const keys = stores.publicKeys;
       const summary = summaryOf(id, partition, entries);
       const detail = detailOf(summary, entries, receipt, keys);
       send(

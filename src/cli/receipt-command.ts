@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { publicKeySet } from '../core/signing.js';
 import { verifyReceiptText } from '../core/receipt-text.js';
 import { loadConfig } from '../config.js';
-import { keyFilePath, publicKeyPem } from '../keys/key-store.js';
+import { keyFilePath, publicKeyPem, verifyingKeys } from '../keys/key-store.js';
 import { signingKeyFromPem } from '../core/signing.js';
 import { existsSync } from 'node:fs';
 import { readReceiptText, whyReceiptUnreadable, whyUnreadable } from './verify-pool.js';
@@ -29,7 +29,10 @@ function readText(file: string): string {
   }
 }
 
-/** Public keys from --public-key files; else the local signing key's, when this machine has one. */
+/**
+ * Public keys from --public-key files; else the local signing key's, when this machine has one, with the keys it
+ * retired (INTERLOCK_RETIRED_PUBLIC_KEYS_FILE), as the service itself verifies.
+ */
 function publicKeysFor(files: string[]): { pems: string[]; source: string } {
   if (files.length > 0) {
     const pems = files.map((file) => {
@@ -47,10 +50,15 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string } {
     const config = loadConfig();
     path = keyFilePath(config);
     configured = config.signingKeyFile !== null;
-    if (existsSync(path)) return { pems: [publicKeyPem(signingKeyFromPem(readFileSync(path, 'utf8')))], source: path };
+    if (existsSync(path)) {
+      const current = signingKeyFromPem(readFileSync(path, 'utf8'));
+      if (config.retiredPublicKeysFile !== null) path = `${path}, ${config.retiredPublicKeysFile}`;
+      const keys = verifyingKeys(current, config.retiredPublicKeysFile);
+      return { pems: [...keys.values()].map((publicKey) => publicKeyPem({ publicKey })), source: path };
+    }
   } catch (error) {
     // Exit 1 would say the receipt is invalid; a local key that cannot be read says nothing about the receipt.
-    unreadable(`Cannot use ${path} to check signatures: ${(error as Error).message}. Pass --public-key FILE instead.`);
+    unreadable(`Cannot use ${path} to check signatures: ${(error as Error).message.replace(/\.$/, '')}. Pass --public-key FILE instead.`);
   }
   // A key was named (a typo, a volume not mounted): "no key given or configured" and exit 3 would hide that.
   if (configured) unreadable(`INTERLOCK_SIGNING_KEY_FILE points at ${path}, which does not exist, so no signature could be checked. Correct it, or pass --public-key FILE.`);

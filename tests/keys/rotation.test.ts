@@ -94,6 +94,22 @@ describe('a receipt signed before a rotation', { timeout: 60_000 }, () => {
     expect(unverified.verification.valid).toBe(false);
     expect(unverified.verification.problems.join(' ')).toContain(before.key.kid);
   });
+
+  it('receipt verify without --public-key checks it with the local signing key and the retired ones, as the service does', async () => {
+    const receipt = await request(rotated.app).get(`/v1/effects/${effectId}/receipt`).set(bearer(TOKENS.auditor));
+    const file = join(temp.dir, 'receipt.json');
+    writeFileSync(file, JSON.stringify(receipt.body));
+    const env = { INTERLOCK_DATA_DIR: join(temp.dir, 'data'), INTERLOCK_SIGNING_KEY_FILE: afterKeyFile };
+    const [known, unknown] = await Promise.all([runCli(['receipt', 'verify', file], { ...env, [RETIRED_SETTING]: retiredFile }), runCli(['receipt', 'verify', file], env)]);
+    expect(known.code, known.stderr).toBe(0);
+    expect(JSON.parse(known.stdout)).toMatchObject({ valid: true, publicKeys: `${afterKeyFile}, ${retiredFile}` });
+    expect(unknown.code).toBe(1);
+    const secret = join(temp.dir, 'verify-secret.pem');
+    writeFileSync(secret, before.privatePem);
+    const refused = await runCli(['receipt', 'verify', file], { ...env, [RETIRED_SETTING]: secret });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`Cannot use ${afterKeyFile}, ${secret} to check signatures: ${RETIRED_SETTING} (${secret}) holds a private key.`);
+  });
 });
 
 describe('INTERLOCK_RETIRED_PUBLIC_KEYS_FILE', () => {

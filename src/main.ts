@@ -217,7 +217,9 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       url = urlOf(server);
       closers.push({ name: 'http', close: () => closeServer(server) });
     }
-    logger.info({ roles, url, metrics: metricsUrl ?? undefined, concurrency: roles.includes('worker') ? config.concurrency : undefined }, 'interlock serving');
+    // The key ids, so the processes of one deployment can be compared: each should sign with the same key.
+    const retiredKids = [...stores.publicKeys.keys()].filter((kid) => kid !== stores.signingKey.kid);
+    logger.info({ roles, url, metrics: metricsUrl ?? undefined, concurrency: roles.includes('worker') ? config.concurrency : undefined, kid: stores.signingKey.kid, retiredKids }, 'interlock serving');
     return { roles: [...roles], url, metricsUrl, tokensFile, stores, sender, close: closeAll, closing: () => closing };
   } catch (error) {
     await closeAll();

@@ -2,13 +2,16 @@
 // GET /v1/effects/:id's receipt_valid and the page verify with the current key and the retired ones
 // (INTERLOCK_RETIRED_PUBLIC_KEYS_FILE), and GET /v1/keys lists each with its status. A retired-keys file the service
 // cannot use (missing, not public keys, a private key) is refused at start, saying what to put there.
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publicKeySet, verify } from '../../src/interlock.js';
 import { verifyingKeys } from '../../src/keys/key-store.js';
 import { runCli, tempDir } from '../cli/run-cli.js';
+import { spawnServe } from '../facts/facts-rig.js';
 import { approvalBody, bearer, refundBody, startRig, TOKENS, type Rig } from '../http/rig.js';
 import { REDIS_URL, testKey } from '../support/harness.js';
 
@@ -20,6 +23,8 @@ const before = testKey();
 const after = testKey();
 const retiredFile = join(temp.dir, 'retired.pem');
 const afterKeyFile = join(temp.dir, 'after.pem');
+writeFileSync(retiredFile, before.publicPem);
+writeFileSync(afterKeyFile, after.privatePem, { mode: 0o600 });
 
 afterAll(() => temp.remove());
 
@@ -32,8 +37,6 @@ describe('a receipt signed before a rotation', { timeout: 60_000 }, () => {
   let effectId: string;
 
   beforeAll(async () => {
-    writeFileSync(retiredFile, before.publicPem);
-    writeFileSync(afterKeyFile, after.privatePem, { mode: 0o600 });
     old = await startRig({ worker: true, signingKey: before.key });
     old.target.world.set('payment:pi_rotate', { chargebacks: [], refunded_by_others: 0 });
     const approval = approvalBody({ scope: 'payment:pi_rotate' });
@@ -109,6 +112,26 @@ describe('a receipt signed before a rotation', { timeout: 60_000 }, () => {
     const refused = await runCli(['receipt', 'verify', file], { ...env, [RETIRED_SETTING]: secret });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(`Cannot use ${afterKeyFile}, ${secret} to check signatures: ${RETIRED_SETTING} (${secret}) holds a private key.`);
+  });
+});
+
+describe('serve after a rotation', () => {
+  it('logs, as it starts, the key id it signs with and those it verifies as retired', { timeout: 60_000 }, async () => {
+    const keyPrefix = `tk${randomBytes(6).toString('hex')}`;
+    const served = await spawnServe(['--roles', 'api', '--port', '0'], { REDIS_URL, INTERLOCK_KEY_PREFIX: keyPrefix, INTERLOCK_DATA_DIR: join(temp.dir, 'serve-data'), INTERLOCK_SIGNING_KEY_FILE: afterKeyFile, [RETIRED_SETTING]: retiredFile });
+    try {
+      const line = JSON.parse(served.lines.find((text) => text.includes('interlock serving')) ?? '{}') as { kid?: string; retiredKids?: string[] };
+      expect(line).toMatchObject({ kid: after.key.kid, retiredKids: [before.key.kid] });
+    } finally {
+      served.child.kill('SIGTERM');
+      await served.exited;
+      const redis = new Redis(REDIS_URL);
+      for (const pattern of [`${keyPrefix}:*`, `{${keyPrefix}-queues}:*`]) {
+        const stale = await redis.keys(pattern);
+        if (stale.length > 0) await redis.del(...stale);
+      }
+      await redis.quit();
+    }
   });
 });
 

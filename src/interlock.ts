@@ -103,7 +103,7 @@ export {
 } from './decider/decider.js';
 export { INBOX_KINDS, OPERATOR_ACTIONS, ALLOWED_ACTIONS, parseInboxItemId, reapprovalRequestId, type InboxKind, type InboxItemDraft } from './core/inbox.js';
 export { INBOX_CURSOR, type Inbox, type InboxItem, type InboxClosure, type InboxFilter, type InboxPage, type InboxStatus } from './redis/inbox.js';
-export { createInboxActions, type InboxActions, type FactsNow, type ProposeNow, type Reapproved } from './inbox/actions.js';
+export { createInboxActions, type InboxActions, type FactsNow, type FourEyesCheck, type ProposeNow, type Reapproved } from './inbox/actions.js';
 export type { Actor, OperatorAction, Resolution } from './core/entries.js';
 
 /** The Stripe side of a process: one client, the target that moves each effect kind, and the facts worker's reader. */
@@ -476,6 +476,35 @@ export function approvalOptionsOf(stores: Stores) {
       return options ?? redis.hget(stores.keys.approvalOptions, approvalId);
     },
   };
+}
+
+export type ApprovalOptions = { four_eyes: boolean; granted_by: string | null };
+
+/** The options as approvalOptionsOf stored them; anything else is read as the strictest options. */
+export function parseApprovalOptions(text: string): ApprovalOptions {
+  try {
+    const value = JSON.parse(text) as Partial<ApprovalOptions>;
+    return { four_eyes: value.four_eyes === true, granted_by: typeof value.granted_by === 'string' ? value.granted_by : null };
+  } catch {
+    return { four_eyes: true, granted_by: null };
+  }
+}
+
+/**
+ * The four-eyes rule, for every way money is proposed under an approval (POST /v1/refunds, a case, a re-approval from
+ * the API, the page or the CLI): when the approval asks for four eyes, none of `names` (the proposer, the token that
+ * asks) may be its approver or the one who granted it. Throws four_eyes naming who; nothing is recorded.
+ */
+export async function checkFourEyes(stores: Stores, approvalId: string, names: readonly string[]): Promise<void> {
+  const text = await approvalOptionsOf(stores).get(approvalId);
+  const options = text === null ? null : parseApprovalOptions(text);
+  if (!options?.four_eyes) return;
+  const { snapshot } = await stores.approvals.describe(approvalId);
+  const approvers = [snapshot?.approver, options.granted_by].filter((name): name is string => typeof name === 'string').map((name) => name.toLowerCase());
+  const proposer = names.find((name) => approvers.includes(name.toLowerCase()));
+  if (proposer !== undefined) {
+    throw new InterlockError('four_eyes', `Approval ${approvalId} asks for four eyes and ${proposer} approved it, so ${proposer} cannot propose under it. Nothing was recorded; someone else must do this.`);
+  }
 }
 
 function innerOf(stores: Stores): StoreInternals {

@@ -6,7 +6,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { INBOX_KINDS, parseInboxItemId, type InboxKind } from '../core/inbox.js';
 import { freeText, identifier } from '../core/text.js';
 import { APPROVAL_ID } from '../core/proposal.js';
-import { createInboxActions, type Actor, type ProposeNow, type FactsNow } from '../interlock.js';
+import { checkFourEyes, createInboxActions, type Actor, type ProposeNow, type FactsNow } from '../interlock.js';
 import { checked, CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, wholeNumber } from './failure.js';
 import { withStores, type CliStores } from './stores.js';
 
@@ -76,7 +76,7 @@ export function addInboxCommands(program: Command, wiring: ReapprovalWiring): vo
       await withStores(async (cli) => {
         const wired = await wiring(cli);
         try {
-          const actions = createInboxActions({ inbox: cli.stores.inbox, journal: cli.journal, approvals: cli.approvals, readFacts: wired.readFacts, propose: wired.propose });
+          const actions = createInboxActions({ inbox: cli.stores.inbox, journal: cli.journal, approvals: cli.approvals, checkFourEyes: (approval, by) => checkFourEyes(cli.stores, approval, [by.name]), readFacts: wired.readFacts, propose: wired.propose });
           const done = await actions.reapprove(id, { approval: options.approval, note: options.note ?? '', by: actor(options.by) });
           if (done.recorded.status === 'conflict') throw new CliFailure(`The re-approval's request was recorded before with another payload (effect ${done.recorded.effectId}); nothing new was recorded.`, EXIT_FAILED);
           print({ item: done.item, effectId: done.recorded.effectId, requestId: done.item.closure?.reapproval?.requestId ?? null, recorded: done.entry === null ? 'exists' : 'recorded', premises: done.premises });

@@ -24,12 +24,14 @@ import type { Journal } from '../redis/journal.js';
 export type FactsNow = (effect: Effect, effectId: string) => Promise<JsonObject>;
 /** Records a proposal and queues it for the gate (queues/effects.ts propose). */
 export type ProposeNow = (proposal: unknown) => Promise<Recorded>;
+/** The four-eyes rule of an approval for the person who acts under it (checkFourEyes); throws four_eyes. */
+export type FourEyesCheck = (approvalId: string, by: Actor) => Promise<void>;
 
 export type Reapproved = { item: InboxItem; entry: EntryOf<'RESOLVED'> | null; recorded: Recorded; premises: JsonObject };
 
 export type InboxActions = ReturnType<typeof createInboxActions>;
 
-export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 'partitionOf' | 'entries'>; approvals: Pick<Approvals, 'describe'>; readFacts: FactsNow; propose: ProposeNow }) {
+export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 'partitionOf' | 'entries'>; approvals: Pick<Approvals, 'describe'>; checkFourEyes: FourEyesCheck; readFacts: FactsNow; propose: ProposeNow }) {
   const { inbox, journal } = deps;
 
   /** The recorded payload, once the effect's latest proposal is settled as refused (nothing was sent, nothing is on its way). */
@@ -77,6 +79,8 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
      */
     async reapprove(id: string, request: { approval: string; note: string; by: Actor }): Promise<Reapproved> {
       const item = await itemOr404(id);
+      // Whoever re-approves proposes under the approval: its four-eyes rule holds here as for any proposal.
+      await deps.checkFourEyes(request.approval, request.by);
       const requestId = reapprovalRequestId(id);
       const effectId = reapprovalEffectId(id);
       const closure = item.closure;

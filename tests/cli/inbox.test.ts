@@ -2,10 +2,12 @@
 // JSON; resolve and dismiss append a signed RESOLVED entry naming `--by` with the role `cli`; reapprove reads the
 // payment's facts at Stripe (the sandbox) now and queues a new request; a second action is refused with exit 1
 // naming who acted; bad input is one line on stderr, exit 2, and records nothing.
+import { randomBytes } from 'node:crypto';
+import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { effectIdFor, latestProposal, publicKeyPem, publicKeySet, verify, type Receipt } from '../../src/interlock.js';
 import { createItemMaker, type ItemMaker } from '../http/inbox-items.js';
-import { startRig, type Rig } from '../http/rig.js';
+import { approvalBody, bearer, startRig, TOKENS, type Rig } from '../http/rig.js';
 import { pay, startStripeWorld, type StripeWorld } from '../stripe/stripe-support.js';
 import { testKey } from '../support/harness.js';
 import { runCli, tempDir, type CliRun } from './run-cli.js';
@@ -100,6 +102,23 @@ describe('interlock inbox', { timeout: 180_000 }, () => {
     expect(await latestProposal(rig.stores, newId)).toMatchObject({ approval, agent: 'lee@support', premises: { refundable: 5_000 }, effect: { paymentIntent, amount: 2_000 } });
     const { verification } = await verified(effectId);
     expect(verification).toMatchObject({ valid: true, operatorActions: [{ action: 'reapprove', by: { name: 'lee@support', role: 'cli' }, reapproval: { approval, effectId: newId } }] });
+  });
+
+  it('reapprove keeps the approval\'s four-eyes rule: the person it names as approver cannot re-approve under it (exit 1, item open, nothing proposed); someone else can', async () => {
+    const { paymentIntent } = await pay(stripe.stripe, 'pm_card_visa', 5_000);
+    const { item } = await make.staleOn(paymentIntent);
+    const approval = `ap_${randomBytes(5).toString('hex')}`;
+    const granted = await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approvalBody({ id: approval, approver: 'lee@support', scope: `payment:${paymentIntent}`, four_eyes: true }));
+    expect(granted.status, JSON.stringify(granted.body)).toBe(201);
+    const refused = await runCli(['inbox', 'reapprove', item, '--approval', approval, '--by', 'Lee@Support', '--note', 'My own approval.'], env);
+    expect(refused.code, refused.stderr).toBe(1);
+    expect(refused.stderr).toContain('asks for four eyes');
+    expect(refused.stdout).toBe('');
+    expect(await rig.stores.inbox.get(item)).toMatchObject({ status: 'open', closure: null });
+    expect(await rig.stores.journal.partitionOf(effectIdFor({ requestId: `reapproval:${item}`, effect: null }))).toBeNull();
+    const done = await runCli(['inbox', 'reapprove', item, '--approval', approval, '--by', 'kim@support', '--note', 'Second pair of eyes.'], env);
+    expect(done.code, done.stderr).toBe(0);
+    expect(json(done)).toMatchObject({ recorded: 'recorded', item: { closure: { action: 'reapprove', by: { name: 'kim@support', role: 'cli' } } } });
   });
 
   it('bad input is one line on stderr, exit 2; an action the item does not allow exits 1; neither records anything', async () => {

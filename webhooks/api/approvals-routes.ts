@@ -2,12 +2,12 @@
 // the same terms and options answers the approval that stands, other terms or options are a conflict. Its options
 // (four eyes, who granted it) are written with its terms, in the step that creates it, so an approval the API granted
 // never exists without them, and a grant that creates nothing (a retry, a conflict) changes nothing.
-import { InterlockError, type ApprovalSnapshot } from '../../src/interlock.js';
+import { InterlockError, type ApprovalOptions, type ApprovalSnapshot } from '../../src/interlock.js';
 import { apiError } from './errors.js';
 import { linksOf } from './effect-view.js';
 import { route, signedIn, type Route } from './route.js';
 import { approvalAnswer, approvalBody, approvalIdParam, capAnswer, capBody, errorAnswer, revokeAnswer, revokeBody, subjectParam } from './schemas.js';
-import type { ApiContext, ApprovalOptions } from './context.js';
+import type { ApiContext } from './context.js';
 
 const DEFAULT_EXPIRES_IN_SECONDS = 3_600;
 

@@ -3,7 +3,7 @@
 // real service, the sandbox and tests, and never builds a queue, a target or a worker itself.
 import type { Express } from 'express';
 import type { Logger } from 'pino';
-import { approvalOptionsOf, type ApprovalTerms, type Effect, type EffectKind, type Stores } from '../../src/interlock.js';
+import { approvalOptionsOf, parseApprovalOptions, type ApprovalOptions, type ApprovalTerms, type Effect, type EffectKind, type Stores } from '../../src/interlock.js';
 import type { DecisionsQueue } from '../../queues/decisions.js';
 import type { EffectsQueue } from '../../queues/effects.js';
 import type { OpsQueues } from '../ops/queues.js';
@@ -76,18 +76,6 @@ export type AppDeps = {
   ui?: { links?: StripeLinks; sections?: readonly UiSection[] };
 };
 
-export type ApprovalOptions = { four_eyes: boolean; granted_by: string | null };
-
-function parseOptions(text: string): ApprovalOptions {
-  try {
-    const value = JSON.parse(text) as Partial<ApprovalOptions>;
-    return { four_eyes: value.four_eyes === true, granted_by: typeof value.granted_by === 'string' ? value.granted_by : null };
-  } catch {
-    // Written only by this module; anything else is read as the strictest options.
-    return { four_eyes: true, granted_by: null };
-  }
-}
-
 export function createApprovalOptions(stores: Stores) {
   const store = approvalOptionsOf(stores);
   return {
@@ -97,7 +85,7 @@ export function createApprovalOptions(stores: Stores) {
     },
     async get(approvalId: string): Promise<ApprovalOptions | null> {
       const text = await store.get(approvalId);
-      return text === null ? null : parseOptions(text);
+      return text === null ? null : parseApprovalOptions(text);
     },
   };
 }

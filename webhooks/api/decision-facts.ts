@@ -1,7 +1,7 @@
 // What every proposal made through the API goes through before it is recorded, whoever makes it (a support token's
 // POST /v1/refunds, an approver's re-approval of an inbox item): the four-eyes rule of its approval, and the facts it
 // is decided on, read now through the fact reader, bounded in time.
-import type { Effect } from '../../src/interlock.js';
+import { checkFourEyes, type Effect } from '../../src/interlock.js';
 import { apiError } from './errors.js';
 import type { ApiContext } from './context.js';
 import type { Caller } from './tokens.js';
@@ -9,15 +9,9 @@ import type { Caller } from './tokens.js';
 export function createDecisionChecks(context: ApiContext) {
   const { stores, premises } = context;
   return {
+    /** The four-eyes rule (checkFourEyes in src/interlock.ts), for the proposer named in the body and the token. */
     async checkFourEyes(approvalId: string, agent: string, caller: Caller): Promise<void> {
-      const options = await context.approvalOptions.get(approvalId);
-      if (!options?.four_eyes) return;
-      const { snapshot } = await stores.approvals.describe(approvalId);
-      const approvers = [snapshot?.approver, options.granted_by].filter((name): name is string => typeof name === 'string').map((name) => name.toLowerCase());
-      const proposer = [agent, caller.name].find((name) => approvers.includes(name.toLowerCase()));
-      if (proposer !== undefined) {
-        throw apiError('four_eyes', `Approval ${approvalId} asks for four eyes and ${proposer} approved it, so ${proposer} cannot propose under it. Someone else must propose this.`);
-      }
+      await checkFourEyes(stores, approvalId, [agent, caller.name]);
     },
 
     async readFacts(effect: Effect, effectId: string): Promise<Record<string, unknown>> {

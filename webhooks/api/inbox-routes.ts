@@ -2,7 +2,7 @@
 // may re-approve, exposures and model deviations. Approvers act; auditors and operators read. Every action is a
 // signed RESOLVED entry on the effect's receipt naming the token, at most one per item: of two approvers acting on
 // one item at once, one wins and the other is answered 409 naming who acted.
-import { createInboxActions, InterlockError, reapprovalRequestId, ProposalError, type Effect, type FactsNow, type InboxItem } from '../../src/interlock.js';
+import { checkFourEyes, createInboxActions, InterlockError, reapprovalRequestId, ProposalError, type Effect, type FactsNow, type InboxItem } from '../../src/interlock.js';
 import { createDecisionChecks } from './decision-facts.js';
 import { linksOf, snakeKeys } from './effect-view.js';
 import { apiError } from './errors.js';
@@ -68,6 +68,7 @@ export function inboxActionsFor(context: ApiContext, by: { name: string; role: s
     inbox: stores.inbox,
     journal: stores.journal,
     approvals: stores.approvals,
+    checkFourEyes: (approvalId, actor) => checkFourEyes(stores, approvalId, [actor.name, by.name]),
     readFacts: async (effect: Effect, effectId: string) => (await checks.readFacts(effect, effectId)) as JsonFacts,
     async propose(proposal) {
       try {
@@ -136,7 +137,6 @@ export function inboxRoutes(context: ApiContext): Route[] {
       async handle({ params, body, caller }) {
         const who = signedIn(caller);
         await itemOr404(params.id);
-        await createDecisionChecks(context).checkFourEyes(body.approval, who.name, who);
         const done = await actionsFor(who.name, who.role).reapprove(params.id, { approval: body.approval, note: body.note ?? '', by: { name: who.name, role: who.role } });
         if (done.recorded.status === 'conflict') throw apiError('conflicting_payload', `The re-approval's request was recorded before with another payload (effect ${done.recorded.effectId}); nothing new was recorded.`);
         const { effectId } = done.recorded;

@@ -6,7 +6,6 @@ import type { Request, RequestHandler, Response, Router } from 'express';
 import { errorMessage, InterlockError, type InboxItem } from '../../src/interlock.js';
 import { PERMISSIONS } from '../api/auth.js';
 import type { ApiContext } from '../api/context.js';
-import { createDecisionChecks } from '../api/decision-facts.js';
 import { inboxActionsFor } from '../api/inbox-routes.js';
 import { dismissBody, inboxItemParam, reapproveBody, resolveBody } from '../api/schemas.js';
 import type { Caller } from '../api/tokens.js';
@@ -148,7 +147,6 @@ export function addInboxPages(router: Router, context: ApiContext, helpers: Inbo
         try {
           if (action === 'reapprove') {
             const body = reapproveBody.parse(fields);
-            await createDecisionChecks(context).checkFourEyes(body.approval, caller.name, caller);
             await actions.reapprove(id, { approval: body.approval, note: body.note ?? '', by });
           } else if (action === 'resolve') {
             const body = resolveBody.parse(fields);

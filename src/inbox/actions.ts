@@ -31,6 +31,11 @@ export type Reapproved = { item: InboxItem; entry: EntryOf<'RESOLVED'> | null; r
 
 export type InboxActions = ReturnType<typeof createInboxActions>;
 
+/** Whether the item was closed by this very re-approval: the same person, under the same approval. */
+function repeats(closure: InboxItem['closure'], request: { approval: string; by: Actor }): boolean {
+  return closure !== null && closure.action === 'reapprove' && closure.by.name === request.by.name && closure.reapproval?.approval === request.approval;
+}
+
 export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 'partitionOf' | 'entries'>; approvals: Pick<Approvals, 'describe'>; checkFourEyes: FourEyesCheck; readFacts: FactsNow; propose: ProposeNow }) {
   const { inbox, journal } = deps;
 
@@ -84,7 +89,7 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
       const requestId = reapprovalRequestId(id);
       const effectId = reapprovalEffectId(id);
       const closure = item.closure;
-      const replay = closure !== null && closure.action === 'reapprove' && closure.by.name === request.by.name && closure.reapproval?.approval === request.approval;
+      const replay = repeats(closure, request);
       if (!item.actions.includes('reapprove') || (closure !== null && !replay)) {
         // The store names who acted, or which actions the kind allows.
         await inbox.act(id, { action: 'reapprove', by: request.by, note: request.note });
@@ -102,7 +107,16 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
       // Read before anything is written: facts that cannot be read leave the item open.
       const premises = await deps.readFacts(effect, effectId);
       let acted: { item: InboxItem; entry: EntryOf<'RESOLVED'> | null } = { item, entry: null };
-      if (!replay) acted = await inbox.act(id, { action: 'reapprove', by: request.by, note: request.note, reapproval: { approval: request.approval, requestId, effectId } });
+      if (!replay) {
+        try {
+          acted = await inbox.act(id, { action: 'reapprove', by: request.by, note: request.note, reapproval: { approval: request.approval, requestId, effectId } });
+        } catch (error) {
+          // The same request raced itself (a double click) and the other copy was recorded first: answered as a replay.
+          const now = error instanceof InterlockError && error.code === 'inbox_item_closed' ? await inbox.get(id) : null;
+          if (now === null || !repeats(now.closure, request)) throw error;
+          acted = { item: now, entry: null };
+        }
+      }
       const recorded = await deps.propose({
         requestId,
         agent: request.by.name,

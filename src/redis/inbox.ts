@@ -159,7 +159,7 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
       if (!ALLOWED_ACTIONS[item.kind].includes(request.action)) {
         throw new InterlockError('action_not_allowed', `An item of kind ${item.kind} cannot be ${request.action === 'reapprove' ? 're-approved' : `${request.action}d`}; it allows ${ALLOWED_ACTIONS[item.kind].join(', ')}.`);
       }
-      if (item.closure !== null) throw closedError(id, item.closure);
+      if (item.closure !== null) throw closedError(id, item.closure, request.by);
       const partition = await journal.partitionOf(item.effectId);
       if (partition === null) throw new InterlockError('unknown_effect', `Inbox item ${id} names effect ${item.effectId}, which is not recorded.`);
       const draft: Draft<'RESOLVED'> = { kind: 'RESOLVED', item: id, action: request.action, by: request.by, note: request.note, resolution: request.resolution ?? null, reapproval: request.reapproval ?? null };
@@ -175,7 +175,7 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
         }
         case 'ACTED': {
           const known = await get(id);
-          if (known?.closure) throw closedError(id, known.closure);
+          if (known?.closure) throw closedError(id, known.closure, request.by);
           throw new InterlockError('inbox_item_closed', `Inbox item ${id} was acted on already: ${describeActor(reply.by)}. Nothing was recorded.`);
         }
         case 'OPEN':
@@ -198,7 +198,15 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
   };
 }
 
-function closedError(id: string, closure: InboxClosure): InterlockError {
+/**
+ * The item was closed before this action: by someone else (named, so the two can talk), or by the same person, who is
+ * told it was their own earlier action (a double submit, a second tab) rather than that somebody beat them to it.
+ */
+function closedError(id: string, closure: InboxClosure, by: Actor): InterlockError {
   const how = closure.action === 'resolve' ? `resolved it (${closure.resolution === 'landed' ? 'landed' : 'did not land'})` : closure.action === 'reapprove' ? `re-approved it under ${closure.reapproval?.approval ?? 'a new approval'}` : 'dismissed it';
-  return new InterlockError('inbox_item_closed', `Inbox item ${id} was closed already: ${closure.by.name} (${closure.by.role}) ${how} at ${new Date(closure.at).toISOString()}. Nothing was recorded.`);
+  const at = new Date(closure.at).toISOString();
+  if (closure.by.name === by.name) {
+    return new InterlockError('inbox_item_closed', `You (${closure.by.name}, ${closure.by.role}) already ${how} at ${at}, which closed inbox item ${id}; this request asks for something else, so it was not recorded. Read the item to see what stands.`);
+  }
+  return new InterlockError('inbox_item_closed', `Inbox item ${id} was closed already: ${closure.by.name} (${closure.by.role}) ${how} at ${at}. Nothing was recorded.`);
 }

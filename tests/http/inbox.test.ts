@@ -122,6 +122,27 @@ describe.concurrent('acting on an item', () => {
     expect(verify(receipt, { publicKeys: keys() }).valid).toBe(true);
   });
 
+  it('the same approver re-approving twice at once (a double click) is answered with the one request both times, never told they were beaten by themselves; one action is recorded', async () => {
+    const { pi, effectId, item } = await staleItem();
+    const fresh = await grant(pi);
+    const send = () => request(rig.app).post(`/v1/inbox/${item}/reapprove`).set(approver()).send({ approval: fresh, note: 'Refund anyway.' });
+    const answers = await Promise.all([send(), send(), send()]);
+    const newId = effectIdFor({ requestId: `reapproval:${item}`, effect: null });
+    expect(answers.map((answer) => answer.status).sort(), JSON.stringify(answers.map((answer) => answer.body))).toEqual([200, 200, 202]);
+    for (const answer of answers) expect(answer.body).toMatchObject({ object: 'reapproval', effect_id: newId, request_id: `reapproval:${item}`, item: { closed: { action: 'reapprove', by: { name: 'alex' } } } });
+    expect(answers.map((answer) => answer.body.recorded).sort()).toEqual(['exists', 'exists', 'recorded']);
+    expect((await receiptOf(effectId)).entries.filter((entry) => entry.kind === 'RESOLVED')).toHaveLength(1);
+    // The same approver asking for something else now (another approval, a dismissal) is told it was they who acted.
+    for (const other of [
+      await request(rig.app).post(`/v1/inbox/${item}/reapprove`).set(approver()).send({ approval: await grant(pi) }),
+      await request(rig.app).post(`/v1/inbox/${item}/dismiss`).set(approver()).send({ note: 'never mind' }),
+    ]) {
+      expect(other.status).toBe(409);
+      expect(other.body.error).toMatchObject({ code: 'inbox_item_closed' });
+      expect(other.body.error.message).toContain(`You (alex, approver) already re-approved it under ${fresh}`);
+    }
+  });
+
   it('re-approving is a new request under a new approval with premises read now, sent through the gate; the old payload is never resent', async () => {
     const { pi, effectId, item } = await staleItem();
     const fresh = await grant(pi);

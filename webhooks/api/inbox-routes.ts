@@ -57,7 +57,7 @@ const actionResponses = {
   200: { description: 'Recorded: the item, closed, with who acted.', schema: inboxItemAnswer },
   ...common,
   404: { description: 'No such item (`unknown_inbox_item`).', schema: errorAnswer },
-  409: { description: 'Someone acted on the item already (`inbox_item_closed`, naming who and how), the kind does not allow this action (`action_not_allowed`), or the effect is being sent (`effect_in_flight`).', schema: errorAnswer },
+  409: { description: 'Someone acted on the item already (`inbox_item_closed`, naming who and how, or saying it was you), the kind does not allow this action (`action_not_allowed`), or the effect is being sent (`effect_in_flight`).', schema: errorAnswer },
 };
 
 /** The inbox's actions as the API (and the page) take them: facts read through the API's fact reader, proposals queued. */
@@ -129,7 +129,7 @@ export function inboxRoutes(context: ApiContext): Route[] {
       responses: {
         ...actionResponses,
         202: { description: 'Recorded and queued: the new request, its premises, and the item closed.', schema: reapproveAnswer },
-        200: { description: 'The same person re-approved this item under this approval before; the new request as recorded then.', schema: reapproveAnswer },
+        200: { description: 'The same person re-approved this item under this approval before, or at the same moment (a double submit); the new request as recorded then.', schema: reapproveAnswer },
         403: { description: 'The role may not act, or the approval asks for four eyes and this approver granted it (`four_eyes`).', schema: errorAnswer },
         404: { description: 'No such item, or no such approval (`unknown_approval`).', schema: errorAnswer },
         503: { description: 'The facts could not be read now (`premise_read_failed`); the item stays open.', schema: errorAnswer },

@@ -102,10 +102,11 @@ export function addEffectCommands(program: Command): void {
     .requiredOption('--by <name>', 'who resolves it (recorded on the alert)', personOf)
     .action(async (id: string, options: { by: string }) => {
       await withStores(async ({ stores }) => {
-        const known = await stores.alerts.get(id);
-        if (known === null) throw new CliFailure(`No alert ${id} under this REDIS_URL and INTERLOCK_KEY_PREFIX; \`interlock alerts --all\` lists them.`, EXIT_FAILED);
-        if (known.resolvedAt !== null) throw new CliFailure(`Alert ${id} was resolved already, by ${known.resolvedBy ?? 'someone'} at ${new Date(known.resolvedAt).toISOString()}. Nothing was changed.`, EXIT_FAILED);
-        process.stdout.write(`${JSON.stringify(await stores.alerts.resolve(id, `${options.by} (${CLI_ROLE})`), null, 2)}\n`);
+        const done = await stores.alerts.resolve(id, `${options.by} (${CLI_ROLE})`);
+        if (done === null) throw new CliFailure(`No alert ${id} under this REDIS_URL and INTERLOCK_KEY_PREFIX; \`interlock alerts --all\` lists them.`, EXIT_FAILED);
+        const { alert } = done;
+        if (!done.resolved) throw new CliFailure(`Alert ${id} was resolved already, by ${alert.resolvedBy ?? 'someone'} at ${new Date(alert.resolvedAt ?? 0).toISOString()}. Nothing was changed.`, EXIT_FAILED);
+        process.stdout.write(`${JSON.stringify(alert, null, 2)}\n`);
       });
     });
 }

@@ -9,8 +9,10 @@
 // before the gate judged it (a premise read Stripe refused with 401/403, or Stripe or Redis away for longer than the
 // job retries). Nothing was sent and nothing will be until someone sends the same request again; the effects worker
 // raises it and resolves it once the effect is judged.
+import { InterlockError } from '../core/errors.js';
 import type { RedisClient } from './client.js';
 import type { Keys } from './keys.js';
+import { createScriptRunner } from './scripts.js';
 
 export const ALERT_KINDS = ['exposure', 'failed_after_landed', 'late_landing', 'not_judged', 'compensated_twice'] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
@@ -36,26 +38,49 @@ export type Alerts = ReturnType<typeof createAlerts>;
 
 /** Index entries read per round trip while looking for open alerts. */
 const LIST_BATCH = 500;
+/** Tries at writing one alert while others keep changing it; each retry means another writer's change was kept. */
+const MAX_SWAPS = 20;
 
 export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => Promise<number> }) {
   const { redis, keys } = deps;
   const idOf = (effectId: string, kind: AlertKind) => `${kind}:${effectId}`;
+
+  const run = createScriptRunner(redis);
 
   async function read(id: string): Promise<Alert | null> {
     const text = await redis.hget(keys.alerts, id);
     return text === null ? null : (JSON.parse(text) as Alert);
   }
 
+  /**
+   * Changes one alert atomically (set-alert-2.lua): `change` gets the alert as it stands and answers what to write, or
+   * null to leave it. When another writer changed it in between, `change` is asked again about what that writer left,
+   * so no resolution or refresh is ever lost. Answers the alert as it stands after, and whether this call wrote it.
+   */
+  async function update(id: string, change: (known: Alert | null, now: number) => Alert | null): Promise<{ alert: Alert | null; written: boolean }> {
+    let text = await redis.hget(keys.alerts, id);
+    for (let attempt = 0; attempt < MAX_SWAPS; attempt += 1) {
+      const known = text === null ? null : (JSON.parse(text) as Alert);
+      const next = change(known, await deps.now());
+      if (next === null) return { alert: known, written: false };
+      const reply = await run<{ status: 'SET' } | { status: 'MOVED'; alert: string }>('set-alert-2', [keys.alerts, keys.alertsByTime], [id, text ?? '', JSON.stringify(next), next.raisedAt]);
+      if (reply.status === 'SET') return { alert: next, written: true };
+      text = reply.alert === '' ? null : reply.alert;
+    }
+    throw new InterlockError('internal', `Alert ${id} kept changing while it was written (${MAX_SWAPS} tries); nothing was changed by this call. Try again.`);
+  }
+
   return {
-    /** Raises (or refreshes) the alert of `kind` for an effect; returns it and whether it is new. */
+    /** Raises (or refreshes) the alert of `kind` for an effect; returns it and whether it is new. A resolved alert stays resolved. */
     async raise(alert: Omit<Alert, 'id' | 'raisedAt' | 'updatedAt' | 'resolvedAt' | 'resolvedBy'>): Promise<{ alert: Alert; created: boolean }> {
       const id = idOf(alert.effectId, alert.kind);
-      const now = await deps.now();
-      const known = await read(id);
-      const next: Alert = { ...alert, id, raisedAt: known?.raisedAt ?? now, updatedAt: now, resolvedAt: known?.resolvedAt ?? null, resolvedBy: known?.resolvedBy ?? null };
-      await redis.hset(keys.alerts, id, JSON.stringify(next));
-      await redis.zadd(keys.alertsByTime, next.raisedAt, id);
-      return { alert: next, created: known === null };
+      let created = false;
+      const { alert: raised } = await update(id, (known, now) => {
+        created = known === null;
+        return { ...alert, id, raisedAt: known?.raisedAt ?? now, updatedAt: now, resolvedAt: known?.resolvedAt ?? null, resolvedBy: known?.resolvedBy ?? null };
+      });
+      if (raised === null) throw new InterlockError('internal', `Alert ${id} was raised but cannot be read back.`);
+      return { alert: raised, created };
     },
     async get(id: string): Promise<Alert | null> {
       return read(id);
@@ -77,12 +102,14 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
       }
       return found.slice(0, limit);
     },
-    async resolve(id: string, by: string): Promise<Alert | null> {
-      const known = await read(id);
-      if (!known) return null;
-      const resolved: Alert = { ...known, resolvedAt: await deps.now(), resolvedBy: by };
-      await redis.hset(keys.alerts, id, JSON.stringify(resolved));
-      return resolved;
+    /**
+     * Resolves an open alert, naming who. Of people resolving one alert at once exactly one is recorded (`resolved`
+     * true); every other one, and anyone after, gets `resolved` false with the alert naming who resolved it. Null when
+     * there is no such alert.
+     */
+    async resolve(id: string, by: string): Promise<{ alert: Alert; resolved: boolean } | null> {
+      const { alert, written } = await update(id, (known, now) => (known === null || known.resolvedAt !== null ? null : { ...known, resolvedAt: now, resolvedBy: by }));
+      return alert === null ? null : { alert, resolved: written };
     },
     /**
      * Resolves the effect's open alerts whose kind is no longer called for: later facts undid what raised them (a
@@ -92,11 +119,8 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
       const resolved: Alert[] = [];
       for (const kind of ALERT_KINDS) {
         if (standing.includes(kind)) continue;
-        const known = await read(idOf(effectId, kind));
-        if (known === null || known.resolvedAt !== null) continue;
-        const next: Alert = { ...known, resolvedAt: await deps.now(), resolvedBy: by };
-        await redis.hset(keys.alerts, next.id, JSON.stringify(next));
-        resolved.push(next);
+        const done = await this.resolve(idOf(effectId, kind), by);
+        if (done?.resolved) resolved.push(done.alert);
       }
       return resolved;
     },

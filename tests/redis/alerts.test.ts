@@ -36,3 +36,25 @@ describe('listing alerts', () => {
     expect(await alerts.openCount()).toBe(1);
   });
 });
+
+describe('resolving alerts', () => {
+  it('of people resolving one alert at once, exactly one resolution is recorded and every other one is told who resolved it', async () => {
+    const { alert } = await raise(9_001, 'exposure');
+    const names = ['lee', 'kim', 'sam', 'ana', 'joe'];
+    const answers = await Promise.all(names.map((name) => alerts.resolve(alert.id, name)));
+    const winners = answers.filter((answer) => answer?.resolved === true);
+    expect(winners).toHaveLength(1);
+    const winner = winners[0]?.alert.resolvedBy;
+    const stored = await alerts.get(alert.id);
+    expect(stored?.resolvedBy).toBe(winner);
+    for (const answer of answers) expect(answer?.alert).toEqual(stored);
+    // A raise refreshing the alert at the same moment never reopens it.
+    await Promise.all([raise(9_001, 'exposure'), alerts.resolve(alert.id, 'late')]);
+    expect((await alerts.get(alert.id))?.resolvedBy).toBe(winner);
+  });
+
+  it('resolving an alert nobody raised answers null and writes nothing', async () => {
+    expect(await alerts.resolve(`exposure:${effectId(9_002)}`, 'lee')).toBeNull();
+    expect(await redis.hexists(keys.alerts, `exposure:${effectId(9_002)}`)).toBe(0);
+  });
+});

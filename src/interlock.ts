@@ -11,7 +11,7 @@ import { targetByKind } from './targets/by-kind.js';
 import { withCrashAt } from './targets/crash-injection.js';
 import type { PublicKeySet, SigningKey } from './core/signing.js';
 import type { Telemetry } from 'bullmq';
-import type { Entry } from './core/entries.js';
+import type { Actor, Entry } from './core/entries.js';
 import type { Outcome } from './core/outcomes.js';
 import { recordedProposal, refusalOfLatest } from './core/recorded.js';
 import type { Proposal } from './core/proposal.js';
@@ -211,6 +211,7 @@ export async function openStores(config: Config = loadConfig(), options: { logge
   const fullJournal = createRedisJournal({ redis, keys, signingKey, ...(signer ? { signer } : {}) });
   const approvals = createRedisApprovals({ redis, keys });
   const queues = queueNames(config.keyPrefix);
+  const alerts = createAlerts({ redis, keys, now: () => fullJournal.serverTime() });
   const stores: Stores = {
     config,
     logger,
@@ -219,9 +220,9 @@ export async function openStores(config: Config = loadConfig(), options: { logge
     bullmq: telemetry === undefined ? { prefix: queues.prefix } : { prefix: queues.prefix, telemetry },
     journal: fullJournal,
     approvals,
-    alerts: createAlerts({ redis, keys, now: () => fullJournal.serverTime() }),
+    alerts,
     cases: createCases({ redis, keys }),
-    inbox: createInbox({ redis, keys, journal: fullJournal }),
+    inbox: createInbox({ redis, keys, journal: fullJournal, alerts }),
     signingKey,
     publicKeys,
     queueConnection: () => createQueueConnection(config),
@@ -322,16 +323,37 @@ export function createProposalRecorder(stores: Stores): Recorder {
 
 /** Turns Stripe events and re-reads into OBSERVED entries and alerts (src/facts/apply.ts). */
 export function createFacts(stores: Stores, reader: StripeReader | null, options: { rereadBeforeAppend?: boolean } = {}): FactsApplier {
-  // Every exposure alert also opens an inbox item (issue 13 §4): money is out twice, and a person must answer the dispute.
-  const alerts: Alerts = {
-    ...stores.alerts,
-    async raise(alert) {
-      const raised = await stores.alerts.raise(alert);
-      if (alert.kind === 'exposure') await openExposureItem(stores, raised.alert);
-      return raised;
-    },
-  };
+  const alerts: Alerts = { ...stores.alerts, raise: (alert) => raiseAlert(stores, alert) };
   return createFactsApplier({ journal: journalOf(stores), alerts, reader, logger: stores.logger, ...options });
+}
+
+/**
+ * Raises (or refreshes) an alert. Every exposure alert also opens an inbox item (issue 13 §4): money is out twice,
+ * and a person must answer the dispute. The two are one matter: closing either closes the other (resolveAlert, and
+ * the inbox's act for the item).
+ */
+export async function raiseAlert(stores: Stores, alert: Parameters<Alerts['raise']>[0]): Promise<{ alert: Alert; created: boolean }> {
+  const raised = await stores.alerts.raise(alert);
+  if (alert.kind === 'exposure') await openExposureItem(stores, raised.alert);
+  return raised;
+}
+
+/**
+ * A person resolves an alert, named `<name> (<role>)` on it. Exactly one of people resolving it at once is recorded
+ * (`resolved` true). The one who resolves an exposure alert also closes its inbox item, with a signed dismissal
+ * naming them on the effect's receipt; an item someone closed already stays as they left it. Null: no such alert.
+ */
+export async function resolveAlert(stores: Stores, alertId: string, by: Actor): Promise<{ alert: Alert; resolved: boolean } | null> {
+  const done = await stores.alerts.resolve(alertId, `${by.name} (${by.role})`);
+  if (done === null || !done.resolved || done.alert.kind !== 'exposure') return done;
+  const item = inboxItemId('exposure', done.alert.effectId);
+  try {
+    await stores.inbox.act(item, { action: 'dismiss', by, note: `Closed with alert ${alertId}, which ${by.name} resolved.` });
+  } catch (error) {
+    // Closed by someone already (its act resolved this alert too), or never opened: nothing is left to close.
+    if (!(error instanceof InterlockError && (error.code === 'inbox_item_closed' || error.code === 'unknown_inbox_item'))) throw error;
+  }
+  return done;
 }
 
 async function openExposureItem(stores: Stores, alert: Alert): Promise<void> {

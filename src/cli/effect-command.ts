@@ -3,7 +3,7 @@
 // ambiguous), 2 bad input or configuration, 1 anything else (an unknown effect).
 import { InvalidArgumentError, type Command } from 'commander';
 import { identifier } from '../core/text.js';
-import { ALERT_KINDS, currentOutcome, effectIdFor, explainOutcome, isEffectId, outcomeReason, verify, type Outcome } from '../interlock.js';
+import { ALERT_KINDS, currentOutcome, effectIdFor, explainOutcome, isEffectId, outcomeReason, resolveAlert, verify, type Outcome } from '../interlock.js';
 import { checked, CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
 import { CLI_ROLE } from './inbox-command.js';
 import { withStores, type CliStores } from './stores.js';
@@ -102,7 +102,7 @@ export function addEffectCommands(program: Command): void {
     .requiredOption('--by <name>', 'who resolves it (recorded on the alert)', personOf)
     .action(async (id: string, options: { by: string }) => {
       await withStores(async ({ stores }) => {
-        const done = await stores.alerts.resolve(id, `${options.by} (${CLI_ROLE})`);
+        const done = await resolveAlert(stores, id, { name: options.by, role: CLI_ROLE });
         if (done === null) throw new CliFailure(`No alert ${id} under this REDIS_URL and INTERLOCK_KEY_PREFIX; \`interlock alerts --all\` lists them.`, EXIT_FAILED);
         const { alert } = done;
         if (!done.resolved) throw new CliFailure(`Alert ${id} was resolved already, by ${alert.resolvedBy ?? 'someone'} at ${new Date(alert.resolvedAt ?? 0).toISOString()}. Nothing was changed.`, EXIT_FAILED);

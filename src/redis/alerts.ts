@@ -36,6 +36,9 @@ export type Alert = {
 
 export type Alerts = ReturnType<typeof createAlerts>;
 
+/** One alert per (effect, kind), under this id. */
+export const alertIdOf = (effectId: string, kind: AlertKind) => `${kind}:${effectId}`;
+
 /** Index entries read per round trip while looking for open alerts. */
 const LIST_BATCH = 500;
 /** Tries at writing one alert while others keep changing it; each retry means another writer's change was kept. */
@@ -43,7 +46,6 @@ const MAX_SWAPS = 20;
 
 export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => Promise<number> }) {
   const { redis, keys } = deps;
-  const idOf = (effectId: string, kind: AlertKind) => `${kind}:${effectId}`;
 
   const run = createScriptRunner(redis);
 
@@ -73,7 +75,7 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
   return {
     /** Raises (or refreshes) the alert of `kind` for an effect; returns it and whether it is new. A resolved alert stays resolved. */
     async raise(alert: Omit<Alert, 'id' | 'raisedAt' | 'updatedAt' | 'resolvedAt' | 'resolvedBy'>): Promise<{ alert: Alert; created: boolean }> {
-      const id = idOf(alert.effectId, alert.kind);
+      const id = alertIdOf(alert.effectId, alert.kind);
       let created = false;
       const { alert: raised } = await update(id, (known, now) => {
         created = known === null;
@@ -119,7 +121,7 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
       const resolved: Alert[] = [];
       for (const kind of ALERT_KINDS) {
         if (standing.includes(kind)) continue;
-        const done = await this.resolve(idOf(effectId, kind), by);
+        const done = await this.resolve(alertIdOf(effectId, kind), by);
         if (done?.resolved) resolved.push(done.alert);
       }
       return resolved;

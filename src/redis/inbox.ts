@@ -9,6 +9,7 @@
 import { actionsOf, inboxItemFor, parseInboxItemId, ALLOWED_ACTIONS, type InboxItemDraft, type InboxKind } from '../core/inbox.js';
 import type { Actor, Draft, EntryOf, OperatorAction, Reapproval, Resolution } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
+import { alertIdOf, type Alerts } from './alerts.js';
 import type { RedisClient } from './client.js';
 import type { Journal } from './journal.js';
 import type { Keys } from './keys.js';
@@ -42,7 +43,11 @@ function describeActor(marker: string): string {
   }
 }
 
-export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Journal }) {
+/**
+ * `alerts`: where an exposure item's alert is resolved once a person closes the item (the alert and the item are one
+ * matter; resolveAlert in src/interlock.ts closes the item when the alert is resolved first).
+ */
+export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Journal; alerts: Pick<Alerts, 'resolve'> }) {
   const { redis, keys, journal } = deps;
   const run = createScriptRunner(redis);
 
@@ -171,6 +176,8 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
         case 'OK': {
           const closure = closureOf(reply.entry);
           await close(id, closure);
+          // One alert id per (kind, effect): an exposure item's alert is `exposure:<effect id>`. One already resolved stays so.
+          if (item.kind === 'exposure') await deps.alerts.resolve(alertIdOf(item.effectId, 'exposure'), `${request.by.name} (${request.by.role})`);
           return { item: { ...item, status: 'closed', closure }, entry: reply.entry };
         }
         case 'ACTED': {

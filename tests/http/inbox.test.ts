@@ -4,7 +4,7 @@
 // naming the token; of two people acting at once one wins and the other is told who; auditors and operators read.
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { effectIdFor, latestProposal, openInboxItem, publicKeyPem, publicKeySet, verify, type Receipt } from '../../src/interlock.js';
+import { effectIdFor, latestProposal, openInboxItem, publicKeyPem, publicKeySet, raiseAlert, resolveAlert, verify, type Receipt } from '../../src/interlock.js';
 import { useInboxRig, type ItemMaker } from './inbox-items.js';
 import { approvalBody, bearer, TOKENS, uid, type Rig } from './rig.js';
 
@@ -183,6 +183,37 @@ describe.concurrent('acting on an item', () => {
     expect(resolve.status).toBe(409);
     expect(resolve.body.error.code).toBe('action_not_allowed');
     for (const { effectId } of [ambiguous, stale]) expect((await receiptOf(effectId)).entries.some((entry) => entry.kind === 'RESOLVED')).toBe(false);
+  });
+});
+
+describe.concurrent('an exposure: its alert and its inbox item are one matter', () => {
+  /** A committed $20 refund whose charge was then charged back: the alert raised, its item opened. */
+  async function exposure() {
+    const pi = `pi_${uid()}`;
+    const effectId = await make.proposed(pi);
+    expect(await make.submitLatest(effectId)).toBe('COMMITTED');
+    const { alert } = await raiseAlert(rig.stores, { kind: 'exposure', effectId, subject: `payment:${pi}`, centsAtStake: 4_000, refund: `re_${uid()}`, disputes: [`du_${uid()}`], sentence: 'Refunded and charged back.', action: 'Answer the dispute.' });
+    const item = `exposure:${effectId}`;
+    expect(await rig.stores.inbox.get(item)).toMatchObject({ status: 'open', detail: { alert: alert.id } });
+    return { effectId, item, alert: alert.id };
+  }
+
+  it('dismissing the exposure item resolves its alert, naming who', async () => {
+    const { item, alert } = await exposure();
+    const answer = await request(rig.app).post(`/v1/inbox/${item}/dismiss`).set(approver()).send({ note: 'Dispute answered with the refund as evidence.' });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(await rig.stores.alerts.get(alert)).toMatchObject({ resolvedBy: 'alex (approver)', resolvedAt: expect.any(Number) });
+    expect((await rig.stores.alerts.list()).map((open) => open.id)).not.toContain(alert);
+  });
+
+  it('resolving the exposure alert closes its inbox item with a signed dismissal naming who, once', async () => {
+    const { effectId, item, alert } = await exposure();
+    expect(await resolveAlert(rig.stores, alert, { name: 'lee', role: 'cli' })).toMatchObject({ resolved: true, alert: { resolvedBy: 'lee (cli)' } });
+    expect(await rig.stores.inbox.get(item)).toMatchObject({ status: 'closed', closure: { action: 'dismiss', by: { name: 'lee', role: 'cli' } } });
+    expect(await resolveAlert(rig.stores, alert, { name: 'kim', role: 'cli' })).toMatchObject({ resolved: false, alert: { resolvedBy: 'lee (cli)' } });
+    const receipt = await receiptOf(effectId);
+    expect(receipt.entries.filter((entry) => entry.kind === 'RESOLVED')).toHaveLength(1);
+    expect(verify(receipt, { publicKeys: keys() }).valid).toBe(true);
   });
 });
 

@@ -67,7 +67,7 @@ export { createMemoryTarget, type MemoryTarget, type Fault } from './targets/mem
 export { recoverUntilSettled, startRecoveryLoop } from './gate/recovery-loop.js';
 export { PremiseReadError, type Gate, type GateEvents, type GateResult, type RecoveryReport } from './gate/gate.js';
 export type { Approvals } from './redis/approvals.js';
-export { ALERT_KINDS, type Alert, type AlertKind, type Alerts } from './redis/alerts.js';
+export { ALERT_CURSOR, ALERT_KINDS, type Alert, type AlertKind, type AlertPage, type Alerts } from './redis/alerts.js';
 export { alertsFor, type AlertDraft } from './core/alert-rules.js';
 export { redactSecrets, redactDeep } from './core/redact.js';
 export type { ApprovalTerms } from './core/approval.js';

@@ -195,7 +195,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
           premises: { refund: REFUND_FACTS, credit: CREDIT_FACTS },
           tokens,
           logger,
-          alerts: (query) => stores.alerts.list(query.all ? { all: true } : {}).then((list) => list.slice(0, query.limit)),
+          alerts: (query) => stores.alerts.page(query),
           ...(recoverWith === null ? {} : { recover: () => recoverWith.gate.recover() }),
           readiness: [...storeChecks(stores), queueCheck(effects)],
           limits: loadApiLimits(process.env),

@@ -70,7 +70,7 @@ export function createApp(deps: AppDeps): Express {
     readFacts: deps.readFacts,
     decisions: deps.decisions ?? null,
     premises: deps.premises ?? DEFAULT_PREMISES,
-    alerts: deps.alerts ?? (async () => []),
+    alerts: deps.alerts ?? (async () => ({ data: [], next: null })),
     recover: deps.recover ?? null,
     readiness: deps.readiness ?? storeChecks(stores),
     logger,

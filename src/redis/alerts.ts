@@ -35,6 +35,10 @@ export type Alert = {
 };
 
 export type Alerts = ReturnType<typeof createAlerts>;
+export type AlertPage = { data: Alert[]; next: string | null };
+
+/** `<raised at>.<alert id>`: where a page of alerts ended, in the index's newest-first order. */
+export const ALERT_CURSOR = new RegExp(`^(\\d{1,16})\\.((?:${ALERT_KINDS.join('|')}):[0-9a-f]{64})$`);
 
 /** One alert per (effect, kind), under this id. */
 export const alertIdOf = (effectId: string, kind: AlertKind) => `${kind}:${effectId}`;
@@ -88,21 +92,44 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
       return read(id);
     },
     /**
-     * Newest first; open ones only unless `all`. Open ones are looked for through the whole index, a batch at a time:
-     * an alert still open is money at stake, and it must show however many newer ones were resolved since.
+     * Newest first (by when each was raised); open ones only unless `all`. Open ones are looked for through the whole
+     * index, a batch at a time: an alert still open is money at stake, and it must show however many newer ones were
+     * resolved since.
      */
     async list(options: { all?: boolean; limit?: number } = {}): Promise<Alert[]> {
-      const limit = options.limit ?? 100;
-      const found: Alert[] = [];
-      for (let offset = 0; found.length < limit; offset += LIST_BATCH) {
-        const ids = await redis.zrevrange(keys.alertsByTime, offset, offset + (options.all ? limit : LIST_BATCH) - 1);
-        if (ids.length === 0) break;
-        const texts = await redis.hmget(keys.alerts, ...ids);
-        const alerts = texts.filter((text): text is string => text !== null).map((text) => JSON.parse(text) as Alert);
-        found.push(...(options.all ? alerts : alerts.filter((alert) => alert.resolvedAt === null)));
-        if (options.all || ids.length < LIST_BATCH) break;
+      return (await this.page({ all: options.all ?? false, limit: options.limit ?? 100 })).data;
+    },
+    /**
+     * A page of `list`, and `next`: the cursor to pass as `cursor` for the page after it (null on the last page). A
+     * cursor names where the page ended (when that alert was raised, and its id), not a position, so alerts raised
+     * after it never shift the pages that follow: each older alert is listed once.
+     */
+    async page(options: { all: boolean; limit: number; cursor?: string | undefined }): Promise<AlertPage> {
+      const at = options.cursor === undefined ? null : ALERT_CURSOR.exec(options.cursor);
+      if (options.cursor !== undefined && at === null) throw new InterlockError('invalid_request', `"${options.cursor.slice(0, 100)}" is not an alerts cursor: pass the \`next\` of the page before, unchanged.`);
+      const max = at ? Number(at[1]) : null;
+      const after = at?.[2] ?? null;
+      const data: Alert[] = [];
+      for (let offset = 0; ; offset += LIST_BATCH) {
+        // RESP3 with native replies answers [member, score] pairs; RESP2 and the legacy mapping a flat list.
+        const flat = (await redis.zrevrangebyscore(keys.alertsByTime, max === null ? '+inf' : String(max), '-inf', 'WITHSCORES', 'LIMIT', offset, LIST_BATCH)).flat();
+        const batch: { id: string; raisedAt: number }[] = [];
+        for (let i = 0; i + 1 < flat.length; i += 2) batch.push({ id: String(flat[i]), raisedAt: Number(flat[i + 1]) });
+        // Members raised in one millisecond come in reverse byte order: those after the cursor's sort before its id.
+        const fresh = batch.filter((member) => max === null || after === null || member.raisedAt < max || member.id < after);
+        const texts = fresh.length === 0 ? [] : await redis.hmget(keys.alerts, ...fresh.map((member) => member.id));
+        for (const [position, member] of fresh.entries()) {
+          const text = texts[position];
+          const alert = typeof text === 'string' ? (JSON.parse(text) as Alert) : null;
+          if (alert === null || (!options.all && alert.resolvedAt !== null)) continue;
+          data.push(alert);
+          if (data.length === options.limit) {
+            const more = position < fresh.length - 1 || batch.length === LIST_BATCH;
+            return { data, next: more ? `${member.raisedAt}.${member.id}` : null };
+          }
+        }
+        if (batch.length < LIST_BATCH) return { data, next: null };
       }
-      return found.slice(0, limit);
     },
     /**
      * Resolves an open alert, naming who. Of people resolving one alert at once exactly one is recorded (`resolved`

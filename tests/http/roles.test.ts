@@ -213,7 +213,7 @@ async function prepare(): Promise<void> {
 }
 
 beforeAll(async () => {
-  rig = await startRig({ deps: { recover: async () => ({ settled: [], waiting: [], skipped: [], unresolved: [], nextAt: null }), alerts: async () => [{ id: 'exposure:x', kind: 'exposure' }] } });
+  rig = await startRig({ deps: { recover: async () => ({ settled: [], waiting: [], skipped: [], unresolved: [], nextAt: null }), alerts: async () => ({ data: [{ id: 'exposure:x', kind: 'exposure' }], next: null }) } });
   await prepare();
   make = await createItemMaker(rig);
 });

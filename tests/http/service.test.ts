@@ -165,17 +165,38 @@ describe('probes, alerts, recovery', () => {
   });
 
   it('GET /v1/alerts answers what the alerts list gives (empty by default)', async () => {
-    expect((await request(rig.app).get('/v1/alerts').set(bearer(TOKENS.auditor))).body).toEqual({ object: 'list', url: '/v1/alerts', data: [] });
+    expect((await request(rig.app).get('/v1/alerts').set(bearer(TOKENS.auditor))).body).toEqual({ object: 'list', url: '/v1/alerts', data: [], next: null });
     const asked: unknown[] = [];
     const alerting = appWith({
       alerts: async (query) => {
         asked.push(query);
-        return [{ id: 'exposure:e1', kind: 'exposure', centsAtStake: 4_500 }];
+        return { data: [{ id: 'exposure:e1', kind: 'exposure', centsAtStake: 4_500 }], next: null };
       },
     });
     const answer = await request(alerting).get('/v1/alerts?all=true&limit=5').set(bearer(TOKENS.operator));
     expect(answer.body.data).toEqual([{ id: 'exposure:e1', kind: 'exposure', centsAtStake: 4_500 }]);
     expect(asked).toEqual([{ all: true, limit: 5 }]);
+  });
+
+  it('GET /v1/alerts pages with a cursor: `next` in the answer, `?cursor=` continues; a cursor that is no `next` is 400', async () => {
+    const { alerts } = rig.stores;
+    const paged = appWith({ alerts: (query) => alerts.page(query) });
+    const effect = (n: number) => `${n}`.padStart(64, 'e');
+    for (let n = 0; n < 5; n += 1) await alerts.raise({ kind: 'late_landing', effectId: effect(n), subject: 'payment:pi_pages', centsAtStake: 100, refund: null, disputes: [], sentence: 's', action: 'a' });
+    const seen: string[] = [];
+    let next: string | null = null;
+    do {
+      const answer = await request(paged).get(`/v1/alerts?limit=2${next === null ? '' : `&cursor=${encodeURIComponent(next)}`}`).set(bearer(TOKENS.auditor));
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      expect(answer.body.data.length).toBeLessThanOrEqual(2);
+      seen.push(...(answer.body.data as { id: string }[]).map((alert) => alert.id));
+      next = answer.body.next as string | null;
+    } while (next !== null && seen.length < 50);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.filter((id) => /^late_landing:e+\d$/.test(id)).sort()).toEqual([0, 1, 2, 3, 4].map((n) => `late_landing:${effect(n)}`));
+    const bad = await request(paged).get('/v1/alerts?cursor=abc').set(bearer(TOKENS.auditor));
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body.error.fields)).toContain('cursor');
   });
 
   it('POST /v1/recover runs the injected pass; without one it is 503 not_available', async () => {

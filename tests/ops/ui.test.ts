@@ -116,7 +116,7 @@ describe('the page', () => {
 
   it('never shows a page of the open alerts as all of them: past the first 20 it says more are open and where to see them all', async () => {
     const open = Array.from({ length: 35 }, (_, index) => ({ id: `not_judged:${index.toString(16).padStart(64, '0')}`, kind: 'not_judged', effectId: index.toString(16).padStart(64, '0'), subject: 'payment:pi_ui1', centsAtStake: 2_000, refund: null, disputes: [], sentence: 'Not judged.', action: 'Send it again.', raisedAt: 1, updatedAt: 1, resolvedAt: null, resolvedBy: null }));
-    const alerting = createApp({ stores: rig.stores, effects: rig.queue, readFacts: async () => ({}), tokens: tokenRegistry(), logger: rig.stores.logger, alerts: async (query) => open.slice(0, query.limit) });
+    const alerting = createApp({ stores: rig.stores, effects: rig.queue, readFacts: async () => ({}), tokens: tokenRegistry(), logger: rig.stores.logger, alerts: async (query) => ({ data: open.slice(0, query.limit), next: null }) });
     const page = await request(alerting).get('/ui').set('cookie', cookie(TOKENS.auditor));
     expect(page.status).toBe(200);
     expect(page.text).not.toContain('Open alerts (20)');

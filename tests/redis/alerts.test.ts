@@ -58,3 +58,42 @@ describe('resolving alerts', () => {
     expect(await redis.hexists(keys.alerts, `exposure:${effectId(9_002)}`)).toBe(0);
   });
 });
+
+describe('paging through alerts', () => {
+  it('a cursor continues where the page ended: each alert once, newest first, however many alerts are raised meanwhile', async () => {
+    const pagePrefix = `${prefix}-pages`;
+    const pageKeys = createKeys(pagePrefix);
+    let at = 1_700_100_000_000;
+    const paged = createAlerts({ redis, keys: pageKeys, now: async () => at });
+    const raiseAt = async (n: number, when: number) => {
+      at = when;
+      return (await paged.raise({ kind: 'late_landing', effectId: effectId(n), subject: 'payment:pi_2', centsAtStake: 100, refund: null, disputes: [], sentence: 's', action: 'a' })).alert;
+    };
+    // Eleven alerts, three of them raised in one millisecond; one resolved (listed with all, not without).
+    const raised = [];
+    for (let n = 0; n < 8; n += 1) raised.push(await raiseAt(20_000 + n, 1_700_100_000_000 + n));
+    for (let n = 8; n < 11; n += 1) raised.push(await raiseAt(20_000 + n, 1_700_100_000_100));
+    const resolvedOne = raised[3];
+    if (resolvedOne === undefined) throw new Error('eleven alerts were raised');
+    await paged.resolve(resolvedOne.id, 'lee');
+    for (const all of [true, false]) {
+      // What stood when the first page was asked for; the alerts raised during the pass come before its cursors.
+      const newestFirst = [...raised].sort((a, b) => b.raisedAt - a.raisedAt || (a.id < b.id ? 1 : -1)).map((alert) => alert.id);
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (let pages = 0; pages < 20; pages += 1) {
+        const page = await paged.page({ all, limit: 3, cursor });
+        expect(page.data.length).toBeLessThanOrEqual(3);
+        seen.push(...page.data.map((alert) => alert.id));
+        // New alerts keep arriving between pages; they are newer than any cursor, so no page after shifts.
+        raised.push(await raiseAt(30_000 + pages + (all ? 0 : 100), 1_700_200_000_000 + pages + (all ? 0 : 100)));
+        if (page.next === null) break;
+        cursor = page.next;
+      }
+      expect(seen.map((id) => id.slice(-6)), String(all)).toEqual((all ? newestFirst : newestFirst.filter((id) => id !== resolvedOne.id)).map((id) => id.slice(-6)));
+    }
+    await expect(paged.page({ all: true, limit: 3, cursor: 'not-a-cursor' })).rejects.toThrow('is not an alerts cursor');
+    const stale = await redis.keys(`${pagePrefix}:*`);
+    if (stale.length > 0) await redis.del(...stale);
+  });
+});

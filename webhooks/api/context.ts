@@ -33,7 +33,8 @@ export type CasesProducer = Pick<DecisionsQueue, 'submit' | 'waitFor'>;
 export type ReadinessCheck = { name: string; check: () => Promise<boolean | { ok: boolean; detail?: string }> };
 
 /** The alerts list (issue 10), newest first. */
-export type AlertsReader = (query: { all: boolean; limit: number }) => Promise<readonly unknown[]>;
+/** A page of alerts, newest first, and the cursor of the page after it (null on the last). */
+export type AlertsReader = (query: { all: boolean; limit: number; cursor?: string }) => Promise<{ data: readonly unknown[]; next: string | null }>;
 
 export type ApiLimits = {
   /** Largest request body, in bytes (413 past it). Default 256 KiB: a proposal holds at most 64,000 characters of JSON, each up to 3 bytes of UTF-8. */

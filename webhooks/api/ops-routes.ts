@@ -4,7 +4,7 @@
 import { durabilityOf, errorMessage, publicKeyPem, type Stores } from '../../src/interlock.js';
 import { apiError } from './errors.js';
 import { route, type Route } from './route.js';
-import { alertsQuery, errorAnswer, healthAnswer, keysAnswer, listAnswer, recoverAnswer, recoverBody } from './schemas.js';
+import { alertsList, alertsQuery, errorAnswer, healthAnswer, keysAnswer, recoverAnswer, recoverBody } from './schemas.js';
 import type { ApiContext, ReadinessCheck } from './context.js';
 
 const CHECK_TIMEOUT_MS = 2_000;
@@ -80,10 +80,10 @@ export function opsRoutes(context: ApiContext): Route[] {
       summary: 'Money at stake after the send (exposure, a refund that failed after landing, a late landing)',
       permission: 'readAlerts',
       query: alertsQuery,
-      responses: { 200: { description: 'Alerts, newest first; open ones unless all=true.', schema: listAnswer }, 400: { description: 'The query is invalid.', schema: errorAnswer }, ...common },
+      responses: { 200: { description: 'Alerts, newest first (by when each was raised); open ones unless all=true. `next` is the cursor of the page after this one (null on the last): pass it as `cursor`.', schema: alertsList }, 400: { description: 'The query is invalid (a cursor that is not a `next` of this list).', schema: errorAnswer }, ...common },
       async handle({ query }) {
-        const data = await context.alerts({ all: query.all === 'true', limit: query.limit ?? 100 });
-        return { status: 200, body: { object: 'list', url: '/v1/alerts', data } };
+        const page = await context.alerts({ all: query.all === 'true', limit: query.limit ?? 100, ...(query.cursor === undefined ? {} : { cursor: query.cursor }) });
+        return { status: 200, body: { object: 'list', url: '/v1/alerts', data: page.data, next: page.next } };
       },
     }),
     route({

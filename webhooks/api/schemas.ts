@@ -3,7 +3,7 @@
 // The same schemas validate requests and generate the OpenAPI document (openapi.ts); the response schemas exist
 // only for that document.
 import { z } from 'zod';
-import { APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, OPERATOR_ACTIONS, PROPOSAL_LIMITS, RECOVERY_OUTCOMES, refundEffectSchema, requestIdentifier, reservedRequestProblem, STORY_MAX_CHARS, SUBMIT_OUTCOMES } from '../../src/interlock.js';
+import { ALERT_CURSOR, APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, OPERATOR_ACTIONS, PROPOSAL_LIMITS, RECOVERY_OUTCOMES, refundEffectSchema, requestIdentifier, reservedRequestProblem, STORY_MAX_CHARS, SUBMIT_OUTCOMES } from '../../src/interlock.js';
 
 /** Ten years: an approval that must outlive that is a standing policy; the bound keeps now + seconds x 1000 safe. */
 export const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 60 * 60;
@@ -128,7 +128,12 @@ export const subjectParam = z.strictObject({ subject: scope });
 export const alertsQuery = z.strictObject({
   all: z.enum(['true', 'false']).optional().meta({ description: 'Also resolved alerts.' }),
   limit: listQuery.shape.limit,
+  cursor: z.string().regex(ALERT_CURSOR, 'must be the next of a previous page, unchanged').optional().meta({ description: 'The `next` of the previous page: the page after it.' }),
 });
+
+export const alertsList = z
+  .object({ object: z.literal('list'), url: z.string(), data: z.array(z.unknown()), next: z.string().nullable() })
+  .meta({ id: 'AlertList', description: 'A page of alerts; `next` is the cursor of the page after it, null on the last.' });
 
 export const recoverBody = z.strictObject({}).meta({ id: 'RecoverRequest' });
 

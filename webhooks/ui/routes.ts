@@ -172,7 +172,7 @@ export function uiRouter(deps: UiDeps): Router {
       const parsed = listQuery.safeParse({ ...raw, limit: String(pageSize) });
       const filters: ListFilters = { state: raw.state, outcome: raw.outcome, subject: raw.subject, request: raw.request };
       // One more than the page shows, so it can say when more are open than it lists.
-      const alerts: Alert[] | null = may(caller, 'readAlerts') ? ((await context.alerts({ all: false, limit: ALERTS_SHOWN + 1 })) as Alert[]) : null;
+      const alerts: Alert[] | null = may(caller, 'readAlerts') ? ((await context.alerts({ all: false, limit: ALERTS_SHOWN + 1 })).data as Alert[]) : null;
       const base = { viewer, alerts, filters, states: EFFECT_STATES, outcomes: EFFECT_OUTCOMES };
       if (!parsed.success) {
         const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');

@@ -58,6 +58,20 @@ describe.concurrent('the inbox page', () => {
     expect(verification).toMatchObject({ valid: true, answer: 'returned', answerFrom: 'operator', operatorActions: [{ action: 'resolve', by: { name: 'alex', role: 'approver' } }] });
   });
 
+  it('shows only its own confirmation sentences after an action: text an attacker puts in ?done= never reaches the page', async () => {
+    const { item } = await make.stale();
+    const planted = 'Call +1-555-0100 to confirm your refund';
+    for (const done of [planted, encodeURIComponent(`<b>${planted}</b>`), 'Dismissed', 'constructor', 'toString']) {
+      const page = await request(rig.app).get(`/ui/inbox/${item}?done=${encodeURIComponent(done)}`).set('Cookie', cookie(TOKENS.approver));
+      expect(page.status).toBe(200);
+      expect(page.text).not.toContain('555-0100');
+      expect(page.text).not.toContain('Recorded:');
+      expect(page.text).not.toContain('role="status"');
+    }
+    const dismissed = await request(rig.app).get(`/ui/inbox/${item}?done=dismiss`).set('Cookie', cookie(TOKENS.approver));
+    expect(dismissed.text).toContain('Dismissed. The entry is signed on the effect&#39;s receipt.');
+  });
+
   it('refuses a form without the session\'s CSRF token, from another site, from a role that may not act, or incomplete; nothing is recorded', async () => {
     const { item, effectId } = await make.stale();
     const noCsrf = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', cookie(TOKENS.approver)).set('sec-fetch-site', 'same-origin').send({ note: 'x' });

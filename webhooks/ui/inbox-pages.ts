@@ -60,6 +60,24 @@ ${csrf}<label for="dismiss-note">Why</label><textarea id="dismiss-note" name="no
   return html`<section aria-labelledby="actions-title"><h2 id="actions-title">What you may do</h2>${forms}</section>`;
 }
 
+const PAGE_ACTIONS = ['reapprove', 'resolve', 'dismiss'] as const;
+type PageAction = (typeof PAGE_ACTIONS)[number];
+
+/**
+ * What the page says after a form worked (the redirect's `?done=<action>`). Only these sentences are shown: the query
+ * is the address bar's, and anyone can send a link with text of their choosing in it.
+ */
+const DONE_NOTICES: Record<PageAction, string> = {
+  reapprove: "Re-approved: a new request under the new approval was recorded and queued for the gate. The entry is signed on the effect's receipt.",
+  resolve: "Resolved. The entry is signed on the effect's receipt.",
+  dismiss: "Dismissed. The entry is signed on the effect's receipt.",
+};
+
+function doneNotice(done: unknown): string | null {
+  const action = PAGE_ACTIONS.find((known) => known === done);
+  return action === undefined ? null : DONE_NOTICES[action];
+}
+
 export function inboxItemPage(input: { viewer: Viewer; item: InboxItem; canAct: boolean; notice: string | null; error: string | null }): Html {
   const { item } = input;
   const closure = item.closure;
@@ -126,12 +144,11 @@ export function addInboxPages(router: Router, context: ApiContext, helpers: Inbo
       if (!may(caller, 'readInbox')) return refuseReader(res, viewer, caller);
       const item = await itemOf(String(req.params.id));
       if (item === null) return send(res, 404, helpers.messagePage(viewer, 'No such item', 'The inbox has no such item; it lists the open ones.'));
-      const done = typeof req.query.done === 'string' ? req.query.done : null;
-      send(res, 200, inboxItemPage({ viewer, item, canAct: may(caller, 'actOnInbox'), notice: done === null ? null : `Recorded: ${done}. The entry is signed on the effect's receipt.`, error: null }));
+      send(res, 200, inboxItemPage({ viewer, item, canAct: may(caller, 'actOnInbox'), notice: doneNotice(req.query.done), error: null }));
     }),
   );
 
-  for (const action of ['reapprove', 'resolve', 'dismiss'] as const) {
+  for (const action of PAGE_ACTIONS) {
     router.post(
       `${INBOX_SECTION.path}/:id/${action}`,
       helpers.form,

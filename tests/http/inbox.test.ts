@@ -143,6 +143,18 @@ describe.concurrent('acting on an item', () => {
     }
   });
 
+  it('a re-approval keeps its approval\'s four-eyes rule: the approver who granted it is refused 403 four_eyes and the item stays open; another approver may', async () => {
+    const { pi, item } = await staleItem();
+    const body = approvalBody({ scope: `payment:${pi}`, four_eyes: true });
+    expect((await request(rig.app).post('/v1/approvals').set(approver()).send(body)).status).toBe(201);
+    const own = await request(rig.app).post(`/v1/inbox/${item}/reapprove`).set(approver()).send({ approval: body.id });
+    expect(own.status, JSON.stringify(own.body)).toBe(403);
+    expect(own.body.error.code).toBe('four_eyes');
+    expect(await rig.stores.inbox.get(item)).toMatchObject({ status: 'open' });
+    const other = await request(rig.app).post(`/v1/inbox/${item}/reapprove`).set(bearer(TOKENS.danaApprover)).send({ approval: body.id });
+    expect(other.status, JSON.stringify(other.body)).toBe(202);
+  });
+
   it('re-approving is a new request under a new approval with premises read now, sent through the gate; the old payload is never resent', async () => {
     const { pi, effectId, item } = await staleItem();
     const fresh = await grant(pi);

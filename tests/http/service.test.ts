@@ -165,7 +165,7 @@ describe('probes, alerts, recovery', () => {
   });
 
   it('GET /v1/alerts answers what the alerts list gives (empty by default)', async () => {
-    expect((await request(rig.app).get('/v1/alerts').set(bearer(TOKENS.auditor))).body).toEqual({ object: 'list', url: '/v1/alerts', data: [], next: null });
+    expect((await request(rig.app).get('/v1/alerts').set(bearer(TOKENS.auditor))).body).toEqual({ object: 'list', url: '/v1/alerts', data: [], has_more: false, next_starting_after: null });
     const asked: unknown[] = [];
     const alerting = appWith({
       alerts: async (query) => {
@@ -178,7 +178,7 @@ describe('probes, alerts, recovery', () => {
     expect(asked).toEqual([{ all: true, limit: 5 }]);
   });
 
-  it('GET /v1/alerts pages with a cursor: `next` in the answer, `?cursor=` continues; a cursor that is no `next` is 400', async () => {
+  it('GET /v1/alerts pages as the other lists do: `next_starting_after` in the answer, `?starting_after=` continues; a value that is no such cursor is 400', async () => {
     const { alerts } = rig.stores;
     const paged = appWith({ alerts: (query) => alerts.page(query) });
     const effect = (n: number) => `${n}`.padStart(64, 'e');
@@ -186,17 +186,18 @@ describe('probes, alerts, recovery', () => {
     const seen: string[] = [];
     let next: string | null = null;
     do {
-      const answer = await request(paged).get(`/v1/alerts?limit=2${next === null ? '' : `&cursor=${encodeURIComponent(next)}`}`).set(bearer(TOKENS.auditor));
+      const answer = await request(paged).get(`/v1/alerts?limit=2${next === null ? '' : `&starting_after=${encodeURIComponent(next)}`}`).set(bearer(TOKENS.auditor));
       expect(answer.status, JSON.stringify(answer.body)).toBe(200);
       expect(answer.body.data.length).toBeLessThanOrEqual(2);
       seen.push(...(answer.body.data as { id: string }[]).map((alert) => alert.id));
-      next = answer.body.next as string | null;
+      next = answer.body.next_starting_after as string | null;
+      expect(answer.body.has_more).toBe(next !== null);
     } while (next !== null && seen.length < 50);
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen.filter((id) => /^late_landing:e+\d$/.test(id)).sort()).toEqual([0, 1, 2, 3, 4].map((n) => `late_landing:${effect(n)}`));
-    const bad = await request(paged).get('/v1/alerts?cursor=abc').set(bearer(TOKENS.auditor));
+    const bad = await request(paged).get('/v1/alerts?starting_after=abc').set(bearer(TOKENS.auditor));
     expect(bad.status).toBe(400);
-    expect(JSON.stringify(bad.body.error.fields)).toContain('cursor');
+    expect(JSON.stringify(bad.body.error.fields)).toContain('starting_after');
   });
 
   it('POST /v1/recover runs the injected pass; without one it is 503 not_available', async () => {

@@ -80,10 +80,10 @@ export function opsRoutes(context: ApiContext): Route[] {
       summary: 'Money at stake after the send (exposure, a refund that failed after landing, a late landing)',
       permission: 'readAlerts',
       query: alertsQuery,
-      responses: { 200: { description: 'Alerts, newest first (by when each was raised); open ones unless all=true. `next` is the cursor of the page after this one (null on the last): pass it as `cursor`.', schema: alertsList }, 400: { description: 'The query is invalid (a cursor that is not a `next` of this list).', schema: errorAnswer }, ...common },
+      responses: { 200: { description: 'Alerts, newest first (by when each was raised); open ones unless all=true. pass `next_starting_after` as `starting_after` for the next page (null on the last).', schema: alertsList }, 400: { description: 'The query is invalid (a starting_after that is not a `next_starting_after` of this list).', schema: errorAnswer }, ...common },
       async handle({ query }) {
-        const page = await context.alerts({ all: query.all === 'true', limit: query.limit ?? 100, ...(query.cursor === undefined ? {} : { cursor: query.cursor }) });
-        return { status: 200, body: { object: 'list', url: '/v1/alerts', data: page.data, next: page.next } };
+        const page = await context.alerts({ all: query.all === 'true', limit: query.limit ?? 100, ...(query.starting_after === undefined ? {} : { cursor: query.starting_after }) });
+        return { status: 200, body: { object: 'list', url: '/v1/alerts', data: page.data, has_more: page.next !== null, next_starting_after: page.next } };
       },
     }),
     route({

@@ -128,12 +128,12 @@ export const subjectParam = z.strictObject({ subject: scope });
 export const alertsQuery = z.strictObject({
   all: z.enum(['true', 'false']).optional().meta({ description: 'Also resolved alerts.' }),
   limit: listQuery.shape.limit,
-  cursor: z.string().regex(ALERT_CURSOR, 'must be the next of a previous page, unchanged').optional().meta({ description: 'The `next` of the previous page: the page after it.' }),
+  starting_after: z.string().regex(ALERT_CURSOR, 'must be the next_starting_after of a previous page').optional().meta({ description: 'The `next_starting_after` of the previous page.' }),
 });
 
 export const alertsList = z
-  .object({ object: z.literal('list'), url: z.string(), data: z.array(z.unknown()), next: z.string().nullable() })
-  .meta({ id: 'AlertList', description: 'A page of alerts; `next` is the cursor of the page after it, null on the last.' });
+  .object({ object: z.literal('list'), url: z.string(), data: z.array(z.unknown()), has_more: z.boolean(), next_starting_after: z.string().nullable() })
+  .meta({ id: 'AlertList', description: 'A page of alerts; pass `next_starting_after` as `starting_after` for the next one (null on the last).' });
 
 export const recoverBody = z.strictObject({}).meta({ id: 'RecoverRequest' });
 

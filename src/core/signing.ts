@@ -25,10 +25,31 @@ export function keyIdOf(publicKey: KeyObject): string {
 export function signingKeyFromPem(privatePem: string): SigningKey {
   const blocks = pemBlocks(privatePem);
   if (blocks.length > 1) throw new Error(`The text holds ${blocks.length} PEM blocks, not one private key; a signing key file holds only the key this service signs with (keep a retired key's public half, \`npx interlock keys public --key FILE\`, for verifying).`);
+  const notPlain = notAPlainPrivateKey(privatePem);
+  if (notPlain !== null) throw new Error(notPlain);
   const privateKey = createPrivateKey(privatePem);
   if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error(`The signing key is ${privateKey.asymmetricKeyType ?? 'unknown'}, not Ed25519. Generate one with \`npx interlock keys generate\`.`);
   const publicKey = createPublicKey(privateKey);
   return { kid: keyIdOf(publicKey), privateKey, publicKey };
+}
+
+const GENERATE_ADVICE = 'generate a new one with `npx interlock keys generate --out FILE`';
+
+/**
+ * Why a PEM text that is not a plain private key cannot sign, in words: OpenSSL's own ("DECODER routines::unsupported"
+ * for a public key, "interrupted or cancelled" for a passphrase nobody can type) say neither what the file holds nor
+ * what to do. Null for any other text, which createPrivateKey then reads or refuses.
+ */
+function notAPlainPrivateKey(pem: string): string | null {
+  const label = /-----BEGIN ([A-Z0-9 ]+)-----/.exec(pem)?.[1];
+  if (label === undefined) return null;
+  if (label === 'ENCRYPTED PRIVATE KEY' || /^Proc-Type: 4,ENCRYPTED\s*$/m.test(pem)) {
+    return `The private key is protected by a passphrase (BEGIN ${label}), which the service has no way to enter. Write it out without one, \`openssl pkey -in FILE -out PLAIN.pem\` (asks for the passphrase once), keep PLAIN.pem readable by its owner only (chmod 600) and use it instead, or ${GENERATE_ADVICE}`;
+  }
+  if (label.endsWith('PUBLIC KEY') || label === 'CERTIFICATE') {
+    return `It holds a public key (BEGIN ${label}), which verifies receipts but cannot sign them; the signing key file must hold the private key (BEGIN PRIVATE KEY). Give the private key's file instead, or ${GENERATE_ADVICE}`;
+  }
+  return null;
 }
 
 // One PEM block: its label, and everything up to the END line with the same label.

@@ -1,5 +1,6 @@
 // `interlock keys generate` writes an Ed25519 signing key only its owner can read and never overwrites one
 // (receipts it signed would lose their verifier); `interlock keys public` prints the PEM auditors verify with.
+import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -55,6 +56,24 @@ describe.concurrent('keys', { timeout: 60_000 }, () => {
     expect(run.code, run.stderr).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr.startsWith(`${notAKey} is not a usable signing key: `)).toBe(true);
+  });
+
+  it('a public key or a passphrase-protected private key given as the signing key is named for what it is, with what to do instead of OpenSSL\'s words', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const publicFile = join(temp.dir, 'given-public.pem');
+    const lockedFile = join(temp.dir, 'given-locked.pem');
+    writeFileSync(publicFile, publicKey.export({ type: 'spki', format: 'pem' }).toString());
+    writeFileSync(lockedFile, privateKey.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'secret' }).toString(), { mode: 0o600 });
+    const [given, locked] = await Promise.all([runCli(['keys', 'public', '--key', publicFile], env), runCli(['keys', 'public', '--key', lockedFile], env)]);
+    expect([given.code, locked.code], `${given.stderr}\n${locked.stderr}`).toEqual([2, 2]);
+    expect(given.stderr).toContain(`${publicFile} is not a usable signing key: It holds a public key (BEGIN PUBLIC KEY), which verifies receipts but cannot sign them; the signing key file must hold the private key (BEGIN PRIVATE KEY).`);
+    expect(locked.stderr).toContain(`${lockedFile} is not a usable signing key: The private key is protected by a passphrase (BEGIN ENCRYPTED PRIVATE KEY), which the service has no way to enter. Write it out without one, \`openssl pkey -in FILE -out PLAIN.pem\``);
+    for (const run of [given, locked]) {
+      expect(run.stderr).toContain('npx interlock keys generate --out FILE');
+      expect(run.stderr).not.toMatch(/routines|DECODER|cancelled/);
+    }
+    expect(() => loadOrCreateSigningKey({ dataDir: temp.dir, signingKeyFile: publicFile })).toThrow(`INTERLOCK_SIGNING_KEY_FILE (${publicFile}) holds no usable Ed25519 private key (It holds a public key (BEGIN PUBLIC KEY)`);
+    expect(() => loadOrCreateSigningKey({ dataDir: temp.dir, signingKeyFile: lockedFile })).toThrow(`INTERLOCK_SIGNING_KEY_FILE (${lockedFile}) holds no usable Ed25519 private key (The private key is protected by a passphrase`);
   });
 
   it('a signing key file holding two private keys is refused, not read as its first: which one signs would be a guess', async () => {

@@ -1,7 +1,7 @@
 // `interlock keys generate` writes an Ed25519 signing key only its owner can read and never overwrites one
 // (receipts it signed would lose their verifier); `interlock keys public` prints the PEM auditors verify with.
 import { generateKeyPairSync } from 'node:crypto';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { publicKeySet, signingKeyFromPem } from '../../src/core/signing.js';
@@ -74,6 +74,23 @@ describe.concurrent('keys', { timeout: 60_000 }, () => {
     }
     expect(() => loadOrCreateSigningKey({ dataDir: temp.dir, signingKeyFile: publicFile })).toThrow(`INTERLOCK_SIGNING_KEY_FILE (${publicFile}) holds no usable Ed25519 private key (It holds a public key (BEGIN PUBLIC KEY)`);
     expect(() => loadOrCreateSigningKey({ dataDir: temp.dir, signingKeyFile: lockedFile })).toThrow(`INTERLOCK_SIGNING_KEY_FILE (${lockedFile}) holds no usable Ed25519 private key (The private key is protected by a passphrase`);
+  });
+
+  it('keys public --key says why a key path could not be read (a directory, a path through a file), and calls only an absent file a missing key', async () => {
+    const directory = join(temp.dir, 'key-directory');
+    mkdirSync(directory);
+    const file = join(temp.dir, 'plain-file');
+    writeFileSync(file, 'not a directory');
+    const absent = join(temp.dir, 'absent.pem');
+    const [onDirectory, throughFile, missing] = await Promise.all([
+      runCli(['keys', 'public', '--key', directory], env),
+      runCli(['keys', 'public', '--key', join(file, 'key.pem')], env),
+      runCli(['keys', 'public', '--key', absent], env),
+    ]);
+    expect([onDirectory, throughFile, missing].map((run) => run.code)).toEqual([2, 2, 2]);
+    expect(onDirectory.stderr.trim()).toBe(`Could not read the signing key ${directory}: it is a directory (EISDIR); name the key file itself (e.g. ${join(directory, 'signing-key.pem')}).`);
+    expect(throughFile.stderr.trim()).toBe(`Could not read the signing key ${join(file, 'key.pem')}: a part of the path is a file, not a directory (ENOTDIR); give the path of the private key file.`);
+    expect(missing.stderr.trim()).toBe(`No signing key at ${absent}. Create one with \`npx interlock keys generate\`.`);
   });
 
   it('a signing key file holding two private keys is refused, not read as its first: which one signs would be a guess', async () => {

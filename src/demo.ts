@@ -40,8 +40,9 @@ export async function runDemo(): Promise<void> {
   }
   // Short timings so the demo finishes in seconds; the production defaults are in the README.
   const config = { ...base, unsafeDurability: true, claimTtlMs: 5_000, settleMarginMs: 500, sendTimeoutMs: 2_000, heartbeatMs: 250, heartbeatTtlMs: 1_000 };
-  const { key, path, created } = loadOrCreateSigningKey(config);
+  const { key, path, created, exposure } = loadOrCreateSigningKey(config);
   print(`Signing key ${key.kid} (${created ? 'created' : 'loaded'} at ${path})`);
+  if (exposure !== null) print(`Note: ${exposure.message}`);
 
   const run = randomBytes(3).toString('hex');
   const payment = `pi_demo_${run}`;

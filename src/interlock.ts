@@ -184,12 +184,19 @@ function failureOf(error: unknown): string {
   return typeof code === 'string' && !error.message.includes(code) ? `${error.message} (${code})` : error.message;
 }
 
+/** The configured (or generated) signing key; a key file others can read is used, with a warning naming it. */
+function configuredSigningKey(config: Config, logger: Logger): SigningKey {
+  const { key, path, exposure } = loadOrCreateSigningKey(config);
+  if (exposure !== null) logger.warn({ keyFile: path, mode: exposure.mode }, exposure.message);
+  return key;
+}
+
 /** The one place a Redis client is built. Sends nothing: the CLI, the HTTP API and the facts worker stop here. */
 export async function openStores(config: Config = loadConfig(), options: { logger?: Logger; redis?: RedisClient; signingKey?: SigningKey; failFast?: boolean } = {}): Promise<Stores> {
   const logger = options.logger ?? createLogger(config.logLevel);
   // What can fail comes first: a key file that cannot be used, or tracing that cannot load, fails the command
   // before a connection exists to hold the process open.
-  const signingKey = options.signingKey ?? loadOrCreateSigningKey(config).key;
+  const signingKey = options.signingKey ?? configuredSigningKey(config, logger);
   const publicKeys = verifyingKeys(signingKey, config.retiredPublicKeysFile);
   const telemetry = config.otel ? await otelTelemetry() : undefined;
   const redis = options.redis ?? createRedisClient(config, { failFast: options.failFast ?? false });

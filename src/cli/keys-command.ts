@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { signingKeyFromPem } from '../core/signing.js';
-import { keyFilePath, publicKeyPem, writeNewSigningKey } from '../keys/key-store.js';
+import { keyFileExposure, keyFilePath, publicKeyPem, writeNewSigningKey } from '../keys/key-store.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
 import { pathMeaning } from './path-problems.js';
 
@@ -46,6 +46,8 @@ export function addKeysCommands(program: Command): void {
         process.exitCode = EXIT_BAD_INPUT;
         return;
       }
+      const exposure = keyFileExposure(path);
+      if (exposure !== null) process.stderr.write(`${exposure.message}\n`);
       process.stderr.write(`kid ${key.kid}\n`);
       process.stdout.write(publicKeyPem(key));
     });

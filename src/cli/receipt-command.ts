@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { publicKeySet } from '../core/signing.js';
 import { verifyReceiptText } from '../core/receipt-text.js';
 import { loadConfig } from '../config.js';
-import { keyFilePath, publicKeyPem, verifyingKeys } from '../keys/key-store.js';
+import { keyFileExposure, keyFilePath, publicKeyPem, verifyingKeys } from '../keys/key-store.js';
 import { signingKeyFromPem } from '../core/signing.js';
 import { existsSync } from 'node:fs';
 import { readReceiptText, whyReceiptUnreadable, whyUnreadable } from './verify-pool.js';
@@ -52,6 +52,8 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string } {
     configured = config.signingKeyFile !== null;
     if (existsSync(path)) {
       const current = signingKeyFromPem(readFileSync(path, 'utf8'));
+      const exposure = keyFileExposure(path);
+      if (exposure !== null) process.stderr.write(`${exposure.message}\n`);
       if (config.retiredPublicKeysFile !== null) path = `${path}, ${config.retiredPublicKeysFile}`;
       const keys = verifyingKeys(current, config.retiredPublicKeysFile);
       return { pems: [...keys.values()].map((publicKey) => publicKeyPem({ publicKey })), source: path };

@@ -2,6 +2,7 @@
 // that cannot reach Redis says so in one line and exits 2.
 import { isRedisTimeout, loadConfig, openStores, redactSecrets, type Stores } from '../interlock.js';
 import { journalOf } from '../interlock.js';
+import { loadOrCreateSigningKey } from '../keys/key-store.js';
 import type { Journal } from '../redis/journal.js';
 import { CliFailure, EXIT_BAD_INPUT } from './failure.js';
 
@@ -32,7 +33,10 @@ export async function withStores(run: (stores: CliStores) => Promise<void>): Pro
   // stderr, so a command logs warnings and worse unless INTERLOCK_LOG_LEVEL asks for more.
   const configured = loadConfig();
   const config = process.env.INTERLOCK_LOG_LEVEL === undefined ? { ...configured, logLevel: 'warn' as const } : configured;
-  const stores = await openStores(config, { failFast: true });
+  // A key file others can read is said in a line of its own: a command's warnings are read by a person.
+  const { key, exposure } = loadOrCreateSigningKey(config);
+  if (exposure !== null) process.stderr.write(`${exposure.message}\n`);
+  const stores = await openStores(config, { failFast: true, signingKey: key });
   const unreachable = (error: unknown) =>
     new CliFailure(`Cannot reach Redis at ${redactSecrets(config.redisUrl)} (${error instanceof Error ? error.message : String(error)}); nothing was changed. ${unreachableAdvice()}`, EXIT_BAD_INPUT, { cause: error });
   const why = await stores.unreachable();

@@ -1,7 +1,7 @@
 // Signing keys on disk: a configured PEM file, or one generated on first use into the data directory (never
 // into the repository). Public keys are exported for auditors, who verify receipts without being able to sign.
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { InterlockError } from '../core/errors.js';
 import { publicKeySet, signingKeyFromPem, type PublicKeySet, type SigningKey } from '../core/signing.js';
@@ -31,14 +31,32 @@ export function writeNewSigningKey(path: string): SigningKey | null {
   return createFileOnce(path, privatePem) ? signingKeyFromPem(privatePem) : null;
 }
 
-export function loadOrCreateSigningKey(options: { dataDir: string; signingKeyFile: string | null }): { key: SigningKey; path: string; created: boolean } {
+/** A key file others can read: what to tell the operator, and the file's permission bits (octal, e.g. "644"). */
+export type KeyExposure = { message: string; mode: string };
+
+/**
+ * Whether users other than the key file's owner may read it. The key is still used (a container often mounts a
+ * secret with such a mode, and refusing would stop the gate over a setting the operator may not control), but
+ * whoever can read the file can sign receipts as this gate, so the operator is told and given the chmod. Null
+ * where the mode is private, and on Windows, whose file modes do not say who may read.
+ */
+export function keyFileExposure(path: string): KeyExposure | null {
+  if (process.platform === 'win32') return null;
+  const mode = statSync(path).mode & 0o777;
+  const who = [mode & 0o040 ? 'its group' : null, mode & 0o004 ? 'all users' : null].filter((reader) => reader !== null);
+  if (who.length === 0) return null;
+  const octal = mode.toString(8).padStart(3, '0');
+  return { mode: octal, message: `The signing key file ${path} can be read by ${who.join(' and ')} (mode ${octal}): whoever reads it can sign receipts as this gate. Make it readable by its owner only: chmod 600 ${path}` };
+}
+
+export function loadOrCreateSigningKey(options: { dataDir: string; signingKeyFile: string | null }): { key: SigningKey; path: string; created: boolean; exposure: KeyExposure | null } {
   const path = keyFilePath(options);
-  if (existsSync(path)) return { key: readSigningKey(path, options.signingKeyFile !== null), path, created: false };
+  if (existsSync(path)) return { key: readSigningKey(path, options.signingKeyFile !== null), path, created: false, exposure: keyFileExposure(path) };
   if (options.signingKeyFile !== null) throw new InterlockError('invalid_config', `INTERLOCK_SIGNING_KEY_FILE points at ${path}, which does not exist. Create it with \`npx interlock keys generate --out ${path}\`.`);
   const { privatePem } = generateSigningKeyPem();
   // Another process starting at the same moment may have created it first: then its key is the key.
-  if (!createFileOnce(path, privatePem)) return { key: readSigningKey(path, false), path, created: false };
-  return { key: signingKeyFromPem(privatePem), path, created: true };
+  if (!createFileOnce(path, privatePem)) return { key: readSigningKey(path, false), path, created: false, exposure: keyFileExposure(path) };
+  return { key: signingKeyFromPem(privatePem), path, created: true, exposure: null };
 }
 
 /** The key in a PEM file; a file that is unreadable or holds no Ed25519 private key is a configuration error naming it. */

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { effectIdFor, type Decider } from '../src/interlock.js';
 import { billingObservations, caseCredits, type BillingCase, type BillingObservations } from './billing-facts.js';
-import { decide, LANDED, type Cell, type Column, type Progress } from './cells.js';
+import { cellFailed, decide, LANDED, runPlan, type Cell, type Column, type Progress } from './cells.js';
 import { cellDir, CellError, expectSigkill, expectSuccess, hex, judgeReceipt, pollUntil, propose, runBaseline, seconds, startWorker, waitSettled, type World } from './harness.js';
 import type { Runner } from './run.js';
 import type { StripeObject } from './stripe-http.js';
@@ -212,7 +212,7 @@ export async function runBillingCell(world: World, decider: Decider, prices: Pri
 export function premiseCandidates(cells: Cell[]): Record<string, unknown>[] {
   const names = ['customer_balance', 'compensation_by_others', 'incident_compensation'] as const;
   return Object.entries(BILLING_ROWS).map(([rowName, row]) => {
-    const inRow = cells.filter((cell) => cell.row === rowName);
+    const inRow = cells.filter((cell) => cell.row === rowName && !cellFailed(cell));
     const candidates = Object.fromEntries(
       names.map((name) => {
         const values = inRow.map((cell) => [(cell.decision as { observed: BillingObservations }).observed[name], (cell.observed_at_crash as BillingObservations)[name], (cell.observed_at_restart as BillingObservations)[name]] as const);
@@ -234,18 +234,10 @@ export const runBillingCredit: Runner = async ({ world, decider, model, reps, ba
   const count = reps ?? 1;
   const plan = Object.keys(BILLING_ROWS).filter((row) => only.row(row)).flatMap((row) => BILLING_COLUMNS.filter((column) => only.column(column)).flatMap((column) => Array.from({ length: count }, (_, index) => ({ row, column, rep: index + 1 }))));
   bar.add(plan.length);
-  const cells: Cell[] = new Array<Cell>(plan.length);
-  let next = 0;
-  const lanes = Array.from({ length: 3 }, async () => {
-    while (next < plan.length) {
-      const index = next++;
-      const step = plan[index];
-      if (step === undefined) return;
-      const cell = () => runBillingCell(world, decider, prices, step.row, step.column, step.rep, bar.cell());
-      cells[index] = await (step.column === 'interlock' ? world.exclusive(cell) : cell());
-    }
+  const cells = await runPlan(plan, 3, (step) => {
+    const cell = () => runBillingCell(world, decider, prices, step.row, step.column, step.rep, bar.cell());
+    return step.column === 'interlock' ? world.exclusive(cell) : cell();
   });
-  await Promise.all(lanes);
   return {
     scenario: 'billing_credit',
     generated: new Date().toISOString(),

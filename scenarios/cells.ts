@@ -34,6 +34,42 @@ export type ScenarioResult = {
 
 export type Progress = { start(label: string): void; done(): void };
 
+/** One cell of a scenario's plan. */
+export type Step = { row: string; column: Column; rep: number };
+
+/** The outcome of a cell that threw before it could be judged: its `error` says why. */
+export const CELL_FAILED = 'CELL_FAILED';
+
+export function cellFailed(cell: Cell): boolean {
+  return cell.outcome === CELL_FAILED;
+}
+
+/**
+ * Runs the steps of a plan, `lanes` at a time, in order. A cell that throws (a process that did not start, a wait
+ * that timed out) is recorded as failed, with its error, and the other cells still run: one harness error must not
+ * throw away the cells finished and those to come. The run then lists it and exits 1 (verdict.ts, runFailures).
+ */
+export async function runPlan<S extends Step>(plan: readonly S[], lanes: number, run: (step: S) => Promise<Cell>): Promise<Cell[]> {
+  const cells = new Array<Cell>(plan.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: lanes }, async () => {
+      while (next < plan.length) {
+        const index = next++;
+        const step = plan[index];
+        if (step === undefined) return;
+        try {
+          cells[index] = await run(step);
+        } catch (error) {
+          const why = error instanceof Error ? error.message : String(error);
+          cells[index] = { row: step.row, column: step.column, rep: step.rep, outcome: CELL_FAILED, error: why, held: false, answer_matches_final_money: false, proof: false, tamper_evident: false, settle_s: null, settle_after_restart_s: null, stripe: {} };
+        }
+      }
+    }),
+  );
+  return cells;
+}
+
 export type SavedDecision = { amount: number; text: string; model: string; valid: boolean; description: string; verdict: string };
 
 /** The decider asked once per cell, its answer checked against the case's approval as every caller must. */

@@ -5,9 +5,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { publicKeySet, verify } from '../src/interlock.js';
-import type { Cell, Column, ScenarioResult } from './cells.js';
+import { cellFailed, type Cell, type Column, type ScenarioResult } from './cells.js';
 import { seedDifferences } from './seeds.js';
-import { gateProblems } from './verdict.js';
+import { failedCellLines, gateProblems } from './verdict.js';
 
 const COLUMN_TEXT: Record<Column, string> = {
   no_check: 'no_check: the saved decision re-sent under a stable Idempotency-Key on restart; no re-read, no log.',
@@ -27,6 +27,11 @@ function matches(value: unknown): string {
 function timing(cell: Cell): string {
   if (cell.settle_s === null) return cell.settle_after_restart_s === null ? 'no crash' : `${cell.settle_after_restart_s}s after restart`;
   return `${cell.settle_s}s crash to settled (${cell.settle_after_restart_s ?? '?'}s after restart)`;
+}
+
+/** A cell that failed to run, in a table: its error on one line, with no `|` to end the table's cell. */
+function failedText(cell: Cell): string {
+  return `**CELL FAILED**${cell.rep > 1 ? ` #${cell.rep}` : ''}: ${String(cell.error).replace(/\s+/g, ' ').replace(/\|/g, '\\|').slice(0, 300)}`;
 }
 
 function dollars(cents: number): string {
@@ -113,9 +118,11 @@ export function table(result: ScenarioResult): string {
     const texts = columns.map((column) => {
       const cells = result.cells.filter((cell) => cell.row === row && cell.column === column);
       if (cells.length === 0) return '—';
-      if (result.scenario === 'shared_cap') return capText(cells);
+      const ran = cells.filter((cell) => !cellFailed(cell));
+      const failed = cells.filter(cellFailed).map(failedText);
+      if (result.scenario === 'shared_cap') return [...(ran.length === 0 ? [] : [capText(ran)]), ...failed].join('<br>');
       const render = result.scenario === 'stripe_dispute' ? disputeText : billingText;
-      return cells.map(render).join('<br>');
+      return cells.map((cell) => (cellFailed(cell) ? failedText(cell) : render(cell))).join('<br>');
     });
     lines.push(`| ${row} | ${texts.join(' | ')} |`);
   }
@@ -125,7 +132,9 @@ export function table(result: ScenarioResult): string {
 /** One line per column, computed from its cells. */
 export function verdictLines(result: ScenarioResult): string[] {
   return columnsOf(result).map((column) => {
-    const cells = result.cells.filter((cell) => cell.column === column);
+    // Counted over the cells that ran: a failed cell was not judged, and is said apart.
+    const cells = result.cells.filter((cell) => cell.column === column && !cellFailed(cell));
+    const failed = result.cells.filter((cell) => cell.column === column && cellFailed(cell)).length;
     const n = cells.length;
     const count = (pick: (cell: Cell) => boolean) => cells.filter(pick).length;
     const after = median(cells.flatMap((cell) => (cell.settle_after_restart_s === null ? [] : [cell.settle_after_restart_s])));
@@ -135,6 +144,7 @@ export function verdictLines(result: ScenarioResult): string[] {
       if (gap.length > 0) parts.push(`exposure flagged in the gap probe ${count((cell) => cell.row.startsWith('gap_probe') && (cell.exposure ?? null) !== null)}/${gap.length}`);
     }
     parts.push(`median ${after ?? '?'}s after restart`);
+    if (failed > 0) parts.push(`**${failed} cell${failed === 1 ? '' : 's'} failed to run**`);
     return `- **${column}**: ${parts.join(', ')}`;
   });
 }
@@ -174,6 +184,7 @@ export function page(result: ScenarioResult): string {
     '',
     problems.length === 0 ? 'Every gate cell held its invariant, answered what Stripe finally holds, proved it with a tamper-evident receipt, and settled in time (1.5 s after the restart where the facts held, the settle margin where they changed; never a claim-TTL wait).' : problems.map((problem) => `- ${problem}`).join('\n'),
     '',
+    ...(failedCellLines(result.cells).length === 0 ? [] : ['## Cells that failed to run', '', 'These cells threw before they could be judged; the run went on with the others and exited 1.', '', ...failedCellLines(result.cells).map((line) => `- ${line}`), '']),
     '## Against the seeds',
     '',
     differences.length === 0
@@ -322,6 +333,7 @@ export function copyTablesToReadme(out: string, readme: string): boolean {
 }
 
 function shortCell(cell: Cell): string {
+  if (cellFailed(cell)) return failedText(cell);
   const after = cell.settle_after_restart_s === null ? 'no crash' : `${cell.settle_after_restart_s} s after restart`;
   const extra = cell.row.startsWith('gap_probe') ? ((cell.exposure ?? null) !== null ? '; **exposure flagged**' : '; exposure not seen') : '';
   return `${cell.outcome}; ${cell.held ? 'held' : '**VIOLATED**'}; final money ${matches(cell.answer_matches_final_money)}; proof ${yes(cell.proof)}${cell.tamper_evident ? ' (tamper-evident)' : ''}; ${after}${extra}`;

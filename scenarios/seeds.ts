@@ -1,7 +1,7 @@
 // What the seeds' Stripe test-mode runs recorded for the baseline columns (../shared/seeds/, scenarios.md §2.6,
 // §3.6, §4.6), and what the seeds predicted for the rows they did not run. The baselines' cells are the control:
 // a cell that differs from this means the sandbox or the baseline is wrong, and the page says which.
-import type { Cell } from './cells.js';
+import { cellFailed, type Cell } from './cells.js';
 
 export type Expected = { outcome: string; held: boolean; answerMatchesFinalMoney?: boolean; source: 'seed' | 'predicted by the seed' };
 
@@ -55,7 +55,8 @@ export const CAP_SEED: Record<string, Record<'no_check' | 'hand_check' | 'hand_l
 export function seedDifferences(scenario: string, cells: Cell[]): string[] {
   const out: string[] = [];
   for (const cell of cells) {
-    if (cell.column === 'interlock') continue;
+    // A cell that failed to run has no outcome to compare; the page lists it apart.
+    if (cell.column === 'interlock' || cellFailed(cell)) continue;
     if (scenario === 'shared_cap') {
       const seed = CAP_SEED[cell.row]?.[cell.column as 'no_check'];
       if (seed === undefined) continue;

@@ -6,7 +6,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { effectIdFor, type Decider } from '../src/interlock.js';
-import { decide, type Cell, type Column, type Progress } from './cells.js';
+import { decide, runPlan, type Cell, type Column, type Progress } from './cells.js';
 import { cellDir, CellError, expectSigkill, expectSuccess, hex, judgeReceipt, propose, runBaseline, seconds, startWorker, waitSettled, type Running, type World } from './harness.js';
 import type { Runner } from './run.js';
 
@@ -171,18 +171,9 @@ export const runSharedCap: Runner = async ({ world, decider, model, reps, bar, o
   const count = reps ?? 20;
   const plan = Array.from({ length: count }, (_, index) => CAP_ROWS.filter((row) => only.row(row)).flatMap((row) => CAP_COLUMNS.filter((column) => only.column(column)).map((column) => ({ row, column, rep: index + 1 })))).flat();
   bar.add(plan.length);
-  const cells: Cell[] = new Array<Cell>(plan.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 2 }, async () => {
-      while (next < plan.length) {
-        const index = next++;
-        const step = plan[index];
-        if (step === undefined) return;
-        const cell = () => runCapCell(world, decider, step.row, step.column, step.rep, bar.cell());
-        cells[index] = await (step.column === 'interlock' ? world.exclusive(cell) : cell());
-      }
-    }),
-  );
+  const cells = await runPlan(plan, 2, (step) => {
+    const cell = () => runCapCell(world, decider, step.row, step.column, step.rep, bar.cell());
+    return step.column === 'interlock' ? world.exclusive(cell) : cell();
+  });
   return { scenario: 'shared_cap', generated: new Date().toISOString(), model, backend: world.backend, delays: world.delays, reps: count, cap_cents: CAP_CENTS, paid_cents: PAID, cells };
 };

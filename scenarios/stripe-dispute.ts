@@ -6,7 +6,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { effectIdFor, type Decider } from '../src/interlock.js';
-import { decide, LANDED, type Cell, type Column, type Progress, type SavedDecision } from './cells.js';
+import { decide, LANDED, runPlan, type Cell, type Column, type Progress, type SavedDecision } from './cells.js';
 import type { Runner } from './run.js';
 import { CellError, cellDir, expectSigkill, expectSuccess, hex, judgeReceipt, pollUntil, propose, runBaseline, seconds, startWorker, waitSettled, type World } from './harness.js';
 import type { StripeObject } from './stripe-http.js';
@@ -297,20 +297,14 @@ export const runStripeDispute: Runner = async ({ world, decider, model, reps, ba
   const plan = rows.flatMap((row) => DISPUTE_COLUMNS.filter((column) => only.column(column)).flatMap((column) => Array.from({ length: count }, (_, index) => ({ row, column, rep: index + 1 }))));
   bar.add(plan.length);
   // Two cells at a time, each with its own payment (the gate's cells one at a time, world.exclusive); the gap probe
-  // runs alone after them, because it moves the sandbox clock, which would age the refunds of cells beside it.
-  const cells: Cell[] = new Array<Cell>(plan.length);
-  const runStep = async (index: number) => {
-    const step = plan[index];
-    if (step === undefined) return;
+  // runs alone after them (it is the last row), because it moves the sandbox clock, which would age the refunds of
+  // cells beside it.
+  const run = (step: (typeof plan)[number]) => {
     const cell = () => runDisputeCell(world, decider, step.row, step.column, step.rep, bar.cell());
-    cells[index] = await (step.column === 'interlock' ? world.exclusive(cell) : cell());
+    return step.column === 'interlock' ? world.exclusive(cell) : cell();
   };
-  const together = plan.map((_, index) => index).filter((index) => !plan[index]?.row.startsWith('gap_probe'));
-  let next = 0;
-  await Promise.all(Array.from({ length: 2 }, async () => {
-    while (next < together.length) await runStep(together[next++] ?? -1);
-  }));
-  for (const index of plan.map((_, i) => i).filter((i) => plan[i]?.row.startsWith('gap_probe'))) await runStep(index);
+  const probe = (step: (typeof plan)[number]) => step.row.startsWith('gap_probe');
+  const cells = [...(await runPlan(plan.filter((step) => !probe(step)), 2, run)), ...(await runPlan(plan.filter(probe), 1, run))];
   return {
     scenario: 'stripe_dispute',
     generated: new Date().toISOString(),

@@ -3,7 +3,7 @@
 // equals Stripe's final money; proof and tamper-evidence; exposure flagged in the gap probe; settled within 1.5 s
 // of the restart where the facts held, within the settle margin (plus the same 1.5 s) where they changed, and so
 // never after a claim-TTL wait; and, in stripe_dispute, the outcome each row wants (below).
-import type { Cell } from './cells.js';
+import { cellFailed, type Cell } from './cells.js';
 
 export const RESTART_BUDGET_S = 1.5;
 
@@ -25,7 +25,8 @@ export function factsChanged(cell: Cell): boolean {
 }
 
 export function gateProblems(cell: Cell, settleMarginS: number): string[] {
-  if (cell.column !== 'interlock') return [];
+  // A cell that failed to run was not judged: the run lists it as failed (runFailures), not as a verdict.
+  if (cell.column !== 'interlock' || cellFailed(cell)) return [];
   const problems: string[] = [];
   const where = `${cell.row} #${cell.rep}`;
   if (!cell.held) problems.push(`${where}: the invariant was VIOLATED (${cell.outcome})`);
@@ -42,11 +43,18 @@ export function gateProblems(cell: Cell, settleMarginS: number): string[] {
   return problems;
 }
 
+/** Each cell that failed to run (any column), as `<row> / <column> #<rep>: <error>`. */
+export function failedCellLines(cells: readonly Cell[]): string[] {
+  return cells.filter(cellFailed).map((cell) => `${cell.row} / ${cell.column} #${cell.rep}: the cell failed to run: ${String(cell.error)}`);
+}
+
 /**
- * Every check the gate's column failed in these results, each naming its scenario: what `interlock scenario` prints
- * and exits 1 for, so a script or CI running it hears what the pages say (the baselines' failures are what the
+ * What `interlock scenario` prints and exits 1 for, each line naming its scenario: every cell that failed to run, in
+ * any column (its result is missing, so the run did not show what it was asked to), then every check the gate's
+ * column failed, so a script or CI running it hears what the pages say (the baselines' violations are what the
  * scenarios show, never a reason to fail the run).
  */
-export function failedGateChecks(results: readonly { scenario: string; cells: readonly Cell[]; [more: string]: unknown }[]): string[] {
-  return results.flatMap((result) => result.cells.flatMap((cell) => gateProblems(cell, Number(result.settle_margin_s ?? 10))).map((problem) => `${result.scenario} ${problem}`));
+export function runFailures(results: readonly { scenario: string; cells: readonly Cell[]; [more: string]: unknown }[]): string[] {
+  const lines = (result: (typeof results)[number]) => [...failedCellLines(result.cells), ...result.cells.flatMap((cell) => gateProblems(cell, Number(result.settle_margin_s ?? 10)))];
+  return results.flatMap((result) => lines(result).map((line) => `${result.scenario} ${line}`));
 }

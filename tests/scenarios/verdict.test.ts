@@ -2,7 +2,7 @@
 // row exists to check, not only for what Stripe would have stopped anyway.
 import { describe, expect, it } from 'vitest';
 import type { Cell } from '../../scenarios/cells.js';
-import { failedGateChecks, gateProblems } from '../../scenarios/verdict.js';
+import { gateProblems, runFailures } from '../../scenarios/verdict.js';
 
 function gateCell(row: string, outcome: string): Cell {
   return { row, column: 'interlock', rep: 1, outcome, held: true, answer_matches_final_money: true, proof: true, tamper_evident: true, settle_s: 2.4, settle_after_restart_s: 0.1, stripe: {}, exposure: null };
@@ -31,7 +31,7 @@ describe('what interlock scenario exits with', () => {
       { scenario: 'stripe_dispute', settle_margin_s: 10, cells: [gateCell('crash_before_send_chargeback_during_outage', 'REFUSED:target_error'), violated] },
       { scenario: 'billing_credit', settle_margin_s: 10, cells: [{ ...gateCell('before_send/renewal', 'COMMITTED_BY_RETRY'), settle_after_restart_s: 3 }] },
     ];
-    expect(failedGateChecks(results)).toEqual([expect.stringMatching(/^stripe_dispute crash_before_send_chargeback_during_outage #1: the gate answered REFUSED:target_error/), expect.stringMatching(/^billing_credit before_send\/renewal #1: settled 3 s after the restart/)]);
-    expect(failedGateChecks([{ scenario: 'stripe_dispute', settle_margin_s: 10, cells: [violated, gateCell('crash_after_send_chargeback_during_outage', 'COMMITTED_ON_QUERY')] }])).toEqual([]);
+    expect(runFailures(results)).toEqual([expect.stringMatching(/^stripe_dispute crash_before_send_chargeback_during_outage #1: the gate answered REFUSED:target_error/), expect.stringMatching(/^billing_credit before_send\/renewal #1: settled 3 s after the restart/)]);
+    expect(runFailures([{ scenario: 'stripe_dispute', settle_margin_s: 10, cells: [violated, gateCell('crash_after_send_chargeback_during_outage', 'COMMITTED_ON_QUERY')] }])).toEqual([]);
   });
 });

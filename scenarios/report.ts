@@ -169,7 +169,7 @@ const TITLES: Record<string, string> = {
 export function page(result: ScenarioResult): string {
   const differences = seedDifferences(result.scenario, result.cells);
   const problems = result.cells.flatMap((cell) => gateProblems(cell, Number(result.settle_margin_s ?? 10)));
-  const backend = result.backend === 'sandbox' ? `the offline Stripe sandbox (\`--delays ${result.delays}\`)` : 'Stripe test mode';
+  const backend = result.backend === 'sandbox' ? `the offline Stripe sandbox (\`--delays ${result.delays}\`)` : typeof result.stripe_api_base === 'string' ? `Stripe test mode through ${result.stripe_api_base} (STRIPE_API_BASE)` : 'Stripe test mode';
   const lines = [
     `# ${TITLES[result.scenario] ?? result.scenario}`,
     '',

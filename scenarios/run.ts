@@ -4,7 +4,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createDecider, loadDeciderConfig, publicKeyPem, startPrivateRedis, type Decider } from '../src/interlock.js';
+import { createDecider, loadDeciderConfig, publicKeyPem, readApiBase, startPrivateRedis, stripeSettingOf, type Decider } from '../src/interlock.js';
 import { BILLING_COLUMNS, BILLING_ROWS, runBillingCredit } from './billing-credit.js';
 import { COLUMNS, type ScenarioResult } from './cells.js';
 import { leftovers, removeLeftovers, type Delays } from './harness.js';
@@ -42,6 +42,23 @@ function testModeKey(env: NodeJS.ProcessEnv): string | null {
   return key;
 }
 
+/**
+ * Where test mode's requests go: STRIPE_API_BASE when set (a proxy, a recording gateway in front of Stripe), else
+ * Stripe itself, for the harness, the baselines and the gate's workers alike. The sandbox runs ignore it (each
+ * scenario starts a sandbox of its own), and say so, since a base set for a sandbox elsewhere then goes unused.
+ */
+function testModeApiBase(env: NodeJS.ProcessEnv, key: string | null): string | null {
+  const apiBase = stripeSettingOf(env.STRIPE_API_BASE);
+  if (apiBase === null) return null;
+  if (key === null) {
+    process.stderr.write(`STRIPE_API_BASE (${apiBase}) is not used: without STRIPE_SECRET_KEY each scenario runs against a sandbox of its own. To send through ${apiBase}, set a test key (sk_test_…) too; to silence this, unset STRIPE_API_BASE.\n`);
+    return null;
+  }
+  const read = readApiBase(apiBase);
+  if ('problem' in read) throw new ScenarioUsageError(read.problem);
+  return apiBase.replace(/\/$/, '');
+}
+
 export type Runner = (context: { world: Awaited<ReturnType<typeof openWorld>>; decider: Decider; model: string; reps: number | null; bar: ProgressBar; only: Selection }) => Promise<ScenarioResult>;
 
 const RUNNERS: Record<ScenarioName, { key: string; run: Runner; rows: readonly string[]; columns: readonly string[] }> = {
@@ -76,6 +93,7 @@ function checkSelection(names: readonly ScenarioName[], rows: readonly string[] 
 export async function runScenarios(options: ScenarioOptions): Promise<{ results: ScenarioResult[]; files: string[] }> {
   const env = options.env ?? process.env;
   const key = testModeKey(env);
+  const stripeApiBase = testModeApiBase(env, key);
   const deciderConfig = loadDeciderConfig(env);
   const decider = createDecider(deciderConfig);
   const model = decider.name === 'rules' ? 'rules' : deciderConfig.model;
@@ -118,12 +136,12 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
     const results = await Promise.all(
       options.scenarios.map(async (name) => {
         const runner = RUNNERS[name];
-        const world = await openWorld({ scenario: runner.key, delays: options.delays, redisUrl, unsafeDurability, testModeKey: key });
+        const world = await openWorld({ scenario: runner.key, delays: options.delays, redisUrl, unsafeDurability, testModeKey: key, stripeApiBase });
         try {
           const loadAtStart = loadavg()[0] ?? 0;
           const result = await runner.run({ world, decider, model, reps: options.reps, bar, only });
           const machine = { cores: cpus().length, load_average_at_start: Math.round(loadAtStart * 10) / 10, load_average_at_end: Math.round((loadavg()[0] ?? 0) * 10) / 10 };
-          return { ...result, machine, public_key: publicKeyPem(world.stores.signingKey), settle_margin_s: world.config.settleMarginMs / 1000, claim_ttl_s: world.config.claimTtlMs / 1000 };
+          return { ...result, machine, public_key: publicKeyPem(world.stores.signingKey), settle_margin_s: world.config.settleMarginMs / 1000, claim_ttl_s: world.config.claimTtlMs / 1000, ...(stripeApiBase === null ? {} : { stripe_api_base: stripeApiBase }) };
         } finally {
           await world.close();
         }

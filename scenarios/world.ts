@@ -12,7 +12,8 @@ import { freePort } from '../src/interlock.js';
 import { hex, leftovers, startServe, verifierFor, type Backend, type Delays, type Worker, type World } from './harness.js';
 import { createStripeHttp } from './stripe-http.js';
 
-export type WorldOptions = { scenario: string; delays: Delays; redisUrl: string; unsafeDurability: boolean; testModeKey: string | null };
+/** `stripeApiBase`: where test mode's requests go (STRIPE_API_BASE, e.g. a proxy), null for Stripe itself. */
+export type WorldOptions = { scenario: string; delays: Delays; redisUrl: string; unsafeDurability: boolean; testModeKey: string | null; stripeApiBase?: string | null };
 
 /** The sandbox's key: it takes any test key. */
 const SANDBOX_KEY = 'sk_test_scenarios';
@@ -25,7 +26,7 @@ export async function openWorld(options: WorldOptions): Promise<World & { close(
   const backend: Backend = options.testModeKey === null ? 'sandbox' : 'test_mode';
   if (backend === 'sandbox') sandbox = await startSandbox({ port: 0, host: '127.0.0.1', delays: options.delays, logger: pino({ level: 'silent' }) });
   const secretKey = options.testModeKey ?? SANDBOX_KEY;
-  const apiBase = sandbox?.url ?? null;
+  const apiBase = sandbox?.url ?? (backend === 'test_mode' ? (options.stripeApiBase ?? null) : null);
   const dataDir = mkdtempSync(join(tmpdir(), `interlock-${options.scenario}-`));
   leftovers.dirs.add(dataDir);
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !CLEARED.includes(key)));

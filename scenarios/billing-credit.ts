@@ -228,10 +228,13 @@ export function premiseCandidates(cells: Cell[]): Record<string, unknown>[] {
   });
 }
 
+/** Repetitions of every cell without --reps. */
+export const BILLING_DEFAULT_REPS = 1;
+
 /** The 18 cells, three at a time (the seed ran five), the gate's one at a time (they share the effects queue). */
 export const runBillingCredit: Runner = async ({ world, decider, model, reps, bar, only }) => {
   const prices = { plan: await ensurePrice(world, PLAN), downgrade: await ensurePrice(world, DOWNGRADE) };
-  const count = reps ?? 1;
+  const count = reps ?? BILLING_DEFAULT_REPS;
   const plan = Object.keys(BILLING_ROWS).filter((row) => only.row(row)).flatMap((row) => BILLING_COLUMNS.filter((column) => only.column(column)).flatMap((column) => Array.from({ length: count }, (_, index) => ({ row, column, rep: index + 1 }))));
   bar.add(plan.length);
   const cells = await runPlan(plan, 3, (step) => {

@@ -166,6 +166,12 @@ const TITLES: Record<string, string> = {
   shared_cap: 'shared_cap: two agents, one $30 approval cap, one payment',
 };
 
+/** The command that reproduces a result: the one its run recorded, or (results written before it did) the plain one. */
+function commandOf(result: ScenarioResult): string {
+  if (typeof result.command === 'string') return result.command;
+  return `npx interlock scenario ${result.scenario.replace('_', '-')}${result.reps > 1 ? ` --reps ${result.reps}` : ''} --delays ${result.delays}`;
+}
+
 export function page(result: ScenarioResult): string {
   const differences = seedDifferences(result.scenario, result.cells);
   const problems = result.cells.flatMap((cell) => gateProblems(cell, Number(result.settle_margin_s ?? 10)));
@@ -173,7 +179,7 @@ export function page(result: ScenarioResult): string {
   const lines = [
     `# ${TITLES[result.scenario] ?? result.scenario}`,
     '',
-    `Generated ${result.generated} by \`npx interlock scenario ${result.scenario.replace('_', '-')}${result.reps > 1 ? ` --reps ${result.reps}` : ''} --delays ${result.delays}\` against ${backend}; decisions by \`${result.model}\`; every crash a real SIGKILL of the worker process, every restart a new process.`,
+    `Generated ${result.generated} by \`${commandOf(result)}\` against ${backend}; decisions by \`${result.model}\`; every crash a real SIGKILL of the worker process, every restart a new process.`,
     '',
     ...machineLine(result),
     table(result),

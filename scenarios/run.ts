@@ -5,13 +5,13 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createDecider, loadDeciderConfig, publicKeyPem, readApiBase, startPrivateRedis, stripeSettingOf, type Decider } from '../src/interlock.js';
-import { BILLING_COLUMNS, BILLING_ROWS, runBillingCredit } from './billing-credit.js';
+import { BILLING_COLUMNS, BILLING_DEFAULT_REPS, BILLING_ROWS, runBillingCredit } from './billing-credit.js';
 import { COLUMNS, type ScenarioResult } from './cells.js';
 import { leftovers, removeLeftovers, type Delays } from './harness.js';
 import { createProgressBar, type ProgressBar } from './progress.js';
 import { writeResults } from './report.js';
-import { CAP_COLUMNS, CAP_ROWS, runSharedCap } from './shared-cap.js';
-import { DISPUTE_COLUMNS, DISPUTE_ROWS, runStripeDispute } from './stripe-dispute.js';
+import { CAP_COLUMNS, CAP_DEFAULT_REPS, CAP_ROWS, runSharedCap } from './shared-cap.js';
+import { DISPUTE_COLUMNS, DISPUTE_DEFAULT_REPS, DISPUTE_ROWS, runStripeDispute } from './stripe-dispute.js';
 import { openWorld } from './world.js';
 
 export const SCENARIOS = ['stripe-dispute', 'billing-credit', 'shared-cap'] as const;
@@ -61,11 +61,27 @@ function testModeApiBase(env: NodeJS.ProcessEnv, key: string | null): string | n
 
 export type Runner = (context: { world: Awaited<ReturnType<typeof openWorld>>; decider: Decider; model: string; reps: number | null; bar: ProgressBar; only: Selection }) => Promise<ScenarioResult>;
 
-const RUNNERS: Record<ScenarioName, { key: string; run: Runner; rows: readonly string[]; columns: readonly string[] }> = {
-  'stripe-dispute': { key: 'stripe_dispute', run: runStripeDispute, rows: DISPUTE_ROWS, columns: DISPUTE_COLUMNS },
-  'billing-credit': { key: 'billing_credit', run: runBillingCredit, rows: Object.keys(BILLING_ROWS), columns: BILLING_COLUMNS },
-  'shared-cap': { key: 'shared_cap', run: runSharedCap, rows: CAP_ROWS, columns: CAP_COLUMNS },
+/** `defaultReps`: the repetitions the runner makes without --reps. */
+const RUNNERS: Record<ScenarioName, { key: string; run: Runner; rows: readonly string[]; columns: readonly string[]; defaultReps: number }> = {
+  'stripe-dispute': { key: 'stripe_dispute', run: runStripeDispute, rows: DISPUTE_ROWS, columns: DISPUTE_COLUMNS, defaultReps: DISPUTE_DEFAULT_REPS },
+  'billing-credit': { key: 'billing_credit', run: runBillingCredit, rows: Object.keys(BILLING_ROWS), columns: BILLING_COLUMNS, defaultReps: BILLING_DEFAULT_REPS },
+  'shared-cap': { key: 'shared_cap', run: runSharedCap, rows: CAP_ROWS, columns: CAP_COLUMNS, defaultReps: CAP_DEFAULT_REPS },
 };
+
+/**
+ * The command that runs this scenario's cells again as this run did: its rows and columns (those of the ones asked
+ * for that it has), its repetitions where they are not its default, its delays. A page of three cells that named
+ * the plain command would send a reader to run them all.
+ */
+export function reproducingCommand(name: ScenarioName, run: { reps: number; defaultReps: number; delays: Delays; rows: readonly string[] | null; columns: readonly string[] | null }): string {
+  const { rows, columns } = RUNNERS[name];
+  const parts = ['npx interlock scenario', name];
+  if (run.reps !== run.defaultReps) parts.push(`--reps ${run.reps}`);
+  parts.push(`--delays ${run.delays}`);
+  if (run.rows !== null) parts.push(`--rows ${run.rows.filter((row) => rows.includes(row)).join(',')}`);
+  if (run.columns !== null) parts.push(`--columns ${run.columns.filter((column) => columns.includes(column)).join(',')}`);
+  return parts.join(' ');
+}
 
 /**
  * A row or column the scenarios asked for do not have would run nothing of it and still exit 0: name the scenario it
@@ -141,7 +157,8 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
           const loadAtStart = loadavg()[0] ?? 0;
           const result = await runner.run({ world, decider, model, reps: options.reps, bar, only });
           const machine = { cores: cpus().length, load_average_at_start: Math.round(loadAtStart * 10) / 10, load_average_at_end: Math.round((loadavg()[0] ?? 0) * 10) / 10 };
-          return { ...result, machine, public_key: publicKeyPem(world.stores.signingKey), settle_margin_s: world.config.settleMarginMs / 1000, claim_ttl_s: world.config.claimTtlMs / 1000, ...(stripeApiBase === null ? {} : { stripe_api_base: stripeApiBase }) };
+          const command = reproducingCommand(name, { reps: result.reps, defaultReps: runner.defaultReps, delays: options.delays, rows, columns });
+          return { ...result, command, machine, public_key: publicKeyPem(world.stores.signingKey), settle_margin_s: world.config.settleMarginMs / 1000, claim_ttl_s: world.config.claimTtlMs / 1000, ...(stripeApiBase === null ? {} : { stripe_api_base: stripeApiBase }) };
         } finally {
           await world.close();
         }

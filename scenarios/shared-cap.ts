@@ -166,9 +166,12 @@ export async function runCapCell(world: World, decider: Decider, row: CapRow, co
   }
 }
 
+/** Repetitions of every cell without --reps. */
+export const CAP_DEFAULT_REPS = 20;
+
 /** N repetitions of each row x column, interleaved (rep, then row, then column) as the seed ran them, two at a time. */
 export const runSharedCap: Runner = async ({ world, decider, model, reps, bar, only }) => {
-  const count = reps ?? 20;
+  const count = reps ?? CAP_DEFAULT_REPS;
   const plan = Array.from({ length: count }, (_, index) => CAP_ROWS.filter((row) => only.row(row)).flatMap((row) => CAP_COLUMNS.filter((column) => only.column(column)).map((column) => ({ row, column, rep: index + 1 })))).flat();
   bar.add(plan.length);
   const cells = await runPlan(plan, 2, (step) => {

@@ -290,10 +290,13 @@ export async function runDisputeCell(world: World, decider: Decider, row: Disput
 
 export type { SavedDecision };
 
+/** Repetitions of every cell without --reps. */
+export const DISPUTE_DEFAULT_REPS = 1;
+
 /** Every row x column, one after another as the seed ran them (each cell has its own payment); `reps` times. */
 export const runStripeDispute: Runner = async ({ world, decider, model, reps, bar, only }) => {
   const rows = DISPUTE_ROWS.filter((row) => only.row(row));
-  const count = reps ?? 1;
+  const count = reps ?? DISPUTE_DEFAULT_REPS;
   const plan = rows.flatMap((row) => DISPUTE_COLUMNS.filter((column) => only.column(column)).flatMap((column) => Array.from({ length: count }, (_, index) => ({ row, column, rep: index + 1 }))));
   bar.add(plan.length);
   // Two cells at a time, each with its own payment (the gate's cells one at a time, world.exclusive); the gap probe

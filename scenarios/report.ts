@@ -288,8 +288,19 @@ export function writeIndex(out: string): string {
   return index;
 }
 
-/** Re-renders every page and the index from the JSON files in the folder (nothing is run, Stripe is not called). */
+/** A folder to render that holds no results: its message says so and how to produce them. */
+export class NoResultsError extends Error {}
+
+/**
+ * Re-renders every page and the index from the JSON files in the folder (nothing is run, Stripe is not called). A
+ * folder with none of them is refused, writing nothing: an index of no scenario is not a rendering, and a folder that
+ * is not there would otherwise end in a refusal to write its index, as if writing were what went wrong.
+ */
 export function renderFromJson(out: string): string[] {
+  if (!Object.keys(TITLES).some((name) => existsSync(join(out, `${name}.json`)))) {
+    const what = existsSync(out) ? 'holds no scenario results' : 'does not exist';
+    throw new NoResultsError(`${out} ${what}: render re-renders the pages from the JSON files a run writes there (${Object.keys(TITLES).map((name) => `${name}.json`).join(', ')}), and it has none. Run the scenarios first (\`npx interlock scenario all --out ${out}\`), or give --out the folder a run wrote (by default scenarios/results).`);
+  }
   const files: string[] = [];
   for (const name of Object.keys(TITLES)) {
     const json = join(out, `${name}.json`);

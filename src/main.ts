@@ -803,8 +803,13 @@ function addScenarioCommand(program: Command): void {
     .action(async (name: string, options: { reps?: number; delays: string; out: string; rows?: string; columns?: string }) => {
       const { runScenarios, SCENARIOS, ScenarioUsageError } = await import('../scenarios/run.js');
       if (name === 'render') {
-        const { renderFromJson } = await import('../scenarios/report.js');
-        process.stdout.write(`${renderFromJson(options.out).join('\n')}\n`);
+        const { NoResultsError, renderFromJson } = await import('../scenarios/report.js');
+        try {
+          process.stdout.write(`${renderFromJson(options.out).join('\n')}\n`);
+        } catch (error) {
+          if (error instanceof NoResultsError) throw new CliFailure(error.message, EXIT_BAD_INPUT);
+          throw error;
+        }
         return;
       }
       if (name === 'readme') {

@@ -29,6 +29,21 @@ describe('interlock scenario with bad input', () => {
     }
   });
 
+  it('render on a folder with no results says so and how to produce them (exit 2), writing nothing there', { timeout: 60_000 }, async () => {
+    const temp = tempDir('scenario-render');
+    try {
+      const missing = join(temp.dir, 'not-there');
+      const [empty, absent] = await Promise.all([runCli(['scenario', 'render', '--out', temp.dir]), runCli(['scenario', 'render', '--out', missing])]);
+      expect([empty.code, absent.code], `${empty.stderr}\n${absent.stderr}`).toEqual([2, 2]);
+      const advice = (out: string) => `render re-renders the pages from the JSON files a run writes there (stripe_dispute.json, billing_credit.json, shared_cap.json), and it has none. Run the scenarios first (\`npx interlock scenario all --out ${out}\`), or give --out the folder a run wrote (by default scenarios/results).`;
+      expect(empty.stderr.trim()).toBe(`${temp.dir} holds no scenario results: ${advice(temp.dir)}`);
+      expect(absent.stderr.trim()).toBe(`${missing} does not exist: ${advice(missing)}`);
+      expect(readdirSync(temp.dir)).toEqual([]);
+    } finally {
+      temp.remove();
+    }
+  });
+
   it('refuses a row or column of another scenario, which would run nothing and exit 0, naming the scenario it belongs to', { timeout: 60_000 }, async () => {
     const out = tempDir('scenario-usage');
     try {

@@ -26,6 +26,8 @@ export type ScenarioOptions = {
   rows?: string[] | null;
   columns?: string[] | null;
   env?: NodeJS.ProcessEnv;
+  /** Leave each scenario's Redis keys (journals, queues) when it ends, for a look at them; they are removed otherwise. */
+  keepJournals?: boolean;
 };
 
 /** The plan filter every runner applies: the rows and columns asked for, or all. */
@@ -152,13 +154,13 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
     const results = await Promise.all(
       options.scenarios.map(async (name) => {
         const runner = RUNNERS[name];
-        const world = await openWorld({ scenario: runner.key, delays: options.delays, redisUrl, unsafeDurability, testModeKey: key, stripeApiBase });
+        const world = await openWorld({ scenario: runner.key, delays: options.delays, redisUrl, unsafeDurability, testModeKey: key, stripeApiBase, keepKeys: options.keepJournals === true });
         try {
           const loadAtStart = loadavg()[0] ?? 0;
           const result = await runner.run({ world, decider, model, reps: options.reps, bar, only });
           const machine = { cores: cpus().length, load_average_at_start: Math.round(loadAtStart * 10) / 10, load_average_at_end: Math.round((loadavg()[0] ?? 0) * 10) / 10 };
           const command = reproducingCommand(name, { reps: result.reps, defaultReps: runner.defaultReps, delays: options.delays, rows, columns });
-          return { ...result, command, machine, public_key: publicKeyPem(world.stores.signingKey), settle_margin_s: world.config.settleMarginMs / 1000, claim_ttl_s: world.config.claimTtlMs / 1000, ...(stripeApiBase === null ? {} : { stripe_api_base: stripeApiBase }) };
+          return { ...result, command, redis_prefix: world.config.keyPrefix, machine, public_key: publicKeyPem(world.stores.signingKey), settle_margin_s: world.config.settleMarginMs / 1000, claim_ttl_s: world.config.claimTtlMs / 1000, ...(stripeApiBase === null ? {} : { stripe_api_base: stripeApiBase }) };
         } finally {
           await world.close();
         }

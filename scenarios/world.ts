@@ -6,14 +6,53 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
-import { createLogger, loadConfig, openStores } from '../src/interlock.js';
+import { Cluster } from 'ioredis';
+import { createLogger, loadConfig, openStores, type Stores } from '../src/interlock.js';
 import { randomBytes } from 'node:crypto';
 import { freePort } from '../src/interlock.js';
 import { hex, leftovers, startServe, verifierFor, type Backend, type Delays, type Worker, type World } from './harness.js';
 import { createStripeHttp } from './stripe-http.js';
 
-/** `stripeApiBase`: where test mode's requests go (STRIPE_API_BASE, e.g. a proxy), null for Stripe itself. */
-export type WorldOptions = { scenario: string; delays: Delays; redisUrl: string; unsafeDurability: boolean; testModeKey: string | null; stripeApiBase?: string | null };
+/**
+ * `stripeApiBase`: where test mode's requests go (STRIPE_API_BASE, e.g. a proxy), null for Stripe itself.
+ * `keepKeys`: leave the scenario's Redis keys when it closes (--keep-journals), instead of removing them.
+ */
+export type WorldOptions = { scenario: string; delays: Delays; redisUrl: string; unsafeDurability: boolean; testModeKey: string | null; stripeApiBase?: string | null; keepKeys?: boolean };
+
+/** How long removing a scenario's keys may take before it gives up (ms). */
+const REMOVE_KEYS_MS = 30_000;
+
+/**
+ * Removes every key under a scenario's prefix (its journals, approvals, alerts and BullMQ queues), on every master of
+ * a cluster. A run on a REDIS_URL others use would otherwise leave them there for good. SCAN and UNLINK, a page at a
+ * time: nothing else writes under the prefix once the scenario's processes have stopped.
+ */
+export async function removeScenarioKeys(stores: Stores, prefix: string): Promise<number> {
+  // A Redis that is not there holds nothing of the run's; and the connection below waits for it without end.
+  const unreachable = await stores.unreachable();
+  if (unreachable !== null) throw new Error(`Redis does not answer: ${unreachable}`);
+  const redis = stores.queueConnection();
+  // A Redis that stops answering midway: closing the connection fails the command that waits for it.
+  const bound = setTimeout(() => redis.disconnect(), REMOVE_KEYS_MS);
+  let removed = 0;
+  try {
+    const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+    for (const node of nodes) {
+      for (const pattern of [`${prefix}:*`, `${stores.bullmq.prefix}:*`]) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+          cursor = next;
+          if (keys.length > 0) removed += await node.unlink(...keys);
+        } while (cursor !== '0');
+      }
+    }
+  } finally {
+    clearTimeout(bound);
+    redis.disconnect();
+  }
+  return removed;
+}
 
 /** The sandbox's key: it takes any test key. */
 const SANDBOX_KEY = 'sk_test_scenarios';
@@ -42,6 +81,7 @@ export async function openWorld(options: WorldOptions): Promise<World & { close(
   };
   if (apiBase === null) delete env.STRIPE_API_BASE;
   const config = loadConfig(env);
+  const prefix = config.keyPrefix;
   // The harness's own stores log only errors: stderr carries the progress line, and what the gate raised is in the JSON.
   const stores = await openStores(config, { failFast: true, logger: createLogger('error') });
   const fast = options.delays === 'fast' && backend === 'sandbox';
@@ -49,10 +89,23 @@ export async function openWorld(options: WorldOptions): Promise<World & { close(
   const token = randomBytes(24).toString('base64url');
   const port = await freePort();
   const partial = { env, stores, config } as unknown as World;
+  // Whatever the run wrote under its prefix goes when it ends, a failed run's too, unless it was asked to stay.
+  // `report`: say when they could not be removed; not when the world failed to open, whose own error says why.
+  const tidy = async (report: boolean) => {
+    if (options.keepKeys === true) {
+      process.stderr.write(`Kept the Redis keys of ${options.scenario} (--keep-journals): ${prefix}:* and ${stores.bullmq.prefix}:*\n`);
+      return;
+    }
+    await removeScenarioKeys(stores, prefix).catch((error: unknown) => {
+      if (!report) return;
+      process.stderr.write(`Could not remove the Redis keys of ${options.scenario} (${error instanceof Error ? error.message : String(error)}); they are under ${prefix}:* and ${stores.bullmq.prefix}:*, and can be removed with \`redis-cli --scan --pattern '${prefix}:*'\` piped to \`xargs redis-cli unlink\` (the same for the second pattern).\n`);
+    });
+  };
   let api: Worker;
   try {
     api = await startServe(partial, ['--roles', 'api', '--port', String(port)], { INTERLOCK_API_TOKENS: `scenario-agent:support:${token}` });
   } catch (error) {
+    await tidy(false);
     await stores.close();
     await sandbox?.close();
     throw error;
@@ -75,10 +128,14 @@ export async function openWorld(options: WorldOptions): Promise<World & { close(
     verifyReceipt: verifierFor(stores),
     poll: fast ? { fastMs: 20, slowMs: 50 } : { fastMs: 500, slowMs: 1000 },
     async close() {
-      await api.stop();
-      await stores.close();
-      await sandbox?.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      try {
+        await api.stop();
+      } finally {
+        await tidy(true);
+        await stores.close();
+        await sandbox?.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     },
   };
 }

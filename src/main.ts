@@ -800,7 +800,8 @@ function addScenarioCommand(program: Command): void {
     .option('--out <dir>', 'where the pages and JSON files go', 'scenarios/results')
     .option('--rows <list>', "only these rows, comma-separated (the seeds' row names, e.g. crash_before_send_chargeback_during_outage,after_commit)")
     .option('--columns <list>', 'only these columns, comma-separated (no_check, hand_check, hand_lock, interlock)')
-    .action(async (name: string, options: { reps?: number; delays: string; out: string; rows?: string; columns?: string }) => {
+    .option('--keep-journals', "with REDIS_URL, leave each scenario's Redis keys (journals, queues) when the run ends instead of removing them")
+    .action(async (name: string, options: { reps?: number; delays: string; out: string; rows?: string; columns?: string; keepJournals?: boolean }) => {
       const { runScenarios, SCENARIOS, ScenarioUsageError } = await import('../scenarios/run.js');
       if (name === 'render') {
         const { NoResultsError, renderFromJson } = await import('../scenarios/report.js');
@@ -829,7 +830,7 @@ function addScenarioCommand(program: Command): void {
       if (options.delays !== 'stripe' && options.delays !== 'fast') throw new CliFailure(`--delays takes stripe or fast, not "${options.delays}".`, EXIT_BAD_INPUT);
       try {
         const list = (text: string | undefined) => (text === undefined ? null : text.split(',').map((item) => item.trim()).filter((item) => item !== ''));
-        const { results, files } = await runScenarios({ scenarios: names, reps: options.reps ?? null, delays: options.delays, out: options.out, rows: list(options.rows), columns: list(options.columns) });
+        const { results, files } = await runScenarios({ scenarios: names, reps: options.reps ?? null, delays: options.delays, out: options.out, rows: list(options.rows), columns: list(options.columns), keepJournals: options.keepJournals === true });
         process.stdout.write(`${files.join('\n')}\n`);
         const { runFailures } = await import('../scenarios/verdict.js');
         const failed = runFailures(results);

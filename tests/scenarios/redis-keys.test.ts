@@ -1,0 +1,57 @@
+// Rule: a scenario run on a REDIS_URL (a Redis others use) removes what it wrote there, its journals, approvals and
+// queues, when it ends, unless --keep-journals asks to keep them; then it names where they are.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli, tempDir } from '../cli/run-cli.js';
+import { REDIS_URL } from '../support/harness.js';
+
+const redis = new Redis(REDIS_URL);
+afterAll(async () => {
+  await redis.quit();
+});
+
+/** Every key under the run's prefix and its queues' prefix (SCAN, not KEYS: others use this Redis). */
+async function keysOf(prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  for (const pattern of [`${prefix}:*`, `{${prefix}-queues}:*`]) {
+    for await (const page of redis.scanStream({ match: pattern, count: 1000 })) keys.push(...(page as string[]));
+  }
+  return keys;
+}
+
+/** One gate cell of shared_cap on the shared Redis; the prefix the run used, from its JSON. */
+async function gateCell(extra: string[]): Promise<{ code: number; stderr: string; prefix: string }> {
+  const out = tempDir('scenario-redis-keys');
+  try {
+    const run = await runCli(['scenario', 'shared-cap', '--delays', 'fast', '--reps', '1', '--rows', 'after_commit', '--columns', 'interlock', '--out', out.dir, ...extra], { REDIS_URL, INTERLOCK_UNSAFE_DURABILITY: '1', STRIPE_SECRET_KEY: undefined }, { timeoutMs: 100_000 });
+    const written = JSON.parse(readFileSync(join(out.dir, 'shared_cap.json'), 'utf8')) as { redis_prefix: string };
+    return { code: run.code, stderr: run.stderr, prefix: written.redis_prefix };
+  } finally {
+    out.remove();
+  }
+}
+
+describe("a scenario run's keys on a REDIS_URL", { timeout: 120_000 }, () => {
+  it('are removed when the run ends', async () => {
+    const run = await gateCell([]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.prefix).toMatch(/^scenario-shared_cap-[0-9a-f]+$/);
+    expect(await keysOf(run.prefix)).toEqual([]);
+  });
+
+  it('stay with --keep-journals, and the run names where they are', async () => {
+    const run = await gateCell(['--keep-journals']);
+    try {
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toContain(`Kept the Redis keys of shared_cap (--keep-journals): ${run.prefix}:* and {${run.prefix}-queues}:*`);
+      const kept = await keysOf(run.prefix);
+      expect(kept.some((key) => key.startsWith(`${run.prefix}:`))).toBe(true);
+      expect(kept.some((key) => key.startsWith(`{${run.prefix}-queues}:`))).toBe(true);
+    } finally {
+      const kept = await keysOf(run.prefix);
+      if (kept.length > 0) await redis.unlink(...kept);
+    }
+  });
+});

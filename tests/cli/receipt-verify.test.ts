@@ -177,7 +177,7 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
 describe.concurrent('receipt export', { timeout: 60_000 }, () => {
   // The exporter signs the heads with the service's key, the one that sealed the entries. The key file is written
   // once: rewriting it per test would truncate it while another test's process may be reading it.
-  beforeAll(() => writeFileSync(file('signing-key.pem'), world.key.privatePem));
+  beforeAll(() => writeFileSync(file('signing-key.pem'), world.key.privatePem, { mode: 0o600 }));
   const redisEnv = () => ({ ...env, REDIS_URL: world.config.redisUrl, INTERLOCK_KEY_PREFIX: world.config.keyPrefix, INTERLOCK_SIGNING_KEY_FILE: file('signing-key.pem') });
 
   it('exports several receipts into a directory, their heads under one signature, and each verifies on its own', async () => {

@@ -52,8 +52,10 @@ export type FactsRig = {
   redis: Redis;
   /** The rig's signing key (PEM), for a facts process of its own that signs what it appends. */
   signingKeyPem: string;
+  /** Queues a gated effect, its premises read at Stripe as a decision would, without waiting for it; returns its effect id. */
+  submit(effect: RigEffect): Promise<string>;
   /** Commits a gated effect through the queue, its premises read at Stripe as a decision would; returns its effect id. */
-  commit(effect: (Effect & { kind: 'refund'; paymentIntent: string }) | (Effect & { kind: 'credit'; customer: string; incident: string })): Promise<string>;
+  commit(effect: RigEffect): Promise<string>;
   /** Commits a gated refund of `amount` cents on the payment through the queue; returns its effect id. */
   refund(paymentIntent: string, amount?: number): Promise<string>;
   /** The receipt, verified against the rig's public key. */
@@ -69,6 +71,8 @@ export type FactsRig = {
   stopFactsWorker(): Promise<void>;
   close(): Promise<void>;
 };
+
+export type RigEffect = (Effect & { kind: 'refund'; paymentIntent: string }) | (Effect & { kind: 'credit'; customer: string; incident: string });
 
 export type FactsRigOptions = {
   /** The sandbox forwards every event to the route itself (`--forward-to`); off when `stripe listen` does it. */
@@ -155,17 +159,20 @@ export async function startFactsRig(options: FactsRigOptions = {}): Promise<Fact
     closers.push(stopWorker);
     if (options.factsWorker !== false) startWorker();
 
-    const commit: FactsRig['commit'] = async (effect) => {
+    const submit: FactsRig['submit'] = async (effect) => {
       const subject = effect.kind === 'refund' ? `payment:${effect.paymentIntent}` : `customer:${effect.customer}`;
       const terms = approvalTerms({ scope: subject, capCents: effect.amount });
       await stores.approvals.grant(terms);
       const requestId = `case-${randomBytes(6).toString('hex')}`;
       const effectId = effectIdFor({ requestId, effect });
       const premises = await side.target.readFacts(effectId, effect, effect.kind === 'refund' ? REFUND_FACTS : CREDIT_FACTS, { timeoutMs: 5_000 });
-      const recorded = await effects.propose({ requestId, agent: 'support-bot', approval: terms.id, premises, effect });
-      const answer = await effects.waitFor(recorded.effectId, 15_000);
+      return (await effects.propose({ requestId, agent: 'support-bot', approval: terms.id, premises, effect })).effectId;
+    };
+    const commit: FactsRig['commit'] = async (effect) => {
+      const effectId = await submit(effect);
+      const answer = await effects.waitFor(effectId, 15_000);
       if (answer?.outcome !== 'COMMITTED') throw new Error(`the ${effect.kind} did not commit: ${JSON.stringify(answer)}`);
-      return recorded.effectId;
+      return effectId;
     };
 
     const receipt = async (effectId: string): Promise<Verification> => {
@@ -193,6 +200,7 @@ export async function startFactsRig(options: FactsRigOptions = {}): Promise<Fact
       warnings,
       redis,
       signingKeyPem: keyPair.privatePem,
+      submit,
       commit,
       refund(paymentIntent, amount = 2_000) {
         return commit({ kind: 'refund', paymentIntent, amount, reason: 'requested_by_customer' });

@@ -267,7 +267,11 @@ export type Sender = {
 };
 
 /** Everything a process needs to send through the gate: it refuses a Redis that can lose what it acknowledged. */
-export async function startSender(stores: Stores, target: Target, options: { workerId?: string; events?: GateEvents } = {}): Promise<Sender> {
+/**
+ * `facts`: re-reads the facts of an effect settled after a payment fact came for its subject while it was in flight
+ * (src/gate/settle.ts); without it, such a fact reaches the receipt at the reconciler's next pass.
+ */
+export async function startSender(stores: Stores, target: Target, options: { workerId?: string; events?: GateEvents; facts?: FactsApplier } = {}): Promise<Sender> {
   const inner = internals.get(stores);
   if (!inner) throw new Error('startSender needs stores made by openStores');
   const { config, logger, keys } = stores;
@@ -300,6 +304,7 @@ export async function startSender(stores: Stores, target: Target, options: { wor
     durability: durabilityMonitor,
     ...(watchdog ? { watchdog } : {}),
     ...(options.events ? { events: options.events } : {}),
+    ...(options.facts ? { rereadFacts: options.facts.reread } : {}),
     inbox: stores.inbox,
   });
   // Started last, so a failed start leaves no timer behind.

@@ -116,6 +116,9 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     if (why !== null) throw new CliFailure(`Cannot reach Redis at ${redactSecrets(config.redisUrl)} (${redactSecrets(why)}). ${REDIS_URL_ADVICE}`, EXIT_BAD_INPUT);
     const needsStripe = roles.includes('worker') || roles.includes('facts');
     const stripe: StripeSide | null = needsStripe ? stripeSide(config) : null;
+    // One facts applier for the facts role and for the sender, which re-reads the facts of an effect that settles
+    // after a dispute came for its payment while it was in flight (src/facts/apply.ts says why).
+    const facts = stripe === null ? null : createFacts(stores, stripe.reader);
     // One metrics registry for the process, fed by every role it runs, served by its api role (GET /metrics, with a
     // token) and on INTERLOCK_METRICS_ADDR (no token; a worker process has no other way to be scraped).
     const serving = roles.includes('api') || config.metricsAddr !== null;
@@ -130,7 +133,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     }
     let sender: Sender | null = null;
     if (roles.includes('worker') && stripe !== null) {
-      const started = await startSender(stores, stripe.target, metrics ? { events: metrics.gateEvents } : {});
+      const started = await startSender(stores, stripe.target, { ...(facts ? { facts } : {}), ...(metrics ? { events: metrics.gateEvents } : {}) });
       sender = started;
       closers.push({ name: 'sender', close: () => started.close() });
       const recovery = startRecovery(stores, started, { safetyIntervalMs: config.recoveryIntervalMs, ...(metrics ? { onReport: (report) => void metrics.recoveryReported(report) } : {}) });
@@ -153,8 +156,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       closers.push({ name: 'decisions worker', close: () => decisions.close() });
       logger.info({ decider: deciderConfig.apiKey === null ? 'rules' : 'anthropic', model: deciderConfig.apiKey === null ? 'rules' : deciderConfig.model }, 'deciding cases');
     }
-    if (roles.includes('facts') && stripe !== null) {
-      const facts = createFacts(stores, stripe.reader);
+    if (roles.includes('facts') && facts !== null) {
       const factsWorker = startFactsWorker(stores, facts, { lockMs: config.factsLockMs, ...(metrics ? { onApplied: (event, applied) => metrics.factsApplied(event, applied) } : {}) });
       closers.push({ name: 'facts worker', close: () => factsWorker.close() });
       const reconciler = startReconciler(stores, facts, { intervalMs: config.reconcileIntervalMs, horizonMs: config.reconcileHorizonMs, ...(metrics ? { onPass: (report, finishedAt) => metrics.reconciled(report, finishedAt) } : {}) });

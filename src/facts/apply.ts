@@ -138,10 +138,18 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * Dispute facts: to every effect that committed on the payment (`only`: to that one). A chargeback fails the
    * refunds still inside Stripe's window in the same step, so each effect's refunds are read with the disputes:
    * a receipt never shows the chargeback without what it did to the refund (and raises no exposure it never had).
+   *
+   * A refund in flight on the payment (dispatched, not settled) is not among the committed. Recording the fact on it
+   * now would not be enough: the subject keeps no list of its open effects, and the `exposure` alert is only called
+   * for once the refund has committed, so something must look again after the settle anyway. So the event marks the
+   * payment (note-fact-1.lua, in the step that lists the committed effects, so no settle falls between the two), and
+   * the sender that commits the refund, or settles it AMBIGUOUS, sees the mark in its settle step and re-reads the
+   * effect's facts right away (src/gate/settle.ts): the fact and its alert come seconds after the settle, not at the
+   * reconciler's next pass. A refund on a payment no dispute came for costs nothing more: no mark, no re-read.
    */
   async function applyPayment(source: Observed['source'], event: { id: string; type: string } | null, paymentIntent: string, disputes: DisputeFact[], only: string | null = null): Promise<Applied[]> {
-    const effects = only === null ? await journal.effectsOn(`payment:${paymentIntent}`) : [only];
-    if (effects.length === 0) return [];
+    const effects = only === null ? await journal.notePaymentFact(`payment:${paymentIntent}`) : [only];
+    if (effects === null || effects.length === 0) return [];
     // The reconciler re-reads whatever the setting; events are re-read unless it is off.
     const fresh = reader !== null && (reread || source === 'reread');
     const [current, refunds] = fresh && reader ? await Promise.all([reader.disputesOf(paymentIntent), reader.refundsOf(paymentIntent)]) : [disputes, []];

@@ -78,6 +78,12 @@ export type GateDeps = {
   inbox?: { openFor(effectId: string): Promise<unknown> };
   /** What the gate tells the process about itself (metrics); each callback must return at once and never throw. */
   events?: GateEvents;
+  /**
+   * Re-reads a settled effect's post-send facts and records them (src/facts/apply.ts `reread`), for an effect whose
+   * settle found its subject marked by a payment fact that came while it was in flight (settle-5.lua). Absent, such
+   * a fact reaches the receipt at the reconciler's next pass.
+   */
+  rereadFacts?: (effectId: string) => Promise<unknown>;
 };
 
 /** Events the gate reports as they happen, for counters the journal cannot answer (a takeover leaves no entry). */

@@ -22,6 +22,21 @@ export async function recordLate(ctx: GateContext, at: Holding, outcome: 'landed
   ctx.logger.warn({ effectId: at.effectId, epoch: at.epoch, outcome, effect: recorded.effect }, 'late result from a fenced-out send recorded');
 }
 
+/**
+ * After a COMMITTED or AMBIGUOUS whose settle said a payment fact came for the subject (a dispute, perhaps while this
+ * effect was in flight, when it was recorded on nothing): re-reads the effect's facts now, so the receipt and its
+ * alerts (exposure: the refund and a chargeback) follow in seconds. The effect is settled whatever comes of it: a
+ * failed re-read is logged, and the reconciler reads the effect again on its next pass.
+ */
+async function rereadIfMarked(ctx: GateContext, effectId: string, reread: boolean): Promise<void> {
+  if (!reread || ctx.rereadFacts === undefined) return;
+  try {
+    await ctx.rereadFacts(effectId);
+  } catch (error) {
+    ctx.logger.warn({ effectId, err: error }, 'could not re-read the facts of an effect settled after a payment fact came for its subject; the reconciler reads them on its next pass');
+  }
+}
+
 /** Commits what landed, or records it as late when someone else now holds the effect. */
 export async function commit(ctx: GateContext, at: Holding, via: CommitVia, landed: JsonObject, rechecked: Checks | null, outcome: Outcome): Promise<Settled> {
   const result = quoteObject(landed);
@@ -33,6 +48,7 @@ export async function commit(ctx: GateContext, at: Holding, via: CommitVia, land
   }
   ctx.journal.settledAfterSend(at.effectId, reply.now, at.boundAt);
   ctx.logger.info({ effectId: at.effectId, outcome, via, found }, 'committed');
+  await rereadIfMarked(ctx, at.effectId, reply.reread);
   return { kind: 'settled', effectId: at.effectId, outcome, evidence: found };
 }
 
@@ -72,6 +88,7 @@ export async function settleAmbiguous(ctx: GateContext, at: Holding, reason: str
   if (reply.status !== 'OK') return { kind: 'skipped', effectId: at.effectId, reason: `settled by someone else (${reply.status})` };
   ctx.journal.settledAfterSend(at.effectId, reply.now, at.boundAt);
   ctx.logger.warn({ effectId: at.effectId, reason }, 'ambiguous');
+  await rereadIfMarked(ctx, at.effectId, reply.reread);
   return { kind: 'settled', effectId: at.effectId, outcome: 'AMBIGUOUS', reason };
 }
 

@@ -146,7 +146,11 @@ export type ProposeRequest = {
   drafts: (place: { at: number; sendDeadline: number }) => AnyDraft[];
 };
 
-export type SettleReply = { status: 'OK'; entry: Entry; now: number } | { status: 'NOT_OPEN' } | { status: 'FENCED'; epoch: number };
+/**
+ * `reread`: the effect settled COMMITTED or AMBIGUOUS on a subject a payment fact has marked (notePaymentFact), so its
+ * facts are re-read now (settle-5.lua says why).
+ */
+export type SettleReply = { status: 'OK'; entry: Entry; now: number; reread: boolean } | { status: 'NOT_OPEN' } | { status: 'FENCED'; epoch: number };
 export type TakeOverReason = 'own' | 'expired' | 'owner-dead';
 export type TakeOverReply =
   | { status: 'OK'; epoch: number; claimExpires: number; sendDeadline: number; deathProvenAt: number | null; late: string; unknowns: number; unknownAt: number; now: number }
@@ -568,14 +572,14 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       for (let attempt = 0; attempt < casAttempts; attempt += 1) {
         const at = await sealTime(floor);
         const { entries, pairs } = await seal(effectId, [draft], at, head);
-        const reply = await call<{ status: 'OK'; now: number } | { status: 'NOT_OPEN' } | { status: 'FENCED'; epoch: number } | Misplaced | { status: 'BAD_ENTRY'; reason: string }>(
+        const reply = await call<{ status: 'OK'; now: number; reread?: boolean } | { status: 'NOT_OPEN' } | { status: 'FENCED'; epoch: number } | Misplaced | { status: 'BAD_ENTRY'; reason: string }>(
           'settle-5',
           [keys.state(partition, effectId), keys.entries(partition, effectId), keys.approval(partition, options.approvalId), keys.approvalOpen(partition, options.approvalId), keys.subject(partition)],
           [effectId, head, epoch, draft.kind, code, at, maxSkewMs, options.approvalId, ...pairs],
         );
         switch (reply.status) {
           case 'OK':
-            return { status: 'OK', entry: entries[0] as Entry, now: reply.now };
+            return { status: 'OK', entry: entries[0] as Entry, now: reply.now, reread: reply.reread === true };
           case 'NOT_OPEN':
           case 'FENCED':
             return reply;
@@ -665,6 +669,18 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     async effectsOn(partition: string): Promise<string[]> {
       const fields = await redis.hkeys(keys.subject(partition));
       return fields.filter((field) => field.startsWith('e:')).map((field) => field.slice(2));
+    },
+
+    /**
+     * A payment fact (a dispute event) came for `partition`: marks the subject and, in the same step, lists the effects
+     * committed on it (note-fact-1.lua), or null when nothing was ever dispatched on it (nothing is marked then). An
+     * effect in flight now re-reads its facts when it settles (SettleReply's `reread`).
+     */
+    async notePaymentFact(partition: string): Promise<string[] | null> {
+      const reply = await run<{ status: 'OK'; effects: unknown; now: number } | { status: 'UNKNOWN_SUBJECT' }>('note-fact-1', [keys.subject(partition)], []);
+      if (reply.status !== 'OK') return null;
+      // An empty Lua table comes back as a JSON object.
+      return Array.isArray(reply.effects) ? reply.effects.filter((id): id is string => typeof id === 'string') : [];
     },
 
     /** Whether anything was ever dispatched on a subject (or a cap set on it): its totals hash exists. */

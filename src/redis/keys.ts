@@ -89,7 +89,11 @@ export function createKeys(prefix = 'interlock') {
       if (!CASE_ID.test(caseId)) throw new Error(`"${caseId.slice(0, 80)}" is not a case id (1-200 letters, digits or _ . : # -).`);
       return `${prefix}:case:${caseId}`;
     },
-    /** HASH: cents the gate has moved or has in flight on the subject, and its optional cap. */
+    /**
+     * HASH: cents the gate has moved or has in flight on the subject, and its optional cap; `e:<effect id>` for each
+     * effect committed on it; `factAt`, the Redis time of the last payment fact (a dispute event) that came for it
+     * (note-fact-1.lua), which makes every later COMMITTED or AMBIGUOUS on it re-read its facts (settle-5.lua).
+     */
     subject: (partition: string) => `${tagged(partition)}:subject`,
   };
 }

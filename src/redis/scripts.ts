@@ -20,6 +20,7 @@ export const SCRIPT_NAMES = [
   'settle-5',
   'late-5',
   'observe-2',
+  'note-fact-1',
   'take-over-1',
   'resend-2',
   'release-claim-1',

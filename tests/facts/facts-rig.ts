@@ -136,7 +136,9 @@ export async function startFactsRig(options: FactsRigOptions = {}): Promise<Fact
     const stores = await openStores(config, { logger, signingKey: keyPair.key });
     closers.push(() => stores.close());
     const side = stripeSide(config);
-    const sender = await startSender(stores, side.target);
+    const facts = createFacts(stores, side.reader, { rereadBeforeAppend: options.reread ?? true });
+    // As serve wires it: the sender re-reads an effect's facts when a payment fact came for it in flight.
+    const sender = await startSender(stores, side.target, { facts });
     closers.push(() => sender.close());
     const effects = createEffectsQueue(stores, { backoffMs: 50 });
     closers.push(() => effects.close());
@@ -145,7 +147,6 @@ export async function startFactsRig(options: FactsRigOptions = {}): Promise<Fact
     const factsQueue = createFactsQueue(stores);
     closers.push(() => factsQueue.close());
     accept = (event) => factsQueue.accept(event);
-    const facts = createFacts(stores, side.reader, { rereadBeforeAppend: options.reread ?? true });
     const applied: FactsRig['applied'] = [];
     let factsWorker: ReturnType<typeof startFactsWorker> | null = null;
     const startWorker = () => {

@@ -6,8 +6,11 @@
 -- ARGV[1] effect id   ARGV[2] expected chain head   ARGV[3] the caller's epoch   ARGV[4] kind: COMMITTED | AMBIGUOUS | REFUSED
 -- ARGV[5] refusal code ('' unless REFUSED)   ARGV[6] entry time (Redis ms)   ARGV[7] max clock skew ms
 -- ARGV[8] the approval id KEYS[3] belongs to   ARGV[9] entry hash   ARGV[10] stored entry JSON
--- Returns JSON {status}: OK {now} | NOT_OPEN | FENCED {epoch} | HEAD_MOVED {head, lastAt, now} | BAD_TIME {head, lastAt, now}
+-- Returns JSON {status}: OK {now, reread} | NOT_OPEN | FENCED {epoch} | HEAD_MOVED {head, lastAt, now} | BAD_TIME {head, lastAt, now}
 --   | BAD_ENTRY {reason}
+-- `reread` is true when a COMMITTED or AMBIGUOUS settles an effect on a subject a payment fact has marked (note-fact-1):
+-- that fact found no committed effect to be recorded on, perhaps this one while it was in flight, so the sender
+-- re-reads this effect's facts now rather than leave them to the reconciler's next pass.
 local state = KEYS[1]
 local eid, kind = ARGV[1], ARGV[4]
 -- One read of the state: this script runs once per effect, and every call into Redis costs.
@@ -44,4 +47,5 @@ redis.call('HDEL', state, unpack(closed))
 if kind == 'COMMITTED' then redis.call('HSET', KEYS[5], 'e:' .. eid, '1') end
 if kind == 'REFUSED' then move_totals(KEYS[3], KEYS[5], tonumber(st[6] or 0), -1) end
 redis.call('SREM', KEYS[4], eid)
-return reply({ status = 'OK', now = now })
+local reread = kind ~= 'REFUSED' and redis.call('HEXISTS', KEYS[5], 'factAt') == 1
+return reply({ status = 'OK', now = now, reread = reread })

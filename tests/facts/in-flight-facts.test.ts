@@ -1,0 +1,90 @@
+// Payment facts that arrive while a refund on the payment is in flight (dispatched, not yet settled): the refund
+// landed at Stripe, but the gate has not heard (the answer was lost, and Stripe answers every later request about
+// refunds with a 500), and the charge is charged back meanwhile. The dispute's event finds no committed effect on the
+// payment; once the refund commits, the receipt must still show the chargeback and the `exposure` alert (refund plus
+// chargeback: the merchant pays twice) must be raised within seconds, not at the reconciler's next pass (15 min).
+// A refund's own events in flight carry the effect id and are recorded on the open effect as they come.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFacts, type StripeEvent } from '../../src/interlock.js';
+import { sleep } from '../support/harness.js';
+import { callsSince, mark } from '../stripe/stripe-support.js';
+import { pay, startFactsRig, type FactsRig } from './facts-rig.js';
+
+let rig: FactsRig;
+
+beforeAll(async () => {
+  rig = await startFactsRig();
+  // A chargeback leaves a refund that stood standing (Stripe fails one only within its window; here there is none).
+  await rig.sandbox.control.configure({ pending_refund_dispute_window_seconds: 0 });
+}, 60_000);
+
+afterAll(async () => {
+  await rig?.close();
+});
+
+/** Polls `check` every 50 ms until it returns a value, or fails saying what it waited for. */
+async function waitFor<T>(what: string, check: () => Promise<T | null | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = await check();
+    if (found !== null && found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${what}`);
+    await sleep(50);
+  }
+}
+
+const kindsOf = async (effectId: string) => ((await rig.stores.journal.receipt(effectId))?.entries ?? []).map((entry) => entry.kind);
+
+describe('payment facts that come while a refund is in flight', () => {
+  it('a chargeback that came while the refund was in flight reaches its receipt, with the exposure alert, seconds after the refund commits', async () => {
+    const { paymentIntent, charge } = await pay(rig.stripe, 'pm_card_visa', 10_000);
+    await rig.sandbox.control.idle();
+    // The refund is made at Stripe but no answer comes back (each resend replays it, and is lost too), and every
+    // lookup of the payment's refunds is answered 500: the dispatch stays open until the faults are cleared.
+    await rig.sandbox.control.dropNext({ path: '/v1/refunds', method: 'POST', when: 'after', count: 100_000 });
+    await rig.sandbox.control.failNext({ path: '/v1/refunds', method: 'GET', status: 500, count: 100_000 });
+    const effectId = await rig.submit({ kind: 'refund', paymentIntent, amount: 2_000, reason: 'requested_by_customer' });
+    await waitFor('the refund to reach Stripe', async () => ((await rig.sandbox.control.requests()).some((request) => request.method === 'POST' && request.path === '/v1/refunds' && request.fault === 'drop_after') ? true : null));
+
+    const dispute = await rig.sandbox.control.openDispute({ charge, kind: 'chargeback' });
+    await waitFor('the facts worker to take the dispute', async () => (rig.applied.some(({ event }) => event.type === 'charge.dispute.created' && event.data.object.id === dispute.id) ? true : null));
+    // The fact came while the dispatch was open: nothing was settled yet.
+    expect(await kindsOf(effectId)).not.toContain('COMMITTED');
+    // The refund's own event carries the effect id and is recorded on the open effect as it comes (read as the event
+    // says: Stripe still answers 500 to reads of refunds); the settle that follows goes after it in the chain.
+    const created = (await rig.stripe.events.list({ type: 'refund.created' })).data.find((event) => (event.data.object as { payment_intent?: unknown }).payment_intent === paymentIntent);
+    if (created === undefined) throw new Error('Stripe has no refund.created for the payment');
+    const asEvent = createFacts(rig.stores, null, { rereadBeforeAppend: false });
+    expect(await asEvent.applyEvent(JSON.parse(JSON.stringify(created)) as StripeEvent)).toMatchObject([{ effectId, appended: 1 }]);
+    expect((await kindsOf(effectId)).slice(-2)).toEqual(['DISPATCHED', 'OBSERVED']);
+
+    await rig.sandbox.control.clearFaults();
+    const answer = await rig.effects.waitFor(effectId, 30_000);
+    expect(answer?.outcome).toMatch(/^COMMITTED/);
+    const committedAt = Date.now();
+    const alert = await waitFor('the exposure alert', async () => (await rig.stores.alerts.list()).find((raised) => raised.effectId === effectId && raised.kind === 'exposure'), 5_000);
+    expect(Date.now() - committedAt).toBeLessThan(5_000);
+    expect(alert.disputes).toContain(dispute.id);
+    const verification = await rig.receipt(effectId);
+    expect(verification.valid).toBe(true);
+    expect((await kindsOf(effectId)).slice(2, 5)).toEqual(['DISPATCHED', 'OBSERVED', 'COMMITTED']);
+    // The dispute is on the receipt from the sender's re-read after the settle: the event itself was recorded on nothing.
+    expect((await rig.observed(effectId)).filter((entry) => entry.objectId === dispute.id).map((entry) => entry.source)).toEqual(['reread']);
+    expect(verification.finalMoney.disputes.map((one) => one.id)).toContain(dispute.id);
+    expect(verification.exposure).toMatchObject({ refundCents: 2_000, chargebackCents: 10_000 });
+  }, 90_000);
+
+  it('a refund on a payment no dispute came for reads nothing at Stripe after its refund is created', async () => {
+    await rig.stopFactsWorker();
+    try {
+      const { paymentIntent } = await pay(rig.stripe, 'pm_card_visa', 10_000);
+      const since = await mark(rig.sandbox);
+      await rig.refund(paymentIntent, 2_000);
+      const calls = await callsSince(rig.sandbox, since);
+      // The settle found no payment fact on the subject: no re-read follows the send (the pipeline's two calls a refund).
+      expect(calls.at(-1), calls.join(', ')).toBe('POST /v1/refunds');
+    } finally {
+      rig.startFactsWorker();
+    }
+  }, 60_000);
+});

@@ -2,8 +2,14 @@
 // reconciler raise what this returns after appending what they learned.
 import type { Verification } from './verify.js';
 
+/**
+ * The kinds the facts decide: raised while a receipt calls for them, resolved by the facts once it no longer does.
+ * The others (`not_judged`) are about effects the facts say nothing of; their own workers resolve them.
+ */
+export const FACT_ALERT_KINDS = ['exposure', 'failed_after_landed', 'late_landing', 'compensated_twice'] as const;
+
 export type AlertDraft = {
-  kind: 'exposure' | 'failed_after_landed' | 'late_landing' | 'compensated_twice';
+  kind: (typeof FACT_ALERT_KINDS)[number];
   centsAtStake: number;
   refund: string | null;
   disputes: string[];

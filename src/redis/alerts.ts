@@ -9,6 +9,7 @@
 // before the gate judged it (a premise read Stripe refused with 401/403, or Stripe or Redis away for longer than the
 // job retries). Nothing was sent and nothing will be until someone sends the same request again; the effects worker
 // raises it and resolves it once the effect is judged.
+import { FACT_ALERT_KINDS } from '../core/alert-rules.js';
 import { InterlockError } from '../core/errors.js';
 import type { RedisClient } from './client.js';
 import type { Keys } from './keys.js';
@@ -141,12 +142,13 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
       return alert === null ? null : { alert, resolved: written };
     },
     /**
-     * Resolves the effect's open alerts whose kind is no longer called for: later facts undid what raised them (a
-     * chargeback's exposure gone once the refund it met failed). Returns those resolved.
+     * Resolves the effect's open alerts of the kinds the facts decide (FACT_ALERT_KINDS) that are no longer called
+     * for: later facts undid what raised them (a chargeback's exposure gone once the refund it met failed). A kind the
+     * facts say nothing of (`not_judged`) is left to the worker that raises it. Returns those resolved.
      */
     async settle(effectId: string, standing: readonly AlertKind[], by: string): Promise<Alert[]> {
       const resolved: Alert[] = [];
-      for (const kind of ALERT_KINDS) {
+      for (const kind of FACT_ALERT_KINDS) {
         if (standing.includes(kind)) continue;
         const done = await this.resolve(alertIdOf(effectId, kind), by);
         if (done?.resolved) resolved.push(done.alert);

@@ -97,3 +97,13 @@ describe('paging through alerts', () => {
     if (stale.length > 0) await redis.del(...stale);
   });
 });
+
+describe('settling alerts after facts', () => {
+  it('resolves only the kinds the facts decide: a not_judged alert on the same effect stays open', async () => {
+    const exposure = await raise(9_101, 'exposure');
+    const notJudged = await raise(9_101, 'not_judged');
+    const resolved = await alerts.settle(effectId(9_101), [], 'facts');
+    expect(resolved.map((alert) => alert.id)).toEqual([exposure.alert.id]);
+    expect((await alerts.get(notJudged.alert.id))?.resolvedAt).toBeNull();
+  });
+});

@@ -48,6 +48,7 @@ const schema = z.object({
   INTERLOCK_CRASH_BATCH: wholeNumberSetting(1, 1_000).default(1),
   INTERLOCK_RATE_LIMIT_BACKOFF_MS: wholeNumberSetting(1, 600_000).default(1_000),
   INTERLOCK_RECOVERY_INTERVAL_MS: ms.default(60_000),
+  INTERLOCK_UNANSWERED_ALERT_MS: ms.default(15 * 60 * 1000),
   INTERLOCK_RECONCILE_INTERVAL_MS: ms.default(15 * 60 * 1000),
   INTERLOCK_RECONCILE_HORIZON_MS: ms.default(3 * 24 * 60 * 60 * 1000),
   INTERLOCK_FACTS_LOCK_MS: ms.default(30_000),
@@ -120,6 +121,8 @@ export type Config = {
   /** How many sends reach the crash point together before the kill (a worker dying with several in flight). */
   crashBatch: number;
   recoveryIntervalMs: number;
+  /** How long an open effect's sends may go without a definite answer from Stripe before a send_unanswered alert says so. */
+  unansweredAlertMs: number;
   /** How often the facts role re-reads effects recently settled after a send from Stripe (missed webhooks). */
   reconcileIntervalMs: number;
   /** How far back each reconciliation pass looks (effects settled after a send within it are re-read). */
@@ -220,6 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     crashBatch: c.INTERLOCK_CRASH_BATCH,
     rateLimitBackoffMs: c.INTERLOCK_RATE_LIMIT_BACKOFF_MS,
     recoveryIntervalMs: c.INTERLOCK_RECOVERY_INTERVAL_MS,
+    unansweredAlertMs: c.INTERLOCK_UNANSWERED_ALERT_MS,
     reconcileIntervalMs: c.INTERLOCK_RECONCILE_INTERVAL_MS,
     reconcileHorizonMs: c.INTERLOCK_RECONCILE_HORIZON_MS,
     factsLockMs: c.INTERLOCK_FACTS_LOCK_MS,

@@ -306,6 +306,7 @@ export async function startSender(stores: Stores, target: Target, options: { wor
     ...(options.events ? { events: options.events } : {}),
     ...(options.facts ? { rereadFacts: options.facts.reread } : {}),
     inbox: stores.inbox,
+    unanswered: { alerts: stores.alerts, afterMs: config.unansweredAlertMs },
   });
   // Started last, so a failed start leaves no timer behind.
   durabilityMonitor.start();

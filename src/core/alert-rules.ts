@@ -1,10 +1,11 @@
 // Which alerts a receipt calls for, from its verification (issue 10 §4). Pure: the facts worker and the
-// reconciler raise what this returns after appending what they learned.
+// reconciler raise what this returns after appending what they learned. Also the text of the alert recovery raises
+// for a send Stripe keeps giving no definite answer to (sendUnanswered).
 import type { Verification } from './verify.js';
 
 /**
  * The kinds the facts decide: raised while a receipt calls for them, resolved by the facts once it no longer does.
- * The others (`not_judged`) are about effects the facts say nothing of; their own workers resolve them.
+ * The others (`not_judged`, `send_unanswered`) are about effects the facts say nothing of; their own workers resolve them.
  */
 export const FACT_ALERT_KINDS = ['exposure', 'failed_after_landed', 'late_landing', 'compensated_twice'] as const;
 
@@ -68,4 +69,22 @@ export function alertsFor(verification: Verification): AlertDraft[] {
     });
   }
   return alerts;
+}
+
+/**
+ * An open effect whose sends have had no definite answer for `forMs` (Stripe answering 500, requests timing out):
+ * recovery keeps looking it up and resending under its key until Stripe's idempotency window ends, then settles it.
+ * `lastAnswer` is what the last request got, when this worker saw it.
+ */
+export function sendUnanswered(input: { kind: 'refund' | 'credit'; subject: string; cents: number; forMs: number; lastAnswer: string | null; windowEndsAt: number; now: number }) {
+  const minutes = (ms: number) => `${Math.max(1, Math.round(ms / 60_000))} min`;
+  return {
+    kind: 'send_unanswered' as const,
+    centsAtStake: input.cents,
+    refund: null,
+    disputes: [],
+    // The lines Stripe's own error carries are quoted by the gate already (quoteError).
+    sentence: `Stripe has given no definite answer to the ${dollars(input.cents)} ${input.kind === 'refund' ? 'refund' : 'balance credit'} on ${input.subject} for ${minutes(input.forMs)}: ${input.lastAnswer === null ? 'the last request got none (the worker\'s log has its error)' : `the last request ended with: ${input.lastAnswer}`}. Whether the money moved is not known yet.`,
+    action: `Check Stripe's status page and the payment or customer in the Dashboard. Do nothing to the effect and do not send the money another way: recovery keeps looking it up and resending under the same idempotency key for about ${minutes(Math.max(0, input.windowEndsAt - input.now))} more, then settles it. This alert resolves itself when the effect settles.`,
+  };
 }

@@ -5,6 +5,7 @@ import type { ApprovalSnapshot, Checks, PremiseChange } from '../core/entries.js
 import { errorCode, InterlockError, type SlowDown } from '../core/errors.js';
 import { explainOutcome, type Outcome } from '../core/outcomes.js';
 import type { Target } from '../core/target.js';
+import type { Alerts } from '../redis/alerts.js';
 import type { Approvals, GrantedTerms } from '../redis/approvals.js';
 import type { Heartbeat } from '../redis/heartbeat.js';
 import type { Journal } from '../redis/journal.js';
@@ -76,6 +77,11 @@ export type GateDeps = {
   durability?: DurabilityGuard;
   /** Opens the escalation inbox item a settled effect calls for (redis/inbox.ts); absent, nothing is opened. */
   inbox?: { openFor(effectId: string): Promise<unknown> };
+  /**
+   * Where recovery raises a `send_unanswered` alert for an open effect whose sends have had no definite answer for
+   * longer than `afterMs` since it was dispatched, and resolves it when the effect settles; absent, none is raised.
+   */
+  unanswered?: { alerts: Pick<Alerts, 'raise' | 'get' | 'resolve'>; afterMs: number };
   /** What the gate tells the process about itself (metrics); each callback must return at once and never throw. */
   events?: GateEvents;
   /**

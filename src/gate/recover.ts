@@ -1,17 +1,19 @@
 // recover(): every open dispatch ends COMMITTED, REFUSED or AMBIGUOUS (P), re-checking approval and premises
 // before any resend and never resending blindly (DESIGN §7).
 import { performance } from 'node:perf_hooks';
+import { sendUnanswered } from '../core/alert-rules.js';
 import { approvalProblems } from '../core/approval.js';
 import { dispatchedEffect, firstProposal, lateLanding, openDispatch, planRecovery, recoveryMode, type Lookup, type RecoveryStep, type RecoveryTiming } from '../core/decisions.js';
 import { isEffectId } from '../core/effect-id.js';
 import { describeEffect, parseEffect, type Effect } from '../core/effects.js';
-import type { Checks, EntryOf } from '../core/entries.js';
+import type { Checks, Entry, EntryOf } from '../core/entries.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import { explainOutcome } from '../core/outcomes.js';
 import { slowDownOf } from '../core/errors.js';
 import { quoteError } from '../core/quote.js';
 import { objectId, ProcessCrash } from '../core/target.js';
 import { checksOf, errorName, type GateContext, type RecoveryReport, type Settled } from './context.js';
+import { alertIdOf } from '../redis/alerts.js';
 import type { OpenEffect } from '../redis/journal.js';
 import { holdBack, markUnknown, sendOnce } from './send.js';
 import { commit, refuseAtRecovery, rejectionOf, settleAmbiguous, settleRejected, type Holding } from './settle.js';
@@ -19,8 +21,12 @@ import { readFacts } from './submit.js';
 
 type Claim = { epoch: number; now: number; sendDeadline: number; deathProvenAt: number | null; late: string; unknowns: number; unknownAt: number | null };
 
+/** Effects whose last request this worker saw get no definite answer, and what it got; bounded, it is only for the alert's text. */
+const LAST_ANSWERS_KEPT = 10_000;
+
 export function createRecover(ctx: GateContext) {
   const { journal, heartbeat, target, timing, logger } = ctx;
+  const lastAnswers = new Map<string, string>();
 
   async function takeClaim(effectId: string, partition: string, indexed: readonly string[]): Promise<Claim | Settled> {
     const { now, state } = await journal.readState(partition, effectId);
@@ -91,6 +97,56 @@ export function createRecover(ctx: GateContext) {
       return { kind: 'skipped', effectId, reason: 'no open dispatch in the chain' };
     }
     const effect = parseEffect(dispatchedEffect(entries, dispatched));
+    const settled = await settleClaimed(claim, holding, entries, dispatched, effect);
+    await watchUnanswered(settled, effect, dispatched.at, claim.now);
+    return settled;
+  }
+
+  /**
+   * After a pass over an open effect: raises its `send_unanswered` alert once it has been open without a definite
+   * answer for longer than GateDeps.unanswered.afterMs since it was dispatched, and resolves it when it settles. A
+   * failure here is logged, never thrown: what the pass did to the effect stands.
+   */
+  async function watchUnanswered(settled: Settled, effect: Effect, dispatchedAt: number, now: number): Promise<void> {
+    const watch = ctx.unanswered;
+    if (!watch) return;
+    const { effectId } = settled;
+    const id = alertIdOf(effectId, 'send_unanswered');
+    if (settled.kind === 'settled') {
+      lastAnswers.delete(effectId);
+      try {
+        const done = await watch.alerts.resolve(id, `recovery: the effect settled ${settled.outcome}`);
+        if (done?.resolved) logger.info({ alert: id, effectId, outcome: settled.outcome }, 'alert resolved: the effect Stripe gave no answer to has settled');
+      } catch (error) {
+        if (error instanceof ProcessCrash) throw error;
+        logger.error({ err: error, alert: id, effectId }, `the effect settled but its alert could not be resolved; resolve it by hand: interlock alerts resolve ${id} --by <name>`);
+      }
+      return;
+    }
+    if (settled.kind === 'skipped') return;
+    if (settled.kind === 'unresolved') {
+      if (lastAnswers.size >= LAST_ANSWERS_KEPT) lastAnswers.clear();
+      lastAnswers.set(effectId, settled.error);
+    }
+    const forMs = now - dispatchedAt;
+    if (forMs <= watch.afterMs) return;
+    const lastAnswer = lastAnswers.get(effectId) ?? null;
+    try {
+      // A pass that only waited learned nothing new: an open alert already says what the last request got.
+      if (lastAnswer === null && (await watch.alerts.get(id))?.resolvedAt === null) return;
+      const { kind, subject, amount } = describeEffect(effect);
+      const draft = sendUnanswered({ kind, subject, cents: amount, forMs, lastAnswer, windowEndsAt: dispatchedAt + target.dedupWindowMs, now });
+      const { alert, created } = await watch.alerts.raise({ ...draft, effectId, subject });
+      if (created) logger.warn({ alert: alert.id, effectId, centsAtStake: alert.centsAtStake, action: alert.action }, alert.sentence);
+    } catch (error) {
+      if (error instanceof ProcessCrash) throw error;
+      logger.error({ err: error, alert: id, effectId }, 'could not raise the alert for an effect Stripe has given no answer to; the next recovery pass tries again');
+    }
+  }
+
+  async function settleClaimed(claim: Claim, holding: Holding, entries: readonly Entry[], dispatched: EntryOf<'DISPATCHED'>, effect: Effect): Promise<Settled> {
+    const { epoch } = claim;
+    const { partition, effectId } = holding;
 
     // A fenced-out sender's definite answer is the truth about the effect (issue 6, item 7).
     if (claim.late === 'landed') {

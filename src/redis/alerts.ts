@@ -9,13 +9,16 @@
 // before the gate judged it (a premise read Stripe refused with 401/403, or Stripe or Redis away for longer than the
 // job retries). Nothing was sent and nothing will be until someone sends the same request again; the effects worker
 // raises it and resolves it once the effect is judged.
+//
+// `send_unanswered`: an open effect whose sends Stripe has given no definite answer to for longer than
+// INTERLOCK_UNANSWERED_ALERT_MS (a Stripe outage, timeouts). Recovery raises it and resolves it when the effect settles.
 import { FACT_ALERT_KINDS } from '../core/alert-rules.js';
 import { InterlockError } from '../core/errors.js';
 import type { RedisClient } from './client.js';
 import type { Keys } from './keys.js';
 import { createScriptRunner } from './scripts.js';
 
-export const ALERT_KINDS = ['exposure', 'failed_after_landed', 'late_landing', 'not_judged', 'compensated_twice'] as const;
+export const ALERT_KINDS = ['exposure', 'failed_after_landed', 'late_landing', 'not_judged', 'compensated_twice', 'send_unanswered'] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
 export type Alert = {
@@ -143,8 +146,9 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
     },
     /**
      * Resolves the effect's open alerts of the kinds the facts decide (FACT_ALERT_KINDS) that are no longer called
-     * for: later facts undid what raised them (a chargeback's exposure gone once the refund it met failed). A kind the
-     * facts say nothing of (`not_judged`) is left to the worker that raises it. Returns those resolved.
+     * for: later facts undid what raised them (a chargeback's exposure gone once the refund it met failed). Kinds the
+     * facts say nothing of (`not_judged`, `send_unanswered`) are left to the workers that raise them. Returns those
+     * resolved.
      */
     async settle(effectId: string, standing: readonly AlertKind[], by: string): Promise<Alert[]> {
       const resolved: Alert[] = [];

@@ -119,3 +119,33 @@ export function gateWith(node: TestNode, swapped: Partial<GateDeps>): Gate {
   const timing = { claimTtlMs: node.config.claimTtlMs, settleMarginMs: node.config.settleMarginMs, dedupMarginMs: node.config.dedupMarginMs };
   return recorded(createGate({ journal: node.journal, approvals: node.approvals, heartbeat: node.heartbeat, target: node.target, logger: pino({ level: 'silent' }), timing, ...swapped }));
 }
+
+/**
+ * Stripe after a 500 it stored under the key (stripe-facts §3): every request with the key, the first included, is
+ * answered with that 500. With `landsFirst` the first request's refund was created before the 500. `answerAgain`
+ * ends it as an outage ends whose 500s Stripe did not store: requests are sent and answered again.
+ */
+export function storedError(world: World, options: { landsFirst: boolean }) {
+  const { target } = world;
+  const apply = target.apply.bind(target);
+  const query = target.query.bind(target);
+  let requests = 0;
+  let queries = 0;
+  target.apply = async (effectId, effect, context) => {
+    requests += 1;
+    if (requests === 1 && options.landsFirst) await apply(effectId, effect, context);
+    else await context.beforeWrite();
+    throw Object.assign(new Error('Stripe gave no definite answer to POST /v1/refunds (500 api_error)'), { statusCode: 500 });
+  };
+  target.query = async (...args) => {
+    queries += 1;
+    return query(...args);
+  };
+  return {
+    requests: () => requests,
+    queries: () => queries,
+    answerAgain() {
+      target.apply = apply;
+    },
+  };
+}

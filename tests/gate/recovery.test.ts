@@ -2,7 +2,7 @@
 // a node "crashes" through an injected fault, kill() removes its heartbeat, and another node recovers.
 import { afterEach, describe, expect, it } from 'vitest';
 import { kill, refundProposal, sleep, type World } from '../support/harness.js';
-import { FACTS, PAYMENT, entryKinds, gateWorld, grant, openState, recoverUntilSettled, submitAndCrash, submitSlowly, untilRedisTime, verifiedReceipt } from './gate-support.js';
+import { FACTS, PAYMENT, entryKinds, gateWorld, grant, openState, recoverUntilSettled, storedError, submitAndCrash, submitSlowly, untilRedisTime, verifiedReceipt } from './gate-support.js';
 
 let world: World;
 afterEach(async () => {
@@ -13,29 +13,6 @@ async function twoNodes() {
   const [a, b] = [await world.node('a'), await world.node('b')];
   const { id } = await grant(a);
   return { a, b, approval: id };
-}
-
-/**
- * Stripe after a 500 it stored under the key (stripe-facts §3): every request with the key, the first included, is
- * answered with that 500. With `landsFirst` the first request's refund was created before the 500.
- */
-function storedError(world: World, options: { landsFirst: boolean }) {
-  const { target } = world;
-  const apply = target.apply.bind(target);
-  const query = target.query.bind(target);
-  let requests = 0;
-  let queries = 0;
-  target.apply = async (effectId, effect, context) => {
-    requests += 1;
-    if (requests === 1 && options.landsFirst) await apply(effectId, effect, context);
-    else await context.beforeWrite();
-    throw Object.assign(new Error('Stripe gave no definite answer to POST /v1/refunds (500 api_error)'), { statusCode: 500 });
-  };
-  target.query = async (...args) => {
-    queries += 1;
-    return query(...args);
-  };
-  return { requests: () => requests, queries: () => queries };
 }
 
 describe('recovery outcomes', () => {

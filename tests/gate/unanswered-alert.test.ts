@@ -1,0 +1,75 @@
+// The send_unanswered alert (redis/alerts.ts): an effect whose sends Stripe keeps giving no definite answer to stays
+// open for up to the idempotency window, while recovery looks it up and resends under its key. People hear of it
+// once it has lasted longer than INTERLOCK_UNANSWERED_ALERT_MS, and the alert goes away when the effect settles.
+import { afterEach, describe, expect, it } from 'vitest';
+import { createFacts, type Alert, type StripeEvent } from '../../src/interlock.js';
+import { refundProposal, sleep, type TestNode, type World } from '../support/harness.js';
+import { PAYMENT, gateWorld, grant, recoverUntilSettled, storedError } from './gate-support.js';
+
+let world: World;
+afterEach(async () => {
+  await world.close();
+});
+
+const AFTER_MS = 1_000;
+
+/** A refund Stripe answers 500 to every time, and how long after its dispatch recovery first raised the alert. */
+async function unanswered(): Promise<{ node: TestNode; effectId: string; stripe: ReturnType<typeof storedError>; alert: Alert; afterMs: number }> {
+  world = await gateWorld({ config: { unansweredAlertMs: AFTER_MS } });
+  const stripe = storedError(world, { landsFirst: false });
+  const node = await world.node('a');
+  const { id } = await grant(node);
+  const sent = await node.gate.submit(refundProposal({ approval: id, amount: 2_000 }));
+  expect(sent.outcome).toBe('IN_FLIGHT');
+  const { effectId } = sent;
+  const partition = await node.journal.partitionOf(effectId);
+  const dispatched = (await node.journal.entries(partition ?? '', effectId)).find((entry) => entry.kind === 'DISPATCHED');
+  if (!dispatched) throw new Error(`effect ${effectId} has no DISPATCHED entry`);
+  const alertId = `send_unanswered:${effectId}`;
+  for (const stopAt = Date.now() + 5_000; Date.now() < stopAt; ) {
+    const report = await node.gate.recover({ only: [effectId] });
+    expect(report.settled).toEqual([]);
+    const alert = await node.stores.alerts.get(alertId);
+    if (alert !== null) return { node, effectId, stripe, alert, afterMs: alert.raisedAt - dispatched.at };
+    await sleep(50);
+  }
+  throw new Error(`no ${alertId} alert within 5 s`);
+}
+
+describe('an effect Stripe gives no definite answer to', () => {
+  it('raises send_unanswered only once the effect has gone unanswered for longer than the setting, naming the effect, the money, the last answer and what to do', async () => {
+    const { node, effectId, stripe, alert, afterMs } = await unanswered();
+    expect(afterMs).toBeGreaterThan(AFTER_MS);
+    expect(stripe.requests()).toBeGreaterThanOrEqual(2);
+    expect(alert).toMatchObject({ kind: 'send_unanswered', effectId, subject: PAYMENT, centsAtStake: 2_000, refund: null, resolvedAt: null });
+    expect(alert.sentence).toContain('$20.00 refund on payment:pi_1');
+    expect(alert.sentence).toContain('500 api_error');
+    expect(alert.action).toContain("Stripe's status");
+    expect(alert.action).toContain('resolves itself when the effect settles');
+    expect((await node.stores.alerts.list()).map((open) => open.id)).toEqual([alert.id]);
+  });
+
+  it('resolves the alert itself when recovery settles the effect', async () => {
+    const { node, effectId, stripe, alert } = await unanswered();
+    stripe.answerAgain();
+    const report = await recoverUntilSettled(node, effectId, 10);
+    expect(report.settled).toEqual([expect.objectContaining({ effectId, outcome: 'COMMITTED_BY_RETRY' })]);
+    expect(world.target.landedCount(effectId)).toBe(1);
+    const after = await node.stores.alerts.get(alert.id);
+    expect(after?.resolvedAt).not.toBeNull();
+    expect(after?.resolvedBy).toBe('recovery: the effect settled COMMITTED_BY_RETRY');
+    expect(await node.stores.alerts.list()).toEqual([]);
+  });
+
+  it('facts about the effect leave the alerts the facts do not decide open: send_unanswered and not_judged', async () => {
+    const { node, effectId, alert } = await unanswered();
+    // The effects worker's kind, on the same effect (as queues/effects.ts raises it).
+    const notJudged = await node.stores.alerts.raise({ kind: 'not_judged', effectId, subject: PAYMENT, centsAtStake: 2_000, refund: null, disputes: [], sentence: 's', action: 'a' });
+    // A refund carrying the effect's id reaches the facts worker while recovery still holds the effect open.
+    const event: StripeEvent = { id: 'evt_unanswered', type: 'refund.created', data: { object: { id: 're_unanswered', object: 'refund', status: 'pending', amount: 2_000, payment_intent: 'pi_1', metadata: { interlock_effect_id: effectId } } } };
+    const applied = await createFacts(node.stores, null, { rereadBeforeAppend: false }).applyEvent(event);
+    expect(applied).toEqual([expect.objectContaining({ effectId, appended: 1 })]);
+    expect((await node.stores.alerts.get(alert.id))?.resolvedAt).toBeNull();
+    expect((await node.stores.alerts.get(notJudged.alert.id))?.resolvedAt).toBeNull();
+  });
+});

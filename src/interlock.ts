@@ -337,9 +337,29 @@ export function createProposalRecorder(stores: Stores): Recorder {
 
 /** Turns Stripe events and re-reads into OBSERVED entries and alerts (src/facts/apply.ts). */
 export function createFacts(stores: Stores, reader: StripeReader | null, options: { rereadBeforeAppend?: boolean } = {}): FactsApplier {
-  const alerts: Alerts = { ...stores.alerts, raise: (alert) => raiseAlert(stores, alert) };
+  const alerts: Alerts = {
+    ...stores.alerts,
+    raise: (alert) => raiseAlert(stores, alert),
+    // An exposure the facts resolve (the refund failed, the dispute was won) closes its inbox item too, as a person's
+    // resolution does: a signed dismissal naming the facts. Not closed, the item stays for a person, and the log says so.
+    async settle(effectId, standing, by) {
+      const resolved = await stores.alerts.settle(effectId, standing, by);
+      for (const alert of resolved) {
+        if (alert.kind !== 'exposure') continue;
+        try {
+          await closeExposureItem(stores, alert, FACTS_ACTOR, `Closed with alert ${alert.id}, which the facts resolved: later facts from Stripe (the entries before this one) undid the exposure.`);
+        } catch (error) {
+          stores.logger.error({ err: error, alert: alert.id, effectId }, `the facts resolved an exposure alert but could not close its inbox item; dismiss it by hand: interlock inbox dismiss ${inboxItemId('exposure', effectId)} --note <why> --by <name>`);
+        }
+      }
+      return resolved;
+    },
+  };
   return createFactsApplier({ journal: journalOf(stores), alerts, reader, logger: stores.logger, ...options });
 }
+
+/** Who closes an exposure inbox item when the facts resolve its alert, on the item and the receipt's signed entry. */
+const FACTS_ACTOR: Actor = { name: 'facts', role: 'worker' };
 
 /**
  * Raises (or refreshes) an alert. Every exposure alert also opens an inbox item (issue 13 §4): money is out twice,
@@ -360,14 +380,18 @@ export async function raiseAlert(stores: Stores, alert: Parameters<Alerts['raise
 export async function resolveAlert(stores: Stores, alertId: string, by: Actor): Promise<{ alert: Alert; resolved: boolean } | null> {
   const done = await stores.alerts.resolve(alertId, `${by.name} (${by.role})`);
   if (done === null || !done.resolved || done.alert.kind !== 'exposure') return done;
-  const item = inboxItemId('exposure', done.alert.effectId);
+  await closeExposureItem(stores, done.alert, by, `Closed with alert ${alertId}, which ${by.name} resolved.`);
+  return done;
+}
+
+/** Dismisses the inbox item a resolved exposure alert opened, with a signed entry naming `by` on the effect's receipt. */
+async function closeExposureItem(stores: Stores, alert: Alert, by: Actor, note: string): Promise<void> {
   try {
-    await stores.inbox.act(item, { action: 'dismiss', by, note: `Closed with alert ${alertId}, which ${by.name} resolved.` });
+    await stores.inbox.act(inboxItemId('exposure', alert.effectId), { action: 'dismiss', by, note });
   } catch (error) {
     // Closed by someone already (its act resolved this alert too), or never opened: nothing is left to close.
     if (!(error instanceof InterlockError && (error.code === 'inbox_item_closed' || error.code === 'unknown_inbox_item'))) throw error;
   }
-  return done;
 }
 
 async function openExposureItem(stores: Stores, alert: Alert): Promise<void> {

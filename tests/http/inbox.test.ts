@@ -4,7 +4,7 @@
 // naming the token; of two people acting at once one wins and the other is told who; auditors and operators read.
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { effectIdFor, latestProposal, openInboxItem, publicKeyPem, publicKeySet, raiseAlert, resolveAlert, verify, type Receipt } from '../../src/interlock.js';
+import { createFacts, effectIdFor, latestProposal, openInboxItem, publicKeyPem, publicKeySet, raiseAlert, resolveAlert, verify, type Receipt } from '../../src/interlock.js';
 import { useInboxRig, type ItemMaker } from './inbox-items.js';
 import { approvalBody, bearer, TOKENS, uid, type Rig } from './rig.js';
 
@@ -226,6 +226,35 @@ describe.concurrent('an exposure: its alert and its inbox item are one matter', 
     const receipt = await receiptOf(effectId);
     expect(receipt.entries.filter((entry) => entry.kind === 'RESOLVED')).toHaveLength(1);
     expect(verify(receipt, { publicKeys: keys() }).valid).toBe(true);
+  });
+});
+
+describe.concurrent('an exposure the facts undo', () => {
+  it('closes its inbox item with a signed dismissal naming the facts when later facts resolve its alert (the dispute was won)', async () => {
+    const pi = `pi_${uid()}`;
+    const effectId = await make.proposed(pi);
+    expect(await make.submitLatest(effectId)).toBe('COMMITTED');
+    // The facts without re-reads: each event's object is the fact.
+    const facts = createFacts(rig.stores, null, { rereadBeforeAppend: false });
+    // The refund the effect committed, as Stripe reports it.
+    const committed = (await receiptOf(effectId)).entries.find((entry) => entry.kind === 'COMMITTED');
+    if (committed?.kind !== 'COMMITTED' || committed.found === null) throw new Error(`effect ${effectId} committed no refund id`);
+    const refund = { id: committed.found, object: 'refund', status: 'succeeded', amount: 2_000, payment_intent: pi, metadata: { interlock_effect_id: effectId } };
+    const dispute = { id: `du_${uid()}`, object: 'dispute', status: 'needs_response', amount: 10_000, payment_intent: pi, reason: 'fraudulent' };
+    await facts.applyEvent({ id: `evt_${uid()}`, type: 'refund.created', data: { object: refund } });
+    await facts.applyEvent({ id: `evt_${uid()}`, type: 'charge.dispute.created', data: { object: dispute } });
+    const item = `exposure:${effectId}`;
+    const alert = `exposure:${effectId}`;
+    expect(await rig.stores.alerts.get(alert)).toMatchObject({ resolvedAt: null });
+    expect(await rig.stores.inbox.get(item)).toMatchObject({ status: 'open' });
+
+    await facts.applyEvent({ id: `evt_${uid()}`, type: 'charge.dispute.closed', data: { object: { ...dispute, status: 'won' } } });
+    expect(await rig.stores.alerts.get(alert)).toMatchObject({ resolvedBy: 'facts', resolvedAt: expect.any(Number) });
+    expect(await rig.stores.inbox.get(item)).toMatchObject({ status: 'closed', closure: { action: 'dismiss', by: { name: 'facts', role: 'worker' } } });
+    const receipt = await receiptOf(effectId);
+    const dismissals = receipt.entries.filter((entry) => entry.kind === 'RESOLVED');
+    expect(dismissals).toEqual([expect.objectContaining({ item, action: 'dismiss', by: { name: 'facts', role: 'worker' }, note: expect.stringContaining('the facts resolved') })]);
+    expect(verify(receipt, { publicKeys: keys() })).toMatchObject({ valid: true, problems: [] });
   });
 });
 

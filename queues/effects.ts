@@ -353,7 +353,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
         if (partition !== null && (await stores.journal.readState(partition, effectId)).state.open) continue;
         const proposal = await latestProposal(stores, effectId);
         if (proposal === null) continue;
-        const answer = await gate.submit(proposal);
+        const answer = await gate.submit(proposal, { recorded: true });
         await options.onAnswer?.(answer);
         adopted += 1;
         logger.info({ effectId, outcome: answer.outcome }, `ran an active job's effect ${at} (its holder may have lost it before dispatching)`);

@@ -51,6 +51,13 @@ export const proposalSchema = z.strictObject({
   decision: z.strictObject({ model: identifier(200), text: freeText(PROPOSAL_LIMITS.decisionChars) }).optional(),
 });
 
+/**
+ * A proposal read back from the journal: its request id is taken as it was recorded. The NFC rule is for requests
+ * that arrive; one recorded before it came in another spelling is bound to its effect id already, and refusing it
+ * there would leave an accepted request never sent and never refused.
+ */
+const recordedProposalSchema = proposalSchema.extend({ requestId: identifier(200).optional() });
+
 export class ProposalError extends InterlockError {
   constructor(message: string, fields: readonly FieldProblem[] = [], options: { cause?: unknown } = {}) {
     super('invalid_proposal', message, { fields, ...options });
@@ -83,6 +90,8 @@ export function parseProposal(input: unknown): Proposal {
 }
 
 type Fields = z.infer<typeof proposalSchema>;
+/** `recorded`: the input was read back from the journal (recordedProposalSchema says what that changes). */
+export type ParseOptions = { recorded?: boolean };
 const FIELDS = new Set(['requestId', 'agent', 'approval', 'premises', 'effect', 'request', 'decision']);
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -90,11 +99,11 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
  * The schema's checks by hand, for input that passes them all (nearly every proposal); anything else goes through
  * the schema, which names each problem. Every submit passes here, and the schema cost more than the rest of it.
  */
-export function quickFields(input: unknown): Fields | null {
+export function quickFields(input: unknown, options: ParseOptions = {}): Fields | null {
   if (!isRecord(input)) return null;
   for (const key of Object.keys(input)) if (!FIELDS.has(key)) return null;
   const { requestId, agent, approval, premises, effect, decision } = input;
-  if (requestId !== undefined && !isRequestId(requestId, 200)) return null;
+  if (requestId !== undefined && !(options.recorded === true ? isIdentifier(requestId, 200) : isRequestId(requestId, 200))) return null;
   if (!isIdentifier(agent, 200) || typeof approval !== 'string' || !APPROVAL_ID.test(approval)) return null;
   if (!isRecord(premises) || !Object.keys(premises).every((name) => PREMISE_NAME.test(name)) || !isRecord(effect)) return null;
   if (decision !== undefined) {
@@ -104,16 +113,16 @@ export function quickFields(input: unknown): Fields | null {
 }
 
 /** parseProposal, also handing back the effect as parsed (so it is parsed once). */
-export function parseProposalAndEffect(input: unknown): { proposal: Proposal; effect: Effect } {
+export function parseProposalAndEffect(input: unknown, options: ParseOptions = {}): { proposal: Proposal; effect: Effect } {
   let p: Fields | null;
   try {
-    p = quickFields(input);
+    p = quickFields(input, options);
   } catch {
     // A getter that throws, a proxy: the schema reports it as before.
     p = null;
   }
   if (p === null) {
-    const parsed = proposalSchema.safeParse(input);
+    const parsed = (options.recorded === true ? recordedProposalSchema : proposalSchema).safeParse(input);
     if (!parsed.success) refuse(zodFieldProblems(parsed.error.issues));
     p = parsed.data;
   }

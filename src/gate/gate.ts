@@ -3,6 +3,7 @@
 import { timingProblems } from '../core/timing.js';
 import { errorMessage, InterlockError } from '../core/errors.js';
 import { INBOX_OUTCOMES } from '../core/inbox.js';
+import type { ParseOptions } from '../core/proposal.js';
 import { createContext, type GateDeps, type GateResult } from './context.js';
 import { createRecover } from './recover.js';
 import { createSubmit, prepare } from './submit.js';
@@ -49,9 +50,12 @@ export function createGate(deps: GateDeps) {
   return {
     owner: ctx.owner,
     target,
-    /** Submits a proposal; an IN_FLIGHT answer also says how long to wait before asking again. */
-    async submit(input: unknown): Promise<GateResult> {
-      return finish(await submit(input));
+    /**
+     * Submits a proposal; an IN_FLIGHT answer also says how long to wait before asking again. `options.recorded`: the
+     * proposal was read back from the journal (latestProposal), whose request id is taken as it was recorded.
+     */
+    async submit(input: unknown, options: ParseOptions = {}): Promise<GateResult> {
+      return finish(await submit(input, options));
     },
     /**
      * Submits the effect's latest recorded proposal (`carried`, the job's copy, when none is recorded); `judged` is

@@ -12,7 +12,7 @@ import type { AnyDraft, ApprovalSnapshot, Checks, Draft, Entry, EntryOf } from '
 import type { JsonObject } from '../core/json.js';
 import { InterlockError, slowDownOf } from '../core/errors.js';
 import { outcomeOf } from '../core/verify.js';
-import { parseProposalAndEffect, ProposalError, type Proposal } from '../core/proposal.js';
+import { parseProposalAndEffect, ProposalError, type ParseOptions, type Proposal } from '../core/proposal.js';
 import { quote, quoteError, quoteObject } from '../core/quote.js';
 import type { BindReply, EffectState, ProposeReply, ProposeRequest } from '../redis/journal.js';
 import type { GrantedTerms } from '../redis/approvals.js';
@@ -27,8 +27,9 @@ export type Recover = (effectId: string, partition: string) => Promise<Settled>;
 /** Everything about a proposal that can be known without Redis: validated input, id, payload hash, subject. */
 export type Prepared = { proposal: Proposal; effect: Effect; facts: EffectFacts; effectId: string; hash: string };
 
-export function prepare(ctx: GateContext, input: unknown): Prepared {
-  const { proposal, effect } = parseProposalAndEffect(input);
+/** `options.recorded`: `input` was read back from the journal (parseProposalAndEffect says what that changes). */
+export function prepare(ctx: GateContext, input: unknown, options: ParseOptions = {}): Prepared {
+  const { proposal, effect } = parseProposalAndEffect(input, options);
   const facts = factsOfEffect(effect);
   if (!ctx.target.kinds.includes(facts.kind)) {
     throw new ProposalError(`Target ${ctx.target.name} moves ${ctx.target.kinds.join(' and ')} effects, not ${facts.kind}.`, [{ path: 'effect.kind', message: `this target does not move ${facts.kind} effects` }]);
@@ -394,8 +395,8 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
 
   const emptyChain = (): Chain => ({ state: { head: '', epoch: 0 } as EffectState, entries: [] });
 
-  async function submit(input: unknown): Promise<GateResult> {
-    const prepared = prepare(ctx, input);
+  async function submit(input: unknown, options: ParseOptions = {}): Promise<GateResult> {
+    const prepared = prepare(ctx, input, options);
     const { effectId, facts } = prepared;
     ctx.durability?.assertDurable();
     const ahead = readFactsAhead(ctx, prepared);
@@ -438,7 +439,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         let chosen: Prepared;
         try {
           // The job carries the proposal its producer recorded: when it is the latest, it was validated above already.
-          chosen = latest === null || (latestEntry !== undefined && sameProposal(latestEntry, prepared.proposal)) ? prepared : prepare(ctx, latest);
+          chosen = latest === null || (latestEntry !== undefined && sameProposal(latestEntry, prepared.proposal)) ? prepared : prepare(ctx, latest, { recorded: true });
         } catch (error) {
           journal.unindex(effectId, bound.token);
           throw error;
@@ -454,7 +455,8 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     const entries = partition === null ? [] : await journal.entries(partition, effectId);
     const refused = refusalOfLatest(entries);
     if (refused !== null) return { answer: ctx.result(effectId, refused), judged: false };
-    return { answer: await submit(recordedProposal(entries, 'latest') ?? carried), judged: true };
+    const recorded = recordedProposal(entries, 'latest');
+    return { answer: await (recorded === null ? submit(carried) : submit(recorded, { recorded: true })), judged: true };
   }
 
   return { submit, submitLatest };

@@ -8,6 +8,8 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryTarget, createProposalRecorder, effectIdFor, openStores, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
+import { payloadHash } from '../../src/core/effect-id.js';
+import { createRedisJournal } from '../../src/redis/journal.js';
 import { countCommands } from '../support/count-commands.js';
 import { approvalTerms, refundProposal, testConfig, testKey } from '../support/harness.js';
 
@@ -94,6 +96,27 @@ describe('submitLatest (an effects job)', () => {
     await record(other);
     expect((await sender.gate.submitLatest(idOf(other), recorded)).answer.outcome).toBe('COMMITTED');
     expect(target.landings.map((landing) => (landing.effect.kind === 'refund' ? landing.effect.amount : null))).toEqual([700, 800]);
+  });
+
+  it('sends a proposal recorded before request ids had to be NFC: the job of an accepted request is run, not refused as bad input', async () => {
+    const { stores, sender, target } = await rig();
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    // "café" as e and a combining accent, written as the recorder wrote any spelling before the rule.
+    const recorded = refundProposal({ requestId: `cafe\u0301-${Date.now()}`, approval: terms.id, amount: 900 });
+    expect(recorded.requestId.normalize('NFC')).not.toBe(recorded.requestId);
+    const effectId = idOf(recorded);
+    const redis = new Redis(stores.config.redisUrl);
+    closers.push(async () => void (await redis.quit()));
+    const journal = createRedisJournal({ redis, keys: stores.keys, signingKey: keyPair.key });
+    const bound = await journal.bind(effectId, 'payment:pi_1');
+    if (bound.status === 'OTHER_SUBJECT') throw new Error('bound elsewhere');
+    journal.unindex(effectId, bound.token);
+    const { state } = await stores.journal.readState('payment:pi_1', effectId);
+    const written = await journal.append('payment:pi_1', effectId, [{ kind: 'PROPOSED', requestId: recorded.requestId, agent: recorded.agent, approval: recorded.approval, premises: { chargebacks: [], refunded_by_others: 0 }, effect: recorded.effect, request: null, decision: null }], { place: { head: state.head }, payloadHash: payloadHash(recorded.effect) });
+    expect(written.status).toBe('OK');
+    expect((await sender.gate.submitLatest(effectId, recorded)).answer.outcome).toBe('COMMITTED');
+    expect(target.landings).toHaveLength(1);
   });
 
   it('costs a recorded effect two reads fewer than reading its chain before submitting it', async () => {

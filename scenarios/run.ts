@@ -125,6 +125,11 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
   if (unknownColumns.length > 0) throw new ScenarioUsageError(`Unknown column(s) ${unknownColumns.join(', ')}; the columns are ${COLUMNS.join(', ')}.`);
   checkSelection(options.scenarios, rows, columns);
   let redisUrl = (env.REDIS_URL ?? '').trim();
+  // Without REDIS_URL the journals live in a private redis-server that is stopped and removed when the run ends:
+  // there is nothing to keep, and a run that said it kept them would send the reader to keys that are gone.
+  if (options.keepJournals === true && redisUrl === '') {
+    throw new ScenarioUsageError('--keep-journals keeps the keys a run writes to the Redis of REDIS_URL, and REDIS_URL is not set: without it the run uses a private Redis that is removed when the run ends. Set REDIS_URL (e.g. redis://127.0.0.1:6379) to a Redis that stays, or leave out --keep-journals.');
+  }
   let stopRedis = async () => {};
   if (redisUrl === '') {
     // No Redis given: a private, durable redis-server for this run (append-only, fsync always), removed after.

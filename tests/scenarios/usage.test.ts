@@ -17,6 +17,20 @@ describe('interlock scenario with bad input', () => {
     }
   });
 
+  it('refuses --keep-journals without REDIS_URL (exit 2), whose private Redis is removed when the run ends, instead of saying it kept keys that are gone', { timeout: 60_000 }, async () => {
+    const out = tempDir('scenario-keep');
+    try {
+      const run = await runCli(['scenario', 'shared-cap', '--delays', 'fast', '--reps', '1', '--rows', 'after_commit', '--columns', 'interlock', '--out', out.dir, '--keep-journals'], { REDIS_URL: undefined, STRIPE_SECRET_KEY: undefined }, { timeoutMs: 40_000 });
+      expect(run.stderr).toContain('--keep-journals');
+      expect(run.stderr).toContain('REDIS_URL is not set');
+      expect(run.stderr).not.toContain('Kept the Redis keys');
+      expect(run.code, run.stderr).toBe(2);
+      expect(readdirSync(out.dir)).toEqual([]);
+    } finally {
+      out.remove();
+    }
+  });
+
   it('a run that cannot open its world (Redis not answering) fails saying so and leaves no temporary directory', { timeout: 60_000 }, async () => {
     const temp = tempDir('scenario-tmp');
     try {

@@ -294,6 +294,20 @@ export async function startSender(stores: Stores, target: Target, options: { wor
   await heartbeat.start();
   // Half the settle margin: a stalled sender dies well before another worker may trust an empty lookup.
   const watchdog = config.sendWatchdog ? createSendWatchdog({ graceMs: Math.floor(config.settleMarginMs / 2) }) : undefined;
+  // Re-reads after a settle run beside the answers (GateDeps.rereadFacts); close waits for those under way.
+  const rereads = new Set<Promise<void>>();
+  const facts = options.facts;
+  const rereadFacts = (effectId: string) => {
+    if (facts === undefined) return;
+    const running: Promise<void> = facts
+      .reread(effectId)
+      .then(
+        () => undefined,
+        (error: unknown) => logger.warn({ effectId, err: error }, 'could not re-read the facts of an effect settled after a payment fact came for its subject; the reconciler reads them on its next pass'),
+      )
+      .finally(() => rereads.delete(running));
+    rereads.add(running);
+  };
   const gate = createGate({
     journal,
     approvals: stores.approvals,
@@ -304,7 +318,7 @@ export async function startSender(stores: Stores, target: Target, options: { wor
     durability: durabilityMonitor,
     ...(watchdog ? { watchdog } : {}),
     ...(options.events ? { events: options.events } : {}),
-    ...(options.facts ? { rereadFacts: options.facts.reread } : {}),
+    ...(facts ? { rereadFacts } : {}),
     inbox: stores.inbox,
     unanswered: { alerts: stores.alerts, afterMs: config.unansweredAlertMs },
   });
@@ -319,6 +333,7 @@ export async function startSender(stores: Stores, target: Target, options: { wor
       // What closing writes is upkeep, done only while Redis is up: a write waiting out an outage would hold the
       // shutdown for as long as it lasts. The open index's finished entries are then dropped by recovery, and the
       // heartbeat lapses on its own (until then this worker's claims look alive, as a crashed worker's would).
+      await Promise.all(rereads);
       const up = redis.status === 'ready';
       if (up) await journal.flushIndex().catch(() => undefined);
       await durabilityMonitor.stop();

@@ -85,11 +85,12 @@ export type GateDeps = {
   /** What the gate tells the process about itself (metrics); each callback must return at once and never throw. */
   events?: GateEvents;
   /**
-   * Re-reads a settled effect's post-send facts and records them (src/facts/apply.ts `reread`), for an effect whose
-   * settle found its subject marked by a payment fact that came while it was in flight (settle-5.lua). Absent, such
-   * a fact reaches the receipt at the reconciler's next pass.
+   * Starts a re-read of a settled effect's post-send facts (src/facts/apply.ts `reread`), for an effect whose settle
+   * found its subject marked by a payment fact that came while it was in flight (settle-5.lua). It returns at once:
+   * the settle's answer never waits on Stripe's reads; whoever supplies it runs the re-read, logs its failure and
+   * waits for it when closing. Absent, such a fact reaches the receipt at the reconciler's next pass.
    */
-  rereadFacts?: (effectId: string) => Promise<unknown>;
+  rereadFacts?: (effectId: string) => void;
 };
 
 /** Events the gate reports as they happen, for counters the journal cannot answer (a takeover leaves no entry). */

@@ -24,17 +24,13 @@ export async function recordLate(ctx: GateContext, at: Holding, outcome: 'landed
 
 /**
  * After a COMMITTED or AMBIGUOUS whose settle said a payment fact came for the subject (a dispute, perhaps while this
- * effect was in flight, when it was recorded on nothing): re-reads the effect's facts now, so the receipt and its
- * alerts (exposure: the refund and a chargeback) follow in seconds. The effect is settled whatever comes of it: a
- * failed re-read is logged, and the reconciler reads the effect again on its next pass.
+ * effect was in flight, when it was recorded on nothing): starts a re-read of the effect's facts, so the receipt and
+ * its alerts (exposure: the refund and a chargeback) follow in seconds. The effect is settled whatever comes of it,
+ * so its answer does not wait for the reads (each may take its whole read budget); a failed re-read is logged by
+ * whoever runs it, and the reconciler reads the effect again on its next pass.
  */
-async function rereadIfMarked(ctx: GateContext, effectId: string, reread: boolean): Promise<void> {
-  if (!reread || ctx.rereadFacts === undefined) return;
-  try {
-    await ctx.rereadFacts(effectId);
-  } catch (error) {
-    ctx.logger.warn({ effectId, err: error }, 'could not re-read the facts of an effect settled after a payment fact came for its subject; the reconciler reads them on its next pass');
-  }
+function rereadIfMarked(ctx: GateContext, effectId: string, reread: boolean): void {
+  if (reread) ctx.rereadFacts?.(effectId);
 }
 
 /** Commits what landed, or records it as late when someone else now holds the effect. */
@@ -48,7 +44,7 @@ export async function commit(ctx: GateContext, at: Holding, via: CommitVia, land
   }
   ctx.journal.settledAfterSend(at.effectId, reply.now, at.boundAt);
   ctx.logger.info({ effectId: at.effectId, outcome, via, found }, 'committed');
-  await rereadIfMarked(ctx, at.effectId, reply.reread);
+  rereadIfMarked(ctx, at.effectId, reply.reread);
   return { kind: 'settled', effectId: at.effectId, outcome, evidence: found };
 }
 
@@ -88,7 +84,7 @@ export async function settleAmbiguous(ctx: GateContext, at: Holding, reason: str
   if (reply.status !== 'OK') return { kind: 'skipped', effectId: at.effectId, reason: `settled by someone else (${reply.status})` };
   ctx.journal.settledAfterSend(at.effectId, reply.now, at.boundAt);
   ctx.logger.warn({ effectId: at.effectId, reason }, 'ambiguous');
-  await rereadIfMarked(ctx, at.effectId, reply.reread);
+  rereadIfMarked(ctx, at.effectId, reply.reread);
   return { kind: 'settled', effectId: at.effectId, outcome: 'AMBIGUOUS', reason };
 }
 

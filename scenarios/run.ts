@@ -58,7 +58,9 @@ function testModeApiBase(env: NodeJS.ProcessEnv, key: string | null): string | n
   }
   const read = readApiBase(apiBase);
   if ('problem' in read) throw new ScenarioUsageError(read.problem);
-  return apiBase.replace(/\/$/, '');
+  // The origin, as the service reads it (scheme, host and port): the harness and the baselines append paths to this
+  // string, so a trailing "/", an empty "?" or "#" the check lets through would send them somewhere else.
+  return new URL(apiBase).origin;
 }
 
 export type Runner = (context: { world: Awaited<ReturnType<typeof openWorld>>; decider: Decider; model: string; reps: number | null; bar: ProgressBar; only: Selection }) => Promise<ScenarioResult>;

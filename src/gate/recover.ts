@@ -98,7 +98,7 @@ export function createRecover(ctx: GateContext) {
     }
     const effect = parseEffect(dispatchedEffect(entries, dispatched));
     const settled = await settleClaimed(claim, holding, entries, dispatched, effect);
-    await watchUnanswered(settled, effect, dispatched.at, claim.now);
+    await watchUnanswered(settled, partition, effect, dispatched.at, claim.now);
     return settled;
   }
 
@@ -107,7 +107,7 @@ export function createRecover(ctx: GateContext) {
    * answer for longer than GateDeps.unanswered.afterMs since it was dispatched, and resolves it when it settles. A
    * failure here is logged, never thrown: what the pass did to the effect stands.
    */
-  async function watchUnanswered(settled: Settled, effect: Effect, dispatchedAt: number, now: number): Promise<void> {
+  async function watchUnanswered(settled: Settled, partition: string, effect: Effect, dispatchedAt: number, now: number): Promise<void> {
     const watch = ctx.unanswered;
     if (!watch) return;
     const { effectId } = settled;
@@ -137,6 +137,13 @@ export function createRecover(ctx: GateContext) {
       const { kind, subject, amount } = describeEffect(effect);
       const draft = sendUnanswered({ kind, subject, cents: amount, forMs, lastAnswer, windowEndsAt: dispatchedAt + target.dedupWindowMs, now });
       const { alert, created } = await watch.alerts.raise({ ...draft, effectId, subject });
+      // This pass released its claim before the raise, so another worker may have settled the effect in between and
+      // found no alert to resolve. Looked at after the raise, one of the two sees the other: the alert never outlives
+      // the open effect.
+      if (!(await journal.readState(partition, effectId)).state.open) {
+        await watch.alerts.resolve(id, 'recovery: the effect settled while its alert was raised');
+        return;
+      }
       if (created) logger.warn({ alert: alert.id, effectId, centsAtStake: alert.centsAtStake, action: alert.action }, alert.sentence);
     } catch (error) {
       if (error instanceof ProcessCrash) throw error;

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFacts, type Alert, type StripeEvent } from '../../src/interlock.js';
 import { refundProposal, sleep, type TestNode, type World } from '../support/harness.js';
-import { PAYMENT, gateWorld, grant, recoverUntilSettled, storedError } from './gate-support.js';
+import { PAYMENT, gateWith, gateWorld, grant, recoverUntilSettled, storedError } from './gate-support.js';
 
 let world: World;
 afterEach(async () => {
@@ -71,5 +71,47 @@ describe('an effect Stripe gives no definite answer to', () => {
     expect(applied).toEqual([expect.objectContaining({ effectId, appended: 1 })]);
     expect((await node.stores.alerts.get(alert.id))?.resolvedAt).toBeNull();
     expect((await node.stores.alerts.get(notJudged.alert.id))?.resolvedAt).toBeNull();
+  });
+});
+
+describe('an effect another worker settles while recovery raises its alert', () => {
+  it('leaves no send_unanswered alert open for an effect that settled between the pass and the raise', async () => {
+    world = await gateWorld({ config: { unansweredAlertMs: AFTER_MS } });
+    const stripe = storedError(world, { landsFirst: false });
+    const a = await world.node('a');
+    const b = await world.node('b');
+    const { id } = await grant(a);
+    const sent = await a.gate.submit(refundProposal({ approval: id, amount: 2_000 }));
+    expect(sent.outcome).toBe('IN_FLIGHT');
+    const { effectId } = sent;
+    await sleep(AFTER_MS + 100);
+    // Between a's unresolved pass (its claim released) and its raise, Stripe answers again and b's recovery settles
+    // the effect: b resolves the alert before there is one to resolve.
+    const alerts = a.stores.alerts;
+    let settledByB = false;
+    const gate = gateWith(a, {
+      unanswered: {
+        afterMs: AFTER_MS,
+        alerts: {
+          get: (alertId) => alerts.get(alertId),
+          resolve: (alertId, by) => alerts.resolve(alertId, by),
+          async raise(alert) {
+            if (!settledByB) {
+              settledByB = true;
+              stripe.answerAgain();
+              const report = await recoverUntilSettled(b, effectId, 10);
+              expect(report.settled).toEqual([expect.objectContaining({ effectId })]);
+            }
+            return alerts.raise(alert);
+          },
+        },
+      },
+    });
+    const report = await gate.recover({ only: [effectId] });
+    expect(report.settled).toEqual([]);
+    expect(settledByB).toBe(true);
+    const alert = await alerts.get(`send_unanswered:${effectId}`);
+    expect(alert === null || alert.resolvedAt !== null).toBe(true);
+    expect(await alerts.list()).toEqual([]);
   });
 });

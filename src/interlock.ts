@@ -357,8 +357,8 @@ export function createFacts(stores: Stores, reader: StripeReader | null, options
     raise: (alert) => raiseAlert(stores, alert),
     // An exposure the facts resolve (the refund failed, the dispute was won) closes its inbox item too, as a person's
     // resolution does: a signed dismissal naming the facts. Not closed, the item stays for a person, and the log says so.
-    async settle(effectId, standing, by) {
-      const resolved = await stores.alerts.settle(effectId, standing, by);
+    async settle(effectId, standing) {
+      const resolved = await stores.alerts.settle(effectId, standing);
       for (const alert of resolved) {
         if (alert.kind !== 'exposure') continue;
         try {

@@ -120,7 +120,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       raised.push(alert.id);
       if (created) logger.warn({ alert: alert.id, effectId, centsAtStake: alert.centsAtStake, action: alert.action }, alert.sentence);
     }
-    for (const alert of await alerts.settle(effectId, drafts.map((draft) => draft.kind), 'facts')) {
+    for (const alert of await alerts.settle(effectId, drafts.map((draft) => draft.kind))) {
       logger.info({ alert: alert.id, effectId }, `alert resolved: later facts no longer call for it (${alert.kind})`);
     }
     return raised;

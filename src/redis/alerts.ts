@@ -3,7 +3,7 @@
 // gate answered landed, a refund that landed after its effect was refused or left ambiguous, a credit that landed while
 // billing compensated the same incident with a credit note (the customer paid twice). Each alert names the
 // effect, the money at stake and what a person should do. One alert per (effect, kind): raising it again updates it;
-// the facts worker resolves one that later facts undid.
+// the facts worker resolves one that later facts undid, and opens it again when still later facts call for it.
 //
 // One alert is about money that has not moved yet: `not_judged`, a recorded proposal whose effects job failed for good
 // before the gate judged it (a premise read Stripe refused with 401/403, or Stripe or Redis away for longer than the
@@ -47,6 +47,9 @@ export const ALERT_CURSOR = new RegExp(`^(\\d{1,16})\\.((?:${ALERT_KINDS.join('|
 /** One alert per (effect, kind), under this id. */
 export const alertIdOf = (effectId: string, kind: AlertKind) => `${kind}:${effectId}`;
 
+/** Who an alert names when the facts resolved it (settle): an alert they resolved opens again when they call for it again. */
+export const FACTS_RESOLVER = 'facts';
+
 /** Index entries read per round trip while looking for open alerts. */
 const LIST_BATCH = 500;
 /** Tries at writing one alert while others keep changing it; each retry means another writer's change was kept. */
@@ -81,13 +84,18 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
   }
 
   return {
-    /** Raises (or refreshes) the alert of `kind` for an effect; returns it and whether it is new. A resolved alert stays resolved. */
+    /**
+     * Raises (or refreshes) the alert of `kind` for an effect; returns it and whether it is new. An alert a person
+     * resolved stays resolved (they decided; the raise refreshes what it says). One the facts resolved because they no
+     * longer called for it opens again: the facts call for it again (billing issued another note for the incident).
+     */
     async raise(alert: Omit<Alert, 'id' | 'raisedAt' | 'updatedAt' | 'resolvedAt' | 'resolvedBy'>): Promise<{ alert: Alert; created: boolean }> {
       const id = alertIdOf(alert.effectId, alert.kind);
       let created = false;
       const { alert: raised } = await update(id, (known, now) => {
         created = known === null;
-        return { ...alert, id, raisedAt: known?.raisedAt ?? now, updatedAt: now, resolvedAt: known?.resolvedAt ?? null, resolvedBy: known?.resolvedBy ?? null };
+        const reopens = known?.resolvedBy === FACTS_RESOLVER && (FACT_ALERT_KINDS as readonly AlertKind[]).includes(known.kind);
+        return { ...alert, id, raisedAt: known?.raisedAt ?? now, updatedAt: now, resolvedAt: reopens ? null : (known?.resolvedAt ?? null), resolvedBy: reopens ? null : (known?.resolvedBy ?? null) };
       });
       if (raised === null) throw new InterlockError('internal', `Alert ${id} was raised but cannot be read back.`);
       return { alert: raised, created };
@@ -147,14 +155,14 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
     /**
      * Resolves the effect's open alerts of the kinds the facts decide (FACT_ALERT_KINDS) that are no longer called
      * for: later facts undid what raised them (a chargeback's exposure gone once the refund it met failed). Kinds the
-     * facts say nothing of (`not_judged`, `send_unanswered`) are left to the workers that raise them. Returns those
-     * resolved.
+     * facts say nothing of (`not_judged`, `send_unanswered`) are left to the workers that raise them. Each is resolved
+     * naming FACTS_RESOLVER. Returns those resolved.
      */
-    async settle(effectId: string, standing: readonly AlertKind[], by: string): Promise<Alert[]> {
+    async settle(effectId: string, standing: readonly AlertKind[]): Promise<Alert[]> {
       const resolved: Alert[] = [];
       for (const kind of FACT_ALERT_KINDS) {
         if (standing.includes(kind)) continue;
-        const done = await this.resolve(alertIdOf(effectId, kind), by);
+        const done = await this.resolve(alertIdOf(effectId, kind), FACTS_RESOLVER);
         if (done?.resolved) resolved.push(done.alert);
       }
       return resolved;

@@ -58,4 +58,22 @@ describe('credit facts', () => {
     // The reconciler's re-read finds nothing the webhooks did not bring.
     expect(await rig.facts.reread(effectId)).toEqual([{ effectId, appended: 0, duplicates: 2, alerts: [] }]);
   });
+
+  it('opens the compensated_twice alert again when billing issues another note for the incident after the first was voided', async () => {
+    const customer = await rig.stripe.customers.create({ email: 'grace@example.com' });
+    const effectId = await rig.commit({ kind: 'credit', customer: customer.id, amount: 500, incident: 'inc_outage_8' });
+    await settled();
+    const invoice = await openInvoice(customer.id);
+    const first = await rig.stripe.creditNotes.create({ invoice: invoice.id ?? '', amount: 400, metadata: { incident: 'inc_outage_8' } });
+    await settled();
+    await rig.stripe.creditNotes.voidCreditNote(first.id);
+    await settled();
+    expect(await rig.stores.alerts.get(`compensated_twice:${effectId}`)).toMatchObject({ resolvedBy: 'facts' });
+    // The facts closed the alert, not a person: a new note for the incident pays the customer twice again, and
+    // someone must hear of it.
+    const second = await rig.stripe.creditNotes.create({ invoice: invoice.id ?? '', amount: 600, metadata: { incident: 'inc_outage_8' } });
+    await settled();
+    expect(await rig.stores.alerts.get(`compensated_twice:${effectId}`)).toMatchObject({ centsAtStake: 500, refund: second.id, resolvedAt: null, resolvedBy: null });
+    expect((await rig.stores.alerts.list({ limit: 1_000 })).map((alert) => alert.id)).toContain(`compensated_twice:${effectId}`);
+  });
 });

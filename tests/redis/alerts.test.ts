@@ -102,7 +102,7 @@ describe('settling alerts after facts', () => {
   it('resolves only the kinds the facts decide: a not_judged alert on the same effect stays open', async () => {
     const exposure = await raise(9_101, 'exposure');
     const notJudged = await raise(9_101, 'not_judged');
-    const resolved = await alerts.settle(effectId(9_101), [], 'facts');
+    const resolved = await alerts.settle(effectId(9_101), []);
     expect(resolved.map((alert) => alert.id)).toEqual([exposure.alert.id]);
     expect((await alerts.get(notJudged.alert.id))?.resolvedAt).toBeNull();
   });

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import { alertsFor } from '../core/alert-rules.js';
 import { firstProposal } from '../core/decisions.js';
-import type { Draft, EntryFields } from '../core/entries.js';
+import type { Draft, Entry, EntryFields } from '../core/entries.js';
 import { sha256Hex, canonicalJson } from '../core/json.js';
 import { unsignedReceipt } from '../core/receipt.js';
 import { verify } from '../core/verify.js';
@@ -16,6 +16,9 @@ import type { Journal } from '../redis/journal.js';
 export { CREDIT_EVENTS, DISPUTE_EVENTS, FACT_EVENTS, REFUND_EVENTS, type CreditFact, type DisputeFact, type RefundFact, type StripeEvent, type StripeReader } from '../core/post-send.js';
 
 export type Applied = { effectId: string; appended: number; duplicates: number; alerts: string[] };
+
+/** Passes at an effect's alerts while other facts keep coming for it; the worker that appended those redoes them too. */
+const ALERT_PASSES = 5;
 
 const str = (value: unknown): string | null => (typeof value === 'string' && value.length > 0 ? value : null);
 const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
@@ -110,8 +113,22 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     return true;
   }
 
+  /**
+   * Raises what the receipt calls for and settles the rest. Facts appended by another worker between this read and
+   * these writes (a note voided meanwhile) would be undone by a raise from the older read, after that worker's settle
+   * found nothing to resolve: so the chain is read again after the writes, and the alerts redone from it while it moved.
+   */
   async function raiseAlerts(partition: string, effectId: string): Promise<string[]> {
-    const entries = await journal.entries(partition, effectId);
+    let entries = await journal.entries(partition, effectId);
+    for (let pass = 1; ; pass += 1) {
+      const raised = await alertsFrom(partition, effectId, entries);
+      const now = await journal.entries(partition, effectId);
+      if (now.at(-1)?.hash === entries.at(-1)?.hash || pass === ALERT_PASSES) return raised;
+      entries = now;
+    }
+  }
+
+  async function alertsFrom(partition: string, effectId: string, entries: readonly Entry[]): Promise<string[]> {
     const verification = verify(unsignedReceipt(effectId, entries));
     const raised: string[] = [];
     const drafts = alertsFor(verification);

@@ -76,4 +76,36 @@ describe('credit facts', () => {
     expect(await rig.stores.alerts.get(`compensated_twice:${effectId}`)).toMatchObject({ centsAtStake: 500, refund: second.id, resolvedAt: null, resolvedBy: null });
     expect((await rig.stores.alerts.list({ limit: 1_000 })).map((alert) => alert.id)).toContain(`compensated_twice:${effectId}`);
   });
+
+  it('leaves no compensated_twice alert open when the note was voided while an older read of the facts raised it', async () => {
+    const customer = await rig.stripe.customers.create({ email: 'edsger@example.com' });
+    const effectId = await rig.commit({ kind: 'credit', customer: customer.id, amount: 500, incident: 'inc_outage_9' });
+    await settled();
+    await rig.stopFactsWorker();
+    try {
+      const invoice = await openInvoice(customer.id);
+      const note = await rig.stripe.creditNotes.create({ invoice: invoice.id ?? '', amount: 400, metadata: { incident: 'inc_outage_9' } });
+      // This read records the note as issued and raises from it; before its raise is written, billing voids the
+      // note and another read records the void and settles the alerts (finding none to resolve yet).
+      const alerts = rig.stores.alerts;
+      const raise = alerts.raise.bind(alerts);
+      let voided = false;
+      alerts.raise = async (alert) => {
+        if (alert.kind === 'compensated_twice' && !voided) {
+          voided = true;
+          alerts.raise = raise;
+          await rig.stripe.creditNotes.voidCreditNote(note.id);
+          expect(await rig.facts.reread(effectId)).toEqual([expect.objectContaining({ effectId, appended: 1 })]);
+        }
+        return raise(alert);
+      };
+      await rig.facts.reread(effectId);
+      expect(voided).toBe(true);
+      expect((await rig.receipt(effectId)).compensatedTwice).toBeNull();
+      const alert = await alerts.get(`compensated_twice:${effectId}`);
+      expect(alert === null || alert.resolvedAt !== null).toBe(true);
+    } finally {
+      rig.startFactsWorker();
+    }
+  });
 });

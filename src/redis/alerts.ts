@@ -122,11 +122,15 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
       const max = at ? Number(at[1]) : null;
       const after = at?.[2] ?? null;
       const data: Alert[] = [];
+      // Batches after the first are read by offset, so they must not see alerts raised meanwhile (each would shift
+      // them by one, listing an alert twice): the first page is bounded by the newest alert its first batch found.
+      let top = max === null ? '+inf' : String(max);
       for (let offset = 0; ; offset += LIST_BATCH) {
         // RESP3 with native replies answers [member, score] pairs; RESP2 and the legacy mapping a flat list.
-        const flat = (await redis.zrevrangebyscore(keys.alertsByTime, max === null ? '+inf' : String(max), '-inf', 'WITHSCORES', 'LIMIT', offset, LIST_BATCH)).flat();
+        const flat = (await redis.zrevrangebyscore(keys.alertsByTime, top, '-inf', 'WITHSCORES', 'LIMIT', offset, LIST_BATCH)).flat();
         const batch: { id: string; raisedAt: number }[] = [];
         for (let i = 0; i + 1 < flat.length; i += 2) batch.push({ id: String(flat[i]), raisedAt: Number(flat[i + 1]) });
+        if (offset === 0 && batch[0] !== undefined) top = String(batch[0].raisedAt);
         // Members raised in one millisecond come in reverse byte order: those after the cursor's sort before its id.
         const fresh = batch.filter((member) => max === null || after === null || member.raisedAt < max || member.id < after);
         const texts = fresh.length === 0 ? [] : await redis.hmget(keys.alerts, ...fresh.map((member) => member.id));

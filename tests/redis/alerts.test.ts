@@ -107,3 +107,32 @@ describe('settling alerts after facts', () => {
     expect((await alerts.get(notJudged.alert.id))?.resolvedAt).toBeNull();
   });
 });
+
+describe('a first page read while alerts are raised', () => {
+  it('lists each open alert once when an alert is raised between the batches of one page', async () => {
+    const own = createKeys(`${prefix}-scan`);
+    let at = 1_700_100_000_000;
+    const store = createAlerts({ redis, keys: own, now: async () => (at += 1) });
+    const draft = (n: number, kind: AlertKind = 'not_judged') => ({ kind, effectId: effectId(n), subject: 'payment:pi_1', centsAtStake: 2_000, refund: null, disputes: [], sentence: 's', action: 'a' });
+    const oldest = await store.raise(draft(1, 'exposure'));
+    const older = await store.raise(draft(2, 'exposure'));
+    // 499 newer alerts, resolved: the open ones are the last of the first batch of 500 and the first of the next.
+    for (let n = 3; n < 3 + 499; n += 1) await store.resolve((await store.raise(draft(n))).alert.id, 'effects worker');
+    let reads = 0;
+    const raising = new Proxy(redis, {
+      get(target, name, receiver) {
+        if (name !== 'zrevrangebyscore') return Reflect.get(target, name, receiver) as unknown;
+        return async (...args: Parameters<Redis['zrevrangebyscore']>) => {
+          reads += 1;
+          // Someone raises an alert while the page is between its batches.
+          if (reads === 2) await store.raise(draft(10_000));
+          return target.zrevrangebyscore(...args);
+        };
+      },
+    });
+    const paging = createAlerts({ redis: raising, keys: own, now: async () => (at += 1) });
+    const page = await paging.page({ all: false, limit: 10 });
+    expect(reads).toBeGreaterThanOrEqual(2);
+    expect(page.data.map((alert) => alert.id)).toEqual([older.alert.id, oldest.alert.id]);
+  });
+});

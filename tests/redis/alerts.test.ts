@@ -61,7 +61,7 @@ describe('resolving alerts', () => {
 
 describe('paging through alerts', () => {
   it('a cursor continues where the page ended: each alert once, newest first, however many alerts are raised meanwhile', async () => {
-    const pagePrefix = `${prefix}-pages`;
+    const pagePrefix = `${prefix}:pages`;
     const pageKeys = createKeys(pagePrefix);
     let at = 1_700_100_000_000;
     const paged = createAlerts({ redis, keys: pageKeys, now: async () => at });
@@ -110,7 +110,7 @@ describe('settling alerts after facts', () => {
 
 describe('a first page read while alerts are raised', () => {
   it('lists each open alert once when an alert is raised between the batches of one page', async () => {
-    const own = createKeys(`${prefix}-scan`);
+    const own = createKeys(`${prefix}:scan`);
     let at = 1_700_100_000_000;
     const store = createAlerts({ redis, keys: own, now: async () => (at += 1) });
     const draft = (n: number, kind: AlertKind = 'not_judged') => ({ kind, effectId: effectId(n), subject: 'payment:pi_1', centsAtStake: 2_000, refund: null, disputes: [], sentence: 's', action: 'a' });

@@ -31,7 +31,7 @@ function readText(file: string): string {
 
 /**
  * Public keys from --public-key files; else the local signing key's, when this machine has one, with the keys it
- * retired (INTERLOCK_RETIRED_PUBLIC_KEYS_FILE), as the service itself verifies.
+ * retired (INTERLOCK_RETIRED_PUBLIC_KEYS_FILE), as the service itself verifies; the retired ones alone without it.
  */
 function publicKeysFor(files: string[]): { pems: string[]; source: string } {
   if (files.length > 0) {
@@ -45,26 +45,26 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string } {
     return { pems, source: files.join(', ') };
   }
   let path = 'the configured signing key';
-  let configured = false;
   try {
     const config = loadConfig();
     path = keyFilePath(config);
-    configured = config.signingKeyFile !== null;
-    if (existsSync(path)) {
-      const current = signingKeyFromPem(readFileSync(path, 'utf8'));
-      const exposure = keyFileExposure(path);
-      if (exposure !== null) process.stderr.write(`${exposure.message}\n`);
-      if (config.retiredPublicKeysFile !== null) path = `${path}, ${config.retiredPublicKeysFile}`;
-      const keys = verifyingKeys(current, config.retiredPublicKeysFile);
-      return { pems: [...keys.values()].map((publicKey) => publicKeyPem({ publicKey })), source: path };
-    }
+    const local = existsSync(path);
+    // A key was named (a typo, a volume not mounted): "no key given or configured" and exit 3 would hide that.
+    if (!local && config.signingKeyFile !== null) unreadable(`INTERLOCK_SIGNING_KEY_FILE points at ${path}, which does not exist, so no signature could be checked. Correct it, or pass --public-key FILE.`);
+    const current = local ? signingKeyFromPem(readFileSync(path, 'utf8')) : null;
+    const exposure = local ? keyFileExposure(path) : null;
+    if (exposure !== null) process.stderr.write(`${exposure.message}\n`);
+    // Retired keys are used without a local signing key too (a machine that only verifies): a configured file is
+    // never passed over, or a receipt they sign would be called unauthenticated and a missing file go unsaid.
+    const sources = [...(local ? [path] : []), ...(config.retiredPublicKeysFile === null ? [] : [config.retiredPublicKeysFile])];
+    if (sources.length === 0) return { pems: [], source: 'none' };
+    path = sources.join(', ');
+    const keys = verifyingKeys(current, config.retiredPublicKeysFile);
+    return { pems: [...keys.values()].map((publicKey) => publicKeyPem({ publicKey })), source: path };
   } catch (error) {
     // Exit 1 would say the receipt is invalid; a local key that cannot be read says nothing about the receipt.
     unreadable(`Cannot use ${path} to check signatures: ${(error as Error).message.replace(/\.$/, '')}. Pass --public-key FILE instead.`);
   }
-  // A key was named (a typo, a volume not mounted): "no key given or configured" and exit 3 would hide that.
-  if (configured) unreadable(`INTERLOCK_SIGNING_KEY_FILE points at ${path}, which does not exist, so no signature could be checked. Correct it, or pass --public-key FILE.`);
-  return { pems: [], source: 'none' };
 }
 
 /** Several receipts: one JSON line per file as each is verified, then the worst exit code of them all. */

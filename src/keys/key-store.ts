@@ -79,10 +79,12 @@ const PRIVATE_KEY_BLOCK = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/;
  * The public keys this service's receipts verify with, by key id: the signing key's first, then those of
  * INTERLOCK_RETIRED_PUBLIC_KEYS_FILE (a PEM bundle, read as `receipt verify --public-key` reads one). A receipt signed
  * before a rotation is checked with the key that signed it. A file that is missing, unreadable, not Ed25519 public
- * keys, or holds a private key is a configuration error naming it and what to put there.
+ * keys, or holds a private key is a configuration error naming it and what to put there. Without a current key (a
+ * machine that only verifies, holding no signing key), the retired ones alone.
  */
-export function verifyingKeys(current: SigningKey, retiredFile: string | null): PublicKeySet {
-  if (retiredFile === null) return publicKeySet([publicKeyPem(current)]);
+export function verifyingKeys(current: SigningKey | null, retiredFile: string | null): PublicKeySet {
+  const own = current === null ? [] : [publicKeyPem(current)];
+  if (retiredFile === null) return publicKeySet(own);
   const setting = `INTERLOCK_RETIRED_PUBLIC_KEYS_FILE (${retiredFile})`;
   const whatToPut = `It holds the public half of each key this service signed with before (\`npx interlock keys public --key OLD-KEY.pem >> ${retiredFile}\`), or unset it. Nothing was changed.`;
   let text: string;
@@ -95,7 +97,7 @@ export function verifyingKeys(current: SigningKey, retiredFile: string | null): 
   // whoever verifies receipts: a retired key that can sign must not travel with it.
   if (PRIVATE_KEY_BLOCK.test(text)) throw new InterlockError('invalid_config', `${setting} holds a private key. Replace it with its public half and keep the private key elsewhere (or destroy it once retired). ${whatToPut}`);
   try {
-    return publicKeySet([publicKeyPem(current), text]);
+    return publicKeySet([...own, text]);
   } catch (error) {
     throw new InterlockError('invalid_config', `${setting} holds no usable Ed25519 public keys (${(error as Error).message.replace(/\.$/, '')}). ${whatToPut}`, { cause: error });
   }

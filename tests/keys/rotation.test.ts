@@ -10,7 +10,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publicKeySet, verify } from '../../src/interlock.js';
 import { verifyingKeys } from '../../src/keys/key-store.js';
-import { runCli, tempDir } from '../cli/run-cli.js';
+import { REPO, runCli, tempDir } from '../cli/run-cli.js';
 import { spawnServe } from '../facts/facts-rig.js';
 import { approvalBody, bearer, refundBody, startRig, TOKENS, type Rig } from '../http/rig.js';
 import { REDIS_URL, testKey } from '../support/harness.js';
@@ -159,6 +159,19 @@ describe('INTERLOCK_RETIRED_PUBLIC_KEYS_FILE', () => {
     expect(() => verifyingKeys(current.key, cut)).toThrow('PEM block 2 of 2 has no END line matching its BEGIN line');
     const secret = at('secret.pem', `${before.publicPem}${after.privatePem}`);
     expect(() => verifyingKeys(current.key, secret)).toThrow(`${RETIRED_SETTING} (${secret}) holds a private key. Replace it with its public half and keep the private key elsewhere`);
+  });
+
+  it('is used by receipt verify on a machine with no signing key of its own, and one that cannot be used is exit 2, not "no key configured"', async () => {
+    const fixture = join(REPO, 'tests', 'fixtures', 'receipts', 'failed-refund.json');
+    const retiredOnly = join(REPO, 'tests', 'fixtures', 'receipts', 'public-key.pem');
+    const env = { INTERLOCK_DATA_DIR: join(temp.dir, 'no-key-data') };
+    const known = await runCli(['receipt', 'verify', fixture], { ...env, [RETIRED_SETTING]: retiredOnly });
+    expect(known.code, known.stderr).toBe(0);
+    expect(JSON.parse(known.stdout)).toMatchObject({ valid: true, publicKeys: retiredOnly });
+    const missing = join(temp.dir, 'verify-nowhere.pem');
+    const refused = await runCli(['receipt', 'verify', fixture], { ...env, [RETIRED_SETTING]: missing });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`Cannot use ${missing} to check signatures: ${RETIRED_SETTING} (${missing}) cannot be read: no such file or directory.`);
   });
 
   it('that cannot be used stops `serve` at start (exit 2) with the same words, before it listens', async () => {

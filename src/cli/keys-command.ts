@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { signingKeyFromPem } from '../core/signing.js';
-import { keyFileExposure, keyFilePath, publicKeyPem, writeNewSigningKey } from '../keys/key-store.js';
+import { danglingLink, danglingLinkMessage, keyFileExposure, keyFilePath, publicKeyPem, writeNewSigningKey } from '../keys/key-store.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
 import { pathMeaning } from './path-problems.js';
 
@@ -18,6 +18,8 @@ export function addKeysCommands(program: Command): void {
     .action((options: { out?: string }) => {
       const path = options.out ?? keyFilePath(loadConfig());
       if (existsSync(path) && statSync(path).isDirectory()) throw new CliFailure(`${path} is a directory; --out takes the path of the key file to write (e.g. ${join(path, 'signing-key.pem')}).`, EXIT_BAD_INPUT);
+      const target = danglingLink(path);
+      if (target !== null) throw new CliFailure(danglingLinkMessage(path, target), EXIT_BAD_INPUT);
       // A key already there is the answer no (exit 1); a path that cannot be written is the call's to fix (exit 2).
       const key = writeNewSigningKey(path);
       if (key === null) throw new CliFailure(`A signing key already exists at ${path}; move it aside first (receipts it signed still need its public key).`, EXIT_FAILED);
@@ -59,6 +61,8 @@ export function addKeysCommands(program: Command): void {
  */
 function unreadableKey(path: string, error: unknown): string {
   const code = (error as { code?: unknown }).code;
+  const target = code === 'ENOENT' ? danglingLink(path) : null;
+  if (target !== null) return danglingLinkMessage(path, target);
   if (code === 'ENOENT') return `No signing key at ${path}. Create one with \`npx interlock keys generate\`.`;
   const why = `${pathMeaning(error) ?? (error instanceof Error ? error.message : String(error))}${typeof code === 'string' ? ` (${code})` : ''}`;
   const fix = code === 'EISDIR' ? `name the key file itself (e.g. ${join(path, 'signing-key.pem')})` : code === 'EACCES' || code === 'EPERM' ? 'run as the user that owns the key, or give this user read access to it' : 'give the path of the private key file';

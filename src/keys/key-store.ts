@@ -1,8 +1,8 @@
 // Signing keys on disk: a configured PEM file, or one generated on first use into the data directory (never
 // into the repository). Public keys are exported for auditors, who verify receipts without being able to sign.
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, lstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { InterlockError } from '../core/errors.js';
 import { publicKeySet, signingKeyFromPem, type PublicKeySet, type SigningKey } from '../core/signing.js';
 import { pathMeaning } from '../cli/path-problems.js';
@@ -49,9 +49,30 @@ export function keyFileExposure(path: string): KeyExposure | null {
   return { mode: octal, message: `The signing key file ${path} can be read by ${who.join(' and ')} (mode ${octal}): whoever reads it can sign receipts as this gate. Make it readable by its owner only: chmod 600 ${path}` };
 }
 
+/**
+ * Where `path` leads when it is a symbolic link to nothing (a secret volume not mounted, a key moved away), or null.
+ * Such a path is neither a key nor free: reading it finds no file and creating a key there is refused (the name is
+ * taken), so "create it" and "one is already there" would send the operator from one to the other.
+ */
+export function danglingLink(path: string): string | null {
+  try {
+    if (!lstatSync(path).isSymbolicLink() || existsSync(path)) return null;
+    return resolve(dirname(path), readlinkSync(path));
+  } catch {
+    return null;
+  }
+}
+
+/** What to tell the operator about a key path that is a link to nothing, naming where it leads. */
+export function danglingLinkMessage(path: string, target: string): string {
+  return `The signing key path ${path} is a symbolic link to ${target}, which does not exist (a volume not mounted, a key moved away?). Put the key at ${target}, or point at the key file itself; \`npx interlock keys generate\` writes no key through a link to nothing.`;
+}
+
 export function loadOrCreateSigningKey(options: { dataDir: string; signingKeyFile: string | null }): { key: SigningKey; path: string; created: boolean; exposure: KeyExposure | null } {
   const path = keyFilePath(options);
   if (existsSync(path)) return { key: readSigningKey(path, options.signingKeyFile !== null), path, created: false, exposure: keyFileExposure(path) };
+  const target = danglingLink(path);
+  if (target !== null) throw new InterlockError('invalid_config', danglingLinkMessage(path, target));
   if (options.signingKeyFile !== null) throw new InterlockError('invalid_config', `INTERLOCK_SIGNING_KEY_FILE points at ${path}, which does not exist. Create it with \`npx interlock keys generate --out ${path}\`.`);
   const { privatePem } = generateSigningKeyPem();
   // Another process starting at the same moment may have created it first: then its key is the key.

@@ -1,7 +1,7 @@
 // `interlock keys generate` writes an Ed25519 signing key only its owner can read and never overwrites one
 // (receipts it signed would lose their verifier); `interlock keys public` prints the PEM auditors verify with.
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { publicKeySet, signingKeyFromPem } from '../../src/core/signing.js';
@@ -91,6 +91,21 @@ describe.concurrent('keys', { timeout: 60_000 }, () => {
     expect(onDirectory.stderr.trim()).toBe(`Could not read the signing key ${directory}: it is a directory (EISDIR); name the key file itself (e.g. ${join(directory, 'signing-key.pem')}).`);
     expect(throughFile.stderr.trim()).toBe(`Could not read the signing key ${join(file, 'key.pem')}: a part of the path is a file, not a directory (ENOTDIR); give the path of the private key file.`);
     expect(missing.stderr.trim()).toBe(`No signing key at ${absent}. Create one with \`npx interlock keys generate\`.`);
+  });
+
+  it('a key path that is a symbolic link to nothing is said to be one, naming where it leads, by keys public, keys generate and a command that signs, not called missing by one and taken by the other', async () => {
+    const target = join(temp.dir, 'unmounted', 'signing-key.pem');
+    const link = join(temp.dir, 'dangling-key.pem');
+    symlinkSync(target, link);
+    const said = `The signing key path ${link} is a symbolic link to ${target}, which does not exist`;
+    const [shown, generated, signing] = await Promise.all([
+      runCli(['keys', 'public', '--key', link], env),
+      runCli(['keys', 'generate', '--out', link], env),
+      runCli(['effect', 'show', '0'.repeat(64)], { ...env, INTERLOCK_SIGNING_KEY_FILE: link, REDIS_URL: 'redis://127.0.0.1:1', INTERLOCK_KEY_PREFIX: `keys-dangling-${process.pid}` }),
+    ]);
+    expect([shown, generated, signing].map((run) => run.code)).toEqual([2, 2, 2]);
+    for (const run of [shown, generated, signing]) expect(run.stderr).toContain(said);
+    expect(existsSync(target)).toBe(false);
   });
 
   it('a signing key file holding two private keys is refused, not read as its first: which one signs would be a guess', async () => {

@@ -72,6 +72,19 @@ function pemBlocks(text: string): string[] {
   return blocks.map((block) => block[0]);
 }
 
+/**
+ * The PEM blocks of a text meant to hold public keys. A text with no BEGIN line at all (an empty file, as a failed
+ * `keys public >> FILE` leaves; a key's base64 copied without its BEGIN and END lines) is said as such: OpenSSL's
+ * words for it ("DECODER routines::unsupported") say nothing an operator can act on.
+ */
+function publicKeyBlocks(text: string): string[] {
+  if (!text.includes('-----BEGIN ')) {
+    const what = text.trim() === '' ? 'is empty' : 'holds no PEM block (no -----BEGIN PUBLIC KEY----- line)';
+    throw new Error(`The text ${what}; a public key is the lines from -----BEGIN PUBLIC KEY----- to -----END PUBLIC KEY----- that \`npx interlock keys public\` prints`);
+  }
+  return pemBlocks(text);
+}
+
 function ed25519PublicKey(pem: string): KeyObject {
   const key = createPublicKey(pem);
   if (key.asymmetricKeyType !== 'ed25519') throw new Error(`The public key is ${key.asymmetricKeyType ?? 'unknown'}, not Ed25519.`);
@@ -83,7 +96,7 @@ function ed25519PublicKey(pem: string): KeyObject {
  * (createPublicKey reads only the first): give a rotation bundle to publicKeysFromPem or publicKeySet.
  */
 export function publicKeyFromPem(pem: string): KeyObject {
-  const blocks = pemBlocks(pem);
+  const blocks = publicKeyBlocks(pem);
   if (blocks.length > 1) throw new Error(`The text holds ${blocks.length} PEM blocks, not one public key; read a bundle of rotated keys with publicKeySet, which uses every key in it.`);
   return ed25519PublicKey(pem);
 }
@@ -93,7 +106,7 @@ export function publicKeyFromPem(pem: string): KeyObject {
  * a verifier given it must know each of them, not the first alone. Any block that is not an Ed25519 key refuses the text.
  */
 export function publicKeysFromPem(text: string): KeyObject[] {
-  const blocks = pemBlocks(text);
+  const blocks = publicKeyBlocks(text);
   if (blocks.length === 1) return [ed25519PublicKey(text)];
   return blocks.map((block, index) => {
     try {

@@ -161,6 +161,14 @@ describe('INTERLOCK_RETIRED_PUBLIC_KEYS_FILE', () => {
     expect(() => verifyingKeys(current.key, secret)).toThrow(`${RETIRED_SETTING} (${secret}) holds a private key. Replace it with its public half and keep the private key elsewhere`);
   });
 
+  it('that is empty (what `keys public --key TYPO >> FILE` leaves) or holds a key without its BEGIN and END lines is said as such, not in OpenSSL\'s words', () => {
+    const empty = at('empty.pem', '');
+    expect(() => verifyingKeys(current.key, empty)).toThrow(`${RETIRED_SETTING} (${empty}) holds no usable Ed25519 public keys (The text is empty; a public key is the lines from -----BEGIN PUBLIC KEY----- to -----END PUBLIC KEY----- that \`npx interlock keys public\` prints).`);
+    const bare = at('bare.pem', `${before.publicPem.split('\n')[1] ?? ''}\n`);
+    expect(() => verifyingKeys(current.key, bare)).toThrow(`${RETIRED_SETTING} (${bare}) holds no usable Ed25519 public keys (The text holds no PEM block (no -----BEGIN PUBLIC KEY----- line);`);
+    for (const path of [empty, bare]) expect(() => verifyingKeys(current.key, path)).not.toThrow(/routines|DECODER/);
+  });
+
   it('is used by receipt verify on a machine with no signing key of its own, and one that cannot be used is exit 2, not "no key configured"', async () => {
     const fixture = join(REPO, 'tests', 'fixtures', 'receipts', 'failed-refund.json');
     const retiredOnly = join(REPO, 'tests', 'fixtures', 'receipts', 'public-key.pem');

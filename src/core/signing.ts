@@ -37,7 +37,7 @@ const GENERATE_ADVICE = 'generate a new one with `npx interlock keys generate --
 
 /**
  * Why a PEM text that is not a plain private key cannot sign, in words: OpenSSL's own ("DECODER routines::unsupported"
- * for a public key, "interrupted or cancelled" for a passphrase nobody can type) say neither what the file holds nor
+ * for a public key or an OpenSSH key, "interrupted or cancelled" for a passphrase nobody can type) say neither what the file holds nor
  * what to do. Null for any other text, which createPrivateKey then reads or refuses.
  */
 function notAPlainPrivateKey(pem: string): string | null {
@@ -45,6 +45,11 @@ function notAPlainPrivateKey(pem: string): string | null {
   if (label === undefined) return null;
   if (label === 'ENCRYPTED PRIVATE KEY' || /^Proc-Type: 4,ENCRYPTED\s*$/m.test(pem)) {
     return `The private key is protected by a passphrase (BEGIN ${label}), which the service has no way to enter. Write it out without one, \`openssl pkey -in FILE -out PLAIN.pem\` (asks for the passphrase once), keep PLAIN.pem readable by its owner only (chmod 600) and use it instead, or ${GENERATE_ADVICE}`;
+  }
+  if (label === 'OPENSSH PRIVATE KEY') {
+    // ssh-keygen writes its Ed25519 keys only in this format (-m PKCS8 is ignored for them), so there is no
+    // conversion to offer; an SSH login key should not sign receipts anyway.
+    return `It holds an OpenSSH private key (BEGIN OPENSSH PRIVATE KEY, as ssh-keygen writes), a format the service does not read and ssh-keygen cannot convert for Ed25519; a signing key is a PKCS#8 PEM file (BEGIN PRIVATE KEY). Give such a file, or ${GENERATE_ADVICE}`;
   }
   if (label.endsWith('PUBLIC KEY') || label === 'CERTIFICATE') {
     return `It holds a public key (BEGIN ${label}), which verifies receipts but cannot sign them; the signing key file must hold the private key (BEGIN PRIVATE KEY). Give the private key's file instead, or ${GENERATE_ADVICE}`;

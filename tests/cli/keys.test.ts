@@ -76,6 +76,18 @@ describe.concurrent('keys', { timeout: 60_000 }, () => {
     expect(() => loadOrCreateSigningKey({ dataDir: temp.dir, signingKeyFile: lockedFile })).toThrow(`INTERLOCK_SIGNING_KEY_FILE (${lockedFile}) holds no usable Ed25519 private key (The private key is protected by a passphrase`);
   });
 
+  it('an OpenSSH private key (what ssh-keygen writes) given as the signing key is named for what it is, with what to do instead of OpenSSL\'s words', async () => {
+    const sshFile = join(temp.dir, 'id_ed25519');
+    // The header and the format's opening bytes ("openssh-key-v1", cipher none): the label alone decides the answer.
+    writeFileSync(sshFile, '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAAB\n-----END OPENSSH PRIVATE KEY-----\n', { mode: 0o600 });
+    const run = await runCli(['keys', 'public', '--key', sshFile], env);
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toContain(`${sshFile} is not a usable signing key: It holds an OpenSSH private key (BEGIN OPENSSH PRIVATE KEY, as ssh-keygen writes), a format the service does not read`);
+    expect(run.stderr).toContain('npx interlock keys generate --out FILE');
+    expect(run.stderr).not.toMatch(/routines|DECODER/);
+    expect(() => loadOrCreateSigningKey({ dataDir: temp.dir, signingKeyFile: sshFile })).toThrow(`INTERLOCK_SIGNING_KEY_FILE (${sshFile}) holds no usable Ed25519 private key (It holds an OpenSSH private key`);
+  });
+
   it('keys public --key says why a key path could not be read (a directory, a path through a file), and calls only an absent file a missing key', async () => {
     const directory = join(temp.dir, 'key-directory');
     mkdirSync(directory);

@@ -21,7 +21,7 @@ import { createGate, type Gate, type GateEvents } from './gate/gate.js';
 import { createRecorder, type Recorder } from './gate/record.js';
 import { createFactsApplier, type FactsApplier, type StripeReader } from './facts/apply.js';
 import { createSendWatchdog } from './gate/send-watchdog.js';
-import { loadOrCreateSigningKey, verifyingKeys } from './keys/key-store.js';
+import { loadOrCreateSigningKey, retiredKeysFileExposure, verifyingKeys } from './keys/key-store.js';
 import { createThreadSigner } from './keys/signer.js';
 import { createLogger, limitedErrorLog } from './log.js';
 import { createCases, type Cases } from './redis/cases.js';
@@ -199,6 +199,8 @@ export async function openStores(config: Config = loadConfig(), options: { logge
   // before a connection exists to hold the process open.
   const signingKey = options.signingKey ?? configuredSigningKey(config, logger);
   const publicKeys = verifyingKeys(signingKey, config.retiredPublicKeysFile);
+  const retiredExposure = config.retiredPublicKeysFile === null ? null : retiredKeysFileExposure(config.retiredPublicKeysFile);
+  if (retiredExposure !== null) logger.warn({ retiredKeysFile: config.retiredPublicKeysFile, mode: retiredExposure.mode }, retiredExposure.message);
   const telemetry = config.otel ? await otelTelemetry() : undefined;
   const redis = options.redis ?? createRedisClient(config, { failFast: options.failFast ?? false });
   // A lost connection surfaces as the commands that fail; the client's own error event is noted at most every 10 s.

@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { publicKeySet } from '../core/signing.js';
 import { verifyReceiptText } from '../core/receipt-text.js';
 import { loadConfig } from '../config.js';
-import { keyFileExposure, keyFilePath, publicKeyPem, verifyingKeys } from '../keys/key-store.js';
+import { keyFileExposure, keyFilePath, publicKeyPem, retiredKeysFileExposure, verifyingKeys } from '../keys/key-store.js';
 import { signingKeyFromPem } from '../core/signing.js';
 import { existsSync } from 'node:fs';
 import { readReceiptText, whyReceiptUnreadable, whyUnreadable } from './verify-pool.js';
@@ -60,6 +60,8 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string } {
     if (sources.length === 0) return { pems: [], source: 'none' };
     path = sources.join(', ');
     const keys = verifyingKeys(current, config.retiredPublicKeysFile);
+    const retiredExposure = config.retiredPublicKeysFile === null ? null : retiredKeysFileExposure(config.retiredPublicKeysFile);
+    if (retiredExposure !== null) process.stderr.write(`${retiredExposure.message}\n`);
     return { pems: [...keys.values()].map((publicKey) => publicKeyPem({ publicKey })), source: path };
   } catch (error) {
     // Exit 1 would say the receipt is invalid; a local key that cannot be read says nothing about the receipt.

@@ -31,22 +31,43 @@ export function writeNewSigningKey(path: string): SigningKey | null {
   return createFileOnce(path, privatePem) ? signingKeyFromPem(privatePem) : null;
 }
 
-/** A key file others can read: what to tell the operator, and the file's permission bits (octal, e.g. "644"). */
+/** A key file others can read or write: what to tell the operator, and the file's permission bits (octal, e.g. "644"). */
 export type KeyExposure = { message: string; mode: string };
 
+/** The permission bits of `path` (following a link), and who besides its owner the `group` and `others` bits let in. */
+function othersWith(path: string, group: number, others: number): { octal: string; who: string | null } {
+  const mode = statSync(path).mode & 0o777;
+  const who = [mode & group ? 'its group' : null, mode & others ? 'all users' : null].filter((name) => name !== null);
+  return { octal: mode.toString(8).padStart(3, '0'), who: who.length === 0 ? null : who.join(' and ') };
+}
+
 /**
- * Whether users other than the key file's owner may read it. The key is still used (a container often mounts a
- * secret with such a mode, and refusing would stop the gate over a setting the operator may not control), but
- * whoever can read the file can sign receipts as this gate, so the operator is told and given the chmod. Null
- * where the mode is private, and on Windows, whose file modes do not say who may read.
+ * Whether users other than the key file's owner may read or write it. The key is still used (a container often
+ * mounts a secret with such a mode, and refusing would stop the gate over a setting the operator may not control),
+ * but whoever can read the file can sign receipts as this gate, and whoever can write it can put in a key of their
+ * own, so the operator is told and given the chmod. Null where the mode is private, and on Windows, whose file modes
+ * do not say who may read.
  */
 export function keyFileExposure(path: string): KeyExposure | null {
   if (process.platform === 'win32') return null;
-  const mode = statSync(path).mode & 0o777;
-  const who = [mode & 0o040 ? 'its group' : null, mode & 0o004 ? 'all users' : null].filter((reader) => reader !== null);
-  if (who.length === 0) return null;
-  const octal = mode.toString(8).padStart(3, '0');
-  return { mode: octal, message: `The signing key file ${path} can be read by ${who.join(' and ')} (mode ${octal}): whoever reads it can sign receipts as this gate. Make it readable by its owner only: chmod 600 ${path}` };
+  const read = othersWith(path, 0o040, 0o004);
+  const write = othersWith(path, 0o020, 0o002);
+  if (read.who === null && write.who === null) return null;
+  const can = [read.who === null ? null : `read by ${read.who}`, write.who === null ? null : `written by ${write.who}`].filter((part) => part !== null).join(' and ');
+  const harm = [read.who === null ? null : 'whoever reads it can sign receipts as this gate', write.who === null ? null : 'whoever writes it can replace the key this gate signs with'].filter((part) => part !== null).join(', and ');
+  return { mode: read.octal, message: `The signing key file ${path} can be ${can} (mode ${read.octal}): ${harm}. Make it readable by its owner only: chmod 600 ${path}` };
+}
+
+/**
+ * Whether users other than its owner may write the retired public keys file (INTERLOCK_RETIRED_PUBLIC_KEYS_FILE):
+ * every key in it is one whose signatures this service calls valid, so whoever can add one can make receipts of
+ * their own pass. Used all the same, with a warning, as a signing key file others can read is.
+ */
+export function retiredKeysFileExposure(path: string): KeyExposure | null {
+  if (process.platform === 'win32') return null;
+  const write = othersWith(path, 0o020, 0o002);
+  if (write.who === null) return null;
+  return { mode: write.octal, message: `The retired public keys file ${path} can be written by ${write.who} (mode ${write.octal}): whoever writes it can add a key whose signatures this service calls valid. Make it writable by its owner only: chmod 644 ${path}` };
 }
 
 /**

@@ -1,13 +1,15 @@
 // Rule: a signing key file that its group or all users can read is still used (a container may mount a secret with
 // such a mode), but never in silence: the service logs a warning naming the file, its mode and the chmod to run, and
-// every CLI command that reads the key says it on stderr. A key readable by its owner only draws no warning.
+// every CLI command that reads the key says it on stderr. A key readable by its owner only draws no warning. The
+// same for a key file others can write (they could put in a key of their own), and for a retired public keys file
+// others can write (every key in it is one whose signatures the service calls valid).
 import { chmodSync, writeFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStores } from '../../src/interlock.js';
-import { generateSigningKeyPem, keyFileExposure } from '../../src/keys/key-store.js';
+import { generateSigningKeyPem, keyFileExposure, retiredKeysFileExposure } from '../../src/keys/key-store.js';
 import { runCli, tempDir } from '../cli/run-cli.js';
 import { testConfig } from '../support/harness.js';
 
@@ -57,5 +59,32 @@ describe.skipIf(process.platform === 'win32')('signing key file mode', { timeout
     const run = await runCli(['approvals', 'describe', 'ap_none'], { INTERLOCK_SIGNING_KEY_FILE: open, INTERLOCK_KEY_PREFIX: testConfig().keyPrefix, REDIS_URL: testConfig().redisUrl });
     expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toBe(`The signing key file ${open} can be read by its group and all users (mode 644): whoever reads it can sign receipts as this gate. Make it readable by its owner only: chmod 600 ${open}\nNo approval ap_none.\n`);
+  });
+
+  it('names who besides the owner can write the key, and what that allows', () => {
+    const writable = keyFile('writable.pem', 0o622);
+    expect(keyFileExposure(writable)).toEqual({ mode: '622', message: `The signing key file ${writable} can be written by its group and all users (mode 622): whoever writes it can replace the key this gate signs with. Make it readable by its owner only: chmod 600 ${writable}` });
+    expect(keyFileExposure(keyFile('both.pem', 0o666))?.message).toContain('can be read by its group and all users and written by its group and all users (mode 666): whoever reads it can sign receipts as this gate, and whoever writes it can replace the key this gate signs with.');
+  });
+
+  it('a retired public keys file others can write draws a warning from the service and from receipt verify; one only they can read does not', async () => {
+    const publicFile = (name: string, mode: number) => {
+      const path = join(temp.dir, name);
+      writeFileSync(path, generateSigningKeyPem().publicPem);
+      chmodSync(path, mode);
+      return path;
+    };
+    const open = publicFile('retired-open.pem', 0o666);
+    const readable = publicFile('retired-readable.pem', 0o644);
+    expect(retiredKeysFileExposure(readable)).toBeNull();
+    expect(retiredKeysFileExposure(open)).toEqual({ mode: '666', message: `The retired public keys file ${open} can be written by its group and all users (mode 666): whoever writes it can add a key whose signatures this service calls valid. Make it writable by its owner only: chmod 644 ${open}` });
+    const lines: string[] = [];
+    const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => { lines.push(chunk.toString()); done(); } });
+    const stores = await openStores(testConfig({ signingKeyFile: keyFile('with-retired.pem', 0o600), retiredPublicKeysFile: open }), { logger: pino({ level: 'warn' }, sink) });
+    await stores.close();
+    const warnings = lines.map((line) => JSON.parse(line) as { retiredKeysFile?: string; mode?: string; msg: string }).filter((record) => record.retiredKeysFile !== undefined);
+    expect(warnings).toEqual([expect.objectContaining({ retiredKeysFile: open, mode: '666', msg: expect.stringContaining(`chmod 644 ${open}`) as string })]);
+    const run = await runCli(['receipt', 'verify', join(temp.dir, 'no-such-receipt.json')], { INTERLOCK_SIGNING_KEY_FILE: keyFile('verify-key.pem', 0o600), INTERLOCK_RETIRED_PUBLIC_KEYS_FILE: open });
+    expect(run.stderr).toContain(`The retired public keys file ${open} can be written by its group and all users (mode 666)`);
   });
 });

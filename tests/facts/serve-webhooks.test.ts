@@ -9,13 +9,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/index.js';
 import { freePort } from '../../src/redis/private-server.js';
 import { runCli, tempDir } from '../cli/run-cli.js';
-import { REDIS_URL } from '../support/harness.js';
+import { REDIS_URL, removePrefixes } from '../support/harness.js';
 import { spawnServe, pay } from './facts-rig.js';
 
 let sandbox: Sandbox;
 let stripe: Stripe;
 let dir: { dir: string; remove(): void };
-const base = () => ({ REDIS_URL, INTERLOCK_KEY_PREFIX: `ts${randomBytes(5).toString('hex')}`, INTERLOCK_UNSAFE_DURABILITY: '1', INTERLOCK_DATA_DIR: join(dir.dir, 'data'), STRIPE_WEBHOOK_SECRET: '' });
+// Every prefix a serve of this file ran under, removed from the shared Redis at the end.
+const prefixes: string[] = [];
+const prefix = () => {
+  prefixes.push(`ts${randomBytes(5).toString('hex')}`);
+  return prefixes.at(-1) ?? '';
+};
+const base = () => ({ REDIS_URL, INTERLOCK_KEY_PREFIX: prefix(), INTERLOCK_UNSAFE_DURABILITY: '1', INTERLOCK_DATA_DIR: join(dir.dir, 'data'), STRIPE_WEBHOOK_SECRET: '' });
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, delays: 'fast' });
@@ -26,6 +32,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await sandbox?.close();
   dir?.remove();
+  await removePrefixes(prefixes);
 });
 
 describe('serve --roles webhooks', () => {

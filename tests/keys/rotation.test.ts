@@ -5,15 +5,14 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { publicKeySet, verify } from '../../src/interlock.js';
 import { verifyingKeys } from '../../src/keys/key-store.js';
 import { REPO, runCli, tempDir } from '../cli/run-cli.js';
 import { spawnServe } from '../facts/facts-rig.js';
 import { approvalBody, bearer, refundBody, startRig, TOKENS, type Rig } from '../http/rig.js';
-import { REDIS_URL, testKey } from '../support/harness.js';
+import { REDIS_URL, removePrefixes, testKey } from '../support/harness.js';
 
 const temp = tempDir('rotation');
 const cookie = (token: string) => `interlock_session=${encodeURIComponent(token)}`;
@@ -125,12 +124,7 @@ describe('serve after a rotation', () => {
     } finally {
       served.child.kill('SIGTERM');
       await served.exited;
-      const redis = new Redis(REDIS_URL);
-      for (const pattern of [`${keyPrefix}:*`, `{${keyPrefix}-queues}:*`]) {
-        const stale = await redis.keys(pattern);
-        if (stale.length > 0) await redis.del(...stale);
-      }
-      await redis.quit();
+      await removePrefixes([keyPrefix]);
     }
   });
 });
@@ -184,7 +178,9 @@ describe('INTERLOCK_RETIRED_PUBLIC_KEYS_FILE', () => {
 
   it('that cannot be used stops `serve` at start (exit 2) with the same words, before it listens', async () => {
     const secret = at('serve-secret.pem', after.privatePem);
-    const run = await runCli(['serve', '--roles', 'api', '--port', '0'], { REDIS_URL, INTERLOCK_KEY_PREFIX: `tr${Date.now().toString(36)}`, INTERLOCK_DATA_DIR: join(temp.dir, 'serve-data'), [RETIRED_SETTING]: secret }, { timeoutMs: 20_000 });
+    const prefix = `tr${randomBytes(6).toString('hex')}`;
+    onTestFinished(() => removePrefixes([prefix]));
+    const run = await runCli(['serve', '--roles', 'api', '--port', '0'], { REDIS_URL, INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_DATA_DIR: join(temp.dir, 'serve-data'), [RETIRED_SETTING]: secret }, { timeoutMs: 20_000 });
     expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toContain(`${RETIRED_SETTING} (${secret}) holds a private key.`);
   });

@@ -15,6 +15,24 @@ import { recorded } from './outcomes.js';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
+/**
+ * Removes what a service started under `prefixes` left on the shared Redis: its own keys (`<prefix>:*`) and its
+ * BullMQ queues (`{<prefix>-queues}:*`). For tests that spawn `serve` and cannot reach its stores to close them.
+ */
+export async function removePrefixes(prefixes: readonly string[]): Promise<void> {
+  if (prefixes.length === 0) return;
+  const redis = new Redis(REDIS_URL);
+  try {
+    for (const prefix of prefixes) {
+      for (const pattern of [`${prefix}:*`, `{${prefix}-queues}:*`]) {
+        for await (const keys of redis.scanStream({ match: pattern, count: 1_000 }) as AsyncIterable<string[]>) if (keys.length > 0) await redis.del(...keys);
+      }
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
+
 export function testKey(): { key: SigningKey; publicKeys: PublicKeySet; publicPem: string; privatePem: string } {
   const { privatePem, publicPem } = generateSigningKeyPem();
   return { key: signingKeyFromPem(privatePem), publicKeys: publicKeySet([publicPem]), publicPem, privatePem };

@@ -29,6 +29,16 @@ function readText(file: string): string {
   }
 }
 
+/** Whether one PEM text (a file's) reads as public keys. */
+function usablePem(pem: string): boolean {
+  try {
+    publicKeySet([pem]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Public keys from --public-key files; else the local signing key's, when this machine has one, with the keys it
  * retired (INTERLOCK_RETIRED_PUBLIC_KEYS_FILE), as the service itself verifies; the retired ones alone without it.
@@ -101,7 +111,10 @@ export function addReceiptCommands(program: Command): void {
       try {
         keys = pems.length > 0 ? publicKeySet(pems) : undefined;
       } catch (error) {
-        unreadable(`Public key is unusable: ${(error as Error).message}`);
+        // Name the file at fault: of several --public-key files, the first that is unusable alone.
+        const given = options.publicKey ?? [];
+        const culprit = given.length > 1 ? given.find((_file, index) => !usablePem(pems[index] ?? '')) : undefined;
+        unreadable(`Public key ${culprit ?? source} is unusable: ${(error as Error).message}`);
       }
       if (files.length > 1) {
         if (files.filter((file) => file === '-').length > 1) unreadable('Standard input (-) can be given once: it is read once.');

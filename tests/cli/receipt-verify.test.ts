@@ -118,7 +118,7 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     ['a missing receipt file', ['missing.json', 'public-key.pem'], /^Cannot read .*missing\.json: no such file or directory\./],
     ['a directory given as a receipt', ['', 'public-key.pem'], /^Cannot read .*: it is a directory; give the receipt files in it \(for example .*\/\*\.json\)/],
     ['a receipt file that is not JSON', ['not-json.json', 'public-key.pem'], /not-json\.json is not JSON/],
-    ['a public key file that holds no key', ['receipt.json', 'bad-key.pem'], /^Public key is unusable/],
+    ['a public key file that holds no key', ['receipt.json', 'bad-key.pem'], /^Public key .*\/bad-key\.pem is unusable/],
     ['a directory given as the public key', ['receipt.json', ''], /^Cannot read public key .*: it is a directory\.$/m],
     ['a FIFO given as a receipt (no writer: reading it would wait for ever)', ['fifo.json', 'public-key.pem'], /^Cannot read .*fifo\.json: it is a FIFO \(named pipe\), not a regular file\./],
     ['a receipt file over the 32 MiB cap', ['huge.json', 'public-key.pem'], /^Cannot read .*huge\.json: it is 33\.0 MiB, more than the 32 MiB a receipt file may be\./],
@@ -127,6 +127,12 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     expect(run.code, run.stderr).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(message);
+  });
+
+  it('names the unusable one of several --public-key files', async () => {
+    const run = await runCli(['receipt', 'verify', file('receipt.json'), '--public-key', file('public-key.pem'), '--public-key', file('bad-key.pem')], env);
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toMatch(new RegExp(`^Public key ${file('bad-key.pem').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is unusable`));
   });
 
   it('verifies several files on several threads, one JSON line each, and exits with the worst verdict', async () => {

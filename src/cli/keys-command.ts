@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { signingKeyFromPem } from '../core/signing.js';
-import { danglingLink, danglingLinkMessage, keyFileExposure, keyFilePath, publicKeyPem, writeNewSigningKey } from '../keys/key-store.js';
+import { danglingLink, danglingLinkMessage, keyFileExposure, keyFilePath, publicKeyPem, unreadableKeyMessage, writeNewSigningKey } from '../keys/key-store.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
-import { pathMeaning } from './path-problems.js';
 
 export function addKeysCommands(program: Command): void {
   const keys = program.command('keys').description('manage the receipt signing key');
@@ -36,7 +35,7 @@ export function addKeysCommands(program: Command): void {
       try {
         pem = readFileSync(path, 'utf8');
       } catch (error) {
-        process.stderr.write(`${unreadableKey(path, error)}\n`);
+        process.stderr.write(`${unreadableKeyMessage(path, error)}\n`);
         process.exitCode = EXIT_BAD_INPUT;
         return;
       }
@@ -53,18 +52,4 @@ export function addKeysCommands(program: Command): void {
       process.stderr.write(`kid ${key.kid}\n`);
       process.stdout.write(publicKeyPem(key));
     });
-}
-
-/**
- * Why the key file could not be read: only a file that is not there is a missing key. A directory, a path through a
- * file or a file this user may not read is said as what it is, or the operator goes looking for a key that exists.
- */
-function unreadableKey(path: string, error: unknown): string {
-  const code = (error as { code?: unknown }).code;
-  const target = code === 'ENOENT' ? danglingLink(path) : null;
-  if (target !== null) return danglingLinkMessage(path, target);
-  if (code === 'ENOENT') return `No signing key at ${path}. Create one with \`npx interlock keys generate\`.`;
-  const why = `${pathMeaning(error) ?? (error instanceof Error ? error.message : String(error))}${typeof code === 'string' ? ` (${code})` : ''}`;
-  const fix = code === 'EISDIR' ? `name the key file itself (e.g. ${join(path, 'signing-key.pem')})` : code === 'EACCES' || code === 'EPERM' ? 'run as the user that owns the key, or give this user read access to it' : 'give the path of the private key file';
-  return `Could not read the signing key ${path}: ${why}; ${fix}.`;
 }

@@ -101,10 +101,30 @@ export function loadOrCreateSigningKey(options: { dataDir: string; signingKeyFil
   return { key: signingKeyFromPem(privatePem), path, created: true, exposure: null };
 }
 
+/**
+ * Why the key file could not be read: only a file that is not there is a missing key. A directory, a path through a
+ * file or a file this user may not read is said as what it is, or the operator goes looking for a key that exists.
+ */
+export function unreadableKeyMessage(path: string, error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  const target = code === 'ENOENT' ? danglingLink(path) : null;
+  if (target !== null) return danglingLinkMessage(path, target);
+  if (code === 'ENOENT') return `No signing key at ${path}. Create one with \`npx interlock keys generate\`.`;
+  const why = `${pathMeaning(error) ?? (error instanceof Error ? error.message : String(error))}${typeof code === 'string' ? ` (${code})` : ''}`;
+  const fix = code === 'EISDIR' ? `name the key file itself (e.g. ${join(path, 'signing-key.pem')})` : code === 'EACCES' || code === 'EPERM' ? 'run as the user that owns the key, or give this user read access to it' : 'give the path of the private key file';
+  return `Could not read the signing key ${path}: ${why}; ${fix}.`;
+}
+
 /** The key in a PEM file; a file that is unreadable or holds no Ed25519 private key is a configuration error naming it. */
 function readSigningKey(path: string, configured: boolean): SigningKey {
+  let pem: string;
   try {
-    return signingKeyFromPem(readFileSync(path, 'utf8'));
+    pem = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new InterlockError('invalid_config', `${configured ? 'INTERLOCK_SIGNING_KEY_FILE: ' : ''}${unreadableKeyMessage(path, error)}`, { cause: error });
+  }
+  try {
+    return signingKeyFromPem(pem);
   } catch (error) {
     const where = configured ? `INTERLOCK_SIGNING_KEY_FILE (${path})` : `The signing key file ${path}`;
     throw new InterlockError('invalid_config', `${where} holds no usable Ed25519 private key (${(error as Error).message.replace(/\.$/, '')}). Point INTERLOCK_SIGNING_KEY_FILE at the PEM file \`npx interlock keys generate --out FILE\` wrote (the key that signed this service's receipts, if it has any).`, { cause: error });

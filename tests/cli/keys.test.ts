@@ -103,6 +103,10 @@ describe.concurrent('keys', { timeout: 60_000 }, () => {
     expect(onDirectory.stderr.trim()).toBe(`Could not read the signing key ${directory}: it is a directory (EISDIR); name the key file itself (e.g. ${join(directory, 'signing-key.pem')}).`);
     expect(throughFile.stderr.trim()).toBe(`Could not read the signing key ${join(file, 'key.pem')}: a part of the path is a file, not a directory (ENOTDIR); give the path of the private key file.`);
     expect(missing.stderr.trim()).toBe(`No signing key at ${absent}. Create one with \`npx interlock keys generate\`.`);
+    // A command that signs (it opens the stores) says the same of a directory, not "holds no usable key (EISDIR)".
+    const signing = await runCli(['effect', 'show', '0'.repeat(64)], { ...env, INTERLOCK_SIGNING_KEY_FILE: directory, REDIS_URL: 'redis://127.0.0.1:1', INTERLOCK_KEY_PREFIX: `keys-dir-${process.pid}` });
+    expect(signing.code, signing.stderr).toBe(2);
+    expect(signing.stderr).toContain(`INTERLOCK_SIGNING_KEY_FILE: Could not read the signing key ${directory}: it is a directory (EISDIR); name the key file itself`);
   });
 
   it('a key path that is a symbolic link to nothing is said to be one, naming where it leads, by keys public, keys generate and a command that signs, not called missing by one and taken by the other', async () => {

@@ -2,12 +2,20 @@
 // process whose send outlived its deadline plus the grace (half the settle margin), so a frozen sender becomes a
 // crash that recovery handles, instead of a write that lands after others trusted an empty lookup.
 import { spawn } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { removePrefixes } from '../support/harness.js';
+
+// The stall workers' key prefixes: a worker killed mid-send leaves its journal, removed here at the end.
+const prefixes: string[] = [];
+afterAll(() => removePrefixes(prefixes));
 
 function runStallWorker(stallMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number }> {
   const started = Date.now();
+  const prefix = `stall${randomBytes(4).toString('hex')}`;
+  prefixes.push(prefix);
   const child = spawn(process.execPath, ['--import', 'tsx', 'tests/support/stall-worker.ts'], {
-    env: { ...process.env, STALL_MS: String(stallMs), INTERLOCK_LOG_LEVEL: 'silent' },
+    env: { ...process.env, STALL_MS: String(stallMs), STALL_PREFIX: prefix, INTERLOCK_LOG_LEVEL: 'silent' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

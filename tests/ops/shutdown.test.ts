@@ -11,15 +11,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { spawnWorker } from '../pipeline/pipeline-support.js';
+import { removePrefixes } from '../support/harness.js';
 
 const REPO = new URL('../../', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'interlock-shutdown-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const prefix = `shutdown-${randomBytes(4).toString('hex')}`;
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await removePrefixes([prefix]);
+});
 
 it('SIGTERM ends serve within seconds while a client holds a webhook request open mid-body', async () => {
   const worker = spawnWorker({
     REDIS_URL: 'redis://127.0.0.1:6379',
-    INTERLOCK_KEY_PREFIX: `shutdown-${randomBytes(4).toString('hex')}`,
+    INTERLOCK_KEY_PREFIX: prefix,
     INTERLOCK_UNSAFE_DURABILITY: '1',
     INTERLOCK_DATA_DIR: dir,
     STRIPE_SECRET_KEY: 'sk_test_shutdown',

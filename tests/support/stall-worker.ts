@@ -6,7 +6,7 @@ import { approvalTerms, refundProposal, startNode, testConfig, testKey } from '.
 
 async function main(): Promise<void> {
   const stallMs = Number(process.env.STALL_MS ?? '0');
-  const config = testConfig({ sendWatchdog: true, sendTimeoutMs: 300, settleMarginMs: 400, claimTtlMs: 2_000, keyPrefix: `stall${randomBytes(4).toString('hex')}` });
+  const config = testConfig({ sendWatchdog: true, sendTimeoutMs: 300, settleMarginMs: 400, claimTtlMs: 2_000, keyPrefix: process.env.STALL_PREFIX ?? `stall${randomBytes(4).toString('hex')}` });
   const memory = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
   const target = {
     ...memory,

@@ -192,6 +192,16 @@ function configuredSigningKey(config: Config, logger: Logger): SigningKey {
   return key;
 }
 
+/**
+ * The key settings a start would fail on, checked before anything starts (a private redis-server, the embedded
+ * sandbox): a configured signing key file that cannot be used, a retired public keys file that cannot be. A key the
+ * service generates on first use is left to openStores, which writes it.
+ */
+export function checkKeySettings(config: Config): void {
+  if (config.signingKeyFile !== null) loadOrCreateSigningKey(config);
+  if (config.retiredPublicKeysFile !== null) verifyingKeys(null, config.retiredPublicKeysFile);
+}
+
 /** The one place a Redis client is built. Sends nothing: the CLI, the HTTP API and the facts worker stop here. */
 export async function openStores(config: Config = loadConfig(), options: { logger?: Logger; redis?: RedisClient; signingKey?: SigningKey; failFast?: boolean } = {}): Promise<Stores> {
   const logger = options.logger ?? createLogger(config.logLevel);

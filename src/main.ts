@@ -23,6 +23,7 @@ import {
   loadDeciderConfig,
   caseSubmissionOf,
   openStores,
+  checkKeySettings,
   parseProposal,
   redactSecrets,
   reservedRequestProblem,
@@ -409,6 +410,8 @@ function tryCommands(stripeApiBase: string | null, sandbox: boolean, dataDir: st
  * second signal would.
  */
 async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boolean): Promise<void> {
+  // What can fail comes first: a key setting that stops the start stops it before a redis-server or a sandbox runs.
+  checkKeySettings(given);
   const defaults = await embeddedDefaults(given, process.env, roles, portChosen);
   const { embedded } = defaults;
   let config = defaults.config;

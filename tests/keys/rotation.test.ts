@@ -180,8 +180,10 @@ describe('INTERLOCK_RETIRED_PUBLIC_KEYS_FILE', () => {
     const secret = at('serve-secret.pem', after.privatePem);
     const prefix = `tr${randomBytes(6).toString('hex')}`;
     onTestFinished(() => removePrefixes([prefix]));
-    const run = await runCli(['serve', '--roles', 'api', '--port', '0'], { REDIS_URL, INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_DATA_DIR: join(temp.dir, 'serve-data'), [RETIRED_SETTING]: secret }, { timeoutMs: 20_000 });
+    const run = await runCli(['serve', '--roles', 'api', '--port', '0'], { REDIS_URL, INTERLOCK_LOG_LEVEL: 'info', INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_DATA_DIR: join(temp.dir, 'serve-data'), [RETIRED_SETTING]: secret }, { timeoutMs: 20_000 });
     expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toContain(`${RETIRED_SETTING} (${secret}) holds a private key.`);
+    // Nothing started before the refusal: no embedded Stripe sandbox (nor a private redis-server) came up first.
+    expect(`${run.stdout}${run.stderr}`).not.toContain('stripe sandbox listening');
   });
 });

@@ -37,3 +37,13 @@ export function tempDir(label: string): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), `interlock-${label}-`));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
+
+/** Runs `work` with a temporary directory of its own, removed afterwards whatever `work` did. */
+export async function inTempDir<T>(label: string, work: (dir: string) => Promise<T>): Promise<T> {
+  const temp = tempDir(label);
+  try {
+    return await work(temp.dir);
+  } finally {
+    temp.remove();
+  }
+}

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli, tempDir } from '../cli/run-cli.js';
+import { inTempDir, runCli } from '../cli/run-cli.js';
 import { REDIS_URL } from '../support/harness.js';
 
 const redis = new Redis(REDIS_URL);
@@ -23,14 +23,11 @@ async function keysOf(prefix: string): Promise<string[]> {
 
 /** One gate cell of shared_cap on the shared Redis; the prefix the run used, from its JSON. */
 async function gateCell(extra: string[]): Promise<{ code: number; stderr: string; prefix: string }> {
-  const out = tempDir('scenario-redis-keys');
-  try {
-    const run = await runCli(['scenario', 'shared-cap', '--delays', 'fast', '--reps', '1', '--rows', 'after_commit', '--columns', 'interlock', '--out', out.dir, ...extra], { REDIS_URL, INTERLOCK_UNSAFE_DURABILITY: '1', STRIPE_SECRET_KEY: undefined }, { timeoutMs: 100_000 });
-    const written = JSON.parse(readFileSync(join(out.dir, 'shared_cap.json'), 'utf8')) as { redis_prefix: string };
+  return inTempDir('scenario-redis-keys', async (dir) => {
+    const run = await runCli(['scenario', 'shared-cap', '--delays', 'fast', '--reps', '1', '--rows', 'after_commit', '--columns', 'interlock', '--out', dir, ...extra], { REDIS_URL, INTERLOCK_UNSAFE_DURABILITY: '1', STRIPE_SECRET_KEY: undefined }, { timeoutMs: 100_000 });
+    const written = JSON.parse(readFileSync(join(dir, 'shared_cap.json'), 'utf8')) as { redis_prefix: string };
     return { code: run.code, stderr: run.stderr, prefix: written.redis_prefix };
-  } finally {
-    out.remove();
-  }
+  });
 }
 
 describe("a scenario run's keys on a REDIS_URL", { timeout: 120_000 }, () => {

@@ -4,20 +4,17 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { reproducingCommand } from '../../scenarios/run.js';
-import { runCli, tempDir } from '../cli/run-cli.js';
+import { inTempDir, runCli } from '../cli/run-cli.js';
 
 describe('the command a scenario page names', () => {
   it('is the one that ran its cells: its rows, columns and repetitions', { timeout: 120_000 }, async () => {
-    const out = tempDir('scenario-command');
-    try {
-      const run = await runCli(['scenario', 'shared-cap', '--delays', 'fast', '--reps', '1', '--rows', 'after_commit', '--columns', 'no_check', '--out', out.dir], { REDIS_URL: undefined, STRIPE_SECRET_KEY: undefined }, { timeoutMs: 100_000 });
+    await inTempDir('scenario-command', async (dir) => {
+      const run = await runCli(['scenario', 'shared-cap', '--delays', 'fast', '--reps', '1', '--rows', 'after_commit', '--columns', 'no_check', '--out', dir], { REDIS_URL: undefined, STRIPE_SECRET_KEY: undefined }, { timeoutMs: 100_000 });
       expect(run.code, run.stderr).toBe(0);
-      const page = readFileSync(join(out.dir, 'shared_cap.md'), 'utf8');
+      const page = readFileSync(join(dir, 'shared_cap.md'), 'utf8');
       expect(page).toContain('by `npx interlock scenario shared-cap --reps 1 --delays fast --rows after_commit --columns no_check` against');
-      expect((JSON.parse(readFileSync(join(out.dir, 'shared_cap.json'), 'utf8')) as { command: string }).command).toBe('npx interlock scenario shared-cap --reps 1 --delays fast --rows after_commit --columns no_check');
-    } finally {
-      out.remove();
-    }
+      expect((JSON.parse(readFileSync(join(dir, 'shared_cap.json'), 'utf8')) as { command: string }).command).toBe('npx interlock scenario shared-cap --reps 1 --delays fast --rows after_commit --columns no_check');
+    });
   });
 
   it("names only the rows and columns of its own scenario (from `all`), and --reps only where it is not the scenario's default", () => {

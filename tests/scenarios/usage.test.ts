@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { processRuns } from '../../src/redis/private-server.js';
-import { REPO, runCli, tempDir } from '../cli/run-cli.js';
+import { inTempDir, REPO, runCli, tempDir } from '../cli/run-cli.js';
 
 describe('interlock scenario with bad input', () => {
   it('refuses an unknown row or column with exit 2 and exits, starting no private Redis it would leave running', { timeout: 60_000 }, async () => {
@@ -18,61 +18,49 @@ describe('interlock scenario with bad input', () => {
   });
 
   it('refuses --keep-journals without REDIS_URL (exit 2), whose private Redis is removed when the run ends, instead of saying it kept keys that are gone', { timeout: 60_000 }, async () => {
-    const out = tempDir('scenario-keep');
-    try {
-      const run = await runCli(['scenario', 'shared-cap', '--delays', 'fast', '--reps', '1', '--rows', 'after_commit', '--columns', 'interlock', '--out', out.dir, '--keep-journals'], { REDIS_URL: undefined, STRIPE_SECRET_KEY: undefined }, { timeoutMs: 40_000 });
+    await inTempDir('scenario-keep', async (dir) => {
+      const run = await runCli(['scenario', 'shared-cap', '--delays', 'fast', '--reps', '1', '--rows', 'after_commit', '--columns', 'interlock', '--out', dir, '--keep-journals'], { REDIS_URL: undefined, STRIPE_SECRET_KEY: undefined }, { timeoutMs: 40_000 });
       expect(run.stderr).toContain('--keep-journals');
       expect(run.stderr).toContain('REDIS_URL is not set');
       expect(run.stderr).not.toContain('Kept the Redis keys');
       expect(run.code, run.stderr).toBe(2);
-      expect(readdirSync(out.dir)).toEqual([]);
-    } finally {
-      out.remove();
-    }
+      expect(readdirSync(dir)).toEqual([]);
+    });
   });
 
   it('a run that cannot open its world (Redis not answering) fails saying so and leaves no temporary directory', { timeout: 60_000 }, async () => {
-    const temp = tempDir('scenario-tmp');
-    try {
-      const run = await runCli(['scenario', 'stripe-dispute', '--delays', 'fast', '--out', join(temp.dir, 'out'), '--rows', 'crash_after_send_chargeback_during_outage', '--columns', 'interlock'], { REDIS_URL: 'redis://127.0.0.1:1', STRIPE_SECRET_KEY: undefined, TMPDIR: temp.dir }, { timeoutMs: 40_000 });
+    await inTempDir('scenario-tmp', async (dir) => {
+      const run = await runCli(['scenario', 'stripe-dispute', '--delays', 'fast', '--out', join(dir, 'out'), '--rows', 'crash_after_send_chargeback_during_outage', '--columns', 'interlock'], { REDIS_URL: 'redis://127.0.0.1:1', STRIPE_SECRET_KEY: undefined, TMPDIR: dir }, { timeoutMs: 40_000 });
       expect(run.code, run.stderr).not.toBe(0);
       expect(run.stderr).toMatch(/Redis/);
-      expect(readdirSync(temp.dir).filter((name) => name.startsWith('interlock-'))).toEqual([]);
-    } finally {
-      temp.remove();
-    }
+      expect(readdirSync(dir).filter((name) => name.startsWith('interlock-'))).toEqual([]);
+    });
   });
 
   it('render on a folder with no results says so and how to produce them (exit 2), writing nothing there', { timeout: 60_000 }, async () => {
-    const temp = tempDir('scenario-render');
-    try {
-      const missing = join(temp.dir, 'not-there');
-      const [empty, absent] = await Promise.all([runCli(['scenario', 'render', '--out', temp.dir]), runCli(['scenario', 'render', '--out', missing])]);
+    await inTempDir('scenario-render', async (dir) => {
+      const missing = join(dir, 'not-there');
+      const [empty, absent] = await Promise.all([runCli(['scenario', 'render', '--out', dir]), runCli(['scenario', 'render', '--out', missing])]);
       expect([empty.code, absent.code], `${empty.stderr}\n${absent.stderr}`).toEqual([2, 2]);
       const advice = (out: string) => `render re-renders the pages from the JSON files a run writes there (stripe_dispute.json, billing_credit.json, shared_cap.json), and it has none. Run the scenarios first (\`npx interlock scenario all --out ${out}\`), or give --out the folder a run wrote (by default scenarios/results).`;
-      expect(empty.stderr.trim()).toBe(`${temp.dir} holds no scenario results: ${advice(temp.dir)}`);
+      expect(empty.stderr.trim()).toBe(`${dir} holds no scenario results: ${advice(dir)}`);
       expect(absent.stderr.trim()).toBe(`${missing} does not exist: ${advice(missing)}`);
-      expect(readdirSync(temp.dir)).toEqual([]);
-    } finally {
-      temp.remove();
-    }
+      expect(readdirSync(dir)).toEqual([]);
+    });
   });
 
   it('refuses a row or column of another scenario, which would run nothing and exit 0, naming the scenario it belongs to', { timeout: 60_000 }, async () => {
-    const out = tempDir('scenario-usage');
-    try {
-      const row = await runCli(['scenario', 'stripe-dispute', '--delays', 'fast', '--out', out.dir, '--rows', 'after_commit'], { REDIS_URL: undefined, STRIPE_SECRET_KEY: undefined }, { timeoutMs: 20_000 });
+    await inTempDir('scenario-usage', async (dir) => {
+      const row = await runCli(['scenario', 'stripe-dispute', '--delays', 'fast', '--out', dir, '--rows', 'after_commit'], { REDIS_URL: undefined, STRIPE_SECRET_KEY: undefined }, { timeoutMs: 20_000 });
       expect(row.stderr).toContain('after_commit is a row of shared-cap');
       expect(row.code, row.stderr).toBe(2);
-      const column = await runCli(['scenario', 'billing-credit', '--delays', 'fast', '--out', out.dir, '--columns', 'hand_lock'], { REDIS_URL: undefined, STRIPE_SECRET_KEY: undefined }, { timeoutMs: 20_000 });
+      const column = await runCli(['scenario', 'billing-credit', '--delays', 'fast', '--out', dir, '--columns', 'hand_lock'], { REDIS_URL: undefined, STRIPE_SECRET_KEY: undefined }, { timeoutMs: 20_000 });
       expect(column.stderr).toContain('hand_lock is a column of shared-cap');
       expect(column.code, column.stderr).toBe(2);
-      const none = await runCli(['scenario', 'all', '--delays', 'fast', '--out', out.dir, '--rows', 'crash_after_send_chargeback_during_outage', '--columns', 'hand_lock'], { REDIS_URL: undefined, STRIPE_SECRET_KEY: undefined }, { timeoutMs: 20_000 });
+      const none = await runCli(['scenario', 'all', '--delays', 'fast', '--out', dir, '--rows', 'crash_after_send_chargeback_during_outage', '--columns', 'hand_lock'], { REDIS_URL: undefined, STRIPE_SECRET_KEY: undefined }, { timeoutMs: 20_000 });
       expect(none.stderr).toContain('No cell to run');
       expect(none.code, none.stderr).toBe(2);
-    } finally {
-      out.remove();
-    }
+    });
   });
 });
 

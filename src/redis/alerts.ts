@@ -112,13 +112,14 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
       return (await this.page({ all: options.all ?? false, limit: options.limit ?? 100 })).data;
     },
     /**
-     * A page of `list`, and `next`: the cursor to pass as `cursor` for the page after it (null on the last page). A
+     * A page of `list`, and `next`: the cursor to pass as `cursor` for the page after it (null on the last page; the API
+     * answers it as `next_starting_after` and takes it as `starting_after`). A
      * cursor names where the page ended (when that alert was raised, and its id), not a position, so alerts raised
      * after it never shift the pages that follow: each older alert is listed once.
      */
     async page(options: { all: boolean; limit: number; cursor?: string | undefined }): Promise<AlertPage> {
       const at = options.cursor === undefined ? null : ALERT_CURSOR.exec(options.cursor);
-      if (options.cursor !== undefined && at === null) throw new InterlockError('invalid_request', `"${options.cursor.slice(0, 100)}" is not an alerts cursor: pass the \`next\` of the page before, unchanged.`);
+      if (options.cursor !== undefined && at === null) throw new InterlockError('invalid_request', `"${options.cursor.slice(0, 100)}" is not an alerts cursor: pass the \`next\` of the page before (over the API, its \`next_starting_after\`), unchanged.`);
       const max = at ? Number(at[1]) : null;
       const after = at?.[2] ?? null;
       const data: Alert[] = [];

@@ -37,6 +37,7 @@ import { createDurabilityMonitor, inspectDurability, requireDurability, type Dur
 import { createHeartbeat, type Heartbeat } from './redis/heartbeat.js';
 import { createRedisJournal, type Journal, type WatchPosition } from './redis/journal.js';
 import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys.js';
+import { membersAfter } from './redis/newest-first.js';
 
 export { loadConfig, ConfigError, DEFAULT_DATA_DIR, STOP_MARGIN_MS, type Config } from './config.js';
 export { createLogger, limitedErrorLog } from './log.js';
@@ -529,18 +530,7 @@ export type EffectsPosition = { boundAt: number; effectId: string };
  */
 export async function effectsNewestFirst(stores: Stores, after: EffectsPosition | null, count: number): Promise<{ effectId: string; partition: string; boundAt: number }[]> {
   const { redis } = innerOf(stores);
-  const key = stores.keys.effectsByTime;
-  const found: { effectId: string; boundAt: number }[] = [];
-  if (after !== null) {
-    // The rest of the position's millisecond first (ids below the last one handed out), then older ones.
-    const sameScore = await redis.zrevrangebyscore(key, after.boundAt, after.boundAt);
-    for (const effectId of sameScore) if (effectId < after.effectId && found.length < count) found.push({ effectId, boundAt: after.boundAt });
-  }
-  if (found.length < count) {
-    // RESP3 with native replies answers [member, score] pairs; RESP2 and the legacy mapping a flat list.
-    const flat = (await redis.zrevrangebyscore(key, after === null ? '+inf' : `(${after.boundAt}`, '-inf', 'WITHSCORES', 'LIMIT', 0, count - found.length)).flat();
-    for (let i = 0; i + 1 < flat.length; i += 2) found.push({ effectId: String(flat[i]), boundAt: Number(flat[i + 1]) });
-  }
+  const found = (await membersAfter(redis, stores.keys.effectsByTime, after === null ? null : { score: after.boundAt, id: after.effectId }, count)).map((member) => ({ effectId: member.id, boundAt: member.score }));
   if (found.length === 0) return [];
   const partitions = await redis.hmget(stores.keys.effectPartitions, ...found.map((item) => item.effectId));
   return found.flatMap((item, index) => {

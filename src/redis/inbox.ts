@@ -13,6 +13,7 @@ import { alertIdOf, type Alerts } from './alerts.js';
 import type { RedisClient } from './client.js';
 import type { Journal } from './journal.js';
 import type { Keys } from './keys.js';
+import { membersAfter, type IndexPosition } from './newest-first.js';
 import { createScriptRunner } from './scripts.js';
 
 export type InboxClosure = { action: OperatorAction; by: Actor; note: string; resolution: Resolution | null; reapproval: Reapproval | null; at: number };
@@ -27,6 +28,8 @@ export const INBOX_CURSOR = /^(\d{1,16})\.((?:ambiguous|lease_at_recovery|stale_
 
 /** At most this many index entries are looked at for one page, so a rare filter cannot make one request scan everything. */
 const SCAN_BUDGET = 5_000;
+/** Index entries read per round trip while a page is looked for. */
+const SCAN_BATCH = 200;
 
 export type Inbox = ReturnType<typeof createInbox>;
 
@@ -120,36 +123,31 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
       const status = filter.status ?? 'open';
       const index = status === 'open' ? keys.inboxOpen : keys.inboxClosedByTime;
       const cursor = startingAfter === undefined ? null : INBOX_CURSOR.exec(startingAfter);
-      const max = cursor ? Number(cursor[1]) : null;
-      const after = cursor?.[2] ?? null;
       const data: InboxItem[] = [];
-      let offset = 0;
+      // Each batch is read from the last member the one before it ended on, so items opened or closed while the
+      // listing runs (newer than where it stands) never shift a later batch: no item is listed twice or passed over.
+      let position: IndexPosition | null = cursor?.[2] === undefined ? null : { score: Number(cursor[1]), id: cursor[2] };
+      let looked = 0;
       for (;;) {
-        const flat = (await redis.zrevrangebyscore(index, max === null ? '+inf' : String(max), '-inf', 'WITHSCORES', 'LIMIT', offset, 200)).flat();
-        const batch: { id: string; score: number }[] = [];
-        for (let i = 0; i + 1 < flat.length; i += 2) batch.push({ id: String(flat[i]), score: Number(flat[i + 1]) });
-        offset += batch.length;
-        // Members of one score come in reverse byte order: those after the cursor's sort before its id.
-        const fresh = batch.filter((member) => max === null || after === null || member.score < max || member.id < after);
-        if (fresh.length > 0) {
-          const ids = fresh.map((member) => member.id);
+        const batch = await membersAfter(redis, index, position, SCAN_BATCH);
+        looked += batch.length;
+        if (batch.length > 0) {
+          const ids = batch.map((member) => member.id);
           const [items, closures] = await Promise.all([redis.hmget(keys.inbox, ...ids), redis.hmget(keys.inboxClosed, ...ids)]);
-          for (const [position, member] of fresh.entries()) {
-            const item = assemble(member.id, items[position] ?? null, closures[position] ?? null);
+          for (const [at, member] of batch.entries()) {
+            const item = assemble(member.id, items[at] ?? null, closures[at] ?? null);
             if (item === null || item.status !== status) continue;
             if ((filter.kind !== undefined && item.kind !== filter.kind) || (filter.subject !== undefined && item.subject !== filter.subject) || (filter.effect !== undefined && item.effectId !== filter.effect)) continue;
             data.push(item);
             if (data.length === limit) {
-              const hasMore = position < fresh.length - 1 || batch.length === 200;
+              const hasMore = at < batch.length - 1 || batch.length === SCAN_BATCH;
               return { data, hasMore, next: hasMore ? `${member.score}.${member.id}` : null };
             }
           }
         }
-        if (batch.length < 200) return { data, hasMore: false, next: null };
-        if (offset >= SCAN_BUDGET) {
-          const last = batch.at(-1);
-          return { data, hasMore: true, next: last ? `${last.score}.${last.id}` : null };
-        }
+        position = batch.at(-1) ?? null;
+        if (batch.length < SCAN_BATCH || position === null) return { data, hasMore: false, next: null };
+        if (looked >= SCAN_BUDGET) return { data, hasMore: true, next: `${position.score}.${position.id}` };
       }
     },
 

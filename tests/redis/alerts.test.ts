@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAlerts, type AlertKind } from '../../src/redis/alerts.js';
 import { createKeys } from '../../src/redis/keys.js';
+import { writerBetweenReads } from '../support/between-reads.js';
 import { REDIS_URL } from '../support/harness.js';
 
 const prefix = `alerts-test-${randomBytes(5).toString('hex')}`;
@@ -118,21 +119,11 @@ describe('a first page read while alerts are raised', () => {
     const older = await store.raise(draft(2, 'exposure'));
     // 499 newer alerts, resolved: the open ones are the last of the first batch of 500 and the first of the next.
     for (let n = 3; n < 3 + 499; n += 1) await store.resolve((await store.raise(draft(n))).alert.id, 'effects worker');
-    let reads = 0;
-    const raising = new Proxy(redis, {
-      get(target, name, receiver) {
-        if (name !== 'zrevrangebyscore') return Reflect.get(target, name, receiver) as unknown;
-        return async (...args: Parameters<Redis['zrevrangebyscore']>) => {
-          reads += 1;
-          // Someone raises an alert while the page is between its batches.
-          if (reads === 2) await store.raise(draft(10_000));
-          return target.zrevrangebyscore(...args);
-        };
-      },
-    });
-    const paging = createAlerts({ redis: raising, keys: own, now: async () => (at += 1) });
+    // Someone raises an alert while the page is between its batches.
+    const raising = writerBetweenReads(redis, () => store.raise(draft(10_000)));
+    const paging = createAlerts({ redis: raising.redis, keys: own, now: async () => (at += 1) });
     const page = await paging.page({ all: false, limit: 10 });
-    expect(reads).toBeGreaterThanOrEqual(2);
+    expect(raising.reads()).toBeGreaterThanOrEqual(2);
     expect(page.data.map((alert) => alert.id)).toEqual([older.alert.id, oldest.alert.id]);
   });
 });

@@ -7,7 +7,7 @@ import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { activeJobs, afterOutages, orphansOf } from './after-outages.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
-import { closeConnection, createCoalescer, errorCode, errorMessage, InterlockError, isRedisOutage, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent, type WatchPosition, withinRedisTimeout } from '../src/interlock.js';
+import { closeConnection, createCoalescer, errorCode, errorMessage, InterlockError, isRedisOutage, repairExposures, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent, type WatchPosition, withinRedisTimeout } from '../src/interlock.js';
 
 /**
  * Every facts job: retried while Stripe cannot answer its re-read; kept 7 days once done (longer than Stripe
@@ -272,6 +272,19 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
   // pass re-reads is covered in turn rather than only its oldest.
   let cursor: WatchPosition | null = null;
   let failedInARow = 0;
+  /**
+   * Exposures left half-closed by a process that died between closing an alert and its inbox item (repairExposures):
+   * this process raises exposure alerts, opens their items and closes both when the facts undo them, so its pass is
+   * where the other half is closed. A failure is logged and left to the next pass; it never fails the reconciliation.
+   */
+  const repairHalfClosed = async () => {
+    try {
+      const repaired = await repairExposures(stores);
+      if (repaired.closedItems.length + repaired.resolvedAlerts.length > 0) stores.logger.warn(repaired, 'closed the other half of exposures left half-closed (an alert resolved with its inbox item open, or the reverse)');
+    } catch (error) {
+      stores.logger.error({ err: error }, 'could not repair half-closed exposures; the next reconciliation pass tries again');
+    }
+  };
   const pass = async (): Promise<ReconcileReport> => {
     const now = await stores.journal.serverTime();
     const { next, failedInARow: trailing, ...report } = await reconcile(stores, facts, now - options.horizonMs, { after: cursor, failedInARow, ...(options.limit === undefined ? {} : { limit: options.limit }) });
@@ -281,6 +294,7 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
     if (report.stopped !== null) stores.logger.error({ unread: report.unread, failures: report.failures, reason: report.stopped }, 'reconciliation pass stopped: re-reads keep failing');
     else if (report.unread > 0) stores.logger.warn({ unread: report.unread, failures: report.failures }, 'reconciliation passed over effects it could not re-read');
     if (report.appended > 0) stores.logger.info({ effects: report.effects, appended: report.appended, alerts: report.alerts }, 'reconciliation appended facts');
+    await repairHalfClosed();
     options.onPass?.(report, await stores.journal.serverTime());
     return report;
   };

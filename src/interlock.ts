@@ -25,7 +25,7 @@ import { loadOrCreateSigningKey, retiredKeysFileExposure, verifyingKeys } from '
 import { createThreadSigner } from './keys/signer.js';
 import { createLogger, limitedErrorLog } from './log.js';
 import { createCases, type Cases } from './redis/cases.js';
-import { createAlerts, type Alert, type Alerts } from './redis/alerts.js';
+import { alertIdOf, createAlerts, FACTS_RESOLVER, type Alert, type Alerts } from './redis/alerts.js';
 import { createInbox, type Inbox, type InboxItem } from './redis/inbox.js';
 import { ALLOWED_ACTIONS, inboxItemId, type InboxItemDraft } from './core/inbox.js';
 import type { Json, JsonObject } from './core/json.js';
@@ -412,14 +412,70 @@ export async function resolveAlert(stores: Stores, alertId: string, by: Actor): 
   return done;
 }
 
-/** Dismisses the inbox item a resolved exposure alert opened, with a signed entry naming `by` on the effect's receipt. */
-async function closeExposureItem(stores: Stores, alert: Alert, by: Actor, note: string): Promise<void> {
+/**
+ * Dismisses the inbox item a resolved exposure alert opened, with a signed entry naming `by` on the effect's receipt.
+ * True when this call closed it.
+ */
+async function closeExposureItem(stores: Stores, alert: Alert, by: Actor, note: string): Promise<boolean> {
   try {
     await stores.inbox.act(inboxItemId('exposure', alert.effectId), { action: 'dismiss', by, note });
+    return true;
   } catch (error) {
     // Closed by someone already (its act resolved this alert too), or never opened: nothing is left to close.
     if (!(error instanceof InterlockError && (error.code === 'inbox_item_closed' || error.code === 'unknown_inbox_item'))) throw error;
+    return false;
   }
+}
+
+/** What an exposure repair pass closed: items whose alert was resolved, and alerts whose item was closed. */
+export type ExposureRepair = { closedItems: string[]; resolvedAlerts: string[] };
+
+/** Open exposure items read per page by the repair. */
+const REPAIR_PAGE = 200;
+
+/**
+ * Who an alert's `resolvedBy` names, as an actor for the item's dismissal: resolveAlert writes `<name> (<role>)`, the
+ * facts write FACTS_RESOLVER.
+ */
+function resolverOf(resolvedBy: string | null): Actor {
+  if (resolvedBy === null || resolvedBy === FACTS_RESOLVER) return FACTS_ACTOR;
+  const named = /^(.+) \(([^()]+)\)$/.exec(resolvedBy);
+  return named?.[1] !== undefined && named[2] !== undefined ? { name: named[1], role: named[2] } : { name: resolvedBy, role: 'unknown' };
+}
+
+/**
+ * Closes the other half of each exposure left half-closed: an exposure alert and its inbox item are one matter, but
+ * they close in two steps (the item's RESOLVED entry lives with the effect, the alert in the index slot), so a process
+ * that died between the two left an open item for a resolved alert, or an open alert whose item was closed. This
+ * dismisses each open exposure item whose alert is resolved (a signed dismissal naming who resolved the alert) and
+ * resolves each open exposure alert whose item is closed (naming who closed the item).
+ *
+ * It reads only what is open (the inbox's open items of kind exposure, the open-alerts index), never everything. It
+ * is idempotent, and several processes may run it at once: an item takes one action at most (act-2.lua), and of
+ * several resolutions of one alert one is recorded (set-alert-3.lua); each half is reported by the one call that
+ * closed it. The facts reconciler runs it with every pass (queues/facts.ts).
+ */
+export async function repairExposures(stores: Stores): Promise<ExposureRepair> {
+  const repair: ExposureRepair = { closedItems: [], resolvedAlerts: [] };
+  let cursor: string | undefined;
+  do {
+    const page = await stores.inbox.list({ status: 'open', kind: 'exposure' }, REPAIR_PAGE, cursor);
+    for (const item of page.data) {
+      const alert = await stores.alerts.get(alertIdOf(item.effectId, 'exposure'));
+      if (alert === null || alert.resolvedAt === null) continue;
+      const note = `Closed with alert ${alert.id}, which ${alert.resolvedBy ?? FACTS_RESOLVER} resolved; the process that resolved it stopped before it closed this item, so the exposure repair closed it.`;
+      if (await closeExposureItem(stores, alert, resolverOf(alert.resolvedBy), note)) repair.closedItems.push(item.id);
+    }
+    cursor = page.next ?? undefined;
+  } while (cursor !== undefined);
+  for await (const alert of stores.alerts.openOf('exposure')) {
+    // get() closes an item whose chain holds an action the index has not caught up with.
+    const closure = (await stores.inbox.get(inboxItemId('exposure', alert.effectId)))?.closure ?? null;
+    if (closure === null) continue;
+    const done = await stores.alerts.resolve(alert.id, `${closure.by.name} (${closure.by.role})`);
+    if (done?.resolved) repair.resolvedAlerts.push(alert.id);
+  }
+  return repair;
 }
 
 async function openExposureItem(stores: Stores, alert: Alert): Promise<void> {

@@ -16,6 +16,7 @@ import { FACT_ALERT_KINDS } from '../core/alert-rules.js';
 import { InterlockError } from '../core/errors.js';
 import type { RedisClient } from './client.js';
 import type { Keys } from './keys.js';
+import { membersAfter, type IndexPosition } from './newest-first.js';
 import { createScriptRunner } from './scripts.js';
 
 export const ALERT_KINDS = ['exposure', 'failed_after_landed', 'late_landing', 'not_judged', 'compensated_twice', 'send_unanswered'] as const;
@@ -66,7 +67,7 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
   }
 
   /**
-   * Changes one alert atomically (set-alert-2.lua): `change` gets the alert as it stands and answers what to write, or
+   * Changes one alert atomically (set-alert-3.lua): `change` gets the alert as it stands and answers what to write, or
    * null to leave it. When another writer changed it in between, `change` is asked again about what that writer left,
    * so no resolution or refresh is ever lost. Answers the alert as it stands after, and whether this call wrote it.
    */
@@ -76,7 +77,7 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
       const known = text === null ? null : (JSON.parse(text) as Alert);
       const next = change(known, await deps.now());
       if (next === null) return { alert: known, written: false };
-      const reply = await run<{ status: 'SET' } | { status: 'MOVED'; alert: string }>('set-alert-2', [keys.alerts, keys.alertsByTime], [id, text ?? '', JSON.stringify(next), next.raisedAt]);
+      const reply = await run<{ status: 'SET' } | { status: 'MOVED'; alert: string }>('set-alert-3', [keys.alerts, keys.alertsByTime, keys.alertsOpen], [id, text ?? '', JSON.stringify(next), next.raisedAt, next.resolvedAt === null ? '1' : '']);
       if (reply.status === 'SET') return { alert: next, written: true };
       text = reply.alert === '' ? null : reply.alert;
     }
@@ -171,6 +172,24 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
         if (done?.resolved) resolved.push(done.alert);
       }
       return resolved;
+    },
+    /**
+     * The open alerts of `kind`, newest raised first, read from the open-alerts index a batch at a time: what is
+     * resolved is never read, however many alerts were.
+     */
+    async *openOf(kind: AlertKind): AsyncGenerator<Alert> {
+      let position: IndexPosition | null = null;
+      for (;;) {
+        const batch = await membersAfter(redis, keys.alertsOpen, position, LIST_BATCH);
+        const ids = batch.map((member) => member.id).filter((id) => id.startsWith(`${kind}:`));
+        const texts = ids.length === 0 ? [] : await redis.hmget(keys.alerts, ...ids);
+        for (const text of texts) {
+          const alert = typeof text === 'string' ? (JSON.parse(text) as Alert) : null;
+          if (alert !== null && alert.resolvedAt === null) yield alert;
+        }
+        position = batch.at(-1) ?? null;
+        if (batch.length < LIST_BATCH || position === null) return;
+      }
     },
     async openCount(): Promise<number> {
       return (await this.list({ limit: 10_000 })).length;

@@ -55,6 +55,11 @@ export function createKeys(prefix = 'interlock') {
     alerts: `${index}:alerts`,
     /** ZSET alert id -> when it was raised. */
     alertsByTime: `${index}:alerts-by-time`,
+    /**
+     * ZSET alert id -> when it was raised: the alerts nobody has resolved, kept by set-alert-3.lua with every write of
+     * an alert. An alert last written before this index existed enters it when it is next raised or resolved.
+     */
+    alertsOpen: `${index}:alerts-open`,
     /** HASH inbox item id -> the item as it opened (JSON, written once; redis/inbox.ts). */
     inbox: `${index}:inbox`,
     /** ZSET item id -> when it opened: the items nobody has acted on yet. */

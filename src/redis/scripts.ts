@@ -36,7 +36,7 @@ export const SCRIPT_NAMES = [
   'open-inbox-2',
   'close-inbox-3',
   'set-case-status-1',
-  'set-alert-2',
+  'set-alert-3',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

@@ -8,7 +8,7 @@ import { effectIdFor, type Decider } from '../src/interlock.js';
 import { billingObservations, caseCredits, type BillingCase, type BillingObservations } from './billing-facts.js';
 import { cellFailed, decide, LANDED, runPlan, type Cell, type Column, type Progress } from './cells.js';
 import { cellDir, CellError, expectSigkill, expectSuccess, hex, judgeReceipt, pollUntil, propose, runBaseline, seconds, startWorker, waitSettled, type World } from './harness.js';
-import type { Runner } from './run.js';
+import type { Planner, Runner } from './run.js';
 import type { StripeObject } from './stripe-http.js';
 
 export const BILLING_COLUMNS: Column[] = ['no_check', 'hand_check', 'interlock'];
@@ -231,11 +231,17 @@ export function premiseCandidates(cells: Cell[]): Record<string, unknown>[] {
 /** Repetitions of every cell without --reps. */
 export const BILLING_DEFAULT_REPS = 1;
 
+/** The cells asked for: every row x column, `reps` times. */
+export const billingPlan: Planner = (reps, only) => {
+  const count = reps ?? BILLING_DEFAULT_REPS;
+  return Object.keys(BILLING_ROWS).filter((row) => only.row(row)).flatMap((row) => BILLING_COLUMNS.filter((column) => only.column(column)).flatMap((column) => Array.from({ length: count }, (_, index) => ({ row, column, rep: index + 1 }))));
+};
+
 /** The 18 cells, three at a time (the seed ran five), the gate's one at a time (they share the effects queue). */
 export const runBillingCredit: Runner = async ({ world, decider, model, reps, bar, only }) => {
   const prices = { plan: await ensurePrice(world, PLAN), downgrade: await ensurePrice(world, DOWNGRADE) };
   const count = reps ?? BILLING_DEFAULT_REPS;
-  const plan = Object.keys(BILLING_ROWS).filter((row) => only.row(row)).flatMap((row) => BILLING_COLUMNS.filter((column) => only.column(column)).flatMap((column) => Array.from({ length: count }, (_, index) => ({ row, column, rep: index + 1 }))));
+  const plan = billingPlan(reps, only);
   bar.add(plan.length);
   const cells = await runPlan(plan, 3, (step) => {
     const cell = () => runBillingCell(world, decider, prices, step.row, step.column, step.rep, bar.cell());

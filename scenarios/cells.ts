@@ -44,6 +44,11 @@ export function cellFailed(cell: Cell): boolean {
   return cell.outcome === CELL_FAILED;
 }
 
+/** A step of the plan recorded as failed to run, judged on nothing: `why` is its error. */
+export function failedCell(step: Step, why: string): Cell {
+  return { row: step.row, column: step.column, rep: step.rep, outcome: CELL_FAILED, error: why, held: false, answer_matches_final_money: false, proof: false, tamper_evident: false, settle_s: null, settle_after_restart_s: null, stripe: {} };
+}
+
 /**
  * Runs the steps of a plan, `lanes` at a time, in order. A cell that throws (a process that did not start, a wait
  * that timed out) is recorded as failed, with its error, and the other cells still run: one harness error must not
@@ -61,8 +66,7 @@ export async function runPlan<S extends Step>(plan: readonly S[], lanes: number,
         try {
           cells[index] = await run(step);
         } catch (error) {
-          const why = error instanceof Error ? error.message : String(error);
-          cells[index] = { row: step.row, column: step.column, rep: step.rep, outcome: CELL_FAILED, error: why, held: false, answer_matches_final_money: false, proof: false, tamper_evident: false, settle_s: null, settle_after_restart_s: null, stripe: {} };
+          cells[index] = failedCell(step, error instanceof Error ? error.message : String(error));
         }
       }
     }),

@@ -2,7 +2,8 @@
 // (the mean time of a finished cell times the cells left, divided by how many run at once).
 import type { Progress } from './cells.js';
 
-export type ProgressBar = { cell(): Progress; add(total: number): void; finish(): void };
+/** `note`: a line of its own (what happened, what the run does now), the bar drawn again under it. */
+export type ProgressBar = { cell(): Progress; add(total: number): void; note(line: string): void; finish(): void };
 
 export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): ProgressBar {
   let total = 0;
@@ -50,6 +51,10 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
           render(true);
         },
       };
+    },
+    note(line) {
+      stream.write(tty ? `\r\x1b[2K${line}\n` : `${line}\n`);
+      render(true);
     },
     finish() {
       clearInterval(timer);

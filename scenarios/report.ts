@@ -172,6 +172,16 @@ function commandOf(result: ScenarioResult): string {
   return `npx interlock scenario ${result.scenario.replace('_', '-')}${result.reps > 1 ? ` --reps ${result.reps}` : ''} --delays ${result.delays}`;
 }
 
+/** The gate's section when no check failed: what that says depends on how many of its cells ran. */
+function gateUnfailedText(result: ScenarioResult): string {
+  const gate = result.cells.filter((cell) => cell.column === 'interlock');
+  const failed = gate.filter(cellFailed).length;
+  if (gate.length === 0) return 'No gate cell was asked for.';
+  if (failed === gate.length) return `No gate cell ran (${failed} failed to run, listed below): nothing here shows what the gate does.`;
+  const all = 'held its invariant, answered what Stripe finally holds, proved it with a tamper-evident receipt, and settled in time (1.5 s after the restart where the facts held, the settle margin where they changed; never a claim-TTL wait).';
+  return failed === 0 ? `Every gate cell ${all}` : `Every gate cell that ran (${gate.length - failed} of ${gate.length}; the others are listed below) ${all}`;
+}
+
 export function page(result: ScenarioResult): string {
   const differences = seedDifferences(result.scenario, result.cells);
   const problems = result.cells.flatMap((cell) => gateProblems(cell, Number(result.settle_margin_s ?? 10)));
@@ -182,13 +192,14 @@ export function page(result: ScenarioResult): string {
     `Generated ${result.generated} by \`${commandOf(result)}\` against ${backend}; decisions by \`${result.model}\`; every crash a real SIGKILL of the worker process, every restart a new process.`,
     '',
     ...machineLine(result),
+    ...(typeof result.world_error === 'string' ? [`**None of these cells ran**: the scenario's world (sandbox or test mode, the support API, the Redis stores) did not open: ${result.world_error}`, ''] : []),
     table(result),
     '',
     ...verdictLines(result),
     '',
     '## The gate against issue 12 §3',
     '',
-    problems.length === 0 ? 'Every gate cell held its invariant, answered what Stripe finally holds, proved it with a tamper-evident receipt, and settled in time (1.5 s after the restart where the facts held, the settle margin where they changed; never a claim-TTL wait).' : problems.map((problem) => `- ${problem}`).join('\n'),
+    problems.length === 0 ? gateUnfailedText(result) : problems.map((problem) => `- ${problem}`).join('\n'),
     '',
     ...(failedCellLines(result.cells).length === 0 ? [] : ['## Cells that failed to run', '', 'These cells threw before they could be judged; the run went on with the others and exited 1.', '', ...failedCellLines(result.cells).map((line) => `- ${line}`), '']),
     '## Against the seeds',
@@ -245,8 +256,9 @@ function premiseTable(rows: Record<string, unknown>[]): string {
 
 /** Re-reads the JSON as written and verifies every receipt in it with the key it names. */
 export function reverify(file: string): number {
-  const written = JSON.parse(readFileSync(file, 'utf8')) as ScenarioResult & { public_key: string };
-  const keys = publicKeySet([written.public_key]);
+  // A scenario whose world did not open has no key, and no receipt to check with one.
+  const written = JSON.parse(readFileSync(file, 'utf8')) as ScenarioResult & { public_key?: string };
+  const keys = publicKeySet(written.public_key === undefined ? [] : [written.public_key]);
   let count = 0;
   for (const cell of written.cells) {
     const receipts: unknown[] = [];

@@ -5,13 +5,13 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createDecider, loadDeciderConfig, publicKeyPem, readApiBase, startPrivateRedis, stripeSettingOf, type Decider } from '../src/interlock.js';
-import { BILLING_COLUMNS, BILLING_DEFAULT_REPS, BILLING_ROWS, runBillingCredit } from './billing-credit.js';
-import { COLUMNS, type ScenarioResult } from './cells.js';
+import { BILLING_COLUMNS, BILLING_DEFAULT_REPS, BILLING_ROWS, billingPlan, runBillingCredit } from './billing-credit.js';
+import { COLUMNS, failedCell, type ScenarioResult, type Step } from './cells.js';
 import { leftovers, removeLeftovers, type Delays } from './harness.js';
 import { createProgressBar, type ProgressBar } from './progress.js';
 import { writeResults } from './report.js';
-import { CAP_COLUMNS, CAP_DEFAULT_REPS, CAP_ROWS, runSharedCap } from './shared-cap.js';
-import { DISPUTE_COLUMNS, DISPUTE_DEFAULT_REPS, DISPUTE_ROWS, runStripeDispute } from './stripe-dispute.js';
+import { CAP_COLUMNS, CAP_DEFAULT_REPS, CAP_ROWS, capPlan, runSharedCap } from './shared-cap.js';
+import { DISPUTE_COLUMNS, DISPUTE_DEFAULT_REPS, DISPUTE_ROWS, disputePlan, runStripeDispute } from './stripe-dispute.js';
 import { openWorld } from './world.js';
 
 export const SCENARIOS = ['stripe-dispute', 'billing-credit', 'shared-cap'] as const;
@@ -28,6 +28,8 @@ export type ScenarioOptions = {
   env?: NodeJS.ProcessEnv;
   /** Leave each scenario's Redis keys (journals, queues) when it ends, for a look at them; they are removed otherwise. */
   keepJournals?: boolean;
+  /** Opens a scenario's world; world.ts's openWorld unless a test gives another. */
+  openWorld?: typeof openWorld;
 };
 
 /** The plan filter every runner applies: the rows and columns asked for, or all. */
@@ -63,13 +65,16 @@ function testModeApiBase(env: NodeJS.ProcessEnv, key: string | null): string | n
   return new URL(apiBase).origin;
 }
 
+/** The cells a scenario runs for these repetitions (null: its default) and this selection, in its order. */
+export type Planner<R extends string = string> = (reps: number | null, only: Selection) => (Step & { row: R })[];
+
 export type Runner = (context: { world: Awaited<ReturnType<typeof openWorld>>; decider: Decider; model: string; reps: number | null; bar: ProgressBar; only: Selection }) => Promise<ScenarioResult>;
 
-/** `defaultReps`: the repetitions the runner makes without --reps. */
-const RUNNERS: Record<ScenarioName, { key: string; run: Runner; rows: readonly string[]; columns: readonly string[]; defaultReps: number }> = {
-  'stripe-dispute': { key: 'stripe_dispute', run: runStripeDispute, rows: DISPUTE_ROWS, columns: DISPUTE_COLUMNS, defaultReps: DISPUTE_DEFAULT_REPS },
-  'billing-credit': { key: 'billing_credit', run: runBillingCredit, rows: Object.keys(BILLING_ROWS), columns: BILLING_COLUMNS, defaultReps: BILLING_DEFAULT_REPS },
-  'shared-cap': { key: 'shared_cap', run: runSharedCap, rows: CAP_ROWS, columns: CAP_COLUMNS, defaultReps: CAP_DEFAULT_REPS },
+/** `defaultReps`: the repetitions the runner makes without --reps; `plan`: the cells it runs (those a failed world records). */
+const RUNNERS: Record<ScenarioName, { key: string; run: Runner; plan: Planner; rows: readonly string[]; columns: readonly string[]; defaultReps: number }> = {
+  'stripe-dispute': { key: 'stripe_dispute', run: runStripeDispute, plan: disputePlan, rows: DISPUTE_ROWS, columns: DISPUTE_COLUMNS, defaultReps: DISPUTE_DEFAULT_REPS },
+  'billing-credit': { key: 'billing_credit', run: runBillingCredit, plan: billingPlan, rows: Object.keys(BILLING_ROWS), columns: BILLING_COLUMNS, defaultReps: BILLING_DEFAULT_REPS },
+  'shared-cap': { key: 'shared_cap', run: runSharedCap, plan: capPlan, rows: CAP_ROWS, columns: CAP_COLUMNS, defaultReps: CAP_DEFAULT_REPS },
 };
 
 /**
@@ -147,6 +152,7 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
   const unsafeDurability = ['1', 'true', 'yes'].includes(env.INTERLOCK_UNSAFE_DURABILITY ?? '');
   const only: Selection = { row: (name) => rows === null || rows.includes(name), column: (name) => columns === null || columns.includes(name) };
   const bar = createProgressBar();
+  const open = options.openWorld ?? openWorld;
   // Ctrl-C or SIGTERM in the middle: the private redis-server runs in a process group of its own (no terminal signal
   // reaches it) and no cell's finally runs, so the exit stops it (its own exit hook) and removes what the run left.
   const interrupted = (signal: NodeJS.Signals) => {
@@ -161,13 +167,24 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
     const results = await Promise.all(
       options.scenarios.map(async (name) => {
         const runner = RUNNERS[name];
-        const world = await openWorld({ scenario: runner.key, delays: options.delays, redisUrl, unsafeDurability, testModeKey: key, stripeApiBase, keepKeys: options.keepJournals === true });
+        const command = (reps: number) => reproducingCommand(name, { reps, defaultReps: runner.defaultReps, delays: options.delays, rows, columns });
+        let world: Awaited<ReturnType<typeof openWorld>>;
+        try {
+          world = await open({ scenario: runner.key, delays: options.delays, redisUrl, unsafeDurability, testModeKey: key, stripeApiBase, keepKeys: options.keepJournals === true });
+        } catch (error) {
+          // As a cell that throws: this scenario's cells are recorded as failed, with the reason, and the others go on.
+          const why = error instanceof Error ? error.message : String(error);
+          const plan = runner.plan(options.reps, only);
+          bar.note(`${runner.key}: its world (sandbox or test mode, the support API, the Redis stores) did not open: ${why}. Its ${plan.length} cell${plan.length === 1 ? ' is' : 's are'} recorded as failed; the other scenarios go on.`);
+          const reps = options.reps ?? runner.defaultReps;
+          const cells = plan.map((step) => failedCell(step, `the scenario's world did not open: ${why}`));
+          return { scenario: runner.key, generated: new Date().toISOString(), model, backend: key === null ? 'sandbox' : 'test_mode', delays: options.delays, reps, cells, command: command(reps), world_error: why } satisfies ScenarioResult;
+        }
         try {
           const loadAtStart = loadavg()[0] ?? 0;
           const result = await runner.run({ world, decider, model, reps: options.reps, bar, only });
           const machine = { cores: cpus().length, load_average_at_start: Math.round(loadAtStart * 10) / 10, load_average_at_end: Math.round((loadavg()[0] ?? 0) * 10) / 10 };
-          const command = reproducingCommand(name, { reps: result.reps, defaultReps: runner.defaultReps, delays: options.delays, rows, columns });
-          return { ...result, command, redis_prefix: world.config.keyPrefix, machine, public_key: publicKeyPem(world.stores.signingKey), settle_margin_s: world.config.settleMarginMs / 1000, claim_ttl_s: world.config.claimTtlMs / 1000, ...(stripeApiBase === null ? {} : { stripe_api_base: stripeApiBase }) };
+          return { ...result, command: command(result.reps), redis_prefix: world.config.keyPrefix, machine, public_key: publicKeyPem(world.stores.signingKey), settle_margin_s: world.config.settleMarginMs / 1000, claim_ttl_s: world.config.claimTtlMs / 1000, ...(stripeApiBase === null ? {} : { stripe_api_base: stripeApiBase }) };
         } finally {
           await world.close();
         }

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { effectIdFor, type Decider } from '../src/interlock.js';
 import { decide, runPlan, type Cell, type Column, type Progress } from './cells.js';
 import { cellDir, CellError, expectSigkill, expectSuccess, hex, judgeReceipt, propose, runBaseline, seconds, startWorker, waitSettled, type Running, type World } from './harness.js';
-import type { Runner } from './run.js';
+import type { Planner, Runner } from './run.js';
 
 export const CAP_COLUMNS: Column[] = ['no_check', 'hand_check', 'hand_lock', 'interlock'];
 export const CAP_ROWS = ['after_commit', 'before_send'] as const;
@@ -169,10 +169,16 @@ export async function runCapCell(world: World, decider: Decider, row: CapRow, co
 /** Repetitions of every cell without --reps. */
 export const CAP_DEFAULT_REPS = 20;
 
-/** N repetitions of each row x column, interleaved (rep, then row, then column) as the seed ran them, two at a time. */
+/** The cells asked for: N repetitions of each row x column, interleaved (rep, then row, then column) as the seed ran them. */
+export const capPlan: Planner<CapRow> = (reps, only) => {
+  const count = reps ?? CAP_DEFAULT_REPS;
+  return Array.from({ length: count }, (_, index) => CAP_ROWS.filter((row) => only.row(row)).flatMap((row) => CAP_COLUMNS.filter((column) => only.column(column)).map((column) => ({ row, column, rep: index + 1 })))).flat();
+};
+
+/** The plan's cells, two at a time. */
 export const runSharedCap: Runner = async ({ world, decider, model, reps, bar, only }) => {
   const count = reps ?? CAP_DEFAULT_REPS;
-  const plan = Array.from({ length: count }, (_, index) => CAP_ROWS.filter((row) => only.row(row)).flatMap((row) => CAP_COLUMNS.filter((column) => only.column(column)).map((column) => ({ row, column, rep: index + 1 })))).flat();
+  const plan = capPlan(reps, only);
   bar.add(plan.length);
   const cells = await runPlan(plan, 2, (step) => {
     const cell = () => runCapCell(world, decider, step.row, step.column, step.rep, bar.cell());

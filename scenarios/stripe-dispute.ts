@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { effectIdFor, type Decider } from '../src/interlock.js';
 import { decide, LANDED, runPlan, type Cell, type Column, type Progress, type SavedDecision } from './cells.js';
-import type { Runner } from './run.js';
+import type { Planner, Runner } from './run.js';
 import { CellError, cellDir, expectSigkill, expectSuccess, hex, judgeReceipt, pollUntil, propose, runBaseline, seconds, startWorker, waitSettled, type World } from './harness.js';
 import type { StripeObject } from './stripe-http.js';
 
@@ -293,11 +293,17 @@ export type { SavedDecision };
 /** Repetitions of every cell without --reps. */
 export const DISPUTE_DEFAULT_REPS = 1;
 
+/** The cells asked for: every row x column, `reps` times, in the order the seed ran them. */
+export const disputePlan: Planner<DisputeRow> = (reps, only) => {
+  const count = reps ?? DISPUTE_DEFAULT_REPS;
+  return DISPUTE_ROWS.filter((row) => only.row(row)).flatMap((row) => DISPUTE_COLUMNS.filter((column) => only.column(column)).flatMap((column) => Array.from({ length: count }, (_, index) => ({ row, column, rep: index + 1 }))));
+};
+
 /** Every row x column, one after another as the seed ran them (each cell has its own payment); `reps` times. */
 export const runStripeDispute: Runner = async ({ world, decider, model, reps, bar, only }) => {
   const rows = DISPUTE_ROWS.filter((row) => only.row(row));
   const count = reps ?? DISPUTE_DEFAULT_REPS;
-  const plan = rows.flatMap((row) => DISPUTE_COLUMNS.filter((column) => only.column(column)).flatMap((column) => Array.from({ length: count }, (_, index) => ({ row, column, rep: index + 1 }))));
+  const plan = disputePlan(reps, only);
   bar.add(plan.length);
   // Two cells at a time, each with its own payment (the gate's cells one at a time, world.exclusive); the gap probe
   // runs alone after them (it is the last row), because it moves the sandbox clock, which would age the refunds of

@@ -1,14 +1,19 @@
 // Rule: a cell that throws (a harness error: a process that did not start, a wait that timed out) is recorded as
 // failed, with its error, and the run goes on with the other cells; the pages show it apart from the verdicts, and
-// the run lists it with the gate's failed checks and exits 1 for it, whichever column it was in.
+// the run lists it with the gate's failed checks and exits 1 for it, whichever column it was in. A scenario whose
+// world (sandbox, support API, Redis stores) does not open is handled the same way: its cells are recorded as
+// failed with the reason, and the other scenarios of the run still run.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CELL_FAILED, runPlan, type Cell, type ScenarioResult, type Step } from '../../scenarios/cells.js';
 import { writeResults } from '../../scenarios/report.js';
+import { runScenarios } from '../../scenarios/run.js';
 import { runFailures } from '../../scenarios/verdict.js';
+import { openWorld } from '../../scenarios/world.js';
 import { generateSigningKeyPem } from '../../src/keys/key-store.js';
-import { tempDir } from '../cli/run-cli.js';
+import { inTempDir, tempDir } from '../cli/run-cli.js';
+import { REDIS_URL } from '../support/harness.js';
 
 const temp = tempDir('failed-cell');
 afterAll(() => temp.remove());
@@ -71,5 +76,42 @@ describe('a scenario cell that throws', () => {
     expect(page).toContain('**1 cell failed to run**');
     expect(readFileSync(join(temp.dir, 'billing_credit.md'), 'utf8')).toContain('| before_send/renewal | **CELL FAILED**: hand-check-worker.ts');
     expect(readFileSync(join(temp.dir, 'README.md'), 'utf8')).toContain('**CELL FAILED**');
+  });
+});
+
+describe('a scenario whose world does not open', { timeout: 60_000 }, () => {
+  it('has its cells recorded as failed with the reason, and the other scenarios of the run still run and are written', async () => {
+    await inTempDir('failed-world', async (out) => {
+      const opened: string[] = [];
+      const { results } = await runScenarios({
+        scenarios: ['billing-credit', 'shared-cap'],
+        reps: 1,
+        delays: 'fast',
+        out,
+        rows: ['before_send/renewal', 'after_send/renewal', 'after_commit'],
+        columns: ['no_check'],
+        env: { REDIS_URL, INTERLOCK_UNSAFE_DURABILITY: '1' },
+        openWorld: async (options) => {
+          opened.push(options.scenario);
+          if (options.scenario === 'billing_credit') throw new Error('the support API (serve --roles api) exited with code 2 before it listened');
+          return openWorld(options);
+        },
+      });
+      expect(opened.sort()).toEqual(['billing_credit', 'shared_cap']);
+      const billing = results.find((result) => result.scenario === 'billing_credit');
+      expect(billing?.cells.map((cell) => [cell.row, cell.column, cell.rep, cell.outcome])).toEqual([
+        ['before_send/renewal', 'no_check', 1, CELL_FAILED],
+        ['after_send/renewal', 'no_check', 1, CELL_FAILED],
+      ]);
+      const cap = results.find((result) => result.scenario === 'shared_cap');
+      expect(cap?.cells.map((cell) => [cell.row, cell.column, cell.outcome === CELL_FAILED ? String(cell.error) : 'ran'])).toEqual([['after_commit', 'no_check', 'ran']]);
+      const why = "the cell failed to run: the scenario's world did not open: the support API (serve --roles api) exited with code 2 before it listened";
+      expect(runFailures(results)).toEqual([`billing_credit before_send/renewal / no_check #1: ${why}`, `billing_credit after_send/renewal / no_check #1: ${why}`]);
+      const page = readFileSync(join(out, 'billing_credit.md'), 'utf8');
+      expect(page).toContain("**None of these cells ran**: the scenario's world (sandbox or test mode, the support API, the Redis stores) did not open: the support API");
+      expect(page).toContain(`- before_send/renewal / no_check #1: ${why}`);
+      expect(page).toContain('`npx interlock scenario billing-credit --delays fast --rows before_send/renewal,after_send/renewal --columns no_check`');
+      expect(readFileSync(join(out, 'shared_cap.md'), 'utf8')).toContain('| after_commit | **held 0/1**');
+    });
   });
 });

@@ -63,17 +63,24 @@ export type Running = {
 /**
  * What a run must not leave behind when it is interrupted (Ctrl-C, SIGTERM): its child processes and temporary
  * directories, ended and removed on the way out by removeLeftovers (a cell's own finally never runs then).
+ * `stopping`: the run was interrupted; no process starts any more (a cell would otherwise restart its worker).
  */
-export const leftovers = { children: new Set<ChildProcess>(), dirs: new Set<string>() };
+export const leftovers = { children: new Set<ChildProcess>(), dirs: new Set<string>(), stopping: false };
 
-/** Synchronous, for a process 'exit' listener: SIGKILL to every child still running, every temporary directory removed. */
-export function removeLeftovers(): void {
+/** SIGKILL to every child still running. */
+export function stopChildren(): void {
   for (const child of leftovers.children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+/** Synchronous, for a process 'exit' listener: every child stopped, every temporary directory removed. */
+export function removeLeftovers(): void {
+  stopChildren();
   for (const dir of leftovers.dirs) rmSync(dir, { recursive: true, force: true });
   leftovers.dirs.clear();
 }
 
 export function run(command: string, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): Running {
+  if (leftovers.stopping) throw new CellError(`the run was interrupted: ${args[0] ?? command} is not started`);
   const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   leftovers.children.add(child);
   child.once('exit', () => leftovers.children.delete(child));

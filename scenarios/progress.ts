@@ -13,8 +13,11 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
   let next = 0;
   const tty = stream.isTTY === true;
   let lastLine = 0;
+  let finished = false;
 
   const render = (force = false) => {
+    // After finish (the run's end, an interrupt), a cell that still ends must not draw the bar under the last words.
+    if (finished) return;
     const now = Date.now();
     if (!force && !tty && now - lastLine < 5_000) return;
     lastLine = now;
@@ -57,8 +60,10 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
       render(true);
     },
     finish() {
+      if (finished) return;
       clearInterval(timer);
       render(true);
+      finished = true;
       if (tty) stream.write('\n');
     },
   };

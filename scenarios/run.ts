@@ -4,15 +4,16 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createDecider, loadDeciderConfig, publicKeyPem, readApiBase, startPrivateRedis, stripeSettingOf, type Decider } from '../src/interlock.js';
 import { BILLING_COLUMNS, BILLING_DEFAULT_REPS, BILLING_ROWS, billingPlan, runBillingCredit } from './billing-credit.js';
 import { COLUMNS, failedCell, type ScenarioResult, type Step } from './cells.js';
-import { leftovers, removeLeftovers, type Delays } from './harness.js';
+import { leftovers, removeLeftovers, stopChildren, type Delays } from './harness.js';
 import { createProgressBar, type ProgressBar } from './progress.js';
 import { writeResults } from './report.js';
 import { CAP_COLUMNS, CAP_DEFAULT_REPS, CAP_ROWS, capPlan, runSharedCap } from './shared-cap.js';
 import { DISPUTE_COLUMNS, DISPUTE_DEFAULT_REPS, DISPUTE_ROWS, disputePlan, runStripeDispute } from './stripe-dispute.js';
-import { openWorld } from './world.js';
+import { openWorld, removeScenarioKeys } from './world.js';
 
 export const SCENARIOS = ['stripe-dispute', 'billing-credit', 'shared-cap'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
@@ -36,6 +37,14 @@ export type ScenarioOptions = {
 export type Selection = { row(name: string): boolean; column(name: string): boolean };
 
 export class ScenarioUsageError extends Error {}
+
+/** The patterns of every key a scenario's world writes: its own and its BullMQ queues'. */
+function keyPatterns(world: { config: { keyPrefix: string }; stores: { bullmq: { prefix: string } } }): string {
+  return `${world.config.keyPrefix}:* and ${world.stores.bullmq.prefix}:*`;
+}
+
+/** How long an interrupted run may spend removing its Redis keys before it exits anyway (ms). */
+const INTERRUPT_REMOVE_MS = 10_000;
 
 /** Stripe test mode when STRIPE_SECRET_KEY is a test key; a live key is refused, whatever else is set. */
 function testModeKey(env: NodeJS.ProcessEnv): string | null {
@@ -138,7 +147,8 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
     throw new ScenarioUsageError('--keep-journals keeps the keys a run writes to the Redis of REDIS_URL, and REDIS_URL is not set: without it the run uses a private Redis that is removed when the run ends. Set REDIS_URL (e.g. redis://127.0.0.1:6379) to a Redis that stays, or leave out --keep-journals.');
   }
   let stopRedis = async () => {};
-  if (redisUrl === '') {
+  const privateRedis = redisUrl === '';
+  if (privateRedis) {
     // No Redis given: a private, durable redis-server for this run (append-only, fsync always), removed after.
     const dir = mkdtempSync(join(tmpdir(), 'interlock-scenario-redis-'));
     leftovers.dirs.add(dir);
@@ -153,12 +163,51 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
   const only: Selection = { row: (name) => rows === null || rows.includes(name), column: (name) => columns === null || columns.includes(name) };
   const bar = createProgressBar();
   const open = options.openWorld ?? openWorld;
+  // The worlds open now, by scenario key: an interrupt removes their keys.
+  const opened = new Map<string, Awaited<ReturnType<typeof openWorld>>>();
+  // Set by an interrupt, and never settled: the handler ends the process. Awaited before a world closes, before the
+  // pages are written and before the run tidies up, so nothing of the run's own ending races the interrupt's.
+  let interruption: Promise<never> | null = null;
   // Ctrl-C or SIGTERM in the middle: the private redis-server runs in a process group of its own (no terminal signal
   // reaches it) and no cell's finally runs, so the exit stops it (its own exit hook) and removes what the run left.
+  // On a REDIS_URL the run's keys would stay there for good: the processes are stopped first (nothing writes under
+  // the prefixes after that), then the keys are removed, within INTERRUPT_REMOVE_MS; a second signal exits at once.
   const interrupted = (signal: NodeJS.Signals) => {
+    const code = signal === 'SIGINT' ? 130 : 143;
+    const again = signal === 'SIGINT' ? 'Ctrl-C' : signal;
+    const worlds = [...opened];
+    const remove = !privateRedis && options.keepJournals !== true && worlds.length > 0;
+    const exitNow = (second: NodeJS.Signals) => {
+      process.stderr.write(`${second} again: exiting now.${remove ? ` Redis keys of this run may remain under ${worlds.map(([, world]) => keyPatterns(world)).join(', ')}.` : ''}\n`);
+      process.exit(code);
+    };
+    process.once('SIGINT', exitNow);
+    process.once('SIGTERM', exitNow);
     bar.finish();
-    process.stderr.write(`${signal}: stopped; the cells under way are not written, and ${options.out} keeps the results it had. Run the command again to start over.\n`);
-    process.exit(signal === 'SIGINT' ? 130 : 143);
+    leftovers.stopping = true;
+    stopChildren();
+    const stopped = `${signal}: stopped; the cells under way are not written, and ${options.out} keeps the results it had.`;
+    interruption = (async () => {
+      if (remove) {
+        process.stderr.write(`${stopped} Removing the Redis keys this run wrote to REDIS_URL (at most ${INTERRUPT_REMOVE_MS / 1000} s; ${again} again exits at once)…\n`);
+        await sleep(5000);
+        await sleep(5000);
+        const lines = worlds.map(async ([scenario, world]) =>
+          Promise.race([
+            removeScenarioKeys(world.stores, world.config.keyPrefix).then(
+              (count) => `Removed ${count} Redis key${count === 1 ? '' : 's'} of ${scenario} (${keyPatterns(world)}).`,
+              (error: unknown) => `Could not remove the Redis keys of ${scenario} (${error instanceof Error ? error.message : String(error)}); they are under ${keyPatterns(world)}.`,
+            ),
+            sleep(INTERRUPT_REMOVE_MS).then(() => `The Redis keys of ${scenario} were not all removed within ${INTERRUPT_REMOVE_MS / 1000} s; what remains is under ${keyPatterns(world)}.`),
+          ]),
+        );
+        process.stderr.write(`${(await Promise.all(lines)).join('\n')}\nRun the command again to start over.\n`);
+      } else {
+        if (!privateRedis && options.keepJournals === true) for (const [scenario, world] of worlds) process.stderr.write(`Kept the Redis keys of ${scenario} (--keep-journals): ${keyPatterns(world)}\n`);
+        process.stderr.write(`${stopped} Run the command again to start over.\n`);
+      }
+      process.exit(code);
+    })();
   };
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
@@ -180,22 +229,29 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
           const cells = plan.map((step) => failedCell(step, `the scenario's world did not open: ${why}`));
           return { scenario: runner.key, generated: new Date().toISOString(), model, backend: key === null ? 'sandbox' : 'test_mode', delays: options.delays, reps, cells, command: command(reps), world_error: why } satisfies ScenarioResult;
         }
+        opened.set(runner.key, world);
+        // On a Redis others use, where to look (or what to remove, should the run be killed outright).
+        if (!privateRedis) bar.note(`${runner.key}: its Redis keys are under ${keyPatterns(world)} on REDIS_URL, ${options.keepJournals === true ? 'kept (--keep-journals)' : 'removed'} when the run ends.`);
         try {
           const loadAtStart = loadavg()[0] ?? 0;
           const result = await runner.run({ world, decider, model, reps: options.reps, bar, only });
           const machine = { cores: cpus().length, load_average_at_start: Math.round(loadAtStart * 10) / 10, load_average_at_end: Math.round((loadavg()[0] ?? 0) * 10) / 10 };
           return { ...result, command: command(result.reps), redis_prefix: world.config.keyPrefix, machine, public_key: publicKeyPem(world.stores.signingKey), settle_margin_s: world.config.settleMarginMs / 1000, claim_ttl_s: world.config.claimTtlMs / 1000, ...(stripeApiBase === null ? {} : { stripe_api_base: stripeApiBase }) };
         } finally {
+          await interruption;
+          opened.delete(runner.key);
           await world.close();
         }
       }),
     );
+    await interruption;
     bar.finish();
     const out = resolve(options.out);
     mkdirSync(out, { recursive: true });
     const files = writeResults(out, results);
     return { results, files };
   } finally {
+    await interruption;
     bar.finish();
     await stopRedis();
     process.removeListener('SIGINT', interrupted);

@@ -1,10 +1,12 @@
 // Rule: a scenario run on a REDIS_URL (a Redis others use) removes what it wrote there, its journals, approvals and
-// queues, when it ends, unless --keep-journals asks to keep them; then it names where they are.
+// queues, when it ends, unless --keep-journals asks to keep them; then it names where they are. Ctrl-C in the middle
+// removes them too, after stopping the run's processes, and the run still exits 130, saying what it removed.
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { inTempDir, runCli } from '../cli/run-cli.js';
+import { inTempDir, REPO, runCli } from '../cli/run-cli.js';
 import { REDIS_URL } from '../support/harness.js';
 
 const redis = new Redis(REDIS_URL);
@@ -30,7 +32,51 @@ async function gateCell(extra: string[]): Promise<{ code: number; stderr: string
   });
 }
 
+/** The same gate cell, sent SIGINT once it is under way; its exit code and stderr. */
+async function interruptedGateCell(): Promise<{ code: number | null; stderr: string }> {
+  return inTempDir('scenario-interrupted', async (dir) => {
+    const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL, INTERLOCK_UNSAFE_DURABILITY: '1', INTERLOCK_LOG_LEVEL: 'silent', INTERLOCK_SIGNING_KEY_FILE: '' };
+    delete env.STRIPE_SECRET_KEY;
+    const child = spawn(process.execPath, [join(REPO, 'bin', 'interlock.js'), 'scenario', 'shared-cap', '--delays', 'fast', '--reps', '1', '--rows', 'after_commit', '--columns', 'interlock', '--out', dir], { cwd: REPO, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+    const guard = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    try {
+      // The progress line names the cell once the world is open (its support API up, its queues made): keys exist.
+      await new Promise<void>((resolve) => {
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString('utf8');
+          if (stderr.includes('after_commit / interlock #1')) resolve();
+        });
+        void exited.then(() => resolve());
+      });
+      child.kill('SIGINT');
+      return { code: await exited, stderr };
+    } finally {
+      clearTimeout(guard);
+    }
+  });
+}
+
 describe("a scenario run's keys on a REDIS_URL", { timeout: 120_000 }, () => {
+  it('are removed when the run is interrupted, which stops its processes, says what it removed and exits 130', async () => {
+    const run = await interruptedGateCell();
+    // Named on stderr as the world opens, fix or no fix: the test removes what a failed removal left.
+    const prefix = /shared_cap: its Redis keys are under (scenario-shared_cap-[0-9a-f]+):\*/.exec(run.stderr)?.[1];
+    try {
+      expect(run.code, run.stderr).toBe(130);
+      expect(prefix, run.stderr).toBeDefined();
+      expect(await keysOf(String(prefix))).toEqual([]);
+      const removed = /Removed (\d+) Redis keys? of shared_cap \(([^ ]+):\* and \{([^ ]+)-queues\}:\*\)\./.exec(run.stderr);
+      expect(removed?.slice(2), run.stderr).toEqual([prefix, prefix]);
+      expect(Number(removed?.[1])).toBeGreaterThan(0);
+      expect(run.stderr).toContain('SIGINT: stopped; the cells under way are not written');
+    } finally {
+      const left = prefix === undefined ? [] : await keysOf(prefix);
+      if (left.length > 0) await redis.unlink(...left);
+    }
+  });
+
   it('are removed when the run ends', async () => {
     const run = await gateCell([]);
     expect(run.code, run.stderr).toBe(0);

@@ -45,6 +45,8 @@ export const ERROR_REGISTRY = {
   premise_read_failed: { status: 503, retryable: true },
   lookup_failed: { status: 503, retryable: true },
   journal_contention: { status: 503, retryable: true },
+  /** An alert kept being changed by other writers for the whole time one write may take; nothing was written. */
+  alert_contention: { status: 503, retryable: true },
   redis_not_durable: { status: 503, retryable: true },
   redis_unavailable: { status: 503, retryable: true },
   target_unavailable: { status: 503, retryable: true },

@@ -12,6 +12,7 @@
 //
 // `send_unanswered`: an open effect whose sends Stripe has given no definite answer to for longer than
 // INTERLOCK_UNANSWERED_ALERT_MS (a Stripe outage, timeouts). Recovery raises it and resolves it when the effect settles.
+import { performance } from 'node:perf_hooks';
 import { FACT_ALERT_KINDS } from '../core/alert-rules.js';
 import { InterlockError } from '../core/errors.js';
 import type { RedisClient } from './client.js';
@@ -53,11 +54,21 @@ export const FACTS_RESOLVER = 'facts';
 
 /** Index entries read per round trip while looking for open alerts. */
 const LIST_BATCH = 500;
-/** Tries at writing one alert while others keep changing it; each retry means another writer's change was kept. */
-const MAX_SWAPS = 20;
+/**
+ * How long one alert write keeps trying while others keep changing the alert (ms). Each lost try means another
+ * writer's change was kept; eight facts jobs re-raising one alert lose many tries in a row, and a raise given up is a
+ * fact's alert lost (its job's retry finds the fact recorded and raises nothing), so the bound is time, not tries.
+ */
+const WRITE_BUDGET_MS = 5_000;
+/**
+ * The longest pause after a lost try (ms). Pauses grow from 1 ms, each a random part of its bound, so writers that
+ * collided try again at different moments instead of colliding again.
+ */
+const MAX_PAUSE_MS = 50;
 
-export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => Promise<number> }) {
+export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => Promise<number>; random?: () => number }) {
   const { redis, keys } = deps;
+  const random = deps.random ?? Math.random;
 
   const run = createScriptRunner(redis);
 
@@ -70,18 +81,24 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
    * Changes one alert atomically (set-alert-3.lua): `change` gets the alert as it stands and answers what to write, or
    * null to leave it. When another writer changed it in between, `change` is asked again about what that writer left,
    * so no resolution or refresh is ever lost. Answers the alert as it stands after, and whether this call wrote it.
+   * Tries again after a short random pause for up to WRITE_BUDGET_MS, then throws `alert_contention` (retryable).
    */
   async function update(id: string, change: (known: Alert | null, now: number) => Alert | null): Promise<{ alert: Alert | null; written: boolean }> {
     let text = await redis.hget(keys.alerts, id);
-    for (let attempt = 0; attempt < MAX_SWAPS; attempt += 1) {
+    const startedAt = performance.now();
+    for (let lost = 0; ; lost += 1) {
       const known = text === null ? null : (JSON.parse(text) as Alert);
       const next = change(known, await deps.now());
       if (next === null) return { alert: known, written: false };
       const reply = await run<{ status: 'SET' } | { status: 'MOVED'; alert: string }>('set-alert-3', [keys.alerts, keys.alertsByTime, keys.alertsOpen], [id, text ?? '', JSON.stringify(next), next.raisedAt, next.resolvedAt === null ? '1' : '']);
       if (reply.status === 'SET') return { alert: next, written: true };
       text = reply.alert === '' ? null : reply.alert;
+      const spent = performance.now() - startedAt;
+      if (spent >= WRITE_BUDGET_MS) {
+        throw new InterlockError('alert_contention', `Alert ${id} kept changing while it was written: ${lost + 1} tries in ${Math.round(spent)} ms each found another writer's change first; nothing was changed by this call. Try again.`);
+      }
+      await new Promise((wait) => setTimeout(wait, random() * Math.min(MAX_PAUSE_MS, 2 ** lost)));
     }
-    throw new InterlockError('internal', `Alert ${id} kept changing while it was written (${MAX_SWAPS} tries); nothing was changed by this call. Try again.`);
   }
 
   return {

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAlerts, type AlertKind } from '../../src/redis/alerts.js';
+import { serverTime } from '../../src/redis/client.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { writerBetweenReads } from '../support/between-reads.js';
 import { REDIS_URL } from '../support/harness.js';
@@ -125,5 +126,35 @@ describe('a first page read while alerts are raised', () => {
     const page = await paging.page({ all: false, limit: 10 });
     expect(raising.reads()).toBeGreaterThanOrEqual(2);
     expect(page.data.map((alert) => alert.id)).toEqual([older.alert.id, oldest.alert.id]);
+  });
+});
+
+describe('writing one alert from many processes at once', () => {
+  it('every raise of an alert that eight facts workers keep raising is written, and a resolution among them stays', async () => {
+    const own = createKeys(`${prefix}:contention`);
+    // One connection and one store per raiser, as separate processes would have; each reads Redis's clock, as they do.
+    const connections = Array.from({ length: 8 }, () => new Redis(REDIS_URL));
+    try {
+      const stores = connections.map((connection) => createAlerts({ redis: connection, keys: own, now: () => serverTime(connection) }));
+      const draft = (cents: number) => ({ kind: 'exposure' as const, effectId: effectId(30_000), subject: 'payment:pi_3', centsAtStake: cents, refund: null, disputes: [], sentence: 's', action: 'a' });
+      const first = await stores[0]?.raise(draft(1));
+      if (first === undefined) throw new Error('eight stores were made');
+      const raisers = stores.map(async (store, n) => {
+        const failures: string[] = [];
+        for (let round = 0; round < 25; round += 1) {
+          await store.raise(draft(100 * n + round)).catch((error: unknown) => failures.push(String(error)));
+          if (n === 0 && round === 12) await store.resolve(first.alert.id, 'lee (support)');
+        }
+        return failures;
+      });
+      const failures = (await Promise.all(raisers)).flat();
+      expect(failures.slice(0, 3), `${failures.length} of 200 raises failed`).toEqual([]);
+      // A person resolved it while the raises went on: every raise after kept the resolution (and refreshed the rest).
+      expect((await stores[0]?.get(first.alert.id))?.resolvedBy).toBe('lee (support)');
+    } finally {
+      await Promise.all(connections.map((connection) => connection.quit()));
+      const stale = await redis.keys(`${prefix}:contention:*`);
+      if (stale.length > 0) await redis.del(...stale);
+    }
   });
 });

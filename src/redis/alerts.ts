@@ -138,32 +138,25 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
     async page(options: { all: boolean; limit: number; cursor?: string | undefined }): Promise<AlertPage> {
       const at = options.cursor === undefined ? null : ALERT_CURSOR.exec(options.cursor);
       if (options.cursor !== undefined && at === null) throw new InterlockError('invalid_request', `"${options.cursor.slice(0, 100)}" is not an alerts cursor: pass the \`next\` of the page before (over the API, its \`next_starting_after\`), unchanged.`);
-      const max = at ? Number(at[1]) : null;
-      const after = at?.[2] ?? null;
+      // Each batch continues from the last (raised at, id) read, never from an offset: an alert raised meanwhile, even
+      // in the millisecond a page stands at, is newer than where the page is, so it never shifts what comes next.
+      let position: IndexPosition | null = at ? { score: Number(at[1]), id: at[2] ?? '' } : null;
       const data: Alert[] = [];
-      // Batches after the first are read by offset, so they must not see alerts raised meanwhile (each would shift
-      // them by one, listing an alert twice): the first page is bounded by the newest alert its first batch found.
-      let top = max === null ? '+inf' : String(max);
-      for (let offset = 0; ; offset += LIST_BATCH) {
-        // RESP3 with native replies answers [member, score] pairs; RESP2 and the legacy mapping a flat list.
-        const flat = (await redis.zrevrangebyscore(keys.alertsByTime, top, '-inf', 'WITHSCORES', 'LIMIT', offset, LIST_BATCH)).flat();
-        const batch: { id: string; raisedAt: number }[] = [];
-        for (let i = 0; i + 1 < flat.length; i += 2) batch.push({ id: String(flat[i]), raisedAt: Number(flat[i + 1]) });
-        if (offset === 0 && batch[0] !== undefined) top = String(batch[0].raisedAt);
-        // Members raised in one millisecond come in reverse byte order: those after the cursor's sort before its id.
-        const fresh = batch.filter((member) => max === null || after === null || member.raisedAt < max || member.id < after);
-        const texts = fresh.length === 0 ? [] : await redis.hmget(keys.alerts, ...fresh.map((member) => member.id));
-        for (const [position, member] of fresh.entries()) {
-          const text = texts[position];
+      for (;;) {
+        const batch = await membersAfter(redis, keys.alertsByTime, position, LIST_BATCH);
+        const texts = batch.length === 0 ? [] : await redis.hmget(keys.alerts, ...batch.map((member) => member.id));
+        for (const [index, member] of batch.entries()) {
+          const text = texts[index];
           const alert = typeof text === 'string' ? (JSON.parse(text) as Alert) : null;
           if (alert === null || (!options.all && alert.resolvedAt !== null)) continue;
           data.push(alert);
           if (data.length === options.limit) {
-            const more = position < fresh.length - 1 || batch.length === LIST_BATCH;
-            return { data, next: more ? `${member.raisedAt}.${member.id}` : null };
+            const more = index < batch.length - 1 || batch.length === LIST_BATCH;
+            return { data, next: more ? `${member.score}.${member.id}` : null };
           }
         }
-        if (batch.length < LIST_BATCH) return { data, next: null };
+        position = batch.at(-1) ?? null;
+        if (batch.length < LIST_BATCH || position === null) return { data, next: null };
       }
     },
     /**

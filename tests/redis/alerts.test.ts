@@ -111,21 +111,38 @@ describe('settling alerts after facts', () => {
 });
 
 describe('a first page read while alerts are raised', () => {
-  it('lists each open alert once when an alert is raised between the batches of one page', async () => {
-    const own = createKeys(`${prefix}:scan`);
+  const draft = (n: number, kind: AlertKind = 'not_judged') => ({ kind, effectId: effectId(n), subject: 'payment:pi_1', centsAtStake: 2_000, refund: null, disputes: [], sentence: 's', action: 'a' });
+
+  /** Two open alerts behind 499 newer ones, resolved: the last of a page's first batch of 500, and the first of the next. */
+  async function openBehindResolved(name: string) {
+    const own = createKeys(`${prefix}:${name}`);
     let at = 1_700_100_000_000;
-    const store = createAlerts({ redis, keys: own, now: async () => (at += 1) });
-    const draft = (n: number, kind: AlertKind = 'not_judged') => ({ kind, effectId: effectId(n), subject: 'payment:pi_1', centsAtStake: 2_000, refund: null, disputes: [], sentence: 's', action: 'a' });
+    const now = async () => (at += 1);
+    const store = createAlerts({ redis, keys: own, now });
     const oldest = await store.raise(draft(1, 'exposure'));
     const older = await store.raise(draft(2, 'exposure'));
-    // 499 newer alerts, resolved: the open ones are the last of the first batch of 500 and the first of the next.
     for (let n = 3; n < 3 + 499; n += 1) await store.resolve((await store.raise(draft(n))).alert.id, 'effects worker');
+    return { own, store, now, open: [older.alert.id, oldest.alert.id] };
+  }
+
+  it('lists each open alert once when an alert is raised between the batches of one page', async () => {
+    const { own, store, now, open } = await openBehindResolved('scan');
     // Someone raises an alert while the page is between its batches.
     const raising = writerBetweenReads(redis, () => store.raise(draft(10_000)));
-    const paging = createAlerts({ redis: raising.redis, keys: own, now: async () => (at += 1) });
-    const page = await paging.page({ all: false, limit: 10 });
+    const page = await createAlerts({ redis: raising.redis, keys: own, now }).page({ all: false, limit: 10 });
     expect(raising.reads()).toBeGreaterThanOrEqual(2);
-    expect(page.data.map((alert) => alert.id)).toEqual([older.alert.id, oldest.alert.id]);
+    expect(page.data.map((alert) => alert.id)).toEqual(open);
+  });
+
+  it('lists each open alert once when an alert raised in the millisecond of the newest one arrives between batches', async () => {
+    const { own, now, open } = await openBehindResolved('same-ms');
+    const newest = Number((await redis.zrevrange(own.alertsByTime, 0, 0, 'WITHSCORES'))[1]);
+    // Between the batches, an alert raised in the newest one's millisecond that sorts before it (a greater id).
+    const sameMs = createAlerts({ redis, keys: own, now: async () => newest });
+    const raising = writerBetweenReads(redis, () => sameMs.raise(draft(2 ** 52)));
+    const page = await createAlerts({ redis: raising.redis, keys: own, now }).page({ all: false, limit: 10 });
+    expect(raising.reads()).toBeGreaterThanOrEqual(2);
+    expect(page.data.map((alert) => alert.id)).toEqual(open);
   });
 });
 

@@ -65,6 +65,8 @@ const WRITE_BUDGET_MS = 5_000;
  * collided try again at different moments instead of colliding again.
  */
 const MAX_PAUSE_MS = 50;
+/** Alerts read per step of the open-alerts index's backfill (index-open-alerts-3.lua): one step blocks Redis briefly. */
+const BACKFILL_BATCH = 500;
 
 export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => Promise<number>; random?: () => number }) {
   const { redis, keys } = deps;
@@ -101,7 +103,36 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
     }
   }
 
+  /** Runs the open-alerts index's backfill to its end: how many alerts it added (0 once the index was complete). */
+  async function backfill(): Promise<number> {
+    let added = 0;
+    for (let cursor = '0'; ; ) {
+      const step = await run<{ status: 'DONE'; added: number } | { status: 'MORE'; added: number; cursor: string }>('index-open-alerts-3', [keys.alerts, keys.alertsOpen, keys.alertsOpenComplete], [cursor, BACKFILL_BATCH]);
+      added += step.added;
+      if (step.status === 'DONE') return added;
+      cursor = step.cursor;
+    }
+  }
+
+  // Once per store: after the backfill ended, the index stays complete (set-alert-3 keeps it with every write).
+  let complete: Promise<number> | null = null;
+  /** Waits until the open-alerts index holds every open alert; a backfill that failed is tried again by the next call. */
+  function openIndexComplete(): Promise<number> {
+    complete ??= backfill().catch((error: unknown) => {
+      complete = null;
+      throw error;
+    });
+    return complete;
+  }
+
   return {
+    /**
+     * Adds the alerts written before the open-alerts index existed (set-alert-2) to it, a batch at a time, once for
+     * good: the last batch marks the index complete in the same step, and every call after, in any process, reads only
+     * that mark. Safe while alerts are written and while other processes run it too. Readers of the index call it
+     * first; returns how many alerts this store's run added.
+     */
+    completeOpenIndex: openIndexComplete,
     /**
      * Raises (or refreshes) the alert of `kind` for an effect; returns it and whether it is new. An alert a person
      * resolved stays resolved (they decided; the raise refreshes what it says). One the facts resolved because they no
@@ -185,9 +216,11 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
     },
     /**
      * The open alerts of `kind`, newest raised first, read from the open-alerts index a batch at a time: what is
-     * resolved is never read, however many alerts were.
+     * resolved is never read, however many alerts were. The first read in a process completes the index first
+     * (completeOpenIndex), so alerts written before it existed are listed too.
      */
     async *openOf(kind: AlertKind): AsyncGenerator<Alert> {
+      await openIndexComplete();
       let position: IndexPosition | null = null;
       for (;;) {
         const batch = await membersAfter(redis, keys.alertsOpen, position, LIST_BATCH);

@@ -57,9 +57,12 @@ export function createKeys(prefix = 'interlock') {
     alertsByTime: `${index}:alerts-by-time`,
     /**
      * ZSET alert id -> when it was raised: the alerts nobody has resolved, kept by set-alert-3.lua with every write of
-     * an alert. An alert last written before this index existed enters it when it is next raised or resolved.
+     * an alert. Alerts last written before this index existed are added by a one-time backfill (index-open-alerts-3.lua)
+     * that the alerts store runs before it first reads the index.
      */
     alertsOpen: `${index}:alerts-open`,
+    /** STRING, set by the backfill's last step: the open-alerts index holds every open alert. */
+    alertsOpenComplete: `${index}:alerts-open-complete`,
     /** HASH inbox item id -> the item as it opened (JSON, written once; redis/inbox.ts). */
     inbox: `${index}:inbox`,
     /** ZSET item id -> when it opened: the items nobody has acted on yet. */

@@ -37,6 +37,7 @@ export const SCRIPT_NAMES = [
   'close-inbox-3',
   'set-case-status-1',
   'set-alert-3',
+  'index-open-alerts-3',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

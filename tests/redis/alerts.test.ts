@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createAlerts, type AlertKind } from '../../src/redis/alerts.js';
+import { createAlerts, type AlertKind, type Alerts } from '../../src/redis/alerts.js';
 import { serverTime } from '../../src/redis/client.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { writerBetweenReads } from '../support/between-reads.js';
@@ -173,5 +173,51 @@ describe('writing one alert from many processes at once', () => {
       const stale = await redis.keys(`${prefix}:contention:*`);
       if (stale.length > 0) await redis.del(...stale);
     }
+  });
+});
+
+describe('alerts written before the open-alerts index', () => {
+  it('are found through the index after the one-time backfill, which several processes may run at once and which a second run leaves alone', async () => {
+    const own = createKeys(`${prefix}:backfill`);
+    // 1,200 alerts as set-alert-2 wrote them (the hash and the raised-at index, no open index): every third resolved.
+    const old = Array.from({ length: 1_200 }, (_, n) => {
+      const kind: AlertKind = n % 2 === 0 ? 'exposure' : 'not_judged';
+      const raisedAt = 1_690_000_000_000 + n;
+      const resolved = n % 3 === 0;
+      return { id: `${kind}:${effectId(40_000 + n)}`, kind, effectId: effectId(40_000 + n), subject: 'payment:pi_4', centsAtStake: 500, refund: null, disputes: [], sentence: 's', action: 'a', raisedAt, updatedAt: raisedAt, resolvedAt: resolved ? raisedAt + 1 : null, resolvedBy: resolved ? 'lee (support)' : null };
+    });
+    const written = redis.pipeline();
+    for (const alert of old) written.hset(own.alerts, alert.id, JSON.stringify(alert)).zadd(own.alertsByTime, alert.raisedAt, alert.id);
+    await written.exec();
+    const openOld = old.filter((alert) => alert.resolvedAt === null);
+    // One alert raised since, by set-alert-3: already in the index.
+    const now = async () => 1_700_400_000_000;
+    const fresh = (await createAlerts({ redis, keys: own, now }).raise({ kind: 'exposure', effectId: effectId(50_000), subject: 'payment:pi_4', centsAtStake: 500, refund: null, disputes: [], sentence: 's', action: 'a' })).alert;
+    expect(await redis.zcard(own.alertsOpen)).toBe(1);
+
+    // Three processes start at once; the first read of the index in each runs the backfill.
+    const connections = Array.from({ length: 3 }, () => new Redis(REDIS_URL));
+    try {
+      const starting = connections.map((connection) => createAlerts({ redis: connection, keys: own, now }));
+      const exposuresOf = async (store: Alerts) => {
+        const found: string[] = [];
+        for await (const alert of store.openOf('exposure')) found.push(alert.id);
+        return found.sort();
+      };
+      const [exposures] = await Promise.all(starting.map((store, n) => (n === 0 ? exposuresOf(store) : store.completeOpenIndex())));
+      expect(exposures).toEqual([fresh, ...openOld].filter((alert) => alert.kind === 'exposure').map((alert) => alert.id).sort());
+      // The index holds exactly the open alerts, each at when it was raised.
+      const indexed = await redis.zrangebyscore(own.alertsOpen, '-inf', '+inf', 'WITHSCORES');
+      expect(indexed).toEqual([...openOld, fresh].flatMap((alert) => [alert.id, String(alert.raisedAt)]));
+    } finally {
+      await Promise.all(connections.map((connection) => connection.quit()));
+    }
+
+    // A later start reads only the mark: an alert taken out of the index by hand stays out, and nothing is added.
+    const probe = openOld[0];
+    if (probe === undefined) throw new Error('some old alerts are open');
+    await redis.zrem(own.alertsOpen, probe.id);
+    expect(await createAlerts({ redis, keys: own, now }).completeOpenIndex()).toBe(0);
+    expect(await redis.zscore(own.alertsOpen, probe.id)).toBeNull();
   });
 });

@@ -3,9 +3,9 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createAlerts, type AlertKind, type Alerts } from '../../src/redis/alerts.js';
+import { createAlerts, type Alert, type AlertKind, type Alerts } from '../../src/redis/alerts.js';
 import { serverTime } from '../../src/redis/client.js';
-import { createKeys } from '../../src/redis/keys.js';
+import { createKeys, type Keys } from '../../src/redis/keys.js';
 import { writerBetweenReads } from '../support/between-reads.js';
 import { REDIS_URL } from '../support/harness.js';
 
@@ -24,6 +24,19 @@ afterAll(async () => {
 const effectId = (n: number) => n.toString(16).padStart(64, '0');
 const raise = (n: number, kind: AlertKind = 'not_judged') =>
   alerts.raise({ kind, effectId: effectId(n), subject: 'payment:pi_1', centsAtStake: 2_000, refund: null, disputes: [], sentence: 's', action: 'a' });
+
+/** An alert as raised `n` ms after a fixed moment, resolved by a person when `resolved`. */
+function alertAt(n: number, kind: AlertKind, resolved: boolean): Alert {
+  const raisedAt = 1_690_000_000_000 + n;
+  return { id: `${kind}:${effectId(40_000 + n)}`, kind, effectId: effectId(40_000 + n), subject: 'payment:pi_4', centsAtStake: 500, refund: null, disputes: [], sentence: 's', action: 'a', raisedAt, updatedAt: raisedAt, resolvedAt: resolved ? raisedAt + 1 : null, resolvedBy: resolved ? 'lee (support)' : null };
+}
+
+/** Writes alerts as set-alert-2 did, before the open-alerts index existed: the hash and the raised-at index only. */
+async function writeWithoutOpenIndex(own: Keys, written: readonly Alert[]): Promise<void> {
+  const pipeline = redis.pipeline();
+  for (const alert of written) pipeline.hset(own.alerts, alert.id, JSON.stringify(alert)).zadd(own.alertsByTime, alert.raisedAt, alert.id);
+  await pipeline.exec();
+}
 
 describe('listing alerts', () => {
   it('lists an open alert however many newer alerts were resolved since', async () => {
@@ -176,19 +189,23 @@ describe('writing one alert from many processes at once', () => {
   });
 });
 
+describe('counting open alerts', () => {
+  it('counts every open alert, beyond the 10,000 a listing reads, those written before the open-alerts index too', async () => {
+    const own = createKeys(`${prefix}:count`);
+    const store = createAlerts({ redis, keys: own, now: async () => 1_700_500_000_000 });
+    // 10,050 open alerts and 30 resolved ones as set-alert-2 wrote them, then one raised since.
+    await writeWithoutOpenIndex(own, Array.from({ length: 10_080 }, (_, n) => alertAt(n, 'not_judged', n < 30)));
+    await store.raise({ kind: 'exposure', effectId: effectId(70_000), subject: 'payment:pi_5', centsAtStake: 500, refund: null, disputes: [], sentence: 's', action: 'a' });
+    expect(await store.openCount()).toBe(10_051);
+  });
+});
+
 describe('alerts written before the open-alerts index', () => {
   it('are found through the index after the one-time backfill, which several processes may run at once and which a second run leaves alone', async () => {
     const own = createKeys(`${prefix}:backfill`);
     // 1,200 alerts as set-alert-2 wrote them (the hash and the raised-at index, no open index): every third resolved.
-    const old = Array.from({ length: 1_200 }, (_, n) => {
-      const kind: AlertKind = n % 2 === 0 ? 'exposure' : 'not_judged';
-      const raisedAt = 1_690_000_000_000 + n;
-      const resolved = n % 3 === 0;
-      return { id: `${kind}:${effectId(40_000 + n)}`, kind, effectId: effectId(40_000 + n), subject: 'payment:pi_4', centsAtStake: 500, refund: null, disputes: [], sentence: 's', action: 'a', raisedAt, updatedAt: raisedAt, resolvedAt: resolved ? raisedAt + 1 : null, resolvedBy: resolved ? 'lee (support)' : null };
-    });
-    const written = redis.pipeline();
-    for (const alert of old) written.hset(own.alerts, alert.id, JSON.stringify(alert)).zadd(own.alertsByTime, alert.raisedAt, alert.id);
-    await written.exec();
+    const old = Array.from({ length: 1_200 }, (_, n) => alertAt(n, n % 2 === 0 ? 'exposure' : 'not_judged', n % 3 === 0));
+    await writeWithoutOpenIndex(own, old);
     const openOld = old.filter((alert) => alert.resolvedAt === null);
     // One alert raised since, by set-alert-3: already in the index.
     const now = async () => 1_700_400_000_000;

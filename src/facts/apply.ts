@@ -87,7 +87,10 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       // its event's next run (or a re-read) must still record the landing (late-5 records it once).
       if (landed(draft) && (await noteLateLanding(partition, effectId, draft))) noted = true;
     }
-    if (applied.appended > 0 || noted) applied.alerts = await raiseAlerts(partition, effectId);
+    // Raised when the facts were seen already too: a run that recorded them and then failed before its alerts were
+    // written (Redis refused the write, the process died) is retried, and the retry finds only facts seen already.
+    // The alerts the receipt calls for stand as they are (a raise refreshes an open one).
+    if (drafts.length > 0 || noted) applied.alerts = await raiseAlerts(partition, effectId);
     return applied;
   }
 

@@ -74,6 +74,36 @@ describe('payment facts that come while a refund is in flight', () => {
     expect(verification.exposure).toMatchObject({ refundCents: 2_000, chargebackCents: 10_000 });
   }, 90_000);
 
+  it('a dispute whose exposure alert could not be written is alerted when its event is retried, though its fact is recorded already', async () => {
+    await rig.stopFactsWorker();
+    try {
+      const { paymentIntent, charge } = await pay(rig.stripe, 'pm_card_visa', 10_000);
+      const effectId = await rig.refund(paymentIntent, 2_000);
+      const dispute = await rig.sandbox.control.openDispute({ charge, kind: 'chargeback' });
+      await rig.sandbox.control.idle();
+      const created = (await rig.stripe.events.list({ type: 'charge.dispute.created' })).data.find((event) => (event.data.object as { id?: unknown }).id === dispute.id);
+      if (created === undefined) throw new Error('Stripe has no charge.dispute.created for the dispute');
+      const event = JSON.parse(JSON.stringify(created)) as StripeEvent;
+      // The first run records the fact, then Redis refuses the alert's write: the job fails and is retried.
+      const raise = rig.stores.alerts.raise;
+      rig.stores.alerts.raise = () => Promise.reject(new Error('Redis refused the write'));
+      try {
+        await expect(createFacts(rig.stores, null, { rereadBeforeAppend: false }).applyEvent(event)).rejects.toThrow('Redis refused the write');
+      } finally {
+        rig.stores.alerts.raise = raise;
+      }
+      expect((await rig.observed(effectId)).map((entry) => entry.objectId)).toContain(dispute.id);
+      expect((await rig.stores.alerts.list()).filter((alert) => alert.effectId === effectId)).toEqual([]);
+      // The retry finds the fact recorded (nothing appended) and still raises what the receipt calls for.
+      const [retried] = await createFacts(rig.stores, null, { rereadBeforeAppend: false }).applyEvent(event);
+      expect(retried).toMatchObject({ effectId, appended: 0, duplicates: 1 });
+      const alert = (await rig.stores.alerts.list()).find((raised) => raised.effectId === effectId && raised.kind === 'exposure');
+      expect(alert?.disputes).toContain(dispute.id);
+    } finally {
+      rig.startFactsWorker();
+    }
+  }, 60_000);
+
   it('a refund on a payment no dispute came for reads nothing at Stripe after its refund is created', async () => {
     await rig.stopFactsWorker();
     try {

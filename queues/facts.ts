@@ -113,8 +113,8 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
   const connection = stores.queueConnection();
   // The jobs this worker's processor is running, by id (see adoptOrphans).
   const running = new Set<string>();
-  const apply = async (event: StripeEvent): Promise<Applied[]> => {
-    const applied = await facts.applyEvent(event);
+  const apply = async (event: StripeEvent, again: boolean): Promise<Applied[]> => {
+    const applied = await facts.applyEvent(event, { again });
     options.onApplied?.(event, applied);
     if (applied.length > 0) stores.logger.info({ event: event.id, type: event.type, effects: applied.map((item) => item.effectId), appended: applied.reduce((sum, item) => sum + item.appended, 0) }, 'facts appended');
     return applied;
@@ -124,7 +124,9 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
     async (job: Job<StripeEvent, Applied[]>) => {
       running.add(job.id ?? '');
       try {
-        return await apply(job.data);
+        // A job started before (its run failed, or its worker stopped mid-run) may have recorded its facts without
+        // their alerts: the applier raises them for facts it finds recorded already.
+        return await apply(job.data, job.attemptsStarted > 1 || job.attemptsMade > 0);
       } catch (error) {
         // Stripe's definite no to a re-read (a 4xx) or a bad key does not change on a retry: the reconciler re-reads later.
         if (error instanceof InterlockError && !error.retryable) throw new UnrecoverableError(`${errorCode(error)}: ${error.message}`);
@@ -160,7 +162,8 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
     for (const job of orphans) {
       if (closing) break;
       try {
-        await apply(job.data);
+        // Another worker held it: it may have recorded the facts and not their alerts.
+        await apply(job.data, true);
         adopted += 1;
         stores.logger.info({ event: job.data.id, type: job.data.type }, "applied an active job's event after Redis came back (its holder may have lost it)");
       } catch (error) {

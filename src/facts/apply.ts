@@ -72,8 +72,12 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
   const { journal, alerts, reader, logger } = deps;
   const reread = deps.rereadBeforeAppend ?? true;
 
-  /** Appends `drafts` to one effect; raises what its receipt now calls for. */
-  async function appendTo(effectId: string, drafts: Draft<'OBSERVED'>[]): Promise<Applied> {
+  /**
+   * Appends `drafts` to one effect; raises what its receipt now calls for. `again`: the facts may have been seen by
+   * an earlier run of the same work (a retried or stalled job, a re-read), so alerts are raised even when every fact
+   * was recorded already (see below).
+   */
+  async function appendTo(effectId: string, drafts: Draft<'OBSERVED'>[], again: boolean): Promise<Applied> {
     const partition = await journal.partitionOf(effectId);
     const applied: Applied = { effectId, appended: 0, duplicates: 0, alerts: [] };
     if (partition === null) return applied;
@@ -87,10 +91,12 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       // its event's next run (or a re-read) must still record the landing (late-5 records it once).
       if (landed(draft) && (await noteLateLanding(partition, effectId, draft))) noted = true;
     }
-    // Raised when the facts were seen already too: a run that recorded them and then failed before its alerts were
-    // written (Redis refused the write, the process died) is retried, and the retry finds only facts seen already.
-    // The alerts the receipt calls for stand as they are (a raise refreshes an open one).
-    if (drafts.length > 0 || noted) applied.alerts = await raiseAlerts(partition, effectId);
+    // Raised when facts seen already come again from work that may have run before: a run that recorded them and
+    // then failed before its alerts were written (Redis refused the write, the process died) is retried, and the
+    // retry finds only facts seen already; the reconciler's re-reads catch what a job gave up on. A first delivery
+    // of an event whose facts another event recorded (most of Stripe's events repeat what an earlier one said) reads
+    // nothing more. The alerts the receipt calls for stand as they are (a raise refreshes an open one).
+    if (applied.appended > 0 || noted || (again && applied.duplicates > 0)) applied.alerts = await raiseAlerts(partition, effectId);
     return applied;
   }
 
@@ -147,11 +153,11 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
   }
 
   /** Refund facts: to the effect whose id the refund's metadata carries. */
-  async function applyRefund(source: Observed['source'], eventId: string | null, eventType: string, refund: RefundFact): Promise<Applied[]> {
+  async function applyRefund(source: Observed['source'], eventId: string | null, eventType: string, refund: RefundFact, again: boolean): Promise<Applied[]> {
     // Re-read, a refund Stripe does not know is no fact (a signed event can still be about another account).
     const current = reread && reader ? await reader.refund(refund.id) : refund;
     if (current === null || current.effectId === null) return [];
-    return [await appendTo(current.effectId, [refundObserved(source, eventId, eventType, current)])];
+    return [await appendTo(current.effectId, [refundObserved(source, eventId, eventType, current)], again)];
   }
 
   /**
@@ -167,7 +173,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * effect's facts right away (src/gate/settle.ts): the fact and its alert come seconds after the settle, not at the
    * reconciler's next pass. A refund on a payment no dispute came for costs nothing more: no mark, no re-read.
    */
-  async function applyPayment(source: Observed['source'], event: { id: string; type: string } | null, paymentIntent: string, disputes: DisputeFact[], only: string | null = null): Promise<Applied[]> {
+  async function applyPayment(source: Observed['source'], event: { id: string; type: string } | null, paymentIntent: string, disputes: DisputeFact[], only: string | null, again: boolean): Promise<Applied[]> {
     const effects = only === null ? await journal.notePaymentFact(`payment:${paymentIntent}`) : [only];
     if (effects === null || effects.length === 0) return [];
     // The reconciler re-reads whatever the setting; events are re-read unless it is off.
@@ -177,7 +183,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     const results = await Promise.all(
       effects.map((effectId) => {
         const own = refunds.filter((refund) => refund.effectId === effectId).map((refund) => refundObserved(source, event?.id ?? null, eventType('refund'), refund));
-        return appendTo(effectId, [...own, ...current.map((dispute) => disputeObserved(source, event?.id ?? null, eventType('dispute'), dispute))]);
+        return appendTo(effectId, [...own, ...current.map((dispute) => disputeObserved(source, event?.id ?? null, eventType('dispute'), dispute))], again);
       }),
     );
     return results.filter((applied) => applied.appended + applied.duplicates > 0);
@@ -189,7 +195,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * balance move only as `customer.updated`, which also fires for unrelated changes, so these facts are recorded
    * once per content, not once per event.
    */
-  async function applyCredits(source: Observed['source'], eventId: string | null, eventType: string, customer: string, only: string | null = null): Promise<Applied[]> {
+  async function applyCredits(source: Observed['source'], eventId: string | null, eventType: string, customer: string, only: string | null, again: boolean): Promise<Applied[]> {
     const subject = `customer:${customer}`;
     const effects = only === null ? await journal.effectsOn(subject) : [only];
     // The subject lists committed effects only; a customer nothing was ever dispatched on is not read at all.
@@ -210,45 +216,50 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       if (effect?.kind !== 'credit') continue;
       const incident = typeof effect.incident === 'string' ? effect.incident : null;
       const concerns = credits.filter((credit) => credit.effectId === effectId || (credit.objectType === 'credit_note' && incident !== null && credit.incident === incident));
-      if (concerns.length > 0) results.push(await appendTo(effectId, concerns.map((credit) => creditObserved(source, eventId, eventType, credit))));
+      if (concerns.length > 0) results.push(await appendTo(effectId, concerns.map((credit) => creditObserved(source, eventId, eventType, credit)), again));
     }
     return results;
   }
 
   return {
-    /** Applies one verified Stripe event; events about payments the gate never touched append nothing. */
-    async applyEvent(event: StripeEvent): Promise<Applied[]> {
+    /**
+     * Applies one verified Stripe event; events about payments the gate never touched append nothing. `again`: this
+     * event's job ran before (retried after a failure, or taken over from a worker that stopped), so what it recorded
+     * then may lack its alerts.
+     */
+    async applyEvent(event: StripeEvent, options: { again?: boolean } = {}): Promise<Applied[]> {
+      const again = options.again ?? false;
       if (!FACT_EVENTS.includes(event.type)) return [];
       const object = event.data.object;
       if ((REFUND_EVENTS as readonly string[]).includes(event.type)) {
         const refund = refundFromObject(object);
-        if (refund) return applyRefund('webhook', event.id, event.type, refund);
+        if (refund) return applyRefund('webhook', event.id, event.type, refund, again);
         // charge.refunded carries the charge: every refund on its payment is read.
         const paymentIntent = idOf(object.payment_intent);
         if (object.object === 'charge' && paymentIntent !== null && reader) {
           const results: Applied[] = [];
-          for (const found of await reader.refundsOf(paymentIntent)) if (found.effectId !== null) results.push(await appendTo(found.effectId, [refundObserved('webhook', event.id, event.type, found)]));
+          for (const found of await reader.refundsOf(paymentIntent)) if (found.effectId !== null) results.push(await appendTo(found.effectId, [refundObserved('webhook', event.id, event.type, found)], again));
           return results;
         }
         return [];
       }
       if ((CREDIT_EVENTS as readonly string[]).includes(event.type)) {
         const customer = customerOfEvent(event);
-        return customer === null ? [] : applyCredits('webhook', event.id, event.type, customer);
+        return customer === null ? [] : applyCredits('webhook', event.id, event.type, customer, null, again);
       }
       const dispute = disputeFromObject(object);
       const paymentIntent = dispute?.paymentIntent ?? null;
       if (!dispute || paymentIntent === null) return [];
-      return applyPayment('webhook', event, paymentIntent, [dispute]);
+      return applyPayment('webhook', event, paymentIntent, [dispute], null, again);
     },
 
     /** Re-reads one effect's refund and disputes (the reconciler, or on demand), appending what changed. */
     async reread(effectId: string): Promise<Applied[]> {
       if (!reader) return [];
       const partition = await journal.partitionOf(effectId);
-      if (partition?.startsWith('customer:')) return applyCredits('reread', null, 'credit.reread', partition.slice('customer:'.length), effectId);
+      if (partition?.startsWith('customer:')) return applyCredits('reread', null, 'credit.reread', partition.slice('customer:'.length), effectId, true);
       if (partition === null || !partition.startsWith('payment:')) return [];
-      return applyPayment('reread', null, partition.slice('payment:'.length), [], effectId);
+      return applyPayment('reread', null, partition.slice('payment:'.length), [], effectId, true);
     },
   };
 }

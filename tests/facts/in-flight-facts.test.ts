@@ -94,8 +94,11 @@ describe('payment facts that come while a refund is in flight', () => {
       }
       expect((await rig.observed(effectId)).map((entry) => entry.objectId)).toContain(dispute.id);
       expect((await rig.stores.alerts.list()).filter((alert) => alert.effectId === effectId)).toEqual([]);
-      // The retry finds the fact recorded (nothing appended) and still raises what the receipt calls for.
-      const [retried] = await createFacts(rig.stores, null, { rereadBeforeAppend: false }).applyEvent(event);
+      // Another event saying the same (a first delivery) reads nothing more; the job's retry finds the fact recorded
+      // (nothing appended) and still raises what the receipt calls for.
+      const facts = createFacts(rig.stores, null, { rereadBeforeAppend: false });
+      expect(await facts.applyEvent(event)).toMatchObject([{ effectId, appended: 0, duplicates: 1, alerts: [] }]);
+      const [retried] = await facts.applyEvent(event, { again: true });
       expect(retried).toMatchObject({ effectId, appended: 0, duplicates: 1 });
       const alert = (await rig.stores.alerts.list()).find((raised) => raised.effectId === effectId && raised.kind === 'exposure');
       expect(alert?.disputes).toContain(dispute.id);

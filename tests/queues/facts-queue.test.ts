@@ -7,8 +7,8 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFactsQueue, FACTS_ACCEPT_TIMEOUT_MS, type FactsQueue } from '../../queues/facts.js';
-import { createWebhookVerifier, openStores, signWebhookBody, type Stores, type StripeEvent } from '../../src/interlock.js';
+import { createFactsQueue, FACTS_ACCEPT_TIMEOUT_MS, startFactsWorker, type FactsQueue } from '../../queues/facts.js';
+import { createWebhookVerifier, openStores, signWebhookBody, type FactsApplier, type Stores, type StripeEvent } from '../../src/interlock.js';
 import { stripeWebhookRouter, type WebhookOutcome } from '../../webhooks/stripe-route.js';
 import { testConfig, testKey } from '../support/harness.js';
 import { startPrivateRedis } from '../support/private-redis.js';
@@ -161,4 +161,30 @@ describe('the facts queue while its Redis hangs', () => {
       await stop();
     }
   });
+});
+
+describe('the facts worker', () => {
+  it('tells the applier when an event\'s job ran before, so facts its failed run recorded get their alerts', async () => {
+    const runs: { event: string; again: boolean }[] = [];
+    // An applier whose first run of each event fails after its facts (as a refused alert write does).
+    const applier = {
+      applyEvent: async (applied: StripeEvent, options: { again?: boolean } = {}) => {
+        runs.push({ event: applied.id, again: options.again ?? false });
+        if (runs.filter((run) => run.event === applied.id).length === 1) throw new Error('Redis refused the alert write');
+        return [];
+      },
+    } as unknown as FactsApplier;
+    const worker = startFactsWorker(stores, applier);
+    try {
+      const retried = event();
+      await facts.accept(retried);
+      // The queue retries after its backoff (1 s).
+      // (The worker also takes the events the cases above queued: only this one's runs are looked at.)
+      const runsOf = () => runs.filter((run) => run.event === retried.id);
+      for (let i = 0; i < 100 && runsOf().length < 2; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(runsOf()).toEqual([{ event: retried.id, again: false }, { event: retried.id, again: true }]);
+    } finally {
+      await worker.close();
+    }
+  }, 20_000);
 });

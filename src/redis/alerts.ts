@@ -242,5 +242,23 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
       await openIndexComplete();
       return redis.zcard(keys.alertsOpen);
     },
+    /**
+     * How many alerts of each kind are open (the open-alerts gauge): counted from the open-alerts index's ids, which
+     * start with their kind, a batch at a time; no alert is read, and resolved ones are never looked at.
+     */
+    async openCountByKind(): Promise<Record<AlertKind, number>> {
+      await openIndexComplete();
+      const counts = Object.fromEntries(ALERT_KINDS.map((kind) => [kind, 0])) as Record<AlertKind, number>;
+      let position: IndexPosition | null = null;
+      for (;;) {
+        const batch = await membersAfter(redis, keys.alertsOpen, position, LIST_BATCH);
+        for (const member of batch) {
+          const kind = member.id.slice(0, member.id.indexOf(':')) as AlertKind;
+          if (kind in counts) counts[kind] += 1;
+        }
+        position = batch.at(-1) ?? null;
+        if (batch.length < LIST_BATCH || position === null) return counts;
+      }
+    },
   };
 }

@@ -78,6 +78,17 @@ describe('GET /metrics after a scripted run', () => {
     // The scrape comes once the facts worker has finished the event's job (appended its fact and reported it).
     for (let i = 0; i < 400 && (await rig.facts!.queue.getJobState(eventId)) !== 'completed'; i += 1) await new Promise((resolve) => setTimeout(resolve, 25));
     expect((await rig.stores.journal.entries('payment:pi_m1', committedId)).filter((entry) => entry.kind === 'OBSERVED')).toHaveLength(1);
+    // An outage's worth of alerts written before the open-alerts index existed (the hash and the raised-at index
+    // only: the first read of the index completes it), 30 of them resolved, and one exposure raised now.
+    const outage = rig.redis.pipeline();
+    for (let n = 0; n < 10_080; n += 1) {
+      const id = `not_judged:${String(n).padStart(64, '0')}`;
+      const at = 1_690_000_000_000 + n;
+      outage.hset(rig.stores.keys.alerts, id, JSON.stringify({ id, kind: 'not_judged', effectId: id.slice(11), subject: 'payment:pi_m9', centsAtStake: 500, refund: null, disputes: [], sentence: 's', action: 'a', raisedAt: at, updatedAt: at, resolvedAt: n < 30 ? at + 1 : null, resolvedBy: n < 30 ? 'lee (support)' : null }));
+      outage.zadd(rig.stores.keys.alertsByTime, at, id);
+    }
+    await outage.exec();
+    await rig.stores.alerts.raise({ kind: 'exposure', effectId: committedId, subject: 'payment:pi_m1', centsAtStake: 2_000, refund: null, disputes: [], sentence: 's', action: 'a' });
     const scraped = await request(rig.app).get('/metrics').set(bearer(TOKENS.operator));
     expect(scraped.status).toBe(200);
     expect(scraped.headers['content-type']).toMatch(/^text\/plain/);
@@ -126,7 +137,10 @@ describe('GET /metrics after a scripted run', () => {
     for (const queue of ['effects', 'facts', 'decisions']) {
       for (const state of ['waiting', 'active', 'delayed', 'failed']) expect(sample(text, 'interlock_queue_jobs', { queue, state }), `${queue} ${state}`).toBe(0);
     }
-    expect(sample(text, 'interlock_alerts_open', { kind: 'exposure' })).toBe(0);
+    // Every open alert by kind, past the 10,000 a listing of alerts reads, and none resolved.
+    expect(sample(text, 'interlock_alerts_open', { kind: 'exposure' })).toBe(1);
+    expect(sample(text, 'interlock_alerts_open', { kind: 'not_judged' })).toBe(10_050);
+    expect(sample(text, 'interlock_alerts_open', { kind: 'late_landing' })).toBe(0);
     // The machine's test Redis keeps nothing on disk, and the tests opt out.
     expect(sample(text, 'interlock_redis_durable')).toBe(0);
     expect(sample(text, 'interlock_redis_durability_opted_out')).toBe(1);

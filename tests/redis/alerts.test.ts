@@ -197,6 +197,8 @@ describe('counting open alerts', () => {
     await writeWithoutOpenIndex(own, Array.from({ length: 10_080 }, (_, n) => alertAt(n, 'not_judged', n < 30)));
     await store.raise({ kind: 'exposure', effectId: effectId(70_000), subject: 'payment:pi_5', centsAtStake: 500, refund: null, disputes: [], sentence: 's', action: 'a' });
     expect(await store.openCount()).toBe(10_051);
+    // By kind, as the open-alerts gauge reports them: the 30 resolved ones are not counted, nor read.
+    expect(await store.openCountByKind()).toEqual({ exposure: 1, failed_after_landed: 0, late_landing: 0, not_judged: 10_050, compensated_twice: 0, send_unanswered: 0 });
   });
 });
 

@@ -98,9 +98,11 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
     registers,
     async collect() {
       this.reset();
-      const open = await read('the open alerts', () => stores.alerts.list({ limit: 10_000 }));
+      // Counted from the open-alerts index: however many alerts were ever raised and resolved, a scrape reads only
+      // the ids of the open ones (a listing read every alert, resolved ones too, and stopped at 10,000).
+      const open = await read('the open alerts', () => stores.alerts.openCountByKind());
       if (open === null) return;
-      for (const kind of ALERT_KINDS) this.set({ kind }, open.filter((alert) => alert.kind === kind).length);
+      for (const kind of ALERT_KINDS) this.set({ kind }, open[kind]);
     },
   });
   const queues = deps.queues ?? null;

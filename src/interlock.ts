@@ -472,6 +472,10 @@ export async function repairExposures(stores: Stores): Promise<ExposureRepair> {
     // get() closes an item whose chain holds an action the index has not caught up with.
     const closure = (await stores.inbox.get(inboxItemId('exposure', alert.effectId)))?.closure ?? null;
     if (closure === null) continue;
+    // An item the facts closed was closed after they resolved its alert (settle, or this repair naming them): an open
+    // alert beside it is one the facts opened again since (raise re-opens what they resolved), money at stake again.
+    // The item takes no second action, so the alert alone carries it: resolving it would hide the new exposure.
+    if (closure.by.name === FACTS_ACTOR.name && closure.by.role === FACTS_ACTOR.role) continue;
     const done = await stores.alerts.resolve(alert.id, `${closure.by.name} (${closure.by.role})`);
     if (done?.resolved) repair.resolvedAlerts.push(alert.id);
   }

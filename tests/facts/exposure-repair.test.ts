@@ -118,3 +118,18 @@ describe('the exposure repair', () => {
     expect(await stores.inbox.get(item)).toMatchObject({ status: 'closed', closure: { by: { name: 'eve', role: 'approver' } } });
   });
 });
+
+describe('the exposure repair and an alert the facts opened again', () => {
+  it('leaves open an exposure alert the facts re-opened after they resolved it and closed its item', async () => {
+    const { effectId, item, alert } = await exposure();
+    // The facts undo the exposure: the alert is resolved naming them, and its item dismissed naming them.
+    expect(await stores.alerts.settle(effectId, [])).toEqual([expect.objectContaining({ id: alert })]);
+    expect((await repairExposures(stores)).closedItems).toContain(item);
+    // Later facts call for it again (a new dispute): the alert opens again; its item stays closed (one action each).
+    const again = await raiseAlert(stores, { kind: 'exposure', effectId, subject: 'payment:pi_again', centsAtStake: 4_000, refund: null, disputes: [`du_${uid()}`], sentence: 'Charged back again.', action: 'Answer the dispute.' });
+    expect(again.alert.resolvedAt).toBeNull();
+
+    expect((await repairExposures(stores)).resolvedAlerts).not.toContain(alert);
+    expect(await stores.alerts.get(alert)).toMatchObject({ resolvedAt: null, resolvedBy: null });
+  });
+});

@@ -283,7 +283,7 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
   const repairHalfClosed = async () => {
     try {
       const repaired = await repairExposures(stores);
-      if (repaired.closedItems.length + repaired.resolvedAlerts.length > 0) stores.logger.warn(repaired, 'closed the other half of exposures left half-closed (an alert resolved with its inbox item open, or the reverse)');
+      if (repaired.closedItems.length + repaired.resolvedAlerts.length > 0) stores.logger.warn({ closedItems: repaired.closedItems, resolvedAlerts: repaired.resolvedAlerts }, 'closed the other half of exposures left half-closed (an alert resolved with its inbox item open, or the reverse)');
     } catch (error) {
       stores.logger.error({ err: error }, 'could not repair half-closed exposures; the next reconciliation pass tries again');
     }

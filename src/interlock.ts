@@ -427,8 +427,11 @@ async function closeExposureItem(stores: Stores, alert: Alert, by: Actor, note: 
   }
 }
 
-/** What an exposure repair pass closed: items whose alert was resolved, and alerts whose item was closed. */
-export type ExposureRepair = { closedItems: string[]; resolvedAlerts: string[] };
+/**
+ * What an exposure repair pass closed: items whose alert was resolved, and alerts whose item was closed; `failed`, the
+ * items and alerts it could not close this time (each logged; the next pass tries them again).
+ */
+export type ExposureRepair = { closedItems: string[]; resolvedAlerts: string[]; failed: string[] };
 
 /** Open exposure items read per page by the repair. */
 const REPAIR_PAGE = 200;
@@ -456,28 +459,41 @@ function resolverOf(resolvedBy: string | null): Actor {
  * closed it. The facts reconciler runs it with every pass (queues/facts.ts).
  */
 export async function repairExposures(stores: Stores): Promise<ExposureRepair> {
-  const repair: ExposureRepair = { closedItems: [], resolvedAlerts: [] };
+  const repair: ExposureRepair = { closedItems: [], resolvedAlerts: [], failed: [] };
+  // One pair that cannot be closed now (its effect's chain unreadable, say) must not keep every other from repair.
+  const each = async (id: string, work: () => Promise<void>) => {
+    try {
+      await work();
+    } catch (error) {
+      repair.failed.push(id);
+      stores.logger.error({ err: error, id }, 'the exposure repair could not close the other half of this exposure; the next pass tries again');
+    }
+  };
   let cursor: string | undefined;
   do {
     const page = await stores.inbox.list({ status: 'open', kind: 'exposure' }, REPAIR_PAGE, cursor);
     for (const item of page.data) {
-      const alert = await stores.alerts.get(alertIdOf(item.effectId, 'exposure'));
-      if (alert === null || alert.resolvedAt === null) continue;
-      const note = `Closed with alert ${alert.id}, which ${alert.resolvedBy ?? FACTS_RESOLVER} resolved; the process that resolved it stopped before it closed this item, so the exposure repair closed it.`;
-      if (await closeExposureItem(stores, alert, resolverOf(alert.resolvedBy), note)) repair.closedItems.push(item.id);
+      await each(item.id, async () => {
+        const alert = await stores.alerts.get(alertIdOf(item.effectId, 'exposure'));
+        if (alert === null || alert.resolvedAt === null) return;
+        const note = `Closed with alert ${alert.id}, which ${alert.resolvedBy ?? FACTS_RESOLVER} resolved; the process that resolved it stopped before it closed this item, so the exposure repair closed it.`;
+        if (await closeExposureItem(stores, alert, resolverOf(alert.resolvedBy), note)) repair.closedItems.push(item.id);
+      });
     }
     cursor = page.next ?? undefined;
   } while (cursor !== undefined);
   for await (const alert of stores.alerts.openOf('exposure')) {
-    // get() closes an item whose chain holds an action the index has not caught up with.
-    const closure = (await stores.inbox.get(inboxItemId('exposure', alert.effectId)))?.closure ?? null;
-    if (closure === null) continue;
-    // An item the facts closed was closed after they resolved its alert (settle, or this repair naming them): an open
-    // alert beside it is one the facts opened again since (raise re-opens what they resolved), money at stake again.
-    // The item takes no second action, so the alert alone carries it: resolving it would hide the new exposure.
-    if (closure.by.name === FACTS_ACTOR.name && closure.by.role === FACTS_ACTOR.role) continue;
-    const done = await stores.alerts.resolve(alert.id, `${closure.by.name} (${closure.by.role})`);
-    if (done?.resolved) repair.resolvedAlerts.push(alert.id);
+    await each(alert.id, async () => {
+      // get() closes an item whose chain holds an action the index has not caught up with.
+      const closure = (await stores.inbox.get(inboxItemId('exposure', alert.effectId)))?.closure ?? null;
+      if (closure === null) return;
+      // An item the facts closed was closed after they resolved its alert (settle, or this repair naming them): an open
+      // alert beside it is one the facts opened again since (raise re-opens what they resolved), money at stake again.
+      // The item takes no second action, so the alert alone carries it: resolving it would hide the new exposure.
+      if (closure.by.name === FACTS_ACTOR.name && closure.by.role === FACTS_ACTOR.role) return;
+      const done = await stores.alerts.resolve(alert.id, `${closure.by.name} (${closure.by.role})`);
+      if (done?.resolved) repair.resolvedAlerts.push(alert.id);
+    });
   }
   return repair;
 }

@@ -41,6 +41,26 @@ async function dismissals(effectId: string): Promise<Entry[]> {
 const actDyingBeforeTheAlert = () => createInbox({ redis: rig.redis, keys: stores.keys, journal: journalOf(stores), alerts: { resolve: async () => null } });
 
 describe('the exposure repair', () => {
+  it('goes on past a pair it cannot close now, repairing the others, and names the one it could not', async () => {
+    const stuck = await exposure();
+    const other = await exposure();
+    for (const pair of [stuck, other]) expect(await stores.alerts.resolve(pair.alert, 'lee (cli)')).toMatchObject({ resolved: true });
+    // The stuck item's close fails with something the repair does not expect (its effect's chain cannot be read now).
+    const act = stores.inbox.act;
+    stores.inbox.act = (id, request) => (id === stuck.item ? Promise.reject(new Error('the chain cannot be read now')) : act(id, request));
+    try {
+      const repaired = await repairExposures(stores);
+      expect(repaired.closedItems).toContain(other.item);
+      expect(repaired.failed).toContain(stuck.item);
+      expect(await stores.inbox.get(other.item)).toMatchObject({ status: 'closed' });
+      expect(await stores.inbox.get(stuck.item)).toMatchObject({ status: 'open' });
+    } finally {
+      stores.inbox.act = act;
+    }
+    // The next pass closes it.
+    expect((await repairExposures(stores)).closedItems).toContain(stuck.item);
+  });
+
   it('dismisses an open exposure item whose alert a person resolved (the resolver died before closing it), naming that person, once', async () => {
     const { effectId, item, alert } = await exposure();
     // resolveAlert's first step only.

@@ -17,7 +17,7 @@ import { FACT_ALERT_KINDS } from '../core/alert-rules.js';
 import { InterlockError } from '../core/errors.js';
 import type { RedisClient } from './client.js';
 import type { Keys } from './keys.js';
-import { membersAfter, type IndexPosition } from './newest-first.js';
+import { batchesAfter } from './newest-first.js';
 import { createScriptRunner } from './scripts.js';
 
 export const ALERT_KINDS = ['exposure', 'failed_after_landed', 'late_landing', 'not_judged', 'compensated_twice', 'send_unanswered'] as const;
@@ -171,11 +171,9 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
       if (options.cursor !== undefined && at === null) throw new InterlockError('invalid_request', `"${options.cursor.slice(0, 100)}" is not an alerts cursor: pass the \`next\` of the page before (over the API, its \`next_starting_after\`), unchanged.`);
       // Each batch continues from the last (raised at, id) read, never from an offset: an alert raised meanwhile, even
       // in the millisecond a page stands at, is newer than where the page is, so it never shifts what comes next.
-      let position: IndexPosition | null = at ? { score: Number(at[1]), id: at[2] ?? '' } : null;
       const data: Alert[] = [];
-      for (;;) {
-        const batch = await membersAfter(redis, keys.alertsByTime, position, LIST_BATCH);
-        const texts = batch.length === 0 ? [] : await redis.hmget(keys.alerts, ...batch.map((member) => member.id));
+      for await (const batch of batchesAfter(redis, keys.alertsByTime, at ? { score: Number(at[1]), id: at[2] ?? '' } : null, LIST_BATCH)) {
+        const texts = await redis.hmget(keys.alerts, ...batch.map((member) => member.id));
         for (const [index, member] of batch.entries()) {
           const text = texts[index];
           const alert = typeof text === 'string' ? (JSON.parse(text) as Alert) : null;
@@ -186,9 +184,8 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
             return { data, next: more ? `${member.score}.${member.id}` : null };
           }
         }
-        position = batch.at(-1) ?? null;
-        if (batch.length < LIST_BATCH || position === null) return { data, next: null };
       }
+      return { data, next: null };
     },
     /**
      * Resolves an open alert, naming who. Of people resolving one alert at once exactly one is recorded (`resolved`
@@ -221,17 +218,13 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
      */
     async *openOf(kind: AlertKind): AsyncGenerator<Alert> {
       await openIndexComplete();
-      let position: IndexPosition | null = null;
-      for (;;) {
-        const batch = await membersAfter(redis, keys.alertsOpen, position, LIST_BATCH);
+      for await (const batch of batchesAfter(redis, keys.alertsOpen, null, LIST_BATCH)) {
         const ids = batch.map((member) => member.id).filter((id) => id.startsWith(`${kind}:`));
         const texts = ids.length === 0 ? [] : await redis.hmget(keys.alerts, ...ids);
         for (const text of texts) {
           const alert = typeof text === 'string' ? (JSON.parse(text) as Alert) : null;
           if (alert !== null && alert.resolvedAt === null) yield alert;
         }
-        position = batch.at(-1) ?? null;
-        if (batch.length < LIST_BATCH || position === null) return;
       }
     },
     /**
@@ -249,16 +242,13 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
     async openCountByKind(): Promise<Record<AlertKind, number>> {
       await openIndexComplete();
       const counts = Object.fromEntries(ALERT_KINDS.map((kind) => [kind, 0])) as Record<AlertKind, number>;
-      let position: IndexPosition | null = null;
-      for (;;) {
-        const batch = await membersAfter(redis, keys.alertsOpen, position, LIST_BATCH);
+      for await (const batch of batchesAfter(redis, keys.alertsOpen, null, LIST_BATCH)) {
         for (const member of batch) {
           const kind = member.id.slice(0, member.id.indexOf(':')) as AlertKind;
           if (kind in counts) counts[kind] += 1;
         }
-        position = batch.at(-1) ?? null;
-        if (batch.length < LIST_BATCH || position === null) return counts;
       }
+      return counts;
     },
   };
 }

@@ -13,7 +13,7 @@ import { alertIdOf, type Alerts } from './alerts.js';
 import type { RedisClient } from './client.js';
 import type { Journal } from './journal.js';
 import type { Keys } from './keys.js';
-import { membersAfter, type IndexPosition } from './newest-first.js';
+import { batchesAfter } from './newest-first.js';
 import { createScriptRunner } from './scripts.js';
 
 export type InboxClosure = { action: OperatorAction; by: Actor; note: string; resolution: Resolution | null; reapproval: Reapproval | null; at: number };
@@ -126,29 +126,26 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
       const data: InboxItem[] = [];
       // Each batch is read from the last member the one before it ended on, so items opened or closed while the
       // listing runs (newer than where it stands) never shift a later batch: no item is listed twice or passed over.
-      let position: IndexPosition | null = cursor?.[2] === undefined ? null : { score: Number(cursor[1]), id: cursor[2] };
+      const from = cursor?.[2] === undefined ? null : { score: Number(cursor[1]), id: cursor[2] };
       let looked = 0;
-      for (;;) {
-        const batch = await membersAfter(redis, index, position, SCAN_BATCH);
+      for await (const batch of batchesAfter(redis, index, from, SCAN_BATCH)) {
         looked += batch.length;
-        if (batch.length > 0) {
-          const ids = batch.map((member) => member.id);
-          const [items, closures] = await Promise.all([redis.hmget(keys.inbox, ...ids), redis.hmget(keys.inboxClosed, ...ids)]);
-          for (const [at, member] of batch.entries()) {
-            const item = assemble(member.id, items[at] ?? null, closures[at] ?? null);
-            if (item === null || item.status !== status) continue;
-            if ((filter.kind !== undefined && item.kind !== filter.kind) || (filter.subject !== undefined && item.subject !== filter.subject) || (filter.effect !== undefined && item.effectId !== filter.effect)) continue;
-            data.push(item);
-            if (data.length === limit) {
-              const hasMore = at < batch.length - 1 || batch.length === SCAN_BATCH;
-              return { data, hasMore, next: hasMore ? `${member.score}.${member.id}` : null };
-            }
+        const ids = batch.map((member) => member.id);
+        const [items, closures] = await Promise.all([redis.hmget(keys.inbox, ...ids), redis.hmget(keys.inboxClosed, ...ids)]);
+        for (const [at, member] of batch.entries()) {
+          const item = assemble(member.id, items[at] ?? null, closures[at] ?? null);
+          if (item === null || item.status !== status) continue;
+          if ((filter.kind !== undefined && item.kind !== filter.kind) || (filter.subject !== undefined && item.subject !== filter.subject) || (filter.effect !== undefined && item.effectId !== filter.effect)) continue;
+          data.push(item);
+          if (data.length === limit) {
+            const hasMore = at < batch.length - 1 || batch.length === SCAN_BATCH;
+            return { data, hasMore, next: hasMore ? `${member.score}.${member.id}` : null };
           }
         }
-        position = batch.at(-1) ?? null;
-        if (batch.length < SCAN_BATCH || position === null) return { data, hasMore: false, next: null };
-        if (looked >= SCAN_BUDGET) return { data, hasMore: true, next: `${position.score}.${position.id}` };
+        const last = batch.at(-1);
+        if (batch.length === SCAN_BATCH && looked >= SCAN_BUDGET && last !== undefined) return { data, hasMore: true, next: `${last.score}.${last.id}` };
       }
+      return { data, hasMore: false, next: null };
     },
 
     /**

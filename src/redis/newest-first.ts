@@ -23,3 +23,18 @@ export async function membersAfter(redis: RedisClient, key: string, position: In
   }
   return members;
 }
+
+/**
+ * Every member of `key` after `position` (from the newest when null), newest first, in batches of at most `size`:
+ * each batch read by membersAfter from the last member of the one before, so a listing that stops mid-way (a page
+ * filled) reads no further. Empty batches are not handed out.
+ */
+export async function* batchesAfter(redis: RedisClient, key: string, position: IndexPosition | null, size: number): AsyncGenerator<IndexPosition[]> {
+  let from = position;
+  for (;;) {
+    const batch = await membersAfter(redis, key, from, size);
+    if (batch.length > 0) yield batch;
+    from = batch.at(-1) ?? null;
+    if (batch.length < size || from === null) return;
+  }
+}

@@ -45,6 +45,11 @@ function keyPatterns(world: { config: { keyPrefix: string }; stores: { bullmq: {
 
 /** How long an interrupted run may spend removing its Redis keys before it exits anyway (ms). */
 const INTERRUPT_REMOVE_MS = 10_000;
+/**
+ * How long an interrupted run waits for its cells to stop before it removes their keys (ms): what a cell does in this
+ * process (granting an approval, recording a proposal) goes on until it fails on the stopped processes.
+ */
+const INTERRUPT_SETTLE_MS = 5_000;
 
 /** Stripe test mode when STRIPE_SECRET_KEY is a test key; a live key is refused, whatever else is set. */
 function testModeKey(env: NodeJS.ProcessEnv): string | null {
@@ -165,6 +170,8 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
   const open = options.openWorld ?? openWorld;
   // The worlds open now, by scenario key: an interrupt removes their keys.
   const opened = new Map<string, Awaited<ReturnType<typeof openWorld>>>();
+  // The scenarios' cells running now: an interrupt lets them stop before it removes what they wrote.
+  const running = new Set<Promise<unknown>>();
   // Set by an interrupt, and never settled: the handler ends the process. Awaited before a world closes, before the
   // pages are written and before the run tidies up, so nothing of the run's own ending races the interrupt's.
   let interruption: Promise<never> | null = null;
@@ -189,9 +196,9 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
     const stopped = `${signal}: stopped; the cells under way are not written, and ${options.out} keeps the results it had.`;
     interruption = (async () => {
       if (remove) {
-        process.stderr.write(`${stopped} Removing the Redis keys this run wrote to REDIS_URL (at most ${INTERRUPT_REMOVE_MS / 1000} s; ${again} again exits at once)…\n`);
-        await sleep(5000);
-        await sleep(5000);
+        process.stderr.write(`${stopped} Removing the Redis keys this run wrote to REDIS_URL (at most ${(INTERRUPT_SETTLE_MS + INTERRUPT_REMOVE_MS) / 1000} s; ${again} again exits at once)…\n`);
+        // A cell still running here would write after the removal (its approvals, its proposals).
+        await Promise.race([Promise.allSettled(running), sleep(INTERRUPT_SETTLE_MS)]);
         const lines = worlds.map(async ([scenario, world]) =>
           Promise.race([
             removeScenarioKeys(world.stores, world.config.keyPrefix).then(
@@ -234,7 +241,9 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
         if (!privateRedis) bar.note(`${runner.key}: its Redis keys are under ${keyPatterns(world)} on REDIS_URL, ${options.keepJournals === true ? 'kept (--keep-journals)' : 'removed'} when the run ends.`);
         try {
           const loadAtStart = loadavg()[0] ?? 0;
-          const result = await runner.run({ world, decider, model, reps: options.reps, bar, only });
+          const ran = runner.run({ world, decider, model, reps: options.reps, bar, only });
+          running.add(ran);
+          const result = await ran.finally(() => running.delete(ran));
           const machine = { cores: cpus().length, load_average_at_start: Math.round(loadAtStart * 10) / 10, load_average_at_end: Math.round((loadavg()[0] ?? 0) * 10) / 10 };
           return { ...result, command: command(result.reps), redis_prefix: world.config.keyPrefix, machine, public_key: publicKeyPem(world.stores.signingKey), settle_margin_s: world.config.settleMarginMs / 1000, claim_ttl_s: world.config.claimTtlMs / 1000, ...(stripeApiBase === null ? {} : { stripe_api_base: stripeApiBase }) };
         } finally {

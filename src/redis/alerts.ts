@@ -17,7 +17,7 @@ import { FACT_ALERT_KINDS } from '../core/alert-rules.js';
 import { InterlockError } from '../core/errors.js';
 import type { RedisClient } from './client.js';
 import type { Keys } from './keys.js';
-import { batchesAfter } from './newest-first.js';
+import { batchesAfter, membersAfter } from './newest-first.js';
 import { createScriptRunner } from './scripts.js';
 
 export const ALERT_KINDS = ['exposure', 'failed_after_landed', 'late_landing', 'not_judged', 'compensated_twice', 'send_unanswered'] as const;
@@ -153,9 +153,9 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
       return read(id);
     },
     /**
-     * Newest first (by when each was raised); open ones only unless `all`. Open ones are looked for through the whole
-     * index, a batch at a time: an alert still open is money at stake, and it must show however many newer ones were
-     * resolved since.
+     * Newest first (by when each was raised); open ones only unless `all`. Open ones are read from the open-alerts
+     * index: an alert still open is money at stake, and it shows however many newer ones were resolved since, without
+     * reading any of those.
      */
     async list(options: { all?: boolean; limit?: number } = {}): Promise<Alert[]> {
       return (await this.page({ all: options.all ?? false, limit: options.limit ?? 100 })).data;
@@ -171,8 +171,13 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
       if (options.cursor !== undefined && at === null) throw new InterlockError('invalid_request', `"${options.cursor.slice(0, 100)}" is not an alerts cursor: pass the \`next\` of the page before (over the API, its \`next_starting_after\`), unchanged.`);
       // Each batch continues from the last (raised at, id) read, never from an offset: an alert raised meanwhile, even
       // in the millisecond a page stands at, is newer than where the page is, so it never shifts what comes next.
+      // Open ones come from the open-alerts index (both indexes score an alert by when it was raised, so a cursor
+      // means the same in either): a page reads no resolved alert, and its `next` is null when no open one follows.
+      // An alert resolved between the index read and the alert's own is still skipped.
+      if (!options.all) await openIndexComplete();
+      const source = options.all ? keys.alertsByTime : keys.alertsOpen;
       const data: Alert[] = [];
-      for await (const batch of batchesAfter(redis, keys.alertsByTime, at ? { score: Number(at[1]), id: at[2] ?? '' } : null, LIST_BATCH)) {
+      for await (const batch of batchesAfter(redis, source, at ? { score: Number(at[1]), id: at[2] ?? '' } : null, LIST_BATCH)) {
         const texts = await redis.hmget(keys.alerts, ...batch.map((member) => member.id));
         for (const [index, member] of batch.entries()) {
           const text = texts[index];
@@ -180,7 +185,8 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
           if (alert === null || (!options.all && alert.resolvedAt !== null)) continue;
           data.push(alert);
           if (data.length === options.limit) {
-            const more = index < batch.length - 1 || batch.length === LIST_BATCH;
+            // Filled at the last member of a full batch: another page exists only if the index goes on.
+            const more = index < batch.length - 1 || (batch.length === LIST_BATCH && (await membersAfter(redis, source, member, 1)).length > 0);
             return { data, next: more ? `${member.score}.${member.id}` : null };
           }
         }

@@ -22,8 +22,8 @@ afterAll(async () => {
 });
 
 const effectId = (n: number) => n.toString(16).padStart(64, '0');
-const raise = (n: number, kind: AlertKind = 'not_judged') =>
-  alerts.raise({ kind, effectId: effectId(n), subject: 'payment:pi_1', centsAtStake: 2_000, refund: null, disputes: [], sentence: 's', action: 'a' });
+const draft = (n: number, kind: AlertKind = 'not_judged') => ({ kind, effectId: effectId(n), subject: 'payment:pi_1', centsAtStake: 2_000, refund: null, disputes: [], sentence: 's', action: 'a' });
+const raise = (n: number, kind: AlertKind = 'not_judged') => alerts.raise(draft(n, kind));
 
 /** An alert as raised `n` ms after a fixed moment, resolved by a person when `resolved`. */
 function alertAt(n: number, kind: AlertKind, resolved: boolean): Alert {
@@ -124,38 +124,86 @@ describe('settling alerts after facts', () => {
 });
 
 describe('a first page read while alerts are raised', () => {
-  const draft = (n: number, kind: AlertKind = 'not_judged') => ({ kind, effectId: effectId(n), subject: 'payment:pi_1', centsAtStake: 2_000, refund: null, disputes: [], sentence: 's', action: 'a' });
-
-  /** Two open alerts behind 499 newer ones, resolved: the last of a page's first batch of 500, and the first of the next. */
-  async function openBehindResolved(name: string) {
-    const own = createKeys(`${prefix}:${name}`);
+  /**
+   * 501 alerts, one more than a batch, so a page crosses from its first batch of 500 into the next. For the listing of
+   * all alerts, the two oldest are open behind 499 resolved ones; for the open listing, all 501 are open.
+   */
+  async function pastOneBatch(name: string, all: boolean) {
+    const own = createKeys(`${prefix}:${name}-${String(all)}`);
     let at = 1_700_100_000_000;
     const now = async () => (at += 1);
     const store = createAlerts({ redis, keys: own, now });
-    const oldest = await store.raise(draft(1, 'exposure'));
-    const older = await store.raise(draft(2, 'exposure'));
-    for (let n = 3; n < 3 + 499; n += 1) await store.resolve((await store.raise(draft(n))).alert.id, 'effects worker');
-    return { own, store, now, open: [older.alert.id, oldest.alert.id] };
+    const listed: string[] = [];
+    for (let n = 1; n <= 501; n += 1) {
+      const { alert } = await store.raise(draft(n, n <= 2 ? 'exposure' : 'not_judged'));
+      if (!all || n <= 2) listed.unshift(alert.id);
+      else {
+        await store.resolve(alert.id, 'effects worker');
+        listed.unshift(alert.id);
+      }
+    }
+    return { own, store, now, listed };
   }
 
-  it('lists each open alert once when an alert is raised between the batches of one page', async () => {
-    const { own, store, now, open } = await openBehindResolved('scan');
-    // Someone raises an alert while the page is between its batches.
-    const raising = writerBetweenReads(redis, () => store.raise(draft(10_000)));
-    const page = await createAlerts({ redis: raising.redis, keys: own, now }).page({ all: false, limit: 10 });
-    expect(raising.reads()).toBeGreaterThanOrEqual(2);
-    expect(page.data.map((alert) => alert.id)).toEqual(open);
-  });
+  for (const all of [true, false]) {
+    it(`lists each alert once when an alert is raised between the batches of one page (${all ? 'all alerts' : 'open ones'})`, async () => {
+      const { own, store, now, listed } = await pastOneBatch('scan', all);
+      // Someone raises an alert while the page is between its batches: it is newer than the page, so not on it.
+      const raising = writerBetweenReads(redis, () => store.raise(draft(10_000)));
+      const page = await createAlerts({ redis: raising.redis, keys: own, now }).page({ all, limit: 1_000 });
+      expect(raising.reads()).toBeGreaterThanOrEqual(2);
+      expect(page.data.map((alert) => alert.id)).toEqual(listed);
+      expect(page.next).toBeNull();
+    });
 
-  it('lists each open alert once when an alert raised in the millisecond of the newest one arrives between batches', async () => {
-    const { own, now, open } = await openBehindResolved('same-ms');
-    const newest = Number((await redis.zrevrange(own.alertsByTime, 0, 0, 'WITHSCORES'))[1]);
-    // Between the batches, an alert raised in the newest one's millisecond that sorts before it (a greater id).
-    const sameMs = createAlerts({ redis, keys: own, now: async () => newest });
-    const raising = writerBetweenReads(redis, () => sameMs.raise(draft(2 ** 52)));
-    const page = await createAlerts({ redis: raising.redis, keys: own, now }).page({ all: false, limit: 10 });
-    expect(raising.reads()).toBeGreaterThanOrEqual(2);
+    it(`lists each alert once when an alert raised in the millisecond of the newest one arrives between batches (${all ? 'all alerts' : 'open ones'})`, async () => {
+      const { own, now, listed } = await pastOneBatch('same-ms', all);
+      const newest = Number((await redis.zrevrange(own.alertsByTime, 0, 0, 'WITHSCORES'))[1]);
+      // Between the batches, an alert raised in the newest one's millisecond that sorts before it (a greater id).
+      const sameMs = createAlerts({ redis, keys: own, now: async () => newest });
+      const raising = writerBetweenReads(redis, () => sameMs.raise(draft(2 ** 52)));
+      const page = await createAlerts({ redis: raising.redis, keys: own, now }).page({ all, limit: 1_000 });
+      expect(raising.reads()).toBeGreaterThanOrEqual(2);
+      expect(page.data.map((alert) => alert.id)).toEqual(listed);
+    });
+  }
+});
+
+describe('the open listing', () => {
+  it('reads no resolved alert, and its last page has no next, however many resolved alerts are newer or older', async () => {
+    const own = createKeys(`${prefix}:open-only`);
+    let at = 1_700_300_000_000;
+    const store = createAlerts({ redis, keys: own, now: async () => (at += 1) });
+    const resolveSome = async (from: number, count: number) => {
+      for (let n = from; n < from + count; n += 1) await store.resolve((await store.raise(draft(n))).alert.id, 'effects worker');
+    };
+    await resolveSome(1, 600);
+    const open = [];
+    for (let n = 601; n < 604; n += 1) open.unshift((await store.raise(draft(n, 'exposure'))).alert.id);
+    await resolveSome(604, 1_200);
+    // Counted through a proxy: the alerts the listing reads (HMGET fields) and its index reads.
+    let alertsRead = 0;
+    let indexReads = 0;
+    const counting = new Proxy(redis, {
+      get(target, name, receiver) {
+        if (name === 'hmget') return (key: string, ...fields: string[]) => ((alertsRead += fields.length), target.hmget(key, ...fields));
+        if (name === 'zrevrangebyscore') return (...args: Parameters<Redis['zrevrangebyscore']>) => ((indexReads += 1), target.zrevrangebyscore(...args));
+        return Reflect.get(target, name, receiver) as unknown;
+      },
+    });
+    const listing = createAlerts({ redis: counting, keys: own, now: async () => at });
+    const page = await listing.page({ all: false, limit: 3 });
     expect(page.data.map((alert) => alert.id)).toEqual(open);
+    expect(page.next).toBeNull();
+    expect(alertsRead).toBe(3);
+    expect(indexReads).toBe(1);
+    // Two pages of two: the second continues from the first's cursor and ends the listing.
+    const first = await listing.page({ all: false, limit: 2 });
+    const second = await listing.page({ all: false, limit: 2, cursor: first.next ?? undefined });
+    expect([...first.data, ...second.data].map((alert) => alert.id)).toEqual(open);
+    expect(second.next).toBeNull();
+    const stale = await redis.keys(`${prefix}:open-only:*`);
+    if (stale.length > 0) await redis.del(...stale);
   });
 });
 

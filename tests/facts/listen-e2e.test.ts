@@ -82,7 +82,8 @@ describe('post-send facts through the real `stripe listen`', () => {
   });
 
   it('`stripe trigger charge.dispute.created` (a payment the gate never touched) is verified, answered 200 and dropped: nothing appended, no alert, no error', async () => {
-    const alertsBefore = (await rig.stores.alerts.list({ all: true })).length;
+    const earlier = await rig.stores.alerts.list({ all: true });
+    const alertsBefore = earlier.length;
     const warningsBefore = rig.warnings.length;
     const trigger = await runStripe(['trigger', 'charge.dispute.created', '--api-base', apiBase(rig.sandbox.port)], env);
     expect(trigger.code, trigger.stderr).toBe(0);
@@ -94,6 +95,9 @@ describe('post-send facts through the real `stripe listen`', () => {
     expect(rig.applied.find((item) => item.event.id === event.id)?.applied).toEqual([]);
     expect(await cliResponses(event.id)).toContain(200);
     expect((await rig.stores.alerts.list({ all: true })).length).toBe(alertsBefore);
-    expect(rig.warnings.slice(warningsBefore)).toEqual([]);
+    // An alert an earlier case raised can be listed before its warning reaches the log (the raise's reply and the
+    // listing's come back on different connections): that warning is the earlier case's, not this event's.
+    const raisedEarlier = new Set(earlier.map((alert) => alert.id));
+    expect(rig.warnings.slice(warningsBefore).filter((line) => !raisedEarlier.has(String(line.alert)))).toEqual([]);
   });
 });

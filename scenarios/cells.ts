@@ -32,7 +32,11 @@ export type ScenarioResult = {
   [more: string]: unknown;
 };
 
-export type Progress = { start(label: string): void; done(): void };
+/**
+ * A cell's line on the progress bar. `wait` sleeps `ms` while the line says what the cell waits for and how long is
+ * left (test mode's fixed waits run for minutes: the line must say the run is waiting, and why).
+ */
+export type Progress = { start(label: string): void; wait(what: string, ms: number): Promise<void>; done(): void };
 
 /** One cell of a scenario's plan. */
 export type Step = { row: string; column: Column; rep: number };

@@ -1,5 +1,6 @@
 // The progress line on stderr: a bar, cells done of all, the cells running now and an estimate of the time left
 // (the mean time of a finished cell times the cells left, divided by how many run at once).
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Progress } from './cells.js';
 
 /** `note`: a line of its own (what happened, what the run does now), the bar drawn again under it. */
@@ -9,7 +10,7 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
   let total = 0;
   let done = 0;
   let busyMs = 0;
-  const running = new Map<number, { label: string; since: number }>();
+  const running = new Map<number, { label: string; since: number; waiting: { what: string; until: number } | null }>();
   let next = 0;
   const tty = stream.isTTY === true;
   let lastLine = 0;
@@ -26,7 +27,7 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
     const mean = done === 0 ? null : busyMs / done;
     const parallel = Math.max(1, running.size);
     const left = mean === null ? '?' : formatDuration(((total - done) * mean) / parallel);
-    const labels = [...running.values()].map((entry) => entry.label);
+    const labels = [...running.values()].map((entry) => (entry.waiting === null ? entry.label : `${entry.label}: waiting for ${entry.waiting.what}, ${formatDuration(Math.max(0, entry.waiting.until - now))} left`));
     const current = labels.length === 0 ? '' : ` · ${labels[0]}${labels.length > 1 ? ` (+${labels.length - 1})` : ''}`;
     const line = `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total} cells · ~${left} left${current}`;
     stream.write(tty ? `\r\x1b[2K${line.slice(0, (stream.columns ?? 160) - 1)}` : `${line}\n`);
@@ -43,8 +44,18 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr): 
       const id = next++;
       return {
         start(label) {
-          running.set(id, { label, since: Date.now() });
+          running.set(id, { label, since: Date.now(), waiting: null });
           render(true);
+        },
+        async wait(what, ms) {
+          const entry = running.get(id);
+          if (entry !== undefined) entry.waiting = { what, until: Date.now() + ms };
+          render(true);
+          try {
+            await sleep(ms);
+          } finally {
+            if (entry !== undefined) entry.waiting = null;
+          }
         },
         done() {
           const entry = running.get(id);

@@ -4,7 +4,6 @@
 // during the inquiry, the chargeback after the refund-vs-chargeback window). Judged on Stripe's refund objects.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { effectIdFor, type Decider } from '../src/interlock.js';
 import { decide, LANDED, runPlan, type Cell, type Column, type Progress, type SavedDecision } from './cells.js';
 import type { Planner, Runner } from './run.js';
@@ -69,14 +68,14 @@ async function chargebackPosted(world: World, dispute: string, escalatedAt: numb
 }
 
 /** The refund-vs-chargeback window passing: sandbox time moved past it, or (test mode) the seed's 300 s waited. */
-async function letRefundWindowPass(world: World): Promise<string> {
+async function letRefundWindowPass(world: World, progress: Progress): Promise<string> {
   if (world.control !== null) {
     const config = (await (await fetch(`${world.stripe.apiBase}/_sandbox/config`)).json()) as { pending_refund_dispute_window_seconds?: number };
     const window = config.pending_refund_dispute_window_seconds ?? 60;
     await world.control.advanceClock(window + 240);
     return `sandbox clock advanced ${window + 240} s (window ${window} s)`;
   }
-  await sleep(300_000);
+  await progress.wait("the refund-vs-chargeback window to pass (test mode waits the seed's 300 s)", 300_000);
   return 'waited 300 s';
 }
 
@@ -152,7 +151,7 @@ export async function runDisputeCell(world: World, decider: Decider, row: Disput
     let chargebackAt: number | null = null;
     const beforeEscalation = new Set((await world.stripe.list('/v1/refunds', { payment_intent: setup.payment_intent })).map((r) => String(r.id)));
     if (row === 'gap_probe_chargeback_after_refund_window') {
-      const probe = await letRefundWindowPass(world);
+      const probe = await letRefundWindowPass(world, progress);
       const escalated = Date.now();
       await escalate(world, setup.dispute);
       const posted = await chargebackPosted(world, setup.dispute, escalated);
@@ -199,7 +198,7 @@ export async function runDisputeCell(world: World, decider: Decider, row: Disput
         outage = { ...outage, ...posted };
       }
     }
-    if (world.backend === 'test_mode') await sleep(60_000);
+    if (world.backend === 'test_mode') await progress.wait("Stripe's last events on the payment (test mode waits 60 s)", 60_000);
     const outcome = String(answer.status ?? 'NO_ANSWER');
     const judged = await judgeStripe(world, setup, decision.valid ? spec.want : 0, chargebackAt, beforeEscalation);
     const stripeIds = judged.refunds.map((r) => String(r.id));

@@ -15,7 +15,7 @@ import type Stripe from 'stripe';
 import { InterlockError } from '../core/errors.js';
 import { stripeSdk } from './sdk.js';
 import { SendFenced } from '../core/target.js';
-import { secretHint } from './secrets.js';
+import { secretHint } from '../core/redact.js';
 import { readApiBase, readStripeKey, stripeSettingOf, type Endpoint } from './settings.js';
 
 export type StripeClientOptions = {

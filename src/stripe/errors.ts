@@ -17,7 +17,7 @@ import { stripeSdk } from './sdk.js';
 import type { JsonObject } from '../core/json.js';
 import { Rejected, SendFenced } from '../core/target.js';
 import { RetryStopped, type StripeClient } from './client.js';
-import { redactSecrets } from './secrets.js';
+import { redactSecrets } from '../core/redact.js';
 
 /** What was being done, for messages: `POST /v1/refunds`, and whether it was a send (a write) or a read. */
 export type CallDescription = { what: string; write: boolean };

@@ -1,5 +1,5 @@
 // The Stripe adapter's public surface: the client, the two targets, the reads for after a send, the errors it
-// raises and the secret redaction others reuse. The only module of the project that imports `stripe`.
+// raises. The only module of the project that imports `stripe`.
 export { createStripeClient, stripeClientOptionsFromEnv, type StripeClient, type StripeClientOptions } from './client.js';
 export { StripeMisconfigured, StripeUnavailable } from './errors.js';
 export { createRefundTarget, REFUND_FACTS, type RefundFact, type RefundTargetOptions } from './refund-target.js';
@@ -8,6 +8,5 @@ export { createStripeReads, type ReadOptions, type StripeReads, type StripeReads
 export { EFFECT_ID_KEY, INCIDENT_KEY, REQUEST_KEY } from './metadata.js';
 export type { BalanceCreditSummary, DisputeSummary, RefundSummary, RefundView } from './summaries.js';
 export { DEFAULT_SEND_TIMEOUT_MS } from './calls.js';
-export { redactSecrets, secretHint } from './secrets.js';
 export { createFactsReader } from './facts-reader.js';
 export { createWebhookVerifier, isLocalApiBase, registerLocalWebhook, signWebhookBody, type LocalWebhook, type WebhookVerifierOptions } from './webhooks.js';

@@ -1,7 +1,7 @@
 // STRIPE_SECRET_KEY and STRIPE_API_BASE as both the configuration (src/config.ts) and the client read them, so a
 // value one accepts the other does not refuse later, and both refuse with the same sentence. Pure and free of the
 // SDK, so the configuration can use it without importing Stripe. No sentence here contains a key.
-import { secretHint } from './secrets.js';
+import { secretHint } from '../core/redact.js';
 
 export type KeyMode = 'test' | 'live';
 export type Endpoint = { host: string; port: number; protocol: 'http' | 'https' };

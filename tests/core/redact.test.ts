@@ -1,22 +1,27 @@
-// Secrets in text that may reach a log, an API answer or a stored error are masked, keeping a prefix to tell them
-// apart: Stripe keys, webhook secrets, this service's tokens, Anthropic keys, and whatever follows "Bearer ".
+// Secrets in text that may reach a log, an API answer or a stored error are masked, one way for every kind: its
+// prefix and, for a long secret, its last four characters (Stripe keys, webhook secrets, this service's tokens,
+// Anthropic keys, and whatever follows "Bearer ").
 import { describe, expect, it } from 'vitest';
 import { redactDeep, redactSecrets } from '../../src/core/redact.js';
 
 const ANTHROPIC = 'sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789';
 
 describe('redactSecrets', () => {
-  it('masks every kind of secret it knows, keeping only a prefix', () => {
+  it('masks every kind of secret it knows, keeping its kind and, for a long one, its last four characters', () => {
     const text = `stripe sk_test_51AbCdEfGh rk_live_ZyXwVuTs whsec_QwErTy1234 token itk_AsDfGhJkL anthropic ${ANTHROPIC}`;
     const masked = redactSecrets(text);
     for (const secret of ['51AbCdEfGh', 'ZyXwVuTs', 'QwErTy1234', 'AsDfGhJkL', 'AbCdEfGhIjKl']) expect(masked).not.toContain(secret);
-    expect(masked).toContain('sk-ant-api03-AbCd…');
+    expect(masked).toContain('sk-ant-api03-…6789');
+    expect(masked).toContain('stripe sk_test_… rk_live_… whsec_… token itk_… anthropic');
   });
 
   it('masks a bearer credential whatever it is, as an SDK error quoting its header shows it', () => {
     const sdk = `Headers.append: "Bearer ${ANTHROPIC}\n# prod key" is an invalid header value.`;
     expect(redactSecrets(sdk)).not.toContain('EfGhIjKl');
-    expect(redactSecrets('Authorization: Bearer 0123456789abcdef')).toBe('Authorization: Bearer 0123…');
+    expect(redactSecrets('Authorization: Bearer 0123456789abcdef')).toBe('Authorization: Bearer …cdef');
+    expect(redactSecrets('Authorization: Bearer 0123456789')).toBe('Authorization: Bearer …');
+    // A bearer credential of a known kind is masked as that kind, once.
+    expect(redactSecrets(`Bearer ${ANTHROPIC}`)).toBe('Bearer sk-ant-api03-…6789');
   });
 
   it('masks the credentials of a URL (a REDIS_URL with a password), keeping the host', () => {

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { errorCode, InterlockError } from '../../src/core/errors.js';
 import { createStripeClient, guarded, sdkOf, stripeClientOptionsFromEnv } from '../../src/stripe/client.js';
-import { redactSecrets, secretHint } from '../../src/stripe/secrets.js';
+import { redactSecrets, secretHint } from '../../src/core/redact.js';
 
 const LIVE = 'sk_live_51Hsecretsecretsecret9876';
 

@@ -59,6 +59,12 @@ function readStandardInput(): string {
   return Buffer.concat(chunks, total).toString('utf8');
 }
 
+// Receipt files are read into one buffer per thread when they fit (a receipt of 204 entries is ~170 KB): one read
+// call and no buffer of their own, where readFileSync stats the file again, allocates, and reads until a second read
+// finds the end. Verifying 14,000 small files, that was a tenth of each file's time.
+const READ_BUFFER_BYTES = 256 * 1024;
+let readBuffer: Buffer | null = null;
+
 /**
  * A receipt's text from a file, or standard input for `-`. Only a regular file of at most MAX_RECEIPT_BYTES is read:
  * it is opened without waiting (a FIFO would otherwise block the open, then the read, for ever) and checked on the
@@ -72,6 +78,12 @@ export function readReceiptText(file: string): string {
     if (stats.isDirectory()) throw Object.assign(new Error(`EISDIR: ${file}`), { code: 'EISDIR' });
     if (!stats.isFile()) throw new Error(`it is ${kindOf(stats)}, not a regular file`);
     if (stats.size > MAX_RECEIPT_BYTES) throw tooLarge(stats.size);
+    if (stats.size < READ_BUFFER_BYTES) {
+      readBuffer ??= Buffer.allocUnsafeSlow(READ_BUFFER_BYTES);
+      // One byte more than the size asked for: a file that grew since it was checked reads past it, and is read whole below.
+      const read = readSync(fd, readBuffer, 0, stats.size + 1, 0);
+      if (read <= stats.size) return readBuffer.toString('utf8', 0, read);
+    }
     return readFileSync(fd, 'utf8');
   } finally {
     closeSync(fd);

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildReceipts } from '../../src/core/receipt.js';
 import { sealBatch, type AnyDraft } from '../../src/core/entries.js';
 import { effectIdFor } from '../../src/core/effect-id.js';
-import { createReportPipe, pipeReader, pipeWriter, startVerifiers, verifyShare, type FileReport } from '../../src/cli/verify-pool.js';
+import { createReportPipe, pipeReader, pipeWriter, readReceiptText, startVerifiers, verifyShare, type FileReport } from '../../src/cli/verify-pool.js';
 import { DEATH_CODE, HUGE_LINE, STALL_MS } from './verify-pool-thread.js';
 import { testKey } from '../support/harness.js';
 import { tempDir } from './run-cli.js';
@@ -172,5 +172,25 @@ describe('receipt verify on several threads', { timeout: 60_000 }, () => {
     } finally {
       await pool.close();
     }
+  });
+});
+
+describe('reading a receipt file', () => {
+  it('reads each file whole, in any UTF-8, whatever its size against the read buffer and whatever was read before it', () => {
+    // Around the 256 KiB a thread reads into its own buffer: files below it are read there, larger ones on their own.
+    const sizes = [0, 1, 4_000, 256 * 1024 - 1, 256 * 1024, 256 * 1024 + 1, 1024 * 1024, 3, 10_000];
+    const texts = sizes.map((size, index) => {
+      // Multi-byte characters too (é is 2 bytes, € 3, 😀 4), so a text sliced or decoded wrong cannot pass.
+      const unit = `${index}é€😀`;
+      let text = unit.repeat(Math.ceil(size / Buffer.byteLength(unit)));
+      while (Buffer.byteLength(text) > size) text = text.slice(0, -1);
+      return text;
+    });
+    const paths = texts.map((text, index) => {
+      const file = join(temp.dir, `sized-${index}.json`);
+      writeFileSync(file, text);
+      return file;
+    });
+    paths.forEach((file, index) => expect(readReceiptText(file), `file ${index}`).toBe(texts[index]));
   });
 });

@@ -46,11 +46,17 @@ function usablePem(pem: string): boolean {
 function publicKeysFor(files: string[]): { pems: string[]; source: string } {
   if (files.length > 0) {
     const pems = files.map((file) => {
+      let pem: string;
       try {
-        return readFileSync(file, 'utf8');
+        pem = readFileSync(file, 'utf8');
       } catch (error) {
         unreadable(`Cannot read public key ${file}: ${whyUnreadable(error)}.`);
       }
+      // A private key verifies through its public half, but whoever holds it can sign receipts: say so, once per file.
+      if (/-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----/.test(pem)) {
+        process.stderr.write(`${file} holds a private key: only its public half is used. Whoever holds that file can sign receipts, so a verifier should have only the public key: \`npx interlock keys public --key ${file}\` prints it.\n`);
+      }
+      return pem;
     });
     return { pems, source: files.join(', ') };
   }

@@ -55,6 +55,14 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     expect(verification(run.stdout)).toMatchObject({ valid: true, signed: true, outcome: 'COMMITTED', problems: [], publicKeys: file('public-key.pem') });
   });
 
+  it('verifies with a private key given as --public-key through its public half, and says on stderr that a verifier should hold only the public key', async () => {
+    writeFileSync(file('given-private.pem'), world.key.privatePem, { mode: 0o600 });
+    const run = await runCli(['receipt', 'verify', file('receipt.json'), '--public-key', file('given-private.pem')], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(verification(run.stdout)).toMatchObject({ valid: true, signed: true });
+    expect(run.stderr).toBe(`${file('given-private.pem')} holds a private key: only its public half is used. Whoever holds that file can sign receipts, so a verifier should have only the public key: \`npx interlock keys public --key ${file('given-private.pem')}\` prints it.\n`);
+  });
+
   it('takes --public-key before the files too, and repeated: the option holds one key, never the files after it', async () => {
     const run = await runCli(['receipt', 'verify', '--public-key', file('public-key.pem'), '--public-key', file('public-key.pem'), file('receipt.json'), file('tampered.json')], env);
     expect(run.stderr).toContain('2 receipts: 1 valid, 1 invalid');

@@ -8,8 +8,12 @@ import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
 import { closeConnection, createProposalRecorder, describeEffect, errorCode, errorMessage, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, withinRedisTimeout, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
-/** `transient`: the job's failures before its effect was judged (see afterTransientFailure); absent on a fresh job. */
-export type EffectJob = { proposal: unknown; recordedAt: number; transient?: TransientFailures };
+/**
+ * `transient`: the job's failures before its effect was judged (see afterTransientFailure); absent on a fresh job.
+ * `revived`: the job replaces one that failed for good (the same request sent again), which may have raised a
+ * not_judged alert for the effect.
+ */
+export type EffectJob = { proposal: unknown; recordedAt: number; transient?: TransientFailures; revived?: true };
 export type EffectAnswer = GateResult;
 
 export type EffectsQueueOptions = {
@@ -54,8 +58,8 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
         const [processedOn] = await connection.hmget(queue.toKey(recorded.effectId), 'processedOn');
         const followUp = recorded.proposals > 1 && processedOn !== null && processedOn !== undefined;
         const jobId = followUp ? `${recorded.effectId}.${recorded.proposals}` : recorded.effectId;
-        const add = () =>
-          queue.add('effect', { proposal, recordedAt: Date.now() }, {
+        const add = (revived: boolean) =>
+          queue.add('effect', { proposal, recordedAt: Date.now(), ...(revived ? { revived: true as const } : {}) }, {
             jobId,
             attempts: options.attempts ?? 8,
             backoff: { type: 'exponential', delay: options.backoffMs ?? 1_000 },
@@ -63,14 +67,14 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
             removeOnComplete: { age: 24 * 3_600, count: 10_000 },
             removeOnFail: { age: 7 * 24 * 3_600 },
           });
-        await add();
+        await add(false);
         // A job that failed for good (its effect unjudged: this request is not settled, or it was not queued) still
         // holds the id for a week, and the add above was a no-op: the same request sent again, as the not_judged alert
         // asks once the cause is fixed, replaces it. One read of the failed set, O(log n). Two senders replacing at
         // once leave one job or two (a duplicate job is harmless); a job a worker already holds is not removed (0).
         if ((await connection.zscore(queue.toKey('failed'), jobId)) !== null) {
           await queue.remove(jobId);
-          await add();
+          await add(true);
           stores.logger.info({ effectId: recorded.effectId, jobId }, 'effect job had failed for good; queued again');
         }
       };
@@ -210,7 +214,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       // meanwhile) is done: the refusal is its answer, and judging it again would record a second one.
       const latest = await gate.submitLatest(effectId, job.data.proposal);
       if (!latest.judged) {
-        await judged(effectId);
+        await judged(job, effectId);
         logger.info({ effectId, outcome: latest.answer.outcome }, 'effect job finished: its proposal was refused already');
         return latest.answer;
       }
@@ -223,7 +227,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       if (isRetryable(error) || isRedisOutage(error)) return retryLater(job, token, error);
       throw new UnrecoverableError(`${errorCode(error)}: ${errorMessage(error)}`);
     }
-    await judged(answer.effectId);
+    await judged(job, answer.effectId);
     await options.onAnswer?.(answer);
     // A rate-limited send kept its claim (its outcome is unknown); the job comes back once the pause is over and
     // settles the effect under the same key.
@@ -268,8 +272,16 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     throw new DelayedError();
   }
 
-  /** The effect was judged (or found settled): a not_judged alert raised for it earlier is resolved. */
-  async function judged(effectId: string): Promise<void> {
+  /**
+   * The effect was judged (or found settled): a not_judged alert raised for it earlier is resolved. Only a job that
+   * failed for good raises one (notJudged), so only a job that may follow such a failure looks for it: one revived
+   * by the same request sent again, one retried after failing (BullMQ's retry, from the queue's board), one run again,
+   * and a follow-up job (`effectId.N`) of an effect whose first job may have failed. A fresh job's first run skips the
+   * read, which was a Redis round trip on every effect's way to its answer.
+   */
+  async function judged(job: Job<EffectJob, EffectAnswer>, effectId: string): Promise<void> {
+    const mayFollowFailure = job.data.revived === true || job.attemptsMade > 0 || job.attemptsStarted > 1 || (job.id ?? '').includes('.');
+    if (!mayFollowFailure) return;
     try {
       const alert = await stores.alerts.get(`not_judged:${effectId}`);
       if (alert !== null && alert.resolvedAt === null) await stores.alerts.resolve(alert.id, 'effects worker: the effect was judged');

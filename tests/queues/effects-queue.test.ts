@@ -351,6 +351,19 @@ describe('a recorded proposal whose job fails is never dropped (P)', () => {
     expect(await stores.alerts.list()).toEqual([]);
   });
 
+  it('a job that failed for good and is retried from the queue (BullMQ\'s retry, as the queue board does) resolves its not_judged alert once judged', async () => {
+    const target = keyRefusedTarget(1);
+    const { stores, queue } = await rig({ target });
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    const first = await queue.propose(refundProposal({ approval: terms.id }));
+    await failedForGood(queue, first.effectId);
+    await expect.poll(async () => (await stores.alerts.get(`not_judged:${first.effectId}`))?.resolvedAt, { timeout: 5_000 }).toBeNull();
+    await (await queue.queue.getJob(first.effectId))?.retry('failed');
+    expect(await queue.waitFor(first.effectId, 10_000)).toMatchObject({ outcome: 'COMMITTED' });
+    await expect.poll(async () => (await stores.alerts.get(`not_judged:${first.effectId}`))?.resolvedAt ?? null, { timeout: 5_000 }).not.toBeNull();
+  });
+
   it('a job whose failures outlast the retry window fails for good and raises a not_judged alert too; a settled effect raises none', async () => {
     const { stores, queue, target } = await rig({ transientRetry: { firstDelayMs: 50, maxDelayMs: 100, forMs: 500 } });
     const terms = approvalTerms();

@@ -16,6 +16,11 @@ export function threadShare(files: readonly string[], publicKeyPems: readonly st
       continue;
     }
     if (file.endsWith('.dies')) process.exit(DEATH_CODE);
+    // Said only by a thread: verifyMany's own thread finds no such file.
+    if (file.endsWith('.on-a-thread')) {
+      pipeWriter(pipe, full)({ status: 'valid', line: JSON.stringify({ file, status: 'valid', verifiedOn: 'a thread' }) });
+      continue;
+    }
     // A synchronous wait: the thread is busy, as it would be verifying a large receipt.
     if (file.endsWith('.stalls')) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, STALL_MS);
     verifyingShare([file], publicKeyPems, pipe, full);

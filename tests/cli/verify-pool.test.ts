@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildReceipts } from '../../src/core/receipt.js';
 import { sealBatch, type AnyDraft } from '../../src/core/entries.js';
 import { effectIdFor } from '../../src/core/effect-id.js';
-import { createReportPipe, pipeReader, pipeWriter, readReceiptText, startVerifiers, verifyShare, type FileReport } from '../../src/cli/verify-pool.js';
+import { createReportPipe, pipeReader, pipeWriter, readReceiptText, startVerifiers, verifyMany, verifyShare, type FileReport } from '../../src/cli/verify-pool.js';
 import { DEATH_CODE, HUGE_LINE, STALL_MS } from './verify-pool-thread.js';
 import { testKey } from '../support/harness.js';
 import { tempDir } from './run-cli.js';
@@ -192,5 +192,36 @@ describe('reading a receipt file', () => {
       return file;
     });
     paths.forEach((file, index) => expect(readReceiptText(file), `file ${index}`).toBe(texts[index]));
+  });
+});
+
+describe('verifyMany: this thread verifies while the threads load', { timeout: 60_000 }, () => {
+  it('verifies every file itself when it is done before any thread is ready, stops the threads unused and returns', async () => {
+    const neverReady = new URL('./verify-pool-never-ready.ts', import.meta.url).href;
+    const reports: FileReport[] = [];
+    await verifyMany(files, [publicPem], (report) => reports.push(report), 2, { threadModule: neverReady });
+    expect(reports).toEqual(inline(files));
+  });
+
+  it('hands the files left to the threads once they are ready, each file reported once', async () => {
+    const threadModule = new URL('./verify-pool-thread.ts', import.meta.url).href;
+    // This thread is slowed to 100 ms a file, so the threads are ready long before it reaches the marked files.
+    const slow: typeof verifyShare = (list, pems, onReport) => {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+      verifyShare(list, pems, onReport);
+    };
+    const real = files.slice(0, 60);
+    const marked = Array.from({ length: 20 }, (_, index) => join(temp.dir, `${index}.on-a-thread`));
+    const reports = new Map<string, FileReport[]>();
+    await verifyMany([...real, ...marked], [publicPem], (report) => {
+      const file = String((JSON.parse(report.line) as { file: string }).file);
+      reports.set(file, [...(reports.get(file) ?? []), report]);
+    }, 2, { threadModule, inline: slow });
+    for (const [file, list] of reports) expect(list, file).toHaveLength(1);
+    expect([...reports.keys()].sort()).toEqual([...real, ...marked].sort());
+    const expected = new Map(inline(real).map((report) => [String((JSON.parse(report.line) as { file: string }).file), report]));
+    for (const file of real) expect(reports.get(file)?.[0], file).toEqual(expected.get(file));
+    // Verified on a thread (this thread would have found no such file), not here.
+    for (const file of marked) expect(JSON.parse(reports.get(file)?.[0]?.line ?? '{}')).toMatchObject({ verifiedOn: 'a thread' });
   });
 });

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { effectIdFor, type Decider } from '../src/interlock.js';
 import { billingObservations, caseCredits, type BillingCase, type BillingObservations } from './billing-facts.js';
-import { cellFailed, decide, LANDED, runPlan, type Cell, type Column, type Progress } from './cells.js';
+import { cellFailed, decide, LANDED, rowMajorPlan, runPlan, type Cell, type Column, type Progress } from './cells.js';
 import { cellDir, CellError, expectSigkill, expectSuccess, hex, judgeReceipt, pollUntil, propose, runBaseline, seconds, startWorker, waitSettled, type World } from './harness.js';
 import type { Planner, Runner } from './run.js';
 import type { StripeObject } from './stripe-http.js';
@@ -232,10 +232,7 @@ export function premiseCandidates(cells: Cell[]): Record<string, unknown>[] {
 export const BILLING_DEFAULT_REPS = 1;
 
 /** The cells asked for: every row x column, `reps` times. */
-export const billingPlan: Planner = (reps, only) => {
-  const count = reps ?? BILLING_DEFAULT_REPS;
-  return Object.keys(BILLING_ROWS).filter((row) => only.row(row)).flatMap((row) => BILLING_COLUMNS.filter((column) => only.column(column)).flatMap((column) => Array.from({ length: count }, (_, index) => ({ row, column, rep: index + 1 }))));
-};
+export const billingPlan: Planner = (reps, only) => rowMajorPlan(Object.keys(BILLING_ROWS), BILLING_COLUMNS, reps ?? BILLING_DEFAULT_REPS, only);
 
 /** The 18 cells, three at a time (the seed ran five), the gate's one at a time (they share the effects queue). */
 export const runBillingCredit: Runner = async ({ world, decider, model, reps, bar, only }) => {

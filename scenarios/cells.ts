@@ -1,5 +1,6 @@
 // The shape every scenario writes (issue 12 §2): one cell per row x column x repetition, judged against Stripe.
 import { checkDecision, proposalDecision, type Decider, type DecisionCase } from '../src/interlock.js';
+import type { Selection } from './run.js';
 
 export const COLUMNS = ['no_check', 'hand_check', 'hand_lock', 'interlock'] as const;
 export type Column = (typeof COLUMNS)[number];
@@ -40,6 +41,11 @@ export type Progress = { start(label: string): void; wait(what: string, ms: numb
 
 /** One cell of a scenario's plan. */
 export type Step = { row: string; column: Column; rep: number };
+
+/** Every selected row × column, `reps` times each, row by row (the order the seeds ran them). */
+export function rowMajorPlan<R extends string>(rows: readonly R[], columns: readonly Column[], reps: number, only: Selection): (Step & { row: R })[] {
+  return rows.filter((row) => only.row(row)).flatMap((row) => columns.filter((column) => only.column(column)).flatMap((column) => Array.from({ length: reps }, (_, index) => ({ row, column, rep: index + 1 }))));
+}
 
 /** The outcome of a cell that threw before it could be judged: its `error` says why. */
 export const CELL_FAILED = 'CELL_FAILED';

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { effectIdFor, type Decider } from '../src/interlock.js';
-import { decide, LANDED, runPlan, type Cell, type Column, type Progress, type SavedDecision } from './cells.js';
+import { decide, LANDED, rowMajorPlan, runPlan, type Cell, type Column, type Progress, type SavedDecision } from './cells.js';
 import type { Planner, Runner } from './run.js';
 import { CellError, cellDir, expectSigkill, expectSuccess, hex, judgeReceipt, pollUntil, propose, runBaseline, seconds, startWorker, waitSettled, type World } from './harness.js';
 import type { StripeObject } from './stripe-http.js';
@@ -293,10 +293,7 @@ export type { SavedDecision };
 export const DISPUTE_DEFAULT_REPS = 1;
 
 /** The cells asked for: every row x column, `reps` times, in the order the seed ran them. */
-export const disputePlan: Planner<DisputeRow> = (reps, only) => {
-  const count = reps ?? DISPUTE_DEFAULT_REPS;
-  return DISPUTE_ROWS.filter((row) => only.row(row)).flatMap((row) => DISPUTE_COLUMNS.filter((column) => only.column(column)).flatMap((column) => Array.from({ length: count }, (_, index) => ({ row, column, rep: index + 1 }))));
-};
+export const disputePlan: Planner<DisputeRow> = (reps, only) => rowMajorPlan(DISPUTE_ROWS, DISPUTE_COLUMNS, reps ?? DISPUTE_DEFAULT_REPS, only);
 
 /** Every row x column, one after another as the seed ran them (each cell has its own payment); `reps` times. */
 export const runStripeDispute: Runner = async ({ world, decider, model, reps, bar, only }) => {

@@ -79,6 +79,12 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
     return text === null ? null : (JSON.parse(text) as Alert);
   }
 
+  /** The alerts of `ids`, in order, in one read; null where there is none. */
+  async function readAll(ids: readonly string[]): Promise<(Alert | null)[]> {
+    if (ids.length === 0) return [];
+    return (await redis.hmget(keys.alerts, ...ids)).map((text) => (typeof text === 'string' ? (JSON.parse(text) as Alert) : null));
+  }
+
   /**
    * Changes one alert atomically (set-alert-3.lua): `change` gets the alert as it stands and answers what to write, or
    * null to leave it. When another writer changed it in between, `change` is asked again about what that writer left,
@@ -178,10 +184,9 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
       const source = options.all ? keys.alertsByTime : keys.alertsOpen;
       const data: Alert[] = [];
       for await (const batch of batchesAfter(redis, source, at ? { score: Number(at[1]), id: at[2] ?? '' } : null, LIST_BATCH)) {
-        const texts = await redis.hmget(keys.alerts, ...batch.map((member) => member.id));
+        const alerts = await readAll(batch.map((member) => member.id));
         for (const [index, member] of batch.entries()) {
-          const text = texts[index];
-          const alert = typeof text === 'string' ? (JSON.parse(text) as Alert) : null;
+          const alert = alerts[index] ?? null;
           if (alert === null || (!options.all && alert.resolvedAt !== null)) continue;
           data.push(alert);
           if (data.length === options.limit) {
@@ -225,10 +230,7 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
     async *openOf(kind: AlertKind): AsyncGenerator<Alert> {
       await openIndexComplete();
       for await (const batch of batchesAfter(redis, keys.alertsOpen, null, LIST_BATCH)) {
-        const ids = batch.map((member) => member.id).filter((id) => id.startsWith(`${kind}:`));
-        const texts = ids.length === 0 ? [] : await redis.hmget(keys.alerts, ...ids);
-        for (const text of texts) {
-          const alert = typeof text === 'string' ? (JSON.parse(text) as Alert) : null;
+        for (const alert of await readAll(batch.map((member) => member.id).filter((id) => id.startsWith(`${kind}:`)))) {
           if (alert !== null && alert.resolvedAt === null) yield alert;
         }
       }

@@ -2,7 +2,7 @@
 // any dead worker's), a delayed job at each instant a pass says more can be done (a heartbeat that will lapse, a
 // send deadline plus the settle margin), and a slow timer as a safety net. Nothing polls in between.
 import { Queue, Worker } from 'bullmq';
-import { closeConnection, type RecoveryReport, type Sender, type Stores } from '../src/interlock.js';
+import { closeConnection, repairReapprovals, type ProposeNow, type ReapprovalRepair, type RecoveryReport, type Sender, type Stores } from '../src/interlock.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
 
@@ -13,7 +13,15 @@ export type RecoveryOptions = {
   /** The safety net: a pass at least this often even if nothing was scheduled. */
   safetyIntervalMs?: number;
   onReport?: (report: RecoveryReport) => void;
+  /**
+   * Re-approvals a process closed and never proposed (repairReapprovals), proposed through `propose` at start and with
+   * every safety pass, once their note is `graceMs` old (a re-approval on its way takes far less).
+   */
+  reapprovals?: { propose: ProposeNow; graceMs?: number; onRepair?: (repair: ReapprovalRepair) => void };
 };
+
+/** How old a re-approval's note must be before the repair takes it for one whose process stopped. */
+export const REAPPROVAL_GRACE_MS = 30_000;
 
 export function startRecovery(stores: Stores, sender: Sender, options: RecoveryOptions = {}) {
   const { logger } = stores;
@@ -52,24 +60,54 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
   );
   logWorkerErrors(worker, logger, 'recovery worker error');
 
+  let repairing: Promise<ReapprovalRepair | null> | null = null;
+  /** The re-approval repair, one at a time; a failure is logged and left to the next safety pass, never failing recovery. */
+  function repair(): Promise<ReapprovalRepair | null> {
+    repairing ??= repairOnce().finally(() => {
+      repairing = null;
+    });
+    return repairing;
+  }
+
+  async function repairOnce(): Promise<ReapprovalRepair | null> {
+    const reapprovals = options.reapprovals;
+    if (reapprovals === undefined || closed) return null;
+    try {
+      const done = await repairReapprovals({ inbox: stores.inbox, journal: stores.journal, propose: reapprovals.propose }, { graceMs: reapprovals.graceMs ?? REAPPROVAL_GRACE_MS });
+      if (done.proposed.length > 0) logger.warn({ items: done.proposed }, 're-approvals closed by a process that stopped before proposing them were proposed now, on the premises their approvers saw');
+      if (done.failed.length > 0) logger.error({ failed: done.failed }, 'could not propose re-approvals a stopped process left; the next safety pass tries again');
+      reapprovals.onRepair?.(done);
+      return done;
+    } catch (error) {
+      logger.error({ err: error }, 'could not read the re-approvals a stopped process may have left; the next safety pass tries again');
+      return null;
+    }
+  }
+
   const safety = setInterval(() => {
-    pass().catch((error: unknown) => logger.error({ err: error }, 'recovery pass failed; the next one retries'));
+    pass()
+      .catch((error: unknown) => logger.error({ err: error }, 'recovery pass failed; the next one retries'))
+      .finally(() => repair());
   }, options.safetyIntervalMs ?? 60_000);
   safety.unref();
 
   // The pass at start: what this worker's previous boot left open, and what any dead worker left.
-  const started = pass().catch((error: unknown) => {
-    logger.error({ err: error }, 'recovery pass at start failed; the safety timer retries');
-    return null;
-  });
+  const started = pass()
+    .catch((error: unknown) => {
+      logger.error({ err: error }, 'recovery pass at start failed; the safety timer retries');
+      return null;
+    })
+    .finally(() => repair());
 
   return {
     started,
     pass,
+    repair,
     async close(): Promise<void> {
       closed = true;
       clearInterval(safety);
       await started;
+      await repairing;
       await closeWorker(worker, workerConnection);
       await queue.close();
       await closeConnection(connection);

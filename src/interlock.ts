@@ -104,8 +104,8 @@ export {
   type DecisionCheck,
 } from './decider/decider.js';
 export { INBOX_KINDS, OPERATOR_ACTIONS, ALLOWED_ACTIONS, parseInboxItemId, reapprovalRequestId, type InboxKind, type InboxItemDraft } from './core/inbox.js';
-export { INBOX_CURSOR, type Inbox, type InboxItem, type InboxClosure, type InboxFilter, type InboxPage, type InboxStatus } from './redis/inbox.js';
-export { createInboxActions, type InboxActions, type FactsNow, type FourEyesCheck, type ProposeNow, type Reapproved } from './inbox/actions.js';
+export { INBOX_CURSOR, type Inbox, type InboxItem, type InboxClosure, type PendingReapproval, type InboxFilter, type InboxPage, type InboxStatus } from './redis/inbox.js';
+export { createInboxActions, repairReapprovals, type InboxActions, type FactsNow, type FourEyesCheck, type ProposeNow, type ReapprovalRepair, type Reapproved } from './inbox/actions.js';
 export type { Actor, OperatorAction, Resolution } from './core/entries.js';
 
 /** The Stripe side of a process: one client, the target that moves each effect kind, and the facts worker's reader. */

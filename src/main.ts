@@ -137,14 +137,15 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       const started = await startSender(stores, stripe.target, { ...(facts ? { facts } : {}), ...(metrics ? { events: metrics.gateEvents } : {}) });
       sender = started;
       closers.push({ name: 'sender', close: () => started.close() });
-      const recovery = startRecovery(stores, started, { safetyIntervalMs: config.recoveryIntervalMs, ...(metrics ? { onReport: (report) => void metrics.recoveryReported(report) } : {}) });
+      // Proposals made here: cases decided by this worker, and re-approvals a stopped process closed and never proposed.
+      const proposals = createEffectsQueue(stores);
+      closers.push({ name: 'effects queue (decisions)', close: () => proposals.close() });
+      const recovery = startRecovery(stores, started, { safetyIntervalMs: config.recoveryIntervalMs, reapprovals: { propose: (proposal) => proposals.propose(proposal) }, ...(metrics ? { onReport: (report) => void metrics.recoveryReported(report) } : {}) });
       closers.push({ name: 'recovery', close: () => recovery.close() });
       const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond, rateLimitBackoffMs: config.rateLimitBackoffMs, transientRetry: { maxDelayMs: config.retryMaxDelayMs, forMs: config.retryForMs }, ...(metrics ? { onAnswer: (answer) => metrics.effectAnswered(answer) } : {}) });
       closers.push({ name: 'effects worker', close: () => worker.close() });
       // Cases are decided here too: the decider reads the facts through the same target the sends use.
       const deciderConfig = loadDeciderConfig(process.env);
-      const proposals = createEffectsQueue(stores);
-      closers.push({ name: 'effects queue (decisions)', close: () => proposals.close() });
       const target = stripe.target;
       const decisions = startDecisionsWorker(stores, {
         decider: createDecider(deciderConfig),

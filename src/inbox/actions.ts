@@ -36,21 +36,38 @@ function repeats(closure: InboxItem['closure'], request: { approval: string; by:
   return closure !== null && closure.action === 'reapprove' && closure.by.name === request.by.name && closure.reapproval?.approval === request.approval;
 }
 
+/** The recorded payload, once the effect's latest proposal is settled as refused (nothing was sent, nothing is on its way). */
+async function refusedPayloadOf(journal: Pick<Journal, 'partitionOf' | 'entries'>, item: InboxItem): Promise<Effect> {
+  const partition = await journal.partitionOf(item.effectId);
+  const entries = partition === null ? [] : await journal.entries(partition, item.effectId);
+  const first = entries.find((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
+  if (!first) throw new InterlockError('unknown_effect', `Inbox item ${item.id} names effect ${item.effectId}, which has no recorded proposal to re-approve.`);
+  const outcome = currentOutcome(entries);
+  if (outcome === null || !outcome.startsWith('REFUSED:')) {
+    throw new InterlockError('action_not_allowed', `Effect ${item.effectId} is ${outcome ?? 'not settled yet'}, not refused: only a refusal is re-approved (money that moved, may have moved or is still on its way never is). Nothing was recorded.`);
+  }
+  return parseEffect(first.effect);
+}
+
+/** Where a re-approval attempt is noted while it closes its item (keys.reapprovalsPending): one per person and approval. */
+function pendingField(item: string, request: { approval: string; by: Actor }): string {
+  return `${item} ${request.by.name} ${request.approval}`;
+}
+
+/** The proposal a re-approval makes: the new request, under the new approval, naming the item it re-approves. */
+function reapprovalProposal(item: InboxItem, requestId: string, request: { approval: string; note: string; by: Actor }, premises: JsonObject, effect: Effect) {
+  return {
+    requestId,
+    agent: request.by.name,
+    approval: request.approval,
+    premises,
+    effect,
+    request: { reapproves: item.id, effect: item.effectId, by: request.by.name, role: request.by.role, note: request.note },
+  };
+}
+
 export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 'partitionOf' | 'entries'>; approvals: Pick<Approvals, 'describe'>; checkFourEyes: FourEyesCheck; readFacts: FactsNow; propose: ProposeNow }) {
   const { inbox, journal } = deps;
-
-  /** The recorded payload, once the effect's latest proposal is settled as refused (nothing was sent, nothing is on its way). */
-  async function refusedPayloadOf(item: InboxItem): Promise<Effect> {
-    const partition = await journal.partitionOf(item.effectId);
-    const entries = partition === null ? [] : await journal.entries(partition, item.effectId);
-    const first = entries.find((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
-    if (!first) throw new InterlockError('unknown_effect', `Inbox item ${item.id} names effect ${item.effectId}, which has no recorded proposal to re-approve.`);
-    const outcome = currentOutcome(entries);
-    if (outcome === null || !outcome.startsWith('REFUSED:')) {
-      throw new InterlockError('action_not_allowed', `Effect ${item.effectId} is ${outcome ?? 'not settled yet'}, not refused: only a refusal is re-approved (money that moved, may have moved or is still on its way never is). Nothing was recorded.`);
-    }
-    return parseEffect(first.effect);
-  }
 
   /**
    * Refuses, before anything is written, a re-approval whose request id holds a proposal no re-approval of this item
@@ -97,7 +114,7 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
       const { now, snapshot } = await deps.approvals.describe(request.approval);
       if (snapshot === null) throw new InterlockError('unknown_approval', `No approval ${request.approval}: grant it first (POST /v1/approvals or \`interlock approvals grant\`), then re-approve. Nothing was recorded.`);
       if (snapshot.scope !== item.subject) throw new InterlockError('invalid_approval', `Approval ${request.approval} covers ${snapshot.scope}, but item ${id} moves money on ${item.subject}. Nothing was recorded.`);
-      const effect = await refusedPayloadOf(item);
+      const effect = await refusedPayloadOf(journal, item);
       // The gate would refuse the new request under a dead approval (REFUSED:lease, which opens no item), after the
       // item was closed for good: so a re-approval is refused now, before anything is written. A replay was judged
       // when it was first recorded; the gate judges it again at the send.
@@ -107,24 +124,27 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
       // Read before anything is written: facts that cannot be read leave the item open.
       const premises = await deps.readFacts(effect, effectId);
       let acted: { item: InboxItem; entry: EntryOf<'RESOLVED'> | null } = { item, entry: null };
+      const field = pendingField(id, request);
       if (!replay) {
+        // Noted before the item closes: a process that dies between the closing and the proposal leaves this behind,
+        // and the recovery pass proposes it (repairReapprovals), on these premises. Without it the item would read
+        // re-approved while nothing was ever proposed.
+        await inbox.markReapproval(field, { item: id, approval: request.approval, by: request.by, note: request.note, premises, at: now });
         try {
           acted = await inbox.act(id, { action: 'reapprove', by: request.by, note: request.note, reapproval: { approval: request.approval, requestId, effectId } });
         } catch (error) {
           // The same request raced itself (a double click) and the other copy was recorded first: answered as a replay.
-          const now = error instanceof InterlockError && error.code === 'inbox_item_closed' ? await inbox.get(id) : null;
-          if (now === null || !repeats(now.closure, request)) throw error;
-          acted = { item: now, entry: null };
+          const closedBy = error instanceof InterlockError && error.code === 'inbox_item_closed' ? await inbox.get(id) : null;
+          if (closedBy === null || !repeats(closedBy.closure, request)) {
+            // Nothing was closed by this attempt; a note left behind (a failed delete) is dropped by the next pass.
+            await inbox.clearReapproval(field).catch(() => undefined);
+            throw error;
+          }
+          acted = { item: closedBy, entry: null };
         }
       }
-      const recorded = await deps.propose({
-        requestId,
-        agent: request.by.name,
-        approval: request.approval,
-        premises,
-        effect,
-        request: { reapproves: id, effect: item.effectId, by: request.by.name, role: request.by.role, note: request.note },
-      });
+      const recorded = await deps.propose(reapprovalProposal(item, requestId, request, premises, effect));
+      await inbox.clearReapproval(field);
       return { ...acted, recorded, premises };
     },
 
@@ -137,3 +157,54 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
     },
   };
 }
+
+export type ReapprovalRepair = {
+  /** Items whose re-approval was proposed here: the process that closed them stopped before it proposed. */
+  proposed: string[];
+  /** Notes of attempts that closed nothing (refused, beaten by someone else, or stopped before closing), dropped. */
+  dropped: string[];
+  /** Notes that could not be settled now (Redis, a proposal that failed), with why: the next pass tries again. */
+  failed: { field: string; error: string }[];
+};
+
+/**
+ * Proposes the re-approvals a process closed and never proposed. reapprove() notes each attempt (with the premises
+ * the person decided on) before it closes the item and clears the note once the proposal is recorded, so a note
+ * older than `graceMs` is an attempt that stopped somewhere in between. If the item's closure is that attempt's, its
+ * proposal is made now exactly as reapprove() would have made it (the same request id, so a proposal that did get
+ * recorded is found, never doubled); the gate then judges it as any other, its premises re-read before the send. A
+ * note whose attempt closed nothing is dropped.
+ *
+ * It reads only the notes, which the hash holds only while they are pending. Several processes may run it at once:
+ * the request id binds the proposal (recorded once), and clearing a note twice is harmless.
+ */
+export async function repairReapprovals(deps: { inbox: Inbox; journal: Pick<Journal, 'partitionOf' | 'entries' | 'serverTime'>; propose: ProposeNow }, options: { graceMs: number }): Promise<ReapprovalRepair> {
+  const { inbox, journal } = deps;
+  const repair: ReapprovalRepair = { proposed: [], dropped: [], failed: [] };
+  const now = await journal.serverTime();
+  for (const { field, pending } of await inbox.pendingReapprovals()) {
+    try {
+      if (pending !== null && now - pending.at < options.graceMs) continue;
+      const item = pending === null ? null : await inbox.get(pending.item);
+      if (pending === null || item === null || !repeats(item.closure, pending)) {
+        await inbox.clearReapproval(field);
+        repair.dropped.push(field);
+        continue;
+      }
+      const requestId = item.closure?.reapproval?.requestId ?? reapprovalRequestId(item.id);
+      await deps.propose(reapprovalProposal(item, requestId, pending, pending.premises, await refusedPayloadOf(journal, item)));
+      await inbox.clearReapproval(field);
+      repair.proposed.push(item.id);
+    } catch (error) {
+      // The old effect no longer refused (Stripe reported it landed after all): there is nothing to re-approve.
+      if (error instanceof InterlockError && error.code === 'action_not_allowed') {
+        await inbox.clearReapproval(field).catch(() => undefined);
+        repair.dropped.push(field);
+        continue;
+      }
+      repair.failed.push({ field, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return repair;
+}
+

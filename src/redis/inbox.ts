@@ -9,12 +9,20 @@
 import { actionsOf, inboxItemFor, parseInboxItemId, ALLOWED_ACTIONS, type InboxItemDraft, type InboxKind } from '../core/inbox.js';
 import type { Actor, Draft, EntryOf, OperatorAction, Reapproval, Resolution } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
+import type { JsonObject } from '../core/json.js';
 import { alertIdOf, type Alerts } from './alerts.js';
 import type { RedisClient } from './client.js';
 import type { Journal } from './journal.js';
 import type { Keys } from './keys.js';
 import { batchesAfter } from './newest-first.js';
 import { createScriptRunner } from './scripts.js';
+
+/**
+ * A re-approval between the moment its item is closed and the moment its proposal is recorded (keys.reapprovalsPending):
+ * what the proposal needs that the item's closure does not hold. `premises` are the facts read for the person's
+ * decision, so a proposal made later is judged against what they saw, never against facts read after it.
+ */
+export type PendingReapproval = { item: string; approval: string; by: Actor; note: string; premises: JsonObject; at: number };
 
 export type InboxClosure = { action: OperatorAction; by: Actor; note: string; resolution: Resolution | null; reapproval: Reapproval | null; at: number };
 export type InboxItem = InboxItemDraft & { openedAt: number; status: 'open' | 'closed'; closure: InboxClosure | null };
@@ -35,6 +43,17 @@ export type Inbox = ReturnType<typeof createInbox>;
 
 function closureOf(entry: EntryOf<'RESOLVED'>): InboxClosure {
   return { action: entry.action, by: entry.by, note: entry.note, resolution: entry.resolution, reapproval: entry.reapproval, at: entry.at };
+}
+
+function parsePending(text: string): PendingReapproval | null {
+  try {
+    const value = JSON.parse(text) as Partial<PendingReapproval> | null;
+    const by = value?.by;
+    const ok = typeof value?.item === 'string' && typeof value.approval === 'string' && typeof value.note === 'string' && typeof value.at === 'number' && typeof by?.name === 'string' && typeof by.role === 'string' && typeof value.premises === 'object' && value.premises !== null && !Array.isArray(value.premises);
+    return ok ? (value as PendingReapproval) : null;
+  } catch {
+    return null;
+  }
 }
 
 function describeActor(marker: string): string {
@@ -114,6 +133,26 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
     open,
     get,
     openFor,
+
+    /** Notes a re-approval about to close its item (PendingReapproval); `field` names the attempt. */
+    async markReapproval(field: string, pending: PendingReapproval): Promise<void> {
+      await redis.hset(keys.reapprovalsPending, field, JSON.stringify(pending));
+    },
+
+    /** Forgets a re-approval whose proposal is recorded, or that closed nothing. */
+    async clearReapproval(field: string): Promise<void> {
+      await redis.hdel(keys.reapprovalsPending, field);
+    },
+
+    /**
+     * The re-approvals noted and not yet cleared: those on their way now, and those a process left behind. The hash
+     * holds only these (each is deleted once its proposal is recorded), so it is read whole; a field whose value is
+     * not a pending re-approval (written by hand) comes back as null, to be cleared.
+     */
+    async pendingReapprovals(): Promise<{ field: string; pending: PendingReapproval | null }[]> {
+      const all = await redis.hgetall(keys.reapprovalsPending);
+      return Object.entries(all).map(([field, text]) => ({ field, pending: parsePending(text) }));
+    },
 
     /**
      * Items newest first (open ones by when they opened, closed ones by when they closed), filtered, a page at a time.

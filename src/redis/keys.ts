@@ -72,6 +72,12 @@ export function createKeys(prefix = 'interlock') {
     /** ZSET item id -> when it closed. */
     inboxClosedByTime: `${index}:inbox-closed-by-time`,
     /**
+     * HASH `<item id> <approver> <approval id>` -> a re-approval on its way (JSON: who, the note, the premises read for
+     * it, when), written before the item is closed and deleted once the new request's proposal is recorded. One left
+     * behind by a process that died in between is proposed by the recovery pass (inbox/actions.ts repairReapprovals).
+     */
+    reapprovalsPending: `${index}:reapprovals-pending`,
+    /**
      * HASH approval id -> JSON of the options the support API kept beside an approval's terms (four eyes, the token
      * that granted it), for approvals granted before the options moved into the approval's own hash (its `options`
      * field, written by the grant that creates it). No longer written; read for those approvals.

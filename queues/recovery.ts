@@ -75,6 +75,7 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
     try {
       const done = await repairReapprovals({ inbox: stores.inbox, journal: stores.journal, propose: reapprovals.propose }, { graceMs: reapprovals.graceMs ?? REAPPROVAL_GRACE_MS });
       if (done.proposed.length > 0) logger.warn({ items: done.proposed }, 're-approvals closed by a process that stopped before proposing them were proposed now, on the premises their approvers saw');
+      if (done.unproposable.length > 0) logger.error({ items: done.unproposable }, 're-approvals a stopped process left can no longer be proposed; their items are closed as re-approved, so read each item and its effect');
       if (done.failed.length > 0) logger.error({ failed: done.failed }, 'could not propose re-approvals a stopped process left; the next safety pass tries again');
       reapprovals.onRepair?.(done);
       return done;

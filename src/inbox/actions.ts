@@ -161,8 +161,15 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
 export type ReapprovalRepair = {
   /** Items whose re-approval was proposed here: the process that closed them stopped before it proposed. */
   proposed: string[];
+  /** Items whose proposal was recorded already (the process stopped after proposing, before clearing its note). */
+  recordedBefore: string[];
   /** Notes of attempts that closed nothing (refused, beaten by someone else, or stopped before closing), dropped. */
   dropped: string[];
+  /**
+   * Items whose re-approval can no longer be proposed, with why (the old effect landed after all, or its request id
+   * holds another payload): their notes are dropped, and a person reads the item and the effect.
+   */
+  unproposable: { item: string; reason: string }[];
   /** Notes that could not be settled now (Redis, a proposal that failed), with why: the next pass tries again. */
   failed: { field: string; error: string }[];
 };
@@ -180,7 +187,7 @@ export type ReapprovalRepair = {
  */
 export async function repairReapprovals(deps: { inbox: Inbox; journal: Pick<Journal, 'partitionOf' | 'entries' | 'serverTime'>; propose: ProposeNow }, options: { graceMs: number }): Promise<ReapprovalRepair> {
   const { inbox, journal } = deps;
-  const repair: ReapprovalRepair = { proposed: [], dropped: [], failed: [] };
+  const repair: ReapprovalRepair = { proposed: [], recordedBefore: [], dropped: [], unproposable: [], failed: [] };
   const now = await journal.serverTime();
   for (const { field, pending } of await inbox.pendingReapprovals()) {
     try {
@@ -192,16 +199,19 @@ export async function repairReapprovals(deps: { inbox: Inbox; journal: Pick<Jour
         continue;
       }
       const requestId = item.closure?.reapproval?.requestId ?? reapprovalRequestId(item.id);
-      await deps.propose(reapprovalProposal(item, requestId, pending, pending.premises, await refusedPayloadOf(journal, item)));
-      await inbox.clearReapproval(field);
-      repair.proposed.push(item.id);
-    } catch (error) {
-      // The old effect no longer refused (Stripe reported it landed after all): there is nothing to re-approve.
-      if (error instanceof InterlockError && error.code === 'action_not_allowed') {
-        await inbox.clearReapproval(field).catch(() => undefined);
-        repair.dropped.push(field);
-        continue;
+      let recorded: Recorded;
+      try {
+        recorded = await deps.propose(reapprovalProposal(item, requestId, pending, pending.premises, await refusedPayloadOf(journal, item)));
+      } catch (error) {
+        // The old effect is no longer refused (Stripe reported it landed after all): there is nothing to re-approve.
+        if (!(error instanceof InterlockError && error.code === 'action_not_allowed')) throw error;
+        recorded = { status: 'conflict', effectId: '', subject: item.subject, reason: error.message };
       }
+      await inbox.clearReapproval(field);
+      if (recorded.status === 'recorded') repair.proposed.push(item.id);
+      else if (recorded.status === 'exists') repair.recordedBefore.push(item.id);
+      else repair.unproposable.push({ item: item.id, reason: recorded.reason });
+    } catch (error) {
       repair.failed.push({ field, error: error instanceof Error ? error.message : String(error) });
     }
   }

@@ -4,7 +4,7 @@
 // decided on, before the item closes, and cleared once the proposal is recorded; the recovery pass proposes what a
 // stopped process left (repairReapprovals), on those premises, once. The tests run one after another on a rig of
 // their own: the repair reads every note of its prefix.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { startRecovery } from '../../queues/recovery.js';
 import { createInboxActions, effectIdFor, latestProposal, repairReapprovals, settledOutcome, type Actor, type PendingReapproval, type ProposeNow } from '../../src/interlock.js';
 import { useInboxRig } from './inbox-items.js';
@@ -44,14 +44,14 @@ describe('a re-approval whose process stops between closing its item and proposi
     expect(await pending()).toEqual([`${item} alex ${approval}`]);
 
     // A note younger than the grace is a re-approval still on its way: left alone.
-    expect(await repair(queued, 60_000)).toEqual({ proposed: [], dropped: [], failed: [] });
+    expect(await repair(queued, 60_000)).toEqual({ proposed: [], recordedBefore: [], dropped: [], unproposable: [], failed: [] });
     expect(await rig.hasEffect(newEffectOf(item))).toBe(false);
 
-    expect(await repair(queued)).toEqual({ proposed: [item], dropped: [], failed: [] });
+    expect(await repair(queued)).toEqual({ proposed: [item], recordedBefore: [], dropped: [], unproposable: [], failed: [] });
     expect(await pending()).toEqual([]);
     const proposal = await latestProposal(rig.stores, newEffectOf(item));
     expect(proposal).toMatchObject({ requestId: `reapproval:${item}`, approval, agent: 'alex', premises: SEEN, request: { reapproves: item, by: 'alex', note: 'Not a chargeback; refund.' } });
-    expect(await repair(queued)).toEqual({ proposed: [], dropped: [], failed: [] });
+    expect(await repair(queued)).toEqual({ proposed: [], recordedBefore: [], dropped: [], unproposable: [], failed: [] });
     expect(await inbox.make().submitLatest(newEffectOf(item))).toBe('COMMITTED');
   });
 
@@ -69,7 +69,39 @@ describe('a re-approval whose process stops between closing its item and proposi
     const retried = await actions(queued).reapprove(item, { approval, note: 'Not a chargeback; refund.', by: alex });
     expect(retried.recorded.status).toBe('recorded');
     expect(await pending()).toEqual([]);
-    expect(await repair(queued)).toEqual({ proposed: [], dropped: [], failed: [] });
+    expect(await repair(queued)).toEqual({ proposed: [], recordedBefore: [], dropped: [], unproposable: [], failed: [] });
+  });
+
+  it('a note whose proposal was recorded already (stopped before clearing it) is cleared without a second proposal', async () => {
+    const rig = inbox.rig();
+    const { item } = await stoppedReapproval();
+    const recordThenStop: ProposeNow = async (proposal) => {
+      await queued(proposal);
+      throw new Error('the process stopped before clearing its note');
+    };
+    expect((await repair(recordThenStop)).failed).toHaveLength(1);
+    expect(await repair(queued)).toEqual({ proposed: [], recordedBefore: [item], dropped: [], unproposable: [], failed: [] });
+    expect(await pending()).toEqual([]);
+    expect((await latestProposal(rig.stores, newEffectOf(item)))?.premises).toEqual(SEEN);
+  });
+
+  it('a re-approval whose old effect landed after all is not proposed: its note is dropped and the item named', async () => {
+    const rig = inbox.rig();
+    const { item } = await stoppedReapproval();
+    // The old effect's chain as if it were not refused (a landing reported after the item closed): no outcome yet.
+    const closed = await rig.stores.inbox.get(item);
+    const partition = closed === null ? null : await rig.stores.journal.partitionOf(closed.effectId);
+    if (closed === null || partition === null) throw new Error('the item names no recorded effect');
+    const proposedOnly = (await rig.stores.journal.entries(partition, closed.effectId)).slice(0, 1);
+    const payloadOf = vi.spyOn(rig.stores.journal, 'entries').mockResolvedValueOnce(proposedOnly);
+    try {
+      const done = await repair(queued);
+      expect(done.unproposable).toEqual([{ item, reason: expect.stringContaining('not refused') as unknown }]);
+    } finally {
+      payloadOf.mockRestore();
+    }
+    expect(await pending()).toEqual([]);
+    expect(await rig.hasEffect(newEffectOf(item))).toBe(false);
   });
 
   it('a proposal that fails in the repair keeps the note for the next pass', async () => {

@@ -75,3 +75,25 @@ describe('a page of the inbox read while items open and close', () => {
     expect(ids.sort()).toEqual([...before].sort());
   });
 });
+
+describe('where a page ends', () => {
+  it('says there is more only when the index goes on: a page filled by the last of a full batch (200 items) ends the listing', async () => {
+    const own = await openStores(testConfig(), { logger: pino({ level: 'silent' }), signingKey: testKey().key, redis });
+    try {
+      const open = (count: number) => Promise.all(Array.from({ length: count }, () => own.inbox.open(draft(randomBytes(32).toString('hex'), 'payment:pi_page_end'))));
+      await open(200);
+      const whole = await own.inbox.list({ status: 'open' }, 200);
+      expect(whole.data).toHaveLength(200);
+      expect(whole).toMatchObject({ hasMore: false, next: null });
+      await open(1);
+      const first = await own.inbox.list({ status: 'open' }, 200);
+      expect(first.hasMore).toBe(true);
+      const rest = await own.inbox.list({ status: 'open' }, 200, first.next ?? undefined);
+      expect(rest.data).toHaveLength(1);
+      expect(rest).toMatchObject({ hasMore: false, next: null });
+    } finally {
+      await own.close();
+      await removePrefixes([own.config.keyPrefix]);
+    }
+  });
+});

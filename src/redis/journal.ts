@@ -27,7 +27,6 @@ export type EffectState = {
   nonce: string;
   claimExpires: number;
   sendDeadline: number;
-  dispatchedAt: number;
   deathProvenAt: number | null;
   approvalId: string;
   amount: number;
@@ -58,7 +57,6 @@ function parseState(raw: Raw): EffectState {
     nonce: str(raw, 'nonce'),
     claimExpires: num(raw, 'claimExpires'),
     sendDeadline: num(raw, 'sendDeadline'),
-    dispatchedAt: num(raw, 'dispatchedAt'),
     deathProvenAt: raw.deathProvenAt === undefined ? null : Number(raw.deathProvenAt),
     approvalId: str(raw, 'approvalId'),
     amount: num(raw, 'amount'),

@@ -45,6 +45,7 @@ end
 -- chain is not read. The chain is one string of stored entries, one per line (JSON holds no raw line
 -- break): a string costs Redis less memory than a list of the same entries. It is written whole with SET, not
 -- APPEND, since APPEND reserves room to grow (up to twice the string) on every effect; a chain is a few entries.
+-- `at` is the batch's time, a number or the ARGV text it arrived as (checked already by check_place_of).
 local function push_batch(state_key, entries_key, at, first, n, fields, count)
   local items = {}
   local last_hash = ''
@@ -170,14 +171,16 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
   -- The worker started its stopwatch before this script ran, so now + timeout is never earlier than its abort;
   -- the deadline recovery counts from is the later of that and the one the entry records.
   local deadline = math.max(tonumber(ARGV[17]), now + tonumber(ARGV[17]) - at)
+  -- Values that arrived as ARGV are written as they came: a Lua number handed to redis.call is printed back to text
+  -- (%.14g), which was a tenth of this script's own time.
   local claim = { 'open', '1', 'epoch', epoch, 'owner', ARGV[7], 'nonce', ARGV[8], 'claimExpires', claim_expires,
-    'sendDeadline', deadline, 'dispatchedAt', at, 'approvalId', aid, 'amount', amount, 'sends', 1 }
+    'sendDeadline', deadline, 'approvalId', aid, 'amount', ARGV[10] }
   if payload then claim[#claim + 1] = payload[1]; claim[#claim + 1] = payload[2] end
-  push_batch(state, entries, at, 19, n, claim, count)
+  push_batch(state, entries, ARGV[11], 19, n, claim, count)
   if st[14] or st[15] then redis.call('HDEL', state, 'deathProvenAt', 'late') end
-  redis.call('HINCRBY', approval, 'reservedCents', amount)
-  redis.call('HINCRBY', approval, 'uses', 1)
-  redis.call('HINCRBY', subject, 'movedCents', amount)
+  redis.call('HINCRBY', approval, 'reservedCents', ARGV[10])
+  redis.call('HINCRBY', approval, 'uses', '1')
+  redis.call('HINCRBY', subject, 'movedCents', ARGV[10])
   redis.call('SADD', open_set, eid)
   return { status = 'OK', epoch = epoch, claimExpires = claim_expires, sendDeadline = deadline, now = now }
 end

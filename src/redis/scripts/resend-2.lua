@@ -31,7 +31,6 @@ if not_after > 0 and now > not_after then return reply({ status = 'TOO_LATE', no
 local deadline = math.max(hget_num(state, 'sendDeadline'), now + tonumber(ARGV[4]))
 local claim_expires = math.max(hget_num(state, 'claimExpires'), now + tonumber(ARGV[5]))
 redis.call('HSET', state, 'sendDeadline', deadline, 'claimExpires', claim_expires)
-redis.call('HINCRBY', state, 'sends', 1)
 -- A new send starts: a death proven before it says nothing about when this one stops.
 redis.call('HDEL', state, 'deathProvenAt')
 return reply({ status = 'OK', sendDeadline = deadline, claimExpires = claim_expires, now = now })

@@ -108,7 +108,9 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
   const closeAll = async () => {
     for (const closer of closers.reverse()) {
       closing = closer.name;
+      const started = performance.now();
       await closer.close().catch((error: unknown) => logger.error({ err: error, part: closer.name }, 'could not close cleanly'));
+      logger.debug({ part: closer.name, ms: Math.round(performance.now() - started) }, 'closed');
     }
     closing = null;
   };

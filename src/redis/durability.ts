@@ -262,7 +262,8 @@ export function createDurabilityMonitor(deps: {
       stops += 1;
       if (timer) clearTimeout(timer);
       timer = null;
-      await inFlight?.catch(() => undefined);
+      // A reading under way is not waited for: it is dropped (check() records only readings begun since the last
+      // stop), and on a Redis that does not answer it would hold whoever is stopping for the whole check timeout.
     },
     check,
     current: () => reading,

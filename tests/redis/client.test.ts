@@ -45,3 +45,28 @@ describe('rediss:// URLs', () => {
     expect(sent[0]).toBe(TLS_HANDSHAKE);
   });
 });
+
+describe('closing while Redis is away', () => {
+  it('a process whose Redis dropped its connections exits once they are closed, not held 2 s per connection by ioredis', async () => {
+    // The child opens both kinds of connection to a listener that drops them (Redis gone), closes them the way a
+    // stopping service does, and reports how long its event loop stayed alive after that. ioredis arms a
+    // disconnect timer (2 s by default) for a socket whose close already happened and never comes again.
+    const script = `
+      import { createServer } from 'node:net';
+      import { createQueueConnection, createRedisClient } from './src/redis/client.ts';
+      const server = createServer((socket) => socket.destroy());
+      await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const url = 'redis://127.0.0.1:' + server.address().port;
+      const clients = [createRedisClient({ redisUrl: url, redisCluster: false }), createQueueConnection({ redisUrl: url, redisCluster: false })];
+      for (const client of clients) client.on('error', () => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      server.close();
+      const closedAt = performance.now();
+      for (const client of clients) client.disconnect();
+      process.on('exit', () => process.stdout.write(String(Math.round(performance.now() - closedAt))));
+    `;
+    const { execFileSync } = await import('node:child_process');
+    const lingered = Number(execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 }));
+    expect(lingered).toBeLessThan(1_000);
+  });
+});

@@ -263,6 +263,25 @@ describe('the durability monitor', () => {
     }
   }, 40_000);
 
+  it('stops at once while a check waits on a Redis that does not answer: the reading it drops is not waited for (a stopping service is not held for the check timeout)', async () => {
+    const { redis, client } = await server(SAFE);
+    const { logger, lines } = memoryLogger();
+    const monitor = createDurabilityMonitor({ redis: client, optOut: false, intervalMs: 60_000, logger, initial: await requireDurability(client, false), checkTimeoutMs: CHECK_TIMEOUT });
+    monitor.start();
+    redis.process.kill('SIGSTOP');
+    try {
+      const reading = monitor.check();
+      const stopped = await Promise.race([monitor.stop().then(() => 'stopped' as const), sleep(CHECK_TIMEOUT / 2).then(() => 'still waiting' as const)]);
+      expect(stopped).toBe('stopped');
+      redis.process.kill('SIGCONT');
+      // The dropped reading still ends (Redis answers again), and says nothing: it was begun before the stop.
+      expect((await reading).durable).toBe(true);
+      expect(lines).toEqual([]);
+    } finally {
+      redis.process.kill('SIGCONT');
+    }
+  });
+
   it('with the opt-out never throws, but still logs the change as a warning', async () => {
     const { client } = await server(SAFE);
     const { logger, lines } = memoryLogger();

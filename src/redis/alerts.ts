@@ -17,7 +17,7 @@ import { FACT_ALERT_KINDS } from '../core/alert-rules.js';
 import { InterlockError } from '../core/errors.js';
 import type { RedisClient } from './client.js';
 import type { Keys } from './keys.js';
-import { batchesAfter, membersAfter } from './newest-first.js';
+import { batchesAfter, goesOnAfter } from './newest-first.js';
 import { createScriptRunner } from './scripts.js';
 
 export const ALERT_KINDS = ['exposure', 'failed_after_landed', 'late_landing', 'not_judged', 'compensated_twice', 'send_unanswered'] as const;
@@ -190,8 +190,7 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
           if (alert === null || (!options.all && alert.resolvedAt !== null)) continue;
           data.push(alert);
           if (data.length === options.limit) {
-            // Filled at the last member of a full batch: another page exists only if the index goes on.
-            const more = index < batch.length - 1 || (batch.length === LIST_BATCH && (await membersAfter(redis, source, member, 1)).length > 0);
+            const more = await goesOnAfter(redis, source, batch, index, LIST_BATCH);
             return { data, next: more ? `${member.score}.${member.id}` : null };
           }
         }

@@ -14,7 +14,7 @@ import { alertIdOf, type Alerts } from './alerts.js';
 import type { RedisClient } from './client.js';
 import type { Journal } from './journal.js';
 import type { Keys } from './keys.js';
-import { batchesAfter, membersAfter } from './newest-first.js';
+import { batchesAfter, goesOnAfter } from './newest-first.js';
 import { createScriptRunner } from './scripts.js';
 
 /**
@@ -177,8 +177,7 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
           if ((filter.kind !== undefined && item.kind !== filter.kind) || (filter.subject !== undefined && item.subject !== filter.subject) || (filter.effect !== undefined && item.effectId !== filter.effect)) continue;
           data.push(item);
           if (data.length === limit) {
-            // A page filled by the last member of a full batch goes on only if the index does.
-            const hasMore = at < batch.length - 1 || (batch.length === SCAN_BATCH && (await membersAfter(redis, index, member, 1)).length > 0);
+            const hasMore = await goesOnAfter(redis, index, batch, at, SCAN_BATCH);
             return { data, hasMore, next: hasMore ? `${member.score}.${member.id}` : null };
           }
         }

@@ -38,3 +38,13 @@ export async function* batchesAfter(redis: RedisClient, key: string, position: I
     if (batch.length < size || from === null) return;
   }
 }
+
+/**
+ * Whether a listing that filled its page at member `at` of `batch` (a batch of at most `size` from batchesAfter) has
+ * more of the index after it: members left in the batch, or, when the page ended a full batch, one more member read.
+ */
+export async function goesOnAfter(redis: RedisClient, key: string, batch: readonly IndexPosition[], at: number, size: number): Promise<boolean> {
+  if (at < batch.length - 1) return true;
+  const last = batch[at];
+  return batch.length === size && last !== undefined && (await membersAfter(redis, key, last, 1)).length > 0;
+}

@@ -103,7 +103,6 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
   return {
     started,
     pass,
-    repair,
     async close(): Promise<void> {
       closed = true;
       clearInterval(safety);

@@ -17,7 +17,7 @@ import type { JsonObject } from '../core/json.js';
 import { currentOutcome } from '../core/verify.js';
 import type { Recorded } from '../gate/record.js';
 import type { Approvals } from '../redis/approvals.js';
-import type { Inbox, InboxItem } from '../redis/inbox.js';
+import type { Inbox, InboxItem, PendingReapproval } from '../redis/inbox.js';
 import type { Journal } from '../redis/journal.js';
 
 /** Reads the facts an effect is decided on, now (the target's premise reads); throws premise_read_failed when it cannot. */
@@ -188,6 +188,19 @@ export type ReapprovalRepair = {
 export async function repairReapprovals(deps: { inbox: Inbox; journal: Pick<Journal, 'partitionOf' | 'entries' | 'serverTime'>; propose: ProposeNow }, options: { graceMs: number }): Promise<ReapprovalRepair> {
   const { inbox, journal } = deps;
   const repair: ReapprovalRepair = { proposed: [], recordedBefore: [], dropped: [], unproposable: [], failed: [] };
+  /** The note's proposal, made as reapprove() makes it; why it cannot be made, when that will not change. */
+  async function proposeRepaired(item: InboxItem, requestId: string, pending: PendingReapproval): Promise<'recorded' | 'exists' | { reason: string }> {
+    let effect: Effect;
+    try {
+      effect = await refusedPayloadOf(journal, item);
+    } catch (error) {
+      // The old effect is no longer refused (Stripe reported it landed after all): there is nothing to re-approve.
+      if (error instanceof InterlockError && error.code === 'action_not_allowed') return { reason: error.message };
+      throw error;
+    }
+    const recorded = await deps.propose(reapprovalProposal(item, requestId, pending, pending.premises, effect));
+    return recorded.status === 'conflict' ? { reason: recorded.reason } : recorded.status;
+  }
   const now = await journal.serverTime();
   for (const { field, pending } of await inbox.pendingReapprovals()) {
     try {
@@ -199,18 +212,11 @@ export async function repairReapprovals(deps: { inbox: Inbox; journal: Pick<Jour
         continue;
       }
       const requestId = item.closure?.reapproval?.requestId ?? reapprovalRequestId(item.id);
-      let recorded: Recorded;
-      try {
-        recorded = await deps.propose(reapprovalProposal(item, requestId, pending, pending.premises, await refusedPayloadOf(journal, item)));
-      } catch (error) {
-        // The old effect is no longer refused (Stripe reported it landed after all): there is nothing to re-approve.
-        if (!(error instanceof InterlockError && error.code === 'action_not_allowed')) throw error;
-        recorded = { status: 'conflict', effectId: '', subject: item.subject, reason: error.message };
-      }
+      const outcome = await proposeRepaired(item, requestId, pending);
       await inbox.clearReapproval(field);
-      if (recorded.status === 'recorded') repair.proposed.push(item.id);
-      else if (recorded.status === 'exists') repair.recordedBefore.push(item.id);
-      else repair.unproposable.push({ item: item.id, reason: recorded.reason });
+      if (outcome === 'recorded') repair.proposed.push(item.id);
+      else if (outcome === 'exists') repair.recordedBefore.push(item.id);
+      else repair.unproposable.push({ item: item.id, reason: outcome.reason });
     } catch (error) {
       repair.failed.push({ field, error: error instanceof Error ? error.message : String(error) });
     }

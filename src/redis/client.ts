@@ -20,10 +20,10 @@ export function createRedisClient(options: { redisUrl: string; redisCluster: boo
   const oneShot = behaviour.failFast === true;
   const timeoutMs = oneShot ? undefined : options.redisCommandTimeoutMs;
   const commandTimeout = oneShot && options.redisCommandTimeoutMs !== undefined ? { commandTimeout: options.redisCommandTimeoutMs } : {};
-  const failFast = { disconnectTimeout: DISCONNECT_TIMEOUT_MS, ...(oneShot ? { maxRetriesPerRequest: 2, retryStrategy: (times: number) => (times > 2 ? null : 200), ...commandTimeout } : { maxRetriesPerRequest: 3 }) };
-  if (!options.redisCluster) return boundedWaits(batchWrites(new Redis(options.redisUrl, failFast)), timeoutMs);
+  const connection = { disconnectTimeout: DISCONNECT_TIMEOUT_MS, ...(oneShot ? { maxRetriesPerRequest: 2, retryStrategy: (times: number) => (times > 2 ? null : 200), ...commandTimeout } : { maxRetriesPerRequest: 3 }) };
+  if (!options.redisCluster) return boundedWaits(batchWrites(new Redis(options.redisUrl, connection)), timeoutMs);
   const url = new URL(options.redisUrl);
-  const cluster = new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { ...failFast, ...clusterNodeOptions(url) }, ...(behaviour.failFast ? { clusterRetryStrategy: (times: number) => (times > 2 ? null : 200) } : {}) });
+  const cluster = new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { ...connection, ...clusterNodeOptions(url) }, ...(behaviour.failFast ? { clusterRetryStrategy: (times: number) => (times > 2 ? null : 200) } : {}) });
   cluster.on('+node', (node: Redis) => boundedWaits(batchWrites(node), timeoutMs));
   return cluster;
 }

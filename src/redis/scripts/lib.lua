@@ -172,7 +172,7 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
   -- the deadline recovery counts from is the later of that and the one the entry records.
   local deadline = math.max(tonumber(ARGV[17]), now + tonumber(ARGV[17]) - at)
   -- Values that arrived as ARGV are written as they came: a Lua number handed to redis.call is printed back to text
-  -- (%.14g), which was a tenth of this script's own time.
+  -- (%.14g): about 2 µs of the 27 this step took, replayed alone.
   local claim = { 'open', '1', 'epoch', epoch, 'owner', ARGV[7], 'nonce', ARGV[8], 'claimExpires', claim_expires,
     'sendDeadline', deadline, 'approvalId', aid, 'amount', ARGV[10] }
   if payload then claim[#claim + 1] = payload[1]; claim[#claim + 1] = payload[2] end

@@ -3,7 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import { sendUnanswered } from '../core/alert-rules.js';
 import { approvalProblems } from '../core/approval.js';
-import { dispatchedEffect, firstProposal, lateLanding, openDispatch, planRecovery, recoveryMode, type Lookup, type RecoveryStep, type RecoveryTiming } from '../core/decisions.js';
+import { absenceTrustedAt, dispatchedEffect, firstProposal, lateLanding, openDispatch, planRecovery, recoveryMode, type Lookup, type RecoveryStep, type RecoveryTiming } from '../core/decisions.js';
 import { isEffectId } from '../core/effect-id.js';
 import { describeEffect, parseEffect, type Effect } from '../core/effects.js';
 import type { Checks, Entry, EntryOf } from '../core/entries.js';
@@ -161,11 +161,6 @@ export function createRecover(ctx: GateContext) {
       const landed: JsonObject = late && isJsonObject(late.result) ? late.result : { id: null };
       return commit(ctx, holding, 'late-result', landed, null, 'COMMITTED_ON_QUERY');
     }
-    if (claim.late === 'rejected') {
-      const late = [...entries].reverse().find((entry): entry is EntryOf<'LATE_RESULT'> => entry.kind === 'LATE_RESULT' && entry.outcome === 'rejected');
-      return settleRejected(ctx, holding, effect, { message: late?.error ?? 'a fenced-out send was refused outright', code: null, status: null }, null);
-    }
-
     const recoveryTiming: RecoveryTiming = {
       tier: target.tier,
       queryable: target.queryable,
@@ -180,6 +175,10 @@ export function createRecover(ctx: GateContext) {
       unknownAnswers: claim.unknowns,
       lastUnknownAt: claim.unknownAt,
     };
+    if (claim.late === 'rejected') {
+      const late = [...entries].reverse().find((entry): entry is EntryOf<'LATE_RESULT'> => entry.kind === 'LATE_RESULT' && entry.outcome === 'rejected');
+      return refusedInRecovery(holding, effect, { message: late?.error ?? 'a fenced-out send was refused outright', code: null, status: null }, null, absenceTrustedAt(recoveryTiming), false);
+    }
     const mode = recoveryMode(recoveryTiming);
     if (mode.mode === 'ambiguous') return settleAmbiguous(ctx, holding, mode.reason, null);
 
@@ -199,7 +198,7 @@ export function createRecover(ctx: GateContext) {
       switch (plan.do) {
         case 'resend': {
           if (checks === null) break;
-          const sent = await resend(holding, dispatched, effect, firstProposal(entries)?.requestId ?? null, checks, plan.outcome);
+          const sent = await resend(holding, dispatched, effect, firstProposal(entries)?.requestId ?? null, checks, plan.outcome, absenceTrustedAt(recoveryTiming));
           if (sent.kind !== 'lease') return sent.settled;
           // The approval died between the re-check and the resend: nothing is sent, and recovery goes on as for
           // any failed re-check (issue 6, item 2).
@@ -244,7 +243,40 @@ export function createRecover(ctx: GateContext) {
 
   type Resent = { kind: 'done'; settled: Settled } | { kind: 'lease'; reason: string; revoked: boolean; revokedAt: number | null };
 
-  async function resend(holding: Holding, dispatched: EntryOf<'DISPATCHED'>, effect: Effect, requestId: string | null, checks: Checks, outcome: 'COMMITTED_BY_RETRY' | 'REAPPLIED_AFTER_QUERY'): Promise<Resent> {
+  /**
+   * A definite refusal met in recovery (a resend refused, or a fenced-out sender's refusal) settles the effect only once
+   * no earlier send of its dispatch can still land: a takeover resends while the dead sender's request may still be
+   * running at the target, and a refusal made before the network (the credit target's check that the incident was
+   * compensated meanwhile, the refund target's refundable amount) never reaches the idempotency key that would tie the
+   * two together. Until `trustedAt` (absenceTrustedAt: the earlier sends' deadline, or their sender's proven death,
+   * plus the settle margin) a landing the lookup finds is committed, and nothing found waits, the claim released.
+   * After a refused resend the wait is marked like an answer that settled nothing (markUnknown), so the next pass looks
+   * before it resends: each resend sets a later deadline, and resending at once on every pass would push the wait on
+   * for ever.
+   */
+  async function refusedInRecovery(holding: Holding, effect: Effect, rejection: { message: string; code: string | null; status: number | null }, checks: Checks | null, trustedAt: number, resent: boolean): Promise<Settled> {
+    const now = journal.clock.estimate() ?? (await journal.serverTime());
+    if (now >= trustedAt) return settleRejected(ctx, holding, effect, rejection, checks);
+    const { partition, effectId, epoch } = holding;
+    if (target.queryable) {
+      let found: JsonObject | null;
+      try {
+        found = await target.query(effectId, effect, { timeoutMs: ctx.readTimeoutMs });
+      } catch (error) {
+        if (error instanceof ProcessCrash) throw error;
+        await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
+        return { kind: 'unresolved', effectId, outcome: 'UNRESOLVED:lookup_failed', error: `the target refused (${quoteError(rejection.message)}) and the lookup for an earlier send that may still land failed: ${quoteError(error)}` };
+      }
+      if (found !== null) return commit(ctx, holding, 'failed-but-landed', found, checks, 'COMMITTED_ON_QUERY');
+    }
+    if (resent) await markUnknown(ctx, holding, null);
+    await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
+    const reason = `the target refused (${quoteError(rejection.message)}), but an earlier send of this dispatch may still land; a lookup that finds nothing is trusted only after the last send stopped plus the settle margin`;
+    logger.info({ effectId, until: trustedAt, code: rejection.code }, 'refused in recovery; waiting for any earlier send before settling the refusal');
+    return { kind: 'waiting', effectId, until: trustedAt, reason };
+  }
+
+  async function resend(holding: Holding, dispatched: EntryOf<'DISPATCHED'>, effect: Effect, requestId: string | null, checks: Checks, outcome: 'COMMITTED_BY_RETRY' | 'REAPPLIED_AFTER_QUERY', trustedAt: number): Promise<Resent> {
     const { partition, effectId, epoch } = holding;
     const held = await holdBack(ctx);
     if (held !== null) {
@@ -280,7 +312,7 @@ export function createRecover(ctx: GateContext) {
     }
     const sent = await sendOnce(ctx, holding, effect, requestId, deadlineAt, checkedAt);
     if ('landed' in sent) return { kind: 'done', settled: await commit(ctx, holding, outcome === 'COMMITTED_BY_RETRY' ? 'retry-idempotent' : 'recovery-reapply', sent.landed, checks, outcome) };
-    if ('rejected' in sent) return { kind: 'done', settled: await settleRejected(ctx, holding, effect, rejectionOf(sent.rejected), checks) };
+    if ('rejected' in sent) return { kind: 'done', settled: await refusedInRecovery(holding, effect, rejectionOf(sent.rejected), checks, trustedAt, true) };
     const why = 'fenced' in sent ? sent.fenced : quoteError(sent.unknown);
     logger.warn({ effectId, error: why }, 'resend outcome unknown; the claim stays until it lapses');
     const slowDown = 'unknown' in sent ? slowDownOf(sent.unknown) : null;

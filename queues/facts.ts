@@ -3,7 +3,7 @@
 // concerns. The reconciler re-reads, on a schedule and on demand, every effect still worth watching, so receipts
 // reach the same final answer when webhooks were missed.
 import { readFileSync } from 'node:fs';
-import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import { activeJobs, afterOutages, orphansOf } from './after-outages.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
@@ -11,7 +11,7 @@ import { closeConnection, createCoalescer, errorCode, errorMessage, InterlockErr
 
 /**
  * Every facts job: retried while Stripe cannot answer its re-read; kept 7 days once done (longer than Stripe
- * redelivers, so a redelivery finds its job and is a no-op), 30 days once failed for good.
+ * redelivers, so a redelivery finds its job and is a no-op), 30 days once failed for good (a redelivery runs it again).
  */
 const FACT_JOB_OPTIONS = { attempts: 10, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 7 * 24 * 3_600, count: 100_000 }, removeOnFail: { age: 30 * 24 * 3_600 } };
 
@@ -62,6 +62,25 @@ export function createFactsQueue(stores: Stores) {
    * answers for all of it): the events answered so are delivered again by Stripe, and are found known then if they
    * were queued after all.
    */
+  /**
+   * An event delivered again whose job failed for good (Stripe refused its re-read with a 401 while a key was being
+   * rotated, or its retries ran out during an outage): its job runs again, with its retries back, instead of the
+   * redelivery being taken as a duplicate of a job that applied nothing. Stripe stops redelivering once it was
+   * answered 200, so a person's redelivery (Dashboard "Resend", `stripe events resend`) is the way such an event gets
+   * applied after the reconciler's horizon. Its job keeps its start count, so the applier raises the alerts of facts a
+   * run before it may have recorded. A job another delivery ran again first is left as it is.
+   */
+  async function runAgain(event: StripeEvent): Promise<void> {
+    const job = await Job.fromId<StripeEvent>(queue, event.id);
+    if (!job) return;
+    try {
+      await job.retry('failed', { resetAttemptsMade: true });
+    } catch (error) {
+      if ((await job.getState()) !== 'failed') return;
+      throw error;
+    }
+    stores.logger.info({ event: event.id, type: event.type }, 'an event whose facts job had failed for good was delivered again: its job runs again');
+  }
   const adds = createCoalescer<StripeEvent, { duplicate: boolean }>(async (events) => {
     const seen = new Set<string>();
     const again = events.map((event) => {
@@ -70,11 +89,16 @@ export function createFactsQueue(stores: Stores) {
       return false;
     });
     const distinct = events.filter((_, index) => !again[index]);
-    const known = connection.eval(EXISTS_N, distinct.length, ...distinct.map((event) => queue.toKey(event.id)));
+    const known = connection.eval(EXISTS_N, distinct.length + 1, ...distinct.map((event) => queue.toKey(event.id)), queue.toKey('failed'), ...distinct.map((event) => event.id));
     const added = queue.addBulk(distinct.map((event) => ({ name: event.type, data: event, opts: { ...FACT_JOB_OPTIONS, jobId: event.id } })));
     // One timer per batch: every request of it is answered 503, and the adds go on (one that lands late is found by the redelivery).
-    const [found] = await withinRedisTimeout(Promise.all([known, added]), FACTS_ACCEPT_TIMEOUT_MS, refusal(`Redis did not store it within ${FACTS_ACCEPT_TIMEOUT_MS} ms`));
-    if (!Array.isArray(found) || found.length !== distinct.length) throw new Error(`Redis answered ${String(JSON.stringify(found)).slice(0, 200)} when asked which of ${distinct.length} jobs exist.`);
+    const stored = async (): Promise<unknown[]> => {
+      const [found] = await Promise.all([known, added]);
+      if (!Array.isArray(found) || found.length !== distinct.length) throw new Error(`Redis answered ${String(JSON.stringify(found)).slice(0, 200)} when asked which of ${distinct.length} jobs exist.`);
+      await Promise.all(distinct.filter((_, index) => found[index] === 2).map((event) => runAgain(event)));
+      return found;
+    };
+    const found = await withinRedisTimeout(stored(), FACTS_ACCEPT_TIMEOUT_MS, refusal(`Redis did not store it within ${FACTS_ACCEPT_TIMEOUT_MS} ms`));
     const knownIds = new Set(distinct.filter((_, index) => found[index] === 1).map((event) => event.id));
     return events.map((event, index) => ({ duplicate: again[index] === true || knownIds.has(event.id) }));
   }, { maxBatch: MAX_BATCH });

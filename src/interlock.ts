@@ -644,17 +644,30 @@ export function parseApprovalOptions(text: string): ApprovalOptions {
 }
 
 /**
+ * A name as the four-eyes rule compares it: compatibility forms folded (fullwidth letters read as their plain ones),
+ * invisible format characters (zero-width spaces and joiners) dropped, runs of white space made one, case ignored.
+ * "ａｌｅｘ", "a\u200blex" and "Alex " are all alex here, as they are to a person reading the receipt.
+ */
+export function personKey(name: string): string {
+  return name.normalize('NFKC').replace(/\p{Cf}/gu, '').replace(/\s+/gu, ' ').trim().toLowerCase();
+}
+
+/**
  * The four-eyes rule, for every way money is proposed under an approval (POST /v1/refunds, a case, a re-approval from
  * the API, the page or the CLI): when the approval asks for four eyes, none of `names` (the proposer, the token that
- * asks) may be its approver or the one who granted it. Throws four_eyes naming who; nothing is recorded.
+ * asks) may be its approver or the one who granted it, however the name is spelled (personKey). Throws four_eyes
+ * naming who; nothing is recorded. An approval that does not exist yet is refused (unknown_approval): its rule is
+ * written when it is granted, so a proposal made before that could never be held to it.
  */
 export async function checkFourEyes(stores: Stores, approvalId: string, names: readonly string[]): Promise<void> {
-  const text = await approvalOptionsOf(stores).get(approvalId);
+  const [text, { snapshot }] = await Promise.all([approvalOptionsOf(stores).get(approvalId), stores.approvals.describe(approvalId)]);
+  if (snapshot === null) {
+    throw new InterlockError('unknown_approval', `No approval ${approvalId}: grant it first (POST /v1/approvals or \`interlock approvals grant\`), then propose under it; a proposal made before its approval exists could not be held to the approval's rules (four eyes). Nothing was recorded.`);
+  }
   const options = text === null ? null : parseApprovalOptions(text);
   if (!options?.four_eyes) return;
-  const { snapshot } = await stores.approvals.describe(approvalId);
-  const approvers = [snapshot?.approver, options.granted_by].filter((name): name is string => typeof name === 'string').map((name) => name.toLowerCase());
-  const proposer = names.find((name) => approvers.includes(name.toLowerCase()));
+  const approvers = [snapshot.approver, options.granted_by].filter((name): name is string => typeof name === 'string').map(personKey);
+  const proposer = names.find((name) => approvers.includes(personKey(name)));
   if (proposer !== undefined) {
     throw new InterlockError('four_eyes', `Approval ${approvalId} asks for four eyes and ${proposer} approved it, so ${proposer} cannot propose under it. Nothing was recorded; someone else must do this.`);
   }

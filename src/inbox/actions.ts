@@ -8,7 +8,7 @@
 // proposal's `request` names the item it re-approves).
 import { firstProposal } from '../core/decisions.js';
 import { payloadHash } from '../core/effect-id.js';
-import type { Actor, EntryOf, Resolution } from '../core/entries.js';
+import type { Actor, ApprovalSnapshot, EntryOf, Resolution } from '../core/entries.js';
 import { approvalProblems } from '../core/approval.js';
 import { effectFactsOrNull, parseEffect, type Effect } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
@@ -66,7 +66,7 @@ function reapprovalProposal(item: InboxItem, requestId: string, request: { appro
   };
 }
 
-export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 'partitionOf' | 'entries'>; approvals: Pick<Approvals, 'describe'>; checkFourEyes: FourEyesCheck; readFacts: FactsNow; propose: ProposeNow }) {
+export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 'partitionOf' | 'entries'>; approvals: Pick<Approvals, 'describe' | 'subjectCap'>; checkFourEyes: FourEyesCheck; readFacts: FactsNow; propose: ProposeNow }) {
   const { inbox, journal } = deps;
 
   /**
@@ -93,6 +93,20 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
     return item;
   }
 
+  /**
+   * Why the caps have no room for `amount` now: what the approval has reserved already (its cap covers every effect
+   * under it), and the subject's own cap. The gate would refuse the new request REFUSED:over_cap, which opens no item,
+   * after this one closed for good; so it is refused before anything is written, saying how much room is left.
+   */
+  async function noRoom(snapshot: ApprovalSnapshot, subject: string, amount: number): Promise<string[]> {
+    const problems: string[] = [];
+    const reserved = snapshot.reservedCents ?? 0;
+    if (reserved + amount > snapshot.capCents) problems.push(`approval ${snapshot.id} has ${Math.max(0, snapshot.capCents - reserved)} of its ${snapshot.capCents} cents left (${reserved} are held by effects under it), not ${amount}`);
+    const cap = await deps.approvals.subjectCap(subject);
+    if (cap.limitCents !== null && cap.movedCents + amount > cap.limitCents) problems.push(`the cap on ${subject} has ${Math.max(0, cap.limitCents - cap.movedCents)} of its ${cap.limitCents} cents left, not ${amount}`);
+    return problems;
+  }
+
   return {
     /**
      * Re-approves an item under `approval`. The same person asking again with the same approval (a retry after a
@@ -101,8 +115,6 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
      */
     async reapprove(id: string, request: { approval: string; note: string; by: Actor }): Promise<Reapproved> {
       const item = await itemOr404(id);
-      // Whoever re-approves proposes under the approval: its four-eyes rule holds here as for any proposal.
-      await deps.checkFourEyes(request.approval, request.by);
       const requestId = reapprovalRequestId(id);
       const effectId = reapprovalEffectId(id);
       const closure = item.closure;
@@ -111,6 +123,8 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
         // The store names who acted, or which actions the kind allows.
         await inbox.act(id, { action: 'reapprove', by: request.by, note: request.note });
       }
+      // Whoever re-approves proposes under the approval: its four-eyes rule holds here as for any proposal.
+      await deps.checkFourEyes(request.approval, request.by);
       const { now, snapshot } = await deps.approvals.describe(request.approval);
       if (snapshot === null) throw new InterlockError('unknown_approval', `No approval ${request.approval}: grant it first (POST /v1/approvals or \`interlock approvals grant\`), then re-approve. Nothing was recorded.`);
       if (snapshot.scope !== item.subject) throw new InterlockError('invalid_approval', `Approval ${request.approval} covers ${snapshot.scope}, but item ${id} moves money on ${item.subject}. Nothing was recorded.`);
@@ -118,7 +132,8 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
       // The gate would refuse the new request under a dead approval (REFUSED:lease, which opens no item), after the
       // item was closed for good: so a re-approval is refused now, before anything is written. A replay was judged
       // when it was first recorded; the gate judges it again at the send.
-      const dead = replay ? [] : approvalProblems(snapshot, { now, subject: item.subject, amount: effectFactsOrNull(effect)?.amount ?? 0, phase: 'dispatch' });
+      const amount = effectFactsOrNull(effect)?.amount ?? 0;
+      const dead = replay ? [] : [...approvalProblems(snapshot, { now, subject: item.subject, amount, phase: 'dispatch' }), ...(await noRoom(snapshot, item.subject, amount))];
       if (dead.length > 0) throw new InterlockError('invalid_approval', `Item ${id} cannot be re-approved under approval ${request.approval}: ${dead.join('; ')}. Nothing was recorded; re-approve under a live approval that covers the payload.`);
       await assertRequestIsItems(item, requestId, effectId, effect);
       // Read before anything is written: facts that cannot be read leave the item open.

@@ -122,6 +122,12 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
       return { ...parsed, partition, termsSha: sha1(raw.terms) };
     },
 
+    /** The cap every agent shares on one subject (null when none is set) and what the gate has moved or has in flight there. */
+    async subjectCap(subject: string): Promise<{ limitCents: number | null; movedCents: number }> {
+      const [limit, moved] = await redis.hmget(keys.subject(assertPartition(subject)), 'limit', 'movedCents');
+      return { limitCents: limit === null ? null : Number(limit), movedCents: Number(moved ?? 0) };
+    },
+
     /**
      * Sets the cap every agent shares on one subject, e.g. "at most 3000 cents refunded on payment:pi_1". It
      * counts everything the gate has moved or has in flight there, whenever the cap was set; 0 stops all money.

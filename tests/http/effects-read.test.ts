@@ -172,7 +172,9 @@ describe('listing effects', () => {
   it('?state= filters by state, and ?request= names one effect', async () => {
     expect((await everyPage(rig, '&state=proposed', 50)).ids.length).toBe(all.length);
     expect((await everyPage(rig, '&state=committed', 50)).ids).toEqual([]);
-    const one = await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).send(refundBody({ request_id: 'case-listed', payment_intent: 'pi_la' }));
+    const approval = approvalBody({ scope: 'payment:pi_la' });
+    expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval)).status).toBe(201);
+    const one = await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).send(refundBody({ request_id: 'case-listed', payment_intent: 'pi_la', approval: approval.id }));
     const byRequest = await request(rig.app).get('/v1/effects?request=case-listed').set(auditor());
     expect(byRequest.body).toMatchObject({ object: 'list', has_more: false, next_starting_after: null, data: [{ id: one.body.effect_id, request_id: 'case-listed', state: 'proposed' }] });
     expect((await request(rig.app).get('/v1/effects?request=case-listed&subject=payment:pi_lb').set(auditor())).body.data).toEqual([]);

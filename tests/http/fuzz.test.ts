@@ -19,6 +19,8 @@ let granted = 0;
 
 beforeAll(async () => {
   rig = await startRig({ deps: { limits: { ratePerMinute: null } } });
+  // The approval every fuzzed proposal names: a proposal under one that does not exist is refused before anything else.
+  await rig.stores.approvals.grant({ id: 'ap_fuzz', approver: 'alex', capCents: 5_000, expiresAt: Date.now() + 3_600_000, maxUses: 5, scope: 'payment:pi_1' });
   rig.target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
 });
 afterAll(async () => {

@@ -93,11 +93,14 @@ describe.concurrent('proposing refunds and credits', () => {
     const pi = `pi_${uid()}`;
     rig.target.world.set(`payment:${pi}`, { chargebacks: [], refunded_by_others: 0 });
     const approval = `ap_${uid()}`;
+    expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approvalBody({ id: approval, scope: `payment:${pi}` }))).status).toBe(201);
+    // The payment's cap stops all money on it for now.
+    expect((await request(rig.app).put(`/v1/caps/payment:${pi}`).set(bearer(TOKENS.approver)).send({ cap_cents: 0 })).status).toBe(200);
     const body = refundBody({ payment_intent: pi, approval });
     const early = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(body);
-    expect(early.body).toMatchObject({ state: 'refused', outcome: 'REFUSED:lease', reason: `approval ${approval} does not exist` });
-    // The approval is granted, and the payment's facts have moved on: the same request is a new decision.
-    expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approvalBody({ id: approval, scope: `payment:${pi}` }))).status).toBe(201);
+    expect(early.body).toMatchObject({ state: 'refused', outcome: 'REFUSED:over_cap' });
+    // The cap is lifted, and the payment's facts have moved on: the same request is a new decision.
+    expect((await request(rig.app).put(`/v1/caps/payment:${pi}`).set(bearer(TOKENS.approver)).send({ cap_cents: 100_000 })).status).toBe(200);
     rig.target.world.set(`payment:${pi}`, { chargebacks: [], refunded_by_others: 100 });
     const again = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(body);
     expect(again.status).toBe(202);

@@ -6,7 +6,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStores } from '../../src/interlock.js';
 import { createApp, queueCheck, storeChecks } from '../../webhooks/app.js';
-import { bearer, refundBody, ROLE_TOKENS, startRig, tokenRegistry, TOKENS, type Rig } from './rig.js';
+import { approvalBody, bearer, refundBody, ROLE_TOKENS, startRig, tokenRegistry, TOKENS, type Rig } from './rig.js';
 
 let rig: Rig;
 beforeAll(async () => {
@@ -23,7 +23,9 @@ function appWith(deps: Partial<Parameters<typeof createApp>[0]>) {
 describe('the request log', () => {
   it('one line per request with its id, the role and the token name; never a token, a header or a body', async () => {
     await request(rig.app).get('/v1/effects?limit=1').set(bearer(TOKENS.auditor)).set('X-Request-Id', 'req-audit-1');
-    await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).send(refundBody({ request_id: 'case-logged', decision: { model: 'm', text: 'customer secret note' } }));
+    const approval = approvalBody();
+    expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval)).status).toBe(201);
+    await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).send(refundBody({ request_id: 'case-logged', approval: approval.id, decision: { model: 'm', text: 'customer secret note' } }));
     await request(rig.app).get('/v1/effects').set(bearer('itk_wrong_token_0123456789'));
     const line = rig.logs.find((entry) => entry.reqId === 'req-audit-1');
     expect(line).toMatchObject({ reqId: 'req-audit-1', role: 'auditor', token: 'aud', method: 'GET', url: '/v1/effects?limit=1', status: 200, ms: expect.any(Number) });

@@ -88,6 +88,7 @@ export function effectsRoutes(context: ApiContext): Route[] {
     202: { description: 'Recorded and queued; `outcome` is null until the effect settles (or the outcome, with ?wait).', schema: proposalAnswer },
     ...common,
     403: { description: 'The role may not propose, or the approval asks for four eyes and the proposer approved it (`four_eyes`).', schema: errorAnswer },
+    404: { description: 'No such approval (`unknown_approval`): grant it first; nothing was recorded.', schema: errorAnswer },
     409: { description: 'The request id was first decided with another payload (`conflicting_payload`); the recorded one stands.', schema: errorAnswer },
     413: { description: 'The body is too large.', schema: errorAnswer },
     415: { description: 'The body is not JSON.', schema: errorAnswer },

@@ -1,0 +1,60 @@
+// Four eyes (an approval's approver, and whoever granted it, may not propose under it) must hold however the proposer
+// is named and whenever the approval is granted. A proposal under an approval nobody has granted yet had no rule to
+// meet: dana proposed under a new id, then granted that id to herself with four eyes, and the queued refund went out.
+// A name spelled with look-alike characters (fullwidth letters, a zero-width space) passed the case-blind comparison.
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { effectIdFor } from '../../src/interlock.js';
+import { approvalBody, bearer, refundBody, startRig, TOKENS, uid, type Rig } from './rig.js';
+
+let rig: Rig;
+beforeAll(async () => {
+  rig = await startRig();
+});
+afterAll(async () => {
+  await rig.close();
+});
+
+function payment(): string {
+  const pi = `pi_${uid()}`;
+  rig.target.world.set(`payment:${pi}`, { chargebacks: [], refunded_by_others: 0 });
+  return pi;
+}
+
+describe('four eyes', () => {
+  it('refuses a proposal under an approval nobody has granted yet (404 unknown_approval, nothing recorded), so its proposer cannot grant it to herself after', async () => {
+    const pi = payment();
+    const approval = `ap_${uid()}`;
+    const body = refundBody({ payment_intent: pi, approval });
+    const proposed = await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.danaSupport)).send(body);
+    expect(proposed.status).toBe(404);
+    expect(proposed.body.error).toMatchObject({ code: 'unknown_approval' });
+    expect(proposed.body.error.message).toContain('grant it first');
+    const effectId = effectIdFor({ requestId: String(body.request_id), effect: { kind: 'refund', paymentIntent: pi, amount: 2_000, reason: 'requested_by_customer' } });
+    expect((await request(rig.app).get(`/v1/effects/${effectId}`).set(bearer(TOKENS.auditor))).status).toBe(404);
+
+    // Granted now, by dana naming herself, with four eyes: her proposal is refused as any approver's is.
+    const granted = await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.danaApprover)).send({ id: approval, approver: 'dana', cap_cents: 5_000, scope: `payment:${pi}`, four_eyes: true });
+    expect(granted.status).toBe(201);
+    const again = await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.danaSupport)).send(body);
+    expect(again.status).toBe(403);
+    expect(again.body.error).toMatchObject({ code: 'four_eyes' });
+  });
+
+  it.each([
+    ['in another case', 'Alex'],
+    ['in fullwidth letters', 'ａｌｅｘ'],
+    ['with a zero-width space inside', 'a\u200blex'],
+    ['with a zero-width space at the end', 'alex\u200b'],
+    ['with a zero-width joiner inside', 'al\u200dex'],
+  ])('refuses the approver as agent when the name is spelled %s', async (_how, agent) => {
+    const pi = payment();
+    const approval = approvalBody({ scope: `payment:${pi}`, approver: 'alex', four_eyes: true });
+    expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.danaApprover)).send(approval)).status).toBe(201);
+    const proposed = await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).send(refundBody({ payment_intent: pi, approval: approval.id, agent }));
+    expect(proposed.status, JSON.stringify(proposed.body)).toBe(403);
+    expect(proposed.body.error).toMatchObject({ code: 'four_eyes' });
+    // Someone else may propose under it.
+    expect((await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).send(refundBody({ payment_intent: pi, approval: approval.id, agent: 'alexandra' }))).status).toBe(202);
+  });
+});

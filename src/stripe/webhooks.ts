@@ -73,12 +73,17 @@ export function createWebhookVerifier(secrets: readonly string[], options: Webho
     for (const secret of usable) {
       try {
         // The timestamp was checked above, both ways, against our own clock reading; the SDK checks its age again
-        // with the same reading (a second look at the same rule, not a different one).
-        verified = stripeSdk().webhooks.constructEvent(rawBody, header, secret, tolerance, undefined, at);
+        // with the same reading (it takes the time in milliseconds).
+        verified = stripeSdk().webhooks.constructEvent(rawBody, header, secret, tolerance, undefined, at * 1000);
         break;
       } catch (error) {
-        // A body that is signed but not JSON: the signature matched, the payload is still no event.
+        // Only a signature that does not match under this secret goes on to the next one. Anything the SDK refuses
+        // after the signature matched (a body that is not JSON; a thin event, `v2.core.event`, from an event
+        // destination set to thin payloads) is signed by the right secret and is no event this route reads: saying
+        // "check STRIPE_WEBHOOK_SECRET" would send the operator after a secret that is right.
+        if ((error as { type?: unknown } | null)?.type === 'StripeSignatureVerificationError') continue;
         if (error instanceof SyntaxError) return { ok: false, reason: 'not_an_event', message: 'The body is signed but is not JSON.' };
+        return { ok: false, reason: 'not_an_event', message: `The body is signed, but the Stripe SDK refused it as an event (${error instanceof Error ? error.message : String(error)}); this route reads snapshot events (an endpoint or \`stripe listen\`), not thin event notifications.` };
       }
     }
     if (verified === undefined) {

@@ -1,6 +1,6 @@
 // The webhook signature check (issue 10 §1) through the official SDK: a body signed with any configured secret
 // (a rotation) is an event; no header, another secret, a tampered body, a timestamp outside the tolerance either
-// way, a signed body that is not JSON or not an event each get their own reason; configuration without a usable
+// way, a signed body that is not JSON or not an event (a thin event notification among them) each get their own reason; configuration without a usable
 // whsec_ secret is refused at start. A header with no single readable t= is refused, so a captured old delivery
 // cannot be given a fresh time.
 import { describe, expect, it } from 'vitest';
@@ -59,6 +59,18 @@ describe('webhook signatures', () => {
     for (const text of ['not json', '[]', '{"id":"evt_1","type":"refund.failed"}', '{"id":"evt_1","type":"x","data":{"object":[]}}', '{"id":"","type":"x","data":{"object":{}}}', '{"id":"x","object":"refund","type":"x","data":{"object":{}}}']) {
       expect(verifier(Buffer.from(text), signWebhookBody(text, NEW, NOW)), text).toMatchObject({ ok: false, reason: 'not_an_event' });
     }
+  });
+
+  it('a thin event notification signed with a configured secret is not_an_event naming what it is, not a secret that matches nothing', () => {
+    // From an event destination set to thin payloads: the signature matches, and the SDK refuses the payload after it.
+    const thin = JSON.stringify({ id: 'evt_test_65R9Ijk8cMnR8GMQTB316JqNQ0U2SQ', object: 'v2.core.event', type: 'v1.billing.meter.error_report_triggered', created: '2026-01-01T00:00:00.000Z', related_object: { id: 'mtr_1', type: 'billing.meter', url: '/v1/billing/meters/mtr_1' } });
+    for (const secret of [NEW, OLD]) {
+      const verdict = verifier(Buffer.from(thin), signWebhookBody(thin, secret, NOW));
+      expect(verdict).toMatchObject({ ok: false, reason: 'not_an_event' });
+      expect(verdict.ok === false && verdict.message).toContain('thin event');
+    }
+    // Signed with a secret nobody configured, it is still a signature that matches none.
+    expect(verifier(Buffer.from(thin), signWebhookBody(thin, 'whsec_someoneelse', NOW))).toMatchObject({ ok: false, reason: 'bad_signature' });
   });
 
   it('refuses configuration without a usable secret, naming the setting', () => {

@@ -152,11 +152,25 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     return raised;
   }
 
-  /** Refund facts: to the effect whose id the refund's metadata carries. */
+  /**
+   * Refund facts: to the effect whose id the refund's metadata carries. A refund that failed (or was canceled) while
+   * its dispatch is still open (the answer to the send was lost and the sender waits for Stripe again) is recorded now, when no
+   * alert is called for yet; the `failed_after_landed` alert is called for once the refund commits. So, as for a
+   * dispute (applyPayment), the payment is marked first (note-fact-1), and the settle that commits the refund sees
+   * the mark and re-reads the effect's facts at once, which raises the alert in seconds rather than at the
+   * reconciler's next pass. Marked before the fact is appended: a settle before the mark commits first, and the
+   * append then raises the alert on the committed effect itself. A refund that is fine marks nothing: its events
+   * often come before the sender's settle, and a mark would make that settle (and every later one on the payment)
+   * read the payment again at Stripe.
+   */
   async function applyRefund(source: Observed['source'], eventId: string | null, eventType: string, refund: RefundFact, again: boolean): Promise<Applied[]> {
     // Re-read, a refund Stripe does not know is no fact (a signed event can still be about another account).
     const current = reread && reader ? await reader.refund(refund.id) : refund;
     if (current === null || current.effectId === null) return [];
+    if (current.status === 'failed' || current.status === 'canceled') {
+      const partition = await journal.partitionOf(current.effectId);
+      if (partition !== null && (await journal.readState(partition, current.effectId)).state.open) await journal.notePaymentFact(partition);
+    }
     return [await appendTo(current.effectId, [refundObserved(source, eventId, eventType, current)], again)];
   }
 

@@ -3,7 +3,8 @@
 // refunds with a 500), and the charge is charged back meanwhile. The dispute's event finds no committed effect on the
 // payment; once the refund commits, the receipt must still show the chargeback and the `exposure` alert (refund plus
 // chargeback: the merchant pays twice) must be raised within seconds, not at the reconciler's next pass (15 min).
-// A refund's own events in flight carry the effect id and are recorded on the open effect as they come.
+// A refund's own events in flight carry the effect id and are recorded on the open effect as they come; one that says
+// the refund failed marks the payment as a dispute does, so its `failed_after_landed` alert comes seconds after the commit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFacts, type StripeEvent } from '../../src/interlock.js';
 import { sleep } from '../support/harness.js';
@@ -106,6 +107,33 @@ describe('payment facts that come while a refund is in flight', () => {
       rig.startFactsWorker();
     }
   }, 60_000);
+
+  it('a refund that failed while it was in flight raises failed_after_landed seconds after it commits, as a chargeback there does', async () => {
+    // The facts worker is off: the refund's own event is applied here, as the worker would while reads still work.
+    await rig.stopFactsWorker();
+    const { paymentIntent } = await pay(rig.stripe, 'pm_card_visa', 10_000);
+    await rig.sandbox.control.idle();
+    await rig.sandbox.control.dropNext({ path: '/v1/refunds', method: 'POST', when: 'after', count: 100_000 });
+    await rig.sandbox.control.failNext({ path: '/v1/refunds', method: 'GET', status: 500, count: 100_000 });
+    const effectId = await rig.submit({ kind: 'refund', paymentIntent, amount: 2_000, reason: 'requested_by_customer' });
+    const refundId = await waitFor('the refund at Stripe', async () => {
+      const created = (await rig.stripe.events.list({ type: 'refund.created' })).data.find((event) => (event.data.object as { payment_intent?: unknown }).payment_intent === paymentIntent);
+      return (created?.data.object as { id?: string } | undefined)?.id;
+    });
+    await rig.sandbox.control.request('POST', `/refunds/${refundId}/fail`, { failure_reason: 'expired_or_canceled_card' });
+    const failed = await waitFor('refund.failed', async () => (await rig.stripe.events.list({ type: 'refund.failed' })).data.find((event) => (event.data.object as { id?: unknown }).id === refundId));
+    const asEvent = createFacts(rig.stores, null, { rereadBeforeAppend: false });
+    expect(await asEvent.applyEvent(JSON.parse(JSON.stringify(failed)) as StripeEvent)).toMatchObject([{ effectId, appended: 1 }]);
+    expect(await kindsOf(effectId)).not.toContain('COMMITTED');
+
+    await rig.sandbox.control.clearFaults();
+    const answer = await rig.effects.waitFor(effectId, 30_000);
+    expect(answer?.outcome).toMatch(/^COMMITTED/);
+    const verification = await rig.receipt(effectId);
+    expect({ answer: verification.answer, finalMoney: verification.finalMoney.status }).toEqual({ answer: 'returned', finalMoney: 'not_returned' });
+    const alert = await waitFor('the failed_after_landed alert', async () => (await rig.stores.alerts.list()).find((one) => one.effectId === effectId && one.kind === 'failed_after_landed'), 5_000);
+    expect(alert.resolvedAt).toBeNull();
+  }, 90_000);
 
   it('a refund on a payment no dispute came for reads nothing at Stripe after its refund is created', async () => {
     await rig.stopFactsWorker();

@@ -1,4 +1,5 @@
--- note-fact: a fact about a payment (a dispute event) has come; marks the subject with the Redis time and, in the same
+-- note-fact: a fact about a payment (a dispute event, or a refund fact for an effect still in flight) has come; marks the
+-- subject with the Redis time and, in the same
 -- step, lists the effects that committed on it, the ones the fact is recorded on now. An effect still in flight (its
 -- dispatch open) is not among them; settle-5 sees the mark when it commits that effect or settles it AMBIGUOUS and
 -- tells its sender to re-read the effect's facts at once (src/gate/settle.ts). Marking and listing in one step leaves

@@ -128,9 +128,11 @@ function quotedKey(key: string): string | null {
 
 // Sorted key lists already made, by an object's own key order: entries and their parts come in a few dozen shapes,
 // and sorting a fresh copy of the same keys for every object was a tenth of what a gated effect allocated. An object
-// whose keys are a known list's, in the same order, takes its sorted copy (never changed by its users). Shapes are
-// kept by their first key, a few each (every entry starts with `v`); bounded, since objects come from outside too.
-type Shape = { keys: readonly string[]; sorted: readonly string[] };
+// whose keys are a known list's, in the same order, takes its sorted copy (never changed by its users), with each
+// key written as JSON once and for all (`"key":`, null for a key with no canonical form), so the writer neither
+// looks a key up nor quotes it again. Shapes are kept by their first key, a few each (every entry starts with `v`);
+// bounded, since objects come from outside too.
+type Shape = { keys: readonly string[]; sorted: readonly string[]; heads: readonly (string | null)[] };
 const SHAPES = new Map<string, Shape[]>();
 const SHAPES_MAX = 256;
 const SHAPES_PER_FIRST_KEY = 16;
@@ -142,19 +144,30 @@ function sameKeys(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
-function sortedKeys(value: object): readonly string[] {
+/** `"key":` for a key with a canonical form; null for one without ("__proto__", a lone surrogate). */
+function headOf(key: string): string | null {
+  const quoted = quotedKey(key);
+  return quoted === null ? null : `${quoted}:`;
+}
+
+function shapeOf(value: object): Pick<Shape, 'sorted' | 'heads'> {
   const keys = Object.keys(value);
-  if (keys.length < 2) return keys;
+  if (keys.length === 0) return { sorted: keys, heads: [] };
   const first = keys[0] as string;
   const known = SHAPES.get(first);
-  if (known !== undefined) for (const shape of known) if (sameKeys(shape.keys, keys)) return shape.sorted;
-  const sorted = [...keys].sort();
+  if (known !== undefined) for (const shape of known) if (sameKeys(shape.keys, keys)) return shape;
+  const sorted = keys.length < 2 ? keys : [...keys].sort();
+  const shape: Shape = { keys, sorted, heads: sorted.map(headOf) };
   if (shapes < SHAPES_MAX && (known?.length ?? 0) < SHAPES_PER_FIRST_KEY) {
-    if (known === undefined) SHAPES.set(first, [{ keys, sorted }]);
-    else known.push({ keys, sorted });
+    if (known === undefined) SHAPES.set(first, [shape]);
+    else known.push(shape);
     shapes += 1;
   }
-  return sorted;
+  return shape;
+}
+
+function sortedKeys(value: object): readonly string[] {
+  return shapeOf(value).sorted;
 }
 
 /**
@@ -281,14 +294,16 @@ function writeQuick(value: unknown, depth: number, skip?: ReadonlySet<string>): 
       const proto: unknown = Object.getPrototypeOf(value);
       if (proto !== Object.prototype && proto !== null) return null;
       let text = '{';
-      for (const key of sortedKeys(value)) {
+      const { sorted, heads } = shapeOf(value);
+      for (let index = 0; index < sorted.length; index += 1) {
+        const key = sorted[index] as string;
         if (skip !== undefined && skip.has(key)) continue;
         const item: unknown = (value as Record<string, unknown>)[key];
         if (item === undefined) continue;
-        const quoted = quotedKey(key);
-        const written = quoted === null ? null : writeQuick(item, depth + 1);
+        const head = heads[index] ?? null;
+        const written = head === null ? null : writeQuick(item, depth + 1);
         if (written === null) return null;
-        text += text.length > 1 ? `,${quoted}:${written}` : `${quoted}:${written}`;
+        text += text.length > 1 ? `,${head}${written}` : `${head}${written}`;
       }
       return `${text}}`;
     }

@@ -255,8 +255,8 @@ export function createRecover(ctx: GateContext) {
    * for ever.
    */
   async function refusedInRecovery(holding: Holding, effect: Effect, rejection: { message: string; code: string | null; status: number | null }, checks: Checks | null, trustedAt: number, resent: boolean): Promise<Settled> {
-    const now = journal.clock.estimate() ?? (await journal.serverTime());
-    if (now >= trustedAt) return settleRejected(ctx, holding, effect, rejection, checks);
+    // Redis's own time, read now: the estimate errs late, and an early "trusted" is the unsafe side.
+    if ((await journal.serverTime()) >= trustedAt) return settleRejected(ctx, holding, effect, rejection, checks);
     const { partition, effectId, epoch } = holding;
     if (target.queryable) {
       let found: JsonObject | null;

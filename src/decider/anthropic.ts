@@ -242,6 +242,22 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
     }
   }
 
+  /**
+   * Why the answer's blocks are not what the Messages API sends (the SDK does not check answers), or null: every block
+   * an object with a type, a text block's text a string, a tool call's id and name strings. Said so (decision_invalid,
+   * the case fails at once) rather than met as a TypeError further on, which the decisions worker would take for an
+   * outside failure and retry, asking the model again each time.
+   */
+  function blockProblem(content: readonly unknown[]): string | null {
+    for (const [index, block] of content.entries()) {
+      if (typeof block !== 'object' || block === null || typeof (block as { type?: unknown }).type !== 'string') return `content block ${index + 1} of its answer is not a block (${block === null ? 'null' : typeof block})`;
+      const { type, text, id, name } = block as { type: string; text?: unknown; id?: unknown; name?: unknown };
+      if (type === 'text' && typeof text !== 'string') return `text block ${index + 1} of its answer holds no text (${typeof text})`;
+      if (type === 'tool_use' && (typeof id !== 'string' || typeof name !== 'string')) return `tool call ${index + 1} of its answer has no ${typeof id !== 'string' ? 'id' : 'name'} string`;
+    }
+    return null;
+  }
+
   return {
     name: 'anthropic',
     async decide(raw, options = {}) {
@@ -254,6 +270,8 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
         const message = await ask(input, messages, tools, options.signal);
         if (!Array.isArray(message.content)) throw invalid(input.caseId, 'the answer is not a Messages API message (it has no content list)', cleanModelLine(config.model, 200));
         const model = cleanModelLine(typeof message.model === 'string' ? message.model : '', 200) || config.model;
+        const malformed = blockProblem(message.content as unknown[]);
+        if (malformed !== null) throw invalid(input.caseId, malformed, model);
         const problem = stopProblem(message, config);
         if (problem !== null) throw invalid(input.caseId, problem, model);
         for (const block of message.content) if (block.type === 'text' && block.text.trim() !== '') said.push(block.text);

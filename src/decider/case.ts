@@ -3,7 +3,7 @@
 // proposal: an approval whose scope names the wrong kind of subject, facts that are not canonical JSON.
 import { z } from 'zod';
 import { SUBJECT } from '../core/approval.js';
-import { MAX_AMOUNT_CENTS, type EffectKind } from '../core/effects.js';
+import type { EffectKind } from '../core/effects.js';
 import { InterlockError, zodFieldProblems } from '../core/errors.js';
 import { CASE_ID, STORY_MAX_CHARS } from '../core/cases.js';
 import { assertJson, canonicalJson, jsonDepth, type JsonObject } from '../core/json.js';
@@ -58,7 +58,9 @@ const caseSchema = z.strictObject({
   story: freeText(STORY_MAX_CHARS).refine((value) => value.trim() !== '', 'must tell what happened'),
   approval: z.object({
     id: z.string({ error: 'must be a string' }).regex(APPROVAL_ID, 'must be 1-200 letters, digits or _ . : -'),
-    capCents: z.number({ error: 'must be a number of cents' }).int('must be a whole number of cents').positive('must be more than zero cents').max(MAX_AMOUNT_CENTS),
+    // The cap covers every effect under the approval together, so it may be more than one effect moves
+    // (MAX_AMOUNT_CENTS): the decision's amount is bounded by both (the tool's schema, checkDecision).
+    capCents: z.number({ error: 'must be a number of cents' }).int('must be a whole number of cents').positive('must be more than zero cents'),
     scope: z.string({ error: 'must be a string' }).regex(SUBJECT, 'must name one payment or customer, e.g. payment:pi_123 or customer:cus_123'),
     approver: freeText(200).optional(),
   }),

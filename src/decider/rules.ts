@@ -1,6 +1,7 @@
 // The offline decider: without ANTHROPIC_API_KEY every case is decided by this rule, so every scenario and test
 // runs on a machine with no key and no network. The rule is the one support approved: the approved amount, on the
 // case's own kind. Facts are the gate's to judge (premises), not this rule's, so it never declines.
+import { MAX_AMOUNT_CENTS } from '../core/effects.js';
 import { parseCase, type Decider, type Decision, type DecisionCase } from './case.js';
 
 /** The `model` the rules decider writes into PROPOSED's `decision`, and so into receipts. */
@@ -11,7 +12,8 @@ function dollars(cents: number): string {
 }
 
 export function decideByRules(input: DecisionCase): Decision {
-  const amountCents = input.approval.capCents;
+  // The approved amount, at most what one effect may move (an approval's cap may cover several).
+  const amountCents = Math.min(input.approval.capCents, MAX_AMOUNT_CENTS);
   const approvedBy = input.approval.approver === undefined ? '' : ` by ${input.approval.approver}`;
   switch (input.kind) {
     case 'refund': {

@@ -134,6 +134,12 @@ describe('the decision is checked against the approval before anything is propos
     expect(() => proposalFields(check as unknown as AcceptedDecision, input)).toThrow(/not accepted/);
   });
 
+  it('a case under an approval whose cap covers more than one effect may move (a policy approval) is decided within both', async () => {
+    const approval = { id: 'ap_big_policy', capCents: 150_000_000, scope: `payment:${PAYMENT}`, approver: 'finance-policy' };
+    server.script(replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'cracked jar, $20 goodwill' }));
+    await expect(createAnthropicDecider(config()).decide(refundCase({ approval }))).resolves.toMatchObject({ action: 'refund', amountCents: 2000 });
+  });
+
   it('MODEL_DEVIATED when the model issues a credit on a refund case', async () => {
     const input = refundCase();
     server.script(replies.toolUse('issue_credit', { amount_cents: 2000, description: 'store credit instead' }));
@@ -230,6 +236,14 @@ describe('an answer that is not one well-formed decision is decision_invalid and
     expect(error).toMatchObject({ code: 'decision_invalid', retryable: false, status: 502 });
     return error;
   }
+
+  it('blocks that are not what the Messages API sends (a text block with no text, a null block, a tool call with no name): said so at once, not met as a TypeError the worker would retry', async () => {
+    const answer = (content: unknown[]) => ({ kind: 'message' as const, message: { id: 'msg_x', type: 'message', role: 'assistant', model: 'claude-haiku-4-5-20251001', content, stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } } });
+    const decision = { type: 'tool_use', id: 'toolu_1', name: 'issue_refund', input: { amount_cents: 2000, reason: 'ok' } };
+    expect((await invalid(answer([{ type: 'text', text: 42 }, decision]))).message).toContain('text block 1 of its answer holds no text');
+    expect((await invalid(answer([null, decision]))).message).toContain('content block 1 of its answer is not a block');
+    expect((await invalid(answer([{ type: 'tool_use', id: 'toolu_3', name: 7, input: {} }]))).message).toContain('tool call 1 of its answer has no name string');
+  });
 
   it('malformed tool input: an amount that is not a whole number of cents', async () => {
     const error = await invalid(replies.toolUse('issue_refund', { amount_cents: 'twenty dollars', reason: 'approved' }));

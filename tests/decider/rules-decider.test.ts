@@ -2,6 +2,7 @@
 // answer every time, no network. Its decisions go through the same check and proposal fields as a model's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseProposal } from '../../src/core/proposal.js';
+import { MAX_AMOUNT_CENTS } from '../../src/core/effects.js';
 import { checkDecision, createDecider, loadDeciderConfig, proposalFields, RULES_MODEL } from '../../src/decider/decider.js';
 import { creditCase, CUSTOMER, PAYMENT, refundCase } from './cases.js';
 import { startMessagesServer, type MessagesServer } from './messages-server.js';
@@ -32,6 +33,13 @@ describe('the rules decider', () => {
     const fields = proposalFields(check, input);
     expect(fields).toMatchObject({ requestId: 'case:case-4471', approval: 'ap_case_4471', effect: { kind: 'refund', paymentIntent: PAYMENT, amount: 2000 }, decision: { model: 'rules' } });
     expect(() => parseProposal({ ...fields, agent: 'support-decider', premises: { chargebacks: [], refunded_by_others: 0 } })).not.toThrow();
+  });
+
+  it('under an approval whose cap covers more than one effect may move, decides at most what one effect may move', async () => {
+    const input = refundCase({ approval: { id: 'ap_big_policy', capCents: 150_000_000, scope: `payment:${PAYMENT}`, approver: 'finance-policy' } });
+    const decision = await createDecider(loadDeciderConfig({})).decide(input);
+    expect(decision).toMatchObject({ action: 'refund', amountCents: MAX_AMOUNT_CENTS });
+    expect(checkDecision(decision, input.approval, input.kind).verdict).toBe('accepted');
   });
 
   it('credits the approved amount for the case incident', async () => {

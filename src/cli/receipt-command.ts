@@ -133,7 +133,13 @@ export function addReceiptCommands(program: Command): void {
       const read = verifyReceiptText(readText(file), keys ? { publicKeys: keys } : {});
       if (!read.json) unreadable(`${file} is not JSON: ${read.error}`);
       const result = read.verification;
-      process.stdout.write(`${JSON.stringify({ ...result, publicKeys: source }, null, 2)}\n`);
+      let written: string;
+      try {
+        written = JSON.stringify({ ...result, publicKeys: source }, null, 2);
+      } catch (error) {
+        unreadable(`${file}: its verification could not be written out (${error instanceof Error ? error.message : String(error)}).`);
+      }
+      process.stdout.write(`${written}\n`);
       if (result.signed === null) {
         process.stderr.write('No public key was given or configured, so the signatures were not checked: anyone could have rebuilt this chain. Pass --public-key FILE to authenticate it.\n');
       }

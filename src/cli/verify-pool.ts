@@ -116,7 +116,13 @@ export function reportOf(verdict: FileVerdict): FileReport {
   const line = result === null
     ? { file: verdict.file, status, error: verdict.error }
     : { file: verdict.file, status, effectId: result.effectId, outcome: result.outcome, happened: result.happened, finalMoney: result.finalMoney.status, answerMatchesFinalMoney: result.answerMatchesFinalMoney, exposure: result.exposure, problems: result.problems };
-  return { status, line: JSON.stringify(line) };
+  try {
+    return { status, line: JSON.stringify(line) };
+  } catch (error) {
+    // What a hostile file made verify() say could not be written (too long, too deep): that file alone is reported
+    // so, and the run goes on to the others.
+    return { status: 'unreadable', line: JSON.stringify({ file: verdict.file, status: 'unreadable', error: `its verification could not be written out (${error instanceof Error ? error.message : String(error)})` }) };
+  }
 }
 
 // One key set per list of PEMs, kept: verify() remembers the seal roots it checked per key object, so receipts

@@ -136,12 +136,12 @@ export function actionProblems(entry: EntryOf<'RESOLVED'>, effectId: string, out
   else if (item !== null && !ALLOWED_ACTIONS[item.kind].includes(entry.action)) problems.push(`records a ${entry.action}, which an item of kind ${item.kind} does not allow`);
   if (entry.action === 'resolve') {
     if (entry.resolution === null) problems.push('resolves without saying whether the effect landed');
-    if (outcomeBefore !== 'AMBIGUOUS') problems.push(`resolves an effect whose outcome was ${outcomeBefore ?? 'not settled'}, not AMBIGUOUS`);
+    if (outcomeBefore !== 'AMBIGUOUS') problems.push(`resolves an effect whose outcome was ${outcomeBefore?.slice(0, 90) ?? 'not settled'}, not AMBIGUOUS`);
   } else if (entry.resolution !== null) {
     problems.push(`carries a resolution on a ${entry.action}: only a resolve says whether the effect landed`);
   }
   if (entry.action === 'reapprove') {
-    if (outcomeBefore === 'AMBIGUOUS' || (outcomeBefore !== null && !outcomeBefore.startsWith('REFUSED:'))) problems.push(`re-approves an effect whose outcome was ${outcomeBefore}: money that moved, or may have, is never re-approved`);
+    if (outcomeBefore === 'AMBIGUOUS' || (outcomeBefore !== null && !outcomeBefore.startsWith('REFUSED:'))) problems.push(`re-approves an effect whose outcome was ${outcomeBefore.slice(0, 90)}: money that moved, or may have, is never re-approved`);
     const expected = reapprovalRequestId(entry.item);
     if (entry.reapproval === null) problems.push('re-approves without naming the new request');
     else if (entry.reapproval.requestId !== expected || entry.reapproval.effectId !== effectIdFor({ requestId: expected, effect: null })) problems.push('re-approves under a request other than the one derived from its item');

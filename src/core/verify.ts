@@ -11,7 +11,7 @@ import { parseReceipt } from './receipt-schema.js';
 import { parseSeal, verifySeal } from './seal.js';
 import { isCanonicalSignature, SIGNATURE_CHARS, verifyText, type PublicKeySet } from './signing.js';
 import type { KeyObject } from 'node:crypto';
-import { isJsonObject, type JsonObject } from './json.js';
+import { assertJson, isJsonObject, type JsonObject } from './json.js';
 import { isForeignRefusal, openDispatch } from './decisions.js';
 import { actionProblems } from './inbox.js';
 import type { Actor, OperatorAction, Reapproval, Resolution } from './entries.js';
@@ -206,11 +206,33 @@ function approvalHeld(send: Send): boolean {
   return true;
 }
 
-function sameHash(a: unknown, b: unknown): boolean {
+/** A payload's hash, or null for a value with no canonical form (never equal to any). */
+function payloadHashOrNull(effect: unknown): string | null {
   try {
-    return payloadHash(a) === payloadHash(b);
+    return payloadHash(effect);
   } catch {
-    return false;
+    return null;
+  }
+}
+
+/** Most problems one verification lists; the rest are counted in a last line (a hostile receipt can make thousands). */
+const MAX_PROBLEMS = 200;
+/** Most characters of text taken from the receipt that one problem repeats. */
+const QUOTED_CHARS = 90;
+
+function clipped(text: string): string {
+  return text.length > QUOTED_CHARS ? `${text.slice(0, QUOTED_CHARS)}…` : text;
+}
+
+/**
+ * What a verification hands back of the receipt's own objects: only plain JSON within the depth every hashed entry
+ * keeps to (a receipt that failed its hashes can hold anything, and the answer is written out as JSON by callers).
+ */
+function boundedOrNull<T>(value: T): T | null {
+  try {
+    return assertJson(value) as T;
+  } catch {
+    return null;
   }
 }
 
@@ -252,6 +274,14 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
   // The settlement so far, carried entry to entry: a RESOLVED entry is judged by the outcome before it, and
   // recomputing that from the start at each one made verify quadratic in RESOLVED entries.
   let settled = UNSETTLED;
+  // The first payload's hash, made once: every later PROPOSED and DISPATCHED is compared with it, and hashing it again
+  // for each made verify quadratic in its size.
+  let firstHash: string | null | undefined;
+  const sameAsFirst = (effect: unknown): boolean => {
+    if (firstProposal === null) return false;
+    firstHash ??= payloadHashOrNull(firstProposal.effect);
+    return firstHash !== null && payloadHashOrNull(effect) === firstHash;
+  };
   const approverOf = (dispatch: EntryOf<'DISPATCHED'>) => (dispatch.checks.approval ?? authorized.get(dispatch.approval)?.approval)?.approver ?? null;
   entries.forEach((entry, index) => {
     const name = describeEntry(entry, index);
@@ -259,7 +289,7 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
     settled = settle(settled, entry);
     switch (entry.kind) {
       case 'PROPOSED':
-        if (index > 0 && firstProposal && entry.v !== 1 && !sameHash(entry.effect, firstProposal.effect)) {
+        if (index > 0 && firstProposal && entry.v !== 1 && !sameAsFirst(entry.effect)) {
           problems.push(`${name} proposes another payload under this effect id: only the first payload may be proposed`);
         }
         return;
@@ -296,7 +326,7 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
           unsafeResend = true;
           problems.push(`${name} sends again after the target refused this effect outright`);
         }
-        if (entry.effect !== undefined && firstProposal && !sameHash(entry.effect, firstProposal.effect)) problems.push(`${name} sends a payload other than the one first proposed`);
+        if (entry.effect !== undefined && firstProposal && !sameAsFirst(entry.effect)) problems.push(`${name} sends a payload other than the one first proposed`);
         if (entry.subject !== undefined && entry.subject !== subject) problems.push(`${name} was dispatched on ${entry.subject}, but its effect moves money on ${subject ?? 'no valid subject'}`);
         // A v2 dispatch leaves the snapshot to the AUTHORIZED right before it, in its batch.
         const before = entries[index - 1];
@@ -362,8 +392,8 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
   const money = collectMoneyFacts(entries);
   const committedRefunds = committedEntry ? idsOf(committedEntry.found, committedEntry.result) : lateEntry ? idsOf(null, lateEntry.entry.result) : [];
   for (const id of money.refunds.keys()) {
-    if (committedRefunds.length > 0 && !committedRefunds.includes(id)) problems.push(`an OBSERVED refund ${id} is not the refund the effect committed (${committedRefunds.join(', ')})`);
-    if (happened === false) problems.push(`an OBSERVED refund ${id} exists for an effect the journal says never landed`);
+    if (committedRefunds.length > 0 && !committedRefunds.includes(id)) problems.push(`an OBSERVED refund ${clipped(id)} is not the refund the effect committed (${committedRefunds.map(clipped).join(', ')})`);
+    if (happened === false) problems.push(`an OBSERVED refund ${clipped(id)} exists for an effect the journal says never landed`);
   }
   const happenedOnce = !unsafeResend && committedCount <= 1 && money.refunds.size <= 1;
 
@@ -389,6 +419,7 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
   const evidence = committedEntry ? evidenceOf(committedEntry.found, committedEntry.result) : lateEntry ? evidenceOf(null, lateEntry.entry.result) : null;
 
   const valid = problems.length > 0 ? false : signed === true ? true : null;
+  if (problems.length > MAX_PROBLEMS) problems.splice(MAX_PROBLEMS - 1, problems.length, `and ${problems.length - MAX_PROBLEMS + 1} more problems`);
   return {
     valid,
     chainIntact,
@@ -403,7 +434,7 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
     assumptionsHeld,
     refused,
     evidence,
-    recheckedAtRecovery,
+    recheckedAtRecovery: boundedOrNull(recheckedAtRecovery),
     approvedBy,
     lateLanding: lateEntry && lateEntry.after !== 'COMMITTED' ? { evidence: evidenceOf(null, lateEntry.entry.result), after: lateEntry.after, cents: amount } : null,
     answer,

@@ -135,8 +135,10 @@ describe('a RESOLVED entry in a receipt', () => {
         return Reflect.get(target, field, receiver) as unknown;
       } }));
       const verification = verify(copy, { publicKeys });
-      // Every dismissal after the first action on the item is a second action on it: the rules still ran on each.
-      expect(verification.problems).toHaveLength(actions);
+      // Every dismissal after the first action on the item is a second action on it: the rules still ran on each
+      // (a verification lists at most 200 problems and counts the rest in its last line).
+      expect(verification.problems).toHaveLength(Math.min(actions, 200));
+      if (actions > 200) expect(verification.problems.at(-1)).toBe(`and ${actions - 199} more problems`);
       expect(verification).toMatchObject({ outcome: 'AMBIGUOUS', answer: 'not_returned', answerFrom: 'operator' });
       return reads / copy.entries.length;
     };

@@ -128,8 +128,12 @@ describe('submitLatest (an effects job)', () => {
     const warm = refundProposal({ approval: terms.id });
     await record(warm);
     await sender.gate.submitLatest(idOf(warm), warm);
-    // Each count includes the index upkeep its submit schedules (within 50 ms), and nothing of the one before.
-    const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
+    // Each count includes the index upkeep its submit schedules, and nothing of the one before: flushed here rather
+    // than waited for (its timer, 50 ms, fired late on a loaded machine and the count fell into the next step).
+    const settle = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await stores.journal.flushIndex();
+    };
     await settle();
     const latest = refundProposal({ approval: terms.id });
     await record(latest);

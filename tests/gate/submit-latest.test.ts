@@ -7,7 +7,7 @@
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMemoryTarget, createProposalRecorder, effectIdFor, openStores, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
+import { createMemoryTarget, createProposalRecorder, effectIdFor, journalOf, openStores, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
 import { payloadHash } from '../../src/core/effect-id.js';
 import { createRedisJournal } from '../../src/redis/journal.js';
 import { countCommands } from '../support/count-commands.js';
@@ -132,7 +132,7 @@ describe('submitLatest (an effects job)', () => {
     // than waited for (its timer, 50 ms, fired late on a loaded machine and the count fell into the next step).
     const settle = async () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
-      await stores.journal.flushIndex();
+      await journalOf(stores).flushIndex();
     };
     await settle();
     const latest = refundProposal({ approval: terms.id });

@@ -53,7 +53,7 @@ export type DecisionJob = { caseId: string };
 export type CaseFactReader = (effect: Effect, names: readonly string[], context: { effectId: string; timeoutMs: number }) => Promise<Record<string, unknown>>;
 
 /** The effects queue's producer side, as the worker proposes through it. */
-export type ProposalSink = { propose(proposal: unknown): Promise<Recorded & { queued: boolean }> };
+export type ProposalSink = { propose(proposal: unknown, options?: { firstOnly?: boolean }): Promise<Recorded & { queued: boolean }> };
 
 export type DecisionsQueueOptions = {
   /** Attempts for a case whose decision failed retryably (the model's API unavailable, a fact read failed). */
@@ -403,10 +403,11 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
       request: { case_id: caseId, token: record.submittedBy },
       decision: fields.decision,
     };
-    const proposed = await options.effects.propose(proposal);
-    if (proposed.status === 'conflict') {
-      // Another decision of this case was recorded in between (a second worker on a redelivered job): it binds, judged
-      // as at the top (a deviation it recorded refused makes the case deviated, an accepted proposal proposed).
+    const proposed = await options.effects.propose(proposal, { firstOnly: true });
+    if (proposed.status !== 'recorded') {
+      // Another decision of this case was recorded in between (a second worker on a redelivered job), with another
+      // payload or the same one: it binds, judged as at the top (a deviation it recorded refused makes the case
+      // deviated, an accepted proposal proposed), and this run adds nothing to its chain.
       const bound = await recordedSince(record, effectId);
       if (bound === null) throw new Error(`case ${caseId}: the effects queue reported a conflict, but no proposal is recorded for effect ${effectId}`);
       return bound;

@@ -39,10 +39,11 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
     queue,
     /**
      * Records the proposal and queues it, unless recording refused it (another payload under this request id) or
-     * it is already settled. The facts it carries as premises were read by the caller at decision time.
+     * it is already settled. The facts it carries as premises were read by the caller at decision time. `firstOnly`:
+     * record it only when the effect holds no proposal yet (a case's decision; see the recorder).
      */
-    async propose(proposal: unknown): Promise<Recorded & { queued: boolean }> {
-      const recorded = await record(proposal);
+    async propose(proposal: unknown, how: { firstOnly?: boolean } = {}): Promise<Recorded & { queued: boolean }> {
+      const recorded = await record(proposal, how);
       if (recorded.status === 'conflict' || (recorded.status === 'exists' && recorded.outcome !== null && !recorded.open)) return { ...recorded, queued: false };
       // A job runs the effect's latest recorded proposal (the worker reads it from the journal). One that is
       // waiting or delayed will pick up a proposal recorded now; one that already ran, or is running, will not, so

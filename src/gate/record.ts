@@ -56,9 +56,11 @@ export function createRecorder(deps: { journal: Journal; logger: Logger }) {
    * Validates, binds and records a proposal; throws ProposalError for bad input (nothing written). With `refuse`,
    * the proposal is recorded already refused (PROPOSED and REFUSED:lease in one append, so it never stands
    * unjudged): a decision that left its approval (MODEL_DEVIATED) is kept on a receipt a person can act on, and no
-   * job or retry can send it.
+   * job or retry can send it. With `firstOnly`, nothing is appended once the effect holds any proposal (answered
+   * `exists`): a case's decision binds by the first proposal recorded for it, whichever run recorded it, and a second
+   * run deciding the same payload must not add a re-decision (the head compare-and-set makes "none yet" atomic).
    */
-  return async function record(input: unknown, options: { refuse?: { reason: string; approval: ApprovalSnapshot | null } } = {}): Promise<Recorded> {
+  return async function record(input: unknown, options: { refuse?: { reason: string; approval: ApprovalSnapshot | null }; firstOnly?: boolean } = {}): Promise<Recorded> {
     const { proposal, effect } = parseProposalAndEffect(input);
     const facts = factsOfEffect(effect);
     const effectId = effectIdFor({ requestId: proposal.requestId, effect: proposal.effect });
@@ -77,7 +79,7 @@ export function createRecorder(deps: { journal: Journal; logger: Logger }) {
       const proposals = entries.filter((entry) => entry.kind === 'PROPOSED').length;
       // Nothing more can happen to an effect that is open, committed, ambiguous or refused by the target.
       const final = dispatchBlocker(entries, proposal.effect) !== null;
-      if ((latest && latest.kind === 'PROPOSED' && sameProposal(latest, proposal)) || final) {
+      if ((latest && latest.kind === 'PROPOSED' && sameProposal(latest, proposal)) || final || (options.firstOnly === true && proposals > 0)) {
         return { status: 'exists', effectId, subject: facts.subject, proposal, effect, outcome: currentOutcome(entries), open: openDispatch(entries) !== null, proposals };
       }
       const head = entries.at(-1)?.hash ?? state.head;

@@ -263,6 +263,25 @@ describe('two runs of one case (its lock lapsed and its job was handed to a seco
     expect(await rig.refundsAt(paymentIntent)).toEqual([]);
   });
 
+  it('the other run recorded 2000 while this run decides the same 2000 on its own reading: the first recorded proposal stands, and this run adds no second one', async () => {
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const submission = refundCase(paymentIntent, approval);
+    rig.useDecider({
+      name: 'rules',
+      async decide(input) {
+        // Meanwhile the other run records the same payload, decided in its own words on its own reading of the facts.
+        await createProposalRecorder(rig.stores)({ requestId: requestIdOf(input.caseId), agent: submission.agent, approval, premises: premisesOf(input), effect: { kind: 'refund', paymentIntent, amount: 2_000, reason: 'requested_by_customer', metadata: { case_id: input.caseId } }, request: { case_id: input.caseId, token: 'sam' }, decision: { model: 'scripted', text: 'other run: 2000' } });
+        return { action: 'refund', amountCents: 2_000, reason: 'same amount', model: 'scripted', text: 'this run: 2000' };
+      },
+    });
+    const record = await decided(submission);
+    const effectId = caseEffectId(submission.caseId);
+    expect(record.status).toMatchObject({ state: 'proposed', effectId, decision: { amountCents: 2_000, text: 'other run: 2000' } });
+    expect((await entriesOf(effectId)).filter((entry) => entry.kind === 'PROPOSED')).toHaveLength(1);
+    expect(await rig.effects.waitFor(effectId, 15_000)).toMatchObject({ outcome: 'COMMITTED' });
+    expect((await rig.refundsAt(paymentIntent)).map((refund) => refund.amount)).toEqual([2_000]);
+  });
+
   it('a status write never moves a case off the effect the journal decided it on; a case decided with no effect yields to one that names it', async () => {
     const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
     const submission = refundCase(paymentIntent, approval);
@@ -320,8 +339,8 @@ describe('a crash of the decisions worker between deciding and proposing', () =>
     rig.useDecider(decider);
     let crashes = 0;
     rig.wrapSink((sink) => ({
-      async propose(proposal) {
-        const recorded = await sink.propose(proposal);
+      async propose(proposal, how) {
+        const recorded = await sink.propose(proposal, how);
         if (crashes === 0) {
           crashes += 1;
           throw new Error('the worker died right after recording the proposal');
@@ -344,8 +363,8 @@ describe('a crash of the decisions worker between deciding and proposing', () =>
 
   it('a proposal recorded and queued whose enqueue answers an error on every attempt: the case is proposed with that effect, never failed, and its one refund is sent', async () => {
     rig.wrapSink((sink) => ({
-      async propose(proposal) {
-        await sink.propose(proposal);
+      async propose(proposal, how) {
+        await sink.propose(proposal, how);
         // As effects.propose raises when queue.add answers after the Redis timeout: recorded, queued late.
         throw new Error('Effect was recorded, but Redis did not answer within 100 ms while it was being queued, so it may or may not be queued.');
       },
@@ -383,12 +402,12 @@ describe('a crash of the decisions worker between deciding and proposing', () =>
     rig.useDecider(decider);
     let crashes = 0;
     rig.wrapSink((sink) => ({
-      async propose(proposal) {
+      async propose(proposal, how) {
         if (crashes === 0) {
           crashes += 1;
           throw new Error('the worker died after deciding, before recording');
         }
-        return sink.propose(proposal);
+        return sink.propose(proposal, how);
       },
     }));
     const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);

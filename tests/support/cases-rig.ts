@@ -101,7 +101,7 @@ export async function startCasesRig(): Promise<CasesRig> {
   const start = () =>
     startDecisionsWorker(stores, {
       decider: { name: 'rules', decide: (input, options) => decider.decide(input, options) },
-      effects: { propose: (proposal) => (wrap === null ? effects : wrap(effects)).propose(proposal) },
+      effects: { propose: (proposal, how) => (wrap === null ? effects : wrap(effects)).propose(proposal, how) },
       readFacts,
       premises,
       concurrency: 2,

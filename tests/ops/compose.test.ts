@@ -98,6 +98,12 @@ describe('docker-compose.yml', () => {
     // Scalable: no fixed container name, no published port.
     expect(services.worker).not.toHaveProperty('container_name');
     expect(services.worker?.ports).toBeUndefined();
+    // What a worker counts exists only where a registry is made: in a process with the api role, or one with a
+    // metrics listener (src/main.ts). The worker's is on the compose network, unpublished.
+    const workerEnv = Object.fromEntries(Object.entries(services.worker?.environment ?? {}).filter((pair): pair is [string, string] => typeof pair[1] === 'string'));
+    const workerConfig = loadConfig({ ...workerEnv, STRIPE_SECRET_KEY: 'sk_test_compose' });
+    expect(workerConfig.metricsAddr).not.toBeNull();
+    expect(services.worker?.environment?.INTERLOCK_DATA_DIR).toBe('/data');
     expect(services.worker?.depends_on).toMatchObject({ redis: { condition: 'service_healthy' }, api: { condition: 'service_healthy' } });
     expect(services.sandbox?.profiles).toEqual(['sandbox']);
     expect(services['stripe-cli']?.profiles).toEqual(['stripe-cli']);

@@ -37,6 +37,11 @@ export function maybeCallerOf(req: Request): Caller | undefined {
   return callers.get(req);
 }
 
+/** Notes the caller of a request authenticated elsewhere (the page signs its callers in itself), for the request log. */
+export function noteCaller(req: Request, caller: Caller): void {
+  callers.set(req, caller);
+}
+
 const BEARER = /^Bearer[ \t]+(\S{1,1024})[ \t]*$/i;
 
 /** The cookie the page's sign-in sets (HttpOnly, SameSite=Strict): it holds the token, so it is checked like one. */

@@ -9,7 +9,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { entrySignatures, errorCode, errorMessage, InterlockError, verify, type Alert } from '../../src/interlock.js';
-import { cookieOf, PERMISSIONS, SESSION_COOKIE, type Permission } from '../api/auth.js';
+import { cookieOf, noteCaller, PERMISSIONS, SESSION_COOKIE, type Permission } from '../api/auth.js';
 import type { ApiContext } from '../api/context.js';
 import { detailOf, summaryOf } from '../api/effect-view.js';
 import { createEffectListing } from '../api/listing.js';
@@ -98,10 +98,14 @@ export function uiRouter(deps: UiDeps): Router {
     return async (req: Request, res: Response) => {
       const signed = session(req);
       if (signed === null) {
-        res.redirect(303, `${UI_PATH}/sign-in?next=${encodeURIComponent(req.originalUrl)}`);
+        // Back to the page after signing in: a form's own URL (an inbox action, POST only) has no page to show, so
+        // a form sent after the session ended comes back to the page it was sent from, not to a route that is not one.
+        const back = req.method === 'GET' || req.method === 'HEAD' ? req.originalUrl : req.originalUrl.replace(/\/(?:dismiss|resolve|reapprove)(?:\?.*)?$/, '');
+        res.redirect(303, `${UI_PATH}/sign-in?next=${encodeURIComponent(localPath(back))}`);
         return;
       }
       const { caller } = signed;
+      noteCaller(req, caller);
       const viewer: Viewer = { name: caller.name, role: caller.role, csrf: csrfTokenFor(signed.token), sections };
       if (deps.limiter) {
         const decision = deps.limiter.take(`${caller.name}:${caller.role}`);

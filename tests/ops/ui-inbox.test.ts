@@ -92,4 +92,22 @@ describe.concurrent('the inbox page', () => {
     expect(dismissed.status).toBe(303);
     expect((await rig.stores.inbox.get(item))?.closure).toMatchObject({ action: 'dismiss', by: { name: 'dana', role: 'approver' } });
   });
+
+  it('takes every note the form allows (2,000 characters of Japanese; line breaks sent as CRLF) and says which field is wrong when one is', async () => {
+    const { item } = await make.stale();
+    const form = await request(rig.app).get(`/ui/inbox/${item}`).set('Cookie', cookie(TOKENS.approver));
+    expect(form.text).toContain('name="note" required maxlength="2000"');
+    // 2,000 characters of Japanese are 18 kB once the browser percent-encodes them.
+    const japanese = '顧客に電話で確認し、返金済みであることを確認しました。'.repeat(100).slice(0, 2_000);
+    const tooLong = await post(`/ui/inbox/${item}/dismiss`, TOKENS.approver, { note: `${japanese}。` });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.text).toContain('the note is longer than 2000 characters');
+    // A 2,000-character note with line breaks, as a browser sends it (each line break CRLF): taken as typed.
+    const typed = 'Checked the payment in the dashboard.\n'.repeat(20).padEnd(2_000, '.');
+    const withBreaks = await post(`/ui/inbox/${item}/dismiss`, TOKENS.approver, { note: typed.replace(/\n/g, '\r\n') });
+    expect(withBreaks.status).toBe(303);
+    expect((await rig.stores.inbox.get(item))?.closure?.note).toBe(typed);
+    const other = await make.stale();
+    expect((await post(`/ui/inbox/${other.item}/dismiss`, TOKENS.approver, { note: japanese })).status).toBe(303);
+  });
 });

@@ -148,6 +148,17 @@ export function addInboxPages(router: Router, context: ApiContext, helpers: Inbo
     }),
   );
 
+  /** What is wrong with a form the schema refused, field by field, in the page's words. */
+  function formProblem(error: unknown): string {
+    const issues = (error as { issues?: { path?: PropertyKey[]; code?: string; maximum?: unknown }[] }).issues ?? [];
+    const words = issues.map((issue) => {
+      const field = String(issue.path?.[0] ?? 'the form');
+      if (issue.code === 'too_big') return `the ${field} is longer than ${String(issue.maximum)} characters`;
+      return field === 'resolution' ? 'choose what Stripe shows' : field === 'note' ? 'write a note of what was checked or done' : field === 'approval' ? 'give a valid approval id' : `the ${field} is not valid`;
+    });
+    return `The form ${words.length > 0 ? `needs changes: ${[...new Set(words)].join('; ')}` : 'is incomplete'}. Nothing was recorded.`;
+  }
+
   for (const action of PAGE_ACTIONS) {
     router.post(
       `${INBOX_SECTION.path}/:id/${action}`,
@@ -158,7 +169,8 @@ export function addInboxPages(router: Router, context: ApiContext, helpers: Inbo
         if (item === null) return send(res, 404, helpers.messagePage(viewer, 'No such item', 'The inbox has no such item; nothing was recorded.'));
         if (!helpers.ownForm(req, viewer)) return send(res, 403, inboxItemPage({ viewer, item, canAct: false, notice: null, error: 'The form was not this session’s own (CSRF token or origin); nothing was recorded. Use the form on this page.' }));
         if (!may(caller, 'actOnInbox')) return send(res, 403, inboxItemPage({ viewer, item, canAct: false, notice: null, error: `Token ${caller.name} has the ${caller.role} role; only approvers act on the inbox. Nothing was recorded.` }));
-        const fields = Object.fromEntries(Object.entries((req.body ?? {}) as Record<string, unknown>).filter(([key, value]) => key !== 'csrf' && typeof value === 'string' && value.trim() !== ''));
+        // A browser sends a textarea's line breaks as CRLF: counted as one character each, as the person typed them.
+        const fields = Object.fromEntries(Object.entries((req.body ?? {}) as Record<string, unknown>).filter(([key, value]) => key !== 'csrf' && typeof value === 'string' && value.trim() !== '').map(([key, value]) => [key, (value as string).replace(/\r\n/g, '\n')]));
         const by = { name: caller.name, role: caller.role };
         const actions = inboxActionsFor(context, by);
         try {
@@ -174,7 +186,7 @@ export function addInboxPages(router: Router, context: ApiContext, helpers: Inbo
           }
         } catch (error) {
           const status = error instanceof InterlockError ? error.status : error instanceof Error && error.name === 'ZodError' ? 400 : 500;
-          const message = status === 400 && !(error instanceof InterlockError) ? 'The form is incomplete: choose what Stripe shows and write a note of what was checked or done (or a valid approval id). Nothing was recorded.' : errorMessage(error);
+          const message = status === 400 && !(error instanceof InterlockError) ? formProblem(error) : errorMessage(error);
           if (status >= 500) context.logger.error({ err: error, item: id, action }, 'inbox action from the page failed');
           return send(res, status, inboxItemPage({ viewer, item: (await stores.inbox.get(id)) ?? item, canAct: true, notice: null, error: message }));
         }

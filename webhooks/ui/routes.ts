@@ -82,7 +82,8 @@ export function uiRouter(deps: UiDeps): Router {
   const pageSize = deps.pageSize ?? 25;
   const sections = [INBOX_SECTION, ...(deps.sections ?? []).filter((section) => section.path !== INBOX_SECTION.path)];
   const router = express.Router();
-  const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10 });
+  // Room for the longest note the inbox forms take (2,000 characters, each up to 9 bytes once percent-encoded as UTF-8).
+  const form = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 10 });
 
   /** The session's caller, from the cookie (or a bearer header, for scripts); null when signed out. */
   function session(req: Request): { caller: Caller; token: string } | null {

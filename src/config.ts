@@ -57,6 +57,13 @@ const schema = z.object({
   INTERLOCK_HOST: z.string().min(1).default('127.0.0.1'),
   INTERLOCK_PORT: wholeNumberSetting(0, 65_535).default(3000),
   INTERLOCK_API_TOKENS: z.string().optional(),
+  // Express's `trust proxy`: which hops may say, in X-Forwarded-Proto and -For, that a request came over HTTPS and from
+  // whom. Never "true" (anyone could then say so): the names Express knows, addresses or ranges, or a hop count.
+  INTERLOCK_TRUST_PROXY: z
+    .string()
+    .trim()
+    .regex(/^(?:[1-9]|loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(?:\/\d{1,3})?)(?:\s*,\s*(?:loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(?:\/\d{1,3})?))*$/, 'must be loopback, linklocal, uniquelocal, addresses or ranges (comma-separated), or a number of hops from 1 to 9')
+    .optional(),
   INTERLOCK_METRICS_ADDR: z
     .string()
     .regex(/^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port (e.g. 127.0.0.1:9464)')
@@ -145,6 +152,12 @@ export type Config = {
    * api role (a worker) and for scrapers that hold no token; protected by the address it binds. Null: none.
    */
   metricsAddr: { host: string; port: number } | null;
+  /**
+   * Which proxies in front of the api role are trusted to say a request came over HTTPS (INTERLOCK_TRUST_PROXY, Express's
+   * `trust proxy`): a number of hops, or the names and addresses of the proxies. Null: none, and no request is taken
+   * as HTTPS (the service itself listens on plain HTTP), so the page's sign-in cookie is not marked Secure.
+   */
+  trustProxy: number | string | null;
 };
 
 /**
@@ -233,6 +246,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: c.INTERLOCK_PORT,
     metricsAddr: c.INTERLOCK_METRICS_ADDR === undefined ? null : { host: c.INTERLOCK_METRICS_ADDR.slice(0, c.INTERLOCK_METRICS_ADDR.lastIndexOf(':')).replace(/^\[|\]$/g, ''), port: Number(c.INTERLOCK_METRICS_ADDR.slice(c.INTERLOCK_METRICS_ADDR.lastIndexOf(':') + 1)) },
     apiTokens: c.INTERLOCK_API_TOKENS ?? null,
+    trustProxy: c.INTERLOCK_TRUST_PROXY === undefined ? null : /^[1-9]$/.test(c.INTERLOCK_TRUST_PROXY) ? Number(c.INTERLOCK_TRUST_PROXY) : c.INTERLOCK_TRUST_PROXY,
   };
   assertConsistentTiming(config);
   if (config.redisMinReplicas > 0 && config.redisWaitMs >= config.redisCommandTimeoutMs) {

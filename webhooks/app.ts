@@ -97,6 +97,8 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Only the proxies the operator names may say a request came over HTTPS (then the page's cookie is Secure).
+  if (stores.config.trustProxy !== null) app.set('trust proxy', stores.config.trustProxy);
   app.use(requestLog(logger));
   const register = (target: Route, ...before: RequestHandler[]) => {
     app[target.method](target.path, ...before, (req, res) => target.run(req, res));

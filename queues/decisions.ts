@@ -49,6 +49,36 @@ import {
 
 export type DecisionJob = { caseId: string };
 
+/**
+ * The decisions queue's backoff (a BullMQ custom strategy, named on every job and given to the worker): exponential
+ * from the job's delay, or as long as the failure asked when that is longer. The Messages API answers a 429 or 529
+ * with `retry-after`; the SDK honours it for its own retries, and a case still undecided after them used to be tried
+ * again on the exponential schedule alone (2, 4, 8, 16 s), so an API asking for a minute failed the case in half of
+ * one. A wait asked for is honoured up to MAX_ASKED_WAIT_MS, and every wait still counts as one of the job's attempts.
+ */
+export const DECISION_BACKOFF = 'interlock-asked-or-exponential';
+
+/** The longest wait a failure's retry-after is honoured for (a longer one is taken as this). */
+export const MAX_ASKED_WAIT_MS = 15 * 60_000;
+
+/** The wait an error, or one of its causes, asks for before a retry (its `retryAfterMs`), or null. */
+export function askedWaitOf(error: unknown): number | null {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && current instanceof Error; depth += 1) {
+    const asked = (current as Error & { retryAfterMs?: unknown }).retryAfterMs;
+    if (typeof asked === 'number' && Number.isFinite(asked) && asked >= 0) return asked;
+    current = current.cause;
+  }
+  return null;
+}
+
+/** How long before attempt `attemptsMade + 1` of a job whose backoff delay is `delayMs`, after `error`. */
+export function decisionBackoff(attemptsMade: number, delayMs: number, error: unknown): number {
+  const exponential = Math.round(2 ** Math.max(0, attemptsMade - 1) * delayMs);
+  const asked = askedWaitOf(error);
+  return asked === null ? exponential : Math.max(exponential, Math.min(Math.ceil(asked), MAX_ASKED_WAIT_MS));
+}
+
 /** Reads named facts about an effect's subject now (the target's premise reads); absent or null when unknown. */
 export type CaseFactReader = (effect: Effect, names: readonly string[], context: { effectId: string; timeoutMs: number }) => Promise<Record<string, unknown>>;
 
@@ -104,7 +134,7 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
         await queue.add('case', { caseId: submission.caseId }, {
           jobId,
           attempts: options.attempts ?? 5,
-          backoff: { type: 'exponential', delay: options.backoffMs ?? 2_000 },
+          backoff: { type: DECISION_BACKOFF, delay: options.backoffMs ?? 2_000 },
           removeOnComplete: { age: 24 * 3_600, count: 10_000 },
           removeOnFail: { age: 7 * 24 * 3_600 },
         });
@@ -442,7 +472,8 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
           // Decided meanwhile by another run of the case: nothing is left to retry.
           const queued = await setStatus(caseId, { ...current, state: 'queued', error: { code, message } });
           if (!queued.written) return { caseId, state: queued.record.status.state };
-          logger.warn({ caseId, code, attempt: job.attemptsMade + 1 }, 'case not decided yet; it is retried');
+          const delay = typeof job.opts.backoff === 'object' ? (job.opts.backoff.delay ?? 0) : (job.opts.backoff ?? 0);
+          logger.warn({ caseId, code, attempt: job.attemptsMade + 1, retryInMs: decisionBackoff(job.attemptsMade + 1, delay, error), askedMs: askedWaitOf(error) }, 'case not decided yet; it is retried');
           throw error;
         }
         // A proposal the case recorded before the error binds it (the effect may be queued and sent): never failed.
@@ -459,7 +490,15 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     // A job is never failed for stalling (a high maxStalledCount): a stall is a worker's death, not a fault of the
     // case, and BullMQ fails a job that stalled too often without running the catch above, which would leave the case
     // undecided (`deciding`) with nothing to run it again. A decision re-run after a stall adopts what was recorded.
-    { connection, ...stores.bullmq, concurrency: options.concurrency ?? 8, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000, maxStalledCount: 1_000 },
+    {
+      connection,
+      ...stores.bullmq,
+      concurrency: options.concurrency ?? 8,
+      lockDuration: options.lockMs ?? 30_000,
+      stalledInterval: options.lockMs ?? 30_000,
+      maxStalledCount: 1_000,
+      settings: { backoffStrategy: (attemptsMade, _type, error, job) => decisionBackoff(attemptsMade, typeof job?.opts.backoff === 'object' ? (job.opts.backoff.delay ?? 0) : (job?.opts.backoff ?? 0), error) },
+    },
   );
   logWorkerErrors(worker, logger, 'decisions worker error');
   return {

@@ -6,7 +6,7 @@
 // second proposal: the first PROPOSED binds (I5).
 import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { caseEffectId } from '../../queues/decisions.js';
+import { caseEffectId, decisionBackoff, MAX_ASKED_WAIT_MS } from '../../queues/decisions.js';
 import { caseView } from '../../webhooks/api/cases-routes.js';
 import { createProposalRecorder, publicKeyPem, publicKeySet, requestIdOf, verify, type CaseRecord, type CaseSubmission, type Decider, type Entry } from '../../src/interlock.js';
 import { replies, type MessagesServer } from '../decider/messages-server.js';
@@ -207,6 +207,31 @@ describe('a case decided by the model (the real SDK against the local Messages A
     expect(failed.status).toMatchObject({ state: 'failed', attempts: 3, error: { code: 'decider_unavailable' } });
     expect(await rig.stores.journal.partitionOf(caseEffectId(unavailable.caseId))).toBeNull();
     expect(await rig.refundsAt(second.paymentIntent)).toEqual([]);
+  });
+
+  it("a 429 that asks for longer than the job's backoff is retried after the wait it asked for, not sooner", async () => {
+    rig.useDecider(anthropic());
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    // The rig's backoff is 50 ms; the API asks for 1.5 s.
+    server.script(replies.error(429, { retryAfter: '1.5' }), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'Goodwill for the cracked jar.' }));
+    const submission = refundCase(paymentIntent, approval);
+    const record = await decided(submission);
+    expect(record.status).toMatchObject({ state: 'proposed', attempts: 2, decision: { amountCents: 2_000 } });
+    const [first, second] = server.received.slice(-2);
+    expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(1_450);
+  });
+});
+
+describe('the decisions backoff', () => {
+  it('is exponential from the delay, or the wait the error (or its cause) asked for when longer, at most 15 minutes', () => {
+    expect([1, 2, 3, 4].map((attempt) => decisionBackoff(attempt, 2_000, new Error('x')))).toEqual([2_000, 4_000, 8_000, 16_000]);
+    const asked = (ms: number) => Object.assign(new Error('429'), { retryAfterMs: ms });
+    expect(decisionBackoff(1, 2_000, asked(60_000))).toBe(60_000);
+    expect(decisionBackoff(4, 2_000, asked(1_000))).toBe(16_000);
+    expect(decisionBackoff(1, 2_000, new Error('wrapped', { cause: asked(30_000) }))).toBe(30_000);
+    expect(decisionBackoff(1, 2_000, asked(86_400_000))).toBe(MAX_ASKED_WAIT_MS);
+    expect(decisionBackoff(1, 2_000, asked(Number.NaN))).toBe(2_000);
+    expect(decisionBackoff(1, 2_000, asked(-5))).toBe(2_000);
   });
 });
 

@@ -10,6 +10,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import {
   caseScope,
+  checkFourEyes,
   createDecider,
   createFacts,
   createWebhookVerifier,
@@ -606,6 +607,11 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
   const stripe = stripeSide({ ...config, crashAt: null });
   const { createEffectsQueue } = await outerLayers();
   await withStores(async (cli) => {
+    // The approval's rules hold here as on the support API: it must exist (its four-eyes rule is written with it:
+    // exit 2), and the agent named may not be the one who approved or granted it when it asked for a second person
+    // (exit 1). Nothing is recorded otherwise.
+    if ((await cli.stores.approvals.describe(options.approval)).snapshot === null) throw new CliFailure(`No approval ${options.approval}; nothing was recorded. Grant it first (interlock approvals grant), then propose under it.`, EXIT_BAD_INPUT);
+    await checkFourEyes(cli.stores, options.approval, [options.agent]);
     const effectId = effectIdFor({ requestId: options.request, effect });
     const premises = await stripe.target.readFacts(effectId, effect, facts, { timeoutMs: 10_000 });
     const queue = createEffectsQueue(cli.stores);
@@ -657,6 +663,7 @@ async function submitCase(options: CaseOptions): Promise<void> {
     const { snapshot } = await cli.stores.approvals.describe(submission.approval);
     if (snapshot === null) throw new CliFailure(`No approval ${submission.approval}; nothing was queued. Grant it first (interlock approvals grant).`, EXIT_BAD_INPUT);
     if (snapshot.scope !== caseScope(submission)) throw new CliFailure(`Approval ${submission.approval} covers ${snapshot.scope}, not ${caseScope(submission)}; nothing was queued.`, EXIT_BAD_INPUT);
+    await checkFourEyes(cli.stores, submission.approval, [submission.agent]);
     const decisions = createDecisionsQueue(cli.stores);
     const effects = createEffectsQueue(cli.stores);
     try {

@@ -101,6 +101,30 @@ describe.concurrent('the service commands and their exit codes', () => {
     expect((await world.stripe.refunds.list({ payment_intent: capped.paymentIntent })).data).toEqual([]);
   }, 600_000);
 
+  it("refund and case hold the approval's rules as the support API does: its approver proposing under a four-eyes approval, 1; an approval that does not exist: 2; one line, nothing recorded or queued; someone else: 0", async () => {
+    const { paymentIntent } = await pay(world.stripe, 'pm_card_visa', 5_000);
+    approvals += 1;
+    const terms: ApprovalTerms = { id: `ap_cli_eyes_${approvals}_${pipeline.config.keyPrefix}`, approver: 'dana@support', capCents: 2_000, expiresAt: Date.now() + 3_600_000, maxUses: 2, scope: `payment:${paymentIntent}` };
+    await pipeline.stores.approvals.grant(terms, JSON.stringify({ four_eyes: true, granted_by: 'lee@support' }));
+    const request = (name: string) => `case-cli-${pipeline.config.keyPrefix}-${name}`;
+    const [self, granter, missing, kase] = await Promise.all([
+      cli([...refundArgs(request('eyes-self'), paymentIntent, 2_000, terms.id), '--agent', 'Dana@SUPPORT']),
+      cli([...refundArgs(request('eyes-granter'), paymentIntent, 2_000, terms.id), '--agent', 'lee@support']),
+      cli(refundArgs(request('eyes-missing'), paymentIntent, 2_000, `ap_missing_${pipeline.config.keyPrefix}`)),
+      cli(['case', '--case', `cli-eyes-${pipeline.config.keyPrefix}`, '--payment-intent', paymentIntent, '--story', 'The jar was cracked.', '--approval', terms.id, '--agent', 'dana@support']),
+    ]);
+    expect([self.code, granter.code, missing.code, kase.code], [self, granter, missing, kase].map((run) => run.stderr).join('\n')).toEqual([1, 1, 2, 1]);
+    expect(self.stderr).toMatch(/^Approval ap_cli_eyes_\S+ asks for four eyes and Dana@SUPPORT approved it/);
+    expect(granter.stderr).toMatch(/asks for four eyes and lee@support approved it/);
+    expect(missing.stderr).toMatch(/^No approval ap_missing_\S+; nothing was recorded\. Grant it first/);
+    expect(kase.stderr).toMatch(/asks for four eyes and dana@support approved it/);
+    for (const name of ['eyes-self', 'eyes-granter', 'eyes-missing']) expect(await pipeline.stores.journal.partitionOf(effectIdFor({ requestId: request(name), effect: { kind: 'refund', paymentIntent, amount: 2_000 } }))).toBeNull();
+    expect(await pipeline.stores.cases.get(`cli-eyes-${pipeline.config.keyPrefix}`)).toBeNull();
+    const other = await cli([...refundArgs(request('eyes-other'), paymentIntent, 2_000, terms.id), '--agent', 'sam@support']);
+    expect(other.code, other.stderr).toBe(0);
+    expect(json(other)).toMatchObject({ outcome: 'COMMITTED' });
+  }, 600_000);
+
   it('bad input or configuration: 2 with one line on stderr and nothing recorded (effect show with an empty --request, or with both an id and --request); an unknown effect: 1', async () => {
     const { paymentIntent } = await pay(world.stripe, 'pm_card_visa', 5_000);
     const [amount, missing, roles, redis, unknown, emptyRequest, both, longReason, reserved] = await Promise.all([

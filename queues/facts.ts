@@ -7,7 +7,7 @@ import { Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import { activeJobs, afterOutages, orphansOf } from './after-outages.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
-import { closeConnection, createCoalescer, errorCode, errorMessage, InterlockError, isRedisOutage, repairExposures, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent, type WatchPosition, withinRedisTimeout } from '../src/interlock.js';
+import { closeConnection, createCoalescer, errorCode, errorMessage, InterlockError, isRedisOutage, repairExposures, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent, type WatchPosition, watchAgain, withinRedisTimeout } from '../src/interlock.js';
 
 /**
  * Every facts job: retried while Stripe cannot answer its re-read; kept 7 days once done (longer than Stripe
@@ -162,9 +162,33 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
     { connection, ...stores.bullmq, concurrency: options.concurrency ?? 8, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },
   );
   logWorkerErrors(worker, stores.logger, 'facts worker error');
+  /**
+   * A job that failed for good leaves its event's facts unrecorded, and Stripe, answered 200 at the delivery, never
+   * sends it again. The reconciler re-reads only what was bound or settled within its horizon, and a chargeback comes
+   * weeks after its refund: so the effects the event concerns (found from the event and the journal alone) go on the
+   * reconciler's watch list from now, and its next passes re-read them from Stripe, append what the event would have,
+   * and raise its alerts.
+   */
+  async function watchInstead(event: StripeEvent, error: Error): Promise<void> {
+    const effectIds = await facts.concerned(event);
+    if (effectIds.length === 0) {
+      stores.logger.warn({ event: event.id, type: event.type, error: error.message }, 'facts job failed for good; its event concerns no effect the gate made');
+      return;
+    }
+    await watchAgain(stores, effectIds);
+    stores.logger.error({ event: event.id, type: event.type, effects: effectIds, error: error.message }, "facts job failed for good; the effects its event concerns are on the reconciler's watch list, and its next passes re-read them from Stripe");
+  }
+  const watching = new Set<Promise<void>>();
   worker.on('failed', (job, error) => {
     const final = error instanceof UnrecoverableError || (job !== undefined && job.attemptsMade >= (job.opts.attempts ?? 1));
-    stores.logger.warn({ event: job?.id, type: job?.name, error: error.message }, final ? 'facts job failed for good; the reconciler re-reads the effects it concerned' : 'facts job failed; it is retried');
+    if (!final || job === undefined) {
+      stores.logger.warn({ event: job?.id, type: job?.name, error: error.message }, 'facts job failed; it is retried');
+      return;
+    }
+    const handed = watchInstead(job.data, error)
+      .catch((cause: unknown) => stores.logger.error({ err: cause, event: job.id, type: job.name, error: error.message }, "facts job failed for good, and its effects could not be put on the reconciler's watch list: run `interlock reconcile` once Redis answers, or resend the event from Stripe"))
+      .finally(() => watching.delete(handed));
+    watching.add(handed);
   });
 
   /**
@@ -206,6 +230,7 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
       closing = true;
       await outages.stop();
       await closeWorker(worker, connection);
+      await Promise.all(watching);
     },
   };
 }

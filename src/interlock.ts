@@ -584,6 +584,12 @@ export async function watchedEffects(stores: Stores, since: number, limit?: numb
   return journalOf(stores).watched(since, limit, after ?? null);
 }
 
+/** Puts effects on the reconciler's watch list from now (Redis time): its passes re-read them for a whole horizon. */
+export async function watchAgain(stores: Stores, effectIds: readonly string[]): Promise<void> {
+  const journal = journalOf(stores);
+  await journal.watchFrom(effectIds, await journal.serverTime());
+}
+
 /** The full journal of stores, for the project's own adapters that append facts (webhooks/, the reconciler). */
 export function journalOf(stores: Stores): Journal {
   const inner = internals.get(stores);

@@ -267,6 +267,28 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       return applyPayment('webhook', event, paymentIntent, [dispute], null, again);
     },
 
+    /**
+     * The effects an event concerns, from the event and the journal alone (no Stripe read): a refund's effect named in
+     * its metadata, or the effects committed on the payment or customer it names. What a facts job that failed for
+     * good hands to the reconciler instead.
+     */
+    async concerned(event: StripeEvent): Promise<string[]> {
+      if (!FACT_EVENTS.includes(event.type)) return [];
+      const object = event.data.object;
+      if ((REFUND_EVENTS as readonly string[]).includes(event.type)) {
+        const refund = refundFromObject(object);
+        if (refund !== null) return refund.effectId !== null && (await journal.partitionOf(refund.effectId)) !== null ? [refund.effectId] : [];
+        const paymentIntent = idOf(object.payment_intent);
+        return paymentIntent === null ? [] : journal.effectsOn(`payment:${paymentIntent}`);
+      }
+      if ((CREDIT_EVENTS as readonly string[]).includes(event.type)) {
+        const customer = customerOfEvent(event);
+        return customer === null ? [] : journal.effectsOn(`customer:${customer}`);
+      }
+      const paymentIntent = disputeFromObject(object)?.paymentIntent ?? null;
+      return paymentIntent === null ? [] : journal.effectsOn(`payment:${paymentIntent}`);
+    },
+
     /** Re-reads one effect's refund and disputes (the reconciler, or on demand), appending what changed. */
     async reread(effectId: string): Promise<Applied[]> {
       if (!reader) return [];

@@ -663,6 +663,16 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       return redis.hget(keys.state(partition, effectId), `i:${itemId}`);
     },
 
+    /**
+     * Puts effects on the reconciler's watch list from `at` (Redis ms), or moves them there: each is re-read by every
+     * pass whose window reaches `at`, however long ago it was bound or settled (a facts job that failed for good:
+     * its effects are re-read instead).
+     */
+    async watchFrom(effectIds: readonly string[], at: number): Promise<void> {
+      if (effectIds.length === 0) return;
+      await redis.zadd(keys.watch, ...effectIds.flatMap((effectId) => [at, effectId]));
+    },
+
     /** The effects that committed on a subject (a payment or a customer), for facts that name the subject. */
     async effectsOn(partition: string): Promise<string[]> {
       const fields = await redis.hkeys(keys.subject(partition));

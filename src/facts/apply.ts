@@ -91,6 +91,10 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       // its event's next run (or a re-read) must still record the landing (late-5 records it once).
       if (landed(draft) && (await noteLateLanding(partition, effectId, draft))) noted = true;
     }
+    // A landing found late on a payment: until now the effect was not among the payment's committed effects, so a
+    // dispute that came before this fact was recorded on nothing, and would wait for the reconciler's next pass. The
+    // payment's disputes (and the effect's refunds) are read now instead. Once per landing: late-5 records it once.
+    if (noted && reader !== null && partition.startsWith('payment:')) await applyPayment('reread', null, partition.slice('payment:'.length), [], effectId, true);
     // Raised when facts seen already come again from work that may have run before: a run that recorded them and
     // then failed before its alerts were written (Redis refused the write, the process died) is retried, and the
     // retry finds only facts seen already; the reconciler's re-reads catch what a job gave up on. A first delivery

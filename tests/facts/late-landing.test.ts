@@ -3,6 +3,7 @@
 // receipt (LATE_RESULT) so the effect counts as having moved money, and raises a late-landing alert.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import type { StripeEvent } from '../../src/interlock.js';
 import { approvalTerms } from '../support/harness.js';
 import { pay, sharedFactsRig } from './facts-rig.js';
 
@@ -32,6 +33,34 @@ describe('a late landing', () => {
     expect(alerts.map((alert) => alert.kind)).toEqual(['late_landing']);
     expect(alerts[0]).toMatchObject({ refund: refund.id, centsAtStake: 2_000 });
     expect(rig.warnings.some((line) => line.effectId === recorded.effectId && String(line.msg).includes('landed for an effect the journal had settled without it'))).toBe(true);
+  });
+
+  it("a chargeback whose event was applied before the late refund's own: the landing reads the payment's disputes at once, so the receipt has both", async () => {
+    const { paymentIntent, charge } = await pay(rig.stripe, 'pm_card_visa', 10_000);
+    const terms = approvalTerms({ scope: `payment:${paymentIntent}`, capCents: 2_000 });
+    await rig.stores.approvals.grant(terms);
+    const proposal = { requestId: `case-${randomBytes(4).toString('hex')}`, agent: 'support-bot', approval: terms.id, premises: { chargebacks: [], refunded_by_others: 500 }, effect: { kind: 'refund', paymentIntent, amount: 2_000, reason: 'requested_by_customer' } };
+    const recorded = await rig.effects.propose(proposal);
+    expect(await rig.effects.waitFor(recorded.effectId, 15_000)).toMatchObject({ outcome: 'REFUSED:stale_premise' });
+    // The events are applied here, in the order a second facts worker could take them: the chargeback first.
+    await rig.stopFactsWorker();
+    try {
+      const refund = await rig.stripe.refunds.create({ payment_intent: paymentIntent, amount: 2_000, metadata: { interlock_effect_id: recorded.effectId } });
+      const dispute = await rig.sandbox.control.openDispute({ charge, kind: 'chargeback' });
+      await rig.sandbox.control.idle();
+      const eventOf = async (type: string, id: string) => {
+        const found = (await rig.stripe.events.list({ type, limit: 100 })).data.find((event) => (event.data.object as { id?: string }).id === id);
+        if (found === undefined) throw new Error(`no ${type} for ${id}`);
+        return JSON.parse(JSON.stringify(found)) as StripeEvent;
+      };
+      expect(await rig.facts.applyEvent(await eventOf('charge.dispute.created', dispute.id))).toEqual([]);
+      await rig.facts.applyEvent(await eventOf('refund.created', refund.id));
+      const verification = await rig.receipt(recorded.effectId);
+      expect(verification.lateLanding).toMatchObject({ evidence: refund.id });
+      expect(verification.finalMoney.disputes.map((one) => one.id)).toEqual([dispute.id]);
+    } finally {
+      rig.startFactsWorker();
+    }
   });
 
   it('a balance credit with the id of a credit effect settled without a landing is recorded from customer.updated, and flagged', async () => {

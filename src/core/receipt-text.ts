@@ -126,12 +126,37 @@ function namesSomeMemberTwice(text: string, value: unknown): boolean {
 /** A receipt's text, read: its JSON value and what is wrong with the text itself, or why it is not JSON at all. */
 export type ReceiptText = { json: true; input: unknown; problems: string[] } | { json: false; error: string };
 
-export function parseReceiptText(text: string): ReceiptText {
+/** A UTF-8 byte order mark, as some editors write first in a file: no part of the JSON value, so it is passed over. */
+const BYTE_ORDER_MARK = '\uFEFF';
+
+/**
+ * Why `text` is not one JSON value, in words that say what to do: several values one per line (what `interlock
+ * receipt export` prints for several receipts) are named as such; anything else is the parser's own message.
+ */
+function notJsonBecause(text: string, error: unknown): string {
+  const lines = text.split('\n').filter((line) => line.trim() !== '');
+  if (lines.length > 1 && lines.every(parsesAlone)) {
+    return `it holds ${lines.length} JSON values, one per line, as \`interlock receipt export\` prints several receipts; a file holds one receipt: export them with --dir DIR (one file each) and verify DIR/*.json`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+function parsesAlone(line: string): boolean {
+  try {
+    JSON.parse(line);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function parseReceiptText(raw: string): ReceiptText {
+  const text = raw.startsWith(BYTE_ORDER_MARK) ? raw.slice(BYTE_ORDER_MARK.length) : raw;
   let input: unknown;
   try {
     input = JSON.parse(text);
   } catch (error) {
-    return { json: false, error: error instanceof Error ? error.message : String(error) };
+    return { json: false, error: notJsonBecause(text, error) };
   }
   return { json: true, input, problems: namesSomeMemberTwice(text, input) ? duplicateMembers(text) : [] };
 }

@@ -31,6 +31,9 @@ beforeAll(async () => {
   proposed.effect.amount = 200_000;
   writeFileSync(file('tampered.json'), JSON.stringify(tampered));
   writeFileSync(file('not-json.json'), '{"format": "interlock.receipt/v1", ');
+  // Saved by an editor that writes a byte order mark first; and several receipts one per line, as export prints them.
+  writeFileSync(file('bom.json'), `\uFEFF${JSON.stringify(receipt, null, 2)}`);
+  writeFileSync(file('lines.json'), `${JSON.stringify(receipt)}\n${JSON.stringify(receipt)}\n`);
   writeFileSync(file('bad-key.pem'), '-----BEGIN PUBLIC KEY-----\nnot a key\n-----END PUBLIC KEY-----\n');
   execFileSync('mkfifo', [file('fifo.json')]);
   // Sparse: the size is what is checked, so nothing is written.
@@ -53,6 +56,17 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     expect(run.stderr).toBe('');
     expect(run.code, run.stderr).toBe(0);
     expect(verification(run.stdout)).toMatchObject({ valid: true, signed: true, outcome: 'COMMITTED', problems: [], publicKeys: file('public-key.pem') });
+  });
+
+  it('verifies a receipt saved with a UTF-8 byte order mark as the same receipt; a file of several receipts one per line exits 2 saying how to verify them', async () => {
+    const [bom, lines] = await Promise.all([
+      runCli(['receipt', 'verify', file('bom.json'), '--public-key', file('public-key.pem')], env),
+      runCli(['receipt', 'verify', file('lines.json'), '--public-key', file('public-key.pem')], env),
+    ]);
+    expect(bom.code, bom.stderr).toBe(0);
+    expect(verification(bom.stdout)).toMatchObject({ valid: true, signed: true, outcome: 'COMMITTED', problems: [] });
+    expect(lines.code).toBe(2);
+    expect(lines.stderr).toBe(`${file('lines.json')} is not JSON: it holds 2 JSON values, one per line, as \`interlock receipt export\` prints several receipts; a file holds one receipt: export them with --dir DIR (one file each) and verify DIR/*.json\n`);
   });
 
   it('verifies with a private key given as --public-key through its public half, and says on stderr that a verifier should hold only the public key', async () => {

@@ -146,7 +146,7 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
       const credit = creditOf(effect);
       const { cents: given, currency: held } = await customerStanding(effectId, credit, context);
       if (held !== null && held !== currency) {
-        throw new Rejected(`Customer ${credit.customer}'s balance is in ${held}, and credits are given in ${currency} (INTERLOCK_CREDIT_CURRENCY); Stripe takes a balance credit only in the customer's currency, so it was not sent`, { code: 'currency_mismatch', status: null });
+        throw new Rejected(`Customer ${credit.customer}'s balance is in ${held}, and credits are given in ${currency} (INTERLOCK_CREDIT_CURRENCY); Stripe keeps one credit balance per currency and applies it only to invoices in that currency, so a credit in ${currency} would not reach this customer's invoices; it was not sent`, { code: 'currency_mismatch', status: null });
       }
       if (given > 0) {
         throw new Rejected(`Incident ${credit.incident} was already compensated ${given} cents for customer ${credit.customer} (credit notes or balance credits tagged with it); a second credit for one incident was not sent`, { code: 'incident_already_compensated', status: null });

@@ -4,7 +4,7 @@
 // and `reconcile` (one pass each). `npm start` runs `serve` with every role.
 import type { Command } from 'commander';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import type { Express } from 'express';
@@ -120,6 +120,25 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     if (why !== null) throw new CliFailure(`Cannot reach Redis at ${redactSecrets(config.redisUrl)} (${redactSecrets(why)}). ${REDIS_URL_ADVICE}`, EXIT_BAD_INPUT);
     const needsStripe = roles.includes('worker') || roles.includes('facts');
     const stripe: StripeSide | null = needsStripe ? stripeSide(config) : null;
+    // Every setting that can still be refused is read, and the HTTP port taken, before any worker or recovery starts:
+    // a start that fails on its configuration must not have settled or sent anything first.
+    const deciderConfig = roles.includes('worker') ? loadDeciderConfig(process.env) : null;
+    const verifyEvent = roles.includes('webhooks') ? createWebhookVerifier(config.stripeWebhookSecrets) : null;
+    const http = roles.includes('webhooks') || roles.includes('api') ? await listen(createServer(startingUp), config.host, config.port, '--port or INTERLOCK_PORT') : null;
+    if (http !== null) closers.push({ name: 'http', close: () => closeServer(http) });
+    let tokens: TokenRegistry | null = null;
+    let tokensFile: string | null = null;
+    const limits = roles.includes('api') ? loadApiLimits(process.env) : null;
+    if (roles.includes('api')) {
+      if (config.apiTokens !== null) {
+        tokens = loadTokenRegistry(config.apiTokens);
+      } else {
+        const local = loadOrCreateLocalTokens(config.dataDir);
+        tokens = local.registry;
+        tokensFile = local.file;
+        logger.info({ file: local.file, created: local.created, callers: tokens.callers() }, 'INTERLOCK_API_TOKENS is not set: using the local tokens in the data directory');
+      }
+    }
     // One facts applier for the facts role and for the sender, which re-reads the facts of an effect that settles
     // after a dispute came for its payment while it was in flight (src/facts/apply.ts says why).
     const facts = stripe === null ? null : createFacts(stores, stripe.reader);
@@ -148,10 +167,10 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond, rateLimitBackoffMs: config.rateLimitBackoffMs, transientRetry: { maxDelayMs: config.retryMaxDelayMs, forMs: config.retryForMs }, ...(metrics ? { onAnswer: (answer) => metrics.effectAnswered(answer) } : {}) });
       closers.push({ name: 'effects worker', close: () => worker.close() });
       // Cases are decided here too: the decider reads the facts through the same target the sends use.
-      const deciderConfig = loadDeciderConfig(process.env);
+      const decider = deciderConfig ?? loadDeciderConfig(process.env);
       const target = stripe.target;
       const decisions = startDecisionsWorker(stores, {
-        decider: createDecider(deciderConfig),
+        decider: createDecider(decider),
         effects: proposals,
         readFacts: (effect, names, context) => target.readFacts(context.effectId, effect, names, { timeoutMs: context.timeoutMs }),
         premises: { refund: REFUND_FACTS, credit: CREDIT_FACTS },
@@ -159,7 +178,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
         onDeviation: (record) => logger.warn({ caseId: record.submission.caseId, approval: record.submission.approval, problems: record.status.problems }, 'a case needs a person: MODEL_DEVIATED'),
       });
       closers.push({ name: 'decisions worker', close: () => decisions.close() });
-      logger.info({ decider: deciderConfig.apiKey === null ? 'rules' : 'anthropic', model: deciderConfig.apiKey === null ? 'rules' : deciderConfig.model }, 'deciding cases');
+      logger.info({ decider: decider.apiKey === null ? 'rules' : 'anthropic', model: decider.apiKey === null ? 'rules' : decider.model }, 'deciding cases');
     }
     if (roles.includes('facts') && facts !== null) {
       const factsWorker = startFactsWorker(stores, facts, { lockMs: config.factsLockMs, ...(metrics ? { onApplied: (event, applied) => metrics.factsApplied(event, applied) } : {}) });
@@ -168,31 +187,21 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       closers.push({ name: 'reconciler', close: () => reconciler.close() });
     }
     let url: string | null = null;
-    let tokensFile: string | null = null;
-    if (roles.includes('webhooks') || roles.includes('api')) {
+    if (http !== null) {
       let mount: ((app: Express) => void) | undefined;
-      if (roles.includes('webhooks')) {
-        const verify = createWebhookVerifier(config.stripeWebhookSecrets);
+      if (verifyEvent !== null) {
+        const verify = verifyEvent;
         const factsQueue = createFactsQueue(stores);
         closers.push({ name: 'facts queue', close: () => factsQueue.close() });
         mount = (app) => app.use(stripeWebhookRouter({ verify, accept: (event) => factsQueue.accept(event), ...(metrics ? { onOutcome: (outcome, detail) => metrics.webhookOutcome(outcome, detail) } : {}) }));
       }
       let app: Express;
-      if (roles.includes('api')) {
+      if (tokens !== null && limits !== null) {
         const apiStripe = stripe ?? stripeSide(config);
         const effects = createEffectsQueue(stores);
         closers.push({ name: 'effects queue', close: () => effects.close() });
         const decisions = createDecisionsQueue(stores);
         closers.push({ name: 'decisions queue', close: () => decisions.close() });
-        let tokens: TokenRegistry;
-        if (config.apiTokens !== null) {
-          tokens = loadTokenRegistry(config.apiTokens);
-        } else {
-          const local = loadOrCreateLocalTokens(config.dataDir);
-          tokens = local.registry;
-          tokensFile = local.file;
-          logger.info({ file: local.file, created: local.created, callers: tokens.callers() }, 'INTERLOCK_API_TOKENS is not set: using the local tokens in the data directory');
-        }
         const recoverWith = sender;
         app = createApp({
           stores,
@@ -205,7 +214,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
           alerts: (query) => stores.alerts.page(query),
           ...(recoverWith === null ? {} : { recover: () => recoverWith.gate.recover() }),
           readiness: [...storeChecks(stores), queueCheck(effects)],
-          limits: loadApiLimits(process.env),
+          limits,
           ...(mount === undefined ? {} : { mount }),
           ...(metrics ? { metrics } : {}),
           ...(opsQueues ? { queues: opsQueues } : {}),
@@ -220,9 +229,9 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
           res.json({ ok: true, roles });
         });
       }
-      const server = await listen(createServer(app), config.host, config.port, '--port or INTERLOCK_PORT');
-      url = urlOf(server);
-      closers.push({ name: 'http', close: () => closeServer(server) });
+      http.off('request', startingUp);
+      http.on('request', app);
+      url = urlOf(http);
     }
     // The key ids, so the processes of one deployment can be compared: each should sign with the same key.
     const retiredKids = [...stores.publicKeys.keys()].filter((kid) => kid !== stores.signingKey.kid);
@@ -240,11 +249,29 @@ function stripeLinks(config: Config): StripeLinks {
   return { kind: 'dashboard', mode: /^(?:sk|rk)_live_/.test(config.stripeSecretKey ?? '') ? 'live' : 'test' };
 }
 
+/** What the HTTP port answers while the service starts (it is taken before the workers, and served once they run). */
+function startingUp(_request: IncomingMessage, response: ServerResponse): void {
+  response.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1', connection: 'close' });
+  response.end(`${JSON.stringify({ error: { code: 'starting', message: 'The service is starting; try again in a moment.' } })}\n`);
+}
+
 function listen(server: Server, host: string, port: number, setting: string): Promise<Server> {
   return new Promise((resolve, reject) => {
     const failed = (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EADDRINUSE') reject(new CliFailure(`${host}:${port} is in use by another program, so the service did not start. Choose another port with ${setting} (0 picks a free one), or stop what holds it.`, EXIT_BAD_INPUT, { cause: error }));
-      else reject(error);
+      const refused = (sentence: string) => reject(new CliFailure(`${sentence}, so the service did not start. ${error.code === 'EACCES' || error.code === 'EADDRINUSE' ? `Choose another port with ${setting} (0 picks a free one)` : `Correct the address (${setting === 'INTERLOCK_METRICS_ADDR' ? setting : 'INTERLOCK_HOST'})`}.`, EXIT_BAD_INPUT, { cause: error }));
+      switch (error.code) {
+        case 'EADDRINUSE':
+          return refused(`${host}:${port} is in use by another program`);
+        case 'EACCES':
+          return refused(`${host}:${port} needs privileges this process does not have (ports below 1024 do)`);
+        case 'EADDRNOTAVAIL':
+          return refused(`${host} is not an address of this machine`);
+        case 'ENOTFOUND':
+        case 'EAI_AGAIN':
+          return refused(`${host} does not resolve to an address (${error.code})`);
+        default:
+          return reject(error);
+      }
     };
     server.once('error', failed);
     server.listen(port, host, () => {

@@ -3,6 +3,8 @@
 // every exit code of `refund`/`credit`/`effect show`: 0 committed or already committed, 3 refused, 4 not settled
 // within --wait, 2 bad input or configuration (nothing recorded), 1 anything else. The commands that need no
 // shared state run at the same time, so the file costs a few process starts, not one per check.
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { effectIdFor, ProcessCrash, startSender, type ApprovalTerms, type Target } from '../../src/interlock.js';
@@ -42,6 +44,23 @@ async function approve(scope: string, capCents: number): Promise<string> {
   const terms: ApprovalTerms = { id: `ap_cli_${approvals}_${pipeline.config.keyPrefix}`, approver: 'dana@support', capCents, expiresAt: Date.now() + 3_600_000, maxUses: 2, scope };
   await pipeline.stores.approvals.grant(terms);
   return terms.id;
+}
+
+/**
+ * A $20 refund whose sender died right before its send (DISPATCHED durable, nothing sent), its heartbeat gone with
+ * it: only recovery (a command, or a worker's start) can settle it.
+ */
+async function deadSenderLeftOpen(quiet: Pipeline, name: string): Promise<{ paymentIntent: string; effectId: string }> {
+  const { paymentIntent } = await pay(world.stripe, 'pm_card_visa', 5_000);
+  const terms: ApprovalTerms = { id: `ap_cli_${name}_${quiet.config.keyPrefix}`, approver: 'dana@support', capCents: 2_000, expiresAt: Date.now() + 3_600_000, maxUses: 1, scope: `payment:${paymentIntent}` };
+  await quiet.stores.approvals.grant(terms);
+  const dying: Target = { ...quiet.stripe.target, apply: () => Promise.reject(new ProcessCrash('killed before the send')) };
+  const sender = await startSender(quiet.stores, dying);
+  const proposal = { requestId: `case-cli-${quiet.config.keyPrefix}-${name}`, agent: 'cli-test', approval: terms.id, premises: { chargebacks: [], refunded_by_others: 0, refundable: 5_000, charge_status: 'succeeded' }, effect: { kind: 'refund', paymentIntent, amount: 2_000 } };
+  await expect(sender.gate.submit(proposal)).rejects.toThrow(/killed before the send/);
+  await sender.heartbeat.stop({ clear: true });
+  await sender.close().catch(() => undefined);
+  return { paymentIntent, effectId: sender.gate.effectIdOf(proposal) };
 }
 
 const refundArgs = (request: string, paymentIntent: string, amount: number, approval: string, wait = '30') => ['refund', '--request', request, '--payment-intent', paymentIntent, '--amount', String(amount), '--approval', approval, '--reason', 'arrived damaged', '--wait', wait];
@@ -158,23 +177,41 @@ describe.concurrent('the service commands and their exit codes', () => {
     // A second prefix without a worker, so only the command can settle what the dead sender left.
     const quiet = await openPipeline(world.sandbox);
     try {
-      const { paymentIntent } = await pay(world.stripe, 'pm_card_visa', 5_000);
-      const terms: ApprovalTerms = { id: `ap_cli_recover_${quiet.config.keyPrefix}`, approver: 'dana@support', capCents: 2_000, expiresAt: Date.now() + 3_600_000, maxUses: 1, scope: `payment:${paymentIntent}` };
-      await quiet.stores.approvals.grant(terms);
-      // A sender that dies right before its send (DISPATCHED durable, nothing sent), its heartbeat gone with it.
-      const dying: Target = { ...quiet.stripe.target, apply: () => Promise.reject(new ProcessCrash('killed before the send')) };
-      const sender = await startSender(quiet.stores, dying);
-      const proposal = { requestId: `case-cli-${quiet.config.keyPrefix}-recover`, agent: 'cli-test', approval: terms.id, premises: { chargebacks: [], refunded_by_others: 0, refundable: 5_000, charge_status: 'succeeded' }, effect: { kind: 'refund', paymentIntent, amount: 2_000 } };
-      await expect(sender.gate.submit(proposal)).rejects.toThrow(/killed before the send/);
-      await sender.heartbeat.stop({ clear: true });
-      await sender.close().catch(() => undefined);
-      const effectId = sender.gate.effectIdOf(proposal);
+      const { paymentIntent, effectId } = await deadSenderLeftOpen(quiet, 'recover');
       const [recovered, reconciled] = await Promise.all([runCli(['recover'], quiet.env(), { timeoutMs: CLI_TIMEOUT_MS }), cli(['reconcile', '--hours', '1'])]);
       expect([recovered.code, reconciled.code], `${recovered.stderr}\n${reconciled.stderr}`).toEqual([0, 0]);
       expect(json(recovered)).toMatchObject({ settled: [{ effectId, outcome: 'COMMITTED_BY_RETRY' }], waiting: [], unresolved: [] });
       expect((await world.stripe.refunds.list({ payment_intent: paymentIntent })).data.map((refund) => refund.amount)).toEqual([2_000]);
       expect(Object.keys(json(reconciled)).length).toBeGreaterThan(0);
     } finally {
+      await quiet.close();
+    }
+  }, 600_000);
+
+  it('serve refused for its configuration (a decider setting, an API limit, a token file, a port in use, a host not of this machine) exits 2 before recovery or any worker runs: what a dead sender left stays open and nothing is sent', async () => {
+    const quiet = await openPipeline(world.sandbox);
+    const taken = createNetServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const { paymentIntent, effectId } = await deadSenderLeftOpen(quiet, 'config');
+      const port = String((taken.address() as AddressInfo).port);
+      const serve = (env: Record<string, string>, roles = 'worker,api', args: string[] = ['--port', '0']) => runCli(['serve', '--roles', roles, ...args], { ...quiet.env(), ...env }, { timeoutMs: CLI_TIMEOUT_MS });
+      const runs = await Promise.all([
+        serve({ INTERLOCK_MODEL_MAX_TOKENS: 'abc' }),
+        serve({ INTERLOCK_API_BODY_LIMIT: '12' }),
+        serve({ INTERLOCK_API_TOKENS: join(quiet.config.dataDir, 'no-such-tokens.json') }),
+        serve({}, 'worker,webhooks', ['--port', port]),
+        serve({ INTERLOCK_HOST: '192.0.2.1' }),
+        serve({ INTERLOCK_HOST: 'no-such-host.invalid' }),
+      ]);
+      expect(runs.map((run) => run.code), runs.map((run) => run.stderr).join('\n')).toEqual([2, 2, 2, 2, 2, 2]);
+      expect(runs[3]?.stderr).toContain(`127.0.0.1:${port} is in use by another program`);
+      expect(runs[4]?.stderr).toContain('192.0.2.1 is not an address of this machine, so the service did not start. Correct the address (INTERLOCK_HOST).');
+      expect(runs[5]?.stderr).toMatch(/no-such-host\.invalid does not resolve to an address \((ENOTFOUND|EAI_AGAIN)\), so the service did not start/);
+      expect(await quiet.stores.journal.readState(`payment:${paymentIntent}`, effectId)).toMatchObject({ state: { open: true } });
+      expect((await world.stripe.refunds.list({ payment_intent: paymentIntent })).data).toEqual([]);
+    } finally {
+      taken.close();
       await quiet.close();
     }
   }, 600_000);

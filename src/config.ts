@@ -1,5 +1,6 @@
 // One validated configuration, read from the environment once, with embedded defaults that run on a fresh
 // machine. Every option is listed in the README's configuration table.
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { InterlockError } from './core/errors.js';
 import { wholeNumberSetting } from './core/text.js';
@@ -10,7 +11,15 @@ import { readApiBase, readStripeKey, stripeSettingOf } from './stripe/settings.j
 export const DEFAULT_DATA_DIR = '.data';
 
 const flag = z.enum(['0', '1', 'true', 'false', 'yes', 'no']).transform((value) => value === '1' || value === 'true' || value === 'yes');
-const ms = wholeNumberSetting(1, Number.MAX_SAFE_INTEGER);
+/**
+ * The longest delay a Node.js timer takes (2^31 - 1 ms, about 24.8 days): a longer one fires after 1 ms instead, so
+ * a setting meant as "hardly ever" would run its timer in a loop. Every setting a timer waits for is held to it.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+const overTimer = `must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest a timer waits)`;
+const ms = wholeNumberSetting(1, MAX_TIMER_MS, 'must be at least 1', overTimer);
+/** A duration only compared with clocks, never waited for: any safe whole number. */
+const span = wholeNumberSetting(1, Number.MAX_SAFE_INTEGER);
 
 const schema = z.object({
   REDIS_URL: z.string().url('must be a URL such as redis://127.0.0.1:6379').regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379').default('redis://127.0.0.1:6379'),
@@ -24,7 +33,7 @@ const schema = z.object({
   INTERLOCK_SEND_WATCHDOG: flag.default(true),
   INTERLOCK_CLAIM_TTL_MS: ms.default(45_000),
   INTERLOCK_SETTLE_MARGIN_MS: ms.default(10_000),
-  INTERLOCK_DEDUP_MARGIN_MS: ms.default(60 * 60 * 1000),
+  INTERLOCK_DEDUP_MARGIN_MS: span.default(60 * 60 * 1000),
   INTERLOCK_SEND_TIMEOUT_MS: ms.default(30_000),
   INTERLOCK_HEARTBEAT_MS: ms.default(1_000),
   INTERLOCK_HEARTBEAT_TTL_MS: ms.default(4_000),
@@ -34,7 +43,7 @@ const schema = z.object({
   INTERLOCK_REDIS_MIN_REPLICAS: wholeNumberSetting(0, 16).default(0),
   INTERLOCK_REDIS_WAIT_MS: ms.default(1_000),
   // A Redis that is merely busy (an fsync, a slow script) must not fail every command: at least 100 ms.
-  INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: wholeNumberSetting(100, Number.MAX_SAFE_INTEGER, 'must be at least 100 ms: shorter would fail commands of a Redis that is only busy').default(5_000),
+  INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: wholeNumberSetting(100, MAX_TIMER_MS, 'must be at least 100 ms: shorter would fail commands of a Redis that is only busy', overTimer).default(5_000),
   INTERLOCK_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Both read as the Stripe client reads them (src/stripe/settings.ts), after the schema: see loadConfig.
   STRIPE_SECRET_KEY: z.string().optional(),
@@ -48,9 +57,9 @@ const schema = z.object({
   INTERLOCK_CRASH_BATCH: wholeNumberSetting(1, 1_000).default(1),
   INTERLOCK_RATE_LIMIT_BACKOFF_MS: wholeNumberSetting(1, 600_000).default(1_000),
   INTERLOCK_RECOVERY_INTERVAL_MS: ms.default(60_000),
-  INTERLOCK_UNANSWERED_ALERT_MS: ms.default(15 * 60 * 1000),
+  INTERLOCK_UNANSWERED_ALERT_MS: span.default(15 * 60 * 1000),
   INTERLOCK_RECONCILE_INTERVAL_MS: ms.default(15 * 60 * 1000),
-  INTERLOCK_RECONCILE_HORIZON_MS: ms.default(3 * 24 * 60 * 60 * 1000),
+  INTERLOCK_RECONCILE_HORIZON_MS: span.default(3 * 24 * 60 * 60 * 1000),
   INTERLOCK_FACTS_LOCK_MS: ms.default(30_000),
   INTERLOCK_RETRY_MAX_DELAY_MS: wholeNumberSetting(1, 3_600_000).default(5 * 60_000),
   INTERLOCK_RETRY_FOR_MS: wholeNumberSetting(1, 7 * 24 * 3_600_000).default(6 * 3_600_000),
@@ -194,6 +203,49 @@ export function assertConsistentTiming(config: Config): void {
   throw new ConfigError(`The timing settings are inconsistent: ${detail}. Change the variables named; the README's configuration table gives the defaults.`);
 }
 
+/**
+ * What is wrong with a REDIS_URL the schema took as a URL, or null: its path names a database by number or nothing
+ * (ioredis reads "/abc" as SELECT NaN, and "/1x" as database 1), and its user and password decode (a bare "%" in a
+ * password is refused by the decoder only when the client connects).
+ */
+export function redisUrlProblem(text: string): string | null {
+  const url = new URL(text);
+  if (!/^\/?(?:[0-9]{1,5})?$/.test(url.pathname)) return `REDIS_URL's path ${JSON.stringify(url.pathname)} must be a database number such as /0, or nothing`;
+  for (const [part, value] of [['user', url.username], ['password', url.password]] as const) {
+    try {
+      decodeURIComponent(value);
+    } catch {
+      return `REDIS_URL's ${part} is not valid percent-encoding: write a "%" in it as %25 (and "@", ":" or "/" as %40, %3A, %2F)`;
+    }
+  }
+  return null;
+}
+
+/** The database REDIS_URL names (0 when none). */
+export function redisDatabaseOf(text: string): number {
+  const path = new URL(text).pathname.replace(/^\//, '');
+  return path === '' ? 0 : Number(path);
+}
+
+/**
+ * What is wrong with INTERLOCK_TRUST_PROXY, or null. Express reads a bare number in a list, or a word it does not know,
+ * as an address ("10" as 0.0.0.10), and fails on a malformed one only when the app is built: so each part is checked
+ * here. A hop count (1 to 9) stands alone.
+ */
+function trustProxyProblem(value: string): string | null {
+  if (/^[0-9]+$/.test(value)) return /^[1-9]$/.test(value) ? null : 'a number of hops must be from 1 to 9';
+  for (const part of value.split(',').map((item) => item.trim())) {
+    if (['loopback', 'linklocal', 'uniquelocal'].includes(part)) continue;
+    const [address = '', bits, extra] = part.split('/');
+    const family = isIP(address);
+    const width = family === 4 ? 32 : 128;
+    if (family === 0 || extra !== undefined || (bits !== undefined && (!/^[0-9]{1,3}$/.test(bits) || Number(bits) > width))) {
+      return `${JSON.stringify(part)} is not loopback, linklocal, uniquelocal, an IP address or a range such as 10.0.0.0/8 (a hop count stands alone)`;
+    }
+  }
+  return null;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key in schema.shape && value !== undefined && value !== ''));
   const parsed = schema.safeParse(present);
@@ -202,6 +254,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Configuration is invalid (${detail}). See the configuration table in the README.`);
   }
   const c = parsed.data;
+  const urlProblem = redisUrlProblem(c.REDIS_URL);
+  if (urlProblem !== null) throw new ConfigError(`Configuration is invalid (${urlProblem}). See the configuration table in the README.`);
+  const proxyProblem = c.INTERLOCK_TRUST_PROXY === undefined ? null : trustProxyProblem(c.INTERLOCK_TRUST_PROXY);
+  if (proxyProblem !== null) throw new ConfigError(`Configuration is invalid (INTERLOCK_TRUST_PROXY: ${proxyProblem}). See the configuration table in the README.`);
   const config: Config = {
     redisUrl: c.REDIS_URL,
     redisCluster: c.INTERLOCK_REDIS_CLUSTER,
@@ -249,6 +305,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: c.INTERLOCK_TRUST_PROXY === undefined ? null : /^[1-9]$/.test(c.INTERLOCK_TRUST_PROXY) ? Number(c.INTERLOCK_TRUST_PROXY) : c.INTERLOCK_TRUST_PROXY,
   };
   assertConsistentTiming(config);
+  if (config.reconcileHorizonMs < config.reconcileIntervalMs) {
+    throw new ConfigError(`INTERLOCK_RECONCILE_HORIZON_MS (${config.reconcileHorizonMs}) must be at least INTERLOCK_RECONCILE_INTERVAL_MS (${config.reconcileIntervalMs}): each pass looks back only the horizon, so an effect settled between two passes and more than the horizon before the second would never be re-read. Raise the horizon (several intervals) or shorten the interval.`);
+  }
+  if (config.metricsAddr !== null && config.port !== 0 && config.metricsAddr.port === config.port && (config.metricsAddr.host === config.host || [config.host, config.metricsAddr.host].some((host) => host === '0.0.0.0' || host === '::'))) {
+    throw new ConfigError(`INTERLOCK_METRICS_ADDR (${config.metricsAddr.host}:${config.metricsAddr.port}) is the service's own HTTP address (INTERLOCK_HOST and INTERLOCK_PORT): give the metrics listener another port.`);
+  }
   if (config.redisMinReplicas > 0 && config.redisWaitMs >= config.redisCommandTimeoutMs) {
     throw new ConfigError(`INTERLOCK_REDIS_WAIT_MS (${config.redisWaitMs}) must be shorter than INTERLOCK_REDIS_COMMAND_TIMEOUT_MS (${config.redisCommandTimeoutMs}): the wait for replicas is itself a Redis command, and it would time out before Redis answered it. Lower the first or raise the second.`);
   }

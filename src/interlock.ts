@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, redisDatabaseOf, type Config } from './config.js';
 import { createCreditTarget, createFactsReader, createRefundTarget, createStripeClient, type StripeClient } from './stripe/index.js';
 import { targetByKind } from './targets/by-kind.js';
 import { withCrashAt } from './targets/crash-injection.js';
@@ -32,7 +32,7 @@ import type { Json, JsonObject } from './core/json.js';
 import type { PremiseChange } from './core/entries.js';
 import { InterlockError } from './core/errors.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
-import { closeConnection, createQueueConnection, createRedisClient, type RedisClient } from './redis/client.js';
+import { closeConnection, createQueueConnection, createRedisClient, otherDatabase, type RedisClient } from './redis/client.js';
 import { createDurabilityMonitor, inspectDurability, requireDurability, type Durability, type DurabilityMonitor } from './redis/durability.js';
 import { createHeartbeat, type Heartbeat } from './redis/heartbeat.js';
 import { createRedisJournal, type Journal, type WatchPosition } from './redis/journal.js';
@@ -253,7 +253,8 @@ export async function openStores(config: Config = loadConfig(), options: { logge
     async unreachable() {
       try {
         const answer = await redis.ping();
-        return answer === 'PONG' ? null : `PING answered ${String(answer)}`;
+        if (answer !== 'PONG') return `PING answered ${String(answer)}`;
+        return await otherDatabase(redis, redisDatabaseOf(config.redisUrl));
       } catch (error) {
         return connectionError ?? failureOf(error);
       }

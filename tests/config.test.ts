@@ -54,6 +54,29 @@ describe('loadConfig', () => {
     expect(loadConfig({ REDIS_URL: 'rediss://default:pw@cache.internal:6380/0' }).redisUrl).toBe('rediss://default:pw@cache.internal:6380/0');
   });
 
+  it("REDIS_URL's path names a database by number or nothing, and its password decodes: /abc (SELECT NaN), /1x (read as 1) and a bare % are refused by name", () => {
+    for (const url of ['redis://127.0.0.1:6379', 'redis://127.0.0.1:6379/', 'redis://127.0.0.1:6379/3', 'redis://default:50%25off@127.0.0.1:6379']) expect(loadConfig({ REDIS_URL: url }).redisUrl).toBe(url);
+    expect(refusal({ REDIS_URL: 'redis://127.0.0.1:6379/abc' }).message).toContain(`REDIS_URL's path "/abc" must be a database number`);
+    expect(refusal({ REDIS_URL: 'redis://127.0.0.1:6379/1x' }).message).toContain(`REDIS_URL's path "/1x"`);
+    const percent = refusal({ REDIS_URL: 'redis://default:50%off@127.0.0.1:6379' }).message;
+    expect(percent).toContain("REDIS_URL's password is not valid percent-encoding");
+    expect(percent).not.toContain('50%off');
+  });
+
+  it('a setting a timer waits for is at most 2147483647 ms (a longer one would fire every millisecond); durations only compared with clocks may be longer', () => {
+    for (const name of ['INTERLOCK_RECOVERY_INTERVAL_MS', 'INTERLOCK_DURABILITY_CHECK_MS', 'INTERLOCK_RECONCILE_INTERVAL_MS', 'INTERLOCK_REDIS_COMMAND_TIMEOUT_MS', 'INTERLOCK_FACTS_LOCK_MS']) {
+      expect(refusal({ [name]: '2147483648' }).message, name).toContain(`${name}: must be at most 2147483647 ms (about 24.8 days, the longest a timer waits)`);
+    }
+    expect(loadConfig({ INTERLOCK_RECOVERY_INTERVAL_MS: '2147483647' }).recoveryIntervalMs).toBe(2_147_483_647);
+    expect(loadConfig({ INTERLOCK_RECONCILE_HORIZON_MS: String(60 * 86_400_000) }).reconcileHorizonMs).toBe(60 * 86_400_000);
+  });
+
+  it('a reconciliation horizon shorter than the interval between passes is refused, naming both (effects between passes would never be re-read)', () => {
+    const message = refusal({ INTERLOCK_RECONCILE_HORIZON_MS: '60000' }).message;
+    expect(message).toContain('INTERLOCK_RECONCILE_HORIZON_MS (60000) must be at least INTERLOCK_RECONCILE_INTERVAL_MS (900000)');
+    expect(loadConfig({ INTERLOCK_RECONCILE_HORIZON_MS: '60000', INTERLOCK_RECONCILE_INTERVAL_MS: '60000' }).reconcileHorizonMs).toBe(60_000);
+  });
+
   it('heartbeat_ttl_at_least_twice_interval: refuses a heartbeat TTL shorter than twice its refresh interval, naming both variables', () => {
     const error = refusal({ INTERLOCK_HEARTBEAT_MS: '1000', INTERLOCK_HEARTBEAT_TTL_MS: '900' });
     expect(error.code).toBe('invalid_config');
@@ -171,5 +194,12 @@ describe('the metrics listener address', () => {
     expect(loadConfig({ INTERLOCK_METRICS_ADDR: '127.0.0.1:9464' }).metricsAddr).toEqual({ host: '127.0.0.1', port: 9464 });
     expect(loadConfig({ INTERLOCK_METRICS_ADDR: '[::1]:9464' }).metricsAddr).toEqual({ host: '::1', port: 9464 });
     for (const bad of ['9464', '127.0.0.1', '127.0.0.1:99999', 'http://x:1']) expect(refusal({ INTERLOCK_METRICS_ADDR: bad }).message).toContain('INTERLOCK_METRICS_ADDR');
+  });
+
+  it("refuses the service's own HTTP address, which would hold the port the API needs", () => {
+    expect(refusal({ INTERLOCK_METRICS_ADDR: '127.0.0.1:3000' }).message).toContain("INTERLOCK_METRICS_ADDR (127.0.0.1:3000) is the service's own HTTP address");
+    expect(refusal({ INTERLOCK_METRICS_ADDR: '0.0.0.0:8080', INTERLOCK_PORT: '8080' }).message).toContain('INTERLOCK_METRICS_ADDR');
+    expect(loadConfig({ INTERLOCK_METRICS_ADDR: '127.0.0.1:3000', INTERLOCK_PORT: '0' }).metricsAddr).toEqual({ host: '127.0.0.1', port: 3000 });
+    expect(loadConfig({ INTERLOCK_METRICS_ADDR: '127.0.0.2:3000' }).metricsAddr).toEqual({ host: '127.0.0.2', port: 3000 });
   });
 });

@@ -16,8 +16,11 @@ const HINT_CHARS = 4;
 /** A secret shorter than this keeps none of its characters (four of eight would be half the secret). */
 const HINT_MIN_LENGTH = 16;
 
-/** The user and password of a URL (`redis://default:pass@host`): `redis://…@host`. */
-const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]*@/gi;
+/**
+ * The user and password of a URL (`redis://default:pass@host`): `redis://…@host`. Up to the last "@" of the authority,
+ * as URL parsers (and the Redis client) read it: a password with an "@" in it is masked whole.
+ */
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#]*@/gi;
 
 function masked(kind: string, body: string): string {
   return body.length >= HINT_MIN_LENGTH ? `${kind}…${body.slice(-HINT_CHARS)}` : `${kind}…`;

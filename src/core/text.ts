@@ -64,11 +64,11 @@ export function freeText(max: number) {
  * `0x10` (16), `1e2` (100), `0b1`, `+5` and `1_000`'s cousins, so a typo could start a service on a port or at a
  * concurrency nobody wrote; such a value is refused, naming what it must be.
  */
-export function wholeNumberSetting(min: number, max: number, belowMin = `must be at least ${min}`) {
+export function wholeNumberSetting(min: number, max: number, belowMin = `must be at least ${min}`, aboveMax = `must be at most ${max}`) {
   return z
     .string()
     .trim()
     .regex(/^[0-9]+$/, 'must be a whole number written in decimal digits (no sign, exponent, fraction or 0x)')
     .transform(Number)
-    .pipe(z.number().min(min, belowMin).max(max, `must be at most ${max}`));
+    .pipe(z.number().min(min, belowMin).max(max, aboveMax));
 }

@@ -172,3 +172,14 @@ export async function serverTime(client: RedisClient): Promise<number> {
   const [seconds, micros] = await client.time();
   return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 }
+
+/**
+ * Why the connection is not on the database REDIS_URL names, or null. The Redis client, refused its SELECT (a number
+ * past the server's `databases`), only logs it and goes on in database 0: another deployment's data.
+ */
+export async function otherDatabase(redis: RedisClient, wanted: number): Promise<string | null> {
+  if (wanted === 0 || redis instanceof Cluster) return null;
+  const on = /\bdb=(\d+)/.exec(String(await redis.client('INFO')))?.[1];
+  if (on === undefined || Number(on) === wanted) return null;
+  return `REDIS_URL names database ${wanted}, which Redis refused to select (it has fewer: its \`databases\` setting), and the connection is on database ${on}`;
+}

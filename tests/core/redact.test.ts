@@ -28,6 +28,9 @@ describe('redactSecrets', () => {
     expect(redactSecrets('Cannot reach Redis at redis://default:Sup3rS3cret@127.0.0.1:6399. Start Redis')).toBe('Cannot reach Redis at redis://…@127.0.0.1:6399. Start Redis');
     expect(redactSecrets('rediss://:only-a-password@cache.internal:6380/0')).toBe('rediss://…@cache.internal:6380/0');
     expect(redactSecrets('http://127.0.0.1:3000/v1/effects?x=a@b')).toBe('http://127.0.0.1:3000/v1/effects?x=a@b');
+    // An "@" inside the password: the parser (and the Redis client) take the last one as the host's start.
+    expect(redactSecrets('Redis     redis://default:hunter2@Secret99@127.0.0.1:6379 up')).toBe('Redis     redis://…@127.0.0.1:6379 up');
+    expect(redactSecrets('redis://:a@b@c@cache:6380/1?x=y@z')).toBe('redis://…@cache:6380/1?x=y@z');
   });
 
   it('reaches strings inside an answer body', () => {

@@ -3,6 +3,8 @@
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createQueueConnection, createRedisClient, type RedisClient } from '../../src/redis/client.js';
+import { loadConfig, openStores } from '../../src/interlock.js';
+import { testKey } from '../support/harness.js';
 
 /** The first bytes a client opened on `url` sends to a listener that answers nothing. */
 async function firstBytes(open: (url: string) => RedisClient): Promise<Buffer> {
@@ -68,5 +70,19 @@ describe('closing while Redis is away', () => {
     const { execFileSync } = await import('node:child_process');
     const lingered = Number(execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 }));
     expect(lingered).toBeLessThan(1_000);
+  });
+});
+
+describe('the database REDIS_URL names', () => {
+  it('a number Redis refuses to select makes the store unreachable, naming it: the client would go on in database 0, another deployment\'s data', async () => {
+    const stores = await openStores({ ...loadConfig({}), redisUrl: 'redis://127.0.0.1:6379/99', keyPrefix: `dbcheck${process.pid}`, unsafeDurability: true, logLevel: 'silent' }, { signingKey: testKey().key });
+    const selected = await openStores({ ...loadConfig({}), redisUrl: 'redis://127.0.0.1:6379/1', keyPrefix: `dbcheck${process.pid}`, unsafeDurability: true, logLevel: 'silent' }, { signingKey: testKey().key });
+    try {
+      expect(await stores.unreachable()).toBe('REDIS_URL names database 99, which Redis refused to select (it has fewer: its `databases` setting), and the connection is on database 0');
+      expect(await selected.unreachable()).toBeNull();
+    } finally {
+      await stores.close();
+      await selected.close();
+    }
   });
 });

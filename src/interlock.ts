@@ -62,7 +62,7 @@ export { effectIdFor, isEffectId } from './core/effect-id.js';
 export { verify, outcomeOf, outcomeReason, currentOutcome, entrySignatures, type Verification, type EntrySignature } from './core/verify.js';
 export { verifyReceiptText, parseReceiptText, type ReceiptText } from './core/receipt-text.js';
 export { publicKeySet, publicKeyFromPem, publicKeysFromPem, type PublicKeySet, type SigningKey } from './core/signing.js';
-export { publicKeyPem } from './keys/key-store.js';
+export { publicKeyPem, tokensFileExposure } from './keys/key-store.js';
 export { Rejected, SendFenced, ProcessCrash, type Target, type SendContext, type ReadContext } from './core/target.js';
 export { createMemoryTarget, type MemoryTarget, type Fault } from './targets/memory-target.js';
 export { recoverUntilSettled, startRecoveryLoop } from './gate/recovery-loop.js';

@@ -11,6 +11,7 @@ import type { Express } from 'express';
 import {
   caseScope,
   checkFourEyes,
+  tokensFileExposure,
   createDecider,
   createFacts,
   createWebhookVerifier,
@@ -48,7 +49,7 @@ import { REDIS_URL_ADVICE, redisUrlFromService, withStores } from './cli/stores.
 import { addInboxCommands } from './cli/inbox-command.js';
 import { pathMeaning } from './cli/path-problems.js';
 import type { StripeLinks } from '../webhooks/app.js';
-import { loadOrCreateLocalTokens, loadTokenRegistry, localToken, type TokenRegistry } from '../webhooks/api/tokens.js';
+import { loadOrCreateLocalTokens, loadTokenRegistry, localToken, tokensFileOf, type TokenRegistry } from '../webhooks/api/tokens.js';
 import { addSandboxCommand } from '../sandbox/cli.js';
 import type { Sandbox } from '../sandbox/index.js';
 import { freePort, processRuns, startPrivateRedis, type PrivateRedis } from './redis/private-server.js';
@@ -132,6 +133,9 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     if (roles.includes('api')) {
       if (config.apiTokens !== null) {
         tokens = loadTokenRegistry(config.apiTokens);
+        const file = tokensFileOf(config.apiTokens);
+        const exposure = file === null ? null : tokensFileExposure(file);
+        if (exposure !== null) logger.warn({ file, mode: exposure.mode }, exposure.message);
       } else {
         const local = loadOrCreateLocalTokens(config.dataDir);
         tokens = local.registry;

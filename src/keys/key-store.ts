@@ -49,13 +49,26 @@ function othersWith(path: string, group: number, others: number): { octal: strin
  * do not say who may read.
  */
 export function keyFileExposure(path: string): KeyExposure | null {
+  return secretFileExposure(path, `The signing key file ${path}`, { read: 'whoever reads it can sign receipts as this gate', write: 'whoever writes it can replace the key this gate signs with' });
+}
+
+/** Who besides its owner may read or write a file of secrets, with the harm each does, and the chmod that stops it. */
+function secretFileExposure(path: string, file: string, harms: { read: string; write: string }): KeyExposure | null {
   if (process.platform === 'win32') return null;
   const read = othersWith(path, 0o040, 0o004);
   const write = othersWith(path, 0o020, 0o002);
   if (read.who === null && write.who === null) return null;
   const can = [read.who === null ? null : `read by ${read.who}`, write.who === null ? null : `written by ${write.who}`].filter((part) => part !== null).join(' and ');
-  const harm = [read.who === null ? null : 'whoever reads it can sign receipts as this gate', write.who === null ? null : 'whoever writes it can replace the key this gate signs with'].filter((part) => part !== null).join(', and ');
-  return { mode: read.octal, message: `The signing key file ${path} can be ${can} (mode ${read.octal}): ${harm}. Make it readable by its owner only: chmod 600 ${path}` };
+  const harm = [read.who === null ? null : harms.read, write.who === null ? null : harms.write].filter((part) => part !== null).join(', and ');
+  return { mode: read.octal, message: `${file} can be ${can} (mode ${read.octal}): ${harm}. Make it readable by its owner only: chmod 600 ${path}` };
+}
+
+/**
+ * Whether users other than its owner may read or write the API tokens file (INTERLOCK_API_TOKENS given as a path): its
+ * tokens propose and approve refunds. Used all the same, with a warning, as a signing key file others can read is.
+ */
+export function tokensFileExposure(path: string): KeyExposure | null {
+  return secretFileExposure(path, `The API tokens file ${path} (INTERLOCK_API_TOKENS)`, { read: "whoever reads it can call the support API as any caller it names, an approver's token included", write: 'whoever writes it can add a caller of their own' });
 }
 
 /**

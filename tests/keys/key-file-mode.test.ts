@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStores } from '../../src/interlock.js';
-import { generateSigningKeyPem, keyFileExposure, retiredKeysFileExposure } from '../../src/keys/key-store.js';
+import { generateSigningKeyPem, keyFileExposure, retiredKeysFileExposure, tokensFileExposure } from '../../src/keys/key-store.js';
+import { spawnServe } from '../facts/facts-rig.js';
 import { runCli, tempDir } from '../cli/run-cli.js';
 import { testConfig } from '../support/harness.js';
 
@@ -23,6 +24,32 @@ function keyFile(name: string, mode: number): string {
   chmodSync(path, mode);
   return path;
 }
+
+describe.skipIf(process.platform === 'win32')('API tokens file mode', { timeout: 60_000 }, () => {
+  const tokensFile = (name: string, mode: number) => {
+    const path = join(temp.dir, name);
+    writeFileSync(path, 'lee:approver:itk_lee0123456789abcdef0123\n');
+    chmodSync(path, mode);
+    return path;
+  };
+
+  it('names who besides the owner can read or write the tokens, what they could do, and the chmod; nothing for 0600', () => {
+    const open = tokensFile('tokens-open', 0o644);
+    expect(tokensFileExposure(open)).toEqual({ mode: '644', message: `The API tokens file ${open} (INTERLOCK_API_TOKENS) can be read by its group and all users (mode 644): whoever reads it can call the support API as any caller it names, an approver's token included. Make it readable by its owner only: chmod 600 ${open}` });
+    expect(tokensFileExposure(tokensFile('tokens-writable', 0o622))?.message).toContain('can be written by its group and all users (mode 622): whoever writes it can add a caller of their own');
+    expect(tokensFileExposure(tokensFile('tokens-private', 0o600))).toBeNull();
+  });
+
+  it('serve uses a tokens file others can read, and logs a warning naming it and the chmod', async () => {
+    const open = tokensFile('tokens-serve', 0o644);
+    const config = testConfig();
+    const served = await spawnServe(['--roles', 'api', '--port', '0'], { REDIS_URL: config.redisUrl, INTERLOCK_KEY_PREFIX: config.keyPrefix, INTERLOCK_UNSAFE_DURABILITY: '1', INTERLOCK_DATA_DIR: join(temp.dir, 'serve-data'), INTERLOCK_API_TOKENS: open });
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
+    const warnings = served.lines.filter((line) => line.includes('"file"') && line.includes('INTERLOCK_API_TOKENS')).map((line) => JSON.parse(line) as { level: number; file: string; mode: string; msg: string });
+    expect(warnings).toEqual([expect.objectContaining({ level: 40, file: open, mode: '644', msg: expect.stringContaining(`chmod 600 ${open}`) as string })]);
+  });
+});
 
 describe.skipIf(process.platform === 'win32')('signing key file mode', { timeout: 60_000 }, () => {
   it('names who besides the owner can read the key, and the chmod that stops it; nothing for 0600 or 0400', () => {

@@ -87,8 +87,13 @@ export function createTokenRegistry(entries: readonly TokenEntry[], options: { e
  * The registry from INTERLOCK_API_TOKENS (config.apiTokens): a value starting with `/`, `./` or `../` names a file
  * of entries; anything else is the entries themselves.
  */
+/** The file INTERLOCK_API_TOKENS names (a value starting with /, ./ or ../), or null when it holds the entries itself. */
+export function tokensFileOf(spec: string): string | null {
+  return /^(?:\/|\.\.?\/)/.test(spec) ? spec : null;
+}
+
 export function loadTokenRegistry(spec: string, options: { readFile?: (path: string) => string } = {}): TokenRegistry {
-  const isPath = /^(?:\/|\.\.?\/)/.test(spec);
+  const isPath = tokensFileOf(spec) !== null;
   // Set but holding no entry (blank, only commas or comments, an empty file): an API nobody could call, refused at
   // start rather than answering every request 401.
   const atLeastOne = (entries: TokenEntry[], where: string) => {

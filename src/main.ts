@@ -366,7 +366,7 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
   return { config: resolved, embedded: { redis, sandbox, close } };
 }
 
-type ServiceFacts = { pid?: unknown; redis_url?: unknown; key_prefix?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown };
+type ServiceFacts = { pid?: unknown; redis_url?: unknown; key_prefix?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown; stopped_at?: unknown };
 
 /** A service.json as its writer left it; null when there is none or it cannot be read. */
 function readServiceFile(file: string): ServiceFacts | null {
@@ -378,15 +378,25 @@ function readServiceFile(file: string): ServiceFacts | null {
   }
 }
 
-/** The pid of the process that wrote a service.json, when that process still runs. */
+/**
+ * The pid of the process that wrote a service.json, when that process may still be it: one that stopped cleanly
+ * marked the file (`stopped_at`), and a file naming this very process was left by an earlier one that had the same
+ * pid (a container's first process is always pid 1), so neither is a running service, whatever now runs under it.
+ */
 function runningWriter(facts: ServiceFacts | null): number | null {
-  return typeof facts?.pid === 'number' && processRuns(facts.pid) ? facts.pid : null;
+  return typeof facts?.pid === 'number' && facts.pid !== process.pid && facts.stopped_at === undefined && processRuns(facts.pid) ? facts.pid : null;
 }
 
 /** Whether another process that wrote a service.json still runs (an unreadable file has no writer to keep). */
 function writerRuns(file: string): boolean {
-  const pid = runningWriter(readServiceFile(file));
-  return pid !== null && pid !== process.pid;
+  return runningWriter(readServiceFile(file)) !== null;
+}
+
+/** Marks this process's service.json stopped, once it stopped cleanly: commands and the next start no longer take it for a running service. */
+function markStopped(file: string): void {
+  const facts = readServiceFile(file);
+  if (facts?.pid !== process.pid) return;
+  writeFileSync(file, `${JSON.stringify({ ...facts, stopped_at: new Date().toISOString() }, null, 2)}\n`, { mode: 0o600 });
 }
 
 function portIsFree(host: string, port: number): Promise<boolean> {
@@ -480,7 +490,7 @@ async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boo
   }
   const { logger } = service.stores;
   embedded.redis?.onExit((sentence) => logger.error(sentence));
-  announce(config, service, embedded, registered);
+  const serviceFile = announce(config, service, embedded, registered);
   await new Promise<void>((resolve) => {
     let stopping = false;
     let echoes = false;
@@ -511,6 +521,9 @@ async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boo
         .close()
         .then(unregister)
         .then(() => embedded.close())
+        .then(() => {
+          if (serviceFile !== null) markStopped(serviceFile);
+        })
         .then(resolve, (error: unknown) => {
           logger.error({ err: error }, 'shutdown failed');
           resolve();
@@ -525,8 +538,8 @@ async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boo
   logger.info('stopped');
 }
 
-/** The start-up lines on stdout, and the same facts in <dataDir>/service.json (0600) for scripts. */
-function announce(config: Config, service: Service, embedded: Embedded, registered: LocalWebhook | null): void {
+/** The start-up lines on stdout, and the same facts in <dataDir>/service.json (0600) for scripts: the file, when this process wrote it. */
+function announce(config: Config, service: Service, embedded: Embedded, registered: LocalWebhook | null): string | null {
   const webhookUrl = service.url === null || !service.roles.includes('webhooks') ? null : `${service.url}/webhooks/stripe`;
   const tokens: Record<string, string> = {};
   if (service.tokensFile !== null) {
@@ -581,6 +594,7 @@ function announce(config: Config, service: Service, embedded: Embedded, register
   if (owns) lines.push(`  For scripts: ${file}`);
   if (facts.api_url !== null) lines.push('', 'Try it, from this directory in another terminal:', ...commands.map((command) => `  ${command}`));
   process.stdout.write(`${lines.join('\n')}\n`);
+  return owns ? file : null;
 }
 
 /**

@@ -2,9 +2,9 @@
 // Redis and the key prefix it serves, whether it started a private Redis or was given REDIS_URL and
 // INTERLOCK_KEY_PREFIX. A command that went to another Redis (127.0.0.1:6379) or another prefix would record work
 // no worker of the service ever takes, and the start-up lines' commands would not work as printed.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, expect, it } from 'vitest';
@@ -69,5 +69,34 @@ it('the start-up lines\' commands, run as printed from the same directory, reach
     } finally {
       shared.disconnect();
     }
+  }
+}, 120_000);
+
+it("a service.json left by a process that stopped cleanly, or by an earlier process with this one's pid (a container's pid 1), is not a running service: serve starts its own", async () => {
+  const dataDir = join(temp.dir, 'same-pid');
+  mkdirSync(dataDir, { recursive: true });
+  // The file names a Redis nothing answers at, and the pid the serve below will have (exec keeps the shell's).
+  const stale = '{"pid": %s, "redis_url": "redis://127.0.0.1:1", "key_prefix": "stale", "stripe_api_base": "http://127.0.0.1:1", "stripe_secret_key": "sk_test_stale"}';
+  const script = `printf '${stale}' "$$" > ${join(dataDir, 'service.json')} && exec node bin/interlock.js serve --port 0`;
+  const env = { ...process.env, INTERLOCK_DATA_DIR: dataDir, INTERLOCK_LOG_LEVEL: 'info', REDIS_URL: '', STRIPE_SECRET_KEY: '', STRIPE_API_BASE: '', INTERLOCK_KEY_PREFIX: '' };
+  const child = spawn('sh', ['-c', script], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    for (let i = 0; i < 600 && !output.includes('interlock serving'); i += 1) {
+      if (child.exitCode !== null) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(output, output).toContain('interlock serving');
+    const facts = JSON.parse(readFileSync(join(dataDir, 'service.json'), 'utf8')) as { pid: number; redis_url: string; stopped_at?: string };
+    expect(facts.pid).toBe(child.pid);
+    expect(facts.redis_url).not.toBe('redis://127.0.0.1:1');
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    // Stopped cleanly: marked so, and a command no longer takes it for a running service.
+    expect((JSON.parse(readFileSync(join(dataDir, 'service.json'), 'utf8')) as { stopped_at?: string }).stopped_at).toEqual(expect.any(String));
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
   }
 }, 120_000);

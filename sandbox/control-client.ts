@@ -35,6 +35,8 @@ export interface FailInput {
   /** Seconds, sent as `Retry-After`. */
   retry_after?: number;
   count?: number;
+  /** An error from inside the endpoint: stored under the request's idempotency key and replayed to it, as Stripe does. */
+  stored?: boolean;
 }
 
 export interface DropInput {

@@ -110,9 +110,11 @@ export function controlRoutes(world: World, charges: Charges): Route[] {
         message: str(),
         retry_after: int({ min: 0 }),
         count: int({ min: 1 }),
+        stored: bool(),
       },
       handle: (params) => {
         faults.addFail({
+          stored: params.stored ?? false,
           path: params.path ?? null,
           method: params.method ?? null,
           status: params.status,

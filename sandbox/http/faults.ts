@@ -3,7 +3,10 @@
 //   a second request while the first is still running (the 409 `idempotency_key_in_use`), or a client that gives
 //   up before an answer that still lands;
 // - failures: answers matching requests with an error before they reach the endpoint (a 429 from the rate
-//   limiter, a 500, a refused key), so nothing executes and nothing is stored under an idempotency key;
+//   limiter, a 500, a refused key), so nothing executes and nothing is stored under an idempotency key; or, `stored`,
+//   an error from inside the endpoint (a 500 Stripe's own code raised): nothing executes, and the error is stored
+//   under the request's idempotency key and replayed to every request with that key while it lives, as Stripe
+//   stores whatever an endpoint that began answered (stripe-facts §3);
 // - drops: closes the connection without an answer, before the endpoint runs (nothing happened) or after it ran
 //   and stored its answer (it happened, the client never heard).
 import type { ErrorType } from '../core/errors.js';
@@ -28,6 +31,8 @@ export interface FailRule extends Match {
   message: string;
   /** Sent as `Retry-After` (seconds) when set. */
   retryAfterSeconds: number | null;
+  /** Answered from inside the endpoint, so stored under the request's idempotency key and replayed with it. */
+  stored: boolean;
 }
 
 export const dropMoments = ['before', 'after'] as const;

@@ -11,7 +11,7 @@ export interface LoggedRequest {
   /** The status answered; null while running, or when the connection was dropped without an answer. */
   status: number | null;
   /** The fault that answered or dropped it, if any. */
-  fault: 'fail' | 'drop_before' | 'drop_after' | null;
+  fault: 'fail' | 'fail_stored' | 'drop_before' | 'drop_after' | null;
 }
 
 export interface RequestLog {

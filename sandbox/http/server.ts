@@ -162,9 +162,9 @@ async function respond(deps: TransportDeps, req: IncomingMessage, body: string, 
 
   const logged = deps.requests.begin({ method, path: pathname, idempotencyKey: method === 'POST' ? (header(req, 'idempotency-key') ?? null) : null });
   const injected = injectedFault(deps, method, pathname, requestId, logged);
-  if (injected !== null) return injected;
+  if (injected !== null && 'reply' in injected) return injected.reply;
   const seen: Seen = { route: null, expand: [] };
-  const reply = await answerApi(deps, req, { method, pathname, query, body }, requestId, seen).catch((error: unknown) => failure(deps.log, error, requestId));
+  const reply = await answerApi(deps, req, { method, pathname, query, body }, requestId, seen, injected?.inside ?? null).catch((error: unknown) => failure(deps.log, error, requestId));
   deps.onApiResponse?.({ method, route: seen.route, path: pathname, expand: seen.expand, status: reply.status, body: reply.body });
   if (deps.faults.drops(method, pathname, 'after')) {
     logged.fault = 'drop_after';
@@ -174,18 +174,22 @@ async function respond(deps: TransportDeps, req: IncomingMessage, body: string, 
   return reply;
 }
 
-/** A failure or drop injected for this request before anything runs (faults.ts), or null. */
-function injectedFault(deps: TransportDeps, method: string, pathname: string, requestId: string, logged: LoggedRequest): Reply | null {
+/**
+ * A failure or drop injected for this request (faults.ts): `reply` answers it before anything runs; `inside` is a
+ * failure the endpoint itself answers, after the idempotency layer (stored under the key). Null: none.
+ */
+function injectedFault(deps: TransportDeps, method: string, pathname: string, requestId: string, logged: LoggedRequest): { reply: Reply } | { inside: Reply } | null {
   if (deps.faults.drops(method, pathname, 'before')) {
     logged.fault = 'drop_before';
-    return { status: 0, body: '', drop: true };
+    return { reply: { status: 0, body: '', drop: true } };
   }
   const fail = deps.faults.failure(method, pathname);
   if (fail === null) return null;
-  logged.fault = 'fail';
+  logged.fault = fail.stored ? 'fail_stored' : 'fail';
   logged.status = fail.status;
   const error = new SandboxError(fail.status, { type: fail.type, message: fail.message, ...(fail.code === null ? {} : { code: fail.code }) });
-  return json(fail.status, errorBody(error, requestId), fail.retryAfterSeconds === null ? undefined : { 'Retry-After': String(fail.retryAfterSeconds) });
+  const reply = json(fail.status, errorBody(error, requestId), fail.retryAfterSeconds === null ? undefined : { 'Retry-After': String(fail.retryAfterSeconds) });
+  return fail.stored ? { inside: reply } : { reply };
 }
 
 /** What the tap reports about a request: the route it reached and the expansions it asked for. */
@@ -201,7 +205,7 @@ interface ApiRequest {
   body: string;
 }
 
-async function answerApi(deps: TransportDeps, req: IncomingMessage, { method, pathname, query, body }: ApiRequest, requestId: string, seen: Seen): Promise<Reply> {
+async function answerApi(deps: TransportDeps, req: IncomingMessage, { method, pathname, query, body }: ApiRequest, requestId: string, seen: Seen, inside: Reply | null): Promise<Reply> {
   const auth = authenticate(header(req, 'authorization'));
   if (auth instanceof SandboxError) return { ...json(auth.status, errorBody(auth, requestId)), headers: { 'WWW-Authenticate': 'Basic realm="Stripe"' } };
 
@@ -234,6 +238,11 @@ async function answerApi(deps: TransportDeps, req: IncomingMessage, { method, pa
   try {
     const hold = deps.faults.holdMs(pathname);
     if (hold > 0) await sleep(hold);
+    if (inside !== null) {
+      // The endpoint began and failed: nothing ran, and the failure is what the key remembers.
+      pending?.finish({ status: inside.status, body: inside.body, requestId });
+      return inside;
+    }
     const result: unknown = await call.run({ requestId, idempotencyKey, origin: { id: requestId, idempotency_key: idempotencyKey }, apiKey: auth.key, host: header(req, 'host') ?? null });
     reply = json(200, expand(result, expandPaths, deps.store.find, deps.virtualExpansions));
   } catch (error) {

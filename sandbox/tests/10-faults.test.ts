@@ -29,6 +29,24 @@ describe('10. injected faults and the request log', () => {
     expect(refund.lastResponse.headers['idempotent-replayed']).toBeUndefined();
   });
 
+  it('a stored 500 (an error from inside the endpoint) is kept under the key: every retry with that key gets the same 500, replayed, until the key expires; another key runs', async () => {
+    const { intent } = await pay(h.stripe, 'pm_card_visa');
+    await h.sandbox.control.failNext({ path: '/v1/refunds', method: 'POST', status: 500, stored: true });
+    const first = await expectStripeError(noRetry.refunds.create({ payment_intent: intent.id, amount: 100 }, { idempotencyKey: 'fault-500-stored' }));
+    expect(first).toBeInstanceOf(Stripe.errors.StripeAPIError);
+    expect(first.statusCode).toBe(500);
+    const again = await expectStripeError(noRetry.refunds.create({ payment_intent: intent.id, amount: 100 }, { idempotencyKey: 'fault-500-stored' }));
+    expect(again.statusCode).toBe(500);
+    expect(again.headers?.['idempotent-replayed']).toBe('true');
+    expect(again.headers?.['original-request']).toBe(first.requestId);
+    expect((await h.stripe.refunds.list({ payment_intent: intent.id })).data).toEqual([]);
+    expect((await h.sandbox.control.requests()).filter((request) => request.idempotency_key === 'fault-500-stored').map((request) => request.fault)).toEqual(['fail_stored', null]);
+    // Another key is another request; and once Stripe forgot the key, the same one runs.
+    await expect(noRetry.refunds.create({ payment_intent: intent.id, amount: 100 }, { idempotencyKey: 'fault-500-other' })).resolves.toMatchObject({ amount: 100 });
+    await h.sandbox.control.ageIdempotencyKeys(24 * 3_600);
+    await expect(noRetry.refunds.create({ payment_intent: intent.id, amount: 100 }, { idempotencyKey: 'fault-500-stored' })).resolves.toMatchObject({ amount: 100 });
+  });
+
   it('answers a 500 (api_error) or a 401 for the methods and paths named, count times, and then no more', async () => {
     await h.sandbox.control.failNext({ path: '/v1/refunds', method: 'GET', status: 500, count: 2 });
     await h.sandbox.control.failNext({ path: '/v1/customers', status: 401, message: 'Expired API Key provided: sk_test_****1234' });

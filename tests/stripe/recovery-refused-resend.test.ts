@@ -10,10 +10,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { ProcessCrash, type Target } from '../../src/core/target.js';
 import { currentOutcome } from '../../src/core/verify.js';
-import type { RecoveryReport } from '../../src/gate/context.js';
 import { createCreditTarget } from '../../src/stripe/credit-target.js';
 import { approvalTerms, kill, sleep, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
-import { startStripeWorld, type StripeWorld } from './stripe-support.js';
+import { recoverUntilSettled, startStripeWorld, type StripeWorld } from './stripe-support.js';
 
 // The settle margin (2 s) covers the dead sender's request, held HOLD_MS at Stripe after it began executing.
 const TIMING: Partial<Config> = { sendTimeoutMs: 1_000, settleMarginMs: 2_000, claimTtlMs: 2_500, heartbeatMs: 100, heartbeatTtlMs: 500 };
@@ -37,21 +36,6 @@ afterAll(async () => {
   if (stale.length > 0) await redis.del(...stale);
   await redis.quit();
 });
-
-/** Recovery passes on one effect, each when the one before said to look again, until it settles (or `withinMs`). */
-async function recoverUntilSettled(node: TestNode, effectId: string, withinMs: number): Promise<{ outcome: string; passes: RecoveryReport[] }> {
-  const passes: RecoveryReport[] = [];
-  const until = Date.now() + withinMs;
-  while (Date.now() < until) {
-    const report = await node.gate.recover({ only: [effectId] });
-    passes.push(report);
-    const settled = report.settled.find((item) => item.effectId === effectId);
-    if (settled) return { outcome: settled.outcome, passes };
-    const waiting = report.waiting.find((item) => item.effectId === effectId);
-    await sleep(waiting ? Math.max(50, Math.min(waiting.until - Date.now() + 20, 1_000)) : 200);
-  }
-  throw new Error(`effect ${effectId} was not settled within ${withinMs} ms: ${JSON.stringify(passes.at(-1))}`);
-}
 
 /**
  * Worker a dispatches a credit for `incident` and dies: after its request began executing at Stripe (held there

@@ -5,6 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
 import { startSandbox, type LoggedRequest, type Sandbox } from '../../sandbox/index.js';
 import type { SendContext } from '../../src/core/target.js';
+import type { RecoveryReport } from '../../src/gate/context.js';
 import { createStripeClient, type StripeClient } from '../../src/stripe/client.js';
 
 export type StripeWorld = {
@@ -67,4 +68,19 @@ export function effectIdFor(label: string): string {
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Recovery passes on one effect, each when the one before said to look again, until it settles (or `withinMs`). */
+export async function recoverUntilSettled(node: { gate: { recover(options: { only: string[] }): Promise<RecoveryReport> } }, effectId: string, withinMs: number): Promise<{ outcome: string; passes: RecoveryReport[] }> {
+  const passes: RecoveryReport[] = [];
+  const until = Date.now() + withinMs;
+  while (Date.now() < until) {
+    const report = await node.gate.recover({ only: [effectId] });
+    passes.push(report);
+    const settled = report.settled.find((item) => item.effectId === effectId);
+    if (settled) return { outcome: settled.outcome, passes };
+    const waiting = report.waiting.find((item) => item.effectId === effectId);
+    await sleep(waiting ? Math.max(50, Math.min(waiting.until - Date.now() + 20, 1_000)) : 200);
+  }
+  throw new Error(`effect ${effectId} was not settled within ${withinMs} ms: ${JSON.stringify(passes.at(-1))}`);
 }

@@ -193,6 +193,7 @@ export function page(result: ScenarioResult): string {
     '',
     ...machineLine(result),
     ...(typeof result.world_error === 'string' ? [`**None of these cells ran**: the scenario's world (sandbox or test mode, the support API, the Redis stores) did not open: ${result.world_error}`, ''] : []),
+    ...(typeof result.scenario_error === 'string' ? [`**No cell of this scenario could be judged**: it stopped outside its cells: ${result.scenario_error}`, ''] : []),
     table(result),
     '',
     ...verdictLines(result),

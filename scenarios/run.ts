@@ -219,6 +219,16 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
   process.once('exit', removeLeftovers);
+  /** A scenario none of whose cells can be judged: each recorded as failed with `why`, noted on the progress bar. */
+  const notRun = (name: ScenarioName, error: unknown, what: string, cellWhy: string, field: 'world_error' | 'scenario_error'): ScenarioResult => {
+    const runner = RUNNERS[name];
+    const why = error instanceof Error ? error.message : String(error);
+    const plan = runner.plan(options.reps, only);
+    bar.note(`${runner.key}: ${what}: ${why}. Its ${plan.length} cell${plan.length === 1 ? ' is' : 's are'} recorded as failed; the other scenarios go on.`);
+    const reps = options.reps ?? runner.defaultReps;
+    const cells = plan.map((step) => failedCell(step, `${cellWhy}: ${why}`));
+    return { scenario: runner.key, generated: new Date().toISOString(), model, backend: key === null ? 'sandbox' : 'test_mode', delays: options.delays, reps, cells, command: reproducingCommand(name, { reps, defaultReps: runner.defaultReps, delays: options.delays, rows, columns }), [field]: why };
+  };
   try {
     const results = await Promise.all(
       options.scenarios.map(async (name) => {
@@ -229,12 +239,7 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
           world = await open({ scenario: runner.key, delays: options.delays, redisUrl, unsafeDurability, testModeKey: key, stripeApiBase, keepKeys: options.keepJournals === true });
         } catch (error) {
           // As a cell that throws: this scenario's cells are recorded as failed, with the reason, and the others go on.
-          const why = error instanceof Error ? error.message : String(error);
-          const plan = runner.plan(options.reps, only);
-          bar.note(`${runner.key}: its world (sandbox or test mode, the support API, the Redis stores) did not open: ${why}. Its ${plan.length} cell${plan.length === 1 ? ' is' : 's are'} recorded as failed; the other scenarios go on.`);
-          const reps = options.reps ?? runner.defaultReps;
-          const cells = plan.map((step) => failedCell(step, `the scenario's world did not open: ${why}`));
-          return { scenario: runner.key, generated: new Date().toISOString(), model, backend: key === null ? 'sandbox' : 'test_mode', delays: options.delays, reps, cells, command: command(reps), world_error: why } satisfies ScenarioResult;
+          return notRun(name, error, 'its world (sandbox or test mode, the support API, the Redis stores) did not open', "the scenario's world did not open", 'world_error');
         }
         opened.set(runner.key, world);
         // On a Redis others use, where to look (or what to remove, should the run be killed outright).
@@ -246,6 +251,10 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
           const result = await ran.finally(() => running.delete(ran));
           const machine = { cores: cpus().length, load_average_at_start: Math.round(loadAtStart * 10) / 10, load_average_at_end: Math.round((loadavg()[0] ?? 0) * 10) / 10 };
           return { ...result, command: command(result.reps), redis_prefix: world.config.keyPrefix, machine, public_key: publicKeyPem(world.stores.signingKey), settle_margin_s: world.config.settleMarginMs / 1000, claim_ttl_s: world.config.claimTtlMs / 1000, ...(stripeApiBase === null ? {} : { stripe_api_base: stripeApiBase }) };
+        } catch (error) {
+          // Work of the scenario outside its cells failed (a price it creates, a fixture it reads): its cells are
+          // recorded as failed, and the run goes on with the others and cleans up only once they have ended.
+          return notRun(name, error, 'it stopped outside its cells', 'the scenario stopped outside its cells', 'scenario_error');
         } finally {
           await interruption;
           opened.delete(runner.key);

@@ -79,6 +79,36 @@ describe('a scenario cell that throws', () => {
   });
 });
 
+describe('a scenario that stops outside its cells', { timeout: 60_000 }, () => {
+  it('has its cells recorded as failed with the reason, and the run still runs the other scenarios to their end and writes them (it used to end the run and clean up under them)', async () => {
+    await inTempDir('failed-scenario', async (out) => {
+      const { results } = await runScenarios({
+        scenarios: ['billing-credit', 'shared-cap'],
+        reps: 1,
+        delays: 'fast',
+        out,
+        rows: ['before_send/renewal', 'after_commit'],
+        columns: ['no_check'],
+        env: { REDIS_URL, INTERLOCK_UNSAFE_DURABILITY: '1' },
+        openWorld: async (options) => {
+          const world = await openWorld(options);
+          if (options.scenario !== 'billing_credit') return world;
+          // The billing scenario's prices cannot be read (a key without that permission, a network error).
+          const get = world.stripe.get.bind(world.stripe);
+          world.stripe.get = (path, query) => (path === '/v1/prices' ? Promise.reject(new Error('GET /v1/prices answered 403: this key may not read prices')) : get(path, query));
+          return world;
+        },
+      });
+      const billing = results.find((result) => result.scenario === 'billing_credit');
+      expect(billing?.cells.map((cell) => [cell.row, cell.column, cell.outcome, cell.error])).toEqual([['before_send/renewal', 'no_check', CELL_FAILED, 'the scenario stopped outside its cells: GET /v1/prices answered 403: this key may not read prices']]);
+      const cap = results.find((result) => result.scenario === 'shared_cap');
+      expect(cap?.cells.map((cell) => [cell.row, cell.column, cell.outcome === CELL_FAILED ? String(cell.error) : 'ran'])).toEqual([['after_commit', 'no_check', 'ran']]);
+      expect(readFileSync(join(out, 'billing_credit.md'), 'utf8')).toContain('**No cell of this scenario could be judged**: it stopped outside its cells: GET /v1/prices answered 403');
+      expect(readFileSync(join(out, 'shared_cap.md'), 'utf8')).toContain('| after_commit | **held 0/1**');
+    });
+  });
+});
+
 describe('a scenario whose world does not open', { timeout: 60_000 }, () => {
   it('has its cells recorded as failed with the reason, and the other scenarios of the run still run and are written', async () => {
     await inTempDir('failed-world', async (out) => {

@@ -38,6 +38,19 @@ export type Selection = { row(name: string): boolean; column(name: string): bool
 
 export class ScenarioUsageError extends Error {}
 
+/** Where a run's pages go when --out is not given: the committed results for a whole run. */
+export const RESULTS_DIR = 'scenarios/results';
+
+/**
+ * Where a run writes without --out: a whole run into the committed results (RESULTS_DIR, the README's tables come
+ * from there); a run of some rows or columns into a folder of its own under the data directory, since its pages
+ * would replace the committed ones with a part of them (and the README would no longer match its tables).
+ */
+export function defaultOut(selection: { rows: readonly string[] | null; columns: readonly string[] | null }, dataDir: string, now: Date): string {
+  if (selection.rows === null && selection.columns === null) return RESULTS_DIR;
+  return `${dataDir.replace(/\/+$/, '')}/scenario-runs/${now.toISOString().replace(/[:.]/g, '-')}`;
+}
+
 /** The patterns of every key a scenario's world writes: its own and its BullMQ queues'. */
 function keyPatterns(world: { config: { keyPrefix: string }; stores: { bullmq: { prefix: string } } }): string {
   return `${world.config.keyPrefix}:* and ${world.stores.bullmq.prefix}:*`;

@@ -857,12 +857,16 @@ function addScenarioCommand(program: Command): void {
     .argument('<name>', "stripe-dispute, billing-credit, shared-cap or all; render re-renders the pages in --out from their JSON; readme copies --out's tables into ./README.md")
     .option('--reps <n>', 'repetitions of every cell (default 1; shared-cap 20)', reps)
     .option('--delays <profile>', "the sandbox's timing: stripe (as test mode was seen to do) or fast", 'stripe')
-    .option('--out <dir>', 'where the pages and JSON files go', 'scenarios/results')
+    .option('--out <dir>', 'where the pages and JSON files go (default: scenarios/results for a whole run; <data dir>/scenario-runs/<time> for a run of some --rows or --columns)')
     .option('--rows <list>', "only these rows, comma-separated (the seeds' row names, e.g. crash_before_send_chargeback_during_outage,after_commit)")
     .option('--columns <list>', 'only these columns, comma-separated (no_check, hand_check, hand_lock, interlock)')
     .option('--keep-journals', "with REDIS_URL, leave each scenario's Redis keys (journals, queues) when the run ends instead of removing them")
-    .action(async (name: string, options: { reps?: number; delays: string; out: string; rows?: string; columns?: string; keepJournals?: boolean }) => {
-      const { runScenarios, SCENARIOS, ScenarioUsageError } = await import('../scenarios/run.js');
+    .action(async (name: string, given: { reps?: number; delays: string; out?: string; rows?: string; columns?: string; keepJournals?: boolean }) => {
+      const { defaultOut, RESULTS_DIR, runScenarios, SCENARIOS, ScenarioUsageError } = await import('../scenarios/run.js');
+      const list = (text: string | undefined) => (text === undefined ? null : text.split(',').map((item) => item.trim()).filter((item) => item !== ''));
+      const selection = { rows: list(given.rows), columns: list(given.columns) };
+      const running = name !== 'render' && name !== 'readme';
+      const options = { ...given, out: given.out ?? (running ? defaultOut(selection, process.env.INTERLOCK_DATA_DIR || DEFAULT_DATA_DIR, new Date()) : RESULTS_DIR) };
       if (name === 'render') {
         const { NoResultsError, renderFromJson } = await import('../scenarios/report.js');
         try {
@@ -889,8 +893,7 @@ function addScenarioCommand(program: Command): void {
       if (names.length === 0) throw new CliFailure(`Unknown scenario "${name}": name one of ${SCENARIOS.join(', ')} or all.`, EXIT_BAD_INPUT);
       if (options.delays !== 'stripe' && options.delays !== 'fast') throw new CliFailure(`--delays takes stripe or fast, not "${options.delays}".`, EXIT_BAD_INPUT);
       try {
-        const list = (text: string | undefined) => (text === undefined ? null : text.split(',').map((item) => item.trim()).filter((item) => item !== ''));
-        const { results, files } = await runScenarios({ scenarios: names, reps: options.reps ?? null, delays: options.delays, out: options.out, rows: list(options.rows), columns: list(options.columns), keepJournals: options.keepJournals === true });
+        const { results, files } = await runScenarios({ scenarios: names, reps: options.reps ?? null, delays: options.delays, out: options.out, rows: selection.rows, columns: selection.columns, keepJournals: options.keepJournals === true });
         process.stdout.write(`${files.join('\n')}\n`);
         const { runFailures } = await import('../scenarios/verdict.js');
         const failed = runFailures(results);

@@ -226,7 +226,7 @@ export function page(result: ScenarioResult): string {
     '',
     ...ids(result),
     '',
-    `Every receipt is in \`${result.scenario}.json\` with the public key that checks it (\`public_key\`), re-verified from that file (\`receipt_reverified_from_results\`).`,
+    `Every receipt is in \`${result.scenario}.json\` with the public key that checks it (\`public_key\`), re-verified from that file (\`receipt_reverified_from_results\`)${unverified(result)}.`,
     '',
   ];
   return lines.join('\n');
@@ -255,6 +255,12 @@ function premiseTable(rows: Record<string, unknown>[]): string {
   return lines.join('\n');
 }
 
+/** What the page says of receipts that did not verify from the results file: nothing when all did. */
+function unverified(result: ScenarioResult): string {
+  const failed = result.cells.filter((cell) => cell.receipt_reverified_from_results === false);
+  return failed.length === 0 ? '' : `: **${failed.length} cell${failed.length === 1 ? "'s receipts do" : "s' receipts do"} not verify from it** (${failed.map((cell) => `${cell.row} / ${cell.column} #${cell.rep}`).join(', ')})`;
+}
+
 /** Re-reads the JSON as written and verifies every receipt in it with the key it names. */
 export function reverify(file: string): number {
   // A scenario whose world did not open has no key, and no receipt to check with one.
@@ -279,9 +285,17 @@ export function writeResults(out: string, results: ScenarioResult[]): string[] {
     // A scenario none of whose rows or columns was asked for keeps the results it had.
     if (result.cells.length === 0) continue;
     const json = join(out, `${result.scenario}.json`);
+    // The receipts are verified from the file first, so a receipt that does not survive it is one of the gate's
+    // problems (the run exits 1 for it), not only a field of the file.
+    writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
+    reverify(json);
+    const reread = (JSON.parse(readFileSync(json, 'utf8')) as ScenarioResult).cells;
+    result.cells.forEach((cell, index) => {
+      const reverified = reread[index]?.receipt_reverified_from_results;
+      if (typeof reverified === 'boolean') cell.receipt_reverified_from_results = reverified;
+    });
     const enriched = { ...result, verdict: verdictLines(result), gate_problems: result.cells.flatMap((cell) => gateProblems(cell, Number(result.settle_margin_s ?? 10))), seed_differences: seedDifferences(result.scenario, result.cells) };
     writeFileSync(json, `${JSON.stringify(enriched, null, 2)}\n`);
-    reverify(json);
     const md = join(out, `${result.scenario}.md`);
     writeFileSync(md, page(JSON.parse(readFileSync(json, 'utf8')) as ScenarioResult));
     files.push(json, md);

@@ -35,6 +35,7 @@ export function gateProblems(cell: Cell, settleMarginS: number): string[] {
   if (!cell.answer_matches_final_money) problems.push(`${where}: the receipt's answer (${String(cell.receipt_answer ?? '?')}) contradicts Stripe's final money`);
   if (!cell.proof) problems.push(`${where}: the receipt does not prove what happened`);
   if (!cell.tamper_evident) problems.push(`${where}: a tampered receipt still verified`);
+  if (cell.receipt_reverified_from_results === false) problems.push(`${where}: its receipt did not verify from the results file with the run's public key`);
   if (cell.row.startsWith('gap_probe') && (cell.exposure ?? null) === null) problems.push(`${where}: the receipt did not flag the exposure ($120 out on $100)`);
   if (cell.settle_after_restart_s !== null) {
     const limit = factsChanged(cell) ? settleMarginS + RESTART_BUDGET_S : RESTART_BUDGET_S;

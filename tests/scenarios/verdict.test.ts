@@ -1,7 +1,12 @@
 // The gate's verdict on a scenario cell (scenarios/verdict.ts, issue 12 §3) must be able to fail for the behaviour the
 // row exists to check, not only for what Stripe would have stopped anyway.
 import { describe, expect, it } from 'vitest';
-import type { Cell } from '../../scenarios/cells.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Cell, ScenarioResult } from '../../scenarios/cells.js';
+import { writeResults } from '../../scenarios/report.js';
+import { generateSigningKeyPem } from '../../src/keys/key-store.js';
+import { tempDir } from '../cli/run-cli.js';
 import { gateProblems, runFailures } from '../../scenarios/verdict.js';
 
 function gateCell(row: string, outcome: string): Cell {
@@ -33,5 +38,21 @@ describe('what interlock scenario exits with', () => {
     ];
     expect(runFailures(results)).toEqual([expect.stringMatching(/^stripe_dispute crash_before_send_chargeback_during_outage #1: the gate answered REFUSED:target_error/), expect.stringMatching(/^billing_credit before_send\/renewal #1: settled 3 s after the restart/)]);
     expect(runFailures([{ scenario: 'stripe_dispute', settle_margin_s: 10, cells: [violated, gateCell('crash_after_send_chargeback_during_outage', 'COMMITTED_ON_QUERY')] }])).toEqual([]);
+  });
+});
+
+describe('a receipt that does not verify from the results file', () => {
+  it("is one of the gate's problems: the run lists it (exit 1) and the page says which cell's receipt failed", () => {
+    const temp = tempDir('reverify');
+    try {
+      const good = gateCell('crash_after_send_chargeback_during_outage', 'COMMITTED_ON_QUERY');
+      const result: ScenarioResult = { scenario: 'stripe_dispute', generated: '2026-12-04T00:00:00.000Z', model: 'rules', backend: 'sandbox', delays: 'fast', reps: 1, settle_margin_s: 10, public_key: generateSigningKeyPem().publicPem, cells: [{ ...good, receipt: { format: 'interlock.receipt/v1', entries: [] } }] };
+      writeResults(temp.dir, [result]);
+      expect(result.cells[0]?.receipt_reverified_from_results).toBe(false);
+      expect(runFailures([result])).toEqual(["stripe_dispute crash_after_send_chargeback_during_outage #1: its receipt did not verify from the results file with the run's public key"]);
+      expect(readFileSync(join(temp.dir, 'stripe_dispute.md'), 'utf8')).toContain("**1 cell's receipts do not verify from it** (crash_after_send_chargeback_during_outage / interlock #1)");
+    } finally {
+      temp.remove();
+    }
   });
 });

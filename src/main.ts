@@ -159,7 +159,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       metricsUrl = `${urlOf(metricsServer)}/metrics`;
     }
     let sender: Sender | null = null;
-    if (roles.includes('worker') && stripe !== null) {
+    if (roles.includes('worker') && stripe !== null && deciderConfig !== null) {
       const started = await startSender(stores, stripe.target, { ...(facts ? { facts } : {}), ...(metrics ? { events: metrics.gateEvents } : {}) });
       sender = started;
       closers.push({ name: 'sender', close: () => started.close() });
@@ -171,7 +171,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond, rateLimitBackoffMs: config.rateLimitBackoffMs, transientRetry: { maxDelayMs: config.retryMaxDelayMs, forMs: config.retryForMs }, ...(metrics ? { onAnswer: (answer) => metrics.effectAnswered(answer) } : {}) });
       closers.push({ name: 'effects worker', close: () => worker.close() });
       // Cases are decided here too: the decider reads the facts through the same target the sends use.
-      const decider = deciderConfig ?? loadDeciderConfig(process.env);
+      const decider = deciderConfig;
       const target = stripe.target;
       const decisions = startDecisionsWorker(stores, {
         decider: createDecider(decider),
@@ -194,10 +194,9 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     if (http !== null) {
       let mount: ((app: Express) => void) | undefined;
       if (verifyEvent !== null) {
-        const verify = verifyEvent;
         const factsQueue = createFactsQueue(stores);
         closers.push({ name: 'facts queue', close: () => factsQueue.close() });
-        mount = (app) => app.use(stripeWebhookRouter({ verify, accept: (event) => factsQueue.accept(event), ...(metrics ? { onOutcome: (outcome, detail) => metrics.webhookOutcome(outcome, detail) } : {}) }));
+        mount = (app) => app.use(stripeWebhookRouter({ verify: verifyEvent, accept: (event) => factsQueue.accept(event), ...(metrics ? { onOutcome: (outcome, detail) => metrics.webhookOutcome(outcome, detail) } : {}) }));
       }
       let app: Express;
       if (tokens !== null && limits !== null) {

@@ -68,6 +68,30 @@ function fingerprint(draft: Draft<'OBSERVED'>): string {
   return `f:${sha256Hex(canonicalJson([draft.objectType, draft.objectId, draft.status, draft.failureReason, draft.amount, draft.disputeStatus])).slice(0, 32)}`;
 }
 
+/** What a fact event is about, as the applier reads it: a refund, a refunded charge's payment, a customer, a dispute. */
+type Named =
+  | { kind: 'refund'; refund: RefundFact }
+  | { kind: 'refunded_charge'; paymentIntent: string }
+  | { kind: 'customer'; customer: string }
+  | { kind: 'dispute'; dispute: DisputeFact; paymentIntent: string };
+
+function namedBy(event: StripeEvent): Named | null {
+  if (!FACT_EVENTS.includes(event.type)) return null;
+  const object = event.data.object;
+  if ((REFUND_EVENTS as readonly string[]).includes(event.type)) {
+    const refund = refundFromObject(object);
+    if (refund) return { kind: 'refund', refund };
+    const paymentIntent = idOf(object.payment_intent);
+    return object.object === 'charge' && paymentIntent !== null ? { kind: 'refunded_charge', paymentIntent } : null;
+  }
+  if ((CREDIT_EVENTS as readonly string[]).includes(event.type)) {
+    const customer = customerOfEvent(event);
+    return customer === null ? null : { kind: 'customer', customer };
+  }
+  const dispute = disputeFromObject(object);
+  return dispute?.paymentIntent ? { kind: 'dispute', dispute, paymentIntent: dispute.paymentIntent } : null;
+}
+
 export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; reader: StripeReader | null; logger: Logger; rereadBeforeAppend?: boolean }) {
   const { journal, alerts, reader, logger } = deps;
   const reread = deps.rereadBeforeAppend ?? true;
@@ -247,28 +271,24 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
      */
     async applyEvent(event: StripeEvent, options: { again?: boolean } = {}): Promise<Applied[]> {
       const again = options.again ?? false;
-      if (!FACT_EVENTS.includes(event.type)) return [];
-      const object = event.data.object;
-      if ((REFUND_EVENTS as readonly string[]).includes(event.type)) {
-        const refund = refundFromObject(object);
-        if (refund) return applyRefund('webhook', event.id, event.type, refund, again);
-        // charge.refunded carries the charge: every refund on its payment is read.
-        const paymentIntent = idOf(object.payment_intent);
-        if (object.object === 'charge' && paymentIntent !== null && reader) {
+      const named = namedBy(event);
+      switch (named?.kind) {
+        case 'refund':
+          return applyRefund('webhook', event.id, event.type, named.refund, again);
+        case 'refunded_charge': {
+          // charge.refunded carries the charge: every refund on its payment is read.
+          if (!reader) return [];
           const results: Applied[] = [];
-          for (const found of await reader.refundsOf(paymentIntent)) if (found.effectId !== null) results.push(await appendTo(found.effectId, [refundObserved('webhook', event.id, event.type, found)], again));
+          for (const found of await reader.refundsOf(named.paymentIntent)) if (found.effectId !== null) results.push(await appendTo(found.effectId, [refundObserved('webhook', event.id, event.type, found)], again));
           return results;
         }
-        return [];
+        case 'customer':
+          return applyCredits('webhook', event.id, event.type, named.customer, null, again);
+        case 'dispute':
+          return applyPayment('webhook', event, named.paymentIntent, [named.dispute], null, again);
+        default:
+          return [];
       }
-      if ((CREDIT_EVENTS as readonly string[]).includes(event.type)) {
-        const customer = customerOfEvent(event);
-        return customer === null ? [] : applyCredits('webhook', event.id, event.type, customer, null, again);
-      }
-      const dispute = disputeFromObject(object);
-      const paymentIntent = dispute?.paymentIntent ?? null;
-      if (!dispute || paymentIntent === null) return [];
-      return applyPayment('webhook', event, paymentIntent, [dispute], null, again);
     },
 
     /**
@@ -277,20 +297,18 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
      * good hands to the reconciler instead.
      */
     async concerned(event: StripeEvent): Promise<string[]> {
-      if (!FACT_EVENTS.includes(event.type)) return [];
-      const object = event.data.object;
-      if ((REFUND_EVENTS as readonly string[]).includes(event.type)) {
-        const refund = refundFromObject(object);
-        if (refund !== null) return refund.effectId !== null && (await journal.partitionOf(refund.effectId)) !== null ? [refund.effectId] : [];
-        const paymentIntent = idOf(object.payment_intent);
-        return paymentIntent === null ? [] : journal.effectsOn(`payment:${paymentIntent}`);
+      const named = namedBy(event);
+      switch (named?.kind) {
+        case 'refund':
+          return named.refund.effectId !== null && (await journal.partitionOf(named.refund.effectId)) !== null ? [named.refund.effectId] : [];
+        case 'refunded_charge':
+        case 'dispute':
+          return journal.effectsOn(`payment:${named.paymentIntent}`);
+        case 'customer':
+          return journal.effectsOn(`customer:${named.customer}`);
+        default:
+          return [];
       }
-      if ((CREDIT_EVENTS as readonly string[]).includes(event.type)) {
-        const customer = customerOfEvent(event);
-        return customer === null ? [] : journal.effectsOn(`customer:${customer}`);
-      }
-      const paymentIntent = disputeFromObject(object)?.paymentIntent ?? null;
-      return paymentIntent === null ? [] : journal.effectsOn(`payment:${paymentIntent}`);
     },
 
     /** Re-reads one effect's refund and disputes (the reconciler, or on demand), appending what changed. */

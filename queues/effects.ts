@@ -6,14 +6,17 @@ import { activeJobs, afterOutages, orphansOf } from './after-outages.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
-import { closeConnection, createProposalRecorder, describeEffect, errorCode, errorMessage, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, withinRedisTimeout, type GateResult, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { closeConnection, createProposalRecorder, describeEffect, errorCode, errorMessage, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, withinRedisTimeout, type GateResult, type OnlyEntry, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 /**
  * `transient`: the job's failures before its effect was judged (see afterTransientFailure); absent on a fresh job.
  * `revived`: the job replaces one that failed for good (the same request sent again), which may have raised a
  * not_judged alert for the effect.
+ * `onlyEntry`: the PROPOSED its producer wrote, when that began the effect's chain. The job's first run takes the
+ * chain to be that entry alone and dispatches without reading it: the entry's hash is checked against the proposal,
+ * and the dispatch step's head check proves the rest (a chain that moved is read, and judged, as without it).
  */
-export type EffectJob = { proposal: unknown; recordedAt: number; transient?: TransientFailures; revived?: true };
+export type EffectJob = { proposal: unknown; recordedAt: number; transient?: TransientFailures; revived?: true; onlyEntry?: OnlyEntry };
 export type EffectAnswer = GateResult;
 
 export type EffectsQueueOptions = {
@@ -60,7 +63,7 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
         const followUp = recorded.proposals > 1 && processedOn !== null && processedOn !== undefined;
         const jobId = followUp ? `${recorded.effectId}.${recorded.proposals}` : recorded.effectId;
         const add = (revived: boolean) =>
-          queue.add('effect', { proposal, recordedAt: Date.now(), ...(revived ? { revived: true as const } : {}) }, {
+          queue.add('effect', { proposal, recordedAt: Date.now(), ...(revived ? { revived: true as const } : {}), ...(recorded.status === 'recorded' && recorded.onlyEntry !== null ? { onlyEntry: recorded.onlyEntry } : {}) }, {
             jobId,
             attempts: options.attempts ?? 8,
             backoff: { type: 'exponential', delay: options.backoffMs ?? 1_000 },
@@ -213,7 +216,9 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       const effectId = job.id?.split('.')[0] ?? '';
       // A job that comes back after its proposal was refused (it stalled, and recovery refused the effect
       // meanwhile) is done: the refusal is its answer, and judging it again would record a second one.
-      const latest = await gate.submitLatest(effectId, job.data.proposal);
+      // Only a job's first run can expect the chain its producer left; a job that ran before reads the chain.
+      const firstRun = job.attemptsMade === 0 && job.attemptsStarted <= 1 && job.data.transient === undefined;
+      const latest = await gate.submitLatest(effectId, job.data.proposal, firstRun ? (job.data.onlyEntry ?? null) : null);
       if (!latest.judged) {
         await judged(job, effectId);
         logger.info({ effectId, outcome: latest.answer.outcome }, 'effect job finished: its proposal was refused already');

@@ -60,9 +60,11 @@ export function createGate(deps: GateDeps) {
     /**
      * Submits the effect's latest recorded proposal (`carried`, the job's copy, when none is recorded); `judged` is
      * false when that proposal had been refused already, whose refusal is then the answer (see submit.ts).
+     * `onlyEntry`: the carried proposal's PROPOSED as its producer wrote it when it began the chain (record.ts; a job's
+     * data, so checked before it is used).
      */
-    async submitLatest(effectId: string, carried: unknown): Promise<{ answer: GateResult; judged: boolean }> {
-      const { answer, judged } = await submitLatest(effectId, carried);
+    async submitLatest(effectId: string, carried: unknown, onlyEntry: unknown = null): Promise<{ answer: GateResult; judged: boolean }> {
+      const { answer, judged } = await submitLatest(effectId, carried, onlyEntry);
       return { answer: judged ? await finish(answer) : answer, judged };
     },
     async recover(...args: Parameters<typeof recover>) {

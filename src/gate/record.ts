@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { dispatchBlocker, firstProposal, openDispatch } from '../core/decisions.js';
 import { effectIdFor, payloadHash } from '../core/effect-id.js';
 import { factsOfEffect, type Effect, type EffectFacts } from '../core/effects.js';
-import type { AnyDraft, ApprovalSnapshot, Draft } from '../core/entries.js';
+import { entryHash, type AnyDraft, type ApprovalSnapshot, type Draft, type Entry } from '../core/entries.js';
 import { canonicalJson, type JsonObject } from '../core/json.js';
 import { parseProposalAndEffect, type Proposal } from '../core/proposal.js';
 import { quote } from '../core/quote.js';
@@ -16,9 +16,11 @@ import type { Journal } from '../redis/journal.js';
 /**
  * `proposals` counts the effect's PROPOSED entries up to the one that stands for this proposal: 1 for the first
  * decision, more for a re-decision after a refusal (its job id is derived from it, so a retry queues it once).
+ * `onlyEntry`: the PROPOSED just written, when it began the effect's chain (the chain is that entry alone as long as its
+ * head is that entry's hash); null when it followed other entries or was written refused.
  */
 export type Recorded =
-  | { status: 'recorded'; effectId: string; subject: string; proposal: Proposal; effect: Effect; proposals: number }
+  | { status: 'recorded'; effectId: string; subject: string; proposal: Proposal; effect: Effect; proposals: number; onlyEntry: OnlyEntry | null }
   /**
    * The same proposal was recorded before: nothing new was written. `outcome` answers the latest proposal (null
    * while it is unsettled, even when an earlier one was refused).
@@ -31,6 +33,29 @@ export type Recorded =
 export function sameProposal(a: Draft<'PROPOSED'>, b: Proposal): boolean {
   return a.agent === b.agent && a.approval === b.approval && canonicalJson(a.premises) === canonicalJson(b.premises) && payloadHash(a.effect) === payloadHash(b.effect) &&
     canonicalJson(a.request) === canonicalJson(b.request ?? null) && canonicalJson(a.decision) === canonicalJson(b.decision ?? null);
+}
+
+/**
+ * A chain's first entry, alone in its batch, by what its hash covers besides its draft (the envelope) and the hash:
+ * what an effects job carries of the PROPOSED its producer wrote, so that its worker can dispatch on that chain
+ * without reading it (submit.ts).
+ */
+export type OnlyEntry = { hash: string; v: number; at: number; kid: string };
+
+export function onlyEntryOf(entry: Entry): OnlyEntry | null {
+  if (entry.prev !== null || entry.kid === undefined || entry.covers !== undefined) return null;
+  return { hash: entry.hash, v: entry.v, at: entry.at, kid: entry.kid };
+}
+
+/**
+ * Whether `only` is the PROPOSED of exactly this proposal for this effect: its hash recomputed from the draft and the
+ * envelope. Untrusted input (a job's data) is answered false, never thrown on.
+ */
+export function isOnlyEntryOf(only: unknown, effectId: string, proposal: Proposal): only is OnlyEntry {
+  if (typeof only !== 'object' || only === null) return false;
+  const { hash, v, at, kid } = only as Record<string, unknown>;
+  if (typeof hash !== 'string' || typeof v !== 'number' || typeof at !== 'number' || typeof kid !== 'string') return false;
+  return entryHash(Object.assign({}, proposedDraft(proposal), { v, effectId, at, prev: null, kid })) === hash;
 }
 
 export function proposedDraft(proposal: Proposal, premises: JsonObject = proposal.premises): Draft<'PROPOSED'> {
@@ -92,7 +117,9 @@ export function createRecorder(deps: { journal: Journal; logger: Logger }) {
       const written = await journal.append(facts.subject, effectId, drafts, { place: { head }, payloadHash: hash });
       if (written.status === 'OK') {
         logger.info({ effectId, subject: facts.subject, ...(refuse === undefined ? {} : { outcome: 'REFUSED:lease', reason: refuse.reason }) }, refuse === undefined ? 'proposal recorded' : 'proposal recorded as refused');
-        return { status: 'recorded', effectId, subject: facts.subject, proposal, effect, proposals: proposals + 1 };
+        const only = written.entries.length === 1 && entries.length === 0 && refuse === undefined ? written.entries[0] : undefined;
+        const onlyEntry = only === undefined ? null : onlyEntryOf(only);
+        return { status: 'recorded', effectId, subject: facts.subject, proposal, effect, proposals: proposals + 1, onlyEntry };
       }
       if (written.status === 'CONFLICTING_PAYLOAD') return conflict(facts.subject, effectId, proposal, 'this request id was first decided with another payload; the recorded payload stands', facts);
     }

@@ -2,6 +2,8 @@
 // commands: one script that binds the request to its subject and records PROPOSED, AUTHORIZED and DISPATCHED, taking
 // the claim and the caps (bind-propose-9), and one that settles; the index entry is dropped with the next submit's
 // script, and the approval's terms are read once per worker. A cluster binds first, in the binding's slot (bind-4).
+// An effects job whose producer recorded its PROPOSED costs the same two on its first run: it dispatches after that
+// entry without reading the chain, and the script's head check proves the chain was that entry alone.
 import { performance } from 'node:perf_hooks';
 import { approvalProblems } from '../core/approval.js';
 import type { Outcome } from '../core/outcomes.js';
@@ -18,7 +20,7 @@ import type { BindReply, EffectState, ProposeReply, ProposeRequest } from '../re
 import type { GrantedTerms } from '../redis/approvals.js';
 import { checksOf, PremiseReadError, snapshotOfTerms, type GateContext, type GateResult, type Settled } from './context.js';
 import { holdBack, markUnknown, sendOnce } from './send.js';
-import { proposedDraft, sameProposal } from './record.js';
+import { isOnlyEntryOf, proposedDraft, sameProposal } from './record.js';
 import { recordedProposal, refusalOfLatest } from '../core/recorded.js';
 import { commit, rejectionOf, settleRejected, type Holding } from './settle.js';
 
@@ -94,6 +96,16 @@ function refusedDraft(code: string, reason: string, checks: Checks | null, chang
 }
 
 type Chain = { state: EffectState; entries: Entry[] };
+
+/**
+ * An effects job's guess at the chain: the PROPOSED its producer wrote for the carried proposal (its hash checked
+ * against the proposal, isOnlyEntryOf), and nothing after it. Never read: the dispatch step (or a refusal's append)
+ * is written only right after that head, so a guess that no longer holds writes nothing.
+ */
+type AloneOnChain = { onlyEntry: string };
+
+/** What an attempt decides on: the head it writes after, the epoch, the premises decided on, the PROPOSED still to write. */
+type Footing = { head: string; epoch: number; decidedOn: JsonObject; proposed: AnyDraft[] };
 
 /**
  * This submit's binding of the effect to its subject. UNBOUND: not made yet, because on one Redis server a new
@@ -205,29 +217,36 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
   /**
    * One attempt at the effect. `given` is the chain when the caller has it already: read together with the binding,
    * or empty after a new binding, which proves there is no chain yet (chains are written only after binding), or
-   * empty as a guess before a binding put off for the dispatch step. The dispatch script checks the head and the
-   * epoch, so a chain that moved since (or a guess that was wrong) is caught there.
+   * empty as a guess before a binding put off for the dispatch step, or an effects job's guess that it is the
+   * producer's PROPOSED alone (AloneOnChain). The dispatch script checks the head and the epoch, so a chain that moved
+   * since (or a guess that was wrong) is caught there.
    */
-  async function attempt(prepared: Prepared, binding: { current: Binding }, given: Chain | null, ahead: FactsAhead | null): Promise<GateResult | 'retry' | 'rebind'> {
+  async function attempt(prepared: Prepared, binding: { current: Binding }, given: Chain | AloneOnChain | null, ahead: FactsAhead | null): Promise<GateResult | 'retry' | 'rebind'> {
     const { effectId, proposal, facts, effect, hash } = prepared;
     const partition = facts.subject;
     const bound = binding.current;
     // Only the first attempt is given a chain; after a new binding (or before a binding not made yet) it is the empty one.
     const fresh = bound.status !== 'BOUND' && given !== null;
-    const chain: Chain = given ?? (await readChain(partition, effectId));
-    if (!fresh) {
-      const first = firstProposal(chain.entries);
-      if ((first && payloadHash(first.effect) !== hash) || (chain.state.payloadHash !== '' && chain.state.payloadHash !== hash)) {
-        return refuseConflict(partition, prepared, 'this request id was first decided with another payload; the recorded payload stands');
+    let footing: Footing;
+    if (given !== null && 'onlyEntry' in given) {
+      // The producer's PROPOSED of this very proposal, alone: decided on its premises, written already, epoch 0.
+      footing = { head: given.onlyEntry, epoch: 0, decidedOn: proposal.premises, proposed: [] };
+    } else {
+      const chain: Chain = given ?? (await readChain(partition, effectId));
+      if (!fresh) {
+        const first = firstProposal(chain.entries);
+        if ((first && payloadHash(first.effect) !== hash) || (chain.state.payloadHash !== '' && chain.state.payloadHash !== hash)) {
+          return refuseConflict(partition, prepared, 'this request id was first decided with another payload; the recorded payload stands');
+        }
+        const known = await standing(partition, effectId, chain);
+        if (known) return known;
       }
-      const known = await standing(partition, effectId, chain);
-      if (known) return known;
+      const decidedOn = premisesDecidedOn(chain.entries, proposal.approval, proposal.premises);
+      // A proposal the producer recorded before queueing it (record.ts) is not written a second time.
+      const latest = chain.entries.findLast((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
+      footing = { head: chain.entries.at(-1)?.hash ?? chain.state.head, epoch: chain.state.epoch, decidedOn, proposed: latest && sameProposal(latest, proposal) ? [] : [proposedDraft(proposal, decidedOn)] };
     }
-    const head = chain.entries.at(-1)?.hash ?? chain.state.head;
-    const decidedOn = premisesDecidedOn(chain.entries, proposal.approval, proposal.premises);
-    // A proposal the producer recorded before queueing it (record.ts) is not written a second time.
-    const latest = [...chain.entries].reverse().find((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
-    const proposed: AnyDraft[] = latest && sameProposal(latest, proposal) ? [] : [proposedDraft(proposal, decidedOn)];
+    const { head, decidedOn, proposed, epoch } = footing;
 
     const terms: GrantedTerms | null = await ctx.terms(proposal.approval, { likely: partition });
     if (terms === null) {
@@ -265,7 +284,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       partition,
       mode: stale ? 'refuse' : 'dispatch',
       place: { head },
-      epoch: chain.state.epoch,
+      epoch,
       payloadHash: hash,
       owner: ctx.owner,
       nonce: ctx.nonce,
@@ -280,7 +299,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         { kind: 'AUTHORIZED', approval: snapshot },
         stale
           ? refusedDraft('REFUSED:stale_premise', report.violations.join('; '), checks, report.changes)
-          : { kind: 'DISPATCHED', subject: partition, approval: proposal.approval, premises: decidedOn, checks: { approvalLive: checks.approvalLive, approval: null, approvalProblems: checks.approvalProblems, violations: checks.violations, changes: checks.changes }, owner: ctx.owner, epoch: chain.state.epoch + 1, sendDeadline },
+          : { kind: 'DISPATCHED', subject: partition, approval: proposal.approval, premises: decidedOn, checks: { approvalLive: checks.approvalLive, approval: null, approvalProblems: checks.approvalProblems, violations: checks.violations, changes: checks.changes }, owner: ctx.owner, epoch: epoch + 1, sendDeadline },
       ],
     };
     let reply: ProposeReply;
@@ -299,9 +318,8 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
           logger.info({ effectId, outcome: 'REFUSED:stale_premise', reason: report.violations.join('; ') }, 'refused');
           return ctx.result(effectId, 'REFUSED:stale_premise', { reason: report.violations.join('; '), changes: report.changes });
         }
-        const epoch = reply.epoch ?? chain.state.epoch + 1;
         const current = binding.current;
-        const holding: Holding = { partition, effectId, epoch, head: reply.entries.at(-1)?.hash ?? '', approvalId: proposal.approval, ...(current.status === 'NEW' ? { boundAt: current.now } : {}) };
+        const holding: Holding = { partition, effectId, epoch: reply.epoch ?? epoch + 1, head: reply.entries.at(-1)?.hash ?? '', approvalId: proposal.approval, ...(current.status === 'NEW' ? { boundAt: current.now } : {}) };
         ctx.busy.hold(effectId);
         try {
           return await answer(await sendDispatched(holding, effect, proposal.requestId ?? null, deadlineAt, scriptAnsweredAt), partition);
@@ -395,6 +413,31 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
 
   const emptyChain = (): Chain => ({ state: { head: '', epoch: 0 } as EffectState, entries: [] });
 
+  /**
+   * One attempt on the chain an effects job's producer left (AloneOnChain): binding, checks and dispatch in one script,
+   * without reading the chain first. Null when the chain is not that any more (a re-decision, a refusal, another
+   * submit's dispatch): nothing was written, and the caller reads the chain and picks its latest proposal, as a job
+   * whose producer left no such hash does.
+   */
+  async function onTheProducersChain(prepared: Prepared, onlyEntry: string, ahead: FactsAhead): Promise<GateResult | null> {
+    const binding: { current: Binding } = { current: { status: 'UNBOUND' } };
+    let outcome: GateResult | null = null;
+    let moved = false;
+    try {
+      const step = await attempt(prepared, binding, { onlyEntry }, ahead);
+      if (step === 'retry' || step === 'rebind') {
+        moved = true;
+        return null;
+      }
+      return (outcome = step);
+    } finally {
+      // As in run: an entry goes once nothing is left open behind it, and a guess that missed left nothing open.
+      const bound = binding.current;
+      const closed = outcome !== null && outcome.outcome !== 'IN_FLIGHT' && !outcome.outcome.startsWith('UNRESOLVED:');
+      if (bound.status !== 'UNBOUND' && (moved || closed)) journal.unindex(prepared.effectId, bound.token);
+    }
+  }
+
   async function submit(input: unknown, options: ParseOptions = {}): Promise<GateResult> {
     const prepared = prepare(ctx, input, options);
     const { effectId, facts } = prepared;
@@ -418,7 +461,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
    * That needs the subject, from the carried proposal; when it is unusable or names another effect, the chain is
    * read first, as its binding says.
    */
-  async function submitLatest(effectId: string, carried: unknown): Promise<{ answer: GateResult; judged: boolean }> {
+  async function submitLatest(effectId: string, carried: unknown, onlyEntry: unknown = null): Promise<{ answer: GateResult; judged: boolean }> {
     let prepared: Prepared | null;
     try {
       prepared = prepare(ctx, carried);
@@ -431,6 +474,10 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       const approval = prepared.proposal.approval;
       void ctx.terms(approval, { likely: subject }).catch(() => undefined);
       const ahead = readFactsAhead(ctx, prepared);
+      if (onlyEntry !== null && journal.bindsWithDispatch && isOnlyEntryOf(onlyEntry, effectId, prepared.proposal)) {
+        const answer = await onTheProducersChain(prepared, onlyEntry.hash, ahead);
+        if (answer !== null) return { answer, judged: true };
+      }
       const [bound, chain] = await Promise.all([journal.bind(effectId, subject), readChain(subject, effectId)]);
       if (bound.status !== 'OTHER_SUBJECT') {
         const refused = refusalOfLatest(chain.entries);

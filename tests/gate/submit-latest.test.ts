@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryTarget, createProposalRecorder, effectIdFor, journalOf, openStores, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
 import { payloadHash } from '../../src/core/effect-id.js';
 import { createRedisJournal } from '../../src/redis/journal.js';
-import { countCommands } from '../support/count-commands.js';
+import { commandsNaming } from '../support/count-commands.js';
 import { approvalTerms, refundProposal, testConfig, testKey } from '../support/harness.js';
 
 const keyPair = testKey();
@@ -19,12 +19,12 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
 });
 
-async function rig(): Promise<{ stores: Stores; sender: Sender; target: MemoryTarget; sent: () => number }> {
+async function rig(): Promise<{ stores: Stores; sender: Sender; target: MemoryTarget; named: (needle: string) => string[] }> {
   const config = testConfig();
   const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
   target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
   const redis = new Redis(config.redisUrl);
-  const commands = countCommands(redis);
+  const naming = commandsNaming(redis);
   const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key, redis });
   const sender = await startSender(stores, target);
   closers.push(async () => {
@@ -34,7 +34,7 @@ async function rig(): Promise<{ stores: Stores; sender: Sender; target: MemoryTa
     if (stale.length > 0) await redis.del(...stale);
     await redis.quit();
   });
-  return { stores, sender, target, sent: () => commands.read() };
+  return { stores, sender, target, named: (needle) => naming.naming(needle) };
 }
 
 async function entriesOf(sender: Sender, effectId: string) {
@@ -120,7 +120,7 @@ describe('submitLatest (an effects job)', () => {
   });
 
   it('costs a recorded effect two reads fewer than reading its chain before submitting it', async () => {
-    const { stores, sender, sent } = await rig();
+    const { stores, sender, named } = await rig();
     const record = createProposalRecorder(stores);
     const terms = approvalTerms({ maxUses: 10, capCents: 50_000 });
     await stores.approvals.grant(terms);
@@ -128,29 +128,24 @@ describe('submitLatest (an effects job)', () => {
     const warm = refundProposal({ approval: terms.id });
     await record(warm);
     await sender.gate.submitLatest(idOf(warm), warm);
-    // Each count includes the index upkeep its submit schedules, and nothing of the one before: flushed here rather
-    // than waited for (its timer, 50 ms, fired late on a loaded machine and the count fell into the next step).
-    const settle = async () => {
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    // The commands naming the effect from its job's start to its index entry's removal (flushed, not waited for): a
+    // heartbeat or a clock read in between names no effect, so a loaded machine cannot move the count.
+    const commandsOf = async (proposal: ReturnType<typeof refundProposal>, run: () => Promise<unknown>) => {
+      await record(proposal);
+      const before = named(idOf(proposal)).length;
+      await run();
       await journalOf(stores).flushIndex();
+      return named(idOf(proposal)).length - before;
     };
-    await settle();
     const latest = refundProposal({ approval: terms.id });
-    await record(latest);
-    const before = sent();
-    expect((await sender.gate.submitLatest(idOf(latest), latest)).answer.outcome).toBe('COMMITTED');
-    await settle();
-    const viaLatest = sent() - before;
+    const viaLatest = await commandsOf(latest, async () => expect((await sender.gate.submitLatest(idOf(latest), latest)).answer.outcome).toBe('COMMITTED'));
     const plain = refundProposal({ approval: terms.id });
-    await record(plain);
-    await settle();
-    const start = sent();
-    // The path an effects job took before: the binding's partition, the chain, then the submit (which reads it again).
-    const partition = await stores.journal.partitionOf(idOf(plain));
-    await stores.journal.entries(partition ?? '', idOf(plain));
-    expect((await sender.gate.submit(plain)).outcome).toBe('COMMITTED');
-    await settle();
-    const viaChainFirst = sent() - start;
+    const viaChainFirst = await commandsOf(plain, async () => {
+      // The path an effects job took before: the binding's partition, the chain, then the submit (which reads it again).
+      const partition = await stores.journal.partitionOf(idOf(plain));
+      await stores.journal.entries(partition ?? '', idOf(plain));
+      expect((await sender.gate.submit(plain)).outcome).toBe('COMMITTED');
+    });
     expect(viaLatest).toBe(viaChainFirst - 2);
   });
 });
@@ -217,5 +212,105 @@ describe('the facts read ahead (with the binding, so their round trips overlap)'
     const missing = refundProposal({ approval: 'ap_missing' });
     expect(await sender.gate.submit(missing)).toMatchObject({ outcome: 'REFUSED:lease', reason: 'approval ap_missing does not exist' });
     expect(target.landings).toHaveLength(0);
+  });
+});
+
+describe("a job's first run on the chain its producer left (EffectJob.onlyEntry)", () => {
+  async function recorded(stores: Stores, proposal: ReturnType<typeof refundProposal>) {
+    const made = await createProposalRecorder(stores)(proposal);
+    if (made.status !== 'recorded' || made.onlyEntry === null) throw new Error(`expected a first PROPOSED, got ${JSON.stringify(made)}`);
+    return made.onlyEntry;
+  }
+
+  it('dispatches without reading the chain: three commands fewer than reading it with the binding, the receipt the same', async () => {
+    const { stores, sender, named } = await rig();
+    const terms = approvalTerms({ maxUses: 10, capCents: 50_000 });
+    await stores.approvals.grant(terms);
+    const warm = refundProposal({ approval: terms.id });
+    await sender.gate.submitLatest(idOf(warm), warm, await recorded(stores, warm));
+    // The commands naming the effect, from its job's start to its index entry's removal (flushed, not waited for).
+    const commandsOf = async (proposal: ReturnType<typeof refundProposal>, only: unknown) => {
+      const before = named(idOf(proposal)).length;
+      expect((await sender.gate.submitLatest(idOf(proposal), proposal, only)).answer.outcome).toBe('COMMITTED');
+      await journalOf(stores).flushIndex();
+      return named(idOf(proposal)).slice(before);
+    };
+    const read = refundProposal({ approval: terms.id });
+    await recorded(stores, read);
+    const viaRead = await commandsOf(read, null);
+    const guessed = refundProposal({ approval: terms.id });
+    const viaGuess = await commandsOf(guessed, await recorded(stores, guessed));
+    // bind-4, read-state-1 and the chain's GET are gone; bind-propose-9 does propose-5's work and the binding.
+    expect({ read: viaRead.length, guess: viaGuess.length }).toEqual({ read: viaGuess.length + 3, guess: viaGuess.length });
+    expect(viaGuess.filter((name) => name === 'get')).toEqual([]);
+    // One PROPOSED, written by the producer; the worker's batch follows it, as on the path that reads the chain.
+    const kinds = (id: string) => entriesOf(sender, id).then((entries) => entries.map((entry) => entry.kind));
+    expect(await kinds(idOf(guessed))).toEqual(await kinds(idOf(read)));
+    expect(await kinds(idOf(guessed))).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED']);
+  });
+
+  it('a guess that no longer holds writes nothing on it: a refusal recorded since is the answer, judged no further, nothing sent', async () => {
+    const { stores, sender, target } = await rig();
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    const proposal = refundProposal({ approval: terms.id });
+    const only = await recorded(stores, proposal);
+    // Refused meanwhile (as recovery refuses a stale effect): the chain is no longer the producer's entry alone.
+    target.world.set('payment:pi_1', { chargebacks: ['du_1'], refunded_by_others: 0 });
+    expect((await sender.gate.submitLatest(idOf(proposal), proposal)).answer.outcome).toBe('REFUSED:stale_premise');
+    const before = await entriesOf(sender, idOf(proposal));
+    target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
+    expect(await sender.gate.submitLatest(idOf(proposal), proposal, only)).toMatchObject({ judged: false, answer: { outcome: 'REFUSED:stale_premise' } });
+    expect(await entriesOf(sender, idOf(proposal))).toEqual(before);
+    expect(target.landings).toHaveLength(0);
+  });
+
+  it('a re-decision recorded since is what runs, under its own approval', async () => {
+    const { stores, sender, target } = await rig();
+    const first = approvalTerms({ capCents: 1_000 });
+    await stores.approvals.grant(first);
+    const carried = refundProposal({ approval: first.id });
+    const only = await recorded(stores, carried);
+    expect((await sender.gate.submitLatest(idOf(carried), carried)).answer.outcome).toBe('REFUSED:lease');
+    const second = approvalTerms();
+    await stores.approvals.grant(second);
+    await createProposalRecorder(stores)({ ...carried, approval: second.id });
+    expect((await sender.gate.submitLatest(idOf(carried), carried, only)).answer.outcome).toBe('COMMITTED');
+    expect(target.landings).toHaveLength(1);
+    expect((await entriesOf(sender, idOf(carried))).find((entry) => entry.kind === 'DISPATCHED')).toMatchObject({ approval: second.id });
+  });
+
+  it('an effect another submit sent since is not sent again', async () => {
+    const { stores, sender, target } = await rig();
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    const proposal = refundProposal({ approval: terms.id });
+    const only = await recorded(stores, proposal);
+    expect((await sender.gate.submit(proposal)).outcome).toBe('COMMITTED');
+    expect((await sender.gate.submitLatest(idOf(proposal), proposal, only)).answer.outcome).toBe('DUPLICATE_IGNORED');
+    expect(target.landings).toHaveLength(1);
+  });
+
+  it('trusts no job data: an entry that is not the carried proposal\'s (another approval, other premises) is not taken for the chain', async () => {
+    const { stores, sender } = await rig();
+    const recordedTerms = approvalTerms({ maxUses: 10 });
+    const otherTerms = approvalTerms();
+    await stores.approvals.grant(recordedTerms);
+    await stores.approvals.grant(otherTerms);
+    const proposal = refundProposal({ approval: recordedTerms.id });
+    const only = await recorded(stores, proposal);
+    // The same effect (request id and payload), decided otherwise than recorded: the chain's head is still the
+    // recorded entry, so only the hash check stands between this job and a dispatch nothing recorded.
+    const carried = { ...proposal, approval: otherTerms.id, premises: { refunded_by_others: 0 } };
+    expect(idOf(carried)).toBe(idOf(proposal));
+    expect((await sender.gate.submitLatest(idOf(carried), carried, only)).answer.outcome).toBe('COMMITTED');
+    const entries = await entriesOf(sender, idOf(proposal));
+    expect(entries.filter((entry) => entry.kind === 'PROPOSED')).toHaveLength(1);
+    expect(entries.find((entry) => entry.kind === 'DISPATCHED')).toMatchObject({ approval: recordedTerms.id, premises: proposal.premises });
+    for (const garbage of [{ ...only, at: only.at + 1 }, { ...only, kid: 'other' }, { hash: only.hash }, 'text', 7]) {
+      const next = refundProposal({ approval: recordedTerms.id, amount: 100 });
+      await recorded(stores, next);
+      expect((await sender.gate.submitLatest(idOf(next), next, garbage)).answer.outcome).toBe('COMMITTED');
+    }
   });
 });

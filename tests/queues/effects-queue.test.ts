@@ -66,6 +66,31 @@ describe('the effects queue', () => {
     expect(receipt?.entries.map((entry) => entry.kind)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED']);
   });
 
+  it("carries the producer's PROPOSED to the job's first run when it began the chain, and nothing for a re-decision's follow-up", async () => {
+    const { stores, sender, queue } = await rig({ worker: false });
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    const given: unknown[] = [];
+    const submitLatest = sender.gate.submitLatest.bind(sender.gate);
+    sender.gate.submitLatest = (effectId, carried, onlyEntry) => {
+      given.push(onlyEntry);
+      return submitLatest(effectId, carried, onlyEntry);
+    };
+    const worker = startEffectsWorker(stores, sender, { concurrency: 1 });
+    closers.push(() => worker.close(true));
+    const stale = refundProposal({ approval: terms.id, premises: { chargebacks: [], refunded_by_others: 500 } });
+    const first = await queue.propose(stale);
+    expect(await queue.waitFor(first.effectId, 10_000)).toMatchObject({ outcome: 'REFUSED:stale_premise' });
+    const proposed = (await stores.journal.receipt(first.effectId))?.entries[0];
+    expect(given).toEqual([{ hash: proposed?.hash, v: proposed?.v, at: proposed?.at, kid: proposed?.kid }]);
+    const again = approvalTerms();
+    await stores.approvals.grant(again);
+    await queue.propose({ ...stale, approval: again.id, premises: { chargebacks: [], refunded_by_others: 0 } });
+    expect(await queue.waitFor(first.effectId, 10_000)).toMatchObject({ outcome: 'COMMITTED' });
+    expect(given).toHaveLength(2);
+    expect(given[1]).toBeNull();
+  });
+
   it('a second enqueue of one effect is a no-op, and a re-decided payload is refused before anything is queued (I5)', async () => {
     const { stores, queue, target } = await rig();
     const terms = approvalTerms();

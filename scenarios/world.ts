@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
 import { Cluster } from 'ioredis';
-import { createLogger, loadConfig, openStores, type Stores } from '../src/interlock.js';
+import { createLogger, loadConfig, openStores, type Config, type Stores } from '../src/interlock.js';
 import { randomBytes } from 'node:crypto';
 import { freePort } from '../src/interlock.js';
 import { hex, leftovers, startServe, verifierFor, type Backend, type Delays, type Worker, type World } from './harness.js';
@@ -80,10 +80,23 @@ export async function openWorld(options: WorldOptions): Promise<World & { close(
     ...(options.unsafeDurability ? { INTERLOCK_UNSAFE_DURABILITY: '1' } : {}),
   };
   if (apiBase === null) delete env.STRIPE_API_BASE;
-  const config = loadConfig(env);
+  // What this world started so far goes with it when it cannot open: the sandbox's port and the data directory.
+  const abandon = async (): Promise<void> => {
+    await sandbox?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    leftovers.dirs.delete(dataDir);
+  };
+  let config: Config;
+  let stores: Stores;
+  try {
+    config = loadConfig(env);
+    // The harness's own stores log only errors: stderr carries the progress line, and what the gate raised is in the JSON.
+    stores = await openStores(config, { failFast: true, logger: createLogger('error') });
+  } catch (error) {
+    await abandon();
+    throw error;
+  }
   const prefix = config.keyPrefix;
-  // The harness's own stores log only errors: stderr carries the progress line, and what the gate raised is in the JSON.
-  const stores = await openStores(config, { failFast: true, logger: createLogger('error') });
   const fast = options.delays === 'fast' && backend === 'sandbox';
   // The support API the gate's agents propose through, up for the whole scenario (it never crashes).
   const token = randomBytes(24).toString('base64url');
@@ -107,7 +120,7 @@ export async function openWorld(options: WorldOptions): Promise<World & { close(
   } catch (error) {
     await tidy(false);
     await stores.close();
-    await sandbox?.close();
+    await abandon();
     throw error;
   }
   let queue: Promise<unknown> = Promise.resolve();
@@ -133,8 +146,7 @@ export async function openWorld(options: WorldOptions): Promise<World & { close(
       } finally {
         await tidy(true);
         await stores.close();
-        await sandbox?.close();
-        rmSync(dataDir, { recursive: true, force: true });
+        await abandon();
       }
     },
   };

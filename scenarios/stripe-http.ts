@@ -5,6 +5,13 @@
 
 export type StripeObject = Record<string, unknown> & { id?: string };
 
+/**
+ * The API version every request names: the one the gate's Stripe SDK sends, so the harness reads objects in the shape
+ * the gate does. Without it Stripe answers in the account's pinned version, and on an account pinned before
+ * 2025-03-31 a subscription's `current_period_end` is not on its items, where the billing scenarios read it.
+ */
+export const STRIPE_API_VERSION = '2026-10-28.endive';
+
 export class StripeHttpError extends Error {
   readonly status: number;
   readonly code: string | null;
@@ -51,7 +58,7 @@ export function createStripeHttp(options: { secretKey: string; apiBase?: string 
   async function request(method: 'GET' | 'POST', path: string, params: Record<string, unknown>, idempotencyKey?: string): Promise<StripeObject & { replayed: boolean }> {
     const encoded = formEncode(params);
     const url = method === 'GET' && encoded !== '' ? `${apiBase}${path}?${encoded}` : `${apiBase}${path}`;
-    const headers: Record<string, string> = { authorization: auth };
+    const headers: Record<string, string> = { authorization: auth, 'stripe-version': STRIPE_API_VERSION };
     if (method === 'POST') headers['content-type'] = 'application/x-www-form-urlencoded';
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
     let response: Response;

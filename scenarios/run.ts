@@ -63,6 +63,8 @@ const INTERRUPT_REMOVE_MS = 10_000;
  * process (granting an approval, recording a proposal) goes on until it fails on the stopped processes.
  */
 const INTERRUPT_SETTLE_MS = 5_000;
+/** The signals that end a run the way Ctrl-C does: a closed terminal (SIGHUP) too, whose default would skip every exit hook. */
+const INTERRUPTS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 /** Stripe test mode when STRIPE_SECRET_KEY is a test key; a live key is refused, whatever else is set. */
 function testModeKey(env: NodeJS.ProcessEnv): string | null {
@@ -188,12 +190,12 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
   // Set by an interrupt, and never settled: the handler ends the process. Awaited before a world closes, before the
   // pages are written and before the run tidies up, so nothing of the run's own ending races the interrupt's.
   let interruption: Promise<never> | null = null;
-  // Ctrl-C or SIGTERM in the middle: the private redis-server runs in a process group of its own (no terminal signal
+  // Ctrl-C, SIGTERM or a closed terminal (SIGHUP) in the middle: the private redis-server runs in a process group of its own (no terminal signal
   // reaches it) and no cell's finally runs, so the exit stops it (its own exit hook) and removes what the run left.
   // On a REDIS_URL the run's keys would stay there for good: the processes are stopped first (nothing writes under
   // the prefixes after that), then the keys are removed, within INTERRUPT_REMOVE_MS; a second signal exits at once.
   const interrupted = (signal: NodeJS.Signals) => {
-    const code = signal === 'SIGINT' ? 130 : 143;
+    const code = signal === 'SIGINT' ? 130 : signal === 'SIGHUP' ? 129 : 143;
     const again = signal === 'SIGINT' ? 'Ctrl-C' : signal;
     const worlds = [...opened];
     const remove = !privateRedis && options.keepJournals !== true && worlds.length > 0;
@@ -201,8 +203,7 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
       process.stderr.write(`${second} again: exiting now.${remove ? ` Redis keys of this run may remain under ${worlds.map(([, world]) => keyPatterns(world)).join(', ')}.` : ''}\n`);
       process.exit(code);
     };
-    process.once('SIGINT', exitNow);
-    process.once('SIGTERM', exitNow);
+    for (const name of INTERRUPTS) process.once(name, exitNow);
     bar.finish();
     leftovers.stopping = true;
     stopChildren();
@@ -229,8 +230,7 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
       process.exit(code);
     })();
   };
-  process.once('SIGINT', interrupted);
-  process.once('SIGTERM', interrupted);
+  for (const name of INTERRUPTS) process.once(name, interrupted);
   process.once('exit', removeLeftovers);
   /** A scenario none of whose cells can be judged: each recorded as failed with `why`, noted on the progress bar. */
   const notRun = (name: ScenarioName, error: unknown, what: string, cellWhy: string, field: 'world_error' | 'scenario_error'): ScenarioResult => {
@@ -285,8 +285,7 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
     await interruption;
     bar.finish();
     await stopRedis();
-    process.removeListener('SIGINT', interrupted);
-    process.removeListener('SIGTERM', interrupted);
+    for (const name of INTERRUPTS) process.removeListener(name, interrupted);
     process.removeListener('exit', removeLeftovers);
     // A run that failed (a world that could not open, a cell that threw) leaves no directory or process behind either.
     removeLeftovers();

@@ -446,7 +446,7 @@ function tryCommands(stripeApiBase: string | null, sandbox: boolean, dataDir: st
 }
 
 /**
- * Runs until SIGTERM or SIGINT. The first signal stops taking work and waits for sends in progress (each ends
+ * Runs until SIGTERM, SIGINT or SIGHUP. The first signal stops taking work and waits for sends in progress (each ends
  * within its send deadline) before closing; a second signal exits at once, and recovery settles what was left (one
  * within SAME_STOP_MS of the first is the same stop, delivered twice).
  * A stop still running past the send deadline plus STOP_MARGIN_MS is waiting on something that will not answer (a
@@ -533,6 +533,8 @@ async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boo
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    // A closed terminal: Node's default would end the process at once, leaving an embedded redis-server running.
+    process.on('SIGHUP', onSignal);
   });
   logger.info('stopped');
 }

@@ -100,3 +100,39 @@ it("a service.json left by a process that stopped cleanly, or by an earlier proc
     if (child.exitCode === null) child.kill('SIGKILL');
   }
 }, 120_000);
+
+it('a closed terminal (SIGHUP) stops serve as SIGTERM does: exit 0, its embedded redis-server stopped, service.json marked stopped', async () => {
+  const dataDir = join(temp.dir, 'hangup');
+  mkdirSync(dataDir, { recursive: true });
+  const env = { ...process.env, INTERLOCK_DATA_DIR: dataDir, INTERLOCK_LOG_LEVEL: 'info', REDIS_URL: '', STRIPE_SECRET_KEY: '', STRIPE_API_BASE: '', INTERLOCK_KEY_PREFIX: '' };
+  const child = spawn(process.execPath, ['bin/interlock.js', 'serve', '--port', '0'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (code, signal) => resolve([code, signal])));
+  let redisUrl = '';
+  try {
+    for (let i = 0; i < 600 && !output.includes('interlock serving'); i += 1) {
+      if (child.exitCode !== null) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(output, output).toContain('interlock serving');
+    ({ redis_url: redisUrl } = JSON.parse(readFileSync(join(dataDir, 'service.json'), 'utf8')) as { redis_url: string });
+    child.kill('SIGHUP');
+    expect(await exited, output.slice(-1500)).toEqual([0, null]);
+    expect((JSON.parse(readFileSync(join(dataDir, 'service.json'), 'utf8')) as { stopped_at?: string }).stopped_at).toEqual(expect.any(String));
+    // The embedded Redis went with it (Node's default for SIGHUP ended the process and left it running).
+    const probe = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000 });
+    probe.on('error', () => undefined);
+    await expect(probe.connect()).rejects.toThrow();
+    probe.disconnect();
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    // A failed run must not leave the embedded Redis behind either.
+    if (redisUrl !== '') {
+      const left = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000 });
+      left.on('error', () => undefined);
+      await left.connect().then(() => left.call('SHUTDOWN', 'NOSAVE')).catch(() => undefined);
+      left.disconnect();
+    }
+  }
+}, 120_000);

@@ -76,7 +76,10 @@ function alive(pid: number): boolean {
 }
 
 describe('interlock scenario interrupted', () => {
-  it('Ctrl-C in the middle stops its private redis-server and removes its temporary directories', { timeout: 120_000 }, async () => {
+  it.each([
+    ['Ctrl-C', 'SIGINT'],
+    ['a closed terminal', 'SIGHUP'],
+  ] as const)('%s in the middle stops its private redis-server and removes its temporary directories', { timeout: 120_000 }, async (_, signal) => {
     // Its own temporary folder (TMPDIR), so what the run leaves there is this run's alone.
     const tmp = tempDir('scenario-interrupt');
     const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp.dir, INTERLOCK_LOG_LEVEL: 'silent' };
@@ -98,8 +101,8 @@ describe('interlock scenario interrupted', () => {
         if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no cell under way: ${stderr.slice(-2000)}`);
         await new Promise((wait) => setTimeout(wait, 100));
       }
-      process.kill(-(child.pid ?? 0), 'SIGINT');
-      await exited;
+      process.kill(-(child.pid ?? 0), signal);
+      expect(await exited).toEqual([signal === 'SIGINT' ? 130 : 129, null]);
       const gone = Date.now() + 10_000;
       while (alive(redisPid) && Date.now() < gone) await new Promise((wait) => setTimeout(wait, 50));
       expect(alive(redisPid), `redis-server ${redisPid} still runs`).toBe(false);

@@ -196,7 +196,7 @@ export async function runBillingCell(world: World, decider: Decider, prices: Pri
       const matches = LANDED.has(outcome) === count > 0;
       Object.assign(cell, {
         answer_matches_final_money: matches,
-        proof: column === 'hand_check' && matches && log.some((line) => ['send', 'premises', 'approval', 'lookup'].includes(String(line.phase))),
+        proof: column === 'hand_check' && matches && handCheckProves(log, credits.flatMap((credit) => credit.id ?? [])),
         hand_check_log: log,
       });
     }
@@ -206,6 +206,19 @@ export async function runBillingCell(world: World, decider: Decider, prices: Pri
     rmSync(dir, { recursive: true, force: true });
     progress.done();
   }
+}
+
+/**
+ * Whether hand_check's log proves what happened: its last line names the credit Stripe holds for the case (the one it
+ * sent, or the one its lookup found), or, where Stripe holds none, a refusal with its reason. A log that ends at the
+ * send (the worker died before it heard the answer) names no credit and proves nothing, whatever Stripe holds.
+ */
+export function handCheckProves(log: readonly Record<string, unknown>[], stripeCredits: readonly string[]): boolean {
+  const last = log.at(-1);
+  if (last === undefined) return false;
+  const named = last.phase === 'sent' ? last.credit : last.phase === 'lookup' && Array.isArray(last.found) ? last.found[0] : undefined;
+  if (typeof named === 'string') return stripeCredits.includes(named);
+  return stripeCredits.length === 0 && (last.phase === 'approval' || last.phase === 'premises');
 }
 
 /** A premise candidate refuses when its value at restart differs from its value at decision time. */

@@ -8,6 +8,7 @@ import { writeResults } from '../../scenarios/report.js';
 import { generateSigningKeyPem } from '../../src/keys/key-store.js';
 import { tempDir } from '../cli/run-cli.js';
 import { gateProblems, runFailures } from '../../scenarios/verdict.js';
+import { handCheckProves } from '../../scenarios/billing-credit.js';
 
 function gateCell(row: string, outcome: string): Cell {
   return { row, column: 'interlock', rep: 1, outcome, held: true, answer_matches_final_money: true, proof: true, tamper_evident: true, settle_s: 2.4, settle_after_restart_s: 0.1, stripe: {}, exposure: null };
@@ -54,5 +55,22 @@ describe('a receipt that does not verify from the results file', () => {
     } finally {
       temp.remove();
     }
+  });
+});
+
+describe("billing-credit's hand_check proof (its log against Stripe's credits)", () => {
+  const sent = (credit: string) => ({ phase: 'sent', credit, replayed: false });
+  it('holds when the log names the credit Stripe holds, sent or found by lookup, or a refusal where Stripe holds none', () => {
+    expect(handCheckProves([{ phase: 'send' }, sent('cbtxn_1')], ['cbtxn_1'])).toBe(true);
+    expect(handCheckProves([{ phase: 'send' }, { phase: 'lookup', found: ['cbtxn_1'] }], ['cbtxn_1'])).toBe(true);
+    expect(handCheckProves([{ phase: 'premises', refused: {} }], [])).toBe(true);
+    expect(handCheckProves([{ phase: 'approval', refused: {} }], [])).toBe(true);
+  });
+  it('fails when the log names another credit than Stripe holds, ends at the send, is empty, or refuses while Stripe holds a credit', () => {
+    expect(handCheckProves([sent('cbtxn_other')], ['cbtxn_1'])).toBe(false);
+    expect(handCheckProves([{ phase: 'send', key: 'k' }], ['cbtxn_1'])).toBe(false);
+    expect(handCheckProves([{ phase: 'send', key: 'k' }], [])).toBe(false);
+    expect(handCheckProves([], [])).toBe(false);
+    expect(handCheckProves([{ phase: 'premises', refused: {} }], ['cbtxn_1'])).toBe(false);
   });
 });

@@ -53,7 +53,12 @@ export const CAP_SEED: Record<string, Record<'no_check' | 'hand_check' | 'hand_l
 
 /** One sentence per baseline cell that differs from the seed (empty when every cell reproduces it). */
 export function seedDifferences(scenario: string, cells: Cell[]): string[] {
-  const out: string[] = [];
+  return differingCells(scenario, cells).map((difference) => difference.line);
+}
+
+/** seedDifferences with the column of each cell that differs. */
+export function differingCells(scenario: string, cells: Cell[]): { column: string; line: string }[] {
+  const out: { column: string; line: string }[] = [];
   for (const cell of cells) {
     // A cell that failed to run has no outcome to compare; the page lists it apart.
     if (cell.column === 'interlock' || cellFailed(cell)) continue;
@@ -62,7 +67,7 @@ export function seedDifferences(scenario: string, cells: Cell[]): string[] {
       if (seed === undefined) continue;
       const never = seed.held === '0/20' && cell.held;
       const always = seed.held === '20/20' && !cell.held;
-      if (never || always || !seed.outcomes.includes(cell.outcome)) out.push(`${cell.row} / ${cell.column} #${cell.rep}: ${cell.outcome}, ${cell.held ? 'held' : 'VIOLATED'}; the seed saw ${seed.outcomes.join(' or ')}, held ${seed.held}.`);
+      if (never || always || !seed.outcomes.includes(cell.outcome)) out.push({ column: cell.column, line: `${cell.row} / ${cell.column} #${cell.rep}: ${cell.outcome}, ${cell.held ? 'held' : 'VIOLATED'}; the seed saw ${seed.outcomes.join(' or ')}, held ${seed.held}.` });
       continue;
     }
     const table = scenario === 'stripe_dispute' ? DISPUTE_SEED : BILLING_SEED;
@@ -70,7 +75,7 @@ export function seedDifferences(scenario: string, cells: Cell[]): string[] {
     if (seed === undefined) continue;
     const finalMoney = seed.answerMatchesFinalMoney === undefined || seed.answerMatchesFinalMoney === cell.answer_matches_final_money;
     if (seed.outcome !== cell.outcome || seed.held !== cell.held || !finalMoney) {
-      out.push(`${cell.row} / ${cell.column}${cell.rep > 1 ? ` #${cell.rep}` : ''}: ${cell.outcome}, ${cell.held ? 'held' : 'VIOLATED'}, answer vs final money ${cell.answer_matches_final_money ? 'matches' : 'CONTRADICTS'}; the ${seed.source} says ${seed.outcome}, ${seed.held ? 'held' : 'VIOLATED'}${seed.answerMatchesFinalMoney === undefined ? '' : `, ${seed.answerMatchesFinalMoney ? 'matches' : 'CONTRADICTS'}`}.`);
+      out.push({ column: cell.column, line: `${cell.row} / ${cell.column}${cell.rep > 1 ? ` #${cell.rep}` : ''}: ${cell.outcome}, ${cell.held ? 'held' : 'VIOLATED'}, answer vs final money ${cell.answer_matches_final_money ? 'matches' : 'CONTRADICTS'}; the ${seed.source} says ${seed.outcome}, ${seed.held ? 'held' : 'VIOLATED'}${seed.answerMatchesFinalMoney === undefined ? '' : `, ${seed.answerMatchesFinalMoney ? 'matches' : 'CONTRADICTS'}`}.` });
     }
   }
   return out;

@@ -74,3 +74,26 @@ describe("billing-credit's hand_check proof (its log against Stripe's credits)",
     expect(handCheckProves([{ phase: 'premises', refused: {} }], ['cbtxn_1'])).toBe(false);
   });
 });
+
+describe("shared_cap's page against the seeds", () => {
+  const capCell = (column: 'no_check' | 'hand_check', outcome: string, held: boolean): Cell => ({ ...gateCell('after_commit', outcome), column, held });
+  const pageOf = (cells: Cell[]) => {
+    const temp = tempDir('seed-text');
+    try {
+      writeResults(temp.dir, [{ scenario: 'shared_cap', generated: '2026-12-04T00:00:00.000Z', model: 'rules', backend: 'sandbox', delays: 'fast', reps: 1, settle_margin_s: 10, public_key: generateSigningKeyPem().publicPem, cells }]);
+      const page = readFileSync(join(temp.dir, 'shared_cap.md'), 'utf8');
+      return page.slice(page.indexOf('## Against the seeds'), page.indexOf('## Columns'));
+    } finally {
+      temp.remove();
+    }
+  };
+
+  it("explains hand_check's differences as its race, and never says no_check matched the seed when it did not", () => {
+    // An outcome the seed never saw for hand_check; no_check as the seed saw it.
+    const race = pageOf([capCell('hand_check', 'crashed REPLAYED_BY_STRIPE / other REFUNDED', false), capCell('no_check', 'crashed REPLAYED_BY_STRIPE / other REFUNDED', false)]);
+    expect(race).toContain('hand_check is a race');
+    const noCheckHeld = pageOf([capCell('hand_check', 'crashed REPLAYED_BY_STRIPE / other REFUNDED', false), capCell('no_check', 'crashed REPLAYED_BY_STRIPE / other REFUSED:over_cap', true)]);
+    expect(noCheckHeld).toContain('after_commit / no_check #1');
+    expect(noCheckHeld).not.toContain('those cells match the seed');
+  });
+});

@@ -4,7 +4,7 @@
 // object's state now, and its own lifecycle decides (final-money.ts), never the order events came in.
 import type { Logger } from 'pino';
 import { alertsFor } from '../core/alert-rules.js';
-import { firstProposal } from '../core/decisions.js';
+import { committedEntry, firstProposal } from '../core/decisions.js';
 import type { Draft, Entry, EntryFields } from '../core/entries.js';
 import { sha256Hex, canonicalJson } from '../core/json.js';
 import { unsignedReceipt } from '../core/receipt.js';
@@ -66,6 +66,14 @@ function customerOfEvent(event: StripeEvent): string | null {
  */
 function fingerprint(draft: Draft<'OBSERVED'>): string {
   return `f:${sha256Hex(canonicalJson([draft.objectType, draft.objectId, draft.status, draft.failureReason, draft.amount, draft.disputeStatus])).slice(0, 32)}`;
+}
+
+/** The refund an effect committed (the id its COMMITTED found), or the one a late landing recorded; null for neither. */
+function committedRefundOf(entries: readonly Entry[]): string | null {
+  const committed = committedEntry(entries);
+  if (committed !== null && typeof committed.found === 'string') return committed.found;
+  const late = entries.find((entry) => entry.kind === 'LATE_RESULT' && entry.outcome === 'landed');
+  return late?.kind === 'LATE_RESULT' ? idOf(late.result) : null;
 }
 
 /** What a fact event is about, as the applier reads it: a refund, a refunded charge's payment, a customer, a dispute. */
@@ -143,7 +151,16 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     // Read first only to spare the rest on an effect that plainly needs nothing.
     if (state.committed || state.open || state.count === 0) return false;
     const entries = await journal.entries(partition, effectId);
-    if (!firstProposal(entries)) return false;
+    const proposed = firstProposal(entries);
+    if (!proposed) return false;
+    // What the send would have made: a refund of the effect's amount, or a balance credit of it (negative at Stripe).
+    // Anything else carrying the id (a debit, another amount) is not this effect's send landing.
+    const amount = typeof proposed.effect.amount === 'number' ? proposed.effect.amount : null;
+    const made = amount === null ? null : draft.objectType === 'refund' ? amount : -amount;
+    if (draft.amount !== made) {
+      logger.warn({ effectId, object: draft.objectId, amount: draft.amount, expected: made }, `${draft.objectId} names effect ${effectId} but is not what its send would have made; no landing recorded`);
+      return false;
+    }
     const recorded = await journal.lateLanding(partition, effectId, { kind: 'LATE_RESULT', owner: 'facts', epoch: state.epoch, outcome: 'landed', result: { id: draft.objectId, object: draft.objectType, status: draft.status, amount: draft.amount, charge: draft.charge }, error: null }, state.approvalId);
     if (recorded.status !== 'OK') return false;
     logger.warn({ effectId, object: draft.objectId, status: draft.status }, `a ${draft.objectType === 'refund' ? 'refund' : 'balance credit'} landed for an effect the journal had settled without it`);
@@ -195,11 +212,38 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     // Re-read, a refund Stripe does not know is no fact (a signed event can still be about another account).
     const current = reread && reader ? await reader.refund(refund.id) : refund;
     if (current === null || current.effectId === null) return [];
+    if (!(await refundOfEffect(current.effectId, current))) return [];
     if (current.status === 'failed' || current.status === 'canceled') {
       const partition = await journal.partitionOf(current.effectId);
       if (partition !== null && (await journal.readState(partition, current.effectId)).state.open) await journal.notePaymentFact(partition);
     }
     return [await appendTo(current.effectId, [refundObserved(source, eventId, eventType, current)], again)];
+  }
+
+  /**
+   * Whether a refund whose metadata names `effectId` can be that effect's: metadata can be edited at Stripe (or set on
+   * a refund made by hand), so it is a lead, not proof. The refund must be on the effect's payment, and, where the
+   * effect committed a refund, be that one; otherwise nothing is recorded and the log says why. Without this, an id
+   * pasted into another refund's metadata recorded a landing (and charged the approval) for an effect that never
+   * moved money, or another refund's failure on an effect whose own refund stood.
+   */
+  async function refundOfEffect(effectId: string, refund: RefundFact): Promise<boolean> {
+    const partition = await journal.partitionOf(effectId);
+    if (partition === null) return false;
+    const problem =
+      partition !== `payment:${refund.paymentIntent ?? ''}` ? `it is on payment ${refund.paymentIntent ?? 'none'}, and the effect's is ${partition}`
+      : await otherCommittedRefund(partition, effectId, refund.id);
+    if (problem === null) return true;
+    logger.warn({ effectId, refund: refund.id }, `refund ${refund.id} names effect ${effectId} in its metadata, but ${problem}: not recorded on it`);
+    return false;
+  }
+
+  /** Why `refundId` is not the effect's own when the effect committed another refund; null when it may be. */
+  async function otherCommittedRefund(partition: string, effectId: string, refundId: string): Promise<string | null> {
+    const { state } = await journal.readState(partition, effectId);
+    if (!state.committed) return null;
+    const committed = committedRefundOf(await journal.entries(partition, effectId));
+    return committed === null || committed === refundId ? null : `the effect committed refund ${committed}`;
   }
 
   /**
@@ -222,9 +266,16 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     const fresh = reader !== null && (reread || source === 'reread');
     const [current, refunds] = fresh && reader ? await Promise.all([reader.disputesOf(paymentIntent), reader.refundsOf(paymentIntent)]) : [disputes, []];
     const eventType = (object: string) => event?.type ?? `${object}.reread`;
+    // A refund whose metadata names no effect (cleared at Stripe) is still the effect's that committed it.
+    const unnamed = refunds.some((refund) => refund.effectId === null);
     const results = await Promise.all(
-      effects.map((effectId) => {
-        const own = refunds.filter((refund) => refund.effectId === effectId).map((refund) => refundObserved(source, event?.id ?? null, eventType('refund'), refund));
+      effects.map(async (effectId) => {
+        // Read only where it can change what is recorded: a refund without a name, or several naming this effect.
+        const needed = unnamed || refunds.filter((refund) => refund.effectId === effectId).length > 1;
+        const committed = needed ? committedRefundOf(await journal.entries(`payment:${paymentIntent}`, effectId)) : null;
+        const own = refunds
+          .filter((refund) => (refund.effectId === effectId && (committed === null || refund.id === committed)) || (refund.effectId === null && refund.id === committed))
+          .map((refund) => refundObserved(source, event?.id ?? null, eventType('refund'), refund));
         return appendTo(effectId, [...own, ...current.map((dispute) => disputeObserved(source, event?.id ?? null, eventType('dispute'), dispute))], again);
       }),
     );
@@ -257,7 +308,11 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       const effect = firstProposal(await journal.entries(partition, effectId))?.effect;
       if (effect?.kind !== 'credit') continue;
       const incident = typeof effect.incident === 'string' ? effect.incident : null;
-      const concerns = credits.filter((credit) => credit.effectId === effectId || (credit.objectType === 'credit_note' && incident !== null && credit.incident === incident));
+      // Its own balance transaction is the credit its send made: the effect's amount, given (negative at Stripe). A debit
+      // or another amount carrying the id (metadata set by hand) is not recorded as the effect's credit.
+      const own = (credit: CreditFact) => credit.effectId === effectId && (credit.objectType !== 'customer_balance_transaction' || credit.amount === -Number(effect.amount));
+      const concerns = credits.filter((credit) => own(credit) || (credit.objectType === 'credit_note' && incident !== null && credit.incident === incident));
+      for (const credit of credits) if (credit.effectId === effectId && !own(credit)) logger.warn({ effectId, object: credit.id, amount: credit.amount }, `${credit.id} names effect ${effectId} but is not the credit its send made; not recorded on it`);
       if (concerns.length > 0) results.push(await appendTo(effectId, concerns.map((credit) => creditObserved(source, eventId, eventType, credit)), again));
     }
     return results;
@@ -279,7 +334,9 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
           // charge.refunded carries the charge: every refund on its payment is read.
           if (!reader) return [];
           const results: Applied[] = [];
-          for (const found of await reader.refundsOf(named.paymentIntent)) if (found.effectId !== null) results.push(await appendTo(found.effectId, [refundObserved('webhook', event.id, event.type, found)], again));
+          for (const found of await reader.refundsOf(named.paymentIntent)) {
+            if (found.effectId !== null && (await refundOfEffect(found.effectId, found))) results.push(await appendTo(found.effectId, [refundObserved('webhook', event.id, event.type, found)], again));
+          }
           return results;
         }
         case 'customer':

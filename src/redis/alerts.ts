@@ -149,7 +149,11 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
       let created = false;
       const { alert: raised } = await update(id, (known, now) => {
         created = known === null;
-        const reopens = known?.resolvedBy === FACTS_RESOLVER && (FACT_ALERT_KINDS as readonly AlertKind[]).includes(known.kind);
+        // Reopened when the facts had resolved it and call for it again, and when a person had resolved it but it now
+        // names a dispute it did not (a second chargeback is new money at stake, not what that person handled).
+        const factsAgain = known?.resolvedBy === FACTS_RESOLVER && (FACT_ALERT_KINDS as readonly AlertKind[]).includes(known.kind);
+        const newDispute = known !== null && known.resolvedAt !== null && alert.disputes.some((dispute) => !known.disputes.includes(dispute));
+        const reopens = factsAgain || newDispute;
         return { ...alert, id, raisedAt: known?.raisedAt ?? now, updatedAt: now, resolvedAt: reopens ? null : (known?.resolvedAt ?? null), resolvedBy: reopens ? null : (known?.resolvedBy ?? null) };
       });
       if (raised === null) throw new InterlockError('internal', `Alert ${id} was raised but cannot be read back.`);

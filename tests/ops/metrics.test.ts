@@ -69,7 +69,9 @@ describe('GET /metrics after a scripted run', () => {
     await recovery.close();
 
     eventId = `evt_${uid()}`;
-    const event = JSON.stringify({ id: eventId, object: 'event', type: 'refund.updated', created: 1, livemode: false, data: { object: { id: `re_${uid()}`, object: 'refund', status: 'succeeded', amount: 2_000, charge: 'ch_m1', payment_intent: 'pi_m1', metadata: { interlock_effect_id: committedId } } } });
+    // The refund the effect committed (a refund naming the effect in its metadata but not the one it committed is not its fact).
+    const committedRefund = (await rig.stores.journal.entries('payment:pi_m1', committedId)).find((entry) => entry.kind === 'COMMITTED')?.found;
+    const event = JSON.stringify({ id: eventId, object: 'event', type: 'refund.updated', created: 1, livemode: false, data: { object: { id: committedRefund, object: 'refund', status: 'succeeded', amount: 2_000, charge: 'ch_m1', payment_intent: 'pi_m1', metadata: { interlock_effect_id: committedId } } } });
     const signature = signWebhookBody(event, SECRET);
     const deliver = (sig: string) => request(rig.app).post('/webhooks/stripe').set('stripe-signature', sig).set('content-type', 'application/json').send(event);
     expect((await deliver(signature)).status).toBe(200);

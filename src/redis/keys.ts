@@ -13,12 +13,13 @@ import { APPROVAL_ID } from '../core/proposal.js';
 
 export type Keys = ReturnType<typeof createKeys>;
 
-const SAFE_PART = /^[A-Za-z0-9_:.-]{1,200}$/;
+// Room for the longest subject the schemas take: `customer:` and `cus_` before a 200-character id (213).
+const SAFE_PART = /^[A-Za-z0-9_:.-]{1,220}$/;
 const WORKER_ID = /^[A-Za-z0-9_:.@-]{1,200}$/;
 
 export function assertPartition(partition: string): string {
   if (!SAFE_PART.test(partition)) {
-    throw new Error(`Partition "${partition}" may only use letters, digits and _ : . - (1-200 characters), since it becomes a Redis hash tag.`);
+    throw new Error(`Partition "${partition}" may only use letters, digits and _ : . - (1-220 characters), since it becomes a Redis hash tag.`);
   }
   return partition;
 }

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { creditEffectSchema, refundEffectSchema, type EffectKind } from './effects.js';
 import { zodFieldProblems, InterlockError, type ErrorCode } from './errors.js';
 import { canonicalJson } from './json.js';
-import { APPROVAL_ID } from './proposal.js';
+import { APPROVAL_ID, RESERVED_REQUEST_PREFIXES } from './proposal.js';
 import { freeText, identifier } from './text.js';
 
 export const CASE_ID = /^[A-Za-z0-9_.:#-]{1,200}$/;
@@ -68,7 +68,12 @@ export type CaseRecord = {
   status: CaseStatus;
 };
 
-const caseId = z.string({ error: 'must be a string' }).regex(CASE_ID, 'must be 1-200 letters, digits or _ . : # -');
+/** A case's effect is requested as `case:<case id>` (decider/check.ts), which must fit a request id's 200 characters. */
+const CASE_ID_MAX = 200 - RESERVED_REQUEST_PREFIXES.case.length;
+const caseId = z
+  .string({ error: 'must be a string' })
+  .regex(CASE_ID, 'must be 1-200 letters, digits or _ . : # -')
+  .max(CASE_ID_MAX, `must be at most ${CASE_ID_MAX} characters: its effect is requested as case:<case id>, and a request id has at most 200`);
 
 export const caseSubmissionSchema = z.discriminatedUnion('kind', [
   z.strictObject({

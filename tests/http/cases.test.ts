@@ -87,6 +87,9 @@ describe('POST /v1/cases', () => {
       { body: caseBody({ payment_intent: paymentIntent, approval: `ap_${uid()}` }), status: 404, code: 'unknown_approval' },
       { body: caseBody({ payment_intent: paymentIntent, customer: 'cus_1', incident: 'inc_1', approval }), status: 400, code: 'invalid_request', field: 'payment_intent' },
       { body: caseBody({ payment_intent: paymentIntent, incident: 'inc_1', approval }), status: 400, code: 'invalid_request', field: 'incident' },
+      // Its effect is requested as case:<case id>, which must fit a request id's 200 characters: refused up front, where
+      // it used to be taken (202) and then fail at its proposal, naming a request id the caller never sent.
+      { body: caseBody({ case_id: `c${uid()}${'x'.repeat(185)}`, payment_intent: paymentIntent, approval }), status: 400, code: 'invalid_request', field: 'case_id' },
     ];
     for (const { body, status, code, field } of cases) {
       const answer = await post(body);

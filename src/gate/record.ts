@@ -3,10 +3,10 @@
 // a queued job can only ever send what was recorded. It needs no target and sends nothing: the HTTP API and the
 // CLI record; the effects worker dispatches (its submit finds this PROPOSED and does not write a second one).
 import type { Logger } from 'pino';
-import { dispatchBlocker, firstProposal, openDispatch } from '../core/decisions.js';
+import { dispatchBlocker, firstProposal, isForeignRefusal, openDispatch } from '../core/decisions.js';
 import { effectIdFor, payloadHash } from '../core/effect-id.js';
 import { factsOfEffect, type Effect, type EffectFacts } from '../core/effects.js';
-import { entryHash, type AnyDraft, type ApprovalSnapshot, type Draft, type Entry } from '../core/entries.js';
+import { entryHash, type AnyDraft, type ApprovalSnapshot, type Draft, type Entry, type EntryOf } from '../core/entries.js';
 import { canonicalJson, type JsonObject } from '../core/json.js';
 import { parseProposalAndEffect, type Proposal } from '../core/proposal.js';
 import { quote } from '../core/quote.js';
@@ -64,15 +64,35 @@ export function proposedDraft(proposal: Proposal, premises: JsonObject = proposa
   return draft;
 }
 
+/** How many refusals of other payloads one effect's receipt keeps as evidence; later attempts are logged only. */
+export const CONFLICT_EVIDENCE_MAX = 10;
+
+/**
+ * Keeps the refusal of another payload under a bound effect id on the effect's receipt, as evidence of the attempt:
+ * once per distinct proposal, and at most CONFLICT_EVIDENCE_MAX in all, so that a caller repeating (or varying) a
+ * conflicting request cannot grow a receipt without bound. A binding whose first proposal never got written (its
+ * submit died) has no chain to add evidence to. Whether it was kept or only logged, nothing is sent.
+ */
+export async function keepConflictEvidence(journal: Journal, logger: Logger, partition: string, effectId: string, proposal: Proposal, reason: string): Promise<void> {
+  const entries = await journal.entries(partition, effectId);
+  if (entries.length === 0) return;
+  const quoted = quote(proposal as unknown as JsonObject);
+  const kept = entries.filter((entry): entry is EntryOf<'REFUSED'> => isForeignRefusal(entry));
+  const text = canonicalJson(quoted);
+  if (kept.some((entry) => entry.proposal !== undefined && canonicalJson(entry.proposal) === text)) return;
+  if (kept.length >= CONFLICT_EVIDENCE_MAX) {
+    logger.warn({ effectId, kept: kept.length }, `another conflicting payload for effect ${effectId}; its receipt keeps ${CONFLICT_EVIDENCE_MAX} such refusals already, so this one is logged only`);
+    return;
+  }
+  const draft: Draft<'REFUSED'> = { kind: 'REFUSED', code: 'REFUSED:conflicting_payload', reason, checks: null, rechecked: null, changes: [], resolves: false, proposal: quoted };
+  await journal.append(partition, effectId, [draft]);
+}
+
 export function createRecorder(deps: { journal: Journal; logger: Logger }) {
   const { journal, logger } = deps;
 
   async function conflict(partition: string, effectId: string, proposal: Proposal, reason: string, facts: EffectFacts): Promise<Recorded> {
-    const { state } = await journal.readState(partition, effectId);
-    if (state.count > 0) {
-      const draft: Draft<'REFUSED'> = { kind: 'REFUSED', code: 'REFUSED:conflicting_payload', reason, checks: null, rechecked: null, changes: [], resolves: false, proposal: quote(proposal as unknown as JsonObject) };
-      await journal.append(partition, effectId, [draft]);
-    }
+    await keepConflictEvidence(journal, logger, partition, effectId, proposal, reason);
     logger.info({ effectId, outcome: 'REFUSED:conflicting_payload' }, 'refused another payload for a recorded request');
     return { status: 'conflict', effectId, subject: facts.subject, reason };
   }

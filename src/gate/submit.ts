@@ -15,12 +15,12 @@ import type { JsonObject } from '../core/json.js';
 import { InterlockError, slowDownOf } from '../core/errors.js';
 import { outcomeOf } from '../core/verify.js';
 import { parseProposalAndEffect, ProposalError, type ParseOptions, type Proposal } from '../core/proposal.js';
-import { quote, quoteError, quoteObject } from '../core/quote.js';
+import { quoteError, quoteObject } from '../core/quote.js';
 import type { BindReply, EffectState, ProposeReply, ProposeRequest } from '../redis/journal.js';
 import type { GrantedTerms } from '../redis/approvals.js';
 import { checksOf, PremiseReadError, snapshotOfTerms, type GateContext, type GateResult, type Settled } from './context.js';
 import { holdBack, markUnknown, sendOnce } from './send.js';
-import { isOnlyEntryOf, proposedDraft, sameProposal } from './record.js';
+import { isOnlyEntryOf, keepConflictEvidence, proposedDraft, sameProposal } from './record.js';
 import { recordedProposal, refusalOfLatest } from '../core/recorded.js';
 import { commit, rejectionOf, settleRejected, type Holding } from './settle.js';
 
@@ -119,12 +119,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
   /** The refusal of another payload under a bound effect id: kept as evidence, never as a PROPOSED (item 3, 11). */
   async function refuseConflict(partition: string, prepared: Prepared, reason: string): Promise<GateResult> {
     const { effectId, proposal } = prepared;
-    const { state } = await journal.readState(partition, effectId);
-    // A binding whose first proposal never got written (its submit died) has no chain to add evidence to.
-    if (state.count > 0) {
-      const draft: Draft<'REFUSED'> = { ...refusedDraft('REFUSED:conflicting_payload', reason, null), proposal: quote(proposal as unknown as JsonObject) };
-      await journal.append(partition, effectId, [draft]);
-    }
+    await keepConflictEvidence(journal, logger, partition, effectId, proposal, reason);
     logger.info({ effectId, outcome: 'REFUSED:conflicting_payload' }, 'refused another payload for a bound request');
     return ctx.result(effectId, 'REFUSED:conflicting_payload', { reason });
   }

@@ -3,7 +3,7 @@
 // premises, which the gate re-reads right before it sends. The proposal is recorded (binding its payload, I5) and
 // queued; a duplicate of the same request is answered with the effect already recorded, and another payload under
 // the same request id is refused.
-import { effectIdFor, InterlockError, ProposalError, type Effect } from '../../src/interlock.js';
+import { CONFLICT_EVIDENCE_MAX, effectIdFor, InterlockError, ProposalError, type Effect } from '../../src/interlock.js';
 import { createDecisionChecks } from './decision-facts.js';
 import { detailOf, summaryOf } from './effect-view.js';
 import { apiError } from './errors.js';
@@ -67,7 +67,7 @@ export function effectsRoutes(context: ApiContext): Route[] {
       throw error;
     }
     if (recorded.status === 'conflict') {
-      throw apiError('conflicting_payload', `Request ${body.request_id} was first decided with another payload (effect ${recorded.effectId}); the recorded payload stands and this one was not recorded or sent (REFUSED:conflicting_payload).`);
+      throw apiError('conflicting_payload', `Request ${body.request_id} was first decided with another payload (effect ${recorded.effectId}); the recorded payload stands and this one was not sent (REFUSED:conflicting_payload). The attempt is noted on that effect's receipt as evidence (each distinct payload once, at most ${CONFLICT_EVIDENCE_MAX}).`);
     }
     let entries = await stores.journal.entries(recorded.subject, recorded.effectId);
     let summary = summaryOf(recorded.effectId, recorded.subject, entries);

@@ -71,6 +71,7 @@ export type { Approvals } from './redis/approvals.js';
 export { ALERT_CURSOR, ALERT_KINDS, type Alert, type AlertKind, type AlertPage, type Alerts } from './redis/alerts.js';
 export { alertsFor, type AlertDraft } from './core/alert-rules.js';
 export { redactSecrets, redactDeep } from './core/redact.js';
+export { membersNamedTwice, namesSomeMemberTwice } from './core/json-text.js';
 export type { ApprovalTerms } from './core/approval.js';
 export type { Entry } from './core/entries.js';
 export type { Receipt } from './core/receipt.js';

@@ -6,7 +6,7 @@
 // no token, raw body) -> bearer token and rate limit -> the route's role -> its body (JSON only, size-limited) ->
 // its schemas -> its handler. Every failure on the way is an error from the registry (api/errors.ts).
 import express, { type Express, type RequestHandler } from 'express';
-import { redactSecrets } from '../src/interlock.js';
+import { membersNamedTwice, namesSomeMemberTwice, redactSecrets } from '../src/interlock.js';
 import { allow, authenticate } from './api/auth.js';
 import { requestLog } from './request-log.js';
 import { approvalsRoutes } from './api/approvals-routes.js';
@@ -43,8 +43,31 @@ export const DEFAULT_FACT_TIMEOUT_MS = 10_000;
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
 /** Only JSON bodies: a body of another type is refused before it is read; an empty body reads as none. */
+/** The body's text as the JSON parser read it, kept for the check that no member is named twice. */
+const BODY_TEXT = Symbol('body text');
+type WithBodyText = { [BODY_TEXT]?: string };
+
 function jsonBody(limitBytes: number): RequestHandler[] {
-  const parse = express.json({ limit: limitBytes, strict: true, type: JSON_TYPES });
+  const parse = express.json({
+    limit: limitBytes,
+    strict: true,
+    type: JSON_TYPES,
+    verify: (req, _res, buffer) => {
+      (req as WithBodyText)[BODY_TEXT] = buffer.toString('utf8');
+    },
+  });
+  // `{"amount": 100, "amount": 4900}`: JSON.parse keeps the last value and other readers the first, so a tool that
+  // checked the body before sending it may have checked another amount than the one that would be recorded.
+  const eachMemberOnce: RequestHandler = (req, _res, next) => {
+    const text = (req as WithBodyText)[BODY_TEXT];
+    if (text === undefined || !namesSomeMemberTwice(text, req.body)) {
+      next();
+      return;
+    }
+    const twice = membersNamedTwice(text);
+    const fields = twice.map(({ name, path }) => ({ path: path === '(root)' ? name : `${path}.${name}`, message: 'is given twice' }));
+    next(apiError('invalid_request', `The body names ${twice.map(({ name, path }) => `"${name.slice(0, 60)}"${path === '(root)' ? '' : ` (in ${path})`}`).join(', ')} twice; JSON readers differ on which value counts, so nothing was recorded. Send each member once.`, { fields }));
+  };
   const onlyJson: RequestHandler = (req, _res, next) => {
     // null: no body at all; false: a body of another type. An empty body (Content-Length: 0) is no body.
     if (req.headers['content-length'] !== '0' && req.is(JSON_TYPES) === false) {
@@ -53,7 +76,7 @@ function jsonBody(limitBytes: number): RequestHandler[] {
     }
     next();
   };
-  return [onlyJson, parse];
+  return [onlyJson, parse, eachMemberOnce];
 }
 
 /** The routes of the support API, for the app and for its OpenAPI document. */

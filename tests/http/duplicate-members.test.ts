@@ -1,0 +1,38 @@
+// A body naming a member twice is refused (400 invalid_request, naming it), and nothing is recorded: JSON.parse keeps
+// the last of the two values and other readers the first, so a tool that checked `{"amount": 100, "amount": 4900}`
+// before sending it saw 100 where 4900 would have been recorded and sent.
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approvalBody, bearer, startRig, TOKENS, uid, type Rig } from './rig.js';
+
+let rig: Rig;
+beforeAll(async () => {
+  rig = await startRig();
+});
+afterAll(async () => {
+  await rig.close();
+});
+
+describe('a JSON body that names a member twice', () => {
+  it('is refused with the member named, and nothing is recorded; the same body with each member once is taken', async () => {
+    const paymentIntent = `pi_${uid()}`;
+    rig.target.world.set(`payment:${paymentIntent}`, { chargebacks: [], refunded_by_others: 0 });
+    const approval = approvalBody({ scope: `payment:${paymentIntent}` });
+    expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval)).status).toBe(201);
+    const before = await rig.effectCount();
+    const send = (text: string) => request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).set('Content-Type', 'application/json').send(text);
+    const twice = await send(`{"request_id":"r-${uid()}","payment_intent":"${paymentIntent}","amount":100,"amount":4900,"approval":"${approval.id}"}`);
+    expect(twice.status).toBe(400);
+    expect(twice.body.error).toMatchObject({ code: 'invalid_request', fields: [{ path: 'amount', message: 'is given twice' }] });
+    expect(twice.body.error.message).toContain('"amount"');
+    // Escaped spellings are the same name; a nested object's names are its own.
+    const escaped = await send(`{"request_id":"r-${uid()}","payment_intent":"${paymentIntent}","amount":100,"\\u0061mount":4900,"approval":"${approval.id}"}`);
+    expect(escaped.status).toBe(400);
+    const nested = await send(`{"request_id":"r-${uid()}","payment_intent":"${paymentIntent}","amount":100,"approval":"${approval.id}","decision":{"model":"m","model":"n","text":"t"}}`);
+    expect(nested.status).toBe(400);
+    expect(nested.body.error.fields).toEqual([{ path: 'decision.model', message: 'is given twice' }]);
+    expect(await rig.effectCount()).toBe(before);
+    const once = await send(`{"request_id":"r-${uid()}","payment_intent":"${paymentIntent}","amount":100,"approval":"${approval.id}","decision":{"model":"m","text":"amount amount"}}`);
+    expect(once.status, JSON.stringify(once.body)).toBe(202);
+  });
+});

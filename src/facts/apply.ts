@@ -329,10 +329,14 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       const named = namedBy(event);
       switch (named?.kind) {
         case 'refund':
+          // A refund whose event shows its metadata naming no effect is not read at Stripe: most refunds on an account
+          // are not the gate's, and a read for each would spend the account's rate limit that the gate's own facts
+          // need. (A refund of the gate's whose metadata was cleared is found through its payment: applyPayment.)
+          if (named.refund.effectId === null && typeof event.data.object.metadata === 'object' && event.data.object.metadata !== null) return [];
           return applyRefund('webhook', event.id, event.type, named.refund, again);
         case 'refunded_charge': {
-          // charge.refunded carries the charge: every refund on its payment is read.
-          if (!reader) return [];
+          // charge.refunded carries the charge: every refund on its payment is read, on a payment the gate dispatched on.
+          if (!reader || !(await journal.subjectKnown(`payment:${named.paymentIntent}`))) return [];
           const results: Applied[] = [];
           for (const found of await reader.refundsOf(named.paymentIntent)) {
             if (found.effectId !== null && (await refundOfEffect(found.effectId, found))) results.push(await appendTo(found.effectId, [refundObserved('webhook', event.id, event.type, found)], again));

@@ -24,6 +24,7 @@ import {
   STOP_MARGIN_MS,
   loadDeciderConfig,
   caseSubmissionOf,
+  CASE_ID,
   openStores,
   checkKeySettings,
   parseProposal,
@@ -801,6 +802,7 @@ function addServiceCommands(program: Command): void {
     .action(async (caseId: string) => {
       const { caseView } = await outerLayers();
       await withStores(async (cli) => {
+        if (!CASE_ID.test(caseId)) throw new CliFailure(`"${redactSecrets(caseId).slice(0, 80)}" is not a case id (1-200 letters, digits or _ . : # -).`, EXIT_BAD_INPUT);
         const record = await cli.stores.cases.get(caseId);
         if (record === null) throw new CliFailure(`No case ${caseId} under this REDIS_URL and INTERLOCK_KEY_PREFIX.`, EXIT_FAILED);
         const view = await caseView(cli.stores, record);

@@ -63,6 +63,10 @@ describe('interlock case', () => {
     const unknown = await cli(['case', 'show', `case-${uid()}`]);
     expect(unknown.code, unknown.stderr).toBe(1);
     expect(unknown.stderr).toContain('No case');
+    // Not a case id at all: bad input (exit 2, as every command's), said in one line.
+    const notAnId = await cli(['case', 'show', 'bad id']);
+    expect(notAnId.code, notAnId.stderr).toBe(2);
+    expect(notAnId.stderr.trim()).toBe('"bad id" is not a case id (1-200 letters, digits or _ . : # -).');
     expect(await rig.stores.cases.get(caseId)).toBeNull();
   });
 });

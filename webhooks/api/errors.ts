@@ -39,6 +39,11 @@ export function asApiError(error: unknown): InterlockError {
     const known = typeof type === 'string' ? BODY_ERRORS[type] : undefined;
     if (known) return apiError(known.code, known.message, { cause: error });
     const status = (error as { status?: unknown; statusCode?: unknown }).status ?? (error as { statusCode?: unknown }).statusCode;
+    // The body did not decode as its Content-Encoding said (zlib's own codes: Z_DATA_ERROR, Z_BUF_ERROR, …).
+    const zlibCode = (error as { code?: unknown }).code;
+    if (status === 400 && typeof zlibCode === 'string' && zlibCode.startsWith('Z_')) {
+      return apiError('invalid_request', `The body does not decode as its Content-Encoding (${zlibCode}); send it encoded as that header names, or without the header.`, { cause: error });
+    }
     if (typeof status === 'number' && status >= 400 && status < 500) {
       return apiError(STATUS_CODES[status] ?? 'invalid_request', status === 404 ? 'No such route.' : 'The request could not be read (a malformed path or header).', { cause: error });
     }

@@ -76,6 +76,16 @@ function committedRefundOf(entries: readonly Entry[]): string | null {
   return late?.kind === 'LATE_RESULT' ? idOf(late.result) : null;
 }
 
+/**
+ * Whether a refund on an effect's payment is the effect's own, given the refund the effect committed (`committed`,
+ * committedRefundOf; null when none is known): once the effect committed one, only that one is, whether its metadata
+ * still names the effect or was cleared; before, the one whose metadata names it.
+ */
+function isOwnRefund(refund: RefundFact, effectId: string, committed: string | null): boolean {
+  if (committed !== null) return refund.id === committed && (refund.effectId === effectId || refund.effectId === null);
+  return refund.effectId === effectId;
+}
+
 /** What a fact event is about, as the applier reads it: a refund, a refunded charge's payment, a customer, a dispute. */
 type Named =
   | { kind: 'refund'; refund: RefundFact }
@@ -232,18 +242,18 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     if (partition === null) return false;
     const problem =
       partition !== `payment:${refund.paymentIntent ?? ''}` ? `it is on payment ${refund.paymentIntent ?? 'none'}, and the effect's is ${partition}`
-      : await otherCommittedRefund(partition, effectId, refund.id);
+      : await otherCommittedRefund(partition, effectId, refund);
     if (problem === null) return true;
     logger.warn({ effectId, refund: refund.id }, `refund ${refund.id} names effect ${effectId} in its metadata, but ${problem}: not recorded on it`);
     return false;
   }
 
-  /** Why `refundId` is not the effect's own when the effect committed another refund; null when it may be. */
-  async function otherCommittedRefund(partition: string, effectId: string, refundId: string): Promise<string | null> {
+  /** Why `refund` is not the effect's own when the effect committed another refund; null when it may be. */
+  async function otherCommittedRefund(partition: string, effectId: string, refund: RefundFact): Promise<string | null> {
     const { state } = await journal.readState(partition, effectId);
     if (!state.committed) return null;
     const committed = committedRefundOf(await journal.entries(partition, effectId));
-    return committed === null || committed === refundId ? null : `the effect committed refund ${committed}`;
+    return committed === null || isOwnRefund(refund, effectId, committed) ? null : `the effect committed refund ${committed}`;
   }
 
   /**
@@ -273,9 +283,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         // Read only where it can change what is recorded: a refund without a name, or several naming this effect.
         const needed = unnamed || refunds.filter((refund) => refund.effectId === effectId).length > 1;
         const committed = needed ? committedRefundOf(await journal.entries(`payment:${paymentIntent}`, effectId)) : null;
-        const own = refunds
-          .filter((refund) => (refund.effectId === effectId && (committed === null || refund.id === committed)) || (refund.effectId === null && refund.id === committed))
-          .map((refund) => refundObserved(source, event?.id ?? null, eventType('refund'), refund));
+        const own = refunds.filter((refund) => isOwnRefund(refund, effectId, committed)).map((refund) => refundObserved(source, event?.id ?? null, eventType('refund'), refund));
         return appendTo(effectId, [...own, ...current.map((dispute) => disputeObserved(source, event?.id ?? null, eventType('dispute'), dispute))], again);
       }),
     );

@@ -97,6 +97,11 @@ function refusedDraft(code: string, reason: string, checks: Checks | null, chang
 
 type Chain = { state: EffectState; entries: Entry[] };
 
+/** Whether a submit that ended with `outcome` leaves nothing open behind it (its index entry can go): null is a submit that threw. */
+function leavesNothingOpen(outcome: GateResult | null): boolean {
+  return outcome !== null && outcome.outcome !== 'IN_FLIGHT' && !outcome.outcome.startsWith('UNRESOLVED:');
+}
+
 /**
  * An effects job's guess at the chain: the PROPOSED its producer wrote for the carried proposal (its hash checked
  * against the proposal, isOnlyEntryOf), and nothing after it. Never read: the dispatch step (or a refusal's append)
@@ -402,7 +407,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       // entry, so this never removes the entry of another submit of the same effect that is still sending.
       // A submit that never made its binding has no entry.
       const bound = binding.current;
-      if (bound.status !== 'UNBOUND' && outcome !== null && outcome.outcome !== 'IN_FLIGHT' && !outcome.outcome.startsWith('UNRESOLVED:')) journal.unindex(effectId, bound.token);
+      if (bound.status !== 'UNBOUND' && leavesNothingOpen(outcome)) journal.unindex(effectId, bound.token);
     }
   }
 
@@ -428,8 +433,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     } finally {
       // As in run: an entry goes once nothing is left open behind it, and a guess that missed left nothing open.
       const bound = binding.current;
-      const closed = outcome !== null && outcome.outcome !== 'IN_FLIGHT' && !outcome.outcome.startsWith('UNRESOLVED:');
-      if (bound.status !== 'UNBOUND' && (moved || closed)) journal.unindex(prepared.effectId, bound.token);
+      if (bound.status !== 'UNBOUND' && (moved || leavesNothingOpen(outcome))) journal.unindex(prepared.effectId, bound.token);
     }
   }
 

@@ -2,6 +2,7 @@
 // recovery and tests agree; the dispatch and resend scripts enforce the same terms atomically.
 import type { ApprovalSnapshot } from './entries.js';
 import { hasLoneSurrogate } from './json.js';
+import { unseenProblem } from './text.js';
 import { APPROVAL_ID } from './proposal.js';
 
 export type ApprovalTerms = { id: string; approver: string; capCents: number; expiresAt: number; maxUses: number; scope: string };
@@ -36,6 +37,9 @@ export function termsProblems(terms: ApprovalTerms): string[] {
   if (typeof terms.id !== 'string' || !APPROVAL_ID.test(terms.id)) problems.push('id must be 1-200 letters, digits or _ . : -');
   if (typeof terms.approver !== 'string' || terms.approver.trim().length === 0 || terms.approver.length > 200 || hasLoneSurrogate(terms.approver) || CONTROL.test(terms.approver)) {
     problems.push('approver must name a person or a policy in at most 200 printable characters');
+  } else {
+    const unseen = unseenProblem(terms.approver);
+    if (unseen !== null) problems.push(`approver ${unseen}`);
   }
   if (!Number.isSafeInteger(terms.capCents) || terms.capCents <= 0) problems.push('capCents must be a positive whole number of cents');
   if (!Number.isSafeInteger(terms.maxUses) || terms.maxUses <= 0) problems.push('maxUses must be a positive whole number');

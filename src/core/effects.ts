@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { InterlockError, zodFieldProblems, type FieldProblem } from './errors.js';
 import type { JsonObject } from './json.js';
-import { freeText, identifier } from './text.js';
+import { freeText, identifier, recordedIdentifier } from './text.js';
 
 export const EFFECT_KINDS = ['refund', 'credit'] as const;
 export type EffectKind = (typeof EFFECT_KINDS)[number];
@@ -23,11 +23,12 @@ const cents = z
 // into the same metadata (`own`: the effect id and the request, and a credit's incident), so the caller gets what is
 // left of the 50: more would be accepted here and refused by Stripe only at the send (REFUSED:target_error).
 const STRIPE_METADATA_KEYS = 50;
-const metadata = (own: readonly string[]) => {
+// `recorded`: the keys of an effect read back from the journal are taken as recorded (recordedIdentifier says why).
+const metadata = (own: readonly string[], recorded = false) => {
   const most = STRIPE_METADATA_KEYS - own.length;
   const theirs = `${own.slice(0, -1).join(', ')} and ${own.at(-1) ?? ''}`;
   return z
-    .record(identifier(40).refine((key) => !/[[\]]/.test(key), 'metadata keys may not hold brackets'), freeText(500))
+    .record((recorded ? recordedIdentifier(40) : identifier(40)).refine((key) => !/[[\]]/.test(key), 'may not hold brackets (Stripe reads a bracket as a nested key)'), freeText(500))
     .refine((value) => Object.keys(value).length <= most, `at most ${most} metadata keys (Stripe allows ${STRIPE_METADATA_KEYS}, and the gate adds ${own.length} of its own: ${theirs})`)
     .refine((value) => Object.keys(value).every((key) => !key.startsWith('interlock_')), 'metadata keys starting with interlock_ are reserved for the gate')
     .optional();
@@ -51,6 +52,11 @@ export const creditEffectSchema = z.strictObject({
   metadata: metadata(['the effect id', 'the incident', 'the request']),
 });
 
+const recordedSchemas = {
+  refund: refundEffectSchema.extend({ metadata: metadata(['the effect id', 'the request'], true) }),
+  credit: creditEffectSchema.extend({ metadata: metadata(['the effect id', 'the incident', 'the request'], true) }),
+};
+
 export type RefundEffect = z.infer<typeof refundEffectSchema>;
 export type CreditEffect = z.infer<typeof creditEffectSchema>;
 export type Effect = RefundEffect | CreditEffect;
@@ -68,10 +74,14 @@ function problemsOf(error: z.ZodError, prefix: string): FieldProblem[] {
   return zodFieldProblems(error.issues, [prefix], prefix);
 }
 
-/** Parses an effect of a known kind; throws EffectError naming every bad field. */
-export function parseEffect(effect: unknown, path = 'effect'): Effect {
+/**
+ * Parses an effect of a known kind; throws EffectError naming every bad field. `recorded`: the effect was read back
+ * from the journal, and its metadata keys are taken as they were recorded.
+ */
+export function parseEffect(effect: unknown, path = 'effect', options: { recorded?: boolean } = {}): Effect {
   const kind = typeof effect === 'object' && effect !== null ? (effect as { kind?: unknown }).kind : undefined;
-  const schema = kind === 'refund' ? refundEffectSchema : kind === 'credit' ? creditEffectSchema : null;
+  const schemas = options.recorded === true ? recordedSchemas : { refund: refundEffectSchema, credit: creditEffectSchema };
+  const schema = kind === 'refund' ? schemas.refund : kind === 'credit' ? schemas.credit : null;
   if (schema === null) {
     throw new EffectError(`The effect is invalid (${path}.kind: must be one of ${EFFECT_KINDS.join(', ')}).`, [{ path: `${path}.kind`, message: `must be one of ${EFFECT_KINDS.join(', ')}` }]);
   }
@@ -83,9 +93,9 @@ export function parseEffect(effect: unknown, path = 'effect'): Effect {
   return parsed.data;
 }
 
-/** Subject and amount of an effect the gate has already accepted (so it parses); throws EffectError otherwise. */
+/** Subject and amount of an effect the gate has already accepted (so it parses as recorded); throws EffectError otherwise. */
 export function describeEffect(effect: JsonObject | Effect): EffectFacts {
-  return factsOfEffect(parseEffect(effect));
+  return factsOfEffect(parseEffect(effect, 'effect', { recorded: true }));
 }
 
 /** Subject and amount of a parsed effect. */

@@ -124,7 +124,7 @@ const spelling = (name: string) => name.toLowerCase().replace(/[_-]/g, '');
  * `capCents`), the unknown key's message names it. `known` are the top-level fields the object takes (a route's
  * query parameters, say): a typo is matched against them, and when none matches they are listed.
  */
-export function zodFieldProblems(issues: readonly { path: readonly PropertyKey[]; message: string; code?: string; keys?: readonly string[] }[], prefix: readonly string[] = [], root = 'proposal', known?: readonly string[]): FieldProblem[] {
+export function zodFieldProblems(issues: readonly { path: readonly PropertyKey[]; message: string; code?: string; keys?: readonly string[]; issues?: readonly { message: string }[] }[], prefix: readonly string[] = [], root = 'proposal', known?: readonly string[]): FieldProblem[] {
   return issues.flatMap((issue) => {
     const at = [...prefix, ...issue.path.map(String)];
     if (issue.code === 'unrecognized_keys' && issue.keys) {
@@ -135,6 +135,10 @@ export function zodFieldProblems(issues: readonly { path: readonly PropertyKey[]
         const meant = fields.find((name) => name !== key && spelling(name) === spelling(key));
         return { path: [...at, key].join('.'), message: `is not a field of this object (${meant === undefined ? listed : `did you mean ${meant}?`})` };
       });
+    }
+    // A record key that breaks a rule: zod says only "Invalid key in record" and keeps the rule's own words inside.
+    if (issue.code === 'invalid_key' && issue.issues !== undefined && issue.issues.length > 0) {
+      return issue.issues.map((inner) => ({ path: at.join('.') || root, message: `the key ${inner.message}` }));
     }
     return [{ path: at.join('.') || root, message: issue.message }];
   });

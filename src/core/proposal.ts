@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { parseEffect, EffectError, type Effect } from './effects.js';
 import { InterlockError, zodFieldProblems, type FieldProblem } from './errors.js';
 import { assertJson, canonicalLength, jsonDepth, NonCanonicalValueError, type Json, type JsonObject } from './json.js';
-import { freeText, identifier, isFreeText, isIdentifier, isRequestId, requestIdentifier } from './text.js';
+import { freeText, identifier, isFreeText, isIdentifier, isRequestId, recordedIdentifier, requestIdentifier } from './text.js';
 import type { Decision } from './entries.js';
 
 export type Proposal = {
@@ -52,11 +52,15 @@ export const proposalSchema = z.strictObject({
 });
 
 /**
- * A proposal read back from the journal: its request id is taken as it was recorded. The NFC rule is for requests
- * that arrive; one recorded before it came in another spelling is bound to its effect id already, and refusing it
- * there would leave an accepted request never sent and never refused.
+ * A proposal read back from the journal: its request id, agent and model are taken as they were recorded. The NFC
+ * and unseen-character rules are for what arrives; a request recorded before them is bound to its effect id
+ * already, and refusing it there would leave an accepted request never sent and never refused.
  */
-const recordedProposalSchema = proposalSchema.extend({ requestId: identifier(200).optional() });
+const recordedProposalSchema = proposalSchema.extend({
+  requestId: recordedIdentifier(200).optional(),
+  agent: recordedIdentifier(200),
+  decision: z.strictObject({ model: recordedIdentifier(200), text: freeText(PROPOSAL_LIMITS.decisionChars) }).optional(),
+});
 
 export class ProposalError extends InterlockError {
   constructor(message: string, fields: readonly FieldProblem[] = [], options: { cause?: unknown } = {}) {
@@ -103,11 +107,12 @@ export function quickFields(input: unknown, options: ParseOptions = {}): Fields 
   if (!isRecord(input)) return null;
   for (const key of Object.keys(input)) if (!FIELDS.has(key)) return null;
   const { requestId, agent, approval, premises, effect, decision } = input;
-  if (requestId !== undefined && !(options.recorded === true ? isIdentifier(requestId, 200) : isRequestId(requestId, 200))) return null;
-  if (!isIdentifier(agent, 200) || typeof approval !== 'string' || !APPROVAL_ID.test(approval)) return null;
+  const recorded = options.recorded === true;
+  if (requestId !== undefined && !(recorded ? isIdentifier(requestId, 200, true) : isRequestId(requestId, 200))) return null;
+  if (!isIdentifier(agent, 200, recorded) || typeof approval !== 'string' || !APPROVAL_ID.test(approval)) return null;
   if (!isRecord(premises) || !Object.keys(premises).every((name) => PREMISE_NAME.test(name)) || !isRecord(effect)) return null;
   if (decision !== undefined) {
-    if (!isRecord(decision) || !Object.keys(decision).every((key) => key === 'model' || key === 'text') || !isIdentifier(decision.model, 200) || !isFreeText(decision.text, PROPOSAL_LIMITS.decisionChars)) return null;
+    if (!isRecord(decision) || !Object.keys(decision).every((key) => key === 'model' || key === 'text') || !isIdentifier(decision.model, 200, recorded) || !isFreeText(decision.text, PROPOSAL_LIMITS.decisionChars)) return null;
   }
   return input as Fields;
 }
@@ -137,7 +142,7 @@ export function parseProposalAndEffect(input: unknown, options: ParseOptions = {
   let typed: Effect | undefined;
   if (effectJson !== undefined) {
     try {
-      typed = parseEffect(effectJson);
+      typed = parseEffect(effectJson, 'effect', options);
       effect = assertJson(typed) as JsonObject;
     } catch (error) {
       if (error instanceof EffectError) problems.push(...error.fields);

@@ -1,6 +1,7 @@
 // Rules for the strings callers hand the gate. Every string is recorded in signed entries, so it must have a
 // canonical form (no lone surrogates); identifiers also end up in logs, keys and Stripe metadata, so they hold no
-// control characters at all, and free text keeps only tab and line breaks.
+// control characters at all, and free text keeps only tab and line breaks. Identifiers that arrive also hold no
+// character a reader cannot see (unseenCharacter); one read back from the journal is taken as it was recorded.
 import { z } from 'zod';
 import { hasLoneSurrogate } from './json.js';
 
@@ -8,9 +9,34 @@ const CONTROL = /\p{Cc}/u;
 // eslint-disable-next-line no-control-regex -- matching control characters is the point of this rule
 const CONTROL_BUT_LAYOUT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
 
-/** Whether a value passes identifier(max), checked by hand (the schema is for readable problems when it does not). */
-export function isIdentifier(value: unknown, max: number): value is string {
-  return typeof value === 'string' && value.length >= 1 && value.length <= max && !hasLoneSurrogate(value) && !CONTROL.test(value) && value.trim() === value;
+// Characters that read as nothing or change how the text around them reads: format characters (U+202E turns what
+// follows around, U+200B is a space of no width, U+00AD a hyphen shown only at a line's end), the other default
+// ignorable code points (U+3164, a filler drawn blank) and the line and paragraph separators (U+2028 breaks the line
+// on a page but not in a log).
+const UNSEEN = /[\p{Cf}\p{Default_Ignorable_Code_Point}\p{Zl}\p{Zp}]/u;
+
+/**
+ * The first character of `value` a reader cannot see, as U+XXXX, or null. An identifier names who approved, who
+ * asked and which request moved money; with such a character in it, a page, a terminal or a receipt shows other
+ * text than what is recorded ("alice" with a right-to-left override reads as someone else; two request ids that
+ * differ by a zero-width space look like one request and are two refunds).
+ */
+export function unseenCharacter(value: string): string | null {
+  const found = UNSEEN.exec(value);
+  const point = found?.[0].codePointAt(0);
+  return point === undefined ? null : `U+${point.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+const unseenMessage = (point: string) =>
+  `holds ${point}, a character that reads as nothing or turns the text around it (a direction override, a zero-width or other invisible character, a line separator): readers would see other text than what is recorded; remove it`;
+
+/**
+ * Whether a value passes identifier(max), checked by hand (the schema is for readable problems when it does not).
+ * `recorded`: the value was read back from the journal, where one written before the unseen-character rule may
+ * hold such a character; it is taken as it was recorded (recordedIdentifier).
+ */
+export function isIdentifier(value: unknown, max: number, recorded = false): value is string {
+  return typeof value === 'string' && value.length >= 1 && value.length <= max && !hasLoneSurrogate(value) && !CONTROL.test(value) && value.trim() === value && (recorded || !UNSEEN.test(value));
 }
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
@@ -24,7 +50,7 @@ export function isNfc(value: string): boolean {
   return PRINTABLE_ASCII.test(value) || value.normalize('NFC') === value;
 }
 
-/** A request id: an identifier in NFC (isNfc says why). */
+/** A request id that arrives: an identifier in NFC (isNfc says why). */
 export function isRequestId(value: unknown, max: number): value is string {
   return isIdentifier(value, max) && isNfc(value);
 }
@@ -34,8 +60,11 @@ export function isFreeText(value: unknown, max: number): value is string {
   return typeof value === 'string' && value.length <= max && !hasLoneSurrogate(value) && !CONTROL_BUT_LAYOUT.test(value);
 }
 
-/** A name or id: 1 to `max` characters, printable. */
-export function identifier(max: number) {
+/**
+ * A name or id as it was recorded: 1 to `max` characters, printable. Only for values read back from the journal (or
+ * looked up by), which may predate the unseen-character rule; whatever arrives is held to identifier(max).
+ */
+export function recordedIdentifier(max: number) {
   return z
     .string({ error: 'must be a string' })
     .min(1, 'must not be empty')
@@ -43,6 +72,20 @@ export function identifier(max: number) {
     .refine((value) => !hasLoneSurrogate(value), 'holds a lone UTF-16 surrogate, which has no canonical form')
     .refine((value) => !CONTROL.test(value), 'may not hold control characters')
     .refine((value) => value.trim() === value, 'may not start or end with spaces');
+}
+
+/** A name or id that arrives: 1 to `max` characters, printable, every one of them seen (unseenCharacter). */
+export function identifier(max: number) {
+  return recordedIdentifier(max).check((ctx) => {
+    const point = unseenCharacter(ctx.value);
+    if (point !== null) ctx.issues.push({ code: 'custom', message: unseenMessage(point), input: ctx.value });
+  });
+}
+
+/** Readable problem with a name that arrives outside a schema (approval terms), or null: unseenCharacter's. */
+export function unseenProblem(value: string): string | null {
+  const point = unseenCharacter(value);
+  return point === null ? null : unseenMessage(point);
 }
 
 /** A request id: identifier(max), in NFC. */

@@ -96,7 +96,7 @@ export function createRecover(ctx: GateContext) {
       await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
       return { kind: 'skipped', effectId, reason: 'no open dispatch in the chain' };
     }
-    const effect = parseEffect(dispatchedEffect(entries, dispatched));
+    const effect = parseEffect(dispatchedEffect(entries, dispatched), 'effect', { recorded: true });
     const settled = await settleClaimed(claim, holding, entries, dispatched, effect);
     await watchUnanswered(settled, partition, effect, dispatched.at, claim.now);
     return settled;

@@ -46,7 +46,7 @@ async function refusedPayloadOf(journal: Pick<Journal, 'partitionOf' | 'entries'
   if (outcome === null || !outcome.startsWith('REFUSED:')) {
     throw new InterlockError('action_not_allowed', `Effect ${item.effectId} is ${outcome ?? 'not settled yet'}, not refused: only a refusal is re-approved (money that moved, may have moved or is still on its way never is). Nothing was recorded.`);
   }
-  return parseEffect(first.effect);
+  return parseEffect(first.effect, 'effect', { recorded: true });
 }
 
 /** Where a re-approval attempt is noted while it closes its item (keys.reapprovalsPending): one per person and approval. */

@@ -92,6 +92,12 @@ describe.concurrent('approvals grant', { timeout: 90_000 }, () => {
     expectOneLineBadInput(await grant({ '--id': 'ap with spaces' }), 'The approval is invalid: id must be');
   });
 
+  it('refuses an approver holding a character nobody sees (a direction override), naming it, and grants nothing', async () => {
+    const id = `ap_${randomBytes(4).toString('hex')}`;
+    expectOneLineBadInput(await grant({ '--id': id, '--approver': 'dana\u202e@support' }), 'approver holds U+202E');
+    expect(await redis.hget(`${prefix}:index:approvals`, id)).toBeNull();
+  });
+
   it('grants an approval given whole numbers, and prints its terms', async () => {
     const run = await grant({ '--id': 'ap_cli_ok', '--max-uses': '2', '--expires-in': '600' });
     expect(run.code, run.stderr).toBe(0);
@@ -104,6 +110,7 @@ describe.concurrent('approvals revoke', { timeout: 90_000 }, () => {
     ['an empty name', '', 'must not be empty'],
     ['a name with a leading space', ' lee', 'may not start or end with spaces'],
     ['a name of 201 characters', 'x'.repeat(201), 'must be at most 200 characters'],
+    ['a name with a zero-width space', 'lee\u200b', 'holds U+200B'],
   ])('refuses %s as --by, as the inbox commands do (one line, exit 2), and leaves the approval live', async (_what, by, problem) => {
     const id = `ap_${randomBytes(4).toString('hex')}`;
     const granted = await runCli(['approvals', 'grant', '--id', id, '--approver', 'dana@support', '--cap-cents', '3000', '--scope', 'payment:pi_revoke'], env);

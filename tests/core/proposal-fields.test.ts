@@ -3,7 +3,7 @@
 // passing implies the schema passing, with the same fields.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseEffect } from '../../src/core/effects.js';
+import { describeEffect, parseEffect } from '../../src/core/effects.js';
 import { assertJson, canonicalJson, canonicalLength } from '../../src/core/json.js';
 import { parseProposalAndEffect, PROPOSAL_LIMITS, proposalSchema, ProposalError, quickFields } from '../../src/core/proposal.js';
 
@@ -11,7 +11,7 @@ const good = { requestId: 'case-1', agent: 'support-bot', approval: 'ap_1', prem
 
 // Strings near every rule's edge: empty, spaces around, control characters, a lone surrogate, the length limit.
 const edgy = fc.oneof(
-  fc.constantFrom('', ' a', 'a ', 'a\u0000b', 'a\u0085b', 'a\u007fb', 'a\tb', 'a\nb', '\uD800', 'ok\uDFFF', 'x'.repeat(200), 'x'.repeat(201), 'ap.1:2-3_x', 'ap 1', 'é', 'e\u0301', 'caf\u00e9', 'cafe\u0301', '1abc', 'a_b', 'A'.repeat(64), 'A'.repeat(65)),
+  fc.constantFrom('', ' a', 'a ', 'a\u0000b', 'a\u0085b', 'a\u007fb', 'a\tb', 'a\nb', '\uD800', 'ok\uDFFF', 'x'.repeat(200), 'x'.repeat(201), 'ap.1:2-3_x', 'ap 1', 'é', 'e\u0301', 'caf\u00e9', 'cafe\u0301', '1abc', 'a_b', 'A'.repeat(64), 'A'.repeat(65), 'a\u202eb', 'a\u200bb', 'a\u2028b', '\u3164', 'a\u00adb', 'a\u200db'),
   fc.string({ maxLength: 8 }),
   fc.string({ unit: 'binary', maxLength: 8 }),
 );
@@ -74,6 +74,34 @@ describe('request ids', () => {
     expect(() => parseProposalAndEffect({ ...good, requestId: 'case-cafe\u0301' })).toThrow(/requestId.*NFC/s);
     // Other identifiers keep their spelling as given: only the request id is a key.
     expect(parseProposalAndEffect({ ...good, agent: 'bote\u0301' }).proposal.agent).toBe('bote\u0301');
+  });
+});
+
+describe('characters nobody sees', () => {
+  // A direction override, a zero-width or invisible character, a line separator: an identifier that arrives holding
+  // one is refused (a reader would see other text than what is recorded); one read back from the journal, recorded
+  // before the rule, is taken as it was, so an accepted request is still sent.
+  const hidden = [
+    ['agent', { ...good, agent: 'support\u202ebot' }, 'U+202E'],
+    ['requestId', { ...good, requestId: 'case\u200b-1' }, 'U+200B'],
+    ['decision.model', { ...good, decision: { model: 'mod\u00adel', text: 'refund' } }, 'U+00AD'],
+    ['effect.metadata', { ...good, effect: { ...good.effect, metadata: { 'ticket\u2060id': 'T-1' } } }, 'U+2060'],
+  ] as const;
+
+  it('refuses an identifier that arrives holding one, naming the field and the character', () => {
+    for (const [path, input, point] of hidden) {
+      if (!path.startsWith('effect')) expect(quickFields(input)).toBeNull();
+      expect(() => parseProposalAndEffect(input), path).toThrow(new RegExp(`${path.replace('.', '\\.')}.*${point.replace('+', '\\+')}`, 's'));
+    }
+  });
+
+  it('takes the same identifiers read back from the journal, as recorded', () => {
+    for (const [path, input] of hidden) {
+      expect(() => parseProposalAndEffect(input, { recorded: true }), path).not.toThrow();
+    }
+    const effect = { kind: 'credit', customer: 'cus_1', amount: 500, incident: 'inc_1', metadata: { 'note\u200b': 'x' } };
+    expect(() => parseEffect(effect)).toThrow(/U\+200B/);
+    expect(describeEffect(effect)).toEqual({ kind: 'credit', subject: 'customer:cus_1', amount: 500 });
   });
 });
 

@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryTarget, createProposalRecorder, effectIdFor, journalOf, openStores, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
 import { payloadHash } from '../../src/core/effect-id.js';
+import { parseProposal } from '../../src/core/proposal.js';
 import { createRedisJournal } from '../../src/redis/journal.js';
 import { commandsNaming } from '../support/count-commands.js';
 import { approvalTerms, refundProposal, testConfig, testKey } from '../support/harness.js';
@@ -114,6 +115,29 @@ describe('submitLatest (an effects job)', () => {
     journal.unindex(effectId, bound.token);
     const { state } = await stores.journal.readState('payment:pi_1', effectId);
     const written = await journal.append('payment:pi_1', effectId, [{ kind: 'PROPOSED', requestId: recorded.requestId, agent: recorded.agent, approval: recorded.approval, premises: { chargebacks: [], refunded_by_others: 0 }, effect: recorded.effect, request: null, decision: null }], { place: { head: state.head }, payloadHash: payloadHash(recorded.effect) });
+    expect(written.status).toBe('OK');
+    expect((await sender.gate.submitLatest(effectId, recorded)).answer.outcome).toBe('COMMITTED');
+    expect(target.landings).toHaveLength(1);
+  });
+
+  it('sends a proposal recorded before identifiers had to be seen whole: its job is run, while the same proposal arriving is refused', async () => {
+    const { stores, sender, target } = await rig();
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    // A right-to-left override in the agent, a zero-width space in the request id, a word joiner in a metadata key
+    // and a soft hyphen in the model: all taken before the rule, and recorded as the recorder wrote them then.
+    const base = refundProposal({ requestId: `r\u200b-${Date.now()}`, approval: terms.id, amount: 900 });
+    const recorded = { ...base, agent: 'support\u202ebot', effect: { ...base.effect, metadata: { 'ticket\u2060id': 'T-1' } }, decision: { model: 'mod\u00adel', text: 'refund it' } };
+    expect(() => parseProposal(recorded)).toThrow(/U\+200B/);
+    const effectId = idOf(recorded);
+    const redis = new Redis(stores.config.redisUrl);
+    closers.push(async () => void (await redis.quit()));
+    const journal = createRedisJournal({ redis, keys: stores.keys, signingKey: keyPair.key });
+    const bound = await journal.bind(effectId, 'payment:pi_1');
+    if (bound.status === 'OTHER_SUBJECT') throw new Error('bound elsewhere');
+    journal.unindex(effectId, bound.token);
+    const { state } = await stores.journal.readState('payment:pi_1', effectId);
+    const written = await journal.append('payment:pi_1', effectId, [{ kind: 'PROPOSED', requestId: recorded.requestId, agent: recorded.agent, approval: recorded.approval, premises: { chargebacks: [], refunded_by_others: 0 }, effect: recorded.effect, request: null, decision: recorded.decision }], { place: { head: state.head }, payloadHash: payloadHash(recorded.effect) });
     expect(written.status).toBe('OK');
     expect((await sender.gate.submitLatest(effectId, recorded)).answer.outcome).toBe('COMMITTED');
     expect(target.landings).toHaveLength(1);

@@ -3,7 +3,7 @@
 // The same schemas validate requests and generate the OpenAPI document (openapi.ts); the response schemas exist
 // only for that document.
 import { z } from 'zod';
-import { ALERT_CURSOR, APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, OPERATOR_ACTIONS, PROPOSAL_LIMITS, RECOVERY_OUTCOMES, refundEffectSchema, requestIdentifier, reservedRequestProblem, STORY_MAX_CHARS, SUBMIT_OUTCOMES } from '../../src/interlock.js';
+import { ALERT_CURSOR, APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, OPERATOR_ACTIONS, PROPOSAL_LIMITS, recordedIdentifier, RECOVERY_OUTCOMES, refundEffectSchema, requestIdentifier, reservedRequestProblem, STORY_MAX_CHARS, SUBMIT_OUTCOMES } from '../../src/interlock.js';
 
 /** Ten years: an approval that must outlive that is a standing policy; the bound keeps now + seconds x 1000 safe. */
 export const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 60 * 60;
@@ -86,7 +86,7 @@ export const effectIdParam = z.strictObject({ id: z.string().regex(/^[0-9a-f]{64
 export const LIST_CURSOR = /^(\d{1,16})\.([0-9a-f]{64})$/;
 
 export const listQuery = z.strictObject({
-  request: identifier(200).optional().meta({ description: 'Only the effect of this request id.' }),
+  request: recordedIdentifier(200).optional().meta({ description: 'Only the effect of this request id.' }),
   subject: scope.optional().meta({ description: 'Only effects on this payment or customer (payment:pi_… or customer:cus_…).' }),
   state: z.enum(EFFECT_STATES).optional(),
   outcome: z.enum(EFFECT_OUTCOMES as [string, ...string[]]).optional().meta({ description: 'Only effects settled with this outcome.' }),

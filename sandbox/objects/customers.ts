@@ -86,6 +86,8 @@ export interface Customers {
   nowFor(customer: Customer): number;
   /** Records a balance transaction, moves `balance` and announces it with `customer.updated`. */
   changeBalance(customer: Customer, change: BalanceChange, origin: EventOrigin): CustomerBalanceTransaction;
+  /** Sets `currency` on a customer that has none yet (its first invoice's), announced with `customer.updated`. */
+  adoptCurrency(customer: Customer, currency: string, origin: EventOrigin): void;
   /** The next invoice number, `<invoice_prefix>-0001` onwards. */
   takeInvoiceNumber(customer: Customer): string;
   routes: Route[];
@@ -148,6 +150,17 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
     });
     events.emit('customer.updated', customer, origin, { before });
     return transaction;
+  };
+
+  /**
+   * The currency the customer is billed in, taken from its first invoice (a subscription's first one included) as from
+   * its first balance transaction: Stripe's `customer.currency`, which a customer without one does not keep null.
+   */
+  const adoptCurrency = (customer: Customer, currency: string, origin: EventOrigin): void => {
+    if (customer.currency !== null) return;
+    const before = snapshot(customer);
+    customer.currency = currency;
+    events.emit('customer.updated', customer, origin, { before });
   };
 
   /** A magic test id becomes a new payment method attached to the customer; a stored one must already be theirs. */
@@ -363,5 +376,5 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
     return number;
   };
 
-  return { collection, require, nowFor, changeBalance, takeInvoiceNumber, routes };
+  return { collection, require, nowFor, changeBalance, adoptCurrency, takeInvoiceNumber, routes };
 }

@@ -553,6 +553,7 @@ export function createInvoices(core: Core, deps: { customers: Customers; payment
       webhooks_delivered_at: null,
     });
     events.emit('invoice.created', invoice, origin);
+    customers.adoptCurrency(customer, currency, origin);
     // Stripe has no `invoiceitem.updated` event: an item joining an invoice shows only on the invoice's events.
     for (const item of pending) item.invoice = id;
     return invoice;

@@ -22,15 +22,18 @@
 // compensation the premise read for this effect found right before the dispatch (no extra call), or reads it itself
 // when there is no such read. This effect's own credit is not counted, so a resend after a landed send passes.
 //
-// A credit in another currency than the customer's balance is refused before the send, in apply, too: Stripe
-// refuses it (a customer's balance has one currency, set by its first transaction), but only after the dispatch, once
-// the approval's cap and use are held for it. The customer's currency is that of its balance transactions, which the
-// same reads give (the premise read of `incident_compensation`, or apply's own), so this costs no call. A customer
-// with no balance transaction yet takes the credit's currency as its own.
+// A credit in another currency than the customer's is refused before the send, in apply, too. The customer's
+// currency is `customer.currency`, the one it is billed in, which its first subscription, invoice or balance
+// transaction sets: a credit in another currency is refused by Stripe after the dispatch (once the approval's cap and
+// use are held for it), or kept in a balance of its own that never reduces the customer's invoices, and either way
+// the customer gets nothing off its bill. A subscriber billed in eur with no balance transaction yet has eur, so the
+// customer is read with the compensation's reads (the premise read of `incident_compensation`, or apply's own), and
+// its balance transactions' currency stands in only where Stripe has none. A customer with neither yet takes the
+// credit's currency as its own.
 //
-// Stripe calls: no single request returns a customer's subscriptions, credit notes and balance transactions, so a
-// premise check asking for both facts makes three reads. They go out together (one round trip of latency); a
-// check of only `subscription_status` makes one, of only `incident_compensation` two.
+// Stripe calls: no single request returns a customer's currency, subscriptions, credit notes and balance
+// transactions, so a premise check asking for both facts makes four reads. They go out together (one round trip of
+// latency); a check of only `subscription_status` makes one, of only `incident_compensation` three.
 import { performance } from 'node:perf_hooks';
 import type Stripe from 'stripe';
 import type { CreditEffect, Effect } from '../core/effects.js';
@@ -78,12 +81,16 @@ export function incidentCompensation(notes: readonly Stripe.CreditNote[], transa
   return byNotes + byAdjustments;
 }
 
-/** The currency of a customer's balance, from its balance transactions (all in that one currency); null before the first. */
-export function balanceCurrency(transactions: readonly Stripe.CustomerBalanceTransaction[]): string | null {
-  return transactions[0]?.currency.toLowerCase() ?? null;
+/**
+ * The currency a customer is billed in: `customer.currency`, or, where Stripe has none, that of its balance
+ * transactions (the newest first); null when it has neither yet.
+ */
+export function customerCurrency(customer: Stripe.Customer | Stripe.DeletedCustomer, transactions: readonly Stripe.CustomerBalanceTransaction[]): string | null {
+  const billed = 'deleted' in customer && customer.deleted === true ? null : (customer as Stripe.Customer).currency;
+  return (billed ?? transactions[0]?.currency ?? null)?.toLowerCase() ?? null;
 }
 
-/** What the pre-send check needs of a customer: cents others gave for the incident, and the currency of its balance. */
+/** What the pre-send check needs of a customer: cents others gave for the incident, and the currency it is billed in. */
 type CustomerStanding = { cents: number; currency: string | null };
 
 /** How long the `incident_compensation` of a premise read stands in for a fresh read in apply's pre-send check. */
@@ -109,10 +116,12 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
   const balanceTransactions = (customer: string, budget: ReadBudget) =>
     listAll(client, budget, `GET /v1/customers/${customer}/balance_transactions`, (sdk, cursor, o) => sdk.customers.listBalanceTransactions(customer, cursor, o), paging);
   const creditNotes = (customer: string, budget: ReadBudget) => listAll(client, budget, `GET /v1/credit_notes?customer=${customer}`, (sdk, cursor, o) => sdk.creditNotes.list({ customer, ...cursor }, o), paging);
-  const standingOf = (notes: readonly Stripe.CreditNote[], transactions: readonly Stripe.CustomerBalanceTransaction[], credit: CreditEffect, effectId: string): CustomerStanding => ({
-    cents: incidentCompensation(notes, transactions, credit.incident, effectId),
-    currency: balanceCurrency(transactions),
-  });
+  const customerOf = (customer: string, budget: ReadBudget) => readCall(client, budget, `GET /v1/customers/${customer}`, (sdk, o) => sdk.customers.retrieve(customer, {}, o));
+  /** The customer, its credit notes and its balance transactions, read together: what the pre-send check weighs. */
+  async function readStanding(credit: CreditEffect, effectId: string, budget: ReadBudget): Promise<CustomerStanding> {
+    const [customer, notes, transactions] = await Promise.all([customerOf(credit.customer, budget), creditNotes(credit.customer, budget), balanceTransactions(credit.customer, budget)]);
+    return { cents: incidentCompensation(notes, transactions, credit.incident, effectId), currency: customerCurrency(customer, transactions) };
+  }
   /** The customer for the pre-send check: the premise read just made, or a read now within the send's time. */
   async function customerStanding(effectId: string, credit: CreditEffect, context: SendContext): Promise<CustomerStanding> {
     const read = compensations.get(effectId);
@@ -120,8 +129,7 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
     if (read !== undefined && performance.now() - read.at <= COMPENSATION_FRESH_MS) return read;
     const budget: ReadBudget = { timeLeftMs: () => context.timeLeftMs() };
     try {
-      const [notes, transactions] = await Promise.all([creditNotes(credit.customer, budget), balanceTransactions(credit.customer, budget)]);
-      return standingOf(notes, transactions, credit, effectId);
+      return await readStanding(credit, effectId, budget);
     } catch (error) {
       if (error instanceof Rejected) throw error;
       throw new SendFenced(`the check that incident ${credit.incident} was not compensated yet could not read the customer (${error instanceof Error ? error.message : String(error)}); nothing was sent`);
@@ -146,7 +154,7 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
       const credit = creditOf(effect);
       const { cents: given, currency: held } = await customerStanding(effectId, credit, context);
       if (held !== null && held !== currency) {
-        throw new Rejected(`Customer ${credit.customer}'s balance is in ${held}, and credits are given in ${currency} (INTERLOCK_CREDIT_CURRENCY); Stripe keeps one credit balance per currency and applies it only to invoices in that currency, so a credit in ${currency} would not reach this customer's invoices; it was not sent`, { code: 'currency_mismatch', status: null });
+        throw new Rejected(`Customer ${credit.customer} is billed in ${held}, and credits are given in ${currency} (INTERLOCK_CREDIT_CURRENCY); Stripe keeps one credit balance per currency and applies it only to invoices in that currency, so a credit in ${currency} would not reach this customer's invoices; it was not sent`, { code: 'currency_mismatch', status: null });
       }
       if (given > 0) {
         throw new Rejected(`Incident ${credit.incident} was already compensated ${given} cents for customer ${credit.customer} (credit notes or balance credits tagged with it); a second credit for one incident was not sent`, { code: 'incident_already_compensated', status: null });
@@ -189,7 +197,7 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
       try {
         const [status, compensation] = await Promise.all([
           wantsStatus ? newestSubscription(customer, budget) : null,
-          wantsCompensation ? Promise.all([creditNotes(customer, budget), balanceTransactions(customer, budget)]).then(([notes, transactions]) => standingOf(notes, transactions, credit, effectId)) : null,
+          wantsCompensation ? readStanding(credit, effectId, budget) : null,
         ]);
         if (compensation !== null) remember(effectId, compensation);
         read = { status, compensation: compensation?.cents ?? null };

@@ -107,7 +107,7 @@ describe('apply: no second credit for one incident', () => {
     await world.stripe.customers.createBalanceTransaction(customer, { amount: -500, currency: 'usd', metadata: { interlock_incident: INCIDENT, interlock_effect_id: effectIdFor('the first credit') } });
     const since = await mark(world.sandbox);
     await expect(target.apply(effectIdFor('unread'), credit(customer), sendContext())).rejects.toMatchObject({ details: { code: 'incident_already_compensated' } });
-    expect([...(await callsSince(world.sandbox, since))].sort()).toEqual([`GET /v1/customers/${customer}/balance_transactions`, 'GET /v1/credit_notes'].sort());
+    expect([...(await callsSince(world.sandbox, since))].sort()).toEqual([`GET /v1/customers/${customer}`, `GET /v1/customers/${customer}/balance_transactions`, 'GET /v1/credit_notes'].sort());
     expect(((await world.stripe.customers.retrieve(customer)) as Stripe.Customer).balance).toBe(-500);
   });
 
@@ -199,14 +199,37 @@ describe('the credit\'s currency', () => {
   });
 });
 
+describe('the currency a customer is billed in, before any balance transaction', () => {
+  // A subscriber billed in eur who was never credited has no balance transaction, but Stripe's customer.currency is
+  // eur already (its first invoice set it): a usd credit would be refused after the dispatch, or kept in a usd
+  // balance that never reduces its eur invoices. It is refused before the network, as for a customer with eur credits.
+  it('refuses a usd credit to a eur subscriber with no balance transaction yet, nothing sent, and gives it a eur credit', async () => {
+    const euroPlan = await world.stripe.prices.create({ unit_amount: 3_000, currency: 'eur', recurring: { interval: 'month' }, product_data: { name: 'plan 30 EUR/mo' } });
+    const customer = (await world.stripe.customers.create({ name: 'Kundin', payment_method: 'pm_card_visa', invoice_settings: { default_payment_method: 'pm_card_visa' } })).id;
+    await world.stripe.subscriptions.create({ customer, items: [{ price: euroPlan.id }] });
+    expect(((await world.stripe.customers.retrieve(customer)) as Stripe.Customer).currency).toBe('eur');
+    expect((await world.stripe.customers.listBalanceTransactions(customer)).data).toEqual([]);
+    const effectId = effectIdFor('eur subscriber');
+    await target.readFacts(effectId, credit(customer), FACTS, READ);
+    const since = await mark(world.sandbox);
+    const refusal = await target.apply(effectId, credit(customer), sendContext()).catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ details: { code: 'currency_mismatch', status: null }, message: expect.stringContaining('billed in eur') });
+    // Without a premise read, apply reads the customer itself; still nothing is sent.
+    await expect(target.apply(effectIdFor('eur subscriber, unread'), credit(customer), sendContext())).rejects.toMatchObject({ details: { code: 'currency_mismatch' } });
+    expect((await callsSince(world.sandbox, since)).filter((call) => call.startsWith('POST'))).toEqual([]);
+    const euros = createCreditTarget(world.client, { sendTimeoutMs: 2_000, currency: 'eur' });
+    await expect(euros.apply(effectIdFor('eur subscriber in eur'), credit(customer), sendContext())).resolves.toMatchObject({ amount: -1_000, currency: 'eur' });
+  });
+});
+
 describe('Stripe calls per premise check and send', () => {
-  it('costs three reads, made together, and the create: Stripe has no request that returns subscriptions, credit notes and balance transactions', async () => {
+  it('costs four reads, made together, and the create: Stripe has no request that returns the customer\'s currency, subscriptions, credit notes and balance transactions', async () => {
     const { customer } = await subscriber();
     const effectId = effectIdFor('count');
     const since = await mark(world.sandbox);
     await target.readFacts(effectId, credit(customer), FACTS, READ);
     const reads = await callsSince(world.sandbox, since);
-    expect([...reads].sort()).toEqual([`GET /v1/customers/${customer}/balance_transactions`, 'GET /v1/credit_notes', 'GET /v1/subscriptions'].sort());
+    expect([...reads].sort()).toEqual([`GET /v1/customers/${customer}`, `GET /v1/customers/${customer}/balance_transactions`, 'GET /v1/credit_notes', 'GET /v1/subscriptions'].sort());
     const afterReads = await mark(world.sandbox);
     await target.apply(effectId, credit(customer), sendContext());
     expect(await callsSince(world.sandbox, afterReads)).toEqual([`POST /v1/customers/${customer}/balance_transactions`]);

@@ -50,7 +50,7 @@ export { parseProposal, ProposalError, type Proposal } from './core/proposal.js'
 export { parseEffect, describeEffect, EFFECT_KINDS, type Effect, type EffectKind } from './core/effects.js';
 // The rules the support API's request schemas are built from, so a body and the proposal it becomes agree.
 export { refundEffectSchema, creditEffectSchema, MAX_AMOUNT_CENTS } from './core/effects.js';
-export { identifier, freeText, recordedIdentifier, requestIdentifier, unseenCharacter } from './core/text.js';
+export { identifier, freeText, recordedIdentifier, requestIdentifier, showable, unseenCharacter } from './core/text.js';
 export { APPROVAL_ID, PROPOSAL_LIMITS, RESERVED_REQUEST_PREFIXES, reservedRequestProblem } from './core/proposal.js';
 export { SUBJECT as APPROVAL_SCOPE } from './core/approval.js';
 export { zodFieldProblems } from './core/errors.js';

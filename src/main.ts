@@ -47,6 +47,7 @@ import { createProgram, runProgram } from './cli/program.js';
 import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor } from './cli/effect-command.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
 import { REDIS_URL_ADVICE, redisUrlFromService, withStores } from './cli/stores.js';
+import { printJson } from './cli/output.js';
 import { addInboxCommands } from './cli/inbox-command.js';
 import { pathMeaning } from './cli/path-problems.js';
 import type { StripeLinks } from '../webhooks/app.js';
@@ -665,13 +666,13 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
     try {
       const recorded = await queue.propose({ ...draft, premises });
       if (recorded.status === 'conflict') {
-        process.stdout.write(`${JSON.stringify({ effectId: recorded.effectId, outcome: 'REFUSED:conflicting_payload', sentence: recorded.reason, journal: [] }, null, 2)}\n`);
+        printJson({ effectId: recorded.effectId, outcome: 'REFUSED:conflicting_payload', sentence: recorded.reason, journal: [] });
         process.exitCode = exitFor('REFUSED:conflicting_payload');
         return;
       }
       if (options.wait !== undefined && options.wait > 0 && recorded.queued) await queue.waitFor(effectId, options.wait * 1000);
       const shown = (await describeEffect(cli, effectId)) ?? { effectId, outcome: null, sentence: 'Queued; not recorded yet.', journal: [] };
-      process.stdout.write(`${JSON.stringify({ ...shown, premises }, null, 2)}\n`);
+      printJson({ ...shown, premises });
       process.exitCode = exitFor(shown.outcome as string | null);
     } finally {
       await queue.close();
@@ -716,13 +717,13 @@ async function submitCase(options: CaseOptions): Promise<void> {
     try {
       const created = await decisions.submit(submission, 'cli');
       if (created.status === 'conflict') {
-        process.stdout.write(`${JSON.stringify({ case: submission.caseId, outcome: 'conflicting_payload', sentence: `Case ${submission.caseId} was first submitted with another payload; the stored case stands and this one was not queued.` }, null, 2)}\n`);
+        printJson({ case: submission.caseId, outcome: 'conflicting_payload', sentence: `Case ${submission.caseId} was first submitted with another payload; the stored case stands and this one was not queued.` });
         process.exitCode = EXIT_REFUSED;
         return;
       }
       if (options.wait !== undefined && options.wait > 0) await waitForCase({ effects, decisions }, submission.caseId, options.wait * 1000);
       const view = await caseView(cli.stores, (await cli.stores.cases.get(submission.caseId)) ?? created.record);
-      process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
+      printJson(view);
       process.exitCode = caseExit(view);
     } finally {
       await decisions.close();
@@ -806,7 +807,7 @@ function addServiceCommands(program: Command): void {
         const record = await cli.stores.cases.get(caseId);
         if (record === null) throw new CliFailure(`No case ${caseId} under this REDIS_URL and INTERLOCK_KEY_PREFIX.`, EXIT_FAILED);
         const view = await caseView(cli.stores, record);
-        process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
+        printJson(view);
         process.exitCode = caseExit(view);
       });
     });
@@ -821,7 +822,7 @@ function addServiceCommands(program: Command): void {
         const sender = await startSender(stores, stripe.target);
         try {
           const report = await sender.gate.recover();
-          process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+          printJson(report);
           // Anything still waiting (a sender whose heartbeat has not lapsed, a quiet period) or unresolved: exit 4.
           if (report.waiting.length + report.unresolved.length > 0) process.exitCode = 4;
         } finally {
@@ -845,7 +846,7 @@ function addServiceCommands(program: Command): void {
         const facts = createFacts(stores, stripe.reader);
         const now = await stores.journal.serverTime();
         const report = await reconcileAll(stores, facts, now - windowMs);
-        process.stdout.write(`${JSON.stringify({ since: new Date(now - windowMs).toISOString(), ...report }, null, 2)}\n`);
+        printJson({ since: new Date(now - windowMs).toISOString(), ...report });
         if (report.stopped !== null) throw new CliFailure(`Reconciliation stopped before the end: ${report.stopped}. Check STRIPE_SECRET_KEY and that Stripe answers, then run it again.`, EXIT_FAILED);
         if (report.unread > 0) throw new CliFailure(`${report.unread} effect(s) could not be re-read (listed under "failures"); the others were. Run it again once the cause is fixed.`, EXIT_FAILED);
       });

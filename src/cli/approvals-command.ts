@@ -4,6 +4,7 @@ import { identifier } from '../core/text.js';
 import { assertPartition } from '../redis/keys.js';
 import { checked, CliFailure, EXIT_FAILED, wholeNumber } from './failure.js';
 import { withStores } from './stores.js';
+import { printJson } from './output.js';
 
 // Ten years: an approval that must outlive that is a standing policy, not an approval; the bound also keeps
 // now + seconds x 1000 a safe integer of milliseconds.
@@ -37,7 +38,7 @@ export function addApprovalCommands(program: Command): void {
         const now = await journal.serverTime();
         const terms = { id: options.id, approver: options.approver, capCents: options.capCents, expiresAt: now + options.expiresIn * 1000, maxUses: options.maxUses, scope: options.scope };
         const granted = await approvals.grant(terms);
-        process.stdout.write(`${JSON.stringify({ ...terms, ...granted }, null, 2)}\n`);
+        printJson({ ...terms, ...granted });
       });
     });
 
@@ -48,7 +49,7 @@ export function addApprovalCommands(program: Command): void {
     .requiredOption('--by <who>', 'who revokes (recorded on the approval)', checked(identifier(200), '--by'))
     .action(async (id: string, options: { by: string }) => {
       await withStores(async ({ approvals }) => {
-        process.stdout.write(`${JSON.stringify(await approvals.revoke(id, options.by), null, 2)}\n`);
+        printJson(await approvals.revoke(id, options.by));
       });
     });
 
@@ -60,7 +61,7 @@ export function addApprovalCommands(program: Command): void {
       await withStores(async ({ approvals }) => {
         const { now, snapshot } = await approvals.describe(id);
         if (!snapshot) throw new CliFailure(`No approval ${id}.`, EXIT_FAILED);
-        process.stdout.write(`${JSON.stringify({ ...snapshot, live: !snapshot.revoked && snapshot.expiresAt > now, now }, null, 2)}\n`);
+        printJson({ ...snapshot, live: !snapshot.revoked && snapshot.expiresAt > now, now });
       });
     });
 
@@ -74,7 +75,7 @@ export function addApprovalCommands(program: Command): void {
     .action(async (capped: string, cents: number) => {
       await withStores(async ({ approvals }) => {
         await approvals.setSubjectCap(capped, cents);
-        process.stdout.write(`${JSON.stringify({ subject: capped, limitCents: cents })}\n`);
+        printJson({ subject: capped, limitCents: cents }, { compact: true });
       });
     });
 }

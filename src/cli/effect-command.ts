@@ -7,6 +7,7 @@ import { ALERT_KINDS, currentOutcome, effectIdFor, explainOutcome, isEffectId, o
 import { checked, CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
 import { CLI_ROLE } from './inbox-command.js';
 import { withStores, type CliStores } from './stores.js';
+import { printJson, printLine } from './output.js';
 
 const ALERT_ID = new RegExp(`^(${ALERT_KINDS.join('|')}):[0-9a-f]{64}$`);
 const personOf = checked(identifier(200), '--by');
@@ -71,7 +72,7 @@ export function addEffectCommands(program: Command): void {
       await withStores(async (stores) => {
         const shown = await describeEffect(stores, effectId);
         if (shown === null) throw new CliFailure(`No effect ${effectId} under this REDIS_URL and INTERLOCK_KEY_PREFIX.`, EXIT_FAILED);
-        process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
+        printJson(shown);
         process.exitCode = exitFor(shown.outcome as string | null);
       });
     });
@@ -85,11 +86,11 @@ export function addEffectCommands(program: Command): void {
       await withStores(async ({ stores }) => {
         const alerts = await stores.alerts.list(options.all ? { all: true } : {});
         if (options.json) {
-          process.stdout.write(`${JSON.stringify({ alerts }, null, 2)}\n`);
+          printJson({ alerts });
           return;
         }
-        if (alerts.length === 0) process.stdout.write('No open alerts.\n');
-        for (const alert of alerts) process.stdout.write(`${new Date(alert.raisedAt).toISOString()} ${alert.kind} ${alert.effectId.slice(0, 12)}… $${(alert.centsAtStake / 100).toFixed(2)} at stake: ${alert.sentence} What to do: ${alert.action}\n`);
+        if (alerts.length === 0) printLine('No open alerts.');
+        for (const alert of alerts) printLine(`${new Date(alert.raisedAt).toISOString()} ${alert.kind} ${alert.effectId.slice(0, 12)}… $${(alert.centsAtStake / 100).toFixed(2)} at stake: ${alert.sentence} What to do: ${alert.action}`);
       });
     });
 
@@ -106,7 +107,7 @@ export function addEffectCommands(program: Command): void {
         if (done === null) throw new CliFailure(`No alert ${id} under this REDIS_URL and INTERLOCK_KEY_PREFIX; \`interlock alerts --all\` lists them.`, EXIT_FAILED);
         const { alert } = done;
         if (!done.resolved) throw new CliFailure(`Alert ${id} was resolved already, by ${alert.resolvedBy ?? 'someone'} at ${new Date(alert.resolvedAt ?? 0).toISOString()}. Nothing was changed.`, EXIT_FAILED);
-        process.stdout.write(`${JSON.stringify(alert, null, 2)}\n`);
+        printJson(alert);
       });
     });
 }

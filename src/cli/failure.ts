@@ -4,6 +4,7 @@
 import { CommanderError, InvalidArgumentError } from 'commander';
 import { errorCode, type ErrorCode } from '../core/errors.js';
 import { pathMeaning } from './path-problems.js';
+import { printProblem } from './output.js';
 
 /** Registry codes that mean the call or the environment must change (exit 2), not that the answer is no (exit 1). */
 const BAD_INPUT_CODES: ReadonlySet<ErrorCode> = new Set(['invalid_proposal', 'invalid_effect', 'invalid_approval', 'invalid_receipt', 'invalid_request', 'non_canonical_value', 'invalid_config', 'target_misconfigured', 'redis_unavailable', 'redis_not_durable']);
@@ -49,8 +50,8 @@ export function reportFailure(error: unknown): void {
     process.exitCode = EXIT_BAD_INPUT;
     return;
   }
-  const message = oneLine(error instanceof Error ? error.message : String(error));
-  process.stderr.write(`${message}\n`);
+  // The message may quote recorded text or a file's: printed escaped, on its one line.
+  printProblem(oneLine(error instanceof Error ? error.message : String(error)));
   if (error instanceof CliFailure) process.exitCode = error.exitCode;
   else if (error instanceof InvalidArgumentError) process.exitCode = EXIT_BAD_INPUT;
   else process.exitCode = BAD_INPUT_CODES.has(errorCode(error)) ? EXIT_BAD_INPUT : EXIT_FAILED;

@@ -9,6 +9,7 @@ import { APPROVAL_ID } from '../core/proposal.js';
 import { checkFourEyes, createInboxActions, type Actor, type ProposeNow, type FactsNow } from '../interlock.js';
 import { checked, CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, wholeNumber } from './failure.js';
 import { withStores, type CliStores } from './stores.js';
+import { printJson } from './output.js';
 
 /** What a re-approval needs beyond the stores: the facts read now (Stripe), and a producer that queues the proposal. */
 export type ReapprovalWiring = (cli: CliStores) => Promise<{ readFacts: FactsNow; propose: ProposeNow; close(): Promise<void> }>;
@@ -34,7 +35,7 @@ function kindOf(value: string): InboxKind {
   return value as InboxKind;
 }
 
-const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+const print = (value: unknown) => printJson(value);
 const actor = (by: string): Actor => ({ name: by, role: CLI_ROLE });
 
 export function addInboxCommands(program: Command, wiring: ReapprovalWiring): void {

@@ -6,6 +6,7 @@ import { loadConfig } from '../config.js';
 import { signingKeyFromPem } from '../core/signing.js';
 import { danglingLink, danglingLinkMessage, keyFileExposure, keyFilePath, publicKeyPem, unreadableKeyMessage, writeNewSigningKey } from '../keys/key-store.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
+import { printJson } from './output.js';
 
 export function addKeysCommands(program: Command): void {
   const keys = program.command('keys').description('manage the receipt signing key');
@@ -22,7 +23,7 @@ export function addKeysCommands(program: Command): void {
       // A key already there is the answer no (exit 1); a path that cannot be written is the call's to fix (exit 2).
       const key = writeNewSigningKey(path);
       if (key === null) throw new CliFailure(`A signing key already exists at ${path}; move it aside first (receipts it signed still need its public key).`, EXIT_FAILED);
-      process.stdout.write(`${JSON.stringify({ kid: key.kid, privateKeyFile: path, publicKey: publicKeyPem(key) }, null, 2)}\n`);
+      printJson({ kid: key.kid, privateKeyFile: path, publicKey: publicKeyPem(key) });
     });
 
   keys

@@ -10,6 +10,8 @@ import { keyFileExposure, keyFilePath, publicKeyPem, retiredKeysFileExposure, ve
 import { signingKeyFromPem } from '../core/signing.js';
 import { existsSync } from 'node:fs';
 import { readReceiptText, whyReceiptUnreadable, whyUnreadable } from './verify-pool.js';
+import { printJson, printLine } from './output.js';
+import { showable } from '../core/text.js';
 
 export const EXIT_VALID = 0;
 export const EXIT_INVALID = 1;
@@ -92,7 +94,7 @@ async function verifyEach(files: string[], pems: string[], threads: number | und
   const counts = { valid: 0, invalid: 0, unauthenticated: 0, unreadable: 0 };
   await verifyMany(files, pems, (report) => {
     counts[report.status] += 1;
-    process.stdout.write(`${report.line}\n`);
+    printLine(report.line);
   }, threads);
   process.stderr.write(`${files.length} receipts: ${counts.valid} valid, ${counts.invalid} invalid, ${counts.unauthenticated} not authenticated, ${counts.unreadable} unreadable\n`);
   if (counts.unreadable > 0) return EXIT_UNREADABLE;
@@ -139,7 +141,7 @@ export function addReceiptCommands(program: Command): void {
       } catch (error) {
         unreadable(`${file}: its verification could not be written out (${error instanceof Error ? error.message : String(error)}).`);
       }
-      process.stdout.write(`${written}\n`);
+      process.stdout.write(`${showable(written)}\n`);
       if (result.signed === null) {
         process.stderr.write('No public key was given or configured, so the signatures were not checked: anyone could have rebuilt this chain. Pass --public-key FILE to authenticate it.\n');
       }
@@ -165,7 +167,7 @@ export function addReceiptCommands(program: Command): void {
           if (!bundle) return;
           if (options.dir !== undefined) writeFileSync(join(options.dir, `${effectIds[index] ?? bundle.effectId}.json`), `${JSON.stringify(bundle, null, 2)}\n`);
           else if (options.out !== undefined) writeFileSync(options.out, `${JSON.stringify(bundle, null, 2)}\n`);
-          else process.stdout.write(effectIds.length === 1 ? `${JSON.stringify(bundle, null, 2)}\n` : `${JSON.stringify(bundle)}\n`);
+          else printJson(bundle, { compact: effectIds.length > 1 });
         });
         if (options.dir !== undefined) process.stderr.write(`${bundles.length - missing.length} receipt${bundles.length - missing.length === 1 ? '' : 's'} written to ${options.dir}\n`);
         for (const effectId of missing) process.stderr.write(`No journal for effect ${effectId} under this REDIS_URL and INTERLOCK_KEY_PREFIX.\n`);

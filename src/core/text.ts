@@ -82,6 +82,31 @@ export function identifier(max: number) {
   });
 }
 
+// What a terminal or a page acts on or hides instead of showing: control characters but tab and line feed (ESC
+// starts a terminal's escape sequence, U+009B is one alone, CR overwrites the line), and the unseen characters.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point of this rule
+const UNSHOWABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\p{Cf}\p{Default_Ignorable_Code_Point}\p{Zl}\p{Zp}]/gu;
+// eslint-disable-next-line no-control-regex -- as above, with the line breaks
+const UNSHOWABLE_OR_BREAK = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\p{Cf}\p{Default_Ignorable_Code_Point}\p{Zl}\p{Zp}]/gu;
+
+/** A character as JSON writes it escaped: \uXXXX, a surrogate pair of them above U+FFFF. */
+function escapedAsJson(char: string): string {
+  let out = '';
+  for (let i = 0; i < char.length; i += 1) out += `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`;
+  return out;
+}
+
+/**
+ * `text` as it may be put before a reader: every character a terminal or a page would act on or hide (a control
+ * character, a direction override, a zero-width character) written as its JSON escape (\u202e), so what is shown is
+ * what is recorded and nothing recorded can drive the terminal. JSON text stays the same JSON (JSON.parse reads the
+ * escape back as the character). Recorded text comes from callers and from Stripe: none of it is trusted to be
+ * printable. `lineBreaks: false` escapes line feeds and tabs too, for text that must stay on its one line.
+ */
+export function showable(text: string, options: { lineBreaks?: boolean } = {}): string {
+  return text.replace(options.lineBreaks === false ? UNSHOWABLE_OR_BREAK : UNSHOWABLE, escapedAsJson);
+}
+
 /** Readable problem with a name that arrives outside a schema (approval terms), or null: unseenCharacter's. */
 export function unseenProblem(value: string): string | null {
   const point = unseenCharacter(value);

@@ -45,3 +45,28 @@ describe('interlock alerts', { timeout: 90_000 }, () => {
     expect(bad.stderr).toContain('is not an alert id');
   });
 });
+
+describe('what interlock alerts puts on the terminal', { timeout: 90_000 }, () => {
+  // An alert's sentence quotes what Stripe said (a refund's failure reason, a dispute's), and a proposer's text: a
+  // string that reaches the terminal raw can set its title, move the cursor up and erase the lines of other alerts,
+  // or turn the rest of a line around. Every such character is printed as its JSON escape, on the alert's one line.
+  const hostile = 'lost_or_stolen_card\u001b]0;all clear\u0007\u001b[1A\u001b[2K\r\u009b2J\u202enoitca on\nfake line';
+  // C0 controls but the line feed, DEL and C1, and the direction and invisible characters nobody sees.
+  // eslint-disable-next-line no-control-regex -- finding control characters is what this checks
+  const unprintable = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/gu;
+
+  it('prints an alert whose sentence holds escape sequences with each of them escaped, on one line, and --json the same text', async () => {
+    const effectId = randomBytes(32).toString('hex');
+    await alerts.raise({ kind: 'failed_after_landed', effectId, subject: 'payment:pi_escape', centsAtStake: 2_000, refund: 're_escape', disputes: [], sentence: `Refund re_escape failed at Stripe (${hostile}).`, action: 'Check the refund at Stripe.' });
+    const shown = await runCli(['alerts'], env);
+    expect(shown.code, shown.stderr).toBe(0);
+    const lines = shown.stdout.trimEnd().split('\n').filter((line) => line.includes(effectId.slice(0, 12)));
+    expect(lines).toHaveLength(1);
+    expect([...shown.stdout.matchAll(unprintable)].map((match) => match[0].codePointAt(0))).toEqual([]);
+    expect(lines[0]).toContain('lost_or_stolen_card\\u001b]0;all clear\\u0007\\u001b[1A\\u001b[2K\\u000d\\u009b2J\\u202enoitca on\\u000afake line');
+    const json = await runCli(['alerts', '--json'], env);
+    expect([...json.stdout.matchAll(unprintable)].map((match) => match[0].codePointAt(0))).toEqual([]);
+    const listed = (JSON.parse(json.stdout) as { alerts: { effectId: string; sentence: string }[] }).alerts.find((alert) => alert.effectId === effectId);
+    expect(listed?.sentence).toBe(`Refund re_escape failed at Stripe (${hostile}).`);
+  });
+});

@@ -72,6 +72,9 @@ describe.skipIf(skipOnPurpose)('the page in Chromium', () => {
     const recorded = await rig.queue.propose({ requestId: `case-${uid()}`, agent: 'sam', approval: approval.id, premises: { chargebacks: [], refunded_by_others: 0 }, effect: { kind: 'refund', paymentIntent: pi, amount: 1_000 } });
     expect((await rig.queue.waitFor(recorded.effectId, 10_000))?.outcome).toBe('REFUSED:stale_premise');
     refused = recorded.effectId;
+    // A request id of the longest kind (200 characters, no space), which must not push the list past the window.
+    const long = await rig.queue.propose({ requestId: `case-${'x'.repeat(195)}`, agent: 'sam', approval: approval.id, premises: { chargebacks: [], refunded_by_others: 0 }, effect: { kind: 'refund', paymentIntent: pi, amount: 500 } });
+    expect((await rig.queue.waitFor(long.effectId, 10_000))?.outcome).toBe('REFUSED:stale_premise');
     server = createServer(rig.app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -107,6 +110,9 @@ describe.skipIf(skipOnPurpose)('the page in Chromium', () => {
     const refusedRow = page.locator('tr', { has: page.locator(`a[href="/ui/effects/${refused}"]`) });
     expect(await committedRow.locator('td').nth(7).textContent()).toBe('COMMITTED');
     expect(await refusedRow.locator('td').nth(7).textContent()).toBe('REFUSED:stale_premise');
+    // Every column stays inside the window, the longest request id wrapping in its cell.
+    const outcome = await page.locator('th', { hasText: 'Outcome' }).boundingBox();
+    expect((outcome?.x ?? Infinity) + (outcome?.width ?? 0), 'the right edge of the Outcome column').toBeLessThanOrEqual(page.viewportSize()?.width ?? 0);
     expect(await accessibilityViolations(page)).toEqual([]);
     await page.screenshot({ path: join(ARTIFACTS, 'effects.png'), fullPage: true });
     await page.getByLabel('Outcome').selectOption('REFUSED:stale_premise');

@@ -13,6 +13,8 @@ import { approvalBody, bearer, refundBody, startRig, tokenRegistry, TOKENS, type
 
 const cookie = (token: string) => `interlock_session=${encodeURIComponent(token)}`;
 const HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>';
+// Free text may hold a direction override: drawn as it is, it would turn the rest of its line around on the page.
+const TURNED = 'Refund 20.00 for incident \u202e00.0002 inc_real';
 
 describe('the page', () => {
   let rig: Rig;
@@ -27,7 +29,7 @@ describe('the page', () => {
     const one = await request(rig.app).post('/v1/refunds?wait=10').set(bearer(TOKENS.support)).send(refundBody({ payment_intent: 'pi_ui1', approval: approval.id, decision: { model: 'support-model', text: HOSTILE }, amount: 2_000 }));
     expect(one.body.outcome).toBe('COMMITTED');
     committed = one.body.effect_id;
-    const two = await request(rig.app).post('/v1/refunds?wait=10').set(bearer(TOKENS.support)).send(refundBody({ payment_intent: 'pi_ui1', approval: approval.id, amount: 2_000 }));
+    const two = await request(rig.app).post('/v1/refunds?wait=10').set(bearer(TOKENS.support)).send(refundBody({ payment_intent: 'pi_ui1', approval: approval.id, amount: 2_000, decision: { model: 'support-model', text: TURNED } }));
     expect(two.body.outcome).toBe('REFUSED:over_cap');
     refused = two.body.effect_id;
   }, 60_000);
@@ -99,6 +101,14 @@ describe('the page', () => {
     expect(page.text).toContain(escapeHtml(HOSTILE));
     expect(page.headers['content-security-policy']).toMatch(/default-src 'none'/);
     expect(toText(html`<p title="${'"><x'}">${['<a>', html`<b>ok</b>`]}</p>`)).toBe('<p title="&quot;&gt;&lt;x">&lt;a&gt;<b>ok</b></p>');
+  });
+
+  it('shows a character that would turn the text around it, or hide, as its escape: what the page shows is what is recorded', async () => {
+    const page = await request(rig.app).get(`/ui/effects/${refused}`).set('cookie', cookie(TOKENS.auditor));
+    expect(page.status).toBe(200);
+    expect(page.text).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u200b-\u200f]/u);
+    expect(page.text).toContain('incident \\u202e00.0002 inc_real');
+    expect(toText(html`<td>${'a\u001b[2Jb\u2028c\u200bd'}</td>`)).toBe('<td>a\\u001b[2Jb\\u2028c\\u200bd</td>');
   });
 
   it('shows the timeline with each entry’s signature and the final money, and downloads the receipt exactly as signed', async () => {

@@ -1,6 +1,9 @@
 // HTML built from template literals where every interpolated value is escaped unless it is already HTML made here.
 // The journal holds agent and model text, Stripe's failure reasons and whatever a proposer wrote: none of it may
-// ever become markup, so escaping is the default and there is no way to skip it except `html` itself.
+// ever become markup, so escaping is the default and there is no way to skip it except `html` itself. Nor may it
+// change what the page shows around it: a direction override in a credit's description would draw the rest of its
+// payload backwards, so characters a reader cannot see are shown as their escapes (showable), as the CLI shows them.
+import { showable } from '../../src/interlock.js';
 
 const MARK = Symbol('html');
 
@@ -10,7 +13,7 @@ export type Html = { readonly [MARK]: true; readonly text: string };
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
 
 export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"'`]/g, (char) => ENTITIES[char] ?? char);
+  return showable(value).replace(/[&<>"'`]/g, (char) => ENTITIES[char] ?? char);
 }
 
 function isHtml(value: unknown): value is Html {

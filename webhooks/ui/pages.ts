@@ -332,7 +332,7 @@ label { display: block; font-weight: 600; }
 input, select { font: inherit; padding: .3rem .4rem; border: 1px solid #6b6b6b; border-radius: 4px; background: #fff; color: var(--ink); }
 .sign-in { display: grid; gap: .5rem; max-width: 28rem; }
 .filters { display: flex; flex-wrap: wrap; gap: 1rem; align-items: end; margin-bottom: 1rem; }
-table { border-collapse: collapse; width: 100%; } caption { text-align: left; color: var(--muted); padding-bottom: .25rem; }
+table { border-collapse: collapse; width: 100%; } td { overflow-wrap: anywhere; } caption { text-align: left; color: var(--muted); padding-bottom: .25rem; }
 th, td { text-align: left; border-bottom: 1px solid var(--line); padding: .4rem .5rem; vertical-align: top; } td.num { text-align: right; }
 .state { font-weight: 600; } .state-committed { color: var(--ok); } .state-refused, .state-ambiguous { color: var(--bad); }
 .alerts { border: 2px solid var(--bad); padding: .5rem 1rem; border-radius: 6px; } .alerts.none { border-color: var(--line); }

@@ -1,0 +1,20 @@
+// What the CLI puts on the terminal. Recorded text comes from callers, models and Stripe (a refund's failure reason,
+// a dispute's, a note), and a receipt file from anywhere: none of it reaches the terminal raw. Every character a
+// terminal would act on or hide is written as its JSON escape (showable), so a hostile string can neither move the
+// cursor, clear lines nor turn text around, and JSON output stays the same JSON.
+import { showable } from '../core/text.js';
+
+/** `value` as JSON on stdout: indented, or on one line (`compact`) for output read a line at a time. */
+export function printJson(value: unknown, options: { compact?: boolean } = {}): void {
+  process.stdout.write(`${showable(JSON.stringify(value, null, options.compact === true ? undefined : 2))}\n`);
+}
+
+/** One line of text on stdout; a line break inside it is written escaped, so it stays one line. */
+export function printLine(text: string): void {
+  process.stdout.write(`${showable(text, { lineBreaks: false })}\n`);
+}
+
+/** One line of text on stderr, escaped as printLine's. */
+export function printProblem(text: string): void {
+  process.stderr.write(`${showable(text, { lineBreaks: false })}\n`);
+}

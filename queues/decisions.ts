@@ -8,7 +8,7 @@
 // A case is decided at most once into money: the proposal's request id is the case's, so the first PROPOSED binds
 // the payload (I5). A worker that died after recording it and before noting it on the case leaves the case to be
 // run again; that run finds the recorded proposal and adopts it instead of asking the decider a second time.
-import { Queue, Worker, type Job } from 'bullmq';
+import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
@@ -22,6 +22,7 @@ import {
   firstRecordedProposal,
   InterlockError,
   isFinalCase,
+  mayReopenCase,
   isRetryable,
   MAX_AMOUNT_CENTS,
   MODEL_DEVIATED,
@@ -109,13 +110,15 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
    * is a no-op: that job is retried, with its attempts afresh. Two submissions at once retry it once; the other finds
    * it no longer failed.
    */
-  async function requeueFailed(jobId: string): Promise<void> {
+  async function requeueFailed(jobId: string, also: 'completed' | null = null): Promise<void> {
     const job = await queue.getJob(jobId);
-    if (job === undefined || !(await job.isFailed())) return;
+    if (job === undefined) return;
+    const state = (await job.isFailed()) ? 'failed' : also !== null && (await job.isCompleted()) ? also : null;
+    if (state === null) return;
     try {
-      await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+      await job.retry(state, { resetAttemptsMade: true, resetAttemptsStarted: true });
     } catch (error) {
-      if (await job.isFailed()) throw error;
+      if (state === 'failed' ? await job.isFailed() : await job.isCompleted()) throw error;
     }
   }
 
@@ -127,8 +130,16 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
      * payload under its id is a conflict.
      */
     async submit(submission: CaseSubmission, submittedBy: string) {
-      const created = await stores.cases.create(submission, submittedBy);
+      let created = await stores.cases.create(submission, submittedBy);
       if (created.status === 'conflict') return created;
+      // A case that failed while the Messages API was unavailable (its error said to decide it again later) is
+      // queued again; its job, which ended with the failure written, runs again.
+      let reopened = false;
+      if (created.status === 'exists' && mayReopenCase(created.record.status)) {
+        const written = await stores.cases.reopen(submission.caseId);
+        created = { status: 'exists', record: written.record };
+        reopened = written.written;
+      }
       if (!isFinalCase(created.record.status)) {
         const jobId = caseEffectId(submission.caseId);
         await queue.add('case', { caseId: submission.caseId }, {
@@ -138,7 +149,7 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
           removeOnComplete: { age: 24 * 3_600, count: 10_000 },
           removeOnFail: { age: 7 * 24 * 3_600 },
         });
-        await requeueFailed(jobId);
+        await requeueFailed(jobId, reopened ? 'completed' : null);
       }
       return created;
     },
@@ -370,6 +381,10 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     return first === null ? null : judgeRecorded(record, first, effectId);
   }
 
+  // Aborted when the worker is asked to stop: a model call in flight (up to INTERLOCK_MODEL_TIMEOUT_MS a try, and
+  // its retries) ends at once instead of holding the stop past its deadline, and its case waits for the next worker.
+  const stopping = new AbortController();
+
   async function decide(record: CaseRecord): Promise<CaseRecord> {
     const { submission } = record;
     const { caseId } = submission;
@@ -399,7 +414,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
       facts: { [LOOKUP_OF[submission.kind]]: { ...subjectField, ...premises } } as DecisionCase['facts'],
       ...(submission.incident === null ? {} : { incident: submission.incident }),
     };
-    const decision = await options.decider.decide(input);
+    const decision = await options.decider.decide(input, { signal: stopping.signal });
     const check = checkDecision(decision, input.approval, input.kind);
     const noted: CaseDecision = { model: decision.model, text: decision.text, action: decision.action, amountCents: decision.action === 'decline' ? null : decision.amountCents };
     const base = { decision: noted, effectId: null, error: null, attempts };
@@ -450,7 +465,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
   const connection = stores.queueConnection();
   const worker = new Worker<DecisionJob>(
     stores.queues.decisions,
-    async (job: Job<DecisionJob>) => {
+    async (job: Job<DecisionJob>, token?: string) => {
       const { caseId } = job.data;
       const record = await stores.cases.get(caseId);
       if (record === null) {
@@ -467,6 +482,14 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
         // (a Redis hiccup); a decision that is not one, a refused key or a missing approval are not.
         const retry = isRetryable(error) || !(error instanceof InterlockError);
         const current = (await stores.cases.get(caseId))?.status ?? record.status;
+        if (stopping.signal.aborted && token !== undefined && !isFinalCase(current)) {
+          // Cut short by the stop, not by the case or the model: back in the queue as it stood, this attempt not
+          // counted (a delayed job keeps its attempts), decided by whichever worker runs next.
+          await setStatus(caseId, { ...current, state: 'queued' });
+          await job.moveToDelayed(Date.now() + 1_000, token);
+          logger.info({ caseId }, 'the worker is stopping: the case was put back in the queue undecided');
+          throw new DelayedError();
+        }
         const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
         if (retry && !last) {
           // Decided meanwhile by another run of the case: nothing is left to retry.
@@ -504,6 +527,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
   return {
     worker,
     async close(force = false): Promise<void> {
+      stopping.abort();
       await closeWorker(worker, connection, force);
     },
   };

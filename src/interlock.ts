@@ -83,7 +83,7 @@ export type { WebhookVerdict } from './core/post-send.js';
 export { readApiBase, stripeSettingOf } from './stripe/settings.js';
 export { createStripeClient, createRefundTarget, createCreditTarget, createFactsReader, createWebhookVerifier, isLocalApiBase, registerLocalWebhook, signWebhookBody, type LocalWebhook, REFUND_FACTS, CREDIT_FACTS, StripeMisconfigured, StripeUnavailable, type StripeClient } from './stripe/index.js';
 export { CRASH_POINTS, isCrashPoint, type CrashPoint } from './targets/crash-injection.js';
-export { CASE_ID, CASE_STATES, FINAL_CASE_STATES, STORY_MAX_CHARS, caseScope, caseSubmissionOf, isFinalCase, parseCaseSubmission, type CaseDecision, type CaseError, type CaseInput, type CaseRecord, type CaseState, type CaseStatus, type CaseSubmission } from './core/cases.js';
+export { CASE_ID, CASE_STATES, FINAL_CASE_STATES, STORY_MAX_CHARS, caseScope, caseSubmissionOf, isFinalCase, mayReopenCase, parseCaseSubmission, type CaseDecision, type CaseError, type CaseInput, type CaseRecord, type CaseState, type CaseStatus, type CaseSubmission } from './core/cases.js';
 export type { CaseCreated, CaseStatusWritten, Cases } from './redis/cases.js';
 // The decider (src/decider): the Anthropic decider with ANTHROPIC_API_KEY, the offline rules decider without it,
 // and the check of a decision against its approval that every caller makes before proposing anything.

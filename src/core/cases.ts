@@ -6,7 +6,7 @@
 // first recorded proposal binds the payload (I5) however often the case is decided again after a crash.
 import { z } from 'zod';
 import { creditEffectSchema, refundEffectSchema, type EffectKind } from './effects.js';
-import { zodFieldProblems, InterlockError, type ErrorCode } from './errors.js';
+import { ERROR_REGISTRY, zodFieldProblems, InterlockError, type ErrorCode } from './errors.js';
 import { canonicalJson } from './json.js';
 import { APPROVAL_ID, RESERVED_REQUEST_PREFIXES } from './proposal.js';
 import { freeText, identifier } from './text.js';
@@ -73,7 +73,8 @@ const CASE_ID_MAX = 200 - RESERVED_REQUEST_PREFIXES.case.length;
 const caseId = z
   .string({ error: 'must be a string' })
   .regex(CASE_ID, 'must be 1-200 letters, digits or _ . : # -')
-  .max(CASE_ID_MAX, `must be at most ${CASE_ID_MAX} characters: its effect is requested as case:<case id>, and a request id has at most 200`);
+  .max(CASE_ID_MAX, `must be at most ${CASE_ID_MAX} characters: its effect is requested as case:<case id>, and a request id has at most 200`)
+  .refine((value) => value !== '.' && value !== '..', 'may not be . or ..: a URL reads them as steps of its path, so the case\'s own link (/v1/cases/<id>) could never reach it');
 
 export const caseSubmissionSchema = z.discriminatedUnion('kind', [
   z.strictObject({
@@ -146,6 +147,18 @@ export function queuedStatus(at: number): CaseStatus {
 
 export function isFinalCase(status: CaseStatus): boolean {
   return FINAL_CASE_STATES.has(status.state);
+}
+
+/**
+ * Whether a failed case may be decided again when it is submitted again: it failed for a reason the registry calls
+ * retryable (the Messages API was unavailable, rate-limited or overloaded; its error said "decide it again later")
+ * and names no effect, so nothing was proposed. A case that failed for good (a refused key, a missing approval) or
+ * that a proposal binds stays as it is.
+ */
+export function mayReopenCase(status: Pick<CaseStatus, 'state' | 'effectId' | 'error'>): boolean {
+  if (status.state !== 'failed' || status.effectId !== null || status.error === null) return false;
+  const entry = (ERROR_REGISTRY as Record<string, { retryable: boolean } | undefined>)[status.error.code];
+  return entry?.retryable === true;
 }
 
 /**

@@ -84,21 +84,34 @@ function tries(where: Where): string {
   return `${where.attempts} attempt${where.attempts === 1 ? '' : 's'}, INTERLOCK_MODEL_MAX_RETRIES=${where.config.maxRetries}`;
 }
 
+/** Most characters of the API's own words kept in a decider error; the rest is counted, not kept. */
+const SAID_MAX_CHARS = 500;
+
+/** `text` with the user name and password of every URL in it masked (`http://…@host`): a proxy's, say. */
+function withoutUrlCredentials(text: string): string {
+  return text.replace(/(\/\/)[^\s/@]*@/g, '$1…@');
+}
+
+function clip(text: string): string {
+  return text.length <= SAID_MAX_CHARS ? text : `${text.slice(0, SAID_MAX_CHARS)}… (${text.length - SAID_MAX_CHARS} more characters)`;
+}
+
 /** Every failure of a Messages API call, as one registry error that says what happened and what to do. */
 function translateApiError(error: unknown, where: Where, sdk: Sdk): InterlockError {
   if (error instanceof InterlockError) return error;
   const { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } = sdk;
   const unavailable = (message: string, extra: { apiStatus?: number; apiRequestId?: string | null; retryAfterMs?: number | null } = {}) =>
-    new DeciderError('decider_unavailable', `${message} Case ${where.caseId} was not decided and nothing was proposed; decide it again later.`, { cause: error, attempts: where.attempts, ...extra });
+    new DeciderError('decider_unavailable', `${message} Case ${where.caseId} was not decided and nothing was proposed; decide it again later: submit the case again (the same id and payload) once the Messages API answers.`, { cause: error, attempts: where.attempts, ...extra });
   if (error instanceof APIUserAbortError) return unavailable('The decision was cancelled before the Messages API answered.');
   if (error instanceof APIConnectionTimeoutError) return unavailable(`The Messages API did not answer within INTERLOCK_MODEL_TIMEOUT_MS=${where.config.timeoutMs} ms (${tries(where)}).`);
   if (error instanceof APIConnectionError) {
-    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
-    return unavailable(`The Messages API at ${where.config.baseURL ?? 'its default address'} could not be reached${cause} (${tries(where)}); check ANTHROPIC_BASE_URL and the network.`);
+    const cause = error.cause instanceof Error ? `: ${clip(withoutUrlCredentials(redactSecrets(error.cause.message)))}` : '';
+    return unavailable(`The Messages API at ${where.config.baseURL === null ? 'its default address' : withoutUrlCredentials(where.config.baseURL)} could not be reached${cause} (${tries(where)}); check ANTHROPIC_BASE_URL and the network.`);
   }
   if (error instanceof APIError && typeof error.status === 'number') {
     const status = error.status;
-    const said = error.apiMessage ?? error.message;
+    // What the API (or a gateway in front of it) said, bounded: it is kept with the case and shown with it.
+    const said = clip(withoutUrlCredentials(redactSecrets(error.apiMessage ?? error.message)));
     const info = { apiStatus: status, apiRequestId: error.requestID ?? null, retryAfterMs: retryAfterMs(error.headers) };
     const request = info.apiRequestId === null ? '' : `, request-id ${info.apiRequestId}`;
     if (status === 429) {
@@ -116,7 +129,7 @@ function translateApiError(error: unknown, where: Where, sdk: Sdk): InterlockErr
     return new DeciderError('invalid_config', `The Messages API refused the call (${status}${request}: ${said}): ${fix}. Case ${where.caseId} was not decided and nothing was proposed; it is not retried.`, { cause: error, attempts: where.attempts, ...info });
   }
   // An SDK error can quote what it was given (a header with the key in it): masked before it is kept with the case.
-  return new DeciderError('internal', `The decider failed unexpectedly on case ${where.caseId}: ${redactSecrets(error instanceof Error ? error.message : String(error))}. Nothing was proposed.`, { cause: error, attempts: where.attempts });
+  return new DeciderError('internal', `The decider failed unexpectedly on case ${where.caseId}: ${clip(withoutUrlCredentials(redactSecrets(error instanceof Error ? error.message : String(error))))}. Nothing was proposed.`, { cause: error, attempts: where.attempts });
 }
 
 function invalid(caseId: string, what: string, model: string): DeciderError {

@@ -26,7 +26,14 @@ export const deciderEnvSchema = z.object({
   // the SDK, with the key in the error's text.
   ANTHROPIC_API_KEY: z.string().trim().min(1).regex(/^[\x21-\x7e]+$/, 'must be one API key: printable characters, no spaces or line breaks inside it (check where it is set)').optional(),
   INTERLOCK_MODEL: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$/, 'must be a model id such as claude-haiku-4-5-20251001').default(DECIDER_DEFAULTS.model),
-  ANTHROPIC_BASE_URL: z.string().url('must be a URL such as http://127.0.0.1:8080').optional(),
+  // No user name or password in it: fetch refuses such a URL (so no decision could ever be made), and the URL is
+  // quoted in errors that are kept with cases. A gateway's credentials go in ANTHROPIC_API_KEY.
+  ANTHROPIC_BASE_URL: z
+    .string()
+    .url('must be a URL such as http://127.0.0.1:8080')
+    .refine((value) => !URL.canParse(value) || /^https?:$/.test(new URL(value).protocol), 'must be an http:// or https:// URL')
+    .refine((value) => !URL.canParse(value) || (new URL(value).username === '' && new URL(value).password === ''), 'must not hold a user name or password (user:pass@): requests to it would be refused and the URL is quoted in errors; give the key in ANTHROPIC_API_KEY')
+    .optional(),
   INTERLOCK_MODEL_MAX_TOKENS: count(16, 64_000).default(DECIDER_DEFAULTS.maxTokens),
   INTERLOCK_MODEL_TIMEOUT_MS: count(1, 600_000).default(DECIDER_DEFAULTS.timeoutMs),
   INTERLOCK_MODEL_MAX_RETRIES: count(0, 10).default(DECIDER_DEFAULTS.maxRetries),

@@ -4,7 +4,7 @@
 //
 // A status is written by compare and set (set-case-status-1.lua) under mayReplaceCaseStatus: two runs of one case
 // cannot overwrite each other blindly, and a case the journal has decided is never moved off that decision.
-import { mayReplaceCaseStatus, queuedStatus, sameSubmission, type CaseRecord, type CaseStatus, type CaseSubmission } from '../core/cases.js';
+import { mayReopenCase, mayReplaceCaseStatus, queuedStatus, sameSubmission, type CaseRecord, type CaseStatus, type CaseSubmission } from '../core/cases.js';
 import type { RedisClient } from './client.js';
 import type { Keys } from './keys.js';
 import { createScriptRunner } from './scripts.js';
@@ -49,6 +49,25 @@ export function createCases(deps: { redis: RedisClient; keys: Keys; now?: () => 
         return { status: sameSubmission(stored.submission, submission) ? 'exists' : 'conflict', record: stored };
       }
       throw new Error(`case ${submission.caseId} kept appearing and disappearing while it was being created`);
+    },
+    /**
+     * Queues a failed case again when it may be decided again (mayReopenCase: it failed for a reason that passes,
+     * and nothing was proposed), keeping the error it failed with until it is decided. Compare and set, as
+     * setStatus: of two submissions at once, one reopens it and the other finds it queued already.
+     */
+    async reopen(caseId: string): Promise<CaseStatusWritten> {
+      for (let round = 0; round < STATUS_WRITE_ROUNDS; round += 1) {
+        const text = await redis.get(keys.case(caseId));
+        if (text === null) throw new Error(`case ${caseId} is not stored, so it cannot be queued again`);
+        const stored = JSON.parse(text) as CaseRecord;
+        if (!mayReopenCase(stored.status)) return { written: false, record: stored };
+        const at = now();
+        const record: CaseRecord = { ...stored, status: { ...queuedStatus(at), error: stored.status.error } };
+        const answer = await run<{ status: 'OK' | 'CHANGED' | 'MISSING' }>('set-case-status-1', [keys.case(caseId)], [text, JSON.stringify(record)]);
+        if (answer.status === 'OK') return { written: true, record };
+        if (answer.status === 'MISSING') throw new Error(`case ${caseId} is not stored, so it cannot be queued again`);
+      }
+      throw new Error(`case ${caseId} kept changing while it was being queued again (${STATUS_WRITE_ROUNDS} rounds)`);
     },
     /**
      * Writes where the case stands now, unless the stored status may not be replaced by it (mayReplaceCaseStatus:

@@ -209,6 +209,19 @@ describe('transient failures are retried by the SDK, then fail the case as decid
     expect(error.message).toContain(`The Messages API at ${url} could not be reached`);
   });
 
+  it('an error keeps at most 500 characters of what the API said, and never a password of a URL it quotes', async () => {
+    server.script(replies.error(400, { message: `context: ${'x'.repeat(1_000_000)}` }));
+    const error = await failure(createAnthropicDecider(config({ maxRetries: 0 })).decide(refundCase()));
+    expect(error).toMatchObject({ code: 'invalid_config', apiStatus: 400 });
+    expect(error.message).toContain('… (999509 more characters)');
+    expect(error.message.length).toBeLessThan(1_500);
+    // A base URL made by hand with credentials (the configuration refuses one): the error masks them.
+    const unreachable = await failure(createAnthropicDecider(config({ baseURL: 'http://gateway:Pr0xyS3cret@127.0.0.1:9', maxRetries: 0 })).decide(refundCase()));
+    expect(unreachable.code).toBe('decider_unavailable');
+    expect(unreachable.message).toContain('http://…@127.0.0.1:9');
+    expect(unreachable.message).not.toContain('Pr0xyS3cret');
+  });
+
   it('a caller that aborts gets decider_unavailable, and nothing is retried', async () => {
     server.script(replies.hang());
     const controller = new AbortController();

@@ -30,6 +30,21 @@ describe('loadDeciderConfig', () => {
     for (const name of ['ANTHROPIC_BASE_URL', 'INTERLOCK_MODEL_MAX_RETRIES', 'INTERLOCK_MODEL_TIMEOUT_MS', 'INTERLOCK_MODEL:']) expect(message).toContain(name);
   });
 
+  it('refuses a base URL holding a user name and password (fetch refuses it; errors that quote it are kept with cases), and one not http(s)', () => {
+    const password = 'Pr0xyS3cret';
+    let error: unknown;
+    try {
+      loadDeciderConfig({ ANTHROPIC_API_KEY: 'sk-ant-x', ANTHROPIC_BASE_URL: `http://gateway:${password}@127.0.0.1:8080` });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toMatchObject({ code: 'invalid_config' });
+    expect((error as Error).message).toContain('must not hold a user name or password');
+    expect((error as Error).message).not.toContain(password);
+    expect(() => loadDeciderConfig({ ANTHROPIC_BASE_URL: 'ftp://127.0.0.1/' })).toThrow(/ANTHROPIC_BASE_URL.*http/);
+    expect(loadDeciderConfig({ ANTHROPIC_BASE_URL: 'https://gateway.internal/anthropic' }).baseURL).toBe('https://gateway.internal/anthropic');
+  });
+
   it('refuses a key with a space or line break inside it, without repeating the key', () => {
     const pasted = 'sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789\n# prod key';
     let error: unknown;

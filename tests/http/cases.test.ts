@@ -79,7 +79,7 @@ describe('POST /v1/cases', () => {
     expect((await rig.refundsAt(paymentIntent)).map((refund) => refund.amount)).toEqual([3_000]);
   });
 
-  it('refuses, storing nothing: an approval of another payment (400), an unknown approval (404), four eyes (403), one of payment_intent or customer (400)', async () => {
+  it('refuses, storing nothing: an approval of another payment (400), an unknown approval (404), four eyes (403), one of payment_intent or customer (400), a case id a URL cannot name (400)', async () => {
     const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
     const elsewhere = await rig.paymentWithApproval(2_000);
     const cases = [
@@ -90,6 +90,9 @@ describe('POST /v1/cases', () => {
       // Its effect is requested as case:<case id>, which must fit a request id's 200 characters: refused up front, where
       // it used to be taken (202) and then fail at its proposal, naming a request id the caller never sent.
       { body: caseBody({ case_id: `c${uid()}${'x'.repeat(185)}`, payment_intent: paymentIntent, approval }), status: 400, code: 'invalid_request', field: 'case_id' },
+      // A URL reads . and .. as steps of its path: the case's own link (/v1/cases/..) would never reach it.
+      { body: caseBody({ case_id: '.', payment_intent: paymentIntent, approval }), status: 400, code: 'invalid_request', field: 'case_id' },
+      { body: caseBody({ case_id: '..', payment_intent: paymentIntent, approval }), status: 400, code: 'invalid_request', field: 'case_id' },
     ];
     for (const { body, status, code, field } of cases) {
       const answer = await post(body);

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { caseEffectId, decisionBackoff, MAX_ASKED_WAIT_MS } from '../../queues/decisions.js';
 import { caseView } from '../../webhooks/api/cases-routes.js';
-import { createProposalRecorder, publicKeyPem, publicKeySet, requestIdOf, verify, type CaseRecord, type CaseSubmission, type Decider, type Entry } from '../../src/interlock.js';
+import { createDecider, createProposalRecorder, publicKeyPem, publicKeySet, requestIdOf, verify, type CaseRecord, type CaseSubmission, type Decider, type Entry } from '../../src/interlock.js';
 import { replies, type MessagesServer } from '../decider/messages-server.js';
 import { casesSuite, modelDecider, type CasesRig } from '../support/cases-rig.js';
 import { uid } from '../http/rig.js';
@@ -207,6 +207,48 @@ describe('a case decided by the model (the real SDK against the local Messages A
     expect(failed.status).toMatchObject({ state: 'failed', attempts: 3, error: { code: 'decider_unavailable' } });
     expect(await rig.stores.journal.partitionOf(caseEffectId(unavailable.caseId))).toBeNull();
     expect(await rig.refundsAt(second.paymentIntent)).toEqual([]);
+
+    // Its error says to decide it again later: the same case submitted again, with the model back, is decided.
+    expect(failed.status.error?.message).toContain('submit the case again');
+    server.script(replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'Goodwill for the cracked jar.' }));
+    const again = await rig.decisions.submit(unavailable, 'sam');
+    expect(again).toMatchObject({ status: 'exists', record: { status: { state: 'queued', error: { code: 'decider_unavailable' } } } });
+    const redecided = await rig.decisions.waitFor(unavailable.caseId, 15_000);
+    expect(redecided?.status).toMatchObject({ state: 'proposed', error: null, decision: { amountCents: 2_000 } });
+    expect(await rig.effects.waitFor(redecided?.status.effectId ?? '', 15_000)).toMatchObject({ outcome: 'COMMITTED' });
+    expect(await rig.refundsAt(second.paymentIntent)).toHaveLength(1);
+  });
+
+  it('a case that failed for good (a decision that is not one) stays failed when it is submitted again: nothing is asked or queued', async () => {
+    rig.useDecider(anthropic());
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    server.script(replies.toolUse('issue_refund', { amount_cents: 'all of it' }));
+    const submission = refundCase(paymentIntent, approval);
+    const failed = await decided(submission);
+    expect(failed.status).toMatchObject({ state: 'failed', error: { code: 'decision_invalid' } });
+    const again = await rig.decisions.submit(submission, 'sam');
+    expect(again).toMatchObject({ status: 'exists', record: { status: { state: 'failed', error: { code: 'decision_invalid' } } } });
+    expect(await rig.decisions.waitFor(submission.caseId, 500)).toMatchObject({ status: { state: 'failed' } });
+    expect(server.received).toHaveLength(1);
+  });
+
+  it('a worker asked to stop during a model call ends the call at once; its case goes back to the queue, that attempt not counted, and the next worker decides it', async () => {
+    // A model that would keep the call open for a minute: the stop must not wait for it.
+    rig.useDecider(createDecider({ apiKey: 'sk-ant-test-key', model: 'claude-haiku-4-5-20251001', baseURL: server.url, maxTokens: 1024, timeoutMs: 60_000, maxRetries: 0, maxTurns: 4 }));
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    server.script(replies.hang(), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'Goodwill for the cracked jar.' }));
+    const submission = refundCase(paymentIntent, approval);
+    expect((await rig.decisions.submit(submission, 'sam')).status).toBe('created');
+    await expect.poll(() => server.received.length, { timeout: 10_000 }).toBe(1);
+    const stopping = Date.now();
+    await rig.restartDecisionsWorker({ force: false });
+    expect(Date.now() - stopping, 'the stop waited for the model call').toBeLessThan(30_000);
+    const record = await rig.decisions.waitFor(submission.caseId, 15_000);
+    // Two runs of the case asked the model; only the one that finished counts against the job's attempts.
+    expect(record?.status).toMatchObject({ state: 'proposed', attempts: 2, decision: { amountCents: 2_000 } });
+    const job = await rig.decisions.queue.getJob(caseEffectId(submission.caseId));
+    expect({ started: job?.attemptsStarted, counted: job?.attemptsMade }).toEqual({ started: 2, counted: 1 });
+    expect(await rig.effects.waitFor(record?.status.effectId ?? '', 15_000)).toMatchObject({ outcome: 'COMMITTED' });
   });
 
   it("a 429 that asks for longer than the job's backoff is retried after the wait it asked for, not sooner", async () => {

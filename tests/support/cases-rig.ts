@@ -38,8 +38,8 @@ export type CasesRig = {
   paymentWithApproval(capCents?: number): Promise<{ paymentIntent: string; approval: string }>;
   /** The refunds Stripe (the sandbox) holds for a payment. */
   refundsAt(paymentIntent: string): Promise<Stripe.Refund[]>;
-  /** Stops the decisions worker and starts a new one (a restart). */
-  restartDecisionsWorker(): Promise<void>;
+  /** Stops the decisions worker and starts a new one (a restart): at once, or (`force: false`) as a service stops. */
+  restartDecisionsWorker(options?: { force?: boolean }): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -136,8 +136,8 @@ export async function startCasesRig(): Promise<CasesRig> {
     async refundsAt(paymentIntent) {
       return (await world.stripe.refunds.list({ payment_intent: paymentIntent, limit: 100 })).data;
     },
-    async restartDecisionsWorker() {
-      await decisionsWorker.close(true);
+    async restartDecisionsWorker(options = {}) {
+      await decisionsWorker.close(options.force ?? true);
       decisionsWorker = start();
     },
     async close() {

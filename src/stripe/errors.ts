@@ -118,6 +118,12 @@ export function translateStripeError(error: unknown, call: CallDescription, clie
     return new StripeMisconfigured(`${client.apiBase} does not serve ${call.what} (${reasonOf(error)}). Check STRIPE_API_BASE. Nothing was done.`, 404, error.requestId ?? null, { cause: error });
   }
   if (error instanceof errors.StripeRateLimitError) return unavailable(call, `rate limited (${reasonOf(error)})`, error, error);
+  // Not a refusal: Stripe compares a keyed request with the first one under its key (the effect id) only once that
+  // first one began executing, so it ran and may have landed, with the parameters an earlier send (an earlier
+  // version, another worker's configuration) gave it. The lookup by the effect id says whether it did.
+  if (error instanceof errors.StripeIdempotencyError) {
+    return unavailable(call, `Stripe holds an earlier request under this effect's idempotency key with other parameters, which began executing and may have landed: ${reasonOf(error)}`, error, error);
+  }
   if (status === 400 || status === 402 || status === 404) {
     return new Rejected(`Stripe refused ${call.what} (${reasonOf(error)})`, { code: error.code ?? null, status, raw: rawOf(error) });
   }

@@ -128,6 +128,19 @@ describe('no definite answer to a send is an unknown outcome (not Rejected: the 
     expect(await refundsOf(paymentIntent)).toHaveLength(1);
   });
 
+  it('400 idempotency_error: a send under a key an earlier send of the effect used with other parameters (it ran, and may have landed)', async () => {
+    const { paymentIntent } = await pay(world.stripe);
+    const effectId = effectIdFor('idempotency error');
+    // The first send (an earlier version's parameters, say) landed; this one asks for another amount under its key.
+    await expect(target.apply(effectId, refund(paymentIntent, 2_000), sendContext())).resolves.toMatchObject({ amount: 2_000 });
+    const error = await failure(target.apply(effectId, refund(paymentIntent, 1_500), sendContext()));
+    expect(error).toBeInstanceOf(StripeUnavailable);
+    expect(error).not.toBeInstanceOf(Rejected);
+    expect(error).toMatchObject({ stripeStatus: 400, outcomeUnknown: true });
+    expect(error.message).toContain('may have landed');
+    expect(await refundsOf(paymentIntent)).toHaveLength(1);
+  });
+
   it('429 on a send: unknown, rate limited, with how long Stripe asked to wait', async () => {
     const { paymentIntent } = await pay(world.stripe);
     await world.sandbox.control.failNext({ path: '/v1/refunds', method: 'POST', status: 429, code: 'rate_limit', retry_after: 3 });

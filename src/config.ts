@@ -48,7 +48,12 @@ const schema = z.object({
   // Both read as the Stripe client reads them (src/stripe/settings.ts), after the schema: see loadConfig.
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_API_BASE: z.string().optional(),
-  STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_[A-Za-z0-9+/=]+(,whsec_[A-Za-z0-9+/=]+)*$/, 'must be one or more whsec_… secrets, comma-separated').optional(),
+  // Spaces around the secrets (a line break after a pasted one, `whsec_a, whsec_b`) are not part of them.
+  STRIPE_WEBHOOK_SECRET: z
+    .string()
+    .transform((value) => value.split(',').map((secret) => secret.trim()).join(','))
+    .pipe(z.string().regex(/^whsec_[A-Za-z0-9+/=]+(,whsec_[A-Za-z0-9+/=]+)*$/, 'must be one or more whsec_… secrets, comma-separated'))
+    .optional(),
   INTERLOCK_ALLOW_LIVE: flag.default(false),
   INTERLOCK_CREDIT_CURRENCY: z.string().regex(/^[a-z]{3}$/, 'must be a three-letter lowercase ISO currency code such as usd or eur').default('usd'),
   INTERLOCK_CONCURRENCY: wholeNumberSetting(1, 1_000).default(16),

@@ -177,6 +177,11 @@ describe('Stripe keys in the configuration', () => {
   it('reads several webhook secrets for a rotation', () => {
     expect(loadConfig({ STRIPE_WEBHOOK_SECRET: 'whsec_a1,whsec_b2' }).stripeWebhookSecrets).toEqual(['whsec_a1', 'whsec_b2']);
     expect(refusal({ STRIPE_WEBHOOK_SECRET: 'secret' }).message).toContain('STRIPE_WEBHOOK_SECRET');
+    // Spaces and a line break around them (pasted, or written `a, b`) are not part of the secrets.
+    expect(loadConfig({ STRIPE_WEBHOOK_SECRET: ' whsec_a1, whsec_b2\n' }).stripeWebhookSecrets).toEqual(['whsec_a1', 'whsec_b2']);
+    const inside = refusal({ STRIPE_WEBHOOK_SECRET: 'whsec_a1 b2' });
+    expect(inside.message).toContain('STRIPE_WEBHOOK_SECRET');
+    expect(inside.message).not.toContain('whsec_a1');
   });
 });
 

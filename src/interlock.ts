@@ -282,6 +282,18 @@ export type Sender = {
   close(options?: { clearHeartbeat?: boolean }): Promise<void>;
 };
 
+/**
+ * The durability check of a process that takes events or requests and answers that they are stored (the webhook
+ * route's 200, the support API's 202) without sending anything itself: a worker in the same process checks at its
+ * start (startSender); without one, this refuses a Redis that can lose what it acknowledged, as the worker would.
+ */
+export async function requireDurableIntake(stores: Stores): Promise<void> {
+  const { redis } = innerOf(stores);
+  const durability = await requireDurability(redis, stores.config.unsafeDurability, 'intake');
+  if (durability.optedOut) stores.logger.warn({ durability }, `Redis is not durable (${durability.problems.join('; ')}); taking webhooks and requests anyway because INTERLOCK_UNSAFE_DURABILITY is set`);
+  else stores.logger.info({ appendonly: durability.appendonly, appendfsync: durability.appendfsync, maxmemoryPolicy: durability.maxmemoryPolicy }, 'Redis durability checked');
+}
+
 /** Everything a process needs to send through the gate: it refuses a Redis that can lose what it acknowledged. */
 /**
  * `facts`: re-reads the facts of an effect settled after a payment fact came for its subject while it was in flight

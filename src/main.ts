@@ -31,6 +31,7 @@ import {
   redactSecrets,
   reservedRequestProblem,
   ProposalError,
+  requireDurableIntake,
   startSender,
   stripeSide,
   CREDIT_FACTS,
@@ -127,6 +128,9 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     // a start that fails on its configuration must not have settled or sent anything first.
     const deciderConfig = roles.includes('worker') ? loadDeciderConfig(process.env) : null;
     const verifyEvent = roles.includes('webhooks') ? createWebhookVerifier(config.stripeWebhookSecrets) : null;
+    // A process that takes webhooks or requests answers that they are stored: without a worker here to check
+    // Redis at its start, it checks before it listens.
+    if ((roles.includes('webhooks') || roles.includes('api')) && !roles.includes('worker')) await requireDurableIntake(stores);
     const http = roles.includes('webhooks') || roles.includes('api') ? await listen(createServer(startingUp), config.host, config.port, '--port or INTERLOCK_PORT') : null;
     if (http !== null) closers.push({ name: 'http', close: () => closeServer(http) });
     let tokens: TokenRegistry | null = null;

@@ -32,16 +32,29 @@ const REMEDY = 'Run every Redis master with `appendonly yes`, `appendfsync alway
  * Redis could lose what it acknowledges, so nothing was sent. On the registry (`redis_not_durable`, retryable):
  * retrying is right once Redis is durable again, and a queue must not fail the job for good meanwhile.
  */
+type DurabilityPhase = { phase: 'start' } | { phase: 'intake' } | { phase: 'running'; checkedAt: number };
+
+function durabilityMessage(durability: Durability, when: DurabilityPhase): string {
+  const problems = durability.problems.join('; ');
+  switch (when.phase) {
+    case 'start':
+      return `Redis can lose an acknowledged journal entry (${problems}), so Interlock will not send. ${REMEDY}, or set ${UNSAFE_DURABILITY_ENV}=1 to accept the risk on a test machine.`;
+    case 'intake':
+      return `Redis can lose what it acknowledges (${problems}), so this process will not take webhooks or support requests: it would answer that an event or a refund is stored and could lose it, and Stripe does not send an event again once it was answered. ${REMEDY}, or set ${UNSAFE_DURABILITY_ENV}=1 to accept the risk on a test machine.`;
+    case 'running':
+      return `Redis is not durable now (${problems}; last checked ${new Date(when.checkedAt).toISOString()}), so nothing was sent; Interlock sends again once a check finds Redis durable. ${REMEDY}; then retry.`;
+    default: {
+      const never: never = when;
+      return never;
+    }
+  }
+}
+
 export class DurabilityError extends InterlockError {
   readonly durability: Durability;
-  readonly when: { phase: 'start' } | { phase: 'running'; checkedAt: number };
-  constructor(durability: Durability, when: { phase: 'start' } | { phase: 'running'; checkedAt: number } = { phase: 'start' }) {
-    super(
-      'redis_not_durable',
-      when.phase === 'start'
-        ? `Redis can lose an acknowledged journal entry (${durability.problems.join('; ')}), so Interlock will not send. ${REMEDY}, or set ${UNSAFE_DURABILITY_ENV}=1 to accept the risk on a test machine.`
-        : `Redis is not durable now (${durability.problems.join('; ')}; last checked ${new Date(when.checkedAt).toISOString()}), so nothing was sent; Interlock sends again once a check finds Redis durable. ${REMEDY}; then retry.`,
-    );
+  readonly when: DurabilityPhase;
+  constructor(durability: Durability, when: DurabilityPhase = { phase: 'start' }) {
+    super('redis_not_durable', durabilityMessage(durability, when));
     this.durability = durability;
     this.when = when;
     this.name = 'DurabilityError';
@@ -125,9 +138,9 @@ function nodeName(node: Redis | undefined): string {
 }
 
 /** Throws unless Redis is durable or the operator opted out; either way the caller logs the result. */
-export async function requireDurability(redis: RedisClient, optOut: boolean): Promise<Durability> {
+export async function requireDurability(redis: RedisClient, optOut: boolean, phase: 'start' | 'intake' = 'start'): Promise<Durability> {
   const durability = await inspectDurability(redis, optOut);
-  if (!durability.durable && !optOut) throw new DurabilityError(durability);
+  if (!durability.durable && !optOut) throw new DurabilityError(durability, { phase });
   return durability;
 }
 

@@ -21,7 +21,8 @@ afterAll(async () => {
   temp.remove();
 });
 
-const env = (extra: Record<string, string>) => ({ INTERLOCK_DATA_DIR: join(temp.dir, 'data'), REDIS_URL: 'redis://127.0.0.1:6379', INTERLOCK_KEY_PREFIX: `serveport${process.pid}:`, INTERLOCK_HOST: '127.0.0.1', ...extra });
+// The shared Redis keeps nothing on disk: the opt-out lets the api role start far enough to meet the port.
+const env = (extra: Record<string, string>) => ({ INTERLOCK_DATA_DIR: join(temp.dir, 'data'), REDIS_URL: 'redis://127.0.0.1:6379', INTERLOCK_KEY_PREFIX: `serveport${process.pid}:`, INTERLOCK_HOST: '127.0.0.1', INTERLOCK_UNSAFE_DURABILITY: '1', ...extra });
 
 describe.concurrent('serve on a port another program holds', { timeout: 60_000 }, () => {
   it('--port P: exits 2 naming the port and how to choose another', async () => {

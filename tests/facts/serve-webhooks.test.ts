@@ -45,6 +45,16 @@ describe('serve --roles webhooks', () => {
     expect(run.stderr).toContain('credit_note.voided');
   });
 
+  it.each([['webhooks'], ['api'], ['api,webhooks']])('--roles %s on a Redis that can lose what it acknowledges (the shared one: no AOF) will not start, saying why: it would answer events and requests as stored', async (roles) => {
+    const port = await freePort();
+    const { INTERLOCK_UNSAFE_DURABILITY: _optOut, ...env } = base();
+    const run = await runCli(['serve', '--roles', roles], { ...env, STRIPE_SECRET_KEY: 'sk_test_interlockServe0003', STRIPE_WEBHOOK_SECRET: 'whsec_durability', INTERLOCK_PORT: String(port) });
+    expect(run.code, run.stderr).not.toBe(0);
+    expect(run.stderr).toContain('so this process will not take webhooks or support requests');
+    expect(run.stderr).toContain('INTERLOCK_UNSAFE_DURABILITY=1');
+    expect(run.stdout).not.toContain(`:${port}`);
+  });
+
   it('against a sandbox: registers its endpoint, logs the URL and the stripe listen line, takes the sandbox\'s events, and unregisters on SIGTERM', async () => {
     const served = await spawnServe(['--roles', 'webhooks', '--port', '0'], { ...base(), STRIPE_SECRET_KEY: 'sk_test_interlockServe0002', STRIPE_API_BASE: sandbox.url }, 'webhook route ready');
     try {

@@ -117,7 +117,8 @@ describe('a receipt signed before a rotation', { timeout: 60_000 }, () => {
 describe('serve after a rotation', () => {
   it('logs, as it starts, the key id it signs with and those it verifies as retired', { timeout: 60_000 }, async () => {
     const keyPrefix = `tk${randomBytes(6).toString('hex')}`;
-    const served = await spawnServe(['--roles', 'api', '--port', '0'], { REDIS_URL, INTERLOCK_KEY_PREFIX: keyPrefix, INTERLOCK_DATA_DIR: join(temp.dir, 'serve-data'), INTERLOCK_SIGNING_KEY_FILE: afterKeyFile, [RETIRED_SETTING]: retiredFile });
+    // The shared Redis keeps nothing on disk: the opt-out lets the api role start.
+    const served = await spawnServe(['--roles', 'api', '--port', '0'], { REDIS_URL, INTERLOCK_KEY_PREFIX: keyPrefix, INTERLOCK_UNSAFE_DURABILITY: '1', INTERLOCK_DATA_DIR: join(temp.dir, 'serve-data'), INTERLOCK_SIGNING_KEY_FILE: afterKeyFile, [RETIRED_SETTING]: retiredFile });
     try {
       const line = JSON.parse(served.lines.find((text) => text.includes('interlock serving')) ?? '{}') as { kid?: string; retiredKids?: string[] };
       expect(line).toMatchObject({ kid: after.key.kid, retiredKids: [before.key.kid] });

@@ -157,7 +157,7 @@ describe('the gate with the Stripe refund target', () => {
 });
 
 describe('the gate with the Stripe credit target', () => {
-  it('commits a goodwill credit: the premise re-read is three reads made together, then the create', async () => {
+  it('commits a goodwill credit: the premise re-read is four reads made together (the customer, its subscriptions, credit notes and balance transactions), then the create', async () => {
     const credits = createCreditTarget(world.client, { sendTimeoutMs: config.sendTimeoutMs });
     const a = await node('credits', credits);
     const customer = await world.stripe.customers.create({ name: 'Subscriber' });
@@ -171,7 +171,8 @@ describe('the gate with the Stripe credit target', () => {
     const since = await mark(world.sandbox);
     expect(await a.gate.submit({ ...draft, premises })).toMatchObject({ effectId, outcome: 'COMMITTED' });
     const calls = await callsSince(world.sandbox, since);
-    expect(calls).toHaveLength(4);
+    expect(calls).toHaveLength(5);
+    expect(calls.slice(0, -1).sort()).toEqual([`GET /v1/customers/${customer.id}`, `GET /v1/customers/${customer.id}/balance_transactions`, 'GET /v1/credit_notes', 'GET /v1/subscriptions'].sort());
     expect(calls.at(-1)).toBe(`POST /v1/customers/${customer.id}/balance_transactions`);
     const [credited] = (await world.stripe.customers.listBalanceTransactions(customer.id)).data;
     expect(credited).toMatchObject({ amount: -1_000, type: 'adjustment', metadata: { interlock_effect_id: effectId, interlock_incident: 'INC-9f8e7d' } });

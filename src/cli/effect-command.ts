@@ -50,6 +50,8 @@ export async function describeEffect(stores: CliStores, effectId: string): Promi
     journal: receipt.entries.map((entry) => entry.kind),
     entries: receipt.entries.map((entry) => ({ kind: entry.kind, at: new Date(entry.at).toISOString() })),
     verification: { valid: verification.valid, happened: verification.happened, happenedOnce: verification.happenedOnce, authorizedWhenFired: verification.authorizedWhenFired, assumptionsHeld: verification.assumptionsHeld, evidence: verification.evidence, problems: verification.problems },
+    answer: verification.answerFrom === null ? null : verification.answer,
+    answerFrom: verification.answerFrom,
     finalMoney: verification.finalMoney,
     answerMatchesFinalMoney: verification.answerMatchesFinalMoney,
     exposure: verification.exposure,

@@ -91,6 +91,13 @@ describe.concurrent('acting on an item', () => {
     expect(verification.problems).toEqual([]);
     expect(verification).toMatchObject({ valid: true, outcome: 'AMBIGUOUS', happened: 'unknown', answer: 'not_returned', answerFrom: 'operator' });
     expect(verification.operatorActions).toMatchObject([{ item, action: 'resolve', resolution: 'did_not_land', by: { name: 'alex' } }]);
+    // The effect says so too, whoever reads it (support included): the outcome stays AMBIGUOUS, the answer is the person's.
+    for (const token of [TOKENS.auditor, TOKENS.support]) {
+      const shown = await request(rig.app).get(`/v1/effects/${effectId}`).set(bearer(token));
+      expect(shown.body).toMatchObject({ outcome: 'AMBIGUOUS', answer: 'not_returned', answer_from: 'operator' });
+    }
+    const page = await request(rig.app).get(`/ui/effects/${effectId}`).set('cookie', `interlock_session=${encodeURIComponent(TOKENS.auditor)}`);
+    expect(page.text).toContain('not returned (a person&#39;s finding after checking Stripe)');
     // Closed items leave the open list and show in the closed one.
     expect((await request(rig.app).get(`/v1/inbox?effect=${effectId}`).set(approver())).body.data).toEqual([]);
     expect((await request(rig.app).get(`/v1/inbox?effect=${effectId}&status=closed`).set(approver())).body.data.map((entry: { id: string }) => entry.id)).toEqual([item]);

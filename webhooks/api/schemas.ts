@@ -234,6 +234,9 @@ export const effectDetail = effectSummary
     journal: z.array(journalEntry),
     final_money: z.record(z.string(), z.unknown()),
     exposure: z.record(z.string(), z.unknown()).nullable(),
+    answer: z.enum(['returned', 'not_returned', 'pending', 'unknown']).nullable().meta({ description: 'Whether the money went back, as the receipt answers: from the gate\'s outcome, or a person\'s finding on an AMBIGUOUS effect; null while nobody can say.' }),
+    answer_from: z.enum(['gate', 'operator']).nullable().meta({ description: 'Whose word `answer` is.' }),
+    answer_matches_final_money: z.boolean().nullable().meta({ description: 'Whether what Stripe holds now agrees with `answer`; null while either is unknown.' }),
     receipt_valid: z.boolean().nullable(),
   })
   .meta({ id: 'Effect' });

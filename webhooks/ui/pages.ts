@@ -236,13 +236,22 @@ ${entry.reapproval ? html`<dt>New proposal</dt><dd>request <code>${entry.reappro
   }
 }
 
-function moneySection(detail: { final_money: Record<string, unknown>; exposure: Record<string, unknown> | null }, links: StripeLinks): Html {
+const ANSWER_FROM: Record<string, string> = { gate: 'the gate\'s outcome', operator: 'a person\'s finding after checking Stripe' };
+
+function answerLine(detail: { answer: string | null; answer_from: string | null; answer_matches_final_money: boolean | null }): Html {
+  if (detail.answer === null) return html`<dt>Answer</dt><dd data-testid="answer">nobody can say yet</dd>`;
+  const disagreement = detail.answer_matches_final_money === false ? html` <strong>Stripe holds otherwise now (the status below).</strong>` : null;
+  return html`<dt>Answer</dt><dd data-testid="answer">${detail.answer.replace(/_/g, ' ')} (${ANSWER_FROM[detail.answer_from ?? ''] ?? 'unknown'})${disagreement}</dd>`;
+}
+
+function moneySection(detail: { final_money: Record<string, unknown>; exposure: Record<string, unknown> | null; answer: string | null; answer_from: string | null; answer_matches_final_money: boolean | null }, links: StripeLinks): Html {
   const money = detail.final_money;
   const refunds = Array.isArray(money.refunds) ? (money.refunds as { id?: unknown; status?: unknown; amount?: unknown }[]) : [];
   const disputes = Array.isArray(money.disputes) ? (money.disputes as { id?: unknown; status?: unknown; amount?: unknown }[]) : [];
   const exposure = detail.exposure;
   return html`<section aria-labelledby="money-title" class="money"><h2 id="money-title">Final money</h2>
 <dl>
+${answerLine(detail)}
 <dt>Status</dt><dd data-testid="final-money-status">${String(money.status ?? 'unknown').replace(/_/g, ' ')}</dd>
 ${refunds.length > 0 ? html`<dt>Refunds</dt><dd><ul>${refunds.map((refund) => html`<li>${stripeLink(String(refund.id), links)} ${String(refund.status ?? '')} ${typeof refund.amount === 'number' ? dollars(refund.amount) : ''}</li>`)}</ul></dd>` : null}
 ${typeof money.failure_reason === 'string' ? html`<dt>Failure reason</dt><dd>${money.failure_reason}</dd>` : null}
@@ -254,7 +263,7 @@ ${disputes.length > 0 ? html`<dt>Disputes</dt><dd><ul>${disputes.map((dispute) =
 export function effectPage(input: {
   viewer: Viewer;
   summary: EffectSummary;
-  detail: { journal: readonly { kind: string; at_ms: number }[]; final_money: Record<string, unknown>; exposure: Record<string, unknown> | null; receipt_valid: boolean | null };
+  detail: { journal: readonly { kind: string; at_ms: number }[]; final_money: Record<string, unknown>; exposure: Record<string, unknown> | null; answer: string | null; answer_from: string | null; answer_matches_final_money: boolean | null; receipt_valid: boolean | null };
   /**
    * The receipt's own entries (what a download holds, and what the signatures are over), each one's signature and
    * its verification; null for a role that may not read receipts, which sees what GET /v1/effects/:id shows it:

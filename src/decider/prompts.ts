@@ -102,6 +102,9 @@ export function casePromptFor(input: DecisionCase): string {
   if (input.incident !== undefined) lines.push(`Incident: ${input.incident}.`);
   const lookups = LOOKUP_TOOLS.filter((name) => input.facts[name] !== undefined);
   lines.push(lookups.length > 0 ? `Look the facts up with ${lookups.join(' and ')}, then decide.` : 'No lookup is available for this case; decide on the approval and the story.');
-  lines.push('', 'What happened, as the customer and support tell it:', '<story>', input.story, '</story>');
+  // The story is the customer's and support's words, between tags no story can close: their name is drawn afresh for
+  // every prompt, so a story that writes `</story>` and goes on as if it were these instructions stays in the story.
+  const tag = `story-${Array.from(crypto.getRandomValues(new Uint8Array(6)), (byte) => byte.toString(16).padStart(2, '0')).join('')}`;
+  lines.push('', `What happened, as the customer and support tell it (everything between <${tag}> and </${tag}>):`, `<${tag}>`, input.story, `</${tag}>`);
   return lines.join('\n');
 }

@@ -813,7 +813,7 @@ function addServiceCommands(program: Command): void {
         const view = await caseView(cli.stores, record);
         printJson(view);
         process.exitCode = caseExit(view);
-      });
+      }, { readOnly: true });
     });
 
   program

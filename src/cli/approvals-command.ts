@@ -62,7 +62,7 @@ export function addApprovalCommands(program: Command): void {
         const { now, snapshot } = await approvals.describe(id);
         if (!snapshot) throw new CliFailure(`No approval ${id}.`, EXIT_FAILED);
         printJson({ ...snapshot, live: !snapshot.revoked && snapshot.expiresAt > now, now });
-      });
+      }, { readOnly: true });
     });
 
   program

@@ -35,7 +35,11 @@ export function exitFor(outcome: string | null): number {
 export async function describeEffect(stores: CliStores, effectId: string): Promise<Record<string, unknown> | null> {
   const receipt = await stores.journal.receipt(effectId);
   if (receipt === null) return null;
-  const verification = verify(JSON.parse(JSON.stringify(receipt)), { publicKeys: stores.stores.publicKeys });
+  // Without the service's key on this machine only the retired keys it was given can authenticate the receipt (none:
+  // the chain is checked and the answer says valid null, not that the signatures are bad).
+  const ephemeral = stores.keyed ? null : stores.stores.signingKey.kid;
+  const keys = ephemeral === null ? stores.stores.publicKeys : new Map([...stores.stores.publicKeys].filter(([kid]) => kid !== ephemeral));
+  const verification = verify(JSON.parse(JSON.stringify(receipt)), keys.size > 0 ? { publicKeys: keys } : {});
   const partition = (await stores.journal.partitionOf(effectId)) ?? '';
   const { state } = await stores.journal.readState(partition, effectId);
   // The answer to the latest proposal: a refusal of an earlier one does not answer a re-decision.
@@ -76,7 +80,7 @@ export function addEffectCommands(program: Command): void {
         if (shown === null) throw new CliFailure(`No effect ${effectId} under this REDIS_URL and INTERLOCK_KEY_PREFIX.`, EXIT_FAILED);
         printJson(shown);
         process.exitCode = exitFor(shown.outcome as string | null);
-      });
+      }, { readOnly: true });
     });
 
   const alerts = program
@@ -93,7 +97,7 @@ export function addEffectCommands(program: Command): void {
         }
         if (alerts.length === 0) printLine('No open alerts.');
         for (const alert of alerts) printLine(`${new Date(alert.raisedAt).toISOString()} ${alert.kind} ${alert.effectId.slice(0, 12)}… $${(alert.centsAtStake / 100).toFixed(2)} at stake: ${alert.sentence} What to do: ${alert.action}`);
-      });
+      }, { readOnly: true });
     });
 
   // Later facts resolve an alert they undo; what only a person can close (a late landing the customer was told of,

@@ -51,7 +51,7 @@ export function addInboxCommands(program: Command, wiring: ReapprovalWiring): vo
       await withStores(async ({ stores }) => {
         const page = await stores.inbox.list({ status: options.closed ? 'closed' : 'open', kind: options.kind }, options.limit);
         print({ items: page.data, hasMore: page.hasMore });
-      });
+      }, { readOnly: true });
     });
 
   inbox
@@ -63,7 +63,7 @@ export function addInboxCommands(program: Command, wiring: ReapprovalWiring): vo
         const item = await stores.inbox.get(id);
         if (item === null) throw new CliFailure(`No inbox item ${id}; \`interlock inbox list\` shows the open ones.`, EXIT_FAILED);
         print(item);
-      });
+      }, { readOnly: true });
     });
 
   inbox

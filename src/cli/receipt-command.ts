@@ -172,6 +172,6 @@ export function addReceiptCommands(program: Command): void {
         if (options.dir !== undefined) process.stderr.write(`${bundles.length - missing.length} receipt${bundles.length - missing.length === 1 ? '' : 's'} written to ${options.dir}\n`);
         for (const effectId of missing) process.stderr.write(`No journal for effect ${effectId} under this REDIS_URL and INTERLOCK_KEY_PREFIX.\n`);
         if (missing.length > 0) process.exitCode = 1;
-      });
+      }, { readOnly: true });
     });
 }

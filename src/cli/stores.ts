@@ -2,11 +2,32 @@
 // that cannot reach Redis says so in one line and exits 2.
 import { isRedisTimeout, loadConfig, openStores, redactSecrets, type Stores } from '../interlock.js';
 import { journalOf } from '../interlock.js';
-import { loadOrCreateSigningKey } from '../keys/key-store.js';
+import { existsSync } from 'node:fs';
+import { signingKeyFromPem, type SigningKey } from '../core/signing.js';
+import { danglingLink, generateSigningKeyPem, keyFilePath, loadOrCreateSigningKey, type KeyExposure } from '../keys/key-store.js';
 import type { Journal } from '../redis/journal.js';
 import { CliFailure, EXIT_BAD_INPUT } from './failure.js';
 
-export type CliStores = { stores: Stores; journal: Journal; approvals: Stores['approvals']; config: Stores['config'] };
+/**
+ * `keyed`: false when the command only reads and this machine has no signing key (an operator's laptop reading the
+ * service's Redis): its receipts are checked without the service's key, so they are not authenticated here.
+ */
+export type CliStores = { stores: Stores; journal: Journal; approvals: Stores['approvals']; config: Stores['config']; keyed: boolean };
+
+/**
+ * The signing key of a command. One that writes entries needs the service's, and creates it in the data directory
+ * when there is none, as the service does. One that only reads (`readOnly`) never creates a key file: on a machine
+ * without one it gets a key kept in memory, which signs nothing (the command writes no entry), so no stray key is left
+ * behind and no receipt is judged against a key that never signed it.
+ */
+function keyOf(config: Stores['config'], readOnly: boolean): { key: SigningKey; exposure: KeyExposure | null; keyed: boolean } {
+  const path = keyFilePath(config);
+  if (readOnly && config.signingKeyFile === null && !existsSync(path) && danglingLink(path) === null) {
+    return { key: signingKeyFromPem(generateSigningKeyPem().privatePem), exposure: null, keyed: false };
+  }
+  const { key, exposure } = loadOrCreateSigningKey(config);
+  return { key, exposure, keyed: true };
+}
 
 /** Where REDIS_URL came from when the environment did not set it: the file a service (`npm start`) wrote. */
 type ServiceSource = { file: string; pid: number | null; running: boolean };
@@ -28,13 +49,13 @@ function unreachableAdvice(): string {
     : `That is the Redis of ${service}, which is not running: start it again (\`npm start\`) to reach its journal, or set REDIS_URL for another Redis.`;
 }
 
-export async function withStores(run: (stores: CliStores) => Promise<void>): Promise<void> {
+export async function withStores(run: (stores: CliStores) => Promise<void>, options: { readOnly?: boolean } = {}): Promise<void> {
   // A command's answer is its output: the service's info lines (a proposal recorded, a chain read) are noise on its
   // stderr, so a command logs warnings and worse unless INTERLOCK_LOG_LEVEL asks for more.
   const configured = loadConfig();
   const config = process.env.INTERLOCK_LOG_LEVEL === undefined ? { ...configured, logLevel: 'warn' as const } : configured;
   // A key file others can read is said in a line of its own: a command's warnings are read by a person.
-  const { key, exposure } = loadOrCreateSigningKey(config);
+  const { key, exposure, keyed } = keyOf(config, options.readOnly === true);
   if (exposure !== null) process.stderr.write(`${exposure.message}\n`);
   const stores = await openStores(config, { failFast: true, signingKey: key });
   const unreachable = (error: unknown) =>
@@ -45,7 +66,7 @@ export async function withStores(run: (stores: CliStores) => Promise<void>): Pro
     throw unreachable(new Error(why));
   }
   try {
-    await run({ stores, journal: journalOf(stores), approvals: stores.approvals, config });
+    await run({ stores, journal: journalOf(stores), approvals: stores.approvals, config, keyed });
   } catch (error) {
     // A command Redis took but did not answer may still run when Redis wakes: the command cannot say it did nothing.
     if (isRedisTimeout(error)) {

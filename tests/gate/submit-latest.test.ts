@@ -99,13 +99,11 @@ describe('submitLatest (an effects job)', () => {
     expect(target.landings.map((landing) => (landing.effect.kind === 'refund' ? landing.effect.amount : null))).toEqual([700, 800]);
   });
 
-  it('sends a proposal recorded before request ids had to be NFC: the job of an accepted request is run, not refused as bad input', async () => {
-    const { stores, sender, target } = await rig();
-    const terms = approvalTerms();
-    await stores.approvals.grant(terms);
-    // "café" as e and a combining accent, written as the recorder wrote any spelling before the rule.
-    const recorded = refundProposal({ requestId: `cafe\u0301-${Date.now()}`, approval: terms.id, amount: 900 });
-    expect(recorded.requestId.normalize('NFC')).not.toBe(recorded.requestId);
+  /**
+   * Records `recorded` as a PROPOSED on payment:pi_1, as the recorder wrote any proposal before a rule about what
+   * arrives came in (the journal's own calls: no check of the proposal's fields), and answers its effect id.
+   */
+  async function recordedAsBefore(stores: Stores, recorded: ReturnType<typeof refundProposal> & { decision?: { model: string; text: string } }): Promise<string> {
     const effectId = idOf(recorded);
     const redis = new Redis(stores.config.redisUrl);
     closers.push(async () => void (await redis.quit()));
@@ -114,8 +112,20 @@ describe('submitLatest (an effects job)', () => {
     if (bound.status === 'OTHER_SUBJECT') throw new Error('bound elsewhere');
     journal.unindex(effectId, bound.token);
     const { state } = await stores.journal.readState('payment:pi_1', effectId);
-    const written = await journal.append('payment:pi_1', effectId, [{ kind: 'PROPOSED', requestId: recorded.requestId, agent: recorded.agent, approval: recorded.approval, premises: { chargebacks: [], refunded_by_others: 0 }, effect: recorded.effect, request: null, decision: null }], { place: { head: state.head }, payloadHash: payloadHash(recorded.effect) });
+    const entry = { kind: 'PROPOSED' as const, requestId: recorded.requestId, agent: recorded.agent, approval: recorded.approval, premises: { chargebacks: [], refunded_by_others: 0 }, effect: recorded.effect, request: null, decision: recorded.decision ?? null };
+    const written = await journal.append('payment:pi_1', effectId, [entry], { place: { head: state.head }, payloadHash: payloadHash(recorded.effect) });
     expect(written.status).toBe('OK');
+    return effectId;
+  }
+
+  it('sends a proposal recorded before request ids had to be NFC: the job of an accepted request is run, not refused as bad input', async () => {
+    const { stores, sender, target } = await rig();
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    // "café" as e and a combining accent, written as the recorder wrote any spelling before the rule.
+    const recorded = refundProposal({ requestId: `cafe\u0301-${Date.now()}`, approval: terms.id, amount: 900 });
+    expect(recorded.requestId.normalize('NFC')).not.toBe(recorded.requestId);
+    const effectId = await recordedAsBefore(stores, recorded);
     expect((await sender.gate.submitLatest(effectId, recorded)).answer.outcome).toBe('COMMITTED');
     expect(target.landings).toHaveLength(1);
   });
@@ -129,16 +139,7 @@ describe('submitLatest (an effects job)', () => {
     const base = refundProposal({ requestId: `r\u200b-${Date.now()}`, approval: terms.id, amount: 900 });
     const recorded = { ...base, agent: 'support\u202ebot', effect: { ...base.effect, metadata: { 'ticket\u2060id': 'T-1' } }, decision: { model: 'mod\u00adel', text: 'refund it' } };
     expect(() => parseProposal(recorded)).toThrow(/U\+200B/);
-    const effectId = idOf(recorded);
-    const redis = new Redis(stores.config.redisUrl);
-    closers.push(async () => void (await redis.quit()));
-    const journal = createRedisJournal({ redis, keys: stores.keys, signingKey: keyPair.key });
-    const bound = await journal.bind(effectId, 'payment:pi_1');
-    if (bound.status === 'OTHER_SUBJECT') throw new Error('bound elsewhere');
-    journal.unindex(effectId, bound.token);
-    const { state } = await stores.journal.readState('payment:pi_1', effectId);
-    const written = await journal.append('payment:pi_1', effectId, [{ kind: 'PROPOSED', requestId: recorded.requestId, agent: recorded.agent, approval: recorded.approval, premises: { chargebacks: [], refunded_by_others: 0 }, effect: recorded.effect, request: null, decision: recorded.decision }], { place: { head: state.head }, payloadHash: payloadHash(recorded.effect) });
-    expect(written.status).toBe('OK');
+    const effectId = await recordedAsBefore(stores, recorded);
     expect((await sender.gate.submitLatest(effectId, recorded)).answer.outcome).toBe('COMMITTED');
     expect(target.landings).toHaveLength(1);
   });

@@ -208,15 +208,18 @@ function probeEffect(submission: CaseSubmission, capCents: number): Effect {
 
 function decisionOf(proposal: Proposal): CaseDecision {
   const effect = proposal.effect as { kind?: unknown; amount?: unknown };
+  // A deviation is recorded on the case's kind of effect whatever the model chose (a credit on a refund case): what it
+  // chose is kept beside the problems, and read back here, so a case noted again says what the model decided.
+  const decided = deviationOf(proposal)?.action ?? null;
   return {
     model: proposal.decision?.model ?? proposal.agent,
     text: proposal.decision?.text ?? '',
-    action: effect.kind === 'credit' ? 'credit' : 'refund',
+    action: decided ?? (effect.kind === 'credit' ? 'credit' : 'refund'),
     amountCents: typeof effect.amount === 'number' ? effect.amount : null,
   };
 }
 
-type Deviation = { problems: string[]; approvedCents: number };
+type Deviation = { problems: string[]; approvedCents: number; action: 'refund' | 'credit' | null };
 
 /** What a deviation recorded refused keeps in its proposal's `request` (recordDeviation): the problems and the cap. */
 function deviationOf(proposal: Proposal): Deviation | null {
@@ -224,9 +227,10 @@ function deviationOf(proposal: Proposal): Deviation | null {
   if (typeof request !== 'object' || request === null || Array.isArray(request)) return null;
   const deviated = request['deviated'];
   if (typeof deviated !== 'object' || deviated === null || Array.isArray(deviated)) return null;
-  const { problems, approved_cents: approvedCents } = deviated;
+  const { problems, approved_cents: approvedCents, decided_action: decidedAction } = deviated;
   if (!Array.isArray(problems) || typeof approvedCents !== 'number') return null;
-  return { problems: problems.map(String), approvedCents };
+  // Deviations recorded before the decided action was kept have none: the effect's kind stands in.
+  return { problems: problems.map(String), approvedCents, action: decidedAction === 'refund' || decidedAction === 'credit' ? decidedAction : null };
 }
 
 /**
@@ -266,7 +270,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     if (amount === null || !Number.isSafeInteger(amount) || amount <= 0 || amount > MAX_AMOUNT_CENTS) return null;
     const effect = { ...probeEffect(submission, amount), metadata: { case_id: submission.caseId } };
     const recorded = await record(
-      { requestId: requestIdOf(submission.caseId), agent: submission.agent, approval: submission.approval, premises, effect, request: { case_id: submission.caseId, deviated: { problems, approved_cents: approval.capCents } }, decision: proposalDecision(decision) },
+      { requestId: requestIdOf(submission.caseId), agent: submission.agent, approval: submission.approval, premises, effect, request: { case_id: submission.caseId, deviated: { problems, approved_cents: approval.capCents, decided_action: decision.action } }, decision: proposalDecision(decision) },
       { refuse: { reason, approval } },
     );
     if (recorded.status === 'conflict') return null;

@@ -136,6 +136,18 @@ describe('a case decided by the model (the real SDK against the local Messages A
     expect(await rig.refundsAt(paymentIntent)).toEqual([]);
   });
 
+  /** As if the worker died right after the refused record: the case not noted, the inbox item not opened. */
+  async function forgetNoting(first: CaseRecord, effectId: string): Promise<void> {
+    // Written raw: the store never moves a case off a decision the journal holds.
+    const itemId = `model_deviated:${effectId}`;
+    const redis = new Redis(rig.stores.config.redisUrl);
+    await redis.set(rig.stores.keys.case(first.submission.caseId), JSON.stringify({ ...first, status: { ...first.status, state: 'queued', effectId: null, problems: [] } }));
+    await redis.hdel(rig.stores.keys.inbox, itemId);
+    await redis.zrem(rig.stores.keys.inboxOpen, itemId);
+    await redis.quit();
+    await (await rig.decisions.queue.getJob(effectId))?.remove();
+  }
+
   it('a worker that died after recording the deviation and before noting it: the case run again finishes the deviation without asking the model again', async () => {
     rig.useDecider(anthropic());
     const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
@@ -144,15 +156,8 @@ describe('a case decided by the model (the real SDK against the local Messages A
     const first = await decided(submission);
     const effectId = caseEffectId(submission.caseId);
     expect(first.status.state).toBe('deviated');
-    // As if the worker died right after the refused record: the case not noted, the inbox item not opened. (Written
-    // raw: the store never moves a case off a decision the journal holds.)
     const itemId = `model_deviated:${effectId}`;
-    const redis = new Redis(rig.stores.config.redisUrl);
-    await redis.set(rig.stores.keys.case(submission.caseId), JSON.stringify({ ...first, status: { ...first.status, state: 'queued', effectId: null, problems: [] } }));
-    await redis.hdel(rig.stores.keys.inbox, itemId);
-    await redis.zrem(rig.stores.keys.inboxOpen, itemId);
-    await redis.quit();
-    await (await rig.decisions.queue.getJob(effectId))?.remove();
+    await forgetNoting(first, effectId);
     const asked = server.received.length;
     // Submitted again, as the redelivered job would run it.
     expect((await rig.decisions.submit(submission, 'sam')).status).toBe('exists');
@@ -164,6 +169,21 @@ describe('a case decided by the model (the real SDK against the local Messages A
     expect((await entriesOf(effectId)).map((entry) => entry.kind)).toEqual(['PROPOSED', 'REFUSED']);
     expect(await rig.stores.inbox.get(itemId)).toMatchObject({ kind: 'model_deviated', status: 'open', centsAtStake: 3_000, detail: { approved_cents: 2_000 } });
     expect(await rig.refundsAt(paymentIntent)).toEqual([]);
+  });
+
+  it('a deviation of the wrong kind (a credit on a refund case) run again after such a death still says the model decided a credit', async () => {
+    rig.useDecider(anthropic());
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    server.script(replies.toolUse('issue_credit', { amount_cents: 2000, description: 'Store credit instead.' }));
+    const submission = refundCase(paymentIntent, approval);
+    const first = await decided(submission);
+    expect(first.status).toMatchObject({ state: 'deviated', decision: { action: 'credit', amountCents: 2_000 } });
+    const effectId = caseEffectId(submission.caseId);
+    await forgetNoting(first, effectId);
+    expect((await rig.decisions.submit(submission, 'sam')).status).toBe('exists');
+    const again = await rig.decisions.waitFor(submission.caseId, 15_000);
+    expect(again?.status).toMatchObject({ state: 'deviated', effectId, decision: { action: 'credit', amountCents: 2_000 } });
+    expect(await rig.stores.inbox.get(`model_deviated:${effectId}`)).toMatchObject({ detail: { decided_action: 'credit' } });
   });
 
   it('a decline closes the case as declined and proposes nothing', async () => {

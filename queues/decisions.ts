@@ -271,9 +271,11 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     const effect = { ...probeEffect(submission, amount), metadata: { case_id: submission.caseId } };
     const recorded = await record(
       { requestId: requestIdOf(submission.caseId), agent: submission.agent, approval: submission.approval, premises, effect, request: { case_id: submission.caseId, deviated: { problems, approved_cents: approval.capCents, decided_action: decision.action } }, decision: proposalDecision(decision) },
-      { refuse: { reason, approval } },
+      // The case's first proposal binds it (firstOnly): a deviation another run recorded meanwhile, even of the same
+      // amount, is not recorded a second time; the caller judges the case on the one recorded first.
+      { refuse: { reason, approval }, firstOnly: true },
     );
-    if (recorded.status === 'conflict') return null;
+    if (recorded.status !== 'recorded') return null;
     await openDeviationItem(recorded.effectId, submission, reason, amount, approval.capCents, decision.action, problems);
     return recorded.effectId;
   }

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { caseEffectId, decisionBackoff, MAX_ASKED_WAIT_MS } from '../../queues/decisions.js';
 import { caseView } from '../../webhooks/api/cases-routes.js';
-import { createDecider, createProposalRecorder, publicKeyPem, publicKeySet, requestIdOf, verify, type CaseRecord, type CaseSubmission, type Decider, type Entry } from '../../src/interlock.js';
+import { createDecider, createProposalRecorder, publicKeyPem, publicKeySet, requestIdOf, verify, type CaseRecord, type CaseSubmission, type Decider, type Decision, type Entry } from '../../src/interlock.js';
 import { replies, type MessagesServer } from '../decider/messages-server.js';
 import { casesSuite, modelDecider, type CasesRig } from '../support/cases-rig.js';
 import { uid } from '../http/rig.js';
@@ -324,22 +324,30 @@ describe('two runs of one case (its lock lapsed and its job was handed to a seco
     expect((await rig.refundsAt(paymentIntent)).map((refund) => refund.amount)).toEqual([2_000]);
   });
 
-  it('the other run recorded its deviation (3000, refused) while this run decides 2000 (accepted): the case is deviated on that record and nothing is sent', async () => {
-    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
-    const submission = refundCase(paymentIntent, approval);
-    rig.useDecider({
+  /**
+   * A decider whose case meanwhile got another run's decision of 3000, recorded refused as recordDeviation records
+   * it (the approval allows 2000), and which then answers `thisRun`.
+   */
+  function afterOtherRunDeviated(submission: CaseSubmission, paymentIntent: string, thisRun: Decision): Decider {
+    const { approval } = submission;
+    return {
       name: 'rules',
       async decide(input) {
-        // Meanwhile the other run's decision of 3000 deviates and is recorded refused, as recordDeviation records it.
         const { snapshot } = await rig.stores.approvals.describe(approval);
         if (snapshot === null) throw new Error('the approval is not stored');
         await createProposalRecorder(rig.stores)(
           { requestId: requestIdOf(input.caseId), agent: submission.agent, approval, premises: premisesOf(input), effect: { kind: 'refund', paymentIntent, amount: 3_000, metadata: { case_id: input.caseId } }, request: { case_id: input.caseId, deviated: { problems: [`the model decided 3000 cents, but approval ${approval} covers at most 2000`], approved_cents: 2_000 } }, decision: { model: 'scripted', text: 'other run: 3000' } },
           { refuse: { reason: 'MODEL_DEVIATED: the model decided 3000 cents', approval: snapshot } },
         );
-        return { action: 'refund', amountCents: 2_000, reason: 'ok', model: 'scripted', text: 'this run: 2000' };
+        return thisRun;
       },
-    });
+    };
+  }
+
+  it('the other run recorded its deviation (3000, refused) while this run decides 2000 (accepted): the case is deviated on that record and nothing is sent', async () => {
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const submission = refundCase(paymentIntent, approval);
+    rig.useDecider(afterOtherRunDeviated(submission, paymentIntent, { action: 'refund', amountCents: 2_000, reason: 'ok', model: 'scripted', text: 'this run: 2000' }));
     const record = await decided(submission);
     const effectId = caseEffectId(submission.caseId);
     expect(record.status).toMatchObject({ state: 'deviated', effectId, decision: { amountCents: 3_000 } });
@@ -347,6 +355,17 @@ describe('two runs of one case (its lock lapsed and its job was handed to a seco
     expect((await caseView(rig.stores, record)).links.inbox).toBe(`/v1/inbox/model_deviated:${effectId}`);
     // This run's proposal is refused as another payload under the request id: the recorded deviation stands.
     expect((await entriesOf(effectId)).map((entry) => (entry.kind === 'REFUSED' ? entry.code : entry.kind))).toEqual(['PROPOSED', 'REFUSED:lease', 'REFUSED:conflicting_payload']);
+    expect(await rig.refundsAt(paymentIntent)).toEqual([]);
+  });
+
+  it('the other run recorded its deviation (3000, refused) while this run decides the same 3000: the case is deviated on that record, and this run adds no second pair', async () => {
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const submission = refundCase(paymentIntent, approval);
+    rig.useDecider(afterOtherRunDeviated(submission, paymentIntent, { action: 'refund', amountCents: 3_000, reason: 'more', model: 'scripted', text: 'this run: 3000' }));
+    const record = await decided(submission);
+    const effectId = caseEffectId(submission.caseId);
+    expect(record.status).toMatchObject({ state: 'deviated', effectId, decision: { amountCents: 3_000, text: 'other run: 3000' } });
+    expect((await entriesOf(effectId)).map((entry) => (entry.kind === 'REFUSED' ? entry.code : entry.kind))).toEqual(['PROPOSED', 'REFUSED:lease']);
     expect(await rig.refundsAt(paymentIntent)).toEqual([]);
   });
 

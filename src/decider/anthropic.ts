@@ -256,6 +256,18 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
   }
 
   /**
+   * An answer that is no Messages API message at all (the SDK hands back a non-JSON body as a string): not the
+   * model's decision but the endpoint's, a proxy's or gateway's page, or another service at ANTHROPIC_BASE_URL. The
+   * case is not decided and is tried again later (decider_unavailable), as when the API is unreachable.
+   */
+  function notAMessage(answer: unknown, caseId: string): DeciderError | null {
+    if (typeof answer === 'object' && answer !== null && (answer as { type?: unknown }).type === 'message') return null;
+    const shown = typeof answer === 'string' ? `text: ${JSON.stringify(clip(withoutUrlCredentials(answer)).slice(0, 120))}` : typeof answer === 'object' && answer !== null ? `an object of type ${JSON.stringify(String((answer as { type?: unknown }).type ?? 'none')).slice(0, 60)}` : String(answer);
+    const base = config.baseURL === null ? 'its default address' : withoutUrlCredentials(config.baseURL);
+    return new DeciderError('decider_unavailable', `The server at ${base} answered with something that is not a Messages API message (${shown}): a proxy's or gateway's page, or ANTHROPIC_BASE_URL names another service. Case ${caseId} was not decided and nothing was proposed; decide it again later: submit the case again (the same id and payload) once the Messages API answers.`);
+  }
+
+  /**
    * Why the answer's blocks are not what the Messages API sends (the SDK does not check answers), or null: every block
    * an object with a type, a text block's text a string, a tool call's id and name strings. Said so (decision_invalid,
    * the case fails at once) rather than met as a TypeError further on, which the decisions worker would take for an
@@ -281,6 +293,8 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
       const said: string[] = [];
       for (let turn = 1; turn <= config.maxTurns; turn += 1) {
         const message = await ask(input, messages, tools, options.signal);
+        const notApi = notAMessage(message, input.caseId);
+        if (notApi !== null) throw notApi;
         if (!Array.isArray(message.content)) throw invalid(input.caseId, 'the answer is not a Messages API message (it has no content list)', cleanModelLine(config.model, 200));
         const model = cleanModelLine(typeof message.model === 'string' ? message.model : '', 200) || config.model;
         const malformed = blockProblem(message.content as unknown[]);

@@ -1,6 +1,8 @@
 // The Anthropic decider through the real @anthropic-ai/sdk client, pointed with baseURL at a local server that
 // speaks the Messages API: the tool loop, the decision checked against the approval, retries counted at the
 // server, and every way an answer can fail to be a decision.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseProposal } from '../../src/core/proposal.js';
 import { casePromptFor, checkDecision, createAnthropicDecider, createDecider, DeciderError, MODEL_DEVIATED, proposalFields, type AcceptedDecision, type DeciderConfig, type Decision, type DecisionCase } from '../../src/decider/decider.js';
@@ -235,6 +237,22 @@ describe('transient failures are retried by the SDK, then fail the case as decid
     expect(unreachable.code).toBe('decider_unavailable');
     expect(unreachable.message).toContain('http://…@127.0.0.1:9');
     expect(unreachable.message).not.toContain('Pr0xyS3cret');
+  });
+
+  it('a 200 that is no Messages API message (a gateway\'s page) is decider_unavailable naming the address, not a model\'s invalid decision', async () => {
+    const gateway = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/html' });
+      response.end('<html>Sign in to the gateway</html>');
+    });
+    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+      const error = await failure(createAnthropicDecider(config({ baseURL: url, maxRetries: 0 })).decide(refundCase()));
+      expect(error).toMatchObject({ code: 'decider_unavailable', retryable: true });
+      expect(error.message).toContain(`The server at ${url} answered with something that is not a Messages API message (text: "<html>Sign in to the gateway</html>")`);
+    } finally {
+      await new Promise((resolve) => gateway.close(resolve));
+    }
   });
 
   it('a caller that aborts gets decider_unavailable, and nothing is retried', async () => {

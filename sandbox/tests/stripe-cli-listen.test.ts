@@ -262,7 +262,9 @@ describe('stripe listen against the sandbox (CLI 1.52.0)', () => {
     }
   });
 
-  it.concurrent('`interlock sandbox` prints the exact stripe listen and stripe trigger command lines for itself, and both work as printed', async () => {
+  // A process of its own that loads the whole CLI: on two cores busy with the rest of the suite it can take many
+  // seconds to print its first lines (15 s once in CI), so its readiness is waited for longer than one event's.
+  it.concurrent('`interlock sandbox` prints the exact stripe listen and stripe trigger command lines for itself, and both work as printed', { timeout: 120_000 }, async () => {
     const receiver = await startReceiver();
     const config = tempConfigDir();
     const root = new URL('../../', import.meta.url).pathname;
@@ -277,7 +279,7 @@ describe('stripe listen against the sandbox (CLI 1.52.0)', () => {
       if (child.stdout === null) throw new Error('no stdout');
       createInterface({ input: child.stdout }).on('line', (line) => lines.push(line));
       const printed = async (prefix: string): Promise<string[]> => {
-        const line = await eventually(async () => lines.find((l) => l.startsWith(prefix)), (found) => found !== undefined, 15_000);
+        const line = await eventually(async () => lines.find((l) => l.startsWith(prefix)), (found) => found !== undefined, 60_000);
         return (line ?? '').slice(prefix.length).split(' ');
       };
       const listen = await printed('Forward its events with the official Stripe CLI: ');

@@ -87,13 +87,10 @@ function tries(where: Where): string {
 /** Most characters of the API's own words kept in a decider error; the rest is counted, not kept. */
 const SAID_MAX_CHARS = 500;
 
-/** `text` with the user name and password of every URL in it masked (`http://…@host`): a proxy's, say. */
-function withoutUrlCredentials(text: string): string {
-  return text.replace(/(\/\/)[^\s/@]*@/g, '$1…@');
-}
-
+/** Text from outside (the API's, a server's, an error's) as a decider error keeps it: secrets and URL credentials masked, bounded. */
 function clip(text: string): string {
-  return text.length <= SAID_MAX_CHARS ? text : `${text.slice(0, SAID_MAX_CHARS)}… (${text.length - SAID_MAX_CHARS} more characters)`;
+  const safe = redactSecrets(text);
+  return safe.length <= SAID_MAX_CHARS ? safe : `${safe.slice(0, SAID_MAX_CHARS)}… (${safe.length - SAID_MAX_CHARS} more characters)`;
 }
 
 /** Every failure of a Messages API call, as one registry error that says what happened and what to do. */
@@ -105,13 +102,13 @@ function translateApiError(error: unknown, where: Where, sdk: Sdk): InterlockErr
   if (error instanceof APIUserAbortError) return unavailable('The decision was cancelled before the Messages API answered.');
   if (error instanceof APIConnectionTimeoutError) return unavailable(`The Messages API did not answer within INTERLOCK_MODEL_TIMEOUT_MS=${where.config.timeoutMs} ms (${tries(where)}).`);
   if (error instanceof APIConnectionError) {
-    const cause = error.cause instanceof Error ? `: ${clip(withoutUrlCredentials(redactSecrets(error.cause.message)))}` : '';
-    return unavailable(`The Messages API at ${where.config.baseURL === null ? 'its default address' : withoutUrlCredentials(where.config.baseURL)} could not be reached${cause} (${tries(where)}); check ANTHROPIC_BASE_URL and the network.`);
+    const cause = error.cause instanceof Error ? `: ${clip(error.cause.message)}` : '';
+    return unavailable(`The Messages API at ${where.config.baseURL === null ? 'its default address' : redactSecrets(where.config.baseURL)} could not be reached${cause} (${tries(where)}); check ANTHROPIC_BASE_URL and the network.`);
   }
   if (error instanceof APIError && typeof error.status === 'number') {
     const status = error.status;
     // What the API (or a gateway in front of it) said, bounded: it is kept with the case and shown with it.
-    const said = clip(withoutUrlCredentials(redactSecrets(error.apiMessage ?? error.message)));
+    const said = clip(error.apiMessage ?? error.message);
     const info = { apiStatus: status, apiRequestId: error.requestID ?? null, retryAfterMs: retryAfterMs(error.headers) };
     const request = info.apiRequestId === null ? '' : `, request-id ${info.apiRequestId}`;
     if (status === 429) {
@@ -129,7 +126,7 @@ function translateApiError(error: unknown, where: Where, sdk: Sdk): InterlockErr
     return new DeciderError('invalid_config', `The Messages API refused the call (${status}${request}: ${said}): ${fix}. Case ${where.caseId} was not decided and nothing was proposed; it is not retried.`, { cause: error, attempts: where.attempts, ...info });
   }
   // An SDK error can quote what it was given (a header with the key in it): masked before it is kept with the case.
-  return new DeciderError('internal', `The decider failed unexpectedly on case ${where.caseId}: ${clip(withoutUrlCredentials(redactSecrets(error instanceof Error ? error.message : String(error))))}. Nothing was proposed.`, { cause: error, attempts: where.attempts });
+  return new DeciderError('internal', `The decider failed unexpectedly on case ${where.caseId}: ${clip(error instanceof Error ? error.message : String(error))}. Nothing was proposed.`, { cause: error, attempts: where.attempts });
 }
 
 function invalid(caseId: string, what: string, model: string): DeciderError {
@@ -262,8 +259,8 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
    */
   function notAMessage(answer: unknown, caseId: string): DeciderError | null {
     if (typeof answer === 'object' && answer !== null && (answer as { type?: unknown }).type === 'message') return null;
-    const shown = typeof answer === 'string' ? `text: ${JSON.stringify(clip(withoutUrlCredentials(answer)).slice(0, 120))}` : typeof answer === 'object' && answer !== null ? `an object of type ${JSON.stringify(String((answer as { type?: unknown }).type ?? 'none')).slice(0, 60)}` : String(answer);
-    const base = config.baseURL === null ? 'its default address' : withoutUrlCredentials(config.baseURL);
+    const shown = typeof answer === 'string' ? `text: ${JSON.stringify(clip(answer).slice(0, 120))}` : typeof answer === 'object' && answer !== null ? `an object of type ${JSON.stringify(String((answer as { type?: unknown }).type ?? 'none')).slice(0, 60)}` : String(answer);
+    const base = config.baseURL === null ? 'its default address' : redactSecrets(config.baseURL);
     return new DeciderError('decider_unavailable', `The server at ${base} answered with something that is not a Messages API message (${shown}): a proxy's or gateway's page, or ANTHROPIC_BASE_URL names another service. Case ${caseId} was not decided and nothing was proposed; decide it again later: submit the case again (the same id and payload) once the Messages API answers.`);
   }
 

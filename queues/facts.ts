@@ -7,7 +7,7 @@ import { Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import { activeJobs, afterOutages, orphansOf } from './after-outages.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
-import { closeConnection, createCoalescer, errorCode, errorMessage, InterlockError, isRedisOutage, repairExposures, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent, type WatchPosition, watchAgain, withinRedisTimeout } from '../src/interlock.js';
+import { closeConnection, createCoalescer, errorCode, errorMessage, InterlockError, isRedisOutage, MAX_JSON_DEPTH, nestsDeeperThan, repairExposures, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent, type WatchPosition, watchAgain, withinRedisTimeout } from '../src/interlock.js';
 
 /**
  * Every facts job: retried while Stripe cannot answer its re-read; kept 7 days once done (longer than Stripe
@@ -112,6 +112,9 @@ export function createFactsQueue(stores: Stores) {
      */
     accept(event: StripeEvent): Promise<{ duplicate: boolean }> {
       if (AWAY.has(connection.status)) return Promise.reject(unavailable(`Redis is unreachable (the connection is ${connection.status})`));
+      // Refused alone, before it joins a batch: a job that cannot be serialised would fail the whole batch's add, and
+      // with it every event delivered in the same turn (the route's verifier refuses such bodies first).
+      if (nestsDeeperThan(event.data.object, MAX_JSON_DEPTH)) return Promise.reject(new InterlockError('invalid_request', `Event ${event.id}'s object nests deeper than ${MAX_JSON_DEPTH} levels; it cannot be queued.`));
       return adds.submit(event);
     },
     async close(): Promise<void> {

@@ -72,6 +72,7 @@ export { ALERT_CURSOR, ALERT_KINDS, type Alert, type AlertKind, type AlertPage, 
 export { alertsFor, type AlertDraft } from './core/alert-rules.js';
 export { redactSecrets, redactDeep } from './core/redact.js';
 export { membersNamedTwice, namesSomeMemberTwice } from './core/json-text.js';
+export { MAX_JSON_DEPTH, nestsDeeperThan } from './core/json.js';
 export type { ApprovalTerms } from './core/approval.js';
 export type { Entry } from './core/entries.js';
 export type { Receipt } from './core/receipt.js';

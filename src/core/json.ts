@@ -340,6 +340,22 @@ export function isJsonObject(value: Json | undefined): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * Whether `value` nests objects or arrays more than `max` levels deep (`{}` is one level). Walked without recursion,
+ * so it answers for any parsed input: JSON.parse takes nesting that JSON.stringify (a queue's job, a log line) then
+ * overflows the stack on.
+ */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const pending: [unknown, number][] = [[value, 1]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, depth] = next;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** Nesting depth of a plain JSON value: a scalar is 0, `{}` or `[]` is 1. */
 export function jsonDepth(value: Json): number {
   if (value === null || typeof value !== 'object') return 0;

@@ -5,6 +5,7 @@ import type Stripe from 'stripe';
 import { stripeSdk } from './sdk.js';
 import type { StripeEvent, WebhookVerdict } from '../core/post-send.js';
 import { InterlockError } from '../core/errors.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../core/json.js';
 import { readBudget, readCall } from './calls.js';
 import type { StripeClient } from './client.js';
 
@@ -91,6 +92,11 @@ export function createWebhookVerifier(secrets: readonly string[], options: Webho
     }
     const event = eventOf(verified);
     if (event === null) return { ok: false, reason: 'not_an_event', message: 'The body is signed but is not a Stripe event (it needs an evt_… id, a type and data.object).' };
+    // Stripe's objects nest a dozen levels at most. A deeper body parses, but cannot be written into a queue's job
+    // (serialising it overflows the stack): it is bad input, answered 400 once, not an outage Stripe retries for days.
+    if (nestsDeeperThan(event.data.object, MAX_JSON_DEPTH)) {
+      return { ok: false, reason: 'not_an_event', message: `The body is signed, but its object nests deeper than ${MAX_JSON_DEPTH} levels, which no Stripe event does.` };
+    }
     return { ok: true, event };
   };
 }

@@ -138,6 +138,23 @@ describe('what anyone can post', () => {
     expect(await rig.factsQueue.queue.getJob((JSON.parse(unknown) as { id: string }).id)).toBeUndefined();
   });
 
+  it('a signed body nested deeper than any Stripe event is 400 not_an_event (it could never be queued, so no 503 for Stripe to retry), and at the queue it is refused alone, not with the events accepted beside it', async () => {
+    const nested = (id: string, depth: number) => JSON.stringify({ id, object: 'event', type: 'refund.updated', created: 1, data: { object: { id: 're_nested', object: 'refund', metadata: {}, x: 0 } } }).replace('"x":0', `"x":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`);
+    const deep = nested('evt_nested_deep', 20_000);
+    expect(deep.length).toBeLessThan(512 * 1024);
+    const refused = await post(rig, deep, { 'stripe-signature': signWebhookBody(deep, rig.forwardSecret) });
+    expect(refused.status).toBe(400);
+    const problem = ((await refused.json()) as { error: { code: string; message: string } }).error;
+    expect(problem).toMatchObject({ code: 'not_an_event', message: expect.stringContaining('deeper than 64 levels') });
+    // A Stripe-sized nesting is taken as before.
+    const shallow = nested('evt_nested_shallow', 40);
+    expect((await post(rig, shallow, { 'stripe-signature': signWebhookBody(shallow, rig.forwardSecret) })).status).toBe(200);
+    // Accepted in one turn, the two would share a batch: only the deep one is refused.
+    const [deepAnswer, plainAnswer] = await Promise.allSettled([rig.factsQueue.accept(JSON.parse(nested('evt_nested_deep2', 20_000))), rig.factsQueue.accept(JSON.parse(eventBody('refund.updated')))]);
+    expect(deepAnswer).toMatchObject({ status: 'rejected', reason: { code: 'invalid_request' } });
+    expect(plainAnswer).toMatchObject({ status: 'fulfilled' });
+  });
+
   it('a verified event the queue cannot take is 503, so Stripe delivers it again', async () => {
     const secret = newSecret();
     const app = express().use(stripeWebhookRouter({ verify: createWebhookVerifier([secret]), accept: () => Promise.reject(new Error('Redis is unreachable')) }));

@@ -142,15 +142,17 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, 
 /**
  * The money answer. `happened` is the journal's answer about the send; the facts decide what happened to the
  * money afterwards. An effect that never fired returned nothing, whatever a fact claims (verify flags that).
+ * `committed` names the refund the effect committed (or a late landing recorded), when known: its facts decide,
+ * not those of another refund recorded on the effect before it committed (verify flags that one).
  */
-export function deriveFinalMoney(facts: MoneyFacts, happened: boolean | 'unknown', effectKind: string | null): FinalMoney {
+export function deriveFinalMoney(facts: MoneyFacts, happened: boolean | 'unknown', effectKind: string | null, committed: readonly string[] = []): FinalMoney {
   const refunds = [...facts.refunds.values()];
   const disputes = [...facts.disputes.values()];
-  const failed = refunds.find((refund) => refund.status === 'failed' || refund.status === 'canceled');
+  const refund = refunds.find((fact) => committed.includes(fact.id)) ?? refunds[0];
+  const failed = refund?.status === 'failed' || refund?.status === 'canceled' ? refund : undefined;
   const failureReason = failed ? (failed.failureReason ?? failed.status) : null;
   const base = { refunds, failureReason, disputes };
   if (happened === false) return { status: 'not_returned', ...base };
-  const refund = refunds[0];
   if (refund) {
     switch (refund.status) {
       case 'succeeded':

@@ -398,7 +398,7 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
   const happenedOnce = !unsafeResend && committedCount <= 1 && money.refunds.size <= 1;
 
   const effectKind = firstProposal && typeof firstProposal.effect.kind === 'string' ? firstProposal.effect.kind : null;
-  const finalMoney = deriveFinalMoney(money, happened, effectKind);
+  const finalMoney = deriveFinalMoney(money, happened, effectKind, committedRefunds);
   const gateAnswer: MoneyStatus = happened === true ? 'returned' : happened === false ? 'not_returned' : 'unknown';
   // A person's finding answers only what the gate could not (an AMBIGUOUS effect), and it is only an answer: the final
   // money still comes from Stripe's own facts alone, so a finding Stripe contradicts shows as

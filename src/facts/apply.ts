@@ -76,14 +76,24 @@ function committedRefundOf(entries: readonly Entry[]): string | null {
   return late?.kind === 'LATE_RESULT' ? idOf(late.result) : null;
 }
 
+/** What tells an effect's own refund from the others on its payment: the one it committed, else what its send would make. */
+type OwnRefund = { committed: string | null; amount: number | null };
+
+function ownRefundOf(entries: readonly Entry[]): OwnRefund {
+  const amount = firstProposal(entries)?.effect.amount;
+  return { committed: committedRefundOf(entries), amount: typeof amount === 'number' ? amount : null };
+}
+
 /**
- * Whether a refund on an effect's payment is the effect's own, given the refund the effect committed (`committed`,
- * committedRefundOf; null when none is known): once the effect committed one, only that one is, whether its metadata
- * still names the effect or was cleared; before, the one whose metadata names it.
+ * Why a refund on an effect's payment is not the effect's own; null when it is. Metadata can be edited at Stripe (or
+ * pasted into a refund made by hand), so it is a lead, not proof. Once the effect committed a refund, that one is its
+ * own, whatever its metadata now says (cleared, or naming another effect or none) and no other is. Before, the one
+ * whose metadata names the effect and whose amount is what the send would have made.
  */
-function isOwnRefund(refund: RefundFact, effectId: string, committed: string | null): boolean {
-  if (committed !== null) return refund.id === committed && (refund.effectId === effectId || refund.effectId === null);
-  return refund.effectId === effectId;
+function whyNotOwn(refund: RefundFact, effectId: string, own: OwnRefund): string | null {
+  if (own.committed !== null) return refund.id === own.committed ? null : `the effect committed refund ${own.committed}`;
+  if (refund.effectId !== effectId) return `its metadata names ${refund.effectId ?? 'no effect'}`;
+  return refund.amount === own.amount ? null : `it is of ${refund.amount} cents, and the effect's send would have made one of ${own.amount ?? 'no'} cents`;
 }
 
 /** What a fact event is about, as the applier reads it: a refund, a refunded charge's payment, a customer, a dispute. */
@@ -221,8 +231,15 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
   async function applyRefund(source: Observed['source'], eventId: string | null, eventType: string, refund: RefundFact, again: boolean): Promise<Applied[]> {
     // Re-read, a refund Stripe does not know is no fact (a signed event can still be about another account).
     const current = reread && reader ? await reader.refund(refund.id) : refund;
-    if (current === null || current.effectId === null) return [];
-    if (!(await refundOfEffect(current.effectId, current))) return [];
+    if (current === null) return [];
+    if (current.effectId === null || !(await refundOfEffect(current.effectId, current))) {
+      // The metadata leads to no effect whose refund this is: it was cleared or changed at Stripe after the send (or the
+      // refund is someone else's). The effects that committed on its payment are asked instead, each taking the
+      // refund only if it is the one it committed, so a committed refund that fails after its metadata was edited
+      // still reaches its receipt.
+      const paymentIntent = current.paymentIntent;
+      return paymentIntent === null ? [] : applyPayment(source, eventId === null ? null : { id: eventId, type: eventType }, paymentIntent, [], null, again);
+    }
     if (current.status === 'failed' || current.status === 'canceled') {
       const partition = await journal.partitionOf(current.effectId);
       if (partition !== null && (await journal.readState(partition, current.effectId)).state.open) await journal.notePaymentFact(partition);
@@ -231,29 +248,20 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
   }
 
   /**
-   * Whether a refund whose metadata names `effectId` can be that effect's: metadata can be edited at Stripe (or set on
-   * a refund made by hand), so it is a lead, not proof. The refund must be on the effect's payment, and, where the
-   * effect committed a refund, be that one; otherwise nothing is recorded and the log says why. Without this, an id
-   * pasted into another refund's metadata recorded a landing (and charged the approval) for an effect that never
-   * moved money, or another refund's failure on an effect whose own refund stood.
+   * Whether a refund whose metadata names `effectId` is that effect's own (whyNotOwn): it must be on the effect's
+   * payment too. Otherwise nothing is recorded on it and the log says why. Without this, an id pasted into another
+   * refund's metadata recorded a landing (and charged the approval) for an effect that never moved money, or another
+   * refund's failure on an effect whose own refund stood.
    */
   async function refundOfEffect(effectId: string, refund: RefundFact): Promise<boolean> {
     const partition = await journal.partitionOf(effectId);
     if (partition === null) return false;
     const problem =
       partition !== `payment:${refund.paymentIntent ?? ''}` ? `it is on payment ${refund.paymentIntent ?? 'none'}, and the effect's is ${partition}`
-      : await otherCommittedRefund(partition, effectId, refund);
+      : whyNotOwn(refund, effectId, ownRefundOf(await journal.entries(partition, effectId)));
     if (problem === null) return true;
     logger.warn({ effectId, refund: refund.id }, `refund ${refund.id} names effect ${effectId} in its metadata, but ${problem}: not recorded on it`);
     return false;
-  }
-
-  /** Why `refund` is not the effect's own when the effect committed another refund; null when it may be. */
-  async function otherCommittedRefund(partition: string, effectId: string, refund: RefundFact): Promise<string | null> {
-    const { state } = await journal.readState(partition, effectId);
-    if (!state.committed) return null;
-    const committed = committedRefundOf(await journal.entries(partition, effectId));
-    return committed === null || isOwnRefund(refund, effectId, committed) ? null : `the effect committed refund ${committed}`;
   }
 
   /**
@@ -276,14 +284,11 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     const fresh = reader !== null && (reread || source === 'reread');
     const [current, refunds] = fresh && reader ? await Promise.all([reader.disputesOf(paymentIntent), reader.refundsOf(paymentIntent)]) : [disputes, []];
     const eventType = (object: string) => event?.type ?? `${object}.reread`;
-    // A refund whose metadata names no effect (cleared at Stripe) is still the effect's that committed it.
-    const unnamed = refunds.some((refund) => refund.effectId === null);
     const results = await Promise.all(
       effects.map(async (effectId) => {
-        // Read only where it can change what is recorded: a refund without a name, or several naming this effect.
-        const needed = unnamed || refunds.filter((refund) => refund.effectId === effectId).length > 1;
-        const committed = needed ? committedRefundOf(await journal.entries(`payment:${paymentIntent}`, effectId)) : null;
-        const own = refunds.filter((refund) => isOwnRefund(refund, effectId, committed)).map((refund) => refundObserved(source, event?.id ?? null, eventType('refund'), refund));
+        // Each effect's own refund by its id, whatever the metadata says now (whyNotOwn): read only when there are refunds.
+        const ownRefund = refunds.length === 0 ? null : ownRefundOf(await journal.entries(`payment:${paymentIntent}`, effectId));
+        const own = ownRefund === null ? [] : refunds.filter((refund) => whyNotOwn(refund, effectId, ownRefund) === null).map((refund) => refundObserved(source, event?.id ?? null, eventType('refund'), refund));
         return appendTo(effectId, [...own, ...current.map((dispute) => disputeObserved(source, event?.id ?? null, eventType('dispute'), dispute))], again);
       }),
     );

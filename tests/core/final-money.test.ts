@@ -53,6 +53,17 @@ describe('final money', () => {
     expect(result.finalMoney).toMatchObject({ status: 'not_returned', failureReason: 'canceled' });
   });
 
+  it("the committed refund's facts decide, not another refund's recorded on the effect before it committed (verify still names that one)", () => {
+    // While the send's answer was lost, a refund of the same amount carrying the effect's id failed and was recorded;
+    // the effect then committed its own refund, which succeeded.
+    const foreign = drafts.observed({ objectType: 'refund', objectId: 're_foreign', status: 'failed', failureReason: 'expired_or_canceled_card', amount: 2_000 });
+    const receipt = chainReceipt('foreign-first', [drafts.proposed(), drafts.authorized(), drafts.dispatched(), foreign, drafts.committed(REFUND), refund('succeeded')], key);
+    const result = verify(receipt, { publicKeys });
+    expect(result.finalMoney).toMatchObject({ status: 'returned', failureReason: null });
+    expect(result.answerMatchesFinalMoney).toBe(true);
+    expect(result.problems).toEqual([expect.stringContaining('an OBSERVED refund re_foreign is not the refund the effect committed')]);
+  });
+
   it('answers pending while the refund is pending, and does not claim to match or mismatch', () => {
     const receipt = chainReceipt('pending', [drafts.proposed(), drafts.authorized(), drafts.dispatched(), drafts.committed(REFUND, { result: { id: REFUND, object: 'refund', status: 'pending', amount: 2_000 } })], key);
     const result = verify(receipt, { publicKeys });

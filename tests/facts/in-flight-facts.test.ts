@@ -148,4 +148,38 @@ describe('payment facts that come while a refund is in flight', () => {
       rig.startFactsWorker();
     }
   }, 60_000);
+
+  // A refund made by hand on the payment, with the effect's id copied into its metadata and then failed at Stripe, is not
+  // what the effect's send made (another amount): it is not recorded on the effect, so once the effect commits its own
+  // refund, which succeeded, the receipt says the money was returned and stays valid (DESIGN §8).
+  it("a refund made by hand naming the effect in flight is not recorded on it, and does not decide the final money of the effect whose own refund succeeded", async () => {
+    await rig.stopFactsWorker();
+    const { paymentIntent } = await pay(rig.stripe, 'pm_card_visa', 10_000);
+    const foreign = await rig.stripe.refunds.create({ payment_intent: paymentIntent, amount: 500 });
+    await rig.sandbox.control.idle();
+    await rig.sandbox.control.dropNext({ path: '/v1/refunds', method: 'POST', when: 'after', count: 100_000 });
+    await rig.sandbox.control.failNext({ path: '/v1/refunds', method: 'GET', status: 500, count: 100_000 });
+    const effectId = await rig.submit({ kind: 'refund', paymentIntent, amount: 2_000, reason: 'requested_by_customer' });
+    await waitFor('the gated refund at Stripe', async () => ((await rig.stripe.events.list({ type: 'refund.created' })).data.some((event) => { const o = event.data.object as { payment_intent?: unknown; id?: unknown }; return o.payment_intent === paymentIntent && o.id !== foreign.id; }) ? true : null));
+    // The operator copies the effect id onto their own refund (the answer of this POST is dropped, it still executes).
+    await rig.stripe.refunds.update(foreign.id, { metadata: { interlock_effect_id: effectId } }).catch(() => undefined);
+    await rig.sandbox.control.request('POST', `/refunds/${foreign.id}/fail`, { failure_reason: 'expired_or_canceled_card' });
+    const failed = await waitFor('refund.failed', async () => (await rig.stripe.events.list({ type: 'refund.failed' })).data.find((event) => (event.data.object as { id?: unknown }).id === foreign.id));
+    // Applied as the facts worker would (Stripe's reads of refunds answer 500 meanwhile, so the event speaks for itself).
+    const asEvent = createFacts(rig.stores, null, { rereadBeforeAppend: false });
+    const applied = await asEvent.applyEvent(JSON.parse(JSON.stringify(failed)) as StripeEvent);
+    await rig.sandbox.control.clearFaults();
+    const answer = await rig.effects.waitFor(effectId, 30_000);
+    expect(answer?.outcome).toMatch(/^COMMITTED/);
+    rig.startFactsWorker();
+    const own = (await rig.receipt(effectId)).evidence as string;
+    expect((await rig.stripe.refunds.retrieve(own)).status).toBe('succeeded');
+    // Once the facts worker has recorded the own refund's facts (its events, held while the worker was stopped).
+    const receipt = await rig.until(effectId, (verification) => verification.finalMoney.refunds.some((refund) => refund.id === own));
+    expect(applied.every((item) => item.effectId !== effectId)).toBe(true);
+    expect(receipt.finalMoney.refunds.map((refund) => refund.id)).toEqual([own]);
+    expect(receipt.finalMoney.status).toBe('returned');
+    expect(receipt.answerMatchesFinalMoney).toBe(true);
+    expect(receipt).toMatchObject({ valid: true, problems: [] });
+  }, 90_000);
 });

@@ -1,8 +1,9 @@
 // A refund's or balance transaction's `interlock_effect_id` metadata can be edited at Stripe, or set by hand on an
 // object the gate never made: it leads the facts to an effect, it does not prove the object is that effect's. An object
 // is recorded on an effect only when it is what the effect's send made: a refund on the effect's payment (the one the
-// effect committed, once it committed one), a balance credit of the effect's amount. A refund whose metadata was
-// cleared stays its committed effect's, so its failure still reaches that receipt.
+// effect committed, once it committed one; before, one of the effect's amount), a balance credit of the effect's
+// amount. A refund whose metadata was cleared or changed stays its committed effect's, so its failure still reaches
+// that receipt.
 import { describe, expect, it } from 'vitest';
 import { pay, sharedFactsRig } from './facts-rig.js';
 import { approvalTerms, sleep } from '../support/harness.js';
@@ -63,6 +64,35 @@ describe('effect ids in Stripe metadata are a lead, not proof', () => {
     await rig.facts.reread(effectId);
     expect((await rig.receipt(effectId)).finalMoney.status).toBe('not_returned');
     expect(await alertKinds(effectId)).toContain('failed_after_landed');
+  });
+
+  it.each([
+    ['an id no effect has', async () => 'f'.repeat(64)],
+    ["an effect on another payment's id", async () => rig.refund((await pay(rig.stripe, 'pm_card_visa', 10_000)).paymentIntent, 1_000)],
+  ])("a refund whose metadata was changed to %s stays its committed effect's: its failure event alone turns the receipt to not returned, with the alert", async (_what, otherId) => {
+    const { paymentIntent } = await pay(rig.stripe, 'pm_card_visa', 10_000);
+    const effectId = await rig.refund(paymentIntent, 2_000);
+    const refundId = (await rig.receipt(effectId)).evidence as string;
+    await rig.stripe.refunds.update(refundId, { metadata: { interlock_effect_id: await otherId() } });
+    await rig.sandbox.control.request('POST', `/refunds/${refundId}/fail`, { failure_reason: 'expired_or_canceled_card' });
+    await rig.sandbox.control.idle();
+    await rig.drained();
+    // No re-read of the effect: the refund.failed event leads through the payment to the effect that committed the refund.
+    const receipt = await rig.receipt(effectId);
+    expect(receipt.finalMoney).toMatchObject({ status: 'not_returned', failureReason: 'expired_or_canceled_card' });
+    expect(receipt.answerMatchesFinalMoney).toBe(false);
+    expect(await alertKinds(effectId)).toContain('failed_after_landed');
+  });
+
+  it("a refund of another amount on a refused effect's payment, labelled with its id, is not recorded on it: the receipt stays valid and says nothing moved", async () => {
+    const refused = await refusedRefund(3_000);
+    // Someone refunds $10 by hand on the same payment and copies the effect id into the metadata.
+    await rig.stripe.refunds.create({ payment_intent: refused.paymentIntent, amount: 1_000, metadata: { interlock_effect_id: refused.effectId } });
+    await rig.sandbox.control.idle();
+    await rig.drained();
+    await rig.facts.reread(refused.effectId);
+    const receipt = await rig.receipt(refused.effectId);
+    expect(receipt).toMatchObject({ valid: true, problems: [], happened: false, lateLanding: null, finalMoney: { status: 'not_returned', refunds: [] } });
   });
 
   it("a debit labelled with a refused credit effect's id is not that credit landing late", async () => {

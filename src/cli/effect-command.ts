@@ -35,11 +35,13 @@ export function exitFor(outcome: string | null): number {
 export async function describeEffect(stores: CliStores, effectId: string): Promise<Record<string, unknown> | null> {
   const receipt = await stores.journal.receipt(effectId);
   if (receipt === null) return null;
-  // Without the service's key on this machine only the retired keys it was given can authenticate the receipt (none:
-  // the chain is checked and the answer says valid null, not that the signatures are bad).
+  // Without the service's key on this machine, the head was signed just now by a key made for this command (it can
+  // have signed no entry), so only the retired keys this machine was given can authenticate the entries. With none,
+  // the chain is checked and the answer says valid null, not that the signatures are bad; with some, they are checked
+  // beside that key, which vouches for the head this command built from the journal.
   const ephemeral = stores.keyed ? null : stores.stores.signingKey.kid;
-  const keys = ephemeral === null ? stores.stores.publicKeys : new Map([...stores.stores.publicKeys].filter(([kid]) => kid !== ephemeral));
-  const verification = verify(JSON.parse(JSON.stringify(receipt)), keys.size > 0 ? { publicKeys: keys } : {});
+  const authenticating = [...stores.stores.publicKeys.keys()].some((kid) => kid !== ephemeral);
+  const verification = verify(JSON.parse(JSON.stringify(receipt)), authenticating ? { publicKeys: stores.stores.publicKeys } : {});
   const partition = (await stores.journal.partitionOf(effectId)) ?? '';
   const { state } = await stores.journal.readState(partition, effectId);
   // The answer to the latest proposal: a refusal of an earlier one does not answer a re-decision.

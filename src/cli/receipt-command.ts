@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import { readReceiptText, whyReceiptUnreadable, whyUnreadable } from './verify-pool.js';
 import { printJson, printLine } from './output.js';
 import { showable } from '../core/text.js';
+import { CliFailure, EXIT_BAD_INPUT } from './failure.js';
 
 export const EXIT_VALID = 0;
 export const EXIT_INVALID = 1;
@@ -160,7 +161,12 @@ export function addReceiptCommands(program: Command): void {
       if (options.out !== undefined && effectIds.length > 1) unreadable('--out takes one receipt; for several, give --dir DIR (one file each) or none (one JSON line each)');
       if (options.dir !== undefined) mkdirSync(options.dir, { recursive: true });
       const { withStores } = await import('./stores.js');
-      await withStores(async ({ journal }) => {
+      await withStores(async ({ journal, keyed, config }) => {
+        // An exported receipt's head is signed here, as the service signs it: with a key made for this command it
+        // would verify with no key the service's auditors hold, and read as a forgery to all of them.
+        if (!keyed) {
+          throw new CliFailure(`receipt export signs each receipt's head with the service's signing key, and this machine has none (no ${keyFilePath(config)}, no INTERLOCK_SIGNING_KEY_FILE); nothing was exported. Run it where the service runs, or set INTERLOCK_SIGNING_KEY_FILE to the service's key. To read an effect here, \`interlock effect show\` needs no key.`, EXIT_BAD_INPUT);
+        }
         const bundles = await journal.receipts(effectIds);
         const missing = effectIds.filter((_, index) => !bundles[index]);
         bundles.forEach((bundle, index) => {

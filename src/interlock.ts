@@ -668,10 +668,12 @@ export function parseApprovalOptions(text: string): ApprovalOptions {
 /**
  * A name as the four-eyes rule compares it: compatibility forms folded (fullwidth letters read as their plain ones),
  * invisible format characters (zero-width spaces and joiners) dropped, runs of white space made one, case ignored.
- * "ａｌｅｘ", "a\u200blex" and "Alex " are all alex here, as they are to a person reading the receipt.
+ * "ａｌｅｘ", "a\u200blex" and "Alex " are all alex here, as they are to a person reading the receipt. Case is folded
+ * through upper case first, as Unicode's full case folding does: lower case alone keeps "Strauß" and "STRAUSS", or
+ * "νικος" and "ΝΙΚΟΣ", apart (ß upper-cases to SS, the final ς to Σ).
  */
 export function personKey(name: string): string {
-  return name.normalize('NFKC').replace(/\p{Cf}/gu, '').replace(/\s+/gu, ' ').trim().toLowerCase();
+  return name.normalize('NFKC').replace(/\p{Cf}/gu, '').replace(/\s+/gu, ' ').trim().toUpperCase().toLowerCase().normalize('NFKC');
 }
 
 /**

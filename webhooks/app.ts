@@ -41,6 +41,8 @@ export const DEFAULT_RATE_PER_MINUTE = 600;
 export const DEFAULT_FACT_TIMEOUT_MS = 10_000;
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
+/** A Content-Type's charset parameter (quoted or not). */
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
 
 /** Only JSON bodies: a body of another type is refused before it is read; an empty body reads as none. */
 /** The body's text as the JSON parser read it, kept for the check that no member is named twice. */
@@ -72,6 +74,13 @@ function jsonBody(limitBytes: number): RequestHandler[] {
     // null: no body at all; false: a body of another type. An empty body (Content-Length: 0) is no body.
     if (req.headers['content-length'] !== '0' && req.is(JSON_TYPES) === false) {
       next(apiError('unsupported_media_type', `This route reads JSON bodies; send Content-Type: application/json (not ${redactSecrets(String(req.headers['content-type'] ?? 'none')).slice(0, 100)}).`));
+      return;
+    }
+    // JSON between systems is UTF-8 (RFC 8259 §8.1). The parser would also decode UTF-16 or UTF-32, but the check that
+    // no member is named twice reads the body's bytes as UTF-8, so it would judge another text than the one recorded.
+    const charset = CHARSET.exec(String(req.headers['content-type'] ?? ''))?.[1]?.toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      next(apiError('unsupported_media_type', `This route reads JSON in UTF-8; send Content-Type: application/json, with no charset or charset=utf-8 (not charset=${redactSecrets(charset).slice(0, 40)}).`));
       return;
     }
     next();

@@ -16,10 +16,14 @@ const COLON = 58;
 /** An open object (its names so far, and whether a name comes next) or an open array (the index of its current element). */
 type Level = { names: Set<string> | null; expectName: boolean; at: string | number };
 
-/** Where the JSON string opening at `open` in `text` ends: its closing quote, the first one not escaped. */
+/**
+ * Where the JSON string opening at `open` in `text` ends: its closing quote, the first one not escaped; the end of
+ * the text when none is left (text that is not the JSON its parser read must still end the scans, never restart them).
+ */
 function closingQuote(text: string, open: number): number {
   let end = text.indexOf('"', open + 1);
   for (;;) {
+    if (end === -1) return text.length;
     let slashes = 0;
     while (text.charCodeAt(end - 1 - slashes) === BACKSLASH) slashes += 1;
     if (slashes % 2 === 0) return end;

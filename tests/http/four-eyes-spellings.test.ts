@@ -1,7 +1,8 @@
 // Four eyes (an approval's approver, and whoever granted it, may not propose under it) must hold however the proposer
 // is named and whenever the approval is granted. A proposal under an approval nobody has granted yet had no rule to
 // meet: dana proposed under a new id, then granted that id to herself with four eyes, and the queued refund went out.
-// A name spelled with look-alike characters (fullwidth letters, a zero-width space) passed the case-blind comparison.
+// A name spelled with look-alike characters (fullwidth letters, a zero-width space) passed the case-blind comparison,
+// and so did one whose case differs only as Unicode folds it (Strauß and STRAUSS).
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { effectIdFor, personKey } from '../../src/interlock.js';
@@ -53,6 +54,20 @@ describe('four eyes', () => {
     expect(proposed.body.error).toMatchObject({ code: 'four_eyes' });
     // Someone else may propose under it.
     expect((await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).send(refundBody({ payment_intent: pi, approval: approval.id, agent: 'alexandra' }))).status).toBe(202);
+  });
+
+  it.each([
+    ['Strauß', 'STRAUSS'],
+    ['Strauß', 'strauss'],
+    ['ΝΙΚΟΣ', 'νικοσ'],
+    ['νικος', 'ΝΙΚΟΣ'],
+  ])('refuses the approver %s proposing as agent %s: case is ignored as Unicode folds it (ß is ss, ς is σ), not only by lower-casing', async (approver, agent) => {
+    const pi = payment();
+    const approval = approvalBody({ scope: `payment:${pi}`, approver, four_eyes: true });
+    expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.danaApprover)).send(approval)).status).toBe(201);
+    const proposed = await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).send(refundBody({ payment_intent: pi, approval: approval.id, agent }));
+    expect(proposed.status, JSON.stringify(proposed.body)).toBe(403);
+    expect(proposed.body.error).toMatchObject({ code: 'four_eyes' });
   });
 
   it.each([

@@ -13,12 +13,18 @@ afterAll(async () => {
   await rig.close();
 });
 
+/** A payment and an approval granted on it. */
+async function grantedPayment() {
+  const paymentIntent = `pi_${uid()}`;
+  rig.target.world.set(`payment:${paymentIntent}`, { chargebacks: [], refunded_by_others: 0 });
+  const approval = approvalBody({ scope: `payment:${paymentIntent}` });
+  expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval)).status).toBe(201);
+  return { paymentIntent, approval };
+}
+
 describe('a JSON body that names a member twice', () => {
   it('is refused with the member named, and nothing is recorded; the same body with each member once is taken', async () => {
-    const paymentIntent = `pi_${uid()}`;
-    rig.target.world.set(`payment:${paymentIntent}`, { chargebacks: [], refunded_by_others: 0 });
-    const approval = approvalBody({ scope: `payment:${paymentIntent}` });
-    expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval)).status).toBe(201);
+    const { paymentIntent, approval } = await grantedPayment();
     const before = await rig.effectCount();
     const send = (text: string) => request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).set('Content-Type', 'application/json').send(text);
     const twice = await send(`{"request_id":"r-${uid()}","payment_intent":"${paymentIntent}","amount":100,"amount":4900,"approval":"${approval.id}"}`);
@@ -39,10 +45,7 @@ describe('a JSON body that names a member twice', () => {
 
 describe('a JSON body in another charset than UTF-8', () => {
   it('is refused 415 before it is read, and nothing is recorded: the twice-named check reads UTF-8, so a UTF-16 body got past it (and one holding an escaped quote froze the service); charset=utf-8 is taken', async () => {
-    const paymentIntent = `pi_${uid()}`;
-    rig.target.world.set(`payment:${paymentIntent}`, { chargebacks: [], refunded_by_others: 0 });
-    const approval = approvalBody({ scope: `payment:${paymentIntent}` });
-    expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval)).status).toBe(201);
+    const { paymentIntent, approval } = await grantedPayment();
     const before = await rig.effectCount();
     // In UTF-16LE, U+3A22 is the bytes of `":`, which a UTF-8 reading counts as member names: with 16 of them the
     // counts agreed and the second "amount" was recorded.

@@ -232,19 +232,28 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     // Re-read, a refund Stripe does not know is no fact (a signed event can still be about another account).
     const current = reread && reader ? await reader.refund(refund.id) : refund;
     if (current === null) return [];
-    if (current.effectId === null || !(await refundOfEffect(current.effectId, current))) {
-      // The metadata leads to no effect whose refund this is: it was cleared or changed at Stripe after the send (or the
-      // refund is someone else's). The effects that committed on its payment are asked instead, each taking the
-      // refund only if it is the one it committed, so a committed refund that fails after its metadata was edited
-      // still reaches its receipt.
-      const paymentIntent = current.paymentIntent;
-      return paymentIntent === null ? [] : applyPayment(source, eventId === null ? null : { id: eventId, type: eventType }, paymentIntent, [], null, again);
-    }
+    // The metadata leads to no effect whose refund this is: it was cleared or changed at Stripe after the send (or the
+    // refund is someone else's). The refund still belongs to the effect that committed it, if one did.
+    if (current.effectId === null || !(await refundOfEffect(current.effectId, current))) return recordOnCommitter(source, eventId, eventType, current, again);
     if (current.status === 'failed' || current.status === 'canceled') {
       const partition = await journal.partitionOf(current.effectId);
       if (partition !== null && (await journal.readState(partition, current.effectId)).state.open) await journal.notePaymentFact(partition);
     }
     return [await appendTo(current.effectId, [refundObserved(source, eventId, eventType, current)], again)];
+  }
+
+  /**
+   * A refund on the effect that committed it, found by its id among the effects committed on its payment: so a
+   * committed refund that fails after its metadata was edited still reaches its receipt. Nothing is marked (a refund
+   * that is someone else's changes nothing of ours, and a committed effect needs no settle to look again).
+   */
+  async function recordOnCommitter(source: Observed['source'], eventId: string | null, eventType: string, refund: RefundFact, again: boolean): Promise<Applied[]> {
+    if (refund.paymentIntent === null) return [];
+    const partition = `payment:${refund.paymentIntent}`;
+    for (const effectId of await journal.effectsOn(partition)) {
+      if (committedRefundOf(await journal.entries(partition, effectId)) === refund.id) return [await appendTo(effectId, [refundObserved(source, eventId, eventType, refund)], again)];
+    }
+    return [];
   }
 
   /**

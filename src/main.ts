@@ -7,6 +7,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { constants as osConstants } from 'node:os';
 import type { Express } from 'express';
 import {
   caseScope,
@@ -75,6 +76,9 @@ async function outerLayers() {
 }
 
 export const ROLES = ['worker', 'webhooks', 'facts', 'api'] as const;
+
+/** The signals that stop `serve`: a stop, Ctrl-C, a closed terminal. */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 export type Role = (typeof ROLES)[number];
 
 function parseRoles(text: string): Role[] {
@@ -462,6 +466,15 @@ function tryCommands(stripeApiBase: string | null, sandbox: boolean, dataDir: st
 async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boolean): Promise<void> {
   // What can fail comes first: a key setting that stops the start stops it before a redis-server or a sandbox runs.
   checkKeySettings(given);
+  // A signal before the stop below is in place ends the start at once. Exiting, rather than being ended by the
+  // signal, runs the exit handlers, which stop a private redis-server already started: it runs in a process group of
+  // its own, so Ctrl-C never reaches it, and a process a signal ends runs none (the next start found it still serving
+  // and refused to start). Anything already taken is settled by recovery, as after a crash.
+  const duringStart = (signal: NodeJS.Signals) => {
+    process.stderr.write(`${signal} while starting: stopped before the service was up.\n`);
+    process.exit(128 + (osConstants.signals[signal] ?? 0));
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, duringStart);
   const defaults = await embeddedDefaults(given, process.env, roles, portChosen);
   const { embedded } = defaults;
   let config = defaults.config;
@@ -537,10 +550,11 @@ async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boo
           closed = true;
         });
     };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-    // A closed terminal: Node's default would end the process at once, leaving an embedded redis-server running.
-    process.on('SIGHUP', onSignal);
+    // SIGHUP, a closed terminal: Node's default would end the process at once, leaving an embedded redis-server running.
+    for (const signal of STOP_SIGNALS) {
+      process.off(signal, duringStart);
+      process.on(signal, onSignal);
+    }
   });
   logger.info('stopped');
 }
@@ -595,11 +609,15 @@ function announce(config: Config, service: Service, embedded: Embedded, register
     service.stores.logger.info({ webhookUrl, delivered, listen }, delivered === null ? `webhook route ready: forward Stripe's events with \`${listen}\`` : `webhook route ready (${delivered}); to forward with the real CLI instead: \`${listen}\`, with STRIPE_WEBHOOK_SECRET set to the whsec_… it prints`);
     lines.push(`  Webhook   ${webhookUrl}   ${delivered === null ? `forward Stripe's events to it: ${listen}` : `signed with ${config.stripeWebhookSecrets[0] ?? ''} (${delivered})`}`);
   }
-  lines.push(`  Stripe    ${sandbox ? `the offline sandbox at ${config.stripeApiBase} (STRIPE_SECRET_KEY is unset)` : config.stripeApiBase === null ? 'Stripe test mode' : `Stripe at ${config.stripeApiBase}`}`);
+  const links = stripeLinks(config);
+  const live = links.kind === 'dashboard' && links.mode === 'live';
+  const stripe = sandbox ? `the offline sandbox at ${config.stripeApiBase} (STRIPE_SECRET_KEY is unset)` : config.stripeApiBase !== null ? `Stripe at ${config.stripeApiBase}` : live ? 'Stripe LIVE mode: refunds and credits move real money (INTERLOCK_ALLOW_LIVE=1)' : 'Stripe test mode';
+  lines.push(`  Stripe    ${stripe}`);
   lines.push(`  Redis     ${embedded.redis === null ? redactSecrets(config.redisUrl) : `a private redis-server (append-only, fsync always) in ${embedded.redis.dir}, at ${config.redisUrl}`}`);
   if (service.tokensFile !== null) lines.push(`  Tokens    ${Object.entries(tokens).map(([role, token]) => `${role} ${token}`).join('\n            ')}\n            (kept in ${service.tokensFile})`);
   if (owns) lines.push(`  For scripts: ${file}`);
-  if (facts.api_url !== null) lines.push('', 'Try it, from this directory in another terminal:', ...commands.map((command) => `  ${command}`));
+  // The first steps pay with a test card: nothing to try with real money.
+  if (facts.api_url !== null && !live) lines.push('', 'Try it, from this directory in another terminal:', ...commands.map((command) => `  ${command}`));
   process.stdout.write(`${lines.join('\n')}\n`);
   return owns ? file : null;
 }

@@ -4,7 +4,7 @@
 // no worker of the service ever takes, and the start-up lines' commands would not work as printed.
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, expect, it } from 'vitest';
@@ -134,5 +134,75 @@ it('a closed terminal (SIGHUP) stops serve as SIGTERM does: exit 0, its embedded
       await left.connect().then(() => left.call('SHUTDOWN', 'NOSAVE')).catch(() => undefined);
       left.disconnect();
     }
+  }
+}, 120_000);
+
+/** Whether a process runs, a zombie not counted (a container whose first process reaps nothing keeps exited children as zombies). */
+function runs(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+it('Ctrl-C while serve starts, its private redis-server already up, stops that too (exit 130): the next start serves instead of finding it still running', async () => {
+  const dataDir = join(temp.dir, 'interrupted');
+  mkdirSync(dataDir, { recursive: true });
+  const env = { ...process.env, INTERLOCK_DATA_DIR: dataDir, INTERLOCK_LOG_LEVEL: 'info', REDIS_URL: '', STRIPE_SECRET_KEY: '', STRIPE_API_BASE: '', INTERLOCK_KEY_PREFIX: '' };
+  const pidFile = join(dataDir, 'redis', 'redis.pid');
+  const start = () => {
+    const child = spawn(process.execPath, ['bin/interlock.js', 'serve', '--port', '0'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (code, signal) => resolve([code, signal])));
+    return { child, exited, output: () => output };
+  };
+  const first = start();
+  const second = { current: null as ReturnType<typeof start> | null };
+  let redisPid = 0;
+  try {
+    // The private Redis writes its pid file once it runs; serve is still starting then (it announces itself later).
+    for (let i = 0; i < 6_000 && !existsSync(pidFile) && first.child.exitCode === null; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(existsSync(pidFile), first.output()).toBe(true);
+    redisPid = Number(readFileSync(pidFile, 'utf8').trim());
+    expect(first.output()).not.toContain('interlock serving');
+    first.child.kill('SIGINT');
+    expect(await first.exited, first.output().slice(-1500)).toEqual([130, null]);
+    for (let i = 0; i < 100 && runs(redisPid); i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(runs(redisPid), `redis-server ${redisPid} still runs`).toBe(false);
+    second.current = start();
+    const next = second.current;
+    for (let i = 0; i < 600 && !next.output().includes('interlock serving') && next.child.exitCode === null; i += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(next.output(), next.output().slice(-1500)).toContain('interlock serving');
+    next.child.kill('SIGTERM');
+    expect(await next.exited).toEqual([0, null]);
+  } finally {
+    for (const run of [first, second.current]) if (run !== null && run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
+    if (redisPid > 0 && runs(redisPid)) process.kill(redisPid, 'SIGKILL');
+    const left = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').trim()) : 0;
+    if (left > 0 && runs(left)) process.kill(left, 'SIGKILL');
+  }
+}, 150_000);
+
+it('with a live key allowed, the start-up lines say live mode (real money), not test mode, and suggest no test-card payment to try', async () => {
+  const prefix = `tsflive${randomBytes(4).toString('hex')}`;
+  const service = spawnWorker(
+    { INTERLOCK_DATA_DIR: join(temp.dir, 'live'), REDIS_URL: 'redis://127.0.0.1:6379', INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_UNSAFE_DURABILITY: '1', INTERLOCK_ALLOW_LIVE: '1', STRIPE_SECRET_KEY: 'sk_live_serviceFileNotARealKey01234', STRIPE_WEBHOOK_SECRET: 'whsec_serviceFileLiveSecret0123', STRIPE_API_BASE: '' },
+    ['serve', '--roles', 'api,webhooks', '--port', '0'],
+  );
+  try {
+    await service.ready;
+    for (let i = 0; i < 200 && !service.logs().includes('For scripts:'); i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    const stripeLine = service.logs().split('\n').find((line) => line.startsWith('  Stripe ')) ?? '';
+    expect(stripeLine, service.logs().slice(-1500)).toContain('Stripe LIVE mode');
+    expect(service.logs()).not.toContain('test mode');
+    expect(service.logs()).not.toContain('Try it');
+  } finally {
+    await service.stop();
+    const cleanup = new Redis('redis://127.0.0.1:6379');
+    const keys = await cleanup.keys(`${prefix}*`);
+    if (keys.length > 0) await cleanup.del(...keys);
+    cleanup.disconnect();
   }
 }, 120_000);

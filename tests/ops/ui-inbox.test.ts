@@ -58,7 +58,7 @@ describe.concurrent('the inbox page', () => {
     expect(verification).toMatchObject({ valid: true, answer: 'returned', answerFrom: 'operator', operatorActions: [{ action: 'resolve', by: { name: 'alex', role: 'approver' } }] });
   });
 
-  it('shows only its own confirmation sentences after an action: text an attacker puts in ?done= never reaches the page', async () => {
+  it('shows only its own confirmation sentences after an action, and only for the action that closed the item: text an attacker puts in ?done= never reaches the page', async () => {
     const { item } = await make.stale();
     const planted = 'Call +1-555-0100 to confirm your refund';
     for (const done of [planted, encodeURIComponent(`<b>${planted}</b>`), 'Dismissed', 'constructor', 'toString']) {
@@ -68,8 +68,17 @@ describe.concurrent('the inbox page', () => {
       expect(page.text).not.toContain('Recorded:');
       expect(page.text).not.toContain('role="status"');
     }
+    // Its own sentence only once the item was closed by that action: a link saying an open item was dismissed, or a
+    // dismissed one re-approved, would tell a person that something was handled that nobody handled.
+    const open = await request(rig.app).get(`/ui/inbox/${item}?done=dismiss`).set('Cookie', cookie(TOKENS.approver));
+    expect(open.text).not.toContain('role="status"');
+    const dismiss = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', cookie(TOKENS.approver)).set('sec-fetch-site', 'same-origin').send({ csrf: csrfTokenFor(TOKENS.approver), note: 'handled by phone' });
+    expect(dismiss.status).toBe(303);
     const dismissed = await request(rig.app).get(`/ui/inbox/${item}?done=dismiss`).set('Cookie', cookie(TOKENS.approver));
     expect(dismissed.text).toContain('Dismissed. The entry is signed on the effect&#39;s receipt.');
+    for (const other of ['resolve', 'reapprove']) {
+      expect((await request(rig.app).get(`/ui/inbox/${item}?done=${other}`).set('Cookie', cookie(TOKENS.approver))).text).not.toContain('role="status"');
+    }
   });
 
   it('refuses a form without the session\'s CSRF token, from another site, from a role that may not act, or incomplete; nothing is recorded', async () => {

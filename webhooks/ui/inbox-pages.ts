@@ -73,9 +73,10 @@ const DONE_NOTICES: Record<PageAction, string> = {
   dismiss: "Dismissed. The entry is signed on the effect's receipt.",
 };
 
-function doneNotice(done: unknown): string | null {
+/** The sentence for `?done=`, only when the item was closed by that action: a link can say anything about any item. */
+function doneNotice(done: unknown, item: InboxItem): string | null {
   const action = PAGE_ACTIONS.find((known) => known === done);
-  return action === undefined ? null : DONE_NOTICES[action];
+  return action === undefined || item.closure?.action !== action ? null : DONE_NOTICES[action];
 }
 
 export function inboxItemPage(input: { viewer: Viewer; item: InboxItem; canAct: boolean; notice: string | null; error: string | null }): Html {
@@ -144,7 +145,7 @@ export function addInboxPages(router: Router, context: ApiContext, helpers: Inbo
       if (!may(caller, 'readInbox')) return refuseReader(res, viewer, caller);
       const item = await itemOf(String(req.params.id));
       if (item === null) return send(res, 404, helpers.messagePage(viewer, 'No such item', 'The inbox has no such item; it lists the open ones.'));
-      send(res, 200, inboxItemPage({ viewer, item, canAct: may(caller, 'actOnInbox'), notice: doneNotice(req.query.done), error: null }));
+      send(res, 200, inboxItemPage({ viewer, item, canAct: may(caller, 'actOnInbox'), notice: doneNotice(req.query.done, item), error: null }));
     }),
   );
 

@@ -123,12 +123,13 @@ export function range(): Field<Range, false> {
  * stands for here. Limits per stripe-facts §7.
  */
 export type MetadataParam = Record<string, string> | null;
+const METADATA_MAX_KEYS = 50;
 export function metadata(): Field<MetadataParam, false> {
   return field((value, param) => {
     if (value === '') return null;
     if (typeof value === 'string') throw parameterInvalid(param, 'Invalid object');
     const entries = Array.isArray(value) ? value.map((item, index) => [String(index), item] as const) : Object.entries(value);
-    if (entries.length > 50) throw parameterInvalid(param, 'You can have at most 50 keys in metadata.');
+    if (entries.length > METADATA_MAX_KEYS) throw parameterInvalid(param, `You can have at most ${METADATA_MAX_KEYS} keys in metadata.`);
     const result: Record<string, string> = {};
     for (const [key, item] of entries) {
       if (typeof item !== 'string') throw parameterInvalid(`${param}[${key}]`, 'Invalid value for metadata: must be a string');
@@ -147,14 +148,23 @@ export function metadata(): Field<MetadataParam, false> {
   });
 }
 
-/** Applies a metadata parameter to stored metadata, returning the new map (objects are replaced, not mutated). */
-export function mergeMetadata(current: Record<string, string>, update: MetadataParam | undefined): Record<string, string> {
+/**
+ * Applies a metadata parameter to stored metadata, returning the new map (objects are replaced, not mutated).
+ * The 50-key limit holds for what the object ends up with, not only for what one request sends, so an update
+ * that would leave more keys is refused (`param` names it). Callers merge before changing anything else, so a
+ * refusal leaves the object as it was.
+ */
+export function mergeMetadata(current: Record<string, string>, update: MetadataParam | undefined, param = 'metadata'): Record<string, string> {
   if (update === undefined) return current;
   if (update === null) return {};
   const next = { ...current };
   for (const [key, value] of Object.entries(update)) {
     if (value === '') delete next[key];
     else next[key] = value;
+  }
+  const count = Object.keys(next).length;
+  if (count > METADATA_MAX_KEYS) {
+    throw parameterInvalid(param, `You can have at most ${METADATA_MAX_KEYS} keys in metadata; this update would leave the object with ${count}.`);
   }
   return next;
 }

@@ -146,10 +146,10 @@ export function createCatalog({ store, clock, events }: Core): Catalog {
       handle: (params, path, ctx) => {
         const product = requireProduct(path['id'] ?? '');
         const before = snapshot(product);
+        product.metadata = mergeMetadata(product.metadata, params.metadata);
         if (params.name !== undefined) product.name = params.name;
         if (params.description !== undefined) product.description = params.description;
         if (params.active !== undefined) product.active = params.active;
-        product.metadata = mergeMetadata(product.metadata, params.metadata);
         product.updated = clock.nowSeconds();
         events.emit('product.updated', product, ctx.origin, { before });
         return product;
@@ -231,11 +231,12 @@ export function createCatalog({ store, clock, events }: Core): Catalog {
       handle: (params, path, ctx) => {
         const price = requirePrice(path['id'] ?? '');
         const before = snapshot(price);
+        const merged = mergeMetadata(price.metadata, params.metadata);
         claimLookupKey(params.lookup_key, params.transfer_lookup_key, price);
+        price.metadata = merged;
         if (params.lookup_key !== undefined) price.lookup_key = params.lookup_key;
         if (params.nickname !== undefined) price.nickname = params.nickname;
         if (params.active !== undefined) price.active = params.active;
-        price.metadata = mergeMetadata(price.metadata, params.metadata);
         events.emit('price.updated', price, ctx.origin, { before });
         return price;
       },

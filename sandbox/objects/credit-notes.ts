@@ -263,8 +263,8 @@ export function createCreditNotes(core: Core, deps: { customers: Customers; invo
       handle: (params, path, ctx) => {
         const note = require(path['id'] ?? '');
         const before = snapshot(note);
-        if (params.memo !== undefined) note.memo = params.memo;
         note.metadata = mergeMetadata(note.metadata, params.metadata);
+        if (params.memo !== undefined) note.memo = params.memo;
         events.emit('credit_note.updated', note, ctx.origin, { before });
         return note;
       },

@@ -93,6 +93,11 @@ export interface Customers {
   routes: Route[];
 }
 
+/** What Stripe answers for a customer once deleted: the delete itself and every later retrieve. */
+function deletedCustomer(id: string): { id: string; object: 'customer'; deleted: true } {
+  return { id, object: 'customer', deleted: true };
+}
+
 const PREFIX_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
 function invoicePrefix(): string {
@@ -120,6 +125,12 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
   const { methods, clocks } = deps;
   const collection = store.collection<Customer>('customer');
   const transactions = store.collection<CustomerBalanceTransaction>('customer_balance_transaction');
+
+  // Ids of deleted customers: retrieving one answers Stripe's deleted_customer stub, not a 404 (the GET's 200 is
+  // customer | deleted_customer in the OpenAPI document). Every other route under a deleted customer (update,
+  // delete again, balance transactions, payment methods, invoices, subscriptions) still answers 404 "No such
+  // customer": stripe-facts.md says nothing of how Stripe treats them.
+  const deleted = store.sideTable<true>('customer.deleted');
 
   const require = (id: string, param = 'customer'): Customer => requireObject(collection, 'customer', id, param);
   const nowFor = (customer: Customer): number => (customer.test_clock === null ? clock.nowSeconds() : clocks.require(customer.test_clock).frozen_time);
@@ -283,7 +294,15 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
         return customer;
       },
     }),
-    route({ method: 'GET', path: '/v1/customers/:id', params: {}, handle: (_params, path) => require(path['id'] ?? '', 'id') }),
+    route({
+      method: 'GET',
+      path: '/v1/customers/:id',
+      params: {},
+      handle: (_params, path) => {
+        const id = path['id'] ?? '';
+        return deleted.get(id) === true ? deletedCustomer(id) : require(id, 'id');
+      },
+    }),
     route({
       method: 'POST',
       path: '/v1/customers/:id',
@@ -291,12 +310,12 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
       handle: (params, path, ctx) => {
         const customer = require(path['id'] ?? '', 'id');
         const before = snapshot(customer);
+        customer.metadata = mergeMetadata(customer.metadata, params.metadata);
         if (params.name !== undefined) customer.name = params.name;
         if (params.email !== undefined) customer.email = params.email;
         if (params.description !== undefined) customer.description = params.description;
         if (params.phone !== undefined) customer.phone = params.phone;
         if (params.preferred_locales !== undefined) customer.preferred_locales = params.preferred_locales;
-        customer.metadata = mergeMetadata(customer.metadata, params.metadata);
         const wanted = params.invoice_settings?.default_payment_method;
         if (wanted !== undefined) customer.invoice_settings.default_payment_method = attach(customer, wanted, 'invoice_settings[default_payment_method]', ctx.origin);
         if (params.invoice_settings?.footer !== undefined) customer.invoice_settings.footer = params.invoice_settings.footer;
@@ -315,8 +334,9 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
       handle: (_params, path, ctx) => {
         const customer = require(path['id'] ?? '', 'id');
         collection.remove(customer.id);
+        deleted.set(customer.id, true);
         events.emit('customer.deleted', customer, ctx.origin);
-        return { id: customer.id, object: 'customer', deleted: true };
+        return deletedCustomer(customer.id);
       },
     }),
     route({
@@ -362,8 +382,8 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
       params: { description: str({ maxLength: 350 }), metadata: metadata() },
       handle: (params, path) => {
         const transaction = requireTransaction(require(path['customer'] ?? '').id, path['id'] ?? '');
-        if (params.description !== undefined) transaction.description = params.description;
         transaction.metadata = mergeMetadata(transaction.metadata, params.metadata);
+        if (params.description !== undefined) transaction.description = params.description;
         return transaction;
       },
     }),

@@ -189,11 +189,21 @@ export function createDisputes(core: Core, deps: DisputeDeps): Disputes {
     refunds.failRecentOnChargeback(charge);
   };
 
+  /**
+   * Stripe follows evidence and a close with `charge.updated` on the disputed charge (stripe-facts §5.4, §6.2). No
+   * field of the charge the sandbox keeps moves then (`disputed` turned true when the dispute opened), so the
+   * event carries no `previous_attributes`.
+   */
+  const announceOnCharge = (dispute: Dispute, origin: EventOrigin): void => {
+    events.emit('charge.updated', charges.require(dispute.charge), origin);
+  };
+
   const decide = (dispute: Dispute, outcome: 'won' | 'lost'): void => {
     const before = snapshot(dispute);
     if (inquiryStatuses.has(dispute.status)) {
       dispute.status = 'warning_closed';
       events.emit('charge.dispute.closed', dispute, automatic, { before });
+      announceOnCharge(dispute, automatic);
       return;
     }
     dispute.status = outcome;
@@ -215,6 +225,7 @@ export function createDisputes(core: Core, deps: DisputeDeps): Disputes {
       events.emit('charge.dispute.funds_reinstated', dispute, automatic, { before });
     }
     events.emit('charge.dispute.closed', dispute, automatic, { before });
+    announceOnCharge(dispute, automatic);
   };
 
   const refuseIfClosed = (dispute: Dispute): void => {
@@ -228,15 +239,16 @@ export function createDisputes(core: Core, deps: DisputeDeps): Disputes {
   const update = (dispute: Dispute, params: Parsed<typeof updateParams>, origin: EventOrigin): Dispute => {
     refuseIfClosed(dispute);
     const before = snapshot(dispute);
+    dispute.metadata = mergeMetadata(dispute.metadata, params.metadata);
     const evidence = params.evidence ?? {};
     for (const [name, value] of Object.entries(evidence)) {
       if (value !== undefined) dispute.evidence[name as EvidenceField] = value;
     }
     if (Object.keys(evidence).length > 0) dispute.evidence_details.has_evidence = true;
-    dispute.metadata = mergeMetadata(dispute.metadata, params.metadata);
     if (params.intended_submission_method !== undefined) dispute.intended_submission_method = params.intended_submission_method;
     if (params.submit ?? true) submit(dispute);
     events.emit('charge.dispute.updated', dispute, origin, { before });
+    announceOnCharge(dispute, origin);
     return dispute;
   };
 
@@ -267,6 +279,7 @@ export function createDisputes(core: Core, deps: DisputeDeps): Disputes {
     const before = snapshot(dispute);
     dispute.status = inquiryStatuses.has(dispute.status) ? 'warning_closed' : 'lost';
     events.emit('charge.dispute.closed', dispute, origin, { before });
+    announceOnCharge(dispute, origin);
     return dispute;
   };
 

@@ -330,13 +330,14 @@ export function createPaymentIntents(core: Core, deps: PaymentIntentDeps): Payme
     if (settled && (params.amount !== undefined || params.currency !== undefined || params.payment_method !== undefined)) {
       throw unexpectedState(`This PaymentIntent's amount, currency or payment_method could not be updated because it has a status of ${intent.status}.`);
     }
+    const merged = mergeMetadata(intent.metadata, params.metadata);
     if (params.amount !== undefined) intent.amount = params.amount;
     if (params.currency !== undefined) intent.currency = params.currency.toLowerCase();
     if (params.payment_method !== undefined) {
       intent.payment_method = methods.resolve(params.payment_method, 'payment_method').method.id;
       intent.status = 'requires_confirmation';
     }
-    intent.metadata = mergeMetadata(intent.metadata, params.metadata);
+    intent.metadata = merged;
     if (params.description !== undefined) intent.description = params.description;
     if (params.transfer_group !== undefined) intent.transfer_group = params.transfer_group;
     if (params.customer !== undefined) intent.customer = params.customer;

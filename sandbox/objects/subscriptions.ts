@@ -369,10 +369,12 @@ export function createSubscriptions(core: Core, deps: { customers: Customers; ca
     const at = params.proration_date ?? customers.nowFor(customer);
     const behavior = params.proration_behavior ?? 'create_prorations';
     const before = snapshot(subscription);
+    subscription.metadata = mergeMetadata(subscription.metadata, params.metadata);
     for (const [index, entry] of (params.items ?? []).entries()) {
       const param = `items[${index}]`;
       const existing = entry.id === undefined ? undefined : subscription.items.data.find((i) => i.id === entry.id);
       if (entry.id !== undefined && existing === undefined) throw resourceMissing('subscription item', entry.id, `${param}[id]`);
+      const itemMetadata = existing === undefined ? undefined : mergeMetadata(existing.metadata, entry.metadata, `${param}[metadata]`);
       const price = entry.price === undefined ? existing?.price : recurringPrice(entry.price, `${param}[price]`);
       if (price === undefined) throw invalidRequest(`Missing required param: ${param}[price].`, { code: 'parameter_missing', param: `${param}[price]` });
       const quantity = entry.quantity ?? existing?.quantity ?? 1;
@@ -387,10 +389,9 @@ export function createSubscriptions(core: Core, deps: { customers: Customers; ca
       existing.price = price;
       existing.plan = planOf(price);
       existing.quantity = quantity;
-      existing.metadata = mergeMetadata(existing.metadata, entry.metadata);
+      existing.metadata = itemMetadata ?? existing.metadata;
     }
     subscription.items.total_count = subscription.items.data.length;
-    subscription.metadata = mergeMetadata(subscription.metadata, params.metadata);
     if (params.default_payment_method !== undefined) subscription.default_payment_method = params.default_payment_method;
     if (params.description !== undefined) subscription.description = params.description;
     if (behavior === 'always_invoice' && (params.items ?? []).length > 0) {

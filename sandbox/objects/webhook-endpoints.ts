@@ -1,7 +1,10 @@
 // Webhook endpoints registered through the API. The signing secret is shown only in the create response, as
-// Stripe does; the delivery engine reads it from a side table.
+// Stripe does; the delivery engine reads it from a side table. Stripe renders an endpoint's events at its
+// `api_version` (stripe-facts §6.4); the sandbox has one rendering, its own API_VERSION, so it refuses any other
+// version rather than accept it and send events in a shape the endpoint did not ask for.
 import { snapshot } from '../core/diff.js';
 import { invalidRequest, requireObject } from '../core/errors.js';
+import { API_VERSION } from '../core/event-bus.js';
 import { newId, newWebhookSecret } from '../core/ids.js';
 import { listParams, paginate } from '../core/list.js';
 import { bool, mergeMetadata, metadata, required, str, strList } from '../core/params.js';
@@ -28,6 +31,13 @@ export interface WebhookEndpoints {
   routes: Route[];
 }
 
+function checkApiVersion(version: string | undefined): void {
+  if (version === undefined || version === API_VERSION) return;
+  throw invalidRequest(`This sandbox renders events only at its own API version, ${API_VERSION}, and cannot send them at ${version}. Leave api_version out or pass ${API_VERSION}.`, {
+    param: 'api_version',
+  });
+}
+
 function checkUrl(url: string): void {
   try {
     const parsed = new URL(url);
@@ -48,7 +58,10 @@ export function createWebhookEndpoints({ store, clock }: Core): WebhookEndpoints
       method: 'POST',
       path: '/v1/webhook_endpoints',
       params: { url: required(str()), enabled_events: required(strList()), description: str(), metadata: metadata(), api_version: str(), connect: bool() },
-      check: (params) => checkUrl(params.url),
+      check: (params) => {
+        checkUrl(params.url);
+        checkApiVersion(params.api_version);
+      },
       handle: (params) => {
         const endpoint = collection.insert({
           id: newId('we'),
@@ -78,11 +91,11 @@ export function createWebhookEndpoints({ store, clock }: Core): WebhookEndpoints
       },
       handle: (params, path) => {
         const endpoint = require(path['id'] ?? '');
+        endpoint.metadata = mergeMetadata(endpoint.metadata, params.metadata);
         if (params.url !== undefined) endpoint.url = params.url;
         if (params.enabled_events !== undefined) endpoint.enabled_events = params.enabled_events;
         if (params.description !== undefined) endpoint.description = params.description;
         if (params.disabled !== undefined) endpoint.status = params.disabled ? 'disabled' : 'enabled';
-        endpoint.metadata = mergeMetadata(endpoint.metadata, params.metadata);
         return endpoint;
       },
     }),

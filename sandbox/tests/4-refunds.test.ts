@@ -31,6 +31,20 @@ describe('4. refunds', () => {
     expect(updated.metadata).toEqual({ b: '2', c: '3' });
   });
 
+  it('holds the 50-key metadata limit on what the refund would end up with: adding a 51st key is refused, swapping one is not', async () => {
+    const { intent } = await pay(h.stripe, 'pm_card_visa');
+    const fifty = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, 'v']));
+    const refund = await h.stripe.refunds.create({ payment_intent: intent.id, amount: 100, metadata: fifty });
+    const error = await expectStripeError(h.stripe.refunds.update(refund.id, { metadata: { extra: 'x' } }));
+    expect(error).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
+    expect(error).toMatchObject({ statusCode: 400, param: 'metadata' });
+    expect(error.message).toMatch(/at most 50 keys in metadata.*51/);
+    expect(Object.keys((await h.stripe.refunds.retrieve(refund.id)).metadata ?? {})).toHaveLength(50);
+    const swapped = await h.stripe.refunds.update(refund.id, { metadata: { k0: '', extra: 'x' } });
+    expect(Object.keys(swapped.metadata ?? {})).toHaveLength(50);
+    expect(swapped.metadata).toMatchObject({ extra: 'x', k49: 'v' });
+  });
+
   it('refuses a charge that is already fully refunded with charge_already_refunded', async () => {
     const { charge } = await pay(h.stripe, 'pm_card_visa');
     await h.stripe.refunds.create({ charge });

@@ -326,6 +326,19 @@ describe('6. billing: objects, events and refusals', () => {
     expect(missing).toMatchObject({ statusCode: 404, code: 'resource_missing', message: "No such invoice: 'in_nope'" });
   });
 
+  it('a deleted customer retrieves as the deleted_customer stub {id, object: customer, deleted: true}; updating it or its balance is still 404 No such customer', async () => {
+    const customer = await h.stripe.customers.create({ name: 'leaving' });
+    expect(await h.stripe.customers.del(customer.id)).toEqual(expect.objectContaining({ id: customer.id, object: 'customer', deleted: true }));
+    const gone = await h.stripe.customers.retrieve(customer.id);
+    expect(gone.lastResponse.statusCode).toBe(200);
+    expect(gone).toEqual({ id: customer.id, object: 'customer', deleted: true });
+    const update = await expectStripeError(h.stripe.customers.update(customer.id, { name: 'back' }));
+    expect(update).toMatchObject({ statusCode: 404, code: 'resource_missing', message: `No such customer: '${customer.id}'` });
+    const balance = await expectStripeError(h.stripe.customers.createBalanceTransaction(customer.id, { amount: -100, currency: 'usd' }));
+    expect(balance).toMatchObject({ statusCode: 404, code: 'resource_missing', message: `No such customer: '${customer.id}'` });
+    expect((await expectStripeError(h.stripe.customers.retrieve('cus_never'))).statusCode).toBe(404);
+  });
+
   it('unknown customer → 404 resource_missing "No such customer: \'cus_x\'"; other billing refusals', async () => {
     const missing = await expectStripeError(h.stripe.customers.createBalanceTransaction('cus_x', { amount: -1_000, currency: 'usd' }));
     expect(missing).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);

@@ -85,6 +85,34 @@ describe('7. events', () => {
     ]);
   });
 
+  it('evidence is followed by charge.updated on the charge, and so are close and a decision: charge.dispute.updated / closed, then charge.updated', async () => {
+    const afterOpening = async (charge: string): Promise<Stripe.Event[]> => (await eventsAbout(charge)).filter((e) => e.type.startsWith('charge.dispute') || e.type === 'charge.updated').slice(3);
+    const typesAndRequests = (events: Stripe.Event[]) => events.map((e) => [e.type, e.request?.id ?? null]);
+
+    const submitted = await pay(h.stripe, 'pm_card_createDispute');
+    const dispute = await firstDispute(h.stripe, submitted.intent.id);
+    const update = await h.stripe.disputes.update(dispute.id, { evidence: { product_description: 'A blender' } });
+    const closed = await h.stripe.disputes.close(dispute.id);
+    const requested = await afterOpening(submitted.charge);
+    expect(typesAndRequests(requested)).toEqual([
+      ['charge.dispute.updated', update.lastResponse.requestId],
+      ['charge.updated', update.lastResponse.requestId],
+      ['charge.dispute.closed', closed.lastResponse.requestId],
+      ['charge.updated', closed.lastResponse.requestId],
+    ]);
+    expect(requested[1]!.data.object).toMatchObject({ id: submitted.charge, object: 'charge', disputed: true });
+
+    const decided = await pay(h.stripe, 'pm_card_createDispute');
+    const lost = await firstDispute(h.stripe, decided.intent.id);
+    await h.stripe.disputes.update(lost.id, { evidence: { uncategorized_text: 'losing_evidence' } });
+    await eventually(() => h.stripe.disputes.retrieve(lost.id), (d) => d.status === 'lost');
+    const automatic = (await afterOpening(decided.charge)).slice(2);
+    expect(typesAndRequests(automatic)).toEqual([
+      ['charge.dispute.closed', null],
+      ['charge.updated', null],
+    ]);
+  });
+
   it('lists events filtered by type, with wildcards, paginated; retrieves one by id', async () => {
     const { charge } = await pay(h.stripe, 'pm_card_visa');
     await h.stripe.refunds.create({ charge, amount: 100 });
@@ -100,5 +128,15 @@ describe('7. events', () => {
     expect(new Set(several.data.map((e) => e.type))).toEqual(new Set(['refund.created', 'charge.refunded']));
     expect((await h.stripe.events.retrieve(created.data[0]!.id)).id).toBe(created.data[0]!.id);
     expect((await expectStripeError(h.stripe.events.retrieve('evt_missing'))).statusCode).toBe(404);
+  });
+
+  it('refuses more than 20 types[] and type together with types[] (400 invalid_request_error); 20 types[] pass', async () => {
+    const names = (n: number) => Array.from({ length: n }, (_, i) => `refund.t${i}`);
+    const tooMany = await expectStripeError(h.stripe.events.list({ types: names(21) }));
+    expect(tooMany).toMatchObject({ statusCode: 400, rawType: 'invalid_request_error', param: 'types' });
+    expect(tooMany.message).toContain('20');
+    const both = await expectStripeError(h.stripe.events.list({ type: 'refund.created', types: ['charge.refunded'] }));
+    expect(both).toMatchObject({ statusCode: 400, rawType: 'invalid_request_error', param: 'types' });
+    expect((await h.stripe.events.list({ types: names(20) })).object).toBe('list');
   });
 });

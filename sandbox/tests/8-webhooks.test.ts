@@ -2,8 +2,9 @@
 import Stripe from 'stripe';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { delayProfiles } from '../core/delays.js';
+import { API_VERSION } from '../core/event-bus.js';
 import { startSandbox } from '../index.js';
-import { eventually, pay, startHarness, startReceiver, stripeFor } from './helpers.js';
+import { eventually, expectStripeError, pay, startHarness, startReceiver, stripeFor } from './helpers.js';
 import type { Harness, Receiver } from './helpers.js';
 
 let h: Harness;
@@ -33,6 +34,17 @@ describe('8. webhooks', () => {
     expect(listed.data.map((e) => e.id)).toEqual([endpoint]);
     expect(listed.data[0]).toMatchObject({ url: receiver.url, status: 'enabled' });
     expect(listed.data[0]!.secret).toBeUndefined();
+  });
+
+  it('refuses an endpoint api_version other than its own (it renders events at one version only) and accepts its own', async () => {
+    const older = await expectStripeError(h.stripe.webhookEndpoints.create({ url: receiver.url, enabled_events: ['customer.created'], api_version: '2024-06-20' }));
+    expect(older).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
+    expect(older).toMatchObject({ statusCode: 400, type: 'StripeInvalidRequestError', param: 'api_version' });
+    expect(older.message).toContain(API_VERSION);
+    expect(older.message).toContain('2024-06-20');
+    const own = await h.stripe.webhookEndpoints.create({ url: receiver.url, enabled_events: ['customer.created'], api_version: API_VERSION as Stripe.WebhookEndpointCreateParams.ApiVersion });
+    expect(own.api_version).toBe(API_VERSION);
+    expect((await h.stripe.webhookEndpoints.list()).data.map((e) => e.id)).toEqual([own.id, endpoint]);
   });
 
   it('signs each delivery so stripe.webhooks.constructEvent accepts it (t=…,v1=… over the raw body)', async () => {

@@ -212,7 +212,9 @@ async function drive(): Promise<void> {
   await stripe.testHelpers.testClocks.advance(clock.id, { frozen_time: clock.frozen_time + 3_600 });
   await new Promise((resolve) => setTimeout(resolve, 300));
   await stripe.testHelpers.testClocks.del(clock.id);
-  await stripe.customers.del((await stripe.customers.create({ name: 'gone' })).id);
+  const gone = await stripe.customers.create({ name: 'gone' });
+  await stripe.customers.del(gone.id);
+  await stripe.customers.retrieve(gone.id);
 
   await stripe.events.list({ limit: 100 });
   await stripe.events.list({ limit: 100, starting_after: (await stripe.events.list({ limit: 1 })).data[0]?.id ?? '' });

@@ -106,6 +106,16 @@ function decisionCase(setup: Setup, snapshot: Facts) {
 
 export async function runDisputeCell(world: World, decider: Decider, row: DisputeRow, column: Column, rep: number, progress: Progress): Promise<Cell> {
   progress.start(`stripe_dispute ${row} / ${column}${rep > 1 ? ` #${rep}` : ''}`);
+  // Done however the cell ends: one that fails while its case opens (Stripe errs, the decider throws) is counted too,
+  // and no longer shown as running.
+  try {
+    return await runStartedCell(world, decider, row, column, rep, progress);
+  } finally {
+    progress.done();
+  }
+}
+
+async function runStartedCell(world: World, decider: Decider, row: DisputeRow, column: Column, rep: number, progress: Progress): Promise<Cell> {
   const spec = ROWS[row];
   const setup = await openCase(world);
   const snapshot = await facts(world, setup.payment_intent);
@@ -282,7 +292,6 @@ export async function runDisputeCell(world: World, decider: Decider, row: Disput
   } finally {
     for (const stop of stopAll) await stop();
     rmSync(dir, { recursive: true, force: true });
-    progress.done();
   }
 }
 

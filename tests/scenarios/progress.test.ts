@@ -3,6 +3,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createProgressBar } from '../../scenarios/progress.js';
+import { runStripeDispute } from '../../scenarios/stripe-dispute.js';
 
 function capture(): { stream: NodeJS.WriteStream; lines: () => string[] } {
   let text = '';
@@ -32,5 +33,23 @@ describe('a cell that waits', () => {
     bar.finish();
     expect(lines().at(-1)).toContain('1/2 cells');
     expect(lines().filter((line) => line.includes('waiting for'))).toHaveLength(1);
+  });
+});
+
+describe('a cell that fails', () => {
+  it("is counted as done and no longer shown as running, also when it fails while its case opens (Stripe errs before the cell's work)", async () => {
+    const { stream, lines } = capture();
+    const bar = createProgressBar(stream);
+    const failing = async () => {
+      throw new Error('Stripe answered 500');
+    };
+    const world = { stripe: { post: failing, get: failing, list: failing, apiBase: 'http://127.0.0.1:1' }, control: null, backend: 'sandbox', delays: 'fast', poll: { fastMs: 10, slowMs: 10 }, exclusive: <T>(work: () => Promise<T>) => work() } as never;
+    const only = { row: (name: string) => name === 'crash_before_send_chargeback_during_outage', column: (name: string) => name === 'no_check' };
+    const result = await runStripeDispute({ world, decider: {} as never, model: 'rules', reps: 1, bar, only });
+    bar.finish();
+    expect(result.cells.map((cell) => cell.outcome)).toEqual(['CELL_FAILED']);
+    const last = lines().at(-1) ?? '';
+    expect(last).toMatch(/\] 1\/1 cells/);
+    expect(last).not.toContain('crash_before_send_chargeback_during_outage / no_check');
   });
 });

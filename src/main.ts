@@ -18,6 +18,7 @@ import {
   createWebhookVerifier,
   effectIdFor,
   errorMessage,
+  explainOutcome,
   isLocalApiBase,
   registerLocalWebhook,
   loadConfig,
@@ -688,7 +689,10 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
     try {
       const recorded = await queue.propose({ ...draft, premises });
       if (recorded.status === 'conflict') {
-        printJson({ effectId: recorded.effectId, outcome: 'REFUSED:conflicting_payload', sentence: recorded.reason, journal: [] });
+        // The effect as recorded (its journal, verification and money), answered with this request's refusal: the
+        // recorded payload stands, and this one was not sent.
+        const shown = (await describeEffect(cli, recorded.effectId)) ?? { effectId: recorded.effectId, journal: [] };
+        printJson({ ...shown, outcome: 'REFUSED:conflicting_payload', sentence: explainOutcome('REFUSED:conflicting_payload'), reason: recorded.reason });
         process.exitCode = exitFor('REFUSED:conflicting_payload');
         return;
       }

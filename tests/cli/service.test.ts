@@ -7,7 +7,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { effectIdFor, ProcessCrash, startSender, type ApprovalTerms, type Target } from '../../src/interlock.js';
+import { effectIdFor, explainOutcome, ProcessCrash, startSender, type ApprovalTerms, type Target } from '../../src/interlock.js';
 import { openPipeline, spawnWorker, type Pipeline, type WorkerProcess } from '../pipeline/pipeline-support.js';
 import { pay, startStripeWorld, type StripeWorld } from '../stripe/stripe-support.js';
 import { runCli, type CliRun } from './run-cli.js';
@@ -86,7 +86,9 @@ describe.concurrent('the service commands and their exit codes', () => {
     const journal = json(again).journal as string[];
     expect(json(again)).toMatchObject({ effectId: effect.effectId, outcome: 'COMMITTED' });
     expect([journal.filter((kind) => kind === 'DISPATCHED').length, journal.filter((kind) => kind === 'COMMITTED').length]).toEqual([1, 1]);
-    expect(json(conflict)).toMatchObject({ effectId: effect.effectId, outcome: 'REFUSED:conflicting_payload' });
+    // The refusal of this request over the effect as recorded: its journal (ending with the REFUSED the conflict
+    // appended, as evidence), the outcome's sentence, the reason; not an empty journal.
+    expect(json(conflict)).toMatchObject({ effectId: effect.effectId, outcome: 'REFUSED:conflicting_payload', sentence: explainOutcome('REFUSED:conflicting_payload'), reason: expect.stringContaining('another payload'), journal: ['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED', 'REFUSED'], verification: { valid: true }, finalMoney: { status: 'returned' } });
     expect(json(byId)).toMatchObject({ effectId: effect.effectId, outcome: 'COMMITTED', finalMoney: { status: 'returned' } });
     // The same effect by its request id (the conflict, run at the same time, may add its REFUSED between the two).
     expect(json(byRequest)).toMatchObject({ effectId: effect.effectId, subject: `payment:${paymentIntent}`, outcome: 'COMMITTED', finalMoney: { status: 'returned' } });

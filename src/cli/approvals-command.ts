@@ -1,7 +1,7 @@
 // `interlock approvals grant|revoke|describe` and `interlock caps set`.
 import { InvalidArgumentError, type Command } from 'commander';
 import { identifier } from '../core/text.js';
-import { assertPartition } from '../redis/keys.js';
+import { SUBJECT } from '../core/approval.js';
 import { checked, CliFailure, EXIT_FAILED, wholeNumber } from './failure.js';
 import { withStores } from './stores.js';
 import { printJson } from './output.js';
@@ -10,14 +10,14 @@ import { printJson } from './output.js';
 // now + seconds x 1000 a safe integer of milliseconds.
 const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 60 * 60;
 
-/** A subject is checked here with the rule the Redis keys apply, so a bad one is bad input, not a failure in Redis. */
+/**
+ * A subject is checked here with the rule approvals and caps hold it to (one payment or one customer, as the support
+ * API does), so a bad one is bad input: `caps set pi_123 3000` would otherwise cap a subject no effect ever moves on.
+ */
 function subject(name: string) {
   return (value: string): string => {
-    try {
-      return assertPartition(value);
-    } catch {
-      throw new InvalidArgumentError(`${name} must name a payment or a customer, e.g. payment:pi_123 or customer:cus_123 (1-200 letters, digits and _ : . -).`);
-    }
+    if (!SUBJECT.test(value)) throw new InvalidArgumentError(`${name} must name one payment or one customer, e.g. payment:pi_123 or customer:cus_123 (letters, digits and _ after pi_ or cus_).`);
+    return value;
   };
 }
 
@@ -38,7 +38,9 @@ export function addApprovalCommands(program: Command): void {
         const now = await journal.serverTime();
         const terms = { id: options.id, approver: options.approver, capCents: options.capCents, expiresAt: now + options.expiresIn * 1000, maxUses: options.maxUses, scope: options.scope };
         const granted = await approvals.grant(terms);
-        printJson({ ...terms, ...granted });
+        // A retry of the same grant finds the first one standing, with its expiry (approvals.grant).
+        const standing = granted.created ? null : (await approvals.describe(terms.id)).snapshot;
+        printJson({ ...terms, expiresAt: standing?.expiresAt ?? terms.expiresAt, ...granted });
       });
     });
 

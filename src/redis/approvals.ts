@@ -2,7 +2,7 @@
 // lives in the partition of its scope, beside the effects it covers, so dispatch checks it atomically. Its running
 // totals (reserved cents, uses) sit in the same hash and move in the same step as each dispatch and settle.
 import { createHash } from 'node:crypto';
-import { termsProblems, type ApprovalTerms } from '../core/approval.js';
+import { SUBJECT, termsProblems, type ApprovalTerms } from '../core/approval.js';
 import type { ApprovalSnapshot } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
 import { serverTime, type RedisClient } from './client.js';
@@ -92,7 +92,14 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
       const bound = await partitionOf(terms.id);
       if (bound !== partition) throw new ApprovalError('approval_conflict', `Approval ${terms.id} already exists with scope ${bound ?? '?'}; grant a new id instead of changing its scope.`);
       const reply = await run<{ status: 'CREATED' | 'EXISTS' | 'CONFLICT'; grantedAt?: number }>('grant-approval-1', [keys.approval(partition, terms.id)], [termsJson(terms), options ?? '']);
-      if (reply.status === 'CONFLICT') throw new ApprovalError('approval_conflict', `Approval ${terms.id} already exists with other terms; an approval never changes once granted. Grant a new id.`);
+      if (reply.status === 'CONFLICT') {
+        // A retry of the same grant (a command run again, a request sent again) differs from it only in when it
+        // asked, so only in its expiry: the first one stands. Any other term under a granted id is a conflict.
+        const { raw } = await read(terms.id, partition);
+        const same = raw !== null && raw.approver === terms.approver && Number(raw.capCents) === terms.capCents && Number(raw.maxUses) === terms.maxUses && raw.scope === terms.scope;
+        if (!same) throw new ApprovalError('approval_conflict', `Approval ${terms.id} already exists with other terms; an approval never changes once granted. Grant a new id.`);
+        return { created: false, grantedAt: Number(raw.grantedAt ?? 0) };
+      }
       return { created: reply.status === 'CREATED', grantedAt: reply.grantedAt ?? 0 };
     },
 
@@ -134,14 +141,15 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
      */
     async setSubjectCap(subject: string, limitCents: number): Promise<{ limitCents: number; movedCents: number }> {
       if (!Number.isSafeInteger(limitCents) || limitCents < 0) throw new ApprovalError('invalid_approval', `A cap must be a whole, non-negative number of cents, not ${String(limitCents)}.`);
+      if (!SUBJECT.test(subject)) throw new ApprovalError('invalid_approval', `A cap's subject must name one payment or one customer, e.g. payment:pi_123 or customer:cus_123, not ${subject.slice(0, 80)}.`);
       let partition: string;
       try {
         partition = assertPartition(subject);
       } catch (error) {
         throw new ApprovalError('invalid_approval', error instanceof Error ? error.message : String(error));
       }
-      const reply = await run<{ status: 'OK'; movedCents: number; limit: number }>('set-cap-1', [keys.subject(partition)], [limitCents, `subject:${subject}`]);
-      return { limitCents: reply.limit, movedCents: reply.movedCents };
+      const reply = await run<{ status: 'OK'; movedCents: string; limit: string }>('set-cap-1', [keys.subject(partition)], [limitCents, `subject:${subject}`]);
+      return { limitCents: Number(reply.limit), movedCents: Number(reply.movedCents) };
     },
   };
 }

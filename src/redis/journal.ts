@@ -123,7 +123,7 @@ export type ProposeReply =
   | Misplaced
   | { status: 'TERMS'; terms: string }
   | { status: 'LEASE'; reason: string; missing: boolean; revoked: boolean; revokedAt: number; reservedCents: number; uses: number; now: number }
-  | { status: 'OVER_CAP'; cap: string; limit: number; reserved: number; reservedCents: number; uses: number; now: number };
+  | { status: 'OVER_CAP'; cap: string; limit: string; reserved: string; reservedCents: number; uses: number; now: number };
 
 export type ProposeRequest = {
   effectId: string;

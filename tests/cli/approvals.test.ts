@@ -53,8 +53,12 @@ describe.concurrent('caps set', { timeout: 90_000 }, () => {
     expect(await redis.hget(capKey ?? '', 'limit')).toBe('0');
   });
 
-  it('refuses a subject that cannot name a payment or customer, with one line and exit 2', async () => {
-    expectOneLineBadInput(await runCli(['caps', 'set', 'payment pi 1', '100'], env), 'subject must name a payment or a customer');
+  // A cap on something no effect moves on would be taken for a cap that holds: `caps set pi_123 3000` capped nothing.
+  it.each(['payment pi 1', 'pi_123', 'PAYMENT:pi_123', 'payment:123', 'refund:re_1', 'payment:pi_1.2', 'customer:cus-1'])('refuses the subject "%s", which names no one payment or customer, with one line and exit 2, and sets no cap', async (subject) => {
+    const run = await runCli(['caps', 'set', subject, '100'], env);
+    expectOneLineBadInput(run, 'subject must name one payment or one customer');
+    expect(run.stdout).toBe('');
+    expect((await writtenKeys()).filter((key) => key.includes(subject))).toEqual([]);
   });
 });
 
@@ -63,6 +67,20 @@ describe.concurrent('approvals grant', { timeout: 90_000 }, () => {
     const options: Record<string, string> = { '--id': `ap_${randomBytes(4).toString('hex')}`, '--approver': 'dana@support', '--cap-cents': '3000', '--scope': 'payment:pi_grant', ...overrides };
     return runCli(['approvals', 'grant', ...Object.entries(options).flat()], env);
   };
+
+  it('run again with the same options (a retry: the CLI asks for one after a Redis timeout) answers the approval that stands, exit 0, with its first expiry; other terms are a conflict', async () => {
+    const id = `ap_${randomBytes(4).toString('hex')}`;
+    const first = await grant({ '--id': id, '--expires-in': '3600' });
+    expect(first.code, first.stderr).toBe(0);
+    const granted = JSON.parse(first.stdout) as { created: boolean; expiresAt: number };
+    expect(granted.created).toBe(true);
+    const again = await grant({ '--id': id, '--expires-in': '3600' });
+    expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(JSON.parse(again.stdout)).toMatchObject({ id, created: false, expiresAt: granted.expiresAt });
+    const wider = await grant({ '--id': id, '--cap-cents': '3001' });
+    expect(wider.code).toBe(1);
+    expect(wider.stderr).toContain('already exists with other terms');
+  });
 
   it.each([
     ['--cap-cents', '-5'],

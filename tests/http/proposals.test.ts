@@ -184,6 +184,14 @@ describe.concurrent('proposing refunds and credits', () => {
     expect(rig.target.landedCount(answer.body.effect_id)).toBe(0);
   });
 
+  it.each([9_007_199_254_740_991, 123_456_789_012_345])('a cap of 15 or more digits (%d) is answered as set, not rounded to the 14 digits a Lua number prints', async (cents) => {
+    const subject = `payment:pi_${uid()}`;
+    const answer = await request(rig.app).put(`/v1/caps/${subject}`).set(bearer(TOKENS.approver)).send({ cap_cents: cents });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ cap_cents: cents, moved_cents: 0, sentence: expect.stringContaining(`(0 of ${cents} have moved`) });
+    expect((await rig.stores.approvals.subjectCap(subject)).limitCents).toBe(cents);
+  });
+
   it('a cap set to zero on the payment refuses the refund over the cap', async () => {
     const { pi, approval } = await payment();
     const cap = await request(rig.app).put(`/v1/caps/payment:${pi}`).set(bearer(TOKENS.approver)).send({ cap_cents: 0 });

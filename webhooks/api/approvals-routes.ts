@@ -67,17 +67,9 @@ export function approvalsRoutes(context: ApiContext): Route[] {
         const wanted: ApprovalOptions = { four_eyes: body.four_eyes ?? false, granted_by: who.name };
         const now = await stores.journal.serverTime();
         const terms = { id: body.id, approver: body.approver, capCents: body.cap_cents, expiresAt: now + (body.expires_in ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000, maxUses: body.max_uses ?? 1, scope: body.scope };
-        let created: boolean;
-        try {
-          created = (await approvalOptions.grant(terms, wanted)).created;
-        } catch (error) {
-          if (!(error instanceof InterlockError) || error.code !== 'approval_conflict') throw error;
-          // A retry of the same grant differs only in when it asked, so only in its expiry: the first one stands.
-          const { snapshot } = await stores.approvals.describe(body.id);
-          const same = snapshot !== null && snapshot.approver === terms.approver && snapshot.capCents === terms.capCents && snapshot.maxUses === terms.maxUses && snapshot.scope === terms.scope;
-          if (!same) throw error;
-          created = false;
-        }
+        // A retry of the same grant differs only in when it asked, so only in its expiry: the first one stands
+        // (created false; approvals.grant).
+        const { created } = await approvalOptions.grant(terms, wanted);
         if (!created) {
           // The options that stand are the ones its creating grant wrote (none for a grant from the CLI).
           const standing = (await approvalOptions.get(body.id))?.four_eyes ?? false;

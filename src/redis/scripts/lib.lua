@@ -142,7 +142,9 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
   if tonumber(ap[4] or 0) <= now then return lease('approval ' .. aid .. ' has expired', false) end
   if ap[5] ~= partition then return lease('approval ' .. aid .. ' covers ' .. (ap[5] or '?') .. ', not ' .. partition, false) end
   local cap = tonumber(ap[6] or 0)
-  if amount > cap then return lease('approval ' .. aid .. ' covers at most ' .. cap .. ' cents', false) end
+  -- Cents go into text and replies as Redis holds them: a Lua number prints (and cjson encodes) with 14 digits, which
+  -- would misstate a cap of 15 or more.
+  if amount > cap then return lease('approval ' .. aid .. ' covers at most ' .. ap[6] .. ' cents', false) end
 
   local n = tonumber(ARGV[18])
   -- A first proposal fixes the payload (I5).
@@ -156,13 +158,13 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
   local max_uses = tonumber(ap[8] or 0)
   if ap_uses >= max_uses then return lease('approval ' .. aid .. ' has used all ' .. max_uses .. ' of its uses', false) end
   if ap_reserved + amount > cap then
-    return { status = 'OVER_CAP', cap = 'approval:' .. aid, limit = cap, reserved = ap_reserved,
+    return { status = 'OVER_CAP', cap = 'approval:' .. aid, limit = ap[6], reserved = ap[9] or '0',
       reservedCents = ap_reserved, uses = ap_uses, now = now }
   end
   local sub = redis.call('HMGET', subject, 'limit', 'movedCents', 'name')
   local moved = tonumber(sub[2] or 0)
   if sub[1] and moved + amount > tonumber(sub[1]) then
-    return { status = 'OVER_CAP', cap = sub[3] or '', limit = tonumber(sub[1]), reserved = moved,
+    return { status = 'OVER_CAP', cap = sub[3] or '', limit = sub[1], reserved = sub[2] or '0',
       reservedCents = ap_reserved, uses = ap_uses, now = now }
   end
 

@@ -3,6 +3,7 @@
 -- at once.
 -- KEYS[1] subject totals hash
 -- ARGV[1] limit in cents   ARGV[2] the cap's name (for refusals)
--- Returns JSON {status}: OK {movedCents, limit}
+-- Returns JSON {status}: OK {movedCents, limit}, both as text (as Redis holds them: cjson writes a number with 14
+-- digits, which misstates a cap of 15 or more)
 redis.call('HSET', KEYS[1], 'limit', ARGV[1], 'name', ARGV[2])
-return reply({ status = 'OK', movedCents = hget_num(KEYS[1], 'movedCents'), limit = tonumber(ARGV[1]) })
+return reply({ status = 'OK', movedCents = redis.call('HGET', KEYS[1], 'movedCents') or '0', limit = ARGV[1] })

@@ -38,8 +38,10 @@ export async function runDemo(): Promise<void> {
     print(`Note: this Redis is not durable (${durability.problems.join('; ')}). The demo moves no real money, so it runs anyway;`);
     print('      workers that talk to Stripe refuse such a Redis unless INTERLOCK_UNSAFE_DURABILITY=1.');
   }
-  // Short timings so the demo finishes in seconds; the production defaults are in the README.
-  const config = { ...base, unsafeDurability: true, claimTtlMs: 5_000, settleMarginMs: 500, sendTimeoutMs: 2_000, heartbeatMs: 250, heartbeatTtlMs: 1_000 };
+  // Short timings so the demo finishes in seconds; the production defaults are in the README. Its own key prefix: the
+  // same Redis may hold a service's journal, whose effects list, inbox and alerts must not show the demo's refunds.
+  const keyPrefix = `${base.keyPrefix}-demo`;
+  const config = { ...base, keyPrefix, unsafeDurability: true, claimTtlMs: 5_000, settleMarginMs: 500, sendTimeoutMs: 2_000, heartbeatMs: 250, heartbeatTtlMs: 1_000 };
   const { key, path, created, exposure } = loadOrCreateSigningKey(config);
   print(`Signing key ${key.kid} (${created ? 'created' : 'loaded'} at ${path})`);
   if (exposure !== null) print(`Note: ${exposure.message}`);
@@ -121,7 +123,7 @@ export async function runDemo(): Promise<void> {
         problems: result.problems,
       }, null, 2));
     }
-    print(`\nExport any receipt with \`npx interlock receipt export <effectId>\` and check it with \`npx interlock receipt verify FILE --public-key KEY.pem\`.`);
+    print(`\nThe demo keeps its journal apart from a service's (key prefix ${keyPrefix}). Export a receipt with \`INTERLOCK_KEY_PREFIX=${keyPrefix} npx interlock receipt export ${c.gate.effectIdOf(first)}\` and check it with \`npx interlock receipt verify FILE --public-key KEY.pem\`.`);
   } finally {
     for (const node of nodes) await node.close();
     await redis.quit();

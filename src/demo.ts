@@ -28,7 +28,7 @@ export async function runDemo(): Promise<void> {
   try {
     await redis.ping();
   } catch {
-    process.stderr.write(`Cannot reach Redis at ${redactSecrets(base.redisUrl)}. Start one (\`redis-server\` or \`docker compose up -d redis\`) or set REDIS_URL.\n`);
+    process.stderr.write(`Cannot reach Redis at ${redactSecrets(base.redisUrl)}. Start one (\`redis-server\`, or \`docker compose --env-file compose.sandbox.env up -d redis\`) or set REDIS_URL.\n`);
     process.exitCode = 2;
     redis.disconnect();
     return;

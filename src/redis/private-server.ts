@@ -59,7 +59,7 @@ export function freePort(): Promise<number> {
 function missingBinary(): InterlockError {
   return new InterlockError(
     'invalid_config',
-    'REDIS_URL is not set and there is no redis-server to start a private one. Install Redis 7 (Debian/Ubuntu: `sudo apt-get install redis-server`; macOS: `brew install redis`), or run `docker compose up -d redis` and set REDIS_URL=redis://127.0.0.1:6379.',
+    'REDIS_URL is not set and there is no redis-server to start a private one. Install Redis 7 (Debian/Ubuntu: `sudo apt-get install redis-server`; macOS: `brew install redis`), or run `docker compose --env-file compose.sandbox.env up -d redis` and set REDIS_URL=redis://127.0.0.1:6379.',
   );
 }
 

@@ -218,7 +218,8 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
   }
 
   /**
-   * Refund facts: to the effect whose id the refund's metadata carries. A refund that failed (or was canceled) while
+   * Refund facts: to the effect whose id the refund's metadata carries when the refund is that effect's own
+   * (whyNotOwn), else to the effect that committed it (recordOnCommitter). A refund that failed (or was canceled) while
    * its dispatch is still open (the answer to the send was lost and the sender waits for Stripe again) is recorded now, when no
    * alert is called for yet; the `failed_after_landed` alert is called for once the refund commits. So, as for a
    * dispute (applyPayment), the payment is marked first (note-fact-1), and the settle that commits the refund sees

@@ -86,9 +86,12 @@ describe.concurrent('the service commands and their exit codes', () => {
     const journal = json(again).journal as string[];
     expect(json(again)).toMatchObject({ effectId: effect.effectId, outcome: 'COMMITTED' });
     expect([journal.filter((kind) => kind === 'DISPATCHED').length, journal.filter((kind) => kind === 'COMMITTED').length]).toEqual([1, 1]);
-    // The refusal of this request over the effect as recorded: its journal (ending with the REFUSED the conflict
-    // appended, as evidence), the outcome's sentence, the reason; not an empty journal.
-    expect(json(conflict)).toMatchObject({ effectId: effect.effectId, outcome: 'REFUSED:conflicting_payload', sentence: explainOutcome('REFUSED:conflicting_payload'), reason: expect.stringContaining('another payload'), journal: ['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED', 'REFUSED'], verification: { valid: true }, finalMoney: { status: 'returned' } });
+    // The refusal of this request over the effect as recorded: its journal (with the REFUSED the conflict appended, as
+    // evidence, and the refund's facts as they come), the outcome's sentence, the reason; not an empty journal.
+    expect(json(conflict)).toMatchObject({ effectId: effect.effectId, outcome: 'REFUSED:conflicting_payload', sentence: explainOutcome('REFUSED:conflicting_payload'), reason: expect.stringContaining('another payload'), verification: { valid: true } });
+    const conflictJournal = json(conflict).journal as string[];
+    expect(conflictJournal.slice(0, 4)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED']);
+    expect(conflictJournal).toContain('REFUSED');
     expect(json(byId)).toMatchObject({ effectId: effect.effectId, outcome: 'COMMITTED', finalMoney: { status: 'returned' } });
     // The same effect by its request id (the conflict, run at the same time, may add its REFUSED between the two).
     expect(json(byRequest)).toMatchObject({ effectId: effect.effectId, subject: `payment:${paymentIntent}`, outcome: 'COMMITTED', finalMoney: { status: 'returned' } });

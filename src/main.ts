@@ -33,6 +33,7 @@ import {
   redactSecrets,
   reservedRequestProblem,
   ProposalError,
+  StripeUnavailable,
   requireDurableIntake,
   startSender,
   stripeSide,
@@ -643,6 +644,23 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
   if ((env.STRIPE_SECRET_KEY ?? '') === '' && typeof facts.stripe_secret_key === 'string' && typeof facts.stripe_api_base === 'string') {
     env.STRIPE_SECRET_KEY = facts.stripe_secret_key;
     env.STRIPE_API_BASE = facts.stripe_api_base;
+    if (!running) stripeOfStoppedService = { file, pid: typeof facts.pid === 'number' ? facts.pid : null, apiBase: facts.stripe_api_base };
+  }
+}
+
+/**
+ * The Stripe a command took from a service that is not running (a killed `npm start` leaves its private Redis up, so
+ * commands still read the journal, but its sandbox ran inside it and is gone): a read that cannot reach it says so.
+ */
+let stripeOfStoppedService: { file: string; pid: number | null; apiBase: string } | null = null;
+
+async function readAtStripe<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (stripeOfStoppedService === null || !(error instanceof StripeUnavailable) || error.stripeStatus !== null) throw error;
+    const { file, pid, apiBase } = stripeOfStoppedService;
+    throw new CliFailure(`Could not reach the Stripe sandbox at ${apiBase}: it ran inside the service that wrote ${file}${pid === null ? '' : ` (pid ${pid})`}, which is not running. Start it again (\`npm start\`), or set STRIPE_SECRET_KEY (and STRIPE_API_BASE) for another Stripe. Nothing was recorded.`, EXIT_BAD_INPUT, { cause: error });
   }
 }
 
@@ -684,7 +702,7 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
     if ((await cli.stores.approvals.describe(options.approval)).snapshot === null) throw new CliFailure(`No approval ${options.approval}; nothing was recorded. Grant it first (interlock approvals grant), then propose under it.`, EXIT_BAD_INPUT);
     await checkFourEyes(cli.stores, options.approval, [options.agent]);
     const effectId = effectIdFor({ requestId: options.request, effect });
-    const premises = await stripe.target.readFacts(effectId, effect, facts, { timeoutMs: 10_000 });
+    const premises = await readAtStripe(() => stripe.target.readFacts(effectId, effect, facts, { timeoutMs: 10_000 }));
     const queue = createEffectsQueue(cli.stores);
     try {
       const recorded = await queue.propose({ ...draft, premises });
@@ -947,7 +965,7 @@ addInboxCommands(program, async ({ stores }) => {
   const { createEffectsQueue } = await outerLayers();
   const queue = createEffectsQueue(stores);
   return {
-    readFacts: async (effect, effectId) => stripe.target.readFacts(effectId, effect, effect.kind === 'refund' ? REFUND_FACTS : CREDIT_FACTS, { timeoutMs: 10_000 }),
+    readFacts: async (effect, effectId) => readAtStripe(() => stripe.target.readFacts(effectId, effect, effect.kind === 'refund' ? REFUND_FACTS : CREDIT_FACTS, { timeoutMs: 10_000 })),
     propose: (proposal) => queue.propose(proposal),
     close: () => queue.close(),
   };

@@ -137,6 +137,16 @@ it('a closed terminal (SIGHUP) stops serve as SIGTERM does: exit 0, its embedded
   }
 }, 120_000);
 
+/** `serve` with embedded defaults (its own private Redis and sandbox) in `dataDir`, its output collected. */
+function startServe(dataDir: string) {
+  const env = { ...process.env, INTERLOCK_DATA_DIR: dataDir, INTERLOCK_LOG_LEVEL: 'info', REDIS_URL: '', STRIPE_SECRET_KEY: '', STRIPE_API_BASE: '', INTERLOCK_KEY_PREFIX: '' };
+  const child = spawn(process.execPath, ['bin/interlock.js', 'serve', '--port', '0'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (code, signal) => resolve([code, signal])));
+  return { child, exited, output: () => output };
+}
+
 /** Whether a process runs, a zombie not counted (a container whose first process reaps nothing keeps exited children as zombies). */
 function runs(pid: number): boolean {
   try {
@@ -149,15 +159,8 @@ function runs(pid: number): boolean {
 it('Ctrl-C while serve starts, its private redis-server already up, stops that too (exit 130): the next start serves instead of finding it still running', async () => {
   const dataDir = join(temp.dir, 'interrupted');
   mkdirSync(dataDir, { recursive: true });
-  const env = { ...process.env, INTERLOCK_DATA_DIR: dataDir, INTERLOCK_LOG_LEVEL: 'info', REDIS_URL: '', STRIPE_SECRET_KEY: '', STRIPE_API_BASE: '', INTERLOCK_KEY_PREFIX: '' };
   const pidFile = join(dataDir, 'redis', 'redis.pid');
-  const start = () => {
-    const child = spawn(process.execPath, ['bin/interlock.js', 'serve', '--port', '0'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (code, signal) => resolve([code, signal])));
-    return { child, exited, output: () => output };
-  };
+  const start = () => startServe(dataDir);
   const first = start();
   const second = { current: null as ReturnType<typeof start> | null };
   let redisPid = 0;
@@ -206,3 +209,27 @@ it('with a live key allowed, the start-up lines say live mode (real money), not 
     cleanup.disconnect();
   }
 }, 120_000);
+
+it('a refund after npm start was killed (its private Redis left up, its sandbox gone) says the service is not running, exit 2, instead of a connection error', async () => {
+  const dataDir = join(temp.dir, 'killed');
+  mkdirSync(dataDir, { recursive: true });
+  const { child, exited, output } = startServe(dataDir);
+  const pidFile = join(dataDir, 'redis', 'redis.pid');
+  let redisPid = 0;
+  try {
+    for (let i = 0; i < 600 && !output().includes('For scripts:') && child.exitCode === null; i += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(output(), output().slice(-1500)).toContain('For scripts:');
+    redisPid = Number(readFileSync(pidFile, 'utf8').trim());
+    child.kill('SIGKILL');
+    await exited;
+    const cli = { INTERLOCK_DATA_DIR: dataDir, REDIS_URL: '', STRIPE_SECRET_KEY: '', STRIPE_API_BASE: '', INTERLOCK_KEY_PREFIX: '' };
+    const granted = await runCli(['approvals', 'grant', '--id', 'ap_killed', '--approver', 'dana@support', '--cap-cents', '2000', '--scope', 'payment:pi_killed'], cli);
+    expect(granted.code, granted.stderr).toBe(0);
+    const refund = await runCli(['refund', '--request', 'case-killed', '--payment-intent', 'pi_killed', '--amount', '2000', '--approval', 'ap_killed'], cli);
+    expect(refund.code, refund.stderr).toBe(2);
+    expect(refund.stderr).toContain('which is not running. Start it again (`npm start`)');
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (redisPid > 0 && runs(redisPid)) process.kill(redisPid, 'SIGKILL');
+  }
+}, 150_000);

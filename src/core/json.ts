@@ -356,10 +356,3 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
-/** Nesting depth of a plain JSON value: a scalar is 0, `{}` or `[]` is 1. */
-export function jsonDepth(value: Json): number {
-  if (value === null || typeof value !== 'object') return 0;
-  let deepest = 0;
-  for (const item of Array.isArray(value) ? value : Object.values(value)) deepest = Math.max(deepest, jsonDepth(item));
-  return deepest + 1;
-}

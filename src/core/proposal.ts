@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { parseEffect, EffectError, type Effect } from './effects.js';
 import { InterlockError, zodFieldProblems, type FieldProblem } from './errors.js';
-import { assertJson, canonicalLength, jsonDepth, NonCanonicalValueError, type Json, type JsonObject } from './json.js';
+import { assertJson, canonicalLength, nestsDeeperThan, NonCanonicalValueError, type Json, type JsonObject } from './json.js';
 import { freeText, identifier, isFreeText, isIdentifier, isRequestId, recordedIdentifier, requestIdentifier } from './text.js';
 import type { Decision } from './entries.js';
 
@@ -84,7 +84,7 @@ function boundedJson(value: unknown, path: string, limits: { depth: number; char
     else problems.push({ path, message: error instanceof Error ? error.message : String(error) });
     return undefined;
   }
-  if (jsonDepth(plain) > limits.depth) problems.push({ path, message: `nests deeper than ${limits.depth} levels` });
+  if (nestsDeeperThan(plain, limits.depth)) problems.push({ path, message: `nests deeper than ${limits.depth} levels` });
   else if (canonicalLength(plain) > limits.chars) problems.push({ path, message: `is larger than ${limits.chars} characters of JSON` });
   return plain;
 }

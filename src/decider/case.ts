@@ -6,7 +6,7 @@ import { SUBJECT } from '../core/approval.js';
 import type { EffectKind } from '../core/effects.js';
 import { InterlockError, zodFieldProblems } from '../core/errors.js';
 import { CASE_ID, STORY_MAX_CHARS } from '../core/cases.js';
-import { assertJson, canonicalJson, jsonDepth, type JsonObject } from '../core/json.js';
+import { assertJson, canonicalJson, nestsDeeperThan, type JsonObject } from '../core/json.js';
 import { APPROVAL_ID } from '../core/proposal.js';
 import { freeText } from '../core/text.js';
 
@@ -88,7 +88,7 @@ export function parseCase(input: unknown): DecisionCase {
     if (!(tool in value.facts)) continue;
     try {
       const json = assertJson(rawFacts[tool], `facts.${tool}`) as JsonObject;
-      if (jsonDepth(json) > FACTS_LIMITS.depth) problems.push({ path: `facts.${tool}`, message: `nests deeper than ${FACTS_LIMITS.depth} levels` });
+      if (nestsDeeperThan(json, FACTS_LIMITS.depth)) problems.push({ path: `facts.${tool}`, message: `nests deeper than ${FACTS_LIMITS.depth} levels` });
       else if (canonicalJson(json).length > FACTS_LIMITS.chars) problems.push({ path: `facts.${tool}`, message: `is larger than ${FACTS_LIMITS.chars} characters of JSON` });
       else facts[tool] = json;
     } catch (error) {

@@ -2,7 +2,7 @@
 // must refuse, with the offending path, any value that has no single canonical form.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { assertJson, canonicalFields, canonicalJson, canonicalJsonWithout, joinFields, NonCanonicalValueError } from '../../src/core/json.js';
+import { assertJson, canonicalFields, canonicalJson, canonicalJsonWithout, joinFields, nestsDeeperThan, NonCanonicalValueError } from '../../src/core/json.js';
 
 /** A double from its IEEE 754 bits, the way RFC 8785 Appendix B lists its number vectors. */
 function fromBits(hex: string): number {
@@ -201,5 +201,23 @@ describe('canonical JSON (RFC 8785)', () => {
     expect(copy).toEqual(value);
     expect(copy).not.toBe(value);
     expect(canonicalJson(copy)).toBe(canonicalJson(value));
+  });
+});
+
+describe('nestsDeeperThan (the depth rule of proposals, case facts and webhook events)', () => {
+  const nested = (levels: number): unknown => {
+    let value: unknown = 1;
+    for (let i = 0; i < levels; i += 1) value = i % 2 === 0 ? { a: value } : [value];
+    return value;
+  };
+  it('counts {} and [] as one level each, a scalar as none, and answers exactly at the bound', () => {
+    expect(nestsDeeperThan(7, 0)).toBe(false);
+    expect(nestsDeeperThan({}, 0)).toBe(true);
+    expect(nestsDeeperThan(nested(64), 64)).toBe(false);
+    expect(nestsDeeperThan(nested(65), 64)).toBe(true);
+    expect(nestsDeeperThan({ shallow: 1, deep: nested(65) }, 64)).toBe(true);
+  });
+  it('answers for nesting far past what recursion survives', () => {
+    expect(nestsDeeperThan(nested(200_000), 64)).toBe(true);
   });
 });

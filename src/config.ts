@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { InterlockError } from './core/errors.js';
 import { wholeNumberSetting } from './core/text.js';
 import { STRIPE_DEDUP_WINDOW_MS, timingProblems, type TimingSetting } from './core/timing.js';
-import { readApiBase, readStripeKey, stripeSettingOf } from './stripe/settings.js';
+import { apiBaseSettingOf, readApiBase, readStripeKey, stripeSettingOf } from './stripe/settings.js';
 
 /** Where the service keeps its files (signing key, tokens, service.json, a private Redis) when INTERLOCK_DATA_DIR is unset. */
 export const DEFAULT_DATA_DIR = '.data';
@@ -287,7 +287,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisCommandTimeoutMs: c.INTERLOCK_REDIS_COMMAND_TIMEOUT_MS,
     logLevel: c.INTERLOCK_LOG_LEVEL,
     stripeSecretKey: stripeSettingOf(c.STRIPE_SECRET_KEY),
-    stripeApiBase: stripeSettingOf(c.STRIPE_API_BASE),
+    stripeApiBase: apiBaseSettingOf(c.STRIPE_API_BASE),
     stripeWebhookSecrets: c.STRIPE_WEBHOOK_SECRET?.split(',') ?? [],
     allowLive: c.INTERLOCK_ALLOW_LIVE,
     creditCurrency: c.INTERLOCK_CREDIT_CURRENCY,

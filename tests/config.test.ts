@@ -171,7 +171,13 @@ describe('Stripe keys in the configuration', () => {
     expect(clientMessage).toContain('bare origin');
     expect(refusal({ STRIPE_API_BASE: apiBase }).message).toContain(clientMessage);
     expect(refusal({ STRIPE_API_BASE: 'localhost:12111' }).message).toContain('http:// or https://');
-    expect(loadConfig({ STRIPE_API_BASE: ' http://127.0.0.1:12111/ ' }).stripeApiBase).toBe('http://127.0.0.1:12111/');
+  });
+
+  it('keeps STRIPE_API_BASE as a bare origin without its closing slash, so the lines serve prints have one slash before /v1', () => {
+    expect(loadConfig({ STRIPE_API_BASE: ' http://127.0.0.1:12111/ ' }).stripeApiBase).toBe('http://127.0.0.1:12111');
+    expect(loadConfig({ STRIPE_API_BASE: 'https://api.stripe.com/' }).stripeApiBase).toBe('https://api.stripe.com');
+    expect(loadConfig({ STRIPE_API_BASE: 'http://[::1]:12111' }).stripeApiBase).toBe('http://[::1]:12111');
+    expect(refusal({ STRIPE_API_BASE: 'http://127.0.0.1:12111//' }).message).toContain('bare origin');
   });
 
   it('reads several webhook secrets for a rotation', () => {

@@ -14,6 +14,15 @@ export function stripeSettingOf(value: string | null | undefined): string | null
   return trimmed === '' ? null : trimmed;
 }
 
+/**
+ * STRIPE_API_BASE as given, without the whitespace around it and without the one `/` a bare origin may end in, so
+ * the paths written after it (`${base}/v1/...` in the lines serve prints) have one slash; blank is unset.
+ */
+export function apiBaseSettingOf(value: string | null | undefined): string | null {
+  const base = stripeSettingOf(value);
+  return base !== null && /^https?:\/\/[^/]+\/$/i.test(base) ? base.slice(0, -1) : base;
+}
+
 /** STRIPE_SECRET_KEY read: the key (trimmed) and its mode, or why it is refused. */
 export function readStripeKey(value: string, allowLive: boolean): { key: string; mode: KeyMode } | { problem: string } {
   const key = stripeSettingOf(value) ?? '';

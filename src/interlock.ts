@@ -43,7 +43,7 @@ export { loadConfig, ConfigError, DEFAULT_DATA_DIR, STOP_MARGIN_MS, type Config 
 export { createLogger, limitedErrorLog } from './log.js';
 export { createFileOnce } from './files.js';
 export { createCoalescer, type Coalescer } from './coalesce.js';
-export { closeConnection, isRedisOutage, isRedisTimeout, RedisTimeout, withinRedisTimeout } from './redis/client.js';
+export { closeConnection, isRedisOutage, isRedisTimeout, RedisTimeout, redisTurnedAway, withinRedisTimeout } from './redis/client.js';
 export { InterlockError, ERROR_REGISTRY, errorCode, isRetryable, errorMessage, slowDownOf, type ErrorCode, type FieldProblem, type SlowDown } from './core/errors.js';
 export { explainOutcome, isRefusal, SUBMIT_OUTCOMES, RECOVERY_OUTCOMES, type Outcome } from './core/outcomes.js';
 export { parseProposal, ProposalError, type Proposal } from './core/proposal.js';

@@ -94,13 +94,29 @@ export function batchWrites(redis: Redis): Redis {
 }
 
 /**
+ * The error replies by which Redis turns a command away for a while, whatever the command: memory full under
+ * noeviction (OOM), another script running past busy-reply-threshold (BUSY), a restart still loading its data
+ * (LOADING), a replica or a master that lost its replicas (READONLY, NOREPLICAS, MASTERDOWN), a failed save that stops
+ * writes (MISCONF), a cluster moving or down (TRYAGAIN, CLUSTERDOWN). Redis refuses such a command before it writes
+ * anything (a script is refused OOM only at its first write), so the same call may succeed later.
+ */
+const TURNED_AWAY = /^(OOM|BUSY|LOADING|READONLY|NOREPLICAS|MASTERDOWN|MISCONF|TRYAGAIN|CLUSTERDOWN)\b/;
+
+/** The word Redis turned a command away with (TURNED_AWAY), or null for any other error. */
+export function redisTurnedAway(error: unknown): string | null {
+  if (!(error instanceof Error) || error.name !== 'ReplyError') return null;
+  return TURNED_AWAY.exec(error.message)?.[1] ?? null;
+}
+
+/**
  * Whether an error is Redis not answering (refused or dropped connection, ioredis giving up on a command while it
- * reconnects) rather than a refusal of what was asked: the same call may succeed once Redis is back.
+ * reconnects) or turning every command away for a while (redisTurnedAway), rather than a refusal of what was asked:
+ * the same call may succeed once Redis is back.
  */
 export function isRedisOutage(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
-  return error.name === 'MaxRetriesPerRequestError' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || /Connection is closed|Stream isn't writeable/.test(error.message) || isRedisTimeout(error);
+  return error.name === 'MaxRetriesPerRequestError' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || /Connection is closed|Stream isn't writeable/.test(error.message) || isRedisTimeout(error) || redisTurnedAway(error) !== null;
 }
 
 /**

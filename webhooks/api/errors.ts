@@ -4,7 +4,7 @@
 // No answer ever carries a stack trace or a secret.
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { ERROR_REGISTRY, InterlockError, isRedisOutage, isRedisTimeout, redactSecrets, type ErrorCode, type FieldProblem } from '../../src/interlock.js';
+import { ERROR_REGISTRY, InterlockError, isRedisOutage, isRedisTimeout, redactSecrets, redisTurnedAway, type ErrorCode, type FieldProblem } from '../../src/interlock.js';
 
 export type ErrorBody = { error: { code: string; message: string; fields?: FieldProblem[] } };
 
@@ -31,6 +31,19 @@ const STATUS_CODES: Record<number, ErrorCode> = { 400: 'invalid_request', 404: '
 export const REDIS_TIMED_OUT =
   'Redis did not answer in time (INTERLOCK_REDIS_COMMAND_TIMEOUT_MS), so what was asked may or may not have been recorded. Send the same request again once Redis answers: a proposal repeated with the same request_id is answered from the journal, and its money moves at most once.';
 
+/** What each word Redis turns a command away with (redisTurnedAway) means, for the one who runs it. */
+const REDIS_SAYS: Record<string, string> = {
+  OOM: 'its memory is full under maxmemory',
+  BUSY: 'a script is running past busy-reply-threshold',
+  LOADING: 'it is loading its data after a restart',
+  READONLY: 'REDIS_URL reaches a replica, not the master',
+  NOREPLICAS: 'fewer replicas answer than min-replicas-to-write asks',
+  MASTERDOWN: 'its master is down',
+  MISCONF: 'its last save failed and it stops writes until one succeeds',
+  TRYAGAIN: 'the cluster is moving the keys',
+  CLUSTERDOWN: 'the cluster is down',
+};
+
 /** The registry error an arbitrary thrown value stands for at the edge. */
 export function asApiError(error: unknown): InterlockError {
   if (error instanceof InterlockError) return error;
@@ -48,6 +61,8 @@ export function asApiError(error: unknown): InterlockError {
       return apiError(STATUS_CODES[status] ?? 'invalid_request', status === 404 ? 'No such route.' : 'The request could not be read (a malformed path or header).', { cause: error });
     }
     if (isRedisTimeout(error)) return apiError('redis_unavailable', REDIS_TIMED_OUT, { cause: error });
+    const turnedAway = redisTurnedAway(error);
+    if (turnedAway !== null) return apiError('redis_unavailable', `Redis turned the request away for now (${turnedAway}: ${REDIS_SAYS[turnedAway] ?? 'see its log'}); nothing was recorded. Retry shortly.`, { cause: error });
     if (isRedisOutage(error)) return apiError('redis_unavailable', 'Redis is not answering; nothing was recorded. Retry shortly.', { cause: error });
   }
   return apiError('internal', 'Something went wrong inside the service.', { cause: error });

@@ -286,13 +286,18 @@ export type Sender = {
 /**
  * The durability check of a process that takes events or requests and answers that they are stored (the webhook
  * route's 200, the support API's 202) without sending anything itself: a worker in the same process checks at its
- * start (startSender); without one, this refuses a Redis that can lose what it acknowledged, as the worker would.
+ * start (startSender) and goes on checking; without one, this refuses a Redis that can lose what it acknowledged, as
+ * the worker would, and returns the monitor that goes on checking every INTERLOCK_DURABILITY_CHECK_MS, started (the
+ * caller stops it), so the route and the API can refuse what they would answer as stored once Redis stops keeping it.
  */
-export async function requireDurableIntake(stores: Stores): Promise<void> {
+export async function requireDurableIntake(stores: Stores): Promise<DurabilityMonitor> {
   const { redis } = innerOf(stores);
   const durability = await requireDurability(redis, stores.config.unsafeDurability, 'intake');
   if (durability.optedOut) stores.logger.warn({ durability }, `Redis is not durable (${durability.problems.join('; ')}); taking webhooks and requests anyway because INTERLOCK_UNSAFE_DURABILITY is set`);
   else stores.logger.info({ appendonly: durability.appendonly, appendfsync: durability.appendfsync, maxmemoryPolicy: durability.maxmemoryPolicy }, 'Redis durability checked');
+  const monitor = createDurabilityMonitor({ redis, optOut: stores.config.unsafeDurability, intervalMs: stores.config.durabilityCheckMs, logger: stores.logger, initial: durability });
+  monitor.start();
+  return monitor;
 }
 
 /** Everything a process needs to send through the gate: it refuses a Redis that can lose what it acknowledged. */

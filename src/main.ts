@@ -136,7 +136,13 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     const verifyEvent = roles.includes('webhooks') ? createWebhookVerifier(config.stripeWebhookSecrets) : null;
     // A process that takes webhooks or requests answers that they are stored: without a worker here to check
     // Redis at its start, it checks before it listens.
-    if ((roles.includes('webhooks') || roles.includes('api')) && !roles.includes('worker')) await requireDurableIntake(stores);
+    // What it answers as stored is refused again whenever Redis stops keeping it (the monitor of the worker here, or this one).
+    let intake: { assertDurable(): void } | null = null;
+    if ((roles.includes('webhooks') || roles.includes('api')) && !roles.includes('worker')) {
+      const monitor = await requireDurableIntake(stores);
+      closers.push({ name: 'durability monitor', close: () => monitor.stop() });
+      intake = monitor;
+    }
     const http = roles.includes('webhooks') || roles.includes('api') ? await listen(createServer(startingUp), config.host, config.port, '--port or INTERLOCK_PORT') : null;
     if (http !== null) closers.push({ name: 'http', close: () => closeServer(http) });
     let tokens: TokenRegistry | null = null;
@@ -174,6 +180,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     if (roles.includes('worker') && stripe !== null && deciderConfig !== null) {
       const started = await startSender(stores, stripe.target, { ...(facts ? { facts } : {}), ...(metrics ? { events: metrics.gateEvents } : {}) });
       sender = started;
+      intake = started.durabilityMonitor;
       closers.push({ name: 'sender', close: () => started.close() });
       // Proposals made here: cases decided by this worker, and re-approvals a stopped process closed and never proposed.
       const proposals = createEffectsQueue(stores);
@@ -208,7 +215,11 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       if (verifyEvent !== null) {
         const factsQueue = createFactsQueue(stores);
         closers.push({ name: 'facts queue', close: () => factsQueue.close() });
-        mount = (app) => app.use(stripeWebhookRouter({ verify: verifyEvent, accept: (event) => factsQueue.accept(event), ...(metrics ? { onOutcome: (outcome, detail) => metrics.webhookOutcome(outcome, detail) } : {}) }));
+        mount = (app) => app.use(stripeWebhookRouter({ verify: verifyEvent, accept: (event) => {
+              // Answered 200, Stripe never sends the event again: it is taken only while Redis keeps what it is given.
+              intake?.assertDurable();
+              return factsQueue.accept(event);
+            }, ...(metrics ? { onOutcome: (outcome, detail) => metrics.webhookOutcome(outcome, detail) } : {}) }));
       }
       let app: Express;
       if (tokens !== null && limits !== null) {
@@ -234,6 +245,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
           ...(metrics ? { metrics } : {}),
           ...(opsQueues ? { queues: opsQueues } : {}),
           ui: { links: stripeLinks(config) },
+          ...(intake === null ? {} : { intake }),
         });
       } else {
         // The webhook route alone (a process that only takes Stripe's events): no tokens, no support API.

@@ -22,7 +22,7 @@ import { route, type Route } from './api/route.js';
 import { DASHBOARD_PATH, queueDashboard } from './ops/dashboard.js';
 import { UI_PATH, uiRouter } from './ui/routes.js';
 
-export type { AppDeps, CasesProducer, FactReader, PremiseNames, ReadinessCheck, AlertsReader, EffectsProducer, ApiLimits } from './api/context.js';
+export type { AppDeps, IntakeGuard, CasesProducer, FactReader, PremiseNames, ReadinessCheck, AlertsReader, EffectsProducer, ApiLimits } from './api/context.js';
 export { DEFAULT_PREMISES } from './api/context.js';
 export { loadTokenRegistry, loadOrCreateLocalTokens, localToken, createTokenRegistry, parseTokenEntries, ROLES, type Role, type TokenRegistry, type Caller } from './api/tokens.js';
 export { PERMISSIONS } from './api/auth.js';
@@ -108,6 +108,7 @@ export function createApp(deps: AppDeps): Express {
     logger,
     factTimeoutMs: limits.factTimeoutMs ?? DEFAULT_FACT_TIMEOUT_MS,
     approvalOptions: createApprovalOptions(stores),
+    intake: deps.intake ?? null,
   };
   const routes = apiRoutes(context);
   const openapi = route({
@@ -154,9 +155,20 @@ export function createApp(deps: AppDeps): Express {
     app.use(DASHBOARD_PATH, allow('readQueues'));
     app.use(queueDashboard(queues));
   }
+  // A request that records something is refused while Redis could lose it (AppDeps.intake): it would be answered as
+  // stored. Reads go on.
+  const stored: RequestHandler = (_req, _res, next) => {
+    try {
+      context.intake?.assertDurable();
+    } catch (error) {
+      next(error);
+      return;
+    }
+    next();
+  };
   for (const target of routes) {
     if (target.permission === null) continue;
-    register(target, allow(target.permission), ...(target.body ? body : []));
+    register(target, allow(target.permission), ...(target.method === 'get' ? [] : [stored]), ...(target.body ? body : []));
   }
   app.use((req, _res, next) => {
     next(apiError('not_found', `No route ${req.method} ${redactSecrets(req.path).slice(0, 200)}. GET /v1/openapi.json lists every route.`));

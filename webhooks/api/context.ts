@@ -75,7 +75,16 @@ export type AppDeps = {
   queues?: OpsQueues;
   /** The page under /ui: where Stripe ids link to (default: the test-mode dashboard), and extra sections. */
   ui?: { links?: StripeLinks; sections?: readonly UiSection[] };
+  /**
+   * Whether Redis keeps what this process answers is stored (the durability monitor of src/redis/durability.ts):
+   * `assertDurable()` throws redis_not_durable (503) while it does not, and every request that records something is
+   * refused then, nothing written. Absent: not checked here.
+   */
+  intake?: IntakeGuard;
 };
+
+/** The durability check a request that records something passes first (AppDeps.intake). */
+export type IntakeGuard = { assertDurable(): void };
 
 export function createApprovalOptions(stores: Stores) {
   const store = approvalOptionsOf(stores);
@@ -103,4 +112,5 @@ export type ApiContext = {
   logger: Logger;
   factTimeoutMs: number;
   approvalOptions: ReturnType<typeof createApprovalOptions>;
+  intake: IntakeGuard | null;
 };

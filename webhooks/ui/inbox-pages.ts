@@ -175,6 +175,7 @@ export function addInboxPages(router: Router, context: ApiContext, helpers: Inbo
         const by = { name: caller.name, role: caller.role };
         const actions = inboxActionsFor(context, by);
         try {
+          context.intake?.assertDurable();
           if (action === 'reapprove') {
             const body = reapproveBody.parse(fields);
             await actions.reapprove(id, { approval: body.approval, note: body.note ?? '', by });

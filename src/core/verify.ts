@@ -298,6 +298,9 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
       case 'RESOLVED': {
         // Outcome before this entry: a resolution answers an AMBIGUOUS effect only (core/inbox.ts).
         for (const problem of actionProblems(entry, receipt.effectId, outcomeBefore, open !== null, actedItems)) problems.push(`${name} ${problem}`);
+        // Through whichever of its items, one refused payload is re-approved once: a second would send it again.
+        const earlier = entry.action === 'reapprove' ? operatorActions.find((action) => action.action === 'reapprove') : undefined;
+        if (earlier !== undefined) problems.push(`${name} re-approves the effect a second time (item ${entry.item.slice(0, 90)}, after item ${earlier.item.slice(0, 90)}): one refused payload is re-approved once`);
         actedItems.add(entry.item);
         operatorActions.push({ item: entry.item, action: entry.action, resolution: entry.resolution, by: entry.by, note: entry.note, at: entry.at, reapproval: entry.reapproval });
         return;

@@ -6,7 +6,7 @@
 // step as those entries on a Redis Cluster (another slot), so it is written right after them and kept in step: an
 // item is opened again, harmlessly, by whoever meets the settled effect later (a redelivered job, the next recovery
 // pass), and an item whose chain already holds an action is shown and re-indexed as closed, whatever the index says.
-import { actionsOf, inboxItemFor, parseInboxItemId, ALLOWED_ACTIONS, type InboxItemDraft, type InboxKind } from '../core/inbox.js';
+import { actionsOf, inboxItemFor, parseInboxItemId, reapprovalRequestId, ALLOWED_ACTIONS, type InboxItemDraft, type InboxKind } from '../core/inbox.js';
 import type { Actor, Draft, EntryOf, OperatorAction, Reapproval, Resolution } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
@@ -229,6 +229,11 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
             reply.committed
               ? `Effect ${item.effectId} landed (Stripe reported it after the item opened), so item ${id} cannot be ${request.action === 'resolve' ? 'resolved on a person\'s word' : 're-approved'}; dismiss it with a note. Nothing was recorded.`
               : `Effect ${item.effectId} is ${reply.ambiguous ? 'AMBIGUOUS: it may have landed, so it is never re-approved; resolve it after checking Stripe' : 'not AMBIGUOUS, so there is nothing to resolve'}. Nothing was recorded.`,
+          );
+        case 'REAPPROVED':
+          throw new InterlockError(
+            'action_not_allowed',
+            `Effect ${item.effectId} was re-approved already, through item ${reply.item.slice(0, 100)} (its payload goes out as request ${reapprovalRequestId(reply.item).slice(0, 120)}); one refused payload is re-approved once, so item ${id} cannot be: dismiss it with a note. Nothing was recorded.`,
           );
         default: {
           const never: never = reply;

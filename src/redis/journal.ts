@@ -640,19 +640,19 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       draft: Draft<'RESOLVED'>,
       marker: string,
       requires: 'ambiguous' | 'unsent' | '',
-    ): Promise<{ status: 'OK'; entry: EntryOf<'RESOLVED'> } | { status: 'ACTED'; by: string } | { status: 'OPEN' | 'UNKNOWN_EFFECT' } | { status: 'STATE'; committed: boolean; ambiguous: boolean }> {
+    ): Promise<{ status: 'OK'; entry: EntryOf<'RESOLVED'> } | { status: 'ACTED'; by: string } | { status: 'OPEN' | 'UNKNOWN_EFFECT' } | { status: 'STATE'; committed: boolean; ambiguous: boolean } | { status: 'REAPPROVED'; item: string }> {
       let head = (await readState(partition, effectId)).state.head;
       let floor = 0;
       for (let attempt = 0; attempt < casAttempts; attempt += 1) {
         const at = await sealTime(floor);
         const { entries, pairs } = await seal(effectId, [draft], at, head);
-        const reply = await call<{ status: 'OK'; now: number } | { status: 'ACTED'; by: string } | { status: 'OPEN' | 'UNKNOWN_EFFECT' } | { status: 'STATE'; committed: boolean; ambiguous: boolean } | Misplaced>(
+        const reply = await call<{ status: 'OK'; now: number } | { status: 'ACTED'; by: string } | { status: 'OPEN' | 'UNKNOWN_EFFECT' } | { status: 'STATE'; committed: boolean; ambiguous: boolean } | { status: 'REAPPROVED'; item: string } | Misplaced>(
           'act-2',
           [keys.state(partition, effectId), keys.entries(partition, effectId)],
           [effectId, head, at, maxSkewMs, draft.item, marker, requires, ...pairs],
         );
         if (reply.status === 'OK') return { status: 'OK', entry: entries[0] as EntryOf<'RESOLVED'> };
-        if (reply.status === 'ACTED' || reply.status === 'OPEN' || reply.status === 'UNKNOWN_EFFECT' || reply.status === 'STATE') return reply;
+        if (reply.status === 'ACTED' || reply.status === 'OPEN' || reply.status === 'UNKNOWN_EFFECT' || reply.status === 'STATE' || reply.status === 'REAPPROVED') return reply;
         ({ head, floor } = retryPlace(reply as Misplaced));
       }
       throw new JournalContentionError(effectId, 'record an operator action');

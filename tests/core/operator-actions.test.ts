@@ -82,6 +82,12 @@ describe('a RESOLVED entry in a receipt', () => {
     const forged = reapproved('op_forged_request');
     const other_request = { ...forged, reapproval: { approval: 'ap_new', requestId: 'case-chosen-by-hand', effectId: effectIdFor({ requestId: 'case-chosen-by-hand', effect: null }) } };
     expect(problemsOf('op_forged_request', [drafts.proposed(), drafts.authorized(), refusedStale(), other_request]).join('\n')).toMatch(/request other than the one derived from its item/);
+    // Two items of one effect (refused on a stale premise, re-decided, refused at recovery) each re-approved: the payload twice.
+    const stale = reapproved('op_two_items');
+    const atRecovery = `lease_at_recovery:${chainEffectId('op_two_items')}`;
+    const second = { ...stale, item: atRecovery, reapproval: { approval: 'ap_other', requestId: `reapproval:${atRecovery}`, effectId: effectIdFor({ requestId: `reapproval:${atRecovery}`, effect: null }) } };
+    const refusedAtRecovery: Draft<'REFUSED'> = { ...refusedStale(), code: 'REFUSED:lease_at_recovery', reason: 'approval revoked' };
+    expect(problemsOf('op_two_items', [drafts.proposed(), drafts.authorized(), refusedStale(), drafts.proposed(), drafts.authorized(), refusedAtRecovery, stale, second]).join('\n')).toMatch(/entry 8 \(RESOLVED\) re-approves the effect a second time .*one refused payload is re-approved once/);
     expect(problemsOf('op_no_resolution', [...sent(), ambiguous(), resolved('op_no_resolution', { resolution: null })]).join('\n')).toMatch(/without saying whether the effect landed/);
   });
 

@@ -5,10 +5,11 @@
 -- ARGV[1] effect id   ARGV[2] expected chain head   ARGV[3] entry time (Redis ms)   ARGV[4] max clock skew ms
 -- ARGV[5] the item id   ARGV[6] who acted and how (JSON, kept beside the state)
 -- ARGV[7] what the effect must be: 'ambiguous' (AMBIGUOUS and no landing reported since: a resolve), 'unsent'
---   (never committed nor ambiguous: a re-approval, which must not move money that may have moved), or ''
+--   (never committed nor ambiguous, and not re-approved through another of its items: a re-approval, which must not
+--   move money that may have moved, nor send one refused payload twice), or ''
 -- ARGV[8] entry hash   ARGV[9] stored entry JSON
 -- Returns JSON {status}: OK {now} | ACTED {by} | OPEN | UNKNOWN_EFFECT | STATE {committed, ambiguous}
---   | HEAD_MOVED {head, lastAt, now} | BAD_TIME {head, lastAt, now}
+--   | REAPPROVED {item} | HEAD_MOVED {head, lastAt, now} | BAD_TIME {head, lastAt, now}
 local state = KEYS[1]
 if redis.call('EXISTS', state) == 0 then return reply({ status = 'UNKNOWN_EFFECT' }) end
 local marker = 'i:' .. ARGV[5]
@@ -20,10 +21,18 @@ local ambiguous = hget_str(state, 'ambiguous') == '1'
 if (ARGV[7] == 'ambiguous' and (committed or not ambiguous)) or (ARGV[7] == 'unsent' and (committed or ambiguous)) then
   return reply({ status = 'STATE', committed = committed, ambiguous = ambiguous })
 end
+-- An effect can hold several items that allow a re-approval (refused on a stale premise, re-decided, refused again at
+-- recovery): its payload is re-approved through one of them, once.
+local reapproved = ARGV[7] == 'unsent' and hget_str(state, 'reapproved') or ''
+if reapproved ~= '' then return reply({ status = 'REAPPROVED', item = reapproved }) end
 local now = now_ms()
 local at = tonumber(ARGV[3])
 local misplaced = check_place(state, ARGV[2], at, tonumber(ARGV[4]), now)
 if misplaced then return reply(misplaced) end
 push_batch(state, KEYS[2], at, 8, 1)
-redis.call('HSET', state, marker, ARGV[6])
+if ARGV[7] == 'unsent' then
+  redis.call('HSET', state, marker, ARGV[6], 'reapproved', ARGV[5])
+else
+  redis.call('HSET', state, marker, ARGV[6])
+end
 return reply({ status = 'OK', now = now })

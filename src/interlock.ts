@@ -506,8 +506,13 @@ export async function repairExposures(stores: Stores): Promise<ExposureRepair> {
   for await (const alert of stores.alerts.openOf('exposure')) {
     await each(alert.id, async () => {
       // get() closes an item whose chain holds an action the index has not caught up with.
-      const closure = (await stores.inbox.get(inboxItemId('exposure', alert.effectId)))?.closure ?? null;
-      if (closure === null) return;
+      const item = await stores.inbox.get(inboxItemId('exposure', alert.effectId));
+      const closure = item?.closure ?? null;
+      if (item === null || closure === null) return;
+      // The person closed the item on the disputes it showed: an alert that names one they did not see (a second
+      // chargeback, which opens the alert again) is new money at stake, not the other half of what they closed.
+      const handled = Array.isArray(item.detail?.disputes) ? item.detail.disputes : [];
+      if (alert.disputes.some((dispute) => !handled.includes(dispute))) return;
       // An item the facts closed was closed after they resolved its alert (settle, or this repair naming them): an open
       // alert beside it is one the facts opened again since (raise re-opens what they resolved), money at stake again.
       // The item takes no second action, so the alert alone carries it: resolving it would hide the new exposure.

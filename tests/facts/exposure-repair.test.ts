@@ -4,7 +4,7 @@
 // closed the first. Each crash is simulated by doing only the first step.
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createFacts, journalOf, raiseAlert, repairExposures, type Entry, type Stores } from '../../src/interlock.js';
+import { createFacts, journalOf, raiseAlert, repairExposures, resolveAlert, type Entry, type Stores } from '../../src/interlock.js';
 import { createInbox } from '../../src/redis/inbox.js';
 import { startReconciler } from '../../queues/facts.js';
 import { useInboxRig, type ItemMaker } from '../http/inbox-items.js';
@@ -149,6 +149,21 @@ describe('the exposure repair and an alert the facts opened again', () => {
     const again = await raiseAlert(stores, { kind: 'exposure', effectId, subject: 'payment:pi_again', centsAtStake: 4_000, refund: null, disputes: [`du_${uid()}`], sentence: 'Charged back again.', action: 'Answer the dispute.' });
     expect(again.alert.resolvedAt).toBeNull();
 
+    expect((await repairExposures(stores)).resolvedAlerts).not.toContain(alert);
+    expect(await stores.alerts.get(alert)).toMatchObject({ resolvedAt: null, resolvedBy: null });
+  });
+
+  it('leaves open an exposure alert a second chargeback re-opened after a person closed its item on the first', async () => {
+    const { effectId, item, alert } = await exposure();
+    const handled = ((await stores.inbox.get(item))?.detail?.disputes ?? []) as string[];
+    // The person answers the first dispute and resolves the alert; its item is dismissed with it.
+    expect(await resolveAlert(stores, alert, { name: 'alice', role: 'cli' })).toMatchObject({ resolved: true });
+    expect(await stores.inbox.get(item)).toMatchObject({ status: 'closed' });
+    // A second chargeback: the alert opens again, naming a dispute the person never saw.
+    const again = await raiseAlert(stores, { kind: 'exposure', effectId, subject: 'payment:pi_again', centsAtStake: 16_000, refund: null, disputes: [...handled, `du_${uid()}`], sentence: 'Charged back again.', action: 'Answer the dispute.' });
+    expect(again.alert.resolvedAt).toBeNull();
+
+    // The repair sees an open alert beside an item a person closed, but not on these disputes: new money at stake.
     expect((await repairExposures(stores)).resolvedAlerts).not.toContain(alert);
     expect(await stores.alerts.get(alert)).toMatchObject({ resolvedAt: null, resolvedBy: null });
   });

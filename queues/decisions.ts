@@ -8,6 +8,7 @@
 // A case is decided at most once into money: the proposal's request id is the case's, so the first PROPOSED binds
 // the payload (I5). A worker that died after recording it and before noting it on the case leaves the case to be
 // run again; that run finds the recorded proposal and adopts it instead of asking the decider a second time.
+import { createHash } from 'node:crypto';
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
@@ -19,6 +20,7 @@ import {
   createProposalRecorder,
   effectIdFor,
   errorCode,
+  errorMessage,
   firstRecordedProposal,
   InterlockError,
   isFinalCase,
@@ -29,6 +31,7 @@ import {
   openInboxItem,
   proposalDecision,
   proposalFields,
+  RedisTimeout,
   refusalOfLatestProposal,
   requestIdOf,
   type CaseDecision,
@@ -46,10 +49,20 @@ import {
   type Recorded,
   type CaseStatusWritten,
   type Stores,
+  withinRedisTimeout,
 } from '../src/interlock.js';
 
 export type DecisionJob = { caseId: string };
 
+
+/**
+ * The SHA-256 of a case's story (hex), as the model was given it: the proposal's `request` carries it, so the signed
+ * receipt commits to the customer's words the decision was made on (a copy of the story can be checked against it;
+ * the case record that holds the text is not exported with the receipt).
+ */
+export function storyDigest(story: string): string {
+  return createHash('sha256').update(story, 'utf8').digest('hex');
+}
 /**
  * The decisions queue's backoff (a BullMQ custom strategy, named on every job and given to the worker): exponential
  * from the job's delay, or as long as the failure asked when that is longer. The Messages API answers a 429 or 529
@@ -142,14 +155,27 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
       }
       if (!isFinalCase(created.record.status)) {
         const jobId = caseEffectId(submission.caseId);
-        await queue.add('case', { caseId: submission.caseId }, {
-          jobId,
-          attempts: options.attempts ?? 5,
-          backoff: { type: DECISION_BACKOFF, delay: options.backoffMs ?? 2_000 },
-          removeOnComplete: { age: 24 * 3_600, count: 10_000 },
-          removeOnFail: { age: 7 * 24 * 3_600 },
-        });
-        await requeueFailed(jobId, reopened ? 'completed' : null);
+        const queued = async () => {
+          await queue.add('case', { caseId: submission.caseId }, {
+            jobId,
+            attempts: options.attempts ?? 5,
+            backoff: { type: DECISION_BACKOFF, delay: options.backoffMs ?? 2_000 },
+            removeOnComplete: { age: 24 * 3_600, count: 10_000 },
+            removeOnFail: { age: 7 * 24 * 3_600 },
+          });
+          await requeueFailed(jobId, reopened ? 'completed' : null);
+        };
+        // The case is stored: a failure now (a queue closed under the call by a process stopping, Redis refusing or
+        // not answering) is answered as the effects queue answers one after recording, never as "nothing was stored".
+        // Nothing else queues a stored case: the caller must submit it again.
+        const ms = stores.config.redisCommandTimeoutMs;
+        const again = 'a case submitted again with the same case_id and payload is answered as it stands and queued if it is not decided, and it is decided at most once.';
+        try {
+          await withinRedisTimeout(queued(), ms, `Case ${submission.caseId} was stored, but Redis did not answer within ${ms} ms while it was being queued, so it may or may not be queued. Submit the same case again once Redis answers: ${again}`);
+        } catch (error) {
+          if (error instanceof RedisTimeout) throw error;
+          throw new InterlockError('redis_unavailable', `Case ${submission.caseId} was stored, but queuing it failed (${errorMessage(error)}), so it may or may not be queued. Submit the same case again: ${again}`, { cause: error });
+        }
       }
       return created;
     },
@@ -270,7 +296,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     if (amount === null || !Number.isSafeInteger(amount) || amount <= 0 || amount > MAX_AMOUNT_CENTS) return null;
     const effect = { ...probeEffect(submission, amount), metadata: { case_id: submission.caseId } };
     const recorded = await record(
-      { requestId: requestIdOf(submission.caseId), agent: submission.agent, approval: submission.approval, premises, effect, request: { case_id: submission.caseId, deviated: { problems, approved_cents: approval.capCents, decided_action: decision.action } }, decision: proposalDecision(decision) },
+      { requestId: requestIdOf(submission.caseId), agent: submission.agent, approval: submission.approval, premises, effect, request: { case_id: submission.caseId, story_sha256: storyDigest(submission.story), deviated: { problems, approved_cents: approval.capCents, decided_action: decision.action } }, decision: proposalDecision(decision) },
       // The case's first proposal binds it (firstOnly): a deviation another run recorded meanwhile, even of the same
       // amount, is not recorded a second time; the caller judges the case on the one recorded first.
       { refuse: { reason, approval }, firstOnly: true },
@@ -451,7 +477,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
       approval: fields.approval,
       premises: premises as Proposal['premises'],
       effect: fields.effect as unknown as Proposal['effect'],
-      request: { case_id: caseId, token: record.submittedBy },
+      request: { case_id: caseId, token: record.submittedBy, story_sha256: storyDigest(submission.story) },
       decision: fields.decision,
     };
     const proposed = await options.effects.propose(proposal, { firstOnly: true });

@@ -6,7 +6,8 @@
 // second proposal: the first PROPOSED binds (I5).
 import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { caseEffectId, decisionBackoff, MAX_ASKED_WAIT_MS } from '../../queues/decisions.js';
+import { createHash } from 'node:crypto';
+import { caseEffectId, decisionBackoff, MAX_ASKED_WAIT_MS, storyDigest } from '../../queues/decisions.js';
 import { caseView } from '../../webhooks/api/cases-routes.js';
 import { createDecider, createProposalRecorder, publicKeyPem, publicKeySet, requestIdOf, verify, type CaseRecord, type CaseSubmission, type Decider, type Decision, type Entry } from '../../src/interlock.js';
 import { replies, type MessagesServer } from '../decider/messages-server.js';
@@ -65,7 +66,8 @@ describe('a case decided by the rules decider', () => {
       agent: 'support-bot',
       approval,
       decision: { model: 'rules' },
-      request: { case_id: submission.caseId, token: 'sam' },
+      // The customer's words the model decided on, committed to by the signed entry (the case record holds the text).
+      request: { case_id: submission.caseId, token: 'sam', story_sha256: createHash('sha256').update(submission.story, 'utf8').digest('hex') },
       // The facts the decider was given are the premises the gate re-read before the send.
       premises: { chargebacks: [], refunded_by_others: 0, refundable: 10_000, charge_status: 'succeeded' },
     });
@@ -125,7 +127,7 @@ describe('a case decided by the model (the real SDK against the local Messages A
     // The model's decision is on a receipt, refused in the same append that recorded it, and no job carries it.
     const entries = await entriesOf(effectId);
     expect(entries.map((entry) => entry.kind)).toEqual(['PROPOSED', 'REFUSED']);
-    expect(entries[0]).toMatchObject({ effect: { kind: 'refund', paymentIntent, amount: 3_000 }, decision: { model: 'claude-haiku-4-5-20251001' } });
+    expect(entries[0]).toMatchObject({ effect: { kind: 'refund', paymentIntent, amount: 3_000 }, decision: { model: 'claude-haiku-4-5-20251001' }, request: { story_sha256: storyDigest(submission.story) } });
     expect(entries[1]).toMatchObject({ code: 'REFUSED:lease', reason: expect.stringMatching(/^MODEL_DEVIATED: the model decided 3000 cents/) });
     const receipt = await rig.stores.journal.receipt(effectId);
     expect(receipt).not.toBeNull();

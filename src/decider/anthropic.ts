@@ -2,13 +2,14 @@
 // calls the lookup tools (answered from the facts the caller read from Stripe, so this adapter does no Stripe
 // I/O) and answers with one decision tool. The loop is bounded in turns.
 //
-// Failures are translated here, once (STYLE habit 3). Transient ones (429, 529, 5xx, timeouts, lost connections)
-// are retried by the SDK itself, up to INTERLOCK_MODEL_MAX_RETRIES, honouring retry-after; what is still failing
-// then is `decider_unavailable` (retryable: the same case may be decided later). An answer that is not one
-// well-formed decision is `decision_invalid` (not retryable: asking again is a new decision), and nothing is
-// proposed from it.
+// Failures are translated here, once (STYLE habit 3). Transient ones (429, 529, 5xx, timeouts, lost connections,
+// answers cut off mid-body) are retried by the SDK itself, up to INTERLOCK_MODEL_MAX_RETRIES, honouring a retry-after
+// of up to LONGEST_WAIT_IN_DECISION_MS; what is still failing then, or asks for a longer wait, is `decider_unavailable`
+// (retryable: the same case may be decided later, after the wait). An answer that is not one well-formed decision is
+// `decision_invalid` (not retryable: asking again is a new decision), and nothing is proposed from it.
 import type * as AnthropicSdk from '@anthropic-ai/sdk';
 import type Anthropic from '@anthropic-ai/sdk';
+import type { Middleware } from '@anthropic-ai/sdk';
 import type { ContentBlockParam, Message, MessageParam, ToolResultBlockParam, ToolUseBlock } from '@anthropic-ai/sdk/resources/messages';
 import { z } from 'zod';
 import { MAX_AMOUNT_CENTS } from '../core/effects.js';
@@ -56,10 +57,16 @@ export class DeciderError extends InterlockError {
 
 const amount = z.number({ error: 'must be a number' }).int('must be a whole number of cents').positive('must be more than zero').max(MAX_AMOUNT_CENTS, `must be at most ${MAX_AMOUNT_CENTS}`);
 const prose = z.string({ error: 'must be a string' });
+// Strict, as the tools' input_schema says (additionalProperties: false): a call that names a field the tool does not
+// define (another payment_intent, another customer) is not the decision the tool takes, and is not read as one.
+const strict = {
+  error: (issue: { code?: string; keys?: readonly string[] }) =>
+    issue.code === 'unrecognized_keys' ? `holds ${(issue.keys ?? []).map((key) => cleanModelLine(key, 64)).join(', ')}, which the tool does not define` : 'must be an object',
+};
 const INPUTS = {
-  issue_refund: z.object({ amount_cents: amount, reason: prose }, { error: 'must be an object' }),
-  issue_credit: z.object({ amount_cents: amount, description: prose }, { error: 'must be an object' }),
-  decline: z.object({ reason: prose }, { error: 'must be an object' }),
+  issue_refund: z.strictObject({ amount_cents: amount, reason: prose }, strict),
+  issue_credit: z.strictObject({ amount_cents: amount, description: prose }, strict),
+  decline: z.strictObject({ reason: prose }, strict),
 } as const;
 
 function isDecisionTool(name: string): name is DecisionTool {
@@ -70,12 +77,37 @@ function isLookupTool(name: string): name is LookupTool {
   return (LOOKUP_TOOLS as readonly string[]).includes(name);
 }
 
-function retryAfterMs(headers: Headers | undefined): number | null {
+/**
+ * Longest wait, in ms, that an answer's retry-after may ask the SDK to sleep through inside one decision. A longer one
+ * ends the decision at once as decider_unavailable carrying the wait, so the worker's slot is not held asleep: the
+ * case's job waits it out in its backoff, up to 15 min (queues/decisions.ts, MAX_ASKED_WAIT_MS).
+ */
+const LONGEST_WAIT_IN_DECISION_MS = 60_000;
+
+/** The wait an answer asks for, in ms, read as the SDK reads it (retry-after-ms, then retry-after in seconds or as an HTTP date), or null. */
+function retryAfterMs(headers: Headers | undefined, now: number): number | null {
   const ms = headers?.get('retry-after-ms');
   if (ms != null && Number.isFinite(Number.parseFloat(ms))) return Math.max(0, Number.parseFloat(ms));
-  // The API sends seconds; an HTTP-date form is not reported (it would need the clock), though the SDK honours it.
-  const seconds = headers?.get('retry-after');
-  return seconds != null && Number.isFinite(Number.parseFloat(seconds)) ? Math.max(0, Number.parseFloat(seconds) * 1000) : null;
+  const value = headers?.get('retry-after');
+  if (value == null) return null;
+  if (Number.isFinite(Number.parseFloat(value))) return Math.max(0, Number.parseFloat(value) * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+/** Whether a response's media type is JSON, as the SDK decides before parsing it. */
+function isJson(headers: Headers): boolean {
+  const mediaType = headers.get('content-type')?.split(';')[0]?.trim() ?? '';
+  return mediaType.includes('application/json') || mediaType.endsWith('+json');
+}
+
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 type Where = { caseId: string; config: DeciderConfig; attempts: number };
@@ -96,11 +128,16 @@ function clip(text: string): string {
 /** Every failure of a Messages API call, as one registry error that says what happened and what to do. */
 function translateApiError(error: unknown, where: Where, sdk: Sdk): InterlockError {
   if (error instanceof InterlockError) return error;
-  const { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } = sdk;
+  const { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, RetryableError } = sdk;
   const unavailable = (message: string, extra: { apiStatus?: number; apiRequestId?: string | null; retryAfterMs?: number | null } = {}) =>
     new DeciderError('decider_unavailable', `${message} Case ${where.caseId} was not decided and nothing was proposed; decide it again later: submit the case again (the same id and payload) once the Messages API answers.`, { cause: error, attempts: where.attempts, ...extra });
   if (error instanceof APIUserAbortError) return unavailable('The decision was cancelled before the Messages API answered.');
   if (error instanceof APIConnectionTimeoutError) return unavailable(`The Messages API did not answer within INTERLOCK_MODEL_TIMEOUT_MS=${where.config.timeoutMs} ms (${tries(where)}).`);
+  // Thrown by `attempt` for an answer cut off mid-body: the connection or a proxy on the way lost the rest of it.
+  if (error instanceof RetryableError) {
+    const cause = error.cause instanceof Error ? `: ${clip(error.cause.message)}` : '';
+    return unavailable(`The Messages API's answer ${error.message}${cause} (${tries(where)}); the connection or a proxy on the way lost the rest of it.`);
+  }
   if (error instanceof APIConnectionError) {
     const cause = error.cause instanceof Error ? `: ${clip(error.cause.message)}` : '';
     return unavailable(`The Messages API at ${where.config.baseURL === null ? 'its default address' : redactSecrets(where.config.baseURL)} could not be reached${cause} (${tries(where)}); check ANTHROPIC_BASE_URL and the network.`);
@@ -109,14 +146,15 @@ function translateApiError(error: unknown, where: Where, sdk: Sdk): InterlockErr
     const status = error.status;
     // What the API (or a gateway in front of it) said, bounded: it is kept with the case and shown with it.
     const said = clip(error.apiMessage ?? error.message);
-    const info = { apiStatus: status, apiRequestId: error.requestID ?? null, retryAfterMs: retryAfterMs(error.headers) };
+    const info = { apiStatus: status, apiRequestId: error.requestID ?? null, retryAfterMs: retryAfterMs(error.headers, Date.now()) };
     const request = info.apiRequestId === null ? '' : `, request-id ${info.apiRequestId}`;
-    if (status === 429) {
-      const wait = info.retryAfterMs === null ? '' : `; it asked to wait ${Math.ceil(info.retryAfterMs)} ms`;
-      return unavailable(`The Messages API is rate-limiting this key (429${request}: ${said}) after ${tries(where)}${wait}.`, info);
-    }
-    if (status === 529) return unavailable(`The Messages API is overloaded (529${request}: ${said}) after ${tries(where)}.`, info);
-    if (status === 408 || status === 409 || status >= 500) return unavailable(`The Messages API failed (${status}${request}: ${said}) after ${tries(where)}.`, info);
+    const wait =
+      info.retryAfterMs === null
+        ? ''
+        : `; it asked to wait ${Math.ceil(info.retryAfterMs)} ms${info.retryAfterMs > LONGEST_WAIT_IN_DECISION_MS ? `, longer than one decision waits (${LONGEST_WAIT_IN_DECISION_MS} ms), so the case's job waits it out` : ''}`;
+    if (status === 429) return unavailable(`The Messages API is rate-limiting this key (429${request}: ${said}) after ${tries(where)}${wait}.`, info);
+    if (status === 529) return unavailable(`The Messages API is overloaded (529${request}: ${said}) after ${tries(where)}${wait}.`, info);
+    if (status === 408 || status === 409 || status >= 500) return unavailable(`The Messages API failed (${status}${request}: ${said}) after ${tries(where)}${wait}.`, info);
     const fix =
       status === 401 || status === 403
         ? 'ANTHROPIC_API_KEY was refused: set a valid key, or unset it to decide with the rules decider'
@@ -129,13 +167,28 @@ function translateApiError(error: unknown, where: Where, sdk: Sdk): InterlockErr
   return new DeciderError('internal', `The decider failed unexpectedly on case ${where.caseId}: ${clip(error instanceof Error ? error.message : String(error))}. Nothing was proposed.`, { cause: error, attempts: where.attempts });
 }
 
+/** `what` is bounded like the API's own words: it quotes the model's answer, which can be as long as the model likes. */
 function invalid(caseId: string, what: string, model: string): DeciderError {
-  return new DeciderError('decision_invalid', `The model (${model}) gave no usable decision for case ${caseId}: ${what}. Nothing was proposed; a person must decide the case, or it is asked again as a new decision.`);
+  return new DeciderError('decision_invalid', `The model (${model}) gave no usable decision for case ${caseId}: ${clip(what)}. Nothing was proposed; a person must decide the case, or it is asked again as a new decision.`);
 }
 
-/** What the model said in prose, then its decision as called, as recorded in PROPOSED's `decision.text`. */
+/** Most tool names one error lists; the rest are counted. */
+const NAMED_CALLS_MAX = 5;
+
+function namesOf(calls: readonly ToolUseBlock[], joiner: string): string {
+  const names = calls.slice(0, NAMED_CALLS_MAX).map((call) => cleanModelLine(call.name, 64) || '(no name)');
+  return calls.length <= NAMED_CALLS_MAX ? names.join(joiner) : `${names.join(', ')} and ${calls.length - NAMED_CALLS_MAX} more`;
+}
+
+/**
+ * What the model said in prose, then its decision as called, as recorded in PROPOSED's `decision.text`. The call is
+ * kept whole and only the prose is cut to fit: the prose is the model's and can read like a decision itself.
+ */
 function decisionText(said: readonly string[], call: string): string {
-  return cleanModelText([...said, call].join('\n\n'), DECISION_TEXT_MAX_CHARS);
+  const decided = cleanModelText(call, DECISION_TEXT_MAX_CHARS);
+  const room = DECISION_TEXT_MAX_CHARS - decided.length - '\n\n'.length;
+  const prose = room > 0 ? cleanModelText(said.join('\n\n'), room) : '';
+  return prose === '' ? decided : `${prose}\n\n${decided}`;
 }
 
 function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonly string[], model: string, caseId: string): Decision {
@@ -215,6 +268,44 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
   // Made with the SDK, on the first call to the model.
   let client: Anthropic | null = null;
 
+  /**
+   * One HTTP attempt of the SDK's: counted, and bounded as a whole by INTERLOCK_MODEL_TIMEOUT_MS. The SDK's own timer
+   * stops at the answer's headers, so the body is read here under one deadline for the attempt, and handed on whole.
+   * A body that stalls is a timeout; one cut off (the connection lost, or JSON that ends early) is thrown as the SDK's
+   * RetryableError; the SDK retries both, then translateApiError makes them decider_unavailable. A failure whose
+   * retry-after is longer than LONGEST_WAIT_IN_DECISION_MS is marked with the SDK's own x-should-retry: false, so the
+   * SDK does not sleep through it: it ends the decision at once, carrying the wait for the case's job.
+   */
+  function attempt(where: Where, sdk: Sdk): Middleware {
+    return async (request, next) => {
+      where.attempts += 1;
+      const deadline = AbortSignal.timeout(config.timeoutMs);
+      // The SDK's signal: aborted by the caller, or by the SDK's own timer before the headers. Its errors are the SDK's.
+      const sdkSignal = request.signal ?? null;
+      const stoppedBySdk = () => sdkSignal?.aborted === true;
+      let answer: Response;
+      let body: string;
+      try {
+        answer = await next({ ...request, signal: sdkSignal === null ? deadline : AbortSignal.any([sdkSignal, deadline]) });
+      } catch (error) {
+        if (deadline.aborted && !stoppedBySdk()) throw new sdk.APIConnectionTimeoutError();
+        throw error;
+      }
+      try {
+        body = await answer.text();
+      } catch (error) {
+        if (stoppedBySdk()) throw error;
+        if (deadline.aborted) throw new sdk.APIConnectionTimeoutError();
+        throw new sdk.RetryableError(`(${answer.status}) was cut off after its headers`, { cause: error });
+      }
+      if (answer.ok && isJson(answer.headers) && !parses(body)) throw new sdk.RetryableError(`(${answer.status}) ended before its JSON did, after ${body.length} characters`);
+      const headers = new Headers(answer.headers);
+      const wait = retryAfterMs(answer.headers, Date.now());
+      if (!answer.ok && wait !== null && wait > LONGEST_WAIT_IN_DECISION_MS) headers.set('x-should-retry', 'false');
+      return new Response(body === '' ? null : body, { status: answer.status, statusText: answer.statusText, headers });
+    };
+  }
+
   async function ask(input: DecisionCase, messages: MessageParam[], tools: ReturnType<typeof toolsFor>, signal: AbortSignal | undefined): Promise<Message> {
     const where: Where = { caseId: input.caseId, config, attempts: 0 };
     const sdk = await loadSdk();
@@ -237,15 +328,7 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
           // Every turn is a tool call: a lookup or the decision. One call per turn keeps the loop a plain sequence.
           tool_choice: { type: 'any', disable_parallel_tool_use: true },
         },
-        {
-          ...(signal === undefined ? {} : { signal }),
-          middleware: [
-            async (request, next) => {
-              where.attempts += 1;
-              return next(request);
-            },
-          ],
-        },
+        { ...(signal === undefined ? {} : { signal }), middleware: [attempt(where, sdk)] },
       );
     } catch (error) {
       throw translateApiError(error, where, sdk);
@@ -303,9 +386,9 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
         if (calls.length === 0) throw invalid(input.caseId, `it answered without calling a tool${said.length > 0 ? ` ("${cleanModelLine(said.join(' '), 200)}")` : ''}`, model);
         // A decision tool of the other kind is still a decision: checkDecision reports it as MODEL_DEVIATED.
         const unknown = calls.filter((call) => !offered.has(call.name) && !isDecisionTool(call.name));
-        if (unknown.length > 0) throw invalid(input.caseId, `it called ${unknown.map((call) => cleanModelLine(call.name, 64) || '(no name)').join(', ')}, which is not one of the tools offered (${[...offered].join(', ')})`, model);
+        if (unknown.length > 0) throw invalid(input.caseId, `it called ${namesOf(unknown, ', ')}, which ${unknown.length === 1 ? 'is not one of' : 'are not among'} the tools offered (${[...offered].join(', ')})`, model);
         const decisions = calls.filter((call): call is ToolUseBlock & { name: DecisionTool } => isDecisionTool(call.name));
-        if (decisions.length > 1) throw invalid(input.caseId, `it called ${decisions.map((call) => call.name).join(' and ')} in one answer; a case is decided once`, model);
+        if (decisions.length > 1) throw invalid(input.caseId, `it called ${namesOf(decisions, ' and ')} in one answer; a case is decided once`, model);
         const [decision] = decisions;
         if (decision !== undefined) return decisionFrom(decision, said, model, input.caseId);
         const results: ToolResultBlockParam[] = calls.map((call) => {

@@ -17,7 +17,9 @@ type Headers = Record<string, string>;
 export type Reply =
   | { kind: 'message'; message: Record<string, unknown>; delayMs?: number }
   | { kind: 'error'; status: number; errorType: string; message: string; headers?: Headers; delayMs?: number }
-  | { kind: 'hang' };
+  | { kind: 'hang' }
+  /** The headers of a 200, then part of the body: `stall` trickles a space now and then for ever, `lost` drops the connection short of the content-length sent, `ended` ends the body there. */
+  | { kind: 'partial'; message: Record<string, unknown>; then: 'stall' | 'lost' | 'ended' };
 
 const MODEL = 'claude-haiku-4-5-20251001';
 let messageCount = 0;
@@ -81,11 +83,17 @@ export const replies = {
   /** Answers `reply` only after `delayMs`; a client that gives up first never gets it. */
   slow(delayMs: number, reply: Reply): Reply {
     if (reply.kind === 'hang') return reply;
+    if (reply.kind === 'partial') throw new Error('a partial answer starts at once');
     return { ...reply, delayMs };
   },
   /** Never answers; the client's timeout must end the request. */
   hang(): Reply {
     return { kind: 'hang' };
+  },
+  /** Sends the headers of a 200 and the first half of `reply`'s body, then `then` (see Reply). */
+  partial(reply: Reply, then: 'stall' | 'lost' | 'ended'): Reply {
+    if (reply.kind !== 'message') throw new Error('only a message answer can be cut');
+    return { kind: 'partial', message: reply.message, then };
   },
 };
 
@@ -186,6 +194,24 @@ export async function startMessagesServer(): Promise<MessagesServer> {
         return;
       }
       if (reply.kind === 'hang') return;
+      if (reply.kind === 'partial') {
+        const whole = JSON.stringify(reply.message);
+        const half = whole.slice(0, Math.floor(whole.length / 2));
+        res.writeHead(200, { 'content-type': 'application/json', 'request-id': requestId, ...(reply.then === 'lost' ? { 'content-length': String(Buffer.byteLength(whole)) } : {}) });
+        if (reply.then === 'ended') {
+          res.end(half);
+          return;
+        }
+        res.write(half);
+        if (reply.then === 'lost') {
+          setTimeout(() => res.socket?.destroy(), 20);
+          return;
+        }
+        // JSON whitespace, so the body is never malformed, only never finished; each write keeps an idle timer alive.
+        const trickle = setInterval(() => res.write(' '), 50);
+        res.on('close', () => clearInterval(trickle));
+        return;
+      }
       const answer = () => (reply.kind === 'message' ? send(200, reply.message) : apiError(reply.status, reply.errorType, reply.message, reply.headers));
       if (reply.delayMs === undefined) {
         answer();

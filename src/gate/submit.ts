@@ -294,6 +294,9 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       approvalId: proposal.approval,
       termsSha: terms.termsSha,
       boundAt: bound.status === 'UNBOUND' ? 0 : bound.now,
+      // Two credits for one incident of a customer are never both sent, however close together they come: the first
+      // dispatched holds it (the target's own check reads only what has landed at Stripe).
+      once: effect.kind === 'credit' ? `incident:${effect.incident}` : '',
       drafts: ({ sendDeadline }) => [
         ...proposed,
         { kind: 'AUTHORIZED', approval: snapshot },
@@ -336,6 +339,11 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       case 'OVER_CAP': {
         const current: ApprovalSnapshot = { ...snapshot, reservedCents: reply.reservedCents, uses: reply.uses };
         const reason = `${reply.cap} allows ${reply.limit} cents and ${reply.reserved} are already moved or in flight; ${facts.amount} more would pass it`;
+        return recordRefusal(binding, partition, prepared, head, proposed, [{ kind: 'AUTHORIZED', approval: current }, refusedDraft('REFUSED:over_cap', reason, checksOf(current, [], report.violations, report.changes))], 'REFUSED:over_cap', reason);
+      }
+      case 'ONCE': {
+        const current: ApprovalSnapshot = { ...snapshot, reservedCents: reply.reservedCents, uses: reply.uses };
+        const reason = `${reply.once.replace(':', ' ')} of ${partition} is compensated once, and effect ${reply.holder} was sent for it already (in flight, landed or ambiguous); a second ${facts.kind} would pay it twice`;
         return recordRefusal(binding, partition, prepared, head, proposed, [{ kind: 'AUTHORIZED', approval: current }, refusedDraft('REFUSED:over_cap', reason, checksOf(current, [], report.violations, report.changes))], 'REFUSED:over_cap', reason);
       }
       case 'TERMS':

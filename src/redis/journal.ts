@@ -123,7 +123,9 @@ export type ProposeReply =
   | Misplaced
   | { status: 'TERMS'; terms: string }
   | { status: 'LEASE'; reason: string; missing: boolean; revoked: boolean; revokedAt: number; reservedCents: number; uses: number; now: number }
-  | { status: 'OVER_CAP'; cap: string; limit: string; reserved: string; reservedCents: number; uses: number; now: number };
+  | { status: 'OVER_CAP'; cap: string; limit: string; reserved: string; reservedCents: number; uses: number; now: number }
+  /** What the effect is sent for only once on its subject (`once`, a credit's incident) is held by effect `holder`. */
+  | { status: 'ONCE'; once: string; holder: string; reservedCents: number; uses: number; now: number };
 
 export type ProposeRequest = {
   effectId: string;
@@ -140,6 +142,11 @@ export type ProposeRequest = {
   approvalId: string;
   termsSha: string;
   boundAt: number;
+  /**
+   * What this effect may be sent for only once on its subject, held from its dispatch (in flight, landed or ambiguous)
+   * until a resolving refusal: `incident:<id>` for a credit, '' for nothing.
+   */
+  once: string;
   /** The batch, built once the entry time and the send deadline are known. */
   drafts: (place: { at: number; sendDeadline: number }) => AnyDraft[];
 };
@@ -277,7 +284,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     const args: (string | number)[] = [
       effectId, partition, request.place.head, request.epoch, request.mode, request.payloadHash, request.owner, request.nonce,
       request.claimTtlMs, request.amount, at, maxSkewMs, request.approvalId, request.termsSha, request.boundAt, bindWindowMs,
-      sendDeadline, count,
+      sendDeadline, count, request.once,
     ];
     for (const item of pairs) args.push(item);
     for (const item of moreArgs) args.push(item);

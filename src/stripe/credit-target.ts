@@ -101,12 +101,18 @@ const COMPENSATION_MEMORY = 10_000;
 export function createCreditTarget(client: StripeClient, options: CreditTargetOptions = {}): Target {
   const currency = (options.currency ?? 'usd').toLowerCase();
   const paging = options.pageSize === undefined ? {} : { pageSize: options.pageSize };
-  /** effect id → the incident compensation and balance currency the last premise read of that effect found, and when. */
+  /**
+   * (effect id, customer, incident) → the incident compensation and balance currency the last premise read of that
+   * effect found for them, and when. Keyed by what the read depended on: a read made for another payload under the
+   * effect id (a retry naming another incident or customer, refused as a conflict after its facts were read ahead)
+   * says nothing about the recorded credit's incident.
+   */
   const compensations = new Map<string, CustomerStanding & { at: number }>();
+  const readOf = (effectId: string, credit: CreditEffect) => `${effectId} ${credit.customer} ${credit.incident}`;
 
-  function remember(effectId: string, standing: CustomerStanding): void {
-    compensations.delete(effectId);
-    compensations.set(effectId, { ...standing, at: performance.now() });
+  function remember(read: string, standing: CustomerStanding): void {
+    compensations.delete(read);
+    compensations.set(read, { ...standing, at: performance.now() });
     for (const [id, read] of compensations) {
       if (compensations.size <= COMPENSATION_MEMORY && performance.now() - read.at <= COMPENSATION_FRESH_MS) break;
       compensations.delete(id);
@@ -124,8 +130,8 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
   }
   /** The customer for the pre-send check: the premise read just made, or a read now within the send's time. */
   async function customerStanding(effectId: string, credit: CreditEffect, context: SendContext): Promise<CustomerStanding> {
-    const read = compensations.get(effectId);
-    compensations.delete(effectId);
+    const read = compensations.get(readOf(effectId, credit));
+    compensations.delete(readOf(effectId, credit));
     if (read !== undefined && performance.now() - read.at <= COMPENSATION_FRESH_MS) return read;
     const budget: ReadBudget = { timeLeftMs: () => context.timeLeftMs() };
     try {
@@ -199,7 +205,7 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
           wantsStatus ? newestSubscription(customer, budget) : null,
           wantsCompensation ? readStanding(credit, effectId, budget) : null,
         ]);
-        if (compensation !== null) remember(effectId, compensation);
+        if (compensation !== null) remember(readOf(effectId, credit), compensation);
         read = { status, compensation: compensation?.cents ?? null };
       } catch (error) {
         if (!missing(error)) throw error;

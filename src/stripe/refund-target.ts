@@ -131,12 +131,17 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
   const sendTimeoutMs = options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
   const pageSize = options.pageSize;
   const paging = pageSize === undefined ? {} : { pageSize };
-  /** effect id → the refundable cents the last premise read of that effect found, and when. */
+  /**
+   * (effect id, payment) → the refundable cents the last premise read of that effect on that payment found, and when.
+   * Keyed by the payment too: a read made for another payload under the effect id (a retry with another payment,
+   * refused as a conflict after its facts were read ahead) says nothing about the recorded one's payment.
+   */
   const remainders = new Map<string, { refundable: number; at: number }>();
+  const readOf = (effectId: string, refund: RefundEffect) => `${effectId} ${refund.paymentIntent}`;
 
-  function remember(effectId: string, refundable: number): void {
-    remainders.delete(effectId);
-    remainders.set(effectId, { refundable, at: performance.now() });
+  function remember(read: string, refundable: number): void {
+    remainders.delete(read);
+    remainders.set(read, { refundable, at: performance.now() });
     for (const [id, read] of remainders) {
       if (remainders.size <= REMAINDER_MEMORY && performance.now() - read.at <= REMAINDER_FRESH_MS) break;
       remainders.delete(id);
@@ -145,8 +150,8 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
 
   /** The refundable cents for the pre-send check: the premise read just made, or a read now within the send's time. */
   async function remainder(effectId: string, effect: RefundEffect, context: SendContext): Promise<number> {
-    const read = remainders.get(effectId);
-    remainders.delete(effectId);
+    const read = remainders.get(readOf(effectId, effect));
+    remainders.delete(readOf(effectId, effect));
     if (read !== undefined && performance.now() - read.at <= REMAINDER_FRESH_MS) return read.refundable;
     let standing: PaymentStanding;
     try {
@@ -203,12 +208,13 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
     },
 
     async readFacts(effectId, effect, names, context: ReadContext) {
-      const { paymentIntent } = refundOf(effect);
+      const refund = refundOf(effect);
+      const { paymentIntent } = refund;
       const facts: JsonObject = {};
       if (names.length === 0) return facts;
       const standing = await readPaymentStanding(client, paymentIntent, readBudget(context.timeoutMs), { disputes: names.includes('chargebacks'), ...paging });
       const figures = standing === null ? null : refundFigures(standing, effectId);
-      if (figures !== null) remember(effectId, figures.refundable);
+      if (figures !== null) remember(readOf(effectId, refund), figures.refundable);
       for (const name of names) facts[name] = figures !== null && isRefundFact(name) ? FACT_OF[name](figures) : null;
       return facts;
     },

@@ -102,6 +102,18 @@ describe('apply: no second credit for one incident', () => {
     expect(await callsSince(world.sandbox, since)).toEqual([]);
   });
 
+  it('weighs only a read made for this credit\'s incident: one made under the effect id for another incident (a conflicting retry, read ahead) does not stand in', async () => {
+    const { customer, invoice } = await subscriber();
+    await world.stripe.creditNotes.create({ invoice, amount: 1_000, credit_amount: 1_000, metadata: { incident: INCIDENT } });
+    const effectId = effectIdFor('conflicting retry');
+    expect(await target.readFacts(effectId, credit(customer), FACTS, READ)).toMatchObject({ incident_compensation: 1_000 });
+    // The same request id retried for another incident: its facts are read before the conflict is seen.
+    expect(await target.readFacts(effectId, credit(customer, 1_000, 'INC-other'), FACTS, READ)).toMatchObject({ incident_compensation: 0 });
+    const since = await mark(world.sandbox);
+    await expect(target.apply(effectId, credit(customer), sendContext())).rejects.toMatchObject({ details: { code: 'incident_already_compensated' } });
+    expect(await callsSince(world.sandbox, since)).toEqual([]);
+  });
+
   it('refuses it also when nobody read the facts first, reading the credit notes and balance transactions itself', async () => {
     const { customer } = await subscriber();
     await world.stripe.customers.createBalanceTransaction(customer, { amount: -500, currency: 'usd', metadata: { interlock_incident: INCIDENT, interlock_effect_id: effectIdFor('the first credit') } });

@@ -214,9 +214,10 @@ describe('the gate with the Stripe credit target', () => {
     };
     expect(await decide('ticket-1')).toMatchObject({ outcome: 'COMMITTED' });
     // Another agent, another request, the same incident: decided on the facts as they are now (1000 cents already).
+    // The dispatch step refuses it (the first credit holds the incident), before the target's own read of Stripe.
     const second = await decide('ticket-2');
-    expect(second).toMatchObject({ outcome: 'REFUSED:target_error' });
-    expect(await verifiedReceipt(a, second.effectId)).toMatchObject({ happened: false, refused: { code: 'REFUSED:target_error', reason: expect.stringContaining('already compensated') } });
+    expect(second).toMatchObject({ outcome: 'REFUSED:over_cap' });
+    expect(await verifiedReceipt(a, second.effectId)).toMatchObject({ happened: false, refused: { code: 'REFUSED:over_cap', reason: expect.stringContaining('INC-5d4c3b') } });
     const landed = (await world.stripe.customers.listBalanceTransactions(customer.id)).data;
     expect(landed.map((transaction) => transaction.amount)).toEqual([-1_000]);
   });

@@ -147,6 +147,17 @@ describe('apply: the refund, keyed and tagged with the effect', () => {
     expect(await callsSince(world.sandbox, since)).toEqual([]);
   });
 
+  it('weighs only a read made for this refund\'s payment: one made under the effect id for another payload (a conflicting retry, read ahead) does not stand in', async () => {
+    const { paymentIntent } = await pay(world.stripe);
+    const other = await pay(world.stripe);
+    await world.stripe.refunds.create({ payment_intent: other.paymentIntent });
+    const effectId = effectIdFor('conflicting retry');
+    expect(await target.readFacts(effectId, refund(paymentIntent), FACTS, READ)).toMatchObject({ refundable: 10_000 });
+    // The same request id retried with another payment, fully refunded: its facts are read before the conflict is seen.
+    expect(await target.readFacts(effectId, refund(other.paymentIntent), FACTS, READ)).toMatchObject({ refundable: 0 });
+    await expect(target.apply(effectId, refund(paymentIntent), sendContext())).resolves.toMatchObject({ status: 'succeeded', amount: 2_000 });
+  });
+
   it('refuses it before the send also when nobody read the facts first, reading the payment itself', async () => {
     const { paymentIntent } = await pay(world.stripe);
     await world.stripe.refunds.create({ payment_intent: paymentIntent, amount: 9_500 });

@@ -104,7 +104,7 @@ local function bind_effect(k_partitions, k_open, k_watch, k_by_time, t)
   return { status = 'BOUND', now = now }
 end
 
--- The dispatch step (propose-5.lua says what it checks and writes, and lays out KEYS and ARGV[1 .. 18 + 2n]);
+-- The dispatch step (propose-5.lua says what it checks and writes, and lays out KEYS and ARGV[1 .. 19 + 2n]);
 -- `bound_at` is when this submit's binding was made (Redis ms), `time_now` the Redis time if the caller read it
 -- already. Returns a reply table.
 local function propose_effect(state, entries, approval, open_set, subject, bound_at, time_now)
@@ -150,7 +150,7 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
   -- A first proposal fixes the payload (I5).
   local payload = bound == '' and { 'payloadHash', ARGV[6] } or nil
   if mode == 'refuse' then
-    push_batch(state, entries, at, 19, n, payload, count)
+    push_batch(state, entries, at, 20, n, payload, count)
     return { status = 'OK', now = now }
   end
   if mode ~= 'dispatch' then error(redis.error_reply('propose: unknown mode ' .. mode)) end
@@ -161,11 +161,17 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
     return { status = 'OVER_CAP', cap = 'approval:' .. aid, limit = ap[6], reserved = ap[9] or '0',
       reservedCents = ap_reserved, uses = ap_uses, now = now }
   end
-  local sub = redis.call('HMGET', subject, 'limit', 'movedCents', 'name')
+  -- ARGV[19]: what the effect may be sent for only once on its subject (a credit's incident), '' for nothing. Whichever
+  -- effect was dispatched for it first holds it (in flight, landed or ambiguous); a resolving refusal lets it go.
+  local once = ARGV[19]
+  local sub = once ~= '' and redis.call('HMGET', subject, 'limit', 'movedCents', 'name', once) or redis.call('HMGET', subject, 'limit', 'movedCents', 'name')
   local moved = tonumber(sub[2] or 0)
   if sub[1] and moved + amount > tonumber(sub[1]) then
     return { status = 'OVER_CAP', cap = sub[3] or '', limit = sub[1], reserved = sub[2] or '0',
       reservedCents = ap_reserved, uses = ap_uses, now = now }
+  end
+  if once ~= '' and sub[4] and sub[4] ~= eid then
+    return { status = 'ONCE', once = once, holder = sub[4], reservedCents = ap_reserved, uses = ap_uses, now = now }
   end
 
   local epoch = tonumber(ARGV[4]) + 1
@@ -178,11 +184,14 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
   local claim = { 'open', '1', 'epoch', epoch, 'owner', ARGV[7], 'nonce', ARGV[8], 'claimExpires', claim_expires,
     'sendDeadline', deadline, 'approvalId', aid, 'amount', ARGV[10] }
   if payload then claim[#claim + 1] = payload[1]; claim[#claim + 1] = payload[2] end
-  push_batch(state, entries, ARGV[11], 19, n, claim, count)
+  -- Kept past the claim, so a settle or a late landing finds what the effect holds.
+  if once ~= '' then claim[#claim + 1] = 'once'; claim[#claim + 1] = once end
+  push_batch(state, entries, ARGV[11], 20, n, claim, count)
   if st[14] or st[15] then redis.call('HDEL', state, 'deathProvenAt', 'late') end
   redis.call('HINCRBY', approval, 'reservedCents', ARGV[10])
   redis.call('HINCRBY', approval, 'uses', '1')
   redis.call('HINCRBY', subject, 'movedCents', ARGV[10])
+  if once ~= '' then redis.call('HSET', subject, once, eid) end
   redis.call('SADD', open_set, eid)
   return { status = 'OK', epoch = epoch, claimExpires = claim_expires, sendDeadline = deadline, now = now }
 end

@@ -4,7 +4,7 @@
 -- moot). Checks, in order: an open dispatch, a commit, an ambiguity, a conflicting payload, a settled refusal by
 -- the target, the expected epoch and chain head, the bind window, then the approval (exists, same terms, not
 -- revoked, not expired, scoped to this subject, covers the amount, uses left) and the shared caps (the approval's
--- and the subject's running totals). On dispatch it takes the claim with a fresh fencing epoch and a send deadline,
+-- and the subject's running totals, and what is sent only once on the subject: a credit's incident). On dispatch it takes the claim with a fresh fencing epoch and a send deadline,
 -- and moves the amount onto every total in the same step.
 -- KEYS[1] effect state hash   KEYS[2] effect entries list   KEYS[3] approval hash
 -- KEYS[4] approval open-effects set   KEYS[5] subject totals hash {movedCents, limit?, name?}
@@ -13,11 +13,12 @@
 -- ARGV[8] owner boot nonce   ARGV[9] claim TTL ms   ARGV[10] amount in cents   ARGV[11] entry time (Redis ms)
 -- ARGV[12] max clock skew ms   ARGV[13] approval id   ARGV[14] sha1 of the approval terms the entries quote
 -- ARGV[15] bound at (Redis ms, from bind-4)   ARGV[16] bind window ms   ARGV[17] send deadline (Redis ms)
--- ARGV[18] number of entries n, then n pairs from ARGV[19]: entry hash, stored entry JSON
+-- ARGV[18] number of entries n   ARGV[19] what the effect is sent for only once on its subject ('incident:<id>' for a
+--   credit with an incident, '' for nothing), then n pairs from ARGV[20]: entry hash, stored entry JSON
 -- Returns JSON {status}: OK {epoch, claimExpires, sendDeadline, now} | IN_FLIGHT {owner, nonce, claimExpires, sendDeadline}
 --   | COMMITTED | AMBIGUOUS | CONFLICTING_PAYLOAD | TARGET_ERROR | EPOCH_MOVED | REBIND
 --   | HEAD_MOVED {head, lastAt, now} | BAD_TIME {head, lastAt, now} | TERMS {terms}
 --   | LEASE {reason, missing, revoked, revokedAt, reservedCents, uses, now}
---   | OVER_CAP {cap, limit, reserved, reservedCents, uses, now}
+--   | OVER_CAP {cap, limit, reserved, reservedCents, uses, now} | ONCE {once, holder, reservedCents, uses, now}
 -- The body is propose_effect in lib.lua, which bind-propose-9 shares.
 return reply(propose_effect(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[15])))

@@ -1,6 +1,7 @@
 -- settle: closes an open dispatch with COMMITTED, AMBIGUOUS or a resolving REFUSED, only for the holder of the
--- current fencing epoch. A resolving REFUSED gives the amount and the use back to the approval and the subject
--- (nothing landed); COMMITTED and AMBIGUOUS keep them (money moved, or may have).
+-- current fencing epoch. A resolving REFUSED gives the amount and the use back to the approval and the subject, and
+-- what the effect held on the subject to be sent once (a credit's incident) (nothing landed); COMMITTED and AMBIGUOUS
+-- keep them (money moved, or may have).
 -- KEYS[1] effect state hash   KEYS[2] effect entries list   KEYS[3] approval hash
 -- KEYS[4] approval open-effects set   KEYS[5] subject totals hash (also lists the subject's committed effects)
 -- ARGV[1] effect id   ARGV[2] expected chain head   ARGV[3] the caller's epoch   ARGV[4] kind: COMMITTED | AMBIGUOUS | REFUSED
@@ -14,7 +15,7 @@
 local state = KEYS[1]
 local eid, kind = ARGV[1], ARGV[4]
 -- One read of the state: this script runs once per effect, and every call into Redis costs.
-local st = redis.call('HMGET', state, 'open', 'epoch', 'approvalId', 'head', 'lastAt', 'amount', 'count')
+local st = redis.call('HMGET', state, 'open', 'epoch', 'approvalId', 'head', 'lastAt', 'amount', 'count', 'once')
 if st[1] ~= '1' then return reply({ status = 'NOT_OPEN' }) end
 local epoch = tonumber(st[2] or 0)
 if epoch ~= tonumber(ARGV[3]) then return reply({ status = 'FENCED', epoch = epoch }) end
@@ -46,7 +47,11 @@ redis.call('HDEL', state, unpack(closed))
 -- The subject's committed effects, for facts that name the payment or the customer rather than the effect (a
 -- dispute on the charge, a credit note for the customer).
 if kind == 'COMMITTED' then redis.call('HSET', KEYS[5], 'e:' .. eid, '1') end
-if kind == 'REFUSED' then move_totals(KEYS[3], KEYS[5], tonumber(st[6] or 0), -1) end
+if kind == 'REFUSED' then
+  move_totals(KEYS[3], KEYS[5], tonumber(st[6] or 0), -1)
+  -- Nothing landed: what the effect held on its subject (a credit's incident, propose_effect) is free again.
+  if st[8] and redis.call('HGET', KEYS[5], st[8]) == eid then redis.call('HDEL', KEYS[5], st[8]) end
+end
 redis.call('SREM', KEYS[4], eid)
 local reread = kind ~= 'REFUSED' and redis.call('HEXISTS', KEYS[5], 'factAt') == 1
 return reply({ status = 'OK', now = now, reread = reread })

@@ -26,6 +26,9 @@ const DISPUTE_RANK: Record<string, number> = {
   under_review: 4,
   won: 5,
   lost: 5,
+  // An appeal of a lost chargeback comes after it and ends won or lost again: the same rank, so the newest stands.
+  appeal_needs_response: 5,
+  appeal_under_review: 5,
   prevented: 5,
   charge_refunded: 5,
 };
@@ -34,7 +37,7 @@ const DISPUTE_RANK: Record<string, number> = {
  * A chargeback withdraws the disputed amount from the merchant; an inquiry (`warning_*`) does not, nor does a
  * dispute that was prevented or closed because the charge was refunded.
  */
-const CHARGEBACK_STATUSES = new Set(['needs_response', 'under_review', 'won', 'lost']);
+const CHARGEBACK_STATUSES = new Set(['needs_response', 'under_review', 'won', 'lost', 'appeal_needs_response', 'appeal_under_review']);
 
 export function isChargeback(status: string): boolean {
   return CHARGEBACK_STATUSES.has(status);

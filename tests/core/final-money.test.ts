@@ -88,6 +88,16 @@ describe('final money', () => {
     expect(result.exposure).toBeNull();
   });
 
+  it('a lost chargeback under appeal is still a chargeback: exposure, as the refund target counts it (not warning_*)', () => {
+    for (const status of ['appeal_needs_response', 'appeal_under_review']) {
+      expect(isChargeback(status)).toBe(true);
+      expect(moneyAfter([dispute(status)]).exposure?.cents).toBe(7_000);
+      // The appeal comes after the loss, and its end after it: the newest of those stands.
+      expect(moneyAfter([dispute('needs_response'), dispute('lost'), dispute(status)]).finalMoney.disputes).toEqual([expect.objectContaining({ status })]);
+    }
+    expect(moneyAfter([dispute('lost'), dispute('appeal_under_review'), dispute('won')]).exposure).toBeNull();
+  });
+
   it('an inquiry (warning_*) is not a chargeback and is no exposure', () => {
     for (const status of ['warning_needs_response', 'warning_under_review', 'warning_closed']) {
       expect(isChargeback(status)).toBe(false);

@@ -2,7 +2,7 @@
 // any dead worker's), a delayed job at each instant a pass says more can be done (a heartbeat that will lapse, a
 // send deadline plus the settle margin), and a slow timer as a safety net. Nothing polls in between.
 import { Queue, Worker } from 'bullmq';
-import { closeConnection, repairReapprovals, type ProposeNow, type ReapprovalRepair, type RecoveryReport, type Sender, type Stores } from '../src/interlock.js';
+import { closeConnection, InterlockError, repairReapprovals, type ProposeNow, type ReapprovalRepair, type RecoveryReport, type Sender, type Stores } from '../src/interlock.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
 
@@ -43,18 +43,42 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
     await queue.add('pass', { at }, { delay, jobId: `pass-${slot}`, removeOnComplete: true, removeOnFail: 100 });
   }
 
-  async function pass(runningSlot: number | null = null): Promise<RecoveryReport> {
+  /**
+   * Every pass in progress, whoever started it (the start, the safety timer, a pass job, a caller of `pass`), with
+   * what follows it: close() waits for them all, since a pass may be resending an effect, and the sender and the
+   * stores must outlive that send (its answer recorded, the heartbeat kept while it is on the wire).
+   */
+  const passing = new Set<Promise<unknown>>();
+  function tracked<T>(work: Promise<T>): Promise<T> {
+    const settled: Promise<void> = work
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => passing.delete(settled));
+    passing.add(settled);
+    return work;
+  }
+
+  async function runPass(runningSlot: number | null): Promise<RecoveryReport> {
     const report = await sender.gate.recover();
     options.onReport?.(report);
     await schedule(report.nextAt, runningSlot);
     return report;
   }
 
+  /** One pass now (an operator's POST /v1/recover); refused once close() has begun. */
+  function pass(runningSlot: number | null = null): Promise<RecoveryReport> {
+    if (closed) return Promise.reject(new InterlockError('not_available', 'This process is stopping, so it starts no recovery pass; run it on another worker, or once this one runs again.'));
+    return tracked(runPass(runningSlot));
+  }
+
   const worker = new Worker(
     stores.queues.recovery,
     async (job) => {
       const slot = /^pass-(\d+)$/.exec(job.id ?? '')?.[1];
-      await pass(slot === undefined ? null : Number(slot));
+      // A job taken before close() began is run (close() waits for it); the closed worker takes none after.
+      await tracked(runPass(slot === undefined ? null : Number(slot)));
     },
     { connection: workerConnection, ...stores.bullmq, concurrency: 1 },
   );
@@ -86,19 +110,24 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
   }
 
   const safety = setInterval(() => {
-    pass()
-      .catch((error: unknown) => logger.error({ err: error }, 'recovery pass failed; the next one retries'))
-      .finally(() => repair());
+    if (closed) return;
+    void tracked(
+      runPass(null)
+        .catch((error: unknown) => logger.error({ err: error }, 'recovery pass failed; the next one retries'))
+        .finally(() => repair()),
+    );
   }, options.safetyIntervalMs ?? 60_000);
   safety.unref();
 
   // The pass at start: what this worker's previous boot left open, and what any dead worker left.
-  const started = pass()
-    .catch((error: unknown) => {
-      logger.error({ err: error }, 'recovery pass at start failed; the safety timer retries');
-      return null;
-    })
-    .finally(() => repair());
+  const started = tracked(
+    runPass(null)
+      .catch((error: unknown) => {
+        logger.error({ err: error }, 'recovery pass at start failed; the safety timer retries');
+        return null;
+      })
+      .finally(() => repair()),
+  );
 
   return {
     started,
@@ -106,9 +135,10 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
     async close(): Promise<void> {
       closed = true;
       clearInterval(safety);
-      await started;
-      await repairing;
+      // The worker first, so it takes no other pass job (it waits for the one it runs), then every other pass.
       await closeWorker(worker, workerConnection);
+      await Promise.all([...passing]);
+      await repairing;
       await queue.close();
       await closeConnection(connection);
     },

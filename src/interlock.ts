@@ -20,7 +20,7 @@ import type { Target } from './core/target.js';
 import { createGate, type Gate, type GateEvents } from './gate/gate.js';
 import { createRecorder, type Recorder } from './gate/record.js';
 import { createFactsApplier, type FactsApplier, type StripeReader } from './facts/apply.js';
-import { createSendWatchdog } from './gate/send-watchdog.js';
+import { createSendWatchdog, type SendWatchdog } from './gate/send-watchdog.js';
 import { loadOrCreateSigningKey, retiredKeysFileExposure, verifyingKeys } from './keys/key-store.js';
 import { createThreadSigner } from './keys/signer.js';
 import { createLogger, limitedErrorLog } from './log.js';
@@ -327,7 +327,30 @@ export async function startSender(stores: Stores, target: Target, options: { wor
   });
   await heartbeat.start();
   // Half the settle margin: a stalled sender dies well before another worker may trust an empty lookup.
-  const watchdog = config.sendWatchdog ? createSendWatchdog({ graceMs: Math.floor(config.settleMarginMs / 2) }) : undefined;
+  const stallWatch = config.sendWatchdog ? createSendWatchdog({ graceMs: Math.floor(config.settleMarginMs / 2) }) : undefined;
+  // This process's sends on the wire. The gate arms the watchdog around every send (sendOnce), from right before the
+  // request leaves until the target answers or the deadline passes (the settle margin covers what comes after), so
+  // the same arm counts them: close keeps the heartbeat while any is, since another worker takes a dead sender's
+  // effect over at once and, on a target that cannot dedupe, trusts an empty lookup a settle margin after that.
+  const sending = new Set<Promise<void>>();
+  const watchdog: SendWatchdog = {
+    arm(deadlineAt) {
+      const disarm = stallWatch?.arm(deadlineAt);
+      let answered: () => void = () => undefined;
+      const send = new Promise<void>((resolve) => {
+        answered = resolve;
+      });
+      sending.add(send);
+      return () => {
+        disarm?.();
+        sending.delete(send);
+        answered();
+      };
+    },
+    close: async () => {
+      await stallWatch?.close();
+    },
+  };
   // Re-reads after a settle run beside the answers (GateDeps.rereadFacts); close waits for those under way.
   const rereads = new Set<Promise<void>>();
   const facts = options.facts;
@@ -350,7 +373,7 @@ export async function startSender(stores: Stores, target: Target, options: { wor
     logger,
     timing: { claimTtlMs: config.claimTtlMs, settleMarginMs: config.settleMarginMs, dedupMarginMs: config.dedupMarginMs, minReplicas: config.redisMinReplicas, replicaWaitMs: config.redisWaitMs },
     durability: durabilityMonitor,
-    ...(watchdog ? { watchdog } : {}),
+    watchdog,
     ...(options.events ? { events: options.events } : {}),
     ...(facts ? { rereadFacts } : {}),
     inbox: stores.inbox,
@@ -369,12 +392,14 @@ export async function startSender(stores: Stores, target: Target, options: { wor
       // heartbeat lapses on its own (until then this worker's claims look alive, as a crashed worker's would).
       await Promise.all(rereads);
       const up = redis.status === 'ready';
+      // With Redis away the heartbeat cannot be cleared (it lapses, as a crashed sender's does): nothing to wait for.
+      if (up) await Promise.all(sending);
       if (up) await journal.flushIndex().catch(() => undefined);
       await durabilityMonitor.stop();
       const clear = closeOptions.clearHeartbeat ?? true;
       if (clear && !up) logger.warn('Redis is away: the heartbeat is left to lapse on its own');
       await heartbeat.stop({ clear: clear && up }).catch((error: unknown) => logger.warn({ err: error }, 'could not clear the heartbeat; it lapses on its own'));
-      await watchdog?.close();
+      await watchdog.close();
     },
   };
 }

@@ -48,15 +48,16 @@ import {
   type StripeSide,
 } from './interlock.js';
 import { createProgram, runProgram } from './cli/program.js';
-import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor } from './cli/effect-command.js';
+import { describeEffect, EXIT_COMMITTED, EXIT_NOT_RETURNED, EXIT_REFUSED, EXIT_UNSETTLED, exitFor } from './cli/effect-command.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
 import { REDIS_URL_ADVICE, redisUrlFromService, withStores } from './cli/stores.js';
 import { printJson } from './cli/output.js';
 import { addInboxCommands } from './cli/inbox-command.js';
 import { pathMeaning } from './cli/path-problems.js';
-import type { StripeLinks } from '../webhooks/app.js';
+import type { CaseView, StripeLinks } from '../webhooks/app.js';
 import { loadOrCreateLocalTokens, loadTokenRegistry, localToken, tokensFileOf, type TokenRegistry } from '../webhooks/api/tokens.js';
 import { addSandboxCommand } from '../sandbox/cli.js';
+import { probeStripe } from './stripe/index.js';
 import type { Sandbox } from '../sandbox/index.js';
 import { freePort, processRuns, startPrivateRedis, type PrivateRedis } from './redis/private-server.js';
 
@@ -110,14 +111,18 @@ export type Service = {
 
 /** Starts the roles in one process. Throws (having closed what it opened) when a role cannot start. */
 export async function startService(config: Config, roles: readonly Role[]): Promise<Service> {
-  const { createApp, createDecisionsQueue, createEffectsQueue, createFactsQueue, createMetrics, express, loadApiLimits, metricsApp, openOpsQueues, queueCheck, startDecisionsWorker, startEffectsWorker, startFactsWorker, startReconciler, startRecovery, storeChecks, stripeWebhookRouter } = await outerLayers();
+  const { createApp, createDecisionsQueue, createEffectsQueue, createFactsQueue, createMetrics, express, loadApiLimits, metricsApp, openOpsQueues, queueCheck, startDecisionsWorker, startEffectsWorker, startFactsWorker, startReconciler, startRecovery, storeChecks, stripeCheck, stripeWebhookRouter } = await outerLayers();
   const stores = await openStores(config);
   const { logger } = stores;
-  // Closed in reverse order of starting: HTTP first (no new work), then the workers, the sender, the stores.
+  // Closed in reverse order of starting (the workers, the sender, the stores), after the HTTP listeners: their
+  // ports are taken before anything else starts (a start refused on one sends nothing), yet what they take in (a
+  // proposal, a case, a recovery pass) goes through the queues and stores, so they stop taking requests, and finish
+  // the ones in progress, before any of those closes.
   const closers: Closer[] = [{ name: 'stores', close: () => stores.close() }];
+  const listeners: Closer[] = [];
   let closing: string | null = null;
   const closeAll = async () => {
-    for (const closer of closers.reverse()) {
+    for (const closer of [...listeners.splice(0), ...closers.reverse()]) {
       closing = closer.name;
       const started = performance.now();
       await closer.close().catch((error: unknown) => logger.error({ err: error, part: closer.name }, 'could not close cleanly'));
@@ -144,7 +149,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       intake = monitor;
     }
     const http = roles.includes('webhooks') || roles.includes('api') ? await listen(createServer(startingUp), config.host, config.port, '--port or INTERLOCK_PORT') : null;
-    if (http !== null) closers.push({ name: 'http', close: () => closeServer(http) });
+    if (http !== null) listeners.push({ name: 'http', close: () => closeServer(http) });
     let tokens: TokenRegistry | null = null;
     let tokensFile: string | null = null;
     const limits = roles.includes('api') ? loadApiLimits(process.env) : null;
@@ -173,10 +178,12 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     let metricsUrl: string | null = null;
     if (metrics !== null && config.metricsAddr !== null) {
       const metricsServer = await listen(createServer(metricsApp(metrics, logger)), config.metricsAddr.host, config.metricsAddr.port, 'INTERLOCK_METRICS_ADDR');
-      closers.push({ name: 'metrics listener', close: () => closeServer(metricsServer) });
+      listeners.push({ name: 'metrics listener', close: () => closeServer(metricsServer) });
       metricsUrl = `${urlOf(metricsServer)}/metrics`;
     }
     let sender: Sender | null = null;
+    // An operator's pass (POST /v1/recover) runs through recovery, which waits for it when it closes.
+    let recoverNow: (() => Promise<unknown>) | null = null;
     if (roles.includes('worker') && stripe !== null && deciderConfig !== null) {
       const started = await startSender(stores, stripe.target, { ...(facts ? { facts } : {}), ...(metrics ? { events: metrics.gateEvents } : {}) });
       sender = started;
@@ -187,6 +194,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       closers.push({ name: 'effects queue (decisions)', close: () => proposals.close() });
       const recovery = startRecovery(stores, started, { safetyIntervalMs: config.recoveryIntervalMs, reapprovals: { propose: (proposal) => proposals.propose(proposal) }, ...(metrics ? { onReport: (report) => void metrics.recoveryReported(report) } : {}) });
       closers.push({ name: 'recovery', close: () => recovery.close() });
+      recoverNow = () => recovery.pass();
       const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond, rateLimitBackoffMs: config.rateLimitBackoffMs, transientRetry: { maxDelayMs: config.retryMaxDelayMs, forMs: config.retryForMs }, ...(metrics ? { onAnswer: (answer) => metrics.effectAnswered(answer) } : {}) });
       closers.push({ name: 'effects worker', close: () => worker.close() });
       // Cases are decided here too: the decider reads the facts through the same target the sends use.
@@ -228,7 +236,6 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
         closers.push({ name: 'effects queue', close: () => effects.close() });
         const decisions = createDecisionsQueue(stores);
         closers.push({ name: 'decisions queue', close: () => decisions.close() });
-        const recoverWith = sender;
         app = createApp({
           stores,
           effects,
@@ -238,8 +245,9 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
           tokens,
           logger,
           alerts: (query) => stores.alerts.page(query),
-          ...(recoverWith === null ? {} : { recover: () => recoverWith.gate.recover() }),
-          readiness: [...storeChecks(stores), queueCheck(effects)],
+          ...(recoverNow === null ? {} : { recover: recoverNow }),
+          // Stripe as this process reads it for proposals; asked at most every 15 s, however often /readyz is probed.
+          readiness: [...storeChecks(stores), queueCheck(effects), stripeCheck((timeoutMs) => probeStripe(apiStripe.client, timeoutMs))],
           limits,
           ...(mount === undefined ? {} : { mount }),
           ...(metrics ? { metrics } : {}),
@@ -739,13 +747,17 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
 type CaseOptions = { case?: string; paymentIntent?: string; customer?: string; incident?: string; story?: string; approval?: string; agent: string; wait?: number };
 
 /**
- * The exit code of a case: its effect's once proposed (0 committed, 3 refused, 4 not settled), 3 when declined or
- * MODEL_DEVIATED (nothing was sent: the answer is no), 4 while queued or deciding, 1 when it failed.
+ * The exit code of a case: its effect's once proposed (0 committed, 3 refused, 4 not settled; 5 committed but the
+ * money did not go back: Stripe failed the refund after accepting it), 3 when declined or MODEL_DEVIATED (nothing
+ * was sent: the answer is no), 4 while queued or deciding, 1 when it failed. A case a person re-approved from the
+ * inbox exits as the re-approved effect does.
  */
-function caseExit(view: { state: string; outcome: string | null }): number {
+function caseExit(view: Pick<CaseView, 'state' | 'outcome' | 'final_money' | 'reapprovals'>): number {
+  if (view.state === 'proposed' || view.reapprovals.length > 0) {
+    const exit = exitFor(view.outcome);
+    return exit === EXIT_COMMITTED && view.final_money?.['status'] === 'not_returned' ? EXIT_NOT_RETURNED : exit;
+  }
   switch (view.state) {
-    case 'proposed':
-      return exitFor(view.outcome);
     case 'declined':
     case 'deviated':
       return EXIT_REFUSED;

@@ -3,12 +3,14 @@
 // ambiguous), 2 bad input or configuration, 1 anything else (an unknown effect).
 import { InvalidArgumentError, type Command } from 'commander';
 import { identifier } from '../core/text.js';
-import { ALERT_KINDS, currentOutcome, effectIdFor, explainOutcome, isEffectId, outcomeReason, resolveAlert, verify, type Outcome } from '../interlock.js';
+import { ALERT_KINDS, currentOutcome, effectIdFor, explainOutcome, isEffectId, outcomeReason, resolveAlert, verify, type Alert, type Outcome } from '../interlock.js';
 import { checked, CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
 import { CLI_ROLE } from './inbox-command.js';
-import { withStores, type CliStores } from './stores.js';
+import { unknownSigners, unknownSignersNote, withStores, type CliStores } from './stores.js';
 import { printJson, printLine } from './output.js';
 
+/** Alerts read per round trip by `interlock alerts`, which lists them all. */
+const ALERTS_PAGE = 100;
 const ALERT_ID = new RegExp(`^(${ALERT_KINDS.join('|')}):[0-9a-f]{64}$`);
 const personOf = checked(identifier(200), '--by');
 
@@ -20,6 +22,8 @@ function alertId(value: string): string {
 export const EXIT_COMMITTED = 0;
 export const EXIT_REFUSED = 3;
 export const EXIT_UNSETTLED = 4;
+/** A case whose effect committed but whose money did not go back (Stripe failed the refund after accepting it). */
+export const EXIT_NOT_RETURNED = 5;
 
 const COMMITTED = new Set(['COMMITTED', 'COMMITTED_ON_QUERY', 'COMMITTED_BY_RETRY', 'REAPPLIED_AFTER_QUERY', 'DUPLICATE_IGNORED']);
 
@@ -38,9 +42,11 @@ export async function describeEffect(stores: CliStores, effectId: string): Promi
   // Without the service's key on this machine, the head was signed just now by a key made for this command (it can
   // have signed no entry), so only the retired keys this machine was given can authenticate the entries. With none,
   // the chain is checked and the answer says valid null, not that the signatures are bad; with some, they are checked
-  // beside that key, which vouches for the head this command built from the journal.
+  // beside that key, which vouches for the head this command built from the journal. Entries signed by a key this
+  // machine does not know (its own key is not the service's) are not authenticated either: valid null, saying why.
+  const unknown = unknownSigners(stores, [receipt]);
   const ephemeral = stores.keyed ? null : stores.stores.signingKey.kid;
-  const authenticating = [...stores.stores.publicKeys.keys()].some((kid) => kid !== ephemeral);
+  const authenticating = unknown.length === 0 && [...stores.stores.publicKeys.keys()].some((kid) => kid !== ephemeral);
   const verification = verify(JSON.parse(JSON.stringify(receipt)), authenticating ? { publicKeys: stores.stores.publicKeys } : {});
   const partition = (await stores.journal.partitionOf(effectId)) ?? '';
   const { state } = await stores.journal.readState(partition, effectId);
@@ -55,7 +61,7 @@ export async function describeEffect(stores: CliStores, effectId: string): Promi
     reason: outcomeReason(receipt.entries),
     journal: receipt.entries.map((entry) => entry.kind),
     entries: receipt.entries.map((entry) => ({ kind: entry.kind, at: new Date(entry.at).toISOString() })),
-    verification: { valid: verification.valid, happened: verification.happened, happenedOnce: verification.happenedOnce, authorizedWhenFired: verification.authorizedWhenFired, assumptionsHeld: verification.assumptionsHeld, evidence: verification.evidence, problems: verification.problems },
+    verification: { valid: verification.valid, happened: verification.happened, happenedOnce: verification.happenedOnce, authorizedWhenFired: verification.authorizedWhenFired, assumptionsHeld: verification.assumptionsHeld, evidence: verification.evidence, problems: verification.problems, unchecked: unknown.length > 0 ? [unknownSignersNote(stores, unknown)] : verification.unchecked },
     answer: verification.answerFrom === null ? null : verification.answer,
     answerFrom: verification.answerFrom,
     finalMoney: verification.finalMoney,
@@ -92,13 +98,18 @@ export function addEffectCommands(program: Command): void {
     .option('--json', 'one JSON object (default: one line per alert)')
     .action(async (options: { all?: boolean; json?: boolean }) => {
       await withStores(async ({ stores }) => {
-        const alerts = await stores.alerts.list(options.all ? { all: true } : {});
-        if (options.json) {
-          printJson({ alerts });
-          return;
-        }
-        if (alerts.length === 0) printLine('No open alerts.');
-        for (const alert of alerts) printLine(`${new Date(alert.raisedAt).toISOString()} ${alert.kind} ${alert.effectId.slice(0, 12)}… $${(alert.centsAtStake / 100).toFixed(2)} at stake: ${alert.sentence} What to do: ${alert.action}`);
+        // Every alert, page after page: the oldest open alerts are the money at stake longest, so none may fall off
+        // the end of a first page. The pages follow the list's cursor, so an alert raised meanwhile shifts nothing.
+        const alerts: Alert[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await stores.alerts.page({ all: options.all ?? false, limit: ALERTS_PAGE, ...(cursor === undefined ? {} : { cursor }) });
+          alerts.push(...page.data);
+          if (!options.json) for (const alert of page.data) printLine(`${new Date(alert.raisedAt).toISOString()} ${alert.kind} ${alert.effectId.slice(0, 12)}… $${(alert.centsAtStake / 100).toFixed(2)} at stake: ${alert.sentence} What to do: ${alert.action}`);
+          cursor = page.next ?? undefined;
+        } while (cursor !== undefined);
+        if (options.json) printJson({ alerts });
+        else if (alerts.length === 0) printLine(options.all ? 'No alerts.' : 'No open alerts.');
       }, { readOnly: true });
     });
 

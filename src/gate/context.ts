@@ -72,7 +72,11 @@ export type GateDeps = {
   target: Target;
   timing: GateTiming;
   logger: Logger;
-  /** Kills the process when a send outlives its deadline because the event loop stalled (send-watchdog.ts). */
+  /**
+   * Armed around every send, from right before the request leaves until it is answered or its deadline passed: kills
+   * the process when a send outlives its deadline because the event loop stalled (send-watchdog.ts), and tells a
+   * closing sender which sends are still on the wire (startSender).
+   */
   watchdog?: SendWatchdog;
   durability?: DurabilityGuard;
   /** Opens the escalation inbox item a settled effect calls for (redis/inbox.ts); absent, nothing is opened. */

@@ -9,4 +9,5 @@ export { EFFECT_ID_KEY, INCIDENT_KEY, REQUEST_KEY } from './metadata.js';
 export type { BalanceCreditSummary, DisputeSummary, RefundSummary, RefundView } from './summaries.js';
 export { DEFAULT_SEND_TIMEOUT_MS } from './calls.js';
 export { createFactsReader } from './facts-reader.js';
+export { probeStripe } from './reachability.js';
 export { createWebhookVerifier, isLocalApiBase, registerLocalWebhook, signWebhookBody, type LocalWebhook, type WebhookVerifierOptions } from './webhooks.js';

@@ -70,3 +70,32 @@ describe('what interlock alerts puts on the terminal', { timeout: 90_000 }, () =
     expect(listed?.sentence).toBe(`Refund re_escape failed at Stripe (${hostile}).`);
   });
 });
+
+describe('interlock alerts with more open alerts than one page', { timeout: 120_000 }, () => {
+  const many = `tcli${randomBytes(5).toString('hex')}`;
+  // Raised one millisecond apart, so newest first is the reverse of the order they were raised in.
+  let clock = 1_700_000_000_000;
+  const store = createAlerts({ redis, keys: createKeys(many), now: async () => (clock += 1) });
+  afterAll(async () => {
+    const keys = await redis.keys(`${many}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+  });
+
+  it('lists every open alert, the oldest (money at stake longest) too, past the 100 of one page, in text and in --json', async () => {
+    const effects: string[] = [];
+    for (let i = 0; i < 105; i += 1) {
+      const effectId = randomBytes(32).toString('hex');
+      effects.push(effectId);
+      await store.raise({ kind: 'exposure', effectId, subject: `payment:pi_${i}`, centsAtStake: 12_000, refund: `re_${i}`, disputes: [`du_${i}`], sentence: 'Refunded and charged back.', action: 'Answer the dispute.' });
+    }
+    const manyEnv = { ...env, INTERLOCK_KEY_PREFIX: many };
+    const json = await runCli(['alerts', '--json'], manyEnv);
+    expect(json.code, json.stderr).toBe(0);
+    expect((JSON.parse(json.stdout) as { alerts: { effectId: string }[] }).alerts.map((alert) => alert.effectId)).toEqual([...effects].reverse());
+    const text = await runCli(['alerts'], manyEnv);
+    expect(text.code, text.stderr).toBe(0);
+    const lines = text.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(105);
+    expect(lines.map((line) => line.split(' ')[2])).toEqual([...effects].reverse().map((effectId) => `${effectId.slice(0, 12)}…`));
+  });
+});

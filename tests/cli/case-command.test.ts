@@ -1,10 +1,16 @@
 // `interlock case` and `interlock case show`, run as the real binary against a service's Redis (the cases rig: the
 // sandbox, the effects and decisions workers in this process, under a private key prefix). One JSON object on
-// stdout; exit 0 committed, 3 declined or MODEL_DEVIATED, 4 not decided or not settled within --wait, 2 bad input
-// (nothing stored), 1 an unknown case.
+// stdout; exit 0 committed, 5 committed but the money did not go back (Stripe failed the refund), 3 declined or
+// MODEL_DEVIATED, 4 not decided or not settled within --wait, 2 bad input (nothing stored), 1 an unknown case; a case
+// re-approved from the inbox exits as its re-approved effect.
+import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reconcileAll } from '../../queues/facts.js';
+import { createFacts, createFactsReader } from '../../src/interlock.js';
 import { replies, type MessagesServer } from '../decider/messages-server.js';
-import { uid } from '../http/rig.js';
+import { disputeOf } from '../facts/facts-rig.js';
+import { bearer, TOKENS, uid } from '../http/rig.js';
+import { pay } from '../stripe/stripe-support.js';
 import { REDIS_URL } from '../support/harness.js';
 import { casesSuite, modelDecider, type CasesRig } from '../support/cases-rig.js';
 import { runCli, tempDir } from './run-cli.js';
@@ -48,6 +54,39 @@ describe('interlock case', () => {
     expect(shown).toMatchObject({ state: 'deviated', outcome: 'MODEL_DEVIATED', effect: { state: 'refused', outcome: 'REFUSED:lease' } });
     expect(shown.links.inbox).toBe(`/v1/inbox/model_deviated:${shown.effect.effect_id}`);
     expect(await rig.refundsAt(paymentIntent)).toEqual([]);
+  });
+
+  it('case show exits 5, not 0, once Stripe failed the refund it had accepted (final money not_returned)', { timeout: 120_000 }, async () => {
+    const { paymentIntent } = await pay(rig.stripe, 'pm_card_createDisputeInquiry', 10_000);
+    const approval = `ap_${uid()}`;
+    await rig.stores.approvals.grant({ id: approval, approver: 'support-lead', capCents: 2_000, scope: `payment:${paymentIntent}`, expiresAt: Date.now() + 3_600_000, maxUses: 1 });
+    const caseId = `case-${uid()}`;
+    const run = await cli(['case', '--case', caseId, '--payment-intent', paymentIntent, '--story', story, '--approval', approval, '--wait', '20']);
+    expect(run.code, run.stderr).toBe(0);
+    const inquiry = await disputeOf(rig.stripe, paymentIntent);
+    await rig.world.sandbox.control.request('POST', `/disputes/${inquiry.id}/escalate`);
+    await reconcileAll(rig.stores, createFacts(rig.stores, createFactsReader(rig.world.client)), Date.now() - 3_600_000);
+    const show = await cli(['case', 'show', caseId]);
+    expect(show.code, show.stderr).toBe(5);
+    expect(JSON.parse(show.stdout)).toMatchObject({ id: caseId, state: 'proposed', outcome: 'COMMITTED', final_money: { status: 'not_returned' } });
+  });
+
+  it('a MODEL_DEVIATED case re-approved from the inbox exits as its re-approved effect: 0 once that refund committed', { timeout: 120_000 }, async () => {
+    rig.useDecider(modelDecider(server));
+    server.script(replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'Jar and lid both cracked; $30.' }));
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const caseId = `case-${uid()}`;
+    const run = await cli(['case', '--case', caseId, '--payment-intent', paymentIntent, '--story', story, '--approval', approval, '--wait', '20']);
+    expect(run.code, run.stderr).toBe(3);
+    const deviated = JSON.parse(run.stdout) as { links: { inbox: string } };
+    const fresh = `ap_${uid()}`;
+    expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send({ id: fresh, approver: 'lee', cap_cents: 3_000, scope: `payment:${paymentIntent}` })).status).toBe(201);
+    const reapproved = await request(rig.app).post(`${deviated.links.inbox}/reapprove`).set(bearer(TOKENS.approver)).send({ approval: fresh, note: '$30 is right.' });
+    expect(reapproved.status, JSON.stringify(reapproved.body)).toBe(202);
+    expect(await rig.effects.waitFor(String(reapproved.body.effect_id), 15_000)).toMatchObject({ outcome: 'COMMITTED' });
+    const show = await cli(['case', 'show', caseId]);
+    expect(show.code, show.stderr).toBe(0);
+    expect(JSON.parse(show.stdout)).toMatchObject({ id: caseId, state: 'deviated', outcome: 'COMMITTED', reapprovals: [{ effect_id: reapproved.body.effect_id }] });
   });
 
   it('bad input exits 2 and stores nothing; an unknown case exits 1', { timeout: 200_000 }, async () => {

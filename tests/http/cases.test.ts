@@ -5,8 +5,12 @@
 import request from 'supertest';
 import { pino } from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { reconcileAll } from '../../queues/facts.js';
+import { createFacts, createFactsReader } from '../../src/interlock.js';
 import { createApp } from '../../webhooks/app.js';
 import { replies, type MessagesServer } from '../decider/messages-server.js';
+import { disputeOf } from '../facts/facts-rig.js';
+import { pay } from '../stripe/stripe-support.js';
 import { casesSuite, modelDecider, type CasesRig } from '../support/cases-rig.js';
 import { bearer, caseBody, tokenRegistry, TOKENS, uid } from './rig.js';
 
@@ -134,5 +138,76 @@ describe('GET /v1/cases/:id', () => {
     const missing = await request(rig.app).get(`/v1/cases/case-${uid()}`).set(bearer(TOKENS.auditor));
     expect(missing.status).toBe(404);
     expect(missing.body.error.code).toBe('unknown_case');
+  });
+
+  it('a case whose refund Stripe accepted and then failed answers COMMITTED with final money not_returned, and says the money did not go back', async () => {
+    // A $100 payment with an open bank inquiry: the inquiry escalates after the $20 refund landed, and Stripe fails it.
+    const { paymentIntent } = await pay(rig.stripe, 'pm_card_createDisputeInquiry', 10_000);
+    const approval = `ap_${uid()}`;
+    await rig.stores.approvals.grant({ id: approval, approver: 'support-lead', capCents: 2_000, scope: `payment:${paymentIntent}`, expiresAt: Date.now() + 3_600_000, maxUses: 1 });
+    const body = caseBody({ payment_intent: paymentIntent, approval });
+    const answer = await post(body, '?wait=20');
+    expect(answer.body).toMatchObject({ state: 'proposed', outcome: 'COMMITTED', final_money: { status: 'returned' }, answer: 'returned' });
+    expect(answer.body.sentence).toBe(`Proposed as effect ${String(answer.body.effect.effect_id)}: The effect was sent once and Stripe accepted it.`);
+    const inquiry = await disputeOf(rig.stripe, paymentIntent);
+    await rig.world.sandbox.control.request('POST', `/disputes/${inquiry.id}/escalate`);
+    // The facts reach the receipt (a re-read here; the webhook brings the same ones).
+    await reconcileAll(rig.stores, createFacts(rig.stores, createFactsReader(rig.world.client)), Date.now() - 3_600_000);
+
+    const shown = await request(rig.app).get(`/v1/cases/${String(body.case_id)}`).set(bearer(TOKENS.support));
+    expect(shown.status).toBe(200);
+    expect(shown.body).toMatchObject({
+      state: 'proposed',
+      outcome: 'COMMITTED',
+      final_money: { status: 'not_returned', failure_reason: 'charge_for_pending_refund_disputed' },
+      answer: 'returned',
+      effect: { outcome: 'COMMITTED', final_money: { status: 'not_returned' }, answer: 'returned', answer_matches_final_money: false },
+    });
+    expect(shown.body.sentence).toContain('Then Stripe failed the refund (charge_for_pending_refund_disputed): the money did not go back to the customer');
+  });
+
+  it('a MODEL_DEVIATED case a person re-approved from the inbox answers as the re-approved effect: its outcome and money, not "nothing was sent"', async () => {
+    rig.useDecider(modelDecider(server));
+    server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'Jar and lid both cracked; $30.' }));
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const body = caseBody({ payment_intent: paymentIntent, approval });
+    const deviated = await post(body, '?wait=20');
+    expect(deviated.body).toMatchObject({ state: 'deviated', outcome: 'MODEL_DEVIATED', final_money: null, reapprovals: [] });
+    const fresh = `ap_${uid()}`;
+    expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send({ id: fresh, approver: 'lee', cap_cents: 3_000, scope: `payment:${paymentIntent}` })).status).toBe(201);
+    const reapproved = await request(rig.app).post(`${String(deviated.body.links.inbox)}/reapprove`).set(bearer(TOKENS.approver)).send({ approval: fresh, note: '$30 is right.' });
+    expect(reapproved.status, JSON.stringify(reapproved.body)).toBe(202);
+    const landed = String(reapproved.body.effect_id);
+    expect(await rig.effects.waitFor(landed, 15_000)).toMatchObject({ outcome: 'COMMITTED' });
+    expect((await rig.refundsAt(paymentIntent)).map((refund) => [refund.amount, refund.status])).toEqual([[3_000, 'succeeded']]);
+
+    const shown = await request(rig.app).get(`/v1/cases/${String(body.case_id)}`).set(bearer(TOKENS.support));
+    expect(shown.status).toBe(200);
+    const own = String(deviated.body.effect.effect_id);
+    expect(shown.body).toMatchObject({
+      state: 'deviated',
+      outcome: 'COMMITTED',
+      final_money: { status: 'returned' },
+      answer: 'returned',
+      effect: { effect_id: own, outcome: 'REFUSED:lease' },
+      reapprovals: [{ item: `model_deviated:${own}`, approval: fresh, by: 'alex', effect_id: landed, effect: { outcome: 'COMMITTED', amount: 3_000, final_money: { status: 'returned' } } }],
+      links: { reapproved: `/v1/effects/${landed}` },
+    });
+    expect(shown.body.sentence).not.toMatch(/Nothing was sent/);
+    expect(shown.body.sentence).toContain(`re-approved it under ${fresh} (inbox item model_deviated:${own}) as effect ${landed}: The effect was sent once and Stripe accepted it.`);
+  });
+
+  it('a MODEL_DEVIATED case whose inbox item a person dismissed says who dismissed it and why, no longer that it asks a person', async () => {
+    rig.useDecider(modelDecider(server));
+    server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'More feels fair.' }));
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const body = caseBody({ payment_intent: paymentIntent, approval });
+    const deviated = await post(body, '?wait=20');
+    expect(deviated.body).toMatchObject({ state: 'deviated', outcome: 'MODEL_DEVIATED' });
+    const dismissed = await request(rig.app).post(`${String(deviated.body.links.inbox)}/dismiss`).set(bearer(TOKENS.approver)).send({ note: 'The $20 stands.' });
+    expect(dismissed.status, JSON.stringify(dismissed.body)).toBe(200);
+    const shown = await request(rig.app).get(`/v1/cases/${String(body.case_id)}`).set(bearer(TOKENS.support));
+    expect(shown.body).toMatchObject({ state: 'deviated', outcome: 'MODEL_DEVIATED', reapprovals: [] });
+    expect(shown.body.sentence).toContain(`Nothing was sent; its decision is recorded refused on effect ${String(deviated.body.effect.effect_id)}, and alex dismissed inbox item model_deviated:${String(deviated.body.effect.effect_id)}: "The $20 stands."`);
   });
 });

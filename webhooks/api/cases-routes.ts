@@ -3,8 +3,8 @@
 // `case:<case_id>`. POST answers 202 queued, 200 for the same case with the same payload (as it stands), 409 for
 // another payload under a taken case id; `?wait=` holds the answer until the case is decided and, once proposed,
 // until its effect settles, at most 30 s in all.
-import { caseScope, caseSubmissionOf, InterlockError, type CaseRecord, type CaseSubmission, type Stores } from '../../src/interlock.js';
-import { summaryOf, type EffectSummary } from './effect-view.js';
+import { caseScope, caseSubmissionOf, InterlockError, type CaseRecord, type CaseSubmission, type Entry, type Stores } from '../../src/interlock.js';
+import { detailOf, summaryOf } from './effect-view.js';
 import { createDecisionChecks } from './decision-facts.js';
 import { apiError } from './errors.js';
 import { route, signedIn, type Route } from './route.js';
@@ -15,7 +15,75 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 const OUTCOME_OF_STATE: Partial<Record<CaseRecord['status']['state'], string>> = { declined: 'DECLINED', deviated: 'MODEL_DEVIATED' };
 
-function caseSentence(record: CaseRecord, effect: EffectSummary | null): string {
+/** How many re-approvals a case follows (a re-approved effect refused again may itself be re-approved). */
+const MAX_REAPPROVALS = 8;
+
+/** An effect of the case as it stands, with what became of the money (as GET /v1/effects/:id answers it). */
+async function effectAsItStands(stores: Stores, effectId: string) {
+  const partition = await stores.journal.partitionOf(effectId);
+  const entries = partition === null ? [] : await stores.journal.entries(partition, effectId);
+  if (partition === null || entries.length === 0) return null;
+  const summary = summaryOf(effectId, partition, entries);
+  const detail = detailOf(summary, entries, await stores.journal.receipt(effectId), stores.publicKeys);
+  const view = {
+    effect_id: summary.id,
+    state: summary.state,
+    outcome: summary.outcome,
+    sentence: summary.sentence,
+    reason: summary.reason,
+    amount: summary.amount,
+    final_money: detail.final_money,
+    answer: detail.answer,
+    answer_from: detail.answer_from,
+    answer_matches_final_money: detail.answer_matches_final_money,
+    exposure: detail.exposure,
+    links: summary.links,
+  };
+  return { view, entries };
+}
+
+type CaseEffect = NonNullable<Awaited<ReturnType<typeof effectAsItStands>>>['view'];
+
+/** The re-approval a person recorded on the effect (one refused payload is re-approved once), or null. */
+function reapprovalOf(entries: readonly Entry[]) {
+  for (const entry of entries) if (entry.kind === 'RESOLVED' && entry.action === 'reapprove' && entry.reapproval !== null) return { ...entry, reapproval: entry.reapproval };
+  return null;
+}
+
+/** What became of the money after a send Stripe accepted: said only when it is not simply "it went back". */
+function moneySentence(effect: CaseEffect): string {
+  const money = effect.final_money as { status?: unknown; failure_reason?: unknown };
+  const landed = effect.state === 'committed';
+  const parts: string[] = [];
+  if (landed && money.status === 'not_returned') {
+    parts.push(`Then Stripe failed the refund (${typeof money.failure_reason === 'string' ? money.failure_reason : 'no reason given'}): the money did not go back to the customer, and alert failed_after_landed says what to do.`);
+  } else if (landed && money.status === 'pending') {
+    parts.push('Stripe has not finished the refund yet (pending): the money is not back with the customer yet.');
+  }
+  const exposure = effect.exposure as { sentence?: unknown } | null;
+  if (exposure !== null && typeof exposure.sentence === 'string') parts.push(exposure.sentence);
+  return parts.map((part) => ` ${part}`).join('');
+}
+
+function effectSentence(effect: CaseEffect): string {
+  return `${effect.sentence}${moneySentence(effect)}`;
+}
+
+/** Who dismissed the effect's inbox item `item` and why, or null when nobody did. */
+function dismissalOf(entries: readonly Entry[], item: string): { by: string; note: string } | null {
+  for (const entry of entries) if (entry.kind === 'RESOLVED' && entry.item === item && entry.action === 'dismiss') return { by: entry.by.name, note: entry.note };
+  return null;
+}
+
+type Followed = { item: string; approval: string; by: string; at: string; request_id: string; effect_id: string; effect: CaseEffect | null };
+
+function reapprovalSentence(followed: readonly Followed[]): string {
+  return followed
+    .map((hop) => ` ${hop.by} re-approved it under ${hop.approval} (inbox item ${hop.item}) as effect ${hop.effect_id}: ${hop.effect === null ? 'not recorded yet (the worker\'s recovery pass proposes it).' : effectSentence(hop.effect)}`)
+    .join('');
+}
+
+function caseSentence(record: CaseRecord, effect: CaseEffect | null, followed: readonly Followed[], dismissed: { by: string; note: string } | null): string {
   const { status } = record;
   switch (status.state) {
     case 'queued':
@@ -25,11 +93,13 @@ function caseSentence(record: CaseRecord, effect: EffectSummary | null): string 
     case 'declined':
       return 'The decider declined: nothing was proposed or sent. Its text says which fact stopped it.';
     case 'deviated':
+      if (followed.length > 0 && status.effectId !== null) return `MODEL_DEVIATED: ${status.problems.join('; ')}. Its decision was recorded refused on effect ${status.effectId};${reapprovalSentence(followed)}`;
+      if (dismissed !== null && status.effectId !== null) return `MODEL_DEVIATED: ${status.problems.join('; ')}. Nothing was sent; its decision is recorded refused on effect ${status.effectId}, and ${dismissed.by} dismissed inbox item model_deviated:${status.effectId}: ${JSON.stringify(dismissed.note)}.`;
       return `MODEL_DEVIATED: ${status.problems.join('; ')}. Nothing was sent; ${status.effectId === null ? 'a person must decide this case' : `its decision is recorded refused on effect ${status.effectId}, and inbox item model_deviated:${status.effectId} asks a person to re-approve the amount the model asked for or dismiss it`}.`;
     case 'failed':
       return status.error?.message ?? 'The case could not be decided; nothing was proposed.';
     case 'proposed':
-      return effect === null ? 'Proposed; the effect is not recorded yet.' : `Proposed as effect ${effect.id}: ${effect.sentence}`;
+      return effect === null ? 'Proposed; the effect is not recorded yet.' : `Proposed as effect ${effect.effect_id}: ${effectSentence(effect)}${reapprovalSentence(followed)}`;
     default: {
       const never: never = status.state;
       return never;
@@ -37,16 +107,30 @@ function caseSentence(record: CaseRecord, effect: EffectSummary | null): string 
   }
 }
 
-/** A case as the API answers it (GET /v1/cases/:id, POST /v1/cases, `interlock case`), with its effect as it stands. */
+/**
+ * A case as the API answers it (GET /v1/cases/:id, POST /v1/cases, `interlock case`), with its effect as it stands.
+ * When a person re-approved the case's refused effect from the inbox (a model deviation, a stale premise), the case
+ * follows the re-approval: its outcome and final money are those of the effect that went out in its place, since
+ * that is what happened to the customer's money.
+ */
 export async function caseView(stores: Stores, record: CaseRecord) {
   const { submission, status } = record;
-  let effect: EffectSummary | null = null;
-  if (status.effectId !== null) {
-    const partition = await stores.journal.partitionOf(status.effectId);
-    const entries = partition === null ? [] : await stores.journal.entries(partition, status.effectId);
-    if (partition !== null && entries.length > 0) effect = summaryOf(status.effectId, partition, entries);
+  const own = status.effectId === null ? null : await effectAsItStands(stores, status.effectId);
+  const effect = own?.view ?? null;
+  const followed: Followed[] = [];
+  let current = own;
+  while (current !== null && followed.length < MAX_REAPPROVALS) {
+    const reapproved = reapprovalOf(current.entries);
+    if (reapproved === null) break;
+    const next = await effectAsItStands(stores, reapproved.reapproval.effectId);
+    followed.push({ item: reapproved.item, approval: reapproved.reapproval.approval, by: reapproved.by.name, at: iso(reapproved.at), request_id: reapproved.reapproval.requestId, effect_id: reapproved.reapproval.effectId, effect: next?.view ?? null });
+    current = next;
   }
-  const outcome = status.state === 'proposed' ? (effect?.outcome ?? null) : status.state === 'failed' ? (status.error?.code ?? 'failed') : (OUTCOME_OF_STATE[status.state] ?? null);
+  const last = followed.at(-1);
+  // The effect whose outcome the case answers: the last re-approval's (null while it is not recorded), else its own once proposed.
+  const answering = last !== undefined ? last.effect : status.state === 'proposed' ? effect : null;
+  const byEffect = last !== undefined || status.state === 'proposed';
+  const outcome = byEffect ? (answering?.outcome ?? null) : status.state === 'failed' ? (status.error?.code ?? 'failed') : (OUTCOME_OF_STATE[status.state] ?? null);
   return {
     object: 'case' as const,
     id: submission.caseId,
@@ -58,18 +142,24 @@ export async function caseView(stores: Stores, record: CaseRecord) {
     agent: submission.agent,
     state: status.state,
     outcome,
-    sentence: caseSentence(record, effect),
+    sentence: caseSentence(record, effect, followed, own === null || status.effectId === null ? null : dismissalOf(own.entries, `model_deviated:${status.effectId}`)),
+    // What became of the money, for the effect `outcome` answers (null before one settled): a refund Stripe accepted and
+    // then failed answers COMMITTED with final money not_returned.
+    final_money: answering !== null && answering.outcome !== null ? answering.final_money : null,
+    answer: answering !== null && answering.outcome !== null ? answering.answer : null,
     decision: status.decision === null ? null : { model: status.decision.model, text: status.decision.text, action: status.decision.action, amount_cents: status.decision.amountCents },
     problems: status.problems,
     error: status.error,
     attempts: status.attempts,
-    effect: effect === null ? null : { effect_id: effect.id, state: effect.state, outcome: effect.outcome, sentence: effect.sentence, reason: effect.reason, links: effect.links },
+    effect,
+    reapprovals: followed,
     created_at: iso(record.createdAt),
     updated_at: iso(status.updatedAt),
     links: {
       self: `/v1/cases/${encodeURIComponent(submission.caseId)}`,
       effect: effect === null ? null : effect.links.self,
-      inbox: status.state === 'deviated' && effect !== null ? `/v1/inbox/model_deviated:${effect.id}` : null,
+      inbox: status.state === 'deviated' && effect !== null ? `/v1/inbox/model_deviated:${effect.effect_id}` : null,
+      reapproved: last === undefined ? null : `/v1/effects/${last.effect_id}`,
     },
   };
 }
@@ -128,7 +218,7 @@ export function casesRoutes(context: ApiContext): Route[] {
         409: { description: 'The case id was first submitted with another payload (`conflicting_payload`); the stored case stands.', schema: errorAnswer },
         413: { description: 'The body is too large.', schema: errorAnswer },
         415: { description: 'The body is not JSON.', schema: errorAnswer },
-        503: { description: 'This process takes no cases (`not_available`), or Redis is down; retry.', schema: errorAnswer },
+        503: { description: 'This process takes no cases (`not_available`), or Redis is down (`redis_unavailable`; a case stored whose queueing failed says so: stored, perhaps not queued); submit the same case again.', schema: errorAnswer },
       },
       async handle({ body, query, caller }) {
         const who = signedIn(caller);

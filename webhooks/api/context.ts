@@ -30,7 +30,12 @@ export type EffectsProducer = Pick<EffectsQueue, 'propose' | 'waitFor'>;
 /** The producer side of the decisions queue (queues/decisions.ts): store a case and queue it, hear its decision. */
 export type CasesProducer = Pick<DecisionsQueue, 'submit' | 'waitFor'>;
 
-export type ReadinessCheck = { name: string; check: () => Promise<boolean | { ok: boolean; detail?: string }> };
+/**
+ * One check of /readyz. A failed result marked `advisory` is reported (status `degraded`) without making the process
+ * unready: something every process of the deployment meets alike (Stripe down), which taking them out of rotation
+ * would not fix.
+ */
+export type ReadinessCheck = { name: string; check: () => Promise<boolean | { ok: boolean; detail?: string; advisory?: boolean }> };
 
 /** The alerts list (issue 10), newest first. */
 /** A page of alerts, newest first, and the cursor of the page after it (null on the last). */

@@ -1,7 +1,9 @@
 // Keys, alerts, recovery and the probes. /healthz says the process is up; /readyz runs the injected checks (Redis
-// reachable and durable, queues reachable, Stripe or the sandbox answering), each bounded in time, and answers 503
-// naming the ones that failed.
-import { durabilityOf, errorMessage, publicKeyPem, type Stores } from '../../src/interlock.js';
+// reachable and durable, queues reachable, Stripe or the sandbox answering this process's key), each bounded in time,
+// and answers 503 naming the ones that failed. Stripe not answering is advisory (200, status `degraded`): see
+// stripeCheck.
+import { performance } from 'node:perf_hooks';
+import { durabilityOf, errorCode, errorMessage, publicKeyPem, type Stores } from '../../src/interlock.js';
 import { apiError } from './errors.js';
 import { route, type Route } from './route.js';
 import { alertsList, alertsQuery, errorAnswer, healthAnswer, keysAnswer, recoverAnswer, recoverBody } from './schemas.js';
@@ -35,16 +37,62 @@ export function queueCheck(queue: { queue: { count(): Promise<number> } }): Read
   };
 }
 
-async function runCheck(check: ReadinessCheck): Promise<{ name: string; ok: boolean; detail: string | null }> {
+/** How long one answer of Stripe stands for /readyz: probes every few seconds (compose: 5 s) cost Stripe one read a window. */
+const STRIPE_FRESH_MS = 15_000;
+/** Below CHECK_TIMEOUT_MS, so a Stripe that does not answer is reported as such (advisory), not as a check that hung. */
+const STRIPE_PROBE_TIMEOUT_MS = 1_500;
+
+type CheckResult = { ok: boolean; detail?: string; advisory?: boolean };
+
+/**
+ * Stripe (or the sandbox) answering this process's key, asked at most once per `freshMs` (concurrent probes share
+ * the one read in flight), each read bounded by `timeoutMs`. A key Stripe refuses, or an API base that serves no
+ * Stripe API, is this process's own misconfiguration: it makes the process unready, so a rollout with a wrong key
+ * stops there. Stripe not answering (down, slow, 5xx, rate limited, nothing listening at STRIPE_API_BASE) is reported
+ * but advisory: every process of the deployment meets it alike, so taking them all out of rotation (or failing the
+ * compose healthcheck the workers wait on) would add to the outage everything that works without Stripe (revoking an
+ * approval, the inbox, receipts, alerts, Stripe's own webhooks), while proposals already answer 503
+ * premise_read_failed with a Retry-After.
+ */
+export function stripeCheck(probe: (timeoutMs: number) => Promise<void>, options: { freshMs?: number; timeoutMs?: number } = {}): ReadinessCheck {
+  const freshMs = options.freshMs ?? STRIPE_FRESH_MS;
+  const timeoutMs = options.timeoutMs ?? STRIPE_PROBE_TIMEOUT_MS;
+  let last: { at: number; result: CheckResult } | null = null;
+  let inFlight: Promise<CheckResult> | null = null;
+  const ask = async (): Promise<CheckResult> => {
+    try {
+      await probe(timeoutMs);
+      return { ok: true };
+    } catch (error) {
+      // Secrets in a detail are masked with the rest of the answer (route.ts).
+      if (errorCode(error) === 'target_unavailable') return { ok: false, advisory: true, detail: `${errorMessage(error)} (advisory: a Stripe outage does not make this process unready; proposals answer 503 premise_read_failed meanwhile)` };
+      return { ok: false, detail: errorMessage(error) };
+    }
+  };
+  return {
+    name: 'stripe',
+    async check() {
+      if (last !== null && performance.now() - last.at < freshMs) return last.result;
+      inFlight ??= ask().then((result) => {
+        last = { at: performance.now(), result };
+        inFlight = null;
+        return result;
+      });
+      return inFlight;
+    },
+  };
+}
+
+async function runCheck(check: ReadinessCheck): Promise<{ name: string; ok: boolean; detail: string | null; advisory?: true }> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<{ ok: boolean; detail: string }>((resolve) => {
     timer = setTimeout(() => resolve({ ok: false, detail: `no answer within ${CHECK_TIMEOUT_MS} ms` }), CHECK_TIMEOUT_MS);
   });
   try {
     const answer = await Promise.race([check.check(), timeout]);
-    const result = typeof answer === 'boolean' ? { ok: answer } : answer;
+    const result: CheckResult = typeof answer === 'boolean' ? { ok: answer } : answer;
     // Secrets in a detail are masked with the rest of the answer (route.ts).
-    return { name: check.name, ok: result.ok, detail: 'detail' in result && result.detail !== undefined ? result.detail : null };
+    return { name: check.name, ok: result.ok, detail: result.detail ?? null, ...(!result.ok && result.advisory === true ? { advisory: true as const } : {}) };
   } catch (error) {
     return { name: check.name, ok: false, detail: errorMessage(error) };
   } finally {
@@ -119,14 +167,17 @@ export function opsRoutes(context: ApiContext): Route[] {
       method: 'get',
       path: '/readyz',
       operationId: 'ready',
-      summary: 'Ready to take proposals: Redis (durable or opted out), queues and Stripe or the sandbox answer',
+      summary: 'Ready to serve: Redis (durable or opted out) and the queues answer, and Stripe takes this process\'s key; Stripe not answering is reported (`degraded`), not unready',
       permission: null,
-      responses: { 200: { description: 'Every check passed.', schema: healthAnswer }, 503: { description: 'A check failed; `checks` says which.', schema: healthAnswer } },
+      responses: {
+        200: { description: 'Every check passed (`ready`), or only advisory ones failed (`degraded`: Stripe or the sandbox does not answer now, so proposals answer 503 premise_read_failed; `checks` says why).', schema: healthAnswer },
+        503: { description: 'A check failed (`unready`): Redis, its durability, the queues, or a key Stripe refuses or an API base that serves no Stripe API; `checks` says which.', schema: healthAnswer },
+      },
       async handle({ res }) {
         const checks = await Promise.all(context.readiness.map(runCheck));
-        const ready = checks.every((check) => check.ok);
+        const ready = checks.every((check) => check.ok || check.advisory === true);
         if (!ready) res.setHeader('Retry-After', '5');
-        return { status: ready ? 200 : 503, body: { status: ready ? 'ready' : 'unready', checks } };
+        return { status: ready ? 200 : 503, body: { status: ready ? (checks.every((check) => check.ok) ? 'ready' : 'degraded') : 'unready', checks } };
       },
     }),
   ];

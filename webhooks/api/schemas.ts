@@ -182,6 +182,21 @@ export const proposalAnswer = z
   })
   .meta({ id: 'ProposalAnswer' });
 
+const caseMoneyAnswer = z.enum(['returned', 'not_returned', 'pending', 'unknown']).nullable().meta({ description: 'Whether the money went back, as the receipt answers (the gate\'s outcome, or a person\'s finding on an AMBIGUOUS effect).' });
+const caseEffect = z.object({
+  effect_id: z.string(),
+  state: z.enum(EFFECT_STATES),
+  outcome: z.string().nullable(),
+  sentence: z.string(),
+  reason,
+  amount: z.number().nullable(),
+  final_money: z.record(z.string(), z.unknown()),
+  answer: caseMoneyAnswer,
+  answer_from: z.enum(['gate', 'operator']).nullable(),
+  answer_matches_final_money: z.boolean().nullable(),
+  exposure: z.record(z.string(), z.unknown()).nullable(),
+  links,
+});
 export const caseAnswer = z
   .object({
     object: z.literal('case'),
@@ -193,19 +208,21 @@ export const caseAnswer = z
     approval: z.string(),
     agent: z.string(),
     state: z.enum(CASE_STATES),
-    outcome: z.string().nullable().meta({ description: 'DECLINED, MODEL_DEVIATED, the error code of a failed case, or the effect\'s outcome once proposed and settled; null while undecided or unsettled.' }),
+    outcome: z.string().nullable().meta({ description: 'DECLINED, MODEL_DEVIATED, the error code of a failed case, or the effect\'s outcome once proposed and settled (the re-approved effect\'s, once a person re-approved the case\'s refused effect); null while undecided or unsettled.' }),
     sentence: z.string(),
+    final_money: z.record(z.string(), z.unknown()).nullable().meta({ description: 'What became of the money, for the effect `outcome` answers, as its receipt derives it (status returned, not_returned, pending or unknown): a refund Stripe accepted and then failed is COMMITTED with final money not_returned. Null before that effect settled.' }),
+    answer: caseMoneyAnswer,
     decision: z.object({ model: z.string(), text: z.string(), action: z.enum(['refund', 'credit', 'decline']), amount_cents: z.number().nullable() }).nullable(),
     problems: z.array(z.string()).meta({ description: 'Why the decision was not proposed (MODEL_DEVIATED).' }),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     attempts: z.number(),
-    effect: z
-      .object({ effect_id: z.string(), state: z.enum(EFFECT_STATES), outcome: z.string().nullable(), sentence: z.string(), reason, links })
-      .nullable()
-      .meta({ description: 'The proposed effect as it stands.' }),
+    effect: caseEffect.nullable().meta({ description: 'The proposed effect as it stands.' }),
+    reapprovals: z
+      .array(z.object({ item: z.string(), approval: z.string(), by: z.string(), at: z.string(), request_id: z.string(), effect_id: z.string(), effect: caseEffect.nullable().meta({ description: 'Null until the re-approval\'s proposal is recorded.' }) }))
+      .meta({ description: 'Re-approvals a person made from the inbox of the case\'s refused effect (and of a re-approved effect refused again), in order; the last one\'s effect is the one `outcome` answers.' }),
     created_at: z.string(),
     updated_at: z.string(),
-    links: z.object({ self: z.string(), effect: z.string().nullable() }),
+    links: z.object({ self: z.string(), effect: z.string().nullable(), inbox: z.string().nullable(), reapproved: z.string().nullable() }),
   })
   .meta({ id: 'Case' });
 
@@ -269,7 +286,7 @@ export const capAnswer = z.object({ object: z.literal('cap'), subject: z.string(
 export const keysAnswer = z.object({ keys: z.array(z.object({ kid: z.string(), pem: z.string(), status: z.enum(['current', 'retired']) })) }).meta({ id: 'PublicKeys' });
 export const listAnswer = z.object({ object: z.literal('list'), data: z.array(z.unknown()) }).meta({ id: 'List' });
 export const receiptAnswer = z.object({ format: z.string(), effectId: z.string(), entries: z.array(z.unknown()), head: z.unknown() }).meta({ id: 'Receipt', description: 'The signed bundle, as `interlock receipt verify` reads it.' });
-export const healthAnswer = z.object({ status: z.string(), checks: z.array(z.object({ name: z.string(), ok: z.boolean(), detail: z.string().nullable() })).optional() }).meta({ id: 'Health' });
+export const healthAnswer = z.object({ status: z.string(), checks: z.array(z.object({ name: z.string(), ok: z.boolean(), detail: z.string().nullable(), advisory: z.literal(true).optional().meta({ description: 'A failed check that does not make the process unready (Stripe not answering).' }) })).optional() }).meta({ id: 'Health' });
 export const recoverAnswer = z.object({ object: z.literal('recovery'), report: z.unknown() }).meta({ id: 'RecoveryReport' });
 const change = z.object({ field: z.string(), was: z.unknown(), now: z.unknown() });
 export const inboxItemAnswer = z

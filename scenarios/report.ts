@@ -182,6 +182,16 @@ function gateUnfailedText(result: ScenarioResult): string {
   return failed === 0 ? `Every gate cell ${all}` : `Every gate cell that ran (${gate.length - failed} of ${gate.length}; the others are listed below) ${all}`;
 }
 
+/** The seeds' section when no baseline cell differs from the seed: what that says depends on how many of them ran. */
+function seedsMatchedText(result: ScenarioResult): string {
+  const baseline = result.cells.filter((cell) => cell.column !== 'interlock');
+  const failed = baseline.filter(cellFailed).length;
+  if (baseline.length === 0) return 'No baseline cell was asked for: nothing here is compared with the seeds.';
+  if (failed === baseline.length) return `No baseline cell ran (${failed} failed to run, listed above): nothing here is compared with the seeds.`;
+  const all = "reproduces the seed's outcome (the seeds' Stripe test-mode runs; rows the seed did not run are compared with its prediction).";
+  return failed === 0 ? `Every baseline cell ${all}` : `Every baseline cell that ran (${baseline.length - failed} of ${baseline.length}; the others are listed above) ${all}`;
+}
+
 export function page(result: ScenarioResult): string {
   const differing = differingCells(result.scenario, result.cells);
   const differences = differing.map((difference) => difference.line);
@@ -207,7 +217,7 @@ export function page(result: ScenarioResult): string {
     '## Against the seeds',
     '',
     differences.length === 0
-      ? "Every baseline cell reproduces the seed's outcome (the seeds' Stripe test-mode runs; rows the seed did not run are compared with its prediction)."
+      ? seedsMatchedText(result)
       : result.scenario === 'shared_cap' && differing.every((difference) => difference.column === 'hand_check')
         ? `These baseline cells differ from the seed, all of them hand_check's. hand_check is a race (check, then send, no shared state): whether both refunds land depends on when each bot re-reads, so its count is timing, not a rule (a bot process that is slow to start or restart, on a loaded machine, reads after the other bot committed); neither the sandbox nor the baseline is wrong. no_check never holding and hand_lock always holding are rules, and those cells match the seed.\n\n${differences.map((line) => `- ${line}`).join('\n')}`
         : `These baseline cells differ from the seed; the baselines follow the seed's code as described, so the difference is the sandbox's unless the note says otherwise:\n\n${differences.map((line) => `- ${line}`).join('\n')}`,
@@ -286,6 +296,12 @@ export function writeResults(out: string, results: ScenarioResult[]): string[] {
     // A scenario none of whose rows or columns was asked for keeps the results it had.
     if (result.cells.length === 0) continue;
     const json = join(out, `${result.scenario}.json`);
+    // So does one none of whose cells ran (Stripe unreachable, its world not opened): a page of failures would replace
+    // results that stand, and the README's tables copied from them. The run still exits 1, listing the failures.
+    if (result.cells.every(cellFailed) && existsSync(json)) {
+      process.stderr.write(`${result.scenario}: none of its ${result.cells.length} cells ran, so ${json} and its page keep the results they had; the failures are listed below.\n`);
+      continue;
+    }
     // The receipts are verified from the file first, so a receipt that does not survive it is one of the gate's
     // problems (the run exits 1 for it), not only a field of the file.
     writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
@@ -301,7 +317,8 @@ export function writeResults(out: string, results: ScenarioResult[]): string[] {
     writeFileSync(md, page(JSON.parse(readFileSync(json, 'utf8')) as ScenarioResult));
     files.push(json, md);
   }
-  files.push(writeIndex(out));
+  // The index is left as it is when no scenario was written: it already says what the folder holds.
+  if (files.length > 0 || !existsSync(join(out, 'README.md'))) files.push(writeIndex(out));
   return files;
 }
 

@@ -1,7 +1,7 @@
 // `interlock scenario stripe-dispute | billing-credit | shared-cap | all [--reps N] [--delays stripe|fast] [--out DIR]`:
 // runs the seeds' scenarios, each against a sandbox of its own (or Stripe test mode with STRIPE_SECRET_KEY=sk_test_…),
 // writes a Markdown page and a JSON file per scenario and one results page linking them.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -94,6 +94,22 @@ function testModeApiBase(env: NodeJS.ProcessEnv, key: string | null): string | n
   return new URL(apiBase).origin;
 }
 
+/**
+ * Creates the output folder and writes a file into it (removed again), so an --out that cannot be written (a path
+ * through a file, a folder of another user's) is refused before any cell runs, not after the whole run, which would
+ * discard every result of it.
+ */
+function probeOut(out: string): void {
+  const probe = join(out, `.write-probe-${process.pid}`);
+  try {
+    mkdirSync(out, { recursive: true });
+    writeFileSync(probe, '', { flag: 'wx' });
+    unlinkSync(probe);
+  } catch (error) {
+    throw new ScenarioUsageError(`--out ${out} cannot be written (${error instanceof Error ? error.message : String(error)}); nothing was run. Give --out a folder this user can create and write.`);
+  }
+}
+
 /** The cells a scenario runs for these repetitions (null: its default) and this selection, in its order. */
 export type Planner<R extends string = string> = (reps: number | null, only: Selection) => (Step & { row: R })[];
 
@@ -166,6 +182,7 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
   if (options.keepJournals === true && redisUrl === '') {
     throw new ScenarioUsageError('--keep-journals keeps the keys a run writes to the Redis of REDIS_URL, and REDIS_URL is not set: without it the run uses a private Redis that is removed when the run ends. Set REDIS_URL (e.g. redis://127.0.0.1:6379) to a Redis that stays, or leave out --keep-journals.');
   }
+  probeOut(resolve(options.out));
   let stopRedis = async () => {};
   const privateRedis = redisUrl === '';
   if (privateRedis) {

@@ -57,8 +57,20 @@ export async function removeScenarioKeys(stores: Stores, prefix: string): Promis
 /** The sandbox's key: it takes any test key. */
 const SANDBOX_KEY = 'sk_test_scenarios';
 
-/** Variables a child must not inherit from the shell that ran the command (they would change what a cell does). */
-const CLEARED = ['INTERLOCK_CRASH_AT', 'INTERLOCK_WORKER_ID', 'INTERLOCK_API_TOKENS', 'INTERLOCK_PORT', 'STRIPE_WEBHOOK_SECRET', 'ANTHROPIC_API_KEY'];
+/**
+ * The INTERLOCK_* settings a scenario's processes take from the shell that ran the command: only what describes the
+ * Redis the run was given. Every other one is a deployment's (the compose worker's metrics address, which every child
+ * would bind; the production signing key, which would sign the sandbox's refunds; retired keys, host, port, tokens,
+ * timings, a crash point) and would change what a cell does; what a cell needs is set below.
+ */
+const INHERITED_SETTINGS: ReadonlySet<string> = new Set(['INTERLOCK_REDIS_CLUSTER']);
+/** Other variables a child must not inherit: the deployment's Stripe endpoint secret, the model's key. */
+const CLEARED = ['STRIPE_WEBHOOK_SECRET', 'ANTHROPIC_API_KEY'];
+
+/** Whether a child of the scenario takes this variable from the shell that ran the command. */
+function inherited(name: string): boolean {
+  return name.startsWith('INTERLOCK_') ? INHERITED_SETTINGS.has(name) : !CLEARED.includes(name);
+}
 
 export async function openWorld(options: WorldOptions): Promise<World & { close(): Promise<void> }> {
   let sandbox: Sandbox | null = null;
@@ -68,9 +80,8 @@ export async function openWorld(options: WorldOptions): Promise<World & { close(
   const apiBase = sandbox?.url ?? (backend === 'test_mode' ? (options.stripeApiBase ?? null) : null);
   const dataDir = mkdtempSync(join(tmpdir(), `interlock-${options.scenario}-`));
   leftovers.dirs.add(dataDir);
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !CLEARED.includes(key)));
   const env: NodeJS.ProcessEnv = {
-    ...inherited,
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => inherited(name))),
     REDIS_URL: options.redisUrl,
     INTERLOCK_KEY_PREFIX: `scenario-${options.scenario}-${hex(4)}`,
     INTERLOCK_DATA_DIR: dataDir,

@@ -2,8 +2,9 @@
 // at the same moment on a fresh data directory must end with one file that both read whole: the content is written
 // to a private temporary file beside the target and hard-linked into place, which either creates the target with
 // its full content or fails because another process got there first. A reader never sees a half-written file.
+// And files given by path (receipts, keys), read only when they are regular files of a bounded size.
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /** Creates `path` with `content` unless it exists; true when this call created it, false when it was already there. */
@@ -20,5 +21,49 @@ export function createFileOnce(path: string, content: string, mode = 0o600): boo
     throw error;
   } finally {
     unlinkSync(temporary);
+  }
+}
+
+/** What a path that is not a regular file is, in words. */
+function kindOf(stats: Stats): string {
+  if (stats.isFIFO()) return 'a FIFO (named pipe)';
+  if (stats.isCharacterDevice()) return 'a character device';
+  if (stats.isBlockDevice()) return 'a block device';
+  if (stats.isSocket()) return 'a socket';
+  return 'not a file';
+}
+
+/** A file past its cap (`maxBytes`); `what` names what such a file is, e.g. "a receipt file". */
+export function fileTooLarge(bytes: number, maxBytes: number, what: string): Error {
+  return new Error(`it is ${(bytes / 1024 / 1024).toFixed(1)} MiB, more than the ${maxBytes / 1024 / 1024} MiB ${what} may be`);
+}
+
+/**
+ * Opens `path` for reading without waiting (a FIFO would otherwise block the open, then the read, for ever) and checks
+ * on the open descriptor, so what is read is what was checked, that it is a regular file of at most `maxBytes`. The
+ * caller reads it and closes `fd`. A directory throws EISDIR (as readFileSync does); anything else that is not a
+ * regular file, or a file past the cap, throws saying what it is, in words that follow "cannot read PATH: ".
+ */
+export function openRegularFile(path: string, maxBytes: number, what: string): { fd: number; size: number } {
+  const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  try {
+    const stats = fstatSync(fd);
+    if (stats.isDirectory()) throw Object.assign(new Error(`EISDIR: ${path}`), { code: 'EISDIR' });
+    if (!stats.isFile()) throw new Error(`it is ${kindOf(stats)}, not a regular file`);
+    if (stats.size > maxBytes) throw fileTooLarge(stats.size, maxBytes, what);
+    return { fd, size: stats.size };
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+}
+
+/** The text of `path` when it is a regular file of at most `maxBytes` (openRegularFile's checks), else it throws why. */
+export function readRegularFile(path: string, maxBytes: number, what: string): string {
+  const { fd } = openRegularFile(path, maxBytes, what);
+  try {
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
   }
 }

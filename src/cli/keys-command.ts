@@ -1,10 +1,10 @@
 // `interlock keys generate|public`: the gate's Ed25519 signing key and the public key auditors verify with.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { signingKeyFromPem } from '../core/signing.js';
-import { danglingLink, danglingLinkMessage, keyFileExposure, keyFilePath, publicKeyPem, unreadableKeyMessage, writeNewSigningKey } from '../keys/key-store.js';
+import { danglingLink, danglingLinkMessage, keyFileExposure, keyFilePath, publicKeyPem, readKeyFile, unreadableKeyMessage, writeNewSigningKey } from '../keys/key-store.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
 import { printJson } from './output.js';
 
@@ -34,7 +34,7 @@ export function addKeysCommands(program: Command): void {
       const path = options.key ?? keyFilePath(loadConfig());
       let pem: string;
       try {
-        pem = readFileSync(path, 'utf8');
+        pem = readKeyFile(path);
       } catch (error) {
         process.stderr.write(`${unreadableKeyMessage(path, error)}\n`);
         process.exitCode = EXIT_BAD_INPUT;

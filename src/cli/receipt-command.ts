@@ -1,12 +1,12 @@
 // `interlock receipt verify|export`. Exit codes for verify: 0 valid, 1 invalid, 2 unreadable input, 3 nothing wrong
 // but nothing authenticated either (no public key checked the signatures).
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { publicKeySet } from '../core/signing.js';
 import { verifyReceiptText } from '../core/receipt-text.js';
 import { loadConfig } from '../config.js';
-import { keyFileExposure, keyFilePath, publicKeyPem, retiredKeysFileExposure, verifyingKeys } from '../keys/key-store.js';
+import { keyFileExposure, keyFilePath, publicKeyPem, readKeyFile, retiredKeysFileExposure, verifyingKeys } from '../keys/key-store.js';
 import { signingKeyFromPem } from '../core/signing.js';
 import { existsSync } from 'node:fs';
 import { readReceiptText, whyReceiptUnreadable, whyUnreadable } from './verify-pool.js';
@@ -51,7 +51,7 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string } {
     const pems = files.map((file) => {
       let pem: string;
       try {
-        pem = readFileSync(file, 'utf8');
+        pem = readKeyFile(file);
       } catch (error) {
         unreadable(`Cannot read public key ${file}: ${whyUnreadable(error)}.`);
       }
@@ -70,7 +70,7 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string } {
     const local = existsSync(path);
     // A key was named (a typo, a volume not mounted): "no key given or configured" and exit 3 would hide that.
     if (!local && config.signingKeyFile !== null) unreadable(`INTERLOCK_SIGNING_KEY_FILE points at ${path}, which does not exist, so no signature could be checked. Correct it, or pass --public-key FILE.`);
-    const current = local ? signingKeyFromPem(readFileSync(path, 'utf8')) : null;
+    const current = local ? signingKeyFromPem(readKeyFile(path)) : null;
     const exposure = local ? keyFileExposure(path) : null;
     if (exposure !== null) process.stderr.write(`${exposure.message}\n`);
     // Retired keys are used without a local signing key too (a machine that only verifies): a configured file is
@@ -160,14 +160,21 @@ export function addReceiptCommands(program: Command): void {
       if (malformed.length > 0) unreadable(`Not an effect id (64 lowercase hex characters): ${malformed.slice(0, 3).join(', ')}${malformed.length > 3 ? ', …' : ''}`);
       if (options.out !== undefined && effectIds.length > 1) unreadable('--out takes one receipt; for several, give --dir DIR (one file each) or none (one JSON line each)');
       if (options.dir !== undefined) mkdirSync(options.dir, { recursive: true });
-      const { withStores } = await import('./stores.js');
-      await withStores(async ({ journal, keyed, config }) => {
+      const { unknownSigners, withStores } = await import('./stores.js');
+      await withStores(async (cli) => {
+        const { journal, keyed, config } = cli;
         // An exported receipt's head is signed here, as the service signs it: with a key made for this command it
         // would verify with no key the service's auditors hold, and read as a forgery to all of them.
         if (!keyed) {
           throw new CliFailure(`receipt export signs each receipt's head with the service's signing key, and this machine has none (no ${keyFilePath(config)}, no INTERLOCK_SIGNING_KEY_FILE); nothing was exported. Run it where the service runs, or set INTERLOCK_SIGNING_KEY_FILE to the service's key. To read an effect here, \`interlock effect show\` needs no key.`, EXIT_BAD_INPUT);
         }
         const bundles = await journal.receipts(effectIds);
+        // So would a key of this machine's that did not sign the entries (a data directory where `npm start` once
+        // ran, reading the service's Redis): every head it signed would read as a forgery to the service's auditors.
+        const unknown = unknownSigners(cli, bundles);
+        if (unknown.length > 0) {
+          throw new CliFailure(`receipt export signs each receipt's head with this machine's signing key, ${cli.stores.signingKey.kid}, but the journal's entries are signed with key ${unknown.join(', ')}, which is neither that key nor one of its retired public keys${config.retiredPublicKeysFile === null ? '' : ` (${config.retiredPublicKeysFile})`}: the heads would not verify with the service's public key, so nothing was exported. Run it where the service runs, or set INTERLOCK_SIGNING_KEY_FILE to the service's key (${keyFilePath(config)} is not it).`, EXIT_BAD_INPUT);
+        }
         const missing = effectIds.filter((_, index) => !bundles[index]);
         bundles.forEach((bundle, index) => {
           if (!bundle) return;

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { signingKeyFromPem, type SigningKey } from '../core/signing.js';
 import { danglingLink, generateSigningKeyPem, keyFilePath, loadOrCreateSigningKey, type KeyExposure } from '../keys/key-store.js';
 import type { Journal } from '../redis/journal.js';
+import type { Receipt } from '../core/receipt.js';
 import { CliFailure, EXIT_BAD_INPUT } from './failure.js';
 
 /**
@@ -27,6 +28,29 @@ function keyOf(config: Stores['config'], readOnly: boolean): { key: SigningKey; 
   }
   const { key, exposure } = loadOrCreateSigningKey(config);
   return { key, exposure, keyed: true };
+}
+
+/**
+ * The key ids that signed these receipts' entries and whose public key this machine does not hold (neither its signing
+ * key's nor a retired one's), in the order met. Such entries cannot be authenticated here: checked against this
+ * machine's keys they read as signed by an unknown key, as a forgery would, when all that is known is that this
+ * machine's key (a stale data directory, or none) is not the service's.
+ */
+export function unknownSigners(cli: CliStores, receipts: readonly (Receipt | null)[]): string[] {
+  const kids = new Set<string>();
+  for (const receipt of receipts) {
+    for (const entry of receipt?.entries ?? []) {
+      if (entry.sig !== null && entry.kid !== undefined && !cli.stores.publicKeys.has(entry.kid)) kids.add(entry.kid);
+    }
+  }
+  return [...kids];
+}
+
+/** Why entries signed by `kids` (unknownSigners) were checked but not authenticated on this machine, and what to do. */
+export function unknownSignersNote(cli: CliStores, kids: readonly string[]): string {
+  const own = cli.keyed ? `its signing key is ${cli.stores.signingKey.kid}` : 'it has no signing key';
+  const retired = cli.config.retiredPublicKeysFile === null ? 'no retired public keys' : `not among the retired public keys of ${cli.config.retiredPublicKeysFile}`;
+  return `signatures: the entries are signed with key ${kids.join(', ')}, whose public key this machine does not hold (${own}; ${retired}), so they were checked but not authenticated here. Run this where the service runs, or add that key's public half (\`npx interlock keys public\` where the service runs) to INTERLOCK_RETIRED_PUBLIC_KEYS_FILE.`;
 }
 
 /** Where REDIS_URL came from when the environment did not set it: the file a service (`npm start`) wrote. */

@@ -2,12 +2,13 @@
 // pure CPU, so the files are spread over worker threads, each reading and verifying its share with the same public
 // keys and handing back, through a pipe in shared memory, only what the command prints: one status and one JSON line
 // per file (a whole Verification copied between threads per file cost about as much as verifying it).
-import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, type Stats } from 'node:fs';
+import { closeSync, fstatSync, readFileSync, readSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { publicKeySet, type PublicKeySet } from '../core/signing.js';
 import { verifyReceiptText } from '../core/receipt-text.js';
 import type { Verification } from '../core/verify.js';
+import { fileTooLarge, openRegularFile } from '../files.js';
 import { pathMeaning } from './path-problems.js';
 
 export type FileVerdict = { file: string; readable: boolean; verification: Verification | null; error: string | null };
@@ -30,16 +31,8 @@ export function whyReceiptUnreadable(file: string, error: unknown): string {
  */
 export const MAX_RECEIPT_BYTES = 32 * 1024 * 1024;
 
-function kindOf(stats: Stats): string {
-  if (stats.isFIFO()) return 'a FIFO (named pipe)';
-  if (stats.isCharacterDevice()) return 'a character device';
-  if (stats.isBlockDevice()) return 'a block device';
-  if (stats.isSocket()) return 'a socket';
-  return 'not a file';
-}
-
 function tooLarge(bytes: number): Error {
-  return new Error(`it is ${(bytes / 1024 / 1024).toFixed(1)} MiB, more than the ${MAX_RECEIPT_BYTES / 1024 / 1024} MiB a receipt file may be`);
+  return fileTooLarge(bytes, MAX_RECEIPT_BYTES, 'a receipt file');
 }
 
 /** Standard input, up to the cap: a pipe has no size to check first, so it is read until it passes the cap. */
@@ -72,17 +65,13 @@ let readBuffer: Buffer | null = null;
  */
 export function readReceiptText(file: string): string {
   if (file === '-') return readStandardInput();
-  const fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  const { fd, size } = openRegularFile(file, MAX_RECEIPT_BYTES, 'a receipt file');
   try {
-    const stats = fstatSync(fd);
-    if (stats.isDirectory()) throw Object.assign(new Error(`EISDIR: ${file}`), { code: 'EISDIR' });
-    if (!stats.isFile()) throw new Error(`it is ${kindOf(stats)}, not a regular file`);
-    if (stats.size > MAX_RECEIPT_BYTES) throw tooLarge(stats.size);
-    if (stats.size < READ_BUFFER_BYTES) {
+    if (size < READ_BUFFER_BYTES) {
       readBuffer ??= Buffer.allocUnsafeSlow(READ_BUFFER_BYTES);
       // One byte more than the size asked for: a file that grew since it was checked reads past it, and is read whole below.
-      const read = readSync(fd, readBuffer, 0, stats.size + 1, 0);
-      if (read <= stats.size) return readBuffer.toString('utf8', 0, read);
+      const read = readSync(fd, readBuffer, 0, size + 1, 0);
+      if (read <= size) return readBuffer.toString('utf8', 0, read);
     }
     return readFileSync(fd, 'utf8');
   } finally {

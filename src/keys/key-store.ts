@@ -1,14 +1,29 @@
 // Signing keys on disk: a configured PEM file, or one generated on first use into the data directory (never
 // into the repository). Public keys are exported for auditors, who verify receipts without being able to sign.
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { existsSync, lstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readlinkSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { InterlockError } from '../core/errors.js';
 import { publicKeySet, signingKeyFromPem, type PublicKeySet, type SigningKey } from '../core/signing.js';
 import { pathMeaning } from '../cli/path-problems.js';
-import { createFileOnce } from '../files.js';
+import { createFileOnce, readRegularFile } from '../files.js';
 
 export const DEFAULT_KEY_FILE = 'signing-key.pem';
+
+/**
+ * Largest key file read, in bytes: a PEM key is about 120 bytes, so 1 MiB holds thousands of retired public keys; a
+ * bigger file (a device, a wrong path) is refused before it is read.
+ */
+export const MAX_KEY_FILE_BYTES = 1024 * 1024;
+
+/**
+ * The text of a key file (a signing key, a public key, a bundle of them). Only a regular file of at most
+ * MAX_KEY_FILE_BYTES is read, opened without waiting: a FIFO or a device named as a key throws, saying what it is,
+ * instead of holding the command (or the service's start) for ever.
+ */
+export function readKeyFile(path: string): string {
+  return readRegularFile(path, MAX_KEY_FILE_BYTES, 'a key file');
+}
 
 export function generateSigningKeyPem(): { privatePem: string; publicPem: string } {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
@@ -132,7 +147,7 @@ export function unreadableKeyMessage(path: string, error: unknown): string {
 function readSigningKey(path: string, configured: boolean): SigningKey {
   let pem: string;
   try {
-    pem = readFileSync(path, 'utf8');
+    pem = readKeyFile(path);
   } catch (error) {
     throw new InterlockError('invalid_config', `${configured ? 'INTERLOCK_SIGNING_KEY_FILE: ' : ''}${unreadableKeyMessage(path, error)}`, { cause: error });
   }
@@ -164,7 +179,7 @@ export function verifyingKeys(current: SigningKey | null, retiredFile: string | 
   const whatToPut = `It holds the public half of each key this service signed with before (\`npx interlock keys public --key OLD-KEY.pem >> ${retiredFile}\`), or unset it. Nothing was changed.`;
   let text: string;
   try {
-    text = readFileSync(retiredFile, 'utf8');
+    text = readKeyFile(retiredFile);
   } catch (error) {
     throw new InterlockError('invalid_config', `${setting} cannot be read: ${pathMeaning(error) ?? (error as Error).message}. ${whatToPut}`, { cause: error });
   }

@@ -500,7 +500,7 @@ function resolverOf(resolvedBy: string | null): Actor {
  * resolves each open exposure alert whose item is closed (naming who closed the item).
  *
  * It reads only what is open (the inbox's open items of kind exposure, the open-alerts index), never everything. It
- * is idempotent, and several processes may run it at once: an item takes one action at most (act-2.lua), and of
+ * is idempotent, and several processes may run it at once: an item takes one action at most (act-3.lua), and of
  * several resolutions of one alert one is recorded (set-alert-3.lua); each half is reported by the one call that
  * closed it. The facts reconciler runs it with every pass (queues/facts.ts).
  */

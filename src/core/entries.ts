@@ -105,7 +105,7 @@ export type EntryFields = {
     created: number | null;
   };
   /**
-   * A person's action on an inbox item of this effect, at most one per item (act-2.lua). Evidence of who decided
+   * A person's action on an inbox item of this effect, at most one per item (act-3.lua). Evidence of who decided
    * what, covered by the chain and signed by the service's key like every entry; it never sends anything.
    */
   RESOLVED: { item: string; action: OperatorAction; by: Actor; note: string; resolution: Resolution | null; reapproval: Reapproval | null };

@@ -66,7 +66,7 @@ function reapprovalProposal(item: InboxItem, requestId: string, request: { appro
   };
 }
 
-export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 'partitionOf' | 'entries'>; approvals: Pick<Approvals, 'describe' | 'subjectCap'>; checkFourEyes: FourEyesCheck; readFacts: FactsNow; propose: ProposeNow }) {
+export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 'partitionOf' | 'entries'>; approvals: Pick<Approvals, 'describe' | 'subjectCap' | 'onceHolder'>; checkFourEyes: FourEyesCheck; readFacts: FactsNow; propose: ProposeNow }) {
   const { inbox, journal } = deps;
 
   /**
@@ -94,12 +94,17 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
   }
 
   /**
-   * Why the caps have no room for `amount` now: what the approval has reserved already (its cap covers every effect
-   * under it), and the subject's own cap. The gate would refuse the new request REFUSED:over_cap, which opens no item,
-   * after this one closed for good; so it is refused before anything is written, saying how much room is left.
+   * Why the caps have no room for the payload now: what the approval has reserved already (its cap covers every
+   * effect under it), the subject's own cap, and, for a credit, its incident held by another credit sent for it (the
+   * dispatch step's). The gate would refuse the new request REFUSED:over_cap, which opens no item, after this one
+   * closed for good; so it is refused before anything is written, saying how much room is left or who holds it.
    */
-  async function noRoom(snapshot: ApprovalSnapshot, subject: string, amount: number): Promise<string[]> {
+  async function noRoom(snapshot: ApprovalSnapshot, subject: string, effect: Effect, amount: number): Promise<string[]> {
     const problems: string[] = [];
+    if (effect.kind === 'credit') {
+      const holder = await deps.approvals.onceHolder(subject, `incident:${effect.incident}`);
+      if (holder !== null) problems.push(`incident ${effect.incident} of ${subject} is compensated once, and effect ${holder} was sent for it already (in flight, landed or ambiguous)`);
+    }
     const reserved = snapshot.reservedCents ?? 0;
     if (reserved + amount > snapshot.capCents) problems.push(`approval ${snapshot.id} has ${Math.max(0, snapshot.capCents - reserved)} of its ${snapshot.capCents} cents left (${reserved} are held by effects under it), not ${amount}`);
     const cap = await deps.approvals.subjectCap(subject);
@@ -133,7 +138,7 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
       // item was closed for good: so a re-approval is refused now, before anything is written. A replay was judged
       // when it was first recorded; the gate judges it again at the send.
       const amount = effectFactsOrNull(effect)?.amount ?? 0;
-      const dead = replay ? [] : [...approvalProblems(snapshot, { now, subject: item.subject, amount, phase: 'dispatch' }), ...(await noRoom(snapshot, item.subject, amount))];
+      const dead = replay ? [] : [...approvalProblems(snapshot, { now, subject: item.subject, amount, phase: 'dispatch' }), ...(await noRoom(snapshot, item.subject, effect, amount))];
       if (dead.length > 0) throw new InterlockError('invalid_approval', `Item ${id} cannot be re-approved under approval ${request.approval}: ${dead.join('; ')}. Nothing was recorded; re-approve under a live approval that covers the payload.`);
       await assertRequestIsItems(item, requestId, effectId, effect);
       // Read before anything is written: facts that cannot be read leave the item open.

@@ -1,7 +1,7 @@
 // The escalation inbox in Redis (issue 13 §4): an index of items people must look at, and their actions.
 //
 // What decides is the effect's own chain: the entry that opened an item (AMBIGUOUS, a REFUSED) and the RESOLVED
-// entry a person's action appends (act-2.lua, at most once per item, with who acted kept beside the effect's state).
+// entry a person's action appends (act-3.lua, at most once per item, with who acted kept beside the effect's state).
 // The index (keys.inbox*, one hash tag of its own) is how items are listed. It cannot be written in the same atomic
 // step as those entries on a Redis Cluster (another slot), so it is written right after them and kept in step: an
 // item is opened again, harmlessly, by whoever meets the settled effect later (a redelivered job, the next recovery
@@ -203,7 +203,7 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
       if (partition === null) throw new InterlockError('unknown_effect', `Inbox item ${id} names effect ${item.effectId}, which is not recorded.`);
       const draft: Draft<'RESOLVED'> = { kind: 'RESOLVED', item: id, action: request.action, by: request.by, note: request.note, resolution: request.resolution ?? null, reapproval: request.reapproval ?? null };
       const marker = JSON.stringify({ action: request.action, by: request.by });
-      // What the effect's state must be, checked in the same step as the append (act-2.lua).
+      // What the effect's state must be, checked in the same step as the append (act-3.lua).
       const requires = request.action === 'resolve' ? 'ambiguous' : request.action === 'reapprove' ? 'unsent' : '';
       const reply = await journal.act(partition, item.effectId, draft, marker, requires);
       switch (reply.status) {

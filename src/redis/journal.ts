@@ -638,7 +638,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     },
 
     /**
-     * Appends a person's action on an inbox item (act-2.lua): at most once per item, never while a dispatch is open.
+     * Appends a person's action on an inbox item (act-3.lua): at most once per item, never while a dispatch is open.
      * `marker` (who acted, how, when) is kept beside the state, so the one who loses a race is told who won.
      */
     async act(
@@ -654,9 +654,10 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
         const at = await sealTime(floor);
         const { entries, pairs } = await seal(effectId, [draft], at, head);
         const reply = await call<{ status: 'OK'; now: number } | { status: 'ACTED'; by: string } | { status: 'OPEN' | 'UNKNOWN_EFFECT' } | { status: 'STATE'; committed: boolean; ambiguous: boolean } | { status: 'REAPPROVED'; item: string } | Misplaced>(
-          'act-2',
-          [keys.state(partition, effectId), keys.entries(partition, effectId)],
-          [effectId, head, at, maxSkewMs, draft.item, marker, requires, ...pairs],
+          'act-3',
+          [keys.state(partition, effectId), keys.entries(partition, effectId), keys.subject(partition)],
+          // A person who found an AMBIGUOUS effect did not land lets go what it held to be sent once (act-3.lua).
+          [effectId, head, at, maxSkewMs, draft.item, marker, requires, ...pairs, draft.action === 'resolve' && draft.resolution === 'did_not_land' ? 'release' : ''],
         );
         if (reply.status === 'OK') return { status: 'OK', entry: entries[0] as EntryOf<'RESOLVED'> };
         if (reply.status === 'ACTED' || reply.status === 'OPEN' || reply.status === 'UNKNOWN_EFFECT' || reply.status === 'STATE' || reply.status === 'REAPPROVED') return reply;
@@ -665,7 +666,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       throw new JournalContentionError(effectId, 'record an operator action');
     },
 
-    /** Who acted on an inbox item of the effect (the marker act-2 keeps), or null when nobody has. */
+    /** Who acted on an inbox item of the effect (the marker act-3 keeps), or null when nobody has. */
     async actedOn(partition: string, effectId: string, itemId: string): Promise<string | null> {
       return redis.hget(keys.state(partition, effectId), `i:${itemId}`);
     },

@@ -32,7 +32,7 @@ export const SCRIPT_NAMES = [
   'revoke-approval-2',
   'describe-approval-1',
   'set-cap-1',
-  'act-2',
+  'act-3',
   'open-inbox-2',
   'close-inbox-3',
   'set-case-status-1',

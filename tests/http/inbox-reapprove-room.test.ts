@@ -6,7 +6,7 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { effectIdFor } from '../../src/interlock.js';
 import { useInboxRig } from './inbox-items.js';
-import { bearer, refundBody, TOKENS } from './rig.js';
+import { approvalBody, bearer, creditBody, refundBody, TOKENS, uid } from './rig.js';
 
 const inbox = useInboxRig();
 
@@ -33,6 +33,33 @@ describe('re-approving without room under the caps', () => {
     const roomy = `ap_c_${pi}`;
     expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send({ id: roomy, approver: 'alex', cap_cents: 2_000, scope: `payment:${pi}` })).status).toBe(201);
     expect((await request(rig.app).post(`/v1/inbox/${item}/reapprove`).set(bearer(TOKENS.danaApprover)).send({ approval: roomy, note: 'refund anyway' })).status).toBe(202);
+  });
+
+  it('is refused for a credit whose incident another credit was sent for since (the dispatch step holds it)', async () => {
+    const rig = inbox.rig();
+    const make = inbox.make();
+    const customer = `cus_${uid()}`;
+    const approval = approvalBody({ scope: `customer:${customer}`, cap_cents: 5_000 });
+    expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval)).status).toBe(201);
+    rig.target.world.set(`customer:${customer}`, { subscription_status: 'active', incident_compensation: 0 });
+    const first = creditBody({ customer, incident: 'INC-9', approval: approval.id });
+    expect((await request(rig.app).post('/v1/credits').set(bearer(TOKENS.support)).send(first)).status).toBe(202);
+    // The subscription was canceled between the decision and the send: refused on a stale premise, an item opens.
+    rig.target.world.set(`customer:${customer}`, { subscription_status: 'canceled', incident_compensation: 0 });
+    const refused = effectIdFor({ requestId: String(first.request_id), effect: null });
+    expect(await make.submitLatest(refused)).toBe('REFUSED:stale_premise');
+    // Another agent's credit for the same incident is sent meanwhile, and holds it.
+    rig.target.world.set(`customer:${customer}`, { subscription_status: 'active', incident_compensation: 0 });
+    const other = creditBody({ customer, incident: 'INC-9', approval: approval.id });
+    expect((await request(rig.app).post('/v1/credits').set(bearer(TOKENS.support)).send(other)).status).toBe(202);
+    const holder = effectIdFor({ requestId: String(other.request_id), effect: null });
+    expect(await make.submitLatest(holder)).toBe('COMMITTED');
+
+    const item = `stale_premise:${refused}`;
+    const reapproved = await request(rig.app).post(`/v1/inbox/${item}/reapprove`).set(bearer(TOKENS.danaApprover)).send({ approval: approval.id, note: 'credit anyway' });
+    expect(reapproved.status).toBe(400);
+    expect(reapproved.body.error.message).toContain(`incident INC-9 of customer:${customer} is compensated once, and effect ${holder} was sent for it already`);
+    expect((await rig.stores.inbox.get(item))?.status).toBe('open');
   });
 
   it('is refused when the subject cap has no room for the payload', async () => {

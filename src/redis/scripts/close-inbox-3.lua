@@ -1,4 +1,4 @@
--- close-inbox: marks an item closed in the index, after its RESOLVED entry was appended (act-2). The entry in the
+-- close-inbox: marks an item closed in the index, after its RESOLVED entry was appended (act-3). The entry in the
 -- effect's chain is what decides who acted; this only keeps the listing in step with it, so it is written once
 -- (the first closure stands) and running it again changes nothing.
 -- KEYS[1] closed items hash (item id -> closure JSON)   KEYS[2] open items zset   KEYS[3] closed items zset

@@ -46,11 +46,12 @@ elseif outcome == 'landed' and hget_str(state, 'committed') ~= '1' then
     effect = 'committed'
   elseif hget_str(state, 'approvalId') == ARGV[6] and hget_num(state, 'amount') > 0 then
     move_totals(KEYS[3], KEYS[5], hget_num(state, 'amount'), 1)
-    -- It holds again what its refusal let go (a credit's incident), unless another effect was sent for it since.
-    local once = hget_str(state, 'once')
-    if once ~= '' then redis.call('HSETNX', KEYS[5], once, ARGV[1]) end
     effect = 'relanded'
   end
+  -- Money that landed holds what it is sent for once (a credit's incident) again, whatever its refusal or a person's
+  -- "did not land" let go, and whoever took it since: that one's refusal must not free it.
+  local once = hget_str(state, 'once')
+  if once ~= '' then redis.call('HSET', KEYS[5], once, ARGV[1]) end
   redis.call('HSET', state, 'committed', '1', 'lateLanded', '1')
   redis.call('HSET', KEYS[5], 'e:' .. ARGV[1], '1')
 end

@@ -1,13 +1,15 @@
 -- act: appends a person's action on an inbox item (a RESOLVED entry) to the effect's chain, at most once per item:
 -- two people acting on one item at once both reach this script, and exactly one appends; the other is told who
 -- acted. Nothing is acted on while a dispatch is open (the effect is being sent; its outcome is not known yet).
--- KEYS[1] effect state hash   KEYS[2] effect entries string
+-- KEYS[1] effect state hash   KEYS[2] effect entries string   KEYS[3] the effect's subject totals hash
 -- ARGV[1] effect id   ARGV[2] expected chain head   ARGV[3] entry time (Redis ms)   ARGV[4] max clock skew ms
 -- ARGV[5] the item id   ARGV[6] who acted and how (JSON, kept beside the state)
 -- ARGV[7] what the effect must be: 'ambiguous' (AMBIGUOUS and no landing reported since: a resolve), 'unsent'
 --   (never committed nor ambiguous, and not re-approved through another of its items: a re-approval, which must not
 --   move money that may have moved, nor send one refused payload twice), or ''
--- ARGV[8] entry hash   ARGV[9] stored entry JSON
+-- ARGV[8] entry hash   ARGV[9] stored entry JSON   ARGV[10] 'release' when a person found the AMBIGUOUS effect did not
+--   land: what it held on its subject to be sent once (a credit's incident, propose_effect) is let go, as a resolving
+--   refusal lets it go, so a new request for the incident can be sent; a landing reported later takes it back (late-5)
 -- Returns JSON {status}: OK {now} | ACTED {by} | OPEN | UNKNOWN_EFFECT | STATE {committed, ambiguous}
 --   | REAPPROVED {item} | HEAD_MOVED {head, lastAt, now} | BAD_TIME {head, lastAt, now}
 local state = KEYS[1]
@@ -34,5 +36,9 @@ if ARGV[7] == 'unsent' then
   redis.call('HSET', state, marker, ARGV[6], 'reapproved', ARGV[5])
 else
   redis.call('HSET', state, marker, ARGV[6])
+end
+if ARGV[10] == 'release' then
+  local once = hget_str(state, 'once')
+  if once ~= '' and redis.call('HGET', KEYS[3], once) == ARGV[1] then redis.call('HDEL', KEYS[3], once) end
 end
 return reply({ status = 'OK', now = now })

@@ -46,6 +46,12 @@ async function refusedPayloadOf(journal: Pick<Journal, 'partitionOf' | 'entries'
   if (outcome === null || !outcome.startsWith('REFUSED:')) {
     throw new InterlockError('action_not_allowed', `Effect ${item.effectId} is ${outcome ?? 'not settled yet'}, not refused: only a refusal is re-approved (money that moved, may have moved or is still on its way never is). Nothing was recorded.`);
   }
+  // act-3 refuses a second re-approval of one effect in the same step as it records one; an effect re-approved by a
+  // version that did not keep that mark is caught here, from its chain.
+  const earlier = entries.find((entry): entry is EntryOf<'RESOLVED'> => entry.kind === 'RESOLVED' && entry.action === 'reapprove' && entry.item !== item.id);
+  if (earlier !== undefined) {
+    throw new InterlockError('action_not_allowed', `Effect ${item.effectId} was re-approved already, through item ${earlier.item.slice(0, 100)} (its payload goes out as request ${reapprovalRequestId(earlier.item).slice(0, 120)}); one refused payload is re-approved once, so item ${item.id.slice(0, 100)} cannot be: dismiss it with a note. Nothing was recorded.`);
+  }
   return parseEffect(first.effect, 'effect', { recorded: true });
 }
 

@@ -18,8 +18,8 @@ beforeAll(() => {
   make = inbox.make();
 });
 
-describe('two re-approvable items on one effect', () => {
-  it('re-approves the one refused payload once, through either item, never twice', async () => {
+/** An effect refused on a stale premise, re-decided under a new approval and refused again at recovery: two open items. */
+async function twoItems(): Promise<{ pi: string; effectId: string; first: string; second: string }> {
     const pi = `pi_${uid()}`;
     const { effectId, item: first } = await make.staleOn(pi);
     expect(await rig.stores.inbox.get(first)).toMatchObject({ status: 'open' });
@@ -50,6 +50,13 @@ describe('two re-approvable items on one effect', () => {
     expect(await rig.stores.inbox.get(second)).toMatchObject({ status: 'open' });
     expect(await rig.stores.inbox.get(first)).toMatchObject({ status: 'open' });
 
+    return { pi, effectId, first, second };
+}
+
+describe('two re-approvable items on one effect', () => {
+  it('re-approves the one refused payload once, through either item, never twice', async () => {
+    const { pi, effectId, first, second } = await twoItems();
+
     // Two approvers (or one, from two tabs) each re-approve one of the two items.
     const apA = await make.grant(pi);
     const apB = await make.grant(pi);
@@ -73,5 +80,19 @@ describe('two re-approvable items on one effect', () => {
     // The other item is closed with a note, as the refusal says.
     const dismissed = await request(rig.app).post(`/v1/inbox/${second}/dismiss`).set(bearer(TOKENS.danaApprover)).send({ note: 're-approved through the stale-premise item' });
     expect(dismissed.status, JSON.stringify(dismissed.body)).toBe(200);
+  });
+
+  it('catches a re-approval of an effect re-approved before the mark existed, from its chain', async () => {
+    const { pi, effectId, first, second } = await twoItems();
+    const apA = await make.grant(pi);
+    expect((await request(rig.app).post(`/v1/inbox/${first}/reapprove`).set(bearer(TOKENS.approver)).send({ approval: apA, note: 'refund anyway' })).status).toBe(202);
+    // As an earlier version left it: the RESOLVED entry in the chain, no `reapproved` mark beside the state.
+    const partition = `payment:${pi}`;
+    expect(await rig.redis.hdel(rig.stores.keys.state(partition, effectId), 'reapproved')).toBe(1);
+    const apB = await make.grant(pi);
+    const b = await request(rig.app).post(`/v1/inbox/${second}/reapprove`).set(bearer(TOKENS.danaApprover)).send({ approval: apB, note: 'refund anyway' });
+    expect(b.status).toBe(409);
+    expect(b.body.error.message).toContain(`re-approved already, through item ${first}`);
+    expect(await rig.hasEffect(effectIdFor({ requestId: `reapproval:${second}`, effect: null }))).toBe(false);
   });
 });

@@ -156,7 +156,8 @@ export function createApp(deps: AppDeps): Express {
     app.use(queueDashboard(queues));
   }
   // A request that records something is refused while Redis could lose it (AppDeps.intake): it would be answered as
-  // stored. Reads go on.
+  // stored. Reads go on, and so does revoking an approval: the brake only takes authority away, and a revoke Redis
+  // lost would leave things no worse than one refused.
   const stored: RequestHandler = (_req, _res, next) => {
     try {
       context.intake?.assertDurable();
@@ -168,7 +169,7 @@ export function createApp(deps: AppDeps): Express {
   };
   for (const target of routes) {
     if (target.permission === null) continue;
-    register(target, allow(target.permission), ...(target.method === 'get' ? [] : [stored]), ...(target.body ? body : []));
+    register(target, allow(target.permission), ...(target.method === 'get' || target.operationId === 'revokeApproval' ? [] : [stored]), ...(target.body ? body : []));
   }
   app.use((req, _res, next) => {
     next(apiError('not_found', `No route ${req.method} ${redactSecrets(req.path).slice(0, 200)}. GET /v1/openapi.json lists every route.`));

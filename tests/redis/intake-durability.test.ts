@@ -3,7 +3,7 @@
 // refuses them again whenever Redis stops keeping them (CONFIG SET appendonly no, a failover onto a server configured
 // otherwise), within about one INTERLOCK_DURABILITY_CHECK_MS: the route answers 503, so Stripe delivers the event
 // again later, and the API answers 503 redis_not_durable with nothing recorded. Reads go on; both take writes again
-// once a check finds Redis durable.
+// once a check finds Redis durable. Revoking an approval (the brake) is never refused.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,6 +74,14 @@ describe('intake while Redis stops being durable', () => {
     expect((await request(api.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approvalBody())).status).toBe(503);
     expect(await api.effectCount()).toBe(0);
     expect((await request(api.app).get('/v1/effects').set(bearer(TOKENS.support))).status).toBe(200);
+    // The brake still works: revoking takes authority away, so it is never refused for durability.
+    const brake = approvalBody();
+    await admin.config('SET', 'appendonly', 'yes');
+    await started.check();
+    expect((await request(api.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(brake)).status).toBe(201);
+    await admin.config('SET', 'appendonly', 'no');
+    await started.check();
+    expect((await request(api.app).post(`/v1/approvals/${String(brake.id)}/revoke`).set(bearer(TOKENS.approver)).send({})).status).toBe(200);
 
     await admin.config('SET', 'appendonly', 'yes');
     await started.check();

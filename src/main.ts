@@ -48,7 +48,7 @@ import {
   type StripeSide,
 } from './interlock.js';
 import { createProgram, runProgram } from './cli/program.js';
-import { describeEffect, EXIT_COMMITTED, EXIT_NOT_RETURNED, EXIT_REFUSED, EXIT_UNSETTLED, exitFor } from './cli/effect-command.js';
+import { describeEffect, EXIT_COMMITTED, EXIT_NOT_RETURNED, EXIT_REFUSED, EXIT_UNSETTLED, exitFor, exitForShown } from './cli/effect-command.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
 import { REDIS_URL_ADVICE, redisUrlFromService, withStores } from './cli/stores.js';
 import { printJson } from './cli/output.js';
@@ -737,7 +737,7 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
       if (options.wait !== undefined && options.wait > 0 && recorded.queued) await queue.waitFor(effectId, options.wait * 1000);
       const shown = (await describeEffect(cli, effectId)) ?? { effectId, outcome: null, sentence: 'Queued; not recorded yet.', journal: [] };
       printJson({ ...shown, premises });
-      process.exitCode = exitFor(shown.outcome as string | null);
+      process.exitCode = exitForShown(shown);
     } finally {
       await queue.close();
     }

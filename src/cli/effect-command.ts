@@ -22,7 +22,7 @@ function alertId(value: string): string {
 export const EXIT_COMMITTED = 0;
 export const EXIT_REFUSED = 3;
 export const EXIT_UNSETTLED = 4;
-/** A case whose effect committed but whose money did not go back (Stripe failed the refund after accepting it). */
+/** An effect (or a case's) that committed but whose money did not go back (Stripe failed the refund after accepting it). */
 export const EXIT_NOT_RETURNED = 5;
 
 const COMMITTED = new Set(['COMMITTED', 'COMMITTED_ON_QUERY', 'COMMITTED_BY_RETRY', 'REAPPLIED_AFTER_QUERY', 'DUPLICATE_IGNORED']);
@@ -33,6 +33,17 @@ export function exitFor(outcome: string | null): number {
   if (COMMITTED.has(outcome)) return EXIT_COMMITTED;
   if (outcome.startsWith('REFUSED:')) return EXIT_REFUSED;
   return EXIT_FAILED;
+}
+
+/**
+ * The exit code of an effect as `effect show`, `refund` and `credit` print it: its outcome's, except that one that
+ * committed but whose money did not go back (final money not_returned: Stripe failed the refund after accepting it)
+ * is 5, not 0, so a script that tells the customer on 0 does not tell them their money is back.
+ */
+export function exitForShown(shown: Record<string, unknown>): number {
+  const exit = exitFor(typeof shown.outcome === 'string' ? shown.outcome : null);
+  const money = shown.finalMoney as { status?: unknown } | null | undefined;
+  return exit === EXIT_COMMITTED && money?.status === 'not_returned' ? EXIT_NOT_RETURNED : exit;
 }
 
 /** What `effect show` (and `refund`/`credit` once settled) prints for one effect. */
@@ -87,7 +98,7 @@ export function addEffectCommands(program: Command): void {
         const shown = await describeEffect(stores, effectId);
         if (shown === null) throw new CliFailure(`No effect ${effectId} under this REDIS_URL and INTERLOCK_KEY_PREFIX.`, EXIT_FAILED);
         printJson(shown);
-        process.exitCode = exitFor(shown.outcome as string | null);
+        process.exitCode = exitForShown(shown);
       }, { readOnly: true });
     });
 

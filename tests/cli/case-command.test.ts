@@ -68,7 +68,12 @@ describe('interlock case', () => {
     await reconcileAll(rig.stores, createFacts(rig.stores, createFactsReader(rig.world.client)), Date.now() - 3_600_000);
     const show = await cli(['case', 'show', caseId]);
     expect(show.code, show.stderr).toBe(5);
-    expect(JSON.parse(show.stdout)).toMatchObject({ id: caseId, state: 'proposed', outcome: 'COMMITTED', final_money: { status: 'not_returned' } });
+    const shown = JSON.parse(show.stdout) as { effect: { effect_id: string } };
+    expect(shown).toMatchObject({ id: caseId, state: 'proposed', outcome: 'COMMITTED', final_money: { status: 'not_returned' } });
+    // The effect itself answers the same way.
+    const effect = await cli(['effect', 'show', shown.effect.effect_id]);
+    expect(effect.code, effect.stderr).toBe(5);
+    expect(JSON.parse(effect.stdout)).toMatchObject({ outcome: 'COMMITTED', finalMoney: { status: 'not_returned' } });
   });
 
   it('a MODEL_DEVIATED case re-approved from the inbox exits as its re-approved effect: 0 once that refund committed', { timeout: 120_000 }, async () => {

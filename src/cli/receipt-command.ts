@@ -159,7 +159,6 @@ export function addReceiptCommands(program: Command): void {
       const malformed = effectIds.filter((effectId) => !/^[0-9a-f]{64}$/.test(effectId));
       if (malformed.length > 0) unreadable(`Not an effect id (64 lowercase hex characters): ${malformed.slice(0, 3).join(', ')}${malformed.length > 3 ? ', …' : ''}`);
       if (options.out !== undefined && effectIds.length > 1) unreadable('--out takes one receipt; for several, give --dir DIR (one file each) or none (one JSON line each)');
-      if (options.dir !== undefined) mkdirSync(options.dir, { recursive: true });
       const { unknownSigners, withStores } = await import('./stores.js');
       await withStores(async (cli) => {
         const { journal, keyed, config } = cli;
@@ -175,6 +174,8 @@ export function addReceiptCommands(program: Command): void {
         if (unknown.length > 0) {
           throw new CliFailure(`receipt export signs each receipt's head with this machine's signing key, ${cli.stores.signingKey.kid}, but the journal's entries are signed with key ${unknown.join(', ')}, which is neither that key nor one of its retired public keys${config.retiredPublicKeysFile === null ? '' : ` (${config.retiredPublicKeysFile})`}: the heads would not verify with the service's public key, so nothing was exported. Run it where the service runs, or set INTERLOCK_SIGNING_KEY_FILE to the service's key (${keyFilePath(config)} is not it).`, EXIT_BAD_INPUT);
         }
+        // Made only once the export is going to write: a refused one leaves nothing behind.
+        if (options.dir !== undefined) mkdirSync(options.dir, { recursive: true });
         const missing = effectIds.filter((_, index) => !bundles[index]);
         bundles.forEach((bundle, index) => {
           if (!bundle) return;

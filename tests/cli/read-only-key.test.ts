@@ -68,6 +68,10 @@ describe('commands that only read, on a machine without the service\'s signing k
     expect(refused.code).toBe(2);
     expect(refused.stderr.trim().split('\n')).toEqual([expect.stringContaining('INTERLOCK_SIGNING_KEY_FILE')]);
     expect(existsSync(out)).toBe(false);
+    // Nor is a --dir made for receipts it will not write.
+    const dir = join(temp.dir, 'exports');
+    expect((await runCli(['receipt', 'export', effectId, '--dir', dir], env)).code).toBe(2);
+    expect(existsSync(dir)).toBe(false);
     const keyFile = join(temp.dir, 'service.pem');
     writeFileSync(keyFile, service.privatePem, { mode: 0o600 });
     const exported = await runCli(['receipt', 'export', effectId, '--out', out], { ...env, INTERLOCK_SIGNING_KEY_FILE: keyFile });

@@ -61,6 +61,7 @@ export function approvalsRoutes(context: ApiContext): Route[] {
         201: { description: 'Granted.', schema: approvalAnswer },
         ...common,
         409: { description: 'The id is taken by an approval with other terms or options (`approval_conflict`); nothing was changed.', schema: errorAnswer },
+        503: { description: 'Redis is not durable now (`redis_not_durable`) or not answering (`redis_unavailable`); nothing was changed.', schema: errorAnswer },
       },
       async handle({ body, caller }) {
         const who = signedIn(caller);
@@ -128,7 +129,11 @@ export function approvalsRoutes(context: ApiContext): Route[] {
       permission: 'manageApprovals',
       params: subjectParam,
       body: capBody,
-      responses: { 200: { description: 'The cap, and what has moved (or is in flight) on the subject so far.', schema: capAnswer }, ...common },
+      responses: {
+        200: { description: 'The cap, and what has moved (or is in flight) on the subject so far.', schema: capAnswer },
+        ...common,
+        503: { description: 'Redis is not durable now (`redis_not_durable`) or not answering (`redis_unavailable`); nothing was changed.', schema: errorAnswer },
+      },
       async handle({ params, body }) {
         const cap = await stores.approvals.setSubjectCap(params.subject, body.cap_cents);
         // A cap at or below what has moved already is allowed (it stops further money), but the caller should know.

@@ -218,7 +218,7 @@ export function casesRoutes(context: ApiContext): Route[] {
         409: { description: 'The case id was first submitted with another payload (`conflicting_payload`); the stored case stands.', schema: errorAnswer },
         413: { description: 'The body is too large.', schema: errorAnswer },
         415: { description: 'The body is not JSON.', schema: errorAnswer },
-        503: { description: 'This process takes no cases (`not_available`), or Redis is down (`redis_unavailable`; a case stored whose queueing failed says so: stored, perhaps not queued); submit the same case again.', schema: errorAnswer },
+        503: { description: 'This process takes no cases (`not_available`), Redis is down (`redis_unavailable`; a case stored whose queueing failed says so: stored, perhaps not queued), or Redis is not durable now (`redis_not_durable`: nothing was written; send it again once it is); submit the same case again.', schema: errorAnswer },
       },
       async handle({ body, query, caller }) {
         const who = signedIn(caller);

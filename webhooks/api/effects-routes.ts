@@ -92,7 +92,7 @@ export function effectsRoutes(context: ApiContext): Route[] {
     409: { description: 'The request id was first decided with another payload (`conflicting_payload`); the recorded one stands.', schema: errorAnswer },
     413: { description: 'The body is too large.', schema: errorAnswer },
     415: { description: 'The body is not JSON.', schema: errorAnswer },
-    503: { description: 'The facts could not be read (`premise_read_failed`), or Redis is down or did not answer in time (`redis_unavailable`; after a timeout the proposal may or may not be recorded, and one recorded whose queueing failed says so: recorded, perhaps not queued); send the same request again.', schema: errorAnswer },
+    503: { description: 'The facts could not be read (`premise_read_failed`), Redis is down or did not answer in time (`redis_unavailable`; after a timeout the proposal may or may not be recorded, and one recorded whose queueing failed says so: recorded, perhaps not queued), or Redis is not durable now (`redis_not_durable`: nothing was written; send it again once it is); send the same request again.', schema: errorAnswer },
   };
 
   async function effectOr404(id: string) {

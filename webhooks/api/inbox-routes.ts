@@ -57,7 +57,8 @@ const actionResponses = {
   200: { description: 'Recorded: the item, closed, with who acted.', schema: inboxItemAnswer },
   ...common,
   404: { description: 'No such item (`unknown_inbox_item`).', schema: errorAnswer },
-  409: { description: 'Someone acted on the item already (`inbox_item_closed`, naming who and how, or saying it was you), the kind does not allow this action (`action_not_allowed`), or the effect is being sent (`effect_in_flight`).', schema: errorAnswer },
+  409: { description: 'Someone acted on the item already (`inbox_item_closed`, naming who and how, or saying it was you), the kind does not allow this action or the effect was re-approved already through another of its items (`action_not_allowed`, naming that item), the effect is being sent (`effect_in_flight`), or the `reapproval:` request id holds another proposal (`conflicting_payload`).', schema: errorAnswer },
+  503: { description: 'Redis is not durable now (`redis_not_durable`) or not answering (`redis_unavailable`); nothing was recorded and the item stays open.', schema: errorAnswer },
 };
 
 /** The inbox's actions as the API (and the page) take them: facts read through the API's fact reader, proposals queued. */
@@ -132,7 +133,8 @@ export function inboxRoutes(context: ApiContext): Route[] {
         200: { description: 'The same person re-approved this item under this approval before, or at the same moment (a double submit); the new request as recorded then.', schema: reapproveAnswer },
         403: { description: 'The role may not act, or the approval asks for four eyes and this approver granted it (`four_eyes`).', schema: errorAnswer },
         404: { description: 'No such item, or no such approval (`unknown_approval`).', schema: errorAnswer },
-        503: { description: 'The facts could not be read now (`premise_read_failed`); the item stays open.', schema: errorAnswer },
+        400: { description: 'The body is invalid, or the approval cannot carry the payload (`invalid_approval`: revoked, expired, on another subject, no room left on its cap or the subject\'s, or the credit\'s incident held by another credit, named); nothing was recorded and the item stays open.', schema: errorAnswer },
+        503: { description: 'The facts could not be read now (`premise_read_failed`), or Redis is not durable now (`redis_not_durable`) or not answering (`redis_unavailable`); the item stays open.', schema: errorAnswer },
       },
       async handle({ params, body, caller }) {
         const who = signedIn(caller);

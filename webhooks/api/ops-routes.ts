@@ -145,7 +145,7 @@ export function opsRoutes(context: ApiContext): Route[] {
       responses: {
         200: { description: "The pass's report: what it settled, what waits and why.", schema: recoverAnswer },
         ...common,
-        503: { description: 'This process runs no recovery (`not_available`).', schema: errorAnswer },
+        503: { description: 'This process runs no recovery, or is stopping (`not_available`), or Redis is not durable now (`redis_not_durable`).', schema: errorAnswer },
       },
       async handle() {
         if (!context.recover) throw apiError('not_available', 'This process runs no effects worker, so it cannot run recovery; call a process started with the worker role.');

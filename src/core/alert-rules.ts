@@ -14,6 +14,8 @@ export type AlertDraft = {
   centsAtStake: number;
   refund: string | null;
   disputes: string[];
+  /** compensated_twice: the others' compensations it names (credit notes, then balance credits). */
+  compensations?: string[];
   sentence: string;
   action: string;
 };
@@ -59,13 +61,17 @@ export function alertsFor(verification: Verification): AlertDraft[] {
     });
   }
   if (compensatedTwice) {
+    const { creditNotes, balanceCredits } = compensatedTwice;
+    const theirs = [creditNotes.length > 0 ? `credit note ${creditNotes.join(', ')}` : null, balanceCredits.length > 0 ? `balance credit ${balanceCredits.join(', ')}` : null].filter((part) => part !== null).join(' and ');
+    const undo = [creditNotes.length > 0 ? `void credit note ${creditNotes.join(', ')} in billing` : null, balanceCredits.length > 0 ? `debit the customer's balance for billing's credit ${balanceCredits.join(', ')}` : null].filter((part) => part !== null).join(' and ');
     alerts.push({
       kind: 'compensated_twice',
       centsAtStake: compensatedTwice.cents,
-      refund: compensatedTwice.creditNotes[0] ?? null,
+      refund: creditNotes[0] ?? balanceCredits[0] ?? null,
       disputes: [],
-      sentence: `The customer was compensated twice for ${compensatedTwice.incident === null ? 'one incident' : `incident ${compensatedTwice.incident}`}: this effect's ${compensatedTwice.ownCents === null ? '' : `${dollars(compensatedTwice.ownCents)} `}balance credit landed and billing's credit note ${compensatedTwice.creditNotes.join(', ')} (${dollars(compensatedTwice.notesCents)}) covers it too.`,
-      action: `Decide which compensation stands: void credit note ${compensatedTwice.creditNotes.join(', ')} in billing, or take this credit back with a debit on the customer's balance. The alert resolves itself once the note is void; otherwise resolve it (\`interlock alerts resolve <alert id> --by <name>\`).`,
+      compensations: [...creditNotes, ...balanceCredits],
+      sentence: `The customer was compensated twice for ${compensatedTwice.incident === null ? 'one incident' : `incident ${compensatedTwice.incident}`}: this effect's ${compensatedTwice.ownCents === null ? '' : `${dollars(compensatedTwice.ownCents)} `}balance credit landed and billing's ${theirs} (${dollars(compensatedTwice.notesCents)}) covers it too.`,
+      action: `Decide which compensation stands: ${undo}, or take this credit back with a debit on the customer's balance. The alert resolves itself once the note is void or names another incident; otherwise resolve it (\`interlock alerts resolve <alert id> --by <name>\`).`,
     });
   }
   return alerts;

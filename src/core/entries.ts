@@ -103,6 +103,13 @@ export type EntryFields = {
     disputeStatus: string | null;
     disputeReason: string | null;
     created: number | null;
+    /**
+     * Set on another party's compensation recorded on a credit (a credit note, or a balance credit not made by this
+     * effect's send): the incident its metadata names when it was read (null for none), so a note billing re-tags to
+     * another incident stops counting (final-money.ts). Never set on the effect's own balance credit, nor on facts
+     * recorded before it existed (those read as naming the credit's incident).
+     */
+    incident?: string | null;
   };
   /**
    * A person's action on an inbox item of this effect, at most one per item (act-3.lua). Evidence of who decided

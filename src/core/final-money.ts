@@ -79,14 +79,19 @@ function mergeDispute(known: DisputeFact | undefined, next: DisputeFact): Disput
   return { id: known.id, status: winner.status, amount: winner.amount ?? known.amount, reason: winner.reason ?? known.reason, charge: known.charge ?? next.charge };
 }
 
-/** A credit note tagged with a credit's incident: billing's own compensation for it (`void` once billing took it back). */
-export type CreditNoteFact = { id: string; status: string | null; amount: number | null };
+/**
+ * Another party's compensation recorded on a credit: a credit note tagged with its incident (`void` once billing took
+ * it back), or a balance credit tagged with it that this effect's send did not make (`amount` as Stripe has it,
+ * negative). `incident`: what the object's latest fact says its metadata names; undefined for facts recorded before
+ * facts carried it, which were recorded because they named the credit's incident.
+ */
+export type CreditNoteFact = { id: string; status: string | null; amount: number | null; incident?: string | null };
 
 /**
- * `credits`: ids of the effect's own balance credits seen at Stripe (the facts worker records only its own);
- * `creditNotes`: the credit notes recorded on it, each in its latest state.
+ * `credits`: ids of the effect's own balance credits seen at Stripe; `creditNotes`: the credit notes recorded on it,
+ * and `otherCredits`: the balance credits others made for its incident, each in its latest state.
  */
-export type MoneyFacts = { refunds: Map<string, RefundFact>; disputes: Map<string, DisputeFact>; credits: Set<string>; creditNotes: Map<string, CreditNoteFact> };
+export type MoneyFacts = { refunds: Map<string, RefundFact>; disputes: Map<string, DisputeFact>; credits: Set<string>; creditNotes: Map<string, CreditNoteFact>; otherCredits: Map<string, CreditNoteFact> };
 
 /** Folds the commit result and every OBSERVED entry into the latest state of each object. */
 export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
@@ -94,19 +99,27 @@ export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
   const disputes = new Map<string, DisputeFact>();
   const credits = new Set<string>();
   const creditNotes = new Map<string, CreditNoteFact>();
+  const otherCredits = new Map<string, CreditNoteFact>();
   for (const entry of entries) {
     if (entry.kind === 'COMMITTED' || entry.kind === 'LATE_RESULT') {
       if (entry.kind === 'LATE_RESULT' && entry.outcome !== 'landed') continue;
       const refund = refundFromResult(entry.result);
       if (refund) refunds.set(refund.id, mergeRefund(refunds.get(refund.id), refund));
     } else if (entry.kind === 'OBSERVED') {
-      foldObserved(entry, { refunds, disputes, credits, creditNotes });
+      foldObserved(entry, { refunds, disputes, credits, creditNotes, otherCredits });
     }
   }
-  return { refunds, disputes, credits, creditNotes };
+  return { refunds, disputes, credits, creditNotes, otherCredits };
 }
 
-function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, creditNotes }: MoneyFacts): void {
+/**
+ * The incident a compensation's latest fact names: metadata can be edited at Stripe, so the newest recorded fact
+ * decides (re-tagging has no lifecycle; the chain's order is the order it was read in). A fact without the field keeps
+ * what was known.
+ */
+const incidentAfter = (entry: EntryOf<'OBSERVED'>, known: CreditNoteFact | undefined) => (entry.incident === undefined ? known?.incident : entry.incident);
+
+function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, creditNotes, otherCredits }: MoneyFacts): void {
   switch (entry.objectType) {
     case 'refund':
       if (entry.status !== null) {
@@ -122,15 +135,25 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, 
       }
       return;
     }
-    case 'customer_balance_transaction':
-      credits.add(entry.objectId);
+    // The effect's own balance credit carries no incident; one that does is another party's compensation for the
+    // incident (a balance credit billing tagged with it), evidence of a second one, not of this effect's landing.
+    case 'customer_balance_transaction': {
+      if (entry.incident === undefined) {
+        credits.add(entry.objectId);
+        return;
+      }
+      const known = otherCredits.get(entry.objectId);
+      otherCredits.set(entry.objectId, { id: entry.objectId, status: entry.status, amount: entry.amount ?? known?.amount ?? null, incident: entry.incident });
       return;
+    }
     // A credit note tagged with the credit's incident is another party's compensation (billing's), recorded on the
     // credit as evidence of a second one; it says nothing of whether this effect's own credit landed. A voided note
     // stays void (Stripe never reissues one), whatever order its facts were recorded in.
     case 'credit_note': {
       const known = creditNotes.get(entry.objectId);
-      if (known?.status !== 'void') creditNotes.set(entry.objectId, { id: entry.objectId, status: entry.status, amount: entry.amount ?? known?.amount ?? null });
+      const incident = incidentAfter(entry, known);
+      const status = known?.status === 'void' ? 'void' : entry.status;
+      creditNotes.set(entry.objectId, { id: entry.objectId, status, amount: known?.status === 'void' ? known.amount : (entry.amount ?? known?.amount ?? null), ...(incident === undefined ? {} : { incident }) });
       return;
     }
     case 'charge':
@@ -196,27 +219,37 @@ export function deriveExposure(money: FinalMoney): Exposure | null {
   };
 }
 
-/** A customer compensated twice for one incident: this effect's credit landed and billing issued a credit note too. */
-export type SecondCompensation = { cents: number; ownCents: number | null; notesCents: number; creditNotes: string[]; incident: string | null; sentence: string };
+/**
+ * A customer compensated twice for one incident: this effect's credit landed and billing compensated the incident too,
+ * with credit notes (`creditNotes`) or tagged balance credits (`balanceCredits`); `notesCents` is all of theirs.
+ */
+export type SecondCompensation = { cents: number; ownCents: number | null; notesCents: number; creditNotes: string[]; balanceCredits: string[]; incident: string | null; sentence: string };
 
 /**
  * The second compensation a landed credit's facts show, or null. `cents` is the part paid twice: the smaller of
- * this credit and the notes (a voided note compensates nothing and is not counted).
+ * this credit and the others' compensations. A voided note compensates nothing, and one whose latest fact names
+ * another incident (billing re-tagged it) compensates another incident: neither is counted. What the credit target
+ * counts before the send (incidentCompensation) is what counts here.
  */
 export function deriveSecondCompensation(facts: MoneyFacts, answer: MoneyStatus, ownCents: number | null, incident: string | null): SecondCompensation | null {
   if (answer !== 'returned') return null;
-  const issued = [...facts.creditNotes.values()].filter((note) => note.status !== 'void');
-  if (issued.length === 0) return null;
-  const notesCents = issued.reduce((sum, note) => sum + (note.amount ?? 0), 0);
+  const forIncident = (fact: CreditNoteFact) => fact.incident === undefined || fact.incident === incident;
+  const issued = [...facts.creditNotes.values()].filter((note) => note.status !== 'void' && forIncident(note));
+  const others = [...facts.otherCredits.values()].filter((credit) => forIncident(credit) && (credit.amount ?? 0) < 0);
+  if (issued.length === 0 && others.length === 0) return null;
+  const notesCents = issued.reduce((sum, note) => sum + (note.amount ?? 0), 0) - others.reduce((sum, credit) => sum + (credit.amount ?? 0), 0);
   const cents = ownCents === null ? notesCents : Math.min(ownCents, notesCents);
   const creditNotes = issued.map((note) => note.id);
+  const balanceCredits = others.map((credit) => credit.id);
   const what = incident === null ? 'the same incident' : `incident ${incident}`;
+  const theirs = [creditNotes.length > 0 ? `credit note ${creditNotes.join(', ')}` : null, balanceCredits.length > 0 ? `balance credit ${balanceCredits.join(', ')}` : null].filter((part) => part !== null).join(' and ');
   return {
     cents,
     ownCents,
     notesCents,
     creditNotes,
+    balanceCredits,
     incident,
-    sentence: `This effect's credit${ownCents === null ? '' : ` (${ownCents} cents)`} landed and credit note ${creditNotes.join(', ')} (${notesCents} cents) also compensates ${what}: the customer was compensated twice.`,
+    sentence: `This effect's credit${ownCents === null ? '' : ` (${ownCents} cents)`} landed and ${theirs} (${notesCents} cents) also compensates ${what}: the customer was compensated twice.`,
   };
 }

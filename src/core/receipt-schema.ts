@@ -56,6 +56,7 @@ const entry = z.discriminatedUnion('kind', [
     disputeStatus: z.string().nullable(),
     disputeReason: z.string().nullable(),
     created: z.number().nullable(),
+    incident: z.string().nullable().optional(),
   }),
   z.object({
     ...envelope,
@@ -114,7 +115,8 @@ const KIND_FIELDS: Record<string, (e: Loose) => boolean> = {
   LATE_RESULT: (e) => isString(e.owner) && isNumber(e.epoch) && isLateOutcome(e.outcome) && 'result' in e && isStringOrNull(e.error),
   OBSERVED: (e) =>
     isSource(e.source) && isStringOrNull(e.eventId) && isString(e.eventType) && isObjectType(e.objectType) && isString(e.objectId) && isStringOrNull(e.status) &&
-    isStringOrNull(e.failureReason) && isNumberOrNull(e.amount) && isStringOrNull(e.charge) && isStringOrNull(e.disputeStatus) && isStringOrNull(e.disputeReason) && isNumberOrNull(e.created),
+    isStringOrNull(e.failureReason) && isNumberOrNull(e.amount) && isStringOrNull(e.charge) && isStringOrNull(e.disputeStatus) && isStringOrNull(e.disputeReason) && isNumberOrNull(e.created) &&
+    (e.incident === undefined || isStringOrNull(e.incident)),
   RESOLVED: (e) =>
     isString(e.item) && isAction(e.action) && isObject(e.by) && isString(e.by.name) && isString(e.by.role) && isString(e.note) && isResolutionOrNull(e.resolution) && isReapprovalOrNull(e.reapproval),
 };

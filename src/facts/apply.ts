@@ -47,8 +47,13 @@ function disputeObserved(source: Observed['source'], eventId: string | null, eve
   return { kind: 'OBSERVED', source, eventId, eventType, objectType: 'dispute', objectId: dispute.id, status: dispute.status, failureReason: null, amount: dispute.amount, charge: dispute.charge, disputeStatus: dispute.status, disputeReason: dispute.reason, created: dispute.created };
 }
 
-function creditObserved(source: Observed['source'], eventId: string | null, eventType: string, credit: CreditFact): Draft<'OBSERVED'> {
-  return { kind: 'OBSERVED', source, eventId, eventType, objectType: credit.objectType, objectId: credit.id, status: credit.status, failureReason: null, amount: credit.amount, charge: null, disputeStatus: null, disputeReason: null, created: credit.created };
+/**
+ * A credit fact; `compensation`: another party's compensation for the credit's incident (a credit note, or a balance
+ * credit this effect's send did not make), recorded with the incident its metadata names now (null for none).
+ */
+function creditObserved(source: Observed['source'], eventId: string | null, eventType: string, credit: CreditFact, compensation: boolean): Draft<'OBSERVED'> {
+  const draft: Draft<'OBSERVED'> = { kind: 'OBSERVED', source, eventId, eventType, objectType: credit.objectType, objectId: credit.id, status: credit.status, failureReason: null, amount: credit.amount, charge: null, disputeStatus: null, disputeReason: null, created: credit.created };
+  return compensation ? { ...draft, incident: credit.incident } : draft;
 }
 
 /** The customer of a customer event (the customer itself) or of a credit note. */
@@ -64,8 +69,27 @@ function customerOfEvent(event: StripeEvent): string | null {
  * it is recorded, so two events (or an event and a re-read) that find it in the same state are one fact: a
  * redelivered event, a duplicate and a re-read that finds nothing new append nothing.
  */
-function fingerprint(draft: Draft<'OBSERVED'>): string {
-  return `f:${sha256Hex(canonicalJson([draft.objectType, draft.objectId, draft.status, draft.failureReason, draft.amount, draft.disputeStatus])).slice(0, 32)}`;
+function fingerprint(draft: Draft<'OBSERVED'>, retag = 0): string {
+  const said = [draft.objectType, draft.objectId, draft.status, draft.failureReason, draft.amount, draft.disputeStatus];
+  // A compensation's incident is part of what it says. Metadata has no lifecycle: a note re-tagged away and back names
+  // its first incident again, which must be recorded again, so `retag` (how many times the incident recorded for the
+  // object changed, compensationTurn) tells the two apart; facts of one state read at once still share a key.
+  return `f:${sha256Hex(canonicalJson(draft.incident === undefined ? said : [...said, draft.incident, retag])).slice(0, 32)}`;
+}
+
+/**
+ * How many times the incident recorded for a compensation changed on the effect's chain, counting `now` (what Stripe
+ * says now) when it differs from the latest: the `retag` of its fact's fingerprint.
+ */
+function compensationTurn(entries: readonly Entry[], objectId: string, now: string | null): number {
+  let turns = 0;
+  let latest: string | null | undefined;
+  for (const entry of entries) {
+    if (entry.kind !== 'OBSERVED' || entry.objectId !== objectId || entry.incident === undefined) continue;
+    if (latest !== undefined && entry.incident !== latest) turns += 1;
+    latest = entry.incident;
+  }
+  return latest !== undefined && latest !== now ? turns + 1 : turns;
 }
 
 /** The refund an effect committed (the id its COMMITTED found), or the one a late landing recorded; null for neither. */
@@ -129,13 +153,13 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * an earlier run of the same work (a retried or stalled job, a re-read), so alerts are raised even when every fact
    * was recorded already (see below).
    */
-  async function appendTo(effectId: string, drafts: Draft<'OBSERVED'>[], again: boolean): Promise<Applied> {
+  async function appendTo(effectId: string, drafts: Draft<'OBSERVED'>[], again: boolean, retags: ReadonlyMap<string, number> = new Map()): Promise<Applied> {
     const partition = await journal.partitionOf(effectId);
     const applied: Applied = { effectId, appended: 0, duplicates: 0, alerts: [] };
     if (partition === null) return applied;
     let noted = false;
     for (const draft of drafts) {
-      const seenAlready = (await journal.observe(partition, effectId, draft, fingerprint(draft))).status !== 'OK';
+      const seenAlready = (await journal.observe(partition, effectId, draft, fingerprint(draft, retags.get(draft.objectId)))).status !== 'OK';
       if (seenAlready) applied.duplicates += 1;
       else applied.appended += 1;
       // An object with this effect's id while the journal says the send never landed: it did, after all. Looked at
@@ -163,7 +187,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * OBSERVED facts' to say (final-money.ts). Judged by status, the landing would be recorded or not depending on
    * whether the facts first read the refund before or after it failed (DESIGN §8: never by arrival order).
    */
-  const landed = (draft: Draft<'OBSERVED'>) => draft.objectType === 'refund' || draft.objectType === 'customer_balance_transaction';
+  const landed = (draft: Draft<'OBSERVED'>) => draft.objectType === 'refund' || (draft.objectType === 'customer_balance_transaction' && draft.incident === undefined);
 
   /** Records the landing unless the effect already holds one; late-5.lua decides, so facts read at once record it once. */
   async function noteLateLanding(partition: string, effectId: string, draft: Draft<'OBSERVED'>): Promise<boolean> {
@@ -307,17 +331,29 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
 
   /**
    * Credit facts: to each credit effect on the customer, its own balance transaction (by the effect id in its
-   * metadata) and the credit notes tagged with its incident (a second compensation for it). Stripe announces a
-   * balance move only as `customer.updated`, which also fires for unrelated changes, so these facts are recorded
+   * metadata) and the others' compensations for its incident: credit notes tagged with it, and negative balance
+   * credits tagged with it that its send did not make (what the credit target counts before a send,
+   * incidentCompensation). A compensation recorded on the effect before is recorded again with the incident its
+   * metadata names now, so a note billing re-tags to another incident stops counting (final-money.ts). Stripe announces
+   * a balance move only as `customer.updated`, which also fires for unrelated changes, so these facts are recorded
    * once per content, not once per event.
+   *
+   * A compensation for the incident of a credit still in flight (its dispatch open, its answer lost) calls for the
+   * `compensated_twice` alert only once the credit commits. So, as for a dispute on a payment (applyPayment), the
+   * customer is marked (note-fact-1) before anything is recorded, and the settle that commits the credit re-reads its
+   * facts at once (src/gate/settle.ts). The mark is made when the incident's holder on the subject is not among its
+   * committed effects (nothing of the credit at Stripe yet: it is recorded on nothing now), and when a compensation is
+   * recorded on an open effect.
    */
   async function applyCredits(source: Observed['source'], eventId: string | null, eventType: string, customer: string, only: string | null, again: boolean): Promise<Applied[]> {
     const subject = `customer:${customer}`;
-    const effects = only === null ? await journal.effectsOn(subject) : [only];
+    let effects = only === null ? await journal.effectsOn(subject) : [only];
     // The subject lists committed effects only; a customer nothing was ever dispatched on is not read at all.
     if (!reader || (effects.length === 0 && !(await journal.subjectKnown(subject)))) return [];
     const credits = await reader.creditsOf(customer);
     if (only === null) {
+      // Marked and listed in one step (note-fact-1): a credit committed before it is listed, one committed after sees the mark.
+      if (await compensatesInFlight(subject, credits, effects)) effects = (await journal.notePaymentFact(subject)) ?? effects;
       // A balance credit names the effect that made it. One the journal settled without a landing (a send that reached
       // Stripe after the effect was refused) is not among the committed, and only its metadata leads to it, as a
       // refund's does: without it its late landing would never be recorded from customer.updated.
@@ -328,17 +364,40 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     for (const effectId of effects) {
       const partition = await journal.partitionOf(effectId);
       if (partition === null) continue;
-      const effect = firstProposal(await journal.entries(partition, effectId))?.effect;
+      const entries = await journal.entries(partition, effectId);
+      const effect = firstProposal(entries)?.effect;
       if (effect?.kind !== 'credit') continue;
       const incident = typeof effect.incident === 'string' ? effect.incident : null;
       // Its own balance transaction is the credit its send made: the effect's amount, given (negative at Stripe). A debit
       // or another amount carrying the id (metadata set by hand) is not recorded as the effect's credit.
-      const own = (credit: CreditFact) => credit.effectId === effectId && (credit.objectType !== 'customer_balance_transaction' || credit.amount === -Number(effect.amount));
-      const concerns = credits.filter((credit) => own(credit) || (credit.objectType === 'credit_note' && incident !== null && credit.incident === incident));
-      for (const credit of credits) if (credit.effectId === effectId && !own(credit)) logger.warn({ effectId, object: credit.id, amount: credit.amount }, `${credit.id} names effect ${effectId} but is not the credit its send made; not recorded on it`);
-      if (concerns.length > 0) results.push(await appendTo(effectId, concerns.map((credit) => creditObserved(source, eventId, eventType, credit)), again));
+      const own = (credit: CreditFact) => credit.effectId === effectId && credit.objectType === 'customer_balance_transaction' && credit.amount === -Number(effect.amount);
+      const recorded = new Set(entries.flatMap((entry) => (entry.kind === 'OBSERVED' && (entry.objectType === 'credit_note' || entry.incident !== undefined) ? [entry.objectId] : [])));
+      const compensation = (credit: CreditFact) =>
+        (credit.objectType === 'credit_note' || (credit.effectId !== effectId && credit.amount < 0)) && ((incident !== null && credit.incident === incident) || recorded.has(credit.id));
+      for (const credit of credits) if (credit.effectId === effectId && credit.objectType === 'customer_balance_transaction' && !own(credit)) logger.warn({ effectId, object: credit.id, amount: credit.amount }, `${credit.id} names effect ${effectId} but is not the credit its send made; not recorded on it`);
+      const drafts = credits.flatMap((credit) => (own(credit) ? [creditObserved(source, eventId, eventType, credit, false)] : compensation(credit) ? [creditObserved(source, eventId, eventType, credit, true)] : []));
+      if (drafts.length === 0) continue;
+      if (drafts.some((draft) => draft.incident !== undefined) && (await journal.readState(partition, effectId)).state.open) await journal.notePaymentFact(subject);
+      const retags = new Map(credits.filter(compensation).map((credit) => [credit.id, compensationTurn(entries, credit.id, credit.incident)]));
+      results.push(await appendTo(effectId, drafts, again, retags));
     }
     return results;
+  }
+
+  /**
+   * Whether a compensation at Stripe names an incident held on the subject by an effect not among its committed ones:
+   * a credit in flight (or left ambiguous), which the compensation's alert waits for.
+   */
+  async function compensatesInFlight(subject: string, credits: readonly CreditFact[], committed: readonly string[]): Promise<boolean> {
+    const holders = new Map<string, string | null>();
+    for (const credit of credits) {
+      if (credit.incident === null || (credit.objectType !== 'credit_note' && credit.amount >= 0)) continue;
+      if (!holders.has(credit.incident)) holders.set(credit.incident, await journal.onceHolder(subject, `incident:${credit.incident}`));
+      const holder = holders.get(credit.incident) ?? null;
+      // The holder's own balance credit is tagged with its incident too: that one is the credit itself, no compensation.
+      if (holder !== null && credit.effectId !== holder && !committed.includes(holder)) return true;
+    }
+    return false;
   }
 
   return {

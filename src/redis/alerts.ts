@@ -32,6 +32,11 @@ export type Alert = {
   centsAtStake: number;
   refund: string | null;
   disputes: string[];
+  /**
+   * compensated_twice: the others' compensations for the incident it names (credit notes, then balance credits). An
+   * alert written before this field named its first note as `refund` only.
+   */
+  compensations?: string[];
   sentence: string;
   action: string;
   raisedAt: number;
@@ -150,10 +155,13 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
       const { alert: raised } = await update(id, (known, now) => {
         created = known === null;
         // Reopened when the facts had resolved it and call for it again, and when a person had resolved it but it now
-        // names a dispute it did not (a second chargeback is new money at stake, not what that person handled).
+        // names a dispute or a compensation it did not (a second chargeback, billing's further note for the incident:
+        // new money at stake, not what that person handled).
         const factsAgain = known?.resolvedBy === FACTS_RESOLVER && (FACT_ALERT_KINDS as readonly AlertKind[]).includes(known.kind);
         const newDispute = known !== null && known.resolvedAt !== null && alert.disputes.some((dispute) => !known.disputes.includes(dispute));
-        const reopens = factsAgain || newDispute;
+        const handled = known?.compensations ?? (known?.refund === null || known?.refund === undefined ? [] : [known.refund]);
+        const newCompensation = known !== null && known.resolvedAt !== null && (alert.compensations ?? []).some((compensation) => !handled.includes(compensation));
+        const reopens = factsAgain || newDispute || newCompensation;
         return { ...alert, id, raisedAt: known?.raisedAt ?? now, updatedAt: now, resolvedAt: reopens ? null : (known?.resolvedAt ?? null), resolvedBy: reopens ? null : (known?.resolvedBy ?? null) };
       });
       if (raised === null) throw new InterlockError('internal', `Alert ${id} was raised but cannot be read back.`);

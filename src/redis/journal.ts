@@ -699,6 +699,11 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       return Array.isArray(reply.effects) ? reply.effects.filter((id): id is string => typeof id === 'string') : [];
     },
 
+    /** The effect that holds what is sent only once on a subject (`incident:<id>`, from its dispatch), or null. */
+    async onceHolder(partition: string, once: string): Promise<string | null> {
+      return redis.hget(keys.subject(partition), once);
+    },
+
     /** Whether anything was ever dispatched on a subject (or a cap set on it): its totals hash exists. */
     async subjectKnown(partition: string): Promise<boolean> {
       return (await redis.exists(keys.subject(partition))) === 1;

@@ -179,6 +179,22 @@ describe('final money of a credit', () => {
     expect(verify(creditReceipt('twice-small', [...sent, landed, small]), { publicKeys }).compensatedTwice).toMatchObject({ cents: 250, notesCents: 250, ownCents: 1_000 });
   });
 
+  it('a note whose latest fact names another incident (billing re-tagged it) is no second compensation; one recorded before facts named incidents still is', () => {
+    const tagged = (incident: string | null) => ({ ...billingNote('issued'), incident });
+    const retagged = verify(creditReceipt('twice-retagged', [...sent, landed, tagged('INC-chain'), tagged('INC-other')]), { publicKeys });
+    expect(retagged.problems).toEqual([]);
+    expect(retagged.compensatedTwice).toBeNull();
+    expect(verify(creditReceipt('twice-untagged', [...sent, landed, tagged('INC-chain'), tagged(null)]), { publicKeys }).compensatedTwice).toBeNull();
+    expect(verify(creditReceipt('twice-tagged-back', [...sent, landed, tagged('INC-other'), tagged('INC-chain')]), { publicKeys }).compensatedTwice).toMatchObject({ creditNotes: ['cn_billing'] });
+    expect(verify(creditReceipt('twice-old-fact', [...sent, landed, billingNote('issued')]), { publicKeys }).compensatedTwice).toMatchObject({ creditNotes: ['cn_billing'] });
+  });
+
+  it('a balance credit others tagged with the incident is a second compensation, and no landing of this credit', () => {
+    const billing = drafts.observed({ objectType: 'customer_balance_transaction', objectId: 'cbtxn_billing', eventType: 'customer.updated', status: 'credited', amount: -700, charge: null, incident: 'INC-chain' });
+    expect(verify(creditReceipt('twice-balance', [...sent, landed, billing]), { publicKeys }).compensatedTwice).toMatchObject({ cents: 700, ownCents: 1_000, notesCents: 700, creditNotes: [], balanceCredits: ['cbtxn_billing'] });
+    expect(verify(creditReceipt('open-balance', [...sent, billing]), { publicKeys }).finalMoney.status).toBe('unknown');
+  });
+
   it('a person who found the ambiguous credit did not land is not contradicted by billing\'s credit note', () => {
     const effectId = effectIdFor({ requestId: 'ambiguous-note', effect: credit });
     const list = [

@@ -14,6 +14,8 @@ async function settled(): Promise<void> {
   await rig.drained();
 }
 
+const kindsOf = async (effectId: string) => ((await rig.stores.journal.receipt(effectId))?.entries ?? []).map((entry) => entry.kind);
+
 /** An open invoice of $30 for the customer, to hang credit notes on. */
 async function openInvoice(customer: string) {
   await rig.stripe.invoiceItems.create({ customer, amount: 3_000, currency: 'usd' });
@@ -107,5 +109,61 @@ describe('credit facts', () => {
     } finally {
       rig.startFactsWorker();
     }
+  });
+
+  it('resolves compensated_twice when billing re-tags its note to another incident, and opens it again when the note is tagged back', async () => {
+    const customer = await rig.stripe.customers.create({ email: 'barbara@example.com' });
+    const effectId = await rig.commit({ kind: 'credit', customer: customer.id, amount: 500, incident: 'inc_outage_10' });
+    await settled();
+    const invoice = await openInvoice(customer.id);
+    const note = await rig.stripe.creditNotes.create({ invoice: invoice.id ?? '', amount: 700, metadata: { incident: 'inc_outage_10' } });
+    await settled();
+    expect(await rig.stores.alerts.get(`compensated_twice:${effectId}`)).toMatchObject({ refund: note.id, resolvedAt: null });
+    // Billing had tagged the note with the wrong incident and fixes it: Stripe (and the credit target's own pre-send
+    // check) no longer counts it for this incident, and neither does the receipt.
+    await rig.stripe.creditNotes.update(note.id, { metadata: { incident: 'inc_outage_11' } });
+    await settled();
+    await rig.facts.reread(effectId);
+    expect((await rig.receipt(effectId)).compensatedTwice).toBeNull();
+    expect(await rig.stores.alerts.get(`compensated_twice:${effectId}`)).toMatchObject({ resolvedBy: 'facts', resolvedAt: expect.any(Number) });
+    // Tagged back (metadata has no lifecycle): the note compensates this incident again.
+    await rig.stripe.creditNotes.update(note.id, { metadata: { incident: 'inc_outage_10' } });
+    await settled();
+    await rig.facts.reread(effectId);
+    expect((await rig.receipt(effectId)).compensatedTwice).toMatchObject({ creditNotes: [note.id] });
+    expect(await rig.stores.alerts.get(`compensated_twice:${effectId}`)).toMatchObject({ refund: note.id, resolvedAt: null });
+    expect((await rig.observed(effectId)).filter((entry) => entry.objectId === note.id)).toHaveLength(3);
+  });
+
+  it('raises compensated_twice when billing compensates the incident with a tagged balance credit after the credit landed', async () => {
+    const customer = await rig.stripe.customers.create({ email: 'frances@example.com' });
+    const effectId = await rig.commit({ kind: 'credit', customer: customer.id, amount: 500, incident: 'inc_outage_12' });
+    await settled();
+    // Billing's SLA automation credits the balance for the same incident: what the credit target counts as compensation.
+    const adjustment = await rig.stripe.customers.createBalanceTransaction(customer.id, { amount: -700, currency: 'usd', metadata: { incident: 'inc_outage_12' } });
+    await settled();
+    const verification = await rig.receipt(effectId);
+    expect(verification).toMatchObject({ happened: true, finalMoney: { status: 'returned' }, compensatedTwice: { cents: 500, ownCents: 500, notesCents: 700, creditNotes: [], balanceCredits: [adjustment.id] } });
+    expect(await rig.stores.alerts.get(`compensated_twice:${effectId}`)).toMatchObject({ centsAtStake: 500, refund: adjustment.id, resolvedAt: null });
+    // Billing's credit is no landing of this effect's send, and is recorded once.
+    expect(await kindsOf(effectId)).not.toContain('LATE_RESULT');
+    expect(await rig.facts.reread(effectId)).toEqual([{ effectId, appended: 0, duplicates: 2, alerts: [`compensated_twice:${effectId}`] }]);
+  });
+
+  it('opens a compensated_twice alert a person resolved again when billing issues a further note for the incident', async () => {
+    const customer = await rig.stripe.customers.create({ email: 'radia@example.com' });
+    const effectId = await rig.commit({ kind: 'credit', customer: customer.id, amount: 500, incident: 'inc_outage_13' });
+    await settled();
+    const invoice = await openInvoice(customer.id);
+    const first = await rig.stripe.creditNotes.create({ invoice: invoice.id ?? '', amount: 400, metadata: { incident: 'inc_outage_13' } });
+    await settled();
+    await rig.stores.alerts.resolve(`compensated_twice:${effectId}`, 'dana');
+    // The same facts again change nothing of what the person decided.
+    await rig.facts.reread(effectId);
+    expect(await rig.stores.alerts.get(`compensated_twice:${effectId}`)).toMatchObject({ resolvedBy: 'dana' });
+    // A further note pays the customer a third time: not what dana handled.
+    const second = await rig.stripe.creditNotes.create({ invoice: invoice.id ?? '', amount: 600, metadata: { incident: 'inc_outage_13' } });
+    await settled();
+    expect(await rig.stores.alerts.get(`compensated_twice:${effectId}`)).toMatchObject({ compensations: [first.id, second.id], resolvedAt: null, resolvedBy: null });
   });
 });

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createAlerts, type Alert, type AlertKind, type Alerts } from '../../src/redis/alerts.js';
+import { alertIdOf, createAlerts, type Alert, type AlertKind, type Alerts } from '../../src/redis/alerts.js';
 import { serverTime } from '../../src/redis/client.js';
 import { createKeys, type Keys } from '../../src/redis/keys.js';
 import { writerBetweenReads } from '../support/between-reads.js';
@@ -120,6 +120,25 @@ describe('settling alerts after facts', () => {
     const resolved = await alerts.settle(effectId(9_101), []);
     expect(resolved.map((alert) => alert.id)).toEqual([exposure.alert.id]);
     expect((await alerts.get(notJudged.alert.id))?.resolvedAt).toBeNull();
+  });
+});
+
+describe('an alert a person resolved', () => {
+  const twice = (compensations: string[] | null) => ({ ...draft(9_201, 'compensated_twice'), subject: 'customer:cus_1', refund: compensations?.[0] ?? 'cn_first', ...(compensations === null ? {} : { compensations }) });
+
+  it('opens compensated_twice again when it names a compensation the person did not see, and only then', async () => {
+    await alerts.raise(twice(['cn_first']));
+    await alerts.resolve(alertIdOf(effectId(9_201), 'compensated_twice'), 'dana');
+    expect((await alerts.raise(twice(['cn_first']))).alert).toMatchObject({ resolvedBy: 'dana' });
+    expect((await alerts.raise(twice(['cn_first', 'cn_second']))).alert).toMatchObject({ compensations: ['cn_first', 'cn_second'], resolvedAt: null, resolvedBy: null });
+  });
+
+  it('reads a compensated_twice alert written before alerts named their compensations as naming its first note', async () => {
+    const older = { ...twice(null), effectId: effectId(9_202) };
+    await alerts.raise(older);
+    await alerts.resolve(alertIdOf(effectId(9_202), 'compensated_twice'), 'dana');
+    expect((await alerts.raise({ ...older, compensations: ['cn_first'] })).alert).toMatchObject({ resolvedBy: 'dana' });
+    expect((await alerts.raise({ ...older, compensations: ['cn_first', 'cn_second'] })).alert).toMatchObject({ resolvedAt: null });
   });
 });
 

@@ -13,6 +13,7 @@ import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
+import { queueRecorded } from './recorded.js';
 import {
   caseScope,
   checkDecision,
@@ -20,7 +21,6 @@ import {
   createProposalRecorder,
   effectIdFor,
   errorCode,
-  errorMessage,
   firstRecordedProposal,
   InterlockError,
   isFinalCase,
@@ -31,7 +31,6 @@ import {
   openInboxItem,
   proposalDecision,
   proposalFields,
-  RedisTimeout,
   refusalOfLatestProposal,
   requestIdOf,
   type CaseDecision,
@@ -49,7 +48,6 @@ import {
   type Recorded,
   type CaseStatusWritten,
   type Stores,
-  withinRedisTimeout,
 } from '../src/interlock.js';
 
 export type DecisionJob = { caseId: string };
@@ -165,17 +163,13 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
           });
           await requeueFailed(jobId, reopened ? 'completed' : null);
         };
-        // The case is stored: a failure now (a queue closed under the call by a process stopping, Redis refusing or
-        // not answering) is answered as the effects queue answers one after recording, never as "nothing was stored".
-        // Nothing else queues a stored case: the caller must submit it again.
-        const ms = stores.config.redisCommandTimeoutMs;
-        const again = 'a case submitted again with the same case_id and payload is answered as it stands and queued if it is not decided, and it is decided at most once.';
-        try {
-          await withinRedisTimeout(queued(), ms, `Case ${submission.caseId} was stored, but Redis did not answer within ${ms} ms while it was being queued, so it may or may not be queued. Submit the same case again once Redis answers: ${again}`);
-        } catch (error) {
-          if (error instanceof RedisTimeout) throw error;
-          throw new InterlockError('redis_unavailable', `Case ${submission.caseId} was stored, but queuing it failed (${errorMessage(error)}), so it may or may not be queued. Submit the same case again: ${again}`, { cause: error });
-        }
+        // Stored: a failure to queue it is never answered as "nothing was stored" (queues/recorded.ts); nothing else
+        // queues a stored case.
+        await queueRecorded(queued, stores.config.redisCommandTimeoutMs, {
+          done: `Case ${submission.caseId} was stored`,
+          retry: 'Submit the same case again',
+          again: 'a case submitted again with the same case_id and payload is answered as it stands and queued if it is not decided, and it is decided at most once.',
+        });
       }
       return created;
     },

@@ -6,7 +6,8 @@ import { activeJobs, afterOutages, orphansOf } from './after-outages.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
-import { closeConnection, createProposalRecorder, describeEffect, errorCode, errorMessage, InterlockError, isRedisOutage, isRetryable, latestProposal, RedisTimeout, settledOutcome, slowDownOf, withinRedisTimeout, type GateResult, type OnlyEntry, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { queueRecorded } from './recorded.js';
+import { closeConnection, createProposalRecorder, describeEffect, errorCode, errorMessage, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, type GateResult, type OnlyEntry, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 /**
  * `transient`: the job's failures before its effect was judged (see afterTransientFailure); absent on a fresh job.
@@ -82,18 +83,12 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
           stores.logger.info({ effectId: recorded.effectId, jobId }, 'effect job had failed for good; queued again');
         }
       };
-      // Once the proposal is recorded, no failure may be answered as a Redis error ("nothing was recorded", at the
-      // edge): a queue closed under the call (a process stopping) or refused by Redis gets the answer a timeout gets.
-      // A job is a recorded proposal's only way to a worker, and only a re-approval's note (repairReapprovals) brings
-      // one back on its own: every other caller must send it again.
-      const ms = stores.config.redisCommandTimeoutMs;
-      const again = 'a proposal repeated with the same request_id is answered from the journal and queued if it is not, and its money moves at most once.';
-      try {
-        await withinRedisTimeout(queued(), ms, `Effect ${recorded.effectId} was recorded, but Redis did not answer within ${ms} ms while it was being queued, so it may or may not be queued. Send the same request again once Redis answers: ${again}`);
-      } catch (error) {
-        if (error instanceof RedisTimeout) throw error;
-        throw new InterlockError('redis_unavailable', `Effect ${recorded.effectId} was recorded, but queuing it failed (${errorMessage(error)}), so it may or may not be queued. Send the same request again: ${again}`, { cause: error });
-      }
+      // Recorded: a failure to queue it is never answered as "nothing was recorded" (queues/recorded.ts).
+      await queueRecorded(queued, stores.config.redisCommandTimeoutMs, {
+        done: `Effect ${recorded.effectId} was recorded`,
+        retry: 'Send the same request again',
+        again: 'a proposal repeated with the same request_id is answered from the journal and queued if it is not, and its money moves at most once.',
+      });
       return { ...recorded, queued: true };
     },
     /**

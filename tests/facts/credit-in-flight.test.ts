@@ -4,8 +4,7 @@
 // in flight (in-flight-facts.test.ts), the note marks the customer, so the `compensated_twice` alert follows the
 // commit within seconds, not at the reconciler's next pass (15 min).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sleep } from '../support/harness.js';
-import { startFactsRig, type FactsRig } from './facts-rig.js';
+import { startFactsRig, waitFor, type FactsRig } from './facts-rig.js';
 
 let rig: FactsRig;
 
@@ -16,17 +15,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rig?.close();
 });
-
-/** Polls `check` every 50 ms until it returns a value, or fails saying what it waited for. */
-async function waitFor<T>(what: string, check: () => Promise<T | null | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await check();
-    if (found !== null && found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${what}`);
-    await sleep(50);
-  }
-}
 
 const kindsOf = async (effectId: string) => ((await rig.stores.journal.receipt(effectId))?.entries ?? []).map((entry) => entry.kind);
 
@@ -41,6 +29,17 @@ describe('credit facts that come while the credit is in flight', () => {
     const incident = `inc_flight_${Date.now()}`;
     // The credit is made at Stripe but its answers are lost, and so are the resends': the dispatch stays open.
     await rig.sandbox.control.dropNext({ path: `/v1/customers/${customer.id}/balance_transactions`, method: 'POST', when: 'after', count: 100_000 });
+    // Recovery's lookups are held back until the note is in, so it cannot find the credit and settle it first, however
+    // soon it looks (on a busy machine it may look before the note is issued).
+    const lookup = rig.target.query.bind(rig.target);
+    let release: () => void = () => undefined;
+    const noteIn = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    rig.target.query = async (...args) => {
+      await noteIn;
+      return lookup(...args);
+    };
     const effectId = await rig.submit({ kind: 'credit', customer: customer.id, amount: 500, incident });
     await waitFor('the credit to reach Stripe', async () => ((await rig.sandbox.control.requests()).some((request) => request.method === 'POST' && request.path.startsWith(`/v1/customers/${customer.id}/balance_transactions`) && request.fault === 'drop_after') ? true : null));
     const note = await rig.stripe.creditNotes.create({ invoice: invoice.id ?? '', amount: 700, metadata: { incident } });
@@ -49,6 +48,8 @@ describe('credit facts that come while the credit is in flight', () => {
     await rig.drained();
     expect(await kindsOf(effectId)).not.toContain('COMMITTED');
 
+    release();
+    rig.target.query = lookup;
     await rig.sandbox.control.clearFaults();
     expect((await rig.effects.waitFor(effectId, 30_000))?.outcome).toMatch(/^COMMITTED/);
     // Well inside the reconciler's interval: the settle saw the customer marked and re-read the credit's facts.

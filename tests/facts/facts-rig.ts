@@ -17,7 +17,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { createEffectsQueue, startEffectsWorker, type EffectsQueue } from '../../queues/effects.js';
 import { createFactsQueue, startFactsWorker, type FactsQueue } from '../../queues/facts.js';
 import { startSandbox, type Sandbox } from '../../sandbox/index.js';
-import { createFacts, createWebhookVerifier, effectIdFor, openStores, startSender, stripeSide, verify, CREDIT_FACTS, REFUND_FACTS, type Applied, type Config, type Effect, type FactsApplier, type Sender, type Stores, type StripeEvent, type Verification } from '../../src/interlock.js';
+import { createFacts, createWebhookVerifier, effectIdFor, openStores, startSender, stripeSide, verify, CREDIT_FACTS, REFUND_FACTS, type Applied, type Config, type Effect, type FactsApplier, type Sender, type Stores, type StripeEvent, type Target, type Verification } from '../../src/interlock.js';
 import { stripeWebhookRouter } from '../../webhooks/stripe-route.js';
 import { approvalTerms, sleep, testConfig, testKey } from '../support/harness.js';
 export { pay } from '../stripe/stripe-support.js';
@@ -34,6 +34,8 @@ export type FactsRig = {
   config: Config;
   stores: Stores;
   sender: Sender;
+  /** The Stripe target the sender sends through (a test may hold one of its calls back). */
+  target: Target;
   effects: EffectsQueue;
   factsQueue: FactsQueue;
   facts: FactsApplier;
@@ -188,6 +190,7 @@ export async function startFactsRig(options: FactsRigOptions = {}): Promise<Fact
       config,
       stores,
       sender,
+      target: side.target,
       effects,
       factsQueue,
       facts,
@@ -240,6 +243,17 @@ export async function startFactsRig(options: FactsRigOptions = {}): Promise<Fact
 }
 
 /** The payment's one dispute (the inquiry card opens it inside confirm). */
+/** Polls `check` every 50 ms until it returns a value, or fails saying what it waited for. */
+export async function waitFor<T>(what: string, check: () => Promise<T | null | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = await check();
+    if (found !== null && found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${what}`);
+    await sleep(50);
+  }
+}
+
 export async function disputeOf(stripe: Stripe, paymentIntent: string): Promise<Stripe.Dispute> {
   const list = await stripe.disputes.list({ payment_intent: paymentIntent });
   const dispute = list.data[0];

@@ -7,9 +7,8 @@
 // the refund failed marks the payment as a dispute does, so its `failed_after_landed` alert comes seconds after the commit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFacts, type StripeEvent } from '../../src/interlock.js';
-import { sleep } from '../support/harness.js';
 import { callsSince, mark } from '../stripe/stripe-support.js';
-import { pay, startFactsRig, type FactsRig } from './facts-rig.js';
+import { pay, startFactsRig, waitFor, type FactsRig } from './facts-rig.js';
 
 let rig: FactsRig;
 
@@ -22,17 +21,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rig?.close();
 });
-
-/** Polls `check` every 50 ms until it returns a value, or fails saying what it waited for. */
-async function waitFor<T>(what: string, check: () => Promise<T | null | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await check();
-    if (found !== null && found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${what}`);
-    await sleep(50);
-  }
-}
 
 const kindsOf = async (effectId: string) => ((await rig.stores.journal.receipt(effectId))?.entries ?? []).map((entry) => entry.kind);
 

@@ -69,7 +69,9 @@ async function rig(from: (admin: Redis) => Promise<void>, until: (admin: Redis) 
   const worker = startEffectsWorker(stores, sender, { concurrency: 1, transientRetry: { firstDelayMs: 200, maxDelayMs: 500, forMs: 60_000 } });
   closers.push(() => worker.close(true));
   await expect.poll(() => errors.length, { timeout: 10_000 }).toBeGreaterThan(0);
-  await expect.poll(() => settledOutcome(stores, proposed.effectId), { timeout: 15_000, interval: 100 }).not.toBeNull();
+  // Usually within a second. When BullMQ's own commands for the job were turned away too (its move to delayed), the job
+  // stays active until its lock lapses (60 s) and the stalled check gives it back (30 s): allow for that.
+  await expect.poll(() => settledOutcome(stores, proposed.effectId), { timeout: 110_000, interval: 200 }).not.toBeNull();
   const job = await queue.queue.getJob(proposed.effectId);
   // Not failed for good (an attempt that BullMQ's own commands saw turned away may leave its reason on the job).
   const failedForGood = (await job?.getState()) === 'failed';
@@ -89,7 +91,7 @@ describe('Redis turning commands away for a while', () => {
     expect(isRedisOutage(new Error('BUSY doing something else'))).toBe(false);
   });
 
-  it('memory full (OOM) at the dispatch step: the job is tried again and the refund commits once, after memory is freed', async () => {
+  it('memory full (OOM) at the dispatch step: the job is tried again and the refund commits once, after memory is freed', { timeout: 150_000 }, async () => {
     const ran = await rig(
       (admin) => admin.config('SET', 'maxmemory', '1').then(() => undefined),
       (admin) => admin.config('SET', 'maxmemory', '0').then(() => undefined),
@@ -98,7 +100,7 @@ describe('Redis turning commands away for a while', () => {
     expect(ran).toMatchObject({ outcome: 'COMMITTED', failedForGood: false, landed: 1 });
   });
 
-  it('another script past busy-reply-threshold (BUSY) at the dispatch step: the job is tried again and the refund commits once', async () => {
+  it('another script past busy-reply-threshold (BUSY) at the dispatch step: the job is tried again and the refund commits once', { timeout: 150_000 }, async () => {
     let busy: Redis | null = null;
     const ran = await rig(
       async (admin) => {

@@ -17,7 +17,7 @@ import { closeConnection, createProposalRecorder, describeEffect, errorCode, err
  * chain to be that entry alone and dispatches without reading it: the entry's hash is checked against the proposal,
  * and the dispatch step's head check proves the rest (a chain that moved is read, and judged, as without it).
  */
-export type EffectJob = { proposal: unknown; recordedAt: number; transient?: TransientFailures; revived?: true; onlyEntry?: OnlyEntry };
+export type EffectJob = { proposal: unknown; recordedAt: number; transient?: TransientFailures; revived?: true; onlyEntry?: OnlyEntry; unresolved?: number };
 export type EffectAnswer = GateResult;
 
 export type EffectsQueueOptions = {
@@ -168,10 +168,15 @@ export function afterTransientFailure(before: TransientFailures | null, now: num
 /** BullMQ's limiter with no limit of its own (see below why one is always set). */
 const UNLIMITED_JOBS_PER_SECOND = 1_000_000;
 
-/** What a job comes to, from the gate's answer: done, ask again at an instant, or retry with backoff. */
-export function disposition(answer: EffectAnswer): { kind: 'done' } | { kind: 'later'; at: number } {
+/**
+ * What a job comes to, from the gate's answer: done, ask again at an instant, or retry with backoff. An UNRESOLVED
+ * answer (recovery itself failed: Stripe or its lookup not answering) is asked again after the transient policy's
+ * first delay, doubling with each such answer in a row (`unresolvedBefore`), up to its longest: during a Stripe outage
+ * every stuck effect asking each second would only add to the load the outage already has.
+ */
+export function disposition(answer: EffectAnswer, unresolvedBefore = 0, policy: Pick<TransientRetry, 'firstDelayMs' | 'maxDelayMs'> = TRANSIENT_RETRY): { kind: 'done' } | { kind: 'later'; at: number } {
   if (answer.outcome === 'IN_FLIGHT') return { kind: 'later', at: Date.now() + Math.max(50, answer.retryAfterMs ?? 1_000) };
-  if (answer.outcome.startsWith('UNRESOLVED:')) return { kind: 'later', at: Date.now() + 1_000 };
+  if (answer.outcome.startsWith('UNRESOLVED:')) return { kind: 'later', at: Date.now() + Math.min(policy.maxDelayMs, policy.firstDelayMs * 2 ** Math.min(unresolvedBefore, 30)) };
   return { kind: 'done' };
 }
 
@@ -243,8 +248,16 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     // A rate-limited send kept its claim (its outcome is unknown); the job comes back once the pause is over and
     // settles the effect under the same key.
     if (answer.slowDown !== undefined) return slowDownQueue(job, answer.slowDown, 'send');
-    const next = disposition(answer);
+    const unresolved = answer.outcome.startsWith('UNRESOLVED:');
+    const next = disposition(answer, unresolved ? (job.data.unresolved ?? 0) : 0, transientRetry);
     if (next.kind === 'later') {
+      // UNRESOLVED answers in a row are counted (their backoff); any other answer starts the count again.
+      if (unresolved) {
+        await job.updateData({ ...job.data, unresolved: (job.data.unresolved ?? 0) + 1 });
+      } else if (job.data.unresolved !== undefined) {
+        const { unresolved: _count, ...rest } = job.data;
+        await job.updateData(rest);
+      }
       await job.moveToDelayed(next.at, token);
       throw new DelayedError();
     }

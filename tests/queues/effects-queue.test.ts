@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Worker } from 'bullmq';
-import { afterTransientFailure, createEffectsQueue, startEffectsWorker, TRANSIENT_RETRY, type EffectsQueue, type EffectsWorker, type TransientFailures, type TransientRetry } from '../../queues/effects.js';
+import { afterTransientFailure, createEffectsQueue, disposition, startEffectsWorker, TRANSIENT_RETRY, type EffectsQueue, type EffectsWorker, type TransientFailures, type TransientRetry } from '../../queues/effects.js';
 import { startRecovery, type Recovery } from '../../queues/recovery.js';
 import { createMemoryTarget, InterlockError, openStores, settledOutcome, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
 import { approvalTerms, refundProposal, testConfig, testKey } from '../support/harness.js';
@@ -432,5 +432,37 @@ describe('retrying a job that failed before its effect was judged', () => {
     expect(at.find((instant) => instant >= 3_600_000)).toBeLessThanOrEqual(3_600_000 + 5 * 60_000);
     expect(gaveUpAt).toBe(6 * 3_600_000);
     expect(at.at(-1)).toBe(6 * 3_600_000);
+  });
+});
+
+describe('asking again about an effect recovery could not settle', () => {
+  const answer = (outcome: string, retryAfterMs?: number) => ({ effectId: 'e'.repeat(64), outcome, sentence: '', ...(retryAfterMs === undefined ? {} : { retryAfterMs }) }) as never;
+  const waits = (outcome: string, before: number) => {
+    const next = disposition(answer(outcome), before);
+    return next.kind === 'later' ? next.at - Date.now() : null;
+  };
+
+  it('an UNRESOLVED effect (Stripe or its lookup not answering) is asked again a second later, doubling with each such answer in a row up to five minutes, not every second for ever', () => {
+    const gaps = [0, 1, 2, 3, 8, 9, 40].map((before) => waits('UNRESOLVED:target_unavailable', before) ?? NaN);
+    for (const [index, expected] of [1_000, 2_000, 4_000, 8_000, 256_000, 300_000, 300_000].entries()) expect(gaps[index]).toBeGreaterThanOrEqual(expected - 50);
+    for (const [index, expected] of [1_000, 2_000, 4_000, 8_000, 256_000, 300_000, 300_000].entries()) expect(gaps[index]).toBeLessThanOrEqual(expected + 50);
+    // In flight is asked again when its holder said, whatever came before; a settled effect is done.
+    expect(waits('IN_FLIGHT', 9)).toBeLessThanOrEqual(1_050);
+    expect(disposition(answer('COMMITTED'), 5)).toEqual({ kind: 'done' });
+  });
+
+  it('the job counts its UNRESOLVED answers in a row, so each waits longer than the one before', async () => {
+    const { stores, queue, target } = await rig();
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    // The send's answer is lost, and every lookup fails: recovery cannot settle the effect (UNRESOLVED).
+    target.inject({ kind: 'error-after-send' });
+    target.inject({ kind: 'lookup-down' });
+    const proposed = await queue.propose(refundProposal({ approval: terms.id }));
+    await expect.poll(async () => ((await queue.queue.getJob(proposed.effectId))?.data.unresolved ?? 0), { timeout: 30_000, interval: 200 }).toBeGreaterThanOrEqual(2);
+    const job = await queue.queue.getJob(proposed.effectId);
+    expect(await job?.getState()).toBe('delayed');
+    // The second UNRESOLVED answer in a row waits two seconds, the first one; a fixed second would be 1,000.
+    expect(job?.delay ?? 0).toBeGreaterThanOrEqual(1_900);
   });
 });

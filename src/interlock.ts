@@ -133,7 +133,7 @@ export function stripeSide(config: Config, options: { kill?: () => void } = {}):
 }
 
 /** What the journal lets readers do: effects, chains and receipts, never its write scripts. */
-export type JournalReader = Pick<Journal, 'partitionOf' | 'readState' | 'entries' | 'receipt' | 'receipts' | 'serverTime' | 'openDispatches' | 'openEffects'>;
+export type JournalReader = Pick<Journal, 'partitionOf' | 'readState' | 'entries' | 'receipt' | 'receipts' | 'serverTime' | 'openDispatches' | 'openEffects' | 'onceHolder'>;
 
 export type Stores = {
   config: Config;

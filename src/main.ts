@@ -48,7 +48,7 @@ import {
   type StripeSide,
 } from './interlock.js';
 import { createProgram, runProgram } from './cli/program.js';
-import { describeEffect, EXIT_COMMITTED, EXIT_NOT_RETURNED, EXIT_REFUSED, EXIT_UNSETTLED, exitFor, exitForShown } from './cli/effect-command.js';
+import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor, exitForMoney, exitForShown } from './cli/effect-command.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
 import { REDIS_URL_ADVICE, redisUrlFromService, withStores } from './cli/stores.js';
 import { printJson } from './cli/output.js';
@@ -753,10 +753,7 @@ type CaseOptions = { case?: string; paymentIntent?: string; customer?: string; i
  * inbox exits as the re-approved effect does.
  */
 function caseExit(view: Pick<CaseView, 'state' | 'outcome' | 'final_money' | 'reapprovals'>): number {
-  if (view.state === 'proposed' || view.reapprovals.length > 0) {
-    const exit = exitFor(view.outcome);
-    return exit === EXIT_COMMITTED && view.final_money?.['status'] === 'not_returned' ? EXIT_NOT_RETURNED : exit;
-  }
+  if (view.state === 'proposed' || view.reapprovals.length > 0) return exitForMoney(view.outcome, view.final_money);
   switch (view.state) {
     case 'declined':
     case 'deviated':

@@ -41,9 +41,13 @@ export function exitFor(outcome: string | null): number {
  * is 5, not 0, so a script that tells the customer on 0 does not tell them their money is back.
  */
 export function exitForShown(shown: Record<string, unknown>): number {
-  const exit = exitFor(typeof shown.outcome === 'string' ? shown.outcome : null);
-  const money = shown.finalMoney as { status?: unknown } | null | undefined;
-  return exit === EXIT_COMMITTED && money?.status === 'not_returned' ? EXIT_NOT_RETURNED : exit;
+  return exitForMoney(typeof shown.outcome === 'string' ? shown.outcome : null, shown.finalMoney);
+}
+
+/** An outcome's exit, 5 instead of 0 when `finalMoney` (an effect's or a case's) says the money did not go back. */
+export function exitForMoney(outcome: string | null, finalMoney: unknown): number {
+  const exit = exitFor(outcome);
+  return exit === EXIT_COMMITTED && (finalMoney as { status?: unknown } | null | undefined)?.status === 'not_returned' ? EXIT_NOT_RETURNED : exit;
 }
 
 /** What `effect show` (and `refund`/`credit` once settled) prints for one effect. */

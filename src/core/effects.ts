@@ -99,6 +99,18 @@ export function describeEffect(effect: JsonObject | Effect): EffectFacts {
 }
 
 /** Subject and amount of a parsed effect. */
+/**
+ * What an effect may be sent for only once on its subject, held by the dispatch step (lib.lua propose_effect): a
+ * credit's incident (`incident:<id>`); '' for a refund, which holds nothing of the kind.
+ */
+export function incidentHold(incident: string): string {
+  return `incident:${incident}`;
+}
+
+export function holdOf(effect: Effect): string {
+  return effect.kind === 'credit' ? incidentHold(effect.incident) : '';
+}
+
 export function factsOfEffect(parsed: Effect): EffectFacts {
   switch (parsed.kind) {
     case 'refund':

@@ -77,6 +77,11 @@ export function reapprovalRequestId(itemId: string): string {
   return `${RESERVED_REQUEST_PREFIXES.reapproval}${itemId}`;
 }
 
+/** Why item `itemId` of an effect re-approved through `earlierItem` cannot be re-approved: one refused payload is, once. */
+export function reapprovedAlready(effectId: string, earlierItem: string, itemId: string): string {
+  return `Effect ${effectId} was re-approved already, through item ${earlierItem.slice(0, 100)} (its payload goes out as request ${reapprovalRequestId(earlierItem).slice(0, 120)}); one refused payload is re-approved once, so item ${itemId.slice(0, 100)} cannot be: dismiss it with a note. Nothing was recorded.`;
+}
+
 export function reapprovalEffectId(itemId: string): string {
   return effectIdFor({ requestId: reapprovalRequestId(itemId), effect: null });
 }

@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import { alertsFor } from '../core/alert-rules.js';
 import { committedEntry, firstProposal } from '../core/decisions.js';
+import { incidentHold } from '../core/effects.js';
 import type { Draft, Entry, EntryFields } from '../core/entries.js';
 import { sha256Hex, canonicalJson } from '../core/json.js';
 import { unsignedReceipt } from '../core/receipt.js';
@@ -392,7 +393,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     const holders = new Map<string, string | null>();
     for (const credit of credits) {
       if (credit.incident === null || (credit.objectType !== 'credit_note' && credit.amount >= 0)) continue;
-      if (!holders.has(credit.incident)) holders.set(credit.incident, await journal.onceHolder(subject, `incident:${credit.incident}`));
+      if (!holders.has(credit.incident)) holders.set(credit.incident, await journal.onceHolder(subject, incidentHold(credit.incident)));
       const holder = holders.get(credit.incident) ?? null;
       // The holder's own balance credit is tagged with its incident too: that one is the credit itself, no compensation.
       if (holder !== null && credit.effectId !== holder && !committed.includes(holder)) return true;

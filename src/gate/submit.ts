@@ -9,7 +9,7 @@ import { approvalProblems } from '../core/approval.js';
 import type { Outcome } from '../core/outcomes.js';
 import { comparePremises, committedEntry, dispatchBlocker, firstProposal, premisesDecidedOn, type PremiseReport } from '../core/decisions.js';
 import { effectIdFor, payloadHash } from '../core/effect-id.js';
-import { factsOfEffect, type Effect, type EffectFacts } from '../core/effects.js';
+import { factsOfEffect, holdOf, type Effect, type EffectFacts } from '../core/effects.js';
 import type { AnyDraft, ApprovalSnapshot, Checks, Draft, Entry, EntryOf } from '../core/entries.js';
 import type { JsonObject } from '../core/json.js';
 import { InterlockError, slowDownOf } from '../core/errors.js';
@@ -296,7 +296,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       boundAt: bound.status === 'UNBOUND' ? 0 : bound.now,
       // Two credits for one incident of a customer are never both sent, however close together they come: the first
       // dispatched holds it (the target's own check reads only what has landed at Stripe).
-      once: effect.kind === 'credit' ? `incident:${effect.incident}` : '',
+      once: holdOf(effect),
       drafts: ({ sendDeadline }) => [
         ...proposed,
         { kind: 'AUTHORIZED', approval: snapshot },

@@ -10,9 +10,9 @@ import { firstProposal } from '../core/decisions.js';
 import { payloadHash } from '../core/effect-id.js';
 import type { Actor, ApprovalSnapshot, EntryOf, Resolution } from '../core/entries.js';
 import { approvalProblems } from '../core/approval.js';
-import { effectFactsOrNull, parseEffect, type Effect } from '../core/effects.js';
+import { effectFactsOrNull, holdOf, parseEffect, type Effect } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
-import { reapprovalEffectId, reapprovalRequestId } from '../core/inbox.js';
+import { reapprovalEffectId, reapprovalRequestId, reapprovedAlready } from '../core/inbox.js';
 import type { JsonObject } from '../core/json.js';
 import { currentOutcome } from '../core/verify.js';
 import type { Recorded } from '../gate/record.js';
@@ -50,7 +50,7 @@ async function refusedPayloadOf(journal: Pick<Journal, 'partitionOf' | 'entries'
   // version that did not keep that mark is caught here, from its chain.
   const earlier = entries.find((entry): entry is EntryOf<'RESOLVED'> => entry.kind === 'RESOLVED' && entry.action === 'reapprove' && entry.item !== item.id);
   if (earlier !== undefined) {
-    throw new InterlockError('action_not_allowed', `Effect ${item.effectId} was re-approved already, through item ${earlier.item.slice(0, 100)} (its payload goes out as request ${reapprovalRequestId(earlier.item).slice(0, 120)}); one refused payload is re-approved once, so item ${item.id.slice(0, 100)} cannot be: dismiss it with a note. Nothing was recorded.`);
+    throw new InterlockError('action_not_allowed', reapprovedAlready(item.effectId, earlier.item, item.id));
   }
   return parseEffect(first.effect, 'effect', { recorded: true });
 }
@@ -72,7 +72,7 @@ function reapprovalProposal(item: InboxItem, requestId: string, request: { appro
   };
 }
 
-export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 'partitionOf' | 'entries'>; approvals: Pick<Approvals, 'describe' | 'subjectCap' | 'onceHolder'>; checkFourEyes: FourEyesCheck; readFacts: FactsNow; propose: ProposeNow }) {
+export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 'partitionOf' | 'entries' | 'onceHolder'>; approvals: Pick<Approvals, 'describe' | 'subjectCap'>; checkFourEyes: FourEyesCheck; readFacts: FactsNow; propose: ProposeNow }) {
   const { inbox, journal } = deps;
 
   /**
@@ -108,7 +108,7 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
   async function noRoom(snapshot: ApprovalSnapshot, subject: string, effect: Effect, amount: number): Promise<string[]> {
     const problems: string[] = [];
     if (effect.kind === 'credit') {
-      const holder = await deps.approvals.onceHolder(subject, `incident:${effect.incident}`);
+      const holder = await deps.journal.onceHolder(subject, holdOf(effect));
       if (holder !== null) problems.push(`incident ${effect.incident} of ${subject} is compensated once, and effect ${holder} was sent for it already (in flight, landed or ambiguous)`);
     }
     const reserved = snapshot.reservedCents ?? 0;

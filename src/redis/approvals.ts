@@ -135,11 +135,6 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
       return { limitCents: limit === null ? null : Number(limit), movedCents: Number(moved ?? 0) };
     },
 
-    /** The effect that holds what is sent only once on a subject (`incident:<id>`, the dispatch step's), or null. */
-    async onceHolder(subject: string, once: string): Promise<string | null> {
-      return redis.hget(keys.subject(assertPartition(subject)), once);
-    },
-
     /**
      * Sets the cap every agent shares on one subject, e.g. "at most 3000 cents refunded on payment:pi_1". It
      * counts everything the gate has moved or has in flight there, whenever the cap was set; 0 stops all money.

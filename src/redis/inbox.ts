@@ -6,7 +6,7 @@
 // step as those entries on a Redis Cluster (another slot), so it is written right after them and kept in step: an
 // item is opened again, harmlessly, by whoever meets the settled effect later (a redelivered job, the next recovery
 // pass), and an item whose chain already holds an action is shown and re-indexed as closed, whatever the index says.
-import { actionsOf, inboxItemFor, parseInboxItemId, reapprovalRequestId, ALLOWED_ACTIONS, type InboxItemDraft, type InboxKind } from '../core/inbox.js';
+import { actionsOf, inboxItemFor, parseInboxItemId, reapprovedAlready, ALLOWED_ACTIONS, type InboxItemDraft, type InboxKind } from '../core/inbox.js';
 import type { Actor, Draft, EntryOf, OperatorAction, Reapproval, Resolution } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
@@ -231,10 +231,7 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
               : `Effect ${item.effectId} is ${reply.ambiguous ? 'AMBIGUOUS: it may have landed, so it is never re-approved; resolve it after checking Stripe' : 'not AMBIGUOUS, so there is nothing to resolve'}. Nothing was recorded.`,
           );
         case 'REAPPROVED':
-          throw new InterlockError(
-            'action_not_allowed',
-            `Effect ${item.effectId} was re-approved already, through item ${reply.item.slice(0, 100)} (its payload goes out as request ${reapprovalRequestId(reply.item).slice(0, 120)}); one refused payload is re-approved once, so item ${id} cannot be: dismiss it with a note. Nothing was recorded.`,
-          );
+          throw new InterlockError('action_not_allowed', reapprovedAlready(item.effectId, reply.item, id));
         default: {
           const never: never = reply;
           return never;

@@ -3,10 +3,10 @@
 --   landed, dispatch still open   -> `late = landed`: whoever holds or takes the claim commits it, never resends;
 --   landed, effect AMBIGUOUS      -> the landing settles what was ambiguous: committed;
 --   landed, effect refused        -> money moved after all: committed again, and its amount is taken off the
---                                    approval and the subject once more (the refusal had given it back). A landing
---                                    whose refund has failed since counts the same, as a committed refund that
---                                    later fails keeps its amount: the totals never depend on whether the facts
---                                    first read the refund before or after it failed;
+--                                    approval it was sent under and the subject once more (the refusal had given
+--                                    it back). A landing whose refund has failed since counts the same, as a
+--                                    committed refund that later fails keeps its amount: the totals never depend
+--                                    on whether the facts first read the refund before or after it failed;
 --   rejected, dispatch still open -> `late = rejected`: recovery looks the effect up and refuses, never resends;
 --   otherwise                     -> evidence only.
 -- A landing the post-send facts found (ARGV[7] = facts: a refund with the effect's id exists at Stripe) is recorded
@@ -44,7 +44,10 @@ if hget_str(state, 'open') == '1' then
 elseif outcome == 'landed' and hget_str(state, 'committed') ~= '1' then
   if hget_str(state, 'ambiguous') == '1' then
     effect = 'committed'
-  elseif hget_str(state, 'approvalId') == ARGV[6] and hget_num(state, 'amount') > 0 then
+  elseif hget_num(state, 'amount') > 0 then
+    -- Charged to the approval the landing was sent under (ARGV[6]), which need not be the last dispatch's: a request
+    -- refused and decided again under another approval keeps one state. The subject's total takes it whatever the
+    -- approval, so its shared cap holds the money that moved.
     move_totals(KEYS[3], KEYS[5], hget_num(state, 'amount'), 1)
     effect = 'relanded'
   end

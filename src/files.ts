@@ -25,7 +25,7 @@ export function createFileOnce(path: string, content: string, mode = 0o600): boo
 }
 
 /** What a path that is not a regular file is, in words. */
-function kindOf(stats: Stats): string {
+export function kindOf(stats: Stats): string {
   if (stats.isFIFO()) return 'a FIFO (named pipe)';
   if (stats.isCharacterDevice()) return 'a character device';
   if (stats.isBlockDevice()) return 'a block device';

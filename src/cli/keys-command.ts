@@ -3,6 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
+import { kindOf } from '../files.js';
 import { signingKeyFromPem } from '../core/signing.js';
 import { danglingLink, danglingLinkMessage, keyFileExposure, keyFilePath, publicKeyPem, readKeyFile, unreadableKeyMessage, writeNewSigningKey } from '../keys/key-store.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
@@ -17,7 +18,10 @@ export function addKeysCommands(program: Command): void {
     .option('--out <file>', 'where to write the private key (default: INTERLOCK_SIGNING_KEY_FILE or DATA_DIR/keys/signing-key.pem)')
     .action((options: { out?: string }) => {
       const path = options.out ?? keyFilePath(loadConfig());
-      if (existsSync(path) && statSync(path).isDirectory()) throw new CliFailure(`${path} is a directory; --out takes the path of the key file to write (e.g. ${join(path, 'signing-key.pem')}).`, EXIT_BAD_INPUT);
+      const there = existsSync(path) ? statSync(path) : null;
+      if (there?.isDirectory()) throw new CliFailure(`${path} is a directory; --out takes the path of the key file to write (e.g. ${join(path, 'signing-key.pem')}).`, EXIT_BAD_INPUT);
+      // A FIFO, a socket or a device there is no key: saying one exists (exit 1) would send the caller looking for it.
+      if (there && !there.isFile()) throw new CliFailure(`${path} is ${kindOf(there)}, not a regular file; --out takes the path of a new key file.`, EXIT_BAD_INPUT);
       const target = danglingLink(path);
       if (target !== null) throw new CliFailure(danglingLinkMessage(path, target), EXIT_BAD_INPUT);
       // A key already there is the answer no (exit 1); a path that cannot be written is the call's to fix (exit 2).

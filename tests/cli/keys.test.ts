@@ -1,5 +1,6 @@
 // `interlock keys generate` writes an Ed25519 signing key only its owner can read and never overwrites one
 // (receipts it signed would lose their verifier); `interlock keys public` prints the PEM auditors verify with.
+import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,6 +38,14 @@ describe.concurrent('keys', { timeout: 60_000 }, () => {
     expect([under.code, directory.code], `${under.stderr}\n${directory.stderr}`).toEqual([2, 2]);
     expect(under.stderr.trim()).toBe(`Could not create the directory ${file}: a file is already there (EEXIST). Give a path this user can write, or fix the one given.`);
     expect(directory.stderr.trim()).toBe(`${temp.dir} is a directory; --out takes the path of the key file to write (e.g. ${join(temp.dir, 'signing-key.pem')}).`);
+  });
+
+  it('keys generate --out a FIFO exits 2 saying what is there, never that a signing key already exists there', async () => {
+    const fifo = join(temp.dir, 'fifo.pem');
+    execFileSync('mkfifo', [fifo]);
+    const run = await runCli(['keys', 'generate', '--out', fifo], env);
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr.trim()).toBe(`${fifo} is a FIFO (named pipe), not a regular file; --out takes the path of a new key file.`);
   });
 
   it('keys generate refuses to overwrite an existing key and leaves it untouched', async () => {

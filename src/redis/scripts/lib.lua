@@ -27,9 +27,12 @@ end
 -- Where a batch of sealed entries wants to go: after `expected_head`, at time `at` (Redis ms, the same for the
 -- whole batch). Returns nil when the chain head is still `expected_head` (compare-and-set) and `at` agrees with
 -- the Redis clock and follows the last entry; otherwise a reply table with what the writer needs to reseal.
+-- A clock that stepped back behind the last entry (an NTP step; a failover to a replica whose clock is behind,
+-- holding times the old master wrote) still takes a batch at up to a second past that entry: the chain stays in
+-- order, and a send that landed is recorded now, not once the clock has caught up.
 local function check_place_of(head, last_at, expected_head, at, max_skew_ms, now)
   if head ~= expected_head then return { status = 'HEAD_MOVED', head = head, lastAt = last_at, now = now } end
-  if at == nil or at > now + 1000 or at < now - max_skew_ms or at < last_at then
+  if at == nil or at > math.max(now, last_at) + 1000 or at < now - max_skew_ms or at < last_at then
     return { status = 'BAD_TIME', head = head, lastAt = last_at, now = now }
   end
   return nil

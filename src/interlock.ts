@@ -34,7 +34,7 @@ import { InterlockError } from './core/errors.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { closeConnection, createQueueConnection, createRedisClient, otherDatabase, type RedisClient } from './redis/client.js';
 import { createDurabilityMonitor, inspectDurability, requireDurability, type Durability, type DurabilityMonitor } from './redis/durability.js';
-import { createHeartbeat, type Heartbeat } from './redis/heartbeat.js';
+import { createHeartbeat, WorkerSupersededError, type Heartbeat } from './redis/heartbeat.js';
 import { createRedisJournal, type Journal, type WatchPosition } from './redis/journal.js';
 import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys.js';
 import { membersAfter } from './redis/newest-first.js';
@@ -323,7 +323,7 @@ export async function startSender(stores: Stores, target: Target, options: { wor
     ttlMs: config.heartbeatTtlMs,
     // While Redis is away every beat fails: the first is logged, then one line per 10 s with a count.
     onError: limitedErrorLog(logger, 'heartbeat failed'),
-    onSuperseded: (by) => logger.error({ by }, 'another process beats under this worker id; this one stops sending. Give every worker its own INTERLOCK_WORKER_ID.'),
+    onSuperseded: (by) => logger.error({ by }, 'another process beats under this worker id; this one dispatches and sends nothing more (effect jobs it takes are put back to wait). Give every worker its own INTERLOCK_WORKER_ID.'),
   });
   await heartbeat.start();
   // Half the settle margin: a stalled sender dies well before another worker may trust an empty lookup.
@@ -372,7 +372,14 @@ export async function startSender(stores: Stores, target: Target, options: { wor
     target,
     logger,
     timing: { claimTtlMs: config.claimTtlMs, settleMarginMs: config.settleMarginMs, dedupMarginMs: config.dedupMarginMs, minReplicas: config.redisMinReplicas, replicaWaitMs: config.redisWaitMs },
-    durability: durabilityMonitor,
+    // Nothing is dispatched or sent while Redis is not durable, nor once another process beats under this worker id:
+    // every other worker reads this one's claims as a dead sender's, so a send here would race their takeover.
+    guard: {
+      assertMaySend() {
+        if (heartbeat.supersededBy() !== null) throw new WorkerSupersededError(heartbeat.workerId);
+        durabilityMonitor.assertDurable();
+      },
+    },
     watchdog,
     ...(options.events ? { events: options.events } : {}),
     ...(facts ? { rereadFacts } : {}),

@@ -48,6 +48,8 @@ export const ERROR_REGISTRY = {
   /** An alert kept being changed by other writers for the whole time one write may take; nothing was written. */
   alert_contention: { status: 503, retryable: true },
   redis_not_durable: { status: 503, retryable: true },
+  /** Another process beats under this worker's id (INTERLOCK_WORKER_ID given twice): this one sends nothing. */
+  worker_superseded: { status: 503, retryable: true },
   redis_unavailable: { status: 503, retryable: true },
   target_unavailable: { status: 503, retryable: true },
   // The model's API could not answer (rate limit, overload, 5xx, timeout) after the SDK's own retries.

@@ -55,8 +55,11 @@ export type Settled =
   | { kind: 'skipped'; effectId: string; reason: string; holder?: string; retryAt?: number; slowDown?: SlowDown }
   | { kind: 'unresolved'; effectId: string; outcome: Outcome; error: string; slowDown?: SlowDown };
 
-/** Durability as the gate consults it before every send (redis/durability.ts keeps it current). */
-export type DurabilityGuard = { assertDurable(): void };
+/**
+ * What the gate consults before every dispatch and send: throws while this process may not send (Redis not
+ * durable, as redis/durability.ts keeps current; another process beating under this worker's id).
+ */
+export type SendGuard = { assertMaySend(): void };
 
 export class PremiseReadError extends InterlockError {
   constructor(effectId: string, cause: unknown) {
@@ -78,7 +81,7 @@ export type GateDeps = {
    * closing sender which sends are still on the wire (startSender).
    */
   watchdog?: SendWatchdog;
-  durability?: DurabilityGuard;
+  guard?: SendGuard;
   /** Opens the escalation inbox item a settled effect calls for (redis/inbox.ts); absent, nothing is opened. */
   inbox?: { openFor(effectId: string): Promise<unknown> };
   /**

@@ -25,7 +25,7 @@ export const CLAIM_FRESH_MS = 250;
  * or null. A send held back here is not lost: the dispatch stays open and recovery sends it once this holds.
  */
 export async function holdBack(ctx: GateContext): Promise<string | null> {
-  ctx.durability?.assertDurable();
+  ctx.guard?.assertMaySend();
   const replicas = ctx.timing.minReplicas ?? 0;
   if (replicas === 0) return null;
   const { ok, acknowledged } = await ctx.journal.replicated(replicas, ctx.timing.replicaWaitMs ?? 1_000);

@@ -448,7 +448,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
   async function submit(input: unknown, options: ParseOptions = {}): Promise<GateResult> {
     const prepared = prepare(ctx, input, options);
     const { effectId, facts } = prepared;
-    ctx.durability?.assertDurable();
+    ctx.guard?.assertMaySend();
     const ahead = readFactsAhead(ctx, prepared);
     // On one server the binding is made with the dispatch step: the effect is taken to be new, and the step says
     // otherwise if it is not. A cluster binds first, in the binding's own slot.
@@ -477,7 +477,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     }
     if (prepared !== null && prepared.effectId === effectId) {
       const subject = prepared.facts.subject;
-      ctx.durability?.assertDurable();
+      ctx.guard?.assertMaySend();
       const approval = prepared.proposal.approval;
       void ctx.terms(approval, { likely: subject }).catch(() => undefined);
       const ahead = readFactsAhead(ctx, prepared);

@@ -2,11 +2,20 @@
 // holder's key is gone, or holds another nonce (the holder restarted), belongs to a dead sender and may be taken
 // over at once instead of waiting for it to lapse (DESIGN §7).
 import { performance } from 'node:perf_hooks';
+import { InterlockError } from '../core/errors.js';
 import type { RedisClient } from './client.js';
 import type { Keys } from './keys.js';
 import { createScriptRunner } from './scripts.js';
 
 export type Heartbeat = ReturnType<typeof createHeartbeat>;
+
+/** This process was superseded under its worker id (heartbeat.supersededBy): it dispatches and sends nothing more. */
+export class WorkerSupersededError extends InterlockError {
+  constructor(workerId: string) {
+    super('worker_superseded', `Another process beats under worker id ${workerId}, so this one sends nothing more: every worker needs its own INTERLOCK_WORKER_ID. Stop one of the two; the other goes on, and what this one held is taken over by recovery.`);
+    this.name = 'WorkerSupersededError';
+  }
+}
 
 export type Liveness = { alive: boolean; ttlMs: number; now: number };
 
@@ -18,14 +27,15 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
   let timer: NodeJS.Timeout | null = null;
   /** Local time the last successful beat was sent: the key lives at least ttlMs from then. */
   let lastSentAt = -Infinity;
-  let superseded = false;
+  /** The nonce of the process that took this worker id over, once one has: this one must send nothing more. */
+  let superseded: string | null = null;
 
   async function beat(): Promise<void> {
-    if (superseded) return;
+    if (superseded !== null) return;
     const sentAt = performance.now();
     const reply = await run<{ status: 'OK' } | { status: 'SUPERSEDED'; by: string }>('beat-1', [keys.heartbeat(workerId)], [nonce, ttlMs, lastSentAt === -Infinity ? '1' : '0']);
     if (reply.status === 'SUPERSEDED') {
-      superseded = true;
+      superseded = reply.by;
       if (timer) clearInterval(timer);
       timer = null;
       deps.onSuperseded?.(reply.by);
@@ -53,9 +63,13 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
       lastSentAt = -Infinity;
       if (options.clear) await redis.del(keys.heartbeat(workerId));
     },
+    /** The boot nonce of the process that now beats under this worker id, or null while this one holds it. */
+    supersededBy(): string | null {
+      return superseded;
+    },
     /** How many ms this worker's own heartbeat key is certain to stay alive, by the local clock; 0 when unsure. */
     aliveFor(): number {
-      if (superseded) return 0;
+      if (superseded !== null) return 0;
       return Math.max(0, lastSentAt + ttlMs - performance.now());
     },
     /** True while `owner` is alive with the same boot nonce it held when it took the claim. */

@@ -138,6 +138,12 @@ export type RecoveryTiming = {
    */
   unknownAnswers?: number;
   lastUnknownAt?: number | null;
+  /**
+   * No request of this dispatch ever left a worker: every claim on it so far was given up before a send (a send held
+   * back for lagging replicas, a recoverer that only waited or looked). Nothing can have landed, so even a target
+   * nobody can check is sent to (or the effect refused) instead of being settled AMBIGUOUS.
+   */
+  neverSent?: boolean;
 };
 
 /** How recovery may settle an open dispatch, by the target's effective tier at this moment. */
@@ -211,12 +217,19 @@ const BACKOFF_REASON = 'a request under this key got no definite answer, which t
  * found is COMMITTED_ON_QUERY; absent is trusted after the deadline plus the settle margin, and the resend that
  * follows (still COMMITTED_BY_RETRY) also waits for resendAfterUnknownAt, so a key that keeps answering nothing
  * is resent at doubling intervals, not on every pass. A target that cannot be queried can only be resent to, with
- * the same spacing.
+ * the same spacing. A target that can neither dedupe nor be queried (tier 3) is AMBIGUOUS, unless none of the
+ * dispatch's requests ever left (`neverSent`): then it is sent once, or refused on a failed re-check.
  */
 export function planRecovery(timing: RecoveryTiming, recheck: Checks | null, lookup: Lookup): RecoveryStep {
   const mode = recoveryMode(timing);
-  if (mode.mode === 'ambiguous') return { do: 'ambiguous', reason: mode.reason };
   const failure = recheck === null ? 'unreadable' : recheckFailure(recheck);
+  if (mode.mode === 'ambiguous') {
+    if (timing.neverSent !== true) return { do: 'ambiguous', reason: mode.reason };
+    if (failure === 'unreadable') return { do: 'unresolved', reason: 'nothing of this dispatch was ever sent, but the approval and premises could not be re-read, so nothing may be sent or refused yet' };
+    if (failure === 'lease') return { do: 'refuse', outcome: 'REFUSED:lease_at_recovery' };
+    if (failure === 'stale_premise') return { do: 'refuse', outcome: 'REFUSED:stale_premise_at_recovery' };
+    return { do: 'resend', outcome: 'REAPPLIED_AFTER_QUERY' };
+  }
   const resendAfter = resendAfterUnknownAt(timing);
   if (mode.mode === 'resend-same-key' && failure === null && resendAfter === null) return { do: 'resend', outcome: 'COMMITTED_BY_RETRY' };
   if (!timing.queryable) {

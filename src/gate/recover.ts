@@ -19,7 +19,7 @@ import { holdBack, markUnknown, sendOnce } from './send.js';
 import { commit, refuseAtRecovery, rejectionOf, settleAmbiguous, settleRejected, type Holding } from './settle.js';
 import { readFacts } from './submit.js';
 
-type Claim = { epoch: number; now: number; sendDeadline: number; deathProvenAt: number | null; late: string; unknowns: number; unknownAt: number | null };
+type Claim = { epoch: number; now: number; sendDeadline: number; deathProvenAt: number | null; late: string; unknowns: number; unknownAt: number | null; neverSent: boolean };
 
 /** Effects whose last request this worker saw get no definite answer, and what it got; bounded, it is only for the alert's text. */
 const LAST_ANSWERS_KEPT = 10_000;
@@ -52,7 +52,7 @@ export function createRecover(ctx: GateContext) {
       case 'OK':
         if (reason !== 'own') logger.info({ effectId, from: state.owner, reason, epoch: taken.epoch }, 'took over an open dispatch');
         ctx.events?.takeover?.(reason);
-        return { epoch: taken.epoch, now: taken.now, sendDeadline: taken.sendDeadline, deathProvenAt: taken.deathProvenAt, late: taken.late, unknowns: taken.unknowns, unknownAt: taken.unknownAt > 0 ? taken.unknownAt : null };
+        return { epoch: taken.epoch, now: taken.now, sendDeadline: taken.sendDeadline, deathProvenAt: taken.deathProvenAt, late: taken.late, unknowns: taken.unknowns, unknownAt: taken.unknownAt > 0 ? taken.unknownAt : null, neverSent: taken.neverSent === true };
       case 'NOT_OPEN':
         return { kind: 'skipped', effectId, reason: 'no open dispatch (settled meanwhile)' };
       case 'MOVED':
@@ -174,13 +174,15 @@ export function createRecover(ctx: GateContext) {
       // A request of this dispatch that got no definite answer: look before resending under the key (planRecovery).
       unknownAnswers: claim.unknowns,
       lastUnknownAt: claim.unknownAt,
+      neverSent: claim.neverSent,
     };
     if (claim.late === 'rejected') {
       const late = [...entries].reverse().find((entry): entry is EntryOf<'LATE_RESULT'> => entry.kind === 'LATE_RESULT' && entry.outcome === 'rejected');
       return refusedInRecovery(holding, effect, { message: late?.error ?? 'a fenced-out send was refused outright', code: null, status: null }, null, absenceTrustedAt(recoveryTiming), false);
     }
+    // What nobody can check is AMBIGUOUS at once, unless no request of the dispatch ever left (planRecovery).
     const mode = recoveryMode(recoveryTiming);
-    if (mode.mode === 'ambiguous') return settleAmbiguous(ctx, holding, mode.reason, null);
+    if (mode.mode === 'ambiguous' && !claim.neverSent) return settleAmbiguous(ctx, holding, mode.reason, null);
 
     // A re-check that cannot be read sends nothing, but it must not keep a landed effect from being recorded
     // (issue 6, item 8): the lookup still runs.
@@ -211,7 +213,7 @@ export function createRecover(ctx: GateContext) {
             lookup = found !== null ? { state: 'found', found: objectId(found), object: found } : { state: 'absent' };
           } catch (error) {
             if (error instanceof ProcessCrash) throw error;
-            await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
+            await journal.releaseClaim(partition, effectId, ctx.owner, epoch, 'unsent');
             return { kind: 'unresolved', effectId, outcome: 'UNRESOLVED:lookup_failed', error: quoteError(error) };
           }
           continue;
@@ -225,10 +227,10 @@ export function createRecover(ctx: GateContext) {
         case 'ambiguous':
           return settleAmbiguous(ctx, holding, plan.reason, checks);
         case 'wait':
-          await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
+          await journal.releaseClaim(partition, effectId, ctx.owner, epoch, 'unsent');
           return { kind: 'waiting', effectId, until: plan.until, reason: plan.reason };
         case 'unresolved':
-          await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
+          await journal.releaseClaim(partition, effectId, ctx.owner, epoch, 'unsent');
           return { kind: 'unresolved', effectId, outcome: `UNRESOLVED:${recheckError === null ? 'recheck_failed' : errorName(recheckError)}`, error: recheckError === null ? plan.reason : `${plan.reason}: ${quoteError(recheckError)}` };
         default: {
           const never: never = plan;
@@ -237,7 +239,7 @@ export function createRecover(ctx: GateContext) {
       }
       break;
     }
-    await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
+    await journal.releaseClaim(partition, effectId, ctx.owner, epoch, 'unsent');
     return { kind: 'unresolved', effectId, outcome: 'UNRESOLVED:no_progress', error: 'recovery did not reach a decision' };
   }
 
@@ -280,7 +282,7 @@ export function createRecover(ctx: GateContext) {
     const { partition, effectId, epoch } = holding;
     const held = await holdBack(ctx);
     if (held !== null) {
-      await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
+      await journal.releaseClaim(partition, effectId, ctx.owner, epoch, 'unsent');
       return { kind: 'done', settled: { kind: 'unresolved', effectId, outcome: 'UNRESOLVED:replicas_behind', error: held } };
     }
     const deadlineAt = performance.now() + target.sendTimeoutMs;
@@ -300,7 +302,7 @@ export function createRecover(ctx: GateContext) {
         // A fenced-out sender answered meanwhile; the next pass acts on it.
         return { kind: 'done', settled: { kind: 'skipped', effectId, reason: `a fenced-out sender's answer (${announced.late}) arrived; it is settled next`, holder: ctx.owner, retryAt: 0 } };
       case 'TOO_LATE':
-        await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
+        await journal.releaseClaim(partition, effectId, ctx.owner, epoch, 'unsent');
         return { kind: 'done', settled: { kind: 'skipped', effectId, reason: 'the re-check ran past the idempotency window; the next pass looks the effect up instead', holder: ctx.owner, retryAt: announced.now } };
       case 'NOT_OPEN':
       case 'FENCED':

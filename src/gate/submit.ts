@@ -372,7 +372,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     const held = await holdBack(ctx);
     if (held !== null) {
       logger.warn({ effectId: holding.effectId, reason: held }, 'send held back');
-      await journal.releaseClaim(holding.partition, holding.effectId, ctx.owner, holding.epoch);
+      await journal.releaseClaim(holding.partition, holding.effectId, ctx.owner, holding.epoch, 'first');
       return { kind: 'skipped', effectId: holding.effectId, reason: held, holder: ctx.owner, retryAt: journal.clock.estimate() ?? 0 };
     }
     const sent = await sendOnce(ctx, holding, effect, requestId, deadlineAt, claimCheckedAt);

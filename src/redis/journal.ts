@@ -158,7 +158,7 @@ export type ProposeRequest = {
 export type SettleReply = { status: 'OK'; entry: Entry; now: number; reread: boolean } | { status: 'NOT_OPEN' } | { status: 'FENCED'; epoch: number };
 export type TakeOverReason = 'own' | 'expired' | 'owner-dead';
 export type TakeOverReply =
-  | { status: 'OK'; epoch: number; claimExpires: number; sendDeadline: number; deathProvenAt: number | null; late: string; unknowns: number; unknownAt: number; now: number }
+  | { status: 'OK'; epoch: number; claimExpires: number; sendDeadline: number; deathProvenAt: number | null; late: string; unknowns: number; unknownAt: number; neverSent: boolean; now: number }
   | { status: 'NOT_OPEN' }
   | { status: 'MOVED'; epoch: number; owner: string }
   | { status: 'LIVE'; claimExpires: number; now: number };
@@ -728,8 +728,12 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       return reply.status === 'OK';
     },
 
-    async releaseClaim(partition: string, effectId: string, owner: string, epoch: number): Promise<boolean> {
-      const reply = await run<{ status: 'OK' | 'NOT_HELD' }>('release-claim-1', [keys.state(partition, effectId)], [owner, String(epoch)]);
+    /**
+     * Gives the claim up early. `unsent`: no request of the dispatch left under this claim, `first` from the worker
+     * that dispatched it, `unsent` from a recoverer (release-claim-1.lua says what the next recoverer makes of it).
+     */
+    async releaseClaim(partition: string, effectId: string, owner: string, epoch: number, unsent: 'first' | 'unsent' | null = null): Promise<boolean> {
+      const reply = await run<{ status: 'OK' | 'NOT_HELD' }>('release-claim-1', [keys.state(partition, effectId)], [owner, String(epoch), unsent ?? '']);
       return reply.status === 'OK';
     },
 

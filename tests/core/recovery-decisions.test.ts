@@ -91,6 +91,10 @@ const TABLE: Row[] = [
   // Tier 3: neither dedupes nor can be queried.
   ['tier 3, re-check held: ambiguous, never a blind resend', { tier: 3, queryable: false }, 'held', NOT_RUN, AMBIGUOUS],
   ['tier 3, re-check failed: ambiguous', { tier: 3, queryable: false }, 'stale', ABSENT, AMBIGUOUS],
+  // Unless no request of the dispatch ever left (every claim given up before a send): nothing can have landed.
+  ['tier 3, nothing ever sent, re-check held: send it', { tier: 3, queryable: false, neverSent: true }, 'held', NOT_RUN, REAPPLY],
+  ['tier 3, nothing ever sent, approval dead: refuse', { tier: 3, queryable: false, neverSent: true }, 'lease', NOT_RUN, REFUSE_LEASE],
+  ['tier 3, nothing ever sent, premise changed: refuse', { tier: 3, queryable: false, neverSent: true }, 'stale', NOT_RUN, REFUSE_STALE],
 ];
 
 describe('planRecovery decision table', () => {
@@ -118,6 +122,10 @@ describe('planRecovery decision table', () => {
     expect(planRecovery({ ...unknown(3), queryable: false }, RECHECK.held, NOT_RUN)).toMatchObject({ do: 'wait', until: last + 4 * SETTLE });
     // The spacing never holds back a refusal: a failed re-check with nothing found settles at once.
     expect(planRecovery(unknown(3), RECHECK.stale, ABSENT)).toEqual(REFUSE_STALE);
+  });
+
+  it('never sends or refuses a dispatch nothing was ever sent for while its re-check cannot be read', () => {
+    expect(planRecovery(timing({ tier: 3, queryable: false, neverSent: true }), null, NOT_RUN)).toMatchObject({ do: 'unresolved' });
   });
 
   it('gives a reason with every ambiguous answer', () => {

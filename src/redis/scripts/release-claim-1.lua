@@ -1,11 +1,22 @@
 -- release-claim: the holder gives its claim up early (it will not act before a later instant), so whoever
--- recovers at that instant takes over at once instead of waiting for the claim to lapse.
+-- recovers at that instant takes over at once instead of waiting for the claim to lapse. With ARGV[3] the holder
+-- says that no request of the dispatch left under its claim: `first` from the dispatching worker (a send held back
+-- before it started), `unsent` from a recoverer that sent nothing. `unsentThrough` then says that no request of the
+-- dispatch has left through this epoch, so a target that can neither dedupe nor be looked up is sent to, not
+-- settled AMBIGUOUS, by the next recoverer (take-over-1 answers `neverSent`). A recoverer extends it only from the
+-- epoch right before its own: one that took over after a send may have sent already.
 -- KEYS[1] effect state hash
--- ARGV[1] holder   ARGV[2] holder's epoch
+-- ARGV[1] holder   ARGV[2] holder's epoch   ARGV[3] '' | first | unsent
 -- Returns JSON {status}: OK | NOT_HELD
 local state = KEYS[1]
-if hget_str(state, 'open') ~= '1' or hget_str(state, 'owner') ~= ARGV[1] or hget_num(state, 'epoch') ~= tonumber(ARGV[2]) then
+local epoch = tonumber(ARGV[2])
+if hget_str(state, 'open') ~= '1' or hget_str(state, 'owner') ~= ARGV[1] or hget_num(state, 'epoch') ~= epoch then
   return reply({ status = 'NOT_HELD' })
 end
-redis.call('HSET', state, 'claimExpires', 0)
+local unsent = ARGV[3] or ''
+if unsent == 'first' or (unsent == 'unsent' and hget_str(state, 'unsentThrough') == tostring(epoch - 1)) then
+  redis.call('HSET', state, 'claimExpires', 0, 'unsentThrough', ARGV[2])
+else
+  redis.call('HSET', state, 'claimExpires', 0)
+end
 return reply({ status = 'OK' })

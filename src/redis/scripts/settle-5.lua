@@ -37,7 +37,7 @@ push_batch(state, KEYS[2], at, 9, 1, settled, tonumber(st[7] or 0))
 -- was released from (late-5); a committed effect released nothing, is never dispatched again (so its fencing epoch
 -- is over too), and late-5 leaves it as it is, so those go with the claim.
 -- (`dispatchedAt` and `sends`, no longer written, are claim fields an older version wrote: deleted with the rest.)
-local closed = { 'open', 'owner', 'nonce', 'claimExpires', 'deathProvenAt', 'late', 'sendDeadline', 'dispatchedAt', 'sends', 'unknowns', 'unknownAt' }
+local closed = { 'open', 'owner', 'nonce', 'claimExpires', 'deathProvenAt', 'late', 'sendDeadline', 'dispatchedAt', 'sends', 'unknowns', 'unknownAt', 'unsentThrough' }
 if kind == 'COMMITTED' then
   closed[#closed + 1] = 'epoch'
   closed[#closed + 1] = 'approvalId'

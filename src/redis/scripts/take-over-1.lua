@@ -6,7 +6,8 @@
 -- KEYS[1] effect state hash
 -- ARGV[1] expected epoch   ARGV[2] expected holder   ARGV[3] expected holder nonce   ARGV[4] new owner
 -- ARGV[5] new owner nonce   ARGV[6] claim TTL ms   ARGV[7] reason: own | expired | owner-dead
--- Returns JSON {status}: OK {epoch, claimExpires, sendDeadline, deathProvenAt, late, unknowns, unknownAt, now} | NOT_OPEN
+-- Returns JSON {status}: OK {epoch, claimExpires, sendDeadline, deathProvenAt, late, unknowns, unknownAt, neverSent, now}
+--   | NOT_OPEN
 --   | MOVED {epoch, owner} | LIVE {claimExpires, now}
 local state = KEYS[1]
 if hget_str(state, 'open') ~= '1' then return reply({ status = 'NOT_OPEN' }) end
@@ -27,9 +28,11 @@ elseif reason == 'owner-dead' then
 else
   return redis.error_reply('take-over: unknown reason ' .. reason)
 end
+-- No request of this dispatch left under any claim up to the one taken over (release-claim-1 says why it matters).
+local never_sent = hget_str(state, 'unsentThrough') == tostring(epoch)
 local claim_expires = now + tonumber(ARGV[6])
 redis.call('HSET', state, 'epoch', epoch + 1, 'owner', ARGV[4], 'nonce', ARGV[5], 'claimExpires', claim_expires)
 local proven = redis.call('HGET', state, 'deathProvenAt')
 return reply({ status = 'OK', epoch = epoch + 1, claimExpires = claim_expires, sendDeadline = hget_num(state, 'sendDeadline'),
   deathProvenAt = proven and tonumber(proven) or cjson.null, late = hget_str(state, 'late'),
-  unknowns = hget_num(state, 'unknowns'), unknownAt = hget_num(state, 'unknownAt'), now = now })
+  unknowns = hget_num(state, 'unknowns'), unknownAt = hget_num(state, 'unknownAt'), neverSent = never_sent, now = now })

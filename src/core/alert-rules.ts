@@ -1,6 +1,7 @@
 // Which alerts a receipt calls for, from its verification (issue 10 §4). Pure: the facts worker and the
 // reconciler raise what this returns after appending what they learned. Also the text of the alert recovery raises
 // for a send Stripe keeps giving no definite answer to (sendUnanswered).
+import { isChargeback, type DisputeFact } from './final-money.js';
 import type { Verification } from './verify.js';
 
 /**
@@ -21,6 +22,18 @@ export type AlertDraft = {
 };
 
 const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+
+/**
+ * What to do about a refund that failed after it landed, by the payment's disputes. Only a chargeback moves money
+ * (final-money.ts, isChargeback): one still open (or under appeal) returns it to the customer if the merchant loses,
+ * and a lost one already has; an inquiry, a won or closed dispute never will, so only a new refund can.
+ */
+function failedRefundAction(disputes: readonly DisputeFact[]): string {
+  const lost = disputes.filter((dispute) => dispute.status === 'lost').map((dispute) => dispute.id);
+  if (lost.length > 0) return `The customer already got the money back through the lost chargeback ${lost.join(', ')}. Tell the customer; do not refund again.`;
+  if (disputes.some((dispute) => isChargeback(dispute.status) && dispute.status !== 'won')) return `The charge is disputed: the dispute will return the money if it is lost. Tell the customer; do not refund again unless the dispute is won by the merchant.`;
+  return 'Tell the customer, and decide whether to refund again under a new approval (a new request).';
+}
 
 export function alertsFor(verification: Verification): AlertDraft[] {
   const alerts: AlertDraft[] = [];
@@ -44,9 +57,7 @@ export function alertsFor(verification: Verification): AlertDraft[] {
       refund: refund.id,
       disputes: finalMoney.disputes.map((dispute) => dispute.id),
       sentence: `Refund ${refund.id} was accepted, then failed at Stripe (${finalMoney.failureReason ?? 'no reason given'}): the customer did not get the money the gate reported as sent.`,
-      action: finalMoney.disputes.length > 0
-        ? `The charge is disputed: the dispute will return the money if it is lost. Tell the customer; do not refund again unless the dispute is won by the merchant.`
-        : 'Tell the customer, and decide whether to refund again under a new approval (a new request).',
+      action: failedRefundAction(finalMoney.disputes),
     });
   }
   if (verification.lateLanding) {

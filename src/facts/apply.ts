@@ -101,23 +101,33 @@ function committedRefundOf(entries: readonly Entry[]): string | null {
   return late?.kind === 'LATE_RESULT' ? idOf(late.result) : null;
 }
 
-/** What tells an effect's own refund from the others on its payment: the one it committed, else what its send would make. */
-type OwnRefund = { committed: string | null; amount: number | null };
+/**
+ * Whether the effect was ever sent: a DISPATCHED on its chain. One the gate refused before any send (a stale premise,
+ * a cap) made nothing at Stripe, so nothing there is its own, whatever metadata a refund made by hand carries.
+ */
+const everDispatched = (entries: readonly Entry[]) => entries.some((entry) => entry.kind === 'DISPATCHED');
+
+/**
+ * What tells an effect's own refund from the others on its payment: the one it committed, else what its send would
+ * make, and only if it was ever sent.
+ */
+type OwnRefund = { committed: string | null; amount: number | null; dispatched: boolean };
 
 function ownRefundOf(entries: readonly Entry[]): OwnRefund {
   const amount = firstProposal(entries)?.effect.amount;
-  return { committed: committedRefundOf(entries), amount: typeof amount === 'number' ? amount : null };
+  return { committed: committedRefundOf(entries), amount: typeof amount === 'number' ? amount : null, dispatched: everDispatched(entries) };
 }
 
 /**
  * Why a refund on an effect's payment is not the effect's own; null when it is. Metadata can be edited at Stripe (or
  * pasted into a refund made by hand), so it is a lead, not proof. Once the effect committed a refund, that one is its
  * own, whatever its metadata now says (cleared, or naming another effect or none) and no other is. Before, the one
- * whose metadata names the effect and whose amount is what the send would have made.
+ * whose metadata names the effect and whose amount is what the send would have made, if the effect was ever sent.
  */
 function whyNotOwn(refund: RefundFact, effectId: string, own: OwnRefund): string | null {
   if (own.committed !== null) return refund.id === own.committed ? null : `the effect committed refund ${own.committed}`;
   if (refund.effectId !== effectId) return `its metadata names ${refund.effectId ?? 'no effect'}`;
+  if (!own.dispatched) return 'the effect was never sent (settled before any dispatch)';
   return refund.amount === own.amount ? null : `it is of ${refund.amount} cents, and the effect's send would have made one of ${own.amount ?? 'no'} cents`;
 }
 
@@ -198,6 +208,12 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     const entries = await journal.entries(partition, effectId);
     const proposed = firstProposal(entries);
     if (!proposed) return false;
+    // An effect refused before any send (epoch 0, no DISPATCHED) cannot have landed: an object carrying its id was
+    // made by someone else (a refund by hand, labelled for traceability), and recording it would report money sent.
+    if (state.epoch === 0 && !everDispatched(entries)) {
+      logger.warn({ effectId, object: draft.objectId }, `${draft.objectId} names effect ${effectId}, which was never sent; no landing recorded`);
+      return false;
+    }
     // What the send would have made: a refund of the effect's amount, or a balance credit of it (negative at Stripe).
     // Anything else carrying the id (a debit, another amount) is not this effect's send landing.
     const amount = typeof proposed.effect.amount === 'number' ? proposed.effect.amount : null;
@@ -274,12 +290,23 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * that is someone else's changes nothing of ours, and a committed effect needs no settle to look again).
    */
   async function recordOnCommitter(source: Observed['source'], eventId: string | null, eventType: string, refund: RefundFact, again: boolean): Promise<Applied[]> {
-    if (refund.paymentIntent === null) return [];
+    const effectId = await committerOf(refund);
+    return effectId === null ? [] : [await appendTo(effectId, [refundObserved(source, eventId, eventType, refund)], again)];
+  }
+
+  /** The effect that committed the refund (or recorded it as its late landing), among those committed on its payment; null for none. */
+  async function committerOf(refund: RefundFact): Promise<string | null> {
+    if (refund.paymentIntent === null) return null;
     const partition = `payment:${refund.paymentIntent}`;
     for (const effectId of await journal.effectsOn(partition)) {
-      if (committedRefundOf(await journal.entries(partition, effectId)) === refund.id) return [await appendTo(effectId, [refundObserved(source, eventId, eventType, refund)], again)];
+      if (committedRefundOf(await journal.entries(partition, effectId)) === refund.id) return effectId;
     }
-    return [];
+    return null;
+  }
+
+  /** Whether anything committed on the refund's payment (Redis alone): only then can a refund naming no effect be one of ours. */
+  async function committedOnPayment(refund: RefundFact): Promise<boolean> {
+    return refund.paymentIntent !== null && (await journal.effectsOn(`payment:${refund.paymentIntent}`)).length > 0;
   }
 
   /**
@@ -370,8 +397,10 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       if (effect?.kind !== 'credit') continue;
       const incident = typeof effect.incident === 'string' ? effect.incident : null;
       // Its own balance transaction is the credit its send made: the effect's amount, given (negative at Stripe). A debit
-      // or another amount carrying the id (metadata set by hand) is not recorded as the effect's credit.
-      const own = (credit: CreditFact) => credit.effectId === effectId && credit.objectType === 'customer_balance_transaction' && credit.amount === -Number(effect.amount);
+      // or another amount carrying the id (metadata set by hand), or anything carrying the id of an effect never sent,
+      // is not recorded as the effect's credit.
+      const sent = everDispatched(entries);
+      const own = (credit: CreditFact) => sent && credit.effectId === effectId && credit.objectType === 'customer_balance_transaction' && credit.amount === -Number(effect.amount);
       const recorded = new Set(entries.flatMap((entry) => (entry.kind === 'OBSERVED' && (entry.objectType === 'credit_note' || entry.incident !== undefined) ? [entry.objectId] : [])));
       const compensation = (credit: CreditFact) =>
         (credit.objectType === 'credit_note' || (credit.effectId !== effectId && credit.amount < 0)) && ((incident !== null && credit.incident === incident) || recorded.has(credit.id));
@@ -412,10 +441,11 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       const named = namedBy(event);
       switch (named?.kind) {
         case 'refund':
-          // A refund whose event shows its metadata naming no effect is not read at Stripe: most refunds on an account
-          // are not the gate's, and a read for each would spend the account's rate limit that the gate's own facts
-          // need. (A refund of the gate's whose metadata was cleared is found through its payment: applyPayment.)
-          if (named.refund.effectId === null && typeof event.data.object.metadata === 'object' && event.data.object.metadata !== null) return [];
+          // A refund whose event shows its metadata naming no effect, on a payment nothing committed on, is not read at
+          // Stripe: most refunds on an account are not the gate's, and a read for each would spend the account's rate
+          // limit that the gate's own facts need. On a payment something committed on (asked of Redis alone), it may be
+          // a committed refund whose metadata was cleared: read, and recorded on its committer (recordOnCommitter).
+          if (named.refund.effectId === null && typeof event.data.object.metadata === 'object' && event.data.object.metadata !== null && !(await committedOnPayment(named.refund))) return [];
           return applyRefund('webhook', event.id, event.type, named.refund, again);
         case 'refunded_charge': {
           // charge.refunded carries the charge: every refund on its payment is read, on a payment the gate dispatched on.
@@ -443,8 +473,14 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     async concerned(event: StripeEvent): Promise<string[]> {
       const named = namedBy(event);
       switch (named?.kind) {
-        case 'refund':
-          return named.refund.effectId !== null && (await journal.partitionOf(named.refund.effectId)) !== null ? [named.refund.effectId] : [];
+        case 'refund': {
+          // The effect its metadata names, and the one that committed it (its metadata may have been cleared or changed).
+          const effects = new Set<string>();
+          if (named.refund.effectId !== null && (await journal.partitionOf(named.refund.effectId)) !== null) effects.add(named.refund.effectId);
+          const committer = await committerOf(named.refund);
+          if (committer !== null) effects.add(committer);
+          return [...effects];
+        }
         case 'refunded_charge':
         case 'dispute':
           return journal.effectsOn(`payment:${named.paymentIntent}`);

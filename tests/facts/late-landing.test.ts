@@ -14,13 +14,15 @@ describe('a late landing', () => {
     const { paymentIntent } = await pay(rig.stripe, 'pm_card_visa', 10_000);
     const terms = approvalTerms({ scope: `payment:${paymentIntent}`, capCents: 2_000 });
     await rig.stores.approvals.grant(terms);
-    // Decided on a fact that is not Stripe's (someone else refunded $5): the gate refuses before any send.
-    const proposal = { requestId: `case-${randomBytes(4).toString('hex')}`, agent: 'support-bot', approval: terms.id, premises: { chargebacks: [], refunded_by_others: 500 }, effect: { kind: 'refund', paymentIntent, amount: 2_000, reason: 'requested_by_customer' } };
+    // Dispatched, and Stripe answered a definite no: the journal settles it without a landing. (One refused before any
+    // send cannot land: never-sent-landing.test.ts.)
+    await rig.sandbox.control.failNext({ path: '/v1/refunds', method: 'POST', status: 402, code: 'card_declined', message: 'Your card was declined.' });
+    const proposal = { requestId: `case-${randomBytes(4).toString('hex')}`, agent: 'support-bot', approval: terms.id, premises: { chargebacks: [], refunded_by_others: 0 }, effect: { kind: 'refund', paymentIntent, amount: 2_000, reason: 'requested_by_customer' } };
     const recorded = await rig.effects.propose(proposal);
-    expect(await rig.effects.waitFor(recorded.effectId, 15_000)).toMatchObject({ outcome: 'REFUSED:stale_premise' });
+    expect(await rig.effects.waitFor(recorded.effectId, 15_000)).toMatchObject({ outcome: 'REFUSED:target_error' });
     expect((await rig.receipt(recorded.effectId)).finalMoney.status).toBe('not_returned');
 
-    // The frozen sender's request reaches Stripe anyway.
+    // A request of its send reaches Stripe anyway (the first one landed after all).
     const refund = await rig.stripe.refunds.create({ payment_intent: paymentIntent, amount: 2_000, metadata: { interlock_effect_id: recorded.effectId } });
     const verification = await rig.until(recorded.effectId, (v) => v.lateLanding !== null);
     expect(verification.lateLanding).toMatchObject({ evidence: refund.id });
@@ -39,9 +41,10 @@ describe('a late landing', () => {
     const { paymentIntent, charge } = await pay(rig.stripe, 'pm_card_visa', 10_000);
     const terms = approvalTerms({ scope: `payment:${paymentIntent}`, capCents: 2_000 });
     await rig.stores.approvals.grant(terms);
-    const proposal = { requestId: `case-${randomBytes(4).toString('hex')}`, agent: 'support-bot', approval: terms.id, premises: { chargebacks: [], refunded_by_others: 500 }, effect: { kind: 'refund', paymentIntent, amount: 2_000, reason: 'requested_by_customer' } };
+    await rig.sandbox.control.failNext({ path: '/v1/refunds', method: 'POST', status: 402, code: 'card_declined', message: 'Your card was declined.' });
+    const proposal = { requestId: `case-${randomBytes(4).toString('hex')}`, agent: 'support-bot', approval: terms.id, premises: { chargebacks: [], refunded_by_others: 0 }, effect: { kind: 'refund', paymentIntent, amount: 2_000, reason: 'requested_by_customer' } };
     const recorded = await rig.effects.propose(proposal);
-    expect(await rig.effects.waitFor(recorded.effectId, 15_000)).toMatchObject({ outcome: 'REFUSED:stale_premise' });
+    expect(await rig.effects.waitFor(recorded.effectId, 15_000)).toMatchObject({ outcome: 'REFUSED:target_error' });
     // The events are applied here, in the order a second facts worker could take them: the chargeback first.
     await rig.stopFactsWorker();
     try {

@@ -7,7 +7,7 @@ import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
 import { queueRecorded } from './recorded.js';
-import { closeConnection, createProposalRecorder, describeEffect, errorCode, errorMessage, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, type GateResult, type OnlyEntry, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { closeConnection, createProposalRecall, createProposalRecorder, describeEffect, errorCode, errorMessage, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, type GateResult, type OnlyEntry, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 /**
  * `transient`: the job's failures before its effect was judged (see afterTransientFailure); absent on a fresh job.
@@ -36,6 +36,7 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
   const queue = new Queue<EffectJob, EffectAnswer>(stores.queues.effects, { connection, ...stores.bullmq });
   logWorkerErrors(queue, stores.logger, 'effects queue error');
   const record = createProposalRecorder(stores);
+  const recall = createProposalRecall(stores);
   // The queue's event stream, subscribed before any job is looked at, so no completion can slip between.
   const events = jobEvents(stores, stores.queues.effects);
 
@@ -90,6 +91,14 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
         again: 'a proposal repeated with the same request_id is answered from the journal and queued if it is not, and its money moves at most once.',
       });
       return { ...recorded, queued: true };
+    },
+    /**
+     * The journal's answer to a proposal whose facts could not be read (Stripe not answering), where it needs none:
+     * another payload under its request id, or an effect nothing more can happen to (record.ts, createRecall). It
+     * records and queues nothing.
+     */
+    async recall(proposal: unknown): Promise<Recalled> {
+      return recall(proposal);
     },
     /**
      * The effect's answer once a job of it finished with one (heard on the queue's event stream, no polling), or

@@ -18,7 +18,7 @@ import type { Proposal } from './core/proposal.js';
 import { currentOutcome } from './core/verify.js';
 import type { Target } from './core/target.js';
 import { createGate, type Gate, type GateEvents } from './gate/gate.js';
-import { createRecorder, type Recorder } from './gate/record.js';
+import { createRecall, createRecorder, type Recall, type Recorder } from './gate/record.js';
 import { createFactsApplier, type FactsApplier, type StripeReader } from './facts/apply.js';
 import { createSendWatchdog, type SendWatchdog } from './gate/send-watchdog.js';
 import { loadOrCreateSigningKey, retiredKeysFileExposure, verifyingKeys } from './keys/key-store.js';
@@ -77,7 +77,7 @@ export type { ApprovalTerms } from './core/approval.js';
 export type { Entry } from './core/entries.js';
 export type { Receipt } from './core/receipt.js';
 export type { QueueNames } from './redis/keys.js';
-export type { OnlyEntry, Recorded, Recorder } from './gate/record.js';
+export type { OnlyEntry, Recall, Recalled, Recorded, Recorder } from './gate/record.js';
 export { CONFLICT_EVIDENCE_MAX } from './gate/record.js';
 export { FACT_EVENTS, REFUND_EVENTS, DISPUTE_EVENTS, type FactsApplier, type StripeReader, type StripeEvent, type RefundFact, type DisputeFact, type Applied } from './facts/apply.js';
 export type { WebhookVerdict } from './core/post-send.js';
@@ -414,6 +414,11 @@ export async function startSender(stores: Stores, target: Target, options: { wor
 /** Records proposals before they are queued (record.ts): binds the payload, sends nothing, needs no target. */
 export function createProposalRecorder(stores: Stores): Recorder {
   return createRecorder({ journal: journalOf(stores), logger: stores.logger });
+}
+
+/** Answers a proposal whose facts could not be read from the journal, where that needs no facts (record.ts). */
+export function createProposalRecall(stores: Stores): Recall {
+  return createRecall({ journal: journalOf(stores), logger: stores.logger });
 }
 
 /** Turns Stripe events and re-reads into OBSERVED entries and alerts (src/facts/apply.ts). */

@@ -11,7 +11,7 @@ import { canonicalJson, type JsonObject } from '../core/json.js';
 import { parseProposalAndEffect, type Proposal } from '../core/proposal.js';
 import { quote } from '../core/quote.js';
 import { currentOutcome } from '../core/verify.js';
-import type { Journal } from '../redis/journal.js';
+import type { EffectState, Journal } from '../redis/journal.js';
 
 /**
  * `proposals` counts the effect's PROPOSED entries up to the one that stands for this proposal: 1 for the first
@@ -88,14 +88,71 @@ export async function keepConflictEvidence(journal: Journal, logger: Logger, par
   await journal.append(partition, effectId, [draft]);
 }
 
-export function createRecorder(deps: { journal: Journal; logger: Logger }) {
-  const { journal, logger } = deps;
+const OTHER_PAYLOAD = 'this request id was first decided with another payload; the recorded payload stands';
+const otherSubject = (bound: string, facts: EffectFacts) => `this request id is bound to ${bound}, not ${facts.subject}; the recorded payload stands`;
 
-  async function conflict(partition: string, effectId: string, proposal: Proposal, reason: string, facts: EffectFacts): Promise<Recorded> {
-    await keepConflictEvidence(journal, logger, partition, effectId, proposal, reason);
-    logger.info({ effectId, outcome: 'REFUSED:conflicting_payload' }, 'refused another payload for a recorded request');
-    return { status: 'conflict', effectId, subject: facts.subject, reason };
-  }
+/**
+ * What an effect's chain answers a proposal of `effect`, whatever facts the proposal was decided on: `conflict` when
+ * another payload is bound to its request id (I5), `final` when nothing more can happen to the effect (open,
+ * committed, ambiguous, refused by the target, re-approved), null when the facts decide (the same proposal again is
+ * a duplicate, other facts a re-decision).
+ */
+function standingOf(state: EffectState, entries: readonly Entry[], effect: JsonObject): 'conflict' | 'final' | null {
+  const hash = payloadHash(effect);
+  const first = firstProposal(entries);
+  if ((first && payloadHash(first.effect) !== hash) || (state.payloadHash !== '' && state.payloadHash !== hash)) return 'conflict';
+  return dispatchBlocker(entries, effect) !== null ? 'final' : null;
+}
+
+function existing(effectId: string, subject: string, proposal: Proposal, effect: Effect, entries: readonly Entry[]): Extract<Recorded, { status: 'exists' }> {
+  const proposals = entries.filter((entry) => entry.kind === 'PROPOSED').length;
+  return { status: 'exists', effectId, subject, proposal, effect, outcome: currentOutcome(entries), open: openDispatch(entries) !== null, proposals };
+}
+
+/**
+ * What the journal alone answers a proposal whose facts could not be read: `needs_facts` when its request is recorded
+ * but a retry of it would be judged again on the facts (see standingOf), null when nothing is recorded under it.
+ */
+export type Recalled = Extract<Recorded, { status: 'exists' | 'conflict' }> | { status: 'needs_facts'; effectId: string; subject: string } | null;
+
+type RecorderDeps = { journal: Journal; logger: Logger };
+
+async function refuseConflict(deps: RecorderDeps, partition: string, effectId: string, proposal: Proposal, reason: string, facts: EffectFacts): Promise<Extract<Recorded, { status: 'conflict' }>> {
+  await keepConflictEvidence(deps.journal, deps.logger, partition, effectId, proposal, reason);
+  deps.logger.info({ effectId, outcome: 'REFUSED:conflicting_payload' }, 'refused another payload for a recorded request');
+  return { status: 'conflict', effectId, subject: facts.subject, reason };
+}
+
+/**
+ * Answers a proposal from the journal without its facts, as record would whatever they were: another payload under
+ * its request id is refused (the attempt kept as evidence, its premises empty: none could be read), and a final
+ * effect is answered as it stands. It writes no binding and no PROPOSED, and queues nothing: an open dispatch is
+ * recovery's to settle. Throws ProposalError for bad input. For a proposal whose facts the caller could not read
+ * (Stripe not answering), so that a retry of a settled request is not told "nothing was recorded"; a new request
+ * pays for it only when its read failed.
+ */
+export function createRecall(deps: RecorderDeps) {
+  const { journal } = deps;
+  return async function recall(input: unknown): Promise<Recalled> {
+    const { proposal, effect } = parseProposalAndEffect(input);
+    const facts = factsOfEffect(effect);
+    const effectId = effectIdFor({ requestId: proposal.requestId, effect: proposal.effect });
+    const bound = await journal.partitionOf(effectId);
+    if (bound === null) return null;
+    if (bound !== facts.subject) return refuseConflict(deps, bound, effectId, proposal, otherSubject(bound, facts), facts);
+    const [{ state }, entries] = await Promise.all([journal.readState(facts.subject, effectId), journal.entries(facts.subject, effectId)]);
+    // A binding whose PROPOSED was never written holds nothing (record writes it again).
+    if (entries.length === 0 && state.payloadHash === '') return null;
+    const standing = standingOf(state, entries, proposal.effect);
+    if (standing === 'conflict') return refuseConflict(deps, facts.subject, effectId, proposal, OTHER_PAYLOAD, facts);
+    if (standing === 'final') return existing(effectId, facts.subject, proposal, effect, entries);
+    return { status: 'needs_facts', effectId, subject: facts.subject };
+  };
+}
+
+export function createRecorder(deps: RecorderDeps) {
+  const { journal, logger } = deps;
+  const conflict = (partition: string, effectId: string, proposal: Proposal, reason: string, facts: EffectFacts): Promise<Recorded> => refuseConflict(deps, partition, effectId, proposal, reason, facts);
 
   /**
    * Validates, binds and records a proposal; throws ProposalError for bad input (nothing written). With `refuse`,
@@ -110,22 +167,18 @@ export function createRecorder(deps: { journal: Journal; logger: Logger }) {
     const facts = factsOfEffect(effect);
     const effectId = effectIdFor({ requestId: proposal.requestId, effect: proposal.effect });
     const bound = await journal.bind(effectId, facts.subject);
-    if (bound.status === 'OTHER_SUBJECT') return conflict(bound.bound, effectId, proposal, `this request id is bound to ${bound.bound}, not ${facts.subject}; the recorded payload stands`, facts);
+    if (bound.status === 'OTHER_SUBJECT') return conflict(bound.bound, effectId, proposal, otherSubject(bound.bound, facts), facts);
     // The producer leaves nothing open: its own index entry goes at once (the worker's submit binds its own).
     journal.unindex(effectId, bound.token);
     const hash = payloadHash(proposal.effect);
     for (let attempt = 0; attempt < 8; attempt += 1) {
       const [{ state }, entries] = await Promise.all([journal.readState(facts.subject, effectId), journal.entries(facts.subject, effectId)]);
-      const first = firstProposal(entries);
-      if ((first && payloadHash(first.effect) !== hash) || (state.payloadHash !== '' && state.payloadHash !== hash)) {
-        return conflict(facts.subject, effectId, proposal, 'this request id was first decided with another payload; the recorded payload stands', facts);
-      }
+      const standing = standingOf(state, entries, proposal.effect);
+      if (standing === 'conflict') return conflict(facts.subject, effectId, proposal, OTHER_PAYLOAD, facts);
       const latest = [...entries].reverse().find((entry) => entry.kind === 'PROPOSED');
       const proposals = entries.filter((entry) => entry.kind === 'PROPOSED').length;
-      // Nothing more can happen to an effect that is open, committed, ambiguous or refused by the target.
-      const final = dispatchBlocker(entries, proposal.effect) !== null;
-      if ((latest && latest.kind === 'PROPOSED' && sameProposal(latest, proposal)) || final || (options.firstOnly === true && proposals > 0)) {
-        return { status: 'exists', effectId, subject: facts.subject, proposal, effect, outcome: currentOutcome(entries), open: openDispatch(entries) !== null, proposals };
+      if ((latest && latest.kind === 'PROPOSED' && sameProposal(latest, proposal)) || standing === 'final' || (options.firstOnly === true && proposals > 0)) {
+        return existing(effectId, facts.subject, proposal, effect, entries);
       }
       const head = entries.at(-1)?.hash ?? state.head;
       const drafts: AnyDraft[] = [proposedDraft(proposal)];
@@ -141,10 +194,11 @@ export function createRecorder(deps: { journal: Journal; logger: Logger }) {
         const onlyEntry = only === undefined ? null : onlyEntryOf(only);
         return { status: 'recorded', effectId, subject: facts.subject, proposal, effect, proposals: proposals + 1, onlyEntry };
       }
-      if (written.status === 'CONFLICTING_PAYLOAD') return conflict(facts.subject, effectId, proposal, 'this request id was first decided with another payload; the recorded payload stands', facts);
+      if (written.status === 'CONFLICTING_PAYLOAD') return conflict(facts.subject, effectId, proposal, OTHER_PAYLOAD, facts);
     }
     throw new Error(`could not record effect ${effectId}: its chain kept moving`);
   };
 }
 
 export type Recorder = ReturnType<typeof createRecorder>;
+export type Recall = ReturnType<typeof createRecall>;

@@ -6,7 +6,7 @@ import { InterlockError, type ApprovalOptions, type ApprovalSnapshot } from '../
 import { apiError } from './errors.js';
 import { linksOf } from './effect-view.js';
 import { route, signedIn, type Route } from './route.js';
-import { approvalAnswer, approvalBody, approvalIdParam, capAnswer, capBody, errorAnswer, revokeAnswer, revokeBody, subjectParam } from './schemas.js';
+import { approvalAnswer, approvalBody, approvalIdParam, bodyErrors, capAnswer, capBody, errorAnswer, revokeAnswer, revokeBody, subjectParam } from './schemas.js';
 import type { ApiContext } from './context.js';
 
 const DEFAULT_EXPIRES_IN_SECONDS = 3_600;
@@ -60,6 +60,7 @@ export function approvalsRoutes(context: ApiContext): Route[] {
         200: { description: 'Granted before with these terms and options; the approval as it stands.', schema: approvalAnswer },
         201: { description: 'Granted.', schema: approvalAnswer },
         ...common,
+        ...bodyErrors,
         409: { description: 'The id is taken by an approval with other terms or options (`approval_conflict`); nothing was changed.', schema: errorAnswer },
         503: { description: 'Redis is not durable now (`redis_not_durable`) or not answering (`redis_unavailable`); nothing was changed.', schema: errorAnswer },
       },
@@ -100,7 +101,7 @@ export function approvalsRoutes(context: ApiContext): Route[] {
       params: approvalIdParam,
       body: revokeBody,
       optionalBody: true,
-      responses: { 200: { description: 'Revoked (or already revoked).', schema: revokeAnswer }, ...common, 404: { description: 'No such approval.', schema: errorAnswer } },
+      responses: { 200: { description: 'Revoked (or already revoked).', schema: revokeAnswer }, ...common, ...bodyErrors, 404: { description: 'No such approval.', schema: errorAnswer } },
       async handle({ params, caller }) {
         const result = await stores.approvals.revoke(params.id, signedIn(caller).name);
         const count = result.mayStillLand.length;
@@ -132,6 +133,7 @@ export function approvalsRoutes(context: ApiContext): Route[] {
       responses: {
         200: { description: 'The cap, and what has moved (or is in flight) on the subject so far.', schema: capAnswer },
         ...common,
+        ...bodyErrors,
         503: { description: 'Redis is not durable now (`redis_not_durable`) or not answering (`redis_unavailable`); nothing was changed.', schema: errorAnswer },
       },
       async handle({ params, body }) {

@@ -8,7 +8,7 @@ import { detailOf, summaryOf } from './effect-view.js';
 import { createDecisionChecks } from './decision-facts.js';
 import { apiError } from './errors.js';
 import { route, signedIn, type Route } from './route.js';
-import { caseAnswer, caseBody, caseIdParam, errorAnswer, proposeQuery } from './schemas.js';
+import { bodyErrors, caseAnswer, caseBody, caseIdParam, errorAnswer, proposeQuery } from './schemas.js';
 import type { ApiContext } from './context.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -216,8 +216,7 @@ export function casesRoutes(context: ApiContext): Route[] {
         403: { description: 'The role may not submit cases, or the approval asks for four eyes and the submitter approved it (`four_eyes`).', schema: errorAnswer },
         404: { description: 'No such approval (`unknown_approval`).', schema: errorAnswer },
         409: { description: 'The case id was first submitted with another payload (`conflicting_payload`); the stored case stands.', schema: errorAnswer },
-        413: { description: 'The body is too large.', schema: errorAnswer },
-        415: { description: 'The body is not JSON.', schema: errorAnswer },
+        ...bodyErrors,
         503: { description: 'This process takes no cases (`not_available`), Redis is down (`redis_unavailable`; a case stored whose queueing failed says so: stored, perhaps not queued), or Redis is not durable now (`redis_not_durable`: nothing was written; send it again once it is); submit the same case again.', schema: errorAnswer },
       },
       async handle({ body, query, caller }) {

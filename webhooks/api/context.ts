@@ -24,8 +24,11 @@ export const DEFAULT_PREMISES: PremiseNames = {
   credit: ['subscription_status', 'incident_compensation'],
 };
 
-/** The producer side of the effects queue (queues/effects.ts): record then enqueue, and hear an effect's answer. */
-export type EffectsProducer = Pick<EffectsQueue, 'propose' | 'waitFor'>;
+/**
+ * The producer side of the effects queue (queues/effects.ts): record then enqueue, answer from the journal a proposal
+ * whose facts could not be read, and hear an effect's answer.
+ */
+export type EffectsProducer = Pick<EffectsQueue, 'propose' | 'recall' | 'waitFor'>;
 
 /** The producer side of the decisions queue (queues/decisions.ts): store a case and queue it, hear its decision. */
 export type CasesProducer = Pick<DecisionsQueue, 'submit' | 'waitFor'>;

@@ -3,13 +3,13 @@
 // premises, which the gate re-reads right before it sends. The proposal is recorded (binding its payload, I5) and
 // queued; a duplicate of the same request is answered with the effect already recorded, and another payload under
 // the same request id is refused.
-import { CONFLICT_EVIDENCE_MAX, effectIdFor, InterlockError, ProposalError, type Effect } from '../../src/interlock.js';
+import { CONFLICT_EVIDENCE_MAX, effectIdFor, errorMessage, InterlockError, ProposalError, type Effect } from '../../src/interlock.js';
 import { createDecisionChecks } from './decision-facts.js';
 import { detailOf, summaryOf } from './effect-view.js';
 import { apiError } from './errors.js';
 import { createEffectListing } from './listing.js';
 import { route, signedIn, type Route } from './route.js';
-import { creditBody, effectDetail, effectIdParam, effectList, errorAnswer, listQuery, proposalAnswer, proposeQuery, receiptAnswer, refundBody } from './schemas.js';
+import { bodyErrors, creditBody, effectDetail, effectIdParam, effectList, errorAnswer, listQuery, proposalAnswer, proposeQuery, receiptAnswer, refundBody } from './schemas.js';
 import type { ApiContext } from './context.js';
 import type { Caller } from './tokens.js';
 
@@ -39,24 +39,43 @@ export function effectsRoutes(context: ApiContext): Route[] {
 
   type Proposed = { request_id: string; approval: string; agent?: string | undefined; decision?: { model: string; text: string } | undefined };
 
+  /**
+   * Records the proposal decided on facts read now. When they cannot be read, the journal answers what needs no facts
+   * (another payload under a recorded request id, a retry of an effect nothing more can happen to), as recording would
+   * have whatever they were. It is asked only then, so a new request pays no Redis round trip for it; a recorded
+   * request whose retry would be judged again on the facts stays 503, saying it is recorded.
+   */
+  async function recordOn(effect: Effect, effectId: string, requestId: string, proposalOn: (premises: Record<string, unknown>) => Record<string, unknown>) {
+    let facts: Record<string, unknown>;
+    try {
+      facts = await readFacts(effect, effectId);
+    } catch (unread) {
+      const recalled = await effects.recall(proposalOn({}));
+      if (recalled === null) throw unread;
+      if (recalled.status !== 'needs_facts') return recalled;
+      const why = unread instanceof Error && unread.cause !== undefined ? errorMessage(unread.cause) : errorMessage(unread);
+      throw apiError('premise_read_failed', `Request ${requestId} is recorded (effect ${recalled.effectId}), but the facts a retry of it is decided on could not be read (${why}), so this retry was not decided and nothing new was recorded. Send it again when Stripe answers.`, { cause: unread });
+    }
+    return effects.propose(proposalOn(facts));
+  }
+
   async function propose(effect: Effect, body: Proposed, caller: Caller, wait: number | undefined) {
     const agent = body.agent ?? caller.name;
     await checkFourEyes(body.approval, agent, caller);
     const effectId = effectIdFor({ requestId: body.request_id, effect });
-    const facts = await readFacts(effect, effectId);
-    const proposal = {
+    const proposalOn = (premises: Record<string, unknown>) => ({
       requestId: body.request_id,
       agent,
       approval: body.approval,
-      premises: facts,
+      premises,
       effect,
       // Which credential asked, kept in the signed PROPOSED entry beside the request id.
       request: { request_id: body.request_id, token: caller.name },
       ...(body.decision ? { decision: body.decision } : {}),
-    };
-    let recorded: Awaited<ReturnType<typeof effects.propose>>;
+    });
+    let recorded: Awaited<ReturnType<typeof recordOn>>;
     try {
-      recorded = await effects.propose(proposal);
+      recorded = await recordOn(effect, effectId, body.request_id, proposalOn);
     } catch (error) {
       if (error instanceof ProposalError) {
         const fields = error.fields.map((field) => ({ path: apiPath(field.path), message: field.message }));
@@ -90,9 +109,8 @@ export function effectsRoutes(context: ApiContext): Route[] {
     403: { description: 'The role may not propose, or the approval asks for four eyes and the proposer approved it (`four_eyes`).', schema: errorAnswer },
     404: { description: 'No such approval (`unknown_approval`): grant it first; nothing was recorded.', schema: errorAnswer },
     409: { description: 'The request id was first decided with another payload (`conflicting_payload`); the recorded one stands.', schema: errorAnswer },
-    413: { description: 'The body is too large.', schema: errorAnswer },
-    415: { description: 'The body is not JSON.', schema: errorAnswer },
-    503: { description: 'The facts could not be read (`premise_read_failed`), Redis is down or did not answer in time (`redis_unavailable`; after a timeout the proposal may or may not be recorded, and one recorded whose queueing failed says so: recorded, perhaps not queued), or Redis is not durable now (`redis_not_durable`: nothing was written; send it again once it is); send the same request again.', schema: errorAnswer },
+    ...bodyErrors,
+    503: { description: 'The facts could not be read (`premise_read_failed`; a request recorded before whose answer needs no facts is answered from the journal all the same: 200 for an effect settled for good or being sent, 409 for another payload), Redis is down or did not answer in time (`redis_unavailable`; after a timeout the proposal may or may not be recorded, and one recorded whose queueing failed says so: recorded, perhaps not queued), or Redis is not durable now (`redis_not_durable`: nothing was written; send it again once it is); send the same request again.', schema: errorAnswer },
   };
 
   async function effectOr404(id: string) {

@@ -7,7 +7,7 @@ import { createDecisionChecks } from './decision-facts.js';
 import { linksOf, snakeKeys } from './effect-view.js';
 import { apiError } from './errors.js';
 import { route, signedIn, type Route } from './route.js';
-import { dismissBody, errorAnswer, inboxItemAnswer, inboxItemParam, inboxList, inboxQuery, reapproveAnswer, reapproveBody, resolveBody } from './schemas.js';
+import { bodyErrors, dismissBody, errorAnswer, inboxItemAnswer, inboxItemParam, inboxList, inboxQuery, reapproveAnswer, reapproveBody, resolveBody } from './schemas.js';
 import type { ApiContext } from './context.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -56,6 +56,7 @@ const common = {
 const actionResponses = {
   200: { description: 'Recorded: the item, closed, with who acted.', schema: inboxItemAnswer },
   ...common,
+  ...bodyErrors,
   404: { description: 'No such item (`unknown_inbox_item`).', schema: errorAnswer },
   409: { description: 'Someone acted on the item already (`inbox_item_closed`, naming who and how, or saying it was you), the kind does not allow this action or the effect was re-approved already through another of its items (`action_not_allowed`, naming that item), the effect is being sent (`effect_in_flight`), or the `reapproval:` request id holds another proposal (`conflicting_payload`).', schema: errorAnswer },
   503: { description: 'Redis is not durable now (`redis_not_durable`) or not answering (`redis_unavailable`); nothing was recorded and the item stays open.', schema: errorAnswer },

@@ -125,9 +125,12 @@ export const revokeBody = z.strictObject({}).meta({ id: 'RevokeRequest', descrip
 export const capBody = z.strictObject({ cap_cents: cents('The cap; 0 stops all money on the subject.').min(0, 'must be zero or more cents').max(Number.MAX_SAFE_INTEGER) }).meta({ id: 'CapRequest' });
 export const subjectParam = z.strictObject({ subject: scope });
 
+/** Alerts a page when `limit` is not given (GET /v1/alerts): every open alert at once in the common case. */
+export const DEFAULT_ALERTS_LIMIT = 100;
+
 export const alertsQuery = z.strictObject({
   all: z.enum(['true', 'false']).optional().meta({ description: 'Also resolved alerts.' }),
-  limit: listQuery.shape.limit,
+  limit: listQuery.shape.limit.meta({ description: `Page size, 1 to ${MAX_LIST_LIMIT} (default ${DEFAULT_ALERTS_LIMIT}).` }),
   starting_after: z.string().regex(ALERT_CURSOR, 'must be the next_starting_after of a previous page').optional().meta({ description: 'The `next_starting_after` of the previous page.' }),
 });
 
@@ -334,3 +337,12 @@ export const reapproveAnswer = z
 export const errorAnswer = z
   .object({ error: z.object({ code: z.string(), message: z.string(), fields: z.array(z.object({ path: z.string(), message: z.string() })).optional() }) })
   .meta({ id: 'Error' });
+
+/**
+ * What every route that reads a JSON body answers before its handler runs (the body parser's refusals, errors.ts):
+ * spread into each such route's responses, so the document lists them wherever they can be answered.
+ */
+export const bodyErrors = {
+  413: { description: 'The body is larger than this service accepts (`payload_too_large`); nothing was read or recorded.', schema: errorAnswer },
+  415: { description: 'The body is not JSON in UTF-8 (`unsupported_media_type`: another Content-Type, charset or Content-Encoding); nothing was read or recorded.', schema: errorAnswer },
+};

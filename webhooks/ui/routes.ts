@@ -155,6 +155,12 @@ export function uiRouter(deps: UiDeps): Router {
   });
 
   router.post(`${UI_PATH}/sign-out`, form, (req, res) => {
+    // Another site's form arrives without the SameSite=Strict cookie, so the CSRF check below cannot see it: it would
+    // be taken as signed out already and clear the session the browser holds.
+    if (crossSite(req)) {
+      send(res, 403, messagePage(null, 'Not signed out', 'This sign-out came from another site, so it was refused. Sign out from the page itself.'));
+      return;
+    }
     const signed = session(req);
     const given = typeof (req.body as Record<string, unknown> | undefined)?.csrf === 'string' ? String((req.body as Record<string, unknown>).csrf) : '';
     if (signed !== null && !sameText(given, csrfTokenFor(signed.token))) {

@@ -12,11 +12,12 @@ function same(a: Json, b: Json): boolean {
 
 export function previousAttributes(before: Json, after: Json): Record<string, Json> | undefined {
   if (!isPlainObject(before) || !isPlainObject(after)) return undefined;
-  const changed: Record<string, Json> = {};
+  // Own keys only, into a map without a prototype: a metadata key `__proto__` is data here too (core/params.ts).
+  const changed = Object.create(null) as Record<string, Json>;
   const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
   for (const key of keys) {
-    const old = before[key];
-    const now = after[key];
+    const old = Object.hasOwn(before, key) ? before[key] : undefined;
+    const now = Object.hasOwn(after, key) ? after[key] : undefined;
     if (same(old, now)) continue;
     if (isPlainObject(old) && isPlainObject(now)) {
       changed[key] = previousAttributes(old, now) ?? {};

@@ -1,11 +1,24 @@
 // Decodes Stripe's form encoding: `a[b]=v` nests, `a[0]=v` and `a[]=v` build arrays, an empty value means null.
 // Brackets may arrive raw or percent-encoded. Containers have no prototype so keys like `__proto__` stay data.
+import { invalidRequest } from './errors.js';
+
 export type ParamValue = string | ParamValue[] | ParamMap;
 export interface ParamMap {
   [key: string]: ParamValue;
 }
 
 const keyPattern = /^([^[\]]+)((?:\[[^[\]]*\])*)$/;
+
+/**
+ * How deep a parameter may nest (`a[b][c]` is 3). Stripe's deepest parameters are a handful of levels; the cap keeps
+ * the recursive walks over parameters (normalising, validating, comparing for idempotency) off the end of the stack,
+ * so a key with thousands of brackets is the client's 400, not the sandbox's 500. The limit is the sandbox's own.
+ */
+export const MAX_PARAM_DEPTH = 32;
+
+export function tooDeep(param: string): never {
+  throw invalidRequest(`Invalid ${param}: parameters can be nested at most ${MAX_PARAM_DEPTH} levels deep.`, { param });
+}
 
 function emptyMap(): ParamMap {
   return Object.create(null) as ParamMap;
@@ -22,6 +35,7 @@ export function parseForm(encoded: string): ParamMap {
     }
     const head = match[1] ?? rawKey;
     const path = [...(match[2] ?? '').matchAll(/\[([^[\]]*)\]/g)].map((m) => m[1] ?? '');
+    if (path.length + 1 > MAX_PARAM_DEPTH) tooDeep(head);
     assign(root, [head, ...path], value);
   }
   return normaliseArrays(root) as ParamMap;

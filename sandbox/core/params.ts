@@ -130,7 +130,7 @@ export function metadata(): Field<MetadataParam, false> {
     if (typeof value === 'string') throw parameterInvalid(param, 'Invalid object');
     const entries = Array.isArray(value) ? value.map((item, index) => [String(index), item] as const) : Object.entries(value);
     if (entries.length > METADATA_MAX_KEYS) throw parameterInvalid(param, `You can have at most ${METADATA_MAX_KEYS} keys in metadata.`);
-    const result: Record<string, string> = {};
+    const result = metadataMap();
     for (const [key, item] of entries) {
       if (typeof item !== 'string') throw parameterInvalid(`${param}[${key}]`, 'Invalid value for metadata: must be a string');
       if (key.length > 40) {
@@ -149,6 +149,15 @@ export function metadata(): Field<MetadataParam, false> {
 }
 
 /**
+ * A map for the caller's metadata keys. It has no prototype, so every key is data: on a plain object `__proto__` is
+ * the prototype setter and `m['__proto__'] = 'x'` drops the pair without a word (stripe-facts §7 only limits a key's
+ * length and its brackets). JSON.stringify, spreads and structuredClone copy its own keys, so it serializes as Stripe's.
+ */
+export function metadataMap(): Record<string, string> {
+  return Object.create(null) as Record<string, string>;
+}
+
+/**
  * Applies a metadata parameter to stored metadata, returning the new map (objects are replaced, not mutated).
  * The 50-key limit holds for what the object ends up with, not only for what one request sends, so an update
  * that would leave more keys is refused (`param` names it). Callers merge before changing anything else, so a
@@ -156,8 +165,8 @@ export function metadata(): Field<MetadataParam, false> {
  */
 export function mergeMetadata(current: Record<string, string>, update: MetadataParam | undefined, param = 'metadata'): Record<string, string> {
   if (update === undefined) return current;
-  if (update === null) return {};
-  const next = { ...current };
+  if (update === null) return metadataMap();
+  const next = Object.assign(metadataMap(), current);
   for (const [key, value] of Object.entries(update)) {
     if (value === '') delete next[key];
     else next[key] = value;

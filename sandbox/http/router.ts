@@ -114,9 +114,23 @@ function matchSegments(pattern: readonly string[], parts: readonly string[]): Re
     const actual = parts[i] ?? '';
     if (expected.startsWith(':')) {
       if (literalSegments.has(actual)) return null;
-      params[expected.slice(1)] = decodeURIComponent(actual);
+      const decoded = decodePathSegment(actual);
+      if (decoded === null) return null;
+      params[expected.slice(1)] = decoded;
     }
     else if (expected !== actual) return null;
   }
   return params;
+}
+
+/**
+ * A segment with a malformed percent escape (`%E0%A4%A`) names no resource, so the path matches no route and is
+ * answered with the 404 `Unrecognized request URL` (invalid_request_error), not a 500 from the URIError.
+ */
+function decodePathSegment(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
 }

@@ -6,10 +6,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorBody, invalidRequest, SandboxError } from '../core/errors.js';
 import { API_VERSION } from '../core/event-bus.js';
-import { canonicalParams, parseForm } from '../core/form.js';
+import { canonicalParams, MAX_PARAM_DEPTH, parseForm, tooDeep } from '../core/form.js';
 import { newRequestId } from '../core/ids.js';
 import { authenticate } from './auth.js';
-import { expand } from './expand.js';
+import { answerOf, checkExpand, expand } from './expand.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ParamMap, ParamValue } from '../core/form.js';
 import type { Logger } from '../core/log.js';
@@ -112,21 +112,30 @@ function failure(log: Logger, error: unknown, requestId: string): Reply {
   return json(500, errorBody(unknown, requestId));
 }
 
-function jsonToParams(value: unknown): ParamValue {
+/** `depth` counts containers as form keys count brackets, so a JSON body nests no deeper than a form one may. */
+function jsonToParams(value: unknown, name = 'body', depth = 0): ParamValue {
   if (value === null || value === undefined) return '';
-  if (Array.isArray(value)) return value.map(jsonToParams);
-  if (typeof value === 'object') {
-    const out = Object.create(null) as ParamMap;
-    for (const [key, item] of Object.entries(value)) out[key] = jsonToParams(item);
-    return out;
+  if (typeof value !== 'object') return String(value);
+  if (depth >= MAX_PARAM_DEPTH) tooDeep(name);
+  if (Array.isArray(value)) return value.map((item) => jsonToParams(item, name, depth + 1));
+  const out = Object.create(null) as ParamMap;
+  for (const [key, item] of Object.entries(value)) out[key] = jsonToParams(item, depth === 0 ? key : name, depth + 1);
+  return out;
+}
+
+function parseJson(body: string): unknown {
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    // The client's mistake: a 5xx here would be retried by stripe-node and read as "outcome unknown" (stripe-facts §1.2).
+    throw invalidRequest('Invalid JSON body: the request body could not be parsed as JSON.');
   }
-  return String(value);
 }
 
 function parseParams(req: IncomingMessage, query: string, body: string): ParamMap {
   if (body === '') return parseForm(query);
   if ((header(req, 'content-type') ?? '').includes('application/json')) {
-    const parsed = jsonToParams(JSON.parse(body) as unknown);
+    const parsed = jsonToParams(parseJson(body));
     if (typeof parsed === 'string' || Array.isArray(parsed)) throw invalidRequest('Invalid JSON body.');
     return parsed;
   }
@@ -232,6 +241,8 @@ async function answerApi(deps: TransportDeps, req: IncomingMessage, { method, pa
 
   const expandPaths = takeExpand(params);
   seen.expand = expandPaths;
+  // A parameter like the others: refused before anything runs, never stored under the key.
+  checkExpand(expandPaths, answerOf(method, match.route.path));
   const call = match.route.prepare(params, match.path);
   const pending = identity === null ? null : deps.idempotency.begin(identity);
   let reply: Reply;

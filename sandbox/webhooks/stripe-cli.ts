@@ -307,6 +307,10 @@ export function createStripeCli(core: Core, deps: StripeCliDeps): StripeCli {
     routes,
     targets: () => [...sessions.values()].filter((s) => s.connections > 0 && !s.expired).flatMap((s) => targetsById.get(s.id) ?? []),
     handleUpgrade(req, socket, head) {
+      // Node takes its own 'error' listener off a socket it hands to an 'upgrade' listener: without this one a peer
+      // that resets the connection (before or after the refusal) is an uncaught ECONNRESET that ends the process,
+      // and with it the service that embeds the sandbox. Once `ws` owns the socket it adds its own as well.
+      socket.on('error', (error) => log.debug({ err: error, url: req.url }, 'upgrade socket error'));
       const header = req.headers['websocket-id'];
       const id = Array.isArray(header) ? header[0] : header;
       const session = id === undefined ? undefined : sessions.get(id);

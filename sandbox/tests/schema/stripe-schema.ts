@@ -397,3 +397,87 @@ function openApiToJsonSchema(root: OpenApiNode, components: Record<string, OpenA
   };
   return { ...convert(root), $defs };
 }
+
+// ---- what `expand[]` may name ----
+
+/** The shape of `sandbox/http/expandable-fields.ts`: see there. */
+export type ExpandableTable = Record<string, Record<string, string | null>>;
+
+/**
+ * Derives the sandbox's table of expandable fields from the two sources: for each object the sandbox answers with
+ * (and each nested hash inside one, keyed `object.field`), the fields Stripe's OpenAPI document lists in
+ * `x-expandableFields` that the SDK still has, plus the fields the SDK types as expandable (`string | Customer`),
+ * which covers the ones added since 2023-08-16. Each field says where a longer path goes: an object name, `list:<item>`,
+ * a nested hash's key, `*` (several object types, or one the sandbox does not model) or null (nowhere).
+ */
+export function deriveExpandableFields(): ExpandableTable {
+  const { defs, roots } = readSdk([...new Set([...Object.values(sdkTypes), ...Object.values(deletedSdkTypes)])]);
+  const components = loadOpenApi();
+  const objectOf = (defName: string): string | undefined => {
+    const shape = defs.get(defName)?.props.get('object')?.shape;
+    return shape?.kind === 'string' && !shape.open && shape.literals.length === 1 ? shape.literals[0] : undefined;
+  };
+  /** The component a property points at (`$ref`, or the one `$ref` among `anyOf`). */
+  const componentOf = (node: OpenApiNode | undefined): OpenApiNode | undefined => {
+    if (node === undefined) return undefined;
+    const ref = node['$ref'];
+    if (typeof ref === 'string') return components[ref.replace('#/components/schemas/', '')];
+    const anyOf = node['anyOf'];
+    if (!Array.isArray(anyOf)) return undefined;
+    const refs = (anyOf as OpenApiNode[]).map((branch) => componentOf(branch)).filter((c) => c !== undefined);
+    return refs.length === 1 ? refs[0] : undefined;
+  };
+  const membersOf = (shape: Shape): Shape[] => {
+    const members = shape.kind === 'union' ? shape.members : [shape];
+    return members.flatMap((m) => (m.kind === 'array' ? membersOf(m.items) : [m]));
+  };
+  const served = new Set(Object.keys(sdkTypes));
+  const table: ExpandableTable = {};
+  const visit = (key: string, defName: string, component: OpenApiNode | undefined): void => {
+    if (table[key] !== undefined) return;
+    const fields: Record<string, string | null> = {};
+    table[key] = fields;
+    const def = defs.get(defName);
+    if (def === undefined) throw new Error(`no SDK definition ${defName}`);
+    const listed = (component?.['x-expandableFields'] ?? []) as string[];
+    const props = (component?.['properties'] ?? {}) as Record<string, OpenApiNode>;
+    for (const [field, { shape }] of def.props) {
+      const members = membersOf(shape);
+      const expandable = members.filter((m): m is Extract<Shape, { kind: 'ref' }> => m.kind === 'ref' && m.expandable);
+      if (expandable.length > 0) {
+        const targets = [...new Set(expandable.map((m) => objectOf(m.name)))];
+        const [only] = targets;
+        fields[field] = targets.length === 1 && only !== undefined && served.has(only) ? only : '*';
+        continue;
+      }
+      // A hash the OpenAPI document does not list (added since 2023, such as an invoice's `parent`) still leads to
+      // the expandable fields inside it, as `parent.subscription_details.subscription` does.
+      const isListed = listed.includes(field);
+      const list = members.find((m): m is Extract<Shape, { kind: 'list' }> => m.kind === 'list');
+      const ref = members.find((m): m is Extract<Shape, { kind: 'ref' }> => m.kind === 'ref');
+      const tagged = ref === undefined ? undefined : objectOf(ref.name);
+      if (ref !== undefined && tagged === undefined && key.split('.').length < 3) {
+        const nested = `${key}.${field}`;
+        visit(nested, ref.name, componentOf(props[field]));
+        if (Object.keys(table[nested] ?? {}).length > 0) fields[field] = nested;
+        else {
+          delete table[nested];
+          if (isListed) fields[field] = null;
+        }
+      } else if (!isListed) continue;
+      else if (list !== undefined) {
+        const items = membersOf(list.items).find((m) => m.kind === 'ref');
+        const item = items?.kind === 'ref' ? objectOf(items.name) : undefined;
+        fields[field] = `list:${item !== undefined && served.has(item) ? item : '*'}`;
+      }
+      else if (tagged !== undefined) fields[field] = served.has(tagged) ? tagged : '*';
+      else fields[field] = null;
+    }
+  };
+  for (const [object, sdkType] of Object.entries(sdkTypes)) {
+    const defName = roots.get(sdkType);
+    if (defName === undefined) throw new Error(`no SDK type Stripe.${sdkType}`);
+    visit(object, defName, components[object]);
+  }
+  return table;
+}

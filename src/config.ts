@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { InterlockError } from './core/errors.js';
 import { wholeNumberSetting } from './core/text.js';
 import { STRIPE_DEDUP_WINDOW_MS, timingProblems, type TimingSetting } from './core/timing.js';
+import { deciderEnvSchema } from './decider/config.js';
 import { apiBaseSettingOf, readApiBase, readStripeKey, stripeSettingOf } from './stripe/settings.js';
 
 /** Where the service keeps its files (signing key, tokens, service.json, a private Redis) when INTERLOCK_DATA_DIR is unset. */
@@ -87,6 +88,55 @@ const schema = z.object({
 
 /** Every variable loadConfig reads, each a row of the README's configuration table. */
 export const CONFIG_VARIABLES: readonly string[] = Object.keys(schema.shape);
+
+/** The support API's limits, read by webhooks/api/limits.ts when the api role starts (its schema has these keys). */
+export const API_LIMIT_VARIABLES = ['INTERLOCK_API_RATE_LIMIT', 'INTERLOCK_API_RATE_BURST', 'INTERLOCK_API_BODY_LIMIT', 'INTERLOCK_API_FACT_TIMEOUT_MS'] as const;
+
+/**
+ * Every INTERLOCK_* variable the service reads: its configuration, the decider's (src/decider/config.ts) and the
+ * support API's limits. Any other INTERLOCK_* variable is read by nothing, so it is a misspelling or a leftover.
+ */
+export const INTERLOCK_SETTINGS: readonly string[] = [...CONFIG_VARIABLES, ...Object.keys(deciderEnvSchema.shape), ...API_LIMIT_VARIABLES].filter((name) => name.startsWith('INTERLOCK_'));
+
+/** An INTERLOCK_* variable that is set and is no setting, with the setting whose name is nearest to it. */
+export type UnknownSetting = { variable: string; nearest: string };
+
+/** Edits (insert, delete, replace a character) from `a` to `b`. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/**
+ * The INTERLOCK_* variables set (not empty) in `env` that no part of the service reads, in name order: a misspelled
+ * setting (INTERLOCK_SIGNING_KEY for INTERLOCK_SIGNING_KEY_FILE) is otherwise ignored without a word, and the service
+ * runs on the default the operator meant to replace. They are warned about, not refused: a deployment may set
+ * variables of its own under the prefix (its scripts', its tests'), and refusing them would stop a service that
+ * runs as configured.
+ */
+export function unknownSettings(env: NodeJS.ProcessEnv): UnknownSetting[] {
+  const known = new Set(INTERLOCK_SETTINGS);
+  return Object.keys(env)
+    .filter((variable) => variable.startsWith('INTERLOCK_') && !known.has(variable) && (env[variable] ?? '') !== '')
+    .sort()
+    .map((variable) => {
+      // The fewest edits; of equals, the one that begins with the variable (a suffix left out, as _FILE was), then by name.
+      const ranked = INTERLOCK_SETTINGS.map((name) => ({ name, edits: editDistance(variable, name), extends: name.startsWith(variable) ? 0 : 1 })).sort((a, b) => a.edits - b.edits || a.extends - b.extends || a.name.localeCompare(b.name));
+      return { variable, nearest: ranked[0]?.name ?? '' };
+    });
+}
+
+/** What a process tells the operator about one variable unknownSettings found. */
+export function unknownSettingSentence(unknown: UnknownSetting): string {
+  return `${unknown.variable} is set but is not a setting of this service, so it changes nothing (the nearest setting is ${unknown.nearest}). Correct its name, or remove it; the README's configuration table lists every setting.`;
+}
 
 export type Config = {
   redisUrl: string;

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { loadConfig } from './config.js';
-import { redactSecrets } from './core/redact.js';
+import { shownUrl } from './core/redact.js';
 import { ProcessCrash } from './core/target.js';
 import { publicKeySet } from './core/signing.js';
 import { verify } from './core/verify.js';
@@ -22,13 +22,14 @@ function print(line = ''): void {
 
 export async function runDemo(): Promise<void> {
   const base = loadConfig();
-  const logger = createLogger(process.env.INTERLOCK_LOG_LEVEL ?? 'error');
+  // Errors only unless INTERLOCK_LOG_LEVEL is set (empty is unset, as loadConfig reads it).
+  const logger = createLogger((process.env.INTERLOCK_LOG_LEVEL ?? '') === '' ? 'error' : base.logLevel);
   const redis = new Redis(base.redisUrl, { maxRetriesPerRequest: 2, retryStrategy: (times) => (times > 3 ? null : 300) });
   redis.on('error', () => undefined);
   try {
     await redis.ping();
   } catch {
-    process.stderr.write(`Cannot reach Redis at ${redactSecrets(base.redisUrl)}. Start one (\`redis-server\`, or \`docker compose --env-file compose.sandbox.env up -d redis\`) or set REDIS_URL.\n`);
+    process.stderr.write(`Cannot reach Redis at ${shownUrl(base.redisUrl)}. Start one (\`redis-server\`, or \`docker compose --env-file compose.sandbox.env up -d redis\`) or set REDIS_URL.\n`);
     process.exitCode = 2;
     redis.disconnect();
     return;

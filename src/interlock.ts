@@ -39,7 +39,7 @@ import { createRedisJournal, type Journal, type WatchPosition } from './redis/jo
 import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys.js';
 import { membersAfter } from './redis/newest-first.js';
 
-export { loadConfig, ConfigError, DEFAULT_DATA_DIR, STOP_MARGIN_MS, type Config } from './config.js';
+export { loadConfig, ConfigError, DEFAULT_DATA_DIR, STOP_MARGIN_MS, API_LIMIT_VARIABLES, unknownSettings, unknownSettingSentence, type Config, type UnknownSetting } from './config.js';
 export { createLogger, limitedErrorLog } from './log.js';
 export { createFileOnce } from './files.js';
 export { createCoalescer, type Coalescer } from './coalesce.js';
@@ -62,7 +62,7 @@ export { effectIdFor, isEffectId } from './core/effect-id.js';
 export { verify, outcomeOf, outcomeReason, currentOutcome, entrySignatures, type Verification, type EntrySignature } from './core/verify.js';
 export { verifyReceiptText, parseReceiptText, type ReceiptText } from './core/receipt-text.js';
 export { publicKeySet, publicKeyFromPem, publicKeysFromPem, type PublicKeySet, type SigningKey } from './core/signing.js';
-export { publicKeyPem, tokensFileExposure } from './keys/key-store.js';
+export { publicKeyPem, tokensFileExposure, type KeyExposure } from './keys/key-store.js';
 export { Rejected, SendFenced, ProcessCrash, type Target, type SendContext, type ReadContext } from './core/target.js';
 export { createMemoryTarget, type MemoryTarget, type Fault } from './targets/memory-target.js';
 export { recoverUntilSettled, startRecoveryLoop } from './gate/recovery-loop.js';
@@ -70,7 +70,7 @@ export { PremiseReadError, type Gate, type GateEvents, type GateResult, type Rec
 export type { Approvals } from './redis/approvals.js';
 export { ALERT_CURSOR, ALERT_KINDS, type Alert, type AlertKind, type AlertPage, type Alerts } from './redis/alerts.js';
 export { alertsFor, type AlertDraft } from './core/alert-rules.js';
-export { redactSecrets, redactDeep } from './core/redact.js';
+export { redactSecrets, redactDeep, shownSetting, shownUrl } from './core/redact.js';
 export { membersNamedTwice, namesSomeMemberTwice } from './core/json-text.js';
 export { MAX_JSON_DEPTH, nestsDeeperThan } from './core/json.js';
 export type { ApprovalTerms } from './core/approval.js';

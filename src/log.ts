@@ -3,11 +3,12 @@
 import { pino, type Logger } from 'pino';
 import { redactDeep, redactSecrets } from './core/redact.js';
 
-export function createLogger(level: string = process.env.INTERLOCK_LOG_LEVEL ?? 'info', name = 'interlock'): Logger {
+/** `level` empty (INTERLOCK_LOG_LEVEL set to nothing) is unset, as loadConfig reads it: `info`. */
+export function createLogger(level: string = process.env.INTERLOCK_LOG_LEVEL ?? '', name = 'interlock'): Logger {
   return pino(
     {
       name,
-      level,
+      level: level === '' ? 'info' : level,
       base: { pid: process.pid },
       formatters: { log: (record) => redactDeep(record) as Record<string, unknown> },
       serializers: { err: (error: unknown) => (error instanceof Error ? { type: error.name, message: redactSecrets(error.message), code: (error as { code?: unknown }).code } : redactDeep(error)) },

@@ -32,6 +32,8 @@ import {
   parseProposal,
   redactSecrets,
   reservedRequestProblem,
+  shownSetting,
+  shownUrl,
   ProposalError,
   StripeUnavailable,
   requireDurableIntake,
@@ -46,6 +48,8 @@ import {
   type Sender,
   type Stores,
   type StripeSide,
+  unknownSettings,
+  unknownSettingSentence,
 } from './interlock.js';
 import { createProgram, runProgram } from './cli/program.js';
 import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor, exitForMoney, exitForShown } from './cli/effect-command.js';
@@ -114,6 +118,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
   const { createApp, createDecisionsQueue, createEffectsQueue, createFactsQueue, createMetrics, express, loadApiLimits, metricsApp, openOpsQueues, queueCheck, startDecisionsWorker, startEffectsWorker, startFactsWorker, startReconciler, startRecovery, storeChecks, stripeCheck, stripeWebhookRouter } = await outerLayers();
   const stores = await openStores(config);
   const { logger } = stores;
+  for (const unknown of unknownSettings(process.env)) logger.warn({ variable: unknown.variable, nearest: unknown.nearest }, unknownSettingSentence(unknown));
   // Closed in reverse order of starting (the workers, the sender, the stores), after the HTTP listeners: their
   // ports are taken before anything else starts (a start refused on one sends nothing), yet what they take in (a
   // proposal, a case, a recovery pass) goes through the queues and stores, so they stop taking requests, and finish
@@ -132,7 +137,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
   };
   try {
     const why = await stores.unreachable();
-    if (why !== null) throw new CliFailure(`Cannot reach Redis at ${redactSecrets(config.redisUrl)} (${redactSecrets(why)}). ${REDIS_URL_ADVICE}`, EXIT_BAD_INPUT);
+    if (why !== null) throw new CliFailure(`Cannot reach Redis at ${shownUrl(config.redisUrl)} (${redactSecrets(why)}). ${REDIS_URL_ADVICE}`, EXIT_BAD_INPUT);
     const needsStripe = roles.includes('worker') || roles.includes('facts');
     const stripe: StripeSide | null = needsStripe ? stripeSide(config) : null;
     // Every setting that can still be refused is read, and the HTTP port taken, before any worker or recovery starts:
@@ -164,6 +169,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
         tokens = local.registry;
         tokensFile = local.file;
         logger.info({ file: local.file, created: local.created, callers: tokens.callers() }, 'INTERLOCK_API_TOKENS is not set: using the local tokens in the data directory');
+        if (local.exposure !== null) logger.warn({ file: local.file, mode: local.exposure.mode }, local.exposure.message);
       }
     }
     // One facts applier for the facts role and for the sender, which re-reads the facts of an effect that settles
@@ -292,18 +298,20 @@ function startingUp(_request: IncomingMessage, response: ServerResponse): void {
 
 function listen(server: Server, host: string, port: number, setting: string): Promise<Server> {
   return new Promise((resolve, reject) => {
+    // The host as given only when it looks like one: a swapped line of an env file can put a secret in INTERLOCK_HOST.
+    const shown = shownSetting(host);
     const failed = (error: NodeJS.ErrnoException) => {
       const refused = (sentence: string) => reject(new CliFailure(`${sentence}, so the service did not start. ${error.code === 'EACCES' || error.code === 'EADDRINUSE' ? `Choose another port with ${setting} (0 picks a free one)` : `Correct the address (${setting === 'INTERLOCK_METRICS_ADDR' ? setting : 'INTERLOCK_HOST'})`}.`, EXIT_BAD_INPUT, { cause: error }));
       switch (error.code) {
         case 'EADDRINUSE':
-          return refused(`${host}:${port} is in use by another program`);
+          return refused(`${shown}:${port} is in use by another program`);
         case 'EACCES':
-          return refused(`${host}:${port} needs privileges this process does not have (ports below 1024 do)`);
+          return refused(`${shown}:${port} needs privileges this process does not have (ports below 1024 do)`);
         case 'EADDRNOTAVAIL':
-          return refused(`${host} is not an address of this machine`);
+          return refused(`${shown} is not an address of this machine`);
         case 'ENOTFOUND':
         case 'EAI_AGAIN':
-          return refused(`${host} does not resolve to an address (${error.code})`);
+          return refused(`${shown} does not resolve to an address (${error.code})`);
         default:
           return reject(error);
       }
@@ -384,10 +392,12 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
     const needsStripe = roles.some((role) => role !== 'webhooks');
     if (resolved.stripeSecretKey === null && needsStripe) {
       const port = resolved.port === 0 ? await freePort() : resolved.port;
-      const { startSandbox } = await import('../sandbox/index.js');
+      const [{ startSandbox }, sandboxLog] = await Promise.all([import('../sandbox/index.js'), import('../sandbox/core/log.js')]);
       const forwardTo = `http://${reachableHost(resolved.host)}:${port}/webhooks/stripe`;
+      // It logs at the service's level, as loadConfig read it (the sandbox alone would read the variable raw).
+      const logger = sandboxLog.createLogger(resolved.logLevel);
       // The sandbox's usual port when it is free, so the printed commands stay the same from one start to the next.
-      sandbox = await startSandbox({ port: SANDBOX_PORT, host: '127.0.0.1', delays: 'stripe', forwardTo }).catch(() => startSandbox({ port: 0, host: '127.0.0.1', delays: 'stripe', forwardTo }));
+      sandbox = await startSandbox({ port: SANDBOX_PORT, host: '127.0.0.1', delays: 'stripe', forwardTo, logger }).catch(() => startSandbox({ port: 0, host: '127.0.0.1', delays: 'stripe', forwardTo, logger }));
       resolved = { ...resolved, port, stripeSecretKey: SANDBOX_KEY, stripeApiBase: sandbox.url, stripeWebhookSecrets: sandbox.webhookSecret === undefined ? [] : [sandbox.webhookSecret] };
     }
   } catch (error) {
@@ -635,7 +645,7 @@ function announce(config: Config, service: Service, embedded: Embedded, register
   const live = links.kind === 'dashboard' && links.mode === 'live';
   const stripe = sandbox ? `the offline sandbox at ${config.stripeApiBase} (STRIPE_SECRET_KEY is unset)` : config.stripeApiBase !== null ? `Stripe at ${config.stripeApiBase}` : live ? 'Stripe LIVE mode: refunds and credits move real money (INTERLOCK_ALLOW_LIVE=1)' : 'Stripe test mode';
   lines.push(`  Stripe    ${stripe}`);
-  lines.push(`  Redis     ${embedded.redis === null ? redactSecrets(config.redisUrl) : `a private redis-server (append-only, fsync always) in ${embedded.redis.dir}, at ${config.redisUrl}`}`);
+  lines.push(`  Redis     ${embedded.redis === null ? shownUrl(config.redisUrl) : `a private redis-server (append-only, fsync always) in ${embedded.redis.dir}, at ${shownUrl(config.redisUrl)}`}`);
   if (service.tokensFile !== null) lines.push(`  Tokens    ${Object.entries(tokens).map(([role, token]) => `${role} ${token}`).join('\n            ')}\n            (kept in ${service.tokensFile})`);
   if (owns) lines.push(`  For scripts: ${file}`);
   // The first steps pay with a test card: nothing to try with real money.
@@ -994,5 +1004,10 @@ addInboxCommands(program, async ({ stores }) => {
 addSandboxCommand(program);
 program.hook('preAction', (_program, command) => {
   if (command.name() !== 'sandbox' && command.name() !== 'scenario') useRunningService(process.env, { onlyWhileRunning: command.name() === 'serve' });
+  // `serve` logs them (startService); a command says them on stderr, as its other warnings, unless
+  // INTERLOCK_LOG_LEVEL keeps warnings out (error, fatal, silent).
+  if (command.name() !== 'serve' && !['error', 'fatal', 'silent'].includes(process.env.INTERLOCK_LOG_LEVEL ?? '')) {
+    for (const unknown of unknownSettings(process.env)) process.stderr.write(`${unknownSettingSentence(unknown)}\n`);
+  }
 });
 await runProgram(program);

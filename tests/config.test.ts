@@ -1,8 +1,10 @@
 // loadConfig refuses inconsistent timing at start, with a ConfigError that names each broken rule and the
 // environment variables an operator has to change (issue 6, item 15).
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../src/config.js';
+import { CONFIG_VARIABLES, ConfigError, INTERLOCK_SETTINGS, loadConfig, unknownSettings } from '../src/config.js';
 import { deciderEnvSchema } from '../src/decider/config.js';
 import { loadDeciderConfig } from '../src/decider/decider.js';
 import { TRANSIENT_RETRY } from '../queues/effects.js';
@@ -212,5 +214,36 @@ describe('the metrics listener address', () => {
     expect(refusal({ INTERLOCK_METRICS_ADDR: '0.0.0.0:8080', INTERLOCK_PORT: '8080' }).message).toContain('INTERLOCK_METRICS_ADDR');
     expect(loadConfig({ INTERLOCK_METRICS_ADDR: '127.0.0.1:3000', INTERLOCK_PORT: '0' }).metricsAddr).toEqual({ host: '127.0.0.1', port: 3000 });
     expect(loadConfig({ INTERLOCK_METRICS_ADDR: '127.0.0.2:3000' }).metricsAddr).toEqual({ host: '127.0.0.2', port: 3000 });
+  });
+});
+
+// RULE: an INTERLOCK_* variable no part of the service reads is named at start with the setting nearest to it, and
+// ignored (a warning, not a refusal: see unknownSettings); the list of settings is one, and whole.
+describe('unknown INTERLOCK_* variables', () => {
+  it('the list of settings holds every INTERLOCK_* variable the code reads (env.NAME, or NAME as a string), and each is a row of the README\'s table', () => {
+    const root = fileURLToPath(new URL('..', import.meta.url));
+    const sources = (dir: string): string[] =>
+      readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) return entry.name === 'tests' || entry.name === 'node_modules' ? [] : sources(path);
+        return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') ? [path] : [];
+      });
+    const named = new Set(['src', 'webhooks', 'queues', 'sandbox'].flatMap(sources).flatMap((file) => [...readFileSync(join(root, file), 'utf8').matchAll(/(?:env\.|['"`])(INTERLOCK_[A-Z0-9_]*[A-Z0-9])\b/g)].map((match) => match[1] ?? '')));
+    expect(named.size).toBeGreaterThan(10);
+    expect([...named].filter((name) => !INTERLOCK_SETTINGS.includes(name)).sort()).toEqual([]);
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('\n## Configuration\n'), readme.indexOf('\n## Redis\n'));
+    expect(INTERLOCK_SETTINGS.filter((name) => !section.includes(`\`${name}\``))).toEqual([]);
+  });
+
+  it('names each set INTERLOCK_* variable that is no setting, with the nearest setting; empty ones and other prefixes are left alone', () => {
+    expect(unknownSettings({ INTERLOCK_SIGNING_KEY: '/etc/interlock/signing-key.pem', INTERLOCK_REDIS_MIN_REPLICA: '1', INTERLOCK_LOGLEVEL: 'debug', INTERLOCK_API_TOKEN: 'a:support:b', INTERLOCK_UNUSED: '', STRIPE_SECRET: 'x', INTERLOCK_PORT: '3000' })).toEqual([
+      { variable: 'INTERLOCK_API_TOKEN', nearest: 'INTERLOCK_API_TOKENS' },
+      { variable: 'INTERLOCK_LOGLEVEL', nearest: 'INTERLOCK_LOG_LEVEL' },
+      { variable: 'INTERLOCK_REDIS_MIN_REPLICA', nearest: 'INTERLOCK_REDIS_MIN_REPLICAS' },
+      { variable: 'INTERLOCK_SIGNING_KEY', nearest: 'INTERLOCK_SIGNING_KEY_FILE' },
+    ]);
+    // The decider's and the support API's settings are settings too.
+    expect(unknownSettings({ INTERLOCK_MODEL: 'claude-haiku-4-5-20251001', INTERLOCK_MODEL_MAX_TURNS: '2', INTERLOCK_API_RATE_LIMIT: '0', INTERLOCK_API_FACT_TIMEOUT_MS: '500' })).toEqual([]);
   });
 });

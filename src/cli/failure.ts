@@ -3,6 +3,7 @@
 // it cannot use or an unreachable Redis (nothing was done; fix the call or the environment and run it again).
 import { CommanderError, InvalidArgumentError } from 'commander';
 import { errorCode, type ErrorCode } from '../core/errors.js';
+import { redactSecrets } from '../core/redact.js';
 import { pathMeaning } from './path-problems.js';
 import { printProblem } from './output.js';
 
@@ -46,12 +47,13 @@ export function reportFailure(error: unknown): void {
   // A path the command could not use is the call's to fix: exit 2.
   const onPath = pathProblem(error);
   if (onPath !== null) {
-    process.stderr.write(`${onPath}\n`);
+    process.stderr.write(`${redactSecrets(onPath)}\n`);
     process.exitCode = EXIT_BAD_INPUT;
     return;
   }
-  // The message may quote recorded text or a file's: printed escaped, on its one line.
-  printProblem(oneLine(error instanceof Error ? error.message : String(error)));
+  // The message may quote recorded text or a file's: printed escaped, on its one line. Secrets are masked before the
+  // lines are joined, so a URL's password cannot run into the next line's "@".
+  printProblem(oneLine(redactSecrets(error instanceof Error ? error.message : String(error))));
   if (error instanceof CliFailure) process.exitCode = error.exitCode;
   else if (error instanceof InvalidArgumentError) process.exitCode = EXIT_BAD_INPUT;
   else process.exitCode = BAD_INPUT_CODES.has(errorCode(error)) ? EXIT_BAD_INPUT : EXIT_FAILED;

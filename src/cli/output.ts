@@ -2,6 +2,7 @@
 // a dispute's, a note), and a receipt file from anywhere: none of it reaches the terminal raw. Every character a
 // terminal would act on or hide is written as its JSON escape (showable), so a hostile string can neither move the
 // cursor, clear lines nor turn text around, and JSON output stays the same JSON.
+import { redactSecrets } from '../core/redact.js';
 import { showable } from '../core/text.js';
 
 /** `value` as JSON on stdout: indented, or on one line (`compact`) for output read a line at a time. */
@@ -14,7 +15,10 @@ export function printLine(text: string): void {
   process.stdout.write(`${showable(text, { lineBreaks: false })}\n`);
 }
 
-/** One line of text on stderr, escaped as printLine's. */
+/**
+ * One line of text on stderr, escaped as printLine's, with its secrets masked (redactSecrets): a problem may quote a
+ * setting or an error that holds a key or a URL's password, and stderr goes to terminals and collected logs.
+ */
 export function printProblem(text: string): void {
-  process.stderr.write(`${showable(text, { lineBreaks: false })}\n`);
+  process.stderr.write(`${showable(redactSecrets(text), { lineBreaks: false })}\n`);
 }

@@ -1,6 +1,6 @@
 // Redis stores for one CLI command, opened and closed around it (openStores: no heartbeat, no sends). A command
 // that cannot reach Redis says so in one line and exits 2.
-import { isRedisTimeout, loadConfig, openStores, redactSecrets, type Stores } from '../interlock.js';
+import { isRedisTimeout, loadConfig, openStores, shownUrl, type Stores } from '../interlock.js';
 import { journalOf } from '../interlock.js';
 import { existsSync } from 'node:fs';
 import { signingKeyFromPem, type SigningKey } from '../core/signing.js';
@@ -75,15 +75,16 @@ function unreachableAdvice(): string {
 
 export async function withStores(run: (stores: CliStores) => Promise<void>, options: { readOnly?: boolean } = {}): Promise<void> {
   // A command's answer is its output: the service's info lines (a proposal recorded, a chain read) are noise on its
-  // stderr, so a command logs warnings and worse unless INTERLOCK_LOG_LEVEL asks for more.
+  // stderr, so a command logs warnings and worse unless INTERLOCK_LOG_LEVEL asks for more (empty is unset, as
+  // loadConfig reads it).
   const configured = loadConfig();
-  const config = process.env.INTERLOCK_LOG_LEVEL === undefined ? { ...configured, logLevel: 'warn' as const } : configured;
+  const config = (process.env.INTERLOCK_LOG_LEVEL ?? '') === '' ? { ...configured, logLevel: 'warn' as const } : configured;
   // A key file others can read is said in a line of its own: a command's warnings are read by a person.
   const { key, exposure, keyed } = keyOf(config, options.readOnly === true);
   if (exposure !== null) process.stderr.write(`${exposure.message}\n`);
   const stores = await openStores(config, { failFast: true, signingKey: key });
   const unreachable = (error: unknown) =>
-    new CliFailure(`Cannot reach Redis at ${redactSecrets(config.redisUrl)} (${error instanceof Error ? error.message : String(error)}); nothing was changed. ${unreachableAdvice()}`, EXIT_BAD_INPUT, { cause: error });
+    new CliFailure(`Cannot reach Redis at ${shownUrl(config.redisUrl)} (${error instanceof Error ? error.message : String(error)}); nothing was changed. ${unreachableAdvice()}`, EXIT_BAD_INPUT, { cause: error });
   const why = await stores.unreachable();
   if (why !== null) {
     await stores.close().catch(() => undefined);
@@ -94,7 +95,7 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
   } catch (error) {
     // A command Redis took but did not answer may still run when Redis wakes: the command cannot say it did nothing.
     if (isRedisTimeout(error)) {
-      throw new CliFailure(`Redis at ${redactSecrets(config.redisUrl)} stopped answering within INTERLOCK_REDIS_COMMAND_TIMEOUT_MS=${config.redisCommandTimeoutMs} ms, so what this command asked may or may not have been done. Once Redis answers, check (for instance with \`interlock approvals describe\` or \`interlock effect\`) before running it again.`, EXIT_BAD_INPUT, { cause: error });
+      throw new CliFailure(`Redis at ${shownUrl(config.redisUrl)} stopped answering within INTERLOCK_REDIS_COMMAND_TIMEOUT_MS=${config.redisCommandTimeoutMs} ms, so what this command asked may or may not have been done. Once Redis answers, check (for instance with \`interlock approvals describe\` or \`interlock effect\`) before running it again.`, EXIT_BAD_INPUT, { cause: error });
     }
     // A command that failed because the connection went away says so, whatever error the client raised.
     if (!(await stores.ping())) throw unreachable(error);

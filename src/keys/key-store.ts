@@ -79,11 +79,12 @@ function secretFileExposure(path: string, file: string, harms: { read: string; w
 }
 
 /**
- * Whether users other than its owner may read or write the API tokens file (INTERLOCK_API_TOKENS given as a path): its
- * tokens propose and approve refunds. Used all the same, with a warning, as a signing key file others can read is.
+ * Whether users other than its owner may read or write the API tokens file (INTERLOCK_API_TOKENS given as a path, or
+ * the one generated into the data directory, `source` then saying so): its tokens propose and approve refunds. Used all
+ * the same, with a warning, as a signing key file others can read is.
  */
-export function tokensFileExposure(path: string): KeyExposure | null {
-  return secretFileExposure(path, `The API tokens file ${path} (INTERLOCK_API_TOKENS)`, { read: "whoever reads it can call the support API as any caller it names, an approver's token included", write: 'whoever writes it can add a caller of their own' });
+export function tokensFileExposure(path: string, source = 'INTERLOCK_API_TOKENS'): KeyExposure | null {
+  return secretFileExposure(path, `The API tokens file ${path} (${source})`, { read: "whoever reads it can call the support API as any caller it names, an approver's token included", write: 'whoever writes it can add a caller of their own' });
 }
 
 /**

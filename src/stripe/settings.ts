@@ -1,7 +1,8 @@
 // STRIPE_SECRET_KEY and STRIPE_API_BASE as both the configuration (src/config.ts) and the client read them, so a
 // value one accepts the other does not refuse later, and both refuse with the same sentence. Pure and free of the
-// SDK, so the configuration can use it without importing Stripe. No sentence here contains a key.
-import { secretHint } from '../core/redact.js';
+// SDK, so the configuration can use it without importing Stripe. No sentence here contains a key, nor quotes
+// STRIPE_API_BASE raw: a swapped line of an env file puts the secret key there (shownSetting masks it).
+import { secretHint, shownSetting } from '../core/redact.js';
 
 export type KeyMode = 'test' | 'live';
 export type Endpoint = { host: string; port: number; protocol: 'http' | 'https' };
@@ -44,11 +45,11 @@ export function readApiBase(apiBase: string): { endpoint: Endpoint } | { problem
   try {
     url = new URL(apiBase);
   } catch {
-    return { problem: `STRIPE_API_BASE (${apiBase}) is not a URL; give one like http://127.0.0.1:12111, or leave it unset to use Stripe.` };
+    return { problem: `STRIPE_API_BASE (${shownSetting(apiBase)}) is not a URL; give one like http://127.0.0.1:12111, or leave it unset to use Stripe.` };
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { problem: `STRIPE_API_BASE (${apiBase}) must be an http:// or https:// URL.` };
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { problem: `STRIPE_API_BASE (a ${url.protocol} URL) must be an http:// or https:// URL.` };
   if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
-    return { problem: `STRIPE_API_BASE (${url.origin}) must be a bare origin (scheme, host and port): the SDK adds the /v1 paths itself.` };
+    return { problem: `STRIPE_API_BASE (${shownSetting(url.origin)}) must be a bare origin (scheme, host and port): the SDK adds the /v1 paths itself.` };
   }
   const protocol = url.protocol === 'http:' ? 'http' : 'https';
   // An IPv6 literal comes back bracketed from URL; node:http wants it bare.

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { unknownSettings } from '../../src/config.js';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(REPO, 'bin', 'interlock.js');
@@ -14,7 +15,10 @@ export type CliRun = { code: number; stdout: string; stderr: string };
 /** Runs the CLI quietly (INTERLOCK_LOG_LEVEL silent); an env value of undefined leaves that variable unset. `stdin` is written to its standard input, then closed. */
 export function runCli(args: readonly string[], env: Record<string, string | undefined> = {}, options: { timeoutMs?: number; stdin?: string } = {}): Promise<CliRun> {
   return new Promise((resolve) => {
-    const childEnv = { ...process.env, INTERLOCK_LOG_LEVEL: 'silent', INTERLOCK_SIGNING_KEY_FILE: '', ...env };
+    // The runner's own INTERLOCK_* variables (`npm test`'s outcome coverage) are not the command's settings, which
+    // would say so on stderr: a command an operator runs has none of them. Those a test gives in `env` are kept.
+    const runnerOnly = Object.fromEntries(unknownSettings(process.env).map(({ variable }) => [variable, undefined]));
+    const childEnv = { ...process.env, ...runnerOnly, INTERLOCK_LOG_LEVEL: 'silent', INTERLOCK_SIGNING_KEY_FILE: '', ...env };
     const timeoutMs = options.timeoutMs ?? 50_000;
     const started = Date.now();
     const child = execFile(process.execPath, [BIN, ...args], { cwd: REPO, env: childEnv, timeout: timeoutMs }, (error, stdout, stderr) => {

@@ -2,7 +2,7 @@
 // prefix and, for a long secret, its last four characters (Stripe keys, webhook secrets, this service's tokens,
 // Anthropic keys, and whatever follows "Bearer ").
 import { describe, expect, it } from 'vitest';
-import { redactDeep, redactSecrets } from '../../src/core/redact.js';
+import { redactDeep, redactSecrets, shownSetting, shownUrl } from '../../src/core/redact.js';
 
 const ANTHROPIC = 'sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789';
 
@@ -37,3 +37,36 @@ describe('redactSecrets', () => {
     expect(JSON.stringify(redactDeep({ error: { message: `failed: ${ANTHROPIC}` } }))).not.toContain('IjKlMnOp');
   });
 });
+
+// RULE: a URL setting is shown from its parsed parts, never masked in its text; a value of an address setting where a
+// secret can land by mistake is quoted only when it looks like an address.
+describe('shownUrl and shownSetting', () => {
+  it('shows a REDIS_URL as scheme, …@, host, port and database, whatever its password holds', () => {
+    expect(shownUrl('redis://app:correct horse battery staple@127.0.0.1:6399/2')).toBe('redis://…@127.0.0.1:6399/2');
+    // The client takes "ss" as the host and the rest as the fragment: neither part of the password is shown.
+    expect(shownUrl('redis://app:p@ss#word@127.0.0.1:6379')).toBe('redis://…@ss');
+    expect(shownUrl('rediss://cache.internal:6380?password=hunter2')).toBe('rediss://cache.internal:6380');
+    expect(shownUrl('redis://127.0.0.1:6379')).toBe('redis://127.0.0.1:6379');
+    expect(shownUrl('redis://[::1]:6379/0')).toBe('redis://[::1]:6379/0');
+    expect(shownUrl('not a url')).toBe('…');
+  });
+
+  it('masks URL credentials that hold spaces, or an "@" then a "#", in free text too', () => {
+    const masked = redactSecrets('Cannot reach Redis at redis://app:correct horse battery staple@127.0.0.1:6399 (connect ECONNREFUSED). Start Redis');
+    expect(masked).toBe('Cannot reach Redis at redis://…@127.0.0.1:6399 (connect ECONNREFUSED). Start Redis');
+    expect(redactSecrets('redis://app:p@ss#word@127.0.0.1:6379/1')).toBe('redis://…@127.0.0.1:6379/1');
+    // Line by line: an "@" on the next line is not taken for the end of credentials.
+    expect(redactSecrets('at http://127.0.0.1:3000\nby lee@support')).toBe('at http://127.0.0.1:3000\nby lee@support');
+  });
+
+  it('quotes an address as given and a secret by its kind or its length only', () => {
+    expect(shownSetting('127.0.0.1:12111')).toBe('127.0.0.1:12111');
+    expect(shownSetting('localhost')).toBe('localhost');
+    expect(shownSetting('http://user:pw@127.0.0.1:12111/v1')).toBe('http://…@127.0.0.1:12111/v1');
+    expect(shownSetting('sk_live_51Hq7RvOpsReviewNotARealKey0123456789abcdef')).toBe('sk_live_…cdef');
+    expect(shownSetting('whsec_RvOpsReviewNotARealSecret0123456789abcdef')).toBe('whsec_…cdef');
+    expect(shownSetting('lee:approver:AbCdEf0123456789AbCdEf')).toBe('35 characters, not shown');
+    expect(shownSetting('AbCdEf0123456789AbCdEf0123456789')).toBe('32 characters, not shown');
+  });
+});
+

@@ -2,17 +2,18 @@
 // minute per token, 0 for none), INTERLOCK_API_RATE_BURST, INTERLOCK_API_BODY_LIMIT (bytes) and
 // INTERLOCK_API_FACT_TIMEOUT_MS. Unset variables keep createApp's defaults.
 import { z } from 'zod';
-import { InterlockError } from '../../src/interlock.js';
+import { InterlockError, type API_LIMIT_VARIABLES } from '../../src/interlock.js';
 import type { ApiLimits } from './context.js';
 
 const whole = (min: number, max: number) => z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().min(min).max(max));
 
+// Exactly the names src/config.ts lists as the API's settings (`satisfies`), so its list of settings stays whole.
 const schema = z.object({
   INTERLOCK_API_RATE_LIMIT: whole(0, 1_000_000).optional(),
   INTERLOCK_API_RATE_BURST: whole(1, 1_000_000).optional(),
   INTERLOCK_API_BODY_LIMIT: whole(1_024, 16 * 1024 * 1024).optional(),
   INTERLOCK_API_FACT_TIMEOUT_MS: whole(100, 120_000).optional(),
-});
+} satisfies Record<(typeof API_LIMIT_VARIABLES)[number], z.ZodType>);
 
 export function loadApiLimits(env: NodeJS.ProcessEnv = process.env): ApiLimits {
   const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key in schema.shape && value !== undefined && value !== ''));

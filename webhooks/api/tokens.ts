@@ -5,7 +5,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createFileOnce, InterlockError } from '../../src/interlock.js';
+import { createFileOnce, InterlockError, tokensFileExposure, type KeyExposure } from '../../src/interlock.js';
 
 export const ROLES = ['support', 'approver', 'auditor', 'operator'] as const;
 export type Role = (typeof ROLES)[number];
@@ -116,9 +116,11 @@ export const LOCAL_TOKENS_FILE = 'api-tokens';
 /**
  * The tokens of a service started without INTERLOCK_API_TOKENS: read from `<dataDir>/api-tokens`, or generated
  * once (one `local-<role>` token per role, 32 random bytes each) into that file with mode 0600. Returns the
- * registry, the file and whether it was just created, so the start-up line can say where the tokens are.
+ * registry, the file and whether it was just created, so the start-up line can say where the tokens are, and who
+ * besides its owner may read or write a file read again (a data directory restored or copied loses its 0600): the
+ * caller warns, as it does for a tokens file given in INTERLOCK_API_TOKENS.
  */
-export function loadOrCreateLocalTokens(dataDir: string): { registry: TokenRegistry; file: string; created: boolean } {
+export function loadOrCreateLocalTokens(dataDir: string): { registry: TokenRegistry; file: string; created: boolean; exposure: KeyExposure | null } {
   const file = join(dataDir, LOCAL_TOKENS_FILE);
   let created = false;
   if (!existsSync(file)) {
@@ -130,7 +132,8 @@ export function loadOrCreateLocalTokens(dataDir: string): { registry: TokenRegis
       throw new TokenConfigError(`Could not write the generated API tokens to ${file} (${error instanceof Error ? error.message : String(error)}); set INTERLOCK_API_TOKENS or INTERLOCK_DATA_DIR.`);
     }
   }
-  return { registry: loadTokenRegistry(file.startsWith('/') ? file : `./${file}`), file, created };
+  const registry = loadTokenRegistry(file.startsWith('/') ? file : `./${file}`);
+  return { registry, file, created, exposure: created ? null : tokensFileExposure(file, 'generated: INTERLOCK_API_TOKENS is unset') };
 }
 
 /** The token of one generated local caller (`local-<role>`), for the start-up line and the scenarios. */

@@ -383,3 +383,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return config;
 }
+
+/**
+ * What a configuration given to openStores lacks or holds of the wrong kind, one sentence per field; empty when it is
+ * whole. One built by hand (or from an older version's shape) instead of by loadConfig would otherwise fail later, on
+ * whichever field is read first and in its words. The fields and their kinds are those loadConfig gives an empty
+ * environment, so they follow the Config type; a field that defaults to null (workerId, stripeSecretKey…) may be null
+ * or a value, but not left out.
+ */
+export function configProblems(value: unknown): string[] {
+  if (typeof value !== 'object' || value === null) return [`the configuration (${value === null ? 'null' : typeof value}) must be an object`];
+  const given = value as Record<string, unknown>;
+  const kindOf = (item: unknown) => (Array.isArray(item) ? 'list' : item === null ? 'null' : typeof item);
+  const named: Record<string, string> = { list: 'a list', number: 'a finite number', string: 'a string', boolean: 'true or false' };
+  const missing: string[] = [];
+  const wrong: string[] = [];
+  for (const [field, model] of Object.entries(loadConfig({}))) {
+    const item = given[field];
+    if (item === undefined) missing.push(field);
+    else if (model !== null && (kindOf(item) !== kindOf(model) || (typeof item === 'number' && !Number.isFinite(item)))) {
+      wrong.push(`${field} must be ${named[kindOf(model)] ?? kindOf(model)} (it is ${typeof item === 'number' ? String(item) : kindOf(item)})`);
+    }
+  }
+  return [...(missing.length > 0 ? [`missing ${missing.join(', ')}`] : []), ...wrong];
+}

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { ConfigError, loadConfig, redisDatabaseOf, type Config } from './config.js';
+import { ConfigError, configProblems, loadConfig, redisDatabaseOf, type Config } from './config.js';
 import { createCreditTarget, createFactsReader, createRefundTarget, createStripeClient, type StripeClient } from './stripe/index.js';
 import { targetByKind } from './targets/by-kind.js';
 import { withCrashAt } from './targets/crash-injection.js';
@@ -179,8 +179,28 @@ async function otelTelemetry(): Promise<Telemetry> {
   return new BullMQOtel({ tracerName: 'interlock', meterName: 'interlock' });
 }
 
+/**
+ * This process's worker id when none is configured: `host:pid`. A restarted container (same hostname, pid 1 again)
+ * comes back under it, so its new heartbeat nonce says "the same worker restarted" and its claims are taken over at once.
+ */
 export function defaultWorkerId(): string {
   return `${hostname().replace(/[^A-Za-z0-9_.-]/g, '-')}:${process.pid}`;
+}
+
+/** Default worker ids that senders of this process hold now (startSender with no worker id given). */
+const defaultIdsHeld = new Set<string>();
+
+/**
+ * The worker id for a sender given none: defaultWorkerId() for the first, `host:pid:2`, `:3`… for one started while
+ * another sender of this process holds it. Two gates of one process under one id would read each other's live
+ * claims as a restarted worker's (another nonce) and take them over and send them again.
+ */
+function takeDefaultWorkerId(): string {
+  const first = defaultWorkerId();
+  let id = first;
+  for (let n = 2; defaultIdsHeld.has(id); n += 1) id = `${first}:${n}`;
+  defaultIdsHeld.add(id);
+  return id;
 }
 
 function failureOf(error: unknown): string {
@@ -208,6 +228,9 @@ export function checkKeySettings(config: Config): void {
 
 /** The one place a Redis client is built. Sends nothing: the CLI, the HTTP API and the facts worker stop here. */
 export async function openStores(config: Config = loadConfig(), options: { logger?: Logger; redis?: RedisClient; signingKey?: SigningKey; failFast?: boolean } = {}): Promise<Stores> {
+  // A configuration built by hand is held to loadConfig's shape before any field of it is used.
+  const problems = configProblems(config);
+  if (problems.length > 0) throw new ConfigError(`The configuration given is not a whole Config: ${problems.join('; ')}. Build it with loadConfig() (the environment and the defaults) and override what differs: { ...loadConfig(), keyPrefix: 'mine' }.`);
   const logger = options.logger ?? createLogger(config.logLevel);
   // What can fail comes first: a key file that cannot be used, or tracing that cannot load, fails the command
   // before a connection exists to hold the process open.
@@ -314,10 +337,16 @@ export async function startSender(stores: Stores, target: Target, options: { wor
   if (durability.optedOut) logger.warn({ durability }, `Redis is not durable (${durability.problems.join('; ')}); sending anyway because INTERLOCK_UNSAFE_DURABILITY is set`);
   else logger.info({ appendonly: durability.appendonly, appendfsync: durability.appendfsync, maxmemoryPolicy: durability.maxmemoryPolicy }, 'Redis durability checked');
   const durabilityMonitor = createDurabilityMonitor({ redis, optOut: config.unsafeDurability, intervalMs: config.durabilityCheckMs, logger, initial: durability });
+  // An id given (INTERLOCK_WORKER_ID, options.workerId) is the operator's, shared or not; a default one is this sender's.
+  const givenId = options.workerId ?? config.workerId;
+  const workerId = givenId ?? takeDefaultWorkerId();
+  const releaseWorkerId = () => {
+    if (givenId === null) defaultIdsHeld.delete(workerId);
+  };
   const heartbeat = createHeartbeat({
     redis,
     keys,
-    workerId: options.workerId ?? config.workerId ?? defaultWorkerId(),
+    workerId,
     nonce: randomBytes(8).toString('hex'),
     intervalMs: config.heartbeatMs,
     ttlMs: config.heartbeatTtlMs,
@@ -325,7 +354,6 @@ export async function startSender(stores: Stores, target: Target, options: { wor
     onError: limitedErrorLog(logger, 'heartbeat failed'),
     onSuperseded: (by) => logger.error({ by }, 'another process beats under this worker id; this one dispatches and sends nothing more (effect jobs it takes are put back to wait). Give every worker its own INTERLOCK_WORKER_ID.'),
   });
-  await heartbeat.start();
   // Half the settle margin: a stalled sender dies well before another worker may trust an empty lookup.
   const stallWatch = config.sendWatchdog ? createSendWatchdog({ graceMs: Math.floor(config.settleMarginMs / 2) }) : undefined;
   // This process's sends on the wire. The gate arms the watchdog around every send (sendOnce), from right before the
@@ -365,27 +393,38 @@ export async function startSender(stores: Stores, target: Target, options: { wor
       .finally(() => rereads.delete(running));
     rereads.add(running);
   };
-  const gate = createGate({
-    journal,
-    approvals: stores.approvals,
-    heartbeat,
-    target,
-    logger,
-    timing: { claimTtlMs: config.claimTtlMs, settleMarginMs: config.settleMarginMs, dedupMarginMs: config.dedupMarginMs, minReplicas: config.redisMinReplicas, replicaWaitMs: config.redisWaitMs },
-    // Nothing is dispatched or sent while Redis is not durable, nor once another process beats under this worker id:
-    // every other worker reads this one's claims as a dead sender's, so a send here would race their takeover.
-    guard: {
-      assertMaySend() {
-        if (heartbeat.supersededBy() !== null) throw new WorkerSupersededError(heartbeat.workerId);
-        durabilityMonitor.assertDurable();
+  // The gate refuses a target it cannot rely on (createGate): built before the first beat, so a refused start leaves no
+  // heartbeat announcing a worker that does not exist, nor a watchdog thread, nor its default worker id taken.
+  let gate: Gate;
+  try {
+    gate = createGate({
+      journal,
+      approvals: stores.approvals,
+      heartbeat,
+      target,
+      logger,
+      timing: { claimTtlMs: config.claimTtlMs, settleMarginMs: config.settleMarginMs, dedupMarginMs: config.dedupMarginMs, minReplicas: config.redisMinReplicas, replicaWaitMs: config.redisWaitMs },
+      // Nothing is dispatched or sent while Redis is not durable, nor once another process beats under this worker id:
+      // every other worker reads this one's claims as a dead sender's, so a send here would race their takeover.
+      guard: {
+        assertMaySend() {
+          if (heartbeat.supersededBy() !== null) throw new WorkerSupersededError(heartbeat.workerId);
+          durabilityMonitor.assertDurable();
+        },
       },
-    },
-    watchdog,
-    ...(options.events ? { events: options.events } : {}),
-    ...(facts ? { rereadFacts } : {}),
-    inbox: stores.inbox,
-    unanswered: { alerts: stores.alerts, afterMs: config.unansweredAlertMs },
-  });
+      watchdog,
+      ...(options.events ? { events: options.events } : {}),
+      ...(facts ? { rereadFacts } : {}),
+      inbox: stores.inbox,
+      unanswered: { alerts: stores.alerts, afterMs: config.unansweredAlertMs },
+    });
+    // A first beat that fails sets no timer (heartbeat.start), so nothing beats after this throws.
+    await heartbeat.start();
+  } catch (error) {
+    await watchdog.close();
+    releaseWorkerId();
+    throw error;
+  }
   // Started last, so a failed start leaves no timer behind.
   durabilityMonitor.start();
   return {
@@ -407,6 +446,9 @@ export async function startSender(stores: Stores, target: Target, options: { wor
       if (clear && !up) logger.warn('Redis is away: the heartbeat is left to lapse on its own');
       await heartbeat.stop({ clear: clear && up }).catch((error: unknown) => logger.warn({ err: error }, 'could not clear the heartbeat; it lapses on its own'));
       await watchdog.close();
+      // A default id is free for the next sender of this process once none of this one's sends is on the wire (with
+      // Redis away they were not waited for): that sender reads what this one left as a restarted worker's.
+      if (sending.size === 0) releaseWorkerId();
     },
   };
 }

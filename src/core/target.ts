@@ -1,6 +1,6 @@
 // The target port: what the gate needs from whatever moves the money (Stripe, or an in-memory fake in tests).
 import type { Tier } from './decisions.js';
-import type { Effect, EffectKind } from './effects.js';
+import { EFFECT_KINDS, type Effect, type EffectKind } from './effects.js';
 import { InterlockError } from './errors.js';
 import type { JsonObject } from './json.js';
 
@@ -50,6 +50,33 @@ export interface Target {
    * comparison with what the decision stood on is pure (comparePremises in decisions.ts).
    */
   readFacts(effectId: string, effect: Effect, names: readonly string[], context: ReadContext): Promise<JsonObject>;
+}
+
+/**
+ * What is wrong with a target's declared shape, one sentence per problem; empty when the gate can rely on it. A
+ * target is built by code the gate does not own (an embedder's, or one whose tier was read from a setting), and a
+ * wrong declaration does not fail loudly later: a tier "1" reads as tier 3 (every crashed send settled AMBIGUOUS),
+ * a missing `facts` or `kinds` fails every submit with a TypeError. Its timeouts are checked with the timing rules.
+ */
+export function targetProblems(target: Target): string[] {
+  const t = target as { readonly [K in keyof Target]?: unknown };
+  const shown = (value: unknown) => (typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : Array.isArray(value) ? 'a list' : String(value));
+  const problems: string[] = [];
+  if (typeof t.name !== 'string' || t.name.length === 0) problems.push(`name (${shown(t.name)}) must be a non-empty string`);
+  if (t.tier !== 1 && t.tier !== 2 && t.tier !== 3) problems.push(`tier (${shown(t.tier)}) must be the number 1, 2 or 3`);
+  if (typeof t.queryable !== 'boolean') problems.push(`queryable (${shown(t.queryable)}) must be true or false`);
+  const kinds = t.kinds;
+  if (!Array.isArray(kinds) || kinds.length === 0 || !kinds.every((kind) => (EFFECT_KINDS as readonly unknown[]).includes(kind))) {
+    problems.push(`kinds (${Array.isArray(kinds) ? JSON.stringify(kinds).slice(0, 80) : shown(kinds)}) must be a non-empty list of ${EFFECT_KINDS.join(', ')}`);
+  }
+  const facts = t.facts;
+  if (facts !== null && !(Array.isArray(facts) && facts.every((name) => typeof name === 'string'))) {
+    problems.push(`facts (${Array.isArray(facts) ? JSON.stringify(facts).slice(0, 80) : shown(facts)}) must be null (any premise name) or a list of premise names`);
+  }
+  for (const method of ['apply', 'query', 'readFacts'] as const) {
+    if (typeof t[method] !== 'function') problems.push(`${method} (${shown(t[method])}) must be a function`);
+  }
+  return problems;
 }
 
 /** A definite refusal from the target (for Stripe, a 4xx that is not a rate limit or a conflict). Never resent. */

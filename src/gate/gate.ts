@@ -1,5 +1,6 @@
 // The gate: submit() and recover() over a target, the Redis journal and the approvals store (DESIGN §3, §7).
 // Decisions come from src/core; submit.ts, recover.ts and settle.ts sequence reads, atomic scripts and the send.
+import { targetProblems } from '../core/target.js';
 import { timingProblems } from '../core/timing.js';
 import { errorMessage, InterlockError } from '../core/errors.js';
 import { INBOX_OUTCOMES } from '../core/inbox.js';
@@ -15,9 +16,12 @@ export type Gate = ReturnType<typeof createGate>;
 
 export function createGate(deps: GateDeps) {
   const { journal, target, timing, heartbeat } = deps;
+  // What the gate relies on from the target, checked before anything starts: the shape it declares, then its timing.
   // loadConfig checked the configuration against Stripe's window; the target may remember keys for less, and
   // brings its own send timeout. (The durability interval is no concern of the gate's.)
+  const shape = targetProblems(target);
   const problems = timingProblems({ ...timing, heartbeatMs: heartbeat.intervalMs, heartbeatTtlMs: heartbeat.ttlMs, sendTimeoutMs: target.sendTimeoutMs, dedupWindowMs: target.dedupWindowMs, durabilityCheckMs: 1 });
+  if (shape.length > 0) throw new InterlockError('invalid_config', `Target ${String(target.name).slice(0, 80)} is declared wrong, so the gate cannot rely on it: ${[...shape, ...problems.map((problem) => problem.message)].join('; ')}.`);
   if (problems.length > 0) throw new InterlockError('invalid_config', `The gate's timing is unsafe for target ${target.name}: ${problems.map((problem) => problem.message).join('; ')}.`);
   const ctx = createContext(deps);
   const { recover, recoverOne } = createRecover(ctx);

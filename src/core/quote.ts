@@ -2,6 +2,12 @@
 // raised; none of that is under the caller's control, so it may be nested without end, huge, or hold strings with
 // no canonical form. A refusal or a commit must never fail to be written because of what it quotes (issue 6, item
 // 9), so every such value passes through quote(): the result is always plain, canonical, bounded JSON.
+//
+// The bounds are a budget spent while copying, not a measure taken afterwards: an answer that reuses one object
+// many times (100 references to one list, four levels deep) is small in memory but 100^4 values to copy. The copy
+// counts the characters of the JSON text it has produced so far, in the order JSON.stringify writes them, and stops
+// at the first one past `totalChars`. Every value read costs at least one character, so the number of values read
+// (and of getters and proxy traps run) is bounded by the same budget, whatever the shape of the input.
 import { hasLoneSurrogate, type Json, type JsonObject } from './json.js';
 
 export type QuoteLimits = { depth: number; stringChars: number; items: number; totalChars: number };
@@ -11,73 +17,164 @@ export const QUOTE_LIMITS: QuoteLimits = { depth: 8, stringChars: 2_000, items: 
 const CUT = '…';
 
 function quoteString(text: string, limits: QuoteLimits): string {
+  // Cut first, then clean: a huge string is never scanned, and a pair split by the cut leaves no lone half behind.
   // A lone surrogate becomes U+FFFD, as a UTF-8 encoder would write it; the rest of the text is kept.
-  const clean = hasLoneSurrogate(text) ? text.replace(/\p{Surrogate}/gu, '\ufffd') : text;
-  return clean.length > limits.stringChars ? `${clean.slice(0, limits.stringChars)}${CUT}` : clean;
+  const cut = text.length > limits.stringChars;
+  const kept = cut ? text.slice(0, limits.stringChars) : text;
+  const clean = hasLoneSurrogate(kept) ? kept.replace(/\p{Surrogate}/gu, '\ufffd') : kept;
+  return cut ? `${clean}${CUT}` : clean;
 }
 
-function quoteValue(value: unknown, depth: number, limits: QuoteLimits, seen: Set<object>): Json {
+/** One field of a quoted object: the source key whose value it holds, or the note on the fields left out. */
+type Field = { name: string; key: string } | { name: string; note: string };
+
+type Copy = {
+  limits: QuoteLimits;
+  /** Characters of JSON text produced so far; past `limits.totalChars` the copy stops. */
+  spent: number;
+  /** The objects on the path being copied, for cycles. */
+  seen: Set<object>;
+  /** Each object's fields, listed once however often the object is reached. */
+  fields: Map<object, Field[]>;
+};
+
+/** Counts `chars` more characters of output; false once the budget is spent. */
+function spend(copy: Copy, chars: number): boolean {
+  copy.spent += chars;
+  return copy.spent <= copy.limits.totalChars;
+}
+
+function scalar(copy: Copy, value: Json): Json {
+  spend(copy, JSON.stringify(value).length);
+  return value;
+}
+
+/**
+ * The fields of a quoted object, in the order JSON.stringify writes them: the first `items` keys under their quoted
+ * names, a name that two keys share holding the later key's value, then the note on the rest.
+ */
+function fieldsOf(value: object, copy: Copy): Field[] {
+  const known = copy.fields.get(value);
+  if (known !== undefined) return known;
+  const { limits } = copy;
+  const keys = Object.keys(value);
+  const byName = new Map<string, string>();
+  for (const key of keys.slice(0, limits.items)) {
+    // "__proto__" cannot be copied as data; its value is kept under a name that can.
+    byName.set(key === '__proto__' ? '(__proto__)' : quoteString(key, limits), key);
+  }
+  const note = keys.length > limits.items ? `${keys.length - limits.items} more fields` : null;
+  // An object lists integer-like names first, whatever order they were added in; JSON.stringify follows it.
+  const order: Record<string, true> = {};
+  for (const name of byName.keys()) order[name] = true;
+  if (note !== null) order[CUT] = true;
+  const fields = Object.keys(order).map((name): Field => {
+    const key = byName.get(name);
+    return note !== null && name === CUT ? { name, note } : { name, key: key ?? name };
+  });
+  copy.fields.set(value, fields);
+  return fields;
+}
+
+function quoteArray(value: readonly unknown[], depth: number, copy: Copy): Json[] {
+  const { limits } = copy;
+  const items: Json[] = [];
+  if (!spend(copy, 1)) return items;
+  const length = value.length;
+  const shown = Math.min(length, limits.items);
+  for (let index = 0; index < shown; index += 1) {
+    // A placeholder keeps a counted comma in the text; the preview never reaches past it.
+    if (index > 0 && !spend(copy, 1)) return [...items, null];
+    // An index read, not map(): a hole is read as undefined and written as null, never left as a hole.
+    items.push(quoteValue(value[index], depth + 1, copy));
+    if (copy.spent > limits.totalChars) return items;
+  }
+  if (length > limits.items) {
+    if (shown > 0 && !spend(copy, 1)) return [...items, null];
+    items.push(scalar(copy, `${CUT} ${length - limits.items} more`));
+    if (copy.spent > limits.totalChars) return items;
+  }
+  spend(copy, 1);
+  return items;
+}
+
+function quoteFields(value: object, depth: number, copy: Copy): JsonObject {
+  const out: JsonObject = {};
+  if (!spend(copy, 1)) return out;
+  let first = true;
+  for (const field of fieldsOf(value, copy)) {
+    if (!spend(copy, (first ? 0 : 1) + JSON.stringify(field.name).length + 1)) {
+      out[field.name] = null;
+      return out;
+    }
+    first = false;
+    out[field.name] = 'note' in field ? scalar(copy, field.note) : quoteValue((value as Record<string, unknown>)[field.key], depth + 1, copy);
+    if (copy.spent > copy.limits.totalChars) return out;
+  }
+  spend(copy, 1);
+  return out;
+}
+
+function quoteValue(value: unknown, depth: number, copy: Copy): Json {
+  const { limits } = copy;
   switch (typeof value) {
     case 'string':
-      return quoteString(value, limits);
+      return scalar(copy, quoteString(value, limits));
     case 'number':
-      return Number.isFinite(value) ? value : null;
+      return scalar(copy, Number.isFinite(value) ? value : null);
     case 'boolean':
-      return value;
+      return scalar(copy, value);
     case 'bigint':
-      return value.toString();
+      return scalar(copy, value.toString());
     case 'undefined':
     case 'function':
     case 'symbol':
-      return null;
+      return scalar(copy, null);
     case 'object': {
-      if (value === null) return null;
-      if (seen.has(value)) return '[circular]';
-      if (depth >= limits.depth) return '[nested too deep]';
-      if (value instanceof Date) return Number.isFinite(value.getTime()) ? value.toISOString() : null;
-      if (value instanceof Uint8Array) return `[${value.byteLength} bytes]`;
-      seen.add(value);
+      if (value === null) return scalar(copy, null);
+      if (copy.seen.has(value)) return scalar(copy, '[circular]');
+      if (depth >= limits.depth) return scalar(copy, '[nested too deep]');
+      if (value instanceof Date) return scalar(copy, Number.isFinite(value.getTime()) ? value.toISOString() : null);
+      if (value instanceof Uint8Array) return scalar(copy, `[${value.byteLength} bytes]`);
+      copy.seen.add(value);
       try {
-        if (Array.isArray(value)) {
-          const items = value.slice(0, limits.items).map((item: unknown) => quoteValue(item, depth + 1, limits, seen));
-          if (value.length > limits.items) items.push(`${CUT} ${value.length - limits.items} more`);
-          return items;
-        }
-        const out: JsonObject = {};
-        let kept = 0;
-        const keys = Object.keys(value);
-        for (const key of keys) {
-          if (kept >= limits.items) {
-            out[CUT] = `${keys.length - kept} more fields`;
-            break;
-          }
-          // "__proto__" cannot be copied as data; its value is kept under a name that can.
-          const name = key === '__proto__' ? '(__proto__)' : quoteString(key, limits);
-          out[name] = quoteValue((value as Record<string, unknown>)[key], depth + 1, limits, seen);
-          kept += 1;
-        }
-        return out;
+        return Array.isArray(value) ? quoteArray(value, depth, copy) : quoteFields(value, depth, copy);
       } finally {
-        seen.delete(value);
+        copy.seen.delete(value);
       }
     }
     default:
-      return null;
+      return scalar(copy, null);
   }
 }
 
-/** Bounded, canonical JSON for anything a target handed back; never throws. */
+/** What a thrown value says, as text; a value that cannot even say that is named as such. */
+function messageOf(error: unknown): string {
+  try {
+    const message: unknown = error instanceof Error ? error.message : error;
+    return typeof message === 'string' ? message : String(message);
+  } catch {
+    return 'an error that cannot be read';
+  }
+}
+
+/**
+ * Bounded, canonical JSON for anything a target handed back; never throws. The work done is bounded by
+ * `limits.totalChars` (plus each distinct object's own key list), not by the size or shape of `value`.
+ */
 export function quote(value: unknown, limits: QuoteLimits = QUOTE_LIMITS): Json {
+  const copy: Copy = { limits, spent: 0, seen: new Set(), fields: new Map() };
   let quoted: Json;
   try {
-    quoted = quoteValue(value, 0, limits, new Set());
+    quoted = quoteValue(value, 0, copy);
   } catch (error) {
     // A getter that throws, a revoked proxy: the value cannot be read, which is itself the fact to record.
-    return `[unreadable: ${quoteString(error instanceof Error ? error.message : String(error), limits)}]`;
+    return `[unreadable: ${quoteString(messageOf(error), limits)}]`;
   }
-  const text = JSON.stringify(quoted);
-  if (text.length <= limits.totalChars) return quoted;
-  return { truncated: true, preview: `${text.slice(0, Math.min(limits.stringChars, limits.totalChars))}${CUT}` };
+  if (copy.spent <= limits.totalChars) return quoted;
+  // The copy stopped past the budget, with everything before that point in place: its text starts as the whole
+  // value's would, further than the preview reaches.
+  return { truncated: true, preview: quoteString(JSON.stringify(quoted), { ...limits, stringChars: Math.min(limits.stringChars, limits.totalChars) }) };
 }
 
 /** quote() for a value that must stay an object (a landed result, a set of facts). */
@@ -87,14 +184,13 @@ export function quoteObject(value: unknown, limits: QuoteLimits = QUOTE_LIMITS):
   return { value: quoted };
 }
 
-/** A short, safe message for an error, for entries and answers. */
+/** A short, safe message for an error, for entries and answers; never throws. */
 export function quoteError(error: unknown): string {
-  const text = error instanceof Error ? error.message : typeof error === 'string' ? error : (() => {
-    try {
-      return JSON.stringify(quote(error));
-    } catch {
-      return 'an unreadable error';
-    }
-  })();
+  let text: string;
+  try {
+    text = error instanceof Error || typeof error === 'string' ? messageOf(error) : JSON.stringify(quote(error));
+  } catch {
+    text = 'an unreadable error';
+  }
   return quoteString(text, { ...QUOTE_LIMITS, stringChars: 500 });
 }

@@ -101,14 +101,22 @@ export type SlowDown = { retryAfterMs: number | null };
 
 /**
  * Whether an error, or one of its causes, is a rate limit: an error that says `rateLimited: true` (the Stripe
- * adapter's StripeUnavailable does), with its `retryAfterMs` when the target named one. Null otherwise.
+ * adapter's StripeUnavailable does), with its `retryAfterMs` when the target named one. Null otherwise, and for a
+ * value that cannot be read; never throws.
  */
 export function slowDownOf(error: unknown): SlowDown | null {
   let current: unknown = error;
-  for (let depth = 0; depth < 8 && current instanceof Error; depth += 1) {
-    const marked = current as Error & { rateLimited?: unknown; retryAfterMs?: unknown };
-    if (marked.rateLimited === true) return { retryAfterMs: typeof marked.retryAfterMs === 'number' && marked.retryAfterMs >= 0 ? marked.retryAfterMs : null };
-    current = current.cause;
+  try {
+    for (let depth = 0; depth < 8 && current instanceof Error; depth += 1) {
+      const marked = current as Error & { rateLimited?: unknown; retryAfterMs?: unknown };
+      if (marked.rateLimited === true) {
+        const after: unknown = marked.retryAfterMs;
+        return { retryAfterMs: typeof after === 'number' && after >= 0 ? after : null };
+      }
+      current = current.cause;
+    }
+  } catch {
+    // A value whose reading throws (a Proxy's trap, a getter) says nothing readable: no rate limit is read into it.
   }
   return null;
 }

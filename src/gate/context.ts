@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { ApprovalSnapshot, Checks, PremiseChange } from '../core/entries.js';
 import { errorCode, InterlockError, type SlowDown } from '../core/errors.js';
 import { explainOutcome, type Outcome } from '../core/outcomes.js';
+import { quoteError } from '../core/quote.js';
 import type { Target } from '../core/target.js';
 import type { Alerts } from '../redis/alerts.js';
 import type { Approvals, GrantedTerms } from '../redis/approvals.js';
@@ -63,7 +64,7 @@ export type SendGuard = { assertMaySend(): void };
 
 export class PremiseReadError extends InterlockError {
   constructor(effectId: string, cause: unknown) {
-    super('premise_read_failed', `Could not re-read the premises of effect ${effectId} (${cause instanceof Error ? cause.message : String(cause)}); nothing was sent. Retry when the target answers.`, { cause });
+    super('premise_read_failed', `Could not re-read the premises of effect ${effectId} (${quoteError(cause)}); nothing was sent. Retry when the target answers.`, { cause });
     this.name = 'PremiseReadError';
   }
 }
@@ -130,11 +131,17 @@ export function snapshotOfTerms(terms: GrantedTerms): ApprovalSnapshot {
   return { id: terms.id, approver: terms.approver, capCents: terms.capCents, expiresAt: terms.expiresAt, maxUses: terms.maxUses, scope: terms.scope, revoked: false, revokedAt: null, reservedCents: null, uses: null };
 }
 
+/** A short name for an error, for `UNRESOLVED:<name>`; never throws, whatever a target threw. */
 export function errorName(error: unknown): string {
-  if (error instanceof InterlockError) return error.code;
-  if (!(error instanceof Error)) return 'unknown_error';
-  const code: unknown = (error as Error & { code?: unknown }).code;
-  return typeof code === 'string' && /^[A-Za-z0-9_]{1,60}$/.test(code) ? code : errorCode(error) === 'internal' ? error.name : errorCode(error);
+  try {
+    if (error instanceof InterlockError) return error.code;
+    if (!(error instanceof Error)) return 'unknown_error';
+    const code: unknown = (error as Error & { code?: unknown }).code;
+    const name: unknown = typeof code === 'string' && /^[A-Za-z0-9_]{1,60}$/.test(code) ? code : errorCode(error) === 'internal' ? error.name : errorCode(error);
+    return typeof name === 'string' ? name : 'unknown_error';
+  } catch {
+    return 'unknown_error';
+  }
 }
 
 export function createContext(deps: GateDeps): GateContext {

@@ -17,6 +17,7 @@ import { alertIdOf } from '../redis/alerts.js';
 import type { OpenEffect } from '../redis/journal.js';
 import { holdBack, markUnknown, sendOnce } from './send.js';
 import { commit, refuseAtRecovery, rejectionOf, settleAmbiguous, settleRejected, type Holding } from './settle.js';
+import { lookUp } from './reads.js';
 import { readFacts } from './submit.js';
 
 type Claim = { epoch: number; now: number; sendDeadline: number; deathProvenAt: number | null; late: string; unknowns: number; unknownAt: number | null; neverSent: boolean };
@@ -209,7 +210,7 @@ export function createRecover(ctx: GateContext) {
         }
         case 'lookup':
           try {
-            const found = await target.query(effectId, effect, { timeoutMs: ctx.readTimeoutMs });
+            const found = await lookUp(ctx, effectId, effect);
             lookup = found !== null ? { state: 'found', found: objectId(found), object: found } : { state: 'absent' };
           } catch (error) {
             if (error instanceof ProcessCrash) throw error;
@@ -263,7 +264,7 @@ export function createRecover(ctx: GateContext) {
     if (target.queryable) {
       let found: JsonObject | null;
       try {
-        found = await target.query(effectId, effect, { timeoutMs: ctx.readTimeoutMs });
+        found = await lookUp(ctx, effectId, effect);
       } catch (error) {
         if (error instanceof ProcessCrash) throw error;
         await journal.releaseClaim(partition, effectId, ctx.owner, epoch);

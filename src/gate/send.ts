@@ -7,6 +7,7 @@ import type { JsonObject } from '../core/json.js';
 import { ProcessCrash, Rejected, SendFenced, type SendContext } from '../core/target.js';
 import type { SlowDown } from '../core/errors.js';
 import type { GateContext } from './context.js';
+import { inspectable } from './reads.js';
 
 export type SendResult = { landed: JsonObject } | { rejected: Rejected } | { unknown: unknown } | { fenced: string };
 
@@ -76,7 +77,9 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
       timer = setTimeout(() => reject(new Error(`the target did not answer within the send deadline (${target.sendTimeoutMs} ms)`)), remaining);
     });
     return { landed: await Promise.race([target.apply(where.effectId, effect, context), deadline]) };
-  } catch (error) {
+  } catch (thrown) {
+    // Whatever the target threw is classified here, and that must not throw in its place (a Proxy whose traps throw).
+    const error = inspectable(thrown);
     if (error instanceof ProcessCrash) throw error;
     if (error instanceof Rejected) return { rejected: error };
     if (error instanceof SendFenced) return { fenced: error.message };

@@ -4,11 +4,12 @@
 // no and commits a landing it did not see.
 import type { Checks, CommitVia, Draft } from '../core/entries.js';
 import type { Effect } from '../core/effects.js';
-import type { Json, JsonObject } from '../core/json.js';
+import { isJsonObject, type Json, type JsonObject } from '../core/json.js';
 import type { Outcome } from '../core/outcomes.js';
-import { quote, quoteError, quoteObject } from '../core/quote.js';
+import { quote, quoteError, quoteObject, QUOTE_LIMITS, type QuoteLimits } from '../core/quote.js';
 import { objectId, type Rejected } from '../core/target.js';
 import type { GateContext, Settled } from './context.js';
+import { lookUp } from './reads.js';
 
 /**
  * Where an open dispatch stands for its holder: the chain head it last saw and the approval it reserved on; `boundAt`,
@@ -16,8 +17,40 @@ import type { GateContext, Settled } from './context.js';
  */
 export type Holding = { partition: string; effectId: string; epoch: number; head: string; approvalId: string; boundAt?: number };
 
+/**
+ * The fields of a landed object its receipt reads: the evidence id (verify.ts), and what the final money is derived
+ * from (final-money.ts refundFromResult: object, id, status, amount, failure_reason, charge), with the rest of the
+ * Stripe summaries' scalars (src/stripe/summaries.ts).
+ */
+const LANDED_FIELDS = ['id', 'object', 'status', 'amount', 'currency', 'charge', 'payment_intent', 'failure_reason', 'customer', 'type', 'created', 'replayed'] as const;
+
+/** How long a kept field's text may be: Stripe's ids and statuses are far shorter. */
+const LANDED_FIELD_LIMITS: QuoteLimits = { ...QUOTE_LIMITS, stringChars: 500 };
+
+/**
+ * A landed object as an entry records it: quoted (bounded), with its LANDED_FIELDS taken from the object before it was
+ * quoted and kept when quoting cut them off (an object past the quote limits becomes `{ truncated, preview }`; one
+ * with too many fields loses the rest). A refund that carries a lot of metadata keeps its id as evidence and its
+ * status for the final money.
+ */
+export function quoteLanded(landed: JsonObject): JsonObject {
+  const result = quoteObject(landed);
+  for (const field of LANDED_FIELDS) {
+    if (Object.hasOwn(result, field)) continue;
+    let value: unknown;
+    try {
+      value = Object.hasOwn(landed, field) ? landed[field] : undefined;
+    } catch {
+      continue;
+    }
+    if (typeof value === 'string' || typeof value === 'boolean' || value === null || (typeof value === 'number' && Number.isFinite(value))) result[field] = quote(value, LANDED_FIELD_LIMITS);
+  }
+  return result;
+}
+
 export async function recordLate(ctx: GateContext, at: Holding, outcome: 'landed' | 'rejected' | 'unknown', payload: Json, error: string | null): Promise<void> {
-  const draft: Draft<'LATE_RESULT'> = { kind: 'LATE_RESULT', owner: ctx.owner, epoch: at.epoch, outcome, result: quote(payload), error: error === null ? null : quoteError(error) };
+  const result = outcome === 'landed' && isJsonObject(payload) ? quoteLanded(payload) : quote(payload);
+  const draft: Draft<'LATE_RESULT'> = { kind: 'LATE_RESULT', owner: ctx.owner, epoch: at.epoch, outcome, result, error: error === null ? null : quoteError(error) };
   const recorded = await ctx.journal.late(at.partition, at.effectId, draft, at.approvalId);
   ctx.logger.warn({ effectId: at.effectId, epoch: at.epoch, outcome, effect: recorded.effect }, 'late result from a fenced-out send recorded');
 }
@@ -35,7 +68,7 @@ function rereadIfMarked(ctx: GateContext, effectId: string, reread: boolean): vo
 
 /** Commits what landed, or records it as late when someone else now holds the effect. */
 export async function commit(ctx: GateContext, at: Holding, via: CommitVia, landed: JsonObject, rechecked: Checks | null, outcome: Outcome): Promise<Settled> {
-  const result = quoteObject(landed);
+  const result = quoteLanded(landed);
   const found = objectId(result);
   const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'COMMITTED', via, result, found, rechecked, epoch: at.epoch }, { head: at.head, approvalId: at.approvalId });
   if (reply.status !== 'OK') {
@@ -57,7 +90,7 @@ export async function settleRejected(ctx: GateContext, at: Holding, effect: Effe
   if (target.queryable) {
     let found: JsonObject | null;
     try {
-      found = await target.query(at.effectId, effect, { timeoutMs: ctx.readTimeoutMs });
+      found = await lookUp(ctx, at.effectId, effect);
     } catch (error) {
       await ctx.journal.releaseClaim(at.partition, at.effectId, ctx.owner, at.epoch);
       return { kind: 'unresolved', effectId: at.effectId, outcome: 'UNRESOLVED:lookup_failed', error: `the target refused (${rejection.message}) and the lookup that would confirm nothing landed failed: ${quoteError(error)}` };

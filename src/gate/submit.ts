@@ -7,7 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { approvalProblems } from '../core/approval.js';
 import type { Outcome } from '../core/outcomes.js';
-import { comparePremises, committedEntry, dispatchBlocker, firstProposal, premisesDecidedOn, type PremiseReport } from '../core/decisions.js';
+import { committedEntry, dispatchBlocker, firstProposal, premisesDecidedOn, type PremiseReport } from '../core/decisions.js';
 import { effectIdFor, payloadHash } from '../core/effect-id.js';
 import { factsOfEffect, holdOf, type Effect, type EffectFacts } from '../core/effects.js';
 import type { AnyDraft, ApprovalSnapshot, Checks, Draft, Entry, EntryOf } from '../core/entries.js';
@@ -15,7 +15,7 @@ import type { JsonObject } from '../core/json.js';
 import { InterlockError, slowDownOf } from '../core/errors.js';
 import { outcomeOf } from '../core/verify.js';
 import { parseProposalAndEffect, ProposalError, type ParseOptions, type Proposal } from '../core/proposal.js';
-import { quoteError, quoteObject } from '../core/quote.js';
+import { quoteError } from '../core/quote.js';
 import type { BindReply, EffectState, ProposeReply, ProposeRequest } from '../redis/journal.js';
 import type { GrantedTerms } from '../redis/approvals.js';
 import { checksOf, PremiseReadError, snapshotOfTerms, type GateContext, type GateResult, type Settled } from './context.js';
@@ -23,6 +23,7 @@ import { holdBack, markUnknown, sendOnce } from './send.js';
 import { isOnlyEntryOf, keepConflictEvidence, proposedDraft, sameProposal } from './record.js';
 import { recordedProposal, refusalOfLatest } from '../core/recorded.js';
 import { commit, rejectionOf, settleRejected, type Holding } from './settle.js';
+import { judgeFacts, readRawFacts } from './reads.js';
 
 export type Recover = (effectId: string, partition: string) => Promise<Settled>;
 
@@ -51,7 +52,7 @@ export function prepare(ctx: GateContext, input: unknown, options: ParseOptions 
  * came of it; it serves an attempt that needs exactly these facts, and is dropped otherwise (the approval refused the
  * effect first, or the effect was settled already).
  */
-export type FactsAhead = { names: readonly string[]; read: Promise<{ facts: JsonObject } | { error: unknown }> };
+export type FactsAhead = { names: readonly string[]; read: Promise<{ facts: unknown } | { error: unknown }> };
 
 /** Whether two reads ask for the same facts, whatever their order (a recorded proposal's premises come back with their names sorted). */
 function sameFacts(a: readonly string[], b: readonly string[]): boolean {
@@ -63,27 +64,29 @@ function sameFacts(a: readonly string[], b: readonly string[]): boolean {
 
 export function readFactsAhead(ctx: GateContext, prepared: Prepared): FactsAhead {
   const names = Object.keys(prepared.proposal.premises);
-  const read = ctx.target.readFacts(prepared.effectId, prepared.effect, names, { timeoutMs: ctx.readTimeoutMs }).then(
+  const read = readRawFacts(ctx, prepared.effectId, prepared.effect, names).then(
     (facts) => ({ facts }),
     (error: unknown) => ({ error }),
   );
   return { names, read };
 }
 
-/** Current facts, bounded: whatever the target hands back is quoted before it is compared or recorded. */
+/**
+ * The facts decided on, read now (bounded by the read timeout) and judged against them as read (judgeFacts: only the
+ * names decided on, compared before anything is quoted). A read that fails, times out, or answers facts that cannot
+ * be read is a PremiseReadError.
+ */
 export async function readFacts(ctx: GateContext, effectId: string, effect: Effect, decidedOn: JsonObject, ahead: FactsAhead | null = null): Promise<PremiseReport> {
-  let current: JsonObject;
   try {
     const names = Object.keys(decidedOn);
     const early = ahead !== null && sameFacts(ahead.names, names) ? await ahead.read : null;
     if (early !== null && 'error' in early) throw early.error;
-    current = quoteObject(early !== null ? early.facts : await ctx.target.readFacts(effectId, effect, names, { timeoutMs: ctx.readTimeoutMs }));
+    return judgeFacts(decidedOn, early !== null ? early.facts : await readRawFacts(ctx, effectId, effect, names));
   } catch (error) {
     // A target that says its configuration is wrong (a refused key) keeps its own code: retrying will not help.
     if (error instanceof InterlockError && error.code === 'target_misconfigured') throw error;
     throw new PremiseReadError(effectId, error);
   }
-  return comparePremises(decidedOn, current);
 }
 
 

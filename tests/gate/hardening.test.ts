@@ -128,7 +128,8 @@ describe('authority and binding', () => {
   });
 
   it('item 2: recovery never resends under an approval that expired while it re-read the premises', async () => {
-    world = await gateWorld();
+    // The gate cuts a read at its read budget (the send timeout): this one's is long enough for the slow read below.
+    world = await gateWorld({ config: { sendTimeoutMs: 1_500 } });
     const [a, b] = [await world.node('a'), await world.node('b')];
     const expiresAt = (await a.journal.serverTime()) + 800;
     const { id } = await grant(a, { expiresAt });

@@ -9,7 +9,9 @@ describe('the idempotency window at resend time', () => {
   let world: World;
   let slowReads = 0;
   beforeAll(async () => {
-    world = await createWorld({ target: { dedupWindowMs: 3_000 }, config: { dedupMarginMs: 1_500 } });
+    // The key is trusted for 1.5 s after the dispatch (window minus margin); the read budget (the send timeout, 2 s: the
+    // gate cuts a read there) leaves room for the slow re-read below, and the margin exceeds it plus the settle margin.
+    world = await createWorld({ target: { dedupWindowMs: 4_000 }, config: { dedupMarginMs: 2_500, sendTimeoutMs: 2_000 } });
   });
   afterAll(async () => {
     await world.close();

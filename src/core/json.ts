@@ -260,7 +260,7 @@ export function joinFields(fields: readonly (readonly [string, string])[]): stri
 
 // A string JSON.stringify writes as it is, between quotes: no quote, backslash, control character or surrogate.
 // eslint-disable-next-line no-control-regex -- the control characters are what it looks for
-const PLAIN_STRING = /^[^"\\\u0000-\u001f\uD800-\uDFFF]*$/;
+export const PLAIN_STRING = /^[^"\\\u0000-\u001f\uD800-\uDFFF]*$/;
 
 /**
  * writeStrict's quick road: the same text, written without keeping the path, the ancestors or a try block for the

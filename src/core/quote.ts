@@ -8,7 +8,7 @@
 // counts the characters of the JSON text it has produced so far, in the order JSON.stringify writes them, and stops
 // at the first one past `totalChars`. Every value read costs at least one character, so the number of values read
 // (and of getters and proxy traps run) is bounded by the same budget, whatever the shape of the input.
-import { hasLoneSurrogate, type Json, type JsonObject } from './json.js';
+import { hasLoneSurrogate, PLAIN_STRING, type Json, type JsonObject } from './json.js';
 
 export type QuoteLimits = { depth: number; stringChars: number; items: number; totalChars: number };
 
@@ -25,8 +25,11 @@ function quoteString(text: string, limits: QuoteLimits): string {
   return cut ? `${clean}${CUT}` : clean;
 }
 
-/** One field of a quoted object: the source key whose value it holds, or the note on the fields left out. */
-type Field = { name: string; key: string } | { name: string; note: string };
+/**
+ * One field of a quoted object: the source key whose value it holds, or the note on the fields left out; `cost` is
+ * the length of its name's JSON text.
+ */
+type Field = { name: string; cost: number; key: string } | { name: string; cost: number; note: string };
 
 type Copy = {
   limits: QuoteLimits;
@@ -44,8 +47,22 @@ function spend(copy: Copy, chars: number): boolean {
   return copy.spent <= copy.limits.totalChars;
 }
 
+/** The length of a scalar's JSON text, without writing it for the common cases (this runs for every value quoted). */
+function jsonLength(value: Json): number {
+  switch (typeof value) {
+    case 'string':
+      return PLAIN_STRING.test(value) ? value.length + 2 : JSON.stringify(value).length;
+    case 'number':
+      return String(value).length;
+    case 'boolean':
+      return value ? 4 : 5;
+    default:
+      return value === null ? 4 : JSON.stringify(value).length;
+  }
+}
+
 function scalar(copy: Copy, value: Json): Json {
-  spend(copy, JSON.stringify(value).length);
+  spend(copy, jsonLength(value));
   return value;
 }
 
@@ -58,6 +75,12 @@ function fieldsOf(value: object, copy: Copy): Field[] {
   if (known !== undefined) return known;
   const { limits } = copy;
   const keys = Object.keys(value);
+  // Most objects quote their keys as they are: then the fields are the keys, in the order the object lists them.
+  if (keys.length <= limits.items && keys.every((key) => key !== '__proto__' && key.length <= limits.stringChars && !hasLoneSurrogate(key))) {
+    const plain = keys.map((key): Field => ({ name: key, cost: jsonLength(key), key }));
+    copy.fields.set(value, plain);
+    return plain;
+  }
   const byName = new Map<string, string>();
   for (const key of keys.slice(0, limits.items)) {
     // "__proto__" cannot be copied as data; its value is kept under a name that can.
@@ -70,7 +93,8 @@ function fieldsOf(value: object, copy: Copy): Field[] {
   if (note !== null) order[CUT] = true;
   const fields = Object.keys(order).map((name): Field => {
     const key = byName.get(name);
-    return note !== null && name === CUT ? { name, note } : { name, key: key ?? name };
+    const cost = jsonLength(name);
+    return note !== null && name === CUT ? { name, cost, note } : { name, cost, key: key ?? name };
   });
   copy.fields.set(value, fields);
   return fields;
@@ -103,7 +127,7 @@ function quoteFields(value: object, depth: number, copy: Copy): JsonObject {
   if (!spend(copy, 1)) return out;
   let first = true;
   for (const field of fieldsOf(value, copy)) {
-    if (!spend(copy, (first ? 0 : 1) + JSON.stringify(field.name).length + 1)) {
+    if (!spend(copy, (first ? 0 : 1) + field.cost + 1)) {
       out[field.name] = null;
       return out;
     }

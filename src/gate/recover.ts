@@ -281,7 +281,14 @@ export function createRecover(ctx: GateContext) {
 
   async function resend(holding: Holding, dispatched: EntryOf<'DISPATCHED'>, effect: Effect, requestId: string | null, checks: Checks, outcome: 'COMMITTED_BY_RETRY' | 'REAPPLIED_AFTER_QUERY', trustedAt: number): Promise<Resent> {
     const { partition, effectId, epoch } = holding;
-    const held = await holdBack(ctx);
+    let held: string | null;
+    try {
+      held = await holdBack(ctx);
+    } catch (error) {
+      // Refused before anything could leave (Redis not durable, this worker superseded): given up saying so.
+      await journal.releaseClaim(partition, effectId, ctx.owner, epoch, 'unsent').catch(() => undefined);
+      throw error;
+    }
     if (held !== null) {
       await journal.releaseClaim(partition, effectId, ctx.owner, epoch, 'unsent');
       return { kind: 'done', settled: { kind: 'unresolved', effectId, outcome: 'UNRESOLVED:replicas_behind', error: held } };

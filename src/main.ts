@@ -392,13 +392,21 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
     const needsStripe = roles.some((role) => role !== 'webhooks');
     if (resolved.stripeSecretKey === null && needsStripe) {
       const port = resolved.port === 0 ? await freePort() : resolved.port;
-      const [{ startSandbox }, sandboxLog] = await Promise.all([import('../sandbox/index.js'), import('../sandbox/core/log.js')]);
+      const [{ startSandbox }, sandboxLog, { newWebhookSecret }] = await Promise.all([import('../sandbox/index.js'), import('../sandbox/core/log.js'), import('../sandbox/core/ids.js')]);
       const forwardTo = `http://${reachableHost(resolved.host)}:${port}/webhooks/stripe`;
       // It logs at the service's level, as loadConfig read it (the sandbox alone would read the variable raw).
       const logger = sandboxLog.createLogger(resolved.logLevel);
+      // One secret for the sandbox's own deliveries and for every `stripe listen` session dialing it: the README's
+      // sandbox line, run against this sandbox, forwards events the route takes (else each session signs with a
+      // random secret of its own, which no setting can name).
+      const webhookSecret = newWebhookSecret();
+      const options = { host: '127.0.0.1', delays: 'stripe', forwardTo, webhookSecret, listenSecret: webhookSecret, logger } as const;
       // The sandbox's usual port when it is free, so the printed commands stay the same from one start to the next.
-      sandbox = await startSandbox({ port: SANDBOX_PORT, host: '127.0.0.1', delays: 'stripe', forwardTo, logger }).catch(() => startSandbox({ port: 0, host: '127.0.0.1', delays: 'stripe', forwardTo, logger }));
-      resolved = { ...resolved, port, stripeSecretKey: SANDBOX_KEY, stripeApiBase: sandbox.url, stripeWebhookSecrets: sandbox.webhookSecret === undefined ? [] : [sandbox.webhookSecret] };
+      sandbox = await startSandbox({ port: SANDBOX_PORT, ...options }).catch(() => startSandbox({ port: 0, ...options }));
+      // The sandbox's secret first (printed, and in service.json), then every STRIPE_WEBHOOK_SECRET given, which
+      // still holds: an endpoint or a `stripe listen` signing with one of those is taken too.
+      const given = resolved.stripeWebhookSecrets.filter((secret) => secret !== webhookSecret);
+      resolved = { ...resolved, port, stripeSecretKey: SANDBOX_KEY, stripeApiBase: sandbox.url, stripeWebhookSecrets: [webhookSecret, ...given] };
     }
   } catch (error) {
     await close();
@@ -469,6 +477,11 @@ function listenLine(webhookUrl: string, stripeApiBase: string | null = null, emb
 /** A word the shell reads back as `text`: as it is when it holds nothing the shell would take apart, else single-quoted. */
 function shellWord(text: string): string {
   return /^[A-Za-z0-9_./:@%+=,-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+/** The command that starts the service of this data directory again: under another one, `npm start` alone starts the default's. */
+function startLine(dataDir: string): string {
+  return dataDir === DEFAULT_DATA_DIR ? 'npm start' : `INTERLOCK_DATA_DIR=${shellWord(dataDir)} npm start`;
 }
 
 /**
@@ -638,8 +651,11 @@ function announce(config: Config, service: Service, embedded: Embedded, register
     // Who delivers here: the embedded sandbox or an endpoint registered at one, or `stripe listen` (whose secret must be set).
     const delivered = sandbox ? 'the sandbox delivers here' : registered !== null ? `registered at the sandbox as ${registered.id}` : null;
     const listen = listenLine(webhookUrl, config.stripeApiBase, sandbox);
-    service.stores.logger.info({ webhookUrl, delivered, listen }, delivered === null ? `webhook route ready: forward Stripe's events with \`${listen}\`` : `webhook route ready (${delivered}); to forward with the real CLI instead: \`${listen}\`, with STRIPE_WEBHOOK_SECRET set to the whsec_… it prints`);
+    // The embedded sandbox signs the CLI's sessions with the route's own secret; another sandbox gives each its own.
+    const cliSecret = sandbox ? 'it signs with the same secret' : 'with STRIPE_WEBHOOK_SECRET set to the whsec_… it prints';
+    service.stores.logger.info({ webhookUrl, delivered, listen }, delivered === null ? `webhook route ready: forward Stripe's events with \`${listen}\`` : `webhook route ready (${delivered}); to forward with the real CLI instead: \`${listen}\`, ${cliSecret}`);
     lines.push(`  Webhook   ${webhookUrl}   ${delivered === null ? `forward Stripe's events to it: ${listen}` : `signed with ${config.stripeWebhookSecrets[0] ?? ''} (${delivered})`}`);
+    if (delivered !== null) lines.push(`            or with the Stripe CLI (${cliSecret}): ${listen}`);
   }
   const links = stripeLinks(config);
   const live = links.kind === 'dashboard' && links.mode === 'live';
@@ -662,6 +678,7 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
   // As loadConfig reads it: an empty value is unset, so the command finds the service `serve` started with it.
   const dataDir = env.INTERLOCK_DATA_DIR ?? '';
   const file = join(dataDir === '' ? DEFAULT_DATA_DIR : dataDir, SERVICE_FILE);
+  const start = startLine(dataDir === '' ? DEFAULT_DATA_DIR : dataDir);
   const facts = readServiceFile(file);
   if (facts === null) return;
   const running = runningWriter(facts) !== null;
@@ -669,12 +686,12 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
   if ((env.REDIS_URL ?? '') === '' && typeof facts.redis_url === 'string') {
     env.REDIS_URL = facts.redis_url;
     if ((env.INTERLOCK_KEY_PREFIX ?? '') === '' && typeof facts.key_prefix === 'string') env.INTERLOCK_KEY_PREFIX = facts.key_prefix;
-    redisUrlFromService({ file, pid: typeof facts.pid === 'number' ? facts.pid : null, running });
+    redisUrlFromService({ file, pid: typeof facts.pid === 'number' ? facts.pid : null, running, start });
   }
   if ((env.STRIPE_SECRET_KEY ?? '') === '' && typeof facts.stripe_secret_key === 'string' && typeof facts.stripe_api_base === 'string') {
     env.STRIPE_SECRET_KEY = facts.stripe_secret_key;
     env.STRIPE_API_BASE = facts.stripe_api_base;
-    if (!running) stripeOfStoppedService = { file, pid: typeof facts.pid === 'number' ? facts.pid : null, apiBase: facts.stripe_api_base };
+    if (!running) stripeOfStoppedService = { file, pid: typeof facts.pid === 'number' ? facts.pid : null, apiBase: facts.stripe_api_base, start };
   }
 }
 
@@ -682,15 +699,15 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
  * The Stripe a command took from a service that is not running (a killed `npm start` leaves its private Redis up, so
  * commands still read the journal, but its sandbox ran inside it and is gone): a read that cannot reach it says so.
  */
-let stripeOfStoppedService: { file: string; pid: number | null; apiBase: string } | null = null;
+let stripeOfStoppedService: { file: string; pid: number | null; apiBase: string; start: string } | null = null;
 
 async function readAtStripe<T>(read: () => Promise<T>): Promise<T> {
   try {
     return await read();
   } catch (error) {
     if (stripeOfStoppedService === null || !(error instanceof StripeUnavailable) || error.stripeStatus !== null) throw error;
-    const { file, pid, apiBase } = stripeOfStoppedService;
-    throw new CliFailure(`Could not reach the Stripe sandbox at ${apiBase}: it ran inside the service that wrote ${file}${pid === null ? '' : ` (pid ${pid})`}, which is not running. Start it again (\`npm start\`), or set STRIPE_SECRET_KEY (and STRIPE_API_BASE) for another Stripe. Nothing was recorded.`, EXIT_BAD_INPUT, { cause: error });
+    const { file, pid, apiBase, start } = stripeOfStoppedService;
+    throw new CliFailure(`Could not reach the Stripe sandbox at ${apiBase}: it ran inside the service that wrote ${file}${pid === null ? '' : ` (pid ${pid})`}, which is not running. Start it again (\`${start}\`), or set STRIPE_SECRET_KEY (and STRIPE_API_BASE) for another Stripe. Nothing was recorded.`, EXIT_BAD_INPUT, { cause: error });
   }
 }
 

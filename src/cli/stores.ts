@@ -53,8 +53,11 @@ export function unknownSignersNote(cli: CliStores, kids: readonly string[]): str
   return `signatures: the entries are signed with key ${kids.join(', ')}, whose public key this machine does not hold (${own}; ${retired}), so they were checked but not authenticated here. Run this where the service runs, or add that key's public half (\`npx interlock keys public\` where the service runs) to INTERLOCK_RETIRED_PUBLIC_KEYS_FILE.`;
 }
 
-/** Where REDIS_URL came from when the environment did not set it: the file a service (`npm start`) wrote. */
-type ServiceSource = { file: string; pid: number | null; running: boolean };
+/**
+ * Where REDIS_URL came from when the environment did not set it: the file a service (`npm start`) wrote, and the
+ * command that starts that service again (naming its INTERLOCK_DATA_DIR when it is not the default).
+ */
+type ServiceSource = { file: string; pid: number | null; running: boolean; start: string };
 let fromService: ServiceSource | null = null;
 
 export function redisUrlFromService(source: ServiceSource): void {
@@ -70,7 +73,7 @@ function unreachableAdvice(): string {
   // A stopped `npm start` took its private Redis with it; its journal is on disk and comes back with it.
   return fromService.running
     ? `That is the Redis of ${service}, which still runs; check it, or set REDIS_URL.`
-    : `That is the Redis of ${service}, which is not running: start it again (\`npm start\`) to reach its journal, or set REDIS_URL for another Redis.`;
+    : `That is the Redis of ${service}, which is not running: start it again (\`${fromService.start}\`) to reach its journal, or set REDIS_URL for another Redis.`;
 }
 
 export async function withStores(run: (stores: CliStores) => Promise<void>, options: { readOnly?: boolean } = {}): Promise<void> {

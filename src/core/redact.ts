@@ -26,6 +26,12 @@ const HINT_MIN_LENGTH = 16;
  */
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\r\n/]*@/gi;
 
+/**
+ * The key every local sandbox takes (`npm start`'s, `interlock sandbox`'s): public, printed in the lines to try and
+ * in the README, and no key at Stripe, so a line quoting it (the `stripe listen` line `serve` logs) stays runnable.
+ */
+const PUBLIC_KEYS: ReadonlySet<string> = new Set(['sk_test_sandbox']);
+
 function masked(kind: string, body: string): string {
   return body.length >= HINT_MIN_LENGTH ? `${kind}…${body.slice(-HINT_CHARS)}` : `${kind}…`;
 }
@@ -39,7 +45,8 @@ export function secretHint(secret: string): string {
 /** `text` with every secret in it masked as secretHint shows it, and the credentials of every URL removed. */
 export function redactSecrets(text: string): string {
   const mask = (_all: string, kind: string, body: string) => masked(kind, body);
-  return text.replace(SECRET, mask).replace(BEARER, mask).replace(URL_CREDENTIALS, '$1…@');
+  const maskSecret = (all: string, kind: string, body: string) => (PUBLIC_KEYS.has(all) ? all : masked(kind, body));
+  return text.replace(SECRET, maskSecret).replace(BEARER, mask).replace(URL_CREDENTIALS, '$1…@');
 }
 
 /**

@@ -35,14 +35,30 @@ function livePid(file: string): number | null {
   return processRuns(pid) ? pid : null;
 }
 
-/** Whether a process with this pid runs (signal 0 checks, sends nothing). */
+/**
+ * Whether a process with this pid runs (signal 0 checks, sends nothing). A zombie, a process that exited and that its
+ * parent has not reaped yet (a killed `npm start` for a moment, or for good under a pid 1 that never reaps), answers
+ * signal 0 but runs nothing: it counts as gone, where /proc shows it; elsewhere signal 0's answer stands.
+ */
 export function processRuns(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
   }
+  return !exitedUnreaped(pid);
+}
+
+function exitedUnreaped(pid: number): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return false;
+  }
+  // `pid (comm) state …`: the command name may itself hold ") ", so the state follows the last ")".
+  const state = stat.slice(stat.lastIndexOf(')') + 2).charAt(0);
+  return state === 'Z' || state === 'X';
 }
 
 export function freePort(): Promise<number> {

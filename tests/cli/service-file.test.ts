@@ -227,7 +227,8 @@ it('a refund after npm start was killed (its private Redis left up, its sandbox 
     expect(granted.code, granted.stderr).toBe(0);
     const refund = await runCli(['refund', '--request', 'case-killed', '--payment-intent', 'pi_killed', '--amount', '2000', '--approval', 'ap_killed'], cli);
     expect(refund.code, refund.stderr).toBe(2);
-    expect(refund.stderr).toContain('which is not running. Start it again (`npm start`)');
+    // Under another data dir the advice names it: `npm start` alone would start the default's service.
+    expect(refund.stderr).toContain(`which is not running. Start it again (\`INTERLOCK_DATA_DIR=${dataDir} npm start\`)`);
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     if (redisPid > 0 && runs(redisPid)) process.kill(redisPid, 'SIGKILL');

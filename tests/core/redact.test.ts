@@ -15,6 +15,11 @@ describe('redactSecrets', () => {
     expect(masked).toContain('stripe sk_test_… rk_live_… whsec_… token itk_… anthropic');
   });
 
+  it("leaves the sandboxes' public key (sk_test_sandbox) as it is, so a logged `stripe listen` line runs as logged, and masks any longer key", () => {
+    expect(redactSecrets('stripe listen --api-key sk_test_sandbox --skip-update')).toBe('stripe listen --api-key sk_test_sandbox --skip-update');
+    expect(redactSecrets('key sk_test_sandboxAbCdEfGh1234 and rk_test_sandbox')).toBe('key sk_test_…1234 and rk_test_…');
+  });
+
   it('masks a bearer credential whatever it is, as an SDK error quoting its header shows it', () => {
     const sdk = `Headers.append: "Bearer ${ANTHROPIC}\n# prod key" is an invalid header value.`;
     expect(redactSecrets(sdk)).not.toContain('EfGhIjKl');

@@ -352,7 +352,8 @@ export async function startSender(stores: Stores, target: Target, options: { wor
     ttlMs: config.heartbeatTtlMs,
     // While Redis is away every beat fails: the first is logged, then one line per 10 s with a count.
     onError: limitedErrorLog(logger, 'heartbeat failed'),
-    onSuperseded: (by) => logger.error({ by }, 'another process beats under this worker id; this one dispatches and sends nothing more (effect jobs it takes are put back to wait). Give every worker its own INTERLOCK_WORKER_ID.'),
+    onSuperseded: (by) => logger.error({ by }, 'another process beats under this worker id; this one dispatches and sends nothing while it does (effect jobs it takes are put back to wait). Give every worker its own INTERLOCK_WORKER_ID.'),
+    onReclaimed: (by) => logger.warn({ by }, 'the other process under this worker id has gone; this one took the id back and sends again'),
   });
   // Half the settle margin: a stalled sender dies well before another worker may trust an empty lookup.
   const stallWatch = config.sendWatchdog ? createSendWatchdog({ graceMs: Math.floor(config.settleMarginMs / 2) }) : undefined;

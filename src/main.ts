@@ -38,6 +38,7 @@ import {
   StripeUnavailable,
   requireDurableIntake,
   startSender,
+  defaultWorkerId,
   stripeSide,
   CREDIT_FACTS,
   FACT_EVENTS,
@@ -911,7 +912,9 @@ function addServiceCommands(program: Command): void {
       const config = loadConfig();
       const stripe = stripeSide({ ...config, crashAt: null });
       await withStores(async ({ stores }) => {
-        const sender = await startSender(stores, stripe.target);
+        // An id of its own: a one-pass recoverer under the service's INTERLOCK_WORKER_ID would supersede the running
+        // worker (it takes the id at its first beat), and the claims it takes are its own until it clears its heartbeat.
+        const sender = await startSender(stores, stripe.target, { workerId: `recover:${defaultWorkerId()}` });
         try {
           const report = await sender.gate.recover();
           printJson(report);

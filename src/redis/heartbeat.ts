@@ -9,17 +9,17 @@ import { createScriptRunner } from './scripts.js';
 
 export type Heartbeat = ReturnType<typeof createHeartbeat>;
 
-/** This process was superseded under its worker id (heartbeat.supersededBy): it dispatches and sends nothing more. */
+/** This process is superseded under its worker id (heartbeat.supersededBy): it dispatches and sends nothing while it is. */
 export class WorkerSupersededError extends InterlockError {
   constructor(workerId: string) {
-    super('worker_superseded', `Another process beats under worker id ${workerId}, so this one sends nothing more: every worker needs its own INTERLOCK_WORKER_ID. Stop one of the two; the other goes on, and what this one held is taken over by recovery.`);
+    super('worker_superseded', `Another process beats under worker id ${workerId}, so this one sends nothing while it does: every worker needs its own INTERLOCK_WORKER_ID. Stop one of the two; the other goes on (this one takes the id back once the other has gone), and what this one held is taken over by recovery.`);
     this.name = 'WorkerSupersededError';
   }
 }
 
 export type Liveness = { alive: boolean; ttlMs: number; now: number };
 
-export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId: string; nonce: string; intervalMs?: number; ttlMs?: number; onError?: (error: unknown) => void; onSuperseded?: (by: string) => void }) {
+export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId: string; nonce: string; intervalMs?: number; ttlMs?: number; onError?: (error: unknown) => void; onSuperseded?: (by: string) => void; onReclaimed?: (by: string) => void }) {
   const { redis, keys, workerId, nonce } = deps;
   const intervalMs = deps.intervalMs ?? 1_000;
   const ttlMs = deps.ttlMs ?? 4_000;
@@ -31,15 +31,20 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
   let superseded: string | null = null;
 
   async function beat(): Promise<void> {
-    if (superseded !== null) return;
     const sentAt = performance.now();
-    const reply = await run<{ status: 'OK' } | { status: 'SUPERSEDED'; by: string }>('beat-1', [keys.heartbeat(workerId)], [nonce, ttlMs, lastSentAt === -Infinity ? '1' : '0']);
+    const mode = superseded !== null ? 'reclaim' : lastSentAt === -Infinity ? '1' : '0';
+    const reply = await run<{ status: 'OK' } | { status: 'SUPERSEDED'; by: string }>('beat-1', [keys.heartbeat(workerId)], [nonce, ttlMs, mode]);
     if (reply.status === 'SUPERSEDED') {
+      // Replaced by another process under this worker id: nothing is sent (the gate's guard) while its nonce is there.
+      // The beats go on asking, so this worker takes its id back once that process has gone.
+      if (superseded === null) deps.onSuperseded?.(reply.by);
       superseded = reply.by;
-      if (timer) clearInterval(timer);
-      timer = null;
-      deps.onSuperseded?.(reply.by);
       return;
+    }
+    if (superseded !== null) {
+      const by = superseded;
+      superseded = null;
+      deps.onReclaimed?.(by);
     }
     lastSentAt = sentAt;
   }

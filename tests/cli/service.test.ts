@@ -5,6 +5,7 @@
 // shared state run at the same time, so the file costs a few process starts, not one per check.
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { effectIdFor, explainOutcome, ProcessCrash, startSender, type ApprovalTerms, type Target } from '../../src/interlock.js';
@@ -183,7 +184,14 @@ describe.concurrent('the service commands and their exit codes', () => {
     const quiet = await openPipeline(world.sandbox);
     try {
       const { paymentIntent, effectId } = await deadSenderLeftOpen(quiet, 'recover');
-      const [recovered, reconciled] = await Promise.all([runCli(['recover'], quiet.env(), { timeoutMs: CLI_TIMEOUT_MS }), cli(['reconcile', '--hours', '1'])]);
+      // Run with the service's environment, INTERLOCK_WORKER_ID included: the pass beats under an id of its own, so the
+      // running worker under that id (its heartbeat below) is not superseded by it.
+      const live = new Redis(quiet.config.redisUrl);
+      const liveKey = quiet.stores.keys.heartbeat('svc-live');
+      await live.set(liveKey, 'live-nonce', 'PX', 120_000);
+      const [recovered, reconciled] = await Promise.all([runCli(['recover'], { ...quiet.env(), INTERLOCK_WORKER_ID: 'svc-live' }, { timeoutMs: CLI_TIMEOUT_MS }), cli(['reconcile', '--hours', '1'])]);
+      expect(await live.get(liveKey)).toBe('live-nonce');
+      await live.quit();
       expect([recovered.code, reconciled.code], `${recovered.stderr}\n${reconciled.stderr}`).toEqual([0, 0]);
       expect(json(recovered)).toMatchObject({ settled: [{ effectId, outcome: 'COMMITTED_BY_RETRY' }], waiting: [], unresolved: [] });
       expect((await world.stripe.refunds.list({ payment_intent: paymentIntent })).data.map((refund) => refund.amount)).toEqual([2_000]);

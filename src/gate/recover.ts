@@ -332,6 +332,9 @@ export function createRecover(ctx: GateContext) {
 
   async function recover(options: { only?: readonly string[] } = {}): Promise<RecoveryReport> {
     const report: RecoveryReport = { settled: [], waiting: [], skipped: [], unresolved: [], nextAt: null };
+    // A worker superseded under its id takes no claims: it could send none of them, and each one it took would only
+    // hold the claim away from the worker that can, for a pass.
+    if (heartbeat.supersededBy() !== null) return report;
     const candidates: { effectId: string; partition: string | null; indexed: string[] }[] = options.only
       ? await Promise.all(options.only.map(async (effectId) => ({ effectId, partition: isEffectId(effectId) ? await journal.partitionOf(effectId) : null, indexed: [] })))
       : groupByEffect(await journal.openEffects());

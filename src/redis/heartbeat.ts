@@ -66,7 +66,8 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
       if (timer) clearInterval(timer);
       timer = null;
       lastSentAt = -Infinity;
-      if (options.clear) await redis.del(keys.heartbeat(workerId));
+      // Only its own key: a replaced worker leaves the heartbeat of the process that replaced it (clear-heartbeat-1).
+      if (options.clear) await run('clear-heartbeat-1', [keys.heartbeat(workerId)], [nonce]);
     },
     /** The boot nonce of the process that now beats under this worker id, or null while this one holds it. */
     supersededBy(): string | null {

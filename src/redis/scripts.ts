@@ -28,6 +28,7 @@ export const SCRIPT_NAMES = [
   'check-epoch-1',
   'probe-heartbeat-1',
   'beat-1',
+  'clear-heartbeat-1',
   'grant-approval-1',
   'revoke-approval-2',
   'describe-approval-1',

@@ -106,6 +106,13 @@ export function addEffectCommands(program: Command): void {
       }, { readOnly: true });
     });
 
+  /** One alert on its line; a resolved one (`--all`) says so, and who resolved it, in place of what to do. */
+  const alertLine = (alert: Alert): string => {
+    const head = `${new Date(alert.raisedAt).toISOString()} ${alert.kind} ${alert.effectId.slice(0, 12)}… $${(alert.centsAtStake / 100).toFixed(2)} at stake: ${alert.sentence}`;
+    if (alert.resolvedAt === null) return `${head} What to do: ${alert.action}`;
+    return `${new Date(alert.raisedAt).toISOString()} RESOLVED ${head.slice(head.indexOf(' ') + 1)} Resolved by ${alert.resolvedBy ?? 'someone'} at ${new Date(alert.resolvedAt).toISOString()}.`;
+  };
+
   const alerts = program
     .command('alerts')
     .description('money at stake (exposure, refunds that failed after landing, late landings, proposals not judged), newest first')
@@ -120,7 +127,7 @@ export function addEffectCommands(program: Command): void {
         do {
           const page = await stores.alerts.page({ all: options.all ?? false, limit: ALERTS_PAGE, ...(cursor === undefined ? {} : { cursor }) });
           alerts.push(...page.data);
-          if (!options.json) for (const alert of page.data) printLine(`${new Date(alert.raisedAt).toISOString()} ${alert.kind} ${alert.effectId.slice(0, 12)}… $${(alert.centsAtStake / 100).toFixed(2)} at stake: ${alert.sentence} What to do: ${alert.action}`);
+          if (!options.json) for (const alert of page.data) printLine(alertLine(alert));
           cursor = page.next ?? undefined;
         } while (cursor !== undefined);
         if (options.json) printJson({ alerts });

@@ -33,6 +33,14 @@ describe('interlock alerts', { timeout: 90_000 }, () => {
     expect(open.code, open.stderr).toBe(0);
     expect(JSON.parse(open.stdout)).toEqual({ alerts: [] });
 
+    // --all lists it, marked resolved and naming who, never with the action an open alert asks for.
+    const all = await runCli(['alerts', '--all'], env);
+    expect(all.code, all.stderr).toBe(0);
+    const line = all.stdout.split('\n').find((text) => text.includes(effectId.slice(0, 12))) ?? '';
+    expect(line).toMatch(/^\S+ RESOLVED late_landing /);
+    expect(line).toContain('Resolved by lee@support (cli) at ');
+    expect(line).not.toContain('What to do');
+
     const again = await runCli(['alerts', 'resolve', alert.id, '--by', 'sam'], env);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('lee@support (cli)');

@@ -281,18 +281,8 @@ export function createRecover(ctx: GateContext) {
 
   async function resend(holding: Holding, dispatched: EntryOf<'DISPATCHED'>, effect: Effect, requestId: string | null, checks: Checks, outcome: 'COMMITTED_BY_RETRY' | 'REAPPLIED_AFTER_QUERY', trustedAt: number): Promise<Resent> {
     const { partition, effectId, epoch } = holding;
-    let held: string | null;
-    try {
-      held = await holdBack(ctx);
-    } catch (error) {
-      // Refused before anything could leave (Redis not durable, this worker superseded): given up saying so.
-      await journal.releaseClaim(partition, effectId, ctx.owner, epoch, 'unsent').catch(() => undefined);
-      throw error;
-    }
-    if (held !== null) {
-      await journal.releaseClaim(partition, effectId, ctx.owner, epoch, 'unsent');
-      return { kind: 'done', settled: { kind: 'unresolved', effectId, outcome: 'UNRESOLVED:replicas_behind', error: held } };
-    }
+    const held = await holdBack(ctx, holding, 'unsent');
+    if (held !== null) return { kind: 'done', settled: { kind: 'unresolved', effectId, outcome: 'UNRESOLVED:replicas_behind', error: held } };
     const deadlineAt = performance.now() + target.sendTimeoutMs;
     // Under the same idempotency key, the resend must start while the target still remembers the key.
     const notAfter = outcome === 'COMMITTED_BY_RETRY' ? dispatched.at + target.dedupWindowMs - timing.dedupMarginMs : 0;

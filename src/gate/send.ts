@@ -21,16 +21,26 @@ export type SendResult = { landed: JsonObject } | { rejected: Rejected } | { unk
 export const CLAIM_FRESH_MS = 250;
 
 /**
- * Whether a dispatched effect may be sent now: Redis must be durable (the monitor's last reading), and, when the
- * operator asked for it, enough replicas must hold the DISPATCHED that a failover cannot lose it. Returns why not,
- * or null. A send held back here is not lost: the dispatch stays open and recovery sends it once this holds.
+ * Whether a dispatched effect may be sent now: this worker may send (the guard: Redis durable by the monitor's last
+ * reading, not superseded under its worker id), and, when the operator asked for it, enough replicas hold the
+ * DISPATCHED that a failover cannot lose it. Returns why not, or null; a guard's refusal is thrown. Either way
+ * nothing left, so the claim is given up saying so (`unsent`: `first` from the dispatching worker, `unsent` from a
+ * recoverer; release-claim-1.lua): the dispatch stays open and is sent once this holds, never settled AMBIGUOUS.
  */
-export async function holdBack(ctx: GateContext): Promise<string | null> {
-  ctx.guard?.assertMaySend();
+export async function holdBack(ctx: GateContext, holding: { partition: string; effectId: string; epoch: number }, unsent: 'first' | 'unsent'): Promise<string | null> {
+  const giveUp = () => ctx.journal.releaseClaim(holding.partition, holding.effectId, ctx.owner, holding.epoch, unsent);
+  try {
+    ctx.guard?.assertMaySend();
+  } catch (error) {
+    await giveUp().catch(() => undefined);
+    throw error;
+  }
   const replicas = ctx.timing.minReplicas ?? 0;
   if (replicas === 0) return null;
   const { ok, acknowledged } = await ctx.journal.replicated(replicas, ctx.timing.replicaWaitMs ?? 1_000);
-  return ok ? null : `only ${acknowledged} of the ${replicas} Redis replicas required acknowledged the DISPATCHED, so it was not sent; recovery sends it once they do`;
+  if (ok) return null;
+  await giveUp();
+  return `only ${acknowledged} of the ${replicas} Redis replicas required acknowledged the DISPATCHED, so it was not sent; recovery sends it once they do`;
 }
 
 /**

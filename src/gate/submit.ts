@@ -372,18 +372,9 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
   }
 
   async function sendDispatched(holding: Holding, effect: Effect, requestId: string | null, deadlineAt: number, claimCheckedAt: number): Promise<Settled> {
-    let held: string | null;
-    try {
-      held = await holdBack(ctx);
-    } catch (error) {
-      // Refused before anything could leave (Redis not durable, this worker superseded): the claim is given up saying
-      // so, for whoever recovers it (release-claim-1.lua), and the refusal is the answer.
-      await journal.releaseClaim(holding.partition, holding.effectId, ctx.owner, holding.epoch, 'first').catch(() => undefined);
-      throw error;
-    }
+    const held = await holdBack(ctx, holding, 'first');
     if (held !== null) {
       logger.warn({ effectId: holding.effectId, reason: held }, 'send held back');
-      await journal.releaseClaim(holding.partition, holding.effectId, ctx.owner, holding.epoch, 'first');
       return { kind: 'skipped', effectId: holding.effectId, reason: held, holder: ctx.owner, retryAt: journal.clock.estimate() ?? 0 };
     }
     const sent = await sendOnce(ctx, holding, effect, requestId, deadlineAt, claimCheckedAt);

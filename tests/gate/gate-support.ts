@@ -30,6 +30,20 @@ export async function gateWorld(options: { target?: Partial<MemoryTargetOptions>
   return world;
 }
 
+/**
+ * A world of a tier-2 target (looked up, never deduped) and one node whose $20 refund got no definite answer: the
+ * connection dropped before the request was written, so nothing landed and the dispatch stays open for recovery.
+ */
+export async function unknownSend(): Promise<{ world: World; node: TestNode; effectId: string }> {
+  const world = await gateWorld({ target: { tier: 2 } });
+  const node = await world.node('a');
+  const { id } = await grant(node);
+  world.target.inject({ kind: 'error-before-send' });
+  const answer = await node.gate.submit(refundProposal({ approval: id }));
+  expect(answer.outcome).toBe('IN_FLIGHT');
+  return { world, node, effectId: answer.effectId };
+}
+
 export async function grant(node: TestNode, overrides: Partial<ApprovalTerms> = {}): Promise<ApprovalTerms> {
   const terms = approvalTerms({ scope: PAYMENT, ...overrides });
   await node.approvals.grant(terms);

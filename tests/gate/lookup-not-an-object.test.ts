@@ -9,7 +9,7 @@ import { afterEach, expect, it } from 'vitest';
 import { Rejected } from '../../src/core/target.js';
 import { verify } from '../../src/core/verify.js';
 import { refundProposal, sleep, type World } from '../support/harness.js';
-import { entryKinds, gateWorld, grant, openState } from './gate-support.js';
+import { entryKinds, gateWorld, grant, openState, unknownSend } from './gate-support.js';
 
 let world: World;
 afterEach(async () => {
@@ -51,34 +51,28 @@ it('a definite refusal followed by a lookup answering a list is a failed lookup,
 });
 
 it('a recovery lookup answering an empty list is not committed as a landing', async () => {
-  world = await gateWorld({ target: { tier: 2 } });
-  const a = await world.node('a');
-  const { id } = await grant(a);
   // The connection drops before the request is written: nothing lands, the outcome is unknown to the gate.
-  world.target.inject({ kind: 'error-before-send' });
-  const answer = await a.gate.submit(refundProposal({ approval: id }));
-  expect(answer.outcome).toBe('IN_FLIGHT');
+  const sent = await unknownSend();
+  world = sent.world;
+  const { node: a, effectId } = sent;
   // A lookup that returns a list page's `data`: empty, nothing carries the effect id.
   world.target.query = async () => [] as never;
   await sleep(900);
-  const report = await a.gate.recover({ only: [answer.effectId] });
+  const report = await a.gate.recover({ only: [effectId] });
   expect(world.target.landings).toHaveLength(0);
   expect(report.settled).toEqual([]);
-  expect(report.unresolved).toEqual([expect.objectContaining({ effectId: answer.effectId, outcome: 'UNRESOLVED:lookup_failed' })]);
-  expect(await entryKinds(a, answer.effectId)).not.toContain('COMMITTED');
+  expect(report.unresolved).toEqual([expect.objectContaining({ effectId, outcome: 'UNRESOLVED:lookup_failed' })]);
+  expect(await entryKinds(a, effectId)).not.toContain('COMMITTED');
 });
 
 it('a recovery lookup answering undefined is "nothing landed": after the quiet period the effect is reapplied once', async () => {
-  world = await gateWorld({ target: { tier: 2 } });
-  const a = await world.node('a');
-  const { id } = await grant(a);
-  world.target.inject({ kind: 'error-before-send' });
-  const answer = await a.gate.submit(refundProposal({ approval: id }));
-  expect(answer.outcome).toBe('IN_FLIGHT');
+  const sent = await unknownSend();
+  world = sent.world;
+  const { node: a, effectId } = sent;
   const query = world.target.query.bind(world.target);
   world.target.query = async (...args) => (await query(...args)) ?? (undefined as never);
   await sleep(900);
-  const report = await a.gate.recover({ only: [answer.effectId] });
-  expect(report.settled).toEqual([expect.objectContaining({ effectId: answer.effectId, outcome: 'REAPPLIED_AFTER_QUERY' })]);
-  expect(world.target.landedCount(answer.effectId)).toBe(1);
+  const report = await a.gate.recover({ only: [effectId] });
+  expect(report.settled).toEqual([expect.objectContaining({ effectId, outcome: 'REAPPLIED_AFTER_QUERY' })]);
+  expect(world.target.landedCount(effectId)).toBe(1);
 });

@@ -6,7 +6,7 @@
 // Before: readFacts and query were awaited with no bound of the gate's own; a read that never answered hung both.
 import { afterEach, expect, it } from 'vitest';
 import { refundProposal, sleep, type World } from '../support/harness.js';
-import { gateWorld, grant } from './gate-support.js';
+import { gateWorld, grant, unknownSend } from './gate-support.js';
 
 let world: World;
 afterEach(async () => {
@@ -38,33 +38,28 @@ it('a fact read that rejects after the read timeout has failed the submit is abs
 });
 
 it('a recovery lookup that never answers does not hang the recovery pass: it is unresolved, lookup_failed', async () => {
-  world = await gateWorld({ target: { tier: 2 } });
-  const a = await world.node('a');
-  const { id } = await grant(a);
-  world.target.inject({ kind: 'error-before-send' });
-  const answer = await a.gate.submit(refundProposal({ approval: id }));
-  expect(answer.outcome).toBe('IN_FLIGHT');
+  const sent = await unknownSend();
+  world = sent.world;
+  const { node: a, effectId } = sent;
   world.target.query = () => new Promise(() => undefined);
-  const pass = await within(a.gate.recover({ only: [answer.effectId] }), 5_000);
+  const pass = await within(a.gate.recover({ only: [effectId] }), 5_000);
   expect(pass).not.toBe('hung');
-  expect(pass).toMatchObject({ value: { unresolved: [expect.objectContaining({ effectId: answer.effectId, outcome: 'UNRESOLVED:lookup_failed' })] } });
+  expect(pass).toMatchObject({ value: { unresolved: [expect.objectContaining({ effectId, outcome: 'UNRESOLVED:lookup_failed' })] } });
   expect(world.target.landings).toHaveLength(0);
 });
 
 it('a recovery lookup that answers after the read timeout is absorbed, and the next pass settles the effect', async () => {
-  world = await gateWorld({ target: { tier: 2 } });
-  const a = await world.node('a');
-  const { id } = await grant(a);
-  world.target.inject({ kind: 'error-before-send' });
-  const answer = await a.gate.submit(refundProposal({ approval: id }));
+  const sent = await unknownSend();
+  world = sent.world;
+  const { node: a, effectId } = sent;
   const query = world.target.query.bind(world.target);
   world.target.query = () => new Promise((_, reject) => setTimeout(() => reject(new Error('late failure')), 1_000));
   await sleep(900);
-  const first = await a.gate.recover({ only: [answer.effectId] });
+  const first = await a.gate.recover({ only: [effectId] });
   expect(first.unresolved).toEqual([expect.objectContaining({ outcome: 'UNRESOLVED:lookup_failed' })]);
   await sleep(1_200);
   world.target.query = query;
-  const second = await a.gate.recover({ only: [answer.effectId] });
-  expect(second.settled).toEqual([expect.objectContaining({ effectId: answer.effectId, outcome: 'REAPPLIED_AFTER_QUERY' })]);
-  expect(world.target.landedCount(answer.effectId)).toBe(1);
+  const second = await a.gate.recover({ only: [effectId] });
+  expect(second.settled).toEqual([expect.objectContaining({ effectId, outcome: 'REAPPLIED_AFTER_QUERY' })]);
+  expect(world.target.landedCount(effectId)).toBe(1);
 });

@@ -14,6 +14,14 @@ import type { Refund } from './objects/refunds.js';
 import type { Charges } from './objects/charges.js';
 import type { World } from './world.js';
 
+/**
+ * The longest wait a control rule may ask for: Node's longest timer (about 24.8 days). A longer one would fire at once
+ * (Node clamps it to 1 ms), so a "slow" or "delay" rule meant to hold a request would let it through.
+ */
+const MAX_TIMER_MS = 2_147_483_647;
+/** The most copies a `duplicate` rule may send of one delivery: each copy is a queued delivery held in memory. */
+const MAX_COPIES = 100;
+
 export function controlRoutes(world: World, charges: Charges): Route[] {
   const { core, delivery, idempotency, refunds, disputes, faults, requests } = world;
   const { settings, clock } = core;
@@ -53,10 +61,10 @@ export function controlRoutes(world: World, charges: Charges): Route[] {
         dispute_fee: int({ min: 0 }),
         reinstate_dispute_fee_on_win: bool(),
         dispute_due_days: int({ min: 0 }),
-        webhook_timeout_ms: int({ min: 1 }),
+        webhook_timeout_ms: int({ min: 1, max: MAX_TIMER_MS }),
         webhook_max_retries: int({ min: 0 }),
-        stripecli_reconnect_delay_seconds: int({ min: 1 }),
-        stripecli_session_expires_after_ms: int({ min: 1 }),
+        stripecli_reconnect_delay_seconds: int({ min: 1, max: Math.floor(MAX_TIMER_MS / 1000) }),
+        stripecli_session_expires_after_ms: int({ min: 1, max: MAX_TIMER_MS }),
       },
       handle: (params) => {
         if (params.idempotency_ttl_seconds !== undefined) idempotency.setTtlSeconds(params.idempotency_ttl_seconds);
@@ -92,7 +100,7 @@ export function controlRoutes(world: World, charges: Charges): Route[] {
     route({
       method: 'POST',
       path: '/_sandbox/faults/slow',
-      params: { path: str(), ms: required(int({ min: 0 })), count: int({ min: 1 }) },
+      params: { path: str(), ms: required(int({ min: 0, max: MAX_TIMER_MS })), count: int({ min: 1 }) },
       handle: (params) => {
         faults.addSlow({ path: params.path ?? null, ms: params.ms, remaining: params.count ?? 1 });
         return { ok: true };
@@ -199,8 +207,8 @@ export function controlRoutes(world: World, charges: Charges): Route[] {
         event: str(),
         endpoint: str(),
         count: int({ min: 1 }),
-        copies: int({ min: 2 }),
-        delay_ms: int({ min: 0 }),
+        copies: int({ min: 2, max: MAX_COPIES }),
+        delay_ms: int({ min: 0, max: MAX_TIMER_MS }),
       },
       handle: (params) =>
         delivery.addRule({
@@ -252,7 +260,7 @@ export function controlRoutes(world: World, charges: Charges): Route[] {
     route({
       method: 'POST',
       path: '/_sandbox/webhooks/idle',
-      params: { timeout_ms: int({ min: 0 }) },
+      params: { timeout_ms: int({ min: 0, max: MAX_TIMER_MS }) },
       handle: async (params) => ({ idle: await delivery.idle(params.timeout_ms ?? 5_000) }),
     }),
   ];

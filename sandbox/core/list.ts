@@ -44,6 +44,10 @@ export function paginate<T extends StripeObject>(items: readonly T[], query: Lis
     if (index < 0) throw invalidRequest(`No such object: '${id}'`, { code: 'resource_missing', param });
     return index;
   };
+  // Stripe takes one cursor: a page is after an object or before one, never between two.
+  if (query.ending_before !== undefined && query.starting_after !== undefined) {
+    throw invalidRequest('Received both starting_after and ending_before parameters. Please pass in only one.');
+  }
   if (query.ending_before !== undefined) {
     const end = cursorIndex(query.ending_before, 'ending_before');
     const start = Math.max(0, end - limit);

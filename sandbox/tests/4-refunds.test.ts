@@ -165,6 +165,14 @@ describe('4. refunds', () => {
     expect(all).toEqual(newestFirst);
   });
 
+  it('refuses a list given both cursors (a page follows one object or precedes one), as Stripe does', async () => {
+    const { charge } = await pay(h.stripe, 'pm_card_visa');
+    const older = await h.stripe.refunds.create({ charge, amount: 100 });
+    const newer = await h.stripe.refunds.create({ charge, amount: 100 });
+    const error = await expectStripeError(h.stripe.refunds.list({ charge, starting_after: newer.id, ending_before: older.id }));
+    expect(error).toMatchObject({ statusCode: 400, type: 'StripeInvalidRequestError', message: 'Received both starting_after and ending_before parameters. Please pass in only one.' });
+  });
+
   it('finds a refund by metadata through the list, as the gate’s lookup does', async () => {
     const { intent } = await pay(h.stripe, 'pm_card_visa');
     await h.stripe.refunds.create({ payment_intent: intent.id, amount: 100, metadata: { effect: 'other' } });

@@ -58,4 +58,25 @@ describe('sandbox: unreadable requests are the client\'s error, not a 500', () =
     expect(answer.status).toBe(400);
     expect(answer.body.error?.message).not.toMatch(/nested/);
   });
+
+  // Rule: a control rule the sandbox could not honour is refused with a 400, not taken and bent: a wait past Node's
+  // longest timer fired at once (the "slow" request answered without delay), and a duplicate rule's copies were
+  // unbounded (a billion queued deliveries).
+  it('refuses control waits past the longest timer and unbounded duplicate copies with a 400', async () => {
+    const control = (path: string, body: string) => send('POST', `/_sandbox${path}`, body);
+    for (const [path, body] of [
+      ['/faults/slow', 'ms=3000000000'],
+      ['/webhooks/rules', 'action=delay&delay_ms=3000000000'],
+      ['/webhooks/rules', 'action=duplicate&copies=1000000000'],
+      ['/webhooks/idle', 'timeout_ms=3000000000'],
+      ['/config', 'webhook_timeout_ms=3000000000'],
+    ] as const) {
+      const answer = await control(path, body);
+      expect(answer.status, `${path} ${body}`).toBe(400);
+      expect(answer.body.error?.message).toMatch(/less than or equal to/);
+    }
+    expect((await control('/faults/slow', 'ms=2147483647&path=/v1/nothing')).status).toBe(200);
+    await send('DELETE', '/_sandbox/faults');
+  });
 });
+

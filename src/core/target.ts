@@ -60,23 +60,38 @@ export interface Target {
  */
 export function targetProblems(target: Target): string[] {
   const t = target as { readonly [K in keyof Target]?: unknown };
-  const shown = (value: unknown) => (typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : Array.isArray(value) ? 'a list' : String(value));
   const problems: string[] = [];
-  if (typeof t.name !== 'string' || t.name.length === 0) problems.push(`name (${shown(t.name)}) must be a non-empty string`);
-  if (t.tier !== 1 && t.tier !== 2 && t.tier !== 3) problems.push(`tier (${shown(t.tier)}) must be the number 1, 2 or 3`);
-  if (typeof t.queryable !== 'boolean') problems.push(`queryable (${shown(t.queryable)}) must be true or false`);
+  if (typeof t.name !== 'string' || t.name.length === 0) problems.push(`name (${shownValue(t.name)}) must be a non-empty string`);
+  if (t.tier !== 1 && t.tier !== 2 && t.tier !== 3) problems.push(`tier (${shownValue(t.tier)}) must be the number 1, 2 or 3`);
+  if (typeof t.queryable !== 'boolean') problems.push(`queryable (${shownValue(t.queryable)}) must be true or false`);
+  // Tier 2 is the target recovery finds an effect on by its id (DESIGN: "queryable only"); one that can do neither is
+  // tier 3, whose never-sent dispatches are sent once where a tier 2 that cannot look would settle them AMBIGUOUS.
+  if (t.tier === 2 && t.queryable === false) problems.push('a tier-2 target (no dedupe on the effect id) must be queryable: recovery can only look its sends up; declare queryable: true, or tier 3 for a target that can neither dedupe nor be queried');
   const kinds = t.kinds;
   if (!Array.isArray(kinds) || kinds.length === 0 || !kinds.every((kind) => (EFFECT_KINDS as readonly unknown[]).includes(kind))) {
-    problems.push(`kinds (${Array.isArray(kinds) ? JSON.stringify(kinds).slice(0, 80) : shown(kinds)}) must be a non-empty list of ${EFFECT_KINDS.join(', ')}`);
+    problems.push(`kinds (${shownValue(kinds)}) must be a non-empty list of ${EFFECT_KINDS.join(', ')}`);
   }
   const facts = t.facts;
   if (facts !== null && !(Array.isArray(facts) && facts.every((name) => typeof name === 'string'))) {
-    problems.push(`facts (${Array.isArray(facts) ? JSON.stringify(facts).slice(0, 80) : shown(facts)}) must be null (any premise name) or a list of premise names`);
+    problems.push(`facts (${shownValue(facts)}) must be null (any premise name) or a list of premise names`);
   }
   for (const method of ['apply', 'query', 'readFacts'] as const) {
-    if (typeof t[method] !== 'function') problems.push(`${method} (${shown(t[method])}) must be a function`);
+    if (typeof t[method] !== 'function') problems.push(`${method} (${shownValue(t[method])}) must be a function`);
   }
   return problems;
+}
+
+/**
+ * A declared value as a refusal quotes it, whatever it is: a BigInt, a symbol, an object without a prototype or a
+ * list holding one made the refusal itself throw a TypeError (JSON.stringify, String), hiding what was wrong.
+ */
+function shownValue(value: unknown, depth = 0): string {
+  if (typeof value === 'string') return JSON.stringify(value.slice(0, 40));
+  if (typeof value === 'bigint') return `${value}n`;
+  if (Array.isArray(value)) return depth > 0 ? 'a list' : `[${value.slice(0, 8).map((item) => shownValue(item, depth + 1)).join(', ')}${value.length > 8 ? ', …' : ''}]`;
+  if (typeof value === 'object' && value !== null) return 'an object';
+  if (typeof value === 'function') return 'a function';
+  return String(value);
 }
 
 /** A definite refusal from the target (for Stripe, a 4xx that is not a rate limit or a conflict). Never resent. */

@@ -3,7 +3,9 @@
 // setting reads as tier 3 in recoveryMode, so every crashed send of a tier-1 target would settle AMBIGUOUS instead of
 // being resent under its key), a `queryable` that is not a boolean, `kinds` that is not a non-empty list of known
 // effect kinds, `facts` that is neither null nor a list of names (left out, every submit threw a raw TypeError), or a
-// missing apply, query or readFacts.
+// missing apply, query or readFacts; a tier 2 that cannot be queried (tier 2 is "queryable only": recovery could only
+// settle its crashed sends AMBIGUOUS, even one never sent, which tier 3 sends once). A declared value the refusal
+// quotes never makes the refusal itself throw (a BigInt or an object without a prototype among the kinds).
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { afterEach, expect, it } from 'vitest';
@@ -52,6 +54,19 @@ it('refuses a target without its facts or its kinds, or with kinds it cannot nam
 it('refuses a target whose queryable is not a boolean or that lacks one of its calls', async () => {
   expect((await start({ ...base(), queryable: 'yes' as never })).message).toMatch(/queryable \("yes"\) must be true or false/);
   expect((await start({ ...base(), readFacts: undefined as never })).message).toMatch(/readFacts \(undefined\) must be a function/);
+});
+
+it('refuses a tier-2 target that cannot be queried, naming tier 3 for one that can neither dedupe nor look', async () => {
+  const refused = await start({ ...createMemoryTarget({ tier: 2, sendTimeoutMs: 1_000 }), queryable: false });
+  expect(refused.code).toBe('invalid_config');
+  expect(refused.message).toMatch(/tier-2 target .* must be queryable.*tier 3/);
+});
+
+it('quotes any declared value in its refusal: a BigInt or a prototype-less object among the kinds is named, not a TypeError', async () => {
+  const refused = await start({ ...base(), kinds: ['refund', 5n, Object.create(null)] as never, name: Symbol('t') as never });
+  expect(refused.code).toBe('invalid_config');
+  expect(refused.message).toMatch(/kinds \(\["refund", 5n, an object\]\) must be a non-empty list/);
+  expect(refused.message).toMatch(/name \(Symbol\(t\)\) must be a non-empty string/);
 });
 
 it('names every problem of a target in one refusal, its timing included', async () => {

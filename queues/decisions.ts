@@ -550,6 +550,24 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     },
   );
   logWorkerErrors(worker, logger, 'decisions worker error');
+  // A case submitted again between its last attempt writing `failed` and its job completing was queued again (reopen)
+  // while the job still ran, so the submission could not retry it (a running job is neither failed nor completed) and
+  // adding it under its id was a no-op: once completed, nothing would ever run the case. The job that ended the case
+  // failed looks again once it is completed, and runs again for a case queued meanwhile.
+  worker.on('completed', (job: Job<DecisionJob>, result: unknown) => {
+    if ((result as { state?: unknown } | null)?.state !== 'failed') return;
+    void (async () => {
+      const record = await stores.cases.get(job.data.caseId);
+      if (record?.status.state !== 'queued') return;
+      try {
+        await job.retry('completed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+        logger.info({ caseId: job.data.caseId }, 'the case was submitted again as its last attempt failed: it is decided again');
+      } catch (error) {
+        // Retried already by the submission, which found the job completed first.
+        if (await job.isCompleted()) throw error;
+      }
+    })().catch((error: unknown) => logger.error({ err: error, caseId: job.data.caseId }, 'a case submitted again as its last attempt failed could not be queued again; submit it once more'));
+  });
   return {
     worker,
     async close(force = false): Promise<void> {

@@ -660,7 +660,9 @@ function announce(config: Config, service: Service, embedded: Embedded, register
   }
   const links = stripeLinks(config);
   const live = links.kind === 'dashboard' && links.mode === 'live';
-  const stripe = sandbox ? `the offline sandbox at ${config.stripeApiBase} (STRIPE_SECRET_KEY is unset)` : config.stripeApiBase !== null ? `Stripe at ${config.stripeApiBase}` : live ? 'Stripe LIVE mode: refunds and credits move real money (INTERLOCK_ALLOW_LIVE=1)' : 'Stripe test mode';
+  // A process that joined a running `npm start` (one more worker or API) was given its sandbox through service.json.
+  const joinedSandbox = !sandbox && config.stripeSecretKey === SANDBOX_KEY && config.stripeApiBase !== null;
+  const stripe = sandbox ? `the offline sandbox at ${config.stripeApiBase} (STRIPE_SECRET_KEY is unset)` : joinedSandbox ? `the offline sandbox at ${config.stripeApiBase}, the running service's` : config.stripeApiBase !== null ? `Stripe at ${config.stripeApiBase}` : live ? 'Stripe LIVE mode: refunds and credits move real money (INTERLOCK_ALLOW_LIVE=1)' : 'Stripe test mode';
   lines.push(`  Stripe    ${stripe}`);
   lines.push(`  Redis     ${embedded.redis === null ? shownUrl(config.redisUrl) : `a private redis-server (append-only, fsync always) in ${embedded.redis.dir}, at ${shownUrl(config.redisUrl)}`}`);
   if (service.tokensFile !== null) lines.push(`  Tokens    ${Object.entries(tokens).map(([role, token]) => `${role} ${token}`).join('\n            ')}\n            (kept in ${service.tokensFile})`);

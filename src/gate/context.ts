@@ -1,7 +1,8 @@
 // What submit, recovery and settling share: the adapters, the timing, who this sender is, which effects it is busy
 // with, and the shapes of their answers. One context per gate instance ("worker").
 import type { Logger } from 'pino';
-import type { ApprovalSnapshot, Checks, PremiseChange } from '../core/entries.js';
+import type { ApprovalSnapshot, Checks, CommitVia, PremiseChange } from '../core/entries.js';
+import type { JsonObject } from '../core/json.js';
 import { errorCode, InterlockError, type SlowDown } from '../core/errors.js';
 import { explainOutcome, type Outcome } from '../core/outcomes.js';
 import { quoteError } from '../core/quote.js';
@@ -117,10 +118,22 @@ export type GateContext = GateDeps & {
     release(effectId: string): void;
     has(effectId: string): boolean;
   };
+  /**
+   * Landings this process heard from the target but could not write down (Redis was away when the settle ran): the
+   * next recovery pass of this process commits the effect from here, as its send, before it plans anything. A target
+   * that can neither dedupe nor be looked up (tier 3) would otherwise leave a landing the gate saw AMBIGUOUS.
+   */
+  heard: Map<string, HeardLanding>;
   /** Granted terms of the approvals this worker has used: they never change, so one read serves every effect. */
   terms(approvalId: string, options?: { refresh?: boolean; likely?: string }): Promise<GrantedTerms | null>;
   result(effectId: string, outcome: Outcome, extra?: Omit<GateResult, 'effectId' | 'outcome' | 'sentence'>): GateResult;
 };
+
+/** A landing heard but not written down (GateContext.heard): how it would have been committed. */
+export type HeardLanding = { via: CommitVia; result: JsonObject; rechecked: Checks | null; outcome: Outcome };
+
+/** The most landings `heard` keeps: only those of a Redis outage, each settled on this process's next pass. */
+export const HEARD_KEPT = 10_000;
 
 export function checksOf(snapshot: ApprovalSnapshot | null, approvalIssues: string[], violations: string[] = [], changes: PremiseChange[] = []): Checks {
   return { approvalLive: snapshot !== null && approvalIssues.length === 0, approval: snapshot, approvalProblems: approvalIssues, violations, changes };
@@ -153,6 +166,7 @@ export function createContext(deps: GateDeps): GateContext {
     owner: deps.heartbeat.workerId,
     nonce: deps.heartbeat.nonce,
     readTimeoutMs: deps.target.sendTimeoutMs,
+    heard: new Map(),
     // Effects this instance is dispatching, sending or recovering right now, with how many of its calls are. Its
     // own recovery pass or a duplicate job must treat them as held by a live sender, not as its leftovers.
     busy: {

@@ -156,6 +156,9 @@ export function createRecover(ctx: GateContext) {
     const { epoch } = claim;
     const { partition, effectId } = holding;
 
+    // A landing this process heard while Redis was away (settle.ts commit): committed as it would have been then.
+    const heard = ctx.heard.get(effectId);
+    if (heard !== undefined) return commit(ctx, holding, heard.via, heard.result, heard.rechecked, heard.outcome);
     // A fenced-out sender's definite answer is the truth about the effect (issue 6, item 7).
     if (claim.late === 'landed') {
       const late = lateLanding(entries);

@@ -8,7 +8,8 @@ import { isJsonObject, type Json, type JsonObject } from '../core/json.js';
 import type { Outcome } from '../core/outcomes.js';
 import { quote, quoteError, quoteObject, QUOTE_LIMITS, type QuoteLimits } from '../core/quote.js';
 import { objectId, type Rejected } from '../core/target.js';
-import type { GateContext, Settled } from './context.js';
+import { HEARD_KEPT, type GateContext, type Settled } from './context.js';
+import { isRedisOutage } from '../redis/client.js';
 import { lookUp } from './reads.js';
 
 /**
@@ -70,7 +71,19 @@ function rereadIfMarked(ctx: GateContext, effectId: string, reread: boolean): vo
 export async function commit(ctx: GateContext, at: Holding, via: CommitVia, landed: JsonObject, rechecked: Checks | null, outcome: Outcome): Promise<Settled> {
   const result = quoteLanded(landed);
   const found = objectId(result);
-  const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'COMMITTED', via, result, found, rechecked, epoch: at.epoch }, { head: at.head, approvalId: at.approvalId });
+  let reply: Awaited<ReturnType<GateContext['journal']['settle']>>;
+  try {
+    reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'COMMITTED', via, result, found, rechecked, epoch: at.epoch }, { head: at.head, approvalId: at.approvalId });
+  } catch (error) {
+    // Redis was away: what landed is kept for this process's next pass over the effect (GateContext.heard).
+    if (isRedisOutage(error)) {
+      if (ctx.heard.size >= HEARD_KEPT) ctx.heard.delete(ctx.heard.keys().next().value ?? '');
+      ctx.heard.set(at.effectId, { via, result, rechecked, outcome });
+      ctx.logger.warn({ effectId: at.effectId, found }, 'the send landed but Redis could not record it; this process commits it on its next pass over the effect');
+    }
+    throw error;
+  }
+  ctx.heard.delete(at.effectId);
   if (reply.status !== 'OK') {
     await recordLate(ctx, at, 'landed', result, null);
     return { kind: 'skipped', effectId: at.effectId, reason: `the send landed but the claim had moved on (${reply.status}); recorded as LATE_RESULT` };

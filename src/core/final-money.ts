@@ -100,13 +100,19 @@ export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
   const credits = new Set<string>();
   const creditNotes = new Map<string, CreditNoteFact>();
   const otherCredits = new Map<string, CreditNoteFact>();
+  // The objects the effect's own sends made (its commit, a late landing): never another party's compensation, whatever
+  // incident a fact recorded for them says (metadata can be edited at Stripe).
+  const made = new Set<string>();
+  for (const entry of entries) {
+    if ((entry.kind === 'COMMITTED' || (entry.kind === 'LATE_RESULT' && entry.outcome === 'landed')) && isJsonObject(entry.result) && typeof entry.result.id === 'string') made.add(entry.result.id);
+  }
   for (const entry of entries) {
     if (entry.kind === 'COMMITTED' || entry.kind === 'LATE_RESULT') {
       if (entry.kind === 'LATE_RESULT' && entry.outcome !== 'landed') continue;
       const refund = refundFromResult(entry.result);
       if (refund) refunds.set(refund.id, mergeRefund(refunds.get(refund.id), refund));
     } else if (entry.kind === 'OBSERVED') {
-      foldObserved(entry, { refunds, disputes, credits, creditNotes, otherCredits });
+      foldObserved(entry, { refunds, disputes, credits, creditNotes, otherCredits }, made);
     }
   }
   return { refunds, disputes, credits, creditNotes, otherCredits };
@@ -119,7 +125,7 @@ export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
  */
 const incidentAfter = (entry: EntryOf<'OBSERVED'>, known: CreditNoteFact | undefined) => (entry.incident === undefined ? known?.incident : entry.incident);
 
-function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, creditNotes, otherCredits }: MoneyFacts): void {
+function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, creditNotes, otherCredits }: MoneyFacts, made: ReadonlySet<string>): void {
   switch (entry.objectType) {
     case 'refund':
       if (entry.status !== null) {
@@ -138,7 +144,7 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, 
     // The effect's own balance credit carries no incident; one that does is another party's compensation for the
     // incident (a balance credit billing tagged with it), evidence of a second one, not of this effect's landing.
     case 'customer_balance_transaction': {
-      if (entry.incident === undefined) {
+      if (entry.incident === undefined || made.has(entry.objectId)) {
         credits.add(entry.objectId);
         return;
       }

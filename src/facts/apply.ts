@@ -93,7 +93,10 @@ function compensationTurn(entries: readonly Entry[], objectId: string, now: stri
   return latest !== undefined && latest !== now ? turns + 1 : turns;
 }
 
-/** The refund an effect committed (the id its COMMITTED found), or the one a late landing recorded; null for neither. */
+/**
+ * The object an effect's send made (the id its COMMITTED found: a refund, or a credit's balance transaction), or the one
+ * a late landing recorded; null for neither.
+ */
 function committedRefundOf(entries: readonly Entry[]): string | null {
   const committed = committedEntry(entries);
   if (committed !== null && typeof committed.found === 'string') return committed.found;
@@ -399,11 +402,16 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       // Its own balance transaction is the credit its send made: the effect's amount, given (negative at Stripe). A debit
       // or another amount carrying the id (metadata set by hand), or anything carrying the id of an effect never sent,
       // is not recorded as the effect's credit.
+      // Once it committed (or a late landing was recorded), the balance transaction its send made is its own whatever
+      // its metadata says now, and no other is (as for refunds, whyNotOwn): cleared or edited metadata neither turns its
+      // own credit into billing's second compensation nor hides a second credit that copied its id.
       const sent = everDispatched(entries);
-      const own = (credit: CreditFact) => sent && credit.effectId === effectId && credit.objectType === 'customer_balance_transaction' && credit.amount === -Number(effect.amount);
+      const made = committedRefundOf(entries);
+      const named = (credit: CreditFact) => (made !== null ? credit.id === made : credit.effectId === effectId);
+      const own = (credit: CreditFact) => sent && named(credit) && credit.objectType === 'customer_balance_transaction' && (made !== null || credit.amount === -Number(effect.amount));
       const recorded = new Set(entries.flatMap((entry) => (entry.kind === 'OBSERVED' && (entry.objectType === 'credit_note' || entry.incident !== undefined) ? [entry.objectId] : [])));
       const compensation = (credit: CreditFact) =>
-        (credit.objectType === 'credit_note' || (credit.effectId !== effectId && credit.amount < 0)) && ((incident !== null && credit.incident === incident) || recorded.has(credit.id));
+        (credit.objectType === 'credit_note' || (!named(credit) && credit.amount < 0)) && ((incident !== null && credit.incident === incident) || recorded.has(credit.id));
       for (const credit of credits) if (credit.effectId === effectId && credit.objectType === 'customer_balance_transaction' && !own(credit)) logger.warn({ effectId, object: credit.id, amount: credit.amount }, `${credit.id} names effect ${effectId} but is not the credit its send made; not recorded on it`);
       const drafts = credits.flatMap((credit) => (own(credit) ? [creditObserved(source, eventId, eventType, credit, false)] : compensation(credit) ? [creditObserved(source, eventId, eventType, credit, true)] : []));
       if (drafts.length === 0) continue;

@@ -195,6 +195,16 @@ describe('final money of a credit', () => {
     expect(verify(creditReceipt('open-balance', [...sent, billing]), { publicKeys }).finalMoney.status).toBe('unknown');
   });
 
+  // Rule: the balance transaction the credit's send made (its COMMITTED result) is its own, whatever incident a fact
+  // recorded for it later says (metadata edited at Stripe): never billing's second compensation.
+  it('its own balance transaction, recorded later with the incident in its metadata, is no second compensation', () => {
+    const ownTagged = drafts.observed({ objectType: 'customer_balance_transaction', objectId: 'cbtxn_own', eventType: 'customer.updated', status: 'credited', amount: -1_000, charge: null, incident: 'INC-chain' });
+    const result = verify(creditReceipt('own-tagged', [...sent, landed, ownTagged]), { publicKeys });
+    expect(result.problems).toEqual([]);
+    expect(result.compensatedTwice).toBeNull();
+    expect(result.finalMoney.status).toBe('returned');
+  });
+
   it('a person who found the ambiguous credit did not land is not contradicted by billing\'s credit note', () => {
     const effectId = effectIdFor({ requestId: 'ambiguous-note', effect: credit });
     const list = [

@@ -26,7 +26,15 @@ export type SendContext = {
 };
 
 /** Reads (lookups, facts) are bounded too; a read that fails or times out throws, it never answers "fine". */
-export type ReadContext = { timeoutMs: number };
+export type ReadContext = {
+  timeoutMs: number;
+  /**
+   * True for the gate's own premise read: right before a dispatch, or before a resend at recovery. A target may keep
+   * what it read then for the send's checks (the credit target's "already compensated"); a read for any other purpose
+   * (a decision, a support tool's look) may be older than the send by any amount.
+   */
+  premiseCheck?: boolean;
+};
 
 export interface Target {
   readonly name: string;

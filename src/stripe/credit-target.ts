@@ -19,8 +19,8 @@
 // premise: the gate compares premises for equality, so an `incident_compensation` read at decision time that was
 // already above zero (a second request for the incident, a case decided after billing's SLA credit note) would
 // compare equal and pass, and the customer would be compensated twice for one incident. apply checks the
-// compensation the premise read for this effect found right before the dispatch (no extra call), or reads it itself
-// when there is no such read. This effect's own credit is not counted, so a resend after a landed send passes.
+// compensation the gate's premise read for this effect found right before the dispatch (no extra call; a read made
+// for anything else, a decision's, is never used), or reads it itself when there is no such read. This effect's own credit is not counted, so a resend after a landed send passes.
 //
 // A credit in another currency than the customer's is refused before the send, in apply, too. The customer's
 // currency is `customer.currency`, the one it is billed in, which its first subscription, invoice or balance
@@ -205,7 +205,8 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
           wantsStatus ? newestSubscription(customer, budget) : null,
           wantsCompensation ? readStanding(credit, effectId, budget) : null,
         ]);
-        if (compensation !== null) remember(readOf(effectId, credit), compensation);
+        // Kept for apply only when the gate read it right before the send: a decision's read may be any age.
+        if (compensation !== null && context.premiseCheck === true) remember(readOf(effectId, credit), compensation);
         read = { status, compensation: compensation?.cents ?? null };
       } catch (error) {
         if (!missing(error)) throw error;

@@ -21,6 +21,8 @@ afterAll(() => world.close());
 
 const FACTS = [...CREDIT_FACTS];
 const READ = { timeoutMs: 2_000 };
+/** The gate's own premise read right before a send: what apply's checks may use instead of reading again. */
+const PREMISE_CHECK = { ...READ, premiseCheck: true };
 const INCIDENT = 'INC-4a1b2c';
 const credit = (customer: string, amount = 1_000, incident = INCIDENT) => ({ kind: 'credit' as const, customer, amount, incident });
 
@@ -93,7 +95,7 @@ describe('apply: no second credit for one incident', () => {
     await world.stripe.creditNotes.create({ invoice, amount: 1_000, credit_amount: 1_000, metadata: { incident: INCIDENT } });
     const effectId = effectIdFor('compensated');
     // Premises decided on an incident already compensated compare equal at dispatch; apply's check is what refuses.
-    expect(await target.readFacts(effectId, credit(customer), FACTS, READ)).toMatchObject({ incident_compensation: 1_000 });
+    expect(await target.readFacts(effectId, credit(customer), FACTS, PREMISE_CHECK)).toMatchObject({ incident_compensation: 1_000 });
     const since = await mark(world.sandbox);
     const error = await target.apply(effectId, credit(customer), sendContext()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Rejected);
@@ -106,9 +108,9 @@ describe('apply: no second credit for one incident', () => {
     const { customer, invoice } = await subscriber();
     await world.stripe.creditNotes.create({ invoice, amount: 1_000, credit_amount: 1_000, metadata: { incident: INCIDENT } });
     const effectId = effectIdFor('conflicting retry');
-    expect(await target.readFacts(effectId, credit(customer), FACTS, READ)).toMatchObject({ incident_compensation: 1_000 });
+    expect(await target.readFacts(effectId, credit(customer), FACTS, PREMISE_CHECK)).toMatchObject({ incident_compensation: 1_000 });
     // The same request id retried for another incident: its facts are read before the conflict is seen.
-    expect(await target.readFacts(effectId, credit(customer, 1_000, 'INC-other'), FACTS, READ)).toMatchObject({ incident_compensation: 0 });
+    expect(await target.readFacts(effectId, credit(customer, 1_000, 'INC-other'), FACTS, PREMISE_CHECK)).toMatchObject({ incident_compensation: 0 });
     const since = await mark(world.sandbox);
     await expect(target.apply(effectId, credit(customer), sendContext())).rejects.toMatchObject({ details: { code: 'incident_already_compensated' } });
     expect(await callsSince(world.sandbox, since)).toEqual([]);
@@ -194,7 +196,7 @@ describe('the credit\'s currency', () => {
     const customer = (await world.stripe.customers.create({ name: 'Kunde' })).id;
     await world.stripe.customers.createBalanceTransaction(customer, { amount: -200, currency: 'eur', description: 'opening credit' });
     const effectId = effectIdFor('eur customer');
-    await target.readFacts(effectId, credit(customer), FACTS, READ);
+    await target.readFacts(effectId, credit(customer), FACTS, PREMISE_CHECK);
     const since = await mark(world.sandbox);
     const refusal = await target.apply(effectId, credit(customer), sendContext()).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(Rejected);
@@ -222,7 +224,7 @@ describe('the currency a customer is billed in, before any balance transaction',
     expect(((await world.stripe.customers.retrieve(customer)) as Stripe.Customer).currency).toBe('eur');
     expect((await world.stripe.customers.listBalanceTransactions(customer)).data).toEqual([]);
     const effectId = effectIdFor('eur subscriber');
-    await target.readFacts(effectId, credit(customer), FACTS, READ);
+    await target.readFacts(effectId, credit(customer), FACTS, PREMISE_CHECK);
     const since = await mark(world.sandbox);
     const refusal = await target.apply(effectId, credit(customer), sendContext()).catch((error: unknown) => error);
     expect(refusal).toMatchObject({ details: { code: 'currency_mismatch', status: null }, message: expect.stringContaining('billed in eur') });
@@ -239,7 +241,7 @@ describe('Stripe calls per premise check and send', () => {
     const { customer } = await subscriber();
     const effectId = effectIdFor('count');
     const since = await mark(world.sandbox);
-    await target.readFacts(effectId, credit(customer), FACTS, READ);
+    await target.readFacts(effectId, credit(customer), FACTS, PREMISE_CHECK);
     const reads = await callsSince(world.sandbox, since);
     expect([...reads].sort()).toEqual([`GET /v1/customers/${customer}`, `GET /v1/customers/${customer}/balance_transactions`, 'GET /v1/credit_notes', 'GET /v1/subscriptions'].sort());
     const afterReads = await mark(world.sandbox);

@@ -1,0 +1,53 @@
+// Rule (credit-target.ts readFacts, ReadContext.premiseCheck): the credit target's pre-send check ("incident already compensated", src/stripe/credit-target.ts apply) weighs
+// what Stripe holds right before the send: the header says apply "checks the compensation the premise read for this
+// effect found right before the dispatch ... or reads it itself when there is no such read". A read of the effect's
+// facts made earlier for another purpose (the decision-time read, in the same process) must not stand in for it when
+// the gate's own pre-dispatch read did not read the compensation (a proposal whose premises name the subscription
+// only, or none). Otherwise a compensation billing made between the decision and the send is not seen, and the
+// customer is compensated twice for one incident.
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Config } from '../../src/config.js';
+import { createCreditTarget, CREDIT_FACTS } from '../../src/stripe/credit-target.js';
+import { approvalTerms, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
+import { startStripeWorld, type StripeWorld } from './stripe-support.js';
+
+let world: StripeWorld;
+let config: Config;
+let node: TestNode;
+beforeAll(async () => {
+  world = await startStripeWorld();
+  config = testConfig({ sendTimeoutMs: 2_000 });
+  node = await startNode({ config, target: createCreditTarget(world.client, { sendTimeoutMs: 2_000 }), key: testKey().key });
+});
+afterAll(async () => {
+  await node.close();
+  await world.close();
+  const redis = new Redis(config.redisUrl);
+  const stale = await redis.keys(`${config.keyPrefix}:*`);
+  if (stale.length > 0) await redis.del(...stale);
+  await redis.quit();
+});
+
+for (const premisesKind of ['subscription only', 'none'] as const) {
+  it(`a compensation billing made after the decision-time read is seen by the pre-send check (premises: ${premisesKind})`, async () => {
+    const customer = await world.stripe.customers.create({ name: 'twice' });
+    const incident = `INC-stale-${premisesKind.length}`;
+    const terms = approvalTerms({ scope: `customer:${customer.id}`, capCents: 1_000 });
+    await node.approvals.grant(terms);
+    const effect = { kind: 'credit' as const, customer: customer.id, amount: 1_000, incident };
+    const proposal = { requestId: `case-stale-${premisesKind.length}`, agent: 'support-bot', approval: terms.id, premises: {} as Record<string, unknown>, effect };
+    const effectId = node.gate.effectIdOf(proposal);
+    // The decision reads the facts (nothing compensated yet)...
+    const decided = await node.target.readFacts(effectId, effect, CREDIT_FACTS, { timeoutMs: 2_000 });
+    expect(decided).toEqual({ subscription_status: null, incident_compensation: 0 });
+    // ...billing's SLA automation credits the incident a second later...
+    await world.stripe.customers.createBalanceTransaction(customer.id, { amount: -700, currency: 'usd', metadata: { incident } });
+    if (premisesKind === 'subscription only') proposal.premises = { subscription_status: decided.subscription_status };
+    // ...and the gate sends.
+    const answer = await node.gate.submit(proposal);
+    const credits = (await world.stripe.customers.listBalanceTransactions(customer.id)).data.filter((txn) => txn.amount < 0);
+    expect(credits, 'credits for the incident at Stripe').toHaveLength(1);
+    expect(answer.outcome).toBe('REFUSED:target_error');
+  });
+}

@@ -464,14 +464,17 @@ const SERVICE_FILE = 'service.json';
 
 /**
  * The `stripe listen` line that forwards the events the facts worker acts on to the route: against Stripe test mode,
- * or against a sandbox (`--api-base`, which the CLI takes only as a loopback IP, never `localhost`).
+ * or against a sandbox (`--api-base`, which the CLI takes only as a loopback IP, never `localhost`): one on this host,
+ * or one reached under another name with the sandbox's key (compose's `http://sandbox:12111`, whose port is published
+ * on the host's loopback).
  */
-function listenLine(webhookUrl: string, stripeApiBase: string | null = null, embeddedSandbox = false): string {
+function listenLine(webhookUrl: string, stripeApiBase: string | null, stripeSecretKey: string | null): string {
   const events = `--events ${FACT_EVENTS.join(',')}`;
-  if (stripeApiBase === null || !isLocalApiBase(stripeApiBase)) return `stripe listen --forward-to ${webhookUrl} ${events}`;
+  const sandboxKey = stripeSecretKey === SANDBOX_KEY;
+  if (stripeApiBase === null || !(isLocalApiBase(stripeApiBase) || sandboxKey)) return `stripe listen --forward-to ${webhookUrl} ${events}`;
   const base = new URL(stripeApiBase);
-  // The sandbox takes any test key: the embedded one's, or the one this process was given (never printed).
-  const key = embeddedSandbox ? SANDBOX_KEY : '"$STRIPE_SECRET_KEY"';
+  // The sandbox takes any test key: its own (printed, it is no secret), or the one this process was given (never printed).
+  const key = sandboxKey ? SANDBOX_KEY : '"$STRIPE_SECRET_KEY"';
   return `stripe listen --api-base http://127.0.0.1:${base.port === '' ? '80' : base.port} --api-key ${key} --skip-update --forward-to ${webhookUrl} ${events}`;
 }
 
@@ -530,14 +533,14 @@ async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boo
     const webhookUrl = `http://${reachableHost(config.host)}:${config.port}/webhooks/stripe`;
     if (config.stripeSecretKey === null || !isLocalApiBase(config.stripeApiBase)) {
       await embedded.close();
-      throw new CliFailure(`The webhooks role needs STRIPE_WEBHOOK_SECRET against Stripe. Run \`${listenLine(webhookUrl, config.stripeApiBase)}\` and set STRIPE_WEBHOOK_SECRET to the whsec_… it prints (or to the endpoint's secret from the dashboard), or leave webhooks out of --roles.`, EXIT_BAD_INPUT);
+      throw new CliFailure(`The webhooks role needs STRIPE_WEBHOOK_SECRET against Stripe. Run \`${listenLine(webhookUrl, config.stripeApiBase, config.stripeSecretKey)}\` and set STRIPE_WEBHOOK_SECRET to the whsec_… it prints (or to the endpoint's secret from the dashboard), or leave webhooks out of --roles.`, EXIT_BAD_INPUT);
     }
     // A sandbox of our own (STRIPE_API_BASE on this machine): register the route as its endpoint, with its secret.
     try {
       registered = await registerLocalWebhook(stripeSide({ ...config, crashAt: null }).client, webhookUrl, FACT_EVENTS);
     } catch (error) {
       await embedded.close();
-      throw new CliFailure(`STRIPE_WEBHOOK_SECRET is unset and the webhook endpoint could not be registered at the sandbox ${config.stripeApiBase ?? ''} (${errorMessage(error)}). Start the sandbox, or set STRIPE_WEBHOOK_SECRET to the secret \`${listenLine(webhookUrl, config.stripeApiBase)} --print-secret\` prints.`, EXIT_BAD_INPUT);
+      throw new CliFailure(`STRIPE_WEBHOOK_SECRET is unset and the webhook endpoint could not be registered at the sandbox ${config.stripeApiBase ?? ''} (${errorMessage(error)}). Start the sandbox, or set STRIPE_WEBHOOK_SECRET to the secret \`${listenLine(webhookUrl, config.stripeApiBase, config.stripeSecretKey)} --print-secret\` prints.`, EXIT_BAD_INPUT);
     }
     config = { ...config, stripeWebhookSecrets: [registered.secret] };
   }
@@ -616,7 +619,8 @@ function announce(config: Config, service: Service, embedded: Embedded, register
     }
   }
   const sandbox = embedded.sandbox !== null;
-  const commands = tryCommands(config.stripeApiBase, sandbox, config.dataDir);
+  const tryable = config.stripeApiBase === null || isLocalApiBase(config.stripeApiBase);
+  const commands = tryable ? tryCommands(config.stripeApiBase, sandbox, config.dataDir) : [];
   const facts = {
     pid: process.pid,
     roles: service.roles,
@@ -651,7 +655,7 @@ function announce(config: Config, service: Service, embedded: Embedded, register
   if (webhookUrl !== null) {
     // Who delivers here: the embedded sandbox or an endpoint registered at one, or `stripe listen` (whose secret must be set).
     const delivered = sandbox ? 'the sandbox delivers here' : registered !== null ? `registered at the sandbox as ${registered.id}` : null;
-    const listen = listenLine(webhookUrl, config.stripeApiBase, sandbox);
+    const listen = listenLine(webhookUrl, config.stripeApiBase, config.stripeSecretKey);
     // The embedded sandbox signs the CLI's sessions with the route's own secret; another sandbox gives each its own.
     const cliSecret = sandbox ? 'it signs with the same secret' : 'with STRIPE_WEBHOOK_SECRET set to the whsec_… it prints';
     service.stores.logger.info({ webhookUrl, delivered, listen }, delivered === null ? `webhook route ready: forward Stripe's events with \`${listen}\`` : `webhook route ready (${delivered}); to forward with the real CLI instead: \`${listen}\`, ${cliSecret}`);
@@ -660,15 +664,17 @@ function announce(config: Config, service: Service, embedded: Embedded, register
   }
   const links = stripeLinks(config);
   const live = links.kind === 'dashboard' && links.mode === 'live';
-  // A process that joined a running `npm start` (one more worker or API) was given its sandbox through service.json.
-  const joinedSandbox = !sandbox && config.stripeSecretKey === SANDBOX_KEY && config.stripeApiBase !== null;
-  const stripe = sandbox ? `the offline sandbox at ${config.stripeApiBase} (STRIPE_SECRET_KEY is unset)` : joinedSandbox ? `the offline sandbox at ${config.stripeApiBase}, the running service's` : config.stripeApiBase !== null ? `Stripe at ${config.stripeApiBase}` : live ? 'Stripe LIVE mode: refunds and credits move real money (INTERLOCK_ALLOW_LIVE=1)' : 'Stripe test mode';
+  // A sandbox this process did not start: a running `npm start`'s (given through service.json), or compose's.
+  const otherSandbox = !sandbox && config.stripeSecretKey === SANDBOX_KEY && config.stripeApiBase !== null;
+  const stripe = sandbox ? `the offline sandbox at ${config.stripeApiBase} (STRIPE_SECRET_KEY is unset)` : otherSandbox ? `the offline sandbox at ${config.stripeApiBase}` : config.stripeApiBase !== null ? `Stripe at ${config.stripeApiBase}` : live ? 'Stripe LIVE mode: refunds and credits move real money (INTERLOCK_ALLOW_LIVE=1)' : 'Stripe test mode';
   lines.push(`  Stripe    ${stripe}`);
   lines.push(`  Redis     ${embedded.redis === null ? shownUrl(config.redisUrl) : `a private redis-server (append-only, fsync always) in ${embedded.redis.dir}, at ${shownUrl(config.redisUrl)}`}`);
   if (service.tokensFile !== null) lines.push(`  Tokens    ${Object.entries(tokens).map(([role, token]) => `${role} ${token}`).join('\n            ')}\n            (kept in ${service.tokensFile})`);
   if (owns) lines.push(`  For scripts: ${file}`);
-  // The first steps pay with a test card: nothing to try with real money.
-  if (facts.api_url !== null && !live) lines.push('', 'Try it, from this directory in another terminal:', ...commands.map((command) => `  ${command}`));
+  // The first steps pay with a test card: nothing to try with real money. They reach Stripe as this process does, so
+  // they are printed only where that address is one another terminal reaches too (not compose's `sandbox:12111`).
+  if (facts.api_url !== null && !live && tryable) lines.push('', 'Try it, from this directory in another terminal:', ...commands.map((command) => `  ${command}`));
+  if (facts.api_url !== null && !live && !tryable) lines.push('', `Try it: the sandbox is at ${config.stripeApiBase ?? ''} from here, a name other hosts may not know; under docker compose, the README's Compose section has the steps (its port is published on 127.0.0.1).`);
   process.stdout.write(`${lines.join('\n')}\n`);
   return owns ? file : null;
 }

@@ -5,7 +5,7 @@
 // (the official binary with the file's arguments, its sessions signed with the secret the api verifies).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import Stripe from 'stripe';
@@ -115,9 +115,12 @@ describe('docker-compose.yml', () => {
     }
     // A worker's own stop bound (the send deadline plus STOP_MARGIN_MS) ends it, with its log line, before compose's
     // grace period runs out and it is killed without one.
-    const grace = /^(\d+)s$/.exec(services.worker?.stop_grace_period ?? '');
-    const sendTimeoutMs = Number(services.worker?.environment?.INTERLOCK_SEND_TIMEOUT_MS ?? loadConfig({}).sendTimeoutMs);
-    expect(Number(grace?.[1] ?? 0) * 1_000).toBeGreaterThan(sendTimeoutMs + STOP_MARGIN_MS);
+    // The api's too: its stop is bounded the same way, and the line saying what it waited on is the diagnosis.
+    for (const name of ['worker', 'api'] as const) {
+      const grace = /^(\d+)s$/.exec(services[name]?.stop_grace_period ?? '');
+      const sendTimeoutMs = Number(services[name]?.environment?.INTERLOCK_SEND_TIMEOUT_MS ?? loadConfig({}).sendTimeoutMs);
+      expect(Number(grace?.[1] ?? 0) * 1_000, `${name}'s stop_grace_period`).toBeGreaterThan(sendTimeoutMs + STOP_MARGIN_MS);
+    }
     // The api and the workers share one data volume: one signing key, one token file.
     expect(services.api?.volumes).toEqual(services.worker?.volumes);
     expect(services.api?.environment?.INTERLOCK_DATA_DIR).toBe('/data');
@@ -186,8 +189,11 @@ describe('docker-compose.yml', () => {
     const data = mkdtempSync(join(tmpdir(), 'interlock-compose-'));
     cleanups.push(() => rmSync(data, { recursive: true, force: true }));
     const [sandboxPort, apiPort] = [await freePort(), await freePort()];
-    // The hosts of the compose network (redis, sandbox, api) become local addresses; nothing else changes.
-    const local = (value: string) => value.replace('redis://redis:6379', redis?.url ?? '').replace('http://sandbox:12111', `http://127.0.0.1:${sandboxPort}`).replace('http://api:3000', `http://127.0.0.1:${apiPort}`);
+    // The hosts of the compose network (redis, sandbox, api) become local addresses; nothing else changes. The sandbox
+    // (on 0.0.0.0, as the file runs it) is reached through this machine's own address when it has one, a name that is
+    // not loopback, as compose's `sandbox` is not.
+    const sandboxHost = Object.values(networkInterfaces()).flat().find((address) => address?.family === 'IPv4' && !address.internal)?.address ?? '127.0.0.1';
+    const local = (value: string) => value.replace('redis://redis:6379', redis?.url ?? '').replace('http://sandbox:12111', `http://${sandboxHost}:${sandboxPort}`).replace('http://api:3000', `http://127.0.0.1:${apiPort}`);
     const envOf = (service: Service) => ({ ...Object.fromEntries(Object.entries(service.environment ?? {}).map(([key, value]) => [key, local(value === null || value === undefined ? '' : String(value))])), INTERLOCK_DATA_DIR: data, INTERLOCK_LOG_LEVEL: 'info', INTERLOCK_KEY_PREFIX: `compose${apiPort}` });
 
     const sandboxCommand = (services.sandbox?.command ?? []).map(local).map((arg) => (arg === '12111' ? String(sandboxPort) : arg));
@@ -198,6 +204,28 @@ describe('docker-compose.yml', () => {
     await until(async () => (await answers(`http://127.0.0.1:${apiPort}/readyz`)) === 200, 'the api ready', api.output);
     const worker = run(services.worker?.command ?? [], envOf(services.worker ?? {}));
     await until(() => /interlock serving/.test(worker.output()), 'the worker serving', worker.output);
+    // The api's `stripe listen` line is the sandbox's (it was test mode's: forwarded events signed with another secret),
+    // and the steps to try are the README's compose steps, not ones naming an address only this network knows.
+    expect(api.output()).toContain(`stripe listen --api-base http://127.0.0.1:${sandboxPort} --api-key sk_test_sandbox --skip-update`);
+    if (sandboxHost !== '127.0.0.1') {
+      expect(api.output()).not.toContain('Try it, from this directory');
+      expect(api.output()).toContain("the README's Compose section has the steps");
+    }
+    // Those steps, as the README states them, with the published port this run's and `docker compose exec api` run as
+    // that container runs them (the api's environment): the refund is committed.
+    const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+    const steps = readme.slice(readme.indexOf('```sh\n', readme.indexOf('The steps `npm start` prints, under compose')) + 6);
+    const script = steps.slice(0, steps.indexOf('```')).replaceAll('127.0.0.1:12111', `127.0.0.1:${sandboxPort}`).replaceAll('docker compose exec api node bin/interlock.js', `${process.execPath} bin/interlock.js`);
+    expect(script.split('\n').filter((line) => line.trim() !== '')).toHaveLength(3);
+    const tried = await new Promise<{ code: number | null; output: string }>((resolve) => {
+      let output = '';
+      const shell = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd: REPO, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...envOf(services.api ?? {}) }, stdio: ['ignore', 'pipe', 'pipe'] });
+      shell.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      shell.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      shell.on('close', (code) => resolve({ code, output }));
+    });
+    expect(tried.code, tried.output).toBe(0);
+    expect(tried.output).toMatch(/"outcome": "COMMITTED"/);
 
     // The Stripe CLI with the file's arguments (its --api-base is the sandbox, a loopback address as in the file).
     const cliArgs = (services['stripe-cli-sandbox']?.command ?? []).map(local).map((arg) => arg.replace(':12111', `:${sandboxPort}`));

@@ -116,7 +116,7 @@ describe('a newcomer runs npm start on a fresh tree', () => {
     await until(() => /is running/.test(joiner.stdout()), 'the joining service', joiner);
     expect(joiner.stdout()).toContain(`Redis     ${JSON.parse(written).redis_url as string}`);
     // It sends to the first one's sandbox, and says so (it called it "Stripe at ...").
-    expect(joiner.stdout()).toContain(`Stripe    the offline sandbox at ${JSON.parse(written).stripe_api_base as string}, the running service's`);
+    expect(joiner.stdout()).toContain(`Stripe    the offline sandbox at ${JSON.parse(written).stripe_api_base as string}\n`);
     await stop(joiner);
     expect(readFileSync(join(tree, '.data', 'service.json'), 'utf8')).toBe(written);
 

@@ -1,13 +1,14 @@
 // Cases no worker would ever decide again: a job BullMQ failed for stalling (its workers died mid-decision) and a job
 // whose last attempt could not write the failed case (Redis down for that write). Neither ran the processor's catch
-// to the end, so the case stays undecided; the decisions worker must not strand it and a resubmission must run it.
+// to the end, so the case stays undecided; the decisions worker must not strand it and a resubmission must run it. And
+// a resubmission that came while the last attempt's job was completing.
 // Real Redis and BullMQ under a random prefix; no Stripe (the deciders decline or never answer).
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { caseEffectId, createDecisionsQueue, startDecisionsWorker, type DecisionsQueue, type DecisionsWorker } from '../../queues/decisions.js';
-import { CREDIT_FACTS, openStores, REFUND_FACTS, type CaseStatus, type CaseSubmission, type Decider, type Stores } from '../../src/interlock.js';
+import { CREDIT_FACTS, DeciderError, openStores, REFUND_FACTS, type CaseStatus, type CaseSubmission, type Decider, type Stores } from '../../src/interlock.js';
 import { testConfig, testKey } from '../support/harness.js';
 
 const config = testConfig({ keyPrefix: `ts${randomBytes(6).toString('hex')}` });
@@ -107,5 +108,35 @@ describe('a case whose decisions job no worker would run again', () => {
     expect((await decisions.submit(submission, 'sam')).status).toBe('exists');
     const decided = await until('the case decided', () => statusOf(submission.caseId), (status) => status?.state === 'declined');
     expect(decided).toMatchObject({ state: 'declined', attempts: 3, error: null });
+  });
+
+  // The worker's completed listener (queues/decisions.ts): the last attempt writes the case failed and returns, and
+  // BullMQ completes the job a moment later. A resubmission in between reopens the case (queued) while the job still
+  // runs, so it can neither retry it (a running job is neither failed nor completed) nor add it (its id is taken).
+  it('a case submitted again between its last attempt writing failed and its job completing is decided by that resubmission alone', async () => {
+    const submission = await refundCase();
+    let modelUp = false;
+    const recovering: Decider = { name: 'anthropic', decide: async (input, options) => (modelUp ? declining.decide(input, options) : Promise.reject(new DeciderError('decider_unavailable', 'The Messages API is overloaded (529).'))) };
+    const setStatus = stores.cases.setStatus.bind(stores.cases);
+    let resubmitted: Promise<unknown> | null = null;
+    stores.cases.setStatus = async (caseId, status) => {
+      const written = await setStatus(caseId, status);
+      if (status.state === 'failed' && resubmitted === null) {
+        modelUp = true;
+        resubmitted = decisions.submit(submission, 'sam');
+        await resubmitted;
+      }
+      return written;
+    };
+    try {
+      start(recovering);
+      expect((await decisions.submit(submission, 'sam')).status).toBe('created');
+      await until('the resubmission', async () => resubmitted, (value) => value !== null);
+      await resubmitted;
+    } finally {
+      stores.cases.setStatus = setStatus;
+    }
+    const decided = await until('the case decided', () => statusOf(submission.caseId), (status) => status?.state === 'declined', 5_000).catch((error: unknown) => error);
+    expect(decided, String(decided)).toMatchObject({ state: 'declined' });
   });
 });

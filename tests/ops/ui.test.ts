@@ -194,6 +194,25 @@ describe('the queue dashboard', () => {
     ]);
   });
 
+  // Rule: the board's page and its JSON (every job's payment, amount, approval, agent) are answered as the /ui pages
+  // are: never stored by a browser or a proxy, never framed by another site, and without Express's own tags.
+  it('is never stored or framed: its page and its JSON with the jobs are answered as the /ui pages are', async () => {
+    await rig.queue.queue.add('effect', { proposal: { effect: { paymentIntent: 'pi_board', amount: 2_000 } }, recordedAt: 0 }, { jobId: 'dashboard-money', delay: 3_600_000 });
+    const page = await request(rig.app).get('/admin/queues').set('cookie', cookie(TOKENS.operator));
+    const jobs = await request(rig.app).get('/admin/queues/api/queues?activeQueue=effects&status=delayed').set(bearer(TOKENS.operator));
+    expect(jobs.text).toContain('pi_board');
+    for (const answer of [page, jobs]) {
+      expect(answer.status).toBe(200);
+      expect(answer.headers['cache-control']).toBe('no-store');
+      expect(answer.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+      expect(answer.headers['x-frame-options']).toBe('DENY');
+      expect(answer.headers['x-content-type-options']).toBe('nosniff');
+      expect(answer.headers['x-powered-by']).toBeUndefined();
+      expect(answer.headers.etag).toBeUndefined();
+    }
+    await rig.queue.queue.remove('dashboard-money');
+  });
+
   it('is read-only: no retry, removal, pause or clean reaches a queue, even for an operator', async () => {
     const job = await rig.queue.queue.add('effect', { proposal: {}, recordedAt: 0 }, { jobId: 'dashboard-probe', delay: 3_600_000 });
     for (const [method, path] of [

@@ -31,8 +31,19 @@ export function queueDashboard(queues: OpsQueues, basePath = DASHBOARD_PATH): Ro
     serverAdapter: adapter,
     options: { uiConfig: { boardTitle: 'Interlock queues' } },
   });
+  const board = adapter.getRouter() as express.Express;
+  // Answered as the /ui pages are (webhooks/ui/routes.ts send): the board's page and its JSON show every job's payment,
+  // amount, approval and agent, so nothing is kept by a browser or a proxy, and no other site may frame it. Its own
+  // Express app would also announce itself and tag answers for revalidation, which the service's app turns off.
+  board.disable('x-powered-by');
+  board.set('etag', false);
   const router = express.Router();
   router.use(basePath, (req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Content-Security-Policy', "frame-ancestors 'none'");
+    res.setHeader('X-Frame-Options', 'DENY');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Referrer-Policy', 'same-origin');
     if (req.method === 'GET' || req.method === 'HEAD') {
       next();
       return;
@@ -40,6 +51,6 @@ export function queueDashboard(queues: OpsQueues, basePath = DASHBOARD_PATH): Ro
     res.setHeader('Allow', 'GET, HEAD');
     next(apiError('read_only', `The queue dashboard is read-only (${req.method} refused): jobs are retried and settled by the gate and its recovery, never from here.`));
   });
-  router.use(basePath, adapter.getRouter() as Router);
+  router.use(basePath, board);
   return router;
 }

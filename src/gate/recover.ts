@@ -32,6 +32,8 @@ export function createRecover(ctx: GateContext) {
   async function takeClaim(effectId: string, partition: string, indexed: readonly string[]): Promise<Claim | Settled> {
     const { now, state } = await journal.readState(partition, effectId);
     if (!state.open) {
+      // Settled by someone else meanwhile: a landing this process heard is on the journal's record or superseded by it.
+      ctx.heard.delete(effectId);
       // Index entries of an effect settled, or never dispatched: dropped once no dispatch can still follow them.
       for (const entry of indexed) await journal.unindexStale(entry, now);
       return { kind: 'skipped', effectId, reason: 'no open dispatch (settled meanwhile)' };

@@ -9,13 +9,16 @@ import { reportFailure } from './failure.js';
 import { addKeysCommands } from './keys-command.js';
 import { addReceiptCommands } from './receipt-command.js';
 import { addEffectCommands } from './effect-command.js';
+import { showable } from '../core/text.js';
 
 export function createProgram(): Command {
   // exitOverride and configureOutput are set before any subcommand is added, so every subcommand inherits them.
   const program = new Command('interlock')
     .description('Interlock for Stripe: refunds and credits that reach Stripe at most once, on fresh facts, under a live approval, with signed receipts.')
     .exitOverride()
-    .configureOutput({ outputError: (text, write) => write(`${text.trimEnd()} (add --help for usage)\n`) });
+    // A usage error quotes the value it refused, which may come from a ticket or a chat message: escaped as every
+    // other line (output.ts), so it can neither clear the screen nor set the terminal's title.
+    .configureOutput({ outputError: (text, write) => write(`${showable(text.trimEnd(), { lineBreaks: false })} (add --help for usage)\n`) });
 
   addKeysCommands(program);
   addReceiptCommands(program);
@@ -34,6 +37,11 @@ export function createProgram(): Command {
 
 /** Parses argv and runs the command; a failure becomes one line on stderr and the exit code. */
 export async function runProgram(program: Command, argv: readonly string[] = process.argv): Promise<void> {
+  // A reader that stopped reading (`| head -1`, `| true`) closed stdout: what is left to print goes nowhere, and the
+  // command ends as it would have (an approval granted is still a success), not with an unhandled EPIPE and its stack.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+  });
   try {
     await program.parseAsync([...argv]);
   } catch (error) {

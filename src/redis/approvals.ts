@@ -94,10 +94,14 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
       const reply = await run<{ status: 'CREATED' | 'EXISTS' | 'CONFLICT'; grantedAt?: number }>('grant-approval-1', [keys.approval(partition, terms.id)], [termsJson(terms), options ?? '']);
       if (reply.status === 'CONFLICT') {
         // A retry of the same grant (a command run again, a request sent again) differs from it only in when it
-        // asked, so only in its expiry: the first one stands. Any other term under a granted id is a conflict.
+        // asked, so only in its expiry, and asks later: the first one stands. One that asks for an earlier expiry is no
+        // retry (the approval would stay live longer than just asked), and neither is any other term under the id.
         const { raw } = await read(terms.id, partition);
         const same = raw !== null && raw.approver === terms.approver && Number(raw.capCents) === terms.capCents && Number(raw.maxUses) === terms.maxUses && raw.scope === terms.scope;
         if (!same) throw new ApprovalError('approval_conflict', `Approval ${terms.id} already exists with other terms; an approval never changes once granted. Grant a new id.`);
+        if (Number(raw.expiresAt) > terms.expiresAt) {
+          throw new ApprovalError('approval_conflict', `Approval ${terms.id} already exists and expires at ${new Date(Number(raw.expiresAt)).toISOString()}, later than the ${new Date(terms.expiresAt).toISOString()} asked now; an approval never changes once granted. Revoke it (\`npx interlock approvals revoke ${terms.id} --by <who>\`) and grant a new id to shorten it.`);
+        }
         return { created: false, grantedAt: Number(raw.grantedAt ?? 0) };
       }
       return { created: reply.status === 'CREATED', grantedAt: reply.grantedAt ?? 0 };

@@ -59,11 +59,17 @@ describe('approvals store', () => {
     }
   });
 
-  it('grants idempotently, and never lets a granted approval change its terms or scope', async () => {
+  // Rule (redis/approvals.ts grant): a grant again under a granted id is the same grant only with the same terms and
+  // an expiry no earlier than the one that stands.
+  it('grants idempotently, and never lets a granted approval change its terms, scope or expiry', async () => {
     world = await gateWorld();
     const a = await world.node('a');
     const terms = await grant(a);
     expect(await a.approvals.grant(terms)).toMatchObject({ created: false });
+    // A retry asks later, so for a later expiry: that is the same grant. An earlier one is not (the approval would stay
+    // live longer than just asked).
+    expect(await a.approvals.grant({ ...terms, expiresAt: terms.expiresAt + 5_000 })).toMatchObject({ created: false });
+    await expect(a.approvals.grant({ ...terms, expiresAt: terms.expiresAt - 60_000 })).rejects.toMatchObject({ code: 'approval_conflict', message: expect.stringContaining('Revoke it') });
     await expect(a.approvals.grant({ ...terms, capCents: terms.capCents + 1 })).rejects.toMatchObject({ code: 'approval_conflict' });
     await expect(a.approvals.grant({ ...terms, scope: 'payment:pi_2' })).rejects.toMatchObject({ code: 'approval_conflict' });
     await expect(a.approvals.grant({ ...terms, id: 'ap_bad', capCents: 0 })).rejects.toMatchObject({ code: 'invalid_approval' });

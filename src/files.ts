@@ -7,18 +7,32 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
+/**
+ * A file system error met on the temporary file, said of `path`: the temporary file is gone by the time anyone reads
+ * the message (or was never made), and `path` is the one the caller gave and can fix. The original is its cause.
+ */
+function saidOf(path: string, error: unknown): unknown {
+  const { code, errno, syscall } = (error ?? {}) as NodeJS.ErrnoException;
+  if (typeof code !== 'string') return error;
+  return Object.assign(new Error(`${code}: could not create ${path}`, { cause: error }), { code, errno, syscall, path });
+}
+
 /** Creates `path` with `content` unless it exists; true when this call created it, false when it was already there. */
 export function createFileOnce(path: string, content: string, mode = 0o600): boolean {
   const directory = dirname(path);
   mkdirSync(directory, { recursive: true, mode: 0o700 });
   const temporary = join(directory, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  writeFileSync(temporary, content, { mode, flag: 'wx' });
+  try {
+    writeFileSync(temporary, content, { mode, flag: 'wx' });
+  } catch (error) {
+    throw saidOf(path, error);
+  }
   try {
     linkSync(temporary, path);
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw error;
+    throw saidOf(path, error);
   } finally {
     unlinkSync(temporary);
   }

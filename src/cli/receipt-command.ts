@@ -10,17 +10,22 @@ import { keyFileExposure, keyFilePath, publicKeyPem, readKeyFile, retiredKeysFil
 import { signingKeyFromPem } from '../core/signing.js';
 import { existsSync } from 'node:fs';
 import { readReceiptText, whyReceiptUnreadable, whyUnreadable } from './verify-pool.js';
-import { printJson, printLine } from './output.js';
+import { printJson, printLine, printProblem } from './output.js';
 import { showable } from '../core/text.js';
-import { CliFailure, EXIT_BAD_INPUT } from './failure.js';
+import { CliFailure, EXIT_BAD_INPUT, wholeNumber } from './failure.js';
 
 export const EXIT_VALID = 0;
 export const EXIT_INVALID = 1;
 export const EXIT_UNREADABLE = 2;
 export const EXIT_UNAUTHENTICATED = 3;
 
+/**
+ * Ends the command with exit 2 and why. The message may quote a file's name or its text (the JSON parser's words
+ * quote the text around a bad token), so it is written escaped, on its one line: a hostile file must not drive the
+ * terminal.
+ */
 function unreadable(message: string): never {
-  process.stderr.write(`${message}\n`);
+  printProblem(message);
   process.exit(EXIT_UNREADABLE);
 }
 
@@ -57,7 +62,7 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string } {
       }
       // A private key verifies through its public half, but whoever holds it can sign receipts: say so, once per file.
       if (/-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----/.test(pem)) {
-        process.stderr.write(`${file} holds a private key: only its public half is used. Whoever holds that file can sign receipts, so a verifier should have only the public key: \`npx interlock keys public --key ${file}\` prints it.\n`);
+        printProblem(`${file} holds a private key: only its public half is used. Whoever holds that file can sign receipts, so a verifier should have only the public key: \`npx interlock keys public --key ${file}\` prints it.`);
       }
       return pem;
     });
@@ -72,7 +77,7 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string } {
     if (!local && config.signingKeyFile !== null) unreadable(`INTERLOCK_SIGNING_KEY_FILE points at ${path}, which does not exist, so no signature could be checked. Correct it, or pass --public-key FILE.`);
     const current = local ? signingKeyFromPem(readKeyFile(path)) : null;
     const exposure = local ? keyFileExposure(path) : null;
-    if (exposure !== null) process.stderr.write(`${exposure.message}\n`);
+    if (exposure !== null) printProblem(exposure.message);
     // Retired keys are used without a local signing key too (a machine that only verifies): a configured file is
     // never passed over, or a receipt they sign would be called unauthenticated and a missing file go unsaid.
     const sources = [...(local ? [path] : []), ...(config.retiredPublicKeysFile === null ? [] : [config.retiredPublicKeysFile])];
@@ -80,7 +85,7 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string } {
     path = sources.join(', ');
     const keys = verifyingKeys(current, config.retiredPublicKeysFile);
     const retiredExposure = config.retiredPublicKeysFile === null ? null : retiredKeysFileExposure(config.retiredPublicKeysFile);
-    if (retiredExposure !== null) process.stderr.write(`${retiredExposure.message}\n`);
+    if (retiredExposure !== null) printProblem(retiredExposure.message);
     return { pems: [...keys.values()].map((publicKey) => publicKeyPem({ publicKey })), source: path };
   } catch (error) {
     // Exit 1 would say the receipt is invalid; a local key that cannot be read says nothing about the receipt.
@@ -90,7 +95,6 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string } {
 
 /** Several receipts: one JSON line per file as each is verified, then the worst exit code of them all. */
 async function verifyEach(files: string[], pems: string[], threads: number | undefined): Promise<number> {
-  if (threads !== undefined && (!Number.isSafeInteger(threads) || threads < 1)) unreadable('--threads must be a whole number of at least 1');
   const { verifyMany } = await import('./verify-pool.js');
   const counts = { valid: 0, invalid: 0, unauthenticated: 0, unreadable: 0 };
   await verifyMany(files, pems, (report) => {
@@ -113,8 +117,10 @@ export function addReceiptCommands(program: Command): void {
     .argument('<files...>', 'receipt JSON files, or - for standard input')
     // One file per --public-key, repeated for rotated keys: a list option would also take the receipt files after it.
     .option('--public-key <file>', 'PEM public key to check signatures against (repeat for rotated keys)', (value: string, previous: string[] = []) => [...previous, value])
-    .option('--threads <n>', 'verifying threads for several files (default: one per core)')
-    .action(async (files: string[], options: { publicKey?: string[]; threads?: string }) => {
+    // Read as digits only, and before any file is looked at: a --threads that says nothing an operator meant (1e3,
+    // 0x2, banana) is refused even where one file needs no threads, as it is with several.
+    .option('--threads <n>', 'verifying threads for several files (default: one per core)', wholeNumber('--threads', 'threads', { min: 1 }))
+    .action(async (files: string[], options: { publicKey?: string[]; threads?: number }) => {
       const { pems, source } = publicKeysFor(options.publicKey ?? []);
       let keys;
       try {
@@ -127,7 +133,7 @@ export function addReceiptCommands(program: Command): void {
       }
       if (files.length > 1) {
         if (files.filter((file) => file === '-').length > 1) unreadable('Standard input (-) can be given once: it is read once.');
-        process.exitCode = await verifyEach(files, pems, options.threads === undefined ? undefined : Number(options.threads));
+        process.exitCode = await verifyEach(files, pems, options.threads);
         if (keys === undefined) process.stderr.write('No public key was given or configured, so no signature was checked. Pass --public-key FILE to authenticate the receipts.\n');
         return;
       }

@@ -23,6 +23,8 @@ export function keyIdOf(publicKey: KeyObject): string {
  * (createPrivateKey reads only the first): a file of an old and a new key would go on signing with the old one.
  */
 export function signingKeyFromPem(privatePem: string): SigningKey {
+  const none = noPemBlock(privatePem, 'PRIVATE KEY', 'a signing key', '`npx interlock keys generate` writes');
+  if (none !== null) throw new Error(none);
   const blocks = pemBlocks(privatePem);
   if (blocks.length > 1) throw new Error(`The text holds ${blocks.length} PEM blocks, not one private key; a signing key file holds only the key this service signs with (keep a retired key's public half, \`npx interlock keys public --key FILE\`, for verifying).`);
   const notPlain = notAPlainPrivateKey(privatePem);
@@ -63,7 +65,7 @@ const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g;
 const PEM_BEGIN = /-----BEGIN /g;
 
 /**
- * The PEM blocks in `text`, in order; the whole text when it holds none, so createPublicKey says what is wrong with it.
+ * The PEM blocks in `text`, in order; the whole text when it holds none (its callers refuse such a text first, noPemBlock).
  * A BEGIN line that starts no whole block (a block cut short, an END line mangled) refuses the text: createPublicKey
  * would read the blocks before it and the key in it would be dropped without a word.
  */
@@ -78,15 +80,21 @@ function pemBlocks(text: string): string[] {
 }
 
 /**
- * The PEM blocks of a text meant to hold public keys. A text with no BEGIN line at all (an empty file, as a failed
- * `keys public >> FILE` leaves; a key's base64 copied without its BEGIN and END lines) is said as such: OpenSSL's
- * words for it ("DECODER routines::unsupported") say nothing an operator can act on.
+ * Why a text meant to hold a PEM block labelled `label` (`what`, which `source` gives) cannot, when it has no BEGIN
+ * line at all (an empty file, as a failed `keys public >> FILE` leaves; a key's base64 copied without its BEGIN and
+ * END lines); null when it has one. OpenSSL's words for such a text ("DECODER routines::unsupported") say nothing an
+ * operator can act on.
  */
+function noPemBlock(text: string, label: string, what: string, source: string): string | null {
+  if (text.includes('-----BEGIN ')) return null;
+  const holds = text.trim() === '' ? 'is empty' : `holds no PEM block (no -----BEGIN ${label}----- line)`;
+  return `The text ${holds}; ${what} is the lines from -----BEGIN ${label}----- to -----END ${label}----- that ${source}`;
+}
+
+/** The PEM blocks of a text meant to hold public keys; a text with none is refused, saying so (noPemBlock). */
 function publicKeyBlocks(text: string): string[] {
-  if (!text.includes('-----BEGIN ')) {
-    const what = text.trim() === '' ? 'is empty' : 'holds no PEM block (no -----BEGIN PUBLIC KEY----- line)';
-    throw new Error(`The text ${what}; a public key is the lines from -----BEGIN PUBLIC KEY----- to -----END PUBLIC KEY----- that \`npx interlock keys public\` prints`);
-  }
+  const none = noPemBlock(text, 'PUBLIC KEY', 'a public key', '`npx interlock keys public` prints');
+  if (none !== null) throw new Error(none);
   return pemBlocks(text);
 }
 

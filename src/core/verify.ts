@@ -258,13 +258,16 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
   const dispatches: EntryOf<'DISPATCHED'>[] = [];
   let recheckedAtRecovery: Checks | null = null;
   let ambiguous = false;
-  let sends: Send[] = [];
+  const sends: Send[] = [];
   // The send the last resolving refusal took back, until a later dispatch or landing.
   let withdrawn: Send | null = null;
   let targetRefused = false;
   let settledBy: string | null = null;
   let late: { entry: EntryOf<'LATE_RESULT'>; after: string | null } | null = null;
   const operatorActions: OperatorActionRecord[] = [];
+  // The first re-approval, kept as it is recorded: looking it up among every action at each later one made verify
+  // quadratic in RESOLVED entries.
+  let firstReapproval: OperatorActionRecord | null = null;
   const actedItems = new Set<string>();
   const authorized = new Map<string, EntryOf<'AUTHORIZED'>>();
   const amount = facts?.amount ?? null;
@@ -299,10 +302,12 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
         // Outcome before this entry: a resolution answers an AMBIGUOUS effect only (core/inbox.ts).
         for (const problem of actionProblems(entry, receipt.effectId, outcomeBefore, open !== null, actedItems)) problems.push(`${name} ${problem}`);
         // Through whichever of its items, one refused payload is re-approved once: a second would send it again.
-        const earlier = entry.action === 'reapprove' ? operatorActions.find((action) => action.action === 'reapprove') : undefined;
-        if (earlier !== undefined) problems.push(`${name} re-approves the effect a second time (item ${entry.item.slice(0, 90)}, after item ${earlier.item.slice(0, 90)}): one refused payload is re-approved once`);
+        const earlier = entry.action === 'reapprove' ? firstReapproval : null;
+        if (earlier !== null) problems.push(`${name} re-approves the effect a second time (item ${entry.item.slice(0, 90)}, after item ${earlier.item.slice(0, 90)}): one refused payload is re-approved once`);
         actedItems.add(entry.item);
-        operatorActions.push({ item: entry.item, action: entry.action, resolution: entry.resolution, by: entry.by, note: entry.note, at: entry.at, reapproval: entry.reapproval });
+        const action: OperatorActionRecord = { item: entry.item, action: entry.action, resolution: entry.resolution, by: entry.by, note: entry.note, at: entry.at, reapproval: entry.reapproval };
+        operatorActions.push(action);
+        if (entry.action === 'reapprove') firstReapproval ??= action;
         return;
       }
       case 'LATE_RESULT':
@@ -376,8 +381,8 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
           if (!open) problems.push(`${name} resolves no open dispatch`);
           if (entry.code === 'REFUSED:target_error') targetRefused = true;
           // The dispatch it resolves never landed, so its checks vouch for nothing (unless a landing comes later).
-          withdrawn = sends.at(-1) ?? null;
-          sends = sends.slice(0, -1);
+          // Taken off in place: a copy of the list at each refusal made verify quadratic in resolving refusals.
+          withdrawn = sends.pop() ?? null;
           open = null;
           settledBy = entry.code;
         }
@@ -582,15 +587,20 @@ export function entrySignatures(receipt: Receipt, keys: PublicKeySet): EntrySign
     if (!key) return { status: 'unknown_key', kid: entry.kid ?? null, by: null };
     return { status: entrySignatureValid(entry, entry.sig, key) ? 'signed' : 'bad_signature', kid: entry.kid ?? null, by: null };
   });
-  // A v2 or v3 signed entry covers the `covers` unsigned entries right before it (entries.ts); they are as good as it is.
+  // A v2 or v3 signed entry covers the `covers` unsigned entries right before it (entries.ts); they are as good as it
+  // is. Its signature commits to them only through the `prev` links, its and theirs: an entry those links do not lead
+  // to (replaced whole, with a hash made for it, which takes no key) is covered by nothing anyone signed.
   receipt.entries.forEach((entry, index) => {
     const signer = own[index];
     if (entry.sig === null || entry.v === 1 || signer === undefined) return;
     const covers = entry.covers ?? 0;
+    let link = entry.prev;
     for (let back = 1; back <= covers; back += 1) {
       const covered = own[index - back];
-      if (covered === undefined || covered.status !== 'unsigned') break;
+      const coveredEntry = receipt.entries[index - back];
+      if (covered === undefined || coveredEntry === undefined || covered.status !== 'unsigned' || coveredEntry.hash !== link) break;
       own[index - back] = signer.status === 'signed' ? { status: 'covered', kid: signer.kid, by: index } : { ...signer, by: index };
+      link = coveredEntry.prev;
     }
   });
   return own;

@@ -5,7 +5,7 @@
 // stack trace.
 import { Command } from 'commander';
 import { addApprovalCommands } from './approvals-command.js';
-import { reportFailure } from './failure.js';
+import { CliFailure, EXIT_BAD_INPUT, reportFailure } from './failure.js';
 import { addKeysCommands } from './keys-command.js';
 import { addReceiptCommands } from './receipt-command.js';
 import { addEffectCommands } from './effect-command.js';
@@ -19,6 +19,21 @@ export function createProgram(): Command {
     // A usage error quotes the value it refused, which may come from a ticket or a chat message: escaped as every
     // other line (output.ts), so it can neither clear the screen nor set the terminal's title.
     .configureOutput({ outputError: (text, write) => write(`${showable(text.trimEnd(), { lineBreaks: false })} (add --help for usage)\n`) });
+
+  // An option given twice (`--cap-cents 100 … --cap-cents 5000`, a script appending its own defaults) is refused, not
+  // read as its last value: terms that move money are what the operator wrote once. An option that collects its
+  // values into a list (--public-key, one per rotated key) is meant to repeat.
+  program.hook('preAction', (_program, action) => {
+    // The words as given (commander keeps them, untyped); after `--` everything is an argument.
+    const raw = (program as unknown as { rawArgs: readonly string[] }).rawArgs;
+    const given = raw.includes('--') ? raw.slice(0, raw.indexOf('--')) : raw;
+    for (const option of action.options) {
+      if (option.long === undefined || Array.isArray(action.getOptionValue(option.attributeName()))) continue;
+      const long = option.long;
+      const times = given.filter((word) => word === long || word.startsWith(`${long}=`) || (option.short !== undefined && word === option.short)).length;
+      if (times > 1) throw new CliFailure(`${long} was given ${times} times; give it once (its last value would have been taken silently). Nothing was done.`, EXIT_BAD_INPUT);
+    }
+  });
 
   addKeysCommands(program);
   addReceiptCommands(program);

@@ -102,6 +102,15 @@ describe.concurrent('approvals grant', { timeout: 90_000 }, () => {
     expect(await redis.hget(`${prefix}:index:approvals`, id)).toBeNull();
   });
 
+  // Rule (cli/program.ts preAction): an option given twice is refused, not read as its last value (`--cap-cents 100
+  // … --cap-cents 5000`, a script appending its own defaults, granted 5000 cents); nothing is granted.
+  it('refuses a money flag given twice, naming it, and grants nothing', async () => {
+    const id = `ap_${randomBytes(4).toString('hex')}`;
+    const run = await runCli(['approvals', 'grant', '--id', id, '--approver', 'dana', '--cap-cents', '100', '--scope', 'payment:pi_twice', '--cap-cents=5000'], env);
+    expectOneLineBadInput(run, '--cap-cents was given 2 times; give it once');
+    expect((await runCli(['approvals', 'describe', id], env)).code).toBe(1);
+  });
+
   it('refuses an expiry too far ahead to be an approval (more than ten years)', async () => {
     expectOneLineBadInput(await grant({ '--expires-in': String(10 * 365 * 24 * 60 * 60 + 1) }), '--expires-in must be a whole number of seconds from 1 to 315360000');
   });

@@ -187,10 +187,15 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
         answer: () => stores.cases.get(caseId),
       });
     },
-    async close(): Promise<void> {
+    /**
+     * Closes the producer. Its connection waits out outages (BullMQ needs that), so a QUIT to a Redis that stopped
+     * answering waits as long as Redis does: a command that must end gives it `withinMs` and has the connection dropped
+     * after that, or drops it at once (`drop`) when its own commands failed (closeConnection).
+     */
+    async close(how: { withinMs?: number; drop?: boolean } = {}): Promise<void> {
       await events.close();
       await queue.close();
-      await closeConnection(connection);
+      await closeConnection(connection, how);
     },
   };
 }

@@ -7,6 +7,7 @@ import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
 import { queueRecorded } from './recorded.js';
+export { wasRecorded } from './recorded.js';
 import { closeConnection, createProposalRecall, createProposalRecorder, describeEffect, errorCode, errorMessage, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, type GateResult, type OnlyEntry, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 /**
@@ -117,10 +118,15 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
         answer: (finish) => (finish.kind === 'completed' ? ((typeof finish.returnvalue === 'string' ? JSON.parse(finish.returnvalue) : finish.returnvalue) as EffectAnswer) : null),
       });
     },
-    async close(): Promise<void> {
+    /**
+     * Closes the producer. Its connection waits out outages (BullMQ needs that), so a QUIT to a Redis that stopped
+     * answering waits as long as Redis does: a command that must end gives it `withinMs` and has the connection dropped
+     * after that, or drops it at once (`drop`) when its own commands failed (closeConnection).
+     */
+    async close(how: { withinMs?: number; drop?: boolean } = {}): Promise<void> {
       await events.close();
       await queue.close();
-      await closeConnection(connection);
+      await closeConnection(connection, how);
     },
   };
 }

@@ -13,7 +13,21 @@ export async function queueRecorded(queued: () => Promise<void>, ms: number, sai
   try {
     await withinRedisTimeout(queued(), ms, `${said.done}, but Redis did not answer within ${ms} ms while it was being queued, so it may or may not be queued. ${said.retry} once Redis answers: ${said.again}`);
   } catch (error) {
-    if (error instanceof RedisTimeout) throw error;
-    throw new InterlockError('redis_unavailable', `${said.done}, but queuing it failed (${errorMessage(error)}), so it may or may not be queued. ${said.retry}: ${said.again}`, { cause: error });
+    if (error instanceof RedisTimeout) throw markRecorded(error);
+    throw markRecorded(new InterlockError('redis_unavailable', `${said.done}, but queuing it failed (${errorMessage(error)}), so it may or may not be queued. ${said.retry}: ${said.again}`, { cause: error }));
   }
+}
+
+const RECORDED = Symbol('recorded');
+
+function markRecorded<E extends Error>(error: E): E {
+  return Object.assign(error, { [RECORDED]: true });
+}
+
+/**
+ * Whether `error` is queueRecorded's: what it was about is recorded already. A command that reports a Redis outage as
+ * "nothing was changed" must not say so of it (the CLI's stores do, for a Redis that does not answer afterwards).
+ */
+export function wasRecorded(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { [RECORDED]?: unknown })[RECORDED] === true;
 }

@@ -167,7 +167,8 @@ export type Stores = {
    * Redis refused, a TLS certificate Node does not trust), so whoever reports it can say what happened.
    */
   unreachable(): Promise<string | null>;
-  close(): Promise<void>;
+  /** `withinMs`: the most the connection's QUIT may take before it is dropped (closeConnection); a command gives it. */
+  close(how?: { withinMs?: number }): Promise<void>;
 };
 
 type StoreInternals = { redis: RedisClient; fullJournal: Journal; ownsRedis: boolean };
@@ -285,11 +286,11 @@ export async function openStores(config: Config = loadConfig(), options: { logge
         return connectionError ?? failureOf(error);
       }
     },
-    async close() {
+    async close(how = {}) {
       // Upkeep only while Redis is up (see Sender.close): recovery drops the finished entries otherwise.
       if (redis.status === 'ready') await fullJournal.flushIndex().catch((error: unknown) => logger.warn({ err: error }, 'could not drop finished entries of the open index; recovery will'));
       await signer?.close();
-      if (!options.redis) await closeConnection(redis);
+      if (!options.redis) await closeConnection(redis, how);
     },
   };
   internals.set(stores, { redis, fullJournal, ownsRedis: options.redis === undefined });

@@ -11,6 +11,7 @@ import { constants as osConstants } from 'node:os';
 import type { Express } from 'express';
 import {
   caseScope,
+  isFinalCase,
   checkFourEyes,
   tokensFileExposure,
   createDecider,
@@ -51,6 +52,7 @@ import {
   type StripeSide,
   unknownSettings,
   unknownSettingSentence,
+  withinRedisTimeout,
 } from './interlock.js';
 import { createProgram, runProgram } from './cli/program.js';
 import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor, exitForMoney, exitForShown } from './cli/effect-command.js';
@@ -720,6 +722,24 @@ async function readAtStripe<T>(read: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * A `--wait` of `ms`, given at most `ms` plus the Redis command timeout: the wait listens on a queue connection, which
+ * waits out Redis outages (BullMQ needs that), so a Redis that stopped answering would otherwise hold it for ever.
+ */
+async function waitAtMost(wait: (ms: number) => Promise<unknown>, ms: number, config: Config): Promise<void> {
+  const boundMs = ms + config.redisCommandTimeoutMs;
+  await withinRedisTimeout(wait(ms), boundMs, `Redis did not answer the wait within --wait plus INTERLOCK_REDIS_COMMAND_TIMEOUT_MS (${boundMs} ms)`);
+}
+
+/**
+ * A failure after a proposal or case was written (the wait, reading it back): it is recorded, and queued, so the money
+ * may still move once Redis is back. Saying "nothing was changed" would have a hurried operator propose it again under
+ * a new request id, and two refunds go out; it exits 4, as a wait that ran out does.
+ */
+function outcomeNotKnown(recorded: string, check: string, again: string, error: unknown): CliFailure {
+  return new CliFailure(`${recorded}; its outcome is not known yet (${errorMessage(error)}): check \`${check}\` once Redis answers (${again}).`, EXIT_UNSETTLED, { cause: error });
+}
+
 type ProposeOptions = { request: string; approval: string; agent: string; reason?: string; wait?: number; model?: string; decision?: string };
 
 // The proposal's fields a command fills from its options: a problem with one is named by the option it came from.
@@ -750,7 +770,7 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
   if (reserved !== null) throw new CliFailure(`The proposal is invalid (--request: ${reserved}). Nothing was recorded.`, EXIT_BAD_INPUT);
   const config = loadConfig();
   const stripe = stripeSide({ ...config, crashAt: null });
-  const { createEffectsQueue } = await outerLayers();
+  const { createEffectsQueue, wasRecorded } = await outerLayers();
   await withStores(async (cli) => {
     // The approval's rules hold here as on the support API: it must exist (its four-eyes rule is written with it:
     // exit 2), and the agent named may not be the one who approved or granted it when it asked for a second person
@@ -760,8 +780,13 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
     const effectId = effectIdFor({ requestId: options.request, effect });
     const premises = await readAtStripe(() => stripe.target.readFacts(effectId, effect, facts, { timeoutMs: 10_000 }));
     const queue = createEffectsQueue(cli.stores);
+    let failed = false;
     try {
-      const recorded = await queue.propose({ ...draft, premises });
+      const recorded = await queue.propose({ ...draft, premises }).catch((error: unknown) => {
+        // Recorded, and Redis failed while it was queued: that is no "nothing was changed" (withStores).
+        if (wasRecorded(error)) throw outcomeNotKnown(`Effect ${effectId} is recorded`, `interlock effect show --request ${options.request}`, 'sending the same request again is safe: it is answered from the journal, queued if it is not, and its money moves at most once', error);
+        throw error;
+      });
       if (recorded.status === 'conflict') {
         // The effect as recorded (its journal, verification and money), answered with this request's refusal: the
         // recorded payload stands, and this one was not sent.
@@ -770,12 +795,20 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
         process.exitCode = exitFor('REFUSED:conflicting_payload');
         return;
       }
-      if (options.wait !== undefined && options.wait > 0 && recorded.queued) await queue.waitFor(effectId, options.wait * 1000);
-      const shown = (await describeEffect(cli, effectId)) ?? { effectId, outcome: null, sentence: 'Queued; not recorded yet.', journal: [] };
-      printJson({ ...shown, premises });
-      process.exitCode = exitForShown(shown);
+      try {
+        if (options.wait !== undefined && options.wait > 0 && recorded.queued) await waitAtMost((ms) => queue.waitFor(effectId, ms), options.wait * 1000, cli.config);
+        const shown = (await describeEffect(cli, effectId)) ?? { effectId, outcome: null, sentence: 'Queued; not recorded yet.', journal: [] };
+        printJson({ ...shown, premises });
+        process.exitCode = exitForShown(shown);
+      } catch (error) {
+        throw outcomeNotKnown(`Effect ${effectId} is recorded${recorded.queued ? ' and queued' : ''}`, `interlock effect show --request ${options.request}`, 'sending the same request again is safe: it is answered from the journal, and its money moves at most once', error);
+      }
+    } catch (error) {
+      failed = true;
+      throw error;
     } finally {
-      await queue.close();
+      // The answer (or the failure) above is the command's; a close that fails changes nothing it said.
+      await queue.close({ withinMs: cli.config.redisCommandTimeoutMs, drop: failed }).catch(() => undefined);
     }
   });
 }
@@ -807,7 +840,7 @@ async function submitCase(options: CaseOptions): Promise<void> {
   const missing = (['case', 'story', 'approval'] as const).filter((name) => options[name] === undefined).map((name) => `--${name}`);
   if (missing.length > 0) throw new CliFailure(`interlock case needs ${missing.join(', ')}.`, EXIT_BAD_INPUT);
   const submission = caseSubmissionOf({ caseId: options.case, paymentIntent: options.paymentIntent, customer: options.customer, incident: options.incident, story: options.story, approval: options.approval, agent: options.agent });
-  const { caseView, createDecisionsQueue, createEffectsQueue, waitForCase } = await outerLayers();
+  const { caseView, createDecisionsQueue, createEffectsQueue, waitForCase, wasRecorded } = await outerLayers();
   await withStores(async (cli) => {
     const { snapshot } = await cli.stores.approvals.describe(submission.approval);
     if (snapshot === null) throw new CliFailure(`No approval ${submission.approval}; nothing was queued. Grant it first (interlock approvals grant).`, EXIT_BAD_INPUT);
@@ -815,20 +848,32 @@ async function submitCase(options: CaseOptions): Promise<void> {
     await checkFourEyes(cli.stores, submission.approval, [submission.agent]);
     const decisions = createDecisionsQueue(cli.stores);
     const effects = createEffectsQueue(cli.stores);
+    let failed = false;
     try {
-      const created = await decisions.submit(submission, 'cli');
+      const created = await decisions.submit(submission, 'cli').catch((error: unknown) => {
+        if (wasRecorded(error)) throw outcomeNotKnown(`Case ${submission.caseId} is stored`, `interlock case show ${submission.caseId}`, 'submitting the same case again is safe: it is answered as it stands, queued if it is not, and it is decided at most once', error);
+        throw error;
+      });
       if (created.status === 'conflict') {
         printJson({ case: submission.caseId, outcome: 'conflicting_payload', sentence: `Case ${submission.caseId} was first submitted with another payload; the stored case stands and this one was not queued.` });
         process.exitCode = EXIT_REFUSED;
         return;
       }
-      if (options.wait !== undefined && options.wait > 0) await waitForCase({ effects, decisions }, submission.caseId, options.wait * 1000);
-      const view = await caseView(cli.stores, (await cli.stores.cases.get(submission.caseId)) ?? created.record);
-      printJson(view);
-      process.exitCode = caseExit(view);
+      try {
+        if (options.wait !== undefined && options.wait > 0) await waitAtMost((ms) => waitForCase({ effects, decisions }, submission.caseId, ms), options.wait * 1000, cli.config);
+        const view = await caseView(cli.stores, (await cli.stores.cases.get(submission.caseId)) ?? created.record);
+        printJson(view);
+        process.exitCode = caseExit(view);
+      } catch (error) {
+        throw outcomeNotKnown(`Case ${submission.caseId} is stored${isFinalCase(created.record.status) ? '' : ' and queued'}`, `interlock case show ${submission.caseId}`, 'submitting the same case again is safe: it is answered as it stands, and it is decided at most once', error);
+      }
+    } catch (error) {
+      failed = true;
+      throw error;
     } finally {
-      await decisions.close();
-      await effects.close();
+      // The answer (or the failure) above is the command's; a close that fails changes nothing it said.
+      await decisions.close({ withinMs: cli.config.redisCommandTimeoutMs, drop: failed }).catch(() => undefined);
+      await effects.close({ withinMs: cli.config.redisCommandTimeoutMs, drop: failed }).catch(() => undefined);
     }
   });
 }

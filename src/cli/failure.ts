@@ -1,11 +1,13 @@
 // How a CLI command fails: one line on stderr, never a stack trace, and an exit code a script can branch on:
 // 1 the command ran and the answer is no (an unknown approval, a conflict), 2 bad input, bad configuration, a path
-// it cannot use or an unreachable Redis (nothing was done; fix the call or the environment and run it again).
+// it cannot use or an unreachable Redis (nothing was done; fix the call or the environment and run it again), 4 a
+// proposal or case that is recorded but whose outcome is not known yet (Redis failed after it was written).
 import { CommanderError, InvalidArgumentError } from 'commander';
 import { errorCode, type ErrorCode } from '../core/errors.js';
 import { redactSecrets } from '../core/redact.js';
 import { pathMeaning } from './path-problems.js';
 import { printProblem } from './output.js';
+import type { EXIT_UNSETTLED } from './effect-command.js';
 
 /** Registry codes that mean the call or the environment must change (exit 2), not that the answer is no (exit 1). */
 const BAD_INPUT_CODES: ReadonlySet<ErrorCode> = new Set(['invalid_proposal', 'invalid_effect', 'invalid_approval', 'invalid_receipt', 'invalid_request', 'non_canonical_value', 'invalid_config', 'target_misconfigured', 'redis_unavailable', 'redis_not_durable']);
@@ -16,7 +18,7 @@ export const EXIT_BAD_INPUT = 2;
 /** A failure whose message is already written for the operator, with the exit code it ends the command with. */
 export class CliFailure extends Error {
   readonly code = 'cli_failure';
-  constructor(message: string, readonly exitCode: typeof EXIT_FAILED | typeof EXIT_BAD_INPUT, options?: { cause?: unknown }) {
+  constructor(message: string, readonly exitCode: typeof EXIT_FAILED | typeof EXIT_BAD_INPUT | typeof EXIT_UNSETTLED, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'CliFailure';
   }

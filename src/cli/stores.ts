@@ -1,5 +1,5 @@
 // Redis stores for one CLI command, opened and closed around it (openStores: no heartbeat, no sends). A command
-// that cannot reach Redis says so in one line and exits 2.
+// that cannot reach Redis before it wrote anything says so in one line and exits 2.
 import { isRedisTimeout, loadConfig, openStores, shownUrl, type Stores } from '../interlock.js';
 import { journalOf } from '../interlock.js';
 import { existsSync } from 'node:fs';
@@ -88,14 +88,19 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
   const stores = await openStores(config, { failFast: true, signingKey: key });
   const unreachable = (error: unknown) =>
     new CliFailure(`Cannot reach Redis at ${shownUrl(config.redisUrl)} (${error instanceof Error ? error.message : String(error)}); nothing was changed. ${unreachableAdvice()}`, EXIT_BAD_INPUT, { cause: error });
+  // A command ends whatever Redis does: a QUIT Redis does not answer within the command timeout is given up on.
+  const closing = { withinMs: config.redisCommandTimeoutMs };
   const why = await stores.unreachable();
   if (why !== null) {
-    await stores.close().catch(() => undefined);
+    await stores.close(closing).catch(() => undefined);
     throw unreachable(new Error(why));
   }
   try {
     await run({ stores, journal: journalOf(stores), approvals: stores.approvals, config, keyed });
   } catch (error) {
+    // A failure the command put in words itself says what it did and did not write (a proposal it recorded before
+    // Redis went away is not "nothing was changed"): it is passed on as it is.
+    if (error instanceof CliFailure) throw error;
     // A command Redis took but did not answer may still run when Redis wakes: the command cannot say it did nothing.
     if (isRedisTimeout(error)) {
       throw new CliFailure(`Redis at ${shownUrl(config.redisUrl)} stopped answering within INTERLOCK_REDIS_COMMAND_TIMEOUT_MS=${config.redisCommandTimeoutMs} ms, so what this command asked may or may not have been done. Once Redis answers, check (for instance with \`interlock approvals describe\` or \`interlock effect\`) before running it again.`, EXIT_BAD_INPUT, { cause: error });
@@ -104,6 +109,6 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
     if (!(await stores.ping())) throw unreachable(error);
     throw error;
   } finally {
-    await stores.close().catch(() => undefined);
+    await stores.close(closing).catch(() => undefined);
   }
 }

@@ -168,11 +168,30 @@ export function createQueueConnection(options: { redisUrl: string; redisCluster:
  * first. One that is not is dropped: ioredis ends neither a QUIT nor a disconnect of a connection that waits to
  * reconnect (the QUIT waits for a Redis that may not come back, and the disconnect never emits 'end'), so waiting
  * for either would hold a shutdown for as long as Redis is away.
+ *
+ * A command that must end whatever Redis does (a CLI command) gives `withinMs`: a QUIT that fails, or is not answered
+ * within that many ms, is followed by a drop, since a Redis that stopped answering (a stopped process, a stalled host)
+ * still looks up, a queue connection has no command timeout, and the QUIT's open socket would hold the process for as
+ * long as Redis hangs. `drop`: the caller's own commands failed, so no reply is worth waiting for and the connection
+ * is dropped at once. Without either, a QUIT is waited for as long as it takes (a stopping service bounds its whole
+ * stop instead, and names the part it was closing when that bound runs out).
  */
-export async function closeConnection(connection: RedisClient): Promise<void> {
+export async function closeConnection(connection: RedisClient, how: { withinMs?: number; drop?: boolean } = {}): Promise<void> {
   if (connection.status === 'end') return;
-  if (connection.status === 'ready') {
-    await connection.quit().catch(() => undefined);
+  if (connection.status === 'ready' && how.drop !== true) {
+    if (how.withinMs === undefined) {
+      await connection.quit().catch(() => undefined);
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), how.withinMs);
+    });
+    const quit = connection.quit().then(
+      () => true,
+      () => false,
+    );
+    if (!(await Promise.race([quit, late]).finally(() => clearTimeout(timer)))) connection.disconnect();
     return;
   }
   connection.disconnect();

@@ -1,12 +1,13 @@
 // Once a proposal is recorded (or a case stored), no failure to queue it is answered "nothing was recorded": the
 // queue closed under the call (a service stopping) or Redis refusing it gets the answer a timeout after the record
 // gets: recorded, perhaps not queued, send the same request again. That request, sent again, queues it; a caller
-// told "nothing was recorded" would have no reason to, and the recorded proposal would never reach a worker.
+// told "nothing was recorded" would have no reason to, and the recorded proposal would never reach a worker. The
+// failure is marked (wasRecorded), so the CLI, which reports an unreachable Redis as "nothing was changed", does not.
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { caseEffectId, createDecisionsQueue } from '../../queues/decisions.js';
-import { createEffectsQueue } from '../../queues/effects.js';
+import { createEffectsQueue, wasRecorded } from '../../queues/effects.js';
 import { InterlockError, openStores, type CaseSubmission, type Stores } from '../../src/interlock.js';
 import { asApiError } from '../../webhooks/api/errors.js';
 import { approvalTerms, refundProposal, removePrefixes, testConfig, testKey } from '../support/harness.js';
@@ -44,6 +45,8 @@ describe('a proposal recorded while its queue closes', () => {
     await closing.close();
     const failed = await closing.propose(proposal).catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(InterlockError);
+    // Marked, so a command that reports an unreachable Redis as "nothing was changed" (the CLI) tells it apart.
+    expect(wasRecorded(failed)).toBe(true);
     const answer = answered(failed);
     expect(answer.code).toBe('redis_unavailable');
     expect(answer.message).toMatch(/^Effect [0-9a-f]{64} was recorded, but queuing it failed \(.+\), so it may or may not be queued\. Send the same request again/);
@@ -68,6 +71,7 @@ describe('a case stored while its queue closes', () => {
     await closing.close();
     const failed = await closing.submit(submission, 'sam').catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(InterlockError);
+    expect(wasRecorded(failed)).toBe(true);
     const answer = answered(failed);
     expect(answer.code).toBe('redis_unavailable');
     expect(answer.message).toMatch(new RegExp(`^Case ${submission.caseId} was stored, but queuing it failed \\(.+\\), so it may or may not be queued\\. Submit the same case again`));

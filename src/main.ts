@@ -1071,7 +1071,8 @@ addInboxCommands(program, async ({ stores }) => {
   return {
     readFacts: async (effect, effectId) => readAtStripe(() => stripe.target.readFacts(effectId, effect, effect.kind === 'refund' ? REFUND_FACTS : CREDIT_FACTS, { timeoutMs: 10_000 })),
     propose: (proposal) => queue.propose(proposal),
-    close: () => queue.close(),
+    // Bounded as refund's is: a Redis that stopped answering must not hold the command for ever.
+    close: () => queue.close({ withinMs: stores.config.redisCommandTimeoutMs }).catch(() => undefined),
   };
 });
 addSandboxCommand(program);

@@ -3,7 +3,7 @@
 // the sandbox, then runs the program. Every failure ends in one line on stderr and an exit code (failure.ts):
 // commander's own usage errors, bad values, configuration, an unreachable Redis, and anything unexpected, never a
 // stack trace.
-import { Command } from 'commander';
+import { Command, type Option } from 'commander';
 import { addApprovalCommands } from './approvals-command.js';
 import { CliFailure, EXIT_BAD_INPUT, reportFailure } from './failure.js';
 import { addKeysCommands } from './keys-command.js';
@@ -21,17 +21,20 @@ export function createProgram(): Command {
     .configureOutput({ outputError: (text, write) => write(`${showable(text.trimEnd(), { lineBreaks: false })} (add --help for usage)\n`) });
 
   // An option given twice (`--cap-cents 100 … --cap-cents 5000`, a script appending its own defaults) is refused, not
-  // read as its last value: terms that move money are what the operator wrote once. An option that collects its
-  // values into a list (--public-key, one per rotated key) is meant to repeat.
+  // read as its last value: terms that move money are what the operator wrote once. Counted as commander reads them
+  // (its option events: a value that looks like an option, or `--` taken as a value, is no option), so the count and
+  // the parse agree. An option that collects its values into a list (--public-key, one per rotated key) repeats.
+  const parseAsync = program.parseAsync.bind(program);
+  program.parseAsync = (argv, options) => {
+    countOptions(program);
+    return parseAsync(argv, options);
+  };
   program.hook('preAction', (_program, action) => {
-    // The words as given (commander keeps them, untyped); after `--` everything is an argument.
-    const raw = (program as unknown as { rawArgs: readonly string[] }).rawArgs;
-    const given = raw.includes('--') ? raw.slice(0, raw.indexOf('--')) : raw;
+    const counts = optionCounts.get(action);
     for (const option of action.options) {
-      if (option.long === undefined || Array.isArray(action.getOptionValue(option.attributeName()))) continue;
-      const long = option.long;
-      const times = given.filter((word) => word === long || word.startsWith(`${long}=`) || (option.short !== undefined && word === option.short)).length;
-      if (times > 1) throw new CliFailure(`${long} was given ${times} times; give it once (its last value would have been taken silently). Nothing was done.`, EXIT_BAD_INPUT);
+      const times = counts?.get(option) ?? 0;
+      if (times < 2 || Array.isArray(action.getOptionValue(option.attributeName()))) continue;
+      throw new CliFailure(`${option.long ?? option.name()} was given ${times} times; give it once (its last value would have been taken silently). Nothing was done.`, EXIT_BAD_INPUT);
     }
   });
 
@@ -48,6 +51,22 @@ export function createProgram(): Command {
       await runDemo();
     });
   return program;
+}
+
+/** How often each option of a command was given in the parse under way (countOptions). */
+const optionCounts = new WeakMap<Command, Map<Option, number>>();
+
+/** Starts counting, from zero, every option of `command` and of its subcommands as commander reads them. */
+function countOptions(command: Command): void {
+  let counts = optionCounts.get(command);
+  if (counts === undefined) {
+    const fresh = new Map<Option, number>();
+    counts = fresh;
+    optionCounts.set(command, fresh);
+    for (const option of command.options) command.on(`option:${option.name()}`, () => fresh.set(option, (fresh.get(option) ?? 0) + 1));
+  }
+  counts.clear();
+  for (const sub of command.commands) countOptions(sub);
 }
 
 /** Parses argv and runs the command; a failure becomes one line on stderr and the exit code. */

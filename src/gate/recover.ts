@@ -158,9 +158,14 @@ export function createRecover(ctx: GateContext) {
     const { epoch } = claim;
     const { partition, effectId } = holding;
 
-    // A landing this process heard while Redis was away (settle.ts commit): committed as it would have been then.
+    // A landing this process heard while Redis was away (settle.ts commit): committed as it would have been then, if it
+    // was heard for this dispatch (the head its sender held is this DISPATCHED or an entry after it).
     const heard = ctx.heard.get(effectId);
-    if (heard !== undefined) return commit(ctx, holding, heard.via, heard.result, heard.rechecked, heard.outcome);
+    if (heard !== undefined) {
+      ctx.heard.delete(effectId);
+      const from = entries.findIndex((entry) => entry.hash === dispatched.hash);
+      if (from >= 0 && entries.slice(from).some((entry) => entry.hash === heard.head)) return commit(ctx, holding, heard.via, heard.result, heard.rechecked, heard.outcome);
+    }
     // A fenced-out sender's definite answer is the truth about the effect (issue 6, item 7).
     if (claim.late === 'landed') {
       const late = lateLanding(entries);

@@ -676,7 +676,10 @@ function announce(config: Config, service: Service, embedded: Embedded, register
   // The first steps pay with a test card: nothing to try with real money. They reach Stripe as this process does, so
   // they are printed only where that address is one another terminal reaches too (not compose's `sandbox:12111`).
   if (facts.api_url !== null && !live && tryable) lines.push('', 'Try it, from this directory in another terminal:', ...commands.map((command) => `  ${command}`));
-  if (facts.api_url !== null && !live && !tryable) lines.push('', `Try it: the sandbox is at ${config.stripeApiBase ?? ''} from here, a name other hosts may not know; under docker compose, the README's Compose section has the steps (its port is published on 127.0.0.1).`);
+  if (facts.api_url !== null && !live && !tryable) {
+    const where = config.stripeSecretKey === SANDBOX_KEY ? `the sandbox is at ${config.stripeApiBase ?? ''}` : `Stripe is reached at ${config.stripeApiBase ?? ''}`;
+    lines.push('', `Try it: ${where} from here, a name other hosts may not know; under docker compose, the README's Compose section has the steps (its port is published on 127.0.0.1).`);
+  }
   process.stdout.write(`${lines.join('\n')}\n`);
   return owns ? file : null;
 }

@@ -197,9 +197,40 @@ export async function closeConnection(connection: RedisClient, how: { withinMs?:
   connection.disconnect();
 }
 
-/** The servers that acknowledge writes: the one server, or every cluster master. */
+/** The servers that acknowledge writes: the one server, or every cluster master the client holds a connection to. */
 export function writableNodes(client: RedisClient): Redis[] {
   return client instanceof Cluster ? client.nodes('master') : [client];
+}
+
+/** Slots of a Redis Cluster: every one must be served by a master whose settings were read. */
+const CLUSTER_SLOTS = 16_384;
+
+/**
+ * Every server that acknowledges writes, as the cluster says now, and how many of its slots no master serves. A cluster
+ * client holds connections to the masters it has met, not to the cluster's: a new one knows its seed only until its
+ * slots are loaded, and one whose master failed over keeps the survivors until a command is MOVED. So the slot map is
+ * loaded again first (CLUSTER SLOTS, which makes the pool the cluster's masters), within `timeoutMs`.
+ */
+export async function writableNodesNow(client: RedisClient, timeoutMs: number): Promise<{ nodes: Redis[]; unserved: number }> {
+  if (!(client instanceof Cluster)) return { nodes: [client], unserved: 0 };
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the cluster's slot map could not be read within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    if (client.status !== 'ready') await Promise.race([new Promise((resolve) => client.once('ready', resolve)), late]);
+    await Promise.race([new Promise<void>((resolve, reject) => client.refreshSlotsCache((error) => (error ? reject(error) : resolve()))), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+  const nodes = client.nodes('master');
+  const read = new Set(nodes.map((node) => `${node.options.host ?? ''}:${node.options.port ?? ''}`));
+  let unserved = 0;
+  for (let slot = 0; slot < CLUSTER_SLOTS; slot += 1) {
+    const master = client.slots[slot]?.[0];
+    if (master === undefined || !read.has(master)) unserved += 1;
+  }
+  return { nodes, unserved };
 }
 
 /** Redis server time in ms: the clock every claim, deadline and entry is measured on. */

@@ -12,7 +12,10 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { InterlockError } from '../core/errors.js';
-import { isRedisOutage, writableNodes, type RedisClient } from './client.js';
+import { isRedisOutage, writableNodesNow, type RedisClient } from './client.js';
+
+/** How long a check waits for a cluster's slot map (writableNodesNow). */
+const SLOT_MAP_TIMEOUT_MS = 5_000;
 
 export const UNSAFE_DURABILITY_ENV = 'INTERLOCK_UNSAFE_DURABILITY';
 
@@ -116,11 +119,14 @@ function unknownDurability(optOut: boolean, problem: string): Durability {
 
 /** The persistence of every server that acknowledges writes (each master of a cluster); the weakest decides. */
 export async function inspectDurability(client: RedisClient, optOut: boolean): Promise<Durability> {
-  const nodes = writableNodes(client);
+  const { nodes, unserved } = await writableNodesNow(client, SLOT_MAP_TIMEOUT_MS);
   if (nodes.length === 0) return unknownDurability(optOut, 'no Redis server could be reached');
   const results = await Promise.all(nodes.map((node) => inspectNode(node, optOut)));
-  if (results.length === 1 && results[0]) return results[0];
+  if (results.length === 1 && results[0] && unserved === 0) return results[0];
   const problems = results.flatMap((result, index) => result.problems.map((problem) => `${nodeName(nodes[index])}: ${problem}`));
+  // A slot no master that was read serves (being failed over, or on a master the client could not reach) is written
+  // where nobody checked that it is kept.
+  if (unserved > 0) problems.push(`${unserved} of the cluster's 16384 slots are served by no master whose settings could be read (a failover under way, or a master not reachable), so whether their writes are kept is unknown`);
   const weakest = results.find((result) => !result.durable) ?? results[0];
   return {
     durable: problems.length === 0,

@@ -1,7 +1,6 @@
 // The gate on a real three-master Redis Cluster: every script's keys share the subject's hash tag, so effects on
 // different payments live on different masters and each atomic step still runs in one slot. The facts queue's
 // batches (one existence check over many job keys, one addBulk) run in the queue's slot too.
-import { execFileSync } from 'node:child_process';
 import { Cluster, Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,26 +10,9 @@ import { ProcessCrash } from '../../src/core/target.js';
 import { verify } from '../../src/core/verify.js';
 import { inspectDurability } from '../../src/redis/durability.js';
 import { approvalTerms, kill, refundProposal, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
-import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
+import type { PrivateRedis } from '../support/private-redis.js';
+import { startCluster } from '../support/private-cluster.js';
 import { createMemoryTarget } from '../../src/targets/memory-target.js';
-
-async function clusterReady(ports: number[]): Promise<void> {
-  const giveUp = Date.now() + 20_000;
-  for (;;) {
-    const states = await Promise.all(ports.map(async (port) => {
-      const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true });
-      try {
-        await client.connect();
-        return String(await client.cluster('INFO')).includes('cluster_state:ok');
-      } finally {
-        client.disconnect();
-      }
-    }));
-    if (states.every(Boolean)) return;
-    if (Date.now() > giveUp) throw new Error('the test cluster did not reach cluster_state:ok');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('Redis Cluster', () => {
   const servers: PrivateRedis[] = [];
@@ -41,9 +23,7 @@ describe('Redis Cluster', () => {
   const cluster = () => new Cluster([{ host: '127.0.0.1', port: servers[0]?.port ?? 0 }], { redisOptions: { maxRetriesPerRequest: 2 } });
 
   beforeAll(async () => {
-    for (let i = 0; i < 3; i += 1) servers.push(await startPrivateRedis(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--save', '', '--appendonly', 'no']));
-    execFileSync('redis-cli', ['--cluster', 'create', ...servers.map((server) => `127.0.0.1:${server.port}`), '--cluster-replicas', '0', '--cluster-yes'], { stdio: 'ignore' });
-    await clusterReady(servers.map((server) => server.port));
+    servers.push(...(await startCluster([['--appendonly', 'no'], ['--appendonly', 'no'], ['--appendonly', 'no']])));
     config = testConfig({ redisUrl: servers[0]?.url ?? '', redisCluster: true });
   }, 60_000);
 

@@ -51,7 +51,8 @@ describe('interlock scenario and STRIPE_API_BASE', () => {
   });
 
   it('without a test key says STRIPE_API_BASE goes unused (each scenario runs a sandbox of its own)', { timeout: 60_000 }, async () => {
-    const run = await runCli([...DISPUTE_CELL, '--out', '/tmp/interlock-api-base-never-written', '--rows', 'no_such_row'], { REDIS_URL: undefined, STRIPE_SECRET_KEY: undefined, STRIPE_API_BASE: 'http://127.0.0.1:12111' }, { timeoutMs: 20_000 });
+    const cell = DISPUTE_CELL.map((word, index) => (DISPUTE_CELL[index - 1] === '--rows' ? 'no_such_row' : word));
+    const run = await runCli([...cell, '--out', '/tmp/interlock-api-base-never-written'], { REDIS_URL: undefined, STRIPE_SECRET_KEY: undefined, STRIPE_API_BASE: 'http://127.0.0.1:12111' }, { timeoutMs: 20_000 });
     expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toContain('STRIPE_API_BASE (http://127.0.0.1:12111) is not used: without STRIPE_SECRET_KEY each scenario runs against a sandbox of its own.');
   });

@@ -197,11 +197,6 @@ export async function closeConnection(connection: RedisClient, how: { withinMs?:
   connection.disconnect();
 }
 
-/** The servers that acknowledge writes: the one server, or every cluster master the client holds a connection to. */
-export function writableNodes(client: RedisClient): Redis[] {
-  return client instanceof Cluster ? client.nodes('master') : [client];
-}
-
 /** Slots of a Redis Cluster: every one must be served by a master whose settings were read. */
 const CLUSTER_SLOTS = 16_384;
 

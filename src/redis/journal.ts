@@ -9,7 +9,7 @@ import { completeBatch, fromStored, prepareBatch, type AnyDraft, type Draft, typ
 import { InterlockError } from '../core/errors.js';
 import { inlineSigner, type Signer, type SigningKey } from '../core/signing.js';
 import { createSealer } from '../keys/sealer.js';
-import { serverTime, writableNodes, type RedisClient } from './client.js';
+import { serverTime, type RedisClient } from './client.js';
 import { createRedisClock, type RedisClock } from './clock.js';
 import type { Keys } from './keys.js';
 import { createScriptRunner, type ScriptName } from './scripts.js';
@@ -771,14 +771,22 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     serverTime: now,
 
     /**
-     * Whether `replicas` replicas of every master acknowledged this worker's writes so far (Redis WAIT), so a
-     * failover to one of them cannot lose the DISPATCHED about to be acted on. Each master gets its own WAIT: on
-     * the master that took the write it waits for it, on the others it answers at once.
+     * Whether `replicas` replicas of the master that holds `partition` acknowledged this worker's writes so far (Redis
+     * WAIT), so a failover to one of them cannot lose the DISPATCHED about to be acted on. On a cluster only that
+     * master is asked: a master of another shard that lost its replicas (one failed over, say) holds none of this
+     * effect, and asking it held back every send of the deployment. A master the client holds no live connection to
+     * answers no: whatever took the write may be gone.
      */
-    async replicated(replicas: number, timeoutMs: number): Promise<{ ok: boolean; acknowledged: number }> {
+    async replicated(partition: string, replicas: number, timeoutMs: number): Promise<{ ok: boolean; acknowledged: number }> {
       if (replicas <= 0) return { ok: true, acknowledged: 0 };
-      const counts = await Promise.all(writableNodes(redis).map(async (node) => Number(await node.wait(replicas, timeoutMs))));
-      const acknowledged = Math.min(...counts);
+      let node: RedisClient | undefined = redis;
+      if (redis instanceof Cluster) {
+        const slot = Number(await redis.cluster('KEYSLOT', keys.subject(partition)));
+        const master = redis.slots[slot]?.[0];
+        node = redis.nodes('master').find((candidate) => `${candidate.options.host ?? ''}:${candidate.options.port ?? ''}` === master && candidate.status === 'ready');
+      }
+      if (node === undefined) return { ok: false, acknowledged: 0 };
+      const acknowledged = Number(await node.wait(replicas, timeoutMs));
       return { ok: acknowledged >= replicas, acknowledged };
     },
 

@@ -10,12 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInterlock } from '../../src/interlock.js';
 import { createDurabilityMonitor } from '../../src/redis/durability.js';
 import { createMemoryTarget } from '../../src/targets/memory-target.js';
-import { testConfig, testKey } from '../support/harness.js';
+import { createKeys } from '../../src/redis/keys.js';
+import { approvalTerms, refundProposal, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
 import type { PrivateRedis } from '../support/private-redis.js';
-import { startCluster } from '../support/private-cluster.js';
+import { failedOver, ownerOf, replicasSynced, startCluster } from '../support/private-cluster.js';
 
-const DURABLE = ['--appendonly', 'yes', '--appendfsync', 'always', '--cluster-node-timeout', '1000'];
-const LAX = ['--appendonly', 'no', '--cluster-node-timeout', '1000'];
+const DURABLE = ['--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction', '--cluster-node-timeout', '1000', '--repl-diskless-sync-delay', '0'];
+const LAX = ['--appendonly', 'no', '--cluster-node-timeout', '1000', '--repl-diskless-sync-delay', '0'];
 
 describe('a cluster whose seed is durable and whose other masters are not', () => {
   let servers: PrivateRedis[] = [];
@@ -55,33 +56,10 @@ describe('a master that fails over to a replica with no append-only file', () =>
     try {
       await client.ping();
       expect((await monitor.check()).durable).toBe(true);
-      // A replica takes over only once it has synced with its master.
-      const synced = Date.now() + 30_000;
-      for (const replica of servers.slice(3)) {
-        const probe = new Redis(replica.url);
-        try {
-          while (!String(await probe.info('replication')).includes('master_link_status:up')) {
-            if (Date.now() > synced) throw new Error(`replica ${replica.port} never synced`);
-            await new Promise((resolve) => setTimeout(resolve, 100));
-          }
-        } finally {
-          probe.disconnect();
-        }
-      }
+      await replicasSynced(servers);
       const victim = servers.find((server) => server.port !== servers[0]?.port && client.nodes('master').some((node) => node.options.port === server.port));
       await victim?.kill('SIGKILL');
-      // The failover is over once the victim is marked failed and three other masters serve the slots.
-      const giveUp = Date.now() + 45_000;
-      const failedOver = async () => {
-        const lines = String(await admin.cluster('NODES')).split('\n').map((line) => ({ address: line.split(' ')[1] ?? '', flags: (line.split(' ')[2] ?? '').split(',') }));
-        const victimFailed = lines.some((line) => line.address.startsWith(`127.0.0.1:${victim?.port ?? 0}@`) && line.flags.includes('fail'));
-        const masters = lines.filter((line) => line.flags.includes('master') && !line.flags.includes('fail') && !line.flags.includes('fail?')).length;
-        return victimFailed && masters === 3 && String(await admin.cluster('INFO')).includes('cluster_state:ok');
-      };
-      while (!(await failedOver())) {
-        if (Date.now() > giveUp) throw new Error(`no failover within 45 s: ${String(await admin.cluster('NODES'))}`);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+      await failedOver(admin, victim?.port ?? 0);
       const reading = await monitor.check();
       expect(reading.durable).toBe(false);
       expect(reading.problems.join(' ')).toContain('append-only file is off');
@@ -91,4 +69,50 @@ describe('a master that fails over to a replica with no append-only file', () =>
       client.disconnect();
     }
   }, 90_000);
+});
+
+// Rule (redis/journal.ts replicated): with INTERLOCK_REDIS_MIN_REPLICAS the WAIT is asked of the master that holds the
+// effect, not of every master: after another shard failed over (its promoted replica has no replica of its own until
+// the dead master returns), every send of the deployment was held back (IN_FLIGHT, then UNRESOLVED:replicas_behind)
+// though the effect's DISPATCHED was held by its own master's replica.
+describe('INTERLOCK_REDIS_MIN_REPLICAS=1 after another shard failed over', () => {
+  let servers: PrivateRedis[] = [];
+  const nodes: TestNode[] = [];
+  beforeAll(async () => {
+    servers = await startCluster([DURABLE, DURABLE, DURABLE, DURABLE, DURABLE, DURABLE], 1);
+    await replicasSynced(servers);
+  }, 90_000);
+  afterAll(async () => {
+    for (const node of nodes) await node.close().catch(() => undefined);
+    await Promise.all(servers.map((server) => server.stop()));
+  });
+
+  it('sends an effect whose own master\'s replica acknowledged its DISPATCHED', async () => {
+    const config = testConfig({ redisUrl: servers[0]?.url ?? '', redisCluster: true, unsafeDurability: false, redisMinReplicas: 1, redisWaitMs: 1_000 });
+    const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
+    const keys = createKeys(config.keyPrefix);
+    const admin = new Redis(servers[0]?.url ?? '');
+    const owners = await Promise.all(Array.from({ length: 40 }, (_, i) => `pi_shard_${i}`).map(async (pi) => ({ pi, ...(await ownerOf(admin, keys.subject(`payment:${pi}`))) })));
+    admin.disconnect();
+    const [dying] = owners;
+    const healthy = owners.find((owner) => owner.master !== dying?.master);
+    if (dying === undefined || healthy === undefined) throw new Error('no two shards among 40 payments');
+    expect(healthy.replica).toBeGreaterThan(0);
+    await servers.find((server) => server.port === dying.master)?.kill('SIGKILL');
+    const other = new Redis(servers.find((server) => server.port === healthy.master)?.url ?? '');
+    try {
+      await failedOver(other, dying.master);
+    } finally {
+      other.disconnect();
+    }
+    const client = new Cluster([{ host: '127.0.0.1', port: healthy.master }], { redisOptions: { maxRetriesPerRequest: 2 } });
+    client.on('error', () => undefined);
+    const node = await startNode({ config, target, key: testKey().key, redis: client });
+    nodes.push(node);
+    const terms = approvalTerms({ maxUses: 5, scope: `payment:${healthy.pi}` });
+    await node.approvals.grant(terms);
+    target.world.set(`payment:${healthy.pi}`, { chargebacks: [], refunded_by_others: 0 });
+    const result = await node.gate.submit(refundProposal({ approval: terms.id, paymentIntent: healthy.pi }));
+    expect({ outcome: result.outcome, reason: result.reason ?? null }).toEqual({ outcome: 'COMMITTED', reason: null });
+  }, 120_000);
 });

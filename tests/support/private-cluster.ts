@@ -34,3 +34,54 @@ export async function startCluster(perNode: readonly (readonly string[])[], repl
   await clusterReady(servers.map((server) => server.port));
   return servers;
 }
+
+/** Waits until every replica among `servers` has synced with its master (a replica takes over only once it has). */
+export async function replicasSynced(servers: readonly PrivateRedis[], timeoutMs = 30_000): Promise<void> {
+  const giveUp = Date.now() + timeoutMs;
+  for (const server of servers) {
+    const probe = new Redis(server.url);
+    try {
+      for (;;) {
+        const info = String(await probe.info('replication'));
+        if (info.includes('role:master') || info.includes('master_link_status:up')) break;
+        if (Date.now() > giveUp) throw new Error(`replica ${server.port} never synced with its master`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      probe.disconnect();
+    }
+  }
+}
+
+type NodeLine = { id: string; port: number; flags: string[]; masterId: string };
+
+async function clusterNodes(admin: Redis): Promise<NodeLine[]> {
+  return String(await admin.cluster('NODES')).split('\n').filter(Boolean).map((line) => {
+    const parts = line.split(' ');
+    return { id: parts[0] ?? '', port: Number((parts[1] ?? '').split(':')[1]?.split('@')[0]), flags: (parts[2] ?? '').split(','), masterId: parts[3] ?? '-' };
+  });
+}
+
+/** The port of the master serving `key`'s slot, and the port of its replica (0 when it has none). */
+export async function ownerOf(admin: Redis, key: string): Promise<{ master: number; replica: number }> {
+  const slot = Number(await admin.cluster('KEYSLOT', key));
+  const range = (await admin.cluster('SLOTS')).find(([from, to]) => slot >= from && slot <= to);
+  if (range?.[2] === undefined) throw new Error(`no master serves slot ${slot}`);
+  const master = Number(range[2][1]);
+  const lines = await clusterNodes(admin);
+  const masterId = lines.find((line) => line.port === master)?.id;
+  return { master, replica: lines.find((line) => line.masterId === masterId)?.port ?? 0 };
+}
+
+/** Waits until `victim` is marked failed and three other masters serve every slot (the failover is over). */
+export async function failedOver(admin: Redis, victim: number, timeoutMs = 45_000): Promise<void> {
+  const giveUp = Date.now() + timeoutMs;
+  for (;;) {
+    const lines = await clusterNodes(admin);
+    const victimFailed = lines.some((line) => line.port === victim && line.flags.includes('fail'));
+    const masters = lines.filter((line) => line.flags.includes('master') && !line.flags.includes('fail') && !line.flags.includes('fail?')).length;
+    if (victimFailed && masters === 3 && String(await admin.cluster('INFO')).includes('cluster_state:ok')) return;
+    if (Date.now() > giveUp) throw new Error(`no failover of ${victim} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

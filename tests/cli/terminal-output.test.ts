@@ -8,21 +8,18 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { unknownSettings } from '../../src/config.js';
+import { removePrefixes } from '../support/harness.js';
 import { REPO, runCli, tempDir } from './run-cli.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `revcli${randomBytes(5).toString('hex')}`;
 const temp = tempDir('epipe');
 const env = { REDIS_URL, INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_DATA_DIR: temp.dir };
-const redis = new Redis(REDIS_URL);
 
 afterAll(async () => {
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
+  await removePrefixes([prefix]);
   temp.remove();
 });
 

@@ -4,12 +4,11 @@
 // a resubmission that came while the last attempt's job was completing.
 // Real Redis and BullMQ under a random prefix; no Stripe (the deciders decline or never answer).
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { caseEffectId, createDecisionsQueue, startDecisionsWorker, type DecisionsQueue, type DecisionsWorker } from '../../queues/decisions.js';
 import { CREDIT_FACTS, DeciderError, openStores, REFUND_FACTS, type CaseStatus, type CaseSubmission, type Decider, type Stores } from '../../src/interlock.js';
-import { testConfig, testKey } from '../support/harness.js';
+import { removePrefixes, testConfig, testKey } from '../support/harness.js';
 
 const config = testConfig({ keyPrefix: `ts${randomBytes(6).toString('hex')}` });
 let stores: Stores;
@@ -26,12 +25,7 @@ afterEach(async () => {
 afterAll(async () => {
   await decisions.close();
   await stores.close();
-  const redis = new Redis(config.redisUrl);
-  for (const pattern of [`${config.keyPrefix}:*`, `{${config.keyPrefix}-queues}:*`]) {
-    const stale = await redis.keys(pattern);
-    if (stale.length > 0) await redis.del(...stale);
-  }
-  await redis.quit();
+  await removePrefixes([config.keyPrefix]);
 });
 
 /** A model call that never answers (a worker killed while waiting on it never gets one). */

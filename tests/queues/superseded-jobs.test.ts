@@ -1,12 +1,11 @@
 // Rule: the effects jobs a superseded worker takes wait (no attempt used) and are sent once the other process under
 // its worker id has gone and the worker took the id back: never failed for good with a not_judged alert each.
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, expect, it } from 'vitest';
 import { createEffectsQueue, startEffectsWorker } from '../../queues/effects.js';
 import { createMemoryTarget, openStores, startSender } from '../../src/interlock.js';
-import { approvalTerms, refundProposal, sleep, testConfig, testKey } from '../support/harness.js';
+import { approvalTerms, refundProposal, removePrefixes, sleep, testConfig, testKey } from '../support/harness.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -27,12 +26,7 @@ it("the service's effects jobs are sent, not failed for good with not_judged ale
     await queue.close();
     await sender.close();
     await stores.close();
-    const redis = new Redis(config.redisUrl);
-    for (const pattern of [`${config.keyPrefix}:*`, `{${config.keyPrefix}-queues}:*`]) {
-      const stale = await redis.keys(pattern);
-      if (stale.length > 0) await redis.del(...stale);
-    }
-    await redis.quit();
+    await removePrefixes([config.keyPrefix]);
   });
   const terms = approvalTerms();
   await stores.approvals.grant(terms);

@@ -33,7 +33,7 @@ import type { PremiseChange } from './core/entries.js';
 import { InterlockError } from './core/errors.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { closeConnection, createQueueConnection, createRedisClient, otherDatabase, type RedisClient } from './redis/client.js';
-import { createDurabilityMonitor, inspectDurability, requireDurability, type Durability, type DurabilityMonitor } from './redis/durability.js';
+import { createDurabilityMonitor, holdDeploymentMarker, inspectDurability, requireDurability, type Durability, type DurabilityMonitor } from './redis/durability.js';
 import { createHeartbeat, WorkerSupersededError, type Heartbeat } from './redis/heartbeat.js';
 import { createRedisJournal, type Journal, type WatchPosition } from './redis/journal.js';
 import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys.js';
@@ -319,7 +319,8 @@ export async function requireDurableIntake(stores: Stores): Promise<DurabilityMo
   const durability = await requireDurability(redis, stores.config.unsafeDurability, 'intake');
   if (durability.optedOut) stores.logger.warn({ durability }, `Redis is not durable (${durability.problems.join('; ')}); taking webhooks and requests anyway because INTERLOCK_UNSAFE_DURABILITY is set`);
   else stores.logger.info({ appendonly: durability.appendonly, appendfsync: durability.appendfsync, maxmemoryPolicy: durability.maxmemoryPolicy }, 'Redis durability checked');
-  const monitor = createDurabilityMonitor({ redis, optOut: stores.config.unsafeDurability, intervalMs: stores.config.durabilityCheckMs, logger: stores.logger, initial: durability });
+  const marker = await holdDeploymentMarker(redis, stores.keys.deployment);
+  const monitor = createDurabilityMonitor({ redis, optOut: stores.config.unsafeDurability, intervalMs: stores.config.durabilityCheckMs, logger: stores.logger, initial: durability, marker });
   monitor.start();
   return monitor;
 }
@@ -337,7 +338,8 @@ export async function startSender(stores: Stores, target: Target, options: { wor
   const durability = await requireDurability(redis, config.unsafeDurability);
   if (durability.optedOut) logger.warn({ durability }, `Redis is not durable (${durability.problems.join('; ')}); sending anyway because INTERLOCK_UNSAFE_DURABILITY is set`);
   else logger.info({ appendonly: durability.appendonly, appendfsync: durability.appendfsync, maxmemoryPolicy: durability.maxmemoryPolicy }, 'Redis durability checked');
-  const durabilityMonitor = createDurabilityMonitor({ redis, optOut: config.unsafeDurability, intervalMs: config.durabilityCheckMs, logger, initial: durability });
+  const marker = await holdDeploymentMarker(redis, keys.deployment);
+  const durabilityMonitor = createDurabilityMonitor({ redis, optOut: config.unsafeDurability, intervalMs: config.durabilityCheckMs, logger, initial: durability, marker });
   // An id given (INTERLOCK_WORKER_ID, options.workerId) is the operator's, shared or not; a default one is this sender's.
   const givenId = options.workerId ?? config.workerId;
   const workerId = givenId ?? takeDefaultWorkerId();

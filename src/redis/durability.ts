@@ -8,7 +8,9 @@
 //   a committed request look new, and it commits (and lands) a second time.
 // A replica is refused too: it is not the server that keeps what it acknowledges (a full resync deletes it).
 // The check runs at start (requireDurability) and again while running (createDurabilityMonitor), since CONFIG SET
-// can change any of them under a live worker.
+// can change any of them under a live worker. The monitor also reads the deployment's marker key: settings can stay
+// right while the data goes (a restart without the append-only file, FLUSHALL, a failover to an empty server).
+import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { InterlockError } from '../core/errors.js';
@@ -37,8 +39,10 @@ const REMEDY = 'Run every Redis master with `appendonly yes`, `appendfsync alway
  */
 type DurabilityPhase = { phase: 'start' } | { phase: 'intake' } | { phase: 'running'; checkedAt: number };
 
-function durabilityMessage(durability: Durability, when: DurabilityPhase): string {
+function durabilityMessage(durability: Durability & { dataLost?: boolean }, when: DurabilityPhase): string {
   const problems = durability.problems.join('; ');
+  // A check that finds Redis durable again does not undo a loss: the marker's problem says what to do instead.
+  if (when.phase === 'running' && durability.dataLost === true) return `${problems} (last checked ${new Date(when.checkedAt).toISOString()}); nothing was sent.`;
   switch (when.phase) {
     case 'start':
       return `Redis can lose an acknowledged journal entry (${problems}), so Interlock will not send. ${REMEDY}, or set ${UNSAFE_DURABILITY_ENV}=1 to accept the risk on a test machine.`;
@@ -150,8 +154,31 @@ export async function requireDurability(redis: RedisClient, optOut: boolean, pha
   return durability;
 }
 
+/**
+ * The deployment's marker (keys.ts `deployment`) as this process found it when it started: the first process of a
+ * deployment writes a random id, every later one reads it. Redis holds it as long as it holds the journal; a marker
+ * that is gone or changed at a later check means Redis lost its data while this process ran, and a request sent before
+ * the loss would read as new and be sent again.
+ */
+export type DeploymentMarker = { key: string; held: string };
+
+/** Writes the marker unless Redis has one (SET NX GET, one atomic step) and returns the one Redis holds. */
+export async function holdDeploymentMarker(redis: RedisClient, key: string): Promise<DeploymentMarker> {
+  const mine = randomBytes(16).toString('hex');
+  const before = (await redis.call('SET', key, mine, 'NX', 'GET')) as string | null;
+  return { key, held: before ?? mine };
+}
+
+/** Why the marker no longer proves the data is the one this process started on, or null while it does. */
+async function markerProblem(redis: RedisClient, marker: DeploymentMarker): Promise<string | null> {
+  const now = await redis.get(marker.key);
+  if (now === marker.held) return null;
+  const what = now === null ? 'is gone' : 'holds another id (another process wrote it after finding none)';
+  return `Redis lost its data while this process ran: the deployment marker ${marker.key} ${what}, as after a restart without the append-only file, a FLUSHALL or a failover to a server without the data. A request sent before the loss would read as new and be sent again, so this process sends nothing until it is restarted: find out what Redis lost and check at Stripe what was sent before it, then restart every Interlock process of the deployment`;
+}
+
 /** A durability reading and when it was taken (ms since the epoch, this host's clock). `checkError` is set when the check itself failed. */
-export type CheckedDurability = Durability & { checkedAt: number; checkError: string | null };
+export type CheckedDurability = Durability & { checkedAt: number; checkError: string | null; dataLost?: boolean };
 
 export type DurabilityMonitor = {
   /** Re-checks every `intervalMs` until stopped; checks at once when no initial reading was given. Idempotent. */
@@ -187,6 +214,8 @@ export function createDurabilityMonitor(deps: {
   logger: Logger;
   /** The reading the worker started on (requireDurability's), so the first re-check waits one interval. */
   initial?: Durability;
+  /** The deployment's marker as this process found it at start (holdDeploymentMarker); read again at every check. */
+  marker?: DeploymentMarker;
   checkTimeoutMs?: number;
   now?: () => number;
 }): DurabilityMonitor {
@@ -200,6 +229,9 @@ export function createDurabilityMonitor(deps: {
   let running = false;
   let stops = 0;
   let inFlight: Promise<CheckedDurability> | null = null;
+  // Once the marker was found gone, every later reading says so: data restored from an older copy brings the marker
+  // back but not what was written after that copy.
+  let lost: string | null = null;
   // Without an initial reading the first check reports what it found, not a change.
   let first = deps.initial === undefined;
 
@@ -211,7 +243,9 @@ export function createDurabilityMonitor(deps: {
     });
     try {
       const durability = await Promise.race([inspectDurability(redis, optOut), timedOut]);
-      return { ...durability, checkedAt: now(), checkError: null };
+      if (deps.marker && lost === null) lost = await Promise.race([markerProblem(redis, deps.marker), timedOut]);
+      if (lost === null) return { ...durability, checkedAt: now(), checkError: null };
+      return { ...durability, durable: false, problems: [lost, ...durability.problems], optedOut: optOut, checkedAt: now(), checkError: null, dataLost: true };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       return { ...unknownDurability(optOut, `the durability check failed (${message}), so Redis's persistence is unknown`), checkedAt: now(), checkError: message };

@@ -52,6 +52,12 @@ export function createKeys(prefix = 'interlock') {
     watch: `${index}:watch`,
     /** HASH approval id -> partition. */
     approvalPartitions: `${index}:approvals`,
+    /**
+     * STRING: a random id the first process of this deployment wrote (SET NX). Each process reads it at start and its
+     * durability monitor reads it again at every check: gone or changed means Redis lost its data under the running
+     * process (redis/durability.ts holdDeploymentMarker).
+     */
+    deployment: `${index}:deployment`,
     /** HASH alert id -> alert JSON (redis/alerts.ts). */
     alerts: `${index}:alerts`,
     /** ZSET alert id -> when it was raised. */

@@ -8,7 +8,7 @@ import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
 import { queueRecorded } from './recorded.js';
 export { wasRecorded } from './recorded.js';
-import { closeConnection, createProposalRecall, createProposalRecorder, describeEffect, errorCode, errorMessage, isRedisOutage, isRetryable, latestProposal, settledOutcome, slowDownOf, type GateResult, type OnlyEntry, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { closeConnection, createProposalRecall, createProposalRecorder, currentOutcome, describeEffect, errorCode, errorMessage, isRedisOutage, isRetryable, latestProposal, proposalQueued, settledOutcome, slowDownOf, type GateResult, type OnlyEntry, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 /**
  * `transient`: the job's failures before its effect was judged (see afterTransientFailure); absent on a fresh job.
@@ -41,6 +41,43 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
   // The queue's event stream, subscribed before any job is looked at, so no completion can slip between.
   const events = jobEvents(stores, stores.queues.effects);
 
+  /**
+   * Queues the job of the effect's proposal number `proposals`. A job runs the effect's latest recorded proposal (the
+   * worker reads it from the journal). One that is waiting or delayed will pick up a proposal recorded now; one that
+   * already ran, or is running, will not, so a re-decision (a proposal recorded after a refusal) gets a follow-up job
+   * of its own, its id derived from the proposal's place among the effect's proposals: the same request sent again
+   * after its enqueue failed (it is answered `exists`, its proposal unsettled) queues that job, once.
+   * Whether the effect's job has started (is running, or ran): one read of the job's hash, O(1) whatever the backlog
+   * (BullMQ's getJobState scans the waiting list). A job that ran once and waits for a retry counts as started; its
+   * follow-up finds the effect settled or submits the same latest proposal, both harmless.
+   * The queue's connection waits out a Redis outage (BullMQ needs that); the caller bounds the wait, and a job queued
+   * late runs the proposal as recorded.
+   */
+  async function queueJob(effectId: string, proposals: number, proposal: unknown, onlyEntry: OnlyEntry | null): Promise<void> {
+    const [processedOn] = await connection.hmget(queue.toKey(effectId), 'processedOn');
+    const followUp = proposals > 1 && processedOn !== null && processedOn !== undefined;
+    const jobId = followUp ? `${effectId}.${proposals}` : effectId;
+    const add = (revived: boolean) =>
+      queue.add('effect', { proposal, recordedAt: Date.now(), ...(revived ? { revived: true as const } : {}), ...(onlyEntry !== null ? { onlyEntry } : {}) }, {
+        jobId,
+        attempts: options.attempts ?? 8,
+        backoff: { type: 'exponential', delay: options.backoffMs ?? 1_000 },
+        // Receipts keep the record; finished jobs are kept a while for operators, then dropped.
+        removeOnComplete: { age: 24 * 3_600, count: 10_000 },
+        removeOnFail: { age: 7 * 24 * 3_600 },
+      });
+    await add(false);
+    // A job that failed for good (its effect unjudged: this request is not settled, or it was not queued) still
+    // holds the id for a week, and the add above was a no-op: the same request sent again, as the not_judged alert
+    // asks once the cause is fixed, replaces it. One read of the failed set, O(log n). Two senders replacing at
+    // once leave one job or two (a duplicate job is harmless); a job a worker already holds is not removed (0).
+    if ((await connection.zscore(queue.toKey('failed'), jobId)) !== null) {
+      await queue.remove(jobId);
+      await add(true);
+      stores.logger.info({ effectId, jobId }, 'effect job had failed for good; queued again');
+    }
+  }
+
   return {
     queue,
     /**
@@ -49,49 +86,34 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
      * record it only when the effect holds no proposal yet (a case's decision; see the recorder).
      */
     async propose(proposal: unknown, how: { firstOnly?: boolean } = {}): Promise<Recorded & { queued: boolean }> {
-      const recorded = await record(proposal, how);
+      const { outbox, ...recorded } = await record(proposal, { ...how, outbox: true });
       if (recorded.status === 'conflict' || (recorded.status === 'exists' && recorded.outcome !== null && !recorded.open)) return { ...recorded, queued: false };
-      // A job runs the effect's latest recorded proposal (the worker reads it from the journal). One that is
-      // waiting or delayed will pick up a proposal recorded now; one that already ran, or is running, will not, so
-      // a re-decision (a proposal recorded after a refusal) gets a follow-up job of its own, its id derived from
-      // the proposal's place among the effect's proposals: the same request sent again after its enqueue failed
-      // (it is answered `exists`, its proposal unsettled) queues that job, once.
-      // Whether the effect's job has started (is running, or ran): one read of the job's hash, O(1) whatever the
-      // backlog (BullMQ's getJobState scans the waiting list). A job that ran once and waits for a retry counts as
-      // started; its follow-up finds the effect settled or submits the same latest proposal, both harmless.
-      // The queue's connection waits out a Redis outage (BullMQ needs that); the caller waits at most the service's
-      // Redis timeout, and a job queued late runs the proposal as recorded.
-      const queued = async () => {
-        const [processedOn] = await connection.hmget(queue.toKey(recorded.effectId), 'processedOn');
-        const followUp = recorded.proposals > 1 && processedOn !== null && processedOn !== undefined;
-        const jobId = followUp ? `${recorded.effectId}.${recorded.proposals}` : recorded.effectId;
-        const add = (revived: boolean) =>
-          queue.add('effect', { proposal, recordedAt: Date.now(), ...(revived ? { revived: true as const } : {}), ...(recorded.status === 'recorded' && recorded.onlyEntry !== null ? { onlyEntry: recorded.onlyEntry } : {}) }, {
-            jobId,
-            attempts: options.attempts ?? 8,
-            backoff: { type: 'exponential', delay: options.backoffMs ?? 1_000 },
-            // Receipts keep the record; finished jobs are kept a while for operators, then dropped.
-            removeOnComplete: { age: 24 * 3_600, count: 10_000 },
-            removeOnFail: { age: 7 * 24 * 3_600 },
-          });
-        await add(false);
-        // A job that failed for good (its effect unjudged: this request is not settled, or it was not queued) still
-        // holds the id for a week, and the add above was a no-op: the same request sent again, as the not_judged alert
-        // asks once the cause is fixed, replaces it. One read of the failed set, O(log n). Two senders replacing at
-        // once leave one job or two (a duplicate job is harmless); a job a worker already holds is not removed (0).
-        if ((await connection.zscore(queue.toKey('failed'), jobId)) !== null) {
-          await queue.remove(jobId);
-          await add(true);
-          stores.logger.info({ effectId: recorded.effectId, jobId }, 'effect job had failed for good; queued again');
-        }
-      };
-      // Recorded: a failure to queue it is never answered as "nothing was recorded" (queues/recorded.ts).
-      await queueRecorded(queued, stores.config.redisCommandTimeoutMs, {
+      // Recorded: a failure to queue it is never answered as "nothing was recorded" (queues/recorded.ts), and the
+      // binding's outbox entry stays, so recovery queues the proposal if nobody sends the request again.
+      await queueRecorded(() => queueJob(recorded.effectId, recorded.proposals, proposal, recorded.status === 'recorded' ? recorded.onlyEntry : null), stores.config.redisCommandTimeoutMs, {
         done: `Effect ${recorded.effectId} was recorded`,
         retry: 'Send the same request again',
         again: 'a proposal repeated with the same request_id is answered from the journal and queued if it is not, and its money moves at most once.',
       });
+      if (outbox !== undefined) proposalQueued(stores, recorded.effectId, outbox);
       return { ...recorded, queued: true };
+    },
+    /**
+     * Queues the effect's latest recorded proposal if it stands unjudged (recovery's outbox sweep: a proposal whose
+     * producer recorded it and died, or lost Redis, before its job was added). The job is the one its producer would
+     * have added, so a job that exists already makes this a no-op. Answers whether there was one to queue.
+     */
+    async requeue(effectId: string): Promise<boolean> {
+      const partition = await stores.journal.partitionOf(effectId);
+      if (partition === null) return false;
+      const entries = await stores.journal.entries(partition, effectId);
+      const proposals = entries.filter((entry) => entry.kind === 'PROPOSED').length;
+      if (proposals === 0 || currentOutcome(entries) !== null) return false;
+      const proposal = await latestProposal(stores, effectId);
+      if (proposal === null) return false;
+      await queueJob(effectId, proposals, proposal, null);
+      stores.logger.warn({ effectId }, 'a recorded proposal had no job (its producer stopped before queuing it); queued now');
+      return true;
     },
     /**
      * The journal's answer to a proposal whose facts could not be read (Stripe not answering), where it needs none:

@@ -18,6 +18,11 @@ export type RecoveryOptions = {
    * every safety pass, once their note is `graceMs` old (a re-approval on its way takes far less).
    */
   reapprovals?: { propose: ProposeNow; graceMs?: number; onRepair?: (repair: ReapprovalRepair) => void };
+  /**
+   * The producers' outbox: a proposal recorded and never queued (its producer stopped, or lost Redis, in between) is
+   * queued through this (the effects queue's requeue) once its entry is OUTBOX_GRACE_MS old, at the next pass.
+   */
+  requeue?: (effectId: string) => Promise<boolean>;
 };
 
 /** How old a re-approval's note must be before the repair takes it for one whose process stopped. */
@@ -61,7 +66,8 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
   }
 
   async function runPass(runningSlot: number | null): Promise<RecoveryReport> {
-    const report = await sender.gate.recover();
+    const { requeue } = options;
+    const report = await sender.gate.recover(requeue ? { requeue: (effectId) => requeue(effectId) } : {});
     options.onReport?.(report);
     await schedule(report.nextAt, runningSlot);
     return report;

@@ -462,6 +462,14 @@ export function createProposalRecorder(stores: Stores): Recorder {
   return createRecorder({ journal: journalOf(stores), logger: stores.logger });
 }
 
+/**
+ * The job of a proposal recorded with `outbox` (createProposalRecorder) is queued: its outbox entry goes (with the
+ * journal's next index upkeep, within 50 ms), and recovery no longer looks at it.
+ */
+export function proposalQueued(stores: Stores, effectId: string, outboxToken: string): void {
+  journalOf(stores).unindex(effectId, outboxToken);
+}
+
 /** Answers a proposal whose facts could not be read from the journal, where that needs no facts (record.ts). */
 export function createProposalRecall(stores: Stores): Recall {
   return createRecall({ journal: journalOf(stores), logger: stores.logger });

@@ -162,14 +162,26 @@ export function createRecorder(deps: RecorderDeps) {
    * `exists`): a case's decision binds by the first proposal recorded for it, whichever run recorded it, and a second
    * run deciding the same payload must not add a re-decision (the head compare-and-set makes "none yet" atomic).
    */
-  return async function record(input: unknown, options: { refuse?: { reason: string; approval: ApprovalSnapshot | null }; firstOnly?: boolean } = {}): Promise<Recorded> {
+  return async function record(input: unknown, options: RecordOptions = {}): Promise<Recorded & { outbox?: string }> {
     const { proposal, effect } = parseProposalAndEffect(input);
     const facts = factsOfEffect(effect);
     const effectId = effectIdFor({ requestId: proposal.requestId, effect: proposal.effect });
-    const bound = await journal.bind(effectId, facts.subject);
+    const outbox = options.outbox === true && options.refuse === undefined;
+    const bound = await journal.bind(effectId, facts.subject, { outbox });
     if (bound.status === 'OTHER_SUBJECT') return conflict(bound.bound, effectId, proposal, otherSubject(bound.bound, facts), facts);
-    // The producer leaves nothing open: its own index entry goes at once (the worker's submit binds its own).
-    journal.unindex(effectId, bound.token);
+    const { token } = bound;
+    // The producer leaves nothing open (the worker's submit binds its own entry), except the outbox entry of a proposal
+    // its caller is about to queue: that one goes once the job is added. One left by a throw below stays too (the
+    // PROPOSED may have been written before Redis failed): recovery reads the chain and queues it, or drops the entry.
+    if (!outbox) journal.unindex(effectId, token);
+    const recorded = await recordBound(proposal, effect, facts, effectId, options);
+    if (!outbox) return recorded;
+    if (recorded.status === 'recorded' || (recorded.status === 'exists' && recorded.outcome === null)) return { ...recorded, outbox: token };
+    journal.unindex(effectId, token);
+    return recorded;
+  };
+
+  async function recordBound(proposal: Proposal, effect: Effect, facts: EffectFacts, effectId: string, options: RecordOptions): Promise<Recorded> {
     const hash = payloadHash(proposal.effect);
     for (let attempt = 0; attempt < 8; attempt += 1) {
       const [{ state }, entries] = await Promise.all([journal.readState(facts.subject, effectId), journal.entries(facts.subject, effectId)]);
@@ -197,8 +209,15 @@ export function createRecorder(deps: RecorderDeps) {
       if (written.status === 'CONFLICTING_PAYLOAD') return conflict(facts.subject, effectId, proposal, OTHER_PAYLOAD, facts);
     }
     throw new Error(`could not record effect ${effectId}: its chain kept moving`);
-  };
+  }
 }
+
+/**
+ * `outbox`: the caller queues what is recorded (an effects job) and then drops the binding's index entry itself, with
+ * the token the answer carries (journal.unindex); until then the entry stands in the producers' outbox, and recovery
+ * queues the proposal if the caller never did (journal.ts OUTBOX_TOKEN). Without it the entry goes at once.
+ */
+type RecordOptions = { refuse?: { reason: string; approval: ApprovalSnapshot | null }; firstOnly?: boolean; outbox?: boolean };
 
 export type Recorder = ReturnType<typeof createRecorder>;
 export type Recall = ReturnType<typeof createRecall>;

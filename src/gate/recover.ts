@@ -14,7 +14,7 @@ import { quoteError } from '../core/quote.js';
 import { objectId, ProcessCrash } from '../core/target.js';
 import { checksOf, errorName, type GateContext, type RecoveryReport, type Settled } from './context.js';
 import { alertIdOf } from '../redis/alerts.js';
-import type { OpenEffect } from '../redis/journal.js';
+import { isOutboxEntry, OUTBOX_GRACE_MS, type OpenEffect } from '../redis/journal.js';
 import { holdBack, markUnknown, sendOnce } from './send.js';
 import { commit, refuseAtRecovery, rejectionOf, settleAmbiguous, settleRejected, type Holding } from './settle.js';
 import { lookUp } from './reads.js';
@@ -29,13 +29,15 @@ export function createRecover(ctx: GateContext) {
   const { journal, heartbeat, target, timing, logger } = ctx;
   const lastAnswers = new Map<string, string>();
 
-  async function takeClaim(effectId: string, partition: string, indexed: readonly string[]): Promise<Claim | Settled> {
+  async function takeClaim(effectId: string, partition: string, indexed: readonly Indexed[], requeue?: Requeue): Promise<Claim | Settled> {
     const { now, state } = await journal.readState(partition, effectId);
     if (!state.open) {
       // Settled by someone else meanwhile: a landing this process heard is on the journal's record or superseded by it.
       ctx.heard.delete(effectId);
       // Index entries of an effect settled, or never dispatched: dropped once no dispatch can still follow them.
-      for (const entry of indexed) await journal.unindexStale(entry, now);
+      for (const { entry } of indexed) if (!isOutboxEntry(entry)) await journal.unindexStale(entry, now);
+      const queued = await emptyOutbox(effectId, partition, indexed, now, requeue);
+      if (queued) return { kind: 'skipped', effectId, reason: 'recorded, never queued: its job was queued now' };
       return { kind: 'skipped', effectId, reason: 'no open dispatch (settled meanwhile)' };
     }
     let reason: 'own' | 'expired' | 'owner-dead';
@@ -78,8 +80,28 @@ export function createRecover(ctx: GateContext) {
     return checksOf(snapshot, [], report.violations, report.changes);
   }
 
-  async function recoverOne(effectId: string, partition: string, indexed: readonly string[] = []): Promise<Settled> {
-    const claim = await takeClaim(effectId, partition, indexed);
+  /**
+   * A producer's outbox entries (journal.ts OUTBOX_TOKEN) older than OUTBOX_GRACE_MS, on an effect with no open
+   * dispatch: the proposal was recorded and its job maybe never added. `requeue` (the effects queue's, given by the
+   * process that runs the queues) queues the latest proposal if it stands unjudged, a no-op where its job exists; then
+   * the entries go. Without `requeue`, or when it fails, they stay for a pass that can. Answers whether a job was queued.
+   */
+  async function emptyOutbox(effectId: string, partition: string, indexed: readonly Indexed[], now: number, requeue: Requeue | undefined): Promise<boolean> {
+    const due = indexed.filter(({ entry, boundAt }) => isOutboxEntry(entry) && boundAt <= now - OUTBOX_GRACE_MS);
+    if (due.length === 0 || requeue === undefined) return false;
+    let queued: boolean;
+    try {
+      queued = await requeue(effectId, partition);
+    } catch (error) {
+      logger.warn({ err: error, effectId }, 'could not queue a recorded proposal that may have no job; the next recovery pass tries again');
+      return false;
+    }
+    for (const { entry } of due) journal.unindex(effectId, entry.slice(entry.indexOf(':') + 1));
+    return queued;
+  }
+
+  async function recoverOne(effectId: string, partition: string, indexed: readonly Indexed[] = [], requeue?: Requeue): Promise<Settled> {
+    const claim = await takeClaim(effectId, partition, indexed, requeue);
     if ('kind' in claim) return claim;
     ctx.busy.hold(effectId);
     try {
@@ -330,12 +352,12 @@ export function createRecover(ctx: GateContext) {
     return { kind: 'done', settled: { kind: 'unresolved', effectId, outcome: `UNRESOLVED:${'fenced' in sent ? 'fenced' : errorName(sent.unknown)}`, error: why, ...(slowDown === null ? {} : { slowDown }) } };
   }
 
-  async function recover(options: { only?: readonly string[] } = {}): Promise<RecoveryReport> {
+  async function recover(options: { only?: readonly string[]; requeue?: Requeue } = {}): Promise<RecoveryReport> {
     const report: RecoveryReport = { settled: [], waiting: [], skipped: [], unresolved: [], nextAt: null };
     // A worker superseded under its id takes no claims: it could send none of them, and each one it took would only
     // hold the claim away from the worker that can, for a pass.
     if (heartbeat.supersededBy() !== null) return report;
-    const candidates: { effectId: string; partition: string | null; indexed: string[] }[] = options.only
+    const candidates: { effectId: string; partition: string | null; indexed: Indexed[] }[] = options.only
       ? await Promise.all(options.only.map(async (effectId) => ({ effectId, partition: isEffectId(effectId) ? await journal.partitionOf(effectId) : null, indexed: [] })))
       : groupByEffect(await journal.openEffects());
     const wake = (at: number) => {
@@ -344,7 +366,7 @@ export function createRecover(ctx: GateContext) {
     for (const { effectId, partition, indexed } of candidates) {
       let one: Settled;
       try {
-        one = partition === null ? { kind: 'skipped', effectId, reason: isEffectId(effectId) ? 'unknown effect id' : 'not an effect id (64 lowercase hex characters)' } : await recoverOne(effectId, partition, indexed);
+        one = partition === null ? { kind: 'skipped', effectId, reason: isEffectId(effectId) ? 'unknown effect id' : 'not an effect id (64 lowercase hex characters)' } : await recoverOne(effectId, partition, indexed, options.requeue);
       } catch (error) {
         if (error instanceof ProcessCrash) throw error;
         one = { kind: 'unresolved', effectId, outcome: `UNRESOLVED:${errorName(error)}`, error: quoteError(error) };
@@ -383,13 +405,23 @@ export function createRecover(ctx: GateContext) {
   return { recover, recoverOne };
 }
 
+/** One entry of the open index ("<effect id>:<token>") and when its binding was made (Redis ms). */
+type Indexed = { entry: string; boundAt: number };
+
+/**
+ * Queues the effect's latest proposal if it stands unjudged; answers whether it did. Throws when it could not tell
+ * or could not queue.
+ */
+export type Requeue = (effectId: string, partition: string) => Promise<boolean>;
+
 /** Index entries, one per submit, as the effects they name (oldest first). */
-function groupByEffect(open: readonly OpenEffect[]): { effectId: string; partition: string | null; indexed: string[] }[] {
-  const byEffect = new Map<string, { effectId: string; partition: string | null; indexed: string[] }>();
+function groupByEffect(open: readonly OpenEffect[]): { effectId: string; partition: string | null; indexed: Indexed[] }[] {
+  const byEffect = new Map<string, { effectId: string; partition: string | null; indexed: Indexed[] }>();
   for (const item of open) {
+    const indexed = { entry: item.entry, boundAt: item.boundAt };
     const known = byEffect.get(item.effectId);
-    if (known) known.indexed.push(item.entry);
-    else byEffect.set(item.effectId, { effectId: item.effectId, partition: item.partition, indexed: [item.entry] });
+    if (known) known.indexed.push(indexed);
+    else byEffect.set(item.effectId, { effectId: item.effectId, partition: item.partition, indexed: [indexed] });
   }
   return [...byEffect.values()];
 }

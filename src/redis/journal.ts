@@ -173,6 +173,21 @@ export type ResendReply =
 /** Where a reading of the committed effects stopped: the list (watch, or effects-by-time), the time and the effect id. */
 export type WatchPosition = { list: 'watch' | 'bound'; score: number; member: string };
 
+/**
+ * The open index also serves as the producers' outbox: a producer that records a proposal and queues its job (the
+ * support API, the CLI) binds with a token that starts with this, and drops its entry once the job is added. An
+ * entry of that kind left past OUTBOX_GRACE_MS is a proposal recorded and maybe never queued (its producer died or
+ * lost Redis in between): recovery has it queued (GateContext.requeue).
+ */
+const OUTBOX_TOKEN = 'outbox.';
+
+export function isOutboxEntry(entry: string): boolean {
+  return entry.slice(entry.indexOf(':') + 1).startsWith(OUTBOX_TOKEN);
+}
+
+/** How old a producer's entry must be before recovery takes its proposal for one never queued (a queue add takes far less). */
+export const OUTBOX_GRACE_MS = 30_000;
+
 /** One entry of the open index: an effect a submit bound, maybe dispatched, and has not yet seen closed. */
 export type OpenEffect = { effectId: string; partition: string | null; boundAt: number; entry: string };
 
@@ -270,9 +285,9 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
   // A new effect's binding rides on its dispatch step on one server; a cluster keeps the binding in another slot.
   const bindsWithDispatch = !(redis instanceof Cluster);
 
-  function nextToken(): string {
+  function nextToken(outbox = false): string {
     tokens += 1;
-    return `${bootTag}.${tokens.toString(36)}`;
+    return `${outbox ? OUTBOX_TOKEN : ''}${bootTag}.${tokens.toString(36)}`;
   }
 
   /**
@@ -394,10 +409,11 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
 
     /**
      * Binds an effect to its subject (the first binding wins for good) and indexes it as possibly open. `token`
-     * identifies this submit's index entry, so only this submit's unindex removes it.
+     * identifies this submit's index entry, so only this submit's unindex removes it. `outbox`: the binding of a
+     * producer that records a proposal and then queues it; its entry stays until the job is added (isOutboxEntry).
      */
-    async bind(effectId: string, partition: string): Promise<BindReply> {
-      const token = nextToken();
+    async bind(effectId: string, partition: string, options: { outbox?: boolean } = {}): Promise<BindReply> {
+      const token = nextToken(options.outbox === true);
       const upkeep = takeUpkeep();
       const reply = await call<{ status: 'NEW' | 'BOUND'; now: number } | { status: 'OTHER_SUBJECT'; bound: string; now: number }>(
         'bind-4',

@@ -1,0 +1,137 @@
+// Rule: a proposal that is recorded but whose job was never added (its producer stopped, or lost Redis, between the
+// two) is not stranded: the binding's outbox entry stays in the open index until the job is added, and once it is
+// OUTBOX_GRACE_MS old a recovery pass queues the proposal (the job its producer would have added) and drops the
+// entry, so the effect is judged and its money moves once. A proposal queued as usual leaves no entry behind, and an
+// entry of an effect already judged goes without a job.
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createEffectsQueue, startEffectsWorker, type EffectsQueue } from '../../queues/effects.js';
+import { createMemoryTarget, InterlockError, openStores, settledOutcome, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
+import { OUTBOX_GRACE_MS } from '../../src/redis/journal.js';
+import { approvalTerms, refundProposal, removePrefixes, sleep, testConfig, testKey } from '../support/harness.js';
+
+const keyPair = testKey();
+const closers: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+});
+
+type Rig = { stores: Stores; sender: Sender; target: MemoryTarget; queue: EffectsQueue; redis: Redis };
+
+async function rig(): Promise<Rig> {
+  const config = testConfig({ keyPrefix: `t${randomBytes(6).toString('hex')}` });
+  // Tier 3: nothing dedupes a second send, so a proposal queued twice would land twice.
+  const target = createMemoryTarget({ tier: 3, sendTimeoutMs: config.sendTimeoutMs });
+  target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
+  const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key });
+  const sender = await startSender(stores, target);
+  const queue = createEffectsQueue(stores);
+  const redis = new Redis(config.redisUrl);
+  closers.push(async () => {
+    await queue.close();
+    await sender.close();
+    await stores.close();
+    await redis.quit();
+    await removePrefixes([config.keyPrefix, `{${config.keyPrefix}-queues}`]);
+  });
+  return { stores, sender, target, queue, redis };
+}
+
+/** The open index's entries for `effectId` ("<effect id>:<token>") with their scores. */
+async function indexed(rig: Rig, effectId: string): Promise<{ entry: string; at: number }[]> {
+  const flat = await rig.redis.zrange(rig.stores.keys.openIndex, 0, -1, 'WITHSCORES');
+  const found: { entry: string; at: number }[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) if (flat[i]?.startsWith(`${effectId}:`)) found.push({ entry: flat[i] as string, at: Number(flat[i + 1]) });
+  return found;
+}
+
+/** Makes the entries of `effectId` look `ms` older, as if that much time had passed since the binding. */
+async function age(rig: Rig, effectId: string, ms: number): Promise<void> {
+  for (const { entry, at } of await indexed(rig, effectId)) await rig.redis.zadd(rig.stores.keys.openIndex, 'XX', at - ms, entry);
+}
+
+/** A proposal recorded by a producer whose queue closed under it: recorded, never queued. */
+async function recordedNeverQueued(rig: Rig, proposal: unknown): Promise<string> {
+  const closing = createEffectsQueue(rig.stores);
+  await closing.close();
+  const failed = await closing.propose(proposal).catch((error: unknown) => error);
+  expect(failed).toBeInstanceOf(InterlockError);
+  return (failed as InterlockError).message.slice('Effect '.length, 'Effect '.length + 64);
+}
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, ms = 15_000): Promise<T> {
+  const giveUp = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > giveUp) throw new Error(`${what} did not happen within ${ms} ms`);
+    await sleep(25);
+  }
+}
+
+describe('the producers\' outbox', () => {
+  it('a recorded proposal with no job is queued by a recovery pass once its entry is past the grace, and commits once', async () => {
+    const made = await rig();
+    const terms = approvalTerms();
+    await made.stores.approvals.grant(terms);
+    const effectId = await recordedNeverQueued(made, refundProposal({ approval: terms.id }));
+    expect((await made.stores.journal.receipt(effectId))?.entries.map((entry) => entry.kind)).toEqual(['PROPOSED']);
+    expect((await indexed(made, effectId)).map(({ entry }) => entry.split(':')[1]?.startsWith('outbox.'))).toEqual([true]);
+    const requeue = (id: string) => made.queue.requeue(id);
+
+    // Young: its producer may still be adding the job. Nothing is queued, the entry stays.
+    await made.sender.gate.recover({ requeue });
+    expect(await made.queue.queue.getJob(effectId)).toBeUndefined();
+    expect(await indexed(made, effectId)).toHaveLength(1);
+
+    await age(made, effectId, OUTBOX_GRACE_MS + 1_000);
+    const report = await made.sender.gate.recover({ requeue });
+    expect(report.skipped).toContainEqual(expect.objectContaining({ effectId, reason: expect.stringContaining('queued now') }));
+    expect(await (await made.queue.queue.getJob(effectId))?.getState()).toBe('waiting');
+    await until(() => indexed(made, effectId), (entries) => entries.length === 0, 'the outbox entry going');
+
+    const worker = startEffectsWorker(made.stores, made.sender, { concurrency: 2 });
+    closers.push(() => worker.close(true));
+    await until(() => settledOutcome(made.stores, effectId), (outcome) => outcome !== null, 'the effect settling');
+    expect(await settledOutcome(made.stores, effectId)).toBe('COMMITTED');
+    // A second pass finds nothing more to queue, and the money moved once.
+    await made.sender.gate.recover({ requeue });
+    await sleep(300);
+    expect(made.target.landings).toHaveLength(1);
+  });
+
+  it('a proposal queued as usual leaves no outbox entry behind', async () => {
+    const made = await rig();
+    const terms = approvalTerms();
+    await made.stores.approvals.grant(terms);
+    const proposed = await made.queue.propose(refundProposal({ approval: terms.id }));
+    expect(proposed).toMatchObject({ status: 'recorded', queued: true });
+    expect(proposed).not.toHaveProperty('outbox');
+    await until(() => indexed(made, proposed.effectId), (entries) => entries.length === 0, 'the outbox entry going');
+  });
+
+  it('an old outbox entry of an effect already judged goes without a job; without a requeue it stays for a pass that has one', async () => {
+    const made = await rig();
+    const terms = approvalTerms({ maxUses: 1 });
+    await made.stores.approvals.grant(terms);
+    const effectId = await recordedNeverQueued(made, refundProposal({ approval: terms.id }));
+    await age(made, effectId, OUTBOX_GRACE_MS + 1_000);
+    // A pass of a process that runs no queues leaves it.
+    await made.sender.gate.recover();
+    expect(await indexed(made, effectId)).toHaveLength(1);
+    // The effect is judged meanwhile (the same request sent again and run).
+    const worker = startEffectsWorker(made.stores, made.sender, { concurrency: 2 });
+    closers.push(() => worker.close(true));
+    await made.queue.propose(refundProposal({ approval: terms.id, requestId: (await made.stores.journal.receipt(effectId))?.entries[0]?.requestId as string }));
+    await until(() => settledOutcome(made.stores, effectId), (outcome) => outcome !== null, 'the effect settling');
+    await age(made, effectId, OUTBOX_GRACE_MS + 1_000);
+    const jobsBefore = (await made.queue.queue.getJobs()).length;
+    const report = await made.sender.gate.recover({ requeue: (id) => made.queue.requeue(id) });
+    expect(report.skipped.find((item) => item.effectId === effectId)?.reason).not.toContain('queued now');
+    await until(() => indexed(made, effectId), (entries) => entries.length === 0, 'the outbox entry going');
+    expect((await made.queue.queue.getJobs()).length).toBe(jobsBefore);
+    expect(made.target.landings).toHaveLength(1);
+  });
+});

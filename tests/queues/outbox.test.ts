@@ -41,7 +41,7 @@ async function rig(): Promise<Rig> {
 
 /** The open index's entries for `effectId` ("<effect id>:<token>") with their scores. */
 async function indexed(rig: Rig, effectId: string): Promise<{ entry: string; at: number }[]> {
-  const flat = await rig.redis.zrange(rig.stores.keys.openIndex, 0, -1, 'WITHSCORES');
+  const flat = await rig.redis.zrange(rig.stores.keys.openIndex, '0', '-1', 'WITHSCORES');
   const found: { entry: string; at: number }[] = [];
   for (let i = 0; i + 1 < flat.length; i += 2) if (flat[i]?.startsWith(`${effectId}:`)) found.push({ entry: flat[i] as string, at: Number(flat[i + 1]) });
   return found;
@@ -116,7 +116,8 @@ describe('the producers\' outbox', () => {
     const made = await rig();
     const terms = approvalTerms({ maxUses: 1 });
     await made.stores.approvals.grant(terms);
-    const effectId = await recordedNeverQueued(made, refundProposal({ approval: terms.id }));
+    const proposal = refundProposal({ approval: terms.id });
+    const effectId = await recordedNeverQueued(made, proposal);
     await age(made, effectId, OUTBOX_GRACE_MS + 1_000);
     // A pass of a process that runs no queues leaves it.
     await made.sender.gate.recover();
@@ -124,7 +125,7 @@ describe('the producers\' outbox', () => {
     // The effect is judged meanwhile (the same request sent again and run).
     const worker = startEffectsWorker(made.stores, made.sender, { concurrency: 2 });
     closers.push(() => worker.close(true));
-    await made.queue.propose(refundProposal({ approval: terms.id, requestId: (await made.stores.journal.receipt(effectId))?.entries[0]?.requestId as string }));
+    await made.queue.propose(proposal);
     await until(() => settledOutcome(made.stores, effectId), (outcome) => outcome !== null, 'the effect settling');
     await age(made, effectId, OUTBOX_GRACE_MS + 1_000);
     const jobsBefore = (await made.queue.queue.getJobs()).length;

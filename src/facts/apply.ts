@@ -111,28 +111,40 @@ function committedRefundOf(entries: readonly Entry[]): string | null {
 const everDispatched = (entries: readonly Entry[]) => entries.some((entry) => entry.kind === 'DISPATCHED');
 
 /**
- * What tells an effect's own refund from the others on its payment: the one it committed, else what its send would
- * make, and only if it was ever sent.
+ * The objects the effects committed on a subject made, each with the effect that committed it (`claims`, read by
+ * claimsOn): a refund or balance transaction is the committer's alone, whatever its metadata says later.
  */
-type OwnRefund = { committed: string | null; amount: number | null; dispatched: boolean };
+type Claims = ReadonlyMap<string, string>;
 
-function ownRefundOf(entries: readonly Entry[]): OwnRefund {
+/**
+ * What tells an effect's own refund from the others on its payment: the one it committed, else what its send would
+ * make, only if it was ever sent, and never one another effect on the payment committed (`claims`).
+ */
+type OwnRefund = { committed: string | null; amount: number | null; dispatched: boolean; claims: Claims };
+
+function ownRefundOf(entries: readonly Entry[], claims: Claims): OwnRefund {
   const amount = firstProposal(entries)?.effect.amount;
-  return { committed: committedRefundOf(entries), amount: typeof amount === 'number' ? amount : null, dispatched: everDispatched(entries) };
+  return { committed: committedRefundOf(entries), amount: typeof amount === 'number' ? amount : null, dispatched: everDispatched(entries), claims };
 }
 
 /**
  * Why a refund on an effect's payment is not the effect's own; null when it is. Metadata can be edited at Stripe (or
  * pasted into a refund made by hand), so it is a lead, not proof. Once the effect committed a refund, that one is its
  * own, whatever its metadata now says (cleared, or naming another effect or none) and no other is. Before, the one
- * whose metadata names the effect and whose amount is what the send would have made, if the effect was ever sent.
+ * whose metadata names the effect and whose amount is what the send would have made, if the effect was ever sent and
+ * no other effect committed it: another effect's refund relabelled with this one's id is not this one's late landing.
  */
 function whyNotOwn(refund: RefundFact, effectId: string, own: OwnRefund): string | null {
   if (own.committed !== null) return refund.id === own.committed ? null : `the effect committed refund ${own.committed}`;
   if (refund.effectId !== effectId) return `its metadata names ${refund.effectId ?? 'no effect'}`;
+  const committer = own.claims.get(refund.id);
+  if (committer !== undefined) return `effect ${committer} committed it`;
   if (!own.dispatched) return 'the effect was never sent (settled before any dispatch)';
   return refund.amount === own.amount ? null : `it is of ${refund.amount} cents, and the effect's send would have made one of ${own.amount ?? 'no'} cents`;
 }
+
+/** The subject a refund is recorded under: its payment's (null for a refund on no payment). */
+const paymentOf = (refund: RefundFact) => (refund.paymentIntent === null ? null : `payment:${refund.paymentIntent}`);
 
 /** What a fact event is about, as the applier reads it: a refund, a refunded charge's payment, a customer, a dispute. */
 type Named =
@@ -225,6 +237,13 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       logger.warn({ effectId, object: draft.objectId, amount: draft.amount, expected: made }, `${draft.objectId} names effect ${effectId} but is not what its send would have made; no landing recorded`);
       return false;
     }
+    // Another effect on the subject committed the object (its metadata was relabelled since): that effect's send made
+    // it, and recording it here would count the money twice.
+    const committer = (await claimsOn(partition)).get(draft.objectId);
+    if (committer !== undefined) {
+      logger.warn({ effectId, object: draft.objectId, committer }, `${draft.objectId} names effect ${effectId} but effect ${committer} committed it; no landing recorded`);
+      return false;
+    }
     const recorded = await journal.lateLanding(partition, effectId, { kind: 'LATE_RESULT', owner: 'facts', epoch: state.epoch, outcome: 'landed', result: { id: draft.objectId, object: draft.objectType, status: draft.status, amount: draft.amount, charge: draft.charge }, error: null }, state.approvalId);
     if (recorded.status !== 'OK') return false;
     logger.warn({ effectId, object: draft.objectId, status: draft.status }, `a ${draft.objectType === 'refund' ? 'refund' : 'balance credit'} landed for an effect the journal had settled without it`);
@@ -262,24 +281,29 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
   }
 
   /**
-   * Refund facts: to the effect whose id the refund's metadata carries when the refund is that effect's own
-   * (whyNotOwn), else to the effect that committed it (recordOnCommitter). A refund that failed (or was canceled) while
-   * its dispatch is still open (the answer to the send was lost and the sender waits for Stripe again) is recorded now, when no
-   * alert is called for yet; the `failed_after_landed` alert is called for once the refund commits. So, as for a
-   * dispute (applyPayment), the payment is marked first (note-fact-1), and the settle that commits the refund sees
-   * the mark and re-reads the effect's facts at once, which raises the alert in seconds rather than at the
-   * reconciler's next pass. Marked before the fact is appended: a settle before the mark commits first, and the
-   * append then raises the alert on the committed effect itself. A refund that is fine marks nothing: its events
-   * often come before the sender's settle, and a mark would make that settle (and every later one on the payment)
-   * read the payment again at Stripe.
+   * Refund facts: to the effect that committed the refund, if one did, whatever its metadata says now (cleared, or
+   * changed to name another effect); else to the effect its metadata names when the refund is that effect's own
+   * (whyNotOwn), a late landing. A refund that failed (or was canceled) while its dispatch is still open (the answer to
+   * the send was lost and the sender waits for Stripe again) is recorded now, when no alert is called for yet; the
+   * `failed_after_landed` alert is called for once the refund commits. So, as for a dispute (applyPayment), the payment
+   * is marked first (note-fact-1), and the settle that commits the refund sees the mark and re-reads the effect's facts
+   * at once, which raises the alert in seconds rather than at the reconciler's next pass. Marked before the fact is
+   * appended: a settle before the mark commits first, and the append then raises the alert on the committed effect
+   * itself. A refund that is fine marks nothing: its events often come before the sender's settle, and a mark would make
+   * that settle (and every later one on the payment) read the payment again at Stripe.
    */
   async function applyRefund(source: Observed['source'], eventId: string | null, eventType: string, refund: RefundFact, again: boolean): Promise<Applied[]> {
     // Re-read, a refund Stripe does not know is no fact (a signed event can still be about another account).
     const current = reread && reader ? await reader.refund(refund.id) : refund;
     if (current === null) return [];
-    // The metadata leads to no effect whose refund this is: it was cleared or changed at Stripe after the send (or the
-    // refund is someone else's). The refund still belongs to the effect that committed it, if one did.
-    if (current.effectId === null || !(await refundOfEffect(current.effectId, current))) return recordOnCommitter(source, eventId, eventType, current, again);
+    // The committer is asked first: its metadata may have been cleared or changed at Stripe after the send, and a
+    // committed refund relabelled with another effect's id is still not that effect's. Nothing is marked (a committed
+    // effect needs no settle to look again).
+    const claims = await claimsOn(paymentOf(current));
+    const committer = claims.get(current.id);
+    if (committer !== undefined) return [await appendTo(committer, [refundObserved(source, eventId, eventType, current)], again)];
+    // Else the metadata leads to the effect whose refund this is, or to none (the refund is someone else's).
+    if (current.effectId === null || !(await refundOfEffect(current.effectId, current, claims))) return [];
     if (current.status === 'failed' || current.status === 'canceled') {
       const partition = await journal.partitionOf(current.effectId);
       if (partition !== null && (await journal.readState(partition, current.effectId)).state.open) await journal.notePaymentFact(partition);
@@ -288,23 +312,23 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
   }
 
   /**
-   * A refund on the effect that committed it, found by its id among the effects committed on its payment: so a
-   * committed refund that fails after its metadata was edited still reaches its receipt. Nothing is marked (a refund
-   * that is someone else's changes nothing of ours, and a committed effect needs no settle to look again).
+   * What the effects committed on a subject made (their COMMITTED found, or a landing they recorded), each with its
+   * committer: so a committed object that fails after its metadata was edited still reaches its receipt, and is never
+   * taken as another effect's. Empty for no subject (a refund on no payment).
    */
-  async function recordOnCommitter(source: Observed['source'], eventId: string | null, eventType: string, refund: RefundFact, again: boolean): Promise<Applied[]> {
-    const effectId = await committerOf(refund);
-    return effectId === null ? [] : [await appendTo(effectId, [refundObserved(source, eventId, eventType, refund)], again)];
+  async function claimsOn(partition: string | null): Promise<Claims> {
+    const claims = new Map<string, string>();
+    if (partition === null) return claims;
+    for (const effectId of await journal.effectsOn(partition)) {
+      const made = committedRefundOf(await journal.entries(partition, effectId));
+      if (made !== null && !claims.has(made)) claims.set(made, effectId);
+    }
+    return claims;
   }
 
   /** The effect that committed the refund (or recorded it as its late landing), among those committed on its payment; null for none. */
   async function committerOf(refund: RefundFact): Promise<string | null> {
-    if (refund.paymentIntent === null) return null;
-    const partition = `payment:${refund.paymentIntent}`;
-    for (const effectId of await journal.effectsOn(partition)) {
-      if (committedRefundOf(await journal.entries(partition, effectId)) === refund.id) return effectId;
-    }
-    return null;
+    return (await claimsOn(paymentOf(refund))).get(refund.id) ?? null;
   }
 
   /** Whether anything committed on the refund's payment (Redis alone): only then can a refund naming no effect be one of ours. */
@@ -313,17 +337,17 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
   }
 
   /**
-   * Whether a refund whose metadata names `effectId` is that effect's own (whyNotOwn): it must be on the effect's
-   * payment too. Otherwise nothing is recorded on it and the log says why. Without this, an id pasted into another
-   * refund's metadata recorded a landing (and charged the approval) for an effect that never moved money, or another
-   * refund's failure on an effect whose own refund stood.
+   * Whether a refund whose metadata names `effectId` is that effect's own (whyNotOwn, `claims`: those on the refund's
+   * payment): it must be on the effect's payment too. Otherwise nothing is recorded on it and the log says why. Without
+   * this, an id pasted into another refund's metadata recorded a landing (and charged the approval) for an effect that
+   * never moved money, or another refund's failure on an effect whose own refund stood.
    */
-  async function refundOfEffect(effectId: string, refund: RefundFact): Promise<boolean> {
+  async function refundOfEffect(effectId: string, refund: RefundFact, claims: Claims): Promise<boolean> {
     const partition = await journal.partitionOf(effectId);
     if (partition === null) return false;
     const problem =
-      partition !== `payment:${refund.paymentIntent ?? ''}` ? `it is on payment ${refund.paymentIntent ?? 'none'}, and the effect's is ${partition}`
-      : whyNotOwn(refund, effectId, ownRefundOf(await journal.entries(partition, effectId)));
+      partition !== paymentOf(refund) ? `it is on payment ${refund.paymentIntent ?? 'none'}, and the effect's is ${partition}`
+      : whyNotOwn(refund, effectId, ownRefundOf(await journal.entries(partition, effectId), claims));
     if (problem === null) return true;
     logger.warn({ effectId, refund: refund.id }, `refund ${refund.id} names effect ${effectId} in its metadata, but ${problem}: not recorded on it`);
     return false;
@@ -349,10 +373,11 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     const fresh = reader !== null && (reread || source === 'reread');
     const [current, refunds] = fresh && reader ? await Promise.all([reader.disputesOf(paymentIntent), reader.refundsOf(paymentIntent)]) : [disputes, []];
     const eventType = (object: string) => event?.type ?? `${object}.reread`;
+    const claims = refunds.length === 0 ? new Map<string, string>() : await claimsOn(`payment:${paymentIntent}`);
     const results = await Promise.all(
       effects.map(async (effectId) => {
         // Each effect's own refund by its id, whatever the metadata says now (whyNotOwn): read only when there are refunds.
-        const ownRefund = refunds.length === 0 ? null : ownRefundOf(await journal.entries(`payment:${paymentIntent}`, effectId));
+        const ownRefund = refunds.length === 0 ? null : ownRefundOf(await journal.entries(`payment:${paymentIntent}`, effectId), claims);
         const own = ownRefund === null ? [] : refunds.filter((refund) => whyNotOwn(refund, effectId, ownRefund) === null).map((refund) => refundObserved(source, event?.id ?? null, eventType('refund'), refund));
         return appendTo(effectId, [...own, ...current.map((dispute) => disputeObserved(source, event?.id ?? null, eventType('dispute'), dispute))], again);
       }),
@@ -382,13 +407,20 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     // The subject lists committed effects only; a customer nothing was ever dispatched on is not read at all.
     if (!reader || (effects.length === 0 && !(await journal.subjectKnown(subject)))) return [];
     const credits = await reader.creditsOf(customer);
+    // A balance transaction a committed effect on the customer made is that effect's alone: relabelled at Stripe with
+    // another effect's id, it is not that one's late landing. Read once, and only when an effect not committed may
+    // claim a balance credit by its metadata.
+    let claims: Promise<Claims> | undefined;
+    const claimed = () => (claims ??= claimsOn(subject));
     if (only === null) {
       // Marked and listed in one step (note-fact-1): a credit committed before it is listed, one committed after sees the mark.
       if (await compensatesInFlight(subject, credits, effects)) effects = (await journal.notePaymentFact(subject)) ?? effects;
       // A balance credit names the effect that made it. One the journal settled without a landing (a send that reached
       // Stripe after the effect was refused) is not among the committed, and only its metadata leads to it, as a
       // refund's does: without it its late landing would never be recorded from customer.updated.
-      const named = new Set(credits.flatMap((credit) => (credit.objectType === 'customer_balance_transaction' && credit.effectId !== null && !effects.includes(credit.effectId) ? [credit.effectId] : [])));
+      const leads = credits.filter((credit) => credit.objectType === 'customer_balance_transaction' && credit.effectId !== null && !effects.includes(credit.effectId));
+      const taken = leads.length === 0 ? new Map<string, string>() : await claimed();
+      const named = new Set(leads.flatMap((credit) => (credit.effectId !== null && !taken.has(credit.id) ? [credit.effectId] : [])));
       for (const effectId of named) if ((await journal.partitionOf(effectId)) === subject) effects.push(effectId);
     }
     const results: Applied[] = [];
@@ -404,10 +436,12 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       // is not recorded as the effect's credit.
       // Once it committed (or a late landing was recorded), the balance transaction its send made is its own whatever
       // its metadata says now, and no other is (as for refunds, whyNotOwn): cleared or edited metadata neither turns its
-      // own credit into billing's second compensation nor hides a second credit that copied its id.
+      // own credit into billing's second compensation nor hides a second credit that copied its id. Before, one another
+      // effect committed is not its own whatever its metadata names: that effect's credit relabelled is no late landing.
       const sent = everDispatched(entries);
       const made = committedRefundOf(entries);
-      const named = (credit: CreditFact) => (made !== null ? credit.id === made : credit.effectId === effectId);
+      const taken = made !== null ? new Map<string, string>() : await claimed();
+      const named = (credit: CreditFact) => (made !== null ? credit.id === made : credit.effectId === effectId && !taken.has(credit.id));
       const own = (credit: CreditFact) => sent && named(credit) && credit.objectType === 'customer_balance_transaction' && (made !== null || credit.amount === -Number(effect.amount));
       const recorded = new Set(entries.flatMap((entry) => (entry.kind === 'OBSERVED' && (entry.objectType === 'credit_note' || entry.incident !== undefined) ? [entry.objectId] : [])));
       const compensation = (credit: CreditFact) =>
@@ -452,15 +486,19 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
           // A refund whose event shows its metadata naming no effect, on a payment nothing committed on, is not read at
           // Stripe: most refunds on an account are not the gate's, and a read for each would spend the account's rate
           // limit that the gate's own facts need. On a payment something committed on (asked of Redis alone), it may be
-          // a committed refund whose metadata was cleared: read, and recorded on its committer (recordOnCommitter).
+          // a committed refund whose metadata was cleared: read, and recorded on its committer (applyRefund).
           if (named.refund.effectId === null && typeof event.data.object.metadata === 'object' && event.data.object.metadata !== null && !(await committedOnPayment(named.refund))) return [];
           return applyRefund('webhook', event.id, event.type, named.refund, again);
         case 'refunded_charge': {
-          // charge.refunded carries the charge: every refund on its payment is read, on a payment the gate dispatched on.
-          if (!reader || !(await journal.subjectKnown(`payment:${named.paymentIntent}`))) return [];
+          // charge.refunded carries the charge: every refund on its payment is read, on a payment the gate dispatched on,
+          // and recorded as a refund event's would be: on its committer, else on the effect its metadata names.
+          const payment = `payment:${named.paymentIntent}`;
+          if (!reader || !(await journal.subjectKnown(payment))) return [];
+          const claims = await claimsOn(payment);
           const results: Applied[] = [];
           for (const found of await reader.refundsOf(named.paymentIntent)) {
-            if (found.effectId !== null && (await refundOfEffect(found.effectId, found))) results.push(await appendTo(found.effectId, [refundObserved('webhook', event.id, event.type, found)], again));
+            const owner = claims.get(found.id) ?? (found.effectId !== null && (await refundOfEffect(found.effectId, found, claims)) ? found.effectId : null);
+            if (owner !== null) results.push(await appendTo(owner, [refundObserved('webhook', event.id, event.type, found)], again));
           }
           return results;
         }

@@ -54,7 +54,10 @@ function jsonBody(limitBytes: number): RequestHandler[] {
     limit: limitBytes,
     strict: true,
     type: JSON_TYPES,
-    verify: (req, _res, buffer) => {
+    verify: (req, _res, buffer, encoding) => {
+      // The charset the parser decodes with, read its own way: onlyJson's reading of the header can be fooled (a
+      // quoted parameter that holds ";charset=utf-8"), and the duplicate check below must read the text that is parsed.
+      if (encoding !== 'utf-8' && encoding !== 'utf8') throw Object.assign(new Error(`charset ${encoding}`), { type: 'charset.unsupported' });
       (req as WithBodyText)[BODY_TEXT] = buffer.toString('utf8');
     },
   });

@@ -54,6 +54,9 @@ export type Route = {
   run(req: Request, res: Response): Promise<void>;
 };
 
+/** How many problems an invalid request's answer lists (in its message and in `fields`). */
+export const MAX_FIELD_PROBLEMS = 20;
+
 /** Parses one part of the request, adding its problems (by path) to `fields`. */
 function part(schema: z.ZodType | undefined, value: unknown, place: 'path' | 'query' | 'body', fields: FieldProblem[]): unknown {
   if (!schema) return undefined;
@@ -92,8 +95,11 @@ export function route<P extends Schema = undefined, Q extends Schema = undefined
       const given: unknown = req.body === undefined && spec.optionalBody ? {} : req.body;
       const body = part(spec.body, given, 'body', fields);
       if (fields.length > 0) {
-        const detail = fields.map((field) => `${field.path}: ${field.message}`).join('; ');
-        throw apiError('invalid_request', `The request is invalid (${detail}). Nothing was recorded.`, { fields });
+        // A body of thousands of bad members gets an answer of a few: the first ones, and how many more.
+        const shown = fields.slice(0, MAX_FIELD_PROBLEMS);
+        const more = fields.length > shown.length ? `; and ${fields.length - shown.length} more` : '';
+        const detail = shown.map((field) => `${field.path}: ${field.message}`).join('; ');
+        throw apiError('invalid_request', `The request is invalid (${detail}${more}). Nothing was recorded.`, { fields: shown });
       }
       const answer = await spec.handle({ params: params as Out<P>, query: query as Out<Q>, body: body as Out<B>, caller: spec.permission === null ? null : callerOf(req), req, res });
       res.status(answer.status).json(answer.verbatim ? answer.body : redactDeep(answer.body));

@@ -8,7 +8,7 @@ import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
 import { queueRecorded } from './recorded.js';
 export { wasRecorded } from './recorded.js';
-import { closeConnection, createProposalRecall, createProposalRecorder, currentOutcome, describeEffect, errorCode, errorMessage, isRedisOutage, isRetryable, latestProposal, proposalQueued, settledOutcome, slowDownOf, type GateResult, type OnlyEntry, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { closeConnection, createProposalRecall, createProposalRecorder, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, isRedisOutage, isRetryable, latestProposal, proposalQueued, settledOutcome, slowDownOf, type GateResult, type OnlyEntry, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 /**
  * `transient`: the job's failures before its effect was judged (see afterTransientFailure); absent on a fresh job.
@@ -271,7 +271,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
         logger.info({ effectId, outcome: latest.answer.outcome }, 'effect job finished: its proposal was refused already');
         return latest.answer;
       }
-      answer = latest.answer;
+      answer = await ownAnswer(job, effectId, latest.answer);
     } catch (error) {
       const slowDown = slowDownOf(error);
       if (slowDown !== null) return slowDownQueue(job, slowDown, 'read');
@@ -300,6 +300,19 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     }
     logger.info({ effectId: answer.effectId, outcome: answer.outcome }, 'effect job finished');
     return answer;
+  }
+
+  /**
+   * DUPLICATE_IGNORED tells a second request for a settled effect that nothing was sent again. A job is the request
+   * itself: one run again after a stall, or after its first run's answer was lost (BullMQ's lock lapsed while it
+   * sent), finds the effect its own first run settled, and whoever waits on the request must hear how it settled, not
+   * "duplicate". A fresh job's first run cannot have settled it, and takes no read.
+   */
+  async function ownAnswer(job: Job<EffectJob, EffectAnswer>, effectId: string, answer: EffectAnswer): Promise<EffectAnswer> {
+    const ranBefore = job.attemptsMade > 0 || job.attemptsStarted > 1 || (job.stalledCounter ?? 0) > 0 || job.data.transient !== undefined || job.data.unresolved !== undefined;
+    if (answer.outcome !== 'DUPLICATE_IGNORED' || !ranBefore) return answer;
+    const settled = await settledOutcome(stores, effectId);
+    return settled === null ? answer : { effectId: answer.effectId, outcome: settled, sentence: explainOutcome(settled) };
   }
 
   /**

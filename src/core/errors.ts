@@ -54,6 +54,11 @@ export const ERROR_REGISTRY = {
   target_unavailable: { status: 503, retryable: true },
   // The model's API could not answer (rate limit, overload, 5xx, timeout) after the SDK's own retries.
   decider_unavailable: { status: 503, retryable: true },
+  /**
+   * The target's lookup can no longer tell whether the effect landed, and never will (a Stripe customer deleted since
+   * the send): the gate settles the effect AMBIGUOUS rather than ask again, or take "nothing found" for an answer.
+   */
+  lookup_blind: { status: 502, retryable: false },
   // A definite refusal by the target (for Stripe, a 4xx that is not a conflict or a rate limit). Never resent.
   target_rejected: { status: 402, retryable: false },
   // The model answered, but not with one well-formed decision (no tool call, an unknown tool, malformed input,

@@ -16,7 +16,7 @@ import { checksOf, errorName, type GateContext, type RecoveryReport, type Settle
 import { alertIdOf } from '../redis/alerts.js';
 import { isOutboxEntry, OUTBOX_GRACE_MS, type OpenEffect } from '../redis/journal.js';
 import { holdBack, markUnknown, sendOnce } from './send.js';
-import { commit, refuseAtRecovery, rejectionOf, settleAmbiguous, settleRejected, type Holding } from './settle.js';
+import { blindReason, commit, isBlind, refuseAtRecovery, rejectionOf, settleAmbiguous, settleRejected, type Holding } from './settle.js';
 import { lookUp } from './reads.js';
 import { readFacts } from './submit.js';
 
@@ -246,6 +246,7 @@ export function createRecover(ctx: GateContext) {
             lookup = found !== null ? { state: 'found', found: objectId(found), object: found } : { state: 'absent' };
           } catch (error) {
             if (error instanceof ProcessCrash) throw error;
+            if (isBlind(error)) return settleAmbiguous(ctx, holding, blindReason(error), checks);
             await journal.releaseClaim(partition, effectId, ctx.owner, epoch, 'unsent');
             return { kind: 'unresolved', effectId, outcome: 'UNRESOLVED:lookup_failed', error: quoteError(error) };
           }
@@ -299,6 +300,7 @@ export function createRecover(ctx: GateContext) {
         found = await lookUp(ctx, effectId, effect);
       } catch (error) {
         if (error instanceof ProcessCrash) throw error;
+        if (isBlind(error)) return settleAmbiguous(ctx, holding, blindReason(error), checks);
         await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
         return { kind: 'unresolved', effectId, outcome: 'UNRESOLVED:lookup_failed', error: `the target refused (${quoteError(rejection.message)}) and the lookup for an earlier send that may still land failed: ${quoteError(error)}` };
       }

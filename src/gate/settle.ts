@@ -4,6 +4,7 @@
 // no and commits a landing it did not see.
 import type { Checks, CommitVia, Draft } from '../core/entries.js';
 import type { Effect } from '../core/effects.js';
+import { errorCode } from '../core/errors.js';
 import { isJsonObject, type Json, type JsonObject } from '../core/json.js';
 import type { Outcome } from '../core/outcomes.js';
 import { quote, quoteError, quoteObject, QUOTE_LIMITS, type QuoteLimits } from '../core/quote.js';
@@ -105,6 +106,7 @@ export async function settleRejected(ctx: GateContext, at: Holding, effect: Effe
     try {
       found = await lookUp(ctx, at.effectId, effect);
     } catch (error) {
+      if (isBlind(error)) return settleAmbiguous(ctx, at, `the target refused (${quoteError(rejection.message)}), and ${blindReason(error)}`, rechecked);
       await ctx.journal.releaseClaim(at.partition, at.effectId, ctx.owner, at.epoch);
       return { kind: 'unresolved', effectId: at.effectId, outcome: 'UNRESOLVED:lookup_failed', error: `the target refused (${rejection.message}) and the lookup that would confirm nothing landed failed: ${quoteError(error)}` };
     }
@@ -119,6 +121,19 @@ export async function settleRejected(ctx: GateContext, at: Holding, effect: Effe
   ctx.journal.settledAfterSend(at.effectId, reply.now, at.boundAt);
   ctx.logger.info({ effectId: at.effectId, code: rejection.code }, 'target refused');
   return { kind: 'settled', effectId: at.effectId, outcome: 'REFUSED:target_error', reason };
+}
+
+/**
+ * A lookup that can no longer tell whether the effect landed, and never will (lookup_blind: for Stripe, a customer
+ * deleted since the send). Asking again would answer the same, and "nothing found" cannot be trusted: the effect is
+ * settled AMBIGUOUS, its amount kept reserved, for a person to check at the target.
+ */
+export function isBlind(error: unknown): boolean {
+  return errorCode(error) === 'lookup_blind';
+}
+
+export function blindReason(error: unknown): string {
+  return `the lookup can no longer tell whether it landed (${quoteError(error)})`;
 }
 
 export function rejectionOf(error: Rejected): { message: string; code: string | null; status: number | null } {

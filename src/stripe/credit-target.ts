@@ -15,6 +15,10 @@
 //   billing_credit seed, scenarios.md §3).
 // A customer Stripe does not know (404) reads as every fact null.
 //
+// The lookup answers null (nothing landed) for a customer Stripe never knew, and throws lookup_blind for a deleted
+// one: Stripe answers a deleted customer's retrieve with its `deleted: true` stub for good, but 404s the list of its
+// balance transactions, so whether this effect's credit landed before the deletion can no longer be read (see `query`).
+//
 // A credit for an incident others already compensated is refused before the send, in apply, and not through a
 // premise: the gate compares premises for equality, so an `incident_compensation` read at decision time that was
 // already above zero (a second request for the incident, a case decided after billing's SLA credit note) would
@@ -142,6 +146,20 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
     }
   }
 
+  /**
+   * The customer as Stripe answers it now (a deleted one as its `deleted: true` stub), or null when Stripe has no
+   * record of it at all, so that no credit can exist on it: Stripe refuses a balance transaction for an id it does not
+   * know, and never 404s a customer it deleted. Throws when the retrieve fails otherwise.
+   */
+  async function customerIfKnown(customer: string, budget: ReadBudget): Promise<Stripe.Customer | Stripe.DeletedCustomer | null> {
+    try {
+      return await customerOf(customer, budget);
+    } catch (error) {
+      if (missing(error)) return null;
+      throw error;
+    }
+  }
+
   const newestSubscription = async (customer: string, budget: ReadBudget): Promise<string | null> => {
     const page = await readCall(client, budget, `GET /v1/subscriptions?customer=${customer}`, (sdk, o) => sdk.subscriptions.list({ customer, status: 'all', limit: 1 }, o));
     return page.data[0]?.status ?? null;
@@ -179,12 +197,28 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
 
     async query(effectId, effect, context: ReadContext) {
       const { customer, amount } = creditOf(effect);
+      const budget = readBudget(context.timeoutMs);
       let transactions: Stripe.CustomerBalanceTransaction[];
       try {
-        transactions = await balanceTransactions(customer, readBudget(context.timeoutMs));
+        transactions = await balanceTransactions(customer, budget);
       } catch (error) {
-        if (missing(error)) return null;
-        throw error;
+        if (!missing(error)) throw error;
+        // Null only for an id Stripe never knew. It must stay possible: the gate looks up every refused send, and a
+        // credit refused because its customer does not exist would otherwise never settle; the premise read does not
+        // prove the customer existed at dispatch (it reads an unknown customer as every fact null).
+        const known = await customerIfKnown(customer, budget);
+        if (known === null) return null;
+        // Thrown, not null: a null lets recovery refuse the effect and give its cents back to the approval while the
+        // credit may sit on the deleted customer. For a deleted customer the lookup will never see again (lookup_blind),
+        // and the gate settles the effect AMBIGUOUS (its cents held, a person asked); otherwise it is a lookup that
+        // failed for now (lookup_failed), asked again at the next pass.
+        const deleted = 'deleted' in known && known.deleted === true;
+        const why = deleted ? 'was deleted at Stripe, which no longer lists its balance transactions' : "exists at Stripe, but the list of its balance transactions answered 404 No such customer";
+        throw new InterlockError(
+          deleted ? 'lookup_blind' : 'lookup_failed',
+          `Customer ${customer} ${why}, so whether this effect's credit of ${amount} cents landed cannot be read; check the customer's credit balance history in the Dashboard (metadata ${EFFECT_ID_KEY} = ${effectId})`,
+          { cause: error },
+        );
       }
       const found = findOwn(transactions, effectId, (transaction) => transaction.amount === -amount);
       if (found === null) return null;

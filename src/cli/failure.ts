@@ -49,7 +49,7 @@ export function reportFailure(error: unknown): void {
   // A path the command could not use is the call's to fix: exit 2.
   const onPath = pathProblem(error);
   if (onPath !== null) {
-    process.stderr.write(`${redactSecrets(onPath)}\n`);
+    printProblem(onPath);
     process.exitCode = EXIT_BAD_INPUT;
     return;
   }

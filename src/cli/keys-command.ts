@@ -7,7 +7,7 @@ import { kindOf } from '../files.js';
 import { signingKeyFromPem } from '../core/signing.js';
 import { danglingLink, danglingLinkMessage, keyFileExposure, keyFilePath, publicKeyPem, readKeyFile, unreadableKeyMessage, writeNewSigningKey } from '../keys/key-store.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
-import { printJson } from './output.js';
+import { printJson, printProblem } from './output.js';
 
 export function addKeysCommands(program: Command): void {
   const keys = program.command('keys').description('manage the receipt signing key');
@@ -40,7 +40,7 @@ export function addKeysCommands(program: Command): void {
       try {
         pem = readKeyFile(path);
       } catch (error) {
-        process.stderr.write(`${unreadableKeyMessage(path, error)}\n`);
+        printProblem(unreadableKeyMessage(path, error));
         process.exitCode = EXIT_BAD_INPUT;
         return;
       }
@@ -48,12 +48,12 @@ export function addKeysCommands(program: Command): void {
       try {
         key = signingKeyFromPem(pem);
       } catch (error) {
-        process.stderr.write(`${path} is not a usable signing key: ${(error as Error).message}\n`);
+        printProblem(`${path} is not a usable signing key: ${(error as Error).message}`);
         process.exitCode = EXIT_BAD_INPUT;
         return;
       }
       const exposure = keyFileExposure(path);
-      if (exposure !== null) process.stderr.write(`${exposure.message}\n`);
+      if (exposure !== null) printProblem(exposure.message);
       process.stderr.write(`kid ${key.kid}\n`);
       process.stdout.write(publicKeyPem(key));
     });

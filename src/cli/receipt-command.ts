@@ -189,7 +189,7 @@ export function addReceiptCommands(program: Command): void {
           else if (options.out !== undefined) writeFileSync(options.out, `${JSON.stringify(bundle, null, 2)}\n`);
           else printJson(bundle, { compact: effectIds.length > 1 });
         });
-        if (options.dir !== undefined) process.stderr.write(`${bundles.length - missing.length} receipt${bundles.length - missing.length === 1 ? '' : 's'} written to ${options.dir}\n`);
+        if (options.dir !== undefined) printProblem(`${bundles.length - missing.length} receipt${bundles.length - missing.length === 1 ? '' : 's'} written to ${options.dir}`);
         for (const effectId of missing) process.stderr.write(`No journal for effect ${effectId} under this REDIS_URL and INTERLOCK_KEY_PREFIX.\n`);
         if (missing.length > 0) process.exitCode = 1;
       }, { readOnly: true });

@@ -1,5 +1,6 @@
 // Redis stores for one CLI command, opened and closed around it (openStores: no heartbeat, no sends). A command
 // that cannot reach Redis before it wrote anything says so in one line and exits 2.
+import { printProblem } from './output.js';
 import { isRedisTimeout, loadConfig, openStores, shownUrl, type Stores } from '../interlock.js';
 import { journalOf } from '../interlock.js';
 import { existsSync } from 'node:fs';
@@ -84,7 +85,7 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
   const config = (process.env.INTERLOCK_LOG_LEVEL ?? '') === '' ? { ...configured, logLevel: 'warn' as const } : configured;
   // A key file others can read is said in a line of its own: a command's warnings are read by a person.
   const { key, exposure, keyed } = keyOf(config, options.readOnly === true);
-  if (exposure !== null) process.stderr.write(`${exposure.message}\n`);
+  if (exposure !== null) printProblem(exposure.message);
   const stores = await openStores(config, { failFast: true, signingKey: key });
   const unreachable = (error: unknown) =>
     new CliFailure(`Cannot reach Redis at ${shownUrl(config.redisUrl)} (${error instanceof Error ? error.message : String(error)}); nothing was changed. ${unreachableAdvice()}`, EXIT_BAD_INPUT, { cause: error });

@@ -35,6 +35,16 @@ describe.concurrent('keys commands say what is wrong with the path given', { tim
     expect(run.stderr).toContain(`${file} is not a usable signing key: The text holds no PEM block (no -----BEGIN PRIVATE KEY----- line)`);
   });
 
+  it('keys public --key names a path holding terminal escapes escaped, on its one line: a file name drives no terminal', async () => {
+    const file = join(temp.dir, 'evil\u001b[2J\nname.pem');
+    writeFileSync(file, '');
+    const run = await runCli(['keys', 'public', '--key', file]);
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).not.toContain('\u001b');
+    expect(run.stderr).toContain('evil\\u001b[2J\\u000aname.pem is not a usable signing key');
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
   it('keys generate --out DIR/ for a directory that does not exist names the path given, not a temporary file', async () => {
     const out = `${join(temp.dir, 'newdir')}/`;
     const run = await runCli(['keys', 'generate', '--out', out], { INTERLOCK_DATA_DIR: join(temp.dir, 'data') });

@@ -178,5 +178,15 @@ export function parseReceipt(input: unknown): { ok: true; receipt: Receipt } | {
     return { ok: false, problems: [`receipt cannot be read: ${error instanceof Error ? error.message : String(error)}`] };
   }
   if (parsed.success) return { ok: true, receipt: parsed.data as unknown as Receipt };
-  return { ok: false, problems: parsed.error.issues.slice(0, 10).map((issue) => `receipt is malformed at ${issue.path.join('.') || '(root)'}: ${issue.message}`) };
+  return { ok: false, problems: parsed.error.issues.slice(0, 10).map((issue) => `receipt is malformed at ${issue.path.join('.') || '(root)'}: ${issueMessage(issue)}`) };
+}
+
+/** How many extra keys a problem names: a hostile receipt may hold millions, and the problem is one line. */
+const KEYS_NAMED = 5;
+
+/** An issue's message, with zod's list of every unrecognized key cut to its first few and a count. */
+function issueMessage(issue: z.core.$ZodIssue): string {
+  if (issue.code !== 'unrecognized_keys' || issue.keys.length <= KEYS_NAMED) return issue.message;
+  const named = issue.keys.slice(0, KEYS_NAMED).map((key) => JSON.stringify(key.slice(0, 60))).join(', ');
+  return `Unrecognized keys: ${named} and ${issue.keys.length - KEYS_NAMED} more`;
 }

@@ -54,3 +54,16 @@ describe('verify() on a receipt with millions of malformed elements', () => {
     expect(slow.ms).toBeLessThan(Math.max(50 * fast.ms, 500));
   });
 });
+
+// Rule: a problem is one short line: a receipt with a hundred thousand extra keys is told the first few and how many
+// more, not every key (zod's message names them all: a line of megabytes on the terminal and in logs).
+describe('verify() on a receipt with many unrecognized keys', () => {
+  it('names the first five and counts the rest', () => {
+    const extra = Array.from({ length: 100_000 }, (_, i) => `"x${i}":0`).join(',');
+    const text = `{"format":"interlock.receipt/v3","effectId":"a","entries":[],"head":{},${extra}}`;
+    const read = verifyReceiptText(text);
+    if (!read.json) throw new Error(read.error);
+    const problem = read.verification.problems.find((line) => line.includes('Unrecognized keys'));
+    expect(problem).toBe('receipt is malformed at (root): Unrecognized keys: "x0", "x1", "x2", "x3", "x4" and 99995 more');
+  });
+});

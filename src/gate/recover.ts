@@ -211,7 +211,7 @@ export function createRecover(ctx: GateContext) {
     };
     if (claim.late === 'rejected') {
       const late = [...entries].reverse().find((entry): entry is EntryOf<'LATE_RESULT'> => entry.kind === 'LATE_RESULT' && entry.outcome === 'rejected');
-      return refusedInRecovery(holding, effect, { message: late?.error ?? 'a fenced-out send was refused outright', code: null, status: null }, null, absenceTrustedAt(recoveryTiming), false);
+      return refusedInRecovery(holding, effect, { message: late?.error ?? 'a fenced-out send was refused outright', code: null, status: null }, null, absenceTrustedAt(recoveryTiming), false, false);
     }
     // What nobody can check is AMBIGUOUS at once, unless no request of the dispatch ever left (planRecovery).
     const mode = recoveryMode(recoveryTiming);
@@ -233,7 +233,7 @@ export function createRecover(ctx: GateContext) {
       switch (plan.do) {
         case 'resend': {
           if (checks === null) break;
-          const sent = await resend(holding, dispatched, effect, firstProposal(entries)?.requestId ?? null, checks, plan.outcome, absenceTrustedAt(recoveryTiming));
+          const sent = await resend(holding, dispatched, effect, firstProposal(entries)?.requestId ?? null, checks, plan.outcome, absenceTrustedAt(recoveryTiming), claim.neverSent);
           if (sent.kind !== 'lease') return sent.settled;
           // The approval died between the re-check and the resend: nothing is sent, and recovery goes on as for
           // any failed re-check (issue 6, item 2).
@@ -246,6 +246,12 @@ export function createRecover(ctx: GateContext) {
             lookup = found !== null ? { state: 'found', found: objectId(found), object: found } : { state: 'absent' };
           } catch (error) {
             if (error instanceof ProcessCrash) throw error;
+            // A lookup that can never tell again: AMBIGUOUS, unless no request of the dispatch ever left (then
+            // nothing can have landed, and its absence is known without the lookup).
+            if (isBlind(error) && claim.neverSent) {
+              lookup = { state: 'absent' };
+              continue;
+            }
             if (isBlind(error)) return settleAmbiguous(ctx, holding, blindReason(error), checks);
             await journal.releaseClaim(partition, effectId, ctx.owner, epoch, 'unsent');
             return { kind: 'unresolved', effectId, outcome: 'UNRESOLVED:lookup_failed', error: quoteError(error) };
@@ -290,9 +296,10 @@ export function createRecover(ctx: GateContext) {
    * before it resends: each resend sets a later deadline, and resending at once on every pass would push the wait on
    * for ever.
    */
-  async function refusedInRecovery(holding: Holding, effect: Effect, rejection: { message: string; code: string | null; status: number | null }, checks: Checks | null, trustedAt: number, resent: boolean): Promise<Settled> {
-    // Redis's own time, read now: the estimate errs late, and an early "trusted" is the unsafe side.
-    if ((await journal.serverTime()) >= trustedAt) return settleRejected(ctx, holding, effect, rejection, checks);
+  async function refusedInRecovery(holding: Holding, effect: Effect, rejection: { message: string; code: string | null; status: number | null }, checks: Checks | null, trustedAt: number, resent: boolean, neverSent: boolean): Promise<Settled> {
+    // Redis's own time, read now: the estimate errs late, and an early "trusted" is the unsafe side. The refused resend
+    // was the dispatch's only request when none left before it (neverSent): a lookup that cannot tell adds nothing.
+    if ((await journal.serverTime()) >= trustedAt) return settleRejected(ctx, holding, effect, rejection, checks, { onlyRequest: neverSent });
     const { partition, effectId, epoch } = holding;
     if (target.queryable) {
       let found: JsonObject | null;
@@ -300,7 +307,8 @@ export function createRecover(ctx: GateContext) {
         found = await lookUp(ctx, effectId, effect);
       } catch (error) {
         if (error instanceof ProcessCrash) throw error;
-        if (isBlind(error)) return settleAmbiguous(ctx, holding, blindReason(error), checks);
+        if (isBlind(error) && !neverSent) return settleAmbiguous(ctx, holding, blindReason(error), checks);
+        if (isBlind(error)) return settleRejected(ctx, holding, effect, rejection, checks, { onlyRequest: true });
         await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
         return { kind: 'unresolved', effectId, outcome: 'UNRESOLVED:lookup_failed', error: `the target refused (${quoteError(rejection.message)}) and the lookup for an earlier send that may still land failed: ${quoteError(error)}` };
       }
@@ -313,7 +321,7 @@ export function createRecover(ctx: GateContext) {
     return { kind: 'waiting', effectId, until: trustedAt, reason };
   }
 
-  async function resend(holding: Holding, dispatched: EntryOf<'DISPATCHED'>, effect: Effect, requestId: string | null, checks: Checks, outcome: 'COMMITTED_BY_RETRY' | 'REAPPLIED_AFTER_QUERY', trustedAt: number): Promise<Resent> {
+  async function resend(holding: Holding, dispatched: EntryOf<'DISPATCHED'>, effect: Effect, requestId: string | null, checks: Checks, outcome: 'COMMITTED_BY_RETRY' | 'REAPPLIED_AFTER_QUERY', trustedAt: number, neverSent: boolean): Promise<Resent> {
     const { partition, effectId, epoch } = holding;
     const held = await holdBack(ctx, holding, 'unsent');
     if (held !== null) return { kind: 'done', settled: { kind: 'unresolved', effectId, outcome: 'UNRESOLVED:replicas_behind', error: held } };
@@ -346,7 +354,7 @@ export function createRecover(ctx: GateContext) {
     }
     const sent = await sendOnce(ctx, holding, effect, requestId, deadlineAt, checkedAt);
     if ('landed' in sent) return { kind: 'done', settled: await commit(ctx, holding, outcome === 'COMMITTED_BY_RETRY' ? 'retry-idempotent' : 'recovery-reapply', sent.landed, checks, outcome) };
-    if ('rejected' in sent) return { kind: 'done', settled: await refusedInRecovery(holding, effect, rejectionOf(sent.rejected), checks, trustedAt, true) };
+    if ('rejected' in sent) return { kind: 'done', settled: await refusedInRecovery(holding, effect, rejectionOf(sent.rejected), checks, trustedAt, true, neverSent) };
     const why = 'fenced' in sent ? sent.fenced : quoteError(sent.unknown);
     logger.warn({ effectId, error: why }, 'resend outcome unknown; the claim stays until it lapses');
     const slowDown = 'unknown' in sent ? slowDownOf(sent.unknown) : null;

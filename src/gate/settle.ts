@@ -99,19 +99,26 @@ export async function commit(ctx: GateContext, at: Holding, via: CommitVia, land
  * After a definite refusal, looks once more: a refusal can hide an earlier attempt that did land (for Stripe, a
  * resend refused because the refund already exists). Only then is the effect settled as a target error.
  */
-export async function settleRejected(ctx: GateContext, at: Holding, effect: Effect, rejection: { message: string; code: string | null; status: number | null }, rechecked: Checks | null): Promise<Settled> {
+export async function settleRejected(ctx: GateContext, at: Holding, effect: Effect, rejection: { message: string; code: string | null; status: number | null }, rechecked: Checks | null, how: { onlyRequest: boolean }): Promise<Settled> {
   const { target } = ctx;
   if (target.queryable) {
     let found: JsonObject | null;
     try {
       found = await lookUp(ctx, at.effectId, effect);
     } catch (error) {
-      if (isBlind(error)) return settleAmbiguous(ctx, at, `the target refused (${quoteError(rejection.message)}), and ${blindReason(error)}`, rechecked);
+      // A lookup that can never tell again: the refusal stands when the refused request was the dispatch's only one
+      // (a first send: its SDK retries ride its idempotency key, so Stripe replays the one answer), else AMBIGUOUS.
+      if (isBlind(error) && !how.onlyRequest) return settleAmbiguous(ctx, at, `the target refused (${quoteError(rejection.message)}), and ${blindReason(error)}`, rechecked);
+      if (isBlind(error)) return settleRefused(ctx, at, rejection, rechecked);
       await ctx.journal.releaseClaim(at.partition, at.effectId, ctx.owner, at.epoch);
       return { kind: 'unresolved', effectId: at.effectId, outcome: 'UNRESOLVED:lookup_failed', error: `the target refused (${rejection.message}) and the lookup that would confirm nothing landed failed: ${quoteError(error)}` };
     }
     if (found !== null) return commit(ctx, at, 'failed-but-landed', found, rechecked, 'COMMITTED_ON_QUERY');
   }
+  return settleRefused(ctx, at, rejection, rechecked);
+}
+
+async function settleRefused(ctx: GateContext, at: Holding, rejection: { message: string; code: string | null; status: number | null }, rechecked: Checks | null): Promise<Settled> {
   const reason = `the target refused: ${quoteError(rejection.message)}`;
   const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'REFUSED', code: 'REFUSED:target_error', reason, checks: null, rechecked, changes: [], resolves: true }, { head: at.head, approvalId: at.approvalId });
   if (reply.status !== 'OK') {

@@ -257,6 +257,9 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
 
   async function runJob(job: Job<EffectJob, EffectAnswer>, token: string | undefined): Promise<EffectAnswer> {
     let answer: EffectAnswer;
+    // What this run itself did, for onAnswer (metrics): a run again after a stall answers its caller with how the first
+    // run settled the effect (ownAnswer), which the first run counted already.
+    let ran: EffectAnswer;
     try {
       // The latest proposal recorded for the effect (a re-decision after a refusal included); the job's own copy
       // only when the journal has none (it was recorded by an older producer).
@@ -271,7 +274,8 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
         logger.info({ effectId, outcome: latest.answer.outcome }, 'effect job finished: its proposal was refused already');
         return latest.answer;
       }
-      answer = await ownAnswer(job, effectId, latest.answer);
+      ran = latest.answer;
+      answer = await ownAnswer(job, effectId, ran);
     } catch (error) {
       const slowDown = slowDownOf(error);
       if (slowDown !== null) return slowDownQueue(job, slowDown, 'read');
@@ -281,7 +285,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       throw new UnrecoverableError(`${errorCode(error)}: ${errorMessage(error)}`);
     }
     await judged(job, answer.effectId);
-    await options.onAnswer?.(answer);
+    await options.onAnswer?.(ran);
     // A rate-limited send kept its claim (its outcome is unknown); the job comes back once the pause is over and
     // settles the effect under the same key.
     if (answer.slowDown !== undefined) return slowDownQueue(job, answer.slowDown, 'send');

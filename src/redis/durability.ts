@@ -245,7 +245,7 @@ export function createDurabilityMonitor(deps: {
       const durability = await Promise.race([inspectDurability(redis, optOut), timedOut]);
       if (deps.marker && lost === null) lost = await Promise.race([markerProblem(redis, deps.marker), timedOut]);
       if (lost === null) return { ...durability, checkedAt: now(), checkError: null };
-      return { ...durability, durable: false, problems: [lost, ...durability.problems], optedOut: optOut, checkedAt: now(), checkError: null, dataLost: true };
+      return { ...durability, durable: false, problems: [lost, ...durability.problems], optedOut: false, checkedAt: now(), checkError: null, dataLost: true };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       return { ...unknownDurability(optOut, `the durability check failed (${message}), so Redis's persistence is unknown`), checkedAt: now(), checkError: message };
@@ -268,6 +268,11 @@ export function createDurabilityMonitor(deps: {
         logger.info(fields, `${firstReading ? 'Redis is durable' : 'Redis is durable again'} (appendonly ${next.appendonly}, appendfsync ${next.appendfsync}, maxmemory-policy ${next.maxmemoryPolicy}); dispatching ${firstReading ? 'may proceed' : 'resumes'}`);
         return;
       case 'not_durable':
+        // The loss's own words say what stops and what to do (not "until a check finds it durable": it is for good).
+        if (next.dataLost === true) {
+          logger.error(fields, problems);
+          return;
+        }
         if (optOut) logger.warn(fields, `Redis is not durable (${problems}); sending anyway because ${UNSAFE_DURABILITY_ENV} is set`);
         else logger.error(fields, `${firstReading ? 'Redis is not durable' : 'Redis is no longer durable'} (${problems}); dispatching stops until a check finds it durable again. ${REMEDY}.`);
         return;
@@ -321,7 +326,8 @@ export function createDurabilityMonitor(deps: {
     check,
     current: () => reading,
     assertDurable() {
-      if (reading.durable || optOut) return;
+      // The opt-out accepts settings that may lose data, not a loss that happened: nothing is sent after one either way.
+      if (reading.durable || (optOut && reading.dataLost !== true)) return;
       throw new DurabilityError(reading, { phase: 'running', checkedAt: reading.checkedAt });
     },
   };

@@ -10,7 +10,7 @@
 // customer, payment or event id is ever a label.
 import express, { type Express } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { ALERT_KINDS, durabilityOf, errorMessage, type Applied, type Entry, type GateEvents, type GateResult, type RecoveryReport, type Stores, type StripeEvent } from '../../src/interlock.js';
+import { ALERT_KINDS, durabilityOf, errorMessage, withinRedisTimeout, type Applied, type Entry, type GateEvents, type GateResult, type RecoveryReport, type Stores, type StripeEvent } from '../../src/interlock.js';
 import type { WebhookOutcome } from '../stripe-route.js';
 import type { OpsQueues } from './queues.js';
 
@@ -39,6 +39,15 @@ function fieldLabel(field: string): string {
 }
 
 const SETTLES = new Set(['COMMITTED', 'REFUSED', 'AMBIGUOUS']);
+
+/**
+ * Empties a gauge before its scrape-time read, so it is absent unless the read answers: prom-client's reset() leaves a
+ * gauge without labels at 0, which would be a reading ("Redis is not durable", "the reconciler just finished").
+ */
+function unread<T extends string>(gauge: Gauge<T>): void {
+  gauge.reset();
+  gauge.remove();
+}
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
@@ -73,21 +82,49 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
   const reconcilerStopped = new Counter({ name: 'interlock_reconciler_stopped_total', help: 'Reconciliation passes that stopped because re-reads kept failing.', registers });
   let lastReconciled: number | null = null;
 
-  const read = <T>(what: string, run: () => Promise<T>) =>
-    run().catch((error: unknown) => {
-      logger.warn({ err: errorMessage(error) }, `metrics: could not read ${what} at scrape time`);
-      return null;
-    });
+  const waitMs = stores.config.redisCommandTimeoutMs;
+  /**
+   * A read of Redis at scrape time, null when it fails or has no answer within INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: its
+   * gauge is then absent from this scrape and the rest still answer. The queues' connection waits out an outage
+   * instead of failing (so does the service's own connection while it reconnects), and a scrape waiting with it would
+   * lose every metric, the process's and the counters too, for exactly as long as Redis is down.
+   *
+   * A read still unanswered from an earlier scrape is waited on again rather than sent again: commands that wait for
+   * a reconnect are kept until Redis is back, and every scrape of a long outage would add more.
+   */
+  function scrapeRead<T>(what: string, run: () => Promise<T>): () => Promise<T | null> {
+    let unanswered: Promise<T> | null = null;
+    const send = () => {
+      const sent = run();
+      const answered = () => {
+        if (unanswered === sent) unanswered = null;
+      };
+      sent.then(answered, answered);
+      return sent;
+    };
+    return async () => {
+      try {
+        unanswered ??= send();
+        return await withinRedisTimeout(unanswered, waitMs, `Redis did not answer within INTERLOCK_REDIS_COMMAND_TIMEOUT_MS (${waitMs} ms)`);
+      } catch (error) {
+        logger.warn({ err: errorMessage(error) }, `metrics: could not read ${what} at scrape time`);
+        return null;
+      }
+    };
+  }
+  const readClock = scrapeRead('the Redis clock', () => stores.journal.serverTime());
+  const readAlerts = scrapeRead('the open alerts', () => stores.alerts.openCountByKind());
+  const readDurability = scrapeRead('Redis durability', () => durabilityOf(stores));
 
   new Gauge({
     name: 'interlock_reconciler_lag_seconds',
     help: "Seconds since this process's reconciler last finished a pass (Redis clock); absent where no reconciler runs or none finished yet.",
     registers,
     async collect() {
-      this.reset();
+      unread(this);
       if (lastReconciled === null) return;
       const finished = lastReconciled;
-      const now = await read('the Redis clock', () => stores.journal.serverTime());
+      const now = await readClock();
       if (now !== null) this.set(Math.max(0, (now - finished) / 1000));
     },
   });
@@ -100,13 +137,14 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
       this.reset();
       // Counted from the open-alerts index: however many alerts were ever raised and resolved, a scrape reads only
       // the ids of the open ones (a listing read every alert, resolved ones too, and stopped at 10,000).
-      const open = await read('the open alerts', () => stores.alerts.openCountByKind());
+      const open = await readAlerts();
       if (open === null) return;
       for (const kind of ALERT_KINDS) this.set({ kind }, open[kind]);
     },
   });
   const queues = deps.queues ?? null;
   if (queues !== null) {
+    const readCounts = queues.queues.map(({ name, queue }) => ({ name, read: scrapeRead(`the ${name} queue's counts`, () => queue.getJobCounts(...QUEUE_STATES)) }));
     new Gauge({
       name: 'interlock_queue_jobs',
       help: 'Jobs in each queue by state (waiting, active, delayed, failed); read from Redis at scrape time.',
@@ -115,8 +153,8 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
       async collect() {
         this.reset();
         await Promise.all(
-          queues.queues.map(async ({ name, queue }) => {
-            const counts = await read(`the ${name} queue's counts`, () => queue.getJobCounts(...QUEUE_STATES));
+          readCounts.map(async ({ name, read }) => {
+            const counts = await read();
             if (counts !== null) for (const state of QUEUE_STATES) this.set({ queue: name, state }, counts[state] ?? 0);
           }),
         );
@@ -128,8 +166,8 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
     help: 'Whether Redis keeps what it acknowledged (AOF, appendfsync always, noeviction): 1 yes, 0 no; read at scrape time.',
     registers,
     async collect() {
-      this.reset();
-      const durability = await read('Redis durability', () => durabilityOf(stores));
+      unread(this);
+      const durability = await readDurability();
       if (durability !== null) this.set(durability.durable ? 1 : 0);
     },
   });

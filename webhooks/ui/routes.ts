@@ -8,10 +8,11 @@
 // the session's token (HMAC), and the sign-in form is taken only from this origin (Sec-Fetch-Site / Origin).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
-import { entrySignatures, errorCode, errorMessage, InterlockError, verify, type Alert } from '../../src/interlock.js';
+import { entrySignatures, errorMessage, InterlockError, redactSecrets, verify, type Alert } from '../../src/interlock.js';
 import { cookieOf, noteCaller, PERMISSIONS, SESSION_COOKIE, type Permission } from '../api/auth.js';
 import type { ApiContext } from '../api/context.js';
 import { detailOf, summaryOf } from '../api/effect-view.js';
+import { asApiError } from '../api/errors.js';
 import { createEffectListing } from '../api/listing.js';
 import type { RateLimiter } from '../api/rate-limit.js';
 import { EFFECT_OUTCOMES, EFFECT_STATES, listQuery } from '../api/schemas.js';
@@ -119,11 +120,35 @@ export function uiRouter(deps: UiDeps): Router {
       try {
         await handler(req, res, viewer, caller);
       } catch (error) {
-        const known = error instanceof InterlockError && error.code === 'unknown_effect';
-        if (!known) context.logger.error({ err: error, code: errorCode(error), reqId: (req as { id?: unknown }).id }, 'page failed');
-        send(res, known ? 404 : 500, messagePage(viewer, known ? 'No such effect' : 'Something went wrong', known ? errorMessage(error) : `The page could not be read (${errorCode(error)}); try again, and see the service's log for request ${String((req as { id?: unknown }).id ?? '')}.`));
+        failed(req, res, viewer, error);
       }
     };
+  }
+
+  /**
+   * A page's answer to what its handler threw: the status the API answers for the same error (asApiError). Redis not
+   * answering is an outage, not a fault of the service: 503 with Retry-After, as the API answers redis_unavailable.
+   * Only the service's own faults (500) are logged as errors, and their page gives the request id, not the detail.
+   */
+  function failed(req: Request, res: Response, viewer: Viewer, error: unknown): void {
+    const failure = asApiError(error);
+    const requestId = String((req as { id?: unknown }).id ?? '');
+    if (failure.status === 500) {
+      context.logger.error({ err: error, code: failure.code, reqId: requestId }, 'page failed');
+      send(res, 500, messagePage(viewer, 'Something went wrong', `The page could not be read (${failure.code}); try again, and see the service's log for request ${requestId}.`));
+      return;
+    }
+    if (failure.status > 500) context.logger.warn({ err: errorMessage(error), code: failure.code, reqId: requestId }, 'page not answered');
+    // The same wait the API names (sendError).
+    if (failure.status === 503 && failure.retryable) res.setHeader('Retry-After', '1');
+    if (failure.code === 'redis_unavailable') {
+      // A form's action may have been written before Redis stopped answering (a command that timed out may still run).
+      const form = req.method === 'GET' || req.method === 'HEAD' ? '' : ' What the form asked may or may not have been recorded: open the item again to see before sending it again.';
+      send(res, 503, messagePage(viewer, 'Redis is not answering', `Redis, where the service keeps its records, is not answering (${failure.code}), so this page could not be read. Try again in a moment.${form}`));
+      return;
+    }
+    const title = failure.code === 'unknown_effect' ? 'No such effect' : failure.retryable ? 'Try again shortly' : 'The page could not be shown';
+    send(res, failure.status, messagePage(viewer, title, redactSecrets(failure.message)));
   }
 
   router.get(`${UI_PATH}/style.css`, (_req, res) => {

@@ -53,10 +53,12 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
    * The queue's connection waits out a Redis outage (BullMQ needs that); the caller bounds the wait, and a job queued
    * late runs the proposal as recorded.
    */
-  async function queueJob(effectId: string, proposals: number, proposal: unknown, onlyEntry: OnlyEntry | null): Promise<void> {
-    const [processedOn] = await connection.hmget(queue.toKey(effectId), 'processedOn');
+  async function queueJob(effectId: string, proposals: number, proposal: unknown, onlyEntry: OnlyEntry | null, revive = true): Promise<'added' | 'existed' | 'revived'> {
+    const [processedOn, timestamp] = await connection.hmget(queue.toKey(effectId), 'processedOn', 'timestamp');
     const followUp = proposals > 1 && processedOn !== null && processedOn !== undefined;
     const jobId = followUp ? `${effectId}.${proposals}` : effectId;
+    // Whether the job is there already (the add below is then a no-op): the effect's own job was just read; a follow-up's is asked.
+    const existed = followUp ? (await connection.exists(queue.toKey(jobId))) === 1 : timestamp !== null && timestamp !== undefined;
     const add = (revived: boolean) =>
       queue.add('effect', { proposal, recordedAt: Date.now(), ...(revived ? { revived: true as const } : {}), ...(onlyEntry !== null ? { onlyEntry } : {}) }, {
         jobId,
@@ -71,11 +73,13 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
     // holds the id for a week, and the add above was a no-op: the same request sent again, as the not_judged alert
     // asks once the cause is fixed, replaces it. One read of the failed set, O(log n). Two senders replacing at
     // once leave one job or two (a duplicate job is harmless); a job a worker already holds is not removed (0).
-    if ((await connection.zscore(queue.toKey('failed'), jobId)) !== null) {
+    if (revive && (await connection.zscore(queue.toKey('failed'), jobId)) !== null) {
       await queue.remove(jobId);
       await add(true);
       stores.logger.info({ effectId, jobId }, 'effect job had failed for good; queued again');
+      return 'revived';
     }
+    return existed ? 'existed' : 'added';
   }
 
   return {
@@ -90,7 +94,10 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
       if (recorded.status === 'conflict' || (recorded.status === 'exists' && recorded.outcome !== null && !recorded.open)) return { ...recorded, queued: false };
       // Recorded: a failure to queue it is never answered as "nothing was recorded" (queues/recorded.ts), and the
       // binding's outbox entry stays, so recovery queues the proposal if nobody sends the request again.
-      await queueRecorded(() => queueJob(recorded.effectId, recorded.proposals, proposal, recorded.status === 'recorded' ? recorded.onlyEntry : null), stores.config.redisCommandTimeoutMs, {
+      const queued = async () => {
+        await queueJob(recorded.effectId, recorded.proposals, proposal, recorded.status === 'recorded' ? recorded.onlyEntry : null);
+      };
+      await queueRecorded(queued, stores.config.redisCommandTimeoutMs, {
         done: `Effect ${recorded.effectId} was recorded`,
         retry: 'Send the same request again',
         again: 'a proposal repeated with the same request_id is answered from the journal and queued if it is not, and its money moves at most once.',
@@ -101,7 +108,7 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
     /**
      * Queues the effect's latest recorded proposal if it stands unjudged (recovery's outbox sweep: a proposal whose
      * producer recorded it and died, or lost Redis, before its job was added). The job is the one its producer would
-     * have added, so a job that exists already makes this a no-op. Answers whether there was one to queue.
+     * have added, so a job that exists already makes this a no-op. Answers whether it added one.
      */
     async requeue(effectId: string): Promise<boolean> {
       const partition = await stores.journal.partitionOf(effectId);
@@ -111,7 +118,10 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
       if (proposals === 0 || currentOutcome(entries) !== null) return false;
       const proposal = await latestProposal(stores, effectId);
       if (proposal === null) return false;
-      await queueJob(effectId, proposals, proposal, null);
+      // A job that exists (waiting behind a backlog, say) is left as it is; so is one that failed for good: its
+      // not_judged alert asks a person to fix the cause and send the request again, and a sweep must not retry it.
+      const queued = await queueJob(effectId, proposals, proposal, null, false);
+      if (queued !== 'added') return false;
       stores.logger.warn({ effectId }, 'a recorded proposal had no job (its producer stopped before queuing it); queued now');
       return true;
     },

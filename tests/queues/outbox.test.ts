@@ -1,11 +1,13 @@
 // Rule: a proposal that is recorded but whose job was never added (its producer stopped, or lost Redis, between the
 // two) is not stranded: the binding's outbox entry stays in the open index until the job is added, and once it is
 // OUTBOX_GRACE_MS old a recovery pass queues the proposal (the job its producer would have added) and drops the
-// entry, so the effect is judged and its money moves once. A proposal queued as usual leaves no entry behind, and an
-// entry of an effect already judged goes without a job.
+// entry, so the effect is judged and its money moves once. A proposal queued as usual leaves no entry behind, an
+// entry of an effect already judged goes without a job, and a job that failed for good is not run again by the sweep
+// (its not_judged alert asks a person; a sweep retrying it every pass would undo the give-up).
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
+import { UnrecoverableError, Worker } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEffectsQueue, startEffectsWorker, type EffectsQueue } from '../../queues/effects.js';
 import { createMemoryTarget, InterlockError, openStores, settledOutcome, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
@@ -134,5 +136,27 @@ describe('the producers\' outbox', () => {
     await until(() => indexed(made, effectId), (entries) => entries.length === 0, 'the outbox entry going');
     expect((await made.queue.queue.getJobs()).length).toBe(jobsBefore);
     expect(made.target.landings).toHaveLength(1);
+  });
+
+  it('a job that failed for good is left failed: the sweep neither runs it again nor says it queued one', async () => {
+    const made = await rig();
+    const terms = approvalTerms();
+    await made.stores.approvals.grant(terms);
+    const proposed = await made.queue.propose(refundProposal({ approval: terms.id }));
+    const effectId = proposed.effectId;
+    // A worker that fails every job for good.
+    const failing = new Worker(made.stores.queues.effects, async () => {
+      throw new UnrecoverableError('failed for good');
+    }, { connection: made.stores.queueConnection(), ...made.stores.bullmq });
+    closers.push(() => failing.close());
+    await until(async () => (await made.queue.queue.getJob(effectId))?.getState(), (state) => state === 'failed', 'the job failing');
+    await failing.close();
+    // Its outbox entry as a producer that died before dropping it would leave it.
+    await made.redis.zadd(made.stores.keys.openIndex, Date.now() - OUTBOX_GRACE_MS - 1_000, `${effectId}:outbox.gone.1`);
+    const report = await made.sender.gate.recover({ requeue: (id) => made.queue.requeue(id) });
+    expect(report.skipped.find((item) => item.effectId === effectId)?.reason).not.toContain('queued now');
+    expect(await (await made.queue.queue.getJob(effectId))?.getState()).toBe('failed');
+    await until(() => indexed(made, effectId), (entries) => entries.length === 0, 'the outbox entry going');
+    expect(made.target.landings).toHaveLength(0);
   });
 });

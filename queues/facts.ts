@@ -2,12 +2,14 @@
 // id, so an event Stripe delivers twice is queued once; the facts worker appends what it says to the receipts it
 // concerns. The reconciler re-reads, on a schedule and on demand, every effect still worth watching, so receipts
 // reach the same final answer when webhooks were missed.
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import { activeJobs, afterOutages, orphansOf } from './after-outages.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
-import { closeConnection, createCoalescer, errorCode, errorMessage, InterlockError, isRedisOutage, MAX_JSON_DEPTH, nestsDeeperThan, repairExposures, watchedEffects, type Applied, type FactsApplier, type Stores, type StripeEvent, type WatchPosition, watchAgain, withinRedisTimeout } from '../src/interlock.js';
+import { closeConnection, createCoalescer, errorCode, errorMessage, InterlockError, isRedisOutage, MAX_JSON_DEPTH, nestsDeeperThan, reconcileLease, Rejected, repairExposures, slowDownOf, watchedWithPositions, type Applied, type FactsApplier, type SlowDown, type Stores, type StripeEvent, type WatchPosition, watchAgain, withinRedisTimeout } from '../src/interlock.js';
 
 /**
  * Every facts job: retried while Stripe cannot answer its re-read; kept 7 days once done (longer than Stripe
@@ -242,91 +244,202 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
  * What a reconciliation pass did: effects read, facts appended, alerts raised, and the effects whose re-read failed
  * (`unread`, with the first few and why), which the pass went past: they are read again when the passes come round.
  * `stopped` says why a pass gave up before its end: the re-reads failed for several effects in a row, which is the
- * source (Stripe, its key) failing rather than one payment; the next pass starts where this one started.
+ * source (Stripe being unavailable, its key) failing rather than one payment; Stripe rate-limited a re-read; or the
+ * process lost the reconciliation lease. The next pass goes on right after the last effect this one finished.
  */
 export type ReconcileReport = { effects: number; appended: number; alerts: string[]; unread: number; failures: { effectId: string; error: string }[]; stopped: string | null };
 
-/** Failed re-reads in a row after which a pass stops: the source is failing, not one effect. */
+/**
+ * A scheduled reconciler's pass: its report, or, with `skipped` saying why, no pass at all (another process holds the
+ * lease; on the schedule, the last pass began less than the interval ago or Stripe's Retry-After still lasts).
+ */
+export type ReconcilePass = ReconcileReport & { skipped: string | null };
+
+/**
+ * Failed re-reads in a row after which a pass stops: the source is failing, not one effect. Only failures of the
+ * source count (Stripe unavailable, its key refused, anything unknown); Stripe's definite no about one object does not.
+ */
 const FAILED_IN_A_ROW = 5;
 /** Failures a report lists (the count is whole). */
 const FAILURES_LISTED = 20;
+/** How long a scheduled pass holds its lease without renewing it: a process that dies mid-pass holds the next one back this long at most. */
+export const RECONCILE_LEASE_MS = 30_000;
+/** The longest Retry-After `interlock reconcile` waits out between passes; a longer one ends it (run it again later). */
+const LONGEST_RATE_LIMIT_WAIT_MS = 60_000;
+
+/** Why an effect's re-read failed, as the pass treats it. */
+function failureKind(error: unknown): 'rate-limited' | 'refused' | 'source' {
+  if (slowDownOf(error) !== null) return 'rate-limited';
+  // Stripe's definite no about this object (400/402/404: a payment it no longer knows): Stripe answered.
+  if (error instanceof Rejected) return 'refused';
+  return 'source';
+}
 
 /**
  * One reconciliation pass: up to `limit` effects committed since `since` (Redis ms) re-read from Stripe, from where
  * the pass before stopped (`after`); `next` is where this one stopped, null when it reached the last (the next pass
  * starts over). Passes that carry `next` along re-read every committed effect in turn, however many there are.
- * `failedInARow` carries the failures that ended the pass before into this one. One effect whose re-read fails (a payment Stripe no longer knows, a refused read) is counted and passed over, so
- * it never holds back the effects after it; Redis going away fails the pass, which then starts again where it did.
+ * `failedInARow` carries the failures the pass before ended on into this one. An effect whose re-read fails is
+ * counted and passed over, so it never holds back the effects after it. A failure of the source (Stripe unavailable or
+ * refusing the key, or anything unknown) counts toward FAILED_IN_A_ROW, which stops the pass; Stripe's definite no
+ * about one object (`Rejected`: a payment it no longer knows) does not, since Stripe answered. A rate limit ends the
+ * pass at once, with `slowDown` saying how long Stripe asked to wait. A pass that ends early answers as `next` the
+ * place of the last effect it finished, so the next pass tries the failing run again without reading what came
+ * before it. `holding`, when given, is asked before each effect: false ends the pass (the process lost its lease).
+ * Redis going away fails the pass, which then starts again where it did.
  */
-export async function reconcile(stores: Stores, facts: FactsApplier, since: number, options: { limit?: number; after?: WatchPosition | null; failedInARow?: number } = {}): Promise<ReconcileReport & { next: WatchPosition | null; failedInARow: number }> {
+export async function reconcile(
+  stores: Stores,
+  facts: FactsApplier,
+  since: number,
+  options: { limit?: number; after?: WatchPosition | null; failedInARow?: number; holding?: () => boolean } = {},
+): Promise<ReconcileReport & { next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null }> {
   const after = options.after ?? null;
-  const { effectIds, next } = await watchedEffects(stores, since, options.limit ?? 10_000, after);
+  const carried = options.failedInARow ?? 0;
+  const { effectIds, positions, next } = await watchedWithPositions(stores, since, options.limit ?? 10_000, after);
   const report: ReconcileReport = { effects: 0, appended: 0, alerts: [], unread: 0, failures: [], stopped: null };
-  let inARow = options.failedInARow ?? 0;
-  for (const effectId of effectIds) {
+  let inARow = carried;
+  // The place of the last effect read (or refused by Stripe), every failure before it passed over: where a pass that
+  // ends early goes on from. The failures after it are read again then, so they are not carried.
+  let finished = after;
+  const resume = () => ({ next: finished, failedInARow: finished === after ? carried : 0 });
+  for (const [index, effectId] of effectIds.entries()) {
+    if (options.holding !== undefined && !options.holding()) {
+      report.stopped = 'this process lost the reconciliation lease (its renewals failed or came too late), so the pass stopped; the process that holds it now goes on';
+      return { ...report, ...resume(), slowDown: null };
+    }
     let applied: Applied[];
     try {
       applied = await facts.reread(effectId);
     } catch (error) {
       if (isRedisOutage(error)) throw error;
       const message = errorMessage(error);
+      const kind = failureKind(error);
+      if (kind === 'rate-limited') {
+        const slowDown = slowDownOf(error) ?? { retryAfterMs: null };
+        const wait = slowDown.retryAfterMs === null ? 'named no wait' : `asked to wait ${Math.ceil(slowDown.retryAfterMs / 1000)} s`;
+        report.stopped = `Stripe rate-limited a re-read and ${wait} (${message}); the pass stopped there, and the next one starts at that effect`;
+        stores.logger.warn({ effectId, retryAfterMs: slowDown.retryAfterMs }, 'Stripe rate-limited a reconciliation re-read; the pass stopped at that effect');
+        return { ...report, ...resume(), slowDown };
+      }
       report.unread += 1;
       if (report.failures.length < FAILURES_LISTED) report.failures.push({ effectId, error: message });
+      if (kind === 'refused') {
+        stores.logger.warn({ effectId, err: error }, 'Stripe refused the re-read of an effect (it answered about this object only); it is passed over and read again when the passes come round');
+        inARow = 0;
+        finished = positions[index] ?? finished;
+        continue;
+      }
       stores.logger.warn({ effectId, err: error }, 'reconciliation could not re-read an effect; it is read again when the passes come round');
       inARow += 1;
       if (inARow >= FAILED_IN_A_ROW) {
-        report.stopped = `the last ${inARow} re-reads failed (the last: ${message}); the source is failing, so the pass stopped and the next one starts where this one did`;
-        return { ...report, next: after, failedInARow: inARow };
+        report.stopped = `the last ${inARow} re-reads failed (the last: ${message}); the source is failing, so the pass stopped and the next one takes them up again`;
+        return { ...report, next: finished, failedInARow: 0, slowDown: null };
       }
       continue;
     }
     inARow = 0;
+    finished = positions[index] ?? finished;
     report.effects += 1;
     for (const one of applied) {
       report.appended += one.appended;
       report.alerts.push(...one.alerts);
     }
   }
-  return { ...report, next, failedInARow: inARow };
+  return { ...report, next, failedInARow: inARow, slowDown: null };
 }
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * Every effect committed since `since`, in passes of `limit` (`interlock reconcile`): until a pass reaches the last,
  * or reaches effects bound after this call began (those came after the request; the scheduled passes take them), or
- * a pass stops because the re-reads keep failing (its report says so).
+ * a pass stops because the re-reads keep failing (its report says so). A pass Stripe rate-limited is followed by the
+ * next once its Retry-After (or INTERLOCK_RATE_LIMIT_BACKOFF_MS) has passed, at the effect it stopped at; a wait longer
+ * than a minute, or FAILED_IN_A_ROW such passes that read nothing, end it. It runs whatever the scheduled reconcilers
+ * do (no lease), from the oldest, and leaves their cursor as it is.
  */
 export async function reconcileAll(stores: Stores, facts: FactsApplier, since: number, options: { limit?: number } = {}): Promise<ReconcileReport> {
   const began = await stores.journal.serverTime();
   const total: ReconcileReport = { effects: 0, appended: 0, alerts: [], unread: 0, failures: [], stopped: null };
   let after: WatchPosition | null = null;
   let failedInARow = 0;
-  do {
-    const { next, failedInARow: trailing, ...report } = await reconcile(stores, facts, since, { ...options, after, failedInARow });
-    failedInARow = trailing;
+  let limitedInARow = 0;
+  for (;;) {
+    const { next, failedInARow: trailing, slowDown, ...report } = await reconcile(stores, facts, since, { ...options, after, failedInARow });
     total.effects += report.effects;
     total.appended += report.appended;
     total.alerts.push(...report.alerts);
     total.unread += report.unread;
     total.failures.push(...report.failures.slice(0, FAILURES_LISTED - total.failures.length));
+    after = next;
+    failedInARow = trailing;
+    if (slowDown !== null) {
+      const waitMs = Math.max(50, slowDown.retryAfterMs ?? stores.config.rateLimitBackoffMs);
+      limitedInARow = report.effects + report.unread > 0 ? 1 : limitedInARow + 1;
+      if (waitMs > LONGEST_RATE_LIMIT_WAIT_MS || limitedInARow >= FAILED_IN_A_ROW) {
+        total.stopped = report.stopped;
+        break;
+      }
+      await sleep(waitMs);
+      continue;
+    }
+    limitedInARow = 0;
     if (report.stopped !== null) {
       total.stopped = report.stopped;
       break;
     }
-    after = next;
-  } while (after !== null && !(after.list === 'bound' && after.score > began));
+    if (after === null || (after.list === 'bound' && after.score > began)) break;
+  }
   return total;
 }
 
 /**
- * Reconciliation on a schedule: each pass re-reads what committed within the horizon. The first pass runs at start,
- * so a facts process that restarts catches up at once on what its predecessor (or a missed webhook) left.
+ * Keeps a reconciliation lease while a pass runs: renewed every third of its TTL; `held()` turns false once a renewal
+ * finds it gone, or once no renewal has succeeded for a whole TTL (Redis not answering: it may have lapsed).
  */
-export function startReconciler(stores: Stores, facts: FactsApplier, options: { intervalMs: number; horizonMs: number; limit?: number; atStart?: boolean; onPass?: (report: ReconcileReport, finishedAt: number) => void }) {
+function keepLease(stores: Stores, lease: ReturnType<typeof reconcileLease>, token: string, leaseMs: number): { held(): boolean; stop(): void } {
+  let lost = false;
+  let keptAt = performance.now();
+  let renewing = false;
+  const timer = setInterval(() => {
+    if (renewing || lost) return;
+    renewing = true;
+    const sentAt = performance.now();
+    lease
+      .renew(token, leaseMs)
+      .then((kept) => {
+        if (kept) keptAt = sentAt;
+        else lost = true;
+      })
+      .catch((error: unknown) => stores.logger.warn({ err: error }, 'could not renew the reconciliation lease; the pass stops if it is not renewed before it lapses'))
+      .finally(() => {
+        renewing = false;
+      });
+  }, Math.max(10, Math.floor(leaseMs / 3)));
+  timer.unref();
+  return {
+    held: () => !lost && performance.now() - keptAt < leaseMs,
+    stop: () => clearInterval(timer),
+  };
+}
+
+/**
+ * Reconciliation on a schedule: each pass re-reads what committed within the horizon, going on from where the last
+ * pass stopped. The position lives in Redis (keys.reconcileCursor), so a process that restarts goes on too, and every
+ * facts process shares it: a pass takes a lease first (keys.reconcileLease, `leaseMs`, renewed while it runs), and a
+ * process that does not get it skips its turn (logged at debug; `pass()` answers `skipped`, `onPass` is not called).
+ * A pass on the schedule also waits until the last one, whoever ran it, began an interval ago (less a tenth of it, at
+ * most 5 s, for timers), and until Stripe's Retry-After of a rate-limited pass has passed: however many facts
+ * processes run, the account sees about one pass an interval. The first scheduled pass comes at start, so a facts
+ * process that (re)starts catches up at once when no pass ran within the interval. `pass()` runs one now, whenever
+ * the last one ran.
+ */
+export function startReconciler(stores: Stores, facts: FactsApplier, options: { intervalMs: number; horizonMs: number; limit?: number; atStart?: boolean; leaseMs?: number; onPass?: (report: ReconcileReport, finishedAt: number) => void }) {
   let running: Promise<unknown> | null = null;
-  // Where the last pass stopped: each pass goes on from there, so a horizon holding more committed effects than one
-  // pass re-reads is covered in turn rather than only its oldest.
-  let cursor: WatchPosition | null = null;
-  let failedInARow = 0;
+  const lease = reconcileLease(stores);
+  const leaseMs = options.leaseMs ?? RECONCILE_LEASE_MS;
+  const gapMs = options.intervalMs - Math.min(options.intervalMs / 10, 5_000);
   /**
    * Exposures left half-closed by a process that died between closing an alert and its inbox item (repairExposures):
    * this process raises exposure alerts, opens their items and closes both when the facts undo them, so its pass is
@@ -340,21 +453,45 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
       stores.logger.error({ err: error }, 'could not repair half-closed exposures; the next reconciliation pass tries again');
     }
   };
-  const pass = async (): Promise<ReconcileReport> => {
-    const now = await stores.journal.serverTime();
-    const { next, failedInARow: trailing, ...report } = await reconcile(stores, facts, now - options.horizonMs, { after: cursor, failedInARow, ...(options.limit === undefined ? {} : { limit: options.limit }) });
-    cursor = next;
-    // A stopped pass starts over from its own start next time, with its count of failures cleared.
-    failedInARow = report.stopped === null ? trailing : 0;
-    if (report.stopped !== null) stores.logger.error({ unread: report.unread, failures: report.failures, reason: report.stopped }, 'reconciliation pass stopped: re-reads keep failing');
+  const run = async (scheduled: boolean): Promise<ReconcilePass> => {
+    const token = randomBytes(16).toString('hex');
+    const turn = await lease.take(token, leaseMs, scheduled ? gapMs : null);
+    if (turn.status !== 'OK') {
+      const skipped =
+        turn.status === 'HELD'
+          ? 'another process is running a reconciliation pass (it holds the lease)'
+          : turn.notBefore > turn.now
+            ? `Stripe rate-limited the last pass; no pass before ${new Date(turn.notBefore).toISOString()}`
+            : `the last pass began ${Math.round((turn.now - turn.startedAt) / 1000)} s ago, less than the interval`;
+      stores.logger.debug({ reason: skipped }, 'reconciliation pass skipped');
+      return { effects: 0, appended: 0, alerts: [], unread: 0, failures: [], stopped: null, skipped };
+    }
+    const kept = keepLease(stores, lease, token, leaseMs);
+    let ended: { report: ReconcileReport; next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null };
+    try {
+      const { next, failedInARow, slowDown, ...report } = await reconcile(stores, facts, turn.now - options.horizonMs, { after: turn.cursor.position, failedInARow: turn.cursor.failedInARow, holding: kept.held, ...(options.limit === undefined ? {} : { limit: options.limit }) });
+      ended = { report, next, failedInARow, slowDown };
+    } catch (error) {
+      kept.stop();
+      await lease.release(token).catch((cause: unknown) => stores.logger.warn({ err: cause }, 'could not give the reconciliation lease up after a failed pass; it lapses by itself'));
+      throw error;
+    }
+    kept.stop();
+    const { report, slowDown } = ended;
+    const holdMs = slowDown === null ? 0 : Math.max(0, slowDown.retryAfterMs ?? stores.config.rateLimitBackoffMs);
+    if (!(await lease.end(token, { position: ended.next, failedInARow: ended.failedInARow }, turn.now, holdMs))) {
+      stores.logger.warn('this process lost the reconciliation lease during its pass; where the pass stopped was not recorded (the process that holds the lease now goes on)');
+    }
+    if (slowDown !== null) stores.logger.warn({ unread: report.unread, retryAfterMs: slowDown.retryAfterMs, reason: report.stopped }, 'reconciliation pass stopped: Stripe rate-limited a re-read');
+    else if (report.stopped !== null) stores.logger.error({ unread: report.unread, failures: report.failures, reason: report.stopped }, 'reconciliation pass stopped before its end');
     else if (report.unread > 0) stores.logger.warn({ unread: report.unread, failures: report.failures }, 'reconciliation passed over effects it could not re-read');
     if (report.appended > 0) stores.logger.info({ effects: report.effects, appended: report.appended, alerts: report.alerts }, 'reconciliation appended facts');
     await repairHalfClosed();
     options.onPass?.(report, await stores.journal.serverTime());
-    return report;
+    return { ...report, skipped: null };
   };
   const scheduled = () => {
-    running ??= pass()
+    running ??= run(true)
       .catch((error: unknown) => stores.logger.error({ err: error }, 'reconciliation pass failed; the next one retries'))
       .finally(() => {
         running = null;
@@ -364,7 +501,8 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
   timer.unref();
   if (options.atStart ?? true) scheduled();
   return {
-    pass,
+    /** One pass now, whenever the last one ran; skipped only while another process runs one. */
+    pass: (): Promise<ReconcilePass> => run(false),
     async close(): Promise<void> {
       clearInterval(timer);
       await running;

@@ -35,7 +35,7 @@ import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { closeConnection, createQueueConnection, createRedisClient, otherDatabase, type RedisClient } from './redis/client.js';
 import { createDurabilityMonitor, holdDeploymentMarker, inspectDurability, requireDurability, type Durability, type DurabilityMonitor } from './redis/durability.js';
 import { createHeartbeat, WorkerSupersededError, type Heartbeat } from './redis/heartbeat.js';
-import { createRedisJournal, type Journal, type WatchPosition } from './redis/journal.js';
+import { createRedisJournal, type Journal, type ReconcileCursor, type ReconcileTurn, type WatchPosition } from './redis/journal.js';
 import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys.js';
 import { membersAfter } from './redis/newest-first.js';
 
@@ -57,7 +57,7 @@ export { zodFieldProblems } from './core/errors.js';
 export type { FinalMoney, Exposure } from './core/final-money.js';
 export type { ApprovalSnapshot } from './core/entries.js';
 export type { Durability } from './redis/durability.js';
-export type { WatchPosition } from './redis/journal.js';
+export type { ReconcileCursor, ReconcileTurn, WatchPosition } from './redis/journal.js';
 export { effectIdFor, isEffectId } from './core/effect-id.js';
 export { verify, outcomeOf, outcomeReason, currentOutcome, entrySignatures, type Verification, type EntrySignature } from './core/verify.js';
 export { verifyReceiptText, parseReceiptText, type ReceiptText } from './core/receipt-text.js';
@@ -698,7 +698,35 @@ export async function refusalOfLatestProposal(stores: Stores, effectId: string):
 
 /** Effects committed since `since` (Redis ms), from `after` on (journal.ts `watched`): what the reconciler re-reads. */
 export async function watchedEffects(stores: Stores, since: number, limit?: number, after?: WatchPosition | null): Promise<{ effectIds: string[]; next: WatchPosition | null }> {
+  const { effectIds, next } = await journalOf(stores).watched(since, limit, after ?? null);
+  return { effectIds, next };
+}
+
+/**
+ * watchedEffects with each effect's own place in the sequence (`positions`, index for index): a pass that stops partway
+ * goes on from the place of the last effect it finished.
+ */
+export async function watchedWithPositions(stores: Stores, since: number, limit?: number, after?: WatchPosition | null): Promise<{ effectIds: string[]; positions: WatchPosition[]; next: WatchPosition | null }> {
   return journalOf(stores).watched(since, limit, after ?? null);
+}
+
+/**
+ * The scheduled reconciler's lease and cursor, shared by every facts process of the deployment (journal.ts): one pass
+ * at a time, each going on where the last stopped, whichever process ran it.
+ */
+export function reconcileLease(stores: Stores): {
+  take(token: string, leaseMs: number, gapMs: number | null): Promise<ReconcileTurn>;
+  renew(token: string, leaseMs: number): Promise<boolean>;
+  end(token: string, cursor: ReconcileCursor, startedAt: number, holdMs: number): Promise<boolean>;
+  release(token: string): Promise<boolean>;
+} {
+  const journal = journalOf(stores);
+  return {
+    take: (token, leaseMs, gapMs) => journal.takeReconcileLease(token, leaseMs, gapMs),
+    renew: (token, leaseMs) => journal.renewReconcileLease(token, leaseMs),
+    end: (token, cursor, startedAt, holdMs) => journal.endReconcilePass(token, cursor, startedAt, holdMs),
+    release: (token) => journal.releaseReconcileLease(token),
+  };
 }
 
 /** Puts effects on the reconciler's watch list from now (Redis time): its passes re-read them for a whole horizon. */

@@ -173,6 +173,30 @@ export type ResendReply =
 /** Where a reading of the committed effects stopped: the list (watch, or effects-by-time), the time and the effect id. */
 export type WatchPosition = { list: 'watch' | 'bound'; score: number; member: string };
 
+/** A stored position, or null when there is none or it cannot be read (the passes then start at the oldest). */
+function watchPositionOf(text: string): WatchPosition | null {
+  if (text === '') return null;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== 'object' || value === null) return null;
+    const { list, score, member } = value as Record<string, unknown>;
+    if ((list !== 'watch' && list !== 'bound') || typeof score !== 'number' || !Number.isFinite(score) || typeof member !== 'string') return null;
+    return { list, score, member };
+  } catch {
+    return null;
+  }
+}
+
+/** Where the scheduled reconciliation passes stand (keys.reconcileCursor): the position to go on from, and the failed re-reads in a row the last pass ended on. */
+export type ReconcileCursor = { position: WatchPosition | null; failedInARow: number };
+
+/**
+ * A request to run a reconciliation pass (take-reconcile-lease-2.lua): OK with the lease and the cursor; HELD while
+ * another process runs one; EARLY, for a pass on the schedule, while the last pass began less than the interval ago
+ * or Stripe's Retry-After lasts (`notBefore`). Times are Redis ms.
+ */
+export type ReconcileTurn = { status: 'OK'; now: number; cursor: ReconcileCursor } | { status: 'HELD'; now: number } | { status: 'EARLY'; now: number; startedAt: number; notBefore: number };
+
 /**
  * The open index also serves as the producers' outbox: a producer that records a proposal and queues its job (the
  * support API, the CLI) binds with a token that starts with this, and drops its entry once the job is added. An
@@ -455,19 +479,23 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
      * on that are committed or were dispatched and are not open now (which takes in every settle that stayed off the
      * watch list, and a few from just before `since`). `after` continues the sequence where an earlier call stopped;
      * `next` is where this one stopped, or null when it reached the end (the next call starts over), so calls that
-     * pass each other's `next` cover every such effect however many there are. The watch list is never trimmed here:
+     * pass each other's `next` cover every such effect however many there are. `positions` holds each listed effect's
+     * own place in the sequence (beside `effectIds`, index for index): a reader that stops partway goes on from the
+     * place of the last effect it finished, not from where this call began. The watch list is never trimmed here:
      * a reconcile over a longer window than the scheduled one still needs what lies beyond that (it holds only the
      * settles the index would not place, a few bytes each, kept as long as the journals).
      */
-    async watched(since: number, limit = 1_000, after: WatchPosition | null = null): Promise<{ effectIds: string[]; next: WatchPosition | null }> {
-      const found = new Set<string>();
+    async watched(since: number, limit = 1_000, after: WatchPosition | null = null): Promise<{ effectIds: string[]; positions: WatchPosition[]; next: WatchPosition | null }> {
+      // Each effect once, at its first place in the sequence.
+      const found = new Map<string, WatchPosition>();
+      const listed = (next: WatchPosition | null) => ({ effectIds: [...found.keys()], positions: [...found.values()], next });
       let last: WatchPosition | null = null;
       if (after === null || after.list === 'watch') {
         for await (const page of inOrder(keys.watch, since, after)) {
           for (const { member, score } of page) {
-            if (found.size >= limit) return { effectIds: [...found], next: last };
-            found.add(member);
+            if (found.size >= limit) return listed(last);
             last = { list: 'watch', score, member };
+            if (!found.has(member)) found.set(member, last);
           }
         }
       }
@@ -487,12 +515,45 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
             last = { list: 'bound', score, member };
             continue;
           }
-          if (found.size >= limit) return { effectIds: [...found], next: last };
-          found.add(member);
+          if (found.size >= limit) return listed(last);
           last = { list: 'bound', score, member };
+          if (!found.has(member)) found.set(member, last);
         }
       }
-      return { effectIds: [...found], next: null };
+      return listed(null);
+    },
+
+    /**
+     * Asks for the reconciliation lease (take-reconcile-lease-2.lua): `token` is the asking pass's own random token,
+     * held for `leaseMs` unless renewed; `gapMs`, for a pass on the schedule, the least time since the last pass
+     * began (null for a pass asked for now).
+     */
+    async takeReconcileLease(token: string, leaseMs: number, gapMs: number | null): Promise<ReconcileTurn> {
+      const reply = await call<{ status: 'OK'; now: number; position: string; failedInARow: number } | { status: 'HELD'; now: number } | { status: 'EARLY'; now: number; startedAt: number; notBefore: number }>('take-reconcile-lease-2', [keys.reconcileLease, keys.reconcileCursor], [token, Math.ceil(leaseMs), gapMs === null ? '' : Math.floor(gapMs)]);
+      if (reply.status !== 'OK') return reply;
+      return { status: 'OK', now: reply.now, cursor: { position: watchPositionOf(reply.position), failedInARow: reply.failedInARow } };
+    },
+
+    /** Keeps the reconciliation lease `token` holds another `leaseMs`; false when it is no longer its own. */
+    async renewReconcileLease(token: string, leaseMs: number): Promise<boolean> {
+      const reply = await call<{ status: 'OK' | 'LOST'; now?: number }>('renew-reconcile-lease-1', [keys.reconcileLease], [token, Math.ceil(leaseMs)]);
+      return reply.status === 'OK';
+    },
+
+    /**
+     * Records where the pass that holds the lease as `token` stopped, and gives the lease up, in one step
+     * (end-reconcile-pass-2.lua): `startedAt` is the Redis ms the pass began, `holdMs` how long no pass on the schedule
+     * may start from now. False, and nothing written, when the lease is no longer its own.
+     */
+    async endReconcilePass(token: string, cursor: ReconcileCursor, startedAt: number, holdMs: number): Promise<boolean> {
+      const reply = await call<{ status: 'OK' | 'LOST'; now?: number }>('end-reconcile-pass-2', [keys.reconcileLease, keys.reconcileCursor], [token, cursor.position === null ? '' : JSON.stringify(cursor.position), cursor.failedInARow, startedAt, Math.max(0, Math.ceil(holdMs))]);
+      return reply.status === 'OK';
+    },
+
+    /** Gives up the reconciliation lease `token` holds, recording nothing (a pass that failed); false when it was not its own. */
+    async releaseReconcileLease(token: string): Promise<boolean> {
+      const reply = await run<{ status: 'RELEASED' | 'NOT_OURS' }>('release-reconcile-lease-1', [keys.reconcileLease], [token]);
+      return reply.status === 'RELEASED';
     },
 
     /** Drops every finished submit's index entry now (before a worker stops). */

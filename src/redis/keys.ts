@@ -50,6 +50,20 @@ export function createKeys(prefix = 'interlock') {
      * (committed long after the binding that indexed them, journal.ts RECENT_COMMIT_MS), kept until the horizon passes.
      */
     watch: `${index}:watch`,
+    /**
+     * HASH: where the scheduled reconciliation passes stand, shared by every facts process (queues/facts.ts
+     * startReconciler): `position` (JSON of journal.ts WatchPosition; absent: the next pass starts at the oldest),
+     * `failedInARow` (failed re-reads the last pass ended on), `startedAt` (Redis ms the last finished pass began) and
+     * `notBefore` (Redis ms before which no scheduled pass starts: Stripe's Retry-After). Written only by the holder of
+     * reconcileLease, at the end of its pass (end-reconcile-pass-2.lua).
+     */
+    reconcileCursor: `${index}:reconcile-cursor`,
+    /**
+     * STRING: a random token of the process running a scheduled reconciliation pass now, with a TTL it renews while
+     * the pass runs (take-reconcile-lease-2.lua): one pass at a time across the deployment, and a holder that died
+     * lets the next one in once it lapses.
+     */
+    reconcileLease: `${index}:reconcile-lease`,
     /** HASH approval id -> partition. */
     approvalPartitions: `${index}:approvals`,
     /**

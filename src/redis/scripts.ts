@@ -39,6 +39,10 @@ export const SCRIPT_NAMES = [
   'set-case-status-1',
   'set-alert-3',
   'index-open-alerts-3',
+  'take-reconcile-lease-2',
+  'renew-reconcile-lease-1',
+  'end-reconcile-pass-2',
+  'release-reconcile-lease-1',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

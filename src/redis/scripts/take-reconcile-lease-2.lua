@@ -1,0 +1,18 @@
+-- take-reconcile-lease: a process asks to run a reconciliation pass. It gets the lease (its random token, with a TTL
+-- it renews while the pass runs) unless another process holds it; a pass on the schedule also waits while the last
+-- pass, whichever process ran it, began less than ARGV[3] ago (several facts processes make one pass an interval
+-- between them, not one each), and while Stripe's Retry-After of the last pass lasts (`notBefore`). With the lease
+-- comes where the passes stand, read in the same step.
+-- KEYS[1] lease string   KEYS[2] reconcile cursor hash
+-- ARGV[1] token   ARGV[2] lease TTL ms   ARGV[3] least time since the last pass began, ms, for a pass on the
+--   schedule ('' for a pass asked for now: neither that nor the Retry-After holds it back)
+-- Returns JSON {status, now}: OK {position, failedInARow} | HELD | EARLY {startedAt, notBefore}
+local now = now_ms()
+if redis.call('EXISTS', KEYS[1]) == 1 then return reply({ status = 'HELD', now = now }) end
+local started_at = hget_num(KEYS[2], 'startedAt')
+local not_before = hget_num(KEYS[2], 'notBefore')
+if ARGV[3] ~= '' and ((now >= started_at and now - started_at < tonumber(ARGV[3])) or now < not_before) then
+  return reply({ status = 'EARLY', now = now, startedAt = started_at, notBefore = not_before })
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return reply({ status = 'OK', now = now, position = hget_str(KEYS[2], 'position'), failedInARow = hget_num(KEYS[2], 'failedInARow') })

@@ -1,0 +1,62 @@
+// Shared wiring for the reconciler's tests over the gate world (memory target): committed refunds on payments of the
+// test's choosing, and a Stripe reader that counts every call a re-read makes and answers 404 for payments it is told
+// Stripe no longer knows, as the Stripe adapter does (src/stripe/errors.ts: `Rejected`).
+import { Rejected, type FactsApplier, type StripeReader } from '../../src/interlock.js';
+import { refundProposal, type TestNode, type World } from '../support/harness.js';
+import { FACTS, grant } from '../gate/gate-support.js';
+
+export type Calls = { refundsOf: string[]; disputesOf: string[]; creditsOf: string[]; refund: string[] };
+
+/** A Stripe reader that answers nothing new, counts every call, and answers 404 for the payments in `gone`. */
+export function countingReader(gone: ReadonlySet<string> = new Set()): { reader: StripeReader; calls: Calls } {
+  const calls: Calls = { refundsOf: [], disputesOf: [], creditsOf: [], refund: [] };
+  const missing = (pi: string) => new Rejected(`Stripe refused GET /v1/refunds?payment_intent=${pi} (404 resource_missing: No such payment_intent: '${pi}')`, { code: 'resource_missing', status: 404 });
+  return {
+    calls,
+    reader: {
+      async refund(id) {
+        calls.refund.push(id);
+        return null;
+      },
+      async refundsOf(pi) {
+        calls.refundsOf.push(pi);
+        if (gone.has(pi)) throw missing(pi);
+        return [];
+      },
+      async disputesOf(pi) {
+        calls.disputesOf.push(pi);
+        if (gone.has(pi)) throw missing(pi);
+        return [];
+      },
+      async creditsOf(customer) {
+        calls.creditsOf.push(customer);
+        return [];
+      },
+    },
+  };
+}
+
+/** Commits `count` $1 refunds on payment `pi` through node's gate; returns their effect ids in commit order. */
+export async function commitRefunds(world: World, node: TestNode, pi: string, count: number): Promise<string[]> {
+  world.target.world.set(`payment:${pi}`, { ...FACTS });
+  const { id } = await grant(node, { scope: `payment:${pi}`, maxUses: count, capCents: 100 * count });
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const answer = await node.gate.submit(refundProposal({ approval: id, amount: 100, paymentIntent: pi }));
+    if (answer.outcome !== 'COMMITTED') throw new Error(`refund on ${pi} did not commit: ${answer.outcome}`);
+    ids.push(answer.effectId);
+  }
+  return ids;
+}
+
+/** `facts` with its re-reads recorded in `tried`, in order, and answered by `instead` where it throws. */
+export function tracing(facts: FactsApplier, tried: string[], instead: (effectId: string) => void = () => undefined): FactsApplier {
+  return {
+    ...facts,
+    reread: async (effectId) => {
+      tried.push(effectId);
+      instead(effectId);
+      return facts.reread(effectId);
+    },
+  };
+}

@@ -719,9 +719,12 @@ export function reconcileLease(stores: Stores): {
   renew(token: string, leaseMs: number): Promise<boolean>;
   end(token: string, cursor: ReconcileCursor, startedAt: number, holdMs: number): Promise<boolean>;
   release(token: string): Promise<boolean>;
+  /** When the deployment's last pass ended (Redis ms), whichever process ran it; null before the first. */
+  lastEnded(): Promise<number | null>;
 } {
   const journal = journalOf(stores);
   return {
+    lastEnded: () => journal.lastReconcileEnd(),
     take: (token, leaseMs, gapMs) => journal.takeReconcileLease(token, leaseMs, gapMs),
     renew: (token, leaseMs) => journal.renewReconcileLease(token, leaseMs),
     end: (token, cursor, startedAt, holdMs) => journal.endReconcilePass(token, cursor, startedAt, holdMs),

@@ -223,6 +223,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     if (roles.includes('facts') && facts !== null) {
       const factsWorker = startFactsWorker(stores, facts, { lockMs: config.factsLockMs, ...(metrics ? { onApplied: (event, applied) => metrics.factsApplied(event, applied) } : {}) });
       closers.push({ name: 'facts worker', close: () => factsWorker.close() });
+      metrics?.reconcilerStarted();
       const reconciler = startReconciler(stores, facts, { intervalMs: config.reconcileIntervalMs, horizonMs: config.reconcileHorizonMs, ...(metrics ? { onPass: (report, finishedAt) => metrics.reconciled(report, finishedAt) } : {}) });
       closers.push({ name: 'reconciler', close: () => reconciler.close() });
     }
@@ -998,7 +999,10 @@ function addServiceCommands(program: Command): void {
         const now = await stores.journal.serverTime();
         const report = await reconcileAll(stores, facts, now - windowMs);
         printJson({ since: new Date(now - windowMs).toISOString(), ...report });
-        if (report.stopped !== null) throw new CliFailure(`Reconciliation stopped before the end: ${report.stopped}. Check STRIPE_SECRET_KEY and that Stripe answers, then run it again.`, EXIT_FAILED);
+        if (report.stopped !== null) {
+          const advice = /rate-limited/.test(report.stopped) ? 'Run it again later, or with a shorter --since.' : 'Check STRIPE_SECRET_KEY and that Stripe answers, then run it again.';
+          throw new CliFailure(`Reconciliation stopped before the end: ${report.stopped}. ${advice}`, EXIT_FAILED);
+        }
         if (report.unread > 0) throw new CliFailure(`${report.unread} effect(s) could not be re-read (listed under "failures"); the others were. Run it again once the cause is fixed.`, EXIT_FAILED);
       });
     });

@@ -550,6 +550,12 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       return reply.status === 'OK';
     },
 
+    /** When the deployment's last scheduled reconciliation pass ended (Redis ms), whichever process ran it; null before the first. */
+    async lastReconcileEnd(): Promise<number | null> {
+      const ended = await redis.hget(keys.reconcileCursor, 'endedAt');
+      return ended === null ? null : Number(ended);
+    },
+
     /** Gives up the reconciliation lease `token` holds, recording nothing (a pass that failed); false when it was not its own. */
     async releaseReconcileLease(token: string): Promise<boolean> {
       const reply = await run<{ status: 'RELEASED' | 'NOT_OURS' }>('release-reconcile-lease-1', [keys.reconcileLease], [token]);

@@ -53,7 +53,7 @@ export function createKeys(prefix = 'interlock') {
     /**
      * HASH: where the scheduled reconciliation passes stand, shared by every facts process (queues/facts.ts
      * startReconciler): `position` (JSON of journal.ts WatchPosition; absent: the next pass starts at the oldest),
-     * `failedInARow` (failed re-reads the last pass ended on), `startedAt` (Redis ms the last finished pass began) and
+     * `failedInARow` (failed re-reads the last pass ended on), `startedAt` and `endedAt` (Redis ms the last finished pass began and ended) and
      * `notBefore` (Redis ms before which no scheduled pass starts: Stripe's Retry-After). Written only by the holder of
      * reconcileLease, at the end of its pass (end-reconcile-pass-2.lua).
      */

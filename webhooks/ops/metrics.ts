@@ -10,7 +10,7 @@
 // customer, payment or event id is ever a label.
 import express, { type Express } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { ALERT_KINDS, durabilityOf, errorMessage, withinRedisTimeout, type Applied, type Entry, type GateEvents, type GateResult, type RecoveryReport, type Stores, type StripeEvent } from '../../src/interlock.js';
+import { ALERT_KINDS, durabilityOf, errorMessage, reconcileLease, withinRedisTimeout, type Applied, type Entry, type GateEvents, type GateResult, type RecoveryReport, type Stores, type StripeEvent } from '../../src/interlock.js';
 import type { WebhookOutcome } from '../stripe-route.js';
 import type { OpsQueues } from './queues.js';
 
@@ -79,8 +79,9 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
   const factsAppended = new Counter({ name: 'interlock_facts_appended_total', help: 'OBSERVED entries appended to receipts, by source (webhook, reread).', labelNames: ['source'] as const, registers });
   const reconcilerPasses = new Counter({ name: 'interlock_reconciler_passes_total', help: 'Reconciliation passes this process ran.', registers });
   const reconcilerUnread = new Counter({ name: 'interlock_reconciler_unread_total', help: 'Effects a reconciliation pass could not re-read (passed over, read again when the passes come round).', registers });
-  const reconcilerStopped = new Counter({ name: 'interlock_reconciler_stopped_total', help: 'Reconciliation passes that stopped because re-reads kept failing.', registers });
-  let lastReconciled: number | null = null;
+  const reconcilerStopped = new Counter({ name: 'interlock_reconciler_stopped_total', help: 'Reconciliation passes this process ran that stopped before their end: re-reads of the source kept failing, Stripe rate-limited one, or the lease was lost.', registers });
+  // Whether this process runs a reconciler (reconcilerStarted): only such a process answers the lag.
+  let reconcilerHere = false;
 
   const waitMs = stores.config.redisCommandTimeoutMs;
   /**
@@ -116,16 +117,18 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
   const readAlerts = scrapeRead('the open alerts', () => stores.alerts.openCountByKind());
   const readDurability = scrapeRead('Redis durability', () => durabilityOf(stores));
 
+  const readLastPass = scrapeRead('when the last reconciliation pass ended', () => reconcileLease(stores).lastEnded());
   new Gauge({
     name: 'interlock_reconciler_lag_seconds',
-    help: "Seconds since this process's reconciler last finished a pass (Redis clock); absent where no reconciler runs or none finished yet.",
+    help: "Seconds since the deployment's last reconciliation pass ended, whichever facts process ran it (Redis clock); absent where no reconciler runs or none finished yet.",
     registers,
     async collect() {
       unread(this);
-      if (lastReconciled === null) return;
-      const finished = lastReconciled;
-      const now = await readClock();
-      if (now !== null) this.set(Math.max(0, (now - finished) / 1000));
+      // The facts processes take turns (one pass an interval between them): a process whose turns others took reads
+      // the deployment's lag, not a lag of its own that would grow for ever.
+      if (!reconcilerHere) return;
+      const [finished, now] = await Promise.all([readLastPass(), readClock()]);
+      if (finished !== null && now !== null) this.set(Math.max(0, (now - finished) / 1000));
     },
   });
   new Gauge({
@@ -238,12 +241,16 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
     factsApplied(_event: StripeEvent, applied: readonly Applied[]): void {
       factsAppended.inc({ source: 'webhook' }, applied.reduce((sum, item) => sum + item.appended, 0));
     },
-    reconciled(report: { appended: number; unread: number; stopped: string | null }, finishedAt: number): void {
+    reconciled(report: { appended: number; unread: number; stopped: string | null }, _finishedAt?: number): void {
       reconcilerPasses.inc();
       reconcilerUnread.inc(report.unread);
       if (report.stopped !== null) reconcilerStopped.inc();
       factsAppended.inc({ source: 'reread' }, report.appended);
-      lastReconciled = finishedAt;
+      reconcilerHere = true;
+    },
+    /** This process runs a reconciler: it answers interlock_reconciler_lag_seconds, whoever runs the passes. */
+    reconcilerStarted(): void {
+      reconcilerHere = true;
     },
     /** The Prometheus text of every metric, with the scrape-time reads done. */
     async render(): Promise<{ contentType: string; text: string }> {

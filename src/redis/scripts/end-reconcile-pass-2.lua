@@ -13,6 +13,6 @@ if ARGV[2] == '' then
 else
   redis.call('HSET', KEYS[2], 'position', ARGV[2])
 end
-redis.call('HSET', KEYS[2], 'failedInARow', ARGV[3], 'startedAt', ARGV[4], 'notBefore', tostring(now + tonumber(ARGV[5])))
+redis.call('HSET', KEYS[2], 'failedInARow', ARGV[3], 'startedAt', ARGV[4], 'endedAt', now, 'notBefore', tostring(now + tonumber(ARGV[5])))
 redis.call('DEL', KEYS[1])
 return reply({ status = 'OK', now = now })

@@ -1,6 +1,8 @@
 // Rule: at most one refund reaches Stripe per approved request, and whoever waits on the request hears what happened
 // to it: a job BullMQ hands out again after a stall while its first run is still sending must not turn the request's
-// own COMMITTED into DUPLICATE_IGNORED ("already carried out; nothing was sent again").
+// own COMMITTED into DUPLICATE_IGNORED ("already carried out; nothing was sent again"). And one settlement is one
+// settling answer: the worker's onAnswer feeds interlock_effects_total by outcome and the dispatch-to-settle histogram,
+// so the run that found the effect settled must not be counted as a second COMMITTED.
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { Worker } from 'bullmq';
@@ -34,9 +36,15 @@ afterAll(async () => {
   await redis.quit();
 });
 
-it('a job stalled and handed out again while its first run is still sending: one refund, and the waiter hears COMMITTED', async () => {
+it('a job stalled and handed out again while its first run is still sending: one refund, the waiter hears COMMITTED, counted once', async () => {
   const queue = createEffectsQueue(stores);
-  const worker = startEffectsWorker(stores, sender, { concurrency: 4 });
+  const settling: string[] = [];
+  const worker = startEffectsWorker(stores, sender, {
+    concurrency: 4,
+    onAnswer: (answer) => {
+      settling.push(answer.outcome);
+    },
+  });
   const answers: EffectAnswer[] = [];
   const checker = new Worker(stores.queues.effects, null, { connection: new Redis(config.redisUrl, { maxRetriesPerRequest: null }), ...stores.bullmq, autorun: false });
   try {
@@ -71,6 +79,10 @@ it('a job stalled and handed out again while its first run is still sending: one
     // The journal says this request's send committed it (a waiter that asks after the fact hears COMMITTED).
     expect(await settledOutcome(stores, proposed.effectId)).toBe('COMMITTED');
     expect(answer?.outcome, 'what the one caller of this request hears').toBe('COMMITTED');
+    // The run again answers after the first (its delay): both runs have handed onAnswer what they did by then.
+    const giveUp = Date.now() + 10_000;
+    while (settling.length < 2 && Date.now() < giveUp) await sleep(50);
+    expect(settling.filter((outcome) => outcome === 'COMMITTED'), `answers handed to onAnswer: ${settling.join(', ')}`).toHaveLength(1);
   } finally {
     await checker.close();
     await worker.close(true);

@@ -222,6 +222,9 @@ function storedLines(text: string | null): string[] {
   return text === null || text === '' ? [] : text.split('\n');
 }
 
+/** How long after a failed index upkeep (journal.ts flushIndex) it is tried again. */
+const UPKEEP_RETRY_MS = 1_000;
+
 /** A dispatch must follow its binding within this window; recovery drops a stale index entry only past it. */
 export const BIND_WINDOW_MS = 5 * 60_000;
 
@@ -288,7 +291,12 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
 
   function scheduleUpkeep(flushMs: number): void {
     flushTimer ??= setTimeout(() => {
-      flushIndex().catch(() => undefined);
+      // A flush Redis refused (OOM, READONLY, a timeout) keeps what it held (flushIndex restores it) and is tried
+      // again: the watch list's late commits would otherwise wait for the next bind, which may never come.
+      // A connection that was closed (the process stopping) ends the retries.
+      flushIndex().catch(() => {
+        if (redis.status !== 'end') scheduleUpkeep(UPKEEP_RETRY_MS);
+      });
     }, flushMs);
     flushTimer.unref();
   }

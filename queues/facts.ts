@@ -264,6 +264,13 @@ const FAILED_IN_A_ROW = 5;
 const FAILURES_LISTED = 20;
 /** How long a scheduled pass holds its lease without renewing it: a process that dies mid-pass holds the next one back this long at most. */
 export const RECONCILE_LEASE_MS = 30_000;
+/** The longest a rate-limited scheduled pass holds the next ones back, whatever Retry-After said. */
+const LONGEST_HOLD_MS = 15 * 60_000;
+
+function samePlace(a: WatchPosition | null, b: WatchPosition | null): boolean {
+  return a === null || b === null ? a === b : a.list === b.list && a.score === b.score && a.member === b.member;
+}
+
 /** The longest Retry-After `interlock reconcile` waits out between passes; a longer one ends it (run it again later). */
 const LONGEST_RATE_LIMIT_WAIT_MS = 60_000;
 
@@ -346,7 +353,7 @@ export async function reconcile(
       report.alerts.push(...one.alerts);
     }
   }
-  return { ...report, next, failedInARow: inARow, slowDown: null };
+  return { ...report, next, failedInARow: Math.max(0, inARow), slowDown: null };
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -398,9 +405,11 @@ export async function reconcileAll(stores: Stores, facts: FactsApplier, since: n
  * Keeps a reconciliation lease while a pass runs: renewed every third of its TTL; `held()` turns false once a renewal
  * finds it gone, or once no renewal has succeeded for a whole TTL (Redis not answering: it may have lapsed).
  */
-function keepLease(stores: Stores, lease: ReturnType<typeof reconcileLease>, token: string, leaseMs: number): { held(): boolean; stop(): void } {
+function keepLease(stores: Stores, lease: ReturnType<typeof reconcileLease>, token: string, leaseMs: number, askedAt: number): { held(): boolean; stop(): void } {
   let lost = false;
-  let keptAt = performance.now();
+  // The lease's TTL runs from when Redis set it, before its answer reached this process (a pause, a late reply): counted
+  // from the asking, never from the answer.
+  let keptAt = askedAt;
   let renewing = false;
   const timer = setInterval(() => {
     if (renewing || lost) return;
@@ -455,6 +464,7 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
   };
   const run = async (scheduled: boolean): Promise<ReconcilePass> => {
     const token = randomBytes(16).toString('hex');
+    const askedAt = performance.now();
     const turn = await lease.take(token, leaseMs, scheduled ? gapMs : null);
     if (turn.status !== 'OK') {
       const skipped =
@@ -466,7 +476,7 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
       stores.logger.debug({ reason: skipped }, 'reconciliation pass skipped');
       return { effects: 0, appended: 0, alerts: [], unread: 0, failures: [], stopped: null, skipped };
     }
-    const kept = keepLease(stores, lease, token, leaseMs);
+    const kept = keepLease(stores, lease, token, leaseMs, askedAt);
     let ended: { report: ReconcileReport; next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null };
     try {
       const { next, failedInARow, slowDown, ...report } = await reconcile(stores, facts, turn.now - options.horizonMs, { after: turn.cursor.position, failedInARow: turn.cursor.failedInARow, holding: kept.held, ...(options.limit === undefined ? {} : { limit: options.limit }) });
@@ -478,8 +488,13 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
     }
     kept.stop();
     const { report, slowDown } = ended;
-    const holdMs = slowDown === null ? 0 : Math.max(0, slowDown.retryAfterMs ?? stores.config.rateLimitBackoffMs);
-    if (!(await lease.end(token, { position: ended.next, failedInARow: ended.failedInARow }, turn.now, holdMs))) {
+    const holdMs = slowDown === null ? 0 : Math.min(LONGEST_HOLD_MS, Math.max(0, slowDown.retryAfterMs ?? stores.config.rateLimitBackoffMs));
+    // A pass the source's failures stopped before it finished anything stopped where the one before it did: the run it
+    // stopped on fails whatever the source does (a payment too large to page within the read's time, say), so the next
+    // pass passes that many failures over before any counts toward stopping it. A source that is down stops it after
+    // twice as many.
+    const stuck = report.stopped !== null && slowDown === null && kept.held() && samePlace(ended.next, turn.cursor.position);
+    if (!(await lease.end(token, { position: ended.next, failedInARow: stuck ? -FAILED_IN_A_ROW : ended.failedInARow }, turn.now, holdMs))) {
       stores.logger.warn('this process lost the reconciliation lease during its pass; where the pass stopped was not recorded (the process that holds the lease now goes on)');
     }
     if (slowDown !== null) stores.logger.warn({ unread: report.unread, retryAfterMs: slowDown.retryAfterMs, reason: report.stopped }, 'reconciliation pass stopped: Stripe rate-limited a re-read');

@@ -116,7 +116,7 @@ export function slowDownOf(error: unknown): SlowDown | null {
       const marked = current as Error & { rateLimited?: unknown; retryAfterMs?: unknown };
       if (marked.rateLimited === true) {
         const after: unknown = marked.retryAfterMs;
-        return { retryAfterMs: typeof after === 'number' && after >= 0 ? after : null };
+        return { retryAfterMs: typeof after === 'number' && Number.isFinite(after) && after >= 0 ? after : null };
       }
       current = current.cause;
     }

@@ -60,13 +60,18 @@ export class StripeMisconfigured extends InterlockError {
   }
 }
 
-/** `Retry-After` in milliseconds (seconds or an HTTP date), or null when absent or unreadable. */
+/**
+ * The longest `Retry-After` obeyed: Stripe's are seconds, and a longer one (a header of many digits reads as Infinity,
+ * a far-future date) from a proxy or a fault would pause the effects queue and the reconciler for good.
+ */
+export const LONGEST_RETRY_AFTER_MS = 15 * 60_000;
+
+/** `Retry-After` in milliseconds (seconds or an HTTP date, at most LONGEST_RETRY_AFTER_MS), or null when absent or unreadable. */
 export function retryAfterMs(headers: Readonly<Record<string, string>> | undefined, now: number): number | null {
   const value = headers?.['retry-after']?.trim();
   if (value === undefined || value === '') return null;
-  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : Math.max(0, at - now);
+  const ms = /^\d+(\.\d+)?$/.test(value) ? Math.round(Number(value) * 1000) : Date.parse(value) - now;
+  return Number.isNaN(ms) ? null : Math.min(Math.max(0, ms), LONGEST_RETRY_AFTER_MS);
 }
 
 function reasonOf(error: Stripe.errors.StripeError): string {

@@ -128,7 +128,8 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
       // the deployment's lag, not a lag of its own that would grow for ever.
       if (!reconcilerHere) return;
       const [finished, now] = await Promise.all([readLastPass(), readClock()]);
-      if (finished !== null && now !== null) this.set(Math.max(0, (now - finished) / 1000));
+      // A pass that ended "after now" ended before Redis's clock stepped back: how long ago is not known (absent, not 0).
+      if (finished !== null && now !== null && finished <= now) this.set((now - finished) / 1000);
     },
   });
   new Gauge({

@@ -11,6 +11,10 @@ local now = now_ms()
 if redis.call('EXISTS', KEYS[1]) == 1 then return reply({ status = 'HELD', now = now }) end
 local started_at = hget_num(KEYS[2], 'startedAt')
 local not_before = hget_num(KEYS[2], 'notBefore')
+local ended_at = hget_num(KEYS[2], 'endedAt')
+-- A hold written before Redis's clock stepped back (the last pass ended "in the future"), or longer than any
+-- Retry-After is obeyed (15 minutes), holds nothing back: the schedule must not stall for the size of a clock step.
+if ended_at > now or not_before - now > 900000 then not_before = 0 end
 if ARGV[3] ~= '' and ((now >= started_at and now - started_at < tonumber(ARGV[3])) or now < not_before) then
   return reply({ status = 'EARLY', now = now, startedAt = started_at, notBefore = not_before })
 end

@@ -4,6 +4,7 @@
 // no and commits a landing it did not see.
 import type { Checks, CommitVia, Draft } from '../core/entries.js';
 import type { Effect } from '../core/effects.js';
+import { lateLanding } from '../core/decisions.js';
 import { errorCode } from '../core/errors.js';
 import { isJsonObject, type Json, type JsonObject } from '../core/json.js';
 import type { Outcome } from '../core/outcomes.js';
@@ -121,6 +122,7 @@ export async function settleRejected(ctx: GateContext, at: Holding, effect: Effe
 async function settleRefused(ctx: GateContext, at: Holding, rejection: { message: string; code: string | null; status: number | null }, rechecked: Checks | null): Promise<Settled> {
   const reason = `the target refused: ${quoteError(rejection.message)}`;
   const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'REFUSED', code: 'REFUSED:target_error', reason, checks: null, rechecked, changes: [], resolves: true }, { head: at.head, approvalId: at.approvalId });
+  if (reply.status === 'LATE') return commitReportedLanding(ctx, at, rechecked);
   if (reply.status !== 'OK') {
     await recordLate(ctx, at, 'rejected', { code: rejection.code, status: rejection.status }, rejection.message);
     return { kind: 'skipped', effectId: at.effectId, reason: 'the target refused but the claim had moved on; recorded as LATE_RESULT' };
@@ -147,8 +149,22 @@ export function rejectionOf(error: Rejected): { message: string; code: string | 
   return { message: error.message, code: error.details.code, status: error.details.status };
 }
 
+/**
+ * A fenced-out sender reported its request landed (late-5) while this holder was settling the dispatch otherwise:
+ * settle-5 answered LATE, and what landed is committed, as recovery commits a reported landing (recover.ts), never
+ * refused (which would give the landed amount back to the caps) nor left AMBIGUOUS.
+ */
+async function commitReportedLanding(ctx: GateContext, at: Holding, rechecked: Checks | null): Promise<Settled> {
+  const entries = await ctx.journal.entries(at.partition, at.effectId);
+  const late = lateLanding(entries);
+  const landed: JsonObject = late && isJsonObject(late.result) ? late.result : { id: null };
+  ctx.logger.warn({ effectId: at.effectId }, 'a landing was reported while the dispatch was being settled otherwise; committing it');
+  return commit(ctx, { ...at, head: entries.at(-1)?.hash ?? at.head }, 'late-result', landed, rechecked, 'COMMITTED_ON_QUERY');
+}
+
 export async function settleAmbiguous(ctx: GateContext, at: Holding, reason: string, rechecked: Checks | null): Promise<Settled> {
   const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'AMBIGUOUS', reason, rechecked, epoch: at.epoch }, { head: at.head, approvalId: at.approvalId });
+  if (reply.status === 'LATE') return commitReportedLanding(ctx, at, rechecked);
   if (reply.status !== 'OK') return { kind: 'skipped', effectId: at.effectId, reason: `settled by someone else (${reply.status})` };
   ctx.journal.settledAfterSend(at.effectId, reply.now, at.boundAt);
   ctx.logger.warn({ effectId: at.effectId, reason }, 'ambiguous');
@@ -159,6 +175,7 @@ export async function settleAmbiguous(ctx: GateContext, at: Holding, reason: str
 export async function refuseAtRecovery(ctx: GateContext, at: Holding, outcome: 'REFUSED:lease_at_recovery' | 'REFUSED:stale_premise_at_recovery', checks: Checks): Promise<Settled> {
   const reason = outcome === 'REFUSED:lease_at_recovery' ? checks.approvalProblems.join('; ') : checks.violations.join('; ');
   const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'REFUSED', code: outcome, reason, checks: null, rechecked: checks, changes: checks.changes, resolves: true }, { head: at.head, approvalId: at.approvalId });
+  if (reply.status === 'LATE') return commitReportedLanding(ctx, at, checks);
   if (reply.status !== 'OK') return { kind: 'skipped', effectId: at.effectId, reason: `settled by someone else (${reply.status})` };
   ctx.journal.settledAfterSend(at.effectId, reply.now, at.boundAt);
   ctx.logger.info({ effectId: at.effectId, outcome, reason }, 'refused at recovery');

@@ -155,7 +155,7 @@ export type ProposeRequest = {
  * `reread`: the effect settled COMMITTED or AMBIGUOUS on a subject a payment fact has marked (notePaymentFact), so its
  * facts are re-read now (settle-5.lua says why).
  */
-export type SettleReply = { status: 'OK'; entry: Entry; now: number; reread: boolean } | { status: 'NOT_OPEN' } | { status: 'FENCED'; epoch: number };
+export type SettleReply = { status: 'OK'; entry: Entry; now: number; reread: boolean } | { status: 'NOT_OPEN' } | { status: 'FENCED'; epoch: number } | { status: 'LATE'; late: 'landed' };
 export type TakeOverReason = 'own' | 'expired' | 'owner-dead';
 export type TakeOverReply =
   | { status: 'OK'; epoch: number; claimExpires: number; sendDeadline: number; deathProvenAt: number | null; late: string; unknowns: number; unknownAt: number; neverSent: boolean; now: number }
@@ -668,7 +668,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       for (let attempt = 0; attempt < casAttempts; attempt += 1) {
         const at = await sealTime(floor);
         const { entries, pairs } = await seal(effectId, [draft], at, head);
-        const reply = await call<{ status: 'OK'; now: number; reread?: boolean } | { status: 'NOT_OPEN' } | { status: 'FENCED'; epoch: number } | Misplaced | { status: 'BAD_ENTRY'; reason: string }>(
+        const reply = await call<{ status: 'OK'; now: number; reread?: boolean } | { status: 'NOT_OPEN' } | { status: 'FENCED'; epoch: number } | { status: 'LATE'; late: 'landed' } | Misplaced | { status: 'BAD_ENTRY'; reason: string }>(
           'settle-5',
           [keys.state(partition, effectId), keys.entries(partition, effectId), keys.approval(partition, options.approvalId), keys.approvalOpen(partition, options.approvalId), keys.subject(partition)],
           [effectId, head, epoch, draft.kind, code, at, maxSkewMs, options.approvalId, ...pairs],
@@ -678,6 +678,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
             return { status: 'OK', entry: entries[0] as Entry, now: reply.now, reread: reply.reread === true };
           case 'NOT_OPEN':
           case 'FENCED':
+          case 'LATE':
             return reply;
           case 'HEAD_MOVED':
           case 'BAD_TIME':

@@ -8,14 +8,14 @@
 -- ARGV[5] refusal code ('' unless REFUSED)   ARGV[6] entry time (Redis ms)   ARGV[7] max clock skew ms
 -- ARGV[8] the approval id KEYS[3] belongs to   ARGV[9] entry hash   ARGV[10] stored entry JSON
 -- Returns JSON {status}: OK {now, reread} | NOT_OPEN | FENCED {epoch} | HEAD_MOVED {head, lastAt, now} | BAD_TIME {head, lastAt, now}
---   | BAD_ENTRY {reason}
+--   | BAD_ENTRY {reason} | LATE {late}: a landing was reported on the dispatch, so only COMMITTED settles it
 -- `reread` is true when a COMMITTED or AMBIGUOUS settles an effect on a subject a payment fact has marked (note-fact-1):
 -- that fact found no committed effect to be recorded on, perhaps this one while it was in flight, so the sender
 -- re-reads this effect's facts now rather than leave them to the reconciler's next pass.
 local state = KEYS[1]
 local eid, kind = ARGV[1], ARGV[4]
 -- One read of the state: this script runs once per effect, and every call into Redis costs.
-local st = redis.call('HMGET', state, 'open', 'epoch', 'approvalId', 'head', 'lastAt', 'amount', 'count', 'once')
+local st = redis.call('HMGET', state, 'open', 'epoch', 'approvalId', 'head', 'lastAt', 'amount', 'count', 'once', 'late')
 if st[1] ~= '1' then return reply({ status = 'NOT_OPEN' }) end
 local epoch = tonumber(st[2] or 0)
 if epoch ~= tonumber(ARGV[3]) then return reply({ status = 'FENCED', epoch = epoch }) end
@@ -23,6 +23,9 @@ if kind ~= 'COMMITTED' and kind ~= 'AMBIGUOUS' and kind ~= 'REFUSED' then
   return reply({ status = 'BAD_ENTRY', reason = kind .. ' does not settle a dispatch' })
 end
 if (st[3] or '') ~= ARGV[8] then return reply({ status = 'BAD_ENTRY', reason = 'the approval key is not the one the dispatch reserved on' }) end
+-- A landing reported on the open dispatch (late-5: a fenced-out sender's request landed) is the truth about it: the
+-- holder commits it. A refusal or an AMBIGUOUS settled now would give the landed amount back to the caps.
+if kind ~= 'COMMITTED' and st[9] == 'landed' then return reply({ status = 'LATE', late = 'landed' }) end
 local now = now_ms()
 local at = tonumber(ARGV[6])
 local misplaced = check_place_of(st[4] or '', tonumber(st[5] or 0), ARGV[2], at, tonumber(ARGV[7]), now)

@@ -300,7 +300,7 @@ export async function reconcile(
   facts: FactsApplier,
   since: number,
   options: { limit?: number; after?: WatchPosition | null; failedInARow?: number; holding?: () => boolean } = {},
-): Promise<ReconcileReport & { next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null }> {
+): Promise<ReconcileReport & { next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null; lastTried?: WatchPosition | null }> {
   const after = options.after ?? null;
   const carried = options.failedInARow ?? 0;
   const { effectIds, positions, next } = await watchedWithPositions(stores, since, options.limit ?? 10_000, after);
@@ -341,7 +341,8 @@ export async function reconcile(
       inARow += 1;
       if (inARow >= FAILED_IN_A_ROW) {
         report.stopped = `the last ${inARow} re-reads failed (the last: ${message}); the source is failing, so the pass stopped and the next one takes them up again`;
-        return { ...report, next: finished, failedInARow: 0, slowDown: null };
+        // `lastTried`: the place of the failure that stopped it, for a scheduler that must pass the run over.
+        return { ...report, next: finished, failedInARow: 0, slowDown: null, lastTried: positions[index] ?? finished };
       }
       continue;
     }
@@ -477,10 +478,10 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
       return { effects: 0, appended: 0, alerts: [], unread: 0, failures: [], stopped: null, skipped };
     }
     const kept = keepLease(stores, lease, token, leaseMs, askedAt);
-    let ended: { report: ReconcileReport; next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null };
+    let ended: { report: ReconcileReport; next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null; lastTried: WatchPosition | null };
     try {
-      const { next, failedInARow, slowDown, ...report } = await reconcile(stores, facts, turn.now - options.horizonMs, { after: turn.cursor.position, failedInARow: turn.cursor.failedInARow, holding: kept.held, ...(options.limit === undefined ? {} : { limit: options.limit }) });
-      ended = { report, next, failedInARow, slowDown };
+      const { next, failedInARow, slowDown, lastTried, ...report } = await reconcile(stores, facts, turn.now - options.horizonMs, { after: turn.cursor.position, failedInARow: turn.cursor.failedInARow, holding: kept.held, ...(options.limit === undefined ? {} : { limit: options.limit }) });
+      ended = { report, next, failedInARow, slowDown, lastTried: lastTried ?? null };
     } catch (error) {
       kept.stop();
       await lease.release(token).catch((cause: unknown) => stores.logger.warn({ err: cause }, 'could not give the reconciliation lease up after a failed pass; it lapses by itself'));
@@ -490,11 +491,12 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
     const { report, slowDown } = ended;
     const holdMs = slowDown === null ? 0 : Math.min(LONGEST_HOLD_MS, Math.max(0, slowDown.retryAfterMs ?? stores.config.rateLimitBackoffMs));
     // A pass the source's failures stopped before it finished anything stopped where the one before it did: the run it
-    // stopped on fails whatever the source does (a payment too large to page within the read's time, say), so the next
-    // pass passes that many failures over before any counts toward stopping it. A source that is down stops it after
-    // twice as many.
+    // stopped on may fail whatever the source does (a payment too large to page within the read's time, say), so the
+    // next pass goes on after it, those effects counted unread and read again when the passes come round. While the
+    // source is down each pass still stops after FAILED_IN_A_ROW reads; the run it passes over is read next cycle.
     const stuck = report.stopped !== null && slowDown === null && kept.held() && samePlace(ended.next, turn.cursor.position);
-    if (!(await lease.end(token, { position: ended.next, failedInARow: stuck ? -FAILED_IN_A_ROW : ended.failedInARow }, turn.now, holdMs))) {
+    const position = stuck && ended.lastTried !== null ? ended.lastTried : ended.next;
+    if (!(await lease.end(token, { position, failedInARow: stuck ? 0 : ended.failedInARow }, turn.now, holdMs))) {
       stores.logger.warn('this process lost the reconciliation lease during its pass; where the pass stopped was not recorded (the process that holds the lease now goes on)');
     }
     if (slowDown !== null) stores.logger.warn({ unread: report.unread, retryAfterMs: slowDown.retryAfterMs, reason: report.stopped }, 'reconciliation pass stopped: Stripe rate-limited a re-read');

@@ -305,7 +305,8 @@ export async function reconcile(
   const carried = options.failedInARow ?? 0;
   const { effectIds, positions, next } = await watchedWithPositions(stores, since, options.limit ?? 10_000, after);
   const report: ReconcileReport = { effects: 0, appended: 0, alerts: [], unread: 0, failures: [], stopped: null };
-  let inARow = carried;
+  // A negative count is the scheduler's mark that the pass before stopped here without finishing anything (none failed).
+  let inARow = Math.max(0, carried);
   // The place of the last effect read (or refused by Stripe), every failure before it passed over: where a pass that
   // ends early goes on from. The failures after it are read again then, so they are not carried.
   let finished = after;
@@ -490,13 +491,16 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
     kept.stop();
     const { report, slowDown } = ended;
     const holdMs = slowDown === null ? 0 : Math.min(LONGEST_HOLD_MS, Math.max(0, slowDown.retryAfterMs ?? stores.config.rateLimitBackoffMs));
-    // A pass the source's failures stopped before it finished anything stopped where the one before it did: the run it
-    // stopped on may fail whatever the source does (a payment too large to page within the read's time, say), so the
-    // next pass goes on after it, those effects counted unread and read again when the passes come round. While the
-    // source is down each pass still stops after FAILED_IN_A_ROW reads; the run it passes over is read next cycle.
-    const stuck = report.stopped !== null && slowDown === null && kept.held() && samePlace(ended.next, turn.cursor.position);
+    // A pass the source's failures stopped before it finished anything is marked (a failure count of -1): the next one
+    // takes the run up again (the source may be back). When that one stops there too without finishing anything, the
+    // run may fail whatever the source does (a payment too large to page within the read's time, say): the pass after
+    // goes on after the failures it stopped on, counted unread and read again when the passes come round. While the
+    // source is down each pass still stops after FAILED_IN_A_ROW reads, and every other one moves past them.
+    const noProgress = report.stopped !== null && slowDown === null && kept.held() && samePlace(ended.next, turn.cursor.position);
+    const stuck = noProgress && turn.cursor.failedInARow < 0;
     const position = stuck && ended.lastTried !== null ? ended.lastTried : ended.next;
-    if (!(await lease.end(token, { position, failedInARow: stuck ? 0 : ended.failedInARow }, turn.now, holdMs))) {
+    const failedInARow = stuck ? 0 : noProgress ? -1 : ended.failedInARow;
+    if (!(await lease.end(token, { position, failedInARow }, turn.now, holdMs))) {
       stores.logger.warn('this process lost the reconciliation lease during its pass; where the pass stopped was not recorded (the process that holds the lease now goes on)');
     }
     if (slowDown !== null) stores.logger.warn({ unread: report.unread, retryAfterMs: slowDown.retryAfterMs, reason: report.stopped }, 'reconciliation pass stopped: Stripe rate-limited a re-read');

@@ -5,23 +5,14 @@
 // guarded: after a step back of an hour, no scheduled pass runs for an hour (skipped, at debug, as "Stripe
 // rate-limited the last pass", which it did not), while interlock_reconciler_lag_seconds reads 0 (max(0, negative)),
 // so nothing shows that reconciliation stopped.
-import { Redis } from 'ioredis';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { startReconciler, type ReconcilePass, type ReconcileReport } from '../../queues/facts.js';
 import { createFacts } from '../../src/interlock.js';
 import { createMetrics } from '../../webhooks/ops/metrics.js';
-import { sleep, type World } from '../support/harness.js';
-import { gateWorld } from '../gate/gate-support.js';
-import { commitRefunds, countingReader } from './reconcile-support.js';
+import { sleep } from '../support/harness.js';
+import { commitRefunds, countingReader, HOUR, worldPerTest } from './reconcile-support.js';
 
-const HOUR = 3_600_000;
-let world: World;
-let redis: Redis | null = null;
-afterEach(async () => {
-  await redis?.quit();
-  redis = null;
-  await world?.close();
-});
+const each = worldPerTest();
 
 function lag(text: string): number | undefined {
   const line = text.split('\n').find((one) => one.startsWith('interlock_reconciler_lag_seconds '));
@@ -29,10 +20,10 @@ function lag(text: string): number | undefined {
 }
 
 it('after the Redis clock stepped back an hour, scheduled passes go on (and the lag does not read 0)', async () => {
-  world = await gateWorld();
+  const world = await each.open();
   const node = await world.node('a');
   await commitRefunds(world, node, 'pi_1', 2);
-  redis = new Redis(world.config.redisUrl);
+  const redis = each.redis();
   const now = await node.journal.serverTime();
   // What an ordinary pass (no 429) wrote an hour "ahead": the clock then stepped back by an hour.
   const aheadEnd = now + HOUR;

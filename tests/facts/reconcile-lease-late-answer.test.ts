@@ -3,28 +3,19 @@
 // the take's reply has been handled, not when the take was sent: the lease's TTL on Redis started earlier. A process
 // paused (GC, a frozen VM) or whose reply came late for longer than the lease, after Redis granted it, finds
 // held() true and re-reads effects at Stripe while another process, which took the lapsed lease, runs its own pass.
-import { Redis } from 'ioredis';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { startReconciler } from '../../queues/facts.js';
 import { createFacts, journalOf } from '../../src/interlock.js';
-import { sleep, type World } from '../support/harness.js';
-import { gateWorld } from '../gate/gate-support.js';
-import { commitRefunds, countingReader, tracing } from './reconcile-support.js';
+import { sleep } from '../support/harness.js';
+import { commitRefunds, countingReader, HOUR, tracing, worldPerTest } from './reconcile-support.js';
 
-const HOUR = 3_600_000;
-let world: World;
-let redis: Redis | null = null;
-afterEach(async () => {
-  await redis?.quit();
-  redis = null;
-  await world?.close();
-});
+const each = worldPerTest();
 
 it('a process whose lease lapsed between Redis granting it and the pass starting reads nothing', async () => {
-  world = await gateWorld();
+  const world = await each.open();
   const node = await world.node('a');
   await commitRefunds(world, node, 'pi_1', 4);
-  redis = new Redis(world.config.redisUrl);
+  const redis = each.redis();
   const connection = redis;
   const { keys } = node.stores;
   const journal = journalOf(node.stores);

@@ -3,26 +3,17 @@
 // reconciliation pass at a time between them, under a lease in Redis, and about one pass an interval on their
 // schedules, not one each; a lease whose holder died lapses by itself, and a holder that lost its lease mid-pass stops
 // and records nothing over its successor's position.
-import { Redis } from 'ioredis';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { startReconciler, type ReconcileReport } from '../../queues/facts.js';
 import { createFacts, reconcileLease } from '../../src/interlock.js';
-import { sleep, type World } from '../support/harness.js';
-import { gateWorld } from '../gate/gate-support.js';
-import { commitRefunds, countingReader, tracing } from './reconcile-support.js';
+import { sleep } from '../support/harness.js';
+import { commitRefunds, countingReader, HOUR, tracing, worldPerTest } from './reconcile-support.js';
 
-const HOUR = 3_600_000;
 
-let world: World;
-let redis: Redis | null = null;
-afterEach(async () => {
-  await redis?.quit();
-  redis = null;
-  await world?.close();
-});
+const each = worldPerTest();
 
 it('two facts processes passing at once read each committed effect at Stripe once between them', async () => {
-  world = await gateWorld();
+  const world = await each.open();
   const a = await world.node('a');
   const b = await world.node('b');
   await commitRefunds(world, a, 'pi_1', 1);
@@ -43,7 +34,7 @@ it('two facts processes passing at once read each committed effect at Stripe onc
 });
 
 it('facts processes on the same schedule make about one pass an interval between them, not one each', async () => {
-  world = await gateWorld();
+  const world = await each.open();
   const a = await world.node('a');
   const b = await world.node('b');
   await commitRefunds(world, a, 'pi_1', 2);
@@ -65,7 +56,7 @@ it('facts processes on the same schedule make about one pass an interval between
 });
 
 it('a lease whose holder died holds the passes back only until it lapses', async () => {
-  world = await gateWorld();
+  const world = await each.open();
   const node = await world.node('a');
   await commitRefunds(world, node, 'pi_1', 2);
   // A process took the lease and died before its first renewal.
@@ -81,10 +72,10 @@ it('a lease whose holder died holds the passes back only until it lapses', async
 });
 
 it('a holder that lost its lease mid-pass stops re-reading and does not record where it stopped', async () => {
-  world = await gateWorld();
+  const world = await each.open();
   const node = await world.node('a');
   await commitRefunds(world, node, 'pi_1', 4);
-  redis = new Redis(world.config.redisUrl);
+  const redis = each.redis();
   const connection = redis;
   const { keys } = node.stores;
   const tried: string[] = [];

@@ -4,29 +4,20 @@
 // over-long number of seconds into Infinity, slowDownOf took it, and end-reconcile-pass-2.lua stored notBefore = "inf"
 // in the shared cursor: every later scheduled pass of every facts process, restarts included, was refused for ever.
 // Now the parser obeys at most 15 minutes, and a non-finite wait reads as none named (the backoff holds).
-import { Redis } from 'ioredis';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { startReconciler, type ReconcileReport } from '../../queues/facts.js';
 import { createFacts, reconcileLease, StripeUnavailable } from '../../src/interlock.js';
 import { retryAfterMs } from '../../src/stripe/errors.js';
-import { sleep, type World } from '../support/harness.js';
-import { gateWorld } from '../gate/gate-support.js';
-import { commitRefunds, countingReader, tracing } from './reconcile-support.js';
+import { sleep } from '../support/harness.js';
+import { commitRefunds, countingReader, HOUR, tracing, worldPerTest } from './reconcile-support.js';
 
-const HOUR = 3_600_000;
-let world: World;
-let redis: Redis | null = null;
-afterEach(async () => {
-  await redis?.quit();
-  redis = null;
-  await world?.close();
-});
+const each = worldPerTest();
 
 it('one 429 whose Retry-After is absurdly long does not stop the scheduled passes for ever', async () => {
-  world = await gateWorld();
+  const world = await each.open();
   const node = await world.node('a');
   await commitRefunds(world, node, 'pi_1', 3);
-  redis = new Redis(world.config.redisUrl);
+  const redis = each.redis();
   // The header parser obeys at most 15 minutes, however many digits or however far a date: never Infinity.
   expect(retryAfterMs({ 'retry-after': '9'.repeat(400) }, Date.now())).toBe(15 * 60_000);
   expect(retryAfterMs({ 'retry-after': 'Fri, 31 Dec 9999 23:59:59 GMT' }, Date.now())).toBe(15 * 60_000);

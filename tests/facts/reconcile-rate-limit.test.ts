@@ -3,15 +3,13 @@
 // ends the pass at once, without counting the effect unread; the next pass starts at that effect, and no pass on the
 // schedule, in this process or another, starts before Stripe's Retry-After has passed. `interlock reconcile` waits
 // the Retry-After out and goes on.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcileAll, startReconciler } from '../../queues/facts.js';
 import { createFacts, StripeUnavailable } from '../../src/interlock.js';
-import { sleep, type World } from '../support/harness.js';
-import { gateWorld } from '../gate/gate-support.js';
+import { sleep } from '../support/harness.js';
 import { pay, startFactsRig, type FactsRig } from './facts-rig.js';
-import { commitRefunds, countingReader, tracing } from './reconcile-support.js';
+import { commitRefunds, countingReader, HOUR, tracing, worldPerTest } from './reconcile-support.js';
 
-const HOUR = 3_600_000;
 
 function rateLimited(retryAfterMs: number | null): StripeUnavailable {
   return new StripeUnavailable('Could not read GET /v1/refunds from Stripe (rate limited (429 rate_limit: Too many requests)); nothing changed, the same read may succeed later.', { stripeStatus: 429, stripeCode: 'rate_limit', requestId: null, retryAfterMs, rateLimited: true, outcomeUnknown: false });
@@ -61,13 +59,10 @@ describe('against the Stripe sandbox', () => {
 });
 
 describe('over the gate world', () => {
-  let world: World;
-  afterEach(async () => {
-    await world?.close();
-  });
+  const each = worldPerTest();
 
   it('the pass after a rate-limited one starts at the effect Stripe rate-limited, which was not counted unread', async () => {
-    world = await gateWorld();
+    const world = await each.open();
     const node = await world.node('a');
     await commitRefunds(world, node, 'pi_1', 5);
     const order = (await node.journal.watched(0, 100, null)).effectIds;
@@ -87,7 +82,7 @@ describe('over the gate world', () => {
   });
 
   it('`interlock reconcile` waits out the Retry-After, then goes on at the effect Stripe rate-limited', async () => {
-    world = await gateWorld();
+    const world = await each.open();
     const node = await world.node('a');
     await commitRefunds(world, node, 'pi_1', 5);
     const order = (await node.journal.watched(0, 100, null)).effectIds;

@@ -3,22 +3,16 @@
 // so any number of them in a row never stops a pass; only failures of the source itself (Stripe unavailable, its key
 // refused) five in a row do, and the next pass then goes on right after the last effect the stopped one finished:
 // it tries the failing run again without reading again what came before it.
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { reconcileAll, startReconciler } from '../../queues/facts.js';
 import { createFacts, StripeUnavailable } from '../../src/interlock.js';
-import type { World } from '../support/harness.js';
-import { gateWorld } from '../gate/gate-support.js';
-import { commitRefunds, countingReader, tracing } from './reconcile-support.js';
+import { commitRefunds, countingReader, HOUR, tracing, worldPerTest } from './reconcile-support.js';
 
-let world: World;
-afterEach(async () => {
-  await world?.close();
-});
+const each = worldPerTest();
 
-const HOUR = 3_600_000;
 
 it('five effects on a payment Stripe no longer knows (404) are passed over, and the refunds after them are re-read by every pass', async () => {
-  world = await gateWorld();
+  const world = await each.open();
   const node = await world.node('a');
   const gone = await commitRefunds(world, node, 'pi_gone', 5);
   const later = await commitRefunds(world, node, 'pi_live', 3);
@@ -38,7 +32,7 @@ it('five effects on a payment Stripe no longer knows (404) are passed over, and 
 });
 
 it('`interlock reconcile` (reconcileAll) reads the effects after such a run and reports the refused ones as unread', async () => {
-  world = await gateWorld();
+  const world = await each.open();
   const node = await world.node('a');
   await commitRefunds(world, node, 'pi_gone', 5);
   const later = await commitRefunds(world, node, 'pi_live', 3);
@@ -49,7 +43,7 @@ it('`interlock reconcile` (reconcileAll) reads the effects after such a run and 
 });
 
 it('a pass stopped by Stripe being unavailable five times in a row is taken up again at the first failure, not at its own start', async () => {
-  world = await gateWorld();
+  const world = await each.open();
   const node = await world.node('a');
   await commitRefunds(world, node, 'pi_1', 8);
   const order = (await node.journal.watched(0, 100, null)).effectIds;

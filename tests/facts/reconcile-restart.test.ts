@@ -2,20 +2,15 @@
 // than one pass re-reads is covered in turn, not only its oldest (README "Missed webhooks"); and that holds across
 // restarts of the facts process (a deploy, a crash, a compose rescale): the position is kept in Redis, not in the
 // process, so a process restarted at least once per covering cycle does not re-read its oldest effects for ever.
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { startReconciler } from '../../queues/facts.js';
 import { createFacts } from '../../src/interlock.js';
-import type { World } from '../support/harness.js';
-import { gateWorld } from '../gate/gate-support.js';
-import { commitRefunds, countingReader, tracing } from './reconcile-support.js';
+import { commitRefunds, countingReader, tracing, worldPerTest } from './reconcile-support.js';
 
-let world: World;
-afterEach(async () => {
-  await world?.close();
-});
+const each = worldPerTest();
 
 it('passes across restarts of the facts process still cover every committed effect in the horizon', async () => {
-  world = await gateWorld();
+  const world = await each.open();
   const node = await world.node('a');
   const ids = await commitRefunds(world, node, 'pi_1', 5);
   const tried: string[] = [];
@@ -33,7 +28,7 @@ it('passes across restarts of the facts process still cover every committed effe
 });
 
 it('a facts process on another connection (another node) goes on from where the first one stopped', async () => {
-  world = await gateWorld();
+  const world = await each.open();
   const a = await world.node('a');
   const b = await world.node('b');
   const ids = await commitRefunds(world, a, 'pi_1', 4);

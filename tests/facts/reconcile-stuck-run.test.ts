@@ -5,21 +5,15 @@
 // refunds on it in a row stop every pass at the same place (the next pass "takes them up again at the first of
 // them"), so the effects after them are never re-read again, pass after pass: the case a8f7325 fixed for a 404
 // remains for any per-object failure that is not a Rejected.
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { startReconciler } from '../../queues/facts.js';
 import { createFacts, StripeUnavailable } from '../../src/interlock.js';
-import type { World } from '../support/harness.js';
-import { gateWorld } from '../gate/gate-support.js';
-import { commitRefunds, countingReader, tracing } from './reconcile-support.js';
+import { commitRefunds, countingReader, HOUR, tracing, worldPerTest } from './reconcile-support.js';
 
-const HOUR = 3_600_000;
-let world: World;
-afterEach(async () => {
-  await world?.close();
-});
+const each = worldPerTest();
 
 it.each([5, 10])('%i refunds on one payment whose lists time out every time do not hold back the effects after them for ever', async (failing) => {
-  world = await gateWorld();
+  const world = await each.open();
   const node = await world.node('a');
   const big = await commitRefunds(world, node, 'pi_big', failing);
   const later = await commitRefunds(world, node, 'pi_ok', 3);

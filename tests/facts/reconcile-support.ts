@@ -1,9 +1,39 @@
 // Shared wiring for the reconciler's tests over the gate world (memory target): committed refunds on payments of the
 // test's choosing, and a Stripe reader that counts every call a re-read makes and answers 404 for payments it is told
 // Stripe no longer knows, as the Stripe adapter does (src/stripe/errors.ts: `Rejected`).
+import { Redis } from 'ioredis';
+import { afterEach } from 'vitest';
 import { Rejected, type FactsApplier, type StripeReader } from '../../src/interlock.js';
 import { refundProposal, type TestNode, type World } from '../support/harness.js';
-import { FACTS, grant } from '../gate/gate-support.js';
+import { FACTS, gateWorld, grant } from '../gate/gate-support.js';
+
+export const HOUR = 3_600_000;
+
+/**
+ * A gate world for each test (`open`), and a Redis connection of the test's own to read and change its keys (`redis`),
+ * both closed after the test.
+ */
+export function worldPerTest(): { open(): Promise<World>; redis(): Redis } {
+  let world: World | null = null;
+  let redis: Redis | null = null;
+  afterEach(async () => {
+    await redis?.quit();
+    redis = null;
+    await world?.close();
+    world = null;
+  });
+  return {
+    async open() {
+      world = await gateWorld();
+      return world;
+    },
+    redis() {
+      if (world === null) throw new Error('open the world first');
+      redis ??= new Redis(world.config.redisUrl);
+      return redis;
+    },
+  };
+}
 
 export type Calls = { refundsOf: string[]; disputesOf: string[]; creditsOf: string[]; refund: string[] };
 

@@ -2,19 +2,14 @@
 // facts process ran it. The facts processes take turns (one pass an interval between them, under a lease), so a
 // process whose turns another took must not report a lag of its own that grows for ever (an alert on it would fire
 // while reconciliation runs fine). Absent in a process that runs no reconciler, and before any pass ended.
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { startReconciler } from '../../queues/facts.js';
 import { createFacts } from '../../src/interlock.js';
 import { createMetrics } from '../../webhooks/ops/metrics.js';
-import { sleep, type World } from '../support/harness.js';
-import { gateWorld } from '../gate/gate-support.js';
-import { countingReader } from '../facts/reconcile-support.js';
+import { sleep } from '../support/harness.js';
+import { countingReader, HOUR, worldPerTest } from '../facts/reconcile-support.js';
 
-const HOUR = 3_600_000;
-let world: World;
-afterEach(async () => {
-  await world?.close();
-});
+const each = worldPerTest();
 
 function lag(text: string): number | undefined {
   const line = text.split('\n').find((one) => one.startsWith('interlock_reconciler_lag_seconds '));
@@ -22,7 +17,7 @@ function lag(text: string): number | undefined {
 }
 
 it('two facts processes answer the lag of the last pass either ran; a process with no reconciler answers none', async () => {
-  world = await gateWorld();
+  const world = await each.open();
   const a = await world.node('a');
   const b = await world.node('b');
   const [metricsA, metricsB, metricsApi] = [createMetrics({ stores: a.stores, defaultMetrics: false }), createMetrics({ stores: b.stores, defaultMetrics: false }), createMetrics({ stores: a.stores, defaultMetrics: false })];

@@ -2,7 +2,8 @@
 // stop that worker sending: every setting the durability check reads stays right, but the journal is gone, so a
 // request sent before the loss reads as new and, on a target that cannot dedupe by key, lands a second time. The
 // deployment's marker key (keys.ts `deployment`) is read at every durability check; gone or changed, the worker sends
-// nothing until it is restarted. Processes of one deployment share the marker, so a second one is no alarm.
+// nothing until it is restarted, even with INTERLOCK_UNSAFE_DURABILITY (it accepts settings that may lose data, not a
+// loss that happened). Processes of one deployment share the marker, so a second one is no alarm.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -32,16 +33,20 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   }
 }
 
-/** A durable private Redis, an admin connection to it, and a tier-2 target (looked up, never deduped by key). */
-async function setting(): Promise<{ redis: PrivateRedis; admin: Redis; target: MemoryTarget; node(): Promise<TestNode>; key: ReturnType<typeof testKey> }> {
-  const redis = await startPrivateRedis(SAFE);
+/**
+ * A durable private Redis (or, `optOut`, a test machine's: no append-only file, the durability check opted out of), an
+ * admin connection to it, and a tier-2 target (looked up, never deduped by key).
+ */
+async function setting(options: { optOut?: boolean } = {}): Promise<{ redis: PrivateRedis; admin: Redis; target: MemoryTarget; node(): Promise<TestNode>; key: ReturnType<typeof testKey> }> {
+  const optOut = options.optOut === true;
+  const redis = await startPrivateRedis(optOut ? ['--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'] : SAFE);
   servers.push(redis);
   const admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
   admin.on('error', () => undefined);
   closers.push(() => admin.quit());
   const target = createMemoryTarget({ tier: 2 });
   target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
-  const config = testConfig({ redisUrl: redis.url, unsafeDurability: false, durabilityCheckMs: INTERVAL });
+  const config = testConfig({ redisUrl: redis.url, unsafeDurability: optOut, durabilityCheckMs: INTERVAL });
   const key = testKey();
   return {
     redis,
@@ -128,5 +133,20 @@ describe('the deployment marker', () => {
       await worker.durabilityMonitor.check();
       expect(worker.durabilityMonitor.current()).toMatchObject({ durable: true, problems: [] });
     }
+  });
+
+  it('with the durability opt-out, a FLUSHALL seen by the marker stops the process sending all the same: the request is not sent a second time', async () => {
+    const { admin, target, node } = await setting({ optOut: true });
+    const worker = await node();
+    const terms = approvalTerms();
+    await worker.approvals.grant(terms);
+    const proposal = refundProposal({ approval: terms.id });
+    expect((await worker.gate.submit(proposal)).outcome).toBe('COMMITTED');
+    await admin.flushall();
+    await worker.approvals.grant(terms);
+    await until(() => worker.durabilityMonitor.current().dataLost === true, 'the worker noticing the lost data');
+    expect(worker.durabilityMonitor.current().problems[0]).toContain('sends nothing until it is restarted');
+    await expect(worker.gate.submit(proposal)).rejects.toThrow('deployment marker');
+    expect(target.landings).toHaveLength(1);
   });
 });

@@ -9,7 +9,7 @@ import { Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import { activeJobs, afterOutages, orphansOf } from './after-outages.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
-import { closeConnection, createCoalescer, errorCode, errorMessage, InterlockError, isRedisOutage, MAX_JSON_DEPTH, nestsDeeperThan, reconcileLease, Rejected, repairExposures, slowDownOf, watchedWithPositions, type Applied, type FactsApplier, type SlowDown, type Stores, type StripeEvent, type WatchPosition, watchAgain, withinRedisTimeout } from '../src/interlock.js';
+import { closeConnection, createCoalescer, errorCode, errorMessage, InterlockError, isRedisOutage, LONGEST_RETRY_AFTER_MS, MAX_JSON_DEPTH, nestsDeeperThan, reconcileLease, Rejected, repairExposures, slowDownOf, watchedWithPositions, type Applied, type FactsApplier, type SlowDown, type Stores, type StripeEvent, type WatchPosition, watchAgain, withinRedisTimeout } from '../src/interlock.js';
 
 /**
  * Every facts job: retried while Stripe cannot answer its re-read; kept 7 days once done (longer than Stripe
@@ -264,9 +264,6 @@ const FAILED_IN_A_ROW = 5;
 const FAILURES_LISTED = 20;
 /** How long a scheduled pass holds its lease without renewing it: a process that dies mid-pass holds the next one back this long at most. */
 export const RECONCILE_LEASE_MS = 30_000;
-/** The longest a rate-limited scheduled pass holds the next ones back, whatever Retry-After said. */
-const LONGEST_HOLD_MS = 15 * 60_000;
-
 function samePlace(a: WatchPosition | null, b: WatchPosition | null): boolean {
   return a === null || b === null ? a === b : a.list === b.list && a.score === b.score && a.member === b.member;
 }
@@ -490,7 +487,7 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
     }
     kept.stop();
     const { report, slowDown } = ended;
-    const holdMs = slowDown === null ? 0 : Math.min(LONGEST_HOLD_MS, Math.max(0, slowDown.retryAfterMs ?? stores.config.rateLimitBackoffMs));
+    const holdMs = slowDown === null ? 0 : Math.min(LONGEST_RETRY_AFTER_MS, Math.max(0, slowDown.retryAfterMs ?? stores.config.rateLimitBackoffMs));
     // A pass the source's failures stopped before it finished anything is marked (a failure count of -1): the next one
     // takes the run up again (the source may be back). When that one stops there too without finishing anything, the
     // run may fail whatever the source does (a payment too large to page within the read's time, say): the pass after

@@ -1,7 +1,7 @@
 // The Stripe adapter's public surface: the client, the two targets, the reads for after a send, the errors it
 // raises. The only module of the project that imports `stripe`.
 export { createStripeClient, stripeClientOptionsFromEnv, type StripeClient, type StripeClientOptions } from './client.js';
-export { StripeMisconfigured, StripeUnavailable } from './errors.js';
+export { LONGEST_RETRY_AFTER_MS, StripeMisconfigured, StripeUnavailable } from './errors.js';
 export { createRefundTarget, REFUND_FACTS, type RefundFact, type RefundTargetOptions } from './refund-target.js';
 export { createCreditTarget, CREDIT_FACTS, type CreditFact, type CreditTargetOptions } from './credit-target.js';
 export { createStripeReads, type ReadOptions, type StripeReads, type StripeReadsOptions } from './reads.js';

@@ -1,5 +1,6 @@
 # Interlock for Stripe: one image for every role (api, webhooks, worker, facts) and for the offline sandbox.
-# Runtime dependencies only; TypeScript runs through tsx, so there is no build step to get wrong.
+# Runtime dependencies only. No build step to get wrong: bin/interlock.js compiles the TypeScript into
+# node_modules/.cache/interlock at its first start (bin/compiled.js), which the image does once below.
 
 # --- dependencies: installed once, from the lockfile, without dev tools ---
 FROM node:20-bookworm-slim AS deps
@@ -22,6 +23,8 @@ COPY queues ./queues
 COPY webhooks ./webhooks
 COPY sandbox ./sandbox
 COPY scenarios ./scenarios
+# The compiled copy every role starts from, made here while the image is writable (the node user cannot write /app).
+RUN node bin/interlock.js --version
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

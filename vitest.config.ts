@@ -11,7 +11,7 @@ export default defineConfig({
     // Stripe CLI, a private redis-server), so the default (one per core but one) left half the machine idle and the
     // suite took 13.5 minutes here; with two it takes about 10. Each file keeps its own key prefix and ports.
     maxWorkers: Math.max(2, availableParallelism() - 1),
-    globalSetup: ['tests/support/outcome-coverage.ts'],
+    globalSetup: ['tests/support/outcome-coverage.ts', 'tests/support/code-cache.ts'],
     env: { INTERLOCK_LOG_LEVEL: 'silent' },
   },
 });

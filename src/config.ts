@@ -46,6 +46,9 @@ const schema = z.object({
   // A Redis that is merely busy (an fsync, a slow script) must not fail every command: at least 100 ms.
   INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: wholeNumberSetting(100, MAX_TIMER_MS, 'must be at least 100 ms: shorter would fail commands of a Redis that is only busy', overTimer).default(5_000),
   INTERLOCK_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // Read by bin/interlock.js before any of this loads (bin/compiled.js); here so a bad value is named and the
+  // variable is known.
+  INTERLOCK_CODE_CACHE: flag.default(true),
   // Both read as the Stripe client reads them (src/stripe/settings.ts), after the schema: see loadConfig.
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_API_BASE: z.string().optional(),

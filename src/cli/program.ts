@@ -3,6 +3,7 @@
 // the sandbox, then runs the program. Every failure ends in one line on stderr and an exit code (failure.ts):
 // commander's own usage errors, bad values, configuration, an unreachable Redis, and anything unexpected, never a
 // stack trace.
+import { readFileSync } from 'node:fs';
 import { Command, type Option } from 'commander';
 import { addApprovalCommands } from './approvals-command.js';
 import { CliFailure, EXIT_BAD_INPUT, reportFailure } from './failure.js';
@@ -11,10 +12,17 @@ import { addReceiptCommands } from './receipt-command.js';
 import { addEffectCommands } from './effect-command.js';
 import { showable } from '../core/text.js';
 
+/** The version in package.json, which `interlock --version` prints. */
+function packageVersion(): string {
+  const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  return typeof version === 'string' ? version : 'unknown';
+}
+
 export function createProgram(): Command {
   // exitOverride and configureOutput are set before any subcommand is added, so every subcommand inherits them.
   const program = new Command('interlock')
     .description('Interlock for Stripe: refunds and credits that reach Stripe at most once, on fresh facts, under a live approval, with signed receipts.')
+    .version(packageVersion(), '-V, --version', 'print the version and exit')
     .exitOverride()
     // A usage error quotes the value it refused, which may come from a ticket or a chat message: escaped as every
     // other line (output.ts), so it can neither clear the screen nor set the terminal's title.

@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import Stripe from 'stripe';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { SOURCE_FOLDERS } from '../../bin/compiled.js';
 import { FACT_EVENTS, loadConfig, STOP_MARGIN_MS } from '../../src/interlock.js';
 import { inspectDurability } from '../../src/redis/durability.js';
 import { freePort, startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
@@ -162,6 +163,20 @@ describe('docker-compose.yml', () => {
     expect(dockerfile).toMatch(/npm ci --omit=dev/);
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "bin\/interlock.js"\]$/m);
+  });
+
+  it('the image makes the compiled copy of the sources while it can still write (after they are all copied, before USER node)', () => {
+    const dockerfile = readFileSync(join(REPO, 'Dockerfile'), 'utf8');
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    const compile = runtime.search(/^RUN node bin\/interlock\.js --version$/m);
+    expect(compile).toBeGreaterThan(0);
+    expect(compile).toBeLessThan(runtime.search(/^USER node$/m));
+    // Every file the copy's fingerprint reads (the source folders and tsconfig.json) is in place before it is made.
+    for (const copied of [...SOURCE_FOLDERS.map((folder) => `${folder} ./${folder}`), 'tsconfig.json']) {
+      const line = runtime.split('\n').findIndex((text) => text.startsWith('COPY ') && text.includes(copied));
+      expect(line, `COPY of ${copied}`).toBeGreaterThan(0);
+      expect(runtime.split('\n').slice(0, line).join('\n').length).toBeLessThan(compile);
+    }
   });
 
   let redis: PrivateRedis | null = null;

@@ -1,0 +1,215 @@
+// Rule: bin/interlock.js runs a compiled copy of the sources only while it matches them. The copy is made once per
+// state of the sources (an edited, added or removed file makes a new one; an unchanged tree reuses it), it behaves as
+// the sources do (imports, each file's own import.meta.url, stack traces naming the .ts file), processes starting at
+// once share one copy and never read half of one, and when no copy can be made the caller is told to run the sources.
+// The copies here are of a small program of this test's own, in a cache directory of its own: the suite's copy of
+// the real sources (node_modules/.cache/interlock) is in use by every other test and is never touched.
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { compiledEntry, fingerprint, sourceFiles } from '../../bin/compiled.js';
+import { REPO, runCli, tempDir } from './run-cli.js';
+
+const temps: { remove(): void }[] = [];
+afterEach(() => {
+  for (const temp of temps.splice(0)) temp.remove();
+});
+
+/** A program of three files under `root`/src, its main printing what it imported, read and was given as its URL. */
+function program(): { root: string; cache: string } {
+  const temp = tempDir('compiled');
+  temps.push(temp);
+  const root = join(temp.dir, 'checkout');
+  mkdirSync(join(root, 'src', 'lib'), { recursive: true });
+  writeFileSync(join(root, 'package.json'), '{ "type": "module" }\n');
+  writeFileSync(join(root, 'tsconfig.json'), '{ "compilerOptions": { "target": "ES2022", "verbatimModuleSyntax": true } }\n');
+  writeFileSync(join(root, 'src', 'lib', 'data.txt'), 'beside the source\n');
+  writeFileSync(join(root, 'src', 'lib', 'word.ts'), "export type Word = string;\nexport const word: Word = 'first';\n");
+  writeFileSync(
+    join(root, 'src', 'main.ts'),
+    [
+      "import { readFileSync } from 'node:fs';",
+      "import { word, type Word } from './lib/word.js';",
+      'const shown: Word = word;',
+      "const data = readFileSync(new URL('./lib/data.txt', import.meta.url), 'utf8').trim();",
+      'console.log(JSON.stringify({ word: shown, data, url: import.meta.url }));',
+      "if (process.argv[2] === 'throw') throw new Error('thrown on purpose');",
+      '',
+    ].join('\n'),
+  );
+  return { root, cache: join(temp.dir, 'cache') };
+}
+
+function runNode(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, args, { timeout: 30_000 }, (error, stdout, stderr) => resolve({ code: error === null ? 0 : Number(error.code ?? -1), stdout, stderr }));
+  });
+}
+
+const copies = (cache: string) => readdirSync(cache).sort();
+
+/** Sets a file's modification time `seconds` from now, so an edit is seen even within the file system's resolution. */
+function touch(file: string, seconds: number): void {
+  const when = new Date(Date.now() + seconds * 1000);
+  utimesSync(file, when, when);
+}
+
+describe('the compiled copy of a program', () => {
+  it('runs as its sources do: imports resolve, types are erased, and import.meta.url is the source file, so a file beside it is found', async () => {
+    const { root, cache } = program();
+    const entry = await compiledEntry(root, 'src/main.ts', cache);
+    expect(entry).toBeDefined();
+    expect(fileURLToPath(entry ?? '').startsWith(cache)).toBe(true);
+    const run = await runNode([fileURLToPath(entry ?? '')]);
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual({ word: 'first', data: 'beside the source', url: pathToFileURL(join(root, 'src', 'main.ts')).href });
+  });
+
+  it('a stack trace names the TypeScript file and its line, not the copy', async () => {
+    const { root, cache } = program();
+    const entry = fileURLToPath((await compiledEntry(root, 'src/main.ts', cache)) ?? '');
+    const run = await runNode(['--enable-source-maps', entry, 'throw']);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain('thrown on purpose');
+    expect(run.stderr).toContain(`${join(root, 'src', 'main.ts')}:6`);
+    expect(run.stderr).not.toContain(cache);
+  });
+
+  it('is made once: a second start on the same sources reuses it', async () => {
+    const { root, cache } = program();
+    const first = await compiledEntry(root, 'src/main.ts', cache);
+    const made = statSync(fileURLToPath(first ?? '')).mtimeMs;
+    const second = await compiledEntry(root, 'src/main.ts', cache);
+    expect(second).toBe(first);
+    expect(statSync(fileURLToPath(second ?? '')).mtimeMs).toBe(made);
+    expect(copies(cache)).toHaveLength(1);
+  });
+
+  it('an edited file makes a new copy that runs the edit; an added or a removed file does too', async () => {
+    const { root, cache } = program();
+    const first = await compiledEntry(root, 'src/main.ts', cache);
+    const word = join(root, 'src', 'lib', 'word.ts');
+    writeFileSync(word, "export type Word = string;\nexport const word: Word = 'second';\n");
+    touch(word, 5);
+    const edited = await compiledEntry(root, 'src/main.ts', cache);
+    expect(edited).not.toBe(first);
+    expect(JSON.parse((await runNode([fileURLToPath(edited ?? '')])).stdout).word).toBe('second');
+
+    const added = join(root, 'src', 'lib', 'unused.ts');
+    writeFileSync(added, 'export const unused = 1;\n');
+    const withAdded = await compiledEntry(root, 'src/main.ts', cache);
+    expect(withAdded).not.toBe(edited);
+    rmSync(added);
+    const withRemoved = await compiledEntry(root, 'src/main.ts', cache);
+    expect(withRemoved).toBe(edited);
+    expect(copies(cache)).toHaveLength(3);
+  });
+
+  it('a test file is not part of the program: adding one makes no new copy', async () => {
+    const { root, cache } = program();
+    const first = await compiledEntry(root, 'src/main.ts', cache);
+    writeFileSync(join(root, 'src', 'lib', 'word.test.ts'), "import { word } from './word.js';\nexport const seen = word;\n");
+    expect(sourceFiles(root).some((file) => file.endsWith('.test.ts'))).toBe(false);
+    expect(await compiledEntry(root, 'src/main.ts', cache)).toBe(first);
+  });
+
+  it('sources that do not compile give no copy (the caller runs them through tsx, which names the error) and leave no half-made one', async () => {
+    const { root, cache } = program();
+    writeFileSync(join(root, 'src', 'lib', 'word.ts'), 'export const word = ;\n');
+    expect(await compiledEntry(root, 'src/main.ts', cache)).toBeUndefined();
+    expect(existsSync(cache) ? copies(cache) : []).toEqual([]);
+  });
+
+  it('a cache directory that cannot be made gives no copy, not a failure', async () => {
+    const { root } = program();
+    const file = join(root, 'not-a-directory');
+    writeFileSync(file, 'a file where the cache would be\n');
+    expect(await compiledEntry(root, 'src/main.ts', join(file, 'cache'))).toBeUndefined();
+  });
+
+  it('processes starting at once on new sources all run one complete copy, and no half-made one is left', async () => {
+    const { root, cache } = program();
+    // Many files, so a process that read a copy still being written would find one missing.
+    const parts = Array.from({ length: 80 }, (_, index) => `part${index}`);
+    for (const part of parts) writeFileSync(join(root, 'src', 'lib', `${part}.ts`), `export const ${part}: number = ${part.length};\n`);
+    writeFileSync(join(root, 'src', 'parts.ts'), parts.map((part) => `import { ${part} } from './lib/${part}.js';`).join('\n') + `\nexport const total = ${parts.join(' + ')};\n`);
+    const starter = join(root, '..', 'start.mjs');
+    writeFileSync(
+      starter,
+      `import { compiledEntry } from ${JSON.stringify(pathToFileURL(join(REPO, 'bin', 'compiled.js')).href)};\n` +
+        `const entry = await compiledEntry(${JSON.stringify(root)}, 'src/main.ts', ${JSON.stringify(cache)});\n` +
+        "if (entry === undefined) process.exit(3);\nconsole.log(entry);\nawait import(entry);\nawait import(new URL('./parts.js', entry));\n",
+    );
+    const runs = await Promise.all(Array.from({ length: 8 }, () => runNode([starter])));
+    for (const run of runs) expect(run).toMatchObject({ code: 0, stderr: '' });
+    const entries = new Set(runs.map((run) => run.stdout.split('\n')[0]));
+    expect(entries.size).toBe(1);
+    for (const run of runs) expect(JSON.parse(run.stdout.split('\n')[1] ?? '')).toMatchObject({ word: 'first' });
+    expect(copies(cache)).toEqual([fingerprint(root, sourceFiles(root))]);
+  });
+
+  it('old copies are removed when a new one is made, beyond the newest three; an abandoned half-made copy older than an hour too', async () => {
+    const { root, cache } = program();
+    mkdirSync(cache, { recursive: true });
+    const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3_600_000);
+    const old = ['old-a', 'old-b', 'old-c', 'old-d'];
+    old.forEach((name, index) => {
+      mkdirSync(join(cache, name));
+      utimesSync(join(cache, name), hoursAgo(2 + index), hoursAgo(2 + index));
+    });
+    mkdirSync(join(cache, 'building-1-1'));
+    utimesSync(join(cache, 'building-1-1'), hoursAgo(2), hoursAgo(2));
+    mkdirSync(join(cache, 'building-2-2'));
+    const made = await compiledEntry(root, 'src/main.ts', cache);
+    expect(made).toBeDefined();
+    // The new copy and the two newest old ones stay; a build started minutes ago may still be running.
+    expect(copies(cache)).toEqual(['building-2-2', 'old-a', 'old-b', fingerprint(root, sourceFiles(root))].sort());
+  });
+});
+
+/** The URLs of every module `node bin/interlock.js args` loads (through a load hook that writes them down), and its stdout. */
+function loadedBy(args: readonly string[], env: Record<string, string> = {}): { loaded: string[]; stdout: string } {
+  const temp = tempDir('compiled-hook');
+  temps.push(temp);
+  const log = join(temp.dir, 'loaded.txt');
+  const hook = join(temp.dir, 'hook.mjs');
+  writeFileSync(hook, `import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) { appendFileSync(${JSON.stringify(log)}, url + '\\n'); return next(url, context); }\n`);
+  const register = join(temp.dir, 'register.mjs');
+  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hook).href)});\n`);
+  const stdout = execFileSync(process.execPath, ['--import', register, 'bin/interlock.js', ...args], { cwd: REPO, encoding: 'utf8', env: { ...process.env, ...env } });
+  return { loaded: readFileSync(log, 'utf8').split('\n'), stdout };
+}
+
+describe('bin/interlock.js', () => {
+  const copyOf = (path: string) => pathToFileURL(join(REPO, 'node_modules', '.cache', 'interlock', fingerprint(REPO, sourceFiles(REPO)), path)).href;
+
+  it('runs the real program from its compiled copy: the copy\'s main module loads and no TypeScript file does', () => {
+    const { loaded, stdout } = loadedBy(['--version']);
+    expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(loaded).toContain(copyOf('src/main.js'));
+    expect(loaded.filter((url) => url.endsWith('.ts'))).toEqual([]);
+  });
+
+  it('INTERLOCK_CODE_CACHE=0 runs the sources through tsx, with the same answer', () => {
+    const fromSources = loadedBy(['--version'], { INTERLOCK_CODE_CACHE: '0' });
+    expect(fromSources.loaded).toContain(pathToFileURL(join(REPO, 'src', 'main.ts')).href);
+    expect(fromSources.loaded.some((url) => url.includes('/node_modules/.cache/interlock/'))).toBe(false);
+    expect(fromSources.stdout).toBe(loadedBy(['--version']).stdout);
+  });
+
+  it('a command answers the same from the copy and from the sources', async () => {
+    const fromCopy = await runCli(['approvals', 'describe', 'ap_compiled_copy'], { REDIS_URL: 'redis://127.0.0.1:1' });
+    const fromSources = await runCli(['approvals', 'describe', 'ap_compiled_copy'], { REDIS_URL: 'redis://127.0.0.1:1', INTERLOCK_CODE_CACHE: '0' });
+    expect(fromCopy.code).toBe(2);
+    expect(fromCopy.stderr).toContain('Cannot reach Redis');
+    expect(fromSources).toEqual(fromCopy);
+  });
+
+  it('a value of INTERLOCK_CODE_CACHE that is no flag is named, exit 2', async () => {
+    const run = await runCli(['approvals', 'describe', 'ap_compiled_copy'], { INTERLOCK_CODE_CACHE: 'sometimes' });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('INTERLOCK_CODE_CACHE');
+  });
+});

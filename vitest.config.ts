@@ -1,9 +1,16 @@
 import { availableParallelism } from 'node:os';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * Test files that replace a module with vi.mock: they need a module graph of their own, so they run isolated (a
+ * fresh process each). tests/suite-config.test.ts fails if a file that mocks is missing here.
+ */
+export const ISOLATED_TEST_FILES = ['tests/keys/thread-signer.test.ts'];
+
+const TEST_FILES = ['tests/**/*.test.ts', 'sandbox/**/*.test.ts', 'src/**/*.test.ts'];
 
 export default defineConfig({
   test: {
-    include: ['tests/**/*.test.ts', 'sandbox/**/*.test.ts', 'src/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
@@ -13,5 +20,12 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism() - 1),
     globalSetup: ['tests/support/outcome-coverage.ts', 'tests/support/code-cache.ts'],
     env: { INTERLOCK_LOG_LEVEL: 'silent' },
+    projects: [
+      // A worker process runs one file after another in the modules it has loaded, instead of a fresh process per
+      // file importing src/ again (about 0.9 s a file, 220 s of the suite's 760 s here; 110 s less with this). Every
+      // file already keeps its own Redis key prefix, ports and temp directories, and none sets process.env.
+      { extends: true, test: { name: 'shared', isolate: false, include: TEST_FILES, exclude: [...configDefaults.exclude, ...ISOLATED_TEST_FILES] } },
+      { extends: true, test: { name: 'isolated', isolate: true, include: ISOLATED_TEST_FILES } },
+    ],
   },
 });

@@ -3,8 +3,8 @@
 // describe` took ≈ 0.9 s and ≈ 1.3 s of CPU here; from compiled JavaScript ≈ 0.5 s and ≈ 0.65 s.
 //
 // The copy lives in node_modules/.cache/interlock/<fingerprint>/, one folder per state of the sources: the fingerprint
-// hashes every source file's path, size and modification time, the compile options and the Node.js version, so an
-// edited, added or removed file makes a new copy at the next start. A copy is written to a folder of its own and
+// hashes every source file's path and content, the compile options and the Node.js version, so an edited, added or
+// removed file makes a new copy at the next start. A copy is written to a folder of its own and
 // renamed into place, so processes starting at once never read half of one (the first rename wins; the others use
 // it). Each file keeps its own `import.meta.url` (defined at compile time as the source file's URL): the Lua scripts,
 // the scenario results and the repository root are found where they are in a checkout. When no copy can be made (a
@@ -41,12 +41,17 @@ export function sourceFiles(root) {
   return files.sort();
 }
 
-/** The name of the copy that matches the sources as they are now. */
+/**
+ * The name of the copy that matches the sources as they are now: a hash of every file's path and content (about 2 MB,
+ * 10-20 ms), not of sizes and modification times, which a same-size edit within a coarse clock tick, or a tool that
+ * restores times (rsync -t, tar, cp -p), would leave unchanged.
+ */
 export function fingerprint(root, files) {
   const hash = createHash('sha256').update(`format ${FORMAT}\nnode ${process.versions.node}\n`);
   for (const file of [...files, join(root, 'tsconfig.json')]) {
-    const stat = statSync(file, { throwIfNoEntry: false });
-    hash.update(`${relative(root, file)}\0${stat?.size ?? -1}\0${stat?.mtimeMs ?? -1}\n`);
+    const content = existsSync(file) ? readFileSync(file) : undefined;
+    hash.update(`${relative(root, file)}\0${content?.length ?? -1}\0`);
+    if (content !== undefined) hash.update(content);
   }
   return hash.digest('hex').slice(0, 24);
 }

@@ -50,12 +50,6 @@ function runNode(args: readonly string[]): Promise<{ code: number; stdout: strin
 
 const copies = (cache: string) => readdirSync(cache).sort();
 
-/** Sets a file's modification time `seconds` from now, so an edit is seen even within the file system's resolution. */
-function touch(file: string, seconds: number): void {
-  const when = new Date(Date.now() + seconds * 1000);
-  utimesSync(file, when, when);
-}
-
 describe('the compiled copy of a program', () => {
   it('runs as its sources do: imports resolve, types are erased, and import.meta.url is the source file, so a file beside it is found', async () => {
     const { root, cache } = program();
@@ -87,15 +81,25 @@ describe('the compiled copy of a program', () => {
     expect(copies(cache)).toHaveLength(1);
   });
 
-  it('an edited file makes a new copy that runs the edit; an added or a removed file does too', async () => {
+  it('an edited file makes a new copy that runs the edit, even one of the same size and modification time; an added or a removed file does too', async () => {
     const { root, cache } = program();
     const first = await compiledEntry(root, 'src/main.ts', cache);
     const word = join(root, 'src', 'lib', 'word.ts');
     writeFileSync(word, "export type Word = string;\nexport const word: Word = 'second';\n");
-    touch(word, 5);
     const edited = await compiledEntry(root, 'src/main.ts', cache);
     expect(edited).not.toBe(first);
     expect(JSON.parse((await runNode([fileURLToPath(edited ?? '')])).stdout).word).toBe('second');
+
+    // The same size and the same modification time as the file it replaces (a tool that restores times, a clock
+    // too coarse to tell two edits apart): still a new copy.
+    const before = statSync(word);
+    writeFileSync(word, "export type Word = string;\nexport const word: Word = 'thirds';\n");
+    utimesSync(word, before.atime, before.mtime);
+    expect(statSync(word).size).toBe(before.size);
+    const sameSize = await compiledEntry(root, 'src/main.ts', cache);
+    expect(sameSize).not.toBe(edited);
+    expect(JSON.parse((await runNode([fileURLToPath(sameSize ?? '')])).stdout).word).toBe('thirds');
+    writeFileSync(word, "export type Word = string;\nexport const word: Word = 'second';\n");
 
     const added = join(root, 'src', 'lib', 'unused.ts');
     writeFileSync(added, 'export const unused = 1;\n');
@@ -104,7 +108,7 @@ describe('the compiled copy of a program', () => {
     rmSync(added);
     const withRemoved = await compiledEntry(root, 'src/main.ts', cache);
     expect(withRemoved).toBe(edited);
-    expect(copies(cache)).toHaveLength(3);
+    expect(copies(cache)).toHaveLength(4);
   });
 
   it('a test file is not part of the program: adding one makes no new copy', async () => {

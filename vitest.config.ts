@@ -9,23 +9,29 @@ export const ISOLATED_TEST_FILES = ['tests/keys/thread-signer.test.ts'];
 
 const TEST_FILES = ['tests/**/*.test.ts', 'sandbox/**/*.test.ts', 'src/**/*.test.ts'];
 
+/** What both projects run with. */
+const common = {
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+  pool: 'forks',
+  env: { INTERLOCK_LOG_LEVEL: 'silent' },
+} as const;
+
 export default defineConfig({
   test: {
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    pool: 'forks',
     // Two test files at once even on two cores: most of the slow files wait on processes they spawned (serve, the
     // Stripe CLI, a private redis-server), so the default (one per core but one) left half the machine idle and the
     // suite took 13.5 minutes here; with two it takes about 10. Each file keeps its own key prefix and ports.
     maxWorkers: Math.max(2, availableParallelism() - 1),
+    // Run once for the whole run, by the root: a project that extended this config would run them again, each with
+    // a directory of outcomes of its own, and the coverage check of all but one would find none.
     globalSetup: ['tests/support/outcome-coverage.ts', 'tests/support/code-cache.ts'],
-    env: { INTERLOCK_LOG_LEVEL: 'silent' },
     projects: [
       // A worker process runs one file after another in the modules it has loaded, instead of a fresh process per
       // file importing src/ again (about 0.9 s a file, 220 s of the suite's 760 s here; 110 s less with this). Every
       // file already keeps its own Redis key prefix, ports and temp directories, and none sets process.env.
-      { extends: true, test: { name: 'shared', isolate: false, include: TEST_FILES, exclude: [...configDefaults.exclude, ...ISOLATED_TEST_FILES] } },
-      { extends: true, test: { name: 'isolated', isolate: true, include: ISOLATED_TEST_FILES } },
+      { test: { ...common, name: 'shared', isolate: false, include: TEST_FILES, exclude: [...configDefaults.exclude, ...ISOLATED_TEST_FILES] } },
+      { test: { ...common, name: 'isolated', isolate: true, include: ISOLATED_TEST_FILES } },
     ],
   },
 });

@@ -225,11 +225,17 @@ function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonl
   }
 }
 
-/** The assistant turn as it is sent back: its text and tool calls (nothing else is produced without server tools). */
+/**
+ * The assistant turn as it is sent back: its text and tool calls (nothing else is produced without server tools). A
+ * blank text block (a model may put "\n\n" before a tool call) is left out: the Messages API refuses a request that
+ * holds one with a 400, which would end the case as a configuration fault.
+ */
 function replayed(message: Message): ContentBlockParam[] {
   const blocks: ContentBlockParam[] = [];
   for (const block of message.content) {
-    if (block.type === 'text') blocks.push({ type: 'text', text: block.text });
+    if (block.type === 'text') {
+      if (block.text.trim() !== '') blocks.push({ type: 'text', text: block.text });
+    }
     else if (block.type === 'tool_use') blocks.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input });
   }
   return blocks;

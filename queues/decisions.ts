@@ -536,8 +536,11 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
           logger.warn({ caseId, code }, 'the case failed after its proposal was recorded; it is noted as the journal holds it');
           return { caseId, state: (await judgeAfterFailure(caseId, recorded, caseEffectId(caseId))).status.state };
         }
-        const failed = await setStatus(caseId, { ...current, state: 'failed', error: { code, message } });
-        if (failed.written) logger.warn({ caseId, code }, 'case failed; nothing was proposed');
+        // An error the worker retried is no fault of the case: failed under a code that lets the same case, submitted
+        // again, be decided (mayReopenCase), not `internal`, which would keep it failed for good under its id.
+        const failure = retry && !isRetryable(error) ? { code: 'decision_interrupted' as const, message: `${message} (nothing was proposed; submit the case again to decide it)` } : { code, message };
+        const failed = await setStatus(caseId, { ...current, state: 'failed', error: failure });
+        if (failed.written) logger.warn({ caseId, code: failure.code }, 'case failed; nothing was proposed');
         return { caseId, state: failed.record.status.state };
       }
     },

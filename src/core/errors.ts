@@ -55,6 +55,11 @@ export const ERROR_REGISTRY = {
   // The model's API could not answer (rate limit, overload, 5xx, timeout) after the SDK's own retries.
   decider_unavailable: { status: 503, retryable: true },
   /**
+   * Every attempt at a case's decision ended on an error from outside the project (Redis not answering while the
+   * proposal was recorded, a library's fault): nothing was proposed, and the case submitted again is decided again.
+   */
+  decision_interrupted: { status: 503, retryable: true },
+  /**
    * The target's lookup can no longer tell whether the effect landed, and never will (a Stripe customer deleted since
    * the send): the gate settles the effect AMBIGUOUS rather than ask again, or take "nothing found" for an answer.
    */

@@ -5,7 +5,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * Test files that replace a module with vi.mock: they need a module graph of their own, so they run isolated (a
  * fresh process each). tests/suite-config.test.ts fails if a file that mocks is missing here.
  */
-export const ISOLATED_TEST_FILES = ['tests/keys/thread-signer.test.ts'];
+export const ISOLATED_TEST_FILES = ['tests/keys/thread-signer.test.ts', 'tests/cli/compiled-copy-cleanup-race.test.ts', 'tests/cli/compiled-copy-saved-mid-build.test.ts'];
 
 const TEST_FILES = ['tests/**/*.test.ts', 'sandbox/**/*.test.ts', 'src/**/*.test.ts'];
 

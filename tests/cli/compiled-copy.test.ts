@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, uti
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { compiledEntry, fingerprint, sourceFiles } from '../../bin/compiled.js';
+import { compiledEntry, readSources, SOURCE_FOLDERS, sourceFiles } from '../../bin/compiled.js';
 import { REPO, runCli, tempDir } from './run-cli.js';
 
 const temps: { remove(): void }[] = [];
@@ -151,7 +151,7 @@ describe('the compiled copy of a program', () => {
     const entries = new Set(runs.map((run) => run.stdout.split('\n')[0]));
     expect(entries.size).toBe(1);
     for (const run of runs) expect(JSON.parse(run.stdout.split('\n')[1] ?? '')).toMatchObject({ word: 'first' });
-    expect(copies(cache)).toEqual([fingerprint(root, sourceFiles(root))]);
+    expect(copies(cache)).toEqual([readSources(root).name]);
   });
 
   it('old copies are removed when a new one is made, beyond the newest three; an abandoned half-made copy older than an hour too', async () => {
@@ -169,7 +169,7 @@ describe('the compiled copy of a program', () => {
     const made = await compiledEntry(root, 'src/main.ts', cache);
     expect(made).toBeDefined();
     // The new copy and the two newest old ones stay; a build started minutes ago may still be running.
-    expect(copies(cache)).toEqual(['building-2-2', 'old-a', 'old-b', fingerprint(root, sourceFiles(root))].sort());
+    expect(copies(cache)).toEqual(['building-2-2', 'old-a', 'old-b', readSources(root).name].sort());
   });
 });
 
@@ -187,7 +187,23 @@ function loadedBy(args: readonly string[], env: Record<string, string> = {}): { 
 }
 
 describe('bin/interlock.js', () => {
-  const copyOf = (path: string) => pathToFileURL(join(REPO, 'node_modules', '.cache', 'interlock', fingerprint(REPO, sourceFiles(REPO)), path)).href;
+  it('the program has no module its copy would miss: no .js, .mjs, .cjs, .mts or .json file in the source folders (beside tests and scenario results) and no symbolic link', () => {
+    const missed: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isSymbolicLink()) missed.push(`${path} (a symbolic link)`);
+        else if (entry.isDirectory()) {
+          if (!['node_modules', 'tests'].includes(entry.name) && path !== join(REPO, 'scenarios', 'results')) walk(path);
+        } else if (/\.(?:js|mjs|cjs|mts|cts|json)$/.test(entry.name)) missed.push(path);
+      }
+    };
+    for (const folder of SOURCE_FOLDERS) walk(join(REPO, folder));
+    expect(missed).toEqual([]);
+  });
+
+
+  const copyOf = (path: string) => pathToFileURL(join(REPO, 'node_modules', '.cache', 'interlock', readSources(REPO).name, path)).href;
 
   it('runs the real program from its compiled copy: the copy\'s main module loads and no TypeScript file does', () => {
     const { loaded, stdout } = loadedBy(['--version']);

@@ -4,7 +4,7 @@
 import type * as FileSystem from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it, vi } from 'vitest';
-import { smallProgram, temp } from './compiled-support.js';
+import { smallCheckout } from './compiled-support.js';
 
 const temps: { remove(): void }[] = [];
 afterEach(() => {
@@ -14,11 +14,7 @@ afterEach(() => {
 });
 
 it('an entry of the cache removed by another process during the cleanup does not cost this start its copy', async () => {
-  const t = temp('cleanup');
-  temps.push(t);
-  const root = join(t.dir, 'checkout');
-  const cache = join(t.dir, 'cache');
-  smallProgram(root);
+  const { root, cache } = smallCheckout('cleanup', temps);
   vi.doMock('node:fs', async () => {
     const fs = await vi.importActual<typeof FileSystem>('node:fs');
     const readdirSync = ((path: string, options?: unknown) => {

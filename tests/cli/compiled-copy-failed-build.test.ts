@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { compiledEntry } from '../../bin/compiled.js';
-import { smallProgram, temp } from './compiled-support.js';
+import { smallCheckout } from './compiled-support.js';
 
 const temps: { remove(): void }[] = [];
 afterEach(() => {
@@ -13,11 +13,7 @@ afterEach(() => {
 });
 
 it('a file that does not compile among many leaves no building folder behind', async () => {
-  const t = temp('leftover');
-  temps.push(t);
-  const root = join(t.dir, 'checkout');
-  const cache = join(t.dir, 'cache');
-  smallProgram(root);
+  const { root, cache } = smallCheckout('leftover', temps);
   mkdirSync(join(root, 'src', 'many'));
   for (let i = 0; i < 400; i += 1) writeFileSync(join(root, 'src', 'many', `m${i}.ts`), `export const m${i}: string = ${JSON.stringify('x'.repeat(20_000))};\n`);
   writeFileSync(join(root, 'src', 'aaa-broken.ts'), 'export const broken = ;\n');

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
 import { compiledEntry } from '../../bin/compiled.js';
-import { REPO, runNode, smallProgram, temp } from './compiled-support.js';
+import { REPO, runNode, smallCheckout } from './compiled-support.js';
 
 const temps: { remove(): void }[] = [];
 afterEach(() => {
@@ -15,16 +15,12 @@ afterEach(() => {
 });
 
 it('processes starting while a file flips between two contents leave no copy that runs the other content', async () => {
-  const t = temp('race');
-  temps.push(t);
-  const root = join(t.dir, 'checkout');
-  const cache = join(t.dir, 'cache');
-  smallProgram(root);
+  const { root, cache } = smallCheckout('race', temps);
   const word = join(root, 'src', 'lib', 'word.ts');
   const A = "export const word: string = 'first';\n";
   const B = "export const word: string = 'other';\n"; // same size
   const flipper = spawn(process.execPath, ['-e', `const fs=require('fs');let i=0;setInterval(()=>fs.writeFileSync(${JSON.stringify(word)}, i++%2?${JSON.stringify(A)}:${JSON.stringify(B)}),1);`]);
-  const starter = join(t.dir, 'start.mjs');
+  const starter = join(root, '..', 'start.mjs');
   writeFileSync(starter, `import { compiledEntry } from ${JSON.stringify(pathToFileURL(join(REPO, 'bin', 'compiled.js')).href)};\nawait compiledEntry(${JSON.stringify(root)}, 'src/main.ts', ${JSON.stringify(cache)});\n`);
   try {
     for (let round = 0; round < 6; round += 1) await Promise.all(Array.from({ length: 8 }, () => runNode([starter])));

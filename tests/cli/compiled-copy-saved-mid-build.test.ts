@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it, vi } from 'vitest';
-import { runNode, smallProgram, temp } from './compiled-support.js';
+import { runNode, smallCheckout } from './compiled-support.js';
 
 const temps: { remove(): void }[] = [];
 afterEach(() => {
@@ -17,11 +17,7 @@ afterEach(() => {
 });
 
 it('a file saved while a copy is being made never leaves a copy that runs other code than the sources it is named for', async () => {
-  const t = temp('label');
-  temps.push(t);
-  const root = join(t.dir, 'checkout');
-  const cache = join(t.dir, 'cache');
-  smallProgram(root);
+  const { root, cache } = smallCheckout('label', temps);
   const word = join(root, 'src', 'lib', 'word.ts');
   const stateA = readFileSync(word, 'utf8');
   const stateB = "export const word: string = 'second';\n";
@@ -43,11 +39,7 @@ it('a file saved while a copy is being made never leaves a copy that runs other 
 });
 
 it('a save caught half-way (the entry file empty for an instant, as an in-place write truncates first) never makes every later start exit 0 having done nothing', async () => {
-  const t = temp('label-empty');
-  temps.push(t);
-  const root = join(t.dir, 'checkout');
-  const cache = join(t.dir, 'cache');
-  smallProgram(root);
+  const { root, cache } = smallCheckout('label-empty', temps);
   const main = join(root, 'src', 'main.ts');
   const stateA = readFileSync(main, 'utf8');
 

@@ -13,6 +13,15 @@ export function temp(label: string): { dir: string; remove(): void } {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** A temp directory holding a small program (`root`, smallProgram) and a cache directory for it; pushed on `temps`. */
+export function smallCheckout(label: string, temps: { remove(): void }[]): { root: string; cache: string } {
+  const made = temp(label);
+  temps.push(made);
+  const root = join(made.dir, 'checkout');
+  smallProgram(root);
+  return { root, cache: join(made.dir, 'cache') };
+}
+
 /** A program of two files under `root`/src: main prints the word it imports and its import.meta.url. */
 export function smallProgram(root: string): void {
   mkdirSync(join(root, 'src', 'lib'), { recursive: true });

@@ -27,7 +27,7 @@ import { createLogger, limitedErrorLog } from './log.js';
 import { createCases, type Cases } from './redis/cases.js';
 import { alertIdOf, createAlerts, FACTS_RESOLVER, type Alert, type Alerts } from './redis/alerts.js';
 import { createInbox, type Inbox, type InboxItem } from './redis/inbox.js';
-import { ALLOWED_ACTIONS, inboxItemId, type InboxItemDraft } from './core/inbox.js';
+import { ALLOWED_ACTIONS, exposureDisputesDecided, inboxItemId, type InboxItemDraft } from './core/inbox.js';
 import type { Json, JsonObject } from './core/json.js';
 import type { PremiseChange } from './core/entries.js';
 import { InterlockError } from './core/errors.js';
@@ -602,7 +602,7 @@ export async function repairExposures(stores: Stores): Promise<ExposureRepair> {
       if (item === null || closure === null) return;
       // The person closed the item on the disputes it showed: an alert that names one they did not see (a second
       // chargeback, which opens the alert again) is new money at stake, not the other half of what they closed.
-      const handled = Array.isArray(item.detail?.disputes) ? item.detail.disputes : [];
+      const handled = exposureDisputesDecided(item);
       if (alert.disputes.some((dispute) => !handled.includes(dispute))) return;
       // An item the facts closed was closed after they resolved its alert (settle, or this repair naming them): an open
       // alert beside it is one the facts opened again since (raise re-opens what they resolved), money at stake again.
@@ -615,8 +615,13 @@ export async function repairExposures(stores: Stores): Promise<ExposureRepair> {
   return repair;
 }
 
+/**
+ * Opens the exposure's inbox item, or refreshes the open one to say what the alert says now (a second chargeback: more
+ * money at stake), keeping the disputes it opened with, which are what a person's dismissal of it decides on
+ * (exposureDisputesDecided). A closed item keeps what the person acted on.
+ */
 async function openExposureItem(stores: Stores, alert: Alert): Promise<void> {
-  await stores.inbox.open({
+  const { item, created } = await stores.inbox.open({
     id: inboxItemId('exposure', alert.effectId),
     kind: 'exposure',
     effectId: alert.effectId,
@@ -628,6 +633,15 @@ async function openExposureItem(stores: Stores, alert: Alert): Promise<void> {
     actions: [...ALLOWED_ACTIONS.exposure],
     detail: { alert: alert.id, refund: alert.refund, disputes: alert.disputes, advice: alert.action },
   });
+  const shown = Array.isArray(item.detail?.['disputes']) ? item.detail['disputes'] : [];
+  const stale = item.centsAtStake !== alert.centsAtStake || item.happened !== alert.sentence || alert.disputes.some((dispute) => !shown.includes(dispute));
+  if (created || item.closure !== null || !stale) return;
+  await stores.inbox.refresh(item.id, (known) => ({
+    ...known,
+    happened: alert.sentence,
+    centsAtStake: alert.centsAtStake,
+    detail: { ...known.detail, disputes: alert.disputes, advice: alert.action, disputesAtOpen: exposureDisputesDecided(known) },
+  }));
 }
 
 /**

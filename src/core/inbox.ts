@@ -14,17 +14,26 @@ import { explainOutcome, type Outcome } from './outcomes.js';
 import { RESERVED_REQUEST_PREFIXES } from './proposal.js';
 import { currentOutcome } from './verify.js';
 
-export const INBOX_KINDS = ['ambiguous', 'lease_at_recovery', 'stale_premise', 'stale_premise_at_recovery', 'model_deviated', 'exposure'] as const;
+export const INBOX_KINDS = ['ambiguous', 'lease_at_recovery', 'stale_premise', 'stale_premise_at_recovery', 'model_deviated', 'exposure', 'reapproval_refused'] as const;
 export type InboxKind = (typeof INBOX_KINDS)[number];
 export const OPERATOR_ACTIONS = ['reapprove', 'resolve', 'dismiss'] as const satisfies readonly OperatorAction[];
 
-/** The outcomes that open an item, and the kind each opens. */
+/**
+ * The outcomes that may open an item, and the kind each opens. A refusal over the caps or under a dead approval opens
+ * one only for a re-approval (REAPPROVAL_REFUSALS): its item closed for good when it was recorded, so without one the
+ * person's decision would be lost with nothing left to act on; any other request's caller reads its refusal itself.
+ */
 export const INBOX_OUTCOMES: Partial<Record<string, InboxKind>> = {
   AMBIGUOUS: 'ambiguous',
   'REFUSED:lease_at_recovery': 'lease_at_recovery',
   'REFUSED:stale_premise': 'stale_premise',
   'REFUSED:stale_premise_at_recovery': 'stale_premise_at_recovery',
+  'REFUSED:lease': 'reapproval_refused',
+  'REFUSED:over_cap': 'reapproval_refused',
 };
+
+/** The outcomes that open an item only for a re-approval's request (`request.reapproves` set on its proposal). */
+const REAPPROVAL_REFUSALS: readonly string[] = ['REFUSED:lease', 'REFUSED:over_cap'];
 
 /**
  * What a person may do with each kind. An AMBIGUOUS effect may have landed, so it is never re-approved: a new request
@@ -39,6 +48,7 @@ export const ALLOWED_ACTIONS: Record<InboxKind, readonly OperatorAction[]> = {
   stale_premise_at_recovery: ['reapprove', 'dismiss'],
   model_deviated: ['reapprove', 'dismiss'],
   exposure: ['dismiss'],
+  reapproval_refused: ['reapprove', 'dismiss'],
 };
 
 export type InboxItemDraft = {
@@ -59,7 +69,7 @@ export type InboxItemDraft = {
   detail: { [key: string]: Json } | null;
 };
 
-const ITEM_ID = /^(ambiguous|lease_at_recovery|stale_premise|stale_premise_at_recovery|model_deviated|exposure):([0-9a-f]{64})$/;
+const ITEM_ID = /^(ambiguous|lease_at_recovery|stale_premise|stale_premise_at_recovery|model_deviated|exposure|reapproval_refused):([0-9a-f]{64})$/;
 
 export function inboxItemId(kind: InboxKind, effectId: string): string {
   return `${kind}:${effectId}`;
@@ -99,11 +109,21 @@ function lastRefusal(entries: readonly Entry[], code: string): EntryOf<'REFUSED'
   return null;
 }
 
+/** The item the effect's latest proposal re-approves (its request names it), or null when it is no re-approval's. */
+function reapprovedItem(entries: readonly Entry[]): string | null {
+  const latest = entries.findLast((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
+  const request = latest?.request;
+  const item = typeof request === 'object' && request !== null && !Array.isArray(request) ? request['reapproves'] : undefined;
+  return typeof item === 'string' ? item : null;
+}
+
 /** The item a settled effect opens, or null when its current outcome opens none. */
 export function inboxItemFor(effectId: string, subject: string, entries: readonly Entry[]): InboxItemDraft | null {
   const outcome = currentOutcome(entries);
   const kind = outcome === null ? undefined : INBOX_OUTCOMES[outcome];
   if (outcome === null || kind === undefined) return null;
+  const reapproved = reapprovedItem(entries);
+  if (REAPPROVAL_REFUSALS.includes(outcome) && reapproved === null) return null;
   const cents = amountOf(entries);
   let changes: PremiseChange[] = [];
   let happened = explainOutcome(outcome as Outcome);
@@ -114,8 +134,21 @@ export function inboxItemFor(effectId: string, subject: string, entries: readonl
     const refused = lastRefusal(entries, outcome);
     changes = refused ? [...refused.changes] : [];
     if (refused) happened = `${happened} (${refused.reason})`;
+    if (kind === 'reapproval_refused') happened = `${happened} This was the re-approval of item ${reapproved?.slice(0, 100) ?? 'unknown'}, which is closed.`;
   }
   return { id: inboxItemId(kind, effectId), kind, effectId, subject, outcome, happened, centsAtStake: cents, changes, actions: [...ALLOWED_ACTIONS[kind]], detail: null };
+}
+
+/**
+ * The disputes a person's closing of an exposure item decides on: those the item opened with. A refresh shows the
+ * disputes as they stand (`detail.disputes`) and keeps the ones it opened with (`detail.disputesAtOpen`); which of them
+ * a person read before closing cannot be known, so a dispute that arrived after the item opened is never taken as
+ * handled: its alert stays open for a person.
+ */
+export function exposureDisputesDecided(item: Pick<InboxItemDraft, 'detail'>): Json[] {
+  const atOpen = item.detail?.['disputesAtOpen'];
+  const shown = item.detail?.['disputes'];
+  return Array.isArray(atOpen) ? atOpen : Array.isArray(shown) ? shown : [];
 }
 
 /** Every action recorded on the effect, by item id (at most one each in a chain the gate wrote). */

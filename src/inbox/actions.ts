@@ -159,14 +159,23 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
         try {
           acted = await inbox.act(id, { action: 'reapprove', by: request.by, note: request.note, reapproval: { approval: request.approval, requestId, effectId } });
         } catch (error) {
-          // The same request raced itself (a double click) and the other copy was recorded first: answered as a replay.
-          const closedBy = error instanceof InterlockError && error.code === 'inbox_item_closed' ? await inbox.get(id) : null;
-          if (closedBy === null || !repeats(closedBy.closure, request)) {
-            // Nothing was closed by this attempt; a note left behind (a failed delete) is dropped by the next pass.
-            await inbox.clearReapproval(field).catch(() => undefined);
+          // The item as it stands says what this attempt did, whatever the error: the same request raced itself (a
+          // double click) and the other copy was recorded first, or act-3 ran and its answer was lost (a command that
+          // timed out after it ran, close-inbox-3 failing after it). Closed by this re-approval, the old request is
+          // blocked for good, so the proposal is made as if act() had answered. Unreadable now, the note stays for
+          // the recovery pass, which proposes it or drops it once it can read the item.
+          const standing = await inbox.get(id).catch(() => undefined);
+          if (standing === undefined) throw error;
+          if (standing === null || !repeats(standing.closure, request)) {
+            // Nothing was closed by this attempt when someone else closed the item or act() refused (its own answer).
+            // Open after an error of unknown outcome (Redis timed out or went away), the command may still run, so the
+            // note stays for the recovery pass, which drops it past its grace unless the item is this one's; a note
+            // left behind by a failed delete is dropped by it too.
+            const answered = error instanceof InterlockError && error.code !== 'redis_unavailable';
+            if (answered || (standing !== null && standing.closure !== null)) await inbox.clearReapproval(field).catch(() => undefined);
             throw error;
           }
-          acted = { item: closedBy, entry: null };
+          acted = { item: standing, entry: null };
         }
       }
       const recorded = await deps.propose(reapprovalProposal(item, requestId, request, premises, effect));

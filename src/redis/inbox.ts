@@ -6,7 +6,7 @@
 // step as those entries on a Redis Cluster (another slot), so it is written right after them and kept in step: an
 // item is opened again, harmlessly, by whoever meets the settled effect later (a redelivered job, the next recovery
 // pass), and an item whose chain already holds an action is shown and re-indexed as closed, whatever the index says.
-import { actionsOf, inboxItemFor, parseInboxItemId, reapprovedAlready, ALLOWED_ACTIONS, type InboxItemDraft, type InboxKind } from '../core/inbox.js';
+import { actionsOf, exposureDisputesDecided, inboxItemFor, parseInboxItemId, reapprovedAlready, ALLOWED_ACTIONS, type InboxItemDraft, type InboxKind } from '../core/inbox.js';
 import type { Actor, Draft, EntryOf, OperatorAction, Reapproval, Resolution } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
@@ -14,7 +14,7 @@ import { alertIdOf, type Alerts } from './alerts.js';
 import type { RedisClient } from './client.js';
 import type { Journal } from './journal.js';
 import type { Keys } from './keys.js';
-import { batchesAfter, goesOnAfter } from './newest-first.js';
+import { batchesAfter, goesOnAfter, type IndexPosition } from './newest-first.js';
 import { createScriptRunner } from './scripts.js';
 
 /**
@@ -32,12 +32,14 @@ export type InboxPage = { data: InboxItem[]; hasMore: boolean; next: string | nu
 export type ActRequest = { action: OperatorAction; by: Actor; note: string; resolution?: Resolution | null; reapproval?: Reapproval | null };
 
 /** `<opened or closed at>.<item id>`: where a page ended, in the index's newest-first order. */
-export const INBOX_CURSOR = /^(\d{1,16})\.((?:ambiguous|lease_at_recovery|stale_premise|stale_premise_at_recovery|model_deviated|exposure):[0-9a-f]{64})$/;
+export const INBOX_CURSOR = /^(\d{1,16})\.((?:ambiguous|lease_at_recovery|stale_premise|stale_premise_at_recovery|model_deviated|exposure|reapproval_refused):[0-9a-f]{64})$/;
 
 /** At most this many index entries are looked at for one page, so a rare filter cannot make one request scan everything. */
 const SCAN_BUDGET = 5_000;
 /** Index entries read per round trip while a page is looked for. */
 const SCAN_BATCH = 200;
+/** Tries of one refresh against other refreshes of the same item; each lost try means another refresh was written. */
+const REFRESH_TRIES = 10;
 
 export type Inbox = ReturnType<typeof createInbox>;
 
@@ -69,7 +71,7 @@ function describeActor(marker: string): string {
  * `alerts`: where an exposure item's alert is resolved once a person closes the item (the alert and the item are one
  * matter; resolveAlert in src/interlock.ts closes the item when the alert is resolved first).
  */
-export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Journal; alerts: Pick<Alerts, 'resolve'> }) {
+export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Journal; alerts: Pick<Alerts, 'get' | 'resolve'> }) {
   const { redis, keys, journal } = deps;
   const run = createScriptRunner(redis);
 
@@ -113,6 +115,25 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
     return { ...item, status: 'closed', closure };
   }
 
+  /**
+   * Of items the index holds open, those whose chain holds an action (act-3 appended it, the process stopped before
+   * close-inbox-3): each is closed from the chain now, as get() does, so a listing never shows as open an item its
+   * own page shows closed.
+   */
+  async function closedInChain(items: readonly InboxItem[]): Promise<Set<string>> {
+    const acted = await Promise.all(
+      items.map(async (item) => {
+        const partition = await journal.partitionOf(item.effectId);
+        return partition !== null && (await journal.actedOn(partition, item.effectId, item.id)) !== null;
+      }),
+    );
+    const closed = new Set<string>();
+    for (const [at, item] of items.entries()) {
+      if (acted[at] === true && (await get(item.id))?.status === 'closed') closed.add(item.id);
+    }
+    return closed;
+  }
+
   /** Opens the item the effect's current outcome calls for, if any (AMBIGUOUS, a refusal at recovery, a stale premise). */
   async function openFor(effectId: string): Promise<InboxItem | null> {
     const partition = await journal.partitionOf(effectId);
@@ -129,10 +150,41 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
     return item?.id === id ? item : null;
   }
 
+  /**
+   * Resolves the alert of an exposure item a person closed, when it names no dispute beyond those the closing decided
+   * on (exposureDisputesDecided): an alert naming another (a second chargeback) is new money at stake, not what they
+   * closed, and stays open for a person, as repairExposures in src/interlock.ts leaves it.
+   */
+  async function resolveDecided(item: InboxItem, by: Actor): Promise<void> {
+    const id = alertIdOf(item.effectId, 'exposure');
+    const alert = await deps.alerts.get(id);
+    const decided = exposureDisputesDecided(item);
+    if (alert === null || alert.disputes.some((dispute) => !decided.includes(dispute))) return;
+    await deps.alerts.resolve(id, `${by.name} (${by.role})`);
+  }
+
   return {
     open,
     get,
     openFor,
+
+    /**
+     * Rewrites what an open item says: `change` gets the item as stored and answers it as it should read now (what it
+     * may change is the caller's rule: an exposure's money at stake, never its id or kind). Asked again when another
+     * refresh wrote in between. Null when there is no such item or it is closed (it keeps what the person acted on);
+     * after REFRESH_TRIES lost tries it gives up and the item says what the last refresh wrote.
+     */
+    async refresh(id: string, change: (known: InboxItemDraft & { openedAt: number }) => InboxItemDraft & { openedAt: number }): Promise<InboxItem | null> {
+      let text = await redis.hget(keys.inbox, id);
+      for (let tries = 0; text !== null && tries < REFRESH_TRIES; tries += 1) {
+        const next = JSON.stringify(change(JSON.parse(text) as InboxItemDraft & { openedAt: number }));
+        const reply = await run<{ status: 'REFRESHED' } | { status: 'CLOSED' } | { status: 'MOVED'; item: string }>('refresh-inbox-2', [keys.inbox, keys.inboxClosed], [id, text, next]);
+        if (reply.status === 'CLOSED') return null;
+        if (reply.status === 'REFRESHED') return get(id);
+        text = reply.item === '' ? null : reply.item;
+      }
+      return text === null ? null : get(id);
+    },
 
     /** Notes a re-approval about to close its item (PendingReapproval); `field` names the attempt. */
     async markReapproval(field: string, pending: PendingReapproval): Promise<void> {
@@ -171,14 +223,26 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
         looked += batch.length;
         const ids = batch.map((member) => member.id);
         const [items, closures] = await Promise.all([redis.hmget(keys.inbox, ...ids), redis.hmget(keys.inboxClosed, ...ids)]);
+        const wanted: { at: number; member: IndexPosition; item: InboxItem }[] = [];
         for (const [at, member] of batch.entries()) {
           const item = assemble(member.id, items[at] ?? null, closures[at] ?? null);
           if (item === null || item.status !== status) continue;
           if ((filter.kind !== undefined && item.kind !== filter.kind) || (filter.subject !== undefined && item.subject !== filter.subject) || (filter.effect !== undefined && item.effectId !== filter.effect)) continue;
-          data.push(item);
-          if (data.length === limit) {
-            const hasMore = await goesOnAfter(redis, index, batch, at, SCAN_BATCH);
-            return { data, hasMore, next: hasMore ? `${member.score}.${member.id}` : null };
+          wanted.push({ at, member, item });
+        }
+        // The chain is asked about no more items than the page still needs: two reads for each item the page takes
+        // in, and get()'s reads for each it finds acted on (closed now, so no later page pays for it again).
+        for (let start = 0; start < wanted.length; ) {
+          const chunk = wanted.slice(start, start + limit - data.length);
+          start += chunk.length;
+          const acted = status === 'open' ? await closedInChain(chunk.map(({ item }) => item)) : new Set<string>();
+          for (const { at, member, item } of chunk) {
+            if (acted.has(item.id)) continue;
+            data.push(item);
+            if (data.length === limit) {
+              const hasMore = await goesOnAfter(redis, index, batch, at, SCAN_BATCH);
+              return { data, hasMore, next: hasMore ? `${member.score}.${member.id}` : null };
+            }
           }
         }
         const last = batch.at(-1);
@@ -211,7 +275,7 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
           const closure = closureOf(reply.entry);
           await close(id, closure);
           // One alert id per (kind, effect): an exposure item's alert is `exposure:<effect id>`. One already resolved stays so.
-          if (item.kind === 'exposure') await deps.alerts.resolve(alertIdOf(item.effectId, 'exposure'), `${request.by.name} (${request.by.role})`);
+          if (item.kind === 'exposure') await resolveDecided(item, request.by);
           return { item: { ...item, status: 'closed', closure }, entry: reply.entry };
         }
         case 'ACTED': {

@@ -36,6 +36,7 @@ export const SCRIPT_NAMES = [
   'act-3',
   'open-inbox-2',
   'close-inbox-3',
+  'refresh-inbox-2',
   'set-case-status-1',
   'set-alert-3',
   'index-open-alerts-3',

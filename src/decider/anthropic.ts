@@ -12,7 +12,6 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { Middleware } from '@anthropic-ai/sdk';
 import type { ContentBlockParam, Message, MessageParam, ToolResultBlockParam, ToolUseBlock } from '@anthropic-ai/sdk/resources/messages';
 import { z } from 'zod';
-import { MAX_AMOUNT_CENTS } from '../core/effects.js';
 import { InterlockError, type ErrorCode } from '../core/errors.js';
 import { LOOKUP_TOOLS, parseCase, type Decider, type Decision, type DecisionCase, type LookupTool } from './case.js';
 import type { DeciderConfig } from './config.js';
@@ -55,7 +54,9 @@ export class DeciderError extends InterlockError {
   }
 }
 
-const amount = z.number({ error: 'must be a number' }).int('must be a whole number of cents').positive('must be more than zero').max(MAX_AMOUNT_CENTS, `must be at most ${MAX_AMOUNT_CENTS}`);
+// No upper bound here but a safe whole number: an amount beyond what any effect may move is still the model's
+// decision, judged by checkDecision as a deviation (a person is told), not refused as a malformed answer nobody hears of.
+const amount = z.number({ error: 'must be a number' }).int('must be a whole number of cents').positive('must be more than zero').max(Number.MAX_SAFE_INTEGER, 'must be a safe whole number');
 const prose = z.string({ error: 'must be a string' });
 // Strict, as the tools' input_schema says (additionalProperties: false): a call that names a field the tool does not
 // define (another payment_intent, another customer) is not the decision the tool takes, and is not read as one.

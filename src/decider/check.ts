@@ -31,8 +31,8 @@ export function checkDecision(decision: Decision, approval: CaseApproval, kind: 
   const problems: string[] = [];
   if (decision.action !== ACTION_OF[kind]) problems.push(`the case is a ${kind} and its approval ${approval.id} covers a ${kind}, but the model decided a ${decision.action}`);
   const amount = decision.amountCents;
-  if (!Number.isSafeInteger(amount) || amount <= 0 || amount > MAX_AMOUNT_CENTS) problems.push(`the model decided ${String(amount)} cents, which is not a positive whole number of cents`);
-  else if (amount > approval.capCents) problems.push(`the model decided ${amount} cents, but approval ${approval.id} covers at most ${approval.capCents}`);
+  if (!Number.isSafeInteger(amount) || amount <= 0) problems.push(`the model decided ${String(amount)} cents, which is not a positive whole number of cents`);
+  else if (amount > approval.capCents || amount > MAX_AMOUNT_CENTS) problems.push(`the model decided ${amount} cents, but approval ${approval.id} covers at most ${approval.capCents}`);
   const expected = kind === 'refund' ? 'payment:' : 'customer:';
   if (!approval.scope.startsWith(expected)) problems.push(`approval ${approval.id} covers ${approval.scope}, which is not a ${kind === 'refund' ? 'payment' : 'customer'}`);
   if (problems.length === 0) return { verdict: 'accepted', decision };

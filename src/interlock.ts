@@ -633,14 +633,18 @@ async function openExposureItem(stores: Stores, alert: Alert): Promise<void> {
     actions: [...ALLOWED_ACTIONS.exposure],
     detail: { alert: alert.id, refund: alert.refund, disputes: alert.disputes, advice: alert.action },
   });
+  if (created || item.closure !== null) return;
+  // From the alert as it stands, not as this raise wrote it: two raises that overlap (a redelivered webhook for the
+  // first chargeback beside the second's) may reach here in the other order, and the older must not undo the newer.
+  const current = (await stores.alerts.get(alert.id)) ?? alert;
   const shown = Array.isArray(item.detail?.['disputes']) ? item.detail['disputes'] : [];
-  const stale = item.centsAtStake !== alert.centsAtStake || item.happened !== alert.sentence || alert.disputes.some((dispute) => !shown.includes(dispute));
-  if (created || item.closure !== null || !stale) return;
+  const stale = item.centsAtStake !== current.centsAtStake || item.happened !== current.sentence || current.disputes.some((dispute) => !shown.includes(dispute));
+  if (!stale) return;
   await stores.inbox.refresh(item.id, (known) => ({
     ...known,
-    happened: alert.sentence,
-    centsAtStake: alert.centsAtStake,
-    detail: { ...known.detail, disputes: alert.disputes, advice: alert.action, disputesAtOpen: exposureDisputesDecided(known) },
+    happened: current.sentence,
+    centsAtStake: current.centsAtStake,
+    detail: { ...known.detail, disputes: current.disputes, advice: current.action, disputesAtOpen: exposureDisputesDecided(known) },
   }));
 }
 

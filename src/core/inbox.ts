@@ -148,7 +148,9 @@ export function inboxItemFor(effectId: string, subject: string, entries: readonl
 export function exposureDisputesDecided(item: Pick<InboxItemDraft, 'detail'>): Json[] {
   const atOpen = item.detail?.['disputesAtOpen'];
   const shown = item.detail?.['disputes'];
-  return Array.isArray(atOpen) ? atOpen : Array.isArray(shown) ? shown : [];
+  if (!Array.isArray(shown)) return Array.isArray(atOpen) ? atOpen : [];
+  // Only what the item both opened with and shows: one it stopped showing was not in front of the person either.
+  return Array.isArray(atOpen) ? atOpen.filter((dispute) => shown.includes(dispute)) : shown;
 }
 
 /** Every action recorded on the effect, by item id (at most one each in a chain the gate wrote). */

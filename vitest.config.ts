@@ -2,10 +2,18 @@ import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Test files that replace a module with vi.mock: they need a module graph of their own, so they run isolated (a
- * fresh process each). tests/suite-config.test.ts fails if a file that mocks is missing here.
+ * Test files that need a process of their own (a fresh one each): those that replace a module with vi.mock (they
+ * need a module graph of their own; tests/suite-config.test.ts fails if one is missing here), and those that assert
+ * on what a whole process holds (the default worker ids its senders hold: a sender another file left open would
+ * hold the first one).
  */
-export const ISOLATED_TEST_FILES = ['tests/keys/thread-signer.test.ts', 'tests/cli/compiled-copy-cleanup-race.test.ts', 'tests/cli/compiled-copy-saved-mid-build.test.ts'];
+export const ISOLATED_TEST_FILES = [
+  'tests/keys/thread-signer.test.ts',
+  'tests/cli/compiled-copy-cleanup-race.test.ts',
+  'tests/cli/compiled-copy-saved-mid-build.test.ts',
+  'tests/gate/default-worker-id.test.ts',
+  'tests/gate/refused-start-no-heartbeat.test.ts',
+];
 
 const TEST_FILES = ['tests/**/*.test.ts', 'sandbox/**/*.test.ts', 'src/**/*.test.ts'];
 

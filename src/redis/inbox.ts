@@ -177,7 +177,12 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
     async refresh(id: string, change: (known: InboxItemDraft & { openedAt: number }) => InboxItemDraft & { openedAt: number }): Promise<InboxItem | null> {
       let text = await redis.hget(keys.inbox, id);
       for (let tries = 0; text !== null && tries < REFRESH_TRIES; tries += 1) {
-        const next = JSON.stringify(change(JSON.parse(text) as InboxItemDraft & { openedAt: number }));
+        const known = JSON.parse(text) as InboxItemDraft & { openedAt: number };
+        // An action already in the chain closes the item whatever the index says yet (act-3 ran, close-inbox-3 not
+        // yet): it keeps what the person acted on, and get() closes the index from the chain.
+        const partition = await journal.partitionOf(known.effectId);
+        if (partition !== null && (await journal.actedOn(partition, known.effectId, id)) !== null) return get(id);
+        const next = JSON.stringify(change(known));
         const reply = await run<{ status: 'REFRESHED' } | { status: 'CLOSED' } | { status: 'MOVED'; item: string }>('refresh-inbox-2', [keys.inbox, keys.inboxClosed], [id, text, next]);
         if (reply.status === 'CLOSED') return null;
         if (reply.status === 'REFRESHED') return get(id);

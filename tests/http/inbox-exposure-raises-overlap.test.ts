@@ -6,28 +6,27 @@
 // never shown (exposureDisputesDecided: "a dispute that arrived after the item opened is never taken as handled").
 import { describe, expect, it } from 'vitest';
 import { raiseAlert, type Stores } from '../../src/interlock.js';
-import { useInboxRig } from './inbox-items.js';
-import { uid } from './rig.js';
+import { committedForExposure, useInboxRig } from './inbox-items.js';
 
 const inbox = useInboxRig();
+
+/** Stores whose raise writes its alert, then waits for `release()` before it goes on to the inbox item. */
+function slowAfterAlert(stores: Stores): { slow: Stores; release: () => void } {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const slow: Stores = { ...stores, alerts: { ...stores.alerts, raise: async (alert) => { const raised = await stores.alerts.raise(alert); await gate; return raised; } } };
+  return { slow, release };
+}
 
 describe('two overlapping raises of one exposure alert', () => {
   it('leave the item saying what the alert says', async () => {
     const rig = inbox.rig();
-    const make = inbox.make();
-    const pi = `pi_${uid()}`;
-    const effectId = await make.proposed(pi);
-    expect(await make.submitLatest(effectId)).toBe('COMMITTED');
-    const first = `du_${uid()}`;
-    const second = `du_${uid()}`;
-    const body = (cents: number, named: string[]) => ({ kind: 'exposure' as const, effectId, subject: `payment:${pi}`, centsAtStake: cents, refund: `re_${pi}`, disputes: named, sentence: `Charged back ${named.length} time(s).`, action: 'Answer the disputes.' });
+    const { effectId, first, second, exposure: body } = await committedForExposure(inbox.make());
     await raiseAlert(rig.stores, body(4_000, [first]));
 
     // Raise A (the first chargeback again) writes its alert, then is slow to reach the item; raise B (the second
     // chargeback) writes after it and refreshes the item first.
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const slow: Stores = { ...rig.stores, alerts: { ...rig.stores.alerts, raise: async (alert) => { const raised = await rig.stores.alerts.raise(alert); await gate; return raised; } } };
+    const { slow, release } = slowAfterAlert(rig.stores);
     const a = raiseAlert(slow, body(4_000, [first]));
     await new Promise((resolve) => setTimeout(resolve, 200));
     const b = await raiseAlert(rig.stores, body(16_000, [first, second]));
@@ -44,18 +43,10 @@ describe('two overlapping raises of one exposure alert', () => {
 
   it('never resolves, with a dismissal, a chargeback the dismissed item did not show', async () => {
     const rig = inbox.rig();
-    const make = inbox.make();
-    const pi = `pi_${uid()}`;
-    const effectId = await make.proposed(pi);
-    expect(await make.submitLatest(effectId)).toBe('COMMITTED');
-    const first = `du_${uid()}`;
-    const second = `du_${uid()}`;
-    const body = (cents: number, named: string[]) => ({ kind: 'exposure' as const, effectId, subject: `payment:${pi}`, centsAtStake: cents, refund: `re_${pi}`, disputes: named, sentence: `Charged back ${named.length} time(s).`, action: 'Answer the disputes.' });
+    const { effectId, first, second, exposure: body } = await committedForExposure(inbox.make());
     // The first chargeback's raise writes its alert and is slow to reach the inbox; the second's writes after it and
     // opens the item; then the first's refresh lands.
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const slow: Stores = { ...rig.stores, alerts: { ...rig.stores.alerts, raise: async (alert) => { const raised = await rig.stores.alerts.raise(alert); await gate; return raised; } } };
+    const { slow, release } = slowAfterAlert(rig.stores);
     const a = raiseAlert(slow, body(4_000, [first]));
     await new Promise((resolve) => setTimeout(resolve, 200));
     const b = await raiseAlert(rig.stores, body(16_000, [first, second]));

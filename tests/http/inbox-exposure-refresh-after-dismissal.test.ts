@@ -4,21 +4,14 @@
 // index closed the item (close-inbox-3) must not rewrite what the closed item says.
 import { describe, expect, it } from 'vitest';
 import { journalOf, raiseAlert, type Stores } from '../../src/interlock.js';
-import { useInboxRig } from './inbox-items.js';
-import { uid } from './rig.js';
+import { committedForExposure, useInboxRig } from './inbox-items.js';
 
 const inbox = useInboxRig();
 
 describe('an exposure refreshed while its dismissal is being recorded', () => {
   it('keeps, closed, the money at stake the person dismissed', async () => {
     const rig = inbox.rig();
-    const make = inbox.make();
-    const pi = `pi_${uid()}`;
-    const effectId = await make.proposed(pi);
-    expect(await make.submitLatest(effectId)).toBe('COMMITTED');
-    const first = `du_${uid()}`;
-    const second = `du_${uid()}`;
-    const body = (cents: number, named: string[]) => ({ kind: 'exposure' as const, effectId, subject: `payment:${pi}`, centsAtStake: cents, refund: `re_${pi}`, disputes: named, sentence: `Charged back ${named.length} time(s).`, action: 'Answer the disputes.' });
+    const { effectId, first, second, exposure: body } = await committedForExposure(inbox.make());
     await raiseAlert(rig.stores, body(4_000, [first]));
     const id = `exposure:${effectId}`;
     expect((await rig.stores.inbox.get(id))?.centsAtStake).toBe(4_000);

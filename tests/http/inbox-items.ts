@@ -78,6 +78,18 @@ export async function createItemMaker(rig: Rig) {
 
 export type ItemMaker = Awaited<ReturnType<typeof createItemMaker>>;
 
+/**
+ * A refund committed on a payment of its own, with two chargeback ids for it and `exposure(cents, disputes)`: the
+ * exposure alert raiseAlert takes for that refund naming those chargebacks.
+ */
+export async function committedForExposure(make: ItemMaker) {
+  const pi = `pi_${uid()}`;
+  const effectId = await make.proposed(pi);
+  expect(await make.submitLatest(effectId)).toBe('COMMITTED');
+  const exposure = (cents: number, disputes: string[]) => ({ kind: 'exposure' as const, effectId, subject: `payment:${pi}`, centsAtStake: cents, refund: `re_${pi}`, disputes, sentence: `Charged back ${disputes.length} time(s).`, action: 'Answer the disputes.' });
+  return { pi, effectId, item: `exposure:${effectId}`, first: `du_${uid()}`, second: `du_${uid()}`, exposure };
+}
+
 /** A rig (no worker) and an item maker for the calling test file, started before its tests and closed after them. */
 export function useInboxRig(): { rig(): Rig; make(): ItemMaker } {
   let rig: Rig | undefined;

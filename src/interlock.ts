@@ -608,7 +608,8 @@ export async function repairExposures(stores: Stores): Promise<ExposureRepair> {
       // alert beside it is one the facts opened again since (raise re-opens what they resolved), money at stake again.
       // The item takes no second action, so the alert alone carries it: resolving it would hide the new exposure.
       if (closure.by.name === FACTS_ACTOR.name && closure.by.role === FACTS_ACTOR.role) return;
-      const done = await stores.alerts.resolve(alert.id, `${closure.by.name} (${closure.by.role})`);
+      // Asked again of the alert as it stands at the write: a chargeback raised since this read is not resolved with it.
+      const done = await stores.alerts.resolve(alert.id, `${closure.by.name} (${closure.by.role})`, (now) => now.disputes.every((dispute) => handled.includes(dispute)));
       if (done?.resolved) repair.resolvedAlerts.push(alert.id);
     });
   }

@@ -212,10 +212,12 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
     /**
      * Resolves an open alert, naming who. Of people resolving one alert at once exactly one is recorded (`resolved`
      * true); every other one, and anyone after, gets `resolved` false with the alert naming who resolved it. Null when
-     * there is no such alert.
+     * there is no such alert. `still`, when given, is asked of the alert as it stands at the write (asked again if a
+     * raise changed it since): false leaves it open (`resolved` false), so a caller that decided on what an alert said
+     * never resolves what it says after a raise in between (a second chargeback).
      */
-    async resolve(id: string, by: string): Promise<{ alert: Alert; resolved: boolean } | null> {
-      const { alert, written } = await update(id, (known, now) => (known === null || known.resolvedAt !== null ? null : { ...known, resolvedAt: now, resolvedBy: by }));
+    async resolve(id: string, by: string, still?: (alert: Alert) => boolean): Promise<{ alert: Alert; resolved: boolean } | null> {
+      const { alert, written } = await update(id, (known, now) => (known === null || known.resolvedAt !== null || (still !== undefined && !still(known)) ? null : { ...known, resolvedAt: now, resolvedBy: by }));
       return alert === null ? null : { alert, resolved: written };
     },
     /**

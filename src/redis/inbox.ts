@@ -71,7 +71,7 @@ function describeActor(marker: string): string {
  * `alerts`: where an exposure item's alert is resolved once a person closes the item (the alert and the item are one
  * matter; resolveAlert in src/interlock.ts closes the item when the alert is resolved first).
  */
-export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Journal; alerts: Pick<Alerts, 'get' | 'resolve'> }) {
+export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Journal; alerts: Pick<Alerts, 'resolve'> }) {
   const { redis, keys, journal } = deps;
   const run = createScriptRunner(redis);
 
@@ -156,11 +156,9 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
    * closed, and stays open for a person, as repairExposures in src/interlock.ts leaves it.
    */
   async function resolveDecided(item: InboxItem, by: Actor): Promise<void> {
-    const id = alertIdOf(item.effectId, 'exposure');
-    const alert = await deps.alerts.get(id);
     const decided = exposureDisputesDecided(item);
-    if (alert === null || alert.disputes.some((dispute) => !decided.includes(dispute))) return;
-    await deps.alerts.resolve(id, `${by.name} (${by.role})`);
+    // Decided on the alert as it stands when it is written: a chargeback raised after a read would be resolved unseen.
+    await deps.alerts.resolve(alertIdOf(item.effectId, 'exposure'), `${by.name} (${by.role})`, (alert) => alert.disputes.every((dispute) => decided.includes(dispute)));
   }
 
   return {

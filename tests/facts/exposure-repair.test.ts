@@ -38,7 +38,7 @@ async function dismissals(effectId: string): Promise<Entry[]> {
 }
 
 /** The inbox's act with the process dying right after the item closed in the index, before it resolved the alert. */
-const actDyingBeforeTheAlert = () => createInbox({ redis: rig.redis, keys: stores.keys, journal: journalOf(stores), alerts: { get: (id) => stores.alerts.get(id), resolve: async () => null } });
+const actDyingBeforeTheAlert = () => createInbox({ redis: rig.redis, keys: stores.keys, journal: journalOf(stores), alerts: { resolve: async () => null } });
 
 describe('the exposure repair', () => {
   it('goes on past a pair it cannot close now, repairing the others, and names the one it could not', async () => {

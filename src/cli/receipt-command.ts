@@ -149,7 +149,9 @@ export function addReceiptCommands(program: Command): void {
         unreadable(`${file}: its verification could not be written out (${error instanceof Error ? error.message : String(error)}).`);
       }
       process.stdout.write(`${showable(written)}\n`);
-      if (result.signed === null) {
+      // Only when no key was given: a receipt refused on its shape is never signature-checked either (signed null), and
+      // telling that operator to pass the key they passed is untrue.
+      if (keys === undefined) {
         process.stderr.write('No public key was given or configured, so the signatures were not checked: anyone could have rebuilt this chain. Pass --public-key FILE to authenticate it.\n');
       }
       process.exitCode = result.valid === true ? EXIT_VALID : result.valid === null ? EXIT_UNAUTHENTICATED : EXIT_INVALID;

@@ -32,6 +32,14 @@ export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
     express.raw({ type: () => true, limit: deps.limitBytes ?? 512 * 1024 }),
     async (req: Request, res: Response) => {
       const body: unknown = req.body;
+      // A body another parser took first (express.json() mounted before this route) arrives as an object or a string:
+      // its bytes, which the signature covers, are gone, and saying it is empty would send the operator looking for a
+      // sender that posts nothing.
+      if (body !== undefined && !Buffer.isBuffer(body) && !(typeof body === 'object' && body !== null && Object.keys(body).length === 0)) {
+        deps.onOutcome?.('rejected', { reason: 'body_parsed_before_route' });
+        problem(res, 400, 'body_parsed_before_route', `The body reached ${WEBHOOK_PATH} already parsed (${typeof body === 'string' ? 'as text' : 'as an object'}), not as the raw bytes Stripe signed, so its signature cannot be checked: a body parser (express.json(), express.text()) runs before this route. Mount the route before any body parser, or exclude ${WEBHOOK_PATH} from it.`);
+        return;
+      }
       if (!Buffer.isBuffer(body) || body.length === 0) {
         deps.onOutcome?.('rejected', { reason: 'not_an_event' });
         problem(res, 400, 'not_an_event', 'The body is empty: Stripe sends the event as the raw JSON body of the request.');

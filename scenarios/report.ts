@@ -290,6 +290,27 @@ export function reverify(file: string): number {
   return count;
 }
 
+/**
+ * Writes a scenario's JSON file and its page, for a run and for a render alike: the receipts are re-verified from the
+ * file as written first, so a receipt that does not survive it is one of the gate's problems (the run exits 1 for it),
+ * not only a field of the file; then the verdict, the gate's problems and the seeds' differences are computed from the
+ * cells so verified and written into the JSON, which says what its page says. `result`'s cells get the answer too.
+ */
+function writeScenario(json: string, result: ScenarioResult): string[] {
+  writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
+  reverify(json);
+  const reread = (JSON.parse(readFileSync(json, 'utf8')) as ScenarioResult).cells;
+  result.cells.forEach((cell, index) => {
+    const reverified = reread[index]?.receipt_reverified_from_results;
+    if (typeof reverified === 'boolean') cell.receipt_reverified_from_results = reverified;
+  });
+  const enriched = { ...result, verdict: verdictLines(result), gate_problems: result.cells.flatMap((cell) => gateProblems(cell, Number(result.settle_margin_s ?? 10))), seed_differences: seedDifferences(result.scenario, result.cells) };
+  writeFileSync(json, `${JSON.stringify(enriched, null, 2)}\n`);
+  const md = json.replace(/\.json$/, '.md');
+  writeFileSync(md, page(JSON.parse(readFileSync(json, 'utf8')) as ScenarioResult));
+  return [json, md];
+}
+
 export function writeResults(out: string, results: ScenarioResult[]): string[] {
   const files: string[] = [];
   for (const result of results) {
@@ -302,20 +323,7 @@ export function writeResults(out: string, results: ScenarioResult[]): string[] {
       process.stderr.write(`${result.scenario}: none of its ${result.cells.length} cells ran, so ${json} and its page keep the results they had; the failures are listed below.\n`);
       continue;
     }
-    // The receipts are verified from the file first, so a receipt that does not survive it is one of the gate's
-    // problems (the run exits 1 for it), not only a field of the file.
-    writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
-    reverify(json);
-    const reread = (JSON.parse(readFileSync(json, 'utf8')) as ScenarioResult).cells;
-    result.cells.forEach((cell, index) => {
-      const reverified = reread[index]?.receipt_reverified_from_results;
-      if (typeof reverified === 'boolean') cell.receipt_reverified_from_results = reverified;
-    });
-    const enriched = { ...result, verdict: verdictLines(result), gate_problems: result.cells.flatMap((cell) => gateProblems(cell, Number(result.settle_margin_s ?? 10))), seed_differences: seedDifferences(result.scenario, result.cells) };
-    writeFileSync(json, `${JSON.stringify(enriched, null, 2)}\n`);
-    const md = join(out, `${result.scenario}.md`);
-    writeFileSync(md, page(JSON.parse(readFileSync(json, 'utf8')) as ScenarioResult));
-    files.push(json, md);
+    files.push(...writeScenario(json, result));
   }
   // The index is left as it is when no scenario was written: it already says what the folder holds.
   if (files.length > 0 || !existsSync(join(out, 'README.md'))) files.push(writeIndex(out));
@@ -337,7 +345,9 @@ export function writeIndex(out: string): string {
 export class NoResultsError extends Error {}
 
 /**
- * Re-renders every page and the index from the JSON files in the folder (nothing is run, Stripe is not called). A
+ * Re-renders every page and the index from the JSON files in the folder (nothing is run, Stripe is not called), as a
+ * run writes them: each JSON file's receipts re-verified and its verdict, gate problems and seed differences
+ * recomputed, so the file a script reads never keeps saying what its new page no longer does. A
  * folder with none of them is refused, writing nothing: an index of no scenario is not a rendering, and a folder that
  * is not there would otherwise end in a refusal to write its index, as if writing were what went wrong.
  */
@@ -350,10 +360,7 @@ export function renderFromJson(out: string): string[] {
   for (const name of Object.keys(TITLES)) {
     const json = join(out, `${name}.json`);
     if (!existsSync(json)) continue;
-    reverify(json);
-    const md = join(out, `${name}.md`);
-    writeFileSync(md, page(JSON.parse(readFileSync(json, 'utf8')) as ScenarioResult));
-    files.push(md);
+    files.push(...writeScenario(json, JSON.parse(readFileSync(json, 'utf8')) as ScenarioResult));
   }
   files.push(writeIndex(out));
   return files;

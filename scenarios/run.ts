@@ -63,6 +63,8 @@ const INTERRUPT_REMOVE_MS = 10_000;
  * process (granting an approval, recording a proposal) goes on until it fails on the stopped processes.
  */
 const INTERRUPT_SETTLE_MS = 5_000;
+/** How long an interrupt waits for a private Redis it stopped while it started to exit, before it exits anyway (ms). */
+const INTERRUPT_REDIS_START_MS = 2_000;
 /** The signals that end a run the way Ctrl-C does: a closed terminal (SIGHUP) too, whose default would skip every exit hook. */
 const INTERRUPTS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
@@ -139,10 +141,17 @@ export function reproducingCommand(name: ScenarioName, run: { reps: number; defa
 
 /**
  * A row or column the scenarios asked for do not have would run nothing of it and still exit 0: name the scenario it
- * belongs to. So would rows and columns that never meet in one scenario.
+ * belongs to. So would rows and columns that never meet in one scenario. A list that names nothing (`--rows ""`, an
+ * unset shell variable, `--rows ,`) is refused as such, with the names it could give.
  */
 function checkSelection(names: readonly ScenarioName[], rows: readonly string[] | null, columns: readonly string[] | null): void {
   const asked = names.map((name) => ({ name, ...RUNNERS[name] }));
+  for (const kind of ['rows', 'columns'] as const) {
+    if ((kind === 'rows' ? rows : columns)?.length !== 0) continue;
+    const one = kind === 'rows' ? 'row' : 'column';
+    const known = [...new Set(asked.flatMap((scenario) => scenario[kind]))];
+    throw new ScenarioUsageError(`--${kind} names no ${one} (it is empty, or only commas): give one or more of the ${kind} of ${names.join(', ')}, comma-separated (${known.join(', ')}), or leave out --${kind} to run them all.`);
+  }
   const others = SCENARIOS.filter((name) => !names.includes(name));
   const where = (kind: 'rows' | 'columns', item: string) => {
     const owners = others.filter((name) => RUNNERS[name][kind].includes(item));
@@ -185,17 +194,9 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
   probeOut(resolve(options.out));
   let stopRedis = async () => {};
   const privateRedis = redisUrl === '';
-  if (privateRedis) {
-    // No Redis given: a private, durable redis-server for this run (append-only, fsync always), removed after.
-    const dir = mkdtempSync(join(tmpdir(), 'interlock-scenario-redis-'));
-    leftovers.dirs.add(dir);
-    const redis = await startPrivateRedis(dir);
-    redisUrl = redis.url;
-    stopRedis = async () => {
-      await redis.stop();
-      rmSync(dir, { recursive: true, force: true });
-    };
-  }
+  // Aborted by an interrupt: a private Redis still starting is killed, and its start fails once it has exited.
+  const redisStart = new AbortController();
+  let redisStarting: Promise<unknown> = Promise.resolve();
   const unsafeDurability = ['1', 'true', 'yes'].includes(env.INTERLOCK_UNSAFE_DURABILITY ?? '');
   const only: Selection = { row: (name) => rows === null || rows.includes(name), column: (name) => columns === null || columns.includes(name) };
   const bar = createProgressBar();
@@ -224,8 +225,11 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
     bar.finish();
     leftovers.stopping = true;
     stopChildren();
+    redisStart.abort();
     const stopped = `${signal}: stopped; the cells under way are not written, and ${options.out} keeps the results it had.`;
     interruption = (async () => {
+      // Its directory is removed on the way out, once the server in it has gone.
+      await Promise.race([redisStarting, sleep(INTERRUPT_REDIS_START_MS)]);
       if (remove) {
         process.stderr.write(`${stopped} Removing the Redis keys this run wrote to REDIS_URL (at most ${(INTERRUPT_SETTLE_MS + INTERRUPT_REMOVE_MS) / 1000} s; ${again} again exits at once)…\n`);
         // A cell still running here would write after the removal (its approvals, its proposals).
@@ -260,6 +264,21 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
     return { scenario: runner.key, generated: new Date().toISOString(), model, backend: key === null ? 'sandbox' : 'test_mode', delays: options.delays, reps, cells, command: reproducingCommand(name, { reps, defaultReps: runner.defaultReps, delays: options.delays, rows, columns }), [field]: why };
   };
   try {
+    if (privateRedis) {
+      // No Redis given: a private, durable redis-server for this run (append-only, fsync always), removed after, as
+      // its directory is when it cannot start (no redis-server, one that exits at start). Started once the interrupt
+      // handlers are in place: its process group gets no Ctrl-C, so only they can stop it while it starts.
+      const dir = mkdtempSync(join(tmpdir(), 'interlock-scenario-redis-'));
+      leftovers.dirs.add(dir);
+      const starting = startPrivateRedis(dir, { signal: redisStart.signal });
+      redisStarting = starting.catch(() => undefined);
+      const redis = await starting;
+      redisUrl = redis.url;
+      stopRedis = async () => {
+        await redis.stop();
+        rmSync(dir, { recursive: true, force: true });
+      };
+    }
     const results = await Promise.all(
       options.scenarios.map(async (name) => {
         const runner = RUNNERS[name];

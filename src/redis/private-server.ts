@@ -144,12 +144,17 @@ async function stopOrphan(url: string, dir: string, pid: number): Promise<boolea
   return false;
 }
 
+type StartOptions = { onLine?: (line: string) => void; orphanOf?: string | null; signal?: AbortSignal };
+
 /**
  * Starts redis-server under `<dataDir>/redis`; throws `invalid_config` (exit 2) when the binary is missing.
  * `orphanOf`: the address of the private Redis a `serve` that is no longer running started on this data directory
  * (its service.json), so one left running by a killed serve is stopped and this start goes on.
+ * `signal`: aborting it before the server answers kills the server (its append-only file is fsynced on every write,
+ * so a kill loses nothing it acknowledged) and fails the start once the server has exited, so the caller may remove
+ * its directory; aborting it later does nothing (stop() stops a started server).
  */
-export async function startPrivateRedis(dataDir: string, options: { binary?: string; onLine?: (line: string) => void; orphanOf?: string | null } = {}): Promise<PrivateRedis> {
+export async function startPrivateRedis(dataDir: string, options: StartOptions & { binary?: string } = {}): Promise<PrivateRedis> {
   const binary = options.binary ?? 'redis-server';
   const probe = spawnSync(binary, ['--version'], { encoding: 'utf8' });
   if (probe.error !== undefined || probe.status !== 0) throw missingBinary();
@@ -164,14 +169,22 @@ export async function startPrivateRedis(dataDir: string, options: { binary?: str
   }
 }
 
-async function startLocked(binary: string, dir: string, dataDir: string, options: { onLine?: (line: string) => void; orphanOf?: string | null }, release: () => void): Promise<PrivateRedis> {
+/** What a start aborted by its caller fails with. */
+function startCancelled(dir: string): InterlockError {
+  return new InterlockError('redis_unavailable', `The private redis-server in ${dir} was stopped while it started: the start was cancelled.`);
+}
+
+async function startLocked(binary: string, dir: string, dataDir: string, options: StartOptions, release: () => void): Promise<PrivateRedis> {
   // Two servers on one append-only file would corrupt it: a live pid in the pidfile means another process owns it.
   const owner = livePid(join(dir, 'redis.pid'));
   const orphanGone = owner !== null && typeof options.orphanOf === 'string' && (await stopOrphan(options.orphanOf, dir, owner));
   if (owner !== null && !orphanGone) {
     throw new InterlockError('invalid_config', `Another redis-server (pid ${owner}) already serves the private Redis in ${dir}, started by another \`interlock serve\` with this data directory. Set REDIS_URL to share it (its address is in ${join(dataDir, 'service.json')}), or give this process its own INTERLOCK_DATA_DIR.`);
   }
+  // A function, not a check TypeScript would take as still holding after the awaits between two of them.
+  const aborted = () => options.signal?.aborted === true;
   const port = await freePort();
+  if (aborted()) throw startCancelled(dir);
   // In a process group of its own: Ctrl-C signals the terminal's whole group, and Redis would stop at once while the
   // service is still draining (a send in progress could then not record its end). The service stops it after the
   // drain, and a service that exits without stopping it (a second signal, a stop that overran) ends it on the way out.
@@ -208,27 +221,47 @@ async function startLocked(binary: string, dir: string, dataDir: string, options
       resolveExit();
     });
   });
+  // Aborted while it starts: killed from the listener itself, so a caller that aborts on its way out (a signal handler
+  // that then exits) leaves no server behind either, the server's own process group getting no terminal signal.
+  const cancel = () => {
+    if (exited === null) child.kill('SIGKILL');
+  };
+  options.signal?.addEventListener('abort', cancel, { once: true });
+  const cancelled = async () => {
+    cancel();
+    await exit;
+    return startCancelled(dir);
+  };
   const url = `redis://127.0.0.1:${port}`;
   const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (exited !== null) throw new InterlockError('redis_unavailable', `The private redis-server exited at start (code ${exited}): ${tail.slice(-3).join(' | ')}`);
-    const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      // Loading a large append-only file answers LOADING until it is done.
-      if ((await client.ping()) === 'PONG') {
-        await client.quit();
-        break;
+  try {
+    for (;;) {
+      if (aborted()) throw await cancelled();
+      if (exited !== null) throw new InterlockError('redis_unavailable', `The private redis-server exited at start (code ${exited}): ${tail.slice(-3).join(' | ')}`);
+      const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+      client.on('error', () => undefined);
+      try {
+        await client.connect();
+        // Loading a large append-only file answers LOADING until it is done.
+        if ((await client.ping()) === 'PONG') {
+          await client.quit();
+          break;
+        }
+      } catch {
+        client.disconnect();
       }
-    } catch {
-      client.disconnect();
+      if (Date.now() > deadline) {
+        // Gone before the start fails, so the caller may remove its directory.
+        child.kill('SIGKILL');
+        await exit;
+        throw new InterlockError('redis_unavailable', `The private redis-server did not answer within 10 s: ${tail.slice(-3).join(' | ')}`);
+      }
+      await new Promise((wait) => setTimeout(wait, 50));
     }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new InterlockError('redis_unavailable', `The private redis-server did not answer within 10 s: ${tail.slice(-3).join(' | ')}`);
-    }
-    await new Promise((wait) => setTimeout(wait, 50));
+    // Aborted while it answered the last ping: stopped all the same.
+    if (aborted()) throw await cancelled();
+  } finally {
+    options.signal?.removeEventListener('abort', cancel);
   }
   return {
     url,

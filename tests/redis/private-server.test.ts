@@ -6,7 +6,7 @@
 // the same moment take the directory's start lock, which only one gets.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -127,5 +127,40 @@ describe('Ctrl-C on a service holding its private redis-server', () => {
       if (processRuns(pid)) process.kill(pid, 'SIGKILL');
       if (holder.exitCode === null) holder.kill('SIGKILL');
     }
+  });
+});
+
+describe('a private redis-server start its caller aborts', () => {
+  it('kills the server still starting, fails once it has gone, and frees the directory; an abort after the start leaves the server running', { timeout: 30_000 }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'interlock-private-abort-'));
+    dirs.push(dataDir);
+    const real = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).stdout.trim();
+    // A redis-server slow to start: it writes its pid, waits, then becomes the real one.
+    const binary = join(dataDir, 'slow-redis-server');
+    const pidFile = join(dataDir, 'slow.pid');
+    writeFileSync(binary, `#!/bin/sh\nif [ "$1" = "--version" ]; then exec ${real} "$@"; fi\necho $$ > ${pidFile}\nsleep 5\nexec ${real} "$@"\n`, { mode: 0o755 });
+    const controller = new AbortController();
+    const starting = startPrivateRedis(dataDir, { binary, signal: controller.signal });
+    const deadline = Date.now() + 10_000;
+    let pid = 0;
+    while (pid === 0 && Date.now() < deadline) {
+      try {
+        pid = Number(readFileSync(pidFile, 'utf8').trim());
+      } catch {
+        await new Promise((wait) => setTimeout(wait, 20));
+      }
+    }
+    expect(pid).toBeGreaterThan(0);
+    controller.abort();
+    await expect(starting).rejects.toThrow(/was stopped while it started/);
+    expect(processRuns(pid)).toBe(false);
+
+    // The start lock went with it: the next start on the directory goes on, and a later abort leaves it running.
+    const later = new AbortController();
+    const redis = await startPrivateRedis(dataDir, { signal: later.signal });
+    started.push(redis);
+    later.abort();
+    await new Promise((wait) => setTimeout(wait, 200));
+    expect(await read(redis.url, 'nothing')).toBeNull();
   });
 });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { effectIdFor, type Decider } from '../src/interlock.js';
 import { billingObservations, caseCredits, type BillingCase, type BillingObservations } from './billing-facts.js';
 import { cellFailed, decide, LANDED, rowMajorPlan, runPlan, type Cell, type Column, type Progress } from './cells.js';
-import { cellDir, CellError, expectSigkill, expectSuccess, hex, judgeReceipt, pollUntil, propose, runBaseline, seconds, startWorker, waitSettled, type World } from './harness.js';
+import { cellDir, CellError, expectSigkill, expectSuccess, hex, judgeReceipt, pollUntil, propose, receiptAgainstStripe, runBaseline, seconds, startWorker, waitSettled, type World } from './harness.js';
 import type { Planner, Runner } from './run.js';
 import type { StripeObject } from './stripe-http.js';
 
@@ -136,6 +136,7 @@ export async function runBillingCell(world: World, decider: Decider, prices: Pri
     const outcome = String(answer.status ?? 'NO_ANSWER');
     const credits = await caseCredits(world.stripe, kase);
     const count = credits.length;
+    const creditIds = credits.flatMap((credit) => credit.id ?? []);
     const cents = credits.reduce((sum, credit) => sum - Number(credit.amount), 0);
     const held = count === row.want.case_credit_count && cents === row.want.case_credit_cents;
     const [notes, transactions, invoices] = await Promise.all([
@@ -176,11 +177,11 @@ export async function runBillingCell(world: World, decider: Decider, prices: Pri
     };
     if (judgement !== null) {
       const v = judgement.verification;
-      const money = v.finalMoney.status !== 'unknown' ? v.finalMoney.status : v.answer;
-      const landed = money === 'returned' || money === 'pending';
+      // The case's credits are its money at Stripe: a balance transaction has no status, so one that exists landed.
+      const { money, answerMatches, proof } = receiptAgainstStripe(judgement, creditIds, count > 0);
       Object.assign(cell, {
-        answer_matches_final_money: landed === count > 0,
-        proof: v.valid === true && (v.happened === true) === count > 0,
+        answer_matches_final_money: answerMatches,
+        proof,
         tamper_evident: judgement.tamperEvident,
         effect_id: effectId,
         journal: judgement.journal,
@@ -196,7 +197,7 @@ export async function runBillingCell(world: World, decider: Decider, prices: Pri
       const matches = LANDED.has(outcome) === count > 0;
       Object.assign(cell, {
         answer_matches_final_money: matches,
-        proof: column === 'hand_check' && matches && handCheckProves(log, credits.flatMap((credit) => credit.id ?? [])),
+        proof: column === 'hand_check' && matches && handCheckProves(log, creditIds),
         hand_check_log: log,
       });
     }

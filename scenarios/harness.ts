@@ -213,6 +213,34 @@ export async function judgeReceipt(world: World, effectId: string): Promise<Rece
   return { receipt, verification, tamperEvident: tamperFails(world, receipt), journal: receipt.entries.map((entry) => entry.kind) };
 }
 
+export type ReceiptAgainstStripe = {
+  /** What the receipt says about the money now: its post-send facts (OBSERVED) when it has them, else its outcome. */
+  money: Verification['answer'];
+  /** That answer (returned or pending) is whether Stripe holds the effect's money returned. */
+  answerMatches: boolean;
+  /**
+   * The receipt verifies, records the checks that ran (at dispatch, or re-checked at recovery), and its outcome
+   * agrees with Stripe: its evidence is one of the objects Stripe holds for the effect, or Stripe holds none and the
+   * receipt says it did not happen.
+   */
+  proof: boolean;
+};
+
+/**
+ * The gate's receipt judged against Stripe (scenarios/README.md "Judging"). `stripeIds`: the objects Stripe holds
+ * for this effect, whatever their status (a refund that failed later is still the one the gate sent);
+ * `moneyReturned`: whether Stripe holds the money returned (a refund succeeded or pending, a credit that exists).
+ */
+export function receiptAgainstStripe(judged: Pick<ReceiptJudgement, 'receipt' | 'verification'>, stripeIds: readonly string[], moneyReturned: boolean): ReceiptAgainstStripe {
+  const v = judged.verification;
+  const money = v.finalMoney.status !== 'unknown' ? v.finalMoney.status : v.answer;
+  const answered = money === 'returned' || money === 'pending';
+  const evidenceFound = v.evidence !== null && stripeIds.includes(v.evidence);
+  const checksRecorded = judged.receipt.entries.some((entry) => (entry as Record<string, unknown>).checks !== undefined || ((entry as Record<string, unknown>).rechecked ?? null) !== null);
+  const outcomeMatches = v.valid === true && (evidenceFound || (stripeIds.length === 0 && v.happened === false));
+  return { money, answerMatches: answered === moneyReturned, proof: checksRecorded && outcomeMatches };
+}
+
 /** The seeds' tamper test: alter the last settling entry (its reason, or else its result) and verify the copy. */
 export function tamperFails(world: World, receipt: Receipt): boolean {
   const copy = JSON.parse(JSON.stringify(receipt)) as { entries: Record<string, unknown>[] };

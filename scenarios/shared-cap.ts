@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { effectIdFor, type Decider } from '../src/interlock.js';
 import { decide, runPlan, type Cell, type Column, type Progress } from './cells.js';
-import { cellDir, CellError, expectSigkill, expectSuccess, hex, judgeReceipt, propose, runBaseline, seconds, startWorker, waitSettled, type Running, type World } from './harness.js';
+import { cellDir, CellError, expectSigkill, expectSuccess, hex, judgeReceipt, propose, receiptAgainstStripe, runBaseline, seconds, startWorker, waitSettled, type Running, type World } from './harness.js';
 import type { Planner, Runner } from './run.js';
 
 export const CAP_COLUMNS: Column[] = ['no_check', 'hand_check', 'hand_lock', 'interlock'];
@@ -61,6 +61,9 @@ export async function runCapCell(world: World, decider: Decider, row: CapRow, co
     const effectBots = new Map<string, string>();
     const receipts: Record<string, unknown> = {};
     let provable = false;
+    // The gate's answers are what its receipts say about the money; the baselines' are their statuses (below).
+    let answersMatch = false;
+    const receiptAnswers: string[] = [];
     let tamperEvident = false;
     let factsChanged = false;
     if (column === 'interlock') {
@@ -96,15 +99,20 @@ export async function runCapCell(world: World, decider: Decider, row: CapRow, co
       settledAt = last;
       const truth = await groundTruth(world, paymentIntent, effectBots);
       provable = true;
+      answersMatch = true;
       tamperEvident = true;
       for (const { bot, effectId } of effects) {
         const judged = await judgeReceipt(world, effectId);
         const v = judged.verification;
-        const landed = truth.refunds.some((r) => r.bot === bot && r.status !== 'failed');
-        provable &&= v.valid === true && (v.happened === true) === landed;
+        // Each receipt against this bot's own refunds at Stripe: the other bot's refund proves nothing of this one.
+        const own = truth.refunds.filter((r) => r.bot === bot);
+        const { money, answerMatches, proof } = receiptAgainstStripe(judged, own.map((r) => r.id), own.some((r) => r.status === 'succeeded' || r.status === 'pending'));
+        provable &&= proof;
+        answersMatch &&= answerMatches;
+        receiptAnswers.push(`${bot} ${money}`);
         tamperEvident &&= judged.tamperEvident;
         factsChanged ||= (v.recheckedAtRecovery?.violations.length ?? 0) > 0;
-        receipts[bot] = { effect_id: effectId, kinds: judged.journal, valid: v.valid, happened: v.happened, happened_once: v.happenedOnce, authorized_when_fired: v.authorizedWhenFired, assumptions_held: v.assumptionsHeld, refused: v.refused, evidence: v.evidence, problems: v.problems, receipt: judged.receipt };
+        receipts[bot] = { effect_id: effectId, kinds: judged.journal, valid: v.valid, happened: v.happened, happened_once: v.happenedOnce, authorized_when_fired: v.authorizedWhenFired, assumptions_held: v.assumptionsHeld, refused: v.refused, evidence: v.evidence, receipt_answer: money, problems: v.problems, receipt: judged.receipt };
       }
       crashedBot = effects.find(({ bot }) => RECOVERY_OUTCOMES.has(statuses[bot] ?? ''))?.bot ?? null;
     } else {
@@ -144,8 +152,10 @@ export async function runCapCell(world: World, decider: Decider, row: CapRow, co
       rep,
       outcome: `crashed ${crashedBot === null ? '?' : statuses[crashedBot]} / other ${other === null ? '?' : statuses[other]}`,
       held,
-      // The answer each agent got against what Stripe holds for it: landed iff its refund is there and not failed.
-      answer_matches_final_money: BOTS.every((bot) => ['REFUNDED', 'REPLAYED_BY_STRIPE', 'FOUND_BY_LOOKUP', 'COMMITTED', 'COMMITTED_BY_RETRY', 'COMMITTED_ON_QUERY', 'REAPPLIED_AFTER_QUERY'].includes(statuses[bot] ?? '') === truth.refunds.some((r) => r.bot === bot && r.status !== 'failed')),
+      // A baseline's answer against what Stripe holds for each agent: landed iff its refund is there and not failed.
+      answer_matches_final_money: column === 'interlock' ? answersMatch : BOTS.every((bot) => ['REFUNDED', 'REPLAYED_BY_STRIPE', 'FOUND_BY_LOOKUP', 'COMMITTED', 'COMMITTED_BY_RETRY', 'COMMITTED_ON_QUERY', 'REAPPLIED_AFTER_QUERY'].includes(statuses[bot] ?? '') === truth.refunds.some((r) => r.bot === bot && r.status !== 'failed')),
+      // What the verdict names when an answer contradicts Stripe: each receipt's, by bot.
+      ...(column === 'interlock' ? { receipt_answer: receiptAnswers.join(', ') } : {}),
       proof: provable,
       tamper_evident: tamperEvident,
       settle_s: crashAt === null ? null : seconds(settledAt - crashAt),

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { effectIdFor, type Decider } from '../src/interlock.js';
 import { decide, LANDED, rowMajorPlan, runPlan, type Cell, type Column, type Progress, type SavedDecision } from './cells.js';
 import type { Planner, Runner } from './run.js';
-import { CellError, cellDir, expectSigkill, expectSuccess, hex, judgeReceipt, pollUntil, propose, runBaseline, seconds, startWorker, waitSettled, type World } from './harness.js';
+import { CellError, cellDir, expectSigkill, expectSuccess, hex, judgeReceipt, pollUntil, propose, receiptAgainstStripe, runBaseline, seconds, startWorker, waitSettled, type World } from './harness.js';
 import type { StripeObject } from './stripe-http.js';
 
 export const DISPUTE_ROWS = ['crash_before_send_chargeback_during_outage', 'crash_after_send_chargeback_during_outage', 'crash_before_send_restart_during_warning_under_review', 'gap_probe_chargeback_after_refund_window'] as const;
@@ -251,16 +251,11 @@ async function runStartedCell(world: World, decider: Decider, row: DisputeRow, c
       }
       const record = await judgeReceipt(world, effectId);
       const v = record.verification;
-      // What the receipt says about the money now: its post-send facts (OBSERVED) when it has them, else its outcome.
-      const money = v.finalMoney.status !== 'unknown' ? v.finalMoney.status : v.answer;
-      const answered = money === 'returned' || money === 'pending';
-      const evidenceFound = v.evidence !== null && stripeIds.includes(v.evidence);
-      const checksRecorded = record.receipt.entries.some((entry) => (entry as Record<string, unknown>).checks !== undefined || ((entry as Record<string, unknown>).rechecked ?? null) !== null);
-      const outcomeMatches = v.valid === true && (evidenceFound || (stripeIds.length === 0 && v.happened === false));
+      const { money, answerMatches, proof } = receiptAgainstStripe(record, stripeIds, judged.moneyReturned);
       Object.assign(cell, {
         answer_matches_refund_objects: (v.happened === true) === judged.issued > 0,
-        answer_matches_final_money: answered === judged.moneyReturned,
-        proof: checksRecorded && outcomeMatches,
+        answer_matches_final_money: answerMatches,
+        proof,
         tamper_evident: record.tamperEvident,
         effect_id: effectId,
         journal: record.journal,

@@ -108,6 +108,14 @@ export function caseEffectId(caseId: string): string {
   return effectIdFor({ requestId: requestIdOf(caseId), effect: {} });
 }
 
+/** How old a note in the cases' outbox must be before a recovery pass takes its submission for one that stopped. */
+export const CASE_OUTBOX_GRACE_MS = 30_000;
+/** Most notes one sweep of the cases' outbox takes; the next pass takes the rest. */
+const CASE_OUTBOX_BATCH = 200;
+
+/** What a sweep of the cases' outbox did: cases queued, notes dropped (no such case, or decided), notes it could not take. */
+export type CaseOutboxSweep = { queued: string[]; dropped: string[]; failed: string[] };
+
 /** Producer side: stores the case (once per id) and queues it; `waitFor` hears the decision without polling. */
 export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOptions = {}) {
   const connection = stores.queueConnection();
@@ -133,6 +141,22 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
     }
   }
 
+  /**
+   * Adds the case's decisions job (its id derived from the case: a no-op while one waits or runs), and runs again one
+   * that failed, or, for a case queued again (`rerun`), one that completed: a job that ended without deciding it.
+   */
+  async function queueCase(caseId: string, rerun: boolean): Promise<void> {
+    const jobId = caseEffectId(caseId);
+    await queue.add('case', { caseId }, {
+      jobId,
+      attempts: options.attempts ?? 5,
+      backoff: { type: DECISION_BACKOFF, delay: options.backoffMs ?? 2_000 },
+      removeOnComplete: { age: 24 * 3_600, count: 10_000 },
+      removeOnFail: { age: 7 * 24 * 3_600 },
+    });
+    await requeueFailed(jobId, rerun ? 'completed' : null);
+  }
+
   return {
     queue,
     /**
@@ -141,8 +165,14 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
      * payload under its id is a conflict.
      */
     async submit(submission: CaseSubmission, submittedBy: string) {
+      // Noted in the cases' outbox first: a process that stops (or loses Redis) after storing the case and before its
+      // job is added leaves the note, and a recovery pass queues the case (requeueUnqueued) if nobody submits it again.
+      await stores.cases.queueing(submission.caseId, await stores.journal.serverTime());
       let created = await stores.cases.create(submission, submittedBy);
-      if (created.status === 'conflict') return created;
+      if (created.status === 'conflict') {
+        await stores.cases.queued(submission.caseId);
+        return created;
+      }
       // A case that failed while the Messages API was unavailable (its error said to decide it again later) is
       // queued again; its job, which ended with the failure written, runs again.
       let reopened = false;
@@ -152,26 +182,42 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
         reopened = written.written;
       }
       if (!isFinalCase(created.record.status)) {
-        const jobId = caseEffectId(submission.caseId);
-        const queued = async () => {
-          await queue.add('case', { caseId: submission.caseId }, {
-            jobId,
-            attempts: options.attempts ?? 5,
-            backoff: { type: DECISION_BACKOFF, delay: options.backoffMs ?? 2_000 },
-            removeOnComplete: { age: 24 * 3_600, count: 10_000 },
-            removeOnFail: { age: 7 * 24 * 3_600 },
-          });
-          await requeueFailed(jobId, reopened ? 'completed' : null);
-        };
-        // Stored: a failure to queue it is never answered as "nothing was stored" (queues/recorded.ts); nothing else
-        // queues a stored case.
-        await queueRecorded(queued, stores.config.redisCommandTimeoutMs, {
+        // Stored: a failure to queue it is never answered as "nothing was stored" (queues/recorded.ts).
+        await queueRecorded(() => queueCase(submission.caseId, reopened), stores.config.redisCommandTimeoutMs, {
           done: `Case ${submission.caseId} was stored`,
           retry: 'Submit the same case again',
           again: 'a case submitted again with the same case_id and payload is answered as it stands and queued if it is not decided, and it is decided at most once.',
         });
       }
+      await stores.cases.queued(submission.caseId);
       return created;
+    },
+    /**
+     * The cases' outbox swept: each case noted `graceMs` or more ago (Redis time) whose submission never dropped its
+     * note (its process stopped, or lost Redis, between storing it and adding its job) is queued as that submission
+     * would have queued it, its note then dropped; a note whose case was never stored, or is decided, is dropped.
+     * Run by the recovery passes (queues/recovery.ts). A case whose job exists is left to it (adding it is a no-op),
+     * except a finished job of a case still waiting for its decision (a reopened case), which runs again.
+     */
+    async requeueUnqueued(graceMs: number = CASE_OUTBOX_GRACE_MS): Promise<CaseOutboxSweep> {
+      const sweep: CaseOutboxSweep = { queued: [], dropped: [], failed: [] };
+      const before = (await stores.journal.serverTime()) - graceMs;
+      for (const caseId of await stores.cases.unqueued(before, CASE_OUTBOX_BATCH)) {
+        try {
+          const record = await stores.cases.get(caseId);
+          if (record === null || isFinalCase(record.status)) {
+            sweep.dropped.push(caseId);
+          } else {
+            await queueCase(caseId, true);
+            sweep.queued.push(caseId);
+          }
+          await stores.cases.queued(caseId);
+        } catch (error) {
+          sweep.failed.push(caseId);
+          stores.logger.error({ err: error, caseId }, 'could not queue a case its submission left unqueued; the next recovery pass tries again');
+        }
+      }
+      return sweep;
     },
     /** The case once it is decided (or cannot be), heard on the queue's events; as it stands after `timeoutMs`. */
     async waitFor(caseId: string, timeoutMs: number): Promise<CaseRecord | null> {

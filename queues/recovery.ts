@@ -23,6 +23,11 @@ export type RecoveryOptions = {
    * queued through this (the effects queue's requeue) once its entry is OUTBOX_GRACE_MS old, at the next pass.
    */
   requeue?: (effectId: string) => Promise<boolean>;
+  /**
+   * The cases' outbox: a case stored and never queued (its submission stopped, or lost Redis, in between) is queued
+   * through this (the decisions queue's requeueUnqueued) at start and with every safety pass.
+   */
+  requeueCases?: () => Promise<{ queued: string[]; failed: string[] }>;
 };
 
 /** How old a re-approval's note must be before the repair takes it for one whose process stopped. */
@@ -115,12 +120,27 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
     }
   }
 
+  /** The cases' outbox swept; a failure is logged and left to the next safety pass, never failing recovery. */
+  async function sweepCases(): Promise<void> {
+    const requeueCases = options.requeueCases;
+    if (requeueCases === undefined || closed) return;
+    try {
+      const done = await requeueCases();
+      if (done.queued.length > 0) logger.warn({ cases: done.queued }, 'cases stored by a submission that stopped before queuing them were queued now');
+    } catch (error) {
+      logger.error({ err: error }, 'could not read the cases a stopped submission may have left unqueued; the next safety pass tries again');
+    }
+  }
+
+  /** What every safety pass, and the pass at start, does after the gate's recovery. */
+  const afterPass = () => Promise.all([repair(), sweepCases()]);
+
   const safety = setInterval(() => {
     if (closed) return;
     void tracked(
       runPass(null)
         .catch((error: unknown) => logger.error({ err: error }, 'recovery pass failed; the next one retries'))
-        .finally(() => repair()),
+        .finally(afterPass),
     );
   }, options.safetyIntervalMs ?? 60_000);
   safety.unref();
@@ -132,7 +152,7 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
         logger.error({ err: error }, 'recovery pass at start failed; the safety timer retries');
         return null;
       })
-      .finally(() => repair()),
+      .finally(afterPass),
   );
 
   return {

@@ -37,6 +37,21 @@ export function createCases(deps: { redis: RedisClient; keys: Keys; now?: () => 
 
   return {
     get,
+    /**
+     * The cases' outbox (keys.casesUnqueued): `queueing` notes, before a submission stores or queues the case, that it
+     * is on its way to the decisions queue (the first note's time is kept); `queued` drops the note once its job is
+     * added or it needs none; `unqueued` lists the notes made at or before `before` (Redis time), oldest first.
+     */
+    async queueing(caseId: string, at: number): Promise<void> {
+      keys.case(caseId);
+      await redis.zadd(keys.casesUnqueued, 'NX', at, caseId);
+    },
+    async queued(caseId: string): Promise<void> {
+      await redis.zrem(keys.casesUnqueued, caseId);
+    },
+    async unqueued(before: number, limit: number): Promise<string[]> {
+      return redis.zrangebyscore(keys.casesUnqueued, '-inf', before, 'LIMIT', 0, limit);
+    },
     /** Stores a new case as queued, or answers the one stored under its id (the same payload, or a conflict). */
     async create(submission: CaseSubmission, submittedBy: string): Promise<CaseCreated> {
       const at = now();

@@ -99,6 +99,12 @@ export function createKeys(prefix = 'interlock') {
      */
     reapprovalsPending: `${index}:reapprovals-pending`,
     /**
+     * ZSET case id -> Redis time a submission began storing and queuing it: the cases' outbox. Added before the case is
+     * stored, removed once its decisions job is added (or it needs none); one left behind by a process that stopped or
+     * lost Redis in between is queued by the recovery pass (queues/decisions.ts requeueUnqueued).
+     */
+    casesUnqueued: `${index}:cases-unqueued`,
+    /**
      * HASH approval id -> JSON of the options the support API kept beside an approval's terms (four eyes, the token
      * that granted it), for approvals granted before the options moved into the approval's own hash (its `options`
      * field, written by the grant that creates it). No longer written; read for those approvals.

@@ -63,6 +63,14 @@ const actionResponses = {
 };
 
 /** The inbox's actions as the API (and the page) take them: facts read through the API's fact reader, proposals queued. */
+/**
+ * A re-approval whose request the gate found recorded before with another payload moved nothing: the page and the API
+ * both answer it as the conflict it is (409 conflicting_payload), never as a re-approval recorded and queued.
+ */
+export function assertReapprovalRecorded(recorded: { status: string; effectId: string }): void {
+  if (recorded.status === 'conflict') throw apiError('conflicting_payload', `The re-approval's request was recorded before with another payload (effect ${recorded.effectId}); nothing new was recorded.`);
+}
+
 export function inboxActionsFor(context: ApiContext, by: { name: string; role: string }) {
   const { stores, effects } = context;
   const checks = createDecisionChecks(context);
@@ -141,7 +149,7 @@ export function inboxRoutes(context: ApiContext): Route[] {
         const who = signedIn(caller);
         await itemOr404(params.id);
         const done = await actionsFor(who.name, who.role).reapprove(params.id, { approval: body.approval, note: body.note ?? '', by: { name: who.name, role: who.role } });
-        if (done.recorded.status === 'conflict') throw apiError('conflicting_payload', `The re-approval's request was recorded before with another payload (effect ${done.recorded.effectId}); nothing new was recorded.`);
+        assertReapprovalRecorded(done.recorded);
         const { effectId } = done.recorded;
         return {
           status: done.entry === null ? 200 : 202,

@@ -6,7 +6,7 @@ import type { Request, RequestHandler, Response, Router } from 'express';
 import { errorMessage, InterlockError, type InboxItem } from '../../src/interlock.js';
 import { PERMISSIONS } from '../api/auth.js';
 import type { ApiContext } from '../api/context.js';
-import { inboxActionsFor } from '../api/inbox-routes.js';
+import { assertReapprovalRecorded, inboxActionsFor } from '../api/inbox-routes.js';
 import { dismissBody, inboxItemParam, reapproveBody, resolveBody } from '../api/schemas.js';
 import type { Caller } from '../api/tokens.js';
 import { html, type Html } from './html.js';
@@ -178,7 +178,7 @@ export function addInboxPages(router: Router, context: ApiContext, helpers: Inbo
           context.intake?.assertDurable();
           if (action === 'reapprove') {
             const body = reapproveBody.parse(fields);
-            await actions.reapprove(id, { approval: body.approval, note: body.note ?? '', by });
+            assertReapprovalRecorded((await actions.reapprove(id, { approval: body.approval, note: body.note ?? '', by })).recorded);
           } else if (action === 'resolve') {
             const body = resolveBody.parse(fields);
             await actions.resolve(id, { resolution: body.resolution, note: body.note, by });

@@ -304,6 +304,19 @@ function trustProxyProblem(value: string): string | null {
   return null;
 }
 
+/**
+ * Refuses a metrics address that is the service's own HTTP address (INTERLOCK_HOST and INTERLOCK_PORT, or `serve
+ * --port`), where the metrics listener would hold the port the API needs. Only for a process that listens on it (the
+ * api or webhooks role): a worker alone has no HTTP address, and may serve its metrics on any port. Checked on the
+ * configuration the service starts with, `--port` included, before anything is opened.
+ */
+export function assertMetricsAddrFree(config: Pick<Config, 'metricsAddr' | 'host' | 'port'>, listens: boolean): void {
+  const { metricsAddr, host, port } = config;
+  if (!listens || metricsAddr === null || port === 0 || metricsAddr.port !== port) return;
+  if (metricsAddr.host !== host && ![host, metricsAddr.host].some((either) => either === '0.0.0.0' || either === '::')) return;
+  throw new ConfigError(`INTERLOCK_METRICS_ADDR (${metricsAddr.host}:${metricsAddr.port}) is the service's own HTTP address (INTERLOCK_HOST and INTERLOCK_PORT, or serve --port): give the metrics listener another port.`);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key in schema.shape && value !== undefined && value !== ''));
   const parsed = schema.safeParse(present);
@@ -365,9 +378,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   assertConsistentTiming(config);
   if (config.reconcileHorizonMs < config.reconcileIntervalMs) {
     throw new ConfigError(`INTERLOCK_RECONCILE_HORIZON_MS (${config.reconcileHorizonMs}) must be at least INTERLOCK_RECONCILE_INTERVAL_MS (${config.reconcileIntervalMs}): each pass looks back only the horizon, so an effect settled between two passes and more than the horizon before the second would never be re-read. Raise the horizon (several intervals) or shorten the interval.`);
-  }
-  if (config.metricsAddr !== null && config.port !== 0 && config.metricsAddr.port === config.port && (config.metricsAddr.host === config.host || [config.host, config.metricsAddr.host].some((host) => host === '0.0.0.0' || host === '::'))) {
-    throw new ConfigError(`INTERLOCK_METRICS_ADDR (${config.metricsAddr.host}:${config.metricsAddr.port}) is the service's own HTTP address (INTERLOCK_HOST and INTERLOCK_PORT): give the metrics listener another port.`);
   }
   if (config.redisMinReplicas > 0 && config.redisWaitMs >= config.redisCommandTimeoutMs) {
     throw new ConfigError(`INTERLOCK_REDIS_WAIT_MS (${config.redisWaitMs}) must be shorter than INTERLOCK_REDIS_COMMAND_TIMEOUT_MS (${config.redisCommandTimeoutMs}): the wait for replicas is itself a Redis command, and it would time out before Redis answered it. Lower the first or raise the second.`);

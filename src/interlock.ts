@@ -39,7 +39,7 @@ import { createRedisJournal, type Journal, type ReconcileCursor, type ReconcileT
 import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys.js';
 import { membersAfter } from './redis/newest-first.js';
 
-export { loadConfig, ConfigError, DEFAULT_DATA_DIR, STOP_MARGIN_MS, API_LIMIT_VARIABLES, unknownSettings, unknownSettingSentence, type Config, type UnknownSetting } from './config.js';
+export { assertMetricsAddrFree, loadConfig, ConfigError, DEFAULT_DATA_DIR, STOP_MARGIN_MS, API_LIMIT_VARIABLES, unknownSettings, unknownSettingSentence, type Config, type UnknownSetting } from './config.js';
 export { createLogger, limitedErrorLog } from './log.js';
 export { createFileOnce } from './files.js';
 export { createCoalescer, type Coalescer } from './coalesce.js';

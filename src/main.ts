@@ -22,6 +22,7 @@ import {
   explainOutcome,
   isLocalApiBase,
   registerLocalWebhook,
+  assertMetricsAddrFree,
   loadConfig,
   DEFAULT_DATA_DIR,
   STOP_MARGIN_MS,
@@ -117,7 +118,13 @@ export type Service = {
 };
 
 /** Starts the roles in one process. Throws (having closed what it opened) when a role cannot start. */
+/** Whether a process with these roles takes the HTTP port (INTERLOCK_HOST and INTERLOCK_PORT). */
+function listensForHttp(roles: readonly Role[]): boolean {
+  return roles.includes('api') || roles.includes('webhooks');
+}
+
 export async function startService(config: Config, roles: readonly Role[]): Promise<Service> {
+  assertMetricsAddrFree(config, listensForHttp(roles));
   const { createApp, createDecisionsQueue, createEffectsQueue, createFactsQueue, createMetrics, express, loadApiLimits, metricsApp, openOpsQueues, queueCheck, startDecisionsWorker, startEffectsWorker, startFactsWorker, startReconciler, startRecovery, storeChecks, stripeCheck, stripeWebhookRouter } = await outerLayers();
   const stores = await openStores(config);
   const { logger } = stores;
@@ -521,6 +528,7 @@ function tryCommands(stripeApiBase: string | null, sandbox: boolean, dataDir: st
 async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boolean): Promise<void> {
   // What can fail comes first: a key setting that stops the start stops it before a redis-server or a sandbox runs.
   checkKeySettings(given);
+  assertMetricsAddrFree(given, listensForHttp(roles));
   // A signal before the stop below is in place ends the start at once. Exiting, rather than being ended by the
   // signal, runs the exit handlers, which stop a private redis-server already started: it runs in a process group of
   // its own, so Ctrl-C never reaches it, and a process a signal ends runs none (the next start found it still serving

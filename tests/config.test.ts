@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_VARIABLES, ConfigError, INTERLOCK_SETTINGS, loadConfig, unknownSettings } from '../src/config.js';
+import { assertMetricsAddrFree, CONFIG_VARIABLES, ConfigError, INTERLOCK_SETTINGS, loadConfig, unknownSettings } from '../src/config.js';
 import { deciderEnvSchema } from '../src/decider/config.js';
 import { loadDeciderConfig } from '../src/decider/decider.js';
 import { TRANSIENT_RETRY } from '../queues/effects.js';
@@ -209,11 +209,22 @@ describe('the metrics listener address', () => {
     for (const bad of ['9464', '127.0.0.1', '127.0.0.1:99999', 'http://x:1']) expect(refusal({ INTERLOCK_METRICS_ADDR: bad }).message).toContain('INTERLOCK_METRICS_ADDR');
   });
 
-  it("refuses the service's own HTTP address, which would hold the port the API needs", () => {
-    expect(refusal({ INTERLOCK_METRICS_ADDR: '127.0.0.1:3000' }).message).toContain("INTERLOCK_METRICS_ADDR (127.0.0.1:3000) is the service's own HTTP address");
-    expect(refusal({ INTERLOCK_METRICS_ADDR: '0.0.0.0:8080', INTERLOCK_PORT: '8080' }).message).toContain('INTERLOCK_METRICS_ADDR');
-    expect(loadConfig({ INTERLOCK_METRICS_ADDR: '127.0.0.1:3000', INTERLOCK_PORT: '0' }).metricsAddr).toEqual({ host: '127.0.0.1', port: 3000 });
-    expect(loadConfig({ INTERLOCK_METRICS_ADDR: '127.0.0.2:3000' }).metricsAddr).toEqual({ host: '127.0.0.2', port: 3000 });
+  it("refuses the service's own HTTP address, which would hold the port the API needs, for a process that listens on it", () => {
+    const clash = (env: Record<string, string>, listens = true) => {
+      try {
+        assertMetricsAddrFree(loadConfig(env), listens);
+        return null;
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as Error).message;
+      }
+    };
+    expect(clash({ INTERLOCK_METRICS_ADDR: '127.0.0.1:3000' })).toContain("INTERLOCK_METRICS_ADDR (127.0.0.1:3000) is the service's own HTTP address");
+    expect(clash({ INTERLOCK_METRICS_ADDR: '0.0.0.0:8080', INTERLOCK_PORT: '8080' })).toContain('INTERLOCK_METRICS_ADDR');
+    expect(clash({ INTERLOCK_METRICS_ADDR: '127.0.0.1:3000', INTERLOCK_PORT: '0' })).toBeNull();
+    expect(clash({ INTERLOCK_METRICS_ADDR: '127.0.0.2:3000' })).toBeNull();
+    // A process without the api or webhooks role takes no HTTP port: any metrics port is free for it.
+    expect(clash({ INTERLOCK_METRICS_ADDR: '0.0.0.0:3000', INTERLOCK_HOST: '0.0.0.0' }, false)).toBeNull();
   });
 });
 

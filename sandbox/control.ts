@@ -1,5 +1,9 @@
 // The control API under /_sandbox/: what test cards and wall-clock waits do against real Stripe, made
 // deterministic for tests. Stripe never uses this prefix. Bodies may be JSON or form encoded; no auth.
+// The routes that stand in for the bank or the card network (a refund settling, failing or needing action, a dispute
+// opening or escalating) cause automatic events, `request: {id: null, idempotency_key: null}` as Stripe sends them
+// (stripe-facts §4.7, §6.1), not events of the control request.
+import { automatic } from './core/event-bus.js';
 import { resourceMissing } from './core/errors.js';
 import { bool, int, oneOf, required, str } from './core/params.js';
 import { route } from './http/router.js';
@@ -31,9 +35,9 @@ export function controlRoutes(world: World, charges: Charges): Route[] {
       method: 'POST',
       path: `/_sandbox/refunds/:id/${name}`,
       params: {},
-      handle: (_params, path, ctx) => {
+      handle: (_params, path) => {
         const refund = refunds.require(path['id'] ?? '');
-        apply(refund, ctx.origin);
+        apply(refund, automatic);
         return refund;
       },
     });
@@ -167,15 +171,15 @@ export function controlRoutes(world: World, charges: Charges): Route[] {
       method: 'POST',
       path: '/_sandbox/disputes',
       params: { charge: required(str()), kind: disputeKindParam, reason: disputeReasonParam },
-      handle: (params, _path, ctx) => disputes.open(charges.require(params.charge, 'charge'), params.kind ?? 'chargeback', params.reason ?? 'fraudulent', ctx.origin),
+      handle: (params) => disputes.open(charges.require(params.charge, 'charge'), params.kind ?? 'chargeback', params.reason ?? 'fraudulent', automatic),
     }),
     route({
       method: 'POST',
       path: '/_sandbox/disputes/:id/escalate',
       params: {},
-      handle: (_params, path, ctx) => {
+      handle: (_params, path) => {
         const dispute = disputes.require(path['id'] ?? '');
-        disputes.escalate(dispute, ctx.origin);
+        disputes.escalate(dispute, automatic);
         return dispute;
       },
     }),
@@ -185,9 +189,9 @@ export function controlRoutes(world: World, charges: Charges): Route[] {
       method: 'POST',
       path: '/_sandbox/refunds/:id/fail',
       params: { failure_reason: oneOf(refundFailureReasons) },
-      handle: (params, path, ctx) => {
+      handle: (params, path) => {
         const refund = refunds.require(path['id'] ?? '');
-        refunds.fail(refund, params.failure_reason ?? 'unknown', ctx.origin);
+        refunds.fail(refund, params.failure_reason ?? 'unknown', automatic);
         return refund;
       },
     }),

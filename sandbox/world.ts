@@ -143,7 +143,7 @@ export function createWorld(options: WorldOptions = {}): World {
     store,
     faults,
     requests,
-    virtualExpansions: new Map(refunds.expansions),
+    virtualExpansions: new Map([...refunds.expansions, ...customers.expansions]),
     log,
     ...(options.onApiResponse === undefined ? {} : { onApiResponse: options.onApiResponse }),
     core,

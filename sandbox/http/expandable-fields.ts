@@ -5,10 +5,11 @@
 // sandbox does not model: not checked further) or null (nothing further is expandable).
 //
 // Derived from Stripe's OpenAPI document (2023-08-16: `x-expandableFields` of each component, less the fields the SDK
-// no longer has) and stripe-node's types at the sandbox's API version (every `string | Object` field, which covers
-// fields added since, and the hashes that lead to one). tests/expand.test.ts derives it again from both sources
-// (`deriveExpandableFields` in tests/schema/stripe-schema.ts) and fails when this copy drifts; the sandbox itself
-// reads neither source at run time.
+// no longer has, plus the includable fields it does not list: `customer.invoice_credit_balance`) and stripe-node's
+// types at the sandbox's API version (every `string | Object` field, which covers fields added since, and the hashes
+// that lead to one). tests/expand.test.ts derives it again from both sources (`deriveExpandableFields` and
+// `INCLUDABLE_UNLISTED` in tests/schema/stripe-schema.ts) and fails when this copy drifts; the sandbox itself reads
+// neither source at run time.
 export type ExpandTarget = string | null;
 
 export const expandableFields: Readonly<Record<string, Readonly<Record<string, ExpandTarget>>>> = {
@@ -36,7 +37,7 @@ export const expandableFields: Readonly<Record<string, Readonly<Record<string, E
   credit_note_line_item: { discount_amounts: 'credit_note_line_item.discount_amounts', pretax_credit_amounts: 'credit_note_line_item.pretax_credit_amounts', tax_rates: '*' },
   'credit_note_line_item.discount_amounts': { discount: '*' },
   'credit_note_line_item.pretax_credit_amounts': { credit_balance_transaction: '*', discount: '*' },
-  customer: { address: null, cash_balance: '*', default_source: '*', discount: '*', invoice_settings: 'customer.invoice_settings', shipping: 'customer.shipping', sources: 'list:*', subscriptions: 'list:subscription', tax: 'customer.tax', tax_ids: 'list:*', test_clock: 'test_helpers.test_clock' },
+  customer: { address: null, cash_balance: '*', default_source: '*', discount: '*', invoice_credit_balance: null, invoice_settings: 'customer.invoice_settings', shipping: 'customer.shipping', sources: 'list:*', subscriptions: 'list:subscription', tax: 'customer.tax', tax_ids: 'list:*', test_clock: 'test_helpers.test_clock' },
   'customer.invoice_settings': { custom_fields: null, default_payment_method: 'payment_method', rendering_options: null },
   'customer.shipping': { address: null },
   'customer.tax': { location: null },

@@ -1,7 +1,8 @@
 // Credit notes (stripe-facts §8.4; scenarios.md §3.3, §3.7): issued against a finalized invoice for an `amount`
 // or `lines[]`. The part the invoice still owes is `pre_payment_amount` and lowers `amount_due`; the rest is
-// `post_payment_amount`, which `credit_amount` (to the customer balance, as a `credit_note` balance transaction),
-// `refund_amount` (a refund of the invoice's payment) and `out_of_band_amount` must add up to exactly.
+// `post_payment_amount`, which `credit_amount` (to the customer balance in the invoice's currency, as a `credit_note`
+// balance transaction), `refund_amount` (a refund of the invoice's payment) and `out_of_band_amount` must add up to
+// exactly.
 //   issued ──void──▶ void        (a voided note's balance credit is taken back)
 import { snapshot } from '../core/diff.js';
 import { invalidRequest, requireObject } from '../core/errors.js';

@@ -1,7 +1,12 @@
-// Customers and their credit balance (stripe-facts §8.1). `balance` moves only through customer balance
+// Customers and their credit balance (stripe-facts §8.1). The balance moves only through customer balance
 // transactions: `adjustment` (API credits and debits), `initial`, `applied_to_invoice` (an invoice consuming it at
-// finalization), `credit_note`. Stripe has no event for a balance transaction; the visible signal is
-// `customer.updated` with `previous_attributes.balance`. A customer on a test clock lives on that clock's time.
+// finalization), `credit_note`. Stripe keeps one balance per currency, `invoice_credit_balance`, each applied only to
+// invoices in its currency; `balance` is the one in `customer.currency`, which the first balance transaction (or
+// invoice) sets. A transaction in another currency is accepted into that currency's balance and leaves `balance` as
+// it is (OpenAPI: the `currency` of a balance transaction "specifies the invoice_credit_balance that this transaction
+// will apply to"). `invoice_credit_balance` is includable: sent only when `expand[]` names it, as Stripe does. Stripe
+// has no event for a balance transaction; the visible signal is `customer.updated`, with `previous_attributes.balance`
+// when `balance` moved. A customer on a test clock lives on that clock's time.
 import { snapshot } from '../core/diff.js';
 import { invalidRequest, requireObject, resourceMissing } from '../core/errors.js';
 import { newId } from '../core/ids.js';
@@ -11,6 +16,7 @@ import { route } from '../http/router.js';
 import type { Core } from '../core/core.js';
 import type { EventOrigin } from '../core/event-bus.js';
 import type { Collection, StripeObject } from '../core/store.js';
+import type { VirtualExpansion } from '../http/expand.js';
 import type { Route } from '../http/router.js';
 import type { PaymentMethods } from './payment-methods.js';
 import type { TestClocks } from './test-clocks.js';
@@ -84,13 +90,19 @@ export interface Customers {
   require(id: string, param?: string): Customer;
   /** The customer's present: its test clock's frozen time, or sandbox time. */
   nowFor(customer: Customer): number;
-  /** Records a balance transaction, moves `balance` and announces it with `customer.updated`. */
+  /**
+   * Records a balance transaction in the balance of its currency (and `balance` when that is the customer's currency,
+   * or the customer has none yet and takes it) and announces it with `customer.updated`.
+   */
   changeBalance(customer: Customer, change: BalanceChange, origin: EventOrigin): CustomerBalanceTransaction;
+  /** The customer's balance in `currency` (its `invoice_credit_balance` entry, 0 if none): what an invoice in it applies. */
+  balanceIn(customer: Customer, currency: string): number;
   /** Sets `currency` on a customer that has none yet (its first invoice's), announced with `customer.updated`. */
   adoptCurrency(customer: Customer, currency: string, origin: EventOrigin): void;
   /** The next invoice number, `<invoice_prefix>-0001` onwards. */
   takeInvoiceNumber(customer: Customer): string;
   routes: Route[];
+  expansions: ReadonlyArray<readonly [string, VirtualExpansion]>;
 }
 
 /** What Stripe answers for a customer once deleted: the delete itself and every later retrieve. */
@@ -135,13 +147,28 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
   const require = (id: string, param = 'customer'): Customer => requireObject(collection, 'customer', id, param);
   const nowFor = (customer: Customer): number => (customer.test_clock === null ? clock.nowSeconds() : clocks.require(customer.test_clock).frozen_time);
 
-  const changeBalance = (customer: Customer, change: BalanceChange, origin: EventOrigin): CustomerBalanceTransaction => {
-    if (customer.currency !== null && customer.currency !== change.currency) {
-      throw invalidRequest(`The currency of this balance transaction (${change.currency}) must match the customer's currency (${customer.currency}).`, { param: 'currency' });
+  // Each customer's balance per currency (`invoice_credit_balance`), kept off the stored customer so that neither a
+  // plain answer nor an event carries it: Stripe sends it only when expanded.
+  const creditBalances = store.sideTable<Map<string, number>>('customer.invoice_credit_balance');
+  const creditBalancesOf = (customerId: string): Map<string, number> => {
+    let held = creditBalances.get(customerId);
+    if (held === undefined) {
+      held = new Map();
+      creditBalances.set(customerId, held);
     }
+    return held;
+  };
+  const balanceIn = (customer: Customer, currency: string): number => creditBalances.get(customer.id)?.get(currency) ?? 0;
+
+  const changeBalance = (customer: Customer, change: BalanceChange, origin: EventOrigin): CustomerBalanceTransaction => {
     const before = snapshot(customer);
-    customer.currency = change.currency;
-    customer.balance += change.amount;
+    const held = creditBalancesOf(customer.id);
+    // `ending_balance` is the balance the transaction moved: `balance` in the customer's currency, else that
+    // currency's entry of `invoice_credit_balance`.
+    const ending = (held.get(change.currency) ?? 0) + change.amount;
+    held.set(change.currency, ending);
+    customer.currency ??= change.currency;
+    if (customer.currency === change.currency) customer.balance = ending;
     const transaction = transactions.insert({
       id: newId('cbtxn'),
       object: 'customer_balance_transaction',
@@ -153,7 +180,7 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
       customer: customer.id,
       customer_account: null,
       description: change.description ?? null,
-      ending_balance: customer.balance,
+      ending_balance: ending,
       invoice: change.invoice ?? null,
       livemode: false,
       metadata: change.metadata ?? {},
@@ -396,5 +423,20 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
     return number;
   };
 
-  return { collection, require, nowFor, changeBalance, adoptCurrency, takeInvoiceNumber, routes };
+  // Each currency a transaction moved, one brought back to 0 included (the sandbox keeps it); `{}` for a customer
+  // without any. Signed as the OpenAPI describes it, the other way round from `balance`: "If positive in a currency,
+  // the customer has a credit to apply to their next invoice denominated in that currency".
+  const invoiceCreditBalance: VirtualExpansion = (customer) => Object.fromEntries([...(creditBalances.get(String(customer['id'])) ?? [])].map(([currency, balance]) => [currency, balance === 0 ? 0 : -balance]));
+
+  return {
+    collection,
+    require,
+    nowFor,
+    changeBalance,
+    balanceIn,
+    adoptCurrency,
+    takeInvoiceNumber,
+    routes,
+    expansions: [['customer.invoice_credit_balance', invoiceCreditBalance]],
+  };
 }

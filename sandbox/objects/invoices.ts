@@ -1,11 +1,12 @@
 // Invoices and invoice items (stripe-facts §8.2–8.3). An invoice's life:
 //   draft ──finalize──▶ open ──collect──▶ paid            (amount_due 0: paid without a charge)
 //                         └── card declined: stays open, invoice.payment_failed
-// Finalization is when the customer balance is applied: `starting_balance` is the balance then, credit consumed
-// becomes an `applied_to_invoice` balance transaction, `amount_due = total - credit used`, and `ending_balance` the
-// balance after. Subscription-create invoices finalize at once; renewal drafts finalize an hour after they are
-// made (Stripe's auto-advance), which a test clock advance runs through. Pending invoice items (prorations) wait
-// for the customer's next subscription invoice.
+// Finalization is when the customer balance in the invoice's currency is applied (each currency's balance reaches
+// only invoices in that currency): `starting_balance` is that balance then, credit consumed becomes an
+// `applied_to_invoice` balance transaction, `amount_due = total - credit used`, and `ending_balance` the balance after.
+// Subscription-create invoices finalize at once; renewal drafts finalize an hour after they are made (Stripe's
+// auto-advance), which a test clock advance runs through. Pending invoice items (prorations) wait for the customer's
+// next subscription invoice.
 // One-off invoices (`POST /v1/invoices`, billing_reason `manual`) take the customer's pending invoice items when
 // asked to (`pending_invoice_items_behavior=include`), finalize on `/finalize` (no payment attempt: Stripe's
 // auto-advance collection an hour later is not modelled), and are paid by `/pay` (a draft is finalized first) or
@@ -431,14 +432,15 @@ export function createInvoices(core: Core, deps: { customers: Customers; payment
   const finalize = (invoice: Invoice, at: number, origin: EventOrigin, then: 'collect' | 'open'): void => {
     const customer = customers.require(invoice.customer);
     const before = snapshot(invoice);
-    const balance = customer.balance;
+    // The balance in the invoice's currency (stripe-facts §8.1: a balance applies only to invoices in its currency).
+    const balance = customers.balanceIn(customer, invoice.currency);
     // Credit is consumed up to the total; a debit is added; a negative total is itself credit for the customer.
     const delta = invoice.total < 0 ? invoice.total : balance < 0 ? Math.min(-balance, invoice.total) : -balance;
     invoice.starting_balance = balance;
     if (delta !== 0) {
       customers.changeBalance(customer, { amount: delta, currency: invoice.currency, type: 'applied_to_invoice', invoice: invoice.id }, origin);
     }
-    invoice.ending_balance = customer.balance;
+    invoice.ending_balance = customers.balanceIn(customer, invoice.currency);
     invoice.amount_due = invoice.total < 0 ? 0 : invoice.total - delta;
     invoice.amount_remaining = invoice.amount_due;
     invoice.status = 'open';
@@ -538,7 +540,7 @@ export function createInvoices(core: Core, deps: { customers: Customers; payment
       rendering: null,
       shipping_cost: null,
       shipping_details: null,
-      starting_balance: customer.balance,
+      starting_balance: customers.balanceIn(customer, currency),
       statement_descriptor: null,
       status: 'draft',
       status_transitions: { finalized_at: null, marked_uncollectible_at: null, paid_at: null, voided_at: null },

@@ -170,6 +170,9 @@ async function drive(): Promise<void> {
   await stripe.customers.retrieveBalanceTransaction(customer.id, credit.id);
   await stripe.customers.updateBalanceTransaction(customer.id, credit.id, { metadata: { case: '1' } });
   await stripe.customers.listBalanceTransactions(customer.id);
+  // A balance in another currency than the customer's: its `invoice_credit_balance` entry, sent only when expanded.
+  await stripe.customers.createBalanceTransaction(customer.id, { amount: -300, currency: 'eur' });
+  await stripe.customers.retrieve(customer.id, { expand: ['invoice_credit_balance'] });
   const attached = await stripe.paymentMethods.attach('pm_card_mastercard', { customer: customer.id });
   await stripe.paymentMethods.list({ customer: customer.id, type: 'card' });
   await stripe.customers.listPaymentMethods(customer.id);

@@ -404,6 +404,13 @@ function openApiToJsonSchema(root: OpenApiNode, components: Record<string, OpenA
 export type ExpandableTable = Record<string, Record<string, string | null>>;
 
 /**
+ * Fields Stripe sends only when `expand[]` names them (includable, like `charge.refunds`) that the 2023-08-16
+ * document's `x-expandableFields` does not list. `customer.invoice_credit_balance`: absent from Stripe's own customer
+ * fixture (stripe/openapi `fixtures3.json`) and from its documented example object, and returned once expanded.
+ */
+const INCLUDABLE_UNLISTED: Readonly<Record<string, readonly string[]>> = { customer: ['invoice_credit_balance'] };
+
+/**
  * Derives the sandbox's table of expandable fields from the two sources: for each object the sandbox answers with
  * (and each nested hash inside one, keyed `object.field`), the fields Stripe's OpenAPI document lists in
  * `x-expandableFields` that the SDK still has, plus the fields the SDK types as expandable (`string | Customer`),
@@ -439,7 +446,7 @@ export function deriveExpandableFields(): ExpandableTable {
     table[key] = fields;
     const def = defs.get(defName);
     if (def === undefined) throw new Error(`no SDK definition ${defName}`);
-    const listed = (component?.['x-expandableFields'] ?? []) as string[];
+    const listed = [...((component?.['x-expandableFields'] ?? []) as string[]), ...(INCLUDABLE_UNLISTED[key] ?? [])];
     const props = (component?.['properties'] ?? {}) as Record<string, OpenApiNode>;
     for (const [field, { shape }] of def.props) {
       const members = membersOf(shape);

@@ -133,7 +133,7 @@ export type GateContext = GateDeps & {
  * A landing heard but not written down (GateContext.heard): how it would have been committed, and `head`, the chain head
  * its sender held, which ties it to that dispatch (it is at or after the dispatch's DISPATCHED entry).
  */
-export type HeardLanding = { via: CommitVia; result: JsonObject; rechecked: Checks | null; outcome: Outcome; head: string };
+export type HeardLanding = { via: CommitVia; result: JsonObject; rechecked: Checks | null; outcome: Outcome; head: string; epoch: number; approvalId: string };
 
 /** The most landings `heard` keeps: only those of a Redis outage, each settled on this process's next pass. */
 export const HEARD_KEPT = 10_000;

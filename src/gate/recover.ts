@@ -6,7 +6,7 @@ import { approvalProblems } from '../core/approval.js';
 import { absenceTrustedAt, dispatchedEffect, firstProposal, lateLanding, openDispatch, planRecovery, recoveryMode, type Lookup, type RecoveryStep, type RecoveryTiming } from '../core/decisions.js';
 import { isEffectId } from '../core/effect-id.js';
 import { describeEffect, parseEffect, type Effect } from '../core/effects.js';
-import type { Checks, Entry, EntryOf } from '../core/entries.js';
+import type { Checks, Draft, Entry, EntryOf } from '../core/entries.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import { explainOutcome } from '../core/outcomes.js';
 import { slowDownOf } from '../core/errors.js';
@@ -32,7 +32,16 @@ export function createRecover(ctx: GateContext) {
   async function takeClaim(effectId: string, partition: string, indexed: readonly Indexed[], requeue?: Requeue): Promise<Claim | Settled> {
     const { now, state } = await journal.readState(partition, effectId);
     if (!state.open) {
-      // Settled by someone else meanwhile: a landing this process heard is on the journal's record or superseded by it.
+      // Settled by someone else meanwhile. A landing this process heard while Redis was away is money that moved: on an
+      // effect settled without one (another recoverer took the lapsed claim and, with a target it cannot ask, settled it
+      // AMBIGUOUS, or refused it) it is recorded as the late landing it is, which commits the effect (late-5.lua); on
+      // one committed, the journal has it already.
+      const heard = ctx.heard.get(effectId);
+      if (heard !== undefined && !state.committed) {
+        const draft: Draft<'LATE_RESULT'> = { kind: 'LATE_RESULT', owner: ctx.owner, epoch: heard.epoch, outcome: 'landed', result: heard.result, error: null };
+        const recorded = await journal.late(partition, effectId, draft, heard.approvalId);
+        logger.warn({ effectId, epoch: heard.epoch, effect: recorded.effect }, 'a landing heard while Redis was away, on an effect settled without it since, recorded as a late landing');
+      }
       ctx.heard.delete(effectId);
       // Index entries of an effect settled, or never dispatched: dropped once no dispatch can still follow them.
       for (const { entry } of indexed) if (!isOutboxEntry(entry)) await journal.unindexStale(entry, now);

@@ -80,7 +80,7 @@ export async function commit(ctx: GateContext, at: Holding, via: CommitVia, land
     // Redis was away: what landed is kept for this process's next pass over the effect (GateContext.heard).
     if (isRedisOutage(error)) {
       if (ctx.heard.size >= HEARD_KEPT) ctx.heard.delete(ctx.heard.keys().next().value ?? '');
-      ctx.heard.set(at.effectId, { via, result, rechecked, outcome, head: at.head });
+      ctx.heard.set(at.effectId, { via, result, rechecked, outcome, head: at.head, epoch: at.epoch, approvalId: at.approvalId });
       ctx.logger.warn({ effectId: at.effectId, found }, 'the send landed but Redis could not record it; this process commits it on its next pass over the effect');
     }
     throw error;

@@ -309,13 +309,22 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       ],
     };
     let reply: ProposeReply;
-    if (bound.status === 'UNBOUND') {
-      const made = await journal.bindAndPropose(request);
-      if (made.reply === null) return refuseConflict(made.bound.bound, prepared, otherSubject(made.bound.bound, partition));
-      binding.current = made.bound;
-      reply = made.reply;
-    } else {
-      reply = await journal.propose(request);
+    try {
+      if (bound.status === 'UNBOUND') {
+        const made = await journal.bindAndPropose(request);
+        if (made.reply === null) return refuseConflict(made.bound.bound, prepared, otherSubject(made.bound.bound, partition));
+        binding.current = made.bound;
+        reply = made.reply;
+      } else {
+        reply = await journal.propose(request);
+      }
+    } catch (error) {
+      // The step's answer was lost (the connection dropped after Redis ran it, a command that timed out): if it opened
+      // the dispatch, this worker holds it at epoch + 1 and sent nothing under it. Saying so (`first`) lets recovery send
+      // it, re-checked, instead of settling it AMBIGUOUS on a target it cannot ask (tier 3). Best effort: a step that
+      // never ran, or refused, left no claim of this worker's, and the release changes nothing (NOT_HELD).
+      await journal.releaseClaim(partition, effectId, ctx.owner, epoch + 1, 'first').catch(() => undefined);
+      throw error;
     }
     const scriptAnsweredAt = performance.now();
     switch (reply.status) {

@@ -4,6 +4,7 @@
 // charge is charged back, so B refuses. Both receipts are verified with the public key.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { interlockCommand, shellWord } from './cli/command-lines.js';
 import { loadConfig } from './config.js';
 import { shownUrl } from './core/redact.js';
 import { ProcessCrash } from './core/target.js';
@@ -124,7 +125,7 @@ export async function runDemo(): Promise<void> {
         problems: result.problems,
       }, null, 2));
     }
-    print(`\nThe demo keeps its journal apart from a service's (key prefix ${keyPrefix}). Export a receipt with \`INTERLOCK_KEY_PREFIX=${keyPrefix} npx interlock receipt export ${c.gate.effectIdOf(first)}\` and check it with \`npx interlock receipt verify FILE --public-key KEY.pem\`.`);
+    print(`\nThe demo keeps its journal apart from a service's (key prefix ${keyPrefix}). Export a receipt with \`INTERLOCK_KEY_PREFIX=${shellWord(keyPrefix)} ${interlockCommand(base.dataDir)} receipt export ${c.gate.effectIdOf(first)}\` and check it with \`npx interlock receipt verify FILE --public-key KEY.pem\`.`);
   } finally {
     for (const node of nodes) await node.close();
     await redis.quit();

@@ -58,7 +58,8 @@ import {
 import { createProgram, runProgram } from './cli/program.js';
 import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor, exitForMoney, exitForShown } from './cli/effect-command.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
-import { REDIS_URL_ADVICE, redisUrlFromService, withStores } from './cli/stores.js';
+import { REDIS_URL_ADVICE, SERVICE_FILE, redisUrlFromService, whereLooked, withStores } from './cli/stores.js';
+import { interlockCommand, startLine } from './cli/command-lines.js';
 import { printJson } from './cli/output.js';
 import { addInboxCommands } from './cli/inbox-command.js';
 import { pathMeaning } from './cli/path-problems.js';
@@ -473,32 +474,22 @@ function portIsFree(host: string, port: number): Promise<boolean> {
 /** The key the CLI uses against the embedded sandbox (it takes any test key). */
 const SANDBOX_KEY = 'sk_test_sandbox';
 const SANDBOX_PORT = 12111;
-const SERVICE_FILE = 'service.json';
 
 /**
  * The `stripe listen` line that forwards the events the facts worker acts on to the route: against Stripe test mode,
  * or against a sandbox (`--api-base`, which the CLI takes only as a loopback IP, never `localhost`): one on this host,
  * or one reached under another name with the sandbox's key (compose's `http://sandbox:12111`, whose port is published
- * on the host's loopback).
+ * on the host's loopback). Run through `npx`: `npm ci` installs the official CLI (@stripe/cli) into node_modules, not
+ * onto the PATH.
  */
 function listenLine(webhookUrl: string, stripeApiBase: string | null, stripeSecretKey: string | null): string {
   const events = `--events ${FACT_EVENTS.join(',')}`;
   const sandboxKey = stripeSecretKey === SANDBOX_KEY;
-  if (stripeApiBase === null || !(isLocalApiBase(stripeApiBase) || sandboxKey)) return `stripe listen --forward-to ${webhookUrl} ${events}`;
+  if (stripeApiBase === null || !(isLocalApiBase(stripeApiBase) || sandboxKey)) return `npx stripe listen --forward-to ${webhookUrl} ${events}`;
   const base = new URL(stripeApiBase);
   // The sandbox takes any test key: its own (printed, it is no secret), or the one this process was given (never printed).
   const key = sandboxKey ? SANDBOX_KEY : '"$STRIPE_SECRET_KEY"';
-  return `stripe listen --api-base http://127.0.0.1:${base.port === '' ? '80' : base.port} --api-key ${key} --skip-update --forward-to ${webhookUrl} ${events}`;
-}
-
-/** A word the shell reads back as `text`: as it is when it holds nothing the shell would take apart, else single-quoted. */
-function shellWord(text: string): string {
-  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
-}
-
-/** The command that starts the service of this data directory again: under another one, `npm start` alone starts the default's. */
-function startLine(dataDir: string): string {
-  return dataDir === DEFAULT_DATA_DIR ? 'npm start' : `INTERLOCK_DATA_DIR=${shellWord(dataDir)} npm start`;
+  return `npx stripe listen --api-base http://127.0.0.1:${base.port === '' ? '80' : base.port} --api-key ${key} --skip-update --forward-to ${webhookUrl} ${events}`;
 }
 
 /**
@@ -509,7 +500,7 @@ function startLine(dataDir: string): string {
 function tryCommands(stripeApiBase: string | null, sandbox: boolean, dataDir: string): string[] {
   const base = stripeApiBase ?? 'https://api.stripe.com';
   const key = sandbox ? SANDBOX_KEY : '$STRIPE_SECRET_KEY';
-  const interlock = dataDir === DEFAULT_DATA_DIR ? 'npx interlock' : `INTERLOCK_DATA_DIR=${shellWord(dataDir)} npx interlock`;
+  const interlock = interlockCommand(dataDir);
   return [
     `PI=$(curl -s -u ${key}: ${base}/v1/payment_intents -d amount=5000 -d currency=usd -d payment_method=pm_card_visa -d confirm=true | node -pe 'JSON.parse(require("fs").readFileSync(0, "utf8")).id')`,
     `${interlock} approvals grant --id "ap_$PI" --approver you@example.com --cap-cents 2000 --scope "payment:$PI"`,
@@ -966,7 +957,7 @@ function addServiceCommands(program: Command): void {
       await withStores(async (cli) => {
         if (!CASE_ID.test(caseId)) throw new CliFailure(`"${redactSecrets(caseId).slice(0, 80)}" is not a case id (1-200 letters, digits or _ . : # -).`, EXIT_BAD_INPUT);
         const record = await cli.stores.cases.get(caseId);
-        if (record === null) throw new CliFailure(`No case ${caseId} under this REDIS_URL and INTERLOCK_KEY_PREFIX.`, EXIT_FAILED);
+        if (record === null) throw new CliFailure(`No case ${caseId} ${whereLooked(cli.config)}.`, EXIT_FAILED);
         const view = await caseView(cli.stores, record);
         printJson(view);
         process.exitCode = caseExit(view);

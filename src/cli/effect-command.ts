@@ -6,7 +6,7 @@ import { identifier } from '../core/text.js';
 import { ALERT_KINDS, currentOutcome, effectIdFor, explainOutcome, isEffectId, outcomeReason, resolveAlert, verify, type Alert, type Outcome } from '../interlock.js';
 import { checked, CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
 import { CLI_ROLE } from './inbox-command.js';
-import { unknownSigners, unknownSignersNote, withStores, type CliStores } from './stores.js';
+import { unknownSigners, unknownSignersNote, whereLooked, withStores, type CliStores } from './stores.js';
 import { printJson, printLine } from './output.js';
 
 /** Alerts read per round trip by `interlock alerts`, which lists them all. */
@@ -100,7 +100,7 @@ export function addEffectCommands(program: Command): void {
       if (!isEffectId(effectId)) throw new CliFailure(`"${effectId.slice(0, 80)}" is not an effect id (64 lowercase hex characters).`, EXIT_BAD_INPUT);
       await withStores(async (stores) => {
         const shown = await describeEffect(stores, effectId);
-        if (shown === null) throw new CliFailure(`No effect ${effectId} under this REDIS_URL and INTERLOCK_KEY_PREFIX.`, EXIT_FAILED);
+        if (shown === null) throw new CliFailure(`No effect ${effectId} ${whereLooked(stores.config)}.`, EXIT_FAILED);
         printJson(shown);
         process.exitCode = exitForShown(shown);
       }, { readOnly: true });
@@ -143,9 +143,9 @@ export function addEffectCommands(program: Command): void {
     .argument('<id>', 'the alert id (<kind>:<effect id>, as `interlock alerts --json` shows it)', alertId)
     .requiredOption('--by <name>', 'who resolves it (recorded on the alert)', personOf)
     .action(async (id: string, options: { by: string }) => {
-      await withStores(async ({ stores }) => {
+      await withStores(async ({ stores, config }) => {
         const done = await resolveAlert(stores, id, { name: options.by, role: CLI_ROLE });
-        if (done === null) throw new CliFailure(`No alert ${id} under this REDIS_URL and INTERLOCK_KEY_PREFIX; \`interlock alerts --all\` lists them.`, EXIT_FAILED);
+        if (done === null) throw new CliFailure(`No alert ${id} ${whereLooked(config)}; \`interlock alerts --all\` lists them.`, EXIT_FAILED);
         const { alert } = done;
         if (!done.resolved) throw new CliFailure(`Alert ${id} was resolved already, by ${alert.resolvedBy ?? 'someone'} at ${new Date(alert.resolvedAt ?? 0).toISOString()}. Nothing was changed.`, EXIT_FAILED);
         printJson(alert);

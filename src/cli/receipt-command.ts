@@ -167,7 +167,7 @@ export function addReceiptCommands(program: Command): void {
       const malformed = effectIds.filter((effectId) => !/^[0-9a-f]{64}$/.test(effectId));
       if (malformed.length > 0) unreadable(`Not an effect id (64 lowercase hex characters): ${malformed.slice(0, 3).join(', ')}${malformed.length > 3 ? ', …' : ''}`);
       if (options.out !== undefined && effectIds.length > 1) unreadable('--out takes one receipt; for several, give --dir DIR (one file each) or none (one JSON line each)');
-      const { unknownSigners, withStores } = await import('./stores.js');
+      const { unknownSigners, whereLooked, withStores } = await import('./stores.js');
       await withStores(async (cli) => {
         const { journal, keyed, config } = cli;
         // An exported receipt's head is signed here, as the service signs it: with a key made for this command it
@@ -192,7 +192,7 @@ export function addReceiptCommands(program: Command): void {
           else printJson(bundle, { compact: effectIds.length > 1 });
         });
         if (options.dir !== undefined) printProblem(`${bundles.length - missing.length} receipt${bundles.length - missing.length === 1 ? '' : 's'} written to ${options.dir}`);
-        for (const effectId of missing) process.stderr.write(`No journal for effect ${effectId} under this REDIS_URL and INTERLOCK_KEY_PREFIX.\n`);
+        for (const effectId of missing) printProblem(`No journal for effect ${effectId} ${whereLooked(config)}.`);
         if (missing.length > 0) process.exitCode = 1;
       }, { readOnly: true });
     });

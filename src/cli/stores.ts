@@ -1,9 +1,13 @@
 // Redis stores for one CLI command, opened and closed around it (openStores: no heartbeat, no sends). A command
 // that cannot reach Redis before it wrote anything says so in one line and exits 2.
 import { printProblem } from './output.js';
-import { isRedisTimeout, loadConfig, openStores, shownUrl, type Stores } from '../interlock.js';
+import { closeConnection, isRedisTimeout, loadConfig, openStores, shownUrl, type Config, type Stores } from '../interlock.js';
+import type { Command } from 'ioredis';
+import { createRedisClient, type RedisClient } from '../redis/client.js';
+import { isReadOnlyScript } from '../redis/scripts.js';
 import { journalOf } from '../interlock.js';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { signingKeyFromPem, type SigningKey } from '../core/signing.js';
 import { danglingLink, generateSigningKeyPem, keyFilePath, loadOrCreateSigningKey, type KeyExposure } from '../keys/key-store.js';
 import type { Journal } from '../redis/journal.js';
@@ -54,6 +58,9 @@ export function unknownSignersNote(cli: CliStores, kids: readonly string[]): str
   return `signatures: the entries are signed with key ${kids.join(', ')}, whose public key this machine does not hold (${own}; ${retired}), so they were checked but not authenticated here. Run this where the service runs, or add that key's public half (\`npx interlock keys public\` where the service runs) to INTERLOCK_RETIRED_PUBLIC_KEYS_FILE.`;
 }
 
+/** The file in the data directory through which commands find a running service (`npm start` writes it). */
+export const SERVICE_FILE = 'service.json';
+
 /**
  * Where REDIS_URL came from when the environment did not set it: the file a service (`npm start`) wrote, and the
  * command that starts that service again (naming its INTERLOCK_DATA_DIR when it is not the default).
@@ -63,6 +70,20 @@ let fromService: ServiceSource | null = null;
 
 export function redisUrlFromService(source: ServiceSource): void {
   fromService = source;
+}
+
+/**
+ * Where a command looked for what it did not find: the Redis and key prefix it read, and where that Redis came from.
+ * A command run without the service's data directory (from another directory, or without the INTERLOCK_DATA_DIR= its
+ * start-up lines carry) reads the default Redis instead, and this says so rather than blaming settings never given.
+ */
+export function whereLooked(config: Pick<Config, 'redisUrl' | 'keyPrefix' | 'dataDir'>): string {
+  const read = `in the Redis at ${shownUrl(config.redisUrl)} under key prefix ${config.keyPrefix}`;
+  if (fromService !== null) return `${read} (from ${fromService.file})`;
+  if ((process.env.REDIS_URL ?? '') !== '') return `${read} (from REDIS_URL)`;
+  const file = join(config.dataDir, SERVICE_FILE);
+  const why = existsSync(file) ? `${file} names no Redis` : `no ${SERVICE_FILE} was found in ${config.dataDir}`;
+  return `${read}: REDIS_URL is unset and ${why}, so this command fell back to the default Redis (run it with the service's INTERLOCK_DATA_DIR, or set REDIS_URL)`;
 }
 
 /** What to do about a Redis that does not answer, or refuses what REDIS_URL says (its password, its certificate). */
@@ -77,6 +98,33 @@ function unreachableAdvice(): string {
     : `That is the Redis of ${service}, which is not running: start it again (\`${fromService.start}\`) to reach its journal, or set REDIS_URL for another Redis.`;
 }
 
+/** Commands that change nothing in Redis: whatever the command's connection does after these, nothing was written. */
+const READ_COMMANDS: ReadonlySet<string> = new Set([
+  'get', 'mget', 'strlen', 'getrange', 'exists', 'type', 'ttl', 'pttl', 'hget', 'hmget', 'hgetall', 'hexists', 'hlen', 'hkeys', 'hvals', 'hscan',
+  'lrange', 'llen', 'lindex', 'smembers', 'sismember', 'scard', 'sscan', 'zrange', 'zrevrange', 'zrangebyscore', 'zrevrangebyscore', 'zscore',
+  'zmscore', 'zcard', 'zcount', 'zrank', 'zrevrank', 'zscan', 'scan', 'keys', 'xrange', 'xrevrange', 'xlen', 'xinfo', 'ping', 'echo', 'time',
+  'info', 'config', 'client', 'select', 'hello', 'auth', 'quit', 'dbsize', 'memory', 'wait', 'script', 'command', 'role', 'cluster', 'readonly',
+  'asking', 'object',
+]);
+
+/**
+ * Notes whether the client has sent a command that may write (anything but READ_COMMANDS and the read-only scripts):
+ * a command that loses Redis after one may have changed something, and must not say "nothing was changed".
+ */
+function watchWrites(redis: RedisClient): { wrote(): boolean } {
+  let wrote = false;
+  const send = redis.sendCommand.bind(redis) as (command: Command, ...rest: unknown[]) => unknown;
+  (redis as { sendCommand: (command: Command, ...rest: unknown[]) => unknown }).sendCommand = (command, ...rest) => {
+    if (!wrote) {
+      const name = command.name.toLowerCase();
+      const script = name === 'evalsha' || name === 'eval' ? String(command.args[0] ?? '') : null;
+      wrote = script === null ? !READ_COMMANDS.has(name) : !isReadOnlyScript(script);
+    }
+    return send(command, ...rest);
+  };
+  return { wrote: () => wrote };
+}
+
 export async function withStores(run: (stores: CliStores) => Promise<void>, options: { readOnly?: boolean } = {}): Promise<void> {
   // A command's answer is its output: the service's info lines (a proposal recorded, a chain read) are noise on its
   // stderr, so a command logs warnings and worse unless INTERLOCK_LOG_LEVEL asks for more (empty is unset, as
@@ -86,14 +134,33 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
   // A key file others can read is said in a line of its own: a command's warnings are read by a person.
   const { key, exposure, keyed } = keyOf(config, options.readOnly === true);
   if (exposure !== null) printProblem(exposure.message);
-  const stores = await openStores(config, { failFast: true, signingKey: key });
-  const unreachable = (error: unknown) =>
-    new CliFailure(`Cannot reach Redis at ${shownUrl(config.redisUrl)} (${error instanceof Error ? error.message : String(error)}); nothing was changed. ${unreachableAdvice()}`, EXIT_BAD_INPUT, { cause: error });
+  const redis = createRedisClient(config, { failFast: true });
+  const writes = watchWrites(redis);
   // A command ends whatever Redis does: a QUIT Redis does not answer within the command timeout is given up on.
   const closing = { withinMs: config.redisCommandTimeoutMs };
+  let stores: Stores;
+  try {
+    stores = await openStores(config, { failFast: true, signingKey: key, redis });
+  } catch (error) {
+    await closeConnection(redis, closing).catch(() => undefined);
+    throw error;
+  }
+  const closeAll = async () => {
+    await stores.close(closing).catch(() => undefined);
+    await closeConnection(redis, closing).catch(() => undefined);
+  };
+  const unreachable = (error: unknown) => {
+    const what = error instanceof Error ? error.message : String(error);
+    // Lost after a command that may write went out: what it asked may have been done in part (an entry on a receipt
+    // before the item it closes), so it is never answered "nothing was changed".
+    if (writes.wrote()) {
+      return new CliFailure(`Lost Redis at ${shownUrl(config.redisUrl)} (${what}) after this command had begun writing, so what it asked may or may not have been done. Once Redis answers, check (for instance with \`interlock inbox show\`, \`interlock approvals describe\` or \`interlock effect show\`) before running it again.`, EXIT_BAD_INPUT, { cause: error });
+    }
+    return new CliFailure(`Cannot reach Redis at ${shownUrl(config.redisUrl)} (${what}); nothing was changed. ${unreachableAdvice()}`, EXIT_BAD_INPUT, { cause: error });
+  };
   const why = await stores.unreachable();
   if (why !== null) {
-    await stores.close(closing).catch(() => undefined);
+    await closeAll();
     throw unreachable(new Error(why));
   }
   try {
@@ -110,6 +177,6 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
     if (!(await stores.ping())) throw unreachable(error);
     throw error;
   } finally {
-    await stores.close(closing).catch(() => undefined);
+    await closeAll();
   }
 }

@@ -75,6 +75,22 @@ function sendStrings(redis: RedisClient, name: string, args: string[]): Promise<
   return command.promise as Promise<unknown>;
 }
 
+/** The scripts that write nothing: a command that ran only these changed nothing, whatever became of its connection. */
+const READ_ONLY_SCRIPTS: readonly ScriptName[] = ['read-state-1', 'describe-approval-1', 'probe-heartbeat-1', 'check-epoch-1'];
+let readOnlyScripts: ReadonlySet<string> | null = null;
+
+/** Whether an EVALSHA's sha (or an EVAL's source) is one of READ_ONLY_SCRIPTS. */
+export function isReadOnlyScript(shaOrSource: string): boolean {
+  if (readOnlyScripts === null) {
+    const scripts = loadScripts();
+    readOnlyScripts = new Set(READ_ONLY_SCRIPTS.flatMap((name) => {
+      const script = scripts.get(name);
+      return script === undefined ? [] : [script.sha, script.source];
+    }));
+  }
+  return readOnlyScripts.has(shaOrSource);
+}
+
 export function createScriptRunner(redis: RedisClient): ScriptRunner {
   const scripts = loadScripts();
   return async <T>(name: ScriptName, keys: readonly string[], args: readonly (string | number)[]): Promise<T> => {

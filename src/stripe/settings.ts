@@ -2,7 +2,7 @@
 // value one accepts the other does not refuse later, and both refuse with the same sentence. Pure and free of the
 // SDK, so the configuration can use it without importing Stripe. No sentence here contains a key, nor quotes
 // STRIPE_API_BASE raw: a swapped line of an env file puts the secret key there (shownSetting masks it).
-import { secretHint, shownSetting } from '../core/redact.js';
+import { redactSecrets, secretHint, shownSetting } from '../core/redact.js';
 
 export type KeyMode = 'test' | 'live';
 export type Endpoint = { host: string; port: number; protocol: 'http' | 'https' };
@@ -48,8 +48,16 @@ export function readApiBase(apiBase: string): { endpoint: Endpoint } | { problem
     return { problem: `STRIPE_API_BASE (${shownSetting(apiBase)}) is not a URL; give one like http://127.0.0.1:12111, or leave it unset to use Stripe.` };
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return { problem: `STRIPE_API_BASE (a ${url.protocol} URL) must be an http:// or https:// URL.` };
-  if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
-    return { problem: `STRIPE_API_BASE (${shownSetting(url.origin)}) must be a bare origin (scheme, host and port): the SDK adds the /v1 paths itself.` };
+  // What to drop, named: the query and the fragment only by kind (either may hold a secret the value was given with).
+  const extra = [
+    ...(url.pathname !== '/' && url.pathname !== '' ? [`a path (${redactSecrets(url.pathname)})`] : []),
+    ...(url.search !== '' ? ['a query'] : []),
+    ...(url.hash !== '' ? ['a fragment'] : []),
+    ...(url.username !== '' || url.password !== '' ? ['a user or password'] : []),
+  ];
+  if (extra.length > 0) {
+    const listed = extra.length === 1 ? extra.join('') : `${extra.slice(0, -1).join(', ')} and ${extra.slice(-1).join('')}`;
+    return { problem: `STRIPE_API_BASE (${shownSetting(apiBase)}) has ${listed}: use ${redactSecrets(url.origin)}. It must be a bare origin (scheme, host and port); the SDK adds the /v1 paths itself.` };
   }
   const protocol = url.protocol === 'http:' ? 'http' : 'https';
   // An IPv6 literal comes back bracketed from URL; node:http wants it bare.

@@ -27,11 +27,12 @@ describe('interlock demo', { timeout: 120_000 }, () => {
     expect(run.stdout.match(/"valid": true/g)).toHaveLength(2);
     expect(await redis.keys(`${prefix}:*`)).toEqual([]);
     expect((await redis.keys(`${prefix}-demo:*`)).length).toBeGreaterThan(0);
-    // The receipt it names is exported as the line says.
-    const command = /`INTERLOCK_KEY_PREFIX=(\S+) npx interlock receipt export ([0-9a-f]{64})`/.exec(run.stdout);
+    // The receipt it names is exported as the line says (with the data dir the demo ran under: its signing key is there).
+    const command = /`INTERLOCK_KEY_PREFIX=(\S+) INTERLOCK_DATA_DIR=(\S+) npx interlock receipt export ([0-9a-f]{64})`/.exec(run.stdout);
     expect(command?.[1]).toBe(`${prefix}-demo`);
-    const exported = await runCli(['receipt', 'export', command?.[2] ?? ''], { REDIS_URL, INTERLOCK_KEY_PREFIX: command?.[1] ?? '', INTERLOCK_DATA_DIR: temp.dir });
+    expect(command?.[2]).toBe(temp.dir);
+    const exported = await runCli(['receipt', 'export', command?.[3] ?? ''], { REDIS_URL, INTERLOCK_KEY_PREFIX: command?.[1] ?? '', INTERLOCK_DATA_DIR: command?.[2] ?? '' });
     expect(exported.code, exported.stderr).toBe(0);
-    expect(JSON.parse(exported.stdout)).toMatchObject({ effectId: command?.[2] });
+    expect(JSON.parse(exported.stdout)).toMatchObject({ effectId: command?.[3] });
   });
 });

@@ -7,6 +7,7 @@ import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Receipt } from '../../src/core/receipt.js';
+import { shownUrl } from '../../src/core/redact.js';
 import { parseSeal } from '../../src/core/seal.js';
 import { createWorld, type World } from '../support/harness.js';
 import { committedRefund, FLOW_TIMING } from '../fixtures/receipt-flows.js';
@@ -235,7 +236,7 @@ describe.concurrent('receipt export', { timeout: 60_000 }, () => {
     const run = await runCli(['receipt', 'export', exported[0] ?? '', unknown], redisEnv());
     expect(run.code, run.stderr).toBe(1);
     expect(run.stdout.trim().split('\n')).toHaveLength(1);
-    expect(run.stderr.trim()).toBe(`No journal for effect ${unknown} under this REDIS_URL and INTERLOCK_KEY_PREFIX.`);
+    expect(run.stderr.trim()).toBe(`No journal for effect ${unknown} in the Redis at ${shownUrl(world.config.redisUrl)} under key prefix ${world.config.keyPrefix} (from REDIS_URL).`);
   });
 
   it('exits 2 at once, naming the file, when INTERLOCK_SIGNING_KEY_FILE holds no key: no Redis connection is left holding the process', async () => {

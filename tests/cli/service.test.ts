@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { effectIdFor, explainOutcome, ProcessCrash, startSender, type ApprovalTerms, type Target } from '../../src/interlock.js';
+import { effectIdFor, explainOutcome, ProcessCrash, shownUrl, startSender, type ApprovalTerms, type Target } from '../../src/interlock.js';
 import { openPipeline, spawnWorker, type Pipeline, type WorkerProcess } from '../pipeline/pipeline-support.js';
 import { pay, startStripeWorld, type StripeWorld } from '../stripe/stripe-support.js';
 import { runCli, type CliRun } from './run-cli.js';
@@ -173,7 +173,7 @@ describe.concurrent('the service commands and their exit codes', () => {
     expect(amount.stderr).toMatch(/--amount must be a whole number of cents/);
     expect(missing.stderr).toMatch(/--incident/);
     expect(roles.stderr).toMatch(/"printer" is not one/);
-    expect(unknown.stderr.trim().split('\n')).toEqual([`No effect ${'b'.repeat(64)} under this REDIS_URL and INTERLOCK_KEY_PREFIX.`]);
+    expect(unknown.stderr.trim().split('\n')).toEqual([`No effect ${'b'.repeat(64)} in the Redis at ${shownUrl(pipeline.config.redisUrl)} under key prefix ${pipeline.config.keyPrefix} (from REDIS_URL).`]);
     for (const run of [amount, missing, roles, redis, unknown, emptyRequest, both, longReason, reserved]) expect(run.stderr).not.toMatch(/\n\s+at /);
     expect(await pipeline.stores.journal.partitionOf('a'.repeat(64))).toBeNull();
     expect(await pipeline.stores.journal.partitionOf(effectIdFor({ requestId: `case:cli-${pipeline.config.keyPrefix}`, effect: null }))).toBeNull();

@@ -41,7 +41,7 @@ describe('serve --roles webhooks', () => {
     const run = await runCli(['serve', '--roles', 'webhooks'], { ...base(), STRIPE_SECRET_KEY: 'sk_test_interlockServe0001', INTERLOCK_PORT: String(port) });
     expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toContain('The webhooks role needs STRIPE_WEBHOOK_SECRET against Stripe.');
-    expect(run.stderr).toContain(`stripe listen --forward-to http://127.0.0.1:${port}/webhooks/stripe --events refund.created,`);
+    expect(run.stderr).toContain(`Run \`npx stripe listen --forward-to http://127.0.0.1:${port}/webhooks/stripe --events refund.created,`);
     expect(run.stderr).toContain('credit_note.voided');
   });
 
@@ -60,7 +60,7 @@ describe('serve --roles webhooks', () => {
     try {
       const ready = JSON.parse(served.lines.find((line) => line.includes('webhook route ready')) ?? '{}') as { webhookUrl?: string; listen?: string; delivered?: string };
       expect(ready.webhookUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/webhooks\/stripe$/);
-      expect(ready.listen).toBe(`stripe listen --api-base http://127.0.0.1:${sandbox.port} --api-key "$STRIPE_SECRET_KEY" --skip-update --forward-to ${ready.webhookUrl} --events ${ready.listen?.split('--events ')[1] ?? ''}`);
+      expect(ready.listen).toBe(`npx stripe listen --api-base http://127.0.0.1:${sandbox.port} --api-key "$STRIPE_SECRET_KEY" --skip-update --forward-to ${ready.webhookUrl} --events ${ready.listen?.split('--events ')[1] ?? ''}`);
       expect(ready.listen).toContain('refund.failed');
       const endpoints = (await stripe.webhookEndpoints.list()).data;
       expect(endpoints.map((endpoint) => endpoint.url)).toEqual([ready.webhookUrl]);

@@ -221,7 +221,7 @@ describe('docker-compose.yml', () => {
     await until(() => /interlock serving/.test(worker.output()), 'the worker serving', worker.output);
     // The api's `stripe listen` line is the sandbox's (it was test mode's: forwarded events signed with another secret),
     // and the steps to try are the README's compose steps, not ones naming an address only this network knows.
-    expect(api.output()).toContain(`stripe listen --api-base http://127.0.0.1:${sandboxPort} --api-key sk_test_sandbox --skip-update`);
+    expect(api.output()).toContain(`npx stripe listen --api-base http://127.0.0.1:${sandboxPort} --api-key sk_test_sandbox --skip-update`);
     if (sandboxHost !== '127.0.0.1') {
       expect(api.output()).not.toContain('Try it, from this directory');
       expect(api.output()).toContain("the README's Compose section has the steps");

@@ -144,11 +144,12 @@ describe('README: stripe listen against `npm start` (the embedded sandbox)', () 
     while (!started.lines.some((line) => line.includes('"listen":')) && Date.now() < giveUp) await new Promise((resolve) => setTimeout(resolve, 100));
     const ready = started.lines.map((line) => (line.startsWith('{') ? (JSON.parse(line) as { listen?: string }) : {})).find((record) => typeof record.listen === 'string');
     const logged = ready?.listen ?? '';
-    expect(logged).toContain('stripe listen --api-base');
+    expect(logged).toMatch(/^npx stripe listen --api-base /);
     // Printed on stdout too, as the README says ("`serve` logs (and prints) the webhook URL and the exact line").
     expect(started.lines.filter((line) => !line.startsWith('{')).some((line) => line.endsWith(logged))).toBe(true);
-    // Run it as logged (words split as the shell would: the line has no quoting), asking only for its secret.
-    const words = logged.split(' ').slice(1);
+    // Run it as logged (words split as the shell would: the line has no quoting; `npx stripe` is the CLI npm ci
+    // installed), asking only for its secret.
+    const words = logged.split(' ').slice(2);
     const run = await runStripe([...words, '--print-secret'], cliEnv(cliConfigDir()), 20_000);
     expect(run.code, `${logged}\n${run.stdout}${run.stderr}`).toBe(0);
     expect(run.stdout).toMatch(/^whsec_/);

@@ -42,7 +42,9 @@ export function noteCaller(req: Request, caller: Caller): void {
   callers.set(req, caller);
 }
 
-const BEARER = /^Bearer[ \t]+(\S{1,1024})[ \t]*$/i;
+const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+/** Far longer than any token tokens.ts takes: a longer one is unknown without being hashed. */
+const LONGEST_TOKEN = 1024;
 
 /** The cookie the page's sign-in sets (HttpOnly, SameSite=Strict): it holds the token, so it is checked like one. */
 export const SESSION_COOKIE = 'interlock_session';
@@ -76,9 +78,14 @@ export function authenticate(tokens: TokenRegistry, limiter: RateLimiter | null,
       next(apiError('unauthenticated', 'This route needs a bearer token: send `Authorization: Bearer <token>`.'));
       return;
     }
-    const match = header === undefined ? null : BEARER.exec(header);
-    const presented = cookie ?? match?.[1];
-    const caller = presented === undefined ? null : tokens.authenticate(presented);
+    // A header in another form (a bare token, Basic credentials, `Bearer` with nothing after it) is the wrong form,
+    // not an unknown token: the caller may hold a right token and send it the wrong way.
+    const presented = header === undefined ? cookie : BEARER.exec(header)?.[1];
+    if (presented === undefined) {
+      next(apiError('unauthenticated', 'The Authorization header is not of the form `Bearer <token>` (a bare token or Basic credentials are not taken): send `Authorization: Bearer <token>`.'));
+      return;
+    }
+    const caller = presented.length > LONGEST_TOKEN ? null : tokens.authenticate(presented);
     if (!caller) {
       next(apiError('unauthenticated', 'The bearer token is not one this service knows. Check INTERLOCK_API_TOKENS or the tokens printed at start.'));
       return;

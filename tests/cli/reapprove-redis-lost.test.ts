@@ -1,0 +1,52 @@
+// Rule: a CLI command never says "nothing was changed" when it did change something (README "The command line",
+// cli/stores.ts withStores). `interlock inbox reapprove` closes the item with a signed RESOLVED entry naming the new
+// request, and leaves a note the recovery pass proposes from (src/inbox/actions.ts repairReapprovals): when Redis goes
+// away right after that entry is written, the re-approval WILL be proposed and its money moved once Redis is back.
+// Telling the operator "nothing was changed" invites them to propose the refund again under a request of their own.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { effectIdFor } from '../../src/interlock.js';
+import { createItemMaker, type ItemMaker } from '../http/inbox-items.js';
+import { startRig, type Rig } from '../http/rig.js';
+import { pay, startStripeWorld, type StripeWorld } from '../stripe/stripe-support.js';
+import { runCli, tempDir } from './run-cli.js';
+import { cutAfter } from './redis-proxy.js';
+
+let rig: Rig;
+let make: ItemMaker;
+let stripe: StripeWorld;
+const temp = tempDir('rv-cli-reapprove');
+
+beforeAll(async () => {
+  rig = await startRig();
+  make = await createItemMaker(rig);
+  stripe = await startStripeWorld();
+}, 60_000);
+afterAll(async () => {
+  await make?.close();
+  await rig?.close();
+  await stripe?.close();
+  temp.remove();
+});
+
+describe('inbox reapprove when Redis goes away after the item was closed', () => {
+  it('does not say "nothing was changed": the item is closed as re-approved and the re-approval is pending for recovery', async () => {
+    const { paymentIntent } = await pay(stripe.stripe, 'pm_card_visa', 5_000);
+    const { item, effectId } = await make.staleOn(paymentIntent);
+    const approval = await make.grant(paymentIntent);
+    const proxy = await cutAfter('"action":"reapprove"');
+    try {
+      const env = { REDIS_URL: proxy.url, INTERLOCK_KEY_PREFIX: rig.stores.config.keyPrefix, INTERLOCK_DATA_DIR: temp.dir, INTERLOCK_UNSAFE_DURABILITY: '1', STRIPE_SECRET_KEY: 'sk_test_rvcli0001', STRIPE_API_BASE: stripe.sandbox.url };
+      const run = await runCli(['inbox', 'reapprove', item, '--approval', approval, '--by', 'lee', '--note', 'Refund anyway.'], env);
+      expect(proxy.cut(), 'the proxy never cut the connection').toBe(true);
+      const receipt = await rig.stores.journal.receipt(effectId);
+      const resolved = receipt?.entries.filter((entry) => entry.kind === 'RESOLVED') ?? [];
+      expect(resolved).toMatchObject([{ action: 'reapprove', reapproval: { approval, effectId: effectIdFor({ requestId: `reapproval:${item}`, effect: null }) } }]);
+      // The recovery pass will propose it from this note (repairReapprovals).
+      expect((await rig.stores.inbox.pendingReapprovals()).map((pending) => pending.pending?.item)).toContain(item);
+      expect(run.stderr, `exit ${run.code}`).not.toContain('nothing was changed');
+      expect(run.stderr).toContain('may or may not have been done');
+    } finally {
+      await proxy.close();
+    }
+  });
+});

@@ -38,9 +38,16 @@ export function addApprovalCommands(program: Command): void {
         const now = await journal.serverTime();
         const terms = { id: options.id, approver: options.approver, capCents: options.capCents, expiresAt: now + options.expiresIn * 1000, maxUses: options.maxUses, scope: options.scope };
         const granted = await approvals.grant(terms);
-        // A retry of the same grant finds the first one standing, with its expiry (approvals.grant).
-        const standing = granted.created ? null : (await approvals.describe(terms.id)).snapshot;
-        printJson({ ...terms, expiresAt: standing?.expiresAt ?? terms.expiresAt, ...granted });
+        // A retry of the same grant finds the first one standing, with its expiry (approvals.grant), and as it stands:
+        // revoked or expired since, it covers nothing, and the answer says so rather than reading as granted.
+        const described = granted.created ? null : await approvals.describe(terms.id);
+        const standing = described?.snapshot ?? null;
+        const live = described === null || standing === null || (!standing.revoked && standing.expiresAt > described.now);
+        printJson({ ...terms, expiresAt: standing?.expiresAt ?? terms.expiresAt, ...granted, ...(standing === null ? {} : { revoked: standing.revoked, revokedAt: standing.revokedAt, live }) });
+        if (standing !== null && !live) {
+          const why = standing.revoked ? `was revoked${standing.revokedAt === null ? '' : ` at ${new Date(standing.revokedAt).toISOString()}`}` : `expired at ${new Date(standing.expiresAt).toISOString()}`;
+          throw new CliFailure(`Approval ${terms.id} already stands with these terms and ${why}, so it covers nothing; an approval never changes once granted. Grant a new id.`, EXIT_FAILED);
+        }
       });
     });
 

@@ -90,7 +90,14 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
       }
       await redis.hsetnx(keys.approvalPartitions, terms.id, partition);
       const bound = await partitionOf(terms.id);
-      if (bound !== partition) throw new ApprovalError('approval_conflict', `Approval ${terms.id} already exists with scope ${bound ?? '?'}; grant a new id instead of changing its scope.`);
+      if (bound !== partition) {
+        // The id is bound to another scope first (the binding is written before the approval, in another slot). No
+        // approval behind the binding is a grant that stopped in between (Redis lost, the process killed): say so, since
+        // `approvals describe` answers "no approval" for it.
+        const unfinished = bound !== null && (await redis.exists(keys.approval(bound, terms.id))) === 0;
+        if (unfinished) throw new ApprovalError('approval_conflict', `Approval id ${terms.id} was taken for scope ${bound} by a grant that did not finish (no approval was written under it), so it cannot be granted for ${terms.scope}. Grant a new id; or, if ${bound} is what was meant, grant ${terms.id} with that scope again.`);
+        throw new ApprovalError('approval_conflict', `Approval ${terms.id} already exists with scope ${bound ?? '?'}; grant a new id instead of changing its scope.`);
+      }
       const reply = await run<{ status: 'CREATED' | 'EXISTS' | 'CONFLICT'; grantedAt?: number }>('grant-approval-1', [keys.approval(partition, terms.id)], [termsJson(terms), options ?? '']);
       if (reply.status === 'CONFLICT') {
         // A retry of the same grant (a command run again, a request sent again) differs from it only in when it

@@ -20,16 +20,17 @@ const DEFAULT_LISTEN_FORWARD_TO = 'http://127.0.0.1:3000/webhooks/stripe';
 export const CLI_API_KEY = 'sk_test_sandbox';
 
 /**
- * The `stripe listen` command line for a sandbox at `url`. The CLI accepts only a loopback IP (or
+ * The `stripe listen` command line for a sandbox at `url`, run through npx (npm ci installs the official CLI into
+ * node_modules; it is not on the PATH). The CLI accepts only a loopback IP (or
  * `*.dev.stripe.me`) as `--api-base`, never `localhost` (stripe-cli.md §2), so a loopback or wildcard bind is
  * written as 127.0.0.1.
  */
 export function stripeListenCommand(url: string, forwardTo: string): string {
-  return `stripe listen --api-base ${cliApiBase(url)} --api-key ${CLI_API_KEY} --skip-update --all-snapshot --forward-to ${forwardTo}`;
+  return `npx stripe listen --api-base ${cliApiBase(url)} --api-key ${CLI_API_KEY} --skip-update --all-snapshot --forward-to ${forwardTo}`;
 }
 
 export function stripeTriggerCommand(url: string, event: string): string {
-  return `stripe trigger ${event} --api-base ${cliApiBase(url)} --api-key ${CLI_API_KEY}`;
+  return `npx stripe trigger ${event} --api-base ${cliApiBase(url)} --api-key ${CLI_API_KEY}`;
 }
 
 function cliApiBase(url: string): string {

@@ -283,14 +283,14 @@ describe('stripe listen against the sandbox (CLI 1.52.0)', () => {
         return (line ?? '').slice(prefix.length).split(' ');
       };
       const listen = await printed('Forward its events with the official Stripe CLI: ');
-      expect(listen.slice(0, 2)).toEqual(['stripe', 'listen']);
+      expect(listen.slice(0, 3)).toEqual(['npx', 'stripe', 'listen']);
       const env = cliEnvironment(config.path);
       delete env['STRIPE_API_KEY'];
-      listener = startListen(listen.slice(2), env);
+      listener = startListen(listen.slice(3), env);
       const secret = /(whsec_\w+)/.exec(await listener.waitFor(/Ready!/))?.[1] ?? '';
       const trigger = await printed('Fire a test event: ');
-      expect(trigger.slice(0, 3)).toEqual(['stripe', 'trigger', 'payment_intent.succeeded']);
-      const run = await new Promise<number | null>((resolve) => spawn(stripeBinary(), trigger.slice(1), { env, stdio: 'ignore' }).once('exit', resolve));
+      expect(trigger.slice(0, 4)).toEqual(['npx', 'stripe', 'trigger', 'payment_intent.succeeded']);
+      const run = await new Promise<number | null>((resolve) => spawn(stripeBinary(), trigger.slice(2), { env, stdio: 'ignore' }).once('exit', resolve));
       expect(run).toBe(0);
       await eventually(async () => receiver.received.map((r) => r.event.type), (types) => types.includes('payment_intent.succeeded'), 10_000);
       const base = new URL(trigger[trigger.indexOf('--api-base') + 1] ?? '');

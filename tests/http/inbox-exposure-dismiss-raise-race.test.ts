@@ -7,11 +7,32 @@ import { describe, expect, it } from 'vitest';
 import { journalOf, raiseAlert, repairExposures } from '../../src/interlock.js';
 import { createAlerts } from '../../src/redis/alerts.js';
 import { createInbox } from '../../src/redis/inbox.js';
-import { createRedisClient } from '../../src/redis/client.js';
+import { createRedisClient, type RedisClient } from '../../src/redis/client.js';
+import type { Rig } from './rig.js';
 import { committedForExposure, useInboxRig } from './inbox-items.js';
 
 const inbox = useInboxRig();
 const by = { name: 'dana', role: 'approver' as const };
+
+/**
+ * Alerts whose first write takes its time (after reading the alert, before writing it) while `raise` runs: a chargeback
+ * raised between a resolution's read and its write.
+ */
+function raisingAtWrite(rig: Rig, redis: RedisClient, raise: () => Promise<unknown>) {
+  let armed = true;
+  const alerts = createAlerts({
+    redis,
+    keys: rig.stores.keys,
+    now: async () => {
+      if (armed) {
+        armed = false;
+        await raise();
+      }
+      return rig.stores.journal.serverTime();
+    },
+  });
+  return { alerts, raised: () => !armed };
+}
 
 describe('a chargeback raised while an exposure alert is being resolved', () => {
   it('keeps the alert open when a dismissal of the item that showed only the first one resolves it', async () => {
@@ -24,21 +45,10 @@ describe('a chargeback raised while an exposure alert is being resolved', () => 
     // raised right then, between that read and the write.
     const redis = createRedisClient(rig.stores.config);
     try {
-      let armed = true;
-      const alerts = createAlerts({
-        redis,
-        keys: rig.stores.keys,
-        now: async () => {
-          if (armed) {
-            armed = false;
-            await raiseAlert(rig.stores, exposure(16_000, [first, second]));
-          }
-          return rig.stores.journal.serverTime();
-        },
-      });
+      const { alerts, raised } = raisingAtWrite(rig, redis, () => raiseAlert(rig.stores, exposure(16_000, [first, second])));
       const racing = createInbox({ redis, keys: rig.stores.keys, journal: journalOf(rig.stores), alerts });
       await racing.act(item, { action: 'dismiss', by, note: 'answered the first chargeback' });
-      expect(armed).toBe(false);
+      expect(raised()).toBe(true);
     } finally {
       await redis.quit();
     }
@@ -60,20 +70,9 @@ describe('a chargeback raised while an exposure alert is being resolved', () => 
       expect((await rig.stores.alerts.get(`exposure:${effectId}`))?.resolvedAt).toBeNull();
 
       // The repair reads the open alert (one chargeback, as the person saw), and the second is raised before it writes.
-      let armed = true;
-      const alerts = createAlerts({
-        redis,
-        keys: rig.stores.keys,
-        now: async () => {
-          if (armed) {
-            armed = false;
-            await raiseAlert(rig.stores, exposure(16_000, [first, second]));
-          }
-          return rig.stores.journal.serverTime();
-        },
-      });
+      const { alerts, raised } = raisingAtWrite(rig, redis, () => raiseAlert(rig.stores, exposure(16_000, [first, second])));
       const repair = await repairExposures({ ...rig.stores, alerts });
-      expect({ armed, resolved: repair.resolvedAlerts.includes(`exposure:${effectId}`) }).toEqual({ armed: false, resolved: false });
+      expect({ raised: raised(), resolved: repair.resolvedAlerts.includes(`exposure:${effectId}`) }).toEqual({ raised: true, resolved: false });
     } finally {
       await redis.quit();
     }

@@ -321,9 +321,13 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     } catch (error) {
       // The step's answer was lost (the connection dropped after Redis ran it, a command that timed out): if it opened
       // the dispatch, this worker holds it at epoch + 1 and sent nothing under it. Saying so (`first`) lets recovery send
-      // it, re-checked, instead of settling it AMBIGUOUS on a target it cannot ask (tier 3). Best effort: a step that
-      // never ran, or refused, left no claim of this worker's, and the release changes nothing (NOT_HELD).
-      await journal.releaseClaim(partition, effectId, ctx.owner, epoch + 1, 'first').catch(() => undefined);
+      // it, re-checked, instead of settling it AMBIGUOUS on a target it cannot ask (tier 3). Only for the dispatch this
+      // step opened: the release holds only while the chain's head is the DISPATCHED it sealed, since the claim names the
+      // worker, not the attempt, and another submit of this process may be sending under a claim at that epoch (`first`
+      // would hand that live send to a recoverer to send again); and never while this process holds the effect. Best
+      // effort: a step that never ran, or refused, changes nothing (NOT_HELD).
+      const sealed = journal.lostDispatchHead(error);
+      if (sealed !== null && !ctx.busy.has(effectId)) await journal.releaseClaim(partition, effectId, ctx.owner, epoch + 1, 'first', sealed).catch(() => undefined);
       throw error;
     }
     const scriptAnsweredAt = performance.now();

@@ -342,6 +342,14 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
   }
 
   /** propose-5 until the batch's time is one Redis accepts; `floor` is the least time to seal at. */
+  /** Dispatch steps whose answer was lost, by their error: the last entry each sealed (lostDispatchHead). */
+  const lostDispatchHeads = new WeakMap<object, string>();
+  function lostDispatch(error: unknown, entries: readonly Entry[]): never {
+    const head = entries.at(-1)?.hash;
+    if (typeof error === 'object' && error !== null && head !== undefined) lostDispatchHeads.set(error, head);
+    throw error;
+  }
+
   async function proposeFrom(request: ProposeRequest, floor: number, attempts: number): Promise<ProposeReply> {
     let least = floor;
     for (let attempt = 0; attempt < attempts; attempt += 1) {
@@ -349,7 +357,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       const sendDeadline = at + request.sendTimeoutMs;
       const { entries, pairs } = await seal(request.effectId, request.drafts({ at, sendDeadline }), at, request.place.head);
       const planned = proposeCall(request, at, sendDeadline, entries.length, pairs);
-      const reply = await call<ProposeReply>('propose-5', planned.keys, planned.args);
+      const reply = await call<ProposeReply>('propose-5', planned.keys, planned.args).catch((error: unknown) => lostDispatch(error, entries));
       if (reply.status === 'OK') return Object.assign(reply, { entries });
       // Only the time can be fixed here; a moved head means the chain changed and the caller must look again.
       if (reply.status === 'BAD_TIME') {
@@ -612,7 +620,8 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       try {
         sealed = await seal(request.effectId, request.drafts({ at, sendDeadline }), at, request.place.head);
         const planned = proposeCall(request, at, sendDeadline, sealed.entries.length, sealed.pairs, [keys.effectPartitions, keys.openIndex, keys.watch, keys.effectsByTime], [token, ...upkeep.args]);
-        raw = await call('bind-propose-9', planned.keys, planned.args);
+        const dispatched = sealed.entries;
+        raw = await call<typeof raw>('bind-propose-9', planned.keys, planned.args).catch((error: unknown) => lostDispatch(error, dispatched));
       } catch (error) {
         upkeep.restore();
         throw error;
@@ -824,9 +833,17 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
      * Gives the claim up early. `unsent`: no request of the dispatch left under this claim, `first` from the worker
      * that dispatched it, `unsent` from a recoverer (release-claim-1.lua says what the next recoverer makes of it).
      */
-    async releaseClaim(partition: string, effectId: string, owner: string, epoch: number, unsent: 'first' | 'unsent' | null = null): Promise<boolean> {
-      const reply = await run<{ status: 'OK' | 'NOT_HELD' }>('release-claim-1', [keys.state(partition, effectId)], [owner, String(epoch), unsent ?? '']);
+    async releaseClaim(partition: string, effectId: string, owner: string, epoch: number, unsent: 'first' | 'unsent' | null = null, atHead = ''): Promise<boolean> {
+      const reply = await run<{ status: 'OK' | 'NOT_HELD' }>('release-claim-1', [keys.state(partition, effectId)], [owner, String(epoch), unsent ?? '', atHead]);
       return reply.status === 'OK';
+    },
+
+    /**
+     * The last entry a dispatch step sealed when its answer was lost (the command failed after it was sent): the head
+     * the chain has if that step opened the dispatch. Null for any other failure.
+     */
+    lostDispatchHead(error: unknown): string | null {
+      return typeof error === 'object' && error !== null ? (lostDispatchHeads.get(error) ?? null) : null;
     },
 
     /** Whether `owner` still holds the claim at `epoch`: the last check before a request leaves the process. */

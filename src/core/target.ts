@@ -23,6 +23,8 @@ export type SendContext = {
    * without changing the parameters its idempotency check compares.
    */
   readonly requestId: string | null;
+  /** The dispatch attempt this send is, as its premise read named it (ReadContext.attempt); absent when none did. */
+  readonly attempt?: string;
 };
 
 /** Reads (lookups, facts) are bounded too; a read that fails or times out throws, it never answers "fine". */
@@ -34,6 +36,12 @@ export type ReadContext = {
    * (a decision, a support tool's look) may be older than the send by any amount.
    */
   premiseCheck?: boolean;
+  /**
+   * With `premiseCheck`: the dispatch attempt this read is for, the same token its send's context carries
+   * (SendContext.attempt). What a target keeps of the read is for that send only: an attempt refused before it sent
+   * (its approval out of room, say) leaves a read another attempt must not take for its own.
+   */
+  attempt?: string;
 };
 
 export interface Target {

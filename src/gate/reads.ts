@@ -83,8 +83,8 @@ export async function lookUp(ctx: GateContext, effectId: string, effect: Effect)
 }
 
 /** The named facts, read from the target and bounded in time; what it answered, unchecked. */
-export function readRawFacts(ctx: GateContext, effectId: string, effect: Effect, names: readonly string[]): Promise<unknown> {
-  return bounded('the premise read', ctx.readTimeoutMs, () => ctx.target.readFacts(effectId, effect, names, { timeoutMs: ctx.readTimeoutMs, premiseCheck: true }));
+export function readRawFacts(ctx: GateContext, effectId: string, effect: Effect, names: readonly string[], attempt: string): Promise<unknown> {
+  return bounded('the premise read', ctx.readTimeoutMs, () => ctx.target.readFacts(effectId, effect, names, { timeoutMs: ctx.readTimeoutMs, premiseCheck: true, attempt }));
 }
 
 /**

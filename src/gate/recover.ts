@@ -18,7 +18,7 @@ import { isOutboxEntry, OUTBOX_GRACE_MS, type OpenEffect } from '../redis/journa
 import { holdBack, markUnknown, sendOnce } from './send.js';
 import { blindReason, commit, isBlind, refuseAtRecovery, rejectionOf, settleAmbiguous, settleRejected, type Holding } from './settle.js';
 import { lookUp } from './reads.js';
-import { readFacts } from './submit.js';
+import { nextAttempt, readFacts } from './submit.js';
 
 type Claim = { epoch: number; now: number; sendDeadline: number; deathProvenAt: number | null; late: string; unknowns: number; unknownAt: number | null; neverSent: boolean };
 
@@ -81,11 +81,11 @@ export function createRecover(ctx: GateContext) {
   }
 
   /** The approval and the premises as they are now. Throws when either cannot be read. */
-  async function recheck(effectId: string, partition: string, dispatched: EntryOf<'DISPATCHED'>, effect: Effect): Promise<Checks> {
+  async function recheck(effectId: string, partition: string, dispatched: EntryOf<'DISPATCHED'>, effect: Effect, attempt: string): Promise<Checks> {
     const { now, snapshot } = await ctx.approvals.describe(dispatched.approval);
     const leaseIssues = approvalProblems(snapshot, { now, subject: partition, amount: describeEffect(effect).amount, phase: 'recovery' });
     if (snapshot === null || leaseIssues.length > 0) return checksOf(snapshot, leaseIssues);
-    const report = await readFacts(ctx, effectId, effect, dispatched.premises);
+    const report = await readFacts(ctx, effectId, effect, dispatched.premises, attempt);
     return checksOf(snapshot, [], report.violations, report.changes);
   }
 
@@ -125,7 +125,8 @@ export function createRecover(ctx: GateContext) {
     const entries = await journal.entries(partition, effectId);
     const dispatched = openDispatch(entries);
     const approvalId = dispatched?.approval ?? '-';
-    const holding: Holding = { partition, effectId, epoch, head: entries.at(-1)?.hash ?? '', approvalId };
+    // This pass's resend is an attempt of its own: its re-check's read is for its send only.
+    const holding: Holding = { partition, effectId, epoch, head: entries.at(-1)?.hash ?? '', approvalId, attempt: nextAttempt(ctx) };
     if (!dispatched) {
       await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
       return { kind: 'skipped', effectId, reason: 'no open dispatch in the chain' };
@@ -231,7 +232,7 @@ export function createRecover(ctx: GateContext) {
     let checks: Checks | null = null;
     let recheckError: unknown = null;
     try {
-      checks = await recheck(effectId, partition, dispatched, effect);
+      checks = await recheck(effectId, partition, dispatched, effect, holding.attempt ?? '');
     } catch (error) {
       if (error instanceof ProcessCrash) throw error;
       recheckError = error;

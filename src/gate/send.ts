@@ -61,11 +61,12 @@ export async function markUnknown(ctx: GateContext, where: { partition: string; 
   }
 }
 
-export async function sendOnce(ctx: GateContext, where: { partition: string; effectId: string; epoch: number }, effect: Effect, requestId: string | null, deadlineAt: number, claimCheckedAt: number): Promise<SendResult> {
+export async function sendOnce(ctx: GateContext, where: { partition: string; effectId: string; epoch: number; attempt?: string }, effect: Effect, requestId: string | null, deadlineAt: number, claimCheckedAt: number): Promise<SendResult> {
   const { journal, heartbeat, target } = ctx;
   let checkedAt = claimCheckedAt;
   const context: SendContext = {
     requestId,
+    ...(where.attempt === undefined ? {} : { attempt: where.attempt }),
     timeLeftMs: () => Math.floor(deadlineAt - performance.now()),
     async beforeWrite() {
       const now = performance.now();

@@ -18,7 +18,8 @@ import { lookUp } from './reads.js';
  * Where an open dispatch stands for its holder: the chain head it last saw and the approval it reserved on; `boundAt`,
  * when the holder's own binding put the effect in the effects-by-time index (a submit that bound it new).
  */
-export type Holding = { partition: string; effectId: string; epoch: number; head: string; approvalId: string; boundAt?: number };
+/** `attempt`: the dispatch attempt whose premise read this holding's send follows (ReadContext.attempt). */
+export type Holding = { partition: string; effectId: string; epoch: number; head: string; approvalId: string; boundAt?: number; attempt?: string };
 
 /**
  * The fields of a landed object its receipt reads: the evidence id (verify.ts), and what the final money is derived

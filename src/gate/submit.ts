@@ -28,7 +28,15 @@ import { judgeFacts, readRawFacts } from './reads.js';
 export type Recover = (effectId: string, partition: string) => Promise<Settled>;
 
 /** Everything about a proposal that can be known without Redis: validated input, id, payload hash, subject. */
-export type Prepared = { proposal: Proposal; effect: Effect; facts: EffectFacts; effectId: string; hash: string };
+/** `attempt`: this submit's token, carried by its premise read and its send (ReadContext.attempt). */
+export type Prepared = { proposal: Proposal; effect: Effect; facts: EffectFacts; effectId: string; hash: string; attempt: string };
+
+let attempts = 0;
+/** A token for one dispatch attempt of this process: its premise read and its send carry it, and no other does. */
+export function nextAttempt(ctx: GateContext): string {
+  attempts += 1;
+  return `${ctx.nonce}.${attempts.toString(36)}`;
+}
 
 /** `options.recorded`: `input` was read back from the journal (parseProposalAndEffect says what that changes). */
 export function prepare(ctx: GateContext, input: unknown, options: ParseOptions = {}): Prepared {
@@ -44,7 +52,7 @@ export function prepare(ctx: GateContext, input: unknown, options: ParseOptions 
       throw new ProposalError(`Target ${ctx.target.name} cannot read the premises ${unknown.join(', ')}; it reads ${known.join(', ')}.`, unknown.map((name) => ({ path: `premises.${name}`, message: 'is not a fact this target can read' })));
     }
   }
-  return { proposal, effect, facts, effectId: effectIdFor({ requestId: proposal.requestId, effect: proposal.effect }), hash: payloadHash(proposal.effect) };
+  return { proposal, effect, facts, effectId: effectIdFor({ requestId: proposal.requestId, effect: proposal.effect }), hash: payloadHash(proposal.effect), attempt: nextAttempt(ctx) };
 }
 
 /**
@@ -64,7 +72,7 @@ function sameFacts(a: readonly string[], b: readonly string[]): boolean {
 
 export function readFactsAhead(ctx: GateContext, prepared: Prepared): FactsAhead {
   const names = Object.keys(prepared.proposal.premises);
-  const read = readRawFacts(ctx, prepared.effectId, prepared.effect, names).then(
+  const read = readRawFacts(ctx, prepared.effectId, prepared.effect, names, prepared.attempt).then(
     (facts) => ({ facts }),
     (error: unknown) => ({ error }),
   );
@@ -76,12 +84,12 @@ export function readFactsAhead(ctx: GateContext, prepared: Prepared): FactsAhead
  * names decided on, compared before anything is quoted). A read that fails, times out, or answers facts that cannot
  * be read is a PremiseReadError.
  */
-export async function readFacts(ctx: GateContext, effectId: string, effect: Effect, decidedOn: JsonObject, ahead: FactsAhead | null = null): Promise<PremiseReport> {
+export async function readFacts(ctx: GateContext, effectId: string, effect: Effect, decidedOn: JsonObject, attempt: string, ahead: FactsAhead | null = null): Promise<PremiseReport> {
   try {
     const names = Object.keys(decidedOn);
     const early = ahead !== null && sameFacts(ahead.names, names) ? await ahead.read : null;
     if (early !== null && 'error' in early) throw early.error;
-    return judgeFacts(decidedOn, early !== null ? early.facts : await readRawFacts(ctx, effectId, effect, names));
+    return judgeFacts(decidedOn, early !== null ? early.facts : await readRawFacts(ctx, effectId, effect, names, attempt));
   } catch (error) {
     // A target that says its configuration is wrong (a refused key) keeps its own code: retrying will not help.
     if (error instanceof InterlockError && error.code === 'target_misconfigured') throw error;
@@ -267,7 +275,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
 
     let report: PremiseReport;
     try {
-      report = await readFacts(ctx, effectId, effect, decidedOn, ahead);
+      report = await readFacts(ctx, effectId, effect, decidedOn, prepared.attempt, ahead);
     } catch (error) {
       // A submit that took its effect to be new has not looked at its chain yet. If the effect is bound after all,
       // its chain may answer without the facts (settled already, or bound to another payment), and a failed read
@@ -338,7 +346,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
           return ctx.result(effectId, 'REFUSED:stale_premise', { reason: report.violations.join('; '), changes: report.changes });
         }
         const current = binding.current;
-        const holding: Holding = { partition, effectId, epoch: reply.epoch ?? epoch + 1, head: reply.entries.at(-1)?.hash ?? '', approvalId: proposal.approval, ...(current.status === 'NEW' ? { boundAt: current.now } : {}) };
+        const holding: Holding = { partition, effectId, epoch: reply.epoch ?? epoch + 1, head: reply.entries.at(-1)?.hash ?? '', approvalId: proposal.approval, attempt: prepared.attempt, ...(current.status === 'NEW' ? { boundAt: current.now } : {}) };
         ctx.busy.hold(effectId);
         try {
           return await answer(await sendDispatched(holding, effect, proposal.requestId ?? null, deadlineAt, scriptAnsweredAt), partition);

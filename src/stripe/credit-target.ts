@@ -109,10 +109,12 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
    * (effect id, customer, incident) → the incident compensation and balance currency the last premise read of that
    * effect found for them, and when. Keyed by what the read depended on: a read made for another payload under the
    * effect id (a retry naming another incident or customer, refused as a conflict after its facts were read ahead)
-   * says nothing about the recorded credit's incident.
+   * says nothing about the recorded credit's incident. And by the dispatch attempt the gate's premise read named
+   * (ReadContext.attempt): an attempt refused before its send (its approval out of room) leaves a read that another
+   * attempt's send, whose premises read no compensation, must not take for its own.
    */
   const compensations = new Map<string, CustomerStanding & { at: number }>();
-  const readOf = (effectId: string, credit: CreditEffect) => `${effectId} ${credit.customer} ${credit.incident}`;
+  const readOf = (effectId: string, credit: CreditEffect, attempt: string) => `${effectId} ${credit.customer} ${credit.incident} ${attempt}`;
 
   function remember(read: string, standing: CustomerStanding): void {
     compensations.delete(read);
@@ -134,8 +136,9 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
   }
   /** The customer for the pre-send check: the premise read just made, or a read now within the send's time. */
   async function customerStanding(effectId: string, credit: CreditEffect, context: SendContext): Promise<CustomerStanding> {
-    const read = compensations.get(readOf(effectId, credit));
-    compensations.delete(readOf(effectId, credit));
+    const key = context.attempt === undefined ? null : readOf(effectId, credit, context.attempt);
+    const read = key === null ? undefined : compensations.get(key);
+    if (key !== null) compensations.delete(key);
     if (read !== undefined && performance.now() - read.at <= COMPENSATION_FRESH_MS) return read;
     const budget: ReadBudget = { timeLeftMs: () => context.timeLeftMs() };
     try {
@@ -240,7 +243,7 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
           wantsCompensation ? readStanding(credit, effectId, budget) : null,
         ]);
         // Kept for apply only when the gate read it right before the send: a decision's read may be any age.
-        if (compensation !== null && context.premiseCheck === true) remember(readOf(effectId, credit), compensation);
+        if (compensation !== null && context.premiseCheck === true && context.attempt !== undefined) remember(readOf(effectId, credit, context.attempt), compensation);
         read = { status, compensation: compensation?.cents ?? null };
       } catch (error) {
         if (!missing(error)) throw error;

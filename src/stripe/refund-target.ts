@@ -134,10 +134,11 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
   /**
    * (effect id, payment) → the refundable cents the last premise read of that effect on that payment found, and when.
    * Keyed by the payment too: a read made for another payload under the effect id (a retry with another payment,
-   * refused as a conflict after its facts were read ahead) says nothing about the recorded one's payment.
+   * refused as a conflict after its facts were read ahead) says nothing about the recorded one's payment. And by the
+   * dispatch attempt the gate's premise read named (ReadContext.attempt): only that attempt's send uses it.
    */
   const remainders = new Map<string, { refundable: number; at: number }>();
-  const readOf = (effectId: string, refund: RefundEffect) => `${effectId} ${refund.paymentIntent}`;
+  const readOf = (effectId: string, refund: RefundEffect, attempt: string) => `${effectId} ${refund.paymentIntent} ${attempt}`;
 
   function remember(read: string, refundable: number): void {
     remainders.delete(read);
@@ -150,8 +151,9 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
 
   /** The refundable cents for the pre-send check: the premise read just made, or a read now within the send's time. */
   async function remainder(effectId: string, effect: RefundEffect, context: SendContext): Promise<number> {
-    const read = remainders.get(readOf(effectId, effect));
-    remainders.delete(readOf(effectId, effect));
+    const key = context.attempt === undefined ? null : readOf(effectId, effect, context.attempt);
+    const read = key === null ? undefined : remainders.get(key);
+    if (key !== null) remainders.delete(key);
     if (read !== undefined && performance.now() - read.at <= REMAINDER_FRESH_MS) return read.refundable;
     let standing: PaymentStanding;
     try {
@@ -214,7 +216,8 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
       if (names.length === 0) return facts;
       const standing = await readPaymentStanding(client, paymentIntent, readBudget(context.timeoutMs), { disputes: names.includes('chargebacks'), ...paging });
       const figures = standing === null ? null : refundFigures(standing, effectId);
-      if (figures !== null) remember(readOf(effectId, refund), figures.refundable);
+      // Kept for apply only when the gate read it for a dispatch attempt (its premise check): that attempt's send uses it.
+      if (figures !== null && context.premiseCheck === true && context.attempt !== undefined) remember(readOf(effectId, refund, context.attempt), figures.refundable);
       for (const name of names) facts[name] = figures !== null && isRefundFact(name) ? FACT_OF[name](figures) : null;
       return facts;
     },

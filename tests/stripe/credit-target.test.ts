@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEffect } from '../../src/core/effects.js';
 import { Rejected, type Target } from '../../src/core/target.js';
 import { createCreditTarget, CREDIT_FACTS } from '../../src/stripe/credit-target.js';
-import { callsSince, effectIdFor, mark, sendContext, startStripeWorld, type StripeWorld } from './stripe-support.js';
+import { callsSince, effectIdFor, mark, sendContext, startStripeWorld, TEST_ATTEMPT, type StripeWorld } from './stripe-support.js';
 
 let world: StripeWorld;
 let target: Target;
@@ -22,7 +22,7 @@ afterAll(() => world.close());
 const FACTS = [...CREDIT_FACTS];
 const READ = { timeoutMs: 2_000 };
 /** The gate's own premise read right before a send: what apply's checks may use instead of reading again. */
-const PREMISE_CHECK = { ...READ, premiseCheck: true };
+const PREMISE_CHECK = { ...READ, premiseCheck: true, attempt: TEST_ATTEMPT };
 const INCIDENT = 'INC-4a1b2c';
 const credit = (customer: string, amount = 1_000, incident = INCIDENT) => ({ kind: 'credit' as const, customer, amount, incident });
 

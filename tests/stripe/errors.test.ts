@@ -11,7 +11,7 @@ import { StripeMisconfigured, StripeUnavailable } from '../../src/stripe/errors.
 import { createStripeClient } from '../../src/stripe/client.js';
 import { createStripeReads } from '../../src/stripe/reads.js';
 import { createRefundTarget } from '../../src/stripe/refund-target.js';
-import { callsSince, effectIdFor, mark, pay, sendContext, sleep, startStripeWorld, TEST_KEY, type StripeWorld } from './stripe-support.js';
+import { callsSince, effectIdFor, mark, pay, sendContext, sleep, startStripeWorld, TEST_ATTEMPT, TEST_KEY, type StripeWorld } from './stripe-support.js';
 
 let world: StripeWorld;
 let target: Target;
@@ -51,7 +51,7 @@ describe('definite refusals (400, 402, 404) are Rejected with Stripe\'s code and
   it('400 without a code: Stripe refuses an over-refund that a concurrent refund made possible after the premise read', async () => {
     const { paymentIntent } = await pay(world.stripe);
     const effectId = effectIdFor('concurrent');
-    expect(await target.readFacts(effectId, refund(paymentIntent), FACTS, { timeoutMs: 2_000 })).toMatchObject({ refundable: 10_000 });
+    expect(await target.readFacts(effectId, refund(paymentIntent), FACTS, { timeoutMs: 2_000, premiseCheck: true, attempt: TEST_ATTEMPT })).toMatchObject({ refundable: 10_000 });
     await world.stripe.refunds.create({ payment_intent: paymentIntent, amount: 9_000 });
     const error = await failure(target.apply(effectId, refund(paymentIntent), sendContext()));
     expect(error).toBeInstanceOf(Rejected);

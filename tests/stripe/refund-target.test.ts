@@ -7,7 +7,7 @@ import { parseEffect } from '../../src/core/effects.js';
 import { Rejected, type Target } from '../../src/core/target.js';
 import { createStripeReads } from '../../src/stripe/reads.js';
 import { createRefundTarget, REFUND_FACTS } from '../../src/stripe/refund-target.js';
-import { callsSince, effectIdFor, mark, pay, sendContext, startStripeWorld, type StripeWorld } from './stripe-support.js';
+import { callsSince, effectIdFor, mark, pay, sendContext, startStripeWorld, TEST_ATTEMPT, type StripeWorld } from './stripe-support.js';
 
 let world: StripeWorld;
 let target: Target;
@@ -19,6 +19,8 @@ afterAll(() => world.close());
 
 const FACTS = [...REFUND_FACTS];
 const READ = { timeoutMs: 2_000 };
+/** The gate's own premise read right before a send (the attempt its send names): what apply's check may use instead of reading again. */
+const PREMISE_CHECK = { ...READ, premiseCheck: true, attempt: TEST_ATTEMPT };
 const refund = (paymentIntent: string, amount = 2_000) => ({ kind: 'refund' as const, paymentIntent, amount });
 const control = (path: string, body: object = {}) => world.sandbox.control.request('POST', path, body);
 
@@ -138,7 +140,7 @@ describe('apply: the refund, keyed and tagged with the effect', () => {
     await world.stripe.refunds.create({ payment_intent: paymentIntent, amount: 9_000 });
     const effectId = effectIdFor('too much');
     // Premises decided on an already-small remainder compare equal at dispatch; apply's check is what refuses.
-    expect(await target.readFacts(effectId, refund(paymentIntent), FACTS, READ)).toMatchObject({ refundable: 1_000 });
+    expect(await target.readFacts(effectId, refund(paymentIntent), FACTS, PREMISE_CHECK)).toMatchObject({ refundable: 1_000 });
     const since = await mark(world.sandbox);
     const error = await target.apply(effectId, refund(paymentIntent), sendContext()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Rejected);
@@ -216,7 +218,7 @@ describe('Stripe calls per premise check and send', () => {
     const { paymentIntent } = await pay(world.stripe);
     const effectId = effectIdFor('count');
     const since = await mark(world.sandbox);
-    await target.readFacts(effectId, refund(paymentIntent), FACTS, READ);
+    await target.readFacts(effectId, refund(paymentIntent), FACTS, PREMISE_CHECK);
     await target.apply(effectId, refund(paymentIntent), sendContext());
     expect(await callsSince(world.sandbox, since)).toEqual([`GET /v1/payment_intents/${paymentIntent}`, 'POST /v1/refunds']);
   });
@@ -225,7 +227,7 @@ describe('Stripe calls per premise check and send', () => {
     const { paymentIntent } = await pay(world.stripe, 'pm_card_createDisputeInquiry');
     const effectId = effectIdFor('count disputed');
     const since = await mark(world.sandbox);
-    await target.readFacts(effectId, refund(paymentIntent), FACTS, READ);
+    await target.readFacts(effectId, refund(paymentIntent), FACTS, PREMISE_CHECK);
     await target.apply(effectId, refund(paymentIntent), sendContext());
     expect(await callsSince(world.sandbox, since)).toEqual([`GET /v1/payment_intents/${paymentIntent}`, 'GET /v1/disputes', 'POST /v1/refunds']);
   });

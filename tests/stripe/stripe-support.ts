@@ -34,8 +34,15 @@ export async function pay(stripe: Stripe, paymentMethod = 'pm_card_visa', amount
 
 export type RecordingContext = SendContext & { beforeWriteCalls: number };
 
-/** A send context with `ms` to its deadline, counting beforeWrite calls; `fence` makes beforeWrite refuse. */
-export function sendContext(ms = 2_000, options: { fence?: () => Error | null; requestId?: string } = {}): RecordingContext {
+/** The dispatch attempt a test's premise read and send share (ReadContext.attempt, SendContext.attempt), unless told otherwise. */
+export const TEST_ATTEMPT = 'test-attempt';
+
+/**
+ * A send context with `ms` to its deadline, counting beforeWrite calls; `fence` makes beforeWrite refuse; `attempt`
+ * (TEST_ATTEMPT unless given; null for none) names the premise read whose findings the send may use.
+ */
+export function sendContext(ms = 2_000, options: { fence?: () => Error | null; requestId?: string; attempt?: string | null } = {}): RecordingContext {
+  const attempt = options.attempt === undefined ? TEST_ATTEMPT : options.attempt;
   const deadline = performance.now() + ms;
   const context: RecordingContext = {
     beforeWriteCalls: 0,
@@ -46,6 +53,7 @@ export function sendContext(ms = 2_000, options: { fence?: () => Error | null; r
       if (refusal !== null) throw refusal;
     },
     requestId: options.requestId ?? null,
+    ...(attempt === null ? {} : { attempt }),
   };
   return context;
 }

@@ -135,6 +135,9 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
   const { key, exposure, keyed } = keyOf(config, options.readOnly === true);
   if (exposure !== null) printProblem(exposure.message);
   const redis = createRedisClient(config, { failFast: true });
+  // Heard before openStores adds its own listener (it may first await tracing's setup): a refused connection's error
+  // event with no listener would print the client's stack trace.
+  redis.on('error', () => undefined);
   const writes = watchWrites(redis);
   // A command ends whatever Redis does: a QUIT Redis does not answer within the command timeout is given up on.
   const closing = { withinMs: config.redisCommandTimeoutMs };

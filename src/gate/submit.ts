@@ -334,7 +334,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       // worker, not the attempt, and another submit of this process may be sending under a claim at that epoch (`first`
       // would hand that live send to a recoverer to send again); and never while this process holds the effect. Best
       // effort: a step that never ran, or refused, changes nothing (NOT_HELD).
-      const sealed = journal.lostDispatchHead(error);
+      const sealed = journal.lostDispatchHead(request);
       if (sealed !== null && !ctx.busy.has(effectId)) await journal.releaseClaim(partition, effectId, ctx.owner, epoch + 1, 'first', sealed).catch(() => undefined);
       throw error;
     }
@@ -523,7 +523,9 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         }
         // The facts read ahead are the carried effect's; they serve the recorded proposal when it moves the same money
         // (a re-decision changes the approval or the premises, not the payload), and only the facts it decides on.
-        if (refused === null && chosen.effectId === effectId) return { answer: await run(chosen, bound, bound.status === 'NEW' ? emptyChain() : chain, chosen.hash === prepared.hash ? ahead : null), judged: true };
+        // That read is this submit's own, so the recorded proposal's send is its attempt (the target keeps the read for it).
+        const reads = chosen.hash === prepared.hash;
+        if (refused === null && chosen.effectId === effectId) return { answer: await run(reads ? { ...chosen, attempt: prepared.attempt } : chosen, bound, bound.status === 'NEW' ? emptyChain() : chain, reads ? ahead : null), judged: true };
         journal.unindex(effectId, bound.token);
         if (refused !== null) return { answer: ctx.result(effectId, refused), judged: false };
       }

@@ -342,22 +342,26 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
   }
 
   /** propose-5 until the batch's time is one Redis accepts; `floor` is the least time to seal at. */
-  /** Dispatch steps whose answer was lost, by their error: the last entry each sealed (lostDispatchHead). */
-  const lostDispatchHeads = new WeakMap<object, string>();
-  function lostDispatch(error: unknown, entries: readonly Entry[]): never {
+  /**
+   * Dispatch steps whose answer was lost, by the request the caller made (lostDispatchHead): the last entry each sealed.
+   * Not by the error: the client fails every command waiting on a lost connection with one and the same error.
+   */
+  const lostDispatchHeads = new WeakMap<ProposeRequest, string>();
+  function lostDispatch(error: unknown, request: ProposeRequest, entries: readonly Entry[]): never {
     const head = entries.at(-1)?.hash;
-    if (typeof error === 'object' && error !== null && head !== undefined) lostDispatchHeads.set(error, head);
+    if (head !== undefined) lostDispatchHeads.set(request, head);
     throw error;
   }
 
-  async function proposeFrom(request: ProposeRequest, floor: number, attempts: number): Promise<ProposeReply> {
+  /** `asked`: the request as the caller made it, under which a lost answer's head is kept (`request` may be a copy). */
+  async function proposeFrom(request: ProposeRequest, floor: number, attempts: number, asked: ProposeRequest = request): Promise<ProposeReply> {
     let least = floor;
     for (let attempt = 0; attempt < attempts; attempt += 1) {
       const at = await sealTime(least);
       const sendDeadline = at + request.sendTimeoutMs;
       const { entries, pairs } = await seal(request.effectId, request.drafts({ at, sendDeadline }), at, request.place.head);
       const planned = proposeCall(request, at, sendDeadline, entries.length, pairs);
-      const reply = await call<ProposeReply>('propose-5', planned.keys, planned.args).catch((error: unknown) => lostDispatch(error, entries));
+      const reply = await call<ProposeReply>('propose-5', planned.keys, planned.args).catch((error: unknown) => lostDispatch(error, asked, entries));
       if (reply.status === 'OK') return Object.assign(reply, { entries });
       // Only the time can be fixed here; a moved head means the chain changed and the caller must look again.
       if (reply.status === 'BAD_TIME') {
@@ -621,7 +625,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
         sealed = await seal(request.effectId, request.drafts({ at, sendDeadline }), at, request.place.head);
         const planned = proposeCall(request, at, sendDeadline, sealed.entries.length, sealed.pairs, [keys.effectPartitions, keys.openIndex, keys.watch, keys.effectsByTime], [token, ...upkeep.args]);
         const dispatched = sealed.entries;
-        raw = await call<typeof raw>('bind-propose-9', planned.keys, planned.args).catch((error: unknown) => lostDispatch(error, dispatched));
+        raw = await call<typeof raw>('bind-propose-9', planned.keys, planned.args).catch((error: unknown) => lostDispatch(error, request, dispatched));
       } catch (error) {
         upkeep.restore();
         throw error;
@@ -630,7 +634,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       const bound = { status: raw.bind ?? 'BOUND', now: raw.boundAt ?? 0, token } as const;
       if (raw.status === 'OK') return { bound, reply: Object.assign(raw, { entries: sealed.entries }) };
       // The binding holds now; a batch sealed at a time Redis refused is sealed again and proposed alone.
-      if (raw.status === 'BAD_TIME') return { bound, reply: await proposeFrom({ ...request, boundAt: bound.now }, retryPlace(raw).floor, casAttempts - 1) };
+      if (raw.status === 'BAD_TIME') return { bound, reply: await proposeFrom({ ...request, boundAt: bound.now }, retryPlace(raw).floor, casAttempts - 1, request) };
       return { bound, reply: raw };
     },
 
@@ -839,11 +843,12 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     },
 
     /**
-     * The last entry a dispatch step sealed when its answer was lost (the command failed after it was sent): the head
-     * the chain has if that step opened the dispatch. Null for any other failure.
+     * The last entry the dispatch step of `request` (as given to propose or bindAndPropose) sealed when its answer was
+     * lost (the command failed after it was sent): the head the chain has if that step opened the dispatch. Null when
+     * its answer came, or nothing was sent.
      */
-    lostDispatchHead(error: unknown): string | null {
-      return typeof error === 'object' && error !== null ? (lostDispatchHeads.get(error) ?? null) : null;
+    lostDispatchHead(request: ProposeRequest): string | null {
+      return lostDispatchHeads.get(request) ?? null;
     },
 
     /** Whether `owner` still holds the claim at `epoch`: the last check before a request leaves the process. */

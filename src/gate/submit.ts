@@ -27,8 +27,10 @@ import { judgeFacts, readRawFacts } from './reads.js';
 
 export type Recover = (effectId: string, partition: string) => Promise<Settled>;
 
-/** Everything about a proposal that can be known without Redis: validated input, id, payload hash, subject. */
-/** `attempt`: this submit's token, carried by its premise read and its send (ReadContext.attempt). */
+/**
+ * Everything about a proposal that can be known without Redis: validated input, id, payload hash, subject; and
+ * `attempt`, this submit's token, carried by its premise read and its send (ReadContext.attempt).
+ */
 export type Prepared = { proposal: Proposal; effect: Effect; facts: EffectFacts; effectId: string; hash: string; attempt: string };
 
 let attempts = 0;

@@ -6,7 +6,8 @@
 //   is a `warning_*` dispute; one that escalated keeps its id and counts from then on). `charge.disputed` is true
 //   from the first dispute on and stays true, so a charge that was never disputed needs no dispute read; a disputed
 //   one needs a second read, since Stripe's charge does not list its disputes.
-// - `refunded_by_others`: cents of the charge's refunds that are not failed or canceled and not this effect's.
+// - `refunded_by_others`: cents of the charge's refunds that are not failed or canceled and not this effect's (its own
+//   is the one the lookup would take: the oldest carrying its id with its amount; a label alone is a lead, not proof).
 // - `refundable`: cents this effect may still refund: the captured amount less `refunded_by_others` (0 for a
 //   failed charge or a payment without a charge). This effect's own refund is left out, so a resend after a
 //   landed send still fits, and so it does not move when the effect itself lands.
@@ -28,7 +29,7 @@ import type { Json, JsonObject } from '../core/json.js';
 import { Rejected, SendFenced, type ReadContext, type SendContext, type Target } from '../core/target.js';
 import { DEFAULT_SEND_TIMEOUT_MS, listAll, readBudget, readCall, sendCall, type ReadBudget } from './calls.js';
 import type { StripeClient } from './client.js';
-import { EFFECT_ID_KEY, effectMetadata, findOwn } from './metadata.js';
+import { effectMetadata, findOwn } from './metadata.js';
 import { isChargeback, refundSummary, wasReplayed } from './summaries.js';
 
 export const REFUND_FACTS = ['chargebacks', 'refunded_by_others', 'refundable', 'charge_status'] as const;
@@ -67,10 +68,15 @@ function missing(error: unknown): boolean {
 
 export type RefundFigures = { chargebacks: string[]; refundedByOthers: number; refundable: number; chargeStatus: string | null };
 
-/** The facts of a standing for one effect (see the header for their meaning). */
-export function refundFigures(standing: NonNullable<PaymentStanding>, effectId: string): RefundFigures {
+/**
+ * The facts of a standing for one effect of `amount` cents (see the header for their meaning). The effect's own refund
+ * is the one the lookup would take (findOwn: the oldest carrying its id with its amount); any other refund is someone
+ * else's money out, whatever its metadata says (a label is a lead, not proof: one made by hand, or of another amount).
+ */
+export function refundFigures(standing: NonNullable<PaymentStanding>, effectId: string, amount: number): RefundFigures {
   const { charge, refunds, disputes } = standing;
-  const refundedByOthers = refunds.filter((refund) => counts(refund) && refund.metadata?.[EFFECT_ID_KEY] !== effectId).reduce((sum, refund) => sum + refund.amount, 0);
+  const own = findOwn(refunds, effectId, (refund) => refund.amount === amount)?.own ?? null;
+  const refundedByOthers = refunds.filter((refund) => counts(refund) && refund !== own).reduce((sum, refund) => sum + refund.amount, 0);
   let refundable = 0;
   if (charge !== null && charge.status !== 'failed') refundable = Math.max(0, (charge.captured ? charge.amount_captured : charge.amount) - refundedByOthers);
   const chargebacks = (disputes ?? []).filter(isChargeback).map((dispute) => dispute.id).sort();
@@ -163,7 +169,7 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
       throw new SendFenced(`the check that the refund still fits could not read the payment (${error instanceof Error ? error.message : String(error)}); nothing was sent`);
     }
     if (standing === null) throw new Rejected(`No such payment_intent: '${effect.paymentIntent}'; the refund was not sent`, { code: 'resource_missing', status: 404 });
-    return refundFigures(standing, effectId).refundable;
+    return refundFigures(standing, effectId, effect.amount).refundable;
   }
 
   return {
@@ -215,7 +221,7 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
       const facts: JsonObject = {};
       if (names.length === 0) return facts;
       const standing = await readPaymentStanding(client, paymentIntent, readBudget(context.timeoutMs), { disputes: names.includes('chargebacks'), ...paging });
-      const figures = standing === null ? null : refundFigures(standing, effectId);
+      const figures = standing === null ? null : refundFigures(standing, effectId, refund.amount);
       // Kept for apply only when the gate read it for a dispatch attempt (its premise check): that attempt's send uses it.
       if (figures !== null && context.premiseCheck === true && context.attempt !== undefined) remember(readOf(effectId, refund, context.attempt), figures.refundable);
       for (const name of names) facts[name] = figures !== null && isRefundFact(name) ? FACT_OF[name](figures) : null;

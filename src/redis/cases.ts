@@ -43,6 +43,7 @@ export function createCases(deps: { redis: RedisClient; keys: Keys; now?: () => 
      * added or it needs none; `unqueued` lists the notes made at or before `before` (Redis time), oldest first.
      */
     async queueing(caseId: string, at: number): Promise<void> {
+      // The id is checked as the case's own key checks it (a bad one throws before anything is written).
       keys.case(caseId);
       await redis.zadd(keys.casesUnqueued, 'NX', at, caseId);
     },

@@ -93,6 +93,9 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string } {
   }
 }
 
+/** The most verifying threads `receipt verify --threads` starts (verification is CPU work: more than the cores gain nothing). */
+const MAX_VERIFY_THREADS = 256;
+
 /** Several receipts: one JSON line per file as each is verified, then the worst exit code of them all. */
 async function verifyEach(files: string[], pems: string[], threads: number | undefined): Promise<number> {
   const { verifyMany } = await import('./verify-pool.js');
@@ -118,8 +121,10 @@ export function addReceiptCommands(program: Command): void {
     // One file per --public-key, repeated for rotated keys: a list option would also take the receipt files after it.
     .option('--public-key <file>', 'PEM public key to check signatures against (repeat for rotated keys)', (value: string, previous: string[] = []) => [...previous, value])
     // Read as digits only, and before any file is looked at: a --threads that says nothing an operator meant (1e3,
-    // 0x2, banana) is refused even where one file needs no threads, as it is with several.
-    .option('--threads <n>', 'verifying threads for several files (default: one per core)', wholeNumber('--threads', 'threads', { min: 1 }))
+    // 0x2, banana) is refused even where one file needs no threads, as it is with several. At most MAX_VERIFY_THREADS:
+    // each thread loads its own verifier (tens of MB), so `--threads 100000` over many files would exhaust memory
+    // long before it verified anything faster than one thread per core.
+    .option('--threads <n>', `verifying threads for several files, 1 to ${MAX_VERIFY_THREADS} (default: one per core)`, wholeNumber('--threads', 'threads', { min: 1, max: MAX_VERIFY_THREADS }))
     .action(async (files: string[], options: { publicKey?: string[]; threads?: number }) => {
       const { pems, source } = publicKeysFor(options.publicKey ?? []);
       let keys;

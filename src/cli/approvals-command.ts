@@ -1,14 +1,11 @@
 // `interlock approvals grant|revoke|describe` and `interlock caps set`.
 import { InvalidArgumentError, type Command } from 'commander';
 import { identifier } from '../core/text.js';
-import { SUBJECT } from '../core/approval.js';
+import { GRANT_LIMITS, SUBJECT } from '../core/approval.js';
 import { checked, CliFailure, EXIT_FAILED, wholeNumber } from './failure.js';
 import { withStores } from './stores.js';
 import { printJson } from './output.js';
 
-// Ten years: an approval that must outlive that is a standing policy, not an approval; the bound also keeps
-// now + seconds x 1000 a safe integer of milliseconds.
-const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 60 * 60;
 
 /**
  * A subject is checked here with the rule approvals and caps hold it to (one payment or one customer, as the support
@@ -31,8 +28,8 @@ export function addApprovalCommands(program: Command): void {
     .requiredOption('--approver <who>', 'the person or policy that approves')
     .requiredOption('--cap-cents <n>', 'most cents all effects under it may move together', wholeNumber('--cap-cents', 'cents', { min: 1 }))
     .requiredOption('--scope <subject>', 'what it covers: payment:pi_... or customer:cus_...', subject('--scope'))
-    .option('--max-uses <n>', 'how many effects may use it', wholeNumber('--max-uses', 'uses', { min: 1 }), 1)
-    .option('--expires-in <seconds>', 'lifetime in seconds', wholeNumber('--expires-in', 'seconds', { min: 1, max: MAX_EXPIRES_IN_SECONDS }), 3600)
+    .option('--max-uses <n>', 'how many effects may use it', wholeNumber('--max-uses', 'uses', { min: 1, max: GRANT_LIMITS.maxUses }), 1)
+    .option('--expires-in <seconds>', 'lifetime in seconds', wholeNumber('--expires-in', 'seconds', { min: 1, max: GRANT_LIMITS.maxExpiresInSeconds }), 3600)
     .action(async (options: { id: string; approver: string; capCents: number; scope: string; maxUses: number; expiresIn: number }) => {
       await withStores(async ({ approvals, journal }) => {
         const now = await journal.serverTime();

@@ -15,6 +15,13 @@ export type CoverageQuestion = {
   phase: 'dispatch' | 'recovery';
 };
 
+/**
+ * What a person may grant through the CLI or the support API (one set of bounds, so the two agree). Ten years at
+ * most: an approval that must outlive that is a standing policy, not an approval; the bound also keeps
+ * now + seconds x 1000 a safe integer of milliseconds. A million uses at most: more is a policy, not an approval.
+ */
+export const GRANT_LIMITS = { maxExpiresInSeconds: 10 * 365 * 24 * 60 * 60, maxUses: 1_000_000 } as const;
+
 /** What an approval may cover: one payment or one customer, spelled as an effect's subject is. */
 export const SUBJECT = /^(payment:pi|customer:cus)_[A-Za-z0-9_]{1,200}$/;
 

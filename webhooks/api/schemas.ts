@@ -3,10 +3,10 @@
 // The same schemas validate requests and generate the OpenAPI document (openapi.ts); the response schemas exist
 // only for that document.
 import { z } from 'zod';
-import { ALERT_CURSOR, APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, OPERATOR_ACTIONS, PROPOSAL_LIMITS, recordedIdentifier, RECOVERY_OUTCOMES, refundEffectSchema, requestIdentifier, reservedRequestProblem, STORY_MAX_CHARS, SUBMIT_OUTCOMES } from '../../src/interlock.js';
+import { ALERT_CURSOR, APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, GRANT_LIMITS, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, OPERATOR_ACTIONS, PROPOSAL_LIMITS, recordedIdentifier, RECOVERY_OUTCOMES, refundEffectSchema, requestIdentifier, reservedRequestProblem, STORY_MAX_CHARS, SUBMIT_OUTCOMES } from '../../src/interlock.js';
 
-/** Ten years: an approval that must outlive that is a standing policy; the bound keeps now + seconds x 1000 safe. */
-export const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 60 * 60;
+/** How long a grant may last (src/core/approval.ts, GRANT_LIMITS: the CLI holds grants to the same bounds). */
+export const MAX_EXPIRES_IN_SECONDS = GRANT_LIMITS.maxExpiresInSeconds;
 export const MAX_WAIT_SECONDS = 30;
 export const MAX_LIST_LIMIT = 100;
 
@@ -106,7 +106,7 @@ export const approvalBody = z
     approver: identifier(200).meta({ description: 'The person or policy that approves.' }),
     cap_cents: cents('Most cents all effects under it may move together.').positive('must be more than zero cents'),
     scope: scope.meta({ description: 'What it covers: payment:pi_… or customer:cus_….' }),
-    max_uses: z.number({ error: 'must be a whole number' }).int('must be a whole number').min(1, 'must be at least 1').max(1_000_000, 'must be at most 1000000').optional().meta({ description: 'How many effects may use it (default 1).' }),
+    max_uses: z.number({ error: 'must be a whole number' }).int('must be a whole number').min(1, 'must be at least 1').max(GRANT_LIMITS.maxUses, `must be at most ${GRANT_LIMITS.maxUses}`).optional().meta({ description: 'How many effects may use it (default 1).' }),
     expires_in: z
       .number({ error: 'must be a number of seconds' })
       .int('must be a whole number of seconds')

@@ -107,8 +107,10 @@ describe('the API limits from the environment', () => {
     expect(loadApiLimits({ INTERLOCK_API_RATE_LIMIT: '0' })).toEqual({ ratePerMinute: null });
   });
 
-  it('refuses what is not a whole number in range, naming the variable', () => {
-    expect(refusal(() => loadApiLimits({ INTERLOCK_API_BODY_LIMIT: '1kb' })).message).toMatch(/INTERLOCK_API_BODY_LIMIT: must be a whole number/);
-    expect(refusal(() => loadApiLimits({ INTERLOCK_API_FACT_TIMEOUT_MS: '5' })).message).toMatch(/INTERLOCK_API_FACT_TIMEOUT_MS/);
+  it('refuses what is not a whole number in range, naming the variable and the range it takes', () => {
+    expect(refusal(() => loadApiLimits({ INTERLOCK_API_BODY_LIMIT: '1kb' })).message).toContain('INTERLOCK_API_BODY_LIMIT: must be a whole number from 1024 to 16777216');
+    // Out of range says the range in the operator's words, not the schema library's ("Too small: expected number to be >=1024").
+    expect(refusal(() => loadApiLimits({ INTERLOCK_API_BODY_LIMIT: '512' })).message).toContain('INTERLOCK_API_BODY_LIMIT: must be a whole number from 1024 to 16777216');
+    expect(refusal(() => loadApiLimits({ INTERLOCK_API_FACT_TIMEOUT_MS: '5' })).message).toContain('INTERLOCK_API_FACT_TIMEOUT_MS: must be a whole number from 100 to 120000');
   });
 });

@@ -5,7 +5,10 @@ import { z } from 'zod';
 import { InterlockError, type API_LIMIT_VARIABLES } from '../../src/interlock.js';
 import type { ApiLimits } from './context.js';
 
-const whole = (min: number, max: number) => z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().min(min).max(max));
+const whole = (min: number, max: number) => {
+  const range = `must be a whole number from ${min} to ${max}`;
+  return z.string().regex(/^\d+$/, range).transform(Number).pipe(z.number().min(min, range).max(max, range));
+};
 
 // Exactly the names src/config.ts lists as the API's settings (`satisfies`), so its list of settings stays whole.
 const schema = z.object({

@@ -70,12 +70,26 @@ function customerOfEvent(event: StripeEvent): string | null {
  * it is recorded, so two events (or an event and a re-read) that find it in the same state are one fact: a
  * redelivered event, a duplicate and a re-read that finds nothing new append nothing.
  */
-function fingerprint(draft: Draft<'OBSERVED'>, retag = 0): string {
-  const said = [draft.objectType, draft.objectId, draft.status, draft.failureReason, draft.amount, draft.disputeStatus];
+function fingerprint(draft: Draft<'OBSERVED'>, retag = 0, afterAppeal = false): string {
+  const said: unknown[] = [draft.objectType, draft.objectId, draft.status, draft.failureReason, draft.amount, draft.disputeStatus];
+  // A dispute lost, appealed and lost again is lost twice: the second is the appeal's end, a fact of its own, and
+  // without it the receipt would read "under appeal" for good (the appeal's statuses rank with won and lost,
+  // final-money.ts: the newest stands). Only a state after an appeal carries the mark, so every other fact keeps the
+  // key it was recorded under.
+  if (afterAppeal) said.push('after_appeal');
   // A compensation's incident is part of what it says. Metadata has no lifecycle: a note re-tagged away and back names
   // its first incident again, which must be recorded again, so `retag` (how many times the incident recorded for the
   // object changed, compensationTurn) tells the two apart; facts of one state read at once still share a key.
   return `f:${sha256Hex(canonicalJson(draft.incident === undefined ? said : [...said, draft.incident, retag])).slice(0, 32)}`;
+}
+
+const APPEAL_STATUSES: ReadonlySet<string> = new Set(['appeal_needs_response', 'appeal_under_review']);
+
+/** The disputes an appeal status was recorded for on an effect's chain: their won or lost now ends the appeal. */
+function appealedDisputes(entries: readonly Entry[]): Set<string> {
+  const appealed = new Set<string>();
+  for (const entry of entries) if (entry.kind === 'OBSERVED' && entry.objectType === 'dispute' && entry.disputeStatus !== null && APPEAL_STATUSES.has(entry.disputeStatus)) appealed.add(entry.objectId);
+  return appealed;
 }
 
 /**
@@ -179,13 +193,15 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * an earlier run of the same work (a retried or stalled job, a re-read), so alerts are raised even when every fact
    * was recorded already (see below).
    */
-  async function appendTo(effectId: string, drafts: Draft<'OBSERVED'>[], again: boolean, retags: ReadonlyMap<string, number> = new Map()): Promise<Applied> {
+  /** `appealed`: disputes whose appeal is on the chain already (appealedDisputes), so a won or lost now is its end. */
+  async function appendTo(effectId: string, drafts: Draft<'OBSERVED'>[], again: boolean, retags: ReadonlyMap<string, number> = new Map(), appealed: ReadonlySet<string> = new Set()): Promise<Applied> {
     const partition = await journal.partitionOf(effectId);
     const applied: Applied = { effectId, appended: 0, duplicates: 0, alerts: [] };
     if (partition === null) return applied;
     let noted = false;
     for (const draft of drafts) {
-      const seenAlready = (await journal.observe(partition, effectId, draft, fingerprint(draft, retags.get(draft.objectId)))).status !== 'OK';
+      const afterAppeal = draft.objectType === 'dispute' && appealed.has(draft.objectId) && !APPEAL_STATUSES.has(draft.status ?? '');
+      const seenAlready = (await journal.observe(partition, effectId, draft, fingerprint(draft, retags.get(draft.objectId), afterAppeal))).status !== 'OK';
       if (seenAlready) applied.duplicates += 1;
       else applied.appended += 1;
       // An object with this effect's id while the journal says the send never landed: it did, after all. Looked at
@@ -377,9 +393,14 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     const results = await Promise.all(
       effects.map(async (effectId) => {
         // Each effect's own refund by its id, whatever the metadata says now (whyNotOwn): read only when there are refunds.
-        const ownRefund = refunds.length === 0 ? null : ownRefundOf(await journal.entries(`payment:${paymentIntent}`, effectId), claims);
+        // The chain is read only when it can matter: for the effect's own refunds, or for a dispute won or lost now
+        // (the end of an appeal, if one was recorded).
+        const ended = current.some((dispute) => dispute.status === 'won' || dispute.status === 'lost');
+        const entries = refunds.length > 0 || ended ? await journal.entries(`payment:${paymentIntent}`, effectId) : [];
+        const ownRefund = refunds.length === 0 ? null : ownRefundOf(entries, claims);
         const own = ownRefund === null ? [] : refunds.filter((refund) => whyNotOwn(refund, effectId, ownRefund) === null).map((refund) => refundObserved(source, event?.id ?? null, eventType('refund'), refund));
-        return appendTo(effectId, [...own, ...current.map((dispute) => disputeObserved(source, event?.id ?? null, eventType('dispute'), dispute))], again);
+        const drafts = [...own, ...current.map((dispute) => disputeObserved(source, event?.id ?? null, eventType('dispute'), dispute))];
+        return appendTo(effectId, drafts, again, new Map(), ended ? appealedDisputes(entries) : new Set());
       }),
     );
     return results.filter((applied) => applied.appended + applied.duplicates > 0);

@@ -242,6 +242,23 @@ function replayed(message: Message): ContentBlockParam[] {
   return blocks;
 }
 
+/**
+ * Why an answer's lookup calls cannot be sent back as the next turn, or null. The Messages API refuses a conversation
+ * holding a tool call whose input is not an object, or two tool calls with one id, with a 400 that would end the case
+ * as invalid_config, blaming the configuration for the model's answer. `earlier` holds the ids of the turns before.
+ */
+function replayProblem(calls: readonly ToolUseBlock[], earlier: ReadonlySet<string>): string | null {
+  const ids = new Set(earlier);
+  for (const call of calls) {
+    const input: unknown = call.input;
+    const name = cleanModelLine(call.name, 64) || '(no name)';
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) return `its ${name} call's input is not an object (${Array.isArray(input) ? 'a list' : input === null ? 'null' : typeof input})`;
+    if (ids.has(call.id)) return `its ${name} call reuses the tool call id ${cleanModelLine(call.id, 64)}, which the Messages API refuses`;
+    ids.add(call.id);
+  }
+  return null;
+}
+
 function stopProblem(message: Message, config: DeciderConfig): string | null {
   switch (message.stop_reason) {
     case 'tool_use':
@@ -378,6 +395,8 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
       const offered = new Set(tools.map((tool) => tool.name));
       const messages: MessageParam[] = [{ role: 'user', content: casePromptFor(input) }];
       const said: string[] = [];
+      // The tool call ids already sent back, in the turns before this one.
+      const called = new Set<string>();
       for (let turn = 1; turn <= config.maxTurns; turn += 1) {
         const message = await ask(input, messages, tools, options.signal);
         const notApi = notAMessage(message, input.caseId);
@@ -398,6 +417,9 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
         if (decisions.length > 1) throw invalid(input.caseId, `it called ${namesOf(decisions, ' and ')} in one answer; a case is decided once`, model);
         const [decision] = decisions;
         if (decision !== undefined) return decisionFrom(decision, said, model, input.caseId);
+        const unsendable = replayProblem(calls, called);
+        if (unsendable !== null) throw invalid(input.caseId, unsendable, model);
+        for (const call of calls) called.add(call.id);
         const results: ToolResultBlockParam[] = calls.map((call) => {
           const facts = isLookupTool(call.name) ? input.facts[call.name] : undefined;
           return { type: 'tool_result', tool_use_id: call.id, content: JSON.stringify(facts ?? {}) };

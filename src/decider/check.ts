@@ -32,7 +32,9 @@ export function checkDecision(decision: Decision, approval: CaseApproval, kind: 
   if (decision.action !== ACTION_OF[kind]) problems.push(`the case is a ${kind} and its approval ${approval.id} covers a ${kind}, but the model decided a ${decision.action}`);
   const amount = decision.amountCents;
   if (!Number.isSafeInteger(amount) || amount <= 0) problems.push(`the model decided ${String(amount)} cents, which is not a positive whole number of cents`);
-  else if (amount > approval.capCents || amount > MAX_AMOUNT_CENTS) problems.push(`the model decided ${amount} cents, but approval ${approval.id} covers at most ${approval.capCents}`);
+  else if (amount > approval.capCents && approval.capCents <= MAX_AMOUNT_CENTS) problems.push(`the model decided ${amount} cents, but approval ${approval.id} covers at most ${approval.capCents}`);
+  // A policy approval's cap may be above what one effect moves: the limit broken is then the effect's, named as such.
+  else if (amount > MAX_AMOUNT_CENTS) problems.push(`the model decided ${amount} cents, but one ${kind} moves at most ${MAX_AMOUNT_CENTS} cents (approval ${approval.id} covers ${approval.capCents} in all)`);
   const expected = kind === 'refund' ? 'payment:' : 'customer:';
   if (!approval.scope.startsWith(expected)) problems.push(`approval ${approval.id} covers ${approval.scope}, which is not a ${kind === 'refund' ? 'payment' : 'customer'}`);
   if (problems.length === 0) return { verdict: 'accepted', decision };

@@ -375,6 +375,17 @@ describe('an answer that is not one well-formed decision is decision_invalid and
     expect((await invalid(replies.toolUse('issue_refund', { amount_cents: 2000, reason: '  \u0000 ' }))).message).toContain('reason must say something');
   });
 
+  // Rule: a lookup call that cannot be sent back (its input not an object, its id used twice) is the model's broken
+  // answer, decision_invalid before anything is sent; it was replayed, and the API's 400 failed the case as invalid_config.
+  it('a lookup call whose input is not an object, or two lookup calls under one id: decision_invalid, never sent back for the API to refuse as a configuration fault', async () => {
+    const answer = (content: unknown[]) => ({ kind: 'message' as const, message: { id: 'msg_x', type: 'message', role: 'assistant', model: 'claude-haiku-4-5-20251001', content, stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } } });
+    expect((await invalid(answer([{ type: 'tool_use', id: 'toolu_a', name: 'get_payment', input: 'pi_everything' }]))).message).toContain("its get_payment call's input is not an object (string)");
+    server.reset();
+    const twice = { type: 'tool_use', id: 'toolu_dup', name: 'get_payment', input: {} };
+    expect((await invalid(answer([twice, twice]))).message).toContain('reuses the tool call id toolu_dup');
+    expect(server.received).toHaveLength(1);
+  });
+
   it('an unknown tool', async () => {
     const error = await invalid(replies.toolUse('send_money', { amount_cents: 2000 }));
     expect(error.message).toContain('it called send_money, which is not one of the tools offered (get_payment, issue_refund, decline)');

@@ -1,8 +1,8 @@
 // A local HTTP server that speaks the Messages API (POST /v1/messages) for the decider's tests: each request is
 // answered with the next scripted reply, and every request is recorded as received. It also checks what the
 // real API checks about a conversation (alternating roles, every tool_use answered by a tool_result with its id
-// in the next turn, known tools only) and answers 400 where the API would, so a broken tool loop fails here
-// instead of in production. Loopback only, no network.
+// in the next turn, known tools only, each tool_use input an object and its id unique) and answers 400 where the API
+// would, so a broken tool loop fails here instead of in production. Loopback only, no network.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -118,12 +118,18 @@ export function conversationProblems(body: RequestBody): string[] {
   const toolNames = new Set((body.tools ?? []).map((tool) => tool.name));
   if (toolNames.size !== (body.tools ?? []).length) problems.push('tools: tool names must be unique');
   const blocks = (turn: Turn): Block[] => (typeof turn.content === 'string' ? [{ type: 'text', text: turn.content }] : turn.content);
+  const idsSent = new Set<unknown>();
   body.messages.forEach((turn, index) => {
     const expected = index % 2 === 0 ? 'user' : 'assistant';
     if (turn.role !== expected) problems.push(`messages.${index}.role: roles must alternate, starting with user (got ${turn.role})`);
     if (turn.role !== 'assistant') return;
     const uses = blocks(turn).filter((block) => block.type === 'tool_use');
     for (const use of uses) if (!toolNames.has(String(use.name))) problems.push(`messages.${index}: tool_use of ${String(use.name)}, which is not in tools`);
+    for (const use of uses) {
+      if (typeof use.input !== 'object' || use.input === null || Array.isArray(use.input)) problems.push(`messages.${index}: tool_use.input: Input should be a valid dictionary`);
+      if (idsSent.has(use.id)) problems.push(`messages.${index}: \`tool_use\` ids must be unique (${String(use.id)})`);
+      idsSent.add(use.id);
+    }
     const next = body.messages[index + 1];
     const resultIds = next === undefined ? [] : blocks(next).filter((block) => block.type === 'tool_result').map((block) => block.tool_use_id);
     for (const use of uses) {

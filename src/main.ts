@@ -1079,7 +1079,7 @@ addInboxCommands(program, async ({ stores }) => {
   const queue = createEffectsQueue(stores);
   return {
     readFacts: async (effect, effectId) => readAtStripe(() => stripe.target.readFacts(effectId, effect, effect.kind === 'refund' ? REFUND_FACTS : CREDIT_FACTS, { timeoutMs: 10_000 })),
-    propose: (proposal) => queue.propose(proposal),
+    propose: (proposal, how) => queue.propose(proposal, how),
     // Bounded as refund's is: a Redis that stopped answering must not hold the command for ever.
     close: () => queue.close({ withinMs: stores.config.redisCommandTimeoutMs }).catch(() => undefined),
   };

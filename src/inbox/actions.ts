@@ -14,6 +14,8 @@ import { effectFactsOrNull, holdOf, parseEffect, type Effect } from '../core/eff
 import { InterlockError } from '../core/errors.js';
 import { reapprovalEffectId, reapprovalRequestId, reapprovedAlready } from '../core/inbox.js';
 import type { JsonObject } from '../core/json.js';
+import type { Proposal } from '../core/proposal.js';
+import { recordedProposal } from '../core/recorded.js';
 import { currentOutcome } from '../core/verify.js';
 import type { Recorded } from '../gate/record.js';
 import type { Approvals } from '../redis/approvals.js';
@@ -22,8 +24,11 @@ import type { Journal } from '../redis/journal.js';
 
 /** Reads the facts an effect is decided on, now (the target's premise reads); throws premise_read_failed when it cannot. */
 export type FactsNow = (effect: Effect, effectId: string) => Promise<JsonObject>;
-/** Records a proposal and queues it for the gate (queues/effects.ts propose). */
-export type ProposeNow = (proposal: unknown) => Promise<Recorded>;
+/**
+ * Records a proposal and queues it for the gate (queues/effects.ts propose). `firstOnly`: nothing is recorded once
+ * the effect holds a proposal (answered `exists`).
+ */
+export type ProposeNow = (proposal: unknown, how?: { firstOnly?: boolean }) => Promise<Recorded>;
 /** The four-eyes rule of an approval for the person who acts under it (checkFourEyes); throws four_eyes. */
 export type FourEyesCheck = (approvalId: string, by: Actor) => Promise<void>;
 
@@ -93,6 +98,39 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
     );
   }
 
+  /** The proposal recorded first under the re-approval's request (the one that binds it), or null while none is. */
+  async function recordedFirst(effectId: string): Promise<Proposal | null> {
+    const partition = await journal.partitionOf(effectId);
+    return partition === null ? null : recordedProposal(await journal.entries(partition, effectId), 'first');
+  }
+
+  /**
+   * Proposes a re-approval's proposal unless its request holds one already (firstOnly): a re-approval is decided once,
+   * by the attempt that recorded first, and a repeat (a retry, a double submit) adds no second PROPOSED with its own
+   * note or facts. Answered with the premises of the proposal that stands.
+   */
+  async function proposeOnce(proposal: { premises: JsonObject }, effectId: string): Promise<{ recorded: Recorded; premises: JsonObject }> {
+    const recorded = await deps.propose(proposal, { firstOnly: true });
+    if (recorded.status !== 'exists') return { recorded, premises: proposal.premises };
+    return { recorded, premises: (await recordedFirst(effectId))?.premises ?? proposal.premises };
+  }
+
+  /**
+   * The proposal of a re-approval this person made before under this approval (the item reads closed by it): the one
+   * recorded then, proposed again as it stands (recording nothing, queuing it if its job was lost). When none was
+   * recorded (the first attempt stopped between closing the item and proposing), its note's, as repairReapprovals
+   * proposes it; with no note left either, the facts are read now.
+   */
+  async function repeatedProposal(item: InboxItem, requestId: string, effectId: string, field: string, request: { approval: string; note: string; by: Actor }, effect: Effect): Promise<{ recorded: Recorded; premises: JsonObject }> {
+    const first = await recordedFirst(effectId);
+    if (first !== null) return { recorded: await deps.propose(first, { firstOnly: true }), premises: first.premises };
+    const pending = await inbox.pendingReapproval(field);
+    const proposal = pending === null ? reapprovalProposal(item, requestId, request, await deps.readFacts(effect, effectId), effect) : reapprovalProposal(item, requestId, pending, pending.premises, effect);
+    const proposed = await proposeOnce(proposal, effectId);
+    await inbox.clearReapproval(field);
+    return proposed;
+  }
+
   async function itemOr404(id: string): Promise<InboxItem> {
     const item = await inbox.get(id);
     if (item === null) throw new InterlockError('unknown_inbox_item', `No inbox item ${id.slice(0, 100)}. GET /v1/inbox (or \`interlock inbox list\`) lists the open ones.`);
@@ -121,8 +159,8 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
   return {
     /**
      * Re-approves an item under `approval`. The same person asking again with the same approval (a retry after a
-     * lost answer) is answered with the same new request, recorded once; anyone else after the first action is told
-     * who acted.
+     * lost answer) is answered with the same new request as recorded the first time, whatever its note or the facts
+     * now; anyone else after the first action is told who acted.
      */
     async reapprove(id: string, request: { approval: string; note: string; by: Actor }): Promise<Reapproved> {
       const item = await itemOr404(id);
@@ -147,40 +185,39 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
       const dead = replay ? [] : [...approvalProblems(snapshot, { now, subject: item.subject, amount, phase: 'dispatch' }), ...(await noRoom(snapshot, item.subject, effect, amount))];
       if (dead.length > 0) throw new InterlockError('invalid_approval', `Item ${id} cannot be re-approved under approval ${request.approval}: ${dead.join('; ')}. Nothing was recorded; re-approve under a live approval that covers the payload.`);
       await assertRequestIsItems(item, requestId, effectId, effect);
+      const field = pendingField(id, request);
+      if (replay) return { item, entry: null, ...(await repeatedProposal(item, requestId, effectId, field, request, effect)) };
       // Read before anything is written: facts that cannot be read leave the item open.
       const premises = await deps.readFacts(effect, effectId);
-      let acted: { item: InboxItem; entry: EntryOf<'RESOLVED'> | null } = { item, entry: null };
-      const field = pendingField(id, request);
-      if (!replay) {
-        // Noted before the item closes: a process that dies between the closing and the proposal leaves this behind,
-        // and the recovery pass proposes it (repairReapprovals), on these premises. Without it the item would read
-        // re-approved while nothing was ever proposed.
-        await inbox.markReapproval(field, { item: id, approval: request.approval, by: request.by, note: request.note, premises, at: now });
-        try {
-          acted = await inbox.act(id, { action: 'reapprove', by: request.by, note: request.note, reapproval: { approval: request.approval, requestId, effectId } });
-        } catch (error) {
-          // The item as it stands says what this attempt did, whatever the error: the same request raced itself (a
-          // double click) and the other copy was recorded first, or act-3 ran and its answer was lost (a command that
-          // timed out after it ran, close-inbox-3 failing after it). Closed by this re-approval, the old request is
-          // blocked for good, so the proposal is made as if act() had answered. Unreadable now, the note stays for
-          // the recovery pass, which proposes it or drops it once it can read the item.
-          const standing = await inbox.get(id).catch(() => undefined);
-          if (standing === undefined) throw error;
-          if (standing === null || !repeats(standing.closure, request)) {
-            // Nothing was closed by this attempt when someone else closed the item or act() refused (its own answer).
-            // Open after an error of unknown outcome (Redis timed out or went away), the command may still run, so the
-            // note stays for the recovery pass, which drops it past its grace unless the item is this one's; a note
-            // left behind by a failed delete is dropped by it too.
-            const answered = error instanceof InterlockError && error.code !== 'redis_unavailable';
-            if (answered || (standing !== null && standing.closure !== null)) await inbox.clearReapproval(field).catch(() => undefined);
-            throw error;
-          }
-          acted = { item: standing, entry: null };
+      // Noted before the item closes: a process that dies between the closing and the proposal leaves this behind,
+      // and the recovery pass proposes it (repairReapprovals), on these premises. Without it the item would read
+      // re-approved while nothing was ever proposed.
+      await inbox.markReapproval(field, { item: id, approval: request.approval, by: request.by, note: request.note, premises, at: now });
+      let acted: { item: InboxItem; entry: EntryOf<'RESOLVED'> | null };
+      try {
+        acted = await inbox.act(id, { action: 'reapprove', by: request.by, note: request.note, reapproval: { approval: request.approval, requestId, effectId } });
+      } catch (error) {
+        // The item as it stands says what this attempt did, whatever the error: the same request raced itself (a
+        // double click) and the other copy was recorded first, or act-3 ran and its answer was lost (a command that
+        // timed out after it ran, close-inbox-3 failing after it). Closed by this re-approval, the old request is
+        // blocked for good, so the proposal is made as for a repeat. Unreadable now, the note stays for the recovery
+        // pass, which proposes it or drops it once it can read the item.
+        const standing = await inbox.get(id).catch(() => undefined);
+        if (standing === undefined) throw error;
+        if (standing === null || !repeats(standing.closure, request)) {
+          // Nothing was closed by this attempt when someone else closed the item or act() refused (its own answer).
+          // Open after an error of unknown outcome (Redis timed out or went away), the command may still run, so the
+          // note stays for the recovery pass, which drops it past its grace unless the item is this one's; a note
+          // left behind by a failed delete is dropped by it too.
+          const answered = error instanceof InterlockError && error.code !== 'redis_unavailable';
+          if (answered || (standing !== null && standing.closure !== null)) await inbox.clearReapproval(field).catch(() => undefined);
+          throw error;
         }
+        return { item: standing, entry: null, ...(await repeatedProposal(item, requestId, effectId, field, request, effect)) };
       }
-      const recorded = await deps.propose(reapprovalProposal(item, requestId, request, premises, effect));
+      const proposed = await proposeOnce(reapprovalProposal(item, requestId, request, premises, effect), effectId);
       await inbox.clearReapproval(field);
-      return { ...acted, recorded, premises };
+      return { ...acted, ...proposed };
     },
 
     async resolve(id: string, request: { resolution: Resolution; note: string; by: Actor }) {

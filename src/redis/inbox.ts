@@ -199,6 +199,12 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
       await redis.hdel(keys.reapprovalsPending, field);
     },
 
+    /** The note of one re-approval attempt (`field` as markReapproval took it), or null when none is pending. */
+    async pendingReapproval(field: string): Promise<PendingReapproval | null> {
+      const text = await redis.hget(keys.reapprovalsPending, field);
+      return text === null ? null : parsePending(text);
+    },
+
     /**
      * The re-approvals noted and not yet cleared: those on their way now, and those a process left behind. The hash
      * holds only these (each is deleted once its proposal is recorded), so it is read whole; a field whose value is

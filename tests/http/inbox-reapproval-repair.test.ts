@@ -72,6 +72,18 @@ describe('a re-approval whose process stops between closing its item and proposi
     expect(await repair(queued)).toEqual({ proposed: [], recordedBefore: [], dropped: [], unproposable: [], failed: [] });
   });
 
+  // Rule: a repeat of a re-approval that stopped before proposing proposes its note (the note and premises its
+  // approver decided on), as the repair would; it used to propose the repeat's own note on the facts read now.
+  it('the approver retrying after the stop with another note, the facts moved since, proposes what the note holds', async () => {
+    const rig = inbox.rig();
+    const { item, approval } = await stoppedReapproval();
+    const moved = createInboxActions({ inbox: rig.stores.inbox, journal: rig.stores.journal, approvals: rig.stores.approvals, checkFourEyes: async () => undefined, readFacts: async () => ({ chargebacks: ['du_opened', 'du_second'], refunded_by_others: 700 }), propose: queued });
+    const retried = await moved.reapprove(item, { approval, note: 'Refund, second try.', by: alex });
+    expect(retried).toMatchObject({ recorded: { status: 'recorded' }, premises: SEEN });
+    expect(await latestProposal(rig.stores, newEffectOf(item))).toMatchObject({ premises: SEEN, request: { note: 'Not a chargeback; refund.' } });
+    expect(await pending()).toEqual([]);
+  });
+
   it('a note whose proposal was recorded already (stopped before clearing it) is cleared without a second proposal', async () => {
     const rig = inbox.rig();
     const { item } = await stoppedReapproval();

@@ -150,6 +150,27 @@ describe.concurrent('acting on an item', () => {
     }
   });
 
+  // Rule: a re-approval repeated by the same approver under the same approval records nothing new and is answered with
+  // the proposal recorded the first time. A repeat with another note, or after the facts moved, recorded a second
+  // PROPOSED (and queued it) while answering "exists" with the facts read now.
+  it('the same approver re-approving again with another note, after the facts moved, records nothing new and is answered with the first proposal', async () => {
+    const { pi, item } = await staleItem();
+    const fresh = await grant(pi);
+    const newId = effectIdFor({ requestId: `reapproval:${item}`, effect: null });
+    const first = await request(rig.app).post(`/v1/inbox/${item}/reapprove`).set(approver()).send({ approval: fresh, note: 'Refund anyway.' });
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    rig.target.world.set(`payment:${pi}`, { chargebacks: ['du_opened'], refunded_by_others: 700 });
+    for (const note of [undefined, 'Refund anyway.']) {
+      const again = await request(rig.app).post(`/v1/inbox/${item}/reapprove`).set(approver()).send({ approval: fresh, note });
+      expect(again.status, JSON.stringify(again.body)).toBe(200);
+      expect(again.body).toMatchObject({ recorded: 'exists', effect_id: newId, premises: first.body.premises });
+    }
+    const partition = await rig.stores.journal.partitionOf(newId);
+    const chain = partition === null ? [] : await rig.stores.journal.entries(partition, newId);
+    expect(chain.filter((entry) => entry.kind === 'PROPOSED')).toHaveLength(1);
+    expect(await latestProposal(rig.stores, newId)).toMatchObject({ premises: first.body.premises, request: { note: 'Refund anyway.' } });
+  });
+
   it('a re-approval keeps its approval\'s four-eyes rule: the approver who granted it is refused 403 four_eyes and the item stays open; another approver may', async () => {
     const { pi, item } = await staleItem();
     const body = approvalBody({ scope: `payment:${pi}`, four_eyes: true });

@@ -80,9 +80,9 @@ export function inboxActionsFor(context: ApiContext, by: { name: string; role: s
     approvals: stores.approvals,
     checkFourEyes: (approvalId, actor) => checkFourEyes(stores, approvalId, [actor.name, by.name]),
     readFacts: async (effect: Effect, effectId: string) => (await checks.readFacts(effect, effectId)) as JsonFacts,
-    async propose(proposal) {
+    async propose(proposal, how) {
       try {
-        return await effects.propose(proposal);
+        return await effects.propose(proposal, how);
       } catch (error) {
         // The payload was the recorded one and the facts are the reader's: a proposal the gate refuses is this service's fault.
         if (error instanceof ProposalError) throw apiError('internal', `The re-approval by ${by.name} (${by.role}) could not be recorded.`, { cause: error });

@@ -330,7 +330,7 @@ export const reapproveAnswer = z
     effect_id: z.string(),
     request_id: z.string(),
     recorded: z.enum(['recorded', 'exists']).meta({ description: 'Recorded now, or recorded before (a retry by the same person under the same approval).' }),
-    premises: z.record(z.string(), z.unknown()).meta({ description: 'The facts read now, which the gate re-reads before it sends.' }),
+    premises: z.record(z.string(), z.unknown()).meta({ description: 'The facts the new request was proposed on: read now, or for a repeat as recorded the first time; the gate re-reads them before it sends.' }),
     links: z.object({ self: z.string(), receipt: z.string() }),
   })
   .meta({ id: 'Reapproval' });

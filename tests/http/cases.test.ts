@@ -59,6 +59,18 @@ describe('POST /v1/cases', () => {
     expect((await rig.refundsAt(paymentIntent)).map((refund) => refund.amount)).toEqual([2_000]);
   });
 
+  // Rule: a case re-submitted by another token is the same case. The same body without `agent` (the agent then is the
+  // token's name) sent again by another support token was refused 409 as "another payload".
+  it('the same body without an agent, sent again by another support token: 200 the same case, its agent as stored; an agent named otherwise is another payload', async () => {
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    const body = caseBody({ payment_intent: paymentIntent, approval });
+    expect((await post(body)).status).toBe(202);
+    const again = await post(body, '', TOKENS.danaSupport);
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body).toMatchObject({ id: body.case_id, agent: 'sam' });
+    expect((await post({ ...body, agent: 'dana' }, '', TOKENS.danaSupport)).status).toBe(409);
+  });
+
   it('a model answering 3000 against a 2000 approval: MODEL_DEVIATED, recorded refused with an inbox item, nothing at the sandbox', async () => {
     rig.useDecider(modelDecider(server));
     server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'The customer is upset; $30 feels right.' }));

@@ -222,10 +222,13 @@ export function casesRoutes(context: ApiContext): Route[] {
       async handle({ body, query, caller }) {
         const who = signedIn(caller);
         const decisions = decisionsOrUnavailable();
-        const agent = body.agent ?? who.name;
-        const submission = caseSubmissionOf({ caseId: body.case_id, paymentIntent: body.payment_intent, customer: body.customer, incident: body.incident, story: body.story, approval: body.approval, agent });
+        const given = caseSubmissionOf({ caseId: body.case_id, paymentIntent: body.payment_intent, customer: body.customer, incident: body.incident, story: body.story, approval: body.approval, agent: body.agent ?? who.name });
+        // Omitted, the agent is the token's name for a new case only: a re-submission by another token is the same
+        // case (CaseRecord.submittedBy), so it is compared with the agent stored, not refused as another payload.
+        const stored = body.agent === undefined ? await stores.cases.get(given.caseId) : null;
+        const submission = stored === null ? given : { ...given, agent: stored.submission.agent };
         await checkApproval(submission);
-        await createDecisionChecks(context).checkFourEyes(submission.approval, agent, who);
+        await createDecisionChecks(context).checkFourEyes(submission.approval, submission.agent, who);
         const created = await decisions.submit(submission, who.name);
         if (created.status === 'conflict') {
           throw apiError('conflicting_payload', `Case ${submission.caseId} was first submitted with another payload; the stored case stands and this one was not queued. Use a new case id for another request.`);

@@ -1,8 +1,9 @@
 // The request log: one line per request, written when the answer has gone out (or the client went away), with the
 // request id (the caller's X-Request-Id when it is a plain token, else a new UUID, answered in X-Request-Id either
-// way), the method, the path with secrets masked, the status, the time taken in ms, and the caller's role and token
-// name once known, never the token, a header or a body. Written directly, without a child logger per request: the webhook route answers
-// thousands of requests a second and the log must not be what limits it.
+// way), the method, the path with secrets masked and only the names of its query parameters, the status, the time
+// taken in ms, and the caller's role and token name once known, never the token, a header or a body. Written
+// directly, without a child logger per request: the webhook route answers thousands of requests a second and the log
+// must not be what limits it.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Request, RequestHandler, Response } from 'express';
@@ -22,8 +23,24 @@ declare module 'http' {
 /** What one request's line says, flat (a nested object costs pino a JSON.stringify of its own). */
 type Line = { reqId: string; method: string; url: string; status: number; ms: number; role?: string; token?: string };
 
+/**
+ * The URL as its line shows it: the path with secrets masked, and each query value masked (`name=…`). A careless
+ * caller puts its token in the query (?access_token=...), and a token without a known prefix (a generated one is
+ * random base64url) is not found by redactSecrets, so no value is kept; a part with no name is masked whole.
+ */
+function loggedUrl(raw: string): string {
+  const at = raw.indexOf('?');
+  if (at === -1) return redactSecrets(raw);
+  const names = raw.slice(at + 1).split('&').map((part) => {
+    if (part === '') return '';
+    const eq = part.indexOf('=');
+    return eq === -1 ? '…' : `${part.slice(0, eq)}=…`;
+  });
+  return redactSecrets(`${raw.slice(0, at)}?${names.join('&')}`);
+}
+
 function writeLine(logger: Logger, req: Request, res: Response, id: string, started: number, aborted: boolean): void {
-  const url = redactSecrets(req.originalUrl || req.url);
+  const url = loggedUrl(req.originalUrl || req.url);
   const status = res.statusCode;
   const line: Line = { reqId: id, method: req.method, url, status, ms: Math.round(performance.now() - started) };
   const caller = maybeCallerOf(req);

@@ -1,6 +1,7 @@
 // The service around the routes: the request log (request id, role and token name, never the token), errors that
 // never carry a stack or a secret, probes with injected checks, alerts and recovery from injected parts, and the
 // seam the webhook route is mounted through.
+import { randomBytes } from 'node:crypto';
 import express from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,7 +29,7 @@ describe('the request log', () => {
     await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).send(refundBody({ request_id: 'case-logged', approval: approval.id, decision: { model: 'm', text: 'customer secret note' } }));
     await request(rig.app).get('/v1/effects').set(bearer('itk_wrong_token_0123456789'));
     const line = rig.logs.find((entry) => entry.reqId === 'req-audit-1');
-    expect(line).toMatchObject({ reqId: 'req-audit-1', role: 'auditor', token: 'aud', method: 'GET', url: '/v1/effects?limit=1', status: 200, ms: expect.any(Number) });
+    expect(line).toMatchObject({ reqId: 'req-audit-1', role: 'auditor', token: 'aud', method: 'GET', url: '/v1/effects?limit=…', status: 200, ms: expect.any(Number) });
     expect(rig.logs.find((entry) => entry.url === '/v1/refunds')).toMatchObject({ role: 'support', token: 'sam', status: 202 });
     const text = rig.logText();
     for (const secret of [...Object.values(TOKENS), 'itk_wrong_token_0123456789', 'customer secret note']) expect(text).not.toContain(secret);
@@ -42,12 +43,23 @@ describe('the request log', () => {
   });
 
   it('masks Stripe keys and webhook secrets in what it logs', async () => {
-    await request(rig.app).get('/v1/effects?request=sk_test_4eC39HqLyjWDarjtT1zdp7dc').set(bearer(TOKENS.auditor));
+    await request(rig.app).get('/v1/nothing/sk_test_4eC39HqLyjWDarjtT1zdp7dc').set(bearer(TOKENS.auditor));
     await request(rig.app).get('/v1/nothing/whsec_abcdefghijklmnop').set(bearer(TOKENS.auditor));
     const text = rig.logText();
     expect(text).toContain('sk_test_…p7dc');
     expect(text).not.toContain('4eC39HqLyjWDarjtT1zdp7dc');
     expect(text).not.toContain('whsec_abcdefghijklmnop');
+  });
+
+  // Rule: the request log keeps the query's parameter names, never their values. A token put in the query string
+  // (?access_token=<token>) was logged in clear when it had no prefix redactSecrets knows (a generated token has none).
+  it('never logs a query value: a token sent in the query string, with no prefix to mask it by, is not written on a refused or a public route', async () => {
+    const token = randomBytes(32).toString('base64url');
+    expect((await request(rig.app).get(`/v1/effects?access_token=${token}&limit=1`)).status).toBe(401);
+    await request(rig.app).get(`/healthz?${token}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(rig.logText()).not.toContain(token);
+    expect(rig.logs.map((line) => line.url)).toEqual(expect.arrayContaining(['/v1/effects?access_token=…&limit=…', '/healthz?…']));
   });
 });
 

@@ -320,11 +320,19 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     if (committer !== undefined) return [await appendTo(committer, [refundObserved(source, eventId, eventType, current)], again)];
     // Else the metadata leads to the effect whose refund this is, or to none (the refund is someone else's).
     if (current.effectId === null || !(await refundOfEffect(current.effectId, current, claims))) return [];
-    if (current.status === 'failed' || current.status === 'canceled') {
-      const partition = await journal.partitionOf(current.effectId);
-      if (partition !== null && (await journal.readState(partition, current.effectId)).state.open) await journal.notePaymentFact(partition);
-    }
+    await markIfFailedInFlight(current.effectId, current);
     return [await appendTo(current.effectId, [refundObserved(source, eventId, eventType, current)], again)];
+  }
+
+  /**
+   * Marks the payment (note-fact-1) when a refund that failed or was canceled belongs to an effect whose dispatch is
+   * still open, before the fact is recorded on it: the settle that commits it then re-reads its facts and raises
+   * `failed_after_landed` at once (applyRefund says why), whichever event brought the refund.
+   */
+  async function markIfFailedInFlight(effectId: string, refund: RefundFact): Promise<void> {
+    if (refund.status !== 'failed' && refund.status !== 'canceled') return;
+    const partition = await journal.partitionOf(effectId);
+    if (partition !== null && (await journal.readState(partition, effectId)).state.open) await journal.notePaymentFact(partition);
   }
 
   /**
@@ -518,8 +526,12 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
           const claims = await claimsOn(payment);
           const results: Applied[] = [];
           for (const found of await reader.refundsOf(named.paymentIntent)) {
-            const owner = claims.get(found.id) ?? (found.effectId !== null && (await refundOfEffect(found.effectId, found, claims)) ? found.effectId : null);
-            if (owner !== null) results.push(await appendTo(owner, [refundObserved('webhook', event.id, event.type, found)], again));
+            const committer = claims.get(found.id);
+            const owner = committer ?? (found.effectId !== null && (await refundOfEffect(found.effectId, found, claims)) ? found.effectId : null);
+            if (owner === null) continue;
+            // As for a refund event (applyRefund): a committed refund needs no mark, one still in flight may.
+            if (committer === undefined) await markIfFailedInFlight(owner, found);
+            results.push(await appendTo(owner, [refundObserved('webhook', event.id, event.type, found)], again));
           }
           return results;
         }

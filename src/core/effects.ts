@@ -98,19 +98,33 @@ export function describeEffect(effect: JsonObject | Effect): EffectFacts {
   return factsOfEffect(parseEffect(effect, 'effect', { recorded: true }));
 }
 
-/** Subject and amount of a parsed effect. */
 /**
- * What an effect may be sent for only once on its subject, held by the dispatch step (lib.lua propose_effect): a
- * credit's incident (`incident:<id>`); '' for a refund, which holds nothing of the kind.
+ * What a credit may be sent for only once on its subject, held by the dispatch step (lib.lua propose_effect): its
+ * incident (`incident:<id>`).
  */
 export function incidentHold(incident: string): string {
   return `incident:${incident}`;
 }
 
-export function holdOf(effect: Effect): string {
-  return effect.kind === 'credit' ? incidentHold(effect.incident) : '';
+/**
+ * What a refund decided on its payment's other refunds holds (lib.lua propose_effect): one such refund out on a
+ * payment at a time. The target's premise read sees only what has landed at Stripe, so two refunds decided on "nobody
+ * else refunded" and sent close together would both pass their reads; the second waits for the first to settle and
+ * reads again, and sees it.
+ */
+export const REFUNDS_HOLD = 'refunds';
+
+/**
+ * What an effect holds on its subject from its dispatch: a credit's incident; for a refund whose premises (`premises`,
+ * as decided on) name a fact the target's refunds change (`movedBySends`, Target.movedBySends), REFUNDS_HOLD; '' for
+ * nothing.
+ */
+export function holdOf(effect: Effect, premises: Readonly<Record<string, unknown>> = {}, movedBySends: readonly string[] = []): string {
+  if (effect.kind === 'credit') return incidentHold(effect.incident);
+  return movedBySends.some((name) => Object.hasOwn(premises, name)) ? REFUNDS_HOLD : '';
 }
 
+/** Subject and amount of a parsed effect. */
 export function factsOfEffect(parsed: Effect): EffectFacts {
   switch (parsed.kind) {
     case 'refund':

@@ -57,6 +57,13 @@ export interface Target {
   readonly kinds: readonly EffectKind[];
   /** The premise names it can read, or null when it reads any name it is asked for. */
   readonly facts: readonly string[] | null;
+  /**
+   * The premise names whose value its own refunds on a payment change (Stripe: `refunded_by_others`, `refundable`).
+   * A refund decided on one of them holds its payment while it is out, so a second such refund waits and reads again
+   * (REFUNDS_HOLD, src/core/effects.ts): a read sees only what has landed, never what another worker is sending.
+   * None when absent.
+   */
+  readonly movedBySends?: readonly string[];
   /** Sends. Throws `Rejected` for a definite no, `SendFenced` when it did not send; anything else means the outcome is unknown. */
   apply(effectId: string, effect: Effect, context: SendContext): Promise<JsonObject>;
   /** The landed object for this effect id, or null when there is none. Throws when it cannot tell. */
@@ -90,6 +97,10 @@ export function targetProblems(target: Target): string[] {
   const facts = t.facts;
   if (facts !== null && !(Array.isArray(facts) && facts.every((name) => typeof name === 'string'))) {
     problems.push(`facts (${shownValue(facts)}) must be null (any premise name) or a list of premise names`);
+  }
+  const moved = t.movedBySends;
+  if (moved !== undefined && !(Array.isArray(moved) && moved.every((name) => typeof name === 'string'))) {
+    problems.push(`movedBySends (${shownValue(moved)}) must be a list of premise names, or absent`);
   }
   for (const method of ['apply', 'query', 'readFacts'] as const) {
     if (typeof t[method] !== 'function') problems.push(`${method} (${shownValue(t[method])}) must be a function`);

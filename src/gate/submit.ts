@@ -5,11 +5,12 @@
 // An effects job whose producer recorded its PROPOSED costs the same two on its first run: it dispatches after that
 // entry without reading the chain, and the script's head check proves the chain was that entry alone.
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { approvalProblems } from '../core/approval.js';
 import type { Outcome } from '../core/outcomes.js';
 import { committedEntry, dispatchBlocker, firstProposal, premisesDecidedOn, type PremiseReport } from '../core/decisions.js';
 import { effectIdFor, payloadHash } from '../core/effect-id.js';
-import { factsOfEffect, holdOf, type Effect, type EffectFacts } from '../core/effects.js';
+import { factsOfEffect, holdOf, REFUNDS_HOLD, type Effect, type EffectFacts } from '../core/effects.js';
 import type { AnyDraft, ApprovalSnapshot, Checks, Draft, Entry, EntryOf } from '../core/entries.js';
 import type { JsonObject } from '../core/json.js';
 import { InterlockError, slowDownOf } from '../core/errors.js';
@@ -32,6 +33,9 @@ export type Recover = (effectId: string, partition: string) => Promise<Settled>;
  * `attempt`, this submit's token, carried by its premise read and its send (ReadContext.attempt).
  */
 export type Prepared = { proposal: Proposal; effect: Effect; facts: EffectFacts; effectId: string; hash: string; attempt: string };
+
+/** How soon a refund that waited for another on its payment (REFUNDS_HOLD) and gave up may be submitted again. */
+const WAIT_RETRY_MS = 1_000;
 
 let attempts = 0;
 /** A token for one dispatch attempt of this process: its premise read and its send carry it, and no other does. */
@@ -62,7 +66,7 @@ export function prepare(ctx: GateContext, input: unknown, options: ParseOptions 
  * came of it; it serves an attempt that needs exactly these facts, and is dropped otherwise (the approval refused the
  * effect first, or the effect was settled already).
  */
-export type FactsAhead = { names: readonly string[]; read: Promise<{ facts: unknown } | { error: unknown }> };
+export type FactsAhead = { names: readonly string[]; read: Promise<{ facts: unknown } | { error: unknown }>; from: number };
 
 /** Whether two reads ask for the same facts, whatever their order (a recorded proposal's premises come back with their names sorted). */
 function sameFacts(a: readonly string[], b: readonly string[]): boolean {
@@ -74,11 +78,17 @@ function sameFacts(a: readonly string[], b: readonly string[]): boolean {
 
 export function readFactsAhead(ctx: GateContext, prepared: Prepared): FactsAhead {
   const names = Object.keys(prepared.proposal.premises);
+  const from = readStart(ctx);
   const read = readRawFacts(ctx, prepared.effectId, prepared.effect, names, prepared.attempt).then(
     (facts) => ({ facts }),
     (error: unknown) => ({ error }),
   );
-  return { names, read };
+  return { names, read, from };
+}
+
+/** When a premise read begins, as a lower bound of Redis time (0 before the worker has heard Redis's clock). */
+function readStart(ctx: GateContext): number {
+  return ctx.journal.clock.floor() ?? 0;
 }
 
 /**
@@ -87,11 +97,18 @@ export function readFactsAhead(ctx: GateContext, prepared: Prepared): FactsAhead
  * be read is a PremiseReadError.
  */
 export async function readFacts(ctx: GateContext, effectId: string, effect: Effect, decidedOn: JsonObject, attempt: string, ahead: FactsAhead | null = null): Promise<PremiseReport> {
+  return (await readFactsFrom(ctx, effectId, effect, decidedOn, attempt, ahead)).report;
+}
+
+/** readFacts, with when the read it judged began (`from`, readStart): the dispatch step's REREAD check needs it. */
+async function readFactsFrom(ctx: GateContext, effectId: string, effect: Effect, decidedOn: JsonObject, attempt: string, ahead: FactsAhead | null): Promise<{ report: PremiseReport; from: number }> {
   try {
     const names = Object.keys(decidedOn);
     const early = ahead !== null && sameFacts(ahead.names, names) ? await ahead.read : null;
     if (early !== null && 'error' in early) throw early.error;
-    return judgeFacts(decidedOn, early !== null ? early.facts : await readRawFacts(ctx, effectId, effect, names, attempt));
+    if (early !== null) return { report: judgeFacts(decidedOn, early.facts), from: ahead?.from ?? 0 };
+    const from = readStart(ctx);
+    return { report: judgeFacts(decidedOn, await readRawFacts(ctx, effectId, effect, names, attempt)), from };
   } catch (error) {
     // A target that says its configuration is wrong (a refused key) keeps its own code: retrying will not help.
     if (error instanceof InterlockError && error.code === 'target_misconfigured') throw error;
@@ -228,13 +245,36 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
   }
 
   /**
+   * Waits until refund `holder` lets go of the payment's refunds (REFUNDS_HOLD): true once it has, false when it still
+   * holds them a send timeout later. A send in flight ends by then; a holder left AMBIGUOUS (or whose sender died, till
+   * recovery settles it) holds them longer, and this submit answers IN_FLIGHT rather than keep its caller waiting.
+   */
+  async function waitForRefunds(partition: string, holder: string): Promise<boolean> {
+    const until = performance.now() + target.sendTimeoutMs;
+    for (let pause = 20; performance.now() < until; pause = Math.min(pause * 2, 500)) {
+      await sleep(pause);
+      if ((await journal.onceHolder(partition, REFUNDS_HOLD)) !== holder) return true;
+    }
+    return false;
+  }
+
+  /** Waits until the worker knows Redis's clock is past `at` (ms): a premise read that begins then begins after it. */
+  async function untilRedisPasses(at: number): Promise<void> {
+    for (let tries = 0; tries < 50 && (journal.clock.floor() ?? 0) <= at; tries += 1) {
+      const behind = at - (journal.clock.floor() ?? at);
+      if (behind > 0) await sleep(Math.min(behind + 1, 1_000));
+      else await journal.now();
+    }
+  }
+
+  /**
    * One attempt at the effect. `given` is the chain when the caller has it already: read together with the binding,
    * or empty after a new binding, which proves there is no chain yet (chains are written only after binding), or
    * empty as a guess before a binding put off for the dispatch step, or an effects job's guess that it is the
    * producer's PROPOSED alone (AloneOnChain). The dispatch script checks the head and the epoch, so a chain that moved
    * since (or a guess that was wrong) is caught there.
    */
-  async function attempt(prepared: Prepared, binding: { current: Binding }, given: Chain | AloneOnChain | null, ahead: FactsAhead | null): Promise<GateResult | 'retry' | 'rebind'> {
+  async function attempt(prepared: Prepared, binding: { current: Binding }, given: Chain | AloneOnChain | null, ahead: FactsAhead | null): Promise<GateResult | 'retry' | 'rebind' | 'reread'> {
     const { effectId, proposal, facts, effect, hash } = prepared;
     const partition = facts.subject;
     const bound = binding.current;
@@ -276,8 +316,9 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     }
 
     let report: PremiseReport;
+    let readFrom: number;
     try {
-      report = await readFacts(ctx, effectId, effect, decidedOn, prepared.attempt, ahead);
+      ({ report, from: readFrom } = await readFactsFrom(ctx, effectId, effect, decidedOn, prepared.attempt, ahead));
     } catch (error) {
       // A submit that took its effect to be new has not looked at its chain yet. If the effect is bound after all,
       // its chain may answer without the facts (settled already, or bound to another payment), and a failed read
@@ -308,8 +349,10 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       termsSha: terms.termsSha,
       boundAt: bound.status === 'UNBOUND' ? 0 : bound.now,
       // Two credits for one incident of a customer are never both sent, however close together they come: the first
-      // dispatched holds it (the target's own check reads only what has landed at Stripe).
-      once: holdOf(effect),
+      // dispatched holds it (the target's own check reads only what has landed at Stripe). Nor are two refunds of one
+      // payment decided on its other refunds: the second waits for the first and reads again (REFUNDS_HOLD).
+      once: holdOf(effect, decidedOn, target.movedBySends),
+      readFrom,
       drafts: ({ sendDeadline }) => [
         ...proposed,
         { kind: 'AUTHORIZED', approval: snapshot },
@@ -372,6 +415,18 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         const reason = `${reply.once.replace(':', ' ')} of ${partition} is compensated once, and effect ${reply.holder} was sent for it already (in flight, landed or ambiguous); a second ${facts.kind} would pay it twice`;
         return recordRefusal(binding, partition, prepared, head, proposed, [{ kind: 'AUTHORIZED', approval: current }, refusedDraft('REFUSED:over_cap', reason, checksOf(current, [], report.violations, report.changes))], 'REFUSED:over_cap', reason);
       }
+      case 'WAIT': {
+        // Nothing was written: the other refund settles (or a person resolves it), and this one reads its premises
+        // again, which then show that refund if it landed.
+        if (await waitForRefunds(partition, reply.holder)) return 'reread';
+        const reason = `refund ${reply.holder} on ${partition} is in flight or ambiguous, and this refund was decided on the payment's other refunds: it is sent, after a fresh read of its premises, once that one settles`;
+        logger.info({ effectId, holder: reply.holder }, 'waiting for another refund on the payment');
+        return ctx.result(effectId, 'IN_FLIGHT', { holder: reply.holder, retryAt: (journal.clock.estimate() ?? Date.now()) + WAIT_RETRY_MS, reason });
+      }
+      case 'REREAD':
+        // A refund on the payment landed after this attempt's premise read began: the read may not show it.
+        await untilRedisPasses(reply.freed);
+        return 'reread';
       case 'TERMS':
         await ctx.terms(proposal.approval, { refresh: true, likely: partition });
         return 'retry';
@@ -424,8 +479,8 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         const guessed = binding.current.status === 'UNBOUND';
         const step = await attempt(prepared, binding, chain, early);
         chain = null;
-        if (!guessed) early = null;
-        if (step === 'retry') continue;
+        if (!guessed || step === 'reread') early = null;
+        if (step === 'retry' || step === 'reread') continue;
         if (step === 'rebind') {
           const again = await journal.bind(effectId, facts.subject);
           if (again.status === 'OTHER_SUBJECT') return (outcome = await refuseConflict(again.bound, prepared, `this request id is bound to ${again.bound}`));
@@ -458,7 +513,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     let moved = false;
     try {
       const step = await attempt(prepared, binding, { onlyEntry }, ahead);
-      if (step === 'retry' || step === 'rebind') {
+      if (step === 'retry' || step === 'rebind' || step === 'reread') {
         moved = true;
         return null;
       }

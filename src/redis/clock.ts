@@ -12,6 +12,11 @@ export type RedisClock = {
   observe(redisNow: number, sentAt: number): void;
   /** An upper bound of Redis time now, or null before the first reply. */
   estimate(): number | null;
+  /**
+   * A lower bound of Redis time now, or null before the first reply: Redis read its `now` before its reply arrived,
+   * so now + (the local time since the reply was observed) is never later than Redis's time.
+   */
+  floor(): number | null;
   /** Forgets every sample (after Redis refused a time as implausible: its clock may have stepped). */
   reset(): void;
 };
@@ -19,12 +24,13 @@ export type RedisClock = {
 export function createRedisClock(options: { window?: number; maxAgeMs?: number } = {}): RedisClock {
   const window = options.window ?? 32;
   const maxAgeMs = options.maxAgeMs ?? 10_000;
-  const samples: { offset: number; at: number }[] = [];
+  const samples: { offset: number; at: number; lower: number }[] = [];
   return {
     mark: () => performance.now(),
     observe(redisNow, sentAt) {
       if (!Number.isFinite(redisNow)) return;
-      samples.push({ offset: redisNow - sentAt, at: performance.now() });
+      const at = performance.now();
+      samples.push({ offset: redisNow - sentAt, at, lower: redisNow - at });
       if (samples.length > window) samples.shift();
     },
     estimate() {
@@ -34,6 +40,14 @@ export function createRedisClock(options: { window?: number; maxAgeMs?: number }
       let best = Infinity;
       for (const sample of samples) best = Math.min(best, sample.offset);
       return Math.ceil(now + best);
+    },
+    floor() {
+      const now = performance.now();
+      while (samples.length > 0 && (samples[0]?.at ?? now) < now - maxAgeMs) samples.shift();
+      if (samples.length === 0) return null;
+      let best = -Infinity;
+      for (const sample of samples) best = Math.max(best, sample.lower);
+      return Math.floor(now + best);
     },
     reset() {
       samples.length = 0;

@@ -125,7 +125,11 @@ export type ProposeReply =
   | { status: 'LEASE'; reason: string; missing: boolean; revoked: boolean; revokedAt: number; reservedCents: number; uses: number; now: number }
   | { status: 'OVER_CAP'; cap: string; limit: string; reserved: string; reservedCents: number; uses: number; now: number }
   /** What the effect is sent for only once on its subject (`once`, a credit's incident) is held by effect `holder`. */
-  | { status: 'ONCE'; once: string; holder: string; reservedCents: number; uses: number; now: number };
+  | { status: 'ONCE'; once: string; holder: string; reservedCents: number; uses: number; now: number }
+  /** Another refund on the payment (`holder`) holds its refunds (REFUNDS_HOLD): in flight or ambiguous. */
+  | { status: 'WAIT'; holder: string; now: number }
+  /** A refund on the payment let go of its refunds at `freed` (Redis ms), after this attempt's premise read began. */
+  | { status: 'REREAD'; freed: number; now: number };
 
 export type ProposeRequest = {
   effectId: string;
@@ -144,9 +148,15 @@ export type ProposeRequest = {
   boundAt: number;
   /**
    * What this effect may be sent for only once on its subject, held from its dispatch (in flight, landed or ambiguous)
-   * until a resolving refusal: `incident:<id>` for a credit, '' for nothing.
+   * until a resolving refusal: `incident:<id>` for a credit; REFUNDS_HOLD for a refund decided on the payment's other
+   * refunds, held while it is in flight or ambiguous (src/core/effects.ts, holdOf); '' for nothing.
    */
   once: string;
+  /**
+   * When this attempt's premise read began, as a lower bound of Redis time (RedisClock.floor; 0 for not known): a
+   * REFUNDS_HOLD let go at or after it (a landing the read may have missed) answers REREAD.
+   */
+  readFrom: number;
   /** The batch, built once the entry time and the send deadline are known. */
   drafts: (place: { at: number; sendDeadline: number }) => AnyDraft[];
 };
@@ -331,7 +341,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     const args: (string | number)[] = [
       effectId, partition, request.place.head, request.epoch, request.mode, request.payloadHash, request.owner, request.nonce,
       request.claimTtlMs, request.amount, at, maxSkewMs, request.approvalId, request.termsSha, request.boundAt, bindWindowMs,
-      sendDeadline, count, request.once,
+      sendDeadline, count, request.once, request.readFrom,
     ];
     for (const item of pairs) args.push(item);
     for (const item of moreArgs) args.push(item);

@@ -134,7 +134,9 @@ export function createKeys(prefix = 'interlock') {
      * HASH: cents the gate has moved or has in flight on the subject, and its optional cap; `e:<effect id>` for each
      * effect committed on it; `factAt`, the Redis time of the last payment fact (a dispute event, or a refund fact for an
      * effect still in flight) that came for it (note-fact-1.lua), which makes every later COMMITTED or AMBIGUOUS on it
-     * re-read its facts (settle-5.lua).
+     * re-read its facts (settle-5.lua); what is sent only once on it, with the effect holding it (`incident:<id>`, and
+     * `refunds` for a refund decided on the payment's other refunds) and `refunds:freed`, when such a refund last let
+     * go of it (lib.lua propose_effect).
      */
     subject: (partition: string) => `${tagged(partition)}:subject`,
   };

@@ -180,6 +180,8 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
     sendTimeoutMs,
     kinds: ['refund'],
     facts: REFUND_FACTS,
+    // What another refund on the payment changes once it lands: a refund decided on these goes out alone on it.
+    movedBySends: ['refunded_by_others', 'refundable'],
 
     async apply(effectId, effect, context) {
       const refund = refundOf(effect);

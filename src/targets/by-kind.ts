@@ -28,6 +28,7 @@ export function targetByKind(name: string, targets: readonly Target[]): Target {
     sendTimeoutMs: first.sendTimeoutMs,
     kinds: [...byKind.keys()],
     facts,
+    movedBySends: [...new Set(targets.flatMap((target) => target.movedBySends ?? []))],
     apply: (effectId, effect, context) => of(effect.kind).apply(effectId, effect, context),
     query: (effectId, effect, context) => of(effect.kind).query(effectId, effect, context),
     readFacts: (effectId, effect, names, context) => of(effect.kind).readFacts(effectId, effect, names, context),

@@ -39,6 +39,8 @@ export type MemoryTargetOptions = {
   sendTimeoutMs?: number;
   /** Local clock for landings and key expiry; tests may move it. */
   now?: () => number;
+  /** Target.movedBySends: premise names a test's world moves when a refund lands (the world never moves by itself). */
+  movedBySends?: readonly string[];
 };
 
 export type MemoryTarget = Target & {
@@ -150,6 +152,7 @@ export function createMemoryTarget(options: MemoryTargetOptions): MemoryTarget {
     sendTimeoutMs: options.sendTimeoutMs ?? 2_000,
     kinds: ['refund', 'credit'] as readonly EffectKind[],
     facts: null,
+    movedBySends: options.movedBySends ?? [],
     world,
     landings,
     sendStarts,

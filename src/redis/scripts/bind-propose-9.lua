@@ -7,10 +7,10 @@
 -- KEYS[1] effect state hash   KEYS[2] effect entries   KEYS[3] approval hash   KEYS[4] approval open-effects set
 -- KEYS[5] subject totals hash (KEYS[1] to KEYS[5] as propose-5)   KEYS[6] effect id -> partition hash
 -- KEYS[7] open index zset   KEYS[8] watch zset   KEYS[9] effects-by-time zset (KEYS[6] to KEYS[9] as bind-4)
--- ARGV[1 .. 19 + 2n] as propose-5 (ARGV[15], the binding time, is unused: the binding is made here), then
--- ARGV[20 + 2n] this submit's index token, then the index upkeep as bind-4 takes it (count d, d entries, pairs)
+-- ARGV[1 .. 20 + 2n] as propose-5 (ARGV[15], the binding time, is unused: the binding is made here), then
+-- ARGV[21 + 2n] this submit's index token, then the index upkeep as bind-4 takes it (count d, d entries, pairs)
 -- Returns JSON: bind-4's OTHER_SUBJECT {bound, now}, or propose-5's reply with `bind` (NEW | BOUND) and `boundAt`.
-local t = 20 + 2 * tonumber(ARGV[18])
+local t = 21 + 2 * tonumber(ARGV[18])
 local binding = bind_effect(KEYS[6], KEYS[7], KEYS[8], KEYS[9], t)
 if binding.status == 'OTHER_SUBJECT' then return reply(binding) end
 local result = propose_effect(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], binding.now, binding.now)

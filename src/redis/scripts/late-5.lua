@@ -53,8 +53,10 @@ elseif outcome == 'landed' and hget_str(state, 'committed') ~= '1' then
   end
   -- Money that landed holds what it is sent for once (a credit's incident) again, whatever its refusal or a person's
   -- "did not land" let go, and whoever took it since: that one's refusal must not free it.
+  -- A refund's hold on its payment's refunds is let go instead: what landed is in any read of the payment from now on.
   local once = hget_str(state, 'once')
-  if once ~= '' then redis.call('HSET', KEYS[5], once, ARGV[1]) end
+  if once == 'refunds' then free_refunds(KEYS[5], ARGV[1], now)
+  elseif once ~= '' then redis.call('HSET', KEYS[5], once, ARGV[1]) end
   redis.call('HSET', state, 'committed', '1', 'lateLanded', '1')
   redis.call('HSET', KEYS[5], 'e:' .. ARGV[1], '1')
 end

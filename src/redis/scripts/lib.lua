@@ -75,6 +75,13 @@ local function push_batch(state_key, entries_key, at, first, n, fields, count)
   if not count then redis.call('HINCRBY', state_key, 'count', n) end
 end
 
+-- A refund that held its payment's 'refunds' (propose_effect) landed, or was settled by a person: it lets go, and
+-- `refunds:freed` says when, so a refund whose premise read began before that reads again.
+local function free_refunds(subject_key, eid, now)
+  if redis.call('HGET', subject_key, 'refunds') == eid then redis.call('HDEL', subject_key, 'refunds') end
+  redis.call('HSET', subject_key, 'refunds:freed', now)
+end
+
 -- Takes `amount` cents (and one use) off an approval and the subject's running totals, or gives them back
 -- (sign -1). Totals are kept beside the terms, so no script ever sums reservations (issue 8).
 local function move_totals(approval_key, subject_key, amount, sign)
@@ -107,7 +114,7 @@ local function bind_effect(k_partitions, k_open, k_watch, k_by_time, t)
   return { status = 'BOUND', now = now }
 end
 
--- The dispatch step (propose-5.lua says what it checks and writes, and lays out KEYS and ARGV[1 .. 19 + 2n]);
+-- The dispatch step (propose-5.lua says what it checks and writes, and lays out KEYS and ARGV[1 .. 20 + 2n]);
 -- `bound_at` is when this submit's binding was made (Redis ms), `time_now` the Redis time if the caller read it
 -- already. Returns a reply table.
 local function propose_effect(state, entries, approval, open_set, subject, bound_at, time_now)
@@ -153,7 +160,7 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
   -- A first proposal fixes the payload (I5).
   local payload = bound == '' and { 'payloadHash', ARGV[6] } or nil
   if mode == 'refuse' then
-    push_batch(state, entries, at, 20, n, payload, count)
+    push_batch(state, entries, at, 21, n, payload, count)
     return { status = 'OK', now = now }
   end
   if mode ~= 'dispatch' then error(redis.error_reply('propose: unknown mode ' .. mode)) end
@@ -166,16 +173,25 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
   end
   -- ARGV[19]: what the effect may be sent for only once on its subject (a credit's incident), '' for nothing. Whichever
   -- effect was dispatched for it first holds it (in flight, landed or ambiguous); a resolving refusal lets it go.
+  -- 'refunds' (REFUNDS_HOLD, src/core/effects.ts) is a refund decided on the payment's other refunds: one such refund
+  -- is out at a time (in flight or ambiguous), and its landing lets go, at `refunds:freed`, since from then on a read
+  -- of the payment at Stripe shows it. ARGV[20] is when this attempt's premise read began (Redis ms, a lower bound): a
+  -- landing let go at or after that may be missing from the read, which is then made again (REREAD).
   local once = ARGV[19]
-  local sub = once ~= '' and redis.call('HMGET', subject, 'limit', 'movedCents', 'name', once) or redis.call('HMGET', subject, 'limit', 'movedCents', 'name')
+  local serial = once == 'refunds'
+  local sub = serial and redis.call('HMGET', subject, 'limit', 'movedCents', 'name', once, 'refunds:freed')
+    or once ~= '' and redis.call('HMGET', subject, 'limit', 'movedCents', 'name', once)
+    or redis.call('HMGET', subject, 'limit', 'movedCents', 'name')
   local moved = tonumber(sub[2] or 0)
   if sub[1] and moved + amount > tonumber(sub[1]) then
     return { status = 'OVER_CAP', cap = sub[3] or '', limit = sub[1], reserved = sub[2] or '0',
       reservedCents = ap_reserved, uses = ap_uses, now = now }
   end
   if once ~= '' and sub[4] and sub[4] ~= eid then
+    if serial then return { status = 'WAIT', holder = sub[4], now = now } end
     return { status = 'ONCE', once = once, holder = sub[4], reservedCents = ap_reserved, uses = ap_uses, now = now }
   end
+  if serial and sub[5] and tonumber(sub[5]) >= tonumber(ARGV[20]) then return { status = 'REREAD', freed = tonumber(sub[5]), now = now } end
 
   local epoch = tonumber(ARGV[4]) + 1
   local claim_expires = now + tonumber(ARGV[9])
@@ -189,7 +205,7 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
   if payload then claim[#claim + 1] = payload[1]; claim[#claim + 1] = payload[2] end
   -- Kept past the claim, so a settle or a late landing finds what the effect holds.
   if once ~= '' then claim[#claim + 1] = 'once'; claim[#claim + 1] = once end
-  push_batch(state, entries, ARGV[11], 20, n, claim, count)
+  push_batch(state, entries, ARGV[11], 21, n, claim, count)
   if st[14] or st[15] then redis.call('HDEL', state, 'deathProvenAt', 'late') end
   redis.call('HINCRBY', approval, 'reservedCents', ARGV[10])
   redis.call('HINCRBY', approval, 'uses', '1')

@@ -14,11 +14,14 @@
 -- ARGV[12] max clock skew ms   ARGV[13] approval id   ARGV[14] sha1 of the approval terms the entries quote
 -- ARGV[15] bound at (Redis ms, from bind-4)   ARGV[16] bind window ms   ARGV[17] send deadline (Redis ms)
 -- ARGV[18] number of entries n   ARGV[19] what the effect is sent for only once on its subject ('incident:<id>' for a
---   credit with an incident, '' for nothing), then n pairs from ARGV[20]: entry hash, stored entry JSON
+--   credit with an incident; 'refunds' for a refund decided on the payment's other refunds, one out at a time; ''
+--   for nothing)   ARGV[20] when this attempt's premise read began (Redis ms, a lower bound; 0 for none), then n
+--   pairs from ARGV[21]: entry hash, stored entry JSON
 -- Returns JSON {status}: OK {epoch, claimExpires, sendDeadline, now} | IN_FLIGHT {owner, nonce, claimExpires, sendDeadline}
 --   | COMMITTED | AMBIGUOUS | CONFLICTING_PAYLOAD | TARGET_ERROR | EPOCH_MOVED | REBIND
 --   | HEAD_MOVED {head, lastAt, now} | BAD_TIME {head, lastAt, now} | TERMS {terms}
 --   | LEASE {reason, missing, revoked, revokedAt, reservedCents, uses, now}
 --   | OVER_CAP {cap, limit, reserved, reservedCents, uses, now} | ONCE {once, holder, reservedCents, uses, now}
+--   | WAIT {holder, now}: another refund on the payment holds 'refunds' | REREAD {freed, now}: read the premises again
 -- The body is propose_effect in lib.lua, which bind-propose-9 shares.
 return reply(propose_effect(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[15])))

@@ -50,6 +50,8 @@ redis.call('HDEL', state, unpack(closed))
 -- The subject's committed effects, for facts that name the payment or the customer rather than the effect (a
 -- dispute on the charge, a credit note for the customer).
 if kind == 'COMMITTED' then redis.call('HSET', KEYS[5], 'e:' .. eid, '1') end
+-- A refund that held its payment's refunds landed: a read of the payment shows it from now on (free_refunds).
+if kind == 'COMMITTED' and st[8] == 'refunds' then free_refunds(KEYS[5], eid, now) end
 if kind == 'REFUSED' then
   move_totals(KEYS[3], KEYS[5], tonumber(st[6] or 0), -1)
   -- Nothing landed: what the effect held on its subject (a credit's incident, propose_effect) is free again.

@@ -393,22 +393,23 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
   async function applyPayment(source: Observed['source'], event: { id: string; type: string } | null, paymentIntent: string, disputes: DisputeFact[], only: string | null, again: boolean): Promise<Applied[]> {
     const effects = only === null ? await journal.notePaymentFact(`payment:${paymentIntent}`) : [only];
     if (effects === null || effects.length === 0) return [];
+    const payment = `payment:${paymentIntent}`;
+    // The appeals each chain held before Stripe is read: an appeal recorded by then was at Stripe before this read, so
+    // a won or lost the read finds is the appeal's end. Read after, a chain may hold an appeal newer than the read (a
+    // slow job that read `lost` before the appeal began), whose `lost` is the first loss, recorded already.
+    const appealed = new Map(await Promise.all(effects.map(async (effectId) => [effectId, appealedDisputes(await journal.entries(payment, effectId))] as const)));
     // The reconciler re-reads whatever the setting; events are re-read unless it is off.
     const fresh = reader !== null && (reread || source === 'reread');
     const [current, refunds] = fresh && reader ? await Promise.all([reader.disputesOf(paymentIntent), reader.refundsOf(paymentIntent)]) : [disputes, []];
     const eventType = (object: string) => event?.type ?? `${object}.reread`;
-    const claims = refunds.length === 0 ? new Map<string, string>() : await claimsOn(`payment:${paymentIntent}`);
+    const claims = refunds.length === 0 ? new Map<string, string>() : await claimsOn(payment);
     const results = await Promise.all(
       effects.map(async (effectId) => {
         // Each effect's own refund by its id, whatever the metadata says now (whyNotOwn): read only when there are refunds.
-        // The chain is read only when it can matter: for the effect's own refunds, or for a dispute won or lost now
-        // (the end of an appeal, if one was recorded).
-        const ended = current.some((dispute) => dispute.status === 'won' || dispute.status === 'lost');
-        const entries = refunds.length > 0 || ended ? await journal.entries(`payment:${paymentIntent}`, effectId) : [];
-        const ownRefund = refunds.length === 0 ? null : ownRefundOf(entries, claims);
+        const ownRefund = refunds.length === 0 ? null : ownRefundOf(await journal.entries(payment, effectId), claims);
         const own = ownRefund === null ? [] : refunds.filter((refund) => whyNotOwn(refund, effectId, ownRefund) === null).map((refund) => refundObserved(source, event?.id ?? null, eventType('refund'), refund));
         const drafts = [...own, ...current.map((dispute) => disputeObserved(source, event?.id ?? null, eventType('dispute'), dispute))];
-        return appendTo(effectId, drafts, again, new Map(), ended ? appealedDisputes(entries) : new Set());
+        return appendTo(effectId, drafts, again, new Map(), appealed.get(effectId));
       }),
     );
     return results.filter((applied) => applied.appended + applied.duplicates > 0);

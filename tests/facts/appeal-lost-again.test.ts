@@ -1,7 +1,8 @@
 // Rule: a chargeback lost, appealed and lost again reads `lost` on the receipt (final-money.ts: an appeal ends won or
 // lost again, and the newest stands). The second `lost` said what the first said, so it was taken for the same fact
 // (src/facts/apply.ts, fingerprint) and dropped: the receipt read "under appeal" for good. A redelivery of the appeal's
-// end still records nothing more.
+// end still records nothing more. A slow job's read of the first loss, appended after the appeal was won, is that
+// first loss (the chain held no appeal when it read), not the appeal's end: it must not turn `won` back to `lost`.
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFacts, type DisputeFact, type StripeEvent, type StripeReader } from '../../src/interlock.js';
@@ -39,5 +40,58 @@ describe('a chargeback lost, appealed, and lost again', () => {
     await facts.applyEvent(event(n));
     await facts.applyEvent(event(n + 1));
     expect((await node.journal.receipt(answer.effectId))?.entries.length).toBe(recorded);
+  });
+
+  it('a read of the first loss that a slow job appends after the appeal was won does not turn it back to lost', async () => {
+    world = await gateWorld({ config: { keyPrefix: `rvfacts${randomBytes(5).toString('hex')}` } });
+    const node = await world.node('a');
+    const { id } = await grant(node);
+    const answer = await node.gate.submit(refundProposal({ approval: id }));
+    expect(answer.outcome).toBe('COMMITTED');
+    let dispute: DisputeFact = { id: 'dp_1', status: 'needs_response', amount: 10_000, charge: 'ch_1', paymentIntent: 'pi_1', reason: 'fraudulent', created: 1 };
+    let hold: Promise<void> | null = null;
+    const reader: StripeReader = {
+      refund: async () => null,
+      refundsOf: async () => [],
+      disputesOf: async () => {
+        const seen = dispute; // what Stripe says at the moment of the read
+        if (hold) await hold; // ... and the job that read it is slow to append
+        return [seen];
+      },
+      creditsOf: async () => [],
+    };
+    const facts = createFacts(node.stores, reader);
+    const event = (n: number): StripeEvent => ({ id: `evt_${n}`, type: 'charge.dispute.updated', data: { object: { id: 'dp_1', object: 'dispute', status: dispute.status, amount: 10_000, charge: 'ch_1', payment_intent: 'pi_1' } } });
+    const statusNow = async () => {
+      const receipt = await node.journal.receipt(answer.effectId);
+      return verify(JSON.parse(JSON.stringify(receipt)), { publicKeys: world.key.publicKeys });
+    };
+
+    await facts.applyEvent(event(1));
+    dispute = { ...dispute, status: 'lost' };
+    await facts.applyEvent(event(2));
+    expect((await statusNow()).finalMoney.disputes.map((d) => d.status)).toEqual(['lost']);
+
+    // The reconciler re-reads the effect while the dispute is still lost, and is slow to append.
+    let release!: () => void;
+    hold = new Promise<void>((resolve) => (release = resolve));
+    const slow = facts.reread(answer.effectId);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    hold = null;
+
+    // Meanwhile the merchant appeals and wins; those events are recorded.
+    dispute = { ...dispute, status: 'appeal_under_review' };
+    await facts.applyEvent(event(3));
+    dispute = { ...dispute, status: 'won' };
+    await facts.applyEvent(event(4));
+    const before = await statusNow();
+    expect(before.finalMoney.disputes.map((d) => d.status)).toEqual(['won']);
+    expect(before.exposure).toBeNull();
+
+    release();
+    await slow;
+    const after = await statusNow();
+    expect(after.finalMoney.disputes.map((d) => d.status)).toEqual(['won']);
+    expect(after.exposure).toBeNull();
   });
 });

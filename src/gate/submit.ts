@@ -228,7 +228,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
   }
 
   /** A refusal the dispatch script decided (lease, caps): the proposal and why, after the chain head it judged. */
-  async function recordRefusal(binding: { current: Binding }, partition: string, prepared: Prepared, head: string, proposed: AnyDraft[], drafts: AnyDraft[], code: 'REFUSED:lease' | 'REFUSED:over_cap', reason: string, changes: Checks['changes'] = []): Promise<GateResult | 'retry'> {
+  async function recordRefusal(binding: { current: Binding }, partition: string, prepared: Prepared, head: string, proposed: AnyDraft[], drafts: AnyDraft[], code: 'REFUSED:lease' | 'REFUSED:over_cap' | 'REFUSED:stale_premise', reason: string, changes: Checks['changes'] = []): Promise<GateResult | 'retry'> {
     // Entries are written only under a binding: a submit that put it off for its dispatch step makes it now.
     const other = await bindFirst(prepared, binding);
     if (other !== null) return other;
@@ -245,17 +245,22 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
   }
 
   /**
-   * Waits until refund `holder` lets go of the payment's refunds (REFUNDS_HOLD): true once it has, false when it still
-   * holds them a send timeout later. A send in flight ends by then; a holder left AMBIGUOUS (or whose sender died, till
-   * recovery settles it) holds them longer, and this submit answers IN_FLIGHT rather than keep its caller waiting.
+   * Waits while refund `holder` holds the payment's refunds (REFUNDS_HOLD) and its dispatch is open: `free` once it let
+   * go; `settled` when it holds them with its dispatch closed (AMBIGUOUS: only a person's action lets go, so waiting is
+   * pointless); `busy` when it is still out a send timeout later (a send in flight ends by then; one whose sender died
+   * waits for recovery), and this submit answers IN_FLIGHT rather than keep its caller waiting.
    */
-  async function waitForRefunds(partition: string, holder: string): Promise<boolean> {
+  async function waitForRefunds(partition: string, holder: string): Promise<'free' | 'settled' | 'busy'> {
     const until = performance.now() + target.sendTimeoutMs;
-    for (let pause = 20; performance.now() < until; pause = Math.min(pause * 2, 500)) {
+    for (let pause = 20; ; pause = Math.min(pause * 2, 500)) {
+      // The holder's state before the hold: a settle closes the dispatch and lets go in one step, so a closed dispatch
+      // whose effect still holds the payment afterwards is one that kept it (AMBIGUOUS).
+      const open = (await journal.readState(partition, holder)).state.open;
+      if ((await journal.onceHolder(partition, REFUNDS_HOLD)) !== holder) return 'free';
+      if (!open) return 'settled';
+      if (performance.now() >= until) return 'busy';
       await sleep(pause);
-      if ((await journal.onceHolder(partition, REFUNDS_HOLD)) !== holder) return true;
     }
-    return false;
   }
 
   /** Waits until the worker knows Redis's clock is past `at` (ms): a premise read that begins then begins after it. */
@@ -416,10 +421,17 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         return recordRefusal(binding, partition, prepared, head, proposed, [{ kind: 'AUTHORIZED', approval: current }, refusedDraft('REFUSED:over_cap', reason, checksOf(current, [], report.violations, report.changes))], 'REFUSED:over_cap', reason);
       }
       case 'WAIT': {
-        // Nothing was written: the other refund settles (or a person resolves it), and this one reads its premises
-        // again, which then show that refund if it landed.
-        if (await waitForRefunds(partition, reply.holder)) return 'reread';
-        const reason = `refund ${reply.holder} on ${partition} is in flight or ambiguous, and this refund was decided on the payment's other refunds: it is sent, after a fresh read of its premises, once that one settles`;
+        // Nothing was written: the other refund settles, and this one reads its premises again, which then show that
+        // refund if it landed.
+        const waited = await waitForRefunds(partition, reply.holder);
+        if (waited === 'free') return 'reread';
+        if (waited === 'settled') {
+          // Whether it landed is not known, so the payment's other refunds cannot be read: refused (P: a definite end),
+          // for a person to resolve that refund and decide this one again.
+          const reason = `refund ${reply.holder} on ${partition} is AMBIGUOUS (whether it landed is not known), and this refund was decided on the payment's other refunds, which cannot be established until a person resolves it; resolve it in the inbox, then decide this refund again`;
+          return recordRefusal(binding, partition, prepared, head, proposed, [{ kind: 'AUTHORIZED', approval: snapshot }, refusedDraft('REFUSED:stale_premise', reason, checks, report.changes)], 'REFUSED:stale_premise', reason, report.changes);
+        }
+        const reason = `refund ${reply.holder} on ${partition} is in flight, and this refund was decided on the payment's other refunds: it is sent, after a fresh read of its premises, once that one settles`;
         logger.info({ effectId, holder: reply.holder }, 'waiting for another refund on the payment');
         return ctx.result(effectId, 'IN_FLIGHT', { holder: reply.holder, retryAt: (journal.clock.estimate() ?? Date.now()) + WAIT_RETRY_MS, reason });
       }

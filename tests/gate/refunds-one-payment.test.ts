@@ -128,7 +128,7 @@ describe('two refunds of one payment, each decided on "nobody else refunded"', (
     expect((await a.gate.submit(second)).outcome).toBe('COMMITTED');
   });
 
-  it('an AMBIGUOUS refund holds the payment until a person resolves it, landed or not; then the next refund reads again', async () => {
+  it('an AMBIGUOUS refund holds the payment: a refund decided on its other refunds is refused at once, until a person resolves it (landed or not)', async () => {
     const world: World = await createWorld({ target: { tier: 3, movedBySends: ['refunded_by_others'] }, config: FAST });
     try {
       world.target.world.set(PAYMENT, { ...FACTS });
@@ -143,9 +143,12 @@ describe('two refunds of one payment, each decided on "nobody else refunded"', (
         if (outcome !== 'AMBIGUOUS') await sleep(100);
       }
       expect(outcome).toBe('AMBIGUOUS');
-      const waiting = await a.gate.submit(await ticket(a));
-      expect({ outcome: waiting.outcome, holder: waiting.holder }).toEqual({ outcome: 'IN_FLIGHT', holder: a.gate.effectIdOf(first) });
-      expect(waiting.reason).toContain('in flight or ambiguous');
+      // Nothing settles an AMBIGUOUS refund by itself: no wait, a definite refusal that says what to do.
+      const started = performance.now();
+      const refused = await a.gate.submit(await ticket(a));
+      expect(refused.outcome).toBe('REFUSED:stale_premise');
+      expect(refused.reason).toContain(`refund ${a.gate.effectIdOf(first)} on ${PAYMENT} is AMBIGUOUS`);
+      expect(performance.now() - started).toBeLessThan(FAST.sendTimeoutMs ?? 600);
       await a.stores.inbox.act(`ambiguous:${a.gate.effectIdOf(first)}`, { action: 'resolve', resolution: 'landed', note: 'the refund is at Stripe', by: { name: 'dana', role: 'approver' } });
       // Decided knowing of it now: sent.
       expect((await a.gate.submit(await ticket(a, { chargebacks: [], refunded_by_others: 0 }))).outcome).toBe('COMMITTED');
@@ -167,6 +170,27 @@ describe('two refunds of one payment, each decided on "nobody else refunded"', (
       expect(await a.journal.lateLanding(PAYMENT, refused.effectId, landing, first.approval)).toMatchObject({ status: 'OK', effect: 'relanded' });
       world.target.world.set(PAYMENT, { ...FACTS, refunded_by_others: 2_000 });
       expect((await a.gate.submit(await ticket(a, { chargebacks: [], refunded_by_others: 2_000 }))).outcome).toBe('COMMITTED');
+    } finally {
+      await world.close();
+    }
+  });
+
+  it('an AMBIGUOUS refund whose inbox item is dismissed lets the payment go: nothing would ever settle it', async () => {
+    const world: World = await createWorld({ target: { tier: 3, movedBySends: ['refunded_by_others'] }, config: FAST });
+    try {
+      world.target.world.set(PAYMENT, { ...FACTS });
+      const a = await world.node('a');
+      const first = await ticket(a);
+      world.target.inject({ kind: 'error-before-send' });
+      let outcome = (await a.gate.submit(first)).outcome;
+      for (let pass = 0; pass < 60 && outcome !== 'AMBIGUOUS'; pass += 1) {
+        await a.gate.recover();
+        outcome = (await a.gate.submit(first)).outcome;
+        if (outcome !== 'AMBIGUOUS') await sleep(100);
+      }
+      expect(outcome).toBe('AMBIGUOUS');
+      await a.stores.inbox.act(`ambiguous:${a.gate.effectIdOf(first)}`, { action: 'dismiss', note: 'looked at it', by: { name: 'dana', role: 'approver' } });
+      expect((await a.gate.submit(await ticket(a))).outcome).toBe('COMMITTED');
     } finally {
       await world.close();
     }

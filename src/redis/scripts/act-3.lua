@@ -10,7 +10,7 @@
 -- ARGV[8] entry hash   ARGV[9] stored entry JSON   ARGV[10] 'release' when a person found the AMBIGUOUS effect did not
 --   land: what it held on its subject to be sent once (a credit's incident, propose_effect) is let go, as a resolving
 --   refusal lets it go, so a new request for the incident can be sent; a landing reported later takes it back (late-5).
---   A refund's hold on its payment's refunds (lib.lua free_refunds) is let go by any resolve, landed or not.
+--   A refund's hold on its payment's refunds (lib.lua free_refunds) is let go by any action on it while AMBIGUOUS.
 -- Returns JSON {status}: OK {now} | ACTED {by} | OPEN | UNKNOWN_EFFECT | STATE {committed, ambiguous}
 --   | REAPPROVED {item} | HEAD_MOVED {head, lastAt, now} | BAD_TIME {head, lastAt, now}
 local state = KEYS[1]
@@ -39,8 +39,9 @@ else
   redis.call('HSET', state, marker, ARGV[6])
 end
 local once = hget_str(state, 'once')
-if once == 'refunds' and ARGV[7] == 'ambiguous' then
-  -- A person resolved the ambiguous refund: landed or not, the payment's next refund may go, after a fresh read.
+if once == 'refunds' and ambiguous and not committed then
+  -- A person acted on the ambiguous refund (resolved it, landed or not, or dismissed its item, after which nothing
+  -- would ever settle it): the payment's next refund may go, after a fresh read that shows this one if it landed.
   free_refunds(KEYS[3], ARGV[1], now)
 elseif ARGV[10] == 'release' and once ~= '' and once ~= 'refunds' and redis.call('HGET', KEYS[3], once) == ARGV[1] then
   redis.call('HDEL', KEYS[3], once)

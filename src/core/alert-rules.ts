@@ -1,7 +1,7 @@
 // Which alerts a receipt calls for, from its verification (issue 10 §4). Pure: the facts worker and the
 // reconciler raise what this returns after appending what they learned. Also the text of the alert recovery raises
 // for a send Stripe keeps giving no definite answer to (sendUnanswered).
-import { isChargeback, type DisputeFact } from './final-money.js';
+import { isChargeback, type DisputeFact, type RefundFact } from './final-money.js';
 import type { Verification } from './verify.js';
 
 /**
@@ -25,13 +25,22 @@ const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 
 /**
  * What to do about a refund that failed after it landed, by the payment's disputes. Only a chargeback moves money
- * (final-money.ts, isChargeback): one still open (or under appeal) returns it to the customer if the merchant loses,
- * and a lost one already has; an inquiry, a won or closed dispute never will, so only a new refund can.
+ * (final-money.ts, isChargeback), and only one on the refund's charge gives back what the refund owed (as for
+ * exposure; a fact without a charge is taken to be on it): one still open (or under appeal) returns it to the
+ * customer if the merchant loses, and a lost one already has, as far as its amount goes; an inquiry, a won or closed
+ * dispute never will, so only a new refund can.
  */
-function failedRefundAction(disputes: readonly DisputeFact[]): string {
-  const lost = disputes.filter((dispute) => dispute.status === 'lost').map((dispute) => dispute.id);
-  if (lost.length > 0) return `The customer already got the money back through the lost chargeback ${lost.join(', ')}. Tell the customer; do not refund again.`;
-  if (disputes.some((dispute) => isChargeback(dispute.status) && dispute.status !== 'won')) return `The charge is disputed: the dispute will return the money if it is lost. Tell the customer; do not refund again unless the dispute is won by the merchant.`;
+function failedRefundAction(refund: RefundFact, disputes: readonly DisputeFact[]): string {
+  const chargebacks = disputes.filter((dispute) => isChargeback(dispute.status) && (refund.charge === null || dispute.charge === null || dispute.charge === refund.charge));
+  const lost = chargebacks.filter((dispute) => dispute.status === 'lost');
+  const lostCents = lost.reduce((sum, dispute) => sum + (dispute.amount ?? 0), 0);
+  const ids = lost.map((dispute) => dispute.id).join(', ');
+  // A refund whose amount is not on the receipt cannot be shown covered: never tell the operator not to refund on a guess.
+  if (lost.length > 0 && refund.amount !== null && lostCents >= refund.amount) return `The customer already got the money back through the lost chargeback ${ids}. Tell the customer; do not refund again.`;
+  const owed = refund.amount === null ? null : refund.amount - lostCents;
+  const partly = lost.length === 0 ? '' : `The lost chargeback ${ids} gave the customer back ${dollars(lostCents)}${refund.amount === null ? ", and the refund's amount is not on the receipt (check it at Stripe)" : ` of the ${dollars(refund.amount)} refund: ${dollars(owed ?? 0)} is still owed`}. `;
+  if (chargebacks.some((dispute) => dispute.status !== 'won' && dispute.status !== 'lost')) return `${partly}The charge is disputed: the dispute will return the money if it is lost. Tell the customer; do not refund again unless the dispute is won by the merchant.`;
+  if (lost.length > 0) return `${partly}Tell the customer, and decide whether to refund ${owed === null ? 'what is still owed' : dollars(owed)} again under a new approval (a new request).`;
   return 'Tell the customer, and decide whether to refund again under a new approval (a new request).';
 }
 
@@ -40,16 +49,19 @@ export function alertsFor(verification: Verification): AlertDraft[] {
   const { exposure, finalMoney, compensatedTwice } = verification;
   if (exposure) {
     const { dispute } = exposure;
+    // A chargeback is the payment's: each of its refunds' receipts records it, and no receipt knows the others'
+    // refunds, so each alert counts it whole and says so, rather than claim a total for the payment it cannot see.
     alerts.push({
       kind: 'exposure',
       centsAtStake: exposure.cents,
       refund: exposure.refund,
       disputes: exposure.disputes,
-      sentence: `The ${dollars(exposure.refundCents)} refund ${exposure.refund} and the ${dollars(exposure.chargebackCents)} chargeback both took money from the merchant: ${dollars(exposure.cents)} out on one payment.`,
+      sentence: `The ${dollars(exposure.refundCents)} refund ${exposure.refund} and the ${dollars(exposure.chargebackCents)} chargeback ${exposure.disputes.join(', ')} both took money from the merchant: ${dollars(exposure.cents)} at stake with this refund (another refund of the payment counts the chargeback too).`,
       action: `Reply to dispute ${dispute} with refund ${exposure.refund} as evidence (the customer was already refunded), or accept the loss.`,
     });
   }
-  const refund = finalMoney.refunds[0] ?? null;
+  // The refund whose facts decided the final money: the committed one, not another recorded on the effect first.
+  const refund = finalMoney.refund ?? finalMoney.refunds[0] ?? null;
   if (verification.answer === 'returned' && finalMoney.status === 'not_returned' && refund !== null && verification.happened === true) {
     alerts.push({
       kind: 'failed_after_landed',
@@ -57,7 +69,7 @@ export function alertsFor(verification: Verification): AlertDraft[] {
       refund: refund.id,
       disputes: finalMoney.disputes.map((dispute) => dispute.id),
       sentence: `Refund ${refund.id} was accepted, then failed at Stripe (${finalMoney.failureReason ?? 'no reason given'}): the customer did not get the money the gate reported as sent.`,
-      action: failedRefundAction(finalMoney.disputes),
+      action: failedRefundAction(refund, finalMoney.disputes),
     });
   }
   if (verification.lateLanding) {

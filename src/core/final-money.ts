@@ -3,12 +3,22 @@
 import type { Entry, EntryOf } from './entries.js';
 import { isJsonObject, type Json } from './json.js';
 
-export type RefundFact = { id: string; status: string; amount: number | null; failureReason: string | null; charge: string | null };
+/**
+ * `unrecognized`: the status of the refund's latest fact when the code does not know it (a value Stripe added since):
+ * it has no place in the lifecycle, so `status` keeps the last one known and the answer is unknown until a later fact
+ * has a status the code knows.
+ */
+export type RefundFact = { id: string; status: string; amount: number | null; failureReason: string | null; charge: string | null; unrecognized?: string };
 export type DisputeFact = { id: string; status: string; amount: number | null; reason: string | null; charge: string | null };
 export type MoneyStatus = 'returned' | 'not_returned' | 'pending' | 'unknown';
 
+/**
+ * `refund`: the refund the effect committed (or a late landing recorded), whose facts decide `status`; null while
+ * its facts are not in (or the send committed none), and then the first refund recorded decides.
+ */
 export type FinalMoney = {
   status: MoneyStatus;
+  refund: RefundFact | null;
   refunds: RefundFact[];
   failureReason: string | null;
   disputes: DisputeFact[];
@@ -62,6 +72,9 @@ export function refundFromResult(result: Json): RefundFact | null {
 
 function mergeRefund(known: RefundFact | undefined, next: RefundFact): RefundFact {
   if (!known) return next;
+  // A status Stripe added after this code was written cannot be ranked against the ones it knows: what is known stays,
+  // and the answer is unknown until a later fact says something the code knows (DESIGN §3: it never guesses).
+  if (!Object.hasOwn(REFUND_RANK, next.status)) return { ...known, unrecognized: next.status };
   const keepKnown = rank(REFUND_RANK, known.status) > rank(REFUND_RANK, next.status);
   const winner = keepKnown ? known : next;
   return {
@@ -89,9 +102,10 @@ export type CreditNoteFact = { id: string; status: string | null; amount: number
 
 /**
  * `credits`: ids of the effect's own balance credits seen at Stripe; `creditNotes`: the credit notes recorded on it,
- * and `otherCredits`: the balance credits others made for its incident, each in its latest state.
+ * and `otherCredits`: the balance credits others made for its incident, each in its latest state. `reversals`: the
+ * debits labelled with the effect that took its credit back, by id, in cents (positive, as Stripe has them).
  */
-export type MoneyFacts = { refunds: Map<string, RefundFact>; disputes: Map<string, DisputeFact>; credits: Set<string>; creditNotes: Map<string, CreditNoteFact>; otherCredits: Map<string, CreditNoteFact> };
+export type MoneyFacts = { refunds: Map<string, RefundFact>; disputes: Map<string, DisputeFact>; credits: Set<string>; creditNotes: Map<string, CreditNoteFact>; otherCredits: Map<string, CreditNoteFact>; reversals: Map<string, number> };
 
 /** Folds the commit result and every OBSERVED entry into the latest state of each object. */
 export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
@@ -100,6 +114,7 @@ export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
   const credits = new Set<string>();
   const creditNotes = new Map<string, CreditNoteFact>();
   const otherCredits = new Map<string, CreditNoteFact>();
+  const reversals = new Map<string, number>();
   // The objects the effect's own sends made (its commit, a late landing): never another party's compensation, whatever
   // incident a fact recorded for them says (metadata can be edited at Stripe).
   const made = new Set<string>();
@@ -112,10 +127,10 @@ export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
       const refund = refundFromResult(entry.result);
       if (refund) refunds.set(refund.id, mergeRefund(refunds.get(refund.id), refund));
     } else if (entry.kind === 'OBSERVED') {
-      foldObserved(entry, { refunds, disputes, credits, creditNotes, otherCredits }, made);
+      foldObserved(entry, { refunds, disputes, credits, creditNotes, otherCredits, reversals }, made);
     }
   }
-  return { refunds, disputes, credits, creditNotes, otherCredits };
+  return { refunds, disputes, credits, creditNotes, otherCredits, reversals };
 }
 
 /**
@@ -125,7 +140,7 @@ export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
  */
 const incidentAfter = (entry: EntryOf<'OBSERVED'>, known: CreditNoteFact | undefined) => (entry.incident === undefined ? known?.incident : entry.incident);
 
-function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, creditNotes, otherCredits }: MoneyFacts, made: ReadonlySet<string>): void {
+function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, creditNotes, otherCredits, reversals }: MoneyFacts, made: ReadonlySet<string>): void {
   switch (entry.objectType) {
     case 'refund':
       if (entry.status !== null) {
@@ -143,7 +158,14 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, 
     }
     // The effect's own balance credit carries no incident; one that does is another party's compensation for the
     // incident (a balance credit billing tagged with it), evidence of a second one, not of this effect's landing.
+    // A debit (positive at Stripe) labelled with the effect is its credit taken back, neither a landing nor another
+    // party's compensation. The facts worker recorded none before reversals counted, so no receipt signed earlier
+    // reads otherwise now.
     case 'customer_balance_transaction': {
+      if (entry.amount !== null && entry.amount > 0 && !made.has(entry.objectId)) {
+        reversals.set(entry.objectId, entry.amount);
+        return;
+      }
       if (entry.incident === undefined || made.has(entry.objectId)) {
         credits.add(entry.objectId);
         return;
@@ -175,17 +197,20 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, 
  * The money answer. `happened` is the journal's answer about the send; the facts decide what happened to the
  * money afterwards. An effect that never fired returned nothing, whatever a fact claims (verify flags that).
  * `committed` names the refund the effect committed (or a late landing recorded), when known: its facts decide,
- * not those of another refund recorded on the effect before it committed (verify flags that one).
+ * not those of another refund recorded on the effect before it committed (verify flags that one). `cents`: the effect's
+ * amount; a credit whose debits took back at least that much left the customer nothing.
  */
-export function deriveFinalMoney(facts: MoneyFacts, happened: boolean | 'unknown', effectKind: string | null, committed: readonly string[] = []): FinalMoney {
+export function deriveFinalMoney(facts: MoneyFacts, happened: boolean | 'unknown', effectKind: string | null, committed: readonly string[] = [], cents: number | null = null): FinalMoney {
   const refunds = [...facts.refunds.values()];
   const disputes = [...facts.disputes.values()];
-  const refund = refunds.find((fact) => committed.includes(fact.id)) ?? refunds[0];
+  const own = refunds.find((fact) => committed.includes(fact.id)) ?? null;
+  const refund = own ?? refunds[0];
   const failed = refund?.status === 'failed' || refund?.status === 'canceled' ? refund : undefined;
   const failureReason = failed ? (failed.failureReason ?? failed.status) : null;
-  const base = { refunds, failureReason, disputes };
+  const base = { refund: own, refunds, failureReason, disputes };
   if (happened === false) return { status: 'not_returned', ...base };
   if (refund) {
+    if (refund.unrecognized !== undefined) return { status: 'unknown', ...base };
     switch (refund.status) {
       case 'succeeded':
         return { status: 'returned', ...base };
@@ -199,14 +224,22 @@ export function deriveFinalMoney(facts: MoneyFacts, happened: boolean | 'unknown
         return { status: 'unknown', ...base };
     }
   }
+  if (effectKind !== 'refund' && cents !== null && reversedCents(facts) >= cents) return { status: 'not_returned', ...base };
   if (effectKind !== 'refund' && facts.credits.size > 0) return { status: 'returned', ...base };
   if (happened === true && effectKind !== 'refund') return { status: 'returned', ...base };
   return { status: 'unknown', ...base };
 }
 
-/** A refund that went out on a charge that was later charged back: the merchant is out both. */
+const reversedCents = (facts: MoneyFacts) => [...facts.reversals.values()].reduce((sum, cents) => sum + cents, 0);
+
+/**
+ * A refund that went out on a charge that was later charged back: the merchant is out both. The committed refund's
+ * facts decide, as they decide the final money: another refund recorded on the effect (verify flags it) is not this
+ * effect's money. Only while no committed refund's facts are in does any refund of the effect that went out count.
+ */
 export function deriveExposure(money: FinalMoney): Exposure | null {
-  const refund = money.refunds.find((fact) => fact.status === 'succeeded' || fact.status === 'pending');
+  const out = (fact: RefundFact) => fact.status === 'succeeded' || fact.status === 'pending';
+  const refund = money.refund ? (out(money.refund) ? money.refund : undefined) : money.refunds.find(out);
   if (!refund) return null;
   const chargebacks = money.disputes.filter((dispute) => isChargeback(dispute.status) && dispute.status !== 'won' && (refund.charge === null || dispute.charge === null || dispute.charge === refund.charge));
   const [first] = chargebacks;
@@ -238,7 +271,8 @@ export type SecondCompensation = { cents: number; ownCents: number | null; notes
  * counts before the send (incidentCompensation) is what counts here.
  */
 export function deriveSecondCompensation(facts: MoneyFacts, answer: MoneyStatus, ownCents: number | null, incident: string | null): SecondCompensation | null {
-  if (answer !== 'returned') return null;
+  // A credit taken back in full compensates nothing: the others' compensation is the only one left.
+  if (answer !== 'returned' || (ownCents !== null && reversedCents(facts) >= ownCents)) return null;
   const forIncident = (fact: CreditNoteFact) => fact.incident === undefined || fact.incident === incident;
   const issued = [...facts.creditNotes.values()].filter((note) => note.status !== 'void' && forIncident(note));
   const others = [...facts.otherCredits.values()].filter((credit) => forIncident(credit) && (credit.amount ?? 0) < 0);

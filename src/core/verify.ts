@@ -64,7 +64,7 @@ function incidentOf(effect: JsonObject | undefined): string | null {
 
 export type VerifyOptions = { publicKeys?: PublicKeySet };
 
-const EMPTY_MONEY: FinalMoney = { status: 'unknown', refunds: [], failureReason: null, disputes: [] };
+const EMPTY_MONEY: FinalMoney = { status: 'unknown', refund: null, refunds: [], failureReason: null, disputes: [] };
 const NO_KEYS = 'signatures: no public key was given, so anyone could have re-sealed this chain; verify with the signer\'s public key';
 
 function invalid(problems: string[], effectId: string | null): Verification {
@@ -406,7 +406,7 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
   const happenedOnce = !unsafeResend && committedCount <= 1 && money.refunds.size <= 1;
 
   const effectKind = firstProposal && typeof firstProposal.effect.kind === 'string' ? firstProposal.effect.kind : null;
-  const finalMoney = deriveFinalMoney(money, happened, effectKind, committedRefunds);
+  const finalMoney = deriveFinalMoney(money, happened, effectKind, committedRefunds, amount);
   const gateAnswer: MoneyStatus = happened === true ? 'returned' : happened === false ? 'not_returned' : 'unknown';
   // A person's finding answers only what the gate could not (an AMBIGUOUS effect), and it is only an answer: the final
   // money still comes from Stripe's own facts alone, so a finding Stripe contradicts shows as

@@ -474,10 +474,13 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       const named = (credit: CreditFact) => (made !== null ? credit.id === made : credit.effectId === effectId && !taken.has(credit.id));
       const own = (credit: CreditFact) => sent && named(credit) && credit.objectType === 'customer_balance_transaction' && (made !== null || credit.amount === -Number(effect.amount));
       const recorded = new Set(entries.flatMap((entry) => (entry.kind === 'OBSERVED' && (entry.objectType === 'credit_note' || entry.incident !== undefined) ? [entry.objectId] : [])));
+      // A debit labelled with the effect, no larger than its credit, once that credit landed, is the credit taken back (the
+      // step the compensated_twice alert offers): recorded, so the final money no longer says the customer holds it.
+      const reversal = (credit: CreditFact) => made !== null && credit.objectType === 'customer_balance_transaction' && credit.effectId === effectId && credit.id !== made && credit.amount > 0 && credit.amount <= Number(effect.amount);
       const compensation = (credit: CreditFact) =>
         (credit.objectType === 'credit_note' || (!named(credit) && credit.amount < 0)) && ((incident !== null && credit.incident === incident) || recorded.has(credit.id));
-      for (const credit of credits) if (credit.effectId === effectId && credit.objectType === 'customer_balance_transaction' && !own(credit)) logger.warn({ effectId, object: credit.id, amount: credit.amount }, `${credit.id} names effect ${effectId} but is not the credit its send made; not recorded on it`);
-      const drafts = credits.flatMap((credit) => (own(credit) ? [creditObserved(source, eventId, eventType, credit, false)] : compensation(credit) ? [creditObserved(source, eventId, eventType, credit, true)] : []));
+      for (const credit of credits) if (credit.effectId === effectId && credit.objectType === 'customer_balance_transaction' && !own(credit) && !reversal(credit)) logger.warn({ effectId, object: credit.id, amount: credit.amount }, `${credit.id} names effect ${effectId} but is not the credit its send made; not recorded on it`);
+      const drafts = credits.flatMap((credit) => (own(credit) || reversal(credit) ? [creditObserved(source, eventId, eventType, credit, false)] : compensation(credit) ? [creditObserved(source, eventId, eventType, credit, true)] : []));
       if (drafts.length === 0) continue;
       if (drafts.some((draft) => draft.incident !== undefined) && (await journal.readState(partition, effectId)).state.open) await journal.notePaymentFact(subject);
       const retags = new Map(credits.filter(compensation).map((credit) => [credit.id, compensationTurn(entries, credit.id, credit.incident)]));

@@ -1,13 +1,14 @@
 // The receipt's final answer comes from post-send facts (DESIGN §8): an object's final state follows its own
 // lifecycle, never the order webhooks arrived in, and a refund on a charge later charged back is exposure.
 import { describe, expect, it } from 'vitest';
+import { alertsFor } from '../../src/core/alert-rules.js';
 import type { Draft } from '../../src/core/entries.js';
 import { isChargeback } from '../../src/core/final-money.js';
 import { verify } from '../../src/core/verify.js';
 import { testKey } from '../support/harness.js';
 import { buildReceipt } from '../../src/core/receipt.js';
 import { effectIdFor } from '../../src/core/effect-id.js';
-import { chainReceipt, checks, drafts, sealChain, snapshot, T0 } from './entry-chain.js';
+import { chainReceipt, checks, drafts, refundObject, sealChain, snapshot, T0 } from './entry-chain.js';
 
 const { key, publicKeys } = testKey();
 const REFUND = 're_money';
@@ -62,6 +63,41 @@ describe('final money', () => {
     expect(result.finalMoney).toMatchObject({ status: 'returned', failureReason: null });
     expect(result.answerMatchesFinalMoney).toBe(true);
     expect(result.problems).toEqual([expect.stringContaining('an OBSERVED refund re_foreign is not the refund the effect committed')]);
+  });
+
+  // Rule: the failed_after_landed alert and the exposure are about the refund the effect committed, whose facts decide
+  // the final money, not whichever refund was recorded first on the receipt. Both used to take the first refund
+  // recorded (or the first that went out), so the alert said a foreign refund that succeeded had failed.
+  it('the failed_after_landed alert names the committed refund that failed, not a foreign one recorded before it that succeeded', () => {
+    const foreign = drafts.observed({ objectType: 'refund', objectId: 're_foreign', status: 'succeeded', amount: 2_000 });
+    const ownFailed = drafts.observed({ objectType: 'refund', objectId: 're_own', status: 'failed', failureReason: 'expired_or_canceled_card', amount: 2_000 });
+    const result = verify(chainReceipt('fal-foreign-first', [drafts.proposed(), drafts.authorized(), drafts.dispatched(), foreign, drafts.committed('re_own'), ownFailed], key), { publicKeys });
+    expect(result.finalMoney).toMatchObject({ status: 'not_returned', failureReason: 'expired_or_canceled_card', refund: { id: 're_own', status: 'failed' } });
+    const alert = alertsFor(result).find((a) => a.kind === 'failed_after_landed');
+    expect(alert?.refund).toBe('re_own');
+    expect(alert?.sentence).not.toContain('re_foreign');
+  });
+
+  it('a committed refund that failed is no exposure, even when a foreign refund recorded on the effect succeeded', () => {
+    const foreign = drafts.observed({ objectType: 'refund', objectId: 're_foreign', status: 'succeeded', amount: 2_000 });
+    const ownFailed = drafts.observed({ objectType: 'refund', objectId: 're_own', status: 'failed', failureReason: 'charge_for_pending_refund_disputed', amount: 2_000 });
+    const result = verify(chainReceipt('fal-foreign-exposure', [drafts.proposed(), drafts.authorized(), drafts.dispatched(), foreign, drafts.committed('re_own'), ownFailed, dispute('needs_response')], key), { publicKeys });
+    expect(result.finalMoney.status).toBe('not_returned');
+    expect(result.exposure).toBeNull();
+  });
+
+  // Rule: a refund status the code does not know (a value Stripe added) leaves the answer unknown, never returned
+  // (DESIGN §3: it never guesses). It used to be ranked below every known status and dropped, so the answer stayed returned.
+  it('a refund whose latest fact has a status the code does not know answers unknown until a later fact says something it knows', () => {
+    const later = refund('reversed');
+    const result = moneyAfter([later], 'unk-after');
+    expect(result.finalMoney.status).toBe('unknown');
+    // The lifecycle keeps the last status it knows; the one it does not is shown beside it.
+    expect(result.finalMoney.refunds).toEqual([expect.objectContaining({ id: REFUND, status: 'succeeded', unrecognized: 'reversed' })]);
+    expect(result.answerMatchesFinalMoney).toBeNull();
+    expect(moneyAfter([later, refund('succeeded')], 'unk-then-known').finalMoney.status).toBe('returned');
+    // A failed refund never becomes succeeded again, whatever unknown status came between.
+    expect(moneyAfter([refund('failed', 'lost_or_stolen_card'), later, refund('succeeded')], 'unk-failed').finalMoney).toMatchObject({ status: 'not_returned', failureReason: 'lost_or_stolen_card' });
   });
 
   it('answers pending while the refund is pending, and does not claim to match or mismatch', () => {
@@ -125,6 +161,21 @@ describe('final money', () => {
     const result = moneyAfter([dispute('needs_response'), refund('failed', 'charge_for_pending_refund_disputed')]);
     expect(result.finalMoney.status).toBe('not_returned');
     expect(result.exposure).toBeNull();
+  });
+
+  // Rule: a chargeback is the payment's, and each exposure alert of a refund on the payment counts it whole (no receipt
+  // knows the others' refunds), so the alert says so instead of claiming a total for the payment. With two of our
+  // refunds on one charge, each alert used to say "$70.00 out on one payment" while $90 was, together claiming $140.
+  it('each exposure alert on a charge that two refunds share says the chargeback is counted in both', () => {
+    const shared = drafts.observed({ objectType: 'dispute', objectId: 'du_shared', status: 'needs_response', disputeStatus: 'needs_response', amount: 5_000, disputeReason: 'fraudulent' });
+    for (const own of ['re_a', 're_b']) {
+      const result = verify(chainReceipt(`shared-${own}`, [drafts.proposed(), drafts.authorized(), drafts.dispatched(), drafts.committed(own, { result: refundObject(own) }), shared], key), { publicKeys });
+      expect(result.problems).toEqual([]);
+      const alert = alertsFor(result).find((a) => a.kind === 'exposure');
+      expect(alert).toMatchObject({ centsAtStake: 7_000, refund: own, disputes: ['du_shared'] });
+      expect(alert?.sentence).not.toMatch(/out on one payment/);
+      expect(alert?.sentence).toMatch(/chargeback du_shared .*\$70\.00 at stake with this refund \(another refund of the payment counts the chargeback too\)\./);
+    }
   });
 
   it('sums every chargeback on the charge', () => {

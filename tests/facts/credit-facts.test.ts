@@ -166,4 +166,32 @@ describe('credit facts', () => {
     await settled();
     expect(await rig.stores.alerts.get(`compensated_twice:${effectId}`)).toMatchObject({ compensations: [first.id, second.id], resolvedAt: null, resolvedBy: null });
   });
+
+  // Rule: a credit taken back by debits labelled with its effect (the step compensated_twice offers) no longer leaves the
+  // customer compensated: the final money reads not_returned once they cover it, and it is no second compensation. The
+  // debits used to be dropped with a log line, and the receipt kept answering returned.
+  it('a credit taken back with debits labelled with its effect reads not_returned once they cover it, and is no second compensation', async () => {
+    const customer = await rig.stripe.customers.create({ email: 'reversal@example.com' });
+    const incident = 'inc_outage_14';
+    const effectId = await rig.commit({ kind: 'credit', customer: customer.id, amount: 500, incident });
+    await settled();
+    const invoice = await openInvoice(customer.id);
+    await rig.stripe.creditNotes.create({ invoice: invoice.id ?? '', amount: 400, metadata: { incident } });
+    await settled();
+    expect(await rig.receipt(effectId)).toMatchObject({ finalMoney: { status: 'returned' }, compensatedTwice: { cents: 400 } });
+
+    // Support takes the credit back in two debits on the balance, each labelled with the effect it reverses.
+    const debit = (amount: number) => rig.stripe.customers.createBalanceTransaction(customer.id, { amount, currency: 'usd', description: 'reverse credit', metadata: { interlock_effect_id: effectId, interlock_incident: incident } });
+    await debit(200);
+    await rig.facts.reread(effectId);
+    await settled();
+    // $3 of the credit is still the customer's.
+    expect(await rig.receipt(effectId)).toMatchObject({ finalMoney: { status: 'returned' }, compensatedTwice: { cents: 400 } });
+    await debit(300);
+    await rig.facts.reread(effectId);
+    await settled();
+    const verification = await rig.receipt(effectId);
+    expect(verification).toMatchObject({ valid: true, happened: true, answer: 'returned', finalMoney: { status: 'not_returned' }, answerMatchesFinalMoney: false, compensatedTwice: null });
+    expect((await rig.stores.alerts.get(`compensated_twice:${effectId}`))?.resolvedAt).not.toBeNull();
+  });
 });

@@ -101,7 +101,7 @@ export function detailOf(summary: EffectSummary, entries: readonly Entry[], rece
   return {
     ...summary,
     journal: entries.map((entry) => ({ kind: entry.kind, at: iso(entry.at), at_ms: entry.at })),
-    final_money: snakeKeys(verification?.finalMoney ?? { status: 'unknown', refunds: [], failureReason: null, disputes: [] }) as Record<string, unknown>,
+    final_money: snakeKeys(verification?.finalMoney ?? { status: 'unknown', refund: null, refunds: [], failureReason: null, disputes: [] }) as Record<string, unknown>,
     exposure: verification?.exposure ? (snakeKeys(verification.exposure) as Record<string, unknown>) : null,
     // The receipt's answer (did the money go back?) and whose word it is: the gate's own outcome, or a person's
     // finding on an AMBIGUOUS effect; and whether what Stripe holds now agrees with it.

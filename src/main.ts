@@ -212,7 +212,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       // Cases a submission stored and stopped before queuing, queued by the recovery passes.
       const unqueuedCases = createDecisionsQueue(stores);
       closers.push({ name: 'decisions queue (recovery)', close: () => unqueuedCases.close() });
-      const recovery = startRecovery(stores, started, { safetyIntervalMs: config.recoveryIntervalMs, reapprovals: { propose: (proposal) => proposals.propose(proposal) }, requeue: (effectId) => proposals.requeue(effectId), requeueCases: () => unqueuedCases.requeueUnqueued(), ...(metrics ? { onReport: (report) => void metrics.recoveryReported(report) } : {}) });
+      const recovery = startRecovery(stores, started, { safetyIntervalMs: config.recoveryIntervalMs, reapprovals: { propose: (proposal, how) => proposals.propose(proposal, how) }, requeue: (effectId) => proposals.requeue(effectId), requeueCases: () => unqueuedCases.requeueUnqueued(), ...(metrics ? { onReport: (report) => void metrics.recoveryReported(report) } : {}) });
       closers.push({ name: 'recovery', close: () => recovery.close() });
       recoverNow = () => recovery.pass();
       const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond, rateLimitBackoffMs: config.rateLimitBackoffMs, transientRetry: { maxDelayMs: config.retryMaxDelayMs, forMs: config.retryForMs }, ...(metrics ? { onAnswer: (answer) => metrics.effectAnswered(answer) } : {}) });

@@ -123,7 +123,13 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
    */
   async function repeatedProposal(item: InboxItem, requestId: string, effectId: string, field: string, request: { approval: string; note: string; by: Actor }, effect: Effect): Promise<{ recorded: Recorded; premises: JsonObject }> {
     const first = await recordedFirst(effectId);
-    if (first !== null) return { recorded: await deps.propose(first, { firstOnly: true }), premises: first.premises };
+    if (first !== null) {
+      const recorded = await deps.propose(first, { firstOnly: true });
+      // This attempt's own note (a double submit whose copy lost the race to close the item) is not to be proposed by
+      // the recovery pass: the re-approval stands as recorded first.
+      await inbox.clearReapproval(field);
+      return { recorded, premises: first.premises };
+    }
     const pending = await inbox.pendingReapproval(field);
     const proposal = pending === null ? reapprovalProposal(item, requestId, request, await deps.readFacts(effect, effectId), effect) : reapprovalProposal(item, requestId, pending, pending.premises, effect);
     const proposed = await proposeOnce(proposal, effectId);
@@ -270,7 +276,8 @@ export async function repairReapprovals(deps: { inbox: Inbox; journal: Pick<Jour
       if (error instanceof InterlockError && error.code === 'action_not_allowed') return { reason: error.message };
       throw error;
     }
-    const recorded = await deps.propose(reapprovalProposal(item, requestId, pending, pending.premises, effect));
+    // Only when the request holds no proposal yet: a note left by an attempt whose copy recorded first adds nothing.
+    const recorded = await deps.propose(reapprovalProposal(item, requestId, pending, pending.premises, effect), { firstOnly: true });
     return recorded.status === 'conflict' ? { reason: recorded.reason } : recorded.status;
   }
   const now = await journal.serverTime();

@@ -390,7 +390,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * effect's facts right away (src/gate/settle.ts): the fact and its alert come seconds after the settle, not at the
    * reconciler's next pass. A refund on a payment no dispute came for costs nothing more: no mark, no re-read.
    */
-  async function applyPayment(source: Observed['source'], event: { id: string; type: string } | null, paymentIntent: string, disputes: DisputeFact[], only: string | null, again: boolean): Promise<Applied[]> {
+  async function applyPayment(source: Observed['source'], event: { id: string; type: string } | null, paymentIntent: string, disputes: DisputeFact[], only: string | null, again: boolean, confirm = true): Promise<Applied[]> {
     const effects = only === null ? await journal.notePaymentFact(`payment:${paymentIntent}`) : [only];
     if (effects === null || effects.length === 0) return [];
     const payment = `payment:${paymentIntent}`;
@@ -409,7 +409,18 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         const ownRefund = refunds.length === 0 ? null : ownRefundOf(await journal.entries(payment, effectId), claims);
         const own = ownRefund === null ? [] : refunds.filter((refund) => whyNotOwn(refund, effectId, ownRefund) === null).map((refund) => refundObserved(source, event?.id ?? null, eventType('refund'), refund));
         const drafts = [...own, ...current.map((dispute) => disputeObserved(source, event?.id ?? null, eventType('dispute'), dispute))];
-        return appendTo(effectId, drafts, again, new Map(), appealed.get(effectId));
+        const applied = await appendTo(effectId, drafts, again, new Map(), appealed.get(effectId));
+        // An appeal's status appended now may stand after the appeal's end, recorded meanwhile by a job that read it
+        // later (and, its chain holding no appeal yet, as a plain won or lost): the chain would read "under appeal".
+        // One more read, with the appeal on the chain, records the end after it. Appeals are rare; so is this read.
+        if (confirm && fresh && applied.appended > 0 && current.some((dispute) => APPEAL_STATUSES.has(dispute.status))) {
+          const confirmed = await applyPayment('reread', null, paymentIntent, [], effectId, true, false);
+          for (const more of confirmed) {
+            applied.appended += more.appended;
+            applied.duplicates += more.duplicates;
+          }
+        }
+        return applied;
       }),
     );
     return results.filter((applied) => applied.appended + applied.duplicates > 0);

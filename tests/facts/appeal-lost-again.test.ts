@@ -2,7 +2,9 @@
 // lost again, and the newest stands). The second `lost` said what the first said, so it was taken for the same fact
 // (src/facts/apply.ts, fingerprint) and dropped: the receipt read "under appeal" for good. A redelivery of the appeal's
 // end still records nothing more. A slow job's read of the first loss, appended after the appeal was won, is that
-// first loss (the chain held no appeal when it read), not the appeal's end: it must not turn `won` back to `lost`.
+// first loss (the chain held no appeal when it read), not the appeal's end: it must not turn `won` back to `lost`. And
+// an appeal status appended after its end (a slow job; the end recorded meanwhile as a plain won) is read once more, so
+// the end stands after it: the receipt read "under appeal", with an exposure Stripe did not have.
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFacts, type DisputeFact, type StripeEvent, type StripeReader } from '../../src/interlock.js';
@@ -93,5 +95,50 @@ describe('a chargeback lost, appealed, and lost again', () => {
     const after = await statusNow();
     expect(after.finalMoney.disputes.map((d) => d.status)).toEqual(['won']);
     expect(after.exposure).toBeNull();
+  });
+
+  it('an appeal whose fact is appended after its end, recorded meanwhile by a faster job, still reads won', async () => {
+    world = await gateWorld({ config: { keyPrefix: `rvfacts${randomBytes(5).toString('hex')}` } });
+    const node = await world.node('a');
+    const { id } = await grant(node);
+    const answer = await node.gate.submit(refundProposal({ approval: id }));
+    expect(answer.outcome).toBe('COMMITTED');
+    let dispute: DisputeFact = { id: 'dp_1', status: 'needs_response', amount: 10_000, charge: 'ch_1', paymentIntent: 'pi_1', reason: 'fraudulent', created: 1 };
+    let hold: Promise<void> | null = null;
+    const reader: StripeReader = {
+      refund: async () => null,
+      refundsOf: async () => [],
+      disputesOf: async () => {
+        const seen = dispute;
+        if (hold) await hold;
+        return [seen];
+      },
+      creditsOf: async () => [],
+    };
+    const facts = createFacts(node.stores, reader);
+    const event = (n: number): StripeEvent => ({ id: `evt_${n}`, type: 'charge.dispute.updated', data: { object: { id: 'dp_1', object: 'dispute', status: dispute.status, amount: 10_000, charge: 'ch_1', payment_intent: 'pi_1' } } });
+    const statusNow = async () => verify(JSON.parse(JSON.stringify(await node.journal.receipt(answer.effectId))), { publicKeys: world.key.publicKeys });
+
+    await facts.applyEvent(event(1));
+    dispute = { ...dispute, status: 'lost' };
+    await facts.applyEvent(event(2));
+    expect((await statusNow()).finalMoney.disputes.map((d) => d.status)).toEqual(['lost']);
+
+    // The merchant appeals: that event's job reads Stripe (appeal_under_review) and is slow to append.
+    dispute = { ...dispute, status: 'appeal_under_review' };
+    let release!: () => void;
+    hold = new Promise<void>((resolve) => (release = resolve));
+    const slow = facts.applyEvent(event(3));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    hold = null;
+
+    // The appeal is won; that event's job runs at once and reads `won` (its chain holds no appeal yet).
+    dispute = { ...dispute, status: 'won' };
+    await facts.applyEvent(event(4));
+    release();
+    await slow;
+    // Every event was delivered and applied; Stripe says won.
+    const after = await statusNow();
+    expect({ disputes: after.finalMoney.disputes.map((d) => d.status), exposure: after.exposure?.cents ?? null }).toEqual({ disputes: ['won'], exposure: null });
   });
 });

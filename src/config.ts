@@ -394,6 +394,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (config.crashAt !== null && config.stripeSecretKey?.includes('_live_')) {
     throw new ConfigError('INTERLOCK_CRASH_AT kills the worker on purpose; it is honoured only with a Stripe test key or the sandbox, never with a live key.');
   }
+  if (config.unsafeDurability && config.stripeSecretKey?.includes('_live_')) {
+    throw new ConfigError('INTERLOCK_UNSAFE_DURABILITY=1 runs on a Redis that may lose an acknowledged DISPATCHED (and the effect could be sent twice); it is for a test machine and is refused with a live key. Run Redis with AOF, appendfsync always and noeviction, and unset it.');
+  }
   return config;
 }
 

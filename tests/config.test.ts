@@ -142,10 +142,13 @@ describe('Stripe keys in the configuration', () => {
     expect(loadConfig({ STRIPE_SECRET_KEY: 'rk_test_abc123' }).allowLive).toBe(false);
   });
 
-  it('refuses what is not a Stripe secret key, and crash injection with a live key', () => {
+  it('refuses what is not a Stripe secret key, and crash injection or the durability opt-out with a live key', () => {
     expect(refusal({ STRIPE_SECRET_KEY: 'pk_test_abc' }).message).toContain('STRIPE_SECRET_KEY');
     expect(refusal({ STRIPE_SECRET_KEY: 'sk_live_abc', INTERLOCK_ALLOW_LIVE: '1', INTERLOCK_CRASH_AT: 'before_send' }).message).toContain('INTERLOCK_CRASH_AT');
     expect(loadConfig({ INTERLOCK_CRASH_AT: 'after_send' }).crashAt).toBe('after_send');
+    // "For a test machine, never production": real money on a Redis that may lose an acknowledged DISPATCHED.
+    expect(refusal({ STRIPE_SECRET_KEY: 'sk_live_abc', INTERLOCK_ALLOW_LIVE: '1', INTERLOCK_UNSAFE_DURABILITY: '1' }).message).toContain('INTERLOCK_UNSAFE_DURABILITY=1');
+    expect(loadConfig({ STRIPE_SECRET_KEY: 'sk_test_abc', INTERLOCK_UNSAFE_DURABILITY: '1' }).unsafeDurability).toBe(true);
   });
 
   it('takes a key with whitespace around it (a secrets file ends in a newline) as the client does, trimmed, and never repeats a key it refuses', () => {

@@ -30,7 +30,15 @@ export function createRedisClock(options: { window?: number; maxAgeMs?: number }
     observe(redisNow, sentAt) {
       if (!Number.isFinite(redisNow)) return;
       const at = performance.now();
-      samples.push({ offset: redisNow - sentAt, at, lower: redisNow - at });
+      const sample = { offset: redisNow - sentAt, at, lower: redisNow - at };
+      // A reply that contradicts an earlier one (its upper bound below that one's lower bound, or its lower bound above
+      // that one's upper bound) proves Redis's clock stepped: the earlier samples describe a clock that no longer is,
+      // and kept, they would hold floor() ahead of Redis (a step back) or estimate() behind it (a step forward).
+      for (let index = samples.length - 1; index >= 0; index -= 1) {
+        const old = samples[index];
+        if (old !== undefined && (old.lower > sample.offset || old.offset < sample.lower)) samples.splice(index, 1);
+      }
+      samples.push(sample);
       if (samples.length > window) samples.shift();
     },
     estimate() {

@@ -3,7 +3,8 @@
 // read sees only what has landed at the target: the second refund waits while the first is out, and reads again when
 // the first landed after its read began. Both went out before: two tickets about one complaint, each decided on
 // "nobody else refunded", refunded twice. A refund whose premises do not name other refunds is not held. The target
-// says which facts its refunds move (Target.movedBySends; the Stripe refund target names both).
+// says which facts its refunds move (Target.movedBySends; the Stripe refund target names both). A worker whose view of
+// Redis's clock predates a step back dated its read too late, and the second refund went out (RedisClock.floor).
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -97,6 +98,26 @@ describe('two refunds of one payment, each decided on "nobody else refunded"', (
     let committed: () => void = () => undefined;
     const firstCommitted = new Promise<void>((resolve) => (committed = resolve));
     // The second refund's read finds nothing refunded, and answers only once the first refund has committed.
+    holdRead(b.gate.effectIdOf(second), firstCommitted);
+    const late = b.gate.submit(second);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await a.gate.submit(first)).outcome).toBe('COMMITTED');
+    committed();
+    const answer = await late;
+    expect({ outcome: answer.outcome, reason: answer.reason }).toEqual({ outcome: 'REFUSED:stale_premise', reason: expect.stringContaining('refunded_by_others') });
+    expect(memory.landedCount(b.gate.effectIdOf(second))).toBe(0);
+  });
+
+  it('the same, on a worker whose last reply came from before Redis stepped its clock back: its read is dated no later than Redis', async () => {
+    const { memory, target, holdRead } = stripeLike();
+    const [a, b] = await twoNodes(target);
+    // b heard Redis's clock just before it stepped back 800 ms (an NTP step, a failover): that reply said true + 800.
+    const sentAt = b.journal.clock.mark();
+    b.journal.clock.observe((await b.journal.serverTime()) + 800, sentAt);
+    await b.journal.now();
+    const [first, second] = [await ticket(a), await ticket(b)];
+    let committed: () => void = () => undefined;
+    const firstCommitted = new Promise<void>((resolve) => (committed = resolve));
     holdRead(b.gate.effectIdOf(second), firstCommitted);
     const late = b.gate.submit(second);
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -1,6 +1,8 @@
 // Rule: the worker's view of Redis's clock brackets it: estimate() is never earlier than Redis's time and floor()
 // never later. floor() dates a premise read's start for the dispatch step (a refund's REREAD check, lib.lua): a floor
 // later than Redis's time would date the read after a landing it missed, and the refund would go out on a stale read.
+// A Redis clock that steps (an NTP step, a failover to a server whose clock differs) is seen in the next reply that
+// contradicts an earlier one: the earlier samples go, so neither bound keeps the old clock (floor() held it for 10 s).
 import { describe, expect, it } from 'vitest';
 import { createRedisClock } from '../../src/redis/clock.js';
 
@@ -37,4 +39,25 @@ describe('RedisClock bounds', () => {
     clock.reset();
     expect(clock.floor()).toBeNull();
   });
+
+  for (const step of [-800, 60_000]) {
+    it(`keeps both bounds true once Redis's clock steps ${step < 0 ? 'back' : 'forward'} ${Math.abs(step)} ms, from the next reply on`, async () => {
+      const clock = createRedisClock();
+      let offset = 5_000;
+      const redisNow = () => performance.now() + offset;
+      const ask = async () => {
+        const sentAt = clock.mark();
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        const readAt = redisNow();
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        clock.observe(readAt, sentAt);
+      };
+      for (let i = 0; i < 3; i += 1) await ask();
+      offset += step;
+      await ask();
+      const truth = redisNow();
+      expect(clock.floor() ?? Infinity).toBeLessThanOrEqual(truth);
+      expect(clock.estimate() ?? -Infinity).toBeGreaterThanOrEqual(Math.floor(truth));
+    });
+  }
 });

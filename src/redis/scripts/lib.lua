@@ -191,7 +191,11 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
     if serial then return { status = 'WAIT', holder = sub[4], now = now } end
     return { status = 'ONCE', once = once, holder = sub[4], reservedCents = ap_reserved, uses = ap_uses, now = now }
   end
-  if serial and sub[5] and tonumber(sub[5]) >= tonumber(ARGV[20]) then return { status = 'REREAD', freed = tonumber(sub[5]), now = now } end
+  -- A read start later than Redis's own time cannot be a lower bound of it (Redis's clock stepped back under the
+  -- worker's estimate): it dates nothing, so the read is made again too.
+  if serial and ((sub[5] and tonumber(sub[5]) >= tonumber(ARGV[20])) or tonumber(ARGV[20]) > now) then
+    return { status = 'REREAD', freed = tonumber(sub[5] or 0), now = now }
+  end
 
   local epoch = tonumber(ARGV[4]) + 1
   local claim_expires = now + tonumber(ARGV[9])

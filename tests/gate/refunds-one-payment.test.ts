@@ -91,13 +91,17 @@ describe('two refunds of one payment, each decided on "nobody else refunded"', (
     expect(memory.landedCount(b.gate.effectIdOf(second))).toBe(0);
   });
 
-  it('the second, whose read began before the first landed and ended after it settled, reads again and is refused', async () => {
+  /**
+   * Node b's refund reads the payment (nothing refunded) and answers only once node a's refund has committed; `before`
+   * runs on b first. b's refund must read again and be refused on what it finds.
+   */
+  async function readBeganBeforeTheLanding(before: (b: TestNode) => Promise<void> = async () => undefined): Promise<void> {
     const { memory, target, holdRead } = stripeLike();
     const [a, b] = await twoNodes(target);
+    await before(b);
     const [first, second] = [await ticket(a), await ticket(b)];
     let committed: () => void = () => undefined;
     const firstCommitted = new Promise<void>((resolve) => (committed = resolve));
-    // The second refund's read finds nothing refunded, and answers only once the first refund has committed.
     holdRead(b.gate.effectIdOf(second), firstCommitted);
     const late = b.gate.submit(second);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -106,26 +110,19 @@ describe('two refunds of one payment, each decided on "nobody else refunded"', (
     const answer = await late;
     expect({ outcome: answer.outcome, reason: answer.reason }).toEqual({ outcome: 'REFUSED:stale_premise', reason: expect.stringContaining('refunded_by_others') });
     expect(memory.landedCount(b.gate.effectIdOf(second))).toBe(0);
+  }
+
+  it('the second, whose read began before the first landed and ended after it settled, reads again and is refused', async () => {
+    await readBeganBeforeTheLanding();
   });
 
   it('the same, on a worker whose last reply came from before Redis stepped its clock back: its read is dated no later than Redis', async () => {
-    const { memory, target, holdRead } = stripeLike();
-    const [a, b] = await twoNodes(target);
-    // b heard Redis's clock just before it stepped back 800 ms (an NTP step, a failover): that reply said true + 800.
-    const sentAt = b.journal.clock.mark();
-    b.journal.clock.observe((await b.journal.serverTime()) + 800, sentAt);
-    await b.journal.now();
-    const [first, second] = [await ticket(a), await ticket(b)];
-    let committed: () => void = () => undefined;
-    const firstCommitted = new Promise<void>((resolve) => (committed = resolve));
-    holdRead(b.gate.effectIdOf(second), firstCommitted);
-    const late = b.gate.submit(second);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect((await a.gate.submit(first)).outcome).toBe('COMMITTED');
-    committed();
-    const answer = await late;
-    expect({ outcome: answer.outcome, reason: answer.reason }).toEqual({ outcome: 'REFUSED:stale_premise', reason: expect.stringContaining('refunded_by_others') });
-    expect(memory.landedCount(b.gate.effectIdOf(second))).toBe(0);
+    await readBeganBeforeTheLanding(async (b) => {
+      // b heard Redis's clock just before it stepped back 800 ms (an NTP step, a failover): that reply said true + 800.
+      const sentAt = b.journal.clock.mark();
+      b.journal.clock.observe((await b.journal.serverTime()) + 800, sentAt);
+      await b.journal.now();
+    });
   });
 
   it('a refund whose premises name no other refunds is not held: both are sent', async () => {
@@ -149,13 +146,16 @@ describe('two refunds of one payment, each decided on "nobody else refunded"', (
     expect((await a.gate.submit(second)).outcome).toBe('COMMITTED');
   });
 
-  it('an AMBIGUOUS refund holds the payment: a refund decided on its other refunds is refused at once, until a person resolves it (landed or not)', async () => {
+  /**
+   * A world of a tier-3 target and one node whose refund on the payment ended AMBIGUOUS (the connection dropped before
+   * the request was written: nothing landed, and a tier-3 target cannot be asked); `then` runs on it, and it closes.
+   */
+  async function withAmbiguousRefund(then: (a: TestNode, ambiguous: string) => Promise<void>): Promise<void> {
     const world: World = await createWorld({ target: { tier: 3, movedBySends: ['refunded_by_others'] }, config: FAST });
     try {
       world.target.world.set(PAYMENT, { ...FACTS });
       const a = await world.node('a');
       const first = await ticket(a);
-      // The connection drops before the request is written: nothing landed, but a tier-3 target cannot be asked.
       world.target.inject({ kind: 'error-before-send' });
       let outcome = (await a.gate.submit(first)).outcome;
       for (let pass = 0; pass < 60 && outcome !== 'AMBIGUOUS'; pass += 1) {
@@ -164,18 +164,24 @@ describe('two refunds of one payment, each decided on "nobody else refunded"', (
         if (outcome !== 'AMBIGUOUS') await sleep(100);
       }
       expect(outcome).toBe('AMBIGUOUS');
+      await then(a, a.gate.effectIdOf(first));
+    } finally {
+      await world.close();
+    }
+  }
+
+  it('an AMBIGUOUS refund holds the payment: a refund decided on its other refunds is refused at once, until a person resolves it (landed or not)', async () => {
+    await withAmbiguousRefund(async (a, ambiguous) => {
       // Nothing settles an AMBIGUOUS refund by itself: no wait, a definite refusal that says what to do.
       const started = performance.now();
       const refused = await a.gate.submit(await ticket(a));
       expect(refused.outcome).toBe('REFUSED:stale_premise');
-      expect(refused.reason).toContain(`refund ${a.gate.effectIdOf(first)} on ${PAYMENT} is AMBIGUOUS`);
+      expect(refused.reason).toContain(`refund ${ambiguous} on ${PAYMENT} is AMBIGUOUS`);
       expect(performance.now() - started).toBeLessThan(FAST.sendTimeoutMs ?? 600);
-      await a.stores.inbox.act(`ambiguous:${a.gate.effectIdOf(first)}`, { action: 'resolve', resolution: 'landed', note: 'the refund is at Stripe', by: { name: 'dana', role: 'approver' } });
+      await a.stores.inbox.act(`ambiguous:${ambiguous}`, { action: 'resolve', resolution: 'landed', note: 'the refund is at Stripe', by: { name: 'dana', role: 'approver' } });
       // Decided knowing of it now: sent.
       expect((await a.gate.submit(await ticket(a, { chargebacks: [], refunded_by_others: 0 }))).outcome).toBe('COMMITTED');
-    } finally {
-      await world.close();
-    }
+    });
   });
 
   it('a landing reported late for a refused refund lets the payment go on: it does not hold it again', async () => {
@@ -197,23 +203,9 @@ describe('two refunds of one payment, each decided on "nobody else refunded"', (
   });
 
   it('an AMBIGUOUS refund whose inbox item is dismissed lets the payment go: nothing would ever settle it', async () => {
-    const world: World = await createWorld({ target: { tier: 3, movedBySends: ['refunded_by_others'] }, config: FAST });
-    try {
-      world.target.world.set(PAYMENT, { ...FACTS });
-      const a = await world.node('a');
-      const first = await ticket(a);
-      world.target.inject({ kind: 'error-before-send' });
-      let outcome = (await a.gate.submit(first)).outcome;
-      for (let pass = 0; pass < 60 && outcome !== 'AMBIGUOUS'; pass += 1) {
-        await a.gate.recover();
-        outcome = (await a.gate.submit(first)).outcome;
-        if (outcome !== 'AMBIGUOUS') await sleep(100);
-      }
-      expect(outcome).toBe('AMBIGUOUS');
-      await a.stores.inbox.act(`ambiguous:${a.gate.effectIdOf(first)}`, { action: 'dismiss', note: 'looked at it', by: { name: 'dana', role: 'approver' } });
+    await withAmbiguousRefund(async (a, ambiguous) => {
+      await a.stores.inbox.act(`ambiguous:${ambiguous}`, { action: 'dismiss', note: 'looked at it', by: { name: 'dana', role: 'approver' } });
       expect((await a.gate.submit(await ticket(a))).outcome).toBe('COMMITTED');
-    } finally {
-      await world.close();
-    }
+    });
   });
 });

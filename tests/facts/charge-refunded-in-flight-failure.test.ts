@@ -2,21 +2,13 @@
 // commits, whichever event first recorded the failure (DESIGN §8). charge.refunded recorded it without marking the
 // payment (note-fact-1), so the commit did not re-read the effect's facts, the later refund.failed found the fact
 // recorded already, and the alert waited for the reconciler's next pass (15 minutes by default).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type Stripe from 'stripe';
 import { createFacts, type StripeEvent, type StripeReader } from '../../src/interlock.js';
 import type { RefundFact } from '../../src/core/post-send.js';
-import { pay, startFactsRig, waitFor, type FactsRig } from './facts-rig.js';
+import { pay, sharedFactsRig, waitFor } from './facts-rig.js';
 
-let rig: FactsRig;
-
-beforeAll(async () => {
-  rig = await startFactsRig();
-}, 60_000);
-
-afterAll(async () => {
-  await rig?.close();
-});
+const rig = sharedFactsRig();
 
 /**
  * A facts reader that reads the payment's refunds through its charge (GET /v1/charges/{id}?expand[]=refunds), so it

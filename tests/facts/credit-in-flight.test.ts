@@ -3,18 +3,10 @@
 // not at Stripe yet, and no alert is called for until the credit commits; as a dispute marks the payment of a refund
 // in flight (in-flight-facts.test.ts), the note marks the customer, so the `compensated_twice` alert follows the
 // commit within seconds, not at the reconciler's next pass (15 min).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFactsRig, waitFor, type FactsRig } from './facts-rig.js';
+import { describe, expect, it } from 'vitest';
+import { sharedFactsRig, waitFor } from './facts-rig.js';
 
-let rig: FactsRig;
-
-beforeAll(async () => {
-  rig = await startFactsRig();
-}, 60_000);
-
-afterAll(async () => {
-  await rig?.close();
-});
+const rig = sharedFactsRig();
 
 const kindsOf = async (effectId: string) => ((await rig.stores.journal.receipt(effectId))?.entries ?? []).map((entry) => entry.kind);
 

@@ -4,18 +4,12 @@
 // answer 404, as for a payment Stripe no longer knows: the sandbox answers empty lists for unknown payments, so the
 // real reader is wrapped), and a refund committed after them fails at Stripe with every webhook lost: the scheduled
 // pass still brings its receipt to not_returned.
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { startReconciler } from '../../queues/facts.js';
 import { createFacts, Rejected, stripeSide, type StripeReader } from '../../src/interlock.js';
-import { pay, startFactsRig, type FactsRig } from './facts-rig.js';
+import { pay, sharedFactsRig } from './facts-rig.js';
 
-let rig: FactsRig;
-beforeAll(async () => {
-  rig = await startFactsRig();
-}, 60_000);
-afterAll(async () => {
-  await rig?.close();
-});
+const rig = sharedFactsRig();
 
 it('a refund that failed with its webhooks lost reaches not_returned at the next pass, whatever the re-reads of earlier effects answer', async () => {
   const gone = new Set<string>();

@@ -3,11 +3,11 @@
 // ends the pass at once, without counting the effect unread; the next pass starts at that effect, and no pass on the
 // schedule, in this process or another, starts before Stripe's Retry-After has passed. `interlock reconcile` waits
 // the Retry-After out and goes on.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { reconcileAll, startReconciler } from '../../queues/facts.js';
 import { createFacts, StripeUnavailable } from '../../src/interlock.js';
 import { sleep } from '../support/harness.js';
-import { pay, startFactsRig, type FactsRig } from './facts-rig.js';
+import { pay, sharedFactsRig } from './facts-rig.js';
 import { commitRefunds, countingReader, HOUR, tracing, worldPerTest } from './reconcile-support.js';
 
 
@@ -16,13 +16,7 @@ function rateLimited(retryAfterMs: number | null): StripeUnavailable {
 }
 
 describe('against the Stripe sandbox', () => {
-  let rig: FactsRig;
-  beforeAll(async () => {
-    rig = await startFactsRig();
-  }, 60_000);
-  afterAll(async () => {
-    await rig?.close();
-  });
+  const rig = sharedFactsRig();
 
   it('a re-read answered 429 with Retry-After: 30 ends the pass, and no pass calls Stripe again before the 30 s', async () => {
     for (let i = 0; i < 4; i += 1) {

@@ -3,18 +3,12 @@
 // the first delivery and never retries; a person's redelivery (Dashboard "Resend", `stripe events resend`) is how
 // the event gets applied beyond the reconciler's horizon. The rule: a redelivered event whose job failed runs again,
 // instead of being taken as a duplicate of a job that applied nothing.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signWebhookBody } from '../../src/interlock.js';
 import { sleep } from '../support/harness.js';
-import { pay, startFactsRig, type FactsRig } from './facts-rig.js';
+import { pay, sharedFactsRig } from './facts-rig.js';
 
-let rig: FactsRig;
-beforeAll(async () => {
-  rig = await startFactsRig();
-}, 60_000);
-afterAll(async () => {
-  await rig?.close();
-});
+const rig = sharedFactsRig();
 
 describe('an event whose facts job failed for good', () => {
   it('runs again when it is delivered again once the cause is fixed, and its chargeback reaches the receipt', async () => {

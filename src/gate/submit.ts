@@ -36,6 +36,8 @@ export type Prepared = { proposal: Proposal; effect: Effect; facts: EffectFacts;
 
 /** How soon a refund that waited for another on its payment (REFUNDS_HOLD) and gave up may be submitted again. */
 const WAIT_RETRY_MS = 1_000;
+/** How often a refund waiting for another on its payment asks recovery whether that one's sender is still alive. */
+const HOLDER_RECOVERY_EVERY_MS = 1_000;
 
 let attempts = 0;
 /** A token for one dispatch attempt of this process: its premise read and its send carry it, and no other does. */
@@ -252,6 +254,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
    */
   async function waitForRefunds(partition: string, holder: string): Promise<'free' | 'settled' | 'busy'> {
     const until = performance.now() + target.sendTimeoutMs;
+    let looked = performance.now();
     for (let pause = 20; ; pause = Math.min(pause * 2, 500)) {
       // The holder's state before the hold: a settle closes the dispatch and lets go in one step, so a closed dispatch
       // whose effect still holds the payment afterwards is one that kept it (AMBIGUOUS).
@@ -259,6 +262,12 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       if ((await journal.onceHolder(partition, REFUNDS_HOLD)) !== holder) return 'free';
       if (!open) return 'settled';
       if (performance.now() >= until) return 'busy';
+      // A holder whose sender died is recovered here, as a submit recovers its own effect found in flight (DESIGN §7):
+      // left to the recovery passes, the wait would last until the next one. Recovery leaves a live sender alone.
+      if (performance.now() - looked >= HOLDER_RECOVERY_EVERY_MS) {
+        looked = performance.now();
+        await recover(holder, partition).catch((error: unknown) => logger.warn({ effectId: holder, error: quoteError(error) }, 'recovering the refund that holds the payment failed; waiting on'));
+      }
       await sleep(pause);
     }
   }

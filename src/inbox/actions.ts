@@ -10,7 +10,7 @@ import { firstProposal } from '../core/decisions.js';
 import { payloadHash } from '../core/effect-id.js';
 import type { Actor, ApprovalSnapshot, EntryOf, Resolution } from '../core/entries.js';
 import { approvalProblems } from '../core/approval.js';
-import { effectFactsOrNull, holdOf, parseEffect, type Effect } from '../core/effects.js';
+import { effectFactsOrNull, holdOf, parseEffect, REFUNDS_HOLD, type Effect } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
 import { reapprovalEffectId, reapprovalRequestId, reapprovedAlready } from '../core/inbox.js';
 import type { JsonObject } from '../core/json.js';
@@ -77,7 +77,7 @@ function reapprovalProposal(item: InboxItem, requestId: string, request: { appro
   };
 }
 
-export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 'partitionOf' | 'entries' | 'onceHolder'>; approvals: Pick<Approvals, 'describe' | 'subjectCap'>; checkFourEyes: FourEyesCheck; readFacts: FactsNow; propose: ProposeNow }) {
+export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 'partitionOf' | 'entries' | 'onceHolder' | 'readState'>; approvals: Pick<Approvals, 'describe' | 'subjectCap'>; checkFourEyes: FourEyesCheck; readFacts: FactsNow; propose: ProposeNow }) {
   const { inbox, journal } = deps;
 
   /**
@@ -154,6 +154,13 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
     if (effect.kind === 'credit') {
       const holder = await deps.journal.onceHolder(subject, holdOf(effect));
       if (holder !== null) problems.push(`incident ${effect.incident} of ${subject} is compensated once, and effect ${holder} was sent for it already (in flight, landed or ambiguous)`);
+    } else {
+      // Behind an AMBIGUOUS refund on the payment, a refund decided on its other refunds is refused at its dispatch
+      // (REFUNDS_HOLD): re-approved now, the item would close for a refusal. One in flight is waited for, not refused.
+      const holder = await deps.journal.onceHolder(subject, REFUNDS_HOLD);
+      if (holder !== null && !(await deps.journal.readState(subject, holder)).state.open) {
+        problems.push(`refund ${holder} on ${subject} is AMBIGUOUS (whether it landed is not known), and a refund decided on the payment's other refunds waits for it: resolve it in the inbox first`);
+      }
     }
     const reserved = snapshot.reservedCents ?? 0;
     if (reserved + amount > snapshot.capCents) problems.push(`approval ${snapshot.id} has ${Math.max(0, snapshot.capCents - reserved)} of its ${snapshot.capCents} cents left (${reserved} are held by effects under it), not ${amount}`);

@@ -190,8 +190,10 @@ it('Ctrl-C while serve starts, its private redis-server already up, stops that t
 
 it('with a live key allowed, the start-up lines say live mode (real money), not test mode, and suggest no test-card payment to try', async () => {
   const prefix = `tsflive${randomBytes(4).toString('hex')}`;
+  // A durable Redis of its own: the durability opt-out is refused with a live key.
+  const durable = await startPrivateRedis(['--appendonly', 'yes', '--appendfsync', 'always', '--save', '']);
   const service = spawnWorker(
-    { INTERLOCK_DATA_DIR: join(temp.dir, 'live'), REDIS_URL: 'redis://127.0.0.1:6379', INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_UNSAFE_DURABILITY: '1', INTERLOCK_ALLOW_LIVE: '1', STRIPE_SECRET_KEY: 'sk_live_serviceFileNotARealKey01234', STRIPE_WEBHOOK_SECRET: 'whsec_serviceFileLiveSecret0123', STRIPE_API_BASE: '' },
+    { INTERLOCK_DATA_DIR: join(temp.dir, 'live'), REDIS_URL: durable.url, INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_ALLOW_LIVE: '1', STRIPE_SECRET_KEY: 'sk_live_serviceFileNotARealKey01234', STRIPE_WEBHOOK_SECRET: 'whsec_serviceFileLiveSecret0123', STRIPE_API_BASE: '' },
     ['serve', '--roles', 'api,webhooks', '--port', '0'],
   );
   try {
@@ -203,10 +205,7 @@ it('with a live key allowed, the start-up lines say live mode (real money), not 
     expect(service.logs()).not.toContain('Try it');
   } finally {
     await service.stop();
-    const cleanup = new Redis('redis://127.0.0.1:6379');
-    const keys = await cleanup.keys(`${prefix}*`);
-    if (keys.length > 0) await cleanup.del(...keys);
-    cleanup.disconnect();
+    await durable.stop();
   }
 }, 120_000);
 

@@ -157,8 +157,11 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
     } else {
       // Behind an AMBIGUOUS refund on the payment, a refund decided on its other refunds is refused at its dispatch
       // (REFUNDS_HOLD): re-approved now, the item would close for a refusal. One in flight is waited for, not refused.
+      // The holder's state, then the hold again (as the gate's wait reads them): a settle closes the dispatch and lets go
+      // in one step, so a closed dispatch whose effect still holds the payment afterwards is one that kept it.
       const holder = await deps.journal.onceHolder(subject, REFUNDS_HOLD);
-      if (holder !== null && !(await deps.journal.readState(subject, holder)).state.open) {
+      const kept = holder !== null && !(await deps.journal.readState(subject, holder)).state.open && (await deps.journal.onceHolder(subject, REFUNDS_HOLD)) === holder;
+      if (kept) {
         problems.push(`refund ${holder} on ${subject} is AMBIGUOUS (whether it landed is not known), and a refund decided on the payment's other refunds waits for it: resolve it in the inbox first`);
       }
     }

@@ -1,7 +1,8 @@
 // Rule: a re-approval the gate would refuse at once is refused before its item closes, naming what stands in the way
 // (as for a credit whose incident another credit holds): a refund refused behind an AMBIGUOUS refund on its payment
 // (REFUNDS_HOLD) is not re-approved until that one is resolved. It was: the item closed, and the new request was
-// refused at once for the same reason.
+// refused at once for the same reason. A refund that held the payment in flight and committed while the re-approval
+// read it is no AMBIGUOUS one: that re-approval goes through.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -21,6 +22,8 @@ let sender: Sender;
 let queue: EffectsQueue;
 let app: ReturnType<typeof createApp>;
 let closeDecisions: () => Promise<void>;
+/** Runs once between the hold read and the state read of a re-approval, when set (an interleaving under test). */
+let between: (() => Promise<void>) | null = null;
 
 beforeAll(async () => {
   config = testConfig({ keyPrefix: `reapprove-ambiguous-${randomBytes(4).toString('hex')}`, sendTimeoutMs: 600, settleMarginMs: 150, claimTtlMs: 2_000, heartbeatMs: 100, heartbeatTtlMs: 500 });
@@ -30,6 +33,13 @@ beforeAll(async () => {
   queue = createEffectsQueue(stores, { backoffMs: 50 });
   const decisions = createDecisionsQueue(stores);
   closeDecisions = () => decisions.close();
+  const journal = stores.journal as { onceHolder: (partition: string, hold: string) => Promise<string | null> };
+  const read = journal.onceHolder.bind(journal);
+  journal.onceHolder = async (partition, hold) => {
+    const holder = await read(partition, hold);
+    if (between !== null) await between();
+    return holder;
+  };
   app = createApp({ stores, effects: queue, decisions, readFacts: (effect, names, context) => target.readFacts(context.effectId, effect, names, { timeoutMs: context.timeoutMs }), tokens: tokenRegistry(), logger: pino({ level: 'silent' }) });
 });
 afterAll(async () => {
@@ -83,5 +93,33 @@ describe('a refund refused behind an AMBIGUOUS refund on its payment', () => {
     const closedAs = (await stores.inbox.get(item))?.closure?.action ?? null;
     expect({ status: reapproved.status, closedAs }).toEqual({ status: 400, closedAs: null });
     expect(reapproved.body.error?.message).toContain(`refund ${holder} on payment:${pi} is AMBIGUOUS`);
+  });
+
+  it('is re-approved when the refund holding the payment was in flight and committed while the re-approval read it', async () => {
+    const pi = `pi_${randomBytes(5).toString('hex')}`;
+    target.world.set(`payment:${pi}`, { chargebacks: [], refunded_by_others: 0 });
+    // A refund refused on a stale premise (a chargeback appeared after it was decided): its item offers reapprove.
+    const refused = await propose(pi);
+    target.world.set(`payment:${pi}`, { chargebacks: ['dp_1'], refunded_by_others: 0 });
+    expect((await sender.gate.submit(await latestProposal(stores, refused))).outcome).toBe('REFUSED:stale_premise');
+    target.world.set(`payment:${pi}`, { chargebacks: [], refunded_by_others: 0 });
+    const item = `stale_premise:${refused}`;
+    expect((await stores.inbox.get(item))?.actions).toContain('reapprove');
+
+    // Another refund on the payment goes out slowly: it holds REFUNDS_HOLD while in flight, then lands and lets go.
+    const inFlight = await propose(pi);
+    target.inject({ kind: 'slow-send', delayMs: 400 });
+    const sending = sender.gate.submit(await latestProposal(stores, inFlight));
+    for (let i = 0; i < 100 && (await stores.journal.onceHolder(`payment:${pi}`, 'refunds')) !== inFlight; i += 1) await new Promise((r) => setTimeout(r, 10));
+    expect(await stores.journal.onceHolder(`payment:${pi}`, 'refunds')).toBe(inFlight);
+
+    // The re-approval reads the hold while the holder is in flight; the holder commits before the state is read.
+    between = async () => {
+      between = null;
+      expect((await sending).outcome).toBe('COMMITTED');
+    };
+    const reapproved = await request(app).post(`/v1/inbox/${item}/reapprove`).set(bearer(TOKENS.danaApprover)).send({ approval: await grant(pi), note: 'refund anyway' });
+    expect(await settledOutcome(stores, inFlight)).toBe('COMMITTED');
+    expect({ status: reapproved.status, message: reapproved.body.error?.message ?? null }).toEqual({ status: 202, message: null });
   });
 });

@@ -391,13 +391,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const base = readApiBase(config.stripeApiBase);
     if ('problem' in base) throw new ConfigError(base.problem);
   }
-  if (config.crashAt !== null && config.stripeSecretKey?.includes('_live_')) {
-    throw new ConfigError('INTERLOCK_CRASH_AT kills the worker on purpose; it is honoured only with a Stripe test key or the sandbox, never with a live key.');
-  }
-  if (config.unsafeDurability && config.stripeSecretKey?.includes('_live_')) {
-    throw new ConfigError('INTERLOCK_UNSAFE_DURABILITY=1 runs on a Redis that may lose an acknowledged DISPATCHED (and the effect could be sent twice); it is for a test machine and is refused with a live key. Run Redis with AOF, appendfsync always and noeviction, and unset it.');
-  }
+  const live = liveKeyProblem(config);
+  if (live !== null) throw new ConfigError(live);
   return config;
+}
+
+/**
+ * What a configuration must not do with a live Stripe key, or null: kill its worker on purpose, or send on a Redis that
+ * may lose an acknowledged DISPATCHED. Checked by loadConfig and again by openStores, for a configuration built in code.
+ */
+export function liveKeyProblem(config: Pick<Config, 'crashAt' | 'unsafeDurability' | 'stripeSecretKey'>): string | null {
+  if (!config.stripeSecretKey?.includes('_live_')) return null;
+  if (config.crashAt !== null) return 'INTERLOCK_CRASH_AT kills the worker on purpose; it is honoured only with a Stripe test key or the sandbox, never with a live key.';
+  if (config.unsafeDurability) return 'INTERLOCK_UNSAFE_DURABILITY=1 runs on a Redis that may lose an acknowledged DISPATCHED (and the effect could be sent twice); it is for a test machine and is refused with a live key. Run Redis with AOF, appendfsync always and noeviction, and unset it.';
+  return null;
 }
 
 /**

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { ConfigError, configProblems, loadConfig, redisDatabaseOf, type Config } from './config.js';
+import { ConfigError, configProblems, liveKeyProblem, loadConfig, redisDatabaseOf, type Config } from './config.js';
 import { createCreditTarget, createFactsReader, createRefundTarget, createStripeClient, type StripeClient } from './stripe/index.js';
 import { targetByKind } from './targets/by-kind.js';
 import { withCrashAt } from './targets/crash-injection.js';
@@ -232,6 +232,8 @@ export async function openStores(config: Config = loadConfig(), options: { logge
   // A configuration built by hand is held to loadConfig's shape before any field of it is used.
   const problems = configProblems(config);
   if (problems.length > 0) throw new ConfigError(`The configuration given is not a whole Config: ${problems.join('; ')}. Build it with loadConfig() (the environment and the defaults) and override what differs: { ...loadConfig(), keyPrefix: 'mine' }.`);
+  const live = liveKeyProblem(config);
+  if (live !== null) throw new ConfigError(live);
   const logger = options.logger ?? createLogger(config.logLevel);
   // What can fail comes first: a key file that cannot be used, or tracing that cannot load, fails the command
   // before a connection exists to hold the process open.

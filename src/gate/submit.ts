@@ -10,14 +10,14 @@ import { approvalProblems } from '../core/approval.js';
 import type { Outcome } from '../core/outcomes.js';
 import { committedEntry, dispatchBlocker, firstProposal, premisesDecidedOn, type PremiseReport } from '../core/decisions.js';
 import { effectIdFor, payloadHash } from '../core/effect-id.js';
-import { factsOfEffect, holdOf, REFUNDS_HOLD, type Effect, type EffectFacts } from '../core/effects.js';
+import { factsOfEffect, holdOf, type Effect, type EffectFacts } from '../core/effects.js';
 import type { AnyDraft, ApprovalSnapshot, Checks, Draft, Entry, EntryOf } from '../core/entries.js';
 import type { JsonObject } from '../core/json.js';
 import { InterlockError, slowDownOf } from '../core/errors.js';
 import { outcomeOf } from '../core/verify.js';
 import { parseProposalAndEffect, ProposalError, type ParseOptions, type Proposal } from '../core/proposal.js';
 import { quoteError } from '../core/quote.js';
-import type { BindReply, EffectState, ProposeReply, ProposeRequest } from '../redis/journal.js';
+import { refundsHolder, type BindReply, type EffectState, type ProposeReply, type ProposeRequest } from '../redis/journal.js';
 import type { GrantedTerms } from '../redis/approvals.js';
 import { checksOf, PremiseReadError, snapshotOfTerms, type GateContext, type GateResult, type Settled } from './context.js';
 import { holdBack, markUnknown, sendOnce } from './send.js';
@@ -256,11 +256,9 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     const until = performance.now() + target.sendTimeoutMs;
     let looked = performance.now();
     for (let pause = 20; ; pause = Math.min(pause * 2, 500)) {
-      // The holder's state before the hold: a settle closes the dispatch and lets go in one step, so a closed dispatch
-      // whose effect still holds the payment afterwards is one that kept it (AMBIGUOUS).
-      const open = (await journal.readState(partition, holder)).state.open;
-      if ((await journal.onceHolder(partition, REFUNDS_HOLD)) !== holder) return 'free';
-      if (!open) return 'settled';
+      const now = await refundsHolder(journal, partition);
+      if (now === null || now.holder !== holder) return 'free';
+      if (!now.open) return 'settled';
       if (performance.now() >= until) return 'busy';
       // A holder whose sender died is recovered here, as a submit recovers its own effect found in flight (DESIGN §7):
       // left to the recovery passes, the wait would last until the next one. Recovery leaves a live sender alone.

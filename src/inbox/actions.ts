@@ -10,7 +10,7 @@ import { firstProposal } from '../core/decisions.js';
 import { payloadHash } from '../core/effect-id.js';
 import type { Actor, ApprovalSnapshot, EntryOf, Resolution } from '../core/entries.js';
 import { approvalProblems } from '../core/approval.js';
-import { effectFactsOrNull, holdOf, parseEffect, REFUNDS_HOLD, type Effect } from '../core/effects.js';
+import { effectFactsOrNull, holdOf, parseEffect, type Effect } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
 import { reapprovalEffectId, reapprovalRequestId, reapprovedAlready } from '../core/inbox.js';
 import type { JsonObject } from '../core/json.js';
@@ -20,7 +20,7 @@ import { currentOutcome } from '../core/verify.js';
 import type { Recorded } from '../gate/record.js';
 import type { Approvals } from '../redis/approvals.js';
 import type { Inbox, InboxItem, PendingReapproval } from '../redis/inbox.js';
-import type { Journal } from '../redis/journal.js';
+import { refundsHolder, type Journal } from '../redis/journal.js';
 
 /** Reads the facts an effect is decided on, now (the target's premise reads); throws premise_read_failed when it cannot. */
 export type FactsNow = (effect: Effect, effectId: string) => Promise<JsonObject>;
@@ -157,12 +157,9 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
     } else {
       // Behind an AMBIGUOUS refund on the payment, a refund decided on its other refunds is refused at its dispatch
       // (REFUNDS_HOLD): re-approved now, the item would close for a refusal. One in flight is waited for, not refused.
-      // The holder's state, then the hold again (as the gate's wait reads them): a settle closes the dispatch and lets go
-      // in one step, so a closed dispatch whose effect still holds the payment afterwards is one that kept it.
-      const holder = await deps.journal.onceHolder(subject, REFUNDS_HOLD);
-      const kept = holder !== null && !(await deps.journal.readState(subject, holder)).state.open && (await deps.journal.onceHolder(subject, REFUNDS_HOLD)) === holder;
-      if (kept) {
-        problems.push(`refund ${holder} on ${subject} is AMBIGUOUS (whether it landed is not known), and a refund decided on the payment's other refunds waits for it: resolve it in the inbox first`);
+      const held = await refundsHolder(deps.journal, subject);
+      if (held !== null && !held.open) {
+        problems.push(`refund ${held.holder} on ${subject} is AMBIGUOUS (whether it landed is not known), and a refund decided on the payment's other refunds waits for it: resolve it in the inbox first`);
       }
     }
     const reserved = snapshot.reservedCents ?? 0;

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { buildReceipt, buildReceipts, type Receipt } from '../core/receipt.js';
 import { completeBatch, fromStored, prepareBatch, type AnyDraft, type Draft, type Entry, type EntryOf } from '../core/entries.js';
+import { REFUNDS_HOLD } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
 import { inlineSigner, type Signer, type SigningKey } from '../core/signing.js';
 import { createSealer } from '../keys/sealer.js';
@@ -226,6 +227,24 @@ export const OUTBOX_GRACE_MS = 30_000;
 export type OpenEffect = { effectId: string; partition: string | null; boundAt: number; entry: string };
 
 export type Journal = ReturnType<typeof createRedisJournal>;
+
+/**
+ * The refund that holds a payment's refunds (REFUNDS_HOLD) and whether its dispatch is open, read so the two agree: the
+ * hold, the holder's state, then the hold again. A settle closes the dispatch and lets go in one step, so a holder
+ * whose dispatch reads closed and that still holds afterwards is one that kept it (AMBIGUOUS), never one that committed
+ * between the reads. Null when none holds.
+ */
+export async function refundsHolder(journal: Pick<Journal, 'onceHolder' | 'readState'>, partition: string): Promise<{ holder: string; open: boolean } | null> {
+  let holder = await journal.onceHolder(partition, REFUNDS_HOLD);
+  for (let tries = 0; holder !== null && tries < 3; tries += 1) {
+    const open = (await journal.readState(partition, holder)).state.open;
+    const again = await journal.onceHolder(partition, REFUNDS_HOLD);
+    if (again === holder) return { holder, open };
+    holder = again;
+  }
+  // Taken by one refund after another while it read: taken as out (in flight), which is waited for, not refused.
+  return holder === null ? null : { holder, open: true };
+}
 
 /** The stored entries of a chain: one per line of its string (push_batch in lib.lua). */
 function storedLines(text: string | null): string[] {

@@ -17,7 +17,7 @@ import { InterlockError, slowDownOf } from '../core/errors.js';
 import { outcomeOf } from '../core/verify.js';
 import { parseProposalAndEffect, ProposalError, type ParseOptions, type Proposal } from '../core/proposal.js';
 import { quoteError } from '../core/quote.js';
-import { refundsHolder, type BindReply, type EffectState, type ProposeReply, type ProposeRequest } from '../redis/journal.js';
+import { refundsHolder, type BindReply, type EffectState, type ProposeReply, type Place, type ProposeRequest } from '../redis/journal.js';
 import type { GrantedTerms } from '../redis/approvals.js';
 import { checksOf, PremiseReadError, snapshotOfTerms, type GateContext, type GateResult, type Settled } from './context.js';
 import { holdBack, markUnknown, sendOnce } from './send.js';
@@ -139,10 +139,13 @@ function leavesNothingOpen(outcome: GateResult | null): boolean {
  * against the proposal, isOnlyEntryOf), and nothing after it. Never read: the dispatch step (or a refusal's append)
  * is written only right after that head, so a guess that no longer holds writes nothing.
  */
-type AloneOnChain = { onlyEntry: string };
+type AloneOnChain = { onlyEntry: string; at: number };
 
-/** What an attempt decides on: the head it writes after, the epoch, the premises decided on, the PROPOSED still to write. */
-type Footing = { head: string; epoch: number; decidedOn: JsonObject; proposed: AnyDraft[] };
+/**
+ * What an attempt decides on: the head it writes after (and that entry's time, 0 when not known), the epoch, the
+ * premises decided on, the PROPOSED still to write.
+ */
+type Footing = { head: string; headAt: number; epoch: number; decidedOn: JsonObject; proposed: AnyDraft[] };
 
 /**
  * This submit's binding of the effect to its subject. UNBOUND: not made yet, because on one Redis server a new
@@ -230,11 +233,11 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
   }
 
   /** A refusal the dispatch script decided (lease, caps): the proposal and why, after the chain head it judged. */
-  async function recordRefusal(binding: { current: Binding }, partition: string, prepared: Prepared, head: string, proposed: AnyDraft[], drafts: AnyDraft[], code: 'REFUSED:lease' | 'REFUSED:over_cap' | 'REFUSED:stale_premise', reason: string, changes: Checks['changes'] = []): Promise<GateResult | 'retry'> {
+  async function recordRefusal(binding: { current: Binding }, partition: string, prepared: Prepared, place: Place, proposed: AnyDraft[], drafts: AnyDraft[], code: 'REFUSED:lease' | 'REFUSED:over_cap' | 'REFUSED:stale_premise', reason: string, changes: Checks['changes'] = []): Promise<GateResult | 'retry'> {
     // Entries are written only under a binding: a submit that put it off for its dispatch step makes it now.
     const other = await bindFirst(prepared, binding);
     if (other !== null) return other;
-    const written = await journal.append(partition, prepared.effectId, [...proposed, ...drafts], { place: { head }, payloadHash: prepared.hash });
+    const written = await journal.append(partition, prepared.effectId, [...proposed, ...drafts], { place, payloadHash: prepared.hash });
     if (written.status !== 'OK') return 'retry';
     logger.info({ effectId: prepared.effectId, outcome: code, reason }, 'refused');
     return ctx.result(prepared.effectId, code, { reason, changes });
@@ -295,7 +298,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     let footing: Footing;
     if (given !== null && 'onlyEntry' in given) {
       // The producer's PROPOSED of this very proposal, alone: decided on its premises, written already, epoch 0.
-      footing = { head: given.onlyEntry, epoch: 0, decidedOn: proposal.premises, proposed: [] };
+      footing = { head: given.onlyEntry, headAt: given.at, epoch: 0, decidedOn: proposal.premises, proposed: [] };
     } else {
       const chain: Chain = given ?? (await readChain(partition, effectId));
       if (!fresh) {
@@ -309,14 +312,16 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       const decidedOn = premisesDecidedOn(chain.entries, proposal.approval, proposal.premises);
       // A proposal the producer recorded before queueing it (record.ts) is not written a second time.
       const latest = chain.entries.findLast((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
-      footing = { head: chain.entries.at(-1)?.hash ?? chain.state.head, epoch: chain.state.epoch, decidedOn, proposed: latest && sameProposal(latest, proposal) ? [] : [proposedDraft(proposal, decidedOn)] };
+      const last = chain.entries.at(-1);
+      footing = { head: last?.hash ?? chain.state.head, headAt: last?.at ?? 0, epoch: chain.state.epoch, decidedOn, proposed: latest && sameProposal(latest, proposal) ? [] : [proposedDraft(proposal, decidedOn)] };
     }
-    const { head, decidedOn, proposed, epoch } = footing;
+    const { decidedOn, proposed, epoch } = footing;
+    const place: Place = { head: footing.head, at: footing.headAt };
 
     const terms: GrantedTerms | null = await ctx.terms(proposal.approval, { likely: partition });
     if (terms === null) {
       const reason = `approval ${proposal.approval} does not exist`;
-      return recordRefusal(binding, partition, prepared, head, proposed, [refusedDraft('REFUSED:lease', reason, checksOf(null, [reason]))], 'REFUSED:lease', reason);
+      return recordRefusal(binding, partition, prepared, place, proposed, [refusedDraft('REFUSED:lease', reason, checksOf(null, [reason]))], 'REFUSED:lease', reason);
     }
     const snapshot = snapshotOfTerms(terms);
     // The terms never change, so what they rule out needs no trip to Redis; revocation, expiry, uses and caps
@@ -324,7 +329,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     const staticProblems = approvalProblems(Object.assign({}, snapshot, { expiresAt: Number.MAX_SAFE_INTEGER }), { now: 0, subject: partition, amount: facts.amount, phase: 'recovery' });
     if (staticProblems.length > 0) {
       const reason = staticProblems.join('; ');
-      return recordRefusal(binding, partition, prepared, head, proposed, [refusedDraft('REFUSED:lease', reason, checksOf(snapshot, staticProblems))], 'REFUSED:lease', reason);
+      return recordRefusal(binding, partition, prepared, place, proposed, [refusedDraft('REFUSED:lease', reason, checksOf(snapshot, staticProblems))], 'REFUSED:lease', reason);
     }
 
     let report: PremiseReport;
@@ -349,7 +354,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       effectId,
       partition,
       mode: stale ? 'refuse' : 'dispatch',
-      place: { head },
+      place,
       epoch,
       payloadHash: hash,
       owner: ctx.owner,
@@ -415,17 +420,17 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         const current: ApprovalSnapshot = { ...snapshot, revoked: reply.revoked, revokedAt: reply.revokedAt === 0 ? null : reply.revokedAt, reservedCents: reply.reservedCents, uses: reply.uses };
         if (reply.missing) ctx.terms(proposal.approval, { refresh: true, likely: partition }).catch(() => undefined);
         const problems = [reply.reason];
-        return recordRefusal(binding, partition, prepared, head, proposed, [refusedDraft('REFUSED:lease', reply.reason, checksOf(reply.missing ? null : current, problems, report.violations, report.changes))], 'REFUSED:lease', reply.reason);
+        return recordRefusal(binding, partition, prepared, place, proposed, [refusedDraft('REFUSED:lease', reply.reason, checksOf(reply.missing ? null : current, problems, report.violations, report.changes))], 'REFUSED:lease', reply.reason);
       }
       case 'OVER_CAP': {
         const current: ApprovalSnapshot = { ...snapshot, reservedCents: reply.reservedCents, uses: reply.uses };
         const reason = `${reply.cap} allows ${reply.limit} cents and ${reply.reserved} are already moved or in flight; ${facts.amount} more would pass it`;
-        return recordRefusal(binding, partition, prepared, head, proposed, [{ kind: 'AUTHORIZED', approval: current }, refusedDraft('REFUSED:over_cap', reason, checksOf(current, [], report.violations, report.changes))], 'REFUSED:over_cap', reason);
+        return recordRefusal(binding, partition, prepared, place, proposed, [{ kind: 'AUTHORIZED', approval: current }, refusedDraft('REFUSED:over_cap', reason, checksOf(current, [], report.violations, report.changes))], 'REFUSED:over_cap', reason);
       }
       case 'ONCE': {
         const current: ApprovalSnapshot = { ...snapshot, reservedCents: reply.reservedCents, uses: reply.uses };
         const reason = `${reply.once.replace(':', ' ')} of ${partition} is compensated once, and effect ${reply.holder} was sent for it already (in flight, landed or ambiguous); a second ${facts.kind} would pay it twice`;
-        return recordRefusal(binding, partition, prepared, head, proposed, [{ kind: 'AUTHORIZED', approval: current }, refusedDraft('REFUSED:over_cap', reason, checksOf(current, [], report.violations, report.changes))], 'REFUSED:over_cap', reason);
+        return recordRefusal(binding, partition, prepared, place, proposed, [{ kind: 'AUTHORIZED', approval: current }, refusedDraft('REFUSED:over_cap', reason, checksOf(current, [], report.violations, report.changes))], 'REFUSED:over_cap', reason);
       }
       case 'WAIT': {
         // Nothing was written: the other refund settles, and this one reads its premises again, which then show that
@@ -436,7 +441,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
           // Whether it landed is not known, so the payment's other refunds cannot be read: refused (P: a definite end),
           // for a person to resolve that refund and decide this one again.
           const reason = `refund ${reply.holder} on ${partition} is AMBIGUOUS (whether it landed is not known), and this refund was decided on the payment's other refunds, which cannot be established until a person resolves it; resolve it in the inbox, then decide this refund again`;
-          return recordRefusal(binding, partition, prepared, head, proposed, [{ kind: 'AUTHORIZED', approval: snapshot }, refusedDraft('REFUSED:stale_premise', reason, checks, report.changes)], 'REFUSED:stale_premise', reason, report.changes);
+          return recordRefusal(binding, partition, prepared, place, proposed, [{ kind: 'AUTHORIZED', approval: snapshot }, refusedDraft('REFUSED:stale_premise', reason, checks, report.changes)], 'REFUSED:stale_premise', reason, report.changes);
         }
         const reason = `refund ${reply.holder} on ${partition} is in flight, and this refund was decided on the payment's other refunds: it is sent, after a fresh read of its premises, once that one settles`;
         logger.info({ effectId, holder: reply.holder }, 'waiting for another refund on the payment');
@@ -526,12 +531,12 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
    * submit's dispatch): nothing was written, and the caller reads the chain and picks its latest proposal, as a job
    * whose producer left no such hash does.
    */
-  async function onTheProducersChain(prepared: Prepared, onlyEntry: string, ahead: FactsAhead): Promise<GateResult | null> {
+  async function onTheProducersChain(prepared: Prepared, onlyEntry: { hash: string; at: number }, ahead: FactsAhead): Promise<GateResult | null> {
     const binding: { current: Binding } = { current: { status: 'UNBOUND' } };
     let outcome: GateResult | null = null;
     let moved = false;
     try {
-      const step = await attempt(prepared, binding, { onlyEntry }, ahead);
+      const step = await attempt(prepared, binding, { onlyEntry: onlyEntry.hash, at: onlyEntry.at }, ahead);
       if (step === 'retry' || step === 'rebind' || step === 'reread') {
         moved = true;
         return null;
@@ -581,7 +586,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       void ctx.terms(approval, { likely: subject }).catch(() => undefined);
       const ahead = readFactsAhead(ctx, prepared);
       if (onlyEntry !== null && journal.bindsWithDispatch && isOnlyEntryOf(onlyEntry, effectId, prepared.proposal)) {
-        const answer = await onTheProducersChain(prepared, onlyEntry.hash, ahead);
+        const answer = await onTheProducersChain(prepared, onlyEntry, ahead);
         if (answer !== null) return { answer, judged: true };
       }
       const [bound, chain] = await Promise.all([journal.bind(effectId, subject), readChain(subject, effectId)]);

@@ -107,8 +107,11 @@ function chainMatchesState(entries: readonly Entry[], head: string | null, count
   return entries.length >= counted && entries[counted - 1]?.hash === head;
 }
 
-/** Where a batch goes: after `head` ('' for a new chain). */
-export type Place = { head: string };
+/**
+ * Where a batch goes: after `head` ('' for a new chain). `at`: that entry's time, when the caller read it (a batch is
+ * never sealed before it: the script would refuse the time and cost a round trip more).
+ */
+export type Place = { head: string; at?: number };
 
 type Misplaced = { status: 'HEAD_MOVED' | 'BAD_TIME'; head: string; lastAt: number; now: number };
 
@@ -384,7 +387,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
 
   /** `asked`: the request as the caller made it, under which a lost answer's head is kept (`request` may be a copy). */
   async function proposeFrom(request: ProposeRequest, floor: number, attempts: number, asked: ProposeRequest = request): Promise<ProposeReply> {
-    let least = floor;
+    let least = Math.max(floor, request.place.at ?? 0);
     for (let attempt = 0; attempt < attempts; attempt += 1) {
       const at = await sealTime(least);
       const sendDeadline = at + request.sendTimeoutMs;
@@ -418,10 +421,17 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     return time;
   }
 
-  /** A time to seal entries at: the estimate of Redis time, never before what Redis last said about this chain. */
+  /**
+   * A time to seal entries at: the estimate of Redis time, never before what Redis last said about this chain, nor
+   * before a time this journal sealed at already. The estimate is the tightest upper bound over recent replies, so a
+   * faster reply lowers it, below a time just sealed: a settle sealed then would precede its own dispatch, and the
+   * script's refusal (BAD_TIME) would cost a round trip more.
+   */
+  let lastSealed = 0;
   async function sealTime(floor = 0): Promise<number> {
     const estimate = clock.estimate() ?? (await now());
-    return Math.max(estimate, floor);
+    lastSealed = Math.max(estimate, floor, lastSealed);
+    return lastSealed;
   }
 
   /** Seals a batch: hashed here, its seal signed with the batches sealed beside it (possibly on another thread). */
@@ -449,7 +459,10 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
 
   /** After a lost compare-and-set: where to try next, from what the script said. */
   function retryPlace(reply: Misplaced): { head: string; floor: number } {
-    if (reply.status === 'BAD_TIME') clock.reset();
+    if (reply.status === 'BAD_TIME') {
+      clock.reset();
+      lastSealed = 0;
+    }
     return { head: reply.head, floor: Math.max(reply.lastAt, reply.now) };
   }
 
@@ -645,7 +658,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     async bindAndPropose(request: ProposeRequest): Promise<{ bound: Extract<BindReply, { status: 'OTHER_SUBJECT' }>; reply: null } | { bound: Extract<BindReply, { status: 'NEW' | 'BOUND' }>; reply: ProposeReply }> {
       if (!bindsWithDispatch) throw new Error('bindAndPropose needs a single Redis server; a cluster binds with bind() first');
       const token = nextToken();
-      const at = await sealTime(0);
+      const at = await sealTime(request.place.at ?? 0);
       const sendDeadline = at + request.sendTimeoutMs;
       const upkeep = takeUpkeep();
       let sealed: { entries: Entry[]; pairs: string[] };
@@ -673,7 +686,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
      */
     async append(partition: string, effectId: string, drafts: readonly AnyDraft[], options: { place?: Place; payloadHash?: string } = {}): Promise<{ status: 'OK'; entries: Entry[] } | { status: 'HEAD_MOVED' | 'CONFLICTING_PAYLOAD' }> {
       let head = options.place?.head ?? (await readState(partition, effectId)).state.head;
-      let floor = 0;
+      let floor = options.place?.at ?? 0;
       const kinds = drafts.map((draft) => draft.kind).join(',');
       for (let attempt = 0; attempt < casAttempts; attempt += 1) {
         const at = await sealTime(floor);

@@ -274,6 +274,25 @@ describe("a job's first run on the chain its producer left (EffectJob.onlyEntry)
     expect(await kinds(idOf(guessed))).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED']);
   });
 
+  it("seals after the producer's entry when this worker's estimate of Redis time is behind it: no time refused, no command more", async () => {
+    const { stores, sender, named } = await rig();
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    const proposal = refundProposal({ approval: terms.id });
+    const only = await recorded(stores, proposal);
+    // The producer sealed its PROPOSED at its estimate, an upper bound of Redis time that errs late by up to a round
+    // trip; a worker's estimate (or this one's, after a faster reply) can be lower. Sealed at it, the dispatch would
+    // precede the entry it follows and the script would refuse its time (BAD_TIME), then the settle's.
+    const clock = journalOf(stores).clock;
+    clock.estimate = () => only.at - 300;
+    const before = named(idOf(proposal)).length;
+    expect((await sender.gate.submitLatest(idOf(proposal), proposal, only)).answer.outcome).toBe('COMMITTED');
+    await journalOf(stores).flushIndex();
+    expect(named(idOf(proposal)).slice(before)).toHaveLength(3);
+    const entries = await entriesOf(sender, idOf(proposal));
+    expect(entries.map((entry) => entry.at)).toEqual([...entries.map((entry) => entry.at)].sort((a, b) => a - b));
+  });
+
   it('a guess that no longer holds writes nothing on it: a refusal recorded since is the answer, judged no further, nothing sent', async () => {
     const { stores, sender, target } = await rig();
     const terms = approvalTerms();

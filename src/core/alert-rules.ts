@@ -1,6 +1,7 @@
 // Which alerts a receipt calls for, from its verification (issue 10 §4). Pure: the facts worker and the
 // reconciler raise what this returns after appending what they learned. Also the text of the alert recovery raises
-// for a send Stripe keeps giving no definite answer to (sendUnanswered).
+// for a send Stripe keeps giving no definite answer to (sendUnanswered). `failed_after_landed` is also a credit's that
+// landed in a currency the customer is not billed in: the money the gate reported as given did not reach the customer.
 import { isChargeback, type DisputeFact, type RefundFact } from './final-money.js';
 import type { Verification } from './verify.js';
 
@@ -22,6 +23,22 @@ export type AlertDraft = {
 };
 
 const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+/** An amount in a currency that may not be dollars: `20.00 EUR`. */
+const money = (cents: number, currency: string) => `${(cents / 100).toFixed(2)} ${currency.toUpperCase()}`;
+
+/**
+ * How to take a credit back so that its receipt sees it: a debit (a positive amount) on the customer's balance, in the
+ * credit's currency, whose metadata names the effect (src/facts/apply.ts counts only debits labelled with it) and the
+ * incident (so the credit target nets it out of the incident's compensation before another credit is sent,
+ * src/stripe/credit-target.ts incidentCompensation). Interlock has no command that posts one: Stripe's API does.
+ */
+function takeBack(cents: number | null, currency: string | null, effectId: string | null, incident: string | null): string {
+  const amount = cents === null ? "the credit's amount" : currency === null ? `${cents} cents` : money(cents, currency);
+  const params = [`\`amount=${cents ?? '<cents>'}\``, `\`currency=${currency ?? "<the credit's currency>"}\``, `\`metadata[interlock_effect_id]=${effectId ?? '<effect id>'}\``];
+  if (incident !== null) params.push(`\`metadata[interlock_incident]=${incident}\``);
+  const last = params.pop() ?? '';
+  return `a debit of ${amount} on the customer's balance (the alert's subject), labelled with this effect: \`POST /v1/customers/<customer>/balance_transactions\` with ${params.join(', ')} and ${last} (Interlock has no command that posts it). Only a debit whose metadata carries interlock_effect_id counts as this credit taken back`;
+}
 
 /**
  * What to do about a refund that failed after it landed, by the payment's disputes. Only a chargeback moves money
@@ -72,6 +89,19 @@ export function alertsFor(verification: Verification): AlertDraft[] {
       action: failedRefundAction(refund, finalMoney.disputes),
     });
   }
+  // A credit that landed in a currency the customer is not billed in: the gate answered returned, and the customer got
+  // nothing off its invoices. A refund's branch above never fires for a credit (a credit has no refund).
+  const mismatch = finalMoney.currencyMismatch;
+  if (mismatch !== undefined && refund === null && verification.answer === 'returned') {
+    alerts.push({
+      kind: 'failed_after_landed',
+      centsAtStake: mismatch.cents ?? 0,
+      refund: mismatch.credit,
+      disputes: [],
+      sentence: `Balance credit ${mismatch.credit}${mismatch.cents === null ? '' : ` (${money(mismatch.cents, mismatch.currency)})`} landed in ${mismatch.currency}, but the customer is billed in ${mismatch.customerCurrency} (set after the gate checked it, while the credit was on its way): Stripe applies a ${mismatch.currency} balance only to ${mismatch.currency} invoices, so the customer got nothing off its bill, while the gate reported the credit as given.`,
+      action: `Take the credit back with ${takeBack(mismatch.cents, mismatch.currency, verification.effectId, null)}; the alert resolves itself once it is seen. Then, unless the customer was compensated otherwise, compensate the customer in ${mismatch.customerCurrency} by hand: a new request for the same incident is refused while this credit holds it.`,
+    });
+  }
   if (verification.lateLanding) {
     alerts.push({
       kind: 'late_landing',
@@ -85,8 +115,10 @@ export function alertsFor(verification: Verification): AlertDraft[] {
   }
   if (compensatedTwice) {
     const { creditNotes, balanceCredits } = compensatedTwice;
+    // What is left of this credit: what a debit taking it back takes.
+    const left = compensatedTwice.ownCents === null ? null : compensatedTwice.ownCents - compensatedTwice.reversedCents;
     const theirs = [creditNotes.length > 0 ? `credit note ${creditNotes.join(', ')}` : null, balanceCredits.length > 0 ? `balance credit ${balanceCredits.join(', ')}` : null].filter((part) => part !== null).join(' and ');
-    const undo = [creditNotes.length > 0 ? `void credit note ${creditNotes.join(', ')} in billing` : null, balanceCredits.length > 0 ? `debit the customer's balance for billing's credit ${balanceCredits.join(', ')}` : null].filter((part) => part !== null).join(' and ');
+    const undo = [creditNotes.length > 0 ? `void credit note ${creditNotes.join(', ')} in billing` : null, balanceCredits.length > 0 ? `debit the customer's balance for billing's credit ${balanceCredits.join(', ')}${compensatedTwice.incident === null ? '' : ` with \`metadata[incident]=${compensatedTwice.incident}\` (only a debit tagged with the incident takes billing's credit back)`}` : null].filter((part) => part !== null).join(' and ');
     alerts.push({
       kind: 'compensated_twice',
       centsAtStake: compensatedTwice.cents,
@@ -94,7 +126,7 @@ export function alertsFor(verification: Verification): AlertDraft[] {
       disputes: [],
       compensations: [...creditNotes, ...balanceCredits],
       sentence: `The customer was compensated twice for ${compensatedTwice.incident === null ? 'one incident' : `incident ${compensatedTwice.incident}`}: this effect's ${compensatedTwice.ownCents === null ? '' : `${dollars(compensatedTwice.ownCents)} `}balance credit landed and billing's ${theirs} (${dollars(compensatedTwice.notesCents)}) covers it too.`,
-      action: `Decide which compensation stands: ${undo}, or take this credit back with a debit on the customer's balance. The alert resolves itself once the note is void or names another incident; otherwise resolve it (\`interlock alerts resolve <alert id> --by <name>\`).`,
+      action: `Decide which compensation stands: ${undo}, or take this credit back with ${takeBack(left, compensatedTwice.currency, verification.effectId, compensatedTwice.incident)}. The alert resolves itself once the note is void or names another incident, or once that debit is seen; otherwise resolve it (\`interlock alerts resolve <alert id> --by <name>\`).`,
     });
   }
   return alerts;

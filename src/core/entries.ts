@@ -110,6 +110,17 @@ export type EntryFields = {
      * recorded before it existed (those read as naming the credit's incident).
      */
     incident?: string | null;
+    /**
+     * Set on a balance transaction labelled with the effect (its own credit, or a debit taking it back): the currency
+     * Stripe holds it in (lowercase ISO code). Absent on facts recorded before it existed.
+     */
+    currency?: string | null;
+    /**
+     * Set on the effect's own balance credit: the currency the customer was billed in when it was read
+     * (`customer.currency`; null while it has none). A credit in another currency sits in a balance of its own that the
+     * customer's invoices never use (final-money.ts). Absent on facts recorded before it existed.
+     */
+    customerCurrency?: string | null;
   };
   /**
    * A person's action on an inbox item of this effect, at most one per item (act-3.lua). Evidence of who decided

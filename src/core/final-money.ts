@@ -13,8 +13,16 @@ export type DisputeFact = { id: string; status: string; amount: number | null; r
 export type MoneyStatus = 'returned' | 'not_returned' | 'pending' | 'unknown';
 
 /**
+ * A credit that landed in another currency than the one the customer is billed in: Stripe keeps a balance per currency
+ * and applies each only to invoices in it, so the credit takes nothing off the customer's invoices. `cents`: the
+ * credit's amount, in `currency`.
+ */
+export type CurrencyMismatch = { credit: string; cents: number | null; currency: string; customerCurrency: string };
+
+/**
  * `refund`: the refund the effect committed (or a late landing recorded), whose facts decide `status`; null while
- * its facts are not in (or the send committed none), and then the first refund recorded decides.
+ * its facts are not in (or the send committed none), and then the first refund recorded decides. `currencyMismatch`:
+ * set (with `failureReason` `currency_mismatch`) when the credit landed in a currency the customer is not billed in.
  */
 export type FinalMoney = {
   status: MoneyStatus;
@@ -22,6 +30,7 @@ export type FinalMoney = {
   refunds: RefundFact[];
   failureReason: string | null;
   disputes: DisputeFact[];
+  currencyMismatch?: CurrencyMismatch;
 };
 
 /** Money at stake on one payment: `cents` = the refund plus the chargebacks; `dispute` is the first chargeback (`disputes` all of them). */
@@ -101,11 +110,29 @@ function mergeDispute(known: DisputeFact | undefined, next: DisputeFact): Disput
 export type CreditNoteFact = { id: string; status: string | null; amount: number | null; incident?: string | null };
 
 /**
- * `credits`: ids of the effect's own balance credits seen at Stripe; `creditNotes`: the credit notes recorded on it,
- * and `otherCredits`: the balance credits others made for its incident, each in its latest state. `reversals`: the
- * debits labelled with the effect that took its credit back, by id, in cents (positive, as Stripe has them).
+ * A balance transaction's currency (null when no fact says it), and the one the customer was billed in when its
+ * latest fact that says so was read (null for none).
  */
-export type MoneyFacts = { refunds: Map<string, RefundFact>; disputes: Map<string, DisputeFact>; credits: Set<string>; creditNotes: Map<string, CreditNoteFact>; otherCredits: Map<string, CreditNoteFact>; reversals: Map<string, number> };
+export type CreditCurrency = { currency: string | null; customerCurrency: string | null };
+
+/**
+ * `credits`: ids of the effect's own balance credits seen at Stripe; `creditNotes`: the credit notes recorded on it,
+ * and `otherCredits`: the balance credits others made for its incident, and their debits taking those back, each in
+ * its latest state. `reversals`: the debits labelled with the effect that took its credit back, by id, in cents
+ * (positive, as Stripe has them) and their currency (null when no fact says it). `currencies`: the currencies of the
+ * balance transactions the effect's send made, by id, from its commit and its own credit's facts.
+ */
+export type MoneyFacts = {
+  refunds: Map<string, RefundFact>;
+  disputes: Map<string, DisputeFact>;
+  credits: Set<string>;
+  creditNotes: Map<string, CreditNoteFact>;
+  otherCredits: Map<string, CreditNoteFact>;
+  reversals: Map<string, { cents: number; currency: string | null }>;
+  currencies: Map<string, CreditCurrency>;
+};
+
+const str = (value: Json | undefined): string | null => (typeof value === 'string' ? value : null);
 
 /** Folds the commit result and every OBSERVED entry into the latest state of each object. */
 export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
@@ -114,12 +141,17 @@ export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
   const credits = new Set<string>();
   const creditNotes = new Map<string, CreditNoteFact>();
   const otherCredits = new Map<string, CreditNoteFact>();
-  const reversals = new Map<string, number>();
+  const reversals = new Map<string, { cents: number; currency: string | null }>();
+  const currencies = new Map<string, CreditCurrency>();
   // The objects the effect's own sends made (its commit, a late landing): never another party's compensation, whatever
   // incident a fact recorded for them says (metadata can be edited at Stripe).
   const made = new Set<string>();
   for (const entry of entries) {
-    if ((entry.kind === 'COMMITTED' || (entry.kind === 'LATE_RESULT' && entry.outcome === 'landed')) && isJsonObject(entry.result) && typeof entry.result.id === 'string') made.add(entry.result.id);
+    if ((entry.kind === 'COMMITTED' || (entry.kind === 'LATE_RESULT' && entry.outcome === 'landed')) && isJsonObject(entry.result) && typeof entry.result.id === 'string') {
+      made.add(entry.result.id);
+      // A balance credit's commit result names its currency (the credit target's summary): what a fact without one lacks.
+      if (entry.result.object === 'customer_balance_transaction') currencies.set(entry.result.id, { currency: str(entry.result.currency)?.toLowerCase() ?? null, customerCurrency: null });
+    }
   }
   for (const entry of entries) {
     if (entry.kind === 'COMMITTED' || entry.kind === 'LATE_RESULT') {
@@ -127,10 +159,10 @@ export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
       const refund = refundFromResult(entry.result);
       if (refund) refunds.set(refund.id, mergeRefund(refunds.get(refund.id), refund));
     } else if (entry.kind === 'OBSERVED') {
-      foldObserved(entry, { refunds, disputes, credits, creditNotes, otherCredits, reversals }, made);
+      foldObserved(entry, { refunds, disputes, credits, creditNotes, otherCredits, reversals, currencies }, made);
     }
   }
-  return { refunds, disputes, credits, creditNotes, otherCredits, reversals };
+  return { refunds, disputes, credits, creditNotes, otherCredits, reversals, currencies };
 }
 
 /**
@@ -140,7 +172,7 @@ export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
  */
 const incidentAfter = (entry: EntryOf<'OBSERVED'>, known: CreditNoteFact | undefined) => (entry.incident === undefined ? known?.incident : entry.incident);
 
-function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, creditNotes, otherCredits, reversals }: MoneyFacts, made: ReadonlySet<string>): void {
+function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, creditNotes, otherCredits, reversals, currencies }: MoneyFacts, made: ReadonlySet<string>): void {
   switch (entry.objectType) {
     case 'refund':
       if (entry.status !== null) {
@@ -157,17 +189,20 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, 
       return;
     }
     // The effect's own balance credit carries no incident; one that does is another party's compensation for the
-    // incident (a balance credit billing tagged with it), evidence of a second one, not of this effect's landing.
-    // A debit (positive at Stripe) labelled with the effect is its credit taken back, neither a landing nor another
-    // party's compensation. The facts worker recorded none before reversals counted, so no receipt signed earlier
-    // reads otherwise now.
+    // incident (a balance credit billing tagged with it, or billing's debit taking one back), evidence of a second one,
+    // not of this effect's landing. A debit (positive at Stripe) without an incident is one labelled with the effect:
+    // its credit taken back, neither a landing nor another party's compensation. The facts worker recorded no debit
+    // before reversals counted, and none with an incident before billing's debits were netted, so no receipt signed
+    // earlier reads otherwise now. A fact that names currencies keeps them, the latest standing.
     case 'customer_balance_transaction': {
-      if (entry.amount !== null && entry.amount > 0 && !made.has(entry.objectId)) {
-        reversals.set(entry.objectId, entry.amount);
+      if (entry.amount !== null && entry.amount > 0 && entry.incident === undefined && !made.has(entry.objectId)) {
+        reversals.set(entry.objectId, { cents: entry.amount, currency: entry.currency ?? reversals.get(entry.objectId)?.currency ?? null });
         return;
       }
       if (entry.incident === undefined || made.has(entry.objectId)) {
         credits.add(entry.objectId);
+        const known = currencies.get(entry.objectId);
+        currencies.set(entry.objectId, { currency: entry.currency ?? known?.currency ?? null, customerCurrency: entry.customerCurrency === undefined ? (known?.customerCurrency ?? null) : entry.customerCurrency });
         return;
       }
       const known = otherCredits.get(entry.objectId);
@@ -224,13 +259,43 @@ export function deriveFinalMoney(facts: MoneyFacts, happened: boolean | 'unknown
         return { status: 'unknown', ...base };
     }
   }
-  if (effectKind !== 'refund' && cents !== null && reversedCents(facts) >= cents) return { status: 'not_returned', ...base };
+  if (effectKind !== 'refund' && cents !== null && reversedCents(facts, cents) >= cents) return { status: 'not_returned', ...base };
+  // A credit that sits in a balance the customer's invoices never use did not reach the customer, whatever the gate said.
+  const mismatch = effectKind === 'refund' ? null : currencyMismatch(facts, cents);
+  if (mismatch !== null) return { status: 'not_returned', ...base, failureReason: 'currency_mismatch', currencyMismatch: mismatch };
   if (effectKind !== 'refund' && facts.credits.size > 0) return { status: 'returned', ...base };
   if (happened === true && effectKind !== 'refund') return { status: 'returned', ...base };
   return { status: 'unknown', ...base };
 }
 
-const reversedCents = (facts: MoneyFacts) => [...facts.reversals.values()].reduce((sum, cents) => sum + cents, 0);
+/** The currency of the effect's own balance credit, when a fact or its commit says it. */
+function ownCurrency(facts: MoneyFacts): string | null {
+  for (const known of facts.currencies.values()) if (known.currency !== null) return known.currency;
+  return null;
+}
+
+/**
+ * Cents the debits labelled with the effect took back of its credit, at most `cents` (the credit: a debit beyond it
+ * takes back the credit, not more). A debit in another currency than the credit takes none of it back: Stripe keeps a
+ * balance per currency. A debit or credit whose currency no fact says counts (facts recorded before they said it).
+ */
+function reversedCents(facts: MoneyFacts, cents: number | null): number {
+  const currency = ownCurrency(facts);
+  const taken = [...facts.reversals.values()].filter((debit) => currency === null || debit.currency === null || debit.currency === currency).reduce((sum, debit) => sum + debit.cents, 0);
+  return cents === null ? taken : Math.min(taken, cents);
+}
+
+/**
+ * The effect's own balance credit seen in another currency than the one its latest fact says the customer is billed in
+ * (a customer billed in none yet takes the credit's currency: no mismatch), or null.
+ */
+function currencyMismatch(facts: MoneyFacts, cents: number | null): CurrencyMismatch | null {
+  for (const [credit, known] of facts.currencies) {
+    if (!facts.credits.has(credit) || known.currency === null || known.customerCurrency === null || known.currency === known.customerCurrency) continue;
+    return { credit, cents, currency: known.currency, customerCurrency: known.customerCurrency };
+  }
+  return null;
+}
 
 /**
  * A refund that went out on a charge that was later charged back: the merchant is out both. The committed refund's
@@ -261,24 +326,32 @@ export function deriveExposure(money: FinalMoney): Exposure | null {
 /**
  * A customer compensated twice for one incident: this effect's credit landed and billing compensated the incident too,
  * with credit notes (`creditNotes`) or tagged balance credits (`balanceCredits`); `notesCents` is all of theirs.
+ * `reversedCents`: what debits labelled with this effect took back of its credit already; `currency`: the credit's, when
+ * its commit or a fact says it.
  */
-export type SecondCompensation = { cents: number; ownCents: number | null; notesCents: number; creditNotes: string[]; balanceCredits: string[]; incident: string | null; sentence: string };
+export type SecondCompensation = { cents: number; ownCents: number | null; reversedCents: number; currency: string | null; notesCents: number; creditNotes: string[]; balanceCredits: string[]; incident: string | null; sentence: string };
 
 /**
- * The second compensation a landed credit's facts show, or null. `cents` is the part paid twice: the smaller of
- * this credit and the others' compensations. A voided note compensates nothing, and one whose latest fact names
- * another incident (billing re-tagged it) compensates another incident: neither is counted. What the credit target
- * counts before the send (incidentCompensation) is what counts here.
+ * The second compensation a landed credit's facts show, or null. `cents` is the part paid twice: the smaller of what
+ * is left of this credit (its amount less what labelled debits took back) and the others' compensations. A voided note
+ * compensates nothing, and one whose latest fact names another incident (billing re-tagged it) compensates another
+ * incident: neither is counted. Billing's balance credits for the incident count net of billing's debits tagged with
+ * it (a credit billing took back compensates nothing), never below nothing. What the credit target counts before the
+ * send (incidentCompensation) is what counts here. A credit in a currency the customer is not billed in compensates
+ * nothing on the customer's invoices: no second compensation (final money says why).
  */
 export function deriveSecondCompensation(facts: MoneyFacts, answer: MoneyStatus, ownCents: number | null, incident: string | null): SecondCompensation | null {
   // A credit taken back in full compensates nothing: the others' compensation is the only one left.
-  if (answer !== 'returned' || (ownCents !== null && reversedCents(facts) >= ownCents)) return null;
+  const reversed = reversedCents(facts, ownCents);
+  if (answer !== 'returned' || (ownCents !== null && reversed >= ownCents) || currencyMismatch(facts, ownCents) !== null) return null;
   const forIncident = (fact: CreditNoteFact) => fact.incident === undefined || fact.incident === incident;
   const issued = [...facts.creditNotes.values()].filter((note) => note.status !== 'void' && forIncident(note));
-  const others = [...facts.otherCredits.values()].filter((credit) => forIncident(credit) && (credit.amount ?? 0) < 0);
+  const tagged = [...facts.otherCredits.values()].filter(forIncident);
+  const balanceCents = Math.max(0, -tagged.reduce((sum, credit) => sum + (credit.amount ?? 0), 0));
+  const others = balanceCents > 0 ? tagged.filter((credit) => (credit.amount ?? 0) < 0) : [];
   if (issued.length === 0 && others.length === 0) return null;
-  const notesCents = issued.reduce((sum, note) => sum + (note.amount ?? 0), 0) - others.reduce((sum, credit) => sum + (credit.amount ?? 0), 0);
-  const cents = ownCents === null ? notesCents : Math.min(ownCents, notesCents);
+  const notesCents = issued.reduce((sum, note) => sum + (note.amount ?? 0), 0) + balanceCents;
+  const cents = ownCents === null ? notesCents : Math.min(ownCents - reversed, notesCents);
   const creditNotes = issued.map((note) => note.id);
   const balanceCredits = others.map((credit) => credit.id);
   const what = incident === null ? 'the same incident' : `incident ${incident}`;
@@ -286,6 +359,8 @@ export function deriveSecondCompensation(facts: MoneyFacts, answer: MoneyStatus,
   return {
     cents,
     ownCents,
+    reversedCents: reversed,
+    currency: ownCurrency(facts),
     notesCents,
     creditNotes,
     balanceCredits,

@@ -7,9 +7,21 @@ export type DisputeFact = { id: string; status: string; amount: number; charge: 
 
 /**
  * A customer credit as the facts need it: a balance transaction (a credit the gate or anyone else posted; `status`
- * `credited`) or a credit note (`issued` or `void`), with the effect id and incident its metadata carries.
+ * `credited`) or a credit note (`issued` or `void`), with the effect id and incident its metadata carries, the currency
+ * it is in, and the currency the customer is billed in (`customer.currency` as read with it; null while it has none).
  */
-export type CreditFact = { id: string; objectType: 'customer_balance_transaction' | 'credit_note'; status: string; amount: number; customer: string; effectId: string | null; incident: string | null; created: number | null };
+export type CreditFact = {
+  id: string;
+  objectType: 'customer_balance_transaction' | 'credit_note';
+  status: string;
+  amount: number;
+  currency: string | null;
+  customer: string;
+  customerCurrency: string | null;
+  effectId: string | null;
+  incident: string | null;
+  created: number | null;
+};
 
 /** What the facts worker reads from Stripe (src/stripe implements it; tests may use the sandbox through it). */
 export type StripeReader = {

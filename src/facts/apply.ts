@@ -49,12 +49,26 @@ function disputeObserved(source: Observed['source'], eventId: string | null, eve
 }
 
 /**
- * A credit fact; `compensation`: another party's compensation for the credit's incident (a credit note, or a balance
- * credit this effect's send did not make), recorded with the incident its metadata names now (null for none).
+ * A credit fact, as `role` says: `own`, the effect's own balance credit, recorded with its currency and the one the
+ * customer is billed in (a credit in another sits in a balance the customer's invoices never use); `reversal`, a debit
+ * labelled with the effect taking its credit back, with its currency (one in another currency takes nothing of it
+ * back); `compensation`, another party's compensation for the credit's incident (a credit note, or a balance credit
+ * or debit this effect's send did not make), with the incident its metadata names now (null for none).
  */
-function creditObserved(source: Observed['source'], eventId: string | null, eventType: string, credit: CreditFact, compensation: boolean): Draft<'OBSERVED'> {
+function creditObserved(source: Observed['source'], eventId: string | null, eventType: string, credit: CreditFact, role: 'own' | 'reversal' | 'compensation'): Draft<'OBSERVED'> {
   const draft: Draft<'OBSERVED'> = { kind: 'OBSERVED', source, eventId, eventType, objectType: credit.objectType, objectId: credit.id, status: credit.status, failureReason: null, amount: credit.amount, charge: null, disputeStatus: null, disputeReason: null, created: credit.created };
-  return compensation ? { ...draft, incident: credit.incident } : draft;
+  switch (role) {
+    case 'own':
+      return { ...draft, currency: credit.currency, customerCurrency: credit.customerCurrency };
+    case 'reversal':
+      return { ...draft, currency: credit.currency };
+    case 'compensation':
+      return { ...draft, incident: credit.incident };
+    default: {
+      const never: never = role;
+      return never;
+    }
+  }
 }
 
 /** The customer of a customer event (the customer itself) or of a credit note. */
@@ -77,6 +91,11 @@ function fingerprint(draft: Draft<'OBSERVED'>, retag = 0, afterAppeal = false): 
   // final-money.ts: the newest stands). Only a state after an appeal carries the mark, so every other fact keeps the
   // key it was recorded under.
   if (afterAppeal) said.push('after_appeal');
+  // A balance transaction's currency, and the one the customer is billed in, are part of what its fact says: billing can
+  // set the customer's currency after the credit was recorded (its first invoice), and the credit then no longer
+  // reaches the customer's invoices. Only facts that carry them say so, so facts recorded before keep their keys.
+  if (draft.currency !== undefined) said.push({ currency: draft.currency });
+  if (draft.customerCurrency !== undefined) said.push({ customerCurrency: draft.customerCurrency });
   // A compensation's incident is part of what it says. Metadata has no lifecycle: a note re-tagged away and back names
   // its first incident again, which must be recorded again, so `retag` (how many times the incident recorded for the
   // object changed, compensationTurn) tells the two apart; facts of one state read at once still share a key.
@@ -428,12 +447,13 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
 
   /**
    * Credit facts: to each credit effect on the customer, its own balance transaction (by the effect id in its
-   * metadata) and the others' compensations for its incident: credit notes tagged with it, and negative balance
-   * credits tagged with it that its send did not make (what the credit target counts before a send,
-   * incidentCompensation). A compensation recorded on the effect before is recorded again with the incident its
-   * metadata names now, so a note billing re-tags to another incident stops counting (final-money.ts). Stripe announces
-   * a balance move only as `customer.updated`, which also fires for unrelated changes, so these facts are recorded
-   * once per content, not once per event.
+   * metadata; with its currency and the one the customer is billed in), the debits labelled with it that take it back,
+   * and the others' compensations for its incident: credit notes tagged with it, negative balance credits tagged with
+   * it that its send did not make, and the debits tagged with it that take those back (what the credit target nets
+   * before a send, incidentCompensation). A compensation recorded on the effect before is recorded again with the
+   * incident its metadata names now, so a note billing re-tags to another incident stops counting (final-money.ts).
+   * Stripe announces a balance move only as `customer.updated`, which also fires for unrelated changes, so these facts
+   * are recorded once per content, not once per event.
    *
    * A compensation for the incident of a credit still in flight (its dispatch open, its answer lost) calls for the
    * `compensated_twice` alert only once the credit commits. So, as for a dispute on a payment (applyPayment), the
@@ -485,19 +505,44 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       const named = (credit: CreditFact) => (made !== null ? credit.id === made : credit.effectId === effectId && !taken.has(credit.id));
       const own = (credit: CreditFact) => sent && named(credit) && credit.objectType === 'customer_balance_transaction' && (made !== null || credit.amount === -Number(effect.amount));
       const recorded = new Set(entries.flatMap((entry) => (entry.kind === 'OBSERVED' && (entry.objectType === 'credit_note' || entry.incident !== undefined) ? [entry.objectId] : [])));
-      // A debit labelled with the effect, no larger than its credit, once that credit landed, is the credit taken back (the
-      // step the compensated_twice alert offers): recorded, so the final money no longer says the customer holds it.
-      const reversal = (credit: CreditFact) => made !== null && credit.objectType === 'customer_balance_transaction' && credit.effectId === effectId && credit.id !== made && credit.amount > 0 && credit.amount <= Number(effect.amount);
+      // A debit labelled with the effect once its credit landed is the credit taken back (the step the compensated_twice
+      // alert offers, and the one a credit in the wrong currency calls for): recorded, so the final money no longer says
+      // the customer holds it. One larger than what is left of the credit takes back no more than that: the receipt
+      // counts at most the credit (final-money.ts), and the excess is only logged.
+      const reversal = (credit: CreditFact) => made !== null && credit.objectType === 'customer_balance_transaction' && credit.effectId === effectId && credit.id !== made && credit.amount > 0;
+      // Another party's compensation for the incident: a credit note, a balance credit its send did not make, or a debit
+      // taking one of those back (a debit labelled with this effect takes back this effect's own credit: a reversal).
       const compensation = (credit: CreditFact) =>
-        (credit.objectType === 'credit_note' || (!named(credit) && credit.amount < 0)) && ((incident !== null && credit.incident === incident) || recorded.has(credit.id));
+        (credit.objectType === 'credit_note' || (!named(credit) && (credit.amount < 0 || (credit.amount > 0 && credit.effectId !== effectId)))) &&
+        ((incident !== null && credit.incident === incident) || recorded.has(credit.id));
       for (const credit of credits) if (credit.effectId === effectId && credit.objectType === 'customer_balance_transaction' && !own(credit) && !reversal(credit)) logger.warn({ effectId, object: credit.id, amount: credit.amount }, `${credit.id} names effect ${effectId} but is not the credit its send made; not recorded on it`);
-      const drafts = credits.flatMap((credit) => (own(credit) || reversal(credit) ? [creditObserved(source, eventId, eventType, credit, false)] : compensation(credit) ? [creditObserved(source, eventId, eventType, credit, true)] : []));
+      noteExcessReversal(effectId, Number(effect.amount), credits.find((credit) => credit.id === made) ?? null, credits.filter(reversal));
+      const drafts = credits.flatMap((credit) => (own(credit) ? [creditObserved(source, eventId, eventType, credit, 'own')] : reversal(credit) ? [creditObserved(source, eventId, eventType, credit, 'reversal')] : compensation(credit) ? [creditObserved(source, eventId, eventType, credit, 'compensation')] : []));
       if (drafts.length === 0) continue;
       if (drafts.some((draft) => draft.incident !== undefined) && (await journal.readState(partition, effectId)).state.open) await journal.notePaymentFact(subject);
       const retags = new Map(credits.filter(compensation).map((credit) => [credit.id, compensationTurn(entries, credit.id, credit.incident)]));
       results.push(await appendTo(effectId, drafts, again, retags));
     }
     return results;
+  }
+
+  /**
+   * Logs what labelled debits take back beyond the credit (`cents`), oldest first: counted up to what is left of it,
+   * the rest is not (final-money.ts caps what is taken back at the credit). A debit in another currency than the credit
+   * takes none of it back (Stripe keeps a balance per currency), and is logged too.
+   */
+  function noteExcessReversal(effectId: string, cents: number, credit: CreditFact | null, debits: readonly CreditFact[]): void {
+    const currency = credit?.currency ?? null;
+    let left = cents;
+    for (const debit of [...debits].sort((a, b) => (a.created ?? 0) - (b.created ?? 0) || a.id.localeCompare(b.id))) {
+      if (currency !== null && debit.currency !== null && debit.currency !== currency) {
+        logger.warn({ effectId, object: debit.id, amount: debit.amount, currency: debit.currency, creditCurrency: currency }, `${debit.id} takes back ${debit.amount} ${debit.currency}, but the credit of effect ${effectId} is in ${currency}: none of it is counted`);
+        continue;
+      }
+      const counted = Math.min(debit.amount, left);
+      if (counted < debit.amount) logger.warn({ effectId, object: debit.id, amount: debit.amount, counted }, `${debit.id} takes back ${debit.amount} cents of effect ${effectId}'s ${cents}-cent credit, of which ${left} were left: ${debit.amount - counted} cents are not counted`);
+      left -= counted;
+    }
   }
 
   /**

@@ -6,11 +6,14 @@
 // - `subscription_status`: the status of the customer's newest subscription, whatever its status (a canceled
 //   one included), or null when the customer has none.
 // - `incident_compensation`: cents the customer was already given for this effect's incident by others: the
-//   `amount` of every issued (not void) credit note tagged with the incident, plus every negative `adjustment`
-//   balance transaction tagged with it that is not this effect's. Tagged means `metadata.incident` (what billing's
-//   SLA automation writes) or `metadata.interlock_incident` (what this target writes) equals the incident. Credit
-//   notes count whatever they paid out with (balance credit, refund to the card, out of band), since each of them
-//   compensates the incident; their balance transactions (type `credit_note`) are therefore not counted again.
+//   `amount` of every issued (not void) credit note tagged with the incident, plus what the `adjustment` balance
+//   transactions tagged with it that are not this effect's credited, net: a credit (negative) counts, a debit
+//   (positive) takes one back (billing's SLA credit issued in error and debited again compensates nothing), and debits
+//   beyond the credits count as nothing, not as less than nothing (a debit does not undo a credit note; voiding it
+//   does). Tagged means `metadata.incident` (what billing's SLA automation writes) or `metadata.interlock_incident`
+//   (what this target writes) equals the incident. Credit notes count whatever they paid out with (balance credit,
+//   refund to the card, out of band), since each of them compensates the incident; their balance transactions (type
+//   `credit_note`) are therefore not counted again.
 //   Not the customer's balance: a renewal consuming the balance moves it without compensating anything (the
 //   billing_credit seed, scenarios.md §3).
 // A customer Stripe does not know (404) reads as every fact null.
@@ -33,7 +36,10 @@
 // the customer gets nothing off its bill. A subscriber billed in eur with no balance transaction yet has eur, so the
 // customer is read with the compensation's reads (the premise read of `incident_compensation`, or apply's own), and
 // its balance transactions' currency stands in only where Stripe has none. A customer with neither yet takes the
-// credit's currency as its own.
+// credit's currency as its own. The check can only be made before the send: billing may set the customer's currency
+// (its first invoice) while the credit is at Stripe, which takes the credit into a balance of its own. The post-send
+// facts record the credit's currency and the customer's, and the receipt then answers not_returned
+// (`currency_mismatch`) with an alert (src/facts/apply.ts, src/core/final-money.ts).
 //
 // Stripe calls: no single request returns a customer's currency, subscriptions, credit notes and balance
 // transactions, so a premise check asking for both facts makes four reads. They go out together (one round trip of
@@ -79,10 +85,10 @@ function tagged(metadata: Stripe.Metadata | null | undefined, incident: string):
 /** Cents credited for `incident` by others (see the header), from the customer's credit notes and balance transactions. */
 export function incidentCompensation(notes: readonly Stripe.CreditNote[], transactions: readonly Stripe.CustomerBalanceTransaction[], incident: string, effectId: string): number {
   const byNotes = notes.filter((note) => note.status === 'issued' && tagged(note.metadata, incident)).reduce((sum, note) => sum + note.amount, 0);
-  const byAdjustments = transactions
-    .filter((transaction) => transaction.type === 'adjustment' && transaction.amount < 0 && transaction.metadata?.[EFFECT_ID_KEY] !== effectId && tagged(transaction.metadata, incident))
+  const adjusted = transactions
+    .filter((transaction) => transaction.type === 'adjustment' && transaction.metadata?.[EFFECT_ID_KEY] !== effectId && tagged(transaction.metadata, incident))
     .reduce((sum, transaction) => sum - transaction.amount, 0);
-  return byNotes + byAdjustments;
+  return byNotes + Math.max(0, adjusted);
 }
 
 /**

@@ -1,12 +1,14 @@
 // The facts worker's reader (src/core/post-send.ts's port) over the adapter's reads: a refund by id, a payment's
-// refunds and disputes, a customer's credits, in the shape the post-send facts are built from. A refund Stripe does not know is null,
-// not an error; anything Stripe cannot answer now throws (the facts job is retried).
+// refunds and disputes, a customer's credits (with the currency the customer is billed in), in the shape the post-send
+// facts are built from. A refund Stripe does not know is null, not an error; anything Stripe cannot answer now throws
+// (the facts job is retried).
 import type Stripe from 'stripe';
 import type { CreditFact, DisputeFact, RefundFact, StripeReader } from '../core/post-send.js';
 import { Rejected } from '../core/target.js';
 import type { StripeClient } from './client.js';
 import { EFFECT_ID_KEY, INCIDENT_KEY } from './metadata.js';
-import { createStripeReads, type StripeReadsOptions } from './reads.js';
+import { readBudget, readCall } from './calls.js';
+import { createStripeReads, DEFAULT_READ_TIMEOUT_MS, type StripeReadsOptions } from './reads.js';
 import type { DisputeSummary, RefundView } from './summaries.js';
 
 function refundFact(refund: RefundView): RefundFact {
@@ -29,18 +31,46 @@ function disputeFact(dispute: DisputeSummary): DisputeFact {
 const incidentOf = (metadata: Stripe.Metadata | null | undefined): string | null => metadata?.[INCIDENT_KEY] ?? metadata?.['incident'] ?? null;
 const customerOf = (customer: string | { id: string } | null): string => (typeof customer === 'string' ? customer : (customer?.id ?? ''));
 
-function balanceCredit(transaction: Stripe.CustomerBalanceTransaction): CreditFact {
-  return { id: transaction.id, objectType: 'customer_balance_transaction', status: 'credited', amount: transaction.amount, customer: customerOf(transaction.customer), effectId: transaction.metadata?.[EFFECT_ID_KEY] ?? null, incident: incidentOf(transaction.metadata), created: transaction.created };
+function balanceCredit(transaction: Stripe.CustomerBalanceTransaction, billed: string | null): CreditFact {
+  return {
+    id: transaction.id,
+    objectType: 'customer_balance_transaction',
+    status: 'credited',
+    amount: transaction.amount,
+    currency: transaction.currency.toLowerCase(),
+    customer: customerOf(transaction.customer),
+    customerCurrency: billed,
+    effectId: transaction.metadata?.[EFFECT_ID_KEY] ?? null,
+    incident: incidentOf(transaction.metadata),
+    created: transaction.created,
+  };
 }
 
-function creditNote(note: Stripe.CreditNote): CreditFact {
-  return { id: note.id, objectType: 'credit_note', status: note.status, amount: note.amount, customer: customerOf(note.customer), effectId: note.metadata?.[EFFECT_ID_KEY] ?? null, incident: incidentOf(note.metadata), created: note.created };
+function creditNote(note: Stripe.CreditNote, billed: string | null): CreditFact {
+  return {
+    id: note.id,
+    objectType: 'credit_note',
+    status: note.status,
+    amount: note.amount,
+    currency: note.currency.toLowerCase(),
+    customer: customerOf(note.customer),
+    customerCurrency: billed,
+    effectId: note.metadata?.[EFFECT_ID_KEY] ?? null,
+    incident: incidentOf(note.metadata),
+    created: note.created,
+  };
+}
+
+/** The currency the customer is billed in (`customer.currency`); null while it has none, or once it was deleted. */
+function billedIn(customer: Stripe.Customer | Stripe.DeletedCustomer): string | null {
+  return 'deleted' in customer && customer.deleted === true ? null : ((customer as Stripe.Customer).currency?.toLowerCase() ?? null);
 }
 
 const missing = (error: unknown) => error instanceof Rejected && error.details.status === 404;
 
 export function createFactsReader(client: StripeClient, options: StripeReadsOptions = {}): StripeReader {
   const reads = createStripeReads(client, options);
+  const customerNamed = (customer: string) => readCall(client, readBudget(options.timeoutMs ?? DEFAULT_READ_TIMEOUT_MS), `GET /v1/customers/${customer}`, (sdk, o) => sdk.customers.retrieve(customer, {}, o));
   return {
     async refund(id) {
       try {
@@ -54,9 +84,11 @@ export function createFactsReader(client: StripeClient, options: StripeReadsOpti
     disputesOf: async (paymentIntent) => (await reads.readDisputesOfPaymentIntent(paymentIntent)).map(disputeFact),
     async creditsOf(customer) {
       try {
-        const [transactions, notes] = await Promise.all([reads.listBalanceTransactions(customer), reads.listCreditNotes(customer)]);
+        // The customer too, for the currency it is billed in: a credit in another one never reaches its invoices.
+        const [found, transactions, notes] = await Promise.all([customerNamed(customer), reads.listBalanceTransactions(customer), reads.listCreditNotes(customer)]);
+        const billed = billedIn(found);
         // The credit notes' own balance transactions (type credit_note) are the notes again: counted once, as notes.
-        return [...transactions.filter((transaction) => transaction.type !== 'credit_note').map(balanceCredit), ...notes.map(creditNote)];
+        return [...transactions.filter((transaction) => transaction.type !== 'credit_note').map((transaction) => balanceCredit(transaction, billed)), ...notes.map((note) => creditNote(note, billed))];
       } catch (error) {
         if (missing(error)) return [];
         throw error;

@@ -47,7 +47,7 @@ describe('readFacts: the premises of a goodwill credit', () => {
     expect(await target.readFacts(effectIdFor('fresh'), credit(customer), FACTS, READ)).toEqual({ subscription_status: 'active', incident_compensation: 0 });
   });
 
-  it('counts credit notes and negative adjustments for the same incident by others, and nothing else', async () => {
+  it('counts credit notes and the adjustments for the same incident by others, net, and nothing else', async () => {
     const { customer, invoice } = await subscriber();
     const effectId = effectIdFor('compensation');
     const adjust = (amount: number, metadata: Record<string, string>) => world.stripe.customers.createBalanceTransaction(customer, { amount, currency: 'usd', metadata });
@@ -60,11 +60,14 @@ describe('readFacts: the premises of a goodwill credit', () => {
     await world.stripe.creditNotes.voidCreditNote(voided.id);
     await adjust(-300, { incident: INCIDENT });
     await adjust(-200, { interlock_incident: INCIDENT, interlock_effect_id: effectIdFor('another effect') });
-    await adjust(700, { incident: INCIDENT });
+    // A debit tagged with the incident takes back part of the tagged credits (it used to be ignored, so a credit
+    // billing took back still counted as compensation).
+    await adjust(100, { incident: INCIDENT });
     await adjust(-900, { incident: 'INC-other' });
+    await adjust(700, { incident: 'INC-other' });
     await adjust(-50, {});
-    // 1000 (credit note) + 500 (credit note refunded to the card) + 300 (by hand) + 200 (another effect).
-    expect(await target.readFacts(effectId, credit(customer), ['incident_compensation'], READ)).toEqual({ incident_compensation: 2_000 });
+    // 1000 (credit note) + 500 (credit note refunded to the card) + 300 (by hand) + 200 (another effect) - 100 (debit).
+    expect(await target.readFacts(effectId, credit(customer), ['incident_compensation'], READ)).toEqual({ incident_compensation: 1_900 });
   });
 
   it('reads the newest subscription\'s status, canceled included, and null for a customer without one', async () => {

@@ -1,6 +1,7 @@
 // The effects queue: one BullMQ job per gated effect, its id the effect id (so a second enqueue of one effect is a
 // no-op), its data the recorded proposal. The worker hands each job to gate.submit. BullMQ is at-least-once; the
 // gate's claims and recovery, not BullMQ's lock, are what make an effect reach Stripe at most once.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { activeJobs, afterOutages, orphansOf } from './after-outages.js';
 import { closeWorker } from './closing.js';
@@ -8,7 +9,7 @@ import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
 import { queueRecorded } from './recorded.js';
 export { wasRecorded } from './recorded.js';
-import { closeConnection, createProposalRecall, createProposalRecorder, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, isRedisOutage, isRetryable, latestProposal, proposalQueued, settledOutcome, slowDownOf, type GateResult, type OnlyEntry, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { closeConnection, createProposalRecall, createProposalRecorder, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, isRedisOutage, isRefusal, isRetryable, latestProposal, proposalQueued, settledOutcome, slowDownOf, type GateResult, type OnlyEntry, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 /**
  * `transient`: the job's failures before its effect was judged (see afterTransientFailure); absent on a fresh job.
@@ -135,7 +136,9 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
     },
     /**
      * The effect's answer once a job of it finished with one (heard on the queue's event stream, no polling), or
-     * at once when the journal already holds the outcome; null when neither happened within `timeoutMs`.
+     * at once when the journal already holds the outcome; null when neither happened within `timeoutMs`. The answer
+     * is the latest proposal's: a re-decision (a proposal recorded after a refusal) waited on right after the refusal
+     * is not answered by the refused proposal's job, which BullMQ completes only after the refusal is in the journal.
      */
     async waitFor(effectId: string, timeoutMs: number): Promise<EffectAnswer | null> {
       return waitForJob<EffectAnswer | null>(events, {
@@ -146,8 +149,15 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
           const outcome = await settledOutcome(stores, effectId);
           return outcome === null ? null : ({ effectId, outcome } as EffectAnswer);
         },
+        // Only a refusal can be followed by another proposal, so only a refusal is checked against the journal (one
+        // read): it answers while it is still the effect's outcome. Any other answer settled the effect for good.
+        answers: async (finish) => {
+          if (finish.kind !== 'completed') return true;
+          const { outcome } = answerOf(finish.returnvalue);
+          return !isRefusal(outcome) || (await settledOutcome(stores, effectId)) === outcome;
+        },
         // A job that failed for good (bad input the gate refused to take) has no answer; the caller reads the journal.
-        answer: (finish) => (finish.kind === 'completed' ? ((typeof finish.returnvalue === 'string' ? JSON.parse(finish.returnvalue) : finish.returnvalue) as EffectAnswer) : null),
+        answer: (finish) => (finish.kind === 'completed' ? answerOf(finish.returnvalue) : null),
       });
     },
     /**
@@ -164,6 +174,11 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
 }
 
 export type EffectsQueue = ReturnType<typeof createEffectsQueue>;
+
+/** A completed job's answer, as the event stream carries it (BullMQ sends it as JSON). */
+function answerOf(returnvalue: unknown): EffectAnswer {
+  return (typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as EffectAnswer;
+}
 
 export type EffectsWorkerOptions = {
   concurrency?: number;
@@ -212,6 +227,11 @@ export function afterTransientFailure(before: TransientFailures | null, now: num
   return { kind: 'retry', at: Math.min(now + delay, deadline), state };
 }
 
+/** An effects worker's name: its sender's worker id and boot nonce (the nonce is hex, so the last colon splits them). */
+function holderName(heartbeat: Sender['heartbeat']): string {
+  return `${heartbeat.workerId}:${heartbeat.nonce}`;
+}
+
 /** BullMQ's limiter with no limit of its own (see below why one is always set). */
 const UNLIMITED_JOBS_PER_SECOND = 1_000_000;
 
@@ -235,7 +255,7 @@ export function disposition(answer: EffectAnswer, unresolvedBefore = 0, policy: 
  * maxStalledCount): a stall is a worker's death, which the gate recovers from, not a fault of the effect.
  */
 export function startEffectsWorker(stores: Stores, sender: Sender, options: EffectsWorkerOptions = {}) {
-  const { gate } = sender;
+  const { gate, heartbeat } = sender;
   const { logger } = stores;
   const transientRetry: TransientRetry = { ...TRANSIENT_RETRY, ...options.transientRetry };
   const connection = stores.queueConnection();
@@ -256,6 +276,9 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       lockDuration: 60_000,
       stalledInterval: 30_000,
       maxStalledCount: 1_000,
+      // What BullMQ keeps on each job it hands this worker (processedBy): the process's heartbeat, by which a worker
+      // starting up tells a live holder's job from a dead one's (byHolder).
+      name: holderName(heartbeat),
       // A limiter is always set: BullMQ honours a manual pause (rateLimit below) only on a queue with one.
       limiter: { max: options.ratePerSecond ?? UNLIMITED_JOBS_PER_SECOND, duration: 1_000 },
       // Started below, once the jobs other workers hold are known (see adoptOrphans).
@@ -281,6 +304,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       const latest = await gate.submitLatest(effectId, job.data.proposal, firstRun ? (job.data.onlyEntry ?? null) : null);
       if (!latest.judged) {
         await judged(job, effectId);
+        await keepAfterAnswer(job);
         logger.info({ effectId, outcome: latest.answer.outcome }, 'effect job finished: its proposal was refused already');
         return latest.answer;
       }
@@ -298,22 +322,32 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     await options.onAnswer?.(ran);
     // A rate-limited send kept its claim (its outcome is unknown); the job comes back once the pause is over and
     // settles the effect under the same key.
-    if (answer.slowDown !== undefined) return slowDownQueue(job, answer.slowDown, 'send');
+    if (answer.slowDown !== undefined) {
+      await keepAfterAnswer(job, job.data.unresolved);
+      return slowDownQueue(job, answer.slowDown, 'send');
+    }
     const unresolved = answer.outcome.startsWith('UNRESOLVED:');
     const next = disposition(answer, unresolved ? (job.data.unresolved ?? 0) : 0, transientRetry);
+    await keepAfterAnswer(job, next.kind === 'later' && unresolved ? (job.data.unresolved ?? 0) + 1 : undefined);
     if (next.kind === 'later') {
-      // UNRESOLVED answers in a row are counted (their backoff); any other answer starts the count again.
-      if (unresolved) {
-        await job.updateData({ ...job.data, unresolved: (job.data.unresolved ?? 0) + 1 });
-      } else if (job.data.unresolved !== undefined) {
-        const { unresolved: _count, ...rest } = job.data;
-        await job.updateData(rest);
-      }
       await job.moveToDelayed(next.at, token);
       throw new DelayedError();
     }
     logger.info({ effectId: answer.effectId, outcome: answer.outcome }, 'effect job finished');
     return answer;
+  }
+
+  /**
+   * What the job's data keeps once the gate answered it (judged it, or said to ask again): its failures before judging
+   * end there, so a failure after the answer starts a window of its own (a job kept waiting by IN_FLIGHT or UNRESOLVED
+   * answers is not failing, and giving up on its first blip, counted from an old failure, would leave it unjudged);
+   * `unresolved` counts the UNRESOLVED answers in a row (their backoff), and any other answer starts that count again.
+   * Written only when it changes, so a job that never failed takes no write.
+   */
+  async function keepAfterAnswer(job: Job<EffectJob, EffectAnswer>, unresolved?: number): Promise<void> {
+    const { transient, unresolved: before, ...rest } = job.data;
+    if (transient === undefined && before === unresolved) return;
+    await job.updateData(unresolved === undefined ? rest : { ...rest, unresolved });
   }
 
   /**
@@ -422,32 +456,78 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
    * A worker that died after taking a job but before dispatching its effect leaves nothing open in the journal, so
    * recovery has nothing to settle, and BullMQ hands the job to another worker only once its lock lapses (up to
    * lockDuration + stalledInterval, 90 s). At start, this worker runs the latest proposal of every active job whose
-   * effect was never dispatched through the gate itself. That is safe whoever holds the job: the dispatch is atomic,
-   * so if the holder is alive after all, one of the two sends and the other hears IN_FLIGHT; the job, when it runs
-   * again, finds the effect settled. An effect with an open dispatch is left to recovery, which settles it as soon
-   * as the holder's death is proven: running it here too would hold it busy and make recovery's pass skip it.
-   * The active jobs are listed before this worker takes any, so its own jobs are never run twice (a fresh effect's
-   * job would answer DUPLICATE_IGNORED to whoever waits on it).
+   * holder is gone (byHolder) and whose effect was never dispatched through the gate itself. An effect with an open
+   * dispatch is left to recovery, which settles it as soon as the holder's death is proven: running it here too would
+   * hold it busy and make recovery's pass skip it. A job a live worker holds is left to that worker: running it here
+   * too would read its premises at Stripe a second time and, landing first, turn the answer of the holder's run (which
+   * whoever waits on the request hears) into DUPLICATE_IGNORED. A holder that looks alive is looked at again once its
+   * heartbeat would have lapsed had its process stopped (at most the heartbeat TTL), so one that died just before this
+   * worker started is not taken for a live one. Running a live holder's job all the same (its heartbeat lapsed for a
+   * moment) is safe: the dispatch is atomic, so one of the two sends and the other hears IN_FLIGHT; the job, when it
+   * runs again, finds the effect settled. The active jobs are listed before this worker takes any, so its own jobs are
+   * never among them.
    *
    * A Redis that restarts leaves the same kind of job: one whose taking Redis stored but never answered (the worker
    * does not know it has it), or one whose worker could not report its failure while Redis was down. So after the
    * connection comes back, the worker does the same for the jobs taken before it came back that no processor of
-   * its own is running.
+   * its own is running (their holders' heartbeats say nothing there: a live worker may hold a job it never heard of).
    */
   async function adoptOrphans(when: { takenBefore: number } | 'start'): Promise<number> {
     const at = when === 'start' ? 'at start' : 'after Redis came back';
-    let adopted = 0;
     let active: Job<EffectJob>[] = [];
     try {
       active = await activeJobs<EffectJob>(stores, stores.queues.effects);
     } catch (error) {
       logger.warn({ err: error }, `could not list the active jobs ${at}; their jobs come back when their locks lapse`);
     }
-    if (when === 'start' && !closing) worker.run().catch((error: unknown) => worker.emit('error', error instanceof Error ? error : new Error(String(error))));
-    const orphans = when === 'start' ? active : orphansOf(active, running, when.takenBefore);
+    if (when !== 'start') return runEffects(orphansOf(active, running, when.takenBefore), at);
+    if (!stopping.signal.aborted) worker.run().catch((error: unknown) => worker.emit('error', error instanceof Error ? error : new Error(String(error))));
+    const first = await byHolder(active);
+    let adopted = await runEffects(first.gone, at);
+    if (first.alive.length === 0 || stopping.signal.aborted) return adopted;
+    // A few ms past the lapse: Redis keeps a key until its TTL has passed, not when it reaches it.
+    await sleep(first.lapseMs + 10, undefined, { signal: stopping.signal }).catch(() => undefined);
+    adopted += await runEffects((await byHolder(first.alive)).gone, at);
+    return adopted;
+  }
+
+  /**
+   * Active jobs by whether their holder is alive. BullMQ keeps on a job the name of the worker that took it
+   * (processedBy), and an effects worker is named after its sender's heartbeat (holderName): a holder is alive while
+   * its heartbeat key holds the nonce it was named with (a restart under the same worker id beats with another). A job
+   * with no such name (taken by an older worker) counts as a dead holder's, and so does one whose holder could not be
+   * asked. `lapseMs`: how long until the heartbeats of the holders found alive lapse, should they stop beating.
+   */
+  async function byHolder(jobs: readonly Job<EffectJob>[]): Promise<{ gone: Job<EffectJob>[]; alive: Job<EffectJob>[]; lapseMs: number }> {
+    const gone: Job<EffectJob>[] = [];
+    const alive: Job<EffectJob>[] = [];
+    let lapseMs = 0;
+    const probes = new Map<string, Promise<{ alive: boolean; ttlMs: number } | null>>();
+    for (const job of jobs) {
+      const holder = job.processedBy ?? '';
+      const split = holder.lastIndexOf(':');
+      let probe = probes.get(holder);
+      if (probe === undefined && split > 0) {
+        probe = heartbeat.probe(holder.slice(0, split), holder.slice(split + 1)).catch(() => null);
+        probes.set(holder, probe);
+      }
+      const liveness = probe === undefined ? null : await probe;
+      if (liveness?.alive !== true) {
+        gone.push(job);
+        continue;
+      }
+      alive.push(job);
+      lapseMs = Math.max(lapseMs, liveness.ttlMs);
+    }
+    return { gone, alive, lapseMs };
+  }
+
+  /** Runs the latest proposal of each of the jobs' effects that is neither settled nor open; answers how many it ran. */
+  async function runEffects(jobs: readonly Job<EffectJob>[], at: string): Promise<number> {
+    let adopted = 0;
     try {
-      for (const effectId of new Set(orphans.map((job) => job.id?.split('.')[0] ?? '').filter((id) => id !== ''))) {
-        if (closing) break;
+      for (const effectId of new Set(jobs.map((job) => job.id?.split('.')[0] ?? '').filter((id) => id !== ''))) {
+        if (stopping.signal.aborted) break;
         if ((await settledOutcome(stores, effectId)) !== null) continue;
         const partition = await stores.journal.partitionOf(effectId);
         if (partition !== null && (await stores.journal.readState(partition, effectId)).state.open) continue;
@@ -463,7 +543,8 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     }
     return adopted;
   }
-  let closing = false;
+  /** Aborted on close: no adoption starts after it, and the start's wait for heartbeats to lapse ends. */
+  const stopping = new AbortController();
   const adopting = adoptOrphans('start');
   // One run at a time, after the start's.
   const outages = afterOutages(connection, (takenBefore) => adoptOrphans({ takenBefore }), adopting);
@@ -476,7 +557,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     adoptedAfterOutages: outages.count,
     /** Stops taking jobs and waits for the ones running (each ends within its send deadline). */
     async close(force = false): Promise<void> {
-      closing = true;
+      stopping.abort();
       // The start's run and every run after an outage (chained after it).
       await outages.stop();
       await closeWorker(worker, connection, force);

@@ -42,12 +42,19 @@ export function jobEvents(stores: Stores, queueName: string): JobEvents {
 }
 
 export type JobFinish = { kind: 'completed'; returnvalue: unknown } | { kind: 'failed' } | { kind: 'timeout' };
+/** A job's own finish, heard on the stream (not the wait's timeout). */
+export type HeardFinish = Exclude<JobFinish, { kind: 'timeout' }>;
 
 /**
  * Waits for the first job `ours` accepts to complete or fail, or for `timeoutMs`, and answers what `answer` makes
- * of it. `settled` is asked once, after subscribing: a non-null answer there ends the wait at once.
+ * of it. `settled` is asked once, after subscribing: a non-null answer there ends the wait at once. `answers`, when
+ * given, is asked about each finish `ours` accepted (it may read the store): one it turns down leaves the wait going
+ * on, and one it cannot tell about (its read failed) ends it, as without it.
  */
-export async function waitForJob<T>(events: JobEvents, options: { ours: (jobId: string) => boolean; timeoutMs: number; settled: () => Promise<T | null>; answer: (finish: JobFinish) => T | Promise<T> }): Promise<T> {
+export async function waitForJob<T>(
+  events: JobEvents,
+  options: { ours: (jobId: string) => boolean; timeoutMs: number; settled: () => Promise<T | null>; answer: (finish: JobFinish) => T | Promise<T>; answers?: (finish: HeardFinish) => Promise<boolean> },
+): Promise<T> {
   const stream = await events.stream();
   return new Promise<T>((resolve, reject) => {
     let done = false;
@@ -60,11 +67,24 @@ export async function waitForJob<T>(events: JobEvents, options: { ours: (jobId: 
       if (finish.kind === 'settled') resolve(finish.value);
       else Promise.resolve(options.answer(finish)).then(resolve, reject);
     };
+    const heard = (finish: HeardFinish) => {
+      const { answers } = options;
+      if (answers === undefined) {
+        end(finish);
+        return;
+      }
+      void answers(finish).then(
+        (yes) => {
+          if (yes) end(finish);
+        },
+        () => end(finish),
+      );
+    };
     const onCompleted = ({ jobId, returnvalue }: { jobId: string; returnvalue: unknown }) => {
-      if (options.ours(jobId)) end({ kind: 'completed', returnvalue });
+      if (options.ours(jobId)) heard({ kind: 'completed', returnvalue });
     };
     const onFailed = ({ jobId }: { jobId: string }) => {
-      if (options.ours(jobId)) end({ kind: 'failed' });
+      if (options.ours(jobId)) heard({ kind: 'failed' });
     };
     const timer = setTimeout(() => end({ kind: 'timeout' }), options.timeoutMs);
     stream.on('completed', onCompleted);

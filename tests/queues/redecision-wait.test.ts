@@ -1,0 +1,64 @@
+// Rule: waiting on a re-decision (a proposal recorded under the same request id after the first was refused) answers
+// how that proposal settled, never with the refused proposal's answer. The refusal is in the journal before BullMQ
+// completes the refused proposal's job, so a caller who read it and decided again can be waiting when that job's
+// completion comes: it must not end the wait.
+import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
+import { afterEach, expect, it } from 'vitest';
+import { createEffectsQueue, startEffectsWorker } from '../../queues/effects.js';
+import { createMemoryTarget, openStores, startSender } from '../../src/interlock.js';
+import { approvalTerms, refundProposal, removePrefixes, testConfig, testKey } from '../support/harness.js';
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+});
+
+it("a re-decision waited on before the refused proposal's job completed is answered with its own outcome", async () => {
+  const config = testConfig({ keyPrefix: `t-redecide-${randomBytes(5).toString('hex')}` });
+  const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
+  target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
+  const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: testKey().key });
+  const sender = await startSender(stores, target);
+  const queue = createEffectsQueue(stores);
+  // The refused proposal's job is held between its refusal (written) and its completion (onAnswer is awaited before
+  // the job completes; in production that window is a Redis round trip or two).
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let refused = false;
+  const worker = startEffectsWorker(stores, sender, {
+    concurrency: 1,
+    onAnswer: async (answer) => {
+      if (answer.outcome !== 'REFUSED:stale_premise' || refused) return;
+      refused = true;
+      await held;
+    },
+  });
+  closers.push(async () => {
+    release();
+    await worker.close(true);
+    await queue.close();
+    await sender.close();
+    await stores.close();
+    await removePrefixes([config.keyPrefix]);
+  });
+  const first = approvalTerms();
+  const second = approvalTerms();
+  await stores.approvals.grant(first);
+  await stores.approvals.grant(second);
+
+  // Decided on facts that no longer hold: refused.
+  const stale = refundProposal({ requestId: 'case-redecide', approval: first.id, premises: { chargebacks: [], refunded_by_others: 500 } });
+  const proposed = await queue.propose(stale);
+  await expect.poll(() => refused, { timeout: 10_000 }).toBe(true);
+  // The caller hears the refusal (from the journal: its job has not completed yet), decides again on fresh facts,
+  // and waits for that decision.
+  expect(await queue.waitFor(proposed.effectId, 10_000)).toMatchObject({ outcome: 'REFUSED:stale_premise' });
+  const again = await queue.propose({ ...stale, approval: second.id, premises: { chargebacks: [], refunded_by_others: 0 } });
+  expect(again).toMatchObject({ effectId: proposed.effectId, status: 'recorded', proposals: 2, queued: true });
+  const waiting = queue.waitFor(again.effectId, 15_000);
+  release();
+
+  expect((await waiting)?.outcome).toBe('COMMITTED');
+  expect(target.landedCount(proposed.effectId)).toBe(1);
+});

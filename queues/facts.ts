@@ -9,13 +9,21 @@ import { Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import { activeJobs, afterOutages, orphansOf } from './after-outages.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
-import { closeConnection, createCoalescer, errorCode, errorMessage, InterlockError, isRedisOutage, LONGEST_RETRY_AFTER_MS, MAX_JSON_DEPTH, nestsDeeperThan, reconcileLease, Rejected, repairExposures, slowDownOf, watchedWithPositions, type Applied, type FactsApplier, type SlowDown, type Stores, type StripeEvent, type WatchPosition, watchAgain, withinRedisTimeout } from '../src/interlock.js';
+import { closeConnection, createCoalescer, errorCode, errorMessage, InterlockError, isRedisOutage, journalOf, LONGEST_RECONCILE_SINCE_MS, LONGEST_RETRY_AFTER_MS, MAX_JSON_DEPTH, nestsDeeperThan, reconcileLease, Rejected, repairExposures, slowDownOf, watchedWithPositions, type Applied, type FactsApplier, type SlowDown, type Stores, type StripeEvent, type WatchPosition, watchAgain, withinRedisTimeout } from '../src/interlock.js';
 
 /**
- * Every facts job: retried while Stripe cannot answer its re-read; kept 7 days once done (longer than Stripe
- * redelivers, so a redelivery finds its job and is a no-op), 30 days once failed for good (a redelivery runs it again).
+ * Every facts job: retried while Stripe cannot answer its re-read; once done, kept 7 days but only the newest 100,000
+ * (a bound on Redis memory, which an account of 35,000 events a day passes within Stripe's 3 days of redeliveries:
+ * a redelivery is known by its event's marker instead, EVENT_MARKER_MS); 30 days once failed for good (a redelivery
+ * runs it again).
  */
 const FACT_JOB_OPTIONS = { attempts: 10, backoff: { type: 'exponential', delay: 1_000 }, removeOnComplete: { age: 7 * 24 * 3_600, count: 100_000 }, removeOnFail: { age: 30 * 24 * 3_600 } };
+
+/**
+ * How long an event's marker (keys.eventQueued) says its job was queued: longer than the 3 days Stripe redelivers an
+ * event it was not answered 200 for, whatever became of the job, so such a redelivery is a duplicate, applied once.
+ */
+export const EVENT_MARKER_MS = 7 * 24 * 3_600_000;
 
 /**
  * Which of a batch's jobs exist, in one command (exists-n.lua). Sent whole with EVAL, never EVALSHA: a Redis that
@@ -55,16 +63,6 @@ export function createFactsQueue(stores: Stores) {
   const queue = new Queue<StripeEvent>(stores.queues.facts, { connection, ...stores.bullmq });
   logWorkerErrors(queue, stores.logger, 'facts queue error');
   /**
-   * The events of one event-loop turn are queued together, at most MAX_BATCH at a time: one command that tells
-   * which of their jobs exist, then one addBulk, both on this connection, so Redis answers the check before it runs
-   * the adds, and makes the adds durable by one fsync before it answers them. Each request still waits for its own
-   * job's reply (its batch's). An event delivered again within a batch is a duplicate of the first delivery, added
-   * once; in a later batch, its check goes out after the first delivery's add (once the queue is connected: before,
-   * as with two processes racing, only the count can be wrong). A failed check or add fails the batch (addBulk
-   * answers for all of it): the events answered so are delivered again by Stripe, and are found known then if they
-   * were queued after all.
-   */
-  /**
    * An event delivered again whose job failed for good (Stripe refused its re-read with a 401 while a key was being
    * rotated, or its retries ran out during an outage): its job runs again, with its retries back, instead of the
    * redelivery being taken as a duplicate of a job that applied nothing. Stripe stops redelivering once it was
@@ -83,41 +81,63 @@ export function createFactsQueue(stores: Stores) {
     }
     stores.logger.info({ event: event.id, type: event.type }, 'an event whose facts job had failed for good was delivered again: its job runs again');
   }
+  /**
+   * The events of one event-loop turn are queued together, at most MAX_BATCH at a time, in three steps on this
+   * connection: one check of which of their jobs exist (one command) and which of them have a marker (another); one
+   * addBulk of the events that have neither, which Redis makes durable by one fsync before it answers; then the markers
+   * of the events now queued. A marker is written only once its event's job is stored, so an event is never answered
+   * `duplicate` unless its job was queued; a process that dies between the add and the marker leaves the job, which a
+   * redelivery finds. An event delivered again while this process is still storing it waits for that storing and is
+   * a duplicate of it (two processes racing may both take it as new: only the count is wrong, the add of a known id
+   * changes nothing). A failed step fails the batch (addBulk answers for all of it): the events answered so are
+   * delivered again by Stripe, and are found known then if they were queued after all.
+   */
   const adds = createCoalescer<StripeEvent, { duplicate: boolean }>(async (events) => {
-    const seen = new Set<string>();
-    const again = events.map((event) => {
-      if (seen.has(event.id)) return true;
-      seen.add(event.id);
-      return false;
-    });
-    const distinct = events.filter((_, index) => !again[index]);
-    const known = connection.eval(EXISTS_N, distinct.length + 1, ...distinct.map((event) => queue.toKey(event.id)), queue.toKey('failed'), ...distinct.map((event) => event.id));
-    const added = queue.addBulk(distinct.map((event) => ({ name: event.type, data: event, opts: { ...FACT_JOB_OPTIONS, jobId: event.id } })));
-    // One timer per batch: every request of it is answered 503, and the adds go on (one that lands late is found by the redelivery).
-    const stored = async (): Promise<unknown[]> => {
-      const [found] = await Promise.all([known, added]);
-      if (!Array.isArray(found) || found.length !== distinct.length) throw new Error(`Redis answered ${String(JSON.stringify(found)).slice(0, 200)} when asked which of ${distinct.length} jobs exist.`);
-      await Promise.all(distinct.filter((_, index) => found[index] === 2).map((event) => runAgain(event)));
-      return found;
-    };
-    const found = await withinRedisTimeout(stored(), FACTS_ACCEPT_TIMEOUT_MS, refusal(`Redis did not store it within ${FACTS_ACCEPT_TIMEOUT_MS} ms`));
-    const knownIds = new Set(distinct.filter((_, index) => found[index] === 1).map((event) => event.id));
-    return events.map((event, index) => ({ duplicate: again[index] === true || knownIds.has(event.id) }));
+    const markers = events.map((event) => stores.keys.eventQueued(event.id));
+    const [found, marked] = await Promise.all([
+      connection.eval(EXISTS_N, events.length + 1, ...events.map((event) => queue.toKey(event.id)), queue.toKey('failed'), ...events.map((event) => event.id)),
+      connection.mget(...markers),
+    ]);
+    if (!Array.isArray(found) || found.length !== events.length) throw new Error(`Redis answered ${String(JSON.stringify(found)).slice(0, 200)} when asked which of ${events.length} jobs exist.`);
+    // A marker without its job: the job was queued within EVENT_MARKER_MS and is gone since (completed, then removed).
+    const known = events.map((_, index) => found[index] === 1 || (found[index] === 0 && marked[index] !== null));
+    const fresh = events.filter((_, index) => found[index] === 0 && marked[index] === null);
+    if (fresh.length > 0) await queue.addBulk(fresh.map((event) => ({ name: event.type, data: event, opts: { ...FACT_JOB_OPTIONS, jobId: event.id } })));
+    await Promise.all(events.filter((_, index) => found[index] === 2).map((event) => runAgain(event)));
+    await Promise.all(markers.filter((_, index) => marked[index] === null).map((marker) => connection.set(marker, '1', 'PX', EVENT_MARKER_MS, 'NX')));
+    return known.map((duplicate) => ({ duplicate }));
   }, { maxBatch: MAX_BATCH });
+  // The answers of the events this process is storing now, by event id (see above).
+  const storing = new Map<string, Promise<{ duplicate: boolean }>>();
   return {
     queue,
     /**
      * Durably queues a verified event; a redelivered event (same id) is a no-op, answered `duplicate` when its job
-     * is still known; the add of a known id changes nothing. Known is an EXISTS on the job's hash, whatever the
-     * backlog (BullMQ's getJobState scans the waiting list, so it grew with every event not yet applied). Two
-     * deliveries racing through two processes may both read "new"; only the count is affected, never the job.
+     * or its marker is known (an EXISTS on the job's hash, whatever the backlog: BullMQ's getJobState scans the
+     * waiting list, so it grew with every event not yet applied). Answered within FACTS_ACCEPT_TIMEOUT_MS or refused
+     * (the route answers 503); the storing goes on, and a redelivery meanwhile waits for it.
      */
     accept(event: StripeEvent): Promise<{ duplicate: boolean }> {
       if (AWAY.has(connection.status)) return Promise.reject(unavailable(`Redis is unreachable (the connection is ${connection.status})`));
       // Refused alone, before it joins a batch: a job that cannot be serialised would fail the whole batch's add, and
       // with it every event delivered in the same turn (the route's verifier refuses such bodies first).
       if (nestsDeeperThan(event.data.object, MAX_JSON_DEPTH)) return Promise.reject(new InterlockError('invalid_request', `Event ${event.id}'s object nests deeper than ${MAX_JSON_DEPTH} levels; it cannot be queued.`));
-      return adds.submit(event);
+      try {
+        stores.keys.eventQueued(event.id);
+      } catch (error) {
+        return Promise.reject(new InterlockError('invalid_request', `${errorMessage(error)} It cannot be queued.`));
+      }
+      const first = storing.get(event.id);
+      let stored: Promise<{ duplicate: boolean }>;
+      if (first === undefined) {
+        stored = adds.submit(event);
+        storing.set(event.id, stored);
+        const forget = () => storing.delete(event.id);
+        void stored.then(forget, forget);
+      } else {
+        stored = first.then(() => ({ duplicate: true }));
+      }
+      return withinRedisTimeout(stored, FACTS_ACCEPT_TIMEOUT_MS, refusal(`Redis did not store it within ${FACTS_ACCEPT_TIMEOUT_MS} ms`));
     },
     async close(): Promise<void> {
       await queue.close();
@@ -461,6 +481,20 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
       stores.logger.error({ err: error }, 'could not repair half-closed exposures; the next reconciliation pass tries again');
     }
   };
+  /**
+   * Drops the watch-list entries older than any reconciliation can ask for (LONGEST_RECONCILE_SINCE_MS, or this
+   * process's horizon when longer), as of `now` (Redis ms), so the list does not grow for the life of the deployment.
+   * A failure is logged and left to the next pass.
+   */
+  const keepWatchMs = Math.max(LONGEST_RECONCILE_SINCE_MS, options.horizonMs);
+  const trimWatch = async (now: number) => {
+    try {
+      const dropped = await journalOf(stores).trimWatch(now - keepWatchMs);
+      if (dropped > 0) stores.logger.info({ dropped, olderThan: new Date(now - keepWatchMs).toISOString() }, "dropped watch-list entries older than any reconciliation reads");
+    } catch (error) {
+      stores.logger.warn({ err: error }, "could not trim the reconciler's watch list; the next pass tries again");
+    }
+  };
   const run = async (scheduled: boolean): Promise<ReconcilePass> => {
     const token = randomBytes(16).toString('hex');
     const askedAt = performance.now();
@@ -505,6 +539,7 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
     else if (report.unread > 0) stores.logger.warn({ unread: report.unread, failures: report.failures }, 'reconciliation passed over effects it could not re-read');
     if (report.appended > 0) stores.logger.info({ effects: report.effects, appended: report.appended, alerts: report.alerts }, 'reconciliation appended facts');
     await repairHalfClosed();
+    await trimWatch(turn.now);
     options.onPass?.(report, await stores.journal.serverTime());
     return { ...report, skipped: null };
   };

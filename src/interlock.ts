@@ -9,7 +9,7 @@ import { ConfigError, configProblems, liveKeyProblem, loadConfig, redisDatabaseO
 import { createCreditTarget, createFactsReader, createRefundTarget, createStripeClient, type StripeClient } from './stripe/index.js';
 import { targetByKind } from './targets/by-kind.js';
 import { withCrashAt } from './targets/crash-injection.js';
-import type { PublicKeySet, SigningKey } from './core/signing.js';
+import { signingKeyProblem, type PublicKeySet, type SigningKey } from './core/signing.js';
 import type { Telemetry } from 'bullmq';
 import type { Actor, Entry } from './core/entries.js';
 import type { Outcome } from './core/outcomes.js';
@@ -33,9 +33,10 @@ import type { PremiseChange } from './core/entries.js';
 import { InterlockError } from './core/errors.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { closeConnection, createQueueConnection, createRedisClient, otherDatabase, type RedisClient } from './redis/client.js';
-import { createDurabilityMonitor, holdDeploymentMarker, inspectDurability, requireDurability, type Durability, type DurabilityMonitor } from './redis/durability.js';
+import { createDurabilityMonitor, holdDeploymentMarker, inspectDurability, requireDurability, warnUnboundedMemory, type Durability, type DurabilityMonitor } from './redis/durability.js';
 import { createHeartbeat, WorkerSupersededError, type Heartbeat } from './redis/heartbeat.js';
 import { createRedisJournal, type Journal, type ReconcileCursor, type ReconcileTurn, type WatchPosition } from './redis/journal.js';
+export { LONGEST_RECONCILE_SINCE_MS } from './redis/journal.js';
 import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys.js';
 import { membersAfter } from './redis/newest-first.js';
 
@@ -61,7 +62,7 @@ export type { ReconcileCursor, ReconcileTurn, WatchPosition } from './redis/jour
 export { effectIdFor, isEffectId } from './core/effect-id.js';
 export { verify, outcomeOf, outcomeReason, currentOutcome, entrySignatures, type Verification, type EntrySignature } from './core/verify.js';
 export { verifyReceiptText, parseReceiptText, type ReceiptText } from './core/receipt-text.js';
-export { publicKeySet, publicKeyFromPem, publicKeysFromPem, type PublicKeySet, type SigningKey } from './core/signing.js';
+export { publicKeySet, publicKeyFromPem, publicKeysFromPem, signingKeyFromPem, type PublicKeySet, type SigningKey } from './core/signing.js';
 export { publicKeyPem, tokensFileExposure, type KeyExposure } from './keys/key-store.js';
 export { Rejected, SendFenced, ProcessCrash, type Target, type SendContext, type ReadContext } from './core/target.js';
 export { createMemoryTarget, type MemoryTarget, type Fault } from './targets/memory-target.js';
@@ -171,8 +172,47 @@ export type Stores = {
   close(how?: { withinMs?: number }): Promise<void>;
 };
 
-type StoreInternals = { redis: RedisClient; fullJournal: Journal; ownsRedis: boolean };
+/** `assertOpen` throws once the stores' close() began (not_available, saying so). */
+type StoreInternals = { redis: RedisClient; fullJournal: Journal; ownsRedis: boolean; assertOpen(): void };
 const internals = new WeakMap<Stores, StoreInternals>();
+
+const STORES_CLOSED = 'these stores were closed (close() was called); open new ones with openStores';
+
+const AsyncFunction = (async () => undefined).constructor;
+const AsyncGeneratorFunction = async function* () {}.constructor;
+
+/**
+ * `store` as the stores hand it out: each of its asynchronous methods first asks `assertOpen`, so a call made after
+ * close() is refused with a registry code and words that say what to do, instead of the Redis client's "Connection
+ * is closed.". Everything else reads and writes through to `store` itself, which the stores' own parts (the gate,
+ * the inbox, the facts) go on using as it is: a method replaced on the one (a test's stand-in) is replaced on both.
+ */
+function refusingOnceClosed<T extends object>(store: T, assertOpen: () => void): T {
+  // One guarded method per method, so reading it twice gives the same function.
+  const guarded = new WeakMap<object, unknown>();
+  const guard = (member: object): unknown => {
+    if (member instanceof AsyncGeneratorFunction) {
+      const generator = member as (...args: unknown[]) => AsyncGenerator<unknown>;
+      return async function* (this: unknown, ...args: unknown[]) {
+        assertOpen();
+        return yield* generator.apply(this, args);
+      };
+    }
+    const method = member as (...args: unknown[]) => Promise<unknown>;
+    return async function (this: unknown, ...args: unknown[]) {
+      assertOpen();
+      return method.apply(this, args);
+    };
+  };
+  return new Proxy(store, {
+    get(target, name, receiver) {
+      const member: unknown = Reflect.get(target, name, receiver);
+      if (!(member instanceof AsyncFunction || member instanceof AsyncGeneratorFunction)) return member;
+      if (!guarded.has(member)) guarded.set(member, guard(member));
+      return guarded.get(member);
+    },
+  });
+}
 
 /** BullMQ's OpenTelemetry hook, loaded only when INTERLOCK_OTEL is on: off, nothing of it is even imported. */
 async function otelTelemetry(): Promise<Telemetry> {
@@ -237,6 +277,10 @@ export async function openStores(config: Config = loadConfig(), options: { logge
   const logger = options.logger ?? createLogger(config.logLevel);
   // What can fail comes first: a key file that cannot be used, or tracing that cannot load, fails the command
   // before a connection exists to hold the process open.
+  // A key handed in is held to what a key file gives (signingKeyFromPem): anything else would sign receipts that the
+  // service's own public keys call forged, while the money moves.
+  const keyProblem = options.signingKey === undefined ? null : signingKeyProblem(options.signingKey);
+  if (keyProblem !== null) throw new ConfigError(`The signing key given cannot sign receipts: ${keyProblem}. Build it with signingKeyFromPem(<the private key's PEM text>), or give none and the service uses INTERLOCK_SIGNING_KEY_FILE (or the key in its data directory).`);
   const signingKey = options.signingKey ?? configuredSigningKey(config, logger);
   const publicKeys = verifyingKeys(signingKey, config.retiredPublicKeysFile);
   const retiredExposure = config.retiredPublicKeysFile === null ? null : retiredKeysFileExposure(config.retiredPublicKeysFile);
@@ -262,17 +306,30 @@ export async function openStores(config: Config = loadConfig(), options: { logge
   const approvals = createRedisApprovals({ redis, keys });
   const queues = queueNames(config.keyPrefix);
   const alerts = createAlerts({ redis, keys, now: () => fullJournal.serverTime() });
+  let closed = false;
+  const assertOpen = () => {
+    // Retryable, as the Redis client's "Connection is closed." was (an outage): a job that meets it in a process
+    // shutting down is put back for a process whose stores are open, not failed for good.
+    if (closed) throw new InterlockError('not_available', STORES_CLOSED, { retryable: true });
+  };
+  let closing: Promise<void> | null = null;
+  async function closeStores(how: { withinMs?: number }): Promise<void> {
+    // Upkeep only while Redis is up (see Sender.close): recovery drops the finished entries otherwise.
+    if (redis.status === 'ready') await fullJournal.flushIndex().catch((error: unknown) => logger.warn({ err: error }, 'could not drop finished entries of the open index; recovery will'));
+    await signer?.close();
+    if (!options.redis) await closeConnection(redis, how);
+  }
   const stores: Stores = {
     config,
     logger,
     keys,
     queues,
     bullmq: telemetry === undefined ? { prefix: queues.prefix } : { prefix: queues.prefix, telemetry },
-    journal: fullJournal,
-    approvals,
-    alerts,
-    cases: createCases({ redis, keys }),
-    inbox: createInbox({ redis, keys, journal: fullJournal, alerts }),
+    journal: refusingOnceClosed(fullJournal, assertOpen),
+    approvals: refusingOnceClosed(approvals, assertOpen),
+    alerts: refusingOnceClosed(alerts, assertOpen),
+    cases: refusingOnceClosed(createCases({ redis, keys }), assertOpen),
+    inbox: refusingOnceClosed(createInbox({ redis, keys, journal: fullJournal, alerts }), assertOpen),
     signingKey,
     publicKeys,
     queueConnection: () => createQueueConnection(config),
@@ -288,14 +345,14 @@ export async function openStores(config: Config = loadConfig(), options: { logge
         return connectionError ?? failureOf(error);
       }
     },
-    async close(how = {}) {
-      // Upkeep only while Redis is up (see Sender.close): recovery drops the finished entries otherwise.
-      if (redis.status === 'ready') await fullJournal.flushIndex().catch((error: unknown) => logger.warn({ err: error }, 'could not drop finished entries of the open index; recovery will'));
-      await signer?.close();
-      if (!options.redis) await closeConnection(redis, how);
+    // Closing twice closes once; every call after the first close() began is refused (assertOpen).
+    close(how = {}) {
+      closed = true;
+      closing ??= closeStores(how);
+      return closing;
     },
   };
-  internals.set(stores, { redis, fullJournal, ownsRedis: options.redis === undefined });
+  internals.set(stores, { redis, fullJournal, ownsRedis: options.redis === undefined, assertOpen });
   return stores;
 }
 
@@ -325,6 +382,37 @@ export async function requireDurableIntake(stores: Stores): Promise<DurabilityMo
   const monitor = createDurabilityMonitor({ redis, optOut: stores.config.unsafeDurability, intervalMs: stores.config.durabilityCheckMs, logger: stores.logger, initial: durability, marker });
   monitor.start();
   return monitor;
+}
+
+/**
+ * Warns when a server of the stores' Redis has no memory limit (maxmemory 0), so noeviction never answers OOM and
+ * Redis grows until it is killed; for a long-running service (serve), not for each one-off command.
+ */
+export async function warnIfUnboundedMemory(stores: Stores): Promise<void> {
+  await warnUnboundedMemory(innerOf(stores).redis, stores.logger);
+}
+
+/**
+ * What a closed sender answers a call that would send (DESIGN §7: its close clears the heartbeat, so every other
+ * worker takes its claims for a dead sender's). Retryable, as worker_superseded is: an effect job that meets it is put
+ * back for a running sender. A dispatch the call had made stays open, its claim given back unsent (holdBack), and a
+ * running sender's recovery sends it.
+ */
+function senderClosed(): InterlockError {
+  return new InterlockError('not_available', 'this sender was closed; submit through a running sender', { retryable: true });
+}
+
+/** Whether every one of `calls` ended (resolved or rejected) within `ms`; false when the time ran out first. */
+async function endedWithin(calls: Iterable<Promise<unknown>>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([Promise.allSettled(calls).then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Everything a process needs to send through the gate: it refuses a Redis that can lose what it acknowledged. */
@@ -399,11 +487,27 @@ export async function startSender(stores: Stores, target: Target, options: { wor
       .finally(() => rereads.delete(running));
     rereads.add(running);
   };
+  // Set first thing by close(): from then on nothing is dispatched or sent (the guard), and no gate call starts.
+  let closed = false;
+  // The gate calls under way that can send (submit, submitLatest, recover): close waits for them before it clears
+  // the heartbeat, since one that had begun before it may be a step away from its send.
+  const calls = new Set<Promise<unknown>>();
+  const counted = <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      if (closed) throw senderClosed();
+      const running = call(...args);
+      calls.add(running);
+      try {
+        return await running;
+      } finally {
+        calls.delete(running);
+      }
+    };
   // The gate refuses a target it cannot rely on (createGate): built before the first beat, so a refused start leaves no
   // heartbeat announcing a worker that does not exist, nor a watchdog thread, nor its default worker id taken.
-  let gate: Gate;
+  let created: Gate;
   try {
-    gate = createGate({
+    created = createGate({
       journal,
       approvals: stores.approvals,
       heartbeat,
@@ -414,6 +518,7 @@ export async function startSender(stores: Stores, target: Target, options: { wor
       // every other worker reads this one's claims as a dead sender's, so a send here would race their takeover.
       guard: {
         assertMaySend() {
+          if (closed) throw senderClosed();
           if (heartbeat.supersededBy() !== null) throw new WorkerSupersededError(heartbeat.workerId);
           durabilityMonitor.assertDurable();
         },
@@ -433,28 +538,53 @@ export async function startSender(stores: Stores, target: Target, options: { wor
   }
   // Started last, so a failed start leaves no timer behind.
   durabilityMonitor.start();
+  const gate: Gate = {
+    ...created,
+    submit: counted(created.submit),
+    submitLatest: counted(created.submitLatest),
+    recover: counted(created.recover),
+    async receipt(effectId: string) {
+      inner.assertOpen();
+      return created.receipt(effectId);
+    },
+  };
+  // How long close waits for the calls under way. Once closed is set each is refused at its next step toward a send
+  // (holdBack asks the guard), so a call that had passed the guard is at most one Redis command (the resend's
+  // script, the replicas' WAIT) from its send, and a send ends by its deadline: after both bounds, what is left of a
+  // call sends nothing (a recovery pass's lookups, say), and the heartbeat need not cover it.
+  const callsBoundMs = config.sendTimeoutMs + config.redisCommandTimeoutMs;
+  async function closeSender(closeOptions: { clearHeartbeat?: boolean }): Promise<void> {
+    // What closing writes is upkeep, done only while Redis is up: a write waiting out an outage would hold the
+    // shutdown for as long as it lasts. The open index's finished entries are then dropped by recovery, and the
+    // heartbeat lapses on its own (until then this worker's claims look alive, as a crashed worker's would).
+    await Promise.all(rereads);
+    const up = redis.status === 'ready';
+    // With Redis away the heartbeat cannot be cleared (it lapses, as a crashed sender's does): nothing to wait for.
+    if (up && !(await endedWithin(calls, callsBoundMs))) {
+      logger.warn({ calls: calls.size, waitedMs: callsBoundMs }, 'gate calls begun before close are still running; they send nothing more, and the heartbeat is cleared without them');
+    }
+    if (up) await Promise.all(sending);
+    if (up) await journal.flushIndex().catch(() => undefined);
+    await durabilityMonitor.stop();
+    const clear = closeOptions.clearHeartbeat ?? true;
+    if (clear && !up) logger.warn('Redis is away: the heartbeat is left to lapse on its own');
+    await heartbeat.stop({ clear: clear && up }).catch((error: unknown) => logger.warn({ err: error }, 'could not clear the heartbeat; it lapses on its own'));
+    await watchdog.close();
+    // A default id is free for the next sender of this process once none of this one's sends is on the wire (with
+    // Redis away they were not waited for): that sender reads what this one left as a restarted worker's.
+    if (sending.size === 0) releaseWorkerId();
+  }
+  let closing: Promise<void> | null = null;
   return {
     gate,
     heartbeat,
     durability,
     durabilityMonitor,
-    async close(closeOptions = {}) {
-      // What closing writes is upkeep, done only while Redis is up: a write waiting out an outage would hold the
-      // shutdown for as long as it lasts. The open index's finished entries are then dropped by recovery, and the
-      // heartbeat lapses on its own (until then this worker's claims look alive, as a crashed worker's would).
-      await Promise.all(rereads);
-      const up = redis.status === 'ready';
-      // With Redis away the heartbeat cannot be cleared (it lapses, as a crashed sender's does): nothing to wait for.
-      if (up) await Promise.all(sending);
-      if (up) await journal.flushIndex().catch(() => undefined);
-      await durabilityMonitor.stop();
-      const clear = closeOptions.clearHeartbeat ?? true;
-      if (clear && !up) logger.warn('Redis is away: the heartbeat is left to lapse on its own');
-      await heartbeat.stop({ clear: clear && up }).catch((error: unknown) => logger.warn({ err: error }, 'could not clear the heartbeat; it lapses on its own'));
-      await watchdog.close();
-      // A default id is free for the next sender of this process once none of this one's sends is on the wire (with
-      // Redis away they were not waited for): that sender reads what this one left as a restarted worker's.
-      if (sending.size === 0) releaseWorkerId();
+    // Closing twice closes once. `closed` is set before anything is awaited, so no send starts after close() is called.
+    close(closeOptions = {}) {
+      closed = true;
+      closing ??= closeSender(closeOptions);
+      return closing;
     },
   };
 }

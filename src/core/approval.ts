@@ -38,8 +38,12 @@ export function approvalProblems(snapshot: ApprovalSnapshot | null, question: Co
 
 const CONTROL = /\p{Cc}/u;
 
-/** Readable problems with proposed terms, or none. */
+/**
+ * Readable problems with proposed terms, or none. The terms may come from a caller the types do not hold (JavaScript,
+ * a parsed body), so anything that is not an object is a problem too, not a TypeError on its first field.
+ */
 export function termsProblems(terms: ApprovalTerms): string[] {
+  if (typeof terms !== 'object' || (terms as unknown) === null || Array.isArray(terms)) return ['terms must be an object'];
   const problems: string[] = [];
   if (typeof terms.id !== 'string' || !APPROVAL_ID.test(terms.id)) problems.push('id must be 1-200 letters, digits or _ . : -');
   if (typeof terms.approver !== 'string' || terms.approver.trim().length === 0 || terms.approver.length > 200 || hasLoneSurrogate(terms.approver) || CONTROL.test(terms.approver)) {

@@ -1,6 +1,6 @@
 // Ed25519 signing of entry hashes and receipt heads. Keys carry a key id derived from the public key, so a
 // verifier holding several public keys (rotation) picks the right one without trusting the signer's label.
-import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, KeyObject, sign, verify } from 'node:crypto';
 
 export type SigningKey = { kid: string; privateKey: KeyObject; publicKey: KeyObject };
 
@@ -33,6 +33,30 @@ export function signingKeyFromPem(privatePem: string): SigningKey {
   if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error(`The signing key is ${privateKey.asymmetricKeyType ?? 'unknown'}, not Ed25519. Generate one with \`npx interlock keys generate\`.`);
   const publicKey = createPublicKey(privateKey);
   return { kid: keyIdOf(publicKey), privateKey, publicKey };
+}
+
+/** What signingKeyProblem signs and verifies: a key whose halves are not one pair fails on it. */
+const PAIR_PROBE = 'interlock signing key pair check';
+
+/**
+ * Why `key` cannot sign receipts its own public key verifies, or null when it can. A SigningKey built by hand (a
+ * library caller's) is held to what signingKeyFromPem makes: an Ed25519 private and public KeyObject that are one pair
+ * (a signature of the one verifies with the other), labelled with the public key's id (keyIdOf). Any other label makes
+ * receipts name a key no verifier holds; halves of two keys make signatures that verify with neither.
+ */
+export function signingKeyProblem(key: unknown): string | null {
+  if (typeof key === 'string') return 'it is a text, not a SigningKey (build one from a PEM text with signingKeyFromPem)';
+  if (typeof key !== 'object' || key === null) return `it is ${key === null ? 'null' : typeof key}, not a SigningKey { kid, privateKey, publicKey }`;
+  const { kid, privateKey, publicKey } = key as { kid?: unknown; privateKey?: unknown; publicKey?: unknown };
+  if (!(privateKey instanceof KeyObject) || privateKey.type !== 'private') return 'its privateKey is not a private KeyObject (a SigningKey is { kid, privateKey, publicKey }, as signingKeyFromPem builds it)';
+  if (!(publicKey instanceof KeyObject) || publicKey.type !== 'public') return 'its publicKey is not a public KeyObject (a SigningKey is { kid, privateKey, publicKey }, as signingKeyFromPem builds it)';
+  if (privateKey.asymmetricKeyType !== 'ed25519' || publicKey.asymmetricKeyType !== 'ed25519') {
+    return `it is ${privateKey.asymmetricKeyType ?? 'unknown'}/${publicKey.asymmetricKeyType ?? 'unknown'}, not Ed25519 (generate one with \`npx interlock keys generate\`)`;
+  }
+  const id = keyIdOf(publicKey);
+  if (kid !== id) return `its kid ${typeof kid === 'string' ? JSON.stringify(kid.slice(0, 80)) : `(a ${typeof kid})`} is not its public key's id ${id}: receipts would name a key no verifier holds (build the key with signingKeyFromPem, which sets the kid)`;
+  if (!verifyText(PAIR_PROBE, signText(PAIR_PROBE, { kid: id, privateKey, publicKey }), publicKey)) return 'its privateKey and publicKey are halves of two different keys, so nothing it signs would verify';
+  return null;
 }
 
 const GENERATE_ADVICE = 'generate a new one with `npx interlock keys generate --out FILE`';

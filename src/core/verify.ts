@@ -9,7 +9,7 @@ import { collectMoneyFacts, deriveExposure, deriveFinalMoney, deriveSecondCompen
 import { formatOf, headSignatureValid, type Receipt } from './receipt.js';
 import { parseReceipt } from './receipt-schema.js';
 import { parseSeal, verifySeal } from './seal.js';
-import { isCanonicalSignature, SIGNATURE_CHARS, verifyText, type PublicKeySet } from './signing.js';
+import { isCanonicalSignature, publicKeySet, SIGNATURE_CHARS, verifyText, type PublicKeySet } from './signing.js';
 import type { KeyObject } from 'node:crypto';
 import { assertJson, isJsonObject, type JsonObject } from './json.js';
 import { isForeignRefusal, openDispatch } from './decisions.js';
@@ -62,10 +62,37 @@ function incidentOf(effect: JsonObject | undefined): string | null {
   return typeof effect?.incident === 'string' ? effect.incident : null;
 }
 
-export type VerifyOptions = { publicKeys?: PublicKeySet };
+/**
+ * `publicKeys`: the keys receipts are signed with, by key id (stores.publicKeys), or their PEM text (a rotation bundle
+ * of several blocks included) or a list of PEM texts, as `interlock keys public` prints them.
+ */
+export type VerifyOptions = { publicKeys?: PublicKeySet | string | readonly string[] };
 
 const EMPTY_MONEY: FinalMoney = { status: 'unknown', refund: null, refunds: [], failureReason: null, disputes: [] };
 const NO_KEYS = 'signatures: no public key was given, so anyone could have re-sealed this chain; verify with the signer\'s public key';
+
+/** The keys to check signatures with, or null, and why the signatures go unchecked when they are null. */
+type KeysGiven = { keys: PublicKeySet; unchecked: null } | { keys: null; unchecked: string };
+
+/**
+ * The public keys option as a key set. A value that holds no keys is the caller's mistake, not the receipt's: it
+ * leaves the signatures unchecked (valid is then null at best), saying what to pass, and never reads as tampering.
+ */
+function keysGiven(given: unknown): KeysGiven {
+  if (given === undefined || given === null) return { keys: null, unchecked: NO_KEYS };
+  const wrong = (what: string) => ({ keys: null, unchecked: `signatures: not checked, because the publicKeys option ${what}; pass the service's key set (stores.publicKeys), a PEM text of public keys, or a list of PEM texts` });
+  if (typeof given === 'string' || (Array.isArray(given) && given.every((pem) => typeof pem === 'string'))) {
+    try {
+      return { keys: publicKeySet(typeof given === 'string' ? [given] : (given as string[])), unchecked: null };
+    } catch (error) {
+      return wrong(`holds a text that is not a public key (${clipped(error instanceof Error ? error.message : String(error))})`);
+    }
+  }
+  // A key set is read through get(kid) alone, so any map of key ids is one (a Map from another realm included).
+  if (typeof given === 'object' && typeof (given as { get?: unknown }).get === 'function') return { keys: given as PublicKeySet, unchecked: null };
+  if (Array.isArray(given)) return wrong('is a list that is not of PEM texts');
+  return wrong(`is ${typeof given === 'object' ? 'an object' : `a ${typeof given}`} that is not a key set (a Map of key id to public key)`);
+}
 
 function invalid(problems: string[], effectId: string | null): Verification {
   return {
@@ -236,13 +263,13 @@ function boundedOrNull<T>(value: T): T | null {
   }
 }
 
-function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions): Verification {
+function verifyParsed(input: unknown, receipt: Receipt, given: KeysGiven): Verification {
   const raw = (input as { entries: unknown[] }).entries;
   const problems: string[] = [];
 
   const chainIntact = checkChain(receipt, raw, problems);
   checkSignatureShape(receipt, problems);
-  const signed = options.publicKeys ? checkSignatures(receipt, options.publicKeys, problems) : null;
+  const signed = given.keys === null ? null : checkSignatures(receipt, given.keys, problems);
 
   const entries = receipt.entries;
   const firstProposal = entries[0]?.kind === 'PROPOSED' ? entries[0] : null;
@@ -433,7 +460,7 @@ function verifyParsed(input: unknown, receipt: Receipt, options: VerifyOptions):
     chainIntact,
     signed,
     checked: { chain: true, rules: true, signatures: signed !== null },
-    unchecked: signed === null ? [NO_KEYS] : [],
+    unchecked: given.unchecked === null ? [] : [given.unchecked],
     effectId: receipt.effectId,
     outcome: settled.outcome,
     happened,
@@ -464,7 +491,7 @@ export function verify(input: unknown, options: VerifyOptions = {}): Verificatio
     claimed = typeof id === 'string' ? id : null;
     const parsed = parseReceipt(input);
     if (!parsed.ok) return invalid(parsed.problems, claimed);
-    return verifyParsed(input, parsed.receipt, options);
+    return verifyParsed(input, parsed.receipt, keysGiven(options.publicKeys));
   } catch (error) {
     // Hostile input can reach corners no rule foresaw (a getter that throws, a value no hash can take): the
     // answer is still an answer, never an exception.

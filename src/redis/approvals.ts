@@ -152,7 +152,10 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
      */
     async setSubjectCap(subject: string, limitCents: number): Promise<{ limitCents: number; movedCents: number }> {
       if (!Number.isSafeInteger(limitCents) || limitCents < 0) throw new ApprovalError('invalid_approval', `A cap must be a whole, non-negative number of cents, not ${String(limitCents)}.`);
-      if (!SUBJECT.test(subject)) throw new ApprovalError('invalid_approval', `A cap's subject must name one payment or one customer, e.g. payment:pi_123 or customer:cus_123, not ${subject.slice(0, 80)}.`);
+      if (typeof subject !== 'string' || !SUBJECT.test(subject)) {
+        const given = typeof subject === 'string' ? subject.slice(0, 80) : `a value of type ${subject === null ? 'null' : typeof subject}`;
+        throw new ApprovalError('invalid_approval', `A cap's subject must name one payment or one customer, e.g. payment:pi_123 or customer:cus_123, not ${given}.`);
+      }
       // SUBJECT is narrower than the Redis key rule, so the partition key is always valid here.
       const partition = assertPartition(subject);
       const reply = await run<{ status: 'OK'; movedCents: string; limit: string }>('set-cap-1', [keys.subject(partition)], [limitCents, `subject:${subject}`]);

@@ -10,6 +10,9 @@
 // The check runs at start (requireDurability) and again while running (createDurabilityMonitor), since CONFIG SET
 // can change any of them under a live worker. The monitor also reads the deployment's marker key: settings can stay
 // right while the data goes (a restart without the append-only file, FLUSHALL, a failover to an empty server).
+// A master with no memory limit (maxmemory 0) is not refused, but a process warns of it at start
+// (warnUnboundedMemory): noeviction acts only at the limit, so such a Redis never answers OOM (an outage the service
+// waits out) and grows until the kernel or its container kills it.
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -115,6 +118,25 @@ async function inspectNode(redis: Redis, optOut: boolean): Promise<Durability> {
   if (noAppendfsyncOnRewrite !== 'no' && rewriteRead.error === null) problems.push(`no-appendfsync-on-rewrite is ${noAppendfsyncOnRewrite}, not no, so entries acknowledged during an AOF rewrite or snapshot may never reach the disk`);
   if (maxmemoryPolicy !== 'noeviction') problems.push(`maxmemory-policy is ${maxmemoryPolicy}, not noeviction, so Redis may evict a journal and a committed request would commit again`);
   return { durable: problems.length === 0, appendonly, appendfsync, maxmemoryPolicy, noAppendfsyncOnRewrite, problems, optedOut: optOut && problems.length > 0 };
+}
+
+/**
+ * Logs a warning when a master of the service's Redis has no memory limit (`maxmemory 0` in INFO memory, which a
+ * Redis that disabled CONFIG still answers); see the top of this file. For a process's start, beside its durability
+ * check; a failure to read it is logged at debug and changes nothing.
+ */
+export async function warnUnboundedMemory(client: RedisClient, logger: Logger): Promise<void> {
+  let unbounded: string[];
+  try {
+    const { nodes } = await writableNodesNow(client, SLOT_MAP_TIMEOUT_MS);
+    const limits = await Promise.all(nodes.map(async (node) => infoField(String(await node.info('memory')), 'maxmemory')));
+    unbounded = nodes.filter((_, index) => limits[index] === '0').map(nodeName);
+  } catch (error) {
+    logger.debug({ err: error }, "could not read Redis's memory limit");
+    return;
+  }
+  if (unbounded.length === 0) return;
+  logger.warn({ redis: unbounded }, `Redis has no memory limit (maxmemory 0 on ${unbounded.join(', ')}): under maxmemory-policy noeviction it never refuses a write with OOM, an outage the service would wait out, but grows until the kernel or its container kills it (and, replaying the same append-only file, may be killed again at restart). Set maxmemory below the memory Redis may use (README "Retention" says how to size it).`);
 }
 
 function unknownDurability(optOut: boolean, problem: string): Durability {

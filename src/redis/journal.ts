@@ -267,6 +267,13 @@ export const BIND_WINDOW_MS = 5 * 60_000;
  */
 export const RECENT_COMMIT_MS = 10 * 60_000;
 
+/**
+ * The longest window `interlock reconcile --since` takes (src/main.ts refuses a longer one). A watch-list entry older
+ * than it, and than the scheduled passes' horizon, is one no reconciliation can ask for: the end of each scheduled
+ * pass drops such entries (queues/facts.ts, trimWatch).
+ */
+export const LONGEST_RECONCILE_SINCE_MS = 400 * 86_400_000;
+
 export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signingKey: SigningKey; signer?: Signer; maxSkewMs?: number; casAttempts?: number; clock?: RedisClock; bindWindowMs?: number }) {
   const { redis, keys, signingKey } = deps;
   // Batches sealed in the same turn of the event loop share one signature (src/keys/sealer.ts).
@@ -543,9 +550,9 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
      * `next` is where this one stopped, or null when it reached the end (the next call starts over), so calls that
      * pass each other's `next` cover every such effect however many there are. `positions` holds each listed effect's
      * own place in the sequence (beside `effectIds`, index for index): a reader that stops partway goes on from the
-     * place of the last effect it finished, not from where this call began. The watch list is never trimmed here:
-     * a reconcile over a longer window than the scheduled one still needs what lies beyond that (it holds only the
-     * settles the index would not place, a few bytes each, kept as long as the journals).
+     * place of the last effect it finished, not from where this call began. The watch list is not trimmed here:
+     * a reconcile over a longer window than the scheduled one still needs what lies beyond that; trimWatch drops only
+     * what no window reaches (it holds only the settles the index would not place, a few bytes each).
      */
     async watched(since: number, limit = 1_000, after: WatchPosition | null = null): Promise<{ effectIds: string[]; positions: WatchPosition[]; next: WatchPosition | null }> {
       // Each effect once, at its first place in the sequence.
@@ -826,6 +833,15 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     async watchFrom(effectIds: readonly string[], at: number): Promise<void> {
       if (effectIds.length === 0) return;
       await redis.zadd(keys.watch, ...effectIds.flatMap((effectId) => [at, effectId]));
+    },
+
+    /**
+     * Drops the watch-list entries from before `before` (Redis ms), which no reconciliation asks for any more (the
+     * scheduled reconciler calls it at the end of each pass); one ZREMRANGEBYSCORE, O(log n + dropped). Returns how
+     * many it dropped.
+     */
+    async trimWatch(before: number): Promise<number> {
+      return redis.zremrangebyscore(keys.watch, '-inf', `(${before}`);
     },
 
     /** The effects that committed on a subject (a payment or a customer), for facts that name the subject. */

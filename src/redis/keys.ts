@@ -16,6 +16,8 @@ export type Keys = ReturnType<typeof createKeys>;
 // Room for the longest subject the schemas take: `customer:` and `cus_` before a 200-character id (213).
 const SAFE_PART = /^[A-Za-z0-9_:.-]{1,220}$/;
 const WORKER_ID = /^[A-Za-z0-9_:.@-]{1,200}$/;
+// Stripe's are `evt_` and letters, digits or _ (src/stripe/webhooks.ts); this only keeps a key readable.
+const EVENT_ID = /^[A-Za-z0-9_.-]{1,255}$/;
 
 export function assertPartition(partition: string): string {
   if (!SAFE_PART.test(partition)) {
@@ -46,8 +48,10 @@ export function createKeys(prefix = 'interlock') {
     /** ZSET "<effect id>:<submit token>" -> Redis time bound: every submit that may dispatch, and every open effect. */
     openIndex: `${index}:open`,
     /**
-     * ZSET effect id -> when it committed: the committed effects the reconciler would not find through effects-by-time
-     * (committed long after the binding that indexed them, journal.ts RECENT_COMMIT_MS), kept until the horizon passes.
+     * ZSET effect id -> when it committed (or was put back on it): the committed effects the reconciler would not find
+     * through effects-by-time (committed long after the binding that indexed them, journal.ts RECENT_COMMIT_MS), and
+     * those of facts jobs that failed for good. The end of each scheduled pass drops the entries older than any pass or
+     * `interlock reconcile --since` can ask for (journal.ts LONGEST_RECONCILE_SINCE_MS, or a longer horizon).
      */
     watch: `${index}:watch`,
     /**
@@ -110,6 +114,16 @@ export function createKeys(prefix = 'interlock') {
      * field, written by the grant that creates it). No longer written; read for those approvals.
      */
     approvalOptions: `${index}:approval-options`,
+    /**
+     * STRING with a TTL (queues/facts.ts EVENT_MARKER_MS, 7 days): the facts job of this Stripe event was queued. Set
+     * (NX) only once the job is stored, so a delivery that finds it is a duplicate even after the job itself was
+     * removed (completed facts jobs are kept up to a count, which a busy account passes within Stripe's 3 days of
+     * redeliveries).
+     */
+    eventQueued: (eventId: string) => {
+      if (!EVENT_ID.test(eventId)) throw new Error(`"${eventId.slice(0, 80)}" is not a Stripe event id (1-255 letters, digits or _ . -).`);
+      return `${index}:event-queued:${eventId}`;
+    },
     heartbeat: (workerId: string) => {
       if (!WORKER_ID.test(workerId)) throw new Error(`Worker id "${workerId.slice(0, 80)}" may only use letters, digits and _ : . @ -.`);
       return `${prefix}:heartbeat:${workerId}`;

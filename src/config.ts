@@ -11,6 +11,12 @@ import { apiBaseSettingOf, readApiBase, readStripeKey, stripeSettingOf } from '.
 /** Where the service keeps its files (signing key, tokens, service.json, a private Redis) when INTERLOCK_DATA_DIR is unset. */
 export const DEFAULT_DATA_DIR = '.data';
 
+/** The private Redis's `maxmemory` when INTERLOCK_REDIS_MAXMEMORY is unset (the README's "Retention" says how to size it). */
+export const DEFAULT_REDIS_MAXMEMORY = '1gb';
+
+/** The levels INTERLOCK_LOG_LEVEL may name: pino's, and `silent`. The sandbox keeps its own copy (sandbox/core/log.ts). */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
 const flag = z.enum(['0', '1', 'true', 'false', 'yes', 'no']).transform((value) => value === '1' || value === 'true' || value === 'yes');
 /**
  * The longest delay a Node.js timer takes (2^31 - 1 ms, about 24.8 days): a longer one fires after 1 ms instead, so
@@ -45,7 +51,8 @@ const schema = z.object({
   INTERLOCK_REDIS_WAIT_MS: ms.default(1_000),
   // A Redis that is merely busy (an fsync, a slow script) must not fail every command: at least 100 ms.
   INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: wholeNumberSetting(100, MAX_TIMER_MS, 'must be at least 100 ms: shorter would fail commands of a Redis that is only busy', overTimer).default(5_000),
-  INTERLOCK_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  INTERLOCK_REDIS_MAXMEMORY: z.string().regex(/^[1-9][0-9]*(?:[kmgKMG][bB]?|[bB])?$/, 'must be a size Redis reads, such as 1gb, 512mb or 1073741824 (0, no limit, would let Redis grow until it is killed)').default(DEFAULT_REDIS_MAXMEMORY),
+  INTERLOCK_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   // Read by bin/interlock.js before any of this loads (bin/compiled.js); here so a bad value is named and the
   // variable is known.
   INTERLOCK_CODE_CACHE: flag.default(true),
@@ -174,7 +181,13 @@ export type Config = {
    * hangs while its connections stay open). Queue connections wait out outages by design; the API bounds them itself.
    */
   redisCommandTimeoutMs: number;
-  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * The `maxmemory` of the private Redis `serve` starts when REDIS_URL is unset (Redis's size syntax: 1gb, 512mb):
+   * under noeviction a full Redis refuses writes with OOM, an outage the service waits out, instead of growing until
+   * it is killed.
+   */
+  redisMaxmemory: string;
+  logLevel: (typeof LOG_LEVELS)[number];
   /** Stripe: a test key (or a live one with allowLive); null runs against the sandbox. */
   stripeSecretKey: string | null;
   /** Where the Stripe SDK sends requests, e.g. the sandbox's http://127.0.0.1:12111; null for Stripe itself. */
@@ -262,12 +275,16 @@ export function assertConsistentTiming(config: Config): void {
 }
 
 /**
- * What is wrong with a REDIS_URL the schema took as a URL, or null: its path names a database by number or nothing
- * (ioredis reads "/abc" as SELECT NaN, and "/1x" as database 1), and its user and password decode (a bare "%" in a
- * password is refused by the decoder only when the client connects).
+ * What is wrong with a REDIS_URL the schema took as a URL, or null: it carries no query or fragment (ioredis reads
+ * `?key=value` as client options: `?db=9` would select a database no check here sees, `?keyPrefix=` would write every
+ * key under another prefix), its path names a database by number or nothing (ioredis reads "/abc" as SELECT NaN, and
+ * "/1x" as database 1), and its user and password decode (a bare "%" in a password is refused by the decoder only
+ * when the client connects). The query is named by kind only: it may hold a password, and a "#" or "?" written raw in
+ * a password starts one.
  */
 export function redisUrlProblem(text: string): string | null {
   const url = new URL(text);
+  if (url.search !== '' || url.hash !== '') return 'REDIS_URL must not carry ?options or a #fragment (ioredis would read them as client options, which the service does not check): name the database as /N, such as redis://127.0.0.1:6379/2, and write a "?" or "#" in the password as %3F or %23';
   if (!/^\/?(?:[0-9]{1,5})?$/.test(url.pathname)) return `REDIS_URL's path ${JSON.stringify(url.pathname)} must be a database number such as /0, or nothing`;
   for (const [part, value] of [['user', url.username], ['password', url.password]] as const) {
     try {
@@ -318,7 +335,8 @@ export function assertMetricsAddrFree(config: Pick<Config, 'metricsAddr' | 'host
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key in schema.shape && value !== undefined && value !== ''));
+  // Empty or only whitespace (an env file's `INTERLOCK_DATA_DIR= `) is unset, as the Stripe settings read it.
+  const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key in schema.shape && value !== undefined && value.trim() !== ''));
   const parsed = schema.safeParse(present);
   if (!parsed.success) {
     const detail = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
@@ -351,6 +369,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisMinReplicas: c.INTERLOCK_REDIS_MIN_REPLICAS,
     redisWaitMs: c.INTERLOCK_REDIS_WAIT_MS,
     redisCommandTimeoutMs: c.INTERLOCK_REDIS_COMMAND_TIMEOUT_MS,
+    redisMaxmemory: c.INTERLOCK_REDIS_MAXMEMORY,
     logLevel: c.INTERLOCK_LOG_LEVEL,
     stripeSecretKey: stripeSettingOf(c.STRIPE_SECRET_KEY),
     stripeApiBase: apiBaseSettingOf(c.STRIPE_API_BASE),

@@ -3,7 +3,7 @@
 // `serve` (the one long-running command, by roles), `refund` and `credit` (propose through the queue), `recover`
 // and `reconcile` (one pass each). `npm start` runs `serve` with every role.
 import type { Command } from 'commander';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants as fsConstants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
@@ -31,6 +31,7 @@ import {
   CASE_ID,
   openStores,
   checkKeySettings,
+  closeConnection,
   parseProposal,
   redactSecrets,
   reservedRequestProblem,
@@ -54,6 +55,8 @@ import {
   unknownSettings,
   unknownSettingSentence,
   withinRedisTimeout,
+  LONGEST_RECONCILE_SINCE_MS,
+  warnIfUnboundedMemory,
 } from './interlock.js';
 import { createProgram, runProgram } from './cli/program.js';
 import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor, exitForMoney, exitForShown } from './cli/effect-command.js';
@@ -129,6 +132,16 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
   const { createApp, createDecisionsQueue, createEffectsQueue, createFactsQueue, createMetrics, express, loadApiLimits, metricsApp, openOpsQueues, queueCheck, startDecisionsWorker, startEffectsWorker, startFactsWorker, startReconciler, startRecovery, storeChecks, stripeCheck, stripeWebhookRouter } = await outerLayers();
   const stores = await openStores(config);
   const { logger } = stores;
+  await warnIfUnboundedMemory(stores);
+  // The queue connections the start opens. One whose queue or worker was never made (its BullMQ constructor threw)
+  // has no closer, and would hold the process of a failed start open for as long as Redis answers.
+  const opened: ReturnType<Stores['queueConnection']>[] = [];
+  const openQueueConnection = stores.queueConnection.bind(stores);
+  stores.queueConnection = () => {
+    const connection = openQueueConnection();
+    opened.push(connection);
+    return connection;
+  };
   for (const unknown of unknownSettings(process.env)) logger.warn({ variable: unknown.variable, nearest: unknown.nearest }, unknownSettingSentence(unknown));
   // Closed in reverse order of starting (the workers, the sender, the stores), after the HTTP listeners: their
   // ports are taken before anything else starts (a start refused on one sends nothing), yet what they take in (a
@@ -292,9 +305,12 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     // The key ids, so the processes of one deployment can be compared: each should sign with the same key.
     const retiredKids = [...stores.publicKeys.keys()].filter((kid) => kid !== stores.signingKey.kid);
     logger.info({ roles, url, metrics: metricsUrl ?? undefined, concurrency: roles.includes('worker') ? config.concurrency : undefined, kid: stores.signingKey.kid, retiredKids }, 'interlock serving');
+    stores.queueConnection = openQueueConnection;
     return { roles: [...roles], url, metricsUrl, tokensFile, stores, sender, close: closeAll, closing: () => closing };
   } catch (error) {
     await closeAll();
+    // Those their closers closed are ended already; the rest are dropped, since the start is given up.
+    await Promise.all(opened.map((connection) => closeConnection(connection, { drop: true })));
     throw error;
   }
 }
@@ -369,6 +385,29 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
+/**
+ * A STRIPE_API_BASE set without STRIPE_SECRET_KEY: the embedded sandbox would start at an address of its own and the
+ * one given would go unused, so a start whose roles call Stripe is refused instead (the webhooks role alone does not).
+ */
+function assertKeyForApiBase(config: Config, roles: readonly Role[]): void {
+  if (config.stripeApiBase === null || config.stripeSecretKey !== null || !roles.some((role) => role !== 'webhooks')) return;
+  throw new CliFailure(`STRIPE_API_BASE is set but STRIPE_SECRET_KEY is not: set the key too (${SANDBOX_KEY} for a sandbox), or unset STRIPE_API_BASE to have serve start a sandbox of its own.`, EXIT_BAD_INPUT);
+}
+
+/**
+ * The data directory (the signing key, the generated tokens, service.json and the private Redis live there), made
+ * before anything starts: a path that cannot be one is refused naming INTERLOCK_DATA_DIR, not as a file under it.
+ */
+function prepareDataDir(dataDir: string): void {
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    accessSync(dataDir, fsConstants.W_OK | fsConstants.X_OK);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw new CliFailure(`The data directory ${dataDir} (INTERLOCK_DATA_DIR) cannot be used: ${pathMeaning(error) ?? errorMessage(error)}${typeof code === 'string' ? ` (${code})` : ''}. Set INTERLOCK_DATA_DIR to a directory this user can write.`, EXIT_BAD_INPUT, { cause: error });
+  }
+}
+
 /** What `serve` started on its own because the setting was absent (issue 11 §3): closed after the service. */
 type Embedded = { redis: PrivateRedis | null; sandbox: Sandbox | null; close(): Promise<void> };
 
@@ -396,7 +435,7 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
       // writer no longer runs (a running writer is joined before this point).
       const left = readServiceFile(join(config.dataDir, SERVICE_FILE));
       const orphanOf = left !== null && runningWriter(left) === null && typeof left.redis_url === 'string' ? left.redis_url : null;
-      redis = await startPrivateRedis(config.dataDir, { orphanOf });
+      redis = await startPrivateRedis(config.dataDir, { orphanOf, maxmemory: config.redisMaxmemory });
       resolved = { ...resolved, redisUrl: redis.url };
     }
     // The default port taken by another program: a free one instead (the lines printed at start name it). A port the
@@ -518,8 +557,10 @@ function tryCommands(stripeApiBase: string | null, sandbox: boolean, dataDir: st
  */
 async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boolean): Promise<void> {
   // What can fail comes first: a key setting that stops the start stops it before a redis-server or a sandbox runs.
+  assertKeyForApiBase(given, roles);
   checkKeySettings(given);
   assertMetricsAddrFree(given, listensForHttp(roles));
+  prepareDataDir(given.dataDir);
   // A signal before the stop below is in place ends the start at once. Exiting, rather than being ended by the
   // signal, runs the exit handlers, which stop a private redis-server already started: it runs in a process group of
   // its own, so Ctrl-C never reaches it, and a process a signal ends runs none (the next start found it still serving
@@ -692,20 +733,24 @@ function announce(config: Config, service: Service, embedded: Embedded, register
  * unset: its Redis (private or given) with its key prefix, and its sandbox. A second `serve` joins it only while it runs (e.g. one more worker).
  */
 function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: boolean }): void {
-  // As loadConfig reads it: an empty value is unset, so the command finds the service `serve` started with it.
-  const dataDir = env.INTERLOCK_DATA_DIR ?? '';
+  // As loadConfig reads them: a value empty or only whitespace is unset, so the command finds the service `serve`
+  // started with it.
+  const unset = (name: string) => (env[name] ?? '').trim() === '';
+  const dataDir = unset('INTERLOCK_DATA_DIR') ? '' : (env.INTERLOCK_DATA_DIR ?? '');
   const file = join(dataDir === '' ? DEFAULT_DATA_DIR : dataDir, SERVICE_FILE);
   const start = startLine(dataDir === '' ? DEFAULT_DATA_DIR : dataDir);
   const facts = readServiceFile(file);
   if (facts === null) return;
   const running = runningWriter(facts) !== null;
   if (options.onlyWhileRunning && !running) return;
-  if ((env.REDIS_URL ?? '') === '' && typeof facts.redis_url === 'string') {
+  if (unset('REDIS_URL') && typeof facts.redis_url === 'string') {
     env.REDIS_URL = facts.redis_url;
-    if ((env.INTERLOCK_KEY_PREFIX ?? '') === '' && typeof facts.key_prefix === 'string') env.INTERLOCK_KEY_PREFIX = facts.key_prefix;
+    if (unset('INTERLOCK_KEY_PREFIX') && typeof facts.key_prefix === 'string') env.INTERLOCK_KEY_PREFIX = facts.key_prefix;
     redisUrlFromService({ file, pid: typeof facts.pid === 'number' ? facts.pid : null, running, start });
   }
-  if ((env.STRIPE_SECRET_KEY ?? '') === '' && typeof facts.stripe_secret_key === 'string' && typeof facts.stripe_api_base === 'string') {
+  // A STRIPE_API_BASE given is kept, never replaced by the service's sandbox: without a key, whatever needs Stripe
+  // refuses naming STRIPE_SECRET_KEY.
+  if (unset('STRIPE_SECRET_KEY') && unset('STRIPE_API_BASE') && typeof facts.stripe_secret_key === 'string' && typeof facts.stripe_api_base === 'string') {
     env.STRIPE_SECRET_KEY = facts.stripe_secret_key;
     env.STRIPE_API_BASE = facts.stripe_api_base;
     if (!running) stripeOfStoppedService = { file, pid: typeof facts.pid === 'number' ? facts.pid : null, apiBase: facts.stripe_api_base, start };
@@ -988,8 +1033,8 @@ function addServiceCommands(program: Command): void {
   program
     .command('reconcile')
     .description('re-read from Stripe every effect settled after a send (committed, refused by Stripe, AMBIGUOUS) within --since (default 72h) and append what changed (missed webhooks); prints the report')
-    .option('--since <duration>', 'how far back: 30m, 72h, 7d', duration('--since', 400 * 86_400_000))
-    .option('--hours <n>', 'how far back in hours (the same as --since <n>h)', wholeNumber('--hours', 'hours', { min: 1, max: 24 * 400 }))
+    .option('--since <duration>', 'how far back: 30m, 72h, 7d', duration('--since', LONGEST_RECONCILE_SINCE_MS))
+    .option('--hours <n>', 'how far back in hours (the same as --since <n>h)', wholeNumber('--hours', 'hours', { min: 1, max: LONGEST_RECONCILE_SINCE_MS / 3_600_000 }))
     .action(async (options: { since?: number; hours?: number }) => {
       if (options.since !== undefined && options.hours !== undefined) throw new CliFailure('Give --since or --hours, not both.', EXIT_BAD_INPUT);
       const windowMs = options.since ?? (options.hours ?? 72) * 3_600_000;

@@ -1,11 +1,29 @@
 // Structured logs to stderr (stdout is reserved for the line that announces the URL). INTERLOCK_LOG_LEVEL=silent
-// mutes them, as the test configuration does; set but empty (an env file's `INTERLOCK_LOG_LEVEL=`) it is unset, as
-// the service's configuration reads it (pino refuses the level '').
+// mutes them, as the test configuration does; set but empty or only whitespace (an env file's `INTERLOCK_LOG_LEVEL=`)
+// it is unset, as the service's configuration reads it (pino refuses the level '').
+import { InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
 import type { Logger } from 'pino';
 
 export type { Logger };
 
+/**
+ * The levels INTERLOCK_LOG_LEVEL may name, the same the service's configuration takes (LOG_LEVELS in src/config.ts;
+ * the sandbox imports nothing from src/, and a test holds the two lists together): a level the service refuses is
+ * refused here too, not taken by one process and not the other.
+ */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const isLogLevel = (value: string): value is LogLevel => (LOG_LEVELS as readonly string[]).includes(value);
+
+/**
+ * A logger at `level` (INTERLOCK_LOG_LEVEL when not given; `info` when that is unset). A level that is not one of
+ * LOG_LEVELS is refused naming the variable, as a usage error (the `interlock sandbox` command exits 2), instead of
+ * with pino's own sentence. The value is not repeated: a swapped line of an env file can put a secret there.
+ */
 export function createLogger(level = process.env['INTERLOCK_LOG_LEVEL'] ?? ''): Logger {
-  return pino({ name: 'stripe-sandbox', level: level === '' ? 'info' : level }, pino.destination(2));
+  const chosen = level.trim() === '' ? 'info' : level;
+  if (!isLogLevel(chosen)) throw new InvalidArgumentError(`INTERLOCK_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (lowercase), or unset for info.`);
+  return pino({ name: 'stripe-sandbox', level: chosen }, pino.destination(2));
 }

@@ -1,13 +1,16 @@
 // A private redis-server for `npm start` when REDIS_URL is unset (issue 11 §3): the journal must survive a crash
 // of Redis itself, so it runs with an append-only file fsynced on every write and never evicts keys; its files
-// live under the data directory, so the next start finds the same journal. It listens on loopback only, on a free
-// port, and is stopped (with its final fsync) when the service stops.
+// live under the data directory, so the next start finds the same journal. Its memory is bounded (maxmemory), so a
+// full Redis refuses writes with OOM, which the service waits out, instead of growing until the kernel kills it (and,
+// replaying the same file at its next start, kills it again). It listens on loopback only, on a free port, and is
+// stopped (with its final fsync) when the service stops.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
+import { DEFAULT_REDIS_MAXMEMORY } from '../config.js';
 import { InterlockError } from '../core/errors.js';
 
 export type PrivateRedis = {
@@ -19,9 +22,12 @@ export type PrivateRedis = {
   stop(): Promise<void>;
 };
 
-/** The command that starts it, for logs and for operators who want the same Redis by hand. */
-export function privateRedisArgs(dir: string, port: number): string[] {
-  return ['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--pidfile', join(dir, 'redis.pid'), '--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction', '--no-appendfsync-on-rewrite', 'no', '--save', '', '--daemonize', 'no', '--protected-mode', 'yes'];
+/**
+ * The command that starts it, for logs and for operators who want the same Redis by hand. `maxmemory` in Redis's size
+ * syntax (INTERLOCK_REDIS_MAXMEMORY).
+ */
+export function privateRedisArgs(dir: string, port: number, maxmemory = DEFAULT_REDIS_MAXMEMORY): string[] {
+  return ['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--pidfile', join(dir, 'redis.pid'), '--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory', maxmemory, '--maxmemory-policy', 'noeviction', '--no-appendfsync-on-rewrite', 'no', '--save', '', '--daemonize', 'no', '--protected-mode', 'yes'];
 }
 
 function livePid(file: string): number | null {
@@ -144,7 +150,7 @@ async function stopOrphan(url: string, dir: string, pid: number): Promise<boolea
   return false;
 }
 
-type StartOptions = { onLine?: (line: string) => void; orphanOf?: string | null; signal?: AbortSignal };
+type StartOptions = { onLine?: (line: string) => void; orphanOf?: string | null; signal?: AbortSignal; maxmemory?: string };
 
 /**
  * Starts redis-server under `<dataDir>/redis`; throws `invalid_config` (exit 2) when the binary is missing.
@@ -153,6 +159,7 @@ type StartOptions = { onLine?: (line: string) => void; orphanOf?: string | null;
  * `signal`: aborting it before the server answers kills the server (its append-only file is fsynced on every write,
  * so a kill loses nothing it acknowledged) and fails the start once the server has exited, so the caller may remove
  * its directory; aborting it later does nothing (stop() stops a started server).
+ * `maxmemory`: the server's memory limit (config.redisMaxmemory; DEFAULT_REDIS_MAXMEMORY when not given).
  */
 export async function startPrivateRedis(dataDir: string, options: StartOptions & { binary?: string } = {}): Promise<PrivateRedis> {
   const binary = options.binary ?? 'redis-server';
@@ -188,7 +195,7 @@ async function startLocked(binary: string, dir: string, dataDir: string, options
   // In a process group of its own: Ctrl-C signals the terminal's whole group, and Redis would stop at once while the
   // service is still draining (a send in progress could then not record its end). The service stops it after the
   // drain, and a service that exits without stopping it (a second signal, a stop that overran) ends it on the way out.
-  const child: ChildProcess = spawn(binary, privateRedisArgs(dir, port), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child: ChildProcess = spawn(binary, privateRedisArgs(dir, port, options.maxmemory), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const endWithProcess = () => {
     // SIGTERM: Redis fsyncs the append-only file and exits, after this process has gone.
     if (exited === null) child.kill('SIGTERM');

@@ -45,13 +45,14 @@ export function parseTokenEntries(text: string, source: string): TokenEntry[] {
     .filter((item) => item !== '' && !item.startsWith('#'));
   return items.map((item, index) => {
     const parts = item.split(':');
-    // Said by position and name only: the item holds a token, which must not reach a log or a terminal.
+    // Said by position only: the item holds a token, which must not reach a log or a terminal, and an entry written
+    // in another order (token:role:name) holds it where the name should be.
     const where = `${source}, entry ${index + 1}`;
     if (parts.length !== 3) throw new TokenConfigError(`${where} is not name:role:token (it has ${parts.length} part(s) separated by ':').`);
     const [name = '', role = '', token = ''] = parts;
     if (!TOKEN_NAME.test(name)) throw new TokenConfigError(`${where}: the name must be 1-100 letters, digits or _ . @ -.`);
-    if (!isRole(role)) throw new TokenConfigError(`${where} (${name}): the role must be one of ${ROLES.join(', ')}.`);
-    if (!TOKEN_VALUE.test(token)) throw new TokenConfigError(`${where} (${name}): the token must be 16-256 letters, digits or _ . ~ + / = -.`);
+    if (!isRole(role)) throw new TokenConfigError(`${where}: the role must be one of ${ROLES.join(', ')}.`);
+    if (!TOKEN_VALUE.test(token)) throw new TokenConfigError(`${where}: the token must be 16-256 letters, digits or _ . ~ + / = -.`);
     return { name, role, token };
   });
 }
@@ -61,11 +62,13 @@ export function createTokenRegistry(entries: readonly TokenEntry[], options: { e
   const equal = options.equal ?? timingSafeEqual;
   const seenTokens = new Set<string>();
   const seenCallers = new Set<string>();
-  for (const entry of entries) {
-    if (seenTokens.has(entry.token)) throw new TokenConfigError(`Two entries share one token (one of them is ${entry.name}:${entry.role}); give every name and role its own.`);
-    seenTokens.add(entry.token);
+  for (const [index, entry] of entries.entries()) {
     const caller = `${entry.name}:${entry.role}`;
-    if (seenCallers.has(caller)) throw new TokenConfigError(`${caller} is configured twice; a name holds each role at most once.`);
+    // Named only when the name cannot be a token (an entry written token:role:name holds it there); else by position.
+    const named = !TOKEN_VALUE.test(entry.name);
+    if (seenTokens.has(entry.token)) throw new TokenConfigError(`Two entries share one token (one of them is ${named ? caller : `entry ${index + 1}`}); give every name and role its own.`);
+    seenTokens.add(entry.token);
+    if (seenCallers.has(caller)) throw new TokenConfigError(named ? `${caller} is configured twice; a name holds each role at most once.` : `Entry ${index + 1} gives a name the role ${entry.role} again; a name holds each role at most once.`);
     seenCallers.add(caller);
   }
   const known = entries.map((entry) => ({ caller: { name: entry.name, role: entry.role } as Caller, digest: digest(entry.token) }));

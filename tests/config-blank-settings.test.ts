@@ -1,0 +1,25 @@
+// Rule: a setting holding only whitespace (an env file's `INTERLOCK_DATA_DIR= `, a trailing space in a compose value)
+// is unset, as an empty one is and as STRIPE_SECRET_KEY and the decider's settings read it: it takes its default. It is
+// never taken as a path made of spaces (a data directory named "  " in the working directory, holding the signing
+// key, the generated API tokens and service.json, where an operator who meant "unset" would look in .data).
+import { expect, it } from 'vitest';
+import { DEFAULT_DATA_DIR, loadConfig } from '../src/config.js';
+
+it.each([['  '], ['\t'], [' \n']])('settings set to %j take their defaults', (blank) => {
+  const config = loadConfig({
+    INTERLOCK_DATA_DIR: blank,
+    INTERLOCK_SIGNING_KEY_FILE: blank,
+    INTERLOCK_RETIRED_PUBLIC_KEYS_FILE: blank,
+    INTERLOCK_API_TOKENS: blank,
+    INTERLOCK_KEY_PREFIX: blank,
+    INTERLOCK_PORT: blank,
+    INTERLOCK_LOG_LEVEL: blank,
+    REDIS_URL: blank,
+  });
+  expect(config).toMatchObject({ dataDir: DEFAULT_DATA_DIR, signingKeyFile: null, retiredPublicKeysFile: null, apiTokens: null, keyPrefix: 'interlock', port: 3000, logLevel: 'info', redisUrl: 'redis://127.0.0.1:6379' });
+  expect(config).toEqual(loadConfig({}));
+});
+
+it('a value with text keeps its spaces: only a blank one is unset', () => {
+  expect(loadConfig({ INTERLOCK_DATA_DIR: ' data' }).dataDir).toBe(' data');
+});

@@ -150,11 +150,14 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
           return outcome === null ? null : ({ effectId, outcome } as EffectAnswer);
         },
         // Only a refusal can be followed by another proposal, so only a refusal is checked against the journal (one
-        // read): it answers while it is still the effect's outcome. Any other answer settled the effect for good.
+        // read): it answers unless the journal holds no outcome (a re-decision recorded since, not judged yet); a
+        // journal whose outcome moved on (a landing reported since) ends the wait too, and callers read the journal. A
+        // refusal of another payload (conflicting_payload) answers that request for good and is no outcome of the
+        // effect's. Any other answer settled the effect for good.
         answers: async (finish) => {
           if (finish.kind !== 'completed') return true;
           const { outcome } = answerOf(finish.returnvalue);
-          return !isRefusal(outcome) || (await settledOutcome(stores, effectId)) === outcome;
+          return !isRefusal(outcome) || outcome === 'REFUSED:conflicting_payload' || (await settledOutcome(stores, effectId)) !== null;
         },
         // A job that failed for good (bad input the gate refused to take) has no answer; the caller reads the journal.
         answer: (finish) => (finish.kind === 'completed' ? answerOf(finish.returnvalue) : null),
@@ -487,7 +490,17 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     if (first.alive.length === 0 || stopping.signal.aborted) return adopted;
     // A few ms past the lapse: Redis keeps a key until its TTL has passed, not when it reaches it.
     await sleep(first.lapseMs + 10, undefined, { signal: stopping.signal }).catch(() => undefined);
-    adopted += await runEffects((await byHolder(first.alive)).gone, at);
+    if (stopping.signal.aborted) return adopted;
+    // Listed again: meanwhile a job may have finished, or been taken by another worker or by this one's processor
+    // (its run is the job's own; running it here too would turn that run's answer into DUPLICATE_IGNORED).
+    const waited = new Set(first.alive.map((job) => job.id));
+    let still: Job<EffectJob>[] = [];
+    try {
+      still = (await activeJobs<EffectJob>(stores, stores.queues.effects)).filter((job) => waited.has(job.id) && !running.has(job.id ?? ''));
+    } catch (error) {
+      logger.warn({ err: error }, `could not list the active jobs ${at} again; their jobs come back when their locks lapse`);
+    }
+    adopted += await runEffects((await byHolder(still)).gone, at);
     return adopted;
   }
 

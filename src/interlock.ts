@@ -207,6 +207,8 @@ function refusingOnceClosed<T extends object>(store: T, assertOpen: () => void):
   return new Proxy(store, {
     get(target, name, receiver) {
       const member: unknown = Reflect.get(target, name, receiver);
+      // Only async methods are guarded (a store's methods that reach Redis are declared async, so a refusal rejects
+      // as a closed connection's error did; a synchronous one keeps throwing only what it threw before).
       if (!(member instanceof AsyncFunction || member instanceof AsyncGeneratorFunction)) return member;
       if (!guarded.has(member)) guarded.set(member, guard(member));
       return guarded.get(member);

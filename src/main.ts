@@ -548,6 +548,14 @@ function tryCommands(stripeApiBase: string | null, sandbox: boolean, dataDir: st
 }
 
 /**
+ * Whether the operator chose the HTTP port (`serve --port`, or INTERLOCK_PORT set): a chosen port that is taken fails
+ * the start, while the default moves to a free one. A blank INTERLOCK_PORT is unset, as loadConfig reads it.
+ */
+export function portChosen(flag: number | undefined, env: NodeJS.ProcessEnv): boolean {
+  return flag !== undefined || (env.INTERLOCK_PORT ?? '').trim() !== '';
+}
+
+/**
  * Runs until SIGTERM, SIGINT or SIGHUP. The first signal stops taking work and waits for sends in progress (each ends
  * within its send deadline) before closing; a second signal exits at once, and recovery settles what was left (one
  * within SAME_STOP_MS of the first is the same stop, delivered twice).
@@ -939,7 +947,7 @@ function addServiceCommands(program: Command): void {
     .action(async (options: { roles: string; concurrency?: number; port?: number }) => {
       const roles = parseRoles(options.roles);
       const config = loadConfig();
-      await serveUntilSignalled({ ...config, ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }), ...(options.port === undefined ? {} : { port: options.port }) }, roles, options.port !== undefined || (process.env.INTERLOCK_PORT ?? '') !== '');
+      await serveUntilSignalled({ ...config, ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }), ...(options.port === undefined ? {} : { port: options.port }) }, roles, portChosen(options.port, process.env));
     });
 
   const cents = wholeNumber('--amount', 'cents', { min: 1, max: 99_999_999 });

@@ -4,6 +4,8 @@
 // key, the generated API tokens and service.json, where an operator who meant "unset" would look in .data).
 import { expect, it } from 'vitest';
 import { DEFAULT_DATA_DIR, loadConfig } from '../src/config.js';
+import { loadApiLimits } from '../webhooks/api/limits.js';
+import { portChosen } from '../src/main.js';
 
 it.each([['  '], ['\t'], [' \n']])('settings set to %j take their defaults', (blank) => {
   const config = loadConfig({
@@ -22,4 +24,15 @@ it.each([['  '], ['\t'], [' \n']])('settings set to %j take their defaults', (bl
 
 it('a value with text keeps its spaces: only a blank one is unset', () => {
   expect(loadConfig({ INTERLOCK_DATA_DIR: ' data' }).dataDir).toBe(' data');
+});
+
+it('the API limits read a blank setting as unset too', () => {
+  expect(loadApiLimits({ INTERLOCK_API_RATE_LIMIT: '  ', INTERLOCK_API_BODY_LIMIT: '\t' })).toEqual(loadApiLimits({}));
+});
+
+it('serve takes a blank INTERLOCK_PORT for no port chosen (the default moves to a free port when taken)', () => {
+  expect(portChosen(undefined, { INTERLOCK_PORT: '  ' })).toBe(false);
+  expect(portChosen(undefined, {})).toBe(false);
+  expect(portChosen(undefined, { INTERLOCK_PORT: '3001' })).toBe(true);
+  expect(portChosen(0, {})).toBe(true);
 });

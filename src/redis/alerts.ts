@@ -143,7 +143,7 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
      * that mark. Safe while alerts are written and while other processes run it too. Readers of the index call it
      * first; returns how many alerts this store's run added.
      */
-    completeOpenIndex: openIndexComplete,
+    completeOpenIndex: async (): Promise<number> => openIndexComplete(),
     /**
      * Raises (or refreshes) the alert of `kind` for an effect; returns it and whether it is new. An alert a person
      * resolved stays resolved (they decided; the raise refreshes what it says). One the facts resolved because they no

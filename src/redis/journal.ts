@@ -649,7 +649,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     },
 
     /** The batch that ends a submit's checks: PROPOSED, AUTHORIZED, then DISPATCHED or REFUSED:stale_premise. */
-    propose(request: ProposeRequest): Promise<ProposeReply> {
+    async propose(request: ProposeRequest): Promise<ProposeReply> {
       return proposeFrom(request, 0, casAttempts);
     },
 

@@ -49,6 +49,10 @@ describe('after close()', () => {
         describe: () => stores.approvals.describe('ap_1'),
         casesGet: () => stores.cases.get('case-1'),
         inboxGet: () => stores.inbox.get('item-1'),
+        // Declared async like every store method that reaches Redis: one that only returned a promise slipped past
+        // the guard to the closed connection.
+        propose: () => (stores.journal as unknown as { propose(request: unknown): Promise<unknown> }).propose({ place: { head: '' }, effectId: '0'.repeat(64), partition: 'payment:pi_1', sendTimeoutMs: 1_000, drafts: () => [] }),
+        completeOpenIndex: () => stores.alerts.completeOpenIndex(),
         alertsOpen: async () => {
           for await (const alert of stores.alerts.openOf('exposure')) return alert;
           return null;

@@ -37,12 +37,23 @@ describe('INTERLOCK_API_TOKENS with the token written first', () => {
     expect(message).not.toContain(TOKEN);
   });
 
+  it('token:role:name whose name would pass for a token (16 or more characters) is refused, the token never taken for the name', () => {
+    // support-automation passes the token's pattern: without the check the registry held the secret as the caller's
+    // name (logged, written into receipts) and the readable name as its bearer token.
+    const message = refusal(() => createTokenRegistry(parseTokenEntries(`${TOKEN}:approver:support-automation`, 'INTERLOCK_API_TOKENS')));
+    expect(message).toContain('INTERLOCK_API_TOKENS, entry 1: the name looks like a token');
+    expect(message).not.toContain(TOKEN);
+    // Names people and bots are given still pass, long ones included.
+    expect(createTokenRegistry(parseTokenEntries(`customer-support-automation-bot-2:support:${TOKEN}`, 'INTERLOCK_API_TOKENS')).callers()).toEqual([{ name: 'customer-support-automation-bot-2', role: 'support' }]);
+  });
+
   it('a token in the name field is not repeated when the registry finds a shared token or a name given a role twice', () => {
-    // Each token field holds something a token may be, so the entries pass the parser and reach the registry's checks.
-    const shared = refusal(() => createTokenRegistry(parseTokenEntries(`sam:auditor:${OTHER},${TOKEN}:support:${OTHER}`, 'test')));
+    // Entries handed to the registry as they are (the parser now refuses a name that looks like a token, but the
+    // registry takes entries from other callers too).
+    const shared = refusal(() => createTokenRegistry([{ name: 'sam', role: 'auditor', token: OTHER }, { name: TOKEN, role: 'support', token: OTHER }]));
     expect(shared).toContain('share one token (one of them is entry 2)');
     expect(shared).not.toContain(TOKEN);
-    const twice = refusal(() => createTokenRegistry(parseTokenEntries(`${TOKEN}:support:${OTHER},${TOKEN}:support:itk_third_token_0123456789`, 'test')));
+    const twice = refusal(() => createTokenRegistry([{ name: TOKEN, role: 'support', token: OTHER }, { name: TOKEN, role: 'support', token: 'itk_third_token_0123456789' }]));
     expect(twice).toContain('Entry 2 gives a name the role support again');
     expect(twice).not.toContain(TOKEN);
     // A name that cannot be a token is still named.

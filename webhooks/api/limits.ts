@@ -19,7 +19,7 @@ const schema = z.object({
 } satisfies Record<(typeof API_LIMIT_VARIABLES)[number], z.ZodType>);
 
 export function loadApiLimits(env: NodeJS.ProcessEnv = process.env): ApiLimits {
-  const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key in schema.shape && value !== undefined && value !== ''));
+  const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key in schema.shape && value !== undefined && value.trim() !== ''));
   const parsed = schema.safeParse(present);
   if (!parsed.success) {
     const detail = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');

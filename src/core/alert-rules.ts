@@ -90,16 +90,20 @@ export function alertsFor(verification: Verification): AlertDraft[] {
     });
   }
   // A credit that landed in a currency the customer is not billed in: the gate answered returned, and the customer got
-  // nothing off its invoices. A refund's branch above never fires for a credit (a credit has no refund).
+  // nothing off its invoices. A refund's branch above never fires for a credit (a credit has no refund). What is at
+  // stake, and what the debit the action asks for takes, is what is left of the credit after labelled debits took part
+  // of it back: asking for the whole credit again would leave the customer owing the excess in the credit's currency.
   const mismatch = finalMoney.currencyMismatch;
   if (mismatch !== undefined && refund === null && verification.answer === 'returned') {
+    const { cents: left, creditCents } = mismatch;
+    const partly = left !== null && creditCents !== null && left < creditCents;
     alerts.push({
       kind: 'failed_after_landed',
-      centsAtStake: mismatch.cents ?? 0,
+      centsAtStake: left ?? 0,
       refund: mismatch.credit,
       disputes: [],
-      sentence: `Balance credit ${mismatch.credit}${mismatch.cents === null ? '' : ` (${money(mismatch.cents, mismatch.currency)})`} landed in ${mismatch.currency}, but the customer is billed in ${mismatch.customerCurrency} (set after the gate checked it, while the credit was on its way): Stripe applies a ${mismatch.currency} balance only to ${mismatch.currency} invoices, so the customer got nothing off its bill, while the gate reported the credit as given.`,
-      action: `Take the credit back with ${takeBack(mismatch.cents, mismatch.currency, verification.effectId, null)}; the alert resolves itself once it is seen. Then, unless the customer was compensated otherwise, compensate the customer in ${mismatch.customerCurrency} by hand: a new request for the same incident is refused while this credit holds it.`,
+      sentence: `Balance credit ${mismatch.credit}${creditCents === null ? '' : ` (${money(creditCents, mismatch.currency)}${partly ? `, of which ${money(left, mismatch.currency)} is left after labelled debits took part of it back` : ''})`} landed in ${mismatch.currency}, but the customer is billed in ${mismatch.customerCurrency} (set after the gate checked it, while the credit was on its way): Stripe applies a ${mismatch.currency} balance only to ${mismatch.currency} invoices, so the customer got nothing off its bill, while the gate reported the credit as given.`,
+      action: `Take ${partly ? 'what is left of ' : ''}the credit back with ${takeBack(left, mismatch.currency, verification.effectId, null)}; the alert resolves itself once it is seen. Then, unless the customer was compensated otherwise, compensate the customer in ${mismatch.customerCurrency} by hand: a new request for the same incident is refused while this credit holds it.`,
     });
   }
   if (verification.lateLanding) {

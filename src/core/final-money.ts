@@ -14,10 +14,12 @@ export type MoneyStatus = 'returned' | 'not_returned' | 'pending' | 'unknown';
 
 /**
  * A credit that landed in another currency than the one the customer is billed in: Stripe keeps a balance per currency
- * and applies each only to invoices in it, so the credit takes nothing off the customer's invoices. `cents`: the
- * credit's amount, in `currency`.
+ * and applies each only to invoices in it, so the credit takes nothing off the customer's invoices. `cents`: what is
+ * left of the credit once labelled debits took part of it back (net of re-credits), in `currency`: what a debit taking
+ * it back takes, and what is at stake; `creditCents`: the credit's own amount. Both null when the receipt does not say
+ * the effect's amount.
  */
-export type CurrencyMismatch = { credit: string; cents: number | null; currency: string; customerCurrency: string };
+export type CurrencyMismatch = { credit: string; cents: number | null; creditCents: number | null; currency: string; customerCurrency: string };
 
 /**
  * `refund`: the refund the effect committed (or a late landing recorded), whose facts decide `status`; null while
@@ -115,12 +117,18 @@ export type CreditNoteFact = { id: string; status: string | null; amount: number
  */
 export type CreditCurrency = { currency: string | null; customerCurrency: string | null };
 
+/** A re-credit (MoneyFacts): cents given back, its currency, and the incident its metadata names (null for none). */
+export type ReCredit = { cents: number; currency: string | null; incident: string | null };
+
 /**
  * `credits`: ids of the effect's own balance credits seen at Stripe; `creditNotes`: the credit notes recorded on it,
  * and `otherCredits`: the balance credits others made for its incident, and their debits taking those back, each in
  * its latest state. `reversals`: the debits labelled with the effect that took its credit back, by id, in cents
- * (positive, as Stripe has them) and their currency (null when no fact says it). `currencies`: the currencies of the
- * balance transactions the effect's send made, by id, from its commit and its own credit's facts.
+ * (positive, as Stripe has them) and their currency (null when no fact says it). `reCredits`: the credits labelled with
+ * the effect that its send did not make (how a take-back is undone: Stripe cannot delete a balance transaction), by id,
+ * in cents given (positive: Stripe has them negative), with their currency and the incident their metadata names (null
+ * for none). `currencies`: the currencies of the balance transactions the effect's send made, by id, from its commit
+ * and its own credit's facts.
  */
 export type MoneyFacts = {
   refunds: Map<string, RefundFact>;
@@ -129,6 +137,7 @@ export type MoneyFacts = {
   creditNotes: Map<string, CreditNoteFact>;
   otherCredits: Map<string, CreditNoteFact>;
   reversals: Map<string, { cents: number; currency: string | null }>;
+  reCredits: Map<string, ReCredit>;
   currencies: Map<string, CreditCurrency>;
 };
 
@@ -142,6 +151,7 @@ export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
   const creditNotes = new Map<string, CreditNoteFact>();
   const otherCredits = new Map<string, CreditNoteFact>();
   const reversals = new Map<string, { cents: number; currency: string | null }>();
+  const reCredits = new Map<string, ReCredit>();
   const currencies = new Map<string, CreditCurrency>();
   // The objects the effect's own sends made (its commit, a late landing): never another party's compensation, whatever
   // incident a fact recorded for them says (metadata can be edited at Stripe).
@@ -159,10 +169,10 @@ export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
       const refund = refundFromResult(entry.result);
       if (refund) refunds.set(refund.id, mergeRefund(refunds.get(refund.id), refund));
     } else if (entry.kind === 'OBSERVED') {
-      foldObserved(entry, { refunds, disputes, credits, creditNotes, otherCredits, reversals, currencies }, made);
+      foldObserved(entry, { refunds, disputes, credits, creditNotes, otherCredits, reversals, reCredits, currencies }, made);
     }
   }
-  return { refunds, disputes, credits, creditNotes, otherCredits, reversals, currencies };
+  return { refunds, disputes, credits, creditNotes, otherCredits, reversals, reCredits, currencies };
 }
 
 /**
@@ -172,7 +182,7 @@ export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
  */
 const incidentAfter = (entry: EntryOf<'OBSERVED'>, known: CreditNoteFact | undefined) => (entry.incident === undefined ? known?.incident : entry.incident);
 
-function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, creditNotes, otherCredits, reversals, currencies }: MoneyFacts, made: ReadonlySet<string>): void {
+function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, creditNotes, otherCredits, reversals, reCredits, currencies }: MoneyFacts, made: ReadonlySet<string>): void {
   switch (entry.objectType) {
     case 'refund':
       if (entry.status !== null) {
@@ -194,9 +204,20 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, 
     // its credit taken back, neither a landing nor another party's compensation. The facts worker recorded no debit
     // before reversals counted, and none with an incident before billing's debits were netted, so no receipt signed
     // earlier reads otherwise now. A fact that names currencies keeps them, the latest standing.
+    // A credit (negative) with its currency but not the customer's, that the send did not make, is a re-credit: labelled
+    // with the effect, it gives back what a debit took (src/facts/apply.ts records it so, with the incident it is tagged
+    // with, once the credit landed). No fact recorded before re-credits were is read as one: the effect's own credit has
+    // been recorded with the customer's currency (null included) since facts carried currencies, another party's
+    // compensation never with a currency, and no fact carried one before. Its latest recorded role stands: a credit
+    // labelled with the effect and tagged with the incident was recorded as another party's compensation before.
     case 'customer_balance_transaction': {
       if (entry.amount !== null && entry.amount > 0 && entry.incident === undefined && !made.has(entry.objectId)) {
         reversals.set(entry.objectId, { cents: entry.amount, currency: entry.currency ?? reversals.get(entry.objectId)?.currency ?? null });
+        return;
+      }
+      if (entry.amount !== null && entry.amount < 0 && entry.currency !== undefined && entry.customerCurrency === undefined && !made.has(entry.objectId)) {
+        reCredits.set(entry.objectId, { cents: -entry.amount, currency: entry.currency, incident: entry.incident ?? null });
+        otherCredits.delete(entry.objectId);
         return;
       }
       if (entry.incident === undefined || made.has(entry.objectId)) {
@@ -207,6 +228,7 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, 
       }
       const known = otherCredits.get(entry.objectId);
       otherCredits.set(entry.objectId, { id: entry.objectId, status: entry.status, amount: entry.amount ?? known?.amount ?? null, incident: entry.incident });
+      reCredits.delete(entry.objectId);
       return;
     }
     // A credit note tagged with the credit's incident is another party's compensation (billing's), recorded on the
@@ -233,7 +255,11 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, 
  * money afterwards. An effect that never fired returned nothing, whatever a fact claims (verify flags that).
  * `committed` names the refund the effect committed (or a late landing recorded), when known: its facts decide,
  * not those of another refund recorded on the effect before it committed (verify flags that one). `cents`: the effect's
- * amount; a credit whose debits took back at least that much left the customer nothing.
+ * amount; a credit whose debits took back at least that much (net of re-credits, reversedCents) left the customer
+ * nothing. Re-credits beyond the debits leave the credit standing: returned, the credit counted once. What they gave
+ * beyond what was taken back is money the customer got on top of this effect's credit, by someone's hand: not this
+ * effect's money, so the final money neither counts it nor reads otherwise for it (the facts worker logs it). Tagged with
+ * the credit's incident, it is a second credit for the incident (deriveSecondCompensation).
  */
 export function deriveFinalMoney(facts: MoneyFacts, happened: boolean | 'unknown', effectKind: string | null, committed: readonly string[] = [], cents: number | null = null): FinalMoney {
   const refunds = [...facts.refunds.values()];
@@ -275,24 +301,44 @@ function ownCurrency(facts: MoneyFacts): string | null {
 }
 
 /**
- * Cents the debits labelled with the effect took back of its credit, at most `cents` (the credit: a debit beyond it
- * takes back the credit, not more). A debit in another currency than the credit takes none of it back: Stripe keeps a
- * balance per currency. A debit or credit whose currency no fact says counts (facts recorded before they said it).
+ * The balance transactions labelled with the effect that its send did not make, netted as the customer's balance adds
+ * them up (in any order): `taken`, what the debits took net of the re-credits (a take-back undone: Stripe cannot delete
+ * a balance transaction, so a new credit is how a mistaken debit is undone), never below nothing; `again`, the part
+ * of what the re-credits gave beyond the debits that re-credits tagged with `incident` gave (re-credits not tagged with
+ * it offset the debits first), and `tagged`, their ids. A debit or re-credit in another currency than the credit moves
+ * none of it: Stripe keeps a balance per currency. One whose currency no fact says counts (facts recorded before they
+ * said it).
+ */
+function labelledMoves(facts: MoneyFacts, incident: string | null): { taken: number; again: number; tagged: string[] } {
+  const currency = ownCurrency(facts);
+  const inCurrency = <T extends { currency: string | null }>(moves: ReadonlyMap<string, T>) => [...moves].filter(([, move]) => currency === null || move.currency === null || move.currency === currency);
+  const sum = (moves: readonly (readonly [string, { cents: number }])[]) => moves.reduce((total, [, move]) => total + move.cents, 0);
+  const debits = sum(inCurrency(facts.reversals));
+  const reCredits = inCurrency(facts.reCredits);
+  const tagged = reCredits.filter(([, move]) => incident !== null && move.incident === incident);
+  const given = sum(reCredits);
+  const beyond = Math.max(0, given - debits);
+  return { taken: Math.max(0, debits - given), again: Math.min(beyond, sum(tagged)), tagged: tagged.map(([id]) => id) };
+}
+
+/**
+ * Cents the labelled debits took back of the credit, net of the re-credits (labelledMoves), at most `cents` (the
+ * credit: debits beyond it take back the credit, not more).
  */
 function reversedCents(facts: MoneyFacts, cents: number | null): number {
-  const currency = ownCurrency(facts);
-  const taken = [...facts.reversals.values()].filter((debit) => currency === null || debit.currency === null || debit.currency === currency).reduce((sum, debit) => sum + debit.cents, 0);
+  const { taken } = labelledMoves(facts, null);
   return cents === null ? taken : Math.min(taken, cents);
 }
 
 /**
  * The effect's own balance credit seen in another currency than the one its latest fact says the customer is billed in
- * (a customer billed in none yet takes the credit's currency: no mismatch), or null.
+ * (a customer billed in none yet takes the credit's currency: no mismatch), or null. `cents`: the credit's amount; the
+ * mismatch carries what is left of it, which is what still sits in the wrong balance.
  */
 function currencyMismatch(facts: MoneyFacts, cents: number | null): CurrencyMismatch | null {
   for (const [credit, known] of facts.currencies) {
     if (!facts.credits.has(credit) || known.currency === null || known.customerCurrency === null || known.currency === known.customerCurrency) continue;
-    return { credit, cents, currency: known.currency, customerCurrency: known.customerCurrency };
+    return { credit, cents: cents === null ? null : cents - reversedCents(facts, cents), creditCents: cents, currency: known.currency, customerCurrency: known.customerCurrency };
   }
   return null;
 }
@@ -338,7 +384,10 @@ export type SecondCompensation = { cents: number; ownCents: number | null; rever
  * incident: neither is counted. Billing's balance credits for the incident count net of billing's debits tagged with
  * it (a credit billing took back compensates nothing), never below nothing. What the credit target counts before the
  * send (incidentCompensation) is what counts here. A credit in a currency the customer is not billed in compensates
- * nothing on the customer's invoices: no second compensation (final money says why).
+ * nothing on the customer's invoices: no second compensation (final money says why). Re-credits labelled with this
+ * effect and tagged with its incident count with billing's balance credits for what they give beyond the labelled
+ * debits (labelledMoves): a copy of the credit (a replayed request) is a second credit for the incident, while one that
+ * undoes a take-back gives back this credit, not another.
  */
 export function deriveSecondCompensation(facts: MoneyFacts, answer: MoneyStatus, ownCents: number | null, incident: string | null): SecondCompensation | null {
   // A credit taken back in full compensates nothing: the others' compensation is the only one left.
@@ -347,13 +396,13 @@ export function deriveSecondCompensation(facts: MoneyFacts, answer: MoneyStatus,
   const forIncident = (fact: CreditNoteFact) => fact.incident === undefined || fact.incident === incident;
   const issued = [...facts.creditNotes.values()].filter((note) => note.status !== 'void' && forIncident(note));
   const tagged = [...facts.otherCredits.values()].filter(forIncident);
-  const balanceCents = Math.max(0, -tagged.reduce((sum, credit) => sum + (credit.amount ?? 0), 0));
-  const others = balanceCents > 0 ? tagged.filter((credit) => (credit.amount ?? 0) < 0) : [];
-  if (issued.length === 0 && others.length === 0) return null;
+  const copies = labelledMoves(facts, incident);
+  const balanceCents = Math.max(0, copies.again - tagged.reduce((sum, credit) => sum + (credit.amount ?? 0), 0));
+  const balanceCredits = balanceCents > 0 ? [...tagged.filter((credit) => (credit.amount ?? 0) < 0).map((credit) => credit.id), ...(copies.again > 0 ? copies.tagged : [])] : [];
+  if (issued.length === 0 && balanceCredits.length === 0) return null;
   const notesCents = issued.reduce((sum, note) => sum + (note.amount ?? 0), 0) + balanceCents;
   const cents = ownCents === null ? notesCents : Math.min(ownCents - reversed, notesCents);
   const creditNotes = issued.map((note) => note.id);
-  const balanceCredits = others.map((credit) => credit.id);
   const what = incident === null ? 'the same incident' : `incident ${incident}`;
   const theirs = [creditNotes.length > 0 ? `credit note ${creditNotes.join(', ')}` : null, balanceCredits.length > 0 ? `balance credit ${balanceCredits.join(', ')}` : null].filter((part) => part !== null).join(' and ');
   return {

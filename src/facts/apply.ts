@@ -52,16 +52,22 @@ function disputeObserved(source: Observed['source'], eventId: string | null, eve
  * A credit fact, as `role` says: `own`, the effect's own balance credit, recorded with its currency and the one the
  * customer is billed in (a credit in another sits in a balance the customer's invoices never use); `reversal`, a debit
  * labelled with the effect taking its credit back, with its currency (one in another currency takes nothing of it
- * back); `compensation`, another party's compensation for the credit's incident (a credit note, or a balance credit
- * or debit this effect's send did not make), with the incident its metadata names now (null for none).
+ * back); `re-credit`, a credit labelled with the effect that its send did not make, giving back what a debit took (the
+ * only way to undo a take-back: Stripe cannot delete a balance transaction), with its currency and never the
+ * customer's (which is how final-money.ts tells it from the effect's own credit), and the incident its metadata names
+ * now (null for none: one tagged with the credit's incident is, beyond the debits, a second credit for it);
+ * `compensation`, another party's compensation for the credit's incident (a credit note, or a balance credit or debit
+ * this effect's send did not make), with the incident its metadata names now (null for none).
  */
-function creditObserved(source: Observed['source'], eventId: string | null, eventType: string, credit: CreditFact, role: 'own' | 'reversal' | 'compensation'): Draft<'OBSERVED'> {
+function creditObserved(source: Observed['source'], eventId: string | null, eventType: string, credit: CreditFact, role: 'own' | 'reversal' | 're-credit' | 'compensation'): Draft<'OBSERVED'> {
   const draft: Draft<'OBSERVED'> = { kind: 'OBSERVED', source, eventId, eventType, objectType: credit.objectType, objectId: credit.id, status: credit.status, failureReason: null, amount: credit.amount, charge: null, disputeStatus: null, disputeReason: null, created: credit.created };
   switch (role) {
     case 'own':
       return { ...draft, currency: credit.currency, customerCurrency: credit.customerCurrency };
     case 'reversal':
       return { ...draft, currency: credit.currency };
+    case 're-credit':
+      return { ...draft, currency: credit.currency, incident: credit.incident };
     case 'compensation':
       return { ...draft, incident: credit.incident };
     default: {
@@ -112,8 +118,8 @@ function appealedDisputes(entries: readonly Entry[]): Set<string> {
 }
 
 /**
- * How many times the incident recorded for a compensation changed on the effect's chain, counting `now` (what Stripe
- * says now) when it differs from the latest: the `retag` of its fact's fingerprint.
+ * How many times the incident recorded for a compensation (or a re-credit) changed on the effect's chain, counting
+ * `now` (what Stripe says now) when it differs from the latest: the `retag` of its fact's fingerprint.
  */
 function compensationTurn(entries: readonly Entry[], objectId: string, now: string | null): number {
   let turns = 0;
@@ -448,9 +454,9 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
   /**
    * Credit facts: to each credit effect on the customer, its own balance transaction (by the effect id in its
    * metadata; with its currency and the one the customer is billed in), the debits labelled with it that take it back,
-   * and the others' compensations for its incident: credit notes tagged with it, negative balance credits tagged with
-   * it that its send did not make, and the debits tagged with it that take those back (what the credit target nets
-   * before a send, incidentCompensation). A compensation recorded on the effect before is recorded again with the
+   * the credits labelled with it that give back what those took (re-credits), and the others' compensations for its
+   * incident: credit notes tagged with it, negative balance credits tagged with it that its send did not make, and the
+   * debits tagged with it that take those back (what the credit target nets before a send, incidentCompensation). A compensation recorded on the effect before is recorded again with the
    * incident its metadata names now, so a note billing re-tags to another incident stops counting (final-money.ts).
    * Stripe announces a balance move only as `customer.updated`, which also fires for unrelated changes, so these facts
    * are recorded once per content, not once per event.
@@ -510,39 +516,54 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       // the customer holds it. One larger than what is left of the credit takes back no more than that: the receipt
       // counts at most the credit (final-money.ts), and the excess is only logged.
       const reversal = (credit: CreditFact) => made !== null && credit.objectType === 'customer_balance_transaction' && credit.effectId === effectId && credit.id !== made && credit.amount > 0;
+      // A credit labelled with the effect once its credit landed, that its send did not make, gives back what a debit took
+      // (a take-back undone: Stripe cannot delete the debit): recorded with the incident it is tagged with, and netted
+      // against the debits (final-money.ts). What it gives beyond them is, tagged with the incident, a second credit for
+      // it (a copy of the credit: a replayed request), so final-money.ts counts that part as another compensation.
+      const reCredit = (credit: CreditFact) => made !== null && credit.objectType === 'customer_balance_transaction' && credit.effectId === effectId && credit.id !== made && credit.amount < 0;
       // Another party's compensation for the incident: a credit note, a balance credit its send did not make, or a debit
       // taking one of those back (a debit labelled with this effect takes back this effect's own credit: a reversal).
       const compensation = (credit: CreditFact) =>
-        (credit.objectType === 'credit_note' || (!named(credit) && (credit.amount < 0 || (credit.amount > 0 && credit.effectId !== effectId)))) &&
+        (credit.objectType === 'credit_note' || (!named(credit) && !reCredit(credit) && (credit.amount < 0 || (credit.amount > 0 && credit.effectId !== effectId)))) &&
         ((incident !== null && credit.incident === incident) || recorded.has(credit.id));
-      for (const credit of credits) if (credit.effectId === effectId && credit.objectType === 'customer_balance_transaction' && !own(credit) && !reversal(credit)) logger.warn({ effectId, object: credit.id, amount: credit.amount }, `${credit.id} names effect ${effectId} but is not the credit its send made; not recorded on it`);
-      noteExcessReversal(effectId, Number(effect.amount), credits.find((credit) => credit.id === made) ?? null, credits.filter(reversal));
-      const drafts = credits.flatMap((credit) => (own(credit) ? [creditObserved(source, eventId, eventType, credit, 'own')] : reversal(credit) ? [creditObserved(source, eventId, eventType, credit, 'reversal')] : compensation(credit) ? [creditObserved(source, eventId, eventType, credit, 'compensation')] : []));
+      for (const credit of credits) if (credit.effectId === effectId && credit.objectType === 'customer_balance_transaction' && !own(credit) && !reversal(credit) && !reCredit(credit)) logger.warn({ effectId, object: credit.id, amount: credit.amount }, `${credit.id} names effect ${effectId} but is not the credit its send made; not recorded on it`);
+      noteExcessReversal(effectId, Number(effect.amount), credits.find((credit) => credit.id === made) ?? null, credits.filter(reversal), credits.filter(reCredit));
+      const role = (credit: CreditFact) => (own(credit) ? 'own' : reversal(credit) ? 'reversal' : reCredit(credit) ? 're-credit' : compensation(credit) ? 'compensation' : null);
+      const drafts = credits.flatMap((credit) => {
+        const as = role(credit);
+        return as === null ? [] : [creditObserved(source, eventId, eventType, credit, as)];
+      });
       if (drafts.length === 0) continue;
       if (drafts.some((draft) => draft.incident !== undefined) && (await journal.readState(partition, effectId)).state.open) await journal.notePaymentFact(subject);
-      const retags = new Map(credits.filter(compensation).map((credit) => [credit.id, compensationTurn(entries, credit.id, credit.incident)]));
+      const retags = new Map(credits.filter((credit) => compensation(credit) || reCredit(credit)).map((credit) => [credit.id, compensationTurn(entries, credit.id, credit.incident)]));
       results.push(await appendTo(effectId, drafts, again, retags));
     }
     return results;
   }
 
   /**
-   * Logs what labelled debits take back beyond the credit (`cents`), oldest first: counted up to what is left of it,
-   * the rest is not (final-money.ts caps what is taken back at the credit). A debit in another currency than the credit
-   * takes none of it back (Stripe keeps a balance per currency), and is logged too.
+   * Logs what labelled debits take back beyond the credit (`cents`), oldest first: counted up to what is left of it
+   * with what re-credits gave back (`reCredits`, netted in any order as the balance adds them up), the rest is not
+   * (final-money.ts caps what is taken back at the credit). Logs too what re-credits give beyond what the debits took:
+   * money the customer got on top of the credit, which the receipt does not count. A debit or re-credit in another
+   * currency than the credit moves none of it (Stripe keeps a balance per currency), and is logged too.
    */
-  function noteExcessReversal(effectId: string, cents: number, credit: CreditFact | null, debits: readonly CreditFact[]): void {
+  function noteExcessReversal(effectId: string, cents: number, credit: CreditFact | null, debits: readonly CreditFact[], reCredits: readonly CreditFact[]): void {
     const currency = credit?.currency ?? null;
-    let left = cents;
+    const inCurrency = (move: CreditFact) => {
+      if (currency === null || move.currency === null || move.currency === currency) return true;
+      logger.warn({ effectId, object: move.id, amount: move.amount, currency: move.currency, creditCurrency: currency }, `${move.id} ${move.amount > 0 ? 'takes back' : 'gives back'} ${Math.abs(move.amount)} ${move.currency}, but the credit of effect ${effectId} is in ${currency}: none of it is counted`);
+      return false;
+    };
+    const given = reCredits.filter(inCurrency).reduce((sum, move) => sum - move.amount, 0);
+    let left = cents + given;
     for (const debit of [...debits].sort((a, b) => (a.created ?? 0) - (b.created ?? 0) || a.id.localeCompare(b.id))) {
-      if (currency !== null && debit.currency !== null && debit.currency !== currency) {
-        logger.warn({ effectId, object: debit.id, amount: debit.amount, currency: debit.currency, creditCurrency: currency }, `${debit.id} takes back ${debit.amount} ${debit.currency}, but the credit of effect ${effectId} is in ${currency}: none of it is counted`);
-        continue;
-      }
+      if (!inCurrency(debit)) continue;
       const counted = Math.min(debit.amount, left);
-      if (counted < debit.amount) logger.warn({ effectId, object: debit.id, amount: debit.amount, counted }, `${debit.id} takes back ${debit.amount} cents of effect ${effectId}'s ${cents}-cent credit, of which ${left} were left: ${debit.amount - counted} cents are not counted`);
+      if (counted < debit.amount) logger.warn({ effectId, object: debit.id, amount: debit.amount, counted }, `${debit.id} takes back ${debit.amount} cents of effect ${effectId}'s ${cents}-cent credit, of which ${left} were left${given > 0 ? ` (${given} given back by re-credits included)` : ''}: ${debit.amount - counted} cents are not counted`);
       left -= counted;
     }
+    if (left > cents) logger.warn({ effectId, objects: reCredits.map((move) => move.id), beyond: left - cents }, `re-credits labelled with effect ${effectId} give back ${left - cents} cents more than debits took of its ${cents}-cent credit: the customer got that on top of the credit (its receipt counts it only as a second credit for the incident, where a re-credit is tagged with it)`);
   }
 
   /**

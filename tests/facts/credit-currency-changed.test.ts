@@ -35,25 +35,32 @@ function afterPreSendRead(customer: string, act: () => Promise<void>): () => voi
   };
 }
 
+/**
+ * A $20 usd credit for a new customer (no currency yet at the gate's pre-send read, so it passes) whom billing
+ * invoices in eur for the first time before the credit's POST reaches Stripe; its facts read once it landed.
+ */
+async function usdCreditForEurCustomer(email: string, incident: string): Promise<{ customer: Stripe.Customer; effectId: string }> {
+  const customer = await rig.stripe.customers.create({ email });
+  const restore = afterPreSendRead(customer.id, async () => {
+    await rig.stripe.invoiceItems.create({ customer: customer.id, amount: 5_000, currency: 'eur' });
+    const invoice = await rig.stripe.invoices.create({ customer: customer.id, pending_invoice_items_behavior: 'include' });
+    await rig.stripe.invoices.finalizeInvoice(invoice.id ?? '');
+  });
+  let effectId: string;
+  try {
+    effectId = await rig.commit({ kind: 'credit', customer: customer.id, amount: 2_000, incident });
+  } finally {
+    restore();
+  }
+  await settled();
+  await rig.facts.reread(effectId);
+  await settled();
+  return { customer, effectId };
+}
+
 describe('a credit whose customer comes to be billed in another currency while it is sent', () => {
   it('the receipt answers not_returned (currency_mismatch) with an alert, and a debit labelled as the alert says resolves it', async () => {
-    const customer = await rig.stripe.customers.create({ email: 'new-subscriber@example.com' });
-    // The gate's pre-send read finds no currency yet (the usd credit passes); billing then invoices the customer in
-    // eur for the first time, before the credit's POST reaches Stripe.
-    const restore = afterPreSendRead(customer.id, async () => {
-      await rig.stripe.invoiceItems.create({ customer: customer.id, amount: 5_000, currency: 'eur' });
-      const invoice = await rig.stripe.invoices.create({ customer: customer.id, pending_invoice_items_behavior: 'include' });
-      await rig.stripe.invoices.finalizeInvoice(invoice.id ?? '');
-    });
-    let effectId: string;
-    try {
-      effectId = await rig.commit({ kind: 'credit', customer: customer.id, amount: 2_000, incident: 'inc_currency_1' });
-    } finally {
-      restore();
-    }
-    await settled();
-    await rig.facts.reread(effectId);
-    await settled();
+    const { customer, effectId } = await usdCreditForEurCustomer('new-subscriber@example.com', 'inc_currency_1');
     // The world: billed in eur, the credit in a usd balance no eur invoice uses.
     const now = (await rig.stripe.customers.retrieve(customer.id)) as Stripe.Customer;
     const credits = (await rig.stripe.customers.listBalanceTransactions(customer.id)).data.filter((txn) => txn.type === 'adjustment');
@@ -92,5 +99,45 @@ describe('a credit whose customer comes to be billed in another currency while i
     await rig.facts.reread(effectId);
     await settled();
     expect(await rig.receipt(effectId)).toMatchObject({ valid: true, finalMoney: { status: 'returned' }, answerMatchesFinalMoney: true });
+  });
+});
+
+// an alert's action, done exactly as
+// written, moves the money to where it should be and no further. The currency_mismatch alert (failed_after_landed on a
+// credit that landed in another currency than the customer is billed in) asks for a labelled debit taking the credit
+// back. Once part of it was taken back, the debit it asks for, and the cents at stake, are what is left of the credit:
+// asking for the whole credit again would have the operator over-debit the customer, who would then owe the excess in
+// the credit's currency.
+describe('the currency_mismatch alert after a partial take-back', () => {
+  it('asks for what is left of the credit, not the whole credit again, and doing that resolves it', async () => {
+    const { customer, effectId } = await usdCreditForEurCustomer('mismatch-partly-taken-back@example.com', 'inc_mismatch_partly');
+    expect(((await rig.stripe.customers.retrieve(customer.id)) as Stripe.Customer).currency).toBe('eur');
+    expect(await rig.stores.alerts.get(`failed_after_landed:${effectId}`)).toMatchObject({ centsAtStake: 2_000, resolvedAt: null });
+
+    // The operator takes back $5 of the $20 usd credit first, labelled as the alert says.
+    await rig.stripe.customers.createBalanceTransaction(customer.id, { amount: 500, currency: 'usd', metadata: { interlock_effect_id: effectId } });
+    await settled();
+    await rig.facts.reread(effectId);
+    await settled();
+
+    // $15 is left in the usd balance: that is what is at stake and what the action asks for.
+    expect((await rig.receipt(effectId)).finalMoney).toMatchObject({ status: 'not_returned', failureReason: 'currency_mismatch', currencyMismatch: { cents: 1_500, creditCents: 2_000 } });
+    const alert = await rig.stores.alerts.get(`failed_after_landed:${effectId}`);
+    expect({ resolvedAt: alert?.resolvedAt, centsAtStake: alert?.centsAtStake, asksWholeCredit: alert?.action.includes('amount=2000'), asksLeft: alert?.action.includes('amount=1500') }).toEqual({
+      resolvedAt: null,
+      centsAtStake: 1_500,
+      asksWholeCredit: false,
+      asksLeft: true,
+    });
+
+    // Done as it now says: the usd balance is back at nothing, and the alert resolves itself.
+    await rig.stripe.customers.createBalanceTransaction(customer.id, { amount: 1_500, currency: 'usd', metadata: { interlock_effect_id: effectId } });
+    await settled();
+    await rig.facts.reread(effectId);
+    await settled();
+    const usd = (await rig.stripe.customers.listBalanceTransactions(customer.id)).data.filter((txn) => txn.currency === 'usd').reduce((sum, txn) => sum + txn.amount, 0);
+    expect(usd).toBe(0);
+    expect((await rig.receipt(effectId)).finalMoney).toMatchObject({ status: 'not_returned', failureReason: null });
+    expect(await rig.stores.alerts.get(`failed_after_landed:${effectId}`)).toMatchObject({ resolvedBy: 'facts', resolvedAt: expect.any(Number) });
   });
 });

@@ -105,14 +105,16 @@ export type EntryFields = {
     created: number | null;
     /**
      * Set on another party's compensation recorded on a credit (a credit note, or a balance credit not made by this
-     * effect's send): the incident its metadata names when it was read (null for none), so a note billing re-tags to
-     * another incident stops counting (final-money.ts). Never set on the effect's own balance credit, nor on facts
-     * recorded before it existed (those read as naming the credit's incident).
+     * effect's send), and on a re-credit (a credit labelled with the effect that its send did not make): the incident
+     * its metadata names when it was read (null for none), so a note billing re-tags to another incident stops counting
+     * (final-money.ts). Never set on the effect's own balance credit, nor on facts recorded before it existed (those
+     * read as naming the credit's incident).
      */
     incident?: string | null;
     /**
-     * Set on a balance transaction labelled with the effect (its own credit, or a debit taking it back): the currency
-     * Stripe holds it in (lowercase ISO code). Absent on facts recorded before it existed.
+     * Set on a balance transaction labelled with the effect (its own credit, a debit taking it back, or a re-credit
+     * undoing such a debit): the currency Stripe holds it in (lowercase ISO code). Absent on facts recorded before it
+     * existed. A re-credit is the labelled credit that carries a currency and no `customerCurrency` (final-money.ts).
      */
     currency?: string | null;
     /**

@@ -160,7 +160,15 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
           return !isRefusal(outcome) || outcome === 'REFUSED:conflicting_payload' || (await settledOutcome(stores, effectId)) !== null;
         },
         // A job that failed for good (bad input the gate refused to take) has no answer; the caller reads the journal.
-        answer: (finish) => (finish.kind === 'completed' ? answerOf(finish.returnvalue) : null),
+        // A refusal whose effect the journal shows settled otherwise since (a re-decision that committed before the
+        // refused job's completion was heard) is answered with the journal's outcome: the latest proposal's.
+        answer: async (finish) => {
+          if (finish.kind !== 'completed') return null;
+          const heard = answerOf(finish.returnvalue);
+          if (!isRefusal(heard.outcome) || heard.outcome === 'REFUSED:conflicting_payload') return heard;
+          const settled = await settledOutcome(stores, effectId);
+          return settled === null || settled === heard.outcome ? heard : ({ effectId, outcome: settled } as EffectAnswer);
+        },
       });
     },
     /**

@@ -43,8 +43,13 @@ describe('INTERLOCK_API_TOKENS with the token written first', () => {
     const message = refusal(() => createTokenRegistry(parseTokenEntries(`${TOKEN}:approver:support-automation`, 'INTERLOCK_API_TOKENS')));
     expect(message).toContain('INTERLOCK_API_TOKENS, entry 1: the name looks like a token');
     expect(message).not.toContain(TOKEN);
-    // Names people and bots are given still pass, long ones included.
-    expect(createTokenRegistry(parseTokenEntries(`customer-support-automation-bot-2:support:${TOKEN}`, 'INTERLOCK_API_TOKENS')).callers()).toEqual([{ name: 'customer-support-automation-bot-2', role: 'support' }]);
+    // A hex token (openssl rand -hex 32) so written is refused too.
+    const hex = '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08';
+    expect(refusal(() => parseTokenEntries(`${hex}:approver:support-automation`, 'INTERLOCK_API_TOKENS'))).toContain('entry 1: the name looks like a token');
+  });
+
+  it.each([['svc_3fA9kL2mN8pQ4rS6tU0vWxYz'], ['ZendeskSupportBotProd2024'], ['Support-Automation-Bot-V2-EU1'], ['customer-support-automation-bot-2']])('takes the name %s, as the README documents names', (name) => {
+    expect(createTokenRegistry(parseTokenEntries(`${name}:support:${TOKEN}`, 'INTERLOCK_API_TOKENS')).callers()).toEqual([{ name, role: 'support' }]);
   });
 
   it('a token in the name field is not repeated when the registry finds a shared token or a name given a role twice', () => {

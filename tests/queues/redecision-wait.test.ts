@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { afterEach, expect, it } from 'vitest';
 import { createEffectsQueue, startEffectsWorker } from '../../queues/effects.js';
-import { createMemoryTarget, openStores, startSender } from '../../src/interlock.js';
+import { createMemoryTarget, openStores, settledOutcome, startSender } from '../../src/interlock.js';
 import { approvalTerms, refundProposal, removePrefixes, testConfig, testKey } from '../support/harness.js';
 
 const closers: (() => Promise<void>)[] = [];
@@ -61,4 +61,63 @@ it("a re-decision waited on before the refused proposal's job completed is answe
 
   expect((await waiting)?.outcome).toBe('COMMITTED');
   expect(target.landedCount(proposed.effectId)).toBe(1);
+});
+
+// The refused proposal's job can complete after the re-decision committed (its completion a Redis round trip late):
+// the waiter is answered with the journal's outcome, not that job's refusal.
+it("a re-decision that committed is not answered by the refused proposal's late completion", async () => {
+  const config = testConfig({ keyPrefix: `diffc-redecide-${randomBytes(5).toString('hex')}` });
+  const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
+  target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
+  const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: testKey().key });
+  const sender = await startSender(stores, target);
+  const queue = createEffectsQueue(stores);
+  let releaseRefused: () => void = () => undefined;
+  const refusedHeld = new Promise<void>((resolve) => (releaseRefused = resolve));
+  let releaseCommitted: () => void = () => undefined;
+  const committedHeld = new Promise<void>((resolve) => (releaseCommitted = resolve));
+  let refused = false;
+  const worker = startEffectsWorker(stores, sender, {
+    concurrency: 2,
+    onAnswer: async (answer) => {
+      if (answer.outcome === 'REFUSED:stale_premise' && !refused) {
+        refused = true;
+        await refusedHeld;
+      } else if (answer.outcome.startsWith('COMMITTED')) {
+        await committedHeld;
+      }
+    },
+  });
+  closers.push(async () => {
+    releaseRefused();
+    releaseCommitted();
+    await worker.close(true);
+    await queue.close();
+    await sender.close();
+    await stores.close();
+    await removePrefixes([config.keyPrefix]);
+  });
+  const first = approvalTerms();
+  const second = approvalTerms();
+  await stores.approvals.grant(first);
+  await stores.approvals.grant(second);
+
+  const stale = refundProposal({ requestId: 'case-diffc-redecide', approval: first.id, premises: { chargebacks: [], refunded_by_others: 500 } });
+  const proposed = await queue.propose(stale);
+  await expect.poll(() => refused, { timeout: 10_000 }).toBe(true);
+  expect(await queue.waitFor(proposed.effectId, 10_000)).toMatchObject({ outcome: 'REFUSED:stale_premise' });
+
+  // The re-decision's send takes a moment, so its caller is waiting before it commits.
+  target.inject({ kind: 'slow-send', delayMs: 1_500 });
+  const again = await queue.propose({ ...stale, approval: second.id, premises: { chargebacks: [], refunded_by_others: 0 } });
+  expect(again).toMatchObject({ effectId: proposed.effectId, proposals: 2, queued: true });
+  const waiting = queue.waitFor(again.effectId, 20_000);
+  await expect.poll(async () => String(await settledOutcome(stores, proposed.effectId)).startsWith('COMMITTED'), { timeout: 15_000 }).toBe(true);
+  // The refused proposal's job completes now (its completion was a Redis round trip late); the re-decision's job after.
+  releaseRefused();
+  setTimeout(releaseCommitted, 1_000);
+
+  expect(target.landedCount(proposed.effectId)).toBe(1);
+  expect((await waiting)?.outcome).toBe(await settledOutcome(stores, proposed.effectId));
+  expect((await waiting)?.outcome).toMatch(/^COMMITTED/);
 });

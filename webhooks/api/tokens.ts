@@ -37,17 +37,18 @@ export class TokenConfigError extends InterlockError {
   }
 }
 
-/** How long a name of random-looking characters must be to be taken for a token written where the name goes. */
-const TOKEN_LIKE_CHARS = 24;
+/** How long a name must be, of the token alphabet alone, to be taken for a token written where the name goes. */
+const TOKEN_LIKE_CHARS = 32;
 
 /**
- * Whether `name` reads as a generated token (such as loadOrCreateLocalTokens writes: 43 base64url characters) rather
- * than a name: long, of the token alphabet, mixing upper case, lower case and digits, with no `.` or `@`. An entry
- * written token:role:name with a name of 16 or more such characters (support-automation) would otherwise pass every
- * check, and hold the secret as the caller's name (logged, written into receipts) and the name as the bearer token.
+ * Whether an entry reads as written token-first (token:role:name): its name is a secret's length (32 or more
+ * characters of letters, digits, _ and -, as generated tokens are: 43 base64url characters, 64 hex digits) and longer
+ * than its token. Such an entry passes every other check when the real name is 16 or more characters of the token
+ * alphabet (support-automation), and would make the secret the caller's name (logged, written into receipts) and the
+ * name its bearer token. Names people and services are given are shorter, or come with a longer token.
  */
-function looksLikeToken(name: string): boolean {
-  return name.length >= TOKEN_LIKE_CHARS && /^[A-Za-z0-9_-]+$/.test(name) && /[A-Z]/.test(name) && /[a-z]/.test(name) && /[0-9]/.test(name);
+function writtenTokenFirst(name: string, token: string): boolean {
+  return name.length >= TOKEN_LIKE_CHARS && /^[A-Za-z0-9_-]+$/.test(name) && name.length > token.length;
 }
 
 /** Entries from `name:role:token` items separated by commas or line breaks; `#` starts a comment line. */
@@ -66,7 +67,7 @@ export function parseTokenEntries(text: string, source: string): TokenEntry[] {
     if (!TOKEN_NAME.test(name)) throw new TokenConfigError(`${where}: the name must be 1-100 letters, digits or _ . @ -.`);
     if (!isRole(role)) throw new TokenConfigError(`${where}: the role must be one of ${ROLES.join(', ')}.`);
     if (!TOKEN_VALUE.test(token)) throw new TokenConfigError(`${where}: the token must be 16-256 letters, digits or _ . ~ + / = -.`);
-    if (looksLikeToken(name)) throw new TokenConfigError(`${where}: the name looks like a token (${TOKEN_LIKE_CHARS} or more letters and digits mixing upper case, lower case and digits); an entry is name:role:token, in that order.`);
+    if (writtenTokenFirst(name, token)) throw new TokenConfigError(`${where}: the name looks like a token (${TOKEN_LIKE_CHARS} or more letters, digits, _ or -, longer than the token); an entry is name:role:token, in that order.`);
     return { name, role, token };
   });
 }

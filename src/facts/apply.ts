@@ -117,19 +117,38 @@ function appealedDisputes(entries: readonly Entry[]): Set<string> {
   return appealed;
 }
 
+/** The role a credit fact recorded with an incident plays (creditObserved): a re-credit carries its currency and never the customer's. */
+type TurnRole = 're-credit' | 'compensation';
+
+const turnRoleOf = (entry: Observed): TurnRole => (entry.currency !== undefined && entry.customerCurrency === undefined ? 're-credit' : 'compensation');
+
 /**
- * How many times the incident recorded for a compensation (or a re-credit) changed on the effect's chain, counting
- * `now` (what Stripe says now) when it differs from the latest: the `retag` of its fact's fingerprint.
+ * How many times what is recorded for a compensation or a re-credit turned on the effect's chain, counting `now` (what
+ * Stripe says now) when it differs from the latest: the `retag` of its fact's fingerprint. A turn is a change of its
+ * incident, or a change of its role (a re-credit whose label went away is recorded as a compensation, and a re-credit
+ * again when the label is back) back to a (role, incident) already recorded at this turn: without it the fact coming
+ * back has the key of the first and is dropped as a duplicate, and the receipt stops following Stripe. A role change to
+ * a pair not recorded at this turn is no turn: its fact is new already (a re-credit's carries its currency), and facts
+ * recorded before roles were counted keep their keys (no chain could hold a pair twice at one turn).
  */
-function compensationTurn(entries: readonly Entry[], objectId: string, now: string | null): number {
+function compensationTurn(entries: readonly Entry[], objectId: string, now: { role: TurnRole; incident: string | null }): number {
   let turns = 0;
-  let latest: string | null | undefined;
+  let latest: { role: TurnRole; incident: string | null } | undefined;
+  const seen = new Set<string>();
+  const at = (role: TurnRole, incident: string | null, turn: number) => canonicalJson([role, incident, turn]);
+  const step = (role: TurnRole, incident: string | null): number => {
+    if (latest === undefined) return turns;
+    if (incident !== latest.incident) return turns + 1;
+    return role !== latest.role && seen.has(at(role, incident, turns)) ? turns + 1 : turns;
+  };
   for (const entry of entries) {
     if (entry.kind !== 'OBSERVED' || entry.objectId !== objectId || entry.incident === undefined) continue;
-    if (latest !== undefined && entry.incident !== latest) turns += 1;
-    latest = entry.incident;
+    const role = turnRoleOf(entry);
+    turns = step(role, entry.incident);
+    seen.add(at(role, entry.incident, turns));
+    latest = { role, incident: entry.incident };
   }
-  return latest !== undefined && latest !== now ? turns + 1 : turns;
+  return step(now.role, now.incident);
 }
 
 /**
@@ -507,7 +526,10 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       // effect committed is not its own whatever its metadata names: that effect's credit relabelled is no late landing.
       const sent = everDispatched(entries);
       const made = committedRefundOf(entries);
-      const taken = made !== null ? new Map<string, string>() : await claimed();
+      // A credit labelled with the effect once its credit landed, that its send did not make: a re-credit unless another
+      // effect committed it or it came before the credit (notReCredit).
+      const labelledCredit = (credit: CreditFact) => made !== null && credit.objectType === 'customer_balance_transaction' && credit.effectId === effectId && credit.id !== made && credit.amount < 0;
+      const taken = made === null || credits.some(labelledCredit) ? await claimed() : new Map<string, string>();
       const named = (credit: CreditFact) => (made !== null ? credit.id === made : credit.effectId === effectId && !taken.has(credit.id));
       const own = (credit: CreditFact) => sent && named(credit) && credit.objectType === 'customer_balance_transaction' && (made !== null || credit.amount === -Number(effect.amount));
       const recorded = new Set(entries.flatMap((entry) => (entry.kind === 'OBSERVED' && (entry.objectType === 'credit_note' || entry.incident !== undefined) ? [entry.objectId] : [])));
@@ -520,13 +542,29 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       // (a take-back undone: Stripe cannot delete the debit): recorded with the incident it is tagged with, and netted
       // against the debits (final-money.ts). What it gives beyond them is, tagged with the incident, a second credit for
       // it (a copy of the credit: a replayed request), so final-money.ts counts that part as another compensation.
-      const reCredit = (credit: CreditFact) => made !== null && credit.objectType === 'customer_balance_transaction' && credit.effectId === effectId && credit.id !== made && credit.amount < 0;
+      // Not one another effect committed, whatever its metadata names now (claimsOn, as for `own` and late landings): that
+      // is the other effect's credit, relabelled, and counting it here would count one credit on two receipts. Nor one
+      // made before the effect's own credit (by Stripe's `created`, in seconds): it cannot undo a take-back, which comes
+      // after the credit.
+      const ownCreated = credits.find((credit) => credit.id === made)?.created ?? null;
+      const notReCredit = (credit: CreditFact): string | null => {
+        const committer = taken.get(credit.id);
+        if (committer !== undefined && committer !== effectId) return `committed by effect ${committer}`;
+        if (ownCreated !== null && credit.created !== null && credit.created < ownCreated) return `made before its credit ${made ?? ''}`;
+        return null;
+      };
+      const reCredit = (credit: CreditFact) => labelledCredit(credit) && notReCredit(credit) === null;
       // Another party's compensation for the incident: a credit note, a balance credit its send did not make, or a debit
       // taking one of those back (a debit labelled with this effect takes back this effect's own credit: a reversal).
       const compensation = (credit: CreditFact) =>
         (credit.objectType === 'credit_note' || (!named(credit) && !reCredit(credit) && (credit.amount < 0 || (credit.amount > 0 && credit.effectId !== effectId)))) &&
         ((incident !== null && credit.incident === incident) || recorded.has(credit.id));
-      for (const credit of credits) if (credit.effectId === effectId && credit.objectType === 'customer_balance_transaction' && !own(credit) && !reversal(credit) && !reCredit(credit)) logger.warn({ effectId, object: credit.id, amount: credit.amount }, `${credit.id} names effect ${effectId} but is not the credit its send made; not recorded on it`);
+      for (const credit of credits) {
+        if (credit.effectId !== effectId || credit.objectType !== 'customer_balance_transaction' || own(credit) || reversal(credit) || reCredit(credit)) continue;
+        const why = labelledCredit(credit) ? notReCredit(credit) : null;
+        if (why !== null) logger.warn({ effectId, object: credit.id, amount: credit.amount, why }, `${credit.id} names effect ${effectId} but was ${why}; not recorded as a re-credit`);
+        else logger.warn({ effectId, object: credit.id, amount: credit.amount }, `${credit.id} names effect ${effectId} but is not the credit its send made; not recorded on it`);
+      }
       noteExcessReversal(effectId, Number(effect.amount), credits.find((credit) => credit.id === made) ?? null, credits.filter(reversal), credits.filter(reCredit));
       const role = (credit: CreditFact) => (own(credit) ? 'own' : reversal(credit) ? 'reversal' : reCredit(credit) ? 're-credit' : compensation(credit) ? 'compensation' : null);
       const drafts = credits.flatMap((credit) => {
@@ -535,7 +573,10 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       });
       if (drafts.length === 0) continue;
       if (drafts.some((draft) => draft.incident !== undefined) && (await journal.readState(partition, effectId)).state.open) await journal.notePaymentFact(subject);
-      const retags = new Map(credits.filter((credit) => compensation(credit) || reCredit(credit)).map((credit) => [credit.id, compensationTurn(entries, credit.id, credit.incident)]));
+      const retags = new Map(credits.flatMap((credit) => {
+        const as = role(credit);
+        return as === 're-credit' || as === 'compensation' ? [[credit.id, compensationTurn(entries, credit.id, { role: as, incident: credit.incident })] as const] : [];
+      }));
       results.push(await appendTo(effectId, drafts, again, retags));
     }
     return results;

@@ -38,18 +38,36 @@ export async function startCluster(perNode: readonly (readonly string[])[], repl
 /** Waits until every replica among `servers` has synced with its master (a replica takes over only once it has). */
 export async function replicasSynced(servers: readonly PrivateRedis[], timeoutMs = 30_000): Promise<void> {
   const giveUp = Date.now() + timeoutMs;
+  const replicas: number[] = [];
   for (const server of servers) {
     const probe = new Redis(server.url);
     try {
       for (;;) {
         const info = String(await probe.info('replication'));
-        if (info.includes('role:master') || info.includes('master_link_status:up')) break;
+        if (info.includes('role:master')) break;
+        if (info.includes('master_link_status:up')) {
+          replicas.push(server.port);
+          break;
+        }
         if (Date.now() > giveUp) throw new Error(`replica ${server.port} never synced with its master`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     } finally {
       probe.disconnect();
     }
+  }
+  // The first server learns who replicates whom by gossip, after the replicas synced: until then its CLUSTER NODES
+  // (what ownerOf reads) shows a replica with no master.
+  const admin = new Redis(servers[0]?.url ?? '');
+  try {
+    for (;;) {
+      const lines = await clusterNodes(admin);
+      if (replicas.every((port) => (lines.find((line) => line.port === port)?.masterId ?? '-') !== '-')) return;
+      if (Date.now() > giveUp) throw new Error(`the first server never saw the masters of replicas ${replicas.join(', ')}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } finally {
+    admin.disconnect();
   }
 }
 

@@ -7,8 +7,7 @@ import type { CreditFact, DisputeFact, RefundFact, StripeReader } from '../core/
 import { Rejected } from '../core/target.js';
 import type { StripeClient } from './client.js';
 import { EFFECT_ID_KEY, INCIDENT_KEY } from './metadata.js';
-import { readBudget, readCall } from './calls.js';
-import { createStripeReads, DEFAULT_READ_TIMEOUT_MS, type StripeReadsOptions } from './reads.js';
+import { createStripeReads, type StripeReadsOptions } from './reads.js';
 import type { DisputeSummary, RefundView } from './summaries.js';
 
 function refundFact(refund: RefundView): RefundFact {
@@ -70,7 +69,6 @@ const missing = (error: unknown) => error instanceof Rejected && error.details.s
 
 export function createFactsReader(client: StripeClient, options: StripeReadsOptions = {}): StripeReader {
   const reads = createStripeReads(client, options);
-  const customerNamed = (customer: string) => readCall(client, readBudget(options.timeoutMs ?? DEFAULT_READ_TIMEOUT_MS), `GET /v1/customers/${customer}`, (sdk, o) => sdk.customers.retrieve(customer, {}, o));
   return {
     async refund(id) {
       try {
@@ -85,7 +83,7 @@ export function createFactsReader(client: StripeClient, options: StripeReadsOpti
     async creditsOf(customer) {
       try {
         // The customer too, for the currency it is billed in: a credit in another one never reaches its invoices.
-        const [found, transactions, notes] = await Promise.all([customerNamed(customer), reads.listBalanceTransactions(customer), reads.listCreditNotes(customer)]);
+        const [found, transactions, notes] = await Promise.all([reads.readCustomer(customer), reads.listBalanceTransactions(customer), reads.listCreditNotes(customer)]);
         const billed = billedIn(found);
         // The credit notes' own balance transactions (type credit_note) are the notes again: counted once, as notes.
         return [...transactions.filter((transaction) => transaction.type !== 'credit_note').map((transaction) => balanceCredit(transaction, billed)), ...notes.map((note) => creditNote(note, billed))];

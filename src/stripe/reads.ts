@@ -1,5 +1,5 @@
 // Reads for after a send (the facts worker of issue 10 re-reads objects before it appends post-send facts): a
-// refund, a payment's refunds, a charge's or a payment's disputes, a customer's balance transactions and credit
+// refund, a payment's refunds, a charge's or a payment's disputes, a customer, its balance transactions and credit
 // notes. Errors as for every read:
 // Rejected for Stripe's definite no (a 404 `resource_missing`), StripeUnavailable (retryable, with
 // `retryAfterMs` when Stripe said) when it cannot answer now, StripeMisconfigured for the key.
@@ -27,6 +27,8 @@ export type StripeReads = {
   listBalanceTransactions(customer: string, options?: ReadOptions): Promise<Stripe.CustomerBalanceTransaction[]>;
   /** Every credit note of the customer, issued and void, newest first. */
   listCreditNotes(customer: string, options?: ReadOptions): Promise<Stripe.CreditNote[]>;
+  /** The customer (a deleted one as Stripe answers it). */
+  readCustomer(customer: string, options?: ReadOptions): Promise<Stripe.Customer | Stripe.DeletedCustomer>;
 };
 
 export const DEFAULT_READ_TIMEOUT_MS = 10_000;
@@ -49,5 +51,6 @@ export function createStripeReads(client: StripeClient, options: StripeReadsOpti
     listBalanceTransactions: (customer, read) =>
       listAll(client, budget(read), `GET /v1/customers/${customer}/balance_transactions`, (sdk, cursor, o) => sdk.customers.listBalanceTransactions(customer, cursor, o), { pageSize }),
     listCreditNotes: (customer, read) => listAll(client, budget(read), `GET /v1/credit_notes?customer=${customer}`, (sdk, cursor, o) => sdk.creditNotes.list({ customer, ...cursor }, o), { pageSize }),
+    readCustomer: (customer, read) => readCall(client, budget(read), `GET /v1/customers/${customer}`, (sdk, o) => sdk.customers.retrieve(customer, {}, o)),
   };
 }

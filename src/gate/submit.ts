@@ -38,6 +38,13 @@ export type Prepared = { proposal: Proposal; effect: Effect; facts: EffectFacts;
 const WAIT_RETRY_MS = 1_000;
 /** How often a refund waiting for another on its payment asks recovery whether that one's sender is still alive. */
 const HOLDER_RECOVERY_EVERY_MS = 1_000;
+/**
+ * How long a submit waits for another refund on its payment (REFUNDS_HOLD) before it answers IN_FLIGHT: longer than
+ * a refund usually takes at Stripe (a few hundred ms), far shorter than a send timeout (30 s), so refunds queued on a
+ * payment whose refund is stuck give their worker's slots back to other effects between tries instead of holding
+ * every slot until that send times out.
+ */
+const HOLD_WAIT_MS = 3_000;
 
 let attempts = 0;
 /** A token for one dispatch attempt of this process: its premise read and its send carry it, and no other does. */
@@ -252,11 +259,12 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
   /**
    * Waits while refund `holder` holds the payment's refunds (REFUNDS_HOLD) and its dispatch is open: `free` once it let
    * go; `settled` when it holds them with its dispatch closed (AMBIGUOUS: only a person's action lets go, so waiting is
-   * pointless); `busy` when it is still out a send timeout later (a send in flight ends by then; one whose sender died
-   * waits for recovery), and this submit answers IN_FLIGHT rather than keep its caller waiting.
+   * pointless); `busy` when it is still out HOLD_WAIT_MS later (or a send timeout, when shorter), and this submit
+   * answers IN_FLIGHT rather than keep its caller (and an effects job's worker slot) waiting on a send that is slow,
+   * stuck or whose sender died: it is tried again a second later.
    */
   async function waitForRefunds(partition: string, holder: string): Promise<'free' | 'settled' | 'busy'> {
-    const until = performance.now() + target.sendTimeoutMs;
+    const until = performance.now() + Math.min(target.sendTimeoutMs, HOLD_WAIT_MS);
     let looked = performance.now();
     for (let pause = 20; ; pause = Math.min(pause * 2, 500)) {
       const now = await refundsHolder(journal, partition);

@@ -334,6 +334,12 @@ export function assertMetricsAddrFree(config: Pick<Config, 'metricsAddr' | 'host
   throw new ConfigError(`INTERLOCK_METRICS_ADDR (${metricsAddr.host}:${metricsAddr.port}) is the service's own HTTP address (INTERLOCK_HOST and INTERLOCK_PORT, or serve --port): give the metrics listener another port.`);
 }
 
+/** The data directory as loadConfig reads it, without checking any other setting: empty or only whitespace is unset. */
+export function dataDirOf(env: NodeJS.ProcessEnv): string {
+  const given = env.INTERLOCK_DATA_DIR ?? '';
+  return given.trim() === '' ? DEFAULT_DATA_DIR : given;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Empty or only whitespace (an env file's `INTERLOCK_DATA_DIR= `) is unset, as the Stripe settings read it.
   const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key in schema.shape && value !== undefined && value.trim() !== ''));

@@ -40,7 +40,7 @@ export { LONGEST_RECONCILE_SINCE_MS } from './redis/journal.js';
 import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys.js';
 import { membersAfter } from './redis/newest-first.js';
 
-export { assertMetricsAddrFree, loadConfig, ConfigError, DEFAULT_DATA_DIR, STOP_MARGIN_MS, API_LIMIT_VARIABLES, unknownSettings, unknownSettingSentence, type Config, type UnknownSetting } from './config.js';
+export { assertMetricsAddrFree, loadConfig, ConfigError, DEFAULT_DATA_DIR, dataDirOf, STOP_MARGIN_MS, API_LIMIT_VARIABLES, unknownSettings, unknownSettingSentence, type Config, type UnknownSetting } from './config.js';
 export { createLogger, limitedErrorLog } from './log.js';
 export { createFileOnce } from './files.js';
 export { createCoalescer, type Coalescer } from './coalesce.js';

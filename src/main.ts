@@ -24,7 +24,7 @@ import {
   registerLocalWebhook,
   assertMetricsAddrFree,
   loadConfig,
-  DEFAULT_DATA_DIR,
+  dataDirOf,
   STOP_MARGIN_MS,
   loadDeciderConfig,
   caseSubmissionOf,
@@ -744,9 +744,9 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
   // As loadConfig reads them: a value empty or only whitespace is unset, so the command finds the service `serve`
   // started with it.
   const unset = (name: string) => (env[name] ?? '').trim() === '';
-  const dataDir = unset('INTERLOCK_DATA_DIR') ? '' : (env.INTERLOCK_DATA_DIR ?? '');
-  const file = join(dataDir === '' ? DEFAULT_DATA_DIR : dataDir, SERVICE_FILE);
-  const start = startLine(dataDir === '' ? DEFAULT_DATA_DIR : dataDir);
+  const dataDir = dataDirOf(env);
+  const file = join(dataDir, SERVICE_FILE);
+  const start = startLine(dataDir);
   const facts = readServiceFile(file);
   if (facts === null) return;
   const running = runningWriter(facts) !== null;
@@ -1080,7 +1080,7 @@ function addScenarioCommand(program: Command): void {
       const list = (text: string | undefined) => (text === undefined ? null : text.split(',').map((item) => item.trim()).filter((item) => item !== ''));
       const selection = { rows: list(given.rows), columns: list(given.columns) };
       const running = name !== 'render' && name !== 'readme';
-      const options = { ...given, out: given.out ?? (running ? defaultOut(selection, process.env.INTERLOCK_DATA_DIR || DEFAULT_DATA_DIR, new Date()) : RESULTS_DIR) };
+      const options = { ...given, out: given.out ?? (running ? defaultOut(selection, dataDirOf(process.env), new Date()) : RESULTS_DIR) };
       if (name === 'render') {
         const { NoResultsError, renderFromJson } = await import('../scenarios/report.js');
         try {

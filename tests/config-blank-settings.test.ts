@@ -3,7 +3,7 @@
 // never taken as a path made of spaces (a data directory named "  " in the working directory, holding the signing
 // key, the generated API tokens and service.json, where an operator who meant "unset" would look in .data).
 import { expect, it } from 'vitest';
-import { DEFAULT_DATA_DIR, loadConfig } from '../src/config.js';
+import { DEFAULT_DATA_DIR, dataDirOf, loadConfig } from '../src/config.js';
 import { loadApiLimits } from '../webhooks/api/limits.js';
 import { portChosen } from '../src/main.js';
 
@@ -24,6 +24,12 @@ it.each([['  '], ['\t'], [' \n']])('settings set to %j take their defaults', (bl
 
 it('a value with text keeps its spaces: only a blank one is unset', () => {
   expect(loadConfig({ INTERLOCK_DATA_DIR: ' data' }).dataDir).toBe(' data');
+});
+
+// `interlock scenario` (its default --out) and the commands that find a running service read the data directory
+// without loading the whole configuration; they read it as loadConfig does.
+it.each([['  '], [''], [' data'], [undefined]])('the data directory read alone agrees with loadConfig for %j', (given) => {
+  expect(dataDirOf({ INTERLOCK_DATA_DIR: given })).toBe(loadConfig({ INTERLOCK_DATA_DIR: given }).dataDir);
 });
 
 it('the API limits read a blank setting as unset too', () => {

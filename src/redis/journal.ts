@@ -943,22 +943,27 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     serverTime: now,
 
     /**
-     * Whether `replicas` replicas of the master that holds `partition` acknowledged this worker's writes so far (Redis
-     * WAIT), so a failover to one of them cannot lose the DISPATCHED about to be acted on. On a cluster only that
-     * master is asked: a master of another shard that lost its replicas (one failed over, say) holds none of this
-     * effect, and asking it held back every send of the deployment. A master the client holds no live connection to
-     * answers no: whatever took the write may be gone.
+     * Whether `replicas` replicas of each master that holds part of the effect in `partition` acknowledged this
+     * worker's writes so far (Redis WAIT), so a failover to one of them cannot lose what is about to be acted on: the
+     * DISPATCHED on the partition's master and, on a cluster, the binding and the open-dispatch index entry on the
+     * index's master (recovery finds open dispatches, and receipts their chains, only through those). A master of
+     * another shard that lost its replicas (one failed over, say) holds none of this effect and is not asked: asking it
+     * held back every send of the deployment. A master the client holds no live connection to answers no: whatever
+     * took the write may be gone.
      */
     async replicated(partition: string, replicas: number, timeoutMs: number): Promise<{ ok: boolean; acknowledged: number }> {
       if (replicas <= 0) return { ok: true, acknowledged: 0 };
-      let node: RedisClient | undefined = redis;
-      if (redis instanceof Cluster) {
-        const slot = Number(await redis.cluster('KEYSLOT', keys.subject(partition)));
-        const master = redis.slots[slot]?.[0];
-        node = redis.nodes('master').find((candidate) => `${candidate.options.host ?? ''}:${candidate.options.port ?? ''}` === master && candidate.status === 'ready');
+      if (!(redis instanceof Cluster)) {
+        const acknowledged = Number(await redis.wait(replicas, timeoutMs));
+        return { ok: acknowledged >= replicas, acknowledged };
       }
-      if (node === undefined) return { ok: false, acknowledged: 0 };
-      const acknowledged = Number(await node.wait(replicas, timeoutMs));
+      const cluster = redis;
+      const slots = await Promise.all([keys.subject(partition), keys.effectPartitions].map(async (key) => Number(await cluster.cluster('KEYSLOT', key))));
+      const masters = [...new Set(slots.map((slot) => cluster.slots[slot]?.[0]))];
+      const nodes = masters.map((master) => cluster.nodes('master').find((candidate) => `${candidate.options.host ?? ''}:${candidate.options.port ?? ''}` === master && candidate.status === 'ready'));
+      if (nodes.some((node) => node === undefined)) return { ok: false, acknowledged: 0 };
+      // The fewest replicas any of them has: each master's WAIT counts only the writes this client made to it.
+      const acknowledged = Math.min(...(await Promise.all(nodes.map(async (node) => Number(await (node as RedisClient).wait(replicas, timeoutMs))))));
       return { ok: acknowledged >= replicas, acknowledged };
     },
 

@@ -93,9 +93,12 @@ describe('INTERLOCK_REDIS_MIN_REPLICAS=1 after another shard failed over', () =>
     const keys = createKeys(config.keyPrefix);
     const admin = new Redis(servers[0]?.url ?? '');
     const owners = await Promise.all(Array.from({ length: 40 }, (_, i) => `pi_shard_${i}`).map(async (pi) => ({ pi, ...(await ownerOf(admin, keys.subject(`payment:${pi}`))) })));
-    admin.disconnect();
-    const [dying] = owners;
+    // The shard that fails over is not the index's: that one holds every effect's binding, so its losing its replica
+    // holds sends back (the case below).
+    const index = await ownerOf(admin, keys.effectPartitions);
+    const dying = owners.find((owner) => owner.master !== index.master);
     const healthy = owners.find((owner) => owner.master !== dying?.master);
+    admin.disconnect();
     if (dying === undefined || healthy === undefined) throw new Error('no two shards among 40 payments');
     expect(healthy.replica).toBeGreaterThan(0);
     await servers.find((server) => server.port === dying.master)?.kill('SIGKILL');
@@ -114,5 +117,65 @@ describe('INTERLOCK_REDIS_MIN_REPLICAS=1 after another shard failed over', () =>
     target.world.set(`payment:${healthy.pi}`, { chargebacks: [], refunded_by_others: 0 });
     const result = await node.gate.submit(refundProposal({ approval: terms.id, paymentIntent: healthy.pi }));
     expect({ outcome: result.outcome, reason: result.reason ?? null }).toEqual({ outcome: 'COMMITTED', reason: null });
+  }, 120_000);
+});
+
+// Rule (redis/journal.ts replicated): with INTERLOCK_REDIS_MIN_REPLICAS=1 on a cluster, a send waits until the replicas
+// of every master holding part of the effect acknowledged it: the effect's own master (its DISPATCHED) and the index's
+// (its binding and its open-dispatch entry, through which recovery finds open dispatches and receipts find chains).
+// Only the effect's own master was asked: with the index master's replica behind, the refund was sent, and a failover
+// of that master then lost the binding and the entry, leaving a refund that moved money open, with no receipt and out
+// of recovery's sight.
+describe('INTERLOCK_REDIS_MIN_REPLICAS=1 while the index master\'s replica is behind', () => {
+  let servers: PrivateRedis[] = [];
+  const nodes: TestNode[] = [];
+  beforeAll(async () => {
+    servers = await startCluster([DURABLE, DURABLE, DURABLE, DURABLE, DURABLE, DURABLE], 1);
+    await replicasSynced(servers);
+  }, 90_000);
+  afterAll(async () => {
+    for (const node of nodes) await node.close().catch(() => undefined);
+    for (const server of servers) {
+      try {
+        server.process.kill('SIGCONT');
+      } catch {
+        /* gone already */
+      }
+    }
+    await Promise.all(servers.map((server) => server.stop()));
+  });
+
+  it('does not send an effect of another shard until that replica has its binding, then sends it once', async () => {
+    const config = testConfig({ redisUrl: servers[0]?.url ?? '', redisCluster: true, unsafeDurability: false, redisMinReplicas: 1, redisWaitMs: 1_000 });
+    const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
+    const keys = createKeys(config.keyPrefix);
+    const admin = new Redis(servers[0]?.url ?? '');
+    const index = await ownerOf(admin, keys.effectPartitions);
+    const owners = await Promise.all(Array.from({ length: 40 }, (_, i) => `pi_idx_${i}`).map(async (pi) => ({ pi, ...(await ownerOf(admin, keys.subject(`payment:${pi}`))) })));
+    admin.disconnect();
+    const payment = owners.find((owner) => owner.master !== index.master);
+    if (payment === undefined) throw new Error('no payment outside the index shard among 40');
+    expect(index.replica).toBeGreaterThan(0);
+    const client = new Cluster([{ host: '127.0.0.1', port: payment.master }], { redisOptions: { maxRetriesPerRequest: 2 } });
+    client.on('error', () => undefined);
+    const node = await startNode({ config, target, key: testKey().key, redis: client });
+    nodes.push(node);
+    const subject = `payment:${payment.pi}`;
+    target.world.set(subject, { chargebacks: [], refunded_by_others: 0 });
+    const terms = approvalTerms({ maxUses: 5, scope: subject });
+    await node.approvals.grant(terms);
+
+    // The index master's replica stops taking the stream: the binding written below reaches only its master.
+    const indexReplica = servers.find((server) => server.port === index.replica);
+    indexReplica?.process.kill('SIGSTOP');
+    const proposal = refundProposal({ approval: terms.id, paymentIntent: payment.pi });
+    const held = await node.gate.submit(proposal);
+    const effectId = node.gate.effectIdOf(proposal);
+    expect({ outcome: held.outcome, reason: held.reason ?? '', landed: target.landedCount(effectId) }).toEqual({ outcome: 'IN_FLIGHT', reason: expect.stringContaining('replicas'), landed: 0 });
+
+    // Once it catches up, the effect is sent, once, and its receipt is there.
+    indexReplica?.process.kill('SIGCONT');
+    await expect.poll(async () => (await node.gate.submit(proposal)).outcome, { timeout: 20_000, interval: 500 }).toMatch(/^COMMITTED/);
+    expect({ landed: target.landedCount(effectId), receipt: (await node.journal.receipt(effectId)) !== null }).toEqual({ landed: 1, receipt: true });
   }, 120_000);
 });

@@ -173,8 +173,9 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
         await stores.cases.queued(submission.caseId);
         return created;
       }
-      // A case that failed while the Messages API was unavailable (its error said to decide it again later) is
-      // queued again; its job, which ended with the failure written, runs again.
+      // A case that failed while the Messages API was unavailable, or on an answer that was no decision (its error
+      // said to submit it again; nothing was recorded for it), is queued again; its job, which ended with the failure
+      // written, runs again and asks the decider afresh.
       let reopened = false;
       if (created.status === 'exists' && mayReopenCase(created.record.status)) {
         const written = await stores.cases.reopen(submission.caseId);
@@ -322,7 +323,8 @@ function failure(code: ErrorCode, message: string): InterlockError {
 /**
  * The decisions worker. Retryable failures (the model's API unavailable after the SDK's own retries, a fact read
  * Stripe did not answer, Redis) retry the job with backoff and fail the case after the last attempt; a decision
- * that is not one (`decision_invalid`) or a configuration the API refused fails it at once. Nothing is proposed
+ * that is not one (`decision_invalid`: the error is raised not retryable, so the job does not ask the model again by
+ * itself, but the case submitted again is) or a configuration the API refused fails it at once. Nothing is proposed
  * from a failed, declined or deviated case.
  */
 export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOptions) {

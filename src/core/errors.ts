@@ -67,8 +67,10 @@ export const ERROR_REGISTRY = {
   // A definite refusal by the target (for Stripe, a 4xx that is not a conflict or a rate limit). Never resent.
   target_rejected: { status: 402, retryable: false },
   // The model answered, but not with one well-formed decision (no tool call, an unknown tool, malformed input,
-  // max_tokens, a refusal). Asking again is a new decision, not a retry, so nothing is proposed.
-  decision_invalid: { status: 502, retryable: false },
+  // max_tokens, a refusal, money decided before the facts were read). Nothing is proposed. Retryable as a case: it may
+  // be decided later, so the same case submitted again is asked again (mayReopenCase); the error itself is raised not
+  // retryable (src/decider/anthropic.ts), since asking again is a new decision, not a retry the worker makes alone.
+  decision_invalid: { status: 502, retryable: true },
   // A bug: an invariant the code relies on did not hold.
   journal_write_refused: { status: 500, retryable: false },
   /** An effect's chain in Redis disagrees with its own state (shorter, or another last entry): nothing is signed over it. */

@@ -1,12 +1,15 @@
 // The Anthropic decider: the Messages API through @anthropic-ai/sdk, with tool use. The model reads the case,
 // calls the lookup tools (answered from the facts the caller read from Stripe, so this adapter does no Stripe
-// I/O) and answers with one decision tool. The loop is bounded in turns.
+// I/O) and answers with one decision tool. The loop is bounded in turns. A refund or credit counts only once every
+// lookup offered was answered in the conversation: the story is the customer's, and one that says "the tools are
+// down, refund now" must not get money decided on facts the model never read (a person may have refunded it already).
 //
 // Failures are translated here, once (STYLE habit 3). Transient ones (429, 529, 5xx, timeouts, lost connections,
 // answers cut off mid-body) are retried by the SDK itself, up to INTERLOCK_MODEL_MAX_RETRIES, honouring a retry-after
 // of up to LONGEST_WAIT_IN_DECISION_MS; what is still failing then, or asks for a longer wait, is `decider_unavailable`
 // (retryable: the same case may be decided later, after the wait). An answer that is not one well-formed decision is
-// `decision_invalid` (not retryable: asking again is a new decision), and nothing is proposed from it.
+// `decision_invalid`, and nothing is proposed from it: not retried by the call's caller (the model answered; asking
+// again is a new decision), but the case submitted again is asked again (the registry's flag, mayReopenCase).
 import type * as AnthropicSdk from '@anthropic-ai/sdk';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Middleware } from '@anthropic-ai/sdk';
@@ -17,7 +20,7 @@ import { LOOKUP_TOOLS, parseCase, type Decider, type Decision, type DecisionCase
 import type { DeciderConfig } from './config.js';
 import { cleanModelLine, cleanModelText, DECISION_TEXT_MAX_CHARS } from './model-text.js';
 import { casePromptFor, DECISION_TOOLS, DESCRIPTION_MAX_CHARS, REASON_MAX_CHARS, systemPromptFor, toolsFor, type DecisionTool } from './prompts.js';
-import { redactSecrets } from '../core/redact.js';
+import { redactSecrets, secretHint } from '../core/redact.js';
 
 type Sdk = typeof AnthropicSdk;
 
@@ -44,8 +47,8 @@ export class DeciderError extends InterlockError {
   /** HTTP attempts made for the failing call, retries included. */
   readonly attempts: number;
 
-  constructor(code: ErrorCode, message: string, details: { cause?: unknown; apiStatus?: number | null; apiRequestId?: string | null; retryAfterMs?: number | null; attempts?: number } = {}) {
-    super(code, message, details.cause === undefined ? {} : { cause: details.cause });
+  constructor(code: ErrorCode, message: string, details: { cause?: unknown; apiStatus?: number | null; apiRequestId?: string | null; retryAfterMs?: number | null; attempts?: number; retryable?: boolean } = {}) {
+    super(code, message, { ...(details.cause === undefined ? {} : { cause: details.cause }), ...(details.retryable === undefined ? {} : { retryable: details.retryable }) });
     this.name = 'DeciderError';
     this.apiStatus = details.apiStatus ?? null;
     this.apiRequestId = details.apiRequestId ?? null;
@@ -120,15 +123,33 @@ function tries(where: Where): string {
 /** Most characters of the API's own words kept in a decider error; the rest is counted, not kept. */
 const SAID_MAX_CHARS = 500;
 
-/** Text from outside (the API's, a server's, an error's) as a decider error keeps it: secrets and URL credentials masked, bounded. */
-function clip(text: string): string {
-  const safe = redactSecrets(text);
+/**
+ * `text` with the configured key masked wherever it stands, as redactSecrets masks a secret (secretHint). The key need
+ * not look like one: a gateway's token goes in ANTHROPIC_API_KEY too, and a gateway (or the API) may quote the key it
+ * was given in its error, which is kept with the case and shown by GET /v1/cases/:id to every support token.
+ */
+function withoutKey(text: string, key: string | null): string {
+  if (key === null || key === '') return text;
+  const hint = secretHint(key);
+  // Quoted in a JSON body, a key holding a quote or a backslash stands escaped.
+  const escaped = JSON.stringify(key).slice(1, -1);
+  const safe = text.split(key).join(hint);
+  return escaped === key ? safe : safe.split(escaped).join(hint);
+}
+
+/**
+ * Text from outside (the API's, a server's, an error's) as a decider error keeps it: the configured key, secrets and
+ * URL credentials masked, bounded.
+ */
+function clip(text: string, key: string | null): string {
+  const safe = redactSecrets(withoutKey(text, key));
   return safe.length <= SAID_MAX_CHARS ? safe : `${safe.slice(0, SAID_MAX_CHARS)}… (${safe.length - SAID_MAX_CHARS} more characters)`;
 }
 
 /** Every failure of a Messages API call, as one registry error that says what happened and what to do. */
 function translateApiError(error: unknown, where: Where, sdk: Sdk): InterlockError {
   if (error instanceof InterlockError) return error;
+  const key = where.config.apiKey;
   const { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, RetryableError } = sdk;
   const unavailable = (message: string, extra: { apiStatus?: number; apiRequestId?: string | null; retryAfterMs?: number | null } = {}) =>
     new DeciderError('decider_unavailable', `${message} Case ${where.caseId} was not decided and nothing was proposed; decide it again later: submit the case again (the same id and payload) once the Messages API answers.`, { cause: error, attempts: where.attempts, ...extra });
@@ -136,18 +157,19 @@ function translateApiError(error: unknown, where: Where, sdk: Sdk): InterlockErr
   if (error instanceof APIConnectionTimeoutError) return unavailable(`The Messages API did not answer within INTERLOCK_MODEL_TIMEOUT_MS=${where.config.timeoutMs} ms (${tries(where)}).`);
   // Thrown by `attempt` for an answer cut off mid-body: the connection or a proxy on the way lost the rest of it.
   if (error instanceof RetryableError) {
-    const cause = error.cause instanceof Error ? `: ${clip(error.cause.message)}` : '';
+    const cause = error.cause instanceof Error ? `: ${clip(error.cause.message, key)}` : '';
     return unavailable(`The Messages API's answer ${error.message}${cause} (${tries(where)}); the connection or a proxy on the way lost the rest of it.`);
   }
   if (error instanceof APIConnectionError) {
-    const cause = error.cause instanceof Error ? `: ${clip(error.cause.message)}` : '';
-    return unavailable(`The Messages API at ${where.config.baseURL === null ? 'its default address' : redactSecrets(where.config.baseURL)} could not be reached${cause} (${tries(where)}); check ANTHROPIC_BASE_URL and the network.`);
+    const cause = error.cause instanceof Error ? `: ${clip(error.cause.message, key)}` : '';
+    return unavailable(`The Messages API at ${where.config.baseURL === null ? 'its default address' : clip(where.config.baseURL, key)} could not be reached${cause} (${tries(where)}); check ANTHROPIC_BASE_URL and the network.`);
   }
   if (error instanceof APIError && typeof error.status === 'number') {
     const status = error.status;
     // What the API (or a gateway in front of it) said, bounded: it is kept with the case and shown with it.
-    const said = clip(error.apiMessage ?? error.message);
-    const info = { apiStatus: status, apiRequestId: error.requestID ?? null, retryAfterMs: retryAfterMs(error.headers, Date.now()) };
+    const said = clip(error.apiMessage ?? error.message, key);
+    // The request id is a header of the answer, and a gateway's headers are its own: masked as its words are.
+    const info = { apiStatus: status, apiRequestId: error.requestID == null ? null : clip(error.requestID, key), retryAfterMs: retryAfterMs(error.headers, Date.now()) };
     const request = info.apiRequestId === null ? '' : `, request-id ${info.apiRequestId}`;
     const wait =
       info.retryAfterMs === null
@@ -165,12 +187,25 @@ function translateApiError(error: unknown, where: Where, sdk: Sdk): InterlockErr
     return new DeciderError('invalid_config', `The Messages API refused the call (${status}${request}: ${said}): ${fix}. Case ${where.caseId} was not decided and nothing was proposed; it is not retried.`, { cause: error, attempts: where.attempts, ...info });
   }
   // An SDK error can quote what it was given (a header with the key in it): masked before it is kept with the case.
-  return new DeciderError('internal', `The decider failed unexpectedly on case ${where.caseId}: ${clip(error instanceof Error ? error.message : String(error))}. Nothing was proposed.`, { cause: error, attempts: where.attempts });
+  return new DeciderError('internal', `The decider failed unexpectedly on case ${where.caseId}: ${clip(error instanceof Error ? error.message : String(error), key)}. Nothing was proposed.`, { cause: error, attempts: where.attempts });
 }
 
-/** `what` is bounded like the API's own words: it quotes the model's answer, which can be as long as the model likes. */
-function invalid(caseId: string, what: string, model: string): DeciderError {
-  return new DeciderError('decision_invalid', `The model (${model}) gave no usable decision for case ${caseId}: ${clip(what)}. Nothing was proposed; a person must decide the case, or it is asked again as a new decision.`);
+/** How a person sends the case's money without the model, under the case's approval. */
+function byHand(input: DecisionCase): string {
+  return input.kind === 'refund' ? `POST /v1/refunds (npx interlock refund) under approval ${input.approval.id}` : `POST /v1/credits (npx interlock credit) under approval ${input.approval.id}`;
+}
+
+/**
+ * `what` is bounded like the API's own words: it quotes the model's answer, which can be as long as the model likes.
+ * Not retryable as a call (the decisions worker does not ask again by itself), yet nothing was recorded, so the case
+ * submitted again is reopened and asked again (decision_invalid is retryable in the registry: mayReopenCase).
+ */
+function invalid(input: DecisionCase, what: string, model: string, key: string | null): DeciderError {
+  return new DeciderError(
+    'decision_invalid',
+    `The model (${model}) gave no usable decision for case ${input.caseId}: ${clip(what, key)}. Nothing was proposed; submit the case again (the same id and payload) to ask the model again, or decide it by hand with ${byHand(input)}.`,
+    { retryable: false },
+  );
 }
 
 /** Most tool names one error lists; the rest are counted. */
@@ -192,9 +227,9 @@ function decisionText(said: readonly string[], call: string): string {
   return prose === '' ? decided : `${prose}\n\n${decided}`;
 }
 
-function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonly string[], model: string, caseId: string): Decision {
+function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonly string[], model: string, fail: (what: string) => DeciderError): Decision {
   const malformed = (issues: readonly { path: readonly PropertyKey[]; message: string }[]) =>
-    invalid(caseId, `its ${call.name} call is malformed (${issues.map((issue) => `${issue.path.map(String).join('.') || 'input'} ${issue.message}`).join('; ')}); got ${cleanModelText(JSON.stringify(call.input) ?? 'nothing', 300)}`, model);
+    fail(`its ${call.name} call is malformed (${issues.map((issue) => `${issue.path.map(String).join('.') || 'input'} ${issue.message}`).join('; ')}); got ${cleanModelText(JSON.stringify(call.input) ?? 'nothing', 300)}`);
   const needText = (value: string, max: number, field: string) => {
     const clean = cleanModelText(value, max);
     if (clean === '') throw malformed([{ path: [field], message: 'must say something' }]);
@@ -288,6 +323,14 @@ function stopProblem(message: Message, config: DeciderConfig): string | null {
   }
 }
 
+/** The answer to a refund or credit called before the facts were read: not taken, and what to read first. */
+function readFirst(unread: readonly LookupTool[], calls: readonly ToolUseBlock[]): string {
+  const uncalled = unread.filter((name) => !calls.some((call) => call.name === name));
+  return uncalled.length === 0
+    ? 'Not taken: you decided before reading the facts. They are in the lookup results beside this one; decide again on what they say.'
+    : `Not taken: read the facts first. Call ${uncalled.join(' and ')} (the lookups read Stripe now and are available), then decide on what the facts say.`;
+}
+
 export function createAnthropicDecider(config: DeciderConfig & { apiKey: string }): Decider {
   // Made with the SDK, on the first call to the model.
   let client: Anthropic | null = null;
@@ -366,8 +409,9 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
    */
   function notAMessage(answer: unknown, caseId: string): DeciderError | null {
     if (typeof answer === 'object' && answer !== null && (answer as { type?: unknown }).type === 'message') return null;
-    const shown = typeof answer === 'string' ? `text: ${JSON.stringify(clip(answer).slice(0, 120))}` : typeof answer === 'object' && answer !== null ? `an object of type ${JSON.stringify(String((answer as { type?: unknown }).type ?? 'none')).slice(0, 60)}` : String(answer);
-    const base = config.baseURL === null ? 'its default address' : redactSecrets(config.baseURL);
+    const key = config.apiKey;
+    const shown = typeof answer === 'string' ? `text: ${JSON.stringify(clip(answer, key).slice(0, 120))}` : typeof answer === 'object' && answer !== null ? `an object of type ${JSON.stringify(clip(String((answer as { type?: unknown }).type ?? 'none'), key)).slice(0, 60)}` : String(answer);
+    const base = config.baseURL === null ? 'its default address' : clip(config.baseURL, key);
     return new DeciderError('decider_unavailable', `The server at ${base} answered with something that is not a Messages API message (${shown}): a proxy's or gateway's page, or ANTHROPIC_BASE_URL names another service. Case ${caseId} was not decided and nothing was proposed; decide it again later: submit the case again (the same id and payload) once the Messages API answers.`);
   }
 
@@ -393,40 +437,60 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
       const input = parseCase(raw);
       const tools = toolsFor(input);
       const offered = new Set(tools.map((tool) => tool.name));
+      // The facts of the case: every lookup offered is one the caller read for it, so a refund or credit waits for all.
+      const lookups = LOOKUP_TOOLS.filter((name) => offered.has(name));
+      const read = new Set<LookupTool>();
+      const fail = (what: string, model: string) => invalid(input, what, model, config.apiKey);
       const messages: MessageParam[] = [{ role: 'user', content: casePromptFor(input) }];
       const said: string[] = [];
       // The tool call ids already sent back, in the turns before this one.
       const called = new Set<string>();
+      // The model was told once that a decision made before reading the facts does not count.
+      let told = false;
       for (let turn = 1; turn <= config.maxTurns; turn += 1) {
         const message = await ask(input, messages, tools, options.signal);
         const notApi = notAMessage(message, input.caseId);
         if (notApi !== null) throw notApi;
-        if (!Array.isArray(message.content)) throw invalid(input.caseId, 'the answer is not a Messages API message (it has no content list)', cleanModelLine(config.model, 200));
+        if (!Array.isArray(message.content)) throw fail('the answer is not a Messages API message (it has no content list)', cleanModelLine(config.model, 200));
         const model = cleanModelLine(typeof message.model === 'string' ? message.model : '', 200) || config.model;
         const malformed = blockProblem(message.content as unknown[]);
-        if (malformed !== null) throw invalid(input.caseId, malformed, model);
+        if (malformed !== null) throw fail(malformed, model);
         const problem = stopProblem(message, config);
-        if (problem !== null) throw invalid(input.caseId, problem, model);
+        if (problem !== null) throw fail(problem, model);
         for (const block of message.content) if (block.type === 'text' && block.text.trim() !== '') said.push(block.text);
         const calls = message.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
-        if (calls.length === 0) throw invalid(input.caseId, `it answered without calling a tool${said.length > 0 ? ` ("${cleanModelLine(said.join(' '), 200)}")` : ''}`, model);
+        if (calls.length === 0) throw fail(`it answered without calling a tool${said.length > 0 ? ` ("${cleanModelLine(said.join(' '), 200)}")` : ''}`, model);
         // A decision tool of the other kind is still a decision: checkDecision reports it as MODEL_DEVIATED.
         const unknown = calls.filter((call) => !offered.has(call.name) && !isDecisionTool(call.name));
-        if (unknown.length > 0) throw invalid(input.caseId, `it called ${namesOf(unknown, ', ')}, which ${unknown.length === 1 ? 'is not one of' : 'are not among'} the tools offered (${[...offered].join(', ')})`, model);
+        if (unknown.length > 0) throw fail(`it called ${namesOf(unknown, ', ')}, which ${unknown.length === 1 ? 'is not one of' : 'are not among'} the tools offered (${[...offered].join(', ')})`, model);
         const decisions = calls.filter((call): call is ToolUseBlock & { name: DecisionTool } => isDecisionTool(call.name));
-        if (decisions.length > 1) throw invalid(input.caseId, `it called ${namesOf(decisions, ' and ')} in one answer; a case is decided once`, model);
+        if (decisions.length > 1) throw fail(`it called ${namesOf(decisions, ' and ')} in one answer; a case is decided once`, model);
         const [decision] = decisions;
-        if (decision !== undefined) return decisionFrom(decision, said, model, input.caseId);
+        // A lookup called beside the decision was not answered yet: the decision was made without its facts.
+        const unread = lookups.filter((name) => !read.has(name));
+        if (decision !== undefined) {
+          const decided = decisionFrom(decision, said, model, (what) => fail(what, model));
+          // A decline moves no money: it stands on whatever the model read.
+          if (decided.action === 'decline' || unread.length === 0) return decided;
+          // Told once already, out of turns, or a decision tool not offered (the API refuses it sent back): it stands
+          // as made, without the facts, and nothing is proposed from it.
+          if (told || turn === config.maxTurns || !offered.has(decision.name)) {
+            throw fail(`it decided (${decision.name} ${decided.amountCents} cents) without reading the facts: ${unread.join(' and ')} ${unread.length === 1 ? 'was' : 'were'} never answered in the conversation${told ? ', and it decided again without them after it was told to read them first' : ''}`, model);
+          }
+          told = true;
+        }
         const unsendable = replayProblem(calls, called);
-        if (unsendable !== null) throw invalid(input.caseId, unsendable, model);
+        if (unsendable !== null) throw fail(unsendable, model);
         for (const call of calls) called.add(call.id);
         const results: ToolResultBlockParam[] = calls.map((call) => {
+          if (isDecisionTool(call.name)) return { type: 'tool_result', tool_use_id: call.id, is_error: true, content: readFirst(unread, calls) };
+          if (isLookupTool(call.name)) read.add(call.name);
           const facts = isLookupTool(call.name) ? input.facts[call.name] : undefined;
           return { type: 'tool_result', tool_use_id: call.id, content: JSON.stringify(facts ?? {}) };
         });
         messages.push({ role: 'assistant', content: replayed(message) }, { role: 'user', content: results });
       }
-      throw invalid(input.caseId, `it looked facts up for INTERLOCK_MODEL_MAX_TURNS=${config.maxTurns} turns without deciding`, cleanModelLine(config.model, 200));
+      throw fail(`it looked facts up for INTERLOCK_MODEL_MAX_TURNS=${config.maxTurns} turns without deciding`, cleanModelLine(config.model, 200));
     },
   };
 }

@@ -46,7 +46,7 @@ describe('interlock case', () => {
 
   it('MODEL_DEVIATED exits 3 with the problems and the refused effect a person acts on, and nothing reaches Stripe', { timeout: 120_000 }, async () => {
     rig.useDecider(modelDecider(server));
-    server.script(replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'More feels fair.' }));
+    server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'More feels fair.' }));
     const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
     const run = await cli(['case', '--case', `case-${uid()}`, '--payment-intent', paymentIntent, '--story', story, '--approval', approval, '--wait', '20']);
     expect(run.code, run.stderr).toBe(3);
@@ -78,7 +78,7 @@ describe('interlock case', () => {
 
   it('a MODEL_DEVIATED case re-approved from the inbox exits as its re-approved effect: 0 once that refund committed', { timeout: 120_000 }, async () => {
     rig.useDecider(modelDecider(server));
-    server.script(replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'Jar and lid both cracked; $30.' }));
+    server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'Jar and lid both cracked; $30.' }));
     const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
     const caseId = `case-${uid()}`;
     const run = await cli(['case', '--case', caseId, '--payment-intent', paymentIntent, '--story', story, '--approval', approval, '--wait', '20']);

@@ -132,16 +132,16 @@ describe('the tool loop', () => {
   });
 
   it('records the model id the API answered with, not only the one configured', async () => {
-    server.script(replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'approved goodwill' }, { model: 'claude-haiku-4-5-20251001-snapshot' }));
+    server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'approved goodwill' }, { model: 'claude-haiku-4-5-20251001-snapshot' }));
     expect((await createAnthropicDecider(config()).decide(refundCase())).model).toBe('claude-haiku-4-5-20251001-snapshot');
   });
 
   it('createDecider with a key is the Anthropic decider', async () => {
-    server.script(replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'approved goodwill' }));
+    server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'approved goodwill' }));
     const decider = createDecider(config());
     expect(decider.name).toBe('anthropic');
     expect(await decider.decide(refundCase())).toMatchObject({ action: 'refund', amountCents: 2000 });
-    expect(server.received).toHaveLength(1);
+    expect(server.received).toHaveLength(2);
   });
 });
 
@@ -163,13 +163,13 @@ describe('the decision is checked against the approval before anything is propos
 
   it('a case under an approval whose cap covers more than one effect may move (a policy approval) is decided within both', async () => {
     const approval = { id: 'ap_big_policy', capCents: 150_000_000, scope: `payment:${PAYMENT}`, approver: 'finance-policy' };
-    server.script(replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'cracked jar, $20 goodwill' }));
+    server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'cracked jar, $20 goodwill' }));
     await expect(createAnthropicDecider(config()).decide(refundCase({ approval }))).resolves.toMatchObject({ action: 'refund', amountCents: 2000 });
   });
 
   it('MODEL_DEVIATED when the model issues a credit on a refund case', async () => {
     const input = refundCase();
-    server.script(replies.toolUse('issue_credit', { amount_cents: 2000, description: 'store credit instead' }));
+    server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_credit', { amount_cents: 2000, description: 'store credit instead' }));
     const decision = await createAnthropicDecider(config()).decide(input);
     const check = checkDecision(decision, input.approval, input.kind);
     expect(check.verdict).toBe(MODEL_DEVIATED);
@@ -179,11 +179,11 @@ describe('the decision is checked against the approval before anything is propos
 
 describe('transient failures are retried by the SDK, then fail the case as decider_unavailable', () => {
   it('waits out a 429 retry-after and decides on the retry', async () => {
-    server.script(replies.error(429, { retryAfter: '0.2' }), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'approved goodwill' }));
+    server.script(replies.error(429, { retryAfter: '0.2' }), replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'approved goodwill' }));
     const decision = await createAnthropicDecider(config()).decide(refundCase());
     expect(decision).toMatchObject({ action: 'refund', amountCents: 2000 });
     const [first, second] = server.received;
-    expect(server.received).toHaveLength(2);
+    expect(server.received).toHaveLength(3);
     expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(190);
   });
 
@@ -212,9 +212,9 @@ describe('transient failures are retried by the SDK, then fail the case as decid
   });
 
   it('a 529 then a 503 then an answer: the retries recover and the case is decided', async () => {
-    server.script(replies.error(529, { retryAfter: '0.01' }), replies.error(503, { retryAfter: '0.01' }), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'approved goodwill' }));
+    server.script(replies.error(529, { retryAfter: '0.01' }), replies.error(503, { retryAfter: '0.01' }), replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'approved goodwill' }));
     expect(await createAnthropicDecider(config({ maxRetries: 2 })).decide(refundCase())).toMatchObject({ action: 'refund', amountCents: 2000 });
-    expect(server.received).toHaveLength(3);
+    expect(server.received).toHaveLength(4);
   });
 
   it('answers slower than INTERLOCK_MODEL_TIMEOUT_MS are abandoned, retried, then decider_unavailable', async () => {
@@ -255,7 +255,7 @@ describe('transient failures are retried by the SDK, then fail the case as decid
     expect(ended).toMatchObject({ code: 'decider_unavailable', retryable: true, attempts: 1 });
     expect(ended.message).toMatch(/The Messages API's answer \(200\) ended before its JSON did, after \d+ characters \(1 attempt/);
     server.reset();
-    server.script(replies.partial(answer, 'lost'), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'approved goodwill' }));
+    server.script(replies.partial(answer, 'lost'), replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'approved goodwill' }));
     expect(await createAnthropicDecider(config({ maxRetries: 1 })).decide(refundCase())).toMatchObject({ action: 'refund', amountCents: 2000 });
   });
 
@@ -471,7 +471,7 @@ describe('model text never breaks proposal validation', () => {
   it('lone surrogates, control characters and a very long reason become a valid proposal, text bounded', async () => {
     const input = refundCase();
     const hostile = `Refund \ud800 approved\u0000 \u001b[31mred\u001b[0m \u0085 tab\there\n${'x'.repeat(30_000)}\udfff`;
-    server.script(replies.toolUse('issue_refund', { amount_cents: 2000, reason: hostile }, { text: `Thinking \udc00 aloud\u0007`, model: 'claude-haiku\u0000-4-5 ' }));
+    server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 2000, reason: hostile }, { text: `Thinking \udc00 aloud\u0007`, model: 'claude-haiku\u0000-4-5 ' }));
 
     const decision = await createAnthropicDecider(config()).decide(input);
     const fields = proposalFields(accepted(decision, input), input);

@@ -176,7 +176,7 @@ describe('a case decided by the model (the real SDK against the local Messages A
   it('a deviation of the wrong kind (a credit on a refund case) run again after such a death still says the model decided a credit', async () => {
     rig.useDecider(anthropic());
     const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
-    server.script(replies.toolUse('issue_credit', { amount_cents: 2000, description: 'Store credit instead.' }));
+    server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_credit', { amount_cents: 2000, description: 'Store credit instead.' }));
     const submission = refundCase(paymentIntent, approval);
     const first = await decided(submission);
     expect(first.status).toMatchObject({ state: 'deviated', decision: { action: 'credit', amountCents: 2_000 } });
@@ -215,7 +215,7 @@ describe('a case decided by the model (the real SDK against the local Messages A
   it('a 429 retries the job with backoff and the next attempt decides; a model that stays unavailable fails the case with decider_unavailable', async () => {
     rig.useDecider(anthropic());
     const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
-    server.script(replies.error(429, { retryAfter: '0' }), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'Goodwill for the cracked jar.' }));
+    server.script(replies.error(429, { retryAfter: '0' }), replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'Goodwill for the cracked jar.' }));
     const submission = refundCase(paymentIntent, approval);
     const record = await decided(submission);
     expect(record.status).toMatchObject({ state: 'proposed', attempts: 2, decision: { amountCents: 2_000 } });
@@ -232,7 +232,7 @@ describe('a case decided by the model (the real SDK against the local Messages A
 
     // Its error says to decide it again later: the same case submitted again, with the model back, is decided.
     expect(failed.status.error?.message).toContain('submit the case again');
-    server.script(replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'Goodwill for the cracked jar.' }));
+    server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'Goodwill for the cracked jar.' }));
     const again = await rig.decisions.submit(unavailable, 'sam');
     expect(again).toMatchObject({ status: 'exists', record: { status: { state: 'queued', error: { code: 'decider_unavailable' } } } });
     const redecided = await rig.decisions.waitFor(unavailable.caseId, 15_000);
@@ -241,24 +241,29 @@ describe('a case decided by the model (the real SDK against the local Messages A
     expect(await rig.refundsAt(second.paymentIntent)).toHaveLength(1);
   });
 
-  it('a case that failed for good (a decision that is not one) stays failed when it is submitted again: nothing is asked or queued', async () => {
+  it('a case that failed on a decision that is not one (nothing recorded) is asked again when it is submitted again, as its error says', async () => {
     rig.useDecider(anthropic());
     const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
     server.script(replies.toolUse('issue_refund', { amount_cents: 'all of it' }));
     const submission = refundCase(paymentIntent, approval);
     const failed = await decided(submission);
-    expect(failed.status).toMatchObject({ state: 'failed', error: { code: 'decision_invalid' } });
-    const again = await rig.decisions.submit(submission, 'sam');
-    expect(again).toMatchObject({ status: 'exists', record: { status: { state: 'failed', error: { code: 'decision_invalid' } } } });
-    expect(await rig.decisions.waitFor(submission.caseId, 500)).toMatchObject({ status: { state: 'failed' } });
+    expect(failed.status).toMatchObject({ state: 'failed', attempts: 1, error: { code: 'decision_invalid' } });
+    expect(failed.status.error?.message).toContain('submit the case again (the same id and payload) to ask the model again');
     expect(server.received).toHaveLength(1);
+    server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'Goodwill for the cracked jar.' }));
+    const again = await rig.decisions.submit(submission, 'sam');
+    expect(again).toMatchObject({ status: 'exists', record: { status: { state: 'queued', error: { code: 'decision_invalid' } } } });
+    const redecided = await rig.decisions.waitFor(submission.caseId, 15_000);
+    expect(redecided?.status).toMatchObject({ state: 'proposed', error: null, decision: { amountCents: 2_000 } });
+    expect(await rig.effects.waitFor(redecided?.status.effectId ?? '', 15_000)).toMatchObject({ outcome: 'COMMITTED' });
+    expect(server.received).toHaveLength(3);
   });
 
   it('a worker asked to stop during a model call ends the call at once; its case goes back to the queue, that attempt not counted, and the next worker decides it', async () => {
     // A model that would keep the call open for a minute: the stop must not wait for it.
     rig.useDecider(createDecider({ apiKey: 'sk-ant-test-key', model: 'claude-haiku-4-5-20251001', baseURL: server.url, maxTokens: 1024, timeoutMs: 60_000, maxRetries: 0, maxTurns: 4 }));
     const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
-    server.script(replies.hang(), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'Goodwill for the cracked jar.' }));
+    server.script(replies.hang(), replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'Goodwill for the cracked jar.' }));
     const submission = refundCase(paymentIntent, approval);
     expect((await rig.decisions.submit(submission, 'sam')).status).toBe('created');
     await expect.poll(() => server.received.length, { timeout: 10_000 }).toBe(1);
@@ -277,11 +282,12 @@ describe('a case decided by the model (the real SDK against the local Messages A
     rig.useDecider(anthropic());
     const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
     // The rig's backoff is 50 ms; the API asks for 1.5 s.
-    server.script(replies.error(429, { retryAfter: '1.5' }), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'Goodwill for the cracked jar.' }));
+    server.script(replies.error(429, { retryAfter: '1.5' }), replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'Goodwill for the cracked jar.' }));
     const submission = refundCase(paymentIntent, approval);
     const record = await decided(submission);
     expect(record.status).toMatchObject({ state: 'proposed', attempts: 2, decision: { amountCents: 2_000 } });
-    const [first, second] = server.received.slice(-2);
+    // The 429, then the next attempt's first call (its lookup).
+    const [first, second] = server.received.slice(0, 2);
     expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(1_450);
   });
 });

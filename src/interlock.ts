@@ -83,6 +83,7 @@ export { CONFLICT_EVIDENCE_MAX } from './gate/record.js';
 export { FACT_EVENTS, REFUND_EVENTS, DISPUTE_EVENTS, type FactsApplier, type StripeReader, type StripeEvent, type RefundFact, type DisputeFact, type Applied } from './facts/apply.js';
 export type { WebhookVerdict } from './core/post-send.js';
 export { readApiBase, stripeSettingOf } from './stripe/settings.js';
+import { readStripeKey } from './stripe/settings.js';
 export { createStripeClient, createRefundTarget, createCreditTarget, createFactsReader, createWebhookVerifier, isLocalApiBase, registerLocalWebhook, signWebhookBody, type LocalWebhook, REFUND_FACTS, CREDIT_FACTS, LONGEST_RETRY_AFTER_MS, StripeMisconfigured, StripeUnavailable, type StripeClient } from './stripe/index.js';
 export { CRASH_POINTS, isCrashPoint, type CrashPoint } from './targets/crash-injection.js';
 export { CASE_ID, CASE_STATES, FINAL_CASE_STATES, STORY_MAX_CHARS, caseScope, caseSubmissionOf, isFinalCase, mayReopenCase, parseCaseSubmission, type CaseDecision, type CaseError, type CaseInput, type CaseRecord, type CaseState, type CaseStatus, type CaseSubmission } from './core/cases.js';
@@ -114,6 +115,16 @@ export type { Actor, OperatorAction, Resolution } from './core/entries.js';
 
 /** The Stripe side of a process: one client, the target that moves each effect kind, and the facts worker's reader. */
 export type StripeSide = { client: StripeClient; target: Target; reader: StripeReader };
+
+/**
+ * The mode of the configured Stripe key, as the client reads it (the sandbox's keys are test keys), or null when no
+ * usable key is set: a webhook of the other mode concerns no money this service moves (createWebhookVerifier's mode).
+ */
+export function stripeKeyMode(config: Pick<Config, 'stripeSecretKey'>): 'test' | 'live' | null {
+  if (config.stripeSecretKey === null) return null;
+  const read = readStripeKey(config.stripeSecretKey, true);
+  return 'problem' in read ? null : read.mode;
+}
 
 /**
  * The Stripe client and targets from config (STRIPE_SECRET_KEY, STRIPE_API_BASE; live keys only with

@@ -17,6 +17,7 @@ import {
   createDecider,
   createFacts,
   createWebhookVerifier,
+  stripeKeyMode,
   effectIdFor,
   errorMessage,
   explainOutcome,
@@ -167,7 +168,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     // Every setting that can still be refused is read, and the HTTP port taken, before any worker or recovery starts:
     // a start that fails on its configuration must not have settled or sent anything first.
     const deciderConfig = roles.includes('worker') ? loadDeciderConfig(process.env) : null;
-    const verifyEvent = roles.includes('webhooks') ? createWebhookVerifier(config.stripeWebhookSecrets) : null;
+    const verifyEvent = roles.includes('webhooks') ? createWebhookVerifier(config.stripeWebhookSecrets, { mode: stripeKeyMode(config) }) : null;
     // A process that takes webhooks or requests answers that they are stored: without a worker here to check
     // Redis at its start, it checks before it listens.
     // What it answers as stored is refused again whenever Redis stops keeping it (the monitor of the worker here, or this one).
@@ -257,7 +258,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       if (verifyEvent !== null) {
         const factsQueue = createFactsQueue(stores);
         closers.push({ name: 'facts queue', close: () => factsQueue.close() });
-        mount = (app) => app.use(stripeWebhookRouter({ verify: verifyEvent, accept: (event) => {
+        mount = (app) => app.use(stripeWebhookRouter({ verify: verifyEvent, logger, accept: (event) => {
               // Answered 200, Stripe never sends the event again: it is taken only while Redis keeps what it is given.
               intake?.assertDurable();
               return factsQueue.accept(event);

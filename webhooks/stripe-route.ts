@@ -1,23 +1,34 @@
 // POST /webhooks/stripe (issue 10 §1): the raw body on this route only, the Stripe-Signature checked with the
 // official SDK against one or more secrets (a rotation), answered fast once the event is durably queued. Bad input
 // is a 400 with a JSON reason, never a 5xx; a queue that cannot take the event is a 503, so Stripe retries.
-// Unknown event types are acknowledged and ignored.
+// Unknown event types are acknowledged and ignored; so is a Connect event (a connected account's), with a warning.
 import express, { type Request, type Response, type Router } from 'express';
-import { FACT_EVENTS, type StripeEvent, type WebhookVerdict } from '../src/interlock.js';
+import { createLogger, FACT_EVENTS, type Stores, type StripeEvent, type WebhookVerdict } from '../src/interlock.js';
+
+/**
+ * The verifier's answer as the route reads it (src/stripe's SignedVerdict): an event, with the connected account of
+ * a Connect event, or why it is refused (WebhookVerdict's reasons, and `livemode_mismatch`).
+ */
+export type RouteVerdict = { ok: true; event: StripeEvent & { account?: string } } | { ok: false; reason: Extract<WebhookVerdict, { ok: false }>['reason'] | 'livemode_mismatch'; message: string };
 
 export type StripeWebhookDeps = {
   /** Checks the signature (and timestamp tolerance) of a raw body; src/stripe's constructEvent with the secrets. */
-  verify(rawBody: Buffer, signature: string | undefined): WebhookVerdict;
+  verify(rawBody: Buffer, signature: string | undefined): RouteVerdict;
   /** Durably queues a verified event (job id = event id: a redelivery is a no-op, answered `duplicate` when known). */
   accept(event: StripeEvent): Promise<{ duplicate?: boolean } | void>;
   /** Largest body accepted; Stripe's events are a few KB. */
   limitBytes?: number;
   /** Counts for metrics and logs. */
   onOutcome?: (outcome: WebhookOutcome, detail: { type?: string; reason?: string }) => void;
+  /** Where the route warns of an event it answered 200 and did not apply (a Connect event); the process's own otherwise. */
+  logger?: Pick<Stores['logger'], 'warn'>;
 };
 
-/** What became of one request to the route: every request ends in exactly one of these. */
-export type WebhookOutcome = 'queued' | 'duplicate' | 'ignored' | 'rejected' | 'unavailable';
+/**
+ * What became of one request to the route: every request ends in exactly one of these. `connect`: a Connect event of a
+ * type the facts worker acts on, answered 200 and not applied.
+ */
+export type WebhookOutcome = 'queued' | 'duplicate' | 'ignored' | 'connect' | 'rejected' | 'unavailable';
 
 export const WEBHOOK_PATH = '/webhooks/stripe';
 
@@ -27,6 +38,7 @@ function problem(res: Response, status: number, code: string, message: string): 
 
 export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
   const router = express.Router();
+  let logger = deps.logger ?? null;
   router.post(
     WEBHOOK_PATH,
     express.raw({ type: () => true, limit: deps.limitBytes ?? 512 * 1024 }),
@@ -56,6 +68,18 @@ export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
       if (!FACT_EVENTS.includes(event.type)) {
         deps.onOutcome?.('ignored', { type: event.type });
         res.status(200).json({ received: true, ignored: true });
+        return;
+      }
+      // Interlock moves money on the platform account only: a connected account's refund or dispute is none of its
+      // effects, even when its metadata names one. Answered 200, since Stripe would retry anything else for days and
+      // nothing here will ever apply it; warned of by id and account, since forwarding it here is a misrouting
+      // (`stripe listen` forwards Connect events to --forward-to unless --forward-connect-to or --events-from @self
+      // says otherwise; a Dashboard endpoint listening to connected accounts does the same).
+      if (event.account !== undefined) {
+        logger ??= createLogger();
+        logger.warn({ event: event.id, type: event.type, account: event.account }, `webhook: event ${event.id} (${event.type}) is for connected account ${event.account}, not the platform account Interlock moves money on: answered 200, not applied. Forward only the platform's own events here (stripe listen --events-from @self, or an endpoint that does not listen to connected accounts).`);
+        deps.onOutcome?.('connect', { type: event.type });
+        res.status(200).json({ received: true, ignored: true, reason: 'connect_account' });
         return;
       }
       let accepted: { duplicate?: boolean } | void;

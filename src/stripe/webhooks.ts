@@ -14,7 +14,21 @@ export type WebhookVerifierOptions = {
   toleranceSeconds?: number;
   /** Unix seconds now (tests); the machine's clock otherwise. */
   nowSeconds?: () => number;
+  /**
+   * The mode of the service's Stripe key (StripeClient.mode: `sk_test_`/`rk_test_` and the sandbox are test): an event
+   * of the other mode is refused. Unset, an event's mode is not checked (a process that knows no key).
+   */
+  mode?: 'test' | 'live' | null;
 };
+
+/**
+ * A verified event with what the route checks besides what the facts worker reads: the mode it was sent in, and the
+ * connected account of a Connect event (Stripe's `account`, absent on the platform's own events).
+ */
+export type SignedEvent = StripeEvent & { livemode?: boolean; account?: string };
+
+/** The verifier's answer: WebhookVerdict, with the event as SignedEvent and one more refusal, an event of the other mode. */
+export type SignedVerdict = { ok: true; event: SignedEvent } | Extract<WebhookVerdict, { ok: false }> | { ok: false; reason: 'livemode_mismatch'; message: string };
 
 const SECRET = /^whsec_[A-Za-z0-9+/=]+$/;
 /** Stripe's event ids; the id becomes the facts job's id, which BullMQ refuses with a `:` or as a bare integer. */
@@ -38,26 +52,30 @@ function timestampOf(header: string): number | 'malformed' {
   return seen === 1 ? found : 'malformed';
 }
 
-function eventOf(value: unknown): StripeEvent | null {
+function eventOf(value: unknown): SignedEvent | null {
   if (typeof value !== 'object' || value === null) return null;
-  const event = value as { id?: unknown; type?: unknown; object?: unknown; created?: unknown; data?: unknown };
+  const event = value as { id?: unknown; type?: unknown; object?: unknown; created?: unknown; data?: unknown; livemode?: unknown; account?: unknown };
   if (typeof event.id !== 'string' || !EVENT_ID.test(event.id) || typeof event.type !== 'string' || event.type === '') return null;
   if (event.object !== undefined && event.object !== 'event') return null;
   const data = event.data as { object?: unknown } | null | undefined;
   if (typeof data !== 'object' || data === null || typeof data.object !== 'object' || data.object === null || Array.isArray(data.object)) return null;
-  const parsed: StripeEvent = { id: event.id, type: event.type, data: { object: data.object as Record<string, unknown> } };
+  const parsed: SignedEvent = { id: event.id, type: event.type, data: { object: data.object as Record<string, unknown> } };
   if (typeof event.created === 'number' && Number.isFinite(event.created)) parsed.created = event.created;
+  if (typeof event.livemode === 'boolean') parsed.livemode = event.livemode;
+  // As `stripe listen` reads it: a non-empty account is a Connect event.
+  if (typeof event.account === 'string' && event.account !== '') parsed.account = event.account;
   return parsed;
 }
 
 /** A verifier for the route; throws `invalid_config` at start when there is no usable secret. */
-export function createWebhookVerifier(secrets: readonly string[], options: WebhookVerifierOptions = {}): (rawBody: Buffer, signature: string | undefined) => WebhookVerdict {
+export function createWebhookVerifier(secrets: readonly string[], options: WebhookVerifierOptions = {}): (rawBody: Buffer, signature: string | undefined) => SignedVerdict {
   const usable = secrets.map((secret) => secret.trim()).filter((secret) => secret !== '');
   if (usable.length === 0) throw new InterlockError('invalid_config', 'No webhook signing secret is set: set STRIPE_WEBHOOK_SECRET to the whsec_… secret `stripe listen` prints (or the endpoint\'s, from the dashboard).');
   const malformed = usable.filter((secret) => !SECRET.test(secret));
   if (malformed.length > 0) throw new InterlockError('invalid_config', `STRIPE_WEBHOOK_SECRET holds ${malformed.length} value(s) that are not whsec_… secrets; separate several secrets with commas.`);
   const tolerance = options.toleranceSeconds ?? 300;
   const now = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
+  const mode = options.mode ?? null;
 
   return (rawBody, signature) => {
     const header = signature?.trim() ?? '';
@@ -96,6 +114,14 @@ export function createWebhookVerifier(secrets: readonly string[], options: Webho
     // (serialising it overflows the stack): it is bad input, answered 400 once, not an outage Stripe retries for days.
     if (nestsDeeperThan(event.data.object, MAX_JSON_DEPTH)) {
       return { ok: false, reason: 'not_an_event', message: `The body is signed, but its object nests deeper than ${MAX_JSON_DEPTH} levels, which no Stripe event does.` };
+    }
+    // An event of the other mode concerns other money than the key moves: a test refund's failure is not a live
+    // refund's. Its signature verified, so an endpoint of that mode forwards here with a secret configured here; a
+    // 400 shows up on that endpoint in the Dashboard (Stripe retries it, and warns of an endpoint that keeps failing),
+    // where a 200 would hide the misrouting for good.
+    if (mode !== null && event.livemode !== undefined && event.livemode !== (mode === 'live')) {
+      const [sent, ours] = event.livemode ? ['live', 'test'] : ['test', 'live'];
+      return { ok: false, reason: 'livemode_mismatch', message: `A ${sent}-mode event (${event.id}) reached a service using a ${ours}-mode Stripe key: it concerns no money this service moves. Check which endpoint (or \`stripe listen\`) forwards here and STRIPE_WEBHOOK_SECRET: only the ${ours}-mode endpoint's secret belongs there.` };
     }
     return { ok: true, event };
   };

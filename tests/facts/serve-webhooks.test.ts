@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/index.js';
 import { freePort } from '../../src/redis/private-server.js';
 import { runCli, tempDir } from '../cli/run-cli.js';
+import { signWebhookBody } from '../../src/interlock.js';
 import { REDIS_URL, removePrefixes } from '../support/harness.js';
 import { spawnServe, pay } from './facts-rig.js';
 
@@ -76,5 +77,27 @@ describe('serve --roles webhooks', () => {
     }
     expect(await served.exited).toBe(0);
     expect((await stripe.webhookEndpoints.list()).data).toEqual([]);
+  });
+
+  // Rule (stripe/webhooks.ts mode, wired by serve from its key): an event of the other mode than the service's key
+  // concerns no money it moves; it is refused (400 livemode_mismatch) so the misrouted endpoint shows failing, where a
+  // 200 hid it for good. The service's own mode is taken.
+  it('answers a live-mode event 400 livemode_mismatch on a test-key service, and takes a test-mode one', async () => {
+    const secret = 'whsec_serveModeCheck';
+    const served = await spawnServe(['--roles', 'webhooks', '--port', '0'], { ...base(), STRIPE_SECRET_KEY: 'sk_test_interlockServe0004', STRIPE_API_BASE: sandbox.url, STRIPE_WEBHOOK_SECRET: secret }, 'webhook route ready');
+    try {
+      const ready = JSON.parse(served.lines.find((line) => line.includes('webhook route ready')) ?? '{}') as { webhookUrl?: string };
+      const post = async (livemode: boolean) => {
+        const body = JSON.stringify({ id: `evt_mode_${livemode ? 'live' : 'test'}_${randomBytes(4).toString('hex')}`, object: 'event', type: 'refund.failed', livemode, created: Math.floor(Date.now() / 1000), data: { object: { id: 're_mode', object: 'refund' } } });
+        const answer = await fetch(ready.webhookUrl ?? '', { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signWebhookBody(body, secret) }, body });
+        return { status: answer.status, body: (await answer.json()) as { error?: { code?: string } } };
+      };
+      const live = await post(true);
+      expect({ status: live.status, reason: JSON.stringify(live.body) }).toEqual({ status: 400, reason: expect.stringContaining('livemode_mismatch') });
+      expect((await post(false)).status).toBe(200);
+    } finally {
+      served.child.kill('SIGTERM');
+    }
+    expect(await served.exited).toBe(0);
   });
 });

@@ -5,10 +5,10 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRecovery } from '../../queues/recovery.js';
-import { signWebhookBody, startSender } from '../../src/interlock.js';
+import { Rejected, signWebhookBody, startSender } from '../../src/interlock.js';
 import { approvalRefusalClass, createMetrics } from '../../webhooks/ops/metrics.js';
-import { gateWorld, grant, submitAndCrash } from '../gate/gate-support.js';
-import { kill, refundProposal } from '../support/harness.js';
+import { gateWorld, grant, recoverUntilSettled, submitAndCrash } from '../gate/gate-support.js';
+import { kill, refundProposal, sleep, type World } from '../support/harness.js';
 import { approvalBody, bearer, refundBody, startRig, TOKENS, uid, type Rig } from '../http/rig.js';
 
 const SECRET = 'whsec_metricsTestSecret0123456789';
@@ -181,6 +181,116 @@ describe('approval refusal classes', () => {
     expect(approvalRefusalClass('REFUSED:over_cap', 'whatever the text')).toBe('over_cap');
     expect(approvalRefusalClass('REFUSED:lease', 'something new')).toBe('other');
   });
+
+  // Rule: the class is why the approval refused, read after its id: approval ids are the approver's choice (1-200
+  // letters, digits or _ . : -), and "ap_renewal_after_expired_card" over its cap is over_amount, not expired.
+  it('classes by the phrase after the approval id, whatever words the id holds', () => {
+    expect(approvalRefusalClass('REFUSED:lease', 'approval ap_after_expired_card covers at most 1000 cents')).toBe('over_amount');
+    expect(approvalRefusalClass('REFUSED:lease', 'approval ap-not-revoked-7 covers payment:pi_2, not payment:pi_1')).toBe('out_of_scope');
+    expect(approvalRefusalClass('REFUSED:lease', 'approval ap.does.not.exist has used all 1 of its uses')).toBe('used_up');
+    expect(approvalRefusalClass('REFUSED:lease', 'approval ap_expired was revoked')).toBe('revoked');
+    expect(approvalRefusalClass('REFUSED:lease', 'approval ap_revoked has expired')).toBe('expired');
+    // Recovery's reason: every problem (src/core/approval.ts), joined with "; ", classed in the order above.
+    expect(approvalRefusalClass('REFUSED:lease_at_recovery', 'approval ap_revoked_x expired at 2026-01-01T00:00:00.000Z; approval ap_revoked_x covers at most 1000 cents, not 2000')).toBe('expired');
+    expect(approvalRefusalClass('REFUSED:lease_at_recovery', 'the approval does not exist')).toBe('missing');
+    expect(approvalRefusalClass('REFUSED:lease', 'approval ap_expired_revoked')).toBe('other');
+  });
+
+  it('counts an over-cap refusal under an approval whose id says "expired" as over_amount', async () => {
+    const world = await gateWorld();
+    try {
+      const a = await world.node('a');
+      const approval = await grant(a, { id: `ap_after_expired_card_${Date.now()}`, capCents: 1_000 });
+      const metrics = createMetrics({ stores: a.stores, defaultMetrics: false });
+      const answer = await a.gate.submit(refundProposal({ approval: approval.id, amount: 2_000 }));
+      expect(answer.outcome).toBe('REFUSED:lease');
+      await metrics.effectAnswered(answer);
+      const { text } = await metrics.render();
+      expect(sample(text, 'interlock_approval_refusals_total', { reason: 'expired' })).toBeUndefined();
+      expect(sample(text, 'interlock_approval_refusals_total', { reason: 'over_amount' })).toBe(1);
+    } finally {
+      await world.close();
+    }
+  }, 30_000);
+});
+
+// Rule: interlock_dispatch_to_settle_seconds times a DISPATCHED to the entry that settled it. A settle with no dispatch
+// of its own (a re-decision refused by its approval before any send) is not observed: the time since an earlier
+// dispatch, closed by an earlier settle, is how long the effect waited to be decided again, not send latency.
+describe('dispatch-to-settle latency', () => {
+  let world: World | undefined;
+  afterAll(async () => {
+    await world?.close();
+  });
+
+  it('is not observed for a re-decision refused before any send', async () => {
+    world = await gateWorld();
+    const [a, b] = [await world.node('a'), await world.node('b')];
+    const first = await grant(a);
+    world.target.inject({ kind: 'crash-before-send' });
+    const requestId = `case-lat-${Date.now()}`;
+    const effectId = await submitAndCrash(a, refundProposal({ requestId, approval: first.id }));
+    await kill(a);
+    // Revoked while its sender is dead: recovery closes the dispatch with REFUSED:lease_at_recovery (one sample).
+    await b.approvals.revoke(first.id, 'dana');
+    const metrics = createMetrics({ stores: b.stores, defaultMetrics: false });
+    const sender = await startSender(b.stores, world.target, { workerId: 'c', events: metrics.gateEvents });
+    try {
+      const report = await recoverUntilSettled({ ...b, gate: sender.gate } as typeof b, effectId);
+      expect(report.settled.find((item) => item.effectId === effectId)?.outcome).toBe('REFUSED:lease_at_recovery');
+      await metrics.recoveryReported(report);
+      const before = (await metrics.render()).text;
+      expect(sample(before, 'interlock_dispatch_to_settle_seconds_count', { kind: 'refund' })).toBe(1);
+      const sumBefore = sample(before, 'interlock_dispatch_to_settle_seconds_sum', { kind: 'refund' }) ?? -1;
+
+      // A while later the same request, re-decided under an approval too small for it: refused before any send.
+      await sleep(1_500);
+      const small = await grant(b, { capCents: 1_000 });
+      const answer = await sender.gate.submit(refundProposal({ requestId, approval: small.id }));
+      expect({ effectId: answer.effectId, outcome: answer.outcome }).toEqual({ effectId, outcome: 'REFUSED:lease' });
+      await metrics.effectAnswered(answer);
+      const after = (await metrics.render()).text;
+      expect(sample(after, 'interlock_effects_total', { kind: 'refund', outcome: 'REFUSED:lease' })).toBe(1);
+      expect({ count: sample(after, 'interlock_dispatch_to_settle_seconds_count', { kind: 'refund' }), sum: sample(after, 'interlock_dispatch_to_settle_seconds_sum', { kind: 'refund' }) }).toEqual({ count: 1, sum: sumBefore });
+    } finally {
+      await sender.close();
+    }
+  }, 60_000);
+});
+
+// Rule: interlock_effects_total counts each UNRESOLVED:<error> answer, from an effects job or a recovery pass, as
+// outcome="UNRESOLVED" (README "The metrics"): a rule alerting on Stripe's lookups failing must see it move.
+describe('UNRESOLVED answers in interlock_effects_total', () => {
+  it('counts an UNRESOLVED:lookup_failed answer and the recovery pass that still cannot look it up, one each', async () => {
+    const world = await gateWorld();
+    try {
+      const a = await world.node('a');
+      const { id } = await grant(a);
+      // Stripe refuses the send and the lookup for an earlier attempt that may still land fails: nothing is known.
+      world.target.apply = async (_effectId, _effect, context) => {
+        await context.beforeWrite();
+        throw new Rejected('card declined', { code: 'charge_declined', status: 402 });
+      };
+      world.target.query = async () => {
+        throw new Error('Stripe is unreachable');
+      };
+      const metrics = createMetrics({ stores: a.stores, defaultMetrics: false });
+      const answer = await a.gate.submit(refundProposal({ approval: id }));
+      expect(answer.outcome).toBe('UNRESOLVED:lookup_failed');
+      await metrics.effectAnswered(answer);
+      expect(sample((await metrics.render()).text, 'interlock_effects_total', { kind: 'refund', outcome: 'UNRESOLVED' })).toBe(1);
+      const report = await a.gate.recover({ only: [answer.effectId] });
+      expect(report.unresolved.map((item) => item.effectId)).toEqual([answer.effectId]);
+      await metrics.recoveryReported(report);
+      const { text } = await metrics.render();
+      expect(sample(text, 'interlock_effects_total', { kind: 'refund', outcome: 'UNRESOLVED' })).toBe(2);
+      // No label carries the error's name, and nothing settled: no latency sample.
+      expect(text).not.toMatch(/outcome="UNRESOLVED:/);
+      expect(sample(text, 'interlock_dispatch_to_settle_seconds_count', { kind: 'refund' })).toBeUndefined();
+    } finally {
+      await world.close();
+    }
+  }, 30_000);
 });
 
 describe('takeovers', () => {

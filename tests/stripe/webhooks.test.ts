@@ -73,6 +73,19 @@ describe('webhook signatures', () => {
     expect(verifier(Buffer.from(thin), signWebhookBody(thin, 'whsec_someoneelse', NOW))).toMatchObject({ ok: false, reason: 'bad_signature' });
   });
 
+  // Rule: the verifier keeps what tells the route an event is not the service's to apply: its mode (`livemode`) and a
+  // Connect event's connected account (`account`, non-empty); an event of the other mode than the key's is refused.
+  it('keeps livemode and a Connect account, and refuses an event of the other mode than the service\'s key', () => {
+    const connect = JSON.stringify({ ...event, livemode: false, account: 'acct_1Connected' });
+    expect(verifier(Buffer.from(connect), signWebhookBody(connect, NEW, NOW))).toEqual({ ok: true, event: { id: 'evt_1', type: 'refund.failed', created: NOW - 5, livemode: false, account: 'acct_1Connected', data: event.data } });
+    const live = JSON.stringify({ ...event, livemode: true });
+    const testKey = createWebhookVerifier([NEW], { nowSeconds: () => NOW, mode: 'test' });
+    expect(testKey(Buffer.from(live), signWebhookBody(live, NEW, NOW))).toMatchObject({ ok: false, reason: 'livemode_mismatch', message: expect.stringContaining('live-mode event (evt_1)') });
+    expect(createWebhookVerifier([NEW], { nowSeconds: () => NOW, mode: 'live' })(Buffer.from(live), signWebhookBody(live, NEW, NOW))).toMatchObject({ ok: true });
+    // An event that does not say its mode (Stripe's always do) is not refused for it.
+    expect(testKey(Buffer.from(body), signWebhookBody(body, NEW, NOW))).toMatchObject({ ok: true });
+  });
+
   it('refuses configuration without a usable secret, naming the setting', () => {
     expect(() => createWebhookVerifier([])).toThrow(/STRIPE_WEBHOOK_SECRET/);
     expect(() => createWebhookVerifier([' '])).toThrow(/STRIPE_WEBHOOK_SECRET/);

@@ -16,15 +16,31 @@ import type { OpsQueues } from './queues.js';
 
 const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
 
-/** Why an approval refused a send, as a bounded class of the gate's reason text (propose-5.lua, resend-2.lua). */
+/**
+ * The approval's refusal sentences (lib.lua, resend-2.lua, src/core/approval.ts), as what follows "approval <id>": one
+ * class each, in the order a reason naming several is classed by.
+ */
+const APPROVAL_REFUSALS: readonly (readonly [RegExp, string])[] = [
+  [/^does not exist$/, 'missing'],
+  [/^was revoked$/, 'revoked'],
+  [/^(?:has expired$|expired at )/, 'expired'],
+  [/^covers at most /, 'over_amount'],
+  [/^covers \S+, not /, 'out_of_scope'],
+  [/^has used all /, 'used_up'],
+];
+
+/**
+ * Why an approval refused a send, as a bounded class of the gate's reason text (propose-5.lua, resend-2.lua; at
+ * recovery, every problem joined with "; "). Each problem is read after its approval's id, never across it: the id is
+ * the approver's choice (letters, digits, _ . : -, so never a space), and "ap_renewal_after_expired_card" over its
+ * cap is over_amount, not expired.
+ */
 export function approvalRefusalClass(outcome: string, reason: string): string {
   if (outcome === 'REFUSED:over_cap') return 'over_cap';
-  if (/does not exist/.test(reason)) return 'missing';
-  if (/revoked/.test(reason)) return 'revoked';
-  if (/expired/.test(reason)) return 'expired';
-  if (/covers at most/.test(reason)) return 'over_amount';
-  if (/covers .*, not /.test(reason)) return 'out_of_scope';
-  if (/used all/.test(reason)) return 'used_up';
+  const phrases = reason.split('; ').map((problem) => /^(?:the approval|approval \S+) (.*)$/s.exec(problem)?.[1] ?? null);
+  for (const [phrase, label] of APPROVAL_REFUSALS) {
+    if (phrases.some((said) => said !== null && phrase.test(said))) return label;
+  }
   return 'other';
 }
 
@@ -39,6 +55,21 @@ function fieldLabel(field: string): string {
 }
 
 const SETTLES = new Set(['COMMITTED', 'REFUSED', 'AMBIGUOUS']);
+
+/** Whether an entry closes a dispatch: COMMITTED, AMBIGUOUS, or a REFUSED that resolves one (src/core/decisions.ts). */
+function closesDispatch(entry: Entry): boolean {
+  return entry.kind === 'COMMITTED' || entry.kind === 'AMBIGUOUS' || (entry.kind === 'REFUSED' && entry.resolves);
+}
+
+/** The DISPATCHED still open just before `index`: one after the last entry that closed a dispatch, or null. */
+function openDispatchBefore(entries: readonly Entry[], index: number): Entry | null {
+  let open: Entry | null = null;
+  for (const entry of entries.slice(0, index)) {
+    if (entry.kind === 'DISPATCHED') open = entry;
+    else if (closesDispatch(entry)) open = null;
+  }
+  return open;
+}
 
 /**
  * Empties a gauge before its scrape-time read, so it is absent unless the read answers: prom-client's reset() leaves a
@@ -58,7 +89,7 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
   if (deps.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
   const registers = [registry];
 
-  const effects = new Counter({ name: 'interlock_effects_total', help: 'Gate answers that settled an effect (or found it settled), by effect kind and outcome.', labelNames: ['kind', 'outcome'] as const, registers });
+  const effects = new Counter({ name: 'interlock_effects_total', help: 'Gate answers that settled an effect (or found it settled), by effect kind and outcome; each UNRESOLVED:<error> answer (a lookup that failed) counts as outcome UNRESOLVED.', labelNames: ['kind', 'outcome'] as const, registers });
   const latency = new Histogram({
     name: 'interlock_dispatch_to_settle_seconds',
     help: 'From the DISPATCHED entry to the entry that settled the effect, on the Redis clock.',
@@ -73,7 +104,7 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
   const violations = new Counter({ name: 'interlock_premise_violations_total', help: 'Premises found changed when a send was refused for stale premises, by premise name.', labelNames: ['field'] as const, registers });
   const approvalRefusals = new Counter({ name: 'interlock_approval_refusals_total', help: 'Sends refused by their approval or a shared cap, by reason class.', labelNames: ['reason'] as const, registers });
   const webhookReceived = new Counter({ name: 'interlock_webhook_events_received_total', help: 'Requests to POST /webhooks/stripe.', registers });
-  const webhookVerified = new Counter({ name: 'interlock_webhook_events_verified_total', help: 'Webhook requests whose Stripe-Signature verified, by what was done with the event (queued, duplicate, ignored, unavailable).', labelNames: ['result'] as const, registers });
+  const webhookVerified = new Counter({ name: 'interlock_webhook_events_verified_total', help: 'Webhook requests whose Stripe-Signature verified, by what was done with the event (queued, duplicate, ignored, connect: a Connect event, not applied; unavailable).', labelNames: ['result'] as const, registers });
   const webhookRejected = new Counter({ name: 'interlock_webhook_events_rejected_total', help: 'Webhook requests refused before any event was taken, by reason.', labelNames: ['reason'] as const, registers });
   const webhookDuplicated = new Counter({ name: 'interlock_webhook_events_duplicated_total', help: 'Verified webhook events already queued before (a redelivery).', registers });
   const factsAppended = new Counter({ name: 'interlock_facts_appended_total', help: 'OBSERVED entries appended to receipts, by source (webhook, reread).', labelNames: ['source'] as const, registers });
@@ -184,25 +215,39 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
     },
   });
 
-  /** Counts one settlement from the effect's journal: kind, latency, premise changes, approval refusals. */
-  async function countSettled(effectId: string, outcome: string, reason: string | undefined): Promise<void> {
+  /** The effect's journal and its kind as a label (refund, credit, or unknown when its PROPOSED is not found). */
+  async function effectOf(effectId: string): Promise<{ entries: Entry[]; kind: 'refund' | 'credit' | 'unknown' }> {
     const partition = await stores.journal.partitionOf(effectId);
     const entries: Entry[] = partition === null ? [] : await stores.journal.entries(partition, effectId);
     const proposed = entries.find((entry) => entry.kind === 'PROPOSED');
     const rawKind = proposed?.kind === 'PROPOSED' ? proposed.effect.kind : undefined;
-    const kind = rawKind === 'refund' || rawKind === 'credit' ? rawKind : 'unknown';
+    return { entries, kind: rawKind === 'refund' || rawKind === 'credit' ? rawKind : 'unknown' };
+  }
+
+  /** Counts one settlement from the effect's journal: kind, latency, premise changes, approval refusals. */
+  async function countSettled(effectId: string, outcome: string, reason: string | undefined): Promise<void> {
+    const { entries, kind } = await effectOf(effectId);
     effects.inc({ kind, outcome: outcomeLabel(outcome) });
     if (outcome === 'DUPLICATE_IGNORED') return;
     const settledAt = entries.findLastIndex((entry) => SETTLES.has(entry.kind));
     const settle = entries[settledAt];
-    const dispatch = entries.slice(0, Math.max(0, settledAt)).findLast((entry) => entry.kind === 'DISPATCHED');
-    if (settle !== undefined && dispatch !== undefined) latency.observe({ kind }, Math.max(0, (settle.at - dispatch.at) / 1000));
+    // Only the DISPATCHED this settle closed is timed. A settle with no send of its own (a re-decision refused by its
+    // approval) has none: an earlier DISPATCHED was closed by an earlier settle, and the time since it is how long
+    // the effect waited to be decided again, not how long Stripe took.
+    const dispatch = settle !== undefined && closesDispatch(settle) ? openDispatchBefore(entries, settledAt) : null;
+    if (settle !== undefined && dispatch !== null) latency.observe({ kind }, Math.max(0, (settle.at - dispatch.at) / 1000));
     if (outcome.startsWith('REFUSED:stale_premise') && settle?.kind === 'REFUSED') {
       for (const field of new Set(settle.changes.map((change) => fieldLabel(change.field)))) violations.inc({ field });
     }
     if (outcome === 'REFUSED:lease' || outcome === 'REFUSED:lease_at_recovery' || outcome === 'REFUSED:over_cap') {
       approvalRefusals.inc({ reason: approvalRefusalClass(outcome, reason ?? (settle?.kind === 'REFUSED' ? settle.reason : '')) });
     }
+  }
+
+  /** Counts one UNRESOLVED:<error> answer as outcome UNRESOLVED: nothing settled, so nothing else is counted. */
+  async function countUnresolved(effectId: string): Promise<void> {
+    const { kind } = await effectOf(effectId);
+    effects.inc({ kind, outcome: 'UNRESOLVED' });
   }
 
   const safely = (what: string) => (error: unknown) => logger.warn({ err: errorMessage(error) }, `metrics: could not count ${what}`);
@@ -216,9 +261,17 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
   return {
     registry,
     gateEvents,
-    /** An effects job's answer; IN_FLIGHT and UNRESOLVED are not settlements (the job asks again). */
+    /**
+     * An effects job's answer. IN_FLIGHT is not counted (the job asks again); UNRESOLVED:<error> is not a settlement
+     * either, but it is the gate saying it could not find out (Stripe's lookup failing), so each such answer counts as
+     * outcome UNRESOLVED, for a rule to alert on.
+     */
     async effectAnswered(answer: GateResult): Promise<void> {
-      if (answer.outcome === 'IN_FLIGHT' || answer.outcome.startsWith('UNRESOLVED:')) return;
+      if (answer.outcome === 'IN_FLIGHT') return;
+      if (answer.outcome.startsWith('UNRESOLVED:')) {
+        await countUnresolved(answer.effectId).catch(safely('an unresolved answer'));
+        return;
+      }
       await countSettled(answer.effectId, answer.outcome, answer.reason).catch(safely('an effect answer'));
     },
     async recoveryReported(report: RecoveryReport): Promise<void> {
@@ -228,7 +281,10 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
       recoveryEffects.inc({ result: 'skipped' }, report.skipped.length);
       recoveryEffects.inc({ result: 'unresolved' }, report.unresolved.length);
       settleWaits.inc(report.waiting.length);
-      await Promise.all(report.settled.map((item) => countSettled(item.effectId, item.outcome, undefined).catch(safely('a recovered effect'))));
+      await Promise.all([
+        ...report.settled.map((item) => countSettled(item.effectId, item.outcome, undefined).catch(safely('a recovered effect'))),
+        ...report.unresolved.map((item) => countUnresolved(item.effectId).catch(safely('an unresolved effect'))),
+      ]);
     },
     webhookOutcome(outcome: WebhookOutcome, detail: { reason?: string }): void {
       webhookReceived.inc();

@@ -54,8 +54,9 @@ function disputeText(cell: Cell): string {
     `proof ${yes(cell.proof)} (tamper-evident ${yes(cell.tamper_evident)})`,
   ];
   if (cell.row.startsWith('gap_probe')) {
-    const exposure = cell.exposure as { cents: number } | null | undefined;
-    parts.push(exposure ? `**exposure flagged: ${dollars(exposure.cents)} out on $100**` : 'exposure: nothing said');
+    // What left the merchant: the refund and the chargeback (exposure.cents is the part of it returned twice).
+    const exposure = cell.exposure as { refundCents: number; chargebackCents: number } | null | undefined;
+    parts.push(exposure ? `**exposure flagged: ${dollars(exposure.refundCents + exposure.chargebackCents)} out on $100**` : 'exposure: nothing said');
   }
   return parts.join('; ');
 }

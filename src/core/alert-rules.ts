@@ -2,7 +2,8 @@
 // reconciler raise what this returns after appending what they learned. Also the text of the alert recovery raises
 // for a send Stripe keeps giving no definite answer to (sendUnanswered). `failed_after_landed` is also a credit's that
 // landed in a currency the customer is not billed in: the money the gate reported as given did not reach the customer.
-import { isChargeback, type DisputeFact, type RefundFact } from './final-money.js';
+import { isChargeback, type DisputeFact, type Exposure, type RefundFact } from './final-money.js';
+import { moneyText } from './money-text.js';
 import type { Verification } from './verify.js';
 
 /**
@@ -22,9 +23,6 @@ export type AlertDraft = {
   action: string;
 };
 
-const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
-/** An amount in a currency that may not be dollars: `20.00 EUR`. */
-const money = (cents: number, currency: string) => `${(cents / 100).toFixed(2)} ${currency.toUpperCase()}`;
 
 /**
  * How to take a credit back so that its receipt sees it: a debit (a positive amount) on the customer's balance, in the
@@ -33,7 +31,7 @@ const money = (cents: number, currency: string) => `${(cents / 100).toFixed(2)} 
  * src/stripe/credit-target.ts incidentCompensation). Interlock has no command that posts one: Stripe's API does.
  */
 function takeBack(cents: number | null, currency: string | null, effectId: string | null, incident: string | null): string {
-  const amount = cents === null ? "the credit's amount" : currency === null ? `${cents} cents` : money(cents, currency);
+  const amount = cents === null ? "the credit's amount" : currency === null ? `${cents} cents` : moneyText(cents, currency);
   const params = [`\`amount=${cents ?? '<cents>'}\``, `\`currency=${currency ?? "<the credit's currency>"}\``, `\`metadata[interlock_effect_id]=${effectId ?? '<effect id>'}\``];
   if (incident !== null) params.push(`\`metadata[interlock_incident]=${incident}\``);
   const last = params.pop() ?? '';
@@ -48,6 +46,7 @@ function takeBack(cents: number | null, currency: string | null, effectId: strin
  * dispute never will, so only a new refund can.
  */
 function failedRefundAction(refund: RefundFact, disputes: readonly DisputeFact[]): string {
+  const money = (cents: number) => moneyText(cents, refund.currency ?? null);
   const chargebacks = disputes.filter((dispute) => isChargeback(dispute.status) && (refund.charge === null || dispute.charge === null || dispute.charge === refund.charge));
   const lost = chargebacks.filter((dispute) => dispute.status === 'lost');
   const lostCents = lost.reduce((sum, dispute) => sum + (dispute.amount ?? 0), 0);
@@ -55,26 +54,52 @@ function failedRefundAction(refund: RefundFact, disputes: readonly DisputeFact[]
   // A refund whose amount is not on the receipt cannot be shown covered: never tell the operator not to refund on a guess.
   if (lost.length > 0 && refund.amount !== null && lostCents >= refund.amount) return `The customer already got the money back through the lost chargeback ${ids}. Tell the customer; do not refund again.`;
   const owed = refund.amount === null ? null : refund.amount - lostCents;
-  const partly = lost.length === 0 ? '' : `The lost chargeback ${ids} gave the customer back ${dollars(lostCents)}${refund.amount === null ? ", and the refund's amount is not on the receipt (check it at Stripe)" : ` of the ${dollars(refund.amount)} refund: ${dollars(owed ?? 0)} is still owed`}. `;
+  const partly = lost.length === 0 ? '' : `The lost chargeback ${ids} gave the customer back ${money(lostCents)}${refund.amount === null ? ", and the refund's amount is not on the receipt (check it at Stripe)" : ` of the ${money(refund.amount)} refund: ${money(owed ?? 0)} is still owed`}. `;
   if (chargebacks.some((dispute) => dispute.status !== 'won' && dispute.status !== 'lost')) return `${partly}The charge is disputed: the dispute will return the money if it is lost. Tell the customer; do not refund again unless the dispute is won by the merchant.`;
-  if (lost.length > 0) return `${partly}Tell the customer, and decide whether to refund ${owed === null ? 'what is still owed' : dollars(owed)} again under a new approval (a new request).`;
+  if (lost.length > 0) return `${partly}Tell the customer, and decide whether to refund ${owed === null ? 'what is still owed' : money(owed)} again under a new approval (a new request).`;
   return 'Tell the customer, and decide whether to refund again under a new approval (a new request).';
+}
+
+/**
+ * What to do about a refund a chargeback returned again, by where each chargeback stands: one awaiting a response (or an
+ * appeal's) can still be answered with the refund as evidence; one under review waits for the issuer's decision; a lost
+ * one is final (as failedRefundAction reads it): the merchant paid the customer twice, and only the customer can give
+ * one back. Won chargebacks are no exposure (final-money.ts).
+ */
+function exposureAction(exposure: Exposure): string {
+  // What the customer got twice: the overlap, once the chargeback's fact read its charge; before that, at most the refund.
+  const twice = exposure.chargeCents === null ? `the ${moneyText(exposure.refundCents, exposure.currency)} refund` : moneyText(exposure.cents, exposure.currency);
+  const at = (statuses: readonly string[]) => exposure.disputes.filter((_, i) => statuses.includes(exposure.statuses[i] ?? ''));
+  const answer = at(['needs_response', 'appeal_needs_response']);
+  const review = at(['under_review', 'appeal_under_review']);
+  const lost = at(['lost']);
+  const steps = [
+    answer.length === 0 ? null : `Reply to dispute ${answer.join(', ')} with refund ${exposure.refund} as evidence (the customer was already refunded), or accept the loss.`,
+    review.length === 0 ? null : `Dispute ${review.join(', ')} is under review: wait for the issuer's decision. If it is lost, the merchant paid both the refund and the chargeback: ask the customer to return ${twice}, or write it off.`,
+    lost.length === 0 ? null : `Dispute ${lost.join(', ')} was lost: the merchant paid both the refund and the chargeback. Ask the customer to return ${twice}, or write it off.`,
+  ].filter((step) => step !== null);
+  return steps.length > 0 ? steps.join(' ') : `Reply to dispute ${exposure.dispute} with refund ${exposure.refund} as evidence (the customer was already refunded), or accept the loss.`;
 }
 
 export function alertsFor(verification: Verification): AlertDraft[] {
   const alerts: AlertDraft[] = [];
   const { exposure, finalMoney, compensatedTwice } = verification;
   if (exposure) {
-    const { dispute } = exposure;
+    const money = (cents: number) => moneyText(cents, exposure.currency);
     // A chargeback is the payment's: each of its refunds' receipts records it, and no receipt knows the others'
-    // refunds, so each alert counts it whole and says so, rather than claim a total for the payment it cannot see.
+    // refunds by name, so each alert counts what it overlaps of this refund and says so, rather than claim a total for
+    // the payment it cannot see. A chargeback recorded before facts read its charge counts whole, as it did then.
+    const overlap = exposure.chargeCents === null || exposure.refundedCents === null ? null : `on the ${money(exposure.chargeCents)} charge, of which ${money(exposure.refundedCents)} was refunded, ${money(exposure.cents)} was returned twice`;
     alerts.push({
       kind: 'exposure',
       centsAtStake: exposure.cents,
       refund: exposure.refund,
       disputes: exposure.disputes,
-      sentence: `The ${dollars(exposure.refundCents)} refund ${exposure.refund} and the ${dollars(exposure.chargebackCents)} chargeback ${exposure.disputes.join(', ')} both took money from the merchant: ${dollars(exposure.cents)} at stake with this refund (another refund of the payment counts the chargeback too).`,
-      action: `Reply to dispute ${dispute} with refund ${exposure.refund} as evidence (the customer was already refunded), or accept the loss.`,
+      sentence:
+        overlap === null
+          ? `The ${money(exposure.refundCents)} refund ${exposure.refund} and the ${money(exposure.chargebackCents)} chargeback ${exposure.disputes.join(', ')} both took money from the merchant: ${money(exposure.cents)} at stake with this refund (another refund of the payment counts the chargeback too).`
+          : `The ${money(exposure.refundCents)} refund ${exposure.refund} and the ${money(exposure.chargebackCents)} chargeback ${exposure.disputes.join(', ')} both took money from the merchant: ${overlap}, at stake with this refund (another refund of the payment may count the chargeback too).`,
+      action: exposureAction(exposure),
     });
   }
   // The refund whose facts decided the final money: the committed one, not another recorded on the effect first.
@@ -102,7 +127,7 @@ export function alertsFor(verification: Verification): AlertDraft[] {
       centsAtStake: left ?? 0,
       refund: mismatch.credit,
       disputes: [],
-      sentence: `Balance credit ${mismatch.credit}${creditCents === null ? '' : ` (${money(creditCents, mismatch.currency)}${partly ? `, of which ${money(left, mismatch.currency)} is left after labelled debits took part of it back` : ''})`} landed in ${mismatch.currency}, but the customer is billed in ${mismatch.customerCurrency} (set after the gate checked it, while the credit was on its way): Stripe applies a ${mismatch.currency} balance only to ${mismatch.currency} invoices, so the customer got nothing off its bill, while the gate reported the credit as given.`,
+      sentence: `Balance credit ${mismatch.credit}${creditCents === null ? '' : ` (${moneyText(creditCents, mismatch.currency)}${partly ? `, of which ${moneyText(left, mismatch.currency)} is left after labelled debits took part of it back` : ''})`} landed in ${mismatch.currency}, but the customer is billed in ${mismatch.customerCurrency} (set after the gate checked it, while the credit was on its way): Stripe applies a ${mismatch.currency} balance only to ${mismatch.currency} invoices, so the customer got nothing off its bill, while the gate reported the credit as given.`,
       action: `Take ${partly ? 'what is left of ' : ''}the credit back with ${takeBack(left, mismatch.currency, verification.effectId, null)}; the alert resolves itself once it is seen. Then, unless the customer was compensated otherwise, compensate the customer in ${mismatch.customerCurrency} by hand: a new request for the same incident is refused while this credit holds it.`,
     });
   }
@@ -119,6 +144,7 @@ export function alertsFor(verification: Verification): AlertDraft[] {
   }
   if (compensatedTwice) {
     const { creditNotes, balanceCredits } = compensatedTwice;
+    const money = (cents: number) => moneyText(cents, compensatedTwice.currency);
     // What is left of this credit: what a debit taking it back takes.
     const left = compensatedTwice.ownCents === null ? null : compensatedTwice.ownCents - compensatedTwice.reversedCents;
     const theirs = [creditNotes.length > 0 ? `credit note ${creditNotes.join(', ')}` : null, balanceCredits.length > 0 ? `balance credit ${balanceCredits.join(', ')}` : null].filter((part) => part !== null).join(' and ');
@@ -129,7 +155,7 @@ export function alertsFor(verification: Verification): AlertDraft[] {
       refund: creditNotes[0] ?? balanceCredits[0] ?? null,
       disputes: [],
       compensations: [...creditNotes, ...balanceCredits],
-      sentence: `The customer was compensated twice for ${compensatedTwice.incident === null ? 'one incident' : `incident ${compensatedTwice.incident}`}: this effect's ${compensatedTwice.ownCents === null ? '' : `${dollars(compensatedTwice.ownCents)} `}balance credit landed and billing's ${theirs} (${dollars(compensatedTwice.notesCents)}) covers it too.`,
+      sentence: `The customer was compensated twice for ${compensatedTwice.incident === null ? 'one incident' : `incident ${compensatedTwice.incident}`}: this effect's ${compensatedTwice.ownCents === null ? '' : `${money(compensatedTwice.ownCents)} `}balance credit landed and billing's ${theirs} (${money(compensatedTwice.notesCents)}) covers it too.`,
       action: `Decide which compensation stands: ${undo}, or take this credit back with ${takeBack(left, compensatedTwice.currency, verification.effectId, compensatedTwice.incident)}. The alert resolves itself once the note is void or names another incident, or once that debit is seen; otherwise resolve it (\`interlock alerts resolve <alert id> --by <name>\`).`,
     });
   }
@@ -139,9 +165,11 @@ export function alertsFor(verification: Verification): AlertDraft[] {
 /**
  * An open effect whose sends have had no definite answer for `forMs` (Stripe answering 500, requests timing out):
  * recovery keeps looking it up and resending under its key until Stripe's idempotency window ends, then settles it.
- * `lastAnswer` is what the last request got, when this worker saw it.
+ * `lastAnswer` is what the last request got, when this worker saw it; `currency` the amount's, when the caller knows it
+ * (a credit's is the configured credit currency; a refund's is its charge's).
  */
-export function sendUnanswered(input: { kind: 'refund' | 'credit'; subject: string; cents: number; forMs: number; lastAnswer: string | null; windowEndsAt: number; now: number }) {
+export function sendUnanswered(input: { kind: 'refund' | 'credit'; subject: string; cents: number; currency?: string | null; forMs: number; lastAnswer: string | null; windowEndsAt: number; now: number }) {
+  const money = (cents: number) => moneyText(cents, input.currency ?? null);
   const minutes = (ms: number) => `${Math.max(1, Math.round(ms / 60_000))} min`;
   return {
     kind: 'send_unanswered' as const,
@@ -149,7 +177,7 @@ export function sendUnanswered(input: { kind: 'refund' | 'credit'; subject: stri
     refund: null,
     disputes: [],
     // The lines Stripe's own error carries are quoted by the gate already (quoteError).
-    sentence: `Stripe has given no definite answer to the ${dollars(input.cents)} ${input.kind === 'refund' ? 'refund' : 'balance credit'} on ${input.subject} for ${minutes(input.forMs)}: ${input.lastAnswer === null ? 'the last request got none (the worker\'s log has its error)' : `the last request ended with: ${input.lastAnswer}`}. Whether the money moved is not known yet.`,
+    sentence: `Stripe has given no definite answer to the ${money(input.cents)} ${input.kind === 'refund' ? 'refund' : 'balance credit'} on ${input.subject} for ${minutes(input.forMs)}: ${input.lastAnswer === null ? 'the last request got none (the worker\'s log has its error)' : `the last request ended with: ${input.lastAnswer}`}. Whether the money moved is not known yet.`,
     action: `Check Stripe's status page and the payment or customer in the Dashboard. Do nothing to the effect and do not send the money another way: recovery keeps looking it up and resending under the same idempotency key for about ${minutes(Math.max(0, input.windowEndsAt - input.now))} more, then settles it. This alert resolves itself when the effect settles.`,
   };
 }

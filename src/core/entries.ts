@@ -123,6 +123,14 @@ export type EntryFields = {
      * customer's invoices never use (final-money.ts). Absent on facts recorded before it existed.
      */
     customerCurrency?: string | null;
+    /**
+     * Set on a dispute read with its charge: the charge's amount and what was refunded on it then (refunds not failed
+     * or canceled, and what a partial capture released), in the charge's minor unit. A chargeback returns money twice
+     * only where it overlaps the refunds (final-money.ts, deriveExposure). Absent on facts recorded before it existed,
+     * which count the whole chargeback.
+     */
+    chargeAmount?: number;
+    chargeRefunded?: number;
   };
   /**
    * A person's action on an inbox item of this effect, at most one per item (act-3.lua). Evidence of who decided

@@ -6,10 +6,14 @@ import { isJsonObject, type Json } from './json.js';
 /**
  * `unrecognized`: the status of the refund's latest fact when the code does not know it (a value Stripe added since):
  * it has no place in the lifecycle, so `status` keeps the last one known and the answer is unknown until a later fact
- * has a status the code knows.
+ * has a status the code knows. `currency`: the refund's (lowercase), when its commit result says it (refund facts do not).
  */
-export type RefundFact = { id: string; status: string; amount: number | null; failureReason: string | null; charge: string | null; unrecognized?: string };
-export type DisputeFact = { id: string; status: string; amount: number | null; reason: string | null; charge: string | null };
+export type RefundFact = { id: string; status: string; amount: number | null; failureReason: string | null; charge: string | null; unrecognized?: string; currency?: string };
+/**
+ * `chargeAmount` and `chargeRefunded`: the disputed charge's amount and what was refunded on it when the dispute was
+ * last read with its charge; absent on facts recorded before disputes carried them (the whole chargeback then counts).
+ */
+export type DisputeFact = { id: string; status: string; amount: number | null; reason: string | null; charge: string | null; chargeAmount?: number; chargeRefunded?: number };
 export type MoneyStatus = 'returned' | 'not_returned' | 'pending' | 'unknown';
 
 /**
@@ -35,8 +39,28 @@ export type FinalMoney = {
   currencyMismatch?: CurrencyMismatch;
 };
 
-/** Money at stake on one payment: `cents` = the refund plus the chargebacks; `dispute` is the first chargeback (`disputes` all of them). */
-export type Exposure = { cents: number; refundCents: number; chargebackCents: number; refund: string; charge: string | null; dispute: string; disputes: string[]; sentence: string };
+/**
+ * Money at stake on one payment: `cents` = what the refund and the chargebacks returned twice, at most the refund: the
+ * part of them beyond the charge (`chargeCents`, of which `refundedCents` was refunded when the chargebacks were read
+ * with it, the refund included). Both null when a chargeback's fact does not carry its charge (recorded before facts
+ * did): `cents` is then the refund plus the chargebacks, as receipts signed then read. Amounts are in the smallest unit
+ * of `currency` (the refund's, null when its commit result does not say it). `dispute` is the first chargeback
+ * (`disputes` all of them, `statuses` theirs in the same order).
+ */
+export type Exposure = {
+  cents: number;
+  refundCents: number;
+  chargebackCents: number;
+  chargeCents: number | null;
+  refundedCents: number | null;
+  currency: string | null;
+  refund: string;
+  charge: string | null;
+  dispute: string;
+  disputes: string[];
+  statuses: string[];
+  sentence: string;
+};
 
 const REFUND_RANK: Record<string, number> = { requires_action: 0, pending: 1, succeeded: 2, failed: 3, canceled: 3 };
 const DISPUTE_RANK: Record<string, number> = {
@@ -78,6 +102,7 @@ export function refundFromResult(result: Json): RefundFact | null {
     amount: typeof result.amount === 'number' ? result.amount : null,
     failureReason: typeof result.failure_reason === 'string' ? result.failure_reason : null,
     charge: typeof result.charge === 'string' ? result.charge : null,
+    ...(typeof result.currency === 'string' ? { currency: result.currency.toLowerCase() } : {}),
   };
 }
 
@@ -94,13 +119,18 @@ function mergeRefund(known: RefundFact | undefined, next: RefundFact): RefundFac
     amount: winner.amount ?? known.amount ?? next.amount,
     failureReason: winner.failureReason ?? (keepKnown ? next.failureReason : known.failureReason),
     charge: known.charge ?? next.charge,
+    ...((known.currency ?? next.currency) === undefined ? {} : { currency: known.currency ?? next.currency }),
   };
 }
 
 function mergeDispute(known: DisputeFact | undefined, next: DisputeFact): DisputeFact {
   if (!known) return next;
   const winner = rank(DISPUTE_RANK, known.status) > rank(DISPUTE_RANK, next.status) ? known : next;
-  return { id: known.id, status: winner.status, amount: winner.amount ?? known.amount, reason: winner.reason ?? known.reason, charge: known.charge ?? next.charge };
+  // The charge as last read: what is refunded on it has no lifecycle to rank (a refund can come or fail at any time), so
+  // the latest fact that read it stands, as the chain's order is the order facts were read in.
+  const read = next.chargeAmount !== undefined ? next : known;
+  const charge = read.chargeAmount === undefined || read.chargeRefunded === undefined ? {} : { chargeAmount: read.chargeAmount, chargeRefunded: read.chargeRefunded };
+  return { id: known.id, status: winner.status, amount: winner.amount ?? known.amount, reason: winner.reason ?? known.reason, charge: known.charge ?? next.charge, ...charge };
 }
 
 /**
@@ -193,7 +223,8 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, 
     case 'dispute': {
       const status = entry.disputeStatus ?? entry.status;
       if (status !== null) {
-        const fact: DisputeFact = { id: entry.objectId, status, amount: entry.amount, reason: entry.disputeReason, charge: entry.charge };
+        const read = typeof entry.chargeAmount === 'number' && typeof entry.chargeRefunded === 'number' ? { chargeAmount: entry.chargeAmount, chargeRefunded: entry.chargeRefunded } : {};
+        const fact: DisputeFact = { id: entry.objectId, status, amount: entry.amount, reason: entry.disputeReason, charge: entry.charge, ...read };
         disputes.set(fact.id, mergeDispute(disputes.get(fact.id), fact));
       }
       return;
@@ -344,7 +375,27 @@ function currencyMismatch(facts: MoneyFacts, cents: number | null): CurrencyMism
 }
 
 /**
- * A refund that went out on a charge that was later charged back: the merchant is out both. The committed refund's
+ * What was refunded on the chargebacks' charge and its amount, when every chargeback's fact read it (null otherwise):
+ * the largest refunded amount read (refunds only add up, but for one that fails), never less than `refundCents` (this
+ * effect's refund is out, so it is refunded on the charge even if the read came before it).
+ */
+function chargeRead(chargebacks: readonly DisputeFact[], refundCents: number): { amount: number; refunded: number } | null {
+  const amounts: number[] = [];
+  const refunded: number[] = [refundCents];
+  for (const dispute of chargebacks) {
+    if (dispute.chargeAmount === undefined || dispute.chargeRefunded === undefined) return null;
+    amounts.push(dispute.chargeAmount);
+    refunded.push(dispute.chargeRefunded);
+  }
+  return amounts.length === 0 ? null : { amount: Math.max(...amounts), refunded: Math.max(...refunded) };
+}
+
+/**
+ * A refund that went out on a charge that was later charged back: what the refunds and the chargebacks returned beyond
+ * the charge, the customer got twice and the merchant is out twice. A chargeback of only the part no refund returned
+ * (an issuer disputing what is left of a partly refunded charge) overlaps nothing: no exposure. This receipt's share is
+ * at most its refund (another refund of the payment may make up the rest). A chargeback whose fact does not carry its
+ * charge (recorded before facts did) counts whole with the refund, as receipts signed then read. The committed refund's
  * facts decide, as they decide the final money: another refund recorded on the effect (verify flags it) is not this
  * effect's money. Only while no committed refund's facts are in does any refund of the effect that went out count.
  */
@@ -357,15 +408,25 @@ export function deriveExposure(money: FinalMoney): Exposure | null {
   if (first === undefined) return null;
   const refundCents = refund.amount ?? 0;
   const chargebackCents = chargebacks.reduce((sum, dispute) => sum + (dispute.amount ?? 0), 0);
+  const read = chargeRead(chargebacks, refundCents);
+  const cents = read === null ? refundCents + chargebackCents : Math.min(refundCents, Math.max(0, read.refunded + chargebackCents - read.amount));
+  if (cents === 0 && read !== null) return null;
+  const twice = read === null
+    ? 'the merchant is out both unless the dispute is won'
+    : `on a charge of ${read.amount} cents of which ${read.refunded} were refunded, ${cents} cents of this refund were returned twice unless the dispute is won`;
   return {
-    cents: refundCents + chargebackCents,
+    cents,
     refundCents,
     chargebackCents,
+    chargeCents: read?.amount ?? null,
+    refundedCents: read?.refunded ?? null,
+    currency: refund.currency ?? null,
     refund: refund.id,
     charge: refund.charge,
     dispute: first.id,
     disputes: chargebacks.map((dispute) => dispute.id),
-    sentence: `Refund ${refund.id} (${refundCents} cents) went out and the charge was then charged back (${chargebackCents} cents): the merchant is out both unless the dispute is won.`,
+    statuses: chargebacks.map((dispute) => dispute.status),
+    sentence: `Refund ${refund.id} (${refundCents} cents) went out and the charge was then charged back (${chargebackCents} cents): ${twice}.`,
   };
 }
 

@@ -6,6 +6,12 @@ export type RefundFact = { id: string; status: string; amount: number; charge: s
 export type DisputeFact = { id: string; status: string; amount: number; charge: string | null; paymentIntent: string | null; reason: string | null; created: number | null };
 
 /**
+ * A charge as the facts need it: its payment (null for a charge made without a PaymentIntent), its amount and what is
+ * refunded on it (`refunded`: refunds not failed or canceled, and what a partial capture released), in cents.
+ */
+export type ChargeFact = { id: string; amount: number; refunded: number; paymentIntent: string | null };
+
+/**
  * A customer credit as the facts need it: a balance transaction (a credit the gate or anyone else posted; `status`
  * `credited`) or a credit note (`issued` or `void`), with the effect id and incident its metadata carries, the currency
  * it is in, and the currency the customer is billed in (`customer.currency` as read with it; null while it has none).
@@ -28,6 +34,11 @@ export type StripeReader = {
   refund(id: string): Promise<RefundFact | null>;
   refundsOf(paymentIntent: string): Promise<RefundFact[]>;
   disputesOf(paymentIntent: string): Promise<DisputeFact[]>;
+  /**
+   * The charge (null when Stripe does not know it): the payment a dispute that names only its charge is on, and the
+   * amounts its chargeback is weighed against. Optional: a reader without it records disputes as before.
+   */
+  charge?(id: string): Promise<ChargeFact | null>;
   /** The customer's balance transactions and credit notes; a customer Stripe does not know has none. */
   creditsOf(customer: string): Promise<CreditFact[]>;
 };

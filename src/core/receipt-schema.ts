@@ -89,6 +89,8 @@ const entry = z.discriminatedUnion('kind', [
     incident: z.string().nullable().optional(),
     currency: z.string().nullable().optional(),
     customerCurrency: z.string().nullable().optional(),
+    chargeAmount: z.number().optional(),
+    chargeRefunded: z.number().optional(),
   }),
   z.object({
     ...envelope,
@@ -149,7 +151,8 @@ const KIND_FIELDS: Record<string, (e: Loose) => boolean> = {
   OBSERVED: (e) =>
     isSource(e.source) && isStringOrNull(e.eventId) && isString(e.eventType) && isObjectType(e.objectType) && isString(e.objectId) && isStringOrNull(e.status) &&
     isStringOrNull(e.failureReason) && isNumberOrNull(e.amount) && isStringOrNull(e.charge) && isStringOrNull(e.disputeStatus) && isStringOrNull(e.disputeReason) && isNumberOrNull(e.created) &&
-    (e.incident === undefined || isStringOrNull(e.incident)) && (e.currency === undefined || isStringOrNull(e.currency)) && (e.customerCurrency === undefined || isStringOrNull(e.customerCurrency)),
+    (e.incident === undefined || isStringOrNull(e.incident)) && (e.currency === undefined || isStringOrNull(e.currency)) && (e.customerCurrency === undefined || isStringOrNull(e.customerCurrency)) &&
+    (e.chargeAmount === undefined || isNumber(e.chargeAmount)) && (e.chargeRefunded === undefined || isNumber(e.chargeRefunded)),
   RESOLVED: (e) =>
     isString(e.item) && isAction(e.action) && isObject(e.by) && isString(e.by.name) && isString(e.by.role) && isString(e.note) && isResolutionOrNull(e.resolution) && isReapprovalOrNull(e.reapproval),
 };

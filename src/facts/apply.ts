@@ -10,7 +10,8 @@ import type { Draft, Entry, EntryFields } from '../core/entries.js';
 import { sha256Hex, canonicalJson } from '../core/json.js';
 import { unsignedReceipt } from '../core/receipt.js';
 import { verify } from '../core/verify.js';
-import { CREDIT_EVENTS, FACT_EVENTS, REFUND_EVENTS, type CreditFact, type DisputeFact, type RefundFact, type StripeEvent, type StripeReader } from '../core/post-send.js';
+import { isChargeback } from '../core/final-money.js';
+import { CREDIT_EVENTS, FACT_EVENTS, REFUND_EVENTS, type ChargeFact, type CreditFact, type DisputeFact, type RefundFact, type StripeEvent, type StripeReader } from '../core/post-send.js';
 import type { Alerts } from '../redis/alerts.js';
 import type { Journal } from '../redis/journal.js';
 
@@ -44,8 +45,13 @@ function refundObserved(source: Observed['source'], eventId: string | null, even
   return { kind: 'OBSERVED', source, eventId, eventType, objectType: 'refund', objectId: refund.id, status: refund.status, failureReason: refund.failureReason, amount: refund.amount, charge: refund.charge, disputeStatus: null, disputeReason: null, created: refund.created };
 }
 
-function disputeObserved(source: Observed['source'], eventId: string | null, eventType: string, dispute: DisputeFact): Draft<'OBSERVED'> {
-  return { kind: 'OBSERVED', source, eventId, eventType, objectType: 'dispute', objectId: dispute.id, status: dispute.status, failureReason: null, amount: dispute.amount, charge: dispute.charge, disputeStatus: dispute.status, disputeReason: dispute.reason, created: dispute.created };
+/**
+ * A dispute fact; with its charge (`charge`, read with it) when it is a chargeback: the charge's amount and what is
+ * refunded on it, so the receipt counts as money returned twice only what the chargeback overlaps (deriveExposure).
+ */
+function disputeObserved(source: Observed['source'], eventId: string | null, eventType: string, dispute: DisputeFact, charge?: ChargeFact): Draft<'OBSERVED'> {
+  const draft: Draft<'OBSERVED'> = { kind: 'OBSERVED', source, eventId, eventType, objectType: 'dispute', objectId: dispute.id, status: dispute.status, failureReason: null, amount: dispute.amount, charge: dispute.charge, disputeStatus: dispute.status, disputeReason: dispute.reason, created: dispute.created };
+  return charge === undefined || !isChargeback(dispute.status) ? draft : { ...draft, chargeAmount: charge.amount, chargeRefunded: charge.refunded };
 }
 
 /**
@@ -102,6 +108,9 @@ function fingerprint(draft: Draft<'OBSERVED'>, retag = 0, afterAppeal = false): 
   // reaches the customer's invoices. Only facts that carry them say so, so facts recorded before keep their keys.
   if (draft.currency !== undefined) said.push({ currency: draft.currency });
   if (draft.customerCurrency !== undefined) said.push({ customerCurrency: draft.customerCurrency });
+  // A chargeback's charge as read with it: a refund made after the chargeback was recorded changes how much of it
+  // overlaps the refunds, a fact of its own. Facts recorded before disputes carried it keep their keys.
+  if (draft.chargeAmount !== undefined) said.push({ chargeAmount: draft.chargeAmount, chargeRefunded: draft.chargeRefunded ?? null });
   // A compensation's incident is part of what it says. Metadata has no lifecycle: a note re-tagged away and back names
   // its first incident again, which must be recorded again, so `retag` (how many times the incident recorded for the
   // object changed, compensationTurn) tells the two apart; facts of one state read at once still share a key.
@@ -204,28 +213,37 @@ function whyNotOwn(refund: RefundFact, effectId: string, own: OwnRefund): string
 /** The subject a refund is recorded under: its payment's (null for a refund on no payment). */
 const paymentOf = (refund: RefundFact) => (refund.paymentIntent === null ? null : `payment:${refund.paymentIntent}`);
 
-/** What a fact event is about, as the applier reads it: a refund, a refunded charge's payment, a customer, a dispute. */
+/**
+ * What a fact event is about, as the applier reads it: a refund, a refunded charge's payment, a customer, a dispute
+ * (`paymentIntent` null when its object names only its charge: Stripe's dispute.payment_intent is nullable, and the
+ * charge is read for it), or nothing it can route (`unroutable`, with why: logged, never dropped in silence).
+ */
 type Named =
   | { kind: 'refund'; refund: RefundFact }
   | { kind: 'refunded_charge'; paymentIntent: string }
   | { kind: 'customer'; customer: string }
-  | { kind: 'dispute'; dispute: DisputeFact; paymentIntent: string };
+  | { kind: 'dispute'; dispute: DisputeFact; paymentIntent: string | null }
+  | { kind: 'unroutable'; why: string };
 
 function namedBy(event: StripeEvent): Named | null {
   if (!FACT_EVENTS.includes(event.type)) return null;
   const object = event.data.object;
+  const what = `its ${str(object.object) ?? 'untyped'} object`;
   if ((REFUND_EVENTS as readonly string[]).includes(event.type)) {
     const refund = refundFromObject(object);
     if (refund) return { kind: 'refund', refund };
+    if (object.object !== 'charge') return { kind: 'unroutable', why: `${what} is not a refund with an id, nor a charge` };
     const paymentIntent = idOf(object.payment_intent);
-    return object.object === 'charge' && paymentIntent !== null ? { kind: 'refunded_charge', paymentIntent } : null;
+    return paymentIntent === null ? { kind: 'unroutable', why: `charge ${str(object.id) ?? '(no id)'} names no PaymentIntent (the gate refunds only PaymentIntents)` } : { kind: 'refunded_charge', paymentIntent };
   }
   if ((CREDIT_EVENTS as readonly string[]).includes(event.type)) {
     const customer = customerOfEvent(event);
-    return customer === null ? null : { kind: 'customer', customer };
+    return customer === null ? { kind: 'unroutable', why: `${what} names no customer` } : { kind: 'customer', customer };
   }
   const dispute = disputeFromObject(object);
-  return dispute?.paymentIntent ? { kind: 'dispute', dispute, paymentIntent: dispute.paymentIntent } : null;
+  if (dispute === null) return { kind: 'unroutable', why: `${what} is not a dispute with an id` };
+  if (dispute.paymentIntent === null && dispute.charge === null) return { kind: 'unroutable', why: `dispute ${dispute.id} names neither a PaymentIntent nor a charge` };
+  return { kind: 'dispute', dispute, paymentIntent: dispute.paymentIntent };
 }
 
 export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; reader: StripeReader | null; logger: Logger; rereadBeforeAppend?: boolean }) {
@@ -422,6 +440,39 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
   }
 
   /**
+   * The charges of the chargebacks among `disputes`, read at Stripe once each (a charge Stripe does not know, or a
+   * reader that reads no charges, leaves its disputes recorded without it). A chargeback returns money twice only where
+   * it overlaps the refunds on its charge: a partial one of a partly refunded charge may return nothing twice.
+   */
+  async function chargesOf(disputes: readonly DisputeFact[]): Promise<Map<string, ChargeFact>> {
+    const read = new Map<string, ChargeFact>();
+    if (reader?.charge === undefined) return read;
+    const ids = new Set(disputes.flatMap((dispute) => (dispute.charge !== null && isChargeback(dispute.status) ? [dispute.charge] : [])));
+    for (const id of ids) {
+      const charge = await reader.charge(id);
+      if (charge !== null) read.set(id, charge);
+    }
+    return read;
+  }
+
+  /**
+   * The payment of a dispute whose object names only its charge (Stripe's dispute.payment_intent is nullable): the
+   * charge's, read at Stripe. Null, with a warning naming the event and why, when it cannot be found: the dispute is
+   * then recorded on nothing, and only the reconciler's re-reads of the payment's effects would find it.
+   */
+  async function paymentOfDispute(eventId: string, dispute: DisputeFact): Promise<string | null> {
+    const unrouted = (why: string) => {
+      logger.warn({ event: eventId, dispute: dispute.id, charge: dispute.charge, why }, `event ${eventId} about dispute ${dispute.id} was not applied: ${why}`);
+      return null;
+    };
+    if (dispute.charge === null) return unrouted('it names neither a PaymentIntent nor a charge');
+    if (reader?.charge === undefined) return unrouted(`it names no PaymentIntent, and no Stripe reader is set to read its charge ${dispute.charge}`);
+    const charge = await reader.charge(dispute.charge);
+    if (charge === null) return unrouted(`it names no PaymentIntent, and Stripe does not know its charge ${dispute.charge}`);
+    return charge.paymentIntent ?? unrouted(`its charge ${dispute.charge} has no PaymentIntent (the gate refunds only PaymentIntents)`);
+  }
+
+  /**
    * Dispute facts: to every effect that committed on the payment (`only`: to that one). A chargeback fails the
    * refunds still inside Stripe's window in the same step, so each effect's refunds are read with the disputes:
    * a receipt never shows the chargeback without what it did to the refund (and raises no exposure it never had).
@@ -445,6 +496,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     // The reconciler re-reads whatever the setting; events are re-read unless it is off.
     const fresh = reader !== null && (reread || source === 'reread');
     const [current, refunds] = fresh && reader ? await Promise.all([reader.disputesOf(paymentIntent), reader.refundsOf(paymentIntent)]) : [disputes, []];
+    const charges = fresh ? await chargesOf(current) : new Map<string, ChargeFact>();
     const eventType = (object: string) => event?.type ?? `${object}.reread`;
     const claims = refunds.length === 0 ? new Map<string, string>() : await claimsOn(payment);
     const results = await Promise.all(
@@ -452,7 +504,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         // Each effect's own refund by its id, whatever the metadata says now (whyNotOwn): read only when there are refunds.
         const ownRefund = refunds.length === 0 ? null : ownRefundOf(await journal.entries(payment, effectId), claims);
         const own = ownRefund === null ? [] : refunds.filter((refund) => whyNotOwn(refund, effectId, ownRefund) === null).map((refund) => refundObserved(source, event?.id ?? null, eventType('refund'), refund));
-        const drafts = [...own, ...current.map((dispute) => disputeObserved(source, event?.id ?? null, eventType('dispute'), dispute))];
+        const drafts = [...own, ...current.map((dispute) => disputeObserved(source, event?.id ?? null, eventType('dispute'), dispute, dispute.charge === null ? undefined : charges.get(dispute.charge)))];
         const applied = await appendTo(effectId, drafts, again, new Map(), appealed.get(effectId));
         // An appeal's status appended now may stand after the appeal's end, recorded meanwhile by a job that read it
         // later (and, its chain holding no appeal yet, as a plain won or lost): the chain would read "under appeal".
@@ -659,10 +711,19 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         }
         case 'customer':
           return applyCredits('webhook', event.id, event.type, named.customer, null, again);
-        case 'dispute':
-          return applyPayment('webhook', event, named.paymentIntent, [named.dispute], null, again);
-        default:
+        case 'dispute': {
+          const paymentIntent = named.paymentIntent ?? (await paymentOfDispute(event.id, named.dispute));
+          return paymentIntent === null ? [] : applyPayment('webhook', event, paymentIntent, [{ ...named.dispute, paymentIntent }], null, again);
+        }
+        case 'unroutable':
+          logger.warn({ event: event.id, type: event.type, why: named.why }, `event ${event.id} (${event.type}) was not applied: ${named.why}`);
           return [];
+        case undefined:
+          return [];
+        default: {
+          const never: never = named;
+          return never;
+        }
       }
     },
 
@@ -683,12 +744,19 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
           return [...effects];
         }
         case 'refunded_charge':
-        case 'dispute':
           return journal.effectsOn(`payment:${named.paymentIntent}`);
+        // A dispute naming only its charge names no payment the journal knows: the reconciler's re-reads find it.
+        case 'dispute':
+          return named.paymentIntent === null ? [] : journal.effectsOn(`payment:${named.paymentIntent}`);
         case 'customer':
           return journal.effectsOn(`customer:${named.customer}`);
-        default:
+        case 'unroutable':
+        case undefined:
           return [];
+        default: {
+          const never: never = named;
+          return never;
+        }
       }
     },
 

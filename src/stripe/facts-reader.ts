@@ -3,12 +3,12 @@
 // facts are built from. A refund Stripe does not know is null, not an error; anything Stripe cannot answer now throws
 // (the facts job is retried).
 import type Stripe from 'stripe';
-import type { CreditFact, DisputeFact, RefundFact, StripeReader } from '../core/post-send.js';
+import type { ChargeFact, CreditFact, DisputeFact, RefundFact, StripeReader } from '../core/post-send.js';
 import { Rejected } from '../core/target.js';
 import type { StripeClient } from './client.js';
 import { EFFECT_ID_KEY, INCIDENT_KEY } from './metadata.js';
 import { createStripeReads, type StripeReadsOptions } from './reads.js';
-import type { DisputeSummary, RefundView } from './summaries.js';
+import type { ChargeSummary, DisputeSummary, RefundView } from './summaries.js';
 
 function refundFact(refund: RefundView): RefundFact {
   return {
@@ -25,6 +25,10 @@ function refundFact(refund: RefundView): RefundFact {
 
 function disputeFact(dispute: DisputeSummary): DisputeFact {
   return { id: dispute.id, status: dispute.status, amount: dispute.amount, charge: dispute.charge, paymentIntent: dispute.payment_intent, reason: dispute.reason, created: dispute.created };
+}
+
+function chargeFact(charge: ChargeSummary): ChargeFact {
+  return { id: charge.id, amount: charge.amount, refunded: charge.amount_refunded, paymentIntent: charge.payment_intent };
 }
 
 const incidentOf = (metadata: Stripe.Metadata | null | undefined): string | null => metadata?.[INCIDENT_KEY] ?? metadata?.['incident'] ?? null;
@@ -80,6 +84,14 @@ export function createFactsReader(client: StripeClient, options: StripeReadsOpti
     },
     refundsOf: async (paymentIntent) => (await reads.listRefunds(paymentIntent)).map(refundFact),
     disputesOf: async (paymentIntent) => (await reads.readDisputesOfPaymentIntent(paymentIntent)).map(disputeFact),
+    async charge(id) {
+      try {
+        return chargeFact(await reads.readCharge(id));
+      } catch (error) {
+        if (missing(error)) return null;
+        throw error;
+      }
+    },
     async creditsOf(customer) {
       try {
         // The customer too, for the currency it is billed in: a credit in another one never reaches its invoices.

@@ -1,12 +1,12 @@
 // Reads for after a send (the facts worker of issue 10 re-reads objects before it appends post-send facts): a
-// refund, a payment's refunds, a charge's or a payment's disputes, a customer, its balance transactions and credit
+// refund, a payment's refunds, a charge, a charge's or a payment's disputes, a customer, its balance transactions and credit
 // notes. Errors as for every read:
 // Rejected for Stripe's definite no (a 404 `resource_missing`), StripeUnavailable (retryable, with
 // `retryAfterMs` when Stripe said) when it cannot answer now, StripeMisconfigured for the key.
 import type Stripe from 'stripe';
 import { MAX_PAGE_SIZE, listAll, readBudget, readCall } from './calls.js';
 import type { StripeClient } from './client.js';
-import { disputeSummary, refundView, type DisputeSummary, type RefundView } from './summaries.js';
+import { chargeSummary, disputeSummary, refundView, type ChargeSummary, type DisputeSummary, type RefundView } from './summaries.js';
 
 export type StripeReadsOptions = {
   /** How long one read (every page of a list) may take. Default 10 s. */
@@ -20,6 +20,8 @@ export type StripeReads = {
   readRefund(refundId: string, options?: ReadOptions): Promise<RefundView>;
   /** Every refund of the PaymentIntent, every status, newest first. */
   listRefunds(paymentIntent: string, options?: ReadOptions): Promise<RefundView[]>;
+  /** The charge: its payment, its amount and what is refunded on it. */
+  readCharge(chargeId: string, options?: ReadOptions): Promise<ChargeSummary>;
   /** Every dispute of the charge, inquiries included (see `chargeback`), newest first. */
   readDisputesOfCharge(chargeId: string, options?: ReadOptions): Promise<DisputeSummary[]>;
   readDisputesOfPaymentIntent(paymentIntent: string, options?: ReadOptions): Promise<DisputeSummary[]>;
@@ -45,6 +47,9 @@ export function createStripeReads(client: StripeClient, options: StripeReadsOpti
     async listRefunds(paymentIntent, read) {
       const refunds = await listAll(client, budget(read), `GET /v1/refunds?payment_intent=${paymentIntent}`, (sdk, cursor, o) => sdk.refunds.list({ payment_intent: paymentIntent, ...cursor }, o), { pageSize });
       return refunds.map(refundView);
+    },
+    async readCharge(chargeId, read) {
+      return chargeSummary(await readCall(client, budget(read), `GET /v1/charges/${chargeId}`, (sdk, o) => sdk.charges.retrieve(chargeId, {}, o)));
     },
     readDisputesOfCharge: (chargeId, read) => disputes({ charge: chargeId }, `GET /v1/disputes?charge=${chargeId}`, read),
     readDisputesOfPaymentIntent: (paymentIntent, read) => disputes({ payment_intent: paymentIntent }, `GET /v1/disputes?payment_intent=${paymentIntent}`, read),

@@ -34,6 +34,19 @@ export type DisputeSummary = {
   created: number;
 };
 
+/**
+ * A charge as the facts need it: its payment (null for a charge made without a PaymentIntent), its amount and what is
+ * refunded on it (refunds not failed or canceled, plus what a partial capture released), in `currency`'s minor unit.
+ */
+export type ChargeSummary = {
+  id: string;
+  object: 'charge';
+  amount: number;
+  amount_refunded: number;
+  currency: string;
+  payment_intent: string | null;
+};
+
 export type BalanceCreditSummary = {
   id: string;
   object: 'customer_balance_transaction';
@@ -87,6 +100,10 @@ export function disputeSummary(dispute: Stripe.Dispute): DisputeSummary {
     is_charge_refundable: dispute.is_charge_refundable,
     created: dispute.created,
   };
+}
+
+export function chargeSummary(charge: Stripe.Charge): ChargeSummary {
+  return { id: charge.id, object: 'charge', amount: charge.amount, amount_refunded: charge.amount_refunded, currency: charge.currency, payment_intent: idOf(charge.payment_intent) };
 }
 
 export function balanceCreditSummary(transaction: Stripe.CustomerBalanceTransaction): BalanceCreditSummary {

@@ -129,7 +129,7 @@ describe('a credit in another currency, partly taken back', () => {
     expect(alert).toMatchObject({ kind: 'failed_after_landed', centsAtStake: 600 });
     expect(alert?.action).toContain('`amount=600`, `currency=usd`');
     expect(alert?.action).not.toContain('amount=1000');
-    expect(alert?.sentence).toContain('(10.00 USD, of which 6.00 USD is left');
+    expect(alert?.sentence).toContain('($10.00, of which $6.00 is left');
   });
 
   it('a re-credit undoing the debit puts the whole credit back at stake', () => {

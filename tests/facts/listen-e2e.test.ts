@@ -67,7 +67,7 @@ describe('post-send facts through the real `stripe listen`', () => {
     expect(alerts.filter((alert) => alert.effectId === effectId).map((alert) => alert.kind)).toEqual(['failed_after_landed']);
   });
 
-  it('an inquiry escalated after the window leaves the refund succeeded: the receipt shows the $120 exposure and an alert names the dispute', async () => {
+  it('an inquiry escalated after the window leaves the refund succeeded: the receipt shows the refund returned twice (the $20 exposure) and an alert names the dispute', async () => {
     const { paymentIntent } = await pay(rig.stripe, 'pm_card_createDisputeInquiry', 10_000);
     const effectId = await rig.refund(paymentIntent, 2_000);
     const inquiry = await disputeOf(rig.stripe, paymentIntent);
@@ -78,11 +78,11 @@ describe('post-send facts through the real `stripe listen`', () => {
 
     const verification = await rig.until(effectId, (v) => v.exposure !== null);
     expect(verification).toMatchObject({ valid: true, happened: true, finalMoney: { status: 'returned', failureReason: null }, answerMatchesFinalMoney: true });
-    expect(verification.exposure).toMatchObject({ cents: 12_000, refundCents: 2_000, chargebackCents: 10_000, dispute: inquiry.id, disputes: [inquiry.id] });
+    expect(verification.exposure).toMatchObject({ cents: 2_000, refundCents: 2_000, chargebackCents: 10_000, chargeCents: 10_000, refundedCents: 2_000, dispute: inquiry.id, disputes: [inquiry.id] });
     const dispute = (await rig.observed(effectId)).find((entry) => entry.objectId === inquiry.id && entry.status === 'needs_response');
     expect(dispute?.source).toBe('webhook');
     const alert = (await rig.stores.alerts.list()).find((item) => item.effectId === effectId);
-    expect(alert).toMatchObject({ kind: 'exposure', centsAtStake: 12_000, disputes: [inquiry.id] });
+    expect(alert).toMatchObject({ kind: 'exposure', centsAtStake: 2_000, disputes: [inquiry.id] });
     expect(alert?.action).toContain(inquiry.id);
   });
 

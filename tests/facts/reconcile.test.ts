@@ -76,7 +76,7 @@ describe('reconciliation re-reads alone', () => {
       expect(answerOf(await rig.receipt(missedWithin))).toEqual(answerOf(await rig.receipt(heardWithin)));
       expect(answerOf(await rig.receipt(missedAfter))).toEqual(answerOf(await rig.receipt(heardAfter)));
       expect(answerOf(await rig.receipt(missedWithin))).toMatchObject({ happened: true, status: 'not_returned', failureReason: 'charge_for_pending_refund_disputed' });
-      expect(answerOf(await rig.receipt(missedAfter))).toMatchObject({ status: 'returned', exposure: 12_000 });
+      expect(answerOf(await rig.receipt(missedAfter))).toMatchObject({ status: 'returned', exposure: 2_000 });
       for (const effectId of [missedWithin, missedAfter]) {
         const observed = await rig.observed(effectId);
         expect(observed.length).toBeGreaterThan(0);
@@ -86,7 +86,7 @@ describe('reconciliation re-reads alone', () => {
       expect(alerts.find((alert) => alert.effectId === missedAfter)?.kind).toBe('exposure');
       expect(alerts.find((alert) => alert.effectId === missedWithin)?.kind).toBe('failed_after_landed');
       // Every exposure alert opens an escalation inbox item (issue 13 §4): money is out twice until the dispute is answered.
-      expect(await rig.stores.inbox.get(`exposure:${missedAfter}`)).toMatchObject({ kind: 'exposure', status: 'open', centsAtStake: 12_000, actions: ['dismiss'] });
+      expect(await rig.stores.inbox.get(`exposure:${missedAfter}`)).toMatchObject({ kind: 'exposure', status: 'open', centsAtStake: 2_000, actions: ['dismiss'] });
 
       // Nothing changed at Stripe since: a second pass (the one the facts role runs on its schedule) appends nothing.
       const now = await rig.stores.journal.serverTime();

@@ -1,0 +1,16 @@
+// Amounts as an operator reads them, in every alert, page and CLI line that states one. Stripe counts amounts in a
+// currency's smallest unit: cents for usd and eur, but whole yen for jpy, whose amount 1000 is ¥1,000, not 10.00.
+
+/** Stripe's zero-decimal currencies: an amount in one of these is already in whole units (Stripe's currencies docs). */
+const ZERO_DECIMAL: ReadonlySet<string> = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
+
+/**
+ * `amount` (in `currency`'s smallest unit, as Stripe counts it) as text: `$20.00` for usd, `20.00 EUR`, `1000 JPY`.
+ * `currency` null when nothing recorded says it (facts and alerts from before amounts carried one): `$20.00`, as such
+ * amounts were always shown.
+ */
+export function moneyText(amount: number, currency: string | null): string {
+  const code = currency?.toLowerCase() ?? null;
+  if (code === null || code === 'usd') return `$${(amount / 100).toFixed(2)}`;
+  return ZERO_DECIMAL.has(code) ? `${amount} ${code.toUpperCase()}` : `${(amount / 100).toFixed(2)} ${code.toUpperCase()}`;
+}

@@ -12,6 +12,7 @@ import { inlineSigner, type Signer, type SigningKey } from '../core/signing.js';
 import { createSealer } from '../keys/sealer.js';
 import { serverTime, type RedisClient } from './client.js';
 import { createRedisClock, type RedisClock } from './clock.js';
+import { createReplicaWaits, type ReplicaWaits } from './replica-wait.js';
 import type { Keys } from './keys.js';
 import { createScriptRunner, type ScriptName } from './scripts.js';
 
@@ -283,6 +284,9 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
   const bindWindowMs = deps.bindWindowMs ?? BIND_WINDOW_MS;
   const clock = deps.clock ?? createRedisClock();
   const run = createScriptRunner(redis);
+  // On a cluster, the index master's acknowledgements are asked on connections of their own (replica-wait.ts).
+  let replicaWaits: ReplicaWaits | null = null;
+  let indexSlotKnown: Promise<number> | undefined;
   // Index tokens need only be unique among submits: this journal's boot tag and a counter.
   const bootTag = randomBytes(6).toString('hex');
   let tokens = 0;
@@ -958,12 +962,23 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
         return { ok: acknowledged >= replicas, acknowledged };
       }
       const cluster = redis;
-      const slots = await Promise.all([keys.subject(partition), keys.effectPartitions].map(async (key) => Number(await cluster.cluster('KEYSLOT', key))));
-      const masters = [...new Set(slots.map((slot) => cluster.slots[slot]?.[0]))];
-      const nodes = masters.map((master) => cluster.nodes('master').find((candidate) => `${candidate.options.host ?? ''}:${candidate.options.port ?? ''}` === master && candidate.status === 'ready'));
-      if (nodes.some((node) => node === undefined)) return { ok: false, acknowledged: 0 };
-      // The fewest replicas any of them has: each master's WAIT counts only the writes this client made to it.
-      const acknowledged = Math.min(...(await Promise.all(nodes.map(async (node) => Number(await (node as RedisClient).wait(replicas, timeoutMs))))));
+      // A key's slot never changes (its master may): the index's is asked once.
+      const slotOf = async (key: string) => Number(await cluster.cluster('KEYSLOT', key));
+      const [ownSlot, indexSlot] = await Promise.all([slotOf(keys.subject(partition)), (indexSlotKnown ??= slotOf(keys.effectPartitions).catch((error: unknown) => {
+          indexSlotKnown = undefined;
+          throw error;
+        }))]);
+      const [own, index] = [cluster.slots[ownSlot]?.[0], cluster.slots[indexSlot]?.[0]];
+      const ready = (master: string | undefined) => cluster.nodes('master').find((candidate) => `${candidate.options.host ?? ''}:${candidate.options.port ?? ''}` === master && candidate.status === 'ready');
+      const ownNode = ready(own);
+      if (ownNode === undefined || index === undefined || ready(index) === undefined) return { ok: false, acknowledged: 0 };
+      // The effect's own master on the client's connection (its DISPATCHED was written there); the index's on
+      // connections of their own, shared by every send of the process (replica-wait.ts).
+      replicaWaits ??= createReplicaWaits(cluster, keys.replicaMark);
+      const waits = [ownNode.wait(replicas, timeoutMs).then(Number)];
+      if (index !== own) waits.push(replicaWaits.acknowledged(index, replicas, timeoutMs));
+      // The fewest replicas either has: each must hold its part of the effect.
+      const acknowledged = Math.min(...(await Promise.all(waits)));
       return { ok: acknowledged >= replicas, acknowledged };
     },
 

@@ -43,6 +43,11 @@ export function createKeys(prefix = 'interlock') {
     prefix,
     /** HASH effect id -> partition. Written once, before the first entry or with it: the binding of a request to its subject. */
     effectPartitions: `${index}:effects`,
+    /**
+     * STRING, kept a minute: written before each WAIT on the index's master (replica-wait.ts), so the WAIT covers every
+     * write that master took before it. Its value is never read.
+     */
+    replicaMark: `${index}:replica-mark`,
     /** ZSET effect id -> Redis time it was bound: every effect, newest first for listings. Written with the binding. */
     effectsByTime: `${index}:effects-by-time`,
     /** ZSET "<effect id>:<submit token>" -> Redis time bound: every submit that may dispatch, and every open effect. */

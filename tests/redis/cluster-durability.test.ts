@@ -178,4 +178,48 @@ describe('INTERLOCK_REDIS_MIN_REPLICAS=1 while the index master\'s replica is be
     await expect.poll(async () => (await node.gate.submit(proposal)).outcome, { timeout: 20_000, interval: 500 }).toMatch(/^COMMITTED/);
     expect({ landed: target.landedCount(effectId), receipt: (await node.journal.receipt(effectId)) !== null }).toEqual({ landed: 1, receipt: true });
   }, 120_000);
+
+  // Rule (redis/replica-wait.ts): Redis WAIT blocks the connection it is sent on. The index master's WAITs go on a
+  // connection of their own, one at a time shared by every send that asked before it: several sends held back at once
+  // are each held back within about two WAIT timeouts (not one timeout more per send queued before it), and the
+  // process's other commands to that master (a binding, an effect's lookup) do not wait behind them.
+  it('holds several sends back at once within two WAIT timeouts, without holding up the index master\'s other commands', async () => {
+    const config = testConfig({ redisUrl: servers[0]?.url ?? '', redisCluster: true, unsafeDurability: false, redisMinReplicas: 1, redisWaitMs: 1_000 });
+    const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
+    const keys = createKeys(config.keyPrefix);
+    const admin = new Redis(servers[0]?.url ?? '');
+    const index = await ownerOf(admin, keys.effectPartitions);
+    const owners = await Promise.all(Array.from({ length: 60 }, (_, i) => `pi_ser_${i}`).map(async (pi) => ({ pi, ...(await ownerOf(admin, keys.subject(`payment:${pi}`))) })));
+    admin.disconnect();
+    const payments = owners.filter((owner) => owner.master !== index.master).slice(0, 6);
+    expect(payments).toHaveLength(6);
+    const client = new Cluster([{ host: '127.0.0.1', port: index.master }], { redisOptions: { maxRetriesPerRequest: 2 } });
+    client.on('error', () => undefined);
+    const node = await startNode({ config, target, key: testKey().key, redis: client });
+    nodes.push(node);
+    const proposals = [];
+    for (const payment of payments) {
+      const subject = `payment:${payment.pi}`;
+      target.world.set(subject, { chargebacks: [], refunded_by_others: 0 });
+      const terms = approvalTerms({ maxUses: 5, scope: subject });
+      await node.approvals.grant(terms);
+      proposals.push(refundProposal({ approval: terms.id, paymentIntent: payment.pi }));
+    }
+    const knownTerms = approvalTerms({ maxUses: 5, scope: `payment:${payments[0]?.pi}` });
+    await node.approvals.grant(knownTerms);
+    const known = await node.gate.submit(refundProposal({ requestId: 'ser-known', approval: knownTerms.id, paymentIntent: payments[0]?.pi ?? '' }));
+    expect(known.outcome).toBe('COMMITTED');
+
+    servers.find((server) => server.port === index.replica)?.process.kill('SIGSTOP');
+    const started = performance.now();
+    const held = Promise.all(proposals.map(async (proposal) => ({ outcome: (await node.gate.submit(proposal)).outcome, ms: performance.now() - started })));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const readAt = performance.now();
+    const partition = await node.journal.partitionOf(known.effectId);
+    const readMs = performance.now() - readAt;
+    const answers = await held;
+    servers.find((server) => server.port === index.replica)?.process.kill('SIGCONT');
+    const slowest = Math.max(...answers.map((answer) => answer.ms));
+    expect({ partition, outcomes: [...new Set(answers.map((answer) => answer.outcome))], heldBackWithinTwoWaits: slowest < 2_500, readNotBehindAWait: readMs < 900 }, JSON.stringify({ slowest, readMs })).toEqual({ partition: `payment:${payments[0]?.pi}`, outcomes: ['IN_FLIGHT'], heldBackWithinTwoWaits: true, readNotBehindAWait: true });
+  }, 120_000);
 });

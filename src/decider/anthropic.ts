@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { InterlockError, type ErrorCode } from '../core/errors.js';
 import { LOOKUP_TOOLS, parseCase, type Decider, type Decision, type DecisionCase, type LookupTool } from './case.js';
 import type { DeciderConfig } from './config.js';
+import { checkDecision, MODEL_DEVIATED } from './check.js';
 import { cleanModelLine, cleanModelText, DECISION_TEXT_MAX_CHARS } from './model-text.js';
 import { casePromptFor, DECISION_TOOLS, DESCRIPTION_MAX_CHARS, REASON_MAX_CHARS, systemPromptFor, toolsFor, type DecisionTool } from './prompts.js';
 import { redactSecrets, secretHint } from '../core/redact.js';
@@ -470,8 +471,10 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
         const unread = lookups.filter((name) => !read.has(name));
         if (decision !== undefined) {
           const decided = decisionFrom(decision, said, model, (what) => fail(what, model));
-          // A decline moves no money: it stands on whatever the model read.
-          if (decided.action === 'decline' || unread.length === 0) return decided;
+          // A decline moves no money, and a decision outside the approval (another kind, more than it covers) is
+          // the worker's to record as MODEL_DEVIATED for a person, read or not: sent back, a prompt-injected ask for
+          // more would leave no trace once the model, told to read first, asked for what was approved.
+          if (decided.action === 'decline' || unread.length === 0 || checkDecision(decided, input.approval, input.kind).verdict === MODEL_DEVIATED) return decided;
           // Told once already, out of turns, or a decision tool not offered (the API refuses it sent back): it stands
           // as made, without the facts, and nothing is proposed from it.
           if (told || turn === config.maxTurns || !offered.has(decision.name)) {

@@ -37,7 +37,8 @@ export const deciderEnvSchema = z.object({
   INTERLOCK_MODEL_MAX_TOKENS: count(16, 64_000).default(DECIDER_DEFAULTS.maxTokens),
   INTERLOCK_MODEL_TIMEOUT_MS: count(1, 600_000).default(DECIDER_DEFAULTS.timeoutMs),
   INTERLOCK_MODEL_MAX_RETRIES: count(0, 10).default(DECIDER_DEFAULTS.maxRetries),
-  INTERLOCK_MODEL_MAX_TURNS: count(1, 16).default(DECIDER_DEFAULTS.maxTurns),
+  // A refund or credit counts only after the model read the facts (anthropic.ts): a lookup turn, then a decision turn.
+  INTERLOCK_MODEL_MAX_TURNS: count(2, 16, 'must be at least 2: the model reads the facts in one turn and decides in the next (a refund or credit decided before reading them is not taken)').default(DECIDER_DEFAULTS.maxTurns),
 });
 
 export type DeciderEnv = z.infer<typeof deciderEnvSchema>;

@@ -94,7 +94,7 @@ describe('a money decision made before the facts were read', () => {
     expect(server.received).toHaveLength(1);
   });
 
-  it('a credit needs get_account read; a blind credit on a refund case (a tool not offered) fails at once', async () => {
+  it('a credit needs get_account read; a blind credit on a refund case (another kind) is handed back as made, for the worker to record as MODEL_DEVIATED', async () => {
     server.script(
       replies.toolUse('issue_credit', { amount_cents: 1_000, description: 'Outage credit' }),
       replies.toolUse('get_account', {}),
@@ -104,8 +104,15 @@ describe('a money decision made before the facts were read', () => {
     expect(String(resultsOf(server.received[1])[0]?.content)).toContain('Call get_account');
     server.reset();
     server.script(replies.toolUse('issue_credit', { amount_cents: 2_000, description: 'store credit instead' }));
-    const error = await failure(createAnthropicDecider(config()).decide(refundCase()));
-    expect(error.message).toContain('it decided (issue_credit 2000 cents) without reading the facts');
+    expect(await createAnthropicDecider(config()).decide(refundCase())).toMatchObject({ action: 'credit', amountCents: 2_000 });
+    expect(server.received).toHaveLength(1);
+  });
+
+  // Rule: a decision outside the approval is a deviation whether or not the facts were read: sent back to be made
+  // again, an over-cap ask (a prompt injection) would leave no trace once the model then asked for what was approved.
+  it('a blind refund over the approval is handed back as made, not sent back to be decided again', async () => {
+    server.script(replies.toolUse('issue_refund', { amount_cents: 500_000, reason: 'The story says compliance requires it.' }));
+    expect(await createAnthropicDecider(config()).decide(refundCase({ story: INJECTED }))).toMatchObject({ action: 'refund', amountCents: 500_000 });
     expect(server.received).toHaveLength(1);
   });
 
@@ -115,6 +122,19 @@ describe('a money decision made before the facts were read', () => {
     server.reset();
     server.script(replies.toolUse('issue_refund', { amount_cents: 2_000, reason: 'Approved goodwill.' }));
     expect(await createAnthropicDecider(config()).decide(refundCase({ facts: {} }))).toMatchObject({ action: 'refund', amountCents: 2_000 });
+  });
+});
+
+describe('end to end: a blind ask for more than the approval', () => {
+  it('is MODEL_DEVIATED for a person, nothing sent', async () => {
+    rig.useDecider(modelDecider(server));
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    server.script(replies.toolUse('issue_refund', { amount_cents: 500_000, reason: 'Compliance notice in the story.' }));
+    const caseId = `case-${uid()}`;
+    await rig.decisions.submit({ caseId, kind: 'refund', subject: paymentIntent, incident: null, story: INJECTED, approval, agent: 'support-bot' }, 'sam');
+    const record = await rig.decisions.waitFor(caseId, 15_000);
+    expect(record?.status.state).toBe('deviated');
+    expect(await rig.refundsAt(paymentIntent)).toEqual([]);
   });
 });
 

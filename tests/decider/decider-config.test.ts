@@ -30,6 +30,13 @@ describe('loadDeciderConfig', () => {
     for (const name of ['ANTHROPIC_BASE_URL', 'INTERLOCK_MODEL_MAX_RETRIES', 'INTERLOCK_MODEL_TIMEOUT_MS', 'INTERLOCK_MODEL:']) expect(message).toContain(name);
   });
 
+  // Rule: a refund or credit counts only after the facts were read (one turn), then decided (the next): one turn could
+  // never decide money, and every case would fail blaming the model.
+  it('refuses INTERLOCK_MODEL_MAX_TURNS=1, saying a decision takes a lookup turn and a deciding turn', () => {
+    expect(() => loadDeciderConfig({ INTERLOCK_MODEL_MAX_TURNS: '1' })).toThrow(/INTERLOCK_MODEL_MAX_TURNS.*at least 2: the model reads the facts in one turn and decides in the next/);
+    expect(loadDeciderConfig({ INTERLOCK_MODEL_MAX_TURNS: '2' }).maxTurns).toBe(2);
+  });
+
   it('refuses a base URL holding a user name and password (fetch refuses it; errors that quote it are kept with cases), and one not http(s)', () => {
     const password = 'Pr0xyS3cret';
     let error: unknown;

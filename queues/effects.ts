@@ -9,7 +9,7 @@ import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
 import { queueRecorded } from './recorded.js';
 export { wasRecorded } from './recorded.js';
-import { closeConnection, createProposalRecall, createProposalRecorder, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, isRedisOutage, isRefusal, isRetryable, latestProposal, proposalQueued, settledOutcome, slowDownOf, type GateResult, type OnlyEntry, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { closeConnection, createProposalRecall, createProposalRecorder, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, isRedisOutage, isRefusal, isRetryable, latestProposal, moneyText, proposalQueued, settledOutcome, slowDownOf, type GateResult, type OnlyEntry, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 /**
  * `transient`: the job's failures before its effect was judged (see afterTransientFailure); absent on a fresh job.
@@ -436,7 +436,10 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     if (partition !== null && (await stores.journal.readState(partition, effectId)).state.open) return;
     const proposal = await latestProposal(stores, effectId);
     if (proposal === null) return;
-    const { subject, amount } = describeEffect(proposal.effect);
+    const { kind, subject, amount } = describeEffect(proposal.effect);
+    // A credit goes out in the configured currency. A refund's is its charge's, which no read the gate recorded says
+    // yet (the effect was never judged): null, in dollars as before.
+    const currency = kind === 'credit' ? stores.config.creditCurrency : null;
     const misconfigured = error.message.startsWith('target_misconfigured');
     const cause = misconfigured ? 'the Stripe key or account the worker uses (Stripe refused it)' : 'what kept Stripe or Redis from answering';
     const { alert } = await stores.alerts.raise({
@@ -444,9 +447,10 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       effectId,
       subject,
       centsAtStake: amount,
+      currency,
       refund: null,
       disputes: [],
-      sentence: `Proposal ${effectId} (${subject}, $${(amount / 100).toFixed(2)}) was recorded but not judged: its job failed for good (${error.message}). Nothing was sent, and nothing will be on its own.`,
+      sentence: `Proposal ${effectId} (${subject}, ${moneyText(amount, currency)}) was recorded but not judged: its job failed for good (${error.message}). Nothing was sent, and nothing will be on its own.`,
       action: `Fix ${cause}, then send the same request again (the same request_id): it is queued again and judged, and its money moves at most once.`,
     });
     logger.error({ effectId, alert: alert.id, error: error.message }, 'effect job failed for good before its effect was judged; alert raised');

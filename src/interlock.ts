@@ -71,6 +71,7 @@ export { PremiseReadError, type Gate, type GateEvents, type GateResult, type Rec
 export type { Approvals } from './redis/approvals.js';
 export { ALERT_CURSOR, ALERT_KINDS, type Alert, type AlertKind, type AlertPage, type Alerts } from './redis/alerts.js';
 export { alertsFor, type AlertDraft } from './core/alert-rules.js';
+export { moneyText } from './core/money-text.js';
 export { redactSecrets, redactDeep, shownSetting, shownUrl } from './core/redact.js';
 export { membersNamedTwice, namesSomeMemberTwice } from './core/json-text.js';
 export { MAX_JSON_DEPTH, nestsDeeperThan } from './core/json.js';
@@ -775,6 +776,7 @@ async function openExposureItem(stores: Stores, alert: Alert): Promise<void> {
     outcome: await settledOutcome(stores, alert.effectId),
     happened: alert.sentence,
     centsAtStake: alert.centsAtStake,
+    currency: alert.currency ?? null,
     changes: [],
     actions: [...ALLOWED_ACTIONS.exposure],
     detail: { alert: alert.id, refund: alert.refund, disputes: alert.disputes, advice: alert.action },
@@ -790,6 +792,7 @@ async function openExposureItem(stores: Stores, alert: Alert): Promise<void> {
     ...known,
     happened: current.sentence,
     centsAtStake: current.centsAtStake,
+    currency: current.currency ?? null,
     detail: { ...known.detail, disputes: current.disputes, advice: current.action, disputesAtOpen: exposureDisputesDecided(known) },
   }));
 }

@@ -3,7 +3,7 @@
 // ambiguous), 2 bad input or configuration, 1 anything else (an unknown effect).
 import { InvalidArgumentError, type Command } from 'commander';
 import { identifier } from '../core/text.js';
-import { ALERT_KINDS, currentOutcome, effectIdFor, explainOutcome, isEffectId, outcomeReason, resolveAlert, verify, type Alert, type Outcome } from '../interlock.js';
+import { ALERT_KINDS, currentOutcome, effectIdFor, explainOutcome, isEffectId, moneyText, outcomeReason, resolveAlert, verify, type Alert, type Outcome } from '../interlock.js';
 import { checked, CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
 import { CLI_ROLE } from './inbox-command.js';
 import { unknownSigners, unknownSignersNote, whereLooked, withStores, type CliStores } from './stores.js';
@@ -106,9 +106,12 @@ export function addEffectCommands(program: Command): void {
       }, { readOnly: true });
     });
 
-  /** One alert on its line; a resolved one (`--all`) says so, and who resolved it, in place of what to do. */
+  /**
+   * One alert on its line, its money in its own currency (an alert raised before alerts carried one, in dollars as it
+   * was); a resolved one (`--all`) says so, and who resolved it, in place of what to do.
+   */
   const alertLine = (alert: Alert): string => {
-    const head = `${new Date(alert.raisedAt).toISOString()} ${alert.kind} ${alert.effectId.slice(0, 12)}… $${(alert.centsAtStake / 100).toFixed(2)} at stake: ${alert.sentence}`;
+    const head = `${new Date(alert.raisedAt).toISOString()} ${alert.kind} ${alert.effectId.slice(0, 12)}… ${moneyText(alert.centsAtStake, alert.currency ?? null)} at stake: ${alert.sentence}`;
     if (alert.resolvedAt === null) return `${head} What to do: ${alert.action}`;
     return `${new Date(alert.raisedAt).toISOString()} RESOLVED ${head.slice(head.indexOf(' ') + 1)} Resolved by ${alert.resolvedBy ?? 'someone'} at ${new Date(alert.resolvedAt).toISOString()}.`;
   };

@@ -15,6 +15,11 @@ export const FACT_ALERT_KINDS = ['exposure', 'failed_after_landed', 'late_landin
 export type AlertDraft = {
   kind: (typeof FACT_ALERT_KINDS)[number];
   centsAtStake: number;
+  /**
+   * The currency `centsAtStake` counts in (lowercase ISO code), from what the alert is about: the refund's commit
+   * result, the credit's own. Null when nothing recorded says it; the amount then reads in dollars, as it always did.
+   */
+  currency: string | null;
   refund: string | null;
   disputes: string[];
   /** compensated_twice: the others' compensations it names (credit notes, then balance credits). */
@@ -93,6 +98,7 @@ export function alertsFor(verification: Verification): AlertDraft[] {
     alerts.push({
       kind: 'exposure',
       centsAtStake: exposure.cents,
+      currency: exposure.currency,
       refund: exposure.refund,
       disputes: exposure.disputes,
       sentence:
@@ -108,6 +114,7 @@ export function alertsFor(verification: Verification): AlertDraft[] {
     alerts.push({
       kind: 'failed_after_landed',
       centsAtStake: refund.amount ?? 0,
+      currency: refund.currency ?? null,
       refund: refund.id,
       disputes: finalMoney.disputes.map((dispute) => dispute.id),
       sentence: `Refund ${refund.id} was accepted, then failed at Stripe (${finalMoney.failureReason ?? 'no reason given'}): the customer did not get the money the gate reported as sent.`,
@@ -125,6 +132,7 @@ export function alertsFor(verification: Verification): AlertDraft[] {
     alerts.push({
       kind: 'failed_after_landed',
       centsAtStake: left ?? 0,
+      currency: mismatch.currency,
       refund: mismatch.credit,
       disputes: [],
       sentence: `Balance credit ${mismatch.credit}${creditCents === null ? '' : ` (${moneyText(creditCents, mismatch.currency)}${partly ? `, of which ${moneyText(left, mismatch.currency)} is left after labelled debits took part of it back` : ''})`} landed in ${mismatch.currency}, but the customer is billed in ${mismatch.customerCurrency} (set after the gate checked it, while the credit was on its way): Stripe applies a ${mismatch.currency} balance only to ${mismatch.currency} invoices, so the customer got nothing off its bill, while the gate reported the credit as given.`,
@@ -136,6 +144,8 @@ export function alertsFor(verification: Verification): AlertDraft[] {
       kind: 'late_landing',
       // A refund's own amount when its facts are in; a credit has none there, so the amount its send moved.
       centsAtStake: refund?.amount ?? verification.lateLanding.cents ?? 0,
+      // The verification names a credit's currency only with a mismatch or a second compensation; otherwise null (dollars).
+      currency: refund === null ? (mismatch?.currency ?? compensatedTwice?.currency ?? null) : (refund.currency ?? null),
       refund: verification.lateLanding.evidence,
       disputes: [],
       sentence: `A send landed after the gate had settled the effect as ${verification.lateLanding.after ?? 'open'}: money moved that the answer did not report.`,
@@ -152,6 +162,7 @@ export function alertsFor(verification: Verification): AlertDraft[] {
     alerts.push({
       kind: 'compensated_twice',
       centsAtStake: compensatedTwice.cents,
+      currency: compensatedTwice.currency,
       refund: creditNotes[0] ?? balanceCredits[0] ?? null,
       disputes: [],
       compensations: [...creditNotes, ...balanceCredits],
@@ -174,6 +185,7 @@ export function sendUnanswered(input: { kind: 'refund' | 'credit'; subject: stri
   return {
     kind: 'send_unanswered' as const,
     centsAtStake: input.cents,
+    currency: input.currency ?? null,
     refund: null,
     disputes: [],
     // The lines Stripe's own error carries are quoted by the gate already (quoteError).

@@ -60,8 +60,13 @@ export type InboxItemDraft = {
   outcome: string | null;
   /** What happened, in one or two sentences. */
   happened: string;
-  /** Cents a person's decision is about: the effect's amount, or an exposure's total. */
+  /** What a person's decision is about, in `currency`'s smallest unit: the effect's amount, or an exposure's total. */
   centsAtStake: number;
+  /**
+   * The currency of `centsAtStake` (lowercase ISO code): an exposure's is its alert's. Null when nothing recorded says
+   * it, absent on items opened before items carried one: either reads in dollars (moneyText), as items always did.
+   */
+  currency?: string | null;
   /** The facts that changed, as the premise check recorded them (`was` → `now`). */
   changes: PremiseChange[];
   actions: OperatorAction[];

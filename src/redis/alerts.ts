@@ -28,8 +28,13 @@ export type Alert = {
   kind: AlertKind;
   effectId: string;
   subject: string;
-  /** Cents the merchant may lose. */
+  /** What the merchant may lose, in `currency`'s smallest unit (cents, or whole yen: Stripe's count). */
   centsAtStake: number;
+  /**
+   * The currency of `centsAtStake` (lowercase ISO code): the refund's, the credit's. Null when nothing recorded says
+   * it, absent on alerts raised before alerts carried one: either reads in dollars (moneyText), as alerts always did.
+   */
+  currency?: string | null;
   refund: string | null;
   disputes: string[];
   /**

@@ -3,7 +3,7 @@
 // approval, resolve an AMBIGUOUS effect after checking Stripe, dismiss with a note. The forms go through the same
 // actions as POST /v1/inbox/:id/... (the same checks, the same signed RESOLVED entry naming the signed-in token).
 import type { Request, RequestHandler, Response, Router } from 'express';
-import { errorMessage, InterlockError, type InboxItem } from '../../src/interlock.js';
+import { errorMessage, InterlockError, moneyText, type InboxItem } from '../../src/interlock.js';
 import { PERMISSIONS } from '../api/auth.js';
 import type { ApiContext } from '../api/context.js';
 import { assertReapprovalRecorded, inboxActionsFor } from '../api/inbox-routes.js';
@@ -15,14 +15,15 @@ import { layout, type Viewer } from './pages.js';
 export const INBOX_SECTION = { path: '/ui/inbox', label: 'Inbox' } as const;
 
 const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
-const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+/** An item's money at stake in its currency; an item opened before items carried one reads in dollars, as it did. */
+const atStake = (item: InboxItem) => moneyText(item.centsAtStake, item.currency ?? null);
 const label = (kind: string) => kind.replace(/_/g, ' ');
 const json = (value: unknown) => JSON.stringify(value);
 
 export function inboxListPage(input: { viewer: Viewer; items: readonly InboxItem[]; status: 'open' | 'closed'; nextHref: string | null }): Html {
   const other = input.status === 'open' ? html`<a href="/ui/inbox?status=closed">Show closed items</a>` : html`<a href="/ui/inbox">Show open items</a>`;
   const rows = input.items.map(
-    (item) => html`<tr><td><a href="/ui/inbox/${item.id}">${label(item.kind)}</a></td><td><code>${item.subject}</code></td><td>${dollars(item.centsAtStake)}</td><td>${item.happened}</td><td>${iso(item.openedAt)}</td><td>${item.closure ? html`${item.closure.action} by ${item.closure.by.name}` : 'open'}</td></tr>`,
+    (item) => html`<tr><td><a href="/ui/inbox/${item.id}">${label(item.kind)}</a></td><td><code>${item.subject}</code></td><td>${atStake(item)}</td><td>${item.happened}</td><td>${iso(item.openedAt)}</td><td>${item.closure ? html`${item.closure.action} by ${item.closure.by.name}` : 'open'}</td></tr>`,
   );
   return layout(
     'Inbox',
@@ -85,7 +86,7 @@ export function inboxItemPage(input: { viewer: Viewer; item: InboxItem; canAct: 
   return layout(
     `Inbox: ${label(item.kind)}`,
     input.viewer,
-    html`<h1>${label(item.kind)}: ${dollars(item.centsAtStake)} at stake</h1>
+    html`<h1>${label(item.kind)}: ${atStake(item)} at stake</h1>
 ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : null}
 ${input.notice ? html`<p role="status">${input.notice}</p>` : null}
 <dl>

@@ -1,7 +1,7 @@
 // The page's HTML (issue 13 §3): the sign-in form, the effects list with open alerts at the top, and one effect's
 // receipt as a timeline. Plain HTML and CSS, readable without JavaScript; every value from the journal goes
 // through `html`, which escapes it.
-import type { Alert, Entry, EntrySignature, Verification } from '../../src/interlock.js';
+import { moneyText, type Alert, type Entry, type EntrySignature, type Verification } from '../../src/interlock.js';
 import type { EffectSummary } from '../api/effect-view.js';
 import { html, type Html } from './html.js';
 
@@ -46,7 +46,8 @@ function stripeLink(id: string, links: StripeLinks): Html {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
-const dollars = (cents: number | null) => (cents === null ? '—' : `$${(cents / 100).toFixed(2)}`);
+/** An amount whose currency the page is not given (an effect's, an approval's cap, a fact's): in dollars, as always. */
+const dollars = (cents: number | null) => (cents === null ? '—' : moneyText(cents, null));
 const json = (value: unknown) => JSON.stringify(value);
 
 export function layout(title: string, viewer: Viewer | null, body: Html): Html {
@@ -110,7 +111,7 @@ function alertsSection(alerts: readonly Alert[] | null): Html | null {
   return html`<section aria-labelledby="alerts-title" class="alerts"><h2 id="alerts-title">Open alerts (${more ? `the ${ALERTS_SHOWN} newest of more than ${ALERTS_SHOWN}` : shown.length})</h2>
 ${more ? html`<p>More alerts are open than this page lists: see <code>npx interlock alerts</code> or <code>GET /v1/alerts</code> (up to 100 each).</p>` : null}
 <ul>${shown.map(
-    (alert) => html`<li><strong>${alert.kind.replace(/_/g, ' ')}</strong>: ${dollars(alert.centsAtStake)} at stake on <code>${alert.subject}</code>. ${alert.sentence} <em>${alert.action}</em> <a href="/ui/effects/${alert.effectId}">Open the effect</a></li>`,
+    (alert) => html`<li><strong>${alert.kind.replace(/_/g, ' ')}</strong>: ${moneyText(alert.centsAtStake, alert.currency ?? null)} at stake on <code>${alert.subject}</code>. ${alert.sentence} <em>${alert.action}</em> <a href="/ui/effects/${alert.effectId}">Open the effect</a></li>`,
   )}</ul></section>`;
 }
 

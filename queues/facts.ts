@@ -195,7 +195,19 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
    * and raise its alerts.
    */
   async function watchInstead(event: StripeEvent, error: Error): Promise<void> {
-    const effectIds = await facts.concerned(event);
+    let effectIds: string[];
+    try {
+      effectIds = await facts.concerned(event);
+    } catch (cause) {
+      if (isRedisOutage(cause) || errorCode(cause) === 'redis_unavailable') throw cause;
+      // A dispute naming only its charge is routed by reading the charge, which Stripe may not answer now either (the
+      // job most likely failed in that outage): the effects cannot be told, which is not the same as none.
+      stores.logger.error(
+        { err: cause, event: event.id, type: event.type, error: error.message },
+        `facts job failed for good, and the effects its event concerns cannot be told (${errorCode(cause)}: ${errorMessage(cause)}): nothing was put on the reconciler's watch list; resend the event from Stripe once it answers`,
+      );
+      return;
+    }
     if (effectIds.length === 0) {
       stores.logger.warn({ event: event.id, type: event.type, error: error.message }, 'facts job failed for good; its event concerns no effect the gate made');
       return;

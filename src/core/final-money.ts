@@ -127,7 +127,9 @@ function mergeDispute(known: DisputeFact | undefined, next: DisputeFact): Disput
   if (!known) return next;
   const winner = rank(DISPUTE_RANK, known.status) > rank(DISPUTE_RANK, next.status) ? known : next;
   // The charge as last read: what is refunded on it has no lifecycle to rank (a refund can come or fail at any time), so
-  // the latest fact that read it stands, as the chain's order is the order facts were read in.
+  // the latest fact that read it stands. Two facts jobs can append in the other order than they read in; the facts
+  // worker then records the next read that differs from the latest again (src/facts/apply.ts, chargeReadTurn), so a
+  // stale read stands only until the charge is read again.
   const read = next.chargeAmount !== undefined ? next : known;
   const charge = read.chargeAmount === undefined || read.chargeRefunded === undefined ? {} : { chargeAmount: read.chargeAmount, chargeRefunded: read.chargeRefunded };
   return { id: known.id, status: winner.status, amount: winner.amount ?? known.amount, reason: winner.reason ?? known.reason, charge: known.charge ?? next.charge, ...charge };

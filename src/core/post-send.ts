@@ -1,8 +1,11 @@
 // What the post-send facts are made of (DESIGN §8): a refund or a dispute as the facts worker reads it from Stripe,
 // the reader port src/stripe implements, and the event types the webhook route passes on. Types and names only.
 
-/** A refund as the facts need it (what src/stripe's readers return). */
-export type RefundFact = { id: string; status: string; amount: number; charge: string | null; paymentIntent: string | null; failureReason: string | null; effectId: string | null; created: number | null };
+/**
+ * A refund as the facts need it (what src/stripe's readers return). `currency`: Stripe's (lowercase), the unit of
+ * `amount`; absent from a reader that does not say it.
+ */
+export type RefundFact = { id: string; status: string; amount: number; charge: string | null; paymentIntent: string | null; failureReason: string | null; effectId: string | null; created: number | null; currency?: string };
 export type DisputeFact = { id: string; status: string; amount: number; charge: string | null; paymentIntent: string | null; reason: string | null; created: number | null };
 
 /**

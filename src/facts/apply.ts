@@ -11,6 +11,7 @@ import { sha256Hex, canonicalJson } from '../core/json.js';
 import { unsignedReceipt } from '../core/receipt.js';
 import { verify } from '../core/verify.js';
 import { isChargeback } from '../core/final-money.js';
+import { errorCode, errorMessage, InterlockError, type ErrorCode } from '../core/errors.js';
 import { CREDIT_EVENTS, FACT_EVENTS, REFUND_EVENTS, type ChargeFact, type CreditFact, type DisputeFact, type RefundFact, type StripeEvent, type StripeReader } from '../core/post-send.js';
 import type { Alerts } from '../redis/alerts.js';
 import type { Journal } from '../redis/journal.js';
@@ -30,7 +31,8 @@ function refundFromObject(object: Record<string, unknown>): RefundFact | null {
   const id = str(object.id);
   if (id === null || object.object !== 'refund') return null;
   const metadata = typeof object.metadata === 'object' && object.metadata !== null ? (object.metadata as Record<string, unknown>) : {};
-  return { id, status: str(object.status) ?? 'unknown', amount: num(object.amount) ?? 0, charge: idOf(object.charge), paymentIntent: idOf(object.payment_intent), failureReason: str(object.failure_reason), effectId: str(metadata.interlock_effect_id), created: num(object.created) };
+  const currency = str(object.currency)?.toLowerCase();
+  return { id, status: str(object.status) ?? 'unknown', amount: num(object.amount) ?? 0, charge: idOf(object.charge), paymentIntent: idOf(object.payment_intent), failureReason: str(object.failure_reason), effectId: str(metadata.interlock_effect_id), created: num(object.created), ...(currency === undefined ? {} : { currency }) };
 }
 
 function disputeFromObject(object: Record<string, unknown>): DisputeFact | null {
@@ -41,8 +43,18 @@ function disputeFromObject(object: Record<string, unknown>): DisputeFact | null 
 
 type Observed = EntryFields['OBSERVED'];
 
+/**
+ * The currency of the refund each refund fact was read from (Stripe's, lowercase). A refund's OBSERVED entry does not
+ * carry it (with it, every refund fact recorded before would have a new key, and be recorded again on every effect),
+ * but a late landing recorded from the fact does (noteLateLanding): the alerts on the landed refund name its amounts in
+ * its own currency, as they do when recovery found the landing.
+ */
+const refundCurrencies = new WeakMap<Draft<'OBSERVED'>, string>();
+
 function refundObserved(source: Observed['source'], eventId: string | null, eventType: string, refund: RefundFact): Draft<'OBSERVED'> {
-  return { kind: 'OBSERVED', source, eventId, eventType, objectType: 'refund', objectId: refund.id, status: refund.status, failureReason: refund.failureReason, amount: refund.amount, charge: refund.charge, disputeStatus: null, disputeReason: null, created: refund.created };
+  const draft: Draft<'OBSERVED'> = { kind: 'OBSERVED', source, eventId, eventType, objectType: 'refund', objectId: refund.id, status: refund.status, failureReason: refund.failureReason, amount: refund.amount, charge: refund.charge, disputeStatus: null, disputeReason: null, created: refund.created };
+  if (refund.currency !== undefined) refundCurrencies.set(draft, refund.currency);
+  return draft;
 }
 
 /**
@@ -109,8 +121,11 @@ function fingerprint(draft: Draft<'OBSERVED'>, retag = 0, afterAppeal = false): 
   if (draft.currency !== undefined) said.push({ currency: draft.currency });
   if (draft.customerCurrency !== undefined) said.push({ customerCurrency: draft.customerCurrency });
   // A chargeback's charge as read with it: a refund made after the chargeback was recorded changes how much of it
-  // overlaps the refunds, a fact of its own. Facts recorded before disputes carried it keep their keys.
-  if (draft.chargeAmount !== undefined) said.push({ chargeAmount: draft.chargeAmount, chargeRefunded: draft.chargeRefunded ?? null });
+  // overlaps the refunds, a fact of its own. Facts recorded before disputes carried it keep their keys. What is refunded
+  // on a charge has no lifecycle (a refund comes, or fails), so the latest read recorded stands (final-money.ts), and a
+  // read that comes back after another must be recorded again: `retag` (chargeReadTurn) tells the two apart, as it does
+  // for a compensation's incident. Only a read that came back carries it, so every other keeps the key it had.
+  if (draft.chargeAmount !== undefined) said.push({ chargeAmount: draft.chargeAmount, chargeRefunded: draft.chargeRefunded ?? null, ...(retag > 0 ? { turn: retag } : {}) });
   // A compensation's incident is part of what it says. Metadata has no lifecycle: a note re-tagged away and back names
   // its first incident again, which must be recorded again, so `retag` (how many times the incident recorded for the
   // object changed, compensationTurn) tells the two apart; facts of one state read at once still share a key.
@@ -158,6 +173,33 @@ function compensationTurn(entries: readonly Entry[], objectId: string, now: { ro
     latest = { role, incident: entry.incident };
   }
   return step(now.role, now.incident);
+}
+
+/** A chargeback's charge as one of its facts read it (disputeObserved): what the fact's key says of it. */
+const chargeReadOf = (fact: Pick<Observed, 'chargeAmount' | 'chargeRefunded'>) => canonicalJson([fact.chargeAmount ?? null, fact.chargeRefunded ?? null]);
+
+/**
+ * How many times the charge read with a dispute came back, on the effect's chain, to a read already recorded at its
+ * turn, counting `now` (the read a job is about to record) when it differs from the latest: the `retag` of its fact's
+ * fingerprint. Two jobs append in the other order than they read in (one stalls after its read): without the turn, the
+ * read the slower job appended last stands, and every later re-read that finds the charge as Stripe has it, the read
+ * recorded before, has that fact's key and is dropped as a duplicate, for good. With it, the next re-read that differs
+ * from the latest is recorded again and stands (DESIGN §8: a stale read stands only until the next read). A change to a
+ * read not recorded at this turn is no turn (its fact is new already), so chains that never came back keep their keys.
+ */
+function chargeReadTurn(entries: readonly Entry[], disputeId: string, now: Pick<Observed, 'chargeAmount' | 'chargeRefunded'>): number {
+  let turns = 0;
+  let latest: string | undefined;
+  const seen = new Set<string>();
+  const step = (read: string): number => (latest !== undefined && read !== latest && seen.has(canonicalJson([read, turns])) ? turns + 1 : turns);
+  for (const entry of entries) {
+    if (entry.kind !== 'OBSERVED' || entry.objectType !== 'dispute' || entry.objectId !== disputeId || entry.chargeAmount === undefined) continue;
+    const read = chargeReadOf(entry);
+    turns = step(read);
+    seen.add(canonicalJson([read, turns]));
+    latest = read;
+  }
+  return step(chargeReadOf(now));
 }
 
 /**
@@ -322,7 +364,11 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       logger.warn({ effectId, object: draft.objectId, committer }, `${draft.objectId} names effect ${effectId} but effect ${committer} committed it; no landing recorded`);
       return false;
     }
-    const recorded = await journal.lateLanding(partition, effectId, { kind: 'LATE_RESULT', owner: 'facts', epoch: state.epoch, outcome: 'landed', result: { id: draft.objectId, object: draft.objectType, status: draft.status, amount: draft.amount, charge: draft.charge }, error: null }, state.approvalId);
+    // A refund's currency as Stripe had it (refundCurrencies), as recovery's landing carries it in the refund's summary:
+    // without it the receipt's alerts would write a yen refund's amount in dollars.
+    const currency = refundCurrencies.get(draft);
+    const result = { id: draft.objectId, object: draft.objectType, status: draft.status, amount: draft.amount, charge: draft.charge, ...(currency === undefined ? {} : { currency }) };
+    const recorded = await journal.lateLanding(partition, effectId, { kind: 'LATE_RESULT', owner: 'facts', epoch: state.epoch, outcome: 'landed', result, error: null }, state.approvalId);
     if (recorded.status !== 'OK') return false;
     logger.warn({ effectId, object: draft.objectId, status: draft.status }, `a ${draft.objectType === 'refund' ? 'refund' : 'balance credit'} landed for an effect the journal had settled without it`);
     return true;
@@ -442,13 +488,15 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
   /**
    * The charges of the chargebacks among `disputes`, read at Stripe once each (a charge Stripe does not know, or a
    * reader that reads no charges, leaves its disputes recorded without it). A chargeback returns money twice only where
-   * it overlaps the refunds on its charge: a partial one of a partly refunded charge may return nothing twice.
+   * it overlaps the refunds on its charge: a partial one of a partly refunded charge may return nothing twice. `known`:
+   * charges this job read already (a dispute naming only its charge was routed by it), not read again.
    */
-  async function chargesOf(disputes: readonly DisputeFact[]): Promise<Map<string, ChargeFact>> {
-    const read = new Map<string, ChargeFact>();
+  async function chargesOf(disputes: readonly DisputeFact[], known: ReadonlyMap<string, ChargeFact>): Promise<Map<string, ChargeFact>> {
+    const read = new Map(known);
     if (reader?.charge === undefined) return read;
     const ids = new Set(disputes.flatMap((dispute) => (dispute.charge !== null && isChargeback(dispute.status) ? [dispute.charge] : [])));
     for (const id of ids) {
+      if (read.has(id)) continue;
       const charge = await reader.charge(id);
       if (charge !== null) read.set(id, charge);
     }
@@ -457,10 +505,11 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
 
   /**
    * The payment of a dispute whose object names only its charge (Stripe's dispute.payment_intent is nullable): the
-   * charge's, read at Stripe. Null, with a warning naming the event and why, when it cannot be found: the dispute is
-   * then recorded on nothing, and only the reconciler's re-reads of the payment's effects would find it.
+   * charge's, read at Stripe, with the charge as read (its dispute facts are weighed against it, chargesOf). Null, with
+   * a warning naming the event and why, when it cannot be found: the dispute is then recorded on nothing, and only the
+   * reconciler's re-reads of the payment's effects would find it.
    */
-  async function paymentOfDispute(eventId: string, dispute: DisputeFact): Promise<string | null> {
+  async function paymentOfDispute(eventId: string, dispute: DisputeFact): Promise<{ paymentIntent: string; charge: ChargeFact } | null> {
     const unrouted = (why: string) => {
       logger.warn({ event: eventId, dispute: dispute.id, charge: dispute.charge, why }, `event ${eventId} about dispute ${dispute.id} was not applied: ${why}`);
       return null;
@@ -469,7 +518,26 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     if (reader?.charge === undefined) return unrouted(`it names no PaymentIntent, and no Stripe reader is set to read its charge ${dispute.charge}`);
     const charge = await reader.charge(dispute.charge);
     if (charge === null) return unrouted(`it names no PaymentIntent, and Stripe does not know its charge ${dispute.charge}`);
-    return charge.paymentIntent ?? unrouted(`its charge ${dispute.charge} has no PaymentIntent (the gate refunds only PaymentIntents)`);
+    return charge.paymentIntent === null ? unrouted(`its charge ${dispute.charge} has no PaymentIntent (the gate refunds only PaymentIntents)`) : { paymentIntent: charge.paymentIntent, charge };
+  }
+
+  /**
+   * The effects committed on the payment of a dispute whose object names only its charge, for a facts job that failed
+   * for good (concerned): the charge is read at Stripe. Throws, saying which charge, when Stripe cannot answer (or no
+   * reader reads charges): the effects cannot be told then, which is not the same as none (queues/facts.ts logs it so).
+   */
+  async function effectsOnChargeOf(dispute: DisputeFact, charge: string): Promise<string[]> {
+    const cannotTell = (why: string, code: ErrorCode, cause?: unknown) =>
+      new InterlockError(code, `dispute ${dispute.id} names no PaymentIntent, only its charge ${charge}, and ${why}: the effects on its payment cannot be told`, cause === undefined ? {} : { cause });
+    if (reader?.charge === undefined) throw cannotTell('no Stripe reader is set to read charges', 'not_available');
+    let read: ChargeFact | null;
+    try {
+      read = await reader.charge(charge);
+    } catch (error) {
+      throw cannotTell(`Stripe could not answer its read (${errorMessage(error)})`, errorCode(error), error);
+    }
+    // A charge Stripe does not know, or one made without a PaymentIntent, is on no payment the gate refunded.
+    return read === null || read.paymentIntent === null ? [] : journal.effectsOn(`payment:${read.paymentIntent}`);
   }
 
   /**
@@ -485,31 +553,41 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * effect's facts right away (src/gate/settle.ts): the fact and its alert come seconds after the settle, not at the
    * reconciler's next pass. A refund on a payment no dispute came for costs nothing more: no mark, no re-read.
    */
-  async function applyPayment(source: Observed['source'], event: { id: string; type: string } | null, paymentIntent: string, disputes: DisputeFact[], only: string | null, again: boolean, confirm = true): Promise<Applied[]> {
+  async function applyPayment(source: Observed['source'], event: { id: string; type: string } | null, paymentIntent: string, disputes: DisputeFact[], only: string | null, again: boolean, confirm = true, known: ReadonlyMap<string, ChargeFact> = new Map()): Promise<Applied[]> {
     const effects = only === null ? await journal.notePaymentFact(`payment:${paymentIntent}`) : [only];
     if (effects === null || effects.length === 0) return [];
     const payment = `payment:${paymentIntent}`;
-    // The appeals each chain held before Stripe is read: an appeal recorded by then was at Stripe before this read, so
-    // a won or lost the read finds is the appeal's end. Read after, a chain may hold an appeal newer than the read (a
-    // slow job that read `lost` before the appeal began), whose `lost` is the first loss, recorded already.
-    const appealed = new Map(await Promise.all(effects.map(async (effectId) => [effectId, appealedDisputes(await journal.entries(payment, effectId))] as const)));
+    // Each chain as it was before Stripe is read. The appeals it held: an appeal recorded by then was at Stripe before
+    // this read, so a won or lost the read finds is the appeal's end. Read after, a chain may hold an appeal newer than
+    // the read (a slow job that read `lost` before the appeal began), whose `lost` is the first loss, recorded already.
+    const before = new Map(await Promise.all(effects.map(async (effectId) => [effectId, await journal.entries(payment, effectId)] as const)));
     // The reconciler re-reads whatever the setting; events are re-read unless it is off.
     const fresh = reader !== null && (reread || source === 'reread');
     const [current, refunds] = fresh && reader ? await Promise.all([reader.disputesOf(paymentIntent), reader.refundsOf(paymentIntent)]) : [disputes, []];
-    const charges = fresh ? await chargesOf(current) : new Map<string, ChargeFact>();
+    const charges = fresh ? await chargesOf(current, known) : new Map<string, ChargeFact>();
     const eventType = (object: string) => event?.type ?? `${object}.reread`;
     const claims = refunds.length === 0 ? new Map<string, string>() : await claimsOn(payment);
     const results = await Promise.all(
       effects.map(async (effectId) => {
-        // Each effect's own refund by its id, whatever the metadata says now (whyNotOwn): read only when there are refunds.
-        const ownRefund = refunds.length === 0 ? null : ownRefundOf(await journal.entries(payment, effectId), claims);
+        const reads = current.map((dispute) => disputeObserved(source, event?.id ?? null, eventType('dispute'), dispute, dispute.charge === null ? undefined : charges.get(dispute.charge)));
+        const withCharge = reads.filter((draft) => draft.chargeAmount !== undefined);
+        // The chain as it is now, read only when there are refunds or charge reads to weigh against it.
+        const entries = refunds.length === 0 && withCharge.length === 0 ? [] : await journal.entries(payment, effectId);
+        // Each effect's own refund by its id, whatever the metadata says now (whyNotOwn).
+        const ownRefund = refunds.length === 0 ? null : ownRefundOf(entries, claims);
         const own = ownRefund === null ? [] : refunds.filter((refund) => whyNotOwn(refund, effectId, ownRefund) === null).map((refund) => refundObserved(source, event?.id ?? null, eventType('refund'), refund));
-        const drafts = [...own, ...current.map((dispute) => disputeObserved(source, event?.id ?? null, eventType('dispute'), dispute, dispute.charge === null ? undefined : charges.get(dispute.charge)))];
-        const applied = await appendTo(effectId, drafts, again, new Map(), appealed.get(effectId));
+        const turns = new Map(withCharge.map((draft) => [draft.objectId, chargeReadTurn(entries, draft.objectId, draft)] as const));
+        const earlier = before.get(effectId) ?? [];
+        const applied = await appendTo(effectId, [...own, ...reads], again, turns, appealedDisputes(earlier));
+        // A charge read that another job recorded while this one read Stripe, unlike this one's: the two jobs may append
+        // in the other order than they read in, and the one appended last (this one's) stands (final-money.ts). Which
+        // read is newer cannot be told from here, so, as for an appeal, one more read records the charge as it is now
+        // after both (chargeReadTurn lets it be recorded again). Reads racing on one dispute are rare; so is this read.
+        const raced = entries.slice(earlier.length).some((entry) => entry.kind === 'OBSERVED' && entry.chargeAmount !== undefined && withCharge.some((draft) => draft.objectId === entry.objectId && chargeReadOf(draft) !== chargeReadOf(entry)));
         // An appeal's status appended now may stand after the appeal's end, recorded meanwhile by a job that read it
         // later (and, its chain holding no appeal yet, as a plain won or lost): the chain would read "under appeal".
         // One more read, with the appeal on the chain, records the end after it. Appeals are rare; so is this read.
-        if (confirm && fresh && applied.appended > 0 && current.some((dispute) => APPEAL_STATUSES.has(dispute.status))) {
+        if (confirm && fresh && applied.appended > 0 && (raced || current.some((dispute) => APPEAL_STATUSES.has(dispute.status)))) {
           const confirmed = await applyPayment('reread', null, paymentIntent, [], effectId, true, false);
           for (const more of confirmed) {
             applied.appended += more.appended;
@@ -712,8 +790,10 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         case 'customer':
           return applyCredits('webhook', event.id, event.type, named.customer, null, again);
         case 'dispute': {
-          const paymentIntent = named.paymentIntent ?? (await paymentOfDispute(event.id, named.dispute));
-          return paymentIntent === null ? [] : applyPayment('webhook', event, paymentIntent, [{ ...named.dispute, paymentIntent }], null, again);
+          if (named.paymentIntent !== null) return applyPayment('webhook', event, named.paymentIntent, [named.dispute], null, again);
+          // The charge read to route it is the one its facts are weighed against: not read twice.
+          const routed = await paymentOfDispute(event.id, named.dispute);
+          return routed === null ? [] : applyPayment('webhook', event, routed.paymentIntent, [{ ...named.dispute, paymentIntent: routed.paymentIntent }], null, again, true, new Map([[routed.charge.id, routed.charge]]));
         }
         case 'unroutable':
           logger.warn({ event: event.id, type: event.type, why: named.why }, `event ${event.id} (${event.type}) was not applied: ${named.why}`);
@@ -728,9 +808,11 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     },
 
     /**
-     * The effects an event concerns, from the event and the journal alone (no Stripe read): a refund's effect named in
-     * its metadata, or the effects committed on the payment or customer it names. What a facts job that failed for
-     * good hands to the reconciler instead.
+     * The effects an event concerns, from the event and the journal: a refund's effect named in its metadata, or the
+     * effects committed on the payment or customer it names. A dispute that names only its charge names no payment the
+     * journal knows: only then is Stripe read (its charge), and when Stripe cannot answer this throws
+     * (effectsOnChargeOf), since the effects cannot be told, which is not none. What a facts job that failed for good hands to the
+     * reconciler instead.
      */
     async concerned(event: StripeEvent): Promise<string[]> {
       const named = namedBy(event);
@@ -745,9 +827,10 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         }
         case 'refunded_charge':
           return journal.effectsOn(`payment:${named.paymentIntent}`);
-        // A dispute naming only its charge names no payment the journal knows: the reconciler's re-reads find it.
         case 'dispute':
-          return named.paymentIntent === null ? [] : journal.effectsOn(`payment:${named.paymentIntent}`);
+          if (named.paymentIntent !== null) return journal.effectsOn(`payment:${named.paymentIntent}`);
+          // namedBy routes a dispute naming no PaymentIntent only when it names its charge.
+          return named.dispute.charge === null ? [] : effectsOnChargeOf(named.dispute, named.dispute.charge);
         case 'customer':
           return journal.effectsOn(`customer:${named.customer}`);
         case 'unroutable':

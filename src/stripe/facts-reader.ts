@@ -20,6 +20,7 @@ function refundFact(refund: RefundView): RefundFact {
     failureReason: refund.failure_reason,
     effectId: refund.interlock_effect_id,
     created: refund.created,
+    currency: refund.currency.toLowerCase(),
   };
 }
 

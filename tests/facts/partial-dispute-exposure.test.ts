@@ -3,8 +3,17 @@
 // chargeback of only the part of a partly refunded charge no refund returned (issuers dispute what is left; Stripe:
 // dispute.amount "can differ ... because only part of the order is disputed") is no exposure and raises no alert,
 // and a chargeback of the whole charge puts the refund at stake, not the refund plus the chargeback.
+//
+// Rule: what is refunded on the charge has no lifecycle, so the latest read recorded stands, and a read that differs
+// from the latest is recorded again even when an earlier fact said the same (DESIGN §8: never by arrival order). Two
+// facts jobs can append in the other order than they read in (one stalls after reading the charge while another
+// refund on it was pending): the stale read, appended last, stands only until the charge is read again, and the job
+// that appended it, having seen another read recorded meanwhile, reads it again at once. Before, every later re-read
+// finding the charge as Stripe had it was dropped as a duplicate of the earlier fact, and the stale read and its false
+// exposure alert stood for good.
 import { describe, expect, it } from 'vitest';
 import { createFacts, stripeSide, type StripeReader } from '../../src/interlock.js';
+import type { Entry } from '../../src/core/entries.js';
 import { pay, sharedFactsRig } from './facts-rig.js';
 
 // The sandbox's events are not forwarded: only the re-reads below record facts.
@@ -41,5 +50,76 @@ describe('a chargeback weighed against the refunds on its charge', () => {
     const verification = await rig.receipt(effectId);
     expect(verification.exposure).toMatchObject({ cents: 2_000, refundCents: 2_000, chargebackCents: 10_000, chargeCents: 10_000, refundedCents: 2_000 });
     expect(await rig.stores.alerts.get(`exposure:${effectId}`)).toMatchObject({ centsAtStake: 2_000 });
+  });
+});
+
+describe('a charge read that comes back after another', () => {
+  /**
+   * The project's own reader over the sandbox, with the issuer disputing 8000 of the 10000 charge (all but the gate's
+   * 2000 refund), and what is refunded on the charge as `refunded()` says when the charge is read. `hold`: the read's
+   * answer comes back only then (a stalled job: what it read is fixed when it read).
+   */
+  function readerWith(refunded: () => number, hold?: Promise<void>): StripeReader {
+    const real = stripeSide(rig.config).reader;
+    return {
+      ...real,
+      disputesOf: async (pi) => (await real.disputesOf(pi)).map((found) => ({ ...found, amount: 8_000 })),
+      charge: async (id) => {
+        const read = await real.charge?.(id);
+        const now = refunded();
+        if (hold !== undefined) await hold;
+        return read === undefined || read === null ? null : { ...read, refunded: now };
+      },
+    };
+  }
+
+  const chargeReads = async (effectId: string) =>
+    ((await rig.stores.journal.receipt(effectId))?.entries ?? []).flatMap((entry: Entry) => (entry.kind === 'OBSERVED' && entry.chargeRefunded !== undefined ? [entry.chargeRefunded] : []));
+
+  it('is recorded again, so the latest read stands: a stale one appended last is replaced by the next re-read', async () => {
+    const effectId = await refundedThenChargedBack();
+    // Recorded in this order: 2000 refunded, then (a slow job's stale read) 6000, with another 4000 refund pending.
+    await createFacts(rig.stores, readerWith(() => 2_000)).reread(effectId);
+    await createFacts(rig.stores, readerWith(() => 6_000)).reread(effectId);
+    expect((await rig.receipt(effectId)).exposure).toMatchObject({ cents: 2_000, refundedCents: 6_000 });
+    expect(await rig.stores.alerts.get(`exposure:${effectId}`)).toMatchObject({ resolvedAt: null });
+
+    // Stripe says 2000, as the first fact did: recorded again, and it stands; read once more, nothing new.
+    await createFacts(rig.stores, readerWith(() => 2_000)).reread(effectId);
+    await createFacts(rig.stores, readerWith(() => 2_000)).reread(effectId);
+    expect(await chargeReads(effectId)).toEqual([2_000, 6_000, 2_000]);
+    const verification = await rig.receipt(effectId);
+    expect(verification.finalMoney.disputes.map((d) => d.chargeRefunded)).toEqual([2_000]);
+    expect(verification.exposure).toBeNull();
+    expect(await rig.stores.alerts.get(`exposure:${effectId}`)).toMatchObject({ resolvedAt: expect.any(Number) });
+
+    // And 6000 again after that (another refund on the charge pending once more) is a fact too.
+    await createFacts(rig.stores, readerWith(() => 6_000)).reread(effectId);
+    expect(await chargeReads(effectId)).toEqual([2_000, 6_000, 2_000, 6_000]);
+  });
+
+  it('by a job that read it before another job recorded a newer read: that job reads the charge again at once', async () => {
+    const effectId = await refundedThenChargedBack();
+    // Another 4000 refund on the charge is pending (6000 refunded), then fails (2000).
+    let refunded = 6_000;
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // Job A reads while the refund is pending, and stalls; job B reads once it failed, and records first.
+    const slow = createFacts(rig.stores, readerWith(() => refunded, held)).reread(effectId);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    refunded = 2_000;
+    await createFacts(rig.stores, readerWith(() => refunded)).reread(effectId);
+    release();
+    await slow;
+
+    // A appended its stale read after B's, saw B's recorded meanwhile, and read again: the receipt follows Stripe now.
+    expect(await chargeReads(effectId)).toEqual([2_000, 6_000, 2_000]);
+    const verification = await rig.receipt(effectId);
+    expect(verification.finalMoney.disputes.map((d) => d.chargeRefunded)).toEqual([2_000]);
+    expect(verification.exposure).toBeNull();
+    const alert = await rig.stores.alerts.get(`exposure:${effectId}`);
+    expect(alert === null || alert.resolvedAt !== null).toBe(true);
   });
 });

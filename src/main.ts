@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { accessSync, chmodSync, constants as fsConstants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import type { Express } from 'express';
@@ -62,11 +62,12 @@ import {
 import { createProgram, runProgram } from './cli/program.js';
 import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor, exitForMoney, exitForShown } from './cli/effect-command.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
-import { REDIS_URL_ADVICE, SERVICE_FILE, redisUrlFromService, whereLooked, withStores } from './cli/stores.js';
+import { REDIS_URL_ADVICE, SERVICE_FILE, redisUrlFromService, signerOfService, whereLooked, withStores } from './cli/stores.js';
 import { interlockCommand, startLine } from './cli/command-lines.js';
 import { printJson } from './cli/output.js';
 import { addInboxCommands } from './cli/inbox-command.js';
 import { pathMeaning } from './cli/path-problems.js';
+import { keyFilePath } from './keys/key-store.js';
 import type { CaseView, StripeLinks } from '../webhooks/app.js';
 import { loadOrCreateLocalTokens, loadTokenRegistry, localToken, tokensFileOf, type TokenRegistry } from '../webhooks/api/tokens.js';
 import { addSandboxCommand } from '../sandbox/cli.js';
@@ -470,7 +471,7 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
   return { config: resolved, embedded: { redis, sandbox, close } };
 }
 
-type ServiceFacts = { pid?: unknown; redis_url?: unknown; key_prefix?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown; stopped_at?: unknown };
+type ServiceFacts = { pid?: unknown; redis_url?: unknown; key_prefix?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown; signing_kid?: unknown; signing_key_file?: unknown; stopped_at?: unknown };
 
 /** A service.json as its writer left it; null when there is none or it cannot be read. */
 function readServiceFile(file: string): ServiceFacts | null {
@@ -535,11 +536,13 @@ function listenLine(webhookUrl: string, stripeApiBase: string | null, stripeSecr
 /**
  * The three commands a newcomer pastes: a test payment, an approval for $20 of it, the gated refund with its receipt.
  * The commands find the service through <dataDir>/service.json, so a data directory other than the default is set
- * on them: run from the same directory, they reach this service.
+ * on them: run from the same directory, they reach this service. `sandboxKey`: the key is a sandbox's (no secret),
+ * printed and written into service.json; any other key is neither, so the payment line takes it from the other
+ * terminal's environment and says so there when it is not exported (rather than paying with none: PI=undefined).
  */
-function tryCommands(stripeApiBase: string | null, sandbox: boolean, dataDir: string): string[] {
+function tryCommands(stripeApiBase: string | null, sandboxKey: boolean, dataDir: string): string[] {
   const base = stripeApiBase ?? 'https://api.stripe.com';
-  const key = sandbox ? SANDBOX_KEY : '$STRIPE_SECRET_KEY';
+  const key = sandboxKey ? SANDBOX_KEY : '"${STRIPE_SECRET_KEY:?export STRIPE_SECRET_KEY, the key this service was started with, in this terminal first}"';
   const interlock = interlockCommand(dataDir);
   return [
     `PI=$(curl -s -u ${key}: ${base}/v1/payment_intents -d amount=5000 -d currency=usd -d payment_method=pm_card_visa -d confirm=true | node -pe 'JSON.parse(require("fs").readFileSync(0, "utf8")).id')`,
@@ -674,8 +677,11 @@ function announce(config: Config, service: Service, embedded: Embedded, register
     }
   }
   const sandbox = embedded.sandbox !== null;
+  // A sandbox this process did not start: a running `npm start`'s (given through service.json), `npx interlock
+  // sandbox`'s, or compose's. Its key is no secret either: printed, and in service.json, as the embedded one's.
+  const otherSandbox = !sandbox && config.stripeSecretKey === SANDBOX_KEY && config.stripeApiBase !== null;
   const tryable = config.stripeApiBase === null || isLocalApiBase(config.stripeApiBase);
-  const commands = tryable ? tryCommands(config.stripeApiBase, sandbox, config.dataDir) : [];
+  const commands = tryable ? tryCommands(config.stripeApiBase, sandbox || otherSandbox, config.dataDir) : [];
   const facts = {
     pid: process.pid,
     roles: service.roles,
@@ -685,7 +691,11 @@ function announce(config: Config, service: Service, embedded: Embedded, register
     webhook_url: webhookUrl,
     webhook_secret: sandbox || registered !== null ? (config.stripeWebhookSecrets[0] ?? null) : null,
     stripe_api_base: config.stripeApiBase,
-    stripe_secret_key: sandbox ? SANDBOX_KEY : null,
+    stripe_secret_key: sandbox || otherSandbox ? SANDBOX_KEY : null,
+    // The key this service signs with, and its file: a command writing into its journal signs with that key, never
+    // with one of its own (its entries would read as signed by an unknown key on the service's receipts).
+    signing_kid: service.stores.signingKey.kid,
+    signing_key_file: resolve(keyFilePath(config)),
     // The Redis and key prefix every command must use to reach this service, its private Redis or the one it was
     // given (the file is 0600, beside the tokens and the signing key).
     redis_url: config.redisUrl,
@@ -719,8 +729,6 @@ function announce(config: Config, service: Service, embedded: Embedded, register
   }
   const links = stripeLinks(config);
   const live = links.kind === 'dashboard' && links.mode === 'live';
-  // A sandbox this process did not start: a running `npm start`'s (given through service.json), or compose's.
-  const otherSandbox = !sandbox && config.stripeSecretKey === SANDBOX_KEY && config.stripeApiBase !== null;
   const stripe = sandbox ? `the offline sandbox at ${config.stripeApiBase} (STRIPE_SECRET_KEY is unset)` : otherSandbox ? `the offline sandbox at ${config.stripeApiBase}` : config.stripeApiBase !== null ? `Stripe at ${config.stripeApiBase}` : live ? 'Stripe LIVE mode: refunds and credits move real money (INTERLOCK_ALLOW_LIVE=1)' : 'Stripe test mode';
   lines.push(`  Stripe    ${stripe}`);
   lines.push(`  Redis     ${embedded.redis === null ? shownUrl(config.redisUrl) : `a private redis-server (append-only, fsync always) in ${embedded.redis.dir}, at ${shownUrl(config.redisUrl)}`}`);
@@ -728,7 +736,11 @@ function announce(config: Config, service: Service, embedded: Embedded, register
   if (owns) lines.push(`  For scripts: ${file}`);
   // The first steps pay with a test card: nothing to try with real money. They reach Stripe as this process does, so
   // they are printed only where that address is one another terminal reaches too (not compose's `sandbox:12111`).
-  if (facts.api_url !== null && !live && tryable) lines.push('', 'Try it, from this directory in another terminal:', ...commands.map((command) => `  ${command}`));
+  // A key that is not the sandbox's is never printed nor kept in service.json: the other terminal needs it exported,
+  // with the API base it goes to (commands take the service's only with its key).
+  const exported = config.stripeApiBase === null ? 'STRIPE_SECRET_KEY' : `STRIPE_SECRET_KEY and STRIPE_API_BASE=${config.stripeApiBase}`;
+  const keyNeeded = sandbox || otherSandbox ? '' : ` (with ${exported} exported there: the payment and the refund are made with it)`;
+  if (facts.api_url !== null && !live && tryable) lines.push('', `Try it, from this directory in another terminal${keyNeeded}:`, ...commands.map((command) => `  ${command}`));
   if (facts.api_url !== null && !live && !tryable) {
     const where = config.stripeSecretKey === SANDBOX_KEY ? `the sandbox is at ${config.stripeApiBase ?? ''}` : `Stripe is reached at ${config.stripeApiBase ?? ''}`;
     lines.push('', `Try it: ${where} from here, a name other hosts may not know; under docker compose, the README's Compose section has the steps (its port is published on 127.0.0.1).`);
@@ -757,6 +769,13 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
     if (unset('INTERLOCK_KEY_PREFIX') && typeof facts.key_prefix === 'string') env.INTERLOCK_KEY_PREFIX = facts.key_prefix;
     redisUrlFromService({ file, pid: typeof facts.pid === 'number' ? facts.pid : null, running, start });
   }
+  const pid = typeof facts.pid === 'number' ? facts.pid : null;
+  // Its signing key is the key of a command writing into its journal (withStores: when the command reaches its Redis
+  // and key prefix). Only a running service's: a stopped one's file may name a key since rotated away.
+  if (running && typeof facts.signing_kid === 'string' && typeof facts.redis_url === 'string' && typeof facts.key_prefix === 'string') {
+    signerOfService({ file, pid, kid: facts.signing_kid, keyFile: typeof facts.signing_key_file === 'string' ? facts.signing_key_file : null, redisUrl: facts.redis_url, keyPrefix: facts.key_prefix });
+  }
+  if (running) runningService = { file, pid, stripeApiBase: typeof facts.stripe_api_base === 'string' ? facts.stripe_api_base : null };
   // A STRIPE_API_BASE given is kept, never replaced by the service's sandbox: without a key, whatever needs Stripe
   // refuses naming STRIPE_SECRET_KEY.
   if (unset('STRIPE_SECRET_KEY') && unset('STRIPE_API_BASE') && typeof facts.stripe_secret_key === 'string' && typeof facts.stripe_api_base === 'string') {
@@ -765,6 +784,12 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
     if (!running) stripeOfStoppedService = { file, pid: typeof facts.pid === 'number' ? facts.pid : null, apiBase: facts.stripe_api_base, start };
   }
 }
+
+/**
+ * The running service a command found through service.json: a command missing STRIPE_SECRET_KEY is told to export
+ * the service's, not to start the service that runs.
+ */
+let runningService: { file: string; pid: number | null; stripeApiBase: string | null } | null = null;
 
 /**
  * The Stripe a command took from a service that is not running (a killed `npm start` leaves its private Redis up, so
@@ -829,6 +854,12 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
   const reserved = reservedRequestProblem(options.request);
   if (reserved !== null) throw new CliFailure(`The proposal is invalid (--request: ${reserved}). Nothing was recorded.`, EXIT_BAD_INPUT);
   const config = loadConfig();
+  // A running service whose key service.json does not hold (a real test key is never written there): loadConfig's
+  // "or run `npm start`" would send the operator to start what runs.
+  if (config.stripeSecretKey === null && runningService !== null) {
+    const { file, pid, stripeApiBase } = runningService;
+    throw new CliFailure(`STRIPE_SECRET_KEY is not set: the service that wrote ${file}${pid === null ? '' : ` (pid ${pid})`} runs with a key it does not write there. Export that STRIPE_SECRET_KEY in this terminal${stripeApiBase === null ? '' : ` (with STRIPE_API_BASE=${stripeApiBase})`} and run it again; nothing was recorded.`, EXIT_BAD_INPUT);
+  }
   const stripe = stripeSide({ ...config, crashAt: null });
   const { createEffectsQueue, wasRecorded } = await outerLayers();
   await withStores(async (cli) => {

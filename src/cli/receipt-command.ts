@@ -3,13 +3,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { publicKeySet } from '../core/signing.js';
-import { verifyReceiptText } from '../core/receipt-text.js';
+import { publicKeySet, type PublicKeySet } from '../core/signing.js';
+import { parseReceiptText, verifyReceiptText } from '../core/receipt-text.js';
 import { loadConfig } from '../config.js';
 import { keyFileExposure, keyFilePath, publicKeyPem, readKeyFile, retiredKeysFileExposure, verifyingKeys } from '../keys/key-store.js';
 import { signingKeyFromPem } from '../core/signing.js';
 import { existsSync } from 'node:fs';
-import { readReceiptText, whyReceiptUnreadable, whyUnreadable } from './verify-pool.js';
+import { readReceiptText, reportOf, verifyFile, whyReceiptUnreadable, whyUnreadable, type FileReport } from './verify-pool.js';
 import { printJson, printLine, printProblem } from './output.js';
 import { showable } from '../core/text.js';
 import { CliFailure, EXIT_BAD_INPUT, wholeNumber } from './failure.js';
@@ -48,10 +48,11 @@ function usablePem(pem: string): boolean {
 }
 
 /**
- * Public keys from --public-key files; else the local signing key's, when this machine has one, with the keys it
- * retired (INTERLOCK_RETIRED_PUBLIC_KEYS_FILE), as the service itself verifies; the retired ones alone without it.
+ * Public keys from --public-key files (`given`); else the local signing key's, when this machine has one, with the
+ * keys it retired (INTERLOCK_RETIRED_PUBLIC_KEYS_FILE), as the service itself verifies; the retired ones alone without
+ * it.
  */
-function publicKeysFor(files: string[]): { pems: string[]; source: string } {
+function publicKeysFor(files: string[]): { pems: string[]; source: string; given: boolean } {
   if (files.length > 0) {
     const pems = files.map((file) => {
       let pem: string;
@@ -66,7 +67,7 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string } {
       }
       return pem;
     });
-    return { pems, source: files.join(', ') };
+    return { pems, source: files.join(', '), given: true };
   }
   let path = 'the configured signing key';
   try {
@@ -81,29 +82,83 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string } {
     // Retired keys are used without a local signing key too (a machine that only verifies): a configured file is
     // never passed over, or a receipt they sign would be called unauthenticated and a missing file go unsaid.
     const sources = [...(local ? [path] : []), ...(config.retiredPublicKeysFile === null ? [] : [config.retiredPublicKeysFile])];
-    if (sources.length === 0) return { pems: [], source: 'none' };
+    if (sources.length === 0) return { pems: [], source: 'none', given: false };
     path = sources.join(', ');
     const keys = verifyingKeys(current, config.retiredPublicKeysFile);
     const retiredExposure = config.retiredPublicKeysFile === null ? null : retiredKeysFileExposure(config.retiredPublicKeysFile);
     if (retiredExposure !== null) printProblem(retiredExposure.message);
-    return { pems: [...keys.values()].map((publicKey) => publicKeyPem({ publicKey })), source: path };
+    return { pems: [...keys.values()].map((publicKey) => publicKeyPem({ publicKey })), source: path, given: false };
   } catch (error) {
     // Exit 1 would say the receipt is invalid; a local key that cannot be read says nothing about the receipt.
     unreadable(`Cannot use ${path} to check signatures: ${(error as Error).message.replace(/\.$/, '')}. Pass --public-key FILE instead.`);
   }
 }
 
+/**
+ * The key ids that signed a receipt (its entries' and its head's), as written in it, in the order met and each once.
+ * Read from the value as given: whatever is not a key id is left to verify() to judge.
+ */
+function signersOf(input: unknown): string[] {
+  const kids = new Set<string>();
+  const kidOf = (part: unknown) => {
+    const { kid, sig } = (typeof part === 'object' && part !== null ? part : {}) as { kid?: unknown; sig?: unknown };
+    if (typeof kid === 'string' && kid !== '' && typeof sig === 'string' && sig !== '') kids.add(kid);
+  };
+  const { entries, head } = (typeof input === 'object' && input !== null ? input : {}) as { entries?: unknown; head?: unknown };
+  if (Array.isArray(entries)) entries.forEach(kidOf);
+  kidOf(head);
+  return [...kids];
+}
+
+/**
+ * Why a receipt signed by `kids`, none of which is a key this machine holds, was checked but not authenticated here,
+ * and what to pass. A key found on this machine (the data directory's, a retired one) was not given for this receipt:
+ * it says nothing of a receipt another key signed, which is what the service's genuine receipts are from here.
+ */
+function unheldSignersNote(kids: readonly string[], source: string): string {
+  return `signatures: the receipt is signed with key ${kids.join(', ')}, which is none of the keys this machine holds (${source}), so the signatures were checked against no key and not authenticated here. Pass the signer's public key with --public-key FILE (\`npx interlock keys public\` where the service runs prints it) to authenticate it.`;
+}
+
 /** The most verifying threads `receipt verify --threads` starts (verification is CPU work: more than the cores gain nothing). */
 const MAX_VERIFY_THREADS = 256;
 
-/** Several receipts: one JSON line per file as each is verified, then the worst exit code of them all. */
-async function verifyEach(files: string[], pems: string[], threads: number | undefined): Promise<number> {
+/**
+ * One of several receipts the keys found on this machine (`found`, not given) called invalid, judged again as one file
+ * is: signed by a key they do not hold, it is checked against no key (not authenticated, unless its chain is broken),
+ * with the key ids added to `unheld`. Standard input was read once, by the pool: its verdict stands.
+ */
+function judgedOnHeldKeys(report: FileReport, found: PublicKeySet, unheld: Set<string>): FileReport {
+  const { file } = JSON.parse(report.line) as { file?: unknown };
+  if (typeof file !== 'string' || file === '-') return report;
+  let text: string;
+  try {
+    text = readReceiptText(file);
+  } catch {
+    return report;
+  }
+  const parsed = parseReceiptText(text);
+  const notHeld = parsed.json ? signersOf(parsed.input).filter((kid) => !found.has(kid)) : [];
+  if (notHeld.length === 0) return report;
+  for (const kid of notHeld) unheld.add(kid);
+  return reportOf(verifyFile(file, []));
+}
+
+/**
+ * Several receipts: one JSON line per file as each is verified, then the worst exit code of them all. `found`: the
+ * keys were found on this machine, not given, and authenticate only what they signed (as for one file).
+ */
+async function verifyEach(files: string[], pems: string[], threads: number | undefined, found: { keys: PublicKeySet; source: string } | null): Promise<number> {
   const { verifyMany } = await import('./verify-pool.js');
   const counts = { valid: 0, invalid: 0, unauthenticated: 0, unreadable: 0 };
-  await verifyMany(files, pems, (report) => {
+  const unheld = new Set<string>();
+  await verifyMany(files, pems, (verified) => {
+    const report = found !== null && verified.status === 'invalid' ? judgedOnHeldKeys(verified, found.keys, unheld) : verified;
     counts[report.status] += 1;
     printLine(report.line);
   }, threads);
+  if (found !== null && unheld.size > 0) {
+    process.stderr.write(`Some receipts are signed with key ${[...unheld].join(', ')}, which this machine does not hold (${found.source}), so their signatures were not checked. Pass that key's public half with --public-key FILE to authenticate them.\n`);
+  }
   process.stderr.write(`${files.length} receipts: ${counts.valid} valid, ${counts.invalid} invalid, ${counts.unauthenticated} not authenticated, ${counts.unreadable} unreadable\n`);
   if (counts.unreadable > 0) return EXIT_UNREADABLE;
   if (counts.invalid > 0) return EXIT_INVALID;
@@ -126,7 +181,7 @@ export function addReceiptCommands(program: Command): void {
     // long before it verified anything faster than one thread per core.
     .option('--threads <n>', `verifying threads for several files, 1 to ${MAX_VERIFY_THREADS} (default: one per core)`, wholeNumber('--threads', 'threads', { min: 1, max: MAX_VERIFY_THREADS }))
     .action(async (files: string[], options: { publicKey?: string[]; threads?: number }) => {
-      const { pems, source } = publicKeysFor(options.publicKey ?? []);
+      const { pems, source, given } = publicKeysFor(options.publicKey ?? []);
       let keys;
       try {
         keys = pems.length > 0 ? publicKeySet(pems) : undefined;
@@ -138,15 +193,23 @@ export function addReceiptCommands(program: Command): void {
       }
       if (files.length > 1) {
         if (files.filter((file) => file === '-').length > 1) unreadable('Standard input (-) can be given once: it is read once.');
-        process.exitCode = await verifyEach(files, pems, options.threads);
+        process.exitCode = await verifyEach(files, pems, options.threads, keys === undefined || given ? null : { keys, source });
         if (keys === undefined) process.stderr.write('No public key was given or configured, so no signature was checked. Pass --public-key FILE to authenticate the receipts.\n');
         return;
       }
       const file = files[0] ?? '-';
+      const text = readText(file);
+      // Keys found on this machine, not given for this receipt, authenticate only what they signed: a receipt signed by
+      // another key (the service's, read on a laptop whose data directory holds a key of its own) is not authenticated
+      // here (valid null, exit 3, naming the key), as `effect show` says of it, and is never called a forgery. One
+      // signed by those keys is checked with them, so tampering with it is still found.
+      const parsed = keys === undefined || given ? null : parseReceiptText(text);
+      const signers = parsed?.json === true ? signersOf(parsed.input) : [];
+      const notHeld = keys === undefined ? [] : signers.filter((kid) => !keys.has(kid));
       // Read as text and verified as text (core/receipt-text.ts): a member named twice is caught only there.
-      const read = verifyReceiptText(readText(file), keys ? { publicKeys: keys } : {});
+      const read = verifyReceiptText(text, keys && notHeld.length === 0 ? { publicKeys: keys } : {});
       if (!read.json) unreadable(`${file} is not JSON: ${read.error}`);
-      const result = read.verification;
+      const result = notHeld.length === 0 ? read.verification : { ...read.verification, unchecked: [unheldSignersNote(notHeld, source)] };
       let written: string;
       try {
         written = JSON.stringify({ ...result, publicKeys: source }, null, 2);
@@ -158,6 +221,8 @@ export function addReceiptCommands(program: Command): void {
       // telling that operator to pass the key they passed is untrue.
       if (keys === undefined) {
         process.stderr.write('No public key was given or configured, so the signatures were not checked: anyone could have rebuilt this chain. Pass --public-key FILE to authenticate it.\n');
+      } else if (notHeld.length > 0) {
+        process.stderr.write(`The receipt is signed with key ${notHeld.join(', ')}, which this machine does not hold (${source}), so the signatures were not checked: anyone could have rebuilt this chain. Pass that key's public half with --public-key FILE to authenticate it.\n`);
       }
       process.exitCode = result.valid === true ? EXIT_VALID : result.valid === null ? EXIT_UNAUTHENTICATED : EXIT_INVALID;
     });
@@ -185,7 +250,7 @@ export function addReceiptCommands(program: Command): void {
         // ran, reading the service's Redis): every head it signed would read as a forgery to the service's auditors.
         const unknown = unknownSigners(cli, bundles);
         if (unknown.length > 0) {
-          throw new CliFailure(`receipt export signs each receipt's head with this machine's signing key, ${cli.stores.signingKey.kid}, but the journal's entries are signed with key ${unknown.join(', ')}, which is neither that key nor one of its retired public keys${config.retiredPublicKeysFile === null ? '' : ` (${config.retiredPublicKeysFile})`}: the heads would not verify with the service's public key, so nothing was exported. Run it where the service runs, or set INTERLOCK_SIGNING_KEY_FILE to the service's key (${keyFilePath(config)} is not it).`, EXIT_BAD_INPUT);
+          throw new CliFailure(`receipt export signs each receipt's head with this machine's signing key, ${cli.stores.signingKey.kid}, but the journal's entries are signed with key ${unknown.join(', ')}, which is neither that key nor one of its retired public keys${config.retiredPublicKeysFile === null ? '' : ` (${config.retiredPublicKeysFile})`}: the heads would not verify with the service's public key, so nothing was exported. Run it where the service runs, or with its key settings: if ${keyFilePath(config)} is the service's key (a rotation since those entries were signed), set INTERLOCK_RETIRED_PUBLIC_KEYS_FILE to the file of its retired public keys, which holds ${unknown.join(', ')}${config.retiredPublicKeysFile === null ? '' : ` (${config.retiredPublicKeysFile} does not)`}; if it is not, set INTERLOCK_SIGNING_KEY_FILE to the service's key.`, EXIT_BAD_INPUT);
         }
         // Made only once the export is going to write: a refused one leaves nothing behind.
         if (options.dir !== undefined) mkdirSync(options.dir, { recursive: true });

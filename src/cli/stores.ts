@@ -1,6 +1,7 @@
 // Redis stores for one CLI command, opened and closed around it (openStores: no heartbeat, no sends). A command
 // that cannot reach Redis before it wrote anything says so in one line and exits 2.
 import { printProblem } from './output.js';
+import { pathMeaning } from './path-problems.js';
 import { closeConnection, isRedisTimeout, loadConfig, openStores, shownUrl, type Config, type Stores } from '../interlock.js';
 import type { Command } from 'ioredis';
 import { createRedisClient, type RedisClient } from '../redis/client.js';
@@ -9,7 +10,7 @@ import { journalOf } from '../interlock.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { signingKeyFromPem, type SigningKey } from '../core/signing.js';
-import { danglingLink, generateSigningKeyPem, keyFilePath, loadOrCreateSigningKey, type KeyExposure } from '../keys/key-store.js';
+import { danglingLink, generateSigningKeyPem, keyFileExposure, keyFilePath, loadOrCreateSigningKey, readKeyFile, type KeyExposure } from '../keys/key-store.js';
 import type { Journal } from '../redis/journal.js';
 import type { Receipt } from '../core/receipt.js';
 import { CliFailure, EXIT_BAD_INPUT } from './failure.js';
@@ -21,13 +22,62 @@ import { CliFailure, EXIT_BAD_INPUT } from './failure.js';
 export type CliStores = { stores: Stores; journal: Journal; approvals: Stores['approvals']; config: Stores['config']; keyed: boolean };
 
 /**
+ * The signing key of the running service a command found through its service.json (`serve` writes the key id it
+ * signs with, and the key file it read), and the Redis and key prefix it serves: its key is the key of a command
+ * that writes into that journal.
+ */
+export type ServiceSigner = { file: string; pid: number | null; kid: string; keyFile: string | null; redisUrl: string; keyPrefix: string };
+let serviceSigner: ServiceSigner | null = null;
+
+export function signerOfService(signer: ServiceSigner): void {
+  serviceSigner = signer;
+}
+
+/** The service's key from the file its service.json names, when this process can read it and it still holds that key. */
+function serviceKeyFile(service: ServiceSigner): { key: SigningKey; keyFile: string } | { why: string } {
+  if (service.keyFile === null) return { why: `${service.file} names no key file` };
+  let key: SigningKey;
+  try {
+    key = signingKeyFromPem(readKeyFile(service.keyFile));
+  } catch (error) {
+    const meaning = pathMeaning(error);
+    const why = meaning === null ? (error instanceof Error ? error.message : String(error)).replace(/\.$/, '') : `${meaning}, ${String((error as { code?: unknown }).code)}`;
+    return { why: `its key file ${service.keyFile} cannot be used here (${why})` };
+  }
+  if (key.kid !== service.kid) return { why: `its key file ${service.keyFile} now holds key ${key.kid}, not ${service.kid}` };
+  return { key, keyFile: service.keyFile };
+}
+
+/**
  * The signing key of a command. One that writes entries needs the service's, and creates it in the data directory
  * when there is none, as the service does. One that only reads (`readOnly`) never creates a key file: on a machine
  * without one it gets a key kept in memory, which signs nothing (the command writes no entry), so no stray key is left
  * behind and no receipt is judged against a key that never signed it.
+ *
+ * A running service found through service.json, serving the Redis and key prefix the command reaches, decides: its
+ * key is the command's. Its key file is used when this key is not that one (the service was given
+ * INTERLOCK_SIGNING_KEY_FILE, or a rotation moved the data directory's key away); a command that writes and cannot
+ * read it is refused, and no key is ever made beside it: entries signed with a key the service does not hold are
+ * "signed with an unknown key" on its receipts, while the money they moved has moved.
  */
 function keyOf(config: Stores['config'], readOnly: boolean): { key: SigningKey; exposure: KeyExposure | null; keyed: boolean } {
   const path = keyFilePath(config);
+  const service = serviceSigner !== null && serviceSigner.redisUrl === config.redisUrl && serviceSigner.keyPrefix === config.keyPrefix ? serviceSigner : null;
+  if (service !== null) {
+    const own = existsSync(path) ? loadOrCreateSigningKey(config) : null;
+    if (own !== null && own.key.kid === service.kid) return { key: own.key, exposure: own.exposure, keyed: true };
+    const theirs = serviceKeyFile(service);
+    if ('key' in theirs) {
+      // Said only of a key named for this command, which is passed over; a data directory's key that is not the
+      // service's is a stale one (a rotation's old key), passed over without a word.
+      if (config.signingKeyFile !== null) printProblem(`INTERLOCK_SIGNING_KEY_FILE (${path}) is not the key of the service that wrote ${service.file}, ${service.kid}: its key file ${theirs.keyFile} is used instead.`);
+      return { key: theirs.key, exposure: keyFileExposure(theirs.keyFile), keyed: true };
+    }
+    if (!readOnly) {
+      const mine = own === null ? `no key is at ${path} (one made now would be a key the service does not hold)` : `this command's own key, ${own.key.kid} (${path}), is not it`;
+      throw new CliFailure(`This command signs the entries it records with the key of the service that wrote ${service.file}${service.pid === null ? '' : ` (pid ${service.pid})`}, ${service.kid}, but ${theirs.why}, and ${mine}. Set INTERLOCK_SIGNING_KEY_FILE to the service's key file (the one it was started with) and run it again; nothing was recorded.`, EXIT_BAD_INPUT);
+    }
+  }
   if (readOnly && config.signingKeyFile === null && !existsSync(path) && danglingLink(path) === null) {
     return { key: signingKeyFromPem(generateSigningKeyPem().privatePem), exposure: null, keyed: false };
   }

@@ -3,7 +3,7 @@
 // export` used to sign the heads with that key and exit 0, writing receipts the service's public key calls invalid,
 // and `effect show` called the service's genuine receipt signed by an unknown key (valid: false, as a forgery).
 // Export refuses instead, naming both keys; `effect show` says the receipt is not authenticated here (valid: null).
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { createMemoryTarget, openStores, startSender, type Sender, type Stores }
 import { keyFilePath } from '../../src/keys/key-store.js';
 import { approvalTerms, refundProposal, REDIS_URL, removePrefixes, testConfig, testKey } from '../support/harness.js';
 import { runCli, tempDir } from './run-cli.js';
+import { lastEffect, serveGivenSandbox, shell, type GivenSandboxServe } from './serve-given-sandbox.js';
 
 const service = testKey();
 const laptop = testKey();
@@ -66,5 +67,76 @@ describe("a machine whose signing key did not sign the journal's entries", { tim
     expect(effect.verification.problems).toEqual([]);
     expect(effect.verification.unchecked).toEqual([expect.stringContaining(`signed with key ${service.key.kid}`)]);
     expect(effect.verification.unchecked[0]).toContain(laptop.key.kid);
+  });
+});
+
+// Rule: every entry a command records verifies with the service's keys. A command that writes into the journal of the
+// running service its data directory's service.json names signs with that service's key (service.json names its key
+// id and key file): never with a key it makes for itself, as the printed Try-it lines did against a service given
+// INTERLOCK_SIGNING_KEY_FILE (or after a rotation moved the data directory's key away), leaving a refund that moved
+// money with a receipt the service calls signed by an unknown key. Unable to read that key file, it is refused (exit
+// 2) naming INTERLOCK_SIGNING_KEY_FILE, having recorded nothing.
+describe('commands run against a running service that signs with INTERLOCK_SIGNING_KEY_FILE', { timeout: 150_000 }, () => {
+  const serviceKey = testKey();
+  const stale = testKey();
+  const serviceKeyFile = join(temp.dir, 'service-key.pem');
+  const dataDir = join(temp.dir, 'service-data');
+  // The Stripe settings exported, so that what these lines are judged on is only the key they sign with.
+  const terminal = () => ({ STRIPE_SECRET_KEY: 'sk_test_sandbox', STRIPE_API_BASE: running.sandbox.url });
+  let running: GivenSandboxServe;
+
+  beforeAll(async () => {
+    writeFileSync(serviceKeyFile, serviceKey.privatePem, { mode: 0o600 });
+    running = await serveGivenSandbox(dataDir, { INTERLOCK_SIGNING_KEY_FILE: serviceKeyFile });
+  }, 60_000);
+
+  afterAll(async () => {
+    await running?.stop();
+  });
+
+  async function receiptOf(effectId: string): Promise<{ valid: boolean | null; kids: string[] }> {
+    const auth = { authorization: `Bearer ${running.facts.tokens.auditor ?? ''}` };
+    const effect = (await (await fetch(`${running.facts.api_url}/v1/effects/${effectId}`, { headers: auth })).json()) as { receipt_valid: boolean | null };
+    const receipt = (await (await fetch(`${running.facts.api_url}/v1/effects/${effectId}/receipt`, { headers: auth })).json()) as { entries: { kid?: string; sig: string | null }[] };
+    return { valid: effect.receipt_valid, kids: [...new Set(receipt.entries.filter((entry) => entry.sig !== null).map((entry) => entry.kid ?? '-'))] };
+  }
+
+  it("the printed Try-it lines sign the refund's PROPOSED entry with the service's key: its receipt is valid to the service, and no key is made in the data directory", async () => {
+    const ran = await shell(running.facts.try.join(' && '), terminal());
+    expect(ran.code, ran.stderr).toBe(0);
+    const refund = lastEffect(ran.stdout);
+    expect(refund.outcome).toBe('COMMITTED');
+    expect(await receiptOf(refund.effectId)).toEqual({ valid: true, kids: [serviceKey.key.kid] });
+    expect(existsSync(keyFilePath({ dataDir, signingKeyFile: null }))).toBe(false);
+  });
+
+  it("with a stale key left in the data directory (a rotation's old one), a refund is still signed with the service's key", async () => {
+    const staleFile = keyFilePath({ dataDir, signingKeyFile: null });
+    mkdirSync(dirname(staleFile), { recursive: true });
+    writeFileSync(staleFile, stale.privatePem, { mode: 0o600 });
+    const lines = running.facts.try.map((line) => line.replaceAll('case-$PI', 'stale-$PI'));
+    const ran = await shell(lines.join(' && '), terminal());
+    expect(ran.code, ran.stderr).toBe(0);
+    const refund = lastEffect(ran.stdout);
+    expect(refund.outcome).toBe('COMMITTED');
+    expect(await receiptOf(refund.effectId)).toEqual({ valid: true, kids: [serviceKey.key.kid] });
+    rmSync(staleFile);
+  });
+
+  it('a refund that cannot read the key file service.json names is refused (exit 2) naming INTERLOCK_SIGNING_KEY_FILE; nothing is recorded and no key is made', async () => {
+    const hidden = `${serviceKeyFile}.elsewhere`;
+    renameSync(serviceKeyFile, hidden);
+    try {
+      const run = await runCli(['refund', '--request', 'case-unreadable-key', '--payment-intent', 'pi_unreadable_key', '--amount', '100', '--approval', 'ap_unreadable_key'], { ...terminal(), INTERLOCK_DATA_DIR: dataDir, REDIS_URL: undefined, INTERLOCK_KEY_PREFIX: undefined });
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toContain('INTERLOCK_SIGNING_KEY_FILE');
+      expect(run.stderr).toContain(serviceKey.key.kid);
+      expect(run.stderr).toContain('nothing was recorded');
+      expect(existsSync(keyFilePath({ dataDir, signingKeyFile: null }))).toBe(false);
+      const shown = await runCli(['effect', 'show', '--request', 'case-unreadable-key'], { INTERLOCK_DATA_DIR: dataDir, REDIS_URL: undefined, INTERLOCK_KEY_PREFIX: undefined });
+      expect(shown.code).not.toBe(0);
+    } finally {
+      renameSync(hidden, serviceKeyFile);
+    }
   });
 });

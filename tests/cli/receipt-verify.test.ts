@@ -3,13 +3,14 @@
 // (about 1.5 s of CPU for tsx and zod), so the verification rules themselves are tested in tests/core.
 import { generateKeyPairSync } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Receipt } from '../../src/core/receipt.js';
 import { shownUrl } from '../../src/core/redact.js';
 import { parseSeal } from '../../src/core/seal.js';
-import { createWorld, type World } from '../support/harness.js';
+import { keyFilePath } from '../../src/keys/key-store.js';
+import { createWorld, testKey, type World } from '../support/harness.js';
 import { committedRefund, FLOW_TIMING } from '../fixtures/receipt-flows.js';
 import { runCli, tempDir } from './run-cli.js';
 
@@ -121,6 +122,40 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     expect(run.code, run.stderr).toBe(3);
     expect(verification(run.stdout)).toMatchObject({ valid: null, signed: null, publicKeys: 'none', checked: { chain: true, signatures: false } });
     expect(run.stderr).toContain('signatures were not checked');
+  });
+
+  // Rule: a genuine receipt is never called a forgery because the machine verifying it holds a key of its own. Keys
+  // found on this machine (its data directory's, its retired ones), not given with --public-key, authenticate only
+  // what they signed: a receipt signed by another key is not authenticated here (exit 3, valid null, naming the key and
+  // --public-key), as `effect show` says of it; one they signed is checked with them, so tampering is still found.
+  it("on a machine whose data directory holds a key of its own, reads a receipt signed by another key as not authenticated (exit 3, valid null, naming the key), not as signed by an unknown key", async () => {
+    const dataDir = join(temp.dir, 'laptop');
+    mkdirSync(join(dataDir, 'keys'), { recursive: true });
+    writeFileSync(keyFilePath({ dataDir, signingKeyFile: null }), testKey().privatePem, { mode: 0o600 });
+    const run = await runCli(['receipt', 'verify', file('receipt.json')], { INTERLOCK_DATA_DIR: dataDir });
+    expect(run.code, run.stderr).toBe(3);
+    const shown = JSON.parse(run.stdout) as { valid: boolean | null; problems: string[]; unchecked: string[] };
+    expect(shown).toMatchObject({ valid: null, problems: [] });
+    expect(shown.unchecked.join(' ')).toContain(`signed with key ${world.key.key.kid}`);
+    expect(shown.unchecked.join(' ')).toContain('--public-key');
+    expect(run.stderr).toContain(world.key.key.kid);
+    // Several at once read the same: not authenticated, each; a tampered chain is still invalid without any key.
+    const several = await runCli(['receipt', 'verify', file('receipt.json'), file('bom.json'), file('tampered.json')], { INTERLOCK_DATA_DIR: dataDir });
+    expect(several.code, several.stderr).toBe(1);
+    const statuses = new Map(several.stdout.trim().split('\n').map((line) => JSON.parse(line) as { file: string; status: string }).map((line) => [line.file, line.status]));
+    expect(statuses).toEqual(new Map([[file('receipt.json'), 'unauthenticated'], [file('bom.json'), 'unauthenticated'], [file('tampered.json'), 'invalid']]));
+    expect(several.stderr).toContain(world.key.key.kid);
+  });
+
+  it("on a machine whose data directory holds the key that signed the receipt, still checks it with that key: valid exits 0, tampered exits 1", async () => {
+    const dataDir = join(temp.dir, 'signer');
+    mkdirSync(join(dataDir, 'keys'), { recursive: true });
+    writeFileSync(keyFilePath({ dataDir, signingKeyFile: null }), world.key.privatePem, { mode: 0o600 });
+    const [genuine, tampered] = await Promise.all([runCli(['receipt', 'verify', file('receipt.json')], { INTERLOCK_DATA_DIR: dataDir }), runCli(['receipt', 'verify', file('tampered.json')], { INTERLOCK_DATA_DIR: dataDir })]);
+    expect(genuine.code, genuine.stderr).toBe(0);
+    expect(verification(genuine.stdout).valid).toBe(true);
+    expect(tampered.code, tampered.stderr).toBe(1);
+    expect(verification(tampered.stdout).valid).toBe(false);
   });
 
   it('exits 2, not 1, when the local signing key it would check against cannot be read: the receipt is not at fault', async () => {

@@ -7,10 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { spawnWorker } from '../pipeline/pipeline-support.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
 import { REPO, runCli, tempDir } from './run-cli.js';
+import { lastEffect, serveGivenSandbox, shell } from './serve-given-sandbox.js';
 
 const temp = tempDir('service-file');
 let redis: PrivateRedis | null = null;
@@ -233,3 +234,46 @@ it('a refund after npm start was killed (its private Redis left up, its sandbox 
     if (redisPid > 0 && runs(redisPid)) process.kill(redisPid, 'SIGKILL');
   }
 }, 150_000);
+
+// Rule: the start-up lines' commands work as printed from another terminal. Pointed at a sandbox of its own
+// (`npx interlock sandbox`, then STRIPE_API_BASE with the sandbox's key), serve prints that key in the payment line
+// and writes it into service.json, as for the embedded sandbox: the other terminal has no STRIPE_SECRET_KEY, and the
+// line used to pay with none (PI=undefined). Any other key is printed nowhere: the lines say it must be exported there,
+// the payment line stops saying so when it is not, and `refund` without it names STRIPE_SECRET_KEY to export, not the
+// `npm start` that is running.
+describe('serve given STRIPE_API_BASE at a local sandbox', { timeout: 150_000 }, () => {
+  it("with the sandbox's key: the printed lines carry it and commit a refund from another terminal", async () => {
+    const running = await serveGivenSandbox(join(temp.dir, 'given-sandbox'));
+    try {
+      expect(running.facts.stripe_secret_key).toBe('sk_test_sandbox');
+      expect(running.facts.try[0]).toContain('-u sk_test_sandbox:');
+      const ran = await shell(running.facts.try.join(' && '));
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(lastEffect(ran.stdout).outcome).toBe('COMMITTED');
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it('with another test key: the lines say it must be exported, the payment line stops without it, and refund names STRIPE_SECRET_KEY, not npm start', async () => {
+    const dataDir = join(temp.dir, 'given-key');
+    const running = await serveGivenSandbox(dataDir, { STRIPE_SECRET_KEY: 'sk_test_givenServiceFileKey01' });
+    try {
+      expect(running.facts.stripe_secret_key).toBeNull();
+      expect(running.service.logs()).toContain(`Try it, from this directory in another terminal (with STRIPE_SECRET_KEY and STRIPE_API_BASE=${running.sandbox.url} exported there`);
+      const pay = await shell(running.facts.try[0] ?? 'false');
+      expect(pay.code).not.toBe(0);
+      expect(pay.stderr).toContain('export STRIPE_SECRET_KEY');
+      const refund = await runCli(['refund', '--request', 'case-given-key', '--payment-intent', 'pi_given_key', '--amount', '100', '--approval', 'ap_given_key'], { INTERLOCK_DATA_DIR: dataDir, REDIS_URL: undefined, INTERLOCK_KEY_PREFIX: undefined, STRIPE_SECRET_KEY: undefined, STRIPE_API_BASE: undefined });
+      expect(refund.code, refund.stderr).toBe(2);
+      expect(refund.stderr).toContain('STRIPE_SECRET_KEY is not set');
+      expect(refund.stderr).not.toContain('npm start');
+      // Exported, the same lines commit the refund.
+      const ran = await shell(running.facts.try.join(' && '), { STRIPE_SECRET_KEY: 'sk_test_givenServiceFileKey01', STRIPE_API_BASE: running.sandbox.url });
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(lastEffect(ran.stdout).outcome).toBe('COMMITTED');
+    } finally {
+      await running.stop();
+    }
+  });
+});

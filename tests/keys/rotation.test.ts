@@ -99,6 +99,20 @@ describe('a receipt signed before a rotation', { timeout: 60_000 }, () => {
     expect(unverified.verification.unchecked.join(' ')).toContain(RETIRED_SETTING);
   });
 
+  // Rule: an error says what to do. After a rotation, `receipt export` run with the service's new key but not its
+  // retired keys is refused (its heads would not verify), naming the missing INTERLOCK_RETIRED_PUBLIC_KEYS_FILE as well
+  // as the other possibility, a key that is not the service's; never only "the new key is not the service's".
+  it('receipt export with the new key but no retired keys is refused naming INTERLOCK_RETIRED_PUBLIC_KEYS_FILE; with them it exports', async () => {
+    const env = { REDIS_URL, INTERLOCK_KEY_PREFIX: rotated.stores.config.keyPrefix, INTERLOCK_DATA_DIR: join(temp.dir, 'data'), INTERLOCK_SIGNING_KEY_FILE: afterKeyFile };
+    const out = join(temp.dir, 'exported-after-rotation.json');
+    const refused = await runCli(['receipt', 'export', effectId, '--out', out], env);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`set ${RETIRED_SETTING} to the file of its retired public keys, which holds ${before.key.kid}`);
+    expect(refused.stderr).toContain('if it is not, set INTERLOCK_SIGNING_KEY_FILE');
+    const exported = await runCli(['receipt', 'export', effectId, '--out', out], { ...env, [RETIRED_SETTING]: retiredFile });
+    expect(exported.code, exported.stderr).toBe(0);
+  });
+
   it('receipt verify without --public-key checks it with the local signing key and the retired ones, as the service does', async () => {
     const receipt = await request(rotated.app).get(`/v1/effects/${effectId}/receipt`).set(bearer(TOKENS.auditor));
     const file = join(temp.dir, 'receipt.json');
@@ -107,7 +121,9 @@ describe('a receipt signed before a rotation', { timeout: 60_000 }, () => {
     const [known, unknown] = await Promise.all([runCli(['receipt', 'verify', file], { ...env, [RETIRED_SETTING]: retiredFile }), runCli(['receipt', 'verify', file], env)]);
     expect(known.code, known.stderr).toBe(0);
     expect(JSON.parse(known.stdout)).toMatchObject({ valid: true, publicKeys: `${afterKeyFile}, ${retiredFile}` });
-    expect(unknown.code).toBe(1);
+    // Without the retired key, the entries it signed are not authenticated here (valid null, naming it), never forged.
+    expect(unknown.code, unknown.stderr).toBe(3);
+    expect(JSON.parse(unknown.stdout)).toMatchObject({ valid: null, problems: [], unchecked: [expect.stringContaining(`signed with key ${before.key.kid}`)] });
     const secret = join(temp.dir, 'verify-secret.pem');
     writeFileSync(secret, before.privatePem);
     const refused = await runCli(['receipt', 'verify', file], { ...env, [RETIRED_SETTING]: secret });

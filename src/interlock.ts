@@ -541,7 +541,7 @@ export async function startSender(stores: Stores, target: Target, options: { wor
       ...(options.events ? { events: options.events } : {}),
       ...(facts ? { rereadFacts } : {}),
       inbox: stores.inbox,
-      unanswered: { alerts: stores.alerts, afterMs: config.unansweredAlertMs },
+      unanswered: { alerts: stores.alerts, afterMs: config.unansweredAlertMs, creditCurrency: config.creditCurrency },
     });
     // A first beat that fails sets no timer (heartbeat.start), so nothing beats after this throws.
     await heartbeat.start();

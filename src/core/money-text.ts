@@ -4,13 +4,18 @@
 /** Stripe's zero-decimal currencies: an amount in one of these is already in whole units (Stripe's currencies docs). */
 const ZERO_DECIMAL: ReadonlySet<string> = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
 
+/** Stripe's three-decimal currencies: an amount in one of these is in thousandths (5.124 KWD is 5124). */
+const THREE_DECIMAL: ReadonlySet<string> = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
+
 /**
- * `amount` (in `currency`'s smallest unit, as Stripe counts it) as text: `$20.00` for usd, `20.00 EUR`, `1000 JPY`.
+ * `amount` (in `currency`'s smallest unit, as Stripe counts it) as text: `$20.00` for usd, `20.00 EUR`, `1000 JPY`, `5.120 KWD`.
  * `currency` null when nothing recorded says it (facts and alerts from before amounts carried one): `$20.00`, as such
  * amounts were always shown.
  */
 export function moneyText(amount: number, currency: string | null): string {
   const code = currency?.toLowerCase() ?? null;
   if (code === null || code === 'usd') return `$${(amount / 100).toFixed(2)}`;
-  return ZERO_DECIMAL.has(code) ? `${amount} ${code.toUpperCase()}` : `${(amount / 100).toFixed(2)} ${code.toUpperCase()}`;
+  if (ZERO_DECIMAL.has(code)) return `${amount} ${code.toUpperCase()}`;
+  if (THREE_DECIMAL.has(code)) return `${(amount / 1000).toFixed(3)} ${code.toUpperCase()}`;
+  return `${(amount / 100).toFixed(2)} ${code.toUpperCase()}`;
 }

@@ -90,7 +90,7 @@ export type GateDeps = {
    * Where recovery raises a `send_unanswered` alert for an open effect whose sends have had no definite answer for
    * longer than `afterMs` since it was dispatched, and resolves it when the effect settles; absent, none is raised.
    */
-  unanswered?: { alerts: Pick<Alerts, 'raise' | 'get' | 'resolve'>; afterMs: number };
+  unanswered?: { alerts: Pick<Alerts, 'raise' | 'get' | 'resolve'>; afterMs: number; /** The currency credits are given in (INTERLOCK_CREDIT_CURRENCY), for the alert's amount. */ creditCurrency?: string };
   /** What the gate tells the process about itself (metrics); each callback must return at once and never throw. */
   events?: GateEvents;
   /**

@@ -170,7 +170,9 @@ export function createRecover(ctx: GateContext) {
       // A pass that only waited learned nothing new: an open alert already says what the last request got.
       if (lastAnswer === null && (await watch.alerts.get(id))?.resolvedAt === null) return;
       const { kind, subject, amount } = describeEffect(effect);
-      const draft = sendUnanswered({ kind, subject, cents: amount, forMs, lastAnswer, windowEndsAt: dispatchedAt + target.dedupWindowMs, now });
+      // A credit is in the configured currency; a refund's is the charge's, which no read has given yet.
+      const currency = kind === 'credit' ? (watch.creditCurrency ?? null) : null;
+      const draft = sendUnanswered({ kind, subject, cents: amount, currency, forMs, lastAnswer, windowEndsAt: dispatchedAt + target.dedupWindowMs, now });
       const { alert, created } = await watch.alerts.raise({ ...draft, effectId, subject });
       // This pass released its claim before the raise, so another worker may have settled the effect in between and
       // found no alert to resolve. Looked at after the raise, one of the two sees the other: the alert never outlives

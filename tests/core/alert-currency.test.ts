@@ -47,6 +47,10 @@ describe('money text', () => {
     expect(moneyText(2_000, 'EUR')).toBe('20.00 EUR');
     for (const code of ['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']) expect(moneyText(1_000, code)).toBe(`1000 ${code.toUpperCase()}`);
   });
+
+  it('writes thousandths for Stripe\'s three-decimal currencies (5.124 KWD is amount 5124)', () => {
+    for (const code of ['bhd', 'jod', 'kwd', 'omr', 'tnd']) expect(moneyText(5_120, code)).toBe(`5.120 ${code.toUpperCase()}`);
+  });
 });
 
 describe('alert amounts and currencies', () => {

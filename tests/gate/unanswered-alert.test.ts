@@ -3,7 +3,7 @@
 // once it has lasted longer than INTERLOCK_UNANSWERED_ALERT_MS, and the alert goes away when the effect settles.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFacts, type Alert, type StripeEvent } from '../../src/interlock.js';
-import { refundProposal, sleep, type TestNode, type World } from '../support/harness.js';
+import { approvalTerms, refundProposal, sleep, type TestNode, type World } from '../support/harness.js';
 import { PAYMENT, gateWith, gateWorld, grant, recoverUntilSettled, storedError } from './gate-support.js';
 
 let world: World;
@@ -113,5 +113,27 @@ describe('an effect another worker settles while recovery raises its alert', () 
     const alert = await alerts.get(`send_unanswered:${effectId}`);
     expect(alert === null || alert.resolvedAt !== null).toBe(true);
     expect(await alerts.list()).toEqual([]);
+  });
+});
+
+// Rule: the alert states the money in its own currency: a balance credit goes out in INTERLOCK_CREDIT_CURRENCY, so a
+// 1000 JPY credit Stripe gives no answer to reads "1000 JPY", not "$10.00".
+describe('send_unanswered for a balance credit in a zero-decimal currency', () => {
+  it('names the credit in its own currency', async () => {
+    world = await gateWorld({ config: { unansweredAlertMs: 1_000, creditCurrency: 'jpy' } });
+    storedError(world, { landsFirst: false });
+    const node = await world.node('a');
+    const terms = approvalTerms({ scope: 'customer:cus_1', capCents: 10_000, maxUses: 10 });
+    await node.approvals.grant(terms);
+    const sent = await node.gate.submit({ requestId: 'ticket-jpy', agent: 'support-bot', approval: terms.id, premises: {}, effect: { kind: 'credit' as const, customer: 'cus_1', amount: 1_000, incident: 'INC-1' } });
+    expect(sent.outcome).toBe('IN_FLIGHT');
+    const id = `send_unanswered:${sent.effectId}`;
+    let alert: Alert | null = null;
+    for (const stopAt = Date.now() + 8_000; Date.now() < stopAt && alert === null; ) {
+      await node.gate.recover({ only: [sent.effectId] });
+      alert = await node.stores.alerts.get(id);
+      if (alert === null) await sleep(50);
+    }
+    expect({ currency: alert?.currency, inJpy: alert?.sentence.includes('1000 JPY') }).toEqual({ currency: 'jpy', inJpy: true });
   });
 });

@@ -331,6 +331,7 @@ export async function openStores(config: Config = loadConfig(), options: { logge
     // Upkeep only while Redis is up (see Sender.close): recovery drops the finished entries otherwise.
     if (redis.status === 'ready') await fullJournal.flushIndex().catch((error: unknown) => logger.warn({ err: error }, 'could not drop finished entries of the open index; recovery will'));
     await signer?.close();
+    fullJournal.closeReplicaWaits();
     if (!options.redis) await closeConnection(redis, how);
   }
   const stores: Stores = {

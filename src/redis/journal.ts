@@ -3,7 +3,7 @@
 // module seals entries (which needs the signing key, so it cannot happen inside Redis), keeps the Redis clock
 // estimate fed, and reseals a batch whose compare-and-set lost a race.
 import { randomBytes } from 'node:crypto';
-import { Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { buildReceipt, buildReceipts, type Receipt } from '../core/receipt.js';
 import { completeBatch, fromStored, prepareBatch, type AnyDraft, type Draft, type Entry, type EntryOf } from '../core/entries.js';
 import { REFUNDS_HOLD } from '../core/effects.js';
@@ -275,6 +275,9 @@ export const RECENT_COMMIT_MS = 10 * 60_000;
  */
 export const LONGEST_RECONCILE_SINCE_MS = 400 * 86_400_000;
 
+/** The address replica-wait.ts knows a single server by (its one master). */
+const SERVER = 'server';
+
 export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signingKey: SigningKey; signer?: Signer; maxSkewMs?: number; casAttempts?: number; clock?: RedisClock; bindWindowMs?: number }) {
   const { redis, keys, signingKey } = deps;
   // Batches sealed in the same turn of the event loop share one signature (src/keys/sealer.ts).
@@ -284,8 +287,15 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
   const bindWindowMs = deps.bindWindowMs ?? BIND_WINDOW_MS;
   const clock = deps.clock ?? createRedisClock();
   const run = createScriptRunner(redis);
-  // On a cluster, the index master's acknowledgements are asked on connections of their own (replica-wait.ts).
+  // Replicas' acknowledgements are asked on connections of their own (replica-wait.ts), opened at the first send that needs them.
   let replicaWaits: ReplicaWaits | null = null;
+  /** A connection for WAIT alone to the master at `address` (replica-wait.ts), with the client's credentials and TLS. */
+  const connectTo = (address: string): Redis => {
+    if (!(redis instanceof Cluster)) return redis.duplicate({ maxRetriesPerRequest: 1 });
+    const at = address.lastIndexOf(':');
+    const { password, username, tls } = redis.options.redisOptions ?? {};
+    return new Redis(Number(address.slice(at + 1)), address.slice(0, at), { ...(password === undefined ? {} : { password }), ...(username === undefined ? {} : { username }), ...(tls === undefined ? {} : { tls }), maxRetriesPerRequest: 1 });
+  };
   let indexSlotKnown: Promise<number> | undefined;
   // Index tokens need only be unique among submits: this journal's boot tag and a counter.
   const bootTag = randomBytes(6).toString('hex');
@@ -957,29 +967,36 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
      */
     async replicated(partition: string, replicas: number, timeoutMs: number): Promise<{ ok: boolean; acknowledged: number }> {
       if (replicas <= 0) return { ok: true, acknowledged: 0 };
+      replicaWaits ??= createReplicaWaits((address) => connectTo(address));
       if (!(redis instanceof Cluster)) {
-        const acknowledged = Number(await redis.wait(replicas, timeoutMs));
+        const acknowledged = await replicaWaits.acknowledged(SERVER, keys.replicaMark, replicas, timeoutMs);
         return { ok: acknowledged >= replicas, acknowledged };
       }
       const cluster = redis;
       // A key's slot never changes (its master may): the index's is asked once.
       const slotOf = async (key: string) => Number(await cluster.cluster('KEYSLOT', key));
-      const [ownSlot, indexSlot] = await Promise.all([slotOf(keys.subject(partition)), (indexSlotKnown ??= slotOf(keys.effectPartitions).catch((error: unknown) => {
+      const [ownSlot, indexSlot] = await Promise.all([
+        slotOf(keys.subject(partition)),
+        (indexSlotKnown ??= slotOf(keys.effectPartitions).catch((error: unknown) => {
           indexSlotKnown = undefined;
           throw error;
-        }))]);
+        })),
+      ]);
       const [own, index] = [cluster.slots[ownSlot]?.[0], cluster.slots[indexSlot]?.[0]];
-      const ready = (master: string | undefined) => cluster.nodes('master').find((candidate) => `${candidate.options.host ?? ''}:${candidate.options.port ?? ''}` === master && candidate.status === 'ready');
-      const ownNode = ready(own);
-      if (ownNode === undefined || index === undefined || ready(index) === undefined) return { ok: false, acknowledged: 0 };
-      // The effect's own master on the client's connection (its DISPATCHED was written there); the index's on
-      // connections of their own, shared by every send of the process (replica-wait.ts).
-      replicaWaits ??= createReplicaWaits(cluster, keys.replicaMark);
-      const waits = [ownNode.wait(replicas, timeoutMs).then(Number)];
-      if (index !== own) waits.push(replicaWaits.acknowledged(index, replicas, timeoutMs));
+      const live = (master: string | undefined) => cluster.nodes('master').some((candidate) => `${candidate.options.host ?? ''}:${candidate.options.port ?? ''}` === master && candidate.status === 'ready');
+      if (own === undefined || index === undefined || !live(own) || !live(index)) return { ok: false, acknowledged: 0 };
+      // One round per master, each marked with a key that master serves: the index's own key, or one of the partition's tag.
+      const waits = new Map([[own, keys.replicaMarkOf(partition)], [index, keys.replicaMark]]);
+      const rounds = [...waits].map(([address, mark]) => (replicaWaits as ReplicaWaits).acknowledged(address, mark, replicas, timeoutMs));
       // The fewest replicas either has: each must hold its part of the effect.
-      const acknowledged = Math.min(...(await Promise.all(waits)));
+      const acknowledged = Math.min(...(await Promise.all(rounds)));
       return { ok: acknowledged >= replicas, acknowledged };
+    },
+
+    /** Closes the connections `replicated` opened for WAIT (closeStores). */
+    closeReplicaWaits(): void {
+      replicaWaits?.close();
+      replicaWaits = null;
     },
 
     async receipt(effectId: string): Promise<Receipt | null> {

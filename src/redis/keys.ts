@@ -44,8 +44,8 @@ export function createKeys(prefix = 'interlock') {
     /** HASH effect id -> partition. Written once, before the first entry or with it: the binding of a request to its subject. */
     effectPartitions: `${index}:effects`,
     /**
-     * STRING, kept a minute: written before each WAIT on the index's master (replica-wait.ts), so the WAIT covers every
-     * write that master took before it. Its value is never read.
+     * STRING, kept a minute: written before each WAIT (replica-wait.ts) on the index's master (a single server's one),
+     * so the WAIT covers every write that master took before it. Its value is never read.
      */
     replicaMark: `${index}:replica-mark`,
     /** ZSET effect id -> Redis time it was bound: every effect, newest first for listings. Written with the binding. */
@@ -158,6 +158,8 @@ export function createKeys(prefix = 'interlock') {
      * go of it (lib.lua propose_effect).
      */
     subject: (partition: string) => `${tagged(partition)}:subject`,
+    /** STRING, kept a minute: replicaMark on the master serving the partition's tag (a cluster's own master of its effects). */
+    replicaMarkOf: (partition: string) => `${tagged(partition)}:replica-mark`,
   };
 }
 

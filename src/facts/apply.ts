@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { alertsFor } from '../core/alert-rules.js';
 import { committedEntry, firstProposal } from '../core/decisions.js';
 import { incidentHold } from '../core/effects.js';
-import type { Draft, Entry, EntryFields } from '../core/entries.js';
+import type { Draft, Entry, EntryFields, EntryOf } from '../core/entries.js';
 import { sha256Hex, canonicalJson } from '../core/json.js';
 import { unsignedReceipt } from '../core/receipt.js';
 import { verify } from '../core/verify.js';
@@ -203,6 +203,40 @@ function chargeReadTurn(entries: readonly Entry[], disputeId: string, now: Pick<
 }
 
 /**
+ * The dispute facts among `drafts` that say what the latest fact recorded for their dispute says (its status, amount and
+ * charge read: its key but for the turn and the appeal mark): recorded, they would change nothing the receipt says,
+ * which is what a re-read finding nothing new must append (nothing). Their keys alone cannot tell: a chain recorded
+ * before chargeReadTurn holds a read that came back under a key with no turn, which the turn counted now puts at turn 1.
+ */
+function standingReads(entries: readonly Entry[], drafts: readonly Draft<'OBSERVED'>[]): Set<Draft<'OBSERVED'>> {
+  return new Set(
+    drafts.filter((draft) => {
+      const latest = entries.findLast((entry): entry is EntryOf<'OBSERVED'> => entry.kind === 'OBSERVED' && entry.objectType === 'dispute' && entry.objectId === draft.objectId);
+      return latest !== undefined && fingerprint(latest) === fingerprint(draft);
+    }),
+  );
+}
+
+/**
+ * Whether a charge read this job appended (`ours`, by hash) stands for its dispute on `entries` (the chain read after the
+ * append) over another job's read of the charge that differs from it and may be newer: one appended from `since` (the
+ * chain's length when this job's reads of Stripe began), in any order against this one's. Which of the two is newer
+ * cannot be told from the chain, so the caller reads Stripe again. `readEarlier`: disputes whose charge this job read
+ * before `since` (a dispute naming only its charge was routed by that read, before its payment, and so its chains, were
+ * known): for them the window reaches back to the latest read recorded by then, which may have been appended after it.
+ */
+function overtaken(entries: readonly Entry[], ours: ReadonlySet<string>, since: number, readEarlier: ReadonlySet<string>): boolean {
+  const disputes = new Set(entries.flatMap((entry) => (entry.kind === 'OBSERVED' && ours.has(entry.hash) ? [entry.objectId] : [])));
+  return [...disputes].some((disputeId) => {
+    const reads = entries.flatMap((entry, at) => (entry.kind === 'OBSERVED' && entry.objectType === 'dispute' && entry.objectId === disputeId && entry.chargeAmount !== undefined ? [{ entry, at }] : []));
+    const latest = reads.at(-1);
+    if (latest === undefined || !ours.has(latest.entry.hash)) return false;
+    const from = readEarlier.has(disputeId) ? (reads.findLast((read) => read.at < since)?.at ?? since) : since;
+    return reads.some((read) => read.at >= from && !ours.has(read.entry.hash) && chargeReadOf(read.entry) !== chargeReadOf(latest.entry));
+  });
+}
+
+/**
  * The object an effect's send made (the id its COMMITTED found: a refund, or a credit's balance transaction), or the one
  * a late landing recorded; null for neither.
  */
@@ -297,17 +331,24 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * an earlier run of the same work (a retried or stalled job, a re-read), so alerts are raised even when every fact
    * was recorded already (see below).
    */
-  /** `appealed`: disputes whose appeal is on the chain already (appealedDisputes), so a won or lost now is its end. */
-  async function appendTo(effectId: string, drafts: Draft<'OBSERVED'>[], again: boolean, retags: ReadonlyMap<string, number> = new Map(), appealed: ReadonlySet<string> = new Set()): Promise<Applied> {
+  /**
+   * `retags`: each object's `retag` (compensationTurn, chargeReadTurn). `appealed`: disputes whose appeal is on the chain
+   * already (appealedDisputes), so a won or lost now is its end. `standing`: drafts that say what the latest fact on
+   * their object says (standingReads), counted as seen already and not appended, whatever key they would have.
+   * `recorded`: given, each draft appended is put in it with its entry's hash (applyPayment weighs them, overtaken).
+   */
+  async function appendTo(effectId: string, drafts: Draft<'OBSERVED'>[], again: boolean, facts: { retags?: ReadonlyMap<string, number>; appealed?: ReadonlySet<string>; standing?: ReadonlySet<Draft<'OBSERVED'>>; recorded?: Map<Draft<'OBSERVED'>, string> } = {}): Promise<Applied> {
     const partition = await journal.partitionOf(effectId);
     const applied: Applied = { effectId, appended: 0, duplicates: 0, alerts: [] };
     if (partition === null) return applied;
     let noted = false;
     for (const draft of drafts) {
-      const afterAppeal = draft.objectType === 'dispute' && appealed.has(draft.objectId) && !APPEAL_STATUSES.has(draft.status ?? '');
-      const seenAlready = (await journal.observe(partition, effectId, draft, fingerprint(draft, retags.get(draft.objectId), afterAppeal))).status !== 'OK';
-      if (seenAlready) applied.duplicates += 1;
-      else applied.appended += 1;
+      const afterAppeal = draft.objectType === 'dispute' && (facts.appealed?.has(draft.objectId) ?? false) && !APPEAL_STATUSES.has(draft.status ?? '');
+      const observed = facts.standing?.has(draft) === true ? null : await journal.observe(partition, effectId, draft, fingerprint(draft, facts.retags?.get(draft.objectId), afterAppeal));
+      if (observed?.status === 'OK') {
+        applied.appended += 1;
+        facts.recorded?.set(draft, observed.entry.hash);
+      } else applied.duplicates += 1;
       // An object with this effect's id while the journal says the send never landed: it did, after all. Looked at
       // for a fact seen already too: a worker that died between the fact and the landing left only the fact, and
       // its event's next run (or a re-read) must still record the landing (late-5 records it once).
@@ -578,12 +619,17 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         const own = ownRefund === null ? [] : refunds.filter((refund) => whyNotOwn(refund, effectId, ownRefund) === null).map((refund) => refundObserved(source, event?.id ?? null, eventType('refund'), refund));
         const turns = new Map(withCharge.map((draft) => [draft.objectId, chargeReadTurn(entries, draft.objectId, draft)] as const));
         const earlier = before.get(effectId) ?? [];
-        const applied = await appendTo(effectId, [...own, ...reads], again, turns, appealedDisputes(earlier));
+        const recorded = new Map<Draft<'OBSERVED'>, string>();
+        const applied = await appendTo(effectId, [...own, ...reads], again, { retags: turns, appealed: appealedDisputes(earlier), standing: standingReads(entries, withCharge), recorded });
         // A charge read that another job recorded while this one read Stripe, unlike this one's: the two jobs may append
         // in the other order than they read in, and the one appended last (this one's) stands (final-money.ts). Which
         // read is newer cannot be told from here, so, as for an appeal, one more read records the charge as it is now
-        // after both (chargeReadTurn lets it be recorded again). Reads racing on one dispute are rare; so is this read.
-        const raced = entries.slice(earlier.length).some((entry) => entry.kind === 'OBSERVED' && entry.chargeAmount !== undefined && withCharge.some((draft) => draft.objectId === entry.objectId && chargeReadOf(draft) !== chargeReadOf(entry)));
+        // after both (chargeReadTurn lets it be recorded again). The other job's read can land at any time before this
+        // one's append (after `entries` was read too), so the chain is read once more after it: only when this job
+        // appended a charge read, and reads racing on one dispute are rare; so is the read of Stripe.
+        const ours = new Set(withCharge.flatMap((draft) => recorded.get(draft) ?? []));
+        const routed = new Set(withCharge.flatMap((draft) => (draft.charge !== null && known.has(draft.charge) ? [draft.objectId] : [])));
+        const raced = confirm && fresh && ours.size > 0 && overtaken(await journal.entries(payment, effectId), ours, earlier.length, routed);
         // An appeal's status appended now may stand after the appeal's end, recorded meanwhile by a job that read it
         // later (and, its chain holding no appeal yet, as a plain won or lost): the chain would read "under appeal".
         // One more read, with the appeal on the chain, records the end after it. Appeals are rare; so is this read.
@@ -707,7 +753,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         const as = role(credit);
         return as === 're-credit' || as === 'compensation' ? [[credit.id, compensationTurn(entries, credit.id, { role: as, incident: credit.incident })] as const] : [];
       }));
-      results.push(await appendTo(effectId, drafts, again, retags));
+      results.push(await appendTo(effectId, drafts, again, { retags }));
     }
     return results;
   }
@@ -791,7 +837,10 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
           return applyCredits('webhook', event.id, event.type, named.customer, null, again);
         case 'dispute': {
           if (named.paymentIntent !== null) return applyPayment('webhook', event, named.paymentIntent, [named.dispute], null, again);
-          // The charge read to route it is the one its facts are weighed against: not read twice.
+          // The charge read to route it is the one its facts are weighed against: not read twice. Read before its chains
+          // were, it may be older than a read recorded on them by then (applyPayment, overtaken): when it differs from
+          // the latest recorded and stands once appended, the payment is read once more (one read more for an event that found
+          // the charge changed; none for one that did not).
           const routed = await paymentOfDispute(event.id, named.dispute);
           return routed === null ? [] : applyPayment('webhook', event, routed.paymentIntent, [{ ...named.dispute, paymentIntent: routed.paymentIntent }], null, again, true, new Map([[routed.charge.id, routed.charge]]));
         }

@@ -11,8 +11,19 @@
 // that appended it, having seen another read recorded meanwhile, reads it again at once. Before, every later re-read
 // finding the charge as Stripe had it was dropped as a duplicate of the earlier fact, and the stale read and its false
 // exposure alert stood for good.
+//
+// Rule: the job that appended the read that stands for a dispute reads the chain again after its append, and reads
+// Stripe once more when another job appended a differing read at any time after its own read of Stripe began: also
+// between its read of the chain and its append (a job stalled there), and on a dispute naming only its charge, whose
+// charge is read to route it before its payment's chains are known (a read recorded on them by then may be newer).
+//
+// Rule: a re-read that finds a dispute as its latest fact says it (its status and its charge read) appends nothing,
+// whatever key the fact was recorded under: a chain recorded before reads were counted in turns holds a read that came
+// back under a key with no turn, and the turn counted now would record that fact again.
 import { describe, expect, it } from 'vitest';
-import { createFacts, stripeSide, type StripeReader } from '../../src/interlock.js';
+import { createFacts, journalOf, stripeSide, type StripeEvent, type StripeReader } from '../../src/interlock.js';
+import { createFactsApplier } from '../../src/facts/apply.js';
+import { canonicalJson, sha256Hex } from '../../src/core/json.js';
 import type { Entry } from '../../src/core/entries.js';
 import { pay, sharedFactsRig } from './facts-rig.js';
 
@@ -121,5 +132,102 @@ describe('a charge read that comes back after another', () => {
     expect(verification.exposure).toBeNull();
     const alert = await rig.stores.alerts.get(`exposure:${effectId}`);
     expect(alert === null || alert.resolvedAt !== null).toBe(true);
+  });
+
+  /** A gate its holder opens: a read or an append held until then (a stalled job). */
+  function gate() {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    return { held, release: () => release() };
+  }
+
+  /** As refundedThenChargedBack, the dispute left open (needs_response); the effect, the charge and the dispute. */
+  async function refundedThenDisputed() {
+    await rig.sandbox.control.configure({ pending_refund_dispute_window_seconds: 0 });
+    const { paymentIntent, charge } = await pay(rig.stripe, 'pm_card_visa', 10_000);
+    const effectId = await rig.refund(paymentIntent, 2_000);
+    const dispute = await rig.sandbox.control.openDispute({ charge, kind: 'chargeback' });
+    return { effectId, charge, dispute };
+  }
+
+  const standsAsStripeSays = async (effectId: string) => {
+    const verification = await rig.receipt(effectId);
+    return { reads: await chargeReads(effectId), final: verification.finalMoney.disputes.map((d) => d.chargeRefunded), exposure: verification.exposure };
+  };
+
+  it('by a dispute event naming only its charge, routed by a read older than one recorded before its chains were read: the job reads again', async () => {
+    const { effectId, charge, dispute } = await refundedThenDisputed();
+    let refunded = 6_000;
+    const { held, release } = gate();
+    const event: StripeEvent = { id: `evt_routed_race_${effectId}`, type: 'charge.dispute.created', data: { object: { id: dispute.id, object: 'dispute', charge, status: 'needs_response', amount: 8_000 } } };
+    // The event's job routes the dispute by reading its charge while another refund is pending, and stalls; a re-read
+    // after that refund failed records 2000 first, before the job reads the payment's chains.
+    const slow = createFacts(rig.stores, readerWith(() => refunded, held)).applyEvent(event);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    refunded = 2_000;
+    await createFacts(rig.stores, readerWith(() => refunded)).reread(effectId);
+    expect(await chargeReads(effectId)).toEqual([2_000]);
+    release();
+    await slow;
+
+    expect(await standsAsStripeSays(effectId)).toEqual({ reads: [2_000, 6_000, 2_000], final: [2_000], exposure: null });
+  });
+
+  it('by a job stalled between reading the chain and appending, over a read recorded meanwhile: the job reads again', async () => {
+    const { effectId } = await refundedThenDisputed();
+    let refunded = 6_000;
+    const { held, release } = gate();
+    const appending = gate();
+    // The job's journal holds its first dispute fact until released: it read the chain (and Stripe) before that.
+    const journal = journalOf(rig.stores);
+    let stalled = false;
+    const stalling: typeof journal = {
+      ...journal,
+      observe: async (...args: Parameters<typeof journal.observe>) => {
+        if (!stalled && args[2].objectType === 'dispute') {
+          stalled = true;
+          appending.release();
+          await held;
+        }
+        return journal.observe(...args);
+      },
+    };
+    const slow = createFactsApplier({ journal: stalling, alerts: rig.stores.alerts, reader: readerWith(() => refunded), logger: rig.stores.logger }).reread(effectId);
+    await appending.held;
+    refunded = 2_000;
+    await createFacts(rig.stores, readerWith(() => refunded)).reread(effectId);
+    expect(await chargeReads(effectId)).toEqual([2_000]);
+    release();
+    await slow;
+
+    expect(await standsAsStripeSays(effectId)).toEqual({ reads: [2_000, 6_000, 2_000], final: [2_000], exposure: null });
+  });
+
+  it('is not recorded again, on a chain recorded before reads were counted in turns, when Stripe says what its latest fact says', async () => {
+    const { effectId, charge, dispute } = await refundedThenDisputed();
+    const real = stripeSide(rig.config).reader;
+    const reading = (status: string, refunded: number): StripeReader => ({ ...readerWith(() => refunded), disputesOf: async (pi) => (await real.disputesOf(pi)).map((found) => ({ ...found, status, amount: 8_000 })) });
+    const facts = async () => ((await rig.stores.journal.receipt(effectId))?.entries ?? []).flatMap((entry: Entry) => (entry.kind === 'OBSERVED' && entry.chargeRefunded !== undefined ? [[entry.status, entry.chargeRefunded]] : []));
+    // The first two facts have the keys they had before turns were counted (no read came back yet).
+    await createFacts(rig.stores, reading('needs_response', 2_000)).reread(effectId);
+    await createFacts(rig.stores, reading('needs_response', 6_000)).reread(effectId);
+    // The third as the version before recorded it: 2000 refunded again, now under review, under a key with no turn.
+    const journal = journalOf(rig.stores);
+    const partition = await journal.partitionOf(effectId);
+    if (partition === null) throw new Error(`effect ${effectId} has no partition`);
+    const found = await rig.stripe.disputes.retrieve(dispute.id);
+    const said = ['dispute', dispute.id, 'under_review', null, 8_000, 'under_review', { chargeAmount: 10_000, chargeRefunded: 2_000 }];
+    const draft = { kind: 'OBSERVED', source: 'reread', eventId: null, eventType: 'dispute.reread', objectType: 'dispute', objectId: dispute.id, status: 'under_review', failureReason: null, amount: 8_000, charge, disputeStatus: 'under_review', disputeReason: found.reason ?? null, created: found.created, chargeAmount: 10_000, chargeRefunded: 2_000 } as const;
+    const keyOf = (words: unknown[]) => `f:${sha256Hex(canonicalJson(words)).slice(0, 32)}`;
+    // The key is built as that version built it: the first fact's, so built, is taken already.
+    const first = ['dispute', dispute.id, 'needs_response', null, 8_000, 'needs_response', { chargeAmount: 10_000, chargeRefunded: 2_000 }];
+    expect((await journal.observe(partition, effectId, { ...draft, status: 'needs_response', disputeStatus: 'needs_response' }, keyOf(first))).status).toBe('DUPLICATE');
+    expect((await journal.observe(partition, effectId, draft, keyOf(said))).status).toBe('OK');
+    expect(await facts()).toEqual([['needs_response', 2_000], ['needs_response', 6_000], ['under_review', 2_000]]);
+
+    await createFacts(rig.stores, reading('under_review', 2_000)).reread(effectId);
+    expect(await facts()).toEqual([['needs_response', 2_000], ['needs_response', 6_000], ['under_review', 2_000]]);
   });
 });

@@ -18,6 +18,31 @@ import { failedOver, ownerOf, replicasSynced, startCluster } from '../support/pr
 const DURABLE = ['--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction', '--cluster-node-timeout', '1000', '--repl-diskless-sync-delay', '0'];
 const LAX = ['--appendonly', 'no', '--cluster-node-timeout', '1000', '--repl-diskless-sync-delay', '0'];
 
+/**
+ * Six durable servers, three masters with a replica each, for the describe block that calls this. Its tests read
+ * `servers` once the block has started them and push the nodes they start to `nodes`; those close first, and a server
+ * a test stopped (SIGSTOP) is resumed, before the servers stop.
+ */
+function replicatedCluster(): { servers: PrivateRedis[]; nodes: TestNode[] } {
+  const rig = { servers: [] as PrivateRedis[], nodes: [] as TestNode[] };
+  beforeAll(async () => {
+    rig.servers = await startCluster([DURABLE, DURABLE, DURABLE, DURABLE, DURABLE, DURABLE], 1);
+    await replicasSynced(rig.servers);
+  }, 90_000);
+  afterAll(async () => {
+    for (const node of rig.nodes) await node.close().catch(() => undefined);
+    for (const server of rig.servers) {
+      try {
+        server.process.kill('SIGCONT');
+      } catch {
+        /* gone already */
+      }
+    }
+    await Promise.all(rig.servers.map((server) => server.stop()));
+  });
+  return rig;
+}
+
 describe('a cluster whose seed is durable and whose other masters are not', () => {
   let servers: PrivateRedis[] = [];
   beforeAll(async () => {
@@ -76,18 +101,10 @@ describe('a master that fails over to a replica with no append-only file', () =>
 // the dead master returns), every send of the deployment was held back (IN_FLIGHT, then UNRESOLVED:replicas_behind)
 // though the effect's DISPATCHED was held by its own master's replica.
 describe('INTERLOCK_REDIS_MIN_REPLICAS=1 after another shard failed over', () => {
-  let servers: PrivateRedis[] = [];
-  const nodes: TestNode[] = [];
-  beforeAll(async () => {
-    servers = await startCluster([DURABLE, DURABLE, DURABLE, DURABLE, DURABLE, DURABLE], 1);
-    await replicasSynced(servers);
-  }, 90_000);
-  afterAll(async () => {
-    for (const node of nodes) await node.close().catch(() => undefined);
-    await Promise.all(servers.map((server) => server.stop()));
-  });
+  const rig = replicatedCluster();
 
   it('sends an effect whose own master\'s replica acknowledged its DISPATCHED', async () => {
+    const { servers, nodes } = rig;
     const config = testConfig({ redisUrl: servers[0]?.url ?? '', redisCluster: true, unsafeDurability: false, redisMinReplicas: 1, redisWaitMs: 1_000 });
     const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
     const keys = createKeys(config.keyPrefix);
@@ -127,25 +144,10 @@ describe('INTERLOCK_REDIS_MIN_REPLICAS=1 after another shard failed over', () =>
 // of that master then lost the binding and the entry, leaving a refund that moved money open, with no receipt and out
 // of recovery's sight.
 describe('INTERLOCK_REDIS_MIN_REPLICAS=1 while the index master\'s replica is behind', () => {
-  let servers: PrivateRedis[] = [];
-  const nodes: TestNode[] = [];
-  beforeAll(async () => {
-    servers = await startCluster([DURABLE, DURABLE, DURABLE, DURABLE, DURABLE, DURABLE], 1);
-    await replicasSynced(servers);
-  }, 90_000);
-  afterAll(async () => {
-    for (const node of nodes) await node.close().catch(() => undefined);
-    for (const server of servers) {
-      try {
-        server.process.kill('SIGCONT');
-      } catch {
-        /* gone already */
-      }
-    }
-    await Promise.all(servers.map((server) => server.stop()));
-  });
+  const rig = replicatedCluster();
 
   it('does not send an effect of another shard until that replica has its binding, then sends it once', async () => {
+    const { servers, nodes } = rig;
     const config = testConfig({ redisUrl: servers[0]?.url ?? '', redisCluster: true, unsafeDurability: false, redisMinReplicas: 1, redisWaitMs: 1_000 });
     const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
     const keys = createKeys(config.keyPrefix);
@@ -184,6 +186,7 @@ describe('INTERLOCK_REDIS_MIN_REPLICAS=1 while the index master\'s replica is be
   // are each held back within about two WAIT timeouts (not one timeout more per send queued before it), and the
   // process's other commands to that master (a binding, an effect's lookup) do not wait behind them.
   it('holds several sends back at once within two WAIT timeouts, without holding up the index master\'s other commands', async () => {
+    const { servers, nodes } = rig;
     const config = testConfig({ redisUrl: servers[0]?.url ?? '', redisCluster: true, unsafeDurability: false, redisMinReplicas: 1, redisWaitMs: 1_000 });
     const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
     const keys = createKeys(config.keyPrefix);

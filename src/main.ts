@@ -797,6 +797,19 @@ let runningService: { file: string; pid: number | null; stripeApiBase: string | 
  */
 let stripeOfStoppedService: { file: string; pid: number | null; apiBase: string; start: string } | null = null;
 
+/**
+ * The Stripe side of a command that reads or writes at Stripe. A running service whose key service.json does not hold
+ * (a real test key is never written there) is named: stripeSide's "or run `npm start`" would send the operator to
+ * start what runs.
+ */
+function commandStripe(config: Config): StripeSide {
+  if (config.stripeSecretKey === null && runningService !== null) {
+    const { file, pid, stripeApiBase } = runningService;
+    throw new CliFailure(`STRIPE_SECRET_KEY is not set: the service that wrote ${file}${pid === null ? '' : ` (pid ${pid})`} runs with a key it does not write there. Export that STRIPE_SECRET_KEY in this terminal${stripeApiBase === null ? '' : ` (with STRIPE_API_BASE=${stripeApiBase})`} and run it again; nothing was recorded.`, EXIT_BAD_INPUT);
+  }
+  return stripeSide({ ...config, crashAt: null });
+}
+
 async function readAtStripe<T>(read: () => Promise<T>): Promise<T> {
   try {
     return await read();
@@ -854,13 +867,7 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
   const reserved = reservedRequestProblem(options.request);
   if (reserved !== null) throw new CliFailure(`The proposal is invalid (--request: ${reserved}). Nothing was recorded.`, EXIT_BAD_INPUT);
   const config = loadConfig();
-  // A running service whose key service.json does not hold (a real test key is never written there): loadConfig's
-  // "or run `npm start`" would send the operator to start what runs.
-  if (config.stripeSecretKey === null && runningService !== null) {
-    const { file, pid, stripeApiBase } = runningService;
-    throw new CliFailure(`STRIPE_SECRET_KEY is not set: the service that wrote ${file}${pid === null ? '' : ` (pid ${pid})`} runs with a key it does not write there. Export that STRIPE_SECRET_KEY in this terminal${stripeApiBase === null ? '' : ` (with STRIPE_API_BASE=${stripeApiBase})`} and run it again; nothing was recorded.`, EXIT_BAD_INPUT);
-  }
-  const stripe = stripeSide({ ...config, crashAt: null });
+  const stripe = commandStripe(config);
   const { createEffectsQueue, wasRecorded } = await outerLayers();
   await withStores(async (cli) => {
     // The approval's rules hold here as on the support API: it must exist (its four-eyes rule is written with it:
@@ -1054,7 +1061,7 @@ function addServiceCommands(program: Command): void {
     .description('one recovery pass now: settle every effect whose sender died (resend, look up or refuse); prints the report')
     .action(async () => {
       const config = loadConfig();
-      const stripe = stripeSide({ ...config, crashAt: null });
+      const stripe = commandStripe(config);
       await withStores(async ({ stores }) => {
         // An id of its own: a one-pass recoverer under the service's INTERLOCK_WORKER_ID would supersede the running
         // worker (it takes the id at its first beat), and the claims it takes are its own until it clears its heartbeat.
@@ -1079,7 +1086,7 @@ function addServiceCommands(program: Command): void {
       if (options.since !== undefined && options.hours !== undefined) throw new CliFailure('Give --since or --hours, not both.', EXIT_BAD_INPUT);
       const windowMs = options.since ?? (options.hours ?? 72) * 3_600_000;
       const config = loadConfig();
-      const stripe = stripeSide({ ...config, crashAt: null });
+      const stripe = commandStripe(config);
       const { reconcileAll } = await outerLayers();
       await withStores(async ({ stores }) => {
         const facts = createFacts(stores, stripe.reader);
@@ -1159,7 +1166,7 @@ addServiceCommands(program);
 addScenarioCommand(program);
 // A re-approval reads the effect's facts at Stripe now and queues the new proposal, as `refund` and `credit` do.
 addInboxCommands(program, async ({ stores }) => {
-  const stripe = stripeSide({ ...loadConfig(), crashAt: null });
+  const stripe = commandStripe(loadConfig());
   const { createEffectsQueue } = await outerLayers();
   const queue = createEffectsQueue(stores);
   return {

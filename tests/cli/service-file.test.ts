@@ -255,7 +255,7 @@ describe('serve given STRIPE_API_BASE at a local sandbox', { timeout: 150_000 },
     }
   });
 
-  it('with another test key: the lines say it must be exported, the payment line stops without it, and refund names STRIPE_SECRET_KEY, not npm start', async () => {
+  it('with another test key: the lines say it must be exported, the payment line stops without it, and refund and recover name STRIPE_SECRET_KEY, not npm start', async () => {
     const dataDir = join(temp.dir, 'given-key');
     const running = await serveGivenSandbox(dataDir, { STRIPE_SECRET_KEY: 'sk_test_givenServiceFileKey01' });
     try {
@@ -268,6 +268,9 @@ describe('serve given STRIPE_API_BASE at a local sandbox', { timeout: 150_000 },
       expect(refund.code, refund.stderr).toBe(2);
       expect(refund.stderr).toContain('STRIPE_SECRET_KEY is not set');
       expect(refund.stderr).not.toContain('npm start');
+      // So do the other commands that read Stripe.
+      const recover = await runCli(['recover'], { INTERLOCK_DATA_DIR: dataDir, REDIS_URL: undefined, INTERLOCK_KEY_PREFIX: undefined, STRIPE_SECRET_KEY: undefined, STRIPE_API_BASE: undefined });
+      expect({ code: recover.code, named: recover.stderr.includes('STRIPE_SECRET_KEY is not set'), npmStart: recover.stderr.includes('npm start') }, recover.stderr).toEqual({ code: 2, named: true, npmStart: false });
       // Exported, the same lines commit the refund.
       const ran = await shell(running.facts.try.join(' && '), { STRIPE_SECRET_KEY: 'sk_test_givenServiceFileKey01', STRIPE_API_BASE: running.sandbox.url });
       expect(ran.code, ran.stderr).toBe(0);

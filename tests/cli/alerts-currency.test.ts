@@ -3,26 +3,12 @@
 // recorded one reads in dollars, as it always did. The alerts are the ones the facts raise (alertsFor on verified
 // receipts), through the real binary.
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createAlerts } from '../../src/redis/alerts.js';
-import { createKeys } from '../../src/redis/keys.js';
+import { describe, expect, it } from 'vitest';
 import { eurExposure, eurFailedRefund, jpyCreditMismatch } from '../core/currency-alerts.js';
-import { REDIS_URL } from '../support/harness.js';
-import { runCli, tempDir } from './run-cli.js';
+import { alertsRig } from './alerts-rig.js';
+import { runCli } from './run-cli.js';
 
-const prefix = `tcur${randomBytes(5).toString('hex')}`;
-const temp = tempDir('alerts-currency');
-const env = { REDIS_URL, INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_DATA_DIR: temp.dir };
-const redis = new Redis(REDIS_URL);
-const alerts = createAlerts({ redis, keys: createKeys(prefix), now: async () => Date.now() });
-
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
-  temp.remove();
-});
+const { env, alerts } = alertsRig('alerts-currency');
 
 describe('interlock alerts, in the currency of each alert', { timeout: 90_000 }, () => {
   it('writes a EUR refund\'s alerts in euros and a JPY credit\'s in whole yen, and one with no currency in dollars', async () => {

@@ -1,25 +1,13 @@
 // `interlock alerts` through the real binary: the open alerts, and a person resolving one once it is handled (a
 // late landing's alert asks for exactly that: "Resolve this alert once the customer has been told").
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAlerts } from '../../src/redis/alerts.js';
 import { createKeys } from '../../src/redis/keys.js';
-import { REDIS_URL } from '../support/harness.js';
-import { runCli, tempDir } from './run-cli.js';
+import { alertsRig } from './alerts-rig.js';
+import { runCli } from './run-cli.js';
 
-const prefix = `tcli${randomBytes(5).toString('hex')}`;
-const temp = tempDir('alerts');
-const env = { REDIS_URL, INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_DATA_DIR: temp.dir };
-const redis = new Redis(REDIS_URL);
-const alerts = createAlerts({ redis, keys: createKeys(prefix), now: async () => Date.now() });
-
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
-  temp.remove();
-});
+const { env, redis, alerts } = alertsRig('alerts');
 
 describe('interlock alerts', { timeout: 90_000 }, () => {
   it('resolves an alert a person has handled, once, naming who; it leaves the open list; a bad or unknown id records nothing', async () => {

@@ -5,8 +5,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseProposal } from '../../src/core/proposal.js';
-import { casePromptFor, checkDecision, createAnthropicDecider, createDecider, DeciderError, MODEL_DEVIATED, proposalFields, type AcceptedDecision, type DeciderConfig, type Decision, type DecisionCase } from '../../src/decider/decider.js';
+import { casePromptFor, checkDecision, createAnthropicDecider, createDecider, DeciderError, MODEL_DEVIATED, proposalFields, type AcceptedDecision, type Decision, type DecisionCase } from '../../src/decider/decider.js';
 import { creditCase, CUSTOMER, PAYMENT, refundCase } from './cases.js';
+import { configFor, failure } from './decider-support.js';
 import { replies, startMessagesServer, type MessagesServer, type Received } from './messages-server.js';
 
 let server: MessagesServer;
@@ -25,19 +26,7 @@ afterEach(() => {
   expect(unused).toBe(0);
 });
 
-function config(overrides: Partial<Omit<DeciderConfig, 'apiKey'>> = {}): DeciderConfig & { apiKey: string } {
-  return { apiKey: 'sk-ant-test-key', model: 'claude-haiku-4-5-20251001', baseURL: server.url, maxTokens: 1024, timeoutMs: 2_000, maxRetries: 2, maxTurns: 4, ...overrides };
-}
-
-async function failure(promise: Promise<unknown>): Promise<DeciderError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof DeciderError) return error;
-    throw error;
-  }
-  throw new Error('the decision succeeded');
-}
+const config = configFor(() => server, { maxRetries: 2 });
 
 /** What `promise` settles to within `ms`, or 'still waiting': a decision that hangs fails its test then, not at the test timeout. */
 async function within<T>(ms: number, promise: Promise<T>): Promise<T | 'still waiting'> {

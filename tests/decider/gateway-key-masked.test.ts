@@ -6,10 +6,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createAnthropicDecider, createDecider, DeciderError, type DeciderConfig } from '../../src/decider/decider.js';
+import { createAnthropicDecider, createDecider } from '../../src/decider/decider.js';
 import { casesSuite, type CasesRig } from '../support/cases-rig.js';
 import { bearer, caseBody, TOKENS } from '../http/rig.js';
 import { refundCase } from './cases.js';
+import { configFor, failure } from './decider-support.js';
 import { replies, type MessagesServer } from './messages-server.js';
 
 const suite = casesSuite();
@@ -22,19 +23,7 @@ beforeAll(() => {
 
 const GATEWAY_KEY = 'gw-live-9f8e7d6c5b4a39281706f5e4d3c2b1a0';
 
-function config(overrides: Partial<DeciderConfig & { apiKey: string }> = {}): DeciderConfig & { apiKey: string } {
-  return { apiKey: GATEWAY_KEY, model: 'claude-haiku-4-5-20251001', baseURL: server.url, maxTokens: 1024, timeoutMs: 2_000, maxRetries: 0, maxTurns: 4, ...overrides };
-}
-
-async function failure(promise: Promise<unknown>): Promise<DeciderError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof DeciderError) return error;
-    throw error;
-  }
-  throw new Error('the decision succeeded');
-}
+const config = configFor(suite.server, { apiKey: GATEWAY_KEY });
 
 describe('a gateway that quotes the key it was given', () => {
   it('a refused key (401), a rate limit (429) and a request-id holding the key: masked in every error kept', async () => {

@@ -2,52 +2,23 @@
 // failed for the whole transient window in a row (TransientRetry.forMs). Any answer from the gate ends that streak: a
 // job kept waiting by IN_FLIGHT answers (behind another refund that holds the payment's refunds) and then meeting one
 // blip is retried, not failed for good because a failure before the wait is older than the window.
-import { randomBytes } from 'node:crypto';
-import { pino } from 'pino';
-import { afterEach, expect, it } from 'vitest';
-import { createEffectsQueue, startEffectsWorker } from '../../queues/effects.js';
-import { createMemoryTarget, openStores, startSender } from '../../src/interlock.js';
-import { approvalTerms, refundProposal, removePrefixes, sleep, testConfig, testKey } from '../support/harness.js';
-
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
-});
+import { expect, it } from 'vitest';
+import { approvalTerms, refundProposal, sleep } from '../support/harness.js';
+import { startStuckHolder } from './stuck-holder-rig.js';
 
 /** The transient window (ms): short, so the test outlasts it; the heal below comes well inside a window of its own. */
 const WINDOW_MS = 2_000;
 
 it('a job that waited behind another refund (IN_FLIGHT) and then meets one failed premise read is retried, not failed for good', async () => {
-  // Claims last a minute: the stuck holder below keeps its own until the test lets it go.
-  const config = testConfig({ keyPrefix: `t-window-${randomBytes(5).toString('hex')}`, claimTtlMs: 60_000 });
-  const key = testKey().key;
-  const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs, movedBySends: ['refunded_by_others'] });
-  target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
-  const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: key });
-  const sender = await startSender(stores, target, { workerId: 'service' });
-  const queue = createEffectsQueue(stores);
   const answers: string[] = [];
-  const worker = startEffectsWorker(stores, sender, { concurrency: 2, transientRetry: { firstDelayMs: 100, maxDelayMs: 200, forMs: WINDOW_MS }, onAnswer: (answer) => void answers.push(answer.outcome) });
-  // Another worker process, alive, whose send of refund H never came back: H's dispatch stays open and holds the
-  // payment's refunds while that process beats.
-  const holderStores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: key });
-  const holder = await startSender(holderStores, target, { workerId: 'holder' });
-  closers.push(async () => {
-    await worker.close(true);
-    await queue.close();
-    await sender.close();
-    await holder.close();
-    await holderStores.close();
-    await stores.close();
-    await removePrefixes([config.keyPrefix]);
+  // Claims last a minute: the stuck holder keeps its own until the test lets it go.
+  const { target, stores, sender, queue, holder } = await startStuckHolder({
+    label: 'window',
+    config: { claimTtlMs: 60_000 },
+    worker: { concurrency: 2, transientRetry: { firstDelayMs: 100, maxDelayMs: 200, forMs: WINDOW_MS }, onAnswer: (answer) => void answers.push(answer.outcome) },
   });
-  const [h, j] = [approvalTerms(), approvalTerms()];
-  await stores.approvals.grant(h);
+  const j = approvalTerms();
   await stores.approvals.grant(j);
-  target.inject({ kind: 'crash-before-send' });
-  const hProposal = refundProposal({ requestId: 'case-h', approval: h.id, amount: 1_000 });
-  await expect(holder.gate.submit(hProposal)).rejects.toThrow(/simulated crash/);
-  expect(await stores.journal.onceHolder('payment:pi_1', 'refunds')).toBe(holder.gate.effectIdOf(hProposal));
 
   // Refund J: its first run meets a failed premise read (a blip); its next ones read fine and wait behind H.
   target.inject({ kind: 'premise-error' });

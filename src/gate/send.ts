@@ -37,7 +37,7 @@ export async function holdBack(ctx: GateContext, holding: { partition: string; e
   }
   const replicas = ctx.timing.minReplicas ?? 0;
   if (replicas === 0) return null;
-  const { ok, acknowledged } = await ctx.journal.replicated(holding.partition, replicas, ctx.timing.replicaWaitMs ?? 1_000);
+  const { ok, acknowledged } = await ctx.journal.replicated(holding, replicas, ctx.timing.replicaWaitMs ?? 1_000);
   if (ok) return null;
   await giveUp();
   return `only ${acknowledged} of the ${replicas} Redis replicas required acknowledged the DISPATCHED, so it was not sent; recovery sends it once they do`;

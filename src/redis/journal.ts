@@ -963,13 +963,18 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
      * index's master (recovery finds open dispatches, and receipts their chains, only through those). A master of
      * another shard that lost its replicas (one failed over, say) holds none of this effect and is not asked: asking it
      * held back every send of the deployment. A master the client holds no live connection to answers no: whatever
-     * took the write may be gone.
+     * took the write may be gone; so does one that does not hold this send's DISPATCHED (its epoch) or binding, which
+     * the WAIT's own connection may have reached instead after a failover (replica-wait.ts).
      */
-    async replicated(partition: string, replicas: number, timeoutMs: number): Promise<{ ok: boolean; acknowledged: number }> {
+    async replicated(holding: { partition: string; effectId: string; epoch: number }, replicas: number, timeoutMs: number): Promise<{ ok: boolean; acknowledged: number }> {
       if (replicas <= 0) return { ok: true, acknowledged: 0 };
-      replicaWaits ??= createReplicaWaits((address) => connectTo(address));
+      const { partition, effectId, epoch } = holding;
+      const waits = (replicaWaits ??= createReplicaWaits((address) => connectTo(address)));
+      // What each master must hold of this send: the DISPATCHED's epoch in the effect's state, and its binding.
+      const dispatched = { key: keys.state(partition, effectId), field: 'epoch', value: String(epoch) };
+      const bound = { key: keys.effectPartitions, field: effectId, value: partition };
       if (!(redis instanceof Cluster)) {
-        const acknowledged = await replicaWaits.acknowledged(SERVER, keys.replicaMark, replicas, timeoutMs);
+        const acknowledged = await waits.acknowledged(SERVER, { mark: keys.replicaMark, proof: dispatched, replicas, timeoutMs });
         return { ok: acknowledged >= replicas, acknowledged };
       }
       const cluster = redis;
@@ -985,9 +990,9 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       const [own, index] = [cluster.slots[ownSlot]?.[0], cluster.slots[indexSlot]?.[0]];
       const live = (master: string | undefined) => cluster.nodes('master').some((candidate) => `${candidate.options.host ?? ''}:${candidate.options.port ?? ''}` === master && candidate.status === 'ready');
       if (own === undefined || index === undefined || !live(own) || !live(index)) return { ok: false, acknowledged: 0 };
-      // One round per master, each marked with a key that master serves: the index's own key, or one of the partition's tag.
-      const waits = new Map([[own, keys.replicaMarkOf(partition)], [index, keys.replicaMark]]);
-      const rounds = [...waits].map(([address, mark]) => (replicaWaits as ReplicaWaits).acknowledged(address, mark, replicas, timeoutMs));
+      // Each master asked for what it holds of the send, marked with a key it serves: the partition's tag on the
+      // effect's own master, the index's on the index's (one master holding both is asked for both).
+      const rounds = [waits.acknowledged(own, { mark: keys.replicaMarkOf(partition), proof: dispatched, replicas, timeoutMs }), waits.acknowledged(index, { mark: keys.replicaMark, proof: bound, replicas, timeoutMs })];
       // The fewest replicas either has: each must hold its part of the effect.
       const acknowledged = Math.min(...(await Promise.all(rounds)));
       return { ok: acknowledged >= replicas, acknowledged };

@@ -6,11 +6,14 @@
 // past the command timeout from the fifth on) and every binding, index read, alert and inbox command of the process
 // waited behind them.
 //
-// Here each master gets a connection for WAIT alone, and one WAIT at a time: a send that asks while one is out shares
-// the next, which every send that asked before it was written shares too. WAIT counts the replicas that acknowledged
-// this connection's own last write, so each round writes a mark first (a key on that master, kept a minute): Redis's
-// replication offset is one stream per master, so replicas that acknowledged the mark acknowledged every write the
-// master took before it, the process's own connection's included.
+// Here each master gets a connection for WAIT alone, and one round at a time: the sends that ask while a round is out
+// share the next. WAIT counts the replicas that acknowledged this connection's own last write, so each round writes a
+// mark first (a key on that master, kept a minute): Redis's replication offset is one stream per master, so replicas
+// that acknowledged the mark acknowledged every write the master took before it, the process's own connection's
+// included. That holds only on the server that took those writes: this connection is opened on its own, and an
+// address can lead elsewhere after a failover (a moved DNS name or virtual IP, a sentinel's new master) while the
+// process's connection still writes to the old one. So a round first reads, for each send it answers, a proof of that
+// send's write (its DISPATCHED's epoch, its binding); a send whose proof this server does not hold is answered 0.
 import type { Redis } from 'ioredis';
 
 /** How long the mark outlives its round: only its write matters, never its value. */
@@ -18,17 +21,22 @@ const MARK_TTL_MS = 60_000;
 /** Beyond a WAIT's own timeout, how long a round may take before it counts as no replica acknowledging. */
 const ROUND_MARGIN_MS = 1_000;
 
+/** A field the send wrote on that master, and the value it wrote (`HGET key field` must answer it). */
+export type WriteProof = { key: string; field: string; value: string };
+
 export type ReplicaWaits = {
   /**
-   * Replicas of the master at `address` that acknowledged every write it took before this call. `mark` is a key that
-   * master serves (a cluster's: of a slot it holds); a round whose mark it does not serve answers 0.
+   * Replicas of the master at `address` that acknowledged every write it took before this call; 0 when that master
+   * does not hold `proof`. `mark` is a key that master serves (a cluster's: of a slot it holds); a round whose mark it
+   * does not serve answers 0.
    */
-  acknowledged(address: string, mark: string, replicas: number, timeoutMs: number): Promise<number>;
+  acknowledged(address: string, ask: { mark: string; proof: WriteProof; replicas: number; timeoutMs: number }): Promise<number>;
   /** Closes every connection made for WAIT; a later call opens them again. */
   close(): void;
 };
 
-type Waiter = { connection: Redis; running: Promise<number> | null; next: Promise<number> | null };
+type Asking = { mark: string; proof: WriteProof; replicas: number; timeoutMs: number; answer: (acknowledged: number) => void };
+type Waiter = { connection: Redis; running: boolean; queued: Asking[] };
 
 /** `connect` opens a connection to the master at an address (its credentials and TLS as the process's own). */
 export function createReplicaWaits(connect: (address: string) => Redis): ReplicaWaits {
@@ -38,25 +46,38 @@ export function createReplicaWaits(connect: (address: string) => Redis): Replica
     const known = waiters.get(address);
     if (known !== undefined) return known;
     // A round that waits for the connection (the first, or one after a reconnect) is bounded by its own timer; what
-    // it left queued is a mark and a WAIT, harmless whenever they run.
+    // it left queued is reads, a mark and a WAIT, harmless whenever they run.
     const connection = connect(address);
     connection.on('error', () => undefined);
-    const waiter: Waiter = { connection, running: null, next: null };
+    const waiter: Waiter = { connection, running: false, queued: [] };
     waiters.set(address, waiter);
     return waiter;
   }
 
-  async function round(connection: Redis, mark: string, replicas: number, timeoutMs: number): Promise<number> {
+  /** One round for `asking`: their proofs read, the mark written, one WAIT; each send's count, 0 when not held here. */
+  async function round(connection: Redis, asking: readonly Asking[]): Promise<number[]> {
+    const none = asking.map(() => 0);
+    const [first] = asking;
+    if (first === undefined) return none;
+    const replicas = Math.max(...asking.map((ask) => ask.replicas));
+    const timeoutMs = Math.max(...asking.map((ask) => ask.timeoutMs));
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<number>((resolve) => {
-      timer = setTimeout(() => resolve(0), timeoutMs + ROUND_MARGIN_MS);
+    const late = new Promise<number[]>((resolve) => {
+      timer = setTimeout(() => resolve(none), timeoutMs + ROUND_MARGIN_MS);
     });
     const asked = (async () => {
-      const replies = await connection.pipeline().set(mark, String(Date.now()), 'PX', MARK_TTL_MS).wait(replicas, timeoutMs).exec();
-      const [marked, waited] = replies ?? [];
-      if (marked?.[0] || waited?.[0]) return 0;
-      return Number(waited?.[1] ?? 0);
-    })().catch(() => 0);
+      const pipeline = connection.pipeline();
+      for (const ask of asking) pipeline.hget(ask.proof.key, ask.proof.field);
+      pipeline.set(first.mark, String(Date.now()), 'PX', MARK_TTL_MS).wait(replicas, timeoutMs);
+      const replies = (await pipeline.exec()) ?? [];
+      const [marked, waited] = replies.slice(asking.length);
+      if (marked === undefined || waited === undefined || marked[0] || waited[0]) return none;
+      const acknowledged = Number(waited[1] ?? 0);
+      return asking.map((ask, index) => {
+        const [error, value] = replies[index] ?? [new Error('no reply'), null];
+        return error === null && value === ask.proof.value ? acknowledged : 0;
+      });
+    })().catch(() => none);
     try {
       return await Promise.race([asked, late]);
     } finally {
@@ -64,29 +85,33 @@ export function createReplicaWaits(connect: (address: string) => Redis): Replica
     }
   }
 
+  /** Rounds one after another while sends are queued: those that asked while one was out share the next. */
+  async function drain(waiter: Waiter): Promise<void> {
+    waiter.running = true;
+    try {
+      while (waiter.queued.length > 0) {
+        const asking = waiter.queued.splice(0);
+        const answers = await round(waiter.connection, asking);
+        asking.forEach((ask, index) => ask.answer(answers[index] ?? 0));
+      }
+    } finally {
+      waiter.running = false;
+    }
+  }
+
   return {
-    acknowledged(address, mark, replicas, timeoutMs) {
+    acknowledged(address, ask) {
       const waiter = waiterFor(address);
-      // A round already written may not cover this caller's writes; the one queued after it does, and is shared.
-      if (waiter.next !== null) return waiter.next;
-      const start = (): Promise<number> => {
-        const running = round(waiter.connection, mark, replicas, timeoutMs);
-        waiter.running = running;
-        void running.then(() => {
-          if (waiter.running === running) waiter.running = null;
-        });
-        return running;
-      };
-      if (waiter.running === null) return start();
-      const next = waiter.running.then(() => {
-        waiter.next = null;
-        return start();
+      return new Promise<number>((answer) => {
+        waiter.queued.push({ ...ask, answer });
+        if (!waiter.running) void drain(waiter);
       });
-      waiter.next = next;
-      return next;
     },
     close() {
-      for (const waiter of waiters.values()) waiter.connection.disconnect();
+      for (const waiter of waiters.values()) {
+        waiter.connection.disconnect();
+        for (const ask of waiter.queued.splice(0)) ask.answer(0);
+      }
       waiters.clear();
     },
   };

@@ -771,9 +771,11 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
   }
   const pid = typeof facts.pid === 'number' ? facts.pid : null;
   // Its signing key is the key of a command writing into its journal (withStores: when the command reaches its Redis
-  // and key prefix). Only a running service's: a stopped one's file may name a key since rotated away.
-  if (running && typeof facts.signing_kid === 'string' && typeof facts.redis_url === 'string' && typeof facts.key_prefix === 'string') {
-    signerOfService({ file, pid, kid: facts.signing_kid, keyFile: typeof facts.signing_key_file === 'string' ? facts.signing_key_file : null, redisUrl: facts.redis_url, keyPrefix: facts.key_prefix });
+  // and key prefix), running or stopped: a stopped service's Redis (given, or its private one left up) still takes the
+  // entry, and the service started again sends what it records, so an entry signed with a key of the command's own
+  // would move money on a receipt the service calls invalid.
+  if (typeof facts.signing_kid === 'string' && typeof facts.redis_url === 'string' && typeof facts.key_prefix === 'string') {
+    signerOfService({ file, pid, running, kid: facts.signing_kid, keyFile: typeof facts.signing_key_file === 'string' ? facts.signing_key_file : null, redisUrl: facts.redis_url, keyPrefix: facts.key_prefix });
   }
   if (running) runningService = { file, pid, stripeApiBase: typeof facts.stripe_api_base === 'string' ? facts.stripe_api_base : null };
   // A STRIPE_API_BASE given is kept, never replaced by the service's sandbox: without a key, whatever needs Stripe

@@ -5,11 +5,14 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { publicKeySet, type PublicKeySet } from '../core/signing.js';
 import { parseReceiptText, verifyReceiptText } from '../core/receipt-text.js';
+import { headSignatureValid, type Receipt } from '../core/receipt.js';
+import { parseReceipt } from '../core/receipt-schema.js';
+import { entrySignatures, type Verification } from '../core/verify.js';
 import { loadConfig } from '../config.js';
 import { keyFileExposure, keyFilePath, publicKeyPem, readKeyFile, retiredKeysFileExposure, verifyingKeys } from '../keys/key-store.js';
 import { signingKeyFromPem } from '../core/signing.js';
 import { existsSync } from 'node:fs';
-import { readReceiptText, reportOf, verifyFile, whyReceiptUnreadable, whyUnreadable, type FileReport } from './verify-pool.js';
+import { readReceiptText, reportOf, whyReceiptUnreadable, whyUnreadable, type FileReport } from './verify-pool.js';
 import { printJson, printLine, printProblem } from './output.js';
 import { showable } from '../core/text.js';
 import { CliFailure, EXIT_BAD_INPUT, wholeNumber } from './failure.js';
@@ -95,69 +98,123 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string; given
 }
 
 /**
- * The key ids that signed a receipt (its entries' and its head's), as written in it, in the order met and each once.
- * Read from the value as given: whatever is not a key id is left to verify() to judge.
+ * Why a receipt with parts signed by `kids`, none of which is a key this machine holds, was not authenticated here,
+ * and what to pass. A key found on this machine (the data directory's, a retired one) was not given for this receipt:
+ * it says nothing of a part another key signed, which is what the service's genuine receipts are from here.
  */
-function signersOf(input: unknown): string[] {
-  const kids = new Set<string>();
-  const kidOf = (part: unknown) => {
-    const { kid, sig } = (typeof part === 'object' && part !== null ? part : {}) as { kid?: unknown; sig?: unknown };
-    if (typeof kid === 'string' && kid !== '' && typeof sig === 'string' && sig !== '') kids.add(kid);
-  };
-  const { entries, head } = (typeof input === 'object' && input !== null ? input : {}) as { entries?: unknown; head?: unknown };
-  if (Array.isArray(entries)) entries.forEach(kidOf);
-  kidOf(head);
-  return [...kids];
+function unheldSignersNote(kids: readonly string[], source: string): string {
+  return `signatures: the receipt is signed with key ${kids.join(', ')}, which is none of the keys this machine holds (${source}), so those signatures were not authenticated here (every one by a key it holds verified). Pass the signer's public key with --public-key FILE (\`npx interlock keys public\` where the service runs prints it) to authenticate it.`;
 }
 
 /**
- * Why a receipt signed by `kids`, none of which is a key this machine holds, was checked but not authenticated here,
- * and what to pass. A key found on this machine (the data directory's, a retired one) was not given for this receipt:
- * it says nothing of a receipt another key signed, which is what the service's genuine receipts are from here.
+ * The key ids of the signed parts of `receipt` (its entries' and its head's) that do not verify with `found` only
+ * because `found` has no such key; null when some part fails otherwise: signed with a key `found` holds and not
+ * verifying, or naming no key. Entries a signed entry covers are judged through that entry.
  */
-function unheldSignersNote(kids: readonly string[], source: string): string {
-  return `signatures: the receipt is signed with key ${kids.join(', ')}, which is none of the keys this machine holds (${source}), so the signatures were checked against no key and not authenticated here. Pass the signer's public key with --public-key FILE (\`npx interlock keys public\` where the service runs prints it) to authenticate it.`;
+function unheldSigners(receipt: Receipt, found: PublicKeySet): string[] | null {
+  const kids = new Set<string>();
+  const parts = entrySignatures(receipt, found);
+  for (const [index, part] of parts.entries()) {
+    if (receipt.entries[index]?.sig === null || part.status === 'signed') continue;
+    if (part.status !== 'unknown_key' || part.kid === null || part.kid === '') return null;
+    kids.add(part.kid);
+  }
+  const head = headSignatureValid(receipt.head, found);
+  if (head === 'unknown-key' && receipt.head.kid !== '') kids.add(receipt.head.kid);
+  else if (head !== true) return null;
+  return [...kids];
+}
+
+/** A receipt's text read and verified, with the keys (`notHeld`) that signed parts of it and that this machine does not hold. */
+type JudgedText = { json: true; verification: Verification; notHeld: string[] } | { json: false; error: string };
+
+function withNoneUnheld(read: ReturnType<typeof verifyReceiptText>): JudgedText {
+  return read.json ? { ...read, notHeld: [] } : read;
+}
+
+/**
+ * A receipt's text verified with keys found on this machine (`found`, not given), which authenticate only what they
+ * signed. A receipt they call invalid only because parts of it are signed by keys they do not hold (the service's,
+ * read on a laptop whose data directory holds a key of its own; one retired before INTERLOCK_RETIRED_PUBLIC_KEYS_FILE
+ * named it) is verified again without keys: not authenticated (valid null, exit 3) unless its chain or rules are
+ * broken, and never called a forgery, as \`effect show\` says of it; `notHeld` names those keys. A part signed with a
+ * key `found` holds is checked with it whatever other keys the receipt names: a forged entry under a held key stays a
+ * forgery when its head is re-signed with a fresh key.
+ */
+function judgedOnHeldKeys(text: string, found: PublicKeySet, source: string): JudgedText {
+  // Read as text and verified as text (core/receipt-text.ts): a member named twice is caught only there.
+  const held = verifyReceiptText(text, { publicKeys: found });
+  if (!held.json || held.verification.valid !== false) return withNoneUnheld(held);
+  const parsed = parseReceiptText(text);
+  const shaped = parsed.json ? parseReceipt(parsed.input) : null;
+  if (shaped?.ok !== true) return { ...held, notHeld: [] };
+  let notHeld: string[] | null;
+  try {
+    notHeld = unheldSigners(shaped.receipt, found);
+  } catch {
+    // What no signature check foresaw in a hostile receipt: the held keys' answer (invalid) stands.
+    notHeld = null;
+  }
+  if (notHeld === null || notHeld.length === 0) return { ...held, notHeld: [] };
+  const bare = verifyReceiptText(text, {});
+  if (!bare.json) return { ...held, notHeld: [] };
+  return { json: true, verification: { ...bare.verification, unchecked: [unheldSignersNote(notHeld, source)] }, notHeld };
 }
 
 /** The most verifying threads `receipt verify --threads` starts (verification is CPU work: more than the cores gain nothing). */
 const MAX_VERIFY_THREADS = 256;
 
-/**
- * One of several receipts the keys found on this machine (`found`, not given) called invalid, judged again as one file
- * is: signed by a key they do not hold, it is checked against no key (not authenticated, unless its chain is broken),
- * with the key ids added to `unheld`. Standard input was read once, by the pool: its verdict stands.
- */
-function judgedOnHeldKeys(report: FileReport, found: PublicKeySet, unheld: Set<string>): FileReport {
-  const { file } = JSON.parse(report.line) as { file?: unknown };
-  if (typeof file !== 'string' || file === '-') return report;
+/** A file's report, its text judged on the keys found on this machine (judgedOnHeldKeys); its unheld keys go into `unheld`. */
+function reportOnHeldKeys(file: string, text: string, found: { keys: PublicKeySet; source: string }, unheld: Set<string>): FileReport {
+  const judged = judgedOnHeldKeys(text, found.keys, found.source);
+  if (!judged.json) return reportOf({ file, readable: false, verification: null, error: `cannot read ${file} as JSON: ${judged.error}` });
+  for (const kid of judged.notHeld) unheld.add(kid);
+  return reportOf({ file, readable: true, verification: judged.verification, error: null });
+}
+
+/** Standard input's report among several files, judged as a file is (reportOnHeldKeys). */
+function standardInputOnHeldKeys(found: { keys: PublicKeySet; source: string }, unheld: Set<string>): FileReport {
+  let text: string;
+  try {
+    text = readReceiptText('-');
+  } catch (error) {
+    return reportOf({ file: '-', readable: false, verification: null, error: `cannot read -: ${whyReceiptUnreadable('-', error)}` });
+  }
+  return reportOnHeldKeys('-', text, found, unheld);
+}
+
+/** A file the pool called invalid with the keys found on this machine, read again and judged so; unreadable now, the pool's verdict stands. */
+function rejudged(verified: FileReport, found: { keys: PublicKeySet; source: string }, unheld: Set<string>): FileReport {
+  const { file } = JSON.parse(verified.line) as { file?: unknown };
+  if (typeof file !== 'string') return verified;
   let text: string;
   try {
     text = readReceiptText(file);
   } catch {
-    return report;
+    return verified;
   }
-  const parsed = parseReceiptText(text);
-  const notHeld = parsed.json ? signersOf(parsed.input).filter((kid) => !found.has(kid)) : [];
-  if (notHeld.length === 0) return report;
-  for (const kid of notHeld) unheld.add(kid);
-  return reportOf(verifyFile(file, []));
+  return reportOnHeldKeys(file, text, found, unheld);
 }
 
 /**
  * Several receipts: one JSON line per file as each is verified, then the worst exit code of them all. `found`: the
- * keys were found on this machine, not given, and authenticate only what they signed (as for one file).
+ * keys were found on this machine, not given, and authenticate only what they signed (as for one file): a receipt the
+ * pool calls invalid with them is read again and judged so. Standard input cannot be read again, so it is read and
+ * judged here, before the files go to the pool.
  */
 async function verifyEach(files: string[], pems: string[], threads: number | undefined, found: { keys: PublicKeySet; source: string } | null): Promise<number> {
   const { verifyMany } = await import('./verify-pool.js');
   const counts = { valid: 0, invalid: 0, unauthenticated: 0, unreadable: 0 };
   const unheld = new Set<string>();
-  await verifyMany(files, pems, (verified) => {
-    const report = found !== null && verified.status === 'invalid' ? judgedOnHeldKeys(verified, found.keys, unheld) : verified;
+  const print = (report: FileReport) => {
     counts[report.status] += 1;
     printLine(report.line);
-  }, threads);
+  };
+  const rest = found === null ? files : files.filter((file) => file !== '-');
+  if (found !== null && rest.length < files.length) print(standardInputOnHeldKeys(found, unheld));
+  await verifyMany(rest, pems, (verified) => print(found !== null && verified.status === 'invalid' ? rejudged(verified, found, unheld) : verified), threads);
   if (found !== null && unheld.size > 0) {
-    process.stderr.write(`Some receipts are signed with key ${[...unheld].join(', ')}, which this machine does not hold (${found.source}), so their signatures were not checked. Pass that key's public half with --public-key FILE to authenticate them.\n`);
+    process.stderr.write(`Some receipts are signed with key ${[...unheld].join(', ')}, which this machine does not hold (${found.source}), so those signatures were not checked. Pass that key's public half with --public-key FILE to authenticate them.\n`);
   }
   process.stderr.write(`${files.length} receipts: ${counts.valid} valid, ${counts.invalid} invalid, ${counts.unauthenticated} not authenticated, ${counts.unreadable} unreadable\n`);
   if (counts.unreadable > 0) return EXIT_UNREADABLE;
@@ -199,17 +256,11 @@ export function addReceiptCommands(program: Command): void {
       }
       const file = files[0] ?? '-';
       const text = readText(file);
-      // Keys found on this machine, not given for this receipt, authenticate only what they signed: a receipt signed by
-      // another key (the service's, read on a laptop whose data directory holds a key of its own) is not authenticated
-      // here (valid null, exit 3, naming the key), as `effect show` says of it, and is never called a forgery. One
-      // signed by those keys is checked with them, so tampering with it is still found.
-      const parsed = keys === undefined || given ? null : parseReceiptText(text);
-      const signers = parsed?.json === true ? signersOf(parsed.input) : [];
-      const notHeld = keys === undefined ? [] : signers.filter((kid) => !keys.has(kid));
+      // Keys found on this machine, not given for this receipt, authenticate only what they signed (judgedOnHeldKeys).
       // Read as text and verified as text (core/receipt-text.ts): a member named twice is caught only there.
-      const read = verifyReceiptText(text, keys && notHeld.length === 0 ? { publicKeys: keys } : {});
+      const read = keys === undefined || given ? withNoneUnheld(verifyReceiptText(text, keys ? { publicKeys: keys } : {})) : judgedOnHeldKeys(text, keys, source);
       if (!read.json) unreadable(`${file} is not JSON: ${read.error}`);
-      const result = notHeld.length === 0 ? read.verification : { ...read.verification, unchecked: [unheldSignersNote(notHeld, source)] };
+      const { verification: result, notHeld } = read;
       let written: string;
       try {
         written = JSON.stringify({ ...result, publicKeys: source }, null, 2);
@@ -222,7 +273,7 @@ export function addReceiptCommands(program: Command): void {
       if (keys === undefined) {
         process.stderr.write('No public key was given or configured, so the signatures were not checked: anyone could have rebuilt this chain. Pass --public-key FILE to authenticate it.\n');
       } else if (notHeld.length > 0) {
-        process.stderr.write(`The receipt is signed with key ${notHeld.join(', ')}, which this machine does not hold (${source}), so the signatures were not checked: anyone could have rebuilt this chain. Pass that key's public half with --public-key FILE to authenticate it.\n`);
+        process.stderr.write(`The receipt is signed with key ${notHeld.join(', ')}, which this machine does not hold (${source}), so the signatures by it were not checked: anyone could have rebuilt this chain. Pass that key's public half with --public-key FILE to authenticate it.\n`);
       }
       process.exitCode = result.valid === true ? EXIT_VALID : result.valid === null ? EXIT_UNAUTHENTICATED : EXIT_INVALID;
     });

@@ -22,11 +22,11 @@ import { CliFailure, EXIT_BAD_INPUT } from './failure.js';
 export type CliStores = { stores: Stores; journal: Journal; approvals: Stores['approvals']; config: Stores['config']; keyed: boolean };
 
 /**
- * The signing key of the running service a command found through its service.json (`serve` writes the key id it
- * signs with, and the key file it read), and the Redis and key prefix it serves: its key is the key of a command
- * that writes into that journal.
+ * The signing key of the service a command found through its service.json (`serve` writes the key id it signs with,
+ * and the key file it read), and the Redis and key prefix it serves: its key is the key of a command that writes into
+ * that journal, whether the service runs or not (`running`).
  */
-export type ServiceSigner = { file: string; pid: number | null; kid: string; keyFile: string | null; redisUrl: string; keyPrefix: string };
+export type ServiceSigner = { file: string; pid: number | null; running: boolean; kid: string; keyFile: string | null; redisUrl: string; keyPrefix: string };
 let serviceSigner: ServiceSigner | null = null;
 
 export function signerOfService(signer: ServiceSigner): void {
@@ -50,19 +50,21 @@ function serviceKeyFile(service: ServiceSigner): { key: SigningKey; keyFile: str
 
 /**
  * The signing key of a command. One that writes entries needs the service's, and creates it in the data directory
- * when there is none, as the service does. One that only reads (`readOnly`) never creates a key file: on a machine
- * without one it gets a key kept in memory, which signs nothing (the command writes no entry), so no stray key is left
- * behind and no receipt is judged against a key that never signed it.
+ * when there is none and no service.json names the service's, as the service does. One that only reads (`readOnly`)
+ * never creates a key file: on a machine without one it gets a key kept in memory, which signs nothing (the command
+ * writes no entry), so no stray key is left behind and no receipt is judged against a key that never signed it.
  *
- * A running service found through service.json, serving the Redis and key prefix the command reaches, decides: its
- * key is the command's. Its key file is used when this key is not that one (the service was given
- * INTERLOCK_SIGNING_KEY_FILE, or a rotation moved the data directory's key away); a command that writes and cannot
- * read it is refused, and no key is ever made beside it: entries signed with a key the service does not hold are
- * "signed with an unknown key" on its receipts, while the money they moved has moved.
+ * A service found through service.json, serving the Redis and key prefix the command reaches, decides: its key is the
+ * command's. Its key file is used when this key is not that one (the service was given INTERLOCK_SIGNING_KEY_FILE, or
+ * a rotation moved the data directory's key away); a command that writes and cannot read it is refused, and no key is
+ * ever made beside it: entries signed with a key the service does not hold are "signed with an unknown key" on its
+ * receipts, while the money they moved has moved. So while the service is stopped too: its Redis still takes the
+ * entries, and it sends them when it starts again. A command that only reads goes by a running service's key alone.
  */
 function keyOf(config: Stores['config'], readOnly: boolean): { key: SigningKey; exposure: KeyExposure | null; keyed: boolean } {
   const path = keyFilePath(config);
-  const service = serviceSigner !== null && serviceSigner.redisUrl === config.redisUrl && serviceSigner.keyPrefix === config.keyPrefix ? serviceSigner : null;
+  const reached = serviceSigner !== null && serviceSigner.redisUrl === config.redisUrl && serviceSigner.keyPrefix === config.keyPrefix ? serviceSigner : null;
+  const service = reached !== null && (reached.running || !readOnly) ? reached : null;
   if (service !== null) {
     const own = existsSync(path) ? loadOrCreateSigningKey(config) : null;
     if (own !== null && own.key.kid === service.kid) return { key: own.key, exposure: own.exposure, keyed: true };
@@ -75,7 +77,8 @@ function keyOf(config: Stores['config'], readOnly: boolean): { key: SigningKey; 
     }
     if (!readOnly) {
       const mine = own === null ? `no key is at ${path} (one made now would be a key the service does not hold)` : `this command's own key, ${own.key.kid} (${path}), is not it`;
-      throw new CliFailure(`This command signs the entries it records with the key of the service that wrote ${service.file}${service.pid === null ? '' : ` (pid ${service.pid})`}, ${service.kid}, but ${theirs.why}, and ${mine}. Set INTERLOCK_SIGNING_KEY_FILE to the service's key file (the one it was started with) and run it again; nothing was recorded.`, EXIT_BAD_INPUT);
+      const which = service.running ? '' : ', which is stopped (it sends what is recorded when it starts again)';
+      throw new CliFailure(`This command signs the entries it records with the key of the service that wrote ${service.file}${service.pid === null ? '' : ` (pid ${service.pid})`}${which}, ${service.kid}, but ${theirs.why}, and ${mine}. Set INTERLOCK_SIGNING_KEY_FILE to the service's key file (the one it was started with) and run it again; nothing was recorded.`, EXIT_BAD_INPUT);
     }
   }
   if (readOnly && config.signingKeyFile === null && !existsSync(path) && danglingLink(path) === null) {

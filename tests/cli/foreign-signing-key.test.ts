@@ -3,13 +3,14 @@
 // export` used to sign the heads with that key and exit 0, writing receipts the service's public key calls invalid,
 // and `effect show` called the service's genuine receipt signed by an unknown key (valid: false, as a forgery).
 // Export refuses instead, naming both keys; `effect show` says the receipt is not authenticated here (valid: null).
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryTarget, openStores, startSender, type Sender, type Stores } from '../../src/interlock.js';
 import { keyFilePath } from '../../src/keys/key-store.js';
 import { approvalTerms, refundProposal, REDIS_URL, removePrefixes, testConfig, testKey } from '../support/harness.js';
+import { spawnWorker } from '../pipeline/pipeline-support.js';
 import { runCli, tempDir } from './run-cli.js';
 import { lastEffect, serveGivenSandbox, shell, type GivenSandboxServe } from './serve-given-sandbox.js';
 
@@ -137,6 +138,52 @@ describe('commands run against a running service that signs with INTERLOCK_SIGNI
       expect(shown.code).not.toBe(0);
     } finally {
       renameSync(hidden, serviceKeyFile);
+    }
+  });
+
+  // Rule: so while that service is stopped (a restart, the rotation's step 3, a crash): its Redis still takes the
+  // entry and the service sends it when it starts again, so a refund recorded meanwhile is signed with the key file its
+  // service.json names, or refused (exit 2) when that file is unreadable; never with a key the command makes. Runs
+  // last: it stops the service.
+  it('while the service is stopped, a refund is signed with the key file its service.json names (valid once the restarted service sends it), or refused (exit 2) when it cannot read it; no key is made', async () => {
+    const paid = await shell(`${running.facts.try.slice(0, 2).join(' && ')} && echo "PI=$PI"`, terminal());
+    expect(paid.code, paid.stderr).toBe(0);
+    const pi = /PI=(\S+)/.exec(paid.stdout)?.[1] ?? '';
+    await running.service.stop();
+    const facts = JSON.parse(readFileSync(join(dataDir, 'service.json'), 'utf8')) as { stopped_at?: string; key_prefix: string };
+    expect(facts.stopped_at).toBeDefined();
+    const commandEnv = { ...terminal(), INTERLOCK_DATA_DIR: dataDir, REDIS_URL: undefined, INTERLOCK_KEY_PREFIX: undefined };
+    const refund = ['refund', '--request', `stopped-${pi}`, '--payment-intent', pi, '--amount', '2000', '--approval', `ap_${pi}`];
+    const hidden = `${serviceKeyFile}.elsewhere`;
+    renameSync(serviceKeyFile, hidden);
+    let refused;
+    try {
+      refused = await runCli(refund, commandEnv);
+    } finally {
+      renameSync(hidden, serviceKeyFile);
+    }
+    expect(refused.code, refused.stdout + refused.stderr).toBe(2);
+    expect(refused.stderr).toContain('INTERLOCK_SIGNING_KEY_FILE');
+    expect(refused.stderr).toContain('nothing was recorded');
+    const recorded = await runCli(refund, commandEnv);
+    expect([0, 4], recorded.stdout + recorded.stderr).toContain(recorded.code);
+    expect(existsSync(keyFilePath({ dataDir, signingKeyFile: null }))).toBe(false);
+    const { effectId } = JSON.parse(recorded.stdout) as { effectId: string };
+    // The service started again as it was (same key file, Redis and prefix) sends the refund the command recorded.
+    const again = spawnWorker({ REDIS_URL, INTERLOCK_KEY_PREFIX: facts.key_prefix, INTERLOCK_DATA_DIR: dataDir, STRIPE_API_BASE: running.sandbox.url, STRIPE_SECRET_KEY: 'sk_test_sandbox', INTERLOCK_SIGNING_KEY_FILE: serviceKeyFile, INTERLOCK_UNSAFE_DURABILITY: '1' }, ['serve', '--roles', 'worker,api', '--port', '0']);
+    try {
+      await again.ready;
+      let settled: { outcome: string | null; receipt_valid: boolean | null } = { outcome: null, receipt_valid: null };
+      const giveUp = Date.now() + 30_000;
+      while (settled.outcome === null && Date.now() < giveUp) {
+        const now = JSON.parse(readFileSync(join(dataDir, 'service.json'), 'utf8')) as { api_url: string; tokens: Record<string, string>; stopped_at?: string };
+        const response = now.stopped_at === undefined ? await fetch(`${now.api_url}/v1/effects/${effectId}`, { headers: { authorization: `Bearer ${now.tokens.auditor ?? ''}` } }).catch(() => null) : null;
+        if (response?.ok === true) settled = (await response.json()) as typeof settled;
+        if (settled.outcome === null) await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+      expect(settled).toMatchObject({ outcome: 'COMMITTED', receipt_valid: true });
+    } finally {
+      await again.stop();
     }
   });
 });

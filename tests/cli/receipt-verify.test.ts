@@ -6,7 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Receipt } from '../../src/core/receipt.js';
+import { buildReceipt, type Receipt } from '../../src/core/receipt.js';
+import { entryHash } from '../../src/core/entries.js';
 import { shownUrl } from '../../src/core/redact.js';
 import { parseSeal } from '../../src/core/seal.js';
 import { keyFilePath } from '../../src/keys/key-store.js';
@@ -36,6 +37,12 @@ beforeAll(async () => {
   // Saved by an editor that writes a byte order mark first; and several receipts one per line, as export prints them.
   writeFileSync(file('bom.json'), `\uFEFF${JSON.stringify(receipt, null, 2)}`);
   writeFileSync(file('lines.json'), `${JSON.stringify(receipt)}\n${JSON.stringify(receipt)}\n`);
+  // The approver rewritten and the chain re-linked and re-hashed (no key needed), the entries keeping their kid and sig;
+  // then the head re-signed with a fresh key nobody holds. And the genuine entries under a head a fresh key signed.
+  const fresh = testKey();
+  const forged = rechained(receipt);
+  writeFileSync(file('forged-fresh-head.json'), JSON.stringify(buildReceipt(forged.effectId, forged.entries, fresh.key, Date.now())));
+  writeFileSync(file('fresh-head.json'), JSON.stringify(buildReceipt(receipt.effectId, receipt.entries, fresh.key, Date.now())));
   writeFileSync(file('bad-key.pem'), '-----BEGIN PUBLIC KEY-----\nnot a key\n-----END PUBLIC KEY-----\n');
   execFileSync('mkfifo', [file('fifo.json')]);
   // Sparse: the size is what is checked, so nothing is written.
@@ -47,6 +54,21 @@ afterAll(async () => {
   await world?.close();
   temp.remove();
 });
+
+/** `source` with its approver rewritten, its chain re-linked and re-hashed (no key needed), every kid and sig kept. */
+function rechained(source: Receipt): Receipt {
+  const copy = JSON.parse(JSON.stringify(source)) as Receipt;
+  const authorized = copy.entries[1];
+  if (authorized?.kind !== 'AUTHORIZED') throw new Error('the receipt has no AUTHORIZED entry second');
+  (authorized as unknown as { approval: { approver: string } }).approval.approver = 'mallory@support';
+  let prev = copy.entries[0]?.prev ?? null;
+  for (const entry of copy.entries) {
+    entry.prev = prev;
+    entry.hash = entryHash(entry as unknown as Record<string, unknown>);
+    prev = entry.hash;
+  }
+  return copy;
+}
 
 function verification(stdout: string): { valid: boolean; signed: boolean | null; outcome: string | null; problems: string[]; publicKeys: string } {
   return JSON.parse(stdout) as { valid: boolean; signed: boolean | null; outcome: string | null; problems: string[]; publicKeys: string };
@@ -156,6 +178,44 @@ describe.concurrent('receipt verify', { timeout: 60_000 }, () => {
     expect(verification(genuine.stdout).valid).toBe(true);
     expect(tampered.code, tampered.stderr).toBe(1);
     expect(verification(tampered.stdout).valid).toBe(false);
+  });
+
+  // Rule: keys found on this machine check every part of a receipt they signed, whatever other keys it names: a part
+  // signed (by its kid) with a key this machine holds whose signature fails makes the receipt invalid (exit 1); only
+  // when every failing part is signed with a key it does not hold is the receipt not authenticated (exit 3, naming
+  // those keys). A forged entry under the held key, its chain re-hashed and its head re-signed with a fresh key, is a
+  // forgery, alone, among several files and on standard input; standard input among several files is judged as a file.
+  it('on a machine holding the key that signed the entries, a forged entry stays a forgery (exit 1) when the head is re-signed with a fresh key; the genuine entries under that head are not authenticated (exit 3)', async () => {
+    const dataDir = join(temp.dir, 'entries-signer');
+    mkdirSync(join(dataDir, 'keys'), { recursive: true });
+    writeFileSync(keyFilePath({ dataDir, signingKeyFile: null }), world.key.privatePem, { mode: 0o600 });
+    const held = { INTERLOCK_DATA_DIR: dataDir };
+    const [forged, several, piped, genuine] = await Promise.all([
+      runCli(['receipt', 'verify', file('forged-fresh-head.json')], held),
+      runCli(['receipt', 'verify', file('receipt.json'), file('forged-fresh-head.json')], held),
+      runCli(['receipt', 'verify', '-', file('receipt.json')], held, { stdin: readFileSync(file('forged-fresh-head.json'), 'utf8') }),
+      runCli(['receipt', 'verify', file('fresh-head.json')], held),
+    ]);
+    expect(forged.code, forged.stdout + forged.stderr).toBe(1);
+    expect(verification(forged.stdout).valid).toBe(false);
+    expect(verification(forged.stdout).problems.join(' ')).toContain('does not verify');
+    const statuses = (run: typeof several) => run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { file: string; status: string }).map((line) => `${line.file}:${line.status}`);
+    expect({ code: several.code, statuses: statuses(several) }, several.stderr).toEqual({ code: 1, statuses: expect.arrayContaining([`${file('receipt.json')}:valid`, `${file('forged-fresh-head.json')}:invalid`]) as unknown });
+    expect({ code: piped.code, statuses: statuses(piped) }, piped.stderr).toEqual({ code: 1, statuses: expect.arrayContaining(['-:invalid', `${file('receipt.json')}:valid`]) as unknown });
+    expect(genuine.code, genuine.stdout + genuine.stderr).toBe(3);
+    const shown = JSON.parse(genuine.stdout) as { valid: boolean | null; problems: string[]; unchecked: string[] };
+    expect(shown).toMatchObject({ valid: null, problems: [] });
+    expect(shown.unchecked.join(' ')).not.toContain(world.key.key.kid);
+  });
+
+  it('reads a genuine receipt by a key this machine does not hold the same from standard input as from a file, among several: not authenticated (exit 3)', async () => {
+    const dataDir = join(temp.dir, 'laptop-stdin');
+    mkdirSync(join(dataDir, 'keys'), { recursive: true });
+    writeFileSync(keyFilePath({ dataDir, signingKeyFile: null }), testKey().privatePem, { mode: 0o600 });
+    const run = await runCli(['receipt', 'verify', '-', file('receipt.json')], { INTERLOCK_DATA_DIR: dataDir }, { stdin: readFileSync(file('receipt.json'), 'utf8') });
+    const statuses = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { file: string; status: string }).map((line) => `${line.file}:${line.status}`);
+    expect({ code: run.code, statuses }, run.stderr).toEqual({ code: 3, statuses: expect.arrayContaining(['-:unauthenticated', `${file('receipt.json')}:unauthenticated`]) as unknown });
+    expect(run.stderr).toContain(world.key.key.kid);
   });
 
   it('exits 2, not 1, when the local signing key it would check against cannot be read: the receipt is not at fault', async () => {

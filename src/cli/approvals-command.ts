@@ -45,7 +45,7 @@ export function addApprovalCommands(program: Command): void {
           const why = standing.revoked ? `was revoked${standing.revokedAt === null ? '' : ` at ${new Date(standing.revokedAt).toISOString()}`}` : `expired at ${new Date(standing.expiresAt).toISOString()}`;
           throw new CliFailure(`Approval ${terms.id} already stands with these terms and ${why}, so it covers nothing; an approval never changes once granted. Grant a new id.`, EXIT_FAILED);
         }
-      });
+      }, { signs: false });
     });
 
   approvals
@@ -56,7 +56,7 @@ export function addApprovalCommands(program: Command): void {
     .action(async (id: string, options: { by: string }) => {
       await withStores(async ({ approvals }) => {
         printJson(await approvals.revoke(id, options.by));
-      });
+      }, { signs: false });
     });
 
   approvals
@@ -82,6 +82,6 @@ export function addApprovalCommands(program: Command): void {
       await withStores(async ({ approvals }) => {
         await approvals.setSubjectCap(capped, cents);
         printJson({ subject: capped, limitCents: cents }, { compact: true });
-      });
+      }, { signs: false });
     });
 }

@@ -106,6 +106,15 @@ function unheldSignersNote(kids: readonly string[], source: string): string {
   return `signatures: the receipt is signed with key ${kids.join(', ')}, which is none of the keys this machine holds (${source}), so those signatures were not authenticated here (every one by a key it holds verified). Pass the signer's public key with --public-key FILE (\`npx interlock keys public\` where the service runs prints it) to authenticate it.`;
 }
 
+/** Most characters of a key id from a receipt that a message repeats. */
+const KID_SHOWN_CHARS = 80;
+
+/** A key id as the receipt gives it, fit for the terminal: a forger chooses it, control characters and all. */
+function shownKid(kid: string): string {
+  const shown = showable(kid, { lineBreaks: false });
+  return shown.length > KID_SHOWN_CHARS ? `${shown.slice(0, KID_SHOWN_CHARS)}…` : shown;
+}
+
 /**
  * The key ids of the signed parts of `receipt` (its entries' and its head's) that do not verify with `found` only
  * because `found` has no such key; null when some part fails otherwise: signed with a key `found` holds and not
@@ -117,10 +126,10 @@ function unheldSigners(receipt: Receipt, found: PublicKeySet): string[] | null {
   for (const [index, part] of parts.entries()) {
     if (receipt.entries[index]?.sig === null || part.status === 'signed') continue;
     if (part.status !== 'unknown_key' || part.kid === null || part.kid === '') return null;
-    kids.add(part.kid);
+    kids.add(shownKid(part.kid));
   }
   const head = headSignatureValid(receipt.head, found);
-  if (head === 'unknown-key' && receipt.head.kid !== '') kids.add(receipt.head.kid);
+  if (head === 'unknown-key' && receipt.head.kid !== '') kids.add(shownKid(receipt.head.kid));
   else if (head !== true) return null;
   return [...kids];
 }

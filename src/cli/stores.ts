@@ -178,14 +178,19 @@ function watchWrites(redis: RedisClient): { wrote(): boolean } {
   return { wrote: () => wrote };
 }
 
-export async function withStores(run: (stores: CliStores) => Promise<void>, options: { readOnly?: boolean } = {}): Promise<void> {
+/**
+ * `readOnly`: the command writes nothing. `signs: false`: it writes to Redis but records no journal entry (approvals,
+ * caps), so it needs no signing key: it is never refused over the service's key, and makes none (keyOf's
+ * `readOnly`).
+ */
+export async function withStores(run: (stores: CliStores) => Promise<void>, options: { readOnly?: boolean; signs?: boolean } = {}): Promise<void> {
   // A command's answer is its output: the service's info lines (a proposal recorded, a chain read) are noise on its
   // stderr, so a command logs warnings and worse unless INTERLOCK_LOG_LEVEL asks for more (empty is unset, as
   // loadConfig reads it).
   const configured = loadConfig();
   const config = (process.env.INTERLOCK_LOG_LEVEL ?? '') === '' ? { ...configured, logLevel: 'warn' as const } : configured;
   // A key file others can read is said in a line of its own: a command's warnings are read by a person.
-  const { key, exposure, keyed } = keyOf(config, options.readOnly === true);
+  const { key, exposure, keyed } = keyOf(config, options.readOnly === true || options.signs === false);
   if (exposure !== null) printProblem(exposure.message);
   const redis = createRedisClient(config, { failFast: true });
   // Heard before openStores adds its own listener (it may first await tracing's setup): a refused connection's error

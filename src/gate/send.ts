@@ -27,7 +27,7 @@ export const CLAIM_FRESH_MS = 250;
  * nothing left, so the claim is given up saying so (`unsent`: `first` from the dispatching worker, `unsent` from a
  * recoverer; release-claim-1.lua): the dispatch stays open and is sent once this holds, never settled AMBIGUOUS.
  */
-export async function holdBack(ctx: GateContext, holding: { partition: string; effectId: string; epoch: number }, unsent: 'first' | 'unsent'): Promise<string | null> {
+export async function holdBack(ctx: GateContext, holding: { partition: string; effectId: string; epoch: number; indexEntry?: string }, unsent: 'first' | 'unsent'): Promise<string | null> {
   const giveUp = () => ctx.journal.releaseClaim(holding.partition, holding.effectId, ctx.owner, holding.epoch, unsent);
   try {
     ctx.guard?.assertMaySend();

@@ -19,7 +19,8 @@ import { lookUp } from './reads.js';
  * when the holder's own binding put the effect in the effects-by-time index (a submit that bound it new).
  */
 /** `attempt`: the dispatch attempt whose premise read this holding's send follows (ReadContext.attempt). */
-export type Holding = { partition: string; effectId: string; epoch: number; head: string; approvalId: string; boundAt?: number; attempt?: string };
+/** `indexEntry`: the open-dispatch index entry ("<effect id>:<token>") the submit that dispatched wrote, when it did. */
+export type Holding = { partition: string; effectId: string; epoch: number; head: string; approvalId: string; boundAt?: number; attempt?: string; indexEntry?: string };
 
 /**
  * The fields of a landed object its receipt reads: the evidence id (verify.ts), and what the final money is derived

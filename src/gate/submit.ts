@@ -416,7 +416,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
           return ctx.result(effectId, 'REFUSED:stale_premise', { reason: report.violations.join('; '), changes: report.changes });
         }
         const current = binding.current;
-        const holding: Holding = { partition, effectId, epoch: reply.epoch ?? epoch + 1, head: reply.entries.at(-1)?.hash ?? '', approvalId: proposal.approval, attempt: prepared.attempt, ...(current.status === 'NEW' ? { boundAt: current.now } : {}) };
+        const holding: Holding = { partition, effectId, epoch: reply.epoch ?? epoch + 1, head: reply.entries.at(-1)?.hash ?? '', approvalId: proposal.approval, attempt: prepared.attempt, ...(current.status === 'NEW' ? { boundAt: current.now } : {}), ...(current.status === 'UNBOUND' ? {} : { indexEntry: `${effectId}:${current.token}` }) };
         ctx.busy.hold(effectId);
         try {
           return await answer(await sendDispatched(holding, effect, proposal.requestId ?? null, deadlineAt, scriptAnsweredAt), partition);

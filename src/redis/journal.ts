@@ -12,7 +12,7 @@ import { inlineSigner, type Signer, type SigningKey } from '../core/signing.js';
 import { createSealer } from '../keys/sealer.js';
 import { serverTime, type RedisClient } from './client.js';
 import { createRedisClock, type RedisClock } from './clock.js';
-import { createReplicaWaits, type ReplicaWaits } from './replica-wait.js';
+import { createReplicaWaits, type ReplicaWaits, type WriteProof } from './replica-wait.js';
 import type { Keys } from './keys.js';
 import { createScriptRunner, type ScriptName } from './scripts.js';
 
@@ -966,13 +966,15 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
      * took the write may be gone; so does one that does not hold this send's DISPATCHED (its epoch) or binding, which
      * the WAIT's own connection may have reached instead after a failover (replica-wait.ts).
      */
-    async replicated(holding: { partition: string; effectId: string; epoch: number }, replicas: number, timeoutMs: number): Promise<{ ok: boolean; acknowledged: number }> {
+    async replicated(holding: { partition: string; effectId: string; epoch: number; indexEntry?: string }, replicas: number, timeoutMs: number): Promise<{ ok: boolean; acknowledged: number }> {
       if (replicas <= 0) return { ok: true, acknowledged: 0 };
       const { partition, effectId, epoch } = holding;
       const waits = (replicaWaits ??= createReplicaWaits((address) => connectTo(address)));
-      // What each master must hold of this send: the DISPATCHED's epoch in the effect's state, and its binding.
+      // What each master must hold of this send: the DISPATCHED's epoch in the effect's state, and the open-dispatch
+      // entry its submit wrote (the binding, written once by the first submit, proves only that one; a recoverer's
+      // resend, which writes no entry of its own, is proved by the binding).
       const dispatched = { key: keys.state(partition, effectId), field: 'epoch', value: String(epoch) };
-      const bound = { key: keys.effectPartitions, field: effectId, value: partition };
+      const bound: WriteProof = holding.indexEntry === undefined ? { key: keys.effectPartitions, field: effectId, value: partition } : { key: keys.openIndex, member: holding.indexEntry };
       if (!(redis instanceof Cluster)) {
         const acknowledged = await waits.acknowledged(SERVER, { mark: keys.replicaMark, proof: dispatched, replicas, timeoutMs });
         return { ok: acknowledged >= replicas, acknowledged };

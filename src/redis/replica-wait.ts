@@ -13,7 +13,7 @@
 // included. That holds only on the server that took those writes: this connection is opened on its own, and an
 // address can lead elsewhere after a failover (a moved DNS name or virtual IP, a sentinel's new master) while the
 // process's connection still writes to the old one. So a round first reads, for each send it answers, a proof of that
-// send's write (its DISPATCHED's epoch, its binding); a send whose proof this server does not hold is answered 0.
+// send's write (its DISPATCHED's epoch, its own open-dispatch entry); a send whose proof this server lacks is answered 0.
 import type { Redis } from 'ioredis';
 
 /** How long the mark outlives its round: only its write matters, never its value. */
@@ -21,8 +21,11 @@ const MARK_TTL_MS = 60_000;
 /** Beyond a WAIT's own timeout, how long a round may take before it counts as no replica acknowledging. */
 const ROUND_MARGIN_MS = 1_000;
 
-/** A field the send wrote on that master, and the value it wrote (`HGET key field` must answer it). */
-export type WriteProof = { key: string; field: string; value: string };
+/**
+ * What the send wrote on that master: a hash field and the value it wrote (`HGET key field` must answer it), or a
+ * sorted-set member it added (`ZSCORE key member` must find it).
+ */
+export type WriteProof = { key: string; field: string; value: string } | { key: string; member: string };
 
 export type ReplicaWaits = {
   /**
@@ -67,7 +70,10 @@ export function createReplicaWaits(connect: (address: string) => Redis): Replica
     });
     const asked = (async () => {
       const pipeline = connection.pipeline();
-      for (const ask of asking) pipeline.hget(ask.proof.key, ask.proof.field);
+      for (const { proof } of asking) {
+        if ('member' in proof) pipeline.zscore(proof.key, proof.member);
+        else pipeline.hget(proof.key, proof.field);
+      }
       pipeline.set(first.mark, String(Date.now()), 'PX', MARK_TTL_MS).wait(replicas, timeoutMs);
       const replies = (await pipeline.exec()) ?? [];
       const [marked, waited] = replies.slice(asking.length);
@@ -75,7 +81,8 @@ export function createReplicaWaits(connect: (address: string) => Redis): Replica
       const acknowledged = Number(waited[1] ?? 0);
       return asking.map((ask, index) => {
         const [error, value] = replies[index] ?? [new Error('no reply'), null];
-        return error === null && value === ask.proof.value ? acknowledged : 0;
+        const held = 'member' in ask.proof ? value !== null : value === ask.proof.value;
+        return error === null && held ? acknowledged : 0;
       });
     })().catch(() => none);
     try {

@@ -941,6 +941,7 @@ async function submitCase(options: CaseOptions): Promise<void> {
   if (missing.length > 0) throw new CliFailure(`interlock case needs ${missing.join(', ')}.`, EXIT_BAD_INPUT);
   const submission = caseSubmissionOf({ caseId: options.case, paymentIntent: options.paymentIntent, customer: options.customer, incident: options.incident, story: options.story, approval: options.approval, agent: options.agent });
   const { caseView, createDecisionsQueue, createEffectsQueue, waitForCase, wasRecorded } = await outerLayers();
+  // The case is queued, not recorded: the service's decisions worker records its proposal, with the service's key.
   await withStores(async (cli) => {
     const { snapshot } = await cli.stores.approvals.describe(submission.approval);
     if (snapshot === null) throw new CliFailure(`No approval ${submission.approval}; nothing was queued. Grant it first (interlock approvals grant).`, EXIT_BAD_INPUT);
@@ -975,7 +976,7 @@ async function submitCase(options: CaseOptions): Promise<void> {
       await decisions.close({ withinMs: cli.config.redisCommandTimeoutMs, drop: failed }).catch(() => undefined);
       await effects.close({ withinMs: cli.config.redisCommandTimeoutMs, drop: failed }).catch(() => undefined);
     }
-  });
+  }, { signs: false });
 }
 
 function addServiceCommands(program: Command): void {

@@ -146,12 +146,13 @@ export function addEffectCommands(program: Command): void {
     .argument('<id>', 'the alert id (<kind>:<effect id>, as `interlock alerts --json` shows it)', alertId)
     .requiredOption('--by <name>', 'who resolves it (recorded on the alert)', personOf)
     .action(async (id: string, options: { by: string }) => {
+      // Only an exposure alert's resolve records an entry (it dismisses the alert's inbox item, signed).
       await withStores(async ({ stores, config }) => {
         const done = await resolveAlert(stores, id, { name: options.by, role: CLI_ROLE });
         if (done === null) throw new CliFailure(`No alert ${id} ${whereLooked(config)}; \`interlock alerts --all\` lists them.`, EXIT_FAILED);
         const { alert } = done;
         if (!done.resolved) throw new CliFailure(`Alert ${id} was resolved already, by ${alert.resolvedBy ?? 'someone'} at ${new Date(alert.resolvedAt ?? 0).toISOString()}. Nothing was changed.`, EXIT_FAILED);
         printJson(alert);
-      });
+      }, { signs: id.startsWith('exposure:') });
     });
 }

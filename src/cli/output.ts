@@ -22,3 +22,12 @@ export function printLine(text: string): void {
 export function printProblem(text: string): void {
   process.stderr.write(`${showable(redactSecrets(text), { lineBreaks: false })}\n`);
 }
+
+/** Most characters of a key id from a receipt or the journal that a message repeats. */
+const KID_SHOWN_CHARS = 80;
+
+/** A key id as a receipt gives it, fit for the terminal: a forger chooses it, control characters and length and all. */
+export function shownKid(kid: string): string {
+  const shown = showable(kid, { lineBreaks: false });
+  return shown.length > KID_SHOWN_CHARS ? `${shown.slice(0, KID_SHOWN_CHARS)}…` : shown;
+}

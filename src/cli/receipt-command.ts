@@ -13,7 +13,7 @@ import { keyFileExposure, keyFilePath, publicKeyPem, readKeyFile, retiredKeysFil
 import { signingKeyFromPem } from '../core/signing.js';
 import { existsSync } from 'node:fs';
 import { readReceiptText, reportOf, whyReceiptUnreadable, whyUnreadable, type FileReport } from './verify-pool.js';
-import { printJson, printLine, printProblem } from './output.js';
+import { printJson, printLine, printProblem, shownKid } from './output.js';
 import { showable } from '../core/text.js';
 import { CliFailure, EXIT_BAD_INPUT, wholeNumber } from './failure.js';
 
@@ -104,15 +104,6 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string; given
  */
 function unheldSignersNote(kids: readonly string[], source: string): string {
   return `signatures: the receipt is signed with key ${kids.join(', ')}, which is none of the keys this machine holds (${source}), so those signatures were not authenticated here (every one by a key it holds verified). Pass the signer's public key with --public-key FILE (\`npx interlock keys public\` where the service runs prints it) to authenticate it.`;
-}
-
-/** Most characters of a key id from a receipt that a message repeats. */
-const KID_SHOWN_CHARS = 80;
-
-/** A key id as the receipt gives it, fit for the terminal: a forger chooses it, control characters and all. */
-function shownKid(kid: string): string {
-  const shown = showable(kid, { lineBreaks: false });
-  return shown.length > KID_SHOWN_CHARS ? `${shown.slice(0, KID_SHOWN_CHARS)}…` : shown;
 }
 
 /**

@@ -1,6 +1,6 @@
 // Redis stores for one CLI command, opened and closed around it (openStores: no heartbeat, no sends). A command
 // that cannot reach Redis before it wrote anything says so in one line and exits 2.
-import { printProblem } from './output.js';
+import { printProblem, shownKid } from './output.js';
 import { pathMeaning } from './path-problems.js';
 import { closeConnection, isRedisTimeout, loadConfig, openStores, shownUrl, type Config, type Stores } from '../interlock.js';
 import type { Command } from 'ioredis';
@@ -98,7 +98,7 @@ export function unknownSigners(cli: CliStores, receipts: readonly (Receipt | nul
   const kids = new Set<string>();
   for (const receipt of receipts) {
     for (const entry of receipt?.entries ?? []) {
-      if (entry.sig !== null && entry.kid !== undefined && !cli.stores.publicKeys.has(entry.kid)) kids.add(entry.kid);
+      if (entry.sig !== null && entry.kid !== undefined && !cli.stores.publicKeys.has(entry.kid)) kids.add(shownKid(entry.kid));
     }
   }
   return [...kids];

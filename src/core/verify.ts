@@ -202,7 +202,7 @@ function checkSignatures(receipt: Receipt, keys: PublicKeySet, problems: string[
     const key = entry.kid === undefined ? undefined : keys.get(entry.kid);
     if (!key) {
       ok = false;
-      problems.push(entry.kid === undefined ? `${describeEntry(entry, index)} is signed but names no key` : `${describeEntry(entry, index)} is signed with an unknown key ${entry.kid}`);
+      problems.push(entry.kid === undefined ? `${describeEntry(entry, index)} is signed but names no key` : `${describeEntry(entry, index)} is signed with an unknown key ${clipped(entry.kid)}`);
     } else if (!entrySignatureValid(entry, entry.sig, key)) {
       ok = false;
       problems.push(`${describeEntry(entry, index)} has a signature that does not verify: ${misspelling(entry.sig, entry.v === 3) ?? 'the chain was rebuilt or the entry forged without the signing key'}`);
@@ -211,7 +211,7 @@ function checkSignatures(receipt: Receipt, keys: PublicKeySet, problems: string[
   const head = headSignatureValid(receipt.head, keys);
   if (head === 'unknown-key') {
     ok = false;
-    problems.push(`the receipt head is signed with an unknown key ${receipt.head.kid}`);
+    problems.push(`the receipt head is signed with an unknown key ${clipped(receipt.head.kid)}`);
   } else if (!head) {
     ok = false;
     const why = misspelling(receipt.head.sig, receipt.head.format !== 'interlock.receipt-head/v1');

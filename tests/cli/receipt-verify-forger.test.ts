@@ -3,7 +3,7 @@
 // fails is by a key it does not hold and the chain and rules hold; anything tampered under a held key, anything whose
 // hashes or links are broken, an entry signed with no kid, is invalid (exit 1), alone, among several files and on
 // standard input. Text taken from a receipt (a kid) is never written raw to the terminal: a forger must not be able to
-// rewrite what the verifier prints (stdout is passed through showable(); stderr must be too).
+// rewrite what the verifier prints (stdout is passed through showable(); stderr must be too), nor flood it (bounded).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -46,6 +46,9 @@ beforeAll(async () => {
   world = await createWorld({ config: FLOW_TIMING });
   receipt = (await committedRefund(world, 'review_verify_keys')).receipt;
   writeFileSync(file('receipt.json'), JSON.stringify(receipt, null, 2));
+  writeFileSync(file('pub.pem'), world.key.publicPem);
+  // A head whose kid is 20,000 characters: repeated whole, it floods what the auditor reads.
+  writeFileSync(file('long-kid.json'), JSON.stringify({ ...receipt, head: { ...receipt.head, kid: `ed25519:${'K'.repeat(20_000)}` } }));
   mkdirSync(join(held, 'keys'), { recursive: true });
   writeFileSync(keyFilePath({ dataDir: held, signingKeyFile: null }), world.key.privatePem, { mode: 0o600 });
 
@@ -187,5 +190,11 @@ describe.concurrent('receipt verify on a machine holding the genuine key, as a f
     expect(one.stdout).not.toContain('\u001b');
     expect({ stderr: one.stderr, hasEscape: one.stderr.includes('\u001b') }).toMatchObject({ hasEscape: false });
     expect({ stderr: several.stderr, hasEscape: several.stderr.includes('\u001b') }).toMatchObject({ hasEscape: false });
+  });
+
+  it('a kid of 20,000 characters is repeated bounded, in the problems of the verification too', async () => {
+    const run = await runCli(['receipt', 'verify', file('long-kid.json'), '--public-key', file('pub.pem')], env);
+    const longest = Math.max(0, ...[...`${run.stdout}\n${run.stderr}`.matchAll(/K+/g)].map((found) => found[0].length));
+    expect({ code: run.code, longestKidRun: longest > 200 ? 'unbounded' : 'bounded' }).toEqual({ code: 1, longestKidRun: 'bounded' });
   });
 });

@@ -5,64 +5,24 @@
 // dispatches; with the index master's address moved to a promoted replica that caught up only to the first submit,
 // the binding matched, that server's replicas acked the mark, and the send went, while this submit's entry existed
 // only on the old index master, which had no replica at all.
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { movableAddress, until, type MovableAddress } from '../support/movable-address.js';
 import { createMemoryTarget } from '../../src/targets/memory-target.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { createRedisClient } from '../../src/redis/client.js';
 import { approvalTerms, refundProposal, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
-import { freePort, startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
+import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
 import { ownerOf, replicasSynced, startCluster } from '../support/private-cluster.js';
 
 const DURABLE = ['--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction', '--cluster-node-timeout', '5000', '--repl-diskless-sync-delay', '0'];
 const PLAIN = ['--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction', '--save', '', '--repl-diskless-sync-delay', '0'];
 
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  const giveUp = Date.now() + 30_000;
-  while (!(await check())) {
-    if (Date.now() > giveUp) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-async function movableAddress(to: number): Promise<{ port: number; point(to: number): void; close(): Promise<void> }> {
-  let target = to;
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = createConnection({ port: target, host: '127.0.0.1' });
-    sockets.add(client);
-    sockets.add(upstream);
-    client.pipe(upstream);
-    upstream.pipe(client);
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', end);
-    upstream.on('error', end);
-    client.on('close', end);
-    upstream.on('close', end);
-  });
-  const port = await freePort();
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
-  return {
-    port,
-    point(next) {
-      target = next;
-    },
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
 describe('cluster, index master behind a moved address, second submit of a bound effect', () => {
   let servers: PrivateRedis[] = [];
   let promoted: PrivateRedis;
   let itsReplica: PrivateRedis;
-  let address: Awaited<ReturnType<typeof movableAddress>>;
+  let address: MovableAddress;
   const nodes: TestNode[] = [];
   beforeAll(async () => {
     servers = await startCluster([DURABLE, DURABLE, DURABLE, DURABLE, DURABLE, DURABLE], 1);

@@ -7,63 +7,22 @@
 // count the new master's replicas, which never saw the DISPATCHED: the send went, and the DISPATCHED was held by no
 // replica of the server that took it. Each round first reads the send's proof (its DISPATCHED's epoch): a server that
 // does not hold it answers 0, and the send is held back.
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { movableAddress, until, type MovableAddress } from '../support/movable-address.js';
 import { createMemoryTarget } from '../../src/targets/memory-target.js';
 import { createRedisClient } from '../../src/redis/client.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { approvalTerms, refundProposal, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
-import { freePort, startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
+import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
 
 const DURABLE = ['--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction', '--save', '', '--repl-diskless-sync-delay', '0'];
-
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  const giveUp = Date.now() + 20_000;
-  while (!(await check())) {
-    if (Date.now() > giveUp) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** The address REDIS_URL names: new connections go to whichever server it points at now (a moved DNS name or VIP). */
-async function movableAddress(to: number): Promise<{ port: number; point(to: number): void; close(): Promise<void> }> {
-  let target = to;
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = createConnection({ port: target, host: '127.0.0.1' });
-    sockets.add(client);
-    sockets.add(upstream);
-    client.pipe(upstream);
-    upstream.pipe(client);
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', end);
-    upstream.on('error', end);
-    client.on('close', end);
-    upstream.on('close', end);
-  });
-  const port = await freePort();
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
-  return {
-    port,
-    point(next) {
-      target = next;
-    },
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 describe('INTERLOCK_REDIS_MIN_REPLICAS=1 across a failover of a single server behind one address', () => {
   let oldMaster: PrivateRedis;
   let promoted: PrivateRedis;
   let itsReplica: PrivateRedis;
-  let address: Awaited<ReturnType<typeof movableAddress>>;
+  let address: MovableAddress;
   const nodes: TestNode[] = [];
   beforeAll(async () => {
     oldMaster = await startPrivateRedis(DURABLE);

@@ -6,7 +6,7 @@ import { canonicalJson, type Json, type JsonObject } from './json.js';
 
 export type Blocker = 'in_flight' | 'committed' | 'ambiguous' | 'conflicting_payload' | 'target_error' | 'reapproved';
 
-function closesDispatch(entry: Entry): boolean {
+export function closesDispatch(entry: Entry): boolean {
   return entry.kind === 'COMMITTED' || entry.kind === 'AMBIGUOUS' || (entry.kind === 'REFUSED' && entry.resolves);
 }
 

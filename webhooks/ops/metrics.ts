@@ -10,7 +10,7 @@
 // customer, payment or event id is ever a label.
 import express, { type Express } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { ALERT_KINDS, durabilityOf, errorMessage, reconcileLease, withinRedisTimeout, type Applied, type Entry, type GateEvents, type GateResult, type RecoveryReport, type Stores, type StripeEvent } from '../../src/interlock.js';
+import { ALERT_KINDS, closesDispatch, durabilityOf, openDispatch, errorMessage, reconcileLease, withinRedisTimeout, type Applied, type Entry, type GateEvents, type GateResult, type RecoveryReport, type Stores, type StripeEvent } from '../../src/interlock.js';
 import type { WebhookOutcome } from '../stripe-route.js';
 import type { OpsQueues } from './queues.js';
 
@@ -55,21 +55,6 @@ function fieldLabel(field: string): string {
 }
 
 const SETTLES = new Set(['COMMITTED', 'REFUSED', 'AMBIGUOUS']);
-
-/** Whether an entry closes a dispatch: COMMITTED, AMBIGUOUS, or a REFUSED that resolves one (src/core/decisions.ts). */
-function closesDispatch(entry: Entry): boolean {
-  return entry.kind === 'COMMITTED' || entry.kind === 'AMBIGUOUS' || (entry.kind === 'REFUSED' && entry.resolves);
-}
-
-/** The DISPATCHED still open just before `index`: one after the last entry that closed a dispatch, or null. */
-function openDispatchBefore(entries: readonly Entry[], index: number): Entry | null {
-  let open: Entry | null = null;
-  for (const entry of entries.slice(0, index)) {
-    if (entry.kind === 'DISPATCHED') open = entry;
-    else if (closesDispatch(entry)) open = null;
-  }
-  return open;
-}
 
 /**
  * Empties a gauge before its scrape-time read, so it is absent unless the read answers: prom-client's reset() leaves a
@@ -234,7 +219,7 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
     // Only the DISPATCHED this settle closed is timed. A settle with no send of its own (a re-decision refused by its
     // approval) has none: an earlier DISPATCHED was closed by an earlier settle, and the time since it is how long
     // the effect waited to be decided again, not how long Stripe took.
-    const dispatch = settle !== undefined && closesDispatch(settle) ? openDispatchBefore(entries, settledAt) : null;
+    const dispatch = settle !== undefined && closesDispatch(settle) ? openDispatch(entries.slice(0, settledAt)) : null;
     if (settle !== undefined && dispatch !== null) latency.observe({ kind }, Math.max(0, (settle.at - dispatch.at) / 1000));
     if (outcome.startsWith('REFUSED:stale_premise') && settle?.kind === 'REFUSED') {
       for (const field of new Set(settle.changes.map((change) => fieldLabel(change.field)))) violations.inc({ field });

@@ -1,7 +1,7 @@
 // `interlock approvals grant|revoke|describe` and `interlock caps set`.
 import { InvalidArgumentError, type Command } from 'commander';
 import { identifier } from '../core/text.js';
-import { GRANT_LIMITS, SUBJECT } from '../core/approval.js';
+import { approvalRoom, GRANT_LIMITS, SUBJECT } from '../core/approval.js';
 import { checked, CliFailure, EXIT_FAILED, wholeNumber } from './failure.js';
 import { withStores } from './stores.js';
 import { printJson } from './output.js';
@@ -67,7 +67,7 @@ export function addApprovalCommands(program: Command): void {
       await withStores(async ({ approvals }) => {
         const { now, snapshot } = await approvals.describe(id);
         if (!snapshot) throw new CliFailure(`No approval ${id}.`, EXIT_FAILED);
-        printJson({ ...snapshot, live: !snapshot.revoked && snapshot.expiresAt > now, now });
+        printJson({ ...snapshot, ...approvalRoom(snapshot, now), now });
       }, { readOnly: true });
     });
 

@@ -36,6 +36,18 @@ export function approvalProblems(snapshot: ApprovalSnapshot | null, question: Co
   return problems;
 }
 
+/**
+ * What an approval still allows, as `approvals describe` and the support API show it. Live is I4's word (unrevoked
+ * and unexpired); an approval can be live with nothing left to give (every use spent, or its cap reserved), so
+ * `usable` says whether one more effect could still go under it.
+ */
+export function approvalRoom(snapshot: ApprovalSnapshot, now: number): { live: boolean; usesLeft: number; centsLeft: number; usable: boolean } {
+  const live = !snapshot.revoked && snapshot.expiresAt > now;
+  const usesLeft = Math.max(0, snapshot.maxUses - (snapshot.uses ?? 0));
+  const centsLeft = Math.max(0, snapshot.capCents - (snapshot.reservedCents ?? 0));
+  return { live, usesLeft, centsLeft, usable: live && usesLeft > 0 && centsLeft > 0 };
+}
+
 const CONTROL = /\p{Cc}/u;
 
 /**

@@ -146,7 +146,7 @@ describe.concurrent('approvals revoke', { timeout: 90_000 }, () => {
     expect(granted.code, granted.stderr).toBe(0);
     expectOneLineBadInput(await runCli(['approvals', 'revoke', id, '--by', by], env), `--by ${problem}`);
     const described = await runCli(['approvals', 'describe', id], env);
-    expect(JSON.parse(described.stdout)).toMatchObject({ id, revoked: false, live: true });
+    expect(JSON.parse(described.stdout)).toMatchObject({ id, revoked: false, live: true, usesLeft: 1, centsLeft: 3000, usable: true });
   });
 });
 

@@ -308,6 +308,16 @@ describe.concurrent('approvals', () => {
     expect(first.body).toMatchObject({ object: 'approval', id: body.id, approver: 'alex', cap_cents: 5_000, scope: 'payment:pi_1', max_uses: 5, live: true, revoked: false, uses: 0, four_eyes: false, granted_by: 'alex' });
   });
 
+  it('an approval with every use spent is still live (unrevoked, unexpired) but not usable: uses_left 0, and its cents left are what it did not move', async () => {
+    const { pi, approval } = await payment({ approval: { max_uses: 1, cap_cents: 5_000 } });
+    const fresh = await request(rig.app).get(`/v1/approvals/${approval}`).set(bearer(TOKENS.approver));
+    expect(fresh.body).toMatchObject({ live: true, uses_left: 1, cents_left: 5_000, usable: true });
+    const answer = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(refundBody({ payment_intent: pi, approval }));
+    expect(answer.body.outcome).toBe('COMMITTED');
+    const spent = await request(rig.app).get(`/v1/approvals/${approval}`).set(bearer(TOKENS.approver));
+    expect(spent.body).toMatchObject({ live: true, uses: 1, uses_left: 0, reserved_cents: 2_000, cents_left: 3_000, usable: false });
+  });
+
   it('a refused grant changes nothing: an approval granted without options (as the CLI grants it) keeps none', async () => {
     const id = `ap_cli_${uid()}`;
     await rig.stores.approvals.grant({ id, approver: 'lee@support', capCents: 2_000, expiresAt: (await rig.stores.journal.serverTime()) + 3_600_000, maxUses: 1, scope: 'payment:pi_1' });

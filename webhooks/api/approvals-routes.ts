@@ -2,7 +2,7 @@
 // the same terms and options answers the approval that stands, other terms or options are a conflict. Its options
 // (four eyes, who granted it) are written with its terms, in the step that creates it, so an approval the API granted
 // never exists without them, and a grant that creates nothing (a retry, a conflict) changes nothing.
-import { InterlockError, type ApprovalOptions, type ApprovalSnapshot } from '../../src/interlock.js';
+import { approvalRoom, InterlockError, type ApprovalOptions, type ApprovalSnapshot } from '../../src/interlock.js';
 import { apiError } from './errors.js';
 import { linksOf } from './effect-view.js';
 import { route, signedIn, type Route } from './route.js';
@@ -21,6 +21,7 @@ const common = {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 function approvalView(snapshot: ApprovalSnapshot, now: number, options: ApprovalOptions | null) {
+  const room = approvalRoom(snapshot, now);
   return {
     object: 'approval' as const,
     id: snapshot.id,
@@ -35,7 +36,10 @@ function approvalView(snapshot: ApprovalSnapshot, now: number, options: Approval
     revoked_at: snapshot.revokedAt === null ? null : iso(snapshot.revokedAt),
     reserved_cents: snapshot.reservedCents,
     uses: snapshot.uses,
-    live: !snapshot.revoked && snapshot.expiresAt > now,
+    live: room.live,
+    uses_left: room.usesLeft,
+    cents_left: room.centsLeft,
+    usable: room.usable,
   };
 }
 

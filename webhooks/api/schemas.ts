@@ -278,7 +278,10 @@ export const approvalAnswer = z
     revoked_at: z.string().nullable(),
     reserved_cents: z.number(),
     uses: z.number(),
-    live: z.boolean(),
+    live: z.boolean().meta({ description: 'Unrevoked and unexpired; it may still have no uses or cents left.' }),
+    uses_left: z.number(),
+    cents_left: z.number().meta({ description: 'What the cap has not reserved: what effects under it may still move together.' }),
+    usable: z.boolean().meta({ description: 'Live, with a use and a cent left: one more effect could go under it.' }),
   })
   .meta({ id: 'Approval' });
 export const revokeAnswer = z

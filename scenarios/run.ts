@@ -1,11 +1,11 @@
 // `interlock scenario stripe-dispute | billing-credit | shared-cap | all [--reps N] [--delays stripe|fast] [--out DIR]`:
 // runs the seeds' scenarios, each against a sandbox of its own (or Stripe test mode with STRIPE_SECRET_KEY=sk_test_…),
 // writes a Markdown page and a JSON file per scenario and one results page linking them.
-import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createDecider, loadDeciderConfig, publicKeyPem, readApiBase, startPrivateRedis, stripeSettingOf, type Decider } from '../src/interlock.js';
+import { createDecider, loadDeciderConfig, makeDirectory, publicKeyPem, readApiBase, startPrivateRedis, stripeSettingOf, type Decider } from '../src/interlock.js';
 import { BILLING_COLUMNS, BILLING_DEFAULT_REPS, BILLING_ROWS, billingPlan, runBillingCredit } from './billing-credit.js';
 import { COLUMNS, failedCell, type ScenarioResult, type Step } from './cells.js';
 import { leftovers, removeLeftovers, stopChildren, type Delays } from './harness.js';
@@ -104,7 +104,7 @@ function testModeApiBase(env: NodeJS.ProcessEnv, key: string | null): string | n
 function probeOut(out: string): void {
   const probe = join(out, `.write-probe-${process.pid}`);
   try {
-    mkdirSync(out, { recursive: true });
+    makeDirectory(out);
     writeFileSync(probe, '', { flag: 'wx' });
     unlinkSync(probe);
   } catch (error) {
@@ -314,7 +314,7 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
     await interruption;
     bar.finish();
     const out = resolve(options.out);
-    mkdirSync(out, { recursive: true });
+    makeDirectory(out);
     const files = writeResults(out, results);
     return { results, files };
   } finally {

@@ -4,8 +4,8 @@
 // its full content or fails because another process got there first. A reader never sees a half-written file.
 // And files given by path (receipts, keys), read only when they are regular files of a bounded size.
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { closeSync, constants, fstatSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 
 /**
  * A file system error met on the temporary file, said of `path`: the temporary file is gone by the time anyone reads
@@ -17,10 +17,31 @@ function saidOf(path: string, error: unknown): unknown {
   return Object.assign(new Error(`${code}: could not create ${path}`, { cause: error }), { code, errno, syscall, path });
 }
 
+/**
+ * Makes a directory and the ones above it, as `mkdirSync(path, { recursive: true })` does, one level at a time: Node's
+ * recursive mkdir never returns for a path whose parent exists but refuses children with ENOENT (/proc/x on Linux),
+ * which hung `serve` instead of refusing the setting. The first level that cannot be made throws its error, and a
+ * file where a directory should be is EEXIST, as with Node's.
+ */
+export function makeDirectory(path: string, mode = 0o777): void {
+  const whole = resolve(path);
+  const parts = whole.split(sep).filter((part) => part.length > 0);
+  let at = whole.startsWith(sep) ? sep : '';
+  for (const [index, part] of parts.entries()) {
+    at = join(at, part);
+    try {
+      mkdirSync(at, { mode });
+    } catch (error) {
+      // A file above the last level fails the next level with ENOTDIR, as Node's does.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || (index === parts.length - 1 && !statSync(at).isDirectory())) throw error;
+    }
+  }
+}
+
 /** Creates `path` with `content` unless it exists; true when this call created it, false when it was already there. */
 export function createFileOnce(path: string, content: string, mode = 0o600): boolean {
   const directory = dirname(path);
-  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  makeDirectory(directory, 0o700);
   const temporary = join(directory, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   try {
     writeFileSync(temporary, content, { mode, flag: 'wx' });

@@ -3,7 +3,7 @@
 // `serve` (the one long-running command, by roles), `refund` and `credit` (propose through the queue), `recover`
 // and `reconcile` (one pass each). `npm start` runs `serve` with every role.
 import type { Command } from 'commander';
-import { accessSync, chmodSync, constants as fsConstants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants as fsConstants, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
@@ -68,6 +68,7 @@ import { printJson } from './cli/output.js';
 import { addInboxCommands } from './cli/inbox-command.js';
 import { pathMeaning } from './cli/path-problems.js';
 import { keyFilePath } from './keys/key-store.js';
+import { makeDirectory } from './files.js';
 import type { CaseView, StripeLinks } from '../webhooks/app.js';
 import { loadOrCreateLocalTokens, loadTokenRegistry, localToken, tokensFileOf, type TokenRegistry } from '../webhooks/api/tokens.js';
 import { addSandboxCommand } from '../sandbox/cli.js';
@@ -402,7 +403,7 @@ function assertKeyForApiBase(config: Config, roles: readonly Role[]): void {
  */
 function prepareDataDir(dataDir: string): void {
   try {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    makeDirectory(dataDir, 0o700);
     accessSync(dataDir, fsConstants.W_OK | fsConstants.X_OK);
   } catch (error) {
     const code = (error as { code?: unknown }).code;
@@ -703,7 +704,7 @@ function announce(config: Config, service: Service, embedded: Embedded, register
     tokens,
     try: commands,
   };
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  makeDirectory(config.dataDir, 0o700);
   const file = join(config.dataDir, SERVICE_FILE);
   // A process that joined a running service (one more worker, or one more API) leaves that service's file alone: it
   // names the private Redis and the sandbox every command finds the service through. An API of its own takes the

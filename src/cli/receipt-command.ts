@@ -1,6 +1,6 @@
 // `interlock receipt verify|export`. Exit codes for verify: 0 valid, 1 invalid, 2 unreadable input, 3 nothing wrong
 // but nothing authenticated either (no public key checked the signatures).
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { publicKeySet, type PublicKeySet } from '../core/signing.js';
@@ -16,6 +16,7 @@ import { readReceiptText, reportOf, whyReceiptUnreadable, whyUnreadable, type Fi
 import { printJson, printLine, printProblem, shownKid } from './output.js';
 import { showable } from '../core/text.js';
 import { CliFailure, EXIT_BAD_INPUT, wholeNumber } from './failure.js';
+import { makeDirectory } from '../files.js';
 
 export const EXIT_VALID = 0;
 export const EXIT_INVALID = 1;
@@ -304,7 +305,7 @@ export function addReceiptCommands(program: Command): void {
           throw new CliFailure(`receipt export signs each receipt's head with this machine's signing key, ${cli.stores.signingKey.kid}, but the journal's entries are signed with key ${unknown.join(', ')}, which is neither that key nor one of its retired public keys${config.retiredPublicKeysFile === null ? '' : ` (${config.retiredPublicKeysFile})`}: the heads would not verify with the service's public key, so nothing was exported. Run it where the service runs, or with its key settings: if ${keyFilePath(config)} is the service's key (a rotation since those entries were signed), set INTERLOCK_RETIRED_PUBLIC_KEYS_FILE to the file of its retired public keys, which holds ${unknown.join(', ')}${config.retiredPublicKeysFile === null ? '' : ` (${config.retiredPublicKeysFile} does not)`}; if it is not, set INTERLOCK_SIGNING_KEY_FILE to the service's key.`, EXIT_BAD_INPUT);
         }
         // Made only once the export is going to write: a refused one leaves nothing behind.
-        if (options.dir !== undefined) mkdirSync(options.dir, { recursive: true });
+        if (options.dir !== undefined) makeDirectory(options.dir);
         const missing = effectIds.filter((_, index) => !bundles[index]);
         bundles.forEach((bundle, index) => {
           if (!bundle) return;

@@ -6,12 +6,13 @@
 // stopped (with its final fsync) when the service stops.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { DEFAULT_REDIS_MAXMEMORY } from '../config.js';
 import { InterlockError } from '../core/errors.js';
+import { makeDirectory } from '../files.js';
 
 export type PrivateRedis = {
   url: string;
@@ -166,7 +167,7 @@ export async function startPrivateRedis(dataDir: string, options: StartOptions &
   const probe = spawnSync(binary, ['--version'], { encoding: 'utf8' });
   if (probe.error !== undefined || probe.status !== 0) throw missingBinary();
   const dir = resolve(join(dataDir, 'redis'));
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  makeDirectory(dir, 0o700);
   const release = takeStartLock(dir);
   try {
     return await startLocked(binary, dir, dataDir, options, release);

@@ -26,3 +26,9 @@ it('serve with INTERLOCK_DATA_DIR naming a file exits 2 naming INTERLOCK_DATA_DI
     expect(run.stderr).toContain(`The data directory ${file} (INTERLOCK_DATA_DIR) cannot be used: a file is already there (EEXIST)`);
   });
 }, 30_000);
+
+it('serve with INTERLOCK_DATA_DIR where no directory can be made (/proc/x) exits 2 naming it, instead of never returning (Node\'s recursive mkdir loops there)', async () => {
+  const run = await runCli(['serve', '--roles', 'worker'], { INTERLOCK_DATA_DIR: '/proc/interlock-x/data', REDIS_URL: 'redis://127.0.0.1:1', STRIPE_SECRET_KEY: 'sk_test_datadir', STRIPE_API_BASE: 'http://127.0.0.1:1' }, { timeoutMs: 15_000 });
+  expect(run.code, run.stderr).toBe(2);
+  expect(run.stderr).toContain('The data directory /proc/interlock-x/data (INTERLOCK_DATA_DIR) cannot be used: no such file or directory (ENOENT).');
+}, 30_000);

@@ -13,6 +13,7 @@ import { createSealer } from '../keys/sealer.js';
 import { serverTime, type RedisClient } from './client.js';
 import { createRedisClock, type RedisClock } from './clock.js';
 import { createReplicaWaits, type ReplicaWaits, type WriteProof } from './replica-wait.js';
+import { keySlot } from './key-slot.js';
 import type { Keys } from './keys.js';
 import { createScriptRunner, type ScriptName } from './scripts.js';
 
@@ -296,7 +297,6 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     const { password, username, tls } = redis.options.redisOptions ?? {};
     return new Redis(Number(address.slice(at + 1)), address.slice(0, at), { ...(password === undefined ? {} : { password }), ...(username === undefined ? {} : { username }), ...(tls === undefined ? {} : { tls }), maxRetriesPerRequest: 1 });
   };
-  let indexSlotKnown: Promise<number> | undefined;
   // Index tokens need only be unique among submits: this journal's boot tag and a counter.
   const bootTag = randomBytes(6).toString('hex');
   let tokens = 0;
@@ -980,15 +980,8 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
         return { ok: acknowledged >= replicas, acknowledged };
       }
       const cluster = redis;
-      // A key's slot never changes (its master may): the index's is asked once.
-      const slotOf = async (key: string) => Number(await cluster.cluster('KEYSLOT', key));
-      const [ownSlot, indexSlot] = await Promise.all([
-        slotOf(keys.subject(partition)),
-        (indexSlotKnown ??= slotOf(keys.effectPartitions).catch((error: unknown) => {
-          indexSlotKnown = undefined;
-          throw error;
-        })),
-      ]);
+      // A key's slot never changes (its master may), and is computed here as the server does.
+      const [ownSlot, indexSlot] = [keySlot(keys.subject(partition)), keySlot(keys.effectPartitions)];
       const [own, index] = [cluster.slots[ownSlot]?.[0], cluster.slots[indexSlot]?.[0]];
       const live = (master: string | undefined) => cluster.nodes('master').some((candidate) => `${candidate.options.host ?? ''}:${candidate.options.port ?? ''}` === master && candidate.status === 'ready');
       if (own === undefined || index === undefined || !live(own) || !live(index)) return { ok: false, acknowledged: 0 };

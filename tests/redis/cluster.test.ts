@@ -13,6 +13,7 @@ import { approvalTerms, kill, refundProposal, startNode, testConfig, testKey, ty
 import type { PrivateRedis } from '../support/private-redis.js';
 import { startCluster } from '../support/private-cluster.js';
 import { createMemoryTarget } from '../../src/targets/memory-target.js';
+import { keySlot } from '../../src/redis/key-slot.js';
 
 describe('Redis Cluster', () => {
   const servers: PrivateRedis[] = [];
@@ -45,6 +46,17 @@ describe('Redis Cluster', () => {
       const durability = await inspectDurability(client, false);
       expect(durability.durable).toBe(false);
       expect(durability.problems.filter((problem) => problem.includes('append-only file is off'))).toHaveLength(3);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it("computes a key's slot as the cluster does (replica waits find their masters without CLUSTER KEYSLOT): hash tags, empty and unclosed braces, non-ASCII keys", async () => {
+    const client = cluster();
+    try {
+      const keys = ['', 'a', '123456789', 'ilk:{payment:pi_1}:state:e1', 'ilk:effect-partitions', '{}', '{}x', 'x{}y{z}', '{a}{b}', 'a{b', 'a}b{c}', '{{x}}', 'é{ü}', '€', 'caf\u00e9', 'ilk:{customer:cus_Ab9}:x'];
+      for (let index = 0; index < 200; index++) keys.push(`k${index}:${'z'.repeat(index % 7)}{t${index % 13}}`);
+      for (const key of keys) expect(keySlot(key), key).toBe(Number(await client.cluster('KEYSLOT', key)));
     } finally {
       client.disconnect();
     }

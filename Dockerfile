@@ -3,13 +3,13 @@
 # node_modules/.cache/interlock at its first start (bin/compiled.js), which the image does once below.
 
 # --- dependencies: installed once, from the lockfile, without dev tools ---
-FROM node:20-bookworm-slim AS deps
+FROM node:22-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 # --- runtime: the code and the dependencies, run as the unprivileged node user ---
-FROM node:20-bookworm-slim
+FROM node:22-bookworm-slim
 ENV NODE_ENV=production \
     INTERLOCK_DATA_DIR=/data \
     INTERLOCK_HOST=0.0.0.0 \

@@ -3,7 +3,7 @@
 // the worker (`node bin/interlock.js` + the command, the service's environment with only the hosts swapped for
 // local ones), the sandbox (it forwards a signed event that the api accepts) and the Stripe CLI against the sandbox
 // (the official binary with the file's arguments, its sessions signed with the secret the api verifies).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,7 +93,7 @@ describe('docker-compose.yml', () => {
   it('states the services the README documents: redis, api, a scalable worker, the sandbox and the Stripe CLI profiles', () => {
     const { services } = load(sandboxEnv);
     expect(services.redis?.image).toMatch(/^redis:7/);
-    expect(services.redis?.healthcheck?.test).toEqual(['CMD', 'redis-cli', 'ping']);
+    expect(services.redis?.healthcheck?.test).toEqual(['CMD', 'redis-cli', '-e', 'ping']);
     expect(services.api?.command).toEqual(['serve', '--roles', 'api,webhooks']);
     expect(services.worker?.command).toEqual(['serve', '--roles', 'worker,facts']);
     // Scalable: no fixed container name, no published port.
@@ -106,6 +106,11 @@ describe('docker-compose.yml', () => {
     expect(workerConfig.metricsAddr).not.toBeNull();
     expect(services.worker?.environment?.INTERLOCK_DATA_DIR).toBe('/data');
     expect(services.worker?.depends_on).toMatchObject({ redis: { condition: 'service_healthy' }, api: { condition: 'service_healthy' } });
+    // Redis publishes no port: the journal and approvals are reached through the service's tokens only.
+    expect(services.redis?.ports).toBeUndefined();
+    // The model decider can be switched on without editing the file; blank (unset) leaves the rules decider.
+    expect(services.worker?.environment).toMatchObject({ ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: '', INTERLOCK_MODEL: '' });
+    expect(load({ ...sandboxEnv, ANTHROPIC_API_KEY: 'sk-ant-compose' }).services.worker?.environment?.ANTHROPIC_API_KEY).toBe('sk-ant-compose');
     expect(services.sandbox?.profiles).toEqual(['sandbox']);
     expect(services['stripe-cli']?.profiles).toEqual(['stripe-cli']);
     expect(services['stripe-cli-sandbox']?.network_mode).toBe('service:sandbox');
@@ -159,7 +164,7 @@ describe('docker-compose.yml', () => {
 
   it('the Dockerfile runs as an unprivileged user with runtime dependencies only', () => {
     const dockerfile = readFileSync(join(REPO, 'Dockerfile'), 'utf8');
-    expect(dockerfile).toMatch(/^FROM node:20\S* AS deps$/m);
+    expect(dockerfile).toMatch(/^FROM node:22\S* AS deps$/m);
     expect(dockerfile).toMatch(/npm ci --omit=dev/);
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "bin\/interlock.js"\]$/m);
@@ -197,6 +202,37 @@ describe('docker-compose.yml', () => {
       await client.quit();
     }
   });
+
+  it("the redis healthcheck fails while Redis replays its append-only file (it answers LOADING), so the api and workers start on a Redis that serves", async () => {
+    const command = load(sandboxEnv).services.redis?.command ?? [];
+    const test = load(sandboxEnv).services.redis?.healthcheck?.test ?? [];
+    const replayed = await startPrivateRedis(command.slice(1));
+    let loading: ChildProcess | null = null;
+    try {
+      const client = new Redis(replayed.url);
+      for (let index = 0; index < 40; index += 1) await client.set(`compose-loading-${index}`, 'x');
+      // Rewritten into the file's base, which a restart replays key by key (what key-load-delay stretches).
+      await client.bgrewriteaof();
+      while (/aof_rewrite_in_progress:1|aof_rewrite_scheduled:1/.test(await client.info('persistence'))) await new Promise((resolve) => setTimeout(resolve, 50));
+      await client.quit();
+      await replayed.kill('SIGTERM');
+      // The same Redis on the same directory, its replay stretched (key-load-delay) to last as a large journal's would.
+      loading = spawn('redis-server', ['--port', String(replayed.port), '--bind', '127.0.0.1', '--dir', replayed.dir, ...command.slice(1), '--key-load-delay', '200000'], { stdio: 'ignore' });
+      children.push(loading);
+      const probe = () => spawnSync(test[1] ?? '', ['-p', String(replayed.port), ...test.slice(2)], { encoding: 'utf8' });
+      const said = (answer: ReturnType<typeof probe>) => answer.stdout + answer.stderr;
+      let answer = probe();
+      for (let tries = 0; !said(answer).includes('LOADING') && tries < 100; tries += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        answer = probe();
+      }
+      expect(said(answer)).toContain('LOADING');
+      expect(answer.status, 'the healthcheck while Redis answers LOADING').not.toBe(0);
+    } finally {
+      loading?.kill('SIGKILL');
+      await replayed.stop();
+    }
+  }, 60_000);
 
   it('runs the sandbox, api, worker and Stripe CLI commands as stated: an event the CLI forwards is accepted by the api', async () => {
     if (redis === null) redis = await startPrivateRedis((load(sandboxEnv).services.redis?.command ?? []).slice(1));

@@ -4,7 +4,7 @@
 // object's state now, and its own lifecycle decides (final-money.ts), never the order events came in.
 import type { Logger } from 'pino';
 import { alertsFor } from '../core/alert-rules.js';
-import { committedEntry, firstProposal } from '../core/decisions.js';
+import { committedEntry, dispatchedEffect, firstProposal } from '../core/decisions.js';
 import { incidentHold } from '../core/effects.js';
 import type { Draft, Entry, EntryFields, EntryOf } from '../core/entries.js';
 import { sha256Hex, canonicalJson } from '../core/json.js';
@@ -248,6 +248,23 @@ function committedRefundOf(entries: readonly Entry[]): string | null {
 }
 
 /**
+ * What a committed effect's send is counted with on its caps: the approval and the cents (the effect's amount, which its
+ * dispatch reserved). The approval is the state's (`stateApproval`) when it kept one: an effect a landing reported late
+ * committed (late-5.lua names the approval it charged); else, committed by its holder's settle, that of the dispatch the
+ * COMMITTED closed (the last DISPATCHED before it). Null when the chain names neither.
+ */
+function countedOn(entries: readonly Entry[], stateApproval: string): { approvalId: string; cents: number } | null {
+  const committed = committedEntry(entries);
+  const upTo = committed === null ? entries.length : entries.indexOf(committed);
+  const dispatched = entries.slice(0, upTo).findLast((entry): entry is EntryOf<'DISPATCHED'> => entry.kind === 'DISPATCHED');
+  if (dispatched === undefined) return null;
+  const effect = dispatchedEffect(entries, dispatched);
+  const cents = effect === null ? null : num(effect.amount);
+  if (cents === null) return null;
+  return { approvalId: stateApproval !== '' ? stateApproval : dispatched.approval, cents };
+}
+
+/**
  * Whether the effect was ever sent: a DISPATCHED on its chain. One the gate refused before any send (a stale premise,
  * a cap) made nothing at Stripe, so nothing there is its own, whatever metadata a refund made by hand carries.
  */
@@ -353,6 +370,9 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       // for a fact seen already too: a worker that died between the fact and the landing left only the fact, and
       // its event's next run (or a re-read) must still record the landing (late-5 records it once).
       if (landed(draft) && (await noteLateLanding(partition, effectId, draft))) noted = true;
+      // After the landing, so a failed refund found late is committed (and counted) before its failure gives it back.
+      // Looked at for a fact seen already too, as the landing is: a run that died between the two is run again.
+      if (failedForGood(draft)) await releaseFailedRefund(partition, effectId, draft);
     }
     // A landing found late on a payment: until now the effect was not among the payment's committed effects, so a
     // dispute that came before this fact was recorded on nothing, and would wait for the reconciler's next pass. The
@@ -375,6 +395,32 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * whether the facts first read the refund before or after it failed (DESIGN §8: never by arrival order).
    */
   const landed = (draft: Draft<'OBSERVED'>) => draft.objectType === 'refund' || (draft.objectType === 'customer_balance_transaction' && draft.incident === undefined);
+
+  /** A refund Stripe failed or canceled: final (it never succeeds again), and it moved no money (Stripe sent it back). */
+  const failedForGood = (draft: Draft<'OBSERVED'>) => draft.objectType === 'refund' && (draft.status === 'failed' || draft.status === 'canceled');
+
+  /**
+   * Gives the cents of the effect's committed refund, failed for good, back to the approval its send is counted on and
+   * to its payment's total (release-failed-3.lua), so the payment's shared cap counts only money that moved and the new
+   * request the `failed_after_landed` alert advises finds its room. The script gives them back once per effect
+   * (redelivered events, re-reads, retried or concurrent jobs), and only for a committed effect: one in flight is
+   * re-read when it commits (markIfFailedInFlight), and one refused gave them back already.
+   */
+  async function releaseFailedRefund(partition: string, effectId: string, draft: Draft<'OBSERVED'>): Promise<void> {
+    const { state } = await journal.readState(partition, effectId);
+    // Read first only to spare the rest on an effect that plainly needs nothing (the script decides).
+    if (!state.committed || state.failedReleased) return;
+    const entries = await journal.entries(partition, effectId);
+    // Only the refund the effect's send made is counted on its caps: another refund's failure gives back nothing.
+    if (committedRefundOf(entries) !== draft.objectId) return;
+    const counted = countedOn(entries, state.approvalId);
+    if (counted === null) {
+      logger.warn({ effectId, refund: draft.objectId }, `refund ${draft.objectId} of effect ${effectId} failed, but its chain holds no dispatch with the amount it was counted with: nothing is given back to its caps`);
+      return;
+    }
+    const released = await journal.releaseFailed(partition, effectId, counted.approvalId, counted.cents);
+    if (released === 'released') logger.info({ effectId, refund: draft.objectId, approval: counted.approvalId, cents: counted.cents, subject: partition }, `refund ${draft.objectId} failed: its ${counted.cents} cents are given back to approval ${counted.approvalId} and to ${partition}'s total (the approval's use stays spent)`);
+  }
 
   /** Records the landing unless the effect already holds one; late-5.lua decides, so facts read at once record it once. */
   async function noteLateLanding(partition: string, effectId: string, draft: Draft<'OBSERVED'>): Promise<boolean> {

@@ -39,6 +39,8 @@ export type EffectState = {
   /** How many requests of the open dispatch got no definite answer (mark-unknown-1.lua), and when the last did. */
   unknowns: number;
   unknownAt: number | null;
+  /** The committed refund failed for good and its cents were given back to its caps (release-failed-3.lua). */
+  failedReleased: boolean;
 };
 
 type Raw = Record<string, string>;
@@ -67,6 +69,7 @@ function parseState(raw: Raw): EffectState {
     late: late === 'landed' || late === 'rejected' ? late : null,
     unknowns: num(raw, 'unknowns'),
     unknownAt: raw.unknownAt === undefined ? null : Number(raw.unknownAt),
+    failedReleased: raw.failedReleased === '1',
   };
 }
 
@@ -781,6 +784,25 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
      */
     async lateLanding(partition: string, effectId: string, draft: Draft<'LATE_RESULT'>, approvalId: string): Promise<{ status: 'OK'; entry: EntryOf<'LATE_RESULT'>; effect: LateEffect } | { status: 'KNOWN'; effect: 'open' | 'committed' | 'unknown' }> {
       return recordLate(partition, effectId, draft, approvalId, 'facts');
+    },
+
+    /**
+     * Gives a committed refund that Stripe failed for good back to its caps (release-failed-3.lua): `cents` to the
+     * reserved cents of `approvalId` (the approval its send is counted on) and to the subject's total; the approval's use
+     * stays spent. Once per effect, whoever asks and however often: `released` for the call that gave them back,
+     * `released_before` when one had, `not_committed` for an effect that holds nothing a failure could give back.
+     */
+    async releaseFailed(partition: string, effectId: string, approvalId: string, cents: number): Promise<'released' | 'released_before' | 'not_committed'> {
+      const aid = approvalId === '' ? '-' : approvalId;
+      const reply = await call<{ status: 'OK'; released: number; now: number } | { status: 'RELEASED' } | { status: 'NOT_COMMITTED' } | { status: 'OTHER_APPROVAL'; approvalId: string }>(
+        'release-failed-3',
+        [keys.state(partition, effectId), keys.approval(partition, aid), keys.subject(partition)],
+        [aid, cents],
+      );
+      if (reply.status === 'OK') return 'released';
+      if (reply.status === 'RELEASED') return 'released_before';
+      if (reply.status === 'NOT_COMMITTED') return 'not_committed';
+      return unexpected(effectId, { status: reply.status, reason: `its refund is counted on approval ${reply.approvalId}, not on ${aid} the release named` });
     },
 
     /**

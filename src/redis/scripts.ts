@@ -19,6 +19,7 @@ export const SCRIPT_NAMES = [
   'append-2',
   'settle-5',
   'late-5',
+  'release-failed-3',
   'observe-2',
   'note-fact-1',
   'take-over-1',

@@ -94,24 +94,25 @@ describe('a late landing whatever state its refund is in when the facts first re
     const asItWent = await answer(node, prompt.effectId, prompt.approval);
     expect(asItWent).toEqual({
       valid: true, problems: [], happened: true, answer: 'returned', finalMoney: 'not_returned', failureReason: 'expired_or_canceled_card',
-      answerMatchesFinalMoney: false, lateLanding: 're_prompt', lateResults: 1, reservedCents: 2_000, alerts: ['failed_after_landed', 'late_landing'],
+      answerMatchesFinalMoney: false, lateLanding: 're_prompt', lateResults: 1, reservedCents: 0, alerts: ['failed_after_landed', 'late_landing'],
     });
     expect(await answer(node, late.effectId, late.approval)).toEqual({ ...asItWent, lateLanding: 're_late' });
   });
 
+  // A landing that failed for good gives its cents back to the approval, as any committed refund that fails does.
   it.each([
-    ['pending', 'pending'],
-    ['succeeded', 'returned'],
-    ['failed', 'not_returned'],
-    ['canceled', 'not_returned'],
-  ] as const)('a refund first read %s is recorded as the landing; the final money says %s', async (status, finalMoney) => {
+    ['pending', 'pending', 2_000],
+    ['succeeded', 'returned', 2_000],
+    ['failed', 'not_returned', 0],
+    ['canceled', 'not_returned', 0],
+  ] as const)('a refund first read %s is recorded as the landing; the final money says %s, and the approval holds %i cents of it', async (status, finalMoney, reservedCents) => {
     world = await gateWorld();
     const node = await world.node('recoverer');
     const stripe = stripeRefunds();
     const { effectId, approval } = await refusedAtRecovery(node, 'frozen');
     stripe.set('re_1', effectId, status);
     await createFacts(node.stores, stripe.reader).applyEvent(refundEvent('evt_1', 'refund.updated', 're_1'));
-    expect(await answer(node, effectId, approval)).toMatchObject({ valid: true, problems: [], happened: true, finalMoney, lateLanding: 're_1', lateResults: 1, reservedCents: 2_000 });
+    expect(await answer(node, effectId, approval)).toMatchObject({ valid: true, problems: [], happened: true, finalMoney, lateLanding: 're_1', lateResults: 1, reservedCents });
   });
   it('two facts of one late landing handled at once (two workers) write one LATE_RESULT', async () => {
     world = await gateWorld();

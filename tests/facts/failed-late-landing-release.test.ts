@@ -1,0 +1,66 @@
+// Rule: a late landing is charged to the approval its send went under (late-5.lua), which need not be the approval of
+// the effect's last dispatch (the request refused and decided again under another). When Stripe then fails that
+// refund, its cents go back to the approval the landing was charged to and to the subject's total, once: never to the
+// other approval, which the refusal had given back already, and never twice however often the failure is read.
+import { afterEach, describe, expect, it } from 'vitest';
+import { createFacts, type RefundFact, type StripeEvent, type StripeReader } from '../../src/interlock.js';
+import { kill, refundProposal, type World } from '../support/harness.js';
+import { PAYMENT, gateWorld, grant, recoverUntilSettled, submitAndCrash } from '../gate/gate-support.js';
+
+let world: World;
+afterEach(async () => {
+  await world?.close();
+});
+
+/** Stripe as the facts re-read it: the one refund, failed. */
+function failedRefund(effectId: string): StripeReader {
+  const refund: RefundFact = { id: 're_late', status: 'failed', amount: 2_000, charge: 'ch_1', paymentIntent: 'pi_1', failureReason: 'expired_or_canceled_card', effectId, created: 1 };
+  return {
+    refund: async (id) => (id === refund.id ? refund : null),
+    refundsOf: async (paymentIntent) => (paymentIntent === refund.paymentIntent ? [refund] : []),
+    disputesOf: async () => [],
+    creditsOf: async () => [],
+  };
+}
+
+const refundFailed = (id: string): StripeEvent => ({ id, type: 'refund.failed', data: { object: { id: 're_late', object: 'refund' } } });
+
+describe('a late landing charged to another approval than the last dispatch, whose refund then fails', () => {
+  it('gives its cents back to the approval the landing was charged to and to the subject, once', async () => {
+    world = await gateWorld();
+    const [a, b, c] = [await world.node('a'), await world.node('b'), await world.node('c')];
+    const ap1 = await grant(b, { capCents: 5_000, maxUses: 5 });
+    const ap2 = await grant(b, { capCents: 5_000, maxUses: 5 });
+    await b.approvals.setSubjectCap(PAYMENT, 2_000);
+
+    // Dispatched under ap1, its sender frozen; ap1 revoked and the dispatch refused at recovery (2000 given back).
+    world.target.inject({ kind: 'crash-before-send' });
+    const first = refundProposal({ requestId: 'case-failed-late', approval: ap1.id, amount: 2_000 });
+    const effectId = await submitAndCrash(a, first);
+    await b.approvals.revoke(ap1.id, 'lee@risk');
+    await kill(a);
+    expect((await recoverUntilSettled(b, effectId)).settled).toEqual([expect.objectContaining({ outcome: 'REFUSED:lease_at_recovery' })]);
+    // Decided again under ap2: dispatched, its sender dies, ap2 revoked, refused again. The effect's state names ap2.
+    world.target.inject({ kind: 'crash-before-send' });
+    await submitAndCrash(c, { ...first, approval: ap2.id });
+    await b.approvals.revoke(ap2.id, 'lee@risk');
+    await kill(c);
+    expect((await recoverUntilSettled(b, effectId)).settled).toEqual([expect.objectContaining({ outcome: 'REFUSED:lease_at_recovery' })]);
+
+    // ap1's frozen sender reports its landing: charged to ap1 and the subject.
+    await b.journal.late(PAYMENT, effectId, { kind: 'LATE_RESULT', owner: 'a', epoch: 1, outcome: 'landed', result: { id: 're_late', object: 'refund', status: 'succeeded', amount: 2_000 }, error: null }, ap1.id);
+    const held = async () => ({
+      moved: (await b.approvals.subjectCap(PAYMENT)).movedCents,
+      ap1: (await b.approvals.describe(ap1.id)).snapshot?.reservedCents,
+      ap2: (await b.approvals.describe(ap2.id)).snapshot?.reservedCents,
+    });
+    expect(await held()).toEqual({ moved: 2_000, ap1: 2_000, ap2: 0 });
+
+    // Stripe fails the refund; its event comes twice at once, then a re-read.
+    const facts = createFacts(b.stores, failedRefund(effectId));
+    await Promise.all([facts.applyEvent(refundFailed('evt_1')), facts.applyEvent(refundFailed('evt_1'), { again: true })]);
+    await facts.reread(effectId);
+    expect(await held()).toEqual({ moved: 0, ap1: 0, ap2: 0 });
+    expect((await b.approvals.describe(ap1.id)).snapshot?.uses).toBe(1);
+  });
+});

@@ -64,6 +64,7 @@ import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor, exitForMoney, ex
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
 import { REDIS_URL_ADVICE, SERVICE_FILE, redisUrlFromService, signerOfService, whereLooked, withStores } from './cli/stores.js';
 import { interlockCommand, startLine } from './cli/command-lines.js';
+import { tokenLines } from './cli/token-lines.js';
 import { printJson } from './cli/output.js';
 import { addInboxCommands } from './cli/inbox-command.js';
 import { pathMeaning } from './cli/path-problems.js';
@@ -733,7 +734,7 @@ function announce(config: Config, service: Service, embedded: Embedded, register
   const stripe = sandbox ? `the offline sandbox at ${config.stripeApiBase} (STRIPE_SECRET_KEY is unset)` : otherSandbox ? `the offline sandbox at ${config.stripeApiBase}` : config.stripeApiBase !== null ? `Stripe at ${config.stripeApiBase}` : live ? 'Stripe LIVE mode: refunds and credits move real money (INTERLOCK_ALLOW_LIVE=1)' : 'Stripe test mode';
   lines.push(`  Stripe    ${stripe}`);
   lines.push(`  Redis     ${embedded.redis === null ? shownUrl(config.redisUrl) : `a private redis-server (append-only, fsync always) in ${embedded.redis.dir}, at ${shownUrl(config.redisUrl)}`}`);
-  if (service.tokensFile !== null) lines.push(`  Tokens    ${Object.entries(tokens).map(([role, token]) => `${role} ${token}`).join('\n            ')}\n            (kept in ${service.tokensFile})`);
+  if (service.tokensFile !== null) lines.push(...tokenLines(tokens, service.tokensFile, owns ? file : null, config.dataDir, process.stdout.isTTY === true));
   if (owns) lines.push(`  For scripts: ${file}`);
   // The first steps pay with a test card: nothing to try with real money. They reach Stripe as this process does, so
   // they are printed only where that address is one another terminal reaches too (not compose's `sandbox:12111`).

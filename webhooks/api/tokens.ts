@@ -3,9 +3,9 @@
 // with every configured one in constant time (SHA-256 digests through timingSafeEqual, no early exit), so neither
 // the match nor its position leaks through timing. A token is never logged or echoed: callers are known by name.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createFileOnce, InterlockError, tokensFileExposure, type KeyExposure } from '../../src/interlock.js';
+import { createFileOnce, InterlockError, readRegularFile, tokensFileExposure, type KeyExposure } from '../../src/interlock.js';
 
 export const ROLES = ['support', 'approver', 'auditor', 'operator'] as const;
 export type Role = (typeof ROLES)[number];
@@ -101,15 +101,24 @@ export function createTokenRegistry(entries: readonly TokenEntry[], options: { e
   };
 }
 
-/**
- * The registry from INTERLOCK_API_TOKENS (config.apiTokens): a value starting with `/`, `./` or `../` names a file
- * of entries; anything else is the entries themselves.
- */
 /** The file INTERLOCK_API_TOKENS names (a value starting with /, ./ or ../), or null when it holds the entries itself. */
 export function tokensFileOf(spec: string): string | null {
   return /^(?:\/|\.\.?\/)/.test(spec) ? spec : null;
 }
 
+/** The most a tokens file may hold (bytes): thousands of entries. */
+export const MAX_TOKENS_FILE_BYTES = 1024 * 1024;
+
+/**
+ * A tokens file's text, read as the key files are: a regular file of at most MAX_TOKENS_FILE_BYTES, opened without
+ * waiting, so a FIFO or a device named there is refused at start instead of holding it for ever.
+ */
+const readTokensFile = (path: string) => readRegularFile(path, MAX_TOKENS_FILE_BYTES, 'a tokens file');
+
+/**
+ * The registry from INTERLOCK_API_TOKENS (config.apiTokens): a value starting with `/`, `./` or `../` names a file
+ * of entries; anything else is the entries themselves.
+ */
 export function loadTokenRegistry(spec: string, options: { readFile?: (path: string) => string } = {}): TokenRegistry {
   const isPath = tokensFileOf(spec) !== null;
   // Set but holding no entry (blank, only commas or comments, an empty file): an API nobody could call, refused at
@@ -121,9 +130,9 @@ export function loadTokenRegistry(spec: string, options: { readFile?: (path: str
   if (!isPath) return createTokenRegistry(atLeastOne(parseTokenEntries(spec, 'INTERLOCK_API_TOKENS'), 'INTERLOCK_API_TOKENS'));
   let text: string;
   try {
-    text = (options.readFile ?? ((path) => readFileSync(path, 'utf8')))(spec);
+    text = (options.readFile ?? readTokensFile)(spec);
   } catch (error) {
-    throw new TokenConfigError(`INTERLOCK_API_TOKENS names the file ${spec}, which cannot be read (${error instanceof Error ? error.message : String(error)}).`);
+    throw new TokenConfigError(`INTERLOCK_API_TOKENS names the file ${spec}, which cannot be read (${error instanceof Error ? error.message : String(error)}). Name a regular file of name:role:token lines, at most ${MAX_TOKENS_FILE_BYTES / 1024 / 1024} MiB, or give the entries themselves.`);
   }
   return createTokenRegistry(atLeastOne(parseTokenEntries(text, spec), `INTERLOCK_API_TOKENS's file ${spec}`));
 }
@@ -156,6 +165,6 @@ export function loadOrCreateLocalTokens(dataDir: string): { registry: TokenRegis
 
 /** The token of one generated local caller (`local-<role>`), for the start-up line and the scenarios. */
 export function localToken(file: string, role: Role): string | null {
-  const line = readFileSync(file, 'utf8').split('\n').find((entry) => entry.startsWith(`local-${role}:${role}:`));
+  const line = readTokensFile(file).split('\n').find((entry) => entry.startsWith(`local-${role}:${role}:`));
   return line === undefined ? null : line.slice(`local-${role}:${role}:`.length).trim();
 }

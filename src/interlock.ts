@@ -396,6 +396,7 @@ export async function requireDurableIntake(stores: Stores): Promise<DurabilityMo
   else stores.logger.info({ appendonly: durability.appendonly, appendfsync: durability.appendfsync, maxmemoryPolicy: durability.maxmemoryPolicy }, 'Redis durability checked');
   const marker = await holdDeploymentMarker(redis, stores.keys.deployment);
   const monitor = createDurabilityMonitor({ redis, optOut: stores.config.unsafeDurability, intervalMs: stores.config.durabilityCheckMs, logger: stores.logger, initial: durability, marker });
+  watchedBy(stores, monitor);
   monitor.start();
   return monitor;
 }
@@ -446,6 +447,7 @@ export async function startSender(stores: Stores, target: Target, options: { wor
   else logger.info({ appendonly: durability.appendonly, appendfsync: durability.appendfsync, maxmemoryPolicy: durability.maxmemoryPolicy }, 'Redis durability checked');
   const marker = await holdDeploymentMarker(redis, keys.deployment);
   const durabilityMonitor = createDurabilityMonitor({ redis, optOut: config.unsafeDurability, intervalMs: config.durabilityCheckMs, logger, initial: durability, marker });
+  watchedBy(stores, durabilityMonitor);
   // An id given (INTERLOCK_WORKER_ID, options.workerId) is the operator's, shared or not; a default one is this sender's.
   const givenId = options.workerId ?? config.workerId;
   const workerId = givenId ?? takeDefaultWorkerId();
@@ -914,8 +916,26 @@ export function journalOf(stores: Stores): Journal {
   return inner.fullJournal;
 }
 
-/** Redis persistence now, judged as a sender judges it (durable, or opted out), for readiness checks. */
+/** The durability monitors made on a process's stores (its intake's, its sender's), whose data-loss verdict durabilityOf reports. */
+const durabilityMonitors = new WeakMap<Stores, DurabilityMonitor[]>();
+
+function watchedBy(stores: Stores, monitor: DurabilityMonitor): void {
+  durabilityMonitors.set(stores, [...(durabilityMonitors.get(stores) ?? []), monitor]);
+}
+
+/**
+ * Redis persistence now, judged as a sender judges it (durable, or opted out), for readiness checks and the durability
+ * gauge. Once a monitor of these stores found that Redis lost its data, not durable for good, opted out or not, with
+ * the loss's sentence first: the process refuses every write and send until it is restarted, whatever the settings
+ * read now (the last check's problems follow it).
+ */
 export async function durabilityOf(stores: Stores): Promise<Durability> {
+  for (const monitor of durabilityMonitors.get(stores) ?? []) {
+    const lost = monitor.dataLoss();
+    if (lost === null) continue;
+    const last = monitor.current();
+    return { durable: false, appendonly: last.appendonly, appendfsync: last.appendfsync, maxmemoryPolicy: last.maxmemoryPolicy, noAppendfsyncOnRewrite: last.noAppendfsyncOnRewrite, problems: [lost, ...last.problems.filter((problem) => problem !== lost)], optedOut: false };
+  }
   return inspectDurability(innerOf(stores).redis, stores.config.unsafeDurability);
 }
 

@@ -213,6 +213,12 @@ export type DurabilityMonitor = {
   current(): CheckedDurability;
   /** Throws a DurabilityError unless the last reading was durable or the operator opted out. Call before every send. */
   assertDurable(): void;
+  /**
+   * Why Redis no longer holds the data this process started on (the deployment marker gone or changed), in the words
+   * the refusals use, or null while it does. Once found it stays until the process restarts, whatever later checks
+   * read: the process's own verdict, for its readiness and metrics.
+   */
+  dataLoss(): string | null;
 };
 
 type Status = 'durable' | 'not_durable' | 'unknown';
@@ -270,7 +276,9 @@ export function createDurabilityMonitor(deps: {
       return { ...durability, durable: false, problems: [lost, ...durability.problems], optedOut: false, checkedAt: now(), checkError: null, dataLost: true };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      return { ...unknownDurability(optOut, `the durability check failed (${message}), so Redis's persistence is unknown`), checkedAt: now(), checkError: message };
+      const unknown: CheckedDurability = { ...unknownDurability(optOut, `the durability check failed (${message}), so Redis's persistence is unknown`), checkedAt: now(), checkError: message };
+      // A check that fails says nothing of the data: a loss found before stands, opted out or not.
+      return lost === null ? unknown : { ...unknown, problems: [lost, ...unknown.problems], optedOut: false, dataLost: true };
     } finally {
       clearTimeout(timeout);
     }
@@ -285,16 +293,16 @@ export function createDurabilityMonitor(deps: {
     if (before.key === after.key && !firstReading) return;
     const fields = { durability: next, was: before.status };
     const problems = next.problems.join('; ');
+    // The loss's own words say what stops and what to do (not "until a check finds it durable": it is for good).
+    if (next.dataLost === true) {
+      logger.error(fields, problems);
+      return;
+    }
     switch (after.status) {
       case 'durable':
         logger.info(fields, `${firstReading ? 'Redis is durable' : 'Redis is durable again'} (appendonly ${next.appendonly}, appendfsync ${next.appendfsync}, maxmemory-policy ${next.maxmemoryPolicy}); dispatching ${firstReading ? 'may proceed' : 'resumes'}`);
         return;
       case 'not_durable':
-        // The loss's own words say what stops and what to do (not "until a check finds it durable": it is for good).
-        if (next.dataLost === true) {
-          logger.error(fields, problems);
-          return;
-        }
         if (optOut) logger.warn(fields, `Redis is not durable (${problems}); sending anyway because ${UNSAFE_DURABILITY_ENV} is set`);
         else logger.error(fields, `${firstReading ? 'Redis is not durable' : 'Redis is no longer durable'} (${problems}); dispatching stops until a check finds it durable again. ${REMEDY}.`);
         return;
@@ -352,5 +360,6 @@ export function createDurabilityMonitor(deps: {
       if (reading.durable || (optOut && reading.dataLost !== true)) return;
       throw new DurabilityError(reading, { phase: 'running', checkedAt: reading.checkedAt });
     },
+    dataLoss: () => lost,
   };
 }

@@ -11,7 +11,10 @@ import type { ApiContext, ReadinessCheck } from './context.js';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
-/** Redis answers, and is durable or the operator opted out (INTERLOCK_UNSAFE_DURABILITY). */
+/**
+ * Redis answers, and is durable or the operator opted out (INTERLOCK_UNSAFE_DURABILITY). Once this process found that
+ * Redis lost its data (durabilityOf), it is unready until restarted, opted out or not: it refuses every write then.
+ */
 export function storeChecks(stores: Stores): ReadinessCheck[] {
   return [
     { name: 'redis', check: async () => ({ ok: await stores.ping() }) },
@@ -173,7 +176,7 @@ export function opsRoutes(context: ApiContext): Route[] {
       permission: null,
       responses: {
         200: { description: 'Every check passed (`ready`), or only advisory ones failed (`degraded`: Stripe or the sandbox does not answer now, so proposals answer 503 premise_read_failed; `checks` says why).', schema: healthAnswer },
-        503: { description: 'A check failed (`unready`): Redis, its durability, the queues, or a key Stripe refuses or an API base that serves no Stripe API; `checks` says which.', schema: healthAnswer },
+        503: { description: 'A check failed (`unready`): Redis, its durability (or the data this process found Redis lost, until it is restarted), the queues, or a key Stripe refuses or an API base that serves no Stripe API; `checks` says which.', schema: healthAnswer },
       },
       async handle({ res }) {
         const checks = await Promise.all(context.readiness.map(runCheck));

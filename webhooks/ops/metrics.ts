@@ -4,7 +4,8 @@
 //
 // Counters count what this process did; in a deployment of several processes each exposes its own and Prometheus
 // sums them. Gauges of shared state (queue depths, open alerts, Redis durability) are read from Redis at scrape
-// time, so every process answers the same.
+// time, so every process answers the same; but a process that found Redis lost its data answers durability 0 until
+// it is restarted (src/interlock.ts durabilityOf), as it refuses every write and send until then.
 //
 // Labels are bounded: kinds, outcomes, premise names, reason classes, queue names and job states. No effect,
 // customer, payment or event id is ever a label.
@@ -183,7 +184,7 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
   }
   new Gauge({
     name: 'interlock_redis_durable',
-    help: 'Whether Redis keeps what it acknowledged (AOF, appendfsync always, noeviction): 1 yes, 0 no; read at scrape time.',
+    help: 'Whether Redis keeps what it acknowledged (AOF, appendfsync always, noeviction): 1 yes, 0 no; read at scrape time. 0 for good once this process found Redis lost its data (it sends and records nothing until restarted).',
     registers,
     async collect() {
       unread(this);

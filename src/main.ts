@@ -473,7 +473,7 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
   return { config: resolved, embedded: { redis, sandbox, close } };
 }
 
-type ServiceFacts = { pid?: unknown; redis_url?: unknown; key_prefix?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown; signing_kid?: unknown; signing_key_file?: unknown; stopped_at?: unknown };
+type ServiceFacts = { pid?: unknown; redis_url?: unknown; key_prefix?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown; sandbox_embedded?: unknown; signing_kid?: unknown; signing_key_file?: unknown; stopped_at?: unknown };
 
 /** A service.json as its writer left it; null when there is none or it cannot be read. */
 function readServiceFile(file: string): ServiceFacts | null {
@@ -694,6 +694,8 @@ function announce(config: Config, service: Service, embedded: Embedded, register
     webhook_secret: sandbox || registered !== null ? (config.stripeWebhookSecrets[0] ?? null) : null,
     stripe_api_base: config.stripeApiBase,
     stripe_secret_key: sandbox || otherSandbox ? SANDBOX_KEY : null,
+    // Whether that sandbox ran inside this process (it stops with it) or on its own.
+    sandbox_embedded: sandbox,
     // The key this service signs with, and its file: a command writing into its journal signs with that key, never
     // with one of its own (its entries would read as signed by an unknown key on the service's receipts).
     signing_kid: service.stores.signingKey.kid,
@@ -785,7 +787,8 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
   if (unset('STRIPE_SECRET_KEY') && unset('STRIPE_API_BASE') && typeof facts.stripe_secret_key === 'string' && typeof facts.stripe_api_base === 'string') {
     env.STRIPE_SECRET_KEY = facts.stripe_secret_key;
     env.STRIPE_API_BASE = facts.stripe_api_base;
-    if (!running) stripeOfStoppedService = { file, pid: typeof facts.pid === 'number' ? facts.pid : null, apiBase: facts.stripe_api_base, start };
+    // A file written before it said so had only the embedded sandbox's key there.
+    if (!running) stripeOfStoppedService = { file, pid: typeof facts.pid === 'number' ? facts.pid : null, apiBase: facts.stripe_api_base, start, embedded: facts.sandbox_embedded !== false };
   }
 }
 
@@ -799,7 +802,7 @@ let runningService: { file: string; pid: number | null; stripeApiBase: string | 
  * The Stripe a command took from a service that is not running (a killed `npm start` leaves its private Redis up, so
  * commands still read the journal, but its sandbox ran inside it and is gone): a read that cannot reach it says so.
  */
-let stripeOfStoppedService: { file: string; pid: number | null; apiBase: string; start: string } | null = null;
+let stripeOfStoppedService: { file: string; pid: number | null; apiBase: string; start: string; embedded: boolean } | null = null;
 
 /**
  * The Stripe side of a command that reads or writes at Stripe. A running service whose key service.json does not hold
@@ -819,8 +822,10 @@ async function readAtStripe<T>(read: () => Promise<T>): Promise<T> {
     return await read();
   } catch (error) {
     if (stripeOfStoppedService === null || !(error instanceof StripeUnavailable) || error.stripeStatus !== null) throw error;
-    const { file, pid, apiBase, start } = stripeOfStoppedService;
-    throw new CliFailure(`Could not reach the Stripe sandbox at ${apiBase}: it ran inside the service that wrote ${file}${pid === null ? '' : ` (pid ${pid})`}, which is not running. Start it again (\`${start}\`), or set STRIPE_SECRET_KEY (and STRIPE_API_BASE) for another Stripe. Nothing was recorded.`, EXIT_BAD_INPUT, { cause: error });
+    const { file, pid, apiBase, start, embedded } = stripeOfStoppedService;
+    const service = `the service that wrote ${file}${pid === null ? '' : ` (pid ${pid})`}`;
+    const why = embedded ? `it ran inside ${service}, which is not running. Start it again (\`${start}\`)` : `${service} used it and is not running, and the sandbox, started on its own, does not answer either. Start the sandbox again (\`npx interlock sandbox --port ${URL.canParse(apiBase) ? new URL(apiBase).port || '80' : '12111'}\`, or as it was started) and the service (\`${start}\`)`;
+    throw new CliFailure(`Could not reach the Stripe sandbox at ${apiBase}: ${why}, or set STRIPE_SECRET_KEY (and STRIPE_API_BASE) for another Stripe. Nothing was recorded.`, EXIT_BAD_INPUT, { cause: error });
   }
 }
 

@@ -11,7 +11,7 @@ import { REDIS_URL, removePrefixes } from '../support/harness.js';
 import { REPO } from './run-cli.js';
 
 /** What `serve` wrote into <dataDir>/service.json, as far as these tests read it. */
-export type ServiceFacts = { api_url: string; try: string[]; tokens: Record<string, string>; stripe_secret_key: string | null; signing_kid?: string; signing_key_file?: string };
+export type ServiceFacts = { api_url: string; try: string[]; tokens: Record<string, string>; stripe_secret_key: string | null; signing_kid?: string; signing_key_file?: string; key_prefix: string; sandbox_embedded?: boolean };
 
 export type GivenSandboxServe = { sandbox: Sandbox; service: WorkerProcess; dataDir: string; facts: ServiceFacts; stop(): Promise<void> };
 

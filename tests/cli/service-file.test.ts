@@ -12,6 +12,7 @@ import { spawnWorker } from '../pipeline/pipeline-support.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
 import { REPO, runCli, tempDir } from './run-cli.js';
 import { lastEffect, serveGivenSandbox, shell } from './serve-given-sandbox.js';
+import { removePrefixes } from '../support/harness.js';
 
 const temp = tempDir('service-file');
 let redis: PrivateRedis | null = null;
@@ -246,6 +247,7 @@ describe('serve given STRIPE_API_BASE at a local sandbox', { timeout: 150_000 },
     const running = await serveGivenSandbox(join(temp.dir, 'given-sandbox'));
     try {
       expect(running.facts.stripe_secret_key).toBe('sk_test_sandbox');
+      expect(running.facts.sandbox_embedded).toBe(false);
       expect(running.facts.try[0]).toContain('-u sk_test_sandbox:');
       const ran = await shell(running.facts.try.join(' && '));
       expect(ran.code, ran.stderr).toBe(0);
@@ -253,6 +255,16 @@ describe('serve given STRIPE_API_BASE at a local sandbox', { timeout: 150_000 },
     } finally {
       await running.stop();
     }
+    // Both stopped: the sandbox ran on its own, so the refusal says to start it again, not that it ran inside serve.
+    const cli = { INTERLOCK_DATA_DIR: running.dataDir, REDIS_URL: undefined, INTERLOCK_KEY_PREFIX: undefined, STRIPE_SECRET_KEY: undefined, STRIPE_API_BASE: undefined };
+    const granted = await runCli(['approvals', 'grant', '--id', 'ap_given_gone', '--approver', 'dana@support', '--cap-cents', '100', '--scope', 'payment:pi_given_gone'], cli);
+    expect(granted.code, granted.stderr).toBe(0);
+    const refund = await runCli(['refund', '--request', 'case-given-gone', '--payment-intent', 'pi_given_gone', '--amount', '100', '--approval', 'ap_given_gone'], cli);
+    expect(refund.code, refund.stderr).toBe(2);
+    expect(refund.stderr).toContain(`Could not reach the Stripe sandbox at ${running.sandbox.url}:`);
+    expect(refund.stderr).toContain(`the sandbox, started on its own, does not answer either. Start the sandbox again (\`npx interlock sandbox --port ${new URL(running.sandbox.url).port}\``);
+    expect(refund.stderr).not.toContain('it ran inside');
+    await removePrefixes([running.facts.key_prefix]);
   });
 
   it('with another test key: the lines say it must be exported, the payment line stops without it, and refund and recover name STRIPE_SECRET_KEY, not npm start', async () => {

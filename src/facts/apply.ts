@@ -249,19 +249,26 @@ function committedRefundOf(entries: readonly Entry[]): string | null {
 
 /**
  * What a committed effect's send is counted with on its caps: the approval and the cents (the effect's amount, which its
- * dispatch reserved). The approval is the state's (`stateApproval`) when it kept one: an effect a landing reported late
- * committed (late-5.lua names the approval it charged); else, committed by its holder's settle, that of the dispatch the
- * COMMITTED closed (the last DISPATCHED before it). Null when the chain names neither.
+ * dispatch reserved), read from the chain, which every version wrote alike. Committed by its holder's settle: the
+ * dispatch the COMMITTED closed (the last DISPATCHED before it). Committed by a landing reported late (LATE_RESULT):
+ * on an AMBIGUOUS effect, the dispatch that went ambiguous, whose reservation stood (late-5 charges nothing again); on
+ * a refused one, the send that landed, whose approval late-5 charged again: the last dispatch at or before the
+ * landing's epoch (a recoverer's resend keeps its dispatch's approval). Null when the chain names neither.
  */
-function countedOn(entries: readonly Entry[], stateApproval: string): { approvalId: string; cents: number } | null {
+function countedOn(entries: readonly Entry[]): { approvalId: string; cents: number } | null {
+  const isDispatch = (entry: Entry): entry is EntryOf<'DISPATCHED'> => entry.kind === 'DISPATCHED';
   const committed = committedEntry(entries);
-  const upTo = committed === null ? entries.length : entries.indexOf(committed);
-  const dispatched = entries.slice(0, upTo).findLast((entry): entry is EntryOf<'DISPATCHED'> => entry.kind === 'DISPATCHED');
-  if (dispatched === undefined) return null;
+  const landing = committed === null ? entries.find((entry): entry is EntryOf<'LATE_RESULT'> => entry.kind === 'LATE_RESULT' && entry.outcome === 'landed') : undefined;
+  if (committed === null && landing === undefined) return null;
+  const before = entries.slice(0, entries.indexOf(committed ?? (landing as Entry)));
+  const last = before.findLast(isDispatch);
+  if (last === undefined) return null;
+  const ambiguous = before.slice(before.indexOf(last)).some((entry) => entry.kind === 'AMBIGUOUS');
+  const dispatched = landing === undefined || ambiguous ? last : (before.findLast((entry): entry is EntryOf<'DISPATCHED'> => isDispatch(entry) && entry.epoch <= landing.epoch) ?? last);
   const effect = dispatchedEffect(entries, dispatched);
   const cents = effect === null ? null : num(effect.amount);
   if (cents === null) return null;
-  return { approvalId: stateApproval !== '' ? stateApproval : dispatched.approval, cents };
+  return { approvalId: dispatched.approval, cents };
 }
 
 /**
@@ -413,7 +420,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     const entries = await journal.entries(partition, effectId);
     // Only the refund the effect's send made is counted on its caps: another refund's failure gives back nothing.
     if (committedRefundOf(entries) !== draft.objectId) return;
-    const counted = countedOn(entries, state.approvalId);
+    const counted = countedOn(entries);
     if (counted === null) {
       logger.warn({ effectId, refund: draft.objectId }, `refund ${draft.objectId} of effect ${effectId} failed, but its chain holds no dispatch with the amount it was counted with: nothing is given back to its caps`);
       return;

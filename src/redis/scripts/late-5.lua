@@ -4,8 +4,7 @@
 --   landed, effect AMBIGUOUS      -> the landing settles what was ambiguous: committed;
 --   landed, effect refused        -> money moved after all: committed again, and its amount is taken off the
 --                                    approval it was sent under and the subject once more (the refusal had given
---                                    it back); the state's `approvalId` then names that approval. A landing whose
---                                    refund has failed since counts the same, and the failure then gives the amount
+--                                    it back). A landing whose refund has failed since counts the same, and the failure then gives the amount
 --                                    back once, as it does for any committed refund that fails
 --                                    (release-failed-3): the totals never depend on whether the facts first read
 --                                    the refund before or after it failed;
@@ -51,8 +50,6 @@ elseif outcome == 'landed' and hget_str(state, 'committed') ~= '1' then
     -- refused and decided again under another approval keeps one state. The subject's total takes it whatever the
     -- approval, so its shared cap holds the money that moved.
     move_totals(KEYS[3], KEYS[5], hget_num(state, 'amount'), 1)
-    -- What a later failure of the refund gives back goes to the approval charged here (release-failed-3).
-    redis.call('HSET', state, 'approvalId', ARGV[6])
     effect = 'relanded'
   end
   -- Money that landed holds what it is sent for once (a credit's incident) again, whatever its refusal or a person's

@@ -6,18 +6,23 @@
 -- a re-read finding the refund failed again, a retried job or two facts jobs at once give nothing back twice. Only a
 -- committed effect gives anything back: one never committed holds nothing (a resolving refusal gave it back already),
 -- and one whose landing is recorded later (late-5) is committed, and counted, by then.
+-- No total goes below zero: a total that holds less than the amount (written by a version that counted otherwise) is
+-- brought to zero, never to a negative that would leave more room than its cap.
 -- KEYS[1] effect state hash   KEYS[2] approval hash   KEYS[3] subject totals hash
--- ARGV[1] the approval id of KEYS[2]: the one the send is counted on   ARGV[2] the cents it is counted with (the effect's
---   amount); an effect a late landing committed keeps both in its state (late-5), and those are used
+-- ARGV[1] the approval id of KEYS[2]: the one the send is counted on, read from the chain (src/facts/apply.ts countedOn)
+-- ARGV[2] the cents it is counted with (the effect's amount)
 -- Returns JSON {status}: OK {released, now} | RELEASED (given back before; nothing written) | NOT_COMMITTED (nothing
---   written) | OTHER_APPROVAL {approvalId} (the state names another approval than ARGV[1]; nothing written)
+--   written)
 local state = KEYS[1]
-local st = redis.call('HMGET', state, 'committed', 'failedReleased', 'approvalId', 'amount')
+local st = redis.call('HMGET', state, 'committed', 'failedReleased')
 if st[1] ~= '1' then return reply({ status = 'NOT_COMMITTED' }) end
 if st[2] == '1' then return reply({ status = 'RELEASED' }) end
-if st[3] and st[3] ~= ARGV[1] then return reply({ status = 'OTHER_APPROVAL', approvalId = st[3] }) end
-local amount = tonumber(st[4] or ARGV[2])
-if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HINCRBY', KEYS[2], 'reservedCents', -amount) end
-redis.call('HINCRBY', KEYS[3], 'movedCents', -amount)
+local amount = tonumber(ARGV[2])
+local function give_back(key, field)
+  local held = tonumber(redis.call('HGET', key, field) or '0') or 0
+  if held > 0 then redis.call('HINCRBY', key, field, -math.min(amount, held)) end
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then give_back(KEYS[2], 'reservedCents') end
+give_back(KEYS[3], 'movedCents')
 redis.call('HSET', state, 'failedReleased', '1')
 return reply({ status = 'OK', released = amount, now = now_ms() })

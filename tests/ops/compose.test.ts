@@ -217,7 +217,7 @@ describe('docker-compose.yml', () => {
       await client.quit();
       await replayed.kill('SIGTERM');
       // The same Redis on the same directory, its replay stretched (key-load-delay) to last as a large journal's would.
-      loading = spawn('redis-server', ['--port', String(replayed.port), '--bind', '127.0.0.1', '--dir', replayed.dir, ...command.slice(1), '--key-load-delay', '200000'], { stdio: 'ignore' });
+      loading = spawn('redis-server', ['--port', String(replayed.port), '--bind', '127.0.0.1', '--dir', replayed.dir, ...command.slice(1), '--key-load-delay', '50000'], { stdio: 'ignore' });
       children.push(loading);
       const probe = () => spawnSync(test[1] ?? '', ['-p', String(replayed.port), ...test.slice(2)], { encoding: 'utf8' });
       const said = (answer: ReturnType<typeof probe>) => answer.stdout + answer.stderr;

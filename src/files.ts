@@ -5,7 +5,7 @@
 // And files given by path (receipts, keys), read only when they are regular files of a bounded size.
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
-import { basename, dirname, join, resolve, sep } from 'node:path';
+import { basename, dirname, join, sep } from 'node:path';
 
 /**
  * A file system error met on the temporary file, said of `path`: the temporary file is gone by the time anyone reads
@@ -24,11 +24,12 @@ function saidOf(path: string, error: unknown): unknown {
  * file where a directory should be is EEXIST, as with Node's.
  */
 export function makeDirectory(path: string, mode = 0o777): void {
-  const whole = resolve(path);
-  const parts = whole.split(sep).filter((part) => part.length > 0);
-  let at = whole.startsWith(sep) ? sep : '';
+  // Each level as given, never normalised: `link/..` is the link's parent for the kernel, not the folder holding the
+  // link, as path.resolve or join would read it.
+  const parts = path.split(sep).filter((part) => part.length > 0 && part !== '.');
+  let at = path.startsWith(sep) ? sep : '';
   for (const [index, part] of parts.entries()) {
-    at = join(at, part);
+    at = at === '' ? part : at.endsWith(sep) ? `${at}${part}` : `${at}${sep}${part}`;
     try {
       mkdirSync(at, { mode });
     } catch (error) {

@@ -17,7 +17,8 @@ export type AlertDraft = {
   centsAtStake: number;
   /**
    * The currency `centsAtStake` counts in (lowercase ISO code), from what the alert is about: the refund's commit
-   * result, the credit's own. Null when nothing recorded says it; the amount then reads in dollars, as it always did.
+   * result, the credit's own. Null when nothing recorded says it; the amount then reads as of a currency unknown
+   * (moneyText), never as dollars.
    */
   currency: string | null;
   refund: string | null;
@@ -144,8 +145,8 @@ export function alertsFor(verification: Verification): AlertDraft[] {
       kind: 'late_landing',
       // A refund's own amount when its facts are in; a credit has none there, so the amount its send moved.
       centsAtStake: refund?.amount ?? verification.lateLanding.cents ?? 0,
-      // The verification names a credit's currency only with a mismatch or a second compensation; otherwise null (dollars).
-      currency: refund === null ? (mismatch?.currency ?? compensatedTwice?.currency ?? null) : (refund.currency ?? null),
+      // The landed object's own (a refund's or a balance credit's summary names it); else what the facts say of it.
+      currency: verification.lateLanding.currency ?? refund?.currency ?? mismatch?.currency ?? compensatedTwice?.currency ?? null,
       refund: verification.lateLanding.evidence,
       disputes: [],
       sentence: `A send landed after the gate had settled the effect as ${verification.lateLanding.after ?? 'open'}: money moved that the answer did not report.`,
@@ -177,7 +178,7 @@ export function alertsFor(verification: Verification): AlertDraft[] {
  * An open effect whose sends have had no definite answer for `forMs` (Stripe answering 500, requests timing out):
  * recovery keeps looking it up and resending under its key until Stripe's idempotency window ends, then settles it.
  * `lastAnswer` is what the last request got, when this worker saw it; `currency` the amount's, when the caller knows it
- * (a credit's is the configured credit currency; a refund's is its charge's).
+ * (currencyOfEffect: the effect's `currency` premise; for a credit without one, the configured credit currency).
  */
 export function sendUnanswered(input: { kind: 'refund' | 'credit'; subject: string; cents: number; currency?: string | null; forMs: number; lastAnswer: string | null; windowEndsAt: number; now: number }) {
   const money = (cents: number) => moneyText(cents, input.currency ?? null);

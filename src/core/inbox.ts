@@ -6,6 +6,7 @@
 // premise) is the atomic record that the item exists, and the inbox index is written right after it, from these
 // functions, by whoever settled the effect (and again, harmlessly, by whoever meets the settled effect later).
 // Exposure alerts and model deviations are opened by the facts worker and the decider, with their own detail.
+import { currencyOfEffect } from './effect-currency.js';
 import { effectIdFor } from './effect-id.js';
 import { effectFactsOrNull } from './effects.js';
 import type { Entry, EntryOf, OperatorAction, PremiseChange } from './entries.js';
@@ -63,8 +64,9 @@ export type InboxItemDraft = {
   /** What a person's decision is about, in `currency`'s smallest unit: the effect's amount, or an exposure's total. */
   centsAtStake: number;
   /**
-   * The currency of `centsAtStake` (lowercase ISO code): an exposure's is its alert's. Null when nothing recorded says
-   * it, absent on items opened before items carried one: either reads in dollars (moneyText), as items always did.
+   * The currency of `centsAtStake` (lowercase ISO code): an exposure's is its alert's, any other item's its effect's
+   * (currencyOfEffect). Null when nothing recorded says it, absent on items opened before items carried one: either
+   * reads as of a currency unknown (moneyText), never as dollars.
    */
   currency?: string | null;
   /** The facts that changed, as the premise check recorded them (`was` → `now`). */
@@ -141,7 +143,7 @@ export function inboxItemFor(effectId: string, subject: string, entries: readonl
     if (refused) happened = `${happened} (${refused.reason})`;
     if (kind === 'reapproval_refused') happened = `${happened} This was the re-approval of item ${reapproved?.slice(0, 100) ?? 'unknown'}, which is closed.`;
   }
-  return { id: inboxItemId(kind, effectId), kind, effectId, subject, outcome, happened, centsAtStake: cents, changes, actions: [...ALLOWED_ACTIONS[kind]], detail: null };
+  return { id: inboxItemId(kind, effectId), kind, effectId, subject, outcome, happened, centsAtStake: cents, currency: currencyOfEffect(entries), changes, actions: [...ALLOWED_ACTIONS[kind]], detail: null };
 }
 
 /**

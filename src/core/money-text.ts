@@ -9,12 +9,15 @@ const THREE_DECIMAL: ReadonlySet<string> = new Set(['bhd', 'jod', 'kwd', 'omr', 
 
 /**
  * `amount` (in `currency`'s smallest unit, as Stripe counts it) as text: `$20.00` for usd, `20.00 EUR`, `1000 JPY`, `5.120 KWD`.
- * `currency` null when nothing recorded says it (facts and alerts from before amounts carried one): `$20.00`, as such
- * amounts were always shown.
+ * `currency` null when nothing recorded says it (an effect proposed without its currency premise, alerts, items and
+ * facts from before amounts carried one): `2000 (minor units, currency unknown)`. Never dollars: those records were
+ * not all usd (refunds in their charge's currency, credits in INTERLOCK_CREDIT_CURRENCY were written as dollars all
+ * the same), and a dollar sign on ¥5,000 states a hundred times the money.
  */
 export function moneyText(amount: number, currency: string | null): string {
   const code = currency?.toLowerCase() ?? null;
-  if (code === null || code === 'usd') return `$${(amount / 100).toFixed(2)}`;
+  if (code === null) return `${amount} (minor units, currency unknown)`;
+  if (code === 'usd') return `$${(amount / 100).toFixed(2)}`;
   if (ZERO_DECIMAL.has(code)) return `${amount} ${code.toUpperCase()}`;
   if (THREE_DECIMAL.has(code)) return `${(amount / 1000).toFixed(3)} ${code.toUpperCase()}`;
   return `${(amount / 100).toFixed(2)} ${code.toUpperCase()}`;

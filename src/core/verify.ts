@@ -2,6 +2,7 @@
 // sentence. A receipt is `valid: true` only when nothing is wrong AND its signatures were checked against a
 // known public key: a check that authenticated nothing says `valid: null` and lists what it could not check
 // (issue 6, item 12). verify() never throws, whatever it is given (item 10).
+import { currencyOfEffect } from './effect-currency.js';
 import { payloadHash } from './effect-id.js';
 import { effectFactsOrNull } from './effects.js';
 import { entryHash, type Checks, type Entry, type EntryOf } from './entries.js';
@@ -38,8 +39,11 @@ export type Verification = {
   recheckedAtRecovery: Checks | null;
   approvedBy: string | null;
   /** A landing reported by a sender that had lost its claim, after the journal settled otherwise (or while it was open). */
-  /** A send that landed after the effect was settled otherwise; `cents` is what it moved (the effect's amount). */
-  lateLanding: { evidence: string | null; after: string | null; cents: number | null } | null;
+  /**
+   * A send that landed after the effect was settled otherwise; `cents` is what it moved (the effect's amount), in
+   * `currency` (currencyOfEffect: the landed object's first; null when nothing recorded says it).
+   */
+  lateLanding: { evidence: string | null; after: string | null; cents: number | null; currency: string | null } | null;
   answer: MoneyStatus;
   /**
    * Whose word `answer` is: the gate's (from its own outcome), or a person's (an AMBIGUOUS effect a person resolved
@@ -471,7 +475,7 @@ function verifyParsed(input: unknown, receipt: Receipt, given: KeysGiven): Verif
     evidence,
     recheckedAtRecovery: boundedOrNull(recheckedAtRecovery),
     approvedBy,
-    lateLanding: lateEntry && lateEntry.after !== 'COMMITTED' ? { evidence: evidenceOf(null, lateEntry.entry.result), after: lateEntry.after, cents: amount } : null,
+    lateLanding: lateEntry && lateEntry.after !== 'COMMITTED' ? { evidence: evidenceOf(null, lateEntry.entry.result), after: lateEntry.after, cents: amount, currency: currencyOfEffect(receipt.entries) } : null,
     answer,
     answerFrom,
     operatorActions,

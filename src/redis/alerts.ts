@@ -32,7 +32,7 @@ export type Alert = {
   centsAtStake: number;
   /**
    * The currency of `centsAtStake` (lowercase ISO code): the refund's, the credit's. Null when nothing recorded says
-   * it, absent on alerts raised before alerts carried one: either reads in dollars (moneyText), as alerts always did.
+   * it, absent on alerts raised before alerts carried one: either reads as of a currency unknown (moneyText), never in dollars.
    */
   currency?: string | null;
   refund: string | null;

@@ -16,7 +16,13 @@
 //   `credit_note`) are therefore not counted again.
 //   Not the customer's balance: a renewal consuming the balance moves it without compensating anything (the
 //   billing_credit seed, scenarios.md §3).
-// A customer Stripe does not know (404) reads as every fact null.
+// - `currency`: the currency this target gives credits in (INTERLOCK_CREDIT_CURRENCY, lowercase), the unit of the
+//   effect's amount: 5000 is $50.00 in usd and ¥5,000 in jpy. The target's own, not Stripe's: it costs no call, and it
+//   reads the same whatever Stripe answers. Recorded so that every alert and inbox item about the credit states its
+//   money in it, before anything lands too (src/core/effect-currency.ts); a credit decided under one currency and
+//   dispatched by a worker set to another is refused on it (REFUSED:stale_premise), since its amount would be
+//   another sum of money.
+// A customer Stripe does not know (404) reads as every fact null, but for `currency`.
 //
 // The lookup answers null (nothing landed) for a customer Stripe never knew, and throws lookup_blind for a deleted
 // one: Stripe answers a deleted customer's retrieve with its `deleted: true` stub for good, but 404s the list of its
@@ -56,7 +62,7 @@ import type { StripeClient } from './client.js';
 import { EFFECT_ID_KEY, INCIDENT_KEY, effectMetadata, findOwn } from './metadata.js';
 import { balanceCreditSummary, wasReplayed } from './summaries.js';
 
-export const CREDIT_FACTS = ['subscription_status', 'incident_compensation'] as const;
+export const CREDIT_FACTS = ['subscription_status', 'incident_compensation', 'currency'] as const;
 export type CreditFact = (typeof CREDIT_FACTS)[number];
 
 export type CreditTargetOptions = {
@@ -260,6 +266,7 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
         let value: Json = null;
         if (read !== null && name === 'subscription_status') value = read.status;
         if (read !== null && name === 'incident_compensation') value = read.compensation;
+        if (name === 'currency') value = currency;
         facts[name] = value;
       }
       return facts;

@@ -12,6 +12,10 @@
 //   failed charge or a payment without a charge). This effect's own refund is left out, so a resend after a
 //   landed send still fits, and so it does not move when the effect itself lands.
 // - `charge_status`: the status of the PaymentIntent's latest charge (`succeeded`, `pending`, `failed`), or null.
+// - `currency`: the PaymentIntent's currency (lowercase ISO code), the unit of the effect's amount: 5000 is $50.00 in
+//   usd and ¥5,000 in jpy. It never changes, so a premise of it read at the decision holds at every send; it is
+//   recorded so that every alert and inbox item about the refund states its money in it, before anything lands too
+//   (src/core/effect-currency.ts). Chains recorded before it existed carry none (their currency reads as unknown).
 // A PaymentIntent Stripe does not know (404) reads as every fact null.
 //
 // A refund larger than what remains is refused before the send, in apply, and not through a premise: the gate
@@ -32,7 +36,7 @@ import type { StripeClient } from './client.js';
 import { effectMetadata, findOwn } from './metadata.js';
 import { isChargeback, refundSummary, wasReplayed } from './summaries.js';
 
-export const REFUND_FACTS = ['chargebacks', 'refunded_by_others', 'refundable', 'charge_status'] as const;
+export const REFUND_FACTS = ['chargebacks', 'refunded_by_others', 'refundable', 'charge_status', 'currency'] as const;
 export type RefundFact = (typeof REFUND_FACTS)[number];
 
 export type RefundTargetOptions = {
@@ -45,6 +49,8 @@ export type RefundTargetOptions = {
 
 /** What Stripe says about a payment right now; null when Stripe has no such PaymentIntent. */
 export type PaymentStanding = {
+  /** The PaymentIntent's currency, lowercase (null when the answer named none). */
+  currency: string | null;
   charge: Stripe.Charge | null;
   /** Every refund of the charge, newest first. */
   refunds: Stripe.Refund[];
@@ -66,7 +72,7 @@ function missing(error: unknown): boolean {
   return error instanceof Rejected && error.details.code === 'resource_missing';
 }
 
-export type RefundFigures = { chargebacks: string[]; refundedByOthers: number; refundable: number; chargeStatus: string | null };
+export type RefundFigures = { chargebacks: string[]; refundedByOthers: number; refundable: number; chargeStatus: string | null; currency: string | null };
 
 /**
  * The facts of a standing for one effect of `amount` cents (see the header for their meaning). The effect's own refund
@@ -80,7 +86,7 @@ export function refundFigures(standing: NonNullable<PaymentStanding>, effectId: 
   let refundable = 0;
   if (charge !== null && charge.status !== 'failed') refundable = Math.max(0, (charge.captured ? charge.amount_captured : charge.amount) - refundedByOthers);
   const chargebacks = (disputes ?? []).filter(isChargeback).map((dispute) => dispute.id).sort();
-  return { chargebacks, refundedByOthers, refundable, chargeStatus: charge?.status ?? null };
+  return { chargebacks, refundedByOthers, refundable, chargeStatus: charge?.status ?? null, currency: standing.currency };
 }
 
 /**
@@ -96,6 +102,8 @@ export async function readPaymentStanding(client: StripeClient, paymentIntent: s
     if (missing(error)) return null;
     throw error;
   }
+  // Null only for an answer that is no PaymentIntent as Stripe writes one (a proxy's, a hand-made one): it says no currency.
+  const currency = typeof intent.currency === 'string' ? intent.currency.toLowerCase() : null;
   let charge: Stripe.Charge | null = null;
   const latest = intent.latest_charge;
   if (typeof latest === 'string') {
@@ -103,7 +111,7 @@ export async function readPaymentStanding(client: StripeClient, paymentIntent: s
   } else if (latest !== null && latest !== undefined) {
     charge = latest;
   }
-  if (charge === null) return { charge: null, refunds: [], disputes: options.disputes ? [] : null };
+  if (charge === null) return { currency, charge: null, refunds: [], disputes: options.disputes ? [] : null };
   const chargeId = charge.id;
   const page = { ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }) };
   const refunds = await listAll(client, budget, `GET /v1/refunds?charge=${chargeId}`, (sdk, cursor, o) => sdk.refunds.list({ charge: chargeId, ...cursor }, o), {
@@ -114,7 +122,7 @@ export async function readPaymentStanding(client: StripeClient, paymentIntent: s
   if (options.disputes) {
     disputes = charge.disputed ? await listAll(client, budget, `GET /v1/disputes?charge=${chargeId}`, (sdk, cursor, o) => sdk.disputes.list({ charge: chargeId, ...cursor }, o), page) : [];
   }
-  return { charge, refunds, disputes };
+  return { currency, charge, refunds, disputes };
 }
 
 const FACT_OF: Record<RefundFact, (figures: RefundFigures) => Json> = {
@@ -122,6 +130,7 @@ const FACT_OF: Record<RefundFact, (figures: RefundFigures) => Json> = {
   refunded_by_others: (figures) => figures.refundedByOthers,
   refundable: (figures) => figures.refundable,
   charge_status: (figures) => figures.chargeStatus,
+  currency: (figures) => figures.currency,
 };
 
 function isRefundFact(name: string): name is RefundFact {

@@ -1,6 +1,6 @@
 // Rule: `interlock alerts` writes each alert's money at stake in the currency the alert records (a refund's, a
 // credit's: 120.00 EUR, 1000 JPY, never dollars), and `--json` carries that currency; an alert raised before alerts
-// recorded one reads in dollars, as it always did. The alerts are the ones the facts raise (alertsFor on verified
+// recorded one reads as of a currency unknown, never in dollars (alerts then were in dollars whatever their currency). The alerts are the ones the facts raise (alertsFor on verified
 // receipts), through the real binary.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { runCli } from './run-cli.js';
 const { env, alerts } = alertsRig('alerts-currency');
 
 describe('interlock alerts, in the currency of each alert', { timeout: 90_000 }, () => {
-  it('writes a EUR refund\'s alerts in euros and a JPY credit\'s in whole yen, and one with no currency in dollars', async () => {
+  it('writes a EUR refund\'s alerts in euros and a JPY credit\'s in whole yen, and one with no currency as of a currency unknown', async () => {
     const ids = { eur: randomBytes(32).toString('hex'), failed: randomBytes(32).toString('hex'), jpy: randomBytes(32).toString('hex'), old: randomBytes(32).toString('hex') };
     await alerts.raise({ ...eurExposure(), effectId: ids.eur, subject: 'payment:pi_eur' });
     await alerts.raise({ ...eurFailedRefund(), effectId: ids.failed, subject: 'payment:pi_eur_failed' });
@@ -26,7 +26,7 @@ describe('interlock alerts, in the currency of each alert', { timeout: 90_000 },
     expect(line(ids.failed)).toContain(`failed_after_landed ${ids.failed.slice(0, 12)}… 20.00 EUR at stake: Refund re_cur was accepted`);
     expect(line(ids.jpy)).toContain(`failed_after_landed ${ids.jpy.slice(0, 12)}… 1000 JPY at stake: Balance credit cbtxn_own (1000 JPY)`);
     for (const id of [ids.eur, ids.failed, ids.jpy]) expect(line(id)).not.toContain('$');
-    expect(line(ids.old)).toContain(`late_landing ${ids.old.slice(0, 12)}… $20.00 at stake:`);
+    expect(line(ids.old)).toContain(`late_landing ${ids.old.slice(0, 12)}… 2000 (minor units, currency unknown) at stake:`);
 
     const json = await runCli(['alerts', '--json'], env);
     expect(json.code, json.stderr).toBe(0);

@@ -1,7 +1,7 @@
 // Rule: an alert states an amount in the currency the money moved in, through one helper (src/core/money-text.ts)
 // that knows Stripe's zero-decimal currencies: "$20.00" for usd, "20.00 EUR", "1000 JPY" (Stripe's amount 1000 in jpy
 // is ¥1,000, not 10.00). A refund's currency is its commit result's, a credit's its own. An amount whose currency
-// nothing recorded says (facts from before they did) reads as it always did: "$20.00".
+// nothing recorded says (facts from before they did) is never called dollars: "2000 (minor units, currency unknown)".
 import { describe, expect, it } from 'vitest';
 import { alertsFor } from '../../src/core/alert-rules.js';
 import { effectIdFor } from '../../src/core/effect-id.js';
@@ -40,9 +40,9 @@ function refundReceipt(name: string, result: Record<string, string | number>, fa
 }
 
 describe('money text', () => {
-  it('writes dollars for usd and for no currency, two decimals with the code for others, whole units for zero-decimal ones', () => {
+  it('writes dollars for usd only, two decimals with the code for others, whole units for zero-decimal ones, and no currency as unknown', () => {
     expect(moneyText(2_000, 'usd')).toBe('$20.00');
-    expect(moneyText(2_000, null)).toBe('$20.00');
+    expect(moneyText(2_000, null)).toBe('2000 (minor units, currency unknown)');
     expect(moneyText(2_000, 'eur')).toBe('20.00 EUR');
     expect(moneyText(2_000, 'EUR')).toBe('20.00 EUR');
     for (const code of ['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']) expect(moneyText(1_000, code)).toBe(`1000 ${code.toUpperCase()}`);
@@ -86,8 +86,9 @@ describe('alert amounts and currencies', () => {
     expect(owed?.action).toContain('gave the customer back 5.00 EUR of the 20.00 EUR refund: 15.00 EUR is still owed');
   });
 
-  it('keeps dollars where nothing recorded says the currency', () => {
+  it('calls no amount dollars where nothing recorded says the currency', () => {
     const alert = alertsFor(refundReceipt('no-currency', {}, [chargeback()])).find((draft) => draft.kind === 'exposure');
-    expect(alert?.sentence).toContain('The $20.00 refund re_cur and the $100.00 chargeback du_cur');
+    expect(alert?.sentence).not.toContain('$');
+    expect(alert?.sentence).toContain('The 2000 (minor units, currency unknown) refund re_cur and the 10000 (minor units, currency unknown) chargeback du_cur');
   });
 });

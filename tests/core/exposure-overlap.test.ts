@@ -10,7 +10,7 @@ import type { Draft } from '../../src/core/entries.js';
 import { quickShape, receiptSchema } from '../../src/core/receipt-schema.js';
 import { verify } from '../../src/core/verify.js';
 import { testKey } from '../support/harness.js';
-import { chainReceipt, drafts } from './entry-chain.js';
+import { chainReceipt, drafts, refundObject } from './entry-chain.js';
 
 const { key, publicKeys } = testKey();
 const REFUND = 're_overlap';
@@ -22,9 +22,10 @@ const chargeback = (status: string, amount: number, read?: { charge: number; ref
     ...(read === undefined ? {} : { chargeAmount: read.charge, chargeRefunded: read.refunded }),
   });
 
-/** A committed 2000-cent refund on ch_chain followed by these facts. */
+/** A committed 2000-cent usd refund on ch_chain (its result names its currency, as Stripe's does) followed by these facts. */
 function after(facts: readonly Draft<'OBSERVED'>[], name = 'overlap') {
-  const result = verify(JSON.parse(JSON.stringify(chainReceipt(name, [drafts.proposed(), drafts.authorized(), drafts.dispatched(), drafts.committed(REFUND), ...facts], key))), { publicKeys });
+  const committed = drafts.committed(REFUND, { result: refundObject(REFUND, { currency: 'usd' }) });
+  const result = verify(JSON.parse(JSON.stringify(chainReceipt(name, [drafts.proposed(), drafts.authorized(), drafts.dispatched(), committed, ...facts], key))), { publicKeys });
   expect(result.problems).toEqual([]);
   return { result, alert: alertsFor(result).find((draft) => draft.kind === 'exposure') };
 }

@@ -8,17 +8,19 @@ import { alertsFor } from '../../src/core/alert-rules.js';
 import type { Draft } from '../../src/core/entries.js';
 import { verify } from '../../src/core/verify.js';
 import { testKey } from '../support/harness.js';
-import { chainReceipt, drafts } from './entry-chain.js';
+import { chainReceipt, drafts, refundObject } from './entry-chain.js';
 
 const { key, publicKeys } = testKey();
 const REFUND = 're_failed_action';
 
+/** The refund's commit: its result names its currency, as Stripe's does. */
+const committed = drafts.committed(REFUND, { result: refundObject(REFUND, { currency: 'usd' }) });
 const failed = drafts.observed({ objectType: 'refund', objectId: REFUND, status: 'failed', failureReason: 'expired_or_canceled_card', amount: 2_000 });
 const dispute = (status: string): Draft<'OBSERVED'> =>
   drafts.observed({ objectType: 'dispute', objectId: `du_${status}`, eventType: 'charge.dispute.updated', status, disputeStatus: status, amount: 10_000, disputeReason: 'fraudulent' });
 
 function failedAfterLandedAction(disputeStatuses: readonly string[]): string | undefined {
-  const receipt = chainReceipt(`failed-action-${disputeStatuses.join('-')}`, [drafts.proposed(), drafts.authorized(), drafts.dispatched(), drafts.committed(REFUND), failed, ...disputeStatuses.map(dispute)], key);
+  const receipt = chainReceipt(`failed-action-${disputeStatuses.join('-')}`, [drafts.proposed(), drafts.authorized(), drafts.dispatched(), committed, failed, ...disputeStatuses.map(dispute)], key);
   const verification = verify(receipt, { publicKeys });
   expect(verification.problems).toEqual([]);
   return alertsFor(verification).find((alert) => alert.kind === 'failed_after_landed')?.action;
@@ -43,7 +45,7 @@ describe('failed_after_landed: the action follows the disputes as money', () => 
     const lost = (amount: number, charge = 'ch_chain') =>
       drafts.observed({ objectType: 'dispute', objectId: 'du_lost', eventType: 'charge.dispute.closed', status: 'lost', disputeStatus: 'lost', amount, charge, disputeReason: 'product_not_received' });
     const actionWith = (name: string, disputes: readonly Draft<'OBSERVED'>[]) => {
-      const verification = verify(chainReceipt(name, [drafts.proposed(), drafts.authorized(), drafts.dispatched(), drafts.committed(REFUND), failed, ...disputes], key), { publicKeys });
+      const verification = verify(chainReceipt(name, [drafts.proposed(), drafts.authorized(), drafts.dispatched(), committed, failed, ...disputes], key), { publicKeys });
       expect(verification.problems).toEqual([]);
       return alertsFor(verification).find((alert) => alert.kind === 'failed_after_landed')?.action ?? '';
     };

@@ -169,7 +169,7 @@ describe('final money', () => {
   it('each exposure alert on a charge that two refunds share says the chargeback is counted in both', () => {
     const shared = drafts.observed({ objectType: 'dispute', objectId: 'du_shared', status: 'needs_response', disputeStatus: 'needs_response', amount: 5_000, disputeReason: 'fraudulent' });
     for (const own of ['re_a', 're_b']) {
-      const result = verify(chainReceipt(`shared-${own}`, [drafts.proposed(), drafts.authorized(), drafts.dispatched(), drafts.committed(own, { result: refundObject(own) }), shared], key), { publicKeys });
+      const result = verify(chainReceipt(`shared-${own}`, [drafts.proposed(), drafts.authorized(), drafts.dispatched(), drafts.committed(own, { result: refundObject(own, { currency: 'usd' }) }), shared], key), { publicKeys });
       expect(result.problems).toEqual([]);
       const alert = alertsFor(result).find((a) => a.kind === 'exposure');
       expect(alert).toMatchObject({ centsAtStake: 7_000, refund: own, disputes: ['du_shared'] });

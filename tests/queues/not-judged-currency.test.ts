@@ -1,6 +1,7 @@
 // Rule: a not_judged alert writes the proposal's amount in the currency it would move in and records it: a credit's is
-// the configured credit currency (INTERLOCK_CREDIT_CURRENCY: 1000 JPY, never $10.00); a refund's is its charge's, which
-// nothing read yet says (the effect was never judged), so it reads in dollars, as it always did.
+// the configured credit currency (INTERLOCK_CREDIT_CURRENCY: 1000 JPY, never $10.00); a refund's is its payment's, which
+// its `currency` premise records as proposed (5000 JPY); a refund proposed without one (the effect was never judged,
+// nothing else says it) is of a currency unknown, never called dollars.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -34,7 +35,7 @@ function keyRefused(): MemoryTarget {
 }
 
 describe('a not_judged alert, in the currency of the money it is about', () => {
-  it('writes a credit in the configured credit currency, and a refund, whose currency nothing read says, in dollars', async () => {
+  it('writes a credit in the configured credit currency, a refund in its currency premise\'s, and a refund without one as of a currency unknown', async () => {
     const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: testKey().key });
     const sender = await startSender(stores, keyRefused());
     const queue = createEffectsQueue(stores, { backoffMs: 50 });
@@ -43,19 +44,26 @@ describe('a not_judged alert, in the currency of the money it is about', () => {
 
     const credit = approvalTerms({ scope: 'customer:cus_jpy', capCents: 100_000 });
     const refund = approvalTerms();
+    const yen = approvalTerms({ scope: 'payment:pi_yen', capCents: 100_000 });
     await stores.approvals.grant(credit);
     await stores.approvals.grant(refund);
+    await stores.approvals.grant(yen);
     const credited = await queue.propose({ requestId: `case-${randomBytes(4).toString('hex')}`, agent: 'support-bot', approval: credit.id, premises: { subscription_status: null, incident_compensation: 0 }, effect: { kind: 'credit', customer: 'cus_jpy', amount: 1_000, incident: 'INC-jpy' } });
     const refunded = await queue.propose(refundProposal({ approval: refund.id, amount: 2_000 }));
+    const yenRefunded = await queue.propose(refundProposal({ approval: yen.id, paymentIntent: 'pi_yen', amount: 5_000, premises: { chargebacks: [], refunded_by_others: 0, currency: 'jpy' } }));
 
     const alertOf = (effectId: string) => stores.alerts.get(`not_judged:${effectId}`);
     await expect.poll(async () => (await alertOf(credited.effectId))?.kind ?? null, { timeout: 10_000 }).toBe('not_judged');
     await expect.poll(async () => (await alertOf(refunded.effectId))?.kind ?? null, { timeout: 10_000 }).toBe('not_judged');
+    await expect.poll(async () => (await alertOf(yenRefunded.effectId))?.kind ?? null, { timeout: 10_000 }).toBe('not_judged');
     const creditAlert = await alertOf(credited.effectId);
     expect(creditAlert?.currency).toBe('jpy');
     expect(creditAlert?.sentence).toContain(`Proposal ${credited.effectId} (customer:cus_jpy, 1000 JPY) was recorded but not judged`);
     const refundAlert = await alertOf(refunded.effectId);
     expect(refundAlert?.currency).toBeNull();
-    expect(refundAlert?.sentence).toContain(`Proposal ${refunded.effectId} (payment:pi_1, $20.00) was recorded but not judged`);
+    expect(refundAlert?.sentence).toContain(`Proposal ${refunded.effectId} (payment:pi_1, 2000 (minor units, currency unknown)) was recorded but not judged`);
+    const yenAlert = await alertOf(yenRefunded.effectId);
+    expect(yenAlert?.currency).toBe('jpy');
+    expect(yenAlert?.sentence).toContain(`Proposal ${yenRefunded.effectId} (payment:pi_yen, 5000 JPY) was recorded but not judged`);
   });
 });

@@ -31,15 +31,15 @@ async function disputeOf(paymentIntent: string): Promise<string> {
 }
 
 describe('the refund target', () => {
-  it('is tier 1, queryable, keeps keys for Stripe\'s 24 hours, moves refunds and reads the four refund facts', () => {
-    expect(target).toMatchObject({ tier: 1, queryable: true, dedupWindowMs: 24 * 60 * 60 * 1000, sendTimeoutMs: 2_000, kinds: ['refund'], facts: ['chargebacks', 'refunded_by_others', 'refundable', 'charge_status'] });
+  it('is tier 1, queryable, keeps keys for Stripe\'s 24 hours, moves refunds and reads the five refund facts', () => {
+    expect(target).toMatchObject({ tier: 1, queryable: true, dedupWindowMs: 24 * 60 * 60 * 1000, sendTimeoutMs: 2_000, kinds: ['refund'], facts: ['chargebacks', 'refunded_by_others', 'refundable', 'charge_status', 'currency'] });
   });
 });
 
 describe('readFacts: the premises of a refund', () => {
-  it('reads an untouched payment as no chargebacks, nothing refunded by others, all refundable, charge succeeded', async () => {
+  it('reads an untouched payment as no chargebacks, nothing refunded by others, all refundable, charge succeeded, in its currency', async () => {
     const { paymentIntent } = await pay(world.stripe);
-    expect(await target.readFacts(effectIdFor('plain'), refund(paymentIntent), FACTS, READ)).toEqual({ chargebacks: [], refunded_by_others: 0, refundable: 10_000, charge_status: 'succeeded' });
+    expect(await target.readFacts(effectIdFor('plain'), refund(paymentIntent), FACTS, READ)).toEqual({ chargebacks: [], refunded_by_others: 0, refundable: 10_000, charge_status: 'succeeded', currency: 'usd' });
   });
 
   it('does not count an inquiry as a chargeback, and counts it once it escalated (same dispute id)', async () => {
@@ -74,7 +74,7 @@ describe('readFacts: the premises of a refund', () => {
     await target.apply(effectIdFor('another effect'), refund(paymentIntent, 500), sendContext());
     await target.apply(effectId, refund(paymentIntent), sendContext());
     // 1000 by hand, 400 waiting for the customer, 500 by another effect; not the failed, canceled or own ones.
-    expect(await target.readFacts(effectId, refund(paymentIntent), FACTS, READ)).toEqual({ chargebacks: [], refunded_by_others: 1_900, refundable: 8_100, charge_status: 'succeeded' });
+    expect(await target.readFacts(effectId, refund(paymentIntent), FACTS, READ)).toEqual({ chargebacks: [], refunded_by_others: 1_900, refundable: 8_100, charge_status: 'succeeded', currency: 'usd' });
   });
 
   it('reads every refund of a charge with more than a page of them in its expansion', async () => {
@@ -88,7 +88,7 @@ describe('readFacts: the premises of a refund', () => {
 
   it('reads a payment without a charge as nothing refundable and no charge status', async () => {
     const intent = await world.stripe.paymentIntents.create({ amount: 5_000, currency: 'usd' });
-    expect(await target.readFacts(effectIdFor('no charge'), refund(intent.id), FACTS, READ)).toEqual({ chargebacks: [], refunded_by_others: 0, refundable: 0, charge_status: null });
+    expect(await target.readFacts(effectIdFor('no charge'), refund(intent.id), FACTS, READ)).toEqual({ chargebacks: [], refunded_by_others: 0, refundable: 0, charge_status: null, currency: 'usd' });
     await expect(target.apply(effectIdFor('no charge'), refund(intent.id), sendContext())).rejects.toMatchObject({ details: { code: 'amount_exceeds_refundable' } });
   });
 

@@ -46,8 +46,8 @@ function stripeLink(id: string, links: StripeLinks): Html {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
-/** An amount whose currency the page is not given (an effect's, an approval's cap, a fact's): in dollars, as always. */
-const dollars = (cents: number | null) => (cents === null ? '—' : moneyText(cents, null));
+/** An amount in the effect's currency (an approval's cap and Stripe's facts about the effect are in it too); null: unknown. */
+const money = (cents: number | null, currency: string | null) => (cents === null ? '—' : moneyText(cents, currency));
 const json = (value: unknown) => JSON.stringify(value);
 
 export function layout(title: string, viewer: Viewer | null, body: Html): Html {
@@ -140,7 +140,7 @@ export function effectsPage(input: {
 <td>${effect.request_id ?? '—'}</td>
 <td>${effect.kind ?? '—'}</td>
 <td><code>${effect.subject}</code></td>
-<td class="num">${dollars(effect.amount)}</td>
+<td class="num">${money(effect.amount, effect.currency)}</td>
 <td><span class="state state-${effect.state}">${effect.state}</span></td>
 <td>${effect.outcome ?? '—'}</td>
 </tr>`,
@@ -197,7 +197,7 @@ ${checks.changes.map((change) => html`<li>Premise <code>${change.field}</code> c
 }
 
 /** Who wrote an entry and what it says, as label/value pairs. */
-function entryFacts(entry: Entry): Html {
+function entryFacts(entry: Entry, currency: string | null): Html {
   switch (entry.kind) {
     case 'PROPOSED':
       return html`<dt>Who</dt><dd>${entry.agent}${typeof entry.request === 'object' && entry.request !== null && !Array.isArray(entry.request) && typeof entry.request.token === 'string' ? html` (token ${entry.request.token})` : null}</dd>
@@ -207,7 +207,7 @@ function entryFacts(entry: Entry): Html {
 ${entry.decision ? html`<dt>Decision (${entry.decision.model})</dt><dd class="quote">${entry.decision.text}</dd>` : null}`;
     case 'AUTHORIZED':
       return html`<dt>Who</dt><dd>approved by ${entry.approval.approver} (approval ${entry.approval.id})</dd>
-<dt>Terms</dt><dd>up to ${dollars(entry.approval.capCents)}, ${entry.approval.maxUses} use(s), on <code>${entry.approval.scope}</code>, until ${iso(entry.approval.expiresAt)}</dd>`;
+<dt>Terms</dt><dd>up to ${money(entry.approval.capCents, currency)}, ${entry.approval.maxUses} use(s), on <code>${entry.approval.scope}</code>, until ${iso(entry.approval.expiresAt)}</dd>`;
     case 'DISPATCHED':
       return html`<dt>Who</dt><dd>worker ${entry.owner} (epoch ${entry.epoch})</dd>
 <dt>Send deadline</dt><dd>${iso(entry.sendDeadline)}</dd>
@@ -224,7 +224,7 @@ ${checksList('Checks', entry.checks)}${checksList('Re-checked at recovery', entr
       return html`<dt>Who</dt><dd>fenced-out worker ${entry.owner} (epoch ${entry.epoch})</dd><dt>Its answer</dt><dd>${entry.outcome}${entry.error ? html`: ${entry.error}` : null}</dd>`;
     case 'OBSERVED':
       return html`<dt>Source</dt><dd>${entry.source === 'webhook' ? `Stripe webhook ${entry.eventType}` : `re-read from Stripe (${entry.eventType})`}</dd>
-<dt>What Stripe says</dt><dd>${entry.objectType} ${entry.status ?? entry.disputeStatus ?? ''}${entry.amount === null ? null : html`, ${dollars(entry.amount)}`}${entry.failureReason ? html`, failure: ${entry.failureReason}` : null}${entry.disputeReason ? html`, reason: ${entry.disputeReason}` : null}</dd>`;
+<dt>What Stripe says</dt><dd>${entry.objectType} ${entry.status ?? entry.disputeStatus ?? ''}${entry.amount === null ? null : html`, ${money(entry.amount, currency)}`}${entry.failureReason ? html`, failure: ${entry.failureReason}` : null}${entry.disputeReason ? html`, reason: ${entry.disputeReason}` : null}</dd>`;
     case 'RESOLVED':
       return html`<dt>Who</dt><dd>${entry.by.name} (${entry.by.role})</dd>
 <dt>Action</dt><dd>${entry.action}${entry.resolution ? html`: ${entry.resolution === 'landed' ? 'landed' : 'did not land'}` : null} (inbox item <code>${entry.item}</code>)</dd>
@@ -245,18 +245,18 @@ function answerLine(detail: { answer: string | null; answer_from: string | null;
   return html`<dt>Answer</dt><dd data-testid="answer">${detail.answer.replace(/_/g, ' ')} (${ANSWER_FROM[detail.answer_from ?? ''] ?? 'unknown'})${disagreement}</dd>`;
 }
 
-function moneySection(detail: { final_money: Record<string, unknown>; exposure: Record<string, unknown> | null; answer: string | null; answer_from: string | null; answer_matches_final_money: boolean | null }, links: StripeLinks): Html {
-  const money = detail.final_money;
-  const refunds = Array.isArray(money.refunds) ? (money.refunds as { id?: unknown; status?: unknown; amount?: unknown }[]) : [];
-  const disputes = Array.isArray(money.disputes) ? (money.disputes as { id?: unknown; status?: unknown; amount?: unknown }[]) : [];
+function moneySection(detail: { final_money: Record<string, unknown>; exposure: Record<string, unknown> | null; answer: string | null; answer_from: string | null; answer_matches_final_money: boolean | null }, links: StripeLinks, currency: string | null): Html {
+  const final = detail.final_money;
+  const refunds = Array.isArray(final.refunds) ? (final.refunds as { id?: unknown; status?: unknown; amount?: unknown }[]) : [];
+  const disputes = Array.isArray(final.disputes) ? (final.disputes as { id?: unknown; status?: unknown; amount?: unknown }[]) : [];
   const exposure = detail.exposure;
   return html`<section aria-labelledby="money-title" class="money"><h2 id="money-title">Final money</h2>
 <dl>
 ${answerLine(detail)}
-<dt>Status</dt><dd data-testid="final-money-status">${String(money.status ?? 'unknown').replace(/_/g, ' ')}</dd>
-${refunds.length > 0 ? html`<dt>Refunds</dt><dd><ul>${refunds.map((refund) => html`<li>${stripeLink(String(refund.id), links)} ${String(refund.status ?? '')} ${typeof refund.amount === 'number' ? dollars(refund.amount) : ''}</li>`)}</ul></dd>` : null}
-${typeof money.failure_reason === 'string' ? html`<dt>Failure reason</dt><dd>${money.failure_reason}</dd>` : null}
-${disputes.length > 0 ? html`<dt>Disputes</dt><dd><ul>${disputes.map((dispute) => html`<li>${stripeLink(String(dispute.id), links)} ${String(dispute.status ?? '')} ${typeof dispute.amount === 'number' ? dollars(dispute.amount) : ''}</li>`)}</ul></dd>` : null}
+<dt>Status</dt><dd data-testid="final-money-status">${String(final.status ?? 'unknown').replace(/_/g, ' ')}</dd>
+${refunds.length > 0 ? html`<dt>Refunds</dt><dd><ul>${refunds.map((refund) => html`<li>${stripeLink(String(refund.id), links)} ${String(refund.status ?? '')} ${typeof refund.amount === 'number' ? money(refund.amount, currency) : ''}</li>`)}</ul></dd>` : null}
+${typeof final.failure_reason === 'string' ? html`<dt>Failure reason</dt><dd>${final.failure_reason}</dd>` : null}
+${disputes.length > 0 ? html`<dt>Disputes</dt><dd><ul>${disputes.map((dispute) => html`<li>${stripeLink(String(dispute.id), links)} ${String(dispute.status ?? '')} ${typeof dispute.amount === 'number' ? money(dispute.amount, currency) : ''}</li>`)}</ul></dd>` : null}
 <dt>Exposure</dt><dd data-testid="exposure">${exposure === null ? 'none' : html`<code>${json(exposure)}</code>`}</dd>
 </dl></section>`;
 }
@@ -287,7 +287,7 @@ export function effectPage(input: {
           return html`<li class="entry kind-${entry.kind.toLowerCase()}">
 <h3><span class="n">${index + 1}.</span> ${entry.kind} <time datetime="${new Date(entry.at).toISOString()}">${iso(entry.at)}</time></h3>
 <dl>
-${entryFacts(entry)}
+${entryFacts(entry, summary.currency)}
 ${ids.length > 0 ? html`<dt>Stripe</dt><dd>${ids.map((id, at) => html`${at > 0 ? ', ' : ''}${stripeLink(id, input.links)}`)}</dd>` : null}
 <dt>Signature</dt><dd>${signatureCell(receipt.signatures[index])}</dd>
 </dl>
@@ -308,7 +308,7 @@ ${verification.problems.length > 0 ? html`<ul class="error">${verification.probl
 <dl class="summary">
 <dt>Effect id</dt><dd><code>${summary.id}</code></dd>
 <dt>Request</dt><dd>${summary.request_id ?? '—'}</dd>
-<dt>What</dt><dd>${summary.kind ?? '—'} of ${dollars(summary.amount)} on ${stripeLink(summary.subject.replace(/^(payment|customer):/, ''), input.links)}</dd>
+<dt>What</dt><dd>${summary.kind ?? '—'} of ${money(summary.amount, summary.currency)} on ${stripeLink(summary.subject.replace(/^(payment|customer):/, ''), input.links)}</dd>
 <dt>Proposed by</dt><dd>${summary.agent ?? '—'} under approval ${summary.approval ?? 'none'}</dd>
 <dt>State</dt><dd><span class="state state-${summary.state}">${summary.state}</span></dd>
 <dt>Outcome</dt><dd data-testid="outcome">${summary.outcome ?? 'not settled yet'}</dd>
@@ -317,7 +317,7 @@ ${summary.reason === null ? null : html`<dt>Why</dt><dd data-testid="reason">${s
 </dl>
 ${verdict}
 ${input.canDownload ? html`<p><a class="button" href="/ui/effects/${summary.id}/receipt" download="receipt-${summary.id.slice(0, 12)}.json">Download the receipt</a> (verify it with <code>npx interlock receipt verify FILE</code>)</p>` : null}
-${moneySection(input.detail, input.links)}
+${moneySection(input.detail, input.links, summary.currency)}
 <section aria-labelledby="timeline-title"><h2 id="timeline-title">Timeline</h2>
 <ol class="timeline">${items}</ol></section>`,
   );

@@ -6,10 +6,10 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { journalOf } from '../../src/interlock.js';
 import { useInboxRig } from './inbox-items.js';
+import { pageSession } from './page-sessions.js';
 import { bearer, TOKENS } from './rig.js';
 
 const inbox = useInboxRig();
-const cookie = (token: string) => `interlock_session=${encodeURIComponent(token)}`;
 
 describe('an item acted on in the chain, its index not yet closed', () => {
   it('is listed as closed, as its own page shows it, and open items beside it still fill the page', async () => {
@@ -27,7 +27,8 @@ describe('an item acted on in the chain, its index not yet closed', () => {
 
     const listed = await request(rig.app).get('/v1/inbox').set(bearer(TOKENS.auditor));
     const ids = (listed.body.data as { id: string; status: string }[]).map((entry) => entry.id);
-    const page = await request(rig.app).get('/ui/inbox').set('Cookie', cookie(TOKENS.approver));
+    const page = await request(rig.app).get('/ui/inbox').set('Cookie', (await pageSession(rig.app, TOKENS.approver)).cookie);
+    expect(page.status).toBe(200);
     expect({ listedOpen: ids.includes(item), onOpenPage: page.text.includes(`href="/ui/inbox/${item}"`), otherListed: ids.includes(still.item) }).toEqual({ listedOpen: false, onOpenPage: false, otherListed: true });
     // A page of one skips the acted item (the newest on the payment) and brings the next open one.
     const one = await rig.stores.inbox.list({ status: 'open', subject: `payment:${still.pi}` }, 1);

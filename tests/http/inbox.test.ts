@@ -6,6 +6,7 @@ import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createFacts, effectIdFor, latestProposal, openInboxItem, publicKeyPem, publicKeySet, raiseAlert, resolveAlert, verify, type Receipt } from '../../src/interlock.js';
 import { useInboxRig, type ItemMaker } from './inbox-items.js';
+import { pageSession } from './page-sessions.js';
 import { approvalBody, bearer, TOKENS, uid, type Rig } from './rig.js';
 
 const inbox = useInboxRig();
@@ -96,7 +97,7 @@ describe.concurrent('acting on an item', () => {
       const shown = await request(rig.app).get(`/v1/effects/${effectId}`).set(bearer(token));
       expect(shown.body).toMatchObject({ outcome: 'AMBIGUOUS', answer: 'not_returned', answer_from: 'operator' });
     }
-    const page = await request(rig.app).get(`/ui/effects/${effectId}`).set('cookie', `interlock_session=${encodeURIComponent(TOKENS.auditor)}`);
+    const page = await request(rig.app).get(`/ui/effects/${effectId}`).set('cookie', (await pageSession(rig.app, TOKENS.auditor)).cookie);
     expect(page.text).toContain('not returned (a person&#39;s finding after checking Stripe)');
     // Closed items leave the open list and show in the closed one.
     expect((await request(rig.app).get(`/v1/inbox?effect=${effectId}`).set(approver())).body.data).toEqual([]);

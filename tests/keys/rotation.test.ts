@@ -11,11 +11,11 @@ import { publicKeySet, verify } from '../../src/interlock.js';
 import { verifyingKeys } from '../../src/keys/key-store.js';
 import { REPO, runCli, tempDir } from '../cli/run-cli.js';
 import { spawnServe } from '../facts/facts-rig.js';
+import { pageSession } from '../http/page-sessions.js';
 import { approvalBody, bearer, refundBody, startRig, TOKENS, type Rig } from '../http/rig.js';
 import { REDIS_URL, removePrefixes, testKey } from '../support/harness.js';
 
 const temp = tempDir('rotation');
-const cookie = (token: string) => `interlock_session=${encodeURIComponent(token)}`;
 const RETIRED_SETTING = 'INTERLOCK_RETIRED_PUBLIC_KEYS_FILE';
 
 const before = testKey();
@@ -76,12 +76,12 @@ describe('a receipt signed before a rotation', { timeout: 60_000 }, () => {
   });
 
   it('the page verifies it with the retired key: each entry signed by it shows as verified, and the receipt as valid', async () => {
-    const page = await request(rotated.app).get(`/ui/effects/${effectId}`).set('cookie', cookie(TOKENS.auditor));
+    const page = await request(rotated.app).get(`/ui/effects/${effectId}`).set('cookie', (await pageSession(rotated.app, TOKENS.auditor)).cookie);
     expect(page.status).toBe(200);
     expect(page.text).toContain('Receipt verifies');
     expect(page.text).toContain(`signed, verified</span> <small>(key <code>${before.key.kid}</code>)`);
     expect(page.text).not.toContain('signed with an unknown key');
-    const unknown = await request(forgetful.app).get(`/ui/effects/${effectId}`).set('cookie', cookie(TOKENS.auditor));
+    const unknown = await request(forgetful.app).get(`/ui/effects/${effectId}`).set('cookie', (await pageSession(forgetful.app, TOKENS.auditor)).cookie);
     expect(unknown.text).toContain('signed with an unknown key');
   });
 

@@ -9,6 +9,7 @@ import { Rejected, signWebhookBody, startSender } from '../../src/interlock.js';
 import { approvalRefusalClass, createMetrics } from '../../webhooks/ops/metrics.js';
 import { gateWorld, grant, recoverUntilSettled, submitAndCrash } from '../gate/gate-support.js';
 import { kill, refundProposal, sleep, type World } from '../support/harness.js';
+import { signIn } from '../http/page-sessions.js';
 import { approvalBody, bearer, refundBody, startRig, TOKENS, uid, type Rig } from '../http/rig.js';
 
 const SECRET = 'whsec_metricsTestSecret0123456789';
@@ -164,9 +165,10 @@ describe('GET /metrics after a scripted run', () => {
     expect((await request(rig.app).get('/metrics').set(bearer(TOKENS.support))).status).toBe(403);
     expect((await request(rig.app).get('/metrics').set(bearer(TOKENS.approver))).status).toBe(403);
     expect((await request(rig.app).get('/metrics').set(bearer(TOKENS.auditor))).status).toBe(200);
-    // The page's sign-in cookie holds a token and is taken here too.
-    expect((await request(rig.app).get('/metrics').set('cookie', `interlock_session=${TOKENS.operator}`)).status).toBe(200);
-    expect((await request(rig.app).get('/metrics').set('cookie', `interlock_session=${TOKENS.support}`)).status).toBe(403);
+    // The page's session (its sign-in cookie) is taken here too; a cookie holding a token is not one.
+    expect((await request(rig.app).get('/metrics').set('cookie', (await signIn(rig.app, TOKENS.operator)).cookie)).status).toBe(200);
+    expect((await request(rig.app).get('/metrics').set('cookie', (await signIn(rig.app, TOKENS.support)).cookie)).status).toBe(403);
+    expect((await request(rig.app).get('/metrics').set('cookie', `interlock_session=${TOKENS.operator}`)).status).toBe(401);
   });
 });
 

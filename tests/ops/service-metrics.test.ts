@@ -121,7 +121,12 @@ describe('metrics of an API process and a worker process', () => {
 
     expect((await fetch(`${api}/metrics`)).status).toBe(401);
     expect((await fetch(`${api}/metrics`, { headers: { authorization: `Bearer ${TOKENS.support}` } })).status).toBe(403);
-    const page = await fetch(`${api}/ui`, { headers: { cookie: `interlock_session=${TOKENS.operator}` } });
+    // Signed in as a browser is: the cookie holds a session of the API process, never the token.
+    const signedIn = await fetch(`${api}/ui/sign-in`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' }, body: new URLSearchParams({ token: TOKENS.operator }) });
+    expect(signedIn.status).toBe(303);
+    const session = (signedIn.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    expect(session).toMatch(/^interlock_session=v1\./);
+    const page = await fetch(`${api}/ui`, { headers: { cookie: session } });
     expect(page.status).toBe(200);
     expect(await page.text()).toContain(`case-${intent.id}`);
   }, 60_000);

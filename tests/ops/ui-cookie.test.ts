@@ -1,5 +1,5 @@
-// The page's sign-in cookie holds the API token. The service listens on plain HTTP; behind an HTTPS proxy the cookie
-// must still be Secure (or a browser sends the token over any http:// request to that host), and only a proxy the
+// The page's sign-in cookie holds its session. The service listens on plain HTTP; behind an HTTPS proxy the cookie
+// must still be Secure (or a browser sends the session over any http:// request to that host), and only a proxy the
 // operator names (INTERLOCK_TRUST_PROXY) may say a request came over HTTPS: the same header from anyone else changes
 // nothing. Before this setting no request was ever taken as HTTPS, so the cookie was never Secure.
 import request from 'supertest';

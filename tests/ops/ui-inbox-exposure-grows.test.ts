@@ -5,12 +5,12 @@
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { raiseAlert, repairExposures } from '../../src/interlock.js';
-import { csrfTokenFor } from '../../webhooks/ui/routes.js';
 import { useInboxRig } from '../http/inbox-items.js';
+import { pageSession } from '../http/page-sessions.js';
 import { TOKENS, uid } from '../http/rig.js';
 
 const inbox = useInboxRig();
-const cookie = (token: string) => `interlock_session=${encodeURIComponent(token)}`;
+const session = (token: string) => pageSession(inbox.rig().app, token);
 
 async function exposed(centsAtStake: number, disputes: string[]) {
   const rig = inbox.rig();
@@ -18,14 +18,15 @@ async function exposed(centsAtStake: number, disputes: string[]) {
   const pi = `pi_${uid()}`;
   const effectId = await make.proposed(pi);
   expect(await make.submitLatest(effectId)).toBe('COMMITTED');
-  const raise = (cents: number, named: string[]) => raiseAlert(rig.stores, { kind: 'exposure', effectId, subject: `payment:${pi}`, centsAtStake: cents, refund: `re_${pi}`, disputes: named, sentence: `Charged back ${named.length} time(s).`, action: 'Answer the disputes.' });
+  const raise = (cents: number, named: string[]) => raiseAlert(rig.stores, { kind: 'exposure', effectId, subject: `payment:${pi}`, centsAtStake: cents, currency: 'usd', refund: `re_${pi}`, disputes: named, sentence: `Charged back ${named.length} time(s).`, action: 'Answer the disputes.' });
   await raise(centsAtStake, disputes);
   return { effectId, item: `exposure:${effectId}`, raise };
 }
 
 async function dismiss(item: string) {
   const rig = inbox.rig();
-  return request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', cookie(TOKENS.approver)).set('sec-fetch-site', 'same-origin').send({ csrf: csrfTokenFor(TOKENS.approver), note: 'Answered the dispute with the refund.' });
+  const alex = await session(TOKENS.approver);
+  return request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', alex.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: alex.csrf, note: 'Answered the dispute with the refund.' });
 }
 
 describe('an exposure that grows while its item is open', () => {
@@ -37,7 +38,7 @@ describe('an exposure that grows while its item is open', () => {
     const { alert } = await raise(16_000, [first, second]);
     expect(alert.resolvedAt).toBeNull();
 
-    const page = await request(rig.app).get(`/ui/inbox/${item}`).set('Cookie', cookie(TOKENS.approver));
+    const page = await request(rig.app).get(`/ui/inbox/${item}`).set('Cookie', (await session(TOKENS.approver)).cookie);
     expect(/<h1>exposure: (\$[\d.]+) at stake<\/h1>/.exec(page.text)?.[1]).toBe('$160.00');
     expect((await rig.stores.inbox.get(item))?.detail).toMatchObject({ disputes: [first, second], disputesAtOpen: [first] });
 

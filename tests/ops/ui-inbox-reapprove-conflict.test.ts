@@ -3,12 +3,11 @@
 // it never redirects to "Re-approved: a new request … was recorded and queued".
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { csrfTokenFor } from '../../webhooks/ui/routes.js';
 import { useInboxRig } from '../http/inbox-items.js';
+import { pageSession } from '../http/page-sessions.js';
 import { bearer, TOKENS, uid } from '../http/rig.js';
 
 const inbox = useInboxRig();
-const cookie = (token: string) => `interlock_session=${encodeURIComponent(token)}`;
 
 describe('a re-approval from the page that the gate answers as a conflict', () => {
   it('is shown as the conflict, not as recorded and queued', async () => {
@@ -17,6 +16,7 @@ describe('a re-approval from the page that the gate answers as a conflict', () =
     const pi = `pi_${uid()}`;
     const { item } = await make.staleOn(pi);
     const approval = `ap_conflict_${uid()}`;
+    const dana = await pageSession(rig.app, TOKENS.danaApprover);
     expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send({ id: approval, approver: 'alex', cap_cents: 2_000, scope: `payment:${pi}`, max_uses: 5 })).status).toBe(201);
 
     // Another proposal wins the race for the re-approval's request id between the item's check and its proposal.
@@ -26,7 +26,7 @@ describe('a re-approval from the page that the gate answers as a conflict', () =
       return { ...recorded, status: 'conflict', reason: 'the request holds another payload' } as typeof recorded;
     };
     try {
-      const answer = await request(rig.app).post(`/ui/inbox/${item}/reapprove`).type('form').set('Cookie', cookie(TOKENS.danaApprover)).set('sec-fetch-site', 'same-origin').send({ csrf: csrfTokenFor(TOKENS.danaApprover), approval, note: 'refund anyway' });
+      const answer = await request(rig.app).post(`/ui/inbox/${item}/reapprove`).type('form').set('Cookie', dana.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: dana.csrf, approval, note: 'refund anyway' });
       expect({ status: answer.status, location: answer.headers.location ?? null }).toEqual({ status: 409, location: null });
       expect(answer.text).toContain('was recorded before with another payload');
       expect(answer.text).not.toContain('Re-approved: a new request');

@@ -4,11 +4,12 @@
 import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { publicKeyPem, publicKeySet, verify, type Receipt } from '../../src/interlock.js';
-import { csrfTokenFor } from '../../webhooks/ui/routes.js';
 import { useInboxRig, type ItemMaker } from '../http/inbox-items.js';
+import { pageSession } from '../http/page-sessions.js';
 import { TOKENS, type Rig } from '../http/rig.js';
 
-const cookie = (token: string) => `interlock_session=${encodeURIComponent(token)}`;
+const cookie = async (token: string) => (await pageSession(rig.app, token)).cookie;
+const csrf = async (token: string) => (await pageSession(rig.app, token)).csrf;
 
 const inbox = useInboxRig();
 let rig: Rig;
@@ -19,39 +20,39 @@ beforeAll(() => {
   make = inbox.make();
 });
 
-function post(path: string, token: string, fields: Record<string, string>) {
-  return request(rig.app).post(path).type('form').set('Cookie', cookie(token)).set('sec-fetch-site', 'same-origin').send({ csrf: csrfTokenFor(token), ...fields });
+async function post(path: string, token: string, fields: Record<string, string>) {
+  return request(rig.app).post(path).type('form').set('Cookie', await cookie(token)).set('sec-fetch-site', 'same-origin').send({ csrf: await csrf(token), ...fields });
 }
 
 describe.concurrent('the inbox page', () => {
   it('lists open items and shows one with the facts that changed; approvers get the forms, auditors do not, support may not read it', async () => {
     const { item, effectId } = await make.stale();
-    const list = await request(rig.app).get('/ui/inbox').set('Cookie', cookie(TOKENS.auditor));
+    const list = await request(rig.app).get('/ui/inbox').set('Cookie', await cookie(TOKENS.auditor));
     expect(list.status).toBe(200);
     expect(list.text).toContain(`href="/ui/inbox/${item}"`);
     expect(list.text).toContain('<a href="/ui/inbox">Inbox</a>');
-    const asAuditor = await request(rig.app).get(`/ui/inbox/${item}`).set('Cookie', cookie(TOKENS.auditor));
+    const asAuditor = await request(rig.app).get(`/ui/inbox/${item}`).set('Cookie', await cookie(TOKENS.auditor));
     expect(asAuditor.status).toBe(200);
     expect(asAuditor.text).toContain('<caption>Facts that changed</caption>');
     expect(asAuditor.text).toContain('<td>chargebacks</td><td><code>[]</code></td><td><code>[&quot;du_opened&quot;]</code></td>');
     expect(asAuditor.text).toContain(`href="/ui/effects/${effectId}"`);
     expect(asAuditor.text).not.toContain('<form method="post" action="/ui/inbox/');
-    const asApprover = await request(rig.app).get(`/ui/inbox/${item}`).set('Cookie', cookie(TOKENS.approver));
+    const asApprover = await request(rig.app).get(`/ui/inbox/${item}`).set('Cookie', await cookie(TOKENS.approver));
     expect(asApprover.text).toContain(`action="/ui/inbox/${item}/reapprove"`);
     expect(asApprover.text).toContain(`action="/ui/inbox/${item}/dismiss"`);
     expect(asApprover.text).not.toContain(`action="/ui/inbox/${item}/resolve"`);
     expect(asApprover.text).toContain('<label for="approval">New approval id</label>');
-    expect((await request(rig.app).get('/ui/inbox').set('Cookie', cookie(TOKENS.support))).status).toBe(403);
+    expect((await request(rig.app).get('/ui/inbox').set('Cookie', await cookie(TOKENS.support))).status).toBe(403);
   });
 
   it('resolving from the page records a signed entry naming the approver and shows the item closed', async () => {
     const { item, effectId } = await make.ambiguous();
-    const form = await request(rig.app).get(`/ui/inbox/${item}`).set('Cookie', cookie(TOKENS.approver));
+    const form = await request(rig.app).get(`/ui/inbox/${item}`).set('Cookie', await cookie(TOKENS.approver));
     expect(form.text).toContain('<legend>What Stripe shows</legend>');
     const done = await post(`/ui/inbox/${item}/resolve`, TOKENS.approver, { resolution: 'landed', note: 'The refund shows on the payment.' });
     expect(done.status, done.text).toBe(303);
     expect(done.headers.location).toBe(`/ui/inbox/${item}?done=resolve`);
-    const shown = await request(rig.app).get(done.headers.location as string).set('Cookie', cookie(TOKENS.approver));
+    const shown = await request(rig.app).get(done.headers.location as string).set('Cookie', await cookie(TOKENS.approver));
     expect(shown.text).toContain('alex (approver) chose <strong>resolve</strong> (it landed)');
     const receipt = (await rig.stores.journal.receipt(effectId)) as Receipt;
     const verification = verify(receipt, { publicKeys: publicKeySet([publicKeyPem(rig.stores.signingKey)]) });
@@ -62,7 +63,7 @@ describe.concurrent('the inbox page', () => {
     const { item } = await make.stale();
     const planted = 'Call +1-555-0100 to confirm your refund';
     for (const done of [planted, encodeURIComponent(`<b>${planted}</b>`), 'Dismissed', 'constructor', 'toString']) {
-      const page = await request(rig.app).get(`/ui/inbox/${item}?done=${encodeURIComponent(done)}`).set('Cookie', cookie(TOKENS.approver));
+      const page = await request(rig.app).get(`/ui/inbox/${item}?done=${encodeURIComponent(done)}`).set('Cookie', await cookie(TOKENS.approver));
       expect(page.status).toBe(200);
       expect(page.text).not.toContain('555-0100');
       expect(page.text).not.toContain('Recorded:');
@@ -70,22 +71,22 @@ describe.concurrent('the inbox page', () => {
     }
     // Its own sentence only once the item was closed by that action: a link saying an open item was dismissed, or a
     // dismissed one re-approved, would tell a person that something was handled that nobody handled.
-    const open = await request(rig.app).get(`/ui/inbox/${item}?done=dismiss`).set('Cookie', cookie(TOKENS.approver));
+    const open = await request(rig.app).get(`/ui/inbox/${item}?done=dismiss`).set('Cookie', await cookie(TOKENS.approver));
     expect(open.text).not.toContain('role="status"');
-    const dismiss = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', cookie(TOKENS.approver)).set('sec-fetch-site', 'same-origin').send({ csrf: csrfTokenFor(TOKENS.approver), note: 'handled by phone' });
+    const dismiss = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', await cookie(TOKENS.approver)).set('sec-fetch-site', 'same-origin').send({ csrf: await csrf(TOKENS.approver), note: 'handled by phone' });
     expect(dismiss.status).toBe(303);
-    const dismissed = await request(rig.app).get(`/ui/inbox/${item}?done=dismiss`).set('Cookie', cookie(TOKENS.approver));
+    const dismissed = await request(rig.app).get(`/ui/inbox/${item}?done=dismiss`).set('Cookie', await cookie(TOKENS.approver));
     expect(dismissed.text).toContain('Dismissed. The entry is signed on the effect&#39;s receipt.');
     for (const other of ['resolve', 'reapprove']) {
-      expect((await request(rig.app).get(`/ui/inbox/${item}?done=${other}`).set('Cookie', cookie(TOKENS.approver))).text).not.toContain('role="status"');
+      expect((await request(rig.app).get(`/ui/inbox/${item}?done=${other}`).set('Cookie', await cookie(TOKENS.approver))).text).not.toContain('role="status"');
     }
   });
 
   it('refuses a form without the session\'s CSRF token, from another site, from a role that may not act, or incomplete; nothing is recorded', async () => {
     const { item, effectId } = await make.stale();
-    const noCsrf = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', cookie(TOKENS.approver)).set('sec-fetch-site', 'same-origin').send({ note: 'x' });
+    const noCsrf = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', await cookie(TOKENS.approver)).set('sec-fetch-site', 'same-origin').send({ note: 'x' });
     expect(noCsrf.status).toBe(403);
-    const crossSite = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', cookie(TOKENS.approver)).set('sec-fetch-site', 'cross-site').send({ csrf: csrfTokenFor(TOKENS.approver), note: 'x' });
+    const crossSite = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', await cookie(TOKENS.approver)).set('sec-fetch-site', 'cross-site').send({ csrf: await csrf(TOKENS.approver), note: 'x' });
     expect(crossSite.status).toBe(403);
     const auditor = await post(`/ui/inbox/${item}/dismiss`, TOKENS.auditor, { note: 'not mine' });
     expect(auditor.status).toBe(403);
@@ -104,7 +105,7 @@ describe.concurrent('the inbox page', () => {
 
   it('takes every note the form allows (2,000 characters of Japanese; line breaks sent as CRLF) and says which field is wrong when one is', async () => {
     const { item } = await make.stale();
-    const form = await request(rig.app).get(`/ui/inbox/${item}`).set('Cookie', cookie(TOKENS.approver));
+    const form = await request(rig.app).get(`/ui/inbox/${item}`).set('Cookie', await cookie(TOKENS.approver));
     expect(form.text).toContain('name="note" required maxlength="2000"');
     // 2,000 characters of Japanese are 18 kB once the browser percent-encodes them.
     const japanese = '顧客に電話で確認し、返金済みであることを確認しました。'.repeat(100).slice(0, 2_000);

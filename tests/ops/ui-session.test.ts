@@ -4,11 +4,10 @@
 // form's own URL, which is no page (the approver landed on the JSON API's "No route" error).
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { csrfTokenFor } from '../../webhooks/ui/routes.js';
 import { useInboxRig } from '../http/inbox-items.js';
+import { pageSession } from '../http/page-sessions.js';
 import { bearer, TOKENS } from '../http/rig.js';
 
-const cookie = (token: string) => `interlock_session=${encodeURIComponent(token)}`;
 const inbox = useInboxRig();
 
 describe('the page session', () => {
@@ -16,7 +15,8 @@ describe('the page session', () => {
     const rig = inbox.rig();
     const { item } = await inbox.make().stale();
     expect((await request(rig.app).get('/v1/inbox').set(bearer(TOKENS.approver))).status).toBe(200);
-    const done = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', cookie(TOKENS.approver)).set('sec-fetch-site', 'same-origin').send({ csrf: csrfTokenFor(TOKENS.approver), note: 'Handled by phone.' });
+    const alex = await pageSession(rig.app, TOKENS.approver);
+    const done = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', alex.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: alex.csrf, note: 'Handled by phone.' });
     expect(done.status).toBe(303);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(rig.logs.find((line) => line.method === 'GET' && line.url === '/v1/inbox')).toMatchObject({ role: 'approver', token: 'alex' });
@@ -33,7 +33,9 @@ describe('the page session', () => {
     expect(next).toBe(`/ui/inbox/${item}`);
     const signed = await request(app).post('/ui/sign-in').type('form').set('sec-fetch-site', 'same-origin').send({ token: TOKENS.approver, next });
     expect(signed.status).toBe(303);
-    const landed = await request(app).get(signed.headers.location as string).set('Cookie', cookie(TOKENS.approver));
+    // The session the sign-in set, as the browser would send it.
+    const session = String(signed.headers['set-cookie']).split(';')[0] ?? '';
+    const landed = await request(app).get(signed.headers.location as string).set('Cookie', session);
     expect(landed.status).toBe(200);
     expect(landed.headers['content-type']).toMatch(/text\/html/);
     // Nothing was dismissed by the form sent signed out.

@@ -9,14 +9,13 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { csrfTokenFor } from '../../webhooks/ui/routes.js';
+import { signIn } from '../http/page-sessions.js';
 import { startRig, TOKENS, type Rig } from '../http/rig.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-default-apps', '--no-first-run', '--disable-sync'];
 const present = existsSync(CHROMIUM);
 const skipOnPurpose = !present && process.env.INTERLOCK_SKIP_BROWSER === '1';
-const cookie = (token: string) => `interlock_session=${encodeURIComponent(token)}`;
 
 describe('POST /ui/sign-out from another site', () => {
   let rig: Rig;
@@ -56,7 +55,8 @@ describe('POST /ui/sign-out from another site', () => {
   });
 
   it('still signs out from the page itself (same origin, the session and its CSRF token)', async () => {
-    const answer = await request(rig.app).post('/ui/sign-out').type('form').set('sec-fetch-site', 'same-origin').set('cookie', cookie(TOKENS.operator)).send({ csrf: csrfTokenFor(TOKENS.operator) });
+    const ops = await signIn(rig.app, TOKENS.operator);
+    const answer = await request(rig.app).post('/ui/sign-out').type('form').set('sec-fetch-site', 'same-origin').set('cookie', ops.cookie).send({ csrf: ops.csrf });
     expect(answer.status).toBe(303);
     expect(String(answer.headers['set-cookie'] ?? '')).toMatch(/interlock_session=;/);
   });

@@ -9,20 +9,23 @@ import { csrfTokenFor } from '../../webhooks/ui/routes.js';
 import { escapeHtml, html, toText } from '../../webhooks/ui/html.js';
 import { stripeUrl } from '../../webhooks/ui/pages.js';
 import { createApp } from '../../webhooks/app.js';
+import { DEFAULT_PREMISES } from '../../webhooks/api/context.js';
+import { pageSession, signIn } from '../http/page-sessions.js';
 import { approvalBody, bearer, refundBody, startRig, tokenRegistry, TOKENS, type Rig } from '../http/rig.js';
 
-const cookie = (token: string) => `interlock_session=${encodeURIComponent(token)}`;
 const HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>';
 // Free text may hold a direction override: drawn as it is, it would turn the rest of its line around on the page.
 const TURNED = 'Refund 20.00 for incident \u202e00.0002 inc_real';
 
 describe('the page', () => {
   let rig: Rig;
+  const cookie = async (token: string) => (await pageSession(rig.app, token)).cookie;
   let committed: string;
   let refused: string;
 
   beforeAll(async () => {
-    rig = await startRig({ worker: true, metrics: true });
+    // The refunds' premises name their currency, as the Stripe target's do (REFUND_FACTS).
+    rig = await startRig({ worker: true, metrics: true, deps: { premises: { ...DEFAULT_PREMISES, refund: [...DEFAULT_PREMISES.refund, 'currency'] } } });
     rig.target.world.set('payment:pi_ui1', { chargebacks: [], refunded_by_others: 0 });
     const approval = approvalBody({ scope: 'payment:pi_ui1', cap_cents: 3_000 });
     expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval)).status).toBe(201);
@@ -68,33 +71,52 @@ describe('the page', () => {
   });
 
   it('signs out only with the session’s CSRF token', async () => {
-    const without = await request(rig.app).post('/ui/sign-out').type('form').set('cookie', cookie(TOKENS.auditor)).send({});
+    // A session of its own: signing out ends it, and the other tests go on with theirs.
+    const aud = await signIn(rig.app, TOKENS.auditor);
+    const without = await request(rig.app).post('/ui/sign-out').type('form').set('cookie', aud.cookie).send({});
     expect(without.status).toBe(403);
-    const wrong = await request(rig.app).post('/ui/sign-out').type('form').set('cookie', cookie(TOKENS.auditor)).send({ csrf: csrfTokenFor(TOKENS.operator) });
+    const wrong = await request(rig.app).post('/ui/sign-out').type('form').set('cookie', aud.cookie).send({ csrf: (await pageSession(rig.app, TOKENS.operator)).csrf });
     expect(wrong.status).toBe(403);
-    const right = await request(rig.app).post('/ui/sign-out').type('form').set('cookie', cookie(TOKENS.auditor)).send({ csrf: csrfTokenFor(TOKENS.auditor) });
+    // The CSRF token derives from the session, not the API token.
+    const fromToken = await request(rig.app).post('/ui/sign-out').type('form').set('cookie', aud.cookie).send({ csrf: csrfTokenFor(TOKENS.auditor) });
+    expect(fromToken.status).toBe(403);
+    const right = await request(rig.app).post('/ui/sign-out').type('form').set('cookie', aud.cookie).send({ csrf: aud.csrf });
     expect(right.status).toBe(303);
     expect(String(right.headers['set-cookie'])).toMatch(/interlock_session=;/);
   });
 
   it('lists effects with their outcome and filters by outcome and subject', async () => {
-    const all = await request(rig.app).get('/ui').set('cookie', cookie(TOKENS.auditor));
+    const all = await request(rig.app).get('/ui').set('cookie', await cookie(TOKENS.auditor));
     expect(all.status).toBe(200);
     expect(all.text).toContain(`/ui/effects/${committed}`);
     expect(all.text).toContain(`/ui/effects/${refused}`);
     expect(all.text).toContain('No open alerts');
-    const byOutcome = await request(rig.app).get('/ui?outcome=REFUSED%3Aover_cap').set('cookie', cookie(TOKENS.auditor));
+    const byOutcome = await request(rig.app).get('/ui?outcome=REFUSED%3Aover_cap').set('cookie', await cookie(TOKENS.auditor));
     expect(byOutcome.text).toContain(`/ui/effects/${refused}`);
     expect(byOutcome.text).not.toContain(`/ui/effects/${committed}`);
-    const otherSubject = await request(rig.app).get('/ui?subject=payment%3Api_elsewhere').set('cookie', cookie(TOKENS.auditor));
+    const otherSubject = await request(rig.app).get('/ui?subject=payment%3Api_elsewhere').set('cookie', await cookie(TOKENS.auditor));
     expect(otherSubject.text).toContain('No effects match.');
-    const bad = await request(rig.app).get('/ui?state=sideways').set('cookie', cookie(TOKENS.auditor));
+    const bad = await request(rig.app).get('/ui?state=sideways').set('cookie', await cookie(TOKENS.auditor));
     expect(bad.status).toBe(400);
     expect(bad.text).toContain('The filter is not valid');
   });
 
+  it("writes an effect's amounts in its currency (its premise read), in the list and on its page: the amount, the approval's cap", async () => {
+    rig.target.world.set('payment:pi_uijpy', { chargebacks: [], refunded_by_others: 0, currency: 'jpy' });
+    const approval = approvalBody({ scope: 'payment:pi_uijpy', cap_cents: 9_000 });
+    expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval)).status).toBe(201);
+    const yen = await request(rig.app).post('/v1/refunds?wait=10').set(bearer(TOKENS.support)).send(refundBody({ payment_intent: 'pi_uijpy', approval: approval.id, amount: 5_000 }));
+    expect(yen.body.outcome).toBe('COMMITTED');
+    const list = await request(rig.app).get('/ui?subject=payment%3Api_uijpy').set('cookie', await cookie(TOKENS.auditor));
+    expect(list.text).toContain('<td class="num">5000 JPY</td>');
+    const page = await request(rig.app).get(`/ui/effects/${String(yen.body.effect_id)}`).set('cookie', await cookie(TOKENS.auditor));
+    expect(page.text).toContain('refund of 5000 JPY on');
+    expect(page.text).toContain('up to 9000 JPY,');
+    expect(page.text).not.toContain('$');
+  });
+
   it('escapes everything the journal holds: a model’s markup is shown as text, and no script may run', async () => {
-    const page = await request(rig.app).get(`/ui/effects/${committed}`).set('cookie', cookie(TOKENS.auditor));
+    const page = await request(rig.app).get(`/ui/effects/${committed}`).set('cookie', await cookie(TOKENS.auditor));
     expect(page.status).toBe(200);
     expect(page.text).not.toContain('<script>');
     expect(page.text).not.toContain('<img src=x');
@@ -104,7 +126,7 @@ describe('the page', () => {
   });
 
   it('shows a character that would turn the text around it, or hide, as its escape: what the page shows is what is recorded', async () => {
-    const page = await request(rig.app).get(`/ui/effects/${refused}`).set('cookie', cookie(TOKENS.auditor));
+    const page = await request(rig.app).get(`/ui/effects/${refused}`).set('cookie', await cookie(TOKENS.auditor));
     expect(page.status).toBe(200);
     expect(page.text).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u200b-\u200f]/u);
     expect(page.text).toContain('incident \\u202e00.0002 inc_real');
@@ -112,13 +134,13 @@ describe('the page', () => {
   });
 
   it('shows the timeline with each entry’s signature and the final money, and downloads the receipt exactly as signed', async () => {
-    const page = await request(rig.app).get(`/ui/effects/${committed}`).set('cookie', cookie(TOKENS.auditor));
+    const page = await request(rig.app).get(`/ui/effects/${committed}`).set('cookie', await cookie(TOKENS.auditor));
     for (const kind of ['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED']) expect(page.text).toContain(`> ${kind} <time`);
     expect(page.text).toContain('covered by the signature of entry');
     expect(page.text).toContain('signed, verified');
     expect(page.text).toContain('Receipt verifies');
     expect(page.text).toContain('data-testid="final-money-status">returned<');
-    const download = await request(rig.app).get(`/ui/effects/${committed}/receipt`).set('cookie', cookie(TOKENS.auditor));
+    const download = await request(rig.app).get(`/ui/effects/${committed}/receipt`).set('cookie', await cookie(TOKENS.auditor));
     expect(download.status).toBe(200);
     expect(download.headers['content-disposition']).toBe(`attachment; filename="receipt-${committed}.json"`);
     expect(verify(JSON.parse(download.text), { publicKeys: publicKeySet([publicKeyPem(rig.stores.signingKey)]) }).valid).toBe(true);
@@ -127,7 +149,7 @@ describe('the page', () => {
   it('never shows a page of the open alerts as all of them: past the first 20 it says more are open and where to see them all', async () => {
     const open = Array.from({ length: 35 }, (_, index) => ({ id: `not_judged:${index.toString(16).padStart(64, '0')}`, kind: 'not_judged', effectId: index.toString(16).padStart(64, '0'), subject: 'payment:pi_ui1', centsAtStake: 2_000, refund: null, disputes: [], sentence: 'Not judged.', action: 'Send it again.', raisedAt: 1, updatedAt: 1, resolvedAt: null, resolvedBy: null }));
     const alerting = createApp({ stores: rig.stores, effects: rig.queue, readFacts: async () => ({}), tokens: tokenRegistry(), logger: rig.stores.logger, alerts: async (query) => ({ data: open.slice(0, query.limit), next: null }) });
-    const page = await request(alerting).get('/ui').set('cookie', cookie(TOKENS.auditor));
+    const page = await request(alerting).get('/ui').set('cookie', (await pageSession(alerting, TOKENS.auditor)).cookie);
     expect(page.status).toBe(200);
     expect(page.text).not.toContain('Open alerts (20)');
     expect(page.text).toContain('the 20 newest of more than 20');
@@ -136,20 +158,20 @@ describe('the page', () => {
   });
 
   it('shows support the effects but not receipts or alerts, and an approver no effects', async () => {
-    const list = await request(rig.app).get('/ui').set('cookie', cookie(TOKENS.support));
+    const list = await request(rig.app).get('/ui').set('cookie', await cookie(TOKENS.support));
     expect(list.status).toBe(200);
     expect(list.text).not.toContain('Open alerts');
-    const page = await request(rig.app).get(`/ui/effects/${committed}`).set('cookie', cookie(TOKENS.support));
+    const page = await request(rig.app).get(`/ui/effects/${committed}`).set('cookie', await cookie(TOKENS.support));
     expect(page.text).not.toContain('Download the receipt');
-    expect((await request(rig.app).get(`/ui/effects/${committed}/receipt`).set('cookie', cookie(TOKENS.support))).status).toBe(403);
-    expect((await request(rig.app).get('/ui').set('cookie', cookie(TOKENS.approver))).status).toBe(403);
-    expect((await request(rig.app).get(`/ui/effects/${'0'.repeat(64)}`).set('cookie', cookie(TOKENS.auditor))).status).toBe(404);
+    expect((await request(rig.app).get(`/ui/effects/${committed}/receipt`).set('cookie', await cookie(TOKENS.support))).status).toBe(403);
+    expect((await request(rig.app).get('/ui').set('cookie', await cookie(TOKENS.approver))).status).toBe(403);
+    expect((await request(rig.app).get(`/ui/effects/${'0'.repeat(64)}`).set('cookie', await cookie(TOKENS.auditor))).status).toBe(404);
   });
 
   it('shows support what GET /v1/effects/:id shows it (each entry’s kind and time, whether the receipt verifies), not the receipt’s entries, signatures or verification', async () => {
     const detail = await request(rig.app).get(`/v1/effects/${committed}`).set(bearer(TOKENS.support));
     expect(detail.status).toBe(200);
-    const page = await request(rig.app).get(`/ui/effects/${committed}`).set('cookie', cookie(TOKENS.support));
+    const page = await request(rig.app).get(`/ui/effects/${committed}`).set('cookie', await cookie(TOKENS.support));
     expect(page.status).toBe(200);
     for (const entry of detail.body.journal as { kind: string; at: string }[]) expect(page.text).toContain(`> ${entry.kind} <time datetime="${entry.at}">`);
     expect(page.text).toContain(`${detail.body.agent} under approval ${detail.body.approval}`);
@@ -171,6 +193,7 @@ describe('the page', () => {
 
 describe('the queue dashboard', () => {
   let rig: Rig;
+  const cookie = async (token: string) => (await pageSession(rig.app, token)).cookie;
   beforeAll(async () => {
     rig = await startRig({ metrics: true });
   }, 30_000);
@@ -181,7 +204,7 @@ describe('the queue dashboard', () => {
   it('is the operator’s, by bearer token or the page’s cookie', async () => {
     expect((await request(rig.app).get('/admin/queues')).status).toBe(401);
     expect((await request(rig.app).get('/admin/queues').set(bearer(TOKENS.auditor))).status).toBe(403);
-    const page = await request(rig.app).get('/admin/queues').set('cookie', cookie(TOKENS.operator));
+    const page = await request(rig.app).get('/admin/queues').set('cookie', await cookie(TOKENS.operator));
     expect(page.status).toBe(200);
     expect(page.text).toMatch(/<html/i);
     const queues = await request(rig.app).get('/admin/queues/api/queues').set(bearer(TOKENS.operator));
@@ -198,7 +221,7 @@ describe('the queue dashboard', () => {
   // are: never stored by a browser or a proxy, never framed by another site, and without Express's own tags.
   it('is never stored or framed: its page and its JSON with the jobs are answered as the /ui pages are', async () => {
     await rig.queue.queue.add('effect', { proposal: { effect: { paymentIntent: 'pi_board', amount: 2_000 } }, recordedAt: 0 }, { jobId: 'dashboard-money', delay: 3_600_000 });
-    const page = await request(rig.app).get('/admin/queues').set('cookie', cookie(TOKENS.operator));
+    const page = await request(rig.app).get('/admin/queues').set('cookie', await cookie(TOKENS.operator));
     const jobs = await request(rig.app).get('/admin/queues/api/queues?activeQueue=effects&status=delayed').set(bearer(TOKENS.operator));
     expect(jobs.text).toContain('pi_board');
     for (const answer of [page, jobs]) {

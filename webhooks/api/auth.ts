@@ -46,49 +46,75 @@ const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 /** Far longer than any token tokens.ts takes: a longer one is unknown without being hashed. */
 const LONGEST_TOKEN = 1024;
 
-/** The cookie the page's sign-in sets (HttpOnly, SameSite=Strict): it holds the token, so it is checked like one. */
+/**
+ * The cookie the page's sign-in sets (HttpOnly, SameSite=Strict). It holds a session of the page (webhooks/ui/session.ts),
+ * never a token: the browser sends it to every port of the host, so anything else listening there gets it too.
+ */
 export const SESSION_COOKIE = 'interlock_session';
 
-/** The value of one cookie of a request, or undefined. */
-export function cookieOf(req: Request, name: string): string | undefined {
+/**
+ * Every value a request's Cookie header holds under `name`, in the order the browser sent them; a value that does not
+ * decode is left out. A browser sends one value per cookie it holds for the path (RFC 6265 §5.4, longer paths first),
+ * and another server on the host may have set one of the same name for a longer path (`Path=/ui/sign-out`), so the
+ * first is not always the page's own: whoever reads a session here tries each.
+ */
+export function cookieValues(req: Request, name: string): string[] {
+  const values: string[] = [];
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const at = part.indexOf('=');
-    if (at > 0 && part.slice(0, at).trim() === name) {
-      try {
-        return decodeURIComponent(part.slice(at + 1).trim());
-      } catch {
-        return undefined;
-      }
+    if (at <= 0 || part.slice(0, at).trim() !== name) continue;
+    try {
+      values.push(decodeURIComponent(part.slice(at + 1).trim()));
+    } catch {
+      // Not percent-encoding this service wrote: no session of it.
     }
   }
-  return undefined;
+  return values;
+}
+
+const sessions = new WeakMap<Request, Caller>();
+
+/**
+ * Notes the caller of a request's page session, checked by the page's router (which holds the sessions' secret), for
+ * the routes `authenticate` lets a session call (its `cookiePaths`).
+ */
+export function noteSession(req: Request, caller: Caller): void {
+  sessions.set(req, caller);
 }
 
 /**
- * `cookiePaths`: the paths (prefixes) where a browser may present the token as the sign-in cookie instead of the
- * header: the page, the dashboard and the metrics. The JSON API takes the header only, so no cookie a browser
- * holds can ever call it on its own.
+ * `cookiePaths`: the paths (prefixes) where a browser may call with the page's session (the sign-in cookie, as the
+ * page's router noted it: noteSession) instead of the header: the page, the dashboard and the metrics. The JSON API
+ * takes the header only, so no cookie a browser holds can ever call it, and the cookie is never taken as a token.
  */
 export function authenticate(tokens: TokenRegistry, limiter: RateLimiter | null, options: { cookiePaths?: readonly string[] } = {}): RequestHandler {
   const cookiePaths = options.cookiePaths ?? [];
   return (req, res, next) => {
     const header = req.headers.authorization;
-    const cookie = header === undefined && cookiePaths.some((path) => req.path === path || req.path.startsWith(`${path}/`)) ? cookieOf(req, SESSION_COOKIE) : undefined;
-    if (header === undefined && cookie === undefined) {
-      next(apiError('unauthenticated', 'This route needs a bearer token: send `Authorization: Bearer <token>`.'));
-      return;
-    }
-    // A header in another form (a bare token, Basic credentials, `Bearer` with nothing after it) is the wrong form,
-    // not an unknown token: the caller may hold a right token and send it the wrong way.
-    const presented = header === undefined ? cookie : BEARER.exec(header)?.[1];
-    if (presented === undefined) {
-      next(apiError('unauthenticated', 'The Authorization header is not of the form `Bearer <token>` (a bare token or Basic credentials are not taken): send `Authorization: Bearer <token>`.'));
-      return;
-    }
-    const caller = presented.length > LONGEST_TOKEN ? null : tokens.authenticate(presented);
-    if (!caller) {
-      next(apiError('unauthenticated', 'The bearer token is not one this service knows. Check INTERLOCK_API_TOKENS or the tokens printed at start.'));
-      return;
+    let caller: Caller;
+    if (header === undefined) {
+      const onCookiePath = cookiePaths.some((path) => req.path === path || req.path.startsWith(`${path}/`));
+      const session = onCookiePath ? sessions.get(req) : undefined;
+      if (session === undefined) {
+        const ended = onCookiePath && cookieValues(req, SESSION_COOKIE).length > 0;
+        next(apiError('unauthenticated', ended ? 'The page session in the cookie is not one this process holds open (signed out, past its 12 hours, its token removed from the configuration, or opened by another process or before a restart): sign in again at /ui, or send `Authorization: Bearer <token>`.' : 'This route needs a bearer token: send `Authorization: Bearer <token>`.'));
+        return;
+      }
+      caller = session;
+    } else {
+      // A header in another form (a bare token, Basic credentials, `Bearer` with nothing after it) is the wrong form,
+      // not an unknown token: the caller may hold a right token and send it the wrong way.
+      const presented = BEARER.exec(header)?.[1];
+      if (presented === undefined) {
+        next(apiError('unauthenticated', 'The Authorization header is not of the form `Bearer <token>` (a bare token or Basic credentials are not taken): send `Authorization: Bearer <token>`.'));
+        return;
+      }
+      const found = presented.length > LONGEST_TOKEN ? null : tokens.authenticate(presented);
+      if (!found) {
+        next(apiError('unauthenticated', 'The bearer token is not one this service knows. Check INTERLOCK_API_TOKENS or the tokens printed at start.'));
+        return;
+      }
+      caller = found;
     }
     callers.set(req, caller);
     if (limiter) {

@@ -3,9 +3,10 @@
 // approval, resolve an AMBIGUOUS effect after checking Stripe, dismiss with a note. The forms go through the same
 // actions as POST /v1/inbox/:id/... (the same checks, the same signed RESOLVED entry naming the signed-in token).
 import type { Request, RequestHandler, Response, Router } from 'express';
-import { errorMessage, InterlockError, moneyText, type InboxItem } from '../../src/interlock.js';
+import { moneyText, redactSecrets, type InboxItem } from '../../src/interlock.js';
 import { PERMISSIONS } from '../api/auth.js';
 import type { ApiContext } from '../api/context.js';
+import { asApiError } from '../api/errors.js';
 import { assertReapprovalRecorded, inboxActionsFor } from '../api/inbox-routes.js';
 import { dismissBody, inboxItemParam, reapproveBody, resolveBody } from '../api/schemas.js';
 import type { Caller } from '../api/tokens.js';
@@ -15,7 +16,7 @@ import { layout, type Viewer } from './pages.js';
 export const INBOX_SECTION = { path: '/ui/inbox', label: 'Inbox' } as const;
 
 const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
-/** An item's money at stake in its currency; an item opened before items carried one reads in dollars, as it did. */
+/** An item's money at stake in its currency; an item opened before items carried one reads as of a currency unknown (moneyText). */
 const atStake = (item: InboxItem) => moneyText(item.centsAtStake, item.currency ?? null);
 const label = (kind: string) => kind.replace(/_/g, ' ');
 const json = (value: unknown) => JSON.stringify(value);
@@ -188,9 +189,14 @@ export function addInboxPages(router: Router, context: ApiContext, helpers: Inbo
             await actions.dismiss(id, { note: body.note, by });
           }
         } catch (error) {
-          const status = error instanceof InterlockError ? error.status : error instanceof Error && error.name === 'ZodError' ? 400 : 500;
-          const message = status === 400 && !(error instanceof InterlockError) ? formProblem(error) : errorMessage(error);
-          if (status >= 500) context.logger.error({ err: error, item: id, action }, 'inbox action from the page failed');
+          // A form the schema refused names its fields; anything else is answered with the status the API gives it
+          // (asApiError). Redis refusing or not answering (503) and the service's own faults (500) go to the router's
+          // failure page, which says what may have been recorded and never shows Redis's or the fault's own words.
+          const zod = error instanceof Error && error.name === 'ZodError';
+          const failure = zod ? null : asApiError(error);
+          if (failure !== null && failure.status >= 500) throw error;
+          const status = failure === null ? 400 : failure.status;
+          const message = failure === null ? formProblem(error) : redactSecrets(failure.message);
           return send(res, status, inboxItemPage({ viewer, item: (await stores.inbox.get(id)) ?? item, canAct: true, notice: null, error: message }));
         }
         res.redirect(303, `${INBOX_SECTION.path}/${id}?done=${action}`);

@@ -2,14 +2,23 @@
 // (the listing, the effect view, the receipt, the alerts): the page shows nothing the API would not answer the same
 // caller.
 //
-// Signing in: the token is posted once and kept in an HttpOnly, SameSite=Strict cookie (scripts cannot read it, and
-// no other site's page can make the browser send it), checked on every request like a bearer token, so removing a
-// token from the configuration signs its sessions out. A form that changes state carries a CSRF token derived from
-// the session's token (HMAC), and the sign-in form is taken only from this origin (Sec-Fetch-Site / Origin).
-import { createHmac, timingSafeEqual } from 'node:crypto';
+// Signing in: the token is posted once and checked, and the HttpOnly, SameSite=Strict cookie (scripts cannot read it,
+// and no other site's page can make the browser send it) holds a session of this process, never the token
+// (session.ts: the browser sends the cookie to every port of the host). The session names its caller, checked again
+// in the token registry on every request, so removing a token from the configuration signs its sessions out; it ends
+// after 12 h on the server, and signing out ends it. A form that changes state carries a CSRF token derived from the
+// session (HMAC), and the sign-in form is taken only from this origin (Sec-Fetch-Site / Origin).
+//
+// The request may hold several cookies of the session's name: another server on the host can set one for a longer
+// path (`Path=/ui/sign-out`), which the browser sends first. The page takes the first that is a session open here,
+// and signing out ends every session the request holds once the form's CSRF token is one of theirs.
+//
+// Signing in and out is held to the API's rate limit of the caller (a sign-in once its token is known), and sign-ins
+// with an unknown token to a limit per client address (failed-sign-ins.ts), checked before the token is.
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { entrySignatures, errorMessage, InterlockError, redactSecrets, verify, type Alert } from '../../src/interlock.js';
-import { cookieOf, noteCaller, PERMISSIONS, SESSION_COOKIE, type Permission } from '../api/auth.js';
+import { cookieValues, noteCaller, noteSession, PERMISSIONS, SESSION_COOKIE, type Permission } from '../api/auth.js';
 import type { ApiContext } from '../api/context.js';
 import { detailOf, summaryOf } from '../api/effect-view.js';
 import { asApiError } from '../api/errors.js';
@@ -20,6 +29,10 @@ import type { Caller, TokenRegistry } from '../api/tokens.js';
 import { toText, type Html } from './html.js';
 import { addInboxPages, INBOX_SECTION } from './inbox-pages.js';
 import { ALERTS_SHOWN, effectPage, effectsPage, messagePage, signInPage, STYLESHEET, type ListFilters, type StripeLinks, type UiSection, type Viewer } from './pages.js';
+import { createFailedSignIns, FAILED_SIGN_INS } from './failed-sign-ins.js';
+import { createPageSessions, csrfTokenFor, SESSION_MS } from './session.js';
+
+export { csrfTokenFor } from './session.js';
 
 export type UiDeps = {
   context: ApiContext;
@@ -34,12 +47,6 @@ export type UiDeps = {
 
 export const UI_PATH = '/ui';
 const EFFECT_ID = /^[0-9a-f]{64}$/;
-const SESSION_HOURS = 12;
-
-/** The CSRF token of a session: an HMAC of a fixed purpose keyed by the session's own token. */
-export function csrfTokenFor(sessionToken: string): string {
-  return createHmac('sha256', sessionToken).update('interlock ui csrf v1').digest('base64url');
-}
 
 function sameText(a: string, b: string): boolean {
   const left = Buffer.from(a);
@@ -85,15 +92,52 @@ export function uiRouter(deps: UiDeps): Router {
   const router = express.Router();
   // Room for the longest note the inbox forms take (2,000 characters, each up to 9 bytes once percent-encoded as UTF-8).
   const form = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 10 });
+  const sessions = createPageSessions({ tokens, secret: randomBytes(32), now: () => Date.now(), nonce: () => randomBytes(16).toString('base64url') });
+  // With the API's rate limit turned off (INTERLOCK_API_RATE_LIMIT=0), so is this one.
+  const failures = deps.limiter ? createFailedSignIns(FAILED_SIGN_INS, () => Date.now()) : null;
 
-  /** The session's caller, from the cookie (or a bearer header, for scripts); null when signed out. */
-  function session(req: Request): { caller: Caller; token: string } | null {
+  type Signed = { caller: Caller; csrf: string };
+  const signedIn = new WeakMap<Request, Signed | null>();
+
+  /** The callers a request holds: its bearer header's (scripts), else each cookie value that is a session open here, in the order sent. */
+  function held(req: Request): Signed[] {
     const header = /^Bearer[ \t]+(\S{1,1024})[ \t]*$/i.exec(req.headers.authorization ?? '')?.[1];
-    const token = header ?? cookieOf(req, SESSION_COOKIE);
-    if (token === undefined) return null;
-    const caller = tokens.authenticate(token);
-    return caller === null ? null : { caller, token };
+    if (header !== undefined) {
+      const caller = tokens.authenticate(header);
+      return caller === null ? [] : [{ caller, csrf: sessions.bearerCsrf(caller) }];
+    }
+    return cookieValues(req, SESSION_COOKIE).flatMap((value) => {
+      const caller = sessions.callerOf(value);
+      return caller === null ? [] : [{ caller, csrf: csrfTokenFor(value) }];
+    });
   }
+
+  /** The caller of a request: a bearer header (scripts), else the first cookie that is a session open here; null when signed out. */
+  function session(req: Request): Signed | null {
+    if (signedIn.has(req)) return signedIn.get(req) ?? null;
+    const signed = held(req)[0] ?? null;
+    signedIn.set(req, signed);
+    return signed;
+  }
+
+  /** Takes one of `caller`'s rate limit; false when it has none left, and then `res` has its 429 page. */
+  function withinLimit(res: Response, caller: Caller, page: (sentence: string) => Html): boolean {
+    const decision = deps.limiter?.take(`${caller.name}:${caller.role}`) ?? { allowed: true };
+    if (decision.allowed) return true;
+    res.setHeader('Retry-After', String(decision.retryAfterSeconds));
+    send(res, 429, page(`Token ${caller.name} sent more requests than its rate limit allows; try again in ${decision.retryAfterSeconds} s.`));
+    return false;
+  }
+
+  // The dashboard and the metrics take the page's session as well as a bearer header (authenticate's cookiePaths):
+  // only this router holds the sessions' secret, so it notes the session's caller for the routes after it.
+  router.use((req, _res, next) => {
+    if (req.headers.authorization === undefined && cookieValues(req, SESSION_COOKIE).length > 0) {
+      const signed = session(req);
+      if (signed !== null) noteSession(req, signed.caller);
+    }
+    next();
+  });
 
   /** Runs a page for a signed-in caller: signed out goes to the sign-in form; the rate limit is the API's. */
   function page(handler: (req: Request, res: Response, viewer: Viewer, caller: Caller) => Promise<void>) {
@@ -108,15 +152,8 @@ export function uiRouter(deps: UiDeps): Router {
       }
       const { caller } = signed;
       noteCaller(req, caller);
-      const viewer: Viewer = { name: caller.name, role: caller.role, csrf: csrfTokenFor(signed.token), sections };
-      if (deps.limiter) {
-        const decision = deps.limiter.take(`${caller.name}:${caller.role}`);
-        if (!decision.allowed) {
-          res.setHeader('Retry-After', String(decision.retryAfterSeconds));
-          send(res, 429, messagePage(viewer, 'Slow down', `Token ${caller.name} sent more requests than its rate limit allows; try again in ${decision.retryAfterSeconds} s.`));
-          return;
-        }
-      }
+      const viewer: Viewer = { name: caller.name, role: caller.role, csrf: signed.csrf, sections };
+      if (!withinLimit(res, caller, (sentence) => messagePage(viewer, 'Slow down', sentence))) return;
       try {
         await handler(req, res, viewer, caller);
       } catch (error) {
@@ -167,14 +204,39 @@ export function uiRouter(deps: UiDeps): Router {
       send(res, 403, signInPage({ error: 'This sign-in came from another site, so it was refused. Open this page directly and sign in here.', next }));
       return;
     }
+    const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    const wait = failures?.waitSeconds(address) ?? 0;
+    if (wait > 0) {
+      context.logger.warn({ reqId: (req as { id?: unknown }).id, address }, 'page sign-in refused: too many unknown tokens from this address');
+      res.setHeader('Retry-After', String(wait));
+      send(res, 429, signInPage({ error: `Too many sign-ins from your address used a token this service does not know, so this one was not checked. Try again in ${wait} s, with a token from INTERLOCK_API_TOKENS or the ones printed at start.`, next }));
+      return;
+    }
     const token = typeof body.token === 'string' ? body.token.trim() : '';
     const caller = token === '' ? null : tokens.authenticate(token);
     if (caller === null) {
+      failures?.failed(address);
       context.logger.warn({ reqId: (req as { id?: unknown }).id }, 'page sign-in with an unknown token');
       send(res, 401, signInPage({ error: 'That token is not one this service knows. Use a token from INTERLOCK_API_TOKENS or the ones printed at start.', next }));
       return;
     }
-    res.cookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: '/', maxAge: SESSION_HOURS * 3_600_000 });
+    if (!withinLimit(res, caller, (sentence) => signInPage({ error: `Not signed in: ${sentence}`, next }))) return;
+    const opened = sessions.open(caller);
+    if (!opened.opened) {
+      // Refused, not made room for: ending another session would sign someone out, and forgetting a signed-out one
+      // would let its copies in again.
+      const minutes = Math.max(1, Math.ceil((opened.until - Date.now()) / 60_000));
+      res.setHeader('Retry-After', String(minutes * 60));
+      context.logger.warn({ token: caller.name, role: caller.role, full: opened.full, held: opened.held }, 'page sign-in refused: too many sessions open');
+      const error =
+        opened.full === 'caller'
+          ? `Not signed in: token ${caller.name} already holds ${opened.held} open page sessions, the most one token may hold in this process. Sign out of one you no longer use, or try again in ${minutes} min, when the oldest ends.`
+          : `Not signed in: this process holds ${opened.held} open page sessions, the most it keeps. Try again in ${minutes} min, when the oldest ends; restarting the api ends them all (everyone signs in again).`;
+      send(res, opened.full === 'caller' ? 429 : 503, signInPage({ error, next }));
+      return;
+    }
+    // The session, not the token: the browser hands this cookie to every port of the host (session.ts).
+    res.cookie(SESSION_COOKIE, opened.value, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: '/', maxAge: SESSION_MS });
     context.logger.info({ token: caller.name, role: caller.role }, 'signed in to the page');
     res.redirect(303, next);
   });
@@ -186,13 +248,22 @@ export function uiRouter(deps: UiDeps): Router {
       send(res, 403, messagePage(null, 'Not signed out', 'This sign-out came from another site, so it was refused. Sign out from the page itself.'));
       return;
     }
-    const signed = session(req);
     const given = typeof (req.body as Record<string, unknown> | undefined)?.csrf === 'string' ? String((req.body as Record<string, unknown>).csrf) : '';
-    if (signed !== null && !sameText(given, csrfTokenFor(signed.token))) {
+    // The form carries the CSRF token of the session its page was shown with, which a cookie set for this path by
+    // another server on the host may precede: it must be one of the sessions the request holds (none: signed out already).
+    const holding = held(req);
+    const signed = holding.find((each) => sameText(given, each.csrf)) ?? null;
+    if (holding.length > 0 && signed === null) {
       send(res, 403, messagePage(null, 'Not signed out', 'The form was not this session’s (its CSRF token is missing or wrong); sign out from the page itself.'));
       return;
     }
-    res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: '/' });
+    if (signed !== null && !withinLimit(res, signed.caller, (sentence) => messagePage(null, 'Not signed out', sentence))) return;
+    // Ended here, not only forgotten by this browser: a copy of the cookie (another server on this host got one) is
+    // refused from now on. Every session the request holds ends, whichever cookie comes first.
+    for (const value of cookieValues(req, SESSION_COOKIE)) sessions.close(value);
+    if (signed !== null) context.logger.info({ token: signed.caller.name, role: signed.caller.role }, 'signed out of the page');
+    // The page's own cookie (path /), and one set for this path by another server, which would come first next time.
+    for (const path of ['/', `${UI_PATH}/sign-out`]) res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'strict', secure: req.secure, path });
     res.redirect(303, `${UI_PATH}/sign-in`);
   });
 

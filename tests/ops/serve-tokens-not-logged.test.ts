@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenLines } from '../../src/cli/token-lines.js';
-import { loadTokenRegistry, MAX_TOKENS_FILE_BYTES, TokenConfigError } from '../../webhooks/api/tokens.js';
+import { LOCAL_TOKENS_FILE, loadOrCreateLocalTokens, loadTokenRegistry, MAX_TOKENS_FILE_BYTES, TokenConfigError } from '../../webhooks/api/tokens.js';
 import { spawnWorker } from '../pipeline/pipeline-support.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
 import { tempDir } from '../cli/run-cli.js';
@@ -103,5 +103,12 @@ describe('INTERLOCK_API_TOKENS naming something other than a regular file', () =
     })();
     expect(refused).toBeInstanceOf(TokenConfigError);
     expect(refused).toMatchObject({ code: 'invalid_config', message: expect.stringContaining(`INTERLOCK_API_TOKENS names the file ${file}, which cannot be read (it is 1.0 MiB, more than the 1 MiB a tokens file may be)`) as string });
+  });
+
+  it('the data directory\'s generated tokens file that cannot be read is named as that file, not as INTERLOCK_API_TOKENS, which is unset', () => {
+    const dataDir = join(temp.dir, `generated-fifo-${randomBytes(3).toString('hex')}`);
+    mkdirSync(dataDir);
+    execFileSync('mkfifo', [join(dataDir, LOCAL_TOKENS_FILE)]);
+    expect(() => loadOrCreateLocalTokens(dataDir)).toThrow(`The generated API tokens file ${join(dataDir, LOCAL_TOKENS_FILE)} cannot be read (it is a FIFO (named pipe), not a regular file). Remove it (a new one is generated at the next start)`);
   });
 });

@@ -119,7 +119,7 @@ const readTokensFile = (path: string) => readRegularFile(path, MAX_TOKENS_FILE_B
  * The registry from INTERLOCK_API_TOKENS (config.apiTokens): a value starting with `/`, `./` or `../` names a file
  * of entries; anything else is the entries themselves.
  */
-export function loadTokenRegistry(spec: string, options: { readFile?: (path: string) => string } = {}): TokenRegistry {
+export function loadTokenRegistry(spec: string, options: { readFile?: (path: string) => string; generated?: boolean } = {}): TokenRegistry {
   const isPath = tokensFileOf(spec) !== null;
   // Set but holding no entry (blank, only commas or comments, an empty file): an API nobody could call, refused at
   // start rather than answering every request 401.
@@ -132,7 +132,10 @@ export function loadTokenRegistry(spec: string, options: { readFile?: (path: str
   try {
     text = (options.readFile ?? readTokensFile)(spec);
   } catch (error) {
-    throw new TokenConfigError(`INTERLOCK_API_TOKENS names the file ${spec}, which cannot be read (${error instanceof Error ? error.message : String(error)}). Name a regular file of name:role:token lines, at most ${MAX_TOKENS_FILE_BYTES / 1024 / 1024} MiB, or give the entries themselves.`);
+    const why = error instanceof Error ? error.message : String(error);
+    // The data directory's generated file (INTERLOCK_API_TOKENS unset): replacing it by a regular file is the fix.
+    if (options.generated === true) throw new TokenConfigError(`The generated API tokens file ${spec} cannot be read (${why}). Remove it (a new one is generated at the next start) or make it a regular file of name:role:token lines, at most ${MAX_TOKENS_FILE_BYTES / 1024 / 1024} MiB; or set INTERLOCK_API_TOKENS.`);
+    throw new TokenConfigError(`INTERLOCK_API_TOKENS names the file ${spec}, which cannot be read (${why}). Name a regular file of name:role:token lines, at most ${MAX_TOKENS_FILE_BYTES / 1024 / 1024} MiB, or give the entries themselves.`);
   }
   return createTokenRegistry(atLeastOne(parseTokenEntries(text, spec), `INTERLOCK_API_TOKENS's file ${spec}`));
 }
@@ -159,7 +162,7 @@ export function loadOrCreateLocalTokens(dataDir: string): { registry: TokenRegis
       throw new TokenConfigError(`Could not write the generated API tokens to ${file} (${error instanceof Error ? error.message : String(error)}); set INTERLOCK_API_TOKENS or INTERLOCK_DATA_DIR.`);
     }
   }
-  const registry = loadTokenRegistry(file.startsWith('/') ? file : `./${file}`);
+  const registry = loadTokenRegistry(file.startsWith('/') ? file : `./${file}`, { generated: true });
   return { registry, file, created, exposure: created ? null : tokensFileExposure(file, 'generated: INTERLOCK_API_TOKENS is unset') };
 }
 

@@ -9,7 +9,7 @@ import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
 import { queueRecorded } from './recorded.js';
 export { wasRecorded } from './recorded.js';
-import { closeConnection, createProposalRecall, createProposalRecorder, currencyOfEffect, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, isRedisOutage, isRefusal, isRetryable, latestProposal, moneyText, proposalQueued, settledOutcome, slowDownOf, type GateResult, type OnlyEntry, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { closeConnection, createProposalRecall, createProposalRecorder, currencyOfEffectOrCredit, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, isRedisOutage, isRefusal, isRetryable, latestProposal, moneyText, proposalQueued, settledOutcome, slowDownOf, type GateResult, type OnlyEntry, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 /**
  * `transient`: the job's failures before its effect was judged (see afterTransientFailure); absent on a fresh job.
@@ -437,9 +437,10 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     const proposal = await latestProposal(stores, effectId);
     if (proposal === null) return;
     const { kind, subject, amount } = describeEffect(proposal.effect);
-    // The effect's currency premise, as proposed (it was never judged); a credit proposed without one goes out in the
-    // configured currency, a refund without one is of a currency unknown (moneyText), never dollars.
-    const recorded = partition === null ? null : currencyOfEffect(await stores.journal.entries(partition, effectId));
+    // The effect's currency as proposed (it was never judged), read as every item and alert reads it
+    // (currencyOfEffectOrCredit); a proposal no chain holds yet: a credit's is the configured currency, a refund's is
+    // unknown (moneyText), never dollars.
+    const recorded = partition === null ? null : currencyOfEffectOrCredit(await stores.journal.entries(partition, effectId), stores.config.creditCurrency);
     const currency = recorded ?? (kind === 'credit' ? stores.config.creditCurrency : null);
     const misconfigured = error.message.startsWith('target_misconfigured');
     const cause = misconfigured ? 'the Stripe key or account the worker uses (Stripe refused it)' : 'what kept Stripe or Redis from answering';

@@ -28,8 +28,7 @@ import { createCases, type Cases } from './redis/cases.js';
 import { alertIdOf, createAlerts, FACTS_RESOLVER, type Alert, type Alerts } from './redis/alerts.js';
 import { createInbox, type Inbox, type InboxItem } from './redis/inbox.js';
 import { ALLOWED_ACTIONS, exposureDisputesDecided, inboxItemId, type InboxItemDraft } from './core/inbox.js';
-import { currencyOfEffect } from './core/effect-currency.js';
-import { effectFactsOrNull } from './core/effects.js';
+import { currencyOfEffectOrCredit } from './core/effect-currency.js';
 import type { Json, JsonObject } from './core/json.js';
 import type { PremiseChange } from './core/entries.js';
 import { InterlockError } from './core/errors.js';
@@ -74,7 +73,7 @@ export type { Approvals } from './redis/approvals.js';
 export { ALERT_CURSOR, ALERT_KINDS, type Alert, type AlertKind, type AlertPage, type Alerts } from './redis/alerts.js';
 export { alertsFor, type AlertDraft } from './core/alert-rules.js';
 export { moneyText } from './core/money-text.js';
-export { currencyOfEffect } from './core/effect-currency.js';
+export { currencyOfEffect, currencyOfEffectOrCredit } from './core/effect-currency.js';
 export { redactSecrets, redactDeep, shownSetting, shownUrl } from './core/redact.js';
 export { membersNamedTwice, namesSomeMemberTwice } from './core/json-text.js';
 export { MAX_JSON_DEPTH, nestsDeeperThan } from './core/json.js';
@@ -348,7 +347,7 @@ export async function openStores(config: Config = loadConfig(), options: { logge
     approvals: refusingOnceClosed(approvals, assertOpen),
     alerts: refusingOnceClosed(alerts, assertOpen),
     cases: refusingOnceClosed(createCases({ redis, keys }), assertOpen),
-    inbox: refusingOnceClosed(createInbox({ redis, keys, journal: fullJournal, alerts }), assertOpen),
+    inbox: refusingOnceClosed(createInbox({ redis, keys, journal: fullJournal, alerts, creditCurrency: config.creditCurrency }), assertOpen),
     signingKey,
     publicKeys,
     queueConnection: () => createQueueConnection(config),
@@ -816,9 +815,6 @@ export async function openInboxItem(stores: Stores, deviation: { effectId: strin
   if (partition === null || entries.length === 0) {
     throw new InterlockError('unknown_effect', `No effect ${deviation.effectId.slice(0, 80)} is recorded: record the deviating proposal first, then open its inbox item.`);
   }
-  // The effect's own currency; a credit proposed without its currency premise goes out in the configured one.
-  const proposed = entries.find((entry) => entry.kind === 'PROPOSED');
-  const credit = proposed?.kind === 'PROPOSED' && effectFactsOrNull(proposed.effect)?.kind === 'credit';
   const draft: InboxItemDraft = {
     id: inboxItemId('model_deviated', deviation.effectId),
     kind: 'model_deviated',
@@ -827,7 +823,7 @@ export async function openInboxItem(stores: Stores, deviation: { effectId: strin
     outcome: await settledOutcome(stores, deviation.effectId),
     happened: deviation.happened,
     centsAtStake: deviation.centsAtStake,
-    currency: currencyOfEffect(entries) ?? (credit ? stores.config.creditCurrency : null),
+    currency: currencyOfEffectOrCredit(entries, stores.config.creditCurrency),
     changes: deviation.changes ?? [],
     actions: [...ALLOWED_ACTIONS.model_deviated],
     detail: (deviation.detail ?? null) as { [key: string]: Json } | null,

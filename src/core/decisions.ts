@@ -1,6 +1,7 @@
 // The gate's decisions as pure functions over one effect's entries. The Redis scripts enforce the same rules
 // atomically; these functions are what the gate, recovery and verify() reason with.
 import { payloadHash } from './effect-id.js';
+import type { EffectKind } from './effects.js';
 import type { Entry, EntryOf, Checks, PremiseChange } from './entries.js';
 import { canonicalJson, type Json, type JsonObject } from './json.js';
 
@@ -88,10 +89,24 @@ export function premisesDecidedOn(entries: readonly Entry[], approvalId: string 
 export type PremiseReport = { violations: string[]; changes: PremiseChange[] };
 
 /**
- * Compares the facts a decision stood on with the facts read now. A fact the target could not find reads as
- * null. Pure, so the submit path, recovery and tests judge premises alike.
+ * Why a changed fact refuses the effect, where the change alone does not say it: a credit's `currency` premise is no
+ * fact about the customer but the currency the credit target gives credits in (INTERLOCK_CREDIT_CURRENCY, read from the
+ * worker's setting), so its change means the worker sending the credit is set to another currency than the one the
+ * credit was decided and approved in, and the same amount would be another sum of money.
  */
-export function comparePremises(decided: JsonObject, current: JsonObject): PremiseReport {
+function changeExplained(kind: EffectKind | null, field: string, was: Json, now: Json): string {
+  if (kind !== 'credit' || field !== 'currency') return '';
+  const decided = typeof was === 'string' ? was : canonicalJson(was);
+  const set = typeof now === 'string' ? now : canonicalJson(now);
+  return `, since INTERLOCK_CREDIT_CURRENCY (the currency credits are given in) is ${set} on the worker that would send this credit, not ${decided} as when it was decided and approved: the same amount in ${set} is another sum of money, so set the workers back to ${decided}, or decide the credit again in ${set}`;
+}
+
+/**
+ * Compares the facts a decision stood on with the facts read now. A fact the target could not find reads as
+ * null. Pure, so the submit path, recovery and tests judge premises alike. `kind`: the effect's, for the changes whose
+ * sentence depends on it (changeExplained); null where it is not known.
+ */
+export function comparePremises(decided: JsonObject, current: JsonObject, kind: EffectKind | null = null): PremiseReport {
   const violations: string[] = [];
   const changes: PremiseChange[] = [];
   for (const field of Object.keys(decided)) {
@@ -100,7 +115,7 @@ export function comparePremises(decided: JsonObject, current: JsonObject): Premi
     const before = canonicalJson(was);
     const after = canonicalJson(now);
     if (before !== after) {
-      violations.push(`${field}: was ${before}, now ${after}`);
+      violations.push(`${field}: was ${before}, now ${after}${changeExplained(kind, field, was, now)}`);
       changes.push({ field, was, now });
     }
   }

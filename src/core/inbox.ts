@@ -6,7 +6,7 @@
 // premise) is the atomic record that the item exists, and the inbox index is written right after it, from these
 // functions, by whoever settled the effect (and again, harmlessly, by whoever meets the settled effect later).
 // Exposure alerts and model deviations are opened by the facts worker and the decider, with their own detail.
-import { currencyOfEffect } from './effect-currency.js';
+import { currencyOfEffectOrCredit } from './effect-currency.js';
 import { effectIdFor } from './effect-id.js';
 import { effectFactsOrNull } from './effects.js';
 import type { Entry, EntryOf, OperatorAction, PremiseChange } from './entries.js';
@@ -124,8 +124,11 @@ function reapprovedItem(entries: readonly Entry[]): string | null {
   return typeof item === 'string' ? item : null;
 }
 
-/** The item a settled effect opens, or null when its current outcome opens none. */
-export function inboxItemFor(effectId: string, subject: string, entries: readonly Entry[]): InboxItemDraft | null {
+/**
+ * The item a settled effect opens, or null when its current outcome opens none. `creditCurrency`: the currency credits
+ * are given in (INTERLOCK_CREDIT_CURRENCY), the amount's for a credit whose chain records none (currencyOfEffectOrCredit).
+ */
+export function inboxItemFor(effectId: string, subject: string, entries: readonly Entry[], creditCurrency: string | null): InboxItemDraft | null {
   const outcome = currentOutcome(entries);
   const kind = outcome === null ? undefined : INBOX_OUTCOMES[outcome];
   if (outcome === null || kind === undefined) return null;
@@ -143,7 +146,7 @@ export function inboxItemFor(effectId: string, subject: string, entries: readonl
     if (refused) happened = `${happened} (${refused.reason})`;
     if (kind === 'reapproval_refused') happened = `${happened} This was the re-approval of item ${reapproved?.slice(0, 100) ?? 'unknown'}, which is closed.`;
   }
-  return { id: inboxItemId(kind, effectId), kind, effectId, subject, outcome, happened, centsAtStake: cents, currency: currencyOfEffect(entries), changes, actions: [...ALLOWED_ACTIONS[kind]], detail: null };
+  return { id: inboxItemId(kind, effectId), kind, effectId, subject, outcome, happened, centsAtStake: cents, currency: currencyOfEffectOrCredit(entries, creditCurrency), changes, actions: [...ALLOWED_ACTIONS[kind]], detail: null };
 }
 
 /**

@@ -38,6 +38,19 @@ export type DecisionCase = {
   incident?: string | undefined;
 };
 
+/** The lookup whose facts describe a case's subject: the payment a refund returns, the customer a credit is given to. */
+const LOOKUP_OF: Record<EffectKind, LookupTool> = { refund: 'get_payment', credit: 'get_account' };
+
+/**
+ * The currency of a case's money (lowercase ISO code) as the facts the caller read say it (the `currency` premise:
+ * the payment's for a refund, the one credits are given in for a credit), or null when they name none. Amounts,
+ * the approval's cap included, are in its smallest unit (moneyText): 2000 is $20.00 in usd and ¥2,000 in jpy.
+ */
+export function caseCurrency(input: Pick<DecisionCase, 'kind' | 'facts'>): string | null {
+  const named = input.facts[LOOKUP_OF[input.kind]]?.['currency'];
+  return typeof named === 'string' && /^[a-z]{3}$/i.test(named) ? named.toLowerCase() : null;
+}
+
 export type RefundDecision = { action: 'refund'; amountCents: number; reason: string; model: string; text: string };
 export type CreditDecision = { action: 'credit'; amountCents: number; description: string; model: string; text: string };
 export type DeclineDecision = { action: 'decline'; reason: string; model: string; text: string };

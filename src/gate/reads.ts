@@ -2,7 +2,7 @@
 // by the gate itself, as a send is (send.ts): the target is handed the read budget, and the gate stops waiting when
 // it runs out, so a target whose read never answers (a socket with no timeout, an SDK call that ignores the budget)
 // holds up neither a submit nor a recovery pass, which walks open effects one after another.
-import type { Effect } from '../core/effects.js';
+import type { Effect, EffectKind } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
 import type { Json, JsonObject } from '../core/json.js';
 import { PROPOSAL_LIMITS } from '../core/proposal.js';
@@ -118,9 +118,9 @@ function sameFact(was: Json, now: unknown): boolean {
  * limits is recorded cut (marked `…`); cutting never makes an unchanged fact look changed, since the comparison came
  * first. Throws when the answer is not an object of facts, a fact cannot be read, or a fact that is not plain JSON
  * quotes as what was decided on; the caller makes that a PremiseReadError (premise_read_failed): nothing is sent or
- * refused on facts nobody could read.
+ * refused on facts nobody could read. `kind`: the effect's, for the changes whose sentence depends on it (comparePremises).
  */
-export function judgeFacts(decided: JsonObject, answered: unknown): PremiseReport {
+export function judgeFacts(decided: JsonObject, answered: unknown, kind: EffectKind | null = null): PremiseReport {
   if (typeof answered !== 'object' || answered === null || Array.isArray(answered)) {
     throw new Error(`the target answered the premise read with ${answered === null ? 'null' : Array.isArray(answered) ? 'a list' : `a ${typeof answered}`}, not an object of facts`);
   }
@@ -136,7 +136,7 @@ export function judgeFacts(decided: JsonObject, answered: unknown): PremiseRepor
   // What is recorded: the decided value where the fact is the same, the quoted fact where it changed.
   const current: JsonObject = {};
   for (const field of Object.keys(decided)) current[field] = changed.has(field) ? quote(changed.get(field), limits) : (decided[field] as Json);
-  const report = comparePremises(decided, current);
+  const report = comparePremises(decided, current, kind);
   // A changed fact quotes as what was decided on only when quoting hid the difference (NaN read as null, a Date as
   // its text): it is no fact the decision could be held to, and its change would be recorded as no change at all.
   if (report.changes.length !== changed.size) throw new Error(`the target answered ${[...changed.keys()].filter((field) => !report.changes.some((change) => change.field === field)).join(', ')} with a value that is not plain JSON`);

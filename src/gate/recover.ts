@@ -2,7 +2,7 @@
 // before any resend and never resending blindly (DESIGN §7).
 import { performance } from 'node:perf_hooks';
 import { sendUnanswered } from '../core/alert-rules.js';
-import { currencyOfEffect } from '../core/effect-currency.js';
+import { currencyOfEffectOrCredit } from '../core/effect-currency.js';
 import { approvalProblems } from '../core/approval.js';
 import { absenceTrustedAt, dispatchedEffect, firstProposal, lateLanding, openDispatch, planRecovery, recoveryMode, type Lookup, type RecoveryStep, type RecoveryTiming } from '../core/decisions.js';
 import { isEffectId } from '../core/effect-id.js';
@@ -134,17 +134,17 @@ export function createRecover(ctx: GateContext) {
     }
     const effect = parseEffect(dispatchedEffect(entries, dispatched), 'effect', { recorded: true });
     const settled = await settleClaimed(claim, holding, entries, dispatched, effect);
-    await watchUnanswered(settled, partition, effect, currencyOfEffect(entries), dispatched.at, claim.now);
+    await watchUnanswered(settled, partition, effect, currencyOfEffectOrCredit(entries, ctx.unanswered?.creditCurrency ?? null), dispatched.at, claim.now);
     return settled;
   }
 
   /**
    * After a pass over an open effect: raises its `send_unanswered` alert once it has been open without a definite
    * answer for longer than GateDeps.unanswered.afterMs since it was dispatched, and resolves it when it settles. A
-   * failure here is logged, never thrown: what the pass did to the effect stands. `recorded`: the currency its chain
-   * says (currencyOfEffect), null when it says none.
+   * failure here is logged, never thrown: what the pass did to the effect stands. `currency`: the currency of its money
+   * (currencyOfEffectOrCredit: its chain's, a credit's configured one when the chain says none), null when unknown.
    */
-  async function watchUnanswered(settled: Settled, partition: string, effect: Effect, recorded: string | null, dispatchedAt: number, now: number): Promise<void> {
+  async function watchUnanswered(settled: Settled, partition: string, effect: Effect, currency: string | null, dispatchedAt: number, now: number): Promise<void> {
     const watch = ctx.unanswered;
     if (!watch) return;
     const { effectId } = settled;
@@ -172,9 +172,6 @@ export function createRecover(ctx: GateContext) {
       // A pass that only waited learned nothing new: an open alert already says what the last request got.
       if (lastAnswer === null && (await watch.alerts.get(id))?.resolvedAt === null) return;
       const { kind, subject, amount } = describeEffect(effect);
-      // A credit proposed without its currency premise goes out in the configured currency; a refund's is its payment's,
-      // which only that premise records before anything lands: without it, the alert says the currency is unknown.
-      const currency = recorded ?? (kind === 'credit' ? (watch.creditCurrency ?? null) : null);
       const draft = sendUnanswered({ kind, subject, cents: amount, currency, forMs, lastAnswer, windowEndsAt: dispatchedAt + target.dedupWindowMs, now });
       const { alert, created } = await watch.alerts.raise({ ...draft, effectId, subject });
       // This pass released its claim before the raise, so another worker may have settled the effect in between and

@@ -115,9 +115,9 @@ async function readFactsFrom(ctx: GateContext, effectId: string, effect: Effect,
     const names = Object.keys(decidedOn);
     const early = ahead !== null && sameFacts(ahead.names, names) ? await ahead.read : null;
     if (early !== null && 'error' in early) throw early.error;
-    if (early !== null) return { report: judgeFacts(decidedOn, early.facts), from: ahead?.from ?? 0 };
+    if (early !== null) return { report: judgeFacts(decidedOn, early.facts, effect.kind), from: ahead?.from ?? 0 };
     const from = readStart(ctx);
-    return { report: judgeFacts(decidedOn, await readRawFacts(ctx, effectId, effect, names, attempt)), from };
+    return { report: judgeFacts(decidedOn, await readRawFacts(ctx, effectId, effect, names, attempt), effect.kind), from };
   } catch (error) {
     // A target that says its configuration is wrong (a refused key) keeps its own code: retrying will not help.
     if (error instanceof InterlockError && error.code === 'target_misconfigured') throw error;

@@ -71,7 +71,7 @@ function describeActor(marker: string): string {
  * `alerts`: where an exposure item's alert is resolved once a person closes the item (the alert and the item are one
  * matter; resolveAlert in src/interlock.ts closes the item when the alert is resolved first).
  */
-export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Journal; alerts: Pick<Alerts, 'resolve'> }) {
+export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Journal; alerts: Pick<Alerts, 'resolve'>; /** INTERLOCK_CREDIT_CURRENCY: a credit item's currency when its chain records none (inboxItemFor). */ creditCurrency?: string }) {
   const { redis, keys, journal } = deps;
   const run = createScriptRunner(redis);
 
@@ -138,7 +138,7 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
   async function openFor(effectId: string): Promise<InboxItem | null> {
     const partition = await journal.partitionOf(effectId);
     if (partition === null) return null;
-    const draft = inboxItemFor(effectId, partition, await journal.entries(partition, effectId));
+    const draft = inboxItemFor(effectId, partition, await journal.entries(partition, effectId), deps.creditCurrency ?? null);
     return draft === null ? null : (await open(draft)).item;
   }
 

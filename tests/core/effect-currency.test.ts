@@ -61,7 +61,7 @@ describe('an inbox item opened from a settled effect', () => {
   it('a jpy refund refused on a stale premise carries jpy and reads 5000 JPY', () => {
     const premises = { chargebacks: [], refunded_by_others: 0, currency: 'jpy' };
     const { effectId, entries } = chain('stale-refund', REFUND, [proposed(REFUND, premises), stale('refunded_by_others', 0, 1_000)]);
-    const item = inboxItemFor(effectId, 'payment:pi_yen', entries);
+    const item = inboxItemFor(effectId, 'payment:pi_yen', entries, 'usd');
     expect(item).toMatchObject({ kind: 'stale_premise', centsAtStake: 5_000, currency: 'jpy' });
     expect(moneyText(item?.centsAtStake ?? 0, item?.currency ?? null)).toBe('5000 JPY');
   });
@@ -70,14 +70,14 @@ describe('an inbox item opened from a settled effect', () => {
     const premises = { subscription_status: 'active', incident_compensation: 0, currency: 'jpy' };
     const ambiguous: Draft<'AMBIGUOUS'> = { kind: 'AMBIGUOUS', reason: 'the lookup can no longer tell', rechecked: null, epoch: 1 };
     const { effectId, entries } = chain('ambiguous-credit', CREDIT, [proposed(CREDIT, premises), drafts.authorized(), dispatched(CREDIT, premises), ambiguous]);
-    const item = inboxItemFor(effectId, 'customer:cus_yen', entries);
+    const item = inboxItemFor(effectId, 'customer:cus_yen', entries, 'usd');
     expect(item).toMatchObject({ kind: 'ambiguous', centsAtStake: 5_000, currency: 'jpy' });
     expect(moneyText(item?.centsAtStake ?? 0, item?.currency ?? null)).toBe('5000 JPY');
   });
 
   it('one whose chain says no currency reads as of a currency unknown, never in dollars', () => {
     const { effectId, entries } = chain('stale-old', REFUND, [proposed(REFUND, { refunded_by_others: 0 }), stale('refunded_by_others', 0, 1_000)]);
-    const item = inboxItemFor(effectId, 'payment:pi_yen', entries);
+    const item = inboxItemFor(effectId, 'payment:pi_yen', entries, 'usd');
     expect(item?.currency).toBeNull();
     const shown = moneyText(item?.centsAtStake ?? 0, item?.currency ?? null);
     expect(shown).not.toContain('$');

@@ -68,7 +68,7 @@ describe('the tool loop', () => {
     expect(first?.body).toMatchObject({ model: 'claude-haiku-4-5-20251001', max_tokens: 1024, tool_choice: { type: 'any', disable_parallel_tool_use: true } });
     expect(first?.body.tools?.map((tool) => tool.name)).toEqual(['get_payment', 'issue_refund', 'decline']);
     expect(String(first?.body.system)).toContain('Never more than the cap');
-    expect(JSON.stringify(first?.body.messages[0])).toContain('at most $20.00 (2000 cents)');
+    expect(JSON.stringify(first?.body.messages[0])).toContain('at most $20.00 (2000 in USD minor units)');
     // Turn two carries the model's own call back, then the facts as the tool_result for that call's id.
     const call = contentOf(second, 1).find((block) => block.type === 'tool_use');
     expect(call).toMatchObject({ type: 'tool_use', name: 'get_payment' });

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseProposal } from '../../src/core/proposal.js';
 import { MAX_AMOUNT_CENTS } from '../../src/core/effects.js';
-import { checkDecision, createDecider, loadDeciderConfig, proposalFields, RULES_MODEL } from '../../src/decider/decider.js';
+import { checkDecision, createDecider, decideByRules, loadDeciderConfig, proposalFields, RULES_MODEL } from '../../src/decider/decider.js';
 import { creditCase, CUSTOMER, PAYMENT, refundCase } from './cases.js';
 import { startMessagesServer, type MessagesServer } from './messages-server.js';
 
@@ -42,6 +42,16 @@ describe('the rules decider', () => {
     expect(checkDecision(decision, input.approval, input.kind).verdict).toBe('accepted');
   });
 
+  it('writes the amount in the currency the facts name, never dollars: a jpy credit\'s description (the customer reads it) says JPY', () => {
+    const yen = decideByRules(creditCase({ facts: { get_account: { customer: CUSTOMER, subscription_status: 'active', incident_compensation: 0, currency: 'jpy' } } }));
+    expect(yen).toMatchObject({ action: 'credit', description: 'Goodwill credit of 1000 JPY for incident INC-0efaf1 (case case-34ef553a02).' });
+    const refund = decideByRules(refundCase({ facts: { get_payment: { chargebacks: [], currency: 'eur' } } }));
+    expect(refund.action === 'refund' ? refund.reason : '').toContain('Goodwill refund of 20.00 EUR');
+    // Facts that name no currency: the customer's line leaves the amount out rather than guess one.
+    const unnamed = decideByRules(creditCase({ facts: { get_account: { customer: CUSTOMER } } }));
+    expect(unnamed).toMatchObject({ action: 'credit', description: 'Goodwill credit for incident INC-0efaf1 (case case-34ef553a02).' });
+  });
+
   it('credits the approved amount for the case incident', async () => {
     const input = creditCase();
     const decision = await createDecider(loadDeciderConfig({})).decide(input);
@@ -51,11 +61,11 @@ describe('the rules decider', () => {
     expect(proposalFields(check, input).effect).toMatchObject({ kind: 'credit', customer: CUSTOMER, amount: 1000, incident: 'INC-0efaf1' });
   });
 
-  it('is deterministic: the same case gets the same decision, whatever the facts say', async () => {
+  it('is deterministic: the same case gets the same decision, whatever the facts say (but the currency its text names)', async () => {
     const decider = createDecider(loadDeciderConfig({}));
     const first = await decider.decide(refundCase());
     expect(await decider.decide(refundCase())).toEqual(first);
-    expect(await decider.decide(refundCase({ facts: { get_payment: { chargebacks: ['du_1'] } } }))).toEqual(first);
+    expect(await decider.decide(refundCase({ facts: { get_payment: { chargebacks: ['du_1'], currency: 'usd' } } }))).toEqual(first);
   });
 
   it('refuses a case that could not become a proposal, before deciding anything', async () => {

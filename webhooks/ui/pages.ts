@@ -46,8 +46,21 @@ function stripeLink(id: string, links: StripeLinks): Html {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
-/** An amount in the effect's currency (an approval's cap and Stripe's facts about the effect are in it too); null: unknown. */
+/** An amount in `currency` (the effect's for its own money and an approval's cap, observedCurrency for a fact); null: unknown. */
 const money = (cents: number | null, currency: string | null) => (cents === null ? '—' : moneyText(cents, currency));
+
+/**
+ * The currency of the amount a fact Stripe recorded states (an OBSERVED entry): the one it records (a balance
+ * transaction labelled with the effect: a debit taking the credit back may be in another currency, and is then not
+ * counted, src/facts/apply.ts). Else the effect's for objects of the effect's own money, which share it (its refund,
+ * the payment's dispute and charge, its own balance credit recorded before facts named a currency), and a currency
+ * unknown (null) for another party's compensation, which need not (a credit note, a balance credit not made by this
+ * effect's send: their facts name none).
+ */
+function observedCurrency(entry: Extract<Entry, { kind: 'OBSERVED' }>, currency: string | null): string | null {
+  if (typeof entry.currency === 'string' && /^[a-z]{3}$/i.test(entry.currency)) return entry.currency;
+  return entry.objectType === 'credit_note' || entry.incident !== undefined ? null : currency;
+}
 const json = (value: unknown) => JSON.stringify(value);
 
 export function layout(title: string, viewer: Viewer | null, body: Html): Html {
@@ -224,7 +237,7 @@ ${checksList('Checks', entry.checks)}${checksList('Re-checked at recovery', entr
       return html`<dt>Who</dt><dd>fenced-out worker ${entry.owner} (epoch ${entry.epoch})</dd><dt>Its answer</dt><dd>${entry.outcome}${entry.error ? html`: ${entry.error}` : null}</dd>`;
     case 'OBSERVED':
       return html`<dt>Source</dt><dd>${entry.source === 'webhook' ? `Stripe webhook ${entry.eventType}` : `re-read from Stripe (${entry.eventType})`}</dd>
-<dt>What Stripe says</dt><dd>${entry.objectType} ${entry.status ?? entry.disputeStatus ?? ''}${entry.amount === null ? null : html`, ${money(entry.amount, currency)}`}${entry.failureReason ? html`, failure: ${entry.failureReason}` : null}${entry.disputeReason ? html`, reason: ${entry.disputeReason}` : null}</dd>`;
+<dt>What Stripe says</dt><dd>${entry.objectType} ${entry.status ?? entry.disputeStatus ?? ''}${entry.amount === null ? null : html`, ${money(entry.amount, observedCurrency(entry, currency))}`}${entry.failureReason ? html`, failure: ${entry.failureReason}` : null}${entry.disputeReason ? html`, reason: ${entry.disputeReason}` : null}</dd>`;
     case 'RESOLVED':
       return html`<dt>Who</dt><dd>${entry.by.name} (${entry.by.role})</dd>
 <dt>Action</dt><dd>${entry.action}${entry.resolution ? html`: ${entry.resolution === 'landed' ? 'landed' : 'did not land'}` : null} (inbox item <code>${entry.item}</code>)</dd>

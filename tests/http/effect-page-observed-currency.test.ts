@@ -1,0 +1,50 @@
+// Rule: the effect page writes each amount Stripe recorded in that amount's own currency, never another. An OBSERVED
+// balance transaction that records its currency (a debit labelled with the effect may be in another one, and is then
+// not counted) reads in it: a 1000 eur debit on a usd credit's page is "10.00 EUR", not "$10.00". A fact that names no
+// currency and need not share the effect's (a credit note, another party's balance credit) reads as of a currency
+// unknown; the effect's own facts (its refund, the payment's dispute) read in the effect's currency.
+import { describe, expect, it } from 'vitest';
+import type { Entry } from '../../src/interlock.js';
+import { summaryOf } from '../../webhooks/api/effect-view.js';
+import { effectPage } from '../../webhooks/ui/pages.js';
+
+const id = 'a'.repeat(64);
+const base = { v: 2, effectId: id, prev: null, hash: 'h', kid: 'k' };
+const observed = (at: number, fields: Record<string, unknown>) => ({ ...base, at, kind: 'OBSERVED', source: 'webhook', eventId: `evt_${at}`, eventType: 'customer.updated', status: null, failureReason: null, charge: null, disputeStatus: null, disputeReason: null, created: at, ...fields });
+
+/** The "What Stripe says" lines of the effect page of `entries`, in order. */
+function said(entries: Entry[]): string[] {
+  const summary = summaryOf(id, 'customer:cus_1', entries);
+  const page = effectPage({
+    viewer: { name: 'op', role: 'operator', csrf: 'x', sections: [] },
+    summary,
+    detail: { journal: [], final_money: { status: 'returned' }, exposure: null, answer: null, answer_from: null, answer_matches_final_money: null, receipt_valid: null },
+    receipt: { entries, signatures: [], verification: { valid: null, entries: entries.length, chainIntact: true, happened: true, happenedOnce: true, problems: [] } as never },
+    links: { kind: 'dashboard', mode: 'test' },
+    canDownload: false,
+  }).text;
+  return [...page.matchAll(/What Stripe says<\/dt><dd>([^<]*)<\/dd>/g)].map((match) => match[1] ?? '');
+}
+
+describe('the effect page of a usd credit', () => {
+  const entries = [
+    { ...base, at: 1_000, kind: 'PROPOSED', agent: 'bot', approval: 'ap_1', premises: { subscription_status: 'active', incident_compensation: 0, currency: 'usd' }, effect: { kind: 'credit', customer: 'cus_1', amount: 5_000, incident: 'INC-1' }, request: null, decision: null },
+    { ...base, at: 2_000, kind: 'COMMITTED', via: 'send', result: { id: 'cbtxn_own', object: 'customer_balance_transaction', amount: -5_000, currency: 'usd' }, found: null, rechecked: null, epoch: 1 },
+    observed(3_000, { objectType: 'customer_balance_transaction', objectId: 'cbtxn_debit', amount: 1_000, currency: 'eur' }),
+    observed(4_000, { objectType: 'credit_note', objectId: 'cn_1', amount: 700, incident: 'INC-1' }),
+    observed(5_000, { objectType: 'customer_balance_transaction', objectId: 'cbtxn_other', amount: -300, incident: 'INC-1' }),
+    observed(6_000, { objectType: 'customer_balance_transaction', objectId: 'cbtxn_own', status: 'credited', amount: -5_000 }),
+  ] as unknown as Entry[];
+
+  it('writes a eur debit labelled with it in eur, not dollars', () => {
+    expect(said(entries)[0]).toContain('10.00 EUR');
+  });
+
+  it('writes a credit note and another party\'s credit as of a currency unknown, and its own credit in usd', () => {
+    const lines = said(entries);
+    expect(lines[1]).toContain('700 (minor units, currency unknown)');
+    expect(lines[2]).toContain('-300 (minor units, currency unknown)');
+    expect(lines[3]).toContain('$-50.00');
+    for (const line of lines) expect(line).not.toMatch(/\$(10\.00|7\.00|-3\.00)/);
+  });
+});

@@ -7,19 +7,12 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CREDIT_FACTS, currencyOfEffect, effectIdFor, moneyText, openInboxItem, type InboxItem } from '../../src/interlock.js';
 import { summaryOf } from '../../webhooks/api/effect-view.js';
-import { approvalTerms, sleep } from '../support/harness.js';
-import { sharedFactsRig } from '../facts/facts-rig.js';
+import { approvalTerms } from '../support/harness.js';
+import { sharedFactsRig, waitFor } from '../facts/facts-rig.js';
 
 const rig = sharedFactsRig({ config: { creditCurrency: 'jpy' } });
 
-async function itemOf(id: string): Promise<InboxItem | null> {
-  for (let i = 0; i < 100; i += 1) {
-    const item = await rig.stores.inbox.get(id);
-    if (item !== null) return item;
-    await sleep(50);
-  }
-  return null;
-}
+const itemOf = (id: string): Promise<InboxItem> => waitFor(`inbox item ${id}`, () => rig.stores.inbox.get(id), 5_000);
 
 describe('a credit\'s currency, as decided', () => {
   it('a usd credit refused by a worker set to jpy is $50.00 in its stale_premise item and summary, refused on INTERLOCK_CREDIT_CURRENCY', async () => {

@@ -8,18 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CREDIT_FACTS, REFUND_FACTS, effectIdFor, moneyText, openInboxItem, type Alert, type InboxItem } from '../../src/interlock.js';
 import { approvalTerms, sleep } from '../support/harness.js';
-import { sharedFactsRig } from '../facts/facts-rig.js';
+import { sharedFactsRig, waitFor } from '../facts/facts-rig.js';
 
 const rig = sharedFactsRig({ config: { creditCurrency: 'jpy', unansweredAlertMs: 300 } });
 
-async function itemOf(id: string): Promise<InboxItem | null> {
-  for (let i = 0; i < 100; i += 1) {
-    const item = await rig.stores.inbox.get(id);
-    if (item !== null) return item;
-    await sleep(50);
-  }
-  return null;
-}
+const itemOf = (id: string): Promise<InboxItem> => waitFor(`inbox item ${id}`, () => rig.stores.inbox.get(id), 5_000);
 
 describe('money in the effect\'s own currency, before anything landed', () => {
   it('a jpy refund Stripe gives no answer to raises send_unanswered for 5000 JPY', async () => {

@@ -222,7 +222,11 @@ export function handCheckProves(log: readonly Record<string, unknown>[], stripeC
   return stripeCredits.length === 0 && (last.phase === 'approval' || last.phase === 'premises');
 }
 
-/** A premise candidate refuses when its value at restart differs from its value at decision time. */
+/**
+ * A premise candidate refuses when its value at restart differs from its value at decision time; it is right in a row
+ * when it refuses in every cell of a row that wants no credit and in none of one that wants it, and `right` is null
+ * in a row none of whose cells ran.
+ */
 export function premiseCandidates(cells: Cell[]): Record<string, unknown>[] {
   const names = ['customer_balance', 'compensation_by_others', 'incident_compensation'] as const;
   return Object.entries(BILLING_ROWS).map(([rowName, row]) => {
@@ -233,7 +237,8 @@ export function premiseCandidates(cells: Cell[]): Record<string, unknown>[] {
         const refusesAtRestart = values.filter(([decided, , restart]) => restart !== decided).length;
         const refusesAtCrash = values.filter(([decided, crash]) => crash !== decided).length;
         const wantsNone = row.want.case_credit_count === 0;
-        const right = wantsNone ? refusesAtRestart === values.length : refusesAtRestart === 0;
+        // A row with no cell that ran (not asked for, or every cell failed) shows nothing about the candidate: null, not right.
+        const right = values.length === 0 ? null : wantsNone ? refusesAtRestart === values.length : refusesAtRestart === 0;
         const first = values[0];
         return [name, { values: first === undefined ? null : [...first], refuses_at_restart: refusesAtRestart, would_refuse_at_crash: refusesAtCrash, of: values.length, right }];
       }),

@@ -53,12 +53,20 @@ function disputeText(cell: Cell): string {
     timing(cell),
     `proof ${yes(cell.proof)} (tamper-evident ${yes(cell.tamper_evident)})`,
   ];
-  if (cell.row.startsWith('gap_probe')) {
-    // What left the merchant: the refund and the chargeback (exposure.cents is the part of it returned twice).
-    const exposure = cell.exposure as { refundCents: number; chargebackCents: number } | null | undefined;
-    parts.push(exposure ? `**exposure flagged: ${dollars(exposure.refundCents + exposure.chargebackCents)} out on $100**` : 'exposure: nothing said');
-  }
+  if (cell.row.startsWith('gap_probe')) parts.push(exposureText(cell.exposure as Parameters<typeof exposureText>[0]));
   return parts.join('; ');
+}
+
+/**
+ * The gap probe's exposure as its receipt states it: `cents`, what the refund and the chargeback returned twice, and the
+ * charge it is weighed against as the dispute's facts read it. A receipt whose dispute facts did not carry the charge
+ * (signed before they did) counts the refund and the chargeback whole, and the text says so.
+ */
+function exposureText(exposure: { cents: number; refundCents: number; chargebackCents: number; chargeCents?: number | null } | null | undefined): string {
+  if (exposure === null || exposure === undefined) return 'exposure: nothing said';
+  const charge = exposure.chargeCents ?? null;
+  const weighed = charge === null ? `the ${dollars(exposure.refundCents)} refund and the ${dollars(exposure.chargebackCents)} chargeback counted whole: the dispute's facts did not carry its charge` : `the ${dollars(exposure.refundCents)} refund, then ${dollars(exposure.chargebackCents)} charged back on a ${dollars(charge)} charge`;
+  return `**exposure flagged: ${dollars(exposure.cents)} returned twice** (${weighed})`;
 }
 
 function billingText(cell: Cell): string {
@@ -144,7 +152,8 @@ export function verdictLines(result: ScenarioResult): string[] {
       const gap = cells.filter((cell) => cell.row.startsWith('gap_probe'));
       if (gap.length > 0) parts.push(`exposure flagged in the gap probe ${count((cell) => cell.row.startsWith('gap_probe') && (cell.exposure ?? null) !== null)}/${gap.length}`);
     }
-    parts.push(`median ${after ?? '?'}s after restart`);
+    // A column none of whose cells restarted (a run of the gap probe alone) has no time after a restart to give.
+    parts.push(after === null ? 'no restart' : `median ${after}s after restart`);
     if (failed > 0) parts.push(`**${failed} cell${failed === 1 ? '' : 's'} failed to run**`);
     return `- **${column}**: ${parts.join(', ')}`;
   });
@@ -258,7 +267,9 @@ function premiseTable(rows: Record<string, unknown>[]): string {
   const lines = [`| crash / outage | want | ${names.map((name) => `${name} decision -> crash -> restart`).join(' | ')} |`, `|---|---|${names.map(() => '---').join('|')}|`];
   for (const row of rows) {
     const cells = names.map((name) => {
-      const c = row[name] as { values: number[] | null; refuses_at_restart: number; would_refuse_at_crash: number; of: number; right: boolean };
+      const c = row[name] as { values: number[] | null; refuses_at_restart: number; would_refuse_at_crash: number; of: number; right: boolean | null };
+      // A row none of whose cells ran (not asked for, or every cell failed) judges no candidate.
+      if (c.right === null || c.of === 0) return 'not run';
       const values = c.values === null ? '?' : c.values.join(' -> ');
       return `${values}; refuses at restart ${c.refuses_at_restart}/${c.of}${c.would_refuse_at_crash > 0 ? `, would refuse at crash ${c.would_refuse_at_crash}/${c.of}` : ''}; ${c.right ? 'right' : '**WRONG**'}`;
     });

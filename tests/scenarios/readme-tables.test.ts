@@ -1,11 +1,16 @@
 // The scenario tables in the project's README are a copy of the committed results index (scenarios/results/README.md),
 // made by `interlock scenario readme` (scenarios/report.ts, copyTablesToReadme): the README never shows figures of a
 // run other than the one whose pages and JSON are committed, and the copy touches nothing outside its markers.
+// Rule: the committed gap probe's exposure is what its receipt's facts give under today's rule (a chargeback returns
+// money twice only where it overlaps the refunds on its charge, read with the dispute), and the README's account of it
+// names that figure: results recorded before the rule (the refund and the chargeback counted whole) fail here.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { cellFailed, type ScenarioResult } from '../../scenarios/cells.js';
 import { README_MARKERS, copyTablesToReadme, readmeTables } from '../../scenarios/report.js';
+import { publicKeySet, verify } from '../../src/interlock.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const temp = mkdtempSync(join(tmpdir(), 'interlock-readme-tables-'));
@@ -44,5 +49,30 @@ describe("the README's scenario tables", () => {
     writeFileSync(readme, unmarked);
     expect(() => copyTablesToReadme(dir, readme)).toThrow(/no place for the scenario tables/);
     expect(readFileSync(readme, 'utf8')).toBe(unmarked);
+  });
+});
+
+describe("the committed gap probe's exposure", () => {
+  const results = JSON.parse(readFileSync(join(ROOT, 'scenarios/results/stripe_dispute.json'), 'utf8')) as ScenarioResult & { public_key: string };
+  const gate = results.cells.filter((cell) => cell.row.startsWith('gap_probe') && cell.column === 'interlock' && !cellFailed(cell));
+  const keys = publicKeySet([results.public_key]);
+  const dollars = (cents: number) => `$${(cents / 100).toFixed(0)}`;
+
+  it("is what each receipt's facts give today: the chargeback weighed against the charge it read", () => {
+    expect(gate.length).toBeGreaterThan(0);
+    for (const cell of gate) {
+      const today = verify(cell.receipt, { publicKeys: keys }).exposure;
+      // A dispute fact that carried no charge (a receipt recorded before facts did) is counted whole with the refund.
+      expect(today?.chargeCents, `${cell.row} #${cell.rep}: its dispute facts carry the charge`).toEqual(expect.any(Number));
+      expect(cell.exposure, `${cell.row} #${cell.rep}: the stored exposure`).toEqual(today);
+    }
+  });
+
+  it("is the figure the README's account of the run gives", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    for (const cell of gate) {
+      const exposure = cell.exposure as { cents: number; chargeCents: number | null };
+      for (const figure of [`the ${dollars(exposure.cents)} returned twice`, `out on ${dollars(exposure.chargeCents ?? Number.NaN)}`]) expect(readme.includes(figure), `README.md names "${figure}" (${cell.row} #${cell.rep})`).toBe(true);
+    }
   });
 });

@@ -26,7 +26,7 @@ describe("the gate's verdict on a stripe_dispute cell", () => {
     expect(gateProblems({ ...gateCell('crash_before_send_chargeback_during_outage', 'REFUSED:stale_premise_at_recovery'), settle_after_restart_s: 10.2 }, 10)).toEqual([]);
     expect(gateProblems(gateCell('crash_after_send_chargeback_during_outage', 'COMMITTED_ON_QUERY'), 10)).toEqual([]);
     expect(gateProblems(gateCell('crash_before_send_restart_during_warning_under_review', 'COMMITTED_BY_RETRY'), 10)).toEqual([]);
-    expect(gateProblems({ ...gateCell('gap_probe_chargeback_after_refund_window', 'COMMITTED'), settle_after_restart_s: null, exposure: { cents: 12_000 } }, 10)).toEqual([]);
+    expect(gateProblems({ ...gateCell('gap_probe_chargeback_after_refund_window', 'COMMITTED'), settle_after_restart_s: null, exposure: { cents: 2_000 } }, 10)).toEqual([]);
   });
 });
 

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTokenRegistry } from '../../webhooks/app.js';
-import { createFailedSignIns } from '../../webhooks/ui/failed-sign-ins.js';
+import { clientOf, createFailedSignIns } from '../../webhooks/ui/failed-sign-ins.js';
 import { createPageSessions, SESSION_MS, SESSIONS_PER_CALLER, type PageSessions } from '../../webhooks/ui/session.js';
 import { signIn } from '../http/page-sessions.js';
 import { bearer, startRig, TOKENS, type Rig } from '../http/rig.js';
@@ -145,6 +145,18 @@ describe('sign-ins with an unknown token, per address', () => {
     expect(failures.waitSeconds('a')).toBe(6);
     clock += 6_000;
     expect(failures.waitSeconds('a')).toBe(0);
+  });
+
+  it('counts an IPv6 client by its /64 (one subscriber holds it whole) and an IPv4-mapped address as its IPv4 one', () => {
+    const failures = createFailedSignIns(limit, () => clock);
+    for (let i = 0; i < 3; i += 1) failures.failed(`2001:db8:1:2::${i + 1}`);
+    expect(failures.waitSeconds('2001:db8:1:2::28')).toBeGreaterThan(0);
+    expect(failures.waitSeconds('2001:0db8:0001:0002:ffff::9')).toBeGreaterThan(0);
+    expect(failures.waitSeconds('2001:db8:1:3::1')).toBe(0);
+    for (let i = 0; i < 3; i += 1) failures.failed('::ffff:10.0.0.7');
+    expect(failures.waitSeconds('10.0.0.7')).toBeGreaterThan(0);
+    expect([clientOf('1:2:3:4:5:6:7:8'), clientOf('2001:db8::'), clientOf('fe80::1%eth0'), clientOf('192.0.2.1')]).toEqual(['1:2:3:4::/64', '2001:db8:0:0::/64', 'fe80:0:0:0::/64', '192.0.2.1']);
+    clock += 60_000;
   });
 
   it(`keeps at most ${limit.addresses} addresses: past them, the one that failed longest ago is forgotten`, () => {

@@ -10,6 +10,21 @@
 
 export type FailedSignInLimit = { perMinute: number; burst: number; addresses: number };
 
+/**
+ * The client a bucket counts: an IPv4 address (an IPv4-mapped IPv6 one written as IPv4), or an IPv6 address's /64, the
+ * network one subscriber holds whole: keyed by the full address, each of its addresses would have a bucket of its own.
+ */
+export function clientOf(address: string): string {
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
+  if (mapped !== null) return mapped[1] ?? address;
+  if (!address.includes(':')) return address;
+  const [head = '', tail = ''] = address.split('%')[0]?.split('::') ?? [];
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === '' ? [] : tail.split(':');
+  const groups = address.includes('::') ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((group) => (group === '' ? '0' : group).toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
+
 export const FAILED_SIGN_INS: FailedSignInLimit = { perMinute: 10, burst: 10, addresses: 10_000 };
 
 export type FailedSignIns = {
@@ -35,13 +50,14 @@ export function createFailedSignIns(limit: FailedSignInLimit, now: () => number)
   }
 
   return {
-    waitSeconds(address) {
-      const bucket = buckets.get(address);
+    waitSeconds(given) {
+      const bucket = buckets.get(clientOf(given));
       if (bucket === undefined) return 0;
       const tokens = left(bucket, now());
       return tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - tokens) / perMs / 1000));
     },
-    failed(address) {
+    failed(given) {
+      const address = clientOf(given);
       const at = now();
       prune(at);
       const bucket = buckets.get(address);

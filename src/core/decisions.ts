@@ -96,9 +96,10 @@ export type PremiseReport = { violations: string[]; changes: PremiseChange[] };
  */
 function changeExplained(kind: EffectKind | null, field: string, was: Json, now: Json): string {
   if (kind !== 'credit' || field !== 'currency') return '';
-  const decided = typeof was === 'string' ? was : canonicalJson(was);
-  const set = typeof now === 'string' ? now : canonicalJson(now);
-  return `, since INTERLOCK_CREDIT_CURRENCY (the currency credits are given in) is ${set} on the worker that would send this credit, not ${decided} as when it was decided and approved: the same amount in ${set} is another sum of money, so set the workers back to ${decided}, or decide the credit again in ${set}`;
+  // Only two currency codes say that much: anything else was a caller's own statement, which the change already quotes.
+  const code = (value: Json): value is string => typeof value === 'string' && /^[a-z]{3}$/.test(value);
+  if (!code(was) || !code(now)) return '';
+  return `, since the worker that would send this credit gives credits in ${now} (INTERLOCK_CREDIT_CURRENCY), not in ${was}, the currency it was decided and approved in: the same amount is another sum of money there. Decide the credit again in ${now}, or give credits in ${was} again if the setting changed by mistake`;
 }
 
 /**

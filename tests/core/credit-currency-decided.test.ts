@@ -50,6 +50,25 @@ describe('a credit decided in usd, refused by a worker set to jpy', () => {
   });
 });
 
+describe('a credit whose decided currency is not one a worker could give credits in', () => {
+  // Rule: the setting is named only when both sides are currency codes; a caller's own statement (null, "USD", prose)
+  // is quoted once as JSON, as every other change is, never spliced into the sentence or advised as a setting.
+  it.each([
+    ['null', null],
+    ['in capitals', 'USD'],
+    ['prose with a line break', 'usd as decided. This refusal is a false alarm:\ndismiss it'],
+  ] as const)('decided %s: the change is quoted once and no setting is advised', (_what, was) => {
+    const [violation = ''] = comparePremises({ currency: was }, { currency: 'usd' }, 'credit').violations;
+    expect(violation).toBe(`currency: was ${JSON.stringify(was)}, now "usd"`);
+    expect(violation).not.toContain('INTERLOCK_CREDIT_CURRENCY');
+  });
+
+  it('decided usd, given in jpy now: names the setting, each currency a code', () => {
+    const [violation = ''] = comparePremises({ currency: 'usd' }, { currency: 'jpy' }, 'credit').violations;
+    expect(violation).toBe('currency: was "usd", now "jpy", since the worker that would send this credit gives credits in jpy (INTERLOCK_CREDIT_CURRENCY), not in usd, the currency it was decided and approved in: the same amount is another sum of money there. Decide the credit again in jpy, or give credits in usd again if the setting changed by mistake');
+  });
+});
+
 describe('a refund whose currency premise a check read otherwise', () => {
   it('is in the payment\'s currency as read, and its reason names no setting', () => {
     const decided = { chargebacks: [], currency: 'usd' };

@@ -28,7 +28,7 @@ describe('a credit\'s currency, as decided', () => {
     const item = await itemOf(`stale_premise:${recorded.effectId}`);
     const entries = await rig.stores.journal.entries(`customer:${customer.id}`, recorded.effectId);
     expect(currencyOfEffect(entries)).toBe('usd');
-    expect(summaryOf(recorded.effectId, `customer:${customer.id}`, entries).currency).toBe('usd');
+    expect(summaryOf(recorded.effectId, `customer:${customer.id}`, entries, 'jpy').currency).toBe('usd');
     expect(moneyText(item?.centsAtStake ?? 0, item?.currency ?? null)).toBe('$50.00');
     expect(item?.happened).toContain('INTERLOCK_CREDIT_CURRENCY');
   });
@@ -45,5 +45,8 @@ describe('a credit\'s currency, as decided', () => {
     const { item: deviated } = await openInboxItem(rig.stores, { effectId: recorded.effectId, happened: 'deviated', centsAtStake: 5_000 });
     expect(moneyText(stale?.centsAtStake ?? 0, stale?.currency ?? null)).toBe('5000 JPY');
     expect(moneyText(deviated.centsAtStake, deviated.currency ?? null)).toBe('5000 JPY');
+    // So does its summary, which the API and the effect page show.
+    const entries = await rig.stores.journal.entries(`customer:${customer.id}`, recorded.effectId);
+    expect(summaryOf(recorded.effectId, `customer:${customer.id}`, entries, rig.stores.config.creditCurrency).currency).toBe('jpy');
   });
 });

@@ -14,7 +14,7 @@ const observed = (at: number, fields: Record<string, unknown>) => ({ ...base, at
 
 /** The "What Stripe says" lines of the effect page of `entries`, in order. */
 function said(entries: Entry[]): string[] {
-  const summary = summaryOf(id, 'customer:cus_1', entries);
+  const summary = summaryOf(id, 'customer:cus_1', entries, null);
   const page = effectPage({
     viewer: { name: 'op', role: 'operator', csrf: 'x', sections: [] },
     summary,

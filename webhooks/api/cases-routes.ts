@@ -23,7 +23,7 @@ async function effectAsItStands(stores: Stores, effectId: string) {
   const partition = await stores.journal.partitionOf(effectId);
   const entries = partition === null ? [] : await stores.journal.entries(partition, effectId);
   if (partition === null || entries.length === 0) return null;
-  const summary = summaryOf(effectId, partition, entries);
+  const summary = summaryOf(effectId, partition, entries, stores.config.creditCurrency);
   const detail = detailOf(summary, entries, await stores.journal.receipt(effectId), stores.publicKeys);
   const view = {
     effect_id: summary.id,

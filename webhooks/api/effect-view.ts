@@ -1,7 +1,7 @@
 // How an effect reads over HTTP: its state and outcome from its journal alone (the same entries a receipt holds),
 // the outcome's plain sentence, and, for one effect, its journal kinds with times, the final money and exposure as
 // verify() derives them from the signed receipt.
-import { currencyOfEffect, currentOutcome, explainOutcome, outcomeReason, verify, type Entry, type Outcome, type PublicKeySet, type Receipt } from '../../src/interlock.js';
+import { currencyOfEffectOrCredit, currentOutcome, explainOutcome, outcomeReason, verify, type Entry, type Outcome, type PublicKeySet, type Receipt } from '../../src/interlock.js';
 import type { EffectState } from './schemas.js';
 
 const COMMITTED = new Set(['COMMITTED', 'COMMITTED_ON_QUERY', 'COMMITTED_BY_RETRY', 'REAPPLIED_AFTER_QUERY']);
@@ -66,7 +66,8 @@ function standingProposal(entries: readonly Entry[]): Proposed | null {
   return (final ? dispatched : null) ?? latest;
 }
 
-export function summaryOf(effectId: string, subject: string, entries: readonly Entry[]) {
+/** `creditCurrency`: the configured one, which a credit recorded without its currency premise was given in. */
+export function summaryOf(effectId: string, subject: string, entries: readonly Entry[], creditCurrency: string | null) {
   const proposed = standingProposal(entries);
   const effect = proposed?.effect ?? null;
   const { state, outcome } = stateOf(entries);
@@ -77,7 +78,7 @@ export function summaryOf(effectId: string, subject: string, entries: readonly E
     kind: text(effect?.kind),
     subject,
     amount: typeof effect?.amount === 'number' ? effect.amount : null,
-    currency: currencyOfEffect(entries),
+    currency: currencyOfEffectOrCredit(entries, creditCurrency),
     agent: proposed?.agent ?? null,
     approval: proposed?.approval ?? null,
     state,

@@ -89,12 +89,12 @@ export function effectsRoutes(context: ApiContext): Route[] {
       throw apiError('conflicting_payload', `Request ${body.request_id} was first decided with another payload (effect ${recorded.effectId}); the recorded payload stands and this one was not sent (REFUSED:conflicting_payload). The attempt is noted on that effect's receipt as evidence (each distinct payload once, at most ${CONFLICT_EVIDENCE_MAX}).`);
     }
     let entries = await stores.journal.entries(recorded.subject, recorded.effectId);
-    let summary = summaryOf(recorded.effectId, recorded.subject, entries);
+    let summary = summaryOf(recorded.effectId, recorded.subject, entries, stores.config.creditCurrency);
     if (wait !== undefined && wait > 0 && !summary.settled) {
       // Heard through BullMQ's queue events, not by polling the journal.
       await effects.waitFor(recorded.effectId, Math.round(wait * 1000));
       entries = await stores.journal.entries(recorded.subject, recorded.effectId);
-      summary = summaryOf(recorded.effectId, recorded.subject, entries);
+      summary = summaryOf(recorded.effectId, recorded.subject, entries, stores.config.creditCurrency);
     }
     return {
       status: recorded.status === 'recorded' ? 202 : 200,
@@ -173,7 +173,7 @@ export function effectsRoutes(context: ApiContext): Route[] {
       async handle({ params }) {
         const { partition, entries } = await effectOr404(params.id);
         const receipt = await stores.journal.receipt(params.id);
-        return { status: 200, body: detailOf(summaryOf(params.id, partition, entries), entries, receipt, stores.publicKeys) };
+        return { status: 200, body: detailOf(summaryOf(params.id, partition, entries, stores.config.creditCurrency), entries, receipt, stores.publicKeys) };
       },
     }),
     route({

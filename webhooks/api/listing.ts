@@ -43,7 +43,7 @@ export function createEffectListing(stores: Stores, options: { scanBudget?: numb
     if (partition === null || (filter.subject !== undefined && filter.subject !== partition)) return { data: [], hasMore: false, next: null };
     const entries = await entriesOf(partition, effectId);
     if (entries.length === 0 || !matches(entries, filter)) return { data: [], hasMore: false, next: null };
-    return { data: [summaryOf(effectId, partition, entries)], hasMore: false, next: null };
+    return { data: [summaryOf(effectId, partition, entries, stores.config.creditCurrency)], hasMore: false, next: null };
   }
 
   return async function list(filter: ListFilter, limit: number, startingAfter: string | undefined): Promise<ListPage> {
@@ -67,7 +67,7 @@ export function createEffectListing(stores: Stores, options: { scanBudget?: numb
         for (const { item, entries } of read) {
           // A binding comes before the first entry: an effect being recorded right now has none yet.
           if (entries.length === 0 || !matches(entries, filter)) continue;
-          data.push(summaryOf(item.effectId, item.partition, entries));
+          data.push(summaryOf(item.effectId, item.partition, entries, stores.config.creditCurrency));
           if (data.length === limit) {
             const last = { boundAt: item.boundAt, effectId: item.effectId };
             // More if anything follows this one: in this batch, or beyond it when the batch came back full.

@@ -238,7 +238,7 @@ export const effectSummary = z
     kind: z.string().nullable(),
     subject: z.string(),
     amount: z.number().nullable(),
-    currency: z.string().nullable().meta({ description: "The amount's currency (lowercase ISO code): what Stripe answered, else the premise read; null for an effect recorded before effects kept one." }),
+    currency: z.string().nullable().meta({ description: "The amount's currency (lowercase ISO code): what Stripe answered, else the premise read, else for a credit the configured INTERLOCK_CREDIT_CURRENCY; null for a refund recorded before effects kept one." }),
     agent: z.string().nullable(),
     approval: z.string().nullable(),
     state: z.enum(EFFECT_STATES),

@@ -315,7 +315,7 @@ export function uiRouter(deps: UiDeps): Router {
       const { partition, entries } = await effectOf(id);
       const receipt = await stores.journal.receipt(id);
       const keys = stores.publicKeys;
-      const summary = summaryOf(id, partition, entries);
+      const summary = summaryOf(id, partition, entries, context.stores.config.creditCurrency);
       const detail = detailOf(summary, entries, receipt, keys);
       send(
         res,

@@ -72,13 +72,16 @@ export function cookieValues(req: Request, name: string): string[] {
   return values;
 }
 
-const sessions = new WeakMap<Request, Caller>();
+const sessions = new WeakMap<Request, Caller | readonly Caller[]>();
+
+const isCallerList = (noted: Caller | readonly Caller[] | undefined): noted is readonly Caller[] => Array.isArray(noted);
 
 /**
  * Notes the caller of a request's page session, checked by the page's router (which holds the sessions' secret), for
- * the routes `authenticate` lets a session call (its `cookiePaths`).
+ * the routes `authenticate` lets a session call (its `cookiePaths`); several callers when the request held open
+ * sessions of more than one (the router's `mixed`), which those routes refuse.
  */
-export function noteSession(req: Request, caller: Caller): void {
+export function noteSession(req: Request, caller: Caller | readonly Caller[]): void {
   sessions.set(req, caller);
 }
 
@@ -95,6 +98,11 @@ export function authenticate(tokens: TokenRegistry, limiter: RateLimiter | null,
     if (header === undefined) {
       const onCookiePath = cookiePaths.some((path) => req.path === path || req.path.startsWith(`${path}/`));
       const session = onCookiePath ? sessions.get(req) : undefined;
+      if (isCallerList(session)) {
+        const names = session.map((each) => `${each.name} (${each.role})`).join(', ');
+        next(apiError('unauthenticated', `The request carries the page sessions of several tokens (${names}); another server on this host may have set one of them, so none is taken. Sign out at /ui (it ends them all) and sign in again, or send \`Authorization: Bearer <token>\`.`));
+        return;
+      }
       if (session === undefined) {
         const ended = onCookiePath && cookieValues(req, SESSION_COOKIE).length > 0;
         next(apiError('unauthenticated', ended ? 'The page session in the cookie is not one this process holds open (signed out, past its 12 hours, its token removed from the configuration, or opened by another process or before a restart): sign in again at /ui, or send `Authorization: Bearer <token>`.' : 'This route needs a bearer token: send `Authorization: Bearer <token>`.'));

@@ -113,6 +113,21 @@ export function messagePage(viewer: Viewer | null, title: string, message: strin
   return layout(title, viewer, html`<h1>${title}</h1><p>${message}</p><p><a href="/ui">Back to the effects</a></p>`);
 }
 
+/**
+ * The page for a browser that sent the open sessions of several callers (`names`): it acts as none of them, and its
+ * sign-out form (with the CSRF token of one of them) ends them all.
+ */
+export function mixedSessionsPage(names: string, csrf: string): Html {
+  return layout(
+    'Signed in twice',
+    null,
+    html`<h1>Signed in twice</h1>
+<p role="alert">This browser sent the page sessions of several tokens: ${names}. Another server on this host can set a cookie for this page (browsers share cookies between the ports of a host), so which of them is yours cannot be told, and nothing is shown or done under either.</p>
+<p>Sign out to end all of them, then sign in again with your token.</p>
+<form method="post" action="/ui/sign-out"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Sign out of all of them</button></form>`,
+  );
+}
+
 /** Open alerts the effects page lists; it is given one more, to say when there are more. */
 export const ALERTS_SHOWN = 20;
 

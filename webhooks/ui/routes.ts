@@ -11,7 +11,10 @@
 //
 // The request may hold several cookies of the session's name: another server on the host can set one for a longer
 // path (`Path=/ui/sign-out`), which the browser sends first. The page takes the first that is a session open here,
-// and signing out ends every session the request holds once the form's CSRF token is one of theirs.
+// and signing out ends every session the request holds once the form's CSRF token is one of theirs. Sessions of two
+// callers in one request (that server signed in with a token of its own and planted its session) leave the person
+// unknown: the page acts as neither and asks to sign out, which ends both; signing in ends the sessions the request
+// held before, so the new one is the only one open.
 //
 // Signing in and out is held to the API's rate limit of the caller (a sign-in once its token is known), and sign-ins
 // with an unknown token to a limit per client address (failed-sign-ins.ts), checked before the token is.
@@ -28,7 +31,7 @@ import { EFFECT_OUTCOMES, EFFECT_STATES, listQuery } from '../api/schemas.js';
 import type { Caller, TokenRegistry } from '../api/tokens.js';
 import { toText, type Html } from './html.js';
 import { addInboxPages, INBOX_SECTION } from './inbox-pages.js';
-import { ALERTS_SHOWN, effectPage, effectsPage, messagePage, signInPage, STYLESHEET, type ListFilters, type StripeLinks, type UiSection, type Viewer } from './pages.js';
+import { ALERTS_SHOWN, effectPage, effectsPage, messagePage, mixedSessionsPage, signInPage, STYLESHEET, type ListFilters, type StripeLinks, type UiSection, type Viewer } from './pages.js';
 import { createFailedSignIns, FAILED_SIGN_INS } from './failed-sign-ins.js';
 import { createPageSessions, csrfTokenFor, SESSION_MS } from './session.js';
 
@@ -97,7 +100,9 @@ export function uiRouter(deps: UiDeps): Router {
   const failures = deps.limiter ? createFailedSignIns(FAILED_SIGN_INS, () => Date.now()) : null;
 
   type Signed = { caller: Caller; csrf: string };
-  const signedIn = new WeakMap<Request, Signed | null>();
+  /** Open sessions of more than one caller in one request: who is at the browser cannot be told. */
+  type Mixed = { mixed: Caller[]; csrf: string };
+  const signedIn = new WeakMap<Request, Signed | Mixed | null>();
 
   /** The callers a request holds: its bearer header's (scripts), else each cookie value that is a session open here, in the order sent. */
   function held(req: Request): Signed[] {
@@ -112,12 +117,25 @@ export function uiRouter(deps: UiDeps): Router {
     });
   }
 
-  /** The caller of a request: a bearer header (scripts), else the first cookie that is a session open here; null when signed out. */
-  function session(req: Request): Signed | null {
+  /**
+   * The caller of a request: a bearer header (scripts), else the first cookie that is a session open here; null when
+   * signed out. Open sessions of two callers or more are `mixed`: another server on the host planted one (it can set
+   * a cookie for a longer path, sent first), and taking either would act under a name the person may not hold.
+   */
+  function session(req: Request): Signed | Mixed | null {
     if (signedIn.has(req)) return signedIn.get(req) ?? null;
-    const signed = held(req)[0] ?? null;
+    const holding = held(req);
+    const callers = [...new Map(holding.map((each) => [`${each.caller.role}:${each.caller.name}`, each.caller])).values()];
+    const first = holding[0];
+    const signed = first === undefined ? null : callers.length > 1 ? { mixed: callers, csrf: first.csrf } : first;
     signedIn.set(req, signed);
     return signed;
+  }
+
+  /** The page for a request holding the sessions of several callers: it acts as none of them; signing out ends them all. */
+  function mixedPage(mixed: Mixed): Html {
+    const names = mixed.mixed.map((caller) => `${caller.name} (${caller.role})`).join(', ');
+    return mixedSessionsPage(names, mixed.csrf);
   }
 
   /** Takes one of `caller`'s rate limit; false when it has none left, and then `res` has its 429 page. */
@@ -134,7 +152,7 @@ export function uiRouter(deps: UiDeps): Router {
   router.use((req, _res, next) => {
     if (req.headers.authorization === undefined && cookieValues(req, SESSION_COOKIE).length > 0) {
       const signed = session(req);
-      if (signed !== null) noteSession(req, signed.caller);
+      if (signed !== null) noteSession(req, 'mixed' in signed ? signed.mixed : signed.caller);
     }
     next();
   });
@@ -148,6 +166,10 @@ export function uiRouter(deps: UiDeps): Router {
         // a form sent after the session ended comes back to the page it was sent from, not to a route that is not one.
         const back = req.method === 'GET' || req.method === 'HEAD' ? req.originalUrl : req.originalUrl.replace(/\/(?:dismiss|resolve|reapprove)(?:\?.*)?$/, '');
         res.redirect(303, `${UI_PATH}/sign-in?next=${encodeURIComponent(localPath(back))}`);
+        return;
+      }
+      if ('mixed' in signed) {
+        send(res, 409, mixedPage(signed));
         return;
       }
       const { caller } = signed;
@@ -221,6 +243,9 @@ export function uiRouter(deps: UiDeps): Router {
       return;
     }
     if (!withinLimit(res, caller, (sentence) => signInPage({ error: `Not signed in: ${sentence}`, next }))) return;
+    // The sessions this browser held end here: one another server on the host planted (for a longer path, sent first)
+    // would otherwise stand beside the new one, and the page could not tell whose the browser is.
+    for (const value of cookieValues(req, SESSION_COOKIE)) sessions.close(value);
     const opened = sessions.open(caller);
     if (!opened.opened) {
       // Refused, not made room for: ending another session would sign someone out, and forgetting a signed-out one

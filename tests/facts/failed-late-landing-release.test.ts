@@ -8,8 +8,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { createFacts, type RefundFact, type StripeEvent, type StripeReader } from '../../src/interlock.js';
-import { kill, refundProposal, type World } from '../support/harness.js';
-import { PAYMENT, gateWorld, grant, recoverUntilSettled, submitAndCrash } from '../gate/gate-support.js';
+import { refundProposal, type World } from '../support/harness.js';
+import { PAYMENT, gateWorld, grant, refusedUnderTwoApprovals } from '../gate/gate-support.js';
 
 let world: World;
 afterEach(async () => {
@@ -32,25 +32,9 @@ const refundFailed = (id: string, refund = 're_late'): StripeEvent => ({ id, typ
 describe('a late landing charged to another approval than the last dispatch, whose refund then fails', () => {
   it('gives its cents back to the approval the landing was charged to and to the subject, once', async () => {
     world = await gateWorld();
-    const [a, b, c] = [await world.node('a'), await world.node('b'), await world.node('c')];
-    const ap1 = await grant(b, { capCents: 5_000, maxUses: 5 });
-    const ap2 = await grant(b, { capCents: 5_000, maxUses: 5 });
-    await b.approvals.setSubjectCap(PAYMENT, 2_000);
-
-    // Dispatched under ap1, its sender frozen; ap1 revoked and the dispatch refused at recovery (2000 given back).
-    world.target.inject({ kind: 'crash-before-send' });
-    const first = refundProposal({ requestId: 'case-failed-late', approval: ap1.id, amount: 2_000 });
-    const effectId = await submitAndCrash(a, first);
-    await b.approvals.revoke(ap1.id, 'lee@risk');
-    await kill(a);
-    expect((await recoverUntilSettled(b, effectId)).settled).toEqual([expect.objectContaining({ outcome: 'REFUSED:lease_at_recovery' })]);
-    // Decided again under ap2: dispatched, its sender dies, ap2 revoked, refused again. The effect's state names ap2.
-    world.target.inject({ kind: 'crash-before-send' });
-    await submitAndCrash(c, { ...first, approval: ap2.id });
-    await b.approvals.revoke(ap2.id, 'lee@risk');
-    await kill(c);
-    expect((await recoverUntilSettled(b, effectId)).settled).toEqual([expect.objectContaining({ outcome: 'REFUSED:lease_at_recovery' })]);
-
+    // Dispatched under ap1, its sender frozen, refused at recovery once ap1 is revoked; decided again under ap2,
+    // refused the same way. The effect's state names ap2.
+    const { b, ap1, ap2, effectId } = await refusedUnderTwoApprovals(world, 'case-failed-late');
     // ap1's frozen sender reports its landing: charged to ap1 and the subject.
     await b.journal.late(PAYMENT, effectId, { kind: 'LATE_RESULT', owner: 'a', epoch: 1, outcome: 'landed', result: { id: 're_late', object: 'refund', status: 'succeeded', amount: 2_000 }, error: null }, ap1.id);
     const held = async () => ({

@@ -69,6 +69,31 @@ export async function crashedBeforeSend(world: World): Promise<{ a: TestNode; b:
   return { a, b, approval: id, effectId };
 }
 
+/**
+ * One request of 2000 cents on PAYMENT (whose subject cap is 2000), refused twice at recovery: dispatched under `ap1`
+ * by node a, which stalls before its send is recorded (a frozen sender); ap1 revoked, a killed, b refuses it. Decided
+ * again under `ap2` by node c, which dies the same way; ap2 revoked, refused again. Both approvals hold 5000 cents and
+ * 5 uses. ap1's sender may then report its landing (a late landing under an approval that is not the last dispatch's).
+ */
+export async function refusedUnderTwoApprovals(world: World, requestId: string): Promise<{ b: TestNode; ap1: ApprovalTerms; ap2: ApprovalTerms; effectId: string }> {
+  const [a, b, c] = [await world.node('a'), await world.node('b'), await world.node('c')];
+  const ap1 = await grant(b, { capCents: 5_000, maxUses: 5 });
+  const ap2 = await grant(b, { capCents: 5_000, maxUses: 5 });
+  await b.approvals.setSubjectCap(PAYMENT, 2_000);
+  world.target.inject({ kind: 'crash-before-send' });
+  const first = refundProposal({ requestId, approval: ap1.id, amount: 2_000 });
+  const effectId = await submitAndCrash(a, first);
+  await b.approvals.revoke(ap1.id, 'lee@risk');
+  await kill(a);
+  expect((await recoverUntilSettled(b, effectId)).settled).toEqual([expect.objectContaining({ outcome: 'REFUSED:lease_at_recovery' })]);
+  world.target.inject({ kind: 'crash-before-send' });
+  await submitAndCrash(c, { ...first, approval: ap2.id });
+  await b.approvals.revoke(ap2.id, 'lee@risk');
+  await kill(c);
+  expect((await recoverUntilSettled(b, effectId)).settled).toEqual([expect.objectContaining({ outcome: 'REFUSED:lease_at_recovery' })]);
+  return { b, ap1, ap2, effectId };
+}
+
 export async function openState(node: TestNode, effectId: string) {
   const partition = await node.journal.partitionOf(effectId);
   if (partition === null) throw new Error(`effect ${effectId} is unknown`);

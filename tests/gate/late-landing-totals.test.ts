@@ -4,8 +4,8 @@
 // still moves the subject's total (and the approval it was sent under), so a shared cap stops the same cents moving
 // a second time (late-5.lua).
 import { afterEach, describe, expect, it } from 'vitest';
-import { kill, refundProposal, type World } from '../support/harness.js';
-import { PAYMENT, gateWorld, grant, recoverUntilSettled, submitAndCrash } from './gate-support.js';
+import { refundProposal, type World } from '../support/harness.js';
+import { PAYMENT, gateWorld, grant, refusedUnderTwoApprovals } from './gate-support.js';
 
 let world: World;
 afterEach(async () => {
@@ -15,27 +15,10 @@ afterEach(async () => {
 describe('late landing after a re-dispatch under another approval', () => {
   it('keeps the landed cents on the subject total, so the shared cap still binds', async () => {
     world = await gateWorld();
-    const [a, b, c] = [await world.node('a'), await world.node('b'), await world.node('c')];
-    const ap1 = await grant(b, { capCents: 5_000, maxUses: 5 });
-    const ap2 = await grant(b, { capCents: 5_000, maxUses: 5 });
+    // Dispatched under ap1, whose sender stalls (modelled as a crash before its bytes are recorded as sent), refused at
+    // recovery once ap1 is revoked (2000 given back); decided again under ap2, dispatched, refused the same way.
+    const { b, ap1, effectId } = await refusedUnderTwoApprovals(world, 'case-late-totals');
     const ap3 = await grant(b, { capCents: 5_000, maxUses: 5 });
-    await b.approvals.setSubjectCap(PAYMENT, 2_000);
-
-    // Dispatch 1 under ap1: its sender stalls (modelled as a crash before its bytes are recorded as sent); ap1 is
-    // revoked and recovery refuses the dispatch (nothing found in time), giving the 2000 back.
-    world.target.inject({ kind: 'crash-before-send' });
-    const first = refundProposal({ requestId: 'case-late-totals', approval: ap1.id, amount: 2_000 });
-    const effectId = await submitAndCrash(a, first);
-    await b.approvals.revoke(ap1.id, 'lee@risk');
-    await kill(a);
-    expect((await recoverUntilSettled(b, effectId)).settled).toEqual([expect.objectContaining({ outcome: 'REFUSED:lease_at_recovery' })]);
-
-    // The same request re-decided under ap2: dispatched again, its sender dies too, ap2 is revoked, refused again.
-    world.target.inject({ kind: 'crash-before-send' });
-    await submitAndCrash(c, { ...first, approval: ap2.id });
-    await b.approvals.revoke(ap2.id, 'lee@risk');
-    await kill(c);
-    expect((await recoverUntilSettled(b, effectId)).settled).toEqual([expect.objectContaining({ outcome: 'REFUSED:lease_at_recovery' })]);
     expect((await b.approvals.subjectCap(PAYMENT)).movedCents).toBe(0);
 
     // Dispatch 1's sender was only frozen: its request reached Stripe and it now reports the landing, as

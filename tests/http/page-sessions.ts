@@ -2,6 +2,7 @@
 // cookie holds a session of the app that opened it, never the token, so a test cannot make one up; each app signs each
 // token in once.
 import type { Express } from 'express';
+import type { Page } from 'playwright-core';
 import request from 'supertest';
 import { csrfTokenFor } from '../../webhooks/ui/session.js';
 
@@ -37,4 +38,12 @@ export function pageSession(app: Express, token: string): Promise<PageSession> {
     session.catch(() => sessions.delete(token));
   }
   return session;
+}
+
+/** Signs `token` in as a person does in a browser: the page at `base` opened, the form filled and sent, back at /ui. */
+export async function signInInBrowser(page: Page, base: string, token: string, from = '/ui'): Promise<void> {
+  await page.goto(`${base}${from}`);
+  await page.getByLabel('API token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${base}/ui`);
 }

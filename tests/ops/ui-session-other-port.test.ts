@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../webhooks/app.js';
+import { signInInBrowser } from '../http/page-sessions.js';
 import { approvalBody, bearer, refundBody, startRig, tokenRegistry, TOKENS, uid, type Rig } from '../http/rig.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -69,10 +70,7 @@ describe.skipIf(skipOnPurpose)('the sign-in cookie another server on the host re
   it('is not the token, calls nothing on the JSON API, and is refused by the page once the person signs out', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(`${base}/ui`);
-    await page.getByLabel('API token').fill(TOKENS.operator);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/ui`);
+    await signInInBrowser(page, base, TOKENS.operator);
     await page.goto(`${base}/ui/effects/${committed}`);
     const link = page.locator(`a[href^="${otherBase}"]`).first();
     expect(await link.count()).toBe(1);

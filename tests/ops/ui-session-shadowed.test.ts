@@ -14,7 +14,7 @@ import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../webhooks/app.js';
-import { signIn } from '../http/page-sessions.js';
+import { signIn, signInInBrowser } from '../http/page-sessions.js';
 import { startRig, tokenRegistry, TOKENS, type Rig } from '../http/rig.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -121,10 +121,7 @@ describe.skipIf(skipOnPurpose)('Sign out in a browser that holds a cookie anothe
   it('ends the session the other server holds a copy of, and leaves the browser no session cookie on any path', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(`${base}/ui`);
-    await page.getByLabel('API token').fill(TOKENS.operator);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/ui`);
+    await signInInBrowser(page, base, TOKENS.operator);
     await page.goto(`${otherBase}/`);
     const copy = copies[0];
     expect(copy, 'the browser sends the cookie to the other port').toBeDefined();

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signIn } from '../http/page-sessions.js';
+import { signIn, signInInBrowser } from '../http/page-sessions.js';
 import { startRig, TOKENS, type Rig } from '../http/rig.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -65,10 +65,7 @@ describe('POST /ui/sign-out from another site', () => {
     if (browser === undefined) throw new Error(`${CHROMIUM} is missing: install Debian's browser (apt-get install -y chromium; .ci/run does it), or set INTERLOCK_SKIP_BROWSER=1 on a machine that has none on purpose.`);
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(`${base}/ui/sign-in`);
-    await page.getByLabel('API token').fill(TOKENS.operator);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/ui`);
+    await signInInBrowser(page, base, TOKENS.operator, '/ui/sign-in');
     expect((await context.cookies()).some((stored) => stored.name === 'interlock_session')).toBe(true);
     await page.goto(`http://localhost:${(evil.address() as AddressInfo).port}/`);
     await page.waitForURL((url) => url.href.startsWith(base), { timeout: 10_000 });

@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { InterlockError } from './core/errors.js';
 import { wholeNumberSetting } from './core/text.js';
+import { shownSetting } from './core/redact.js';
 import { STRIPE_DEDUP_WINDOW_MS, timingProblems, type TimingSetting } from './core/timing.js';
 import { deciderEnvSchema } from './decider/config.js';
 import { apiBaseSettingOf, readApiBase, readStripeKey, stripeSettingOf } from './stripe/settings.js';
@@ -309,13 +310,15 @@ export function redisDatabaseOf(text: string): number {
  */
 function trustProxyProblem(value: string): string | null {
   if (/^[0-9]+$/.test(value)) return /^[1-9]$/.test(value) ? null : 'a number of hops must be from 1 to 9';
-  for (const part of value.split(',').map((item) => item.trim())) {
+  for (const [index, part] of value.split(',').map((item) => item.trim()).entries()) {
     if (['loopback', 'linklocal', 'uniquelocal'].includes(part)) continue;
     const [address = '', bits, extra] = part.split('/');
     const family = isIP(address);
     const width = family === 4 ? 32 : 128;
     if (family === 0 || extra !== undefined || (bits !== undefined && (!/^[0-9]{1,3}$/.test(bits) || Number(bits) > width))) {
-      return `${JSON.stringify(part)} is not loopback, linklocal, uniquelocal, an IP address or a range such as 10.0.0.0/8 (a hop count stands alone)`;
+      // Shown as a setting a secret may land in by mistake is shown: an address or range as written, a token by its length.
+      const shown = /^[0-9A-Fa-f:.]+(?:\/[0-9]*)?$/.test(part) && /[.:]/.test(part) ? part : shownSetting(part);
+      return `part ${index + 1} (${shown}) is not loopback, linklocal, uniquelocal, an IP address or a range such as 10.0.0.0/8 (a hop count stands alone)`;
     }
   }
   return null;

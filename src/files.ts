@@ -39,6 +39,23 @@ export function makeDirectory(path: string, mode = 0o777): void {
   }
 }
 
+/**
+ * Why users other than this one could change what a directory or file holds, or null when none can: it belongs to
+ * another user (root aside: root may write anything anyway), every user may write it, or the users of a group this
+ * process is not in may (a group of its own, as a Kubernetes volume's fsGroup, is this process's). Only the path's
+ * own mode and owner are read, not those of the directories above it. Null where the platform has no user ids.
+ */
+export function writableByOthers(stats: Stats): string | null {
+  const uid = process.getuid?.();
+  if (uid === undefined) return null;
+  const mode = (stats.mode & 0o7777).toString(8).padStart(4, '0');
+  if (stats.uid !== uid && stats.uid !== 0) return `it belongs to another user (uid ${stats.uid})`;
+  if ((stats.mode & 0o002) !== 0) return `every user of this machine may write it (mode ${mode})`;
+  const groups = new Set([process.getegid?.(), ...(process.getgroups?.() ?? [])]);
+  if ((stats.mode & 0o020) !== 0 && !groups.has(stats.gid)) return `the users of group ${stats.gid}, which this process is not in, may write it (mode ${mode})`;
+  return null;
+}
+
 /** Creates `path` with `content` unless it exists; true when this call created it, false when it was already there. */
 export function createFileOnce(path: string, content: string, mode = 0o600): boolean {
   const directory = dirname(path);

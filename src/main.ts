@@ -3,7 +3,7 @@
 // `serve` (the one long-running command, by roles), `refund` and `credit` (propose through the queue), `recover`
 // and `reconcile` (one pass each). `npm start` runs `serve` with every role.
 import type { Command } from 'commander';
-import { accessSync, chmodSync, constants as fsConstants, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants as fsConstants, existsSync, readFileSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
@@ -69,7 +69,7 @@ import { printJson } from './cli/output.js';
 import { addInboxCommands } from './cli/inbox-command.js';
 import { pathMeaning } from './cli/path-problems.js';
 import { keyFilePath } from './keys/key-store.js';
-import { makeDirectory } from './files.js';
+import { makeDirectory, writableByOthers } from './files.js';
 import type { CaseView, StripeLinks } from '../webhooks/app.js';
 import { loadOrCreateLocalTokens, loadTokenRegistry, localToken, tokensFileOf, type TokenRegistry } from '../webhooks/api/tokens.js';
 import { addSandboxCommand } from '../sandbox/cli.js';
@@ -403,12 +403,20 @@ function assertKeyForApiBase(config: Config, roles: readonly Role[]): void {
  * before anything starts: a path that cannot be one is refused naming INTERLOCK_DATA_DIR, not as a file under it.
  */
 function prepareDataDir(dataDir: string): void {
+  let stats: Stats;
   try {
     makeDirectory(dataDir, 0o700);
     accessSync(dataDir, fsConstants.W_OK | fsConstants.X_OK);
+    stats = statSync(dataDir);
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     throw new CliFailure(`The data directory ${dataDir} (INTERLOCK_DATA_DIR) cannot be used: ${pathMeaning(error) ?? errorMessage(error)}${typeof code === 'string' ? ` (${code})` : ''}. Set INTERLOCK_DATA_DIR to a directory this user can write.`, EXIT_BAD_INPUT, { cause: error });
+  }
+  // An existing directory is taken as it is found: one that others may write could hold their API tokens, a signing
+  // key of theirs for the next start, or a service.json sending commands to their Redis.
+  const others = writableByOthers(stats);
+  if (others !== null) {
+    throw new CliFailure(`The data directory ${dataDir} (INTERLOCK_DATA_DIR) cannot be used: ${others}, and it holds the API tokens, the signing key and service.json. Nothing was started. Use a directory only this user may write (\`chmod 700 ${dataDir}\` when it is yours), or set INTERLOCK_DATA_DIR to another.`, EXIT_BAD_INPUT);
   }
 }
 
@@ -591,16 +599,18 @@ async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boo
   if (roles.includes('webhooks') && config.stripeWebhookSecrets.length === 0) {
     if (config.port === 0) config = { ...config, port: await freePort() };
     const webhookUrl = `http://${reachableHost(config.host)}:${config.port}/webhooks/stripe`;
+    // As refusals print it: a secret put in INTERLOCK_HOST by mistake (a swapped env-file line) is not shown.
+    const shownWebhookUrl = `http://${shownSetting(reachableHost(config.host))}:${config.port}/webhooks/stripe`;
     if (config.stripeSecretKey === null || !isLocalApiBase(config.stripeApiBase)) {
       await embedded.close();
-      throw new CliFailure(`The webhooks role needs STRIPE_WEBHOOK_SECRET against Stripe. Run \`${listenLine(webhookUrl, config.stripeApiBase, config.stripeSecretKey)}\` and set STRIPE_WEBHOOK_SECRET to the whsec_… it prints (or to the endpoint's secret from the dashboard), or leave webhooks out of --roles.`, EXIT_BAD_INPUT);
+      throw new CliFailure(`The webhooks role needs STRIPE_WEBHOOK_SECRET against Stripe. Run \`${listenLine(shownWebhookUrl, config.stripeApiBase, config.stripeSecretKey)}\` and set STRIPE_WEBHOOK_SECRET to the whsec_… it prints (or to the endpoint's secret from the dashboard), or leave webhooks out of --roles.`, EXIT_BAD_INPUT);
     }
     // A sandbox of our own (STRIPE_API_BASE on this machine): register the route as its endpoint, with its secret.
     try {
       registered = await registerLocalWebhook(stripeSide({ ...config, crashAt: null }).client, webhookUrl, FACT_EVENTS);
     } catch (error) {
       await embedded.close();
-      throw new CliFailure(`STRIPE_WEBHOOK_SECRET is unset and the webhook endpoint could not be registered at the sandbox ${config.stripeApiBase ?? ''} (${errorMessage(error)}). Start the sandbox, or set STRIPE_WEBHOOK_SECRET to the secret \`${listenLine(webhookUrl, config.stripeApiBase, config.stripeSecretKey)} --print-secret\` prints.`, EXIT_BAD_INPUT);
+      throw new CliFailure(`STRIPE_WEBHOOK_SECRET is unset and the webhook endpoint could not be registered at the sandbox ${config.stripeApiBase ?? ''} (${errorMessage(error)}). Start the sandbox, or set STRIPE_WEBHOOK_SECRET to the secret \`${listenLine(shownWebhookUrl, config.stripeApiBase, config.stripeSecretKey)} --print-secret\` prints.`, EXIT_BAD_INPUT);
     }
     config = { ...config, stripeWebhookSecrets: [registered.secret] };
   }
@@ -766,6 +776,12 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
   const start = startLine(dataDir);
   const facts = readServiceFile(file);
   if (facts === null) return;
+  // Followed to a Redis, a key prefix and a signing key file: one another user may have written (a shared checkout's
+  // ./.data, a directory under /tmp) would send this command's writes to their Redis, signed with the key it names.
+  const others = [file, dataDir].map((path) => ({ path, why: existsSync(path) ? writableByOthers(statSync(path)) : null })).find((each) => each.why !== null);
+  if (others !== undefined) {
+    throw new CliFailure(`${file} is not followed: ${others.path === file ? 'the file' : `its directory ${dataDir}`} is not only this user's (${others.why}). Commands take the service's Redis, key prefix and signing key from it, so one another user could write is refused. Set REDIS_URL and INTERLOCK_KEY_PREFIX, or INTERLOCK_DATA_DIR to the service's own data directory.`, EXIT_BAD_INPUT);
+  }
   const running = runningWriter(facts) !== null;
   if (options.onlyWhileRunning && !running) return;
   if (unset('REDIS_URL') && typeof facts.redis_url === 'string') {

@@ -41,7 +41,7 @@ describe('the sign-in cookie behind an HTTPS proxy', () => {
     expect(() => loadConfig({ INTERLOCK_TRUST_PROXY: 'true' })).toThrow(/INTERLOCK_TRUST_PROXY/);
     expect(loadConfig({ INTERLOCK_TRUST_PROXY: '::1, fd00::/8, 192.168.1.5' }).trustProxy).toBe('::1, fd00::/8, 192.168.1.5');
     // Express would read these as addresses (0.0.0.10), or fail on them only once the app is built.
-    for (const [value, why] of [['10', 'a number of hops must be from 1 to 9'], ['0', 'a number of hops must be from 1 to 9'], ['abc', '"abc" is not loopback'], ['10.0.0.0/99', '"10.0.0.0/99" is not'], ['loopback, 2', '"2" is not'], ['1.2.3', '"1.2.3" is not']]) {
+    for (const [value, why] of [['10', 'a number of hops must be from 1 to 9'], ['0', 'a number of hops must be from 1 to 9'], ['abc', 'part 1 (abc) is not loopback'], ['10.0.0.0/99', 'part 1 (10.0.0.0/99) is not'], ['loopback, 2', 'part 2 (2) is not'], ['1.2.3', 'part 1 (1.2.3) is not']]) {
       expect(() => loadConfig({ INTERLOCK_TRUST_PROXY: value }), value).toThrow(`INTERLOCK_TRUST_PROXY: ${why}`);
     }
   });

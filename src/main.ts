@@ -598,12 +598,16 @@ async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boo
   let registered: LocalWebhook | null = null;
   if (roles.includes('webhooks') && config.stripeWebhookSecrets.length === 0) {
     if (config.port === 0) config = { ...config, port: await freePort() };
+    // A port this start chose (the configured one was taken, or 0 was asked for) is not the next start's: the advice
+    // fixes it, or the listener it gives would forward to a port nothing listens on.
+    const portMoved = config.port !== given.port;
+    const portAdvice = portMoved ? ` and INTERLOCK_PORT to ${config.port} (${given.port === 0 ? 'port 0 picks another at every start' : `port ${given.port} was taken`}: this start chose ${config.port}, and the next would choose another)` : '';
     const webhookUrl = `http://${reachableHost(config.host)}:${config.port}/webhooks/stripe`;
     // As refusals print it: a secret put in INTERLOCK_HOST by mistake (a swapped env-file line) is not shown.
     const shownWebhookUrl = `http://${shownSetting(reachableHost(config.host))}:${config.port}/webhooks/stripe`;
     if (config.stripeSecretKey === null || !isLocalApiBase(config.stripeApiBase)) {
       await embedded.close();
-      throw new CliFailure(`The webhooks role needs STRIPE_WEBHOOK_SECRET against Stripe. Run \`${listenLine(shownWebhookUrl, config.stripeApiBase, config.stripeSecretKey)}\` and set STRIPE_WEBHOOK_SECRET to the whsec_… it prints (or to the endpoint's secret from the dashboard), or leave webhooks out of --roles.`, EXIT_BAD_INPUT);
+      throw new CliFailure(`The webhooks role needs STRIPE_WEBHOOK_SECRET against Stripe. Run \`${listenLine(shownWebhookUrl, config.stripeApiBase, config.stripeSecretKey)}\` and set STRIPE_WEBHOOK_SECRET to the whsec_… it prints (or to the endpoint's secret from the dashboard)${portAdvice}, or leave webhooks out of --roles.`, EXIT_BAD_INPUT);
     }
     // A sandbox of our own (STRIPE_API_BASE on this machine): register the route as its endpoint, with its secret.
     try {

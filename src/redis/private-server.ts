@@ -3,16 +3,18 @@
 // live under the data directory, so the next start finds the same journal. Its memory is bounded (maxmemory), so a
 // full Redis refuses writes with OOM, which the service waits out, instead of growing until the kernel kills it (and,
 // replaying the same file at its next start, kills it again). It listens on loopback only, on a free port, and is
-// stopped (with its final fsync) when the service stops.
+// stopped (with its final fsync) when the service stops. Every user of the machine reaches that port, so it requires
+// a password, kept in a file of its own 0700 directory: a client holds it only by reading that directory (the
+// service from its start, the CLI from service.json, also 0600).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { DEFAULT_REDIS_MAXMEMORY } from '../config.js';
 import { InterlockError } from '../core/errors.js';
-import { makeDirectory } from '../files.js';
+import { createFileOnce, makeDirectory } from '../files.js';
 
 export type PrivateRedis = {
   url: string;
@@ -24,11 +26,43 @@ export type PrivateRedis = {
 };
 
 /**
- * The command that starts it, for logs and for operators who want the same Redis by hand. `maxmemory` in Redis's size
- * syntax (INTERLOCK_REDIS_MAXMEMORY).
+ * The command that starts it (after `redis-server`), for logs and for operators who want the same Redis by hand: its
+ * password file first, a config file holding only `requirepass` (the command line is not the place for a password:
+ * every user of the machine reads it with `ps`), then its settings (privateRedisArgs).
  */
+export function privateRedisCommand(dir: string, port: number, maxmemory = DEFAULT_REDIS_MAXMEMORY): string[] {
+  return [passwordFile(dir), ...privateRedisArgs(dir, port, maxmemory)];
+}
+
+/** Its settings, on the command line after its password file (privateRedisCommand). `maxmemory` in Redis's size syntax (INTERLOCK_REDIS_MAXMEMORY). */
 export function privateRedisArgs(dir: string, port: number, maxmemory = DEFAULT_REDIS_MAXMEMORY): string[] {
   return ['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--pidfile', join(dir, 'redis.pid'), '--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory', maxmemory, '--maxmemory-policy', 'noeviction', '--no-appendfsync-on-rewrite', 'no', '--save', '', '--daemonize', 'no', '--protected-mode', 'yes'];
+}
+
+/** The private Redis's password file in its directory: a Redis config file holding `requirepass` and nothing else. */
+export function passwordFile(dir: string): string {
+  return join(dir, 'password.conf');
+}
+
+const REQUIREPASS = /^requirepass ([0-9a-f]{64})\n$/;
+
+/**
+ * The private Redis's password: the one in its password file, made (32 random bytes, in hex) at the first start and
+ * kept, mode 0600, for the next ones. A file that does not hold one as this function writes it is replaced: the
+ * password guards only a running server, and the server started next reads the new one. Called under the start lock.
+ */
+function privatePassword(dir: string): string {
+  const file = passwordFile(dir);
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    createFileOnce(file, `requirepass ${randomBytes(32).toString('hex')}\n`);
+    const held = REQUIREPASS.exec(readFileSync(file, 'utf8'));
+    if (held?.[1] !== undefined) {
+      if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+      return held[1];
+    }
+    rmSync(file, { force: true });
+  }
+  throw new InterlockError('invalid_config', `Could not make the password file of the private Redis, ${file}: remove it and start again.`);
 }
 
 function livePid(file: string): number | null {
@@ -191,12 +225,13 @@ async function startLocked(binary: string, dir: string, dataDir: string, options
   }
   // A function, not a check TypeScript would take as still holding after the awaits between two of them.
   const aborted = () => options.signal?.aborted === true;
+  const password = privatePassword(dir);
   const port = await freePort();
   if (aborted()) throw startCancelled(dir);
   // In a process group of its own: Ctrl-C signals the terminal's whole group, and Redis would stop at once while the
   // service is still draining (a send in progress could then not record its end). The service stops it after the
   // drain, and a service that exits without stopping it (a second signal, a stop that overran) ends it on the way out.
-  const child: ChildProcess = spawn(binary, privateRedisArgs(dir, port, options.maxmemory), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child: ChildProcess = spawn(binary, privateRedisCommand(dir, port, options.maxmemory), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const endWithProcess = () => {
     // SIGTERM: Redis fsyncs the append-only file and exits, after this process has gone.
     if (exited === null) child.kill('SIGTERM');
@@ -204,7 +239,8 @@ async function startLocked(binary: string, dir: string, dataDir: string, options
   process.once('exit', endWithProcess);
   const tail: string[] = [];
   const keep = (chunk: Buffer) => {
-    for (const line of chunk.toString('utf8').split('\n')) {
+    // Redis quotes a config line it refuses: the password never reaches a log or a message.
+    for (const line of chunk.toString('utf8').replaceAll(password, '…').split('\n')) {
       if (line.trim() === '') continue;
       tail.push(line);
       if (tail.length > 20) tail.shift();
@@ -240,7 +276,8 @@ async function startLocked(binary: string, dir: string, dataDir: string, options
     await exit;
     return startCancelled(dir);
   };
-  const url = `redis://127.0.0.1:${port}`;
+  // In hex: nothing in it to encode in a URL.
+  const url = `redis://:${password}@127.0.0.1:${port}`;
   const deadline = Date.now() + 10_000;
   try {
     for (;;) {

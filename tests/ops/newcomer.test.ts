@@ -9,6 +9,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symli
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { shownUrl } from '../../src/core/redact.js';
 
 const REPO = new URL('../../', import.meta.url).pathname;
 const home = mkdtempSync(join(tmpdir(), 'interlock-newcomer-'));
@@ -120,7 +121,9 @@ describe('a newcomer runs npm start on a fresh tree', () => {
     const written = readFileSync(join(tree, '.data', 'service.json'), 'utf8');
     const joiner = startInTree(['npx', 'interlock', 'serve', '--port', '0']);
     await until(() => /is running/.test(joiner.stdout()), 'the joining service', joiner);
-    expect(joiner.stdout()).toContain(`Redis     ${JSON.parse(written).redis_url as string}`);
+    // Shown without its password (the private Redis's URL carries one).
+    expect(joiner.stdout()).toContain(`Redis     ${shownUrl(JSON.parse(written).redis_url as string)}`);
+    expect(joiner.stdout()).not.toContain(JSON.parse(written).redis_url as string);
     // It sends to the first one's sandbox, and says so (it called it "Stripe at ...").
     expect(joiner.stdout()).toContain(`Stripe    the offline sandbox at ${JSON.parse(written).stripe_api_base as string}\n`);
     await stop(joiner);

@@ -4,6 +4,7 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { existsSync, lstatSync, readlinkSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { InterlockError } from '../core/errors.js';
+import { redactSecrets, shownSetting } from '../core/redact.js';
 import { publicKeySet, signingKeyFromPem, type PublicKeySet, type SigningKey } from '../core/signing.js';
 import { pathMeaning } from '../cli/path-problems.js';
 import { createFileOnce, readRegularFile } from '../files.js';
@@ -33,8 +34,39 @@ export function generateSigningKeyPem(): { privatePem: string; publicPem: string
   };
 }
 
+/**
+ * Key text where a path goes: a PEM block, or text of several lines (no key file's path holds a line break). Many tools
+ * take a key's content from the environment (a Kubernetes secret mapped to a variable), so an operator may put the PEM
+ * itself in INTERLOCK_SIGNING_KEY_FILE; quoted as "the path" it would reach stderr and the container's log, where
+ * whoever reads it could sign receipts as this gate.
+ */
+const KEY_MATERIAL = /-----BEGIN|[\r\n]/;
+
+/**
+ * The value of a key path setting, refused when it holds key material instead of a path; the refusal says how long
+ * the value is, never what it holds.
+ */
+export function keyPathSetting(variable: 'INTERLOCK_SIGNING_KEY_FILE' | 'INTERLOCK_RETIRED_PUBLIC_KEYS_FILE', value: string): string {
+  if (!KEY_MATERIAL.test(value)) return value;
+  const put = variable === 'INTERLOCK_SIGNING_KEY_FILE' ? 'put the key in a file readable by its owner only (chmod 600)' : 'put the public keys in a file';
+  throw new InterlockError('invalid_config', `${variable} holds key material, not a path (${value.length} characters, not shown): ${put} and set ${variable} to its path. Nothing was read or written.`);
+}
+
+/** Whether a key path setting reads as a path: it starts with /, ./, ../, ~/ or a drive, or holds a dot (base64 never does). */
+const PATH_SHAPED = /^(?:\.{0,2}\/|~\/|[A-Za-z]:[\\/])|\./;
+
+/**
+ * A key file's path as messages quote it: as given when it reads as one, else as shownSetting shows a value that may
+ * be a secret (its length, "the path given (64 characters, not shown)"): the base64 of a key without its PEM lines
+ * is no path, and is not printed as one.
+ */
+export function shownKeyPath(path: string): string {
+  return !KEY_MATERIAL.test(path) && PATH_SHAPED.test(path) ? redactSecrets(path) : `the path given (${shownSetting(path)})`;
+}
+
+/** The signing key's path: INTERLOCK_SIGNING_KEY_FILE (refused when it holds the key itself), else the data directory's. */
 export function keyFilePath(options: { dataDir: string; signingKeyFile: string | null }): string {
-  return options.signingKeyFile ?? join(options.dataDir, 'keys', DEFAULT_KEY_FILE);
+  return options.signingKeyFile === null ? join(options.dataDir, 'keys', DEFAULT_KEY_FILE) : keyPathSetting('INTERLOCK_SIGNING_KEY_FILE', options.signingKeyFile);
 }
 
 /**
@@ -123,7 +155,11 @@ export function loadOrCreateSigningKey(options: { dataDir: string; signingKeyFil
   if (existsSync(path)) return { key: readSigningKey(path, options.signingKeyFile !== null), path, created: false, exposure: keyFileExposure(path) };
   const target = danglingLink(path);
   if (target !== null) throw new InterlockError('invalid_config', danglingLinkMessage(path, target));
-  if (options.signingKeyFile !== null) throw new InterlockError('invalid_config', `INTERLOCK_SIGNING_KEY_FILE points at ${path}, which does not exist. Create it with \`npx interlock keys generate --out ${path}\`.`);
+  if (options.signingKeyFile !== null) {
+    const shown = shownKeyPath(path);
+    const create = shown === path ? `\`npx interlock keys generate --out ${path}\`` : '`npx interlock keys generate --out FILE` and set INTERLOCK_SIGNING_KEY_FILE to FILE';
+    throw new InterlockError('invalid_config', `INTERLOCK_SIGNING_KEY_FILE points at ${shown}, which does not exist. Create it with ${create}.`);
+  }
   const { privatePem } = generateSigningKeyPem();
   // Another process starting at the same moment may have created it first: then its key is the key.
   if (!createFileOnce(path, privatePem)) return { key: readSigningKey(path, false), path, created: false, exposure: keyFileExposure(path) };
@@ -138,10 +174,11 @@ export function unreadableKeyMessage(path: string, error: unknown): string {
   const code = (error as { code?: unknown }).code;
   const target = code === 'ENOENT' ? danglingLink(path) : null;
   if (target !== null) return danglingLinkMessage(path, target);
-  if (code === 'ENOENT') return `No signing key at ${path}. Create one with \`npx interlock keys generate\`.`;
+  const shown = shownKeyPath(path);
+  if (code === 'ENOENT') return `No signing key at ${shown}. Create one with \`npx interlock keys generate\`.`;
   const why = `${pathMeaning(error) ?? (error instanceof Error ? error.message : String(error))}${typeof code === 'string' ? ` (${code})` : ''}`;
   const fix = code === 'EISDIR' ? `name the key file itself (e.g. ${join(path, 'signing-key.pem')})` : code === 'EACCES' || code === 'EPERM' ? 'run as the user that owns the key, or give this user read access to it' : 'give the path of the private key file';
-  return `Could not read the signing key ${path}: ${why}; ${fix}.`;
+  return `Could not read the signing key ${shown}: ${why}; ${fix}.`;
 }
 
 /** The key in a PEM file; a file that is unreadable or holds no Ed25519 private key is a configuration error naming it. */
@@ -176,8 +213,10 @@ const PRIVATE_KEY_BLOCK = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/;
 export function verifyingKeys(current: SigningKey | null, retiredFile: string | null): PublicKeySet {
   const own = current === null ? [] : [publicKeyPem(current)];
   if (retiredFile === null) return publicKeySet(own);
-  const setting = `INTERLOCK_RETIRED_PUBLIC_KEYS_FILE (${retiredFile})`;
-  const whatToPut = `It holds the public half of each key this service signed with before (\`npx interlock keys public --key OLD-KEY.pem >> ${retiredFile}\`), or unset it. Nothing was changed.`;
+  keyPathSetting('INTERLOCK_RETIRED_PUBLIC_KEYS_FILE', retiredFile);
+  const asGiven = shownKeyPath(retiredFile) === retiredFile;
+  const setting = `INTERLOCK_RETIRED_PUBLIC_KEYS_FILE (${asGiven ? retiredFile : shownSetting(retiredFile)})`;
+  const whatToPut = `It holds the public half of each key this service signed with before (\`npx interlock keys public --key OLD-KEY.pem >> ${asGiven ? retiredFile : 'FILE'}\`), or unset it. Nothing was changed.`;
   let text: string;
   try {
     text = readKeyFile(retiredFile);

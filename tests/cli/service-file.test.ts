@@ -240,7 +240,7 @@ it('a refund after npm start was killed (its private Redis left up, its sandbox 
 // (`npx interlock sandbox`, then STRIPE_API_BASE with the sandbox's key), serve prints that key in the payment line
 // and writes it into service.json, as for the embedded sandbox: the other terminal has no STRIPE_SECRET_KEY, and the
 // line used to pay with none (PI=undefined). Any other key is printed nowhere: the lines say it must be exported there,
-// the payment line stops saying so when it is not, and `refund` without it names STRIPE_SECRET_KEY to export, not the
+// the payment line stops saying so when it is not (no stack trace under it), and `refund` without it names STRIPE_SECRET_KEY to export, not the
 // `npm start` that is running.
 describe('serve given STRIPE_API_BASE at a local sandbox', { timeout: 150_000 }, () => {
   it("with the sandbox's key: the printed lines carry it and commit a refund from another terminal", async () => {
@@ -276,6 +276,9 @@ describe('serve given STRIPE_API_BASE at a local sandbox', { timeout: 150_000 },
       const pay = await shell(running.facts.try[0] ?? 'false');
       expect(pay.code).not.toBe(0);
       expect(pay.stderr).toContain('export STRIPE_SECRET_KEY');
+      // Stopped with the shell's sentence and one of its own, not a stack trace under them (the shell gave it no answer).
+      expect(pay.stderr).toContain('No payment made.');
+      expect(pay.stderr).not.toContain('SyntaxError');
       const refund = await runCli(['refund', '--request', 'case-given-key', '--payment-intent', 'pi_given_key', '--amount', '100', '--approval', 'ap_given_key'], { INTERLOCK_DATA_DIR: dataDir, REDIS_URL: undefined, INTERLOCK_KEY_PREFIX: undefined, STRIPE_SECRET_KEY: undefined, STRIPE_API_BASE: undefined });
       expect(refund.code, refund.stderr).toBe(2);
       expect(refund.stderr).toContain('STRIPE_SECRET_KEY is not set');

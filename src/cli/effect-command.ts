@@ -19,6 +19,18 @@ function alertId(value: string): string {
   return value;
 }
 
+/** Most characters of a request id a message repeats. */
+const REQUEST_SHOWN_CHARS = 100;
+
+/**
+ * A request id as the user typed it, quoted for a message: JSON escapes its control characters (printProblem escapes
+ * the unseen ones), and a long one is cut.
+ */
+function shownRequest(requestId: string): string {
+  const cut = requestId.length > REQUEST_SHOWN_CHARS;
+  return `${JSON.stringify(requestId.slice(0, REQUEST_SHOWN_CHARS))}${cut ? '…' : ''}`;
+}
+
 export const EXIT_COMMITTED = 0;
 export const EXIT_REFUSED = 3;
 export const EXIT_UNSETTLED = 4;
@@ -100,7 +112,11 @@ export function addEffectCommands(program: Command): void {
       if (!isEffectId(effectId)) throw new CliFailure(`"${effectId.slice(0, 80)}" is not an effect id (64 lowercase hex characters).`, EXIT_BAD_INPUT);
       await withStores(async (stores) => {
         const shown = await describeEffect(stores, effectId);
-        if (shown === null) throw new CliFailure(`No effect ${effectId} ${whereLooked(stores.config)}.`, EXIT_FAILED);
+        if (shown === null) {
+          // Asked by request id, the answer names it: the effect id is derived from it, and the user never saw it.
+          const what = options.request === undefined ? `effect ${effectId}` : `effect for request ${shownRequest(options.request)} (effect ${effectId})`;
+          throw new CliFailure(`No ${what} ${whereLooked(stores.config)}.`, EXIT_FAILED);
+        }
         printJson(shown);
         process.exitCode = exitForShown(shown);
       }, { readOnly: true });
@@ -111,7 +127,8 @@ export function addEffectCommands(program: Command): void {
    * was); a resolved one (`--all`) says so, and who resolved it, in place of what to do.
    */
   const alertLine = (alert: Alert): string => {
-    const head = `${new Date(alert.raisedAt).toISOString()} ${alert.kind} ${alert.effectId.slice(0, 12)}… ${moneyText(alert.centsAtStake, alert.currency ?? null)} at stake: ${alert.sentence}`;
+    // The whole alert id (<kind>:<effect id>), as `interlock alerts resolve` takes it.
+    const head = `${new Date(alert.raisedAt).toISOString()} ${alert.id} ${moneyText(alert.centsAtStake, alert.currency ?? null)} at stake: ${alert.sentence}`;
     if (alert.resolvedAt === null) return `${head} What to do: ${alert.action}`;
     return `${new Date(alert.raisedAt).toISOString()} RESOLVED ${head.slice(head.indexOf(' ') + 1)} Resolved by ${alert.resolvedBy ?? 'someone'} at ${new Date(alert.resolvedAt).toISOString()}.`;
   };

@@ -1,6 +1,6 @@
 // `interlock receipt verify|export`. Exit codes for verify: 0 valid, 1 invalid, 2 unreadable input, 3 nothing wrong
 // but nothing authenticated either (no public key checked the signatures).
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { publicKeySet, type PublicKeySet } from '../core/signing.js';
@@ -9,7 +9,7 @@ import { headSignatureValid, type Receipt } from '../core/receipt.js';
 import { parseReceipt } from '../core/receipt-schema.js';
 import { entrySignatures, type Verification } from '../core/verify.js';
 import { loadConfig } from '../config.js';
-import { keyFileExposure, keyFilePath, publicKeyPem, readKeyFile, retiredKeysFileExposure, verifyingKeys } from '../keys/key-store.js';
+import { keyFileExposure, keyFilePath, publicKeyPem, readKeyFile, retiredKeysFileExposure, shownKeyPath, verifyingKeys } from '../keys/key-store.js';
 import { signingKeyFromPem } from '../core/signing.js';
 import { existsSync } from 'node:fs';
 import { readReceiptText, reportOf, whyReceiptUnreadable, whyUnreadable, type FileReport } from './verify-pool.js';
@@ -17,6 +17,30 @@ import { printJson, printLine, printProblem, shownKid } from './output.js';
 import { showable } from '../core/text.js';
 import { CliFailure, EXIT_BAD_INPUT, wholeNumber } from './failure.js';
 import { makeDirectory } from '../files.js';
+
+/**
+ * The file of the signing key `kid` a command signs with, as withStores chose it: its own (INTERLOCK_SIGNING_KEY_FILE,
+ * or the data directory's) when that holds the key, else the key file of the service that wrote `serviceFile` (taken
+ * instead: a rotation moved the service off the data directory's key); null when neither holds it.
+ */
+function signingKeyFile(config: { dataDir: string; signingKeyFile: string | null }, kid: string, serviceFile: string): { file: string; fromService: boolean } | null {
+  const holds = (file: string) => {
+    try {
+      return signingKeyFromPem(readKeyFile(file)).kid === kid;
+    } catch {
+      return false;
+    }
+  };
+  const own = keyFilePath(config);
+  if (existsSync(own) && holds(own)) return { file: own, fromService: false };
+  let named: unknown;
+  try {
+    named = (JSON.parse(readFileSync(serviceFile, 'utf8')) as { signing_key_file?: unknown }).signing_key_file;
+  } catch {
+    return null;
+  }
+  return typeof named === 'string' && holds(named) ? { file: named, fromService: true } : null;
+}
 
 export const EXIT_VALID = 0;
 export const EXIT_INVALID = 1;
@@ -79,7 +103,7 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string; given
     path = keyFilePath(config);
     const local = existsSync(path);
     // A key was named (a typo, a volume not mounted): "no key given or configured" and exit 3 would hide that.
-    if (!local && config.signingKeyFile !== null) unreadable(`INTERLOCK_SIGNING_KEY_FILE points at ${path}, which does not exist, so no signature could be checked. Correct it, or pass --public-key FILE.`);
+    if (!local && config.signingKeyFile !== null) unreadable(`INTERLOCK_SIGNING_KEY_FILE points at ${shownKeyPath(path)}, which does not exist, so no signature could be checked. Correct it, or pass --public-key FILE.`);
     const current = local ? signingKeyFromPem(readKeyFile(path)) : null;
     const exposure = local ? keyFileExposure(path) : null;
     if (exposure !== null) printProblem(exposure.message);
@@ -87,7 +111,8 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string; given
     // never passed over, or a receipt they sign would be called unauthenticated and a missing file go unsaid.
     const sources = [...(local ? [path] : []), ...(config.retiredPublicKeysFile === null ? [] : [config.retiredPublicKeysFile])];
     if (sources.length === 0) return { pems: [], source: 'none', given: false };
-    path = sources.join(', ');
+    // As messages show key paths: a key put where its path goes is not printed (shownKeyPath).
+    path = sources.map(shownKeyPath).join(', ');
     const keys = verifyingKeys(current, config.retiredPublicKeysFile);
     const retiredExposure = config.retiredPublicKeysFile === null ? null : retiredKeysFileExposure(config.retiredPublicKeysFile);
     if (retiredExposure !== null) printProblem(retiredExposure.message);
@@ -289,7 +314,7 @@ export function addReceiptCommands(program: Command): void {
       const malformed = effectIds.filter((effectId) => !/^[0-9a-f]{64}$/.test(effectId));
       if (malformed.length > 0) unreadable(`Not an effect id (64 lowercase hex characters): ${malformed.slice(0, 3).join(', ')}${malformed.length > 3 ? ', …' : ''}`);
       if (options.out !== undefined && effectIds.length > 1) unreadable('--out takes one receipt; for several, give --dir DIR (one file each) or none (one JSON line each)');
-      const { unknownSigners, whereLooked, withStores } = await import('./stores.js');
+      const { SERVICE_FILE, unknownSigners, whereLooked, withStores } = await import('./stores.js');
       await withStores(async (cli) => {
         const { journal, keyed, config } = cli;
         // An exported receipt's head is signed here, as the service signs it: with a key made for this command it
@@ -302,7 +327,16 @@ export function addReceiptCommands(program: Command): void {
         // ran, reading the service's Redis): every head it signed would read as a forgery to the service's auditors.
         const unknown = unknownSigners(cli, bundles);
         if (unknown.length > 0) {
-          throw new CliFailure(`receipt export signs each receipt's head with this machine's signing key, ${cli.stores.signingKey.kid}, but the journal's entries are signed with key ${unknown.join(', ')}, which is neither that key nor one of its retired public keys${config.retiredPublicKeysFile === null ? '' : ` (${config.retiredPublicKeysFile})`}: the heads would not verify with the service's public key, so nothing was exported. Run it where the service runs, or with its key settings: if ${keyFilePath(config)} is the service's key (a rotation since those entries were signed), set INTERLOCK_RETIRED_PUBLIC_KEYS_FILE to the file of its retired public keys, which holds ${unknown.join(', ')}${config.retiredPublicKeysFile === null ? '' : ` (${config.retiredPublicKeysFile} does not)`}; if it is not, set INTERLOCK_SIGNING_KEY_FILE to the service's key.`, EXIT_BAD_INPUT);
+          const kid = cli.stores.signingKey.kid;
+          const serviceFile = join(config.dataDir, SERVICE_FILE);
+          const used = signingKeyFile(config, kid, serviceFile);
+          const retired = `set INTERLOCK_RETIRED_PUBLIC_KEYS_FILE to the file of its retired public keys, which holds ${unknown.join(', ')}${config.retiredPublicKeysFile === null ? '' : ` (${config.retiredPublicKeysFile} does not)`}`;
+          // A key taken from service.json is the service's, so only its retired keys can be missing here; this
+          // machine's own may not be the service's at all (a stale data directory reading the service's Redis).
+          const advice = used?.fromService === true
+            ? `It is the key of the service that wrote ${serviceFile}: if that key was rotated since those entries were signed, ${retired}.`
+            : `If ${used?.file ?? 'that key'} is the service's key (a rotation since those entries were signed), ${retired}; if it is not, set INTERLOCK_SIGNING_KEY_FILE to the service's key, or run this where the service runs.`;
+          throw new CliFailure(`receipt export signs each receipt's head with the signing key ${kid}${used === null ? '' : ` (${used.file})`}, but the journal's entries are signed with key ${unknown.join(', ')}, which is neither that key nor one of its retired public keys${config.retiredPublicKeysFile === null ? '' : ` (${config.retiredPublicKeysFile})`}: the heads would not verify with the service's public key, so nothing was exported. ${advice}`, EXIT_BAD_INPUT);
         }
         // Made only once the export is going to write: a refused one leaves nothing behind.
         if (options.dir !== undefined) makeDirectory(options.dir);

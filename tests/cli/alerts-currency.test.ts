@@ -22,11 +22,11 @@ describe('interlock alerts, in the currency of each alert', { timeout: 90_000 },
     const shown = await runCli(['alerts'], env);
     expect(shown.code, shown.stderr).toBe(0);
     const line = (id: string) => shown.stdout.split('\n').find((text) => text.includes(id.slice(0, 12))) ?? '';
-    expect(line(ids.eur)).toContain(`exposure ${ids.eur.slice(0, 12)}… 120.00 EUR at stake: The 20.00 EUR refund re_cur and the 100.00 EUR chargeback du_cur`);
-    expect(line(ids.failed)).toContain(`failed_after_landed ${ids.failed.slice(0, 12)}… 20.00 EUR at stake: Refund re_cur was accepted`);
-    expect(line(ids.jpy)).toContain(`failed_after_landed ${ids.jpy.slice(0, 12)}… 1000 JPY at stake: Balance credit cbtxn_own (1000 JPY)`);
+    expect(line(ids.eur)).toContain(`exposure:${ids.eur} 120.00 EUR at stake: The 20.00 EUR refund re_cur and the 100.00 EUR chargeback du_cur`);
+    expect(line(ids.failed)).toContain(`failed_after_landed:${ids.failed} 20.00 EUR at stake: Refund re_cur was accepted`);
+    expect(line(ids.jpy)).toContain(`failed_after_landed:${ids.jpy} 1000 JPY at stake: Balance credit cbtxn_own (1000 JPY)`);
     for (const id of [ids.eur, ids.failed, ids.jpy]) expect(line(id)).not.toContain('$');
-    expect(line(ids.old)).toContain(`late_landing ${ids.old.slice(0, 12)}… 2000 (minor units, currency unknown) at stake:`);
+    expect(line(ids.old)).toContain(`late_landing:${ids.old} 2000 (minor units, currency unknown) at stake:`);
 
     const json = await runCli(['alerts', '--json'], env);
     expect(json.code, json.stderr).toBe(0);

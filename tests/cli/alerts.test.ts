@@ -25,7 +25,7 @@ describe('interlock alerts', { timeout: 90_000 }, () => {
     const all = await runCli(['alerts', '--all'], env);
     expect(all.code, all.stderr).toBe(0);
     const line = all.stdout.split('\n').find((text) => text.includes(effectId.slice(0, 12))) ?? '';
-    expect(line).toMatch(/^\S+ RESOLVED late_landing /);
+    expect(line).toMatch(new RegExp(`^\\S+ RESOLVED late_landing:${effectId} `));
     expect(line).toContain('Resolved by lee@support (cli) at ');
     expect(line).not.toContain('What to do');
 
@@ -92,6 +92,6 @@ describe('interlock alerts with more open alerts than one page', { timeout: 120_
     expect(text.code, text.stderr).toBe(0);
     const lines = text.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(105);
-    expect(lines.map((line) => line.split(' ')[2])).toEqual([...effects].reverse().map((effectId) => `${effectId.slice(0, 12)}…`));
+    expect(lines.map((line) => line.split(' ')[1])).toEqual([...effects].reverse().map((effectId) => `exposure:${effectId}`));
   });
 });

@@ -69,4 +69,10 @@ describe('key material given where a key path setting wants a path', () => {
     expect(run.stderr).toContain('INTERLOCK_SIGNING_KEY_FILE holds key material, not a path');
     expect(`${run.stdout}${run.stderr}`).not.toContain(body);
   });
+
+  it('`interlock receipt verify` refuses a PEM in INTERLOCK_RETIRED_PUBLIC_KEYS_FILE without printing it', async () => {
+    const run = await runCli(['receipt', 'verify', join(dataDir, 'no-receipt.json')], { INTERLOCK_DATA_DIR: dataDir, INTERLOCK_RETIRED_PUBLIC_KEYS_FILE: privatePem });
+    expect(run.stderr).toContain('INTERLOCK_RETIRED_PUBLIC_KEYS_FILE holds key material, not a path');
+    expect(`${run.stdout}${run.stderr}`).not.toContain(body);
+  });
 });

@@ -8,7 +8,7 @@
 // service from its start, the CLI from service.json, also 0600).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
@@ -39,6 +39,35 @@ export function privateRedisArgs(dir: string, port: number, maxmemory = DEFAULT_
   return ['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--pidfile', join(dir, 'redis.pid'), '--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory', maxmemory, '--maxmemory-policy', 'noeviction', '--no-appendfsync-on-rewrite', 'no', '--save', '', '--daemonize', 'no', '--protected-mode', 'yes'];
 }
 
+/**
+ * The address (with the password) of the last server started in the directory, written by its start (0600) as soon as
+ * it is spawned, so a start killed before writing service.json leaves its server findable (recordedAddress).
+ */
+function addressFile(dir: string): string {
+  return join(dir, 'address');
+}
+
+/** The address a start recorded (addressFile), or null when there is none to read. */
+function recordedAddress(dir: string): string | null {
+  try {
+    const text = readFileSync(addressFile(dir), 'utf8').trim();
+    return /^redis:\/\/[^\s]+$/.test(text) ? text : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A path with its links resolved, or as given when it cannot be (it is gone): for comparing two names of one directory. */
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
 /** The private Redis's password file in its directory: a Redis config file holding `requirepass` and nothing else. */
 export function passwordFile(dir: string): string {
   return join(dir, 'password.conf');
@@ -54,8 +83,15 @@ const REQUIREPASS = /^requirepass ([0-9a-f]{64})\n$/;
 function privatePassword(dir: string): string {
   const file = passwordFile(dir);
   for (let attempt = 0; attempt < 2; attempt += 1) {
-    createFileOnce(file, `requirepass ${randomBytes(32).toString('hex')}\n`);
-    const held = REQUIREPASS.exec(readFileSync(file, 'utf8'));
+    let text: string;
+    try {
+      createFileOnce(file, `requirepass ${randomBytes(32).toString('hex')}\n`);
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      throw new InterlockError('invalid_config', `The password file of the private Redis, ${file}, cannot be used (${typeof code === 'string' ? code : errorText(error)}): remove what is there (the next start makes a new one) and start again.`, { cause: error });
+    }
+    const held = REQUIREPASS.exec(text);
     if (held?.[1] !== undefined) {
       if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
       return held[1];
@@ -170,7 +206,8 @@ async function stopOrphan(url: string, dir: string, pid: number): Promise<boolea
   try {
     await client.connect();
     const served = (await client.config('GET', 'dir')) as string[];
-    if (served[1] === undefined || resolve(served[1]) !== dir) return false;
+    // Redis reports the directory it changed into, links resolved: a data directory reached through a link is the same.
+    if (served[1] === undefined || realPath(served[1]) !== realPath(dir)) return false;
     await client.shutdown().catch(() => undefined);
   } catch {
     return false;
@@ -219,9 +256,16 @@ function startCancelled(dir: string): InterlockError {
 async function startLocked(binary: string, dir: string, dataDir: string, options: StartOptions, release: () => void): Promise<PrivateRedis> {
   // Two servers on one append-only file would corrupt it: a live pid in the pidfile means another process owns it.
   const owner = livePid(join(dir, 'redis.pid'));
-  const orphanGone = owner !== null && typeof options.orphanOf === 'string' && (await stopOrphan(options.orphanOf, dir, owner));
+  // This start holds the directory's lock, which a serve holds for as long as its Redis runs: a live server here was
+  // left by one that is gone. Its address is in that serve's service.json, or, for a start killed before it wrote
+  // one, in the address file each start writes beside the server.
+  let orphanGone = false;
+  for (const address of new Set([options.orphanOf, recordedAddress(dir)])) {
+    if (owner === null || orphanGone || typeof address !== 'string') continue;
+    orphanGone = await stopOrphan(address, dir, owner);
+  }
   if (owner !== null && !orphanGone) {
-    throw new InterlockError('invalid_config', `Another redis-server (pid ${owner}) already serves the private Redis in ${dir}, started by another \`interlock serve\` with this data directory. Set REDIS_URL to share it (its address is in ${join(dataDir, 'service.json')}), or give this process its own INTERLOCK_DATA_DIR.`);
+    throw new InterlockError('invalid_config', `Another redis-server (pid ${owner}) already serves the private Redis in ${dir}, started by another \`interlock serve\` with this data directory. Set REDIS_URL to share it (its address, with its password, is in ${join(dataDir, 'service.json')} and in ${addressFile(dir)}), or give this process its own INTERLOCK_DATA_DIR.`);
   }
   // A function, not a check TypeScript would take as still holding after the awaits between two of them.
   const aborted = () => options.signal?.aborted === true;
@@ -232,6 +276,9 @@ async function startLocked(binary: string, dir: string, dataDir: string, options
   // service is still draining (a send in progress could then not record its end). The service stops it after the
   // drain, and a service that exits without stopping it (a second signal, a stop that overran) ends it on the way out.
   const child: ChildProcess = spawn(binary, privateRedisCommand(dir, port, options.maxmemory), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  // Its address before anything else can fail: a start killed from here on leaves a server the next start must find.
+  const url = `redis://default:${password}@127.0.0.1:${port}`;
+  writeFileSync(addressFile(dir), `${url}\n`, { mode: 0o600 });
   const endWithProcess = () => {
     // SIGTERM: Redis fsyncs the append-only file and exits, after this process has gone.
     if (exited === null) child.kill('SIGTERM');
@@ -276,8 +323,6 @@ async function startLocked(binary: string, dir: string, dataDir: string, options
     await exit;
     return startCancelled(dir);
   };
-  // In hex: nothing in it to encode in a URL.
-  const url = `redis://:${password}@127.0.0.1:${port}`;
   const deadline = Date.now() + 10_000;
   try {
     for (;;) {

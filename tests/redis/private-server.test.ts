@@ -1,6 +1,7 @@
 // The private redis-server `npm start` runs under the data directory (src/redis/private-server.ts). A serve killed
 // before it could stop it leaves it running on the append-only file: the next start stops that one (only when the
-// address the dead serve recorded says it serves this very directory: SHUTDOWN fsyncs first) and starts its own on
+// address the dead serve recorded, in its service.json or in the address file its start writes beside the server, says
+// it serves this very directory: SHUTDOWN fsyncs first) and starts its own on
 // the same file, keeping what was written. Without that address, or with one that serves something else, the start is
 // refused as before and nothing else is touched: two servers on one append-only file would corrupt it. Two starts at
 // the same moment take the directory's start lock, which only one gets.
@@ -48,6 +49,10 @@ describe('a private redis-server left running by a killed serve', () => {
     // The serve that started it is killed: its start lock names a process that no longer runs.
     writeFileSync(join(left.dir, 'start.lock'), String(deadPid()));
 
+    // Without its address (no service.json, and the address its start records beside it gone), it is left alone.
+    const recorded = join(left.dir, 'address');
+    const address = readFileSync(recorded, 'utf8');
+    rmSync(recorded);
     await expect(startPrivateRedis(dataDir)).rejects.toThrow(/Another redis-server/);
     // An address that serves another directory (the machine's Redis, say) is not stopped.
     const other = mkdtempSync(join(tmpdir(), 'interlock-private-other-'));
@@ -57,7 +62,9 @@ describe('a private redis-server left running by a killed serve', () => {
     await expect(startPrivateRedis(dataDir, { orphanOf: elsewhere.url })).rejects.toThrow(/Another redis-server/);
     expect(await read(elsewhere.url, 'journal')).toBeNull();
 
-    const next = await startPrivateRedis(dataDir, { orphanOf: left.url });
+    writeFileSync(recorded, address);
+    const next = await startPrivateRedis(dataDir, { orphanOf: elsewhere.url });
+    expect(processRuns(elsewhere.pid)).toBe(true);
     started.push(next);
     expect(next.url).not.toBe(left.url);
     expect(await read(next.url, 'journal')).toBe('kept');

@@ -58,6 +58,23 @@ describe('the open sessions of two callers in one request', () => {
     expect(await isOpen(planted.cookie)).toBe(false);
   });
 
+  it('planted for one page’s path only, are ended by the sign-out form of that page, posted under its path', async () => {
+    const ops = await signIn(rig.app, TOKENS.operator);
+    const planted = await signIn(rig.app, TOKENS.approver);
+    // Set for Path=/ui/inbox: the browser sends it to /ui/inbox and below, never to /ui/sign-out.
+    const both = `${planted.cookie}; ${ops.cookie}`;
+    const page = await request(rig.app).get('/ui/inbox').set('cookie', both);
+    expect(page.status).toBe(409);
+    expect(page.text).toContain('action="/ui/inbox/sign-out"');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
+    const out = await request(rig.app).post('/ui/inbox/sign-out').type('form').set(sameOrigin).set('cookie', both).send({ csrf });
+    expect(out.status).toBe(303);
+    const cleared = ([] as string[]).concat(out.headers['set-cookie'] ?? []).map((line) => /Path=([^;]+)/.exec(line)?.[1]).sort();
+    expect(cleared).toEqual(['/', '/ui/inbox', '/ui/sign-out']);
+    expect(await isOpen(ops.cookie)).toBe(false);
+    expect(await isOpen(planted.cookie)).toBe(false);
+  });
+
   it('end when the person signs in: the new session is the only one the browser holds open, and the planted copy is refused', async () => {
     const planted = await signIn(rig.app, TOKENS.approver);
     const before = await signIn(rig.app, TOKENS.operator);

@@ -115,16 +115,16 @@ export function messagePage(viewer: Viewer | null, title: string, message: strin
 
 /**
  * The page for a browser that sent the open sessions of several callers (`names`): it acts as none of them, and its
- * sign-out form (with the CSRF token of one of them) ends them all.
+ * sign-out form (with the CSRF token of one of them, posted to `signOut`, under the page's own path) ends them all.
  */
-export function mixedSessionsPage(names: string, csrf: string): Html {
+export function mixedSessionsPage(names: string, csrf: string, signOut: string): Html {
   return layout(
     'Signed in twice',
     null,
     html`<h1>Signed in twice</h1>
 <p role="alert">This browser sent the page sessions of several tokens: ${names}. Another server on this host can set a cookie for this page (browsers share cookies between the ports of a host), so which of them is yours cannot be told, and nothing is shown or done under either.</p>
 <p>Sign out to end all of them, then sign in again with your token.</p>
-<form method="post" action="/ui/sign-out"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Sign out of all of them</button></form>`,
+<form method="post" action="${signOut}"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Sign out of all of them</button></form>`,
   );
 }
 

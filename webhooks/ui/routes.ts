@@ -49,6 +49,10 @@ export type UiDeps = {
 };
 
 export const UI_PATH = '/ui';
+/** A page's path as a sign-out may be posted under it: /ui and the paths below it, of plain path characters. */
+const PAGE_PATH = /^\/ui(?:\/[A-Za-z0-9._~%-]+)*$/;
+/** Where sign-out is taken: /ui/sign-out, and under any page's path (mixedPage). */
+const SIGN_OUT_PATHS = /^\/ui(?:\/[A-Za-z0-9._~%-]+)*\/sign-out$/;
 const EFFECT_ID = /^[0-9a-f]{64}$/;
 
 function sameText(a: string, b: string): boolean {
@@ -133,9 +137,11 @@ export function uiRouter(deps: UiDeps): Router {
   }
 
   /** The page for a request holding the sessions of several callers: it acts as none of them; signing out ends them all. */
-  function mixedPage(mixed: Mixed): Html {
+  function mixedPage(req: Request, mixed: Mixed): Html {
     const names = mixed.mixed.map((caller) => `${caller.name} (${caller.role})`).join(', ');
-    return mixedSessionsPage(names, mixed.csrf);
+    // Signed out from under this page's own path, so the sign-out is sent the same cookies (SIGN_OUT_PATHS).
+    const here = req.path.replace(/\/+$/, '');
+    return mixedSessionsPage(names, mixed.csrf, PAGE_PATH.test(here) ? `${here}/sign-out` : `${UI_PATH}/sign-out`);
   }
 
   /** Takes one of `caller`'s rate limit; false when it has none left, and then `res` has its 429 page. */
@@ -169,7 +175,7 @@ export function uiRouter(deps: UiDeps): Router {
         return;
       }
       if ('mixed' in signed) {
-        send(res, 409, mixedPage(signed));
+        send(res, 409, mixedPage(req, signed));
         return;
       }
       const { caller } = signed;
@@ -266,7 +272,10 @@ export function uiRouter(deps: UiDeps): Router {
     res.redirect(303, next);
   });
 
-  router.post(`${UI_PATH}/sign-out`, form, (req, res) => {
+  // Also under any page's path (`<page>/sign-out`): the form of a page answered 409 for sessions of several callers
+  // posts there, so the browser sends it every cookie that page was sent, one planted for that page's path included
+  // (a cookie goes only to the paths under its own), and every one of them ends.
+  router.post(SIGN_OUT_PATHS, form, (req, res) => {
     // Another site's form arrives without the SameSite=Strict cookie, so the CSRF check below cannot see it: it would
     // be taken as signed out already and clear the session the browser holds.
     if (crossSite(req)) {
@@ -288,7 +297,8 @@ export function uiRouter(deps: UiDeps): Router {
     for (const value of cookieValues(req, SESSION_COOKIE)) sessions.close(value);
     if (signed !== null) context.logger.info({ token: signed.caller.name, role: signed.caller.role }, 'signed out of the page');
     // The page's own cookie (path /), and one set for this path by another server, which would come first next time.
-    for (const path of ['/', `${UI_PATH}/sign-out`]) res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'strict', secure: req.secure, path });
+    const under = req.path.slice(0, -'/sign-out'.length);
+    for (const path of new Set(['/', `${UI_PATH}/sign-out`, ...(under === UI_PATH ? [] : [under])])) res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'strict', secure: req.secure, path });
     res.redirect(303, `${UI_PATH}/sign-in`);
   });
 

@@ -10,7 +10,7 @@ import { journalOf } from '../interlock.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { signingKeyFromPem, type SigningKey } from '../core/signing.js';
-import { danglingLink, generateSigningKeyPem, keyFileExposure, keyFilePath, loadOrCreateSigningKey, readKeyFile, type KeyExposure } from '../keys/key-store.js';
+import { danglingLink, generateSigningKeyPem, keyFileExposure, keyFilePath, loadOrCreateSigningKey, readKeyFile, shownKeyPath, type KeyExposure } from '../keys/key-store.js';
 import type { Journal } from '../redis/journal.js';
 import type { Receipt } from '../core/receipt.js';
 import { CliFailure, EXIT_BAD_INPUT } from './failure.js';
@@ -72,11 +72,11 @@ function keyOf(config: Stores['config'], readOnly: boolean): { key: SigningKey; 
     if ('key' in theirs) {
       // Said only of a key named for this command, which is passed over; a data directory's key that is not the
       // service's is a stale one (a rotation's old key), passed over without a word.
-      if (config.signingKeyFile !== null) printProblem(`INTERLOCK_SIGNING_KEY_FILE (${path}) is not the key of the service that wrote ${service.file}, ${service.kid}: its key file ${theirs.keyFile} is used instead.`);
+      if (config.signingKeyFile !== null) printProblem(`INTERLOCK_SIGNING_KEY_FILE (${shownKeyPath(path)}) is not the key of the service that wrote ${service.file}, ${service.kid}: its key file ${theirs.keyFile} is used instead.`);
       return { key: theirs.key, exposure: keyFileExposure(theirs.keyFile), keyed: true };
     }
     if (!readOnly) {
-      const mine = own === null ? `no key is at ${path} (one made now would be a key the service does not hold)` : `this command's own key, ${own.key.kid} (${path}), is not it`;
+      const mine = own === null ? `no key is at ${shownKeyPath(path)} (one made now would be a key the service does not hold)` : `this command's own key, ${own.key.kid} (${shownKeyPath(path)}), is not it`;
       const which = service.running ? '' : ', which is stopped (it sends what is recorded when it starts again)';
       throw new CliFailure(`This command signs the entries it records with the key of the service that wrote ${service.file}${service.pid === null ? '' : ` (pid ${service.pid})`}${which}, ${service.kid}, but ${theirs.why}, and ${mine}. Set INTERLOCK_SIGNING_KEY_FILE to the service's key file (the one it was started with) and run it again; nothing was recorded.`, EXIT_BAD_INPUT);
     }

@@ -35,12 +35,14 @@ export function generateSigningKeyPem(): { privatePem: string; publicPem: string
 }
 
 /**
- * Key text where a path goes: a PEM block, or text of several lines (no key file's path holds a line break). Many tools
+ * Key text where a path goes: a PEM block, text of several lines (no key file's path holds a line break), or the
+ * base64 of an Ed25519 key without its PEM lines (it begins with the key's fixed header: MC4CAQAw… private, MCowBQYD…
+ * public). Many tools
  * take a key's content from the environment (a Kubernetes secret mapped to a variable), so an operator may put the PEM
  * itself in INTERLOCK_SIGNING_KEY_FILE; quoted as "the path" it would reach stderr and the container's log, where
  * whoever reads it could sign receipts as this gate.
  */
-const KEY_MATERIAL = /-----BEGIN|[\r\n]/;
+const KEY_MATERIAL = /-----BEGIN|[\r\n]|^MC4CAQAwBQYDK2Vw|^MCowBQYDK2VwAyEA/;
 
 /**
  * The value of a key path setting, refused when it holds key material instead of a path; the refusal says how long
@@ -54,6 +56,8 @@ export function keyPathSetting(variable: 'INTERLOCK_SIGNING_KEY_FILE' | 'INTERLO
 
 /** Whether a key path setting reads as a path: it starts with /, ./, ../, ~/ or a drive, or holds a dot (base64 never does). */
 const PATH_SHAPED = /^(?:\.{0,2}\/|~\/|[A-Za-z]:[\\/])|\./;
+/** Shorter than any key's text (an Ed25519 key is 44 base64 characters raw, 64 as PKCS8): a relative path, shown as given. */
+const SHORTER_THAN_A_KEY = 40;
 
 /**
  * A key file's path as messages quote it: as given when it reads as one, else as shownSetting shows a value that may
@@ -61,7 +65,7 @@ const PATH_SHAPED = /^(?:\.{0,2}\/|~\/|[A-Za-z]:[\\/])|\./;
  * is no path, and is not printed as one.
  */
 export function shownKeyPath(path: string): string {
-  return !KEY_MATERIAL.test(path) && PATH_SHAPED.test(path) ? redactSecrets(path) : `the path given (${shownSetting(path)})`;
+  return !KEY_MATERIAL.test(path) && (PATH_SHAPED.test(path) || path.length < SHORTER_THAN_A_KEY) ? redactSecrets(path) : `the path given (${shownSetting(path)})`;
 }
 
 /** The signing key's path: INTERLOCK_SIGNING_KEY_FILE (refused when it holds the key itself), else the data directory's. */

@@ -1,7 +1,8 @@
 // Rule: a key path setting (INTERLOCK_SIGNING_KEY_FILE, INTERLOCK_RETIRED_PUBLIC_KEYS_FILE) that holds key material (a
 // PEM block, or text of several lines) instead of a path is refused, saying so, and no message ever quotes it: as "the
 // path" it reached stderr and so the container's log, where whoever reads it could sign receipts as this gate. The
-// base64 of a key given without its PEM lines is no path either, and is shown by its length only.
+// base64 of an Ed25519 key given without its PEM lines is key material too (it begins with the key's fixed header);
+// another long value that reads as no path is shown by its length only, a short relative path as given.
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,10 +55,19 @@ describe('key material given where a key path setting wants a path', () => {
     expect(refusal(() => checkKeySettings(config))).not.toContain(body);
   });
 
-  it('the base64 alone, on one line, is shown by its length in "does not exist", a real path as given', () => {
-    const message = refusal(() => loadOrCreateSigningKey({ dataDir, signingKeyFile: body }));
-    expect(message).toContain(`INTERLOCK_SIGNING_KEY_FILE points at the path given (${body.length} characters, not shown), which does not exist`);
-    expect(message).not.toContain(body);
+  it('the base64 alone, on one line, is refused as key material (an Ed25519 key begins with its fixed header); a long value that is no path is shown by its length; a path as given, a short relative one too', () => {
+    for (const value of [body, publicPem.split('\n')[1] ?? '']) {
+      const message = refusal(() => keyFilePath({ dataDir, signingKeyFile: value }));
+      expect(message).toContain('INTERLOCK_SIGNING_KEY_FILE holds key material, not a path');
+      expect(message).not.toContain(value);
+    }
+    const opaque = 'q7Zk2LmX9vRt4NbW8sJd0PfhXk9q2LmZ7vRt4NbW8sJd';
+    const message = refusal(() => loadOrCreateSigningKey({ dataDir, signingKeyFile: opaque }));
+    expect(message).toContain(`INTERLOCK_SIGNING_KEY_FILE points at the path given (${opaque.length} characters, not shown), which does not exist`);
+    expect(message).not.toContain(opaque);
+    for (const relative of ['keys/signing', 'secrets/interlock_signing_key']) {
+      expect(refusal(() => loadOrCreateSigningKey({ dataDir, signingKeyFile: relative }))).toContain(`INTERLOCK_SIGNING_KEY_FILE points at ${relative}, which does not exist. Create it with \`npx interlock keys generate --out ${relative}\``);
+    }
     const path = join(dataDir, 'missing', 'signing-key.pem');
     expect(refusal(() => loadOrCreateSigningKey({ dataDir, signingKeyFile: path }))).toContain(`INTERLOCK_SIGNING_KEY_FILE points at ${path}, which does not exist. Create it with \`npx interlock keys generate --out ${path}\``);
     expect(refusal(() => verifyingKeys(null, body))).not.toContain(body);

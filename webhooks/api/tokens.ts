@@ -40,35 +40,19 @@ export class TokenConfigError extends InterlockError {
 /** How long a name must be, of the token alphabet alone, to be taken for a token written where the name goes. */
 const TOKEN_LIKE_CHARS = 32;
 
-/**
- * One word of a name, as people and services are named: letters (lower case, capitalised, CamelCase or upper case),
- * perhaps a number after them (bot2, V2, EU1), or a number alone. Random text is almost never one: its digits and
- * capitals fall anywhere among its letters (9f3c2a7b, kLmNpQ).
- */
-const NAME_WORD = /^(?:[A-Za-z][a-z]*(?:[A-Z][a-z]+)*|[A-Z]+)[0-9]*$|^[0-9]+$/;
-
-/**
- * Whether a name reads as a random secret: 16 or more characters (TOKEN_VALUE's least) of letters, digits, _ and -,
- * as `openssl rand -hex 12` and base64url tokens are, not all of it words (neither 9f3c2a7b1e8d4c6a0b5f7e2d nor
- * svc_3fA9kL2mN8pQ4rS6 is). Names such as ZendeskSupportBotProd2024 or customer-support-automation-bot-2 are words.
- */
-const readsAsSecret = (name: string) => name.length >= 16 && /^[A-Za-z0-9_-]+$/.test(name) && name.split(/[-_]/).some((part) => part !== '' && !NAME_WORD.test(part));
-
-/** Whether a token reads as a name: words (support-automation, dana@support, billing_bot_2, supportautomation). */
-const readsAsName = (token: string) => /[A-Za-z]/.test(token) && token.split(/[-._@]/).every((part) => NAME_WORD.test(part));
+/** Hex digits as many as `openssl rand -hex 12` gives, or more: a secret, never a name anyone is given. */
+const HEX_SECRET = /^[0-9a-f]{24,}$/i;
 
 /**
  * Whether an entry reads as written token-first (token:role:name), which passes every other check when the real name
  * is 16 or more characters of the token alphabet (support-automation), and would make the secret the caller's name
- * (logged on every request, written into receipts) and the name its guessable bearer token. Either its name is a
- * secret's length (32 or more characters of letters, digits, _ and -, as generated tokens are: 43 base64url
- * characters, 64 hex digits) and longer than its token, or its name reads as a random secret while its token reads as
- * a name. A real entry is refused only when both of its fields are so misleading: a name that looks random given a
- * token made of words.
+ * (logged on every request, written into receipts) and the name its guessable bearer token: its name is 24 or more
+ * hex digits (`openssl rand -hex 12` and longer), or a secret's length (32 or more characters of letters, digits, _
+ * and -, as generated tokens are: 43 base64url characters) and longer than its token. Names are judged alone: a
+ * token made of words (a passphrase) is a token all the same.
  */
 function writtenTokenFirst(name: string, token: string): boolean {
-  if (name.length >= TOKEN_LIKE_CHARS && /^[A-Za-z0-9_-]+$/.test(name) && name.length > token.length) return true;
-  return readsAsSecret(name) && readsAsName(token);
+  return HEX_SECRET.test(name) || (name.length >= TOKEN_LIKE_CHARS && /^[A-Za-z0-9_-]+$/.test(name) && name.length > token.length);
 }
 
 /** Entries from `name:role:token` items separated by commas or line breaks; `#` starts a comment line. */

@@ -555,7 +555,7 @@ function tryCommands(stripeApiBase: string | null, sandboxKey: boolean, dataDir:
   const key = sandboxKey ? SANDBOX_KEY : '"${STRIPE_SECRET_KEY:?export STRIPE_SECRET_KEY, the key this service was started with, in this terminal first}"';
   const interlock = interlockCommand(dataDir);
   return [
-    `PI=$(curl -s -u ${key}: ${base}/v1/payment_intents -d amount=5000 -d currency=usd -d payment_method=pm_card_visa -d confirm=true | node -pe 'const a = require("fs").readFileSync(0, "utf8"); JSON.parse(a || "{}").id || (console.error(a ? \`No payment: \${a}\` : "No payment made."), process.exit(1))')`,
+    `PI=$(curl -s -u ${key}: ${base}/v1/payment_intents -d amount=5000 -d currency=usd -d payment_method=pm_card_visa -d confirm=true | node -pe 'const a = require("fs").readFileSync(0, "utf8"); let p = {}; try { p = JSON.parse(a) } catch {} p.id || (console.error(a ? \`No payment: \${a}\` : "No payment made."), process.exit(1))')`,
     `${interlock} approvals grant --id "ap_$PI" --approver you@example.com --cap-cents 2000 --scope "payment:$PI"`,
     `${interlock} refund --request "case-$PI" --payment-intent "$PI" --amount 2000 --approval "ap_$PI" --reason "arrived damaged" --wait 15`,
   ];

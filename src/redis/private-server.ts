@@ -200,26 +200,30 @@ function takeStartLock(dir: string): () => void {
  * when the server at `url` (that serve's address) says it serves `dir` itself. SHUTDOWN fsyncs the append-only file
  * first, so nothing it acknowledged is lost. True once it is gone.
  */
-async function stopOrphan(url: string, dir: string, pid: number): Promise<boolean> {
+async function stopOrphan(url: string, dir: string, pid: number): Promise<'stopped' | 'in_use' | 'not_it'> {
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false, connectTimeout: 2_000 });
   client.on('error', () => undefined);
   try {
     await client.connect();
     const served = (await client.config('GET', 'dir')) as string[];
     // Redis reports the directory it changed into, links resolved: a data directory reached through a link is the same.
-    if (served[1] === undefined || realPath(served[1]) !== realPath(dir)) return false;
+    if (served[1] === undefined || realPath(served[1]) !== realPath(dir)) return 'not_it';
+    // The serve that started it is gone, but a process that joined it (`serve --roles worker` through service.json)
+    // may still use it: a dead process's connections are closed by the kernel, so any other connection is a live one.
+    const others = String(await client.call('CLIENT', 'LIST')).split('\n').filter((line) => line.trim() !== '').length - 1;
+    if (others > 0) return 'in_use';
     await client.shutdown().catch(() => undefined);
   } catch {
-    return false;
+    return 'not_it';
   } finally {
     client.disconnect();
   }
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    if (!processRuns(pid)) return true;
+    if (!processRuns(pid)) return 'stopped';
     await new Promise((wait) => setTimeout(wait, 50));
   }
-  return false;
+  return 'not_it';
 }
 
 type StartOptions = { onLine?: (line: string) => void; orphanOf?: string | null; signal?: AbortSignal; maxmemory?: string };
@@ -259,10 +263,14 @@ async function startLocked(binary: string, dir: string, dataDir: string, options
   // This start holds the directory's lock, which a serve holds for as long as its Redis runs: a live server here was
   // left by one that is gone. Its address is in that serve's service.json, or, for a start killed before it wrote
   // one, in the address file each start writes beside the server.
-  let orphanGone = false;
+  let found: 'stopped' | 'in_use' | 'not_it' = 'not_it';
   for (const address of new Set([options.orphanOf, recordedAddress(dir)])) {
-    if (owner === null || orphanGone || typeof address !== 'string') continue;
-    orphanGone = await stopOrphan(address, dir, owner);
+    if (owner === null || found !== 'not_it' || typeof address !== 'string') continue;
+    found = await stopOrphan(address, dir, owner);
+  }
+  const orphanGone = found === 'stopped';
+  if (owner !== null && found === 'in_use') {
+    throw new InterlockError('invalid_config', `The private Redis in ${dir} (pid ${owner}) was left running by an \`interlock serve\` that is gone, and other processes are still connected to it (a \`serve --roles worker\` that joined it, say): it was not stopped. Stop them first, or set REDIS_URL to share it (its address, with its password, is in ${addressFile(dir)}), or give this process its own INTERLOCK_DATA_DIR.`);
   }
   if (owner !== null && !orphanGone) {
     throw new InterlockError('invalid_config', `Another redis-server (pid ${owner}) already serves the private Redis in ${dir}, started by another \`interlock serve\` with this data directory. Set REDIS_URL to share it (its address, with its password, is in ${join(dataDir, 'service.json')} and in ${addressFile(dir)}), or give this process its own INTERLOCK_DATA_DIR.`);

@@ -2,13 +2,15 @@
 // which then starts its own (README: the next start stops the one a killed start left running): also when the start
 // was killed before it wrote service.json (the address each start records beside the server names it, with its
 // password), and when the data directory is reached through a symbolic link (Redis reports its directory with links
-// resolved). A password file that cannot be read (a directory where it should be) stops the start with a sentence
+// resolved). It is left running, the start refused saying why, while another process is connected to it (a worker that
+// joined the killed serve through service.json still uses it). A password file that cannot be read (a directory where it should be) stops the start with a sentence
 // naming it, not a bare EISDIR.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { passwordFile, processRuns, startPrivateRedis, type PrivateRedis } from '../../src/redis/private-server.js';
 
@@ -49,6 +51,22 @@ describe('the redis-server of a killed start', () => {
     symlinkSync(join(root, 'real'), join(root, 'link'));
     const orphan = await killedStart(join(root, 'link'));
     const next = await startPrivateRedis(join(root, 'link'), { orphanOf: null });
+    started.push(next);
+    expect(processRuns(orphan)).toBe(false);
+  });
+});
+
+describe('the redis-server of a killed start that another process still uses', () => {
+  it('is not stopped while that process is connected (a worker that joined it), and is once it has gone', { timeout: 60_000 }, async () => {
+    const dataDir = join(root, 'joined');
+    const orphan = await killedStart(dataDir);
+    const joiner = new Redis(readFileSync(join(dataDir, 'redis', 'address'), 'utf8').trim());
+    await joiner.ping();
+    await expect(startPrivateRedis(dataDir, { orphanOf: null })).rejects.toThrow(/other processes are still connected to it .*: it was not stopped/);
+    expect(processRuns(orphan)).toBe(true);
+    expect(await joiner.ping()).toBe('PONG');
+    await joiner.quit();
+    const next = await startPrivateRedis(dataDir, { orphanOf: null });
     started.push(next);
     expect(processRuns(orphan)).toBe(false);
   });

@@ -47,12 +47,13 @@ const HEX_SECRET = /^[0-9a-f]{24,}$/i;
  * Whether an entry reads as written token-first (token:role:name), which passes every other check when the real name
  * is 16 or more characters of the token alphabet (support-automation), and would make the secret the caller's name
  * (logged on every request, written into receipts) and the name its guessable bearer token: its name is 24 or more
- * hex digits (`openssl rand -hex 12` and longer), or a secret's length (32 or more characters of letters, digits, _
- * and -, as generated tokens are: 43 base64url characters) and longer than its token. Names are judged alone: a
- * token made of words (a passphrase) is a token all the same.
+ * hex digits (`openssl rand -hex 12` and longer) and its token no longer, or its name is a secret's length (32 or more
+ * characters of letters, digits, _ and -, as generated tokens are: 43 base64url characters) and longer than its
+ * token. A hex name beside a longer token (a git sha or an object id naming a service) is a name; a token made of
+ * words (a passphrase) is a token all the same.
  */
 function writtenTokenFirst(name: string, token: string): boolean {
-  return HEX_SECRET.test(name) || (name.length >= TOKEN_LIKE_CHARS && /^[A-Za-z0-9_-]+$/.test(name) && name.length > token.length);
+  return (HEX_SECRET.test(name) && token.length <= name.length) || (name.length >= TOKEN_LIKE_CHARS && /^[A-Za-z0-9_-]+$/.test(name) && name.length > token.length);
 }
 
 /** Entries from `name:role:token` items separated by commas or line breaks; `#` starts a comment line. */
@@ -71,7 +72,7 @@ export function parseTokenEntries(text: string, source: string): TokenEntry[] {
     if (!TOKEN_NAME.test(name)) throw new TokenConfigError(`${where}: the name must be 1-100 letters, digits or _ . @ -.`);
     if (!isRole(role)) throw new TokenConfigError(`${where}: the role must be one of ${ROLES.join(', ')}.`);
     if (!TOKEN_VALUE.test(token)) throw new TokenConfigError(`${where}: the token must be 16-256 letters, digits or _ . ~ + / = -.`);
-    if (writtenTokenFirst(name, token)) throw new TokenConfigError(`${where}: the name looks like a token (${TOKEN_LIKE_CHARS} or more letters, digits, _ or -, longer than the token; or random characters given a token made of words); an entry is name:role:token, in that order.`);
+    if (writtenTokenFirst(name, token)) throw new TokenConfigError(`${where}: the name looks like a token (24 or more hex digits, or ${TOKEN_LIKE_CHARS} or more letters, digits, _ or -, and longer than the token); an entry is name:role:token, in that order.`);
     return { name, role, token };
   });
 }

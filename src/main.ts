@@ -784,7 +784,7 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
   // ./.data, a directory under /tmp) would send this command's writes to their Redis, signed with the key it names.
   const others = [file, dataDir].map((path) => ({ path, why: existsSync(path) ? writableByOthers(statSync(path)) : null })).find((each) => each.why !== null);
   if (others !== undefined) {
-    throw new CliFailure(`${file} is not followed: ${others.path === file ? 'the file' : `its directory ${dataDir}`} is not only this user's (${others.why}). Commands take the service's Redis, key prefix and signing key from it, so one another user could write is refused. Set REDIS_URL and INTERLOCK_KEY_PREFIX, or INTERLOCK_DATA_DIR to the service's own data directory.`, EXIT_BAD_INPUT);
+    throw new CliFailure(`${file} is not followed: ${others.path === file ? 'the file' : `its directory ${dataDir}`} is not only this user's (${others.why}). Commands take the service's Redis, key prefix and signing key from it, so one another user could write is refused. Set INTERLOCK_DATA_DIR to the service's own data directory (or to one of yours, with REDIS_URL and INTERLOCK_KEY_PREFIX), or make the file and its directory only yours (\`chmod 700 ${dataDir}\`, \`chmod 600 ${file}\`) if they are.`, EXIT_BAD_INPUT);
   }
   const running = runningWriter(facts) !== null;
   if (options.onlyWhileRunning && !running) return;

@@ -3,7 +3,8 @@
 // other users may write or that another user owns, and a command refuses to follow a service.json that is not only
 // its user's (the file or its directory): whoever could write it would plant tokens, a key for the next start, or
 // send the command's writes to their own Redis, signed with the key it names. A directory of this user's own group
-// (a Kubernetes volume's fsGroup) is this user's. The cases that give a path to another user run only as root.
+// (a Kubernetes volume's fsGroup) is this user's, and the advice given works. The cases that give a path to another
+// user run only as root.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -85,7 +86,12 @@ describe('a command finding a service.json that is not only its user’s', () =>
     expect(status).toBe(2);
     expect(output).toContain(`${join('.data', 'service.json')} is not followed: its directory`);
     expect(output).toContain('every user of this machine may write it (mode 0777)');
-    expect(output).toContain('Set REDIS_URL and INTERLOCK_KEY_PREFIX');
+    expect(output).toContain('Set INTERLOCK_DATA_DIR to the service');
     expect(await redis.keys(`${prefix}*`)).toEqual([]);
+    // The advice works: a data directory of this user's own, with the Redis named, is used and that service.json is not.
+    const own = directory('own-data', 0o700);
+    const advised = run(['approvals', 'grant', '--id', 'ap_foreign_advised', '--approver', 'ops@example.com', '--cap-cents', '5000', '--scope', 'payment:pi_foreign_probe'], { INTERLOCK_DATA_DIR: own, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', INTERLOCK_KEY_PREFIX: `${prefix}-advised` }, cwd);
+    expect(advised.status, advised.output).toBe(0);
+    expect(await redis.keys(`${prefix}-advised*`)).not.toEqual([]);
   });
 });

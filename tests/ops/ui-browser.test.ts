@@ -7,25 +7,22 @@
 // Without /usr/bin/chromium the test fails and says how to install it, unless INTERLOCK_SKIP_BROWSER=1 says this
 // machine has no browser on purpose; then it is skipped with that reason.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createRequire } from 'node:module';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publicKeyPem } from '../../src/interlock.js';
+import { closeBrowserTest, launchBrowser, SKIP_BROWSER } from '../support/browser.js';
 import { approvalBody, bearer, refundBody, startRig, TOKENS, uid, type Rig } from '../http/rig.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-default-apps', '--no-first-run', '--disable-sync'];
 const ROOT = join(import.meta.dirname, '..', '..');
 const ARTIFACTS = join(ROOT, 'test-artifacts', 'ui-browser');
-const present = existsSync(CHROMIUM);
-const skipOnPurpose = !present && process.env.INTERLOCK_SKIP_BROWSER === '1';
 const run = promisify(execFile);
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -42,7 +39,7 @@ async function accessibilityViolations(page: Page): Promise<AxeViolation[]> {
   return result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, nodes: violation.nodes.map((node) => ({ target: node.target })) }));
 }
 
-describe.skipIf(skipOnPurpose)('the page in Chromium', () => {
+describe.skipIf(SKIP_BROWSER)('the page in Chromium', () => {
   let rig: Rig;
   let server: Server;
   let base: string;
@@ -53,7 +50,6 @@ describe.skipIf(skipOnPurpose)('the page in Chromium', () => {
   let refused: string;
 
   beforeAll(async () => {
-    if (!present) throw new Error(`${CHROMIUM} is missing: install Debian's browser (apt-get install -y chromium; .ci/run does it), or set INTERLOCK_SKIP_BROWSER=1 on a machine that has none on purpose.`);
     dir = mkdtempSync(join(tmpdir(), 'interlock-ui-'));
     mkdirSync(ARTIFACTS, { recursive: true });
     rig = await startRig({ worker: true, metrics: true });
@@ -78,15 +74,13 @@ describe.skipIf(skipOnPurpose)('the page in Chromium', () => {
     server = createServer(rig.app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+    browser = await launchBrowser();
     const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1100, height: 900 } });
     page = await context.newPage();
   }, 90_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-    await rig?.close();
+    await closeBrowserTest({ browser, servers: [server], rig });
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 

@@ -3,25 +3,21 @@
 // site, so the sign-in cookie goes to every other HTTP server on the host: with `npm start`'s defaults that includes the
 // sandbox at 127.0.0.1:12111, which the page links Stripe ids to. Real Chromium; without /usr/bin/chromium the test
 // fails and says how to install it, unless INTERLOCK_SKIP_BROWSER=1 says this machine has no browser on purpose.
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../webhooks/app.js';
+import { closeBrowserTest, launchBrowser, SKIP_BROWSER } from '../support/browser.js';
 import { signInInBrowser } from '../http/page-sessions.js';
 import { approvalBody, bearer, refundBody, startRig, tokenRegistry, TOKENS, uid, type Rig } from '../http/rig.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-default-apps', '--no-first-run', '--disable-sync'];
-const present = existsSync(CHROMIUM);
-const skipOnPurpose = !present && process.env.INTERLOCK_SKIP_BROWSER === '1';
 
 const listen = (server: Server) => new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
 
-describe.skipIf(skipOnPurpose)('the sign-in cookie another server on the host receives', () => {
+describe.skipIf(SKIP_BROWSER)('the sign-in cookie another server on the host receives', () => {
   let rig: Rig;
   let service: Server;
   let other: Server;
@@ -32,7 +28,6 @@ describe.skipIf(skipOnPurpose)('the sign-in cookie another server on the host re
   let committed: string;
 
   beforeAll(async () => {
-    if (!present) throw new Error(`${CHROMIUM} is missing: install Debian's browser (apt-get install -y chromium; .ci/run does it), or set INTERLOCK_SKIP_BROWSER=1 on a machine that has none on purpose.`);
     rig = await startRig({ worker: true });
     // Another program on the same host and another port: here, where the page links Stripe ids (the sandbox).
     other = createServer((req, res) => {
@@ -57,15 +52,10 @@ describe.skipIf(skipOnPurpose)('the sign-in cookie another server on the host re
     const one = await request(rig.app).post('/v1/refunds?wait=10').set(bearer(TOKENS.support)).send(refundBody({ payment_intent: pi, approval: approval.id, amount: 2_000 }));
     expect(one.body.outcome).toBe('COMMITTED');
     committed = one.body.effect_id;
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+    browser = await launchBrowser();
   }, 90_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await new Promise((resolve) => (service ? service.close(resolve) : resolve(undefined)));
-    await new Promise((resolve) => (other ? other.close(resolve) : resolve(undefined)));
-    await rig?.close();
-  });
+  afterAll(() => closeBrowserTest({ browser, servers: [service, other], rig }));
 
   it('is not the token, calls nothing on the JSON API, and is refused by the page once the person signs out', async () => {
     const context = await browser.newContext();

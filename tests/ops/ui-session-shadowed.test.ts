@@ -6,21 +6,17 @@
 // on the sign-out path, so the copy of the session that server kept is refused from then on. Real Chromium for the
 // browser's half; without /usr/bin/chromium it fails and says how to install it, unless INTERLOCK_SKIP_BROWSER=1 says
 // this machine has no browser on purpose.
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../webhooks/app.js';
+import { closeBrowserTest, launchBrowser, SKIP_BROWSER } from '../support/browser.js';
 import { signIn, signInInBrowser } from '../http/page-sessions.js';
 import { startRig, tokenRegistry, TOKENS, type Rig } from '../http/rig.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-default-apps', '--no-first-run', '--disable-sync'];
-const present = existsSync(CHROMIUM);
-const skipOnPurpose = !present && process.env.INTERLOCK_SKIP_BROWSER === '1';
 
 const listen = (server: Server) => new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
 const signOut = (rig: Rig, cookie: string, csrf: string) => request(rig.app).post('/ui/sign-out').type('form').set('sec-fetch-site', 'same-origin').set('cookie', cookie).send({ csrf });
@@ -85,7 +81,7 @@ describe('a session cookie another server on the host planted for a longer path'
   });
 });
 
-describe.skipIf(skipOnPurpose)('Sign out in a browser that holds a cookie another port of the host planted', () => {
+describe.skipIf(SKIP_BROWSER)('Sign out in a browser that holds a cookie another port of the host planted', () => {
   let rig: Rig;
   let service: Server;
   let other: Server;
@@ -95,7 +91,6 @@ describe.skipIf(skipOnPurpose)('Sign out in a browser that holds a cookie anothe
   const copies: string[] = [];
 
   beforeAll(async () => {
-    if (!present) throw new Error(`${CHROMIUM} is missing: install Debian's browser (apt-get install -y chromium; .ci/run does it), or set INTERLOCK_SKIP_BROWSER=1 on a machine that has none on purpose.`);
     rig = await startRig();
     // Another program on the same host, another port: it keeps the session cookies it is sent and plants one for the
     // sign-out path.
@@ -108,15 +103,10 @@ describe.skipIf(skipOnPurpose)('Sign out in a browser that holds a cookie anothe
     otherBase = await listen(other);
     service = createServer(createApp({ stores: rig.stores, effects: rig.queue, readFacts: async () => ({}), tokens: tokenRegistry(), logger: pino({ level: 'silent' }) }));
     base = await listen(service);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+    browser = await launchBrowser();
   }, 90_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await new Promise((resolve) => (service ? service.close(resolve) : resolve(undefined)));
-    await new Promise((resolve) => (other ? other.close(resolve) : resolve(undefined)));
-    await rig?.close();
-  });
+  afterAll(() => closeBrowserTest({ browser, servers: [service, other], rig }));
 
   it('ends the session the other server holds a copy of, and leaves the browser no session cookie on any path', async () => {
     const context = await browser.newContext();

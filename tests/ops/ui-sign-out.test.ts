@@ -3,19 +3,15 @@
 // cannot see it: without the Sec-Fetch-Site / Origin check any page on the web could sign a person out of the page.
 // Real Chromium, two sites (127.0.0.1 and localhost). Without /usr/bin/chromium the browser half fails and says how
 // to install it, unless INTERLOCK_SKIP_BROWSER=1 says this machine has no browser on purpose.
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BROWSER_MISSING, BROWSER_PRESENT, closeBrowserTest, launchBrowser, SKIP_BROWSER } from '../support/browser.js';
 import { signIn, signInInBrowser } from '../http/page-sessions.js';
 import { startRig, TOKENS, type Rig } from '../http/rig.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-default-apps', '--no-first-run', '--disable-sync'];
-const present = existsSync(CHROMIUM);
-const skipOnPurpose = !present && process.env.INTERLOCK_SKIP_BROWSER === '1';
 
 describe('POST /ui/sign-out from another site', () => {
   let rig: Rig;
@@ -35,15 +31,10 @@ describe('POST /ui/sign-out from another site', () => {
       res.end(`<!doctype html><form id="f" method="post" action="${base}/ui/sign-out"></form><script>document.getElementById('f').submit()</script>`);
     });
     await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
-    if (present) browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+    if (BROWSER_PRESENT) browser = await launchBrowser();
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await new Promise((resolve) => (app ? app.close(resolve) : resolve(undefined)));
-    await new Promise((resolve) => (evil ? evil.close(resolve) : resolve(undefined)));
-    await rig?.close();
-  });
+  afterAll(() => closeBrowserTest({ browser, servers: [app, evil], rig }));
 
   it('is refused like a cross-site sign-in: 403, no Set-Cookie clearing the session', async () => {
     const answer = await request(rig.app).post('/ui/sign-out').type('form').set('sec-fetch-site', 'cross-site').set('origin', 'http://evil.example').send({});
@@ -61,8 +52,8 @@ describe('POST /ui/sign-out from another site', () => {
     expect(String(answer.headers['set-cookie'] ?? '')).toMatch(/interlock_session=;/);
   });
 
-  it.skipIf(skipOnPurpose)('does not sign the person out in a real browser when another site posts the form', async () => {
-    if (browser === undefined) throw new Error(`${CHROMIUM} is missing: install Debian's browser (apt-get install -y chromium; .ci/run does it), or set INTERLOCK_SKIP_BROWSER=1 on a machine that has none on purpose.`);
+  it.skipIf(SKIP_BROWSER)('does not sign the person out in a real browser when another site posts the form', async () => {
+    if (browser === undefined) throw new Error(BROWSER_MISSING);
     const context = await browser.newContext();
     const page = await context.newPage();
     await signInInBrowser(page, base, TOKENS.operator, '/ui/sign-in');

@@ -229,7 +229,7 @@ export type Config = {
   /** name:role:token, comma-separated, or a file holding such lines; null generates tokens into the data dir. */
   apiTokens: string | null;
   /**
-   * A separate listener for GET /metrics without a token (INTERLOCK_METRICS_ADDR, host:port), for processes with no
+   * A separate listener for GET /metrics, /healthz and /readyz without a token (INTERLOCK_METRICS_ADDR, host:port), for processes with no
    * api role (a worker) and for scrapers that hold no token; protected by the address it binds. Null: none.
    */
   metricsAddr: { host: string; port: number } | null;

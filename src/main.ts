@@ -71,6 +71,7 @@ import { pathMeaning } from './cli/path-problems.js';
 import { keyFilePath } from './keys/key-store.js';
 import { makeDirectory, writableByOthers } from './files.js';
 import type { CaseView, StripeLinks } from '../webhooks/app.js';
+import type { ReadinessCheck } from '../webhooks/api/context.js';
 import { loadOrCreateLocalTokens, loadTokenRegistry, localToken, tokensFileOf, type TokenRegistry } from '../webhooks/api/tokens.js';
 import { addSandboxCommand } from '../sandbox/cli.js';
 import { probeStripe } from './stripe/index.js';
@@ -133,7 +134,7 @@ function listensForHttp(roles: readonly Role[]): boolean {
 
 export async function startService(config: Config, roles: readonly Role[]): Promise<Service> {
   assertMetricsAddrFree(config, listensForHttp(roles));
-  const { createApp, createDecisionsQueue, createEffectsQueue, createFactsQueue, createMetrics, express, loadApiLimits, metricsApp, openOpsQueues, queueCheck, startDecisionsWorker, startEffectsWorker, startFactsWorker, startReconciler, startRecovery, storeChecks, stripeCheck, stripeWebhookRouter } = await outerLayers();
+  const { createApp, createDecisionsQueue, createEffectsQueue, createFactsQueue, createMetrics, express, loadApiLimits, metricsApp, openOpsQueues, queueCheck, startDecisionsWorker, startEffectsWorker, startFactsWorker, startReconciler, startRecovery, storeChecks, stripeCheck, stripeWebhookRouter, workerChecks } = await outerLayers();
   const stores = await openStores(config);
   const { logger } = stores;
   await warnIfUnboundedMemory(stores);
@@ -210,11 +211,17 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     if (opsQueues !== null) closers.push({ name: 'ops queues', close: () => opsQueues.close() });
     const metrics = serving ? createMetrics({ stores, queues: opsQueues }) : null;
     let metricsUrl: string | null = null;
+    // What the metrics listener's /readyz runs once every role has started (before that it answers `starting`).
+    let readinessHere: ReadinessCheck[] | null = null;
     if (metrics !== null && config.metricsAddr !== null) {
-      const metricsServer = await listen(createServer(metricsApp(metrics, logger)), config.metricsAddr.host, config.metricsAddr.port, 'INTERLOCK_METRICS_ADDR');
+      const metricsServer = await listen(createServer(metricsApp(metrics, logger, { checks: () => readinessHere })), config.metricsAddr.host, config.metricsAddr.port, 'INTERLOCK_METRICS_ADDR');
       listeners.push({ name: 'metrics listener', close: () => closeServer(metricsServer) });
       metricsUrl = `${urlOf(metricsServer)}/metrics`;
     }
+    // Stripe taking this process's key, asked at most every 15 s, for both probes of the process.
+    const stripeReadiness = stripe === null ? null : stripeCheck((timeoutMs) => probeStripe(stripe.client, timeoutMs));
+    let effectsWorker: { isRunning(): boolean } | null = null;
+    let factsRunning: { isRunning(): boolean } | null = null;
     let sender: Sender | null = null;
     // An operator's pass (POST /v1/recover) runs through recovery, which waits for it when it closes.
     let recoverNow: (() => Promise<unknown>) | null = null;
@@ -234,6 +241,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       recoverNow = () => recovery.pass();
       const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond, rateLimitBackoffMs: config.rateLimitBackoffMs, transientRetry: { maxDelayMs: config.retryMaxDelayMs, forMs: config.retryForMs }, ...(metrics ? { onAnswer: (answer) => metrics.effectAnswered(answer) } : {}) });
       closers.push({ name: 'effects worker', close: () => worker.close() });
+      effectsWorker = worker.worker;
       // Cases are decided here too: the decider reads the facts through the same target the sends use.
       const decider = deciderConfig;
       const target = stripe.target;
@@ -251,6 +259,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     if (roles.includes('facts') && facts !== null) {
       const factsWorker = startFactsWorker(stores, facts, { lockMs: config.factsLockMs, ...(metrics ? { onApplied: (event, applied) => metrics.factsApplied(event, applied) } : {}) });
       closers.push({ name: 'facts worker', close: () => factsWorker.close() });
+      factsRunning = factsWorker.worker;
       metrics?.reconcilerStarted();
       const reconciler = startReconciler(stores, facts, { intervalMs: config.reconcileIntervalMs, horizonMs: config.reconcileHorizonMs, ...(metrics ? { onPass: (report, finishedAt) => metrics.reconciled(report, finishedAt) } : {}) });
       closers.push({ name: 'reconciler', close: () => reconciler.close() });
@@ -285,7 +294,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
           alerts: (query) => stores.alerts.page(query),
           ...(recoverNow === null ? {} : { recover: recoverNow }),
           // Stripe as this process reads it for proposals; asked at most every 15 s, however often /readyz is probed.
-          readiness: [...storeChecks(stores), queueCheck(effects), stripeCheck((timeoutMs) => probeStripe(apiStripe.client, timeoutMs))],
+          readiness: [...storeChecks(stores), queueCheck(effects), stripeReadiness ?? stripeCheck((timeoutMs) => probeStripe(apiStripe.client, timeoutMs))],
           limits,
           ...(mount === undefined ? {} : { mount }),
           ...(metrics ? { metrics } : {}),
@@ -306,6 +315,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       http.on('request', app);
       url = urlOf(http);
     }
+    readinessHere = [...storeChecks(stores), ...workerChecks({ heartbeat: sender?.heartbeat ?? null, effects: effectsWorker, facts: factsRunning }), ...(stripeReadiness === null ? [] : [stripeReadiness])];
     // The key ids, so the processes of one deployment can be compared: each should sign with the same key.
     const retiredKids = [...stores.publicKeys.keys()].filter((kid) => kid !== stores.signingKey.kid);
     logger.info({ roles, url, metrics: metricsUrl ?? undefined, concurrency: roles.includes('worker') ? config.concurrency : undefined, kid: stores.signingKey.kid, retiredKids }, 'interlock serving');

@@ -26,7 +26,7 @@ export type { AppDeps, IntakeGuard, CasesProducer, FactReader, PremiseNames, Rea
 export { DEFAULT_PREMISES } from './api/context.js';
 export { loadTokenRegistry, loadOrCreateLocalTokens, localToken, createTokenRegistry, parseTokenEntries, ROLES, type Role, type TokenRegistry, type Caller } from './api/tokens.js';
 export { PERMISSIONS } from './api/auth.js';
-export { queueCheck, storeChecks, stripeCheck } from './api/ops-routes.js';
+export { queueCheck, storeChecks, stripeCheck, workerChecks } from './api/ops-routes.js';
 export { caseView, waitForCase, type CaseView } from './api/cases-routes.js';
 export { loadApiLimits } from './api/limits.js';
 

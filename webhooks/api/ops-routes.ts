@@ -103,6 +103,46 @@ async function runCheck(check: ReadinessCheck): Promise<{ name: string; ok: bool
   }
 }
 
+export type ReadinessAnswer = { status: 200 | 503; body: { status: 'ready' | 'degraded' | 'unready'; checks: Awaited<ReturnType<typeof runCheck>>[] } };
+
+/**
+ * The answer of a /readyz (the api's, and the metrics listener's of a worker): every check run at once, each bounded
+ * in time; 200 `ready`, 200 `degraded` when only advisory checks failed, 503 `unready` otherwise. Not yet masked:
+ * the caller masks secrets in it as it sends it.
+ */
+export async function readiness(checks: readonly ReadinessCheck[]): Promise<ReadinessAnswer> {
+  const results = await Promise.all(checks.map(runCheck));
+  const ready = results.every((check) => check.ok || check.advisory === true);
+  return { status: ready ? 200 : 503, body: { status: ready ? (results.every((check) => check.ok) ? 'ready' : 'degraded') : 'unready', checks: results } };
+}
+
+/**
+ * What a worker process adds to /readyz: its sender's heartbeat is current (another worker takes over the effects of
+ * one whose heartbeat lapsed, and a worker superseded under its id sends nothing), its effects worker takes jobs, and
+ * its facts worker takes events; null for a part the process does not run.
+ */
+export function workerChecks(parts: { heartbeat: { aliveFor(): number; supersededBy(): string | null; workerId: string; ttlMs: number } | null; effects: { isRunning(): boolean } | null; facts: { isRunning(): boolean } | null }): ReadinessCheck[] {
+  const { heartbeat } = parts;
+  const checks: ReadinessCheck[] = [];
+  if (heartbeat !== null) {
+    checks.push({
+      name: 'heartbeat',
+      async check() {
+        if (heartbeat.supersededBy() !== null) return { ok: false, detail: `another process beats under worker id ${heartbeat.workerId}, so this one sends nothing: give every worker its own INTERLOCK_WORKER_ID` };
+        if (heartbeat.aliveFor() > 0) return { ok: true, detail: `worker ${heartbeat.workerId}` };
+        return { ok: false, detail: `worker ${heartbeat.workerId} has not renewed its heartbeat within ${heartbeat.ttlMs} ms (Redis did not take it), so other workers may take over its effects` };
+      },
+    });
+  }
+  const running = (name: string, worker: { isRunning(): boolean }, what: string): ReadinessCheck => ({
+    name,
+    check: async () => (worker.isRunning() ? { ok: true } : { ok: false, detail: `the ${what} worker is not taking jobs (it is starting, stopping, or stopped after an error the log names)` }),
+  });
+  if (parts.effects !== null) checks.push(running('effects_worker', parts.effects, 'effects'));
+  if (parts.facts !== null) checks.push(running('facts_worker', parts.facts, 'facts'));
+  return checks;
+}
+
 const common = {
   401: { description: 'No bearer token, or an unknown one.', schema: errorAnswer },
   403: { description: "The token's role may not use this route.", schema: errorAnswer },
@@ -179,10 +219,9 @@ export function opsRoutes(context: ApiContext): Route[] {
         503: { description: 'A check failed (`unready`): Redis, its durability (or the data this process found Redis lost, until it is restarted), the queues, or a key Stripe refuses or an API base that serves no Stripe API; `checks` says which.', schema: healthAnswer },
       },
       async handle({ res }) {
-        const checks = await Promise.all(context.readiness.map(runCheck));
-        const ready = checks.every((check) => check.ok || check.advisory === true);
-        if (!ready) res.setHeader('Retry-After', '5');
-        return { status: ready ? 200 : 503, body: { status: ready ? (checks.every((check) => check.ok) ? 'ready' : 'degraded') : 'unready', checks } };
+        const answer = await readiness(context.readiness);
+        if (answer.status !== 200) res.setHeader('Retry-After', '5');
+        return answer;
       },
     }),
   ];

@@ -11,9 +11,11 @@
 // customer, payment or event id is ever a label.
 import express, { type Express } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { ALERT_KINDS, closesDispatch, durabilityOf, openDispatch, errorMessage, reconcileLease, withinRedisTimeout, type Applied, type Entry, type GateEvents, type GateResult, type RecoveryReport, type Stores, type StripeEvent } from '../../src/interlock.js';
+import { ALERT_KINDS, closesDispatch, durabilityOf, openDispatch, errorMessage, reconcileLease, redactDeep, withinRedisTimeout, type Applied, type Entry, type GateEvents, type GateResult, type RecoveryReport, type Stores, type StripeEvent } from '../../src/interlock.js';
 import type { WebhookOutcome } from '../stripe-route.js';
 import type { OpsQueues } from './queues.js';
+import { readiness, type ReadinessAnswer } from '../api/ops-routes.js';
+import type { ReadinessCheck } from '../api/context.js';
 
 const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
 
@@ -302,11 +304,16 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
   };
 }
 
+/** While the roles of the process start, its readiness is this. */
+const STARTING: ReadinessAnswer = { status: 503, body: { status: 'unready', checks: [{ name: 'starting', ok: false, detail: 'the service is starting its roles' }] } };
+
 /**
- * The app of INTERLOCK_METRICS_ADDR: GET /metrics and nothing else, without a token (the address it binds is its
- * protection: keep it on loopback or a private network). For processes with no api role, such as a worker.
+ * The app of INTERLOCK_METRICS_ADDR: GET /metrics, /healthz and /readyz, without a token (the address it binds is its
+ * protection: keep it on loopback or a private network). For processes with no api role, such as a worker, whose
+ * orchestrator has no other address to probe. `checks` is what /readyz runs: null while the roles start (503
+ * `unready`, `starting`), then the process's checks (Redis and its durability, a worker's heartbeat and queues).
  */
-export function metricsApp(metrics: Pick<Metrics, 'render'>, logger: Stores['logger']): Express {
+export function metricsApp(metrics: Pick<Metrics, 'render'>, logger: Stores['logger'], probes: { checks(): readonly ReadinessCheck[] | null } = { checks: () => null }): Express {
   const app = express();
   app.disable('x-powered-by');
   app.get('/metrics', (_req, res) => {
@@ -321,8 +328,26 @@ export function metricsApp(metrics: Pick<Metrics, 'render'>, logger: Stores['log
       },
     );
   });
+  app.get('/healthz', (_req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', (_req, res) => {
+    const checks = probes.checks();
+    (checks === null ? Promise.resolve(STARTING) : readiness(checks)).then(
+      (answer) => {
+        res.setHeader('Cache-Control', 'no-store');
+        if (answer.status !== 200) res.setHeader('Retry-After', '5');
+        res.status(answer.status).json(redactDeep(answer.body));
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'readiness check failed');
+        res.status(503).json(redactDeep({ status: 'unready', checks: [{ name: 'readyz', ok: false, detail: errorMessage(error) }] }));
+      },
+    );
+  });
   app.use((_req, res) => {
-    res.status(404).type('text/plain').send('This listener serves GET /metrics only.\n');
+    res.status(404).type('text/plain').send('This listener serves GET /metrics, /healthz and /readyz only.\n');
   });
   return app;
 }

@@ -118,6 +118,13 @@ describe('Redis turning commands away for a while', () => {
       async (admin) => {
         await admin.call('SCRIPT', 'KILL').catch(() => undefined);
         busy?.disconnect();
+        // SCRIPT KILL only flags the script; Redis answers BUSY until it has stopped. Back only once Redis serves, so
+        // the worker's next commands (BullMQ's move of the job to delayed) are not turned away too, which would hold
+        // the job until its lock lapses (the 90 s path rig() allows for).
+        for (let tries = 0; tries < 200; tries += 1) {
+          if ((await admin.ping().then(() => 'PONG', (error: unknown) => String(error))) === 'PONG') break;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
       },
     );
     expect(ran.firstError).toMatch(/BUSY/);

@@ -158,6 +158,8 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
   return {
     started,
     pass,
+    /** The BullMQ worker that runs the scheduled passes (a readiness check asks it). */
+    worker,
     async close(): Promise<void> {
       closed = true;
       clearInterval(safety);

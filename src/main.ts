@@ -72,6 +72,7 @@ import { keyFilePath } from './keys/key-store.js';
 import { makeDirectory, writableByOthers } from './files.js';
 import type { CaseView, StripeLinks } from '../webhooks/app.js';
 import type { ReadinessCheck } from '../webhooks/api/context.js';
+import type { ProbedWorker } from '../webhooks/api/ops-routes.js';
 import { loadOrCreateLocalTokens, loadTokenRegistry, localToken, tokensFileOf, type TokenRegistry } from '../webhooks/api/tokens.js';
 import { addSandboxCommand } from '../sandbox/cli.js';
 import { probeStripe } from './stripe/index.js';
@@ -220,8 +221,9 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     }
     // Stripe taking this process's key, asked at most every 15 s, for both probes of the process.
     const stripeReadiness = stripe === null ? null : stripeCheck((timeoutMs) => probeStripe(stripe.client, timeoutMs));
-    let effectsWorker: { isRunning(): boolean } | null = null;
-    let factsRunning: { isRunning(): boolean } | null = null;
+    // The queue workers of this process, and the queues it puts jobs on, for the metrics listener's /readyz.
+    const workersHere: { name: string; worker: ProbedWorker }[] = [];
+    const queuesHere: ReadinessCheck[] = [];
     let sender: Sender | null = null;
     // An operator's pass (POST /v1/recover) runs through recovery, which waits for it when it closes.
     let recoverNow: (() => Promise<unknown>) | null = null;
@@ -241,7 +243,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       recoverNow = () => recovery.pass();
       const worker = startEffectsWorker(stores, started, { concurrency: config.concurrency, ratePerSecond: config.stripeRatePerSecond, rateLimitBackoffMs: config.rateLimitBackoffMs, transientRetry: { maxDelayMs: config.retryMaxDelayMs, forMs: config.retryForMs }, ...(metrics ? { onAnswer: (answer) => metrics.effectAnswered(answer) } : {}) });
       closers.push({ name: 'effects worker', close: () => worker.close() });
-      effectsWorker = worker.worker;
+      workersHere.push({ name: 'effects', worker: worker.worker }, { name: 'recovery', worker: recovery.worker });
       // Cases are decided here too: the decider reads the facts through the same target the sends use.
       const decider = deciderConfig;
       const target = stripe.target;
@@ -254,12 +256,13 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
         onDeviation: (record) => logger.warn({ caseId: record.submission.caseId, approval: record.submission.approval, problems: record.status.problems }, 'a case needs a person: MODEL_DEVIATED'),
       });
       closers.push({ name: 'decisions worker', close: () => decisions.close() });
+      workersHere.push({ name: 'decisions', worker: decisions.worker });
       logger.info({ decider: decider.apiKey === null ? 'rules' : 'anthropic', model: decider.apiKey === null ? 'rules' : decider.model }, 'deciding cases');
     }
     if (roles.includes('facts') && facts !== null) {
       const factsWorker = startFactsWorker(stores, facts, { lockMs: config.factsLockMs, ...(metrics ? { onApplied: (event, applied) => metrics.factsApplied(event, applied) } : {}) });
       closers.push({ name: 'facts worker', close: () => factsWorker.close() });
-      factsRunning = factsWorker.worker;
+      workersHere.push({ name: 'facts', worker: factsWorker.worker });
       metrics?.reconcilerStarted();
       const reconciler = startReconciler(stores, facts, { intervalMs: config.reconcileIntervalMs, horizonMs: config.reconcileHorizonMs, ...(metrics ? { onPass: (report, finishedAt) => metrics.reconciled(report, finishedAt) } : {}) });
       closers.push({ name: 'reconciler', close: () => reconciler.close() });
@@ -270,6 +273,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       if (verifyEvent !== null) {
         const factsQueue = createFactsQueue(stores);
         closers.push({ name: 'facts queue', close: () => factsQueue.close() });
+        queuesHere.push(queueCheck(factsQueue, 'facts_queue', 'event'));
         mount = (app) => app.use(stripeWebhookRouter({ verify: verifyEvent, logger, accept: (event) => {
               // Answered 200, Stripe never sends the event again: it is taken only while Redis keeps what it is given.
               intake?.assertDurable();
@@ -281,6 +285,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
         const apiStripe = stripe ?? stripeSide(config);
         const effects = createEffectsQueue(stores);
         closers.push({ name: 'effects queue', close: () => effects.close() });
+        queuesHere.push(queueCheck(effects));
         const decisions = createDecisionsQueue(stores);
         closers.push({ name: 'decisions queue', close: () => decisions.close() });
         app = createApp({
@@ -315,7 +320,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       http.on('request', app);
       url = urlOf(http);
     }
-    readinessHere = [...storeChecks(stores), ...workerChecks({ heartbeat: sender?.heartbeat ?? null, effects: effectsWorker, facts: factsRunning }), ...(stripeReadiness === null ? [] : [stripeReadiness])];
+    readinessHere = [...storeChecks(stores), ...workerChecks({ heartbeat: sender?.heartbeat ?? null, workers: workersHere }), ...queuesHere, ...(stripeReadiness === null ? [] : [stripeReadiness])];
     // The key ids, so the processes of one deployment can be compared: each should sign with the same key.
     const retiredKids = [...stores.publicKeys.keys()].filter((kid) => kid !== stores.signingKey.kid);
     logger.info({ roles, url, metrics: metricsUrl ?? undefined, concurrency: roles.includes('worker') ? config.concurrency : undefined, kid: stores.signingKey.kid, retiredKids }, 'interlock serving');

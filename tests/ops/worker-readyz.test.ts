@@ -87,7 +87,7 @@ describe("a worker's /readyz on its metrics listener", () => {
       return answer?.status === 200 ? answer : null;
     }, logs, 60_000);
     expect(first.body.status).toBe('ready');
-    expect(first.body.checks.map((check) => check.name).sort()).toEqual(['effects_worker', 'facts_worker', 'heartbeat', 'redis', 'redis_durable', 'stripe']);
+    expect(first.body.checks.map((check) => check.name).sort()).toEqual(['decisions_worker', 'effects_worker', 'facts_worker', 'heartbeat', 'recovery_worker', 'redis', 'redis_durable', 'stripe']);
     const health = await fetch(`${worker}/healthz`);
     expect(health.status).toBe(200);
     expect(await health.json()).toEqual({ status: 'ok' });
@@ -123,6 +123,11 @@ describe("a worker's /readyz on its metrics listener", () => {
   }, 90_000);
 });
 
+/** A queue worker as the checks see it: running or not, its own connection answering. */
+function probed(running: boolean, ping: () => Promise<unknown> = async () => 'PONG') {
+  return { isRunning: () => running, backend: { client: Promise.resolve({ ping }) } };
+}
+
 describe('the metrics listener before the roles start, and the worker checks on their own', () => {
   it('answers 503 starting until the checks are set, and /healthz at once', async () => {
     let checks: ReturnType<typeof workerChecks> | null = null;
@@ -131,14 +136,13 @@ describe('the metrics listener before the roles start, and the worker checks on 
     expect(starting.status).toBe(503);
     expect(starting.body).toEqual({ status: 'unready', checks: [{ name: 'starting', ok: false, detail: 'the service is starting its roles' }] });
     expect((await request(app).get('/healthz')).status).toBe(200);
-    checks = workerChecks({ heartbeat: null, effects: { isRunning: () => true }, facts: null });
+    checks = workerChecks({ heartbeat: null, workers: [{ name: 'effects', worker: probed(true) }] });
     expect((await request(app).get('/readyz')).body).toEqual({ status: 'ready', checks: [{ name: 'effects_worker', ok: true, detail: null }] });
   });
 
   it('fails a superseded or lapsed heartbeat and a worker that takes no jobs', async () => {
     const heartbeat = { workerId: 'w1', ttlMs: 4_000, alive: 1_000, by: null as string | null, aliveFor() { return this.alive; }, supersededBy() { return this.by; } };
-    const stopped = { isRunning: () => false };
-    const app = metricsApp({ render: async () => ({ contentType: 'text/plain', text: '' }) }, { error: () => undefined } as never, { checks: () => workerChecks({ heartbeat, effects: { isRunning: () => true }, facts: stopped }) });
+    const app = metricsApp({ render: async () => ({ contentType: 'text/plain', text: '' }) }, { error: () => undefined } as never, { checks: () => workerChecks({ heartbeat, workers: [{ name: 'effects', worker: probed(true) }, { name: 'facts', worker: probed(false) }] }) });
     let answer = await request(app).get('/readyz');
     expect(answer.status).toBe(503);
     expect(answer.headers['retry-after']).toBe('5');
@@ -147,6 +151,8 @@ describe('the metrics listener before the roles start, and the worker checks on 
       { name: 'effects_worker', ok: true, detail: null },
       { name: 'facts_worker', ok: false, detail: expect.stringMatching(/facts worker is not taking jobs/) },
     ]);
+    const unanswered = metricsApp({ render: async () => ({ contentType: 'text/plain', text: '' }) }, { error: () => undefined } as never, { checks: () => workerChecks({ heartbeat: null, workers: [{ name: 'decisions', worker: probed(true, async () => { throw new Error('Connection is closed.'); }) }] }) });
+    expect((await request(unanswered).get('/readyz')).body.checks).toEqual([{ name: 'decisions_worker', ok: false, detail: "the decisions worker's own Redis connection does not answer (Connection is closed.), so it takes no jobs" }]);
     heartbeat.alive = 0;
     answer = await request(app).get('/readyz');
     expect(answer.body.checks[0]).toEqual({ name: 'heartbeat', ok: false, detail: expect.stringMatching(/w1 has not renewed its heartbeat within 4000 ms/) });

@@ -29,13 +29,16 @@ export function storeChecks(stores: Stores): ReadinessCheck[] {
   ];
 }
 
-/** The effects queue answers through its own connection (a count of its waiting jobs is one round trip). */
-export function queueCheck(queue: { queue: { count(): Promise<number> } }): ReadinessCheck {
+/**
+ * A queue this process puts jobs on answers through its own connection (a count of its waiting jobs is one round
+ * trip): the effects queue of the api (`queues`), the facts queue of the webhook route (`facts_queue`).
+ */
+export function queueCheck(queue: { queue: { count(): Promise<number> } }, name = 'queues', what = 'effect'): ReadinessCheck {
   return {
-    name: 'queues',
+    name,
     async check() {
       const waiting = await queue.queue.count();
-      return { ok: true, detail: `${waiting} effect job(s) waiting` };
+      return { ok: true, detail: `${waiting} ${what} job(s) waiting` };
     },
   };
 }
@@ -117,11 +120,19 @@ export async function readiness(checks: readonly ReadinessCheck[]): Promise<Read
 }
 
 /**
- * What a worker process adds to /readyz: its sender's heartbeat is current (another worker takes over the effects of
- * one whose heartbeat lapsed, and a worker superseded under its id sends nothing), its effects worker takes jobs, and
- * its facts worker takes events; null for a part the process does not run.
+ * A BullMQ worker as /readyz asks it: whether it runs, and its own Redis connection (not the stores'), an ioredis
+ * client behind BullMQ's narrower interface, which has no PING.
  */
-export function workerChecks(parts: { heartbeat: { aliveFor(): number; supersededBy(): string | null; workerId: string; ttlMs: number } | null; effects: { isRunning(): boolean } | null; facts: { isRunning(): boolean } | null }): ReadinessCheck[] {
+export type ProbedWorker = { isRunning(): boolean; readonly backend: { readonly client: Promise<unknown> } };
+
+/**
+ * What a worker process adds to /readyz: its sender's heartbeat is current (another worker takes over the effects of
+ * one whose heartbeat lapsed, and a worker superseded under its id sends nothing), and each of its queue workers
+ * (effects, facts, decisions, recovery) runs and answers through its own connection: jobs reach a worker only through
+ * that one, which can be down while the stores' connection (the other checks') is up. `heartbeat` is null in a
+ * process that sends nothing.
+ */
+export function workerChecks(parts: { heartbeat: { aliveFor(): number; supersededBy(): string | null; workerId: string; ttlMs: number } | null; workers: readonly { name: string; worker: ProbedWorker }[] }): ReadinessCheck[] {
   const { heartbeat } = parts;
   const checks: ReadinessCheck[] = [];
   if (heartbeat !== null) {
@@ -134,12 +145,20 @@ export function workerChecks(parts: { heartbeat: { aliveFor(): number; supersede
       },
     });
   }
-  const running = (name: string, worker: { isRunning(): boolean }, what: string): ReadinessCheck => ({
-    name,
-    check: async () => (worker.isRunning() ? { ok: true } : { ok: false, detail: `the ${what} worker is not taking jobs (it is starting, stopping, or stopped after an error the log names)` }),
-  });
-  if (parts.effects !== null) checks.push(running('effects_worker', parts.effects, 'effects'));
-  if (parts.facts !== null) checks.push(running('facts_worker', parts.facts, 'facts'));
+  for (const { name, worker } of parts.workers) {
+    checks.push({
+      name: `${name}_worker`,
+      async check() {
+        if (!worker.isRunning()) return { ok: false, detail: `the ${name} worker is not taking jobs (it is starting, stopping, or stopped after an error the log names)` };
+        try {
+          await ((await worker.backend.client) as { ping(): Promise<unknown> }).ping();
+          return { ok: true };
+        } catch (error) {
+          return { ok: false, detail: `the ${name} worker's own Redis connection does not answer (${errorMessage(error)}), so it takes no jobs` };
+        }
+      },
+    });
+  }
   return checks;
 }
 

@@ -16,7 +16,8 @@ import type { Middleware } from '@anthropic-ai/sdk';
 import type { ContentBlockParam, Message, MessageParam, ToolResultBlockParam, ToolUseBlock } from '@anthropic-ai/sdk/resources/messages';
 import { z } from 'zod';
 import { InterlockError, type ErrorCode } from '../core/errors.js';
-import { LOOKUP_TOOLS, parseCase, type Decider, type Decision, type DecisionCase, type LookupTool } from './case.js';
+import { MAX_AMOUNT_CENTS } from '../core/effects.js';
+import { LOOKUP_TOOLS, parseCase, subjectId, type Decider, type Decision, type DecisionCase, type LookupTool, type MoneyDecision } from './case.js';
 import type { DeciderConfig } from './config.js';
 import { checkDecision, MODEL_DEVIATED } from './check.js';
 import { cleanModelLine, cleanModelText, DECISION_TEXT_MAX_CHARS } from './model-text.js';
@@ -196,17 +197,22 @@ function byHand(input: DecisionCase): string {
   return input.kind === 'refund' ? `POST /v1/refunds (npx interlock refund) under approval ${input.approval.id}` : `POST /v1/credits (npx interlock credit) under approval ${input.approval.id}`;
 }
 
+/** What was wrong with the answer of each decision_invalid raised here, as its message quotes it (bounded, masked). */
+const answerProblems = new WeakMap<DeciderError, string>();
+
 /**
  * `what` is bounded like the API's own words: it quotes the model's answer, which can be as long as the model likes.
  * Not retryable as a call (the decisions worker does not ask again by itself), yet nothing was recorded, so the case
  * submitted again is reopened and asked again (decision_invalid is retryable in the registry: mayReopenCase).
  */
 function invalid(input: DecisionCase, what: string, model: string, key: string | null): DeciderError {
-  return new DeciderError(
+  const error = new DeciderError(
     'decision_invalid',
     `The model (${model}) gave no usable decision for case ${input.caseId}: ${clip(what, key)}. Nothing was proposed; submit the case again (the same id and payload) to ask the model again, or decide it by hand with ${byHand(input)}.`,
     { retryable: false },
   );
+  answerProblems.set(error, clip(what, key));
+  return error;
 }
 
 /** Most tool names one error lists; the rest are counted. */
@@ -226,6 +232,82 @@ function decisionText(said: readonly string[], call: string): string {
   const room = DECISION_TEXT_MAX_CHARS - decided.length - '\n\n'.length;
   const prose = room > 0 ? cleanModelText(said.join('\n\n'), room) : '';
   return prose === '' ? decided : `${prose}\n\n${decided}`;
+}
+
+/** The fields each decision tool defines; any other field in a call is one the tool does not take. */
+const OWN_FIELDS: Record<DecisionTool, readonly string[]> = { issue_refund: ['amount_cents', 'reason'], issue_credit: ['amount_cents', 'description'], decline: ['reason'] };
+/** A field naming what money goes to (the tools define none: the approval names the case's subject). */
+const SUBJECT_FIELD = /^(?:payment_intent|payment|charge|customer|account|destination|subject)(?:_id)?$/i;
+/** A whole value that is the id of a Stripe object money can go to. */
+const STRIPE_SUBJECT = /^(?:pi|ch|py|cus|acct|ba|card|pm|src)_[A-Za-z0-9]+$/;
+const MONEY_ACTION = { issue_refund: 'refund', issue_credit: 'credit' } as const;
+
+/** The amount a call asked for, read however it was written (a number, or digits in a string); NaN when it named none. */
+function amountAsked(input: Record<string, unknown>): number {
+  for (const key of ['amount_cents', 'amount']) {
+    const value = input[key];
+    if (typeof value === 'number' && !Number.isNaN(value)) return value;
+    if (typeof value === 'string') {
+      const digits = value.replace(/[\s,_$]/g, '');
+      if (/^\d+(?:\.\d+)?(?:e\d+)?$/i.test(digits)) return Number(digits);
+    }
+  }
+  return Number.NaN;
+}
+
+/** One money call of an answer, read without its tool's schema: what it asked for and which other subjects it named. */
+type Ask = { name: keyof typeof MONEY_ACTION; input: Record<string, unknown>; amount: number; named: string[] };
+
+function askOf(name: keyof typeof MONEY_ACTION, input: Record<string, unknown>, approval: DecisionCase['approval']): Ask {
+  const subject = subjectId(approval);
+  const named: string[] = [];
+  for (const [field, value] of Object.entries(input)) {
+    if (OWN_FIELDS[name].includes(field) || (typeof value !== 'string' && typeof value !== 'number')) continue;
+    const text = String(value);
+    if ((SUBJECT_FIELD.test(field) || STRIPE_SUBJECT.test(text)) && text !== subject) {
+      named.push(`the model's ${name} call named ${cleanModelLine(field, 64)} ${cleanModelLine(text, 80)}, but approval ${approval.id} covers ${approval.scope} only`);
+    }
+  }
+  // Bounded, as the problems are recorded with the deviation: a few named, the rest counted.
+  const shown = named.slice(0, NAMED_CALLS_MAX);
+  if (named.length > NAMED_CALLS_MAX) shown.push(`and ${named.length - NAMED_CALLS_MAX} more fields naming another subject`);
+  return { name, input, amount: amountAsked(input), named: shown };
+}
+
+/**
+ * The ask outside the approval in an answer that is no well-formed decision, as a decision for checkDecision to find
+ * MODEL_DEVIATED, or null when there is none. The shape checks (the tools' strict schemas, one decision an answer)
+ * run before the approval is compared; without this, an injected ask for more wrapped in a malformation (a field
+ * naming another payment, an amount past a safe integer, a second decision beside it) would be decision_invalid: no
+ * record, no inbox item, no hook, and the case, submitted again, decided afresh with no trace of it. An ask is outside
+ * when it asks for more than the approval or one effect covers, names another payment or customer, or is money of
+ * the other kind; a malformation with nothing asked outside stays decision_invalid.
+ */
+function overAsk(content: unknown, input: DecisionCase, said: readonly string[], model: string, what: string): MoneyDecision | null {
+  if (!Array.isArray(content)) return null;
+  const asks: Ask[] = [];
+  for (const block of content as unknown[]) {
+    if (typeof block !== 'object' || block === null) continue;
+    const { type, name, input: called } = block as { type?: unknown; name?: unknown; input?: unknown };
+    if (type !== 'tool_use' || (name !== 'issue_refund' && name !== 'issue_credit')) continue;
+    const fields = typeof called === 'object' && called !== null && !Array.isArray(called) ? (called as Record<string, unknown>) : {};
+    asks.push(askOf(name, fields, input.approval));
+  }
+  const limit = Math.min(input.approval.capCents, MAX_AMOUNT_CENTS);
+  const outside = asks.filter((ask) => ask.amount > limit || ask.named.length > 0 || MONEY_ACTION[ask.name] !== input.kind);
+  // The largest ask is the one recorded (the most at stake for a person to see); the others are named beside it.
+  const [chosen] = [...outside].sort((a, b) => (Number.isNaN(b.amount) ? -1 : b.amount) - (Number.isNaN(a.amount) ? -1 : a.amount));
+  if (chosen === undefined) return null;
+  const rest = outside.filter((ask) => ask !== chosen);
+  const others = rest.slice(0, NAMED_CALLS_MAX).map((ask) => `beside it, its ${ask.name} call asked for ${Number.isNaN(ask.amount) ? 'no amount' : `${String(ask.amount)} cents`}`);
+  if (rest.length > NAMED_CALLS_MAX) others.push(`and ${rest.length - NAMED_CALLS_MAX} more calls outside the approval beside it`);
+  const deviations = [...chosen.named, ...others, `the answer was no well-formed decision (${what})`];
+  const asked = Number.isNaN(chosen.amount) ? 'with no amount' : `${String(chosen.amount)} cents`;
+  const text = decisionText(said, `${chosen.name} ${asked}, in a malformed call: ${cleanModelText(JSON.stringify(chosen.input), 300)}`);
+  const words = (field: string, max: number) => cleanModelText(typeof chosen.input[field] === 'string' ? chosen.input[field] : '', max) || '(none given)';
+  return chosen.name === 'issue_refund'
+    ? { action: 'refund', amountCents: chosen.amount, reason: words('reason', REASON_MAX_CHARS), model, text, deviations }
+    : { action: 'credit', amountCents: chosen.amount, description: words('description', DESCRIPTION_MAX_CHARS), model, text, deviations };
 }
 
 function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonly string[], model: string, fail: (what: string) => DeciderError): Decision {
@@ -452,46 +534,55 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
         const message = await ask(input, messages, tools, options.signal);
         const notApi = notAMessage(message, input.caseId);
         if (notApi !== null) throw notApi;
-        if (!Array.isArray(message.content)) throw fail('the answer is not a Messages API message (it has no content list)', cleanModelLine(config.model, 200));
         const model = cleanModelLine(typeof message.model === 'string' ? message.model : '', 200) || config.model;
-        const malformed = blockProblem(message.content as unknown[]);
-        if (malformed !== null) throw fail(malformed, model);
-        const problem = stopProblem(message, config);
-        if (problem !== null) throw fail(problem, model);
-        for (const block of message.content) if (block.type === 'text' && block.text.trim() !== '') said.push(block.text);
-        const calls = message.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
-        if (calls.length === 0) throw fail(`it answered without calling a tool${said.length > 0 ? ` ("${cleanModelLine(said.join(' '), 200)}")` : ''}`, model);
-        // A decision tool of the other kind is still a decision: checkDecision reports it as MODEL_DEVIATED.
-        const unknown = calls.filter((call) => !offered.has(call.name) && !isDecisionTool(call.name));
-        if (unknown.length > 0) throw fail(`it called ${namesOf(unknown, ', ')}, which ${unknown.length === 1 ? 'is not one of' : 'are not among'} the tools offered (${[...offered].join(', ')})`, model);
-        const decisions = calls.filter((call): call is ToolUseBlock & { name: DecisionTool } => isDecisionTool(call.name));
-        if (decisions.length > 1) throw fail(`it called ${namesOf(decisions, ' and ')} in one answer; a case is decided once`, model);
-        const [decision] = decisions;
-        // A lookup called beside the decision was not answered yet: the decision was made without its facts.
-        const unread = lookups.filter((name) => !read.has(name));
-        if (decision !== undefined) {
-          const decided = decisionFrom(decision, said, model, (what) => fail(what, model));
-          // A decline moves no money, and a decision outside the approval (another kind, more than it covers) is
-          // the worker's to record as MODEL_DEVIATED for a person, read or not: sent back, a prompt-injected ask for
-          // more would leave no trace once the model, told to read first, asked for what was approved.
-          if (decided.action === 'decline' || unread.length === 0 || checkDecision(decided, input.approval, input.kind).verdict === MODEL_DEVIATED) return decided;
-          // Told once already, out of turns, or a decision tool not offered (the API refuses it sent back): it stands
-          // as made, without the facts, and nothing is proposed from it.
-          if (told || turn === config.maxTurns || !offered.has(decision.name)) {
-            throw fail(`it decided (${decision.name} ${decided.amountCents} cents) without reading the facts: ${unread.join(' and ')} ${unread.length === 1 ? 'was' : 'were'} never answered in the conversation${told ? ', and it decided again without them after it was told to read them first' : ''}`, model);
+        try {
+          if (!Array.isArray(message.content)) throw fail('the answer is not a Messages API message (it has no content list)', cleanModelLine(config.model, 200));
+          const malformed = blockProblem(message.content as unknown[]);
+          if (malformed !== null) throw fail(malformed, model);
+          const problem = stopProblem(message, config);
+          if (problem !== null) throw fail(problem, model);
+          for (const block of message.content) if (block.type === 'text' && block.text.trim() !== '') said.push(block.text);
+          const calls = message.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
+          if (calls.length === 0) throw fail(`it answered without calling a tool${said.length > 0 ? ` ("${cleanModelLine(said.join(' '), 200)}")` : ''}`, model);
+          // A decision tool of the other kind is still a decision: checkDecision reports it as MODEL_DEVIATED.
+          const unknown = calls.filter((call) => !offered.has(call.name) && !isDecisionTool(call.name));
+          if (unknown.length > 0) throw fail(`it called ${namesOf(unknown, ', ')}, which ${unknown.length === 1 ? 'is not one of' : 'are not among'} the tools offered (${[...offered].join(', ')})`, model);
+          const decisions = calls.filter((call): call is ToolUseBlock & { name: DecisionTool } => isDecisionTool(call.name));
+          if (decisions.length > 1) throw fail(`it called ${namesOf(decisions, ' and ')} in one answer; a case is decided once`, model);
+          const [decision] = decisions;
+          // A lookup called beside the decision was not answered yet: the decision was made without its facts.
+          const unread = lookups.filter((name) => !read.has(name));
+          if (decision !== undefined) {
+            const decided = decisionFrom(decision, said, model, (what) => fail(what, model));
+            // A decline moves no money, and a decision outside the approval (another kind, more than it covers) is
+            // the worker's to record as MODEL_DEVIATED for a person, read or not: sent back, a prompt-injected ask for
+            // more would leave no trace once the model, told to read first, asked for what was approved.
+            if (decided.action === 'decline' || unread.length === 0 || checkDecision(decided, input.approval, input.kind).verdict === MODEL_DEVIATED) return decided;
+            // Told once already, out of turns, or a decision tool not offered (the API refuses it sent back): it stands
+            // as made, without the facts, and nothing is proposed from it.
+            if (told || turn === config.maxTurns || !offered.has(decision.name)) {
+              throw fail(`it decided (${decision.name} ${decided.amountCents} cents) without reading the facts: ${unread.join(' and ')} ${unread.length === 1 ? 'was' : 'were'} never answered in the conversation${told ? ', and it decided again without them after it was told to read them first' : ''}`, model);
+            }
+            told = true;
           }
-          told = true;
+          const unsendable = replayProblem(calls, called);
+          if (unsendable !== null) throw fail(unsendable, model);
+          for (const call of calls) called.add(call.id);
+          const results: ToolResultBlockParam[] = calls.map((call) => {
+            if (isDecisionTool(call.name)) return { type: 'tool_result', tool_use_id: call.id, is_error: true, content: readFirst(unread, calls) };
+            if (isLookupTool(call.name)) read.add(call.name);
+            const facts = isLookupTool(call.name) ? input.facts[call.name] : undefined;
+            return { type: 'tool_result', tool_use_id: call.id, content: JSON.stringify(facts ?? {}) };
+          });
+          messages.push({ role: 'assistant', content: replayed(message) }, { role: 'user', content: results });
+        } catch (error) {
+          // An answer that is no decision may still hold an ask outside the approval: the worker's to record as
+          // MODEL_DEVIATED for a person (overAsk), not an error that leaves no trace.
+          const what = error instanceof DeciderError ? answerProblems.get(error) : undefined;
+          const deviated = what === undefined ? null : overAsk(message.content, input, said, model, what);
+          if (deviated !== null) return deviated;
+          throw error;
         }
-        const unsendable = replayProblem(calls, called);
-        if (unsendable !== null) throw fail(unsendable, model);
-        for (const call of calls) called.add(call.id);
-        const results: ToolResultBlockParam[] = calls.map((call) => {
-          if (isDecisionTool(call.name)) return { type: 'tool_result', tool_use_id: call.id, is_error: true, content: readFirst(unread, calls) };
-          if (isLookupTool(call.name)) read.add(call.name);
-          const facts = isLookupTool(call.name) ? input.facts[call.name] : undefined;
-          return { type: 'tool_result', tool_use_id: call.id, content: JSON.stringify(facts ?? {}) };
-        });
-        messages.push({ role: 'assistant', content: replayed(message) }, { role: 'user', content: results });
       }
       throw fail(`it looked facts up for INTERLOCK_MODEL_MAX_TURNS=${config.maxTurns} turns without deciding`, cleanModelLine(config.model, 200));
     },

@@ -51,8 +51,14 @@ export function caseCurrency(input: Pick<DecisionCase, 'kind' | 'facts'>): strin
   return typeof named === 'string' && /^[a-z]{3}$/i.test(named) ? named.toLowerCase() : null;
 }
 
-export type RefundDecision = { action: 'refund'; amountCents: number; reason: string; model: string; text: string };
-export type CreditDecision = { action: 'credit'; amountCents: number; description: string; model: string; text: string };
+/**
+ * `deviations`: how the model's answer went outside the approval in ways its action and amount do not show (a call
+ * naming another payment or customer, a second decision beside it), set by a decider that read an ask for more out
+ * of an answer that was no well-formed decision. checkDecision counts each as a problem, so such a decision is never
+ * accepted. `amountCents` is NaN when that answer named no amount.
+ */
+export type RefundDecision = { action: 'refund'; amountCents: number; reason: string; model: string; text: string; deviations?: string[] };
+export type CreditDecision = { action: 'credit'; amountCents: number; description: string; model: string; text: string; deviations?: string[] };
 export type DeclineDecision = { action: 'decline'; reason: string; model: string; text: string };
 export type MoneyDecision = RefundDecision | CreditDecision;
 export type Decision = MoneyDecision | DeclineDecision;

@@ -31,10 +31,14 @@ export function checkDecision(decision: Decision, approval: CaseApproval, kind: 
   const problems: string[] = [];
   if (decision.action !== ACTION_OF[kind]) problems.push(`the case is a ${kind} and its approval ${approval.id} covers a ${kind}, but the model decided a ${decision.action}`);
   const amount = decision.amountCents;
-  if (!Number.isSafeInteger(amount) || amount <= 0) problems.push(`the model decided ${String(amount)} cents, which is not a positive whole number of cents`);
-  else if (amount > approval.capCents && approval.capCents <= MAX_AMOUNT_CENTS) problems.push(`the model decided ${amount} cents, but approval ${approval.id} covers at most ${approval.capCents}`);
+  // An amount above the cap is named as such first, whole or not, safe or not: the person reading it learns the
+  // model asked for more (90071992547409920 cents is more, not merely an odd number).
+  if (Number.isNaN(amount)) problems.push('the model named no amount of cents');
+  else if (amount > approval.capCents && approval.capCents <= MAX_AMOUNT_CENTS) problems.push(`the model decided ${String(amount)} cents, but approval ${approval.id} covers at most ${approval.capCents}`);
   // A policy approval's cap may be above what one effect moves: the limit broken is then the effect's, named as such.
-  else if (amount > MAX_AMOUNT_CENTS) problems.push(`the model decided ${amount} cents, but one ${kind} moves at most ${MAX_AMOUNT_CENTS} cents (approval ${approval.id} covers ${approval.capCents} in all)`);
+  else if (amount > MAX_AMOUNT_CENTS) problems.push(`the model decided ${String(amount)} cents, but one ${kind} moves at most ${MAX_AMOUNT_CENTS} cents (approval ${approval.id} covers ${approval.capCents} in all)`);
+  else if (!Number.isSafeInteger(amount) || amount <= 0) problems.push(`the model decided ${String(amount)} cents, which is not a positive whole number of cents`);
+  problems.push(...(decision.deviations ?? []));
   const expected = kind === 'refund' ? 'payment:' : 'customer:';
   if (!approval.scope.startsWith(expected)) problems.push(`approval ${approval.id} covers ${approval.scope}, which is not a ${kind === 'refund' ? 'payment' : 'customer'}`);
   if (problems.length === 0) return { verdict: 'accepted', decision };

@@ -1,19 +1,63 @@
 // The offline decider: without ANTHROPIC_API_KEY every case is decided by this rule, so every scenario and test
 // runs on a machine with no key and no network. The rule is the one support approved: the approved amount, on the
-// case's own kind. Facts are the gate's to judge (premises), not this rule's, so it never declines.
+// case's own kind, unless the facts the worker read for the case (the same ones the model decider is given) show the
+// money went back already: a payment a person refunded or the bank charged back, an incident already compensated.
+// Then it declines, saying which fact. The gate re-checks only that the facts did not change since the decision, so a
+// refund decided on a payment already refunded would go out a second time; the model decider declines such a case
+// (its prompt), and this rule must too.
 import { MAX_AMOUNT_CENTS } from '../core/effects.js';
 import { moneyText } from '../core/money-text.js';
-import { caseCurrency, parseCase, type Decider, type Decision, type DecisionCase } from './case.js';
+import { caseCurrency, parseCase, subjectId, type Decider, type Decision, type DecisionCase, type DeclineDecision } from './case.js';
 
 /** The `model` the rules decider writes into PROPOSED's `decision`, and so into receipts. */
 export const RULES_MODEL = 'rules';
 
+/** A count of minor units the facts name, or 0 when they name none (not read, null, not a number). */
+function centsIn(facts: Record<string, unknown> | undefined, name: string): number {
+  const value = facts?.[name];
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
+/** The chargeback ids the facts name (disputes that are not inquiries), or none. */
+function chargebacksIn(facts: Record<string, unknown> | undefined): string[] {
+  const value = facts?.['chargebacks'];
+  return Array.isArray(value) ? value.map(String) : [];
+}
+
+/** How a person sends the money by hand when, having read the facts, they find it is still owed. */
+function byHand(input: DecisionCase): string {
+  return input.kind === 'refund' ? `POST /v1/refunds (npx interlock refund) under approval ${input.approval.id}` : `POST /v1/credits (npx interlock credit) under approval ${input.approval.id}`;
+}
+
+function decline(input: DecisionCase, fact: string): DeclineDecision {
+  const reason = `${fact}, so no ${input.kind} was proposed for case ${input.caseId}. Nothing was sent and approval ${input.approval.id} was not used: if the customer is still owed money, a person sends it with ${byHand(input)}.`;
+  return { action: 'decline', reason, model: RULES_MODEL, text: `rules: declined on the facts. ${reason}` };
+}
+
+/** The fact that stops the case's money, as a sentence naming it, or null when the facts show none. */
+function stoppingFact(input: DecisionCase, currency: string | null): string | null {
+  const subject = subjectId(input.approval);
+  if (input.kind === 'refund') {
+    const payment = input.facts.get_payment;
+    const chargebacks = chargebacksIn(payment);
+    if (chargebacks.length > 0) return `Payment ${subject} has chargebacks (${chargebacks.slice(0, 5).join(', ')}${chargebacks.length > 5 ? ` and ${chargebacks.length - 5} more` : ''}): a chargeback the merchant loses returns the money through the bank, and a refund beside it would return it twice`;
+    const refunded = centsIn(payment, 'refunded_by_others');
+    if (refunded > 0) return `Payment ${subject} was refunded ${moneyText(refunded, currency)} already, outside this case (refunded_by_others in the facts read at Stripe)`;
+    return null;
+  }
+  const compensated = centsIn(input.facts.get_account, 'incident_compensation');
+  if (compensated > 0) return `Customer ${subject} was given ${moneyText(compensated, currency)} for incident ${input.incident ?? '(none named)'} already (incident_compensation in the facts read at Stripe)`;
+  return null;
+}
+
 export function decideByRules(input: DecisionCase): Decision {
+  // In the currency the facts name (the amount is in its smallest unit); never dollars, which ¥5,000 is not.
+  const currency = caseCurrency(input);
+  const stopped = stoppingFact(input, currency);
+  if (stopped !== null) return decline(input, stopped);
   // The approved amount, at most what one effect may move (an approval's cap may cover several).
   const amountCents = Math.min(input.approval.capCents, MAX_AMOUNT_CENTS);
   const approvedBy = input.approval.approver === undefined ? '' : ` by ${input.approval.approver}`;
-  // In the currency the facts name (the amount is in its smallest unit); never dollars, which ¥5,000 is not.
-  const currency = caseCurrency(input);
   switch (input.kind) {
     case 'refund': {
       const reason = `Goodwill refund of ${moneyText(amountCents, currency)} for case ${input.caseId}, the amount approved${approvedBy} under ${input.approval.id}.`;

@@ -391,17 +391,28 @@ describe('an answer that is not one well-formed decision is decision_invalid and
     expect(decisions.message.length).toBeLessThan(1_000);
   });
 
-  it('a decision call with a field its tool does not define (another payment, another customer) is refused, never retargeted onto the case subject', async () => {
-    const refund = await invalid(replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'Refund to their other order.', payment_intent: 'pi_ANOTHER00000000000000000' }));
-    expect(refund.message).toContain('its issue_refund call is malformed (input holds payment_intent, which the tool does not define)');
-    expect(refund.message).toContain('pi_ANOTHER00000000000000000');
+  // Rule: a call naming another payment or customer is an ask outside the approval (a prompt injection's mark): it is
+  // never retargeted onto the case subject and never accepted, but MODEL_DEVIATED for a person, naming what it named.
+  it('a decision call with a field naming another payment or customer is never accepted: MODEL_DEVIATED, naming it; an unknown field naming none is decision_invalid', async () => {
+    const input = refundCase();
+    server.script(replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'Refund to their other order.', payment_intent: 'pi_ANOTHER00000000000000000' }));
+    const refund = await createAnthropicDecider(config()).decide(input);
+    const check = checkDecision(refund, input.approval, input.kind);
+    expect(check.verdict).toBe(MODEL_DEVIATED);
+    expect(check.verdict === MODEL_DEVIATED && check.problems).toEqual([
+      `the model's issue_refund call named payment_intent pi_ANOTHER00000000000000000, but approval ap_case_4471 covers payment:${PAYMENT} only`,
+      expect.stringContaining('the answer was no well-formed decision (its issue_refund call is malformed (input holds payment_intent, which the tool does not define)'),
+    ]);
+    expect(refund.text).toContain('pi_ANOTHER00000000000000000');
     server.reset();
+    const credits = creditCase();
     server.script(replies.toolUse('issue_credit', { amount_cents: 1000, description: 'Outage credit', customer: 'cus_ANOTHER0000000' }));
-    const credit = await failure(createAnthropicDecider(config()).decide(creditCase()));
-    expect(credit).toMatchObject({ code: 'decision_invalid', retryable: false });
-    expect(credit.message).toContain('its issue_credit call is malformed (input holds customer, which the tool does not define)');
+    const credit = await createAnthropicDecider(config()).decide(credits);
+    expect(checkDecision(credit, credits.approval, credits.kind)).toMatchObject({ verdict: MODEL_DEVIATED, problems: [expect.stringContaining(`named customer cus_ANOTHER0000000, but approval ${credits.approval.id} covers customer:${CUSTOMER} only`), expect.anything()] });
     server.reset();
     expect((await invalid(replies.toolUse('decline', { reason: 'charged back', refund_instead: true }))).message).toContain('input holds refund_instead, which the tool does not define');
+    server.reset();
+    expect((await invalid(replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'ok', note: 'as approved' }))).message).toContain('input holds note, which the tool does not define');
   });
 
   it('a lookup the caller gave no facts for is an unknown tool too', async () => {

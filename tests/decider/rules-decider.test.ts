@@ -1,5 +1,7 @@
 // Without ANTHROPIC_API_KEY the rules decider decides: the approved amount on the case's own kind, the same
-// answer every time, no network. Its decisions go through the same check and proposal fields as a model's.
+// answer every time, no network, unless the facts read for the case show the money went back already (a person
+// refunded the payment, a chargeback, the incident compensated): then it declines, naming the fact. Its decisions go
+// through the same check and proposal fields as a model's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseProposal } from '../../src/core/proposal.js';
 import { MAX_AMOUNT_CENTS } from '../../src/core/effects.js';
@@ -61,11 +63,35 @@ describe('the rules decider', () => {
     expect(proposalFields(check, input).effect).toMatchObject({ kind: 'credit', customer: CUSTOMER, amount: 1000, incident: 'INC-0efaf1' });
   });
 
-  it('is deterministic: the same case gets the same decision, whatever the facts say (but the currency its text names)', async () => {
+  it('is deterministic: the same case gets the same decision, whatever facts that stop no money say (but the currency its text names)', async () => {
     const decider = createDecider(loadDeciderConfig({}));
     const first = await decider.decide(refundCase());
     expect(await decider.decide(refundCase())).toEqual(first);
-    expect(await decider.decide(refundCase({ facts: { get_payment: { chargebacks: ['du_1'], currency: 'usd' } } }))).toEqual(first);
+    // An open inquiry is not a chargeback; facts not read (null) show nothing.
+    expect(await decider.decide(refundCase({ facts: { get_payment: { chargebacks: [], refunded_by_others: null, open_inquiry: 'du_2', currency: 'usd' } } }))).toEqual(first);
+  });
+
+  it('declines a refund of a payment a person already refunded, naming the fact, the approval left unused and how to refund by hand', async () => {
+    const input = refundCase({ facts: { get_payment: { payment_intent: PAYMENT, chargebacks: [], refunded_by_others: 2000, refundable: 8000, currency: 'usd' } } });
+    const decision = await createDecider(loadDeciderConfig({})).decide(input);
+    expect(decision).toMatchObject({ action: 'decline', model: RULES_MODEL });
+    expect(checkDecision(decision, input.approval, input.kind).verdict).toBe('declined');
+    expect(decision.text).toBe(
+      `rules: declined on the facts. Payment ${PAYMENT} was refunded $20.00 already, outside this case (refunded_by_others in the facts read at Stripe), so no refund was proposed for case case-4471. Nothing was sent and approval ap_case_4471 was not used: if the customer is still owed money, a person sends it with POST /v1/refunds (npx interlock refund) under approval ap_case_4471.`,
+    );
+  });
+
+  it('declines a refund of a payment with a chargeback, naming it', () => {
+    const decision = decideByRules(refundCase({ facts: { get_payment: { chargebacks: ['du_1'], refunded_by_others: 0, currency: 'usd' } } }));
+    expect(decision).toMatchObject({ action: 'decline' });
+    expect(decision.text).toContain(`Payment ${PAYMENT} has chargebacks (du_1)`);
+  });
+
+  it('declines a credit for an incident already compensated, naming the amount and the incident', () => {
+    const decision = decideByRules(creditCase({ facts: { get_account: { customer: CUSTOMER, subscription_status: 'active', incident_compensation: 500, currency: 'usd' } } }));
+    expect(decision).toMatchObject({ action: 'decline', model: 'rules' });
+    expect(decision.text).toContain(`Customer ${CUSTOMER} was given $5.00 for incident INC-0efaf1 already (incident_compensation in the facts read at Stripe), so no credit was proposed`);
+    expect(decision.text).toContain('POST /v1/credits (npx interlock credit) under approval approval-case-34ef553a02');
   });
 
   it('refuses a case that could not become a proposal, before deciding anything', async () => {

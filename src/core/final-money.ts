@@ -254,6 +254,11 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, 
         return;
       }
       if (entry.incident === undefined || made.has(entry.objectId)) {
+        // Once the commit (or a late landing) names the credit the send made, that one is the effect's own and no other
+        // is: a fact recorded as its own about another object (before src/facts/apply.ts held back, while the dispatch
+        // was open, a credit someone labelled by hand with the effect's id and amount) is not the effect's money, and its
+        // currency says nothing of where the effect's credit went.
+        if (made.size > 0 && !made.has(entry.objectId)) return;
         credits.add(entry.objectId);
         const known = currencies.get(entry.objectId);
         currencies.set(entry.objectId, { currency: entry.currency ?? known?.currency ?? null, customerCurrency: entry.customerCurrency === undefined ? (known?.customerCurrency ?? null) : entry.customerCurrency });

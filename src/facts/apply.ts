@@ -4,7 +4,7 @@
 // object's state now, and its own lifecycle decides (final-money.ts), never the order events came in.
 import type { Logger } from 'pino';
 import { alertsFor } from '../core/alert-rules.js';
-import { committedEntry, dispatchedEffect, firstProposal } from '../core/decisions.js';
+import { committedEntry, dispatchedEffect, firstProposal, openDispatch } from '../core/decisions.js';
 import { incidentHold } from '../core/effects.js';
 import type { Draft, Entry, EntryFields, EntryOf } from '../core/entries.js';
 import { sha256Hex, canonicalJson } from '../core/json.js';
@@ -300,6 +300,7 @@ function ownRefundOf(entries: readonly Entry[], claims: Claims): OwnRefund {
  * own, whatever its metadata now says (cleared, or naming another effect or none) and no other is. Before, the one
  * whose metadata names the effect and whose amount is what the send would have made, if the effect was ever sent and
  * no other effect committed it: another effect's refund relabelled with this one's id is not this one's late landing.
+ * While its dispatch is open, two such refunds are not told apart until it commits (holdInFlight).
  */
 function whyNotOwn(refund: RefundFact, effectId: string, own: OwnRefund): string | null {
   if (own.committed !== null) return refund.id === own.committed ? null : `the effect committed refund ${own.committed}`;
@@ -508,7 +509,9 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * at once, which raises the alert in seconds rather than at the reconciler's next pass. Marked before the fact is
    * appended: a settle before the mark commits first, and the append then raises the alert on the committed effect
    * itself. A refund that is fine marks nothing: its events often come before the sender's settle, and a mark would make
-   * that settle (and every later one on the payment) read the payment again at Stripe.
+   * that settle (and every later one on the payment) read the payment again at Stripe. A refund that names an effect in
+   * flight while another on its payment does too, with its amount (one made by hand, the id copied from the send's own
+   * refund), is recorded on nothing until the commit says which one the send made (refundOfEffect, holdInFlight).
    */
   async function applyRefund(source: Observed['source'], eventId: string | null, eventType: string, refund: RefundFact, again: boolean): Promise<Applied[]> {
     // Re-read, a refund Stripe does not know is no fact (a signed event can still be about another account).
@@ -566,17 +569,47 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * Whether a refund whose metadata names `effectId` is that effect's own (whyNotOwn, `claims`: those on the refund's
    * payment): it must be on the effect's payment too. Otherwise nothing is recorded on it and the log says why. Without
    * this, an id pasted into another refund's metadata recorded a landing (and charged the approval) for an effect that
-   * never moved money, or another refund's failure on an effect whose own refund stood.
+   * never moved money, or another refund's failure on an effect whose own refund stood. While the effect's dispatch is
+   * open, it is not when another refund on the payment (`listed`, else read at Stripe) could be the effect's own too:
+   * the settle's re-read records the one the commit names (holdInFlight).
    */
-  async function refundOfEffect(effectId: string, refund: RefundFact, claims: Claims): Promise<boolean> {
+  async function refundOfEffect(effectId: string, refund: RefundFact, claims: Claims, listed: readonly RefundFact[] | null = null): Promise<boolean> {
     const partition = await journal.partitionOf(effectId);
     if (partition === null) return false;
+    const entries = partition === paymentOf(refund) ? await journal.entries(partition, effectId) : [];
+    const own = ownRefundOf(entries, claims);
     const problem =
       partition !== paymentOf(refund) ? `it is on payment ${refund.paymentIntent ?? 'none'}, and the effect's is ${partition}`
-      : whyNotOwn(refund, effectId, ownRefundOf(await journal.entries(partition, effectId), claims));
-    if (problem === null) return true;
-    logger.warn({ effectId, refund: refund.id }, `refund ${refund.id} names effect ${effectId} in its metadata, but ${problem}: not recorded on it`);
-    return false;
+      : whyNotOwn(refund, effectId, own);
+    if (problem !== null) {
+      logger.warn({ effectId, refund: refund.id }, `refund ${refund.id} names effect ${effectId} in its metadata, but ${problem}: not recorded on it`);
+      return false;
+    }
+    if (own.committed !== null || openDispatch(entries) === null || refund.paymentIntent === null) return true;
+    // A facts worker without a reader has only the event to go by.
+    const others = listed ?? (reader === null ? [] : await reader.refundsOf(refund.paymentIntent));
+    const rivals = others.filter((other) => other.id !== refund.id && whyNotOwn(other, effectId, own) === null);
+    if (rivals.length === 0) return true;
+    const after = await holdInFlight(partition, effectId, [refund.id, ...rivals.map((other) => other.id)]);
+    return !after.held && whyNotOwn(refund, effectId, ownRefundOf(after.entries, claims)) === null;
+  }
+
+  /**
+   * Before an effect commits, only metadata and amount tell what its send made (whyNotOwn, applyCredits' `own`), and
+   * while its dispatch is open (a slow or lost answer) a Dashboard user can copy the effect's id from the send's own
+   * object onto one of theirs of the same amount. Two such `objects` cannot be told apart until the commit names one,
+   * and a fact recorded on the wrong one would stay on the receipt as the effect's money. So none of them is recorded,
+   * and, as for a dispute on a payment in flight (applyPayment), the subject is marked (note-fact-1): the settle that
+   * closes the dispatch sees the mark and re-reads the effect's facts (settle-5 `reread`, src/gate/settle.ts), judged
+   * then by what the commit names. The chain is read again after the mark: a settle before it shows there (`held`
+   * false, and the caller judges by that chain), one after it sees the mark.
+   */
+  async function holdInFlight(partition: string, effectId: string, objects: readonly string[]): Promise<{ entries: readonly Entry[]; held: boolean }> {
+    await journal.notePaymentFact(partition);
+    const entries = await journal.entries(partition, effectId);
+    const held = openDispatch(entries) !== null;
+    if (held) logger.warn({ effectId, objects }, `${objects.join(', ')} each name effect ${effectId}, whose dispatch is open, with what its send makes: which one it made is known once it commits, so none is recorded on it now (its settle re-reads its facts)`);
+    return { entries, held };
   }
 
   /**
@@ -666,10 +699,17 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         const reads = current.map((dispute) => disputeObserved(source, event?.id ?? null, eventType('dispute'), dispute, dispute.charge === null ? undefined : charges.get(dispute.charge)));
         const withCharge = reads.filter((draft) => draft.chargeAmount !== undefined);
         // The chain as it is now, read only when there are refunds or charge reads to weigh against it.
-        const entries = refunds.length === 0 && withCharge.length === 0 ? [] : await journal.entries(payment, effectId);
-        // Each effect's own refund by its id, whatever the metadata says now (whyNotOwn).
-        const ownRefund = refunds.length === 0 ? null : ownRefundOf(entries, claims);
-        const own = ownRefund === null ? [] : refunds.filter((refund) => whyNotOwn(refund, effectId, ownRefund) === null).map((refund) => refundObserved(source, event?.id ?? null, eventType('refund'), refund));
+        let entries: readonly Entry[] = refunds.length === 0 && withCharge.length === 0 ? [] : await journal.entries(payment, effectId);
+        // Each effect's own refund by its id, whatever the metadata says now (whyNotOwn). An effect in flight (a re-read
+        // of it) that two refunds could be the own of records neither until it commits (holdInFlight).
+        const ownOf = (chain: readonly Entry[]) => refunds.filter((refund) => whyNotOwn(refund, effectId, ownRefundOf(chain, claims)) === null);
+        let owned = refunds.length === 0 ? [] : ownOf(entries);
+        if (owned.length > 1 && committedRefundOf(entries) === null && openDispatch(entries) !== null) {
+          const after = await holdInFlight(payment, effectId, owned.map((refund) => refund.id));
+          entries = after.entries;
+          owned = after.held ? [] : ownOf(entries);
+        }
+        const own = owned.map((refund) => refundObserved(source, event?.id ?? null, eventType('refund'), refund));
         const turns = new Map(withCharge.map((draft) => [draft.objectId, chargeReadTurn(entries, draft.objectId, draft)] as const));
         const earlier = before.get(effectId) ?? [];
         const recorded = new Map<Draft<'OBSERVED'>, string>();
@@ -742,10 +782,22 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     for (const effectId of effects) {
       const partition = await journal.partitionOf(effectId);
       if (partition === null) continue;
-      const entries = await journal.entries(partition, effectId);
+      let entries: readonly Entry[] = await journal.entries(partition, effectId);
       const effect = firstProposal(entries)?.effect;
       if (effect?.kind !== 'credit') continue;
       const incident = typeof effect.incident === 'string' ? effect.incident : null;
+      // In flight, two balance credits labelled with the effect and of its amount are not told apart until it commits:
+      // neither is recorded as its credit now, and the settle's re-read records the one the commit names (holdInFlight).
+      let held: ReadonlySet<string> = new Set();
+      if (committedRefundOf(entries) === null && openDispatch(entries) !== null) {
+        const taken = await claimed();
+        const leads = credits.filter((credit) => credit.objectType === 'customer_balance_transaction' && credit.effectId === effectId && !taken.has(credit.id) && credit.amount === -Number(effect.amount));
+        if (leads.length > 1) {
+          const after = await holdInFlight(partition, effectId, leads.map((credit) => credit.id));
+          entries = after.entries;
+          if (after.held) held = new Set(leads.map((credit) => credit.id));
+        }
+      }
       // Its own balance transaction is the credit its send made: the effect's amount, given (negative at Stripe). A debit
       // or another amount carrying the id (metadata set by hand), or anything carrying the id of an effect never sent,
       // is not recorded as the effect's credit.
@@ -760,7 +812,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       const labelledCredit = (credit: CreditFact) => made !== null && credit.objectType === 'customer_balance_transaction' && credit.effectId === effectId && credit.id !== made && credit.amount < 0;
       const taken = made === null || credits.some(labelledCredit) ? await claimed() : new Map<string, string>();
       const named = (credit: CreditFact) => (made !== null ? credit.id === made : credit.effectId === effectId && !taken.has(credit.id));
-      const own = (credit: CreditFact) => sent && named(credit) && credit.objectType === 'customer_balance_transaction' && (made !== null || credit.amount === -Number(effect.amount));
+      const own = (credit: CreditFact) => sent && named(credit) && !held.has(credit.id) && credit.objectType === 'customer_balance_transaction' && (made !== null || credit.amount === -Number(effect.amount));
       const recorded = new Set(entries.flatMap((entry) => (entry.kind === 'OBSERVED' && (entry.objectType === 'credit_note' || entry.incident !== undefined) ? [entry.objectId] : [])));
       // A debit labelled with the effect once its credit landed is the credit taken back (the step the compensated_twice
       // alert offers, and the one a credit in the wrong currency calls for): recorded, so the final money no longer says
@@ -789,7 +841,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         (credit.objectType === 'credit_note' || (!named(credit) && !reCredit(credit) && (credit.amount < 0 || (credit.amount > 0 && credit.effectId !== effectId)))) &&
         ((incident !== null && credit.incident === incident) || recorded.has(credit.id));
       for (const credit of credits) {
-        if (credit.effectId !== effectId || credit.objectType !== 'customer_balance_transaction' || own(credit) || reversal(credit) || reCredit(credit)) continue;
+        if (credit.effectId !== effectId || credit.objectType !== 'customer_balance_transaction' || held.has(credit.id) || own(credit) || reversal(credit) || reCredit(credit)) continue;
         const why = labelledCredit(credit) ? notReCredit(credit) : null;
         if (why !== null) logger.warn({ effectId, object: credit.id, amount: credit.amount, why }, `${credit.id} names effect ${effectId} but was ${why}; not recorded as a re-credit`);
         else logger.warn({ effectId, object: credit.id, amount: credit.amount }, `${credit.id} names effect ${effectId} but is not the credit its send made; not recorded on it`);
@@ -876,9 +928,10 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
           if (!reader || !(await journal.subjectKnown(payment))) return [];
           const claims = await claimsOn(payment);
           const results: Applied[] = [];
-          for (const found of await reader.refundsOf(named.paymentIntent)) {
+          const listed = await reader.refundsOf(named.paymentIntent);
+          for (const found of listed) {
             const committer = claims.get(found.id);
-            const owner = committer ?? (found.effectId !== null && (await refundOfEffect(found.effectId, found, claims)) ? found.effectId : null);
+            const owner = committer ?? (found.effectId !== null && (await refundOfEffect(found.effectId, found, claims, listed)) ? found.effectId : null);
             if (owner === null) continue;
             // As for a refund event (applyRefund): a committed refund needs no mark, one still in flight may.
             if (committer === undefined) await markIfFailedInFlight(owner, found);

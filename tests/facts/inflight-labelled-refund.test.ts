@@ -1,0 +1,44 @@
+// Rule: DESIGN §5/§8 and README "Post-send facts": metadata is a lead, not proof; an effect that sent once and committed its own refund has a valid receipt with happenedOnce true, whatever refunds others label with its id.
+// While the dispatch is open, two refunds that name the effect with its amount cannot be told apart: none is recorded,
+// the payment is marked, and the settle's re-read records the one the commit names (src/facts/apply.ts holdInFlight).
+// Before, any refund naming the effect with its amount was recorded as its own while it was in flight, the entry
+// stayed on the chain after the effect committed its real refund, and verify() called the receipt invalid and the
+// effect sent twice.
+import { describe, expect, it } from 'vitest';
+import { pay, sharedFactsRig } from './facts-rig.js';
+
+const rig = sharedFactsRig();
+
+describe('a refund labelled by hand with the id of an effect in flight', () => {
+  it('does not make the receipt of the effect that committed its own refund invalid or "not happened once"', async () => {
+    const { paymentIntent } = await pay(rig.stripe, 'pm_card_visa', 10_000);
+    await rig.sandbox.control.idle();
+    await rig.drained();
+    const target = rig.target;
+    const apply = target.apply.bind(target);
+    let labelled = '';
+    // The gate's POST lands at Stripe; before its answer is recorded (a slow answer), a Dashboard user copies the
+    // effect id from that refund's metadata onto a refund of the same amount they make by hand.
+    target.apply = async (effectId, effect, context) => {
+      const result = await apply(effectId, effect, context);
+      labelled = (await rig.stripe.refunds.create({ payment_intent: paymentIntent, amount: 2_000, metadata: { interlock_effect_id: effectId } })).id;
+      await rig.sandbox.control.idle();
+      await rig.drained();
+      return result;
+    };
+    let effectId: string;
+    try {
+      effectId = await rig.refund(paymentIntent, 2_000);
+    } finally {
+      target.apply = apply;
+    }
+    await rig.sandbox.control.idle();
+    await rig.drained();
+    await rig.facts.reread(effectId);
+    const receipt = await rig.receipt(effectId);
+    expect(receipt.evidence).not.toBe(labelled);
+    // Observed: valid false, happenedOnce false, problems ["an OBSERVED refund re_… is not the refund the effect committed (re_…)"].
+    expect({ valid: receipt.valid, happenedOnce: receipt.happenedOnce, problems: receipt.problems }).toEqual({ valid: true, happenedOnce: true, problems: [] });
+    expect(receipt.finalMoney.refunds.map((refund) => refund.id)).toEqual([receipt.evidence]);
+  });
+});

@@ -1,5 +1,6 @@
 // What finally happened to the money, from post-send facts (DESIGN §8). An object's final state is decided by
 // its own lifecycle, never by the order facts arrived in: a failed refund never becomes succeeded again.
+import { moneyText } from './money-text.js';
 import type { Entry, EntryOf } from './entries.js';
 import { isJsonObject, type Json } from './json.js';
 
@@ -418,9 +419,11 @@ export function deriveExposure(money: FinalMoney): Exposure | null {
   const read = chargeRead(chargebacks, refundCents);
   const cents = read === null ? refundCents + chargebackCents : Math.min(refundCents, Math.max(0, read.refunded + chargebackCents - read.amount));
   if (cents === 0 && read !== null) return null;
+  // In the refund's own money: 2000 is $20.00 in usd and ¥2,000 in jpy, never "2000 cents" of either.
+  const inCurrency = (amount: number) => moneyText(amount, refund.currency ?? null);
   const twice = read === null
     ? 'the merchant is out both unless the dispute is won'
-    : `on a charge of ${read.amount} cents of which ${read.refunded} were refunded, ${cents} cents of this refund were returned twice unless the dispute is won`;
+    : `on a charge of ${inCurrency(read.amount)} of which ${inCurrency(read.refunded)} was refunded, ${inCurrency(cents)} of this refund was returned twice unless the dispute is won`;
   return {
     cents,
     refundCents,
@@ -433,7 +436,7 @@ export function deriveExposure(money: FinalMoney): Exposure | null {
     dispute: first.id,
     disputes: chargebacks.map((dispute) => dispute.id),
     statuses: chargebacks.map((dispute) => dispute.status),
-    sentence: `Refund ${refund.id} (${refundCents} cents) went out and the charge was then charged back (${chargebackCents} cents): ${twice}.`,
+    sentence: `Refund ${refund.id} (${inCurrency(refundCents)}) went out and the charge was then charged back (${inCurrency(chargebackCents)}): ${twice}.`,
   };
 }
 
@@ -472,16 +475,17 @@ export function deriveSecondCompensation(facts: MoneyFacts, answer: MoneyStatus,
   const cents = ownCents === null ? notesCents : Math.min(ownCents - reversed, notesCents);
   const creditNotes = issued.map((note) => note.id);
   const what = incident === null ? 'the same incident' : `incident ${incident}`;
+  const currency = ownCurrency(facts);
   const theirs = [creditNotes.length > 0 ? `credit note ${creditNotes.join(', ')}` : null, balanceCredits.length > 0 ? `balance credit ${balanceCredits.join(', ')}` : null].filter((part) => part !== null).join(' and ');
   return {
     cents,
     ownCents,
     reversedCents: reversed,
-    currency: ownCurrency(facts),
+    currency,
     notesCents,
     creditNotes,
     balanceCredits,
     incident,
-    sentence: `This effect's credit${ownCents === null ? '' : ` (${ownCents} cents)`} landed and ${theirs} (${notesCents} cents) also compensates ${what}: the customer was compensated twice.`,
+    sentence: `This effect's credit${ownCents === null ? '' : ` (${moneyText(ownCents, currency)})`} landed and ${theirs} (${moneyText(notesCents, currency)}) also compensates ${what}: the customer was compensated twice.`,
   };
 }

@@ -23,12 +23,20 @@ const chargeback = (status: string, amount: number, read?: { charge: number; ref
   });
 
 /** A committed 2000-cent usd refund on ch_chain (its result names its currency, as Stripe's does) followed by these facts. */
-function after(facts: readonly Draft<'OBSERVED'>[], name = 'overlap') {
-  const committed = drafts.committed(REFUND, { result: refundObject(REFUND, { currency: 'usd' }) });
+function after(facts: readonly Draft<'OBSERVED'>[], name = 'overlap', currency = 'usd') {
+  const committed = drafts.committed(REFUND, { result: refundObject(REFUND, { currency }) });
   const result = verify(JSON.parse(JSON.stringify(chainReceipt(name, [drafts.proposed(), drafts.authorized(), drafts.dispatched(), committed, ...facts], key))), { publicKeys });
   expect(result.problems).toEqual([]);
   return { result, alert: alertsFor(result).find((draft) => draft.kind === 'exposure') };
 }
+
+describe("the exposure's sentence states amounts in the refund's own money", () => {
+  it('usd in dollars, jpy in yen: never "cents", which understates yen a hundredfold', () => {
+    const facts = [chargeback('needs_response', 10_000, { charge: 10_000, refunded: 2_000 })];
+    expect(after(facts, 'overlap-usd').result.exposure?.sentence).toBe(`Refund ${REFUND} ($20.00) went out and the charge was then charged back ($100.00): on a charge of $100.00 of which $20.00 was refunded, $20.00 of this refund was returned twice unless the dispute is won.`);
+    expect(after(facts, 'overlap-jpy', 'jpy').result.exposure?.sentence).toBe(`Refund ${REFUND} (2000 JPY) went out and the charge was then charged back (10000 JPY): on a charge of 10000 JPY of which 2000 JPY was refunded, 2000 JPY of this refund was returned twice unless the dispute is won.`);
+  });
+});
 
 describe('exposure is the overlap of the refunds and the chargebacks on the charge', () => {
   it('a chargeback of only the unrefunded part of a partly refunded charge is no exposure and raises no alert', () => {

@@ -25,6 +25,8 @@ export type SendContext = {
   readonly requestId: string | null;
   /** The dispatch attempt this send is, as its premise read named it (ReadContext.attempt); absent when none did. */
   readonly attempt?: string;
+  /** As ReadContext.neverSent, for this send's own checks before it writes (the refund target's remainder). */
+  readonly neverSent?: true;
 };
 
 /** Reads (lookups, facts) are bounded too; a read that fails or times out throws, it never answers "fine". */
@@ -42,6 +44,15 @@ export type ReadContext = {
    * (its approval out of room, say) leaves a read another attempt must not take for its own.
    */
   attempt?: string;
+  /**
+   * No send of this effect can have landed: the journal holds no dispatch of it whose send may have gone out (the
+   * gate's premise read, and the send, of a first dispatch). So no object at the target is this effect's own, whatever
+   * its labels say: one carrying the effect id (a refund made by hand with the id copied from the API's answer) is
+   * someone else's money out, and a target counts it as such in its facts and its pre-send checks. Absent, a target
+   * may leave out the object its lookup would take for this effect's landed send (the refund target's
+   * `refunded_by_others`), as recovery's re-read before a resend needs. Never set for a read other than the gate's.
+   */
+  neverSent?: true;
 };
 
 export interface Target {

@@ -8,6 +8,7 @@ import type { Json, JsonObject } from '../core/json.js';
 import { PROPOSAL_LIMITS } from '../core/proposal.js';
 import { quote, type QuoteLimits } from '../core/quote.js';
 import { comparePremises, type PremiseReport } from '../core/decisions.js';
+import type { ReadContext } from '../core/target.js';
 import type { GateContext } from './context.js';
 
 /**
@@ -82,9 +83,13 @@ export async function lookUp(ctx: GateContext, effectId: string, effect: Effect)
   return landingOf(answer);
 }
 
-/** The named facts, read from the target and bounded in time; what it answered, unchecked. */
-export function readRawFacts(ctx: GateContext, effectId: string, effect: Effect, names: readonly string[], attempt: string): Promise<unknown> {
-  return bounded('the premise read', ctx.readTimeoutMs, () => ctx.target.readFacts(effectId, effect, names, { timeoutMs: ctx.readTimeoutMs, premiseCheck: true, attempt }));
+/**
+ * The named facts, read from the target and bounded in time; what it answered, unchecked. `neverSent`: no send of the
+ * effect can have landed yet (ReadContext.neverSent), so the target takes nothing it finds for the effect's own.
+ */
+export function readRawFacts(ctx: GateContext, effectId: string, effect: Effect, names: readonly string[], attempt: string, neverSent: boolean): Promise<unknown> {
+  const context: ReadContext = { timeoutMs: ctx.readTimeoutMs, premiseCheck: true, attempt, ...(neverSent ? { neverSent: true } : {}) };
+  return bounded('the premise read', ctx.readTimeoutMs, () => ctx.target.readFacts(effectId, effect, names, context));
 }
 
 /**

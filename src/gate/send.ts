@@ -61,12 +61,14 @@ export async function markUnknown(ctx: GateContext, where: { partition: string; 
   }
 }
 
-export async function sendOnce(ctx: GateContext, where: { partition: string; effectId: string; epoch: number; attempt?: string }, effect: Effect, requestId: string | null, deadlineAt: number, claimCheckedAt: number): Promise<SendResult> {
+/** `where.neverSent`: this is the send of a first dispatch, after a premise read that said so (SendContext.neverSent). */
+export async function sendOnce(ctx: GateContext, where: { partition: string; effectId: string; epoch: number; attempt?: string; neverSent?: true }, effect: Effect, requestId: string | null, deadlineAt: number, claimCheckedAt: number): Promise<SendResult> {
   const { journal, heartbeat, target } = ctx;
   let checkedAt = claimCheckedAt;
   const context: SendContext = {
     requestId,
     ...(where.attempt === undefined ? {} : { attempt: where.attempt }),
+    ...(where.neverSent === true ? { neverSent: true } : {}),
     timeLeftMs: () => Math.floor(deadlineAt - performance.now()),
     async beforeWrite() {
       const now = performance.now();

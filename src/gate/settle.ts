@@ -20,7 +20,12 @@ import { lookUp } from './reads.js';
  */
 /** `attempt`: the dispatch attempt whose premise read this holding's send follows (ReadContext.attempt). */
 /** `indexEntry`: the open-dispatch index entry ("<effect id>:<token>") the submit that dispatched wrote, when it did. */
-export type Holding = { partition: string; effectId: string; epoch: number; head: string; approvalId: string; boundAt?: number; attempt?: string; indexEntry?: string };
+/**
+ * `neverSent`: set by a submit whose dispatch is the effect's first (its chain held no DISPATCHED), so that its send's
+ * checks, like its premise read, take nothing at the target for this effect's own (SendContext.neverSent). Never set
+ * by recovery.
+ */
+export type Holding = { partition: string; effectId: string; epoch: number; head: string; approvalId: string; boundAt?: number; attempt?: string; indexEntry?: string; neverSent?: true };
 
 /**
  * The fields of a landed object its receipt reads: the evidence id (verify.ts), and what the final money is derived

@@ -10,7 +10,8 @@ import { approvalProblems } from '../core/approval.js';
 import type { Outcome } from '../core/outcomes.js';
 import { committedEntry, dispatchBlocker, firstProposal, premisesDecidedOn, type PremiseReport } from '../core/decisions.js';
 import { effectIdFor, payloadHash } from '../core/effect-id.js';
-import { factsOfEffect, holdOf, type Effect, type EffectFacts } from '../core/effects.js';
+import { factsOfEffect, holdOf, type Effect, type EffectFacts, type EffectKind } from '../core/effects.js';
+import { moneyText } from '../core/money-text.js';
 import type { AnyDraft, ApprovalSnapshot, Checks, Draft, Entry, EntryOf } from '../core/entries.js';
 import type { JsonObject } from '../core/json.js';
 import { InterlockError, slowDownOf } from '../core/errors.js';
@@ -73,9 +74,10 @@ export function prepare(ctx: GateContext, input: unknown, options: ParseOptions 
 /**
  * A read of the facts started ahead (with the binding, so the read and the binding's round trip overlap), with what
  * came of it; it serves an attempt that needs exactly these facts, and is dropped otherwise (the approval refused the
- * effect first, or the effect was settled already).
+ * effect first, or the effect was settled already). `neverSent`: whether it was read as for a first dispatch
+ * (ReadContext.neverSent); it serves only an attempt that reads so too.
  */
-export type FactsAhead = { names: readonly string[]; read: Promise<{ facts: unknown } | { error: unknown }>; from: number };
+export type FactsAhead = { names: readonly string[]; read: Promise<{ facts: unknown } | { error: unknown }>; from: number; neverSent: boolean };
 
 /** Whether two reads ask for the same facts, whatever their order (a recorded proposal's premises come back with their names sorted). */
 function sameFacts(a: readonly string[], b: readonly string[]): boolean {
@@ -85,14 +87,21 @@ function sameFacts(a: readonly string[], b: readonly string[]): boolean {
   return [...a].sort().every((name, index) => name === sorted[index]);
 }
 
+/**
+ * Reads ahead as for the effect's first dispatch (neverSent), the chain not being known yet. It is the common case (a
+ * new request, an effects job on its producer's PROPOSED), and the safe guess: read so, a labelled object counts as
+ * someone else's, which can refuse a send but never adds one. An attempt whose chain turns out to hold an earlier
+ * dispatch does not use this read (readFactsFrom compares the flag) and reads again; the dispatch step writes only
+ * after the head its attempt judged, so a dispatch can follow only the chain its facts were read for.
+ */
 export function readFactsAhead(ctx: GateContext, prepared: Prepared): FactsAhead {
   const names = Object.keys(prepared.proposal.premises);
   const from = readStart(ctx);
-  const read = readRawFacts(ctx, prepared.effectId, prepared.effect, names, prepared.attempt).then(
+  const read = readRawFacts(ctx, prepared.effectId, prepared.effect, names, prepared.attempt, true).then(
     (facts) => ({ facts }),
     (error: unknown) => ({ error }),
   );
-  return { names, read, from };
+  return { names, read, from, neverSent: true };
 }
 
 /** When a premise read begins, as a lower bound of Redis time (0 before the worker has heard Redis's clock). */
@@ -103,21 +112,25 @@ function readStart(ctx: GateContext): number {
 /**
  * The facts decided on, read now (bounded by the read timeout) and judged against them as read (judgeFacts: only the
  * names decided on, compared before anything is quoted). A read that fails, times out, or answers facts that cannot
- * be read is a PremiseReadError.
+ * be read is a PremiseReadError. Recovery's re-read before a resend: its dispatch's send may have gone out, so the
+ * target may take what it finds for the effect's landed send as the effect's own (no ReadContext.neverSent).
  */
-export async function readFacts(ctx: GateContext, effectId: string, effect: Effect, decidedOn: JsonObject, attempt: string, ahead: FactsAhead | null = null): Promise<PremiseReport> {
-  return (await readFactsFrom(ctx, effectId, effect, decidedOn, attempt, ahead)).report;
+export async function readFacts(ctx: GateContext, effectId: string, effect: Effect, decidedOn: JsonObject, attempt: string): Promise<PremiseReport> {
+  return (await readFactsFrom(ctx, effectId, effect, decidedOn, attempt, null, false)).report;
 }
 
-/** readFacts, with when the read it judged began (`from`, readStart): the dispatch step's REREAD check needs it. */
-async function readFactsFrom(ctx: GateContext, effectId: string, effect: Effect, decidedOn: JsonObject, attempt: string, ahead: FactsAhead | null): Promise<{ report: PremiseReport; from: number }> {
+/**
+ * readFacts, with when the read it judged began (`from`, readStart): the dispatch step's REREAD check needs it.
+ * `neverSent` as readRawFacts; a read ahead serves only an attempt that reads as it did.
+ */
+async function readFactsFrom(ctx: GateContext, effectId: string, effect: Effect, decidedOn: JsonObject, attempt: string, ahead: FactsAhead | null, neverSent: boolean): Promise<{ report: PremiseReport; from: number }> {
   try {
     const names = Object.keys(decidedOn);
-    const early = ahead !== null && sameFacts(ahead.names, names) ? await ahead.read : null;
+    const early = ahead !== null && ahead.neverSent === neverSent && sameFacts(ahead.names, names) ? await ahead.read : null;
     if (early !== null && 'error' in early) throw early.error;
     if (early !== null) return { report: judgeFacts(decidedOn, early.facts, effect.kind), from: ahead?.from ?? 0 };
     const from = readStart(ctx);
-    return { report: judgeFacts(decidedOn, await readRawFacts(ctx, effectId, effect, names, attempt), effect.kind), from };
+    return { report: judgeFacts(decidedOn, await readRawFacts(ctx, effectId, effect, names, attempt, neverSent), effect.kind), from };
   } catch (error) {
     // A target that says its configuration is wrong (a refused key) keeps its own code: retrying will not help.
     if (error instanceof InterlockError && error.code === 'target_misconfigured') throw error;
@@ -125,6 +138,29 @@ async function readFactsFrom(ctx: GateContext, effectId: string, effect: Effect,
   }
 }
 
+
+/**
+ * The currency of the effect's money as an over-cap reason states it: the `currency` premise decided on (the refund's
+ * payment's; the credit's, the one credits are given in), or for a credit decided without it the worker's credit
+ * currency (INTERLOCK_CREDIT_CURRENCY, which such a credit goes out in); null when neither says it (a refund proposed
+ * without its currency premise), which moneyText writes as a currency unknown. The premises hold when the dispatch
+ * step answers over cap (a stale one is refused before the caps are weighed), so the decided currency is the one read.
+ * Approval caps and subject limits are in the effect's currency: an approval is scoped to one payment or customer.
+ */
+function currencyDecidedOn(decidedOn: JsonObject, kind: EffectKind, creditCurrency: string | null): string | null {
+  const code = (value: unknown) => (typeof value === 'string' && /^[a-z]{3}$/i.test(value) ? value.toLowerCase() : null);
+  return code(decidedOn.currency) ?? (kind === 'credit' ? code(creditCurrency) : null);
+}
+
+/**
+ * An amount of a cap as money (moneyText). The dispatch step answers a cap's limit and what it holds as Redis keeps
+ * them, as text: one past a safe integer is quoted as it is, in minor units, not rounded into another sum.
+ */
+function capAmountText(amount: string | number, currency: string | null): string {
+  const value = typeof amount === 'number' ? amount : Number(amount);
+  if (Number.isSafeInteger(value)) return moneyText(value, currency);
+  return `${amount} (minor units${currency === null ? ', currency unknown' : ` of ${currency.toUpperCase()}`})`;
+}
 
 function otherSubject(bound: string, subject: string): string {
   return `this request id is bound to ${bound}, not ${subject}; the recorded payload stands`;
@@ -150,9 +186,23 @@ type AloneOnChain = { onlyEntry: string; at: number };
 
 /**
  * What an attempt decides on: the head it writes after (and that entry's time, 0 when not known), the epoch, the
- * premises decided on, the PROPOSED still to write.
+ * premises decided on, the PROPOSED still to write; and `neverSent`, whether the chain it judged holds no dispatch, so
+ * that its own would be the effect's first (ReadContext.neverSent: its premise read and its send take nothing at the
+ * target for the effect's own). The dispatch step writes only after the head judged, so a chain that moved since
+ * (another submit's dispatch) writes nothing, and the next attempt judges the chain as it is then.
  */
-type Footing = { head: string; headAt: number; epoch: number; decidedOn: JsonObject; proposed: AnyDraft[] };
+type Footing = { head: string; headAt: number; epoch: number; decidedOn: JsonObject; proposed: AnyDraft[]; neverSent: boolean };
+
+/**
+ * Whether a chain holds no dispatch whose send may have gone out. Every DISPATCHED counts, however it ended: the chain
+ * does not record whether its request left, and one refused at recovery may still land late (its request was on its
+ * way), until the facts record that landing. A dispatch after one is read as recovery reads (no neverSent): its
+ * earlier send's landed refund is its own, not someone else's money out that would refuse an effect whose money moved,
+ * and its send goes under the same Idempotency-Key, which Stripe answers with that landing.
+ */
+function neverDispatched(entries: readonly Entry[]): boolean {
+  return !entries.some((entry) => entry.kind === 'DISPATCHED');
+}
 
 /**
  * This submit's binding of the effect to its subject. UNBOUND: not made yet, because on one Redis server a new
@@ -305,8 +355,9 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     const fresh = bound.status !== 'BOUND' && given !== null;
     let footing: Footing;
     if (given !== null && 'onlyEntry' in given) {
-      // The producer's PROPOSED of this very proposal, alone: decided on its premises, written already, epoch 0.
-      footing = { head: given.onlyEntry, headAt: given.at, epoch: 0, decidedOn: proposal.premises, proposed: [] };
+      // The producer's PROPOSED of this very proposal, alone: decided on its premises, written already, epoch 0, and
+      // never dispatched (a guess that no longer holds writes nothing).
+      footing = { head: given.onlyEntry, headAt: given.at, epoch: 0, decidedOn: proposal.premises, proposed: [], neverSent: true };
     } else {
       const chain: Chain = given ?? (await readChain(partition, effectId));
       if (!fresh) {
@@ -321,9 +372,9 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       // A proposal the producer recorded before queueing it (record.ts) is not written a second time.
       const latest = chain.entries.findLast((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
       const last = chain.entries.at(-1);
-      footing = { head: last?.hash ?? chain.state.head, headAt: last?.at ?? 0, epoch: chain.state.epoch, decidedOn, proposed: latest && sameProposal(latest, proposal) ? [] : [proposedDraft(proposal, decidedOn)] };
+      footing = { head: last?.hash ?? chain.state.head, headAt: last?.at ?? 0, epoch: chain.state.epoch, decidedOn, proposed: latest && sameProposal(latest, proposal) ? [] : [proposedDraft(proposal, decidedOn)], neverSent: neverDispatched(chain.entries) };
     }
-    const { decidedOn, proposed, epoch } = footing;
+    const { decidedOn, proposed, epoch, neverSent } = footing;
     const place: Place = { head: footing.head, at: footing.headAt };
 
     const terms: GrantedTerms | null = await ctx.terms(proposal.approval, { likely: partition });
@@ -343,7 +394,9 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     let report: PremiseReport;
     let readFrom: number;
     try {
-      ({ report, from: readFrom } = await readFactsFrom(ctx, effectId, effect, decidedOn, prepared.attempt, ahead));
+      // A read ahead was made as for a first dispatch (readFactsAhead). On a chain that holds an earlier dispatch it is
+      // not used: read so, that dispatch's landed refund would count as someone else's; the facts are read again.
+      ({ report, from: readFrom } = await readFactsFrom(ctx, effectId, effect, decidedOn, prepared.attempt, ahead, neverSent));
     } catch (error) {
       // A submit that took its effect to be new has not looked at its chain yet. If the effect is bound after all,
       // its chain may answer without the facts (settled already, or bound to another payment), and a failed read
@@ -416,7 +469,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
           return ctx.result(effectId, 'REFUSED:stale_premise', { reason: report.violations.join('; '), changes: report.changes });
         }
         const current = binding.current;
-        const holding: Holding = { partition, effectId, epoch: reply.epoch ?? epoch + 1, head: reply.entries.at(-1)?.hash ?? '', approvalId: proposal.approval, attempt: prepared.attempt, ...(current.status === 'NEW' ? { boundAt: current.now } : {}), ...(current.status === 'UNBOUND' ? {} : { indexEntry: `${effectId}:${current.token}` }) };
+        const holding: Holding = { partition, effectId, epoch: reply.epoch ?? epoch + 1, head: reply.entries.at(-1)?.hash ?? '', approvalId: proposal.approval, attempt: prepared.attempt, ...(current.status === 'NEW' ? { boundAt: current.now } : {}), ...(current.status === 'UNBOUND' ? {} : { indexEntry: `${effectId}:${current.token}` }), ...(neverSent ? { neverSent: true as const } : {}) };
         ctx.busy.hold(effectId);
         try {
           return await answer(await sendDispatched(holding, effect, proposal.requestId ?? null, deadlineAt, scriptAnsweredAt), partition);
@@ -432,7 +485,8 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       }
       case 'OVER_CAP': {
         const current: ApprovalSnapshot = { ...snapshot, reservedCents: reply.reservedCents, uses: reply.uses };
-        const reason = `${reply.cap} allows ${reply.limit} cents and ${reply.reserved} are already moved or in flight; ${facts.amount} more would pass it`;
+        const money = (amount: string | number) => capAmountText(amount, currencyDecidedOn(decidedOn, facts.kind, ctx.unanswered?.creditCurrency ?? null));
+        const reason = `${reply.cap} allows ${money(reply.limit)} and ${money(reply.reserved)} are already moved or in flight; ${money(facts.amount)} more would pass it`;
         return recordRefusal(binding, partition, prepared, place, proposed, [{ kind: 'AUTHORIZED', approval: current }, refusedDraft('REFUSED:over_cap', reason, checksOf(current, [], report.violations, report.changes))], 'REFUSED:over_cap', reason);
       }
       case 'ONCE': {

@@ -13,7 +13,9 @@
 //   does). Tagged means `metadata.incident` (what billing's SLA automation writes) or `metadata.interlock_incident`
 //   (what this target writes) equals the incident. Credit notes count whatever they paid out with (balance credit,
 //   refund to the card, out of band), since each of them compensates the incident; their balance transactions (type
-//   `credit_note`) are therefore not counted again.
+//   `credit_note`) are therefore not counted again. An effect none of whose sends can have landed
+//   (ReadContext.neverSent: the gate's read before a first dispatch) has no credit of its own: a tagged adjustment
+//   carrying its id then is someone else's (made by hand, the id copied from the API's answer), and counts.
 //   Not the customer's balance: a renewal consuming the balance moves it without compensating anything (the
 //   billing_credit seed, scenarios.md §3).
 // - `currency`: the currency this target gives credits in (INTERLOCK_CREDIT_CURRENCY, lowercase), the unit of the
@@ -33,7 +35,9 @@
 // already above zero (a second request for the incident, a case decided after billing's SLA credit note) would
 // compare equal and pass, and the customer would be compensated twice for one incident. apply checks the
 // compensation the gate's premise read for this effect found right before the dispatch (no extra call; a read made
-// for anything else, a decision's, is never used), or reads it itself when there is no such read. This effect's own credit is not counted, so a resend after a landed send passes.
+// for anything else, a decision's, is never used), or reads it itself when there is no such read. This effect's own
+// credit is not counted, so a resend after a landed send passes; the send of a first dispatch (SendContext.neverSent)
+// has none, and counts every credit carrying its id, as its premise read did.
 //
 // A credit in another currency than the customer's is refused before the send, in apply, too. The customer's
 // currency is `customer.currency`, the one it is billed in, which its first subscription, invoice or balance
@@ -88,11 +92,15 @@ function tagged(metadata: Stripe.Metadata | null | undefined, incident: string):
   return metadata?.['incident'] === incident || metadata?.[INCIDENT_KEY] === incident;
 }
 
-/** Cents credited for `incident` by others (see the header), from the customer's credit notes and balance transactions. */
-export function incidentCompensation(notes: readonly Stripe.CreditNote[], transactions: readonly Stripe.CustomerBalanceTransaction[], incident: string, effectId: string): number {
+/**
+ * Cents credited for `incident` by others (see the header), from the customer's credit notes and balance transactions.
+ * `neverSent` (ReadContext.neverSent): no send of the effect can have landed, so none of them is its own.
+ */
+export function incidentCompensation(notes: readonly Stripe.CreditNote[], transactions: readonly Stripe.CustomerBalanceTransaction[], incident: string, effectId: string, neverSent = false): number {
   const byNotes = notes.filter((note) => note.status === 'issued' && tagged(note.metadata, incident)).reduce((sum, note) => sum + note.amount, 0);
+  const ours = (transaction: Stripe.CustomerBalanceTransaction) => !neverSent && transaction.metadata?.[EFFECT_ID_KEY] === effectId;
   const adjusted = transactions
-    .filter((transaction) => transaction.type === 'adjustment' && transaction.metadata?.[EFFECT_ID_KEY] !== effectId && tagged(transaction.metadata, incident))
+    .filter((transaction) => transaction.type === 'adjustment' && !ours(transaction) && tagged(transaction.metadata, incident))
     .reduce((sum, transaction) => sum - transaction.amount, 0);
   return byNotes + Math.max(0, adjusted);
 }
@@ -123,10 +131,12 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
    * effect id (a retry naming another incident or customer, refused as a conflict after its facts were read ahead)
    * says nothing about the recorded credit's incident. And by the dispatch attempt the gate's premise read named
    * (ReadContext.attempt): an attempt refused before its send (its approval out of room) leaves a read that another
-   * attempt's send, whose premises read no compensation, must not take for its own.
+   * attempt's send, whose premises read no compensation, must not take for its own. And by whether it was read as for
+   * a first dispatch (neverSent): a read ahead made so, that its attempt did not use (the chain held an earlier
+   * dispatch), counts the effect's own credit as someone else's.
    */
   const compensations = new Map<string, CustomerStanding & { at: number }>();
-  const readOf = (effectId: string, credit: CreditEffect, attempt: string) => `${effectId} ${credit.customer} ${credit.incident} ${attempt}`;
+  const readOf = (effectId: string, credit: CreditEffect, attempt: string, neverSent: boolean) => `${effectId} ${credit.customer} ${credit.incident} ${attempt}${neverSent ? ' never-sent' : ''}`;
 
   function remember(read: string, standing: CustomerStanding): void {
     compensations.delete(read);
@@ -142,19 +152,20 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
   const creditNotes = (customer: string, budget: ReadBudget) => listAll(client, budget, `GET /v1/credit_notes?customer=${customer}`, (sdk, cursor, o) => sdk.creditNotes.list({ customer, ...cursor }, o), paging);
   const customerOf = (customer: string, budget: ReadBudget) => readCall(client, budget, `GET /v1/customers/${customer}`, (sdk, o) => sdk.customers.retrieve(customer, {}, o));
   /** The customer, its credit notes and its balance transactions, read together: what the pre-send check weighs. */
-  async function readStanding(credit: CreditEffect, effectId: string, budget: ReadBudget): Promise<CustomerStanding> {
+  async function readStanding(credit: CreditEffect, effectId: string, budget: ReadBudget, neverSent: boolean): Promise<CustomerStanding> {
     const [customer, notes, transactions] = await Promise.all([customerOf(credit.customer, budget), creditNotes(credit.customer, budget), balanceTransactions(credit.customer, budget)]);
-    return { cents: incidentCompensation(notes, transactions, credit.incident, effectId), currency: customerCurrency(customer, transactions) };
+    return { cents: incidentCompensation(notes, transactions, credit.incident, effectId, neverSent), currency: customerCurrency(customer, transactions) };
   }
   /** The customer for the pre-send check: the premise read just made, or a read now within the send's time. */
   async function customerStanding(effectId: string, credit: CreditEffect, context: SendContext): Promise<CustomerStanding> {
-    const key = context.attempt === undefined ? null : readOf(effectId, credit, context.attempt);
+    const neverSent = context.neverSent === true;
+    const key = context.attempt === undefined ? null : readOf(effectId, credit, context.attempt, neverSent);
     const read = key === null ? undefined : compensations.get(key);
     if (key !== null) compensations.delete(key);
     if (read !== undefined && performance.now() - read.at <= COMPENSATION_FRESH_MS) return read;
     const budget: ReadBudget = { timeLeftMs: () => context.timeLeftMs() };
     try {
-      return await readStanding(credit, effectId, budget);
+      return await readStanding(credit, effectId, budget, neverSent);
     } catch (error) {
       if (error instanceof Rejected) throw error;
       throw new SendFenced(`the check that incident ${credit.incident} was not compensated yet could not read the customer (${error instanceof Error ? error.message : String(error)}); nothing was sent`);
@@ -248,14 +259,15 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
       const budget = readBudget(context.timeoutMs);
       const wantsStatus = names.includes('subscription_status');
       const wantsCompensation = names.includes('incident_compensation');
+      const neverSent = context.neverSent === true;
       let read: { status: string | null; compensation: number | null } | null;
       try {
         const [status, compensation] = await Promise.all([
           wantsStatus ? newestSubscription(customer, budget) : null,
-          wantsCompensation ? readStanding(credit, effectId, budget) : null,
+          wantsCompensation ? readStanding(credit, effectId, budget, neverSent) : null,
         ]);
         // Kept for apply only when the gate read it right before the send: a decision's read may be any age.
-        if (compensation !== null && context.premiseCheck === true && context.attempt !== undefined) remember(readOf(effectId, credit, context.attempt), compensation);
+        if (compensation !== null && context.premiseCheck === true && context.attempt !== undefined) remember(readOf(effectId, credit, context.attempt, neverSent), compensation);
         read = { status, compensation: compensation?.cents ?? null };
       } catch (error) {
         if (!missing(error)) throw error;

@@ -8,9 +8,12 @@
 //   one needs a second read, since Stripe's charge does not list its disputes.
 // - `refunded_by_others`: cents of the charge's refunds that are not failed or canceled and not this effect's (its own
 //   is the one the lookup would take: the oldest carrying its id with its amount; a label alone is a lead, not proof).
+//   An effect none of whose sends can have landed (ReadContext.neverSent: the gate's read before a first dispatch) has
+//   no refund of its own: one carrying its id then is someone else's (made by hand, the id copied from the API's
+//   answer), and counts, so a premise decided before it is stale and the gate does not send a second refund.
 // - `refundable`: cents this effect may still refund: the captured amount less `refunded_by_others` (0 for a
 //   failed charge or a payment without a charge). This effect's own refund is left out, so a resend after a
-//   landed send still fits, and so it does not move when the effect itself lands.
+//   landed send still fits, and so it does not move when the effect itself lands (with neverSent, there is none).
 // - `charge_status`: the status of the PaymentIntent's latest charge (`succeeded`, `pending`, `failed`), or null.
 // - `currency`: the PaymentIntent's currency (lowercase ISO code), the unit of the effect's amount: 5000 is $50.00 in
 //   usd and ¥5,000 in jpy. It never changes, so a premise of it read at the decision holds at every send; it is
@@ -23,13 +26,15 @@
 // equal and pass. apply checks the amount against the `refundable` of the facts read for this effect right before
 // the dispatch (the gate reads them there, and again before a resend), so the check costs no extra call; when there
 // is no such read (a caller that sends without reading the premises, or premises without refund facts) it reads
-// the payment itself. Stripe still refuses an over-refund that a concurrent refund makes possible in between.
+// the payment itself, with the send's SendContext.neverSent as the premise read had it. Stripe still refuses an
+// over-refund that a concurrent refund makes possible in between.
 import { performance } from 'node:perf_hooks';
 import type Stripe from 'stripe';
 import type { Effect, RefundEffect } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
 import { STRIPE_DEDUP_WINDOW_MS } from '../core/timing.js';
 import type { Json, JsonObject } from '../core/json.js';
+import { moneyText } from '../core/money-text.js';
 import { Rejected, SendFenced, type ReadContext, type SendContext, type Target } from '../core/target.js';
 import { DEFAULT_SEND_TIMEOUT_MS, listAll, readBudget, readCall, sendCall, type ReadBudget } from './calls.js';
 import type { StripeClient } from './client.js';
@@ -78,10 +83,11 @@ export type RefundFigures = { chargebacks: string[]; refundedByOthers: number; r
  * The facts of a standing for one effect of `amount` cents (see the header for their meaning). The effect's own refund
  * is the one the lookup would take (findOwn: the oldest carrying its id with its amount); any other refund is someone
  * else's money out, whatever its metadata says (a label is a lead, not proof: one made by hand, or of another amount).
+ * `neverSent` (ReadContext.neverSent): no send of the effect can have landed, so it has no refund of its own at all.
  */
-export function refundFigures(standing: NonNullable<PaymentStanding>, effectId: string, amount: number): RefundFigures {
+export function refundFigures(standing: NonNullable<PaymentStanding>, effectId: string, amount: number, neverSent = false): RefundFigures {
   const { charge, refunds, disputes } = standing;
-  const own = findOwn(refunds, effectId, (refund) => refund.amount === amount)?.own ?? null;
+  const own = neverSent ? null : (findOwn(refunds, effectId, (refund) => refund.amount === amount)?.own ?? null);
   const refundedByOthers = refunds.filter((refund) => counts(refund) && refund !== own).reduce((sum, refund) => sum + refund.amount, 0);
   let refundable = 0;
   if (charge !== null && charge.status !== 'failed') refundable = Math.max(0, (charge.captured ? charge.amount_captured : charge.amount) - refundedByOthers);
@@ -137,6 +143,9 @@ function isRefundFact(name: string): name is RefundFact {
   return (REFUND_FACTS as readonly string[]).includes(name);
 }
 
+/** What apply's pre-send check weighs: the cents still refundable, in the payment's currency (null when Stripe named none). */
+type Remainder = { refundable: number; currency: string | null };
+
 /** How long the `refundable` of a premise read stands in for a fresh read in apply's pre-send check. */
 const REMAINDER_FRESH_MS = 5_000;
 /** Reads remembered at most; a read that never reaches apply (a stale premise, a refused proposal) ages out. */
@@ -147,17 +156,19 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
   const pageSize = options.pageSize;
   const paging = pageSize === undefined ? {} : { pageSize };
   /**
-   * (effect id, payment) → the refundable cents the last premise read of that effect on that payment found, and when.
-   * Keyed by the payment too: a read made for another payload under the effect id (a retry with another payment,
-   * refused as a conflict after its facts were read ahead) says nothing about the recorded one's payment. And by the
-   * dispatch attempt the gate's premise read named (ReadContext.attempt): only that attempt's send uses it.
+   * (effect id, payment) → the refundable cents the last premise read of that effect on that payment found, in the
+   * payment's currency, and when. Keyed by the payment too: a read made for another payload under the effect id (a
+   * retry with another payment, refused as a conflict after its facts were read ahead) says nothing about the recorded
+   * one's payment. And by the dispatch attempt the gate's premise read named (ReadContext.attempt): only that attempt's
+   * send uses it. And by whether it was read as for a first dispatch (neverSent): a read ahead made so, that its
+   * attempt did not use (the chain held an earlier dispatch), counts the effect's own refund as someone else's.
    */
-  const remainders = new Map<string, { refundable: number; at: number }>();
-  const readOf = (effectId: string, refund: RefundEffect, attempt: string) => `${effectId} ${refund.paymentIntent} ${attempt}`;
+  const remainders = new Map<string, Remainder & { at: number }>();
+  const readOf = (effectId: string, refund: RefundEffect, attempt: string, neverSent: boolean) => `${effectId} ${refund.paymentIntent} ${attempt}${neverSent ? ' never-sent' : ''}`;
 
-  function remember(read: string, refundable: number): void {
+  function remember(read: string, remainder: Remainder): void {
     remainders.delete(read);
-    remainders.set(read, { refundable, at: performance.now() });
+    remainders.set(read, { ...remainder, at: performance.now() });
     for (const [id, read] of remainders) {
       if (remainders.size <= REMAINDER_MEMORY && performance.now() - read.at <= REMAINDER_FRESH_MS) break;
       remainders.delete(id);
@@ -165,11 +176,12 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
   }
 
   /** The refundable cents for the pre-send check: the premise read just made, or a read now within the send's time. */
-  async function remainder(effectId: string, effect: RefundEffect, context: SendContext): Promise<number> {
-    const key = context.attempt === undefined ? null : readOf(effectId, effect, context.attempt);
+  async function remainder(effectId: string, effect: RefundEffect, context: SendContext): Promise<Remainder> {
+    const neverSent = context.neverSent === true;
+    const key = context.attempt === undefined ? null : readOf(effectId, effect, context.attempt, neverSent);
     const read = key === null ? undefined : remainders.get(key);
     if (key !== null) remainders.delete(key);
-    if (read !== undefined && performance.now() - read.at <= REMAINDER_FRESH_MS) return read.refundable;
+    if (read !== undefined && performance.now() - read.at <= REMAINDER_FRESH_MS) return read;
     let standing: PaymentStanding;
     try {
       standing = await readPaymentStanding(client, effect.paymentIntent, { timeLeftMs: () => context.timeLeftMs() }, { disputes: false, ...paging });
@@ -178,7 +190,8 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
       throw new SendFenced(`the check that the refund still fits could not read the payment (${error instanceof Error ? error.message : String(error)}); nothing was sent`);
     }
     if (standing === null) throw new Rejected(`No such payment_intent: '${effect.paymentIntent}'; the refund was not sent`, { code: 'resource_missing', status: 404 });
-    return refundFigures(standing, effectId, effect.amount).refundable;
+    const figures = refundFigures(standing, effectId, effect.amount, neverSent);
+    return { refundable: figures.refundable, currency: figures.currency };
   }
 
   return {
@@ -194,9 +207,9 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
 
     async apply(effectId, effect, context) {
       const refund = refundOf(effect);
-      const refundable = await remainder(effectId, refund, context);
+      const { refundable, currency } = await remainder(effectId, refund, context);
       if (refund.amount > refundable) {
-        throw new Rejected(`A refund of ${refund.amount} cents is more than the ${refundable} cents still refundable on ${refund.paymentIntent}; it was not sent`, { code: 'amount_exceeds_refundable', status: null });
+        throw new Rejected(`A refund of ${moneyText(refund.amount, currency)} is more than the ${moneyText(refundable, currency)} still refundable on ${refund.paymentIntent}; it was not sent`, { code: 'amount_exceeds_refundable', status: null });
       }
       const params: Stripe.RefundCreateParams = {
         payment_intent: refund.paymentIntent,
@@ -232,9 +245,10 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
       const facts: JsonObject = {};
       if (names.length === 0) return facts;
       const standing = await readPaymentStanding(client, paymentIntent, readBudget(context.timeoutMs), { disputes: names.includes('chargebacks'), ...paging });
-      const figures = standing === null ? null : refundFigures(standing, effectId, refund.amount);
+      const neverSent = context.neverSent === true;
+      const figures = standing === null ? null : refundFigures(standing, effectId, refund.amount, neverSent);
       // Kept for apply only when the gate read it for a dispatch attempt (its premise check): that attempt's send uses it.
-      if (figures !== null && context.premiseCheck === true && context.attempt !== undefined) remember(readOf(effectId, refund, context.attempt), figures.refundable);
+      if (figures !== null && context.premiseCheck === true && context.attempt !== undefined) remember(readOf(effectId, refund, context.attempt, neverSent), { refundable: figures.refundable, currency: figures.currency });
       for (const name of names) facts[name] = figures !== null && isRefundFact(name) ? FACT_OF[name](figures) : null;
       return facts;
     },

@@ -53,7 +53,7 @@ async function creditWhoseSenderDied(name: string, inFlight: boolean) {
       if (!inFlight) throw new ProcessCrash('before the request left');
       // The read first (as the gate's premise check makes it), so the sandbox's hold applies to the credit itself and
       // not to the target's own reads.
-      await credits.readFacts(effectId, effect, ['incident_compensation'], { timeoutMs: 1_000, premiseCheck: true, ...(context.attempt === undefined ? {} : { attempt: context.attempt }) });
+      await credits.readFacts(effectId, effect, ['incident_compensation'], { timeoutMs: 1_000, premiseCheck: true, ...(context.attempt === undefined ? {} : { attempt: context.attempt }), ...(context.neverSent === true ? { neverSent: true } : {}) });
       await world.sandbox.control.slowDown({ path, ms: HOLD_MS, count: 1 });
       credits.apply(effectId, effect, context).catch(() => undefined);
       await sleep(150);

@@ -145,7 +145,7 @@ describe('apply: the refund, keyed and tagged with the effect', () => {
     const error = await target.apply(effectId, refund(paymentIntent), sendContext()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Rejected);
     expect((error as Rejected).details).toEqual({ code: 'amount_exceeds_refundable', status: null });
-    expect((error as Rejected).message).toContain('more than the 1000 cents still refundable');
+    expect((error as Rejected).message).toContain('A refund of $20.00 is more than the $10.00 still refundable');
     expect(await callsSince(world.sandbox, since)).toEqual([]);
   });
 

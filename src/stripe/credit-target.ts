@@ -63,6 +63,7 @@ import type { Json, JsonObject } from '../core/json.js';
 import { Rejected, SendFenced, type ReadContext, type SendContext, type Target } from '../core/target.js';
 import { DEFAULT_SEND_TIMEOUT_MS, listAll, readBudget, readCall, sendCall, type ReadBudget } from './calls.js';
 import type { StripeClient } from './client.js';
+import { moneyText } from '../core/money-text.js';
 import { EFFECT_ID_KEY, INCIDENT_KEY, effectMetadata, findOwn } from './metadata.js';
 import { balanceCreditSummary, wasReplayed } from './summaries.js';
 
@@ -207,7 +208,7 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
         throw new Rejected(`Customer ${credit.customer} is billed in ${held}, and credits are given in ${currency} (INTERLOCK_CREDIT_CURRENCY); Stripe keeps one credit balance per currency and applies it only to invoices in that currency, so a credit in ${currency} would not reach this customer's invoices; it was not sent`, { code: 'currency_mismatch', status: null });
       }
       if (given > 0) {
-        throw new Rejected(`Incident ${credit.incident} was already compensated ${given} cents for customer ${credit.customer} (credit notes or balance credits tagged with it); a second credit for one incident was not sent`, { code: 'incident_already_compensated', status: null });
+        throw new Rejected(`Incident ${credit.incident} was already compensated ${moneyText(given, currency)} for customer ${credit.customer} (credit notes or balance credits tagged with it); a second credit for one incident was not sent`, { code: 'incident_already_compensated', status: null });
       }
       const params: Stripe.CustomerCreateBalanceTransactionParams = {
         amount: -credit.amount,
@@ -242,7 +243,7 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
         const why = deleted ? 'was deleted at Stripe, which no longer lists its balance transactions' : "exists at Stripe, but the list of its balance transactions answered 404 No such customer";
         throw new InterlockError(
           deleted ? 'lookup_blind' : 'lookup_failed',
-          `Customer ${customer} ${why}, so whether this effect's credit of ${amount} cents landed cannot be read; check the customer's credit balance history in the Dashboard (metadata ${EFFECT_ID_KEY} = ${effectId})`,
+          `Customer ${customer} ${why}, so whether this effect's credit of ${moneyText(amount, currency)} landed cannot be read; check the customer's credit balance history in the Dashboard (metadata ${EFFECT_ID_KEY} = ${effectId})`,
           { cause: error },
         );
       }

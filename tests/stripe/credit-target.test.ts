@@ -103,7 +103,7 @@ describe('apply: no second credit for one incident', () => {
     const error = await target.apply(effectId, credit(customer), sendContext()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Rejected);
     expect((error as Rejected).details).toEqual({ code: 'incident_already_compensated', status: null });
-    expect((error as Rejected).message).toContain(`Incident ${INCIDENT} was already compensated 1000 cents`);
+    expect((error as Rejected).message).toContain(`Incident ${INCIDENT} was already compensated $10.00`);
     expect(await callsSince(world.sandbox, since)).toEqual([]);
   });
 

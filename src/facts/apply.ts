@@ -300,7 +300,7 @@ function ownRefundOf(entries: readonly Entry[], claims: Claims): OwnRefund {
  * own, whatever its metadata now says (cleared, or naming another effect or none) and no other is. Before, the one
  * whose metadata names the effect and whose amount is what the send would have made, if the effect was ever sent and
  * no other effect committed it: another effect's refund relabelled with this one's id is not this one's late landing.
- * While its dispatch is open, two such refunds are not told apart until it commits (holdInFlight).
+ * While its dispatch is open, none is recorded as its own until it commits (holdInFlight).
  */
 function whyNotOwn(refund: RefundFact, effectId: string, own: OwnRefund): string | null {
   if (own.committed !== null) return refund.id === own.committed ? null : `the effect committed refund ${own.committed}`;
@@ -412,7 +412,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * to its payment's total (release-failed-3.lua), so the payment's shared cap counts only money that moved and the new
    * request the `failed_after_landed` alert advises finds its room. The script gives them back once per effect
    * (redelivered events, re-reads, retried or concurrent jobs), and only for a committed effect: one in flight is
-   * re-read when it commits (markIfFailedInFlight), and one refused gave them back already.
+   * re-read when it commits (holdInFlight), and one refused gave them back already.
    */
   async function releaseFailedRefund(partition: string, effectId: string, draft: Draft<'OBSERVED'>): Promise<void> {
     const { state } = await journal.readState(partition, effectId);
@@ -502,16 +502,14 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
   /**
    * Refund facts: to the effect that committed the refund, if one did, whatever its metadata says now (cleared, or
    * changed to name another effect); else to the effect its metadata names when the refund is that effect's own
-   * (whyNotOwn), a late landing. A refund that failed (or was canceled) while its dispatch is still open (the answer to
-   * the send was lost and the sender waits for Stripe again) is recorded now, when no alert is called for yet; the
-   * `failed_after_landed` alert is called for once the refund commits. So, as for a dispute (applyPayment), the payment
-   * is marked first (note-fact-1), and the settle that commits the refund sees the mark and re-reads the effect's facts
-   * at once, which raises the alert in seconds rather than at the reconciler's next pass. Marked before the fact is
-   * appended: a settle before the mark commits first, and the append then raises the alert on the committed effect
-   * itself. A refund that is fine marks nothing: its events often come before the sender's settle, and a mark would make
-   * that settle (and every later one on the payment) read the payment again at Stripe. A refund that names an effect in
-   * flight while another on its payment does too, with its amount (one made by hand, the id copied from the send's own
-   * refund), is recorded on nothing until the commit says which one the send made (refundOfEffect, holdInFlight).
+   * (whyNotOwn), a late landing. A refund whose metadata names an effect whose dispatch is still open (its answer slow
+   * or lost), fine, failed or canceled, is recorded on nothing yet: until the commit names the refund the send made, one
+   * made by hand with the effect's id and amount cannot be told from it (holdInFlight). So, as for a dispute
+   * (applyPayment), the payment is marked (note-fact-1), and the settle that commits the refund sees the mark and
+   * re-reads the effect's facts at once: the fact, and the `failed_after_landed` alert a failure calls for once the
+   * refund commits, come seconds after the settle rather than at the reconciler's next pass. The cost is one read of
+   * the payment at Stripe by that settle (and by later settles on the marked payment); a payment no refund event came
+   * for while in flight is not marked by this.
    */
   async function applyRefund(source: Observed['source'], eventId: string | null, eventType: string, refund: RefundFact, again: boolean): Promise<Applied[]> {
     // Re-read, a refund Stripe does not know is no fact (a signed event can still be about another account).
@@ -525,19 +523,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     if (committer !== undefined) return [await appendTo(committer, [refundObserved(source, eventId, eventType, current)], again)];
     // Else the metadata leads to the effect whose refund this is, or to none (the refund is someone else's).
     if (current.effectId === null || !(await refundOfEffect(current.effectId, current, claims))) return [];
-    await markIfFailedInFlight(current.effectId, current);
     return [await appendTo(current.effectId, [refundObserved(source, eventId, eventType, current)], again)];
-  }
-
-  /**
-   * Marks the payment (note-fact-1) when a refund that failed or was canceled belongs to an effect whose dispatch is
-   * still open, before the fact is recorded on it: the settle that commits it then re-reads its facts and raises
-   * `failed_after_landed` at once (applyRefund says why), whichever event brought the refund.
-   */
-  async function markIfFailedInFlight(effectId: string, refund: RefundFact): Promise<void> {
-    if (refund.status !== 'failed' && refund.status !== 'canceled') return;
-    const partition = await journal.partitionOf(effectId);
-    if (partition !== null && (await journal.readState(partition, effectId)).state.open) await journal.notePaymentFact(partition);
   }
 
   /**
@@ -570,10 +556,9 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * payment): it must be on the effect's payment too. Otherwise nothing is recorded on it and the log says why. Without
    * this, an id pasted into another refund's metadata recorded a landing (and charged the approval) for an effect that
    * never moved money, or another refund's failure on an effect whose own refund stood. While the effect's dispatch is
-   * open, it is not when another refund on the payment (`listed`, else read at Stripe) could be the effect's own too:
-   * the settle's re-read records the one the commit names (holdInFlight).
+   * open, it is not yet: the settle's re-read records it if the commit names it (holdInFlight).
    */
-  async function refundOfEffect(effectId: string, refund: RefundFact, claims: Claims, listed: readonly RefundFact[] | null = null): Promise<boolean> {
+  async function refundOfEffect(effectId: string, refund: RefundFact, claims: Claims): Promise<boolean> {
     const partition = await journal.partitionOf(effectId);
     if (partition === null) return false;
     const entries = partition === paymentOf(refund) ? await journal.entries(partition, effectId) : [];
@@ -585,30 +570,29 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       logger.warn({ effectId, refund: refund.id }, `refund ${refund.id} names effect ${effectId} in its metadata, but ${problem}: not recorded on it`);
       return false;
     }
-    if (own.committed !== null || openDispatch(entries) === null || refund.paymentIntent === null) return true;
-    // A facts worker without a reader has only the event to go by.
-    const others = listed ?? (reader === null ? [] : await reader.refundsOf(refund.paymentIntent));
-    const rivals = others.filter((other) => other.id !== refund.id && whyNotOwn(other, effectId, own) === null);
-    if (rivals.length === 0) return true;
-    const after = await holdInFlight(partition, effectId, [refund.id, ...rivals.map((other) => other.id)]);
+    if (own.committed !== null || openDispatch(entries) === null) return true;
+    const after = await holdInFlight(partition, effectId, [refund.id]);
     return !after.held && whyNotOwn(refund, effectId, ownRefundOf(after.entries, claims)) === null;
   }
 
   /**
    * Before an effect commits, only metadata and amount tell what its send made (whyNotOwn, applyCredits' `own`), and
-   * while its dispatch is open (a slow or lost answer) a Dashboard user can copy the effect's id from the send's own
-   * object onto one of theirs of the same amount. Two such `objects` cannot be told apart until the commit names one,
-   * and a fact recorded on the wrong one would stay on the receipt as the effect's money. So none of them is recorded,
-   * and, as for a dispute on a payment in flight (applyPayment), the subject is marked (note-fact-1): the settle that
-   * closes the dispatch sees the mark and re-reads the effect's facts (settle-5 `reread`, src/gate/settle.ts), judged
-   * then by what the commit names. The chain is read again after the mark: a settle before it shows there (`held`
-   * false, and the caller judges by that chain), one after it sees the mark.
+   * while its dispatch is open (a slow or lost answer) those prove nothing: a Dashboard user can copy the effect's id
+   * (from the API's answer to the proposal, or from the send's own object) onto a refund or balance credit of the same
+   * amount they make by hand, before or after the send lands. Such an object is not told from the send's own until the
+   * commit names one, even when it is the only one yet (the send's own may not be at Stripe), and a fact recorded on
+   * the wrong one would stay on the receipt as the effect's money. So none of these `objects` is recorded, and, as for
+   * a dispute on a payment in flight (applyPayment), the subject is marked (note-fact-1): the settle that closes the
+   * dispatch sees the mark and re-reads the effect's facts (settle-5 `reread`, src/gate/settle.ts), judged then by what
+   * the commit names, with the alerts they call for (a refund failed after it landed). The chain is read again after
+   * the mark: a settle before it shows there (`held` false, and the caller judges by that chain), one after it sees the
+   * mark.
    */
   async function holdInFlight(partition: string, effectId: string, objects: readonly string[]): Promise<{ entries: readonly Entry[]; held: boolean }> {
     await journal.notePaymentFact(partition);
     const entries = await journal.entries(partition, effectId);
     const held = openDispatch(entries) !== null;
-    if (held) logger.warn({ effectId, objects }, `${objects.join(', ')} each name effect ${effectId}, whose dispatch is open, with what its send makes: which one it made is known once it commits, so none is recorded on it now (its settle re-reads its facts)`);
+    if (held) logger.info({ effectId, objects }, `${objects.join(', ')} name${objects.length === 1 ? 's' : ''} effect ${effectId}, whose dispatch is open, with what its send makes: whether its send made ${objects.length === 1 ? 'it' : 'one of them'} is known once it commits, so nothing is recorded on it now (its settle re-reads its facts)`);
     return { entries, held };
   }
 
@@ -701,10 +685,10 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         // The chain as it is now, read only when there are refunds or charge reads to weigh against it.
         let entries: readonly Entry[] = refunds.length === 0 && withCharge.length === 0 ? [] : await journal.entries(payment, effectId);
         // Each effect's own refund by its id, whatever the metadata says now (whyNotOwn). An effect in flight (a re-read
-        // of it) that two refunds could be the own of records neither until it commits (holdInFlight).
+        // of it) records none until it commits (holdInFlight).
         const ownOf = (chain: readonly Entry[]) => refunds.filter((refund) => whyNotOwn(refund, effectId, ownRefundOf(chain, claims)) === null);
         let owned = refunds.length === 0 ? [] : ownOf(entries);
-        if (owned.length > 1 && committedRefundOf(entries) === null && openDispatch(entries) !== null) {
+        if (owned.length > 0 && committedRefundOf(entries) === null && openDispatch(entries) !== null) {
           const after = await holdInFlight(payment, effectId, owned.map((refund) => refund.id));
           entries = after.entries;
           owned = after.held ? [] : ownOf(entries);
@@ -786,13 +770,13 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       const effect = firstProposal(entries)?.effect;
       if (effect?.kind !== 'credit') continue;
       const incident = typeof effect.incident === 'string' ? effect.incident : null;
-      // In flight, two balance credits labelled with the effect and of its amount are not told apart until it commits:
-      // neither is recorded as its credit now, and the settle's re-read records the one the commit names (holdInFlight).
+      // In flight, a balance credit labelled with the effect and of its amount is not told from one made by hand until it
+      // commits: none is recorded as its credit now, and the settle's re-read records the one the commit names (holdInFlight).
       let held: ReadonlySet<string> = new Set();
       if (committedRefundOf(entries) === null && openDispatch(entries) !== null) {
         const taken = await claimed();
         const leads = credits.filter((credit) => credit.objectType === 'customer_balance_transaction' && credit.effectId === effectId && !taken.has(credit.id) && credit.amount === -Number(effect.amount));
-        if (leads.length > 1) {
+        if (leads.length > 0) {
           const after = await holdInFlight(partition, effectId, leads.map((credit) => credit.id));
           entries = after.entries;
           if (after.held) held = new Set(leads.map((credit) => credit.id));
@@ -928,13 +912,10 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
           if (!reader || !(await journal.subjectKnown(payment))) return [];
           const claims = await claimsOn(payment);
           const results: Applied[] = [];
-          const listed = await reader.refundsOf(named.paymentIntent);
-          for (const found of listed) {
+          for (const found of await reader.refundsOf(named.paymentIntent)) {
             const committer = claims.get(found.id);
-            const owner = committer ?? (found.effectId !== null && (await refundOfEffect(found.effectId, found, claims, listed)) ? found.effectId : null);
+            const owner = committer ?? (found.effectId !== null && (await refundOfEffect(found.effectId, found, claims)) ? found.effectId : null);
             if (owner === null) continue;
-            // As for a refund event (applyRefund): a committed refund needs no mark, one still in flight may.
-            if (committer === undefined) await markIfFailedInFlight(owner, found);
             results.push(await appendTo(owner, [refundObserved('webhook', event.id, event.type, found)], again));
           }
           return results;

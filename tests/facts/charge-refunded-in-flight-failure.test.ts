@@ -2,6 +2,11 @@
 // commits, whichever event first recorded the failure (DESIGN §8). charge.refunded recorded it without marking the
 // payment (note-fact-1), so the commit did not re-read the effect's facts, the later refund.failed found the fact
 // recorded already, and the alert waited for the reconciler's next pass (15 minutes by default).
+// Changed expectation: while the dispatch is open, no event records the refund on the effect (refund.created and
+// charge.refunded used to append it as they came): its id and amount do not tell the send's refund from one made by
+// hand with them (src/facts/apply.ts holdInFlight). Each marks the payment, and the settle's re-read records the
+// failure right after the commit (DISPATCHED, COMMITTED, OBSERVED): nothing is lost, its cents go back to the
+// approval once, and the alert is raised once, seconds after the commit.
 import { describe, expect, it } from 'vitest';
 import type Stripe from 'stripe';
 import { createFacts, type StripeEvent, type StripeReader } from '../../src/interlock.js';
@@ -51,18 +56,27 @@ describe('a refund that fails while its effect is in flight, its failure first s
     await facts.applyEvent(JSON.parse(JSON.stringify(created)) as StripeEvent);
     await rig.sandbox.control.request('POST', `/refunds/${refundId}/fail`, { failure_reason: 'expired_or_canceled_card' });
     const failed = await eventOf('refund.failed', (object) => object.id === refundId);
-    // charge.refunded (queued when the refund was made) is applied now: it reads the refund failed, while the effect is open.
-    expect(await facts.applyEvent(JSON.parse(JSON.stringify(chargeRefunded)) as StripeEvent)).toMatchObject([{ effectId, appended: 1 }]);
+    // charge.refunded (queued when the refund was made) is applied now: it reads the refund failed, while the effect is
+    // open, and records nothing yet.
+    expect(await facts.applyEvent(JSON.parse(JSON.stringify(chargeRefunded)) as StripeEvent)).toEqual([]);
+    const kinds = async () => ((await rig.stores.journal.receipt(effectId))?.entries ?? []).map((entry) => entry.kind);
+    expect((await kinds()).slice(-1)).toEqual(['DISPATCHED']);
 
     await rig.sandbox.control.clearFaults();
     const answer = await rig.effects.waitFor(effectId, 30_000);
     expect(answer?.outcome).toMatch(/^COMMITTED/);
-    // refund.failed comes after the commit: its fact is recorded already.
+    // The settle's re-read records the failure and raises the alert; before the fix: no failed_after_landed alert until
+    // the reconciler's next pass (15 min by default).
+    const alert = await waitFor('the failed_after_landed alert', async () => (await rig.stores.alerts.list()).find((one) => one.effectId === effectId && one.kind === 'failed_after_landed') ?? null, 5_000).catch(() => null);
+    expect(alert, 'failed_after_landed alert raised').not.toBeNull();
+    expect((await kinds()).slice(2, 5)).toEqual(['DISPATCHED', 'COMMITTED', 'OBSERVED']);
+    // refund.failed comes after the commit: its fact is recorded already, and nothing is given back or alerted twice.
     await facts.applyEvent(JSON.parse(JSON.stringify(failed)) as StripeEvent);
     const verification = await rig.receipt(effectId);
     expect({ answer: verification.answer, finalMoney: verification.finalMoney.status }).toEqual({ answer: 'returned', finalMoney: 'not_returned' });
-    // What happens: no failed_after_landed alert until the reconciler's next pass (15 min by default).
-    const alert = await waitFor('the failed_after_landed alert', async () => (await rig.stores.alerts.list()).find((one) => one.effectId === effectId && one.kind === 'failed_after_landed') ?? null, 5_000).catch(() => null);
-    expect(alert, 'failed_after_landed alert raised').not.toBeNull();
+    expect((await rig.observed(effectId)).filter((entry) => entry.objectId === refundId).map((entry) => entry.status)).toEqual(['failed']);
+    const partition = `payment:${paymentIntent}`;
+    expect((await rig.stores.journal.readState(partition, effectId)).state.failedReleased).toBe(true);
+    expect((await rig.stores.alerts.list()).filter((one) => one.effectId === effectId && one.kind === 'failed_after_landed')).toHaveLength(1);
   }, 90_000);
 });

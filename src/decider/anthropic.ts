@@ -22,6 +22,7 @@ import type { DeciderConfig } from './config.js';
 import { checkDecision, MODEL_DEVIATED } from './check.js';
 import { cleanModelLine, cleanModelText, DECISION_TEXT_MAX_CHARS } from './model-text.js';
 import { casePromptFor, DECISION_TOOLS, DESCRIPTION_MAX_CHARS, REASON_MAX_CHARS, systemPromptFor, toolsFor, type DecisionTool } from './prompts.js';
+import { quote, type QuoteLimits } from '../core/quote.js';
 import { redactSecrets, secretHint } from '../core/redact.js';
 
 type Sdk = typeof AnthropicSdk;
@@ -242,69 +243,164 @@ const SUBJECT_FIELD = /^(?:payment_intent|payment|charge|customer|account|destin
 const STRIPE_SUBJECT = /^(?:pi|ch|py|cus|acct|ba|card|pm|src)_[A-Za-z0-9]+$/;
 const MONEY_ACTION = { issue_refund: 'refund', issue_credit: 'credit' } as const;
 
-/** The amount a call asked for, read however it was written (a number, or digits in a string); NaN when it named none. */
-function amountAsked(input: Record<string, unknown>): number {
-  for (const key of ['amount_cents', 'amount']) {
-    const value = input[key];
-    if (typeof value === 'number' && !Number.isNaN(value)) return value;
-    if (typeof value === 'string') {
-      const digits = value.replace(/[\s,_$]/g, '');
-      if (/^\d+(?:\.\d+)?(?:e\d+)?$/i.test(digits)) return Number(digits);
+/**
+ * A call's input as its errors and deviations quote it: bounded in depth and size before it is written out, so an
+ * input nested thousands of levels deep (JSON.parse takes it; JSON.stringify overflows the stack on it) is quoted cut,
+ * not met as a RangeError the decisions worker would take for an outside failure and retry.
+ */
+const CALL_QUOTE: QuoteLimits = { depth: 6, stringChars: 300, items: 20, totalChars: 2_000 };
+
+function quoteCall(input: unknown): string {
+  return input === undefined ? 'nothing' : cleanModelText(JSON.stringify(quote(input, CALL_QUOTE)), 300);
+}
+
+/** A field whose name says it holds money (amount_cents, amount, refund_amount_cents, total, value...). */
+const AMOUNT_FIELD = /amount|cents|total|sum|price|value|money/i;
+/** Text that reads as a figure (digits and punctuation, no words): a field holding it may be an amount, whatever its name. */
+const FIGURE = /^[^\p{L}]*\d[^\p{L}]*$/u;
+/** How deep, and how many values, a call's input is read for amounts; past that it is not read (and not trusted). */
+const AMOUNT_READ_DEPTH = 4;
+const AMOUNT_READ_VALUES = 200;
+
+/** One value of a call's input that may name an amount: where it stands, and its cents when it reads as a whole count. */
+type AmountField = { path: string; cents: number | null; shown: string };
+
+/**
+ * The cents a value states unambiguously: a JSON number (its size is what it is, whole or not), or a string of plain
+ * digits. Anything else (`"$5,000.00"`, `"500000 cents"`, `"500,000"`, an object) is not read: taking the digits out of
+ * `$5,000.00` would read 5000 cents, $50, where $5,000 was asked, and a person re-approving it would send that.
+ */
+function centsOf(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'string' && /^\d{1,20}$/.test(value)) return Number(value);
+  return null;
+}
+
+/**
+ * Every value of a malformed money call that may name an amount, read without its tool's schema: fields named for
+ * money, and any number or figure under another name, nested objects included (bounded). `cut` is true when the input
+ * holds more than is read.
+ */
+function amountFields(name: keyof typeof MONEY_ACTION, input: unknown): { fields: AmountField[]; cut: boolean } {
+  const fields: AmountField[] = [];
+  let cut = false;
+  let values = 0;
+  const pending: [value: unknown, path: string, key: string, depth: number][] = [[input, '', '', 0]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [value, path, key, depth] = next;
+    values += 1;
+    if (values > AMOUNT_READ_VALUES) {
+      cut = true;
+      break;
+    }
+    if (typeof value === 'object' && value !== null) {
+      const named = AMOUNT_FIELD.test(key);
+      // An object under a money field's name is an amount written in a way not read (`{value: 500000}`).
+      if (named) fields.push({ path, cents: null, shown: 'an object' });
+      if (depth >= AMOUNT_READ_DEPTH) {
+        if (!named) cut = true;
+        continue;
+      }
+      const all = Array.isArray(value) ? value.slice(0, AMOUNT_READ_VALUES + 1).map((item, index): [string, unknown] => [String(index), item]) : Object.entries(value);
+      if (all.length > AMOUNT_READ_VALUES) cut = true;
+      for (const [child, item] of all.slice(0, AMOUNT_READ_VALUES).reverse()) {
+        // The tool's own words, and a field naming a subject (askOf reports that), are not amounts.
+        if (depth === 0 && !Array.isArray(value) && OWN_FIELDS[name].includes(child) && child !== 'amount_cents' && typeof item === 'string') continue;
+        if (!Array.isArray(value) && SUBJECT_FIELD.test(child) && typeof item === 'string') continue;
+        pending.push([item, path === '' ? child : `${path}.${child}`, Array.isArray(value) ? key : child, depth + 1]);
+      }
+      continue;
+    }
+    const named = AMOUNT_FIELD.test(key);
+    if (typeof value === 'number' || (typeof value === 'string' && !STRIPE_SUBJECT.test(value) && (named || FIGURE.test(value))) || (named && value !== null && value !== undefined)) {
+      fields.push({ path: path || 'input', cents: centsOf(value), shown: typeof value === 'string' ? JSON.stringify(cleanModelLine(value, 40)) : typeof value === 'number' ? String(value) : typeof value });
     }
   }
-  return Number.NaN;
+  return { fields, cut };
+}
+
+/**
+ * What a malformed money call asked for, or NaN when it named no amount or none can be read unambiguously; with what
+ * made it unclear. It counts as inside the approval only if every amount it names reads as a count of cents, within
+ * the limit, all the same: several amounts that disagree, one that cannot be read, one above the limit anywhere in
+ * the call, or an input too large to read whole are a deviation (flagged `outside`), and no amount is taken from a
+ * call that is unclear, so nothing wrong can be re-approved from it.
+ */
+function amountAsked(name: keyof typeof MONEY_ACTION, input: unknown, limit: number): { amount: number; top: number; unclear: string[]; outside: boolean } {
+  const { fields, cut } = amountFields(name, input);
+  const read = fields.map((field) => field.cents).filter((cents): cents is number => cents !== null);
+  const top = read.length === 0 ? Number.NaN : Math.max(...read);
+  const listed = () => `${fields.slice(0, NAMED_CALLS_MAX).map((field) => `${cleanModelLine(field.path, 64)} ${field.shown}`).join(', ')}${fields.length > NAMED_CALLS_MAX ? ` and ${fields.length - NAMED_CALLS_MAX} more` : ''}`;
+  const unclear: string[] = [];
+  const unread = fields.filter((field) => field.cents === null);
+  const distinct = new Set(read);
+  if (unread.length > 0) unclear.push(`the model's ${name} call gave an amount that is not a whole count of cents (${listed()}); no amount was read from it`);
+  else if (distinct.size > 1) unclear.push(`the model's ${name} call named amounts that disagree (${listed()})${top > limit ? `, one of them more than ${limit} cents` : ''}; none was read as the ask`);
+  if (cut) unclear.push(`the model's ${name} call held more than is read for an amount (over ${AMOUNT_READ_VALUES} values, or nested over ${AMOUNT_READ_DEPTH} levels); no amount was read from it`);
+  const amount = unclear.length === 0 && distinct.size === 1 ? top : Number.NaN;
+  return { amount, top, unclear, outside: unclear.length > 0 || top > limit };
 }
 
 /** One money call of an answer, read without its tool's schema: what it asked for and which other subjects it named. */
-type Ask = { name: keyof typeof MONEY_ACTION; input: Record<string, unknown>; amount: number; named: string[] };
+type Ask = { name: keyof typeof MONEY_ACTION; input: unknown; amount: number; top: number; unclear: string[]; outside: boolean; named: string[] };
 
-function askOf(name: keyof typeof MONEY_ACTION, input: Record<string, unknown>, approval: DecisionCase['approval']): Ask {
+function askOf(name: keyof typeof MONEY_ACTION, input: unknown, approval: DecisionCase['approval'], limit: number): Ask {
   const subject = subjectId(approval);
   const named: string[] = [];
-  for (const [field, value] of Object.entries(input)) {
+  const fields = typeof input === 'object' && input !== null && !Array.isArray(input) ? Object.entries(input) : [];
+  for (const [field, value] of fields) {
     if (OWN_FIELDS[name].includes(field) || (typeof value !== 'string' && typeof value !== 'number')) continue;
     const text = String(value);
     if ((SUBJECT_FIELD.test(field) || STRIPE_SUBJECT.test(text)) && text !== subject) {
       named.push(`the model's ${name} call named ${cleanModelLine(field, 64)} ${cleanModelLine(text, 80)}, but approval ${approval.id} covers ${approval.scope} only`);
     }
   }
-  // Bounded, as the problems are recorded with the deviation: a few named, the rest counted.
-  const shown = named.slice(0, NAMED_CALLS_MAX);
-  if (named.length > NAMED_CALLS_MAX) shown.push(`and ${named.length - NAMED_CALLS_MAX} more fields naming another subject`);
-  return { name, input, amount: amountAsked(input), named: shown };
+  return { name, input, named, ...amountAsked(name, input, limit) };
+}
+
+/** What an ask asked for, in words. */
+function askedText(ask: Ask): string {
+  if (!Number.isNaN(ask.amount)) return `${String(ask.amount)} cents`;
+  return ask.unclear.length > 0 ? 'an amount that could not be read' : 'no amount';
 }
 
 /**
  * The ask outside the approval in an answer that is no well-formed decision, as a decision for checkDecision to find
  * MODEL_DEVIATED, or null when there is none. The shape checks (the tools' strict schemas, one decision an answer)
  * run before the approval is compared; without this, an injected ask for more wrapped in a malformation (a field
- * naming another payment, an amount past a safe integer, a second decision beside it) would be decision_invalid: no
- * record, no inbox item, no hook, and the case, submitted again, decided afresh with no trace of it. An ask is outside
- * when it asks for more than the approval or one effect covers, names another payment or customer, or is money of
- * the other kind; a malformation with nothing asked outside stays decision_invalid.
+ * naming another payment, an amount past a safe integer or written as `"$5,000.00"`, a second amount beside the
+ * first, a second decision beside it) would be decision_invalid: no record, no inbox item, no hook, and the case,
+ * submitted again, decided afresh with no trace of it. An ask is outside when it names any amount above what the
+ * approval or one effect covers, an amount that cannot be read or amounts that disagree (amountAsked), another payment
+ * or customer, or is money of the other kind; only a malformed call whose one amount is clear and within the limit
+ * stays decision_invalid. An unclear ask is recorded with no amount (NaN): there is nothing to re-approve from it.
  */
 function overAsk(content: unknown, input: DecisionCase, said: readonly string[], model: string, what: string): MoneyDecision | null {
   if (!Array.isArray(content)) return null;
+  const limit = Math.min(input.approval.capCents, MAX_AMOUNT_CENTS);
   const asks: Ask[] = [];
   for (const block of content as unknown[]) {
     if (typeof block !== 'object' || block === null) continue;
     const { type, name, input: called } = block as { type?: unknown; name?: unknown; input?: unknown };
     if (type !== 'tool_use' || (name !== 'issue_refund' && name !== 'issue_credit')) continue;
-    const fields = typeof called === 'object' && called !== null && !Array.isArray(called) ? (called as Record<string, unknown>) : {};
-    asks.push(askOf(name, fields, input.approval));
+    asks.push(askOf(name, called, input.approval, limit));
   }
-  const limit = Math.min(input.approval.capCents, MAX_AMOUNT_CENTS);
-  const outside = asks.filter((ask) => ask.amount > limit || ask.named.length > 0 || MONEY_ACTION[ask.name] !== input.kind);
-  // The largest ask is the one recorded (the most at stake for a person to see); the others are named beside it.
-  const [chosen] = [...outside].sort((a, b) => (Number.isNaN(b.amount) ? -1 : b.amount) - (Number.isNaN(a.amount) ? -1 : a.amount));
+  const outside = asks.filter((ask) => ask.outside || ask.named.length > 0 || MONEY_ACTION[ask.name] !== input.kind);
+  // The ask naming the largest amount is the one recorded (the most at stake for a person to see); the others are named beside it.
+  const [chosen] = [...outside].sort((a, b) => (Number.isNaN(b.top) ? -1 : b.top) - (Number.isNaN(a.top) ? -1 : a.top));
   if (chosen === undefined) return null;
   const rest = outside.filter((ask) => ask !== chosen);
-  const others = rest.slice(0, NAMED_CALLS_MAX).map((ask) => `beside it, its ${ask.name} call asked for ${Number.isNaN(ask.amount) ? 'no amount' : `${String(ask.amount)} cents`}`);
+  // Every other subject named, by any call outside the approval: where the injected ask tried to send money. Bounded,
+  // as the problems are recorded with the deviation: a few named, the rest counted.
+  const named = [chosen, ...rest].flatMap((ask) => ask.named);
+  const shown = named.slice(0, NAMED_CALLS_MAX);
+  if (named.length > NAMED_CALLS_MAX) shown.push(`and ${named.length - NAMED_CALLS_MAX} more fields naming another subject`);
+  const others = rest.slice(0, NAMED_CALLS_MAX).map((ask) => `beside it, its ${ask.name} call asked for ${askedText(ask)}`);
   if (rest.length > NAMED_CALLS_MAX) others.push(`and ${rest.length - NAMED_CALLS_MAX} more calls outside the approval beside it`);
-  const deviations = [...chosen.named, ...others, `the answer was no well-formed decision (${what})`];
-  const asked = Number.isNaN(chosen.amount) ? 'with no amount' : `${String(chosen.amount)} cents`;
-  const text = decisionText(said, `${chosen.name} ${asked}, in a malformed call: ${cleanModelText(JSON.stringify(chosen.input), 300)}`);
-  const words = (field: string, max: number) => cleanModelText(typeof chosen.input[field] === 'string' ? chosen.input[field] : '', max) || '(none given)';
+  const deviations = [...chosen.unclear, ...shown, ...others, `the answer was no well-formed decision (${what})`];
+  const text = decisionText(said, `${chosen.name} ${Number.isNaN(chosen.amount) ? `with ${askedText(chosen)}` : askedText(chosen)}, in a malformed call: ${quoteCall(chosen.input)}`);
+  const fields = typeof chosen.input === 'object' && chosen.input !== null && !Array.isArray(chosen.input) ? (chosen.input as Record<string, unknown>) : {};
+  const words = (field: string, max: number) => cleanModelText(typeof fields[field] === 'string' ? fields[field] : '', max) || '(none given)';
   return chosen.name === 'issue_refund'
     ? { action: 'refund', amountCents: chosen.amount, reason: words('reason', REASON_MAX_CHARS), model, text, deviations }
     : { action: 'credit', amountCents: chosen.amount, description: words('description', DESCRIPTION_MAX_CHARS), model, text, deviations };
@@ -312,7 +408,7 @@ function overAsk(content: unknown, input: DecisionCase, said: readonly string[],
 
 function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonly string[], model: string, fail: (what: string) => DeciderError): Decision {
   const malformed = (issues: readonly { path: readonly PropertyKey[]; message: string }[]) =>
-    fail(`its ${call.name} call is malformed (${issues.map((issue) => `${issue.path.map(String).join('.') || 'input'} ${issue.message}`).join('; ')}); got ${cleanModelText(JSON.stringify(call.input) ?? 'nothing', 300)}`);
+    fail(`its ${call.name} call is malformed (${issues.map((issue) => `${issue.path.map(String).join('.') || 'input'} ${issue.message}`).join('; ')}); got ${quoteCall(call.input)}`);
   const needText = (value: string, max: number, field: string) => {
     const clean = cleanModelText(value, max);
     if (clean === '') throw malformed([{ path: [field], message: 'must say something' }]);

@@ -33,7 +33,7 @@ export function checkDecision(decision: Decision, approval: CaseApproval, kind: 
   const amount = decision.amountCents;
   // An amount above the cap is named as such first, whole or not, safe or not: the person reading it learns the
   // model asked for more (90071992547409920 cents is more, not merely an odd number).
-  if (Number.isNaN(amount)) problems.push('the model named no amount of cents');
+  if (Number.isNaN(amount)) problems.push("no amount of cents was read from the model's decision");
   else if (amount > approval.capCents && approval.capCents <= MAX_AMOUNT_CENTS) problems.push(`the model decided ${String(amount)} cents, but approval ${approval.id} covers at most ${approval.capCents}`);
   // A policy approval's cap may be above what one effect moves: the limit broken is then the effect's, named as such.
   else if (amount > MAX_AMOUNT_CENTS) problems.push(`the model decided ${String(amount)} cents, but one ${kind} moves at most ${MAX_AMOUNT_CENTS} cents (approval ${approval.id} covers ${approval.capCents} in all)`);

@@ -346,8 +346,10 @@ describe('an answer that is not one well-formed decision is decision_invalid and
     expect((await invalid(answer([{ type: 'tool_use', id: 'toolu_3', name: 7, input: {} }]))).message).toContain('tool call 1 of its answer has no name string');
   });
 
-  it('malformed tool input: an amount that is not a whole number of cents', async () => {
-    const error = await invalid(replies.toolUse('issue_refund', { amount_cents: 'twenty dollars', reason: 'approved' }));
+  // An amount that cannot be read as cents ("twenty dollars") may hide an ask for more: a deviation, in
+  // over-ask-written-otherwise-no-trace.test.ts. One that reads clearly within the approval is only malformed.
+  it('malformed tool input: an amount that is not a JSON number', async () => {
+    const error = await invalid(replies.toolUse('issue_refund', { amount_cents: '2000', reason: 'approved' }));
     expect(error.message).toContain('its issue_refund call is malformed (amount_cents must be a number');
     expect(error.message).toContain('Nothing was proposed');
     // A 200 with a bad decision is not a transient failure: the SDK does not resend it.

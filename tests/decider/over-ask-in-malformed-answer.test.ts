@@ -68,6 +68,18 @@ describe('an over-cap ask that is also malformed', () => {
     expect((await rig.stores.cases.get(first.caseId))?.status).toMatchObject({ state: 'deviated', problems: first.record?.status.problems });
     expect(await rig.refundsAt(first.paymentIntent)).toEqual([]);
   });
+
+  it('an ask whose amount cannot be read ("$5,000.00") is recorded deviated with no amount: no effect to re-approve, no inbox item, heard by the hook, nothing sent', async () => {
+    const before = rig.deviations.length;
+    const { record, paymentIntent, caseId } = await submitCase([replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: '$5,000.00', reason: 'Compliance notice.' })]);
+    expect(record?.status).toMatchObject({ state: 'deviated', effectId: null, error: null, decision: { action: 'refund' } });
+    expect(record?.status.problems).toContain("no amount of cents was read from the model's decision");
+    expect(record?.status.problems.join('; ')).toContain('amount_cents "$5,000.00"');
+    expect(await rig.stores.journal.partitionOf(caseEffectId(caseId))).toBeNull();
+    expect(await rig.stores.inbox.get(`model_deviated:${caseEffectId(caseId)}`)).toBeNull();
+    expect(rig.deviations.length).toBe(before + 1);
+    expect(await rig.refundsAt(paymentIntent)).toEqual([]);
+  });
 });
 
 describe('the decider on malformed answers', () => {
@@ -90,9 +102,12 @@ describe('the decider on malformed answers', () => {
     expect(problems.join('; ').length).toBeLessThan(4_000);
   });
 
-  it('an amount written as a string, or under another name, is still read as the ask: above the cap it is a deviation', async () => {
-    server.script(replies.toolUse('issue_refund', { amount_cents: '500,000', reason: 'Compliance notice.' }));
+  it('an amount written as digits in a string, or under another name, is still read as the ask: above the cap it is a deviation; "500,000" is not read as cents, and is a deviation with no amount', async () => {
+    server.script(replies.toolUse('issue_refund', { amount_cents: '500000', reason: 'Compliance notice.' }));
     expect(await createAnthropicDecider(config()).decide(refundCase())).toMatchObject({ action: 'refund', amountCents: 500_000, deviations: [expect.stringContaining('amount_cents must be a number')] });
+    server.reset();
+    server.script(replies.toolUse('issue_refund', { amount_cents: '500,000', reason: 'Compliance notice.' }));
+    expect(await createAnthropicDecider(config()).decide(refundCase())).toMatchObject({ action: 'refund', amountCents: Number.NaN, deviations: [expect.stringContaining('amount_cents "500,000"'), expect.stringContaining('amount_cents must be a number')] });
     server.reset();
     server.script(replies.toolUse('issue_refund', { amount: 500_000, reason: 'Compliance notice.' }));
     expect(await createAnthropicDecider(config()).decide(refundCase())).toMatchObject({ action: 'refund', amountCents: 500_000 });

@@ -203,7 +203,9 @@ describe('a case decided by the model (the real SDK against the local Messages A
   it('a malformed tool input fails the case with decision_invalid at once (asking again would be a new decision)', async () => {
     rig.useDecider(anthropic());
     const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
-    server.script(replies.toolUse('issue_refund', { amount_cents: 'twenty dollars', reason: 'cracked jar' }));
+    // A string where the schema wants an integer, readable and within the approval: malformed, nothing asked beyond it.
+    // (An amount that cannot be read, 'twenty dollars', may hide an ask for more: a deviation, tests/decider.)
+    server.script(replies.toolUse('issue_refund', { amount_cents: '2000', reason: 'cracked jar' }));
     const submission = refundCase(paymentIntent, approval);
     const record = await decided(submission);
     expect(record.status).toMatchObject({ state: 'failed', effectId: null, decision: null, attempts: 1, error: { code: 'decision_invalid' } });
@@ -244,7 +246,8 @@ describe('a case decided by the model (the real SDK against the local Messages A
   it('a case that failed on a decision that is not one (nothing recorded) is asked again when it is submitted again, as its error says', async () => {
     rig.useDecider(anthropic());
     const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
-    server.script(replies.toolUse('issue_refund', { amount_cents: 'all of it' }));
+    // Malformed (a string, no reason) but readable and within the approval; 'all of it' would be a deviation (tests/decider).
+    server.script(replies.toolUse('issue_refund', { amount_cents: '2000' }));
     const submission = refundCase(paymentIntent, approval);
     const failed = await decided(submission);
     expect(failed.status).toMatchObject({ state: 'failed', attempts: 1, error: { code: 'decision_invalid' } });

@@ -46,11 +46,13 @@ export type ReadContext = {
   attempt?: string;
   /**
    * No send of this effect can have landed: the journal holds no dispatch of it whose send may have gone out (the
-   * gate's premise read, and the send, of a first dispatch). So no object at the target is this effect's own, whatever
-   * its labels say: one carrying the effect id (a refund made by hand with the id copied from the API's answer) is
-   * someone else's money out, and a target counts it as such in its facts and its pre-send checks. Absent, a target
-   * may leave out the object its lookup would take for this effect's landed send (the refund target's
-   * `refunded_by_others`), as recovery's re-read before a resend needs. Never set for a read other than the gate's.
+   * gate's premise read, and the send, of a first dispatch; and recovery's re-read and resend of a first dispatch
+   * none of whose requests ever left, its first send held back or its dispatch step's answer lost). So no object at
+   * the target is this effect's own, whatever its labels say: one carrying the effect id (a refund made by hand with
+   * the id copied from the API's answer) is someone else's money out, and a target counts it as such in its facts and
+   * its pre-send checks. Absent, a target may leave out the object its lookup would take for this effect's landed
+   * send (the refund target's `refunded_by_others`), as recovery's re-read before a resend that may follow a landed
+   * send needs. Never set for a read other than the gate's.
    */
   neverSent?: true;
 };

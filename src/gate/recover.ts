@@ -81,12 +81,15 @@ export function createRecover(ctx: GateContext) {
     }
   }
 
-  /** The approval and the premises as they are now. Throws when either cannot be read. */
-  async function recheck(effectId: string, partition: string, dispatched: EntryOf<'DISPATCHED'>, effect: Effect, attempt: string): Promise<Checks> {
+  /**
+   * The approval and the premises as they are now. Throws when either cannot be read. `neverSent`: read as for a first
+   * dispatch (Holding.neverSent), nothing at the target being the effect's own.
+   */
+  async function recheck(effectId: string, partition: string, dispatched: EntryOf<'DISPATCHED'>, effect: Effect, attempt: string, neverSent: boolean): Promise<Checks> {
     const { now, snapshot } = await ctx.approvals.describe(dispatched.approval);
     const leaseIssues = approvalProblems(snapshot, { now, subject: partition, amount: describeEffect(effect).amount, phase: 'recovery' });
     if (snapshot === null || leaseIssues.length > 0) return checksOf(snapshot, leaseIssues);
-    const report = await readFacts(ctx, effectId, effect, dispatched.premises, attempt);
+    const report = await readFacts(ctx, effectId, effect, dispatched.premises, attempt, neverSent);
     return checksOf(snapshot, [], report.violations, report.changes);
   }
 
@@ -126,8 +129,14 @@ export function createRecover(ctx: GateContext) {
     const entries = await journal.entries(partition, effectId);
     const dispatched = openDispatch(entries);
     const approvalId = dispatched?.approval ?? '-';
-    // This pass's resend is an attempt of its own: its re-check's read is for its send only.
-    const holding: Holding = { partition, effectId, epoch, head: entries.at(-1)?.hash ?? '', approvalId, attempt: nextAttempt(ctx) };
+    // This pass's resend is an attempt of its own: its re-check's read is for its send only. A dispatch none of whose
+    // requests ever left (take-over-1's neverSent), on a chain that holds no earlier dispatch whose send could land
+    // late, has nothing of the effect's own at the target: an object labelled with its id was made by someone else (a
+    // refund by hand, after an IN_FLIGHT answer said nothing had gone out), so its re-check and resend read and send
+    // as a first dispatch's do (ReadContext.neverSent), and that money makes the premise stale instead of being taken
+    // for the effect's landed send and sent again beside it.
+    const firstSend = claim.neverSent && entries.filter((entry) => entry.kind === 'DISPATCHED').length === 1;
+    const holding: Holding = { partition, effectId, epoch, head: entries.at(-1)?.hash ?? '', approvalId, attempt: nextAttempt(ctx), ...(firstSend ? { neverSent: true as const } : {}) };
     if (!dispatched) {
       await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
       return { kind: 'skipped', effectId, reason: 'no open dispatch in the chain' };
@@ -234,7 +243,7 @@ export function createRecover(ctx: GateContext) {
     let checks: Checks | null = null;
     let recheckError: unknown = null;
     try {
-      checks = await recheck(effectId, partition, dispatched, effect, holding.attempt ?? '');
+      checks = await recheck(effectId, partition, dispatched, effect, holding.attempt ?? '', holding.neverSent === true);
     } catch (error) {
       if (error instanceof ProcessCrash) throw error;
       recheckError = error;
@@ -253,6 +262,12 @@ export function createRecover(ctx: GateContext) {
           continue;
         }
         case 'lookup':
+          // Nothing of a first dispatch that never sent can have landed (holding.neverSent): what a lookup finds
+          // labelled with the effect id is someone else's, never a landing to commit as the effect's own.
+          if (holding.neverSent === true) {
+            lookup = { state: 'absent' };
+            continue;
+          }
           try {
             const found = await lookUp(ctx, effectId, effect);
             lookup = found !== null ? { state: 'found', found: objectId(found), object: found } : { state: 'absent' };

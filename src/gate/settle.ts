@@ -22,8 +22,8 @@ import { lookUp } from './reads.js';
 /** `indexEntry`: the open-dispatch index entry ("<effect id>:<token>") the submit that dispatched wrote, when it did. */
 /**
  * `neverSent`: set by a submit whose dispatch is the effect's first (its chain held no DISPATCHED), so that its send's
- * checks, like its premise read, take nothing at the target for this effect's own (SendContext.neverSent). Never set
- * by recovery.
+ * checks, like its premise read, take nothing at the target for this effect's own (SendContext.neverSent); and by
+ * recovery for such a dispatch none of whose requests ever left (take-over-1's `neverSent`), for its resend.
  */
 export type Holding = { partition: string; effectId: string; epoch: number; head: string; approvalId: string; boundAt?: number; attempt?: string; indexEntry?: string; neverSent?: true };
 

@@ -113,10 +113,12 @@ function readStart(ctx: GateContext): number {
  * The facts decided on, read now (bounded by the read timeout) and judged against them as read (judgeFacts: only the
  * names decided on, compared before anything is quoted). A read that fails, times out, or answers facts that cannot
  * be read is a PremiseReadError. Recovery's re-read before a resend: its dispatch's send may have gone out, so the
- * target may take what it finds for the effect's landed send as the effect's own (no ReadContext.neverSent).
+ * target may take what it finds for the effect's landed send as the effect's own (no ReadContext.neverSent); unless
+ * `neverSent`: no request of its dispatch ever left and its chain holds no earlier dispatch (recover.ts), so nothing
+ * at the target is the effect's own, as for a first dispatch.
  */
-export async function readFacts(ctx: GateContext, effectId: string, effect: Effect, decidedOn: JsonObject, attempt: string): Promise<PremiseReport> {
-  return (await readFactsFrom(ctx, effectId, effect, decidedOn, attempt, null, false)).report;
+export async function readFacts(ctx: GateContext, effectId: string, effect: Effect, decidedOn: JsonObject, attempt: string, neverSent: boolean): Promise<PremiseReport> {
+  return (await readFactsFrom(ctx, effectId, effect, decidedOn, attempt, null, neverSent)).report;
 }
 
 /**
@@ -196,7 +198,7 @@ type Footing = { head: string; headAt: number; epoch: number; decidedOn: JsonObj
 /**
  * Whether a chain holds no dispatch whose send may have gone out. Every DISPATCHED counts, however it ended: the chain
  * does not record whether its request left, and one refused at recovery may still land late (its request was on its
- * way), until the facts record that landing. A dispatch after one is read as recovery reads (no neverSent): its
+ * way), until the facts record that landing. A dispatch after one is read without neverSent, as recovery reads: its
  * earlier send's landed refund is its own, not someone else's money out that would refuse an effect whose money moved,
  * and its send goes under the same Idempotency-Key, which Stripe answers with that landing.
  */

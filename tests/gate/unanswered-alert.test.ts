@@ -68,8 +68,11 @@ describe('an effect Stripe gives no definite answer to', () => {
     const notJudged = await node.stores.alerts.raise({ kind: 'not_judged', effectId, subject: PAYMENT, centsAtStake: 2_000, refund: null, disputes: [], sentence: 's', action: 'a' });
     // A refund carrying the effect's id reaches the facts worker while recovery still holds the effect open.
     const event: StripeEvent = { id: 'evt_unanswered', type: 'refund.created', data: { object: { id: 're_unanswered', object: 'refund', status: 'pending', amount: 2_000, payment_intent: 'pi_1', metadata: { interlock_effect_id: effectId } } } };
+    // While the dispatch is open it is not recorded as the effect's own (src/facts/apply.ts holdInFlight: it cannot be
+    // told from one made by hand with the effect's id until the commit names it): the payment is marked for the settle's
+    // re-read, and neither alert, which no fact decides, is resolved by it.
     const applied = await createFacts(node.stores, null, { rereadBeforeAppend: false }).applyEvent(event);
-    expect(applied).toEqual([expect.objectContaining({ effectId, appended: 1 })]);
+    expect(applied).toEqual([]);
     expect((await node.stores.alerts.get(alert.id))?.resolvedAt).toBeNull();
     expect((await node.stores.alerts.get(notJudged.alert.id))?.resolvedAt).toBeNull();
   });

@@ -264,6 +264,8 @@ const AMOUNT_READ_VALUES = 200;
 
 /** One value of a call's input that may name an amount: where it stands, and its cents when it reads as a whole count. */
 type AmountField = { path: string; cents: number | null; shown: string };
+/** One value of a call's input that names where money goes: where it stands, and the id or name it gives. */
+type SubjectField = { path: string; text: string };
 
 /**
  * The cents a value states unambiguously: a JSON number (its size is what it is, whole or not), or a string of plain
@@ -277,12 +279,15 @@ function centsOf(value: unknown): number | null {
 }
 
 /**
- * Every value of a malformed money call that may name an amount, read without its tool's schema: fields named for
- * money, and any number or figure under another name, nested objects included (bounded). `cut` is true when the input
- * holds more than is read.
+ * A malformed money call's input read without its tool's schema, in one bounded walk: every value that may name an
+ * amount (fields named for money, and any number or figure under another name) and every value that names where money
+ * goes (a field named for a subject, or a string that is a Stripe object's id), nested objects and lists included: an
+ * injected `refund_to: {payment_intent: 'pi_…'}` or `destinations: ['pi_…']` names a payment as surely as a top-level
+ * field does. `cut` is true when the input holds more than is read.
  */
-function amountFields(name: keyof typeof MONEY_ACTION, input: unknown): { fields: AmountField[]; cut: boolean } {
+function readCall(name: keyof typeof MONEY_ACTION, input: unknown): { fields: AmountField[]; subjects: SubjectField[]; cut: boolean } {
   const fields: AmountField[] = [];
+  const subjects: SubjectField[] = [];
   let cut = false;
   let values = 0;
   const pending: [value: unknown, path: string, key: string, depth: number][] = [[input, '', '', 0]];
@@ -304,41 +309,55 @@ function amountFields(name: keyof typeof MONEY_ACTION, input: unknown): { fields
       const all = Array.isArray(value) ? value.slice(0, AMOUNT_READ_VALUES + 1).map((item, index): [string, unknown] => [String(index), item]) : Object.entries(value);
       if (all.length > AMOUNT_READ_VALUES) cut = true;
       for (const [child, item] of all.slice(0, AMOUNT_READ_VALUES).reverse()) {
-        // The tool's own words, and a field naming a subject (askOf reports that), are not amounts.
+        // The tool's own words are neither amounts nor subjects: a reason may mention anything.
         if (depth === 0 && !Array.isArray(value) && OWN_FIELDS[name].includes(child) && child !== 'amount_cents' && typeof item === 'string') continue;
-        if (!Array.isArray(value) && SUBJECT_FIELD.test(child) && typeof item === 'string') continue;
+        // A list's items stand under the list's own name (`charges: ['ch_…']` names charges).
         pending.push([item, path === '' ? child : `${path}.${child}`, Array.isArray(value) ? key : child, depth + 1]);
       }
       continue;
     }
+    const own = depth === 1 && OWN_FIELDS[name].includes(path);
+    const subject = !own && (typeof value === 'string' || typeof value === 'number') && (SUBJECT_FIELD.test(key) || (typeof value === 'string' && STRIPE_SUBJECT.test(value)));
+    if (subject) subjects.push({ path: path || 'input', text: String(value) });
+    // A subject's id is not an amount; a number under a subject's name may still be one.
+    if (subject && typeof value === 'string') continue;
     const named = AMOUNT_FIELD.test(key);
     if (typeof value === 'number' || (typeof value === 'string' && !STRIPE_SUBJECT.test(value) && (named || FIGURE.test(value))) || (named && value !== null && value !== undefined)) {
       fields.push({ path: path || 'input', cents: centsOf(value), shown: typeof value === 'string' ? JSON.stringify(cleanModelLine(value, 40)) : typeof value === 'number' ? String(value) : typeof value });
     }
   }
-  return { fields, cut };
+  return { fields, subjects, cut };
+}
+
+/** A few fields as a problem lists them, `path value`, the rest counted. */
+function listed(fields: readonly AmountField[]): string {
+  const shown = fields.slice(0, NAMED_CALLS_MAX).map((field) => `${cleanModelLine(field.path, 64)} ${field.shown}`).join(', ');
+  return fields.length > NAMED_CALLS_MAX ? `${shown} and ${fields.length - NAMED_CALLS_MAX} more` : shown;
 }
 
 /**
  * What a malformed money call asked for, or NaN when it named no amount or none can be read unambiguously; with what
- * made it unclear. It counts as inside the approval only if every amount it names reads as a count of cents, within
- * the limit, all the same: several amounts that disagree, one that cannot be read, one above the limit anywhere in
- * the call, or an input too large to read whole are a deviation (flagged `outside`), and no amount is taken from a
- * call that is unclear, so nothing wrong can be re-approved from it.
+ * made it unclear, and whether it may ask for more than `limit` (`outside`). It may when an amount it names cannot be
+ * read, one anywhere in the call is above the limit, or the input is too large to read whole; amounts that disagree
+ * but all read within the limit ask for nothing beyond it (`quantity: 1` beside the amount), and such a call stays
+ * decision_invalid, to be asked again.
+ * The amount read is the one every figure agrees on, or the tool's own `amount_cents` when it is the largest figure
+ * and every figure reads: then it is all the call asks for at most, and a person re-approving it sends no more than
+ * was asked. Otherwise none is taken (`amount_cents: 2000` beside `amount: 600000`): nothing wrong can be re-approved.
  */
-function amountAsked(name: keyof typeof MONEY_ACTION, input: unknown, limit: number): { amount: number; top: number; unclear: string[]; outside: boolean } {
-  const { fields, cut } = amountFields(name, input);
+function amountAsked(name: keyof typeof MONEY_ACTION, fields: readonly AmountField[], cut: boolean, limit: number): { amount: number; top: number; unclear: string[]; outside: boolean } {
   const read = fields.map((field) => field.cents).filter((cents): cents is number => cents !== null);
   const top = read.length === 0 ? Number.NaN : Math.max(...read);
-  const listed = () => `${fields.slice(0, NAMED_CALLS_MAX).map((field) => `${cleanModelLine(field.path, 64)} ${field.shown}`).join(', ')}${fields.length > NAMED_CALLS_MAX ? ` and ${fields.length - NAMED_CALLS_MAX} more` : ''}`;
-  const unclear: string[] = [];
   const unread = fields.filter((field) => field.cents === null);
   const distinct = new Set(read);
-  if (unread.length > 0) unclear.push(`the model's ${name} call gave an amount that is not a whole count of cents (${listed()}); no amount was read from it`);
-  else if (distinct.size > 1) unclear.push(`the model's ${name} call named amounts that disagree (${listed()})${top > limit ? `, one of them more than ${limit} cents` : ''}; none was read as the ask`);
+  const own = fields.find((field) => field.path === 'amount_cents');
+  const clear = unread.length === 0 && !cut && (distinct.size === 1 || (own !== undefined && own.cents === top));
+  const amount = clear ? top : Number.NaN;
+  const unclear: string[] = [];
+  if (unread.length > 0) unclear.push(`the model's ${name} call gave an amount that is not a whole count of cents (${listed(unread)}); no amount was read from it`);
+  else if (distinct.size > 1 && !clear) unclear.push(`the model's ${name} call named amounts that disagree (${listed(fields)})${top > limit ? `, one of them more than ${limit} cents` : ''}; none was read as the ask`);
   if (cut) unclear.push(`the model's ${name} call held more than is read for an amount (over ${AMOUNT_READ_VALUES} values, or nested over ${AMOUNT_READ_DEPTH} levels); no amount was read from it`);
-  const amount = unclear.length === 0 && distinct.size === 1 ? top : Number.NaN;
-  return { amount, top, unclear, outside: unclear.length > 0 || top > limit };
+  return { amount, top, unclear, outside: unread.length > 0 || cut || top > limit };
 }
 
 /** One money call of an answer, read without its tool's schema: what it asked for and which other subjects it named. */
@@ -346,16 +365,11 @@ type Ask = { name: keyof typeof MONEY_ACTION; input: unknown; amount: number; to
 
 function askOf(name: keyof typeof MONEY_ACTION, input: unknown, approval: DecisionCase['approval'], limit: number): Ask {
   const subject = subjectId(approval);
-  const named: string[] = [];
-  const fields = typeof input === 'object' && input !== null && !Array.isArray(input) ? Object.entries(input) : [];
-  for (const [field, value] of fields) {
-    if (OWN_FIELDS[name].includes(field) || (typeof value !== 'string' && typeof value !== 'number')) continue;
-    const text = String(value);
-    if ((SUBJECT_FIELD.test(field) || STRIPE_SUBJECT.test(text)) && text !== subject) {
-      named.push(`the model's ${name} call named ${cleanModelLine(field, 64)} ${cleanModelLine(text, 80)}, but approval ${approval.id} covers ${approval.scope} only`);
-    }
-  }
-  return { name, input, named, ...amountAsked(name, input, limit) };
+  const { fields, subjects, cut } = readCall(name, input);
+  const named = subjects
+    .filter((field) => field.text !== subject)
+    .map((field) => `the model's ${name} call named ${cleanModelLine(field.path, 64)} ${cleanModelLine(field.text, 80)}, but approval ${approval.id} covers ${approval.scope} only`);
+  return { name, input, named, ...amountAsked(name, fields, cut, limit) };
 }
 
 /** What an ask asked for, in words. */
@@ -368,12 +382,13 @@ function askedText(ask: Ask): string {
  * The ask outside the approval in an answer that is no well-formed decision, as a decision for checkDecision to find
  * MODEL_DEVIATED, or null when there is none. The shape checks (the tools' strict schemas, one decision an answer)
  * run before the approval is compared; without this, an injected ask for more wrapped in a malformation (a field
- * naming another payment, an amount past a safe integer or written as `"$5,000.00"`, a second amount beside the
- * first, a second decision beside it) would be decision_invalid: no record, no inbox item, no hook, and the case,
- * submitted again, decided afresh with no trace of it. An ask is outside when it names any amount above what the
- * approval or one effect covers, an amount that cannot be read or amounts that disagree (amountAsked), another payment
- * or customer, or is money of the other kind; only a malformed call whose one amount is clear and within the limit
- * stays decision_invalid. An unclear ask is recorded with no amount (NaN): there is nothing to re-approve from it.
+ * naming another payment, at any depth or in a list, an amount past a safe integer or written as `"$5,000.00"`, a
+ * second larger amount beside the first, a second decision beside it) would be decision_invalid: no record, no inbox
+ * item, no hook, and the case, submitted again, decided afresh with no trace of it. An ask is outside when it names
+ * any amount above what the approval or one effect covers, an amount that cannot be read (amountAsked), another
+ * payment or customer, or is money of the other kind; a malformed call whose figures all read within the limit and
+ * name no other subject stays decision_invalid. An unclear ask is recorded with no amount (NaN), and only when no ask
+ * outside reads clearly: there is nothing to re-approve from it.
  */
 function overAsk(content: unknown, input: DecisionCase, said: readonly string[], model: string, what: string): MoneyDecision | null {
   if (!Array.isArray(content)) return null;
@@ -386,8 +401,12 @@ function overAsk(content: unknown, input: DecisionCase, said: readonly string[],
     asks.push(askOf(name, called, input.approval, limit));
   }
   const outside = asks.filter((ask) => ask.outside || ask.named.length > 0 || MONEY_ACTION[ask.name] !== input.kind);
-  // The ask naming the largest amount is the one recorded (the most at stake for a person to see); the others are named beside it.
-  const [chosen] = [...outside].sort((a, b) => (Number.isNaN(b.top) ? -1 : b.top) - (Number.isNaN(a.top) ? -1 : a.top));
+  // The ask recorded is the largest whose amount reads unambiguously: an amount a person can act on (an effect recorded
+  // refused, an inbox item), not lost behind a call beside it that names a larger figure no amount was read from. Only
+  // when none reads is the one naming the largest figure recorded, with no amount; the others are named beside it.
+  const figure = (ask: Ask) => (Number.isNaN(ask.top) ? -1 : ask.top);
+  const clearestFirst = (a: Ask, b: Ask) => Number(!Number.isNaN(b.amount)) - Number(!Number.isNaN(a.amount)) || figure(b) - figure(a);
+  const [chosen] = [...outside].sort(clearestFirst);
   if (chosen === undefined) return null;
   const rest = outside.filter((ask) => ask !== chosen);
   // Every other subject named, by any call outside the approval: where the injected ask tried to send money. Bounded,
@@ -395,7 +414,8 @@ function overAsk(content: unknown, input: DecisionCase, said: readonly string[],
   const named = [chosen, ...rest].flatMap((ask) => ask.named);
   const shown = named.slice(0, NAMED_CALLS_MAX);
   if (named.length > NAMED_CALLS_MAX) shown.push(`and ${named.length - NAMED_CALLS_MAX} more fields naming another subject`);
-  const others = rest.slice(0, NAMED_CALLS_MAX).map((ask) => `beside it, its ${ask.name} call asked for ${askedText(ask)}`);
+  // A call beside it whose amount was not read says why, as the chosen one's would.
+  const others = rest.slice(0, NAMED_CALLS_MAX).map((ask) => `beside it, its ${ask.name} call asked for ${askedText(ask)}${Number.isNaN(ask.amount) && ask.unclear.length > 0 ? ` (${ask.unclear.join('; ')})` : ''}`);
   if (rest.length > NAMED_CALLS_MAX) others.push(`and ${rest.length - NAMED_CALLS_MAX} more calls outside the approval beside it`);
   const deviations = [...chosen.unclear, ...shown, ...others, `the answer was no well-formed decision (${what})`];
   const text = decisionText(said, `${chosen.name} ${Number.isNaN(chosen.amount) ? `with ${askedText(chosen)}` : askedText(chosen)}, in a malformed call: ${quoteCall(chosen.input)}`);

@@ -1,8 +1,9 @@
 // Rule: a malformed issue_refund/issue_credit call stays decision_invalid (no trace) only when the one amount it names
 // reads unambiguously (a JSON number, or a string of plain digits) and is within the approval; an amount that cannot be
-// read ("500000 cents", "$5,000.00", an object), amounts that disagree, or any amount-like field above the cap make it
-// MODEL_DEVIATED, recorded for a person. An amount that is not read unambiguously is never recorded: "$5,000.00" is not
-// read as 5000 cents ($50, which a person re-approving the deviation would send), it is recorded with no amount (NaN).
+// read ("500000 cents", "$5,000.00", an object), or any amount-like field above the cap (amounts that disagree, one of
+// them over it) make it MODEL_DEVIATED, recorded for a person. An amount that is not read unambiguously is never
+// recorded: "$5,000.00" is not read as 5000 cents ($50, which a person re-approving the deviation would send), it is
+// recorded with no amount (NaN).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkDecision, MODEL_DEVIATED } from '../../src/decider/check.js';
 import { createAnthropicDecider, DeciderError, type Decision } from '../../src/decider/decider.js';

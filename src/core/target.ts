@@ -64,6 +64,16 @@ export interface Target {
   readonly queryable: boolean;
   /** How long the target remembers an idempotency key (Stripe: 24 h). */
   readonly dedupWindowMs: number;
+  /**
+   * A definite refusal of a send (Rejected) proves that none of that send's requests landed: every attempt rides the
+   * send's one idempotency key, and the target answers a repeated key with its first answer (Stripe replays a stored
+   * response), while its own pre-send checks refuse before anything leaves. So for an effect none of whose sends can
+   * have landed before (SendContext.neverSent), a refusal leaves nothing of it at the target, and the gate settles it
+   * without a lookup, which would take an object labelled with the effect id by someone else for its landing. Absent
+   * or false (a target that may land a request and then answer a refusal): the gate looks the effect up after every
+   * refusal.
+   */
+  readonly refusalProvesNothingLanded?: boolean;
   /** Every send ends by this long after it starts; the claim outlives it. */
   readonly sendTimeoutMs: number;
   /** The effect kinds this target moves. */
@@ -100,6 +110,8 @@ export function targetProblems(target: Target): string[] {
   if (typeof t.name !== 'string' || t.name.length === 0) problems.push(`name (${shownValue(t.name)}) must be a non-empty string`);
   if (t.tier !== 1 && t.tier !== 2 && t.tier !== 3) problems.push(`tier (${shownValue(t.tier)}) must be the number 1, 2 or 3`);
   if (typeof t.queryable !== 'boolean') problems.push(`queryable (${shownValue(t.queryable)}) must be true or false`);
+  if (t.refusalProvesNothingLanded !== undefined && typeof t.refusalProvesNothingLanded !== 'boolean') problems.push(`refusalProvesNothingLanded (${shownValue(t.refusalProvesNothingLanded)}) must be true or false when given`);
+  if (t.refusalProvesNothingLanded === true && t.tier !== 1) problems.push('refusalProvesNothingLanded needs a tier-1 target: only a target that answers a repeated idempotency key with its first answer can prove by a refusal that nothing landed');
   // Tier 2 is the target recovery finds an effect on by its id (DESIGN: "queryable only"); one that can do neither is
   // tier 3, whose never-sent dispatches are sent once where a tier 2 that cannot look would settle them AMBIGUOUS.
   if (t.tier === 2 && t.queryable === false) problems.push('a tier-2 target (no dedupe on the effect id) must be queryable: recovery can only look its sends up; declare queryable: true, or tier 3 for a target that can neither dedupe nor be queried');

@@ -324,8 +324,8 @@ export function createRecover(ctx: GateContext) {
    * for ever.
    */
   async function refusedInRecovery(holding: Holding, effect: Effect, rejection: { message: string; code: string | null; status: number | null }, checks: Checks | null, trustedAt: number, resent: boolean, neverSent: boolean, nothingLeft = false): Promise<Settled> {
-    // No request of this dispatch ever left, this one refused before the network too (settleRejected): nothing of the
-    // effect is at the target to look for or wait on.
+    // No earlier request of this dispatch can have landed, and the target's refusal proves this one did not
+    // (settleRejected): nothing of the effect is at the target to look for or wait on.
     if (nothingLeft) return settleRejected(ctx, holding, effect, rejection, checks, { onlyRequest: true, nothingLeft: true });
     // Redis's own time, read now: the estimate errs late, and an early "trusted" is the unsafe side. The refused resend
     // was the dispatch's only request when none left before it (neverSent): a lookup that cannot tell adds nothing.
@@ -384,7 +384,7 @@ export function createRecover(ctx: GateContext) {
     }
     const sent = await sendOnce(ctx, holding, effect, requestId, deadlineAt, checkedAt);
     if ('landed' in sent) return { kind: 'done', settled: await commit(ctx, holding, outcome === 'COMMITTED_BY_RETRY' ? 'retry-idempotent' : 'recovery-reapply', sent.landed, checks, outcome) };
-    if ('rejected' in sent) return { kind: 'done', settled: await refusedInRecovery(holding, effect, rejectionOf(sent.rejected), checks, trustedAt, true, neverSent, holding.neverSent === true && !sent.left) };
+    if ('rejected' in sent) return { kind: 'done', settled: await refusedInRecovery(holding, effect, rejectionOf(sent.rejected), checks, trustedAt, true, neverSent, holding.neverSent === true && target.refusalProvesNothingLanded === true) };
     const why = 'fenced' in sent ? sent.fenced : quoteError(sent.unknown);
     logger.warn({ effectId, error: why }, 'resend outcome unknown; the claim stays until it lapses');
     const slowDown = 'unknown' in sent ? slowDownOf(sent.unknown) : null;

@@ -9,12 +9,7 @@ import type { SlowDown } from '../core/errors.js';
 import type { GateContext } from './context.js';
 import { inspectable } from './reads.js';
 
-/**
- * What came of one send. `left` on a refusal: the request was handed to the network (the target's beforeWrite passed);
- * false for a refusal the target made before anything left (its pre-send checks), whose effect, when no earlier
- * request of it left either (SendContext.neverSent), has nothing at the target.
- */
-export type SendResult = { landed: JsonObject } | { rejected: Rejected; left: boolean } | { unknown: unknown } | { fenced: string };
+export type SendResult = { landed: JsonObject } | { rejected: Rejected } | { unknown: unknown } | { fenced: string };
 
 /**
  * How long after a script proved this worker holds the claim a request may leave without asking Redis again.
@@ -70,7 +65,6 @@ export async function markUnknown(ctx: GateContext, where: { partition: string; 
 export async function sendOnce(ctx: GateContext, where: { partition: string; effectId: string; epoch: number; attempt?: string; neverSent?: true }, effect: Effect, requestId: string | null, deadlineAt: number, claimCheckedAt: number): Promise<SendResult> {
   const { journal, heartbeat, target } = ctx;
   let checkedAt = claimCheckedAt;
-  let left = false;
   const context: SendContext = {
     requestId,
     ...(where.attempt === undefined ? {} : { attempt: where.attempt }),
@@ -79,16 +73,12 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
     async beforeWrite() {
       const now = performance.now();
       if (deadlineAt - now <= 0) throw new SendFenced('the send deadline passed before the request could leave');
-      if (now - checkedAt <= CLAIM_FRESH_MS && heartbeat.aliveFor() > CLAIM_FRESH_MS) {
-        left = true;
-        return;
-      }
+      if (now - checkedAt <= CLAIM_FRESH_MS && heartbeat.aliveFor() > CLAIM_FRESH_MS) return;
       if (!(await journal.holdsClaim(where.partition, where.effectId, ctx.owner, where.epoch))) {
         throw new SendFenced('this worker lost its claim before the request left (it stalled and another worker took over)');
       }
       checkedAt = performance.now();
       if (deadlineAt - checkedAt <= 0) throw new SendFenced('the send deadline passed before the request could leave');
-      left = true;
     },
   };
   const remaining = context.timeLeftMs();
@@ -104,7 +94,7 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
     // Whatever the target threw is classified here, and that must not throw in its place (a Proxy whose traps throw).
     const error = inspectable(thrown);
     if (error instanceof ProcessCrash) throw error;
-    if (error instanceof Rejected) return { rejected: error, left };
+    if (error instanceof Rejected) return { rejected: error };
     if (error instanceof SendFenced) return { fenced: error.message };
     return { unknown: error };
   } finally {

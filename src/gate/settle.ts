@@ -106,9 +106,9 @@ export async function commit(ctx: GateContext, at: Holding, via: CommitVia, land
 /**
  * After a definite refusal, looks once more: a refusal can hide an earlier attempt that did land (for Stripe, a
  * resend refused because the refund already exists). Only then is the effect settled as a target error.
- * `nothingLeft`: no request of the effect ever left (a first dispatch's send, SendContext.neverSent, refused by the
- * target's own checks before the network): nothing at the target is its own, so what a lookup would find labelled
- * with its id (a refund made by hand) is someone else's, and the refusal stands without one.
+ * `nothingLeft`: nothing of the effect can be at the target (no earlier send of it can have landed, SendContext.neverSent,
+ * and the target's refusal proves this send's requests did not: Target.refusalProvesNothingLanded), so what a lookup
+ * would find labelled with its id (a refund made by hand) is someone else's, and the refusal stands without one.
  */
 export async function settleRejected(ctx: GateContext, at: Holding, effect: Effect, rejection: { message: string; code: string | null; status: number | null }, rechecked: Checks | null, how: { onlyRequest: boolean; nothingLeft?: boolean }): Promise<Settled> {
   const { target } = ctx;

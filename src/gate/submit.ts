@@ -545,7 +545,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     }
     const sent = await sendOnce(ctx, holding, effect, requestId, deadlineAt, claimCheckedAt);
     if ('landed' in sent) return commit(ctx, holding, 'send', sent.landed, null, 'COMMITTED');
-    if ('rejected' in sent) return settleRejected(ctx, holding, effect, rejectionOf(sent.rejected), null, { onlyRequest: true, nothingLeft: holding.neverSent === true && !sent.left });
+    if ('rejected' in sent) return settleRejected(ctx, holding, effect, rejectionOf(sent.rejected), null, { onlyRequest: true, nothingLeft: holding.neverSent === true && target.refusalProvesNothingLanded === true });
     const why = 'fenced' in sent ? sent.fenced : quoteError(sent.unknown);
     logger.warn({ effectId: holding.effectId, error: why }, 'fenced' in sent ? 'the send did not start; recovery will settle the effect' : 'send outcome unknown; the claim stays for recovery');
     const slowDown = 'unknown' in sent ? slowDownOf(sent.unknown) : null;

@@ -197,6 +197,9 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
     tier: 1,
     queryable: true,
     dedupWindowMs: STRIPE_DEDUP_WINDOW_MS,
+    // Stripe answers a repeated Idempotency-Key with the stored first answer, and the pre-send checks refuse before
+    // the network: a refusal of a send means none of its requests landed.
+    refusalProvesNothingLanded: true,
     sendTimeoutMs: options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS,
     kinds: ['credit'],
     facts: CREDIT_FACTS,

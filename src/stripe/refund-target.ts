@@ -199,6 +199,9 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
     tier: 1,
     queryable: true,
     dedupWindowMs: STRIPE_DEDUP_WINDOW_MS,
+    // Stripe answers a repeated Idempotency-Key with the stored first answer, and the pre-send checks refuse before
+    // the network: a refusal of a send means none of its requests landed.
+    refusalProvesNothingLanded: true,
     sendTimeoutMs,
     kinds: ['refund'],
     facts: REFUND_FACTS,

@@ -5,7 +5,9 @@
 // effect kinds, `facts` that is neither null nor a list of names (left out, every submit threw a raw TypeError), or a
 // missing apply, query or readFacts; a tier 2 that cannot be queried (tier 2 is "queryable only": recovery could only
 // settle its crashed sends AMBIGUOUS, even one never sent, which tier 3 sends once). A declared value the refusal
-// quotes never makes the refusal itself throw (a BigInt or an object without a prototype among the kinds).
+// quotes never makes the refusal itself throw (a BigInt or an object without a prototype among the kinds). A target
+// may declare refusalProvesNothingLanded only as a boolean and only at tier 1 (the gate then settles a first send's
+// refusal without a lookup, so a wrong declaration would record a landed send as refused).
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { afterEach, expect, it } from 'vitest';
@@ -80,4 +82,12 @@ it('names every problem of a target in one refusal, its timing included', async 
 it('starts over a target declared right, of every tier and with facts null or listed', async () => {
   for (const tier of [1, 2, 3] as const) expect((await start(createMemoryTarget({ tier, sendTimeoutMs: 1_000 }))).code).toBe('started');
   expect((await start({ ...base(), facts: ['chargebacks', 'refunded_by_others'] })).code).toBe('started');
+});
+
+it('refuses refusalProvesNothingLanded on a target that cannot prove it (not a boolean, or not tier 1), and takes it on tier 1', async () => {
+  const notBoolean = await start({ ...base(), refusalProvesNothingLanded: 'yes' as never });
+  expect(notBoolean).toMatchObject({ code: 'invalid_config', message: expect.stringContaining('refusalProvesNothingLanded ("yes") must be true or false when given') });
+  const tierTwo = await start({ ...createMemoryTarget({ tier: 2, sendTimeoutMs: 1_000 }), refusalProvesNothingLanded: true });
+  expect(tierTwo).toMatchObject({ code: 'invalid_config', message: expect.stringContaining('refusalProvesNothingLanded needs a tier-1 target') });
+  expect(await start({ ...base(), refusalProvesNothingLanded: true })).toEqual({ code: 'started', message: '' });
 });

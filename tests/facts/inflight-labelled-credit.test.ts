@@ -46,7 +46,7 @@ describe('a balance credit in another currency labelled by hand with the id of a
     // Nothing recorded the hand-made credit as the effect's own (an own credit's fact carries the customer's currency).
     const entries = (await rig.stores.journal.receipt(effectId))?.entries ?? [];
     expect(entries.filter((entry) => entry.kind === 'OBSERVED' && entry.objectId === labelled && entry.customerCurrency !== undefined)).toEqual([]);
-    // Observed: valid true, finalMoney { status: 'not_returned', failureReason: 'currency_mismatch', currencyMismatch.credit = the hand-made eur credit },
+    // Before the fix: valid true, finalMoney { status: 'not_returned', failureReason: 'currency_mismatch', currencyMismatch.credit = the hand-made eur credit },
     // and a failed_after_landed alert telling the operator to debit 20.00 EUR and compensate the customer again in usd.
     expect(receipt.finalMoney.currencyMismatch?.credit).not.toBe(labelled);
     expect(receipt.finalMoney.status).toBe('returned');

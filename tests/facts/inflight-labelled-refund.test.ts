@@ -38,7 +38,7 @@ describe('a refund labelled by hand with the id of an effect in flight', () => {
     await rig.facts.reread(effectId);
     const receipt = await rig.receipt(effectId);
     expect(receipt.evidence).not.toBe(labelled);
-    // Observed: valid false, happenedOnce false, problems ["an OBSERVED refund re_… is not the refund the effect committed (re_…)"].
+    // Before the fix: valid false, happenedOnce false, problems ["an OBSERVED refund re_… is not the refund the effect committed (re_…)"].
     expect({ valid: receipt.valid, happenedOnce: receipt.happenedOnce, problems: receipt.problems }).toEqual({ valid: true, happenedOnce: true, problems: [] });
     expect(receipt.finalMoney.refunds.map((refund) => refund.id)).toEqual([receipt.evidence]);
   });
@@ -74,7 +74,7 @@ describe('a refund labelled by hand with the id of an effect in flight', () => {
     const receipt = await rig.receipt(effectId);
     // The send made its own refund (its idempotency key was never used by the hand-made one).
     expect(receipt.evidence).not.toBe(labelled);
-    // Observed before the fix: valid false, happenedOnce false, problems ["an OBSERVED refund re_<hand-made> is not the
+    // Before the fix: valid false, happenedOnce false, problems ["an OBSERVED refund re_<hand-made> is not the
     // refund the effect committed (re_<own>)"].
     expect({ valid: receipt.valid, happenedOnce: receipt.happenedOnce, problems: receipt.problems }).toEqual({ valid: true, happenedOnce: true, problems: [] });
     const observed = (await rig.observed(effectId)).map((entry) => entry.objectId);

@@ -67,7 +67,7 @@ it("answers 503 while the worker's queue connections are down, not 200 `ready` w
   expect(now.split('\n').filter((line) => line.trim() !== '')).toHaveLength(2);
 
   const answer = await readyz();
-  // Observed: 200 `ready`, every check ok (redis and the heartbeat ride the stores' connection; effects_worker and
+  // Before the fix: 200 `ready`, every check ok (redis and the heartbeat ride the stores' connection; effects_worker and
   // facts_worker only ask BullMQ whether its loop runs, which it does, retrying a connection Redis refuses).
   expect({ status: answer.status, failed: answer.body.checks.filter((check) => !check.ok).map((check) => check.name) }).toEqual({
     status: 503,

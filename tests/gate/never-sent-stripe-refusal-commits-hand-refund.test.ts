@@ -1,7 +1,7 @@
 // Rule: an effect none of whose requests ever left before this one (neverSent) has nothing of its own at Stripe but
 // what this request made; when Stripe itself definitely refuses that request (a 400), nothing of the effect moved,
 // so the effect ends refused, and no lookup takes a refund labelled by hand with the effect's id for its landing
-// (f96d84a fixed this only for a refusal before the network: `left` false).
+// (a first fix covered only a refusal made before the network).
 // Setup as tests/gate/recovered-first-send-refused-before-network.test.ts: worker a's first send is held back; a
 // person refunds $30 of the $100 payment by hand, labelled with the effect id from the IN_FLIGHT answer; then the
 // charge is charged back. The $30 refund still fits the remainder (read with neverSent: $70 refundable), so the resend

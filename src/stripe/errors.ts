@@ -1,13 +1,17 @@
 // The one place where Stripe's answers that are not a success become the project's errors (STYLE habit 3). What the
 // gate does next depends only on the class it gets:
 //
-// | Stripe's answer                                    | a send (write)                       | a read                       |
-// | -------------------------------------------------- | ------------------------------------ | ---------------------------- |
-// | 400 / 402 / 404 (card, invalid request, idempotency)| `Rejected` (definite no, never resent)| `Rejected` (definite)        |
-// | 401 / 403, a 404 for a URL Stripe does not serve    | `target_misconfigured`: fix the config| `target_misconfigured`       |
-// | 409 `idempotency_key_in_use`, 429, 5xx,             | `StripeUnavailable`, outcome unknown: | `StripeUnavailable`,         |
-// |   a closed connection, a timeout                   |   the gate keeps the claim            |   retryable later            |
-// | our fencing check refused the first attempt         | `SendFenced` (nothing left)           | —                            |
+// | Stripe's answer                                     | a send (write)                        | a read                  |
+// | --------------------------------------------------- | ------------------------------------- | ----------------------- |
+// | 400 / 402 / 404 (card, invalid request), but not    | `Rejected` (definite no, never resent;| `Rejected` (definite)   |
+// |   `idempotency_error`                               |   the Stripe targets' refusal proves  |                         |
+// |                                                     |   nothing landed)                     |                         |
+// | 401 / 403, a 404 for a URL Stripe does not serve    | `target_misconfigured`: fix the config| `target_misconfigured`  |
+// | 400 / 404 `idempotency_error` (an earlier request   | `StripeUnavailable`, outcome unknown: | `StripeUnavailable`,    |
+// |   under the key began executing and may have        |   the gate keeps the claim            |   retryable later       |
+// |   landed), 409 `idempotency_key_in_use`, 429, 5xx,  |                                       |                         |
+// |   a closed connection, a timeout                    |                                       |                         |
+// | our fencing check refused the first attempt         | `SendFenced` (nothing left)           | —                       |
 //
 // A 429 on a write is treated as unknown although Stripe's rate limiter answers before anything runs: the gate
 // cannot tell a rate limiter's 429 from anything else that says 429, and keeping the claim costs one recovery pass.

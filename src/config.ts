@@ -18,6 +18,34 @@ export const DEFAULT_REDIS_MAXMEMORY = '1gb';
 /** The levels INTERLOCK_LOG_LEVEL may name: pino's, and `silent`. The sandbox keeps its own copy (sandbox/core/log.ts). */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/**
+ * The currencies Stripe takes a `currency` in (a customer balance transaction's included): lowercase ISO 4217 codes, as
+ * Stripe lists them to a US account when it refuses any other (`Invalid currency: xyz. Stripe currently supports these
+ * currencies: usd, aed, …`), and the three-decimal ones (bhd, jod, kwd, omr, tnd; src/core/money-text.ts), which Stripe
+ * takes from accounts in their regions. The sandbox keeps its own copy (sandbox/core/money.ts, SUPPORTED_CURRENCIES),
+ * the US account's list, since src/ and sandbox/ import nothing from each other; tests/config-credit-currency.test.ts
+ * keeps the two in step.
+ */
+export const STRIPE_CURRENCIES: readonly string[] = [
+  'usd', 'aed', 'afn', 'all', 'amd', 'ang', 'aoa', 'ars', 'aud', 'awg', 'azn', 'bam', 'bbd', 'bdt', 'bgn', 'bif', 'bmd',
+  'bnd', 'bob', 'brl', 'bsd', 'bwp', 'byn', 'bzd', 'cad', 'cdf', 'chf', 'clp', 'cny', 'cop', 'crc', 'cve', 'czk', 'djf',
+  'dkk', 'dop', 'dzd', 'egp', 'etb', 'eur', 'fjd', 'fkp', 'gbp', 'gel', 'gip', 'gmd', 'gnf', 'gtq', 'gyd', 'hkd', 'hnl',
+  'hrk', 'htg', 'huf', 'idr', 'ils', 'inr', 'isk', 'jmd', 'jpy', 'kes', 'kgs', 'khr', 'kmf', 'krw', 'kyd', 'kzt', 'lak',
+  'lbp', 'lkr', 'lrd', 'lsl', 'mad', 'mdl', 'mga', 'mkd', 'mmk', 'mnt', 'mop', 'mur', 'mvr', 'mwk', 'mxn', 'myr', 'mzn',
+  'nad', 'ngn', 'nio', 'nok', 'npr', 'nzd', 'pab', 'pen', 'pgk', 'php', 'pkr', 'pln', 'pyg', 'qar', 'ron', 'rsd', 'rub',
+  'rwf', 'sar', 'sbd', 'scr', 'sek', 'sgd', 'shp', 'sle', 'sos', 'srd', 'std', 'szl', 'thb', 'tjs', 'top', 'try', 'ttd',
+  'twd', 'tzs', 'uah', 'ugx', 'uyu', 'uzs', 'vnd', 'vuv', 'wst', 'xaf', 'xcd', 'xof', 'xpf', 'yer', 'zar', 'zmw',
+  'bhd', 'jod', 'kwd', 'omr', 'tnd',
+];
+
+/** Why INTERLOCK_CREDIT_CURRENCY is refused: a typo such as `uds` would otherwise show only as every credit refused by Stripe. */
+function creditCurrencyProblem(value: unknown): string {
+  const given = JSON.stringify(value);
+  const examples = 'such as usd, eur, gbp or jpy (https://docs.stripe.com/currencies)';
+  if (typeof value === 'string' && STRIPE_CURRENCIES.includes(value.toLowerCase())) return `${given} must be written in lowercase, as ${value.toLowerCase()}`;
+  return `${given} is not an ISO 4217 currency code Stripe supports: give one in lowercase, ${examples}`;
+}
+
 const flag = z.enum(['0', '1', 'true', 'false', 'yes', 'no']).transform((value) => value === '1' || value === 'true' || value === 'yes');
 /**
  * The longest delay a Node.js timer takes (2^31 - 1 ms, about 24.8 days): a longer one fires after 1 ms instead, so
@@ -67,7 +95,7 @@ const schema = z.object({
     .pipe(z.string().regex(/^whsec_[A-Za-z0-9+/=]+(,whsec_[A-Za-z0-9+/=]+)*$/, 'must be one or more whsec_… secrets, comma-separated'))
     .optional(),
   INTERLOCK_ALLOW_LIVE: flag.default(false),
-  INTERLOCK_CREDIT_CURRENCY: z.string().regex(/^[a-z]{3}$/, 'must be a three-letter lowercase ISO currency code such as usd or eur').default('usd'),
+  INTERLOCK_CREDIT_CURRENCY: z.string().refine((value) => STRIPE_CURRENCIES.includes(value), { error: (issue) => creditCurrencyProblem(issue.input) }).default('usd'),
   INTERLOCK_CONCURRENCY: wholeNumberSetting(1, 1_000).default(16),
   INTERLOCK_STRIPE_RATE: wholeNumberSetting(1, 10_000).optional(),
   INTERLOCK_CRASH_AT: z.enum(['before_send', 'after_send']).optional(),

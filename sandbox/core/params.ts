@@ -1,6 +1,7 @@
 // A small schema language for request parameters. Validation runs before an endpoint executes, so its failures
 // are never stored under an idempotency key (stripe-facts §3). Unknown parameters are refused as Stripe does.
 import { parameterInvalid, parameterMissing, parameterUnknown } from './errors.js';
+import { isSupportedCurrency, unsupportedCurrencyMessage } from './money.js';
 import type { ParamMap, ParamValue } from './form.js';
 
 export interface Field<T, R extends boolean = boolean> {
@@ -38,6 +39,18 @@ export function str(options: { maxLength?: number } = {}): Field<string, false> 
       throw parameterInvalid(param, `Invalid ${param}: must be at most ${options.maxLength} characters`);
     }
     return text;
+  });
+}
+
+/**
+ * A `currency` parameter: one Stripe supports (money.ts), in any case, read as lowercase. Refused as Stripe refuses
+ * it, before anything runs, on every endpoint that takes one, list filters included.
+ */
+export function currency(): Field<string, false> {
+  return field((value, param) => {
+    const text = asText(value, param, 'string');
+    if (!isSupportedCurrency(text)) throw parameterInvalid(param, unsupportedCurrencyMessage(text));
+    return text.toLowerCase();
   });
 }
 

@@ -197,7 +197,11 @@ function injectedFault(deps: TransportDeps, method: string, pathname: string, re
   logged.fault = fail.stored ? 'fail_stored' : 'fail';
   logged.status = fail.status;
   const error = new SandboxError(fail.status, { type: fail.type, message: fail.message, ...(fail.code === null ? {} : { code: fail.code }) });
-  const reply = json(fail.status, errorBody(error, requestId), fail.retryAfterSeconds === null ? undefined : { 'Retry-After': String(fail.retryAfterSeconds) });
+  const headers: Record<string, string> = {};
+  if (fail.retryAfterSeconds !== null) headers['Retry-After'] = String(fail.retryAfterSeconds);
+  // A lock timeout is the one 429 Stripe asks to have retried; stripe-node retries a 429 only when told to.
+  if (fail.status === 429 && fail.code === 'lock_timeout') headers['Stripe-Should-Retry'] = 'true';
+  const reply = json(fail.status, errorBody(error, requestId), Object.keys(headers).length === 0 ? undefined : headers);
   return fail.stored ? { inside: reply } : { reply };
 }
 
@@ -235,7 +239,11 @@ async function answerApi(deps: TransportDeps, req: IncomingMessage, { method, pa
     const lookup = deps.idempotency.lookup(identity);
     if (lookup.kind === 'replay') {
       const stored = lookup.response;
-      return { status: stored.status, body: stored.body, headers: { 'Idempotent-Replayed': 'true', 'Original-Request': stored.requestId } };
+      const headers: Record<string, string> = { 'Idempotent-Replayed': 'true', 'Original-Request': stored.requestId };
+      // A retry under the key would only hear the same 5xx again, so Stripe tells the SDK not to (stripe-node retries
+      // every 5xx unless told otherwise: RequestSender._shouldRetry).
+      if (stored.status >= 500) headers['Stripe-Should-Retry'] = 'false';
+      return { status: stored.status, body: stored.body, headers };
     }
   }
 

@@ -3,7 +3,7 @@
 import { requireObject } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { listParams, paginate } from '../core/list.js';
-import { oneOf, str } from '../core/params.js';
+import { currency, oneOf, str } from '../core/params.js';
 import { route } from '../http/router.js';
 import type { Core } from '../core/core.js';
 import type { StripeObject } from '../core/store.js';
@@ -88,7 +88,7 @@ export function createBalanceTransactions({ store, clock }: Core): BalanceTransa
     route({
       method: 'GET',
       path: '/v1/balance_transactions',
-      params: { ...listParams, source: str(), type: oneOf(balanceTransactionTypes), currency: str() },
+      params: { ...listParams, source: str(), type: oneOf(balanceTransactionTypes), currency: currency() },
       handle: (params) => {
         const items = collection
           .newestFirst()

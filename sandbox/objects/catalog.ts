@@ -5,7 +5,7 @@ import { snapshot } from '../core/diff.js';
 import { invalidRequest, parameterMissing, requireObject } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { listParams, paginate } from '../core/list.js';
-import { bool, int, mergeMetadata, metadata, object, oneOf, required, str, strList } from '../core/params.js';
+import { bool, currency, int, mergeMetadata, metadata, object, oneOf, required, str, strList } from '../core/params.js';
 import { route } from '../http/router.js';
 import type { Core } from '../core/core.js';
 import type { EventOrigin } from '../core/event-bus.js';
@@ -170,7 +170,7 @@ export function createCatalog({ store, clock, events }: Core): Catalog {
       method: 'POST',
       path: '/v1/prices',
       params: {
-        currency: required(str()),
+        currency: required(currency()),
         unit_amount: int({ min: 0 }),
         product: str(),
         product_data: object({ ...productFields, name: required(str()), id: str() }),
@@ -244,7 +244,7 @@ export function createCatalog({ store, clock, events }: Core): Catalog {
     route({
       method: 'GET',
       path: '/v1/prices',
-      params: { ...listParams, lookup_keys: strList(), product: str(), active: bool(), currency: str(), type: oneOf(['one_time', 'recurring']) },
+      params: { ...listParams, lookup_keys: strList(), product: str(), active: bool(), currency: currency(), type: oneOf(['one_time', 'recurring']) },
       handle: (params) => {
         const items = prices
           .newestFirst()

@@ -11,7 +11,7 @@ import { snapshot } from '../core/diff.js';
 import { invalidRequest, requireObject, resourceMissing } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { listParams, paginate } from '../core/list.js';
-import { accepted, int, mergeMetadata, metadata, object, oneOf, required, str, strList } from '../core/params.js';
+import { accepted, currency, int, mergeMetadata, metadata, object, oneOf, required, str, strList } from '../core/params.js';
 import { route } from '../http/router.js';
 import type { Core } from '../core/core.js';
 import type { EventOrigin } from '../core/event-bus.js';
@@ -380,7 +380,7 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
     route({
       method: 'POST',
       path: '/v1/customers/:customer/balance_transactions',
-      params: { amount: required(int()), currency: required(str()), description: str({ maxLength: 350 }), metadata: metadata() },
+      params: { amount: required(int()), currency: required(currency()), description: str({ maxLength: 350 }), metadata: metadata() },
       handle: (params, path, ctx) => {
         const customer = require(path['customer'] ?? '');
         const change = { amount: params.amount, currency: params.currency.toLowerCase(), type: 'adjustment' as const, description: params.description ?? null, metadata: mergeMetadata({}, params.metadata) };

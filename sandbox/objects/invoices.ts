@@ -16,7 +16,7 @@ import { automatic } from '../core/event-bus.js';
 import { invalidRequest, parameterMissing, requireObject, SandboxError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { listParams, paginate } from '../core/list.js';
-import { bool, int, mergeMetadata, metadata, object, oneOf, required, str } from '../core/params.js';
+import { bool, currency, int, mergeMetadata, metadata, object, oneOf, required, str } from '../core/params.js';
 import { route } from '../http/router.js';
 import type { Core } from '../core/core.js';
 import type { EventOrigin } from '../core/event-bus.js';
@@ -245,7 +245,7 @@ const payParams = { payment_method: str(), paid_out_of_band: bool(), off_session
 const itemParams = {
   customer: required(str()),
   amount: int(),
-  currency: str(),
+  currency: currency(),
   price: str(),
   /** Since API 2025-03-31.basil the price goes in `pricing[price]`; `price` is the older spelling. */
   pricing: object({ price: str() }),

@@ -5,7 +5,7 @@ import { snapshot } from '../core/diff.js';
 import { invalidRequest, requireObject, SandboxError } from '../core/errors.js';
 import { newClientSecretSuffix, newId } from '../core/ids.js';
 import { listParams, paginate } from '../core/list.js';
-import { accepted, bool, int, mergeMetadata, metadata, object, oneOf, required, str, strList } from '../core/params.js';
+import { accepted, bool, currency, int, mergeMetadata, metadata, object, oneOf, required, str, strList } from '../core/params.js';
 import { route } from '../http/router.js';
 import type { Core } from '../core/core.js';
 import type { EventOrigin } from '../core/event-bus.js';
@@ -88,7 +88,7 @@ const confirmParams = {
 const createParams = {
   ...confirmParams,
   amount: required(int({ min: 1 })),
-  currency: required(str()),
+  currency: required(currency()),
   confirm: bool(),
   metadata: metadata(),
   description: str(),
@@ -106,7 +106,7 @@ const createParams = {
 
 const updateParams = {
   amount: int({ min: 1 }),
-  currency: str(),
+  currency: currency(),
   metadata: metadata(),
   description: str(),
   transfer_group: str(),

@@ -10,7 +10,7 @@ import { invalidRequest, requireObject, resourceMissing } from '../core/errors.j
 import { newId } from '../core/ids.js';
 import { listParams, paginate } from '../core/list.js';
 import { formatAmount } from '../core/money.js';
-import { bool, int, mergeMetadata, metadata, oneOf, str } from '../core/params.js';
+import { bool, currency, int, mergeMetadata, metadata, oneOf, str } from '../core/params.js';
 import { route } from '../http/router.js';
 import type { Core } from '../core/core.js';
 import type { EventOrigin } from '../core/event-bus.js';
@@ -94,7 +94,7 @@ const createParams = {
   payment_intent: str(),
   reason: oneOf(refundReasons),
   metadata: metadata(),
-  currency: str(),
+  currency: currency(),
   customer: str(),
   instructions_email: str(),
   origin: oneOf(['customer_balance']),
@@ -112,7 +112,12 @@ export function createRefunds(core: Core, deps: RefundDeps): Refunds {
   const require = (id: string): Refund => requireObject(collection, 'refund', id);
 
   const chargeToRefund = (params: CreateParams): Charge => {
-    if (params.charge !== undefined) return charges.require(params.charge);
+    if (params.charge !== undefined) {
+      // Only money that was taken comes back: a declined charge has nothing to refund, by id as by PaymentIntent.
+      const charge = charges.require(params.charge);
+      if (charge.status !== 'succeeded') throw invalidRequest(`Charge ${charge.id} has a status of ${charge.status}; only a successful charge can be refunded.`);
+      return charge;
+    }
     const intent = params.payment_intent ?? '';
     if (store.find(intent)?.object !== 'payment_intent') throw resourceMissing('payment_intent', intent, 'payment_intent');
     const succeeded = charges.collection.newestFirst().find((c) => c.payment_intent === intent && c.status === 'succeeded');

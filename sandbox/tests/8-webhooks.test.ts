@@ -47,11 +47,11 @@ describe('8. webhooks', () => {
     expect((await h.stripe.webhookEndpoints.list()).data.map((e) => e.id)).toEqual([own.id, endpoint]);
   });
 
-  it('signs each delivery so stripe.webhooks.constructEvent accepts it (t=…,v1=… over the raw body)', async () => {
+  it('signs each delivery so stripe.webhooks.constructEvent accepts it (t=…,v1=…,v0=… over the raw body)', async () => {
     const id = await paymentIntentCreated();
     await eventually(async () => receiver.received.length, (n) => n === 1);
     const [delivery] = receiver.received;
-    expect(delivery!.headers['stripe-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(delivery!.headers['stripe-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64},v0=[0-9a-f]{64}$/);
     expect(delivery!.headers['content-type']).toBe('application/json; charset=utf-8');
     const event = h.stripe.webhooks.constructEvent(delivery!.body, String(delivery!.headers['stripe-signature']), secret);
     expect(event.type).toBe('payment_intent.created');

@@ -161,7 +161,7 @@ export function createWebhookDelivery(core: Core, targets: () => readonly Webhoo
       'User-Agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
       Accept: '*/*; q=0.5, application/xml',
       'Cache-Control': 'no-cache',
-      'Stripe-Signature': signatureHeader(payload, target.secret, Math.floor(started / 1000)),
+      'Stripe-Signature': signatureHeader(payload, target.secret, Math.floor(started / 1000), { v0: true }),
     };
     let status: number | null = null;
     let error: string | null = null;

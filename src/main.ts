@@ -885,12 +885,23 @@ function outcomeNotKnown(recorded: string, check: string, again: string, error: 
 type ProposeOptions = { request: string; approval: string; agent: string; reason?: string; wait?: number; model?: string; decision?: string };
 
 // The proposal's fields a command fills from its options: a problem with one is named by the option it came from.
-const FLAG_OF_FIELD: Readonly<Record<string, string>> = { requestId: '--request', request: '--reason', agent: '--agent', approval: '--approval', decision: '--decision' };
+// A field is looked up by its whole path (an effect's, which `refund` and `credit` fill one option each; a decision's
+// model and text), then by its first part (`request.reason` is --reason).
+const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
+  requestId: '--request', request: '--reason', agent: '--agent', approval: '--approval', 'decision.model': '--model', 'decision.text': '--decision',
+  'effect.paymentIntent': '--payment-intent', 'effect.customer': '--customer', 'effect.incident': '--incident', 'effect.description': '--description', 'effect.amount': '--amount',
+};
+
+/** The option a proposal's field `path` came from, or undefined when no option fills it. */
+function flagOfField(path: string): string | undefined {
+  const flag = (field: string) => (Object.hasOwn(FLAG_OF_FIELD, field) ? FLAG_OF_FIELD[field] : undefined);
+  return flag(path) ?? flag(path.split('.')[0] ?? '');
+}
 
 /** A refused proposal, its problems named by the options they came from (`--reason`, not the request it is kept in). */
 function inFlagWords(error: unknown): unknown {
-  if (!(error instanceof ProposalError) || !error.fields.some((field) => FLAG_OF_FIELD[field.path.split('.')[0] ?? ''] !== undefined)) return error;
-  const detail = error.fields.map((field) => `${FLAG_OF_FIELD[field.path.split('.')[0] ?? ''] ?? field.path}: ${field.message}`).join('; ');
+  if (!(error instanceof ProposalError) || !error.fields.some((field) => flagOfField(field.path) !== undefined)) return error;
+  const detail = error.fields.map((field) => `${flagOfField(field.path) ?? field.path}: ${field.message}`).join('; ');
   return new CliFailure(`The proposal is invalid (${detail}). Nothing was recorded.`, EXIT_BAD_INPUT, { cause: error });
 }
 

@@ -24,7 +24,8 @@ export class CliFailure extends Error {
   }
 }
 
-function oneLine(text: string): string {
+/** `text` on one line: its line breaks, and the spaces around them, become one space. */
+export function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim();
 }
 

@@ -17,6 +17,7 @@ export function addKeysCommands(program: Command): void {
     .description('generate a new Ed25519 signing key (never overwrites one)')
     .option('--out <file>', 'where to write the private key (default: INTERLOCK_SIGNING_KEY_FILE or DATA_DIR/keys/signing-key.pem)')
     .action((options: { out?: string }) => {
+      if (options.out === '') throw new CliFailure('--out is empty: give the path of the new key file, or leave --out out for the default (INTERLOCK_SIGNING_KEY_FILE, or DATA_DIR/keys/signing-key.pem).', EXIT_BAD_INPUT);
       const path = options.out ?? keyFilePath(loadConfig());
       const there = existsSync(path) ? statSync(path) : null;
       if (there?.isDirectory()) throw new CliFailure(`${path} is a directory; --out takes the path of the key file to write (e.g. ${join(path, 'signing-key.pem')}).`, EXIT_BAD_INPUT);

@@ -6,10 +6,11 @@
 import { readFileSync } from 'node:fs';
 import { Command, type Option } from 'commander';
 import { addApprovalCommands } from './approvals-command.js';
-import { CliFailure, EXIT_BAD_INPUT, reportFailure } from './failure.js';
+import { CliFailure, EXIT_BAD_INPUT, oneLine, reportFailure } from './failure.js';
 import { addKeysCommands } from './keys-command.js';
 import { addReceiptCommands } from './receipt-command.js';
 import { addEffectCommands } from './effect-command.js';
+import { addExamples } from './examples.js';
 import { showable } from '../core/text.js';
 
 /** The version in package.json, which `interlock --version` prints. */
@@ -25,8 +26,9 @@ export function createProgram(): Command {
     .version(packageVersion(), '-V, --version', 'print the version and exit')
     .exitOverride()
     // A usage error quotes the value it refused, which may come from a ticket or a chat message: escaped as every
-    // other line (output.ts), so it can neither clear the screen nor set the terminal's title.
-    .configureOutput({ outputError: (text, write) => write(`${showable(text.trimEnd(), { lineBreaks: false })} (add --help for usage)\n`) });
+    // other line (output.ts), so it can neither clear the screen nor set the terminal's title. Commander's own line
+    // breaks (before "(Did you mean --max-uses?)") are joined first: escaped, they would read as a literal \u000a.
+    .configureOutput({ outputError: (text, write) => write(`${showable(oneLine(text), { lineBreaks: false })} (add --help for usage)\n`) });
 
   // An option given twice (`--cap-cents 100 … --cap-cents 5000`, a script appending its own defaults) is refused, not
   // read as its last value: terms that move money are what the operator wrote once. Counted as commander reads them
@@ -84,6 +86,8 @@ export async function runProgram(program: Command, argv: readonly string[] = pro
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
   });
+  // Here rather than in createProgram: the composition root adds refund, credit, case and more after it.
+  addExamples(program);
   try {
     await program.parseAsync([...argv]);
   } catch (error) {

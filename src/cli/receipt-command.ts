@@ -1,6 +1,6 @@
 // `interlock receipt verify|export`. Exit codes for verify: 0 valid, 1 invalid, 2 unreadable input, 3 nothing wrong
 // but nothing authenticated either (no public key checked the signatures).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { publicKeySet, type PublicKeySet } from '../core/signing.js';
@@ -17,6 +17,7 @@ import { printJson, printLine, printProblem, shownKid } from './output.js';
 import { showable } from '../core/text.js';
 import { CliFailure, EXIT_BAD_INPUT, wholeNumber } from './failure.js';
 import { makeDirectory } from '../files.js';
+import { placingInDir, placingOut, receiptPathIn, writeReceiptFile, type Placing } from './export-files.js';
 
 /**
  * The file of the signing key `kid` a command signs with, as withStores chose it: its own (INTERLOCK_SIGNING_KEY_FILE,
@@ -308,12 +309,20 @@ export function addReceiptCommands(program: Command): void {
     .command('export')
     .description('export receipts from Redis as JSON: one to standard output (or --out FILE); several as one JSON line each, or as DIR/EFFECT_ID.json with --dir. Receipts exported together share their head signatures (exit 0 all found, 1 some not found, 2 bad input)')
     .argument('<effectIds...>', '64-hex effect ids')
-    .option('--out <file>', 'write the one receipt to a file instead of standard output')
-    .option('--dir <dir>', 'write each receipt to DIR/EFFECT_ID.json')
-    .action(async (effectIds: string[], options: { out?: string; dir?: string }) => {
+    .option('--out <file>', 'write the one receipt to a new file instead of standard output')
+    .option('--dir <dir>', 'write each receipt to DIR/EFFECT_ID.json, replacing an earlier export of the same receipt there')
+    .option('--force', 'replace a file already at --out, or one in --dir that is not an earlier export of the same receipt')
+    .action(async (effectIds: string[], options: { out?: string; dir?: string; force?: boolean }) => {
+      if (options.out === '') unreadable('--out is empty: give the path of a new file to write the receipt to, or leave --out out to print it.');
+      if (options.dir === '') unreadable('--dir is empty: give the directory to write the receipts to (. for this one).');
       const malformed = effectIds.filter((effectId) => !/^[0-9a-f]{64}$/.test(effectId));
       if (malformed.length > 0) unreadable(`Not an effect id (64 lowercase hex characters): ${malformed.slice(0, 3).join(', ')}${malformed.length > 3 ? ', …' : ''}`);
       if (options.out !== undefined && effectIds.length > 1) unreadable('--out takes one receipt; for several, give --dir DIR (one file each) or none (one JSON line each)');
+      if (options.out !== undefined && options.dir !== undefined) unreadable('Give --out FILE (one receipt) or --dir DIR (one file each), not both.');
+      // Checked before Redis is read, so a refused export has done nothing; the write checks again as it puts each file in place.
+      const force = options.force === true;
+      const outPlacing = options.out === undefined ? null : placingOut(options.out, force);
+      const dirPlacing = options.dir === undefined ? null : placingInDir(options.dir, effectIds, force);
       const { SERVICE_FILE, unknownSigners, whereLooked, withStores } = await import('./stores.js');
       await withStores(async (cli) => {
         const { journal, keyed, config } = cli;
@@ -341,10 +350,19 @@ export function addReceiptCommands(program: Command): void {
         // Made only once the export is going to write: a refused one leaves nothing behind.
         if (options.dir !== undefined) makeDirectory(options.dir);
         const missing = effectIds.filter((_, index) => !bundles[index]);
+        // An effect id given twice is written twice: its second write replaces its first.
+        const written = new Set<string>();
+        const place = (path: string, placing: Placing, text: string) => {
+          writeReceiptFile(path, text, written.has(path) ? 'replace' : placing);
+          written.add(path);
+        };
         bundles.forEach((bundle, index) => {
           if (!bundle) return;
-          if (options.dir !== undefined) writeFileSync(join(options.dir, `${effectIds[index] ?? bundle.effectId}.json`), `${JSON.stringify(bundle, null, 2)}\n`);
-          else if (options.out !== undefined) writeFileSync(options.out, `${JSON.stringify(bundle, null, 2)}\n`);
+          const text = `${JSON.stringify(bundle, null, 2)}\n`;
+          if (options.dir !== undefined) {
+            const path = receiptPathIn(options.dir, effectIds[index] ?? bundle.effectId);
+            place(path, dirPlacing?.get(path) ?? 'new', text);
+          } else if (options.out !== undefined) place(options.out, outPlacing ?? 'new', text);
           else printJson(bundle, { compact: effectIds.length > 1 });
         });
         if (options.dir !== undefined) printProblem(`${bundles.length - missing.length} receipt${bundles.length - missing.length === 1 ? '' : 's'} written to ${options.dir}`);

@@ -1,0 +1,164 @@
+// Where `receipt export` writes (--out FILE, --dir DIR). A receipt file is written whole or not at all: into a
+// temporary file beside it, flushed, then linked into place (a new file: it fails if anything is there) or renamed
+// over the file it replaces, so a crash never leaves half a receipt and a refused write leaves the file there as it
+// was. Nothing is replaced that the operator did not mean to replace: --out refuses a file already there (a slip of
+// tab completion onto the signing key would leave the service unable to sign) unless --force; --dir replaces only
+// an earlier export of the same effect's receipt, since exporting into one directory again as receipts grow with
+// facts is its daily use.
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, copyFileSync, fsyncSync, linkSync, lstatSync, openSync, renameSync, statSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { kindOf } from '../files.js';
+import { CliFailure, EXIT_BAD_INPUT } from './failure.js';
+import { readReceiptText, whyUnreadable } from './verify-pool.js';
+
+/** How a receipt file is put in place: `new` only where nothing is (refused otherwise), `replace` over what is there. */
+export type Placing = 'new' | 'replace';
+
+/** What is at `path` without following a last link (null: nothing, or a part of the path that is no directory, which the write says). */
+function entryAt(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw error;
+  }
+}
+
+/** What a link at `path` leads to; null when it leads nowhere (a dangling link). */
+function followed(path: string): Stats | null {
+  try {
+    return statSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** Why nothing may be written at `path` even with --force (a directory, a device, a FIFO), in words after the path; null when a file may go there. */
+function neverReplaced(target: Stats | null): string | null {
+  if (target === null || target.isFile()) return null;
+  return target.isDirectory() ? 'is a directory' : `is ${kindOf(target)}, not a regular file`;
+}
+
+/**
+ * How `receipt export --out` may write `path`, checked before anything is read: refused (exit 2, nothing written)
+ * when a file is there and `force` is not given, and always when a directory, a device or a FIFO is.
+ */
+export function placingOut(path: string, force: boolean): Placing {
+  const there = entryAt(path);
+  if (there === null) return 'new';
+  const never = neverReplaced(followed(path));
+  if (never !== null) throw new CliFailure(`--out ${path} ${never}; nothing was written. --out takes the path of a file to write (for one file per receipt, give --dir DIR).`, EXIT_BAD_INPUT);
+  if (!force) throw new CliFailure(`${path} already exists; nothing was written. Give --out a new path, move that file aside, or pass --force to replace it.`, EXIT_BAD_INPUT);
+  return 'replace';
+}
+
+/** Why the file at `path` is no earlier export of effect `effectId`'s receipt, or null when it is one. */
+function notReceiptOf(path: string, effectId: string): string | null {
+  let text: string;
+  try {
+    text = readReceiptText(path);
+  } catch (error) {
+    return `it cannot be read: ${whyUnreadable(error)}`;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return 'it is not JSON';
+  }
+  const held = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as { effectId?: unknown }).effectId : undefined;
+  if (held === effectId) return null;
+  return typeof held === 'string' && /^[0-9a-f]{64}$/.test(held) ? `it is the receipt of effect ${held}` : 'it is not a receipt';
+}
+
+/**
+ * How `receipt export --dir` may write each effect's DIR/EFFECT_ID.json, checked before anything is read or written:
+ * over an earlier export of the same effect's receipt, or anything with `force` (but never a directory, a device or a
+ * FIFO); refused (exit 2, nothing written) over any other file.
+ */
+export function placingInDir(dir: string, effectIds: readonly string[], force: boolean): Map<string, Placing> {
+  const placing = new Map<string, Placing>();
+  for (const effectId of effectIds) {
+    const path = receiptPathIn(dir, effectId);
+    if (placing.has(path)) continue;
+    const there = entryAt(path);
+    if (there === null) {
+      placing.set(path, 'new');
+      continue;
+    }
+    const never = neverReplaced(followed(path));
+    if (never !== null) throw new CliFailure(`${path} ${never}, where the receipt of effect ${effectId} goes; nothing was written. Move it aside or give another --dir.`, EXIT_BAD_INPUT);
+    const why = force ? null : notReceiptOf(path, effectId);
+    if (why !== null) throw new CliFailure(`${path} is already there and is not an earlier export of effect ${effectId}'s receipt (${why}); nothing was written. Move it aside, give another --dir, or pass --force to replace it.`, EXIT_BAD_INPUT);
+    placing.set(path, 'replace');
+  }
+  return placing;
+}
+
+/** The file `--dir` writes effect `effectId`'s receipt to. */
+export function receiptPathIn(dir: string, effectId: string): string {
+  return join(dir, `${effectId}.json`);
+}
+
+/**
+ * A file system error met on the temporary file, said of `path`: the temporary file is gone by the time anyone reads
+ * the message, and `path` is the one the operator gave and can fix (failure.ts names it).
+ */
+function saidOf(path: string, error: unknown, as?: string): unknown {
+  const { code, errno, syscall } = (error ?? {}) as NodeJS.ErrnoException;
+  if (typeof code !== 'string') return error;
+  return Object.assign(new Error(`${code}: could not write ${path}`, { cause: error }), { code, errno, syscall: as ?? syscall, path });
+}
+
+/** Errors of a file system that has no hard links (some network and FAT file systems). */
+const NO_HARD_LINKS: ReadonlySet<string> = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
+/**
+ * Writes `text` to `path` whole or not at all (see the top of this file). `new` refuses (exit 2) a file that appeared
+ * at `path` since it was checked, and leaves that file as it is.
+ */
+export function writeReceiptFile(path: string, text: string, placing: Placing): void {
+  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    const fd = openSync(temporary, 'wx', 0o666);
+    try {
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // Never made, or made and not removable: the error that matters is the write's.
+    }
+    throw saidOf(path, error, 'write');
+  }
+  try {
+    if (placing === 'replace') {
+      renameSync(temporary, path);
+      return;
+    }
+    try {
+      linkSync(temporary, path);
+    } catch (error) {
+      // Without hard links, an exclusive copy: it never replaces a file, though a crash may leave it part-written.
+      if (!NO_HARD_LINKS.has(String((error as NodeJS.ErrnoException).code))) throw error;
+      copyFileSync(temporary, path, constants.COPYFILE_EXCL);
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+      throw new CliFailure(`${path} appeared while the receipt was being exported, and was left as it is; give a new path, move it aside, or pass --force to replace it.`, EXIT_BAD_INPUT, { cause: error });
+    }
+    throw saidOf(path, error);
+  } finally {
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // Renamed into place, or already gone.
+    }
+  }
+}

@@ -2,9 +2,11 @@
 // never listens: the composition root (or supertest) gives it a server.
 //
 // Order of a request: request id and request log (every request, one line each, with the caller's name and role
-// once known, never the token) -> public routes (probes, the OpenAPI document) -> mounted routes (the webhook:
-// no token, raw body) -> bearer token and rate limit -> the route's role -> its body (JSON only, size-limited) ->
-// its schemas -> its handler. Every failure on the way is an error from the registry (api/errors.ts).
+// once known, never the token) -> public routes (probes, the OpenAPI document; another method on their paths is
+// told the ones they take, with no token asked for) -> mounted routes (the webhook: no token, raw body) -> bearer
+// token and rate limit -> the route's role -> its body (JSON only, size-limited) -> its schemas -> its handler; a
+// method a known path does not take is told the ones it does (Allow). Every failure on the way is an error from the
+// registry (api/errors.ts).
 import express, { type Express, type RequestHandler } from 'express';
 import { membersNamedTwice, namesSomeMemberTwice, redactSecrets } from '../src/interlock.js';
 import { allow, authenticate } from './api/auth.js';
@@ -18,7 +20,7 @@ import { apiError, errorHandler } from './api/errors.js';
 import { buildOpenApi } from './api/openapi.js';
 import { opsRoutes, storeChecks } from './api/ops-routes.js';
 import { createRateLimiter } from './api/rate-limit.js';
-import { route, type Route } from './api/route.js';
+import { route, type Method, type Route } from './api/route.js';
 import { DASHBOARD_PATH, queueDashboard } from './ops/dashboard.js';
 import { UI_PATH, uiRouter } from './ui/routes.js';
 
@@ -91,6 +93,33 @@ function jsonBody(limitBytes: number): RequestHandler[] {
   return [onlyJson, parse, eachMemberOnce];
 }
 
+/**
+ * The answer to a method a path does not take, with the methods it does take in Allow (RFC 9110 §15.5.6), rather
+ * than "No route": the path exists. A path that only reads answers 405 read_only, as the queue dashboard does. A path
+ * that takes a write has no code in the registry for a method it does not take, so it answers 404 not_found, naming
+ * the methods it takes.
+ */
+function wrongMethod(methods: readonly Method[]): RequestHandler {
+  const allow = methods.flatMap((method) => (method === 'get' ? ['GET', 'HEAD'] : [method.toUpperCase()])).join(', ');
+  const readOnly = methods.every((method) => method === 'get');
+  return (req, res, next) => {
+    res.setHeader('Allow', allow);
+    const path = redactSecrets(req.path).slice(0, 200);
+    const listed = 'GET /v1/openapi.json lists every route and its methods.';
+    next(readOnly ? apiError('read_only', `${path} is read-only: it takes ${allow}, not ${req.method}. ${listed}`) : apiError('method_not_allowed', `${path} takes ${allow}, not ${req.method}. ${listed}`));
+  };
+}
+
+/** The methods each path of `routes` takes, in Express syntax, and whether any of them needs a token. */
+function methodsByPath(routes: readonly Route[]): Map<string, { methods: Method[]; signedIn: boolean }> {
+  const paths = new Map<string, { methods: Method[]; signedIn: boolean }>();
+  for (const target of routes) {
+    const known = paths.get(target.path) ?? { methods: [], signedIn: false };
+    paths.set(target.path, { methods: [...known.methods, target.method], signedIn: known.signedIn || target.permission !== null });
+  }
+  return paths;
+}
+
 /** The routes of the support API, for the app and for its OpenAPI document. */
 export function apiRoutes(context: ApiContext): Route[] {
   return [...effectsRoutes(context), ...casesRoutes(context), ...approvalsRoutes(context), ...inboxRoutes(context), ...opsRoutes(context)];
@@ -140,6 +169,9 @@ export function createApp(deps: AppDeps): Express {
     app[target.method](target.path, ...before, (req, res) => target.run(req, res));
   };
   for (const target of [...routes, openapi]) if (target.permission === null) register(target);
+  // Another method on a public path is told which it takes before any token is asked for: it needs none.
+  const paths = methodsByPath([...routes, openapi]);
+  for (const [path, { methods, signedIn }] of paths) if (!signedIn) app.all(path, wrongMethod(methods));
   deps.mount?.(app);
   // The page signs its callers in itself (a signed-out browser is shown the form, not a 401).
   app.use(uiRouter({ context, tokens: deps.tokens, limiter, links: deps.ui?.links ?? { kind: 'dashboard', mode: 'test' }, sections: deps.ui?.sections ?? [] }));
@@ -174,6 +206,7 @@ export function createApp(deps: AppDeps): Express {
     if (target.permission === null) continue;
     register(target, allow(target.permission), ...(target.method === 'get' || target.operationId === 'revokeApproval' ? [] : [stored]), ...(target.body ? body : []));
   }
+  for (const [path, { methods, signedIn }] of paths) if (signedIn) app.all(path, wrongMethod(methods));
   app.use((req, _res, next) => {
     next(apiError('not_found', `No route ${req.method} ${redactSecrets(req.path).slice(0, 200)}. GET /v1/openapi.json lists every route.`));
   });

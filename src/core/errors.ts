@@ -31,6 +31,8 @@ export const ERROR_REGISTRY = {
   not_found: { status: 404, retryable: false },
   /** A method that would change something, on a read-only surface (the queue dashboard). */
   read_only: { status: 405, retryable: false },
+  /** A method a route's path does not take (Allow lists the ones it does); a path that only reads answers read_only. */
+  method_not_allowed: { status: 405, retryable: false },
   /** The request id was first decided with another payload (I5); the recorded one stands. */
   conflicting_payload: { status: 409, retryable: false },
   payload_too_large: { status: 413, retryable: false },

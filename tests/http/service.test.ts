@@ -69,7 +69,7 @@ describe('errors', () => {
     expect(answer.status).toBe(404);
     expect(answer.headers['content-type']).toMatch(/application\/json/);
     expect(answer.body.error.code).toBe('not_found');
-    expect((await request(rig.app).delete('/v1/refunds').set(bearer(TOKENS.support))).status).toBe(404);
+    expect((await request(rig.app).delete('/v1/refunds').set(bearer(TOKENS.support))).status).toBe(405);
   });
 
   it('a fault of the service is a 500 with a sentence and the request id: no stack, no message of the fault', async () => {

@@ -6,7 +6,7 @@ import { approvalRoom, InterlockError, type ApprovalOptions, type ApprovalSnapsh
 import { apiError } from './errors.js';
 import { linksOf } from './effect-view.js';
 import { route, signedIn, type Route } from './route.js';
-import { approvalAnswer, approvalBody, approvalIdParam, bodyErrors, capAnswer, capBody, errorAnswer, revokeAnswer, revokeBody, subjectParam } from './schemas.js';
+import { approvalAnswer, approvalBody, approvalIdParam, bodyErrors, capAnswer, capBody, errorAnswer, redisErrors, revokeAnswer, revokeBody, subjectParam } from './schemas.js';
 import type { ApiContext } from './context.js';
 
 const DEFAULT_EXPIRES_IN_SECONDS = 3_600;
@@ -16,6 +16,7 @@ const common = {
   401: { description: 'No bearer token, or an unknown one.', schema: errorAnswer },
   403: { description: "The token's role may not use this route.", schema: errorAnswer },
   429: { description: "The token's rate limit was reached.", schema: errorAnswer },
+  ...redisErrors,
 };
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -105,7 +106,13 @@ export function approvalsRoutes(context: ApiContext): Route[] {
       params: approvalIdParam,
       body: revokeBody,
       optionalBody: true,
-      responses: { 200: { description: 'Revoked (or already revoked).', schema: revokeAnswer }, ...common, ...bodyErrors, 404: { description: 'No such approval.', schema: errorAnswer } },
+      responses: {
+        200: { description: 'Revoked (or already revoked).', schema: revokeAnswer },
+        ...common,
+        ...bodyErrors,
+        404: { description: 'No such approval.', schema: errorAnswer },
+        503: { description: 'Redis is down, turned the request away or did not answer in time (`redis_unavailable`); after a timeout the approval may or may not be revoked. Revoke it again: a second revoke answers `already_revoked: true`.', schema: errorAnswer },
+      },
       async handle({ params, caller }) {
         const result = await stores.approvals.revoke(params.id, signedIn(caller).name);
         const count = result.mayStillLand.length;

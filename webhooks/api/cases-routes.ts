@@ -8,7 +8,7 @@ import { detailOf, summaryOf } from './effect-view.js';
 import { createDecisionChecks } from './decision-facts.js';
 import { apiError } from './errors.js';
 import { route, signedIn, type Route } from './route.js';
-import { bodyErrors, caseAnswer, caseBody, caseIdParam, errorAnswer, proposeQuery } from './schemas.js';
+import { bodyErrors, caseAnswer, caseBody, caseIdParam, errorAnswer, proposeQuery, redisErrors } from './schemas.js';
 import type { ApiContext } from './context.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -178,6 +178,7 @@ const callerErrors = {
   401: { description: 'No bearer token, or an unknown one.', schema: errorAnswer },
   403: { description: "The token's role may not use this route.", schema: errorAnswer },
   429: { description: "The token's rate limit was reached; see Retry-After.", schema: errorAnswer },
+  ...redisErrors,
 };
 
 export function casesRoutes(context: ApiContext): Route[] {
@@ -226,10 +227,20 @@ export function casesRoutes(context: ApiContext): Route[] {
         // Omitted, the agent is the token's name for a new case only: a re-submission by another token is the same
         // case (CaseRecord.submittedBy), so it is compared with the agent stored, not refused as another payload.
         const stored = body.agent === undefined ? await stores.cases.get(given.caseId) : null;
-        const submission = stored === null ? given : { ...given, agent: stored.submission.agent };
+        let submission = stored === null ? given : { ...given, agent: stored.submission.agent };
         await checkApproval(submission);
-        await createDecisionChecks(context).checkFourEyes(submission.approval, submission.agent, who);
-        const created = await decisions.submit(submission, who.name);
+        const { checkFourEyes } = createDecisionChecks(context);
+        await checkFourEyes(submission.approval, submission.agent, who);
+        let created = await decisions.submit(submission, who.name);
+        const storedAgent = created.record.submission.agent;
+        if (created.status === 'conflict' && body.agent === undefined && storedAgent !== submission.agent) {
+          // Another token stored the case between the read above and this submission (the two sent it at once): it is
+          // compared again with the agent stored, as it would have been had it come second, and is 409 only if it
+          // differs in something else.
+          submission = { ...given, agent: storedAgent };
+          await checkFourEyes(submission.approval, submission.agent, who);
+          created = await decisions.submit(submission, who.name);
+        }
         if (created.status === 'conflict') {
           throw apiError('conflicting_payload', `Case ${submission.caseId} was first submitted with another payload; the stored case stands and this one was not queued. Use a new case id for another request.`);
         }

@@ -9,7 +9,7 @@ import { detailOf, summaryOf } from './effect-view.js';
 import { apiError } from './errors.js';
 import { createEffectListing } from './listing.js';
 import { route, signedIn, type Route } from './route.js';
-import { bodyErrors, creditBody, effectDetail, effectIdParam, effectList, errorAnswer, listQuery, proposalAnswer, proposeQuery, receiptAnswer, refundBody } from './schemas.js';
+import { bodyErrors, creditBody, effectDetail, effectIdParam, effectList, errorAnswer, listQuery, proposalAnswer, proposeQuery, receiptAnswer, redisErrors, refundBody } from './schemas.js';
 import type { ApiContext } from './context.js';
 import type { Caller } from './tokens.js';
 
@@ -29,6 +29,7 @@ const common = {
   401: { description: 'No bearer token, or an unknown one.', schema: errorAnswer },
   403: { description: "The token's role may not use this route.", schema: errorAnswer },
   429: { description: "The token's rate limit was reached; see Retry-After.", schema: errorAnswer },
+  ...redisErrors,
 };
 
 export function effectsRoutes(context: ApiContext): Route[] {

@@ -7,7 +7,7 @@ import { createDecisionChecks } from './decision-facts.js';
 import { linksOf, snakeKeys } from './effect-view.js';
 import { apiError } from './errors.js';
 import { route, signedIn, type Route } from './route.js';
-import { bodyErrors, dismissBody, errorAnswer, inboxItemAnswer, inboxItemParam, inboxList, inboxQuery, reapproveAnswer, reapproveBody, resolveBody } from './schemas.js';
+import { bodyErrors, dismissBody, errorAnswer, inboxItemAnswer, inboxItemParam, inboxList, inboxQuery, reapproveAnswer, reapproveBody, redisErrors, resolveBody } from './schemas.js';
 import type { ApiContext } from './context.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -51,6 +51,7 @@ const common = {
   401: { description: 'No bearer token, or an unknown one.', schema: errorAnswer },
   403: { description: "The token's role may not use this route.", schema: errorAnswer },
   429: { description: "The token's rate limit was reached.", schema: errorAnswer },
+  ...redisErrors,
 };
 
 const actionResponses = {

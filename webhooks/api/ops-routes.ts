@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { durabilityOf, errorCode, errorMessage, publicKeyPem, type Stores } from '../../src/interlock.js';
 import { apiError } from './errors.js';
 import { route, type Route } from './route.js';
-import { alertsList, alertsQuery, bodyErrors, DEFAULT_ALERTS_LIMIT, errorAnswer, healthAnswer, keysAnswer, recoverAnswer, recoverBody } from './schemas.js';
+import { alertsList, alertsQuery, bodyErrors, DEFAULT_ALERTS_LIMIT, errorAnswer, healthAnswer, keysAnswer, recoverAnswer, recoverBody, redisErrors } from './schemas.js';
 import type { ApiContext, ReadinessCheck } from './context.js';
 
 const CHECK_TIMEOUT_MS = 2_000;
@@ -190,7 +190,7 @@ export function opsRoutes(context: ApiContext): Route[] {
       summary: 'Money at stake after the send (exposure, a refund that failed after landing, a late landing)',
       permission: 'readAlerts',
       query: alertsQuery,
-      responses: { 200: { description: 'Alerts, newest first (by when each was raised); open ones unless all=true. pass `next_starting_after` as `starting_after` for the next page (null on the last).', schema: alertsList }, 400: { description: 'The query is invalid (a starting_after that is not a `next_starting_after` of this list).', schema: errorAnswer }, ...common },
+      responses: { 200: { description: 'Alerts, newest first (by when each was raised); open ones unless all=true. pass `next_starting_after` as `starting_after` for the next page (null on the last).', schema: alertsList }, 400: { description: 'The query is invalid (a starting_after that is not a `next_starting_after` of this list).', schema: errorAnswer }, ...common, ...redisErrors },
       async handle({ query }) {
         const page = await context.alerts({ all: query.all === 'true', limit: query.limit ?? DEFAULT_ALERTS_LIMIT, ...(query.starting_after === undefined ? {} : { cursor: query.starting_after }) });
         return { status: 200, body: { object: 'list', url: '/v1/alerts', data: page.data, has_more: page.next !== null, next_starting_after: page.next } };
@@ -209,7 +209,7 @@ export function opsRoutes(context: ApiContext): Route[] {
         400: { description: 'The body is not valid JSON, or not an empty object (`invalid_request`); no pass was run.', schema: errorAnswer },
         ...common,
         ...bodyErrors,
-        503: { description: 'This process runs no recovery, or is stopping (`not_available`), or Redis is not durable now (`redis_not_durable`).', schema: errorAnswer },
+        503: { description: 'This process runs no recovery, or is stopping (`not_available`), Redis is not durable now (`redis_not_durable`), or Redis is down or did not answer in time (`redis_unavailable`); run it again once Redis answers.', schema: errorAnswer },
       },
       async handle() {
         if (!context.recover) throw apiError('not_available', 'This process runs no effects worker, so it cannot run recovery; call a process started with the worker role.');

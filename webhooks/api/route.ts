@@ -60,13 +60,25 @@ export const MAX_FIELD_PROBLEMS = 20;
 /** Parses one part of the request, adding its problems (by path) to `fields`. */
 function part(schema: z.ZodType | undefined, value: unknown, place: 'path' | 'query' | 'body', fields: FieldProblem[]): unknown {
   if (!schema) return undefined;
-  const parsed = schema.safeParse(value, { reportInput: true });
-  if (parsed.success) return parsed.data;
-  // A missing field reads "is required", whatever its type's own message says; the input itself is not echoed.
-  const issues = parsed.error.issues.map((issue) => (issue.code === 'invalid_type' && issue.input === undefined ? { ...issue, message: 'is required' } : issue));
   // A route's path and query take a few names, so an unknown one is answered with the list (or the one it spells).
   const known = place !== 'body' && schema instanceof z.ZodObject ? Object.keys(schema.shape) : undefined;
-  fields.push(...zodFieldProblems(issues, place === 'body' ? [] : [place], place, known));
+  // `?limit=1&limit=2` reads as an array, which no parameter takes: said as the name given more than once (as a body
+  // member named twice is), since readers differ on which value counts, not as a type the caller never sent.
+  const given = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+  const repeated = (known ?? []).filter((name) => Array.isArray(given[name]));
+  const problems = repeated.map((name) => {
+    const times = (given[name] as unknown[]).length;
+    return { path: `${place}.${name}`, message: `is given ${times === 2 ? 'twice' : `${times} times`}; send it once` };
+  });
+  const once = repeated.length === 0 ? value : Object.fromEntries(Object.entries(given).filter(([name]) => !repeated.includes(name)));
+  const parsed = schema.safeParse(once, { reportInput: true });
+  if (parsed.success && problems.length === 0) return parsed.data;
+  // A missing field reads "is required", whatever its type's own message says; the input itself is not echoed.
+  const issues = (parsed.success ? [] : parsed.error.issues)
+    // A name given more than once was left out of what is parsed: its problem is said above, not as "is required".
+    .filter((issue) => !repeated.includes(String(issue.path[0])))
+    .map((issue) => (issue.code === 'invalid_type' && issue.input === undefined ? { ...issue, message: 'is required' } : issue));
+  fields.push(...problems, ...zodFieldProblems(issues, place === 'body' ? [] : [place], place, known));
   return undefined;
 }
 

@@ -350,3 +350,12 @@ export const bodyErrors = {
   413: { description: 'The body is larger than this service accepts (`payload_too_large`); nothing was read or recorded.', schema: errorAnswer },
   415: { description: 'The body is not JSON in UTF-8 (`unsupported_media_type`: another Content-Type, charset or Content-Encoding); nothing was read or recorded.', schema: errorAnswer },
 };
+
+/**
+ * What every route that reads or writes Redis answers while Redis refuses, is down or hangs past
+ * INTERLOCK_REDIS_COMMAND_TIMEOUT_MS (errors.ts: asApiError), wherever its own 503 does not say more: spread into
+ * those routes' responses, so the document lists it wherever it can be answered.
+ */
+export const redisErrors = {
+  503: { description: 'Redis is down, turned the request away or did not answer in time (`redis_unavailable`); nothing was changed. Send it again shortly.', schema: errorAnswer },
+};

@@ -20,7 +20,7 @@ import type { Target } from './core/target.js';
 import { createGate, type Gate, type GateEvents } from './gate/gate.js';
 import { createRecall, createRecorder, type Recall, type Recorder } from './gate/record.js';
 import { createFactsApplier, type FactsApplier, type StripeReader } from './facts/apply.js';
-import { createSendWatchdog, type SendWatchdog } from './gate/send-watchdog.js';
+import { createSendWatchdog, watchdogProblem, type SendWatchdog } from './gate/send-watchdog.js';
 import { loadOrCreateSigningKey, retiredKeysFileExposure, verifyingKeys } from './keys/key-store.js';
 import { createThreadSigner } from './keys/signer.js';
 import { createLogger, limitedErrorLog } from './log.js';
@@ -444,6 +444,8 @@ export async function startSender(stores: Stores, target: Target, options: { wor
   if (!inner) throw new Error('startSender needs stores made by openStores');
   const { config, logger, keys } = stores;
   const { redis, fullJournal: journal } = inner;
+  const pidOne = config.sendWatchdog ? watchdogProblem(process.pid) : null;
+  if (pidOne !== null) throw new InterlockError('invalid_config', pidOne);
   const durability = await requireDurability(redis, config.unsafeDurability);
   if (durability.optedOut) logger.warn({ durability }, `Redis is not durable (${durability.problems.join('; ')}); sending anyway because INTERLOCK_UNSAFE_DURABILITY is set`);
   else logger.info({ appendonly: durability.appendonly, appendfsync: durability.appendfsync, maxmemoryPolicy: durability.maxmemoryPolicy }, 'Redis durability checked');

@@ -52,6 +52,17 @@ setInterval(() => {
 
 type Block = { used: Int32Array; killAt: BigInt64Array };
 
+/**
+ * Why the watchdog cannot work in a process with this pid, or null when it can. The kernel delivers to the first
+ * process of a pid namespace (PID 1: a container's entrypoint when the container has no init) only the signals it
+ * has a handler for, so the SIGKILL the watchdog sends its own process is dropped, and a sender frozen mid-send would
+ * live on to write after recovery took its effect over.
+ */
+export function watchdogProblem(pid: number): string | null {
+  if (pid !== 1) return null;
+  return 'This process is PID 1 (the first process of a container that has no init), and the kernel ignores the SIGKILL such a process sends itself: the send watchdog could not end a sender frozen mid-send, which could then write after recovery took its effect over. Run it under an init: `docker run --init`, `init: true` in compose (docker-compose.yml sets it), an init such as tini as the entrypoint, or shareProcessNamespace in a Kubernetes pod. INTERLOCK_SEND_WATCHDOG=0 runs it without the watchdog instead (not advised).';
+}
+
 export function createSendWatchdog(options: { graceMs: number }): SendWatchdog {
   const first = newBlock();
   const worker = new Worker(WATCHDOG_SOURCE, { eval: true, workerData: { block: first } });

@@ -29,6 +29,7 @@ type Service = {
   ports?: string[];
   volumes?: string[];
   stop_grace_period?: string;
+  init?: boolean;
 };
 type Compose = { services: Record<string, Service> };
 
@@ -160,6 +161,16 @@ describe('docker-compose.yml', () => {
         if (name === 'stripe-cli') expect(env.STRIPE_API_KEY, `${line}: ${name}`).toMatch(/^sk_test_/);
       }
     }
+  });
+
+  // Rule: every service that runs the image (api, worker, the sandbox's own) runs under an init, so node is not PID 1:
+  // the kernel ignores the SIGKILL a PID 1 sends itself, which is how the send watchdog ends a sender frozen mid-send
+  // (and a worker refuses to start as PID 1: tests/gate/send-watchdog-pid-one.test.ts).
+  it('runs every service of the image under an init (init: true), so node is never PID 1', () => {
+    const { services } = load(sandboxEnv);
+    const ofImage = Object.entries(services).filter(([, service]) => service.image === 'interlock-stripe:local');
+    expect(ofImage.map(([name]) => name)).toEqual(expect.arrayContaining(['api', 'worker']));
+    expect(ofImage.filter(([, service]) => service.init !== true).map(([name]) => name)).toEqual([]);
   });
 
   it('the Dockerfile runs as an unprivileged user with runtime dependencies only', () => {

@@ -179,6 +179,12 @@ export type Stores = {
   /** Whether Redis answers now (for readiness). */
   ping(): Promise<boolean>;
   /**
+   * Writes this process's readiness probe (keys.readyzProbe, kept READYZ_PROBE_MS): resolves once Redis took it, and
+   * rejects with Redis's own error when it did not (redisTurnedAway names the refusals: OOM, MISCONF, READONLY…).
+   * Redis answers PING and reads while it turns every write away, so only a write tells.
+   */
+  probeWrite(): Promise<void>;
+  /**
    * Null when Redis answers now; else why not, in the words of the failure itself (a refused connection, a password
    * Redis refused, a TLS certificate Node does not trust), so whoever reports it can say what happened.
    */
@@ -190,6 +196,9 @@ export type Stores = {
 /** `assertOpen` throws once the stores' close() began (not_available, saying so). */
 type StoreInternals = { redis: RedisClient; fullJournal: Journal; ownsRedis: boolean; assertOpen(): void };
 const internals = new WeakMap<Stores, StoreInternals>();
+
+/** How long a readiness probe's key is kept: past the next probe (compose: every 5 s), so one key per process lives on. */
+const READYZ_PROBE_MS = 10_000;
 
 const STORES_CLOSED = 'these stores were closed (close() was called); open new ones with openStores';
 
@@ -330,6 +339,7 @@ export async function openStores(config: Config = loadConfig(), options: { logge
     if (closed) throw new InterlockError('not_available', STORES_CLOSED, { retryable: true });
   };
   let closing: Promise<void> | null = null;
+  let probeKey: string | null = null;
   async function closeStores(how: { withinMs?: number }): Promise<void> {
     // Upkeep only while Redis is up (see Sender.close): recovery drops the finished entries otherwise.
     if (redis.status === 'ready') await fullJournal.flushIndex().catch((error: unknown) => logger.warn({ err: error }, 'could not drop finished entries of the open index; recovery will'));
@@ -353,6 +363,11 @@ export async function openStores(config: Config = loadConfig(), options: { logge
     queueConnection: () => createQueueConnection(config),
     async ping() {
       return (await stores.unreachable()) === null;
+    },
+    async probeWrite() {
+      // Named at the first probe: a host name no key can spell fails the check, not the start.
+      probeKey ??= keys.readyzProbe(defaultWorkerId());
+      await redis.set(probeKey, '1', 'PX', READYZ_PROBE_MS);
     },
     async unreachable() {
       try {

@@ -129,6 +129,16 @@ export function createKeys(prefix = 'interlock') {
       if (!EVENT_ID.test(eventId)) throw new Error(`"${eventId.slice(0, 80)}" is not a Stripe event id (1-255 letters, digits or _ . -).`);
       return `${index}:event-queued:${eventId}`;
     },
+    /**
+     * STRING, kept a few seconds: what a readiness check writes to learn whether Redis takes a write now (it answers
+     * PING and reads while it refuses every write: OOM, MISCONF, READONLY). One per process (its default worker id,
+     * `host:pid`), written again by each probe; its value is never read. On the index's tag: in a cluster, the master
+     * every binding writes to.
+     */
+    readyzProbe: (processId: string) => {
+      if (!WORKER_ID.test(processId)) throw new Error(`Process id "${processId.slice(0, 80)}" may only use letters, digits and _ : . @ -.`);
+      return `${index}:readyz-probe:${processId}`;
+    },
     heartbeat: (workerId: string) => {
       if (!WORKER_ID.test(workerId)) throw new Error(`Worker id "${workerId.slice(0, 80)}" may only use letters, digits and _ : . @ -.`);
       return `${prefix}:heartbeat:${workerId}`;

@@ -128,7 +128,7 @@ describe('probes, alerts, recovery', () => {
     expect((await request(rig.app).get('/healthz')).body).toEqual({ status: 'ok' });
     const ready = await request(rig.app).get('/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body.checks.map((check: { name: string }) => check.name)).toEqual(['redis', 'redis_durable']);
+    expect(ready.body.checks.map((check: { name: string }) => check.name)).toEqual(['redis', 'redis_writable', 'redis_durable']);
     const unready = appWith({
       readiness: [
         { name: 'redis', check: async () => true },
@@ -153,12 +153,13 @@ describe('probes, alerts, recovery', () => {
     });
   });
 
-  it('the checks the service is wired with: Redis, its durability and the queue connection', async () => {
+  it('the checks the service is wired with: Redis, a write it takes, its durability and the queue connection', async () => {
     const wired = appWith({ readiness: [...storeChecks(rig.stores), queueCheck(rig.queue)] });
     const answer = await request(wired).get('/readyz');
     expect(answer.status).toBe(200);
     expect(answer.body.checks.map((check: { name: string; ok: boolean }) => [check.name, check.ok])).toEqual([
       ['redis', true],
+      ['redis_writable', true],
       ['redis_durable', true],
       ['queues', true],
     ]);

@@ -58,6 +58,7 @@ describe('/readyz and Stripe', () => {
     expect(body.status).toBe('degraded');
     expect(body.checks.map((check) => [check.name, check.ok])).toEqual([
       ['redis', true],
+      ['redis_writable', true],
       ['redis_durable', true],
       ['queues', true],
       ['stripe', false],

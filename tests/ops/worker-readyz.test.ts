@@ -87,7 +87,7 @@ describe("a worker's /readyz on its metrics listener", () => {
       return answer?.status === 200 ? answer : null;
     }, logs, 60_000);
     expect(first.body.status).toBe('ready');
-    expect(first.body.checks.map((check) => check.name).sort()).toEqual(['decisions_worker', 'effects_worker', 'facts_worker', 'heartbeat', 'recovery_worker', 'redis', 'redis_durable', 'stripe']);
+    expect(first.body.checks.map((check) => check.name).sort()).toEqual(['decisions_worker', 'effects_worker', 'facts_worker', 'heartbeat', 'recovery_worker', 'redis', 'redis_durable', 'redis_writable', 'stripe']);
     const health = await fetch(`${worker}/healthz`);
     expect(health.status).toBe(200);
     expect(await health.json()).toEqual({ status: 'ok' });

@@ -1,9 +1,9 @@
 // Keys, alerts, recovery and the probes. /healthz says the process is up; /readyz runs the injected checks (Redis
-// reachable and durable, queues reachable, Stripe or the sandbox answering this process's key), each bounded in time,
-// and answers 503 naming the ones that failed. Stripe not answering is advisory (200, status `degraded`): see
-// stripeCheck.
+// reachable, taking a write and durable, queues reachable, Stripe or the sandbox answering this process's key), each
+// bounded in time, and answers 503 naming the ones that failed. Stripe not answering is advisory (200, status
+// `degraded`): see stripeCheck.
 import { performance } from 'node:perf_hooks';
-import { durabilityOf, errorCode, errorMessage, publicKeyPem, type Stores } from '../../src/interlock.js';
+import { durabilityOf, errorCode, errorMessage, publicKeyPem, redisTurnedAway, type Stores } from '../../src/interlock.js';
 import { apiError } from './errors.js';
 import { route, type Route } from './route.js';
 import { alertsList, alertsQuery, bodyErrors, DEFAULT_ALERTS_LIMIT, errorAnswer, healthAnswer, keysAnswer, recoverAnswer, recoverBody, redisErrors } from './schemas.js';
@@ -12,12 +12,14 @@ import type { ApiContext, ReadinessCheck } from './context.js';
 const CHECK_TIMEOUT_MS = 2_000;
 
 /**
- * Redis answers, and is durable or the operator opted out (INTERLOCK_UNSAFE_DURABILITY). Once this process found that
- * Redis lost its data (durabilityOf), it is unready until restarted, opted out or not: it refuses every write then.
+ * Redis answers, takes a write (writeCheck), and is durable or the operator opted out (INTERLOCK_UNSAFE_DURABILITY).
+ * Once this process found that Redis lost its data (durabilityOf), it is unready until restarted, opted out or not: it
+ * refuses every write then.
  */
 export function storeChecks(stores: Stores): ReadinessCheck[] {
   return [
     { name: 'redis', check: async () => ({ ok: await stores.ping() }) },
+    writeCheck(() => stores.probeWrite()),
     {
       name: 'redis_durable',
       async check() {
@@ -27,6 +29,45 @@ export function storeChecks(stores: Stores): ReadinessCheck[] {
       },
     },
   ];
+}
+
+/**
+ * What to do when Redis turns every write away with one of these (redisTurnedAway): it still answers PING and reads,
+ * while POST routes answer 503 redis_unavailable and nothing is recorded or sent. The other refusals (BUSY, LOADING,
+ * MASTERDOWN, TRYAGAIN, CLUSTERDOWN) pass by themselves.
+ */
+const WRITE_REFUSALS: Readonly<Record<string, string>> = {
+  OOM: 'its memory is full (used_memory reached maxmemory under maxmemory-policy noeviction): raise maxmemory or free memory (README "Retention" sizes it)',
+  MISCONF: "its last save to disk failed (its log says why), and it takes no write until a save succeeds: free the disk, or fix the permissions of Redis's directory",
+  READONLY: 'REDIS_URL reaches a read-only replica: point it at the master (after a failover, the new one)',
+  NOREPLICAS: 'the master has fewer replicas connected than its min-replicas-to-write: bring the replicas back, or lower that setting',
+};
+
+/**
+ * Redis takes a write: `probe` writes one small key of this process (Stores.probeWrite). One probe at a time: those
+ * asked while one is in flight share its answer, so a Redis that holds writes is never sent a new one each probe.
+ */
+export function writeCheck(probe: () => Promise<void>): ReadinessCheck {
+  let inFlight: Promise<CheckResult> | null = null;
+  const ask = async (): Promise<CheckResult> => {
+    try {
+      await probe();
+      return { ok: true };
+    } catch (error) {
+      const refusal = redisTurnedAway(error);
+      if (refusal === null) return { ok: false, detail: `Redis did not take a write: ${errorMessage(error)}` };
+      return { ok: false, detail: `Redis turns every write away (${errorMessage(error).replace(/\.$/, '')}), so nothing is recorded or sent: ${WRITE_REFUSALS[refusal] ?? 'this passes by itself'}` };
+    }
+  };
+  return {
+    name: 'redis_writable',
+    check() {
+      inFlight ??= ask().finally(() => {
+        inFlight = null;
+      });
+      return inFlight;
+    },
+  };
 }
 
 /**
@@ -231,11 +272,11 @@ export function opsRoutes(context: ApiContext): Route[] {
       method: 'get',
       path: '/readyz',
       operationId: 'ready',
-      summary: 'Ready to serve: Redis (durable or opted out) and the queues answer, and Stripe takes this process\'s key; Stripe not answering is reported (`degraded`), not unready',
+      summary: 'Ready to serve: Redis answers and takes a write (durable or opted out), the queues answer, and Stripe takes this process\'s key; Stripe not answering is reported (`degraded`), not unready',
       permission: null,
       responses: {
         200: { description: 'Every check passed (`ready`), or only advisory ones failed (`degraded`: Stripe or the sandbox does not answer now, so proposals answer 503 premise_read_failed; `checks` says why).', schema: healthAnswer },
-        503: { description: 'A check failed (`unready`): Redis, its durability (or the data this process found Redis lost, until it is restarted), the queues, or a key Stripe refuses or an API base that serves no Stripe API; `checks` says which.', schema: healthAnswer },
+        503: { description: 'A check failed (`unready`): Redis, a write it turns away (full memory, a failed save, a replica), its durability (or the data this process found Redis lost, until it is restarted), the queues, or a key Stripe refuses or an API base that serves no Stripe API; `checks` says which.', schema: healthAnswer },
       },
       async handle({ res }) {
         const answer = await readiness(context.readiness);

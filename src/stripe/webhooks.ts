@@ -85,15 +85,13 @@ export function createWebhookVerifier(secrets: readonly string[], options: Webho
     if (timestamp === 'malformed') {
       return { ok: false, reason: 'bad_signature', message: 'The Stripe-Signature header needs exactly one t=<unix seconds> element (Stripe sends one): this one has none, several, or one that is not a number.' };
     }
-    if (Math.abs(at - timestamp) > tolerance) {
-      return { ok: false, reason: 'stale_timestamp', message: `The signature's timestamp is ${Math.abs(at - timestamp)} s away from now (at most ${tolerance} s): a replay, or a clock that is off.` };
-    }
     let verified: unknown = undefined;
     for (const secret of usable) {
       try {
-        // The timestamp was checked above, both ways, against our own clock reading; the SDK checks its age again
-        // with the same reading (it takes the time in milliseconds).
-        verified = stripeSdk().webhooks.constructEvent(rawBody, header, secret, tolerance, undefined, at * 1000);
+        // The signature first, with no age check (tolerance 0): the timestamp is checked below, both ways, against our
+        // own clock reading, and only for a signature that matched, so a forgery is always a bad signature, whatever
+        // time it claims (an unsigned sender cannot choose which rejection an operator reads about).
+        verified = stripeSdk().webhooks.constructEvent(rawBody, header, secret, 0);
         break;
       } catch (error) {
         // Only a signature that does not match under this secret goes on to the next one. Anything the SDK refuses
@@ -107,6 +105,9 @@ export function createWebhookVerifier(secrets: readonly string[], options: Webho
     }
     if (verified === undefined) {
       return { ok: false, reason: 'bad_signature', message: `The Stripe-Signature does not match the body under any of the ${usable.length} configured secret(s): check STRIPE_WEBHOOK_SECRET against the one \`stripe listen\` printed.` };
+    }
+    if (Math.abs(at - timestamp) > tolerance) {
+      return { ok: false, reason: 'stale_timestamp', message: `The signature's timestamp is ${Math.abs(at - timestamp)} s away from now (at most ${tolerance} s): a replay, or a clock that is off.` };
     }
     const event = eventOf(verified);
     if (event === null) return { ok: false, reason: 'not_an_event', message: 'The body is signed but is not a Stripe event (it needs an evt_… id, a type and data.object).' };

@@ -31,6 +31,15 @@ describe('webhook signatures', () => {
     expect(verifier(Buffer.from(body), `t=${NOW},v1=${'0'.repeat(64)}`)).toMatchObject({ ok: false, reason: 'bad_signature' });
   });
 
+  // Rule: stale_timestamp ("a replay, or a clock that is off") is only for a delivery a configured secret signed; a
+  // signature that matches none is bad_signature whatever time it claims, as the SDK orders its checks, so a sender
+  // without the secret cannot choose which rejection the logs and the rejected-events metric report.
+  it('refuses a forgery as a bad signature whatever time it claims, past or future', () => {
+    for (const at of [NOW - 3_600, NOW + 3_600, NOW - 30 * 24 * 3600]) {
+      expect(verifier(Buffer.from(body), signWebhookBody(body, 'whsec_someoneelse', at)), String(at)).toMatchObject({ ok: false, reason: 'bad_signature' });
+    }
+  });
+
   it('refuses a timestamp more than the tolerance away, past or future, even when the signature is right', () => {
     expect(verifier(Buffer.from(body), signWebhookBody(body, NEW, NOW - 301))).toMatchObject({ ok: false, reason: 'stale_timestamp' });
     expect(verifier(Buffer.from(body), signWebhookBody(body, NEW, NOW + 301))).toMatchObject({ ok: false, reason: 'stale_timestamp' });

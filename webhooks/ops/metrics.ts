@@ -11,7 +11,7 @@
 // customer, payment or event id is ever a label.
 import express, { type Express } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { ALERT_KINDS, closesDispatch, durabilityOf, openDispatch, errorMessage, reconcileLease, redactDeep, withinRedisTimeout, type Applied, type Entry, type GateEvents, type GateResult, type RecoveryReport, type Stores, type StripeEvent } from '../../src/interlock.js';
+import { ALERT_KINDS, closesDispatch, durabilityOf, openDispatch, errorMessage, limitedErrorLog, reconcileLease, redactDeep, withinRedisTimeout, type Applied, type Entry, type GateEvents, type GateResult, type RecoveryReport, type Stores, type StripeEvent } from '../../src/interlock.js';
 import type { WebhookOutcome } from '../stripe-route.js';
 import type { OpsQueues } from './queues.js';
 import { readiness, type ReadinessAnswer } from '../api/ops-routes.js';
@@ -114,6 +114,9 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
    */
   function scrapeRead<T>(what: string, run: () => Promise<T>): () => Promise<T | null> {
     let unanswered: Promise<T> | null = null;
+    // Scrapes come every few seconds, and the listener takes no token: a read failing through an outage is logged at
+    // once, then one line per 10 s with the count, as every failure that repeats while Redis is away.
+    const failed = limitedErrorLog(logger, `metrics: could not read ${what} at scrape time`);
     const send = () => {
       const sent = run();
       const answered = () => {
@@ -127,7 +130,7 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
         unanswered ??= send();
         return await withinRedisTimeout(unanswered, waitMs, `Redis did not answer within INTERLOCK_REDIS_COMMAND_TIMEOUT_MS (${waitMs} ms)`);
       } catch (error) {
-        logger.warn({ err: errorMessage(error) }, `metrics: could not read ${what} at scrape time`);
+        failed(error);
         return null;
       }
     };

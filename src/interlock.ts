@@ -33,7 +33,7 @@ import type { Json, JsonObject } from './core/json.js';
 import type { PremiseChange } from './core/entries.js';
 import { InterlockError } from './core/errors.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
-import { closeConnection, createQueueConnection, createRedisClient, otherDatabase, type RedisClient } from './redis/client.js';
+import { closeConnection, createQueueConnection, createRedisClient, foreignReply, notRedisProtocol, otherDatabase, type RedisClient } from './redis/client.js';
 import { createDurabilityMonitor, holdDeploymentMarker, inspectDurability, requireDurability, warnUnboundedMemory, type Durability, type DurabilityMonitor } from './redis/durability.js';
 import { createHeartbeat, WorkerSupersededError, type Heartbeat } from './redis/heartbeat.js';
 import { createRedisJournal, type Journal, type ReconcileCursor, type ReconcileTurn, type WatchPosition } from './redis/journal.js';
@@ -321,7 +321,10 @@ export async function openStores(config: Config = loadConfig(), options: { logge
     connectionError = null;
   });
   redis.on('error', (error: unknown) => {
-    connectionError = failureOf(error);
+    const reason = failureOf(error);
+    // A server that answered in another protocol (an HTTP server on the port) is the reason, whatever follows it: the
+    // broken pipe or reset that its closing the connection causes next says less.
+    if (connectionError === null || notRedisProtocol(connectionError) === null || notRedisProtocol(reason) !== null) connectionError = reason;
     if (options.failFast || Date.now() - lastNoted < 10_000) return;
     lastNoted = Date.now();
     logger.warn({ err: error }, 'Redis connection error; retrying');
@@ -375,7 +378,10 @@ export async function openStores(config: Config = loadConfig(), options: { logge
         if (answer !== 'PONG') return `PING answered ${String(answer)}`;
         return await otherDatabase(redis, redisDatabaseOf(config.redisUrl));
       } catch (error) {
-        return connectionError ?? failureOf(error);
+        const reason = connectionError ?? failureOf(error);
+        // A broken pipe or a reset may be all the client saw of a server that answered in another protocol: ask it once.
+        const cut = /EPIPE|ECONNRESET|Connection is closed/.test(reason) && notRedisProtocol(reason) === null;
+        return cut ? ((await foreignReply(config.redisUrl)) ?? reason) : reason;
       }
     },
     // Closing twice closes once; every call after the first close() began is refused (assertOpen).

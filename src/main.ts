@@ -78,6 +78,7 @@ import { addSandboxCommand } from '../sandbox/cli.js';
 import { probeStripe } from './stripe/index.js';
 import type { Sandbox } from '../sandbox/index.js';
 import { freePort, processRuns, startPrivateRedis, type PrivateRedis } from './redis/private-server.js';
+import { notRedisProtocol } from './redis/client.js';
 
 /**
  * The outer layers (queues/, webhooks/, express), loaded by the commands that run them: express, bull-board,
@@ -167,7 +168,11 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
   };
   try {
     const why = await stores.unreachable();
-    if (why !== null) throw new CliFailure(`Cannot reach Redis at ${shownUrl(config.redisUrl)} (${redactSecrets(why)}). ${REDIS_URL_ADVICE}`, EXIT_BAD_INPUT);
+    if (why !== null) {
+      // A server that answers but is no Redis (an HTTP server on that port) is said so, not in the client's words.
+      const foreign = notRedisProtocol(why);
+      throw new CliFailure(foreign === null ? `Cannot reach Redis at ${shownUrl(config.redisUrl)} (${redactSecrets(why)}). ${REDIS_URL_ADVICE}` : `Cannot reach Redis at ${shownUrl(config.redisUrl)}: ${foreign}. Check the host and port of REDIS_URL: they should name the port Redis listens on (6379 unless it was set otherwise).`, EXIT_BAD_INPUT);
+    }
     const needsStripe = roles.includes('worker') || roles.includes('facts');
     const stripe: StripeSide | null = needsStripe ? stripeSide(config) : null;
     // Every setting that can still be refused is read, and the HTTP port taken, before any worker or recovery starts:

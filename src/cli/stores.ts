@@ -4,7 +4,7 @@ import { printProblem, shownKid } from './output.js';
 import { pathMeaning } from './path-problems.js';
 import { closeConnection, isRedisTimeout, loadConfig, openStores, shownUrl, type Config, type Stores } from '../interlock.js';
 import type { Command } from 'ioredis';
-import { createRedisClient, type RedisClient } from '../redis/client.js';
+import { createRedisClient, notRedisProtocol, type RedisClient } from '../redis/client.js';
 import { isReadOnlyScript } from '../redis/scripts.js';
 import { journalOf } from '../interlock.js';
 import { existsSync } from 'node:fs';
@@ -151,22 +151,6 @@ function unreachableAdvice(): string {
     : `That is the Redis of ${service}, which is not running: start it again (\`${fromService.start}\`) to reach its journal, or set REDIS_URL for another Redis.`;
 }
 
-/** What a server's first reply byte shows it speaks, when it is not Redis (its first reply is the server's own greeting or refusal). */
-const FOREIGN_FIRST_BYTES: Readonly<Record<number, string>> = { 0x48: "an HTTP server's", 0x53: "an SSH server's" };
-
-/**
- * The server at REDIS_URL, in words, when the client's error says its reply was no Redis reply (ioredis: `Unknown
- * RESP type 72 "H". Please report this.`, which asks for a bug report where the address is wrong); null otherwise.
- */
-function notRedis(message: string): string | null {
-  const match = /Unknown RESP type (\d+)/.exec(message);
-  if (match === null) return null;
-  const byte = Number(match[1]);
-  const looked = FOREIGN_FIRST_BYTES[byte];
-  const shown = byte >= 0x21 && byte <= 0x7e ? `"${String.fromCharCode(byte)}"` : `byte ${byte}`;
-  return `the server there does not speak the Redis protocol (its reply began with ${shown}${looked === undefined ? '' : `, as ${looked} does`})`;
-}
-
 /** Commands that change nothing in Redis: whatever the command's connection does after these, nothing was written. */
 const READ_COMMANDS: ReadonlySet<string> = new Set([
   'get', 'mget', 'strlen', 'getrange', 'exists', 'type', 'ttl', 'pttl', 'hget', 'hmget', 'hgetall', 'hexists', 'hlen', 'hkeys', 'hvals', 'hscan',
@@ -233,7 +217,7 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
     if (writes.wrote()) {
       return new CliFailure(`Lost Redis at ${shownUrl(config.redisUrl)} (${what}) after this command had begun writing, so what it asked may or may not have been done. Once Redis answers, check (for instance with \`interlock inbox show\`, \`interlock approvals describe\` or \`interlock effect show\`) before running it again.`, EXIT_BAD_INPUT, { cause: error });
     }
-    const foreign = notRedis(what);
+    const foreign = notRedisProtocol(what);
     if (foreign !== null) {
       return new CliFailure(`Cannot reach Redis at ${shownUrl(config.redisUrl)}: ${foreign}; nothing was changed. Check the host and port of REDIS_URL${fromService === null ? '' : ` (taken from ${fromService.file})`}: they should name the port Redis listens on (6379 unless it was set otherwise).`, EXIT_BAD_INPUT, { cause: error });
     }

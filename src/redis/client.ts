@@ -1,5 +1,6 @@
 // The Redis connection: one server, or a Redis Cluster reached through any of its nodes. Every script's keys
 // share one hash tag (keys.ts), so the gate runs the same on both.
+import { connect } from 'node:net';
 import { Cluster, Command, Redis } from 'ioredis';
 import { InterlockError } from '../core/errors.js';
 
@@ -91,6 +92,58 @@ export function batchWrites(redis: Redis): Redis {
   redis.on('connect', patch);
   patch();
   return redis;
+}
+
+/** What a server's first reply byte shows it speaks, when it is not Redis (its first reply is the server's own greeting or refusal). */
+const FOREIGN_FIRST_BYTES: Readonly<Record<number, string>> = { 0x48: "an HTTP server's", 0x53: "an SSH server's" };
+
+/**
+ * The server at REDIS_URL, in words, when the client's error says its reply was no Redis reply (ioredis: `Unknown
+ * RESP type 72 "H". Please report this.`, which asks for a bug report where the address is wrong); null otherwise.
+ */
+export function notRedisProtocol(message: string): string | null {
+  const match = /Unknown RESP type (\d+)/.exec(message);
+  if (match === null) return null;
+  const byte = Number(match[1]);
+  const looked = FOREIGN_FIRST_BYTES[byte];
+  const shown = byte >= 0x21 && byte <= 0x7e ? `"${String.fromCharCode(byte)}"` : `byte ${byte}`;
+  return `the server there does not speak the Redis protocol (its reply began with ${shown}${looked === undefined ? '' : `, as ${looked} does`})`;
+}
+
+/** The first byte of every reply Redis makes, RESP2 and RESP3 (`+PONG`, `-NOAUTH …`, a `%` map …). */
+const RESP_FIRST_BYTES = new Set([...'+-:$*_,#!=(%~>|'].map((character) => character.charCodeAt(0)));
+
+/**
+ * Asks the server at a redis:// URL for a PING on a socket of its own and reads the first byte it answers: when that is
+ * no Redis reply (an HTTP server's "H"), the text the client gives for such a reply (`Unknown RESP type 72`, which
+ * notRedisProtocol reads); null when it answers as Redis does, answers nothing within `timeoutMs`, cannot be reached,
+ * or the URL is rediss:// (a TLS handshake comes first). For a failed connection whose reason was a broken pipe or a
+ * reset: a server that answers in another protocol closes the connection, and the client may see the closing first.
+ */
+export function foreignReply(redisUrl: string, timeoutMs = 1_000): Promise<string | null> {
+  let url: URL;
+  try {
+    url = new URL(redisUrl);
+  } catch {
+    return Promise.resolve(null);
+  }
+  if (url.protocol !== 'redis:') return Promise.resolve(null);
+  return new Promise((resolve) => {
+    const socket = connect({ host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 6379) });
+    const done = (answer: string | null): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(answer);
+    };
+    const timer = setTimeout(() => done(null), timeoutMs);
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (chunk: Buffer) => {
+      const first = chunk[0];
+      done(first === undefined || RESP_FIRST_BYTES.has(first) ? null : `Unknown RESP type ${first}`);
+    });
+    socket.once('error', () => done(null));
+    socket.once('close', () => done(null));
+  });
 }
 
 /**

@@ -1,6 +1,7 @@
 // Rule: a REDIS_URL that reaches a server other than Redis (a web server on the port, an SSH daemon) is said so, with
 // what it looked like and what to check (the URL's host and port), exit 2; never the client's "Unknown RESP type 72
 // "H". Please report this.", which asks for a bug report where the address is wrong. The URL's password is not shown.
+// `serve` says it the same way at start (it used to pass the client's text on).
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -47,4 +48,13 @@ describe.concurrent('a REDIS_URL that reaches something other than Redis', { tim
     expect(run.stderr).not.toContain('Please report this');
     expect(run.stderr).not.toContain('hunter2secret');
   });
+});
+
+it('serve says so too, at start, and starts nothing', { timeout: 60_000 }, async () => {
+  const url = `redis://reader:hunter2secret@127.0.0.1:${httpPort}`;
+  const run = await runCli(['serve', '--roles', 'api', '--port', '0'], { INTERLOCK_DATA_DIR: join(temp.dir, 'serve-data'), REDIS_URL: url, STRIPE_SECRET_KEY: 'sk_test_notRedis', INTERLOCK_API_TOKENS: 'ops:operator:itk_notredisnotredisnotredis0001' });
+  expect(run.code, run.stderr).toBe(2);
+  expect(run.stderr).toContain(`Cannot reach Redis at redis://…@127.0.0.1:${httpPort}: the server there does not speak the Redis protocol (its reply began with "H", as an HTTP server's does). Check the host and port of REDIS_URL`);
+  expect(run.stderr).not.toContain('Please report this');
+  expect(run.stderr).not.toContain('hunter2secret');
 });

@@ -6,7 +6,8 @@ import { identifier } from '../core/text.js';
 import { ALERT_KINDS, currentOutcome, effectIdFor, explainOutcome, isEffectId, moneyText, outcomeReason, resolveAlert, verify, type Alert, type Outcome } from '../interlock.js';
 import { checked, CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
 import { CLI_ROLE } from './inbox-command.js';
-import { unknownSigners, unknownSignersNote, whereLooked, withStores, type CliStores } from './stores.js';
+import { signersNotHeld } from './held-keys.js';
+import { unknownSignersNote, whereLooked, withStores, type CliStores } from './stores.js';
 import { printJson, printLine } from './output.js';
 
 /** Alerts read per round trip by `interlock alerts`, which lists them all. */
@@ -66,15 +67,17 @@ export function exitForMoney(outcome: string | null, finalMoney: unknown): numbe
 export async function describeEffect(stores: CliStores, effectId: string): Promise<Record<string, unknown> | null> {
   const receipt = await stores.journal.receipt(effectId);
   if (receipt === null) return null;
-  // Without the service's key on this machine, the head was signed just now by a key made for this command (it can
-  // have signed no entry), so only the retired keys this machine was given can authenticate the entries. With none,
-  // the chain is checked and the answer says valid null, not that the signatures are bad; with some, they are checked
-  // beside that key, which vouches for the head this command built from the journal. Entries signed by a key this
-  // machine does not know (its own key is not the service's) are not authenticated either: valid null, saying why.
-  const unknown = unknownSigners(stores, [receipt]);
-  const ephemeral = stores.keyed ? null : stores.stores.signingKey.kid;
-  const authenticating = unknown.length === 0 && [...stores.stores.publicKeys.keys()].some((kid) => kid !== ephemeral);
-  const verification = verify(JSON.parse(JSON.stringify(receipt)), authenticating ? { publicKeys: stores.stores.publicKeys } : {});
+  // Checked with every key this machine holds (its signing key's, the retired ones), which authenticate only what they
+  // signed (held-keys.ts). Without the service's key here, the head was signed just now by a key made for this command
+  // (it signed no entry), and entries signed by a key this machine does not hold are not authenticated: valid null,
+  // saying which key, unless the chain or its rules are broken. An entry a held key signed that does not verify is a
+  // forgery whatever other keys the chain names (valid false): an attacker who can write to Redis but has not the key
+  // cannot turn it into "not authenticated" by re-sealing a later entry with a key of their own.
+  const input: unknown = JSON.parse(JSON.stringify(receipt));
+  const { publicKeys } = stores.stores;
+  const held = verify(input, { publicKeys });
+  const notHeld = signersNotHeld(held, input, publicKeys);
+  const verification = notHeld.length === 0 ? held : { ...verify(input), unchecked: [unknownSignersNote(stores, notHeld)] };
   const partition = (await stores.journal.partitionOf(effectId)) ?? '';
   const { state } = await stores.journal.readState(partition, effectId);
   // The answer to the latest proposal: a refusal of an earlier one does not answer a re-decision.
@@ -88,7 +91,7 @@ export async function describeEffect(stores: CliStores, effectId: string): Promi
     reason: outcomeReason(receipt.entries),
     journal: receipt.entries.map((entry) => entry.kind),
     entries: receipt.entries.map((entry) => ({ kind: entry.kind, at: new Date(entry.at).toISOString() })),
-    verification: { valid: verification.valid, happened: verification.happened, happenedOnce: verification.happenedOnce, authorizedWhenFired: verification.authorizedWhenFired, assumptionsHeld: verification.assumptionsHeld, evidence: verification.evidence, problems: verification.problems, unchecked: unknown.length > 0 ? [unknownSignersNote(stores, unknown)] : verification.unchecked },
+    verification: { valid: verification.valid, happened: verification.happened, happenedOnce: verification.happenedOnce, authorizedWhenFired: verification.authorizedWhenFired, assumptionsHeld: verification.assumptionsHeld, evidence: verification.evidence, problems: verification.problems, unchecked: verification.unchecked },
     answer: verification.answerFrom === null ? null : verification.answer,
     answerFrom: verification.answerFrom,
     finalMoney: verification.finalMoney,

@@ -5,15 +5,14 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { publicKeySet, type PublicKeySet } from '../core/signing.js';
 import { parseReceiptText, verifyReceiptText } from '../core/receipt-text.js';
-import { headSignatureValid, type Receipt } from '../core/receipt.js';
-import { parseReceipt } from '../core/receipt-schema.js';
-import { entrySignatures, type Verification } from '../core/verify.js';
+import type { Verification } from '../core/verify.js';
 import { loadConfig } from '../config.js';
 import { keyFileExposure, keyFilePath, publicKeyPem, readKeyFile, retiredKeysFileExposure, shownKeyPath, verifyingKeys } from '../keys/key-store.js';
 import { signingKeyFromPem } from '../core/signing.js';
 import { existsSync } from 'node:fs';
 import { readReceiptText, reportOf, whyReceiptUnreadable, whyUnreadable, type FileReport } from './verify-pool.js';
-import { printJson, printLine, printProblem, shownKid } from './output.js';
+import { printJson, printLine, printProblem } from './output.js';
+import { signersNotHeld } from './held-keys.js';
 import { showable } from '../core/text.js';
 import { CliFailure, EXIT_BAD_INPUT, wholeNumber } from './failure.js';
 import { makeDirectory } from '../files.js';
@@ -133,25 +132,6 @@ function unheldSignersNote(kids: readonly string[], source: string): string {
   return `signatures: the receipt is signed with key ${kids.join(', ')}, which is none of the keys this machine holds (${source}), so those signatures were not authenticated here (every one by a key it holds verified). Pass the signer's public key with --public-key FILE (\`npx interlock keys public\` where the service runs prints it) to authenticate it.`;
 }
 
-/**
- * The key ids of the signed parts of `receipt` (its entries' and its head's) that do not verify with `found` only
- * because `found` has no such key; null when some part fails otherwise: signed with a key `found` holds and not
- * verifying, or naming no key. Entries a signed entry covers are judged through that entry.
- */
-function unheldSigners(receipt: Receipt, found: PublicKeySet): string[] | null {
-  const kids = new Set<string>();
-  const parts = entrySignatures(receipt, found);
-  for (const [index, part] of parts.entries()) {
-    if (receipt.entries[index]?.sig === null || part.status === 'signed') continue;
-    if (part.status !== 'unknown_key' || part.kid === null || part.kid === '') return null;
-    kids.add(shownKid(part.kid));
-  }
-  const head = headSignatureValid(receipt.head, found);
-  if (head === 'unknown-key' && receipt.head.kid !== '') kids.add(shownKid(receipt.head.kid));
-  else if (head !== true) return null;
-  return [...kids];
-}
-
 /** A receipt's text read and verified, with the keys (`notHeld`) that signed parts of it and that this machine does not hold. */
 type JudgedText = { json: true; verification: Verification; notHeld: string[] } | { json: false; error: string };
 
@@ -161,28 +141,19 @@ function withNoneUnheld(read: ReturnType<typeof verifyReceiptText>): JudgedText 
 
 /**
  * A receipt's text verified with keys found on this machine (`found`, not given), which authenticate only what they
- * signed. A receipt they call invalid only because parts of it are signed by keys they do not hold (the service's,
- * read on a laptop whose data directory holds a key of its own; one retired before INTERLOCK_RETIRED_PUBLIC_KEYS_FILE
- * named it) is verified again without keys: not authenticated (valid null, exit 3) unless its chain or rules are
- * broken, and never called a forgery, as \`effect show\` says of it; `notHeld` names those keys. A part signed with a
- * key `found` holds is checked with it whatever other keys the receipt names: a forged entry under a held key stays a
- * forgery when its head is re-signed with a fresh key.
+ * signed (held-keys.ts): a receipt they call invalid only because parts of it are signed by keys they do not hold (the
+ * service's, read on a laptop whose data directory holds a key of its own; one retired before
+ * INTERLOCK_RETIRED_PUBLIC_KEYS_FILE named it) is verified again without keys: not authenticated (valid null, exit 3)
+ * unless its chain or rules are broken, and never called a forgery, as \`effect show\` says of it; `notHeld` names
+ * those keys. A part signed with a key `found` holds is checked with it whatever other keys the receipt names.
  */
 function judgedOnHeldKeys(text: string, found: PublicKeySet, source: string): JudgedText {
   // Read as text and verified as text (core/receipt-text.ts): a member named twice is caught only there.
   const held = verifyReceiptText(text, { publicKeys: found });
   if (!held.json || held.verification.valid !== false) return withNoneUnheld(held);
   const parsed = parseReceiptText(text);
-  const shaped = parsed.json ? parseReceipt(parsed.input) : null;
-  if (shaped?.ok !== true) return { ...held, notHeld: [] };
-  let notHeld: string[] | null;
-  try {
-    notHeld = unheldSigners(shaped.receipt, found);
-  } catch {
-    // What no signature check foresaw in a hostile receipt: the held keys' answer (invalid) stands.
-    notHeld = null;
-  }
-  if (notHeld === null || notHeld.length === 0) return { ...held, notHeld: [] };
+  const notHeld = parsed.json ? signersNotHeld(held.verification, parsed.input, found) : [];
+  if (notHeld.length === 0) return { ...held, notHeld: [] };
   const bare = verifyReceiptText(text, {});
   if (!bare.json) return { ...held, notHeld: [] };
   return { json: true, verification: { ...bare.verification, unchecked: [unheldSignersNote(notHeld, source)] }, notHeld };

@@ -104,11 +104,14 @@ export function unknownSigners(cli: CliStores, receipts: readonly (Receipt | nul
   return [...kids];
 }
 
-/** Why entries signed by `kids` (unknownSigners) were checked but not authenticated on this machine, and what to do. */
+/**
+ * Why the signatures of entries signed by `kids`, keys this machine does not hold, were not checked on this machine
+ * (every signature by a key it holds verified: held-keys.ts), and what to do.
+ */
 export function unknownSignersNote(cli: CliStores, kids: readonly string[]): string {
   const own = cli.keyed ? `its signing key is ${cli.stores.signingKey.kid}` : 'it has no signing key';
   const retired = cli.config.retiredPublicKeysFile === null ? 'no retired public keys' : `not among the retired public keys of ${cli.config.retiredPublicKeysFile}`;
-  return `signatures: the entries are signed with key ${kids.join(', ')}, whose public key this machine does not hold (${own}; ${retired}), so they were checked but not authenticated here. Run this where the service runs, or add that key's public half (\`npx interlock keys public\` where the service runs) to INTERLOCK_RETIRED_PUBLIC_KEYS_FILE.`;
+  return `signatures: entries of this chain are signed with key ${kids.join(', ')}, whose public key this machine does not hold (${own}; ${retired}), so those signatures were not checked here (every signature by a key it holds verified). Run this where the service runs, or add that key's public half (\`npx interlock keys public\` where the service runs) to INTERLOCK_RETIRED_PUBLIC_KEYS_FILE.`;
 }
 
 /** The file in the data directory through which commands find a running service (`npm start` writes it). */

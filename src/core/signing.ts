@@ -27,7 +27,7 @@ export function signingKeyFromPem(privatePem: string): SigningKey {
   if (none !== null) throw new Error(none);
   const blocks = pemBlocks(privatePem);
   if (blocks.length > 1) throw new Error(`The text holds ${blocks.length} PEM blocks, not one private key; a signing key file holds only the key this service signs with (keep a retired key's public half, \`npx interlock keys public --key FILE\`, for verifying).`);
-  const notPlain = notAPlainPrivateKey(privatePem);
+  const notPlain = notAPlainPrivateKey(privatePem) ?? indentedPem(privatePem);
   if (notPlain !== null) throw new Error(notPlain);
   const privateKey = createPrivateKey(privatePem);
   if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error(`The signing key is ${privateKey.asymmetricKeyType ?? 'unknown'}, not Ed25519. Generate one with \`npx interlock keys generate\`.`);
@@ -115,11 +115,33 @@ function noPemBlock(text: string, label: string, what: string, source: string): 
   return `The text ${holds}; ${what} is the lines from -----BEGIN ${label}----- to -----END ${label}----- that ${source}`;
 }
 
-/** The PEM blocks of a text meant to hold public keys; a text with none is refused, saying so (noPemBlock). */
+// A BEGIN or END line with spaces or tabs before it on its line, and that white space.
+const INDENTED_BOUNDARY = /^([ \t]+)(-----(?:BEGIN|END) [A-Z0-9 ]+-----)/m;
+
+/**
+ * Why a text whose PEM lines are indented (a key pasted from a YAML manifest, a Markdown page, an e-mail) cannot be
+ * read, in words; null when its BEGIN and END lines start their lines. OpenSSL refuses such a text as "DECODER
+ * routines::unsupported", which says neither what is wrong nor what to do. The text is not mended here: a key file
+ * holds the key exactly, and one that was changed on its way there is for its owner to look at.
+ */
+function indentedPem(text: string): string | null {
+  const found = INDENTED_BOUNDARY.exec(text);
+  if (found === null) return null;
+  const indent = found[1] ?? '';
+  const line = text.slice(0, found.index).split('\n').length;
+  const plural = indent.length === 1 ? '' : 's';
+  const shown = /^ +$/.test(indent) ? `${indent.length} space${plural}` : /^\t+$/.test(indent) ? `${indent.length} tab${plural}` : `${indent.length} spaces and tabs`;
+  return `The text's PEM lines are indented: line ${line} starts with ${shown} before ${(found[2] ?? '').slice(0, 60)}, as a key pasted from a YAML file, a Markdown page or an e-mail often does. A PEM line starts at the first character of its line: remove the leading spaces from each line`;
+}
+
+/** The PEM blocks of a text meant to hold public keys; a text with none, or indented, is refused, saying so (noPemBlock, indentedPem). */
 function publicKeyBlocks(text: string): string[] {
   const none = noPemBlock(text, 'PUBLIC KEY', 'a public key', '`npx interlock keys public` prints');
   if (none !== null) throw new Error(none);
-  return pemBlocks(text);
+  const blocks = pemBlocks(text);
+  const indented = indentedPem(text);
+  if (indented !== null) throw new Error(indented);
+  return blocks;
 }
 
 function ed25519PublicKey(pem: string): KeyObject {

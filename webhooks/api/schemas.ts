@@ -12,8 +12,11 @@ export const MAX_LIST_LIMIT = 100;
 
 export const EFFECT_STATES = ['proposed', 'dispatched', 'committed', 'refused', 'ambiguous'] as const;
 export type EffectState = (typeof EFFECT_STATES)[number];
-/** The outcomes an effect can settle with (IN_FLIGHT and DUPLICATE_IGNORED answer a submit, they settle nothing). */
-export const EFFECT_OUTCOMES = [...SUBMIT_OUTCOMES, ...RECOVERY_OUTCOMES].filter((outcome) => outcome !== 'IN_FLIGHT' && outcome !== 'DUPLICATE_IGNORED');
+/**
+ * The outcomes an effect can settle with (IN_FLIGHT and DUPLICATE_IGNORED answer a submit, they settle nothing), each
+ * once: a submit and a recovery both settle COMMITTED_ON_QUERY and AMBIGUOUS.
+ */
+export const EFFECT_OUTCOMES = [...new Set([...SUBMIT_OUTCOMES, ...RECOVERY_OUTCOMES])].filter((outcome) => outcome !== 'IN_FLIGHT' && outcome !== 'DUPLICATE_IGNORED');
 
 // Not `case:` or `reapproval:`: the service derives those itself, and a caller who took one first would bind its
 // payload in place of the case's decision or the re-approval (I5).

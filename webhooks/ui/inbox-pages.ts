@@ -81,7 +81,10 @@ function doneNotice(done: unknown, item: InboxItem): string | null {
   return action === undefined || item.closure?.action !== action ? null : DONE_NOTICES[action];
 }
 
-export function inboxItemPage(input: { viewer: Viewer; item: InboxItem; canAct: boolean; notice: string | null; error: string | null }): Html {
+/** An effect's id, a link to its page for the roles that may open it (an approver may not: it would answer 403). */
+const effectRef = (effectId: string, text: string, canOpen: boolean): Html => (canOpen ? html`<a href="/ui/effects/${effectId}"><code>${text}</code></a>` : html`<code>${text}</code>`);
+
+export function inboxItemPage(input: { viewer: Viewer; item: InboxItem; canAct: boolean; canOpenEffects: boolean; notice: string | null; error: string | null }): Html {
   const { item } = input;
   const closure = item.closure;
   return layout(
@@ -92,7 +95,7 @@ ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : null}
 ${input.notice ? html`<p role="status">${input.notice}</p>` : null}
 <dl>
 <dt>What happened</dt><dd>${item.happened}</dd>
-<dt>Effect</dt><dd><a href="/ui/effects/${item.effectId}"><code>${item.effectId}</code></a> on <code>${item.subject}</code></dd>
+<dt>Effect</dt><dd>${effectRef(item.effectId, item.effectId, input.canOpenEffects)} on <code>${item.subject}</code></dd>
 <dt>Outcome</dt><dd>${item.outcome ?? 'not settled'}</dd>
 <dt>Opened</dt><dd>${iso(item.openedAt)}</dd>
 <dt>Allowed actions</dt><dd>${item.actions.join(', ')}</dd>
@@ -101,7 +104,7 @@ ${item.changes.length === 0 ? null : html`<table><caption>Facts that changed</ca
 <tbody>${item.changes.map((change) => html`<tr><td>${change.field}</td><td><code>${json(change.was)}</code></td><td><code>${json(change.now)}</code></td></tr>`)}</tbody></table>`}
 ${closure === null
   ? input.canAct ? actionForms(item, input.viewer) : html`<p>Only an approver may act on this item.</p>`
-  : html`<section aria-labelledby="closed-title"><h2 id="closed-title">Closed</h2><p>${closure.by.name} (${closure.by.role}) chose <strong>${closure.action}</strong>${closure.resolution ? html` (${closure.resolution === 'landed' ? 'it landed' : 'it did not land'})` : null} at ${iso(closure.at)}${closure.note ? html`: ${closure.note}` : null}.${closure.reapproval ? html` New request <a href="/ui/effects/${closure.reapproval.effectId}"><code>${closure.reapproval.requestId}</code></a> under approval <code>${closure.reapproval.approval}</code>.` : null}</p></section>`}
+  : html`<section aria-labelledby="closed-title"><h2 id="closed-title">Closed</h2><p>${closure.by.name} (${closure.by.role}) chose <strong>${closure.action}</strong>${closure.resolution ? html` (${closure.resolution === 'landed' ? 'it landed' : 'it did not land'})` : null} at ${iso(closure.at)}${closure.note ? html`: ${closure.note}` : null}.${closure.reapproval ? html` New request ${effectRef(closure.reapproval.effectId, closure.reapproval.requestId, input.canOpenEffects)} under approval <code>${closure.reapproval.approval}</code>.` : null}</p></section>`}
 <p><a href="/ui/inbox">Back to the inbox</a></p>`,
   );
 }
@@ -115,7 +118,7 @@ export type InboxPageHelpers = {
   messagePage(viewer: Viewer | null, title: string, message: string): Html;
 };
 
-const may = (caller: Caller, permission: 'readInbox' | 'actOnInbox') => (PERMISSIONS[permission] as readonly string[]).includes(caller.role);
+const may = (caller: Caller, permission: 'readInbox' | 'actOnInbox' | 'readEffects') => (PERMISSIONS[permission] as readonly string[]).includes(caller.role);
 
 /** The inbox's pages on the page's router, behind its sign-in. */
 export function addInboxPages(router: Router, context: ApiContext, helpers: InboxPageHelpers): void {
@@ -147,15 +150,22 @@ export function addInboxPages(router: Router, context: ApiContext, helpers: Inbo
       if (!may(caller, 'readInbox')) return refuseReader(res, viewer, caller);
       const item = await itemOf(String(req.params.id));
       if (item === null) return send(res, 404, helpers.messagePage(viewer, 'No such item', 'The inbox has no such item; it lists the open ones.'));
-      send(res, 200, inboxItemPage({ viewer, item, canAct: may(caller, 'actOnInbox'), notice: doneNotice(req.query.done, item), error: null }));
+      send(res, 200, inboxItemPage({ viewer, item, canAct: may(caller, 'actOnInbox'), canOpenEffects: may(caller, 'readEffects'), notice: doneNotice(req.query.done, item), error: null }));
     }),
   );
 
   /** What is wrong with a form the schema refused, field by field, in the page's words. */
   function formProblem(error: unknown): string {
-    const issues = (error as { issues?: { path?: PropertyKey[]; code?: string; maximum?: unknown }[] }).issues ?? [];
+    const issues = (error as { issues?: { path?: PropertyKey[]; code?: string; maximum?: unknown; keys?: unknown }[] }).issues ?? [];
     const words = issues.map((issue) => {
-      const field = String(issue.path?.[0] ?? 'the form');
+      // A field this form has none of (a saved form, an extension, a post made by hand): the form itself is refused.
+      if (issue.code === 'unrecognized_keys') {
+        const keys = Array.isArray(issue.keys) ? issue.keys.map(String) : [];
+        return `remove the field${keys.length === 1 ? '' : 's'} ${keys.join(', ')}, which this form does not take`;
+      }
+      const first = issue.path?.[0];
+      if (first === undefined) return 'send the form from this page';
+      const field = String(first);
       if (issue.code === 'too_big') return `the ${field} is longer than ${String(issue.maximum)} characters`;
       return field === 'resolution' ? 'choose what Stripe shows' : field === 'note' ? 'write a note of what was checked or done' : field === 'approval' ? 'give a valid approval id' : `the ${field} is not valid`;
     });
@@ -167,11 +177,15 @@ export function addInboxPages(router: Router, context: ApiContext, helpers: Inbo
       `${INBOX_SECTION.path}/:id/${action}`,
       helpers.form,
       page(async (req, res, viewer, caller) => {
+        // Refused as GET /ui/inbox/:id refuses, before the item is read: a refusal that drew the item would show it,
+        // its closure note included, to a role the inbox is closed to.
+        if (!may(caller, 'readInbox')) return refuseReader(res, viewer, caller);
         const id = String(req.params.id);
         const item = await itemOf(id);
         if (item === null) return send(res, 404, helpers.messagePage(viewer, 'No such item', 'The inbox has no such item; nothing was recorded.'));
-        if (!helpers.ownForm(req, viewer)) return send(res, 403, inboxItemPage({ viewer, item, canAct: false, notice: null, error: 'The form was not this session’s own (CSRF token or origin); nothing was recorded. Use the form on this page.' }));
-        if (!may(caller, 'actOnInbox')) return send(res, 403, inboxItemPage({ viewer, item, canAct: false, notice: null, error: `Token ${caller.name} has the ${caller.role} role; only approvers act on the inbox. Nothing was recorded.` }));
+        // The page drawn again carries this session's token, so an approver's forms work from it.
+        if (!helpers.ownForm(req, viewer)) return send(res, 403, inboxItemPage({ viewer, item, canAct: may(caller, 'actOnInbox'), canOpenEffects: may(caller, 'readEffects'), notice: null, error: 'The form was not this session’s own (CSRF token or origin); nothing was recorded. Use the form on this page.' }));
+        if (!may(caller, 'actOnInbox')) return send(res, 403, inboxItemPage({ viewer, item, canAct: false, canOpenEffects: may(caller, 'readEffects'), notice: null, error: `Token ${caller.name} has the ${caller.role} role; only approvers act on the inbox. Nothing was recorded.` }));
         // A browser sends a textarea's line breaks as CRLF: counted as one character each, as the person typed them.
         const fields = Object.fromEntries(Object.entries((req.body ?? {}) as Record<string, unknown>).filter(([key, value]) => key !== 'csrf' && typeof value === 'string' && value.trim() !== '').map(([key, value]) => [key, (value as string).replace(/\r\n/g, '\n')]));
         const by = { name: caller.name, role: caller.role };
@@ -197,7 +211,7 @@ export function addInboxPages(router: Router, context: ApiContext, helpers: Inbo
           if (failure !== null && failure.status >= 500) throw error;
           const status = failure === null ? 400 : failure.status;
           const message = failure === null ? formProblem(error) : redactSecrets(failure.message);
-          return send(res, status, inboxItemPage({ viewer, item: (await stores.inbox.get(id)) ?? item, canAct: true, notice: null, error: message }));
+          return send(res, status, inboxItemPage({ viewer, item: (await stores.inbox.get(id)) ?? item, canAct: true, canOpenEffects: may(caller, 'readEffects'), notice: null, error: message }));
         }
         res.redirect(303, `${INBOX_SECTION.path}/${id}?done=${action}`);
       }),

@@ -11,6 +11,7 @@ export type StripeLinks = { kind: 'dashboard'; mode: 'test' | 'live' } | { kind:
 /** A section another part of the service adds to the page (the escalation inbox, issue 13 §4): a nav link and its page. */
 export type UiSection = { path: string; label: string };
 
+/** The signed-in caller; `sections` are the pages its role may open, in the navigation's order (the first is its home). */
 export type Viewer = { name: string; role: string; csrf: string; sections: readonly UiSection[] };
 
 const DASHBOARD: Record<string, string> = { pi: 'payments', ch: 'payments', py: 'payments', re: 'refunds', du: 'disputes', dp: 'disputes', cus: 'customers', evt: 'events' };
@@ -68,7 +69,6 @@ export function layout(title: string, viewer: Viewer | null, body: Html): Html {
     viewer === null
       ? null
       : html`<nav aria-label="Sections"><ul>
-  <li><a href="/ui">Effects</a></li>
   ${viewer.sections.map((section) => html`<li><a href="${section.path}">${section.label}</a></li>`)}
   ${viewer.role === 'operator' ? html`<li><a href="/admin/queues">Queues</a></li>` : null}
   ${viewer.role === 'operator' || viewer.role === 'auditor' ? html`<li><a href="/metrics">Metrics</a></li>` : null}
@@ -98,7 +98,7 @@ export function signInPage(options: { error?: string | null; next?: string }): H
     'Sign in',
     null,
     html`<h1>Sign in</h1>
-<p>Paste an API token (support, auditor or operator). It is kept in a cookie this page cannot read from scripts, and sent only to this service.</p>
+<p>Paste an API token (support, approver, auditor or operator). It is kept in a cookie this page cannot read from scripts, and sent only to this service.</p>
 ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : null}
 <form method="post" action="/ui/sign-in" class="sign-in">
 <label for="token">API token</label>
@@ -110,7 +110,9 @@ ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : nul
 }
 
 export function messagePage(viewer: Viewer | null, title: string, message: string): Html {
-  return layout(title, viewer, html`<h1>${title}</h1><p>${message}</p><p><a href="/ui">Back to the effects</a></p>`);
+  // Back to a page the viewer may open: an approver's first is the inbox, the effects would answer it 403.
+  const home = viewer === null ? { path: '/ui', label: 'Effects' } : viewer.sections[0];
+  return layout(title, viewer, html`<h1>${title}</h1><p>${message}</p>${home === undefined ? null : html`<p><a href="${home.path}">Back to the ${home.label.toLowerCase()}</a></p>`}`);
 }
 
 /**
@@ -188,7 +190,11 @@ export function effectsPage(input: {
 ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : null}
 ${
   input.effects.length === 0
-    ? html`<p>No effects match.</p>`
+    ? // A page that stopped at the listing's scan budget (a filter few effects match) has no rows and a next page: the
+      // effects after it were not looked at, so "none match" would be a false no.
+      input.nextHref === null
+      ? html`<p>No effects match.</p>`
+      : html`<p>No match among the effects looked at so far, newest first; older effects remain to be looked at: <a href="${input.nextHref}">look further</a>.</p>`
     : html`<table>
 <caption>Effects, newest first</caption>
 <thead><tr><th scope="col">Effect</th><th scope="col">Created</th><th scope="col">Request</th><th scope="col">Kind</th><th scope="col">Subject</th><th scope="col">Amount</th><th scope="col">State</th><th scope="col">Outcome</th></tr></thead>
@@ -377,7 +383,7 @@ th, td { text-align: left; border-bottom: 1px solid var(--line); padding: .4rem 
 .error { color: var(--bad); font-weight: 600; }
 .timeline { list-style: none; padding: 0; } .entry { border-left: 4px solid var(--line); padding: .5rem 1rem; margin-bottom: .75rem; background: var(--panel); }
 .kind-committed { border-left-color: var(--ok); } .kind-refused, .kind-ambiguous { border-left-color: var(--bad); }
-dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: .25rem 0; } dt { font-weight: 600; color: var(--muted); } dd { margin: 0; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: .25rem 0; } dt { font-weight: 600; color: var(--muted); } dd { margin: 0; overflow-wrap: anywhere; min-width: 0; }
 dd ul { margin: 0; padding-left: 1.1rem; }
 .sig-ok { color: var(--ok); font-weight: 600; } .sig-bad { color: var(--bad); font-weight: 700; }
 .quote { white-space: pre-wrap; }

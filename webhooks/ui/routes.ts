@@ -54,6 +54,11 @@ const PAGE_PATH = /^\/ui(?:\/[A-Za-z0-9._~%-]+)*$/;
 /** Where sign-out is taken: /ui/sign-out, and under any page's path (mixedPage). */
 const SIGN_OUT_PATHS = /^\/ui(?:\/[A-Za-z0-9._~%-]+)*\/sign-out$/;
 const EFFECT_ID = /^[0-9a-f]{64}$/;
+/** Any path under the page's: what no route above answered is no page (answered with one, not the API's JSON). */
+const UNDER_UI = /^\/ui(?:\/.*)?$/;
+/** An inbox action's own URL (POST only): a GET, a bookmarked or reloaded form post, is sent to its item. */
+const ACTION_URL = /^(\/ui\/inbox\/[^/]+)\/(?:dismiss|resolve|reapprove)\/?$/;
+const EFFECTS_SECTION: UiSection = { path: UI_PATH, label: 'Effects' };
 
 function sameText(a: string, b: string): boolean {
   const left = Buffer.from(a);
@@ -95,7 +100,9 @@ export function uiRouter(deps: UiDeps): Router {
   const { stores } = context;
   const list = createEffectListing(stores);
   const pageSize = deps.pageSize ?? 25;
-  const sections = [INBOX_SECTION, ...(deps.sections ?? []).filter((section) => section.path !== INBOX_SECTION.path)];
+  const extraSections = (deps.sections ?? []).filter((section) => section.path !== INBOX_SECTION.path && section.path !== UI_PATH);
+  /** The sections a caller's role may open, in the navigation's order: a link it is shown never answers it 403. */
+  const sectionsOf = (caller: Caller): UiSection[] => [...(may(caller, 'readEffects') ? [EFFECTS_SECTION] : []), ...(may(caller, 'readInbox') ? [INBOX_SECTION] : []), ...extraSections];
   const router = express.Router();
   // Room for the longest note the inbox forms take (2,000 characters, each up to 9 bytes once percent-encoded as UTF-8).
   const form = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 10 });
@@ -180,7 +187,7 @@ export function uiRouter(deps: UiDeps): Router {
       }
       const { caller } = signed;
       noteCaller(req, caller);
-      const viewer: Viewer = { name: caller.name, role: caller.role, csrf: signed.csrf, sections };
+      const viewer: Viewer = { name: caller.name, role: caller.role, csrf: signed.csrf, sections: sectionsOf(caller) };
       if (!withinLimit(res, caller, (sentence) => messagePage(viewer, 'Slow down', sentence))) return;
       try {
         await handler(req, res, viewer, caller);
@@ -269,7 +276,8 @@ export function uiRouter(deps: UiDeps): Router {
     // The session, not the token: the browser hands this cookie to every port of the host (session.ts).
     res.cookie(SESSION_COOKIE, opened.value, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: '/', maxAge: SESSION_MS });
     context.logger.info({ token: caller.name, role: caller.role }, 'signed in to the page');
-    res.redirect(303, next);
+    // The page's own default (/ui, the effects) is the first section the role may open: an approver's is the inbox.
+    res.redirect(303, next === UI_PATH ? (sectionsOf(caller)[0]?.path ?? UI_PATH) : next);
   });
 
   // Also under any page's path (`<page>/sign-out`): the form of a page answered 409 for sessions of several callers
@@ -306,7 +314,7 @@ export function uiRouter(deps: UiDeps): Router {
     UI_PATH,
     page(async (req, res, viewer, caller) => {
       if (!may(caller, 'readEffects')) {
-        send(res, 403, messagePage(viewer, 'Effects', `Token ${caller.name} has the ${caller.role} role, which does not read effects.${sections.length > 0 ? ' The sections above are yours.' : ''}`));
+        send(res, 403, messagePage(viewer, 'Effects', `Token ${caller.name} has the ${caller.role} role, which does not read effects.${viewer.sections.length > 0 ? ' The sections above are yours.' : ''}`));
         return;
       }
       // Empty fields of the filter form mean "any".
@@ -395,6 +403,31 @@ export function uiRouter(deps: UiDeps): Router {
       const given = (req.body as Record<string, unknown> | undefined)?.csrf;
       return !crossSite(req) && typeof given === 'string' && sameText(given, viewer.csrf);
     },
+  });
+
+  // Last: a path under /ui no route above took (a typo, an old bookmark, a form's URL opened in the address bar) is
+  // answered with a page, not left to the API's authentication and its JSON 401 or 404, which a browser shows raw.
+  router.all(UNDER_UI, (req, res) => {
+    const signed = session(req);
+    const item = req.method === 'GET' || req.method === 'HEAD' ? ACTION_URL.exec(req.path)?.[1] : undefined;
+    if (signed === null) {
+      send(res, 404, signInPage({ error: 'There is no page at this address. Sign in, then use the links at the top of the page.' }));
+      return;
+    }
+    if ('mixed' in signed) {
+      send(res, 409, mixedPage(req, signed));
+      return;
+    }
+    const { caller } = signed;
+    noteCaller(req, caller);
+    const viewer: Viewer = { name: caller.name, role: caller.role, csrf: signed.csrf, sections: sectionsOf(caller) };
+    if (!withinLimit(res, caller, (sentence) => messagePage(viewer, 'Slow down', sentence))) return;
+    if (item !== undefined) {
+      res.redirect(303, item);
+      return;
+    }
+    const signOut = req.path.endsWith('/sign-out') ? ' To sign out, use the Sign out button at the top.' : '';
+    send(res, 404, messagePage(viewer, 'No such page', `There is no page at this address; the pages you may open are linked at the top.${signOut}`));
   });
 
   return router;

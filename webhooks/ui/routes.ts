@@ -170,6 +170,22 @@ export function uiRouter(deps: UiDeps): Router {
     next();
   });
 
+  /**
+   * The page's viewer for a signed-in session, its caller noted for the logs and held to the API's rate limit; null
+   * when the answer was sent already (a browser holding several callers' sessions, or over the limit).
+   */
+  function viewerOf(req: Request, res: Response, signed: Signed | Mixed): { viewer: Viewer; caller: Caller } | null {
+    if ('mixed' in signed) {
+      send(res, 409, mixedPage(req, signed));
+      return null;
+    }
+    const { caller } = signed;
+    noteCaller(req, caller);
+    const viewer: Viewer = { name: caller.name, role: caller.role, csrf: signed.csrf, sections: sectionsOf(caller) };
+    if (!withinLimit(res, caller, (sentence) => messagePage(viewer, 'Slow down', sentence))) return null;
+    return { viewer, caller };
+  }
+
   /** Runs a page for a signed-in caller: signed out goes to the sign-in form; the rate limit is the API's. */
   function page(handler: (req: Request, res: Response, viewer: Viewer, caller: Caller) => Promise<void>) {
     return async (req: Request, res: Response) => {
@@ -181,14 +197,9 @@ export function uiRouter(deps: UiDeps): Router {
         res.redirect(303, `${UI_PATH}/sign-in?next=${encodeURIComponent(localPath(back))}`);
         return;
       }
-      if ('mixed' in signed) {
-        send(res, 409, mixedPage(req, signed));
-        return;
-      }
-      const { caller } = signed;
-      noteCaller(req, caller);
-      const viewer: Viewer = { name: caller.name, role: caller.role, csrf: signed.csrf, sections: sectionsOf(caller) };
-      if (!withinLimit(res, caller, (sentence) => messagePage(viewer, 'Slow down', sentence))) return;
+      const shown = viewerOf(req, res, signed);
+      if (shown === null) return;
+      const { viewer, caller } = shown;
       try {
         await handler(req, res, viewer, caller);
       } catch (error) {
@@ -414,14 +425,9 @@ export function uiRouter(deps: UiDeps): Router {
       send(res, 404, signInPage({ error: 'There is no page at this address. Sign in, then use the links at the top of the page.' }));
       return;
     }
-    if ('mixed' in signed) {
-      send(res, 409, mixedPage(req, signed));
-      return;
-    }
-    const { caller } = signed;
-    noteCaller(req, caller);
-    const viewer: Viewer = { name: caller.name, role: caller.role, csrf: signed.csrf, sections: sectionsOf(caller) };
-    if (!withinLimit(res, caller, (sentence) => messagePage(viewer, 'Slow down', sentence))) return;
+    const shown = viewerOf(req, res, signed);
+    if (shown === null) return;
+    const { viewer } = shown;
     if (item !== undefined) {
       res.redirect(303, item);
       return;

@@ -60,7 +60,7 @@ import {
   warnIfUnboundedMemory,
 } from './interlock.js';
 import { createProgram, runProgram } from './cli/program.js';
-import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor, exitForMoney, exitForShown } from './cli/effect-command.js';
+import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor, exitForMoney, exitForRecovery, exitForShown } from './cli/effect-command.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
 import { REDIS_URL_ADVICE, SERVICE_FILE, redisUrlFromService, signerOfService, whereLooked, withStores } from './cli/stores.js';
 import { interlockCommand, startLine } from './cli/command-lines.js';
@@ -1130,8 +1130,8 @@ function addServiceCommands(program: Command): void {
         try {
           const report = await sender.gate.recover();
           printJson(report);
-          // Anything still waiting (a sender whose heartbeat has not lapsed, a quiet period) or unresolved: exit 4.
-          if (report.waiting.length + report.unresolved.length > 0) process.exitCode = 4;
+          // Anything left open (a sender whose heartbeat has not lapsed, a quiet period, Stripe not answering): exit 4.
+          process.exitCode = exitForRecovery(report);
         } finally {
           await sender.close();
         }

@@ -3,7 +3,7 @@
 // ambiguous), 2 bad input or configuration, 1 anything else (an unknown effect).
 import { InvalidArgumentError, type Command } from 'commander';
 import { identifier } from '../core/text.js';
-import { ALERT_KINDS, currentOutcome, effectIdFor, explainOutcome, isEffectId, moneyText, outcomeReason, resolveAlert, verify, type Alert, type Outcome } from '../interlock.js';
+import { ALERT_KINDS, currentOutcome, effectIdFor, explainOutcome, isEffectId, moneyText, outcomeReason, resolveAlert, verify, type Alert, type Outcome, type RecoveryReport } from '../interlock.js';
 import { checked, CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
 import { CLI_ROLE } from './inbox-command.js';
 import { signersNotHeld } from './held-keys.js';
@@ -39,6 +39,16 @@ export const EXIT_UNSETTLED = 4;
 export const EXIT_NOT_RETURNED = 5;
 
 const COMMITTED = new Set(['COMMITTED', 'COMMITTED_ON_QUERY', 'COMMITTED_BY_RETRY', 'REAPPLIED_AFTER_QUERY', 'DUPLICATE_IGNORED']);
+
+/**
+ * The exit code of `interlock recover`: 4 while its pass left anything open, waiting (a quiet period), unresolved
+ * (Stripe could not be asked) or passed over with a time to come back (a sender whose heartbeat has not lapsed, a
+ * proposal only the service can queue): run it again later. 0 when nothing is left.
+ */
+export function exitForRecovery(report: RecoveryReport): number {
+  const left = report.waiting.length + report.unresolved.length + report.skipped.filter((skipped) => skipped.retryAt !== undefined).length;
+  return left > 0 ? EXIT_UNSETTLED : 0;
+}
 
 /** The exit code an outcome ends a command with. */
 export function exitFor(outcome: string | null): number {

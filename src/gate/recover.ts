@@ -46,8 +46,11 @@ export function createRecover(ctx: GateContext) {
       ctx.heard.delete(effectId);
       // Index entries of an effect settled, or never dispatched: dropped once no dispatch can still follow them.
       for (const { entry } of indexed) if (!isOutboxEntry(entry)) await journal.unindexStale(entry, now);
-      const queued = await emptyOutbox(effectId, partition, indexed, now, requeue);
-      if (queued) return { kind: 'skipped', effectId, reason: 'recorded, never queued: its job was queued now' };
+      const outbox = await emptyOutbox(effectId, partition, indexed, now, requeue);
+      if (outbox === 'queued') return { kind: 'skipped', effectId, reason: 'recorded, never queued: its job was queued now' };
+      // A pass with no queue to put jobs on (`interlock recover`, a library's loop) cannot queue it: the service's
+      // recovery does. It is left for later (a grace period on: a loop without a queue is not woken more often).
+      if (outbox === 'no-queue') return { kind: 'skipped', effectId, reason: "recorded, never queued: this pass has no queue to put its job on; the service's recovery queues it (start the service if it is stopped)", retryAt: now + OUTBOX_GRACE_MS };
       return { kind: 'skipped', effectId, reason: 'no open dispatch (settled meanwhile)' };
     }
     let reason: 'own' | 'expired' | 'owner-dead';
@@ -99,18 +102,19 @@ export function createRecover(ctx: GateContext) {
    * process that runs the queues) queues the latest proposal if it stands unjudged, a no-op where its job exists; then
    * the entries go. Without `requeue`, or when it fails, they stay for a pass that can. Answers whether a job was queued.
    */
-  async function emptyOutbox(effectId: string, partition: string, indexed: readonly Indexed[], now: number, requeue: Requeue | undefined): Promise<boolean> {
+  async function emptyOutbox(effectId: string, partition: string, indexed: readonly Indexed[], now: number, requeue: Requeue | undefined): Promise<'queued' | 'no-queue' | 'nothing'> {
     const due = indexed.filter(({ entry, boundAt }) => isOutboxEntry(entry) && boundAt <= now - OUTBOX_GRACE_MS);
-    if (due.length === 0 || requeue === undefined) return false;
+    if (due.length === 0) return 'nothing';
+    if (requeue === undefined) return 'no-queue';
     let queued: boolean;
     try {
       queued = await requeue(effectId, partition);
     } catch (error) {
       logger.warn({ err: error, effectId }, 'could not queue a recorded proposal that may have no job; the next recovery pass tries again');
-      return false;
+      return 'nothing';
     }
     for (const { entry } of due) journal.unindex(effectId, entry.slice(entry.indexOf(':') + 1));
-    return queued;
+    return queued ? 'queued' : 'nothing';
   }
 
   async function recoverOne(effectId: string, partition: string, indexed: readonly Indexed[] = [], requeue?: Requeue): Promise<Settled> {

@@ -2,8 +2,8 @@
 // page in the seeds' shape (the table, the verdict lines computed from the cells, the seeds' comparison, setup,
 // rows, the decisions, the ids), and one results page linking them. Every receipt is re-verified from the JSON as
 // written, and the answer is stored in the cell.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { publicKeySet, verify } from '../src/interlock.js';
 import { cellFailed, type Cell, type Column, type ScenarioResult } from './cells.js';
 import { differingCells, seedDifferences } from './seeds.js';
@@ -284,42 +284,64 @@ function unverified(result: ScenarioResult): string {
   return failed.length === 0 ? '' : `: **${failed.length} cell${failed.length === 1 ? "'s receipts do" : "s' receipts do"} not verify from it** (${failed.map((cell) => `${cell.row} / ${cell.column} #${cell.rep}`).join(', ')})`;
 }
 
-/** Re-reads the JSON as written and verifies every receipt in it with the key it names. */
-export function reverify(file: string): number {
+/**
+ * Writes `text` to `file` whole or not at all: into a temporary file beside it, flushed to disk, then renamed over it,
+ * so a full disk or a killed run leaves the previous file as it was, never half of the new one (the index parses every
+ * JSON file in the folder, and one cut short would fail every later run and render). `write` is node:fs's writeSync
+ * but for a test's full disk.
+ */
+export function writeWhole(file: string, text: string, write: (fd: number, bytes: Uint8Array, offset: number) => number = writeSync): void {
+  const temporary = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
+  let fd: number | null = null;
+  try {
+    fd = openSync(temporary, 'w');
+    const bytes = Buffer.from(text, 'utf8');
+    for (let at = 0; at < bytes.length; ) at += write(fd, bytes, at);
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = null;
+    renameSync(temporary, file);
+  } catch (error) {
+    if (fd !== null) closeSync(fd);
+    rmSync(temporary, { force: true });
+    const kept = existsSync(file) ? 'it keeps its previous results' : 'it was not created';
+    throw new Error(`Could not write ${file} (${error instanceof Error ? error.message : String(error)}): ${kept}.`, { cause: error });
+  }
+}
+
+/** Parses a results file's text and verifies every receipt in it with the key it names, noting the answer in its cell. */
+function reverified(text: string): ScenarioResult {
   // A scenario whose world did not open has no key, and no receipt to check with one.
-  const written = JSON.parse(readFileSync(file, 'utf8')) as ScenarioResult & { public_key?: string };
+  const written = JSON.parse(text) as ScenarioResult & { public_key?: string };
   const keys = publicKeySet(written.public_key === undefined ? [] : [written.public_key]);
-  let count = 0;
   for (const cell of written.cells) {
     const receipts: unknown[] = [];
     if (cell.receipt !== undefined) receipts.push(cell.receipt);
     for (const entry of Object.values((cell.receipts ?? {}) as Record<string, { receipt?: unknown }>)) if (entry.receipt !== undefined) receipts.push(entry.receipt);
     if (receipts.length === 0) continue;
     cell.receipt_reverified_from_results = receipts.every((receipt) => verify(receipt, { publicKeys: keys }).valid === true);
-    count += receipts.length;
   }
-  writeFileSync(file, `${JSON.stringify(written, null, 2)}\n`);
-  return count;
+  return written;
 }
 
 /**
  * Writes a scenario's JSON file and its page, for a run and for a render alike: the receipts are re-verified from the
- * file as written first, so a receipt that does not survive it is one of the gate's problems (the run exits 1 for it),
- * not only a field of the file; then the verdict, the gate's problems and the seeds' differences are computed from the
- * cells so verified and written into the JSON, which says what its page says. `result`'s cells get the answer too.
+ * JSON text the file is made of first, so a receipt that does not survive it is one of the gate's problems (the run
+ * exits 1 for it), not only a field of the file; then the verdict, the gate's problems and the seeds' differences are
+ * computed from the cells so verified, and the JSON, which says what its page says, is written once, whole.
+ * `result`'s cells get the answer too.
  */
 function writeScenario(json: string, result: ScenarioResult): string[] {
-  writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
-  reverify(json);
-  const reread = (JSON.parse(readFileSync(json, 'utf8')) as ScenarioResult).cells;
+  const reread = reverified(`${JSON.stringify(result, null, 2)}\n`).cells;
   result.cells.forEach((cell, index) => {
     const reverified = reread[index]?.receipt_reverified_from_results;
     if (typeof reverified === 'boolean') cell.receipt_reverified_from_results = reverified;
   });
   const enriched = { ...result, verdict: verdictLines(result), gate_problems: result.cells.flatMap((cell) => gateProblems(cell, Number(result.settle_margin_s ?? 10))), seed_differences: seedDifferences(result.scenario, result.cells) };
-  writeFileSync(json, `${JSON.stringify(enriched, null, 2)}\n`);
+  const text = `${JSON.stringify(enriched, null, 2)}\n`;
+  writeWhole(json, text);
   const md = json.replace(/\.json$/, '.md');
-  writeFileSync(md, page(JSON.parse(readFileSync(json, 'utf8')) as ScenarioResult));
+  writeWhole(md, page(JSON.parse(text) as ScenarioResult));
   return [json, md];
 }
 
@@ -349,7 +371,7 @@ export function writeIndex(out: string): string {
   const lines = ['# Scenario results', '', 'The latest run of `npx interlock scenario`, one page and one JSON file per scenario:', ''];
   for (const result of present) lines.push(`- [${TITLES[result.scenario] ?? result.scenario}](${result.scenario}.md) ([JSON](${result.scenario}.json)): ${result.backend}, \`--delays ${result.delays}\`, ${result.cells.length} cells, ${result.generated}`);
   for (const result of present) lines.push('', `## ${result.scenario}`, '', summaryTable(result), '', ...verdictLines(result));
-  writeFileSync(index, `${lines.join('\n')}\n`);
+  writeWhole(index, `${lines.join('\n')}\n`);
   return index;
 }
 

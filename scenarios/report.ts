@@ -2,9 +2,9 @@
 // page in the seeds' shape (the table, the verdict lines computed from the cells, the seeds' comparison, setup,
 // rows, the decisions, the ids), and one results page linking them. Every receipt is re-verified from the JSON as
 // written, and the answer is stored in the cell.
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { publicKeySet, verify } from '../src/interlock.js';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { publicKeySet, verify, writeFileWhole, type WriteCall } from '../src/interlock.js';
 import { cellFailed, type Cell, type Column, type ScenarioResult } from './cells.js';
 import { differingCells, seedDifferences } from './seeds.js';
 import { failedCellLines, gateProblems } from './verdict.js';
@@ -285,27 +285,18 @@ function unverified(result: ScenarioResult): string {
 }
 
 /**
- * Writes `text` to `file` whole or not at all: into a temporary file beside it, flushed to disk, then renamed over it,
+ * Writes `text` to `file` whole or not at all (writeFileWhole: a temporary file beside it, flushed, renamed over it),
  * so a full disk or a killed run leaves the previous file as it was, never half of the new one (the index parses every
- * JSON file in the folder, and one cut short would fail every later run and render). `write` is node:fs's writeSync
- * but for a test's full disk.
+ * JSON file in the folder, and one cut short would fail every later run and render). `write` is for a test's full disk.
  */
-export function writeWhole(file: string, text: string, write: (fd: number, bytes: Uint8Array, offset: number) => number = writeSync): void {
-  const temporary = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
-  let fd: number | null = null;
+export function writeWhole(file: string, text: string, write?: WriteCall): void {
   try {
-    fd = openSync(temporary, 'w');
-    const bytes = Buffer.from(text, 'utf8');
-    for (let at = 0; at < bytes.length; ) at += write(fd, bytes, at);
-    fsyncSync(fd);
-    closeSync(fd);
-    fd = null;
-    renameSync(temporary, file);
+    writeFileWhole(file, text, { replace: true, ...(write === undefined ? {} : { write }) });
   } catch (error) {
-    if (fd !== null) closeSync(fd);
-    rmSync(temporary, { force: true });
+    // The file system's own words (writeFileWhole says them of the file, which this sentence names already).
+    const cause = (error as { cause?: unknown }).cause ?? error;
     const kept = existsSync(file) ? 'it keeps its previous results' : 'it was not created';
-    throw new Error(`Could not write ${file} (${error instanceof Error ? error.message : String(error)}): ${kept}.`, { cause: error });
+    throw new Error(`Could not write ${file} (${cause instanceof Error ? cause.message : String(cause)}): ${kept}.`, { cause: error });
   }
 }
 

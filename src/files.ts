@@ -1,20 +1,77 @@
 // Files the service creates once on first use (the signing key, the generated API tokens). Two processes starting
 // at the same moment on a fresh data directory must end with one file that both read whole: the content is written
 // to a private temporary file beside the target and hard-linked into place, which either creates the target with
-// its full content or fails because another process got there first. A reader never sees a half-written file.
+// its full content or fails because another process got there first. A reader never sees a half-written file. Files
+// written on a command's behalf (receipt exports, scenario results) go the same way, flushed, and may replace one.
 // And files given by path (receipts, keys), read only when they are regular files of a bounded size.
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
+import { closeSync, constants, copyFileSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync, type Stats } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
 
 /**
  * A file system error met on the temporary file, said of `path`: the temporary file is gone by the time anyone reads
  * the message (or was never made), and `path` is the one the caller gave and can fix. The original is its cause.
  */
-function saidOf(path: string, error: unknown): unknown {
+function saidOf(path: string, error: unknown, verb: 'create' | 'write' = 'create', as?: string): unknown {
   const { code, errno, syscall } = (error ?? {}) as NodeJS.ErrnoException;
   if (typeof code !== 'string') return error;
-  return Object.assign(new Error(`${code}: could not create ${path}`, { cause: error }), { code, errno, syscall, path });
+  return Object.assign(new Error(`${code}: could not ${verb} ${path}`, { cause: error }), { code, errno, syscall: as ?? syscall, path });
+}
+
+/** Errors of a file system that has no hard links (some network and FAT file systems). */
+const NO_HARD_LINKS: ReadonlySet<string> = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
+/** A write call as writeSync makes it (a test gives one that fails half way, as a full disk does). */
+export type WriteCall = (fd: number, bytes: Uint8Array, offset: number) => number;
+
+/**
+ * Writes `content` to `path` whole or not at all: into a private temporary file beside it, flushed to disk, then put
+ * in place: renamed over what is there (`replace`), or hard-linked where nothing is, failing with EEXIST (the error
+ * as the link threw it) and leaving alone a file that is there. On a file system without hard links a new file is
+ * an exclusive copy, which a crash may leave part-written. An error met on the temporary file is said of `path`; the
+ * temporary file never stays.
+ */
+export function writeFileWhole(path: string, content: string, options: { replace: boolean; write?: WriteCall }): void {
+  const write = options.write ?? writeSync;
+  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    const fd = openSync(temporary, 'wx', 0o666);
+    try {
+      const bytes = Buffer.from(content, 'utf8');
+      for (let at = 0; at < bytes.length; ) at += write(fd, bytes, at);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // Never made, or made and not removable: the error that matters is the write's.
+    }
+    throw saidOf(path, error, 'write', 'write');
+  }
+  try {
+    if (options.replace) {
+      renameSync(temporary, path);
+      return;
+    }
+    try {
+      linkSync(temporary, path);
+    } catch (error) {
+      if (!NO_HARD_LINKS.has(String((error as NodeJS.ErrnoException).code))) throw error;
+      copyFileSync(temporary, path, constants.COPYFILE_EXCL);
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw error;
+    throw saidOf(path, error, 'write');
+  } finally {
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // Renamed into place, or already gone.
+    }
+  }
 }
 
 /**

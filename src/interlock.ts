@@ -43,7 +43,7 @@ import { membersAfter } from './redis/newest-first.js';
 
 export { assertMetricsAddrFree, loadConfig, ConfigError, DEFAULT_DATA_DIR, dataDirOf, STOP_MARGIN_MS, API_LIMIT_VARIABLES, unknownSettings, unknownSettingSentence, type Config, type UnknownSetting } from './config.js';
 export { createLogger, limitedErrorLog } from './log.js';
-export { createFileOnce, makeDirectory, readRegularFile } from './files.js';
+export { createFileOnce, makeDirectory, readRegularFile, writeFileWhole, type WriteCall } from './files.js';
 export { createCoalescer, type Coalescer } from './coalesce.js';
 export { closeConnection, isRedisOutage, isRedisTimeout, RedisTimeout, redisTurnedAway, withinRedisTimeout } from './redis/client.js';
 export { InterlockError, ERROR_REGISTRY, errorCode, isRetryable, errorMessage, slowDownOf, type ErrorCode, type FieldProblem, type SlowDown } from './core/errors.js';

@@ -5,10 +5,9 @@
 // tab completion onto the signing key would leave the service unable to sign) unless --force; --dir replaces only
 // an earlier export of the same effect's receipt, since exporting into one directory again as receipts grow with
 // facts is its daily use.
-import { randomBytes } from 'node:crypto';
-import { closeSync, constants, copyFileSync, fsyncSync, linkSync, lstatSync, openSync, renameSync, statSync, unlinkSync, writeSync, type Stats } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { kindOf } from '../files.js';
+import { lstatSync, statSync, type Stats } from 'node:fs';
+import { join } from 'node:path';
+import { kindOf, writeFileWhole } from '../files.js';
 import { CliFailure, EXIT_BAD_INPUT } from './failure.js';
 import { readReceiptText, whyUnreadable } from './verify-pool.js';
 
@@ -103,62 +102,14 @@ export function receiptPathIn(dir: string, effectId: string): string {
 }
 
 /**
- * A file system error met on the temporary file, said of `path`: the temporary file is gone by the time anyone reads
- * the message, and `path` is the one the operator gave and can fix (failure.ts names it).
- */
-function saidOf(path: string, error: unknown, as?: string): unknown {
-  const { code, errno, syscall } = (error ?? {}) as NodeJS.ErrnoException;
-  if (typeof code !== 'string') return error;
-  return Object.assign(new Error(`${code}: could not write ${path}`, { cause: error }), { code, errno, syscall: as ?? syscall, path });
-}
-
-/** Errors of a file system that has no hard links (some network and FAT file systems). */
-const NO_HARD_LINKS: ReadonlySet<string> = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
-
-/**
- * Writes `text` to `path` whole or not at all (see the top of this file). `new` refuses (exit 2) a file that appeared
- * at `path` since it was checked, and leaves that file as it is.
+ * Writes `text` to `path` whole or not at all (writeFileWhole). `new` refuses (exit 2) a file that appeared at `path`
+ * since it was checked, and leaves that file as it is.
  */
 export function writeReceiptFile(path: string, text: string, placing: Placing): void {
-  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   try {
-    const fd = openSync(temporary, 'wx', 0o666);
-    try {
-      writeSync(fd, text);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    writeFileWhole(path, text, { replace: placing === 'replace' });
   } catch (error) {
-    try {
-      unlinkSync(temporary);
-    } catch {
-      // Never made, or made and not removable: the error that matters is the write's.
-    }
-    throw saidOf(path, error, 'write');
-  }
-  try {
-    if (placing === 'replace') {
-      renameSync(temporary, path);
-      return;
-    }
-    try {
-      linkSync(temporary, path);
-    } catch (error) {
-      // Without hard links, an exclusive copy: it never replaces a file, though a crash may leave it part-written.
-      if (!NO_HARD_LINKS.has(String((error as NodeJS.ErrnoException).code))) throw error;
-      copyFileSync(temporary, path, constants.COPYFILE_EXCL);
-    }
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-      throw new CliFailure(`${path} appeared while the receipt was being exported, and was left as it is; give a new path, move it aside, or pass --force to replace it.`, EXIT_BAD_INPUT, { cause: error });
-    }
-    throw saidOf(path, error);
-  } finally {
-    try {
-      unlinkSync(temporary);
-    } catch {
-      // Renamed into place, or already gone.
-    }
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    throw new CliFailure(`${path} appeared while the receipt was being exported, and was left as it is; give a new path, move it aside, or pass --force to replace it.`, EXIT_BAD_INPUT, { cause: error });
   }
 }

@@ -53,7 +53,7 @@ export interface ControlClient {
   configure(config: ConfigInput): Promise<void>;
   advanceClock(seconds: number): Promise<void>;
   ageIdempotencyKeys(seconds: number): Promise<void>;
-  slowDown(input: { path?: string; ms: number; count?: number }): Promise<void>;
+  slowDown(input: { path?: string; method?: 'GET' | 'POST' | 'DELETE'; ms: number; count?: number }): Promise<void>;
   /** Answers the next matching API requests with this error before they reach the endpoint. */
   failNext(input: FailInput): Promise<void>;
   /** Closes the connection of the next matching API requests without an answer. */

@@ -104,9 +104,9 @@ export function controlRoutes(world: World, charges: Charges): Route[] {
     route({
       method: 'POST',
       path: '/_sandbox/faults/slow',
-      params: { path: str(), ms: required(int({ min: 0, max: MAX_TIMER_MS })), count: int({ min: 1 }) },
+      params: { path: str(), method: oneOf(['GET', 'POST', 'DELETE']), ms: required(int({ min: 0, max: MAX_TIMER_MS })), count: int({ min: 1 }) },
       handle: (params) => {
-        faults.addSlow({ path: params.path ?? null, ms: params.ms, remaining: params.count ?? 1 });
+        faults.addSlow({ path: params.path ?? null, method: params.method ?? null, ms: params.ms, remaining: params.count ?? 1 });
         return { ok: true };
       },
     }),

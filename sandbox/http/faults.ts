@@ -11,17 +11,15 @@
 //   and stored its answer (it happened, the client never heard).
 import type { ErrorType } from '../core/errors.js';
 
-export interface SlowRule {
-  path: string | null;
-  ms: number;
-  remaining: number;
-}
-
 /** A request matches when its path starts with `path` and its method equals `method` (null: any). */
 interface Match {
   path: string | null;
   method: string | null;
   remaining: number;
+}
+
+export interface SlowRule extends Match {
+  ms: number;
 }
 
 export interface FailRule extends Match {
@@ -45,7 +43,7 @@ export interface DropRule extends Match {
 export interface Faults {
   addSlow(rule: SlowRule): void;
   /** How long to hold this request, consuming one use of the first matching rule. */
-  holdMs(path: string): number;
+  holdMs(method: string, path: string): number;
   addFail(rule: FailRule): void;
   /** The failure to answer this request with, consuming one use of the first matching rule, or null. */
   failure(method: string, path: string): FailRule | null;
@@ -71,8 +69,8 @@ export function createFaults(): Faults {
     addSlow(rule) {
       slow.push({ ...rule });
     },
-    holdMs(path) {
-      const { rule, rest } = take(slow, (r) => r.path === null || path.startsWith(r.path));
+    holdMs(method, path) {
+      const { rule, rest } = take(slow, matching(method, path));
       slow = rest;
       return rule?.ms ?? 0;
     },

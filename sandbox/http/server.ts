@@ -255,7 +255,7 @@ async function answerApi(deps: TransportDeps, req: IncomingMessage, { method, pa
   const pending = identity === null ? null : deps.idempotency.begin(identity);
   let reply: Reply;
   try {
-    const hold = deps.faults.holdMs(pathname);
+    const hold = deps.faults.holdMs(method, pathname);
     if (hold > 0) await sleep(hold);
     if (inside !== null) {
       // The endpoint began and failed: nothing ran, and the failure is what the key remembers.

@@ -58,7 +58,7 @@ it('a refund sent while serve stops (its send in progress holding the stop) is r
     await serve.ready;
     const url = urlOf(serve.logs());
     // Stripe holds refund A's send for 6 s: the stop waits for it.
-    await world.sandbox.control.slowDown({ path: '/v1/refunds', ms: 6_000, count: 1 });
+    await world.sandbox.control.slowDown({ path: '/v1/refunds', method: 'POST', ms: 6_000, count: 1 });
     const first = await proposeRefund(url, { request_id: `case-a-${prefix}`, payment_intent: a.paymentIntent, amount: 2_000, approval: a.approval });
     expect(first.status).toBe(202);
     const effectA = (JSON.parse(first.body) as { effect_id: string }).effect_id;

@@ -55,7 +55,7 @@ it('a job stalled and handed out again while its first run is still sending: one
     const effect = { kind: 'refund' as const, paymentIntent, amount: 2_000 };
     const premises = await createRefundTarget(world.client).readFacts('0'.repeat(64), effect, REFUND_FACTS, { timeoutMs: 2_000 });
     // Stripe takes 2.5 s over the refund (it lands, and the answer comes back in time).
-    await world.sandbox.control.slowDown({ path: '/v1/refunds', ms: 2_500, count: 1 });
+    await world.sandbox.control.slowDown({ path: '/v1/refunds', method: 'POST', ms: 2_500, count: 1 });
     const proposed = await queue.propose({ requestId: `case-stall-${paymentIntent}`, agent: 'support-bot', approval: terms.id, premises, effect });
     const waiting = queue.waitFor(proposed.effectId, 20_000).then((answer) => {
       if (answer !== null) answers.push(answer);

@@ -46,7 +46,7 @@ describe('two gated refunds of one payment at once', () => {
       proposals.push({ ...draft, premises });
     }
     // The first refund's POST is slow at Stripe (held before it runs), so it is in flight when the second is judged.
-    await world.sandbox.control.slowDown({ path: '/v1/refunds', ms: 1_000, count: 1 });
+    await world.sandbox.control.slowDown({ path: '/v1/refunds', method: 'POST', ms: 1_000, count: 1 });
     const first = a.gate.submit(proposals[0]);
     await sleep(300);
     const second = await b.gate.submit(proposals[1]);

@@ -60,7 +60,7 @@ import {
   warnIfUnboundedMemory,
 } from './interlock.js';
 import { createProgram, runProgram } from './cli/program.js';
-import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor, exitForMoney, exitForRecovery, exitForShown } from './cli/effect-command.js';
+import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor, exitForMoney, exitForRecovery, exitForShown, warnIfJournalDoesNotVerify } from './cli/effect-command.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
 import { REDIS_URL_ADVICE, SERVICE_FILE, redisUrlFromService, signerOfService, whereLooked, withStores } from './cli/stores.js';
 import { interlockCommand, startLine } from './cli/command-lines.js';
@@ -957,6 +957,7 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
         if (options.wait !== undefined && options.wait > 0 && recorded.queued) await waitAtMost((ms) => queue.waitFor(effectId, ms), options.wait * 1000, cli.config);
         const shown = (await describeEffect(cli, effectId)) ?? { effectId, outcome: null, sentence: 'Queued; not recorded yet.', journal: [] };
         printJson({ ...shown, premises });
+        warnIfJournalDoesNotVerify(shown);
         process.exitCode = exitForShown(shown);
       } catch (error) {
         throw outcomeNotKnown(`Effect ${effectId} is recorded${recorded.queued ? ' and queued' : ''}`, `interlock effect show --request ${options.request}`, 'sending the same request again is safe: it is answered from the journal, and its money moves at most once', error);

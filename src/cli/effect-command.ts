@@ -1,6 +1,6 @@
 // `interlock effect show EFFECT_ID | --request ID`, `interlock alerts` and `interlock alerts resolve ID --by NAME`. Output is one JSON object on stdout;
 // exit codes follow issue 9 §5: 0 committed (or already committed), 3 refused, 4 not settled (in flight or
-// ambiguous), 2 bad input or configuration, 1 anything else (an unknown effect).
+// ambiguous), 2 bad input or configuration, 1 anything else (an unknown effect, a journal that fails verification).
 import { InvalidArgumentError, type Command } from 'commander';
 import { identifier } from '../core/text.js';
 import { ALERT_KINDS, currentOutcome, effectIdFor, explainOutcome, isEffectId, moneyText, outcomeReason, resolveAlert, verify, type Alert, type Outcome, type RecoveryReport } from '../interlock.js';
@@ -8,7 +8,7 @@ import { checked, CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
 import { CLI_ROLE } from './inbox-command.js';
 import { signersNotHeld } from './held-keys.js';
 import { unknownSignersNote, whereLooked, withStores, type CliStores } from './stores.js';
-import { printJson, printLine } from './output.js';
+import { printJson, printLine, printProblem } from './output.js';
 
 /** Alerts read per round trip by `interlock alerts`, which lists them all. */
 const ALERTS_PAGE = 100;
@@ -64,7 +64,24 @@ export function exitFor(outcome: string | null): number {
  * is 5, not 0, so a script that tells the customer on 0 does not tell them their money is back.
  */
 export function exitForShown(shown: Record<string, unknown>): number {
+  if (journalDoesNotVerify(shown)) return EXIT_FAILED;
   return exitForMoney(typeof shown.outcome === 'string' ? shown.outcome : null, shown.finalMoney);
+}
+
+/** Whether an effect as describeEffect shows it has a journal that fails verification (valid false: not merely unauthenticated). */
+function journalDoesNotVerify(shown: Record<string, unknown>): boolean {
+  return (shown.verification as { valid?: unknown } | null | undefined)?.valid === false;
+}
+
+/**
+ * The line on stderr for an effect whose journal fails verification (changed, forged, or broken), so that an exit
+ * of 1 is not read as "the effect failed": its outcome is what the journal says, and the journal cannot be trusted.
+ */
+export function warnIfJournalDoesNotVerify(shown: Record<string, unknown>): void {
+  if (!journalDoesNotVerify(shown)) return;
+  const problems = (shown.verification as { problems?: unknown }).problems;
+  const first = Array.isArray(problems) && typeof problems[0] === 'string' ? problems[0] : 'see verification.problems';
+  printProblem(`The journal of effect ${String(shown.effectId)} does not verify (${first}${Array.isArray(problems) && problems.length > 1 ? `; ${problems.length - 1} more in verification.problems` : ''}): the outcome it shows cannot be trusted. Compare with Stripe (the effect's refund or credit) and with an exported receipt, and look for writes to Redis by anyone but the service.`);
 }
 
 /** An outcome's exit, 5 instead of 0 when `finalMoney` (an effect's or a case's) says the money did not go back. */
@@ -131,6 +148,7 @@ export function addEffectCommands(program: Command): void {
           throw new CliFailure(`No ${what} ${whereLooked(stores.config)}.`, EXIT_FAILED);
         }
         printJson(shown);
+        warnIfJournalDoesNotVerify(shown);
         process.exitCode = exitForShown(shown);
       }, { readOnly: true });
     });

@@ -5,6 +5,8 @@
 // An attacker with write access to Redis (not to the key) changed an entry under the service's signature and re-sealed
 // the last entry with a key of their own: `effect show` used to verify with no key at all as soon as one entry named a
 // key it did not hold, and showed that forgery as "checked but not authenticated" (valid null, no problem, exit 0).
+// Rule: an effect whose journal does not verify (valid false) exits 1 whatever its outcome, saying so on stderr; it used
+// to exit as its outcome did, 0 for a committed refund.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -95,6 +97,10 @@ describe('effect show, on the machine that holds the service\'s key', { timeout:
     const shown = await runCli(['effect', 'show', effectId], env);
     const effect = JSON.parse(shown.stdout) as Shown;
     expect(effect.verification, shown.stdout).toMatchObject({ valid: false, problems: expect.arrayContaining([expect.stringContaining('entry 3 (DISPATCHED) has a signature that does not verify')]) });
+    // A committed effect whose journal does not verify does not exit 0 (a script would read "refunded, and the record
+    // is sound"): 1, with a line on stderr saying why.
+    expect({ code: shown.code, stderr: shown.stderr }).toEqual({ code: 1, stderr: expect.stringContaining(`The journal of effect ${effectId} does not verify (`) });
+    expect(shown.stderr).toContain('the outcome it shows cannot be trusted');
   });
 
   it('calls a chain whose only failing signature is by a key it does not hold not authenticated (valid null), saying that signature was not checked', async () => {

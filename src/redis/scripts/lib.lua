@@ -149,7 +149,9 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
   if not ap[1] then return lease('approval ' .. aid .. ' does not exist', true) end
   if ap[1] ~= ARGV[14] then return { status = 'TERMS', terms = hget_str(approval, 'terms') } end
   if ap[2] == '1' then return lease('approval ' .. aid .. ' was revoked', false) end
-  if tonumber(ap[4] or 0) <= now then return lease('approval ' .. aid .. ' has expired', false) end
+  -- Judged at the later of Redis's time and the batch's (`at`, the worker's estimate, up to a second ahead): the entries
+  -- are recorded at `at`, and a receipt must never show a dispatch at or after the expiry of the approval it quotes.
+  if tonumber(ap[4] or 0) <= math.max(now, at) then return lease('approval ' .. aid .. ' has expired', false) end
   if ap[5] ~= partition then return lease('approval ' .. aid .. ' covers ' .. (ap[5] or '?') .. ', not ' .. partition, false) end
   local cap = tonumber(ap[6] or 0)
   -- Cents go into text and replies as Redis holds them: a Lua number prints (and cjson encodes) with 14 digits, which

@@ -67,7 +67,7 @@ export function addApprovalCommands(program: Command): void {
       await withStores(async ({ approvals }) => {
         const { now, snapshot } = await approvals.describe(id);
         if (!snapshot) throw new CliFailure(`No approval ${id}.`, EXIT_FAILED);
-        printJson({ ...snapshot, ...approvalRoom(snapshot, now), now });
+        printJson({ ...snapshot, ...approvalRoom(snapshot, now, await approvals.subjectCap(snapshot.scope)), now });
       }, { readOnly: true });
     });
 

@@ -36,16 +36,22 @@ export function approvalProblems(snapshot: ApprovalSnapshot | null, question: Co
   return problems;
 }
 
+/** The cap every agent shares on a subject (null when none is set), and what the gate has moved or has in flight there. */
+export type SubjectCap = { limitCents: number | null; movedCents: number };
+
 /**
  * What an approval still allows, as `approvals describe` and the support API show it. Live is I4's word (unrevoked
  * and unexpired); an approval can be live with nothing left to give (every use spent, or its cap reserved), so
- * `usable` says whether one more effect could still go under it.
+ * `usable` says whether one more effect could still go under it. The cap shared on its scope (`subject`, a subject
+ * cap) limits it too: `subjectCentsLeft` is what may still move on the scope (null when no cap is set), and an
+ * approval whose scope's cap has no cent left is not usable, however much its own cap has left.
  */
-export function approvalRoom(snapshot: ApprovalSnapshot, now: number): { live: boolean; usesLeft: number; centsLeft: number; usable: boolean } {
+export function approvalRoom(snapshot: ApprovalSnapshot, now: number, subject: SubjectCap): { live: boolean; usesLeft: number; centsLeft: number; subjectCentsLeft: number | null; usable: boolean } {
   const live = !snapshot.revoked && snapshot.expiresAt > now;
   const usesLeft = Math.max(0, snapshot.maxUses - (snapshot.uses ?? 0));
   const centsLeft = Math.max(0, snapshot.capCents - (snapshot.reservedCents ?? 0));
-  return { live, usesLeft, centsLeft, usable: live && usesLeft > 0 && centsLeft > 0 };
+  const subjectCentsLeft = subject.limitCents === null ? null : Math.max(0, subject.limitCents - subject.movedCents);
+  return { live, usesLeft, centsLeft, subjectCentsLeft, usable: live && usesLeft > 0 && centsLeft > 0 && (subjectCentsLeft === null || subjectCentsLeft > 0) };
 }
 
 const CONTROL = /\p{Cc}/u;

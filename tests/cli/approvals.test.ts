@@ -150,6 +150,20 @@ describe.concurrent('approvals revoke', { timeout: 90_000 }, () => {
   });
 });
 
+// Rule: `approvals describe` says usable only while one more effect could go under the approval, its scope's shared cap
+// counted: with that cap at 0 every effect under it is refused over_cap.
+describe('approvals describe', { timeout: 90_000 }, () => {
+  it('counts the cap shared on the approval\'s scope: subjectCentsLeft, and not usable when it leaves nothing', async () => {
+    const id = `ap_${randomBytes(4).toString('hex')}`;
+    const scope = `payment:pi_describe_${randomBytes(4).toString('hex')}`;
+    expect((await runCli(['approvals', 'grant', '--id', id, '--approver', 'dana@support', '--cap-cents', '3000', '--scope', scope], env)).code).toBe(0);
+    expect(JSON.parse((await runCli(['approvals', 'describe', id], env)).stdout)).toMatchObject({ centsLeft: 3000, subjectCentsLeft: null, usable: true });
+    const capped = await runCli(['caps', 'set', scope, '0'], env);
+    expect(capped.code, capped.stderr).toBe(0);
+    expect(JSON.parse((await runCli(['approvals', 'describe', id], env)).stdout)).toMatchObject({ live: true, usesLeft: 1, centsLeft: 3000, subjectCentsLeft: 0, usable: false });
+  });
+});
+
 describe.concurrent('every command that needs Redis fails in one line with exit 2 when it is unreachable or misconfigured', { timeout: 90_000 }, () => {
   const unreachable = { ...env, REDIS_URL: 'redis://127.0.0.1:1' };
   it.each([

@@ -318,6 +318,23 @@ describe.concurrent('approvals', () => {
     expect(spent.body).toMatchObject({ live: true, uses: 1, uses_left: 0, reserved_cents: 2_000, cents_left: 3_000, usable: false });
   });
 
+  // Rule: an approval is usable only while one more effect could go under it, and the cap every agent shares on its
+  // scope limits that too: with that cap spent (here set to 0, "nothing more moves on this payment"), every effect is
+  // refused over_cap, so the approval is not usable, whatever its own cap has left.
+  it('an approval whose scope\'s shared cap has no cent left is not usable; subject_cents_left says what the shared cap leaves (null with none)', async () => {
+    const { approval } = await payment({ approval: { max_uses: 5, cap_cents: 5_000 } });
+    const fresh = await request(rig.app).get(`/v1/approvals/${approval}`).set(bearer(TOKENS.approver));
+    expect(fresh.body).toMatchObject({ cents_left: 5_000, subject_cents_left: null, usable: true });
+    const scope = fresh.body.scope as string;
+    const stopped = await request(rig.app).put(`/v1/caps/${scope}`).set(bearer(TOKENS.approver)).send({ cap_cents: 0 });
+    expect(stopped.status, JSON.stringify(stopped.body)).toBe(200);
+    const capped = await request(rig.app).get(`/v1/approvals/${approval}`).set(bearer(TOKENS.approver));
+    expect(capped.body).toMatchObject({ live: true, uses_left: 5, cents_left: 5_000, subject_cents_left: 0, usable: false });
+    await request(rig.app).put(`/v1/caps/${scope}`).set(bearer(TOKENS.approver)).send({ cap_cents: 1_000 });
+    const room = await request(rig.app).get(`/v1/approvals/${approval}`).set(bearer(TOKENS.approver));
+    expect(room.body).toMatchObject({ cents_left: 5_000, subject_cents_left: 1_000, usable: true });
+  });
+
   it('a refused grant changes nothing: an approval granted without options (as the CLI grants it) keeps none', async () => {
     const id = `ap_cli_${uid()}`;
     await rig.stores.approvals.grant({ id, approver: 'lee@support', capCents: 2_000, expiresAt: (await rig.stores.journal.serverTime()) + 3_600_000, maxUses: 1, scope: 'payment:pi_1' });

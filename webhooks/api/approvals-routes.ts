@@ -2,7 +2,7 @@
 // the same terms and options answers the approval that stands, other terms or options are a conflict. Its options
 // (four eyes, who granted it) are written with its terms, in the step that creates it, so an approval the API granted
 // never exists without them, and a grant that creates nothing (a retry, a conflict) changes nothing.
-import { approvalRoom, InterlockError, type ApprovalOptions, type ApprovalSnapshot } from '../../src/interlock.js';
+import { approvalRoom, InterlockError, type ApprovalOptions, type ApprovalSnapshot, type SubjectCap } from '../../src/interlock.js';
 import { apiError } from './errors.js';
 import { linksOf } from './effect-view.js';
 import { route, signedIn, type Route } from './route.js';
@@ -21,8 +21,8 @@ const common = {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-function approvalView(snapshot: ApprovalSnapshot, now: number, options: ApprovalOptions | null) {
-  const room = approvalRoom(snapshot, now);
+function approvalView(snapshot: ApprovalSnapshot, now: number, options: ApprovalOptions | null, subject: SubjectCap) {
+  const room = approvalRoom(snapshot, now, subject);
   return {
     object: 'approval' as const,
     id: snapshot.id,
@@ -40,6 +40,7 @@ function approvalView(snapshot: ApprovalSnapshot, now: number, options: Approval
     live: room.live,
     uses_left: room.usesLeft,
     cents_left: room.centsLeft,
+    subject_cents_left: room.subjectCentsLeft,
     usable: room.usable,
   };
 }
@@ -50,7 +51,7 @@ export function approvalsRoutes(context: ApiContext): Route[] {
   async function viewOf(approvalId: string) {
     const [{ now, snapshot }, options] = await Promise.all([stores.approvals.describe(approvalId), approvalOptions.get(approvalId)]);
     if (!snapshot) throw new InterlockError('unknown_approval', `No approval ${approvalId}.`);
-    return approvalView(snapshot, now, options);
+    return approvalView(snapshot, now, options, await stores.approvals.subjectCap(snapshot.scope));
   }
 
   return [

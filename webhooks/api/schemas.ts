@@ -285,7 +285,8 @@ export const approvalAnswer = z
     live: z.boolean().meta({ description: 'Unrevoked and unexpired; it may still have no uses or cents left.' }),
     uses_left: z.number(),
     cents_left: z.number().meta({ description: 'What the cap has not reserved: what effects under it may still move together.' }),
-    usable: z.boolean().meta({ description: 'Live, with a use and a cent left: one more effect could go under it.' }),
+    subject_cents_left: z.number().nullable().meta({ description: "What may still move on the approval's scope under the cap every agent shares there (`PUT /v1/caps/{subject}`), whatever approval it goes under; null when no such cap is set." }),
+    usable: z.boolean().meta({ description: "Live, with a use and a cent left, and a cent left under its scope's shared cap if one is set: one more effect could go under it." }),
   })
   .meta({ id: 'Approval' });
 export const revokeAnswer = z

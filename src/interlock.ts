@@ -775,6 +775,9 @@ export async function repairExposures(stores: Stores): Promise<ExposureRepair> {
       const item = await stores.inbox.get(inboxItemId('exposure', alert.effectId));
       const closure = item?.closure ?? null;
       if (item === null || closure === null) return;
+      // A raise opened the alert again after the item was closed (a dispute it named was decided since and changed what
+      // to do): the item takes no second action, so the alert alone carries it.
+      if (alert.reopenedAt !== undefined && alert.reopenedAt > closure.at) return;
       // The person closed the item on the disputes it showed: an alert that names one they did not see (a second
       // chargeback, which opens the alert again) is new money at stake, not the other half of what they closed.
       const handled = exposureDisputesDecided(item);

@@ -23,6 +23,11 @@ export type AlertDraft = {
   currency: string | null;
   refund: string | null;
   disputes: string[];
+  /**
+   * Each of `disputes`' status, in the same order, as the facts that drafted the alert read it: how a raise tells that
+   * a dispute was decided (won or lost) after a person resolved the alert (src/redis/alerts.ts, raise).
+   */
+  disputeStatuses: string[];
   /** compensated_twice: the others' compensations it names (credit notes, then balance credits). */
   compensations?: string[];
   sentence: string;
@@ -45,6 +50,16 @@ function takeBack(cents: number | null, currency: string | null, effectId: strin
 }
 
 /**
+ * The chargebacks on a refund's charge (a dispute fact without a charge is taken to be on it), the lost ones among
+ * them, and what those returned to the customer (cents): what a failed refund's alert counts as no longer owed.
+ */
+function chargebacksOn(refund: RefundFact, disputes: readonly DisputeFact[]): { chargebacks: DisputeFact[]; lost: DisputeFact[]; lostCents: number } {
+  const chargebacks = disputes.filter((dispute) => isChargeback(dispute.status) && (refund.charge === null || dispute.charge === null || dispute.charge === refund.charge));
+  const lost = chargebacks.filter((dispute) => dispute.status === 'lost');
+  return { chargebacks, lost, lostCents: lost.reduce((sum, dispute) => sum + (dispute.amount ?? 0), 0) };
+}
+
+/**
  * What to do about a refund that failed after it landed, by the payment's disputes. Only a chargeback moves money
  * (final-money.ts, isChargeback), and only one on the refund's charge gives back what the refund owed (as for
  * exposure; a fact without a charge is taken to be on it): one still open (or under appeal) returns it to the
@@ -53,9 +68,7 @@ function takeBack(cents: number | null, currency: string | null, effectId: strin
  */
 function failedRefundAction(refund: RefundFact, disputes: readonly DisputeFact[]): string {
   const money = (cents: number) => moneyText(cents, refund.currency ?? null);
-  const chargebacks = disputes.filter((dispute) => isChargeback(dispute.status) && (refund.charge === null || dispute.charge === null || dispute.charge === refund.charge));
-  const lost = chargebacks.filter((dispute) => dispute.status === 'lost');
-  const lostCents = lost.reduce((sum, dispute) => sum + (dispute.amount ?? 0), 0);
+  const { chargebacks, lost, lostCents } = chargebacksOn(refund, disputes);
   const ids = lost.map((dispute) => dispute.id).join(', ');
   // A refund whose amount is not on the receipt cannot be shown covered: never tell the operator not to refund on a guess.
   if (lost.length > 0 && refund.amount !== null && lostCents >= refund.amount) return `The customer already got the money back through the lost chargeback ${ids}. Tell the customer; do not refund again.`;
@@ -102,6 +115,7 @@ export function alertsFor(verification: Verification): AlertDraft[] {
       currency: exposure.currency,
       refund: exposure.refund,
       disputes: exposure.disputes,
+      disputeStatuses: exposure.disputes.map((_, i) => exposure.statuses[i] ?? ''),
       sentence:
         overlap === null
           ? `The ${money(exposure.refundCents)} refund ${exposure.refund} and the ${money(exposure.chargebackCents)} chargeback ${exposure.disputes.join(', ')} both took money from the merchant: ${money(exposure.cents)} at stake with this refund (another refund of the payment counts the chargeback too).`
@@ -114,10 +128,13 @@ export function alertsFor(verification: Verification): AlertDraft[] {
   if (verification.answer === 'returned' && finalMoney.status === 'not_returned' && refund !== null && verification.happened === true) {
     alerts.push({
       kind: 'failed_after_landed',
-      centsAtStake: refund.amount ?? 0,
+      // What the customer is still owed, as the action says: lost chargebacks on the refund's charge gave part or all
+      // of it back (a refund whose amount the receipt lacks counts 0, as before: the action says to check it at Stripe).
+      centsAtStake: refund.amount === null ? 0 : Math.max(0, refund.amount - chargebacksOn(refund, finalMoney.disputes).lostCents),
       currency: refund.currency ?? null,
       refund: refund.id,
       disputes: finalMoney.disputes.map((dispute) => dispute.id),
+      disputeStatuses: finalMoney.disputes.map((dispute) => dispute.status),
       sentence: `Refund ${refund.id} was accepted, then failed at Stripe (${finalMoney.failureReason ?? 'no reason given'}): the customer did not get the money the gate reported as sent.`,
       action: failedRefundAction(refund, finalMoney.disputes),
     });
@@ -136,6 +153,7 @@ export function alertsFor(verification: Verification): AlertDraft[] {
       currency: mismatch.currency,
       refund: mismatch.credit,
       disputes: [],
+      disputeStatuses: [],
       sentence: `Balance credit ${mismatch.credit}${creditCents === null ? '' : ` (${moneyText(creditCents, mismatch.currency)}${partly ? `, of which ${moneyText(left, mismatch.currency)} is left after labelled debits took part of it back` : ''})`} landed in ${mismatch.currency}, but the customer is billed in ${mismatch.customerCurrency} (set after the gate checked it, while the credit was on its way): Stripe applies a ${mismatch.currency} balance only to ${mismatch.currency} invoices, so the customer got nothing off its bill, while the gate reported the credit as given.`,
       action: `Take ${partly ? 'what is left of ' : ''}the credit back with ${takeBack(left, mismatch.currency, verification.effectId, null)}; the alert resolves itself once it is seen. Then, unless the customer was compensated otherwise, compensate the customer in ${mismatch.customerCurrency} by hand: a new request for the same incident is refused while this credit holds it.`,
     });
@@ -149,6 +167,7 @@ export function alertsFor(verification: Verification): AlertDraft[] {
       currency: verification.lateLanding.currency ?? refund?.currency ?? mismatch?.currency ?? compensatedTwice?.currency ?? null,
       refund: verification.lateLanding.evidence,
       disputes: [],
+      disputeStatuses: [],
       sentence: `A send landed after the gate had settled the effect as ${verification.lateLanding.after ?? 'open'}: money moved that the answer did not report.`,
       action: 'Check the effect at Stripe, and treat it as sent: its amount was charged to the approval and the subject again, which puts them over their cap if another request spent that room meanwhile. Resolve this alert once the customer has been told (`interlock alerts resolve <alert id> --by <name>`).',
     });
@@ -166,6 +185,7 @@ export function alertsFor(verification: Verification): AlertDraft[] {
       currency: compensatedTwice.currency,
       refund: creditNotes[0] ?? balanceCredits[0] ?? null,
       disputes: [],
+      disputeStatuses: [],
       compensations: [...creditNotes, ...balanceCredits],
       sentence: `The customer was compensated twice for ${compensatedTwice.incident === null ? 'one incident' : `incident ${compensatedTwice.incident}`}: this effect's ${compensatedTwice.ownCents === null ? '' : `${money(compensatedTwice.ownCents)} `}balance credit landed and billing's ${theirs} (${money(compensatedTwice.notesCents)}) covers it too.`,
       action: `Decide which compensation stands: ${undo}, or take this credit back with ${takeBack(left, compensatedTwice.currency, verification.effectId, compensatedTwice.incident)}. The alert resolves itself once the note is void or names another incident, or once that debit is seen; otherwise resolve it (\`interlock alerts resolve <alert id> --by <name>\`).`,

@@ -38,6 +38,11 @@ export type Alert = {
   refund: string | null;
   disputes: string[];
   /**
+   * Each of `disputes`' status, in the same order, as the raise that last wrote the alert saw it. Absent on alerts
+   * written before alerts carried it (and on kinds that name no dispute): each of their disputes reads as not decided.
+   */
+  disputeStatuses?: string[];
+  /**
    * compensated_twice: the others' compensations for the incident it names (credit notes, then balance credits). An
    * alert written before this field named its first note as `refund` only.
    */
@@ -48,6 +53,19 @@ export type Alert = {
   updatedAt: number;
   resolvedAt: number | null;
   resolvedBy: string | null;
+  /**
+   * What the alert said when it was resolved: its action, and its disputes' statuses by dispute id. Raises keep it
+   * while the alert stays resolved (they refresh what the alert says), so whether a person's resolution still stands is
+   * judged on what that person acted on, not on a later refresh. Absent while open, and on alerts resolved before
+   * alerts kept it: their action and statuses as they stand are read instead.
+   */
+  resolvedOn?: { action: string; disputes: Record<string, string> };
+  /**
+   * When a raise last opened the alert again after someone resolved it (ms; raise's rules). Absent on an alert never
+   * reopened. What tells an alert reopened after its exposure item was closed from one whose resolution a process
+   * that died left unwritten (the half the exposure repair closes).
+   */
+  reopenedAt?: number;
 };
 
 export type Alerts = ReturnType<typeof createAlerts>;
@@ -61,6 +79,32 @@ export const alertIdOf = (effectId: string, kind: AlertKind) => `${kind}:${effec
 
 /** Who an alert names when the facts resolved it (settle): an alert they resolved opens again when they call for it again. */
 export const FACTS_RESOLVER = 'facts';
+
+/** The statuses in which a dispute is decided: Stripe's answer to a chargeback (or to its appeal). */
+const DECIDED: readonly string[] = ['won', 'lost'];
+
+/** An alert's disputes' statuses by dispute id (those it carries: none on an alert written before it carried them). */
+function statusesOf(alert: Pick<Alert, 'disputes' | 'disputeStatuses'>): Record<string, string> {
+  const statuses: Record<string, string> = {};
+  for (const [i, dispute] of alert.disputes.entries()) {
+    const status = alert.disputeStatuses?.[i];
+    if (status !== undefined) statuses[dispute] = status;
+  }
+  return statuses;
+}
+
+/** What a resolved alert said when it was resolved (`resolvedOn`), or, resolved before alerts kept that, what it says. */
+function resolvedOn(known: Alert): { action: string; disputes: Record<string, string> } {
+  return known.resolvedOn ?? { action: known.action, disputes: statusesOf(known) };
+}
+
+/**
+ * Whether `next` names a dispute as decided (won or lost) that was not at that status when the alert was resolved: one
+ * then open, under review or under appeal, or whose status the alert did not carry (read as not decided).
+ */
+function decidedSince(seen: Record<string, string>, next: Pick<Alert, 'disputes' | 'disputeStatuses'>): boolean {
+  return Object.entries(statusesOf(next)).some(([dispute, status]) => DECIDED.includes(status) && seen[dispute] !== status);
+}
 
 /** Index entries read per round trip while looking for open alerts. */
 const LIST_BATCH = 500;
@@ -151,10 +195,12 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
     completeOpenIndex: async (): Promise<number> => openIndexComplete(),
     /**
      * Raises (or refreshes) the alert of `kind` for an effect; returns it and whether it is new. An alert a person
-     * resolved stays resolved (they decided; the raise refreshes what it says). One the facts resolved because they no
-     * longer called for it opens again: the facts call for it again (billing issued another note for the incident).
+     * resolved stays resolved (they decided; the raise refreshes what it says), unless it now puts money in front of
+     * them they did not act on: a dispute or a compensation it did not name, or a dispute decided (won or lost) since
+     * that changed what it tells them to do. One the facts resolved because they no longer called for it opens again:
+     * the facts call for it again (billing issued another note for the incident).
      */
-    async raise(alert: Omit<Alert, 'id' | 'raisedAt' | 'updatedAt' | 'resolvedAt' | 'resolvedBy'>): Promise<{ alert: Alert; created: boolean }> {
+    async raise(alert: Omit<Alert, 'id' | 'raisedAt' | 'updatedAt' | 'resolvedAt' | 'resolvedBy' | 'resolvedOn' | 'reopenedAt'>): Promise<{ alert: Alert; created: boolean }> {
       const id = alertIdOf(alert.effectId, alert.kind);
       let created = false;
       const { alert: raised } = await update(id, (known, now) => {
@@ -166,8 +212,29 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
         const newDispute = known !== null && known.resolvedAt !== null && alert.disputes.some((dispute) => !known.disputes.includes(dispute));
         const handled = known?.compensations ?? (known?.refund === null || known?.refund === undefined ? [] : [known.refund]);
         const newCompensation = known !== null && known.resolvedAt !== null && (alert.compensations ?? []).some((compensation) => !handled.includes(compensation));
-        const reopens = factsAgain || newDispute || newCompensation;
-        return { ...alert, id, raisedAt: known?.raisedAt ?? now, updatedAt: now, resolvedAt: reopens ? null : (known?.resolvedAt ?? null), resolvedBy: reopens ? null : (known?.resolvedBy ?? null) };
+        // And when a dispute it names was decided since and the action changed with it: the person acted on "wait for
+        // the dispute" or "reply to it", and its end changed what is owed (won: the customer is owed the failed refund;
+        // lost: the merchant paid twice). Neither alone: the action's text also changes while nothing is owed anew (a
+        // chargeback the person answered moves to under_review, "reply" becomes "wait"; an amount reads differently
+        // once the charge is read), and a decision the action does not turn on (a dispute on another charge) leaves
+        // what the person did standing. Both are judged on what the alert said when it was resolved (resolvedOn), not
+        // on a refresh since: a refresh from a facts job's older read (the dispute back under review) followed by the
+        // newer read's must not make a loss the person already handled look new again.
+        const seen = known === null || known.resolvedAt === null ? null : resolvedOn(known);
+        const decided = seen !== null && alert.action !== seen.action && decidedSince(seen.disputes, alert);
+        const reopens = factsAgain || newDispute || newCompensation || decided;
+        const resolvedAt = reopens ? null : (known?.resolvedAt ?? null);
+        const reopenedAt = reopens ? now : known?.reopenedAt;
+        return {
+          ...alert,
+          id,
+          raisedAt: known?.raisedAt ?? now,
+          updatedAt: now,
+          resolvedAt,
+          resolvedBy: reopens ? null : (known?.resolvedBy ?? null),
+          ...(seen === null || resolvedAt === null ? {} : { resolvedOn: seen }),
+          ...(reopenedAt === undefined ? {} : { reopenedAt }),
+        };
       });
       if (raised === null) throw new InterlockError('internal', `Alert ${id} was raised but cannot be read back.`);
       return { alert: raised, created };
@@ -222,7 +289,7 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
      * never resolves what it says after a raise in between (a second chargeback).
      */
     async resolve(id: string, by: string, still?: (alert: Alert) => boolean): Promise<{ alert: Alert; resolved: boolean } | null> {
-      const { alert, written } = await update(id, (known, now) => (known === null || known.resolvedAt !== null || (still !== undefined && !still(known)) ? null : { ...known, resolvedAt: now, resolvedBy: by }));
+      const { alert, written } = await update(id, (known, now) => (known === null || known.resolvedAt !== null || (still !== undefined && !still(known)) ? null : { ...known, resolvedAt: now, resolvedBy: by, resolvedOn: { action: known.action, disputes: statusesOf(known) } }));
       return alert === null ? null : { alert, resolved: written };
     },
     /**

@@ -142,6 +142,56 @@ describe('an alert a person resolved', () => {
   });
 });
 
+// Rule: an alert a person resolved opens again when a dispute it names was decided (won or lost) since they resolved
+// it and what it tells them to do changed with it (src/redis/alerts.ts, raise): they acted on "reply to the dispute" or
+// "wait for it", and its end puts money in front of them again. A refresh that only rewords the action (the dispute they
+// answered moved to under_review) or a decision the action does not turn on leaves their resolution standing.
+describe('an alert a person resolved before a dispute it names was decided', () => {
+  const reply = 'Reply to dispute du_1 with refund re_1 as evidence (the customer was already refunded), or accept the loss.';
+  const wait = 'Dispute du_1 is under review: wait for the issuer\'s decision.';
+  const lost = 'Dispute du_1 was lost: the merchant paid both the refund and the chargeback. Ask the customer to return $20.00, or write it off.';
+  const exposure = (n: number, status: string, action: string) => ({ ...draft(n, 'exposure'), refund: 're_1', disputes: ['du_1'], disputeStatuses: [status], action });
+  const resolvedAfter = async (n: number, status: string, action: string) => {
+    await alerts.raise(exposure(n, status, action));
+    expect(await alerts.resolve(alertIdOf(effectId(n), 'exposure'), 'dana')).toMatchObject({ resolved: true });
+  };
+
+  it('stays resolved while the action is unchanged, and while it only follows the answered dispute to under_review', async () => {
+    await resolvedAfter(9_301, 'needs_response', reply);
+    expect((await alerts.raise(exposure(9_301, 'needs_response', reply))).alert).toMatchObject({ resolvedBy: 'dana', action: reply });
+    expect((await alerts.raise(exposure(9_301, 'under_review', wait))).alert).toMatchObject({ resolvedBy: 'dana', action: wait, disputeStatuses: ['under_review'] });
+  });
+
+  it('opens again when the dispute was lost and the action changed with it, and says when', async () => {
+    await resolvedAfter(9_302, 'needs_response', reply);
+    await alerts.raise(exposure(9_302, 'under_review', wait));
+    const { alert } = await alerts.raise(exposure(9_302, 'lost', lost));
+    expect(alert).toMatchObject({ action: lost, resolvedAt: null, resolvedBy: null });
+    expect(alert.reopenedAt).toBe(alert.updatedAt);
+    expect(alert.resolvedOn).toBeUndefined();
+  });
+
+  it('stays resolved when a dispute was decided but the action did not change (nothing the person did is undone)', async () => {
+    await resolvedAfter(9_303, 'needs_response', reply);
+    expect((await alerts.raise(exposure(9_303, 'won', reply))).alert).toMatchObject({ resolvedBy: 'dana' });
+  });
+
+  it('judges on what the person resolved, not a later refresh: a refresh from an older read does not make the loss new again', async () => {
+    await resolvedAfter(9_304, 'lost', lost);
+    // A facts job's older read refreshes it (the dispute under review), then the newer read's redo (lost) follows.
+    expect((await alerts.raise(exposure(9_304, 'under_review', wait))).alert).toMatchObject({ resolvedBy: 'dana', resolvedOn: { action: lost, disputes: { du_1: 'lost' } } });
+    expect((await alerts.raise(exposure(9_304, 'lost', lost))).alert).toMatchObject({ resolvedBy: 'dana' });
+  });
+
+  it('reads an alert resolved before alerts carried statuses as naming its disputes undecided', async () => {
+    const id = alertIdOf(effectId(9_305), 'exposure');
+    const older = { ...exposure(9_305, 'needs_response', reply), id, raisedAt: 1_690_000_000_000, updatedAt: 1_690_000_000_000, resolvedAt: 1_690_000_000_001, resolvedBy: 'dana' } as Alert;
+    delete older.disputeStatuses;
+    await redis.hset(keys.alerts, id, JSON.stringify(older));
+    expect((await alerts.raise(exposure(9_305, 'lost', lost))).alert).toMatchObject({ resolvedAt: null });
+  });
+});
+
 describe('a first page read while alerts are raised', () => {
   /**
    * 501 alerts, one more than a batch, so a page crosses from its first batch of 500 into the next. For the listing of

@@ -479,6 +479,9 @@ export async function startSender(stores: Stores, target: Target, options: { wor
   const releaseWorkerId = () => {
     if (givenId === null) defaultIdsHeld.delete(workerId);
   };
+  // Half the settle margin: a stalled sender dies well before another worker may trust an empty lookup. And no send
+  // outlives this worker's heartbeat: another worker reads a lapsed key as a dead sender's and takes its effects over.
+  const stallWatch = config.sendWatchdog ? createSendWatchdog({ graceMs: Math.floor(config.settleMarginMs / 2), heartbeatTtlMs: config.heartbeatTtlMs }) : undefined;
   const heartbeat = createHeartbeat({
     redis,
     keys,
@@ -486,13 +489,12 @@ export async function startSender(stores: Stores, target: Target, options: { wor
     nonce: randomBytes(8).toString('hex'),
     intervalMs: config.heartbeatMs,
     ttlMs: config.heartbeatTtlMs,
+    ...(stallWatch ? { onAliveUntil: (at: number) => stallWatch.heartbeatUntil(at) } : {}),
     // While Redis is away every beat fails: the first is logged, then one line per 10 s with a count.
     onError: limitedErrorLog(logger, 'heartbeat failed'),
     onSuperseded: (by) => logger.error({ by }, 'another process beats under this worker id; this one dispatches and sends nothing while it does (effect jobs it takes are put back to wait). Give every worker its own INTERLOCK_WORKER_ID.'),
     onReclaimed: (by) => logger.warn({ by }, 'the other process under this worker id has gone; this one took the id back and sends again'),
   });
-  // Half the settle margin: a stalled sender dies well before another worker may trust an empty lookup.
-  const stallWatch = config.sendWatchdog ? createSendWatchdog({ graceMs: Math.floor(config.settleMarginMs / 2) }) : undefined;
   // This process's sends on the wire. The gate arms the watchdog around every send (sendOnce), from right before the
   // request leaves until the target answers or the deadline passes (the settle margin covers what comes after), so
   // the same arm counts them: close keeps the heartbeat while any is, since another worker takes a dead sender's
@@ -512,8 +514,14 @@ export async function startSender(stores: Stores, target: Target, options: { wor
         answered();
       };
     },
+    heartbeatUntil(at) {
+      stallWatch?.heartbeatUntil(at);
+    },
+    // A send still on the wire at close (close waits for none while Redis is away) stays watched until it ends: no
+    // beat refreshes the key any more, and the send must not outlive it.
     close: async () => {
-      await stallWatch?.close();
+      if (sending.size === 0) return stallWatch?.close();
+      void Promise.all(sending).then(() => stallWatch?.close());
     },
   };
   // Re-reads after a settle run beside the answers (GateDeps.rereadFacts); close waits for those under way.

@@ -5,18 +5,40 @@
 // turning a stall into the crash that recovery already handles. (A whole-process freeze, e.g. SIGSTOP, stops the
 // watchdog too; the settle margin must cover those.)
 //
+// It also fences this process by its heartbeat. Recovery reads a heartbeat key that is gone as a dead sender, takes
+// its effects over at once and trusts an empty lookup a settle margin after that (decisions.ts, absenceTrustedAt);
+// but the key also lapses when a live process merely lost Redis (a network split, a Redis stall) for longer than its
+// TTL, its request still on the wire. So no send of this process may be in progress once its own key could have
+// lapsed: the main thread tells the watchdog, after every beat, until when the key is certain to live
+// (heartbeatUntil), and the watchdog kills the process when a send is in progress past that instant less a margin.
+//
 // The two threads share memory instead of exchanging messages: each send in progress holds a slot whose value is
 // the instant it must be over by, written and cleared with Atomics, and the watchdog looks at the slots in use
-// every 20 ms. Arming and disarming cost no message (two messages per send were about 2% of a refund's CPU). Slots
-// come in blocks of SLOTS_PER_BLOCK; a block is added, and handed to the watchdog once, when every slot is taken.
+// every 20 ms. Arming and disarming cost no message (two messages per send were about 2% of a refund's CPU), nor
+// does a beat (the heartbeat's bound is one shared value). Slots come in blocks of SLOTS_PER_BLOCK; a block is
+// added, and handed to the watchdog once, when every slot is taken.
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 
 export type SendWatchdog = {
   /** Watches one send; returns the function that stops watching it. `deadlineAt` is on performance.now(). */
   arm(deadlineAt: number): () => void;
+  /**
+   * Until when (performance.now()) this process's heartbeat key is certain to live in Redis: told after every beat
+   * that refreshed it, and with an instant already past once the key may be gone (cleared, or another process's).
+   * Until the first call (or with 0) no send is killed for the heartbeat.
+   */
+  heartbeatUntil(aliveUntil: number): void;
   close(): Promise<void>;
 };
+
+/** The most the watchdog takes off the heartbeat's bound: its 20 ms ticks, the kill, and Redis's clock running ahead of this one. */
+const HEARTBEAT_MARGIN_CAP_MS = 500;
+
+/** How long before its heartbeat key could lapse a process with a send in progress is killed: a quarter of the TTL, at most 500 ms. */
+function heartbeatMarginMs(heartbeatTtlMs: number): number {
+  return Math.min(Math.floor(heartbeatTtlMs / 4), HEARTBEAT_MARGIN_CAP_MS);
+}
 
 /** Sends one block watches: more than a worker sends at once at any concurrency it is run with. */
 export const SLOTS_PER_BLOCK = 1_024;
@@ -33,18 +55,24 @@ const { writeSync } = require('node:fs');
 const blocks = [];
 const add = (buffer) => blocks.push({ used: new Int32Array(buffer, 0, 1), killAt: new BigInt64Array(buffer, 8) });
 add(workerData.block);
+const heartbeatUntil = new BigInt64Array(workerData.heartbeat);
 parentPort.on('message', (message) => add(message.block));
+// A worker's process.stderr goes through the main thread, which may be the one frozen: write to fd 2 directly.
+const kill = (why) => {
+  writeSync(2, '{"level":50,"name":"interlock","msg":"' + why + '"}\\n');
+  process.kill(process.pid, 'SIGKILL');
+};
 setInterval(() => {
   const now = BigInt(Math.floor(performance.timeOrigin + performance.now()));
+  const until = Atomics.load(heartbeatUntil, 0);
+  const lapsed = until !== 0n && now > until;
   for (const block of blocks) {
     const used = Atomics.load(block.used, 0);
     for (let slot = 0; slot < used; slot += 1) {
       const killAt = Atomics.load(block.killAt, slot);
-      if (killAt !== 0n && now > killAt) {
-        // A worker's process.stderr goes through the main thread, which is the one frozen: write to fd 2 directly.
-        writeSync(2, '{"level":50,"name":"interlock","msg":"a send outlived its deadline and grace while the process was stalled; killing the process so recovery takes over"}\\n');
-        process.kill(process.pid, 'SIGKILL');
-      }
+      if (killAt === 0n) continue;
+      if (now > killAt) kill('a send outlived its deadline and grace while the process was stalled; killing the process so recovery takes over');
+      if (lapsed) kill('the heartbeat lapsed with a send in progress (no beat reached Redis for most of its TTL, or another process holds the key); killing the process before another worker may read it as dead and take the effect over while this send can still land');
     }
   }
 }, 20);
@@ -63,9 +91,17 @@ export function watchdogProblem(pid: number): string | null {
   return 'This process is PID 1 (the first process of a container that has no init), and the kernel ignores the SIGKILL such a process sends itself: the send watchdog could not end a sender frozen mid-send, which could then write after recovery took its effect over. Run it under an init: `docker run --init`, `init: true` in compose (docker-compose.yml sets it), an init such as tini as the entrypoint, or shareProcessNamespace in a Kubernetes pod. INTERLOCK_SEND_WATCHDOG=0 runs it without the watchdog instead (not advised).';
 }
 
-export function createSendWatchdog(options: { graceMs: number }): SendWatchdog {
+/**
+ * `graceMs`: how long a send may outlive its deadline. `heartbeatTtlMs`: the heartbeat key's TTL, which sets the margin
+ * taken off heartbeatUntil's bound (heartbeatMarginMs; without it, HEARTBEAT_MARGIN_CAP_MS).
+ */
+export function createSendWatchdog(options: { graceMs: number; heartbeatTtlMs?: number }): SendWatchdog {
   const first = newBlock();
-  const worker = new Worker(WATCHDOG_SOURCE, { eval: true, workerData: { block: first } });
+  // One Int64: the instant (timeOrigin + now(), ms) past which no send may be in progress; 0 while no beat told one.
+  const heartbeat = new SharedArrayBuffer(8);
+  const heartbeatUntil = new BigInt64Array(heartbeat);
+  const marginMs = options.heartbeatTtlMs === undefined ? HEARTBEAT_MARGIN_CAP_MS : heartbeatMarginMs(options.heartbeatTtlMs);
+  const worker = new Worker(WATCHDOG_SOURCE, { eval: true, workerData: { block: first, heartbeat } });
   worker.unref();
   const blocks: Block[] = [];
   // Free slots, as block * SLOTS_PER_BLOCK + slot; the most recently freed is reused first, so the slots in use stay
@@ -106,6 +142,10 @@ export function createSendWatchdog(options: { graceMs: number }): SendWatchdog {
         Atomics.store(block.killAt, slot, 0n);
         free.push(index);
       };
+    },
+    heartbeatUntil(aliveUntil) {
+      // Floored and at least 1: earlier is safe, and 0 would read as "no beat yet".
+      Atomics.store(heartbeatUntil, 0, BigInt(Math.max(1, Math.floor(performance.timeOrigin + aliveUntil - marginMs))));
     },
     async close() {
       await worker.terminate();

@@ -8,6 +8,7 @@ import { ProcessCrash, Rejected, SendFenced, type SendContext } from '../core/ta
 import type { SlowDown } from '../core/errors.js';
 import type { GateContext } from './context.js';
 import { inspectable } from './reads.js';
+import { quoteError } from '../core/quote.js';
 
 export type SendResult = { landed: JsonObject } | { rejected: Rejected } | { unknown: unknown } | { fenced: string };
 
@@ -81,6 +82,17 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
       if (deadlineAt - checkedAt <= 0) throw new SendFenced('the send deadline passed before the request could leave');
     },
   };
+  // The watchdog kills a process with a send in progress once its heartbeat key could have lapsed (send-watchdog.ts).
+  // After Redis was away the beats failed and that bound has passed or is about to, while the dispatch step just
+  // proved Redis is back: renew the heartbeat before the send begins, instead of starting one the watchdog kills.
+  if (ctx.watchdog !== undefined && heartbeat.aliveFor() < heartbeat.ttlMs / 2) {
+    try {
+      await heartbeat.beat();
+    } catch (error) {
+      return { fenced: `this worker's heartbeat could not be renewed before the send (${quoteError(error)}); nothing left` };
+    }
+    if (heartbeat.aliveFor() < heartbeat.ttlMs / 2) return { fenced: "this worker's heartbeat could not be renewed before the send (another process beats under its worker id); nothing left" };
+  }
   const remaining = context.timeLeftMs();
   if (remaining <= 0) return { unknown: new Error('the send deadline passed before the request could start') };
   const disarm = ctx.watchdog?.arm(deadlineAt);

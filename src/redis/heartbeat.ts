@@ -19,7 +19,13 @@ export class WorkerSupersededError extends InterlockError {
 
 export type Liveness = { alive: boolean; ttlMs: number; now: number };
 
-export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId: string; nonce: string; intervalMs?: number; ttlMs?: number; onError?: (error: unknown) => void; onSuperseded?: (by: string) => void; onReclaimed?: (by: string) => void }) {
+/**
+ * `onAliveUntil(at)`: until when (performance.now(), ms) this worker's own key is certain to live in Redis, told after
+ * every beat that refreshed it (the instant the beat was sent plus the TTL), and with an instant already past once
+ * the key may be gone: another process's nonce found there, or stop clearing it. The send watchdog kills the process
+ * when a send is still in progress past that bound (send-watchdog.ts).
+ */
+export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId: string; nonce: string; intervalMs?: number; ttlMs?: number; onError?: (error: unknown) => void; onSuperseded?: (by: string) => void; onReclaimed?: (by: string) => void; onAliveUntil?: (at: number) => void }) {
   const { redis, keys, workerId, nonce } = deps;
   const intervalMs = deps.intervalMs ?? 1_000;
   const ttlMs = deps.ttlMs ?? 4_000;
@@ -29,9 +35,12 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
   let lastSentAt = -Infinity;
   /** The nonce of the process that took this worker id over, once one has: this one must send nothing more. */
   let superseded: string | null = null;
+  /** How many times stop ran: a beat answered after a stop that began after it was sent refreshes nothing. */
+  let stops = 0;
 
   async function beat(): Promise<void> {
     const sentAt = performance.now();
+    const stopsAtSend = stops;
     const mode = superseded !== null ? 'reclaim' : lastSentAt === -Infinity ? '1' : '0';
     const reply = await run<{ status: 'OK' } | { status: 'SUPERSEDED'; by: string }>('beat-1', [keys.heartbeat(workerId)], [nonce, ttlMs, mode]);
     if (reply.status === 'SUPERSEDED') {
@@ -39,6 +48,9 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
       // The beats go on asking, so this worker takes its id back once that process has gone.
       if (superseded === null) deps.onSuperseded?.(reply.by);
       superseded = reply.by;
+      // Another nonce may have stood there since any instant after the last beat: other workers read this one's claims
+      // as a restarted worker's, taken over at once.
+      deps.onAliveUntil?.(sentAt);
       return;
     }
     if (superseded !== null) {
@@ -46,7 +58,10 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
       superseded = null;
       deps.onReclaimed?.(by);
     }
+    // Stop's word stands over a beat it overtook: a key it cleared is gone, whatever this beat had set before.
+    if (stops !== stopsAtSend) return;
     lastSentAt = sentAt;
+    deps.onAliveUntil?.(lastSentAt + ttlMs);
   }
 
   return {
@@ -65,9 +80,15 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
     async stop(options: { clear?: boolean } = {}): Promise<void> {
       if (timer) clearInterval(timer);
       timer = null;
+      stops += 1;
       lastSentAt = -Infinity;
+      // Not cleared, the key lives out its TTL, and the bound last told stands: a send still in progress (close did
+      // not wait for it, Redis being away) is killed before the key lapses. Cleared, it is gone from the moment the
+      // command leaves.
+      if (!options.clear) return;
+      deps.onAliveUntil?.(performance.now());
       // Only its own key: a replaced worker leaves the heartbeat of the process that replaced it (clear-heartbeat-1).
-      if (options.clear) await run('clear-heartbeat-1', [keys.heartbeat(workerId)], [nonce]);
+      await run('clear-heartbeat-1', [keys.heartbeat(workerId)], [nonce]);
     },
     /** The boot nonce of the process that now beats under this worker id, or null while this one holds it. */
     supersededBy(): string | null {

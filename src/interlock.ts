@@ -45,7 +45,7 @@ export { assertMetricsAddrFree, loadConfig, ConfigError, DEFAULT_DATA_DIR, dataD
 export { createLogger, limitedErrorLog } from './log.js';
 export { createFileOnce, makeDirectory, readRegularFile, writeFileWhole, type WriteCall } from './files.js';
 export { createCoalescer, type Coalescer } from './coalesce.js';
-export { closeConnection, isRedisOutage, isRedisTimeout, RedisTimeout, redisTurnedAway, withinRedisTimeout } from './redis/client.js';
+export { closeConnection, isRedisOutage, isRedisTimeout, RedisReplyLost, RedisTimeout, redisTurnedAway, withinRedisTimeout } from './redis/client.js';
 export { InterlockError, ERROR_REGISTRY, errorCode, isRetryable, errorMessage, slowDownOf, type ErrorCode, type FieldProblem, type SlowDown } from './core/errors.js';
 export { explainOutcome, isRefusal, SUBMIT_OUTCOMES, RECOVERY_OUTCOMES, type Outcome } from './core/outcomes.js';
 export { parseProposal, ProposalError, type Proposal } from './core/proposal.js';

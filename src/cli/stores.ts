@@ -2,7 +2,7 @@
 // that cannot reach Redis before it wrote anything says so in one line and exits 2.
 import { printProblem, shownKid } from './output.js';
 import { pathMeaning } from './path-problems.js';
-import { closeConnection, isRedisTimeout, loadConfig, openStores, shownUrl, type Config, type Stores } from '../interlock.js';
+import { closeConnection, isRedisTimeout, loadConfig, openStores, RedisReplyLost, shownUrl, type Config, type Stores } from '../interlock.js';
 import type { Command } from 'ioredis';
 import { createRedisClient, notRedisProtocol, type RedisClient } from '../redis/client.js';
 import { isReadOnlyScript } from '../redis/scripts.js';
@@ -240,6 +240,10 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
     // A command Redis took but did not answer may still run when Redis wakes: the command cannot say it did nothing.
     if (isRedisTimeout(error)) {
       throw new CliFailure(`Redis at ${shownUrl(config.redisUrl)} stopped answering within INTERLOCK_REDIS_COMMAND_TIMEOUT_MS=${config.redisCommandTimeoutMs} ms, so what this command asked may or may not have been done. Once Redis answers, check (for instance with \`interlock approvals describe\` or \`interlock effect\`) before running it again.`, EXIT_BAD_INPUT, { cause: error });
+    }
+    // Nor can one whose connection closed after Redis was sent it and before it answered: it is never sent again.
+    if (error instanceof RedisReplyLost) {
+      throw new CliFailure(`The connection to Redis at ${shownUrl(config.redisUrl)} closed before Redis answered, so what this command asked may or may not have been done. Once Redis answers, check (for instance with \`interlock approvals describe\` or \`interlock effect\`) before running it again.`, EXIT_BAD_INPUT, { cause: error });
     }
     // A command that failed because the connection went away says so, whatever error the client raised.
     if (!(await stores.ping())) throw unreachable(error);

@@ -11,7 +11,7 @@ import type { Outcome } from '../core/outcomes.js';
 import { quote, quoteError, quoteObject, QUOTE_LIMITS, type QuoteLimits } from '../core/quote.js';
 import { objectId, type Rejected } from '../core/target.js';
 import { HEARD_KEPT, type GateContext, type Settled } from './context.js';
-import { isRedisOutage } from '../redis/client.js';
+import { isRedisOutage, RedisReplyLost } from '../redis/client.js';
 import { lookUp } from './reads.js';
 
 /**
@@ -84,6 +84,10 @@ export async function commit(ctx: GateContext, at: Holding, via: CommitVia, land
   try {
     reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'COMMITTED', via, result, found, rechecked, epoch: at.epoch }, { head: at.head, approvalId: at.approvalId });
   } catch (error) {
+    // The settle was written and its reply lost with the connection (the client never sends it again): when the chain
+    // already ends in this very commit, the effect is committed, by this send.
+    const own = error instanceof RedisReplyLost ? await ownCommitAt(ctx, at, found, via) : null;
+    if (own !== null) return committed(ctx, at, outcome, via, found, own, false);
     // Redis was away: what landed is kept for this process's next pass over the effect (GateContext.heard).
     if (isRedisOutage(error)) {
       if (ctx.heard.size >= HEARD_KEPT) ctx.heard.delete(ctx.heard.keys().next().value ?? '');
@@ -97,10 +101,29 @@ export async function commit(ctx: GateContext, at: Holding, via: CommitVia, land
     await recordLate(ctx, at, 'landed', result, null);
     return { kind: 'skipped', effectId: at.effectId, reason: `the send landed but the claim had moved on (${reply.status}); recorded as LATE_RESULT` };
   }
-  ctx.journal.settledAfterSend(at.effectId, reply.now, at.boundAt);
+  return committed(ctx, at, outcome, via, found, reply.now, reply.reread);
+}
+
+/** A commit written at `now` (Redis ms): logged, put on the facts' watch list, and a marked subject's facts re-read. */
+function committed(ctx: GateContext, at: Holding, outcome: Outcome, via: CommitVia, found: string | null, now: number, reread: boolean): Settled {
+  ctx.journal.settledAfterSend(at.effectId, now, at.boundAt);
   ctx.logger.info({ effectId: at.effectId, outcome, via, found }, 'committed');
-  rereadIfMarked(ctx, at.effectId, reply.reread);
+  rereadIfMarked(ctx, at.effectId, reread);
   return { kind: 'settled', effectId: at.effectId, outcome, evidence: found };
+}
+
+/**
+ * When the COMMITTED this holder's settle wrote was recorded (its entry's time), if the effect's chain ends in it (its
+ * epoch, its evidence, its way, right after the head it settled on); null when it does not or cannot be read now (the
+ * next pass over the effect finds it). A settle that did not run leaves the chain at that head.
+ */
+async function ownCommitAt(ctx: GateContext, at: Holding, found: string | null, via: CommitVia): Promise<number | null> {
+  try {
+    const last = (await ctx.journal.entries(at.partition, at.effectId)).at(-1);
+    return last?.kind === 'COMMITTED' && last.epoch === at.epoch && last.found === found && last.via === via && last.prev === at.head ? last.at : null;
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -21,11 +21,15 @@ export function createRedisClient(options: { redisUrl: string; redisCluster: boo
   const oneShot = behaviour.failFast === true;
   const timeoutMs = oneShot ? undefined : options.redisCommandTimeoutMs;
   const commandTimeout = oneShot && options.redisCommandTimeoutMs !== undefined ? { commandTimeout: options.redisCommandTimeoutMs } : {};
-  const connection = { disconnectTimeout: DISCONNECT_TIMEOUT_MS, ...(oneShot ? { maxRetriesPerRequest: 2, retryStrategy: (times: number) => (times > 2 ? null : 200), ...commandTimeout } : { maxRetriesPerRequest: 3 }) };
-  if (!options.redisCluster) return boundedWaits(batchWrites(new Redis(options.redisUrl, connection)), timeoutMs);
+  // A command written whose reply a dropped connection lost is never sent again (ioredis resends it after the reconnect
+  // by default): it may have run, and a script is not idempotent (a settle run twice answers NOT_OPEN, a dispatch step
+  // run twice answers a retry). Its caller gets an error instead (failUnanswered), which the gate takes for an unknown
+  // outcome. Commands not yet written when the connection dropped (the offline queue) are still sent once it is back.
+  const connection = { disconnectTimeout: DISCONNECT_TIMEOUT_MS, autoResendUnfulfilledCommands: false, ...(oneShot ? { maxRetriesPerRequest: 2, retryStrategy: (times: number) => (times > 2 ? null : 200), ...commandTimeout } : { maxRetriesPerRequest: 3 }) };
+  if (!options.redisCluster) return boundedWaits(batchWrites(failUnanswered(new Redis(options.redisUrl, connection))), timeoutMs);
   const url = new URL(options.redisUrl);
   const cluster = new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { ...connection, ...clusterNodeOptions(url) }, ...(behaviour.failFast ? { clusterRetryStrategy: (times: number) => (times > 2 ? null : 200) } : {}) });
-  cluster.on('+node', (node: Redis) => boundedWaits(batchWrites(node), timeoutMs));
+  cluster.on('+node', (node: Redis) => boundedWaits(batchWrites(failUnanswered(node)), timeoutMs));
   return cluster;
 }
 
@@ -36,6 +40,51 @@ export function createRedisClient(options: { redisUrl: string; redisCluster: boo
 function clusterNodeOptions(url: URL): { password?: string; username?: string; tls?: Record<string, never> } {
   const auth = url.password === '' ? {} : { password: decodeURIComponent(url.password), ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }) };
   return url.protocol === 'rediss:' ? { ...auth, tls: {} } : auth;
+}
+
+/**
+ * The error of a command that was written to Redis and whose connection closed before its reply came: Redis may have
+ * run it or not, as for a command that timed out. Its message begins as the client's own for a closed connection.
+ */
+export class RedisReplyLost extends InterlockError {
+  constructor(cause: unknown) {
+    super('redis_unavailable', 'Connection is closed before Redis answered a command written to it: the command may or may not have run.', { cause });
+    this.name = 'RedisReplyLost';
+  }
+}
+
+/** The error ioredis fails a connection's commands with when it closes for good (utils CONNECTION_CLOSED_ERROR_MSG). */
+const CONNECTION_CLOSED = 'Connection is closed.';
+
+/**
+ * Every command written on a connection that closes before its reply fails with RedisReplyLost, and nothing sends it
+ * again. ioredis would: a connection that reconnects resends its unanswered commands (autoResendUnfulfilledCommands,
+ * off in createRedisClient, where turned off they are dropped and their callers wait forever), and a cluster resends
+ * a command failed with "Connection is closed." to the slot's node after a failover delay. Commands not yet written
+ * (the offline queue) are left to ioredis: sending them later sends them once.
+ */
+export function failUnanswered(redis: Redis): Redis {
+  const unanswered = (cause: unknown): void => {
+    const queue = redis.commandQueue;
+    if (queue.length === 0) return;
+    redis.stream?.removeAllListeners('data');
+    for (let item = queue.shift(); item !== undefined; item = queue.shift()) item.command.reject(new RedisReplyLost(cause));
+  };
+  // Closing for good (no reconnect, as every cluster node's connection): ioredis fails the commands waiting with one
+  // error, which the cluster would take for a failover and retry.
+  const flush = (redis as unknown as { flushQueue: (error: Error, options?: { commandQueue?: boolean }) => void }).flushQueue.bind(redis);
+  (redis as unknown as { flushQueue: typeof flush }).flushQueue = (error, options) => {
+    if (error.message === CONNECTION_CLOSED && options?.commandQueue !== false) unanswered(error);
+    flush(error, options);
+  };
+  // Reconnecting: the commands written on the closed connection stay in its queue, which ioredis would resend (or, with
+  // the resend off, drop unanswered) once the next connection is ready.
+  redis.on('close', () => unanswered(new Error(CONNECTION_CLOSED)));
+  // A copy (the journal's connections for WAIT) takes these options: without this, a command of its whose reply was lost
+  // would never be answered.
+  const duplicate = redis.duplicate.bind(redis);
+  redis.duplicate = (override) => failUnanswered(duplicate(override));
+  return redis;
 }
 
 /**
@@ -169,7 +218,7 @@ export function redisTurnedAway(error: unknown): string | null {
 export function isRedisOutage(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
-  return error.name === 'MaxRetriesPerRequestError' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || /Connection is closed|Stream isn't writeable/.test(error.message) || isRedisTimeout(error) || redisTurnedAway(error) !== null;
+  return error instanceof RedisReplyLost || error.name === 'MaxRetriesPerRequestError' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || /Connection is closed|Stream isn't writeable/.test(error.message) || isRedisTimeout(error) || redisTurnedAway(error) !== null;
 }
 
 /**

@@ -85,6 +85,7 @@ type KeysGiven = { keys: PublicKeySet; unchecked: null } | { keys: null; uncheck
 function keysGiven(given: unknown): KeysGiven {
   if (given === undefined || given === null) return { keys: null, unchecked: NO_KEYS };
   const wrong = (what: string) => ({ keys: null, unchecked: `signatures: not checked, because the publicKeys option ${what}; pass the service's key set (stores.publicKeys), a PEM text of public keys, or a list of PEM texts` });
+  if (Array.isArray(given) && given.length === 0) return wrong('is an empty list');
   if (typeof given === 'string' || (Array.isArray(given) && given.every((pem) => typeof pem === 'string'))) {
     try {
       return { keys: publicKeySet(typeof given === 'string' ? [given] : (given as string[])), unchecked: null };
@@ -93,7 +94,11 @@ function keysGiven(given: unknown): KeysGiven {
     }
   }
   // A key set is read through get(kid) alone, so any map of key ids is one (a Map from another realm included).
-  if (typeof given === 'object' && typeof (given as { get?: unknown }).get === 'function') return { keys: given as PublicKeySet, unchecked: null };
+  if (typeof given === 'object' && typeof (given as { get?: unknown }).get === 'function') {
+    // An empty Map holds no key: the caller's mistake (a key file read as nothing), not a forgery of every signature.
+    if ((given as { size?: unknown }).size === 0) return wrong('is an empty key set');
+    return { keys: given as PublicKeySet, unchecked: null };
+  }
   if (Array.isArray(given)) return wrong('is a list that is not of PEM texts');
   return wrong(`is ${typeof given === 'object' ? 'an object' : `a ${typeof given}`} that is not a key set (a Map of key id to public key)`);
 }
@@ -336,7 +341,10 @@ function verifyParsed(input: unknown, receipt: Receipt, given: KeysGiven): Verif
         const earlier = entry.action === 'reapprove' ? firstReapproval : null;
         if (earlier !== null) problems.push(`${name} re-approves the effect a second time (item ${entry.item.slice(0, 90)}, after item ${earlier.item.slice(0, 90)}): one refused payload is re-approved once`);
         actedItems.add(entry.item);
-        const action: OperatorActionRecord = { item: entry.item, action: entry.action, resolution: entry.resolution, by: entry.by, note: entry.note, at: entry.at, reapproval: entry.reapproval };
+        // Only the named members of `by` and `reapproval`: a receipt that failed its hashes can carry any other member
+        // there, nested past what JSON.stringify can write, and the answer is written out (boundedOrNull).
+        const { by, reapproval } = entry;
+        const action: OperatorActionRecord = { item: entry.item, action: entry.action, resolution: entry.resolution, by: { name: by.name, role: by.role }, note: entry.note, at: entry.at, reapproval: reapproval === null ? null : { approval: reapproval.approval, requestId: reapproval.requestId, effectId: reapproval.effectId } };
         operatorActions.push(action);
         if (entry.action === 'reapprove') firstReapproval ??= action;
         return;

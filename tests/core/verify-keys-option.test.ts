@@ -25,7 +25,9 @@ describe('the publicKeys option of verify()', () => {
   });
 
   it('leaves the signatures unchecked, saying the option is wrong, for a value that holds no keys; the receipt is not called forged', () => {
-    for (const publicKeys of [{}, 42, { [signer.key.kid]: signer.publicPem }, [signer.key.publicKey], 'not a key', '']) {
+    // An empty list of PEM texts and an empty key set hold no keys either: they were read as a key set with no key in it,
+    // and every signature of the genuine receipt was called one by an unknown key (valid false).
+    for (const publicKeys of [{}, 42, { [signer.key.kid]: signer.publicPem }, [signer.key.publicKey], 'not a key', '', [], new Map()]) {
       let verdict: ReturnType<typeof verify> | undefined;
       expect(() => (verdict = verify(receipt, { publicKeys: publicKeys as never }))).not.toThrow();
       expect(verdict, JSON.stringify(publicKeys)).toMatchObject({ valid: null, signed: null, problems: [], checked: { chain: true, rules: true, signatures: false } });

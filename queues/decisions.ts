@@ -1,9 +1,10 @@
 // The decisions queue: one BullMQ job per support case, its id derived from the case id (the effect id of the
 // case's request, `case:<case id>`), so a case submitted twice is queued once. The worker reads the facts the
 // decider's tools return through the target's fact reader, asks the decider, checks the decision against the
-// approval and, only when it stays inside it, records the proposal and queues it on the effects queue. A decision
-// outside its approval (MODEL_DEVIATED) is recorded already refused, never queued, and opens an inbox item: a
-// person re-approves the amount the model asked for under a new approval, or dismisses it.
+// approval and the facts and, only when it stays inside both, records the proposal and queues it on the effects queue.
+// A decision outside its approval, or money on facts that show it went back already (MODEL_DEVIATED), is recorded
+// already refused, never queued, and opens an inbox item: a person re-approves the amount the model asked for under a
+// new approval, or dismisses it.
 //
 // A case is decided at most once into money: the proposal's request id is the case's, so the first PROPOSED binds
 // the payload (I5). A worker that died after recording it and before noting it on the case leaves the case to be
@@ -494,7 +495,9 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
       ...(submission.incident === null ? {} : { incident: submission.incident }),
     };
     const decision = await options.decider.decide(input, { signal: stopping.signal });
-    const check = checkDecision(decision, input.approval, input.kind);
+    // Judged on the facts the decider was given as well as the approval: money on a payment refunded outside the case
+    // or charged back, or for an incident compensated, is a deviation whichever decider decided it.
+    const check = checkDecision(decision, input.approval, input.kind, input);
     const noted: CaseDecision = { model: decision.model, text: decision.text, action: decision.action, amountCents: decision.action === 'decline' ? null : decision.amountCents };
     const base = { decision: noted, effectId: null, error: null, attempts };
     if (check.verdict === 'declined') {

@@ -86,10 +86,10 @@ export async function runPlan<S extends Step>(plan: readonly S[], lanes: number,
 
 export type SavedDecision = { amount: number; text: string; model: string; valid: boolean; description: string; verdict: string };
 
-/** The decider asked once per cell, its answer checked against the case's approval as every caller must. */
+/** The decider asked once per cell, its answer checked against the case's approval and facts as every caller must. */
 export async function decide(decider: Decider, input: DecisionCase, expectedCents: number): Promise<SavedDecision> {
   const decision = await decider.decide(input);
-  const check = checkDecision(decision, input.approval, input.kind);
+  const check = checkDecision(decision, input.approval, input.kind, input);
   const recorded = proposalDecision(decision);
   const amount = decision.action === 'decline' ? 0 : decision.amountCents;
   const description = decision.action === 'refund' ? decision.reason : decision.action === 'credit' ? decision.description : decision.reason;

@@ -4,15 +4,22 @@
 // MODEL_DEVIATED is a verdict, not a thrown error. It is an outcome to record ("the model asked for more than
 // was approved, nothing was sent"), spelled like the gate's outcome strings, not a failure of the service: the
 // decider worked, the approval held. A caller records it and ends the case; it never retries it.
+//
+// Money decided on facts that show it went back already (stopping-fact.ts: a payment refunded outside the case, a
+// chargeback, an incident compensated) is MODEL_DEVIATED too, whichever decider decided it: the gate re-checks only
+// that the facts did not change since the decision, so nothing after this check would stop the money going back twice.
+// It is a deviation, not a decline, because it may be legitimate (a second partial refund for another item): the
+// person who reads the fact in the inbox re-approves it then.
 import type { Decision as ProposalDecision } from '../core/entries.js';
 import type { CreditEffect, EffectKind, RefundEffect } from '../core/effects.js';
 import { MAX_AMOUNT_CENTS } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
 import { RESERVED_REQUEST_PREFIXES } from '../core/proposal.js';
 import { identifier } from '../core/text.js';
-import { subjectId, type CaseApproval, type DecisionCase, type DeclineDecision, type MoneyDecision, type Decision } from './case.js';
+import { caseCurrency, subjectId, type CaseApproval, type DecisionCase, type DeclineDecision, type MoneyDecision, type Decision } from './case.js';
 import { cleanModelLine, cleanModelText, DECISION_TEXT_MAX_CHARS } from './model-text.js';
 import { DESCRIPTION_MAX_CHARS } from './prompts.js';
+import { stoppingFact } from './stopping-fact.js';
 
 export const MODEL_DEVIATED = 'MODEL_DEVIATED' as const;
 
@@ -25,8 +32,12 @@ export type AcceptedDecision = Extract<DecisionCheck, { verdict: 'accepted' }>;
 
 const ACTION_OF: Record<EffectKind, MoneyDecision['action']> = { refund: 'refund', credit: 'credit' };
 
-/** Whether a decision stays inside its approval: the kind of the case and at most the approved cents. */
-export function checkDecision(decision: Decision, approval: CaseApproval, kind: EffectKind): DecisionCheck {
+/**
+ * Whether a decision stays inside its approval (the kind of the case, at most the approved cents) and, given the case's
+ * facts (`onFacts`: the ones the decider was given), inside what they allow: no money on facts that stop it. A caller
+ * that proposes what this accepts passes the facts; without them only the approval is checked.
+ */
+export function checkDecision(decision: Decision, approval: CaseApproval, kind: EffectKind, onFacts?: Pick<DecisionCase, 'facts' | 'incident'>): DecisionCheck {
   if (decision.action === 'decline') return { verdict: 'declined', decision };
   const problems: string[] = [];
   if (decision.action !== ACTION_OF[kind]) problems.push(`the case is a ${kind} and its approval ${approval.id} covers a ${kind}, but the model decided a ${decision.action}`);
@@ -41,6 +52,8 @@ export function checkDecision(decision: Decision, approval: CaseApproval, kind: 
   problems.push(...(decision.deviations ?? []));
   const expected = kind === 'refund' ? 'payment:' : 'customer:';
   if (!approval.scope.startsWith(expected)) problems.push(`approval ${approval.id} covers ${approval.scope}, which is not a ${kind === 'refund' ? 'payment' : 'customer'}`);
+  const stopped = onFacts === undefined ? null : stoppingFact({ kind, approval, facts: onFacts.facts, incident: onFacts.incident }, caseCurrency({ kind, facts: onFacts.facts }));
+  if (stopped !== null) problems.push(`the model decided a ${decision.action}, but the facts it was given stop the case's money: ${stopped.fact}; sent, it would return money that went back already, so a person re-approves it only ${stopped.owed ?? 'if the customer is still owed money'}`);
   if (problems.length === 0) return { verdict: 'accepted', decision };
   const message = `${MODEL_DEVIATED}: ${problems.join('; ')}. Nothing was sent; a person must decide this case, or approve the amount the model asked for.`;
   return { verdict: MODEL_DEVIATED, decision, problems, message };
@@ -72,7 +85,7 @@ export function proposalDecision(decision: Decision): ProposalDecision {
  * again here, so a deviated decision can never become an effect even through a cast.
  */
 export function proposalFields(accepted: AcceptedDecision, input: DecisionCase): ProposalFields {
-  const check = checkDecision(accepted.decision, input.approval, input.kind);
+  const check = checkDecision(accepted.decision, input.approval, input.kind, input);
   if (check.verdict !== 'accepted') throw new InterlockError('internal', `proposalFields was given a decision that is not accepted (${check.verdict === MODEL_DEVIATED ? check.message : 'declined'}); call checkDecision and propose only what it accepts.`);
   const decision = check.decision;
   const metadata = { case_id: input.caseId };

@@ -4,26 +4,15 @@
 // money went back already, or may have: a payment a person refunded, one with chargebacks (the facts name the
 // disputes, not whether the merchant won them), an incident already compensated. Then it declines, saying which fact,
 // and a person who checked it sends the money by hand. The gate re-checks only that the facts did not change since the decision, so a
-// refund decided on a payment already refunded would go out a second time; the model decider declines such a case
-// (its prompt), and this rule must too.
+// refund decided on a payment already refunded would go out a second time: the model decider is told to decline such
+// a case (its prompt), and checkDecision records any money decided on those facts as MODEL_DEVIATED (stopping-fact.ts).
 import { MAX_AMOUNT_CENTS } from '../core/effects.js';
 import { moneyText } from '../core/money-text.js';
-import { caseCurrency, parseCase, subjectId, type Decider, type Decision, type DecisionCase, type DeclineDecision } from './case.js';
+import { caseCurrency, parseCase, type Decider, type Decision, type DecisionCase, type DeclineDecision } from './case.js';
+import { stoppingFact } from './stopping-fact.js';
 
 /** The `model` the rules decider writes into PROPOSED's `decision`, and so into receipts. */
 export const RULES_MODEL = 'rules';
-
-/** A count of minor units the facts name, or 0 when they name none (not read, null, not a number). */
-function centsIn(facts: Record<string, unknown> | undefined, name: string): number {
-  const value = facts?.[name];
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
-}
-
-/** The chargeback ids the facts name (disputes that are not inquiries), or none. */
-function chargebacksIn(facts: Record<string, unknown> | undefined): string[] {
-  const value = facts?.['chargebacks'];
-  return Array.isArray(value) ? value.map(String) : [];
-}
 
 /** How a person sends the money by hand when, having read the facts, they find it is still owed. */
 function byHand(input: DecisionCase): string {
@@ -34,27 +23,6 @@ function byHand(input: DecisionCase): string {
 function decline(input: DecisionCase, fact: string, owed = 'if the customer is still owed money'): DeclineDecision {
   const reason = `${fact}, so no ${input.kind} was proposed for case ${input.caseId}. Nothing was sent and approval ${input.approval.id} was not used: ${owed}, a person sends it with ${byHand(input)}.`;
   return { action: 'decline', reason, model: RULES_MODEL, text: `rules: declined on the facts. ${reason}` };
-}
-
-/**
- * The fact that stops the case's money, as a sentence naming it, and when a person sends it by hand after all; or null
- * when the facts show none. A chargeback stops a refund whatever became of it: the facts name the disputes, not how
- * they ended, and one the merchant won returned nothing to the customer, so the person reading the decline checks the
- * dispute before sending anything.
- */
-function stoppingFact(input: DecisionCase, currency: string | null): { fact: string; owed?: string } | null {
-  const subject = subjectId(input.approval);
-  if (input.kind === 'refund') {
-    const payment = input.facts.get_payment;
-    const chargebacks = chargebacksIn(payment);
-    if (chargebacks.length > 0) return { fact: `Payment ${subject} has chargebacks (${chargebacks.slice(0, 5).join(', ')}${chargebacks.length > 5 ? ` and ${chargebacks.length - 5} more` : ''}): a refund beside a chargeback returns the money twice unless the merchant won the dispute, and the facts read at Stripe do not say how it ended`, owed: 'if the dispute was won by the merchant and the customer is still owed money' };
-    const refunded = centsIn(payment, 'refunded_by_others');
-    if (refunded > 0) return { fact: `Payment ${subject} was refunded ${moneyText(refunded, currency)} already, outside this case (refunded_by_others in the facts read at Stripe)` };
-    return null;
-  }
-  const compensated = centsIn(input.facts.get_account, 'incident_compensation');
-  if (compensated > 0) return { fact: `Customer ${subject} was given ${moneyText(compensated, currency)} for incident ${input.incident ?? '(none named)'} already (incident_compensation in the facts read at Stripe)` };
-  return null;
 }
 
 export function decideByRules(input: DecisionCase): Decision {

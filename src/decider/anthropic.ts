@@ -108,6 +108,45 @@ function isJson(headers: Headers): boolean {
   return mediaType.includes('application/json') || mediaType.endsWith('+json');
 }
 
+/**
+ * Most bytes of an answer read at INTERLOCK_MODEL_MAX_TOKENS=`maxTokens`: 64 KiB for the message around the model's
+ * words (ids, usage, the blocks' frame) or an error's page, and 32 bytes for each token the model may write. A token
+ * is a few characters; the longest (runs of spaces or punctuation) and characters JSON escapes stay under that.
+ */
+function answerBytesMax(maxTokens: number): number {
+  return 64 * 1024 + 32 * maxTokens;
+}
+
+/**
+ * Most bytes of a failed answer's body read (an API error, a gateway's page): not the model's words, so not bounded by
+ * its tokens; 1 MiB keeps any real error page whole, and a decider error keeps 500 characters of it anyway.
+ */
+const ERROR_BYTES_MAX = 1024 * 1024;
+
+/**
+ * A body as text, read up to `max` bytes: `over` when it holds more, and then the rest is not read (the stream is
+ * cancelled, so the connection is closed rather than drained) and `text` is its first `max` bytes.
+ */
+async function readAtMost(answer: Response, max: number): Promise<{ text: string; over: boolean }> {
+  if (answer.body === null) return { text: '', over: false };
+  const reader = answer.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let bytes = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return { text: text + decoder.decode(), over: false };
+    const room = max - bytes;
+    bytes += value.byteLength;
+    if (value.byteLength > room) {
+      text += decoder.decode(value.subarray(0, room));
+      await reader.cancel().catch(() => undefined);
+      return { text, over: true };
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
 function parses(text: string): boolean {
   try {
     JSON.parse(text);
@@ -241,6 +280,14 @@ const OWN_FIELDS: Record<DecisionTool, readonly string[]> = { issue_refund: ['am
 const SUBJECT_FIELD = /^(?:payment_intent|payment|charge|customer|account|destination|subject)(?:_id)?$/i;
 /** A whole value that is the id of a Stripe object money can go to. */
 const STRIPE_SUBJECT = /^(?:pi|ch|py|cus|acct|ba|card|pm|src)_[A-Za-z0-9]+$/;
+/**
+ * Such an id standing in text ("send 500000 cents to pi_3Nx…"), as a word of its own: not the tail of another word
+ * (`api_key`, `batch_5`), and with a digit or at least eight characters after the prefix, as Stripe's random ids have,
+ * so a word such as `card_number` or `src_dir` is not taken for one.
+ */
+const STRIPE_SUBJECT_IN_TEXT = /(?<![A-Za-z0-9_])(?:pi|ch|py|cus|acct|ba|card|pm|src)_(?=[A-Za-z0-9]*\d|[A-Za-z0-9]{8})[A-Za-z0-9]+/g;
+/** Most ids, and most figures, read from one string of a call: the rest are not read (a deviation lists a few anyway). */
+const IN_TEXT_READ_MAX = 20;
 const MONEY_ACTION = { issue_refund: 'refund', issue_credit: 'credit' } as const;
 
 /**
@@ -262,10 +309,56 @@ const FIGURE = /^[^\p{L}]*\d[^\p{L}]*$/u;
 const AMOUNT_READ_DEPTH = 4;
 const AMOUNT_READ_VALUES = 200;
 
-/** One value of a call's input that may name an amount: where it stands, and its cents when it reads as a whole count. */
-type AmountField = { path: string; cents: number | null; shown: string };
+/**
+ * One value of a call's input that may name an amount: where it stands, its cents when it reads as a whole count, and
+ * whether its field is named for money (`named`: a tool the decider does not define is read for those only).
+ */
+type AmountField = { path: string; cents: number | null; shown: string; named: boolean };
 /** One value of a call's input that names where money goes: where it stands, and the id or name it gives. */
 type SubjectField = { path: string; text: string };
+
+/** Text that speaks of money: a currency sign, code or name, or a word for an amount or for moving money. */
+const MONEY_WORDS = /[$€£]|(?<!\p{L})(?:usd|eur|gbp|dollars?|euros?|pounds?|bucks|cents?|amount|total|price|money|refund(?:s|ed|ing)?|credit(?:s|ed|ing)?|pa(?:y|ys|id|ying|yment|yments|yout|youts)|send(?:s|ing)?|sent|transfer(?:s|red|ring)?)(?!\p{L})/iu;
+/** Dates and times in text, which are figures but never amounts ("2024-05-01", "01/05/2024", "14:30"). */
+const DATES_AND_TIMES = /\d{4}-\d{1,2}-\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{1,2}:\d{2}(?::\d{2})?/g;
+/** A figure in text, as a word of its own (the digits inside `pi_attacker123` are not one), separators included. */
+const FIGURE_IN_TEXT = /(?<![\p{L}\p{N}_])\d(?:[\d,.]*\d)?/gu;
+/** A currency of whole units written before or after a figure (`$5000`, `USD 5000`, `5000 dollars`): the figure may be units, not cents. */
+const UNITS_BEFORE = /(?:[$€£]|(?<!\p{L})(?:usd|eur|gbp))\s?$/iu;
+const UNITS_AFTER = /^\s?(?:dollars?|euros?|pounds?|bucks|usd|eur|gbp)(?!\p{L})/iu;
+
+/**
+ * The most cents a figure in text that speaks of money may mean, or null when the text speaks of no money or holds no
+ * figure. Only a bound, never the amount asked: every digit of the figure counts (`5,000.00` may be 500000 cents), and
+ * one written in whole units of a currency (`$5000`) counts a hundred times (its cents). A figure in text that speaks
+ * of no money (an order number, "waited 30 days") is not read.
+ */
+function mostCentsIn(text: string): number | null {
+  if (!MONEY_WORDS.test(text)) return null;
+  const plain = text.replace(DATES_AND_TIMES, ' ');
+  let most: number | null = null;
+  let figures = 0;
+  for (const match of plain.matchAll(FIGURE_IN_TEXT)) {
+    figures += 1;
+    if (figures > IN_TEXT_READ_MAX) break;
+    const figure = match[0];
+    const end = match.index + figure.length;
+    const units = UNITS_BEFORE.test(plain.slice(Math.max(0, match.index - 4), match.index)) || UNITS_AFTER.test(plain.slice(end, end + 9));
+    const cents = Number(figure.replace(/\D/g, '')) * (units && !/[.,]\d{2}$/.test(figure) ? 100 : 1);
+    if (most === null || cents > most) most = cents;
+  }
+  return most;
+}
+
+/** The ids of Stripe objects money can go to that stand in `text`, a few at most. */
+function subjectsIn(text: string): string[] {
+  const found: string[] = [];
+  for (const match of text.matchAll(STRIPE_SUBJECT_IN_TEXT)) {
+    if (!found.includes(match[0])) found.push(match[0]);
+    if (found.length >= IN_TEXT_READ_MAX) break;
+  }
+  return found;
+}
 
 /**
  * The cents a value states unambiguously: a JSON number (its size is what it is, whole or not), or a string of plain
@@ -281,12 +374,16 @@ function centsOf(value: unknown): number | null {
 /**
  * A malformed money call's input read without its tool's schema, in one bounded walk: every value that may name an
  * amount (fields named for money, and any number or figure under another name) and every value that names where money
- * goes (a field named for a subject, or a string that is a Stripe object's id), nested objects and lists included: an
- * injected `refund_to: {payment_intent: 'pi_…'}` or `destinations: ['pi_…']` names a payment as surely as a top-level
- * field does. `cut` is true when the input holds more than is read.
+ * goes (a field named for a subject, or a string that is or holds a Stripe object's id), nested objects and lists
+ * included: an injected `refund_to: {payment_intent: 'pi_…'}`, `destinations: ['pi_…']` or `note: 'also send 500000
+ * cents to pi_…'` names a payment as surely as a top-level field does. Text that is no figure but speaks of money is
+ * read for the most its figures may mean (`mentions`, mostCentsIn): an input that came back as one unparsed JSON
+ * string is read so too. `own` are the fields the call's tool defines: its prose (a reason) may mention anything and
+ * is not read. `cut` is true when the input holds more than is read.
  */
-function readCall(name: keyof typeof MONEY_ACTION, input: unknown): { fields: AmountField[]; subjects: SubjectField[]; cut: boolean } {
+function readCall(own: readonly string[], input: unknown): { fields: AmountField[]; mentions: AmountField[]; subjects: SubjectField[]; cut: boolean } {
   const fields: AmountField[] = [];
+  const mentions: AmountField[] = [];
   const subjects: SubjectField[] = [];
   let cut = false;
   let values = 0;
@@ -301,7 +398,7 @@ function readCall(name: keyof typeof MONEY_ACTION, input: unknown): { fields: Am
     if (typeof value === 'object' && value !== null) {
       const named = AMOUNT_FIELD.test(key);
       // An object under a money field's name is an amount written in a way not read (`{value: 500000}`).
-      if (named) fields.push({ path, cents: null, shown: 'an object' });
+      if (named) fields.push({ path, cents: null, shown: 'an object', named });
       if (depth >= AMOUNT_READ_DEPTH) {
         if (!named) cut = true;
         continue;
@@ -310,23 +407,28 @@ function readCall(name: keyof typeof MONEY_ACTION, input: unknown): { fields: Am
       if (all.length > AMOUNT_READ_VALUES) cut = true;
       for (const [child, item] of all.slice(0, AMOUNT_READ_VALUES).reverse()) {
         // The tool's own words are neither amounts nor subjects: a reason may mention anything.
-        if (depth === 0 && !Array.isArray(value) && OWN_FIELDS[name].includes(child) && child !== 'amount_cents' && typeof item === 'string') continue;
+        if (depth === 0 && !Array.isArray(value) && own.includes(child) && child !== 'amount_cents' && typeof item === 'string') continue;
         // A list's items stand under the list's own name (`charges: ['ch_…']` names charges).
         pending.push([item, path === '' ? child : `${path}.${child}`, Array.isArray(value) ? key : child, depth + 1]);
       }
       continue;
     }
-    const own = depth === 1 && OWN_FIELDS[name].includes(path);
-    const subject = !own && (typeof value === 'string' || typeof value === 'number') && (SUBJECT_FIELD.test(key) || (typeof value === 'string' && STRIPE_SUBJECT.test(value)));
-    if (subject) subjects.push({ path: path || 'input', text: String(value) });
+    const where = path || 'input';
+    const ownField = depth === 1 && own.includes(path);
+    const subject = !ownField && (typeof value === 'string' || typeof value === 'number') && (SUBJECT_FIELD.test(key) || (typeof value === 'string' && STRIPE_SUBJECT.test(value)));
+    if (subject) subjects.push({ path: where, text: String(value) });
+    else if (!ownField && typeof value === 'string') for (const id of subjectsIn(value)) subjects.push({ path: where, text: id });
     // A subject's id is not an amount; a number under a subject's name may still be one.
     if (subject && typeof value === 'string') continue;
     const named = AMOUNT_FIELD.test(key);
     if (typeof value === 'number' || (typeof value === 'string' && !STRIPE_SUBJECT.test(value) && (named || FIGURE.test(value))) || (named && value !== null && value !== undefined)) {
-      fields.push({ path: path || 'input', cents: centsOf(value), shown: typeof value === 'string' ? JSON.stringify(cleanModelLine(value, 40)) : typeof value === 'number' ? String(value) : typeof value });
+      fields.push({ path: where, cents: centsOf(value), shown: typeof value === 'string' ? JSON.stringify(cleanModelLine(value, 40)) : typeof value === 'number' ? String(value) : typeof value, named });
+    } else if (!ownField && typeof value === 'string') {
+      const most = mostCentsIn(value);
+      if (most !== null) mentions.push({ path: where, cents: most, shown: JSON.stringify(cleanModelLine(value, 60)), named: false });
     }
   }
-  return { fields, subjects, cut };
+  return { fields, mentions, subjects, cut };
 }
 
 /** A few fields as a problem lists them, `path value`, the rest counted. */
@@ -345,7 +447,7 @@ function listed(fields: readonly AmountField[]): string {
  * and every figure reads: then it is all the call asks for at most, and a person re-approving it sends no more than
  * was asked. Otherwise none is taken (`amount_cents: 2000` beside `amount: 600000`): nothing wrong can be re-approved.
  */
-function amountAsked(name: keyof typeof MONEY_ACTION, fields: readonly AmountField[], cut: boolean, limit: number): { amount: number; top: number; unclear: string[]; outside: boolean } {
+function amountAsked(name: string, fields: readonly AmountField[], cut: boolean, limit: number): { amount: number; top: number; unclear: string[]; outside: boolean } {
   const read = fields.map((field) => field.cents).filter((cents): cents is number => cents !== null);
   const top = read.length === 0 ? Number.NaN : Math.max(...read);
   const unread = fields.filter((field) => field.cents === null);
@@ -360,16 +462,34 @@ function amountAsked(name: keyof typeof MONEY_ACTION, fields: readonly AmountFie
   return { amount, top, unclear, outside: unread.length > 0 || cut || top > limit };
 }
 
-/** One money call of an answer, read without its tool's schema: what it asked for and which other subjects it named. */
-type Ask = { name: keyof typeof MONEY_ACTION; input: unknown; amount: number; top: number; unclear: string[]; outside: boolean; named: string[] };
+/**
+ * One money call of an answer, read without its tool's schema: what it asked for and which other subjects it named.
+ * `name` is the decision tool it is read as, `tool` the name it was called by (another for a tool not offered).
+ */
+type Ask = { name: keyof typeof MONEY_ACTION; tool: string; input: unknown; amount: number; top: number; unclear: string[]; outside: boolean; named: string[] };
 
-function askOf(name: keyof typeof MONEY_ACTION, input: unknown, approval: DecisionCase['approval'], limit: number): Ask {
+/**
+ * A call read as a money call. `foreign` is a call of a tool the decider does not define (`refund_payment`): read as
+ * the case's own kind of money, for its fields named for money, the subjects it names and the money its text speaks
+ * of, and never taken for an amount (nothing is re-approved from a tool nobody offered). Text that speaks of money
+ * with a figure above the limit is an ask outside it, recorded with no amount: its figure is a bound, not the ask.
+ */
+function askOf(call: { name: keyof typeof MONEY_ACTION; tool: string; foreign: boolean }, input: unknown, approval: DecisionCase['approval'], limit: number): Ask {
   const subject = subjectId(approval);
-  const { fields, subjects, cut } = readCall(name, input);
-  const named = subjects
+  const tool = cleanModelLine(call.tool, 64) || '(no name)';
+  const read = readCall(call.foreign ? [] : OWN_FIELDS[call.name], input);
+  const fields = call.foreign ? read.fields.filter((field) => field.named) : read.fields;
+  const asked = amountAsked(tool, fields, read.cut && (!call.foreign || fields.length > 0), limit);
+  const over = read.mentions.filter((mention) => mention.cents !== null && mention.cents > limit);
+  const named = read.subjects
     .filter((field) => field.text !== subject)
-    .map((field) => `the model's ${name} call named ${cleanModelLine(field.path, 64)} ${cleanModelLine(field.text, 80)}, but approval ${approval.id} covers ${approval.scope} only`);
-  return { name, input, named, ...amountAsked(name, fields, cut, limit) };
+    .map((field) => `the model's ${tool} call named ${cleanModelLine(field.path, 64)} ${cleanModelLine(field.text, 80)}, but approval ${approval.id} covers ${approval.scope} only`);
+  const unclear = [...asked.unclear];
+  if (over.length > 0) unclear.push(`the model's ${tool} call spoke of money with a figure of more than ${limit} cents (${listed(over)}); no amount was read from it`);
+  const outside = (call.foreign ? fields.length > 0 && asked.outside : asked.outside) || over.length > 0;
+  if (call.foreign && (outside || named.length > 0)) unclear.unshift(`the model called ${tool}, which is no tool the decider offers, with money in its input; no amount was read from it`);
+  const top = Math.max(Number.isNaN(asked.top) ? -1 : asked.top, ...over.map((mention) => mention.cents ?? -1));
+  return { name: call.name, tool, input, named, unclear, outside, amount: call.foreign || over.length > 0 ? Number.NaN : asked.amount, top: top < 0 ? Number.NaN : top };
 }
 
 /** What an ask asked for, in words. */
@@ -386,19 +506,26 @@ function askedText(ask: Ask): string {
  * second larger amount beside the first, a second decision beside it) would be decision_invalid: no record, no inbox
  * item, no hook, and the case, submitted again, decided afresh with no trace of it. An ask is outside when it names
  * any amount above what the approval or one effect covers, an amount that cannot be read (amountAsked), another
- * payment or customer, or is money of the other kind; a malformed call whose figures all read within the limit and
- * name no other subject stays decision_invalid. An unclear ask is recorded with no amount (NaN), and only when no ask
+ * payment or customer (as a field, or in its text: `note: 'also send 500000 cents to pi_…'`), text speaking of money
+ * with a figure above the limit (an input that came back as one unparsed JSON string included), or is money of the
+ * other kind; a call of a tool nobody offered (`refund_payment`) is read as one of the case's kind (askOf). A
+ * malformed call whose figures all read within the limit and name no other subject, or an unoffered tool's call that
+ * names no money, stays decision_invalid. An unclear ask is recorded with no amount (NaN), and only when no ask
  * outside reads clearly: there is nothing to re-approve from it.
  */
-function overAsk(content: unknown, input: DecisionCase, said: readonly string[], model: string, what: string): MoneyDecision | null {
+function overAsk(content: unknown, input: DecisionCase, offered: ReadonlySet<string>, said: readonly string[], model: string, what: string): MoneyDecision | null {
   if (!Array.isArray(content)) return null;
   const limit = Math.min(input.approval.capCents, MAX_AMOUNT_CENTS);
   const asks: Ask[] = [];
+  const ownTool = input.kind === 'refund' ? 'issue_refund' : 'issue_credit';
   for (const block of content as unknown[]) {
     if (typeof block !== 'object' || block === null) continue;
     const { type, name, input: called } = block as { type?: unknown; name?: unknown; input?: unknown };
-    if (type !== 'tool_use' || (name !== 'issue_refund' && name !== 'issue_credit')) continue;
-    asks.push(askOf(name, called, input.approval, limit));
+    if (type !== 'tool_use' || typeof name !== 'string') continue;
+    if (name === 'issue_refund' || name === 'issue_credit') asks.push(askOf({ name, tool: name, foreign: false }, called, input.approval, limit));
+    // A tool nobody offered (`refund_payment`) may carry an injected ask as well as a decision tool does; a lookup,
+    // offered or not, asks for no money.
+    else if (!offered.has(name) && !isDecisionTool(name) && !isLookupTool(name)) asks.push(askOf({ name: ownTool, tool: name, foreign: true }, called, input.approval, limit));
   }
   const outside = asks.filter((ask) => ask.outside || ask.named.length > 0 || MONEY_ACTION[ask.name] !== input.kind);
   // The ask recorded is the largest whose amount reads unambiguously: an amount a person can act on (an effect recorded
@@ -415,10 +542,10 @@ function overAsk(content: unknown, input: DecisionCase, said: readonly string[],
   const shown = named.slice(0, NAMED_CALLS_MAX);
   if (named.length > NAMED_CALLS_MAX) shown.push(`and ${named.length - NAMED_CALLS_MAX} more fields naming another subject`);
   // A call beside it whose amount was not read says why, as the chosen one's would.
-  const others = rest.slice(0, NAMED_CALLS_MAX).map((ask) => `beside it, its ${ask.name} call asked for ${askedText(ask)}${Number.isNaN(ask.amount) && ask.unclear.length > 0 ? ` (${ask.unclear.join('; ')})` : ''}`);
+  const others = rest.slice(0, NAMED_CALLS_MAX).map((ask) => `beside it, its ${ask.tool} call asked for ${askedText(ask)}${Number.isNaN(ask.amount) && ask.unclear.length > 0 ? ` (${ask.unclear.join('; ')})` : ''}`);
   if (rest.length > NAMED_CALLS_MAX) others.push(`and ${rest.length - NAMED_CALLS_MAX} more calls outside the approval beside it`);
   const deviations = [...chosen.unclear, ...shown, ...others, `the answer was no well-formed decision (${what})`];
-  const text = decisionText(said, `${chosen.name} ${Number.isNaN(chosen.amount) ? `with ${askedText(chosen)}` : askedText(chosen)}, in a malformed call: ${quoteCall(chosen.input)}`);
+  const text = decisionText(said, `${chosen.tool} ${Number.isNaN(chosen.amount) ? `with ${askedText(chosen)}` : askedText(chosen)}, in a malformed call: ${quoteCall(chosen.input)}`);
   const fields = typeof chosen.input === 'object' && chosen.input !== null && !Array.isArray(chosen.input) ? (chosen.input as Record<string, unknown>) : {};
   const words = (field: string, max: number) => cleanModelText(typeof fields[field] === 'string' ? fields[field] : '', max) || '(none given)';
   return chosen.name === 'issue_refund'
@@ -536,7 +663,12 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
 
   /**
    * One HTTP attempt of the SDK's: counted, and bounded as a whole by INTERLOCK_MODEL_TIMEOUT_MS. The SDK's own timer
-   * stops at the answer's headers, so the body is read here under one deadline for the attempt, and handed on whole.
+   * stops at the answer's headers, so the body is read here under one deadline for the attempt, and handed on as read.
+   * It is read up to answerBytesMax (ERROR_BYTES_MAX for a failure), never whole whatever its size: this process also
+   * sends money. A message larger than the model can write at INTERLOCK_MODEL_MAX_TOKENS is not the model's (a proxy's
+   * or gateway's, or another service at ANTHROPIC_BASE_URL), and like an answer that is no message (notAMessage) it is
+   * decider_unavailable, thrown here so the SDK neither retries nor parses it; a failure's body is handed on cut, its
+   * status kept, so it is judged as its status says.
    * A body that stalls is a timeout; one cut off (the connection lost, or JSON that ends early) is thrown as the SDK's
    * RetryableError; the SDK retries both, then translateApiError makes them decider_unavailable. A failure whose
    * retry-after is longer than LONGEST_WAIT_IN_DECISION_MS is marked with the SDK's own x-should-retry: false, so the
@@ -551,6 +683,7 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
       const stoppedBySdk = () => sdkSignal?.aborted === true;
       let answer: Response;
       let body: string;
+      let over: boolean;
       try {
         answer = await next({ ...request, signal: sdkSignal === null ? deadline : AbortSignal.any([sdkSignal, deadline]) });
       } catch (error) {
@@ -558,11 +691,19 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
         throw error;
       }
       try {
-        body = await answer.text();
+        ({ text: body, over } = await readAtMost(answer, answer.ok ? answerBytesMax(config.maxTokens) : ERROR_BYTES_MAX));
       } catch (error) {
         if (stoppedBySdk()) throw error;
         if (deadline.aborted) throw new sdk.APIConnectionTimeoutError();
         throw new sdk.RetryableError(`(${answer.status}) was cut off after its headers`, { cause: error });
+      }
+      if (over && answer.ok) {
+        const base = config.baseURL === null ? 'its default address' : clip(config.baseURL, config.apiKey);
+        throw new DeciderError(
+          'decider_unavailable',
+          `The server at ${base} answered (${answer.status}) with more than ${answerBytesMax(config.maxTokens)} bytes, more than a Messages API message holds at INTERLOCK_MODEL_MAX_TOKENS=${config.maxTokens}, and the rest was not read: a proxy's or gateway's page, or ANTHROPIC_BASE_URL names another service. Case ${where.caseId} was not decided and nothing was proposed; decide it again later: submit the case again (the same id and payload) once the Messages API answers.`,
+          { attempts: where.attempts },
+        );
       }
       if (answer.ok && isJson(answer.headers) && !parses(body)) throw new sdk.RetryableError(`(${answer.status}) ended before its JSON did, after ${body.length} characters`);
       const headers = new Headers(answer.headers);
@@ -695,7 +836,7 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
           // An answer that is no decision may still hold an ask outside the approval: the worker's to record as
           // MODEL_DEVIATED for a person (overAsk), not an error that leaves no trace.
           const what = error instanceof DeciderError ? answerProblems.get(error) : undefined;
-          const deviated = what === undefined ? null : overAsk(message.content, input, said, model, what);
+          const deviated = what === undefined ? null : overAsk(message.content, input, offered, said, model, what);
           if (deviated !== null) return deviated;
           throw error;
         }

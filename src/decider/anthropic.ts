@@ -813,8 +813,9 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
             const decided = decisionFrom(decision, said, model, (what) => fail(what, model));
             // A decline moves no money, and a decision outside the approval (another kind, more than it covers) is
             // the worker's to record as MODEL_DEVIATED for a person, read or not: sent back, a prompt-injected ask for
-            // more would leave no trace once the model, told to read first, asked for what was approved.
-            if (decided.action === 'decline' || unread.length === 0 || checkDecision(decided, input.approval, input.kind).verdict === MODEL_DEVIATED) return decided;
+            // more would leave no trace once the model, told to read first, asked for what was approved. Judged on the
+            // approval alone (null): facts the model has not read are its to read first, and the worker judges them.
+            if (decided.action === 'decline' || unread.length === 0 || checkDecision(decided, input.approval, input.kind, null).verdict === MODEL_DEVIATED) return decided;
             // Told once already, out of turns, or a decision tool not offered (the API refuses it sent back): it stands
             // as made, without the facts, and nothing is proposed from it.
             if (told || turn === config.maxTurns || !offered.has(decision.name)) {

@@ -35,9 +35,9 @@ const ACTION_OF: Record<EffectKind, MoneyDecision['action']> = { refund: 'refund
 /**
  * Whether a decision stays inside its approval (the kind of the case, at most the approved cents) and, given the case's
  * facts (`onFacts`: the ones the decider was given), inside what they allow: no money on facts that stop it. A caller
- * that proposes what this accepts passes the facts; without them only the approval is checked.
+ * that proposes what this accepts passes the facts; with null only the approval is checked.
  */
-export function checkDecision(decision: Decision, approval: CaseApproval, kind: EffectKind, onFacts?: Pick<DecisionCase, 'facts' | 'incident'>): DecisionCheck {
+export function checkDecision(decision: Decision, approval: CaseApproval, kind: EffectKind, onFacts: Pick<DecisionCase, 'facts' | 'incident'> | null): DecisionCheck {
   if (decision.action === 'decline') return { verdict: 'declined', decision };
   const problems: string[] = [];
   if (decision.action !== ACTION_OF[kind]) problems.push(`the case is a ${kind} and its approval ${approval.id} covers a ${kind}, but the model decided a ${decision.action}`);
@@ -52,7 +52,7 @@ export function checkDecision(decision: Decision, approval: CaseApproval, kind: 
   problems.push(...(decision.deviations ?? []));
   const expected = kind === 'refund' ? 'payment:' : 'customer:';
   if (!approval.scope.startsWith(expected)) problems.push(`approval ${approval.id} covers ${approval.scope}, which is not a ${kind === 'refund' ? 'payment' : 'customer'}`);
-  const stopped = onFacts === undefined ? null : stoppingFact({ kind, approval, facts: onFacts.facts, incident: onFacts.incident }, caseCurrency({ kind, facts: onFacts.facts }));
+  const stopped = onFacts === null ? null : stoppingFact({ kind, approval, facts: onFacts.facts, incident: onFacts.incident }, caseCurrency({ kind, facts: onFacts.facts }));
   if (stopped !== null) problems.push(`the model decided a ${decision.action}, but the facts it was given stop the case's money: ${stopped.fact}; sent, it would return money that went back already, so a person re-approves it only ${stopped.owed ?? 'if the customer is still owed money'}`);
   if (problems.length === 0) return { verdict: 'accepted', decision };
   const message = `${MODEL_DEVIATED}: ${problems.join('; ')}. Nothing was sent; a person must decide this case, or approve the amount the model asked for.`;

@@ -39,7 +39,7 @@ async function within<T>(ms: number, promise: Promise<T>): Promise<T | 'still wa
 }
 
 function accepted(decision: Decision, input: DecisionCase): AcceptedDecision {
-  const check = checkDecision(decision, input.approval, input.kind);
+  const check = checkDecision(decision, input.approval, input.kind, null);
   if (check.verdict !== 'accepted') throw new Error(`not accepted: ${check.verdict}`);
   return check;
 }
@@ -117,7 +117,7 @@ describe('the tool loop', () => {
     const input = refundCase();
     const decision = await createAnthropicDecider(config()).decide(input);
     expect(decision).toMatchObject({ action: 'decline', reason: 'The payment was charged back (du_1); no refund can be issued.' });
-    expect(checkDecision(decision, input.approval, input.kind).verdict).toBe('declined');
+    expect(checkDecision(decision, input.approval, input.kind, null).verdict).toBe('declined');
   });
 
   it('records the model id the API answered with, not only the one configured', async () => {
@@ -140,7 +140,7 @@ describe('the decision is checked against the approval before anything is propos
     server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_refund', { amount_cents: 3000, reason: 'Refund $30 to be generous.' }));
 
     const decision = await createAnthropicDecider(config()).decide(input);
-    const check = checkDecision(decision, input.approval, input.kind);
+    const check = checkDecision(decision, input.approval, input.kind, null);
 
     expect(check.verdict).toBe(MODEL_DEVIATED);
     if (check.verdict !== MODEL_DEVIATED) return;
@@ -160,7 +160,7 @@ describe('the decision is checked against the approval before anything is propos
     const input = refundCase();
     server.script(replies.toolUse('get_payment', {}), replies.toolUse('issue_credit', { amount_cents: 2000, description: 'store credit instead' }));
     const decision = await createAnthropicDecider(config()).decide(input);
-    const check = checkDecision(decision, input.approval, input.kind);
+    const check = checkDecision(decision, input.approval, input.kind, null);
     expect(check.verdict).toBe(MODEL_DEVIATED);
     expect(check.verdict === MODEL_DEVIATED && check.problems[0]).toContain('decided a credit');
   });
@@ -399,7 +399,7 @@ describe('an answer that is not one well-formed decision is decision_invalid and
     const input = refundCase();
     server.script(replies.toolUse('issue_refund', { amount_cents: 2000, reason: 'Refund to their other order.', payment_intent: 'pi_ANOTHER00000000000000000' }));
     const refund = await createAnthropicDecider(config()).decide(input);
-    const check = checkDecision(refund, input.approval, input.kind);
+    const check = checkDecision(refund, input.approval, input.kind, null);
     expect(check.verdict).toBe(MODEL_DEVIATED);
     expect(check.verdict === MODEL_DEVIATED && check.problems).toEqual([
       `the model's issue_refund call named payment_intent pi_ANOTHER00000000000000000, but approval ap_case_4471 covers payment:${PAYMENT} only`,
@@ -410,7 +410,7 @@ describe('an answer that is not one well-formed decision is decision_invalid and
     const credits = creditCase();
     server.script(replies.toolUse('issue_credit', { amount_cents: 1000, description: 'Outage credit', customer: 'cus_ANOTHER0000000' }));
     const credit = await createAnthropicDecider(config()).decide(credits);
-    expect(checkDecision(credit, credits.approval, credits.kind)).toMatchObject({ verdict: MODEL_DEVIATED, problems: [expect.stringContaining(`named customer cus_ANOTHER0000000, but approval ${credits.approval.id} covers customer:${CUSTOMER} only`), expect.anything()] });
+    expect(checkDecision(credit, credits.approval, credits.kind, null)).toMatchObject({ verdict: MODEL_DEVIATED, problems: [expect.stringContaining(`named customer cus_ANOTHER0000000, but approval ${credits.approval.id} covers customer:${CUSTOMER} only`), expect.anything()] });
     server.reset();
     expect((await invalid(replies.toolUse('decline', { reason: 'charged back', refund_instead: true }))).message).toContain('input holds refund_instead, which the tool does not define');
     server.reset();

@@ -11,12 +11,12 @@ const { approval } = refundCase();
 
 describe('checkDecision', () => {
   it('accepts the approved amount and anything below it', () => {
-    expect(checkDecision(refund(2000), approval, 'refund').verdict).toBe('accepted');
-    expect(checkDecision(refund(1), approval, 'refund').verdict).toBe('accepted');
+    expect(checkDecision(refund(2000), approval, 'refund', null).verdict).toBe('accepted');
+    expect(checkDecision(refund(1), approval, 'refund', null).verdict).toBe('accepted');
   });
 
   it('MODEL_DEVIATED one cent over the cap, naming both amounts', () => {
-    const check = checkDecision(refund(2001), approval, 'refund');
+    const check = checkDecision(refund(2001), approval, 'refund', null);
     expect(check).toMatchObject({ verdict: MODEL_DEVIATED, problems: ['the model decided 2001 cents, but approval ap_case_4471 covers at most 2000'] });
   });
 
@@ -24,22 +24,22 @@ describe('checkDecision', () => {
   // MAX_AMOUNT_CENTS, an amount between the two was said to be over the cap it is below.
   it('MODEL_DEVIATED above what one effect moves but below a larger policy cap: names the per-effect maximum, not the cap', () => {
     const policy = { id: 'ap_policy', capCents: 150_000_000, scope: 'payment:pi_123' };
-    expect(checkDecision(refund(120_000_000), policy, 'refund')).toMatchObject({ verdict: MODEL_DEVIATED, problems: [`the model decided 120000000 cents, but one refund moves at most ${MAX_AMOUNT_CENTS} cents (approval ap_policy covers 150000000 in all)`] });
+    expect(checkDecision(refund(120_000_000), policy, 'refund', null)).toMatchObject({ verdict: MODEL_DEVIATED, problems: [`the model decided 120000000 cents, but one refund moves at most ${MAX_AMOUNT_CENTS} cents (approval ap_policy covers 150000000 in all)`] });
   });
 
   it('MODEL_DEVIATED for amounts that are not cents at all', () => {
-    for (const amount of [0, -5, 12.5, Number.NaN, 1e12]) expect(checkDecision(refund(amount), approval, 'refund').verdict).toBe(MODEL_DEVIATED);
+    for (const amount of [0, -5, 12.5, Number.NaN, 1e12]) expect(checkDecision(refund(amount), approval, 'refund', null).verdict).toBe(MODEL_DEVIATED);
   });
 
   it('MODEL_DEVIATED for a credit on a refund approval, and for a refund on a credit approval', () => {
     const credit: Decision = { action: 'credit', amountCents: 1000, description: 'd', model: 'm', text: 't' };
-    expect(checkDecision(credit, approval, 'refund').verdict).toBe(MODEL_DEVIATED);
-    expect(checkDecision(refund(500), creditCase().approval, 'credit').verdict).toBe(MODEL_DEVIATED);
-    expect(checkDecision(credit, creditCase().approval, 'credit').verdict).toBe('accepted');
+    expect(checkDecision(credit, approval, 'refund', null).verdict).toBe(MODEL_DEVIATED);
+    expect(checkDecision(refund(500), creditCase().approval, 'credit', null).verdict).toBe(MODEL_DEVIATED);
+    expect(checkDecision(credit, creditCase().approval, 'credit', null).verdict).toBe('accepted');
   });
 
   it('a decline is declined, whatever the approval', () => {
-    expect(checkDecision({ action: 'decline', reason: 'charged back', model: 'm', text: 't' }, approval, 'refund').verdict).toBe('declined');
+    expect(checkDecision({ action: 'decline', reason: 'charged back', model: 'm', text: 't' }, approval, 'refund', null).verdict).toBe('declined');
   });
 });
 

@@ -25,7 +25,7 @@ export async function outcome(answer: Reply): Promise<Outcome> {
   const base = refundCase();
   try {
     const decision: Decision = await createAnthropicDecider(config()).decide(base);
-    const check = checkDecision(decision, base.approval, base.kind);
+    const check = checkDecision(decision, base.approval, base.kind, null);
     return { verdict: check.verdict, amountCents: decision.action === 'decline' ? null : decision.amountCents, problems: check.verdict === 'MODEL_DEVIATED' ? check.problems : [] };
   } catch (error) {
     if (error instanceof DeciderError) return { code: error.code, message: error.message };

@@ -29,7 +29,7 @@ it('an over-cap call beside a call naming pi_attacker123: the recorded problems 
   );
   const input = refundCase();
   const decision = await createAnthropicDecider(config()).decide(input);
-  const check = checkDecision(decision, input.approval, input.kind);
+  const check = checkDecision(decision, input.approval, input.kind, null);
   expect(check.verdict).toBe('MODEL_DEVIATED');
   // What the case's problems, the inbox item's detail and the deviation hook carry:
   const recorded = check.verdict === 'MODEL_DEVIATED' ? check.problems.join('; ') : '';

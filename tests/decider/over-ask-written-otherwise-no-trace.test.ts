@@ -36,7 +36,7 @@ async function outcome(input: unknown, capCents = 2_000): Promise<Decision | { c
 function deviated(result: Awaited<ReturnType<typeof outcome>>, capCents = 2_000): string[] {
   expect(result).toMatchObject({ action: 'refund', deviations: expect.any(Array) });
   const base = refundCase();
-  const check = checkDecision(result as Decision, { ...base.approval, capCents }, base.kind);
+  const check = checkDecision(result as Decision, { ...base.approval, capCents }, base.kind, null);
   expect(check.verdict).toBe(MODEL_DEVIATED);
   return check.verdict === MODEL_DEVIATED ? check.problems : [];
 }

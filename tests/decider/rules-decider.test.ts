@@ -30,7 +30,7 @@ describe('the rules decider', () => {
     const decision = await createDecider(loadDeciderConfig({})).decide(input);
     expect(decision).toMatchObject({ action: 'refund', amountCents: 2000, model: RULES_MODEL });
     expect(RULES_MODEL).toBe('rules');
-    const check = checkDecision(decision, input.approval, input.kind);
+    const check = checkDecision(decision, input.approval, input.kind, null);
     if (check.verdict !== 'accepted') throw new Error(check.verdict);
     const fields = proposalFields(check, input);
     expect(fields).toMatchObject({ requestId: 'case:case-4471', approval: 'ap_case_4471', effect: { kind: 'refund', paymentIntent: PAYMENT, amount: 2000 }, decision: { model: 'rules' } });
@@ -41,7 +41,7 @@ describe('the rules decider', () => {
     const input = refundCase({ approval: { id: 'ap_big_policy', capCents: 150_000_000, scope: `payment:${PAYMENT}`, approver: 'finance-policy' } });
     const decision = await createDecider(loadDeciderConfig({})).decide(input);
     expect(decision).toMatchObject({ action: 'refund', amountCents: MAX_AMOUNT_CENTS });
-    expect(checkDecision(decision, input.approval, input.kind).verdict).toBe('accepted');
+    expect(checkDecision(decision, input.approval, input.kind, null).verdict).toBe('accepted');
   });
 
   it('writes the amount in the currency the facts name, never dollars: a jpy credit\'s description (the customer reads it) says JPY', () => {
@@ -58,7 +58,7 @@ describe('the rules decider', () => {
     const input = creditCase();
     const decision = await createDecider(loadDeciderConfig({})).decide(input);
     expect(decision).toMatchObject({ action: 'credit', amountCents: 1000, model: 'rules', description: 'Goodwill credit of $10.00 for incident INC-0efaf1 (case case-34ef553a02).' });
-    const check = checkDecision(decision, input.approval, input.kind);
+    const check = checkDecision(decision, input.approval, input.kind, null);
     if (check.verdict !== 'accepted') throw new Error(check.verdict);
     expect(proposalFields(check, input).effect).toMatchObject({ kind: 'credit', customer: CUSTOMER, amount: 1000, incident: 'INC-0efaf1' });
   });
@@ -75,7 +75,7 @@ describe('the rules decider', () => {
     const input = refundCase({ facts: { get_payment: { payment_intent: PAYMENT, chargebacks: [], refunded_by_others: 2000, refundable: 8000, currency: 'usd' } } });
     const decision = await createDecider(loadDeciderConfig({})).decide(input);
     expect(decision).toMatchObject({ action: 'decline', model: RULES_MODEL });
-    expect(checkDecision(decision, input.approval, input.kind).verdict).toBe('declined');
+    expect(checkDecision(decision, input.approval, input.kind, null).verdict).toBe('declined');
     expect(decision.text).toBe(
       `rules: declined on the facts. Payment ${PAYMENT} was refunded $20.00 already, outside this case (refunded_by_others in the facts read at Stripe), so no refund was proposed for case case-4471. Nothing was sent and approval ap_case_4471 was not used: if the customer is still owed money, a person sends it with POST /v1/refunds (npx interlock refund) under approval ap_case_4471.`,
     );

@@ -36,6 +36,7 @@ export function addKeysCommands(program: Command): void {
     .description('print the public key (PEM) that verifies this gate\'s receipts')
     .option('--key <file>', 'private key file (default: the configured signing key)')
     .action((options: { key?: string }) => {
+      if (options.key === '') throw new CliFailure('--key is empty: give the path of the private key file, or leave --key out for the configured signing key (INTERLOCK_SIGNING_KEY_FILE, or DATA_DIR/keys/signing-key.pem).', EXIT_BAD_INPUT);
       const path = options.key ?? keyFilePath(loadConfig());
       let pem: string;
       try {

@@ -83,6 +83,7 @@ function usablePem(pem: string): boolean {
 function publicKeysFor(files: string[]): { pems: string[]; source: string; given: boolean } {
   if (files.length > 0) {
     const pems = files.map((file) => {
+      if (file === '') unreadable('--public-key is empty: give the path of a PEM public key file (`npx interlock keys public` prints it where the service runs), or leave --public-key out for this machine\'s keys.');
       let pem: string;
       try {
         pem = readKeyFile(file);

@@ -180,9 +180,21 @@ export function publicKeysFromPem(text: string): KeyObject[] {
 export function publicKeySet(pems: readonly string[]): PublicKeySet {
   const keys = new Map<string, KeyObject>();
   for (const pem of pems) {
-    for (const key of publicKeysFromPem(pem)) keys.set(keyIdOf(key), key);
+    for (const key of publicKeysFromPem(pem)) addKey(keys, keyIdOf(key), key);
   }
   return keys;
+}
+
+/**
+ * Puts `key` in a key set under `kid`; the same key twice is one entry. Two different keys under one id are refused:
+ * the later would replace the earlier, and a signature by either would be checked with the other. A key id is 64 bits
+ * of the key's hash, so a colliding pair can be searched for (about 2^32 keys), and a retired-keys file or a
+ * `--public-key` bundle from elsewhere could hold one made to replace the service's own key.
+ */
+export function addKey(keys: Map<string, KeyObject>, kid: string, key: KeyObject): void {
+  const known = keys.get(kid);
+  if (known !== undefined && !known.equals(key)) throw new Error(`two different public keys have the key id ${kid}; a key set names each key once (remove the one that does not belong)`);
+  keys.set(kid, key);
 }
 
 export function signText(text: string, key: SigningKey): string {

@@ -3,7 +3,7 @@
 // is a 400 with a JSON reason, never a 5xx; a queue that cannot take the event is a 503, so Stripe retries.
 // Unknown event types are acknowledged and ignored; so is a Connect event (a connected account's), with a warning.
 import express, { type Request, type Response, type Router } from 'express';
-import { createLogger, FACT_EVENTS, type Stores, type StripeEvent, type WebhookVerdict } from '../src/interlock.js';
+import { createLogger, ERROR_REGISTRY, FACT_EVENTS, type ErrorCode, type Stores, type StripeEvent, type WebhookVerdict } from '../src/interlock.js';
 
 /**
  * The verifier's answer as the route reads it (src/stripe's SignedVerdict): an event, with the connected account of
@@ -32,8 +32,9 @@ export type WebhookOutcome = 'queued' | 'duplicate' | 'ignored' | 'connect' | 'r
 
 export const WEBHOOK_PATH = '/webhooks/stripe';
 
-function problem(res: Response, status: number, code: string, message: string): void {
-  res.status(status).json({ error: { code, message } });
+/** A refusal, its status the registry's for its code. */
+function problem(res: Response, code: ErrorCode, message: string): void {
+  res.status(ERROR_REGISTRY[code].status).json({ error: { code, message } });
 }
 
 export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
@@ -49,19 +50,19 @@ export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
       // sender that posts nothing.
       if (body !== undefined && !Buffer.isBuffer(body) && !(typeof body === 'object' && body !== null && Object.keys(body).length === 0)) {
         deps.onOutcome?.('rejected', { reason: 'body_parsed_before_route' });
-        problem(res, 400, 'body_parsed_before_route', `The body reached ${WEBHOOK_PATH} already parsed (${typeof body === 'string' ? 'as text' : 'as an object'}), not as the raw bytes Stripe signed, so its signature cannot be checked: a body parser (express.json(), express.text()) runs before this route. Mount the route before any body parser, or exclude ${WEBHOOK_PATH} from it.`);
+        problem(res, 'body_parsed_before_route', `The body reached ${WEBHOOK_PATH} already parsed (${typeof body === 'string' ? 'as text' : 'as an object'}), not as the raw bytes Stripe signed, so its signature cannot be checked: a body parser (express.json(), express.text()) runs before this route. Mount the route before any body parser, or exclude ${WEBHOOK_PATH} from it.`);
         return;
       }
       if (!Buffer.isBuffer(body) || body.length === 0) {
         deps.onOutcome?.('rejected', { reason: 'not_an_event' });
-        problem(res, 400, 'not_an_event', 'The body is empty: Stripe sends the event as the raw JSON body of the request.');
+        problem(res, 'not_an_event', 'The body is empty: Stripe sends the event as the raw JSON body of the request.');
         return;
       }
       const signature = req.header('stripe-signature');
       const verdict = deps.verify(body, signature);
       if (!verdict.ok) {
         deps.onOutcome?.('rejected', { reason: verdict.reason });
-        problem(res, 400, verdict.reason, verdict.message);
+        problem(res, verdict.reason, verdict.message);
         return;
       }
       const { event } = verdict;
@@ -87,7 +88,7 @@ export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
         accepted = await deps.accept(event);
       } catch {
         deps.onOutcome?.('unavailable', { type: event.type });
-        problem(res, 503, 'queue_unavailable', 'The event could not be queued right now; Stripe will deliver it again.');
+        problem(res, 'queue_unavailable', 'The event could not be queued right now; Stripe will deliver it again.');
         return;
       }
       deps.onOutcome?.(accepted?.duplicate === true ? 'duplicate' : 'queued', { type: event.type });
@@ -99,12 +100,12 @@ export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
     const status = typeof error === 'object' && error !== null ? (error as { status?: unknown; type?: unknown }) : {};
     if (status.type === 'entity.too.large' || status.status === 413) {
       deps.onOutcome?.('rejected', { reason: 'too_large' });
-      problem(res, 413, 'payload_too_large', 'The body is larger than a Stripe event can be.');
+      problem(res, 'payload_too_large', 'The body is larger than a Stripe event can be.');
       return;
     }
     if (typeof status.status === 'number' && status.status >= 400 && status.status < 500) {
       deps.onOutcome?.('rejected', { reason: 'unreadable' });
-      problem(res, 400, 'not_an_event', 'The body could not be read.');
+      problem(res, 'not_an_event', 'The body could not be read.');
       return;
     }
     next(error);

@@ -38,6 +38,20 @@ export const ERROR_REGISTRY = {
   payload_too_large: { status: 413, retryable: false },
   unsupported_media_type: { status: 415, retryable: false },
   rate_limited: { status: 429, retryable: true },
+  // The Stripe webhook route (webhooks/stripe-route.ts) answers Stripe, which retries a 5xx for days and drops a 4xx:
+  // a body that is not a signed event of this service's mode is refused for good; an event not queued is asked again.
+  /** A body parser ran before the route, so the raw bytes the signature covers are gone. */
+  body_parsed_before_route: { status: 400, retryable: false },
+  /** The body is empty, not JSON, or not a Stripe snapshot event. */
+  not_an_event: { status: 400, retryable: false },
+  missing_signature: { status: 400, retryable: false },
+  bad_signature: { status: 400, retryable: false },
+  /** The signature's timestamp is past the tolerance: a replay, or a clock that is off. */
+  stale_timestamp: { status: 400, retryable: false },
+  /** A test-mode event at a live-mode service, or the other way round. */
+  livemode_mismatch: { status: 400, retryable: false },
+  /** The event could not be put on the facts queue; Stripe delivers it again. */
+  queue_unavailable: { status: 503, retryable: true },
   /** This process was started without the part the request needs (e.g. recovery in an API-only process). */
   not_available: { status: 503, retryable: false },
   // The environment: fix the configuration, then start again.

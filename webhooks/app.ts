@@ -185,6 +185,7 @@ export function createApp(deps: AppDeps): Express {
         res.send(text);
       }, next);
     });
+    app.all(METRICS_PATH, allow('readMetrics'), wrongMethod(['get']));
   }
   if (queues) {
     app.use(DASHBOARD_PATH, allow('readQueues'));

@@ -95,6 +95,11 @@ export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
       res.status(200).json({ received: true });
     },
   );
+  // Stripe only ever posts here: another method (a browser, a health check pointed at the wrong path) is told so.
+  router.all(WEBHOOK_PATH, (req: Request, res: Response) => {
+    res.setHeader('Allow', 'POST');
+    problem(res, 'method_not_allowed', `${WEBHOOK_PATH} takes POST (Stripe's event deliveries, or \`stripe listen --forward-to\`), not ${req.method}.`);
+  });
   // A body over the limit, or one express.raw could not read, is bad input: 413 or 400, never a 5xx.
   router.use(WEBHOOK_PATH, (error: unknown, _req: Request, res: Response, next: (error?: unknown) => void) => {
     const status = typeof error === 'object' && error !== null ? (error as { status?: unknown; type?: unknown }) : {};

@@ -2,7 +2,7 @@
 // page in the seeds' shape (the table, the verdict lines computed from the cells, the seeds' comparison, setup,
 // rows, the decisions, the ids), and one results page linking them. Every receipt is re-verified from the JSON as
 // written, and the answer is stored in the cell.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { publicKeySet, verify, writeFileWhole, type WriteCall } from '../src/interlock.js';
 import { cellFailed, type Cell, type Column, type ScenarioResult } from './cells.js';
@@ -412,9 +412,11 @@ export function readmeTables(index: string): string {
 
 /**
  * Copies the index in `out` into the README at `readme`, between README_MARKERS; answers whether the README changed.
- * A README without both markers, in that order, is left alone and refused.
+ * A README without both markers, in that order, is left alone and refused. The README is written whole or not at all
+ * (writeWhole): a disk that fills up keeps the previous one, never half of the project's README. `write` is for a test's
+ * full disk.
  */
-export function copyTablesToReadme(out: string, readme: string): boolean {
+export function copyTablesToReadme(out: string, readme: string, write?: WriteCall): boolean {
   const text = readFileSync(readme, 'utf8');
   const start = text.indexOf(README_MARKERS.start);
   const end = text.indexOf(README_MARKERS.end);
@@ -422,7 +424,7 @@ export function copyTablesToReadme(out: string, readme: string): boolean {
   const from = text.indexOf('\n', start) + 1;
   const updated = text.slice(0, from) + readmeTables(readFileSync(join(out, 'README.md'), 'utf8')) + text.slice(end);
   if (updated === text) return false;
-  writeFileSync(readme, updated);
+  writeWhole(readme, updated, write);
   return true;
 }
 

@@ -356,6 +356,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     // Only the first attempt is given a chain; after a new binding (or before a binding not made yet) it is the empty one.
     const fresh = bound.status !== 'BOUND' && given !== null;
     let footing: Footing;
+    const guessed = given !== null && 'onlyEntry' in given;
     if (given !== null && 'onlyEntry' in given) {
       // The producer's PROPOSED of this very proposal, alone: decided on its premises, written already, epoch 0, and
       // never dispatched (a guess that no longer holds writes nothing).
@@ -445,7 +446,9 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     try {
       if (bound.status === 'UNBOUND') {
         const made = await journal.bindAndPropose(request);
-        if (made.reply === null) return refuseConflict(made.bound.bound, prepared, otherSubject(made.bound.bound, partition));
+        // On a guessed chain (AloneOnChain) another subject or payload proves the guess wrong, not the caller: the job's
+        // proposal is not the one its producer recorded (its data changed in Redis), so the recorded one is run.
+        if (made.reply === null) return guessed ? 'retry' : refuseConflict(made.bound.bound, prepared, otherSubject(made.bound.bound, partition));
         binding.current = made.bound;
         reply = made.reply;
       } else {
@@ -521,6 +524,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       case 'REBIND':
         return 'rebind';
       case 'CONFLICTING_PAYLOAD':
+        if (guessed) return 'retry';
         return refuseConflict(partition, prepared, 'this request id was first decided with another payload; the recorded payload stands');
       case 'IN_FLIGHT':
       case 'COMMITTED':

@@ -6,8 +6,9 @@
 // Why it matters: a job is only a request to run gate.submit on the effect's latest recorded proposal. Even a job
 // that was retried or re-added by hand runs through gate.submit, which re-reads the premises and checks the
 // approval and the claim atomically with the send, so no job can make money move outside the gate. What the
-// dashboard could still do wrong is remove a waiting job (the effect would stay unsent until recovery or a new
-// proposal) or run one before its delay; read-only mode rules that out too.
+// dashboard could still do wrong is remove a waiting job (the effect would stay recorded and unsent until the same
+// request is sent again: recovery queues only a proposal whose job was never added) or run one before its delay;
+// read-only mode rules that out too.
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';

@@ -188,7 +188,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       closers.push({ name: 'durability monitor', close: () => monitor.stop() });
       intake = monitor;
     }
-    const http = roles.includes('webhooks') || roles.includes('api') ? await listen(createServer(startingUp), config.host, config.port, '--port or INTERLOCK_PORT') : null;
+    const http = roles.includes('webhooks') || roles.includes('api') ? await listen(httpServer(startingUp), config.host, config.port, '--port or INTERLOCK_PORT') : null;
     if (http !== null) listeners.push({ name: 'http', close: () => closeServer(http) });
     let tokens: TokenRegistry | null = null;
     let tokensFile: string | null = null;
@@ -220,7 +220,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     // What the metrics listener's /readyz runs once every role has started (before that it answers `starting`).
     let readinessHere: ReadinessCheck[] | null = null;
     if (metrics !== null && config.metricsAddr !== null) {
-      const metricsServer = await listen(createServer(metricsApp(metrics, logger, { checks: () => readinessHere })), config.metricsAddr.host, config.metricsAddr.port, 'INTERLOCK_METRICS_ADDR');
+      const metricsServer = await listen(httpServer(metricsApp(metrics, logger, { checks: () => readinessHere })), config.metricsAddr.host, config.metricsAddr.port, 'INTERLOCK_METRICS_ADDR');
       listeners.push({ name: 'metrics listener', close: () => closeServer(metricsServer) });
       metricsUrl = `${urlOf(metricsServer)}/metrics`;
     }
@@ -349,6 +349,19 @@ function stripeLinks(config: Config): StripeLinks {
 function startingUp(_request: IncomingMessage, response: ServerResponse): void {
   response.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1', connection: 'close' });
   response.end(`${JSON.stringify({ error: { code: 'starting', message: 'The service is starting; try again in a moment.' } })}\n`);
+}
+
+/**
+ * How long a client may take to send a whole request (headers and body). Stripe posts an event in one write and `stripe
+ * listen` gives up on a forward after 30 s; an API request is a few KB. A body still trickling in after that comes from
+ * no real sender, and Node's default (300 s) let anyone hold connections open on the tokenless webhook route.
+ */
+export const REQUEST_READ_TIMEOUT_MS = 30_000;
+
+/** An HTTP server for the service's listeners: a request not received whole within `readTimeoutMs` is answered 408 and closed. */
+export function httpServer(listener: (req: IncomingMessage, res: ServerResponse) => void, readTimeoutMs = REQUEST_READ_TIMEOUT_MS): Server {
+  // Node looks for requests past their time every connectionsCheckingInterval (30 s by default, which would double it).
+  return createServer({ requestTimeout: readTimeoutMs, headersTimeout: readTimeoutMs, connectionsCheckingInterval: Math.min(1_000, readTimeoutMs) }, listener);
 }
 
 function listen(server: Server, host: string, port: number, setting: string): Promise<Server> {

@@ -58,7 +58,7 @@ describe('an effects job whose data was edited in Redis', () => {
       edited.approval = other.id;
       edited.effect.amount = 40_000;
       if (edit === 'payment') edited.effect.paymentIntent = 'pi_2';
-      await job!.updateData({ ...data, proposal: edited, onlyEntry: onlyEntryFor(edited, proposed.effectId, data.onlyEntry?.kid ?? '') });
+      await job!.updateData({ ...job!.data, proposal: edited, onlyEntry: onlyEntryFor(edited, proposed.effectId, data.onlyEntry?.kid ?? '') });
 
       const waiting = made.queue.waitFor(proposed.effectId, 8_000);
       const worker = startEffectsWorker(made.stores, made.sender, { concurrency: 2 });

@@ -241,10 +241,9 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
     if (isRedisTimeout(error)) {
       throw new CliFailure(`Redis at ${shownUrl(config.redisUrl)} stopped answering within INTERLOCK_REDIS_COMMAND_TIMEOUT_MS=${config.redisCommandTimeoutMs} ms, so what this command asked may or may not have been done. Once Redis answers, check (for instance with \`interlock approvals describe\` or \`interlock effect\`) before running it again.`, EXIT_BAD_INPUT, { cause: error });
     }
-    // Nor can one whose connection closed after Redis was sent it and before it answered: it is never sent again.
-    if (error instanceof RedisReplyLost) {
-      throw new CliFailure(`The connection to Redis at ${shownUrl(config.redisUrl)} closed before Redis answered, so what this command asked may or may not have been done. Once Redis answers, check (for instance with \`interlock approvals describe\` or \`interlock effect\`) before running it again.`, EXIT_BAD_INPUT, { cause: error });
-    }
+    // A command whose connection closed before Redis answered it is never sent again: said as a lost Redis is, whether
+    // Redis answers again by now or not (it may or may not have been done once the command had begun writing).
+    if (error instanceof RedisReplyLost) throw unreachable(error);
     // A command that failed because the connection went away says so, whatever error the client raised.
     if (!(await stores.ping())) throw unreachable(error);
     throw error;

@@ -1,7 +1,7 @@
-// Rule: a CLI command whose connection to Redis closed after Redis was sent the command and before it answered says
-// the command may or may not have been done, and to check before running it again: it is never sent again (the
-// service's client resends nothing whose reply was lost), so "nothing was changed" would be a guess, and here a wrong
-// one (the grant ran). It said "Cannot reach Redis ... nothing was changed".
+// Rule: a CLI command that had begun writing when its connection to Redis closed before Redis answered says the
+// command may or may not have been done, and to check before running it again: it is never sent again (the service's
+// client resends nothing whose reply was lost), so "nothing was changed" would be a guess, and here a wrong one (the
+// grant ran). With Redis answering again by then, it printed the client's error as it was.
 import { randomBytes } from 'node:crypto';
 import { afterAll, expect, it } from 'vitest';
 import { removePrefixes } from '../support/harness.js';
@@ -27,7 +27,7 @@ it('approvals grant whose reply was lost says it may have been done, and the gra
     const granted = await runCli(['approvals', 'grant', '--id', id, '--approver', 'dana@support', '--cap-cents', '3000', '--scope', 'payment:pi_lost'], env);
     expect(proxy.fired()).toBe(1);
     expect(granted.code).toBe(2);
-    expect(granted.stderr).toContain('closed before Redis answered, so what this command asked may or may not have been done');
+    expect(granted.stderr).toContain('after this command had begun writing, so what it asked may or may not have been done');
     expect(granted.stderr).not.toContain('nothing was changed');
     // It was done: the grant ran once.
     const described = await runCli(['approvals', 'describe', id], { ...env, REDIS_URL });

@@ -27,10 +27,11 @@ const common = {
 
 export default defineConfig({
   test: {
-    // Two test files at once even on two cores: most of the slow files wait on processes they spawned (serve, the
+    // Three test files at once even on two cores: most of the slow files wait on processes they spawned (serve, the
     // Stripe CLI, a private redis-server), so the default (one per core but one) left half the machine idle and the
-    // suite took 13.5 minutes here; with two it takes about 10. Each file keeps its own key prefix and ports.
-    maxWorkers: Math.max(2, availableParallelism() - 1),
+    // suite took 13.5 minutes here; with two it took about 10, and 14 on a slower machine as the suite grew. Each
+    // file keeps its own key prefix and ports.
+    maxWorkers: Math.max(3, availableParallelism() - 1),
     // Run once for the whole run, by the root: a project that extended this config would run them again, each with
     // a directory of outcomes of its own, and the coverage check of all but one would find none.
     globalSetup: ['tests/support/outcome-coverage.ts', 'tests/support/code-cache.ts'],

@@ -9,7 +9,7 @@ import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
 import { queueRecorded } from './recorded.js';
 export { wasRecorded } from './recorded.js';
-import { closeConnection, createProposalRecall, createProposalRecorder, currencyOfEffectOrCredit, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, isRedisOutage, isRefusal, isRetryable, latestProposal, moneyText, proposalQueued, settledOutcome, slowDownOf, type GateResult, type OnlyEntry, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { closeConnection, createProposalRecall, createProposalRecorder, currencyOfEffectOrCredit, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, isRedisOutage, isRefusal, isRetryable, latestProposal, moneyText, proposalJudged, settledOutcome, slowDownOf, type GateResult, type OnlyEntry, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 /**
  * `transient`: the job's failures before its effect was judged (see afterTransientFailure); absent on a fresh job.
@@ -18,8 +18,12 @@ import { closeConnection, createProposalRecall, createProposalRecorder, currency
  * `onlyEntry`: the PROPOSED its producer wrote, when that began the effect's chain. The job's first run takes the
  * chain to be that entry alone and dispatches without reading it: the entry's hash is checked against the proposal,
  * and the dispatch step's head check proves the rest (a chain that moved is read, and judged, as without it).
+ * `outbox`: the token of its producer's outbox entry (journal.ts OUTBOX_TOKEN), which stays until a run of this job
+ * judges the effect (or finds it judged) or the job fails for good: should the job go before that (removed by hand,
+ * its queue's keys deleted), recovery queues the proposal again. Absent on a job queued by recovery or by an older
+ * producer (their entries, if any, go once recovery finds the effect judged).
  */
-export type EffectJob = { proposal: unknown; recordedAt: number; transient?: TransientFailures; revived?: true; onlyEntry?: OnlyEntry; unresolved?: number };
+export type EffectJob = { proposal: unknown; recordedAt: number; transient?: TransientFailures; revived?: true; onlyEntry?: OnlyEntry; unresolved?: number; outbox?: string };
 export type EffectAnswer = GateResult;
 
 export type EffectsQueueOptions = {
@@ -52,16 +56,17 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
    * (BullMQ's getJobState scans the waiting list). A job that ran once and waits for a retry counts as started; its
    * follow-up finds the effect settled or submits the same latest proposal, both harmless.
    * The queue's connection waits out a Redis outage (BullMQ needs that); the caller bounds the wait, and a job queued
-   * late runs the proposal as recorded.
+   * late runs the proposal as recorded. `outbox`: the token the job carries (EffectJob). Without `revive`, a job that
+   * failed for good is left as it is and answered 'failed'.
    */
-  async function queueJob(effectId: string, proposals: number, proposal: unknown, onlyEntry: OnlyEntry | null, revive = true): Promise<'added' | 'existed' | 'revived'> {
+  async function queueJob(effectId: string, proposals: number, proposal: unknown, onlyEntry: OnlyEntry | null, revive = true, outbox?: string): Promise<'added' | 'existed' | 'revived' | 'failed'> {
     const [processedOn, timestamp] = await connection.hmget(queue.toKey(effectId), 'processedOn', 'timestamp');
     const followUp = proposals > 1 && processedOn !== null && processedOn !== undefined;
     const jobId = followUp ? `${effectId}.${proposals}` : effectId;
     // Whether the job is there already (the add below is then a no-op): the effect's own job was just read; a follow-up's is asked.
     const existed = followUp ? (await connection.exists(queue.toKey(jobId))) === 1 : timestamp !== null && timestamp !== undefined;
     const add = (revived: boolean) =>
-      queue.add('effect', { proposal, recordedAt: Date.now(), ...(revived ? { revived: true as const } : {}), ...(onlyEntry !== null ? { onlyEntry } : {}) }, {
+      queue.add('effect', { proposal, recordedAt: Date.now(), ...(revived ? { revived: true as const } : {}), ...(onlyEntry !== null ? { onlyEntry } : {}), ...(outbox !== undefined ? { outbox } : {}) }, {
         jobId,
         attempts: options.attempts ?? 8,
         backoff: { type: 'exponential', delay: options.backoffMs ?? 1_000 },
@@ -74,7 +79,9 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
     // holds the id for a week, and the add above was a no-op: the same request sent again, as the not_judged alert
     // asks once the cause is fixed, replaces it. One read of the failed set, O(log n). Two senders replacing at
     // once leave one job or two (a duplicate job is harmless); a job a worker already holds is not removed (0).
-    if (revive && (await connection.zscore(queue.toKey('failed'), jobId)) !== null) {
+    const failed = (revive || existed) && (await connection.zscore(queue.toKey('failed'), jobId)) !== null;
+    if (failed && !revive) return 'failed';
+    if (failed) {
       await queue.remove(jobId);
       await add(true);
       stores.logger.info({ effectId, jobId }, 'effect job had failed for good; queued again');
@@ -93,23 +100,27 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
     async propose(proposal: unknown, how: { firstOnly?: boolean } = {}): Promise<Recorded & { queued: boolean }> {
       const { outbox, ...recorded } = await record(proposal, { ...how, outbox: true });
       if (recorded.status === 'conflict' || (recorded.status === 'exists' && recorded.outcome !== null && !recorded.open)) return { ...recorded, queued: false };
-      // Recorded: a failure to queue it is never answered as "nothing was recorded" (queues/recorded.ts), and the
-      // binding's outbox entry stays, so recovery queues the proposal if nobody sends the request again.
+      // Recorded: a failure to queue it is never answered as "nothing was recorded" (queues/recorded.ts). The binding's
+      // outbox entry stays until the effect is judged (the job carries its token, and its worker drops it), so recovery
+      // queues the proposal if its job never comes or goes before judging it. A job that was there already carries
+      // its own token, or none; this entry then goes once recovery finds the effect judged.
       const queued = async () => {
-        await queueJob(recorded.effectId, recorded.proposals, proposal, recorded.status === 'recorded' ? recorded.onlyEntry : null);
+        await queueJob(recorded.effectId, recorded.proposals, proposal, recorded.status === 'recorded' ? recorded.onlyEntry : null, true, outbox);
       };
       await queueRecorded(queued, stores.config.redisCommandTimeoutMs, {
         done: `Effect ${recorded.effectId} was recorded`,
         retry: 'Send the same request again',
         again: 'a proposal repeated with the same request_id is answered from the journal and queued if it is not, and its money moves at most once.',
       });
-      if (outbox !== undefined) proposalQueued(stores, recorded.effectId, outbox);
       return { ...recorded, queued: true };
     },
     /**
      * Queues the effect's latest recorded proposal if it stands unjudged (recovery's outbox sweep: a proposal whose
-     * producer recorded it and died, or lost Redis, before its job was added). The job is the one its producer would
-     * have added, so a job that exists already makes this a no-op. Answers whether it added one.
+     * producer recorded it and died, or lost Redis, before its job was added, or whose job was removed before it
+     * judged the effect). The job is the one its producer would have added, so a job that exists already makes this a
+     * no-op. Answers whether a job stands for the proposal: one added now, or one there already (waiting, delayed,
+     * running); false when the effect is judged, nothing is recorded, or its job failed for good. Recovery keeps the
+     * effect's outbox entries while this answers true, and drops them when it answers false.
      */
     async requeue(effectId: string): Promise<boolean> {
       const partition = await stores.journal.partitionOf(effectId);
@@ -122,8 +133,8 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
       // A job that exists (waiting behind a backlog, say) is left as it is; so is one that failed for good: its
       // not_judged alert asks a person to fix the cause and send the request again, and a sweep must not retry it.
       const queued = await queueJob(effectId, proposals, proposal, null, false);
-      if (queued !== 'added') return false;
-      stores.logger.warn({ effectId }, 'a recorded proposal had no job (its producer stopped before queuing it); queued now');
+      if (queued === 'failed') return false;
+      if (queued === 'added') stores.logger.warn({ effectId }, 'a recorded proposal had no job (its producer stopped before queuing it, or the job was removed); queued now');
       return true;
     },
     /**
@@ -316,6 +327,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       if (!latest.judged) {
         await judged(job, effectId);
         await keepAfterAnswer(job);
+        outboxDone(job);
         logger.info({ effectId, outcome: latest.answer.outcome }, 'effect job finished: its proposal was refused already');
         return latest.answer;
       }
@@ -344,6 +356,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       await job.moveToDelayed(next.at, token);
       throw new DelayedError();
     }
+    outboxDone(job);
     logger.info({ effectId: answer.effectId, outcome: answer.outcome }, 'effect job finished');
     return answer;
   }
@@ -406,6 +419,17 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
   }
 
   /**
+   * A run of the job ended with the effect's answer for good (judged now, or found judged in the journal), or the job
+   * failed for good and its not_judged alert was raised: the producer's outbox entry the job carries goes (EffectJob
+   * `outbox`). Not on an answer that says to ask again (IN_FLIGHT, UNRESOLVED): one of those comes without anything
+   * written (waiting for another refund on the payment), and a job removed while it waits must be queued again.
+   */
+  function outboxDone(job: Job<EffectJob, EffectAnswer>): void {
+    const effectId = job.id?.split('.')[0] ?? '';
+    if (job.data.outbox !== undefined && effectId !== '') proposalJudged(stores, effectId, job.data.outbox);
+  }
+
+  /**
    * The effect was judged (or found settled): a not_judged alert raised for it earlier is resolved. Only a job that
    * failed for good raises one (notJudged), so only a job that may follow such a failure looks for it: one revived
    * by the same request sent again, one retried after failing (BullMQ's retry, from the queue's board), one run again,
@@ -463,6 +487,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     logger.warn({ effectId: job?.id, error: error.message }, 'effect job failed');
     if (job === undefined || job.finishedOn === undefined) return;
     const raised = notJudged(job, error)
+      .then(() => outboxDone(job))
       .catch((cause: unknown) => logger.error({ err: cause, effectId: job.id, error: error.message }, 'effect job failed for good before its effect was judged, and its alert could not be raised'))
       .finally(() => raising.delete(raised));
     raising.add(raised);

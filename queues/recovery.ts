@@ -19,8 +19,9 @@ export type RecoveryOptions = {
    */
   reapprovals?: { propose: ProposeNow; graceMs?: number; onRepair?: (repair: ReapprovalRepair) => void };
   /**
-   * The producers' outbox: a proposal recorded and never queued (its producer stopped, or lost Redis, in between) is
-   * queued through this (the effects queue's requeue) once its entry is OUTBOX_GRACE_MS old, at the next pass.
+   * The producers' outbox: a proposal recorded and not judged (its producer stopped, or lost Redis, before queuing it,
+   * or its job was removed) is queued through this (the effects queue's requeue) once its entry is OUTBOX_GRACE_MS old,
+   * at the next pass. True when a job stands for it (added now or there already): its entry is kept for another grace.
    */
   requeue?: (effectId: string) => Promise<boolean>;
   /**

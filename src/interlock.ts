@@ -646,10 +646,12 @@ export function createProposalRecorder(stores: Stores): Recorder {
 }
 
 /**
- * The job of a proposal recorded with `outbox` (createProposalRecorder) is queued: its outbox entry goes (with the
- * journal's next index upkeep, within 50 ms), and recovery no longer looks at it.
+ * The job that carries the outbox token of a proposal recorded with `outbox` (createProposalRecorder) judged the
+ * effect, found it judged, or failed for good (its not_judged alert raised): the outbox entry goes (with the journal's
+ * next index upkeep, within 50 ms), and recovery no longer looks at it. Until then recovery queues the proposal again
+ * should its job go (journal.ts OUTBOX_TOKEN).
  */
-export function proposalQueued(stores: Stores, effectId: string, outboxToken: string): void {
+export function proposalJudged(stores: Stores, effectId: string, outboxToken: string): void {
   journalOf(stores).unindex(effectId, outboxToken);
 }
 

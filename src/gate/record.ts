@@ -171,7 +171,7 @@ export function createRecorder(deps: RecorderDeps) {
     if (bound.status === 'OTHER_SUBJECT') return conflict(bound.bound, effectId, proposal, otherSubject(bound.bound, facts), facts);
     const { token } = bound;
     // The producer leaves nothing open (the worker's submit binds its own entry), except the outbox entry of a proposal
-    // its caller is about to queue: that one goes once the job is added. One left by a throw below stays too (the
+    // its caller is about to queue: that one goes once the job judges the effect. One left by a throw below stays too (the
     // PROPOSED may have been written before Redis failed): recovery reads the chain and queues it, or drops the entry.
     if (!outbox) journal.unindex(effectId, token);
     const recorded = await recordBound(proposal, effect, facts, effectId, options);
@@ -213,9 +213,10 @@ export function createRecorder(deps: RecorderDeps) {
 }
 
 /**
- * `outbox`: the caller queues what is recorded (an effects job) and then drops the binding's index entry itself, with
- * the token the answer carries (journal.unindex); until then the entry stands in the producers' outbox, and recovery
- * queues the proposal if the caller never did (journal.ts OUTBOX_TOKEN). Without it the entry goes at once.
+ * `outbox`: the caller queues what is recorded (an effects job) carrying the token the answer carries, and the job's
+ * worker drops the binding's index entry once the effect is judged (journal.unindex); until then the entry stands in
+ * the producers' outbox, and recovery queues the proposal if it has no job (journal.ts OUTBOX_TOKEN). Without it the
+ * entry goes at once.
  */
 type RecordOptions = { refuse?: { reason: string; approval: ApprovalSnapshot | null }; firstOnly?: boolean; outbox?: boolean };
 

@@ -12,6 +12,7 @@ import { isJsonObject, type JsonObject } from '../core/json.js';
 import { explainOutcome } from '../core/outcomes.js';
 import { slowDownOf } from '../core/errors.js';
 import { quoteError } from '../core/quote.js';
+import { currentOutcome } from '../core/verify.js';
 import { objectId, ProcessCrash } from '../core/target.js';
 import { checksOf, errorName, type GateContext, type RecoveryReport, type Settled } from './context.js';
 import { alertIdOf } from '../redis/alerts.js';
@@ -47,11 +48,12 @@ export function createRecover(ctx: GateContext) {
       // Index entries of an effect settled, or never dispatched: dropped once no dispatch can still follow them.
       for (const { entry } of indexed) if (!isOutboxEntry(entry)) await journal.unindexStale(entry, now);
       const outbox = await emptyOutbox(effectId, partition, indexed, now, requeue);
-      if (outbox === 'queued') return { kind: 'skipped', effectId, reason: 'recorded, never queued: its job was queued now' };
+      if (outbox === 'queued') return { kind: 'skipped', effectId, reason: 'recorded, not judged yet: its job is queued (queued now if it had none), and its outbox entry stays until the job judges it' };
       // A pass with no queue to put jobs on (`interlock recover`, a library's loop) cannot queue it: the service's
       // recovery does. It is left for later (a grace period on: a loop without a queue is not woken more often).
       if (outbox === 'no-queue') return { kind: 'skipped', effectId, reason: "recorded, never queued: this pass has no queue to put its job on; the service's recovery queues it (start the service if it is stopped)", retryAt: now + OUTBOX_GRACE_MS };
-      return { kind: 'skipped', effectId, reason: 'no open dispatch (settled meanwhile)' };
+      if (outbox === 'young') return { kind: 'skipped', effectId, reason: 'recorded: its outbox entry stays until its job judges it, and a pass with the queue looks at it once it is past the grace' };
+      return { kind: 'skipped', effectId, reason: await notOpenReason(effectId, partition, outbox, requeue) };
     }
     let reason: 'own' | 'expired' | 'owner-dead';
     if (state.owner === ctx.owner && state.nonce === ctx.nonce) {
@@ -98,23 +100,54 @@ export function createRecover(ctx: GateContext) {
 
   /**
    * A producer's outbox entries (journal.ts OUTBOX_TOKEN) older than OUTBOX_GRACE_MS, on an effect with no open
-   * dispatch: the proposal was recorded and its job maybe never added. `requeue` (the effects queue's, given by the
-   * process that runs the queues) queues the latest proposal if it stands unjudged, a no-op where its job exists; then
-   * the entries go. Without `requeue`, or when it fails, they stay for a pass that can. Answers whether a job was queued.
+   * dispatch: the proposal was recorded and maybe not judged (its job never added, or removed before it judged the
+   * effect). `requeue` (the effects queue's, given by the process that runs the queues) queues the latest proposal if it
+   * stands unjudged, a no-op where its job exists. While a job stands for it the entries stay, scored as bound now, so
+   * the pass after the next grace asks again (a job removed meanwhile is queued again then); once nothing is to be
+   * queued (the effect judged, or its job failed for good and its not_judged alert raised) they go. Without `requeue`,
+   * or when it fails, they stay for a pass that can. 'young': outbox entries, none past the grace.
    */
-  async function emptyOutbox(effectId: string, partition: string, indexed: readonly Indexed[], now: number, requeue: Requeue | undefined): Promise<'queued' | 'no-queue' | 'nothing'> {
+  async function emptyOutbox(effectId: string, partition: string, indexed: readonly Indexed[], now: number, requeue: Requeue | undefined): Promise<'queued' | 'no-queue' | 'young' | 'dropped' | 'none' | 'failed'> {
     const due = indexed.filter(({ entry, boundAt }) => isOutboxEntry(entry) && boundAt <= now - OUTBOX_GRACE_MS);
-    if (due.length === 0) return 'nothing';
+    if (due.length === 0) return indexed.some(({ entry }) => isOutboxEntry(entry)) ? 'young' : 'none';
     if (requeue === undefined) return 'no-queue';
     let queued: boolean;
     try {
       queued = await requeue(effectId, partition);
     } catch (error) {
       logger.warn({ err: error, effectId }, 'could not queue a recorded proposal that may have no job; the next recovery pass tries again');
-      return 'nothing';
+      return 'failed';
+    }
+    if (queued) {
+      await journal.outboxLater(due.map(({ entry }) => entry), now);
+      return 'queued';
     }
     for (const { entry } of due) journal.unindex(effectId, entry.slice(entry.indexOf(':') + 1));
-    return queued ? 'queued' : 'nothing';
+    return 'dropped';
+  }
+
+  /**
+   * Why a pass did nothing to an effect with no open dispatch, when its outbox said nothing more: settled meanwhile, or
+   * recorded and not judged (a proposal, or a re-decision after a refusal), and then whether a job stands for it. An
+   * effect asked for by id (`only`: no index entries to look at) with a queue at hand is queued if it stands
+   * unjudged with no job (requeue, a no-op where its job exists).
+   */
+  async function notOpenReason(effectId: string, partition: string, outbox: 'dropped' | 'none' | 'failed', requeue: Requeue | undefined): Promise<string> {
+    const entries = await journal.entries(partition, effectId);
+    if (currentOutcome(entries) !== null || !entries.some((entry) => entry.kind === 'PROPOSED')) return 'no open dispatch (settled meanwhile)';
+    if (outbox === 'failed') return 'recorded, not judged: its job could not be looked up or queued now; the next recovery pass tries again';
+    let queued = false;
+    if (outbox === 'none' && requeue !== undefined) {
+      try {
+        queued = await requeue(effectId, partition);
+      } catch (error) {
+        logger.warn({ err: error, effectId }, 'could not queue a recorded proposal that may have no job');
+        return 'recorded, not judged: its job could not be looked up or queued now; the next recovery pass with the queue tries again';
+      }
+    }
+    if (queued) return 'recorded, not judged yet: its job is queued (queued now if it had none)';
+    if (requeue === undefined) return 'recorded, not judged, no dispatch open: this pass has no queue to tell whether it has a job; the service\'s recovery queues one it lacks';
+    return 'recorded, not judged, and not queued: no job can be queued for it (its job failed for good: see its not_judged alert, fix the cause and send the same request again)';
   }
 
   async function recoverOne(effectId: string, partition: string, indexed: readonly Indexed[] = [], requeue?: Requeue): Promise<Settled> {

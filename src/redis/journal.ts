@@ -218,9 +218,10 @@ export type ReconcileTurn = { status: 'OK'; now: number; cursor: ReconcileCursor
 
 /**
  * The open index also serves as the producers' outbox: a producer that records a proposal and queues its job (the
- * support API, the CLI) binds with a token that starts with this, and drops its entry once the job is added. An
- * entry of that kind left past OUTBOX_GRACE_MS is a proposal recorded and maybe never queued (its producer died or
- * lost Redis in between): recovery has it queued (GateContext.requeue).
+ * support API, the CLI) binds with a token that starts with this, and the job carries the token: its worker drops the
+ * entry once the effect is judged (or the job fails for good). An entry of that kind left past OUTBOX_GRACE_MS is a
+ * proposal recorded and maybe not judged (never queued, or its job removed): recovery has it queued, or, while its job
+ * stands, keeps the entry for another grace (outboxLater).
  */
 const OUTBOX_TOKEN = 'outbox.';
 
@@ -520,7 +521,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     /**
      * Binds an effect to its subject (the first binding wins for good) and indexes it as possibly open. `token`
      * identifies this submit's index entry, so only this submit's unindex removes it. `outbox`: the binding of a
-     * producer that records a proposal and then queues it; its entry stays until the job is added (isOutboxEntry).
+     * producer that records a proposal and then queues it; its entry stays until the effect is judged (isOutboxEntry).
      */
     async bind(effectId: string, partition: string, options: { outbox?: boolean } = {}): Promise<BindReply> {
       const token = nextToken(options.outbox === true);
@@ -866,6 +867,16 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     async watchFrom(effectIds: readonly string[], at: number): Promise<void> {
       if (effectIds.length === 0) return;
       await redis.zadd(keys.watch, ...effectIds.flatMap((effectId) => [at, effectId]));
+    },
+
+    /**
+     * Scores outbox entries (isOutboxEntry) as bound at `at` (Redis ms), so recovery looks at them again only once
+     * OUTBOX_GRACE_MS has passed since: their effects' jobs stand, and an entry is due again in case the job goes. An
+     * entry dropped meanwhile (its job judged the effect) is not written again (XX).
+     */
+    async outboxLater(entries: readonly string[], at: number): Promise<void> {
+      if (entries.length === 0) return;
+      await redis.zadd(keys.openIndex, 'XX', ...entries.flatMap((entry) => [at, entry]));
     },
 
     /**

@@ -1,9 +1,10 @@
 // Rule: a proposal that is recorded but whose job was never added (its producer stopped, or lost Redis, between the
-// two) is not stranded: the binding's outbox entry stays in the open index until the job is added, and once it is
-// OUTBOX_GRACE_MS old a recovery pass queues the proposal (the job its producer would have added) and drops the
-// entry, so the effect is judged and its money moves once. A proposal queued as usual leaves no entry behind, an
-// entry of an effect already judged goes without a job, and a job that failed for good is not run again by the sweep
-// (its not_judged alert asks a person; a sweep retrying it every pass would undo the give-up).
+// two) is not stranded: the binding's outbox entry stays in the open index until the effect is judged, and once it is
+// OUTBOX_GRACE_MS old a recovery pass queues the proposal (the job its producer would have added) and keeps the entry
+// until a pass finds the effect judged, so the effect is judged and its money moves once. A proposal queued as usual
+// leaves no entry behind once its job judged it, an entry of an effect already judged goes without a job, and a job
+// that failed for good is not run again by the sweep (its not_judged alert asks a person; a sweep retrying it every
+// pass would undo the give-up). tests/queues/removed-job-requeued.test.ts has the rules of a job removed.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -92,25 +93,31 @@ describe('the producers\' outbox', () => {
     const report = await made.sender.gate.recover({ requeue });
     expect(report.skipped).toContainEqual(expect.objectContaining({ effectId, reason: expect.stringContaining('queued now') }));
     expect(await (await made.queue.queue.getJob(effectId))?.getState()).toBe('waiting');
-    await until(() => indexed(made, effectId), (entries) => entries.length === 0, 'the outbox entry going');
+    // The entry stays while the job stands (it is queued again should the job go before judging the effect).
+    expect(await indexed(made, effectId)).toHaveLength(1);
 
     const worker = startEffectsWorker(made.stores, made.sender, { concurrency: 2 });
     closers.push(() => worker.close(true));
     await until(() => settledOutcome(made.stores, effectId), (outcome) => outcome !== null, 'the effect settling');
     expect(await settledOutcome(made.stores, effectId)).toBe('COMMITTED');
-    // A second pass finds nothing more to queue, and the money moved once.
+    // A second pass past the grace finds nothing more to queue and drops the entry, and the money moved once.
+    await age(made, effectId, OUTBOX_GRACE_MS + 1_000);
     await made.sender.gate.recover({ requeue });
+    await until(() => indexed(made, effectId), (entries) => entries.length === 0, 'the outbox entry going');
     await sleep(300);
     expect(made.target.landings).toHaveLength(1);
   });
 
-  it('a proposal queued as usual leaves no outbox entry behind', async () => {
+  it('a proposal queued as usual leaves no outbox entry behind once its job judged it', async () => {
     const made = await rig();
     const terms = approvalTerms();
     await made.stores.approvals.grant(terms);
     const proposed = await made.queue.propose(refundProposal({ approval: terms.id }));
     expect(proposed).toMatchObject({ status: 'recorded', queued: true });
     expect(proposed).not.toHaveProperty('outbox');
+    const worker = startEffectsWorker(made.stores, made.sender, { concurrency: 2 });
+    closers.push(() => worker.close(true));
+    await until(() => settledOutcome(made.stores, proposed.effectId), (outcome) => outcome !== null, 'the effect settling');
     await until(() => indexed(made, proposed.effectId), (entries) => entries.length === 0, 'the outbox entry going');
   });
 
@@ -151,8 +158,10 @@ describe('the producers\' outbox', () => {
     closers.push(() => failing.close());
     await until(async () => (await made.queue.queue.getJob(effectId))?.getState(), (state) => state === 'failed', 'the job failing');
     await failing.close();
-    // Its outbox entry as a producer that died before dropping it would leave it.
-    await made.redis.zadd(made.stores.keys.openIndex, Date.now() - OUTBOX_GRACE_MS - 1_000, `${effectId}:outbox.gone.1`);
+    // Its outbox entry, which a worker that failed it for good without dropping it (this one is not the effects
+    // worker) leaves, past the grace.
+    await age(made, effectId, OUTBOX_GRACE_MS + 1_000);
+    expect(await indexed(made, effectId)).toHaveLength(1);
     const report = await made.sender.gate.recover({ requeue: (id) => made.queue.requeue(id) });
     expect(report.skipped.find((item) => item.effectId === effectId)?.reason).not.toContain('queued now');
     expect(await (await made.queue.queue.getJob(effectId))?.getState()).toBe('failed');

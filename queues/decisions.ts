@@ -22,6 +22,7 @@ import {
   createProposalRecorder,
   effectIdFor,
   errorCode,
+  FINAL_CASE_STATES,
   firstRecordedProposal,
   InterlockError,
   isFinalCase,
@@ -114,8 +115,11 @@ export const CASE_OUTBOX_GRACE_MS = 30_000;
 /** Most notes one sweep of the cases' outbox takes; the next pass takes the rest. */
 const CASE_OUTBOX_BATCH = 200;
 
-/** What a sweep of the cases' outbox did: cases queued, notes dropped (no such case, or decided), notes it could not take. */
-export type CaseOutboxSweep = { queued: string[]; dropped: string[]; failed: string[] };
+/**
+ * What a sweep of the cases' outbox did: cases queued (no job stood for them), cases left to the job that stands for
+ * them (`kept`), notes dropped (no such case, or final), notes it could not take.
+ */
+export type CaseOutboxSweep = { queued: string[]; kept: string[]; dropped: string[]; failed: string[] };
 
 /** Producer side: stores the case (once per id) and queues it; `waitFor` hears the decision without polling. */
 export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOptions = {}) {
@@ -166,12 +170,14 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
      * payload under its id is a conflict.
      */
     async submit(submission: CaseSubmission, submittedBy: string) {
-      // Noted in the cases' outbox first: a process that stops (or loses Redis) after storing the case and before its
-      // job is added leaves the note, and a recovery pass queues the case (requeueUnqueued) if nobody submits it again.
+      // Noted in the cases' outbox first, and the note stays until the case is final (the worker drops it then): a
+      // process that stops (or loses Redis) after storing the case and before its job is added, or a job removed
+      // before it decided the case, leaves the note, and a recovery pass queues the case (requeueUnqueued).
       await stores.cases.queueing(submission.caseId, await stores.journal.serverTime());
       let created = await stores.cases.create(submission, submittedBy);
       if (created.status === 'conflict') {
-        await stores.cases.queued(submission.caseId);
+        // The note is the stored case's as well: it stays while that case waits for its decision.
+        if (isFinalCase(created.record.status)) await stores.cases.queued(submission.caseId);
         return created;
       }
       // A case that failed while the Messages API was unavailable, or on an answer that was no decision (its error
@@ -190,30 +196,38 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
           retry: 'Submit the same case again',
           again: 'a case submitted again with the same case_id and payload is answered as it stands and queued if it is not decided, and it is decided at most once.',
         });
+      } else {
+        await stores.cases.queued(submission.caseId);
       }
-      await stores.cases.queued(submission.caseId);
       return created;
     },
     /**
-     * The cases' outbox swept: each case noted `graceMs` or more ago (Redis time) whose submission never dropped its
-     * note (its process stopped, or lost Redis, between storing it and adding its job) is queued as that submission
-     * would have queued it, its note then dropped; a note whose case was never stored, or is decided, is dropped.
-     * Run by the recovery passes (queues/recovery.ts). A case whose job exists is left to it (adding it is a no-op),
-     * except a finished job of a case still waiting for its decision (a reopened case), which runs again.
+     * The cases' outbox swept: each case noted `graceMs` or more ago (Redis time) and not final (its submission's
+     * process stopped, or lost Redis, before adding its job; its job was removed before deciding it; or it waits) is
+     * queued as its submission would have queued it when no job stands for it (none, or a finished one, which runs
+     * again), and is left to its job when one waits, is delayed or runs (`kept`); its note stays, timed now, so it is
+     * looked at again once per grace until the worker drops it. A note whose case was never stored, or is final, is
+     * dropped. Run by the recovery passes (queues/recovery.ts).
      */
     async requeueUnqueued(graceMs: number = CASE_OUTBOX_GRACE_MS): Promise<CaseOutboxSweep> {
-      const sweep: CaseOutboxSweep = { queued: [], dropped: [], failed: [] };
-      const before = (await stores.journal.serverTime()) - graceMs;
-      for (const caseId of await stores.cases.unqueued(before, CASE_OUTBOX_BATCH)) {
+      const sweep: CaseOutboxSweep = { queued: [], kept: [], dropped: [], failed: [] };
+      const now = await stores.journal.serverTime();
+      for (const caseId of await stores.cases.unqueued(now - graceMs, CASE_OUTBOX_BATCH)) {
         try {
           const record = await stores.cases.get(caseId);
           if (record === null || isFinalCase(record.status)) {
+            await stores.cases.queued(caseId);
             sweep.dropped.push(caseId);
+            continue;
+          }
+          const state = await (await queue.getJob(caseEffectId(caseId)))?.getState();
+          if (state === 'waiting' || state === 'delayed' || state === 'active' || state === 'prioritized' || state === 'waiting-children') {
+            sweep.kept.push(caseId);
           } else {
             await queueCase(caseId, true);
             sweep.queued.push(caseId);
           }
-          await stores.cases.queued(caseId);
+          await stores.cases.queuedLater(caseId, now);
         } catch (error) {
           sweep.failed.push(caseId);
           stores.logger.error({ err: error, caseId }, 'could not queue a case its submission left unqueued; the next recovery pass tries again');
@@ -544,56 +558,74 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     return done.record;
   }
 
+  /** One run of a case's job: the case's state as the run leaves it (null: no such case). */
+  async function runCase(job: Job<DecisionJob>, token?: string): Promise<{ caseId: string; state: CaseStatus['state'] | null }> {
+    const { caseId } = job.data;
+    const record = await stores.cases.get(caseId);
+    if (record === null) {
+      logger.warn({ caseId }, 'a decisions job names a case that is not stored; dropped');
+      return { caseId, state: null };
+    }
+    if (isFinalCase(record.status)) return { caseId, state: record.status.state };
+    try {
+      return { caseId, state: (await decide(record)).status.state };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const code = errorCode(error);
+      // What may succeed later is retried: the registry's retryable errors, and errors from outside the project
+      // (a Redis hiccup); a decision that is not one, a refused key or a missing approval are not.
+      const retry = isRetryable(error) || !(error instanceof InterlockError);
+      const current = (await stores.cases.get(caseId))?.status ?? record.status;
+      if (stopping.signal.aborted && token !== undefined && !isFinalCase(current)) {
+        // Cut short by the stop, not by the case or the model: back in the queue as it stood, this attempt not
+        // counted (a delayed job keeps its attempts), decided by whichever worker runs next.
+        await setStatus(caseId, { ...current, state: 'queued' });
+        await job.moveToDelayed(Date.now() + 1_000, token);
+        logger.info({ caseId }, 'the worker is stopping: the case was put back in the queue undecided');
+        throw new DelayedError();
+      }
+      const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      if (retry && !last) {
+        // Decided meanwhile by another run of the case: nothing is left to retry.
+        const queued = await setStatus(caseId, { ...current, state: 'queued', error: { code, message } });
+        if (!queued.written) return { caseId, state: queued.record.status.state };
+        const delay = typeof job.opts.backoff === 'object' ? (job.opts.backoff.delay ?? 0) : (job.opts.backoff ?? 0);
+        logger.warn({ caseId, code, attempt: job.attemptsMade + 1, retryInMs: decisionBackoff(job.attemptsMade + 1, delay, error), askedMs: askedWaitOf(error) }, 'case not decided yet; it is retried');
+        throw error;
+      }
+      // A proposal the case recorded before the error binds it (the effect may be queued and sent): never failed.
+      const recorded = await firstRecordedProposal(stores, caseEffectId(caseId));
+      if (recorded !== null && recordedByCase(recorded, record.submission)) {
+        logger.warn({ caseId, code }, 'the case failed after its proposal was recorded; it is noted as the journal holds it');
+        return { caseId, state: (await judgeAfterFailure(caseId, recorded, caseEffectId(caseId))).status.state };
+      }
+      // An error the worker retried is no fault of the case: failed under a code that lets the same case, submitted
+      // again, be decided (mayReopenCase), not `internal`, which would keep it failed for good under its id.
+      const failure = retry && !isRetryable(error) ? { code: 'decision_interrupted' as const, message: `${message} (nothing was proposed; submit the case again to decide it)` } : { code, message };
+      const failed = await setStatus(caseId, { ...current, state: 'failed', error: failure });
+      if (failed.written) logger.warn({ caseId, code: failure.code }, 'case failed; nothing was proposed');
+      return { caseId, state: failed.record.status.state };
+    }
+  }
+
+  /**
+   * A run ended with the case final (decided, or failed) or not stored: its note in the cases' outbox goes. The note
+   * stays while the case waits for its decision, so a job removed before then is queued again by the sweep; a job that
+   * failed for good without writing the case final (its catch could not reach Redis) leaves it too, and the sweep runs
+   * that job again. A note that could not be dropped here goes with the sweep, which drops the note of a final case.
+   */
+  async function ran(caseId: string, state: CaseStatus['state'] | null): Promise<void> {
+    if (state !== null && !FINAL_CASE_STATES.has(state)) return;
+    await stores.cases.queued(caseId).catch((error: unknown) => logger.warn({ err: error, caseId }, "could not drop the case's outbox note; the next sweep drops it"));
+  }
+
   const connection = stores.queueConnection();
   const worker = new Worker<DecisionJob>(
     stores.queues.decisions,
     async (job: Job<DecisionJob>, token?: string) => {
-      const { caseId } = job.data;
-      const record = await stores.cases.get(caseId);
-      if (record === null) {
-        logger.warn({ caseId }, 'a decisions job names a case that is not stored; dropped');
-        return { caseId, state: null };
-      }
-      if (isFinalCase(record.status)) return { caseId, state: record.status.state };
-      try {
-        return { caseId, state: (await decide(record)).status.state };
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        const code = errorCode(error);
-        // What may succeed later is retried: the registry's retryable errors, and errors from outside the project
-        // (a Redis hiccup); a decision that is not one, a refused key or a missing approval are not.
-        const retry = isRetryable(error) || !(error instanceof InterlockError);
-        const current = (await stores.cases.get(caseId))?.status ?? record.status;
-        if (stopping.signal.aborted && token !== undefined && !isFinalCase(current)) {
-          // Cut short by the stop, not by the case or the model: back in the queue as it stood, this attempt not
-          // counted (a delayed job keeps its attempts), decided by whichever worker runs next.
-          await setStatus(caseId, { ...current, state: 'queued' });
-          await job.moveToDelayed(Date.now() + 1_000, token);
-          logger.info({ caseId }, 'the worker is stopping: the case was put back in the queue undecided');
-          throw new DelayedError();
-        }
-        const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-        if (retry && !last) {
-          // Decided meanwhile by another run of the case: nothing is left to retry.
-          const queued = await setStatus(caseId, { ...current, state: 'queued', error: { code, message } });
-          if (!queued.written) return { caseId, state: queued.record.status.state };
-          const delay = typeof job.opts.backoff === 'object' ? (job.opts.backoff.delay ?? 0) : (job.opts.backoff ?? 0);
-          logger.warn({ caseId, code, attempt: job.attemptsMade + 1, retryInMs: decisionBackoff(job.attemptsMade + 1, delay, error), askedMs: askedWaitOf(error) }, 'case not decided yet; it is retried');
-          throw error;
-        }
-        // A proposal the case recorded before the error binds it (the effect may be queued and sent): never failed.
-        const recorded = await firstRecordedProposal(stores, caseEffectId(caseId));
-        if (recorded !== null && recordedByCase(recorded, record.submission)) {
-          logger.warn({ caseId, code }, 'the case failed after its proposal was recorded; it is noted as the journal holds it');
-          return { caseId, state: (await judgeAfterFailure(caseId, recorded, caseEffectId(caseId))).status.state };
-        }
-        // An error the worker retried is no fault of the case: failed under a code that lets the same case, submitted
-        // again, be decided (mayReopenCase), not `internal`, which would keep it failed for good under its id.
-        const failure = retry && !isRetryable(error) ? { code: 'decision_interrupted' as const, message: `${message} (nothing was proposed; submit the case again to decide it)` } : { code, message };
-        const failed = await setStatus(caseId, { ...current, state: 'failed', error: failure });
-        if (failed.written) logger.warn({ caseId, code: failure.code }, 'case failed; nothing was proposed');
-        return { caseId, state: failed.record.status.state };
-      }
+      const result = await runCase(job, token);
+      await ran(result.caseId, result.state);
+      return result;
     },
     // A job is never failed for stalling (a high maxStalledCount): a stall is a worker's death, not a fault of the
     // case, and BullMQ fails a job that stalled too often without running the catch above, which would leave the case
@@ -618,6 +650,8 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     void (async () => {
       const record = await stores.cases.get(job.data.caseId);
       if (record?.status.state !== 'queued') return;
+      // Its run, ending with the case failed, dropped the case's outbox note: noted again for the run to come.
+      await stores.cases.queueing(job.data.caseId, await stores.journal.serverTime());
       try {
         await job.retry('completed', { resetAttemptsMade: true, resetAttemptsStarted: true });
         logger.info({ caseId: job.data.caseId }, 'the case was submitted again as its last attempt failed: it is decided again');

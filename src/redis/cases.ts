@@ -39,8 +39,9 @@ export function createCases(deps: { redis: RedisClient; keys: Keys; now?: () => 
     get,
     /**
      * The cases' outbox (keys.casesUnqueued): `queueing` notes, before a submission stores or queues the case, that it
-     * is on its way to the decisions queue (the first note's time is kept); `queued` drops the note once its job is
-     * added or it needs none; `unqueued` lists the notes made at or before `before` (Redis time), oldest first.
+     * is on its way to the decisions queue (the first note's time is kept); the note stays until the case is final or
+     * is not stored, and `queued` drops it then; `queuedLater` times a note (if there is one) `at`, so a sweep looks at
+     * it again only a grace later; `unqueued` lists the notes made at or before `before` (Redis time), oldest first.
      */
     async queueing(caseId: string, at: number): Promise<void> {
       // The id is checked as the case's own key checks it (a bad one throws before anything is written).
@@ -49,6 +50,9 @@ export function createCases(deps: { redis: RedisClient; keys: Keys; now?: () => 
     },
     async queued(caseId: string): Promise<void> {
       await redis.zrem(keys.casesUnqueued, caseId);
+    },
+    async queuedLater(caseId: string, at: number): Promise<void> {
+      await redis.zadd(keys.casesUnqueued, 'XX', at, caseId);
     },
     async unqueued(before: number, limit: number): Promise<string[]> {
       return redis.zrangebyscore(keys.casesUnqueued, '-inf', before, 'LIMIT', 0, limit);

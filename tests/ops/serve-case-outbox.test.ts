@@ -37,8 +37,8 @@ it('a worker queues at start the case a stopped submission stored and never queu
     const serve = spawnWorker(pipeline.env({}), ['serve', '--roles', 'worker']);
     try {
       await serve.ready;
-      // The worker adds the job, then takes the case off the note: both are waited for (a check between the two steps
-      // would find the job and the note both).
+      // The worker adds the job, and its decisions worker takes the case off the note once the case is final (the
+      // note stays while it waits): both are waited for (a check between the two steps would find the job and the note).
       let state: string | undefined;
       let noted = true;
       for (let i = 0; i < 100 && (state === undefined || noted); i += 1) {
@@ -47,7 +47,7 @@ it('a worker queues at start the case a stopped submission stored and never queu
         if (state === undefined || noted) await sleep(100);
       }
       expect(state, serve.logs().slice(-3000)).toBeDefined();
-      expect(noted, 'the case is still noted as never queued').toBe(false);
+      expect(noted, 'the case is still noted as not final').toBe(false);
     } finally {
       await serve.stop(2_000);
     }

@@ -1,8 +1,9 @@
 // Rule: a case that is stored but whose decisions job was never added (its submission stopped, or lost Redis, between
-// the two) is not stranded undecided: the submission notes the case in the cases' outbox before storing it and drops
-// the note only once its job is added, and a recovery pass queues each case whose note is CASE_OUTBOX_GRACE_MS old, as
-// its submission would have, then drops the note. A case queued as usual leaves no note; a note whose case was never
-// stored, or is decided, goes without a job; a case reopened and left unqueued (its finished job) runs again.
+// the two) is not stranded undecided: the submission notes the case in the cases' outbox before storing it, the note
+// stays until the case is final (tests/queues/removed-case-job-requeued.test.ts: the worker drops it), and a recovery
+// pass queues each case whose note is CASE_OUTBOX_GRACE_MS old, as its submission would have, timing the note again.
+// A conflict leaves the stored case's note; a note whose case was never stored, or is decided, goes without a job; a
+// case reopened and left unqueued (its finished job) runs again.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -78,22 +79,26 @@ describe('the cases\' outbox', () => {
     const queue = running(r);
     const jobId = caseEffectId(submitted.caseId);
     // Too fresh: its submission may still be on its way.
-    expect(await queue.requeueUnqueued()).toEqual({ queued: [], dropped: [], failed: [] });
+    expect(await queue.requeueUnqueued()).toEqual({ queued: [], kept: [], dropped: [], failed: [] });
     expect(await queue.queue.getJob(jobId)).toBeUndefined();
 
     await age(r, submitted.caseId, CASE_OUTBOX_GRACE_MS + 1_000);
-    expect(await queue.requeueUnqueued()).toEqual({ queued: [submitted.caseId], dropped: [], failed: [] });
+    const aged = (await notes(r))[submitted.caseId] ?? Infinity;
+    expect(await queue.requeueUnqueued()).toEqual({ queued: [submitted.caseId], kept: [], dropped: [], failed: [] });
     expect(await (await queue.queue.getJob(jobId))?.getState()).toBe('waiting');
-    expect(await notes(r)).toEqual({});
+    // Kept until the case is decided, timed at the sweep: due again only after another grace.
+    expect((await notes(r))[submitted.caseId]).toBeGreaterThan(aged + CASE_OUTBOX_GRACE_MS);
   });
 
-  it('leaves no note behind a case queued as usual, nor behind a conflict', async () => {
+  it('keeps the note of a case queued as usual while it waits, through a conflict, and a sweep leaves it to its job', async () => {
     const r = await rig();
     const queue = running(r);
     const submitted = submission(r);
     expect(await queue.submit(submitted, 'sam')).toMatchObject({ status: 'created' });
     expect(await queue.submit({ ...submitted, story: 'Another story under the same id.' }, 'sam')).toMatchObject({ status: 'conflict' });
-    expect(await notes(r)).toEqual({});
+    expect(Object.keys(await notes(r))).toEqual([submitted.caseId]);
+    await age(r, submitted.caseId, CASE_OUTBOX_GRACE_MS + 1_000);
+    expect(await queue.requeueUnqueued()).toEqual({ queued: [], kept: [submitted.caseId], dropped: [], failed: [] });
   });
 
   it('drops, without a job, the note of a case never stored and of a case decided', async () => {
@@ -106,7 +111,7 @@ describe('the cases\' outbox', () => {
     await r.stores.cases.queueing(never, 1);
     await age(r, decided.caseId, CASE_OUTBOX_GRACE_MS + 1_000);
     const swept = await queue.requeueUnqueued();
-    expect({ ...swept, dropped: [...swept.dropped].sort() }).toEqual({ queued: [], dropped: [never, decided.caseId].sort(), failed: [] });
+    expect({ ...swept, dropped: [...swept.dropped].sort() }).toEqual({ queued: [], kept: [], dropped: [never, decided.caseId].sort(), failed: [] });
     expect(await queue.queue.getJob(caseEffectId(decided.caseId))).toBeUndefined();
     expect(await queue.queue.getJob(caseEffectId(never))).toBeUndefined();
     expect(await notes(r)).toEqual({});
@@ -133,7 +138,7 @@ describe('the cases\' outbox', () => {
     await storedNeverQueued(r, submitted);
     expect((await r.stores.cases.get(submitted.caseId))?.status.state).toBe('queued');
     await age(r, submitted.caseId, CASE_OUTBOX_GRACE_MS + 1_000);
-    expect(await queue.requeueUnqueued()).toEqual({ queued: [submitted.caseId], dropped: [], failed: [] });
+    expect(await queue.requeueUnqueued()).toEqual({ queued: [submitted.caseId], kept: [], dropped: [], failed: [] });
     expect(await (await queue.queue.getJob(jobId))?.getState()).toBe('waiting');
   });
 
@@ -150,6 +155,6 @@ describe('the cases\' outbox', () => {
     closers.push(() => recovery.close());
     await recovery.started;
     expect(await (await queue.queue.getJob(caseEffectId(submitted.caseId)))?.getState()).toBe('waiting');
-    expect(await notes(r)).toEqual({});
+    expect(Object.keys(await notes(r))).toEqual([submitted.caseId]);
   });
 });

@@ -5,58 +5,25 @@
 // leaves no entry behind once its job judged it, an entry of an effect already judged goes without a job, and a job
 // that failed for good is not run again by the sweep (its not_judged alert asks a person; a sweep retrying it every
 // pass would undo the give-up). tests/queues/removed-job-requeued.test.ts has the rules of a job removed.
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { pino } from 'pino';
 import { UnrecoverableError, Worker } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createEffectsQueue, startEffectsWorker, type EffectsQueue } from '../../queues/effects.js';
-import { createMemoryTarget, InterlockError, openStores, settledOutcome, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
+import { createEffectsQueue, startEffectsWorker } from '../../queues/effects.js';
+import { InterlockError, settledOutcome } from '../../src/interlock.js';
 import { OUTBOX_GRACE_MS } from '../../src/redis/journal.js';
-import { approvalTerms, refundProposal, removePrefixes, sleep, testConfig, testKey } from '../support/harness.js';
-
-const keyPair = testKey();
+import { approvalTerms, refundProposal, sleep } from '../support/harness.js';
+import { indexed, outboxRig, until, type OutboxRig } from './outbox-rig.js';
 const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
 });
 
-type Rig = { stores: Stores; sender: Sender; target: MemoryTarget; queue: EffectsQueue; redis: Redis };
-
-async function rig(): Promise<Rig> {
-  const config = testConfig({ keyPrefix: `t${randomBytes(6).toString('hex')}` });
-  // Tier 3: nothing dedupes a second send, so a proposal queued twice would land twice.
-  const target = createMemoryTarget({ tier: 3, sendTimeoutMs: config.sendTimeoutMs });
-  target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
-  const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key });
-  const sender = await startSender(stores, target);
-  const queue = createEffectsQueue(stores);
-  const redis = new Redis(config.redisUrl);
-  closers.push(async () => {
-    await queue.close();
-    await sender.close();
-    await stores.close();
-    await redis.quit();
-    await removePrefixes([config.keyPrefix, `{${config.keyPrefix}-queues}`]);
-  });
-  return { stores, sender, target, queue, redis };
-}
-
-/** The open index's entries for `effectId` ("<effect id>:<token>") with their scores. */
-async function indexed(rig: Rig, effectId: string): Promise<{ entry: string; at: number }[]> {
-  const flat = await rig.redis.zrange(rig.stores.keys.openIndex, '0', '-1', 'WITHSCORES');
-  const found: { entry: string; at: number }[] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) if (flat[i]?.startsWith(`${effectId}:`)) found.push({ entry: flat[i] as string, at: Number(flat[i + 1]) });
-  return found;
-}
-
 /** Makes the entries of `effectId` look `ms` older, as if that much time had passed since the binding. */
-async function age(rig: Rig, effectId: string, ms: number): Promise<void> {
+async function age(rig: OutboxRig, effectId: string, ms: number): Promise<void> {
   for (const { entry, at } of await indexed(rig, effectId)) await rig.redis.zadd(rig.stores.keys.openIndex, 'XX', at - ms, entry);
 }
 
 /** A proposal recorded by a producer whose queue closed under it: recorded, never queued. */
-async function recordedNeverQueued(rig: Rig, proposal: unknown): Promise<string> {
+async function recordedNeverQueued(rig: OutboxRig, proposal: unknown): Promise<string> {
   const closing = createEffectsQueue(rig.stores);
   await closing.close();
   const failed = await closing.propose(proposal).catch((error: unknown) => error);
@@ -64,19 +31,9 @@ async function recordedNeverQueued(rig: Rig, proposal: unknown): Promise<string>
   return (failed as InterlockError).message.slice('Effect '.length, 'Effect '.length + 64);
 }
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, ms = 15_000): Promise<T> {
-  const giveUp = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > giveUp) throw new Error(`${what} did not happen within ${ms} ms`);
-    await sleep(25);
-  }
-}
-
 describe('the producers\' outbox', () => {
   it('a recorded proposal with no job is queued by a recovery pass once its entry is past the grace, and commits once', async () => {
-    const made = await rig();
+    const made = await outboxRig(closers);
     const terms = approvalTerms();
     await made.stores.approvals.grant(terms);
     const effectId = await recordedNeverQueued(made, refundProposal({ approval: terms.id }));
@@ -109,7 +66,7 @@ describe('the producers\' outbox', () => {
   });
 
   it('a proposal queued as usual leaves no outbox entry behind once its job judged it', async () => {
-    const made = await rig();
+    const made = await outboxRig(closers);
     const terms = approvalTerms();
     await made.stores.approvals.grant(terms);
     const proposed = await made.queue.propose(refundProposal({ approval: terms.id }));
@@ -122,7 +79,7 @@ describe('the producers\' outbox', () => {
   });
 
   it('an old outbox entry of an effect already judged goes without a job; without a requeue it stays for a pass that has one', async () => {
-    const made = await rig();
+    const made = await outboxRig(closers);
     const terms = approvalTerms({ maxUses: 1 });
     await made.stores.approvals.grant(terms);
     const proposal = refundProposal({ approval: terms.id });
@@ -146,7 +103,7 @@ describe('the producers\' outbox', () => {
   });
 
   it('a job that failed for good is left failed: the sweep neither runs it again nor says it queued one', async () => {
-    const made = await rig();
+    const made = await outboxRig(closers);
     const terms = approvalTerms();
     await made.stores.approvals.grant(terms);
     const proposed = await made.queue.propose(refundProposal({ approval: terms.id }));

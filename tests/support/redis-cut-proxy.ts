@@ -1,6 +1,7 @@
 // A TCP proxy in front of Redis that can cut a process off from it: every connection through it dropped and new ones
 // refused at once, as a network split between a worker and Redis would (the worker and Redis both live on).
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { pairSockets } from './socket-pair.js';
 
 export type RedisCutProxy = { url: string; cut(): void; heal(): void; close(): Promise<void> };
 
@@ -13,20 +14,9 @@ export async function startRedisCutProxy(target: { host: string; port: number })
       return;
     }
     const upstream = connect(target.port, target.host);
-    sockets.add(client);
-    sockets.add(upstream);
+    pairSockets(client, upstream, sockets);
     client.pipe(upstream);
     upstream.pipe(client);
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
-    };
-    client.on('error', end);
-    upstream.on('error', end);
-    client.on('close', end);
-    upstream.on('close', end);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { pairSockets } from './socket-pair.js';
 
 export type ReplyLossProxy = {
   url: string;
@@ -24,15 +25,8 @@ export async function replyLossProxy(redisUrl: string): Promise<ReplyLossProxy> 
   let fired = 0;
   const server: Server = createServer((client) => {
     const upstream = connect(Number(target.port || 6379), target.hostname);
-    sockets.add(client);
-    sockets.add(upstream);
+    const end = pairSockets(client, upstream, sockets);
     let cutting = false;
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
-    };
     client.on('data', (chunk: Buffer) => {
       if (trigger?.(chunk.toString('latin1')) === true) {
         trigger = null;
@@ -45,10 +39,6 @@ export async function replyLossProxy(redisUrl: string): Promise<ReplyLossProxy> 
       if (cutting) end();
       else client.write(chunk);
     });
-    client.on('error', end);
-    upstream.on('error', end);
-    client.on('close', end);
-    upstream.on('close', end);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();

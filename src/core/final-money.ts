@@ -27,9 +27,23 @@ export type MoneyStatus = 'returned' | 'not_returned' | 'pending' | 'unknown';
 export type CurrencyMismatch = { credit: string; cents: number | null; creditCents: number | null; currency: string; customerCurrency: string };
 
 /**
+ * The status of the fact src/facts/apply.ts records on a credit's own balance transaction when Stripe deletes its
+ * customer (`customer.deleted`), and the final money's `failureReason` when the credit was still unused then.
+ */
+export const CUSTOMER_DELETED = 'customer_deleted';
+
+/**
+ * The customer of a landed credit deleted at Stripe: `credit`, the effect's balance transaction; `balance` and
+ * `currency`, the customer's balance (as Stripe has it: negative is credit) and its currency when it was deleted (null
+ * when the customer had none).
+ */
+export type CustomerDeletion = { credit: string; balance: number | null; currency: string | null };
+
+/**
  * `refund`: the refund the effect committed (or a late landing recorded), whose facts decide `status`; null while
  * its facts are not in (or the send committed none), and then the first refund recorded decides. `currencyMismatch`:
  * set (with `failureReason` `currency_mismatch`) when the credit landed in a currency the customer is not billed in.
+ * `customerDeleted`: set (with `failureReason` `customer_deleted`) when the customer was deleted with the credit unused.
  */
 export type FinalMoney = {
   status: MoneyStatus;
@@ -38,6 +52,7 @@ export type FinalMoney = {
   failureReason: string | null;
   disputes: DisputeFact[];
   currencyMismatch?: CurrencyMismatch;
+  customerDeleted?: CustomerDeletion;
 };
 
 /**
@@ -161,7 +176,7 @@ export type ReCredit = { cents: number; currency: string | null; incident: strin
  * the effect that its send did not make (how a take-back is undone: Stripe cannot delete a balance transaction), by id,
  * in cents given (positive: Stripe has them negative), with their currency and the incident their metadata names (null
  * for none). `currencies`: the currencies of the balance transactions the effect's send made, by id, from its commit
- * and its own credit's facts.
+ * and its own credit's facts. `deletion`: the deletion of the customer holding the effect's own credit, when recorded.
  */
 export type MoneyFacts = {
   refunds: Map<string, RefundFact>;
@@ -172,6 +187,7 @@ export type MoneyFacts = {
   reversals: Map<string, { cents: number; currency: string | null }>;
   reCredits: Map<string, ReCredit>;
   currencies: Map<string, CreditCurrency>;
+  deletion?: CustomerDeletion;
 };
 
 const str = (value: Json | undefined): string | null => (typeof value === 'string' ? value : null);
@@ -196,16 +212,17 @@ export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
       if (entry.result.object === 'customer_balance_transaction') currencies.set(entry.result.id, { currency: str(entry.result.currency)?.toLowerCase() ?? null, customerCurrency: null });
     }
   }
+  const facts: MoneyFacts = { refunds, disputes, credits, creditNotes, otherCredits, reversals, reCredits, currencies };
   for (const entry of entries) {
     if (entry.kind === 'COMMITTED' || entry.kind === 'LATE_RESULT') {
       if (entry.kind === 'LATE_RESULT' && entry.outcome !== 'landed') continue;
       const refund = refundFromResult(entry.result);
       if (refund) refunds.set(refund.id, mergeRefund(refunds.get(refund.id), refund));
     } else if (entry.kind === 'OBSERVED') {
-      foldObserved(entry, { refunds, disputes, credits, creditNotes, otherCredits, reversals, reCredits, currencies }, made);
+      foldObserved(entry, facts, made);
     }
   }
-  return { refunds, disputes, credits, creditNotes, otherCredits, reversals, reCredits, currencies };
+  return facts;
 }
 
 /**
@@ -215,7 +232,8 @@ export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
  */
 const incidentAfter = (entry: EntryOf<'OBSERVED'>, known: CreditNoteFact | undefined) => (entry.incident === undefined ? known?.incident : entry.incident);
 
-function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, creditNotes, otherCredits, reversals, reCredits, currencies }: MoneyFacts, made: ReadonlySet<string>): void {
+function foldObserved(entry: EntryOf<'OBSERVED'>, facts: MoneyFacts, made: ReadonlySet<string>): void {
+  const { refunds, disputes, credits, creditNotes, otherCredits, reversals, reCredits, currencies } = facts;
   switch (entry.objectType) {
     case 'refund':
       if (entry.status !== null) {
@@ -245,6 +263,13 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, { refunds, disputes, credits, 
     // compensation never with a currency, and no fact carried one before. Its latest recorded role stands: a credit
     // labelled with the effect and tagged with the incident was recorded as another party's compensation before.
     case 'customer_balance_transaction': {
+      // The deletion of the customer holding the effect's own credit (src/facts/apply.ts, applyDeletion): its amount is
+      // the customer's balance then, not a move of money, so none of the roles below. Only on the credit its send made:
+      // Stripe deletes a customer once, and never undeletes it.
+      if (entry.status === CUSTOMER_DELETED) {
+        if (made.has(entry.objectId)) facts.deletion = { credit: entry.objectId, balance: entry.amount, currency: entry.customerCurrency ?? null };
+        return;
+      }
       if (entry.amount !== null && entry.amount > 0 && entry.incident === undefined && !made.has(entry.objectId)) {
         reversals.set(entry.objectId, { cents: entry.amount, currency: entry.currency ?? reversals.get(entry.objectId)?.currency ?? null });
         return;
@@ -325,6 +350,10 @@ export function deriveFinalMoney(facts: MoneyFacts, happened: boolean | 'unknown
     }
   }
   if (effectKind !== 'refund' && cents !== null && reversedCents(facts, cents) >= cents) return { status: 'not_returned', ...base };
+  // A credit still unused when its customer was deleted reaches no invoice: Stripe never invoices a deleted customer
+  // again. The later word: a credit in the wrong currency whose customer is gone can no longer be taken back either.
+  const deleted = effectKind === 'refund' ? null : wipedByDeletion(facts, cents);
+  if (deleted !== null) return { status: 'not_returned', ...base, failureReason: CUSTOMER_DELETED, customerDeleted: deleted };
   // A credit that sits in a balance the customer's invoices never use did not reach the customer, whatever the gate said.
   const mismatch = effectKind === 'refund' ? null : currencyMismatch(facts, cents);
   if (mismatch !== null) return { status: 'not_returned', ...base, failureReason: 'currency_mismatch', currencyMismatch: mismatch };
@@ -367,6 +396,28 @@ function labelledMoves(facts: MoneyFacts, incident: string | null): { taken: num
 function reversedCents(facts: MoneyFacts, cents: number | null): number {
   const { taken } = labelledMoves(facts, null);
   return cents === null ? taken : Math.min(taken, cents);
+}
+
+/**
+ * The deletion of the credit's customer, when the credit was still unused then, or null. Stripe keeps one balance per
+ * currency and does not say which credit an invoice used: the balance is a sum. The credit is judged unused when the
+ * balance at the deletion still held at least what is left of it (`cents` less what labelled debits took back,
+ * reversedCents) as credit, in the credit's currency (a customer with no currency takes the credit's, as
+ * currencyMismatch does), or when the credit sat in another currency than the customer's (currencyMismatch, or a
+ * deletion in another currency than the credit's): such a credit never reached an invoice. A balance holding less than
+ * that (part of it, nothing, or a debt) is read as the credit used, in part at least: invoices took it (or debits did),
+ * and the receipt does not answer not_returned for money that may have come off the customer's bills; it stays
+ * returned. Which credit a later invoice took is not told by Stripe, so a balance holding as much as the credit when
+ * another credit was added after this one was used reads as this one unused: the customer lost that much credit with
+ * the deletion either way. Null too when the credit's amount is not known (a receipt that does not say it).
+ */
+function wipedByDeletion(facts: MoneyFacts, cents: number | null): CustomerDeletion | null {
+  const deletion = facts.deletion;
+  if (deletion === undefined || !facts.credits.has(deletion.credit)) return null;
+  const own = facts.currencies.get(deletion.credit)?.currency ?? ownCurrency(facts);
+  if (currencyMismatch(facts, cents) !== null || (own !== null && deletion.currency !== null && own !== deletion.currency)) return deletion;
+  if (cents === null || deletion.balance === null) return null;
+  return -deletion.balance >= cents - reversedCents(facts, cents) ? deletion : null;
 }
 
 /**
@@ -453,9 +504,12 @@ export type SecondCompensation = { cents: number; ownCents: number | null; rever
  * is left of this credit (its amount less what labelled debits took back) and the others' compensations. A voided note
  * compensates nothing, and one whose latest fact names another incident (billing re-tagged it) compensates another
  * incident: neither is counted. Billing's balance credits for the incident count net of billing's debits tagged with
- * it (a credit billing took back compensates nothing), never below nothing. What the credit target counts before the
+ * it (a credit billing took back compensates nothing), never below nothing, in the credit's currency only: the facts
+ * worker records no balance credit or debit in another (a debit tagged with the incident in eur takes nothing back of
+ * billing's usd credit; src/facts/apply.ts). What the credit target counts before the
  * send (incidentCompensation) is what counts here. A credit in a currency the customer is not billed in compensates
- * nothing on the customer's invoices: no second compensation (final money says why). Re-credits labelled with this
+ * nothing on the customer's invoices: no second compensation (final money says why), nor does one its customer's
+ * deletion wiped unused (wipedByDeletion). Re-credits labelled with this
  * effect and tagged with its incident count with billing's balance credits for what they give beyond the labelled
  * debits (labelledMoves): a copy of the credit (a replayed request) is a second credit for the incident, while one that
  * undoes a take-back gives back this credit, not another.
@@ -463,7 +517,7 @@ export type SecondCompensation = { cents: number; ownCents: number | null; rever
 export function deriveSecondCompensation(facts: MoneyFacts, answer: MoneyStatus, ownCents: number | null, incident: string | null): SecondCompensation | null {
   // A credit taken back in full compensates nothing: the others' compensation is the only one left.
   const reversed = reversedCents(facts, ownCents);
-  if (answer !== 'returned' || (ownCents !== null && reversed >= ownCents) || currencyMismatch(facts, ownCents) !== null) return null;
+  if (answer !== 'returned' || (ownCents !== null && reversed >= ownCents) || currencyMismatch(facts, ownCents) !== null || wipedByDeletion(facts, ownCents) !== null) return null;
   const forIncident = (fact: CreditNoteFact) => fact.incident === undefined || fact.incident === incident;
   const issued = [...facts.creditNotes.values()].filter((note) => note.status !== 'void' && forIncident(note));
   const tagged = [...facts.otherCredits.values()].filter(forIncident);

@@ -42,8 +42,17 @@ export type StripeReader = {
    * amounts its chargeback is weighed against. Optional: a reader without it records disputes as before.
    */
   charge?(id: string): Promise<ChargeFact | null>;
-  /** The customer's balance transactions and credit notes; a customer Stripe does not know has none. */
+  /**
+   * The customer's balance transactions and credit notes; a customer Stripe does not know has none, and neither has a
+   * deleted one (Stripe 404s the list of a deleted customer's balance transactions, for good).
+   */
   creditsOf(customer: string): Promise<CreditFact[]>;
+  /**
+   * Whether Stripe says the customer is deleted now (its retrieve answers the `deleted: true` stub); false for one it
+   * has, and for one it never knew. What a `customer.deleted` event says is checked against it before it is recorded.
+   * Optional: without it the signed event is taken as it is.
+   */
+  customerDeleted?(customer: string): Promise<boolean>;
 };
 
 /** A Stripe event, as much of it as the facts need. */
@@ -53,9 +62,11 @@ export const REFUND_EVENTS = ['refund.created', 'refund.updated', 'refund.failed
 export const DISPUTE_EVENTS = ['charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'charge.dispute.funds_withdrawn', 'charge.dispute.funds_reinstated'] as const;
 /**
  * Credits: Stripe has no event for a customer balance transaction; a balance move is announced as
- * `customer.updated` (with `previous_attributes.balance`), and credit notes have their own events.
+ * `customer.updated` (with `previous_attributes.balance`), and credit notes have their own events. `customer.deleted`
+ * carries the customer as it was, its `balance` included: the last word on a credit still in that balance, since Stripe
+ * never invoices a deleted customer again and keeps no balance for it to read later (src/facts/apply.ts).
  */
-export const CREDIT_EVENTS = ['customer.updated', 'credit_note.created', 'credit_note.updated', 'credit_note.voided'] as const;
+export const CREDIT_EVENTS = ['customer.updated', 'customer.deleted', 'credit_note.created', 'credit_note.updated', 'credit_note.voided'] as const;
 /** Every event type the facts worker acts on; anything else is acknowledged and ignored. */
 export const FACT_EVENTS: readonly string[] = [...REFUND_EVENTS, ...DISPUTE_EVENTS, ...CREDIT_EVENTS];
 

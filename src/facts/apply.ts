@@ -5,12 +5,13 @@
 import type { Logger } from 'pino';
 import { alertsFor } from '../core/alert-rules.js';
 import { committedEntry, dispatchedEffect, firstProposal, openDispatch } from '../core/decisions.js';
+import { currencyOfEffect } from '../core/effect-currency.js';
 import { incidentHold } from '../core/effects.js';
 import type { Draft, Entry, EntryFields, EntryOf } from '../core/entries.js';
 import { sha256Hex, canonicalJson } from '../core/json.js';
 import { unsignedReceipt } from '../core/receipt.js';
 import { verify } from '../core/verify.js';
-import { isChargeback } from '../core/final-money.js';
+import { CUSTOMER_DELETED, isChargeback } from '../core/final-money.js';
 import { errorCode, errorMessage, InterlockError, type ErrorCode } from '../core/errors.js';
 import { CREDIT_EVENTS, FACT_EVENTS, REFUND_EVENTS, type ChargeFact, type CreditFact, type DisputeFact, type RefundFact, type StripeEvent, type StripeReader } from '../core/post-send.js';
 import type { Alerts } from '../redis/alerts.js';
@@ -323,8 +324,15 @@ type Named =
   | { kind: 'refund'; refund: RefundFact }
   | { kind: 'refunded_charge'; paymentIntent: string }
   | { kind: 'customer'; customer: string }
+  | { kind: 'customer_deleted'; deletion: Deletion }
   | { kind: 'dispute'; dispute: DisputeFact; paymentIntent: string | null }
   | { kind: 'unroutable'; why: string };
+
+/**
+ * A `customer.deleted` event as the facts need it: the customer, and its `balance` and `currency` as the event's customer
+ * object carries them (null when it does not say them), as they were when Stripe deleted it; `created`: the event's.
+ */
+type Deletion = { customer: string; balance: number | null; currency: string | null; created: number | null };
 
 function namedBy(event: StripeEvent): Named | null {
   if (!FACT_EVENTS.includes(event.type)) return null;
@@ -336,6 +344,11 @@ function namedBy(event: StripeEvent): Named | null {
     if (object.object !== 'charge') return { kind: 'unroutable', why: `${what} is not a refund with an id, nor a charge` };
     const paymentIntent = idOf(object.payment_intent);
     return paymentIntent === null ? { kind: 'unroutable', why: `charge ${str(object.id) ?? '(no id)'} names no PaymentIntent (the gate refunds only PaymentIntents)` } : { kind: 'refunded_charge', paymentIntent };
+  }
+  if (event.type === 'customer.deleted') {
+    const customer = object.object === 'customer' ? str(object.id) : null;
+    if (customer === null) return { kind: 'unroutable', why: `${what} is not a customer with an id` };
+    return { kind: 'customer_deleted', deletion: { customer, balance: num(object.balance), currency: str(object.currency)?.toLowerCase() ?? null, created: num(event.created) } };
   }
   if ((CREDIT_EVENTS as readonly string[]).includes(event.type)) {
     const customer = customerOfEvent(event);
@@ -402,7 +415,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * OBSERVED facts' to say (final-money.ts). Judged by status, the landing would be recorded or not depending on
    * whether the facts first read the refund before or after it failed (DESIGN §8: never by arrival order).
    */
-  const landed = (draft: Draft<'OBSERVED'>) => draft.objectType === 'refund' || (draft.objectType === 'customer_balance_transaction' && draft.incident === undefined);
+  const landed = (draft: Draft<'OBSERVED'>) => draft.objectType === 'refund' || (draft.objectType === 'customer_balance_transaction' && draft.incident === undefined && draft.status !== CUSTOMER_DELETED);
 
   /** A refund Stripe failed or canceled: final (it never succeeds again), and it moved no money (Stripe sent it back). */
   const failedForGood = (draft: Draft<'OBSERVED'>) => draft.objectType === 'refund' && (draft.status === 'failed' || draft.status === 'canceled');
@@ -821,8 +834,17 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       const reCredit = (credit: CreditFact) => labelledCredit(credit) && notReCredit(credit) === null;
       // Another party's compensation for the incident: a credit note, a balance credit its send did not make, or a debit
       // taking one of those back (a debit labelled with this effect takes back this effect's own credit: a reversal).
+      // A balance credit or debit in another currency than the credit's is none: Stripe keeps a balance per currency, so
+      // a debit tagged with the incident in eur takes nothing back of billing's usd credit for it, and an eur credit
+      // sits in a balance a usd customer's invoices never use. Only those in the credit's currency are recorded, and
+      // final-money.ts nets what is recorded, as the credit target nets before a send (incidentCompensation). The
+      // credit's currency: its own balance transaction's, else what its chain says (its `currency` premise); unknown,
+      // every one is recorded, as before.
+      const creditCurrency = credits.find((credit) => credit.id === made)?.currency ?? currencyOfEffect(entries);
+      const inCreditCurrency = (credit: CreditFact) => credit.objectType === 'credit_note' || creditCurrency === null || credit.currency === null || credit.currency === creditCurrency;
       const compensation = (credit: CreditFact) =>
         (credit.objectType === 'credit_note' || (!named(credit) && !reCredit(credit) && (credit.amount < 0 || (credit.amount > 0 && credit.effectId !== effectId)))) &&
+        inCreditCurrency(credit) &&
         ((incident !== null && credit.incident === incident) || recorded.has(credit.id));
       for (const credit of credits) {
         if (credit.effectId !== effectId || credit.objectType !== 'customer_balance_transaction' || held.has(credit.id) || own(credit) || reversal(credit) || reCredit(credit)) continue;
@@ -870,6 +892,61 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       left -= counted;
     }
     if (left > cents) logger.warn({ effectId, objects: reCredits.map((move) => move.id), beyond: left - cents }, `re-credits labelled with effect ${effectId} give back ${left - cents} cents more than debits took of its ${cents}-cent credit: the customer got that on top of the credit (its receipt counts it only as a second credit for the incident, where a re-credit is tagged with it)`);
+  }
+
+  /**
+   * A customer deleted at Stripe: to each credit effect committed on it whose balance credit landed (the commit, or a
+   * late landing, names it), one fact on that balance transaction, status `customer_deleted`, with the customer's
+   * `balance` (its `amount`, as Stripe has it: negative is credit) and `currency` (its `customerCurrency`) as they were
+   * at the deletion. Stripe never invoices a deleted customer again, so what the balance held then reaches no one;
+   * final-money.ts judges from these two whether the credit was still in it. The event is the only record of that
+   * balance: Stripe answers a deleted customer's retrieve with its `deleted: true` stub, without a balance, and 404s
+   * the list of its balance transactions, so a re-read (the reconciler's, applyCredits) finds nothing to record and
+   * leaves this fact standing. The deletion is checked at Stripe first (customerDeleted), as every fact is re-read
+   * before it is recorded; Stripe never undeletes a customer, so the fact is final, and a redelivered event has its
+   * key (recorded once). An event that says no balance records nothing, and is logged: the credit's fate cannot be
+   * told from it. An effect not committed on the customer (in flight, refused, AMBIGUOUS after a lookup that can no
+   * longer read the deleted customer) gets nothing: no credit of its own is known to have landed.
+   */
+  async function applyDeletion(eventId: string, eventType: string, deletion: Deletion, again: boolean): Promise<Applied[]> {
+    const subject = `customer:${deletion.customer}`;
+    const effects = await journal.effectsOn(subject);
+    if (effects.length === 0) return [];
+    if (reread && reader?.customerDeleted !== undefined && !(await reader.customerDeleted(deletion.customer))) {
+      logger.warn({ event: eventId, customer: deletion.customer }, `event ${eventId} says customer ${deletion.customer} was deleted, but Stripe still has it; not recorded`);
+      return [];
+    }
+    if (deletion.balance === null) {
+      logger.warn({ event: eventId, customer: deletion.customer, effects }, `event ${eventId} says customer ${deletion.customer} was deleted but not what its balance held then; whether its credits were used cannot be told, and nothing was recorded`);
+      return [];
+    }
+    const results: Applied[] = [];
+    for (const effectId of effects) {
+      const partition = await journal.partitionOf(effectId);
+      if (partition === null) continue;
+      const entries = await journal.entries(partition, effectId);
+      if (firstProposal(entries)?.effect.kind !== 'credit') continue;
+      const made = committedRefundOf(entries);
+      if (made === null) continue;
+      const draft: Draft<'OBSERVED'> = {
+        kind: 'OBSERVED',
+        source: 'webhook',
+        eventId,
+        eventType,
+        objectType: 'customer_balance_transaction',
+        objectId: made,
+        status: CUSTOMER_DELETED,
+        failureReason: null,
+        amount: deletion.balance,
+        charge: null,
+        disputeStatus: null,
+        disputeReason: null,
+        created: deletion.created,
+        customerCurrency: deletion.currency,
+      };
+      results.push(await appendTo(effectId, [draft], again));
+    }
+    return results;
   }
 
   /**
@@ -922,6 +999,8 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         }
         case 'customer':
           return applyCredits('webhook', event.id, event.type, named.customer, null, again);
+        case 'customer_deleted':
+          return applyDeletion(event.id, event.type, named.deletion, again);
         case 'dispute': {
           if (named.paymentIntent !== null) return applyPayment('webhook', event, named.paymentIntent, [named.dispute], null, again);
           // The charge read to route it is the one its facts are weighed against: not read twice. Read before its chains
@@ -969,6 +1048,8 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
           return named.dispute.charge === null ? [] : effectsOnChargeOf(named.dispute, named.dispute.charge);
         case 'customer':
           return journal.effectsOn(`customer:${named.customer}`);
+        case 'customer_deleted':
+          return journal.effectsOn(`customer:${named.deletion.customer}`);
         case 'unroutable':
         case undefined:
           return [];

@@ -11,7 +11,11 @@
 //   (positive) takes one back (billing's SLA credit issued in error and debited again compensates nothing), and debits
 //   beyond the credits count as nothing, not as less than nothing (a debit does not undo a credit note; voiding it
 //   does). Tagged means `metadata.incident` (what billing's SLA automation writes) or `metadata.interlock_incident`
-//   (what this target writes) equals the incident. Credit notes count whatever they paid out with (balance credit,
+//   (what this target writes) equals the incident. The adjustments are netted per currency, and only those in the
+//   credit's currency (INTERLOCK_CREDIT_CURRENCY, which apply requires the customer to be billed in) count: Stripe keeps
+//   a balance per currency, so billing's usd credit for the incident is not taken back by a debit tagged with it in
+//   eur, which moves none of the usd balance (as final-money.ts nets a credit's labelled debits, labelledMoves), and a
+//   credit in another currency sits in a balance the customer's invoices never use. Credit notes count whatever they paid out with (balance credit,
 //   refund to the card, out of band), since each of them compensates the incident; their balance transactions (type
 //   `credit_note`) are therefore not counted again. An effect none of whose sends can have landed
 //   (ReadContext.neverSent: the gate's read before a first dispatch) has no credit of its own: a tagged adjustment
@@ -94,14 +98,15 @@ function tagged(metadata: Stripe.Metadata | null | undefined, incident: string):
 }
 
 /**
- * Cents credited for `incident` by others (see the header), from the customer's credit notes and balance transactions.
+ * Cents credited for `incident` by others (see the header), from the customer's credit notes and balance transactions,
+ * in `currency` (the credit's, lowercase): tagged adjustments in another currency move none of its balance.
  * `neverSent` (ReadContext.neverSent): no send of the effect can have landed, so none of them is its own.
  */
-export function incidentCompensation(notes: readonly Stripe.CreditNote[], transactions: readonly Stripe.CustomerBalanceTransaction[], incident: string, effectId: string, neverSent = false): number {
+export function incidentCompensation(notes: readonly Stripe.CreditNote[], transactions: readonly Stripe.CustomerBalanceTransaction[], incident: string, effectId: string, currency: string, neverSent = false): number {
   const byNotes = notes.filter((note) => note.status === 'issued' && tagged(note.metadata, incident)).reduce((sum, note) => sum + note.amount, 0);
   const ours = (transaction: Stripe.CustomerBalanceTransaction) => !neverSent && transaction.metadata?.[EFFECT_ID_KEY] === effectId;
   const adjusted = transactions
-    .filter((transaction) => transaction.type === 'adjustment' && !ours(transaction) && tagged(transaction.metadata, incident))
+    .filter((transaction) => transaction.type === 'adjustment' && transaction.currency.toLowerCase() === currency && !ours(transaction) && tagged(transaction.metadata, incident))
     .reduce((sum, transaction) => sum - transaction.amount, 0);
   return byNotes + Math.max(0, adjusted);
 }
@@ -155,7 +160,7 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
   /** The customer, its credit notes and its balance transactions, read together: what the pre-send check weighs. */
   async function readStanding(credit: CreditEffect, effectId: string, budget: ReadBudget, neverSent: boolean): Promise<CustomerStanding> {
     const [customer, notes, transactions] = await Promise.all([customerOf(credit.customer, budget), creditNotes(credit.customer, budget), balanceTransactions(credit.customer, budget)]);
-    return { cents: incidentCompensation(notes, transactions, credit.incident, effectId, neverSent), currency: customerCurrency(customer, transactions) };
+    return { cents: incidentCompensation(notes, transactions, credit.incident, effectId, currency, neverSent), currency: customerCurrency(customer, transactions) };
   }
   /** The customer for the pre-send check: the premise read just made, or a read now within the send's time. */
   async function customerStanding(effectId: string, credit: CreditEffect, context: SendContext): Promise<CustomerStanding> {

@@ -75,6 +75,15 @@ const missing = (error: unknown) => error instanceof Rejected && error.details.s
 export function createFactsReader(client: StripeClient, options: StripeReadsOptions = {}): StripeReader {
   const reads = createStripeReads(client, options);
   return {
+    async customerDeleted(customer) {
+      try {
+        const found = await reads.readCustomer(customer);
+        return 'deleted' in found && found.deleted === true;
+      } catch (error) {
+        if (missing(error)) return false;
+        throw error;
+      }
+    },
     async refund(id) {
       try {
         return refundFact(await reads.readRefund(id));

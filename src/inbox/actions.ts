@@ -6,6 +6,7 @@
 // the approval atomically with the send. Only the payload (what to refund or credit) is carried over. The old
 // effect's receipt gets a RESOLVED entry naming the new request, so the two are linked both ways (the new
 // proposal's `request` names the item it re-approves).
+import { randomBytes } from 'node:crypto';
 import { firstProposal } from '../core/decisions.js';
 import { payloadHash } from '../core/effect-id.js';
 import type { Actor, ApprovalSnapshot, EntryOf, Resolution } from '../core/entries.js';
@@ -36,6 +37,11 @@ export type Reapproved = { item: InboxItem; entry: EntryOf<'RESOLVED'> | null; r
 
 export type InboxActions = ReturnType<typeof createInboxActions>;
 
+/** Whether act() gave this error as its own answer (nothing it was asked ran), not a Redis outage of unknown outcome. */
+function answered(error: unknown): boolean {
+  return error instanceof InterlockError && error.code !== 'redis_unavailable';
+}
+
 /** Whether the item was closed by this very re-approval: the same person, under the same approval. */
 function repeats(closure: InboxItem['closure'], request: { approval: string; by: Actor }): boolean {
   return closure !== null && closure.action === 'reapprove' && closure.by.name === request.by.name && closure.reapproval?.approval === request.approval;
@@ -60,9 +66,37 @@ async function refusedPayloadOf(journal: Pick<Journal, 'partitionOf' | 'entries'
   return parseEffect(first.effect, 'effect', { recorded: true });
 }
 
-/** Where a re-approval attempt is noted while it closes its item (keys.reapprovalsPending): one per person and approval. */
+/**
+ * Where the re-approval that closed its item is noted until its proposal is recorded (keys.reapprovalsPending): one
+ * per person and approval, written only by the attempt that closed the item (an item closes once).
+ */
 function pendingField(item: string, request: { approval: string; by: Actor }): string {
   return `${item} ${request.by.name} ${request.approval}`;
+}
+
+/**
+ * Where one attempt is noted before it closes its item: its own field, so two attempts of the same person under the
+ * same approval (two tabs, two processes) never write over each other's note, and the one that closes the item is
+ * proposed with its own note and premises.
+ */
+function attemptField(item: string, request: { approval: string; by: Actor }, attempt: string): string {
+  return `${pendingField(item, request)} ${attempt}`;
+}
+
+type Note = { field: string; pending: PendingReapproval | null };
+
+/**
+ * Of the notes, the one the attempt that closed the item left (its note is the closure's): the one it moved to
+ * pendingField once it knew it closed the item, else one under an attempt's field, `own` first when this attempt may
+ * be the one that closed it. `lost`: this attempt knows it did not (act answered that the item was closed), so its own
+ * note, even one that reads the same, is never taken. Null when none is left (the proposal was recorded and the note
+ * cleared, or it was never written).
+ */
+function closingNote(item: InboxItem, notes: readonly Note[], own: { field: string; lost: boolean } | null): { field: string; pending: PendingReapproval } | null {
+  const closure = item.closure;
+  const candidates = notes.filter((note): note is { field: string; pending: PendingReapproval } => note.pending !== null && note.pending.item === item.id && closure !== null && repeats(closure, note.pending) && note.pending.note === closure.note && !(own !== null && own.lost && note.field === own.field));
+  const rank = (note: { field: string; pending: PendingReapproval }) => (note.field === pendingField(item.id, note.pending) ? 0 : note.field === own?.field ? 1 : 2);
+  return candidates.sort((one, other) => rank(one) - rank(other))[0] ?? null;
 }
 
 /** The proposal a re-approval makes: the new request, under the new approval, naming the item it re-approves. */
@@ -77,8 +111,12 @@ function reapprovalProposal(item: InboxItem, requestId: string, request: { appro
   };
 }
 
-export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 'partitionOf' | 'entries' | 'onceHolder' | 'readState'>; approvals: Pick<Approvals, 'describe' | 'subjectCap'>; checkFourEyes: FourEyesCheck; readFacts: FactsNow; propose: ProposeNow }) {
+/**
+ * `attemptId`: names one re-approval attempt (attemptField); random unless given. Two attempts must never get the same.
+ */
+export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 'partitionOf' | 'entries' | 'onceHolder' | 'readState'>; approvals: Pick<Approvals, 'describe' | 'subjectCap'>; checkFourEyes: FourEyesCheck; readFacts: FactsNow; propose: ProposeNow; attemptId?: () => string }) {
   const { inbox, journal } = deps;
+  const attemptId = deps.attemptId ?? (() => randomBytes(8).toString('hex'));
 
   /**
    * Refuses, before anything is written, a re-approval whose request id holds a proposal no re-approval of this item
@@ -116,24 +154,31 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
   }
 
   /**
-   * The proposal of a re-approval this person made before under this approval (the item reads closed by it): the one
-   * recorded then, proposed again as it stands (recording nothing, queuing it if its job was lost). When none was
-   * recorded (the first attempt stopped between closing the item and proposing), its note's, as repairReapprovals
-   * proposes it; with no note left either, the facts are read now.
+   * The proposal of a re-approval this person made under this approval (`item` reads closed by it): the one recorded
+   * then, proposed again as it stands (recording nothing, queuing it if its job was lost). When none was recorded (the
+   * attempt that closed the item has not proposed yet, or stopped before it did), the note that attempt left
+   * (closingNote), as repairReapprovals proposes it: never this attempt's own when it lost the close, whatever it says.
+   * With no note left, the closure's note on the facts read now. `own`: this attempt's note, if it wrote one.
    */
-  async function repeatedProposal(item: InboxItem, requestId: string, effectId: string, field: string, request: { approval: string; note: string; by: Actor }, effect: Effect): Promise<{ recorded: Recorded; premises: JsonObject }> {
+  async function repeatedProposal(item: InboxItem, requestId: string, effectId: string, own: { field: string; lost: boolean } | null, effect: Effect): Promise<{ recorded: Recorded; premises: JsonObject }> {
+    const closure = item.closure;
+    const approval = closure?.reapproval?.approval;
+    if (closure === null || approval === undefined) throw new InterlockError('internal', `Inbox item ${item.id} was read as re-approved by this person, yet its closure names no approval.`);
+    const clear = async (fields: readonly (string | undefined)[]) => {
+      for (const field of new Set(fields)) if (field !== undefined) await inbox.clearReapproval(field);
+    };
     const first = await recordedFirst(effectId);
     if (first !== null) {
       const recorded = await deps.propose(first, { firstOnly: true });
       // This attempt's own note (a double submit whose copy lost the race to close the item) is not to be proposed by
-      // the recovery pass: the re-approval stands as recorded first.
-      await inbox.clearReapproval(field);
+      // the recovery pass, nor the note the closing attempt left: the re-approval stands as recorded first.
+      await clear([own?.field, pendingField(item.id, { approval, by: closure.by })]);
       return { recorded, premises: first.premises };
     }
-    const pending = await inbox.pendingReapproval(field);
-    const proposal = pending === null ? reapprovalProposal(item, requestId, request, await deps.readFacts(effect, effectId), effect) : reapprovalProposal(item, requestId, pending, pending.premises, effect);
+    const closing = closingNote(item, await inbox.pendingReapprovals(), own);
+    const proposal = closing === null ? reapprovalProposal(item, requestId, { approval, note: closure.note, by: closure.by }, await deps.readFacts(effect, effectId), effect) : reapprovalProposal(item, requestId, closing.pending, closing.pending.premises, effect);
     const proposed = await proposeOnce(proposal, effectId);
-    await inbox.clearReapproval(field);
+    await clear([own?.field, closing?.field]);
     return proposed;
   }
 
@@ -172,8 +217,8 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
   return {
     /**
      * Re-approves an item under `approval`. The same person asking again with the same approval (a retry after a
-     * lost answer) is answered with the same new request as recorded the first time, whatever its note or the facts
-     * now; anyone else after the first action is told who acted.
+     * lost answer, a second tab) is answered with the same new request, made with the note and the facts of the click
+     * that closed the item, whatever its own note or the facts now; anyone else after the first action is told who acted.
      */
     async reapprove(id: string, request: { approval: string; note: string; by: Actor }): Promise<Reapproved> {
       const item = await itemOr404(id);
@@ -198,14 +243,15 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
       const dead = replay ? [] : [...approvalProblems(snapshot, { now, subject: item.subject, amount, phase: 'dispatch' }), ...(await noRoom(snapshot, item.subject, effect, amount))];
       if (dead.length > 0) throw new InterlockError('invalid_approval', `Item ${id} cannot be re-approved under approval ${request.approval}: ${dead.join('; ')}. Nothing was recorded; re-approve under a live approval that covers the payload.`);
       await assertRequestIsItems(item, requestId, effectId, effect);
-      const field = pendingField(id, request);
-      if (replay) return { item, entry: null, ...(await repeatedProposal(item, requestId, effectId, field, request, effect)) };
+      if (replay) return { item, entry: null, ...(await repeatedProposal(item, requestId, effectId, null, effect)) };
       // Read before anything is written: facts that cannot be read leave the item open.
       const premises = await deps.readFacts(effect, effectId);
       // Noted before the item closes: a process that dies between the closing and the proposal leaves this behind,
       // and the recovery pass proposes it (repairReapprovals), on these premises. Without it the item would read
-      // re-approved while nothing was ever proposed.
-      await inbox.markReapproval(field, { item: id, approval: request.approval, by: request.by, note: request.note, premises, at: now });
+      // re-approved while nothing was ever proposed. Under this attempt's own field until it has closed the item.
+      const field = attemptField(id, request, attemptId());
+      const note: PendingReapproval = { item: id, approval: request.approval, by: request.by, note: request.note, premises, at: now };
+      await inbox.markReapproval(field, note);
       let acted: { item: InboxItem; entry: EntryOf<'RESOLVED'> | null };
       try {
         acted = await inbox.act(id, { action: 'reapprove', by: request.by, note: request.note, reapproval: { approval: request.approval, requestId, effectId } });
@@ -222,14 +268,20 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
           // Open after an error of unknown outcome (Redis timed out or went away), the command may still run, so the
           // note stays for the recovery pass, which drops it past its grace unless the item is this one's; a note
           // left behind by a failed delete is dropped by it too.
-          const answered = error instanceof InterlockError && error.code !== 'redis_unavailable';
-          if (answered || (standing !== null && standing.closure !== null)) await inbox.clearReapproval(field).catch(() => undefined);
+          if (answered(error) || (standing !== null && standing.closure !== null)) await inbox.clearReapproval(field).catch(() => undefined);
           throw error;
         }
-        return { item: standing, entry: null, ...(await repeatedProposal(item, requestId, effectId, field, request, effect)) };
+        // Answered by act() itself (the item was closed first: the other tab's copy closed it), this attempt knows it
+        // did not close the item, and its own note, whatever it says, is not the closure's.
+        return { item: standing, entry: null, ...(await repeatedProposal(standing, requestId, effectId, { field, lost: answered(error) }, effect)) };
       }
-      const proposed = await proposeOnce(reapprovalProposal(item, requestId, request, premises, effect), effectId);
+      // This attempt closed the item: its note moves to the field the closing attempt's note is known by (written
+      // before the attempt's own is deleted, so one of them stands throughout), for a repeat and the recovery pass.
+      const closing = pendingField(id, request);
+      await inbox.markReapproval(closing, note);
       await inbox.clearReapproval(field);
+      const proposed = await proposeOnce(reapprovalProposal(item, requestId, request, premises, effect), effectId);
+      await inbox.clearReapproval(closing);
       return { ...acted, ...proposed };
     },
 
@@ -262,10 +314,10 @@ export type ReapprovalRepair = {
 /**
  * Proposes the re-approvals a process closed and never proposed. reapprove() notes each attempt (with the premises
  * the person decided on) before it closes the item and clears the note once the proposal is recorded, so a note
- * older than `graceMs` is an attempt that stopped somewhere in between. If the item's closure is that attempt's, its
- * proposal is made now exactly as reapprove() would have made it (the same request id, so a proposal that did get
- * recorded is found, never doubled); the gate then judges it as any other, its premises re-read before the send. A
- * note whose attempt closed nothing is dropped.
+ * older than `graceMs` is an attempt that stopped somewhere in between. If the item's closure is that attempt's (the
+ * same person, approval and note: closingNote), its proposal is made now exactly as reapprove() would have made it
+ * (the same request id, so a proposal that did get recorded is found, never doubled); the gate then judges it as any
+ * other, its premises re-read before the send. A note whose attempt closed nothing is dropped.
  *
  * It reads only the notes, which the hash holds only while they are pending. Several processes may run it at once:
  * the request id binds the proposal (recorded once), and clearing a note twice is harmless.
@@ -288,11 +340,14 @@ export async function repairReapprovals(deps: { inbox: Inbox; journal: Pick<Jour
     return recorded.status === 'conflict' ? { reason: recorded.reason } : recorded.status;
   }
   const now = await journal.serverTime();
-  for (const { field, pending } of await inbox.pendingReapprovals()) {
+  const notes = await inbox.pendingReapprovals();
+  for (const { field, pending } of notes) {
     try {
       if (pending !== null && now - pending.at < options.graceMs) continue;
       const item = pending === null ? null : await inbox.get(pending.item);
-      if (pending === null || item === null || !repeats(item.closure, pending)) {
+      // Of the same person's attempts under the same approval, only the one that closed the item is proposed: the
+      // others (tabs whose click lost the close) are dropped, whatever they say.
+      if (pending === null || item === null || !repeats(item.closure, pending) || closingNote(item, notes, null)?.field !== field) {
         await inbox.clearReapproval(field);
         repair.dropped.push(field);
         continue;

@@ -99,6 +99,29 @@ function resolvedOn(known: Alert): { action: string; disputes: Record<string, st
 }
 
 /**
+ * The disputes a resolved alert named when it was resolved: those `resolvedOn` carries a status for, and those the
+ * alert names now (a raise that keeps it resolved never adds one, and keeps those it names: keptNamed), which covers an
+ * alert resolved before its disputes carried statuses.
+ */
+function namedWhenResolved(seen: { disputes: Record<string, string> }, known: Pick<Alert, 'disputes'>): string[] {
+  return [...new Set([...known.disputes, ...Object.keys(seen.disputes)])];
+}
+
+/**
+ * What a raise's disputes and statuses become with the resolution's `named` disputes it lacks added back, each with
+ * the status the alert last carried for it ('' when none: read as not decided); nothing when it lacks none.
+ */
+function keptNamed(alert: Pick<Alert, 'disputes' | 'disputeStatuses'>, named: readonly string[], known: Pick<Alert, 'disputes' | 'disputeStatuses' | 'resolvedOn'>): Partial<Pick<Alert, 'disputes' | 'disputeStatuses'>> {
+  const lacking = named.filter((dispute) => !alert.disputes.includes(dispute));
+  if (lacking.length === 0) return {};
+  const carried = { ...known.resolvedOn?.disputes, ...statusesOf(known) };
+  const disputes = [...alert.disputes, ...lacking];
+  if (alert.disputeStatuses === undefined && known.disputeStatuses === undefined) return { disputes };
+  const statuses = statusesOf(alert);
+  return { disputes, disputeStatuses: disputes.map((dispute) => statuses[dispute] ?? carried[dispute] ?? '') };
+}
+
+/**
  * Whether `next` names a dispute as decided (won or lost) that was not at that status when the alert was resolved: one
  * then open, under review or under appeal, or whose status the alert did not carry (read as not decided).
  */
@@ -209,7 +232,12 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
         // names a dispute or a compensation it did not (a second chargeback, billing's further note for the incident:
         // new money at stake, not what that person handled).
         const factsAgain = known?.resolvedBy === FACTS_RESOLVER && (FACT_ALERT_KINDS as readonly AlertKind[]).includes(known.kind);
-        const newDispute = known !== null && known.resolvedAt !== null && alert.disputes.some((dispute) => !known.disputes.includes(dispute));
+        const seen = known === null || known.resolvedAt === null ? null : resolvedOn(known);
+        // A dispute is new when the resolution did not name it (resolvedOn), not when the alert as it stands does not:
+        // a raise from another facts job's older read (before the second chargeback was recorded) rewrites the alert
+        // without it, and the newer read's raise naming it again is not money the person has not seen.
+        const named = seen === null || known === null ? [] : namedWhenResolved(seen, known);
+        const newDispute = seen !== null && alert.disputes.some((dispute) => !named.includes(dispute));
         const handled = known?.compensations ?? (known?.refund === null || known?.refund === undefined ? [] : [known.refund]);
         const newCompensation = known !== null && known.resolvedAt !== null && (alert.compensations ?? []).some((compensation) => !handled.includes(compensation));
         // And when a dispute it names was decided since and the action changed with it: the person acted on "wait for
@@ -220,13 +248,17 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
         // what the person did standing. Both are judged on what the alert said when it was resolved (resolvedOn), not
         // on a refresh since: a refresh from a facts job's older read (the dispute back under review) followed by the
         // newer read's must not make a loss the person already handled look new again.
-        const seen = known === null || known.resolvedAt === null ? null : resolvedOn(known);
         const decided = seen !== null && alert.action !== seen.action && decidedSince(seen.disputes, alert);
         const reopens = factsAgain || newDispute || newCompensation || decided;
         const resolvedAt = reopens ? null : (known?.resolvedAt ?? null);
         const reopenedAt = reopens ? now : known?.reopenedAt;
         return {
           ...alert,
+          // Still resolved, it keeps naming every dispute the resolution named: an older read's raise that lacks one
+          // never drops it (the person acted on it, and the next raise is judged against it).
+          ...(resolvedAt === null || known === null ? {} : keptNamed(alert, named, known)),
+          // So with the compensations it named (an older read's raise from before billing's second note was recorded).
+          ...(resolvedAt === null || known === null || alert.compensations === undefined ? {} : { compensations: [...new Set([...handled, ...alert.compensations])] }),
           id,
           raisedAt: known?.raisedAt ?? now,
           updatedAt: now,

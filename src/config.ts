@@ -46,6 +46,18 @@ function creditCurrencyProblem(value: unknown): string {
   return `${given} is not an ISO 4217 currency code Stripe supports: give one in lowercase, ${examples}`;
 }
 
+/** The smallest INTERLOCK_REDIS_MAXMEMORY taken: 1mb, under which Redis warns that the limit is likely a mistake. */
+export const MIN_REDIS_MAXMEMORY_BYTES = 1024 * 1024;
+
+/** Bytes of a size as Redis reads it (memtoull): k, m, g are powers of 1000, kb, mb, gb powers of 1024, b or none bytes. */
+export function redisSizeBytes(size: string): number {
+  const match = /^([0-9]+)([kmg]b?|b)?$/i.exec(size);
+  if (match === null) return Number.NaN;
+  const unit = (match[2] ?? 'b').toLowerCase();
+  const factors: Readonly<Record<string, number>> = { b: 1, k: 1e3, kb: 1024, m: 1e6, mb: 1024 ** 2, g: 1e9, gb: 1024 ** 3 };
+  return Number(match[1]) * (factors[unit] ?? Number.NaN);
+}
+
 const flag = z.enum(['0', '1', 'true', 'false', 'yes', 'no']).transform((value) => value === '1' || value === 'true' || value === 'yes');
 /**
  * The longest delay a Node.js timer takes (2^31 - 1 ms, about 24.8 days): a longer one fires after 1 ms instead, so
@@ -61,7 +73,9 @@ const schema = z.object({
   REDIS_URL: z.string().url('must be a URL such as redis://127.0.0.1:6379').regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379').default('redis://127.0.0.1:6379'),
   INTERLOCK_REDIS_CLUSTER: flag.default(false),
   INTERLOCK_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]+$/, 'letters, digits and _ : . - only').default('interlock'),
-  INTERLOCK_DATA_DIR: z.string().default(DEFAULT_DATA_DIR),
+  // Spaces and line breaks around the path (an env file's `VAR=/srv/interlock `) are not part of it: kept, they would
+  // name another directory, and the service would start there on a new signing key, new tokens and an empty Redis.
+  INTERLOCK_DATA_DIR: z.string().trim().default(DEFAULT_DATA_DIR),
   INTERLOCK_SIGNING_KEY_FILE: z.string().optional(),
   INTERLOCK_RETIRED_PUBLIC_KEYS_FILE: z.string().optional(),
   INTERLOCK_WORKER_ID: z.string().regex(/^[A-Za-z0-9_:.@-]+$/).optional(),
@@ -80,7 +94,11 @@ const schema = z.object({
   INTERLOCK_REDIS_WAIT_MS: ms.default(1_000),
   // A Redis that is merely busy (an fsync, a slow script) must not fail every command: at least 100 ms.
   INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: wholeNumberSetting(100, MAX_TIMER_MS, 'must be at least 100 ms: shorter would fail commands of a Redis that is only busy', overTimer).default(5_000),
-  INTERLOCK_REDIS_MAXMEMORY: z.string().regex(/^[1-9][0-9]*(?:[kmgKMG][bB]?|[bB])?$/, 'must be a size Redis reads, such as 1gb, 512mb or 1073741824 (0, no limit, would let Redis grow until it is killed)').default(DEFAULT_REDIS_MAXMEMORY),
+  INTERLOCK_REDIS_MAXMEMORY: z
+    .string()
+    .regex(/^[1-9][0-9]*(?:[kmgKMG][bB]?|[bB])?$/, { error: 'must be a size Redis reads, such as 1gb, 512mb or 1073741824 (0, no limit, would let Redis grow until it is killed)', abort: true })
+    .refine((value) => redisSizeBytes(value) >= MIN_REDIS_MAXMEMORY_BYTES, { error: (issue) => `${JSON.stringify(issue.input)} is ${redisSizeBytes(String(issue.input))} bytes, less than 1mb (Redis itself warns below it, and the journal fills it at once): give a size in b, kb, mb or gb (k, m, g: thousands), such as 1gb or 512mb` })
+    .default(DEFAULT_REDIS_MAXMEMORY),
   INTERLOCK_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   // Read by bin/interlock.js before any of this loads (bin/compiled.js); here so a bad value is named and the
   // variable is known.
@@ -365,10 +383,10 @@ export function assertMetricsAddrFree(config: Pick<Config, 'metricsAddr' | 'host
   throw new ConfigError(`INTERLOCK_METRICS_ADDR (${metricsAddr.host}:${metricsAddr.port}) is the service's own HTTP address (INTERLOCK_HOST and INTERLOCK_PORT, or serve --port): give the metrics listener another port.`);
 }
 
-/** The data directory as loadConfig reads it, without checking any other setting: empty or only whitespace is unset. */
+/** The data directory as loadConfig reads it, without checking any other setting: trimmed, and empty or only whitespace is unset. */
 export function dataDirOf(env: NodeJS.ProcessEnv): string {
-  const given = env.INTERLOCK_DATA_DIR ?? '';
-  return given.trim() === '' ? DEFAULT_DATA_DIR : given;
+  const given = (env.INTERLOCK_DATA_DIR ?? '').trim();
+  return given === '' ? DEFAULT_DATA_DIR : given;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

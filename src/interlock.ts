@@ -34,7 +34,7 @@ import type { PremiseChange } from './core/entries.js';
 import { InterlockError } from './core/errors.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { closeConnection, createQueueConnection, createRedisClient, foreignReply, notRedisProtocol, otherDatabase, type RedisClient } from './redis/client.js';
-import { createDurabilityMonitor, holdDeploymentMarker, inspectDurability, requireDurability, warnUnboundedMemory, type Durability, type DurabilityMonitor } from './redis/durability.js';
+import { createDurabilityMonitor, holdDeploymentMarker, inspectDurability, redisFullOr, requireDurability, warnUnboundedMemory, type Durability, type DurabilityMonitor } from './redis/durability.js';
 import { createHeartbeat, WorkerSupersededError, type Heartbeat } from './redis/heartbeat.js';
 import { createRedisJournal, type Journal, type ReconcileCursor, type ReconcileTurn, type WatchPosition } from './redis/journal.js';
 export { LONGEST_RECONCILE_SINCE_MS } from './redis/journal.js';
@@ -585,7 +585,8 @@ export async function startSender(stores: Stores, target: Target, options: { wor
   } catch (error) {
     await watchdog.close();
     releaseWorkerId();
-    throw error;
+    // A worker must beat before it takes a job: on a full Redis it cannot start, and says so (not Redis's bare OOM).
+    throw await redisFullOr(redis, error, `write this worker's heartbeat ${keys.heartbeat(workerId)}`);
   }
   // Started last, so a failed start leaves no timer behind.
   durabilityMonitor.start();

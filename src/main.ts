@@ -78,7 +78,7 @@ import { addSandboxCommand } from '../sandbox/cli.js';
 import { probeStripe } from './stripe/index.js';
 import type { Sandbox } from '../sandbox/index.js';
 import { freePort, processRuns, startPrivateRedis, type PrivateRedis } from './redis/private-server.js';
-import { notRedisProtocol } from './redis/client.js';
+import { clusterModeProblem, notRedisProtocol } from './redis/client.js';
 
 /**
  * The outer layers (queues/, webhooks/, express), loaded by the commands that run them: express, bull-board,
@@ -136,6 +136,9 @@ function listensForHttp(roles: readonly Role[]): boolean {
 
 export async function startService(config: Config, roles: readonly Role[]): Promise<Service> {
   assertMetricsAddrFree(config, listensForHttp(roles));
+  // Before the service's client connects: a cluster client on a server that is no cluster would find no slot map.
+  const clusterMismatch = await clusterModeProblem(config, shownUrl(config.redisUrl));
+  if (clusterMismatch !== null) throw new CliFailure(clusterMismatch, EXIT_BAD_INPUT);
   const { createApp, createDecisionsQueue, createEffectsQueue, createFactsQueue, createMetrics, express, loadApiLimits, metricsApp, openOpsQueues, queueCheck, startDecisionsWorker, startEffectsWorker, startFactsWorker, startReconciler, startRecovery, storeChecks, stripeCheck, stripeWebhookRouter, workerChecks } = await outerLayers();
   const stores = await openStores(config);
   const { logger } = stores;

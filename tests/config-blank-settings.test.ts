@@ -22,8 +22,8 @@ it.each([['  '], ['\t'], [' \n']])('settings set to %j take their defaults', (bl
   expect(config).toEqual(loadConfig({}));
 });
 
-it('a value with text keeps its spaces: only a blank one is unset', () => {
-  expect(loadConfig({ INTERLOCK_DATA_DIR: ' data' }).dataDir).toBe(' data');
+it('a value is read without the whitespace around it: only a blank one is unset', () => {
+  expect(loadConfig({ INTERLOCK_DATA_DIR: ' data' }).dataDir).toBe('data');
 });
 
 // `interlock scenario` (its default --out) and the commands that find a running service read the data directory

@@ -28,9 +28,44 @@ export function createRedisClient(options: { redisUrl: string; redisCluster: boo
   const connection = { disconnectTimeout: DISCONNECT_TIMEOUT_MS, autoResendUnfulfilledCommands: false, ...(oneShot ? { maxRetriesPerRequest: 2, retryStrategy: (times: number) => (times > 2 ? null : 200), ...commandTimeout } : { maxRetriesPerRequest: 3 }) };
   if (!options.redisCluster) return boundedWaits(batchWrites(failUnanswered(new Redis(options.redisUrl, connection))), timeoutMs);
   const url = new URL(options.redisUrl);
-  const cluster = new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { ...connection, ...clusterNodeOptions(url) }, ...(behaviour.failFast ? { clusterRetryStrategy: (times: number) => (times > 2 ? null : 200) } : {}) });
+  // A cluster whose slot map was never loaded is given up after a few tries, as a one-shot command gives it up: no node
+  // answers, or the node answers and is no cluster (`cluster support disabled`), and the service's start would wait on
+  // it for ever. Once it was ready, the service waits out a cluster that goes away, as ioredis does by default.
+  let reached = false;
+  const firstRefresh = (times: number) => (times > FIRST_SLOT_MAP_TRIES ? null : 200);
+  const clusterRetryStrategy = oneShot ? firstRefresh : (times: number) => (reached ? Math.min(100 + times * 2, 2000) : firstRefresh(times));
+  const cluster = new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { ...connection, ...clusterNodeOptions(url) }, clusterRetryStrategy });
+  cluster.once('ready', () => {
+    reached = true;
+  });
   cluster.on('+node', (node: Redis) => boundedWaits(batchWrites(failUnanswered(node)), timeoutMs));
   return cluster;
+}
+
+/** Tries to load a cluster's first slot map (200 ms apart) before a client gives it up (createRedisClient). */
+const FIRST_SLOT_MAP_TRIES = 2;
+
+/**
+ * Why the server at REDIS_URL and INTERLOCK_REDIS_CLUSTER disagree, or null: a standalone Redis given with the flag
+ * (the cluster client never loads a slot map), or a cluster node given without it (every key another node serves
+ * would be refused MOVED). Read from `INFO cluster` on a connection of its own that gives up at once; null too when
+ * that cannot be read (Redis not reached, INFO refused): the start's own checks say what is wrong then.
+ */
+export async function clusterModeProblem(options: { redisUrl: string; redisCluster: boolean; redisCommandTimeoutMs?: number }, shownUrl: string): Promise<string | null> {
+  const probe = new Redis(options.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false, connectTimeout: options.redisCommandTimeoutMs ?? 5_000, commandTimeout: options.redisCommandTimeoutMs ?? 5_000, disconnectTimeout: DISCONNECT_TIMEOUT_MS });
+  probe.on('error', () => undefined);
+  let enabled: string | undefined;
+  try {
+    await probe.connect();
+    enabled = /^cluster_enabled:(\d)/m.exec(String(await probe.info('cluster')))?.[1];
+  } catch {
+    return null;
+  } finally {
+    probe.disconnect();
+  }
+  if (options.redisCluster && enabled === '0') return `INTERLOCK_REDIS_CLUSTER is set, but the Redis at ${shownUrl} is not a node of a Redis Cluster (its INFO says cluster_enabled:0: cluster support is disabled), so the service did not start. Unset INTERLOCK_REDIS_CLUSTER for a single Redis, or point REDIS_URL at a node of the cluster.`;
+  if (!options.redisCluster && enabled === '1') return `The Redis at ${shownUrl} is a node of a Redis Cluster (its INFO says cluster_enabled:1), but INTERLOCK_REDIS_CLUSTER is not set, so the service did not start: a client of one server would be refused every key another node serves. Set INTERLOCK_REDIS_CLUSTER=1.`;
+  return null;
 }
 
 /**

@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { InterlockError } from '../core/errors.js';
-import { isRedisOutage, writableNodesNow, type RedisClient } from './client.js';
+import { isRedisOutage, redisTurnedAway, writableNodesNow, type RedisClient } from './client.js';
 
 /** How long a check waits for a cluster's slot map (writableNodesNow). */
 const SLOT_MAP_TIMEOUT_MS = 5_000;
@@ -184,11 +184,51 @@ export async function requireDurability(redis: RedisClient, optOut: boolean, pha
  */
 export type DeploymentMarker = { key: string; held: string };
 
-/** Writes the marker unless Redis has one (SET NX GET, one atomic step) and returns the one Redis holds. */
+/**
+ * Reads the marker, and writes one only when Redis has none (SET NX GET, one atomic step, so two first processes agree
+ * on one id); returns the one Redis holds. Read first so that a restart needs no write: a Redis at its memory limit
+ * refuses every write (OOM), and a process restarted then must still start, serve reads and answer /readyz 503 (README
+ * "Retention"). A first start refused OOM throws a RedisFullError.
+ */
 export async function holdDeploymentMarker(redis: RedisClient, key: string): Promise<DeploymentMarker> {
+  const found = await redis.get(key);
+  if (found !== null) return { key, held: found };
   const mine = randomBytes(16).toString('hex');
-  const before = (await redis.call('SET', key, mine, 'NX', 'GET')) as string | null;
-  return { key, held: before ?? mine };
+  try {
+    const before = (await redis.call('SET', key, mine, 'NX', 'GET')) as string | null;
+    return { key, held: before ?? mine };
+  } catch (error) {
+    throw await redisFullOr(redis, error, `write the deployment marker ${key} (a first start of the deployment on this Redis writes it)`);
+  }
+}
+
+/**
+ * A start that needed a write Redis refused because it is at its memory limit (OOM under noeviction). On the registry
+ * as `redis_unavailable` (a CLI exits 2): the environment must change, since at start nothing waits the outage out.
+ */
+export class RedisFullError extends InterlockError {
+  constructor(message: string, cause: unknown) {
+    super('redis_unavailable', message, { cause });
+    this.name = 'RedisFullError';
+  }
+}
+
+/**
+ * `error` as a RedisFullError when Redis refused it OOM, saying how full Redis is (INFO memory, which a full Redis
+ * still answers) and what to do; `error` unchanged otherwise. `what`: the write refused, as "to <what>" reads.
+ */
+export async function redisFullOr(redis: RedisClient, error: unknown, what: string): Promise<unknown> {
+  if (redisTurnedAway(error) !== 'OOM') return error;
+  let usage = '';
+  try {
+    const memory = String(await redis.info('memory'));
+    const used = infoField(memory, 'used_memory_human');
+    const limit = infoField(memory, 'maxmemory_human');
+    if (used !== null && limit !== null) usage = ` (used ${used} of maxmemory ${limit})`;
+  } catch {
+    // How full is a detail: the sentence stands without it.
+  }
+  return new RedisFullError(`Redis is full${usage}: it refused to ${what} with OOM, so this process did not start. Raise Redis's maxmemory (INTERLOCK_REDIS_MAXMEMORY for the private Redis serve starts; CONFIG SET maxmemory and its config file for your own Redis), or free space as the README's "Retention" says, then start it again.`, error);
 }
 
 /** Why the marker no longer proves the data is the one this process started on, or null while it does. */

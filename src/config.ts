@@ -76,8 +76,8 @@ const schema = z.object({
   // Spaces and line breaks around the path (an env file's `VAR=/srv/interlock `) are not part of it: kept, they would
   // name another directory, and the service would start there on a new signing key, new tokens and an empty Redis.
   INTERLOCK_DATA_DIR: z.string().trim().default(DEFAULT_DATA_DIR),
-  INTERLOCK_SIGNING_KEY_FILE: z.string().optional(),
-  INTERLOCK_RETIRED_PUBLIC_KEYS_FILE: z.string().optional(),
+  INTERLOCK_SIGNING_KEY_FILE: z.string().trim().optional(),
+  INTERLOCK_RETIRED_PUBLIC_KEYS_FILE: z.string().trim().optional(),
   INTERLOCK_WORKER_ID: z.string().regex(/^[A-Za-z0-9_:.@-]+$/).optional(),
   INTERLOCK_UNSAFE_DURABILITY: flag.default(false),
   INTERLOCK_SEND_WATCHDOG: flag.default(true),

@@ -39,3 +39,10 @@ describe('INTERLOCK_REDIS_MAXMEMORY of at least 1mb', () => {
     expect([redisSizeBytes('1k'), redisSizeBytes('1kb'), redisSizeBytes('1m'), redisSizeBytes('1mb'), redisSizeBytes('1g'), redisSizeBytes('1GB'), redisSizeBytes('7b'), redisSizeBytes('7')]).toEqual([1e3, 1024, 1e6, 1024 ** 2, 1e9, 1024 ** 3, 7, 7]);
   });
 });
+
+// Rule: the key file settings are read without the whitespace around them (an env file's trailing space or line
+// break), as the data directory is: the path named is the file meant, not a look-alike that does not exist.
+it('the signing key file and the retired keys file are read without the whitespace around them', () => {
+  const config = loadConfig({ INTERLOCK_SIGNING_KEY_FILE: '/srv/keys/signing.pem\n', INTERLOCK_RETIRED_PUBLIC_KEYS_FILE: ' /srv/keys/retired.json ' });
+  expect({ signing: config.signingKeyFile, retired: config.retiredPublicKeysFile }).toEqual({ signing: '/srv/keys/signing.pem', retired: '/srv/keys/retired.json' });
+});

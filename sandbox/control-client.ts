@@ -21,6 +21,8 @@ export interface ConfigInput {
   dispute_due_days?: number;
   webhook_timeout_ms?: number;
   webhook_max_retries?: number;
+  /** Deliveries in flight at once per endpoint (default 4); 1 delivers to each endpoint strictly in order. */
+  webhook_concurrency?: number;
   stripecli_reconnect_delay_seconds?: number;
   stripecli_session_expires_after_ms?: number;
 }

@@ -67,6 +67,7 @@ export function controlRoutes(world: World, charges: Charges): Route[] {
         dispute_due_days: int({ min: 0 }),
         webhook_timeout_ms: int({ min: 1, max: MAX_TIMER_MS }),
         webhook_max_retries: int({ min: 0 }),
+        webhook_concurrency: int({ min: 1, max: 64 }),
         stripecli_reconnect_delay_seconds: int({ min: 1, max: Math.floor(MAX_TIMER_MS / 1000) }),
         stripecli_session_expires_after_ms: int({ min: 1, max: MAX_TIMER_MS }),
       },
@@ -78,6 +79,7 @@ export function controlRoutes(world: World, charges: Charges): Route[] {
         if (params.dispute_due_days !== undefined) settings.disputeDueDays = params.dispute_due_days;
         if (params.webhook_timeout_ms !== undefined) settings.webhookTimeoutMs = params.webhook_timeout_ms;
         if (params.webhook_max_retries !== undefined) settings.webhookMaxRetries = params.webhook_max_retries;
+        if (params.webhook_concurrency !== undefined) settings.webhookConcurrency = params.webhook_concurrency;
         if (params.stripecli_reconnect_delay_seconds !== undefined) settings.cliReconnectDelaySeconds = params.stripecli_reconnect_delay_seconds;
         if (params.stripecli_session_expires_after_ms !== undefined) settings.cliSessionExpiresAfterMs = params.stripecli_session_expires_after_ms;
         return configView();

@@ -71,7 +71,8 @@ export interface World extends TransportDeps {
 
 export function createWorld(options: WorldOptions = {}): World {
   const log = options.logger ?? createLogger();
-  const clock = createClock({ profile: delayProfiles[options.delays ?? 'stripe'], onTaskError: (err) => log.error({ err }, 'scheduled transition failed') });
+  const profile = delayProfiles[options.delays ?? 'stripe'];
+  const clock = createClock({ profile, onTaskError: (err) => log.error({ err }, 'scheduled transition failed') });
   const store = createStore();
   const events = createEventBus(store, clock);
   const settings: Settings = { ...defaultSettings, ...options.settings };
@@ -145,6 +146,7 @@ export function createWorld(options: WorldOptions = {}): World {
     requests,
     virtualExpansions: new Map([...refunds.expansions, ...customers.expansions]),
     log,
+    writeLatencyMs: profile.writeLatency,
     ...(options.onApiResponse === undefined ? {} : { onApiResponse: options.onApiResponse }),
     core,
     delivery,

@@ -22,6 +22,11 @@ export interface Settings {
   /** Retries after the first failed attempt; test mode retries 3 times. */
   webhookMaxRetries: number;
   /**
+   * Deliveries in flight at once to one endpoint. Stripe promises no order (stripe-facts §6.4) and the CLI forwards
+   * concurrently (§6.5), so a slow answer to one event does not hold the next back; 1 is strict FIFO per endpoint.
+   */
+  webhookConcurrency: number;
+  /**
    * `reconnect_delay` of new `stripe listen` sessions: the CLI closes and re-dials its socket this often. Stripe
    * sends values around 36–242 s; a long default keeps the CLI's ~1 s gaps rare.
    */
@@ -37,6 +42,7 @@ export const defaultSettings: Readonly<Settings> = {
   disputeDueDays: 8,
   webhookTimeoutMs: 30_000,
   webhookMaxRetries: 3,
+  webhookConcurrency: 4,
   cliReconnectDelaySeconds: 300,
   cliSessionExpiresAfterMs: 60_000,
 };

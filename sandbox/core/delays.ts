@@ -27,6 +27,13 @@ export interface DelayProfile {
   readonly webhookRetryBase: number;
   /** A test clock stays `advancing` this long before its renewals run and it reads `ready` (13–28 s observed). */
   readonly testClockAdvances: number;
+  /**
+   * How long an API write (every POST) takes to answer: its Idempotency-Key is in flight all that time, so an
+   * overlapping request under the same key gets Stripe's 409 `idempotency_key_in_use` (stripe-facts §3). The write
+   * runs, and its events are emitted, at the end of it, just before its answer is stored under the key. No measured
+   * figure in the references: 250 ms is an assumed typical test-mode write.
+   */
+  readonly writeLatency: number;
 }
 
 export const delayProfiles: Readonly<Record<DelaysMode, DelayProfile>> = {
@@ -41,6 +48,7 @@ export const delayProfiles: Readonly<Record<DelaysMode, DelayProfile>> = {
     refundFailureArrives: 10_000,
     webhookRetryBase: 30 * 60_000,
     testClockAdvances: 10_000,
+    writeLatency: 250,
   },
   fast: {
     inquiryOpens: 20,
@@ -53,6 +61,8 @@ export const delayProfiles: Readonly<Record<DelaysMode, DelayProfile>> = {
     refundFailureArrives: 100,
     webhookRetryBase: 50,
     testClockAdvances: 100,
+    // The test suite makes thousands of sandbox calls under `fast`.
+    writeLatency: 0,
   },
 };
 

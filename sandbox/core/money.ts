@@ -10,6 +10,31 @@ export function formatAmount(amount: number, currency: string): string {
 }
 
 /**
+ * The largest amount Stripe charges in any currency: eight digits in the smallest unit (OpenAPI POST
+ * /v1/payment_intents `amount`: "supports up to eight digits (e.g., a value of 99999999 for a USD charge of
+ * $999,999.99)").
+ */
+export const MAX_CHARGE_AMOUNT = 99_999_999;
+
+/**
+ * The smallest amount Stripe charges, in the charge currency's smallest unit. The OpenAPI text says "$0.50 US or
+ * equivalent in charge currency", and Stripe's currencies page has a per-currency table the references here do not
+ * carry, so this assumes 50 of the smallest unit in every currency: $0.50, €0.50, £0.50, ¥50 (jpy and the other
+ * zero-decimal currencies: 50 whole units). Stripe's own figure differs for some (e.g. gbp, hkd, and currencies
+ * whose 50 units are worth far less than $0.50); no test or seed here depends on those.
+ */
+export const MIN_CHARGE_AMOUNT = 50;
+
+/** An amount as Stripe writes it in its bounds messages, with thousands separated: `$999,999.99`, `¥99,999,999`. */
+export function formatGroupedAmount(amount: number, currency: string): string {
+  const code = currency.toLowerCase();
+  const symbol = symbols[code] ?? `${code.toUpperCase()} `;
+  const decimals = zeroDecimal.has(code) ? 0 : 2;
+  const digits = (amount / 10 ** decimals).toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+  return `${symbol}${digits}`;
+}
+
+/**
  * The currencies Stripe takes a `currency` parameter in, lowercase ISO 4217 codes (OpenAPI 2023-08-16: "Must be a
  * supported currency"), as Stripe lists them to a US account when it refuses any other: `Invalid currency: zzz.
  * Stripe currently supports these currencies: usd, aed, …`, a 400 on `currency` (the list as Stripe sent it in 2024,

@@ -1,8 +1,8 @@
 // The transport: node:http in, Stripe's wire format out. Order per request: Request-Id; control routes (no auth);
 // the request log; injected failures and drops (faults.ts: in front of everything, as Stripe's rate limiter is);
 // auth (401); route match (404); parse parameters; idempotency lookup (replay / 400 / 409, before any
-// validation so a replay wins even when the world has changed); validation (never stored); run; store; respond
-// (or drop the connection after storing).
+// validation so a replay wins even when the world has changed); validation (never stored); hold (a POST's write
+// latency and any injected slowness, its key in flight); run; store; respond (or drop the connection after storing).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorBody, invalidRequest, SandboxError } from '../core/errors.js';
 import { API_VERSION } from '../core/event-bus.js';
@@ -29,6 +29,8 @@ export interface TransportDeps {
   requests: RequestLog;
   virtualExpansions: ReadonlyMap<string, VirtualExpansion>;
   log: Logger;
+  /** How long every POST is held, its key in flight, before it runs and its answer is stored (delays.ts `writeLatency`). */
+  writeLatencyMs: number;
   /** Sees every Stripe API answer after it is made; tests use it to check each body against Stripe's schema. */
   onApiResponse?: (record: ApiResponseRecord) => void;
 }
@@ -255,7 +257,8 @@ async function answerApi(deps: TransportDeps, req: IncomingMessage, { method, pa
   const pending = identity === null ? null : deps.idempotency.begin(identity);
   let reply: Reply;
   try {
-    const hold = deps.faults.holdMs(method, pathname);
+    // Held with the key in flight, the write not yet run: an overlapping request under the key gets 409.
+    const hold = deps.faults.holdMs(method, pathname) + (method === 'POST' ? deps.writeLatencyMs : 0);
     if (hold > 0) await sleep(hold);
     if (inside !== null) {
       // The endpoint began and failed: nothing ran, and the failure is what the key remembers.

@@ -5,6 +5,7 @@ import { snapshot } from '../core/diff.js';
 import { invalidRequest, requireObject, SandboxError } from '../core/errors.js';
 import { newClientSecretSuffix, newId } from '../core/ids.js';
 import { listParams, paginate } from '../core/list.js';
+import { formatGroupedAmount, MAX_CHARGE_AMOUNT, MIN_CHARGE_AMOUNT } from '../core/money.js';
 import { accepted, bool, currency, int, mergeMetadata, metadata, object, oneOf, required, str, strList } from '../core/params.js';
 import { route } from '../http/router.js';
 import type { Core } from '../core/core.js';
@@ -156,6 +157,22 @@ function shippingOf(value: ParamValue | undefined): PaymentIntent['shipping'] {
     phone: text(value['phone']),
     tracking_number: text(value['tracking_number']),
   };
+}
+
+/**
+ * Stripe's refusal of a payment amount outside what it charges (stripe-facts §2 codes; the too-large message as
+ * stateful-mock has it, §4.5; the too-small one as Stripe words it, `Amount must be at least $0.50 usd`). Null: in
+ * bounds. Only the API is refused; an invoice's own collection (`collect`) is not checked here.
+ */
+function amountRefusal(amount: number, currency: string): SandboxError | null {
+  const code = currency.toLowerCase();
+  if (amount < MIN_CHARGE_AMOUNT) {
+    return invalidRequest(`Amount must be at least ${formatGroupedAmount(MIN_CHARGE_AMOUNT, code)} ${code}`, { code: 'amount_too_small', param: 'amount' });
+  }
+  if (amount > MAX_CHARGE_AMOUNT) {
+    return invalidRequest(`Amount must be no more than ${formatGroupedAmount(MAX_CHARGE_AMOUNT, code)}`, { code: 'amount_too_large', param: 'amount' });
+  }
+  return null;
 }
 
 function unexpectedState(message: string): SandboxError {
@@ -330,6 +347,10 @@ export function createPaymentIntents(core: Core, deps: PaymentIntentDeps): Payme
     if (settled && (params.amount !== undefined || params.currency !== undefined || params.payment_method !== undefined)) {
       throw unexpectedState(`This PaymentIntent's amount, currency or payment_method could not be updated because it has a status of ${intent.status}.`);
     }
+    if (params.amount !== undefined || params.currency !== undefined) {
+      const refused = amountRefusal(params.amount ?? intent.amount, params.currency ?? intent.currency);
+      if (refused !== null) throw refused;
+    }
     const merged = mergeMetadata(intent.metadata, params.metadata);
     if (params.amount !== undefined) intent.amount = params.amount;
     if (params.currency !== undefined) intent.currency = params.currency.toLowerCase();
@@ -351,7 +372,16 @@ export function createPaymentIntents(core: Core, deps: PaymentIntentDeps): Payme
   };
 
   const routes = [
-    route({ method: 'POST', path: '/v1/payment_intents', params: createParams, handle: (params, _path, ctx) => create(params, ctx.origin) }),
+    route({
+      method: 'POST',
+      path: '/v1/payment_intents',
+      params: createParams,
+      handle: (params, _path, ctx) => {
+        const refused = amountRefusal(params.amount, params.currency);
+        if (refused !== null) throw refused;
+        return create(params, ctx.origin);
+      },
+    }),
     route({ method: 'GET', path: '/v1/payment_intents/:id', params: { client_secret: str() }, handle: (_params, path) => require(path['id'] ?? '') }),
     route({ method: 'POST', path: '/v1/payment_intents/:id', params: updateParams, handle: (params, path) => update(require(path['id'] ?? ''), params) }),
     route({

@@ -63,7 +63,8 @@ describe('8. webhooks', () => {
     const { charge } = await pay(h.stripe, 'pm_card_visa');
     await h.stripe.refunds.create({ charge, amount: 100 });
     expect(await h.sandbox.control.idle()).toBe(true);
-    expect(receiver.received.map((r) => r.event.type)).toEqual(['payment_intent.created', 'refund.created', 'charge.refunded']);
+    // In any order: an endpoint gets up to four deliveries at once (webhookConcurrency), as Stripe promises none.
+    expect(receiver.received.map((r) => r.event.type).sort()).toEqual(['charge.refunded', 'payment_intent.created', 'refund.created']);
   });
 
   it('retries a non-2xx answer with backoff until delivered, and the control API lists the attempts', async () => {
@@ -122,7 +123,9 @@ describe('8. webhooks', () => {
     const { charge } = await pay(h.stripe, 'pm_card_visa');
     await h.stripe.refunds.create({ charge, amount: 100 });
     await eventually(async () => receiver.received.length, (n) => n === 3);
-    expect(receiver.received.map((r) => r.event.type)).toEqual(['refund.created', 'charge.refunded', 'payment_intent.created']);
+    // The two later events overtake it, in either order between themselves (deliveries to an endpoint overlap).
+    const types = receiver.received.map((r) => r.event.type);
+    expect({ last: types[2], overtaking: types.slice(0, 2).sort() }).toEqual({ last: 'payment_intent.created', overtaking: ['charge.refunded', 'refund.created'] });
   });
 
   it('drop rule: the delivery is lost until redelivered through the control API', async () => {
@@ -145,7 +148,7 @@ describe('8. webhooks', () => {
       await pay(stripe, 'pm_card_visa');
       await eventually(async () => forwarded.received.length, (n) => n === 3);
       const types = forwarded.received.map((r) => stripe.webhooks.constructEvent(r.body, String(r.headers['stripe-signature']), 'whsec_fixed_for_test').type);
-      expect(types).toEqual(['payment_intent.created', 'charge.succeeded', 'payment_intent.succeeded']);
+      expect(types.sort()).toEqual(['charge.succeeded', 'payment_intent.created', 'payment_intent.succeeded']);
     } finally {
       await sandbox.close();
       await forwarded.close();

@@ -1,8 +1,11 @@
 // Webhook delivery: every event goes to every enabled target that wants its type, at least once, signed.
-// Each target has a serial queue, so by default a target sees events in the order they happened; retries after
-// a non-2xx answer or a timeout are scheduled with exponential backoff and rejoin the queue. Rules installed
-// through the control API make deliveries duplicate, wait, vanish (to be redelivered on demand) or be held and
-// released in a chosen order, which is how tests get out-of-order arrival deterministically.
+// Each target has a queue sent from in order, up to `settings.webhookConcurrency` deliveries in flight at once (4
+// by default), so a slow answer to one event does not hold the next back, and order is not promised, as with Stripe
+// (stripe-facts §6.4, §6.5); a concurrency of 1 is strict FIFO per target. Retries after a non-2xx answer or a
+// timeout are scheduled with exponential backoff and rejoin the queue. Rules installed through the control API make
+// deliveries duplicate, wait, vanish (to be redelivered on demand) or be held and released in a chosen order: released
+// deliveries go one at a time, each alone in flight to its target, which is how tests get out-of-order arrival
+// deterministically.
 import { newId } from '../core/ids.js';
 import { signatureHeader } from './signature.js';
 import type { Core } from '../core/core.js';
@@ -110,6 +113,13 @@ export interface WebhookDelivery {
   close(): void;
 }
 
+/** One target's deliveries waiting to be sent, and how many are in flight (`alone`: a released one, sent by itself). */
+interface TargetQueue {
+  pending: Array<{ delivery: Delivery; alone: boolean }>;
+  inFlight: number;
+  alone: boolean;
+}
+
 const busyStates: ReadonlySet<DeliveryState> = new Set(['queued', 'delayed', 'in_flight', 'retry_scheduled']);
 
 export function typeMatches(pattern: string, type: string): boolean {
@@ -121,26 +131,37 @@ export function createWebhookDelivery(core: Core, targets: () => readonly Webhoo
   const { clock, events, settings, log } = core;
   let deliveries: Delivery[] = [];
   let rules: DeliveryRule[] = [];
-  const queues = new Map<string, { pending: Delivery[]; busy: boolean }>();
+  const queues = new Map<string, TargetQueue>();
   const delivered = new Set<string>();
   let shutdown = new AbortController();
 
   const eventOf = (d: Delivery): StripeEvent | undefined => events.events.get(d.event);
 
-  const enqueue = (d: Delivery): void => {
+  /** `alone`: sent only when nothing else to its target is in flight, and nothing else is sent beside it (released deliveries). */
+  const enqueue = (d: Delivery, alone = false): void => {
     d.state = 'queued';
-    const queue = queues.get(d.endpoint) ?? { pending: [], busy: false };
+    const queue = queues.get(d.endpoint) ?? { pending: [], inFlight: 0, alone: false };
     queues.set(d.endpoint, queue);
-    queue.pending.push(d);
-    if (!queue.busy) void pump(queue);
+    queue.pending.push({ delivery: d, alone });
+    pump(queue);
   };
 
-  const pump = async (queue: { pending: Delivery[]; busy: boolean }): Promise<void> => {
-    queue.busy = true;
-    for (let next = queue.pending.shift(); next !== undefined; next = queue.pending.shift()) {
-      await attempt(next);
+  /** Starts the queue's head deliveries, in order, while the target has room for them. */
+  const pump = (queue: TargetQueue): void => {
+    for (let next = queue.pending[0]; next !== undefined; next = queue.pending[0]) {
+      const room = next.alone ? 1 : Math.max(1, settings.webhookConcurrency);
+      if (queue.alone || queue.inFlight >= room) return;
+      queue.pending.shift();
+      queue.inFlight += 1;
+      queue.alone = next.alone;
+      void attempt(next.delivery)
+        .catch((err: unknown) => log.error({ err, delivery: next.delivery.id }, 'webhook attempt crashed'))
+        .finally(() => {
+          queue.inFlight -= 1;
+          queue.alone = false;
+          pump(queue);
+        });
     }
-    queue.busy = false;
   };
 
   const attempt = async (d: Delivery): Promise<void> => {
@@ -305,7 +326,7 @@ export function createWebhookDelivery(core: Core, targets: () => readonly Webhoo
     release(order, endpoint) {
       const held = deliveries.filter((d) => d.state === 'held' && (endpoint === undefined || d.endpoint === endpoint));
       const ordered = order === 'fifo' ? held : [...held].reverse();
-      for (const d of ordered) enqueue(d);
+      for (const d of ordered) enqueue(d, true);
       return ordered;
     },
     redeliver(id) {

@@ -12,7 +12,9 @@ import type { Sandbox } from '../index.js';
 let sandbox: Sandbox;
 let stripe: Stripe;
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, delays: 'fast' });
+  // Stripe's delays: a pm_card_pendingRefund refund then stays pending for 10 s, long enough for the control API to
+  // settle it first (under `fast` the sandbox settled it by itself after 100 ms, sometimes before the test did).
+  sandbox = await startSandbox({ port: 0, delays: 'stripe' });
   stripe = new Stripe('sk_test_automatic', { host: sandbox.host, port: sandbox.port, protocol: 'http', maxNetworkRetries: 0 });
 });
 afterAll(() => sandbox.close());

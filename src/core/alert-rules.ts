@@ -158,6 +158,22 @@ export function alertsFor(verification: Verification): AlertDraft[] {
       action: `Take ${partly ? 'what is left of ' : ''}the credit back with ${takeBack(left, mismatch.currency, verification.effectId, null)}; the alert resolves itself once it is seen. Then, unless the customer was compensated otherwise, compensate the customer in ${mismatch.customerCurrency} by hand: a new request for the same incident is refused while this credit holds it.`,
     });
   }
+  // A credit still unused when Stripe deleted its customer: never invoiced again, the customer got nothing off a bill,
+  // while the gate reported the credit as given. Nothing at Stripe can take it back or pass it on: a person decides.
+  const deletion = finalMoney.customerDeleted;
+  if (deletion !== undefined && refund === null && verification.answer === 'returned') {
+    const currency = deletion.currency ?? mismatch?.currency ?? null;
+    alerts.push({
+      kind: 'failed_after_landed',
+      centsAtStake: deletion.cents ?? 0,
+      currency,
+      refund: deletion.credit,
+      disputes: [],
+      disputeStatuses: [],
+      sentence: `Balance credit ${deletion.credit}${deletion.cents === null ? '' : ` (${moneyText(deletion.cents, currency)} of it)`} was still unused when the customer was deleted at Stripe: Stripe never invoices a deleted customer, so the customer got nothing off a bill, while the gate reported the credit as given.`,
+      action: 'Unless the customer was compensated otherwise, compensate them by hand (a refund to their card, or a credit on the customer they use now); then resolve this alert (`interlock alerts resolve <alert id> --by <name>`).',
+    });
+  }
   if (verification.lateLanding) {
     alerts.push({
       kind: 'late_landing',

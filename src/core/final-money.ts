@@ -52,7 +52,7 @@ export type FinalMoney = {
   failureReason: string | null;
   disputes: DisputeFact[];
   currencyMismatch?: CurrencyMismatch;
-  customerDeleted?: CustomerDeletion;
+  customerDeleted?: CustomerDeletion & { cents: number | null };
 };
 
 /**
@@ -353,7 +353,8 @@ export function deriveFinalMoney(facts: MoneyFacts, happened: boolean | 'unknown
   // A credit still unused when its customer was deleted reaches no invoice: Stripe never invoices a deleted customer
   // again. The later word: a credit in the wrong currency whose customer is gone can no longer be taken back either.
   const deleted = effectKind === 'refund' ? null : wipedByDeletion(facts, cents);
-  if (deleted !== null) return { status: 'not_returned', ...base, failureReason: CUSTOMER_DELETED, customerDeleted: deleted };
+  // `cents`: what the customer lost of the credit, what is left of it after labelled debits took part of it back.
+  if (deleted !== null) return { status: 'not_returned', ...base, failureReason: CUSTOMER_DELETED, customerDeleted: { ...deleted, cents: cents === null ? null : cents - reversedCents(facts, cents) } };
   // A credit that sits in a balance the customer's invoices never use did not reach the customer, whatever the gate said.
   const mismatch = effectKind === 'refund' ? null : currencyMismatch(facts, cents);
   if (mismatch !== null) return { status: 'not_returned', ...base, failureReason: 'currency_mismatch', currencyMismatch: mismatch };

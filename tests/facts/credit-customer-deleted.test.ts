@@ -3,7 +3,7 @@
 // is deleted reaches no one. `customer.deleted` is a post-send fact: recorded once on the credit's receipt, whose final
 // money then reads `not_returned` (`customer_deleted`) and no longer matches the gate's answer. A re-read of the deleted
 // customer (which Stripe answers with a stub and no balance) neither undoes that nor fails. A credit used in part
-// before the deletion stays `returned`.
+// before the deletion stays `returned`. The lost credit raises a failed_after_landed alert: a person must make it good.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { sharedFactsRig } from './facts-rig.js';
@@ -32,6 +32,10 @@ describe('a credit whose customer is deleted', () => {
     const deletions = (await rig.observed(effectId)).filter((entry) => entry.eventType === 'customer.deleted');
     expect(deletions).toHaveLength(1);
     expect(deletions[0]?.status).toBe('customer_deleted');
+    // Someone is told: the gate said given, the customer got nothing, and only a person can make it good.
+    const raised = (await rig.stores.alerts.list()).filter((alert) => alert.effectId === effectId);
+    expect(raised.map((alert) => ({ kind: alert.kind, centsAtStake: alert.centsAtStake, currency: alert.currency, open: alert.resolvedAt === null }))).toEqual([{ kind: 'failed_after_landed', centsAtStake: 1_000, currency: 'usd', open: true }]);
+    expect(raised[0]?.sentence).toMatch(/still unused when the customer was deleted/);
 
     // The event delivered again, and the reconciler's re-read of the deleted customer: nothing new, the answer stands.
     const delivered = rig.applied.find(({ event }) => event.type === 'customer.deleted' && event.data.object.id === customer.id);
@@ -59,5 +63,6 @@ describe('a credit whose customer is deleted', () => {
     const deletions = (await rig.observed(effectId)).filter((entry) => entry.eventType === 'customer.deleted');
     expect(deletions).toHaveLength(1);
     expect((await rig.receipt(effectId)).finalMoney).toMatchObject({ status: 'returned', failureReason: null });
+    expect((await rig.stores.alerts.list()).filter((alert) => alert.effectId === effectId)).toEqual([]);
   });
 });

@@ -2,7 +2,10 @@
 // given for the effect's incident by others. Billing's SLA credit for the incident that billing then took back with a
 // debit tagged with the same incident left the customer nothing for it: the tagged adjustments count net, so the
 // gate's credit is not refused as "already compensated" and the customer is compensated once. A debit beyond the
-// tagged credits counts as nothing (never less): it does not undo a credit note, which only voiding does.
+// tagged credits counts as nothing (never less): it does not undo a credit note, which only voiding does. The
+// adjustments are netted per currency and only those in the credit's currency count: Stripe keeps a balance per
+// currency, so a debit tagged with the incident in eur takes nothing back of billing's usd credit for it, and a credit
+// in eur compensates nothing on a usd customer's invoices.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Target } from '../../src/core/target.js';
 import { createCreditTarget } from '../../src/stripe/credit-target.js';
@@ -43,4 +46,22 @@ it('a billing credit taken back in part counts what is left of it; a debit beyon
   await world.stripe.customers.createBalanceTransaction(noted.id, { amount: 900, currency: 'usd', metadata: billing(incident) });
   const onNoted = { ...effect, customer: noted.id };
   expect(await target.readFacts(effectIdFor('note and a debit'), onNoted, ['incident_compensation'], { timeoutMs: 2_000 })).toEqual({ incident_compensation: 500 });
+});
+
+it('a tagged debit in another currency does not take back billing\'s credit for the incident', async () => {
+  const customer = await world.stripe.customers.create({ name: 'usd credit, eur debit' });
+  const incident = 'INC-eurdebit';
+  await world.stripe.customers.createBalanceTransaction(customer.id, { amount: -700, currency: 'usd', metadata: billing(incident) });
+  await world.stripe.customers.createBalanceTransaction(customer.id, { amount: 700, currency: 'eur', metadata: billing(incident) });
+  const effect = { kind: 'credit' as const, customer: customer.id, amount: 1_000, incident };
+  expect(await target.readFacts(effectIdFor('eur debit'), effect, ['incident_compensation'], { timeoutMs: 2_000 })).toEqual({ incident_compensation: 700 });
+});
+
+it('a tagged credit in another currency is no compensation in the credit\'s currency', async () => {
+  const customer = await world.stripe.customers.create({ name: 'usd customer, eur credit' });
+  const incident = 'INC-eurcredit';
+  await world.stripe.customers.createBalanceTransaction(customer.id, { amount: -100, currency: 'usd', metadata: { note: 'opening balance' } });
+  await world.stripe.customers.createBalanceTransaction(customer.id, { amount: -700, currency: 'eur', metadata: billing(incident) });
+  const effect = { kind: 'credit' as const, customer: customer.id, amount: 1_000, incident };
+  expect(await target.readFacts(effectIdFor('eur credit'), effect, ['incident_compensation'], { timeoutMs: 2_000 })).toEqual({ incident_compensation: 0 });
 });

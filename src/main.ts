@@ -59,13 +59,13 @@ import {
   LONGEST_RECONCILE_SINCE_MS,
   warnIfUnboundedMemory,
 } from './interlock.js';
-import { createProgram, runProgram } from './cli/program.js';
+import { createProgram, runProgram, StoppedBySignal, whenOutputLost } from './cli/program.js';
 import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor, exitForMoney, exitForRecovery, exitForShown, warnIfJournalDoesNotVerify } from './cli/effect-command.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
 import { REDIS_URL_ADVICE, SERVICE_FILE, redisUrlFromService, signerOfService, whereLooked, withStores } from './cli/stores.js';
 import { interlockCommand, startLine } from './cli/command-lines.js';
 import { tokenLines } from './cli/token-lines.js';
-import { printJson } from './cli/output.js';
+import { printJson, printProblem } from './cli/output.js';
 import { addInboxCommands } from './cli/inbox-command.js';
 import { pathMeaning } from './cli/path-problems.js';
 import { keyFilePath } from './keys/key-store.js';
@@ -903,6 +903,39 @@ function outcomeNotKnown(recorded: string, check: string, again: string, error: 
   return new CliFailure(`${recorded}; its outcome is not known yet (${errorMessage(error)}): check \`${check}\` once Redis answers (${again}).`, EXIT_UNSETTLED, { cause: error });
 }
 
+/**
+ * The stop signals heard while a proposal may be recorded (from the moment it is sent): Node's default would end the
+ * command silently, and a hurried operator would read that as "nothing was changed" and propose again under a new
+ * request id (outcomeNotKnown). The first one rejects `stopped` with `said(signal)`, so the command closes its
+ * connections and exits 4 saying it; a second one says it and exits 4 at once. `off` gives the signals back to Node
+ * once the command's answer is printed.
+ */
+function hearStopSignals(said: (signal: NodeJS.Signals) => string): { stopped: Promise<never>; isStop(error: unknown): boolean; off(): void } {
+  let stop: (failure: StoppedBySignal) => void = () => undefined;
+  const stopped = new Promise<never>((_resolve, reject) => {
+    stop = reject;
+  });
+  // Heard by whoever races it; one heard by nobody (the answer came first) is no unhandled rejection.
+  stopped.catch(() => undefined);
+  let failure: StoppedBySignal | null = null;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (failure !== null) {
+      printProblem(failure.message);
+      process.exit(EXIT_UNSETTLED);
+    }
+    failure = new StoppedBySignal(said(signal), EXIT_UNSETTLED);
+    stop(failure);
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+  return {
+    stopped,
+    isStop: (error) => error instanceof StoppedBySignal,
+    off: () => {
+      for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
+    },
+  };
+}
+
 type ProposeOptions = { request: string; approval: string; agent: string; reason?: string; wait?: number; model?: string; decision?: string };
 
 // The proposal's fields a command fills from its options: a problem with one is named by the option it came from.
@@ -954,28 +987,45 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
     const effectId = effectIdFor({ requestId: options.request, effect });
     const premises = await readAtStripe(() => stripe.target.readFacts(effectId, effect, facts, { timeoutMs: 10_000 }));
     const queue = createEffectsQueue(cli.stores);
+    const check = `interlock effect show --request ${options.request}`;
+    let queued: boolean | null = null;
+    const stop = hearStopSignals((signal) => {
+      const stands = queued === null ? `effect ${effectId} may be recorded and queued` : `effect ${effectId} is recorded${queued ? ' and queued' : ''}`;
+      return `Stopped by ${signal} before its outcome was known: ${stands}, and its money may still move. Check \`${check}\` before doing anything else (sending the same request again is safe: it is answered from the journal, and its money moves at most once).`;
+    });
     let failed = false;
     try {
-      const recorded = await queue.propose({ ...draft, premises }).catch((error: unknown) => {
-        // Recorded, and Redis failed while it was queued: that is no "nothing was changed" (withStores).
-        if (wasRecorded(error)) throw outcomeNotKnown(`Effect ${effectId} is recorded`, `interlock effect show --request ${options.request}`, 'sending the same request again is safe: it is answered from the journal, queued if it is not, and its money moves at most once', error);
-        throw error;
-      });
+      const recorded = await Promise.race([
+        stop.stopped,
+        queue.propose({ ...draft, premises }).catch((error: unknown) => {
+          // Recorded, and Redis failed while it was queued: that is no "nothing was changed" (withStores).
+          if (wasRecorded(error)) throw outcomeNotKnown(`Effect ${effectId} is recorded`, check, 'sending the same request again is safe: it is answered from the journal, queued if it is not, and its money moves at most once', error);
+          throw error;
+        }),
+      ]);
+      queued = recorded.queued;
       if (recorded.status === 'conflict') {
         // The effect as recorded (its journal, verification and money), answered with this request's refusal: the
         // recorded payload stands, and this one was not sent.
         const shown = (await describeEffect(cli, recorded.effectId)) ?? { effectId: recorded.effectId, journal: [] };
+        stop.off();
+        whenOutputLost(`Request ${options.request} was refused (REFUSED:conflicting_payload): it was recorded before with another payload (effect ${recorded.effectId}), and this one was not sent; \`${check}\` shows the recorded one.`, true);
         printJson({ ...shown, outcome: 'REFUSED:conflicting_payload', sentence: explainOutcome('REFUSED:conflicting_payload'), reason: recorded.reason });
         process.exitCode = exitFor('REFUSED:conflicting_payload');
         return;
       }
       try {
-        if (options.wait !== undefined && options.wait > 0 && recorded.queued) await waitAtMost((ms) => queue.waitFor(effectId, ms), options.wait * 1000, cli.config);
-        const shown = (await describeEffect(cli, effectId)) ?? { effectId, outcome: null, sentence: 'Queued; not recorded yet.', journal: [] };
+        // The wait races the signal inside waitAtMost, so its timer is cleared when a signal ends it.
+        if (options.wait !== undefined && options.wait > 0 && recorded.queued) await waitAtMost((ms) => Promise.race([stop.stopped, queue.waitFor(effectId, ms)]), options.wait * 1000, cli.config);
+        const shown = (await Promise.race([stop.stopped, describeEffect(cli, effectId)])) ?? { effectId, outcome: null, sentence: 'Queued; not recorded yet.', journal: [] };
+        stop.off();
+        const outcome = typeof shown.outcome === 'string' ? shown.outcome : null;
+        whenOutputLost(`Effect ${effectId} is recorded${outcome === null ? `${recorded.queued ? ' and queued' : ''}; its outcome is not known yet` : ` with outcome ${outcome}`}: \`${check}\` shows it (sending the same request again is safe: it is answered from the journal).`, outcome !== null);
         printJson({ ...shown, premises });
         warnIfJournalDoesNotVerify(shown);
         process.exitCode = exitForShown(shown);
       } catch (error) {
+        if (stop.isStop(error)) throw error;
         throw outcomeNotKnown(`Effect ${effectId} is recorded${recorded.queued ? ' and queued' : ''}`, `interlock effect show --request ${options.request}`, 'sending the same request again is safe: it is answered from the journal, and its money moves at most once', error);
       }
     } catch (error) {
@@ -984,6 +1034,7 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
     } finally {
       // The answer (or the failure) above is the command's; a close that fails changes nothing it said.
       await queue.close({ withinMs: cli.config.redisCommandTimeoutMs, drop: failed }).catch(() => undefined);
+      stop.off();
     }
   });
 }

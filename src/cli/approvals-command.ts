@@ -65,9 +65,9 @@ export function addApprovalCommands(program: Command): void {
     .argument('<id>')
     .action(async (id: string) => {
       await withStores(async ({ approvals }) => {
-        const { now, snapshot } = await approvals.describe(id);
+        const { now, snapshot, revokedBy } = await approvals.describe(id);
         if (!snapshot) throw new CliFailure(`No approval ${id}.`, EXIT_FAILED);
-        printJson({ ...snapshot, ...approvalRoom(snapshot, now, await approvals.subjectCap(snapshot.scope)), now });
+        printJson({ ...snapshot, revokedBy, ...approvalRoom(snapshot, now, await approvals.subjectCap(snapshot.scope)), now });
       }, { readOnly: true });
     });
 

@@ -3,6 +3,7 @@
 // ambiguous), 2 bad input or configuration, 1 anything else (an unknown effect, a journal that fails verification).
 import { InvalidArgumentError, type Command } from 'commander';
 import { identifier } from '../core/text.js';
+import { proposalSchema } from '../core/proposal.js';
 import { ALERT_KINDS, currentOutcome, effectIdFor, explainOutcome, isEffectId, moneyText, outcomeReason, resolveAlert, verify, type Alert, type Outcome, type RecoveryReport } from '../interlock.js';
 import { checked, CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
 import { CLI_ROLE } from './inbox-command.js';
@@ -127,6 +128,12 @@ export async function describeEffect(stores: CliStores, effectId: string): Promi
   };
 }
 
+/** Why no proposal can carry `requestId` (the proposal's own rule, as `refund --request` applies it), or null. */
+function requestIdProblem(requestId: string): string | null {
+  const parsed = proposalSchema.shape.requestId.safeParse(requestId);
+  return parsed.success ? null : (parsed.error.issues[0]?.message ?? 'is not a request id');
+}
+
 export function addEffectCommands(program: Command): void {
   const effect = program.command('effect').description('what happened to an effect');
   effect
@@ -137,6 +144,10 @@ export function addEffectCommands(program: Command): void {
     .action(async (given: string | undefined, options: { request?: string }) => {
       if (given !== undefined && options.request !== undefined) throw new CliFailure('Give an effect id or --request ID, not both.', EXIT_BAD_INPUT);
       if (options.request?.trim() === '') throw new CliFailure('--request is empty: give the request id the effect was proposed under.', EXIT_BAD_INPUT);
+      // An id no proposal can carry (spaces around it, pasted from a sheet; too long; not NFC) is bad input, as
+      // `refund --request` says: "no effect for request" would tell a script that checks before it sends to send.
+      const requestProblem = options.request === undefined ? null : requestIdProblem(options.request);
+      if (requestProblem !== null) throw new CliFailure(`The request id is invalid (--request: ${requestProblem}); no refund or credit can be proposed under it.`, EXIT_BAD_INPUT);
       const effectId = given ?? (options.request === undefined ? undefined : effectIdFor({ requestId: options.request, effect: {} }));
       if (effectId === undefined) throw new CliFailure('Give an effect id, or --request ID.', EXIT_BAD_INPUT);
       if (!isEffectId(effectId)) throw new CliFailure(`"${effectId.slice(0, 80)}" is not an effect id (64 lowercase hex characters).`, EXIT_BAD_INPUT);

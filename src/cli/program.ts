@@ -7,11 +7,13 @@ import { readFileSync } from 'node:fs';
 import { Command, type Option } from 'commander';
 import { addApprovalCommands } from './approvals-command.js';
 import { CliFailure, EXIT_BAD_INPUT, oneLine, reportFailure } from './failure.js';
+import { printProblem } from './output.js';
 import { addKeysCommands } from './keys-command.js';
 import { addReceiptCommands } from './receipt-command.js';
-import { addEffectCommands } from './effect-command.js';
+import { addEffectCommands, EXIT_UNSETTLED } from './effect-command.js';
 import { addExamples } from './examples.js';
 import { showable } from '../core/text.js';
+import { errorMessage } from '../core/errors.js';
 
 /** The version in package.json, which `interlock --version` prints. */
 function packageVersion(): string {
@@ -79,12 +81,39 @@ function countOptions(command: Command): void {
   for (const sub of command.commands) countOptions(sub);
 }
 
+/** What a command that changes something did, said if its answer cannot be written (runProgram); null before it did anything. */
+let outputLost: { done: string; outcomeKnown: boolean } | null = null;
+
+/**
+ * Notes what the command did, for the line said if stdout cannot take its answer: `done` names it and how to read it
+ * again; `outcomeKnown` false exits 4 (recorded, its outcome not known to whoever reads the exit code).
+ */
+export function whenOutputLost(done: string, outcomeKnown: boolean): void {
+  outputLost = { done, outcomeKnown };
+}
+
+/**
+ * A command stopped by a signal (Ctrl-C, a closed terminal, a kill) after it may have changed something: it says what
+ * stands in one line and ends once its connections are closed, without waiting out what it was waiting for (a
+ * --wait's timer).
+ */
+export class StoppedBySignal extends CliFailure {}
+
 /** Parses argv and runs the command; a failure becomes one line on stderr and the exit code. */
 export async function runProgram(program: Command, argv: readonly string[] = process.argv): Promise<void> {
   // A reader that stopped reading (`| head -1`, `| true`) closed stdout: what is left to print goes nowhere, and the
   // command ends as it would have (an approval granted is still a success), not with an unhandled EPIPE and its stack.
+  // Any other write error (a full disk under `> result.json`: ENOSPC) is said in one line on stderr, with what the
+  // command did (whenOutputLost), and the exit code stays the one its outcome set: a refund that was sent does not read
+  // as failed to a script that would send it again under a new request id. Thrown from this listener, it would be an
+  // uncaught exception: a stack trace and exit 1.
+  let said = false;
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+    if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED' || said) return;
+    said = true;
+    const lost = outputLost;
+    printProblem(`Could not write to standard output (${errorMessage(error)}), so this command's answer was not printed. ${lost === null ? 'What the command did stands; run a read-only command to see it.' : lost.done}`);
+    if (lost !== null && !lost.outcomeKnown) process.exitCode = EXIT_UNSETTLED;
   });
   // Here rather than in createProgram: the composition root adds refund, credit, case and more after it.
   addExamples(program);
@@ -92,5 +121,6 @@ export async function runProgram(program: Command, argv: readonly string[] = pro
     await program.parseAsync([...argv]);
   } catch (error) {
     reportFailure(error);
+    if (error instanceof StoppedBySignal) process.exit();
   }
 }

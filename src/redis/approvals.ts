@@ -16,7 +16,8 @@ export class ApprovalError extends InterlockError {
   }
 }
 
-export type RevokeResult = { revokedAt: number; alreadyRevoked: boolean; mayStillLand: string[] };
+/** `revokedBy`: who revoked it (this call's `by`, or whoever revoked it first when it was already revoked); null if not recorded. */
+export type RevokeResult = { revokedAt: number; revokedBy: string | null; alreadyRevoked: boolean; mayStillLand: string[] };
 
 /** An approval's terms as granted: they never change, so a worker may keep them once read. */
 export type GrantedTerms = ApprovalTerms & { partition: string; termsSha: string };
@@ -123,13 +124,19 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
         [by],
       );
       if (reply.status === 'UNKNOWN') throw new ApprovalError('unknown_approval', `No approval ${approvalId}.`);
-      return { revokedAt: reply.revokedAt ?? 0, alreadyRevoked: reply.status === 'ALREADY', mayStillLand: toList(reply.mayStillLand).sort() };
+      // Already revoked: who did is read after the script, and never changes once written (the script writes it with
+      // `revoked`, once), so the read needs no atomicity with it.
+      const revokedBy = reply.status === 'ALREADY' ? await redis.hget(keys.approval(partition, approvalId), 'revokedBy') : by;
+      return { revokedAt: reply.revokedAt ?? 0, revokedBy, alreadyRevoked: reply.status === 'ALREADY', mayStillLand: toList(reply.mayStillLand).sort() };
     },
 
-    /** A snapshot on the Redis clock with the running totals, or null when the approval does not exist. */
-    async describe(approvalId: string): Promise<{ now: number; snapshot: ApprovalSnapshot | null }> {
+    /**
+     * A snapshot on the Redis clock with the running totals, or null when the approval does not exist; and who revoked
+     * it (null while it is not revoked). `revokedBy` stays out of the snapshot: the snapshot is what entries record.
+     */
+    async describe(approvalId: string): Promise<{ now: number; snapshot: ApprovalSnapshot | null; revokedBy: string | null }> {
       const { now, raw } = await read(approvalId);
-      return { now, snapshot: raw === null ? null : snapshotOf(approvalId, raw) };
+      return { now, snapshot: raw === null ? null : snapshotOf(approvalId, raw), revokedBy: raw?.revokedBy ?? null };
     },
 
     /** The terms as granted, for a worker to quote in entries; null when there is no such approval (see read). */

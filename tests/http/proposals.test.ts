@@ -305,7 +305,7 @@ describe.concurrent('approvals', () => {
     const retried = await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(body);
     expect(retried.status).toBe(200);
     expect(retried.body.expires_at).toBe(first.body.expires_at);
-    expect(first.body).toMatchObject({ object: 'approval', id: body.id, approver: 'alex', cap_cents: 5_000, scope: 'payment:pi_1', max_uses: 5, live: true, revoked: false, uses: 0, four_eyes: false, granted_by: 'alex' });
+    expect(first.body).toMatchObject({ object: 'approval', id: body.id, approver: 'alex', cap_cents: 5_000, scope: 'payment:pi_1', max_uses: 5, live: true, revoked: false, revoked_by: null, uses: 0, four_eyes: false, granted_by: 'alex' });
   });
 
   it('an approval with every use spent is still live (unrevoked, unexpired) but not usable: uses_left 0, and its cents left are what it did not move', async () => {
@@ -416,12 +416,13 @@ describe('with a slow send', () => {
     }
     const revoked = await request(rig.app).post(`/v1/approvals/${approval}/revoke`).set(bearer(TOKENS.approver));
     expect(revoked.status).toBe(200);
-    expect(revoked.body).toMatchObject({ object: 'revocation', id: approval, already_revoked: false, may_still_land: [{ effect_id: effectId, links: { self: `/v1/effects/${effectId}` } }] });
+    expect(revoked.body).toMatchObject({ object: 'revocation', id: approval, already_revoked: false, revoked_by: 'alex', may_still_land: [{ effect_id: effectId, links: { self: `/v1/effects/${effectId}` } }] });
     expect(revoked.body.sentence).toMatch(/1 effect was already dispatched and may still land/);
-    const again = await request(rig.app).post(`/v1/approvals/${approval}/revoke`).set(bearer(TOKENS.approver)).send({});
-    expect(again.body.already_revoked).toBe(true);
+    // Who revoked it is said, to a second revoker too (dana, another approver): the first one's name stands.
+    const again = await request(rig.app).post(`/v1/approvals/${approval}/revoke`).set(bearer(TOKENS.danaApprover)).send({});
+    expect(again.body).toMatchObject({ already_revoked: true, revoked_by: 'alex' });
     const described = await request(rig.app).get(`/v1/approvals/${approval}`).set(bearer(TOKENS.approver));
-    expect(described.body).toMatchObject({ revoked: true, live: false });
+    expect(described.body).toMatchObject({ revoked: true, live: false, revoked_by: 'alex' });
     const late = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(refundBody({ payment_intent: pi, approval }));
     expect(late.body.outcome).toBe('REFUSED:lease');
   });

@@ -21,7 +21,7 @@ const common = {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-function approvalView(snapshot: ApprovalSnapshot, now: number, options: ApprovalOptions | null, subject: SubjectCap) {
+function approvalView(snapshot: ApprovalSnapshot, now: number, options: ApprovalOptions | null, subject: SubjectCap, revokedBy: string | null) {
   const room = approvalRoom(snapshot, now, subject);
   return {
     object: 'approval' as const,
@@ -35,6 +35,7 @@ function approvalView(snapshot: ApprovalSnapshot, now: number, options: Approval
     granted_by: options?.granted_by ?? null,
     revoked: snapshot.revoked,
     revoked_at: snapshot.revokedAt === null ? null : iso(snapshot.revokedAt),
+    revoked_by: snapshot.revoked ? revokedBy : null,
     reserved_cents: snapshot.reservedCents,
     uses: snapshot.uses,
     live: room.live,
@@ -49,9 +50,9 @@ export function approvalsRoutes(context: ApiContext): Route[] {
   const { stores, approvalOptions } = context;
 
   async function viewOf(approvalId: string) {
-    const [{ now, snapshot }, options] = await Promise.all([stores.approvals.describe(approvalId), approvalOptions.get(approvalId)]);
+    const [{ now, snapshot, revokedBy }, options] = await Promise.all([stores.approvals.describe(approvalId), approvalOptions.get(approvalId)]);
     if (!snapshot) throw new InterlockError('unknown_approval', `No approval ${approvalId}.`);
-    return approvalView(snapshot, now, options, await stores.approvals.subjectCap(snapshot.scope));
+    return approvalView(snapshot, now, options, await stores.approvals.subjectCap(snapshot.scope), revokedBy);
   }
 
   return [
@@ -128,6 +129,7 @@ export function approvalsRoutes(context: ApiContext): Route[] {
             id: params.id,
             revoked_at: iso(result.revokedAt),
             already_revoked: result.alreadyRevoked,
+            revoked_by: result.revokedBy,
             may_still_land: result.mayStillLand.map((effectId) => ({ effect_id: effectId, links: linksOf(effectId) })),
             sentence,
           },

@@ -280,6 +280,7 @@ export const approvalAnswer = z
     granted_by: z.string().nullable(),
     revoked: z.boolean(),
     revoked_at: z.string().nullable(),
+    revoked_by: z.string().nullable().meta({ description: 'Who revoked it (the caller\'s token name, or the CLI\'s `--by`); null while it is not revoked, or when no name was recorded.' }),
     reserved_cents: z.number(),
     uses: z.number(),
     live: z.boolean().meta({ description: 'Unrevoked and unexpired; it may still have no uses or cents left.' }),
@@ -290,7 +291,7 @@ export const approvalAnswer = z
   })
   .meta({ id: 'Approval' });
 export const revokeAnswer = z
-  .object({ object: z.literal('revocation'), id: z.string(), revoked_at: z.string(), already_revoked: z.boolean(), may_still_land: z.array(z.object({ effect_id: z.string(), links })), sentence: z.string() })
+  .object({ object: z.literal('revocation'), id: z.string(), revoked_at: z.string(), already_revoked: z.boolean(), revoked_by: z.string().nullable().meta({ description: 'Who revoked it: this caller, or whoever revoked it first when it was already revoked.' }), may_still_land: z.array(z.object({ effect_id: z.string(), links })), sentence: z.string() })
   .meta({ id: 'Revocation' });
 export const capAnswer = z.object({ object: z.literal('cap'), subject: z.string(), cap_cents: z.number(), moved_cents: z.number(), sentence: z.string().meta({ description: 'What may still move on the subject, or that nothing may when the cap is at or below what has moved.' }) }).meta({ id: 'Cap' });
 // `status` says which key signs now and which only verify receipts signed before a rotation (retired).

@@ -21,6 +21,7 @@ import {
   type Verification,
 } from '../src/interlock.js';
 import type { StripeHttp } from './stripe-http.js';
+import type { Watchdog } from './watchdog.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'interlock.js');
@@ -64,8 +65,15 @@ export type Running = {
  * What a run must not leave behind when it is interrupted (Ctrl-C, SIGTERM): its child processes and temporary
  * directories, ended and removed on the way out by removeLeftovers (a cell's own finally never runs then).
  * `stopping`: the run was interrupted; no process starts any more (a cell would otherwise restart its worker).
+ * `watchdog`: the run's (watchdog.ts), told of every child and directory, for a run killed outright (SIGKILL).
  */
-export const leftovers = { children: new Set<ChildProcess>(), dirs: new Set<string>(), stopping: false };
+export const leftovers = { children: new Set<ChildProcess>(), dirs: new Set<string>(), stopping: false, watchdog: null as Watchdog | null };
+
+/** A temporary directory the run removes when it ends, and its watchdog should the run be killed outright. */
+export function keepDir(dir: string): void {
+  leftovers.dirs.add(dir);
+  leftovers.watchdog?.dir(dir);
+}
 
 /** SIGKILL to every child still running. */
 export function stopChildren(): void {
@@ -83,6 +91,7 @@ export function run(command: string, args: string[], env: NodeJS.ProcessEnv, cwd
   if (leftovers.stopping) throw new CellError(`the run was interrupted: ${args[0] ?? command} is not started`);
   const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   leftovers.children.add(child);
+  if (child.pid !== undefined) leftovers.watchdog?.process(child.pid);
   child.once('exit', () => leftovers.children.delete(child));
   let out = '';
   let err = '';
@@ -258,7 +267,7 @@ export function verifierFor(stores: Stores): (receipt: unknown) => Verification 
 
 export function cellDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), `interlock-${prefix}-`));
-  leftovers.dirs.add(dir);
+  keepDir(dir);
   return dir;
 }
 

@@ -355,11 +355,20 @@ export function writeResults(out: string, results: ScenarioResult[]): string[] {
   return files;
 }
 
+/**
+ * The line every results index carries: a folder whose README.md has it was written by a run, and a run may replace
+ * its files (out-folder.ts); a README.md without it is someone's own, which a run never replaces.
+ */
+export const RESULTS_MARKER = '<!-- written by `npx interlock scenario`: this index, and a page and a JSON file per scenario beside it, are replaced by the next run into this folder -->';
+
+/** The scenarios' keys, as their files are named (`<key>.json`, `<key>.md`). */
+export const RESULT_KEYS: readonly string[] = Object.keys(TITLES);
+
 /** The results page: a link and a summary table per scenario whose JSON is in the folder (running one keeps the others). */
 export function writeIndex(out: string): string {
   const present = Object.keys(TITLES).filter((name) => existsSync(join(out, `${name}.json`))).map((name) => JSON.parse(readFileSync(join(out, `${name}.json`), 'utf8')) as ScenarioResult);
   const index = join(out, 'README.md');
-  const lines = ['# Scenario results', '', 'The latest run of `npx interlock scenario`, one page and one JSON file per scenario:', ''];
+  const lines = ['# Scenario results', '', RESULTS_MARKER, '', 'The latest run of `npx interlock scenario`, one page and one JSON file per scenario:', ''];
   for (const result of present) lines.push(`- [${TITLES[result.scenario] ?? result.scenario}](${result.scenario}.md) ([JSON](${result.scenario}.json)): ${result.backend}, \`--delays ${result.delays}\`, ${result.cells.length} cells, ${result.generated}`);
   for (const result of present) lines.push('', `## ${result.scenario}`, '', summaryTable(result), '', ...verdictLines(result));
   writeWhole(index, `${lines.join('\n')}\n`);

@@ -8,11 +8,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createDecider, loadDeciderConfig, makeDirectory, publicKeyPem, readApiBase, startPrivateRedis, stripeSettingOf, type Decider } from '../src/interlock.js';
 import { BILLING_COLUMNS, BILLING_DEFAULT_REPS, BILLING_ROWS, billingPlan, runBillingCredit } from './billing-credit.js';
 import { COLUMNS, failedCell, type ScenarioResult, type Step } from './cells.js';
-import { leftovers, removeLeftovers, stopChildren, type Delays } from './harness.js';
+import { keepDir, leftovers, removeLeftovers, ROOT, stopChildren, type Delays } from './harness.js';
+import { foreignFiles, foreignFolderProblem, lockOut } from './out-folder.js';
 import { createProgressBar, type ProgressBar } from './progress.js';
 import { writeResults } from './report.js';
 import { CAP_COLUMNS, CAP_DEFAULT_REPS, CAP_ROWS, capPlan, runSharedCap } from './shared-cap.js';
 import { DISPUTE_COLUMNS, DISPUTE_DEFAULT_REPS, DISPUTE_ROWS, disputePlan, runStripeDispute } from './stripe-dispute.js';
+import { startWatchdog } from './watchdog.js';
 import { openWorld, removeScenarioKeys } from './world.js';
 
 export const SCENARIOS = ['stripe-dispute', 'billing-credit', 'shared-cap'] as const;
@@ -38,16 +40,37 @@ export type Selection = { row(name: string): boolean; column(name: string): bool
 
 export class ScenarioUsageError extends Error {}
 
-/** Where a run's pages go when --out is not given: the committed results for a whole run. */
-export const RESULTS_DIR = 'scenarios/results';
+/**
+ * Where a run's pages go when --out is not given: the committed results for a full run. In the checkout, whatever
+ * folder the command runs from (a run from elsewhere would make a scenarios/results of its own there).
+ */
+export const RESULTS_DIR = join(ROOT, 'scenarios', 'results');
+
+/** What a run is, as far as where it writes goes: the scenarios, --reps (null: each one's default), --delays, the selection. */
+export type RunShape = { scenarios: readonly ScenarioName[]; reps: number | null; delays: Delays; rows: readonly string[] | null; columns: readonly string[] | null };
 
 /**
- * Where a run writes without --out: a whole run into the committed results (RESULTS_DIR, the README's tables come
- * from there); a run of some rows or columns into a folder of its own under the data directory, since its pages
- * would replace the committed ones with a part of them (and the README would no longer match its tables).
+ * The options that make a run other than the committed results' (`--delays fast`, `--reps 1`, `--rows …`), as a
+ * reader would name them; null for a full run: `--delays stripe`, each scenario's default repetitions, every row and
+ * column.
  */
-export function defaultOut(selection: { rows: readonly string[] | null; columns: readonly string[] | null }, dataDir: string, now: Date): string {
-  if (selection.rows === null && selection.columns === null) return RESULTS_DIR;
+export function partialRun(run: RunShape): string | null {
+  const why: string[] = [];
+  if (run.delays !== 'stripe') why.push(`--delays ${run.delays}`);
+  if (run.reps !== null && run.scenarios.some((name) => RUNNERS[name].defaultReps !== run.reps)) why.push(`--reps ${run.reps}`);
+  if (run.rows !== null) why.push('--rows');
+  if (run.columns !== null) why.push('--columns');
+  return why.length === 0 ? null : why.join(', ');
+}
+
+/**
+ * Where a run writes without --out: a full run into the committed results (RESULTS_DIR, the README's tables come
+ * from there); any other (a try-out with --delays fast or --reps 1, some rows or columns) into a folder of its own
+ * under the data directory, since its pages would replace the committed ones (and the README would no longer match
+ * its tables).
+ */
+export function defaultOut(run: RunShape, dataDir: string, now: Date): string {
+  if (partialRun(run) === null) return RESULTS_DIR;
   return `${dataDir.replace(/\/+$/, '')}/scenario-runs/${now.toISOString().replace(/[:.]/g, '-')}`;
 }
 
@@ -67,6 +90,11 @@ const INTERRUPT_SETTLE_MS = 5_000;
 const INTERRUPT_REDIS_START_MS = 2_000;
 /** The signals that end a run the way Ctrl-C does: a closed terminal (SIGHUP) too, whose default would skip every exit hook. */
 const INTERRUPTS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+/**
+ * How often the run checks that the process that started it is still there (ms). `npx` stopped with SIGTERM exits
+ * at once without passing the signal on, and the run would go on unseen and write into --out a minute later.
+ */
+const PARENT_POLL_MS = 1_000;
 
 /** Stripe test mode when STRIPE_SECRET_KEY is a test key; a live key is refused, whatever else is set. */
 function testModeKey(env: NodeJS.ProcessEnv): string | null {
@@ -191,6 +219,9 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
   if (options.keepJournals === true && redisUrl === '') {
     throw new ScenarioUsageError('--keep-journals keeps the keys a run writes to the Redis of REDIS_URL, and REDIS_URL is not set: without it the run uses a private Redis that is removed when the run ends. Set REDIS_URL (e.g. redis://127.0.0.1:6379) to a Redis that stays, or leave out --keep-journals.');
   }
+  // A folder of the user's own (`--out .` at the project's root) would lose its README.md to the results index.
+  const foreign = foreignFiles(resolve(options.out));
+  if (foreign !== null) throw new ScenarioUsageError(foreignFolderProblem(options.out, foreign, 'a run'));
   probeOut(resolve(options.out));
   let stopRedis = async () => {};
   const privateRedis = redisUrl === '';
@@ -251,8 +282,27 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
       process.exit(code);
     })();
   };
+  // One run at a time per folder, from here to the end (an interrupt's exit too): two at once would each replace the
+  // other's pages, and the index would present the mix as one run.
+  const lock = lockOut(resolve(options.out));
+  if ('heldBy' in lock) {
+    throw new ScenarioUsageError(`Another scenario run${lock.heldBy === null ? '' : ` (pid ${lock.heldBy})`} is writing into --out ${options.out} now: two runs into one folder would replace each other's pages, and its index would mix them. Nothing was run. Wait for it to end, or give --out another folder.`);
+  }
+  process.once('exit', lock.release);
   for (const name of INTERRUPTS) process.once(name, interrupted);
   process.once('exit', removeLeftovers);
+  // The command that started the run gone (an npx stopped with SIGTERM, which passes it on to no one): as SIGHUP.
+  const parent = process.ppid;
+  const parentWatch = setInterval(() => {
+    if (process.ppid === parent || interruption !== null) return;
+    clearInterval(parentWatch);
+    // Its terminal or pipe may be gone with it: a write there must not end the run before it has stopped its processes.
+    for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+    process.stderr.write(`The command that started this run (pid ${parent}) has gone: stopping as for SIGHUP.\n`);
+    for (const name of INTERRUPTS) process.removeListener(name, interrupted);
+    interrupted('SIGHUP');
+  }, PARENT_POLL_MS);
+  parentWatch.unref();
   /** A scenario none of whose cells can be judged: each recorded as failed with `why`, noted on the progress bar. */
   const notRun = (name: ScenarioName, error: unknown, what: string, cellWhy: string, field: 'world_error' | 'scenario_error'): ScenarioResult => {
     const runner = RUNNERS[name];
@@ -264,15 +314,19 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
     return { scenario: runner.key, generated: new Date().toISOString(), model, backend: key === null ? 'sandbox' : 'test_mode', delays: options.delays, reps, cells, command: reproducingCommand(name, { reps, defaultReps: runner.defaultReps, delays: options.delays, rows, columns }), [field]: why };
   };
   try {
+    // Should the run be killed outright (SIGKILL), it stops the processes and removes the directories the run leaves.
+    leftovers.watchdog = startWatchdog();
+    if (leftovers.watchdog !== null) leftovers.dirs.add(leftovers.watchdog.home);
     if (privateRedis) {
       // No Redis given: a private, durable redis-server for this run (append-only, fsync always), removed after, as
       // its directory is when it cannot start (no redis-server, one that exits at start). Started once the interrupt
       // handlers are in place: its process group gets no Ctrl-C, so only they can stop it while it starts.
       const dir = mkdtempSync(join(tmpdir(), 'interlock-scenario-redis-'));
-      leftovers.dirs.add(dir);
+      keepDir(dir);
       const starting = startPrivateRedis(dir, { signal: redisStart.signal });
       redisStarting = starting.catch(() => undefined);
       const redis = await starting;
+      leftovers.watchdog?.process(redis.pid);
       redisUrl = redis.url;
       stopRedis = async () => {
         await redis.stop();
@@ -321,9 +375,14 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
     await interruption;
     bar.finish();
     await stopRedis();
+    clearInterval(parentWatch);
     for (const name of INTERRUPTS) process.removeListener(name, interrupted);
     process.removeListener('exit', removeLeftovers);
     // A run that failed (a world that could not open, a cell that threw) leaves no directory or process behind either.
     removeLeftovers();
+    leftovers.watchdog?.close();
+    leftovers.watchdog = null;
+    process.removeListener('exit', lock.release);
+    lock.release();
   }
 }

@@ -10,7 +10,7 @@ import { Cluster } from 'ioredis';
 import { createLogger, loadConfig, openStores, type Config, type Stores } from '../src/interlock.js';
 import { randomBytes } from 'node:crypto';
 import { freePort } from '../src/interlock.js';
-import { hex, leftovers, startServe, verifierFor, type Backend, type Delays, type Worker, type World } from './harness.js';
+import { hex, keepDir, leftovers, startServe, verifierFor, type Backend, type Delays, type Worker, type World } from './harness.js';
 import { createStripeHttp } from './stripe-http.js';
 
 /**
@@ -79,7 +79,7 @@ export async function openWorld(options: WorldOptions): Promise<World & { close(
   const secretKey = options.testModeKey ?? SANDBOX_KEY;
   const apiBase = sandbox?.url ?? (backend === 'test_mode' ? (options.stripeApiBase ?? null) : null);
   const dataDir = mkdtempSync(join(tmpdir(), `interlock-${options.scenario}-`));
-  leftovers.dirs.add(dataDir);
+  keepDir(dataDir);
   const env: NodeJS.ProcessEnv = {
     ...Object.fromEntries(Object.entries(process.env).filter(([name]) => inherited(name))),
     REDIS_URL: options.redisUrl,

@@ -1239,18 +1239,29 @@ function addScenarioCommand(program: Command): void {
     .argument('<name>', "stripe-dispute, billing-credit, shared-cap or all; render re-renders the pages in --out from their JSON; readme copies --out's tables into ./README.md")
     .option('--reps <n>', 'repetitions of every cell (default 1; shared-cap 20)', reps)
     .option('--delays <profile>', "the sandbox's timing: stripe (as test mode was seen to do) or fast", 'stripe')
-    .option('--out <dir>', 'where the pages and JSON files go (default: scenarios/results for a whole run; <data dir>/scenario-runs/<time> for a run of some --rows or --columns)')
+    .option('--out <dir>', 'where the pages and JSON files go: a new or empty folder, or one a run wrote (default: scenarios/results for a full run; <data dir>/scenario-runs/<time> for any other: --delays fast, --reps, --rows or --columns)')
     .option('--rows <list>', "only these rows, comma-separated (the seeds' row names, e.g. crash_before_send_chargeback_during_outage,after_commit)")
     .option('--columns <list>', 'only these columns, comma-separated (no_check, hand_check, hand_lock, interlock)')
     .option('--keep-journals', "with REDIS_URL, leave each scenario's Redis keys (journals, queues) when the run ends instead of removing them")
     .action(async (name: string, given: { reps?: number; delays: string; out?: string; rows?: string; columns?: string; keepJournals?: boolean }) => {
-      const { defaultOut, RESULTS_DIR, runScenarios, SCENARIOS, ScenarioUsageError } = await import('../scenarios/run.js');
+      const { defaultOut, partialRun, RESULTS_DIR, runScenarios, SCENARIOS, ScenarioUsageError } = await import('../scenarios/run.js');
       const list = (text: string | undefined) => (text === undefined ? null : text.split(',').map((item) => item.trim()).filter((item) => item !== ''));
       const selection = { rows: list(given.rows), columns: list(given.columns) };
+      const names = name === 'all' ? [...SCENARIOS] : SCENARIOS.filter((known) => known === name);
       const running = name !== 'render' && name !== 'readme';
-      const options = { ...given, out: given.out ?? (running ? defaultOut(selection, dataDirOf(process.env), new Date()) : RESULTS_DIR) };
+      if (running && names.length === 0) throw new CliFailure(`Unknown scenario "${name}": name one of ${SCENARIOS.join(', ')} or all.`, EXIT_BAD_INPUT);
+      const delays = given.delays === 'stripe' ? 'stripe' : given.delays === 'fast' ? 'fast' : null;
+      if (delays === null) throw new CliFailure(`--delays takes stripe or fast, not "${given.delays}".`, EXIT_BAD_INPUT);
+      const shape: Parameters<typeof partialRun>[0] = { scenarios: names, reps: given.reps ?? null, delays, ...selection };
+      const options = { ...given, delays: shape.delays, out: given.out ?? (running ? defaultOut(shape, dataDirOf(process.env), new Date()) : RESULTS_DIR) };
+      // A try-out without --out would otherwise replace the committed results (and the README's tables) with itself.
+      const partial = partialRun(shape);
+      if (running && given.out === undefined && partial !== null) process.stderr.write(`This run (${partial}) is not the full one whose results are committed in ${RESULTS_DIR}: its pages go to ${options.out}. Give --out to choose the folder.\n`);
       if (name === 'render') {
         const { NoResultsError, renderFromJson } = await import('../scenarios/report.js');
+        const { foreignFiles, foreignFolderProblem } = await import('../scenarios/out-folder.js');
+        const foreign = foreignFiles(resolve(options.out));
+        if (foreign !== null) throw new CliFailure(foreignFolderProblem(options.out, foreign, 'render'), EXIT_BAD_INPUT);
         try {
           process.stdout.write(`${renderFromJson(options.out).join('\n')}\n`);
         } catch (error) {
@@ -1260,6 +1271,10 @@ function addScenarioCommand(program: Command): void {
         return;
       }
       if (name === 'readme') {
+        // The README's tables link into scenarios/results: copied from another folder, they would stand over pages
+        // that do not hold their cells.
+        const { sameFolder } = await import('../scenarios/out-folder.js');
+        if (!sameFolder(options.out, RESULTS_DIR)) throw new CliFailure(`readme copies the tables of ${RESULTS_DIR} only: the README links them to the pages there, and ${options.out} is another folder, whose tables would stand over pages that do not hold their cells. Run the full scenarios into ${RESULTS_DIR} (no --out), then \`npx interlock scenario readme\`.`, EXIT_BAD_INPUT);
         const { copyTablesToReadme } = await import('../scenarios/report.js');
         try {
           const changed = copyTablesToReadme(options.out, 'README.md');
@@ -1271,9 +1286,6 @@ function addScenarioCommand(program: Command): void {
         }
         return;
       }
-      const names = name === 'all' ? [...SCENARIOS] : SCENARIOS.filter((known) => known === name);
-      if (names.length === 0) throw new CliFailure(`Unknown scenario "${name}": name one of ${SCENARIOS.join(', ')} or all.`, EXIT_BAD_INPUT);
-      if (options.delays !== 'stripe' && options.delays !== 'fast') throw new CliFailure(`--delays takes stripe or fast, not "${options.delays}".`, EXIT_BAD_INPUT);
       try {
         const { results, files } = await runScenarios({ scenarios: names, reps: options.reps ?? null, delays: options.delays, out: options.out, rows: selection.rows, columns: selection.columns, keepJournals: options.keepJournals === true });
         process.stdout.write(`${files.join('\n')}\n`);

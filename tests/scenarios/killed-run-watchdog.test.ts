@@ -1,0 +1,119 @@
+// Rule: a run killed outright (SIGKILL: the OOM killer, a CI hard stop) leaves no process or temporary directory
+// behind: its watchdog (scenarios/watchdog.ts) SIGKILLs the private redis-server and the `interlock serve` children it
+// was told of and removes their directories. It kills only a process that is still the one it was told of (same
+// start time in /proc), never one that took over its pid. They used to run for ever, their directories with them.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startTimeOf } from '../../scenarios/processes.js';
+import { REPO, tempDir } from '../cli/run-cli.js';
+
+const temp = tempDir('scenario-killed-run');
+const started: number[] = [];
+afterAll(() => {
+  for (const pid of started) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Gone.
+    }
+  }
+  temp.remove();
+});
+
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+function parentOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return null;
+  }
+}
+
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return '';
+  }
+}
+
+/** Every live descendant of `root`. */
+function descendants(root: number): number[] {
+  const pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);
+  const found: number[] = [];
+  const queue = [root];
+  for (let at = queue.shift(); at !== undefined; at = queue.shift()) {
+    for (const pid of pids) {
+      if (parentOf(pid) === at && alive(pid)) {
+        found.push(pid);
+        queue.push(pid);
+      }
+    }
+  }
+  return found;
+}
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!check() && Date.now() < deadline) await new Promise((wait) => setTimeout(wait, 100));
+  return check();
+}
+
+describe('a scenario run killed with SIGKILL', () => {
+  it('leaves no redis-server, no interlock serve and no temporary directory behind', { timeout: 120_000 }, async () => {
+    const runTmp = join(temp.dir, 'tmp');
+    mkdirSync(runTmp);
+    const env: NodeJS.ProcessEnv = { ...process.env, INTERLOCK_LOG_LEVEL: 'silent', TMPDIR: runTmp, INTERLOCK_DATA_DIR: join(temp.dir, 'data') };
+    for (const name of ['REDIS_URL', 'STRIPE_SECRET_KEY', 'STRIPE_API_BASE', 'ANTHROPIC_API_KEY']) delete env[name];
+    const run = spawn(process.execPath, [join(REPO, 'bin', 'interlock.js'), 'scenario', 'stripe-dispute', '--delays', 'fast', '--reps', '1', '--rows', 'crash_after_send_chargeback_during_outage', '--out', join(temp.dir, 'out')], { cwd: REPO, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    run.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const pid = run.pid ?? 0;
+    started.push(pid);
+    // Half-way: its private Redis and its support API run.
+    const up = () => descendants(pid).some((child) => commandOf(child).includes('serve --roles api')) && descendants(pid).some((child) => commandOf(child).startsWith('redis-server'));
+    expect(await until(up, 60_000), stderr).toBe(true);
+    const children = descendants(pid).filter((child) => !commandOf(child).includes('watchdog-process'));
+    started.push(...children);
+    const redis = children.find((child) => commandOf(child).startsWith('redis-server')) ?? 0;
+    expect(readlinkSync(`/proc/${redis}/cwd`).startsWith(runTmp)).toBe(true);
+    expect(readdirSync(runTmp).filter((name) => name.startsWith('interlock-')).length).toBeGreaterThan(0);
+    run.kill('SIGKILL');
+    await once(run, 'close');
+    expect(await until(() => children.every((child) => !alive(child)), 20_000), children.filter(alive).map((child) => `${child}: ${commandOf(child)}`).join('\n')).toBe(true);
+    // (tsx keeps its cache in TMPDIR too: only the run's own directories count.)
+    const ours = () => readdirSync(runTmp).filter((name) => name.startsWith('interlock-'));
+    expect(await until(() => ours().length === 0, 10_000), ours().join(', ')).toBe(true);
+  });
+
+  it('its watchdog kills only what is still the process it was told of, and removes the directories', { timeout: 30_000 }, async () => {
+    const home = join(temp.dir, 'home');
+    const dir = join(temp.dir, 'cell');
+    mkdirSync(home);
+    mkdirSync(dir);
+    const noted = spawn('sleep', ['60'], { stdio: 'ignore' });
+    const reused = spawn('sleep', ['60'], { stdio: 'ignore' });
+    started.push(noted.pid ?? 0, reused.pid ?? 0);
+    // `reused`: its pid noted with another start time, as a pid handed on after the noted process ended.
+    writeFileSync(join(home, 'registry'), `pid ${noted.pid ?? 0} ${startTimeOf(noted.pid ?? 0) ?? ''}\npid ${reused.pid ?? 0} 1\ndir ${dir}\n`);
+    const watchdog = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'scenarios', 'watchdog-process.ts'), String(process.pid), startTimeOf(process.pid) ?? '', home], { cwd: REPO, stdio: ['pipe', 'ignore', 'inherit'] });
+    // The runner closing its end of the pipe (or dying) sends the watchdog to work.
+    watchdog.stdin.end();
+    const [code] = (await once(watchdog, 'exit')) as [number | null];
+    expect(code).toBe(0);
+    expect(await until(() => !alive(noted.pid ?? 0), 5_000)).toBe(true);
+    expect(alive(reused.pid ?? 0)).toBe(true);
+    expect([existsSync(dir), existsSync(home)]).toEqual([false, false]);
+  });
+});

@@ -66,6 +66,9 @@ export function termsProblems(terms: ApprovalTerms): string[] {
   if (typeof terms.id !== 'string' || !APPROVAL_ID.test(terms.id)) problems.push('id must be 1-200 letters, digits or _ . : -');
   if (typeof terms.approver !== 'string' || terms.approver.trim().length === 0 || terms.approver.length > 200 || hasLoneSurrogate(terms.approver) || CONTROL.test(terms.approver)) {
     problems.push('approver must name a person or a policy in at most 200 printable characters');
+  } else if (terms.approver.trim() !== terms.approver) {
+    // As the API's approver and every name the CLI takes (--by): "  dana " is not another approver, and not dana either.
+    problems.push('approver may not start or end with spaces');
   } else {
     const unseen = unseenProblem(terms.approver);
     if (unseen !== null) problems.push(`approver ${unseen}`);

@@ -43,6 +43,13 @@ describe('approvalProblems', () => {
     expect(termsProblems({ id: 'ap_1', approver: 'dana', capCents: 100, expiresAt: T0, maxUses: 1, scope: 'payment:pi_1' })).toEqual([]);
     expect(termsProblems({ id: 'bad id!', approver: ' ', capCents: 0.5, expiresAt: -1, maxUses: 0, scope: '' })).toHaveLength(6);
   });
+
+  // Rule: an approver is named as the API names it: spaces around the name are refused, not recorded as another name.
+  it('refuses an approver with spaces around it', () => {
+    for (const approver of ['  dana ', 'dana ', ' dana']) {
+      expect(termsProblems({ id: 'ap_1', approver, capCents: 100, expiresAt: T0, maxUses: 1, scope: 'payment:pi_1' })).toEqual(['approver may not start or end with spaces']);
+    }
+  });
 });
 
 describe('outcomes', () => {

@@ -80,10 +80,10 @@ describe('effect show --request for a request nothing was proposed under', { tim
     expect(shown.stderr).toMatch(/^No effect for request "case-pi_typo42" \(effect [0-9a-f]{64}\) in the Redis at /);
   });
 
-  it('quotes a hostile one escaped and cut, never raw', async () => {
+  it('refuses a hostile one as no request id, never echoing it raw', async () => {
     const shown = await runCli(['effect', 'show', '--request', `case-\u001b[2J\u202e${'x'.repeat(500)}`], env);
-    expect(shown.code, shown.stderr).toBe(1);
-    expect(shown.stderr).toContain('No effect for request "case-\\u001b[2J\\u202e');
+    expect(shown.code, shown.stderr).toBe(2);
+    expect(shown.stderr).toMatch(/^The request id is invalid \(--request: /);
     for (const raw of ['\u001b', '\u202e']) expect(shown.stderr).not.toContain(raw);
     expect(shown.stderr).not.toContain('x'.repeat(101));
   });

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTimeOf } from '../../scenarios/processes.js';
 import { REPO, tempDir } from '../cli/run-cli.js';
+import { alive, until } from './no-world-run.js';
 
 const temp = tempDir('scenario-killed-run');
 const started: number[] = [];
@@ -22,14 +23,6 @@ afterAll(() => {
   }
   temp.remove();
 });
-
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
 
 function parentOf(pid: number): number | null {
   try {
@@ -62,12 +55,6 @@ function descendants(root: number): number[] {
     }
   }
   return found;
-}
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!check() && Date.now() < deadline) await new Promise((wait) => setTimeout(wait, 100));
-  return check();
 }
 
 describe('a scenario run killed with SIGKILL', () => {

@@ -7,29 +7,13 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { foreignFiles } from '../../scenarios/out-folder.js';
 import { RESULTS_MARKER } from '../../scenarios/report.js';
-import { RESULTS_DIR, runScenarios, ScenarioUsageError } from '../../scenarios/run.js';
+import { RESULTS_DIR, ScenarioUsageError } from '../../scenarios/run.js';
 import { runCli, tempDir } from '../cli/run-cli.js';
+import { oneCell } from './no-world-run.js';
 
 const temp = tempDir('scenario-out-foreign');
 afterAll(() => temp.remove());
 const mine = '# My project\n\nNotes I wrote by hand.\n';
-
-/** A run of one cell whose world never opens (no Redis, no sandbox): it writes its failed cell, or is refused. */
-function oneCell(out: string, opened: { count: number }) {
-  return runScenarios({
-    scenarios: ['stripe-dispute'],
-    reps: 1,
-    delays: 'fast',
-    out,
-    rows: ['crash_after_send_chargeback_during_outage'],
-    columns: ['no_check'],
-    env: { REDIS_URL: 'redis://127.0.0.1:1' },
-    openWorld: () => {
-      opened.count += 1;
-      return Promise.reject(new Error('no world here'));
-    },
-  });
-}
 
 describe('scenario --out at a folder of the user', { timeout: 60_000 }, () => {
   it("refuses a folder holding the user's README.md and other files, writing nothing there", async () => {

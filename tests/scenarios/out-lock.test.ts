@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LOCK_FILE, lockOut } from '../../scenarios/out-folder.js';
 import { startTimeOf } from '../../scenarios/processes.js';
-import { runScenarios, ScenarioUsageError } from '../../scenarios/run.js';
+import { ScenarioUsageError } from '../../scenarios/run.js';
 import { runCli, tempDir } from '../cli/run-cli.js';
+import { oneCell } from './no-world-run.js';
 
 const temp = tempDir('scenario-out-lock');
 const sleeper = spawn('sleep', ['60'], { stdio: 'ignore' });
@@ -53,23 +54,11 @@ describe('the lock a run holds in its --out', { timeout: 60_000 }, () => {
     const dir = folder('busy');
     const held = `${sleeper.pid ?? 0} ${startTimeOf(sleeper.pid ?? 0) ?? '-'}\n`;
     writeFileSync(join(dir, LOCK_FILE), held);
-    let opened = 0;
-    const run = runScenarios({
-      scenarios: ['stripe-dispute'],
-      reps: 1,
-      delays: 'fast',
-      out: dir,
-      rows: ['crash_after_send_chargeback_during_outage'],
-      columns: ['no_check'],
-      env: { REDIS_URL: 'redis://127.0.0.1:1' },
-      openWorld: () => {
-        opened += 1;
-        return Promise.reject(new Error('no world here'));
-      },
-    });
+    const opened = { count: 0 };
+    const run = oneCell(dir, opened);
     await expect(run).rejects.toThrow(ScenarioUsageError);
     await expect(run).rejects.toThrow(`Another scenario run (pid ${sleeper.pid ?? 0}) is writing into --out ${dir} now`);
-    expect(opened).toBe(0);
+    expect(opened.count).toBe(0);
     expect(readdirSync(dir)).toEqual([LOCK_FILE]);
     expect(readFileSync(join(dir, LOCK_FILE), 'utf8')).toBe(held);
     const cli = await runCli(['scenario', 'stripe-dispute', '--delays', 'fast', '--rows', 'crash_after_send_chargeback_during_outage', '--columns', 'no_check', '--out', dir], { REDIS_URL: undefined, STRIPE_SECRET_KEY: undefined }, { timeoutMs: 40_000 });
@@ -80,16 +69,7 @@ describe('the lock a run holds in its --out', { timeout: 60_000 }, () => {
 
   it('is released when a run ends', async () => {
     const dir = join(temp.dir, 'ends');
-    await runScenarios({
-      scenarios: ['stripe-dispute'],
-      reps: 1,
-      delays: 'fast',
-      out: dir,
-      rows: ['crash_after_send_chargeback_during_outage'],
-      columns: ['no_check'],
-      env: { REDIS_URL: 'redis://127.0.0.1:1' },
-      openWorld: () => Promise.reject(new Error('no world here')),
-    });
+    await oneCell(dir);
     expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
   });
 });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LOCK_FILE } from '../../scenarios/out-folder.js';
 import { REPO, tempDir } from '../cli/run-cli.js';
+import { alive, until } from './no-world-run.js';
 
 const temp = tempDir('scenario-parent-gone');
 let runner = 0;
@@ -18,20 +19,6 @@ afterAll(() => {
   }
   temp.remove();
 });
-
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!check() && Date.now() < deadline) await new Promise((wait) => setTimeout(wait, 100));
-  return check();
-}
 
 describe('a scenario run whose parent is gone', () => {
   it('stops as for SIGHUP and writes nothing into --out', { timeout: 120_000 }, async () => {

@@ -114,9 +114,11 @@ describe.concurrent('the service commands and their exit codes', () => {
   it('refund refused by the gate (over its approval\'s cap): 3; not settled within --wait 0: 4, and it settles afterwards', async () => {
     const [capped, queued] = await Promise.all([pay(world.stripe, 'pm_card_visa', 5_000), pay(world.stripe, 'pm_card_visa', 5_000)]);
     const [small, enough] = await Promise.all([approve(`payment:${capped.paymentIntent}`, 1_000), approve(`payment:${queued.paymentIntent}`, 2_000)]);
-    // The queued refund's create is slow at Stripe, so a worker cannot settle it before `--wait 0` answers (it did once).
-    // Only the create (POST): the commands' own premise reads (GET /v1/refunds) came first and used the slowness up.
-    await world.sandbox.control.slowDown({ path: '/v1/refunds', method: 'POST', ms: 1_500, count: 1 });
+    // The queued refund's create is slow at Stripe, so a worker cannot settle it before `--wait 0` answers (it did
+    // once with no slowness, and once with 1.5 s on a loaded machine: the command read the effect back after the
+    // worker had settled it). 8 s, well within the service's 30 s send timeout. Only the create (POST): the commands'
+    // own premise reads (GET /v1/refunds) came first and used the slowness up.
+    await world.sandbox.control.slowDown({ path: '/v1/refunds', method: 'POST', ms: 8_000, count: 1 });
     const [refused, unsettled] = await Promise.all([
       cli(refundArgs(`case-cli-${pipeline.config.keyPrefix}-capped`, capped.paymentIntent, 2_000, small)),
       cli(refundArgs(`case-cli-${pipeline.config.keyPrefix}-nowait`, queued.paymentIntent, 2_000, enough, '0')),

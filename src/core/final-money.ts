@@ -33,9 +33,13 @@ export type CurrencyMismatch = { credit: string; cents: number | null; creditCen
 export const CUSTOMER_DELETED = 'customer_deleted';
 
 /**
- * The customer of a landed credit deleted at Stripe: `credit`, the effect's balance transaction; `balance` and
- * `currency`, the customer's balance (as Stripe has it: negative is credit) and its currency when it was deleted (null
- * when the customer had none).
+ * The customer of a landed credit deleted at Stripe: `credit`, the effect's balance transaction; `balance`, the part of
+ * the customer's balance at the deletion attributed to this credit (as Stripe has it: negative is credit), and
+ * `currency`, the balance's currency then (null when the customer had none). Stripe says only the balance, a sum over
+ * every credit on the customer, so src/facts/apply.ts (applyDeletion) gives it out across the customer's landed credits,
+ * newest first (invoices take a balance as one sum: the oldest credits are assumed used first), and the parts sum to at
+ * most what the balance held. A deletion recorded before the balance was given out carries the whole balance: for a
+ * customer with one credit, the same.
  */
 export type CustomerDeletion = { credit: string; balance: number | null; currency: string | null };
 
@@ -264,10 +268,12 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, facts: MoneyFacts, made: Reado
     // labelled with the effect and tagged with the incident was recorded as another party's compensation before.
     case 'customer_balance_transaction': {
       // The deletion of the customer holding the effect's own credit (src/facts/apply.ts, applyDeletion): its amount is
-      // the customer's balance then, not a move of money, so none of the roles below. Only on the credit its send made:
-      // Stripe deletes a customer once, and never undeletes it.
+      // the part of the customer's balance then attributed to the credit (CustomerDeletion), not a move of money, so
+      // none of the roles below. Only on the credit its send made. Stripe deletes a customer once, and never undeletes
+      // it: the first deletion recorded stands, and a second one (an event replayed or edited under another id,
+      // recorded by a version that did not refuse it) changes nothing.
       if (entry.status === CUSTOMER_DELETED) {
-        if (made.has(entry.objectId)) facts.deletion = { credit: entry.objectId, balance: entry.amount, currency: entry.customerCurrency ?? null };
+        if (made.has(entry.objectId) && facts.deletion === undefined) facts.deletion = { credit: entry.objectId, balance: entry.amount, currency: entry.customerCurrency ?? null };
         return;
       }
       if (entry.amount !== null && entry.amount > 0 && entry.incident === undefined && !made.has(entry.objectId)) {
@@ -363,6 +369,17 @@ export function deriveFinalMoney(facts: MoneyFacts, happened: boolean | 'unknown
   return { status: 'unknown', ...base };
 }
 
+/**
+ * What a credit effect's chain says of its balance credit `credit` for a deletion of its customer to be given out
+ * (src/facts/apply.ts, applyDeletion): `left`, what is left of it (`cents`, its amount, less what labelled debits took
+ * back: reversedCents; null when the amount is not known), which is all of the balance it can be attributed; and
+ * `currency`, the credit's, as wipedByDeletion reads it (null when no fact says it).
+ */
+export function creditInBalance(entries: readonly Entry[], credit: string, cents: number | null): { left: number | null; currency: string | null } {
+  const facts = collectMoneyFacts(entries);
+  return { left: cents === null ? null : cents - reversedCents(facts, cents), currency: facts.currencies.get(credit)?.currency ?? ownCurrency(facts) };
+}
+
 /** The currency of the effect's own balance credit, when a fact or its commit says it. */
 function ownCurrency(facts: MoneyFacts): string | null {
   for (const known of facts.currencies.values()) if (known.currency !== null) return known.currency;
@@ -401,16 +418,16 @@ function reversedCents(facts: MoneyFacts, cents: number | null): number {
 
 /**
  * The deletion of the credit's customer, when the credit was still unused then, or null. Stripe keeps one balance per
- * currency and does not say which credit an invoice used: the balance is a sum. The credit is judged unused when the
- * balance at the deletion still held at least what is left of it (`cents` less what labelled debits took back,
- * reversedCents) as credit, in the credit's currency (a customer with no currency takes the credit's, as
- * currencyMismatch does), or when the credit sat in another currency than the customer's (currencyMismatch, or a
- * deletion in another currency than the credit's): such a credit never reached an invoice. A balance holding less than
- * that (part of it, nothing, or a debt) is read as the credit used, in part at least: invoices took it (or debits did),
- * and the receipt does not answer not_returned for money that may have come off the customer's bills; it stays
- * returned. Which credit a later invoice took is not told by Stripe, so a balance holding as much as the credit when
- * another credit was added after this one was used reads as this one unused: the customer lost that much credit with
- * the deletion either way. Null too when the credit's amount is not known (a receipt that does not say it).
+ * currency and does not say which credit an invoice used: the balance is a sum, given out across the customer's
+ * credits by src/facts/apply.ts (CustomerDeletion: newest first), so that two credits never both claim the same money.
+ * The credit is judged unused when the part of the balance attributed to it still held at least what is left of it
+ * (`cents` less what labelled debits took back, reversedCents) as credit, in the credit's currency (a customer with no
+ * currency takes the credit's, as currencyMismatch does), or when the credit sat in another currency than the
+ * customer's (currencyMismatch, or a deletion in another currency than the credit's): such a credit never reached an
+ * invoice. A part holding less than that (some of it, nothing, or a debt) is read as the credit used, in part at
+ * least: invoices took it (or debits did), and the receipt does not answer not_returned for money that may have come
+ * off the customer's bills; it stays returned. Null too when the credit's amount is not known (a receipt that does not
+ * say it).
  */
 function wipedByDeletion(facts: MoneyFacts, cents: number | null): CustomerDeletion | null {
   const deletion = facts.deletion;

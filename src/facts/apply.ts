@@ -11,7 +11,7 @@ import type { Draft, Entry, EntryFields, EntryOf } from '../core/entries.js';
 import { sha256Hex, canonicalJson } from '../core/json.js';
 import { unsignedReceipt } from '../core/receipt.js';
 import { verify } from '../core/verify.js';
-import { CUSTOMER_DELETED, isChargeback } from '../core/final-money.js';
+import { CUSTOMER_DELETED, creditInBalance, isChargeback } from '../core/final-money.js';
 import { errorCode, errorMessage, InterlockError, type ErrorCode } from '../core/errors.js';
 import { CREDIT_EVENTS, FACT_EVENTS, REFUND_EVENTS, type ChargeFact, type CreditFact, type DisputeFact, type RefundFact, type StripeEvent, type StripeReader } from '../core/post-send.js';
 import type { Alerts } from '../redis/alerts.js';
@@ -327,6 +327,45 @@ type Named =
   | { kind: 'customer_deleted'; deletion: Deletion }
   | { kind: 'dispute'; dispute: DisputeFact; paymentIntent: string | null }
   | { kind: 'unroutable'; why: string };
+
+/**
+ * A credit effect's landed balance credit, as a deletion of its customer weighs it: `made`, its balance transaction;
+ * `left` and `currency` (creditInBalance); `created` (Stripe's, seconds, null when its chain does not say it) and `at`
+ * (when its chain recorded the landing, ms) order the credits; `deleted`: its chain holds a deletion already.
+ */
+type LandedCredit = { effectId: string; partition: string; made: string; left: number | null; currency: string | null; created: number | null; at: number; deleted: boolean };
+
+/** When the balance credit `made` was made: Stripe's `created`, from the landing's result or a fact on it, and the landing's `at`. */
+function madeWhen(entries: readonly Entry[], made: string): { created: number | null; at: number } {
+  const landing = entries.find((entry) => entry.kind === 'COMMITTED' || (entry.kind === 'LATE_RESULT' && entry.outcome === 'landed'));
+  const result = landing?.kind === 'COMMITTED' || landing?.kind === 'LATE_RESULT' ? landing.result : null;
+  const fromResult = typeof result === 'object' && result !== null && !Array.isArray(result) ? num(result.created) : null;
+  const observed = entries.find((entry): entry is EntryOf<'OBSERVED'> => entry.kind === 'OBSERVED' && entry.objectId === made && entry.status !== CUSTOMER_DELETED && entry.created !== null);
+  return { created: fromResult ?? observed?.created ?? null, at: landing?.at ?? 0 };
+}
+
+/**
+ * The part of a deleted customer's `balance` (negative is credit) attributed to each landed credit, by effect id, in
+ * cents of credit (positive). Stripe keeps one balance per currency and an invoice takes it as one sum, never naming
+ * the credits it used, so which credit is left cannot be told: the oldest credits are assumed used first, and the
+ * newest are what is left. The unused balance goes to the newest credit first, up to what is left of it (`left`), then
+ * to the next, so the parts sum to at most what the balance held as credit, and no credit is claimed lost twice. Only
+ * credits in the balance's currency share it (either unknown counts as the same, as final-money.ts reads it): one in
+ * another never reached the customer's invoices, and final-money.ts reads it unused whatever its part (0). A credit
+ * whose amount is not known takes none.
+ */
+function shareBalance(credits: readonly LandedCredit[], balance: number, currency: string | null): Map<string, number> {
+  const shares = new Map<string, number>();
+  let unused = Math.max(0, -balance);
+  const newestFirst = [...credits].sort((a, b) => (b.created ?? 0) - (a.created ?? 0) || b.at - a.at || b.effectId.localeCompare(a.effectId));
+  for (const credit of newestFirst) {
+    const inCurrency = currency === null || credit.currency === null || credit.currency === currency;
+    const share = !inCurrency || credit.left === null ? 0 : Math.min(unused, Math.max(0, credit.left));
+    unused -= share;
+    shares.set(credit.effectId, share);
+  }
+  return shares;
+}
 
 /**
  * A `customer.deleted` event as the facts need it: the customer, and its `balance` and `currency` as the event's customer
@@ -896,17 +935,22 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
 
   /**
    * A customer deleted at Stripe: to each credit effect committed on it whose balance credit landed (the commit, or a
-   * late landing, names it), one fact on that balance transaction, status `customer_deleted`, with the customer's
-   * `balance` (its `amount`, as Stripe has it: negative is credit) and `currency` (its `customerCurrency`) as they were
-   * at the deletion. Stripe never invoices a deleted customer again, so what the balance held then reaches no one;
-   * final-money.ts judges from these two whether the credit was still in it. The event is the only record of that
+   * late landing, names it), one fact on that balance transaction, status `customer_deleted`, with the part of the
+   * customer's balance at the deletion attributed to that credit (its `amount`, as Stripe has it: negative is credit;
+   * shareBalance) and the balance's `currency` (its `customerCurrency`). Stripe never invoices a deleted customer
+   * again, so what the balance held then reaches no one; final-money.ts judges from these two whether the credit was
+   * still in it. Stripe says only the balance, one sum over every credit: given whole to each credit, two $10 credits
+   * with $10 left would both read lost, $20 claimed for $10. The event is the only record of that
    * balance: Stripe answers a deleted customer's retrieve with its `deleted: true` stub, without a balance, and 404s
    * the list of its balance transactions, so a re-read (the reconciler's, applyCredits) finds nothing to record and
    * leaves this fact standing. The deletion is checked at Stripe first (customerDeleted), as every fact is re-read
    * before it is recorded; Stripe never undeletes a customer, so the fact is final, and a redelivered event has its
-   * key (recorded once). An event that says no balance records nothing, and is logged: the credit's fate cannot be
-   * told from it. An effect not committed on the customer (in flight, refused, AMBIGUOUS after a lookup that can no
-   * longer read the deleted customer) gets nothing: no credit of its own is known to have landed.
+   * key (recorded once). Stripe deletes a customer once, so a credit whose chain holds a deletion already gets nothing
+   * more (another `customer.deleted` for it, under another event id, is a replay or an edited copy: counted as a
+   * duplicate, and final-money.ts reads the first deletion recorded anyway). An event that says no balance records
+   * nothing, and is logged: the credit's fate cannot be told from it. An effect not committed on the customer (in
+   * flight, refused, AMBIGUOUS after a lookup that can no longer read the deleted customer) gets nothing: no credit of
+   * its own is known to have landed.
    */
   async function applyDeletion(eventId: string, eventType: string, deletion: Deletion, again: boolean): Promise<Applied[]> {
     const subject = `customer:${deletion.customer}`;
@@ -920,14 +964,27 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       logger.warn({ event: eventId, customer: deletion.customer, effects }, `event ${eventId} says customer ${deletion.customer} was deleted but not what its balance held then; whether its credits were used cannot be told, and nothing was recorded`);
       return [];
     }
-    const results: Applied[] = [];
+    const landedCredits: LandedCredit[] = [];
     for (const effectId of effects) {
       const partition = await journal.partitionOf(effectId);
       if (partition === null) continue;
       const entries = await journal.entries(partition, effectId);
-      if (firstProposal(entries)?.effect.kind !== 'credit') continue;
+      const proposed = firstProposal(entries)?.effect;
+      if (proposed?.kind !== 'credit') continue;
       const made = committedRefundOf(entries);
       if (made === null) continue;
+      const { left, currency } = creditInBalance(entries, made, num(proposed.amount));
+      landedCredits.push({ effectId, partition, made, left, currency, ...madeWhen(entries, made), deleted: entries.some((entry) => entry.kind === 'OBSERVED' && entry.objectId === made && entry.status === CUSTOMER_DELETED) });
+    }
+    const shares = shareBalance(landedCredits, deletion.balance, deletion.currency);
+    const results: Applied[] = [];
+    for (const { effectId, partition, made, deleted } of landedCredits) {
+      if (deleted) {
+        // As appendTo does for a fact seen already: work that may have run before raises the alerts again.
+        results.push({ effectId, appended: 0, duplicates: 1, alerts: again ? await raiseAlerts(partition, effectId) : [] });
+        continue;
+      }
+      const share = shares.get(effectId) ?? 0;
       const draft: Draft<'OBSERVED'> = {
         kind: 'OBSERVED',
         source: 'webhook',
@@ -937,7 +994,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         objectId: made,
         status: CUSTOMER_DELETED,
         failureReason: null,
-        amount: deletion.balance,
+        amount: share === 0 ? 0 : -share,
         charge: null,
         disputeStatus: null,
         disputeReason: null,

@@ -66,7 +66,18 @@ export type Alert = {
    * that died left unwritten (the half the exposure repair closes).
    */
   reopenedAt?: number;
+  /**
+   * Every dispute and compensation a person's resolution of the alert named, gathered over all of them and kept
+   * through reopens: what a person already handled. A raise never counts one as new (it never reopens the alert for
+   * it) and never drops one from the alert, open or resolved: a raise from another facts process's older read lacks
+   * it. A resolution by the facts empties it (they found none of it standing; their next raise opens the alert
+   * anyway). Absent on alerts never resolved by a person, and on alerts resolved before alerts kept it.
+   */
+  handled?: Handled;
 };
+
+/** What a person's resolutions of an alert named (Alert.handled). */
+export type Handled = { disputes: string[]; compensations: string[] };
 
 export type Alerts = ReturnType<typeof createAlerts>;
 export type AlertPage = { data: Alert[]; next: string | null };
@@ -107,15 +118,27 @@ function namedWhenResolved(seen: { disputes: Record<string, string> }, known: Pi
   return [...new Set([...known.disputes, ...Object.keys(seen.disputes)])];
 }
 
+/** The compensations an alert names: `compensations`, or a compensated_twice alert written before it, its `refund`. */
+function compensationsOf(alert: Pick<Alert, 'kind' | 'refund' | 'compensations'>): string[] {
+  return alert.compensations ?? (alert.kind === 'compensated_twice' && alert.refund !== null ? [alert.refund] : []);
+}
+
+function union(first: Handled, second: Handled): Handled {
+  return { disputes: [...new Set([...first.disputes, ...second.disputes])], compensations: [...new Set([...first.compensations, ...second.compensations])] };
+}
+
+const NOTHING_HANDLED: Handled = { disputes: [], compensations: [] };
+
 /**
- * What a raise's disputes and statuses become with the resolution's `named` disputes it lacks added back, each with
- * the status the alert last carried for it ('' when none: read as not decided); nothing when it lacks none.
+ * What a raise's disputes and statuses become with the `named` disputes (what was handled) it lacks added back, in
+ * `named`'s order before the raise's others, each with the status the alert last carried for it ('' when none: read as
+ * not decided); nothing when it lacks none.
  */
 function keptNamed(alert: Pick<Alert, 'disputes' | 'disputeStatuses'>, named: readonly string[], known: Pick<Alert, 'disputes' | 'disputeStatuses' | 'resolvedOn'>): Partial<Pick<Alert, 'disputes' | 'disputeStatuses'>> {
   const lacking = named.filter((dispute) => !alert.disputes.includes(dispute));
   if (lacking.length === 0) return {};
   const carried = { ...known.resolvedOn?.disputes, ...statusesOf(known) };
-  const disputes = [...alert.disputes, ...lacking];
+  const disputes = [...new Set([...named, ...alert.disputes])];
   if (alert.disputeStatuses === undefined && known.disputeStatuses === undefined) return { disputes };
   const statuses = statusesOf(alert);
   return { disputes, disputeStatuses: disputes.map((dispute) => statuses[dispute] ?? carried[dispute] ?? '') };
@@ -223,7 +246,7 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
      * that changed what it tells them to do. One the facts resolved because they no longer called for it opens again:
      * the facts call for it again (billing issued another note for the incident).
      */
-    async raise(alert: Omit<Alert, 'id' | 'raisedAt' | 'updatedAt' | 'resolvedAt' | 'resolvedBy' | 'resolvedOn' | 'reopenedAt'>): Promise<{ alert: Alert; created: boolean }> {
+    async raise(alert: Omit<Alert, 'id' | 'raisedAt' | 'updatedAt' | 'resolvedAt' | 'resolvedBy' | 'resolvedOn' | 'reopenedAt' | 'handled'>): Promise<{ alert: Alert; created: boolean }> {
       const id = alertIdOf(alert.effectId, alert.kind);
       let created = false;
       const { alert: raised } = await update(id, (known, now) => {
@@ -233,13 +256,14 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
         // new money at stake, not what that person handled).
         const factsAgain = known?.resolvedBy === FACTS_RESOLVER && (FACT_ALERT_KINDS as readonly AlertKind[]).includes(known.kind);
         const seen = known === null || known.resolvedAt === null ? null : resolvedOn(known);
-        // A dispute is new when the resolution did not name it (resolvedOn), not when the alert as it stands does not:
-        // a raise from another facts job's older read (before the second chargeback was recorded) rewrites the alert
-        // without it, and the newer read's raise naming it again is not money the person has not seen.
-        const named = seen === null || known === null ? [] : namedWhenResolved(seen, known);
-        const newDispute = seen !== null && alert.disputes.some((dispute) => !named.includes(dispute));
-        const handled = known?.compensations ?? (known?.refund === null || known?.refund === undefined ? [] : [known.refund]);
-        const newCompensation = known !== null && known.resolvedAt !== null && (alert.compensations ?? []).some((compensation) => !handled.includes(compensation));
+        // A dispute or compensation is new when no person's resolution named it (handled: every one of them, and the
+        // one standing, resolvedOn), not when the alert as it stands does not: a raise from another facts job's older
+        // read (before the second chargeback was recorded) rewrites the alert without it, and the newer read's raise
+        // naming it again is not money the person has not seen. What the facts resolved, they reopen anyway.
+        const standing = seen === null || known === null || factsAgain ? NOTHING_HANDLED : { disputes: namedWhenResolved(seen, known), compensations: compensationsOf(known) };
+        const handled = known === null || factsAgain ? NOTHING_HANDLED : union(known.handled ?? NOTHING_HANDLED, standing);
+        const newDispute = seen !== null && alert.disputes.some((dispute) => !handled.disputes.includes(dispute));
+        const newCompensation = seen !== null && (alert.compensations ?? []).some((compensation) => !handled.compensations.includes(compensation));
         // And when a dispute it names was decided since and the action changed with it: the person acted on "wait for
         // the dispute" or "reply to it", and its end changed what is owed (won: the customer is owed the failed refund;
         // lost: the merchant paid twice). Neither alone: the action's text also changes while nothing is owed anew (a
@@ -252,13 +276,17 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
         const reopens = factsAgain || newDispute || newCompensation || decided;
         const resolvedAt = reopens ? null : (known?.resolvedAt ?? null);
         const reopenedAt = reopens ? now : known?.reopenedAt;
+        // Resolved or opened again, it keeps naming every dispute and compensation a person handled: an older read's
+        // raise that lacks one never drops it (the person acted on it, and the next raise is judged against it).
+        const lacking = known !== null && (handled.disputes.some((dispute) => !alert.disputes.includes(dispute)) || (alert.compensations !== undefined && handled.compensations.some((compensation) => !alert.compensations?.includes(compensation))));
         return {
           ...alert,
-          // Still resolved, it keeps naming every dispute the resolution named: an older read's raise that lacks one
-          // never drops it (the person acted on it, and the next raise is judged against it).
-          ...(resolvedAt === null || known === null ? {} : keptNamed(alert, named, known)),
-          // So with the compensations it named (an older read's raise from before billing's second note was recorded).
-          ...(resolvedAt === null || known === null || alert.compensations === undefined ? {} : { compensations: [...new Set([...handled, ...alert.compensations])] }),
+          ...(known === null ? {} : keptNamed(alert, handled.disputes, known)),
+          ...(alert.compensations === undefined ? {} : { compensations: [...new Set([...handled.compensations, ...alert.compensations])] }),
+          // Such a raise's amount and sentence count only what it names: the alert keeps saying what the last raise
+          // that named all of it said, until the next raise that does.
+          ...(lacking && known !== null ? { centsAtStake: known.centsAtStake, sentence: known.sentence } : {}),
+          ...(handled.disputes.length + handled.compensations.length === 0 ? {} : { handled }),
           id,
           raisedAt: known?.raisedAt ?? now,
           updatedAt: now,
@@ -321,7 +349,13 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
      * never resolves what it says after a raise in between (a second chargeback).
      */
     async resolve(id: string, by: string, still?: (alert: Alert) => boolean): Promise<{ alert: Alert; resolved: boolean } | null> {
-      const { alert, written } = await update(id, (known, now) => (known === null || known.resolvedAt !== null || (still !== undefined && !still(known)) ? null : { ...known, resolvedAt: now, resolvedBy: by, resolvedOn: { action: known.action, disputes: statusesOf(known) } }));
+      const { alert, written } = await update(id, (known, now) => {
+        if (known === null || known.resolvedAt !== null || (still !== undefined && !still(known))) return null;
+        const { handled, ...rest } = known;
+        const resolution = { ...rest, resolvedAt: now, resolvedBy: by, resolvedOn: { action: known.action, disputes: statusesOf(known) } };
+        // A person handled what it names now (and what they handled before); the facts found none of it standing.
+        return by === FACTS_RESOLVER ? resolution : { ...resolution, handled: union(handled ?? NOTHING_HANDLED, { disputes: known.disputes, compensations: compensationsOf(known) }) };
+      });
       return alert === null ? null : { alert, resolved: written };
     },
     /**

@@ -48,24 +48,55 @@ const FIRST_SLOT_MAP_TRIES = 2;
 /**
  * Why the server at REDIS_URL and INTERLOCK_REDIS_CLUSTER disagree, or null: a standalone Redis given with the flag
  * (the cluster client never loads a slot map), or a cluster node given without it (every key another node serves
- * would be refused MOVED). Read from `INFO cluster` on a connection of its own that gives up at once; null too when
- * that cannot be read (Redis not reached, INFO refused): the start's own checks say what is wrong then.
+ * would be refused MOVED). Read from `INFO cluster` on a connection of its own that gives up at once, or, where INFO is
+ * refused (an ACL `-info`, common on managed Redis), from `CLUSTER INFO`, which a standalone Redis refuses as
+ * "cluster support disabled". Null when neither can be read (Redis not reached, both refused): the start's own
+ * checks say what is wrong then.
  */
 export async function clusterModeProblem(options: { redisUrl: string; redisCluster: boolean; redisCommandTimeoutMs?: number }, shownUrl: string): Promise<string | null> {
-  const probe = new Redis(options.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false, connectTimeout: options.redisCommandTimeoutMs ?? 5_000, commandTimeout: options.redisCommandTimeoutMs ?? 5_000, disconnectTimeout: DISCONNECT_TIMEOUT_MS });
+  const probe = new Redis(options.redisUrl, { lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false, connectTimeout: options.redisCommandTimeoutMs ?? 5_000, commandTimeout: options.redisCommandTimeoutMs ?? 5_000, disconnectTimeout: DISCONNECT_TIMEOUT_MS });
   probe.on('error', () => undefined);
-  let enabled: string | undefined;
+  let said: { enabled: boolean; how: string } | null;
   try {
     await probe.connect();
-    enabled = /^cluster_enabled:(\d)/m.exec(String(await probe.info('cluster')))?.[1];
+    said = await clusterEnabled(probe);
   } catch {
     return null;
   } finally {
     probe.disconnect();
   }
-  if (options.redisCluster && enabled === '0') return `INTERLOCK_REDIS_CLUSTER is set, but the Redis at ${shownUrl} is not a node of a Redis Cluster (its INFO says cluster_enabled:0: cluster support is disabled), so the service did not start. Unset INTERLOCK_REDIS_CLUSTER for a single Redis, or point REDIS_URL at a node of the cluster.`;
-  if (!options.redisCluster && enabled === '1') return `The Redis at ${shownUrl} is a node of a Redis Cluster (its INFO says cluster_enabled:1), but INTERLOCK_REDIS_CLUSTER is not set, so the service did not start: a client of one server would be refused every key another node serves. Set INTERLOCK_REDIS_CLUSTER=1.`;
+  if (said === null) return null;
+  if (options.redisCluster && !said.enabled) return `INTERLOCK_REDIS_CLUSTER is set, but the Redis at ${shownUrl} is not a node of a Redis Cluster (${said.how}), so the service did not start. Unset INTERLOCK_REDIS_CLUSTER for a single Redis, or point REDIS_URL at a node of the cluster.`;
+  if (!options.redisCluster && said.enabled) return `The Redis at ${shownUrl} is a node of a Redis Cluster (${said.how}), but INTERLOCK_REDIS_CLUSTER is not set, so the service did not start: a client of one server would be refused every key another node serves. Set INTERLOCK_REDIS_CLUSTER=1.`;
   return null;
+}
+
+/**
+ * Whether the server `probe` is connected to runs as a cluster node, and how it said so; null when it says neither
+ * (INFO and CLUSTER INFO both refused or unreadable). Throws when the connection fails.
+ */
+async function clusterEnabled(probe: Redis): Promise<{ enabled: boolean; how: string } | null> {
+  let refused: unknown;
+  try {
+    const enabled = /^cluster_enabled:(\d)/m.exec(String(await probe.info('cluster')))?.[1];
+    if (enabled === '0' || enabled === '1') return { enabled: enabled === '1', how: `its INFO says cluster_enabled:${enabled}${enabled === '0' ? ': cluster support is disabled' : ''}` };
+  } catch (error) {
+    refused = error;
+  }
+  // INFO refused as a command (a reply error: the connection works), not lost with the connection.
+  if (refused !== undefined && !isReplyError(refused)) throw refused;
+  try {
+    await probe.call('CLUSTER', 'INFO');
+    return { enabled: true, how: 'it answers CLUSTER INFO' };
+  } catch (error) {
+    if (!isReplyError(error)) throw error;
+    return /cluster support disabled/i.test(error.message) ? { enabled: false, how: `it answers CLUSTER INFO with "${error.message.slice(0, 120)}"` } : null;
+  }
+}
+
+/** Whether `error` is Redis's answer refusing a command (the connection still works), not a lost connection. */
+function isReplyError(error: unknown): error is Error {
+  return error instanceof Error && error.name === 'ReplyError';
 }
 
 /**

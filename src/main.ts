@@ -904,11 +904,12 @@ function outcomeNotKnown(recorded: string, check: string, again: string, error: 
 }
 
 /**
- * The stop signals heard while a proposal may be recorded (from the moment it is sent): Node's default would end the
- * command silently, and a hurried operator would read that as "nothing was changed" and propose again under a new
- * request id (outcomeNotKnown). The first one rejects `stopped` with `said(signal)`, so the command closes its
- * connections and exits 4 saying it; a second one says it and exits 4 at once. `off` gives the signals back to Node
- * once the command's answer is printed.
+ * The stop signals heard while a proposal or case may be recorded (from the moment it is sent): Node's default would
+ * end the command silently, and a hurried operator would read that as "nothing was changed" and propose again under a
+ * new request id (outcomeNotKnown). The first one says `said(signal)` on stderr at once and rejects `stopped`, so the
+ * command closes its connections and exits 4 (runProgram does not say it again); a second one, while those closes
+ * wait on a Redis that does not answer, exits 4 at once, the line already said. `off` gives the signals back to Node
+ * once the command's answer is printed; after a signal it keeps them until the process exits.
  */
 function hearStopSignals(said: (signal: NodeJS.Signals) => string): { stopped: Promise<never>; isStop(error: unknown): boolean; off(): void } {
   let stop: (failure: StoppedBySignal) => void = () => undefined;
@@ -917,13 +918,12 @@ function hearStopSignals(said: (signal: NodeJS.Signals) => string): { stopped: P
   });
   // Heard by whoever races it; one heard by nobody (the answer came first) is no unhandled rejection.
   stopped.catch(() => undefined);
-  let failure: StoppedBySignal | null = null;
+  let heard = false;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (failure !== null) {
-      printProblem(failure.message);
-      process.exit(EXIT_UNSETTLED);
-    }
-    failure = new StoppedBySignal(said(signal), EXIT_UNSETTLED);
+    if (heard) process.exit(EXIT_UNSETTLED);
+    heard = true;
+    const failure = new StoppedBySignal(said(signal), EXIT_UNSETTLED);
+    printProblem(failure.message);
     stop(failure);
   };
   for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
@@ -931,6 +931,7 @@ function hearStopSignals(said: (signal: NodeJS.Signals) => string): { stopped: P
     stopped,
     isStop: (error) => error instanceof StoppedBySignal,
     off: () => {
+      if (heard) return;
       for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
     },
   };
@@ -1006,9 +1007,9 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
       queued = recorded.queued;
       if (recorded.status === 'conflict') {
         // The effect as recorded (its journal, verification and money), answered with this request's refusal: the
-        // recorded payload stands, and this one was not sent.
-        const shown = (await describeEffect(cli, recorded.effectId)) ?? { effectId: recorded.effectId, journal: [] };
+        // recorded payload stands, and this one was not sent. Nothing of it was recorded, so a signal is Node's again.
         stop.off();
+        const shown = (await describeEffect(cli, recorded.effectId)) ?? { effectId: recorded.effectId, journal: [] };
         whenOutputLost(`Request ${options.request} was refused (REFUSED:conflicting_payload): it was recorded before with another payload (effect ${recorded.effectId}), and this one was not sent; \`${check}\` shows the recorded one.`, true);
         printJson({ ...shown, outcome: 'REFUSED:conflicting_payload', sentence: explainOutcome('REFUSED:conflicting_payload'), reason: recorded.reason });
         process.exitCode = exitFor('REFUSED:conflicting_payload');
@@ -1075,24 +1076,41 @@ async function submitCase(options: CaseOptions): Promise<void> {
     await checkFourEyes(cli.stores, submission.approval, [submission.agent]);
     const decisions = createDecisionsQueue(cli.stores);
     const effects = createEffectsQueue(cli.stores);
+    const check = `interlock case show ${submission.caseId}`;
+    let queued: boolean | null = null;
+    // A case stored and queued is decided, and its refund sent, by the service: stopped silently, it would be submitted
+    // again under a new case id and refunded twice (as a proposal would: propose).
+    const stop = hearStopSignals((signal) => {
+      const stands = queued === null ? `case ${submission.caseId} may be stored and queued` : `case ${submission.caseId} is stored${queued ? ' and queued' : ''}`;
+      return `Stopped by ${signal} before its outcome was known: ${stands}, and it may still be decided and its money moved. Check \`${check}\` before doing anything else (submitting the same case again is safe: it is answered as it stands, and it is decided at most once).`;
+    });
     let failed = false;
     try {
-      const created = await decisions.submit(submission, 'cli').catch((error: unknown) => {
-        if (wasRecorded(error)) throw outcomeNotKnown(`Case ${submission.caseId} is stored`, `interlock case show ${submission.caseId}`, 'submitting the same case again is safe: it is answered as it stands, queued if it is not, and it is decided at most once', error);
-        throw error;
-      });
+      const created = await Promise.race([
+        stop.stopped,
+        decisions.submit(submission, 'cli').catch((error: unknown) => {
+          if (wasRecorded(error)) throw outcomeNotKnown(`Case ${submission.caseId} is stored`, check, 'submitting the same case again is safe: it is answered as it stands, queued if it is not, and it is decided at most once', error);
+          throw error;
+        }),
+      ]);
+      queued = !isFinalCase(created.record.status);
       if (created.status === 'conflict') {
+        // Nothing of this submission was stored: a signal is Node's again.
+        stop.off();
         printJson({ case: submission.caseId, outcome: 'conflicting_payload', sentence: `Case ${submission.caseId} was first submitted with another payload; the stored case stands and this one was not queued.` });
         process.exitCode = EXIT_REFUSED;
         return;
       }
       try {
-        if (options.wait !== undefined && options.wait > 0) await waitAtMost((ms) => waitForCase({ effects, decisions }, submission.caseId, ms), options.wait * 1000, cli.config);
-        const view = await caseView(cli.stores, (await cli.stores.cases.get(submission.caseId)) ?? created.record);
+        // The wait races the signal inside waitAtMost, so its timer is cleared when a signal ends it.
+        if (options.wait !== undefined && options.wait > 0) await waitAtMost((ms) => Promise.race([stop.stopped, waitForCase({ effects, decisions }, submission.caseId, ms)]), options.wait * 1000, cli.config);
+        const view = await Promise.race([stop.stopped, (async () => caseView(cli.stores, (await cli.stores.cases.get(submission.caseId)) ?? created.record))()]);
+        stop.off();
         printJson(view);
         process.exitCode = caseExit(view);
       } catch (error) {
-        throw outcomeNotKnown(`Case ${submission.caseId} is stored${isFinalCase(created.record.status) ? '' : ' and queued'}`, `interlock case show ${submission.caseId}`, 'submitting the same case again is safe: it is answered as it stands, and it is decided at most once', error);
+        if (stop.isStop(error)) throw error;
+        throw outcomeNotKnown(`Case ${submission.caseId} is stored${isFinalCase(created.record.status) ? '' : ' and queued'}`, check, 'submitting the same case again is safe: it is answered as it stands, and it is decided at most once', error);
       }
     } catch (error) {
       failed = true;
@@ -1101,6 +1119,7 @@ async function submitCase(options: CaseOptions): Promise<void> {
       // The answer (or the failure) above is the command's; a close that fails changes nothing it said.
       await decisions.close({ withinMs: cli.config.redisCommandTimeoutMs, drop: failed }).catch(() => undefined);
       await effects.close({ withinMs: cli.config.redisCommandTimeoutMs, drop: failed }).catch(() => undefined);
+      stop.off();
     }
   }, { signs: false });
 }

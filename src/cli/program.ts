@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, type Option } from 'commander';
 import { addApprovalCommands } from './approvals-command.js';
-import { CliFailure, EXIT_BAD_INPUT, oneLine, reportFailure } from './failure.js';
+import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, oneLine, reportFailure } from './failure.js';
 import { printProblem } from './output.js';
 import { addKeysCommands } from './keys-command.js';
 import { addReceiptCommands } from './receipt-command.js';
@@ -93,9 +93,10 @@ export function whenOutputLost(done: string, outcomeKnown: boolean): void {
 }
 
 /**
- * A command stopped by a signal (Ctrl-C, a closed terminal, a kill) after it may have changed something: it says what
- * stands in one line and ends once its connections are closed, without waiting out what it was waiting for (a
- * --wait's timer).
+ * A command stopped by a signal (Ctrl-C, a closed terminal, a kill) after it may have changed something: whoever heard
+ * the signal said what stands in one line on stderr as it came, and the command ends with this exit code once its
+ * connections are closed, without waiting out what it was waiting for (a --wait's timer). runProgram does not say it
+ * again.
  */
 export class StoppedBySignal extends CliFailure {}
 
@@ -105,22 +106,26 @@ export async function runProgram(program: Command, argv: readonly string[] = pro
   // command ends as it would have (an approval granted is still a success), not with an unhandled EPIPE and its stack.
   // Any other write error (a full disk under `> result.json`: ENOSPC) is said in one line on stderr, with what the
   // command did (whenOutputLost), and the exit code stays the one its outcome set: a refund that was sent does not read
-  // as failed to a script that would send it again under a new request id. Thrown from this listener, it would be an
-  // uncaught exception: a stack trace and exit 1.
+  // as failed to a script that would send it again under a new request id. A command that noted nothing (a read: its
+  // answer was its whole job) exits 1. Thrown from this listener, it would be an uncaught exception: a stack trace and
+  // exit 1.
   let said = false;
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED' || said) return;
     said = true;
     const lost = outputLost;
-    printProblem(`Could not write to standard output (${errorMessage(error)}), so this command's answer was not printed. ${lost === null ? 'What the command did stands; run a read-only command to see it.' : lost.done}`);
-    if (lost !== null && !lost.outcomeKnown) process.exitCode = EXIT_UNSETTLED;
+    printProblem(`Could not write to standard output (${errorMessage(error)}), so this command's answer was not printed. ${lost === null ? 'Whatever it changed stands; run a read-only command to see it.' : lost.done}`);
+    // A command that noted nothing has failed to answer (`describe > f && use f` must not go on with an empty file).
+    if (lost === null) process.exitCode = EXIT_FAILED;
+    else if (!lost.outcomeKnown) process.exitCode = EXIT_UNSETTLED;
   });
   // Here rather than in createProgram: the composition root adds refund, credit, case and more after it.
   addExamples(program);
   try {
     await program.parseAsync([...argv]);
   } catch (error) {
+    // Said when the signal came (a second one may end the command before it gets here): not said again.
+    if (error instanceof StoppedBySignal) process.exit(error.exitCode);
     reportFailure(error);
-    if (error instanceof StoppedBySignal) process.exit();
   }
 }

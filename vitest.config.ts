@@ -13,6 +13,7 @@ export const ISOLATED_TEST_FILES = [
   'tests/cli/compiled-copy-saved-mid-build.test.ts',
   'tests/gate/default-worker-id.test.ts',
   'tests/gate/refused-start-no-heartbeat.test.ts',
+  'tests/scenarios/out-lock-takeover.test.ts',
 ];
 
 const TEST_FILES = ['tests/**/*.test.ts', 'sandbox/**/*.test.ts', 'src/**/*.test.ts'];

@@ -286,7 +286,7 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
   // other's pages, and the index would present the mix as one run.
   const lock = lockOut(resolve(options.out));
   if ('heldBy' in lock) {
-    throw new ScenarioUsageError(`Another scenario run${lock.heldBy === null ? '' : ` (pid ${lock.heldBy})`} is writing into --out ${options.out} now: two runs into one folder would replace each other's pages, and its index would mix them. Nothing was run. Wait for it to end, or give --out another folder.`);
+    throw new ScenarioUsageError(`Another scenario run${lock.heldBy === null ? '' : ` (pid ${lock.heldBy})`} is writing into --out ${options.out} now: two runs into one folder would replace each other's pages, and its index would mix them. Nothing was run. Wait for it to end, or give --out another folder; if no run is writing there, remove its lock ${lock.file}.`);
   }
   process.once('exit', lock.release);
   for (const name of INTERRUPTS) process.once(name, interrupted);

@@ -1,7 +1,8 @@
 // The watchdog process (watchdog.ts starts it): `watchdog-process.ts <runner pid> <runner start time> <home>`. Reads
-// the registry in <home> once the runner is gone, SIGKILLs the noted processes that are still the ones noted (same
-// start time) and any redis-server working inside a noted directory (a private redis-server killed with its runner before
-// its pid was noted runs in its directory), then removes the directories and <home>. Imports only node: modules.
+// the registry in <home> (one JSON entry a line) once the runner is gone, SIGKILLs the noted processes that are still
+// the ones noted (same start time) and any redis-server working inside a noted directory (a private redis-server killed
+// with its runner before its pid was noted runs in its directory), then removes the directories and <home>. Imports
+// only node: modules.
 import { readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -24,11 +25,34 @@ function noted(): { processes: { pid: number; start: string }[]; dirs: string[] 
   const processes: { pid: number; start: string }[] = [];
   const dirs: string[] = [];
   for (const line of text.split('\n')) {
-    const [kind, ...rest] = line.split(' ');
-    if (kind === 'pid' && rest.length === 2) processes.push({ pid: Number(rest[0]), start: String(rest[1]) });
-    if (kind === 'dir' && rest.length > 0) dirs.push(rest.join(' '));
+    const entry = parseEntry(line);
+    if (entry === null) continue;
+    if ('dir' in entry) dirs.push(entry.dir);
+    else processes.push(entry);
   }
   return { processes, dirs };
+}
+
+/**
+ * A line of the registry: one entry in JSON, so a path holding a newline stays on its line. A line that is not exactly
+ * one entry (a runner killed in the middle of its write, or anything else) is ignored: removing a directory on a guess
+ * could remove one that is not the run's.
+ */
+export type RegistryEntry = { pid: number; start: string } | { dir: string };
+
+function parseEntry(line: string): RegistryEntry | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const fields = value as Record<string, unknown>;
+  const keys = Object.keys(fields).sort().join(',');
+  if (keys === 'dir' && typeof fields.dir === 'string' && fields.dir.startsWith('/')) return { dir: fields.dir };
+  if (keys === 'pid,start' && Number.isInteger(fields.pid) && typeof fields.pid === 'number' && fields.pid > 0 && typeof fields.start === 'string' && /^\d+$/.test(fields.start)) return { pid: fields.pid, start: fields.start };
+  return null;
 }
 
 /** redis-servers working in one of `dirs` (a private Redis runs in its directory), with their start times. */

@@ -2,6 +2,8 @@
 // behind: its watchdog (scenarios/watchdog.ts) SIGKILLs the private redis-server and the `interlock serve` children it
 // was told of and removes their directories. It kills only a process that is still the one it was told of (same
 // start time in /proc), never one that took over its pid. They used to run for ever, their directories with them.
+// Rule: the registry holds one JSON entry a line, and a line that is not one whole entry is ignored: a path holding a
+// newline (a TMPDIR may) used to be read as two `dir` lines, and the watchdog removed a folder that was not the run's.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
@@ -93,7 +95,8 @@ describe('a scenario run killed with SIGKILL', () => {
     const reused = spawn('sleep', ['60'], { stdio: 'ignore' });
     started.push(noted.pid ?? 0, reused.pid ?? 0);
     // `reused`: its pid noted with another start time, as a pid handed on after the noted process ended.
-    writeFileSync(join(home, 'registry'), `pid ${noted.pid ?? 0} ${startTimeOf(noted.pid ?? 0) ?? ''}\npid ${reused.pid ?? 0} 1\ndir ${dir}\n`);
+    const entries = [{ pid: noted.pid ?? 0, start: startTimeOf(noted.pid ?? 0) ?? '' }, { pid: reused.pid ?? 0, start: '1' }, { dir }];
+    writeFileSync(join(home, 'registry'), entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
     const watchdog = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'scenarios', 'watchdog-process.ts'), String(process.pid), startTimeOf(process.pid) ?? '', home], { cwd: REPO, stdio: ['pipe', 'ignore', 'inherit'] });
     // The runner closing its end of the pipe (or dying) sends the watchdog to work.
     watchdog.stdin.end();
@@ -102,5 +105,48 @@ describe('a scenario run killed with SIGKILL', () => {
     expect(await until(() => !alive(noted.pid ?? 0), 5_000)).toBe(true);
     expect(alive(reused.pid ?? 0)).toBe(true);
     expect([existsSync(dir), existsSync(home)]).toEqual([false, false]);
+  });
+
+  it("removes a noted directory whose path holds a newline, and nothing else: the registry keeps each entry on its line", { timeout: 60_000 }, async () => {
+    const base = join(temp.dir, 'newline');
+    // The user's folder, which `<base>/a\ndir …` read as two lines would name.
+    const users = join(base, 'a');
+    mkdirSync(users, { recursive: true });
+    writeFileSync(join(users, 'precious.txt'), 'mine\n');
+    const runTmp = join(base, 'a\ndir ', 'x');
+    mkdirSync(runTmp, { recursive: true });
+    const script = [
+      "import { mkdtempSync } from 'node:fs';",
+      "import { tmpdir } from 'node:os';",
+      "import { join } from 'node:path';",
+      "import { startWatchdog } from './scenarios/watchdog.ts';",
+      'const dog = startWatchdog();',
+      "const dir = mkdtempSync(join(tmpdir(), 'interlock-cell-'));",
+      'dog.dir(dir);',
+      "process.stdout.write(JSON.stringify(dir) + '\\n');",
+      'setInterval(() => {}, 1000);',
+    ].join('\n');
+    const runner = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: REPO, env: { ...process.env, TMPDIR: runTmp }, stdio: ['ignore', 'pipe', 'inherit'] });
+    started.push(runner.pid ?? 0);
+    const [line] = (await once(runner.stdout, 'data')) as [Buffer];
+    const dir = JSON.parse(line.toString('utf8').trim()) as string;
+    expect([dir.startsWith(`${runTmp}/interlock-cell-`), existsSync(dir)]).toEqual([true, true]);
+    runner.kill('SIGKILL');
+    await once(runner, 'close');
+    expect(await until(() => !existsSync(dir), 20_000)).toBe(true);
+    expect(readFileSync(join(users, 'precious.txt'), 'utf8')).toBe('mine\n');
+  });
+
+  it('ignores a registry line that is not one whole entry', { timeout: 30_000 }, async () => {
+    const home = join(temp.dir, 'home-junk');
+    const kept = join(temp.dir, 'kept');
+    mkdirSync(home);
+    mkdirSync(kept);
+    writeFileSync(join(home, 'registry'), `dir ${kept}\n${JSON.stringify({ dir: kept }).slice(0, -2)}\n${JSON.stringify({ dir: kept, extra: 1 })}\n`);
+    const watchdog = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'scenarios', 'watchdog-process.ts'), String(process.pid), startTimeOf(process.pid) ?? '', home], { cwd: REPO, stdio: ['pipe', 'ignore', 'inherit'] });
+    watchdog.stdin.end();
+    const [code] = (await once(watchdog, 'exit')) as [number | null];
+    expect(code).toBe(0);
+    expect([existsSync(kept), existsSync(home)]).toEqual([true, false]);
   });
 });

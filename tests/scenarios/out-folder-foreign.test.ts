@@ -1,8 +1,10 @@
 // Rule: a run (or a render) writes its index as <out>/README.md and replaces its pages there, so it takes only a new or
 // empty --out, or one a run wrote (its index carries RESULTS_MARKER, every other file is a scenario's page or JSON). A
 // folder holding the user's own files (`--out .` at the project's root, `--out docs`) is refused, exit 2, with nothing
-// written: the index used to replace the user's README.md.
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+// written: the index used to replace the user's README.md. A page's or JSON file's name counts only for a regular file,
+// and a page only beside the marked index: a user's own stripe_dispute.md used to be replaced, and a folder named
+// stripe_dispute.json let the run start and fail at its end.
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { foreignFiles } from '../../scenarios/out-folder.js';
@@ -64,5 +66,28 @@ describe('scenario --out at a folder of the user', { timeout: 60_000 }, () => {
     expect(render.stderr).toContain('render writes its index as README.md there');
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toBe(mine);
     expect(existsSync(join(dir, 'stripe_dispute.md'))).toBe(false);
+  });
+
+  it("refuses a page of a run's name with no marked index beside it (the user's own notes), and a folder of a JSON file's name", async () => {
+    const notes = join(temp.dir, 'notes');
+    mkdirSync(notes);
+    const mine = '# Stripe dispute dp_123\n\nMy notes from the call with the bank.\n';
+    writeFileSync(join(notes, 'stripe_dispute.md'), mine);
+    const opened = { count: 0 };
+    await expect(oneCell(notes, opened)).rejects.toThrow(`--out ${notes} holds files a scenario run did not write (stripe_dispute.md)`);
+    expect(readFileSync(join(notes, 'stripe_dispute.md'), 'utf8')).toBe(mine);
+    const sub = join(temp.dir, 'sub');
+    mkdirSync(join(sub, 'stripe_dispute.json'), { recursive: true });
+    writeFileSync(join(sub, 'stripe_dispute.json', 'keep.txt'), 'mine\n');
+    await expect(oneCell(sub, opened)).rejects.toThrow(`--out ${sub} holds files a scenario run did not write (stripe_dispute.json)`);
+    expect(opened.count).toBe(0);
+    // Beside a marked index the page is a run's; the JSON files alone (a render's input) are a run's too.
+    const run = join(temp.dir, 'run-pages');
+    await oneCell(run);
+    expect(foreignFiles(run)).toBeNull();
+    rmSync(join(run, 'README.md'));
+    expect(foreignFiles(run)).toEqual(['stripe_dispute.md']);
+    rmSync(join(run, 'stripe_dispute.md'));
+    expect(foreignFiles(run)).toBeNull();
   });
 });

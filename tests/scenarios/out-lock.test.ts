@@ -31,7 +31,7 @@ describe('the lock a run holds in its --out', { timeout: 60_000 }, () => {
     const dir = folder('held');
     const lock = lockOut(dir);
     expect('release' in lock).toBe(true);
-    expect(lockOut(dir)).toEqual({ heldBy: process.pid });
+    expect(lockOut(dir)).toEqual({ heldBy: process.pid, file: join(dir, LOCK_FILE) });
     if ('release' in lock) lock.release();
     expect(readdirSync(dir)).toEqual([]);
   });

@@ -3,24 +3,13 @@
 // exits 4, as refund and credit do. A service started later decides it and refunds: killed silently, an operator
 // re-submits it under a new case id and two refunds go out.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from './run-cli.js';
-import { spawnCli, until } from './money-rig.js';
+import { sharedRedisCli, spawnCli, until } from './money-rig.js';
 
-const data = mkdtempSync(join(tmpdir(), 'interlock-case-stop-'));
-const prefix = `case-stop-${randomBytes(4).toString('hex')}`;
-const env = { REDIS_URL: 'redis://127.0.0.1:6379', INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_DATA_DIR: data, INTERLOCK_UNSAFE_DURABILITY: '1' };
-afterAll(async () => {
-  rmSync(data, { recursive: true, force: true });
-  const redis = new Redis('redis://127.0.0.1:6379');
-  const keys = await redis.keys(`*${prefix}*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
-});
+const shared = sharedRedisCli('case-stop', { INTERLOCK_UNSAFE_DURABILITY: '1' });
+const { env } = shared;
+afterAll(() => shared.remove());
 
 describe('case --wait stopped by a signal', { timeout: 90_000 }, () => {
   it('SIGINT once the case is stored and queued: says so and exits 4 (not killed silently by the signal)', async () => {

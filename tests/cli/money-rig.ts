@@ -2,9 +2,11 @@
 // worker,api` on the shared Redis under a prefix of its own (serveGivenSandbox), and the CLI spawned with the stdio and
 // signals a test chooses.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { REPO, runCli, tempDir } from './run-cli.js';
 import { serveGivenSandbox, type GivenSandboxServe } from './serve-given-sandbox.js';
+import { Redis } from 'ioredis';
 import { REDIS_URL } from '../support/harness.js';
 
 export type MoneyRig = { running: GivenSandboxServe; env: Record<string, string>; stop(): Promise<void> };
@@ -19,6 +21,25 @@ export async function startMoneyRig(label: string): Promise<MoneyRig> {
     stop: async () => {
       await running.stop();
       temp.remove();
+    },
+  };
+}
+
+/**
+ * The CLI on the shared Redis under a prefix and data directory of its own, no service running: `env` for runCli and
+ * spawnCli (`more` added to it), `remove()` for afterAll (the data directory and every key under the prefix).
+ */
+export function sharedRedisCli(label: string, more: Record<string, string> = {}): { env: Record<string, string>; remove(): Promise<void> } {
+  const temp = tempDir(label);
+  const prefix = `${label}-${randomBytes(4).toString('hex')}`;
+  return {
+    env: { REDIS_URL, INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_DATA_DIR: temp.dir, ...more },
+    remove: async () => {
+      temp.remove();
+      const redis = new Redis(REDIS_URL);
+      const keys = await redis.keys(`*${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      await redis.quit();
     },
   };
 }

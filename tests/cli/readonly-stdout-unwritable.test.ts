@@ -3,24 +3,14 @@
 // use f` must not go on with an empty file. Only a command that noted what it did (refund, credit: whenOutputLost)
 // keeps its outcome's exit code.
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { closeSync, openSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from './run-cli.js';
-import { spawnCli } from './money-rig.js';
+import { sharedRedisCli, spawnCli } from './money-rig.js';
 
-const data = mkdtempSync(join(tmpdir(), 'interlock-ro-stdout-'));
-const prefix = `ro-stdout-${randomBytes(4).toString('hex')}`;
-const env = { REDIS_URL: 'redis://127.0.0.1:6379', INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_DATA_DIR: data };
-afterAll(async () => {
-  rmSync(data, { recursive: true, force: true });
-  const redis = new Redis('redis://127.0.0.1:6379');
-  const keys = await redis.keys(`*${prefix}*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
-});
+const shared = sharedRedisCli('ro-stdout');
+const { env } = shared;
+afterAll(() => shared.remove());
 
 describe('a read-only command whose stdout cannot be written', { timeout: 60_000 }, () => {
   it('approvals describe > /dev/full exits 1, saying so in one line', async () => {

@@ -4,8 +4,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runScenarios, ScenarioUsageError } from '../../scenarios/run.js';
+import { ScenarioUsageError } from '../../scenarios/run.js';
 import { runCli, tempDir } from '../cli/run-cli.js';
+import { oneCell } from './no-world-run.js';
 
 const temp = tempDir('scenario-out-unwritable');
 const file = join(temp.dir, 'results');
@@ -15,23 +16,11 @@ afterAll(() => temp.remove());
 
 describe('scenario --out that cannot be written', { timeout: 60_000 }, () => {
   it('is refused as a usage error before any world opens', async () => {
-    let opened = 0;
-    const run = runScenarios({
-      scenarios: ['stripe-dispute'],
-      reps: 1,
-      delays: 'fast',
-      out,
-      rows: ['crash_after_send_chargeback_during_outage'],
-      columns: ['no_check'],
-      env: { REDIS_URL: 'redis://127.0.0.1:1' },
-      openWorld: () => {
-        opened += 1;
-        return Promise.reject(new Error('no world here'));
-      },
-    });
+    const opened = { count: 0 };
+    const run = oneCell(out, opened);
     await expect(run).rejects.toThrow(ScenarioUsageError);
     await expect(run).rejects.toThrow(`--out ${out} cannot be written`);
-    expect(opened).toBe(0);
+    expect(opened.count).toBe(0);
   });
 
   it('exits 2 at once, saying so, with no cell run', async () => {

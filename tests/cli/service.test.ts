@@ -111,26 +111,6 @@ describe.concurrent('the service commands and their exit codes', () => {
     expect(((await world.stripe.customers.retrieve(customer.id)) as Stripe.Customer).balance).toBe(-1_000);
   }, 600_000);
 
-  it('refund refused by the gate (over its approval\'s cap): 3; not settled within --wait 0: 4, and it settles afterwards', async () => {
-    const [capped, queued] = await Promise.all([pay(world.stripe, 'pm_card_visa', 5_000), pay(world.stripe, 'pm_card_visa', 5_000)]);
-    const [small, enough] = await Promise.all([approve(`payment:${capped.paymentIntent}`, 1_000), approve(`payment:${queued.paymentIntent}`, 2_000)]);
-    // The queued refund's create is slow at Stripe, so a worker cannot settle it before `--wait 0` answers (it did
-    // once with no slowness, and once with 1.5 s on a loaded machine: the command read the effect back after the
-    // worker had settled it). 8 s, well within the service's 30 s send timeout. Only the create (POST): the commands'
-    // own premise reads (GET /v1/refunds) came first and used the slowness up.
-    await world.sandbox.control.slowDown({ path: '/v1/refunds', method: 'POST', ms: 8_000, count: 1 });
-    const [refused, unsettled] = await Promise.all([
-      cli(refundArgs(`case-cli-${pipeline.config.keyPrefix}-capped`, capped.paymentIntent, 2_000, small)),
-      cli(refundArgs(`case-cli-${pipeline.config.keyPrefix}-nowait`, queued.paymentIntent, 2_000, enough, '0')),
-    ]);
-    expect([refused.code, unsettled.code], `${refused.stderr}\n${unsettled.stderr}`).toEqual([3, 4]);
-    expect(json(refused)).toMatchObject({ outcome: 'REFUSED:lease' });
-    expect(json(unsettled)).toMatchObject({ outcome: null });
-    const settled = await pipeline.untilSettled([String(json(unsettled).effectId)], 60_000);
-    expect([...settled.values()].map((answer) => answer.outcome)).toEqual(['COMMITTED']);
-    expect((await world.stripe.refunds.list({ payment_intent: capped.paymentIntent })).data).toEqual([]);
-  }, 600_000);
-
   it("refund and case hold the approval's rules as the support API does: its approver proposing under a four-eyes approval, 1; an approval that does not exist: 2; one line, nothing recorded or queued; someone else: 0", async () => {
     const { paymentIntent } = await pay(world.stripe, 'pm_card_visa', 5_000);
     approvals += 1;
@@ -243,5 +223,29 @@ describe.concurrent('the service commands and their exit codes', () => {
     await extra.stop();
     expect(await extra.exited, extra.logs().slice(-1500)).toEqual({ code: 0, signal: null });
     expect(extra.logs()).toMatch(/"msg":"stopped"/);
+  }, 600_000);
+});
+
+// Alone: its slowness at the sandbox is for its own refund's create (slowDown is taken by the first one to come).
+describe('the service commands: a refund not settled within --wait 0', () => {
+  it('refund refused by the gate (over its approval\'s cap): 3; not settled within --wait 0: 4, and it settles afterwards', async () => {
+    const [capped, queued] = await Promise.all([pay(world.stripe, 'pm_card_visa', 5_000), pay(world.stripe, 'pm_card_visa', 5_000)]);
+    const [small, enough] = await Promise.all([approve(`payment:${capped.paymentIntent}`, 1_000), approve(`payment:${queued.paymentIntent}`, 2_000)]);
+    // The queued refund's create is slow at Stripe, so a worker cannot settle it before `--wait 0` answers (it did
+    // once with no slowness). Only the create (POST): the commands' own premise reads (GET /v1/refunds) came first.
+    // The slowness is taken by the first refund created at the sandbox, so no other test may create one meanwhile:
+    // this one runs after the concurrent ones (run beside them, another test's refund took it and this one settled
+    // within --wait 0).
+    await world.sandbox.control.slowDown({ path: '/v1/refunds', method: 'POST', ms: 1_500, count: 1 });
+    const [refused, unsettled] = await Promise.all([
+      cli(refundArgs(`case-cli-${pipeline.config.keyPrefix}-capped`, capped.paymentIntent, 2_000, small)),
+      cli(refundArgs(`case-cli-${pipeline.config.keyPrefix}-nowait`, queued.paymentIntent, 2_000, enough, '0')),
+    ]);
+    expect([refused.code, unsettled.code], `${refused.stderr}\n${unsettled.stderr}`).toEqual([3, 4]);
+    expect(json(refused)).toMatchObject({ outcome: 'REFUSED:lease' });
+    expect(json(unsettled)).toMatchObject({ outcome: null });
+    const settled = await pipeline.untilSettled([String(json(unsettled).effectId)], 60_000);
+    expect([...settled.values()].map((answer) => answer.outcome)).toEqual(['COMMITTED']);
+    expect((await world.stripe.refunds.list({ payment_intent: capped.paymentIntent })).data).toEqual([]);
   }, 600_000);
 });

@@ -276,13 +276,16 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
         const reopens = factsAgain || newDispute || newCompensation || decided;
         const resolvedAt = reopens ? null : (known?.resolvedAt ?? null);
         const reopenedAt = reopens ? now : known?.reopenedAt;
-        // Resolved or opened again, it keeps naming every dispute and compensation a person handled: an older read's
-        // raise that lacks one never drops it (the person acted on it, and the next raise is judged against it).
-        const lacking = known !== null && (handled.disputes.some((dispute) => !alert.disputes.includes(dispute)) || (alert.compensations !== undefined && handled.compensations.some((compensation) => !alert.compensations?.includes(compensation))));
+        // While it stays resolved it keeps naming every dispute and compensation a person handled: an older read's
+        // raise that lacks one never drops it from what the person resolved. Open (or opened again), it shows what the
+        // facts name now (a dispute since won is no longer at stake); what was handled is kept in `handled`, so a raise
+        // naming it again is never new.
+        const keeps = known !== null && resolvedAt !== null;
+        const lacking = keeps && (handled.disputes.some((dispute) => !alert.disputes.includes(dispute)) || (alert.compensations !== undefined && handled.compensations.some((compensation) => !alert.compensations?.includes(compensation))));
         return {
           ...alert,
-          ...(known === null ? {} : keptNamed(alert, handled.disputes, known)),
-          ...(alert.compensations === undefined ? {} : { compensations: [...new Set([...handled.compensations, ...alert.compensations])] }),
+          ...(!keeps || known === null ? {} : keptNamed(alert, handled.disputes, known)),
+          ...(!keeps || alert.compensations === undefined ? {} : { compensations: [...new Set([...handled.compensations, ...alert.compensations])] }),
           // Such a raise's amount and sentence count only what it names: the alert keeps saying what the last raise
           // that named all of it said, until the next raise that does.
           ...(lacking && known !== null ? { centsAtStake: known.centsAtStake, sentence: known.sentence } : {}),

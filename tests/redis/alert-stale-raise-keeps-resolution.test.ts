@@ -3,8 +3,8 @@
 // recorded) neither reopens it nor drops from it a dispute the resolution named (nor a compensation: billing's second
 // note for the incident). It used to write the alert without that dispute (or note), and the next up-to-date raise
 // naming it again counted it as new and reopened the alert. A stale raise that also names a new item opens the alert
-// again still naming what the person handled (judged against every resolution of the alert, so resolving it as shown
-// and the up-to-date raise never reopen it for an item already handled); and a stale raise that keeps the alert
+// again showing what the raise names, and "new" is judged against every resolution of the alert, so resolving it as
+// shown and the up-to-date raise never reopen it for an item already handled; and a stale raise that keeps the alert
 // resolved keeps the amount and sentence of the last raise that named all of it.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -102,43 +102,43 @@ describe('a resolved compensated_twice alert and a raise from an older read', ()
 });
 
 describe('a stale raise that lacks an item the person handled and names a new one', () => {
-  it('compensated_twice: opens again naming all three, and resolving it as shown stands through the up-to-date raise', async () => {
+  it('compensated_twice: opens again naming what the raise names, and resolving it as shown stands through the up-to-date raise', async () => {
     const effectId = randomBytes(32).toString('hex');
     const base = { kind: 'compensated_twice' as const, effectId, subject: 'customer:cus_mixed', currency: 'usd', refund: 'cn_1', sentence: 'Paid twice.', action: 'Take one back.', disputes: [] };
     const id = `compensated_twice:${effectId}`;
     await alerts.raise({ ...base, centsAtStake: 1_400, compensations: ['cn_1', 'cn_2'] });
     await alerts.resolve(id, 'lee (cli)');
     const reopened = (await alerts.raise({ ...base, centsAtStake: 1_400, compensations: ['cn_1', 'cn_3'] })).alert;
-    expect({ open: reopened.resolvedAt === null, compensations: reopened.compensations }).toEqual({ open: true, compensations: ['cn_1', 'cn_2', 'cn_3'] });
+    expect({ open: reopened.resolvedAt === null, compensations: reopened.compensations }).toEqual({ open: true, compensations: ['cn_1', 'cn_3'] });
     await alerts.resolve(id, 'lee (cli)');
     const current = (await alerts.raise({ ...base, centsAtStake: 2_100, compensations: ['cn_1', 'cn_2', 'cn_3'] })).alert;
     expect({ resolvedBy: current.resolvedBy, compensations: current.compensations, centsAtStake: current.centsAtStake }).toEqual({ resolvedBy: 'lee (cli)', compensations: ['cn_1', 'cn_2', 'cn_3'], centsAtStake: 2_100 });
   });
 
-  it('compensated_twice: an item handled by an earlier resolution is kept and never new while the alert is open again', async () => {
+  it('compensated_twice: an item handled by an earlier resolution is never new, even after the alert was open again without it', async () => {
     const effectId = randomBytes(32).toString('hex');
     const base = { kind: 'compensated_twice' as const, effectId, subject: 'customer:cus_mixed2', currency: 'usd', refund: 'cn_1', sentence: 'Paid twice.', action: 'Take one back.', disputes: [] };
     const id = `compensated_twice:${effectId}`;
     await alerts.raise({ ...base, centsAtStake: 1_400, compensations: ['cn_1', 'cn_2'] });
     await alerts.resolve(id, 'lee (cli)');
     await alerts.raise({ ...base, centsAtStake: 2_100, compensations: ['cn_1', 'cn_2', 'cn_3'] });
-    // Open again for cn_3; an older read's raise (cn_1 only) does not drop cn_2, handled by the first resolution (cn_3
-    // no person handled yet: it names what that read says of it).
-    expect((await alerts.raise({ ...base, centsAtStake: 700, compensations: ['cn_1'] })).alert.compensations).toEqual(['cn_1', 'cn_2']);
+    // Open again for cn_3; an older read's raise (cn_1 only) shows what it names while the alert is open, and cn_2,
+    // handled by the first resolution, stays handled.
+    expect((await alerts.raise({ ...base, centsAtStake: 700, compensations: ['cn_1'] })).alert.compensations).toEqual(['cn_1']);
     await alerts.resolve(id, 'lee (cli)');
     const current = (await alerts.raise({ ...base, centsAtStake: 1_400, compensations: ['cn_1', 'cn_2'] })).alert;
     expect({ resolvedBy: current.resolvedBy, compensations: current.compensations }).toEqual({ resolvedBy: 'lee (cli)', compensations: ['cn_1', 'cn_2'] });
     expect((await alerts.raise({ ...base, centsAtStake: 2_100, compensations: ['cn_1', 'cn_2', 'cn_3'] })).alert.resolvedAt).toBeNull();
   });
 
-  it('exposure: opens again naming all three disputes, and resolving it as shown stands through the up-to-date raise', async () => {
+  it('exposure: opens again naming what the raise names, and resolving it as shown stands through the up-to-date raise', async () => {
     const effectId = randomBytes(32).toString('hex');
     const base = { kind: 'exposure' as const, effectId, subject: 'payment:pi_mixed', currency: 'usd', refund: 're_mixed', sentence: 'Charged back.', action: 'Reply to the disputes.' };
     const id = `exposure:${effectId}`;
     await alerts.raise({ ...base, centsAtStake: 6_000, disputes: ['du_1', 'du_2'], disputeStatuses: ['needs_response', 'under_review'] });
     await alerts.resolve(id, 'lee (cli)');
     const reopened = (await alerts.raise({ ...base, centsAtStake: 6_000, disputes: ['du_1', 'du_3'], disputeStatuses: ['needs_response', 'needs_response'] })).alert;
-    expect({ open: reopened.resolvedAt === null, disputes: reopened.disputes, statuses: reopened.disputeStatuses }).toEqual({ open: true, disputes: ['du_1', 'du_2', 'du_3'], statuses: ['needs_response', 'under_review', 'needs_response'] });
+    expect({ open: reopened.resolvedAt === null, disputes: reopened.disputes, statuses: reopened.disputeStatuses }).toEqual({ open: true, disputes: ['du_1', 'du_3'], statuses: ['needs_response', 'needs_response'] });
     await alerts.resolve(id, 'lee (cli)');
     const current = (await alerts.raise({ ...base, centsAtStake: 8_000, disputes: ['du_1', 'du_2', 'du_3'], disputeStatuses: ['needs_response', 'needs_response', 'needs_response'] })).alert;
     expect({ resolvedBy: current.resolvedBy, disputes: current.disputes }).toEqual({ resolvedBy: 'lee (cli)', disputes: ['du_1', 'du_2', 'du_3'] });

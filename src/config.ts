@@ -69,6 +69,17 @@ const ms = wholeNumberSetting(1, MAX_TIMER_MS, 'must be at least 1', overTimer);
 /** A duration only compared with clocks, never waited for: any safe whole number. */
 const span = wholeNumberSetting(1, Number.MAX_SAFE_INTEGER);
 
+/** INTERLOCK_METRICS_HOSTS as a list: comma-separated, spaces around each name and empty entries dropped. */
+function metricsHostsOf(value: string): string[] {
+  return value.split(',').map((name) => name.trim()).filter((name) => name !== '');
+}
+
+/** Why INTERLOCK_METRICS_HOSTS is refused, quoting the first entry that is no host name (`worker:9464`, a URL), or null. */
+function metricsHostsProblem(value: string): string | null {
+  const wrong = metricsHostsOf(value).find((name) => !/^[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?$/.test(name));
+  return wrong === undefined ? null : `${JSON.stringify(wrong)} is not a host name: give names only, comma-separated, without a port or scheme (e.g. worker,metrics.internal)`;
+}
+
 const schema = z.object({
   REDIS_URL: z.string().url('must be a URL such as redis://127.0.0.1:6379').regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379').default('redis://127.0.0.1:6379'),
   INTERLOCK_REDIS_CLUSTER: flag.default(false),
@@ -140,6 +151,13 @@ const schema = z.object({
     .string()
     .regex(/^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port (e.g. 127.0.0.1:9464)')
     .refine((value) => Number(value.slice(value.lastIndexOf(':') + 1)) <= 65_535, 'must name a port from 0 to 65535')
+    .optional(),
+  // Host names, without a port, a scraper may address the metrics listener by (a compose service name): it answers
+  // any other name 421, so a web page cannot read it by rebinding its own name to the listener's address.
+  INTERLOCK_METRICS_HOSTS: z
+    .string()
+    .refine((value) => metricsHostsProblem(value) === null, { error: (issue) => metricsHostsProblem(String(issue.input)) ?? '' })
+    .transform(metricsHostsOf)
     .optional(),
 });
 
@@ -279,6 +297,11 @@ export type Config = {
    * api role (a worker) and for scrapers that hold no token; protected by the address it binds. Null: none.
    */
   metricsAddr: { host: string; port: number } | null;
+  /**
+   * The names, besides IP addresses and localhost, a request may address the metrics listener by
+   * (INTERLOCK_METRICS_HOSTS): any other Host is answered 421, against DNS rebinding. Empty: none.
+   */
+  metricsHosts: readonly string[];
   /**
    * Which proxies in front of the api role are trusted to say a request came over HTTPS (INTERLOCK_TRUST_PROXY, Express's
    * `trust proxy`): a number of hops, or the names and addresses of the proxies. Null: none, and no request is taken
@@ -446,6 +469,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: c.INTERLOCK_HOST,
     port: c.INTERLOCK_PORT,
     metricsAddr: c.INTERLOCK_METRICS_ADDR === undefined ? null : { host: c.INTERLOCK_METRICS_ADDR.slice(0, c.INTERLOCK_METRICS_ADDR.lastIndexOf(':')).replace(/^\[|\]$/g, ''), port: Number(c.INTERLOCK_METRICS_ADDR.slice(c.INTERLOCK_METRICS_ADDR.lastIndexOf(':') + 1)) },
+    metricsHosts: c.INTERLOCK_METRICS_HOSTS ?? [],
     apiTokens: c.INTERLOCK_API_TOKENS ?? null,
     trustProxy: c.INTERLOCK_TRUST_PROXY === undefined ? null : /^[1-9]$/.test(c.INTERLOCK_TRUST_PROXY) ? Number(c.INTERLOCK_TRUST_PROXY) : c.INTERLOCK_TRUST_PROXY,
   };

@@ -223,7 +223,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     // What the metrics listener's /readyz runs once every role has started (before that it answers `starting`).
     let readinessHere: ReadinessCheck[] | null = null;
     if (metrics !== null && config.metricsAddr !== null) {
-      const metricsServer = await listen(httpServer(metricsApp(metrics, logger, { checks: () => readinessHere })), config.metricsAddr.host, config.metricsAddr.port, 'INTERLOCK_METRICS_ADDR');
+      const metricsServer = await listen(httpServer(metricsApp(metrics, logger, { checks: () => readinessHere, hosts: config.metricsHosts })), config.metricsAddr.host, config.metricsAddr.port, 'INTERLOCK_METRICS_ADDR');
       listeners.push({ name: 'metrics listener', close: () => closeServer(metricsServer) });
       metricsUrl = `${urlOf(metricsServer)}/metrics`;
     }

@@ -147,7 +147,7 @@ describe('the metrics listener before the roles start, and the worker checks on 
     expect(answer.status).toBe(503);
     expect(answer.headers['retry-after']).toBe('5');
     expect(answer.body.checks).toEqual([
-      { name: 'heartbeat', ok: true, detail: 'worker w1' },
+      { name: 'heartbeat', ok: true, detail: null },
       { name: 'effects_worker', ok: true, detail: null },
       { name: 'facts_worker', ok: false, detail: expect.stringMatching(/facts worker is not taking jobs/) },
     ]);

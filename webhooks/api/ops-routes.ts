@@ -1,7 +1,8 @@
 // Keys, alerts, recovery and the probes. /healthz says the process is up; /readyz runs the injected checks (Redis
 // reachable, taking a write and durable, queues reachable, Stripe or the sandbox answering this process's key), each
 // bounded in time, and answers 503 naming the ones that failed. Stripe not answering is advisory (200, status
-// `degraded`): see stripeCheck.
+// `degraded`): see stripeCheck. /readyz answers without a token, so it says which checks failed and why, and nothing
+// about a check that passed (see readiness).
 import { performance } from 'node:perf_hooks';
 import { durabilityOf, errorCode, errorMessage, publicKeyPem, redisTurnedAway, type Stores } from '../../src/interlock.js';
 import { apiError } from './errors.js';
@@ -72,14 +73,19 @@ export function writeCheck(probe: () => Promise<void>): ReadinessCheck {
 
 /**
  * A queue this process puts jobs on answers through its own connection (a count of its waiting jobs is one round
- * trip): the effects queue of the api (`queues`), the facts queue of the webhook route (`facts_queue`).
+ * trip): the effects queue of the api (`queues`), the facts queue of the webhook route (`facts_queue`). The count
+ * itself is the business's volume, never part of the answer: the token-guarded interlock_queue_jobs metric has it.
  */
 export function queueCheck(queue: { queue: { count(): Promise<number> } }, name = 'queues', what = 'effect'): ReadinessCheck {
   return {
     name,
     async check() {
-      const waiting = await queue.queue.count();
-      return { ok: true, detail: `${waiting} ${what} job(s) waiting` };
+      try {
+        await queue.queue.count();
+        return { ok: true };
+      } catch (error) {
+        return { ok: false, detail: `the ${what} queue does not answer through this process's connection (${errorMessage(error)}), so nothing is put on it` };
+      }
     },
   };
 }
@@ -138,8 +144,10 @@ async function runCheck(check: ReadinessCheck): Promise<{ name: string; ok: bool
   try {
     const answer = await Promise.race([check.check(), timeout]);
     const result: CheckResult = typeof answer === 'boolean' ? { ok: answer } : answer;
-    // Secrets in a detail are masked with the rest of the answer (route.ts).
-    return { name: check.name, ok: result.ok, detail: result.detail ?? null, ...(!result.ok && result.advisory === true ? { advisory: true as const } : {}) };
+    // A check that passed says only that: its detail (Redis's persistence settings when durability is opted out, a
+    // worker id) is no reason for the answer and is not told to a caller without a token. Secrets in a failed check's
+    // detail are masked with the rest of the answer (route.ts).
+    return { name: check.name, ok: result.ok, detail: result.ok ? null : (result.detail ?? null), ...(!result.ok && result.advisory === true ? { advisory: true as const } : {}) };
   } catch (error) {
     return { name: check.name, ok: false, detail: errorMessage(error) };
   } finally {
@@ -150,9 +158,10 @@ async function runCheck(check: ReadinessCheck): Promise<{ name: string; ok: bool
 export type ReadinessAnswer = { status: 200 | 503; body: { status: 'ready' | 'degraded' | 'unready'; checks: Awaited<ReturnType<typeof runCheck>>[] } };
 
 /**
- * The answer of a /readyz (the api's, and the metrics listener's of a worker): every check run at once, each bounded
- * in time; 200 `ready`, 200 `degraded` when only advisory checks failed, 503 `unready` otherwise. Not yet masked:
- * the caller masks secrets in it as it sends it.
+ * The answer of a /readyz (the api's, and the metrics listener's of a worker), which anyone may ask: every check run
+ * at once, each bounded in time; 200 `ready`, 200 `degraded` when only advisory checks failed, 503 `unready`
+ * otherwise. A failed check says why (what the operator needs to act on); one that passed carries `detail: null`.
+ * Not yet masked: the caller masks secrets in it as it sends it.
  */
 export async function readiness(checks: readonly ReadinessCheck[]): Promise<ReadinessAnswer> {
   const results = await Promise.all(checks.map(runCheck));

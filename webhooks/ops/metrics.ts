@@ -9,6 +9,7 @@
 //
 // Labels are bounded: kinds, outcomes, premise names, reason classes, queue names and job states. No effect,
 // customer, payment or event id is ever a label.
+import { isIP } from 'node:net';
 import express, { type Express } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { ALERT_KINDS, closesDispatch, durabilityOf, openDispatch, errorMessage, limitedErrorLog, reconcileLease, redactDeep, withinRedisTimeout, type Applied, type Entry, type GateEvents, type GateResult, type RecoveryReport, type Stores, type StripeEvent } from '../../src/interlock.js';
@@ -311,14 +312,42 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
 const STARTING: ReadinessAnswer = { status: 503, body: { status: 'unready', checks: [{ name: 'starting', ok: false, detail: 'the service is starting its roles' }] } };
 
 /**
+ * Whether the metrics listener answers a request whose Host header is `host`: an IP address (v4, or v6 in brackets),
+ * `localhost`, or one of `names` (INTERLOCK_METRICS_HOSTS), whatever the port, letter case or a final dot. Any other
+ * name is a page's own name rebound to this listener's address (DNS rebinding), which would let that page read it from
+ * the operator's browser. No Host at all (HTTP/1.0) is admitted: a browser always sends one.
+ */
+export function metricsHostAdmitted(host: string | undefined, names: readonly string[]): boolean {
+  if (host === undefined) return true;
+  const bracketed = /^\[([^\]]*)\](?::\d*)?$/.exec(host);
+  if (bracketed !== null) return isIP(bracketed[1] ?? '') === 6;
+  const name = host.replace(/:\d*$/, '').replace(/\.$/, '').toLowerCase();
+  if (isIP(name) === 4 || name === 'localhost') return true;
+  return names.some((admitted) => admitted.replace(/\.$/, '').toLowerCase() === name);
+}
+
+const MISDIRECTED = 'This listener answers only requests addressed to an IP address, localhost, or a name listed in INTERLOCK_METRICS_HOSTS (comma-separated): add the name this scraper uses there.\n';
+
+/**
  * The app of INTERLOCK_METRICS_ADDR: GET /metrics, /healthz and /readyz, without a token (the address it binds is its
  * protection: keep it on loopback or a private network). For processes with no api role, such as a worker, whose
  * orchestrator has no other address to probe. `checks` is what /readyz runs: null while the roles start (503
  * `unready`, `starting`), then the process's checks (Redis and its durability, a worker's heartbeat and queues).
+ * `hosts` are the names, besides IP addresses and localhost, a request may address it by (metricsHostAdmitted); any
+ * other is answered 421 Misdirected Request.
  */
-export function metricsApp(metrics: Pick<Metrics, 'render'>, logger: Stores['logger'], probes: { checks(): readonly ReadinessCheck[] | null } = { checks: () => null }): Express {
+export function metricsApp(metrics: Pick<Metrics, 'render'>, logger: Stores['logger'], options: { checks(): readonly ReadinessCheck[] | null; hosts?: readonly string[] } = { checks: () => null }): Express {
   const app = express();
   app.disable('x-powered-by');
+  const hosts = options.hosts ?? [];
+  app.use((req, res, next) => {
+    if (metricsHostAdmitted(req.headers.host, hosts)) {
+      next();
+      return;
+    }
+    res.status(421).type('text/plain').setHeader('Cache-Control', 'no-store');
+    res.send(MISDIRECTED);
+  });
   app.get('/metrics', (_req, res) => {
     metrics.render().then(
       ({ contentType, text }) => {
@@ -336,7 +365,7 @@ export function metricsApp(metrics: Pick<Metrics, 'render'>, logger: Stores['log
     res.json({ status: 'ok' });
   });
   app.get('/readyz', (_req, res) => {
-    const checks = probes.checks();
+    const checks = options.checks();
     (checks === null ? Promise.resolve(STARTING) : readiness(checks)).then(
       (answer) => {
         res.setHeader('Cache-Control', 'no-store');

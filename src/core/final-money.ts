@@ -38,7 +38,8 @@ export const CUSTOMER_DELETED = 'customer_deleted';
  * `currency`, the balance's currency then (null when the customer had none). Stripe says only the balance, a sum over
  * every credit on the customer, so src/facts/apply.ts (applyDeletion) gives it out across the customer's landed credits,
  * newest first (invoices take a balance as one sum: the oldest credits are assumed used first), and the parts sum to at
- * most what the balance held. A deletion recorded before the balance was given out carries the whole balance: for a
+ * most what the balance held; a credit that commits after the deletion was applied gets its part then, out of what the
+ * parts given before left. A deletion recorded before the balance was given out carries the whole balance: for a
  * customer with one credit, the same.
  */
 export type CustomerDeletion = { credit: string; balance: number | null; currency: string | null };
@@ -430,8 +431,11 @@ function reversedCents(facts: MoneyFacts, cents: number | null): number {
  * say it).
  */
 function wipedByDeletion(facts: MoneyFacts, cents: number | null): CustomerDeletion | null {
+  // Recorded only on the credit the effect's send made (collectMoneyFacts): its commit or late landing proves it landed,
+  // whether or not a fact about it was read before Stripe deleted the customer (a credit committed after the deletion
+  // was applied has none: Stripe 404s a deleted customer's balance transactions).
   const deletion = facts.deletion;
-  if (deletion === undefined || !facts.credits.has(deletion.credit)) return null;
+  if (deletion === undefined) return null;
   const own = facts.currencies.get(deletion.credit)?.currency ?? ownCurrency(facts);
   if (currencyMismatch(facts, cents) !== null || (own !== null && deletion.currency !== null && own !== deletion.currency)) return deletion;
   if (cents === null || deletion.balance === null) return null;

@@ -331,9 +331,10 @@ type Named =
 /**
  * A credit effect's landed balance credit, as a deletion of its customer weighs it: `made`, its balance transaction;
  * `left` and `currency` (creditInBalance); `created` (Stripe's, seconds, null when its chain does not say it) and `at`
- * (when its chain recorded the landing, ms) order the credits; `deleted`: its chain holds a deletion already.
+ * (when its chain recorded the landing, ms) order the credits; `deleted`: the part of the balance its chain's deletion
+ * fact was given (cents of credit, positive), or null while its chain holds none.
  */
-type LandedCredit = { effectId: string; partition: string; made: string; left: number | null; currency: string | null; created: number | null; at: number; deleted: boolean };
+type LandedCredit = { effectId: string; partition: string; made: string; left: number | null; currency: string | null; created: number | null; at: number; deleted: number | null };
 
 /** When the balance credit `made` was made: Stripe's `created`, from the landing's result or a fact on it, and the landing's `at`. */
 function madeWhen(entries: readonly Entry[], made: string): { created: number | null; at: number } {
@@ -352,12 +353,14 @@ function madeWhen(entries: readonly Entry[], made: string): { created: number | 
  * to the next, so the parts sum to at most what the balance held as credit, and no credit is claimed lost twice. Only
  * credits in the balance's currency share it (either unknown counts as the same, as final-money.ts reads it): one in
  * another never reached the customer's invoices, and final-money.ts reads it unused whatever its part (0). A credit
- * whose amount is not known takes none.
+ * whose amount is not known takes none. Only credits whose chain holds no deletion yet get a part, out of what the parts
+ * recorded before left: a credit that commits after the deletion was applied shares what is left then, never more.
  */
 function shareBalance(credits: readonly LandedCredit[], balance: number, currency: string | null): Map<string, number> {
   const shares = new Map<string, number>();
-  let unused = Math.max(0, -balance);
-  const newestFirst = [...credits].sort((a, b) => (b.created ?? 0) - (a.created ?? 0) || b.at - a.at || b.effectId.localeCompare(a.effectId));
+  // The first deletion stands: parts given out before (to credits committed by then) are kept.
+  let unused = Math.max(0, -balance - credits.reduce((sum, credit) => sum + (credit.deleted ?? 0), 0));
+  const newestFirst = [...credits].filter((credit) => credit.deleted === null).sort((a, b) => (b.created ?? 0) - (a.created ?? 0) || b.at - a.at || b.effectId.localeCompare(a.effectId));
   for (const credit of newestFirst) {
     const inCurrency = currency === null || credit.currency === null || credit.currency === currency;
     const share = !inCurrency || credit.left === null ? 0 : Math.min(unused, Math.max(0, credit.left));
@@ -372,6 +375,33 @@ function shareBalance(credits: readonly LandedCredit[], balance: number, currenc
  * object carries them (null when it does not say them), as they were when Stripe deleted it; `created`: the event's.
  */
 type Deletion = { customer: string; balance: number | null; currency: string | null; created: number | null };
+
+/** A deletion as it is kept for its customer (journal.noteCustomerDeletion): the event's own word, with its id and type. */
+type KeptDeletion = { eventId: string; eventType: string; customer: string; balance: number; currency: string | null; created: number | null };
+
+/** A kept deletion read back; null for what no version wrote (it is logged by the caller). */
+function keptDeletionOf(text: string): KeptDeletion | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return null;
+  const kept = parsed as Record<string, unknown>;
+  const eventId = str(kept.eventId);
+  const eventType = str(kept.eventType);
+  const customer = str(kept.customer);
+  const balance = num(kept.balance);
+  if (eventId === null || eventType === null || customer === null || balance === null) return null;
+  return { eventId, eventType, customer, balance, currency: str(kept.currency), created: num(kept.created) };
+}
+
+/** The part of the balance a chain's first deletion fact on `made` was given (cents of credit, positive), or null for none. */
+function deletedShare(entries: readonly Entry[], made: string): number | null {
+  const fact = entries.find((entry): entry is EntryOf<'OBSERVED'> => entry.kind === 'OBSERVED' && entry.objectId === made && entry.status === CUSTOMER_DELETED);
+  return fact === undefined ? null : Math.max(0, -(fact.amount ?? 0));
+}
 
 function namedBy(event: StripeEvent): Named | null {
   if (!FACT_EVENTS.includes(event.type)) return null;
@@ -438,6 +468,8 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     // dispute that came before this fact was recorded on nothing, and would wait for the reconciler's next pass. The
     // payment's disputes (and the effect's refunds) are read now instead. Once per landing: late-5 records it once.
     if (noted && reader !== null && partition.startsWith('payment:')) await applyPayment('reread', null, partition.slice('payment:'.length), [], effectId, true);
+    // A balance credit found late on a customer whose deletion was applied before: the deletion reaches it now.
+    if (noted && partition.startsWith('customer:')) await foldDeletion(partition, null);
     // Raised when facts seen already come again from work that may have run before: a run that recorded them and
     // then failed before its alerts were written (Redis refused the write, the process died) is retried, and the
     // retry finds only facts seen already; the reconciler's re-reads catch what a job gave up on. A first delivery
@@ -945,25 +977,65 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * the list of its balance transactions, so a re-read (the reconciler's, applyCredits) finds nothing to record and
    * leaves this fact standing. The deletion is checked at Stripe first (customerDeleted), as every fact is re-read
    * before it is recorded; Stripe never undeletes a customer, so the fact is final, and a redelivered event has its
-   * key (recorded once). Stripe deletes a customer once, so a credit whose chain holds a deletion already gets nothing
-   * more (another `customer.deleted` for it, under another event id, is a replay or an edited copy: counted as a
-   * duplicate, and final-money.ts reads the first deletion recorded anyway). An event that says no balance records
-   * nothing, and is logged: the credit's fate cannot be told from it. An effect not committed on the customer (in
-   * flight, refused, AMBIGUOUS after a lookup that can no longer read the deleted customer) gets nothing: no credit of
-   * its own is known to have landed.
+   * key (recorded once). An event that says no balance records nothing, and is logged: the credit's fate cannot be
+   * told from it.
+   *
+   * A credit whose send landed before the deletion may commit after it (its worker died after the send and recovery
+   * settles it, a retry, the reconciler), or have its landing learned late: then no re-read can show the balance, and
+   * the deletion must still reach it. So the deletion is kept for the customer (journal.noteCustomerDeletion: the first
+   * one stands, for good) and the customer is marked in the step that lists its committed credits, as for a payment
+   * fact: a credit committed before that step is listed and recorded now, one committed after it re-reads its facts at
+   * its settle (settle-5 `reread`), and every re-read of a credit on the customer (that one, the reconciler's, a late
+   * landing's) folds the kept deletion in (foldDeletion). Stripe deletes a customer once: another `customer.deleted`
+   * for it, under another event id, is a replay or an edited copy, and the deletion kept first is the one recorded,
+   * never its own. An effect that did not land on the customer (in flight, refused, AMBIGUOUS after a lookup that can
+   * no longer read the deleted customer) gets nothing: no credit of its own is known to have landed. Should it commit
+   * later, its commit folds the deletion in.
    */
   async function applyDeletion(eventId: string, eventType: string, deletion: Deletion, again: boolean): Promise<Applied[]> {
     const subject = `customer:${deletion.customer}`;
-    const effects = await journal.effectsOn(subject);
-    if (effects.length === 0) return [];
+    // A customer nothing was ever dispatched on is none of the gate's: not read, nothing kept.
+    if (!(await journal.subjectKnown(subject))) return [];
     if (reread && reader?.customerDeleted !== undefined && !(await reader.customerDeleted(deletion.customer))) {
       logger.warn({ event: eventId, customer: deletion.customer }, `event ${eventId} says customer ${deletion.customer} was deleted, but Stripe still has it; not recorded`);
       return [];
     }
     if (deletion.balance === null) {
-      logger.warn({ event: eventId, customer: deletion.customer, effects }, `event ${eventId} says customer ${deletion.customer} was deleted but not what its balance held then; whether its credits were used cannot be told, and nothing was recorded`);
+      logger.warn({ event: eventId, customer: deletion.customer, effects: await journal.effectsOn(subject) }, `event ${eventId} says customer ${deletion.customer} was deleted but not what its balance held then; whether its credits were used cannot be told, and nothing was recorded`);
       return [];
     }
+    const kept: KeptDeletion = { eventId, eventType, customer: deletion.customer, balance: deletion.balance, currency: deletion.currency, created: deletion.created };
+    const noted = await journal.noteCustomerDeletion(subject, canonicalJson(kept));
+    if (noted === null) return [];
+    const standing = keptDeletionOf(noted.deletion);
+    if (standing === null) {
+      logger.error({ customer: deletion.customer, kept: noted.deletion.slice(0, 500) }, `the deletion kept for customer ${deletion.customer} cannot be read; nothing was recorded`);
+      return [];
+    }
+    if (standing.eventId !== eventId) logger.warn({ event: eventId, first: standing.eventId, customer: deletion.customer }, `event ${eventId} says customer ${deletion.customer} was deleted, which event ${standing.eventId} said first: Stripe deletes a customer once, and the first deletion stands`);
+    return recordDeletion(standing, noted.effects, () => again);
+  }
+
+  /**
+   * The kept deletion of the customer a credit effect is on (applyDeletion), recorded on each credit committed on it
+   * that holds none yet, with the part of the balance the credits recorded before left (shareBalance). What a re-read of
+   * a credit on a customer Stripe deleted adds: the re-read itself finds nothing there. `again`: the effect whose
+   * re-read this is (its alerts are raised again when it holds the deletion already), null for none.
+   */
+  async function foldDeletion(partition: string, again: string | null): Promise<Applied[]> {
+    if (!partition.startsWith('customer:')) return [];
+    const text = await journal.customerDeletion(partition);
+    if (text === null) return [];
+    const kept = keptDeletionOf(text);
+    if (kept === null) {
+      logger.error({ subject: partition, kept: text.slice(0, 500) }, `the deletion kept for ${partition} cannot be read; nothing was recorded`);
+      return [];
+    }
+    return recordDeletion(kept, await journal.effectsOn(partition), (effectId) => effectId === again);
+  }
+
+  /** Records `deletion` on the landed credits among `effects` that hold none yet (applyDeletion, foldDeletion). */
+  async function recordDeletion(deletion: KeptDeletion, effects: readonly string[], again: (effectId: string) => boolean): Promise<Applied[]> {
     const landedCredits: LandedCredit[] = [];
     for (const effectId of effects) {
       const partition = await journal.partitionOf(effectId);
@@ -974,22 +1046,22 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       const made = committedRefundOf(entries);
       if (made === null) continue;
       const { left, currency } = creditInBalance(entries, made, num(proposed.amount));
-      landedCredits.push({ effectId, partition, made, left, currency, ...madeWhen(entries, made), deleted: entries.some((entry) => entry.kind === 'OBSERVED' && entry.objectId === made && entry.status === CUSTOMER_DELETED) });
+      landedCredits.push({ effectId, partition, made, left, currency, ...madeWhen(entries, made), deleted: deletedShare(entries, made) });
     }
     const shares = shareBalance(landedCredits, deletion.balance, deletion.currency);
     const results: Applied[] = [];
     for (const { effectId, partition, made, deleted } of landedCredits) {
-      if (deleted) {
+      if (deleted !== null) {
         // As appendTo does for a fact seen already: work that may have run before raises the alerts again.
-        results.push({ effectId, appended: 0, duplicates: 1, alerts: again ? await raiseAlerts(partition, effectId) : [] });
+        results.push({ effectId, appended: 0, duplicates: 1, alerts: again(effectId) ? await raiseAlerts(partition, effectId) : [] });
         continue;
       }
       const share = shares.get(effectId) ?? 0;
       const draft: Draft<'OBSERVED'> = {
         kind: 'OBSERVED',
         source: 'webhook',
-        eventId,
-        eventType,
+        eventId: deletion.eventId,
+        eventType: deletion.eventType,
         objectType: 'customer_balance_transaction',
         objectId: made,
         status: CUSTOMER_DELETED,
@@ -1001,7 +1073,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         created: deletion.created,
         customerCurrency: deletion.currency,
       };
-      results.push(await appendTo(effectId, [draft], again));
+      results.push(await appendTo(effectId, [draft], again(effectId)));
     }
     return results;
   }
@@ -1121,7 +1193,9 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     async reread(effectId: string): Promise<Applied[]> {
       if (!reader) return [];
       const partition = await journal.partitionOf(effectId);
-      if (partition?.startsWith('customer:')) return applyCredits('reread', null, 'credit.reread', partition.slice('customer:'.length), effectId, true);
+      // A credit that committed (or landed late) after its customer's deletion was applied finds nothing at Stripe: the
+      // kept deletion is folded in (foldDeletion).
+      if (partition?.startsWith('customer:')) return [...(await applyCredits('reread', null, 'credit.reread', partition.slice('customer:'.length), effectId, true)), ...(await foldDeletion(partition, effectId))];
       if (partition === null || !partition.startsWith('payment:')) return [];
       return applyPayment('reread', null, partition.slice('payment:'.length), [], effectId, true);
     },

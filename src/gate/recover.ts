@@ -18,7 +18,7 @@ import { checksOf, errorName, type GateContext, type RecoveryReport, type Settle
 import { alertIdOf } from '../redis/alerts.js';
 import { isOutboxEntry, OUTBOX_GRACE_MS, type OpenEffect } from '../redis/journal.js';
 import { holdBack, markUnknown, sendOnce } from './send.js';
-import { blindReason, commit, isBlind, refuseAtRecovery, rejectionOf, settleAmbiguous, settleRejected, type Holding } from './settle.js';
+import { blindReason, commit, isBlind, refuseAtRecovery, rereadIfLanded, rejectionOf, settleAmbiguous, settleRejected, type Holding } from './settle.js';
 import { lookUp } from './reads.js';
 import { nextAttempt, readFacts } from './submit.js';
 
@@ -43,6 +43,7 @@ export function createRecover(ctx: GateContext) {
         const draft: Draft<'LATE_RESULT'> = { kind: 'LATE_RESULT', owner: ctx.owner, epoch: heard.epoch, outcome: 'landed', result: heard.result, error: null };
         const recorded = await journal.late(partition, effectId, draft, heard.approvalId);
         logger.warn({ effectId, epoch: heard.epoch, effect: recorded.effect }, 'a landing heard while Redis was away, on an effect settled without it since, recorded as a late landing');
+        rereadIfLanded(ctx, effectId, recorded.effect);
       }
       ctx.heard.delete(effectId);
       // Index entries of an effect settled, or never dispatched: dropped once no dispatch can still follow them.

@@ -12,6 +12,7 @@ import { quote, quoteError, quoteObject, QUOTE_LIMITS, type QuoteLimits } from '
 import { objectId, type Rejected } from '../core/target.js';
 import { HEARD_KEPT, type GateContext, type Settled } from './context.js';
 import { isRedisOutage, RedisReplyLost } from '../redis/client.js';
+import type { LateEffect } from '../redis/journal.js';
 import { lookUp } from './reads.js';
 
 /**
@@ -63,6 +64,17 @@ export async function recordLate(ctx: GateContext, at: Holding, outcome: 'landed
   const draft: Draft<'LATE_RESULT'> = { kind: 'LATE_RESULT', owner: ctx.owner, epoch: at.epoch, outcome, result, error: error === null ? null : quoteError(error) };
   const recorded = await ctx.journal.late(at.partition, at.effectId, draft, at.approvalId);
   ctx.logger.warn({ effectId: at.effectId, epoch: at.epoch, outcome, effect: recorded.effect }, 'late result from a fenced-out send recorded');
+  rereadIfLanded(ctx, at.effectId, recorded.effect);
+}
+
+/**
+ * After a late landing committed an effect settled without it (late-5: `committed` from AMBIGUOUS, `relanded` from a
+ * refusal): its facts are re-read, as a settle's on a marked subject are, since no settle of it comes to do so. What
+ * came for its subject while it was settled without a landing was recorded on nothing: a customer's deletion applied
+ * then (src/facts/apply.ts foldDeletion), a dispute. Late landings are rare; so is this read.
+ */
+export function rereadIfLanded(ctx: GateContext, effectId: string, effect: LateEffect): void {
+  if (effect === 'committed' || effect === 'relanded') ctx.rereadFacts?.(effectId);
 }
 
 /**

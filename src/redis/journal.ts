@@ -906,6 +906,25 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       return Array.isArray(reply.effects) ? reply.effects.filter((id): id is string => typeof id === 'string') : [];
     },
 
+    /**
+     * A customer's deletion (`deletion`, JSON) is applied: kept for the subject unless one is kept already (the first
+     * deletion stands), the subject marked as for a payment fact (notePaymentFact), and its committed effects listed, in
+     * one step (note-deletion-2.lua). A credit committed after that step sees the mark at its settle and re-reads its
+     * facts, which finds the deletion kept. Returns the deletion that stands (this one, or the one kept before) and the
+     * committed effects, or null when nothing was ever dispatched on the subject (nothing is kept then).
+     */
+    async noteCustomerDeletion(partition: string, deletion: string): Promise<{ deletion: string; effects: string[] } | null> {
+      const reply = await run<{ status: 'OK'; deletion: unknown; effects: unknown; now: number } | { status: 'UNKNOWN_SUBJECT' }>('note-deletion-2', [keys.subject(partition), keys.customerDeletion(partition)], [deletion]);
+      if (reply.status !== 'OK') return null;
+      // An empty Lua table comes back as a JSON object.
+      return { deletion: typeof reply.deletion === 'string' ? reply.deletion : deletion, effects: Array.isArray(reply.effects) ? reply.effects.filter((id): id is string => typeof id === 'string') : [] };
+    },
+
+    /** The deletion kept for a customer subject (noteCustomerDeletion), JSON, or null when none was applied. */
+    async customerDeletion(partition: string): Promise<string | null> {
+      return redis.get(keys.customerDeletion(partition));
+    },
+
     /** The effect that holds what is sent only once on a subject (`incident:<id>`, from its dispatch), or null. */
     async onceHolder(partition: string, once: string): Promise<string | null> {
       return redis.hget(keys.subject(partition), once);

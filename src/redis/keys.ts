@@ -162,12 +162,20 @@ export function createKeys(prefix = 'interlock') {
     /**
      * HASH: cents the gate has moved or has in flight on the subject, and its optional cap; `e:<effect id>` for each
      * effect committed on it; `factAt`, the Redis time of the last payment fact (a dispute event, or a refund fact for an
-     * effect still in flight) that came for it (note-fact-1.lua), which makes every later COMMITTED or AMBIGUOUS on it
-     * re-read its facts (settle-5.lua); what is sent only once on it, with the effect holding it (`incident:<id>`, and
-     * `refunds` for a refund decided on the payment's other refunds) and `refunds:freed`, when such a refund last let
-     * go of it (lib.lua propose_effect).
+     * effect still in flight, a customer's deletion) that came for it (note-fact-1.lua, note-deletion-2.lua), which
+     * makes every later COMMITTED or AMBIGUOUS on it re-read its facts (settle-5.lua); what is sent only once on it, with
+     * the effect holding it (`incident:<id>`, and `refunds` for a refund decided on the payment's other refunds) and
+     * `refunds:freed`, when such a refund last let go of it (lib.lua propose_effect).
      */
     subject: (partition: string) => `${tagged(partition)}:subject`,
+    /**
+     * STRING: the first `customer.deleted` applied for a customer subject (JSON of src/facts/apply.ts KeptDeletion),
+     * written once (note-deletion-2.lua, with the subject's `factAt` mark) and kept for good: Stripe deletes a customer
+     * once and never undeletes it, and a credit on it may commit (or its landing be learned) long after the event, when
+     * Stripe can no longer show the balance the event carried. Every re-read of a credit on the subject folds it in
+     * (src/facts/apply.ts foldDeletion).
+     */
+    customerDeletion: (partition: string) => `${tagged(partition)}:customer-deletion`,
     /** STRING, kept a minute: replicaMark on the master serving the partition's tag (a cluster's own master of its effects). */
     replicaMarkOf: (partition: string) => `${tagged(partition)}:replica-mark`,
   };

@@ -22,6 +22,7 @@ export const SCRIPT_NAMES = [
   'release-failed-3',
   'observe-2',
   'note-fact-1',
+  'note-deletion-2',
   'take-over-1',
   'resend-2',
   'release-claim-1',

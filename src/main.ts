@@ -20,7 +20,6 @@ import {
   stripeKeyMode,
   effectIdFor,
   errorMessage,
-  explainOutcome,
   isLocalApiBase,
   registerLocalWebhook,
   assertMetricsAddrFree,
@@ -59,13 +58,13 @@ import {
   LONGEST_RECONCILE_SINCE_MS,
   warnIfUnboundedMemory,
 } from './interlock.js';
-import { createProgram, runProgram, StoppedBySignal, whenOutputLost } from './cli/program.js';
-import { describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor, exitForMoney, exitForRecovery, exitForShown, warnIfJournalDoesNotVerify } from './cli/effect-command.js';
+import { createProgram, runProgram, StoppedBySignal } from './cli/program.js';
+import { conflictAnswer, describeEffect, EXIT_REFUSED, EXIT_UNSETTLED, exitFor, exitForMoney, exitForRecovery, exitForShown, warnIfJournalDoesNotVerify } from './cli/effect-command.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from './cli/failure.js';
 import { REDIS_URL_ADVICE, SERVICE_FILE, redisUrlFromService, signerOfService, whereLooked, withStores } from './cli/stores.js';
 import { interlockCommand, startLine } from './cli/command-lines.js';
 import { tokenLines } from './cli/token-lines.js';
-import { printJson, printProblem } from './cli/output.js';
+import { printJson, printProblem, whenOutputLost } from './cli/output.js';
 import { addInboxCommands } from './cli/inbox-command.js';
 import { pathMeaning } from './cli/path-problems.js';
 import { keyFilePath } from './keys/key-store.js';
@@ -1006,12 +1005,13 @@ async function propose(effect: Effect & Record<string, unknown>, facts: readonly
       ]);
       queued = recorded.queued;
       if (recorded.status === 'conflict') {
-        // The effect as recorded (its journal, verification and money), answered with this request's refusal: the
-        // recorded payload stands, and this one was not sent. Nothing of it was recorded, so a signal is Node's again.
+        // This request's refusal, and under `recorded` the effect as recorded (its payload, journal, verification and
+        // money): the recorded payload stands, and this one was not sent. Nothing of it was recorded, so a signal is
+        // Node's again.
         stop.off();
-        const shown = (await describeEffect(cli, recorded.effectId)) ?? { effectId: recorded.effectId, journal: [] };
+        const answer = await conflictAnswer(cli, { requestId: options.request, effectId: recorded.effectId, reason: recorded.reason });
         whenOutputLost(`Request ${options.request} was refused (REFUSED:conflicting_payload): it was recorded before with another payload (effect ${recorded.effectId}), and this one was not sent; \`${check}\` shows the recorded one.`, true);
-        printJson({ ...shown, outcome: 'REFUSED:conflicting_payload', sentence: explainOutcome('REFUSED:conflicting_payload'), reason: recorded.reason });
+        printJson(answer);
         process.exitCode = exitFor('REFUSED:conflicting_payload');
         return;
       }
@@ -1097,6 +1097,7 @@ async function submitCase(options: CaseOptions): Promise<void> {
       if (created.status === 'conflict') {
         // Nothing of this submission was stored: a signal is Node's again.
         stop.off();
+        whenOutputLost(`Case ${submission.caseId} was refused (conflicting_payload): it was first submitted with another payload, the stored case stands and this one was not queued; \`${check}\` shows the stored one.`, true);
         printJson({ case: submission.caseId, outcome: 'conflicting_payload', sentence: `Case ${submission.caseId} was first submitted with another payload; the stored case stands and this one was not queued.` });
         process.exitCode = EXIT_REFUSED;
         return;
@@ -1106,6 +1107,7 @@ async function submitCase(options: CaseOptions): Promise<void> {
         if (options.wait !== undefined && options.wait > 0) await waitAtMost((ms) => Promise.race([stop.stopped, waitForCase({ effects, decisions }, submission.caseId, ms)]), options.wait * 1000, cli.config);
         const view = await Promise.race([stop.stopped, (async () => caseView(cli.stores, (await cli.stores.cases.get(submission.caseId)) ?? created.record))()]);
         stop.off();
+        whenOutputLost(`Case ${submission.caseId} is stored (state ${view.state}${view.outcome === null ? '' : `, outcome ${view.outcome}`}): \`${check}\` shows it (submitting the same case again is safe: it is answered as it stands).`, true);
         printJson(view);
         process.exitCode = caseExit(view);
       } catch (error) {
@@ -1216,6 +1218,8 @@ function addServiceCommands(program: Command): void {
         const sender = await startSender(stores, stripe.target, { workerId: `recover:${defaultWorkerId()}` });
         try {
           const report = await sender.gate.recover();
+          const settled = report.settled.map((each) => each.effectId);
+          whenOutputLost(`The recovery pass ran: ${settled.length} effect(s) settled${settled.length === 0 ? '' : ` (${settled.slice(0, 3).join(', ')}${settled.length > 3 ? ', …' : ''})`}, ${report.waiting.length} waiting, ${report.unresolved.length} unresolved, ${report.skipped.length} passed over; \`interlock effect show EFFECT_ID\` shows each.`, true);
           printJson(report);
           // Anything left open (a sender whose heartbeat has not lapsed, a quiet period, Stripe not answering): exit 4.
           process.exitCode = exitForRecovery(report);
@@ -1240,6 +1244,7 @@ function addServiceCommands(program: Command): void {
         const facts = createFacts(stores, stripe.reader);
         const now = await stores.journal.serverTime();
         const report = await reconcileAll(stores, facts, now - windowMs);
+        whenOutputLost(`The reconciliation ran: ${report.effects} effect(s) re-read from Stripe, ${report.appended} fact(s) appended, ${report.alerts.length} alert(s) raised; \`interlock alerts\` shows what is at stake.`, true);
         printJson({ since: new Date(now - windowMs).toISOString(), ...report });
         if (report.stopped !== null) {
           const advice = /rate-limited/.test(report.stopped) ? 'Run it again later, or with a shorter --since.' : 'Check STRIPE_SECRET_KEY and that Stripe answers, then run it again.';

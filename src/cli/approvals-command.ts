@@ -4,8 +4,7 @@ import { identifier } from '../core/text.js';
 import { approvalRoom, GRANT_LIMITS, SUBJECT } from '../core/approval.js';
 import { checked, CliFailure, EXIT_FAILED, wholeNumber } from './failure.js';
 import { withStores } from './stores.js';
-import { printJson } from './output.js';
-
+import { printJson, whenOutputLost } from './output.js';
 
 /**
  * A subject is checked here with the rule approvals and caps hold it to (one payment or one customer, as the support
@@ -40,6 +39,8 @@ export function addApprovalCommands(program: Command): void {
         const described = granted.created ? null : await approvals.describe(terms.id);
         const standing = described?.snapshot ?? null;
         const live = described === null || standing === null || (!standing.revoked && standing.expiresAt > described.now);
+        const until = new Date(standing?.expiresAt ?? terms.expiresAt).toISOString();
+        if (live) whenOutputLost(`Approval ${terms.id} ${granted.created ? 'is granted' : 'stood already with these terms and stands'} (at most ${terms.capCents} cents on ${terms.scope}, until ${until}): \`interlock approvals describe ${terms.id}\` shows it.`, true);
         printJson({ ...terms, expiresAt: standing?.expiresAt ?? terms.expiresAt, ...granted, ...(standing === null ? {} : { revoked: standing.revoked, revokedAt: standing.revokedAt, live }) });
         if (standing !== null && !live) {
           const why = standing.revoked ? `was revoked${standing.revokedAt === null ? '' : ` at ${new Date(standing.revokedAt).toISOString()}`}` : `expired at ${new Date(standing.expiresAt).toISOString()}`;
@@ -55,7 +56,10 @@ export function addApprovalCommands(program: Command): void {
     .requiredOption('--by <who>', 'who revokes (recorded on the approval)', checked(identifier(200), '--by'))
     .action(async (id: string, options: { by: string }) => {
       await withStores(async ({ approvals }) => {
-        printJson(await approvals.revoke(id, options.by));
+        const revoked = await approvals.revoke(id, options.by);
+        const landing = revoked.mayStillLand.length === 0 ? 'no effect sent under it may still land' : `${revoked.mayStillLand.length} effect(s) sent under it may still land: ${revoked.mayStillLand.slice(0, 3).join(', ')}${revoked.mayStillLand.length > 3 ? ', …' : ''}`;
+        whenOutputLost(`Approval ${id} ${revoked.alreadyRevoked ? `was revoked already${revoked.revokedBy === null ? '' : `, by ${revoked.revokedBy}`}` : `is revoked, by ${options.by}`} (${landing}): \`interlock approvals describe ${id}\` shows it.`, true);
+        printJson(revoked);
       }, { signs: false });
     });
 
@@ -81,6 +85,7 @@ export function addApprovalCommands(program: Command): void {
     .action(async (capped: string, cents: number) => {
       await withStores(async ({ approvals }) => {
         await approvals.setSubjectCap(capped, cents);
+        whenOutputLost(`The shared cap on ${capped} is set to ${cents} cents: \`interlock approvals describe\` shows it as subjectCentsLeft for an approval on ${capped}.`, true);
         printJson({ subject: capped, limitCents: cents }, { compact: true });
       }, { signs: false });
     });

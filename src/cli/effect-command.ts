@@ -5,11 +5,13 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { identifier } from '../core/text.js';
 import { proposalSchema } from '../core/proposal.js';
 import { ALERT_KINDS, currentOutcome, effectIdFor, explainOutcome, isEffectId, moneyText, outcomeReason, resolveAlert, verify, type Alert, type Outcome, type RecoveryReport } from '../interlock.js';
+import type { Receipt } from '../core/receipt.js';
+import { recordedProposal } from '../core/recorded.js';
 import { checked, CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
 import { CLI_ROLE } from './inbox-command.js';
 import { signersNotHeld } from './held-keys.js';
 import { unknownSignersNote, whereLooked, withStores, type CliStores } from './stores.js';
-import { printJson, printLine, printProblem } from './output.js';
+import { printJson, printLine, printProblem, whenOutputLost } from './output.js';
 
 /** Alerts read per round trip by `interlock alerts`, which lists them all. */
 const ALERTS_PAGE = 100;
@@ -94,7 +96,25 @@ export function exitForMoney(outcome: string | null, finalMoney: unknown): numbe
 /** What `effect show` (and `refund`/`credit` once settled) prints for one effect. */
 export async function describeEffect(stores: CliStores, effectId: string): Promise<Record<string, unknown> | null> {
   const receipt = await stores.journal.receipt(effectId);
-  if (receipt === null) return null;
+  return receipt === null ? null : describeReceipt(stores, effectId, receipt);
+}
+
+/**
+ * What `refund` and `credit` print for a request refused REFUSED:conflicting_payload, as the API's 409 says it: the
+ * refusal of this request on top (its outcome, sentence, reason and request id), and the effect first recorded under
+ * that request id, as it stands, under `recorded`, with the payload it was recorded with (`payload`). Spread at the
+ * top, the recorded effect's `state: "settled"` and `finalMoney` read as this request's, beside its refusal.
+ */
+export async function conflictAnswer(stores: CliStores, refusal: { requestId: string; effectId: string; reason: string | null }): Promise<Record<string, unknown>> {
+  const outcome: Outcome = 'REFUSED:conflicting_payload';
+  const receipt = await stores.journal.receipt(refusal.effectId);
+  // Its request id is this request's: the effect id is derived from it.
+  const recorded = receipt === null ? { effectId: refusal.effectId, payload: null, journal: [] } : { ...(await describeReceipt(stores, refusal.effectId, receipt)), payload: recordedProposal(receipt.entries, 'first')?.effect ?? null };
+  return { outcome, sentence: explainOutcome(outcome), reason: refusal.reason, requestId: refusal.requestId, recorded };
+}
+
+/** describeEffect's answer for an effect whose receipt was read. */
+async function describeReceipt(stores: CliStores, effectId: string, receipt: Receipt): Promise<Record<string, unknown>> {
   // Checked with every key this machine holds (its signing key's, the retired ones), which authenticate only what they
   // signed (held-keys.ts). Without the service's key here, the head was signed just now by a key made for this command
   // (it signed no entry), and entries signed by a key this machine does not hold are not authenticated: valid null,
@@ -211,6 +231,7 @@ export function addEffectCommands(program: Command): void {
         if (done === null) throw new CliFailure(`No alert ${id} ${whereLooked(config)}; \`interlock alerts --all\` lists them.`, EXIT_FAILED);
         const { alert } = done;
         if (!done.resolved) throw new CliFailure(`Alert ${id} was resolved already, by ${alert.resolvedBy ?? 'someone'} at ${new Date(alert.resolvedAt ?? 0).toISOString()}. Nothing was changed.`, EXIT_FAILED);
+        whenOutputLost(`Alert ${id} is resolved, by ${options.by}: \`interlock alerts --all\` shows it.`, true);
         printJson(alert);
       }, { signs: id.startsWith('exposure:') });
     });

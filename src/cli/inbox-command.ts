@@ -9,7 +9,7 @@ import { APPROVAL_ID } from '../core/proposal.js';
 import { checkFourEyes, createInboxActions, type Actor, type ProposeNow, type FactsNow } from '../interlock.js';
 import { checked, CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, wholeNumber } from './failure.js';
 import { withStores, type CliStores } from './stores.js';
-import { printJson } from './output.js';
+import { printJson, whenOutputLost } from './output.js';
 
 /** What a re-approval needs beyond the stores: the facts read now (Stripe), and a producer that queues the proposal. */
 export type ReapprovalWiring = (cli: CliStores) => Promise<{ readFacts: FactsNow; propose: ProposeNow; close(): Promise<void> }>;
@@ -80,7 +80,9 @@ export function addInboxCommands(program: Command, wiring: ReapprovalWiring): vo
           const actions = createInboxActions({ inbox: cli.stores.inbox, journal: cli.journal, approvals: cli.approvals, checkFourEyes: (approval, by) => checkFourEyes(cli.stores, approval, [by.name]), readFacts: wired.readFacts, propose: wired.propose });
           const done = await actions.reapprove(id, { approval: options.approval, note: options.note ?? '', by: actor(options.by) });
           if (done.recorded.status === 'conflict') throw new CliFailure(`The re-approval's request was recorded before with another payload (effect ${done.recorded.effectId}); nothing new was recorded.`, EXIT_FAILED);
-          print({ item: done.item, effectId: done.recorded.effectId, requestId: done.item.closure?.reapproval?.requestId ?? null, recorded: done.entry === null ? 'exists' : 'recorded', premises: done.premises });
+          const requestId = done.item.closure?.reapproval?.requestId ?? null;
+          whenOutputLost(`Inbox item ${id} is closed as re-approved under approval ${options.approval}, by ${options.by}: effect ${done.recorded.effectId}${requestId === null ? '' : ` (request ${requestId})`} is ${done.entry === null ? 'recorded already' : 'recorded and queued'}; \`interlock inbox show ${id}\` shows it.`, true);
+          print({ item: done.item, effectId: done.recorded.effectId, requestId, recorded: done.entry === null ? 'exists' : 'recorded', premises: done.premises });
         } finally {
           await wired.close();
         }
@@ -98,7 +100,10 @@ export function addInboxCommands(program: Command, wiring: ReapprovalWiring): vo
     .action(async (id: string, options: { landed?: boolean; didNotLand?: boolean; note: string; by: string }) => {
       if (options.landed === options.didNotLand) throw new CliFailure('Say what Stripe shows: exactly one of --landed or --did-not-land. Nothing was recorded.', EXIT_BAD_INPUT);
       await withStores(async (cli) => {
-        print((await cli.stores.inbox.act(id, { action: 'resolve', resolution: options.landed ? 'landed' : 'did_not_land', note: options.note, by: actor(options.by) })).item);
+        const resolution = options.landed ? 'landed' : 'did_not_land';
+        const { item } = await cli.stores.inbox.act(id, { action: 'resolve', resolution, note: options.note, by: actor(options.by) });
+        whenOutputLost(`Inbox item ${id} is resolved as ${resolution}, by ${options.by}: \`interlock inbox show ${id}\` shows it.`, true);
+        print(item);
       });
     });
 
@@ -110,7 +115,9 @@ export function addInboxCommands(program: Command, wiring: ReapprovalWiring): vo
     .requiredOption('--by <name>', 'who dismisses (recorded in the receipt)', personOf)
     .action(async (id: string, options: { note: string; by: string }) => {
       await withStores(async (cli) => {
-        print((await cli.stores.inbox.act(id, { action: 'dismiss', note: options.note, by: actor(options.by) })).item);
+        const { item } = await cli.stores.inbox.act(id, { action: 'dismiss', note: options.note, by: actor(options.by) });
+        whenOutputLost(`Inbox item ${id} is dismissed, by ${options.by}: \`interlock inbox show ${id}\` shows it.`, true);
+        print(item);
       });
     });
 }

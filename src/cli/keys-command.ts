@@ -7,7 +7,7 @@ import { kindOf } from '../files.js';
 import { signingKeyFromPem } from '../core/signing.js';
 import { danglingLink, danglingLinkMessage, keyFileExposure, keyFilePath, publicKeyPem, readKeyFile, unreadableKeyMessage, writeNewSigningKey } from '../keys/key-store.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
-import { printJson, printProblem } from './output.js';
+import { printJson, printProblem, whenOutputLost } from './output.js';
 
 export function addKeysCommands(program: Command): void {
   const keys = program.command('keys').description('manage the receipt signing key');
@@ -28,6 +28,7 @@ export function addKeysCommands(program: Command): void {
       // A key already there is the answer no (exit 1); a path that cannot be written is the call's to fix (exit 2).
       const key = writeNewSigningKey(path);
       if (key === null) throw new CliFailure(`A signing key already exists at ${path}; move it aside first (receipts it signed still need its public key).`, EXIT_FAILED);
+      whenOutputLost(`Signing key ${key.kid} was written to ${path}: \`interlock keys public --key ${path}\` prints its public key.`, true);
       printJson({ kid: key.kid, privateKeyFile: path, publicKey: publicKeyPem(key) });
     });
 

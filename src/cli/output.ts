@@ -31,3 +31,21 @@ export function shownKid(kid: string): string {
   const shown = showable(kid, { lineBreaks: false });
   return shown.length > KID_SHOWN_CHARS ? `${shown.slice(0, KID_SHOWN_CHARS)}…` : shown;
 }
+
+/** What a command that changes something did, said if its answer cannot be written (runProgram); null before it did anything. */
+let outputLost: { done: string; outcomeKnown: boolean } | null = null;
+
+/**
+ * Notes what the command did, for the line said if stdout cannot take its answer: `done` names what was changed and
+ * stands, and how to read it again; `outcomeKnown` false exits 4 (recorded, its outcome not known to whoever reads the
+ * exit code). Noted, the command keeps the exit code its outcome set: a change that was made does not read as failed
+ * to a script that would make it again.
+ */
+export function whenOutputLost(done: string, outcomeKnown: boolean): void {
+  outputLost = { done, outcomeKnown };
+}
+
+/** What the command noted with whenOutputLost, or null (a read: its answer was its whole job). */
+export function outputLostNote(): { done: string; outcomeKnown: boolean } | null {
+  return outputLost;
+}

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Command, type Option } from 'commander';
 import { addApprovalCommands } from './approvals-command.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, oneLine, reportFailure } from './failure.js';
-import { printProblem } from './output.js';
+import { outputLostNote, printProblem } from './output.js';
 import { addKeysCommands } from './keys-command.js';
 import { addReceiptCommands } from './receipt-command.js';
 import { addEffectCommands, EXIT_UNSETTLED } from './effect-command.js';
@@ -81,17 +81,6 @@ function countOptions(command: Command): void {
   for (const sub of command.commands) countOptions(sub);
 }
 
-/** What a command that changes something did, said if its answer cannot be written (runProgram); null before it did anything. */
-let outputLost: { done: string; outcomeKnown: boolean } | null = null;
-
-/**
- * Notes what the command did, for the line said if stdout cannot take its answer: `done` names it and how to read it
- * again; `outcomeKnown` false exits 4 (recorded, its outcome not known to whoever reads the exit code).
- */
-export function whenOutputLost(done: string, outcomeKnown: boolean): void {
-  outputLost = { done, outcomeKnown };
-}
-
 /**
  * A command stopped by a signal (Ctrl-C, a closed terminal, a kill) after it may have changed something: whoever heard
  * the signal said what stands in one line on stderr as it came, and the command ends with this exit code once its
@@ -113,7 +102,7 @@ export async function runProgram(program: Command, argv: readonly string[] = pro
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED' || said) return;
     said = true;
-    const lost = outputLost;
+    const lost = outputLostNote();
     printProblem(`Could not write to standard output (${errorMessage(error)}), so this command's answer was not printed. ${lost === null ? 'Whatever it changed stands; run a read-only command to see it.' : lost.done}`);
     // A command that noted nothing has failed to answer (`describe > f && use f` must not go on with an empty file).
     if (lost === null) process.exitCode = EXIT_FAILED;

@@ -4,7 +4,7 @@ import { printProblem, shownKid } from './output.js';
 import { pathMeaning } from './path-problems.js';
 import { closeConnection, isRedisTimeout, loadConfig, openStores, RedisReplyLost, shownUrl, type Config, type Stores } from '../interlock.js';
 import type { Command } from 'ioredis';
-import { createRedisClient, notRedisProtocol, type RedisClient } from '../redis/client.js';
+import { clusterModeProblem, createRedisClient, notRedisProtocol, type RedisClient } from '../redis/client.js';
 import { isReadOnlyScript } from '../redis/scripts.js';
 import { journalOf } from '../interlock.js';
 import { existsSync } from 'node:fs';
@@ -195,6 +195,10 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
   // A key file others can read is said in a line of its own: a command's warnings are read by a person.
   const { key, exposure, keyed } = keyOf(config, options.readOnly === true || options.signs === false);
   if (exposure !== null) printProblem(exposure.message);
+  // Before the command's client connects, as `serve` checks at its start: a cluster client on a standalone Redis fails
+  // with its own "Failed to refresh slots cache", and a one-server client on a cluster node is refused key by key.
+  const clusterMismatch = await clusterModeProblem(config, shownUrl(config.redisUrl), 'this command did not run');
+  if (clusterMismatch !== null) throw new CliFailure(clusterMismatch, EXIT_BAD_INPUT);
   const redis = createRedisClient(config, { failFast: true });
   // Heard before openStores adds its own listener (it may first await tracing's setup): a refused connection's error
   // event with no listener would print the client's stack trace.

@@ -51,9 +51,10 @@ const FIRST_SLOT_MAP_TRIES = 2;
  * would be refused MOVED). Read from `INFO cluster` on a connection of its own that gives up at once, or, where INFO is
  * refused (an ACL `-info`, common on managed Redis), from `CLUSTER INFO`, which a standalone Redis refuses as
  * "cluster support disabled". Null when neither can be read (Redis not reached, both refused): the start's own
- * checks say what is wrong then.
+ * checks say what is wrong then. `notDone` says what the refusal stopped: the service's start, or a one-shot command
+ * (the CLI checks before it opens its stores).
  */
-export async function clusterModeProblem(options: { redisUrl: string; redisCluster: boolean; redisCommandTimeoutMs?: number }, shownUrl: string): Promise<string | null> {
+export async function clusterModeProblem(options: { redisUrl: string; redisCluster: boolean; redisCommandTimeoutMs?: number }, shownUrl: string, notDone = 'the service did not start'): Promise<string | null> {
   const probe = new Redis(options.redisUrl, { lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false, connectTimeout: options.redisCommandTimeoutMs ?? 5_000, commandTimeout: options.redisCommandTimeoutMs ?? 5_000, disconnectTimeout: DISCONNECT_TIMEOUT_MS });
   probe.on('error', () => undefined);
   let said: { enabled: boolean; how: string } | null;
@@ -66,8 +67,8 @@ export async function clusterModeProblem(options: { redisUrl: string; redisClust
     probe.disconnect();
   }
   if (said === null) return null;
-  if (options.redisCluster && !said.enabled) return `INTERLOCK_REDIS_CLUSTER is set, but the Redis at ${shownUrl} is not a node of a Redis Cluster (${said.how}), so the service did not start. Unset INTERLOCK_REDIS_CLUSTER for a single Redis, or point REDIS_URL at a node of the cluster.`;
-  if (!options.redisCluster && said.enabled) return `The Redis at ${shownUrl} is a node of a Redis Cluster (${said.how}), but INTERLOCK_REDIS_CLUSTER is not set, so the service did not start: a client of one server would be refused every key another node serves. Set INTERLOCK_REDIS_CLUSTER=1.`;
+  if (options.redisCluster && !said.enabled) return `INTERLOCK_REDIS_CLUSTER is set, but the Redis at ${shownUrl} is not a node of a Redis Cluster (${said.how}), so ${notDone}. Unset INTERLOCK_REDIS_CLUSTER for a single Redis, or point REDIS_URL at a node of the cluster.`;
+  if (!options.redisCluster && said.enabled) return `The Redis at ${shownUrl} is a node of a Redis Cluster (${said.how}), but INTERLOCK_REDIS_CLUSTER is not set, so ${notDone}: a client of one server would be refused every key another node serves. Set INTERLOCK_REDIS_CLUSTER=1.`;
   return null;
 }
 

@@ -87,10 +87,11 @@ describe.concurrent('the service commands and their exit codes', () => {
     const journal = json(again).journal as string[];
     expect(json(again)).toMatchObject({ effectId: effect.effectId, outcome: 'COMMITTED' });
     expect([journal.filter((kind) => kind === 'DISPATCHED').length, journal.filter((kind) => kind === 'COMMITTED').length]).toEqual([1, 1]);
-    // The refusal of this request over the effect as recorded: its journal (with the REFUSED the conflict appended, as
-    // evidence, and the refund's facts as they come), the outcome's sentence, the reason; not an empty journal.
-    expect(json(conflict)).toMatchObject({ effectId: effect.effectId, outcome: 'REFUSED:conflicting_payload', sentence: explainOutcome('REFUSED:conflicting_payload'), reason: expect.stringContaining('another payload'), verification: { valid: true } });
-    const conflictJournal = json(conflict).journal as string[];
+    // The refusal of this request on top (the outcome's sentence, the reason, the request id), and under `recorded` the
+    // effect as recorded: its payload, its journal (with the REFUSED the conflict appended, as evidence, and the
+    // refund's facts as they come); not an empty journal.
+    expect(json(conflict)).toMatchObject({ outcome: 'REFUSED:conflicting_payload', sentence: explainOutcome('REFUSED:conflicting_payload'), reason: expect.stringContaining('another payload'), requestId: request, recorded: { effectId: effect.effectId, outcome: 'COMMITTED', payload: { kind: 'refund', paymentIntent, amount: 2_000 }, verification: { valid: true } } });
+    const conflictJournal = (json(conflict).recorded as { journal: string[] }).journal;
     expect(conflictJournal.slice(0, 4)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED']);
     expect(conflictJournal).toContain('REFUSED');
     expect(json(byId)).toMatchObject({ effectId: effect.effectId, outcome: 'COMMITTED', finalMoney: { status: 'returned' } });

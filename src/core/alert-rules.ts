@@ -174,6 +174,24 @@ export function alertsFor(verification: Verification): AlertDraft[] {
       action: 'Unless the customer was compensated otherwise, compensate them by hand (a refund to their card, or a credit on the customer they use now); then resolve this alert (`interlock alerts resolve <alert id> --by <name>`).',
     });
   }
+  // A credit whose customer's balance moved after the last read, and was deleted before the move could be read (final
+  // money `unknown`, `balance_unread`): the gate answered returned, and whether the customer kept it, used it, or had it
+  // taken back cannot be told from Stripe any more. Raised as failed_after_landed, the kind a credit that did not reach
+  // the customer raises, with what is left of it at stake: a person looks and decides.
+  const unread = finalMoney.balanceUnread;
+  if (unread !== undefined && refund === null && verification.answer === 'returned') {
+    const currency = unread.currency;
+    alerts.push({
+      kind: 'failed_after_landed',
+      centsAtStake: unread.cents ?? 0,
+      currency,
+      refund: unread.credit,
+      disputes: [],
+      disputeStatuses: [],
+      sentence: `Whether balance credit ${unread.credit}${unread.cents === null ? '' : ` (${moneyText(unread.cents, currency)} of it)`} reached the customer cannot be told: the customer's balance moved${unread.event === null ? '' : ` (event ${unread.event})`} and Stripe deleted the customer before the move was read, and Stripe no longer lists a deleted customer's balance transactions. A debit taking the credit back, an invoice using it and another credit all look the same from the event.`,
+      action: "Look at the customer's invoices and balance history in the Dashboard (a deleted customer's events and invoices stay there): if the credit was used on a bill, or a debit labelled with this effect took it back, nothing is owed; if it was still in the balance at the deletion, compensate the customer by hand. Then resolve this alert (`interlock alerts resolve <alert id> --by <name>`).",
+    });
+  }
   if (verification.lateLanding) {
     alerts.push({
       kind: 'late_landing',

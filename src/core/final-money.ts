@@ -45,6 +45,22 @@ export const CUSTOMER_DELETED = 'customer_deleted';
 export type CustomerDeletion = { credit: string; balance: number | null; currency: string | null };
 
 /**
+ * The status of the fact src/facts/apply.ts records on a credit's own balance transaction when a `customer.updated` for
+ * its customer is applied after Stripe deleted the customer: the balance moved (or may have), and the move can never be
+ * read (Stripe 404s a deleted customer's balance transactions, for good). The fact's `amount` is the customer's balance
+ * as the event carries it (negative is credit), its `eventId` the event's. Also the final money's `failureReason` then.
+ */
+export const BALANCE_UNREAD = 'balance_unread';
+
+/**
+ * A balance move of a deleted customer that no read saw (BALANCE_UNREAD): `credit`, the effect's balance transaction;
+ * `event`, the first `customer.updated` recorded so; `cents`, what is left of the credit after the labelled debits that
+ * were read (null when the receipt does not say the effect's amount): what the move may have taken back or used, in
+ * `currency`, the credit's (null when its commit and facts do not say it).
+ */
+export type BalanceUnread = { credit: string; event: string | null; cents: number | null; currency: string | null };
+
+/**
  * `refund`: the refund the effect committed (or a late landing recorded), whose facts decide `status`; null while
  * its facts are not in (or the send committed none), and then the first refund recorded decides. `currencyMismatch`:
  * set (with `failureReason` `currency_mismatch`) when the credit landed in a currency the customer is not billed in.
@@ -58,6 +74,7 @@ export type FinalMoney = {
   disputes: DisputeFact[];
   currencyMismatch?: CurrencyMismatch;
   customerDeleted?: CustomerDeletion & { cents: number | null };
+  balanceUnread?: BalanceUnread;
 };
 
 /**
@@ -182,6 +199,7 @@ export type ReCredit = { cents: number; currency: string | null; incident: strin
  * in cents given (positive: Stripe has them negative), with their currency and the incident their metadata names (null
  * for none). `currencies`: the currencies of the balance transactions the effect's send made, by id, from its commit
  * and its own credit's facts. `deletion`: the deletion of the customer holding the effect's own credit, when recorded.
+ * `unread`: the first balance move of that customer recorded as unread (BALANCE_UNREAD), when one was.
  */
 export type MoneyFacts = {
   refunds: Map<string, RefundFact>;
@@ -193,6 +211,7 @@ export type MoneyFacts = {
   reCredits: Map<string, ReCredit>;
   currencies: Map<string, CreditCurrency>;
   deletion?: CustomerDeletion;
+  unread?: { credit: string; event: string | null };
 };
 
 const str = (value: Json | undefined): string | null => (typeof value === 'string' ? value : null);
@@ -275,6 +294,11 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, facts: MoneyFacts, made: Reado
       // recorded by a version that did not refuse it) changes nothing.
       if (entry.status === CUSTOMER_DELETED) {
         if (made.has(entry.objectId) && facts.deletion === undefined) facts.deletion = { credit: entry.objectId, balance: entry.amount, currency: entry.customerCurrency ?? null };
+        return;
+      }
+      // A move of the deleted customer's balance no read saw (BALANCE_UNREAD): no money moved by the fact itself.
+      if (entry.status === BALANCE_UNREAD) {
+        if (made.has(entry.objectId) && facts.unread === undefined) facts.unread = { credit: entry.objectId, event: entry.eventId };
         return;
       }
       if (entry.amount !== null && entry.amount > 0 && entry.incident === undefined && !made.has(entry.objectId)) {
@@ -365,6 +389,15 @@ export function deriveFinalMoney(facts: MoneyFacts, happened: boolean | 'unknown
   // A credit that sits in a balance the customer's invoices never use did not reach the customer, whatever the gate said.
   const mismatch = effectKind === 'refund' ? null : currencyMismatch(facts, cents);
   if (mismatch !== null) return { status: 'not_returned', ...base, failureReason: 'currency_mismatch', currencyMismatch: mismatch };
+  // What is left makes the credit `returned`: in the customer's balance, or used off a bill (a deletion that found less
+  // of it in the balance reads it used, wipedByDeletion). Neither holds once a move of the customer's balance came that
+  // no read saw and none ever can (Stripe 404s a deleted customer's balance transactions): a debit labelled with the
+  // effect taking the credit back reads `not_returned` when it is read, and an invoice using it `returned`, and the
+  // event that announced the move (`customer.updated`) carries the customer, not the balance transaction, so it cannot
+  // tell them apart. The answer is unknown then, and a person is asked (alert-rules.ts). The readings above stand: a
+  // credit taken back in full by debits that were read, or still unused at the deletion, was not the customer's money
+  // whatever else moved the balance.
+  if (effectKind !== 'refund' && facts.unread !== undefined) return { status: 'unknown', ...base, failureReason: BALANCE_UNREAD, balanceUnread: { ...facts.unread, cents: cents === null ? null : cents - reversedCents(facts, cents), currency: ownCurrency(facts) } };
   if (effectKind !== 'refund' && facts.credits.size > 0) return { status: 'returned', ...base };
   if (happened === true && effectKind !== 'refund') return { status: 'returned', ...base };
   return { status: 'unknown', ...base };

@@ -43,8 +43,9 @@ export type StripeReader = {
    */
   charge?(id: string): Promise<ChargeFact | null>;
   /**
-   * The customer's balance transactions and credit notes; a customer Stripe does not know has none, and neither has a
-   * deleted one (Stripe 404s the list of a deleted customer's balance transactions, for good).
+   * The customer's balance transactions and credit notes; a customer Stripe does not know has none. A deleted one has
+   * its credit notes only: Stripe 404s the list of a deleted customer's balance transactions, for good, and that drops
+   * only those (src/facts/apply.ts records a balance move announced after it as unread).
    */
   creditsOf(customer: string): Promise<CreditFact[]>;
   /**
@@ -55,8 +56,12 @@ export type StripeReader = {
   customerDeleted?(customer: string): Promise<boolean>;
 };
 
-/** A Stripe event, as much of it as the facts need. */
-export type StripeEvent = { id: string; type: string; created?: number; data: { object: Record<string, unknown> } };
+/**
+ * A Stripe event, as much of it as the facts need. `previous_attributes`, when the event carried it (an `*.updated`
+ * event: the prior values of the fields that changed), says what the change touched: a `customer.updated` without
+ * `balance` there moved no balance (src/facts/apply.ts applyCredits).
+ */
+export type StripeEvent = { id: string; type: string; created?: number; data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> } };
 
 export const REFUND_EVENTS = ['refund.created', 'refund.updated', 'refund.failed', 'charge.refund.updated', 'charge.refunded'] as const;
 export const DISPUTE_EVENTS = ['charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed', 'charge.dispute.funds_withdrawn', 'charge.dispute.funds_reinstated'] as const;

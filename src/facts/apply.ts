@@ -11,7 +11,7 @@ import type { Draft, Entry, EntryFields, EntryOf } from '../core/entries.js';
 import { sha256Hex, canonicalJson } from '../core/json.js';
 import { unsignedReceipt } from '../core/receipt.js';
 import { verify } from '../core/verify.js';
-import { CUSTOMER_DELETED, creditInBalance, isChargeback } from '../core/final-money.js';
+import { BALANCE_UNREAD, CUSTOMER_DELETED, creditInBalance, isChargeback } from '../core/final-money.js';
 import { errorCode, errorMessage, InterlockError, type ErrorCode } from '../core/errors.js';
 import { CREDIT_EVENTS, FACT_EVENTS, REFUND_EVENTS, type ChargeFact, type CreditFact, type DisputeFact, type RefundFact, type StripeEvent, type StripeReader } from '../core/post-send.js';
 import type { Alerts } from '../redis/alerts.js';
@@ -341,7 +341,7 @@ function madeWhen(entries: readonly Entry[], made: string): { created: number | 
   const landing = entries.find((entry) => entry.kind === 'COMMITTED' || (entry.kind === 'LATE_RESULT' && entry.outcome === 'landed'));
   const result = landing?.kind === 'COMMITTED' || landing?.kind === 'LATE_RESULT' ? landing.result : null;
   const fromResult = typeof result === 'object' && result !== null && !Array.isArray(result) ? num(result.created) : null;
-  const observed = entries.find((entry): entry is EntryOf<'OBSERVED'> => entry.kind === 'OBSERVED' && entry.objectId === made && entry.status !== CUSTOMER_DELETED && entry.created !== null);
+  const observed = entries.find((entry): entry is EntryOf<'OBSERVED'> => entry.kind === 'OBSERVED' && entry.objectId === made && entry.status !== CUSTOMER_DELETED && entry.status !== BALANCE_UNREAD && entry.created !== null);
   return { created: fromResult ?? observed?.created ?? null, at: landing?.at ?? 0 };
 }
 
@@ -486,7 +486,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * OBSERVED facts' to say (final-money.ts). Judged by status, the landing would be recorded or not depending on
    * whether the facts first read the refund before or after it failed (DESIGN §8: never by arrival order).
    */
-  const landed = (draft: Draft<'OBSERVED'>) => draft.objectType === 'refund' || (draft.objectType === 'customer_balance_transaction' && draft.incident === undefined && draft.status !== CUSTOMER_DELETED);
+  const landed = (draft: Draft<'OBSERVED'>) => draft.objectType === 'refund' || (draft.objectType === 'customer_balance_transaction' && draft.incident === undefined && draft.status !== CUSTOMER_DELETED && draft.status !== BALANCE_UNREAD);
 
   /** A refund Stripe failed or canceled: final (it never succeeds again), and it moved no money (Stripe sent it back). */
   const failedForGood = (draft: Draft<'OBSERVED'>) => draft.objectType === 'refund' && (draft.status === 'failed' || draft.status === 'canceled');
@@ -823,13 +823,30 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * facts at once (src/gate/settle.ts). The mark is made when the incident's holder on the subject is not among its
    * committed effects (nothing of the credit at Stripe yet: it is recorded on nothing now), and when a compensation is
    * recorded on an open effect.
+   *
+   * `updated`: the `customer.updated` event applied, if that is what this is. Stripe announces every move of a balance
+   * only so, and 404s a deleted customer's balance transactions for good: one applied once its customer is deleted (the
+   * worker was behind or down, or the events came late) re-reads a move nothing can read any more, and the event carries
+   * the customer, never the balance transaction that moved it. A debit labelled with the effect taking its credit back
+   * (not_returned), an invoice using it (returned) and billing's credit all look the same from it. So each credit that
+   * landed on the customer records the move as unread (BALANCE_UNREAD, with the balance the event carries), and its
+   * final money reads `unknown` rather than `returned`, with an alert asking a person (final-money.ts, alert-rules.ts).
+   * Taking the event's own payload instead, as the last word Stripe gives (as a deletion's balance is taken,
+   * applyDeletion), would not do here: the payload names no balance transaction and no label, so it cannot say whose
+   * move it was, only that one came. A move read before the deletion (applied live, or by the reconciler) is recorded
+   * as it was read; the same event coming again after the deletion still records the unread fact, which turns only a
+   * `returned` reading into `unknown`: a person is asked once more than needed, never told something the facts do not say.
    */
-  async function applyCredits(source: Observed['source'], eventId: string | null, eventType: string, customer: string, only: string | null, again: boolean): Promise<Applied[]> {
+  async function applyCredits(source: Observed['source'], eventId: string | null, eventType: string, customer: string, only: string | null, again: boolean, updated?: StripeEvent): Promise<Applied[]> {
     const subject = `customer:${customer}`;
     let effects = only === null ? await journal.effectsOn(subject) : [only];
     // The subject lists committed effects only; a customer nothing was ever dispatched on is not read at all.
     if (!reader || (effects.length === 0 && !(await journal.subjectKnown(subject)))) return [];
     const credits = await reader.creditsOf(customer);
+    // Any customer the gate credited lists that credit while Stripe has the customer: asked only when the list is empty.
+    // An update whose previous_attributes (as Stripe sends them) name no `balance` moved none: its email, say, changed.
+    const moved = updated !== undefined && (updated.data.previous_attributes === undefined || 'balance' in updated.data.previous_attributes);
+    const unread = moved && !credits.some((credit) => credit.objectType === 'customer_balance_transaction') && (await balanceGone(subject, customer));
     // A balance transaction a committed effect on the customer made is that effect's alone: relabelled at Stripe with
     // another effect's id, it is not that one's late landing. Read once, and only when an effect not committed may
     // claim a balance credit by its metadata.
@@ -929,6 +946,10 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         const as = role(credit);
         return as === null ? [] : [creditObserved(source, eventId, eventType, credit, as)];
       });
+      if (unread && updated !== undefined && made !== null) {
+        logger.warn({ effectId, event: eventId, customer }, `event ${eventId ?? '(none)'} says customer ${customer}'s balance changed, but Stripe deleted the customer before it was read and no longer lists its balance transactions: what became of effect ${effectId}'s credit ${made} cannot be told`);
+        drafts.push({ kind: 'OBSERVED', source, eventId, eventType, objectType: 'customer_balance_transaction', objectId: made, status: BALANCE_UNREAD, failureReason: null, amount: num(updated.data.object.balance), charge: null, disputeStatus: null, disputeReason: null, created: num(updated.created) });
+      }
       if (drafts.length === 0) continue;
       if (drafts.some((draft) => draft.incident !== undefined) && (await journal.readState(partition, effectId)).state.open) await journal.notePaymentFact(subject);
       const retags = new Map(credits.flatMap((credit) => {
@@ -1079,6 +1100,15 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
   }
 
   /**
+   * Whether Stripe can no longer list the customer's balance transactions: its deletion was applied (kept for good:
+   * Stripe never undeletes a customer), or Stripe says it is deleted now. False when the reader cannot say.
+   */
+  async function balanceGone(subject: string, customer: string): Promise<boolean> {
+    if ((await journal.customerDeletion(subject)) !== null) return true;
+    return reader?.customerDeleted !== undefined && (await reader.customerDeleted(customer));
+  }
+
+  /**
    * Whether a compensation at Stripe names an incident held on the subject by an effect not among its committed ones:
    * a credit in flight (or left ambiguous), which the compensation's alert waits for.
    */
@@ -1127,7 +1157,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
           return results;
         }
         case 'customer':
-          return applyCredits('webhook', event.id, event.type, named.customer, null, again);
+          return applyCredits('webhook', event.id, event.type, named.customer, null, again, event.type === 'customer.updated' ? event : undefined);
         case 'customer_deleted':
           return applyDeletion(event.id, event.type, named.deletion, again);
         case 'dispute': {

@@ -103,16 +103,22 @@ export function createFactsReader(client: StripeClient, options: StripeReadsOpti
       }
     },
     async creditsOf(customer) {
-      try {
-        // The customer too, for the currency it is billed in: a credit in another one never reaches its invoices.
-        const [found, transactions, notes] = await Promise.all([reads.readCustomer(customer), reads.listBalanceTransactions(customer), reads.listCreditNotes(customer)]);
-        const billed = billedIn(found);
-        // The credit notes' own balance transactions (type credit_note) are the notes again: counted once, as notes.
-        return [...transactions.filter((transaction) => transaction.type !== 'credit_note').map((transaction) => balanceCredit(transaction, billed)), ...notes.map((note) => creditNote(note, billed))];
-      } catch (error) {
-        if (missing(error)) return [];
-        throw error;
-      }
+      // Three reads, each on its own: Stripe 404s a deleted customer's balance transactions, for good, while its credit
+      // notes stay listable, so a note billing voids before or after the deletion is still read (and the receipt sees it
+      // void). A 404 drops only the list it answers; any other failure throws (the job is retried).
+      const orNone = async <T>(read: Promise<T>, none: T): Promise<T> => {
+        try {
+          return await read;
+        } catch (error) {
+          if (missing(error)) return none;
+          throw error;
+        }
+      };
+      // The customer too, for the currency it is billed in: a credit in another one never reaches its invoices.
+      const [found, transactions, notes] = await Promise.all([orNone(reads.readCustomer(customer), null), orNone(reads.listBalanceTransactions(customer), []), orNone(reads.listCreditNotes(customer), [])]);
+      const billed = found === null ? null : billedIn(found);
+      // The credit notes' own balance transactions (type credit_note) are the notes again: counted once, as notes.
+      return [...transactions.filter((transaction) => transaction.type !== 'credit_note').map((transaction) => balanceCredit(transaction, billed)), ...notes.map((note) => creditNote(note, billed))];
     },
   };
 }

@@ -57,9 +57,12 @@ function eventOf(value: unknown): SignedEvent | null {
   const event = value as { id?: unknown; type?: unknown; object?: unknown; created?: unknown; data?: unknown; livemode?: unknown; account?: unknown };
   if (typeof event.id !== 'string' || !EVENT_ID.test(event.id) || typeof event.type !== 'string' || event.type === '') return null;
   if (event.object !== undefined && event.object !== 'event') return null;
-  const data = event.data as { object?: unknown } | null | undefined;
+  const data = event.data as { object?: unknown; previous_attributes?: unknown } | null | undefined;
   if (typeof data !== 'object' || data === null || typeof data.object !== 'object' || data.object === null || Array.isArray(data.object)) return null;
   const parsed: SignedEvent = { id: event.id, type: event.type, data: { object: data.object as Record<string, unknown> } };
+  // Kept as it came (any other shape is dropped): what a change touched, where no re-read can tell any more.
+  const previous = data.previous_attributes;
+  if (typeof previous === 'object' && previous !== null && !Array.isArray(previous)) parsed.data.previous_attributes = previous as Record<string, unknown>;
   if (typeof event.created === 'number' && Number.isFinite(event.created)) parsed.created = event.created;
   if (typeof event.livemode === 'boolean') parsed.livemode = event.livemode;
   // As `stripe listen` reads it: a non-empty account is a Connect event.
@@ -113,7 +116,7 @@ export function createWebhookVerifier(secrets: readonly string[], options: Webho
     if (event === null) return { ok: false, reason: 'not_an_event', message: 'The body is signed but is not a Stripe event (it needs an evt_… id, a type and data.object).' };
     // Stripe's objects nest a dozen levels at most. A deeper body parses, but cannot be written into a queue's job
     // (serialising it overflows the stack): it is bad input, answered 400 once, not an outage Stripe retries for days.
-    if (nestsDeeperThan(event.data.object, MAX_JSON_DEPTH)) {
+    if (nestsDeeperThan(event.data.object, MAX_JSON_DEPTH) || (event.data.previous_attributes !== undefined && nestsDeeperThan(event.data.previous_attributes, MAX_JSON_DEPTH))) {
       return { ok: false, reason: 'not_an_event', message: `The body is signed, but its object nests deeper than ${MAX_JSON_DEPTH} levels, which no Stripe event does.` };
     }
     // An event of the other mode concerns other money than the key moves: a test refund's failure is not a live

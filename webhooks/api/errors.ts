@@ -4,7 +4,7 @@
 // No answer ever carries a stack trace or a secret.
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { ERROR_REGISTRY, InterlockError, isRedisOutage, isRedisTimeout, redactSecrets, redisTurnedAway, type ErrorCode, type FieldProblem } from '../../src/interlock.js';
+import { ERROR_REGISTRY, InterlockError, isRedisOutage, isRedisTimeout, LONGEST_RETRY_AFTER_MS, redactSecrets, redisTurnedAway, slowDownOf, type ErrorCode, type FieldProblem } from '../../src/interlock.js';
 
 export type ErrorBody = { error: { code: string; message: string; fields?: FieldProblem[] } };
 
@@ -77,11 +77,21 @@ export function errorBody(error: InterlockError, requestId: string): ErrorBody {
   return body;
 }
 
+/**
+ * Seconds a caller should wait before retrying a retryable answer: what Stripe asked for when Stripe's rate limit is the
+ * cause (a premise read answered 429 with `Retry-After`: a client retrying every second would only keep the limit
+ * going), up to 15 minutes as the worker obeys it; 1 otherwise.
+ */
+function retryAfterSeconds(error: InterlockError): number {
+  const asked = slowDownOf(error)?.retryAfterMs ?? null;
+  return asked === null ? 1 : Math.max(1, Math.ceil(Math.min(asked, LONGEST_RETRY_AFTER_MS) / 1000));
+}
+
 export function sendError(req: Request, res: Response, error: InterlockError, logger: Logger): void {
   const requestId = String(req.id ?? '');
   if (error.status >= 500) logger.error({ err: error.cause ?? error, reqId: requestId, code: error.code }, 'request failed');
   if (error.code === 'rate_limited' || (error.status === 503 && error.retryable)) {
-    if (!res.hasHeader('Retry-After')) res.setHeader('Retry-After', '1');
+    if (!res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(retryAfterSeconds(error)));
   }
   if (error.status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="interlock"');
   res.status(error.status).json(errorBody(error, requestId));

@@ -2,7 +2,7 @@
 // export is caught even though every remaining entry still verifies. Format v3 holds entries sealed per tree of
 // batches (seal.ts), v2 entries signed per batch, v1 entries each signed; all three still verify. A v2 head is
 // sealed like an entry: receipts exported together (buildReceipts) share one signature, each with its own path.
-import { canonicalJson } from './json.js';
+import { canonicalJson, PLAIN_STRING } from './json.js';
 import { sealLeaves, verifySeal } from './seal.js';
 import { signText, verifyText, type PublicKeySet, type SigningKey } from './signing.js';
 import type { Entry } from './entries.js';
@@ -17,7 +17,18 @@ export type Receipt = { format: (typeof RECEIPT_FORMATS)[number]; effectId: stri
 
 /** The text a head's signature (v1) or seal (v2) covers. */
 export function headText(head: Omit<ReceiptHead, 'sig'>): string {
-  return canonicalJson({ format: head.format, effectId: head.effectId, count: head.count, lastHash: head.lastHash, signedAt: head.signedAt, kid: head.kid });
+  const { format, effectId, count, lastHash, signedAt, kid } = head;
+  // The canonical JSON written straight out (keys in order, strings that need no escape, finite numbers): verify()
+  // writes one per receipt. Anything else takes canonicalJson's road, which writes the same text or refuses the value.
+  if (Number.isFinite(count) && Number.isFinite(signedAt) && plain(format) && plain(effectId) && plain(kid) && (lastHash === null || plain(lastHash))) {
+    return `{"count":${count},"effectId":"${effectId}","format":"${format}","kid":"${kid}","lastHash":${lastHash === null ? 'null' : `"${lastHash}"`},"signedAt":${signedAt}}`;
+  }
+  return canonicalJson({ format, effectId, count, lastHash, signedAt, kid });
+}
+
+/** A string canonical JSON writes as it is between quotes (PLAIN_STRING). */
+function plain(value: unknown): value is string {
+  return typeof value === 'string' && PLAIN_STRING.test(value);
 }
 
 /**

@@ -12,7 +12,7 @@
 // and a tree of n leaves splits at the largest power of two below n, so no leaf is ever duplicated to fill a level.
 // The inclusion check is RFC 9162's (§2.1.3.2). The signed message names what the leaves are (`entries` or
 // `heads`), the tree's size and its root, so a seal can be taken for nothing else.
-import { hash, type KeyObject } from 'node:crypto';
+import { hash, verify, type KeyObject } from 'node:crypto';
 import { canonicalBase64url, isCanonicalSignature, SIGNATURE_CHARS, verifyText } from './signing.js';
 
 /** Batches one signature covers at most: each doubling adds one sibling hash (44 bytes) to every sealed entry. */
@@ -190,8 +190,43 @@ function rootSignatureValid(message: string, signature: string, key: KeyObject):
   return true;
 }
 
+// A lone seal's message, per domain, in a buffer made once: only its root's 64 hex digits change from one to the next,
+// so verifying one writes those and the signature's 64 bytes, and allocates nothing (verifyText would encode the whole
+// message and make two views each time). Checks are synchronous, so the buffers are never shared by two at once.
+const HEX_CHARS = 2 * DIGEST_BYTES;
+const loneMessage = (domain: SealDomain): Buffer => {
+  const text = messageOf(domain, 1, '0'.repeat(HEX_CHARS));
+  const bytes = Buffer.allocUnsafeSlow(text.length);
+  bytes.write(text, 0, 'latin1');
+  return bytes;
+};
+const LONE_MESSAGES: Record<SealDomain, Buffer> = { entries: loneMessage('entries'), heads: loneMessage('heads') };
+const LONE_SIGNATURE = Buffer.allocUnsafeSlow(64);
+const ANY_SURROGATE = /[\uD800-\uDFFF]/;
+
+/**
+ * verifyText(messageOf(domain, 1, root), signature, key) for a tree of one leaf, whose root is its leaf: the same
+ * bytes checked, the same answer. The leaf is hashed from the text itself with its leaf byte before it (a NUL
+ * character is that byte in UTF-8), unless the text holds a surrogate, whose encoding leafInput decides.
+ */
+function loneSealValid(text: string, signature: string, domain: SealDomain, key: KeyObject): boolean {
+  if (!isCanonicalSignature(signature)) return false;
+  const root = ANY_SURROGATE.test(text) ? hash('sha256', leafInput(text), 'hex') : hash('sha256', `\u0000${text}`, 'hex');
+  const message = LONE_MESSAGES[domain];
+  message.write(root, message.length - HEX_CHARS, HEX_CHARS, 'latin1');
+  LONE_SIGNATURE.write(signature, 0, 'base64url');
+  try {
+    return verify(null, message, key, LONE_SIGNATURE);
+  } catch {
+    return false;
+  }
+}
+
 /** Whether `sealText` seals leaf text `text` in `domain` under a root signed by `key`. */
 export function verifySeal(text: string, sealText: string, domain: SealDomain, key: KeyObject): boolean {
+  // A tree of one leaf, read without parseSeal's object: the same texts it reads as one, and loneSealValid refuses a
+  // signature not in its one spelling just as parseSeal does.
+  if (sealText.length === LONE_PREFIX.length + SIGNATURE_CHARS && sealText.startsWith(LONE_PREFIX)) return loneSealValid(text, sealText.slice(LONE_PREFIX.length), domain, key);
   const seal = parseSeal(sealText);
   if (seal === null) return false;
   // A tree of one leaf is its leaf, and no other receipt's: its root, hashed straight to the hex the message names,

@@ -78,29 +78,33 @@ const NO_KEYS = 'signatures: no public key was given, so anyone could have re-se
 /** The keys to check signatures with, or null, and why the signatures go unchecked when they are null. */
 type KeysGiven = { keys: PublicKeySet; unchecked: null } | { keys: null; unchecked: string };
 
+/** Signatures left unchecked because the publicKeys option `what`. */
+function wrongKeys(what: string): KeysGiven {
+  return { keys: null, unchecked: `signatures: not checked, because the publicKeys option ${what}; pass the service's key set (stores.publicKeys), a PEM text of public keys, or a list of PEM texts` };
+}
+
 /**
  * The public keys option as a key set. A value that holds no keys is the caller's mistake, not the receipt's: it
  * leaves the signatures unchecked (valid is then null at best), saying what to pass, and never reads as tampering.
  */
 function keysGiven(given: unknown): KeysGiven {
   if (given === undefined || given === null) return { keys: null, unchecked: NO_KEYS };
-  const wrong = (what: string) => ({ keys: null, unchecked: `signatures: not checked, because the publicKeys option ${what}; pass the service's key set (stores.publicKeys), a PEM text of public keys, or a list of PEM texts` });
-  if (Array.isArray(given) && given.length === 0) return wrong('is an empty list');
+  if (Array.isArray(given) && given.length === 0) return wrongKeys('is an empty list');
   if (typeof given === 'string' || (Array.isArray(given) && given.every((pem) => typeof pem === 'string'))) {
     try {
       return { keys: publicKeySet(typeof given === 'string' ? [given] : (given as string[])), unchecked: null };
     } catch (error) {
-      return wrong(`holds a text that is not a public key (${clipped(error instanceof Error ? error.message : String(error))})`);
+      return wrongKeys(`holds a text that is not a public key (${clipped(error instanceof Error ? error.message : String(error))})`);
     }
   }
   // A key set is read through get(kid) alone, so any map of key ids is one (a Map from another realm included).
   if (typeof given === 'object' && typeof (given as { get?: unknown }).get === 'function') {
     // An empty Map holds no key: the caller's mistake (a key file read as nothing), not a forgery of every signature.
-    if ((given as { size?: unknown }).size === 0) return wrong('is an empty key set');
+    if ((given as { size?: unknown }).size === 0) return wrongKeys('is an empty key set');
     return { keys: given as PublicKeySet, unchecked: null };
   }
-  if (Array.isArray(given)) return wrong('is a list that is not of PEM texts');
-  return wrong(`is ${typeof given === 'object' ? 'an object' : `a ${typeof given}`} that is not a key set (a Map of key id to public key)`);
+  if (Array.isArray(given)) return wrongKeys('is a list that is not of PEM texts');
+  return wrongKeys(`is ${typeof given === 'object' ? 'an object' : `a ${typeof given}`} that is not a key set (a Map of key id to public key)`);
 }
 
 function invalid(problems: string[], effectId: string | null): Verification {
@@ -131,20 +135,21 @@ function checkChain(receipt: Receipt, raw: readonly unknown[], problems: string[
   const seen = new Set<string>();
   let prev: string | null = null;
   let linksBroken = false;
-  receipt.entries.forEach((entry, index) => {
-    const name = describeEntry(entry, index);
-    if (entry.effectId !== receipt.effectId) problems.push(`${name} belongs to effect ${String(entry.effectId).slice(0, 12)}…, not this receipt's effect: it was spliced in from another effect`);
+  const entries = receipt.entries;
+  for (let index = 0; index < entries.length; index += 1) {
+    const entry = entries[index] as Entry;
+    if (entry.effectId !== receipt.effectId) problems.push(`${describeEntry(entry, index)} belongs to effect ${String(entry.effectId).slice(0, 12)}…, not this receipt's effect: it was spliced in from another effect`);
     const recomputed = rehash(raw[index]);
-    if (typeof recomputed !== 'string') problems.push(`${name} was altered: it holds a value that cannot be hashed (${recomputed.problem})`);
-    else if (recomputed !== entry.hash) problems.push(`${name} was altered: its content no longer matches its hash`);
-    if (seen.has(entry.hash)) problems.push(`${name} is a duplicate of an earlier entry`);
+    if (typeof recomputed !== 'string') problems.push(`${describeEntry(entry, index)} was altered: it holds a value that cannot be hashed (${recomputed.problem})`);
+    else if (recomputed !== entry.hash) problems.push(`${describeEntry(entry, index)} was altered: its content no longer matches its hash`);
+    if (seen.has(entry.hash)) problems.push(`${describeEntry(entry, index)} is a duplicate of an earlier entry`);
     seen.add(entry.hash);
     if (entry.prev !== prev) {
       linksBroken = true;
-      problems.push(`${name} does not follow the entry before it: an entry was dropped, inserted or reordered`);
+      problems.push(`${describeEntry(entry, index)} does not follow the entry before it: an entry was dropped, inserted or reordered`);
     }
     prev = entry.hash;
-  });
+  }
   if (receipt.entries.length === 0) problems.push('receipt has no entries');
   else if (receipt.entries[0]?.kind !== 'PROPOSED') problems.push('receipt does not start with a PROPOSED entry');
   // No signature covers the label, so a reader must not be told a format the entries do not have.
@@ -170,23 +175,24 @@ function checkChain(receipt: Receipt, raw: readonly unknown[], problems: string[
  */
 function checkSignatureShape(receipt: Receipt, problems: string[]): void {
   let uncovered = 0;
-  receipt.entries.forEach((entry, index) => {
-    const name = describeEntry(entry, index);
+  const entries = receipt.entries;
+  for (let index = 0; index < entries.length; index += 1) {
+    const entry = entries[index] as Entry;
     if (entry.v === 1) {
-      if (entry.sig === null) problems.push(`${name} is a version 1 entry without a signature`);
-      if (uncovered > 0) problems.push(`${uncovered} unsigned entr${uncovered === 1 ? 'y' : 'ies'} before ${name} are covered by no signature`);
+      if (entry.sig === null) problems.push(`${describeEntry(entry, index)} is a version 1 entry without a signature`);
+      if (uncovered > 0) problems.push(`${uncovered} unsigned entr${uncovered === 1 ? 'y' : 'ies'} before ${describeEntry(entry, index)} are covered by no signature`);
       uncovered = 0;
-      return;
+      continue;
     }
     const covers = entry.covers ?? 0;
     if (entry.sig === null) {
-      if (covers !== 0) problems.push(`${name} is unsigned but claims to cover ${covers} entries`);
+      if (covers !== 0) problems.push(`${describeEntry(entry, index)} is unsigned but claims to cover ${covers} entries`);
       uncovered += 1;
-      return;
+      continue;
     }
-    if (covers !== uncovered) problems.push(`${name} is signed for the ${covers} entries before it, but ${uncovered} unsigned entries precede it: an entry nobody signed was inserted, or a signed one removed`);
+    if (covers !== uncovered) problems.push(`${describeEntry(entry, index)} is signed for the ${covers} entries before it, but ${uncovered} unsigned entries precede it: an entry nobody signed was inserted, or a signed one removed`);
     uncovered = 0;
-  });
+  }
   if (uncovered > 0) problems.push(`the last ${uncovered} entr${uncovered === 1 ? 'y is' : 'ies are'} covered by no signature: they were appended by someone without the signing key`);
 }
 
@@ -206,8 +212,10 @@ function misspelling(sig: string, sealed: boolean): string | null {
 
 function checkSignatures(receipt: Receipt, keys: PublicKeySet, problems: string[]): boolean {
   let ok = true;
-  receipt.entries.forEach((entry, index) => {
-    if (entry.sig === null) return;
+  const entries = receipt.entries;
+  for (let index = 0; index < entries.length; index += 1) {
+    const entry = entries[index] as Entry;
+    if (entry.sig === null) continue;
     const key = entry.kid === undefined ? undefined : keys.get(entry.kid);
     if (!key) {
       ok = false;
@@ -216,7 +224,7 @@ function checkSignatures(receipt: Receipt, keys: PublicKeySet, problems: string[
       ok = false;
       problems.push(`${describeEntry(entry, index)} has a signature that does not verify: ${misspelling(entry.sig, entry.v === 3) ?? 'the chain was rebuilt or the entry forged without the signing key'}`);
     }
-  });
+  }
   const head = headSignatureValid(receipt.head, keys);
   if (head === 'unknown-key') {
     ok = false;
@@ -249,6 +257,16 @@ function payloadHashOrNull(effect: unknown): string | null {
   } catch {
     return null;
   }
+}
+
+/** Whether a payload is the first one proposed, given that one's hash (null when it has none: then nothing is). */
+function samePayload(effect: unknown, firstHash: string | null): boolean {
+  return firstHash !== null && payloadHashOrNull(effect) === firstHash;
+}
+
+/** Who approved a dispatch: its own snapshot's approver, or that of the AUTHORIZED it leaves its snapshot to. */
+function approverOf(dispatch: EntryOf<'DISPATCHED'>, authorized: ReadonlyMap<string, EntryOf<'AUTHORIZED'>>): string | null {
+  return (dispatch.checks.approval ?? authorized.get(dispatch.approval)?.approval)?.approver ?? null;
 }
 
 /** Most problems one verification lists; the rest are counted in a last line (a hostile receipt can make thousands). */
@@ -315,31 +333,26 @@ function verifyParsed(input: unknown, receipt: Receipt, given: KeysGiven): Verif
   let settled = UNSETTLED;
   // The first payload's hash, made once: every later PROPOSED and DISPATCHED is compared with it, and hashing it again
   // for each made verify quadratic in its size.
+  // Closures made per call cost more than they save here (tsx names each one as it is made): plain functions instead.
   let firstHash: string | null | undefined;
-  const sameAsFirst = (effect: unknown): boolean => {
-    if (firstProposal === null) return false;
-    firstHash ??= payloadHashOrNull(firstProposal.effect);
-    return firstHash !== null && payloadHashOrNull(effect) === firstHash;
-  };
-  const approverOf = (dispatch: EntryOf<'DISPATCHED'>) => (dispatch.checks.approval ?? authorized.get(dispatch.approval)?.approval)?.approver ?? null;
-  entries.forEach((entry, index) => {
-    const name = describeEntry(entry, index);
+  for (let index = 0; index < entries.length; index += 1) {
+    const entry = entries[index] as Entry;
     const outcomeBefore = settled.outcome;
     settled = settle(settled, entry);
     switch (entry.kind) {
       case 'PROPOSED':
-        if (index > 0 && firstProposal && entry.v !== 1 && !sameAsFirst(entry.effect)) {
-          problems.push(`${name} proposes another payload under this effect id: only the first payload may be proposed`);
+        if (index > 0 && firstProposal && entry.v !== 1 && !samePayload(entry.effect, (firstHash ??= payloadHashOrNull(firstProposal.effect)))) {
+          problems.push(`${describeEntry(entry, index)} proposes another payload under this effect id: only the first payload may be proposed`);
         }
-        return;
+        continue;
       case 'OBSERVED':
-        return;
+        continue;
       case 'RESOLVED': {
         // Outcome before this entry: a resolution answers an AMBIGUOUS effect only (core/inbox.ts).
-        for (const problem of actionProblems(entry, receipt.effectId, outcomeBefore, open !== null, actedItems)) problems.push(`${name} ${problem}`);
+        for (const problem of actionProblems(entry, receipt.effectId, outcomeBefore, open !== null, actedItems)) problems.push(`${describeEntry(entry, index)} ${problem}`);
         // Through whichever of its items, one refused payload is re-approved once: a second would send it again.
         const earlier = entry.action === 'reapprove' ? firstReapproval : null;
-        if (earlier !== null) problems.push(`${name} re-approves the effect a second time (item ${entry.item.slice(0, 90)}, after item ${earlier.item.slice(0, 90)}): one refused payload is re-approved once`);
+        if (earlier !== null) problems.push(`${describeEntry(entry, index)} re-approves the effect a second time (item ${entry.item.slice(0, 90)}, after item ${earlier.item.slice(0, 90)}): one refused payload is re-approved once`);
         actedItems.add(entry.item);
         // Only the named members of `by` and `reapproval`: a receipt that failed its hashes can carry any other member
         // there, nested past what JSON.stringify can write, and the answer is written out (boundedOrNull).
@@ -347,77 +360,77 @@ function verifyParsed(input: unknown, receipt: Receipt, given: KeysGiven): Verif
         const action: OperatorActionRecord = { item: entry.item, action: entry.action, resolution: entry.resolution, by: { name: by.name, role: by.role }, note: entry.note, at: entry.at, reapproval: reapproval === null ? null : { approval: reapproval.approval, requestId: reapproval.requestId, effectId: reapproval.effectId } };
         operatorActions.push(action);
         if (entry.action === 'reapprove') firstReapproval ??= action;
-        return;
+        continue;
       }
       case 'LATE_RESULT':
         if (entry.outcome === 'landed' && late === null) {
           late = { entry, after: open ? null : settledBy };
           const landedUnder = dispatches.findLast((dispatch) => dispatch.epoch <= entry.epoch) ?? dispatches.at(-1);
-          if (firstCommitted === null && landedUnder !== undefined) approvedBy = approverOf(landedUnder);
+          if (firstCommitted === null && landedUnder !== undefined) approvedBy = approverOf(landedUnder, authorized);
           // The send a refusal had closed fired after all: its checks vouch for it again.
           if (!open && withdrawn !== null) sends.push(withdrawn);
           withdrawn = null;
         }
-        return;
+        continue;
       case 'AUTHORIZED':
         authorized.set(entry.approval.id, entry);
-        if (subject !== null && entry.approval.scope !== subject) problems.push(`${name} authorizes approval ${entry.approval.id}, scoped to ${entry.approval.scope}, for an effect on ${subject}`);
-        return;
+        if (subject !== null && entry.approval.scope !== subject) problems.push(`${describeEntry(entry, index)} authorizes approval ${entry.approval.id}, scoped to ${entry.approval.scope}, for an effect on ${subject}`);
+        continue;
       case 'DISPATCHED': {
         if (open) {
           unsafeResend = true;
-          problems.push(`${name} opens a second dispatch while an earlier one is still open`);
+          problems.push(`${describeEntry(entry, index)} opens a second dispatch while an earlier one is still open`);
         }
-        if (!authorized.has(entry.approval)) problems.push(`${name} was sent without a prior AUTHORIZED for approval ${entry.approval}`);
+        if (!authorized.has(entry.approval)) problems.push(`${describeEntry(entry, index)} was sent without a prior AUTHORIZED for approval ${entry.approval}`);
         if (targetRefused) {
           unsafeResend = true;
-          problems.push(`${name} sends again after the target refused this effect outright`);
+          problems.push(`${describeEntry(entry, index)} sends again after the target refused this effect outright`);
         }
-        if (entry.effect !== undefined && firstProposal && !sameAsFirst(entry.effect)) problems.push(`${name} sends a payload other than the one first proposed`);
-        if (entry.subject !== undefined && entry.subject !== subject) problems.push(`${name} was dispatched on ${entry.subject}, but its effect moves money on ${subject ?? 'no valid subject'}`);
+        if (entry.effect !== undefined && firstProposal && !samePayload(entry.effect, (firstHash ??= payloadHashOrNull(firstProposal.effect)))) problems.push(`${describeEntry(entry, index)} sends a payload other than the one first proposed`);
+        if (entry.subject !== undefined && entry.subject !== subject) problems.push(`${describeEntry(entry, index)} was dispatched on ${entry.subject}, but its effect moves money on ${subject ?? 'no valid subject'}`);
         // A v2 dispatch leaves the snapshot to the AUTHORIZED right before it, in its batch.
         const before = entries[index - 1];
         const batchSnapshot = before?.kind === 'AUTHORIZED' && before.approval.id === entry.approval ? before.approval : null;
         const approval = entry.checks.approval ?? batchSnapshot;
         const scope = approval?.scope ?? null;
-        if (scope !== null && scope !== subject) problems.push(`${name} went out under approval ${entry.approval}, scoped to ${scope}, on ${subject ?? 'no valid subject'}`);
-        if (entry.checks.approval === null && batchSnapshot === null) problems.push(`${name} leaves its approval snapshot to an AUTHORIZED for ${entry.approval} that does not come right before it`);
+        if (scope !== null && scope !== subject) problems.push(`${describeEntry(entry, index)} went out under approval ${entry.approval}, scoped to ${scope}, on ${subject ?? 'no valid subject'}`);
+        if (entry.checks.approval === null && batchSnapshot === null) problems.push(`${describeEntry(entry, index)} leaves its approval snapshot to an AUTHORIZED for ${entry.approval} that does not come right before it`);
         open = entry;
         dispatches.push(entry);
         withdrawn = null;
         sends.push({ checks: { ...entry.checks, approval }, amount, subject });
-        return;
+        continue;
       }
       case 'COMMITTED':
         committedCount += 1;
-        if (committedCount > 1) problems.push(`${name} commits the effect a second time`);
+        if (committedCount > 1) problems.push(`${describeEntry(entry, index)} commits the effect a second time`);
         if (!open) {
-          problems.push(`${name} closes no open dispatch: a commit without a send`);
+          problems.push(`${describeEntry(entry, index)} closes no open dispatch: a commit without a send`);
         } else {
-          if (firstCommitted === null) approvedBy = approverOf(open);
+          if (firstCommitted === null) approvedBy = approverOf(open, authorized);
           if (entry.via === 'retry-idempotent' || entry.via === 'recovery-reapply') {
             if (entry.rechecked) sends.push({ checks: entry.rechecked, amount, subject });
-            else problems.push(`${name} resent the effect without a recorded re-check`);
+            else problems.push(`${describeEntry(entry, index)} resent the effect without a recorded re-check`);
           }
         }
         if (entry.rechecked) recheckedAtRecovery = entry.rechecked;
         firstCommitted ??= entry;
         open = null;
         settledBy = 'COMMITTED';
-        return;
+        continue;
       case 'AMBIGUOUS':
-        if (!open) problems.push(`${name} closes no open dispatch`);
+        if (!open) problems.push(`${describeEntry(entry, index)} closes no open dispatch`);
         if (entry.rechecked) recheckedAtRecovery = entry.rechecked;
         ambiguous = true;
         open = null;
         settledBy = 'AMBIGUOUS';
-        return;
+        continue;
       case 'REFUSED':
         // A refusal of another payload is evidence of the attempt; it says nothing about this effect (item 11).
-        if (isForeignRefusal(entry)) return;
+        if (isForeignRefusal(entry)) continue;
         if (entry.rechecked) recheckedAtRecovery = entry.rechecked;
         if (entry.resolves) {
-          if (!open) problems.push(`${name} resolves no open dispatch`);
+          if (!open) problems.push(`${describeEntry(entry, index)} resolves no open dispatch`);
           if (entry.code === 'REFUSED:target_error') targetRefused = true;
           // The dispatch it resolves never landed, so its checks vouch for nothing (unless a landing comes later).
           // Taken off in place: a copy of the list at each refusal made verify quadratic in resolving refusals.
@@ -425,13 +438,13 @@ function verifyParsed(input: unknown, receipt: Receipt, given: KeysGiven): Verif
           open = null;
           settledBy = entry.code;
         }
-        return;
+        continue;
       default: {
         const never: never = entry;
         return never;
       }
     }
-  });
+  }
 
   const lateEntry = late as { entry: EntryOf<'LATE_RESULT'>; after: string | null } | null;
   const committedEntry = firstCommitted as EntryOf<'COMMITTED'> | null;
@@ -450,7 +463,7 @@ function verifyParsed(input: unknown, receipt: Receipt, given: KeysGiven): Verif
   // A person's finding answers only what the gate could not (an AMBIGUOUS effect), and it is only an answer: the final
   // money still comes from Stripe's own facts alone, so a finding Stripe contradicts shows as
   // answerMatchesFinalMoney: false, never as a different final money. The last resolution stands.
-  const found = [...operatorActions].reverse().find((action) => action.action === 'resolve' && action.resolution !== null)?.resolution ?? null;
+  const found = operatorActions.findLast((action) => action.action === 'resolve' && action.resolution !== null)?.resolution ?? null;
   const answer: MoneyStatus = gateAnswer !== 'unknown' || found === null ? gateAnswer : found === 'landed' ? 'returned' : 'not_returned';
   const answerFrom = gateAnswer !== 'unknown' ? 'gate' : found !== null ? 'operator' : null;
   const answerMatchesFinalMoney = answer === 'unknown' || finalMoney.status === 'unknown' || finalMoney.status === 'pending' ? null : answer === finalMoney.status;
@@ -489,7 +502,8 @@ function verifyParsed(input: unknown, receipt: Receipt, given: KeysGiven): Verif
     operatorActions,
     finalMoney,
     answerMatchesFinalMoney,
-    exposure: deriveExposure(finalMoney),
+    // Exposure is a refund charged back, so none without a dispute (deriveExposure finds its chargebacks among them).
+    exposure: finalMoney.disputes.length === 0 ? null : deriveExposure(finalMoney),
     compensatedTwice: effectKind === 'credit' ? deriveSecondCompensation(money, answer, amount, incidentOf(described?.effect)) : null,
     entries: entries.length,
     problems,
@@ -512,10 +526,9 @@ export function verify(input: unknown, options: VerifyOptions = {}): Verificatio
 }
 
 function idsOf(found: string | null, result: unknown): string[] {
-  const ids = new Set<string>();
-  if (found !== null) ids.add(found);
-  if (isJsonObject(result as never) && typeof (result as { id?: unknown }).id === 'string') ids.add((result as { id: string }).id);
-  return [...ids];
+  const id: unknown = isJsonObject(result as never) ? (result as { id?: unknown }).id : undefined;
+  if (typeof id !== 'string' || id === found) return found === null ? [] : [found];
+  return found === null ? [id] : [found, id];
 }
 
 function evidenceOf(found: string | null, result: unknown): string | null {

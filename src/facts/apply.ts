@@ -346,28 +346,24 @@ function madeWhen(entries: readonly Entry[], made: string): { created: number | 
 }
 
 /**
- * The part of a deleted customer's `balance` (negative is credit) attributed to each landed credit, by effect id, in
- * cents of credit (positive). Stripe keeps one balance per currency and an invoice takes it as one sum, never naming
- * the credits it used, so which credit is left cannot be told: the oldest credits are assumed used first, and the
- * newest are what is left. The unused balance goes to the newest credit first, up to what is left of it (`left`), then
- * to the next, so the parts sum to at most what the balance held as credit, and no credit is claimed lost twice. Only
- * credits in the balance's currency share it (either unknown counts as the same, as final-money.ts reads it): one in
- * another never reached the customer's invoices, and final-money.ts reads it unused whatever its part (0). A credit
- * whose amount is not known takes none. Only credits whose chain holds no deletion yet get a part, out of what the parts
- * recorded before left: a credit that commits after the deletion was applied shares what is left then, never more.
+ * A deleted customer's landed credits in the order its balance (negative is credit) is given out among them, each with
+ * what of it may take a part (`unused`, cents of credit, >= 0) and the part its chain's deletion fact says already
+ * (`recorded`), for journal.shareDeletion. Stripe keeps one balance per currency and an invoice takes it as one sum,
+ * never naming the credits it used, so which credit is left cannot be told: the oldest credits are assumed used first,
+ * and the newest are what is left. The unused balance goes to the newest credit first, up to what is left of it
+ * (`left`), then to the next, so the parts sum to at most what the balance held as credit, and no credit is claimed lost
+ * twice. Only credits in the balance's currency share it (either unknown counts as the same, as final-money.ts reads
+ * it): one in another never reached the customer's invoices, takes nothing (0) and final-money.ts reads it unused
+ * whatever its part. A credit whose amount is not known takes none. A part is given once, for good (share-deletion-1.lua):
+ * a credit given one keeps it, and a credit that commits after the deletion was applied shares what the parts given
+ * before left, never more, whichever process gets there first.
  */
-function shareBalance(credits: readonly LandedCredit[], balance: number, currency: string | null): Map<string, number> {
-  const shares = new Map<string, number>();
-  // The first deletion stands: parts given out before (to credits committed by then) are kept.
-  let unused = Math.max(0, -balance - credits.reduce((sum, credit) => sum + (credit.deleted ?? 0), 0));
-  const newestFirst = [...credits].filter((credit) => credit.deleted === null).sort((a, b) => (b.created ?? 0) - (a.created ?? 0) || b.at - a.at || b.effectId.localeCompare(a.effectId));
-  for (const credit of newestFirst) {
+function deletionClaims(credits: readonly LandedCredit[], currency: string | null): { made: string; unused: number; recorded: number | null }[] {
+  const newestFirst = [...credits].sort((a, b) => (b.created ?? 0) - (a.created ?? 0) || b.at - a.at || b.effectId.localeCompare(a.effectId));
+  return newestFirst.map((credit) => {
     const inCurrency = currency === null || credit.currency === null || credit.currency === currency;
-    const share = !inCurrency || credit.left === null ? 0 : Math.min(unused, Math.max(0, credit.left));
-    unused -= share;
-    shares.set(credit.effectId, share);
-  }
-  return shares;
+    return { made: credit.made, unused: !inCurrency || credit.left === null ? 0 : Math.max(0, credit.left), recorded: credit.deleted };
+  });
 }
 
 /**
@@ -946,7 +942,13 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         const as = role(credit);
         return as === null ? [] : [creditObserved(source, eventId, eventType, credit, as)];
       });
-      if (unread && updated !== undefined && made !== null) {
+      // A move Stripe announced before the credit was made (billing's own credit, its event redelivered after the
+      // deletion) cannot have used the credit or taken it back. Compared in Stripe's seconds: a move in the credit's own
+      // second, or a credit whose making its chain does not date, may be later, and is recorded.
+      const madeAt = made === null ? null : madeWhen(entries, made).created;
+      const movedAt = updated === undefined ? null : num(updated.created);
+      const movedBefore = movedAt !== null && madeAt !== null && movedAt < madeAt;
+      if (unread && updated !== undefined && made !== null && !movedBefore) {
         logger.warn({ effectId, event: eventId, customer }, `event ${eventId ?? '(none)'} says customer ${customer}'s balance changed, but Stripe deleted the customer before it was read and no longer lists its balance transactions: what became of effect ${effectId}'s credit ${made} cannot be told`);
         drafts.push({ kind: 'OBSERVED', source, eventId, eventType, objectType: 'customer_balance_transaction', objectId: made, status: BALANCE_UNREAD, failureReason: null, amount: num(updated.data.object.balance), charge: null, disputeStatus: null, disputeReason: null, created: num(updated.created) });
       }
@@ -990,7 +992,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * A customer deleted at Stripe: to each credit effect committed on it whose balance credit landed (the commit, or a
    * late landing, names it), one fact on that balance transaction, status `customer_deleted`, with the part of the
    * customer's balance at the deletion attributed to that credit (its `amount`, as Stripe has it: negative is credit;
-   * shareBalance) and the balance's `currency` (its `customerCurrency`). Stripe never invoices a deleted customer
+   * deletionClaims) and the balance's `currency` (its `customerCurrency`). Stripe never invoices a deleted customer
    * again, so what the balance held then reaches no one; final-money.ts judges from these two whether the credit was
    * still in it. Stripe says only the balance, one sum over every credit: given whole to each credit, two $10 credits
    * with $10 left would both read lost, $20 claimed for $10. The event is the only record of that
@@ -1039,7 +1041,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
 
   /**
    * The kept deletion of the customer a credit effect is on (applyDeletion), recorded on each credit committed on it
-   * that holds none yet, with the part of the balance the credits recorded before left (shareBalance). What a re-read of
+   * that holds none yet, with the part of the balance the parts given before left (deletionClaims). What a re-read of
    * a credit on a customer Stripe deleted adds: the re-read itself finds nothing there. `again`: the effect whose
    * re-read this is (its alerts are raised again when it holds the deletion already), null for none.
    */
@@ -1069,7 +1071,10 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       const { left, currency } = creditInBalance(entries, made, num(proposed.amount));
       landedCredits.push({ effectId, partition, made, left, currency, ...madeWhen(entries, made), deleted: deletedShare(entries, made) });
     }
-    const shares = shareBalance(landedCredits, deletion.balance, deletion.currency);
+    // Parts are handed out in one step with every part given before (by this process or another, now or earlier), so
+    // the fact written below carries the part given for good: another process, or a retry, writes the same fact, a
+    // duplicate, never a second part.
+    const shares = await journal.shareDeletion(`customer:${deletion.customer}`, Math.max(0, -deletion.balance), deletionClaims(landedCredits, deletion.currency));
     const results: Applied[] = [];
     for (const { effectId, partition, made, deleted } of landedCredits) {
       if (deleted !== null) {
@@ -1077,7 +1082,9 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
         results.push({ effectId, appended: 0, duplicates: 1, alerts: again(effectId) ? await raiseAlerts(partition, effectId) : [] });
         continue;
       }
-      const share = shares.get(effectId) ?? 0;
+      const share = shares.get(made);
+      // journal.shareDeletion answers a part for every credit asked, or throws.
+      if (share === undefined) continue;
       const draft: Draft<'OBSERVED'> = {
         kind: 'OBSERVED',
         source: 'webhook',

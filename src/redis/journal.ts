@@ -920,6 +920,27 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       return { deletion: typeof reply.deletion === 'string' ? reply.deletion : deletion, effects: Array.isArray(reply.effects) ? reply.effects.filter((id): id is string => typeof id === 'string') : [] };
     },
 
+    /**
+     * Hands out the kept deletion's balance of a customer subject to its landed credits (share-deletion-1.lua), in one
+     * step: `balanceCredit`, what the balance held as credit (cents, >= 0); `credits`, newest first, each with its balance
+     * transaction (`made`), what of it may take a part (`unused`, cents, >= 0) and the part its chain's deletion fact
+     * says already (`recorded`, null for none). A credit given a part before keeps it; one without takes what the parts
+     * given before left, up to `unused`. Returns each credit's part (cents of credit, >= 0) by balance transaction.
+     */
+    async shareDeletion(partition: string, balanceCredit: number, credits: readonly { made: string; unused: number; recorded: number | null }[]): Promise<Map<string, number>> {
+      const parts = new Map<string, number>();
+      if (credits.length === 0) return parts;
+      const args = [String(Math.max(0, Math.trunc(balanceCredit))), ...credits.flatMap(({ made, unused, recorded }) => [made, String(Math.max(0, Math.trunc(unused))), recorded === null ? '' : String(Math.max(0, Math.trunc(recorded)))])];
+      const reply = await run<{ status: 'OK'; parts: unknown; given: number }>('share-deletion-1', [keys.customerDeletionParts(partition)], args);
+      const given: unknown[] = Array.isArray(reply.parts) ? reply.parts : [];
+      credits.forEach(({ made }, index) => {
+        const part = given[index];
+        if (typeof part !== 'number') throw new Error(`share-deletion-1 answered no part for ${made} (${JSON.stringify(reply).slice(0, 200)}); this is a bug in the script`);
+        parts.set(made, part);
+      });
+      return parts;
+    },
+
     /** The deletion kept for a customer subject (noteCustomerDeletion), JSON, or null when none was applied. */
     async customerDeletion(partition: string): Promise<string | null> {
       return redis.get(keys.customerDeletion(partition));

@@ -176,6 +176,13 @@ export function createKeys(prefix = 'interlock') {
      * (src/facts/apply.ts foldDeletion).
      */
     customerDeletion: (partition: string) => `${tagged(partition)}:customer-deletion`,
+    /**
+     * HASH: the parts of the kept deletion's balance given out to the customer's credits (share-deletion-1.lua), beside
+     * it: field <balance transaction id>, the part its `customer_deleted` fact carries (cents of credit, given once and
+     * for good, so every process and every retry records the same fact), and `:given`, their sum, never more than the
+     * balance held. Kept for good, as the deletion is.
+     */
+    customerDeletionParts: (partition: string) => `${tagged(partition)}:customer-deletion-parts`,
     /** STRING, kept a minute: replicaMark on the master serving the partition's tag (a cluster's own master of its effects). */
     replicaMarkOf: (partition: string) => `${tagged(partition)}:replica-mark`,
   };

@@ -23,6 +23,7 @@ export const SCRIPT_NAMES = [
   'observe-2',
   'note-fact-1',
   'note-deletion-2',
+  'share-deletion-1',
   'take-over-1',
   'resend-2',
   'release-claim-1',

@@ -24,6 +24,19 @@ local function hget_num(key, field)
   return tonumber(value)
 end
 
+-- A fact has come for subject totals hash `subject` (note-fact, note-deletion): marks it with the Redis time (field
+-- `factAt`, which makes a later COMMITTED or AMBIGUOUS on it re-read its facts) and lists its committed effects (its
+-- `e:<effect id>` fields), in the one step the caller runs. Returns the effects and the time.
+local function mark_subject_fact(subject)
+  local now = now_ms()
+  redis.call('HSET', subject, 'factAt', now)
+  local effects = {}
+  for _, field in ipairs(redis.call('HKEYS', subject)) do
+    if string.sub(field, 1, 2) == 'e:' then effects[#effects + 1] = string.sub(field, 3) end
+  end
+  return effects, now
+end
+
 -- Where a batch of sealed entries wants to go: after `expected_head`, at time `at` (Redis ms, the same for the
 -- whole batch). Returns nil when the chain head is still `expected_head` (compare-and-set) and `at` agrees with
 -- the Redis clock and follows the last entry; otherwise a reply table with what the writer needs to reseal.

@@ -12,10 +12,5 @@
 local subject = KEYS[1]
 if redis.call('EXISTS', subject) == 0 then return reply({ status = 'UNKNOWN_SUBJECT' }) end
 redis.call('SET', KEYS[2], ARGV[1], 'NX')
-local now = now_ms()
-redis.call('HSET', subject, 'factAt', now)
-local effects = {}
-for _, field in ipairs(redis.call('HKEYS', subject)) do
-  if string.sub(field, 1, 2) == 'e:' then effects[#effects + 1] = string.sub(field, 3) end
-end
+local effects, now = mark_subject_fact(subject)
 return reply({ status = 'OK', deletion = redis.call('GET', KEYS[2]), effects = effects, now = now })

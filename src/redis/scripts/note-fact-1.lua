@@ -11,10 +11,5 @@
 -- Returns JSON {status}: OK {effects, now} | UNKNOWN_SUBJECT (nothing was ever dispatched on the subject; nothing marked)
 local subject = KEYS[1]
 if redis.call('EXISTS', subject) == 0 then return reply({ status = 'UNKNOWN_SUBJECT' }) end
-local now = now_ms()
-redis.call('HSET', subject, 'factAt', now)
-local effects = {}
-for _, field in ipairs(redis.call('HKEYS', subject)) do
-  if string.sub(field, 1, 2) == 'e:' then effects[#effects + 1] = string.sub(field, 3) end
-end
+local effects, now = mark_subject_fact(subject)
 return reply({ status = 'OK', effects = effects, now = now })

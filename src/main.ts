@@ -516,7 +516,7 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
   return { config: resolved, embedded: { redis, sandbox, close } };
 }
 
-type ServiceFacts = { pid?: unknown; redis_url?: unknown; key_prefix?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown; sandbox_embedded?: unknown; signing_kid?: unknown; signing_key_file?: unknown; stopped_at?: unknown };
+type ServiceFacts = { pid?: unknown; redis_url?: unknown; redis_cluster?: unknown; key_prefix?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown; sandbox_embedded?: unknown; signing_kid?: unknown; signing_key_file?: unknown; stopped_at?: unknown };
 
 /** A service.json as its writer left it; null when there is none or it cannot be read. */
 function readServiceFile(file: string): ServiceFacts | null {
@@ -752,6 +752,9 @@ function announce(config: Config, service: Service, embedded: Embedded, register
     // The Redis and key prefix every command must use to reach this service, its private Redis or the one it was
     // given (the file is 0600, beside the tokens and the signing key).
     redis_url: config.redisUrl,
+    // Whether that Redis is a node of a Redis Cluster: a command that takes the URL takes this with it (every command
+    // checks INTERLOCK_REDIS_CLUSTER against the server before it reads or writes).
+    redis_cluster: config.redisCluster,
     key_prefix: config.keyPrefix,
     tokens,
     try: commands,
@@ -804,7 +807,7 @@ function announce(config: Config, service: Service, embedded: Embedded, register
 
 /**
  * Commands find a running `npm start` through <dataDir>/service.json when REDIS_URL or STRIPE_SECRET_KEY are
- * unset: its Redis (private or given) with its key prefix, and its sandbox. A second `serve` joins it only while it runs (e.g. one more worker).
+ * unset: its Redis (private or given) with its key prefix and cluster setting, and its sandbox. A second `serve` joins it only while it runs (e.g. one more worker).
  */
 function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: boolean }): void {
   // As loadConfig reads them: a value empty or only whitespace is unset, so the command finds the service `serve`
@@ -826,6 +829,9 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
   if (unset('REDIS_URL') && typeof facts.redis_url === 'string') {
     env.REDIS_URL = facts.redis_url;
     if (unset('INTERLOCK_KEY_PREFIX') && typeof facts.key_prefix === 'string') env.INTERLOCK_KEY_PREFIX = facts.key_prefix;
+    // The cluster setting goes with the URL, unless this command was given one (as the key prefix: its check against
+    // the server then says so, naming this file). A file written before it said so names a single Redis, the default.
+    if (unset('INTERLOCK_REDIS_CLUSTER') && facts.redis_cluster === true) env.INTERLOCK_REDIS_CLUSTER = '1';
     redisUrlFromService({ file, pid: typeof facts.pid === 'number' ? facts.pid : null, running, start });
   }
   const pid = typeof facts.pid === 'number' ? facts.pid : null;

@@ -4,7 +4,7 @@ import { printProblem, shownKid } from './output.js';
 import { pathMeaning } from './path-problems.js';
 import { closeConnection, isRedisTimeout, loadConfig, openStores, RedisReplyLost, shownUrl, type Config, type Stores } from '../interlock.js';
 import type { Command } from 'ioredis';
-import { clusterModeProblem, createRedisClient, notRedisProtocol, type RedisClient } from '../redis/client.js';
+import { checkClusterMode, createRedisClient, notRedisProtocol, type RedisClient } from '../redis/client.js';
 import { isReadOnlyScript } from '../redis/scripts.js';
 import { journalOf } from '../interlock.js';
 import { existsSync } from 'node:fs';
@@ -154,6 +154,16 @@ function unreachableAdvice(): string {
     : `That is the Redis of ${service}, which is not running: start it again (\`${fromService.start}\`) to reach its journal, or set REDIS_URL for another Redis.`;
 }
 
+/** A command that could not reach Redis before it sent anything that may write: nothing was changed. */
+function cannotReach(config: Pick<Config, 'redisUrl'>, error: unknown): CliFailure {
+  const what = error instanceof Error ? error.message : String(error);
+  const foreign = notRedisProtocol(what);
+  if (foreign !== null) {
+    return new CliFailure(`Cannot reach Redis at ${shownUrl(config.redisUrl)}: ${foreign}; nothing was changed. Check the host and port of REDIS_URL${fromService === null ? '' : ` (taken from ${fromService.file})`}: they should name the port Redis listens on (6379 unless it was set otherwise).`, EXIT_BAD_INPUT, { cause: error });
+  }
+  return new CliFailure(`Cannot reach Redis at ${shownUrl(config.redisUrl)} (${what}); nothing was changed. ${unreachableAdvice()}`, EXIT_BAD_INPUT, { cause: error });
+}
+
 /** Commands that change nothing in Redis: whatever the command's connection does after these, nothing was written. */
 const READ_COMMANDS: ReadonlySet<string> = new Set([
   'get', 'mget', 'strlen', 'getrange', 'exists', 'type', 'ttl', 'pttl', 'hget', 'hmget', 'hgetall', 'hexists', 'hlen', 'hkeys', 'hvals', 'hscan',
@@ -196,9 +206,12 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
   const { key, exposure, keyed } = keyOf(config, options.readOnly === true || options.signs === false);
   if (exposure !== null) printProblem(exposure.message);
   // Before the command's client connects, as `serve` checks at its start: a cluster client on a standalone Redis fails
-  // with its own "Failed to refresh slots cache", and a one-server client on a cluster node is refused key by key.
-  const clusterMismatch = await clusterModeProblem(config, shownUrl(config.redisUrl), 'this command did not run');
-  if (clusterMismatch !== null) throw new CliFailure(clusterMismatch, EXIT_BAD_INPUT);
+  // with its own "Failed to refresh slots cache", and a one-server client on a cluster node is refused key by key. A
+  // Redis that took the check's whole timeout without answering is given up here, as the command's client would say
+  // it: that client would only wait the same timeout again.
+  const clusterMode = await checkClusterMode(config, `${shownUrl(config.redisUrl)}${fromService === null ? '' : ` (from ${fromService.file})`}`, 'this command did not run');
+  if (clusterMode !== null && 'problem' in clusterMode) throw new CliFailure(clusterMode.problem, EXIT_BAD_INPUT);
+  if (clusterMode !== null) throw cannotReach(config, new Error(clusterMode.noAnswer));
   const redis = createRedisClient(config, { failFast: true });
   // Heard before openStores adds its own listener (it may first await tracing's setup): a refused connection's error
   // event with no listener would print the client's stack trace.
@@ -224,11 +237,7 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
     if (writes.wrote()) {
       return new CliFailure(`Lost Redis at ${shownUrl(config.redisUrl)} (${what}) after this command had begun writing, so what it asked may or may not have been done. Once Redis answers, check (for instance with \`interlock inbox show\`, \`interlock approvals describe\` or \`interlock effect show\`) before running it again.`, EXIT_BAD_INPUT, { cause: error });
     }
-    const foreign = notRedisProtocol(what);
-    if (foreign !== null) {
-      return new CliFailure(`Cannot reach Redis at ${shownUrl(config.redisUrl)}: ${foreign}; nothing was changed. Check the host and port of REDIS_URL${fromService === null ? '' : ` (taken from ${fromService.file})`}: they should name the port Redis listens on (6379 unless it was set otherwise).`, EXIT_BAD_INPUT, { cause: error });
-    }
-    return new CliFailure(`Cannot reach Redis at ${shownUrl(config.redisUrl)} (${what}); nothing was changed. ${unreachableAdvice()}`, EXIT_BAD_INPUT, { cause: error });
+    return cannotReach(config, error);
   };
   const why = await stores.unreachable();
   if (why !== null) {

@@ -46,30 +46,47 @@ export function createRedisClient(options: { redisUrl: string; redisCluster: boo
 const FIRST_SLOT_MAP_TRIES = 2;
 
 /**
- * Why the server at REDIS_URL and INTERLOCK_REDIS_CLUSTER disagree, or null: a standalone Redis given with the flag
- * (the cluster client never loads a slot map), or a cluster node given without it (every key another node serves
- * would be refused MOVED). Read from `INFO cluster` on a connection of its own that gives up at once, or, where INFO is
- * refused (an ACL `-info`, common on managed Redis), from `CLUSTER INFO`, which a standalone Redis refuses as
- * "cluster support disabled". Null when neither can be read (Redis not reached, both refused): the start's own
- * checks say what is wrong then. `notDone` says what the refusal stopped: the service's start, or a one-shot command
- * (the CLI checks before it opens its stores).
+ * What the server at REDIS_URL says of INTERLOCK_REDIS_CLUSTER: `problem`, why the two disagree (a standalone Redis
+ * given with the flag: the cluster client never loads a slot map; a cluster node given without it: every key another
+ * node serves would be refused MOVED); `noAnswer`, the server took no command (or no TLS handshake) within the command
+ * timeout, said as the client of a command says it ("Command timed out"); null when they agree, or when it could not
+ * be read otherwise (Redis not reached, INFO and CLUSTER INFO both refused): the connection's own checks say what is
+ * wrong then. Read from `INFO cluster` on a connection of its own that gives up at once, or, where INFO is refused (an
+ * ACL `-info`, common on managed Redis), from `CLUSTER INFO`, which a standalone Redis refuses as "cluster support
+ * disabled". `notDone` says what the refusal stopped: the service's start, or a one-shot command.
  */
-export async function clusterModeProblem(options: { redisUrl: string; redisCluster: boolean; redisCommandTimeoutMs?: number }, shownUrl: string, notDone = 'the service did not start'): Promise<string | null> {
+export async function checkClusterMode(options: { redisUrl: string; redisCluster: boolean; redisCommandTimeoutMs?: number }, shownUrl: string, notDone: string): Promise<{ problem: string } | { noAnswer: string } | null> {
   const probe = new Redis(options.redisUrl, { lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false, connectTimeout: options.redisCommandTimeoutMs ?? 5_000, commandTimeout: options.redisCommandTimeoutMs ?? 5_000, disconnectTimeout: DISCONNECT_TIMEOUT_MS });
-  probe.on('error', () => undefined);
+  // A handshake (HELLO, TLS) that timed out is said only on the error event: connect() is rejected "Connection is
+  // closed".
+  let timedOut = false;
+  probe.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'ETIMEDOUT' || isRedisTimeout(error)) timedOut = true;
+  });
   let said: { enabled: boolean; how: string } | null;
   try {
     await probe.connect();
     said = await clusterEnabled(probe);
-  } catch {
-    return null;
+  } catch (error) {
+    // A server that accepts the connection and never answers (a stuck Redis, a proxy with no backend, rediss:// at a
+    // plain Redis whose TLS handshake never ends) has had its whole timeout: a second connection would wait it again.
+    return timedOut || isRedisTimeout(error) ? { noAnswer: 'Command timed out' } : null;
   } finally {
     probe.disconnect();
   }
   if (said === null) return null;
-  if (options.redisCluster && !said.enabled) return `INTERLOCK_REDIS_CLUSTER is set, but the Redis at ${shownUrl} is not a node of a Redis Cluster (${said.how}), so ${notDone}. Unset INTERLOCK_REDIS_CLUSTER for a single Redis, or point REDIS_URL at a node of the cluster.`;
-  if (!options.redisCluster && said.enabled) return `The Redis at ${shownUrl} is a node of a Redis Cluster (${said.how}), but INTERLOCK_REDIS_CLUSTER is not set, so ${notDone}: a client of one server would be refused every key another node serves. Set INTERLOCK_REDIS_CLUSTER=1.`;
+  if (options.redisCluster && !said.enabled) return { problem: `INTERLOCK_REDIS_CLUSTER is set, but the Redis at ${shownUrl} is not a node of a Redis Cluster (${said.how}), so ${notDone}. Unset INTERLOCK_REDIS_CLUSTER for a single Redis, or point REDIS_URL at a node of the cluster.` };
+  if (!options.redisCluster && said.enabled) return { problem: `The Redis at ${shownUrl} is a node of a Redis Cluster (${said.how}), but INTERLOCK_REDIS_CLUSTER is not set, so ${notDone}: a client of one server would be refused every key another node serves. Set INTERLOCK_REDIS_CLUSTER=1.` };
   return null;
+}
+
+/**
+ * Why the server at REDIS_URL and INTERLOCK_REDIS_CLUSTER disagree, or null (checkClusterMode), for the service's
+ * start: a Redis that does not answer is left to the start's own checks, which wait on it as the service does.
+ */
+export async function clusterModeProblem(options: { redisUrl: string; redisCluster: boolean; redisCommandTimeoutMs?: number }, shownUrl: string): Promise<string | null> {
+  const checked = await checkClusterMode(options, shownUrl, 'the service did not start');
+  return checked !== null && 'problem' in checked ? checked.problem : null;
 }
 
 /**

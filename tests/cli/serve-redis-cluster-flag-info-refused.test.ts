@@ -7,19 +7,21 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterModeProblem } from '../../src/redis/client.js';
-import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
+import type { PrivateRedis } from '../support/private-redis.js';
+import { startStandaloneAndClusterNode } from '../support/private-cluster.js';
 import { runCli, tempDir } from './run-cli.js';
 
 const temp = tempDir('serve-cluster-flag-no-info');
 let standalone: PrivateRedis;
 let clusterNode: PrivateRedis;
+let servers: Awaited<ReturnType<typeof startStandaloneAndClusterNode>> | undefined;
 
 /** REDIS_URL for a user of `server` that may run everything but INFO. */
 const noInfo = (server: PrivateRedis) => server.url.replace('redis://', 'redis://app:pw@');
 
 beforeAll(async () => {
-  const durable = ['--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction', '--save', ''];
-  [standalone, clusterNode] = await Promise.all([startPrivateRedis(durable), startPrivateRedis([...durable, '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'])]);
+  servers = await startStandaloneAndClusterNode();
+  ({ standalone, clusterNode } = servers);
   for (const server of [standalone, clusterNode]) {
     const admin = new Redis(server.url);
     await admin.call('ACL', 'SETUSER', 'app', 'on', '>pw', '~*', '&*', '+@all', '-info');
@@ -28,7 +30,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([standalone?.stop(), clusterNode?.stop()]);
+  await servers?.stop();
   temp.remove();
 });
 

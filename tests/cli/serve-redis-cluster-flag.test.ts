@@ -6,20 +6,22 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisClient } from '../../src/redis/client.js';
-import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
+import type { PrivateRedis } from '../support/private-redis.js';
+import { startStandaloneAndClusterNode } from '../support/private-cluster.js';
 import { runCli, tempDir } from './run-cli.js';
 
 const temp = tempDir('serve-cluster-flag');
 let standalone: PrivateRedis;
 let clusterNode: PrivateRedis;
+let servers: Awaited<ReturnType<typeof startStandaloneAndClusterNode>> | undefined;
 
 beforeAll(async () => {
-  const durable = ['--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction', '--save', ''];
-  [standalone, clusterNode] = await Promise.all([startPrivateRedis(durable), startPrivateRedis([...durable, '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'])]);
+  servers = await startStandaloneAndClusterNode();
+  ({ standalone, clusterNode } = servers);
 });
 
 afterAll(async () => {
-  await Promise.all([standalone?.stop(), clusterNode?.stop()]);
+  await servers?.stop();
   temp.remove();
 });
 

@@ -103,3 +103,15 @@ export async function failedOver(admin: Redis, victim: number, timeoutMs = 45_00
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
+
+/** The durable settings a service's Redis needs (serve refuses less), for the servers below. */
+const DURABLE = ['--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction', '--save', ''] as const;
+
+/**
+ * A standalone Redis and a lone cluster-mode node (its slots unassigned: `cluster_enabled:1`, nothing served), both
+ * durable, for what a process does when INTERLOCK_REDIS_CLUSTER and the server disagree.
+ */
+export async function startStandaloneAndClusterNode(): Promise<{ standalone: PrivateRedis; clusterNode: PrivateRedis; stop(): Promise<void> }> {
+  const [standalone, clusterNode] = await Promise.all([startPrivateRedis(DURABLE), startPrivateRedis([...DURABLE, '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'])]);
+  return { standalone, clusterNode, stop: async () => void (await Promise.all([standalone.stop(), clusterNode.stop()])) };
+}

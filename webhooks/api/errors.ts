@@ -82,7 +82,7 @@ export function errorBody(error: InterlockError, requestId: string): ErrorBody {
  * cause (a premise read answered 429 with `Retry-After`: a client retrying every second would only keep the limit
  * going), up to 15 minutes as the worker obeys it; 1 otherwise.
  */
-function retryAfterSeconds(error: InterlockError): number {
+export function retryAfterSeconds(error: InterlockError): number {
   const asked = slowDownOf(error)?.retryAfterMs ?? null;
   return asked === null ? 1 : Math.max(1, Math.ceil(Math.min(asked, LONGEST_RETRY_AFTER_MS) / 1000));
 }

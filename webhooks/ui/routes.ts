@@ -24,7 +24,7 @@ import { entrySignatures, errorMessage, InterlockError, redactSecrets, verify, t
 import { cookieValues, noteCaller, noteSession, PERMISSIONS, SESSION_COOKIE, type Permission } from '../api/auth.js';
 import type { ApiContext } from '../api/context.js';
 import { detailOf, summaryOf } from '../api/effect-view.js';
-import { asApiError } from '../api/errors.js';
+import { asApiError, retryAfterSeconds } from '../api/errors.js';
 import { createEffectListing } from '../api/listing.js';
 import type { RateLimiter } from '../api/rate-limit.js';
 import { EFFECT_OUTCOMES, EFFECT_STATES, listQuery } from '../api/schemas.js';
@@ -222,8 +222,8 @@ export function uiRouter(deps: UiDeps): Router {
       return;
     }
     if (failure.status > 500) context.logger.warn({ err: errorMessage(error), code: failure.code, reqId: requestId }, 'page not answered');
-    // The same wait the API names (sendError).
-    if (failure.status === 503 && failure.retryable) res.setHeader('Retry-After', '1');
+    // The same wait the API names (sendError): Stripe's, when its rate limit is why a premise read failed.
+    if (failure.status === 503 && failure.retryable) res.setHeader('Retry-After', String(retryAfterSeconds(failure)));
     if (failure.code === 'redis_unavailable') {
       // A form's action may have been written before Redis stopped answering (a command that timed out may still run).
       const form = req.method === 'GET' || req.method === 'HEAD' ? '' : ' What the form asked may or may not have been recorded: open the item again to see before sending it again.';

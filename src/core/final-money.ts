@@ -126,6 +126,18 @@ export function isChargeback(status: string): boolean {
   return CHARGEBACK_STATUSES.has(status);
 }
 
+/** Dispute statuses known to withdraw nothing: an inquiry (`warning_*`), a dispute prevented, one closed as refunded. */
+const NEVER_CHARGEBACK = new Set(['prevented', 'charge_refunded']);
+
+/**
+ * Whether a dispute may be a chargeback, as a decision's premises count it (the `chargebacks` fact): every status
+ * isChargeback counts, and a status Stripe adds later too (refusing on it is safe; the money model waits to know it).
+ * The known statuses that withdraw nothing are never counted, so the premise and the final money agree on them.
+ */
+export function mayBeChargeback(status: string): boolean {
+  return !status.startsWith('warning_') && !NEVER_CHARGEBACK.has(status);
+}
+
 function rank(table: Record<string, number>, status: string): number {
   return table[status] ?? -1;
 }

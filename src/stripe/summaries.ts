@@ -3,6 +3,7 @@
 // back only what says what happened to the money.
 import type Stripe from 'stripe';
 import { EFFECT_ID_KEY } from './metadata.js';
+import { mayBeChargeback } from '../core/final-money.js';
 
 export type RefundSummary = {
   id: string;
@@ -81,9 +82,13 @@ export function refundView(refund: Stripe.Refund): RefundView {
   return { ...refundSummary(refund), interlock_effect_id: refund.metadata?.[EFFECT_ID_KEY] ?? null };
 }
 
-/** An inquiry is a dispute in a `warning_` status; an inquiry that escalated keeps its id and loses the prefix. */
+/**
+ * A chargeback as a decision's premises count it (core/final-money.ts mayBeChargeback): not an inquiry (a `warning_`
+ * status; an inquiry that escalated keeps its id and loses the prefix), nor a dispute prevented (`prevented`, as by
+ * a card network's rapid dispute resolution) or closed as refunded, which withdraw nothing.
+ */
 export function isChargeback(dispute: Pick<Stripe.Dispute, 'status'>): boolean {
-  return !dispute.status.startsWith('warning_');
+  return mayBeChargeback(dispute.status);
 }
 
 export function disputeSummary(dispute: Stripe.Dispute): DisputeSummary {

@@ -248,6 +248,29 @@ export function canonicalFields(value: Record<string, unknown>, path = '$'): [ke
   return fields;
 }
 
+/**
+ * canonicalFields and joinFields at once, for an object hashed and stored field by field (entries.ts), without a pair
+ * per field: `fields` holds each kept field's key and canonical value in turn (key, value, key, value, …), sorted by
+ * key, and `json` is the object's canonical JSON. Refuses what canonicalFields refuses, with the same words.
+ */
+export function canonicalFieldList(value: Record<string, unknown>, path = '$'): { fields: string[]; json: string } {
+  const { sorted, heads } = shapeOf(value);
+  const fields: string[] = [];
+  let json = '{';
+  for (let index = 0; index < sorted.length; index += 1) {
+    const key = sorted[index] as string;
+    const item = value[key];
+    if (item === undefined) continue;
+    // A key with no canonical form ("__proto__", a lone surrogate) has no head.
+    const head = heads[index] ?? null;
+    if (head === null) throw new NonCanonicalValueError(`${path}.${key}`, 'a key with no canonical form');
+    const written = writeQuick(item, 1) ?? writeStrict(item, path, [key], []);
+    fields.push(key, written);
+    json += json.length > 1 ? `,${head}${written}` : `${head}${written}`;
+  }
+  return { fields, json: `${json}}` };
+}
+
 /** Joins fields from canonicalFields back into an object's JSON (canonical when all fields are kept, in order). */
 export function joinFields(fields: readonly (readonly [string, string])[]): string {
   let text = '{';

@@ -1161,7 +1161,7 @@ function addServiceCommands(program: Command): void {
       .description('propose a gated refund: facts read now, PROPOSED recorded, the job queued; --wait for the outcome')
       .requiredOption('--request <id>', 'the approved request (support case) this refund answers; the same id is the same refund')
       .requiredOption('--payment-intent <pi>', 'the PaymentIntent to refund')
-      .requiredOption('--amount <cents>', 'amount in cents', cents)
+      .requiredOption('--amount <cents>', 'amount to refund, in the smallest unit of the payment\'s currency, as Stripe counts amounts: 2000 is $20.00 in usd, ¥2000 in jpy (a zero-decimal currency: not ¥20)', cents)
       .requiredOption('--approval <id>', 'the approval it is sent under'),
   )
     .action(async (options: ProposeOptions & { paymentIntent: string; amount: number }) => {
@@ -1173,7 +1173,7 @@ function addServiceCommands(program: Command): void {
       .description('propose a gated customer balance credit for an incident; --wait for the outcome')
       .requiredOption('--request <id>', 'the approved request this credit answers')
       .requiredOption('--customer <cus>', 'the customer to credit')
-      .requiredOption('--amount <cents>', 'amount in cents', cents)
+      .requiredOption('--amount <cents>', 'amount to credit, in the smallest unit of the currency credits are given in (INTERLOCK_CREDIT_CURRENCY), as Stripe counts amounts: 2000 is $20.00 in usd, ¥2000 in jpy (a zero-decimal currency: not ¥20)', cents)
       .requiredOption('--incident <id>', 'the incident it compensates (no two credits for one incident)')
       .option('--description <text>', "the balance transaction's description (the customer sees it on the invoice)")
       .requiredOption('--approval <id>', 'the approval it is sent under'),

@@ -25,7 +25,7 @@ export function addApprovalCommands(program: Command): void {
     .description('grant an approval scoped to one payment or customer')
     .requiredOption('--id <id>', 'approval id')
     .requiredOption('--approver <who>', 'the person or policy that approves')
-    .requiredOption('--cap-cents <n>', 'most cents all effects under it may move together', wholeNumber('--cap-cents', 'cents', { min: 1 }))
+    .requiredOption('--cap-cents <n>', 'the most all effects under it may move together, in the smallest unit of the currency of the payment (or of the customer\'s credits) it covers, as Stripe counts amounts: 2000 is $20.00 in usd, ¥2000 in jpy (a zero-decimal currency: not ¥20)', wholeNumber('--cap-cents', 'cents', { min: 1 }))
     .requiredOption('--scope <subject>', 'what it covers: payment:pi_... or customer:cus_...', subject('--scope'))
     .option('--max-uses <n>', 'how many effects may use it', wholeNumber('--max-uses', 'uses', { min: 1, max: GRANT_LIMITS.maxUses }), 1)
     .option('--expires-in <seconds>', 'lifetime in seconds', wholeNumber('--expires-in', 'seconds', { min: 1, max: GRANT_LIMITS.maxExpiresInSeconds }), 3600)
@@ -40,7 +40,7 @@ export function addApprovalCommands(program: Command): void {
         const standing = described?.snapshot ?? null;
         const live = described === null || standing === null || (!standing.revoked && standing.expiresAt > described.now);
         const until = new Date(standing?.expiresAt ?? terms.expiresAt).toISOString();
-        if (live) whenOutputLost(`Approval ${terms.id} ${granted.created ? 'is granted' : 'stood already with these terms and stands'} (at most ${terms.capCents} cents on ${terms.scope}, until ${until}): \`interlock approvals describe ${terms.id}\` shows it.`, true);
+        if (live) whenOutputLost(`Approval ${terms.id} ${granted.created ? 'is granted' : 'stood already with these terms and stands'} (at most ${terms.capCents} in the smallest unit of ${terms.scope}'s currency, until ${until}): \`interlock approvals describe ${terms.id}\` shows it.`, true);
         printJson({ ...terms, expiresAt: standing?.expiresAt ?? terms.expiresAt, ...granted, ...(standing === null ? {} : { revoked: standing.revoked, revokedAt: standing.revokedAt, live }) });
         if (standing !== null && !live) {
           const why = standing.revoked ? `was revoked${standing.revokedAt === null ? '' : ` at ${new Date(standing.revokedAt).toISOString()}`}` : `expired at ${new Date(standing.expiresAt).toISOString()}`;
@@ -79,13 +79,13 @@ export function addApprovalCommands(program: Command): void {
     .command('caps')
     .description('shared caps every agent is held to')
     .command('set')
-    .description('cap the cents moved on one subject by all agents together')
+    .description('cap the money moved on one subject by all agents together (in the smallest unit of its currency)')
     .argument('<subject>', 'payment:pi_... or customer:cus_...', subject('subject'))
-    .argument('<cents>', 'the cap; 0 means nothing may move on this subject', wholeNumber('cents', 'cents', { min: 0 }))
+    .argument('<cents>', 'the cap, in the smallest unit of the subject\'s currency (2000 is $20.00 in usd, ¥2000 in jpy); 0 means nothing may move on this subject', wholeNumber('cents', 'cents', { min: 0 }))
     .action(async (capped: string, cents: number) => {
       await withStores(async ({ approvals }) => {
         await approvals.setSubjectCap(capped, cents);
-        whenOutputLost(`The shared cap on ${capped} is set to ${cents} cents: \`interlock approvals describe\` shows it as subjectCentsLeft for an approval on ${capped}.`, true);
+        whenOutputLost(`The shared cap on ${capped} is set to ${cents} in the smallest unit of its currency: \`interlock approvals describe\` shows it as subjectCentsLeft for an approval on ${capped}.`, true);
         printJson({ subject: capped, limitCents: cents }, { compact: true });
       }, { signs: false });
     });

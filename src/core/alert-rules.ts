@@ -2,7 +2,7 @@
 // reconciler raise what this returns after appending what they learned. Also the text of the alert recovery raises
 // for a send Stripe keeps giving no definite answer to (sendUnanswered). `failed_after_landed` is also a credit's that
 // landed in a currency the customer is not billed in: the money the gate reported as given did not reach the customer.
-import { isChargeback, type DisputeFact, type Exposure, type RefundFact } from './final-money.js';
+import { compensationsText, isChargeback, type DisputeFact, type Exposure, type RefundFact } from './final-money.js';
 import { moneyText } from './money-text.js';
 import type { Verification } from './verify.js';
 
@@ -221,7 +221,7 @@ export function alertsFor(verification: Verification): AlertDraft[] {
       disputes: [],
       disputeStatuses: [],
       compensations: [...creditNotes, ...balanceCredits],
-      sentence: `The customer was compensated twice for ${compensatedTwice.incident === null ? 'one incident' : `incident ${compensatedTwice.incident}`}: this effect's ${compensatedTwice.ownCents === null ? '' : `${money(compensatedTwice.ownCents)} `}balance credit landed and billing's ${theirs} (${money(compensatedTwice.notesCents)}) covers it too.`,
+      sentence: `The customer was compensated twice for ${compensatedTwice.incident === null ? 'one incident' : `incident ${compensatedTwice.incident}`}: this effect's ${compensatedTwice.ownCents === null ? '' : `${money(compensatedTwice.ownCents)} `}balance credit landed and billing's ${theirs} (${compensationsText(compensatedTwice)}) covers it too.`,
       action: `Decide which compensation stands: ${undo}, or take this credit back with ${takeBack(left, compensatedTwice.currency, verification.effectId, compensatedTwice.incident)}. The alert resolves itself once the note is void or names another incident, or once that debit is seen; otherwise resolve it (\`interlock alerts resolve <alert id> --by <name>\`).`,
     });
   }

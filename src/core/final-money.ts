@@ -189,9 +189,11 @@ function mergeDispute(known: DisputeFact | undefined, next: DisputeFact): Disput
  * Another party's compensation recorded on a credit: a credit note tagged with its incident (`void` once billing took
  * it back), or a balance credit tagged with it that this effect's send did not make (`amount` as Stripe has it,
  * negative). `incident`: what the object's latest fact says its metadata names; undefined for facts recorded before
- * facts carried it, which were recorded because they named the credit's incident.
+ * facts carried it, which were recorded because they named the credit's incident. `currency`: a credit note's, when a
+ * fact recorded it (its amount is in that currency's minor unit); undefined when none did, which says nothing of it
+ * (never take it for the credit's).
  */
-export type CreditNoteFact = { id: string; status: string | null; amount: number | null; incident?: string | null };
+export type CreditNoteFact = { id: string; status: string | null; amount: number | null; incident?: string | null; currency?: string | null };
 
 /**
  * A balance transaction's currency (null when no fact says it), and the one the customer was billed in when its
@@ -345,7 +347,8 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, facts: MoneyFacts, made: Reado
       const known = creditNotes.get(entry.objectId);
       const incident = incidentAfter(entry, known);
       const status = known?.status === 'void' ? 'void' : entry.status;
-      creditNotes.set(entry.objectId, { id: entry.objectId, status, amount: known?.status === 'void' ? known.amount : (entry.amount ?? known?.amount ?? null), ...(incident === undefined ? {} : { incident }) });
+      const currency = entry.currency?.toLowerCase() ?? known?.currency ?? undefined;
+      creditNotes.set(entry.objectId, { id: entry.objectId, status, amount: known?.status === 'void' ? known.amount : (entry.amount ?? known?.amount ?? null), ...(incident === undefined ? {} : { incident }), ...(currency === undefined ? {} : { currency }) });
       return;
     }
     case 'charge':
@@ -558,17 +561,41 @@ export function deriveExposure(money: FinalMoney): Exposure | null {
   };
 }
 
+/** A credit note whose amount is not in the credit's currency: in another (its own), or in one no fact recorded (null). */
+export type ForeignNote = { creditNote: string; amount: number | null; currency: string | null };
+
 /**
  * A customer compensated twice for one incident: this effect's credit landed and billing compensated the incident too,
- * with credit notes (`creditNotes`) or tagged balance credits (`balanceCredits`); `notesCents` is all of theirs.
- * `reversedCents`: what debits labelled with this effect took back of its credit already; `currency`: the credit's, when
- * its commit or a fact says it.
+ * with credit notes (`creditNotes`, every one) or tagged balance credits (`balanceCredits`); `notesCents` is all of
+ * theirs in the credit's currency, and `elsewhere` the notes in another currency, or in one not recorded, each in its
+ * own (never added to `notesCents`). `reversedCents`: what debits labelled with this effect took back of its credit
+ * already; `currency`: the credit's, when its commit or a fact says it.
  */
-export type SecondCompensation = { cents: number; ownCents: number | null; reversedCents: number; currency: string | null; notesCents: number; creditNotes: string[]; balanceCredits: string[]; incident: string | null; sentence: string };
+export type SecondCompensation = { cents: number; ownCents: number | null; reversedCents: number; currency: string | null; notesCents: number; elsewhere: ForeignNote[]; creditNotes: string[]; balanceCredits: string[]; incident: string | null; sentence: string };
+
+/**
+ * The others' compensation of a SecondCompensation as words: `notesCents` in the credit's currency, then the notes
+ * `elsewhere` summed per currency, each in its own (`$3.00 and 700 JPY`); an amount in one currency is never added to
+ * one in another, and one whose currency no fact recorded to no other.
+ */
+export function compensationsText(second: Pick<SecondCompensation, 'notesCents' | 'currency' | 'elsewhere'>): string {
+  const sums = new Map<string, number>();
+  const unknown: string[] = [];
+  for (const note of second.elsewhere) {
+    if (note.amount === null) unknown.push(`an amount not recorded on ${note.creditNote}`);
+    else if (note.currency === null) unknown.push(moneyText(note.amount, null));
+    else sums.set(note.currency, (sums.get(note.currency) ?? 0) + note.amount);
+  }
+  const foreign = [...[...sums].map(([code, amount]) => moneyText(amount, code)), ...unknown];
+  return [...(second.notesCents > 0 || foreign.length === 0 ? [moneyText(second.notesCents, second.currency)] : []), ...foreign].join(' and ');
+}
 
 /**
  * The second compensation a landed credit's facts show, or null. `cents` is the part paid twice: the smaller of what
- * is left of this credit (its amount less what labelled debits took back) and the others' compensations. A voided note
+ * is left of this credit (its amount less what labelled debits took back) and the others' compensations. Only a note
+ * whose fact recorded the credit's currency is an amount in it: one in another currency (a jpy note beside a usd
+ * credit), or in one no fact recorded, compensates the incident all the same, but is never weighed against the credit
+ * (¥700 is not 700 cents; nothing is converted): with one, what is left of the credit is at stake whole. A voided note
  * compensates nothing, and one whose latest fact names another incident (billing re-tagged it) compensates another
  * incident: neither is counted. Billing's balance credits for the incident count net of billing's debits tagged with
  * it (a credit billing took back compensates nothing), never below nothing, in the credit's currency only: the facts
@@ -592,11 +619,13 @@ export function deriveSecondCompensation(facts: MoneyFacts, answer: MoneyStatus,
   const balanceCents = Math.max(0, copies.again - tagged.reduce((sum, credit) => sum + (credit.amount ?? 0), 0));
   const balanceCredits = balanceCents > 0 ? [...tagged.filter((credit) => (credit.amount ?? 0) < 0).map((credit) => credit.id), ...(copies.again > 0 ? copies.tagged : [])] : [];
   if (issued.length === 0 && balanceCredits.length === 0) return null;
-  const notesCents = issued.reduce((sum, note) => sum + (note.amount ?? 0), 0) + balanceCents;
-  const cents = ownCents === null ? notesCents : Math.min(ownCents - reversed, notesCents);
+  const currency = ownCurrency(facts);
+  const inCurrency = (note: CreditNoteFact) => currency !== null && note.currency === currency;
+  const notesCents = issued.filter(inCurrency).reduce((sum, note) => sum + (note.amount ?? 0), 0) + balanceCents;
+  const elsewhere = issued.filter((note) => !inCurrency(note)).map((note) => ({ creditNote: note.id, amount: note.amount, currency: note.currency ?? null }));
+  const cents = ownCents === null ? notesCents : elsewhere.length > 0 ? ownCents - reversed : Math.min(ownCents - reversed, notesCents);
   const creditNotes = issued.map((note) => note.id);
   const what = incident === null ? 'the same incident' : `incident ${incident}`;
-  const currency = ownCurrency(facts);
   const theirs = [creditNotes.length > 0 ? `credit note ${creditNotes.join(', ')}` : null, balanceCredits.length > 0 ? `balance credit ${balanceCredits.join(', ')}` : null].filter((part) => part !== null).join(' and ');
   return {
     cents,
@@ -604,9 +633,10 @@ export function deriveSecondCompensation(facts: MoneyFacts, answer: MoneyStatus,
     reversedCents: reversed,
     currency,
     notesCents,
+    elsewhere,
     creditNotes,
     balanceCredits,
     incident,
-    sentence: `This effect's credit${ownCents === null ? '' : ` (${moneyText(ownCents, currency)})`} landed and ${theirs} (${moneyText(notesCents, currency)}) also compensates ${what}: the customer was compensated twice.`,
+    sentence: `This effect's credit${ownCents === null ? '' : ` (${moneyText(ownCents, currency)})`} landed and ${theirs} (${compensationsText({ notesCents, currency, elsewhere })}) also compensates ${what}: the customer was compensated twice.`,
   };
 }

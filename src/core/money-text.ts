@@ -9,12 +9,14 @@ const THREE_DECIMAL: ReadonlySet<string> = new Set(['bhd', 'jod', 'kwd', 'omr', 
 
 /**
  * `amount` (in `currency`'s smallest unit, as Stripe counts it) as text: `$20.00` for usd, `20.00 EUR`, `1000 JPY`, `5.120 KWD`.
+ * A negative amount (Stripe's sign for a balance credit) carries its minus in front: `-$5.00`, `-500 JPY`, never `$-5.00`.
  * `currency` null when nothing recorded says it (an effect proposed without its currency premise, alerts, items and
  * facts from before amounts carried one): `2000 (minor units, currency unknown)`. Never dollars: those records were
  * not all usd (refunds in their charge's currency, credits in INTERLOCK_CREDIT_CURRENCY were written as dollars all
  * the same), and a dollar sign on ¥5,000 states a hundred times the money.
  */
 export function moneyText(amount: number, currency: string | null): string {
+  if (amount < 0) return `-${moneyText(-amount, currency)}`;
   const code = currency?.toLowerCase() ?? null;
   if (code === null) return `${amount} (minor units, currency unknown)`;
   if (code === 'usd') return `$${(amount / 100).toFixed(2)}`;

@@ -76,7 +76,10 @@ function disputeObserved(source: Observed['source'], eventId: string | null, eve
  * customer's (which is how final-money.ts tells it from the effect's own credit), and the incident its metadata names
  * now (null for none: one tagged with the credit's incident is, beyond the debits, a second credit for it);
  * `compensation`, another party's compensation for the credit's incident (a credit note, or a balance credit or debit
- * this effect's send did not make), with the incident its metadata names now (null for none).
+ * this effect's send did not make), with the incident its metadata names now (null for none), and a credit note with its
+ * currency too (its invoice's, which may not be the credit's: final-money.ts adds only notes in the credit's currency to
+ * it, and states one in another in its own). A balance transaction recorded as a compensation carries none: only those in
+ * the credit's currency are recorded (applyCredits), and a currency on one would read as a re-credit (turnRoleOf).
  */
 function creditObserved(source: Observed['source'], eventId: string | null, eventType: string, credit: CreditFact, role: 'own' | 'reversal' | 're-credit' | 'compensation'): Draft<'OBSERVED'> {
   const draft: Draft<'OBSERVED'> = { kind: 'OBSERVED', source, eventId, eventType, objectType: credit.objectType, objectId: credit.id, status: credit.status, failureReason: null, amount: credit.amount, charge: null, disputeStatus: null, disputeReason: null, created: credit.created };
@@ -88,7 +91,7 @@ function creditObserved(source: Observed['source'], eventId: string | null, even
     case 're-credit':
       return { ...draft, currency: credit.currency, incident: credit.incident };
     case 'compensation':
-      return { ...draft, incident: credit.incident };
+      return credit.objectType === 'credit_note' ? { ...draft, incident: credit.incident, currency: credit.currency } : { ...draft, incident: credit.incident };
     default: {
       const never: never = role;
       return never;
@@ -118,7 +121,8 @@ function fingerprint(draft: Draft<'OBSERVED'>, retag = 0, afterAppeal = false): 
   if (afterAppeal) said.push('after_appeal');
   // A balance transaction's currency, and the one the customer is billed in, are part of what its fact says: billing can
   // set the customer's currency after the credit was recorded (its first invoice), and the credit then no longer
-  // reaches the customer's invoices. Only facts that carry them say so, so facts recorded before keep their keys.
+  // reaches the customer's invoices. Only facts that carry them say so, so facts recorded before keep their keys. A
+  // credit note's (its invoice's, which never changes) is recorded once more on a chain whose note fact lacked it.
   if (draft.currency !== undefined) said.push({ currency: draft.currency });
   if (draft.customerCurrency !== undefined) said.push({ customerCurrency: draft.customerCurrency });
   // A chargeback's charge as read with it: a refund made after the chargeback was recorded changes how much of it
@@ -142,10 +146,13 @@ function appealedDisputes(entries: readonly Entry[]): Set<string> {
   return appealed;
 }
 
-/** The role a credit fact recorded with an incident plays (creditObserved): a re-credit carries its currency and never the customer's. */
+/**
+ * The role a credit fact recorded with an incident plays (creditObserved): a re-credit is a balance transaction that
+ * carries its currency and never the customer's; a credit note is always a compensation, whatever currency it carries.
+ */
 type TurnRole = 're-credit' | 'compensation';
 
-const turnRoleOf = (entry: Observed): TurnRole => (entry.currency !== undefined && entry.customerCurrency === undefined ? 're-credit' : 'compensation');
+const turnRoleOf = (entry: Observed): TurnRole => (entry.objectType !== 'credit_note' && entry.currency !== undefined && entry.customerCurrency === undefined ? 're-credit' : 'compensation');
 
 /**
  * How many times what is recorded for a compensation or a re-credit turned on the effect's chain, counting `now` (what

@@ -11,10 +11,12 @@ import { firstProposal } from '../core/decisions.js';
 import { payloadHash } from '../core/effect-id.js';
 import type { Actor, ApprovalSnapshot, EntryOf, Resolution } from '../core/entries.js';
 import { approvalProblems } from '../core/approval.js';
+import { currencyOfEffect } from '../core/effect-currency.js';
 import { effectFactsOrNull, holdOf, parseEffect, type Effect } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
 import { reapprovalEffectId, reapprovalRequestId, reapprovedAlready } from '../core/inbox.js';
 import type { JsonObject } from '../core/json.js';
+import { moneyText } from '../core/money-text.js';
 import type { Proposal } from '../core/proposal.js';
 import { recordedProposal } from '../core/recorded.js';
 import { currentOutcome } from '../core/verify.js';
@@ -49,6 +51,15 @@ function repeats(closure: InboxItem['closure'], request: { approval: string; by:
 
 /** The recorded payload, once the effect's latest proposal is settled as refused (nothing was sent, nothing is on its way). */
 async function refusedPayloadOf(journal: Pick<Journal, 'partitionOf' | 'entries'>, item: InboxItem): Promise<Effect> {
+  return (await refusedChainOf(journal, item)).effect;
+}
+
+/**
+ * refusedPayloadOf's payload, with the currency its money is in as the gate's over-cap reason states it: the chain's
+ * (currencyOfEffect: the currency premise decided on), else the item's (which fills in a credit's from
+ * INTERLOCK_CREDIT_CURRENCY when it opened); null, a currency unknown, when neither says it.
+ */
+async function refusedChainOf(journal: Pick<Journal, 'partitionOf' | 'entries'>, item: InboxItem): Promise<{ effect: Effect; currency: string | null }> {
   const partition = await journal.partitionOf(item.effectId);
   const entries = partition === null ? [] : await journal.entries(partition, item.effectId);
   const first = entries.find((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
@@ -63,7 +74,7 @@ async function refusedPayloadOf(journal: Pick<Journal, 'partitionOf' | 'entries'
   if (earlier !== undefined) {
     throw new InterlockError('action_not_allowed', reapprovedAlready(item.effectId, earlier.item, item.id));
   }
-  return parseEffect(first.effect, 'effect', { recorded: true });
+  return { effect: parseEffect(first.effect, 'effect', { recorded: true }), currency: currencyOfEffect(entries) ?? item.currency ?? null };
 }
 
 /**
@@ -194,8 +205,9 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
    * dispatch step's). The gate would refuse the new request REFUSED:over_cap, which opens no item, after this one
    * closed for good; so it is refused before anything is written, saying how much room is left or who holds it.
    */
-  async function noRoom(snapshot: ApprovalSnapshot, subject: string, effect: Effect, amount: number): Promise<string[]> {
+  async function noRoom(snapshot: ApprovalSnapshot, subject: string, effect: Effect, amount: number, currency: string | null): Promise<string[]> {
     const problems: string[] = [];
+    const money = (cents: number) => moneyText(cents, currency);
     if (effect.kind === 'credit') {
       const holder = await deps.journal.onceHolder(subject, holdOf(effect));
       if (holder !== null) problems.push(`incident ${effect.incident} of ${subject} is compensated once, and effect ${holder} was sent for it already (in flight, landed or ambiguous)`);
@@ -208,9 +220,9 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
       }
     }
     const reserved = snapshot.reservedCents ?? 0;
-    if (reserved + amount > snapshot.capCents) problems.push(`approval ${snapshot.id} has ${Math.max(0, snapshot.capCents - reserved)} of its ${snapshot.capCents} cents left (${reserved} are held by effects under it), not ${amount}`);
+    if (reserved + amount > snapshot.capCents) problems.push(`approval ${snapshot.id} has ${money(Math.max(0, snapshot.capCents - reserved))} of its ${money(snapshot.capCents)} left (${money(reserved)} held by effects under it), not ${money(amount)}`);
     const cap = await deps.approvals.subjectCap(subject);
-    if (cap.limitCents !== null && cap.movedCents + amount > cap.limitCents) problems.push(`the cap on ${subject} has ${Math.max(0, cap.limitCents - cap.movedCents)} of its ${cap.limitCents} cents left, not ${amount}`);
+    if (cap.limitCents !== null && cap.movedCents + amount > cap.limitCents) problems.push(`the cap on ${subject} has ${money(Math.max(0, cap.limitCents - cap.movedCents))} of its ${money(cap.limitCents)} left, not ${money(amount)}`);
     return problems;
   }
 
@@ -235,12 +247,12 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
       const { now, snapshot } = await deps.approvals.describe(request.approval);
       if (snapshot === null) throw new InterlockError('unknown_approval', `No approval ${request.approval}: grant it first (POST /v1/approvals or \`interlock approvals grant\`), then re-approve. Nothing was recorded.`);
       if (snapshot.scope !== item.subject) throw new InterlockError('invalid_approval', `Approval ${request.approval} covers ${snapshot.scope}, but item ${id} moves money on ${item.subject}. Nothing was recorded.`);
-      const effect = await refusedPayloadOf(journal, item);
+      const { effect, currency } = await refusedChainOf(journal, item);
       // The gate would refuse the new request under a dead approval (REFUSED:lease, which opens no item), after the
       // item was closed for good: so a re-approval is refused now, before anything is written. A replay was judged
       // when it was first recorded; the gate judges it again at the send.
       const amount = effectFactsOrNull(effect)?.amount ?? 0;
-      const dead = replay ? [] : [...approvalProblems(snapshot, { now, subject: item.subject, amount, phase: 'dispatch' }), ...(await noRoom(snapshot, item.subject, effect, amount))];
+      const dead = replay ? [] : [...approvalProblems(snapshot, { now, subject: item.subject, amount, phase: 'dispatch' }), ...(await noRoom(snapshot, item.subject, effect, amount, currency))];
       if (dead.length > 0) throw new InterlockError('invalid_approval', `Item ${id} cannot be re-approved under approval ${request.approval}: ${dead.join('; ')}. Nothing was recorded; re-approve under a live approval that covers the payload.`);
       await assertRequestIsItems(item, requestId, effectId, effect);
       if (replay) return { item, entry: null, ...(await repeatedProposal(item, requestId, effectId, null, effect)) };

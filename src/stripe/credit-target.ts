@@ -5,8 +5,9 @@
 // Facts (premises):
 // - `subscription_status`: the status of the customer's newest subscription, whatever its status (a canceled
 //   one included), or null when the customer has none.
-// - `incident_compensation`: cents the customer was already given for this effect's incident by others: the
-//   `amount` of every issued (not void) credit note tagged with the incident, plus what the `adjustment` balance
+// - `incident_compensation`: cents the customer was already given for this effect's incident by others, in the
+//   credit's currency: the `amount` of every issued (not void) credit note tagged with the incident in that currency,
+//   plus what the `adjustment` balance
 //   transactions tagged with it that are not this effect's credited, net: a credit (negative) counts, a debit
 //   (positive) takes one back (billing's SLA credit issued in error and debited again compensates nothing), and debits
 //   beyond the credits count as nothing, not as less than nothing (a debit does not undo a credit note; voiding it
@@ -17,7 +18,11 @@
 //   eur, which moves none of the usd balance (as final-money.ts nets a credit's labelled debits, labelledMoves), and a
 //   credit in another currency sits in a balance the customer's invoices never use. Credit notes count whatever they paid out with (balance credit,
 //   refund to the card, out of band), since each of them compensates the incident; their balance transactions (type
-//   `credit_note`) are therefore not counted again. An effect none of whose sends can have landed
+//   `credit_note`) are therefore not counted again. A credit note in another currency (the note's `currency`, its
+//   invoice's: a usd customer's jpy invoice) is not in the premise: amounts in two currencies are never added, nor
+//   converted (¥700 is not 700 cents). It still compensates the incident, so apply refuses the credit on it all the
+//   same, naming it in its own currency ("700 JPY"); the premise keeps its shape (a number), so a premise recorded
+//   before reads alike. An effect none of whose sends can have landed
 //   (ReadContext.neverSent: the gate's read before a first dispatch) has no credit of its own: a tagged adjustment
 //   carrying its id then is someone else's (made by hand, the id copied from the API's answer), and counts.
 //   Not the customer's balance: a renewal consuming the balance moves it without compensating anything (the
@@ -34,7 +39,8 @@
 // one: Stripe answers a deleted customer's retrieve with its `deleted: true` stub for good, but 404s the list of its
 // balance transactions, so whether this effect's credit landed before the deletion can no longer be read (see `query`).
 //
-// A credit for an incident others already compensated is refused before the send, in apply, and not through a
+// A credit for an incident others already compensated (in the credit's currency or in another) is refused before the
+// send, in apply, and not through a
 // premise: the gate compares premises for equality, so an `incident_compensation` read at decision time that was
 // already above zero (a second request for the incident, a case decided after billing's SLA credit note) would
 // compare equal and pass, and the customer would be compensated twice for one incident. apply checks the
@@ -97,18 +103,39 @@ function tagged(metadata: Stripe.Metadata | null | undefined, incident: string):
   return metadata?.['incident'] === incident || metadata?.[INCIDENT_KEY] === incident;
 }
 
+/** A credit note for the incident in another currency than the credit's: its amount in its own currency's minor unit. */
+export type ForeignNote = { id: string; amount: number; currency: string };
+
 /**
- * Cents credited for `incident` by others (see the header), from the customer's credit notes and balance transactions,
- * in `currency` (the credit's, lowercase): tagged adjustments in another currency move none of its balance.
+ * What others gave for `incident` (see the header; `cents` is `incident_compensation`), from the customer's credit notes and balance transactions: `cents`
+ * in `currency` (the credit's, lowercase; tagged adjustments in another currency move none of its balance), and
+ * `elsewhere`, the issued notes tagged with it in another currency, each in its own (never added to `cents`).
  * `neverSent` (ReadContext.neverSent): no send of the effect can have landed, so none of them is its own.
  */
-export function incidentCompensation(notes: readonly Stripe.CreditNote[], transactions: readonly Stripe.CustomerBalanceTransaction[], incident: string, effectId: string, currency: string, neverSent = false): number {
-  const byNotes = notes.filter((note) => note.status === 'issued' && tagged(note.metadata, incident)).reduce((sum, note) => sum + note.amount, 0);
+export function incidentCompensation(notes: readonly Stripe.CreditNote[], transactions: readonly Stripe.CustomerBalanceTransaction[], incident: string, effectId: string, currency: string, neverSent = false): { cents: number; elsewhere: ForeignNote[] } {
+  const issued = notes.filter((note) => note.status === 'issued' && tagged(note.metadata, incident));
+  const inCurrency = (note: Stripe.CreditNote) => note.currency.toLowerCase() === currency;
+  const byNotes = issued.filter(inCurrency).reduce((sum, note) => sum + note.amount, 0);
+  const elsewhere = issued.filter((note) => !inCurrency(note)).map((note) => ({ id: note.id, amount: note.amount, currency: note.currency.toLowerCase() }));
   const ours = (transaction: Stripe.CustomerBalanceTransaction) => !neverSent && transaction.metadata?.[EFFECT_ID_KEY] === effectId;
   const adjusted = transactions
     .filter((transaction) => transaction.type === 'adjustment' && transaction.currency.toLowerCase() === currency && !ours(transaction) && tagged(transaction.metadata, incident))
     .reduce((sum, transaction) => sum - transaction.amount, 0);
-  return byNotes + Math.max(0, adjusted);
+  return { cents: byNotes + Math.max(0, adjusted), elsewhere };
+}
+
+/**
+ * The compensation `given` in the credit's `currency` and the notes `elsewhere`, as one sentence's words: `$3.00 and
+ * 700 JPY (credit note cn_1)`. Each currency summed on its own; none converted.
+ */
+function compensationText(given: number, currency: string, elsewhere: readonly ForeignNote[]): string {
+  const byCurrency = new Map<string, { amount: number; notes: string[] }>();
+  for (const note of elsewhere) {
+    const sum = byCurrency.get(note.currency) ?? { amount: 0, notes: [] };
+    byCurrency.set(note.currency, { amount: sum.amount + note.amount, notes: [...sum.notes, note.id] });
+  }
+  const foreign = [...byCurrency].map(([code, sum]) => `${moneyText(sum.amount, code)} (credit note ${sum.notes.join(', ')})`);
+  return [...(given > 0 || foreign.length === 0 ? [moneyText(given, currency)] : []), ...foreign].join(' and ');
 }
 
 /**
@@ -120,8 +147,11 @@ export function customerCurrency(customer: Stripe.Customer | Stripe.DeletedCusto
   return (billed ?? transactions[0]?.currency ?? null)?.toLowerCase() ?? null;
 }
 
-/** What the pre-send check needs of a customer: cents others gave for the incident, and the currency it is billed in. */
-type CustomerStanding = { cents: number; currency: string | null };
+/**
+ * What the pre-send check needs of a customer: cents others gave for the incident in the credit's currency, their notes
+ * for it in another (incidentCompensation), and the currency it is billed in.
+ */
+type CustomerStanding = { cents: number; elsewhere: ForeignNote[]; currency: string | null };
 
 /** How long the `incident_compensation` of a premise read stands in for a fresh read in apply's pre-send check. */
 const COMPENSATION_FRESH_MS = 5_000;
@@ -160,7 +190,7 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
   /** The customer, its credit notes and its balance transactions, read together: what the pre-send check weighs. */
   async function readStanding(credit: CreditEffect, effectId: string, budget: ReadBudget, neverSent: boolean): Promise<CustomerStanding> {
     const [customer, notes, transactions] = await Promise.all([customerOf(credit.customer, budget), creditNotes(credit.customer, budget), balanceTransactions(credit.customer, budget)]);
-    return { cents: incidentCompensation(notes, transactions, credit.incident, effectId, currency, neverSent), currency: customerCurrency(customer, transactions) };
+    return { ...incidentCompensation(notes, transactions, credit.incident, effectId, currency, neverSent), currency: customerCurrency(customer, transactions) };
   }
   /** The customer for the pre-send check: the premise read just made, or a read now within the send's time. */
   async function customerStanding(effectId: string, credit: CreditEffect, context: SendContext): Promise<CustomerStanding> {
@@ -211,12 +241,13 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
 
     async apply(effectId, effect, context) {
       const credit = creditOf(effect);
-      const { cents: given, currency: held } = await customerStanding(effectId, credit, context);
+      const { cents: given, elsewhere, currency: held } = await customerStanding(effectId, credit, context);
       if (held !== null && held !== currency) {
         throw new Rejected(`Customer ${credit.customer} is billed in ${held}, and credits are given in ${currency} (INTERLOCK_CREDIT_CURRENCY); Stripe keeps one credit balance per currency and applies it only to invoices in that currency, so a credit in ${currency} would not reach this customer's invoices; it was not sent`, { code: 'currency_mismatch', status: null });
       }
-      if (given > 0) {
-        throw new Rejected(`Incident ${credit.incident} was already compensated ${moneyText(given, currency)} for customer ${credit.customer} (credit notes or balance credits tagged with it); a second credit for one incident was not sent`, { code: 'incident_already_compensated', status: null });
+      // A note in another currency compensates the incident as well: it stops the credit, stated in its own currency.
+      if (given > 0 || elsewhere.length > 0) {
+        throw new Rejected(`Incident ${credit.incident} was already compensated ${compensationText(given, currency, elsewhere)} for customer ${credit.customer} (credit notes or balance credits tagged with it); a second credit for one incident was not sent`, { code: 'incident_already_compensated', status: null });
       }
       const params: Stripe.CustomerCreateBalanceTransactionParams = {
         amount: -credit.amount,

@@ -53,7 +53,7 @@ describe('a command that changed something, whose stdout cannot be written', { t
 
   it('caps set: exit 0, naming the cap set', async () => {
     const run = await intoFullDisk(['caps', 'set', 'payment:pi_fullcap', '700']);
-    saidOnce(run, 'The shared cap on payment:pi_fullcap is set to 700 cents');
+    saidOnce(run, 'The shared cap on payment:pi_fullcap is set to 700 in the smallest unit of its currency');
     expect(run.code, run.stderr).toBe(0);
   });
 

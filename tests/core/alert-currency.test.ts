@@ -30,7 +30,7 @@ function creditReceipt(name: string, currency: string, amount: number, facts: re
   return result;
 }
 const balance = (id: string, amount: number, more: Partial<EntryFields['OBSERVED']> = {}) => drafts.observed({ objectType: 'customer_balance_transaction', objectId: id, eventType: 'customer.updated', status: 'credited', amount, charge: null, ...more });
-const note = (amount: number) => drafts.observed({ objectType: 'credit_note', objectId: 'cn_billing', eventType: 'credit_note.created', status: 'issued', amount, charge: null, incident: 'INC-cur' });
+const note = (amount: number) => drafts.observed({ objectType: 'credit_note', objectId: 'cn_billing', eventType: 'credit_note.created', status: 'issued', amount, charge: null, incident: 'INC-cur', currency: 'eur' });
 const chargeback = (status = 'needs_response') => drafts.observed({ objectType: 'dispute', objectId: 'du_cur', eventType: 'charge.dispute.created', status, disputeStatus: status, amount: 10_000, charge: 'ch_chain' });
 
 function refundReceipt(name: string, result: Record<string, string | number>, facts: readonly Draft<'OBSERVED'>[]) {

@@ -42,7 +42,7 @@ const verified = (name: string, facts: readonly Draft<'OBSERVED'>[]) => {
 };
 const balance = (id: string, amount: number, more: Partial<EntryFields['OBSERVED']> = {}) => drafts.observed({ objectType: 'customer_balance_transaction', objectId: id, eventType: 'customer.updated', status: 'credited', amount, charge: null, ...more });
 const own = (currency?: string | null, customerCurrency?: string | null) => balance('cbtxn_own', -1_000, { ...(currency === undefined ? {} : { currency }), ...(customerCurrency === undefined ? {} : { customerCurrency }) });
-const note = (amount: number) => drafts.observed({ objectType: 'credit_note', objectId: 'cn_billing', eventType: 'credit_note.created', status: 'issued', amount, charge: null, incident: 'INC-chain' });
+const note = (amount: number) => drafts.observed({ objectType: 'credit_note', objectId: 'cn_billing', eventType: 'credit_note.created', status: 'issued', amount, charge: null, incident: 'INC-chain', currency: 'usd' });
 
 describe('a credit in another currency than the customer is billed in', () => {
   it('reads not_returned (currency_mismatch), raises an alert naming both currencies and the label of the take-back, and is no second compensation', () => {

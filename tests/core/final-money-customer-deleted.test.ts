@@ -39,10 +39,10 @@ describe('final money of a credit whose customer was deleted', () => {
 
   it('counts no second compensation for a credit the deletion wiped unused', () => {
     const wiped = facts(-1_000);
-    wiped.creditNotes.set('cn_billing', { id: 'cn_billing', status: 'issued', amount: 700, incident: 'INC-1' });
+    wiped.creditNotes.set('cn_billing', { id: 'cn_billing', status: 'issued', amount: 700, incident: 'INC-1', currency: 'usd' });
     expect(deriveSecondCompensation(wiped, 'returned', 1_000, 'INC-1')).toBeNull();
     const used = facts(-400);
-    used.creditNotes.set('cn_billing', { id: 'cn_billing', status: 'issued', amount: 700, incident: 'INC-1' });
+    used.creditNotes.set('cn_billing', { id: 'cn_billing', status: 'issued', amount: 700, incident: 'INC-1', currency: 'usd' });
     expect(deriveSecondCompensation(used, 'returned', 1_000, 'INC-1')).toMatchObject({ cents: 700 });
   });
 

@@ -199,7 +199,7 @@ describe('final money of a credit', () => {
   };
   // Billing's credit note for the same incident is recorded on the credit effect (a second compensation), but it is
   // billing's money, not this effect's: it says nothing about whether this credit landed.
-  const billingNote = (status: string) => drafts.observed({ objectType: 'credit_note', objectId: 'cn_billing', eventType: `credit_note.${status === 'void' ? 'voided' : 'created'}`, status, amount: 1_000, charge: null });
+  const billingNote = (status: string) => drafts.observed({ objectType: 'credit_note', objectId: 'cn_billing', eventType: `credit_note.${status === 'void' ? 'voided' : 'created'}`, status, amount: 1_000, charge: null, currency: 'usd' });
 
   it.each(['issued', 'void'])('a credit note by others for the incident (%s) does not make an unsettled credit returned', (status) => {
     const result = verify(creditReceipt(`open-${status}`, [...sent, billingNote(status)]), { publicKeys });
@@ -212,7 +212,7 @@ describe('final money of a credit', () => {
 
   // A landed credit and billing's issued note for its incident compensate the customer twice; a voided note does not,
   // in whatever order its facts were recorded (a note once void is never issued again).
-  const landed = { kind: 'COMMITTED', via: 'send', result: { id: 'cbtxn_own', object: 'customer_balance_transaction', amount: -1_000 }, found: 'cbtxn_own', rechecked: null, epoch: 1 } as const;
+  const landed = { kind: 'COMMITTED', via: 'send', result: { id: 'cbtxn_own', object: 'customer_balance_transaction', amount: -1_000, currency: 'usd' }, found: 'cbtxn_own', rechecked: null, epoch: 1 } as const;
   it.each([
     ['issued', [billingNote('issued')], { cents: 1_000, ownCents: 1_000, notesCents: 1_000, creditNotes: ['cn_billing'], incident: 'INC-chain' }],
     ['issued, then voided', [billingNote('issued'), billingNote('void')], null],
@@ -226,7 +226,7 @@ describe('final money of a credit', () => {
   });
 
   it('the part paid twice is the smaller compensation', () => {
-    const small = drafts.observed({ objectType: 'credit_note', objectId: 'cn_small', eventType: 'credit_note.created', status: 'issued', amount: 250, charge: null });
+    const small = drafts.observed({ objectType: 'credit_note', objectId: 'cn_small', eventType: 'credit_note.created', status: 'issued', amount: 250, charge: null, currency: 'usd' });
     expect(verify(creditReceipt('twice-small', [...sent, landed, small]), { publicKeys }).compensatedTwice).toMatchObject({ cents: 250, notesCents: 250, ownCents: 1_000 });
   });
 

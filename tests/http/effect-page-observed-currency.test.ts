@@ -43,8 +43,8 @@ describe('the effect page of a usd credit', () => {
   it('writes a credit note and another party\'s credit as of a currency unknown, and its own credit in usd', () => {
     const lines = said(entries);
     expect(lines[1]).toContain('700 (minor units, currency unknown)');
-    expect(lines[2]).toContain('-300 (minor units, currency unknown)');
-    expect(lines[3]).toContain('$-50.00');
+    expect(lines[2]).toContain('credit of 300 (minor units, currency unknown)');
+    expect(lines[3]).toContain('credit of $50.00');
     for (const line of lines) expect(line).not.toMatch(/\$(10\.00|7\.00|-3\.00)/);
   });
 });

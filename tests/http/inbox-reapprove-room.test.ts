@@ -26,7 +26,7 @@ describe('re-approving without room under the caps', () => {
     const reapproved = await request(rig.app).post(`/v1/inbox/${item}/reapprove`).set(bearer(TOKENS.danaApprover)).send({ approval, note: 'refund anyway' });
     expect(reapproved.status).toBe(400);
     expect(reapproved.body.error.code).toBe('invalid_approval');
-    expect(reapproved.body.error.message).toContain(`approval ${approval} has 1500 of its 2500 cents left (1000 are held by effects under it), not 2000`);
+    expect(reapproved.body.error.message).toContain(`approval ${approval} has 1500 (minor units, currency unknown) of its 2500 (minor units, currency unknown) left (1000 (minor units, currency unknown) held by effects under it), not 2000 (minor units, currency unknown)`);
     expect((await rig.stores.inbox.get(item))?.status).toBe('open');
 
     // Under an approval with room, the same item is re-approved.
@@ -72,7 +72,7 @@ describe('re-approving without room under the caps', () => {
 
     const reapproved = await request(rig.app).post(`/v1/inbox/${item}/reapprove`).set(bearer(TOKENS.danaApprover)).send({ approval, note: 'refund anyway' });
     expect(reapproved.status).toBe(400);
-    expect(reapproved.body.error.message).toContain(`the cap on payment:${pi} has 1500 of its 1500 cents left, not 2000`);
+    expect(reapproved.body.error.message).toContain(`the cap on payment:${pi} has 1500 (minor units, currency unknown) of its 1500 (minor units, currency unknown) left, not 2000 (minor units, currency unknown)`);
     expect((await rig.stores.inbox.get(item))?.status).toBe('open');
   });
 });

@@ -196,7 +196,7 @@ describe.concurrent('proposing refunds and credits', () => {
     const { pi, approval } = await payment();
     const cap = await request(rig.app).put(`/v1/caps/payment:${pi}`).set(bearer(TOKENS.approver)).send({ cap_cents: 0 });
     expect(cap.status).toBe(200);
-    expect(cap.body).toEqual({ object: 'cap', subject: `payment:${pi}`, cap_cents: 0, moved_cents: 0, sentence: `0 cents have moved (or are in flight) on payment:${pi}, at or over this cap of 0: nothing more may move on it until the cap is raised.` });
+    expect(cap.body).toEqual({ object: 'cap', subject: `payment:${pi}`, cap_cents: 0, moved_cents: 0, sentence: `0 minor units of its currency have moved (or are in flight) on payment:${pi}, at or over this cap of 0: nothing more may move on it until the cap is raised.` });
     const answer = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(refundBody({ payment_intent: pi, approval }));
     expect(answer.body).toMatchObject({ state: 'refused', outcome: 'REFUSED:over_cap' });
   });
@@ -206,9 +206,9 @@ describe.concurrent('proposing refunds and credits', () => {
     const sent = await request(rig.app).post('/v1/refunds?wait=10').set(support()).send(refundBody({ payment_intent: pi, approval, amount: 1_500 }));
     expect(sent.body.outcome).toBe('COMMITTED');
     const room = await request(rig.app).put(`/v1/caps/payment:${pi}`).set(bearer(TOKENS.approver)).send({ cap_cents: 2_000 });
-    expect(room.body).toMatchObject({ cap_cents: 2_000, moved_cents: 1_500, sentence: `500 more cents may move on payment:${pi} (1500 of 2000 have moved or are in flight).` });
+    expect(room.body).toMatchObject({ cap_cents: 2_000, moved_cents: 1_500, sentence: `500 more minor units of its currency may move on payment:${pi} (1500 of 2000 have moved or are in flight).` });
     const under = await request(rig.app).put(`/v1/caps/payment:${pi}`).set(bearer(TOKENS.approver)).send({ cap_cents: 1_000 });
-    expect(under.body.sentence).toBe(`1500 cents have moved (or are in flight) on payment:${pi}, at or over this cap of 1000: nothing more may move on it until the cap is raised.`);
+    expect(under.body.sentence).toBe(`1500 minor units of its currency have moved (or are in flight) on payment:${pi}, at or over this cap of 1000: nothing more may move on it until the cap is raised.`);
   });
 
   it('facts that cannot be read: 503 premise_read_failed with Retry-After, and nothing recorded', async () => {

@@ -140,7 +140,7 @@ export function approvalsRoutes(context: ApiContext): Route[] {
       method: 'put',
       path: '/v1/caps/:subject',
       operationId: 'setCap',
-      summary: 'Cap the cents all agents together may move on one payment or customer',
+      summary: 'Cap the money (in the smallest unit of its currency) all agents together may move on one payment or customer',
       permission: 'manageApprovals',
       params: subjectParam,
       body: capBody,
@@ -153,10 +153,12 @@ export function approvalsRoutes(context: ApiContext): Route[] {
       async handle({ params, body }) {
         const cap = await stores.approvals.setSubjectCap(params.subject, body.cap_cents);
         // A cap at or below what has moved already is allowed (it stops further money), but the caller should know.
+        // The subject's currency is not known here (a cap is set before anything moves on it, and nothing is read from
+        // Stripe), so amounts are said in its minor units, never as cents: 500 of a jpy payment is ¥500.
         const sentence =
           cap.movedCents >= cap.limitCents
-            ? `${cap.movedCents} cents have moved (or are in flight) on ${params.subject}, at or over this cap of ${cap.limitCents}: nothing more may move on it until the cap is raised.`
-            : `${cap.limitCents - cap.movedCents} more cents may move on ${params.subject} (${cap.movedCents} of ${cap.limitCents} have moved or are in flight).`;
+            ? `${cap.movedCents} minor units of its currency have moved (or are in flight) on ${params.subject}, at or over this cap of ${cap.limitCents}: nothing more may move on it until the cap is raised.`
+            : `${cap.limitCents - cap.movedCents} more minor units of its currency may move on ${params.subject} (${cap.movedCents} of ${cap.limitCents} have moved or are in flight).`;
         return { status: 200, body: { object: 'cap', subject: params.subject, cap_cents: cap.limitCents, moved_cents: cap.movedCents, sentence } };
       },
     }),

@@ -32,13 +32,19 @@ const decision = z
   })
   .meta({ description: 'The decision as made, kept in the PROPOSED entry.' });
 const scope = z.string({ error: 'must be a string' }).regex(APPROVAL_SCOPE, 'must name one payment or customer, e.g. payment:pi_123 or customer:cus_123');
+/**
+ * How every amount and cap a person sends or reads is counted, said in each one's description: Stripe's count, in the
+ * smallest unit of the payment's (or the customer's credits') currency, which for a zero-decimal currency is the
+ * whole unit. "Cents" alone leads the approver of a ¥500 refund to type 50000. The `_cents` field names stay: they are the contract.
+ */
+const SMALLEST_UNIT = 'as Stripe counts amounts: 2000 is $20.00 in usd, ¥2000 in jpy (a zero-decimal currency: not ¥20)';
 const cents = (what: string) => z.number({ error: 'must be a number of cents' }).int('must be a whole number of cents').meta({ description: what });
 
 export const refundBody = z
   .strictObject({
     request_id: requestId,
     payment_intent: refundEffectSchema.shape.paymentIntent,
-    amount: refundEffectSchema.shape.amount.meta({ description: 'Cents to refund.' }),
+    amount: refundEffectSchema.shape.amount.meta({ description: `What to refund, in the smallest unit of the payment's currency, ${SMALLEST_UNIT}.` }),
     approval: approvalId.meta({ description: 'The approval (lease) this refund is sent under; it must cover payment:<payment_intent>.' }),
     agent: agent.optional(),
     reason: refundEffectSchema.shape.reason,
@@ -50,7 +56,7 @@ export const creditBody = z
   .strictObject({
     request_id: requestId,
     customer: creditEffectSchema.shape.customer,
-    amount: creditEffectSchema.shape.amount.meta({ description: 'Cents to credit to the customer balance.' }),
+    amount: creditEffectSchema.shape.amount.meta({ description: `What to credit to the customer balance, in the smallest unit of the currency credits are given in (INTERLOCK_CREDIT_CURRENCY), ${SMALLEST_UNIT}.` }),
     incident: creditEffectSchema.shape.incident.meta({ description: 'The incident this credit compensates.' }),
     approval: approvalId.meta({ description: 'The approval this credit is sent under; it must cover customer:<customer>.' }),
     agent: agent.optional(),
@@ -107,7 +113,7 @@ export const approvalBody = z
   .strictObject({
     id: approvalId,
     approver: identifier(200).meta({ description: 'The person or policy that approves.' }),
-    cap_cents: cents('Most cents all effects under it may move together.').positive('must be more than zero cents'),
+    cap_cents: cents(`The most all effects under it may move together, in the smallest unit of the currency of the payment (or of the customer's credits) it covers, ${SMALLEST_UNIT}.`).positive('must be more than zero cents'),
     scope: scope.meta({ description: 'What it covers: payment:pi_… or customer:cus_….' }),
     max_uses: z.number({ error: 'must be a whole number' }).int('must be a whole number').min(1, 'must be at least 1').max(GRANT_LIMITS.maxUses, `must be at most ${GRANT_LIMITS.maxUses}`).optional().meta({ description: 'How many effects may use it (default 1).' }),
     expires_in: z
@@ -125,7 +131,7 @@ export const approvalIdParam = z.strictObject({ id: approvalId });
 
 export const revokeBody = z.strictObject({}).meta({ id: 'RevokeRequest', description: 'Empty: the revoking token is recorded as who revoked.' });
 
-export const capBody = z.strictObject({ cap_cents: cents('The cap; 0 stops all money on the subject.').min(0, 'must be zero or more cents').max(Number.MAX_SAFE_INTEGER) }).meta({ id: 'CapRequest' });
+export const capBody = z.strictObject({ cap_cents: cents(`The cap, in the smallest unit of the subject's currency, ${SMALLEST_UNIT}; 0 stops all money on the subject.`).min(0, 'must be zero or more cents').max(Number.MAX_SAFE_INTEGER) }).meta({ id: 'CapRequest' });
 export const subjectParam = z.strictObject({ subject: scope });
 
 /** Alerts a page when `limit` is not given (GET /v1/alerts): every open alert at once in the common case. */
@@ -240,7 +246,7 @@ export const effectSummary = z
     request_id: z.string().nullable(),
     kind: z.string().nullable(),
     subject: z.string(),
-    amount: z.number().nullable(),
+    amount: z.number().nullable().meta({ description: `In the smallest unit of \`currency\`, ${SMALLEST_UNIT}.` }),
     currency: z.string().nullable().meta({ description: "The amount's currency (lowercase ISO code): what Stripe answered, else the premise read, else for a credit the configured INTERLOCK_CREDIT_CURRENCY; null for a refund recorded before effects kept one." }),
     agent: z.string().nullable(),
     approval: z.string().nullable(),
@@ -272,7 +278,7 @@ export const approvalAnswer = z
     object: z.literal('approval'),
     id: z.string(),
     approver: z.string(),
-    cap_cents: z.number(),
+    cap_cents: z.number().meta({ description: `In the smallest unit of the scope's currency, ${SMALLEST_UNIT}; reserved_cents and cents_left likewise.` }),
     scope: z.string(),
     max_uses: z.number(),
     expires_at: z.string(),
@@ -293,7 +299,7 @@ export const approvalAnswer = z
 export const revokeAnswer = z
   .object({ object: z.literal('revocation'), id: z.string(), revoked_at: z.string(), already_revoked: z.boolean(), revoked_by: z.string().nullable().meta({ description: 'Who revoked it: this caller, or whoever revoked it first when it was already revoked.' }), may_still_land: z.array(z.object({ effect_id: z.string(), links })), sentence: z.string() })
   .meta({ id: 'Revocation' });
-export const capAnswer = z.object({ object: z.literal('cap'), subject: z.string(), cap_cents: z.number(), moved_cents: z.number(), sentence: z.string().meta({ description: 'What may still move on the subject, or that nothing may when the cap is at or below what has moved.' }) }).meta({ id: 'Cap' });
+export const capAnswer = z.object({ object: z.literal('cap'), subject: z.string(), cap_cents: z.number().meta({ description: `In the smallest unit of the subject's currency, ${SMALLEST_UNIT}; moved_cents likewise.` }), moved_cents: z.number(), sentence: z.string().meta({ description: 'What may still move on the subject, or that nothing may when the cap is at or below what has moved.' }) }).meta({ id: 'Cap' });
 // `status` says which key signs now and which only verify receipts signed before a rotation (retired).
 export const keysAnswer = z.object({ keys: z.array(z.object({ kid: z.string(), pem: z.string(), status: z.enum(['current', 'retired']) })) }).meta({ id: 'PublicKeys' });
 export const listAnswer = z.object({ object: z.literal('list'), data: z.array(z.unknown()) }).meta({ id: 'List' });

@@ -62,6 +62,18 @@ function observedCurrency(entry: Extract<Entry, { kind: 'OBSERVED' }>, currency:
   if (typeof entry.currency === 'string' && /^[a-z]{3}$/i.test(entry.currency)) return entry.currency;
   return entry.objectType === 'credit_note' || entry.incident !== undefined ? null : currency;
 }
+
+/**
+ * The amount a fact Stripe recorded states, as a person reads it. A customer balance transaction's amount is signed
+ * from the merchant's side (negative: credit the customer holds; positive: a debit taking credit back), so it is
+ * written as the credit or debit it is, `credit of $5.00`, not as a negative sum of money; other objects' amounts as they are.
+ */
+function observedAmount(entry: Extract<Entry, { kind: 'OBSERVED' }>, currency: string | null): string {
+  const amount = entry.amount ?? 0;
+  const of = observedCurrency(entry, currency);
+  if (entry.objectType !== 'customer_balance_transaction' || amount === 0) return money(amount, of);
+  return `${amount < 0 ? 'credit' : 'debit'} of ${money(Math.abs(amount), of)}`;
+}
 const json = (value: unknown) => JSON.stringify(value);
 
 export function layout(title: string, viewer: Viewer | null, body: Html): Html {
@@ -258,7 +270,7 @@ ${checksList('Checks', entry.checks)}${checksList('Re-checked at recovery', entr
       return html`<dt>Who</dt><dd>fenced-out worker ${entry.owner} (epoch ${entry.epoch})</dd><dt>Its answer</dt><dd>${entry.outcome}${entry.error ? html`: ${entry.error}` : null}</dd>`;
     case 'OBSERVED':
       return html`<dt>Source</dt><dd>${entry.source === 'webhook' ? `Stripe webhook ${entry.eventType}` : `re-read from Stripe (${entry.eventType})`}</dd>
-<dt>What Stripe says</dt><dd>${entry.objectType} ${entry.status ?? entry.disputeStatus ?? ''}${entry.amount === null ? null : html`, ${money(entry.amount, observedCurrency(entry, currency))}`}${entry.failureReason ? html`, failure: ${entry.failureReason}` : null}${entry.disputeReason ? html`, reason: ${entry.disputeReason}` : null}</dd>`;
+<dt>What Stripe says</dt><dd>${entry.objectType} ${entry.status ?? entry.disputeStatus ?? ''}${entry.amount === null ? null : html`, ${observedAmount(entry, currency)}`}${entry.failureReason ? html`, failure: ${entry.failureReason}` : null}${entry.disputeReason ? html`, reason: ${entry.disputeReason}` : null}</dd>`;
     case 'RESOLVED':
       return html`<dt>Who</dt><dd>${entry.by.name} (${entry.by.role})</dd>
 <dt>Action</dt><dd>${entry.action}${entry.resolution ? html`: ${entry.resolution === 'landed' ? 'landed' : 'did not land'}` : null} (inbox item <code>${entry.item}</code>)</dd>

@@ -2,7 +2,9 @@
 // balance transaction that records its currency (a debit labelled with the effect may be in another one, and is then
 // not counted) reads in it: a 1000 eur debit on a usd credit's page is "10.00 EUR", not "$10.00". A fact that names no
 // currency and need not share the effect's (a credit note, another party's balance credit) reads as of a currency
-// unknown; the effect's own facts (its refund, the payment's dispute) read in the effect's currency.
+// unknown; the effect's own facts (its refund, the payment's dispute) read in the effect's currency. A balance
+// transaction reads as the credit or debit it is, never as a negative sum: Stripe's -500 on a usd credit is "credit of
+// $5.00" (not "$-5.00"), a positive one "debit of …" (a jpy credit is "credit of 500 JPY").
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../src/interlock.js';
 import { summaryOf } from '../../webhooks/api/effect-view.js';
@@ -46,5 +48,31 @@ describe('the effect page of a usd credit', () => {
     expect(lines[2]).toContain('credit of 300 (minor units, currency unknown)');
     expect(lines[3]).toContain('credit of $50.00');
     for (const line of lines) expect(line).not.toMatch(/\$(10\.00|7\.00|-3\.00)/);
+  });
+});
+
+/** A credit of `amount` in `currency` sent, with `facts` after its send (balance transactions credited unless they say). */
+function creditWith(currency: string, amount: number, facts: Record<string, unknown>[]): Entry[] {
+  return [
+    { ...base, at: 1_000, kind: 'PROPOSED', agent: 'bot', approval: 'ap_1', premises: { subscription_status: 'active', incident_compensation: 0, currency }, effect: { kind: 'credit', customer: 'cus_1', amount, incident: 'INC-1' }, request: null, decision: null },
+    { ...base, at: 2_000, kind: 'COMMITTED', via: 'send', result: { id: 'cbtxn_own', object: 'customer_balance_transaction', amount: -amount, currency }, found: null, rechecked: null, epoch: 1 },
+    ...facts.map((fact, index) => observed(3_000 + index, { status: 'credited', ...fact })),
+  ] as unknown as Entry[];
+}
+
+describe('the effect page of a balance credit', () => {
+  it('writes a $5.00 credit (Stripe\'s -500) as "credit of $5.00", never "$-5.00" or "-$5.00"', () => {
+    const [line] = said(creditWith('usd', 500, [{ objectType: 'customer_balance_transaction', objectId: 'cbtxn_own', amount: -500, currency: 'usd' }]));
+    expect(line).toBe('customer_balance_transaction credited, credit of $5.00');
+  });
+
+  it('writes a jpy credit in whole yen, and a debit taking it back as a debit', () => {
+    const lines = said(creditWith('jpy', 500, [
+      { objectType: 'customer_balance_transaction', objectId: 'cbtxn_own', amount: -500, currency: 'jpy' },
+      { objectType: 'customer_balance_transaction', objectId: 'cbtxn_back', amount: 200, currency: 'jpy', status: null },
+    ]));
+    expect(lines[0]).toContain('credit of 500 JPY');
+    expect(lines[1]).toContain('debit of 200 JPY');
+    for (const line of lines) expect(line).not.toMatch(/-\$|\$-|-\d/);
   });
 });

@@ -608,7 +608,7 @@ export function compensationsText(second: Pick<SecondCompensation, 'notesCents' 
  * debits (labelledMoves): a copy of the credit (a replayed request) is a second credit for the incident, while one that
  * undoes a take-back gives back this credit, not another.
  */
-export function deriveSecondCompensation(facts: MoneyFacts, answer: MoneyStatus, ownCents: number | null, incident: string | null): SecondCompensation | null {
+export function deriveSecondCompensation(facts: MoneyFacts, answer: MoneyStatus, ownCents: number | null, incident: string | null, effectCurrency: string | null = null): SecondCompensation | null {
   // A credit taken back in full compensates nothing: the others' compensation is the only one left.
   const reversed = reversedCents(facts, ownCents);
   if (answer !== 'returned' || (ownCents !== null && reversed >= ownCents) || currencyMismatch(facts, ownCents) !== null || wipedByDeletion(facts, ownCents) !== null) return null;
@@ -619,7 +619,9 @@ export function deriveSecondCompensation(facts: MoneyFacts, answer: MoneyStatus,
   const balanceCents = Math.max(0, copies.again - tagged.reduce((sum, credit) => sum + (credit.amount ?? 0), 0));
   const balanceCredits = balanceCents > 0 ? [...tagged.filter((credit) => (credit.amount ?? 0) < 0).map((credit) => credit.id), ...(copies.again > 0 ? copies.tagged : [])] : [];
   if (issued.length === 0 && balanceCredits.length === 0) return null;
-  const currency = ownCurrency(facts);
+  // The credit's currency as its facts say it, else as its chain's premise does (`effectCurrency`: a commit recorded
+  // before results carried one), as the target and the facts worker read it.
+  const currency = ownCurrency(facts) ?? effectCurrency;
   const inCurrency = (note: CreditNoteFact) => currency !== null && note.currency === currency;
   const notesCents = issued.filter(inCurrency).reduce((sum, note) => sum + (note.amount ?? 0), 0) + balanceCents;
   const elsewhere = issued.filter((note) => !inCurrency(note)).map((note) => ({ creditNote: note.id, amount: note.amount, currency: note.currency ?? null }));

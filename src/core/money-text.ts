@@ -13,11 +13,14 @@ const THREE_DECIMAL: ReadonlySet<string> = new Set(['bhd', 'jod', 'kwd', 'omr', 
  * `currency` null when nothing recorded says it (an effect proposed without its currency premise, alerts, items and
  * facts from before amounts carried one): `2000 (minor units, currency unknown)`. Never dollars: those records were
  * not all usd (refunds in their charge's currency, credits in INTERLOCK_CREDIT_CURRENCY were written as dollars all
- * the same), and a dollar sign on ¥5,000 states a hundred times the money.
+ * the same), and a dollar sign on ¥5,000 states a hundred times the money. A code that is not three letters names no
+ * currency; an amount that is not a finite number reads `an amount not known`.
  */
 export function moneyText(amount: number, currency: string | null): string {
+  if (!Number.isFinite(amount)) return 'an amount not known';
   if (amount < 0) return `-${moneyText(-amount, currency)}`;
-  const code = currency?.toLowerCase() ?? null;
+  // Stripe's codes are three letters; anything else (an empty text) names no currency.
+  const code = currency !== null && /^[a-z]{3}$/i.test(currency) ? currency.toLowerCase() : null;
   if (code === null) return `${amount} (minor units, currency unknown)`;
   if (code === 'usd') return `$${(amount / 100).toFixed(2)}`;
   if (ZERO_DECIMAL.has(code)) return `${amount} ${code.toUpperCase()}`;

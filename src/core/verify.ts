@@ -504,7 +504,7 @@ function verifyParsed(input: unknown, receipt: Receipt, given: KeysGiven): Verif
     answerMatchesFinalMoney,
     // Exposure is a refund charged back, so none without a dispute (deriveExposure finds its chargebacks among them).
     exposure: finalMoney.disputes.length === 0 ? null : deriveExposure(finalMoney),
-    compensatedTwice: effectKind === 'credit' ? deriveSecondCompensation(money, answer, amount, incidentOf(described?.effect)) : null,
+    compensatedTwice: effectKind === 'credit' ? deriveSecondCompensation(money, answer, amount, incidentOf(described?.effect), currencyOfEffect(receipt.entries)) : null,
     entries: entries.length,
     problems,
   };

@@ -930,7 +930,10 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     async shareDeletion(partition: string, balanceCredit: number, credits: readonly { made: string; unused: number; recorded: number | null }[]): Promise<Map<string, number>> {
       const parts = new Map<string, number>();
       if (credits.length === 0) return parts;
-      const args = [String(Math.max(0, Math.trunc(balanceCredit))), ...credits.flatMap(({ made, unused, recorded }) => [made, String(Math.max(0, Math.trunc(unused))), recorded === null ? '' : String(Math.max(0, Math.trunc(recorded)))])];
+      // Cents, whole and not negative; a value that is no finite number gives nothing out (a balance not known is not
+      // room for every credit's whole part: Lua's nan compares false, and math.min would pass the other side).
+      const cents = (value: number) => (Number.isFinite(value) ? String(Math.max(0, Math.trunc(value))) : '0');
+      const args = [cents(balanceCredit), ...credits.flatMap(({ made, unused, recorded }) => [made, cents(unused), recorded === null ? '' : cents(recorded)])];
       const reply = await run<{ status: 'OK'; parts: unknown; given: number }>('share-deletion-1', [keys.customerDeletionParts(partition)], args);
       const given: unknown[] = Array.isArray(reply.parts) ? reply.parts : [];
       credits.forEach(({ made }, index) => {

@@ -21,4 +21,13 @@ describe('moneyText of a negative amount', () => {
     expect(moneyText(500, 'jpy')).toBe('500 JPY');
     expect(moneyText(0, 'usd')).toBe('$0.00');
   });
+
+  // Rule: an amount reads as money or as unknown, never `$NaN` or `$Infinity`, and a currency recorded empty (or not
+  // three letters) is a currency unknown, not an unnamed two-decimal one (`7.00 `).
+  it('reads no number as an amount not known, and an empty or odd currency as unknown', () => {
+    expect(moneyText(Number.NaN, 'usd')).toBe('an amount not known');
+    expect(moneyText(Number.POSITIVE_INFINITY, 'jpy')).toBe('an amount not known');
+    expect(moneyText(700, '')).toBe('700 (minor units, currency unknown)');
+    expect(moneyText(700, 'us dollars')).toBe('700 (minor units, currency unknown)');
+  });
 });

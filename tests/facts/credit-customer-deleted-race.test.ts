@@ -115,4 +115,11 @@ describe('a customer.deleted applied while a credit that landed before it commit
     const more = await journal.shareDeletion(subject, 1_500, [{ made: 'cbtxn_eur', unused: 0, recorded: null }, { made: 'cbtxn_before', unused: 1_000, recorded: 0 }, { made: 'cbtxn_late', unused: 1_000, recorded: null }]);
     expect([...more]).toEqual([['cbtxn_eur', 0], ['cbtxn_before', 0], ['cbtxn_late', 0]]);
   });
+
+  // Rule: a balance that is no finite number (nothing known of it) gives nothing out, never each credit its whole part.
+  it('gives nothing out of a balance that is not a number', async () => {
+    const journal = journalOf(rig.stores);
+    const parts = await journal.shareDeletion(`customer:cus_nan${randomBytes(4).toString('hex')}`, Number.NaN, [{ made: 'cbtxn_a', unused: 500, recorded: null }, { made: 'cbtxn_b', unused: 500, recorded: null }]);
+    expect([...parts.values()]).toEqual([0, 0]);
+  });
 });

@@ -33,6 +33,12 @@ export type ScenarioOptions = {
   keepJournals?: boolean;
   /** Opens a scenario's world; world.ts's openWorld unless a test gives another. */
   openWorld?: typeof openWorld;
+  /**
+   * The pid of the command that started the run, read as its process began (src/main.ts): read later, a parent that
+   * died meanwhile would already be replaced by the process that adopted the run, which the run would watch instead and
+   * never stop. This module's own first reading when not given.
+   */
+  startedBy?: number;
 };
 
 /** The plan filter every runner applies: the rows and columns asked for, or all. */
@@ -95,6 +101,8 @@ const INTERRUPTS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
  * at once without passing the signal on, and the run would go on unseen and write into --out a minute later.
  */
 const PARENT_POLL_MS = 1_000;
+/** The process that started this one, as this module loads (ScenarioOptions.startedBy says it from earlier). */
+const STARTED_BY = process.ppid;
 
 /** Stripe test mode when STRIPE_SECRET_KEY is a test key; a live key is refused, whatever else is set. */
 function testModeKey(env: NodeJS.ProcessEnv): string | null {
@@ -292,7 +300,7 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
   for (const name of INTERRUPTS) process.once(name, interrupted);
   process.once('exit', removeLeftovers);
   // The command that started the run gone (an npx stopped with SIGTERM, which passes it on to no one): as SIGHUP.
-  const parent = process.ppid;
+  const parent = options.startedBy ?? STARTED_BY;
   const parentWatch = setInterval(() => {
     if (process.ppid === parent || interruption !== null) return;
     clearInterval(parentWatch);

@@ -79,6 +79,9 @@ import type { Sandbox } from '../sandbox/index.js';
 import { freePort, processRuns, startPrivateRedis, type PrivateRedis } from './redis/private-server.js';
 import { clusterModeProblem, notRedisProtocol } from './redis/client.js';
 
+/** The process that started this one, read before anything else runs (a scenario run watches that it stays). */
+const STARTED_BY = process.ppid;
+
 /**
  * The outer layers (queues/, webhooks/, express), loaded by the commands that run them: express, bull-board,
  * prom-client and the BullMQ workers are about a third of the program's start-up, and most commands need none.
@@ -1317,7 +1320,7 @@ function addScenarioCommand(program: Command): void {
         return;
       }
       try {
-        const { results, files } = await runScenarios({ scenarios: names, reps: options.reps ?? null, delays: options.delays, out: options.out, rows: selection.rows, columns: selection.columns, keepJournals: options.keepJournals === true });
+        const { results, files } = await runScenarios({ scenarios: names, reps: options.reps ?? null, delays: options.delays, out: options.out, rows: selection.rows, columns: selection.columns, keepJournals: options.keepJournals === true, startedBy: STARTED_BY });
         process.stdout.write(`${files.join('\n')}\n`);
         const { runFailures } = await import('../scenarios/verdict.js');
         const failed = runFailures(results);

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Journal } from '../../src/redis/journal.js';
-import { sharedFactsRig, waitFor, type RigEffect } from './facts-rig.js';
+import { betweenLandingAndAnswer, invoiceTen, sharedFactsRig, waitFor, type RigEffect } from './facts-rig.js';
 
 const rig = sharedFactsRig();
 
@@ -22,19 +22,10 @@ const incident = () => `INC-${randomBytes(3).toString('hex')}`;
 
 /** Commits the credit, its customer deleted (and the deletion applied) after its send landed and before it commits. */
 async function commitDeletingBetween(effect: RigEffect & { kind: 'credit' }): Promise<string> {
-  const target = rig.target;
-  const apply = target.apply.bind(target);
-  target.apply = async (effectId, sent, context) => {
-    const result = await apply(effectId, sent, context);
+  return betweenLandingAndAnswer(rig, async () => {
     await rig.stripe.customers.del(effect.customer);
     await settled();
-    return result;
-  };
-  try {
-    return await rig.commit(effect);
-  } finally {
-    target.apply = apply;
-  }
+  }, () => rig.commit(effect));
 }
 
 async function lostAlerts(effectIds: readonly string[]) {
@@ -87,24 +78,12 @@ describe('a credit that commits after its customer was deleted', () => {
     const customer = await rig.stripe.customers.create({ name: 'One credit committed, one on its way, half used' });
     const older = await rig.commit({ kind: 'credit', customer: customer.id, amount: 1_000, incident: incident() });
     await settled();
-    const target = rig.target;
-    const apply = target.apply.bind(target);
     // The newer credit lands, then a $10 invoice takes $10 of the $20 balance, then the customer is deleted.
-    target.apply = async (effectId, sent, context) => {
-      const result = await apply(effectId, sent, context);
-      await rig.stripe.invoiceItems.create({ customer: customer.id, amount: 1_000, currency: 'usd' });
-      const draft = await rig.stripe.invoices.create({ customer: customer.id, pending_invoice_items_behavior: 'include' });
-      await rig.stripe.invoices.finalizeInvoice(draft.id ?? '');
+    const newer = await betweenLandingAndAnswer(rig, async () => {
+      await invoiceTen(rig, customer.id);
       await rig.stripe.customers.del(customer.id);
       await settled();
-      return result;
-    };
-    let newer: string;
-    try {
-      newer = await rig.commit({ kind: 'credit', customer: customer.id, amount: 1_000, incident: incident() });
-    } finally {
-      target.apply = apply;
-    }
+    }, () => rig.commit({ kind: 'credit', customer: customer.id, amount: 1_000, incident: incident() }));
     // The older credit, the only one committed when the deletion was applied, took the $10 left; the newer shares nothing.
     await rig.until(older, (v) => v.finalMoney.status === 'not_returned', 8_000);
     await waitFor('the deletion recorded on the newer credit', async () => ((await deletionsOn(newer)).length === 1 ? true : null), 8_000);
@@ -116,24 +95,19 @@ describe('a credit that commits after its customer was deleted', () => {
 
   it('an AMBIGUOUS credit whose customer is deleted reads unknown, and not_returned once a landing reported late commits it', async () => {
     const customer = await rig.stripe.customers.create({ name: 'Deleted while nobody could tell' });
-    const target = rig.target;
-    const apply = target.apply.bind(target);
     let landed: Record<string, unknown> = {};
     // The credit lands, its answer is lost, and the customer is deleted before the gate looks it up: the lookup can
     // never tell again (lookup_blind), so the effect is settled AMBIGUOUS.
-    target.apply = async (effectId, sent, context) => {
-      landed = await apply(effectId, sent, context);
+    const effectId = await betweenLandingAndAnswer(rig, async (result) => {
+      landed = result;
       await rig.stripe.customers.del(customer.id);
       await settled();
       throw new Error('connection reset after the credit landed');
-    };
-    let effectId: string;
-    try {
-      effectId = await rig.submit({ kind: 'credit', customer: customer.id, amount: 1_000, incident: incident() });
-      expect((await rig.effects.waitFor(effectId, 20_000))?.outcome).toBe('AMBIGUOUS');
-    } finally {
-      target.apply = apply;
-    }
+    }, async () => {
+      const submitted = await rig.submit({ kind: 'credit', customer: customer.id, amount: 1_000, incident: incident() });
+      expect((await rig.effects.waitFor(submitted, 20_000))?.outcome).toBe('AMBIGUOUS');
+      return submitted;
+    });
     await settled();
     const ambiguous = await rig.receipt(effectId);
     expect({ answer: ambiguous.answer, status: ambiguous.finalMoney.status }).toEqual({ answer: 'unknown', status: 'unknown' });

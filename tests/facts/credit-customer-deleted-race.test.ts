@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { journalOf, type StripeEvent } from '../../src/interlock.js';
 import type { Draft } from '../../src/core/entries.js';
-import { sharedFactsRig, waitFor } from './facts-rig.js';
+import { betweenLandingAndAnswer, invoiceTen, sharedFactsRig, waitFor } from './facts-rig.js';
 
 const rig = sharedFactsRig();
 
@@ -58,16 +58,11 @@ describe('a customer.deleted applied while a credit that landed before it commit
       }
       return observe(partition, effectId, draft, key);
     };
-    const target = rig.target;
-    const apply = target.apply.bind(target);
     let applying: Promise<unknown> = Promise.resolve();
     // The newer credit lands, a $10 invoice uses $10 of the $20 balance, the customer is deleted, and its event is
     // applied (as the facts worker would) before the newer credit's answer comes back: only the older is committed then.
-    target.apply = async (effectId, sent, context) => {
-      const result = await apply(effectId, sent, context);
-      await rig.stripe.invoiceItems.create({ customer: customer.id, amount: 1_000, currency: 'usd' });
-      const draft = await rig.stripe.invoices.create({ customer: customer.id, pending_invoice_items_behavior: 'include' });
-      await rig.stripe.invoices.finalizeInvoice(draft.id ?? '');
+    const newer = await betweenLandingAndAnswer(rig, async () => {
+      await invoiceTen(rig, customer.id);
       await rig.stripe.customers.del(customer.id);
       await rig.sandbox.control.idle();
       const jobs = await rig.factsQueue.queue.getJobs(['waiting', 'prioritized', 'delayed']);
@@ -75,14 +70,7 @@ describe('a customer.deleted applied while a credit that landed before it commit
       if (deletion === undefined) throw new Error('no customer.deleted queued');
       applying = rig.facts.applyEvent(deletion);
       await applyReached.done;
-      return result;
-    };
-    let newer: string;
-    try {
-      newer = await rig.commit({ kind: 'credit', customer: customer.id, amount: 1_000, incident: incident() });
-    } finally {
-      target.apply = apply;
-    }
+    }, () => rig.commit({ kind: 'credit', customer: customer.id, amount: 1_000, incident: incident() }));
     await applying;
     await waitFor('the deletion on the newer credit', async () => ((await rig.observed(newer)).some((fact) => fact.status === 'customer_deleted') ? true : null), 10_000);
     journal.observe = observe;

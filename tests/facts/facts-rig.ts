@@ -321,3 +321,30 @@ export function sharedFactsRig(options: FactsRigOptions = {}): FactsRig {
     },
   });
 }
+
+/**
+ * Runs `run` with `meanwhile` done after each send of the rig's target lands at the sandbox and before its answer comes
+ * back: what happens at Stripe between a credit's landing and its commit (a deletion, an invoice). A throw from
+ * `meanwhile` is the send's own (its answer lost). The target is put back however `run` ends.
+ */
+export async function betweenLandingAndAnswer<T>(rig: FactsRig, meanwhile: (landed: Awaited<ReturnType<Target['apply']>>) => Promise<void>, run: () => Promise<T>): Promise<T> {
+  const target = rig.target;
+  const apply = target.apply.bind(target);
+  target.apply = async (effectId, sent, context) => {
+    const landed = await apply(effectId, sent, context);
+    await meanwhile(landed);
+    return landed;
+  };
+  try {
+    return await run();
+  } finally {
+    target.apply = apply;
+  }
+}
+
+/** A $10 usd invoice finalized for `customer`: it takes $10 of the customer's credit balance. */
+export async function invoiceTen(rig: FactsRig, customer: string): Promise<void> {
+  await rig.stripe.invoiceItems.create({ customer, amount: 1_000, currency: 'usd' });
+  const draft = await rig.stripe.invoices.create({ customer, pending_invoice_items_behavior: 'include' });
+  await rig.stripe.invoices.finalizeInvoice(draft.id ?? '');
+}

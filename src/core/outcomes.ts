@@ -39,8 +39,8 @@ const SENTENCES: Record<SubmitOutcome | (typeof RECOVERY_OUTCOMES)[number], stri
   'REFUSED:over_cap': 'Sending this would go past a shared spending cap, so nothing was sent.',
   'REFUSED:target_error': 'Stripe refused the request outright; it was not sent again.',
   COMMITTED_ON_QUERY: 'The send looked unfinished, but Stripe shows it landed; that result is recorded.',
-  COMMITTED_BY_RETRY: 'After a crash the facts still held, so the effect was resent under the same idempotency key and Stripe confirmed it once.',
-  REAPPLIED_AFTER_QUERY: 'After a crash the facts still held and Stripe had no trace of the effect, so it was sent again.',
+  COMMITTED_BY_RETRY: 'The first send\'s answer was lost (a crash, a timeout, a dropped connection) and the facts still held, so the effect was resent under the same idempotency key and Stripe confirmed it once.',
+  REAPPLIED_AFTER_QUERY: 'The first send\'s answer was lost (a crash, a timeout, a dropped connection), the facts still held and Stripe had no trace of the effect, so it was sent again.',
   'REFUSED:lease_at_recovery': 'The approval lapsed or was revoked while the worker was down, and nothing had landed, so nothing was sent.',
   'REFUSED:stale_premise_at_recovery': 'A fact this effect depends on changed while the worker was down, and nothing had landed, so nothing was sent.',
 };

@@ -23,12 +23,15 @@ const cents = z
 // into the same metadata (`own`: the effect id and the request, and a credit's incident), so the caller gets what is
 // left of the 50: more would be accepted here and refused by Stripe only at the send (REFUSED:target_error).
 const STRIPE_METADATA_KEYS = 50;
+// Stripe reads an empty value as "unset this key": the object would not carry what the effect records. (Recorded
+// effects keep what they were proposed with.)
+const metadataValue = freeText(500).refine((value) => value !== '', "may not be empty (Stripe reads an empty value as 'no such key' and would not keep it): leave the key out");
 // `recorded`: the keys of an effect read back from the journal are taken as recorded (recordedIdentifier says why).
 const metadata = (own: readonly string[], recorded = false) => {
   const most = STRIPE_METADATA_KEYS - own.length;
   const theirs = `${own.slice(0, -1).join(', ')} and ${own.at(-1) ?? ''}`;
   return z
-    .record((recorded ? recordedIdentifier(40) : identifier(40)).refine((key) => !/[[\]]/.test(key), 'may not hold brackets (Stripe reads a bracket as a nested key)'), freeText(500))
+    .record((recorded ? recordedIdentifier(40) : identifier(40)).refine((key) => !/[[\]]/.test(key), 'may not hold brackets (Stripe reads a bracket as a nested key)'), recorded ? freeText(500) : metadataValue)
     .refine((value) => Object.keys(value).length <= most, `at most ${most} metadata keys (Stripe allows ${STRIPE_METADATA_KEYS}, and the gate adds ${own.length} of its own: ${theirs})`)
     .refine((value) => Object.keys(value).every((key) => !key.startsWith('interlock_')), 'metadata keys starting with interlock_ are reserved for the gate')
     .optional();

@@ -399,8 +399,9 @@ export function createRecover(ctx: GateContext) {
     // Tier 1 takeover resends while the dead worker's own request might still be in flight. That is safe only
     // because the target dedupes concurrent requests under one key (Stripe answers 409 idempotency_key_in_use to
     // the second while the first runs, and replays the first's answer after): both land as one object.
-    const announced = await journal.resend(partition, effectId, { owner: ctx.owner, epoch, approvalId: holding.approvalId }, { sendTimeoutMs: target.sendTimeoutMs, claimTtlMs: timing.claimTtlMs, notAfter });
+    // The claim is proven as of when the re-check is sent, not when its answer is read (send.ts CLAIM_FRESH_MS).
     const checkedAt = performance.now();
+    const announced = await journal.resend(partition, effectId, { owner: ctx.owner, epoch, approvalId: holding.approvalId }, { sendTimeoutMs: target.sendTimeoutMs, claimTtlMs: timing.claimTtlMs, notAfter });
     switch (announced.status) {
       case 'OK':
         break;

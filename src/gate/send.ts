@@ -17,7 +17,11 @@ export type SendResult = { landed: JsonObject } | { rejected: Rejected } | { unk
  * Nobody can take the claim over within it: that needs this worker's heartbeat gone (its TTL is several beats
  * long, and the heartbeat is checked too) or the claim lapsed (its TTL exceeds the send timeout). A process that
  * stalled longer than this between the proof and the write asks Redis first, so one that froze and woke fenced
- * out does not send (DESIGN §7).
+ * out does not send (DESIGN §7). The proof counts from the instant its script was SENT (Redis ran it no earlier),
+ * never from when its answer was read: a process frozen in between reads an old proof as a fresh one. And the
+ * heartbeat key must have held this boot's nonce without a gap since then (heartbeat.heldSince): a key that lapsed
+ * while the process was frozen and was written again by its next beat looks alive, though another worker may have
+ * taken the claim over in the gap.
  */
 export const CLAIM_FRESH_MS = 250;
 
@@ -62,7 +66,10 @@ export async function markUnknown(ctx: GateContext, where: { partition: string; 
   }
 }
 
-/** `where.neverSent`: this is the send of a first dispatch, after a premise read that said so (SendContext.neverSent). */
+/**
+ * `where.neverSent`: this is the send of a first dispatch, after a premise read that said so (SendContext.neverSent).
+ * `claimCheckedAt`: when the script that proved the claim was sent (performance.now() before it).
+ */
 export async function sendOnce(ctx: GateContext, where: { partition: string; effectId: string; epoch: number; attempt?: string; neverSent?: true }, effect: Effect, requestId: string | null, deadlineAt: number, claimCheckedAt: number): Promise<SendResult> {
   const { journal, heartbeat, target } = ctx;
   let checkedAt = claimCheckedAt;
@@ -74,11 +81,12 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
     async beforeWrite() {
       const now = performance.now();
       if (deadlineAt - now <= 0) throw new SendFenced('the send deadline passed before the request could leave');
-      if (now - checkedAt <= CLAIM_FRESH_MS && heartbeat.aliveFor() > CLAIM_FRESH_MS) return;
+      if (now - checkedAt <= CLAIM_FRESH_MS && heartbeat.aliveFor() > CLAIM_FRESH_MS && heartbeat.heldSince() <= checkedAt) return;
+      const asking = performance.now();
       if (!(await journal.holdsClaim(where.partition, where.effectId, ctx.owner, where.epoch))) {
         throw new SendFenced('this worker lost its claim before the request left (it stalled and another worker took over)');
       }
-      checkedAt = performance.now();
+      checkedAt = asking;
       if (deadlineAt - checkedAt <= 0) throw new SendFenced('the send deadline passed before the request could leave');
     },
   };

@@ -443,6 +443,8 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       ],
     };
     let reply: ProposeReply;
+    // The claim this step takes is proven as of when it is sent, not when its answer is read (send.ts CLAIM_FRESH_MS).
+    const provingSentAt = performance.now();
     try {
       if (bound.status === 'UNBOUND') {
         const made = await journal.bindAndPropose(request);
@@ -466,7 +468,6 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       if (sealed !== null && !ctx.busy.has(effectId)) await journal.releaseClaim(partition, effectId, ctx.owner, epoch + 1, 'first', sealed).catch(() => undefined);
       throw error;
     }
-    const scriptAnsweredAt = performance.now();
     switch (reply.status) {
       case 'OK': {
         if (stale) {
@@ -477,7 +478,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
         const holding: Holding = { partition, effectId, epoch: reply.epoch ?? epoch + 1, head: reply.entries.at(-1)?.hash ?? '', approvalId: proposal.approval, attempt: prepared.attempt, ...(current.status === 'NEW' ? { boundAt: current.now } : {}), ...(current.status === 'UNBOUND' ? {} : { indexEntry: `${effectId}:${current.token}` }), ...(neverSent ? { neverSent: true as const } : {}) };
         ctx.busy.hold(effectId);
         try {
-          return await answer(await sendDispatched(holding, effect, proposal.requestId ?? null, deadlineAt, scriptAnsweredAt), partition);
+          return await answer(await sendDispatched(holding, effect, proposal.requestId ?? null, deadlineAt, provingSentAt), partition);
         } finally {
           ctx.busy.release(effectId);
         }

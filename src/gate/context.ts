@@ -45,7 +45,8 @@ export type RecoveryReport = {
   settled: { effectId: string; outcome: Outcome; sentence: string }[];
   waiting: { effectId: string; until: number; reason: string }[];
   skipped: { effectId: string; reason: string; holder?: string; retryAt?: number }[];
-  unresolved: { effectId: string; outcome: Outcome; error: string }[];
+  /** `retryAt` (Redis ms): when a pass looks at it again (a resend whose outcome is unknown), else the next periodic pass. */
+  unresolved: { effectId: string; outcome: Outcome; error: string; retryAt?: number }[];
   /** The earliest instant (Redis clock) at which recovery has more to do, or null. */
   nextAt: number | null;
 };
@@ -55,7 +56,7 @@ export type Settled =
   | { kind: 'settled'; effectId: string; outcome: Outcome; evidence?: string | null; reason?: string; changes?: PremiseChange[] }
   | { kind: 'waiting'; effectId: string; until: number; reason: string }
   | { kind: 'skipped'; effectId: string; reason: string; holder?: string; retryAt?: number; slowDown?: SlowDown }
-  | { kind: 'unresolved'; effectId: string; outcome: Outcome; error: string; slowDown?: SlowDown };
+  | { kind: 'unresolved'; effectId: string; outcome: Outcome; error: string; slowDown?: SlowDown; retryAt?: number };
 
 /**
  * What the gate consults before every dispatch and send: throws while this process may not send (Redis not

@@ -22,6 +22,11 @@ import { blindReason, commit, isBlind, refuseAtRecovery, rereadIfLanded, rejecti
 import { lookUp } from './reads.js';
 import { nextAttempt, readFacts } from './submit.js';
 
+/** How long after a resend that got no definite answer a pass looks again: 1 s, doubling with each such answer, at most 30 s. */
+export function resendRetryMs(unknownsBefore: number): number {
+  return Math.min(1_000 * 2 ** Math.max(0, Math.min(unknownsBefore, 5)), 30_000);
+}
+
 type Claim = { epoch: number; now: number; sendDeadline: number; deathProvenAt: number | null; late: string; unknowns: number; unknownAt: number | null; neverSent: boolean };
 
 /** Effects whose last request this worker saw get no definite answer, and what it got; bounded, it is only for the alert's text. */
@@ -292,7 +297,7 @@ export function createRecover(ctx: GateContext) {
       switch (plan.do) {
         case 'resend': {
           if (checks === null) break;
-          const sent = await resend(holding, dispatched, effect, firstProposal(entries)?.requestId ?? null, checks, plan.outcome, absenceTrustedAt(recoveryTiming), claim.neverSent);
+          const sent = await resend(holding, dispatched, effect, firstProposal(entries)?.requestId ?? null, checks, plan.outcome, absenceTrustedAt(recoveryTiming), claim.neverSent, claim.unknowns);
           if (sent.kind !== 'lease') return sent.settled;
           // The approval died between the re-check and the resend: nothing is sent, and recovery goes on as for
           // any failed re-check (issue 6, item 2).
@@ -389,7 +394,8 @@ export function createRecover(ctx: GateContext) {
     return { kind: 'waiting', effectId, until: trustedAt, reason };
   }
 
-  async function resend(holding: Holding, dispatched: EntryOf<'DISPATCHED'>, effect: Effect, requestId: string | null, checks: Checks, outcome: 'COMMITTED_BY_RETRY' | 'REAPPLIED_AFTER_QUERY', trustedAt: number, neverSent: boolean): Promise<Resent> {
+  /** `unknownsBefore`: how many requests of the dispatch got no definite answer before this resend (the claim's). */
+  async function resend(holding: Holding, dispatched: EntryOf<'DISPATCHED'>, effect: Effect, requestId: string | null, checks: Checks, outcome: 'COMMITTED_BY_RETRY' | 'REAPPLIED_AFTER_QUERY', trustedAt: number, neverSent: boolean, unknownsBefore: number): Promise<Resent> {
     const { partition, effectId, epoch } = holding;
     const held = await holdBack(ctx, holding, 'unsent');
     if (held !== null) return { kind: 'done', settled: { kind: 'unresolved', effectId, outcome: 'UNRESOLVED:replicas_behind', error: held } };
@@ -428,7 +434,12 @@ export function createRecover(ctx: GateContext) {
     logger.warn({ effectId, error: why }, 'resend outcome unknown; the claim stays until it lapses');
     const slowDown = 'unknown' in sent ? slowDownOf(sent.unknown) : null;
     if ('unknown' in sent) await markUnknown(ctx, holding, slowDown);
-    return { kind: 'done', settled: { kind: 'unresolved', effectId, outcome: `UNRESOLVED:${'fenced' in sent ? 'fenced' : errorName(sent.unknown)}`, error: why, ...(slowDown === null ? {} : { slowDown }) } };
+    // Stripe may still be running an earlier request under the key (409 idempotency_key_in_use: the dead sender's), or
+    // answered this one where nobody heard: a pass looks the effect up again soon, later after each such answer (the
+    // claim is this worker's, taken back at once), not at the next periodic pass a minute on. A rate limit slows the
+    // whole queue down instead (slowDown).
+    const retryAt = 'unknown' in sent && slowDown === null ? announced.now + resendRetryMs(unknownsBefore) : undefined;
+    return { kind: 'done', settled: { kind: 'unresolved', effectId, outcome: `UNRESOLVED:${'fenced' in sent ? 'fenced' : errorName(sent.unknown)}`, error: why, ...(slowDown === null ? {} : { slowDown }), ...(retryAt === undefined ? {} : { retryAt }) } };
   }
 
   async function recover(options: { only?: readonly string[]; requeue?: Requeue } = {}): Promise<RecoveryReport> {
@@ -469,7 +480,8 @@ export function createRecover(ctx: GateContext) {
           break;
         }
         case 'unresolved':
-          report.unresolved.push({ effectId, outcome: one.outcome, error: one.error });
+          report.unresolved.push({ effectId, outcome: one.outcome, error: one.error, ...(one.retryAt === undefined ? {} : { retryAt: one.retryAt }) });
+          if (one.retryAt !== undefined) wake(one.retryAt);
           break;
         default: {
           const never: never = one;

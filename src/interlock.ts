@@ -57,6 +57,7 @@ export { APPROVAL_ID, PROPOSAL_LIMITS, RESERVED_REQUEST_PREFIXES, reservedReques
 export { SUBJECT as APPROVAL_SCOPE, GRANT_LIMITS, approvalRoom, type SubjectCap } from './core/approval.js';
 export { zodFieldProblems } from './core/errors.js';
 export type { FinalMoney, Exposure } from './core/final-money.js';
+export { moneyAfterSend } from './core/final-money.js';
 export type { ApprovalSnapshot } from './core/entries.js';
 export type { Durability } from './redis/durability.js';
 export type { ReconcileCursor, ReconcileTurn, WatchPosition } from './redis/journal.js';

@@ -642,3 +642,21 @@ export function deriveSecondCompensation(facts: MoneyFacts, answer: MoneyStatus,
     sentence: `This effect's credit${ownCents === null ? '' : ` (${moneyText(ownCents, currency)})`} landed and ${theirs} (${compensationsText({ notesCents, currency, elsewhere })}) also compensates ${what}: the customer was compensated twice.`,
   };
 }
+
+/**
+ * What became of the money after a send Stripe accepted, as sentences to follow the outcome's own: said only when it
+ * is not simply "it went back" (a refund Stripe failed afterwards or has not finished, a credit taken back or never
+ * used), and the exposure's when the payment was charged back too; "" otherwise. `committed`: the effect's outcome
+ * says the send landed. Every view of an effect (the API's, the CLI's, a case's) says the same.
+ */
+export function moneyAfterSend(committed: boolean, kind: string | null, money: Pick<FinalMoney, 'status' | 'failureReason'>, exposure: Pick<Exposure, 'sentence'> | null): string {
+  const parts: string[] = [];
+  const why = money.failureReason ?? 'no reason given';
+  if (committed && money.status === 'not_returned') {
+    parts.push(kind === 'credit' ? `Then the credit did not reach the customer (${why}), and alert failed_after_landed says what to do.` : `Then Stripe failed the refund (${why}): the money did not go back to the customer, and alert failed_after_landed says what to do.`);
+  } else if (committed && money.status === 'pending') {
+    parts.push('Stripe has not finished the refund yet (pending): the money is not back with the customer yet.');
+  }
+  if (exposure !== null) parts.push(exposure.sentence);
+  return parts.map((part) => ` ${part}`).join('');
+}

@@ -29,7 +29,7 @@ async function effectAsItStands(stores: Stores, effectId: string) {
     effect_id: summary.id,
     state: summary.state,
     outcome: summary.outcome,
-    sentence: summary.sentence,
+    sentence: detail.sentence,
     reason: summary.reason,
     amount: summary.amount,
     final_money: detail.final_money,
@@ -50,23 +50,8 @@ function reapprovalOf(entries: readonly Entry[]) {
   return null;
 }
 
-/** What became of the money after a send Stripe accepted: said only when it is not simply "it went back". */
-function moneySentence(effect: CaseEffect): string {
-  const money = effect.final_money as { status?: unknown; failure_reason?: unknown };
-  const landed = effect.state === 'committed';
-  const parts: string[] = [];
-  if (landed && money.status === 'not_returned') {
-    parts.push(`Then Stripe failed the refund (${typeof money.failure_reason === 'string' ? money.failure_reason : 'no reason given'}): the money did not go back to the customer, and alert failed_after_landed says what to do.`);
-  } else if (landed && money.status === 'pending') {
-    parts.push('Stripe has not finished the refund yet (pending): the money is not back with the customer yet.');
-  }
-  const exposure = effect.exposure as { sentence?: unknown } | null;
-  if (exposure !== null && typeof exposure.sentence === 'string') parts.push(exposure.sentence);
-  return parts.map((part) => ` ${part}`).join('');
-}
-
 function effectSentence(effect: CaseEffect): string {
-  return `${effect.sentence}${moneySentence(effect)}`;
+  return effect.sentence;
 }
 
 /** Who dismissed the effect's inbox item `item` and why, or null when nobody did. */

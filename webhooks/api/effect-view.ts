@@ -1,7 +1,7 @@
 // How an effect reads over HTTP: its state and outcome from its journal alone (the same entries a receipt holds),
 // the outcome's plain sentence, and, for one effect, its journal kinds with times, the final money and exposure as
 // verify() derives them from the signed receipt.
-import { currencyOfEffectOrCredit, currentOutcome, explainOutcome, outcomeReason, verify, type Entry, type Outcome, type PublicKeySet, type Receipt } from '../../src/interlock.js';
+import { currencyOfEffectOrCredit, currentOutcome, explainOutcome, moneyAfterSend, outcomeReason, verify, type Entry, type Outcome, type PublicKeySet, type Receipt } from '../../src/interlock.js';
 import type { EffectState } from './schemas.js';
 
 const COMMITTED = new Set(['COMMITTED', 'COMMITTED_ON_QUERY', 'COMMITTED_BY_RETRY', 'REAPPLIED_AFTER_QUERY']);
@@ -102,6 +102,8 @@ export function detailOf(summary: EffectSummary, entries: readonly Entry[], rece
   const verification = receipt ? verify(receipt, { publicKeys }) : null;
   return {
     ...summary,
+    // What became of the money after the send, when it is not simply "it went back" (a refund Stripe failed afterwards).
+    sentence: verification === null ? summary.sentence : `${summary.sentence}${moneyAfterSend(summary.state === 'committed', summary.kind, verification.finalMoney, verification.exposure)}`,
     journal: entries.map((entry) => ({ kind: entry.kind, at: iso(entry.at), at_ms: entry.at })),
     final_money: snakeKeys(verification?.finalMoney ?? { status: 'unknown', refund: null, refunds: [], failureReason: null, disputes: [] }) as Record<string, unknown>,
     exposure: verification?.exposure ? (snakeKeys(verification.exposure) as Record<string, unknown>) : null,

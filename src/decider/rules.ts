@@ -14,14 +14,19 @@ import { stoppingFact } from './stopping-fact.js';
 /** The `model` the rules decider writes into PROPOSED's `decision`, and so into receipts. */
 export const RULES_MODEL = 'rules';
 
-/** How a person sends the money by hand when, having read the facts, they find it is still owed. */
+/**
+ * How a person sends the money by hand when, having read the facts, they find it is still owed: under an approval that
+ * covers it. The case's own is named with how to see whether it still can: the decider does not know its uses and room
+ * (another case may have spent them, as the refund that stopped this one may have).
+ */
 function byHand(input: DecisionCase): string {
-  return input.kind === 'refund' ? `POST /v1/refunds (npx interlock refund) under approval ${input.approval.id}` : `POST /v1/credits (npx interlock credit) under approval ${input.approval.id}`;
+  const how = input.kind === 'refund' ? 'POST /v1/refunds (npx interlock refund)' : 'POST /v1/credits (npx interlock credit)';
+  return `${how} under an approval that covers it (${input.approval.id}, if it has a use and room left: npx interlock approvals describe ${input.approval.id})`;
 }
 
 /** `owed`: when a person sends the money by hand after reading the facts (by default, if the customer is still owed it). */
 function decline(input: DecisionCase, fact: string, owed = 'if the customer is still owed money'): DeclineDecision {
-  const reason = `${fact}, so no ${input.kind} was proposed for case ${input.caseId}. Nothing was sent and approval ${input.approval.id} was not used: ${owed}, a person sends it with ${byHand(input)}.`;
+  const reason = `${fact}, so no ${input.kind} was proposed for case ${input.caseId}. Nothing was sent, and this case used nothing of approval ${input.approval.id}: ${owed}, a person sends it with ${byHand(input)}.`;
   return { action: 'decline', reason, model: RULES_MODEL, text: `rules: declined on the facts. ${reason}` };
 }
 

@@ -71,13 +71,13 @@ describe('the rules decider', () => {
     expect(await decider.decide(refundCase({ facts: { get_payment: { chargebacks: [], refunded_by_others: null, open_inquiry: 'du_2', currency: 'usd' } } }))).toEqual(first);
   });
 
-  it('declines a refund of a payment a person already refunded, naming the fact, the approval left unused and how to refund by hand', async () => {
+  it('declines a refund of a payment a person already refunded, naming the fact, that this case used nothing of the approval, and how to refund by hand under one that covers it (the decider does not know whether the case approval still can)', async () => {
     const input = refundCase({ facts: { get_payment: { payment_intent: PAYMENT, chargebacks: [], refunded_by_others: 2000, refundable: 8000, currency: 'usd' } } });
     const decision = await createDecider(loadDeciderConfig({})).decide(input);
     expect(decision).toMatchObject({ action: 'decline', model: RULES_MODEL });
     expect(checkDecision(decision, input.approval, input.kind, null).verdict).toBe('declined');
     expect(decision.text).toBe(
-      `rules: declined on the facts. Payment ${PAYMENT} was refunded $20.00 already, outside this case (refunded_by_others in the facts read at Stripe), so no refund was proposed for case case-4471. Nothing was sent and approval ap_case_4471 was not used: if the customer is still owed money, a person sends it with POST /v1/refunds (npx interlock refund) under approval ap_case_4471.`,
+      `rules: declined on the facts. Payment ${PAYMENT} was refunded $20.00 already, outside this case (refunded_by_others in the facts read at Stripe), so no refund was proposed for case case-4471. Nothing was sent, and this case used nothing of approval ap_case_4471: if the customer is still owed money, a person sends it with POST /v1/refunds (npx interlock refund) under an approval that covers it (ap_case_4471, if it has a use and room left: npx interlock approvals describe ap_case_4471).`,
     );
   });
 
@@ -91,7 +91,7 @@ describe('the rules decider', () => {
     const decision = decideByRules(creditCase({ facts: { get_account: { customer: CUSTOMER, subscription_status: 'active', incident_compensation: 500, currency: 'usd' } } }));
     expect(decision).toMatchObject({ action: 'decline', model: 'rules' });
     expect(decision.text).toContain(`Customer ${CUSTOMER} was given $5.00 for incident INC-0efaf1 already (incident_compensation in the facts read at Stripe), so no credit was proposed`);
-    expect(decision.text).toContain('POST /v1/credits (npx interlock credit) under approval approval-case-34ef553a02');
+    expect(decision.text).toContain('POST /v1/credits (npx interlock credit) under an approval that covers it (approval-case-34ef553a02, if it has a use and room left: npx interlock approvals describe approval-case-34ef553a02)');
   });
 
   it('refuses a case that could not become a proposal, before deciding anything', async () => {

@@ -31,7 +31,7 @@ it('a $20 goodwill refund on a payment whose chargeback the merchant won: declin
   const text = record?.status.decision?.text ?? '';
   expect(text).not.toContain('would return it twice');
   expect(text).toContain(`Payment ${paymentIntent} has chargebacks (${dispute.id}): a refund beside a chargeback returns the money twice unless the merchant won the dispute, and the facts read at Stripe do not say how it ended, so no refund was proposed for case ${caseId}.`);
-  expect(text).toContain(`if the dispute was won by the merchant and the customer is still owed money, a person sends it with POST /v1/refunds (npx interlock refund) under approval ${approval}.`);
+  expect(text).toContain(`if the dispute was won by the merchant and the customer is still owed money, a person sends it with POST /v1/refunds (npx interlock refund) under an approval that covers it (${approval}, if it has a use and room left: npx interlock approvals describe ${approval}).`);
   expect(await rig.stores.journal.partitionOf(caseEffectId(caseId))).toBeNull();
   expect(await rig.refundsAt(paymentIntent)).toEqual([]);
 });

@@ -3,18 +3,20 @@
 // live under the data directory, so the next start finds the same journal. Its memory is bounded (maxmemory), so a
 // full Redis refuses writes with OOM, which the service waits out, instead of growing until the kernel kills it (and,
 // replaying the same file at its next start, kills it again). It listens on loopback only, on a free port, and is
-// stopped (with its final fsync) when the service stops. Every user of the machine reaches that port, so it requires
-// a password, kept in a file of its own 0700 directory: a client holds it only by reading that directory (the
-// service from its start, the CLI from service.json, also 0600).
+// stopped (with its final fsync) when the service stops, unless other processes still use it (a `serve --roles
+// worker` that joined through service.json): it is then left running, and the next start takes it over. Every user
+// of the machine reaches that port, so it requires a password, kept in a file of its own 0700 directory: a client
+// holds it only by reading that directory (the service from its start, the CLI from service.json, also 0600).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { DEFAULT_REDIS_MAXMEMORY } from '../config.js';
 import { InterlockError } from '../core/errors.js';
 import { createFileOnce, makeDirectory } from '../files.js';
+import { createLogger } from '../log.js';
 
 export type PrivateRedis = {
   url: string;
@@ -22,6 +24,11 @@ export type PrivateRedis = {
   pid: number;
   /** Calls `listener` once with a sentence for the operator if the server exits on its own (killed, crashed), not by stop(). */
   onExit(listener: (sentence: string) => void): void;
+  /**
+   * Stops it (SIGTERM: Redis fsyncs its append-only file and exits), unless other processes are connected to it (a
+   * `serve --roles worker` that joined through service.json, with a send in progress): it is then left running for
+   * them, with one warning line saying so, and the next start on the data directory takes it over.
+   */
   stop(): Promise<void>;
 };
 
@@ -101,15 +108,41 @@ function privatePassword(dir: string): string {
   throw new InterlockError('invalid_config', `Could not make the password file of the private Redis, ${file}: remove it and start again.`);
 }
 
+/**
+ * The pid a pid file (the start lock, redis.pid) names, while that process may still be its writer. Not this process
+ * (it cannot be another start, nor a redis-server), nor a process that started after the file was written: a fresh
+ * pid namespace (a container started again) or a reboot gives the same pids to other processes, and a file left by a
+ * process that exited without removing it (a second Ctrl-C, a kill, a power cut) would otherwise refuse every start.
+ */
 function livePid(file: string): number | null {
   let pid: number;
+  let writtenMs: number;
   try {
     pid = Number(readFileSync(file, 'utf8').split('\n')[0]?.trim());
+    writtenMs = statSync(file).mtimeMs;
   } catch {
     return null;
   }
-  if (!Number.isSafeInteger(pid) || pid <= 0) return null;
-  return processRuns(pid) ? pid : null;
+  if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || !processRuns(pid)) return null;
+  const started = processStartMs(pid);
+  return started !== null && started > writtenMs + START_CLOCK_SLACK_MS ? null : pid;
+}
+
+/** How far a process's start time read from /proc may be off the file clock (boot time is kept in whole seconds), in ms. */
+const START_CLOCK_SLACK_MS = 5_000;
+
+/** When a process started, in ms since the epoch, where /proc says (Linux); null elsewhere or when it cannot be read. */
+function processStartMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // `pid (comm) state …`: the fields after the last ")" begin with the third (state); starttime is the 22nd, in
+    // clock ticks since boot, which /proc counts at USER_HZ, 100 a second.
+    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    const boot = Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1]);
+    return Number.isFinite(ticks) && Number.isFinite(boot) && boot > 0 ? boot * 1_000 + ticks * 10 : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -156,11 +189,16 @@ function missingBinary(): InterlockError {
   );
 }
 
+/** The start locks this process holds now (their contents), whatever directory they lock. */
+const heldHere = new Set<string>();
+
 /**
  * Takes the directory's start lock (`start.lock`, holding this process's pid), so two starts at the same moment
  * cannot both pass the pidfile check and run two servers on one append-only file. A lock whose process is gone (a
  * killed start) is moved aside, atomically, and taken again: of two starts that find it stale, one moves it and
  * both then race for a fresh lock, which only one gets. Returns its release; throws when a live process holds it.
+ * A lock naming this process is held only while a start of this process holds it (heldHere); else an earlier process
+ * with the same pid left it (livePid).
  */
 function takeStartLock(dir: string): () => void {
   const file = join(dir, 'start.lock');
@@ -169,7 +207,10 @@ function takeStartLock(dir: string): () => void {
       // The pid, then a token of this start: a release removes the lock only while it is still this start's.
       const mine = `${process.pid}\n${randomBytes(8).toString('hex')}`;
       writeFileSync(file, mine, { flag: 'wx', mode: 0o600 });
-      return () => {
+      heldHere.add(mine);
+      const release = () => {
+        process.removeListener('exit', release);
+        heldHere.delete(mine);
         let now: string;
         try {
           now = readFileSync(file, 'utf8');
@@ -178,10 +219,19 @@ function takeStartLock(dir: string): () => void {
         }
         if (now === mine) rmSync(file, { force: true });
       };
+      // A process that exits without stopping (a second signal, a stop that overran) leaves no lock behind either.
+      process.once('exit', release);
+      return release;
     } catch (error) {
       if ((error as { code?: string }).code !== 'EEXIST') throw error;
     }
-    const holder = livePid(file);
+    let found = '';
+    try {
+      found = readFileSync(file, 'utf8');
+    } catch {
+      // Released meanwhile: taken at the next attempt.
+    }
+    const holder = heldHere.has(found) ? process.pid : livePid(file);
     if (holder !== null) {
       throw new InterlockError('invalid_config', `Another \`interlock serve\` (pid ${holder}) is starting or running the private Redis in ${dir}. Set REDIS_URL to share it (its address is in service.json beside that directory once it runs), or give this process its own INTERLOCK_DATA_DIR.`);
     }
@@ -226,7 +276,94 @@ async function stopOrphan(url: string, dir: string, pid: number): Promise<'stopp
   return 'not_it';
 }
 
-type StartOptions = { onLine?: (line: string) => void; orphanOf?: string | null; signal?: AbortSignal; maxmemory?: string };
+/**
+ * How many connections to the private Redis at `url` (listening on `port`) belong to other processes: not the one
+ * asking, nor one of this process's own (a connection it never closed; those it closed leave the list within moments,
+ * so a count above 0 is asked again for up to a second). 0 when Redis does not answer: nobody can be using it.
+ */
+async function othersConnected(url: string, port: number): Promise<number> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false, connectTimeout: 2_000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const asking = String(await client.call('CLIENT', 'ID'));
+    let others = 0;
+    for (let attempt = 0; attempt < 20; attempt += 1) {
+      const own = ownConnectionPorts(port);
+      const lines = String(await client.call('CLIENT', 'LIST')).split('\n');
+      others = lines.filter((line) => {
+        const id = /(?:^| )id=(\d+)/.exec(line)?.[1];
+        const from = /(?:^| )addr=\S+:(\d+)(?: |$)/.exec(line)?.[1];
+        return id !== undefined && id !== asking && !(from !== undefined && own.has(Number(from)));
+      }).length;
+      if (others === 0) break;
+      await new Promise((wait) => setTimeout(wait, 50));
+    }
+    return others;
+  } catch {
+    return 0;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/**
+ * The local ports of this process's TCP connections to `port`, where /proc shows them (Linux; elsewhere none): its
+ * sockets (/proc/self/fd) matched by inode against the connection table (/proc/self/net/tcp, tcp6).
+ */
+function ownConnectionPorts(port: number): Set<number> {
+  const inodes = new Set<string>();
+  try {
+    for (const fd of readdirSync('/proc/self/fd')) {
+      try {
+        const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`))?.[1];
+        if (inode !== undefined) inodes.add(inode);
+      } catch {
+        // Closed since it was listed.
+      }
+    }
+  } catch {
+    return new Set();
+  }
+  const ports = new Set<number>();
+  for (const table of ['/proc/self/net/tcp', '/proc/self/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    // `sl local_address rem_address st … inode`, addresses as hex `IP:PORT`, the inode tenth.
+    for (const row of text.split('\n').slice(1)) {
+      const columns = row.trim().split(/\s+/);
+      const local = columns[1]?.split(':')[1];
+      const remote = columns[2]?.split(':')[1];
+      const inode = columns[9];
+      if (local !== undefined && remote !== undefined && inode !== undefined && inodes.has(inode) && Number.parseInt(remote, 16) === port) ports.add(Number.parseInt(local, 16));
+    }
+  }
+  return ports;
+}
+
+/** The line a stop that leaves the private Redis running for other processes logs: what runs, for whom, and what next. */
+function logLeftRunning(logger: WarnLog, dir: string, pid: number, port: number, others: number): void {
+  logger.warn(
+    { redisPid: pid, redisPort: port, dir, otherConnections: others },
+    `the private Redis (pid ${pid}, port ${port}) in ${dir} was left running: ${others} connection${others === 1 ? '' : 's'} of other processes use it (a \`serve --roles worker\` that joined through service.json, say), and stopping it would cut a send in progress. The next \`npm start\` on this data directory takes it over; to stop it by hand once they have stopped: \`kill ${pid}\` (Redis writes its append-only file, then exits).`,
+  );
+}
+
+type StartOptions = {
+  onLine?: (line: string) => void;
+  orphanOf?: string | null;
+  signal?: AbortSignal;
+  maxmemory?: string;
+  /** Where stop() says it left the server running for other processes (logLeftRunning); a logger of its own when not given. */
+  logger?: WarnLog;
+};
+
+/** The part of a logger a stop uses (the service's pino logger is one). */
+export type WarnLog = { warn(fields: Record<string, unknown>, message: string): void };
 
 /**
  * Starts redis-server under `<dataDir>/redis`; throws `invalid_config` (exit 2) when the binary is missing.
@@ -236,6 +373,8 @@ type StartOptions = { onLine?: (line: string) => void; orphanOf?: string | null;
  * so a kill loses nothing it acknowledged) and fails the start once the server has exited, so the caller may remove
  * its directory; aborting it later does nothing (stop() stops a started server).
  * `maxmemory`: the server's memory limit (config.redisMaxmemory; DEFAULT_REDIS_MAXMEMORY when not given).
+ * A server left running on the directory that other processes still use (a stop left it for them, or a killed serve
+ * left it) is taken over, not stopped: its PrivateRedis has that server's address and pid.
  */
 export async function startPrivateRedis(dataDir: string, options: StartOptions & { binary?: string } = {}): Promise<PrivateRedis> {
   const binary = options.binary ?? 'redis-server';
@@ -267,11 +406,11 @@ async function startLocked(binary: string, dir: string, dataDir: string, options
   for (const address of new Set([options.orphanOf, recordedAddress(dir)])) {
     if (owner === null || found !== 'not_it' || typeof address !== 'string') continue;
     found = await stopOrphan(address, dir, owner);
+    // Still in use (a worker that joined through service.json sends on it): taken over as it runs, since stopping it
+    // would cut that send, and a second server on the same append-only file would corrupt it.
+    if (found === 'in_use') return await adopt(address, dir, owner, options, release);
   }
   const orphanGone = found === 'stopped';
-  if (owner !== null && found === 'in_use') {
-    throw new InterlockError('invalid_config', `The private Redis in ${dir} (pid ${owner}) was left running by an \`interlock serve\` that is gone, and other processes are still connected to it (a \`serve --roles worker\` that joined it, say): it was not stopped. Stop them first, or set REDIS_URL to share it (its address, with its password, is in ${addressFile(dir)}), or give this process its own INTERLOCK_DATA_DIR.`);
-  }
   if (owner !== null && !orphanGone) {
     throw new InterlockError('invalid_config', `Another redis-server (pid ${owner}) already serves the private Redis in ${dir}, started by another \`interlock serve\` with this data directory. Set REDIS_URL to share it (its address, with its password, is in ${join(dataDir, 'service.json')} and in ${addressFile(dir)}), or give this process its own INTERLOCK_DATA_DIR.`);
   }
@@ -371,12 +510,85 @@ async function startLocked(binary: string, dir: string, dataDir: string, options
     },
     async stop() {
       stopping = true;
-      if (exited === null) {
+      const others = exited === null ? await othersConnected(url, port) : 0;
+      if (others > 0 && exited === null) {
+        // Left for them: nothing of this process ends it any more, nor waits on it.
+        process.removeListener('exit', endWithProcess);
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        child.unref();
+        logLeftRunning(options.logger ?? createLogger(), dir, child.pid ?? 0, port, others);
+      } else if (exited === null) {
         // SIGTERM: Redis fsyncs the append-only file and exits.
         child.kill('SIGTERM');
         const timer = setTimeout(() => child.kill('SIGKILL'), 8_000);
         await exit;
         clearTimeout(timer);
+      }
+      release();
+    },
+  };
+}
+
+/**
+ * Takes over the private Redis at `url`, pid `pid`, left running on `dir` for the processes still connected to it (by
+ * a stop, or by a serve that was killed): this start's PrivateRedis, with that server's address and pid, and the
+ * memory limit this start was given. Its stop() stops it as a started one's does, or leaves it again for those still
+ * connected. Called under the start lock, which it holds until then.
+ */
+async function adopt(url: string, dir: string, pid: number, options: StartOptions, release: () => void): Promise<PrivateRedis> {
+  const port = Number(new URL(url).port);
+  const maxmemory = options.maxmemory ?? DEFAULT_REDIS_MAXMEMORY;
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false, connectTimeout: 2_000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.config('SET', 'maxmemory', maxmemory);
+  } catch (error) {
+    throw new InterlockError('redis_unavailable', `The private Redis in ${dir} (pid ${pid}), left running for the processes still connected to it, could not be taken over (${errorText(error)}): stop them, then that Redis (\`kill ${pid}\`), and start again.`, { cause: error });
+  } finally {
+    client.disconnect();
+  }
+  let stopping = false;
+  let died: string | null = null;
+  const exitListeners: ((sentence: string) => void)[] = [];
+  // Not a child of this process: its end is seen by looking, once a second.
+  const watch = setInterval(() => {
+    if (stopping || processRuns(pid)) return;
+    clearInterval(watch);
+    died = `The private redis-server (pid ${pid}) in ${dir}, taken over at start, exited while the service ran: nothing can be recorded or sent until Redis runs again. Stop the service (Ctrl-C) and run \`npm start\` again: the journal is on disk there and comes back with it.`;
+    for (const listener of exitListeners.splice(0)) listener(died);
+  }, 1_000);
+  watch.unref();
+  return {
+    url,
+    dir,
+    pid,
+    onExit(listener) {
+      if (died !== null) listener(died);
+      else if (!stopping) exitListeners.push(listener);
+    },
+    async stop() {
+      stopping = true;
+      clearInterval(watch);
+      const others = processRuns(pid) ? await othersConnected(url, port) : 0;
+      if (others > 0) {
+        logLeftRunning(options.logger ?? createLogger(), dir, pid, port, others);
+      } else if (processRuns(pid)) {
+        // SIGTERM: Redis fsyncs the append-only file and exits.
+        const signal = (name: NodeJS.Signals) => {
+          try {
+            process.kill(pid, name);
+          } catch {
+            // Gone already.
+          }
+        };
+        signal('SIGTERM');
+        const killAt = Date.now() + 8_000;
+        while (processRuns(pid)) {
+          if (Date.now() > killAt) signal('SIGKILL');
+          await new Promise((wait) => setTimeout(wait, 50));
+        }
       }
       release();
     },

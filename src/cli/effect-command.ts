@@ -143,7 +143,9 @@ async function describeReceipt(stores: CliStores, effectId: string, receipt: Rec
     outcome,
     sentence: outcome === null ? 'Not settled yet: the effect is queued or being sent.' : `${explainOutcome(outcome as Outcome)}${moneyAfterSend(COMMITTED.has(outcome), effectKind(receipt.entries), verification.finalMoney, verification.exposure)}`,
     reason: outcomeReason(receipt.entries),
-    journal: receipt.entries.map((entry) => entry.kind),
+    // A refusal by its code: a REFUSED after a COMMITTED is another payload refused under the request id (evidence), not
+    // this effect refused.
+    journal: receipt.entries.map((entry) => (entry.kind === 'REFUSED' ? entry.code : entry.kind)),
     entries: receipt.entries.map((entry) => ({ kind: entry.kind, at: new Date(entry.at).toISOString() })),
     verification: { valid: verification.valid, happened: verification.happened, happenedOnce: verification.happenedOnce, authorizedWhenFired: verification.authorizedWhenFired, assumptionsHeld: verification.assumptionsHeld, evidence: verification.evidence, problems: verification.problems, unchecked: verification.unchecked },
     answer: verification.answerFrom === null ? null : verification.answer,

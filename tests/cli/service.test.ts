@@ -93,7 +93,8 @@ describe.concurrent('the service commands and their exit codes', () => {
     expect(json(conflict)).toMatchObject({ outcome: 'REFUSED:conflicting_payload', sentence: explainOutcome('REFUSED:conflicting_payload'), reason: expect.stringContaining('another payload'), requestId: request, recorded: { effectId: effect.effectId, outcome: 'COMMITTED', payload: { kind: 'refund', paymentIntent, amount: 2_000 }, verification: { valid: true } } });
     const conflictJournal = (json(conflict).recorded as { journal: string[] }).journal;
     expect(conflictJournal.slice(0, 4)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED']);
-    expect(conflictJournal).toContain('REFUSED');
+    // The refusal by its code: another payload refused under the request id, not this effect refused.
+    expect(conflictJournal).toContain('REFUSED:conflicting_payload');
     expect(json(byId)).toMatchObject({ effectId: effect.effectId, outcome: 'COMMITTED', finalMoney: { status: 'returned' } });
     // The same effect by its request id (the conflict, run at the same time, may add its REFUSED between the two).
     expect(json(byRequest)).toMatchObject({ effectId: effect.effectId, subject: `payment:${paymentIntent}`, outcome: 'COMMITTED', finalMoney: { status: 'returned' } });

@@ -73,7 +73,7 @@ describe.concurrent('proposing refunds and credits', () => {
     // The refused payload is kept as evidence in the effect's receipt; the outcome is still the first one's.
     const detail = await request(rig.app).get(`/v1/effects/${first.body.effect_id}`).set(support());
     expect(detail.body.outcome).toBe('COMMITTED');
-    expect(detail.body.journal.map((entry: { kind: string }) => entry.kind)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED', 'REFUSED']);
+    expect(detail.body.journal.map((entry: { kind: string; code?: string }) => entry.code ?? entry.kind)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED', 'REFUSED:conflicting_payload']);
   });
 
   it('a refusal tells the caller why, in the gate\'s words: the amount over the cap, the payment the approval does not cover; a commit gives no reason', async () => {

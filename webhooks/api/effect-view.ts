@@ -104,7 +104,8 @@ export function detailOf(summary: EffectSummary, entries: readonly Entry[], rece
     ...summary,
     // What became of the money after the send, when it is not simply "it went back" (a refund Stripe failed afterwards).
     sentence: verification === null ? summary.sentence : `${summary.sentence}${moneyAfterSend(summary.state === 'committed', summary.kind, verification.finalMoney, verification.exposure)}`,
-    journal: entries.map((entry) => ({ kind: entry.kind, at: iso(entry.at), at_ms: entry.at })),
+    // A refusal with its code: a REFUSED after a COMMITTED is another payload refused under the request id (evidence).
+    journal: entries.map((entry) => ({ kind: entry.kind, ...(entry.kind === 'REFUSED' ? { code: entry.code } : {}), at: iso(entry.at), at_ms: entry.at })),
     final_money: snakeKeys(verification?.finalMoney ?? { status: 'unknown', refund: null, refunds: [], failureReason: null, disputes: [] }) as Record<string, unknown>,
     exposure: verification?.exposure ? (snakeKeys(verification.exposure) as Record<string, unknown>) : null,
     // The receipt's answer (did the money go back?) and whose word it is: the gate's own outcome, or a person's

@@ -238,7 +238,7 @@ export const caseAnswer = z
   })
   .meta({ id: 'Case' });
 
-const journalEntry = z.object({ kind: z.string(), at: z.string().meta({ description: 'ISO time (Redis clock).' }), at_ms: z.number() });
+const journalEntry = z.object({ kind: z.string(), code: z.string().optional().meta({ description: "A REFUSED entry's outcome code: after a COMMITTED, REFUSED:conflicting_payload is another payload refused under the request id (evidence), not the effect refused." }), at: z.string().meta({ description: 'ISO time (Redis clock).' }), at_ms: z.number() });
 export const effectSummary = z
   .object({
     object: z.literal('effect'),

@@ -276,8 +276,9 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
  * What a reconciliation pass did: effects read, facts appended, alerts raised, and the effects whose re-read failed
  * (`unread`, with the first few and why), which the pass went past: they are read again when the passes come round.
  * `stopped` says why a pass gave up before its end: the re-reads failed for several effects in a row, which is the
- * source (Stripe being unavailable, its key) failing rather than one payment; Stripe rate-limited a re-read; or the
- * process lost the reconciliation lease. The next pass goes on right after the last effect this one finished.
+ * source (Stripe being unavailable, its key) failing rather than one payment; Stripe rate-limited a re-read; the
+ * process lost the reconciliation lease; or the process is stopping. The next pass goes on right after the last effect
+ * this one finished.
  */
 export type ReconcileReport = { effects: number; appended: number; alerts: string[]; unread: number; failures: { effectId: string; error: string }[]; stopped: string | null };
 
@@ -322,14 +323,16 @@ function failureKind(error: unknown): 'rate-limited' | 'refused' | 'source' {
  * pass at once, with `slowDown` saying how long Stripe asked to wait. A pass that ends early answers as `next` the
  * place of the last effect it finished, so the next pass tries the failing run again without reading what came
  * before it. `holding`, when given, is asked before each effect: false ends the pass (the process lost its lease).
+ * `stopping`, when given, ends the pass once it aborts (the process is stopping), without waiting for the re-read in
+ * progress (`cutShort`): `next` is the last effect finished, so the next pass starts at the one it was reading.
  * Redis going away fails the pass, which then starts again where it did.
  */
 export async function reconcile(
   stores: Stores,
   facts: FactsApplier,
   since: number,
-  options: { limit?: number; after?: WatchPosition | null; failedInARow?: number; holding?: () => boolean } = {},
-): Promise<ReconcileReport & { next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null; lastTried?: WatchPosition | null }> {
+  options: { limit?: number; after?: WatchPosition | null; failedInARow?: number; holding?: () => boolean; stopping?: AbortSignal } = {},
+): Promise<ReconcileReport & { next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null; lastTried?: WatchPosition | null; cutShort?: boolean }> {
   const after = options.after ?? null;
   const carried = options.failedInARow ?? 0;
   const { effectIds, positions, next } = await watchedWithPositions(stores, since, options.limit ?? 10_000, after);
@@ -340,14 +343,21 @@ export async function reconcile(
   // ends early goes on from. The failures after it are read again then, so they are not carried.
   let finished = after;
   const resume = () => ({ next: finished, failedInARow: finished === after ? carried : 0 });
+  const cutShort = (effectId: string) => {
+    report.stopped = `this process is stopping, so the pass stopped at effect ${effectId}; the next pass, in this process or another, re-reads it and what comes after`;
+    return { ...report, ...resume(), slowDown: null, cutShort: true };
+  };
   for (const [index, effectId] of effectIds.entries()) {
+    if (options.stopping?.aborted === true) return cutShort(effectId);
     if (options.holding !== undefined && !options.holding()) {
       report.stopped = 'this process lost the reconciliation lease (its renewals failed or came too late), so the pass stopped; the process that holds it now goes on';
       return { ...report, ...resume(), slowDown: null };
     }
     let applied: Applied[];
     try {
-      applied = await facts.reread(effectId);
+      const read = await unlessStopped(facts.reread(effectId), options.stopping);
+      if (read === STOPPED) return cutShort(effectId);
+      applied = read;
     } catch (error) {
       if (isRedisOutage(error)) throw error;
       const message = errorMessage(error);
@@ -388,6 +398,24 @@ export async function reconcile(
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+const STOPPED = Symbol('stopped');
+
+/**
+ * `work`, or STOPPED as soon as `stopping` aborts, without waiting for it: a re-read reads Stripe (up to its read
+ * timeout, several reads in a row) and takes no signal, so a stop does not wait for it. What the re-read goes on to do
+ * is what a process that died there would have left: facts are recorded once each, and the next pass, which starts at
+ * that effect, reads it again as work that may have run before (its alerts are raised for facts found recorded).
+ */
+function unlessStopped<T>(work: Promise<T>, stopping: AbortSignal | undefined): Promise<T | typeof STOPPED> {
+  if (stopping === undefined) return work;
+  return new Promise((resolve, reject) => {
+    const onStop = () => resolve(STOPPED);
+    stopping.addEventListener('abort', onStop, { once: true });
+    // Its failure after the stop is the next pass's to meet: handled here, so it is never an unhandled rejection.
+    void work.then(resolve, reject).finally(() => stopping.removeEventListener('abort', onStop));
+  });
+}
 
 /**
  * Every effect committed since `since`, in passes of `limit` (`interlock reconcile`): until a pass reaches the last,
@@ -507,7 +535,10 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
       stores.logger.warn({ err: error }, "could not trim the reconciler's watch list; the next pass tries again");
     }
   };
+  // Aborted by close(): the pass running stops at once (see reconcile's `stopping`), and none starts after.
+  const stop = new AbortController();
   const run = async (scheduled: boolean): Promise<ReconcilePass> => {
+    if (stop.signal.aborted) return { effects: 0, appended: 0, alerts: [], unread: 0, failures: [], stopped: null, skipped: 'this process is stopping' };
     const token = randomBytes(16).toString('hex');
     const askedAt = performance.now();
     const turn = await lease.take(token, leaseMs, scheduled ? gapMs : null);
@@ -522,10 +553,10 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
       return { effects: 0, appended: 0, alerts: [], unread: 0, failures: [], stopped: null, skipped };
     }
     const kept = keepLease(stores, lease, token, leaseMs, askedAt);
-    let ended: { report: ReconcileReport; next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null; lastTried: WatchPosition | null };
+    let ended: { report: ReconcileReport; next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null; lastTried: WatchPosition | null; cutShort: boolean };
     try {
-      const { next, failedInARow, slowDown, lastTried, ...report } = await reconcile(stores, facts, turn.now - options.horizonMs, { after: turn.cursor.position, failedInARow: turn.cursor.failedInARow, holding: kept.held, ...(options.limit === undefined ? {} : { limit: options.limit }) });
-      ended = { report, next, failedInARow, slowDown, lastTried: lastTried ?? null };
+      const { next, failedInARow, slowDown, lastTried, cutShort, ...report } = await reconcile(stores, facts, turn.now - options.horizonMs, { after: turn.cursor.position, failedInARow: turn.cursor.failedInARow, holding: kept.held, stopping: stop.signal, ...(options.limit === undefined ? {} : { limit: options.limit }) });
+      ended = { report, next, failedInARow, slowDown, lastTried: lastTried ?? null, cutShort: cutShort === true };
     } catch (error) {
       kept.stop();
       await lease.release(token).catch((cause: unknown) => stores.logger.warn({ err: cause }, 'could not give the reconciliation lease up after a failed pass; it lapses by itself'));
@@ -539,12 +570,20 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
     // run may fail whatever the source does (a payment too large to page within the read's time, say): the pass after
     // goes on after the failures it stopped on, counted unread and read again when the passes come round. While the
     // source is down each pass still stops after FAILED_IN_A_ROW reads, and every other one moves past them.
-    const noProgress = report.stopped !== null && slowDown === null && kept.held() && samePlace(ended.next, turn.cursor.position);
+    // A pass the stop cut short is none of those: the run it stopped in is as it found it.
+    const noProgress = !ended.cutShort && report.stopped !== null && slowDown === null && kept.held() && samePlace(ended.next, turn.cursor.position);
     const stuck = noProgress && turn.cursor.failedInARow < 0;
     const position = stuck && ended.lastTried !== null ? ended.lastTried : ended.next;
     const failedInARow = stuck ? 0 : noProgress ? -1 : ended.failedInARow;
-    if (!(await lease.end(token, { position, failedInARow }, turn.now, holdMs))) {
+    // A pass the stop cut short records where it got to, and gives the lease up, but not that it began (a start of 0):
+    // another facts process's next pass on the schedule goes on from there, without waiting an interval from this one.
+    if (!(await lease.end(token, { position, failedInARow }, ended.cutShort ? 0 : turn.now, holdMs))) {
       stores.logger.warn('this process lost the reconciliation lease during its pass; where the pass stopped was not recorded (the process that holds the lease now goes on)');
+    }
+    if (ended.cutShort) {
+      // Not a pass that ended (onPass is not called, and the upkeep below waits for the next one): the process is stopping.
+      stores.logger.info({ effects: report.effects, appended: report.appended, reason: report.stopped }, 'reconciliation pass cut short by the stop; the next pass goes on from the last effect it finished');
+      return { ...report, skipped: null };
     }
     if (slowDown !== null) stores.logger.warn({ unread: report.unread, retryAfterMs: slowDown.retryAfterMs, reason: report.stopped }, 'reconciliation pass stopped: Stripe rate-limited a re-read');
     else if (report.stopped !== null) stores.logger.error({ unread: report.unread, failures: report.failures, reason: report.stopped }, 'reconciliation pass stopped before its end');
@@ -568,8 +607,13 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
   return {
     /** One pass now, whenever the last one ran; skipped only while another process runs one. */
     pass: (): Promise<ReconcilePass> => run(false),
+    /**
+     * Stops the pass running, if any, at once: it does not wait for its Stripe reads (see reconcile's `stopping`),
+     * records where it got to and gives the lease up, so another facts process goes on from there.
+     */
     async close(): Promise<void> {
       clearInterval(timer);
+      stop.abort();
       await running;
     },
   };

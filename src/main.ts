@@ -690,9 +690,16 @@ async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boo
       logger.info({ signal, boundMs }, 'stopping: no new jobs; sends in progress finish within their deadline');
       // Unref'd: a stop that ends, and leaves nothing open, ends the process before it fires.
       let closed = false;
+      // What the part named waits on: Redis, and for the facts worker also the Stripe reads of the facts jobs it runs.
+      const waitingFor = (part: string): string => {
+        if (part === 'facts worker') return "a facts job's reads at Stripe, each within its read timeout, or Redis: are both answering?";
+        // A stop does not wait for a reconciliation pass's Stripe reads (queues/facts.ts): what is left is Redis.
+        if (part === 'reconciler') return 'recording in Redis where its reconciliation pass got to, its Stripe reads not waited for: is Redis answering?';
+        return 'is Redis answering?';
+      };
       const overdue = setTimeout(() => {
         const part = closed ? 'connections Redis never let close' : (service.closing() ?? 'the embedded services');
-        logger.error({ part, boundMs }, `stopping took longer than ${boundMs} ms, waiting on ${part} (is Redis answering?): exiting now; recovery settles what was in flight`);
+        logger.error({ part, boundMs }, `stopping took longer than ${boundMs} ms, waiting on ${part} (${waitingFor(part)}): exiting now; recovery settles what was in flight`);
         process.exit(1);
       }, boundMs);
       overdue.unref();

@@ -459,7 +459,8 @@ function prepareDataDir(dataDir: string): void {
 }
 
 /** What `serve` started on its own because the setting was absent (issue 11 §3): closed after the service. */
-type Embedded = { redis: PrivateRedis | null; sandbox: Sandbox | null; close(): Promise<void> };
+/** `moved`: the default ports this start found taken and left, in words (the start-up lines say so). */
+type Embedded = { redis: PrivateRedis | null; sandbox: Sandbox | null; moved: string[]; close(): Promise<void> };
 
 /** The interface other processes on this machine reach the service on. */
 function reachableHost(host: string): string {
@@ -475,6 +476,7 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
   let resolved = config;
   let redis: PrivateRedis | null = null;
   let sandbox: Sandbox | null = null;
+  const moved: string[] = [];
   const close = async () => {
     await sandbox?.close().catch(() => undefined);
     await redis?.stop();
@@ -491,7 +493,9 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
     // The default port taken by another program: a free one instead (the lines printed at start name it). A port the
     // operator chose (INTERLOCK_PORT, --port) is kept, and a taken one fails the start.
     if (!portChosen && roles.some((role) => role === 'api' || role === 'webhooks') && !(await portIsFree(resolved.host, resolved.port))) {
-      resolved = { ...resolved, port: await freePort() };
+      const free = await freePort();
+      moved.push(`port ${resolved.port} was taken, so the API listens on ${free}`);
+      resolved = { ...resolved, port: free };
     }
     const needsStripe = roles.some((role) => role !== 'webhooks');
     if (resolved.stripeSecretKey === null && needsStripe) {
@@ -507,6 +511,7 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
       const options = { host: '127.0.0.1', delays: 'stripe', forwardTo, webhookSecret, listenSecret: webhookSecret, logger } as const;
       // The sandbox's usual port when it is free, so the printed commands stay the same from one start to the next.
       sandbox = await startSandbox({ port: SANDBOX_PORT, ...options }).catch(() => startSandbox({ port: 0, ...options }));
+      if (new URL(sandbox.url).port !== String(SANDBOX_PORT)) moved.push(`the sandbox's port ${SANDBOX_PORT} was taken, so it is at ${sandbox.url}`);
       // The sandbox's secret first (printed, and in service.json), then every STRIPE_WEBHOOK_SECRET given, which
       // still holds: an endpoint or a `stripe listen` signing with one of those is taken too.
       const given = resolved.stripeWebhookSecrets.filter((secret) => secret !== webhookSecret);
@@ -516,7 +521,7 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
     await close();
     throw error;
   }
-  return { config: resolved, embedded: { redis, sandbox, close } };
+  return { config: resolved, embedded: { redis, sandbox, moved, close } };
 }
 
 type ServiceFacts = { pid?: unknown; redis_url?: unknown; redis_cluster?: unknown; key_prefix?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown; sandbox_embedded?: unknown; signing_kid?: unknown; signing_key_file?: unknown; stopped_at?: unknown };
@@ -782,6 +787,8 @@ function announce(config: Config, service: Service, embedded: Embedded, register
   const lines = [`Interlock for Stripe is running (${service.roles.join(', ')}; pid ${process.pid}).`];
   if (facts.api_url !== null) lines.push(`  API       ${facts.api_url}   (routes: ${facts.api_url}/v1/openapi.json)`);
   if (facts.api_url !== null) lines.push(`  Page      ${facts.api_url}/ui   (sign in with a token; operators: ${facts.api_url}/admin/queues, ${facts.api_url}/metrics)`);
+  // The README's commands use the default ports: a start that could not have them says which to use instead.
+  if (embedded.moved.length > 0) lines.push(`  Ports     ${embedded.moved.join('; ')}: use these addresses where the README shows 127.0.0.1:3000 or :12111`);
   if (service.metricsUrl !== null) lines.push(`  Metrics   ${service.metricsUrl}   (no token: INTERLOCK_METRICS_ADDR)`);
   if (webhookUrl !== null) {
     // Who delivers here: the embedded sandbox or an endpoint registered at one, or `stripe listen` (whose secret must be set).

@@ -524,7 +524,7 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
   return { config: resolved, embedded: { redis, sandbox, moved, close } };
 }
 
-type ServiceFacts = { pid?: unknown; redis_url?: unknown; redis_cluster?: unknown; key_prefix?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown; sandbox_embedded?: unknown; signing_kid?: unknown; signing_key_file?: unknown; stopped_at?: unknown };
+type ServiceFacts = { pid?: unknown; redis_url?: unknown; redis_cluster?: unknown; key_prefix?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown; sandbox_embedded?: unknown; signing_kid?: unknown; signing_key_file?: unknown; retired_public_keys_file?: unknown; stopped_at?: unknown };
 
 /** A service.json as its writer left it; null when there is none or it cannot be read. */
 function readServiceFile(file: string): ServiceFacts | null {
@@ -764,6 +764,8 @@ function announce(config: Config, service: Service, embedded: Embedded, register
     // with one of its own (its entries would read as signed by an unknown key on the service's receipts).
     signing_kid: service.stores.signingKey.kid,
     signing_key_file: resolve(keyFilePath(config)),
+    // The public halves of the keys it signed with before a rotation: a command beside it checks receipts as it does.
+    retired_public_keys_file: config.retiredPublicKeysFile === null ? null : resolve(config.retiredPublicKeysFile),
     // The Redis and key prefix every command must use to reach this service, its private Redis or the one it was
     // given (the file is 0600, beside the tokens and the signing key).
     redis_url: config.redisUrl,
@@ -849,6 +851,9 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
     // The cluster setting goes with the URL, unless this command was given one (as the key prefix: its check against
     // the server then says so, naming this file). A file written before it said so names a single Redis, the default.
     if (unset('INTERLOCK_REDIS_CLUSTER') && facts.redis_cluster === true) env.INTERLOCK_REDIS_CLUSTER = '1';
+    // The retired keys go with the journal: after a rotation, receipts of effects sealed before it are checked with
+    // them, as the service checks them (unless this command was given a file of its own).
+    if (unset('INTERLOCK_RETIRED_PUBLIC_KEYS_FILE') && typeof facts.retired_public_keys_file === 'string') env.INTERLOCK_RETIRED_PUBLIC_KEYS_FILE = facts.retired_public_keys_file;
     redisUrlFromService({ file, pid: typeof facts.pid === 'number' ? facts.pid : null, running, start });
   }
   const pid = typeof facts.pid === 'number' ? facts.pid : null;

@@ -109,37 +109,52 @@ function privatePassword(dir: string): string {
 }
 
 /**
- * The pid a pid file (the start lock, redis.pid) names, while that process may still be its writer. Not this process
- * (it cannot be another start, nor a redis-server), nor a process that started after the file was written: a fresh
- * pid namespace (a container started again) or a reboot gives the same pids to other processes, and a file left by a
- * process that exited without removing it (a second Ctrl-C, a kill, a power cut) would otherwise refuse every start.
+ * The pid a pid file (the start lock, redis.pid) names, while that process may still be its writer; null when it is
+ * not. Never this process (it cannot be another start, nor a redis-server): a fresh pid namespace (a container started
+ * again) gives it the pid an earlier one left in the file. A file that records its writer's start (the start lock's
+ * third line, clock ticks since boot as /proc counts them) names a live writer only while that pid's start is the same:
+ * after a reboot, or when the pid went to another process, it is stale. One that does not (Redis's own redis.pid)
+ * names a live writer while that pid runs `expectCommand` (a redis-server), where /proc can tell. No wall clock is
+ * compared: a clock stepped forward must not make a live server look stale (a second server on one append-only file
+ * would corrupt it).
  */
-function livePid(file: string): number | null {
-  let pid: number;
-  let writtenMs: number;
+function livePid(file: string, expectCommand: string | null): number | null {
+  let lines: string[];
   try {
-    pid = Number(readFileSync(file, 'utf8').split('\n')[0]?.trim());
-    writtenMs = statSync(file).mtimeMs;
+    lines = readFileSync(file, 'utf8').split('\n');
   } catch {
     return null;
   }
+  const pid = Number(lines[0]?.trim());
   if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || !processRuns(pid)) return null;
-  const started = processStartMs(pid);
-  return started !== null && started > writtenMs + START_CLOCK_SLACK_MS ? null : pid;
+  const recorded = lines[2]?.trim() ?? '';
+  if (recorded !== '') {
+    const started = processStartTicks(pid);
+    return started !== null && started !== recorded ? null : pid;
+  }
+  if (expectCommand !== null) {
+    const command = processCommand(pid);
+    return command !== null && !command.includes(expectCommand) ? null : pid;
+  }
+  return pid;
 }
 
-/** How far a process's start time read from /proc may be off the file clock (boot time is kept in whole seconds), in ms. */
-const START_CLOCK_SLACK_MS = 5_000;
-
-/** When a process started, in ms since the epoch, where /proc says (Linux); null elsewhere or when it cannot be read. */
-function processStartMs(pid: number): number | null {
+/** When a process started, in clock ticks since boot, as /proc/<pid>/stat says (Linux); null where it cannot be read. */
+export function processStartTicks(pid: number): string | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // `pid (comm) state …`: the fields after the last ")" begin with the third (state); starttime is the 22nd, in
-    // clock ticks since boot, which /proc counts at USER_HZ, 100 a second.
-    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
-    const boot = Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1]);
-    return Number.isFinite(ticks) && Number.isFinite(boot) && boot > 0 ? boot * 1_000 + ticks * 10 : null;
+    // `pid (comm) state …`: the fields after the last ")" begin with the third (state); starttime is the 22nd.
+    const ticks = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    return ticks !== undefined && /^\d+$/.test(ticks) ? ticks : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The command line a process runs, its arguments joined by spaces, where /proc shows it; null elsewhere. */
+function processCommand(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
   } catch {
     return null;
   }
@@ -204,8 +219,9 @@ function takeStartLock(dir: string): () => void {
   const file = join(dir, 'start.lock');
   for (let attempt = 0; attempt < 3; attempt += 1) {
     try {
-      // The pid, then a token of this start: a release removes the lock only while it is still this start's.
-      const mine = `${process.pid}\n${randomBytes(8).toString('hex')}`;
+      // The pid, then a token of this start (a release removes the lock only while it is still this start's), then
+      // when this process started (livePid: a lock whose pid went to another process is stale).
+      const mine = `${process.pid}\n${randomBytes(8).toString('hex')}\n${processStartTicks(process.pid) ?? ''}`;
       writeFileSync(file, mine, { flag: 'wx', mode: 0o600 });
       heldHere.add(mine);
       const release = () => {
@@ -231,7 +247,7 @@ function takeStartLock(dir: string): () => void {
     } catch {
       // Released meanwhile: taken at the next attempt.
     }
-    const holder = heldHere.has(found) ? process.pid : livePid(file);
+    const holder = heldHere.has(found) ? process.pid : livePid(file, null);
     if (holder !== null) {
       throw new InterlockError('invalid_config', `Another \`interlock serve\` (pid ${holder}) is starting or running the private Redis in ${dir}. Set REDIS_URL to share it (its address is in service.json beside that directory once it runs), or give this process its own INTERLOCK_DATA_DIR.`);
     }
@@ -398,7 +414,7 @@ function startCancelled(dir: string): InterlockError {
 
 async function startLocked(binary: string, dir: string, dataDir: string, options: StartOptions, release: () => void): Promise<PrivateRedis> {
   // Two servers on one append-only file would corrupt it: a live pid in the pidfile means another process owns it.
-  const owner = livePid(join(dir, 'redis.pid'));
+  const owner = livePid(join(dir, 'redis.pid'), 'redis-server');
   // This start holds the directory's lock, which a serve holds for as long as its Redis runs: a live server here was
   // left by one that is gone. Its address is in that serve's service.json, or, for a start killed before it wrote
   // one, in the address file each start writes beside the server.
@@ -536,14 +552,18 @@ async function startLocked(binary: string, dir: string, dataDir: string, options
  * memory limit this start was given. Its stop() stops it as a started one's does, or leaves it again for those still
  * connected. Called under the start lock, which it holds until then.
  */
-async function adopt(url: string, dir: string, pid: number, options: StartOptions, release: () => void): Promise<PrivateRedis> {
+async function adopt(url: string, dir: string, recordedPid: number, options: StartOptions, release: () => void): Promise<PrivateRedis> {
   const port = Number(new URL(url).port);
+  // The server's own word for its pid (redis.pid is only where it wrote it): the one a stop signals.
+  let pid = recordedPid;
   const maxmemory = options.maxmemory ?? DEFAULT_REDIS_MAXMEMORY;
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false, connectTimeout: 2_000 });
   client.on('error', () => undefined);
   try {
     await client.connect();
     await client.config('SET', 'maxmemory', maxmemory);
+    const reported = Number(/^process_id:(\d+)/m.exec(String(await client.info('server')))?.[1]);
+    if (Number.isSafeInteger(reported) && reported > 0) pid = reported;
   } catch (error) {
     throw new InterlockError('redis_unavailable', `The private Redis in ${dir} (pid ${pid}), left running for the processes still connected to it, could not be taken over (${errorText(error)}): stop them, then that Redis (\`kill ${pid}\`), and start again.`, { cause: error });
   } finally {
@@ -552,9 +572,13 @@ async function adopt(url: string, dir: string, pid: number, options: StartOption
   let stopping = false;
   let died: string | null = null;
   const exitListeners: ((sentence: string) => void)[] = [];
-  // Not a child of this process: its end is seen by looking, once a second.
+  // Not a child of this process: it is that server while its pid runs with the start it had when taken over (a pid
+  // that went to another process after the server died is never signalled).
+  const startedAt = processStartTicks(pid);
+  const runs = () => processRuns(pid) && (startedAt === null || processStartTicks(pid) === startedAt);
+  // Its end is seen by looking, once a second.
   const watch = setInterval(() => {
-    if (stopping || processRuns(pid)) return;
+    if (stopping || runs()) return;
     clearInterval(watch);
     died = `The private redis-server (pid ${pid}) in ${dir}, taken over at start, exited while the service ran: nothing can be recorded or sent until Redis runs again. Stop the service (Ctrl-C) and run \`npm start\` again: the journal is on disk there and comes back with it.`;
     for (const listener of exitListeners.splice(0)) listener(died);
@@ -571,10 +595,10 @@ async function adopt(url: string, dir: string, pid: number, options: StartOption
     async stop() {
       stopping = true;
       clearInterval(watch);
-      const others = processRuns(pid) ? await othersConnected(url, port) : 0;
+      const others = died === null && runs() ? await othersConnected(url, port) : 0;
       if (others > 0) {
         logLeftRunning(options.logger ?? createLogger(), dir, pid, port, others);
-      } else if (processRuns(pid)) {
+      } else if (died === null && runs()) {
         // SIGTERM: Redis fsyncs the append-only file and exits.
         const signal = (name: NodeJS.Signals) => {
           try {
@@ -585,7 +609,7 @@ async function adopt(url: string, dir: string, pid: number, options: StartOption
         };
         signal('SIGTERM');
         const killAt = Date.now() + 8_000;
-        while (processRuns(pid)) {
+        while (runs()) {
           if (Date.now() > killAt) signal('SIGKILL');
           await new Promise((wait) => setTimeout(wait, 50));
         }

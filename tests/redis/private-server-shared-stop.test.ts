@@ -5,7 +5,7 @@
 // starting a second one on the same append-only file; its stop, once they have gone, stops it. This process's own
 // connections, still open or closing, do not keep it running.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
@@ -93,5 +93,25 @@ it('is stopped when the only connections left are this process\'s own', { timeou
     own.disconnect();
   }
   expect(lines).toEqual([]);
+  expect(processRuns(redis.pid)).toBe(false);
+});
+
+// Rule: the server left running is still its directory's owner whatever the wall clock did since it wrote redis.pid: a
+// clock stepped forward (NTP fixing a VM's clock, a resumed laptop) made the live server look started after its file
+// was written, stale, and the next start ran a second redis-server on the same append-only file.
+it('is taken over, not doubled, when its redis.pid looks an hour old', { timeout: 60_000 }, async () => {
+  const dataDir = join(root, 'clock');
+  const redis = await startPrivateRedis(dataDir, { logger: recorder().log });
+  servers.push(redis.pid);
+  const worker = await joiner(redis.url);
+  await redis.stop();
+  const earlier = (Date.now() - 3_600_000) / 1_000;
+  utimesSync(join(dataDir, 'redis', 'redis.pid'), earlier, earlier);
+  const next = await startPrivateRedis(dataDir, { orphanOf: redis.url, logger: recorder().log });
+  servers.push(next.pid);
+  expect({ pid: next.pid, url: next.url }).toEqual({ pid: redis.pid, url: redis.url });
+  worker.child.stdin?.end();
+  await new Promise((done) => worker.child.once('exit', done));
+  await next.stop();
   expect(processRuns(redis.pid)).toBe(false);
 });

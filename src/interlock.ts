@@ -34,7 +34,7 @@ import type { PremiseChange } from './core/entries.js';
 import { InterlockError } from './core/errors.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { closeConnection, createQueueConnection, createRedisClient, foreignReply, notRedisProtocol, otherDatabase, type RedisClient } from './redis/client.js';
-import { createDurabilityMonitor, holdDeploymentMarker, inspectDurability, redisFullOr, requireDurability, warnUnboundedMemory, type Durability, type DurabilityMonitor } from './redis/durability.js';
+import { createDurabilityMonitor, enterDeployment, holdDeploymentMarker, inspectDurability, redisFullOr, requireDurability, warnUnboundedMemory, type Durability, type DurabilityMonitor } from './redis/durability.js';
 import { createHeartbeat, WorkerSupersededError, type Heartbeat } from './redis/heartbeat.js';
 import { createRedisJournal, type Journal, type ReconcileCursor, type ReconcileTurn, type WatchPosition } from './redis/journal.js';
 export { LONGEST_RECONCILE_SINCE_MS } from './redis/journal.js';
@@ -407,6 +407,17 @@ export type Sender = {
 };
 
 /**
+ * Joins the stores' deployment with their signing key (redis/durability.ts enterDeployment): a process that would sign
+ * entries there with another deployment's key is refused before it recovers, records or signs anything.
+ */
+export async function enterWithKey(stores: Stores): Promise<void> {
+  const retired = [...stores.publicKeys.keys()].filter((kid) => kid !== stores.signingKey.kid);
+  const recorded = await enterDeployment(innerOf(stores).redis, { key: stores.keys.signingKids, keyPrefix: stores.config.keyPrefix }, stores.signingKey.kid, retired);
+  if (recorded === 'added') stores.logger.info({ kid: stores.signingKey.kid, retiredKids: retired }, 'signing key rotated: this deployment now also signs with this key');
+  if (recorded === 'unrecorded') stores.logger.warn({ kid: stores.signingKey.kid, key: stores.keys.signingKids }, `Redis is full, so this deployment's signing key ${stores.signingKey.kid} was not recorded (the process starts all the same): until a start records it, a process of another deployment started on this key prefix is not refused. Free space or raise maxmemory (README "Retention").`);
+}
+
+/**
  * The durability check of a process that takes events or requests and answers that they are stored (the webhook
  * route's 200, the support API's 202) without sending anything itself: a worker in the same process checks at its
  * start (startSender) and goes on checking; without one, this refuses a Redis that can lose what it acknowledged, as
@@ -419,6 +430,7 @@ export async function requireDurableIntake(stores: Stores): Promise<DurabilityMo
   if (durability.optedOut) stores.logger.warn({ durability }, `Redis is not durable (${durability.problems.join('; ')}); taking webhooks and requests anyway because INTERLOCK_UNSAFE_DURABILITY is set`);
   else stores.logger.info({ appendonly: durability.appendonly, appendfsync: durability.appendfsync, maxmemoryPolicy: durability.maxmemoryPolicy }, 'Redis durability checked');
   const marker = await holdDeploymentMarker(redis, stores.keys.deployment);
+  await enterWithKey(stores);
   const monitor = createDurabilityMonitor({ redis, optOut: stores.config.unsafeDurability, intervalMs: stores.config.durabilityCheckMs, logger: stores.logger, initial: durability, marker });
   watchedBy(stores, monitor);
   monitor.start();
@@ -581,6 +593,8 @@ export async function startSender(stores: Stores, target: Target, options: { wor
       inbox: stores.inbox,
       unanswered: { alerts: stores.alerts, afterMs: config.unansweredAlertMs, creditCurrency: config.creditCurrency },
     });
+    // Joined with its key once nothing else refuses the start: a start refused above records nothing of its key.
+    await enterWithKey(stores);
     // A first beat that fails sets no timer (heartbeat.start), so nothing beats after this throws.
     await heartbeat.start();
   } catch (error) {

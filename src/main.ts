@@ -40,6 +40,7 @@ import {
   ProposalError,
   StripeUnavailable,
   requireDurableIntake,
+  enterWithKey,
   startSender,
   defaultWorkerId,
   stripeSide,
@@ -188,6 +189,8 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     // Redis at its start, it checks before it listens.
     // What it answers as stored is refused again whenever Redis stops keeping it (the monitor of the worker here, or this one).
     let intake: { assertDurable(): void } | null = null;
+    // Every role signs entries (a proposal, a commit, a fact): none of them with another deployment's key.
+    await enterWithKey(stores);
     if ((roles.includes('webhooks') || roles.includes('api')) && !roles.includes('worker')) {
       const monitor = await requireDurableIntake(stores);
       closers.push({ name: 'durability monitor', close: () => monitor.stop() });

@@ -18,6 +18,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { InterlockError } from '../core/errors.js';
 import { isRedisOutage, redisTurnedAway, writableNodesNow, type RedisClient } from './client.js';
+import { createScriptRunner } from './scripts.js';
 
 /** How long a check waits for a cluster's slot map (writableNodesNow). */
 const SLOT_MAP_TIMEOUT_MS = 5_000;
@@ -199,6 +200,38 @@ export async function holdDeploymentMarker(redis: RedisClient, key: string): Pro
     return { key, held: before ?? mine };
   } catch (error) {
     throw await redisFullOr(redis, error, `write the deployment marker ${key} (a first start of the deployment on this Redis writes it)`);
+  }
+}
+
+/**
+ * Joins the deployment on this Redis and key prefix with this process's signing key (enter-deployment-1.lua): the
+ * first process records its kid; a later one must sign with a kid the deployment signs with, or hold one as retired
+ * (a rotation, which adds the new kid). Throws a DeploymentKeyError otherwise, before the process recovers, records or
+ * signs anything there. `kid`: the key this process signs with; `retired`: the kids it holds as retired. A Redis at its
+ * memory limit refuses only the recording (a refusal writes nothing): `unrecorded`, and the process starts, as a
+ * restart on a full Redis must (README "Retention").
+ */
+export async function enterDeployment(redis: RedisClient, where: { key: string; keyPrefix: string }, kid: string, retired: readonly string[]): Promise<'first' | 'added' | 'known' | 'unrecorded'> {
+  let reply: { status: 'OK'; recorded: 'first' | 'added' | 'known' } | { status: 'FOREIGN'; kids: string[] };
+  try {
+    reply = await createScriptRunner(redis)('enter-deployment-1', [where.key], [kid, ...retired]);
+  } catch (error) {
+    if (redisTurnedAway(error) === 'OOM') return 'unrecorded';
+    throw error;
+  }
+  if (reply.status === 'OK') return reply.recorded;
+  throw new DeploymentKeyError(where, kid, retired, reply.kids);
+}
+
+/** A process whose signing key is not its deployment's: another deployment's, on this one's Redis and key prefix. */
+export class DeploymentKeyError extends InterlockError {
+  constructor(where: { key: string; keyPrefix: string }, kid: string, retired: readonly string[], kids: readonly string[]) {
+    const held = retired.length === 0 ? 'and holds no retired key' : `and holds ${retired.join(', ')} as retired`;
+    super(
+      'invalid_config',
+      `This process signs with key ${kid} ${held}, but the deployment on this Redis with key prefix ${where.keyPrefix} signs its receipts with ${kids.join(', ')}: it is another deployment's (two deployments on one Redis left at the same INTERLOCK_KEY_PREFIX, say), and would recover its effects and sign entries its auditors cannot check. Give this process its own INTERLOCK_KEY_PREFIX, or the deployment's signing key (INTERLOCK_SIGNING_KEY_FILE); after a key rotation, list the old key's public half in INTERLOCK_RETIRED_PUBLIC_KEYS_FILE (README "Rotating the signing key"). If the deployment's key is lost for good, remove the record (\`redis-cli DEL ${where.key}\`) and start again: receipts signed with the lost key then read as signed by an unknown key.`,
+    );
+    this.name = 'DeploymentKeyError';
   }
 }
 

@@ -81,6 +81,11 @@ export function createKeys(prefix = 'interlock') {
      * process (redis/durability.ts holdDeploymentMarker).
      */
     deployment: `${index}:deployment`,
+    /**
+     * SET of kids: the keys this deployment signs with, the first process's and each one rotated to
+     * (enter-deployment-1.lua). A process signing with none of them, holding none as retired, is refused at start.
+     */
+    signingKids: `${index}:signing-kids`,
     /** HASH alert id -> alert JSON (redis/alerts.ts). */
     alerts: `${index}:alerts`,
     /** ZSET alert id -> when it was raised. */

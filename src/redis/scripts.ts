@@ -43,6 +43,7 @@ export const SCRIPT_NAMES = [
   'set-case-status-1',
   'set-alert-3',
   'index-open-alerts-3',
+  'enter-deployment-1',
   'take-reconcile-lease-2',
   'renew-reconcile-lease-1',
   'end-reconcile-pass-2',

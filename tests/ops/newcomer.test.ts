@@ -80,9 +80,10 @@ function groupAlive(pid: number): boolean {
   }
 }
 
-async function stop(start: Start): Promise<number> {
+/** SIGTERM to the start's first process, or to its whole group (`group`: npx passes no signal on to the service it runs). */
+async function stop(start: Start, options: { group?: boolean } = {}): Promise<number> {
   const began = Date.now();
-  process.kill(start.child.pid ?? 0, 'SIGTERM');
+  process.kill(options.group === true ? -(start.child.pid ?? 0) : (start.child.pid ?? 0), 'SIGTERM');
   while (groupAlive(start.child.pid ?? 0) && Date.now() - began < 15_000) await new Promise((resolve) => setTimeout(resolve, 50));
   return Date.now() - began;
 }
@@ -126,7 +127,10 @@ describe('a newcomer runs npm start on a fresh tree', () => {
     expect(joiner.stdout()).not.toContain(JSON.parse(written).redis_url as string);
     // It sends to the first one's sandbox, and says so (it called it "Stripe at ...").
     expect(joiner.stdout()).toContain(`Stripe    the offline sandbox at ${JSON.parse(written).stripe_api_base as string}\n`);
-    await stop(joiner);
+    // Stopped as a terminal's Ctrl-C does (the whole group): npx would not pass a SIGTERM on, and a joiner still running
+    // keeps the first one's private Redis up when the first stops (it is left for processes still using it).
+    await stop(joiner, { group: true });
+    expect(groupAlive(joiner.child.pid ?? 0)).toBe(false);
     expect(readFileSync(join(tree, '.data', 'service.json'), 'utf8')).toBe(written);
 
     const redisPid = Number(readFileSync(join(tree, '.data', 'redis', 'redis.pid'), 'utf8'));

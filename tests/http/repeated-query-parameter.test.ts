@@ -27,6 +27,9 @@ describe('a query parameter given more than once', () => {
       expect(answer.body.error.fields).toEqual([field]);
       expect(answer.body.error.message).toContain(`${field.path}: ${field.message}`);
     }
+    // Rule (webhooks/api/route.ts): only a request that would have recorded something says "Nothing was recorded.": a
+    // read records nothing whatever it is asked.
+    expect(asked.map(({ answer }) => (answer.body.error.message as string).endsWith('Nothing was recorded.'))).toEqual([false, false, false, true]);
   });
 
   it('beside another problem of the query: both are listed', async () => {

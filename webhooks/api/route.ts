@@ -111,7 +111,8 @@ export function route<P extends Schema = undefined, Q extends Schema = undefined
         const shown = fields.slice(0, MAX_FIELD_PROBLEMS);
         const more = fields.length > shown.length ? `; and ${fields.length - shown.length} more` : '';
         const detail = shown.map((field) => `${field.path}: ${field.message}`).join('; ');
-        throw apiError('invalid_request', `The request is invalid (${detail}${more}). Nothing was recorded.`, { fields: shown });
+        // A read records nothing whatever it is asked: only a request that would have recorded something says so.
+        throw apiError('invalid_request', `The request is invalid (${detail}${more}).${spec.method === 'get' ? '' : ' Nothing was recorded.'}`, { fields: shown });
       }
       const answer = await spec.handle({ params: params as Out<P>, query: query as Out<Q>, body: body as Out<B>, caller: spec.permission === null ? null : callerOf(req), req, res });
       res.status(answer.status).json(answer.verbatim ? answer.body : redactDeep(answer.body));

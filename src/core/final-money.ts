@@ -649,11 +649,16 @@ export function deriveSecondCompensation(facts: MoneyFacts, answer: MoneyStatus,
  * used), and the exposure's when the payment was charged back too; "" otherwise. `committed`: the effect's outcome
  * says the send landed. Every view of an effect (the API's, the CLI's, a case's) says the same.
  */
-export function moneyAfterSend(committed: boolean, kind: string | null, money: Pick<FinalMoney, 'status' | 'failureReason'>, exposure: Pick<Exposure, 'sentence'> | null): string {
+export function moneyAfterSend(committed: boolean, kind: string | null, money: Pick<FinalMoney, 'status' | 'failureReason' | 'currencyMismatch' | 'customerDeleted' | 'balanceUnread'>, exposure: Pick<Exposure, 'sentence'> | null): string {
   const parts: string[] = [];
-  const why = money.failureReason ?? 'no reason given';
-  if (committed && money.status === 'not_returned') {
-    parts.push(kind === 'credit' ? `Then the credit did not reach the customer (${why}), and alert failed_after_landed says what to do.` : `Then Stripe failed the refund (${why}): the money did not go back to the customer, and alert failed_after_landed says what to do.`);
+  if (committed && kind === 'credit') {
+    // Each as its final money reads it, and naming an alert only where one is raised (alert-rules.ts alertsFor).
+    if (money.balanceUnread !== undefined) parts.push("Whether the credit reached the customer cannot be told: the customer's balance moved and Stripe deleted the customer before the move was read; alert failed_after_landed asks a person to look.");
+    else if (money.currencyMismatch !== undefined) parts.push('Then the credit turned out to be in another currency than the customer is billed in, so it takes nothing off their bills; alert failed_after_landed says what to do.');
+    else if (money.customerDeleted !== undefined) parts.push('Then Stripe deleted the customer with the credit still unused, so it reaches no bill; alert failed_after_landed says what to do.');
+    else if (money.status === 'not_returned') parts.push('Then a debit labelled with this effect took the credit back: the customer does not have it.');
+  } else if (committed && money.status === 'not_returned') {
+    parts.push(`Then Stripe failed the refund (${money.failureReason ?? 'no reason given'}): the money did not go back to the customer, and alert failed_after_landed says what to do.`);
   } else if (committed && money.status === 'pending') {
     parts.push('Stripe has not finished the refund yet (pending): the money is not back with the customer yet.');
   }

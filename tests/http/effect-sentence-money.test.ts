@@ -4,7 +4,7 @@
 // Stripe failed afterwards, while the case view of the same effect said the money did not go back.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { moneyAfterSend } from '../../src/core/final-money.js';
+import { moneyAfterSend, type FinalMoney } from '../../src/core/final-money.js';
 import { publicKeySet } from '../../src/core/signing.js';
 import { detailOf, summaryOf } from '../../webhooks/api/effect-view.js';
 
@@ -32,8 +32,13 @@ describe("an effect's sentence", () => {
     expect(detail.sentence).not.toContain('did not go back');
   });
 
-  it('of a credit that did not reach the customer speaks of the credit, not of a refund', () => {
-    const said = moneyAfterSend(true, 'credit', { status: 'not_returned', failureReason: 'customer_deleted' }, null);
-    expect(said).toBe(' Then the credit did not reach the customer (customer_deleted), and alert failed_after_landed says what to do.');
+  // Each naming an alert only where alert-rules.ts raises one: a credit taken back by a labelled debit raises none.
+  it('of a credit that did not reach the customer speaks of the credit, as its final money reads', () => {
+    const deletion = { credit: 'cbtxn_1', currency: 'usd', cents: 500 } as unknown as NonNullable<FinalMoney['customerDeleted']>;
+    const unread = { credit: 'cbtxn_1', currency: 'usd', cents: 500, event: null } as unknown as NonNullable<FinalMoney['balanceUnread']>;
+    expect(moneyAfterSend(true, 'credit', { status: 'not_returned', failureReason: 'customer_deleted', customerDeleted: deletion }, null)).toBe(' Then Stripe deleted the customer with the credit still unused, so it reaches no bill; alert failed_after_landed says what to do.');
+    expect(moneyAfterSend(true, 'credit', { status: 'not_returned', failureReason: null }, null)).toBe(' Then a debit labelled with this effect took the credit back: the customer does not have it.');
+    expect(moneyAfterSend(true, 'credit', { status: 'unknown', failureReason: 'balance_unread', balanceUnread: unread }, null)).toContain('Whether the credit reached the customer cannot be told');
+    expect(moneyAfterSend(true, 'credit', { status: 'returned', failureReason: null }, null)).toBe('');
   });
 });

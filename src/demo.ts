@@ -12,6 +12,7 @@ import { publicKeySet } from './core/signing.js';
 import { verify } from './core/verify.js';
 import { createInterlock, type Interlock } from './interlock.js';
 import { loadOrCreateSigningKey, publicKeyPem } from './keys/key-store.js';
+import { createKeys } from './redis/keys.js';
 import { createLogger } from './log.js';
 import { inspectDurability } from './redis/durability.js';
 import { createMemoryTarget } from './targets/memory-target.js';
@@ -47,6 +48,10 @@ export async function runDemo(): Promise<void> {
   const { key, path, created, exposure } = loadOrCreateSigningKey(config);
   print(`Signing key ${key.kid} (${created ? 'created' : 'loaded'} at ${path})`);
   if (exposure !== null) print(`Note: ${exposure.message}`);
+
+  // The demo's journal is a throwaway deployment of its own: a demo run from another data directory (another key) on
+  // the same Redis takes it over, rather than being refused as another deployment's process.
+  await redis.del(createKeys(keyPrefix).signingKids);
 
   const run = randomBytes(3).toString('hex');
   const payment = `pi_demo_${run}`;

@@ -410,11 +410,12 @@ export type Sender = {
  * Joins the stores' deployment with their signing key (redis/durability.ts enterDeployment): a process that would sign
  * entries there with another deployment's key is refused before it recovers, records or signs anything.
  */
-export async function enterWithKey(stores: Stores): Promise<void> {
+export async function enterWithKey(stores: Stores, mode: 'join' | 'check' = 'join'): Promise<void> {
   const retired = [...stores.publicKeys.keys()].filter((kid) => kid !== stores.signingKey.kid);
-  const recorded = await enterDeployment(innerOf(stores).redis, { key: stores.keys.signingKids, keyPrefix: stores.config.keyPrefix }, stores.signingKey.kid, retired);
+  const recorded = await enterDeployment(innerOf(stores).redis, { key: stores.keys.signingKids, keyPrefix: stores.config.keyPrefix }, stores.signingKey.kid, retired, mode);
+  if (mode === 'check') return;
   if (recorded === 'added') stores.logger.info({ kid: stores.signingKey.kid, retiredKids: retired }, 'signing key rotated: this deployment now also signs with this key');
-  if (recorded === 'unrecorded') stores.logger.warn({ kid: stores.signingKey.kid, key: stores.keys.signingKids }, `Redis is full, so this deployment's signing key ${stores.signingKey.kid} was not recorded (the process starts all the same): until a start records it, a process of another deployment started on this key prefix is not refused. Free space or raise maxmemory (README "Retention").`);
+  if (recorded === 'unrecorded') stores.logger.warn({ kid: stores.signingKey.kid, key: stores.keys.signingKids }, `Redis is full, so this process's signing key ${stores.signingKey.kid} was not recorded as the deployment's (the process starts all the same; a later start records it). Free space or raise maxmemory (README "Retention").`);
 }
 
 /**

@@ -2,7 +2,8 @@
 // that cannot reach Redis before it wrote anything says so in one line and exits 2.
 import { printProblem, shownKid } from './output.js';
 import { pathMeaning } from './path-problems.js';
-import { closeConnection, isRedisTimeout, loadConfig, openStores, RedisReplyLost, shownUrl, type Config, type Stores } from '../interlock.js';
+import { closeConnection, enterWithKey, isRedisTimeout, loadConfig, openStores, RedisReplyLost, shownUrl, type Config, type Stores } from '../interlock.js';
+import { DeploymentKeyError } from '../redis/durability.js';
 import type { Command } from 'ioredis';
 import { checkClusterMode, createRedisClient, notRedisProtocol, type RedisClient } from '../redis/client.js';
 import { isReadOnlyScript } from '../redis/scripts.js';
@@ -243,6 +244,18 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
   if (why !== null) {
     await closeAll();
     throw unreachable(new Error(why));
+  }
+  // A command that records entries signs them: never with a key the deployment does not sign with (another
+  // deployment's, a checkout's own), whose entries the service's auditors could not check. It only checks: the
+  // deployment's processes record its keys.
+  if (options.readOnly !== true && options.signs !== false) {
+    try {
+      await enterWithKey(stores, 'check');
+    } catch (error) {
+      await closeAll();
+      if (error instanceof DeploymentKeyError) throw new CliFailure(`${error.message} Nothing was recorded.`, EXIT_BAD_INPUT);
+      throw error;
+    }
   }
   try {
     await run({ stores, journal: journalOf(stores), approvals: stores.approvals, config, keyed });

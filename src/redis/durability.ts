@@ -209,12 +209,13 @@ export async function holdDeploymentMarker(redis: RedisClient, key: string): Pro
  * (a rotation, which adds the new kid). Throws a DeploymentKeyError otherwise, before the process recovers, records or
  * signs anything there. `kid`: the key this process signs with; `retired`: the kids it holds as retired. A Redis at its
  * memory limit refuses only the recording (a refusal writes nothing): `unrecorded`, and the process starts, as a
- * restart on a full Redis must (README "Retention").
+ * restart on a full Redis must (README "Retention"). `check`: only whether this key may sign there (a one-off command
+ * that records entries), recording nothing.
  */
-export async function enterDeployment(redis: RedisClient, where: { key: string; keyPrefix: string }, kid: string, retired: readonly string[]): Promise<'first' | 'added' | 'known' | 'unrecorded'> {
-  let reply: { status: 'OK'; recorded: 'first' | 'added' | 'known' } | { status: 'FOREIGN'; kids: string[] };
+export async function enterDeployment(redis: RedisClient, where: { key: string; keyPrefix: string }, kid: string, retired: readonly string[], mode: 'join' | 'check' = 'join'): Promise<'first' | 'added' | 'known' | 'unrecorded'> {
+  let reply: { status: 'OK'; recorded: 'first' | 'added' | 'known' | 'unrecorded' } | { status: 'FOREIGN'; kids: string[] };
   try {
-    reply = await createScriptRunner(redis)('enter-deployment-1', [where.key], [kid, ...retired]);
+    reply = await createScriptRunner(redis)('enter-deployment-1', [where.key], [mode, kid, ...retired]);
   } catch (error) {
     if (redisTurnedAway(error) === 'OOM') return 'unrecorded';
     throw error;

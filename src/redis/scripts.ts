@@ -82,9 +82,9 @@ function sendStrings(redis: RedisClient, name: string, args: string[]): Promise<
 /**
  * The scripts that change nothing anyone asked for: a command that ran only these changed nothing, whatever became of
  * its connection. The open-alerts index's backfill writes only an index derived from the alerts as stored (a read
- * of `interlock alerts` may complete it).
+ * of `interlock alerts` may complete it). The deployment's signing keys: a one-off command only checks them.
  */
-const READ_ONLY_SCRIPTS: readonly ScriptName[] = ['read-state-1', 'describe-approval-1', 'probe-heartbeat-1', 'check-epoch-1', 'index-open-alerts-3'];
+const READ_ONLY_SCRIPTS: readonly ScriptName[] = ['read-state-1', 'describe-approval-1', 'probe-heartbeat-1', 'check-epoch-1', 'index-open-alerts-3', 'enter-deployment-1'];
 let readOnlyScripts: ReadonlySet<string> | null = null;
 
 /** Whether an EVALSHA's sha (or an EVAL's source) is one of READ_ONLY_SCRIPTS. */

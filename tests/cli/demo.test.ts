@@ -35,4 +35,18 @@ describe('interlock demo', { timeout: 120_000 }, () => {
     expect(exported.code, exported.stderr).toBe(0);
     expect(JSON.parse(exported.stdout)).toMatchObject({ effectId: command?.[3] });
   });
+
+  // Rule (src/demo.ts): the demo's journal is a throwaway deployment of its own, so a run from another data directory
+  // (another checkout, a data directory removed to start afresh: another signing key) on the same Redis runs too. It was
+  // refused as another deployment's process (the first run's key was recorded as the demo deployment's).
+  it('runs again from another data directory, with another key', async () => {
+    const other = tempDir('demo-other');
+    try {
+      const run = await runCli(['demo'], { REDIS_URL, INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_DATA_DIR: other.dir }, { timeoutMs: 100_000 });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout.match(/"valid": true/g)).toHaveLength(2);
+    } finally {
+      other.remove();
+    }
+  });
 });

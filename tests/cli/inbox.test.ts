@@ -27,6 +27,9 @@ beforeAll(async () => {
   make = await createItemMaker(rig);
   stripe = await startStripeWorld();
   writeFileSync(join(temp.dir, 'cli-key.pem'), cliKey.privatePem, { mode: 0o600 });
+  // The CLI's key is one the deployment signs with (a rotation's new key, say): a command records entries only with such
+  // a key (cli/stores.ts withStores).
+  await rig.redis.sadd(rig.stores.keys.signingKids, cliKey.key.kid);
   env = {
     REDIS_URL: rig.stores.config.redisUrl,
     INTERLOCK_KEY_PREFIX: rig.stores.config.keyPrefix,

@@ -3,6 +3,8 @@
 // request, and leaves a note the recovery pass proposes from (src/inbox/actions.ts repairReapprovals): when Redis goes
 // away right after that entry is written, the re-approval WILL be proposed and its money moved once Redis is back.
 // Telling the operator "nothing was changed" invites them to propose the refund again under a request of their own.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { effectIdFor } from '../../src/interlock.js';
 import { createItemMaker, type ItemMaker } from '../http/inbox-items.js';
@@ -14,6 +16,12 @@ import { cutAfter } from './redis-proxy.js';
 let rig: Rig;
 let make: ItemMaker;
 let stripe: StripeWorld;
+/** The deployment's (the rig's) signing key as a file: a command records entries only with a key the deployment signs with. */
+function keyFile(): string {
+  const file = join(temp.dir, 'signing-key.pem');
+  writeFileSync(file, rig.stores.signingKey.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, { mode: 0o600 });
+  return file;
+}
 const temp = tempDir('rv-cli-reapprove');
 
 beforeAll(async () => {
@@ -35,7 +43,7 @@ describe('inbox reapprove when Redis goes away after the item was closed', () =>
     const approval = await make.grant(paymentIntent);
     const proxy = await cutAfter('"action":"reapprove"');
     try {
-      const env = { REDIS_URL: proxy.url, INTERLOCK_KEY_PREFIX: rig.stores.config.keyPrefix, INTERLOCK_DATA_DIR: temp.dir, INTERLOCK_UNSAFE_DURABILITY: '1', STRIPE_SECRET_KEY: 'sk_test_rvcli0001', STRIPE_API_BASE: stripe.sandbox.url };
+      const env = { REDIS_URL: proxy.url, INTERLOCK_KEY_PREFIX: rig.stores.config.keyPrefix, INTERLOCK_DATA_DIR: temp.dir, INTERLOCK_SIGNING_KEY_FILE: keyFile(), INTERLOCK_UNSAFE_DURABILITY: '1', STRIPE_SECRET_KEY: 'sk_test_rvcli0001', STRIPE_API_BASE: stripe.sandbox.url };
       const run = await runCli(['inbox', 'reapprove', item, '--approval', approval, '--by', 'lee', '--note', 'Refund anyway.'], env);
       expect(proxy.cut(), 'the proxy never cut the connection').toBe(true);
       const receipt = await rig.stores.journal.receipt(effectId);

@@ -18,7 +18,14 @@ const ENV = { PATH: process.env.PATH ?? '', HOME: home };
 const started: ChildProcess[] = [];
 
 afterAll(() => {
-  for (const child of started) if (child.exitCode === null && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+  for (const child of started) {
+    if (child.exitCode !== null || child.pid === undefined) continue;
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // Its group is gone already (stopped by the test before its exit was heard).
+    }
+  }
   const pidFile = join(tree, '.data', 'redis', 'redis.pid');
   if (existsSync(pidFile)) {
     try {

@@ -24,7 +24,8 @@ afterAll(() => {
 
 it('the owner stopped under a joined worker leaves its Redis to it, and the next start takes it over', { timeout: 120_000 }, async () => {
   // A Stripe nobody answers at: nothing here sends.
-  const env = { INTERLOCK_DATA_DIR: data, INTERLOCK_PORT: '0', STRIPE_SECRET_KEY: 'sk_test_joined', STRIPE_API_BASE: 'http://127.0.0.1:9' };
+  // REDIS_URL blank (the runner may export one, as CI does): the owner starts its private Redis, the worker follows service.json.
+  const env = { REDIS_URL: '', INTERLOCK_DATA_DIR: data, INTERLOCK_PORT: '0', STRIPE_SECRET_KEY: 'sk_test_joined', STRIPE_API_BASE: 'http://127.0.0.1:9' };
   const owner = spawnWorker(env, ['serve', '--roles', 'api']);
   let worker: ReturnType<typeof spawnWorker> | null = null;
   let next: ReturnType<typeof spawnWorker> | null = null;
@@ -33,7 +34,7 @@ it('the owner stopped under a joined worker leaves its Redis to it, and the next
     const pid = redisPid();
     const url = redisUrl();
     // It joins the running service through service.json: no REDIS_URL.
-    worker = spawnWorker({ INTERLOCK_DATA_DIR: data, STRIPE_SECRET_KEY: 'sk_test_joined', STRIPE_API_BASE: 'http://127.0.0.1:9' }, ['serve', '--roles', 'worker']);
+    worker = spawnWorker({ REDIS_URL: '', INTERLOCK_DATA_DIR: data, STRIPE_SECRET_KEY: 'sk_test_joined', STRIPE_API_BASE: 'http://127.0.0.1:9' }, ['serve', '--roles', 'worker']);
     await worker.ready;
     owner.child.kill('SIGINT');
     expect((await owner.exited).code).toBe(0);

@@ -7,6 +7,7 @@ import { proposalSchema } from '../core/proposal.js';
 import { ALERT_KINDS, currentOutcome, effectIdFor, explainOutcome, isEffectId, moneyAfterSend, moneyText, outcomeReason, resolveAlert, verify, type Alert, type Outcome, type RecoveryReport } from '../interlock.js';
 import type { Receipt } from '../core/receipt.js';
 import { recordedProposal } from '../core/recorded.js';
+import { firstProposal } from '../core/decisions.js';
 import { checked, CliFailure, EXIT_BAD_INPUT, EXIT_FAILED } from './failure.js';
 import { CLI_ROLE } from './inbox-command.js';
 import { signersNotHeld } from './held-keys.js';
@@ -43,11 +44,8 @@ export const EXIT_NOT_RETURNED = 5;
 
 const COMMITTED = new Set(['COMMITTED', 'COMMITTED_ON_QUERY', 'COMMITTED_BY_RETRY', 'REAPPLIED_AFTER_QUERY', 'DUPLICATE_IGNORED']);
 
-/** The kind of effect the chain's first proposal names ('refund', 'credit'), or null. */
-function effectKind(entries: Receipt['entries']): string | null {
-  const proposed = entries.find((entry) => entry.kind === 'PROPOSED') as { effect?: { kind?: unknown } } | undefined;
-  return typeof proposed?.effect?.kind === 'string' ? proposed.effect.kind : null;
-}
+const kindOf = (kind: unknown): string | null => (typeof kind === 'string' ? kind : null);
+
 
 /**
  * The exit code of `interlock recover`: 4 while its pass left anything open, waiting (a quiet period), unresolved
@@ -141,7 +139,7 @@ async function describeReceipt(stores: CliStores, effectId: string, receipt: Rec
     subject: partition,
     state: state.open ? 'in_flight' : outcome === null ? 'proposed' : 'settled',
     outcome,
-    sentence: outcome === null ? 'Not settled yet: the effect is queued or being sent.' : `${explainOutcome(outcome as Outcome)}${moneyAfterSend(COMMITTED.has(outcome), effectKind(receipt.entries), verification.finalMoney, verification.exposure)}`,
+    sentence: outcome === null ? 'Not settled yet: the effect is queued or being sent.' : `${explainOutcome(outcome as Outcome)}${moneyAfterSend(COMMITTED.has(outcome), kindOf(firstProposal(receipt.entries)?.effect.kind), verification.finalMoney, verification.exposure)}`,
     reason: outcomeReason(receipt.entries),
     // A refusal by its code: a REFUSED after a COMMITTED is another payload refused under the request id (evidence), not
     // this effect refused.

@@ -338,6 +338,7 @@ export function addReceiptCommands(program: Command): void {
           else printJson(bundle, { compact: effectIds.length > 1 });
         });
         if (options.dir !== undefined) printProblem(`${bundles.length - missing.length} receipt${bundles.length - missing.length === 1 ? '' : 's'} written to ${options.dir}`);
+        if (options.out !== undefined && missing.length === 0) printProblem(`receipt written to ${options.out}`);
         for (const effectId of missing) printProblem(`No journal for effect ${effectId} ${whereLooked(config)}.`);
         if (missing.length > 0) process.exitCode = 1;
       }, { readOnly: true });

@@ -3,7 +3,8 @@
 // give a new path, move it aside or pass --force), so a slip of tab completion onto the signing key cannot leave the
 // service unable to sign; `--force` replaces it whole. `--dir DIR` replaces an earlier export of the same effect's
 // receipt (exporting into one directory again as receipts grow is its daily use) and refuses, unless --force, any
-// other file where a receipt goes, replacing nothing. A directory is never replaced, even with --force.
+// other file where a receipt goes, replacing nothing. A directory is never replaced, even with --force. A receipt
+// written to --out is named on standard error, so the command never finishes in silence.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,6 +58,9 @@ describe.concurrent('receipt export --out', { timeout: 60_000 }, () => {
     const out = join(dir, 'receipt.json');
     const first = await runCli(['receipt', 'export', id(0), '--out', out], env());
     expect(first.code, first.stderr).toBe(0);
+    // A write to a file says where it went (standard output stays empty: the receipt is in the file).
+    expect(first.stdout).toBe('');
+    expect(first.stderr.trim()).toBe(`receipt written to ${out}`);
     const kept = readFileSync(out);
     const refused = await runCli(['receipt', 'export', id(1), '--out', out], env());
     expect(refused.code, refused.stderr).toBe(2);

@@ -53,7 +53,10 @@ const change = z.object({ field: z.string(), was: json, now: json });
 const checks = z.object({ approvalLive: z.boolean(), approval: approvalSnapshot.nullable(), approvalProblems: listOf(z.string()), violations: listOf(z.string()), changes: listOf(change) });
 
 const envelope = {
-  v: z.union([z.literal(1), z.literal(2), z.literal(3)]),
+  // A version past these is a newer interlock's entry, and the problem says so rather than "Invalid input".
+  v: z.union([z.literal(1), z.literal(2), z.literal(3)], {
+    error: (issue) => (typeof issue.input === 'number' && Number.isInteger(issue.input) && issue.input > 3 ? `entry version ${issue.input} is newer than this verifier knows (1 to 3): verify it with the interlock that wrote it, or a later one` : 'entry version is not 1, 2 or 3'),
+  }),
   effectId: z.string(),
   at: z.number(),
   prev: z.string().nullable(),

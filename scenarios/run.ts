@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createDecider, loadDeciderConfig, makeDirectory, publicKeyPem, readApiBase, startPrivateRedis, stripeSettingOf, type Decider } from '../src/interlock.js';
+import { createDecider, loadDeciderConfig, makeDirectory, publicKeyPem, readApiBase, shownSetting, startPrivateRedis, stripeSettingOf, type Decider } from '../src/interlock.js';
 import { BILLING_COLUMNS, BILLING_DEFAULT_REPS, BILLING_ROWS, billingPlan, runBillingCredit } from './billing-credit.js';
 import { COLUMNS, failedCell, type ScenarioResult, type Step } from './cells.js';
 import { keepDir, leftovers, removeLeftovers, ROOT, stopChildren, type Delays } from './harness.js';
@@ -122,7 +122,9 @@ function testModeApiBase(env: NodeJS.ProcessEnv, key: string | null): string | n
   const apiBase = stripeSettingOf(env.STRIPE_API_BASE);
   if (apiBase === null) return null;
   if (key === null) {
-    process.stderr.write(`STRIPE_API_BASE (${apiBase}) is not used: without STRIPE_SECRET_KEY each scenario runs against a sandbox of its own. To send through ${apiBase}, set a test key (sk_test_…) too; to silence this, unset STRIPE_API_BASE.\n`);
+    // Quoted as `serve` quotes it (shownSetting): a gateway URL's password, or a key put there by a swapped line of
+    // an env file, is not printed; this line goes to stderr as it is, without the CLI's masking of failures.
+    process.stderr.write(`STRIPE_API_BASE (${shownSetting(apiBase)}) is not used: without STRIPE_SECRET_KEY each scenario runs against a sandbox of its own. To send through it, set a test key (sk_test_…) too; to silence this, unset STRIPE_API_BASE.\n`);
     return null;
   }
   const read = readApiBase(apiBase);

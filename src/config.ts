@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { InterlockError } from './core/errors.js';
 import { wholeNumberSetting } from './core/text.js';
-import { shownSetting } from './core/redact.js';
+import { redactSecrets, secretHint, shownSetting, shownUrl } from './core/redact.js';
 import { STRIPE_DEDUP_WINDOW_MS, timingProblems, type TimingSetting } from './core/timing.js';
 import { deciderEnvSchema } from './decider/config.js';
 import { apiBaseSettingOf, readApiBase, readStripeKey, stripeSettingOf } from './stripe/settings.js';
@@ -38,9 +38,29 @@ export const STRIPE_CURRENCIES: readonly string[] = [
   'bhd', 'jod', 'kwd', 'omr', 'tnd',
 ];
 
+/**
+ * Shorter than any secret a swapped line of an env file can put in a setting: an API token is 16 to 256 characters
+ * (webhooks/api/tokens.ts), a Stripe or Anthropic key and a webhook secret longer, with their kind's prefix.
+ */
+const SHORTER_THAN_A_SECRET = 16;
+/** A host and port (`worker:9464`): no token has a ":" (an entry of INTERLOCK_API_TOKENS has two, and no port). */
+const HOST_AND_PORT = /^[A-Za-z0-9.-]+:[0-9]{1,5}$/;
+
+/**
+ * A refused value as a refusal quotes it, `what` naming it when it is not shown ("the value given"): a typo as written
+ * (`"uds"`, `"worker:9464"`), a URL as shownUrl shows it, and anything else that may be a secret (an API token put in
+ * the wrong setting) by its kind (`sk_live_…cdef`) or its length only, as src/core/redact.ts's shownSetting does.
+ */
+function quotedValue(value: string, what: string): string {
+  if ((value.length < SHORTER_THAN_A_SECRET || HOST_AND_PORT.test(value)) && redactSecrets(value) === value) return JSON.stringify(value);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) && URL.canParse(value)) return `${what} (${shownUrl(value)})`;
+  const hint = secretHint(value);
+  return `${what} (${hint === '…' ? `${value.length} characters, not shown` : hint})`;
+}
+
 /** Why INTERLOCK_CREDIT_CURRENCY is refused: a typo such as `uds` would otherwise show only as every credit refused by Stripe. */
 function creditCurrencyProblem(value: unknown): string {
-  const given = JSON.stringify(value);
+  const given = typeof value === 'string' ? quotedValue(value, 'the value given') : JSON.stringify(value);
   const examples = 'such as usd, eur, gbp or jpy (https://docs.stripe.com/currencies)';
   if (typeof value === 'string' && STRIPE_CURRENCIES.includes(value.toLowerCase())) return `${given} must be written in lowercase, as ${value.toLowerCase()}`;
   return `${given} is not an ISO 4217 currency code Stripe supports: give one in lowercase, ${examples}`;
@@ -77,7 +97,7 @@ function metricsHostsOf(value: string): string[] {
 /** Why INTERLOCK_METRICS_HOSTS is refused, quoting the first entry that is no host name (`worker:9464`, a URL), or null. */
 function metricsHostsProblem(value: string): string | null {
   const wrong = metricsHostsOf(value).find((name) => !/^[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?$/.test(name));
-  return wrong === undefined ? null : `${JSON.stringify(wrong)} is not a host name: give names only, comma-separated, without a port or scheme (e.g. worker,metrics.internal)`;
+  return wrong === undefined ? null : `${quotedValue(wrong, 'an entry')} is not a host name: give names only, comma-separated, without a port or scheme (e.g. worker,metrics.internal)`;
 }
 
 const schema = z.object({
@@ -355,7 +375,9 @@ export function assertConsistentTiming(config: Config): void {
 export function redisUrlProblem(text: string): string | null {
   const url = new URL(text);
   if (url.search !== '' || url.hash !== '') return 'REDIS_URL must not carry ?options or a #fragment (ioredis would read them as client options, which the service does not check): name the database as /N, such as redis://127.0.0.1:6379/2, and write a "?" or "#" in the password as %3F or %23';
-  if (!/^\/?(?:[0-9]{1,5})?$/.test(url.pathname)) return `REDIS_URL's path ${JSON.stringify(url.pathname)} must be a database number such as /0, or nothing`;
+  // A path holding an "@" is the rest of a password with a "/" in it (the URL ended its port at that "/"): not quoted.
+  if (url.pathname.includes('@')) return 'REDIS_URL has an "@" after its host: write a "/" in the password as %2F (and "@" as %40), and name the database as /N, such as redis://127.0.0.1:6379/2';
+  if (!/^\/?(?:[0-9]{1,5})?$/.test(url.pathname)) return `REDIS_URL's path ${JSON.stringify(redactSecrets(url.pathname))} must be a database number such as /0, or nothing`;
   for (const [part, value] of [['user', url.username], ['password', url.password]] as const) {
     try {
       decodeURIComponent(value);

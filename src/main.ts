@@ -911,7 +911,7 @@ async function readAtStripe<T>(read: () => Promise<T>): Promise<T> {
     const { file, pid, apiBase, start, embedded } = stripeOfStoppedService;
     const service = `the service that wrote ${file}${pid === null ? '' : ` (pid ${pid})`}`;
     const why = embedded ? `it ran inside ${service}, which is not running. Start it again (\`${start}\`)` : `${service} used it and is not running, and the sandbox, started on its own, does not answer either. Start the sandbox again (\`npx interlock sandbox --port ${URL.canParse(apiBase) ? new URL(apiBase).port || '80' : '12111'}\`, or as it was started) and the service (\`${start}\`)`;
-    throw new CliFailure(`Could not reach the Stripe sandbox at ${apiBase}: ${why}, or set STRIPE_SECRET_KEY (and STRIPE_API_BASE) for another Stripe. Nothing was recorded.`, EXIT_BAD_INPUT, { cause: error });
+    throw new CliFailure(`Could not reach the Stripe sandbox at ${shownSetting(apiBase)}: ${why}, or set STRIPE_SECRET_KEY (and STRIPE_API_BASE) for another Stripe. Nothing was recorded.`, EXIT_BAD_INPUT, { cause: error });
   }
 }
 

@@ -75,11 +75,15 @@ export const DECISION_BACKOFF = 'interlock-asked-or-exponential';
 /** The longest wait a failure's retry-after is honoured for (a longer one is taken as this). */
 export const MAX_ASKED_WAIT_MS = 15 * 60_000;
 
-/** The wait an error, or one of its causes, asks for before a retry (its `retryAfterMs`), or null. */
+/**
+ * The wait an error, or one of its causes, asks for before a retry (its `retryAfterMs`), or null. An endless one
+ * (Infinity: a header of many digits) is the longest honoured, MAX_ASKED_WAIT_MS, not a wait nobody asked for.
+ */
 export function askedWaitOf(error: unknown): number | null {
   let current: unknown = error;
   for (let depth = 0; depth < 8 && current instanceof Error; depth += 1) {
     const asked = (current as Error & { retryAfterMs?: unknown }).retryAfterMs;
+    if (asked === Number.POSITIVE_INFINITY) return MAX_ASKED_WAIT_MS;
     if (typeof asked === 'number' && Number.isFinite(asked) && asked >= 0) return asked;
     current = current.cause;
   }

@@ -45,7 +45,7 @@ export class DeciderError extends InterlockError {
   readonly apiStatus: number | null;
   /** The API's `request-id` of the last answer, for Anthropic's support. */
   readonly apiRequestId: string | null;
-  /** The API's own `retry-after`, in ms, when it gave one: the earliest a retry of the case makes sense. */
+  /** The API's own `retry-after` (or `retry-after-ms`), in ms, when it gave one, at most a day: the earliest a retry of the case makes sense. */
   readonly retryAfterMs: number | null;
   /** HTTP attempts made for the failing call, retries included. */
   readonly attempts: number;
@@ -91,15 +91,39 @@ function isLookupTool(name: string): name is LookupTool {
  */
 const LONGEST_WAIT_IN_DECISION_MS = 60_000;
 
-/** The wait an answer asks for, in ms, read as the SDK reads it (retry-after-ms, then retry-after in seconds or as an HTTP date), or null. */
+/**
+ * Longest wait, in ms, an answer's retry-after is stated as. A longer one (a far date, a header of many digits read as
+ * Infinity) is stated as this: a finite wait, which the case's job caps at its own maximum (15 min) anyway.
+ */
+const LONGEST_WAIT_STATED_MS = 24 * 60 * 60_000;
+
+/**
+ * A header's number as @anthropic-ai/sdk reads it (parseFloat, which reads "3600abc" as 3600), or null when it gives
+ * none: absent or empty (the SDK skips those), or no number.
+ */
+function headerNumber(value: string | null | undefined): number | null {
+  if (value == null || value === '') return null;
+  const number = Number.parseFloat(value);
+  return Number.isNaN(number) ? null : number;
+}
+
+/**
+ * The wait an answer asks for, in ms, or null: the longer of `retry-after-ms` and `retry-after`, at least 0 and at
+ * most LONGEST_WAIT_STATED_MS. The SDK sleeps the one it reads first (retry-after-ms, unless it reads as 0 or is not
+ * a number, then retry-after), so the longer of both is never less than what it would sleep: a `retry-after-ms: 0`
+ * beside `retry-after: 3600` (the SDK then sleeps an hour) is an hour here too, and ends the decision at once.
+ */
 function retryAfterMs(headers: Headers | undefined, now: number): number | null {
-  const ms = headers?.get('retry-after-ms');
-  if (ms != null && Number.isFinite(Number.parseFloat(ms))) return Math.max(0, Number.parseFloat(ms));
-  const value = headers?.get('retry-after');
-  if (value == null) return null;
-  if (Number.isFinite(Number.parseFloat(value))) return Math.max(0, Number.parseFloat(value) * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : Math.max(0, at - now);
+  const waits: number[] = [];
+  const ms = headerNumber(headers?.get('retry-after-ms'));
+  if (ms !== null) waits.push(ms);
+  const after = headers?.get('retry-after');
+  const seconds = headerNumber(after);
+  // Not a number of seconds: an HTTP date, as the SDK reads it (Date.parse('') is NaN).
+  const at = seconds === null && after != null ? Date.parse(after) : Number.NaN;
+  if (seconds !== null) waits.push(seconds * 1000);
+  else if (!Number.isNaN(at)) waits.push(at - now);
+  return waits.length === 0 ? null : Math.min(Math.max(0, ...waits), LONGEST_WAIT_STATED_MS);
 }
 
 /** Whether a response's media type is JSON, as the SDK decides before parsing it. */
@@ -216,7 +240,7 @@ function translateApiError(error: unknown, where: Where, sdk: Sdk): InterlockErr
     const wait =
       info.retryAfterMs === null
         ? ''
-        : `; it asked to wait ${Math.ceil(info.retryAfterMs)} ms${info.retryAfterMs > LONGEST_WAIT_IN_DECISION_MS ? `, longer than one decision waits (${LONGEST_WAIT_IN_DECISION_MS} ms), so the case's job waits it out` : ''}`;
+        : `; it asked to wait ${info.retryAfterMs >= LONGEST_WAIT_STATED_MS ? `at least ${LONGEST_WAIT_STATED_MS}` : Math.ceil(info.retryAfterMs)} ms${info.retryAfterMs > LONGEST_WAIT_IN_DECISION_MS ? `, longer than one decision waits (${LONGEST_WAIT_IN_DECISION_MS} ms), so the case's job waits it out` : ''}`;
     if (status === 429) return unavailable(`The Messages API is rate-limiting this key (429${request}: ${said}) after ${tries(where)}${wait}.`, info);
     if (status === 529) return unavailable(`The Messages API is overloaded (529${request}: ${said}) after ${tries(where)}${wait}.`, info);
     if (status === 408 || status === 409 || status >= 500) return unavailable(`The Messages API failed (${status}${request}: ${said}) after ${tries(where)}${wait}.`, info);
@@ -316,38 +340,60 @@ const AMOUNT_READ_VALUES = 200;
 type AmountField = { path: string; cents: number | null; shown: string; named: boolean };
 /** One value of a call's input that names where money goes: where it stands, and the id or name it gives. */
 type SubjectField = { path: string; text: string };
+/** Text in a call's input that speaks of money (moneyIn): the most cents its plain figures may mean, and whether a figure's size was not read. */
+type Mention = AmountField & { unclear: boolean };
 
+/** Currency codes read in text (the most used of ISO 4217): a figure beside one, or glued to it, is in its whole units. */
+const CURRENCY_CODES = 'usd|eur|gbp|cad|aud|nzd|chf|jpy|cny|hkd|sgd|inr|mxn|brl|sek|nok|dkk|pln|czk|zar';
 /** Text that speaks of money: a currency sign, code or name, or a word for an amount or for moving money. */
-const MONEY_WORDS = /[$€£]|(?<!\p{L})(?:usd|eur|gbp|dollars?|euros?|pounds?|bucks|cents?|amount|total|price|money|refund(?:s|ed|ing)?|credit(?:s|ed|ing)?|pa(?:y|ys|id|ying|yment|yments|yout|youts)|send(?:s|ing)?|sent|transfer(?:s|red|ring)?)(?!\p{L})/iu;
+const MONEY_WORDS = new RegExp(String.raw`[$€£]|(?<!\p{L})(?:${CURRENCY_CODES}|dollars?|euros?|pounds?|bucks|cents?|amount|total|price|money|refund(?:s|ed|ing)?|credit(?:s|ed|ing)?|pa(?:y|ys|id|ying|yment|yments|yout|youts)|send(?:s|ing)?|sent|transfer(?:s|red|ring)?)(?!\p{L})`, 'iu');
 /** Dates and times in text, which are figures but never amounts ("2024-05-01", "01/05/2024", "14:30"). */
 const DATES_AND_TIMES = /\d{4}-\d{1,2}-\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{1,2}:\d{2}(?::\d{2})?/g;
-/** A figure in text, as a word of its own (the digits inside `pi_attacker123` are not one), separators included. */
-const FIGURE_IN_TEXT = /(?<![\p{L}\p{N}_])\d(?:[\d,.]*\d)?/gu;
+/**
+ * A figure in text, as a word of its own (the digits inside `pi_attacker123` are not one) or glued to a currency code
+ * (`USD500000`), separators included: commas and points, and groups of three digits split by a space, an apostrophe
+ * or an underscore (`500 000`, `500'000`), read as one figure, the largest it may be.
+ */
+const FIGURE_IN_TEXT = new RegExp(String.raw`(?:(?<![\p{L}\p{N}_])|(?<=(?<![\p{L}\p{N}_])(?:${CURRENCY_CODES})))\d(?:[\d,.]*\d)?(?:[ \u00A0\u2009\u202F'’_]\d{3}(?!\p{N}))*`, 'giu');
 /** A currency of whole units written before or after a figure (`$5000`, `USD 5000`, `5000 dollars`): the figure may be units, not cents. */
-const UNITS_BEFORE = /(?:[$€£]|(?<!\p{L})(?:usd|eur|gbp))\s?$/iu;
-const UNITS_AFTER = /^\s?(?:dollars?|euros?|pounds?|bucks|usd|eur|gbp)(?!\p{L})/iu;
+const UNITS_BEFORE = new RegExp(String.raw`(?:[$€£]|(?<!\p{L})(?:${CURRENCY_CODES}))\s?$`, 'iu');
+const UNITS_AFTER = new RegExp(String.raw`^\s?(?:dollars?|euros?|pounds?|bucks|${CURRENCY_CODES})(?!\p{L})`, 'iu');
+/**
+ * What makes a figure's size unknown when it follows it: a multiplier (`5k`, `5 thousand`, `2.5m`, which may be a
+ * thousand or a million) or an exponent (`5e5`). No bound is read from such a figure. A letter counts only glued to
+ * the figure: `$20 b/c damaged` is no multiplier.
+ */
+const MULTIPLIED = /^(?:(?:k|m|mm|mn|b|bn)|[\s-]?(?:(?:hundred|thousand|million|billion|trillion)s?|grand|lakhs?|crores?)|e[+-]?\d)(?!\p{L})/iu;
 
 /**
- * The most cents a figure in text that speaks of money may mean, or null when the text speaks of no money or holds no
- * figure. Only a bound, never the amount asked: every digit of the figure counts (`5,000.00` may be 500000 cents), and
- * one written in whole units of a currency (`$5000`) counts a hundred times (its cents). A figure in text that speaks
- * of no money (an order number, "waited 30 days") is not read.
+ * What text that speaks of money says of amounts, or null when it speaks of no money or holds no figure: `most`, the
+ * most cents its plain figures may mean (null when it has none), and `unclear`, whether a figure in it has a size not
+ * read (MULTIPLIED: `5k dollars`, `5e5 cents`). Only a bound, never the amount asked: every digit of a figure counts
+ * (`5,000.00` may be 500000 cents, `500 000` is read as 500000), and one written in whole units of a currency (`$5000`,
+ * `USD500000`) counts a hundred times (its cents). A figure in text that speaks of no money (an order number, "waited
+ * 30 days") is not read.
  */
-function mostCentsIn(text: string): number | null {
+function moneyIn(text: string): { most: number | null; unclear: boolean } | null {
   if (!MONEY_WORDS.test(text)) return null;
   const plain = text.replace(DATES_AND_TIMES, ' ');
   let most: number | null = null;
+  let unclear = false;
   let figures = 0;
   for (const match of plain.matchAll(FIGURE_IN_TEXT)) {
     figures += 1;
     if (figures > IN_TEXT_READ_MAX) break;
     const figure = match[0];
     const end = match.index + figure.length;
-    const units = UNITS_BEFORE.test(plain.slice(Math.max(0, match.index - 4), match.index)) || UNITS_AFTER.test(plain.slice(end, end + 9));
+    const after = plain.slice(end, end + 12);
+    if (MULTIPLIED.test(after)) {
+      unclear = true;
+      continue;
+    }
+    const units = UNITS_BEFORE.test(plain.slice(Math.max(0, match.index - 4), match.index)) || UNITS_AFTER.test(after);
     const cents = Number(figure.replace(/\D/g, '')) * (units && !/[.,]\d{2}$/.test(figure) ? 100 : 1);
     if (most === null || cents > most) most = cents;
   }
-  return most;
+  return most === null && !unclear ? null : { most, unclear };
 }
 
 /** The ids of Stripe objects money can go to that stand in `text`, a few at most. */
@@ -377,13 +423,13 @@ function centsOf(value: unknown): number | null {
  * goes (a field named for a subject, or a string that is or holds a Stripe object's id), nested objects and lists
  * included: an injected `refund_to: {payment_intent: 'pi_…'}`, `destinations: ['pi_…']` or `note: 'also send 500000
  * cents to pi_…'` names a payment as surely as a top-level field does. Text that is no figure but speaks of money is
- * read for the most its figures may mean (`mentions`, mostCentsIn): an input that came back as one unparsed JSON
+ * read for the most its figures may mean (`mentions`, moneyIn): an input that came back as one unparsed JSON
  * string is read so too. `own` are the fields the call's tool defines: its prose (a reason) may mention anything and
  * is not read. `cut` is true when the input holds more than is read.
  */
-function readCall(own: readonly string[], input: unknown): { fields: AmountField[]; mentions: AmountField[]; subjects: SubjectField[]; cut: boolean } {
+function readCall(own: readonly string[], input: unknown): { fields: AmountField[]; mentions: Mention[]; subjects: SubjectField[]; cut: boolean } {
   const fields: AmountField[] = [];
-  const mentions: AmountField[] = [];
+  const mentions: Mention[] = [];
   const subjects: SubjectField[] = [];
   let cut = false;
   let values = 0;
@@ -424,8 +470,8 @@ function readCall(own: readonly string[], input: unknown): { fields: AmountField
     if (typeof value === 'number' || (typeof value === 'string' && !STRIPE_SUBJECT.test(value) && (named || FIGURE.test(value))) || (named && value !== null && value !== undefined)) {
       fields.push({ path: where, cents: centsOf(value), shown: typeof value === 'string' ? JSON.stringify(cleanModelLine(value, 40)) : typeof value === 'number' ? String(value) : typeof value, named });
     } else if (!ownField && typeof value === 'string') {
-      const most = mostCentsIn(value);
-      if (most !== null) mentions.push({ path: where, cents: most, shown: JSON.stringify(cleanModelLine(value, 60)), named: false });
+      const money = moneyIn(value);
+      if (money !== null) mentions.push({ path: where, cents: money.most, shown: JSON.stringify(cleanModelLine(value, 60)), named: false, unclear: money.unclear });
     }
   }
   return { fields, mentions, subjects, cut };
@@ -472,7 +518,8 @@ type Ask = { name: keyof typeof MONEY_ACTION; tool: string; input: unknown; amou
  * A call read as a money call. `foreign` is a call of a tool the decider does not define (`refund_payment`): read as
  * the case's own kind of money, for its fields named for money, the subjects it names and the money its text speaks
  * of, and never taken for an amount (nothing is re-approved from a tool nobody offered). Text that speaks of money
- * with a figure above the limit is an ask outside it, recorded with no amount: its figure is a bound, not the ask.
+ * with a figure above the limit, or with one whose size is not read (`5k dollars`, `5e5 cents`), is an ask outside
+ * it, recorded with no amount: its figure is a bound, not the ask, and an unread size is no bound at all.
  */
 function askOf(call: { name: keyof typeof MONEY_ACTION; tool: string; foreign: boolean }, input: unknown, approval: DecisionCase['approval'], limit: number): Ask {
   const subject = subjectId(approval);
@@ -480,16 +527,18 @@ function askOf(call: { name: keyof typeof MONEY_ACTION; tool: string; foreign: b
   const read = readCall(call.foreign ? [] : OWN_FIELDS[call.name], input);
   const fields = call.foreign ? read.fields.filter((field) => field.named) : read.fields;
   const asked = amountAsked(tool, fields, read.cut && (!call.foreign || fields.length > 0), limit);
-  const over = read.mentions.filter((mention) => mention.cents !== null && mention.cents > limit);
+  const over = read.mentions.filter((mention) => !mention.unclear && mention.cents !== null && mention.cents > limit);
+  const unsized = read.mentions.filter((mention) => mention.unclear);
   const named = read.subjects
     .filter((field) => field.text !== subject)
     .map((field) => `the model's ${tool} call named ${cleanModelLine(field.path, 64)} ${cleanModelLine(field.text, 80)}, but approval ${approval.id} covers ${approval.scope} only`);
   const unclear = [...asked.unclear];
   if (over.length > 0) unclear.push(`the model's ${tool} call spoke of money with a figure of more than ${limit} cents (${listed(over)}); no amount was read from it`);
-  const outside = (call.foreign ? fields.length > 0 && asked.outside : asked.outside) || over.length > 0;
+  if (unsized.length > 0) unclear.push(`the model's ${tool} call spoke of money with a figure whose size is not read, a multiplier or an exponent (${listed(unsized)}); no amount was read from it`);
+  const outside = (call.foreign ? fields.length > 0 && asked.outside : asked.outside) || over.length > 0 || unsized.length > 0;
   if (call.foreign && (outside || named.length > 0)) unclear.unshift(`the model called ${tool}, which is no tool the decider offers, with money in its input; no amount was read from it`);
-  const top = Math.max(Number.isNaN(asked.top) ? -1 : asked.top, ...over.map((mention) => mention.cents ?? -1));
-  return { name: call.name, tool, input, named, unclear, outside, amount: call.foreign || over.length > 0 ? Number.NaN : asked.amount, top: top < 0 ? Number.NaN : top };
+  const top = Math.max(Number.isNaN(asked.top) ? -1 : asked.top, ...[...over, ...unsized].map((mention) => mention.cents ?? -1));
+  return { name: call.name, tool, input, named, unclear, outside, amount: call.foreign || over.length > 0 || unsized.length > 0 ? Number.NaN : asked.amount, top: top < 0 ? Number.NaN : top };
 }
 
 /** What an ask asked for, in words. */
@@ -507,11 +556,11 @@ function askedText(ask: Ask): string {
  * item, no hook, and the case, submitted again, decided afresh with no trace of it. An ask is outside when it names
  * any amount above what the approval or one effect covers, an amount that cannot be read (amountAsked), another
  * payment or customer (as a field, or in its text: `note: 'also send 500000 cents to pi_…'`), text speaking of money
- * with a figure above the limit (an input that came back as one unparsed JSON string included), or is money of the
- * other kind; a call of a tool nobody offered (`refund_payment`) is read as one of the case's kind (askOf). A
- * malformed call whose figures all read within the limit and name no other subject, or an unoffered tool's call that
- * names no money, stays decision_invalid. An unclear ask is recorded with no amount (NaN), and only when no ask
- * outside reads clearly: there is nothing to re-approve from it.
+ * with a figure above the limit or one whose size is not read (`5k dollars`; an input that came back as one unparsed
+ * JSON string included), or is money of the other kind; a call of a tool nobody offered (`refund_payment`) is read as
+ * one of the case's kind (askOf). A malformed call whose figures all read within the limit and name no other subject,
+ * or an unoffered tool's call that names no money, stays decision_invalid. An unclear ask is recorded with no amount
+ * (NaN), and only when no ask outside reads clearly: there is nothing to re-approve from it.
  */
 function overAsk(content: unknown, input: DecisionCase, offered: ReadonlySet<string>, said: readonly string[], model: string, what: string): MoneyDecision | null {
   if (!Array.isArray(content)) return null;

@@ -432,7 +432,16 @@ export async function requireDurableIntake(stores: Stores): Promise<DurabilityMo
   else stores.logger.info({ appendonly: durability.appendonly, appendfsync: durability.appendfsync, maxmemoryPolicy: durability.maxmemoryPolicy }, 'Redis durability checked');
   const marker = await holdDeploymentMarker(redis, stores.keys.deployment);
   await enterWithKey(stores);
-  const monitor = createDurabilityMonitor({ redis, optOut: stores.config.unsafeDurability, intervalMs: stores.config.durabilityCheckMs, logger: stores.logger, initial: durability, marker });
+  const started = createDurabilityMonitor({ redis, optOut: stores.config.unsafeDurability, intervalMs: stores.config.durabilityCheckMs, logger: stores.logger, initial: durability, marker });
+  // The producers' bindings check the marker too (journal.ts holdMarker): a loss one finds is this monitor's at once.
+  const releaseMarker = innerOf(stores).fullJournal.holdMarker(marker.held, (found) => started.recordLoss(found));
+  const monitor: DurabilityMonitor = {
+    ...started,
+    async stop() {
+      releaseMarker();
+      await started.stop();
+    },
+  };
   watchedBy(stores, monitor);
   monitor.start();
   return monitor;
@@ -568,6 +577,10 @@ export async function startSender(stores: Stores, target: Target, options: { wor
         calls.delete(running);
       }
     };
+  // The monitor reads the marker every interval; the binding scripts read it in the very step that binds (and, on one
+  // server, dispatches) an effect, so a Redis that lost its data binds and sends nothing even before the next check,
+  // and the loss a script finds is the monitor's at once (journal.ts holdMarker).
+  const releaseMarker = journal.holdMarker(marker.held, (found) => durabilityMonitor.recordLoss(found));
   // The gate refuses a target it cannot rely on (createGate): built before the first beat, so a refused start leaves no
   // heartbeat announcing a worker that does not exist, nor a watchdog thread, nor its default worker id taken.
   let created: Gate;
@@ -599,6 +612,7 @@ export async function startSender(stores: Stores, target: Target, options: { wor
     // A first beat that fails sets no timer (heartbeat.start), so nothing beats after this throws.
     await heartbeat.start();
   } catch (error) {
+    releaseMarker();
     await watchdog.close();
     releaseWorkerId();
     // A worker must beat before it takes a job: on a full Redis it cannot start, and says so (not Redis's bare OOM).
@@ -634,6 +648,7 @@ export async function startSender(stores: Stores, target: Target, options: { wor
     if (up) await Promise.all(sending);
     if (up) await journal.flushIndex().catch(() => undefined);
     await durabilityMonitor.stop();
+    releaseMarker();
     const clear = closeOptions.clearHeartbeat ?? true;
     if (clear && !up) logger.warn('Redis is away: the heartbeat is left to lapse on its own');
     await heartbeat.stop({ clear: clear && up }).catch((error: unknown) => logger.warn({ err: error }, 'could not clear the heartbeat; it lapses on its own'));

@@ -1,7 +1,7 @@
 // submit(): a proposal becomes, at most once, a send (DESIGN §3). On one Redis server the happy path costs two
 // commands: one script that binds the request to its subject and records PROPOSED, AUTHORIZED and DISPATCHED, taking
-// the claim and the caps (bind-propose-9), and one that settles; the index entry is dropped with the next submit's
-// script, and the approval's terms are read once per worker. A cluster binds first, in the binding's slot (bind-4).
+// the claim and the caps (bind-propose-10), and one that settles; the index entry is dropped with the next submit's
+// script, and the approval's terms are read once per worker. A cluster binds first, in the binding's slot (bind-5).
 // An effects job whose producer recorded its PROPOSED costs the same two on its first run: it dispatches after that
 // entry without reading the chain, and the script's head check proves the chain was that entry alone.
 import { performance } from 'node:perf_hooks';
@@ -208,7 +208,7 @@ function neverDispatched(entries: readonly Entry[]): boolean {
 
 /**
  * This submit's binding of the effect to its subject. UNBOUND: not made yet, because on one Redis server a new
- * effect's binding is made in its dispatch step (bind-propose-9), one round trip instead of two.
+ * effect's binding is made in its dispatch step (bind-propose-10), one round trip instead of two.
  */
 type Binding = Extract<BindReply, { status: 'NEW' | 'BOUND' }> | { status: 'UNBOUND' };
 
@@ -347,12 +347,13 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
    * or empty after a new binding, which proves there is no chain yet (chains are written only after binding), or
    * empty as a guess before a binding put off for the dispatch step, or an effects job's guess that it is the
    * producer's PROPOSED alone (AloneOnChain). The dispatch script checks the head and the epoch, so a chain that moved
-   * since (or a guess that was wrong) is caught there.
+   * since (or a guess that was wrong) is caught there. `boundNow`: the binding (when made) was made for this attempt,
+   * right before it.
    */
-  async function attempt(prepared: Prepared, binding: { current: Binding }, given: Chain | AloneOnChain | null, ahead: FactsAhead | null): Promise<GateResult | 'retry' | 'rebind' | 'reread'> {
+  async function attempt(prepared: Prepared, binding: { current: Binding }, given: Chain | AloneOnChain | null, ahead: FactsAhead | null, boundNow: boolean): Promise<GateResult | 'retry' | 'rebind' | 'reread'> {
     const { effectId, proposal, facts, effect, hash } = prepared;
     const partition = facts.subject;
-    const bound = binding.current;
+    let bound = binding.current;
     // Only the first attempt is given a chain; after a new binding (or before a binding not made yet) it is the empty one.
     const fresh = bound.status !== 'BOUND' && given !== null;
     let footing: Footing;
@@ -363,6 +364,18 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       footing = { head: given.onlyEntry, headAt: given.at, epoch: 0, decidedOn: proposal.premises, proposed: [], neverSent: true };
     } else {
       const chain: Chain = given ?? (await readChain(partition, effectId));
+      // An empty chain gets its first entries only under a binding made for this attempt by a script that checked the
+      // deployment marker (bind-5, bind-propose-10). One made before (an earlier attempt's) proves only that Redis held
+      // its data then: since a FLUSHALL, or a restart without the append-only file, the chain of an effect committed
+      // before reads empty too, and would be dispatched again. So such an attempt binds again first: on one server its
+      // dispatch step binds (UNBOUND), in the same atomic step as its check, and this submit's earlier index entry goes
+      // (nothing was written under it since: an attempt that writes ends the submit); on a cluster ('rebind') bind-5
+      // binds right before. A submit's first attempt (its binding just made, or made by its dispatch step) pays nothing.
+      if (bound.status !== 'UNBOUND' && !boundNow && chain.entries.length === 0 && chain.state.head === '') {
+        if (!journal.bindsWithDispatch) return 'rebind';
+        journal.unindex(effectId, bound.token);
+        bound = binding.current = { status: 'UNBOUND' };
+      }
       if (!fresh) {
         const first = firstProposal(chain.entries);
         if ((first && payloadHash(first.effect) !== hash) || (chain.state.payloadHash !== '' && chain.state.payloadHash !== hash)) {
@@ -565,19 +578,31 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     let chain = known;
     let early = ahead;
     let outcome: GateResult | null = null;
+    // The binding was made right before the next attempt (attempt's `boundNow`): the caller's, for the first one.
+    let boundNow = first.status !== 'UNBOUND';
     try {
       for (let round = 0; round < 8; round += 1) {
         // A submit that took its effect to be new and was wrong keeps its facts for the next attempt: it read them
         // for this effect a moment ago, and only learned the chain it must judge them against.
         const guessed = binding.current.status === 'UNBOUND';
-        const step = await attempt(prepared, binding, chain, early);
+        const step = await attempt(prepared, binding, chain, early, boundNow);
         chain = null;
+        boundNow = false;
         if (!guessed || step === 'reread') early = null;
         if (step === 'retry' || step === 'reread') continue;
         if (step === 'rebind') {
+          // On one server the next dispatch step binds again, with its marker check in the same atomic step; this
+          // submit's earlier entry in the open index goes (a rebind wrote nothing under it).
+          if (journal.bindsWithDispatch) {
+            const held = binding.current;
+            if (held.status !== 'UNBOUND') journal.unindex(effectId, held.token);
+            binding.current = { status: 'UNBOUND' };
+            continue;
+          }
           const again = await journal.bind(effectId, facts.subject);
           if (again.status === 'OTHER_SUBJECT') return (outcome = await refuseConflict(again.bound, prepared, `this request id is bound to ${again.bound}`));
           binding.current = again;
+          boundNow = true;
           continue;
         }
         return (outcome = step);
@@ -605,7 +630,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     let outcome: GateResult | null = null;
     let moved = false;
     try {
-      const step = await attempt(prepared, binding, { onlyEntry: onlyEntry.hash, at: onlyEntry.at }, ahead);
+      const step = await attempt(prepared, binding, { onlyEntry: onlyEntry.hash, at: onlyEntry.at }, ahead, false);
       if (step === 'retry' || step === 'rebind' || step === 'reread') {
         moved = true;
         return null;

@@ -41,7 +41,7 @@ const REMEDY = 'Run every Redis master with `appendonly yes`, `appendfsync alway
  * Redis could lose what it acknowledges, so nothing was sent. On the registry (`redis_not_durable`, retryable):
  * retrying is right once Redis is durable again, and a queue must not fail the job for good meanwhile.
  */
-type DurabilityPhase = { phase: 'start' } | { phase: 'intake' } | { phase: 'running'; checkedAt: number };
+type DurabilityPhase = { phase: 'start' } | { phase: 'intake' } | { phase: 'running'; checkedAt: number } | { phase: 'reconnected'; checkedAt: number };
 
 function durabilityMessage(durability: Durability & { dataLost?: boolean }, when: DurabilityPhase): string {
   const problems = durability.problems.join('; ');
@@ -52,6 +52,8 @@ function durabilityMessage(durability: Durability & { dataLost?: boolean }, when
       return `Redis can lose an acknowledged journal entry (${problems}), so Interlock will not send. ${REMEDY}, or set ${UNSAFE_DURABILITY_ENV}=1 to accept the risk on a test machine.`;
     case 'intake':
       return `Redis can lose what it acknowledges (${problems}), so this process will not take webhooks or support requests: it would answer that an event or a refund is stored and could lose it, and Stripe does not send an event again once it was answered. ${REMEDY}, or set ${UNSAFE_DURABILITY_ENV}=1 to accept the risk on a test machine.`;
+    case 'reconnected':
+      return `The connection to Redis dropped and came back (${problems}), and the check of the Redis it reaches now (its settings, and whether it still holds this deployment's data) has not answered yet, so nothing was sent; Interlock sends again once it has. Retry.`;
     case 'running':
       return `Redis is not durable now (${problems}; last checked ${new Date(when.checkedAt).toISOString()}), so nothing was sent; Interlock sends again once a check finds Redis durable. ${REMEDY}; then retry.`;
     default: {
@@ -268,7 +270,11 @@ export async function redisFullOr(redis: RedisClient, error: unknown, what: stri
 /** Why the marker no longer proves the data is the one this process started on, or null while it does. */
 async function markerProblem(redis: RedisClient, marker: DeploymentMarker): Promise<string | null> {
   const now = await redis.get(marker.key);
-  if (now === marker.held) return null;
+  return now === marker.held ? null : markerLoss(marker, now);
+}
+
+/** The loss of the data, in the refusals' words, when marker `marker` reads `now` (null: gone) instead of its own id. */
+function markerLoss(marker: DeploymentMarker, now: string | null): string {
   const what = now === null ? 'is gone' : 'holds another id (another process wrote it after finding none)';
   return `Redis lost its data while this process ran: the deployment marker ${marker.key} ${what}, as after a restart without the append-only file, a FLUSHALL or a failover to a server without the data. A request sent before the loss would read as new and be sent again, so this process sends nothing until it is restarted: find out what Redis lost and check at Stripe what was sent before it, then restart every Interlock process of the deployment`;
 }
@@ -293,6 +299,12 @@ export type DurabilityMonitor = {
    * read: the process's own verdict, for its readiness and metrics.
    */
   dataLoss(): string | null;
+  /**
+   * Records a loss found elsewhere: a binding script read the marker gone (`found` null) or holding `found`
+   * (journal.ts holdMarker). From now on every reading says so and assertDurable throws, as after a check that found
+   * it (logged once, by whichever found it first). Returns the DurabilityError assertDurable throws now.
+   */
+  recordLoss(found: string | null): DurabilityError;
 };
 
 type Status = 'durable' | 'not_durable' | 'unknown';
@@ -336,6 +348,14 @@ export function createDurabilityMonitor(deps: {
   let lost: string | null = null;
   // Without an initial reading the first check reports what it found, not a change.
   let first = deps.initial === undefined;
+  // The connection to Redis dropped and came back (its 'close', then 'ready'): the Redis it reaches may be another or
+  // an empty one, so nothing is sent until a check has read it since (`rechecked`: how many reconnects were checked so).
+  // A check that answers after the reconnect read the marker after it: a reply read before the drop is recorded in the
+  // same turn of the event loop, before the connection's 'close' can be heard, and a command left unanswered by the
+  // drop fails or is sent again on the new connection.
+  let dropped = false;
+  let reconnects = 0;
+  let rechecked = 0;
 
   async function read(): Promise<CheckedDurability> {
     let timeout: NodeJS.Timeout | undefined;
@@ -359,6 +379,7 @@ export function createDurabilityMonitor(deps: {
   }
 
   function record(next: CheckedDurability): void {
+    if (next.checkError === null) rechecked = reconnects;
     const before = statusOf(reading);
     const after = statusOf(next);
     const firstReading = first;
@@ -391,6 +412,19 @@ export function createDurabilityMonitor(deps: {
     }
   }
 
+  // Redis's events, listened to while running: a reconnect re-checks at once, rather than a check interval later.
+  const onClose = (): void => {
+    dropped = true;
+  };
+  const onReady = (): void => {
+    if (!dropped) return;
+    dropped = false;
+    reconnects += 1;
+    // A check under way may have begun before the drop (and fail): this one starts after it, so it reads the Redis
+    // reached now.
+    void (inFlight ?? Promise.resolve()).then(() => check());
+  };
+
   function check(): Promise<CheckedDurability> {
     const generation = stops;
     inFlight ??= read().then((next) => {
@@ -416,12 +450,17 @@ export function createDurabilityMonitor(deps: {
     start() {
       if (running) return;
       running = true;
+      redis.on('close', onClose);
+      redis.on('ready', onReady);
       if (deps.initial) schedule();
       else void check().then(schedule);
     },
     async stop() {
       running = false;
       stops += 1;
+      redis.off('close', onClose);
+      redis.off('ready', onReady);
+      rechecked = reconnects;
       if (timer) clearTimeout(timer);
       timer = null;
       // A reading under way is not waited for: it is dropped (check() records only readings begun since the last
@@ -430,10 +469,23 @@ export function createDurabilityMonitor(deps: {
     check,
     current: () => reading,
     assertDurable() {
-      // The opt-out accepts settings that may lose data, not a loss that happened: nothing is sent after one either way.
+      // The opt-out accepts settings that may lose data, not a loss that happened: nothing is sent after one either way,
+      // nor after a reconnect, whose Redis may have lost it, until a check since has answered.
+      if (running && rechecked < reconnects && reading.dataLost !== true) {
+        throw new DurabilityError({ ...reading, durable: false, problems: [`the deployment marker ${deps.marker?.key ?? '(none held)'} has not been read since`], optedOut: false }, { phase: 'reconnected', checkedAt: reading.checkedAt });
+      }
       if (reading.durable || (optOut && reading.dataLost !== true)) return;
       throw new DurabilityError(reading, { phase: 'running', checkedAt: reading.checkedAt });
     },
     dataLoss: () => lost,
+    recordLoss(found) {
+      if (lost === null) {
+        lost = markerLoss(deps.marker ?? { key: 'the deployment marker', held: '' }, found);
+        // Kept as the next check will read it (the loss, then the settings as last read), so that check logs nothing new.
+        const kept = reading.checkError === null ? reading.problems : [];
+        record({ ...reading, durable: false, problems: [lost, ...kept], optedOut: false, checkedAt: now(), checkError: null, dataLost: true });
+      }
+      return new DurabilityError(reading, { phase: 'running', checkedAt: reading.checkedAt });
+    },
   };
 }

@@ -123,6 +123,12 @@ type Misplaced = { status: 'HEAD_MOVED' | 'BAD_TIME'; head: string; lastAt: numb
 /** What a LATE_RESULT did to the effect's state (late-5.lua). */
 export type LateEffect = 'open' | 'committed' | 'relanded' | 'kept';
 
+/**
+ * Told by a binding script's check that the deployment marker (held by this process) is gone (`found` null) or holds
+ * `found`: records the loss and returns the refusal the caller throws (durability.ts DurabilityMonitor.recordLoss).
+ */
+export type MarkerLost = (found: string | null) => Error;
+
 export type BindReply = { status: 'NEW' | 'BOUND'; now: number; token: string } | { status: 'OTHER_SUBJECT'; bound: string; now: number };
 
 export type ProposeReply =
@@ -374,13 +380,26 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
   // A new effect's binding rides on its dispatch step on one server; a cluster keeps the binding in another slot.
   const bindsWithDispatch = !(redis instanceof Cluster);
 
+  // The deployment's marker as this process holds it (holdMarker), which every binding script checks first ('' until
+  // one is held: nothing is checked), and whom a script that found it gone or changed tells (markerLost).
+  const markerHolders: { held: string; lost: MarkerLost }[] = [];
+  const heldMarker = (): string => markerHolders[0]?.held ?? '';
+  /**
+   * A binding script found the marker gone or changed (`found`, '' for gone) and wrote nothing: every holder records
+   * the loss, and the first one's refusal is thrown (its monitor's, as the guard throws it from then on).
+   */
+  function markerLost(found: string): never {
+    const refusals = markerHolders.map((holder) => holder.lost(found === '' ? null : found));
+    throw refusals[0] ?? new Error(`the deployment marker ${keys.deployment} is gone or changed: Redis lost its data`);
+  }
+
   function nextToken(outbox = false): string {
     tokens += 1;
     return `${outbox ? OUTBOX_TOKEN : ''}${bootTag}.${tokens.toString(36)}`;
   }
 
   /**
-   * The propose-5 keys and arguments of one sealed attempt at a dispatch; bind-propose-9 adds its own keys and
+   * The propose-5 keys and arguments of one sealed attempt at a dispatch; bind-propose-10 adds its own keys and
    * arguments after them (`moreKeys`, `moreArgs`), in the same lists.
    */
   function proposeCall(request: ProposeRequest, at: number, sendDeadline: number, count: number, pairs: readonly string[], moreKeys: readonly string[] = [], moreArgs: readonly string[] = []): { keys: string[]; args: (string | number)[] } {
@@ -519,21 +538,42 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     now,
 
     /**
+     * Makes the binding scripts check the deployment's marker (keys.ts `deployment`) against `held`, the value this
+     * process found at start (durability.ts holdDeploymentMarker), in the same atomic step as the binding: a Redis that
+     * lost its data under the process binds nothing, whatever its durability monitor last read. `lost` is told the
+     * value found (null: gone) and returns the refusal to throw. The first holder's value is checked; the returned
+     * function stops telling `lost` (a sender that closed).
+     */
+    holdMarker(held: string, lost: MarkerLost): () => void {
+      const holder = { held, lost };
+      markerHolders.push(holder);
+      return () => {
+        const at = markerHolders.indexOf(holder);
+        if (at >= 0) markerHolders.splice(at, 1);
+      };
+    },
+
+    /**
      * Binds an effect to its subject (the first binding wins for good) and indexes it as possibly open. `token`
      * identifies this submit's index entry, so only this submit's unindex removes it. `outbox`: the binding of a
      * producer that records a proposal and then queues it; its entry stays until the effect is judged (isOutboxEntry).
+     * Throws the marker holder's refusal when Redis lost its data (holdMarker), binding nothing.
      */
     async bind(effectId: string, partition: string, options: { outbox?: boolean } = {}): Promise<BindReply> {
       const token = nextToken(options.outbox === true);
       const upkeep = takeUpkeep();
-      const reply = await call<{ status: 'NEW' | 'BOUND'; now: number } | { status: 'OTHER_SUBJECT'; bound: string; now: number }>(
-        'bind-4',
-        [keys.effectPartitions, keys.openIndex, keys.watch, keys.effectsByTime],
-        [effectId, partition, token, ...upkeep.args],
+      const reply = await call<{ status: 'NEW' | 'BOUND'; now: number } | { status: 'OTHER_SUBJECT'; bound: string; now: number } | { status: 'MARKER'; found: string }>(
+        'bind-5',
+        [keys.effectPartitions, keys.openIndex, keys.watch, keys.effectsByTime, keys.deployment],
+        [effectId, partition, heldMarker(), token, ...upkeep.args],
       ).catch((error: unknown) => {
         upkeep.restore();
         throw error;
       });
+      if (reply.status === 'MARKER') {
+        upkeep.restore();
+        markerLost(reply.found);
+      }
       return reply.status === 'OTHER_SUBJECT' ? reply : { status: reply.status, now: reply.now, token };
     },
 
@@ -675,10 +715,11 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     bindsWithDispatch,
 
     /**
-     * bind and propose in one atomic step (bind-propose-9), for a submit that expects a new effect: it costs one
+     * bind and propose in one atomic step (bind-propose-10), for a submit that expects a new effect: it costs one
      * command and one round trip less. The batch is sealed for the chain the caller expects; when the effect was
      * bound already and its chain moved, the reply says so as propose's would, with the binding now held. When the
      * effect is bound to another subject, nothing is written and `reply` is null. `request.boundAt` is not used.
+     * Throws the marker holder's refusal when Redis lost its data (holdMarker), writing nothing.
      */
     async bindAndPropose(request: ProposeRequest): Promise<{ bound: Extract<BindReply, { status: 'OTHER_SUBJECT' }>; reply: null } | { bound: Extract<BindReply, { status: 'NEW' | 'BOUND' }>; reply: ProposeReply }> {
       if (!bindsWithDispatch) throw new Error('bindAndPropose needs a single Redis server; a cluster binds with bind() first');
@@ -687,15 +728,19 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       const sendDeadline = at + request.sendTimeoutMs;
       const upkeep = takeUpkeep();
       let sealed: { entries: Entry[]; pairs: string[] };
-      let raw: (ProposeReply & { bind?: 'NEW' | 'BOUND'; boundAt?: number }) | { status: 'OTHER_SUBJECT'; bound: string; now: number };
+      let raw: (ProposeReply & { bind?: 'NEW' | 'BOUND'; boundAt?: number }) | { status: 'OTHER_SUBJECT'; bound: string; now: number } | { status: 'MARKER'; found: string };
       try {
         sealed = await seal(request.effectId, request.drafts({ at, sendDeadline }), at, request.place.head);
-        const planned = proposeCall(request, at, sendDeadline, sealed.entries.length, sealed.pairs, [keys.effectPartitions, keys.openIndex, keys.watch, keys.effectsByTime], [token, ...upkeep.args]);
+        const planned = proposeCall(request, at, sendDeadline, sealed.entries.length, sealed.pairs, [keys.effectPartitions, keys.openIndex, keys.watch, keys.effectsByTime, keys.deployment], [heldMarker(), token, ...upkeep.args]);
         const dispatched = sealed.entries;
-        raw = await call<typeof raw>('bind-propose-9', planned.keys, planned.args).catch((error: unknown) => lostDispatch(error, request, dispatched));
+        raw = await call<typeof raw>('bind-propose-10', planned.keys, planned.args).catch((error: unknown) => lostDispatch(error, request, dispatched));
       } catch (error) {
         upkeep.restore();
         throw error;
+      }
+      if (raw.status === 'MARKER') {
+        upkeep.restore();
+        markerLost(raw.found);
       }
       if (raw.status === 'OTHER_SUBJECT') return { bound: raw, reply: null };
       const bound = { status: raw.bind ?? 'BOUND', now: raw.boundAt ?? 0, token } as const;

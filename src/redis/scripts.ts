@@ -10,8 +10,8 @@ import type { RedisClient } from './client.js';
 const SCRIPT_DIR = join(dirname(fileURLToPath(import.meta.url)), 'scripts');
 
 export const SCRIPT_NAMES = [
-  'bind-4',
-  'bind-propose-9',
+  'bind-5',
+  'bind-propose-10',
   'upkeep-2',
   'unindex-1',
   'read-state-1',

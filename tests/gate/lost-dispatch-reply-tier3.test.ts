@@ -17,7 +17,7 @@ afterEach(async () => {
 });
 
 /**
- * A node whose dispatch steps (bind-propose-9) run in Redis as sent, and whose replies are lost for the steps `lose`
+ * A node whose dispatch steps (bind-propose-10) run in Redis as sent, and whose replies are lost for the steps `lose`
  * names (1 = the first step sent): the command fails with ECONNRESET after Redis ran it, as when the connection drops
  * between the two.
  */
@@ -27,7 +27,7 @@ async function nodeLosingReplies(on: World, workerId: string, lose: readonly num
   let steps = 0;
   redis.sendCommand = (command: Command, ...rest: unknown[]) => {
     const sent = (send as (command: Command, ...rest: unknown[]) => unknown)(command, ...rest);
-    const isDispatch = command.name === 'evalsha' && String(command.args[1]) === '9';
+    const isDispatch = command.name === 'evalsha' && String(command.args[1]) === '10';
     if (isDispatch && lose.includes(++steps)) {
       command.promise = command.promise.then(() => {
         throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });

@@ -24,7 +24,7 @@ async function nodeLosingRepliesTogether(on: World, workerId: string, count: num
   let answered = 0;
   redis.sendCommand = (command: Command, ...rest: unknown[]) => {
     const sent = (send as (command: Command, ...rest: unknown[]) => unknown)(command, ...rest);
-    const isDispatch = command.name === 'evalsha' && String(command.args[1]) === '9';
+    const isDispatch = command.name === 'evalsha' && String(command.args[1]) === '10';
     if (isDispatch && ++steps <= count) {
       command.promise = command.promise.then(() => new Promise((_, reject) => {
         held.push(() => reject(shared));

@@ -53,7 +53,7 @@ it('a tier-3 dispatch whose reply was lost, with nothing ever sent, is sent once
   world = await gateWorld({ target: { tier: 3 } });
   const { node, proxy } = await nodeBehindProxy(world);
   const { id } = await grant(node);
-  proxy.arm((written) => written.includes(scriptSha('bind-propose-9')));
+  proxy.arm((written) => written.includes(scriptSha('bind-propose-10')));
   const proposal = refundProposal({ approval: id });
   const effectId = node.gate.effectIdOf(proposal);
 

@@ -1,5 +1,5 @@
 // What a submit costs in Redis commands (issue 8 §2). On one server a new effect's binding is made in its dispatch
-// step (bind-propose-9), so its happy path is two commands: that step, and the settle.
+// step (bind-propose-10), so its happy path is two commands: that step, and the settle.
 import { Redis, type Command } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { commandsNaming } from '../support/count-commands.js';

@@ -265,7 +265,7 @@ describe("a job's first run on the chain its producer left (EffectJob.onlyEntry)
     const viaRead = await commandsOf(read, null);
     const guessed = refundProposal({ approval: terms.id });
     const viaGuess = await commandsOf(guessed, await recorded(stores, guessed));
-    // bind-4, read-state-1 and the chain's GET are gone; bind-propose-9 does propose-5's work and the binding.
+    // bind-5, read-state-1 and the chain's GET are gone; bind-propose-10 does propose-5's work and the binding.
     expect({ read: viaRead.length, guess: viaGuess.length }).toEqual({ read: viaGuess.length + 3, guess: viaGuess.length });
     expect(viaGuess.filter((name) => name === 'get')).toEqual([]);
     // One PROPOSED, written by the producer; the worker's batch follows it, as on the path that reads the chain.

@@ -128,7 +128,8 @@ describe('why the gate requires maxmemory-policy noeviction', () => {
   it('with allkeys-lru Redis evicts the journal of a committed refund under memory pressure, and the same request commits and lands a second time', async () => {
     const { client } = lru;
     // The operator opted out, the only way a worker runs on this Redis; the target is tier 2 (it does not dedupe).
-    const config = testConfig({ redisUrl: lru.redis.url, unsafeDurability: true });
+    // No durability check runs during the test: what stops the worker here is the marker the bindings check.
+    const config = testConfig({ redisUrl: lru.redis.url, unsafeDurability: true, durabilityCheckMs: 600_000 });
     const target = createMemoryTarget({ tier: 2, sendTimeoutMs: config.sendTimeoutMs });
     const node = await startNode({ config, target, key: testKey().key, redis: new Redis(lru.redis.url, { maxRetriesPerRequest: 1 }) });
     try {
@@ -142,6 +143,8 @@ describe('why the gate requires maxmemory-policy noeviction', () => {
 
       // Everything the gate wrote, except the heartbeat it keeps refreshing.
       const written = (await client.keys(`${config.keyPrefix}:*`)).filter((key) => !key.includes(':heartbeat:'));
+      const markerKey = `${config.keyPrefix}:{~index}:deployment`;
+      const marker = await client.get(markerKey);
       expect(written.some((key) => key.includes(first.effectId))).toBe(true);
       // Redis's LRU clock ticks once a second: let the gate's keys age past the filler's before memory runs out.
       await sleep(1_100);
@@ -160,6 +163,9 @@ describe('why the gate requires maxmemory-policy noeviction', () => {
       }
       // The memory pressure is over (the operator raised the limit), so nothing more is evicted from here on.
       await client.config('SET', 'maxmemory', '0');
+      // The deployment marker went with the rest, and every binding would refuse (tests/redis/data-loss-no-window.test.ts);
+      // an LRU Redis may as well keep it (every binding reads it) while it evicts a journal: that case is put back here.
+      await client.set(markerKey, String(marker));
 
       // The approval was evicted too; it is granted again with the same terms, as an operator would on a retry.
       await node.approvals.grant(terms);

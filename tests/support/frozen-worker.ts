@@ -15,7 +15,7 @@ import { createRedisTarget } from './redis-target.js';
 const dir = fileURLToPath(new URL('../../src/redis/scripts', import.meta.url));
 const lib = readFileSync(join(dir, 'lib.lua'), 'utf8');
 const sha = (name: string) => createHash('sha1').update(`${lib}\n${readFileSync(join(dir, `${name}.lua`), 'utf8')}`).digest('hex');
-const DISPATCH = new Set([sha('propose-5'), sha('bind-propose-9')]);
+const DISPATCH = new Set([sha('propose-5'), sha('bind-propose-10')]);
 
 async function main(): Promise<void> {
   const env = process.env;

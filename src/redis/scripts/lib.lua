@@ -105,21 +105,27 @@ local function move_totals(approval_key, subject_key, amount, sign)
   redis.call('HINCRBY', subject_key, 'movedCents', sign * amount)
 end
 
--- Binds effect ARGV[1] to subject ARGV[2] and indexes this submit as one that may dispatch it (bind-4.lua says
--- why). ARGV[t] is this submit's index token, ARGV[t + 1] the number d of finished index entries to drop, then
--- those d entries, then (effect id, committed at) pairs to the end for the watch list. Returns a reply table:
--- NEW {now} | BOUND {now} | OTHER_SUBJECT {bound, now}.
-local function bind_effect(k_partitions, k_open, k_watch, k_by_time, t)
+-- Binds effect ARGV[1] to subject ARGV[2] and indexes this submit as one that may dispatch it (bind-5.lua says
+-- why). ARGV[t] is the deployment marker this process holds ('' for none), ARGV[t + 1] this submit's index token,
+-- ARGV[t + 2] the number d of finished index entries to drop, then those d entries, then (effect id, committed at)
+-- pairs to the end for the watch list. A marker held that `k_marker` no longer holds (gone, or another) is a Redis
+-- that lost its data: nothing is written. Returns a reply table:
+-- NEW {now} | BOUND {now} | OTHER_SUBJECT {bound, now} | MARKER {found} ('' when gone).
+local function bind_effect(k_partitions, k_open, k_watch, k_by_time, k_marker, t)
+  if ARGV[t] ~= '' then
+    local found = redis.call('GET', k_marker)
+    if found ~= ARGV[t] then return { status = 'MARKER', found = found or '' } end
+  end
   local now = now_ms()
-  local drops = tonumber(ARGV[t + 1])
-  if drops > 0 then redis.call('ZREM', k_open, unpack(ARGV, t + 2, t + 1 + drops)) end
-  for i = t + 2 + drops, #ARGV, 2 do redis.call('ZADD', k_watch, ARGV[i + 1], ARGV[i]) end
+  local drops = tonumber(ARGV[t + 2])
+  if drops > 0 then redis.call('ZREM', k_open, unpack(ARGV, t + 3, t + 2 + drops)) end
+  for i = t + 3 + drops, #ARGV, 2 do redis.call('ZADD', k_watch, ARGV[i + 1], ARGV[i]) end
   local created = redis.call('HSETNX', k_partitions, ARGV[1], ARGV[2])
   if created == 0 then
     local bound = redis.call('HGET', k_partitions, ARGV[1])
     if bound ~= ARGV[2] then return { status = 'OTHER_SUBJECT', bound = bound, now = now } end
   end
-  redis.call('ZADD', k_open, now, ARGV[1] .. ':' .. ARGV[t])
+  redis.call('ZADD', k_open, now, ARGV[1] .. ':' .. ARGV[t + 1])
   if created == 1 then
     redis.call('ZADD', k_by_time, now, ARGV[1])
     return { status = 'NEW', now = now }

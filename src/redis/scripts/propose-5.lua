@@ -12,7 +12,7 @@
 -- ARGV[4] expected epoch   ARGV[5] mode: dispatch | refuse   ARGV[6] payload hash   ARGV[7] claim owner
 -- ARGV[8] owner boot nonce   ARGV[9] claim TTL ms   ARGV[10] amount in cents   ARGV[11] entry time (Redis ms)
 -- ARGV[12] max clock skew ms   ARGV[13] approval id   ARGV[14] sha1 of the approval terms the entries quote
--- ARGV[15] bound at (Redis ms, from bind-4)   ARGV[16] bind window ms   ARGV[17] send deadline (Redis ms)
+-- ARGV[15] bound at (Redis ms, from bind-5)   ARGV[16] bind window ms   ARGV[17] send deadline (Redis ms)
 -- ARGV[18] number of entries n   ARGV[19] what the effect is sent for only once on its subject ('incident:<id>' for a
 --   credit with an incident; 'refunds' for a refund decided on the payment's other refunds, one out at a time; ''
 --   for nothing)   ARGV[20] when this attempt's premise read began (Redis ms, a lower bound; 0 for none), then n
@@ -23,5 +23,5 @@
 --   | LEASE {reason, missing, revoked, revokedAt, reservedCents, uses, now}
 --   | OVER_CAP {cap, limit, reserved, reservedCents, uses, now} | ONCE {once, holder, reservedCents, uses, now}
 --   | WAIT {holder, now}: another refund on the payment holds 'refunds' | REREAD {freed, now}: read the premises again
--- The body is propose_effect in lib.lua, which bind-propose-9 shares.
+-- The body is propose_effect in lib.lua, which bind-propose-10 shares.
 return reply(propose_effect(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[15])))

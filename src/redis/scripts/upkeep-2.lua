@@ -1,4 +1,4 @@
--- upkeep: a worker's index upkeep when no bind comes soon to carry it (bind-4): drops the index entries of its
+-- upkeep: a worker's index upkeep when no bind comes soon to carry it (bind-5): drops the index entries of its
 -- finished submits and adds the effects that committed to the reconciler's watch list.
 -- KEYS[1] open index zset   KEYS[2] watch zset (effect id -> committed at)
 -- ARGV[1] number of entries to drop, d   ARGV[2 .. 1+d] entries   then pairs: effect id, committed at

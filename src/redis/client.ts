@@ -34,13 +34,22 @@ export function createRedisClient(options: { redisUrl: string; redisCluster: boo
   let reached = false;
   const firstRefresh = (times: number) => (times > FIRST_SLOT_MAP_TRIES ? null : 200);
   const clusterRetryStrategy = oneShot ? firstRefresh : (times: number) => (reached ? Math.min(100 + times * 2, 2000) : firstRefresh(times));
-  const cluster = new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { ...connection, ...clusterNodeOptions(url) }, clusterRetryStrategy });
+  const cluster = new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], { redisOptions: { ...connection, ...clusterNodeOptions(url) }, clusterRetryStrategy, ...CLUSTER_REDIRECTIONS });
   cluster.once('ready', () => {
     reached = true;
   });
   cluster.on('+node', (node: Redis) => boundedWaits(batchWrites(failUnanswered(node)), timeoutMs));
   return cluster;
 }
+
+/**
+ * How long the gate's cluster client follows a slot that is moving before it gives the command up (an outage then:
+ * redisTurnedAway). A reshard refuses a multi-key script TRYAGAIN for as long as the slot's keys are split between two
+ * nodes, which lasts as long as moving that slot's keys; ioredis's default (16 tries 100 ms apart, 1.6 s) gave a
+ * command up within an ordinary move. 24 tries 200 ms apart wait about 5 s, as long as a command's default timeout
+ * (INTERLOCK_REDIS_COMMAND_TIMEOUT_MS). MOVED and ASK are followed at once, so they hardly count against it.
+ */
+const CLUSTER_REDIRECTIONS = { maxRedirections: 24, retryDelayOnTryAgain: 200 } as const;
 
 /** Tries to load a cluster's first slot map (200 ms apart) before a client gives it up (createRedisClient). */
 const FIRST_SLOT_MAP_TRIES = 2;
@@ -288,8 +297,43 @@ export function foreignReply(redisUrl: string, timeoutMs = 1_000): Promise<strin
  */
 const TURNED_AWAY = /^(OOM|BUSY|LOADING|READONLY|NOREPLICAS|MASTERDOWN|MISCONF|TRYAGAIN|CLUSTERDOWN)\b/;
 
-/** The word Redis turned a command away with (TURNED_AWAY), or null for any other error. */
+/**
+ * The redirections a cluster node answers a command it did not run with (the slot is another node's, or is moving to
+ * it): a cluster client follows them, and they are a refusal only as the last error of a command it gave up
+ * (lastRedirected). A client of one server never follows them: there they mean REDIS_URL reaches a cluster node.
+ */
+const REDIRECTED = /^(MOVED|ASK)\b/;
+
+/**
+ * The text ioredis's cluster client rejects a command with once it has followed `maxRedirections` redirections and
+ * retries (TRYAGAIN, CLUSTERDOWN and a closed connection count too): a plain Error that names its last error only in
+ * words, `"Too many Cluster redirections. Last error: " + error` (ioredis cluster/index.js handleError), keeping no
+ * reference to it.
+ */
+const REDIRECTIONS_GIVEN_UP = /^Too many Cluster redirections\. Last error: (\w+): ([^]*)$/;
+
+/**
+ * The last error of a command a cluster client gave up redirecting (REDIRECTIONS_GIVEN_UP), rebuilt from its name and
+ * message (its code and class are lost), or null for any other error. The last error is whatever the last try met: a
+ * refusal, a lost connection, a timeout, or the command's own error.
+ */
+function lastRedirected(error: unknown): Error | null {
+  if (!(error instanceof Error) || error.name !== 'Error') return null;
+  const [, name, message] = REDIRECTIONS_GIVEN_UP.exec(error.message) ?? [];
+  if (name === undefined || message === undefined) return null;
+  const last = new Error(message);
+  last.name = name;
+  return last;
+}
+
+/**
+ * The word Redis turned a command away with (TURNED_AWAY), or null for any other error. A command a cluster client gave
+ * up redirecting is classed by its last error, where MOVED and ASK are refusals too: the node that answered them did
+ * not run the command.
+ */
 export function redisTurnedAway(error: unknown): string | null {
+  const last = lastRedirected(error);
+  if (last !== null) return last.name === 'ReplyError' ? (TURNED_AWAY.exec(last.message)?.[1] ?? REDIRECTED.exec(last.message)?.[1] ?? null) : null;
   if (!(error instanceof Error) || error.name !== 'ReplyError') return null;
   return TURNED_AWAY.exec(error.message)?.[1] ?? null;
 }
@@ -301,6 +345,8 @@ export function redisTurnedAway(error: unknown): string | null {
  */
 export function isRedisOutage(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
+  const last = lastRedirected(error);
+  if (last !== null) return redisTurnedAway(error) !== null || isRedisOutage(last);
   const code = (error as { code?: unknown }).code;
   return error instanceof RedisReplyLost || error.name === 'MaxRetriesPerRequestError' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || /Connection is closed|Stream isn't writeable/.test(error.message) || isRedisTimeout(error) || redisTurnedAway(error) !== null;
 }
@@ -311,7 +357,7 @@ export function isRedisOutage(error: unknown): boolean {
  * or may not be there.
  */
 export function isRedisTimeout(error: unknown): boolean {
-  return error instanceof RedisTimeout || (error instanceof Error && error.message === 'Command timed out');
+  return error instanceof RedisTimeout || (error instanceof Error && (lastRedirected(error) ?? error).message === 'Command timed out');
 }
 
 /** A wait on Redis that was given up (withinRedisTimeout). */

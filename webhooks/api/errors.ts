@@ -42,6 +42,8 @@ const REDIS_SAYS: Record<string, string> = {
   MISCONF: 'its last save failed and it stops writes until one succeeds',
   TRYAGAIN: 'the cluster is moving the keys',
   CLUSTERDOWN: 'the cluster is down',
+  MOVED: 'the cluster is moving the keys to another node',
+  ASK: 'the cluster is moving the keys to another node',
 };
 
 /** The registry error an arbitrary thrown value stands for at the edge. */

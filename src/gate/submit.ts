@@ -370,11 +370,19 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       // before reads empty too, and would be dispatched again. So such an attempt binds again first: on one server its
       // dispatch step binds (UNBOUND), in the same atomic step as its check, and this submit's earlier index entry goes
       // (nothing was written under it since: an attempt that writes ends the submit); on a cluster ('rebind') bind-5
-      // binds right before. A submit's first attempt (its binding just made, or made by its dispatch step) pays nothing.
-      if (bound.status !== 'UNBOUND' && !boundNow && chain.entries.length === 0 && chain.state.head === '') {
-        if (!journal.bindsWithDispatch) return 'rebind';
-        journal.unindex(effectId, bound.token);
-        bound = binding.current = { status: 'UNBOUND' };
+      // binds right before. A binding just made that found the effect bound already (BOUND) proves no more: its script
+      // checked the marker before the chain was read (submit reads the chain after it, submitLatest beside it), and a
+      // loss in between reads the chain empty under it. On one server the dispatch step binds again, as above, at no
+      // cost; on a cluster the marker is read once more, after the chain (journal.checkMarker): a round trip on this
+      // rare path only. The cluster's dispatch step (propose-5) cannot check the marker (another slot), so a loss between
+      // that read and the step is still not seen. A NEW binding proves the effect was never bound (nothing of it could
+      // be lost), so a submit's first attempt on the happy path pays nothing.
+      if (bound.status !== 'UNBOUND' && (!boundNow || bound.status === 'BOUND') && chain.entries.length === 0 && chain.state.head === '') {
+        if (journal.bindsWithDispatch) {
+          journal.unindex(effectId, bound.token);
+          bound = binding.current = { status: 'UNBOUND' };
+        } else if (boundNow) await journal.checkMarker();
+        else return 'rebind';
       }
       if (!fresh) {
         const first = firstProposal(chain.entries);

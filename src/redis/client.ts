@@ -39,6 +39,21 @@ export function createRedisClient(options: { redisUrl: string; redisCluster: boo
     reached = true;
   });
   cluster.on('+node', (node: Redis) => boundedWaits(batchWrites(failUnanswered(node)), timeoutMs));
+  return keepLostReplies(cluster);
+}
+
+/**
+ * A command whose reply a dropped connection lost (RedisReplyLost, failUnanswered) on the try that used up its
+ * redirections fails with that RedisReplyLost, as on any other try. ioredis counts a try against maxRedirections before
+ * it looks at the try's error, and then rejects with a plain Error that names the error only in words ("Too many
+ * Cluster redirections. Last error: RedisReplyLost: …", REDIRECTIONS_GIVEN_UP): an outage that every check of an
+ * unknown outcome (`instanceof RedisReplyLost`, an InterlockError: the API's answer, the settle that looks for its own
+ * commit, the CLI's) would miss, and so say that a command which may have run did not.
+ */
+function keepLostReplies(cluster: Cluster): Cluster {
+  const handle = cluster.handleError.bind(cluster);
+  cluster.handleError = (error: Error, ttl: { value?: number }, handlers: { maxRedirections: (givenUp: Error) => void }) =>
+    handle(error, ttl, error instanceof RedisReplyLost ? { ...handlers, maxRedirections: () => handlers.maxRedirections(error) } : handlers);
   return cluster;
 }
 

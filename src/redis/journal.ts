@@ -385,8 +385,8 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
   const markerHolders: { held: string; lost: MarkerLost }[] = [];
   const heldMarker = (): string => markerHolders[0]?.held ?? '';
   /**
-   * A binding script found the marker gone or changed (`found`, '' for gone) and wrote nothing: every holder records
-   * the loss, and the first one's refusal is thrown (its monitor's, as the guard throws it from then on).
+   * A binding script (or checkMarker) found the marker gone or changed (`found`, '' for gone) and wrote nothing: every
+   * holder records the loss, and the first one's refusal is thrown (its monitor's, as the guard throws it from then on).
    */
   function markerLost(found: string): never {
     const refusals = markerHolders.map((holder) => holder.lost(found === '' ? null : found));
@@ -551,6 +551,20 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
         const at = markerHolders.indexOf(holder);
         if (at >= 0) markerHolders.splice(at, 1);
       };
+    },
+
+    /**
+     * Reads the deployment's marker once (one GET) and compares it with the one held (holdMarker), as a binding script
+     * does: gone or changed, every holder records the loss and the first one's refusal is thrown. For a submit on a
+     * cluster that read its effect's chain empty under a binding that found the effect bound already (submit.ts): the
+     * binding's check came before that read, and the dispatch step (propose-5, another slot) cannot make one. Reads
+     * nothing while no marker is held.
+     */
+    async checkMarker(): Promise<void> {
+      const held = heldMarker();
+      if (held === '') return;
+      const found = await redis.get(keys.deployment);
+      if (found !== held) markerLost(found ?? '');
     },
 
     /**

@@ -52,7 +52,7 @@ import {
   type Stores,
 } from '../src/interlock.js';
 
-export type DecisionJob = { caseId: string };
+export type DecisionJob = { caseId: string; deciderOutage?: DeciderOutage };
 
 
 /**
@@ -68,7 +68,8 @@ export function storyDigest(story: string): string {
  * from the job's delay, or as long as the failure asked when that is longer. The Messages API answers a 429 or 529
  * with `retry-after`; the SDK honours it for its own retries, and a case still undecided after them used to be tried
  * again on the exponential schedule alone (2, 4, 8, 16 s), so an API asking for a minute failed the case in half of
- * one. A wait asked for is honoured up to MAX_ASKED_WAIT_MS, and every wait still counts as one of the job's attempts.
+ * one. A wait asked for is honoured up to MAX_ASKED_WAIT_MS. Each of these waits counts as one of the job's attempts;
+ * a decider outage is waited out apart, using up none (afterDeciderOutage).
  */
 export const DECISION_BACKOFF = 'interlock-asked-or-exponential';
 
@@ -90,6 +91,49 @@ export function askedWaitOf(error: unknown): number | null {
   return null;
 }
 
+/**
+ * Waiting out a decider outage (the Messages API refusing connections, timing out, answering 5xx, 529 or 429:
+ * `decider_unavailable`). The job's attempts (5, from 2 s: about 30 s in all) would fail a case accepted during an
+ * outage of a minute for good. Like an effect not judged yet (queues/effects.ts), the job is delayed instead, using
+ * up no attempt: the wait doubles from the job's backoff delay up to `maxDelayMs` (INTERLOCK_RETRY_MAX_DELAY_MS), or
+ * is the wait the API asked for when longer (up to MAX_ASKED_WAIT_MS), and the case fails with `decider_unavailable`
+ * only once the outage has lasted `forMs` (INTERLOCK_RETRY_FOR_MS) from the case's first failure. Units: ms.
+ */
+export type DeciderRetry = { firstDelayMs: number; maxDelayMs: number; forMs: number };
+
+/**
+ * Where a case's decider outage stands (kept in its job's data): failures in a row, since when (ms), and the job's
+ * `attemptsStarted` of the run that noted the last one. A run that started no later than that is a job run again
+ * afresh (a resubmission retries it with its attempts reset): its outage starts anew.
+ */
+export type DeciderOutage = { failures: number; failingSince: number; started: number };
+
+/**
+ * After one more decider failure at `now`, in the job's run number `started` (its attemptsStarted), with the API
+ * having asked for `askedMs` (or null): when to try again, or give up. Pure. A retry due after the window's end is
+ * made at its end, so the last try comes at the end of the window, not before it.
+ */
+export function afterDeciderOutage(
+  before: DeciderOutage | null,
+  now: number,
+  started: number,
+  askedMs: number | null,
+  policy: DeciderRetry,
+): { kind: 'retry'; at: number; state: DeciderOutage } | { kind: 'give-up'; state: DeciderOutage } {
+  const ongoing = before !== null && started > before.started ? before : null;
+  const state = { failures: (ongoing?.failures ?? 0) + 1, failingSince: ongoing?.failingSince ?? now, started };
+  const deadline = state.failingSince + policy.forMs;
+  if (now >= deadline) return { kind: 'give-up', state };
+  const doubled = Math.min(policy.maxDelayMs, policy.firstDelayMs * 2 ** Math.min(state.failures - 1, 40));
+  const delay = askedMs === null ? doubled : Math.max(doubled, Math.min(Math.ceil(askedMs), MAX_ASKED_WAIT_MS));
+  return { kind: 'retry', at: Math.min(now + delay, deadline), state };
+}
+
+/** Whether an error is the decider's API being unavailable (a failure that passes), not a fault of the case. */
+function isDeciderOutage(error: unknown): boolean {
+  return error instanceof InterlockError && error.code === 'decider_unavailable' && error.retryable;
+}
+
 /** How long before attempt `attemptsMade + 1` of a job whose backoff delay is `delayMs`, after `error`. */
 export function decisionBackoff(attemptsMade: number, delayMs: number, error: unknown): number {
   const exponential = Math.round(2 ** Math.max(0, attemptsMade - 1) * delayMs);
@@ -104,7 +148,10 @@ export type CaseFactReader = (effect: Effect, names: readonly string[], context:
 export type ProposalSink = { propose(proposal: unknown, options?: { firstOnly?: boolean }): Promise<Recorded & { queued: boolean }> };
 
 export type DecisionsQueueOptions = {
-  /** Attempts for a case whose decision failed retryably (the model's API unavailable, a fact read failed). */
+  /**
+   * Attempts for a case whose decision failed retryably (a fact read failed, Redis); the model's API unavailable
+   * uses up none (DecisionsWorkerOptions.deciderRetry).
+   */
   attempts?: number;
   backoffMs?: number;
 };
@@ -282,6 +329,12 @@ export type DecisionsWorkerOptions = {
    */
   lockMs?: number;
   /**
+   * Waiting out a decider outage (DeciderRetry): the longest wait between tries and how long the outage may last
+   * before the case fails, in ms. Default: INTERLOCK_RETRY_MAX_DELAY_MS and INTERLOCK_RETRY_FOR_MS, the settings an
+   * effect waits out a Stripe or Redis outage with. The first wait is the job's backoff delay.
+   */
+  deciderRetry?: { maxDelayMs?: number; forMs?: number };
+  /**
    * Called once a case is recorded as MODEL_DEVIATED (refused, nothing sent, its inbox item open): the seam for
    * whatever else tells a person (a page, a chat message). Its failure is logged and does not change the case.
    */
@@ -340,8 +393,10 @@ function failure(code: ErrorCode, message: string): InterlockError {
 }
 
 /**
- * The decisions worker. Retryable failures (the model's API unavailable after the SDK's own retries, a fact read
- * Stripe did not answer, Redis) retry the job with backoff and fail the case after the last attempt; a decision
+ * The decisions worker. The model's API unavailable after the SDK's own retries delays the job, using up no attempt,
+ * until the outage has lasted INTERLOCK_RETRY_FOR_MS, then fails the case (afterDeciderOutage). Other retryable
+ * failures (a fact read Stripe did not answer, Redis) retry the job with backoff and fail the case after the last
+ * attempt; a decision
  * that is not one (`decision_invalid`: the error is raised not retryable, so the job does not ask the model again by
  * itself, but the case submitted again is) or a configuration the API refused fails it at once. Nothing is proposed
  * from a failed, declined or deviated case.
@@ -349,6 +404,7 @@ function failure(code: ErrorCode, message: string): InterlockError {
 export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOptions) {
   const { logger } = stores;
   const factTimeoutMs = options.factTimeoutMs ?? 10_000;
+  const deciderRetry = { maxDelayMs: options.deciderRetry?.maxDelayMs ?? stores.config.retryMaxDelayMs, forMs: options.deciderRetry?.forMs ?? stores.config.retryForMs };
   const record = createProposalRecorder(stores);
 
   /**
@@ -588,12 +644,39 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
         logger.info({ caseId }, 'the worker is stopping: the case was put back in the queue undecided');
         throw new DelayedError();
       }
-      const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      const delay = typeof job.opts.backoff === 'object' ? (job.opts.backoff.delay ?? 0) : (job.opts.backoff ?? 0);
+      // The decider's API unavailable: the job waits it out without using up an attempt (DeciderRetry), and the case
+      // fails only once the outage has lasted the window. Said once per case per outage; each retry at debug.
+      let outageEnded: DeciderOutage | null = null;
+      if (retry && isDeciderOutage(error) && token !== undefined) {
+        const now = Date.now();
+        const next = afterDeciderOutage(job.data.deciderOutage ?? null, now, job.attemptsStarted, askedWaitOf(error), { firstDelayMs: Math.max(1, delay), ...deciderRetry });
+        if (next.kind === 'give-up') {
+          outageEnded = next.state;
+        } else {
+          const queued = await setStatus(caseId, { ...current, state: 'queued', error: { code, message } });
+          if (!queued.written) return { caseId, state: queued.record.status.state };
+          let moved = true;
+          try {
+            await job.updateData({ ...job.data, deciderOutage: next.state });
+            await job.moveToDelayed(next.at, token);
+          } catch {
+            // Not delayed (Redis went away again): the job's own attempts and backoff bring it back.
+            moved = false;
+          }
+          if (moved) {
+            const noted = { caseId, code, failures: next.state.failures, failingForS: Math.round((now - next.state.failingSince) / 1_000), retryAt: next.at, givesUpAt: next.state.failingSince + deciderRetry.forMs };
+            if (next.state.failures === 1) logger.warn(noted, 'the decider is unavailable: the case waits for it and is retried until it answers (further tries are logged at debug)');
+            else logger.debug(noted, 'the decider is still unavailable: the case is retried later');
+            throw new DelayedError();
+          }
+        }
+      }
+      const last = outageEnded !== null || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       if (retry && !last) {
         // Decided meanwhile by another run of the case: nothing is left to retry.
         const queued = await setStatus(caseId, { ...current, state: 'queued', error: { code, message } });
         if (!queued.written) return { caseId, state: queued.record.status.state };
-        const delay = typeof job.opts.backoff === 'object' ? (job.opts.backoff.delay ?? 0) : (job.opts.backoff ?? 0);
         logger.warn({ caseId, code, attempt: job.attemptsMade + 1, retryInMs: decisionBackoff(job.attemptsMade + 1, delay, error), askedMs: askedWaitOf(error) }, 'case not decided yet; it is retried');
         throw error;
       }
@@ -605,9 +688,14 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
       }
       // An error the worker retried is no fault of the case: failed under a code that lets the same case, submitted
       // again, be decided (mayReopenCase), not `internal`, which would keep it failed for good under its id.
-      const failure = retry && !isRetryable(error) ? { code: 'decision_interrupted' as const, message: `${message} (nothing was proposed; submit the case again to decide it)` } : { code, message };
+      const failure =
+        retry && !isRetryable(error)
+          ? { code: 'decision_interrupted' as const, message: `${message} (nothing was proposed; submit the case again to decide it)` }
+          : outageEnded !== null
+            ? { code, message: `${message} It was unavailable for ${Math.round((Date.now() - outageEnded.failingSince) / 1_000)} s (${outageEnded.failures} tries, INTERLOCK_RETRY_FOR_MS=${deciderRetry.forMs}).` }
+            : { code, message };
       const failed = await setStatus(caseId, { ...current, state: 'failed', error: failure });
-      if (failed.written) logger.warn({ caseId, code: failure.code }, 'case failed; nothing was proposed');
+      if (failed.written) logger.warn({ caseId, code: failure.code, ...(outageEnded === null ? {} : { failures: outageEnded.failures, failingSinceMs: outageEnded.failingSince }) }, 'case failed; nothing was proposed');
       return { caseId, state: failed.record.status.state };
     }
   }

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { caseEffectId, createDecisionsQueue, startDecisionsWorker, type DecisionsQueue, type DecisionsWorker } from '../../queues/decisions.js';
+import { caseEffectId, createDecisionsQueue, startDecisionsWorker, type DecisionsQueue, type DecisionsWorker, type DecisionsWorkerOptions } from '../../queues/decisions.js';
 import { CREDIT_FACTS, DeciderError, openStores, REFUND_FACTS, type CaseStatus, type CaseSubmission, type Decider, type Stores } from '../../src/interlock.js';
 import { removePrefixes, testConfig, testKey } from '../support/harness.js';
 
@@ -32,7 +32,7 @@ afterAll(async () => {
 const hanging: Decider = { name: 'anthropic', decide: () => new Promise(() => undefined) };
 const declining: Decider = { name: 'rules', decide: async () => ({ action: 'decline', amountCents: null, reason: 'not covered', model: 'scripted', text: 'decline' }) };
 
-function start(decider: Decider): DecisionsWorker {
+function start(decider: Decider, more: Partial<DecisionsWorkerOptions> = {}): DecisionsWorker {
   const worker = startDecisionsWorker(stores, {
     decider,
     effects: {
@@ -42,6 +42,7 @@ function start(decider: Decider): DecisionsWorker {
     premises: { refund: REFUND_FACTS, credit: CREDIT_FACTS },
     lockMs: 300,
     concurrency: 1,
+    ...more,
   });
   workers.push(worker);
   return worker;
@@ -123,7 +124,8 @@ describe('a case whose decisions job no worker would run again', () => {
       return written;
     };
     try {
-      start(recovering);
+      // The outage outlasts its window at once (1 ms): its last attempt writes the case failed.
+      start(recovering, { deciderRetry: { forMs: 1, maxDelayMs: 1 } });
       expect((await decisions.submit(submission, 'sam')).status).toBe('created');
       await until('the resubmission', async () => resubmitted, (value) => value !== null);
       await resubmitted;

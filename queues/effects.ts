@@ -9,7 +9,7 @@ import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
 import { queueRecorded } from './recorded.js';
 export { wasRecorded } from './recorded.js';
-import { closeConnection, createProposalRecall, createProposalRecorder, currencyOfEffectOrCredit, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, isRedisOutage, isRefusal, isRetryable, latestProposal, moneyText, proposalJudged, settledOutcome, slowDownOf, type GateResult, type OnlyEntry, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { closeConnection, createProposalRecall, createProposalRecorder, currencyOfEffectOrCredit, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, isRedisOutage, isRefusal, isRetryable, latestProposal, limitedErrorLog, moneyText, proposalJudged, settledOutcome, slowDownOf, type GateResult, type OnlyEntry, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 /**
  * `transient`: the job's failures before its effect was judged (see afterTransientFailure); absent on a fresh job.
@@ -309,6 +309,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
   );
   /** The jobs this worker's processor is running now. */
   const running = new Set<string>();
+  const logRateLimit = limitedErrorLog(logger, 'Stripe rate-limited a call; pausing the effects queue', { level: 'warn' });
 
   async function runJob(job: Job<EffectJob, EffectAnswer>, token: string | undefined): Promise<EffectAnswer> {
     let answer: EffectAnswer;
@@ -391,10 +392,12 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
    * Stripe answered 429 (a premise read, a lookup or a send): the whole queue pauses for Stripe's Retry-After, or the
    * configured backoff, and the job goes back to waiting without using up an attempt. Every worker of the queue
    * sees the pause, so the fleet slows down together instead of hammering an account that is over its limit.
+   * Logged as an outage is: the first at once, then at most one line per REPEATED_ERROR_LOG_MS saying how many jobs
+   * were put back since (every running job meets the 429 of a pause, and a limit that lasts pauses again and again).
    */
   async function slowDownQueue(job: Job<EffectJob, EffectAnswer>, slowDown: SlowDown, what: 'read' | 'send'): Promise<never> {
     const pauseMs = Math.max(50, slowDown.retryAfterMs ?? options.rateLimitBackoffMs ?? 1_000);
-    logger.warn({ effectId: job.id, pauseMs, call: what }, 'Stripe rate-limited a call; pausing the effects queue');
+    logRateLimit(undefined, { effectId: job.id, pauseMs, call: what });
     await worker.rateLimit(pauseMs);
     throw Worker.RateLimitError();
   }

@@ -39,6 +39,22 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
   const connection = stores.queueConnection();
   const queue = new Queue(stores.queues.recovery, { connection, ...stores.bullmq });
   logWorkerErrors(queue, logger, 'recovery queue error');
+  // The effects queue's pause for Stripe's rate limit (README "Rate limits"), which every pass honours and extends.
+  const effects = new Queue(stores.queues.effects, { connection, ...stores.bullmq, skipMetasUpdate: true });
+  logWorkerErrors(effects, logger, 'recovery: effects queue error');
+  /**
+   * What is left of the effects queue's pause, in ms (0: none). A pause is the limiter key set to the largest count
+   * (BullMQ's rateLimit); asked with that count, the jobs a second INTERLOCK_STRIPE_RATE allows never read as one.
+   */
+  const pausedMs = async () => Math.max(0, await effects.getRateLimitTtl(Number.MAX_SAFE_INTEGER));
+  const rateLimit = {
+    remainingMs: pausedMs,
+    // Never shortens a longer pause (a Retry-After another worker heard).
+    async pause(ms: number) {
+      if ((await pausedMs()) < ms) await effects.rateLimit(ms);
+    },
+    backoffMs: stores.config.rateLimitBackoffMs,
+  };
   const workerConnection = stores.queueConnection();
   let closed = false;
 
@@ -73,7 +89,7 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
 
   async function runPass(runningSlot: number | null): Promise<RecoveryReport> {
     const { requeue } = options;
-    const report = await sender.gate.recover(requeue ? { requeue: (effectId) => requeue(effectId) } : {});
+    const report = await sender.gate.recover({ rateLimit, ...(requeue ? { requeue: (effectId: string) => requeue(effectId) } : {}) });
     options.onReport?.(report);
     await schedule(report.nextAt, runningSlot);
     return report;
@@ -169,6 +185,7 @@ export function startRecovery(stores: Stores, sender: Sender, options: RecoveryO
       await Promise.all([...passing]);
       await repairing;
       await queue.close();
+      await effects.close();
       await closeConnection(connection);
     },
   };

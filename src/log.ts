@@ -28,19 +28,26 @@ export function createLogger(level: string = process.env.INTERLOCK_LOG_LEVEL ?? 
 // would otherwise fill the log with the same line for as long as the outage lasts.
 export const REPEATED_ERROR_LOG_MS = 10_000;
 
-/** A listener that logs the errors it is given as `message`, at most one line per `everyMs`. */
-export function limitedErrorLog(logger: Logger, message: string, options: { everyMs?: number; now?: () => number } = {}): (error: unknown) => void {
+/**
+ * A listener that logs the errors it is given as `message`, at most one line per `everyMs`: the first at once, then
+ * the next one `everyMs` after the last logged, saying how many came in between (`notLogged`). `level`: `error`
+ * unless told (a condition expected to pass by itself, Stripe's rate limit, is a `warn`). `fields`: what the line
+ * says about this occurrence besides the error (the effect, the pause); an `error` of undefined logs no `err`.
+ */
+export function limitedErrorLog(logger: Logger, message: string, options: { everyMs?: number; now?: () => number; level?: 'warn' | 'error' } = {}): (error: unknown, fields?: Record<string, unknown>) => void {
   const everyMs = options.everyMs ?? REPEATED_ERROR_LOG_MS;
   const now = options.now ?? Date.now;
+  const level = options.level ?? 'error';
   let lastLogged = -Infinity;
   let since = 0;
-  return (error) => {
+  return (error, fields = {}) => {
     if (now() - lastLogged < everyMs) {
       since += 1;
       return;
     }
     lastLogged = now();
-    logger.error(since > 0 ? { err: error, notLogged: since } : { err: error }, since > 0 ? `${message} (${since} more since the last logged)` : message);
+    const record = { ...(error === undefined ? {} : { err: error }), ...fields, ...(since > 0 ? { notLogged: since } : {}) };
+    logger[level](record, since > 0 ? `${message} (${since} more since the last logged)` : message);
     since = 0;
   };
 }

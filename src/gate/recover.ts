@@ -10,11 +10,12 @@ import { describeEffect, parseEffect, type Effect } from '../core/effects.js';
 import type { Checks, Draft, Entry, EntryOf } from '../core/entries.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import { explainOutcome } from '../core/outcomes.js';
-import { slowDownOf } from '../core/errors.js';
+import { slowDownOf, type SlowDown } from '../core/errors.js';
 import { quoteError } from '../core/quote.js';
 import { currentOutcome } from '../core/verify.js';
 import { objectId, ProcessCrash } from '../core/target.js';
 import { checksOf, errorName, type GateContext, type RecoveryReport, type Settled } from './context.js';
+import { limitedErrorLog } from '../log.js';
 import { alertIdOf } from '../redis/alerts.js';
 import { isOutboxEntry, OUTBOX_GRACE_MS, type OpenEffect } from '../redis/journal.js';
 import { holdBack, markUnknown, sendOnce } from './send.js';
@@ -27,6 +28,17 @@ export function resendRetryMs(unknownsBefore: number): number {
   return Math.min(1_000 * 2 ** Math.max(0, Math.min(unknownsBefore, 5)), 30_000);
 }
 
+/**
+ * Stripe's rate limit as a recovery pass meets it (README "Rate limits"): the deployment's pause, the effects queue's,
+ * which a pass honours as every effects worker does. `remainingMs`: how long the pause in force has left (0: none).
+ * `pause`: pauses every worker for `ms` (a call of the pass met a 429), never shortening a longer pause. `backoffMs`:
+ * how long a 429 that names no Retry-After pauses (INTERLOCK_RATE_LIMIT_BACKOFF_MS).
+ */
+export type RateLimitPause = { remainingMs(): Promise<number>; pause(ms: number): Promise<void>; backoffMs: number };
+
+/** The pause after a 429 without Retry-After, for a pass given no RateLimitPause (INTERLOCK_RATE_LIMIT_BACKOFF_MS's default). */
+const RATE_LIMIT_BACKOFF_MS = 1_000;
+
 type Claim = { epoch: number; now: number; sendDeadline: number; deathProvenAt: number | null; late: string; unknowns: number; unknownAt: number | null; neverSent: boolean };
 
 /** Effects whose last request this worker saw get no definite answer, and what it got; bounded, it is only for the alert's text. */
@@ -35,6 +47,8 @@ const LAST_ANSWERS_KEPT = 10_000;
 export function createRecover(ctx: GateContext) {
   const { journal, heartbeat, target, timing, logger } = ctx;
   const lastAnswers = new Map<string, string>();
+  // A pass a 429 stopped: logged as an outage is (log.ts), not once per pass while the limit lasts.
+  const logRateLimited = limitedErrorLog(logger, 'Stripe rate-limited a recovery pass (429); it sent nothing more, and looks at the effects it left once the pause ends', { level: 'warn' });
 
   async function takeClaim(effectId: string, partition: string, indexed: readonly Indexed[], requeue?: Requeue): Promise<Claim | Settled> {
     const { now, state } = await journal.readState(partition, effectId);
@@ -291,6 +305,13 @@ export function createRecover(ctx: GateContext) {
       if (error instanceof ProcessCrash) throw error;
       recheckError = error;
     }
+    // A re-check Stripe rate-limited: nothing is sent, and no lookup is made either (another call to an account over
+    // its limit); the effect is looked at again after the pause, as a job the queue puts back is (README "Rate limits").
+    const recheckLimited = recheckError === null ? null : slowDownOf(recheckError);
+    if (recheckLimited !== null) {
+      await journal.releaseClaim(partition, effectId, ctx.owner, epoch, 'unsent');
+      return { kind: 'unresolved', effectId, outcome: `UNRESOLVED:${errorName(recheckError)}`, error: `the re-check was rate-limited, so nothing was sent: ${quoteError(recheckError)}`, slowDown: recheckLimited };
+    }
     let lookup: Lookup = { state: 'not-run' };
     for (let step = 0; step < 4; step += 1) {
       const plan: RecoveryStep = planRecovery(recoveryTiming, checks, lookup);
@@ -324,7 +345,8 @@ export function createRecover(ctx: GateContext) {
             }
             if (isBlind(error)) return settleAmbiguous(ctx, holding, blindReason(error), checks);
             await journal.releaseClaim(partition, effectId, ctx.owner, epoch, 'unsent');
-            return { kind: 'unresolved', effectId, outcome: 'UNRESOLVED:lookup_failed', error: quoteError(error) };
+            const limited = slowDownOf(error);
+            return { kind: 'unresolved', effectId, outcome: 'UNRESOLVED:lookup_failed', error: quoteError(error), ...(limited === null ? {} : { slowDown: limited }) };
           }
           continue;
         case 'commit-found': {
@@ -431,22 +453,56 @@ export function createRecover(ctx: GateContext) {
     if ('landed' in sent) return { kind: 'done', settled: await commit(ctx, holding, outcome === 'COMMITTED_BY_RETRY' ? 'retry-idempotent' : 'recovery-reapply', sent.landed, checks, outcome) };
     if ('rejected' in sent) return { kind: 'done', settled: await refusedInRecovery(holding, effect, rejectionOf(sent.rejected), checks, trustedAt, true, neverSent, holding.neverSent === true && target.refusalProvesNothingLanded === true) };
     const why = 'fenced' in sent ? sent.fenced : quoteError(sent.unknown);
-    logger.warn({ effectId, error: why }, 'resend outcome unknown; the claim stays until it lapses');
     const slowDown = 'unknown' in sent ? slowDownOf(sent.unknown) : null;
+    // A 429 is no unknown outcome of this request: Stripe's rate limiter answers before its idempotency layer, so the
+    // request did nothing and nothing is stored under the key (stripe-facts §3). The effect stands as it stood before
+    // the resend (an earlier request of the dispatch may still have landed): the claim stays, nothing is settled or
+    // marked, and it is resent under the same key after the pause. Whoever asked pauses and logs that once per pause
+    // (the effects queue, recover() below), not once per effect.
+    if (slowDown !== null) logger.debug({ effectId, error: why }, 'resend rate-limited (429: not processed); the claim stays, and it is resent under the same key after the pause');
+    else logger.warn({ effectId, error: why }, 'resend outcome unknown; the claim stays until it lapses');
     if ('unknown' in sent) await markUnknown(ctx, holding, slowDown);
     // Stripe may still be running an earlier request under the key (409 idempotency_key_in_use: the dead sender's), or
     // answered this one where nobody heard: a pass looks the effect up again soon, later after each such answer (the
-    // claim is this worker's, taken back at once), not at the next periodic pass a minute on. A rate limit slows the
-    // whole queue down instead (slowDown).
+    // claim is this worker's, taken back at once), not at the next periodic pass a minute on. A rate limit pauses
+    // instead, and a pass looks again once its pause ends (recover()).
     const retryAt = 'unknown' in sent && slowDown === null ? announced.now + resendRetryMs(unknownsBefore) : undefined;
     return { kind: 'done', settled: { kind: 'unresolved', effectId, outcome: `UNRESOLVED:${'fenced' in sent ? 'fenced' : errorName(sent.unknown)}`, error: why, ...(slowDown === null ? {} : { slowDown }), ...(retryAt === undefined ? {} : { retryAt }) } };
   }
 
-  async function recover(options: { only?: readonly string[]; requeue?: Requeue } = {}): Promise<RecoveryReport> {
+  /**
+   * A pass honours Stripe's rate limit as the effects queue does (README "Rate limits"): while the deployment's pause
+   * lasts (`rateLimit`, the effects queue's) it calls Stripe for nothing and looks again once the pause ends; and the
+   * first call of a pass Stripe answers 429 pauses every worker and ends the pass's calls: the effects after it are
+   * left, untouched, for the pass at the pause's end. Without `rateLimit` (`interlock recover`, a library's loop) the
+   * pass still stops at the first 429, and says to look again after Retry-After or RATE_LIMIT_BACKOFF_MS.
+   */
+  async function recover(options: { only?: readonly string[]; requeue?: Requeue; rateLimit?: RateLimitPause } = {}): Promise<RecoveryReport> {
     const report: RecoveryReport = { settled: [], waiting: [], skipped: [], unresolved: [], nextAt: null };
     // A worker superseded under its id takes no claims: it could send none of them, and each one it took would only
     // hold the claim away from the worker that can, for a pass.
     if (heartbeat.supersededBy() !== null) return report;
+    const { rateLimit } = options;
+    // Unreadable (Redis not answering), it is taken for none: the pass then fails on Redis as it would have.
+    const pausedMs = rateLimit === undefined ? 0 : await rateLimit.remainingMs().catch(() => 0);
+    if (pausedMs > 0) {
+      const until = (await journal.serverTime()) + pausedMs;
+      for (const effectId of options.only ?? []) report.skipped.push({ effectId, reason: 'Stripe is rate-limiting this deployment (429): nothing is sent until the pause ends, and it is looked at then', retryAt: until });
+      report.nextAt = until;
+      return report;
+    }
+    /** Once a call of this pass met a 429: until when the pause lasts (Redis ms), and which effect met it. */
+    let limited: { until: number; pauseMs: number; effectId: string } | null = null;
+    let leftForLater = 0;
+    const pauseFor = async (slowDown: SlowDown, effectId: string) => {
+      const pauseMs = Math.max(50, slowDown.retryAfterMs ?? rateLimit?.backoffMs ?? RATE_LIMIT_BACKOFF_MS);
+      try {
+        await rateLimit?.pause(pauseMs);
+      } catch (error) {
+        logger.warn({ err: error, pauseMs }, "could not pause the effects queue for Stripe's rate limit; this pass stops its calls all the same");
+      }
+      return { until: (await journal.serverTime()) + pauseMs, pauseMs, effectId };
+    };
     const candidates: { effectId: string; partition: string | null; indexed: Indexed[] }[] = options.only
       ? await Promise.all(options.only.map(async (effectId) => ({ effectId, partition: isEffectId(effectId) ? await journal.partitionOf(effectId) : null, indexed: [] })))
       : groupByEffect(await journal.openEffects());
@@ -454,12 +510,22 @@ export function createRecover(ctx: GateContext) {
       report.nextAt = report.nextAt === null ? at : Math.min(report.nextAt, at);
     };
     for (const { effectId, partition, indexed } of candidates) {
+      if (limited !== null) {
+        leftForLater += 1;
+        report.skipped.push({ effectId, reason: 'Stripe rate-limited this pass (429): it sends nothing more, and looks at this effect once the pause ends', retryAt: limited.until });
+        wake(limited.until);
+        continue;
+      }
       let one: Settled;
       try {
         one = partition === null ? { kind: 'skipped', effectId, reason: isEffectId(effectId) ? 'unknown effect id' : 'not an effect id (64 lowercase hex characters)' } : await recoverOne(effectId, partition, indexed, options.requeue);
       } catch (error) {
         if (error instanceof ProcessCrash) throw error;
         one = { kind: 'unresolved', effectId, outcome: `UNRESOLVED:${errorName(error)}`, error: quoteError(error) };
+      }
+      if (one.kind === 'unresolved' && one.slowDown !== undefined) {
+        limited = await pauseFor(one.slowDown, effectId);
+        one = { ...one, retryAt: limited.until };
       }
       switch (one.kind) {
         case 'settled':
@@ -489,7 +555,10 @@ export function createRecover(ctx: GateContext) {
         }
       }
     }
-    if (report.settled.length + report.unresolved.length + report.waiting.length > 0) logger.info({ settled: report.settled.length, waiting: report.waiting.length, skipped: report.skipped.length, unresolved: report.unresolved.length }, 'recovery pass');
+    if (limited !== null) logRateLimited(undefined, { effectId: limited.effectId, pauseMs: limited.pauseMs, leftForLater });
+    // The effect whose 429 stopped the pass is the line above's; this line is for what else the pass did.
+    const rateLimited = limited === null ? 0 : 1;
+    if (report.settled.length + report.unresolved.length + report.waiting.length - rateLimited > 0) logger.info({ settled: report.settled.length, waiting: report.waiting.length, skipped: report.skipped.length, unresolved: report.unresolved.length, ...(limited === null ? {} : { rateLimited: leftForLater + 1 }) }, 'recovery pass');
     return report;
   }
 

@@ -345,8 +345,14 @@ type Mention = AmountField & { unclear: boolean };
 
 /** Currency codes read in text (the most used of ISO 4217): a figure beside one, or glued to it, is in its whole units. */
 const CURRENCY_CODES = 'usd|eur|gbp|cad|aud|nzd|chf|jpy|cny|hkd|sgd|inr|mxn|brl|sek|nok|dkk|pln|czk|zar';
+/** Words for a currency's whole units, slang and plurals included (`500 quid`, `50 bucks`). */
+const UNIT_WORDS = 'dollars?|euros?|pounds?|bucks?|quid|yen|yuan|francs?|rupees?|pesos?|kron(?:a|or|e|er)|zloty(?:s)?|rand';
+/** A currency sign of whole units (`$`, `€`, `£`, `¥`, `₹`...): every one but the cent sign. */
+const UNIT_SIGN = String.raw`(?!¢)\p{Sc}`;
+/** A currency of whole units: a sign, a code or a word for it. */
+const WHOLE_UNITS = String.raw`(?:${UNIT_SIGN}|(?<!\p{L})(?:${CURRENCY_CODES}|${UNIT_WORDS})(?!\p{L}))`;
 /** Text that speaks of money: a currency sign, code or name, or a word for an amount or for moving money. */
-const MONEY_WORDS = new RegExp(String.raw`[$€£]|(?<!\p{L})(?:${CURRENCY_CODES}|dollars?|euros?|pounds?|bucks|cents?|amount|total|price|money|refund(?:s|ed|ing)?|credit(?:s|ed|ing)?|pa(?:y|ys|id|ying|yment|yments|yout|youts)|send(?:s|ing)?|sent|transfer(?:s|red|ring)?)(?!\p{L})`, 'iu');
+const MONEY_WORDS = new RegExp(String.raw`\p{Sc}|(?<!\p{L})(?:${CURRENCY_CODES}|${UNIT_WORDS}|cents?|amount|total|price|money|refund(?:s|ed|ing)?|credit(?:s|ed|ing)?|pa(?:y|ys|id|ying|yment|yments|yout|youts)|send(?:s|ing)?|sent|transfer(?:s|red|ring)?)(?!\p{L})`, 'iu');
 /** Dates and times in text, which are figures but never amounts ("2024-05-01", "01/05/2024", "14:30"). */
 const DATES_AND_TIMES = /\d{4}-\d{1,2}-\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{1,2}:\d{2}(?::\d{2})?/g;
 /**
@@ -355,23 +361,41 @@ const DATES_AND_TIMES = /\d{4}-\d{1,2}-\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.
  * or an underscore (`500 000`, `500'000`), read as one figure, the largest it may be.
  */
 const FIGURE_IN_TEXT = new RegExp(String.raw`(?:(?<![\p{L}\p{N}_])|(?<=(?<![\p{L}\p{N}_])(?:${CURRENCY_CODES})))\d(?:[\d,.]*\d)?(?:[ \u00A0\u2009\u202F'’_]\d{3}(?!\p{N}))*`, 'giu');
-/** A currency of whole units written before or after a figure (`$5000`, `USD 5000`, `5000 dollars`): the figure may be units, not cents. */
-const UNITS_BEFORE = new RegExp(String.raw`(?:[$€£]|(?<!\p{L})(?:${CURRENCY_CODES}))\s?$`, 'iu');
-const UNITS_AFTER = new RegExp(String.raw`^\s?(?:dollars?|euros?|pounds?|bucks|${CURRENCY_CODES})(?!\p{L})`, 'iu');
+/** How much text either side of a figure is read for its currency. */
+const UNITS_WINDOW = 40;
 /**
- * What makes a figure's size unknown when it follows it: a multiplier (`5k`, `5 thousand`, `2.5m`, which may be a
- * thousand or a million) or an exponent (`5e5`). No bound is read from such a figure. A letter counts only glued to
- * the figure: `$20 b/c damaged` is no multiplier.
+ * A currency of whole units written before or after a figure: the figure may be units, not cents. Read generously, as
+ * a person writes it, since a figure taken for cents that was units hides an ask a hundred times larger, while the
+ * other way only tells a person: before it with brackets, a colon or spaces between (`$5000`, `USD 5000`, `USD: 500`,
+ * `(USD) 500`, `USD  500`); after it so (`5000 dollars`, `500 (USD)`, `500 quid`), and a currency's name with up
+ * to two words between (`50 US dollars`, `50 New Zealand dollars`), but not a sign or a code (`order 1234 for $20`).
  */
-const MULTIPLIED = /^(?:(?:k|m|mm|mn|b|bn)|[\s-]?(?:(?:hundred|thousand|million|billion|trillion)s?|grand|lakhs?|crores?)|e[+-]?\d)(?!\p{L})/iu;
+const UNITS_BEFORE = new RegExp(String.raw`${WHOLE_UNITS}[\s:=()[\]-]*$`, 'iu');
+const UNITS_AFTER = new RegExp(String.raw`^[\s:=()[\]-]*(?:${WHOLE_UNITS}|(?:[\p{L}.]+[\s-]+){1,2}(?:${UNIT_WORDS})(?!\p{L}))`, 'iu');
+/** Cents written after a figure (`2000 cents`, `50¢`): that figure is cents, whatever currency stands before it (`20 dollars (2000 cents)`). */
+const CENTS_AFTER = /^\s?(?:¢|cents?(?!\p{L}))/iu;
+/** A word for moving money, or for an amount, right before a figure (`refund 5k`, `send another 5m`, `total: 5k`). */
+const MONEY_ACT_BEFORE = /(?<!\p{L})(?:refund(?:s|ed)?|credit(?:s|ed)?|pa(?:y|ys|id)|send|sent|transfer(?:s|red)?|amount|total|price|sum|cost(?:s)?)(?:\s+(?:of|an?|another|extra|further|more))*[\s:=]*$/iu;
+/**
+ * What makes a figure's size unknown when it follows it: a word multiplier (`5 thousand`, `5 grand`) or an exponent
+ * (`5e5`), which may be any size. No bound is read from such a figure.
+ */
+const MULTIPLIED = /^(?:[\s-]?(?:(?:hundred|thousand|million|billion|trillion)s?|grand|lakhs?|crores?)|e[+-]?\d)(?!\p{L})/iu;
+/**
+ * A letter glued to a figure that may multiply it (`5k`, `2.5m`, `3bn`, a thousand, a million or more): it does only
+ * when the figure is money, a currency written beside it (`$5k`, `USD 5m`, `5k USD`, `5k dollars`, `5k cents`) or a
+ * word for moving money right before it (`refund 5k`); otherwise it is a unit or a label (`6mm`, `15m on hold`,
+ * `parcel 2b`), and a letter standing apart (`$20 b/c`) is none.
+ */
+const MULTIPLIED_LETTER = /^(?:k|m|mm|mn|b|bn)(?!\p{L})/iu;
 
 /**
  * What text that speaks of money says of amounts, or null when it speaks of no money or holds no figure: `most`, the
  * most cents its plain figures may mean (null when it has none), and `unclear`, whether a figure in it has a size not
- * read (MULTIPLIED: `5k dollars`, `5e5 cents`). Only a bound, never the amount asked: every digit of a figure counts
- * (`5,000.00` may be 500000 cents, `500 000` is read as 500000), and one written in whole units of a currency (`$5000`,
- * `USD500000`) counts a hundred times (its cents). A figure in text that speaks of no money (an order number, "waited
- * 30 days") is not read.
+ * read (MULTIPLIED, MULTIPLIED_LETTER: `5k dollars`, `5e5 cents`). Only a bound, never the amount asked: every digit
+ * of a figure counts (`5,000.00` may be 500000 cents, `500 000` is read as 500000), and one written in whole units of
+ * a currency (`$5000`, `USD500000`, `50 Canadian dollars`) counts a hundred times (its cents). A figure in text that
+ * speaks of no money (an order number, "waited 30 days") is not read.
  */
 function moneyIn(text: string): { most: number | null; unclear: boolean } | null {
   if (!MONEY_WORDS.test(text)) return null;
@@ -384,12 +408,16 @@ function moneyIn(text: string): { most: number | null; unclear: boolean } | null
     if (figures > IN_TEXT_READ_MAX) break;
     const figure = match[0];
     const end = match.index + figure.length;
-    const after = plain.slice(end, end + 12);
-    if (MULTIPLIED.test(after)) {
+    const before = plain.slice(Math.max(0, match.index - UNITS_WINDOW), match.index);
+    const after = plain.slice(end, end + UNITS_WINDOW);
+    const unitsBefore = UNITS_BEFORE.test(before);
+    const letter = MULTIPLIED_LETTER.exec(after)?.[0];
+    const rest = letter === undefined ? '' : after.slice(letter.length);
+    if (MULTIPLIED.test(after) || (letter !== undefined && (unitsBefore || UNITS_AFTER.test(rest) || CENTS_AFTER.test(rest) || MONEY_ACT_BEFORE.test(before)))) {
       unclear = true;
       continue;
     }
-    const units = UNITS_BEFORE.test(plain.slice(Math.max(0, match.index - 4), match.index)) || UNITS_AFTER.test(after);
+    const units = !CENTS_AFTER.test(after) && (unitsBefore || UNITS_AFTER.test(after));
     const cents = Number(figure.replace(/\D/g, '')) * (units && !/[.,]\d{2}$/.test(figure) ? 100 : 1);
     if (most === null || cents > most) most = cents;
   }

@@ -5,9 +5,10 @@ import { InterlockError } from './errors.js';
 import type { JsonObject } from './json.js';
 
 /**
- * One send, bounded by its deadline. A target has no way to abort a request it handed to the network (stripe-node
- * has no AbortSignal), so it gives every call of the send `timeLeftMs()` as its timeout and makes no retries of
- * its own: nothing of this send may reach the target after the deadline the settle margin counts from.
+ * One send, bounded by its deadline. stripe-node has no AbortSignal, so a target gives every call of the send
+ * `timeLeftMs()` as its timeout and makes no retries of its own: nothing of this send may reach the target after the
+ * deadline the settle margin counts from. A send the gate aborts earlier has no time left from then on, and the
+ * target closes its requests still open when asked (Target.abortSends).
  */
 export type SendContext = {
   /** Milliseconds left before the send deadline; 0 or less means do not start anything. */
@@ -87,6 +88,15 @@ export interface Target {
    * None when absent.
    */
   readonly movedBySends?: readonly string[];
+  /**
+   * Closes at once the requests still open of the sends the gate aborted (their `timeLeftMs()` is 0 from then on), so
+   * no byte of them leaves after: one still connecting never writes its body, one waiting for its answer is ended
+   * (the send's outcome unknown, as the abort already made it). The gate aborts the sends of a worker whose heartbeat
+   * key could lapse soon, for recovery then trusts an empty lookup a settle margin after the lapse (src/gate/send.ts).
+   * Synchronous: the gate frees the sends' watchdog slots right after. Absent: the target cannot close its requests,
+   * so the gate does not abort its sends, and the send watchdog kills the process at the lapse instead, which does.
+   */
+  abortSends?(): void;
   /** Sends. Throws `Rejected` for a definite no, `SendFenced` when it did not send; anything else means the outcome is unknown. */
   apply(effectId: string, effect: Effect, context: SendContext): Promise<JsonObject>;
   /** The landed object for this effect id, or null when there is none. Throws when it cannot tell. */
@@ -127,6 +137,7 @@ export function targetProblems(target: Target): string[] {
   if (moved !== undefined && !(Array.isArray(moved) && moved.every((name) => typeof name === 'string'))) {
     problems.push(`movedBySends (${shownValue(moved)}) must be a list of premise names, or absent`);
   }
+  if (t.abortSends !== undefined && typeof t.abortSends !== 'function') problems.push(`abortSends (${shownValue(t.abortSends)}) must be a function when given`);
   for (const method of ['apply', 'query', 'readFacts'] as const) {
     if (typeof t[method] !== 'function') problems.push(`${method} (${shownValue(t[method])}) must be a function`);
   }

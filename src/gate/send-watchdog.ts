@@ -11,6 +11,11 @@
 // TTL, its request still on the wire. So no send of this process may be in progress once its own key could have
 // lapsed: the main thread tells the watchdog, after every beat, until when the key is certain to live
 // (heartbeatUntil), and the watchdog kills the process when a send is in progress past that instant less a margin.
+// A live process never gets there: a little earlier (heartbeatAbortMs) the gate aborts every send in progress
+// (sendOnce), which frees their slots, and the process lives on. Aborting a send needs the event loop, as at its
+// deadline; the kill stays for a main thread that did not act in time (frozen, or stalled longer than the lead), as
+// the kill at a send's deadline plus grace does. Either way no request leaves after that instant, and one already
+// on the wire is the settle margin's to cover.
 //
 // The two threads share memory instead of exchanging messages: each send in progress holds a slot whose value is
 // the instant it must be over by, written and cleared with Atomics, and the watchdog looks at the slots in use
@@ -35,9 +40,31 @@ export type SendWatchdog = {
 /** The most the watchdog takes off the heartbeat's bound: its 20 ms ticks, the kill, and Redis's clock running ahead of this one. */
 const HEARTBEAT_MARGIN_CAP_MS = 500;
 
-/** How long before its heartbeat key could lapse a process with a send in progress is killed: a quarter of the TTL, at most 500 ms. */
+/** How long before its heartbeat key could lapse a process still having a send in progress is killed: a quarter of the TTL, at most 500 ms. */
 function heartbeatMarginMs(heartbeatTtlMs: number): number {
   return Math.min(Math.floor(heartbeatTtlMs / 4), HEARTBEAT_MARGIN_CAP_MS);
+}
+
+/**
+ * How long before its heartbeat key could lapse a live process aborts its sends in progress (sendOnce): the watchdog's
+ * margin, plus a lead that gives the event loop time to act before the kill (an eighth of the TTL, at most 200 ms).
+ */
+export function heartbeatAbortMs(heartbeatTtlMs: number): number {
+  return heartbeatMarginMs(heartbeatTtlMs) + Math.min(Math.floor(heartbeatTtlMs / 8), HEARTBEAT_ABORT_LEAD_CAP_MS);
+}
+
+const HEARTBEAT_ABORT_LEAD_CAP_MS = 200;
+
+/** How many sends every watchdog of this process was ever armed for: see watchdogArms. */
+let armsSoFar = 0;
+
+/**
+ * How many sends a watchdog thread of this process was ever armed for. The gate reads it around its own arm
+ * (sendOnce) to learn whether a watchdog thread watches that send: the arm it is handed (startSender's) arms one
+ * synchronously when INTERLOCK_SEND_WATCHDOG is on, and none when it is off.
+ */
+export function watchdogArms(): number {
+  return armsSoFar;
 }
 
 /** Sends one block watches: more than a worker sends at once at any concurrency it is run with. */
@@ -72,7 +99,7 @@ setInterval(() => {
       const killAt = Atomics.load(block.killAt, slot);
       if (killAt === 0n) continue;
       if (now > killAt) kill('a send outlived its deadline and grace while the process was stalled; killing the process so recovery takes over');
-      if (lapsed) kill('the heartbeat lapsed with a send in progress (no beat reached Redis for most of its TTL, or another process holds the key); killing the process before another worker may read it as dead and take the effect over while this send can still land');
+      if (lapsed) kill('the heartbeat lapsed with a send in progress (no beat reached Redis for most of its TTL, or another process holds the key) and the stalled event loop did not abort it; killing the process before another worker may read it as dead and take the effect over while this send can still land');
     }
   }
 }, 20);
@@ -129,6 +156,7 @@ export function createSendWatchdog(options: { graceMs: number; heartbeatTtlMs?: 
 
   return {
     arm(deadlineAt) {
+      armsSoFar += 1;
       const index = take();
       const block = blocks[Math.floor(index / SLOTS_PER_BLOCK)] as Block;
       const slot = index % SLOTS_PER_BLOCK;

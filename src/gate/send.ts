@@ -9,6 +9,8 @@ import type { SlowDown } from '../core/errors.js';
 import type { GateContext } from './context.js';
 import { inspectable } from './reads.js';
 import { quoteError } from '../core/quote.js';
+import type { Heartbeat } from '../redis/heartbeat.js';
+import { heartbeatAbortMs, watchdogArms } from './send-watchdog.js';
 
 export type SendResult = { landed: JsonObject } | { rejected: Rejected } | { unknown: unknown } | { fenced: string };
 
@@ -67,20 +69,79 @@ export async function markUnknown(ctx: GateContext, where: { partition: string; 
 }
 
 /**
+ * The sends in progress under one heartbeat (one worker id), each by the function that aborts it, and the one timer
+ * that aborts them all once the heartbeat's key could lapse soon (heartbeatAbortMs before the watchdog's kill).
+ */
+type HeartbeatFence = { sends: Set<() => void>; timer: NodeJS.Timeout | undefined };
+
+const fences = new WeakMap<Heartbeat, HeartbeatFence>();
+
+/** No watched send may begin, nor any request of one leave, this close to the heartbeat's lapse: the sends in progress are being aborted. */
+function heartbeatNearLapse(ctx: GateContext): boolean {
+  return ctx.heartbeat.aliveFor() <= heartbeatAbortMs(ctx.heartbeat.ttlMs);
+}
+
+/**
+ * Aborts the sends in progress under this heartbeat once its key could lapse soon; looks again when a beat moved the
+ * bound meanwhile. One warning says how many were aborted.
+ */
+function watchHeartbeat(ctx: GateContext, fence: HeartbeatFence): void {
+  const left = ctx.heartbeat.aliveFor() - heartbeatAbortMs(ctx.heartbeat.ttlMs);
+  if (left > 0) {
+    fence.timer = setTimeout(() => watchHeartbeat(ctx, fence), Math.ceil(left));
+    return;
+  }
+  fence.timer = undefined;
+  const aborts = [...fence.sends];
+  fence.sends.clear();
+  for (const abort of aborts) abort();
+  ctx.logger.warn(
+    { workerId: ctx.heartbeat.workerId, aborted: aborts.length },
+    `no heartbeat reached Redis for most of its TTL (INTERLOCK_HEARTBEAT_TTL_MS), so this worker's key could lapse and other workers then read it as dead: aborted the ${aborts.length} send(s) in progress; their outcome is unknown and their claims stay for recovery`,
+  );
+}
+
+/** Watches one send for the heartbeat's lapse: `abort` is called once it could lapse soon. Returns the function that stops watching it. */
+function fenceSend(ctx: GateContext, abort: () => void): () => void {
+  let fence = fences.get(ctx.heartbeat);
+  if (fence === undefined) {
+    fence = { sends: new Set(), timer: undefined };
+    fences.set(ctx.heartbeat, fence);
+  }
+  const watched = fence;
+  watched.sends.add(abort);
+  if (watched.timer === undefined) watchHeartbeat(ctx, watched);
+  return () => {
+    watched.sends.delete(abort);
+    if (watched.sends.size > 0 || watched.timer === undefined) return;
+    clearTimeout(watched.timer);
+    watched.timer = undefined;
+  };
+}
+
+/**
  * `where.neverSent`: this is the send of a first dispatch, after a premise read that said so (SendContext.neverSent).
  * `claimCheckedAt`: when the script that proved the claim was sent (performance.now() before it).
  */
 export async function sendOnce(ctx: GateContext, where: { partition: string; effectId: string; epoch: number; attempt?: string; neverSent?: true }, effect: Effect, requestId: string | null, deadlineAt: number, claimCheckedAt: number): Promise<SendResult> {
   const { journal, heartbeat, target } = ctx;
   let checkedAt = claimCheckedAt;
+  // Whether a watchdog thread watches this send (set once armed), and set once the send was aborted because this
+  // worker's heartbeat could lapse (fenceSend): nothing of it leaves after.
+  let watched = false;
+  let aborted = false;
+  const mayLeave = () => {
+    if (aborted || (watched && heartbeatNearLapse(ctx))) throw new SendFenced("this worker's heartbeat could lapse before the request is answered (no beat reached Redis for most of its TTL)");
+  };
   const context: SendContext = {
     requestId,
     ...(where.attempt === undefined ? {} : { attempt: where.attempt }),
     ...(where.neverSent === true ? { neverSent: true } : {}),
-    timeLeftMs: () => Math.floor(deadlineAt - performance.now()),
+    timeLeftMs: () => (aborted ? 0 : Math.floor(deadlineAt - performance.now())),
     async beforeWrite() {
       const now = performance.now();
       if (deadlineAt - now <= 0) throw new SendFenced('the send deadline passed before the request could leave');
+      mayLeave();
       if (now - checkedAt <= CLAIM_FRESH_MS && heartbeat.aliveFor() > CLAIM_FRESH_MS && heartbeat.heldSince() <= checkedAt) return;
       const asking = performance.now();
       if (!(await journal.holdsClaim(where.partition, where.effectId, ctx.owner, where.epoch))) {
@@ -88,11 +149,15 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
       }
       checkedAt = asking;
       if (deadlineAt - checkedAt <= 0) throw new SendFenced('the send deadline passed before the request could leave');
+      // The claim's answer may have come after the heartbeat's bound (Redis away): the send was aborted meanwhile.
+      mayLeave();
     },
   };
-  // The watchdog kills a process with a send in progress once its heartbeat key could have lapsed (send-watchdog.ts).
-  // After Redis was away the beats failed and that bound has passed or is about to, while the dispatch step just
-  // proved Redis is back: renew the heartbeat before the send begins, instead of starting one the watchdog kills.
+  // No send of this worker may be in progress once its heartbeat key could have lapsed: the gate aborts the sends in
+  // progress a little before (fenceSend), and the watchdog kills a process whose stalled event loop did not
+  // (send-watchdog.ts). After Redis was away the beats failed and that bound has passed or is about to, while the
+  // dispatch step just proved Redis is back: renew the heartbeat before the send begins, instead of starting one that
+  // is aborted at once.
   if (ctx.watchdog !== undefined && heartbeat.aliveFor() < heartbeat.ttlMs / 2) {
     try {
       await heartbeat.beat();
@@ -103,11 +168,44 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
   }
   const remaining = context.timeLeftMs();
   if (remaining <= 0) return { unknown: new Error('the send deadline passed before the request could start') };
+  const armsBefore = watchdogArms();
   const disarm = ctx.watchdog?.arm(deadlineAt);
+  // With INTERLOCK_SEND_WATCHDOG=0 no thread watches the send, and nothing aborts it for the heartbeat (README).
+  watched = watchdogArms() !== armsBefore;
+  if (watched && heartbeatNearLapse(ctx)) {
+    disarm?.();
+    return { fenced: "this worker's heartbeat could lapse before the send would be answered; nothing left" };
+  }
   let timer: NodeJS.Timeout | undefined;
+  let unfence: (() => void) | undefined;
+  // Set when the target failed to close the requests of this send once aborted: its slot is then held to the deadline.
+  let keepArmed = false;
+  const abortSends = target.abortSends?.bind(target);
   try {
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`the target did not answer within the send deadline (${target.sendTimeoutMs} ms)`)), remaining);
+      // Aborted as at the deadline: the gate stops waiting, nothing more of it leaves (beforeWrite, timeLeftMs), the
+      // target closes its requests still open (one still connecting would otherwise write its body after the lapse,
+      // past the settle margin recovery counts from it), and only then is its slot freed, so the watchdog leaves the
+      // process alone. A request already on the wire may still land: its outcome is unknown and the claim stays for
+      // recovery, as after a timeout. A target that cannot close its requests (no abortSends) is not aborted: the
+      // watchdog kills the process at the lapse, which closes them.
+      if (watched && abortSends !== undefined) {
+        unfence = fenceSend(ctx, () => {
+          aborted = true;
+          try {
+            abortSends();
+          } catch (error) {
+            keepArmed = true;
+            ctx.logger.error(
+              { workerId: heartbeat.workerId, effectId: where.effectId },
+              `the target ${target.name} could not close the requests of an aborted send (${quoteError(error)}); its watchdog slot is held until the send deadline, so the send watchdog kills the process if this worker's heartbeat lapses before then`,
+            );
+          }
+          if (!keepArmed) disarm?.();
+          reject(new Error(`the send was aborted: no heartbeat of this worker reached Redis for most of its TTL (${heartbeat.ttlMs} ms), and no send may be in progress once its key could lapse; its outcome is unknown`));
+        });
+      }
     });
     return { landed: await Promise.race([target.apply(where.effectId, effect, context), deadline]) };
   } catch (thrown) {
@@ -119,6 +217,9 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
     return { unknown: error };
   } finally {
     if (timer) clearTimeout(timer);
-    disarm?.();
+    unfence?.();
+    // A request of the send may be open until its own timeout, the send deadline: the slot is freed then, not before.
+    if (keepArmed && disarm !== undefined) setTimeout(disarm, Math.max(0, deadlineAt - performance.now())).unref();
+    else disarm?.();
   }
 }

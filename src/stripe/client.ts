@@ -9,8 +9,15 @@
 // send's `beforeWrite()` (the fencing check right before the network) and gets only the time left as its timeout;
 // an attempt with no time left does not go out.
 //
+// Why the client has an agent of its own: a request handed to node's HTTP client lives until its own timeout (the
+// send's deadline), and one still connecting writes its body once connected, however late. When the gate aborts a
+// send (its worker's heartbeat could lapse: src/gate/send.ts) nothing of it may leave after, so the client keeps each
+// guarded request as the agent is handed it, and closeRequestsOutOfTime closes those of sends with no time left.
+//
 // The API version is not pinned here: requests carry the version the SDK is generated for, which is what its
 // types describe.
+import { Agent as HttpAgent, type ClientRequest } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import type Stripe from 'stripe';
 import { InterlockError } from '../core/errors.js';
 import { stripeSdk } from './sdk.js';
@@ -77,12 +84,54 @@ const GUARD_HEADER = 'X-Interlock-Guard';
 let nextTag = 0;
 const sdks = new WeakMap<StripeClient, Stripe>();
 
+/**
+ * The requests of one client on the network, each with the guard of its call, from the moment the agent is handed
+ * it until it closes; `starting`: the guard of the attempt being handed to node's HTTP client right now (it makes
+ * its request synchronously).
+ */
+type OpenRequests = { open: Map<ClientRequest, CallGuard>; starting: CallGuard | null };
+const requestsOf = new WeakMap<StripeClient, OpenRequests>();
+
+/** Node's agents are handed every request as it is made (ClientRequest's constructor calls it); absent from its typings. */
+type RequestIntake = { addRequest(request: ClientRequest, options: object): void };
+
+/**
+ * A keep-alive agent, as the SDK's own, that records each request it is handed under the guard of the attempt making
+ * it. A request closed by closeRequestsOutOfTime takes its socket with it; the next request gets a fresh one.
+ */
+function recordingAgent(protocol: 'http' | 'https', requests: OpenRequests): HttpAgent {
+  const agent = protocol === 'http' ? new HttpAgent({ keepAlive: true }) : new HttpsAgent({ keepAlive: true });
+  const intake = agent as unknown as RequestIntake;
+  const addRequest = intake.addRequest.bind(agent);
+  intake.addRequest = (request, options) => {
+    const guard = requests.starting;
+    if (guard !== null) {
+      requests.open.set(request, guard);
+      request.once('close', () => requests.open.delete(request));
+    }
+    addRequest(request, options);
+  };
+  return agent;
+}
+
+/** What a request closed by closeRequestsOutOfTime fails with; not a closed-connection code, so the SDK does not retry it. */
+class SendAborted extends Error {
+  readonly code = 'ERR_INTERLOCK_SEND_ABORTED';
+  constructor() {
+    super('the send was aborted (no time left): its connection was closed so nothing more of it leaves the process');
+    this.name = 'SendAborted';
+  }
+}
+
 /** The SDK's HTTP client, wrapped; the class is defined once the SDK is loaded, since its base class comes from the SDK. */
 let GuardedHttpClient: ReturnType<typeof defineGuardedHttpClient> | null = null;
 
 function defineGuardedHttpClient(Base: typeof Stripe.HttpClient) {
   return class extends Base {
-    constructor(private readonly inner: HttpClient) {
+    constructor(
+      private readonly inner: HttpClient,
+      private readonly requests: OpenRequests,
+    ) {
       super();
     }
 
@@ -118,7 +167,12 @@ function defineGuardedHttpClient(Base: typeof Stripe.HttpClient) {
         throw new RetryStopped(`no time was left for ${guard.attempts === 0 ? '' : 'a retry of '}${method} ${path}`);
       }
       guard.attempts += 1;
-      return this.inner.makeRequest(host, port, path, method, headers, body, protocol, Math.min(timeout, left));
+      this.requests.starting = guard;
+      try {
+        return this.inner.makeRequest(host, port, path, method, headers, body, protocol, Math.min(timeout, left));
+      } finally {
+        this.requests.starting = null;
+      }
     }
   };
 }
@@ -140,11 +194,13 @@ export function createStripeClient(options: StripeClientOptions): StripeClient {
     endpoint = base.endpoint;
   }
   const Sdk = stripeSdk();
+  const requests: OpenRequests = { open: new Map(), starting: null };
+  const agent = recordingAgent(endpoint?.protocol ?? 'https', requests);
   const sdk = new Sdk(key, {
     ...(endpoint === null ? {} : endpoint),
     // The gate decides what is retried and when; every call also passes 0 and its own timeout.
     maxNetworkRetries: 0,
-    httpClient: new (GuardedHttpClient ??= defineGuardedHttpClient(Sdk.HttpClient))(Sdk.createNodeHttpClient()),
+    httpClient: new (GuardedHttpClient ??= defineGuardedHttpClient(Sdk.HttpClient))(Sdk.createNodeHttpClient(agent), requests),
     appInfo: { name: 'interlock-stripe' },
   });
   const client: StripeClient = Object.freeze({
@@ -153,7 +209,27 @@ export function createStripeClient(options: StripeClientOptions): StripeClient {
     apiBase: endpoint === null ? 'https://api.stripe.com:443' : `${endpoint.protocol}://${endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}`,
   });
   sdks.set(client, sdk);
+  requestsOf.set(client, requests);
   return client;
+}
+
+/**
+ * Closes at once every request of this client whose call has no time left: the sends the gate aborted (their
+ * timeLeftMs() is 0 from then on), and any request outliving its call's budget. A request still connecting never
+ * writes its body, and one waiting for its answer is ended, its send's outcome unknown (the SDK does not retry it; a
+ * retry would not pass beforeWrite anyway). Returns how many it closed.
+ */
+export function closeRequestsOutOfTime(client: StripeClient): number {
+  const requests = requestsOf.get(client);
+  if (requests === undefined) throw new InterlockError('internal', 'not a client made by createStripeClient');
+  let closed = 0;
+  for (const [request, guard] of requests.open) {
+    if (guard.timeLeftMs() > 0) continue;
+    requests.open.delete(request);
+    request.destroy(new SendAborted());
+    closed += 1;
+  }
+  return closed;
 }
 
 /** The client options from the environment: STRIPE_SECRET_KEY, STRIPE_API_BASE, INTERLOCK_ALLOW_LIVE. */

@@ -72,7 +72,7 @@ import { STRIPE_DEDUP_WINDOW_MS } from '../core/timing.js';
 import type { Json, JsonObject } from '../core/json.js';
 import { Rejected, SendFenced, type ReadContext, type SendContext, type Target } from '../core/target.js';
 import { DEFAULT_SEND_TIMEOUT_MS, listAll, readBudget, readCall, sendCall, type ReadBudget } from './calls.js';
-import type { StripeClient } from './client.js';
+import { closeRequestsOutOfTime, type StripeClient } from './client.js';
 import { moneyText } from '../core/money-text.js';
 import { EFFECT_ID_KEY, INCIDENT_KEY, effectMetadata, findOwn } from './metadata.js';
 import { balanceCreditSummary, wasReplayed } from './summaries.js';
@@ -238,6 +238,10 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
     sendTimeoutMs: options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS,
     kinds: ['credit'],
     facts: CREDIT_FACTS,
+    // The sends the gate aborted have no time left: their requests still open are closed, on this client's agent.
+    abortSends() {
+      closeRequestsOutOfTime(client);
+    },
 
     async apply(effectId, effect, context) {
       const credit = creditOf(effect);

@@ -37,7 +37,7 @@ import type { Json, JsonObject } from '../core/json.js';
 import { moneyText } from '../core/money-text.js';
 import { Rejected, SendFenced, type ReadContext, type SendContext, type Target } from '../core/target.js';
 import { DEFAULT_SEND_TIMEOUT_MS, listAll, readBudget, readCall, sendCall, type ReadBudget } from './calls.js';
-import type { StripeClient } from './client.js';
+import { closeRequestsOutOfTime, type StripeClient } from './client.js';
 import { effectMetadata, findOwn } from './metadata.js';
 import { isChargeback, refundSummary, wasReplayed } from './summaries.js';
 
@@ -207,6 +207,10 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
     facts: REFUND_FACTS,
     // What another refund on the payment changes once it lands: a refund decided on these goes out alone on it.
     movedBySends: ['refunded_by_others', 'refundable'],
+    // The sends the gate aborted have no time left: their requests still open are closed, on this client's agent.
+    abortSends() {
+      closeRequestsOutOfTime(client);
+    },
 
     async apply(effectId, effect, context) {
       const refund = refundOf(effect);

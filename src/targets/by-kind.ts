@@ -29,6 +29,8 @@ export function targetByKind(name: string, targets: readonly Target[]): Target {
     kinds: [...byKind.keys()],
     facts,
     movedBySends: [...new Set(targets.flatMap((target) => target.movedBySends ?? []))],
+    // The gate aborts a send only on a target that closes its requests (Target.abortSends): so every target here must.
+    ...(targets.every((target) => target.abortSends !== undefined) ? { abortSends: () => targets.forEach((target) => target.abortSends?.()) } : {}),
     apply: (effectId, effect, context) => of(effect.kind).apply(effectId, effect, context),
     query: (effectId, effect, context) => of(effect.kind).query(effectId, effect, context),
     readFacts: (effectId, effect, names, context) => of(effect.kind).readFacts(effectId, effect, names, context),

@@ -48,6 +48,8 @@ export type MemoryTarget = Target & {
   world: Map<string, JsonObject>;
   landings: Landing[];
   sendStarts: SendStart[];
+  /** When the gate asked the target to close the requests of the sends it aborted (Target.abortSends). */
+  sendAborts: number[];
   landedCount(effectId: string): number;
   inject(fault: Fault): void;
   pendingFaults(): Fault[];
@@ -75,6 +77,7 @@ export function createMemoryTarget(options: MemoryTargetOptions): MemoryTarget {
   const world = new Map<string, JsonObject>();
   const landings: Landing[] = [];
   const sendStarts: SendStart[] = [];
+  const sendAborts: number[] = [];
   const keyed = new Map<string, Landing>();
   const faults: Fault[] = [];
   let sequence = 0;
@@ -156,6 +159,13 @@ export function createMemoryTarget(options: MemoryTargetOptions): MemoryTarget {
     world,
     landings,
     sendStarts,
+    sendAborts,
+
+    // Its requests have no connection to close (a slow send that lands after the abort models bytes already on the
+    // wire): it records the call, for tests.
+    abortSends() {
+      sendAborts.push(now());
+    },
 
     async apply(effectId, effect, context) {
       const fault = takeFault(['crash-before-send', 'crash-after-send', 'error-before-send', 'error-after-send', 'reject', 'slow-send', 'slow-answer']);

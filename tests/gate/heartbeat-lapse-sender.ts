@@ -1,8 +1,11 @@
 // The child of send-watchdog-heartbeat-lapse.test.ts: a sender with the send watchdog on, reaching Redis through
 // CUT_REDIS_URL (a proxy the test can cut), heartbeat TTL 2 s, beating every 200 ms, send deadline 20 s. As CUT_CASE
 // says:
-// - mid-send: submits a refund whose request takes 15 s to land (the event loop free all along); prints "sending"
-//   when it leaves, "landed" if it ever lands.
+// - mid-send: submits a refund whose request lands at once but whose answer takes 15 s (a slow Stripe; the event loop
+//   free all along); prints "sending" once it landed, the gate's answer, then, Redis being back (the test heals it),
+//   recovers until the effect is settled and prints "recovered <outcomes>" and "landings <n>".
+// - mid-send-frozen: the same, but its event loop freezes for 15 s once the request left (prints "frozen"), and
+//   "survived" after.
 // - clean-stop: the same with a request that takes 2.5 s (longer than the TTL, Redis reachable all along), and the
 //   sender closed while it is on the wire; prints the answer, "closed", then lives on past every bound.
 // - idle: sends nothing; prints "survived" 3 s after "ready" (the test cuts Redis in between).
@@ -13,11 +16,11 @@
 import { createMemoryTarget } from '../../src/targets/memory-target.js';
 import { approvalTerms, refundProposal, sleep, startNode, testConfig, testKey } from '../support/harness.js';
 
-const SEND_MS = { 'mid-send': 15_000, 'clean-stop': 2_500, idle: 0, 'stale-beat': 300 } as const;
+const SEND_MS = { 'mid-send': 15_000, 'mid-send-frozen': 15_000, 'clean-stop': 2_500, idle: 0, 'stale-beat': 300 } as const;
 
 async function main(): Promise<void> {
   const which = process.env.CUT_CASE;
-  if (which !== 'mid-send' && which !== 'clean-stop' && which !== 'idle' && which !== 'stale-beat') throw new Error(`unknown CUT_CASE ${String(which)}`);
+  if (which !== 'mid-send' && which !== 'mid-send-frozen' && which !== 'clean-stop' && which !== 'idle' && which !== 'stale-beat') throw new Error(`unknown CUT_CASE ${String(which)}`);
   const config = testConfig({
     sendWatchdog: true,
     redisUrl: process.env.CUT_REDIS_URL ?? '',
@@ -35,6 +38,15 @@ async function main(): Promise<void> {
   const target = {
     ...memory,
     async apply(...args: Parameters<typeof memory.apply>) {
+      if (which === 'mid-send' || which === 'mid-send-frozen') {
+        // The request reaches the target and lands; its answer is slow.
+        const landed = await memory.apply(...args);
+        process.stdout.write('sending\n');
+        leftAt();
+        await sleep(SEND_MS[which]);
+        process.stdout.write('answered late\n');
+        return landed;
+      }
       process.stdout.write('sending\n');
       leftAt();
       await sleep(SEND_MS[which]);
@@ -62,6 +74,29 @@ async function main(): Promise<void> {
     process.exit(0);
   }
   const answer = node.gate.submit(refundProposal({ approval: terms.id, paymentIntent: 'pi_cut' }));
+  if (which === 'mid-send-frozen') {
+    await left;
+    process.stdout.write('frozen\n');
+    const until = Date.now() + 15_000;
+    while (Date.now() < until) {
+      // No timer, abort or I/O of this thread runs until this ends.
+    }
+    process.stdout.write('survived\n');
+    process.exit(0);
+  }
+  if (which === 'mid-send') {
+    const answered = await answer;
+    process.stdout.write(`answer ${answered.outcome}\n`);
+    // Redis comes back (the test heals it once the key lapsed); recovery settles the effect.
+    const outcomes: string[] = [];
+    while (outcomes.length === 0) {
+      await sleep(200);
+      const report = await node.gate.recover().catch(() => null);
+      outcomes.push(...(report?.settled.filter((one) => one.effectId === answered.effectId).map((one) => one.outcome) ?? []));
+    }
+    process.stdout.write(`recovered ${outcomes.join(',')}\nlandings ${memory.landings.length}\nsend aborts ${memory.sendAborts.length}\n`);
+    process.exit(0);
+  }
   if (which === 'clean-stop') {
     await left;
     const [answered] = await Promise.all([answer, node.close()]);

@@ -2,9 +2,11 @@
 // wait", steps 1 and 6). Recovery reads a heartbeat that is gone as a dead sender: it takes the effect over at once and
 // trusts an empty lookup a settle margin after the death it proved, then sends again. But the key also lapses when a
 // live worker merely lost Redis (a network split, a Redis stall) for longer than its TTL, its request still on the
-// wire: on a target that is looked up but does not dedupe (tier 2) the effect then landed twice. The send watchdog,
-// told after every beat until when the key is certain to live, kills a process that still has a send in progress a
-// margin before then (a quarter of the TTL, at most 500 ms), so the key is still there when the process dies.
+// wire: on a target that is looked up but does not dedupe (tier 2) the effect then landed twice. A live worker aborts
+// its sends in progress shortly before its key could lapse (their outcome unknown, their claims kept for recovery)
+// and lives on; the send watchdog, told after every beat until when the key is certain to live, kills a process whose
+// frozen event loop still has a send in progress a margin before then (a quarter of the TTL, at most 500 ms), so the
+// key is still there when the process dies.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -16,7 +18,7 @@ import { startRedisCutProxy } from '../support/redis-cut-proxy.js';
 const prefixes: string[] = [];
 afterAll(() => removePrefixes(prefixes));
 
-type Case = 'mid-send' | 'clean-stop' | 'idle' | 'stale-beat';
+type Case = 'mid-send' | 'mid-send-frozen' | 'clean-stop' | 'idle' | 'stale-beat';
 
 type Run = {
   code: number | null;
@@ -27,13 +29,14 @@ type Run = {
   nonce: string | null;
   /** What the sender's heartbeat key held the moment the test saw the process end (null: gone). */
   keyAtExit: string | null;
-  /** The key was seen gone while the sender still lived (mid-send: the test then killed it). */
+  /** The key was seen gone while the sender still lived (mid-send-frozen: the test then killed it; mid-send: Redis healed). */
   lapsedWhileAlive: boolean;
 };
 
 /**
  * Runs tests/gate/heartbeat-lapse-sender.ts through a proxy to Redis. The proxy is cut once the sender's request is
- * on the wire (mid-send) or once it is up (idle); from then on the key is watched until the sender ends.
+ * on the wire (mid-send, mid-send-frozen) or once it is up (idle); from then on the key is watched until the sender
+ * ends. In mid-send the proxy is healed once the key was seen gone, so its recovery can run.
  */
 async function runSender(which: Case): Promise<Run> {
   const redisAddress = new URL(REDIS_URL);
@@ -56,8 +59,9 @@ async function runSender(which: Case): Promise<Run> {
       void redis.get(key).then((held) => {
         if (held !== null || !alive) return;
         run.lapsedWhileAlive = true;
-        // A sender whose request is on the wire with its key gone: the defect, seen; no need to wait for it to land.
-        if (which === 'mid-send') child.kill('SIGKILL');
+        // A frozen sender whose request is on the wire with its key gone: the defect, seen; no need to wait for it.
+        if (which === 'mid-send-frozen') child.kill('SIGKILL');
+        if (which === 'mid-send') proxy.heal();
       });
     }, 10);
   };
@@ -65,7 +69,7 @@ async function runSender(which: Case): Promise<Run> {
     run.stdout += chunk.toString();
     run.nonce ??= /^ready (\w+)$/m.exec(run.stdout)?.[1] ?? null;
     if (watch !== undefined) return;
-    if ((which === 'idle' && run.nonce !== null) || (which === 'mid-send' && run.stdout.includes('sending\n'))) cutAndWatch();
+    if ((which === 'idle' && run.nonce !== null) || ((which === 'mid-send' || which === 'mid-send-frozen') && run.stdout.includes('sending\n'))) cutAndWatch();
   });
   child.stderr.on('data', (chunk: Buffer) => (run.stderr += chunk.toString()));
   const ended = new Promise<void>((resolve) => {
@@ -86,17 +90,17 @@ async function runSender(which: Case): Promise<Run> {
 }
 
 describe('the send watchdog and the heartbeat', () => {
-  it('kills a sender cut off from Redis while its request is on the wire, before its heartbeat key can lapse; one cut off with nothing in flight, or stopped cleanly mid-send, lives on', async () => {
-    const [midSend, idle, cleanStop] = await Promise.all([runSender('mid-send'), runSender('idle'), runSender('clean-stop')]);
+  it('kills a sender whose event loop froze while its request is on the wire, before its heartbeat key can lapse; one cut off with nothing in flight, or stopped cleanly mid-send, lives on', async () => {
+    const [frozen, idle, cleanStop] = await Promise.all([runSender('mid-send-frozen'), runSender('idle'), runSender('clean-stop')]);
 
-    expect(midSend.stdout).toContain('sending');
-    expect(midSend.lapsedWhileAlive, 'the heartbeat key lapsed while the sender, its request on the wire, still lived').toBe(false);
-    expect(midSend.signal).toBe('SIGKILL');
-    expect(midSend.stderr).toContain('the heartbeat lapsed with a send in progress');
+    expect(frozen.stdout).toContain('frozen');
+    expect(frozen.lapsedWhileAlive, 'the heartbeat key lapsed while the sender, its request on the wire, still lived').toBe(false);
+    expect(frozen.signal).toBe('SIGKILL');
+    expect(frozen.stderr).toContain('the heartbeat lapsed with a send in progress');
     // Killed while the key still held its nonce: no other worker could have read it as dead and taken the effect over.
-    expect(midSend.nonce).not.toBeNull();
-    expect(midSend.keyAtExit).toBe(midSend.nonce);
-    expect(midSend.stdout).not.toContain('landed');
+    expect(frozen.nonce).not.toBeNull();
+    expect(frozen.keyAtExit).toBe(frozen.nonce);
+    expect(frozen.stdout).not.toContain('survived');
 
     // Its heartbeat lapsed too, but no send was in progress: it lives on.
     expect(idle).toMatchObject({ code: 0, signal: null, lapsedWhileAlive: true });
@@ -108,6 +112,26 @@ describe('the send watchdog and the heartbeat', () => {
     expect(cleanStop.stdout).toContain('closed');
     expect(cleanStop.stdout).toContain('survived');
     expect(cleanStop.stderr).not.toContain('killing the process');
+  }, 40_000);
+
+  // Rule: a live worker whose heartbeat cannot be renewed (Redis cut off longer than most of its TTL) while a send is
+  // in progress aborts that send before its key could lapse, as at the send's deadline (outcome unknown, claim kept,
+  // never answered as refused or not sent), and lives on: the watchdog leaves it alone, and once Redis is back recovery
+  // settles the effect by its lookup, landed once. Before, the watchdog SIGKILLed the whole process (API, webhooks,
+  // facts with it), which without a supervisor never came back.
+  it('aborts the send in progress of a live sender cut off from Redis, and lives on; recovery settles the effect, landed once', async () => {
+    const live = await runSender('mid-send');
+    expect(live.stdout).toContain('sending');
+    expect(live.stderr).not.toContain('killing the process');
+    expect(live, live.stderr).toMatchObject({ code: 0, signal: null });
+    // Its key lapsed while it lived: by then its send had been aborted (the watchdog would have killed it otherwise).
+    expect(live.lapsedWhileAlive).toBe(true);
+    expect(live.stdout).toMatch(/^answer IN_FLIGHT$/m);
+    expect(live.stdout).toMatch(/^recovered COMMITTED\w*$/m);
+    expect(live.stdout).toContain('landings 1\n');
+    // The gate asked the target to close the aborted send's requests (Target.abortSends), once.
+    expect(live.stdout).toContain('send aborts 1\n');
+    expect(live.stdout).not.toContain('answered late');
   }, 40_000);
 
   // Rule: a send does not begin on a heartbeat bound that has passed or is about to (the beats failed while Redis was

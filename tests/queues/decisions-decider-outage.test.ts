@@ -10,8 +10,9 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { afterDeciderOutage, caseEffectId, createDecisionsQueue, MAX_ASKED_WAIT_MS, startDecisionsWorker, type DecisionsQueue, type DecisionsWorker, type DecisionsWorkerOptions } from '../../queues/decisions.js';
-import { CREDIT_FACTS, DeciderError, openStores, REFUND_FACTS, type CaseStatus, type CaseSubmission, type Decider, type Stores } from '../../src/interlock.js';
+import { CREDIT_FACTS, DeciderError, openStores, REFUND_FACTS, type CaseStatus, type Decider, type Stores } from '../../src/interlock.js';
 import { removePrefixes, testConfig, testKey } from '../support/harness.js';
+import { refundCase, until } from './case-rig.js';
 
 // The job's own attempts as in production (5), from a short backoff; waits between tries doubling to 40 ms at most.
 const config = testConfig({ keyPrefix: `to${randomBytes(6).toString('hex')}`, retryMaxDelayMs: 40 });
@@ -69,23 +70,6 @@ function start(decider: Decider, more: Partial<DecisionsWorkerOptions> = {}): De
   return worker;
 }
 
-async function refundCase(): Promise<CaseSubmission> {
-  const id = randomBytes(5).toString('hex');
-  const paymentIntent = `pi_${id}`;
-  await stores.approvals.grant({ id: `ap_${id}`, approver: 'support-lead', capCents: 2_000, scope: `payment:${paymentIntent}`, expiresAt: Date.now() + 3_600_000, maxUses: 1 });
-  return { caseId: `case-${id}`, kind: 'refund', subject: paymentIntent, incident: null, story: 'The jar arrived cracked.', approval: `ap_${id}`, agent: 'support-bot' };
-}
-
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)} after ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 const statusOf = async (caseId: string): Promise<CaseStatus | undefined> => (await stores.cases.get(caseId))?.status;
 const settled = (status: CaseStatus | undefined) => status !== undefined && status.state !== 'queued' && status.state !== 'deciding';
 /** What a case logged at `info` or above (the level a service logs at by default), and at debug. */
@@ -93,7 +77,7 @@ const logged = (caseId: string) => ({ info: lines.filter((line) => line.caseId =
 
 describe('a case accepted while the Messages API is down', () => {
   it('down for 12 tries (longer than the 5 attempts and their backoff), then back: the case is decided, and it logged the outage once', async () => {
-    const cases = await Promise.all([refundCase(), refundCase(), refundCase()]);
+    const cases = await Promise.all([refundCase(stores), refundCase(stores), refundCase(stores)]);
     // Down for the first 12 calls of each case, then back.
     const callsOf = new Map<string, number>();
     const model: Decider = {
@@ -108,7 +92,7 @@ describe('a case accepted while the Messages API is down', () => {
     start(model);
     for (const submission of cases) expect((await decisions.submit(submission, 'sam')).status).toBe('created');
     for (const submission of cases) {
-      const status = await until(`case ${submission.caseId} settled`, () => statusOf(submission.caseId), settled);
+      const status = await until(`case ${submission.caseId} settled`, () => statusOf(submission.caseId), settled, 20_000);
       // Asked once more once the model was back; before, the job's 5 attempts ran out and the case failed for good.
       expect(status, JSON.stringify(status?.error)).toMatchObject({ state: 'declined', attempts: 13, error: null });
       expect(callsOf.get(submission.caseId)).toBe(13);
@@ -126,9 +110,9 @@ describe('a case accepted while the Messages API is down', () => {
     const down = true;
     const model = outage(() => down);
     start(model, { deciderRetry: { forMs: 300, maxDelayMs: 40 } });
-    const submission = await refundCase();
+    const submission = await refundCase(stores);
     expect((await decisions.submit(submission, 'sam')).status).toBe('created');
-    const failed = await until('the case failed', () => statusOf(submission.caseId), settled);
+    const failed = await until('the case failed', () => statusOf(submission.caseId), settled, 20_000);
     expect(failed).toMatchObject({ state: 'failed', error: { code: 'decider_unavailable' } });
     expect(failed?.error?.message).toMatch(/It was unavailable for \d+ s \(\d+ tries, INTERLOCK_RETRY_FOR_MS=300\)\.$/);
     expect(failed?.error?.message).toContain('submit the case again');
@@ -147,7 +131,7 @@ describe('a case accepted while the Messages API is down', () => {
     start(flaky, { deciderRetry: { forMs: 60_000, maxDelayMs: 40 } });
     const resubmitted = Date.now();
     expect((await decisions.submit(submission, 'sam')).status).toBe('exists');
-    const decided = await until('the case decided', () => statusOf(submission.caseId), settled);
+    const decided = await until('the case decided', () => statusOf(submission.caseId), settled, 20_000);
     expect(decided).toMatchObject({ state: 'declined', error: null });
     expect(flaky.calls()).toBe(3);
     expect(model.calls()).toBe(before);
@@ -161,18 +145,18 @@ describe('failures that are no outage keep their handling', () => {
   it('a configuration the Messages API refused (401) fails the case at once, asked once', async () => {
     let calls = 0;
     start({ name: 'anthropic', decide: () => ((calls += 1), Promise.reject(new DeciderError('invalid_config', 'The Messages API refused the call (401): check ANTHROPIC_API_KEY.', { apiStatus: 401 }))) });
-    const submission = await refundCase();
+    const submission = await refundCase(stores);
     expect((await decisions.submit(submission, 'sam')).status).toBe('created');
-    expect(await until('the case failed', () => statusOf(submission.caseId), settled)).toMatchObject({ state: 'failed', attempts: 1, error: { code: 'invalid_config' } });
+    expect(await until('the case failed', () => statusOf(submission.caseId), settled, 20_000)).toMatchObject({ state: 'failed', attempts: 1, error: { code: 'invalid_config' } });
     expect(calls).toBe(1);
   });
 
   it("a fact read that keeps failing uses the job's 5 attempts, then fails the case with premise_read_failed", async () => {
     let reads = 0;
     start(declining, { readFacts: () => ((reads += 1), Promise.reject(new Error('Stripe did not answer'))) });
-    const submission = await refundCase();
+    const submission = await refundCase(stores);
     expect((await decisions.submit(submission, 'sam')).status).toBe('created');
-    expect(await until('the case failed', () => statusOf(submission.caseId), settled)).toMatchObject({ state: 'failed', attempts: 5, error: { code: 'premise_read_failed' } });
+    expect(await until('the case failed', () => statusOf(submission.caseId), settled, 20_000)).toMatchObject({ state: 'failed', attempts: 5, error: { code: 'premise_read_failed' } });
     expect(reads).toBe(5);
   });
 });

@@ -7,8 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { caseEffectId, createDecisionsQueue, startDecisionsWorker, type DecisionsQueue, type DecisionsWorker, type DecisionsWorkerOptions } from '../../queues/decisions.js';
-import { CREDIT_FACTS, DeciderError, openStores, REFUND_FACTS, type CaseStatus, type CaseSubmission, type Decider, type Stores } from '../../src/interlock.js';
+import { CREDIT_FACTS, DeciderError, openStores, REFUND_FACTS, type CaseStatus, type Decider, type Stores } from '../../src/interlock.js';
 import { removePrefixes, testConfig, testKey } from '../support/harness.js';
+import { refundCase, until } from './case-rig.js';
 
 const config = testConfig({ keyPrefix: `ts${randomBytes(6).toString('hex')}` });
 let stores: Stores;
@@ -48,32 +49,15 @@ function start(decider: Decider, more: Partial<DecisionsWorkerOptions> = {}): De
   return worker;
 }
 
-async function refundCase(): Promise<CaseSubmission> {
-  const id = randomBytes(5).toString('hex');
-  const paymentIntent = `pi_${id}`;
-  await stores.approvals.grant({ id: `ap_${id}`, approver: 'support-lead', capCents: 2_000, scope: `payment:${paymentIntent}`, expiresAt: Date.now() + 3_600_000, maxUses: 1 });
-  return { caseId: `case-${id}`, kind: 'refund', subject: paymentIntent, incident: null, story: 'The jar arrived cracked.', approval: `ap_${id}`, agent: 'support-bot' };
-}
-
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)} after ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 const statusOf = async (caseId: string): Promise<CaseStatus | undefined> => (await stores.cases.get(caseId))?.status;
 
 describe('a case whose decisions job no worker would run again', () => {
   it('two workers that died mid-decision do not fail its job for stalling: the next worker decides the case', async () => {
-    const submission = await refundCase();
+    const submission = await refundCase(stores);
     expect((await decisions.submit(submission, 'sam')).status).toBe('created');
     for (let crash = 1; crash <= 2; crash += 1) {
       const worker = start(hanging);
-      await until(`decision ${crash} started`, () => statusOf(submission.caseId), (status) => status?.state === 'deciding' && status.attempts === crash);
+      await until(`decision ${crash} started`, () => statusOf(submission.caseId), (status) => status?.state === 'deciding' && status.attempts === crash, 10_000);
       // The process dies: its lock is no longer renewed and lapses; the next worker's stalled check hands the job on.
       await worker.close(true);
     }
@@ -84,7 +68,7 @@ describe('a case whose decisions job no worker would run again', () => {
   });
 
   it('a last attempt that could not write the failed case leaves it undecided (deciding); submitting it again runs its job again and decides it', async () => {
-    const submission = await refundCase();
+    const submission = await refundCase(stores);
     const unavailable: Decider = { name: 'anthropic', decide: () => Promise.reject(new Error('the model API is unavailable')) };
     const setStatus = stores.cases.setStatus;
     // Redis answers everything but the write of the failed case (it went down just then).
@@ -93,7 +77,7 @@ describe('a case whose decisions job no worker would run again', () => {
       start(unavailable);
       expect((await decisions.submit(submission, 'sam')).status).toBe('created');
       const jobId = caseEffectId(submission.caseId);
-      await until('the job failed', async () => (await decisions.queue.getJob(jobId))?.getState(), (state) => state === 'failed');
+      await until('the job failed', async () => (await decisions.queue.getJob(jobId))?.getState(), (state) => state === 'failed', 10_000);
     } finally {
       stores.cases.setStatus = setStatus;
     }
@@ -101,7 +85,7 @@ describe('a case whose decisions job no worker would run again', () => {
     await Promise.all(workers.splice(0).map((worker) => worker.close(true)));
     start(declining);
     expect((await decisions.submit(submission, 'sam')).status).toBe('exists');
-    const decided = await until('the case decided', () => statusOf(submission.caseId), (status) => status?.state === 'declined');
+    const decided = await until('the case decided', () => statusOf(submission.caseId), (status) => status?.state === 'declined', 10_000);
     expect(decided).toMatchObject({ state: 'declined', attempts: 3, error: null });
   });
 
@@ -109,7 +93,7 @@ describe('a case whose decisions job no worker would run again', () => {
   // BullMQ completes the job a moment later. A resubmission in between reopens the case (queued) while the job still
   // runs, so it can neither retry it (a running job is neither failed nor completed) nor add it (its id is taken).
   it('a case submitted again between its last attempt writing failed and its job completing is decided by that resubmission alone', async () => {
-    const submission = await refundCase();
+    const submission = await refundCase(stores);
     let modelUp = false;
     const recovering: Decider = { name: 'anthropic', decide: async (input, options) => (modelUp ? declining.decide(input, options) : Promise.reject(new DeciderError('decider_unavailable', 'The Messages API is overloaded (529).'))) };
     const setStatus = stores.cases.setStatus.bind(stores.cases);
@@ -127,7 +111,7 @@ describe('a case whose decisions job no worker would run again', () => {
       // The outage outlasts its window at once (1 ms): its last attempt writes the case failed.
       start(recovering, { deciderRetry: { forMs: 1, maxDelayMs: 1 } });
       expect((await decisions.submit(submission, 'sam')).status).toBe('created');
-      await until('the resubmission', async () => resubmitted, (value) => value !== null);
+      await until('the resubmission', async () => resubmitted, (value) => value !== null, 10_000);
       await resubmitted;
     } finally {
       stores.cases.setStatus = setStatus;

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseProposal } from '../../src/core/proposal.js';
 import { casePromptFor, checkDecision, createAnthropicDecider, createDecider, DeciderError, MODEL_DEVIATED, proposalFields, type AcceptedDecision, type Decision, type DecisionCase } from '../../src/decider/decider.js';
 import { creditCase, CUSTOMER, PAYMENT, refundCase } from './cases.js';
-import { configFor, failure } from './decider-support.js';
+import { configFor, failure, within } from './decider-support.js';
 import { replies, startMessagesServer, type MessagesServer, type Received } from './messages-server.js';
 
 let server: MessagesServer;
@@ -27,16 +27,6 @@ afterEach(() => {
 });
 
 const config = configFor(() => server, { maxRetries: 2 });
-
-/** What `promise` settles to within `ms`, or 'still waiting': a decision that hangs fails its test then, not at the test timeout. */
-async function within<T>(ms: number, promise: Promise<T>): Promise<T | 'still waiting'> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([promise, new Promise<'still waiting'>((resolve) => (timer = setTimeout(() => resolve('still waiting'), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 function accepted(decision: Decision, input: DecisionCase): AcceptedDecision {
   const check = checkDecision(decision, input.approval, input.kind, null);

@@ -24,3 +24,13 @@ export async function failure(promise: Promise<unknown>): Promise<DeciderError> 
   }
   throw new Error('the decision succeeded');
 }
+
+/** What `promise` settles to within `ms`, or 'still waiting': a decision that hangs fails its test then, not at the test timeout. */
+export async function within<T>(ms: number, promise: Promise<T>): Promise<T | 'still waiting'> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<'still waiting'>((resolve) => (timer = setTimeout(() => resolve('still waiting'), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

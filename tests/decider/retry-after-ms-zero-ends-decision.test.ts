@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createAnthropicDecider } from '../../src/decider/decider.js';
 import { refundCase } from './cases.js';
-import { configFor, failure } from './decider-support.js';
+import { configFor, failure, within } from './decider-support.js';
 import { replies, startMessagesServer, type MessagesServer } from './messages-server.js';
 
 let server: MessagesServer;
@@ -16,16 +16,6 @@ afterAll(async () => {
   await server.close();
 });
 const config = configFor(() => server, { maxRetries: 2 });
-
-/** `promise`, or 'still waiting' when it has not settled after `ms` (the SDK asleep for the hour asked). */
-async function within<T>(ms: number, promise: Promise<T>): Promise<T | 'still waiting'> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([promise, new Promise<'still waiting'>((resolve) => (timer = setTimeout(() => resolve('still waiting'), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 it.each([
   ['retry-after-ms: 0 (the SDK then reads retry-after)', { 'retry-after-ms': '0', 'retry-after': '3600' }],

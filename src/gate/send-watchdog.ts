@@ -99,7 +99,7 @@ setInterval(() => {
       const killAt = Atomics.load(block.killAt, slot);
       if (killAt === 0n) continue;
       if (now > killAt) kill('a send outlived its deadline and grace while the process was stalled; killing the process so recovery takes over');
-      if (lapsed) kill('the heartbeat lapsed with a send in progress (no beat reached Redis for most of its TTL, or another process holds the key) and the stalled event loop did not abort it; killing the process before another worker may read it as dead and take the effect over while this send can still land');
+      if (lapsed) kill('the heartbeat lapsed with a send in progress (no beat reached Redis for most of its TTL, or another process holds the key) and it was not aborted in time (the event loop stalled, or the target cannot close its requests); killing the process before another worker may read it as dead and take the effect over while this send can still land');
     }
   }
 }, 20);

@@ -70,7 +70,9 @@ export async function markUnknown(ctx: GateContext, where: { partition: string; 
 
 /**
  * The sends in progress under one heartbeat (one worker id), each by the function that aborts it, and the one timer
- * that aborts them all once the heartbeat's key could lapse soon (heartbeatAbortMs before the watchdog's kill).
+ * that aborts them all once the heartbeat's key could lapse soon (heartbeatAbortMs before the watchdog's kill). The
+ * timer counts to the bound it was set from; a bound that dropped (superseded, the key cleared, a stale beat's answer)
+ * is looked at again at once, before the watchdog is told it (heartbeat.onBoundDropped), not when the timer fires.
  */
 type HeartbeatFence = { sends: Set<() => void>; timer: NodeJS.Timeout | undefined };
 
@@ -79,6 +81,12 @@ const fences = new WeakMap<Heartbeat, HeartbeatFence>();
 /** No watched send may begin, nor any request of one leave, this close to the heartbeat's lapse: the sends in progress are being aborted. */
 function heartbeatNearLapse(ctx: GateContext): boolean {
   return ctx.heartbeat.aliveFor() <= heartbeatAbortMs(ctx.heartbeat.ttlMs);
+}
+
+/** Why this worker's heartbeat key could be gone soon: said by the abort's warning and the aborted send's error. */
+function lapseReason(heartbeat: Heartbeat): string {
+  if (heartbeat.supersededBy() !== null) return 'another process beats under this worker id (INTERLOCK_WORKER_ID), so its key holds that process\'s nonce';
+  return `no heartbeat of this worker reached Redis for most of its TTL (INTERLOCK_HEARTBEAT_TTL_MS, ${heartbeat.ttlMs} ms), so its key could lapse`;
 }
 
 /**
@@ -97,7 +105,7 @@ function watchHeartbeat(ctx: GateContext, fence: HeartbeatFence): void {
   for (const abort of aborts) abort();
   ctx.logger.warn(
     { workerId: ctx.heartbeat.workerId, aborted: aborts.length },
-    `no heartbeat reached Redis for most of its TTL (INTERLOCK_HEARTBEAT_TTL_MS), so this worker's key could lapse and other workers then read it as dead: aborted the ${aborts.length} send(s) in progress; their outcome is unknown and their claims stay for recovery`,
+    `${lapseReason(ctx.heartbeat)}, and other workers then read this one as dead: aborted the ${aborts.length} send(s) in progress; their outcome is unknown and their claims stay for recovery`,
   );
 }
 
@@ -105,8 +113,14 @@ function watchHeartbeat(ctx: GateContext, fence: HeartbeatFence): void {
 function fenceSend(ctx: GateContext, abort: () => void): () => void {
   let fence = fences.get(ctx.heartbeat);
   if (fence === undefined) {
-    fence = { sends: new Set(), timer: undefined };
-    fences.set(ctx.heartbeat, fence);
+    const created: HeartbeatFence = { sends: new Set(), timer: undefined };
+    ctx.heartbeat.onBoundDropped(() => {
+      if (created.timer === undefined) return;
+      clearTimeout(created.timer);
+      watchHeartbeat(ctx, created);
+    });
+    fences.set(ctx.heartbeat, created);
+    fence = created;
   }
   const watched = fence;
   watched.sends.add(abort);
@@ -203,7 +217,7 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
             );
           }
           if (!keepArmed) disarm?.();
-          reject(new Error(`the send was aborted: no heartbeat of this worker reached Redis for most of its TTL (${heartbeat.ttlMs} ms), and no send may be in progress once its key could lapse; its outcome is unknown`));
+          reject(new Error(`the send was aborted: ${lapseReason(heartbeat)}, and no send may be in progress once its key could be gone; its outcome is unknown`));
         });
       }
     });

@@ -23,7 +23,9 @@ export type Liveness = { alive: boolean; ttlMs: number; now: number };
  * `onAliveUntil(at)`: until when (performance.now(), ms) this worker's own key is certain to live in Redis, told after
  * every beat that refreshed it (the instant the beat was sent plus the TTL), and with an instant already past once
  * the key may be gone: another process's nonce found there, or stop clearing it. The send watchdog kills the process
- * when a send is still in progress past that bound (send-watchdog.ts).
+ * when a send is still in progress past that bound (send-watchdog.ts). A bound earlier than the one last told (the key
+ * may be gone, or a beat sent earlier was answered later) is first told to the listeners of onBoundDropped, at once
+ * and synchronously: they abort the sends in progress before the watchdog learns a bound those sends are already past.
  */
 export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId: string; nonce: string; intervalMs?: number; ttlMs?: number; onError?: (error: unknown) => void; onSuperseded?: (by: string) => void; onReclaimed?: (by: string) => void; onAliveUntil?: (at: number) => void }) {
   const { redis, keys, workerId, nonce } = deps;
@@ -43,6 +45,25 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
   let superseded: string | null = null;
   /** How many times stop ran: a beat answered after a stop that began after it was sent refreshes nothing. */
   let stops = 0;
+  /** The bound last told onAliveUntil (performance.now(), ms). */
+  let toldUntil = -Infinity;
+  const boundDropped = new Set<() => void>();
+
+  /** Tells the watchdog until when the key lives; a bound that dropped goes to onBoundDropped's listeners first. */
+  function tellAliveUntil(at: number): void {
+    const dropped = at < toldUntil;
+    toldUntil = at;
+    if (dropped) {
+      for (const listener of [...boundDropped]) {
+        try {
+          listener();
+        } catch (error) {
+          deps.onError?.(error);
+        }
+      }
+    }
+    deps.onAliveUntil?.(at);
+  }
 
   async function beat(): Promise<void> {
     const sentAt = performance.now();
@@ -57,7 +78,7 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
       superseded = reply.by;
       // Another nonce may have stood there since any instant after the last beat: other workers read this one's claims
       // as a restarted worker's, taken over at once.
-      deps.onAliveUntil?.(sentAt);
+      tellAliveUntil(sentAt);
       return;
     }
     if (superseded !== null) {
@@ -69,7 +90,7 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
     if (stops !== stopsAtSend) return;
     if (reply.kept !== true || heldSince === Infinity) heldSince = answeredAt;
     lastSentAt = sentAt;
-    deps.onAliveUntil?.(lastSentAt + ttlMs);
+    tellAliveUntil(lastSentAt + ttlMs);
   }
 
   return {
@@ -95,9 +116,17 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
       // not wait for it, Redis being away) is killed before the key lapses. Cleared, it is gone from the moment the
       // command leaves.
       if (!options.clear) return;
-      deps.onAliveUntil?.(performance.now());
+      tellAliveUntil(performance.now());
       // Only its own key: a replaced worker leaves the heartbeat of the process that replaced it (clear-heartbeat-1).
       await run('clear-heartbeat-1', [keys.heartbeat(workerId)], [nonce]);
+    },
+    /**
+     * Calls `listener` synchronously whenever the bound told onAliveUntil drops below the one told before, right before
+     * it is told (aliveFor() already answers the new bound). Returns the function that removes it.
+     */
+    onBoundDropped(listener: () => void): () => void {
+      boundDropped.add(listener);
+      return () => boundDropped.delete(listener);
     },
     /** The boot nonce of the process that now beats under this worker id, or null while this one holds it. */
     supersededBy(): string | null {

@@ -35,6 +35,7 @@ import {
   proposalFields,
   refusalOfLatestProposal,
   requestIdOf,
+  StripeUnavailable,
   type CaseDecision,
   type CaseRecord,
   type CaseStatus,
@@ -132,6 +133,18 @@ export function afterDeciderOutage(
 /** Whether an error is the decider's API being unavailable (a failure that passes), not a fault of the case. */
 function isDeciderOutage(error: unknown): boolean {
   return error instanceof InterlockError && error.code === 'decider_unavailable' && error.retryable;
+}
+
+/** A fact read that timed out (readFacts' own timer): Stripe not answering, as StripeUnavailable is. */
+class FactReadTimeout extends Error {}
+
+/**
+ * Whether an error is Stripe unavailable while the case's facts were read (a 429, a 5xx, a dropped connection, no
+ * answer in time): an outage that passes, waited out as the decider's is. A read Stripe refused (a payment it does
+ * not know) or any other failure keeps the job's attempts.
+ */
+function isFactsOutage(error: unknown): boolean {
+  return error instanceof InterlockError && error.code === 'premise_read_failed' && (error.cause instanceof StripeUnavailable || error.cause instanceof FactReadTimeout);
 }
 
 /** How long before attempt `attemptsMade + 1` of a job whose backoff delay is `delayMs`, after `error`. */
@@ -516,7 +529,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     const names = options.premises[submission.kind];
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${factTimeoutMs} ms`)), factTimeoutMs);
+      timer = setTimeout(() => reject(new FactReadTimeout(`no answer within ${factTimeoutMs} ms`)), factTimeoutMs);
     });
     try {
       const facts = await Promise.race([options.readFacts(effect, names, { effectId, timeoutMs: factTimeoutMs }), timeout]);
@@ -645,10 +658,12 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
         throw new DelayedError();
       }
       const delay = typeof job.opts.backoff === 'object' ? (job.opts.backoff.delay ?? 0) : (job.opts.backoff ?? 0);
-      // The decider's API unavailable: the job waits it out without using up an attempt (DeciderRetry), and the case
-      // fails only once the outage has lasted the window. Said once per case per outage; each retry at debug.
+      // The decider's API unavailable, or Stripe while the facts were read: the job waits it out without using up an
+      // attempt (DeciderRetry), and the case fails only once the outage has lasted the window. Said once per case per
+      // outage; each retry at debug.
       let outageEnded: DeciderOutage | null = null;
-      if (retry && isDeciderOutage(error) && token !== undefined) {
+      const stripeDown = isFactsOutage(error);
+      if (retry && (isDeciderOutage(error) || stripeDown) && token !== undefined) {
         const now = Date.now();
         const next = afterDeciderOutage(job.data.deciderOutage ?? null, now, job.attemptsStarted, askedWaitOf(error), { firstDelayMs: Math.max(1, delay), ...deciderRetry });
         if (next.kind === 'give-up') {
@@ -666,8 +681,9 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
           }
           if (moved) {
             const noted = { caseId, code, failures: next.state.failures, failingForS: Math.round((now - next.state.failingSince) / 1_000), retryAt: next.at, givesUpAt: next.state.failingSince + deciderRetry.forMs };
-            if (next.state.failures === 1) logger.warn(noted, 'the decider is unavailable: the case waits for it and is retried until it answers (further tries are logged at debug)');
-            else logger.debug(noted, 'the decider is still unavailable: the case is retried later');
+            const what = stripeDown ? 'Stripe is unavailable for the facts' : 'the decider is unavailable';
+            if (next.state.failures === 1) logger.warn(noted, `${what}: the case waits for it and is retried until it answers (further tries are logged at debug)`);
+            else logger.debug(noted, `${what}, still: the case is retried later`);
             throw new DelayedError();
           }
         }

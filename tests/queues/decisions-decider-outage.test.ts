@@ -3,14 +3,15 @@
 // model is down for longer than the job's 5 attempts' backoff is decided once the model is back, and it fails with
 // decider_unavailable only once the outage has lasted INTERLOCK_RETRY_FOR_MS from the case's first failure. The
 // logs say so once per case per outage (each retry at debug), not once per retry. Failures that are no outage keep
-// their handling: a configuration the API refused fails the case at once, a fact read that fails uses the job's attempts.
+// their handling: a configuration the API refused fails the case at once, a fact read that fails uses the job's
+// attempts, unless Stripe was unavailable for it (StripeUnavailable, or no answer in time), which is waited out too.
 // Real Redis and BullMQ under a random prefix; no Stripe (the facts are read from a stub, the decider is scripted).
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { afterDeciderOutage, caseEffectId, createDecisionsQueue, MAX_ASKED_WAIT_MS, startDecisionsWorker, type DecisionsQueue, type DecisionsWorker, type DecisionsWorkerOptions } from '../../queues/decisions.js';
-import { CREDIT_FACTS, DeciderError, openStores, REFUND_FACTS, type CaseStatus, type Decider, type Stores } from '../../src/interlock.js';
+import { CREDIT_FACTS, DeciderError, openStores, REFUND_FACTS, StripeUnavailable, type CaseStatus, type Decider, type Stores } from '../../src/interlock.js';
 import { removePrefixes, testConfig, testKey } from '../support/harness.js';
 import { refundCase, until } from './case-rig.js';
 
@@ -151,7 +152,21 @@ describe('failures that are no outage keep their handling', () => {
     expect(calls).toBe(1);
   });
 
-  it("a fact read that keeps failing uses the job's 5 attempts, then fails the case with premise_read_failed", async () => {
+  it('Stripe unavailable while the facts are read (a 503) is waited out as the decider is: decided once Stripe answers, no attempt spent', async () => {
+    let reads = 0;
+    const unavailable = () => new StripeUnavailable('Stripe answered 503', { stripeStatus: 503, stripeCode: null, requestId: null, retryAfterMs: null, rateLimited: false, outcomeUnknown: false });
+    start(declining, { readFacts: async () => ((reads += 1) <= 8 ? Promise.reject(unavailable()) : { chargebacks: [], refunded_by_others: 0, refundable: 10_000, charge_status: 'succeeded' }) });
+    const submission = await refundCase(stores);
+    expect((await decisions.submit(submission, 'sam')).status).toBe('created');
+    const status = await until('the case decided', () => statusOf(submission.caseId), settled, 20_000);
+    expect(status, JSON.stringify(status?.error)).toMatchObject({ state: 'declined', error: null });
+    expect(reads).toBe(9);
+    const job = await decisions.queue.getJob(caseEffectId(submission.caseId));
+    expect({ state: await job?.getState(), attemptsMade: job?.attemptsMade }).toEqual({ state: 'completed', attemptsMade: 1 });
+    expect(logged(submission.caseId).info.map((line) => line.msg)).toEqual([expect.stringMatching(/^Stripe is unavailable for the facts: the case waits for it/), 'case declined by the decider']);
+  });
+
+  it("a fact read that keeps failing otherwise uses the job's 5 attempts, then fails the case with premise_read_failed", async () => {
     let reads = 0;
     start(declining, { readFacts: () => ((reads += 1), Promise.reject(new Error('Stripe did not answer'))) });
     const submission = await refundCase(stores);

@@ -100,7 +100,7 @@ export function askedWaitOf(error: unknown): number | null {
  * is the wait the API asked for when longer (up to MAX_ASKED_WAIT_MS), and the case fails with `decider_unavailable`
  * only once the outage has lasted `forMs` (INTERLOCK_RETRY_FOR_MS) from the case's first failure. Units: ms.
  */
-export type DeciderRetry = { firstDelayMs: number; maxDelayMs: number; forMs: number };
+type DeciderRetry = { firstDelayMs: number; maxDelayMs: number; forMs: number };
 
 /**
  * Where a case's decider outage stands (kept in its job's data): failures in a row, since when (ms), and the job's
@@ -135,6 +135,9 @@ function isDeciderOutage(error: unknown): boolean {
   return error instanceof InterlockError && error.code === 'decider_unavailable' && error.retryable;
 }
 
+/** The advice that ends a decider_unavailable error (src/decider/anthropic.ts), for a case failed: not for one waiting. */
+const DECIDE_AGAIN_LATER = / Case \S+ was not decided and nothing was proposed; decide it again later: submit the case again \(the same id and payload\) once the Messages API answers\.$/;
+
 /** A fact read that timed out (readFacts' own timer): Stripe not answering, as StripeUnavailable is. */
 class FactReadTimeout extends Error {}
 
@@ -162,8 +165,8 @@ export type ProposalSink = { propose(proposal: unknown, options?: { firstOnly?: 
 
 export type DecisionsQueueOptions = {
   /**
-   * Attempts for a case whose decision failed retryably (a fact read failed, Redis); the model's API unavailable
-   * uses up none (DecisionsWorkerOptions.deciderRetry).
+   * Attempts for a case whose decision failed retryably (a fact read failed, Redis); the model's API unavailable,
+   * or Stripe unavailable for the facts, uses up none (DecisionsWorkerOptions.deciderRetry).
    */
   attempts?: number;
   backoffMs?: number;
@@ -406,10 +409,10 @@ function failure(code: ErrorCode, message: string): InterlockError {
 }
 
 /**
- * The decisions worker. The model's API unavailable after the SDK's own retries delays the job, using up no attempt,
- * until the outage has lasted INTERLOCK_RETRY_FOR_MS, then fails the case (afterDeciderOutage). Other retryable
- * failures (a fact read Stripe did not answer, Redis) retry the job with backoff and fail the case after the last
- * attempt; a decision
+ * The decisions worker. The model's API unavailable after the SDK's own retries, or Stripe unavailable for the
+ * facts, delays the job, using up no attempt, until the outage has lasted INTERLOCK_RETRY_FOR_MS, then fails the case
+ * (afterDeciderOutage). Other retryable failures (a fact read that failed otherwise, Redis) retry the job with backoff
+ * and fail the case after the last attempt; a decision
  * that is not one (`decision_invalid`: the error is raised not retryable, so the job does not ask the model again by
  * itself, but the case submitted again is) or a configuration the API refused fails it at once. Nothing is proposed
  * from a failed, declined or deviated case.
@@ -536,7 +539,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
       return Object.fromEntries(names.map((name) => [name, Object.hasOwn(facts, name) && facts[name] !== undefined ? facts[name] : null]));
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      throw new InterlockError('premise_read_failed', `Could not read the facts case ${submission.caseId} is decided on (${message}); nothing was asked or proposed. It is retried.`, { cause: error });
+      throw new InterlockError('premise_read_failed', `Could not read the facts case ${submission.caseId} is decided on (${message}); nothing was asked or proposed.`, { cause: error });
     } finally {
       clearTimeout(timer);
     }
@@ -669,7 +672,9 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
         if (next.kind === 'give-up') {
           outageEnded = next.state;
         } else {
-          const queued = await setStatus(caseId, { ...current, state: 'queued', error: { code, message } });
+          // While it waits, the case says so: not the error's advice to submit it again, which is for a case failed.
+          const waiting = `${message.replace(DECIDE_AGAIN_LATER, '')} The case is tried again by itself until ${new Date(next.state.failingSince + deciderRetry.forMs).toISOString()} (INTERLOCK_RETRY_FOR_MS), and fails if it is still unavailable then.`;
+          const queued = await setStatus(caseId, { ...current, state: 'queued', error: { code, message: waiting } });
           if (!queued.written) return { caseId, state: queued.record.status.state };
           let moved = true;
           try {

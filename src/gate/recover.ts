@@ -34,7 +34,7 @@ export function resendRetryMs(unknownsBefore: number): number {
  * `pause`: pauses every worker for `ms` (a call of the pass met a 429), never shortening a longer pause. `backoffMs`:
  * how long a 429 that names no Retry-After pauses (INTERLOCK_RATE_LIMIT_BACKOFF_MS).
  */
-export type RateLimitPause = { remainingMs(): Promise<number>; pause(ms: number): Promise<void>; backoffMs: number };
+type RateLimitPause = { remainingMs(): Promise<number>; pause(ms: number): Promise<void>; backoffMs: number };
 
 /** The pause after a 429 without Retry-After, for a pass given no RateLimitPause (INTERLOCK_RATE_LIMIT_BACKOFF_MS's default). */
 const RATE_LIMIT_BACKOFF_MS = 1_000;
@@ -487,7 +487,10 @@ export function createRecover(ctx: GateContext) {
     const pausedMs = rateLimit === undefined ? 0 : await rateLimit.remainingMs().catch(() => 0);
     if (pausedMs > 0) {
       const until = (await journal.serverTime()) + pausedMs;
-      for (const effectId of options.only ?? []) report.skipped.push({ effectId, reason: 'Stripe is rate-limiting this deployment (429): nothing is sent until the pause ends, and it is looked at then', retryAt: until });
+      // What the pass would have looked at is still listed, with why and until when (only a Redis read: Stripe is not
+      // called), so a report during the pause does not read as nothing open.
+      const waiting = options.only ?? groupByEffect(await journal.openEffects()).map((open) => open.effectId);
+      for (const effectId of waiting) report.skipped.push({ effectId, reason: 'Stripe is rate-limiting this deployment (429): nothing is sent until the pause ends, and it is looked at then', retryAt: until });
       report.nextAt = until;
       return report;
     }

@@ -127,7 +127,7 @@ export type LateEffect = 'open' | 'committed' | 'relanded' | 'kept';
  * Told by a binding script's check that the deployment marker (held by this process) is gone (`found` null) or holds
  * `found`: records the loss and returns the refusal the caller throws (durability.ts DurabilityMonitor.recordLoss).
  */
-export type MarkerLost = (found: string | null) => Error;
+type MarkerLost = (found: string | null) => Error;
 
 export type BindReply = { status: 'NEW' | 'BOUND'; now: number; token: string } | { status: 'OTHER_SUBJECT'; bound: string; now: number };
 

@@ -176,6 +176,27 @@ describe('failures that are no outage keep their handling', () => {
   });
 });
 
+describe('what a case says while an outage is waited out, and after', () => {
+  it('waiting out a decider outage, the queued case says it is tried again by itself and until when, not to submit it again', async () => {
+    start(outage(() => true), { deciderRetry: { forMs: 60_000, maxDelayMs: 40 } });
+    const submission = await refundCase(stores);
+    expect((await decisions.submit(submission, 'sam')).status).toBe('created');
+    const queued = await until('queued with the outage', () => statusOf(submission.caseId), (status) => status?.state === 'queued' && status.error !== null, 20_000);
+    expect(queued?.error?.code).toBe('decider_unavailable');
+    expect(queued?.error?.message).toMatch(/^The Messages API is overloaded \(529\)\. The case is tried again by itself until \d{4}-\d\d-\d\dT[0-9:.]+Z \(INTERLOCK_RETRY_FOR_MS\), and fails if it is still unavailable then\.$/);
+  });
+
+  it('failed after Stripe was unavailable for its facts for the whole window, the case does not say it is retried', async () => {
+    const unavailable = () => new StripeUnavailable('Stripe answered 503', { stripeStatus: 503, stripeCode: null, requestId: null, retryAfterMs: null, rateLimited: false, outcomeUnknown: false });
+    start(declining, { readFacts: () => Promise.reject(unavailable()), deciderRetry: { forMs: 300, maxDelayMs: 40 } });
+    const submission = await refundCase(stores);
+    expect((await decisions.submit(submission, 'sam')).status).toBe('created');
+    const failed = await until('the case failed', () => statusOf(submission.caseId), settled, 20_000);
+    expect(failed).toMatchObject({ state: 'failed', error: { code: 'premise_read_failed' } });
+    expect(failed?.error?.message).toMatch(/nothing was asked or proposed\. It was unavailable for \d+ s \(\d+ tries, INTERLOCK_RETRY_FOR_MS=300\)\.$/);
+  });
+});
+
 describe('afterDeciderOutage (pure)', () => {
   const policy = { firstDelayMs: 2_000, maxDelayMs: 300_000, forMs: 6 * 3_600_000 };
 

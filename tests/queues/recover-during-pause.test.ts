@@ -1,0 +1,92 @@
+// Rule: a recovery pass's report says what it settled, what waits and why (POST /v1/recover, the timer's passes). During
+// the deployment's 429 pause a pass calls Stripe for nothing (README "Rate limits"), and its report still names every
+// open effect it left, with the rate limit as the reason and the pause's end as when it is looked at again: an
+// operator never reads an empty report while effects are open.
+import { randomBytes } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startRecovery } from '../../queues/recovery.js';
+import { createMemoryTarget, openStores, startSender, type MemoryTarget, type Stores } from '../../src/interlock.js';
+import { approvalTerms, refundProposal, removePrefixes, testConfig, testKey } from '../../tests/support/harness.js';
+
+const keyPair = testKey();
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+});
+
+async function leftOpenByADeadWorker(open: () => Promise<Stores>, target: MemoryTarget, approval: string): Promise<string> {
+  const dyingStores = await open();
+  const dying = await startSender(dyingStores, target);
+  target.inject({ kind: 'crash-before-send' });
+  const proposal = refundProposal({ approval });
+  await expect(dying.gate.submit(proposal)).rejects.toThrow(/simulated crash/);
+  await dying.heartbeat.stop({ clear: true });
+  await dyingStores.close();
+  return dying.gate.effectIdOf(proposal);
+}
+
+describe('an operator recovery pass during the rate-limit pause', () => {
+  it('names the open effect it did not look at, and why', async () => {
+    const config = testConfig({ keyPrefix: `rp${randomBytes(5).toString('hex')}`, sendTimeoutMs: 3_000, claimTtlMs: 6_000 });
+    const target = createMemoryTarget({ tier: 2, sendTimeoutMs: config.sendTimeoutMs });
+    target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
+    const open = () => openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key });
+    const stores = await open();
+    closers.push(async () => {
+      await stores.close();
+      await removePrefixes([config.keyPrefix]);
+    });
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    const sender = await startSender(stores, target);
+    closers.push(() => sender.close());
+    const recovery = startRecovery(stores, sender, { safetyIntervalMs: 3_600_000 });
+    closers.push(() => recovery.close());
+    await recovery.started;
+    const effectId = await leftOpenByADeadWorker(open, target, terms.id);
+
+    // The deployment's pause (what an effects worker sets on a 429).
+    const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+    const effects = new Queue(stores.queues.effects, { connection, ...stores.bullmq });
+    closers.push(async () => {
+      await effects.close();
+      await connection.quit();
+    });
+    await effects.rateLimit(60_000);
+
+    const report = await recovery.pass();
+    const mentioned = [...report.settled, ...report.waiting, ...report.skipped, ...report.unresolved].map((item) => item.effectId);
+    expect((await stores.journal.readState('payment:pi_1', effectId)).state.open).toBe(true);
+    expect(target.landedCount(effectId)).toBe(0);
+    expect(mentioned).toEqual([effectId]);
+    expect(report.skipped[0]?.reason).toContain('Stripe is rate-limiting this deployment (429)');
+    expect(report.skipped[0]?.retryAt).toBeGreaterThan(Date.now() + 30_000);
+    expect(report.nextAt).toBe(report.skipped[0]?.retryAt);
+  });
+
+  it('with no pause in force the same pass settles the effect', async () => {
+    const config = testConfig({ keyPrefix: `rp${randomBytes(5).toString('hex')}`, sendTimeoutMs: 3_000, claimTtlMs: 6_000 });
+    const target = createMemoryTarget({ tier: 2, sendTimeoutMs: config.sendTimeoutMs });
+    target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
+    const open = () => openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key });
+    const stores = await open();
+    closers.push(async () => {
+      await stores.close();
+      await removePrefixes([config.keyPrefix]);
+    });
+    const terms = approvalTerms();
+    await stores.approvals.grant(terms);
+    const sender = await startSender(stores, target);
+    closers.push(() => sender.close());
+    const recovery = startRecovery(stores, sender, { safetyIntervalMs: 3_600_000 });
+    closers.push(() => recovery.close());
+    await recovery.started;
+    const effectId = await leftOpenByADeadWorker(open, target, terms.id);
+    const report = await recovery.pass();
+    const mentioned = [...report.settled, ...report.waiting, ...report.skipped, ...report.unresolved].map((item) => item.effectId);
+    expect(mentioned).toEqual([effectId]);
+  });
+});

@@ -143,11 +143,12 @@ class FactReadTimeout extends Error {}
 
 /**
  * Whether an error is Stripe unavailable while the case's facts were read (a 429, a 5xx, a dropped connection, no
- * answer in time): an outage that passes, waited out as the decider's is. A read Stripe refused (a payment it does
- * not know) or any other failure keeps the job's attempts.
+ * answer in time: StripeUnavailable.passing): an outage that passes, waited out as the decider's is. A read Stripe
+ * refused (a payment it does not know), an answer that is not Stripe's (STRIPE_API_BASE names another service) or any
+ * other failure keeps the job's attempts.
  */
 function isFactsOutage(error: unknown): boolean {
-  return error instanceof InterlockError && error.code === 'premise_read_failed' && (error.cause instanceof StripeUnavailable || error.cause instanceof FactReadTimeout);
+  return error instanceof InterlockError && error.code === 'premise_read_failed' && ((error.cause instanceof StripeUnavailable && error.cause.passing) || error.cause instanceof FactReadTimeout);
 }
 
 /** How long before attempt `attemptsMade + 1` of a job whose backoff delay is `delayMs`, after `error`. */

@@ -24,7 +24,7 @@ export type Liveness = { alive: boolean; ttlMs: number; now: number };
  * every beat that refreshed it (the instant the beat was sent plus the TTL), and with an instant already past once
  * the key may be gone: another process's nonce found there, or stop clearing it. The send watchdog kills the process
  * when a send is still in progress past that bound (send-watchdog.ts). A bound earlier than the one last told (the key
- * may be gone, or a beat sent earlier was answered later) is first told to the listeners of onBoundDropped, at once
+ * may be gone: superseded, or cleared by stop) is first told to the listeners of onBoundDropped, at once
  * and synchronously: they abort the sends in progress before the watchdog learns a bound those sends are already past.
  */
 export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId: string; nonce: string; intervalMs?: number; ttlMs?: number; onError?: (error: unknown) => void; onSuperseded?: (by: string) => void; onReclaimed?: (by: string) => void; onAliveUntil?: (at: number) => void }) {
@@ -89,7 +89,9 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
     // Stop's word stands over a beat it overtook: a key it cleared is gone, whatever this beat had set before.
     if (stops !== stopsAtSend) return;
     if (reply.kept !== true || heldSince === Infinity) heldSince = answeredAt;
-    lastSentAt = sentAt;
+    // A beat sent earlier and answered later (its script sent again after NOSCRIPT) set the key no shorter than the
+    // later one did: it ran after it. The bound only moves forward.
+    lastSentAt = Math.max(lastSentAt, sentAt);
     tellAliveUntil(lastSentAt + ttlMs);
   }
 

@@ -38,8 +38,14 @@ export class StripeUnavailable extends InterlockError {
   readonly retryAfterMs: number | null;
   readonly rateLimited: boolean;
   readonly outcomeUnknown: boolean;
+  /**
+   * Whether this is an outage that passes by itself: no answer (a dropped or refused connection, a timeout), a 429,
+   * or a 5xx (a proxy's `502` too). Not so for any other status, such as another service at STRIPE_API_BASE answering
+   * 404 or 200 with no Stripe object (notStripeAnswer): waiting does not mend those.
+   */
+  readonly passing: boolean;
 
-  constructor(message: string, details: { stripeStatus: number | null; stripeCode: string | null; requestId: string | null; retryAfterMs: number | null; rateLimited: boolean; outcomeUnknown: boolean }, options: { cause?: unknown } = {}) {
+  constructor(message: string, details: { stripeStatus: number | null; stripeCode: string | null; requestId: string | null; retryAfterMs: number | null; rateLimited: boolean; outcomeUnknown: boolean; notStripe?: boolean }, options: { cause?: unknown } = {}) {
     super('target_unavailable', message, options);
     this.name = 'StripeUnavailable';
     this.stripeStatus = details.stripeStatus;
@@ -48,6 +54,8 @@ export class StripeUnavailable extends InterlockError {
     this.retryAfterMs = details.retryAfterMs;
     this.rateLimited = details.rateLimited;
     this.outcomeUnknown = details.outcomeUnknown;
+    const status = details.stripeStatus;
+    this.passing = details.rateLimited || status === 429 || (status !== null && status >= 500) || (status === null && details.notStripe !== true);
   }
 }
 
@@ -155,7 +163,7 @@ export function notStripeAnswer(answer: unknown, call: CallDescription, client: 
   const message = call.write
     ? `Stripe gave no definite answer to ${call.what} (${reason}); it may or may not have happened, so the claim stays for recovery.`
     : `Could not read ${call.what} from Stripe (${reason}); nothing changed, the same read may succeed later.`;
-  return new StripeUnavailable(message, { stripeStatus: status, stripeCode: null, requestId: typeof response?.requestId === 'string' ? response.requestId : null, retryAfterMs: null, rateLimited: false, outcomeUnknown: call.write });
+  return new StripeUnavailable(message, { stripeStatus: status, stripeCode: null, requestId: typeof response?.requestId === 'string' ? response.requestId : null, retryAfterMs: null, rateLimited: false, outcomeUnknown: call.write, notStripe: true });
 }
 
 const STRIPE_ITSELF = 'https://api.stripe.com:443';

@@ -27,9 +27,17 @@ export type WorkerProcess = {
   stop(graceMs?: number): Promise<void>;
 };
 
+/** Workers still running: killed when the test's process exits, so a test that timed out before its stop() leaves none. */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /** Starts `node bin/interlock.js serve --roles worker` (or `args`) with `env` over the test's own environment. */
 export function spawnWorker(env: Record<string, string>, args: readonly string[] = ['serve', '--roles', 'worker']): WorkerProcess {
   const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO, env: { ...process.env, INTERLOCK_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let logs = '';
   let readyAt: ((at: number) => void) | null = null;
   const ready = new Promise<number>((resolve, reject) => {

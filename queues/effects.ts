@@ -276,6 +276,18 @@ export function disposition(answer: EffectAnswer, unresolvedBefore = 0, policy: 
  * seconds, and the re-delivered job then only finds it settled. A job is never failed for stalling (a high
  * maxStalledCount): a stall is a worker's death, which the gate recovers from, not a fault of the effect.
  */
+/**
+ * Pauses the queue `worker` takes jobs from for `ms`, unless a pause already in force lasts longer: a 429 that names no
+ * Retry-After (or a shorter one) must not cut short the pause another worker, or a recovery pass, set for a longer one.
+ * A pause is BullMQ's limiter key holding Number.MAX_SAFE_INTEGER (Worker.rateLimit), which getRateLimitTtl(that
+ * number) reads; the INTERLOCK_STRIPE_RATE limiter's count in the same key reads as none (queues/recovery.ts reads it
+ * so too). Read, then set: two workers racing may both set theirs, the later winning, as before.
+ */
+export async function pauseAtLeast(worker: { backend: { getRateLimitTtl(maxJobs?: number): Promise<number> }; rateLimit(ms: number): Promise<void> }, ms: number): Promise<void> {
+  if ((await worker.backend.getRateLimitTtl(Number.MAX_SAFE_INTEGER)) >= ms) return;
+  await worker.rateLimit(ms);
+}
+
 export function startEffectsWorker(stores: Stores, sender: Sender, options: EffectsWorkerOptions = {}) {
   const { gate, heartbeat } = sender;
   const { logger } = stores;
@@ -398,7 +410,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
   async function slowDownQueue(job: Job<EffectJob, EffectAnswer>, slowDown: SlowDown, what: 'read' | 'send'): Promise<never> {
     const pauseMs = Math.max(50, slowDown.retryAfterMs ?? options.rateLimitBackoffMs ?? 1_000);
     logRateLimit(undefined, { effectId: job.id, pauseMs, call: what });
-    await worker.rateLimit(pauseMs);
+    await pauseAtLeast(worker, pauseMs);
     throw Worker.RateLimitError();
   }
   /**

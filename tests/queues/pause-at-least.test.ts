@@ -50,7 +50,7 @@ it('lengthens a shorter pause', async () => {
 
 it('pauses over the INTERLOCK_STRIPE_RATE window, whose count is no pause', async () => {
   await queue.removeRateLimitKey();
-  await connection.set(queue.keys.limiter, '3', 'PX', 60_000);
+  await connection.set(String(queue.keys.limiter), '3', 'PX', 60_000);
   expect(await pause()).toBe(0);
   await pauseAtLeast(worker, 2_000);
   const left = await pause();

@@ -1008,6 +1008,14 @@ export async function durabilityOf(stores: Stores): Promise<Durability> {
     const last = monitor.current();
     return { durable: false, appendonly: last.appendonly, appendfsync: last.appendfsync, maxmemoryPolicy: last.maxmemoryPolicy, noAppendfsyncOnRewrite: last.noAppendfsyncOnRewrite, problems: [lost, ...last.problems.filter((problem) => problem !== lost)], optedOut: false };
   }
+  // Sends and intake are refused until a reconnect's re-check answers (DurabilityMonitor.awaitingRecheck): so is
+  // readiness, rather than the settings read now calling Redis durable meanwhile.
+  for (const monitor of durabilityMonitors.get(stores) ?? []) {
+    const awaited = monitor.awaitingRecheck();
+    if (awaited === null) continue;
+    const last = monitor.current();
+    return { durable: false, appendonly: last.appendonly, appendfsync: last.appendfsync, maxmemoryPolicy: last.maxmemoryPolicy, noAppendfsyncOnRewrite: last.noAppendfsyncOnRewrite, problems: [awaited], optedOut: false };
+  }
   return inspectDurability(innerOf(stores).redis, stores.config.unsafeDurability);
 }
 

@@ -305,6 +305,12 @@ export type DurabilityMonitor = {
    * it (logged once, by whichever found it first). Returns the DurabilityError assertDurable throws now.
    */
   recordLoss(found: string | null): DurabilityError;
+  /**
+   * While running, the connection to Redis dropped and came back and no check has answered since: assertDurable
+   * refuses meanwhile, and readiness says so too (durabilityOf). Null otherwise, or once a loss was recorded (which
+   * says more). The sentence names what is awaited.
+   */
+  awaitingRecheck(): string | null;
 };
 
 type Status = 'durable' | 'not_durable' | 'unknown';
@@ -478,6 +484,10 @@ export function createDurabilityMonitor(deps: {
       throw new DurabilityError(reading, { phase: 'running', checkedAt: reading.checkedAt });
     },
     dataLoss: () => lost,
+    awaitingRecheck: () =>
+      running && rechecked < reconnects && reading.dataLost !== true
+        ? `the connection to Redis dropped and came back, and the check of the Redis it reaches now (its settings, and whether it still holds the deployment marker ${deps.marker?.key ?? '(none held)'}) has not answered yet`
+        : null,
     recordLoss(found) {
       if (lost === null) {
         lost = markerLoss(deps.marker ?? { key: 'the deployment marker', held: '' }, found);

@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createRedisClient } from '../../src/redis/client.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { createMemoryTarget, type MemoryTarget } from '../../src/targets/memory-target.js';
+import { durabilityOf, type Durability } from '../../src/interlock.js';
 import { approvalTerms, refundProposal, sleep, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
 
@@ -111,6 +112,7 @@ describe('data loss under a running worker, inside one durability-check interval
     await worker.approvals.grant(terms);
     const id = await client.client('ID');
     let atReady: unknown = null;
+    let readiness: Promise<Durability> | null = null;
     const ready = new Promise<void>((resolve) => {
       client.once('ready', () => {
         try {
@@ -119,12 +121,15 @@ describe('data loss under a running worker, inside one durability-check interval
         } catch (error) {
           atReady = error;
         }
+        // What /readyz and the durability gauge read at that moment: not durable either, saying why.
+        readiness = durabilityOf(worker.stores);
         resolve();
       });
     });
     await admin.client('KILL', 'ID', String(id));
     await ready;
     expect(atReady).toMatchObject({ code: 'redis_not_durable', message: expect.stringContaining('dropped and came back') });
+    expect(await readiness).toMatchObject({ durable: false, optedOut: false, problems: [expect.stringContaining('dropped and came back')] });
     let durable = false;
     for (let i = 0; i < 200 && !durable; i += 1) {
       durable = (() => {

@@ -280,6 +280,10 @@ export function fromStored(effectId: string, items: readonly string[]): Entry[] 
   let previousAt: number | null = null;
   for (const item of items) {
     const stored = JSON.parse(decodeStored(item, previousAt)) as JsonObject;
+    // An entry a newer interlock wrote (a deployment part-way through an upgrade) is not judged by rules it predates.
+    if (typeof stored.v === 'number' && stored.v > ENTRY_VERSION) {
+      throw new Error(`effect ${effectId}'s journal holds an entry of version ${stored.v}, newer than this interlock knows (1 to ${ENTRY_VERSION}): a newer version of interlock wrote it. Run the same version in every process of the deployment.`);
+    }
     previousAt = typeof stored.at === 'number' ? stored.at : null;
     const whole: JsonObject = { ...stored, effectId, prev };
     const hash = entryHashOfChecked(whole);

@@ -1,9 +1,10 @@
 // The stored form of entries in Redis (src/core/stored-form.ts): common names and values are two-byte codes, and a
-// chain read back is the chain that was written, whatever its strings hold.
+// chain read back is the chain that was written, whatever its strings hold; an entry of a version newer than this
+// code knows is refused by name.
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { completeBatch, fromStored, prepareBatch, sealAlone, type AnyDraft } from '../../src/core/entries.js';
+import { completeBatch, ENTRY_VERSION, fromStored, prepareBatch, sealAlone, type AnyDraft } from '../../src/core/entries.js';
 import { buildReceipt } from '../../src/core/receipt.js';
 import { publicKeySet, signingKeyFromPem } from '../../src/core/signing.js';
 import { codeOf, decodeStored, SAME_AT, TOKENS } from '../../src/core/stored-form.js';
@@ -81,6 +82,15 @@ describe('the stored form of entries', () => {
   it('reads a chain written before the codes (plain JSON lines) as it was', () => {
     const { lines, entries } = committedEffect('stored-plain');
     expect(fromStored(chainEffectId('stored-plain'), plainLines(lines))).toEqual(entries);
+  });
+
+  it('refuses an entry a newer interlock wrote (its version past ENTRY_VERSION), naming it, rather than judging it by older rules', () => {
+    const effectId = chainEffectId('stored-newer');
+    const { lines } = committedEffect('stored-newer');
+    const plain = plainLines(lines);
+    const newer = plain.map((line, index) => (index === 3 ? JSON.stringify({ ...(JSON.parse(line) as object), v: ENTRY_VERSION + 1 }) : line));
+    expect(() => fromStored(effectId, newer)).toThrow(`effect ${effectId}'s journal holds an entry of version ${ENTRY_VERSION + 1}, newer than this interlock knows (1 to ${ENTRY_VERSION}): a newer version of interlock wrote it. Run the same version in every process of the deployment.`);
+    expect(fromStored(effectId, plain)).toHaveLength(4);
   });
 
   it('round-trips any strings and keys, including ones that spell tokens, control characters and the code byte itself', () => {

@@ -593,6 +593,10 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
   async function runEffects(jobs: readonly Job<EffectJob>[], at: string): Promise<number> {
     let adopted = 0;
     try {
+      // Run as the connection comes back: the sender sends nothing until its durability re-check of the Redis reached
+      // now has answered (DurabilityMonitor.awaitingRecheck), which a submit made first would meet as a refusal,
+      // leaving these jobs to their locks' lapse.
+      if (jobs.length > 0) await sender.durabilityMonitor.rechecked(10_000);
       for (const effectId of new Set(jobs.map((job) => job.id?.split('.')[0] ?? '').filter((id) => id !== ''))) {
         if (stopping.signal.aborted) break;
         if ((await settledOutcome(stores, effectId)) !== null) continue;

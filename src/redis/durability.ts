@@ -311,6 +311,13 @@ export type DurabilityMonitor = {
    * says more). The sentence names what is awaited.
    */
   awaitingRecheck(): string | null;
+  /**
+   * Resolves once the connection is up and no reconnect's re-check is awaited (awaitingRecheck() null), checking again
+   * every 200 ms, or after `withinMs` whatever the checks found (the guard then still refuses): for work that runs
+   * when a connection (another one, such as a queue's) comes back and would otherwise meet the refusal the re-check is
+   * about to lift.
+   */
+  rechecked(withinMs: number): Promise<void>;
 };
 
 type Status = 'durable' | 'not_durable' | 'unknown';
@@ -488,6 +495,15 @@ export function createDurabilityMonitor(deps: {
       running && rechecked < reconnects && reading.dataLost !== true
         ? `the connection to Redis dropped and came back, and the check of the Redis it reaches now (its settings, and whether it still holds the deployment marker ${deps.marker?.key ?? '(none held)'}) has not answered yet`
         : null,
+    async rechecked(withinMs) {
+      const giveUp = Date.now() + withinMs;
+      // Dropped and not back yet counts too: another connection (a queue's) may come back before this one does.
+      while (running && (dropped || rechecked < reconnects) && reading.dataLost !== true && Date.now() < giveUp) {
+        if (!dropped) await check();
+        if (!dropped && rechecked >= reconnects) return;
+        await new Promise((resolve) => setTimeout(resolve, 200).unref());
+      }
+    },
     recordLoss(found) {
       if (lost === null) {
         lost = markerLoss(deps.marker ?? { key: 'the deployment marker', held: '' }, found);

@@ -71,6 +71,12 @@ function start(decider: Decider, more: Partial<DecisionsWorkerOptions> = {}): De
   return worker;
 }
 
+/** The case's job as it stands: its state and the attempts it used. */
+async function jobEnd(caseId: string): Promise<{ state: string | undefined; attemptsMade: number | undefined }> {
+  const job = await decisions.queue.getJob(caseEffectId(caseId));
+  return { state: await job?.getState(), attemptsMade: job?.attemptsMade };
+}
+
 const statusOf = async (caseId: string): Promise<CaseStatus | undefined> => (await stores.cases.get(caseId))?.status;
 const settled = (status: CaseStatus | undefined) => status !== undefined && status.state !== 'queued' && status.state !== 'deciding';
 /** What a case logged at `info` or above (the level a service logs at by default), and at debug. */
@@ -97,9 +103,9 @@ describe('a case accepted while the Messages API is down', () => {
       // Asked once more once the model was back; before, the job's 5 attempts ran out and the case failed for good.
       expect(status, JSON.stringify(status?.error)).toMatchObject({ state: 'declined', attempts: 13, error: null });
       expect(callsOf.get(submission.caseId)).toBe(13);
-      const job = await decisions.queue.getJob(caseEffectId(submission.caseId));
-      // The outage used up none of its attempts: the one counted is the run that completed it.
-      expect({ state: await job?.getState(), attemptsMade: job?.attemptsMade }).toEqual({ state: 'completed', attemptsMade: 1 });
+      // The outage used up none of its attempts: the one counted is the run that completed it (the case's status is
+      // written before its job completes, so the job is read until it has).
+      await expect.poll(() => jobEnd(submission.caseId), { timeout: 10_000 }).toEqual({ state: 'completed', attemptsMade: 1 });
       // One warning when the outage began and the decline: not one line per retry.
       const { info, debug } = logged(submission.caseId);
       expect(info.map((line) => line.msg)).toEqual([expect.stringMatching(/^the decider is unavailable: the case waits for it/), 'case declined by the decider']);
@@ -161,8 +167,7 @@ describe('failures that are no outage keep their handling', () => {
     const status = await until('the case decided', () => statusOf(submission.caseId), settled, 20_000);
     expect(status, JSON.stringify(status?.error)).toMatchObject({ state: 'declined', error: null });
     expect(reads).toBe(9);
-    const job = await decisions.queue.getJob(caseEffectId(submission.caseId));
-    expect({ state: await job?.getState(), attemptsMade: job?.attemptsMade }).toEqual({ state: 'completed', attemptsMade: 1 });
+    await expect.poll(() => jobEnd(submission.caseId), { timeout: 10_000 }).toEqual({ state: 'completed', attemptsMade: 1 });
     expect(logged(submission.caseId).info.map((line) => line.msg)).toEqual([expect.stringMatching(/^Stripe is unavailable for the facts: the case waits for it/), 'case declined by the decider']);
   });
 

@@ -42,7 +42,7 @@ import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys
 import { membersAfter } from './redis/newest-first.js';
 
 export { assertMetricsAddrFree, loadConfig, ConfigError, DEFAULT_DATA_DIR, dataDirOf, STOP_MARGIN_MS, API_LIMIT_VARIABLES, unknownSettings, unknownSettingSentence, type Config, type UnknownSetting } from './config.js';
-export { createLogger, limitedErrorLog } from './log.js';
+export { createLogger, exitOnCrash, limitedErrorLog } from './log.js';
 export { createFileOnce, makeDirectory, readRegularFile, writeFileWhole, type WriteCall } from './files.js';
 export { createCoalescer, type Coalescer } from './coalesce.js';
 export { closeConnection, isRedisOutage, isRedisTimeout, RedisReplyLost, RedisTimeout, redisTurnedAway, withinRedisTimeout } from './redis/client.js';

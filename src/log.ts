@@ -51,3 +51,20 @@ export function limitedErrorLog(logger: Logger, message: string, options: { ever
     since = 0;
   };
 }
+
+/**
+ * Ends the process, as Node would, on an exception nothing caught or a promise rejection nothing handled: both are
+ * bugs, after which the process's state is not to be trusted, and recovery settles what it had in flight as after any
+ * crash. What changes is what it leaves behind: one fatal log line, structured and with secrets masked like every
+ * other line (Node's own report prints the error, message and stack, to stderr as they are: a Stripe key quoted in
+ * an error message would be printed whole). `exit` is for tests.
+ */
+export function exitOnCrash(logger: Logger, exit: (code: number) => void = (code) => process.exit(code)): void {
+  const crash = (what: string) => (error: unknown) => {
+    // The stack too (the err serializer leaves it out): this line is what a bug report starts from. The logger masks it.
+    logger.fatal({ err: error, stack: error instanceof Error ? error.stack : undefined }, `${what}: a bug in this process; exiting with 1, and recovery settles what was in flight`);
+    exit(1);
+  };
+  process.on('uncaughtException', crash('uncaught exception'));
+  process.on('unhandledRejection', crash('unhandled promise rejection'));
+}

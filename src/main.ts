@@ -20,6 +20,7 @@ import {
   stripeKeyMode,
   effectIdFor,
   errorMessage,
+  exitOnCrash,
   isLocalApiBase,
   registerLocalWebhook,
   assertMetricsAddrFree,
@@ -676,6 +677,7 @@ async function serveUntilSignalled(given: Config, roles: Role[], portChosen: boo
     throw error;
   }
   const { logger } = service.stores;
+  exitOnCrash(logger);
   embedded.redis?.onExit((sentence) => logger.error(sentence));
   const serviceFile = announce(config, service, embedded, registered);
   await new Promise<void>((resolve) => {

@@ -28,25 +28,35 @@ async function leftOpenByADeadWorker(open: () => Promise<Stores>, target: Memory
   return dying.gate.effectIdOf(proposal);
 }
 
+/** A recovery loop (its timer far off: the test runs its passes) and one effect a dead worker left open before its send. */
+async function rig(): Promise<{ config: ReturnType<typeof testConfig>; stores: Stores; recovery: ReturnType<typeof startRecovery>; target: MemoryTarget; effectId: string }> {
+  const config = testConfig({ keyPrefix: `rp${randomBytes(5).toString('hex')}`, sendTimeoutMs: 3_000, claimTtlMs: 6_000 });
+  const target = createMemoryTarget({ tier: 2, sendTimeoutMs: config.sendTimeoutMs });
+  target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
+  const open = () => openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key });
+  const stores = await open();
+  closers.push(async () => {
+    await stores.close();
+    await removePrefixes([config.keyPrefix]);
+  });
+  const terms = approvalTerms();
+  await stores.approvals.grant(terms);
+  const sender = await startSender(stores, target);
+  closers.push(() => sender.close());
+  const recovery = startRecovery(stores, sender, { safetyIntervalMs: 3_600_000 });
+  closers.push(() => recovery.close());
+  await recovery.started;
+  return { config, stores, recovery, target, effectId: await leftOpenByADeadWorker(open, target, terms.id) };
+}
+
+/** Every effect a pass's report names. */
+function mentioned(report: Awaited<ReturnType<ReturnType<typeof startRecovery>['pass']>>): string[] {
+  return [...report.settled, ...report.waiting, ...report.skipped, ...report.unresolved].map((item) => item.effectId);
+}
+
 describe('an operator recovery pass during the rate-limit pause', () => {
   it('names the open effect it did not look at, and why', async () => {
-    const config = testConfig({ keyPrefix: `rp${randomBytes(5).toString('hex')}`, sendTimeoutMs: 3_000, claimTtlMs: 6_000 });
-    const target = createMemoryTarget({ tier: 2, sendTimeoutMs: config.sendTimeoutMs });
-    target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
-    const open = () => openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key });
-    const stores = await open();
-    closers.push(async () => {
-      await stores.close();
-      await removePrefixes([config.keyPrefix]);
-    });
-    const terms = approvalTerms();
-    await stores.approvals.grant(terms);
-    const sender = await startSender(stores, target);
-    closers.push(() => sender.close());
-    const recovery = startRecovery(stores, sender, { safetyIntervalMs: 3_600_000 });
-    closers.push(() => recovery.close());
-    await recovery.started;
-    const effectId = await leftOpenByADeadWorker(open, target, terms.id);
+    const { config, stores, recovery, target, effectId } = await rig();
 
     // The deployment's pause (what an effects worker sets on a 429).
     const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
@@ -58,35 +68,18 @@ describe('an operator recovery pass during the rate-limit pause', () => {
     await effects.rateLimit(60_000);
 
     const report = await recovery.pass();
-    const mentioned = [...report.settled, ...report.waiting, ...report.skipped, ...report.unresolved].map((item) => item.effectId);
     expect((await stores.journal.readState('payment:pi_1', effectId)).state.open).toBe(true);
     expect(target.landedCount(effectId)).toBe(0);
-    expect(mentioned).toEqual([effectId]);
+    expect(mentioned(report)).toEqual([effectId]);
     expect(report.skipped[0]?.reason).toContain('Stripe is rate-limiting this deployment (429)');
     expect(report.skipped[0]?.retryAt).toBeGreaterThan(Date.now() + 30_000);
     expect(report.nextAt).toBe(report.skipped[0]?.retryAt);
   });
 
-  it('with no pause in force the same pass settles the effect', async () => {
-    const config = testConfig({ keyPrefix: `rp${randomBytes(5).toString('hex')}`, sendTimeoutMs: 3_000, claimTtlMs: 6_000 });
-    const target = createMemoryTarget({ tier: 2, sendTimeoutMs: config.sendTimeoutMs });
-    target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
-    const open = () => openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key });
-    const stores = await open();
-    closers.push(async () => {
-      await stores.close();
-      await removePrefixes([config.keyPrefix]);
-    });
-    const terms = approvalTerms();
-    await stores.approvals.grant(terms);
-    const sender = await startSender(stores, target);
-    closers.push(() => sender.close());
-    const recovery = startRecovery(stores, sender, { safetyIntervalMs: 3_600_000 });
-    closers.push(() => recovery.close());
-    await recovery.started;
-    const effectId = await leftOpenByADeadWorker(open, target, terms.id);
+  it('with no pause in force the same pass looks the effect up and says what it waits for', async () => {
+    const { recovery, effectId } = await rig();
     const report = await recovery.pass();
-    const mentioned = [...report.settled, ...report.waiting, ...report.skipped, ...report.unresolved].map((item) => item.effectId);
-    expect(mentioned).toEqual([effectId]);
+    expect(mentioned(report)).toEqual([effectId]);
+    expect(report.waiting[0]?.reason).toContain('a lookup that finds nothing is trusted only after');
   });
 });

@@ -1118,7 +1118,9 @@ export async function createInterlock(deps: { config: Config; target: Target; si
   }
   return {
     ...sender,
-    journal: journalOf(stores),
+    // Guarded as the stores' own parts are: after close() a call is refused (not_available), never sent on a
+    // connection the caller may still hold open (a Redis client it passed in).
+    journal: refusingOnceClosed(journalOf(stores), innerOf(stores).assertOpen),
     approvals: stores.approvals,
     stores,
     async close(options) {

@@ -417,7 +417,10 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
    * A submit that failed before the gate judged the effect, for a reason that may pass: the job waits (delayed, not
    * using up a BullMQ attempt) as afterTransientFailure says, and fails for good once the failures have lasted the
    * whole window. Where the job cannot be moved (Redis went away again), the error goes to BullMQ as before: its
-   * attempts, or the lock lapsing, bring the job back.
+   * attempts, or the lock lapsing, bring the job back. Said once per job per outage, as the decisions worker says a
+   * case's: an outage of the whole window retries each job some 80 times, and every waiting job would log each one.
+   * The first failure (the job's data holds no failures: a fresh job, or one the gate answered since) is a warning;
+   * each retry after it is at debug; the give-up fails the job, logged and alerted as every failure for good is.
    */
   async function retryLater(job: Job<EffectJob, EffectAnswer>, token: string | undefined, error: unknown): Promise<never> {
     const next = afterTransientFailure(job.data.transient ?? null, Date.now(), transientRetry);
@@ -429,7 +432,9 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     } catch {
       throw error;
     }
-    logger.warn({ effectId: job.id, error: errorMessage(error), failures: next.state.failures, failingForS: failedFor, retryAt: next.at }, 'effect job could not be judged yet; trying again later');
+    const noted = { effectId: job.id, code: errorCode(error), error: errorMessage(error), failures: next.state.failures, failingForS: failedFor, retryAt: next.at, givesUpAt: next.state.failingSince + transientRetry.forMs };
+    if (next.state.failures === 1) logger.warn(noted, 'effect job could not be judged yet: it is tried again until it is (further tries are logged at debug)');
+    else logger.debug(noted, 'effect job could not be judged yet, still: trying again later');
     throw new DelayedError();
   }
 

@@ -38,6 +38,7 @@ export function reservedRequestProblem(requestId: string): string | null {
 
 export const APPROVAL_ID = /^[A-Za-z0-9_.:-]{1,200}$/;
 export const PREMISE_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+const PREMISE_NAME_RULE = 'premise names are a letter then up to 63 letters, digits or _';
 
 const json = z.custom<unknown>(() => true);
 
@@ -45,7 +46,7 @@ export const proposalSchema = z.strictObject({
   requestId: requestIdentifier(200).optional(),
   agent: identifier(200),
   approval: z.string({ error: 'must be a string' }).regex(APPROVAL_ID, 'must be 1-200 letters, digits or _ . : -'),
-  premises: z.record(z.string().regex(PREMISE_NAME, 'premise names are a letter then up to 63 letters, digits or _'), json),
+  premises: z.record(z.string().regex(PREMISE_NAME, PREMISE_NAME_RULE), json),
   effect: z.record(z.string(), json),
   request: json.optional(),
   decision: z.strictObject({ model: identifier(200), text: freeText(PROPOSAL_LIMITS.decisionChars) }).optional(),
@@ -117,27 +118,69 @@ export function quickFields(input: unknown, options: ParseOptions = {}): Fields 
   return input as Fields;
 }
 
+/**
+ * The object's own enumerable fields, each read exactly once, in a plain object. A caller's getter or proxy may
+ * answer differently on each read: a request id read once as 'case-café' (NFC, checked) and then as its NFD spelling
+ * would be recorded and keyed unchecked, a second effect for one request. Everything after this reads the copy only.
+ * A field that throws when read is refused by name.
+ */
+function ownFields(value: Record<string, unknown>, path: string): Record<string, unknown> {
+  const copy: Record<string, unknown> = {};
+  let key = '';
+  try {
+    for (key of Object.keys(value)) {
+      const item = value[key];
+      // Assigning "__proto__" (JSON.parse makes it an own field) would set the copy's prototype and the field would
+      // vanish; defined as data, it reaches the schema, which refuses it by name.
+      if (key === '__proto__') Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
+      else copy[key] = item;
+    }
+  } catch (error) {
+    refuse([{ path: [path, key].filter((part) => part !== '').join('.') || 'proposal', message: `could not be read (${error instanceof Error ? error.message : String(error)}); pass plain data` }]);
+  }
+  return copy;
+}
+
+/**
+ * The input as checked and recorded: its top-level fields and the decision's, each read once (ownFields). Premises,
+ * effect and request stay the caller's objects here; boundedJson copies each of them once, and only that copy is
+ * checked and used. Shallow on purpose: this runs once per effect on the gate's hot path.
+ */
+function snapshotOf(input: unknown): unknown {
+  if (!isRecord(input)) return input;
+  const fields = ownFields(input, '');
+  if (isRecord(fields.decision)) fields.decision = ownFields(fields.decision, 'decision');
+  return fields;
+}
+
 /** parseProposal, also handing back the effect as parsed (so it is parsed once). */
 export function parseProposalAndEffect(input: unknown, options: ParseOptions = {}): { proposal: Proposal; effect: Effect } {
+  // Every check and the proposal itself use this snapshot only; the caller's object is not read again.
+  const raw = snapshotOf(input);
   let p: Fields | null;
   try {
-    p = quickFields(input, options);
+    p = quickFields(raw, options);
   } catch {
-    // A getter that throws, a proxy: the schema reports it as before.
+    // A premises proxy that throws when its keys are listed: the schema meets it as before.
     p = null;
   }
   if (p === null) {
-    const parsed = (options.recorded === true ? recordedProposalSchema : proposalSchema).safeParse(input);
+    const parsed = (options.recorded === true ? recordedProposalSchema : proposalSchema).safeParse(raw);
     if (!parsed.success) refuse(zodFieldProblems(parsed.error.issues));
     p = parsed.data;
   }
-  // The JSON fields are read from the input itself, not from the schema's copy: a copy made by assignment would
-  // silently drop a "__proto__" key, which must be refused instead.
-  const raw = input as { premises: unknown; effect: unknown; request?: unknown };
+  // The JSON fields are read from the snapshot, not from the schema's copy: a copy made by assignment would silently
+  // drop a "__proto__" key, which must be refused instead. Both checks passed, so the snapshot is a record with them.
+  const fields = raw as { premises: unknown; effect: unknown; request?: unknown };
   const problems: FieldProblem[] = [];
-  const premises = boundedJson(raw.premises, 'premises', { depth: PROPOSAL_LIMITS.premiseDepth, chars: PROPOSAL_LIMITS.premiseChars }, problems);
-  const effectJson = boundedJson(raw.effect, 'effect', { depth: 4, chars: PROPOSAL_LIMITS.premiseChars }, problems);
-  const request = p.request === undefined ? undefined : boundedJson(raw.request, 'request', { depth: PROPOSAL_LIMITS.requestDepth, chars: PROPOSAL_LIMITS.requestChars }, problems);
+  const premises = boundedJson(fields.premises, 'premises', { depth: PROPOSAL_LIMITS.premiseDepth, chars: PROPOSAL_LIMITS.premiseChars }, problems);
+  // The names checked above were the caller's object's; the copy is what is recorded, so its names are checked too.
+  if (premises !== undefined) {
+    if (!isRecord(premises)) problems.push({ path: 'premises', message: 'must be an object' });
+    else for (const name of Object.keys(premises)) if (!PREMISE_NAME.test(name)) problems.push({ path: `premises.${name}`, message: `the key ${PREMISE_NAME_RULE}` });
+  }
+  const effectJson = boundedJson(fields.effect, 'effect', { depth: 4, chars: PROPOSAL_LIMITS.premiseChars }, problems);
+  const request = p.request === undefined ? undefined : boundedJson(fields.request, 'request', { depth: PROPOSAL_LIMITS.requestDepth, chars: PROPOSAL_LIMITS.requestChars }, problems);
   let effect: JsonObject | undefined;
   let typed: Effect | undefined;
   if (effectJson !== undefined) {

@@ -1,13 +1,32 @@
-// Sign-ins with a token this service does not know, counted per client address: the sign-in form is the page's one
-// door that takes a token from anyone, and the API's rate limit counts callers, which a guesser is not. Each address
-// has a token bucket, as each caller has for the API, that only a failed sign-in spends. While an address has none
-// left, its sign-ins are refused before their token is checked, so guessing through the form goes no faster than the
-// bucket refills. The address is the one Express gives (`req.ip`): behind a proxy nobody named in
-// INTERLOCK_TRUST_PROXY it is the proxy's, and every client behind it shares one bucket.
+// Sign-ins with a token this service does not know, counted per client address and host name: the sign-in form is the
+// page's one door that takes a token from anyone, and the API's rate limit counts callers, which a guesser is not. Each
+// address, under each name it addresses the service by (the Host header's, its port aside), has a token bucket, as
+// each caller has for the API, that only a failed sign-in spends. While a bucket is empty, the sign-ins it counts are
+// refused before their token is checked, so guessing through the form goes no faster than the bucket refills. The
+// address is the one Express gives (`req.ip`): behind a proxy nobody named in INTERLOCK_TRUST_PROXY it is the proxy's,
+// and every client behind it shares the proxy's buckets (a single one when the proxy sends every request under the
+// same name).
 //
-// In memory, at most `addresses` of them. An address whose bucket is full again is the same as one never seen, so it
-// is forgotten, least recently failed first; past the cap the address that failed longest ago is forgotten.
+// Why the host name too: a page of another site whose name was rebound to the service's address (DNS rebinding) runs
+// in the operator's browser, so its wrong-token sign-ins come from the operator's own address, but they carry the
+// page's name in Host. Counted per address alone they would empty the operator's bucket, and the operator's sign-in
+// with the right token would be refused. Counted per name as well, they spend the page's bucket only. The service
+// keeps no list of its names (behind a proxy or reached by a compose service name, any may be right), so every name
+// counts apart.
+//
+// That does not weaken the limit in a way that matters. A guesser sending names of its choosing gets a bucket for each,
+// so one address is no longer held to `perMinute` through the form; but the same guess sent as `Authorization: Bearer`
+// to any route of the API is answered 401 with no count per address at all (auth.ts), so the form's limit only ever
+// kept the form from being an easier door than that one, and it still is none. What keeps a token from being guessed
+// is its length: a generated one is 32 random bytes, and 16 random characters (the least a configured one may have)
+// are out of reach at any rate the listener can answer.
+//
+// In memory, at most `addresses` buckets, whatever the names sent (a key holds the name's digest, not the header, so it
+// is no longer for a long one). A bucket full again is the same as one never seen, so it is forgotten, least recently
+// failed first; past the cap the bucket that failed longest ago is forgotten.
+import { createHash } from 'node:crypto';
 
+/** `addresses`: the most buckets kept, each an address under one host name. */
 export type FailedSignInLimit = { perMinute: number; burst: number; addresses: number };
 
 /**
@@ -25,49 +44,59 @@ export function clientOf(address: string): string {
   return `${groups.slice(0, 4).map((group) => (group === '' ? '0' : group).toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
 }
 
+/**
+ * The bucket a sign-in spends: its client (clientOf) under the name it was sent to, its port and case aside (host
+ * names have no case, and a rebound page is served on the listener's own port, so only its name tells it apart).
+ * `host` is the Host header as sent ('' or undefined for none); only its digest is kept.
+ */
+export function bucketOf(address: string, host: string | undefined): string {
+  const name = (host ?? '').replace(/:\d*$/, '').toLowerCase();
+  return `${clientOf(address)} ${createHash('sha256').update(name, 'utf8').digest('base64url').slice(0, 22)}`;
+}
+
 export const FAILED_SIGN_INS: FailedSignInLimit = { perMinute: 10, burst: 10, addresses: 10_000 };
 
 export type FailedSignIns = {
-  /** Seconds before `address` may try a token again; 0 when it may now. */
-  waitSeconds(address: string): number;
-  /** Counts a sign-in from `address` whose token is not one this service knows. */
-  failed(address: string): void;
+  /** Seconds before `address` may try a token again under the name `host` (the Host header); 0 when it may now. */
+  waitSeconds(address: string, host?: string): number;
+  /** Counts a sign-in from `address`, sent under the name `host`, whose token is not one this service knows. */
+  failed(address: string, host?: string): void;
 };
 
 /** `now`: ms. */
 export function createFailedSignIns(limit: FailedSignInLimit, now: () => number): FailedSignIns {
   const perMs = limit.perMinute / 60_000;
-  /** Address -> its bucket after its last failure, least recently failed first (each failure moves it to the end). */
+  /** bucketOf -> its bucket after its last failure, least recently failed first (each failure moves it to the end). */
   const buckets = new Map<string, { tokens: number; at: number }>();
   const left = (bucket: { tokens: number; at: number }, at: number) => Math.min(limit.burst, bucket.tokens + (at - bucket.at) * perMs);
 
   /** Forgets the buckets full again, from the least recently failed up to the first that is not yet. */
   function prune(at: number): void {
-    for (const [address, bucket] of buckets) {
+    for (const [key, bucket] of buckets) {
       if (left(bucket, at) < limit.burst) break;
-      buckets.delete(address);
+      buckets.delete(key);
     }
   }
 
   return {
-    waitSeconds(given) {
-      const bucket = buckets.get(clientOf(given));
+    waitSeconds(given, host) {
+      const bucket = buckets.get(bucketOf(given, host));
       if (bucket === undefined) return 0;
       const tokens = left(bucket, now());
       return tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - tokens) / perMs / 1000));
     },
-    failed(given) {
-      const address = clientOf(given);
+    failed(given, host) {
+      const key = bucketOf(given, host);
       const at = now();
       prune(at);
-      const bucket = buckets.get(address);
+      const bucket = buckets.get(key);
       const tokens = bucket === undefined ? limit.burst : left(bucket, at);
-      buckets.delete(address);
+      buckets.delete(key);
       if (buckets.size >= limit.addresses) {
         const first = buckets.keys().next();
         if (first.done !== true) buckets.delete(first.value);
       }
-      buckets.set(address, { tokens: Math.max(0, tokens - 1), at });
+      buckets.set(key, { tokens: Math.max(0, tokens - 1), at });
     },
   };
 }

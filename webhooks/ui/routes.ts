@@ -17,7 +17,9 @@
 // held before, so the new one is the only one open.
 //
 // Signing in and out is held to the API's rate limit of the caller (a sign-in once its token is known), and sign-ins
-// with an unknown token to a limit per client address (failed-sign-ins.ts), checked before the token is.
+// with an unknown token to a limit per client address and Host header (failed-sign-ins.ts), checked before the token
+// is: a page of another site rebound to this listener's address (DNS rebinding) signs in from the operator's browser,
+// so from the operator's address, but under its own name, and cannot spend the limit of the name the operator uses.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { entrySignatures, errorMessage, InterlockError, redactSecrets, verify, type Alert } from '../../src/interlock.js';
@@ -251,9 +253,13 @@ export function uiRouter(deps: UiDeps): Router {
       return;
     }
     const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-    const wait = failures?.waitSeconds(address) ?? 0;
+    // As sent, not req.hostname (X-Forwarded-Host under a trusted proxy), which a rebound page's script may set.
+    const host = req.headers.host ?? '';
+    // Cut for the log only: the header may be as long as Node takes one (16 KB), and no host name is longer than this.
+    const hostLogged = host.slice(0, 270);
+    const wait = failures?.waitSeconds(address, host) ?? 0;
     if (wait > 0) {
-      context.logger.warn({ reqId: (req as { id?: unknown }).id, address }, 'page sign-in refused: too many unknown tokens from this address');
+      context.logger.warn({ reqId: (req as { id?: unknown }).id, address, host: hostLogged }, 'page sign-in refused: too many unknown tokens from this address under this host name');
       res.setHeader('Retry-After', String(wait));
       send(res, 429, signInPage({ error: `Too many sign-ins from your address used a token this service does not know, so this one was not checked. Try again in ${wait} s, with a token from INTERLOCK_API_TOKENS or the ones printed at start.`, next }));
       return;
@@ -261,8 +267,8 @@ export function uiRouter(deps: UiDeps): Router {
     const token = typeof body.token === 'string' ? body.token.trim() : '';
     const caller = token === '' ? null : tokens.authenticate(token);
     if (caller === null) {
-      failures?.failed(address);
-      context.logger.warn({ reqId: (req as { id?: unknown }).id }, 'page sign-in with an unknown token');
+      failures?.failed(address, host);
+      context.logger.warn({ reqId: (req as { id?: unknown }).id, host: hostLogged }, 'page sign-in with an unknown token');
       send(res, 401, signInPage({ error: 'That token is not one this service knows. Use a token from INTERLOCK_API_TOKENS or the ones printed at start.', next }));
       return;
     }

@@ -333,7 +333,7 @@ export async function openStores(config: Config = loadConfig(), options: { logge
   const keys = createKeys(config.keyPrefix);
   const signer = config.signingThread ? createThreadSigner(signingKey) : null;
   const fullJournal = createRedisJournal({ redis, keys, signingKey, ...(signer ? { signer } : {}) });
-  const approvals = createRedisApprovals({ redis, keys });
+  const approvals = createRedisApprovals({ redis, keys, minReplicas: config.redisMinReplicas, replicaWaitMs: config.redisWaitMs });
   const queues = queueNames(config.keyPrefix);
   const alerts = createAlerts({ redis, keys, now: () => fullJournal.serverTime() });
   let closed = false;

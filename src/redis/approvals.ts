@@ -7,6 +7,7 @@ import type { ApprovalSnapshot } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
 import { serverTime, type RedisClient } from './client.js';
 import { assertPartition, type Keys } from './keys.js';
+import { acknowledgedOnce, type WriteProof } from './replica-wait.js';
 import { createScriptRunner } from './scripts.js';
 
 export class ApprovalError extends InterlockError {
@@ -52,9 +53,30 @@ function snapshotOf(approvalId: string, a: Record<string, string>): ApprovalSnap
   };
 }
 
-export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
+/**
+ * `minReplicas` (INTERLOCK_REDIS_MIN_REPLICAS, 0 when not given) and `replicaWaitMs` (INTERLOCK_REDIS_WAIT_MS): a
+ * revoke or a cap is answered only once that many replicas of its master hold it, as a dispatch is sent only then.
+ */
+export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys; minReplicas?: number; replicaWaitMs?: number }) {
   const { redis, keys } = deps;
+  const minReplicas = deps.minReplicas ?? 0;
+  const replicaWaitMs = deps.replicaWaitMs ?? 1_000;
   const run = createScriptRunner(redis);
+
+  /**
+   * Returns once `minReplicas` replicas of the master that took `proof`'s write hold it (the WAIT with proof that
+   * dispatch uses, replica-wait.ts); throws `redis_not_durable` (retryable) with `unheld`'s sentence when they do not
+   * in time. The writes that make the rules stricter wait (revoke, setSubjectCap): one that was answered and then lost
+   * in a failover lets money move that the operator was told cannot (a revoked approval comes back, a lowered cap
+   * comes back higher). A grant does not (see grant).
+   */
+  async function replicated(partition: string, proof: WriteProof, unheld: (acknowledged: number) => string): Promise<void> {
+    if (minReplicas <= 0) return;
+    const acknowledged = await acknowledgedOnce(redis, { mark: keys.replicaMarkOf(partition), proof, replicas: minReplicas, timeoutMs: replicaWaitMs });
+    if (acknowledged >= minReplicas) return;
+    throw new InterlockError('redis_not_durable', unheld(acknowledged));
+  }
+  const behind = (acknowledged: number) => `only ${acknowledged} of the ${minReplicas} Redis replicas required (INTERLOCK_REDIS_MIN_REPLICAS) acknowledged it within ${replicaWaitMs} ms`;
 
   async function partitionOf(approvalId: string): Promise<string | null> {
     return redis.hget(keys.approvalPartitions, approvalId);
@@ -89,6 +111,9 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
       } catch (error) {
         throw new ApprovalError('invalid_approval', `The approval is invalid: scope ${error instanceof Error ? error.message : String(error)}`);
       }
+      // A grant is answered without waiting for replicas (INTERLOCK_REDIS_MIN_REPLICAS): a failover that loses it loses
+      // an approval, and a missing approval refuses. An effect dispatched under it cannot outlive it either: the
+      // dispatch waits for the replicas of the same masters, which then hold every write they took before, the grant's too.
       await redis.hsetnx(keys.approvalPartitions, terms.id, partition);
       const bound = await partitionOf(terms.id);
       if (bound !== partition) {
@@ -124,6 +149,10 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
         [by],
       );
       if (reply.status === 'UNKNOWN') throw new ApprovalError('unknown_approval', `No approval ${approvalId}.`);
+      // An approval already revoked waits too: it may be this revoke's own retry, after the first was not held in time.
+      await replicated(partition, { key: keys.approval(partition, approvalId), field: 'revoked', value: '1' }, (acknowledged) =>
+        `Approval ${approvalId} is revoked on its Redis master, but ${behind(acknowledged)}, so a failover could still lose the revoke and let refunds be sent under the approval again. Revoke it again once the replicas catch up: revoking is idempotent, and answers once they hold it.`,
+      );
       // Already revoked: who did is read after the script, and never changes once written (the script writes it with
       // `revoked`, once), so the read needs no atomicity with it.
       const revokedBy = reply.status === 'ALREADY' ? await redis.hget(keys.approval(partition, approvalId), 'revokedBy') : by;
@@ -166,6 +195,11 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys }) {
       // SUBJECT is narrower than the Redis key rule, so the partition key is always valid here.
       const partition = assertPartition(subject);
       const reply = await run<{ status: 'OK'; movedCents: string; limit: string }>('set-cap-1', [keys.subject(partition)], [limitCents, `subject:${subject}`]);
+      // Every cap waits, a raised one too: whether it is lower than the one it replaced is not known here, and a raise
+      // answered 503 is only set again.
+      await replicated(partition, { key: keys.subject(partition), field: 'limit', value: reply.limit }, (acknowledged) =>
+        `The cap of ${reply.limit} on ${subject} is set on its Redis master, but ${behind(acknowledged)}, so a failover could still lose it and bring back the cap it replaced (or none). Set it again once the replicas catch up: setting the same cap again is idempotent, and answers once they hold it.`,
+      );
       return { limitCents: Number(reply.limit), movedCents: Number(reply.movedCents) };
     },
   };

@@ -3,7 +3,7 @@
 // module seals entries (which needs the signing key, so it cannot happen inside Redis), keeps the Redis clock
 // estimate fed, and reseals a batch whose compare-and-set lost a race.
 import { randomBytes } from 'node:crypto';
-import { Cluster, Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
 import { buildReceipt, buildReceipts, type Receipt } from '../core/receipt.js';
 import { completeBatch, fromStored, prepareBatch, type AnyDraft, type Draft, type Entry, type EntryOf } from '../core/entries.js';
 import { REFUNDS_HOLD } from '../core/effects.js';
@@ -12,8 +12,7 @@ import { inlineSigner, type Signer, type SigningKey } from '../core/signing.js';
 import { createSealer } from '../keys/sealer.js';
 import { serverTime, type RedisClient } from './client.js';
 import { createRedisClock, type RedisClock } from './clock.js';
-import { createReplicaWaits, type ReplicaWaits, type WriteProof } from './replica-wait.js';
-import { keySlot } from './key-slot.js';
+import { createReplicaWaits, masterConnector, masterServing, type ReplicaWaits, type WriteProof } from './replica-wait.js';
 import type { Keys } from './keys.js';
 import { createScriptRunner, type ScriptName } from './scripts.js';
 
@@ -300,13 +299,6 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
   const run = createScriptRunner(redis);
   // Replicas' acknowledgements are asked on connections of their own (replica-wait.ts), opened at the first send that needs them.
   let replicaWaits: ReplicaWaits | null = null;
-  /** A connection for WAIT alone to the master at `address` (replica-wait.ts), with the client's credentials and TLS. */
-  const connectTo = (address: string): Redis => {
-    if (!(redis instanceof Cluster)) return redis.duplicate({ maxRetriesPerRequest: 1 });
-    const at = address.lastIndexOf(':');
-    const { password, username, tls } = redis.options.redisOptions ?? {};
-    return new Redis(Number(address.slice(at + 1)), address.slice(0, at), { ...(password === undefined ? {} : { password }), ...(username === undefined ? {} : { username }), ...(tls === undefined ? {} : { tls }), maxRetriesPerRequest: 1 });
-  };
   // Index tokens need only be unique among submits: this journal's boot tag and a counter.
   const bootTag = randomBytes(6).toString('hex');
   let tokens = 0;
@@ -1101,7 +1093,7 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
     async replicated(holding: { partition: string; effectId: string; epoch: number; indexEntry?: string }, replicas: number, timeoutMs: number): Promise<{ ok: boolean; acknowledged: number }> {
       if (replicas <= 0) return { ok: true, acknowledged: 0 };
       const { partition, effectId, epoch } = holding;
-      const waits = (replicaWaits ??= createReplicaWaits((address) => connectTo(address)));
+      const waits = (replicaWaits ??= createReplicaWaits(masterConnector(redis)));
       // What each master must hold of this send: the DISPATCHED's epoch in the effect's state, and the open-dispatch
       // entry its submit wrote (the binding, written once by the first submit, proves only that one; a recoverer's
       // resend, which writes no entry of its own, is proved by the binding).
@@ -1111,12 +1103,8 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
         const acknowledged = await waits.acknowledged(SERVER, { mark: keys.replicaMark, proof: dispatched, replicas, timeoutMs });
         return { ok: acknowledged >= replicas, acknowledged };
       }
-      const cluster = redis;
-      // A key's slot never changes (its master may), and is computed here as the server does.
-      const [ownSlot, indexSlot] = [keySlot(keys.subject(partition)), keySlot(keys.effectPartitions)];
-      const [own, index] = [cluster.slots[ownSlot]?.[0], cluster.slots[indexSlot]?.[0]];
-      const live = (master: string | undefined) => cluster.nodes('master').some((candidate) => `${candidate.options.host ?? ''}:${candidate.options.port ?? ''}` === master && candidate.status === 'ready');
-      if (own === undefined || index === undefined || !live(own) || !live(index)) return { ok: false, acknowledged: 0 };
+      const [own, index] = [masterServing(redis, keys.subject(partition)), masterServing(redis, keys.effectPartitions)];
+      if (own === null || index === null) return { ok: false, acknowledged: 0 };
       // Each master asked for what it holds of the send, marked with a key it serves: the partition's tag on the
       // effect's own master, the index's on the index's (one master holding both is asked for both).
       const rounds = [waits.acknowledged(own, { mark: keys.replicaMarkOf(partition), proof: dispatched, replicas, timeoutMs }), waits.acknowledged(index, { mark: keys.replicaMark, proof: bound, replicas, timeoutMs })];

@@ -14,7 +14,9 @@
 // address can lead elsewhere after a failover (a moved DNS name or virtual IP, a sentinel's new master) while the
 // process's connection still writes to the old one. So a round first reads, for each send it answers, a proof of that
 // send's write (its DISPATCHED's epoch, its own open-dispatch entry); a send whose proof this server lacks is answered 0.
-import type { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
+import type { RedisClient } from './client.js';
+import { keySlot } from './key-slot.js';
 
 /** How long the mark outlives its round: only its write matters, never its value. */
 const MARK_TTL_MS = 60_000;
@@ -122,4 +124,45 @@ export function createReplicaWaits(connect: (address: string) => Redis): Replica
       waiters.clear();
     },
   };
+}
+
+/**
+ * Opens, for `redis`'s writes, a connection for WAIT alone to the master at `address` (createReplicaWaits' `connect`):
+ * a single server's is its own connection duplicated (the address is not read), a cluster's is to host:port, each with
+ * the client's credentials and TLS.
+ */
+export function masterConnector(redis: RedisClient): (address: string) => Redis {
+  return (address) => {
+    if (!(redis instanceof Cluster)) return redis.duplicate({ maxRetriesPerRequest: 1 });
+    const at = address.lastIndexOf(':');
+    const { password, username, tls } = redis.options.redisOptions ?? {};
+    return new Redis(Number(address.slice(at + 1)), address.slice(0, at), { ...(password === undefined ? {} : { password }), ...(username === undefined ? {} : { username }), ...(tls === undefined ? {} : { tls }), maxRetriesPerRequest: 1 });
+  };
+}
+
+/**
+ * The master that serves `key` for `redis`, by the address createReplicaWaits knows it by ('server' for a single
+ * server); null when the client holds no ready connection to it on a cluster (whatever took a write there may be gone).
+ */
+export function masterServing(redis: RedisClient, key: string): string | null {
+  if (!(redis instanceof Cluster)) return 'server';
+  const master = redis.slots[keySlot(key)]?.[0];
+  const live = redis.nodes('master').some((node) => `${node.options.host ?? ''}:${node.options.port ?? ''}` === master && node.status === 'ready');
+  return master !== undefined && live ? master : null;
+}
+
+/**
+ * Replicas of the master serving `ask.proof.key` that acknowledged every write it took, `proof`'s included (0 when it
+ * does not hold it), asked in one round on a connection opened for it and closed after. For writes far rarer than
+ * sends (an operator's revoke or cap), which keep no connection open between them, and so none to close at shutdown.
+ */
+export async function acknowledgedOnce(redis: RedisClient, ask: { mark: string; proof: WriteProof; replicas: number; timeoutMs: number }): Promise<number> {
+  const address = masterServing(redis, ask.proof.key);
+  if (address === null) return 0;
+  const waits = createReplicaWaits(masterConnector(redis));
+  try {
+    return await waits.acknowledged(address, ask);
+  } finally {
+    waits.close();
+  }
 }

@@ -113,7 +113,7 @@ export function approvalsRoutes(context: ApiContext): Route[] {
         ...common,
         ...bodyErrors,
         404: { description: 'No such approval.', schema: errorAnswer },
-        503: { description: 'Redis is down, turned the request away or did not answer in time (`redis_unavailable`); after a timeout the approval may or may not be revoked. Revoke it again: a second revoke answers `already_revoked: true`.', schema: errorAnswer },
+        503: { description: 'Redis is down, turned the request away or did not answer in time (`redis_unavailable`); after a timeout the approval may or may not be revoked. Or, with INTERLOCK_REDIS_MIN_REPLICAS set, too few replicas held the revoke in time (`redis_not_durable`): it is in force on the master but a failover could lose it. Revoke it again: a second revoke answers `already_revoked: true` once the replicas hold it.', schema: errorAnswer },
       },
       async handle({ params, caller }) {
         const result = await stores.approvals.revoke(params.id, signedIn(caller).name);
@@ -148,7 +148,7 @@ export function approvalsRoutes(context: ApiContext): Route[] {
         200: { description: 'The cap, and what has moved (or is in flight) on the subject so far.', schema: capAnswer },
         ...common,
         ...bodyErrors,
-        503: { description: 'Redis is not durable now (`redis_not_durable`) or not answering (`redis_unavailable`); nothing was changed.', schema: errorAnswer },
+        503: { description: 'Redis is not durable now (`redis_not_durable`) or not answering (`redis_unavailable`); nothing was changed. Or, with INTERLOCK_REDIS_MIN_REPLICAS set, too few replicas held the new cap in time (`redis_not_durable`, saying so): it is set on the master but a failover could lose it; set the same cap again.', schema: errorAnswer },
       },
       async handle({ params, body }) {
         const cap = await stores.approvals.setSubjectCap(params.subject, body.cap_cents);

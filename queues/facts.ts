@@ -148,6 +148,14 @@ export function createFactsQueue(stores: Stores) {
 
 export type FactsQueue = ReturnType<typeof createFactsQueue>;
 
+/**
+ * The durability monitor of the process the facts are recorded in (its sender's, or its own: src/main.ts). Nothing is
+ * recorded while Redis is not durable, nor, once it lost its data (the deployment marker gone or changed), until the
+ * process is restarted: what it lost would read as never recorded, and the process sends and records nothing more
+ * (README "Redis"). The refusal is retryable: a facts job refused so is retried, a reconciliation pass fails.
+ */
+export type FactsDurability = { assertDurable(): void; rechecked(withinMs: number): Promise<void> };
+
 export type FactsWorkerOptions = {
   concurrency?: number;
   /**
@@ -156,6 +164,8 @@ export type FactsWorkerOptions = {
    */
   lockMs?: number;
   onApplied?: (event: StripeEvent, applied: Applied[]) => void;
+  /** Asked before anything is recorded (FactsDurability). */
+  durability?: FactsDurability;
 };
 
 export function startFactsWorker(stores: Stores, facts: FactsApplier, options: FactsWorkerOptions = {}) {
@@ -163,6 +173,7 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
   // The jobs this worker's processor is running, by id (see adoptOrphans).
   const running = new Set<string>();
   const apply = async (event: StripeEvent, again: boolean): Promise<Applied[]> => {
+    options.durability?.assertDurable();
     const applied = await facts.applyEvent(event, { again });
     options.onApplied?.(event, applied);
     if (applied.length > 0) stores.logger.info({ event: event.id, type: event.type, effects: applied.map((item) => item.effectId), appended: applied.reduce((sum, item) => sum + item.appended, 0) }, 'facts appended');
@@ -212,6 +223,7 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
       stores.logger.warn({ event: event.id, type: event.type, error: error.message }, 'facts job failed for good; its event concerns no effect the gate made');
       return;
     }
+    options.durability?.assertDurable();
     await watchAgain(stores, effectIds);
     stores.logger.error({ event: event.id, type: event.type, effects: effectIds, error: error.message }, "facts job failed for good; the effects its event concerns are on the reconciler's watch list, and its next passes re-read them from Stripe");
   }
@@ -244,6 +256,10 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
       return 0;
     }
     let adopted = 0;
+    // Applied as the connection comes back: nothing is recorded until the durability re-check of the Redis reached now
+    // has answered (DurabilityMonitor.awaitingRecheck), and an event applied first would meet that refusal, its job
+    // left to its lock's lapse.
+    if (orphans.length > 0) await options.durability?.rechecked(10_000);
     for (const job of orphans) {
       if (closing) break;
       try {
@@ -325,13 +341,14 @@ function failureKind(error: unknown): 'rate-limited' | 'refused' | 'source' {
  * before it. `holding`, when given, is asked before each effect: false ends the pass (the process lost its lease).
  * `stopping`, when given, ends the pass once it aborts (the process is stopping), without waiting for the re-read in
  * progress (`cutShort`): `next` is the last effect finished, so the next pass starts at the one it was reading.
+ * `durability`, when given, is asked before each effect: its refusal (FactsDurability) fails the pass there.
  * Redis going away fails the pass, which then starts again where it did.
  */
 export async function reconcile(
   stores: Stores,
   facts: FactsApplier,
   since: number,
-  options: { limit?: number; after?: WatchPosition | null; failedInARow?: number; holding?: () => boolean; stopping?: AbortSignal } = {},
+  options: { limit?: number; after?: WatchPosition | null; failedInARow?: number; holding?: () => boolean; stopping?: AbortSignal; durability?: FactsDurability } = {},
 ): Promise<ReconcileReport & { next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null; lastTried?: WatchPosition | null; cutShort?: boolean }> {
   const after = options.after ?? null;
   const carried = options.failedInARow ?? 0;
@@ -353,6 +370,7 @@ export async function reconcile(
       report.stopped = 'this process lost the reconciliation lease (its renewals failed or came too late), so the pass stopped; the process that holds it now goes on';
       return { ...report, ...resume(), slowDown: null };
     }
+    options.durability?.assertDurable();
     let applied: Applied[];
     try {
       const read = await unlessStopped(facts.reread(effectId), options.stopping);
@@ -503,7 +521,7 @@ function keepLease(stores: Stores, lease: ReturnType<typeof reconcileLease>, tok
  * process that (re)starts catches up at once when no pass ran within the interval. `pass()` runs one now, whenever
  * the last one ran.
  */
-export function startReconciler(stores: Stores, facts: FactsApplier, options: { intervalMs: number; horizonMs: number; limit?: number; atStart?: boolean; leaseMs?: number; onPass?: (report: ReconcileReport, finishedAt: number) => void }) {
+export function startReconciler(stores: Stores, facts: FactsApplier, options: { intervalMs: number; horizonMs: number; limit?: number; atStart?: boolean; leaseMs?: number; durability?: FactsDurability; onPass?: (report: ReconcileReport, finishedAt: number) => void }) {
   let running: Promise<unknown> | null = null;
   const lease = reconcileLease(stores);
   const leaseMs = options.leaseMs ?? RECONCILE_LEASE_MS;
@@ -539,6 +557,8 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
   const stop = new AbortController();
   const run = async (scheduled: boolean): Promise<ReconcilePass> => {
     if (stop.signal.aborted) return { effects: 0, appended: 0, alerts: [], unread: 0, failures: [], stopped: null, skipped: 'this process is stopping' };
+    // Refused before the lease is taken: a pass on a Redis that lost its data writes nothing there, not even its lease.
+    options.durability?.assertDurable();
     const token = randomBytes(16).toString('hex');
     const askedAt = performance.now();
     const turn = await lease.take(token, leaseMs, scheduled ? gapMs : null);
@@ -555,7 +575,7 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
     const kept = keepLease(stores, lease, token, leaseMs, askedAt);
     let ended: { report: ReconcileReport; next: WatchPosition | null; failedInARow: number; slowDown: SlowDown | null; lastTried: WatchPosition | null; cutShort: boolean };
     try {
-      const { next, failedInARow, slowDown, lastTried, cutShort, ...report } = await reconcile(stores, facts, turn.now - options.horizonMs, { after: turn.cursor.position, failedInARow: turn.cursor.failedInARow, holding: kept.held, stopping: stop.signal, ...(options.limit === undefined ? {} : { limit: options.limit }) });
+      const { next, failedInARow, slowDown, lastTried, cutShort, ...report } = await reconcile(stores, facts, turn.now - options.horizonMs, { after: turn.cursor.position, failedInARow: turn.cursor.failedInARow, holding: kept.held, stopping: stop.signal, ...(options.limit === undefined ? {} : { limit: options.limit }), ...(options.durability === undefined ? {} : { durability: options.durability }) });
       ended = { report, next, failedInARow, slowDown, lastTried: lastTried ?? null, cutShort: cutShort === true };
     } catch (error) {
       kept.stop();

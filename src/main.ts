@@ -189,10 +189,12 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     // A process that takes webhooks or requests answers that they are stored: without a worker here to check
     // Redis at its start, it checks before it listens.
     // What it answers as stored is refused again whenever Redis stops keeping it (the monitor of the worker here, or this one).
-    let intake: { assertDurable(): void } | null = null;
+    // A facts-only process checks the same way, since it records facts: it holds the deployment marker too, so once
+    // Redis lost its data its probes say so and its facts worker and reconciler record nothing more.
+    let intake: Awaited<ReturnType<typeof requireDurableIntake>> | null = null;
     // Every role signs entries (a proposal, a commit, a fact): none of them with another deployment's key.
     await enterWithKey(stores);
-    if ((roles.includes('webhooks') || roles.includes('api')) && !roles.includes('worker')) {
+    if (!roles.includes('worker')) {
       const monitor = await requireDurableIntake(stores);
       closers.push({ name: 'durability monitor', close: () => monitor.stop() });
       intake = monitor;
@@ -274,11 +276,11 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       logger.info({ decider: decider.apiKey === null ? 'rules' : 'anthropic', model: decider.apiKey === null ? 'rules' : decider.model }, 'deciding cases');
     }
     if (roles.includes('facts') && facts !== null) {
-      const factsWorker = startFactsWorker(stores, facts, { lockMs: config.factsLockMs, ...(metrics ? { onApplied: (event, applied) => metrics.factsApplied(event, applied) } : {}) });
+      const factsWorker = startFactsWorker(stores, facts, { lockMs: config.factsLockMs, ...(intake ? { durability: intake } : {}), ...(metrics ? { onApplied: (event, applied) => metrics.factsApplied(event, applied) } : {}) });
       closers.push({ name: 'facts worker', close: () => factsWorker.close() });
       workersHere.push({ name: 'facts', worker: factsWorker.worker });
       metrics?.reconcilerStarted();
-      const reconciler = startReconciler(stores, facts, { intervalMs: config.reconcileIntervalMs, horizonMs: config.reconcileHorizonMs, ...(metrics ? { onPass: (report, finishedAt) => metrics.reconciled(report, finishedAt) } : {}) });
+      const reconciler = startReconciler(stores, facts, { intervalMs: config.reconcileIntervalMs, horizonMs: config.reconcileHorizonMs, ...(intake ? { durability: intake } : {}), ...(metrics ? { onPass: (report, finishedAt) => metrics.reconciled(report, finishedAt) } : {}) });
       closers.push({ name: 'reconciler', close: () => reconciler.close() });
     }
     let url: string | null = null;

@@ -51,7 +51,7 @@ function durabilityMessage(durability: Durability & { dataLost?: boolean }, when
     case 'start':
       return `Redis can lose an acknowledged journal entry (${problems}), so Interlock will not send. ${REMEDY}, or set ${UNSAFE_DURABILITY_ENV}=1 to accept the risk on a test machine.`;
     case 'intake':
-      return `Redis can lose what it acknowledges (${problems}), so this process will not take webhooks or support requests: it would answer that an event or a refund is stored and could lose it, and Stripe does not send an event again once it was answered. ${REMEDY}, or set ${UNSAFE_DURABILITY_ENV}=1 to accept the risk on a test machine.`;
+      return `Redis can lose what it acknowledges (${problems}), so this process will not take webhooks or support requests, nor record facts: it would answer that an event or a refund is stored, or record a refund's failure, and could lose it, and Stripe does not send an event again once it was answered. ${REMEDY}, or set ${UNSAFE_DURABILITY_ENV}=1 to accept the risk on a test machine.`;
     case 'reconnected':
       return `The connection to Redis dropped and came back (${problems}), and the check of the Redis it reaches now (its settings, and whether it still holds this deployment's data) has not answered yet, so nothing was sent; Interlock sends again once it has. Retry.`;
     case 'running':

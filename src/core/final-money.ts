@@ -419,6 +419,61 @@ export function deriveFinalMoney(facts: MoneyFacts, happened: boolean | 'unknown
 }
 
 /**
+ * An amount the receipt records for the object the effect's send made that is not the effect's amount: `object`, the
+ * refund or balance credit; `cents`, the amount recorded, as the effect counts it (a balance credit's as given:
+ * Stripe has it negative); `effectCents`, the effect's amount, the one approved; `entries`, the indexes of the entries
+ * that record it (a commit's or late landing's result, facts read since), in order; `latest`, whether the object's
+ * latest recorded amount is this one, which is then the money at Stripe as last read.
+ */
+export type LandedAmountMismatch = { object: string; objectType: 'refund' | 'customer_balance_transaction'; cents: number; effectCents: number; entries: number[]; latest: boolean };
+
+/**
+ * The amounts other than the effect's (`cents`) that the receipt records for its own landed objects (`own`: the
+ * refund or balance credit its commit or late landing names, else the ones whose facts decide the final money), one per
+ * object and amount. The send asked Stripe for the effect's amount, and Stripe never changes a refund's or a balance
+ * transaction's amount afterwards: another amount on the object (a target that answered a refund of 1 cent for one of
+ * 2000, a commit result altered before it was signed, a balance credit Stripe reports at another amount) means the
+ * money that moved is not what was approved and reported sent. The lifecycle still decides the final money's status
+ * (a succeeded refund of 1 cent did go back, in part); verify() says the amounts differ. Facts that carry no move of
+ * the object's own money are not read: a deletion's share of the customer's balance (CUSTOMER_DELETED) and a balance
+ * move no read saw (BALANCE_UNREAD). One that carries no amount says nothing of it.
+ */
+export function landedAmountMismatches(entries: readonly Entry[], own: readonly string[], cents: number | null): LandedAmountMismatch[] {
+  if (cents === null || own.length === 0) return [];
+  const recorded = new Map<string, { objectType: LandedAmountMismatch['objectType']; amounts: { cents: number; entry: number }[] }>();
+  const record = (object: string, objectType: LandedAmountMismatch['objectType'], amount: number, entry: number) => {
+    if (!own.includes(object)) return;
+    const known = recorded.get(object) ?? { objectType, amounts: [] };
+    // A balance credit is negative at Stripe and the effect's amount is what it gives: compared as the effect counts it.
+    known.amounts.push({ cents: objectType === 'refund' ? amount : -amount, entry });
+    recorded.set(object, known);
+  };
+  entries.forEach((entry, index) => {
+    if (entry.kind === 'COMMITTED' || (entry.kind === 'LATE_RESULT' && entry.outcome === 'landed')) {
+      const result = entry.result;
+      if (!isJsonObject(result) || typeof result.id !== 'string' || typeof result.amount !== 'number') return;
+      if (result.object === 'refund' || result.object === 'customer_balance_transaction') record(result.id, result.object, result.amount, index);
+    } else if (entry.kind === 'OBSERVED' && entry.amount !== null) {
+      if (entry.objectType === 'refund') record(entry.objectId, 'refund', entry.amount, index);
+      else if (entry.objectType === 'customer_balance_transaction' && entry.status !== CUSTOMER_DELETED && entry.status !== BALANCE_UNREAD) record(entry.objectId, 'customer_balance_transaction', entry.amount, index);
+    }
+  });
+  const mismatches: LandedAmountMismatch[] = [];
+  for (const [object, { objectType, amounts }] of recorded) {
+    const latest = amounts.at(-1)?.cents;
+    const others = new Map<number, number[]>();
+    for (const amount of amounts) {
+      if (amount.cents === cents) continue;
+      const at = others.get(amount.cents);
+      if (at === undefined) others.set(amount.cents, [amount.entry]);
+      else at.push(amount.entry);
+    }
+    for (const [other, at] of others) mismatches.push({ object, objectType, cents: other, effectCents: cents, entries: at, latest: other === latest });
+  }
+  return mismatches;
+}
+
+/**
  * What a credit effect's chain says of its balance credit `credit` for a deletion of its customer to be given out
  * (src/facts/apply.ts, applyDeletion): `left`, what is left of it (`cents`, its amount, less what labelled debits took
  * back: reversedCents; null when the amount is not known), which is all of the balance it can be attributed; and

@@ -6,7 +6,8 @@ import { currencyOfEffect } from './effect-currency.js';
 import { payloadHash } from './effect-id.js';
 import { effectFactsOrNull } from './effects.js';
 import { entryHash, type Checks, type Entry, type EntryOf } from './entries.js';
-import { collectMoneyFacts, deriveExposure, deriveFinalMoney, deriveSecondCompensation, type Exposure, type FinalMoney, type MoneyStatus, type SecondCompensation } from './final-money.js';
+import { collectMoneyFacts, deriveExposure, deriveFinalMoney, deriveSecondCompensation, landedAmountMismatches, type Exposure, type FinalMoney, type LandedAmountMismatch, type MoneyStatus, type SecondCompensation } from './final-money.js';
+import { moneyText } from './money-text.js';
 import { formatOf, headSignatureValid, type Receipt } from './receipt.js';
 import { parseReceipt } from './receipt-schema.js';
 import { parseSeal, verifySeal } from './seal.js';
@@ -466,7 +467,18 @@ function verifyParsed(input: unknown, receipt: Receipt, given: KeysGiven): Verif
   const found = operatorActions.findLast((action) => action.action === 'resolve' && action.resolution !== null)?.resolution ?? null;
   const answer: MoneyStatus = gateAnswer !== 'unknown' || found === null ? gateAnswer : found === 'landed' ? 'returned' : 'not_returned';
   const answerFrom = gateAnswer !== 'unknown' ? 'gate' : found !== null ? 'operator' : null;
-  const answerMatchesFinalMoney = answer === 'unknown' || finalMoney.status === 'unknown' || finalMoney.status === 'pending' ? null : answer === finalMoney.status;
+  // The objects the effect's send made (its commit's, a late landing's), else those whose facts decide the final money
+  // (an AMBIGUOUS send's refund, its own balance credit): one recorded at another amount than the effect's moved other
+  // money than was approved, and the gate's answer (the effect's money sent) does not match it. An effect that never
+  // fired made no object; a refund recorded on it is flagged above.
+  const landedObjects = committedRefunds.length > 0 ? committedRefunds : [...finalMoney.refunds.slice(0, 1).map((refund) => refund.id), ...money.credits];
+  const otherAmounts = happened === false ? [] : landedAmountMismatches(entries, landedObjects, amount);
+  const currency = currencyOfEffect(entries);
+  for (const mismatch of otherAmounts) problems.push(otherAmountProblem(mismatch, entries, currency));
+  const matches = answer === 'unknown' || finalMoney.status === 'unknown' || finalMoney.status === 'pending' ? null : answer === finalMoney.status;
+  // The status stays the lifecycle's (a succeeded refund of 1 cent went back, in part), but the gate answered that the
+  // effect's money went back: not what Stripe last read, when the latest amount recorded on the object is another.
+  const answerMatchesFinalMoney = matches === true && otherAmounts.some((mismatch) => mismatch.latest) ? false : matches;
 
   const fired = sends.length > 0 && happened !== false;
   const authorizedWhenFired = fired ? sends.every(approvalHeld) : null;
@@ -496,7 +508,7 @@ function verifyParsed(input: unknown, receipt: Receipt, given: KeysGiven): Verif
     evidence,
     recheckedAtRecovery: boundedOrNull(recheckedAtRecovery),
     approvedBy,
-    lateLanding: lateEntry && lateEntry.after !== 'COMMITTED' ? { evidence: evidenceOf(null, lateEntry.entry.result), after: lateEntry.after, cents: amount, currency: currencyOfEffect(receipt.entries) } : null,
+    lateLanding: lateEntry && lateEntry.after !== 'COMMITTED' ? { evidence: evidenceOf(null, lateEntry.entry.result), after: lateEntry.after, cents: amount, currency } : null,
     answer,
     answerFrom,
     operatorActions,
@@ -504,7 +516,7 @@ function verifyParsed(input: unknown, receipt: Receipt, given: KeysGiven): Verif
     answerMatchesFinalMoney,
     // Exposure is a refund charged back, so none without a dispute (deriveExposure finds its chargebacks among them).
     exposure: finalMoney.disputes.length === 0 ? null : deriveExposure(finalMoney),
-    compensatedTwice: effectKind === 'credit' ? deriveSecondCompensation(money, answer, amount, incidentOf(described?.effect), currencyOfEffect(receipt.entries)) : null,
+    compensatedTwice: effectKind === 'credit' ? deriveSecondCompensation(money, answer, amount, incidentOf(described?.effect), currency) : null,
     entries: entries.length,
     problems,
   };
@@ -523,6 +535,18 @@ export function verify(input: unknown, options: VerifyOptions = {}): Verificatio
     // answer is still an answer, never an exception.
     return invalid([`the receipt cannot be verified: ${error instanceof Error ? error.message : String(error)}`], claimed);
   }
+}
+
+/** A landed object recorded at another amount than the effect's, as a problem naming both amounts and the entries. */
+function otherAmountProblem(mismatch: LandedAmountMismatch, entries: readonly Entry[], currency: string | null): string {
+  const [first, ...more] = mismatch.entries;
+  const entry = first === undefined ? undefined : entries[first];
+  const where = entry === undefined || first === undefined ? 'the receipt records' : `${describeEntry(entry, first)}${more.length > 0 ? ` and ${more.length} more record` : ' records'}`;
+  const object = `${mismatch.objectType === 'refund' ? 'refund' : 'balance credit'} ${clipped(mismatch.object)}`;
+  const amounts = `at ${moneyText(mismatch.cents, currency)}, not the effect's amount of ${moneyText(mismatch.effectCents, currency)}`;
+  return mismatch.latest
+    ? `${where} ${object} ${amounts}: the money that moved at Stripe is not what was approved and reported sent`
+    : `${where} ${object} ${amounts}, which a later record of it contradicts`;
 }
 
 function idsOf(found: string | null, result: unknown): string[] {

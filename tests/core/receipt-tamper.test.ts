@@ -244,8 +244,10 @@ describe('tampering makes a receipt invalid with a readable problem', () => {
     expect(result.problems).toEqual([
       ...['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED'].map((kind, index) => `entry ${index + 1} (${kind}) has a signature that does not verify: the chain was rebuilt or the entry forged without the signing key`),
       'the receipt head signature does not verify',
+      // The forged amount is not the refund's that landed, which the commit records.
+      "entry 4 (COMMITTED) records refund obj_000001 at 2000 (minor units, currency unknown), not the effect's amount of 4900 (minor units, currency unknown): the money that moved at Stripe is not what was approved and reported sent",
     ]);
-    // Only signatures can tell: without public keys the rebuilt chain is internally consistent.
+    // Only signatures tell it was rebuilt: without public keys the chain is internally consistent.
     expect(verify(forgery)).toMatchObject({ chainIntact: true, signed: null });
   });
 

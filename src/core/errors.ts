@@ -35,6 +35,11 @@ export const ERROR_REGISTRY = {
   method_not_allowed: { status: 405, retryable: false },
   /** The request id was first decided with another payload (I5); the recorded one stands. */
   conflicting_payload: { status: 409, retryable: false },
+  /**
+   * The effect already holds as many decisions not judged yet as one unsettled effect takes (gate/record.ts
+   * MAX_PROPOSALS); nothing was written. Retryable once the effect has settled; a new request id is a new effect.
+   */
+  too_many_proposals: { status: 409, retryable: true },
   payload_too_large: { status: 413, retryable: false },
   unsupported_media_type: { status: 415, retryable: false },
   rate_limited: { status: 429, retryable: true },

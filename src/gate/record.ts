@@ -8,6 +8,7 @@ import { effectIdFor, payloadHash } from '../core/effect-id.js';
 import { factsOfEffect, type Effect, type EffectFacts } from '../core/effects.js';
 import { entryHash, type AnyDraft, type ApprovalSnapshot, type Draft, type Entry, type EntryOf } from '../core/entries.js';
 import { canonicalJson, type JsonObject } from '../core/json.js';
+import { InterlockError } from '../core/errors.js';
 import { parseProposalAndEffect, type Proposal } from '../core/proposal.js';
 import { quote } from '../core/quote.js';
 import { currentOutcome } from '../core/verify.js';
@@ -88,6 +89,34 @@ export async function keepConflictEvidence(journal: Journal, logger: Logger, par
   await journal.append(partition, effectId, [draft]);
 }
 
+/**
+ * How many proposals one effect holds unjudged (recorded since its last refusal, or since it began) before another is
+ * refused with too_many_proposals. A retry is a new proposal whenever its agent, token or decision text differs from the
+ * latest one recorded (an AI agent rewording its decision on every retry, two tools sharing a request id), and while
+ * the effect waits (no worker running, Stripe failing) each one would add a signed PROPOSED to the receipt, and a job
+ * that reads Stripe again. Honest re-decisions while one effect waits are a few (facts that moved, a corrected
+ * decision); ten is the bound the receipt already keeps on other payloads' attempts (CONFLICT_EVIDENCE_MAX), so a
+ * retry loop adds as little to a receipt one way as the other. A judged effect takes a re-decision again.
+ */
+export const MAX_PROPOSALS = 10;
+
+/** The effect's proposals not judged yet: those after its last refusal of its own (evidence of another payload judges nothing). */
+function unjudgedProposals(entries: readonly Entry[]): number {
+  let count = 0;
+  for (const entry of entries) {
+    if (entry.kind === 'PROPOSED') count += 1;
+    else if (entry.kind === 'REFUSED' && !isForeignRefusal(entry)) count = 0;
+  }
+  return count;
+}
+
+function tooManyProposals(effectId: string, held: number): InterlockError {
+  return new InterlockError(
+    'too_many_proposals',
+    `Effect ${effectId} already holds ${held} decisions not judged yet (an unsettled effect takes at most ${MAX_PROPOSALS}), so this one was not recorded: nothing was written. Let the effect settle first (watch GET /v1/effects/${effectId}, or \`interlock effect show ${effectId}\`), then send the request again if it is still needed; a new request id starts a new effect.`,
+  );
+}
+
 const OTHER_PAYLOAD = 'this request id was first decided with another payload; the recorded payload stands';
 const otherSubject = (bound: string, facts: EffectFacts) => `this request id is bound to ${bound}, not ${facts.subject}; the recorded payload stands`;
 
@@ -155,7 +184,8 @@ export function createRecorder(deps: RecorderDeps) {
   const conflict = (partition: string, effectId: string, proposal: Proposal, reason: string, facts: EffectFacts): Promise<Recorded> => refuseConflict(deps, partition, effectId, proposal, reason, facts);
 
   /**
-   * Validates, binds and records a proposal; throws ProposalError for bad input (nothing written). With `refuse`,
+   * Validates, binds and records a proposal; throws ProposalError for bad input, and too_many_proposals for a new
+   * decision on an effect that holds MAX_PROPOSALS unjudged already (nothing written either way). With `refuse`,
    * the proposal is recorded already refused (PROPOSED and REFUSED:lease in one append, so it never stands
    * unjudged): a decision that left its approval (MODEL_DEVIATED) is kept on a receipt a person can act on, and no
    * job or retry can send it. With `firstOnly`, nothing is appended once the effect holds any proposal (answered
@@ -175,13 +205,20 @@ export function createRecorder(deps: RecorderDeps) {
     // PROPOSED may have been written before Redis failed): recovery reads the chain and queues it, or drops the entry.
     if (!outbox) journal.unindex(effectId, token);
     const recorded = await recordBound(proposal, effect, facts, effectId, options);
+    if (recorded.status === 'full') {
+      // Nothing was written for this proposal, and nothing will be queued for it: its outbox entry goes (the proposals
+      // recorded before keep their own).
+      if (outbox) journal.unindex(effectId, token);
+      throw tooManyProposals(effectId, recorded.held);
+    }
     if (!outbox) return recorded;
     if (recorded.status === 'recorded' || (recorded.status === 'exists' && recorded.outcome === null)) return { ...recorded, outbox: token };
     journal.unindex(effectId, token);
     return recorded;
   };
 
-  async function recordBound(proposal: Proposal, effect: Effect, facts: EffectFacts, effectId: string, options: RecordOptions): Promise<Recorded> {
+  /** `full`: the effect holds MAX_PROPOSALS unjudged already (`held` of them), and this one, a new decision, was not written. */
+  async function recordBound(proposal: Proposal, effect: Effect, facts: EffectFacts, effectId: string, options: RecordOptions): Promise<Recorded | { status: 'full'; held: number }> {
     const hash = payloadHash(proposal.effect);
     for (let attempt = 0; attempt < 8; attempt += 1) {
       const [{ state }, entries] = await Promise.all([journal.readState(facts.subject, effectId), journal.entries(facts.subject, effectId)]);
@@ -192,6 +229,9 @@ export function createRecorder(deps: RecorderDeps) {
       if ((latest && latest.kind === 'PROPOSED' && sameProposal(latest, proposal)) || standing === 'final' || (options.firstOnly === true && proposals > 0)) {
         return existing(effectId, facts.subject, proposal, effect, entries);
       }
+      // Read on the chain the append below is placed on: a proposal written meanwhile moves its head, and this is read again.
+      const held = unjudgedProposals(entries);
+      if (held >= MAX_PROPOSALS) return { status: 'full', held };
       const head = entries.at(-1)?.hash ?? state.head;
       const drafts: AnyDraft[] = [proposedDraft(proposal)];
       const { refuse } = options;

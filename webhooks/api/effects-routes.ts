@@ -109,7 +109,7 @@ export function effectsRoutes(context: ApiContext): Route[] {
     ...common,
     403: { description: 'The role may not propose, or the approval asks for four eyes and the proposer approved it (`four_eyes`).', schema: errorAnswer },
     404: { description: 'No such approval (`unknown_approval`): grant it first; nothing was recorded.', schema: errorAnswer },
-    409: { description: 'The request id was first decided with another payload (`conflicting_payload`); the recorded one stands.', schema: errorAnswer },
+    409: { description: 'The request id was first decided with another payload (`conflicting_payload`); the recorded one stands. Or its effect, not settled yet, holds as many decisions not judged yet as it takes (`too_many_proposals`, retryable): nothing was written; send it again once the effect has settled (GET /v1/effects/{id}), or use a new request id for a new effect.', schema: errorAnswer },
     ...bodyErrors,
     503: { description: 'The facts could not be read (`premise_read_failed`; a request recorded before whose answer needs no facts is answered from the journal all the same: 200 for an effect settled for good or being sent, 409 for another payload), Redis is down or did not answer in time (`redis_unavailable`; after a timeout the proposal may or may not be recorded, and one recorded whose queueing failed says so: recorded, perhaps not queued), or Redis is not durable now (`redis_not_durable`: nothing was written; send it again once it is); send the same request again.', schema: errorAnswer },
   };

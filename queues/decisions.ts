@@ -303,12 +303,16 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
       }
       return sweep;
     },
-    /** The case once it is decided (or cannot be), heard on the queue's events; as it stands after `timeoutMs`. */
-    async waitFor(caseId: string, timeoutMs: number): Promise<CaseRecord | null> {
+    /**
+     * The case once it is decided (or cannot be), heard on the queue's events; as it stands after `timeoutMs`. `signal`
+     * ends the wait (waitForJob).
+     */
+    async waitFor(caseId: string, timeoutMs: number, signal?: AbortSignal): Promise<CaseRecord | null> {
       const jobId = caseEffectId(caseId);
       return waitForJob<CaseRecord | null>(events, {
         ours: (id) => id === jobId,
         timeoutMs,
+        ...(signal === undefined ? {} : { signal }),
         // Subscribed first, then the record is read: a decision cannot slip in between.
         settled: async () => {
           const record = await stores.cases.get(caseId);

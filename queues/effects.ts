@@ -150,11 +150,13 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
      * at once when the journal already holds the outcome; null when neither happened within `timeoutMs`. The answer
      * is the latest proposal's: a re-decision (a proposal recorded after a refusal) waited on right after the refusal
      * is not answered by the refused proposal's job, which BullMQ completes only after the refusal is in the journal.
+     * `signal` ends the wait (waitForJob).
      */
-    async waitFor(effectId: string, timeoutMs: number): Promise<EffectAnswer | null> {
+    async waitFor(effectId: string, timeoutMs: number, signal?: AbortSignal): Promise<EffectAnswer | null> {
       return waitForJob<EffectAnswer | null>(events, {
         ours: (jobId) => jobId === effectId || jobId.startsWith(`${effectId}.`),
         timeoutMs,
+        ...(signal === undefined ? {} : { signal }),
         // Subscribed first, then the journal is asked: an outcome cannot slip in between.
         settled: async () => {
           const outcome = await settledOutcome(stores, effectId);

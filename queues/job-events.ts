@@ -49,24 +49,37 @@ export type HeardFinish = Exclude<JobFinish, { kind: 'timeout' }>;
  * Waits for the first job `ours` accepts to complete or fail, or for `timeoutMs`, and answers what `answer` makes
  * of it. `settled` is asked once, after subscribing: a non-null answer there ends the wait at once. `answers`, when
  * given, is asked about each finish `ours` accepted (it may read the store): one it turns down leaves the wait going
- * on, and one it cannot tell about (its read failed) ends it, as without it.
+ * on, and one it cannot tell about (its read failed) ends it, as without it. `signal` (an HTTP client's hang-up): once
+ * it aborts, the wait ends at once, its listeners off the stream and its timer cleared, and rejects with the signal's
+ * reason without asking the store anything more. Only the waiting stops; the job runs on as it would have.
  */
 export async function waitForJob<T>(
   events: JobEvents,
-  options: { ours: (jobId: string) => boolean; timeoutMs: number; settled: () => Promise<T | null>; answer: (finish: JobFinish) => T | Promise<T>; answers?: (finish: HeardFinish) => Promise<boolean> },
+  options: { ours: (jobId: string) => boolean; timeoutMs: number; settled: () => Promise<T | null>; answer: (finish: JobFinish) => T | Promise<T>; answers?: (finish: HeardFinish) => Promise<boolean>; signal?: AbortSignal },
 ): Promise<T> {
+  const gone = options.signal;
+  gone?.throwIfAborted();
   const stream = await events.stream();
   return new Promise<T>((resolve, reject) => {
+    // The caller may have left while the stream was opening: it is not subscribed for.
+    if (gone?.aborted) {
+      reject(gone.reason as Error);
+      return;
+    }
     let done = false;
-    const end = (finish: JobFinish | { kind: 'settled'; value: T }) => {
+    const end = (finish: JobFinish | { kind: 'settled'; value: T } | { kind: 'gone' }) => {
       if (done) return;
       done = true;
       stream.off('completed', onCompleted);
       stream.off('failed', onFailed);
       clearTimeout(timer);
-      if (finish.kind === 'settled') resolve(finish.value);
+      gone?.removeEventListener('abort', onGone);
+      // Nobody is left to hear the answer: the store is not asked for it.
+      if (finish.kind === 'gone') reject(gone?.reason as Error);
+      else if (finish.kind === 'settled') resolve(finish.value);
       else Promise.resolve(options.answer(finish)).then(resolve, reject);
     };
+    const onGone = () => end({ kind: 'gone' });
     const heard = (finish: HeardFinish) => {
       const { answers } = options;
       if (answers === undefined) {
@@ -89,6 +102,7 @@ export async function waitForJob<T>(
     const timer = setTimeout(() => end({ kind: 'timeout' }), options.timeoutMs);
     stream.on('completed', onCompleted);
     stream.on('failed', onFailed);
+    gone?.addEventListener('abort', onGone, { once: true });
     options.settled().then(
       (value) => {
         if (value !== null) end({ kind: 'settled', value });

@@ -7,7 +7,7 @@ import { caseScope, caseSubmissionOf, InterlockError, type CaseRecord, type Case
 import { detailOf, summaryOf } from './effect-view.js';
 import { createDecisionChecks } from './decision-facts.js';
 import { apiError } from './errors.js';
-import { route, signedIn, type Route } from './route.js';
+import { hangUpOf, route, signedIn, type Route } from './route.js';
 import { bodyErrors, caseAnswer, caseBody, caseIdParam, errorAnswer, proposeQuery, redisErrors } from './schemas.js';
 import type { ApiContext } from './context.js';
 
@@ -151,12 +151,16 @@ export async function caseView(stores: Stores, record: CaseRecord) {
 
 export type CaseView = Awaited<ReturnType<typeof caseView>>;
 
-/** Waits for the case to be decided and, once proposed, for its effect to settle, within `ms` in all. */
-export async function waitForCase(context: Pick<ApiContext, 'effects'> & { decisions: NonNullable<ApiContext['decisions']> }, caseId: string, ms: number): Promise<void> {
+/**
+ * Waits for the case to be decided and, once proposed, for its effect to settle, within `ms` in all. Given `gone`
+ * (the HTTP client's hang-up), the wait ends when it aborts, rejecting with its reason; the case goes on.
+ */
+export async function waitForCase(context: Pick<ApiContext, 'effects'> & { decisions: NonNullable<ApiContext['decisions']> }, caseId: string, ms: number, gone?: AbortSignal): Promise<void> {
   const until = Date.now() + ms;
-  const decided = await context.decisions.waitFor(caseId, ms);
+  const decided = await context.decisions.waitFor(caseId, ms, gone);
   const left = until - Date.now();
-  if (decided?.status.state === 'proposed' && decided.status.effectId !== null && left > 0) await context.effects.waitFor(decided.status.effectId, left);
+  const effectId = decided?.status.state === 'proposed' ? decided.status.effectId : null;
+  if (effectId !== null && left > 0) await context.effects.waitFor(effectId, left, gone);
 }
 
 const callerErrors = {
@@ -205,8 +209,9 @@ export function casesRoutes(context: ApiContext): Route[] {
         ...bodyErrors,
         503: { description: 'This process takes no cases (`not_available`), Redis is down (`redis_unavailable`; a case stored whose queueing failed says so: stored, perhaps not queued), or Redis is not durable now (`redis_not_durable`: nothing was written; send it again once it is); submit the same case again.', schema: errorAnswer },
       },
-      async handle({ body, query, caller }) {
+      async handle({ body, query, caller, res }) {
         const who = signedIn(caller);
+        const gone = hangUpOf(res);
         const decisions = decisionsOrUnavailable();
         const given = caseSubmissionOf({ caseId: body.case_id, paymentIntent: body.payment_intent, customer: body.customer, incident: body.incident, story: body.story, approval: body.approval, agent: body.agent ?? who.name });
         // Omitted, the agent is the token's name for a new case only: a re-submission by another token is the same
@@ -229,8 +234,15 @@ export function casesRoutes(context: ApiContext): Route[] {
         if (created.status === 'conflict') {
           throw apiError('conflicting_payload', `Case ${submission.caseId} was first submitted with another payload; the stored case stands and this one was not queued. Use a new case id for another request.`);
         }
-        if (query.wait !== undefined && query.wait > 0) await waitForCase({ effects: context.effects, decisions }, submission.caseId, Math.round(query.wait * 1000));
-        const record = (await stores.cases.get(submission.caseId)) ?? created.record;
+        if (query.wait !== undefined && query.wait > 0) {
+          try {
+            await waitForCase({ effects: context.effects, decisions }, submission.caseId, Math.round(query.wait * 1000), gone);
+          } catch (error) {
+            if (!gone.aborted) throw error;
+          }
+        }
+        // A caller who hung up is answered (into the closed connection) with the case as submitted, read no further.
+        const record = gone.aborted ? created.record : ((await stores.cases.get(submission.caseId)) ?? created.record);
         return { status: created.status === 'created' ? 202 : 200, body: await caseView(stores, record) };
       },
     }),

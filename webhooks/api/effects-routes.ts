@@ -8,7 +8,7 @@ import { createDecisionChecks } from './decision-facts.js';
 import { detailOf, summaryOf } from './effect-view.js';
 import { apiError } from './errors.js';
 import { createEffectListing } from './listing.js';
-import { route, signedIn, type Route } from './route.js';
+import { hangUpOf, route, signedIn, type Route } from './route.js';
 import { bodyErrors, creditBody, effectDetail, effectIdParam, effectList, errorAnswer, listQuery, proposalAnswer, proposeQuery, receiptAnswer, redisErrors, refundBody } from './schemas.js';
 import type { ApiContext } from './context.js';
 import type { Caller } from './tokens.js';
@@ -60,7 +60,7 @@ export function effectsRoutes(context: ApiContext): Route[] {
     return effects.propose(proposalOn(facts));
   }
 
-  async function propose(effect: Effect, body: Proposed, caller: Caller, wait: number | undefined) {
+  async function propose(effect: Effect, body: Proposed, caller: Caller, wait: number | undefined, gone: AbortSignal) {
     const agent = body.agent ?? caller.name;
     await checkFourEyes(body.approval, agent, caller);
     const effectId = effectIdFor({ requestId: body.request_id, effect });
@@ -92,10 +92,17 @@ export function effectsRoutes(context: ApiContext): Route[] {
     let entries = await stores.journal.entries(recorded.subject, recorded.effectId);
     let summary = summaryOf(recorded.effectId, recorded.subject, entries, stores.config.creditCurrency);
     if (wait !== undefined && wait > 0 && !summary.settled) {
-      // Heard through BullMQ's queue events, not by polling the journal.
-      await effects.waitFor(recorded.effectId, Math.round(wait * 1000));
-      entries = await stores.journal.entries(recorded.subject, recorded.effectId);
-      summary = summaryOf(recorded.effectId, recorded.subject, entries, stores.config.creditCurrency);
+      // Heard through BullMQ's queue events, not by polling the journal. A caller who hung up stops the wait (not the
+      // effect), and the journal is not read again for an answer nobody receives.
+      try {
+        await effects.waitFor(recorded.effectId, Math.round(wait * 1000), gone);
+      } catch (error) {
+        if (!gone.aborted) throw error;
+      }
+      if (!gone.aborted) {
+        entries = await stores.journal.entries(recorded.subject, recorded.effectId);
+        summary = summaryOf(recorded.effectId, recorded.subject, entries, stores.config.creditCurrency);
+      }
     }
     return {
       status: recorded.status === 'recorded' ? 202 : 200,
@@ -131,9 +138,9 @@ export function effectsRoutes(context: ApiContext): Route[] {
       query: proposeQuery,
       body: refundBody,
       responses: proposeResponses,
-      async handle({ body, query, caller }) {
+      async handle({ body, query, caller, res }) {
         const effect: Effect = { kind: 'refund', paymentIntent: body.payment_intent, amount: body.amount, ...(body.reason ? { reason: body.reason } : {}) };
-        return propose(effect, body, signedIn(caller), query.wait);
+        return propose(effect, body, signedIn(caller), query.wait, hangUpOf(res));
       },
     }),
     route({
@@ -145,9 +152,9 @@ export function effectsRoutes(context: ApiContext): Route[] {
       query: proposeQuery,
       body: creditBody,
       responses: proposeResponses,
-      async handle({ body, query, caller }) {
+      async handle({ body, query, caller, res }) {
         const effect: Effect = { kind: 'credit', customer: body.customer, amount: body.amount, incident: body.incident, ...(body.description !== undefined ? { description: body.description } : {}) };
-        return propose(effect, body, signedIn(caller), query.wait);
+        return propose(effect, body, signedIn(caller), query.wait, hangUpOf(res));
       },
     }),
     route({

@@ -82,6 +82,20 @@ function part(schema: z.ZodType | undefined, value: unknown, place: 'path' | 'qu
   return undefined;
 }
 
+/**
+ * Aborts when the client hangs up before its answer is sent (the response closes unfinished): a long poll (`?wait`)
+ * then stops waiting, rather than holding its listeners and timer for the rest of its wait with nobody to answer.
+ */
+export function hangUpOf(res: Response): AbortSignal {
+  const left = new AbortController();
+  // Closed already (the client left while the request was read or authenticated): its 'close' has been and gone.
+  if (res.destroyed) left.abort();
+  res.once('close', () => {
+    if (!res.writableFinished) left.abort();
+  });
+  return left.signal;
+}
+
 /** The caller of a route that has a permission (the app authenticates every such route). */
 export function signedIn(caller: Caller | null): Caller {
   if (caller === null) throw new Error('a route with a permission ran without a caller');

@@ -37,7 +37,7 @@ export type MemoryTargetOptions = {
   name?: string;
   dedupWindowMs?: number;
   sendTimeoutMs?: number;
-  /** Local clock for landings and key expiry; tests may move it. */
+  /** Local clock that dates landings; tests may move it. Keys do not expire with it: a test forgets them (forgetKeys). */
   now?: () => number;
   /** Target.movedBySends: premise names a test's world moves when a refund lands (the world never moves by itself). */
   movedBySends?: readonly string[];

@@ -84,9 +84,11 @@ export function addApprovalCommands(program: Command): void {
     .argument('<cents>', 'the cap, in the smallest unit of the subject\'s currency (2000 is $20.00 in usd, ¥2000 in jpy); 0 means nothing may move on this subject', wholeNumber('cents', 'cents', { min: 0 }))
     .action(async (capped: string, cents: number) => {
       await withStores(async ({ approvals }) => {
-        await approvals.setSubjectCap(capped, cents);
-        whenOutputLost(`The shared cap on ${capped} is set to ${cents} in the smallest unit of its currency: \`interlock approvals describe\` shows it as subjectCentsLeft for an approval on ${capped}.`, true);
-        printJson({ subject: capped, limitCents: cents }, { compact: true });
+        // The cap in force, which is another operator's when theirs was set on the subject right after this one.
+        const { limitCents } = await approvals.setSubjectCap(capped, cents);
+        const replaced = limitCents === cents ? '' : ` (not ${cents}: another cap was set on it right after this one)`;
+        whenOutputLost(`The shared cap on ${capped} is set to ${limitCents}${replaced} in the smallest unit of its currency: \`interlock approvals describe\` shows it as subjectCentsLeft for an approval on ${capped}.`, true);
+        printJson({ subject: capped, limitCents }, { compact: true });
       }, { signs: false });
     });
 }

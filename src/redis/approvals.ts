@@ -71,10 +71,14 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys; min
    * comes back higher). A grant does not (see grant).
    */
   async function replicated(partition: string, proof: WriteProof, unheld: (acknowledged: number) => string): Promise<void> {
-    if (minReplicas <= 0) return;
-    const acknowledged = await acknowledgedOnce(redis, { mark: keys.replicaMarkOf(partition), proof, replicas: minReplicas, timeoutMs: replicaWaitMs });
+    const acknowledged = await replicasHolding(partition, proof);
     if (acknowledged >= minReplicas) return;
     throw new InterlockError('redis_not_durable', unheld(acknowledged));
+  }
+  /** Replicas of the master that took `proof`'s write that hold it (0 when that master does not); none asked when none are required. */
+  async function replicasHolding(partition: string, proof: WriteProof): Promise<number> {
+    if (minReplicas <= 0) return 0;
+    return acknowledgedOnce(redis, { mark: keys.replicaMarkOf(partition), proof, replicas: minReplicas, timeoutMs: replicaWaitMs });
   }
   const behind = (acknowledged: number) => `only ${acknowledged} of the ${minReplicas} Redis replicas required (INTERLOCK_REDIS_MIN_REPLICAS) acknowledged it within ${replicaWaitMs} ms`;
 
@@ -185,6 +189,7 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys; min
     /**
      * Sets the cap every agent shares on one subject, e.g. "at most 3000 cents refunded on payment:pi_1". It
      * counts everything the gate has moved or has in flight there, whenever the cap was set; 0 stops all money.
+     * Answers the cap in force, which is another one when a cap set at the same moment replaced this one.
      */
     async setSubjectCap(subject: string, limitCents: number): Promise<{ limitCents: number; movedCents: number }> {
       if (!Number.isSafeInteger(limitCents) || limitCents < 0) throw new ApprovalError('invalid_approval', `A cap must be a whole, non-negative number of cents, not ${String(limitCents)}.`);
@@ -194,12 +199,27 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys; min
       }
       // SUBJECT is narrower than the Redis key rule, so the partition key is always valid here.
       const partition = assertPartition(subject);
-      const reply = await run<{ status: 'OK'; movedCents: string; limit: string }>('set-cap-1', [keys.subject(partition)], [limitCents, `subject:${subject}`]);
+      const key = keys.subject(partition);
+      const reply = await run<{ status: 'OK'; movedCents: string; limit: string; capSets: string }>('set-cap-1', [key], [limitCents, `subject:${subject}`]);
       // Every cap waits, a raised one too: whether it is lower than the one it replaced is not known here, and a raise
       // answered 503 is only set again.
-      await replicated(partition, { key: keys.subject(partition), field: 'limit', value: reply.limit }, (acknowledged) =>
-        `The cap of ${reply.limit} on ${subject} is set on its Redis master, but ${behind(acknowledged)}, so a failover could still lose it and bring back the cap it replaced (or none). Set it again once the replicas catch up: setting the same cap again is idempotent, and answers once they hold it.`,
-      );
+      const held = await replicasHolding(partition, { key, field: 'capSets', value: reply.capSets });
+      if (held < minReplicas) {
+        // Not held in time: the replicas are behind, or the master no longer holds this cap's count, because another
+        // cap was set since (another operator's, at the same moment) or because this one was lost (a failover to a
+        // replica that had not taken it). A higher count on the master tells a cap set after this one: a replica that
+        // missed this one holds a lower count, which rises past it only with caps set after the failover. That cap is
+        // the one in force, so once the replicas hold it the answer is that cap, not 503: told to set this one again,
+        // the caller would undo it.
+        const [limit, moved, sets] = await redis.hmget(key, 'limit', 'movedCents', 'capSets');
+        if (typeof limit !== 'string' || typeof sets !== 'string' || Number(sets) <= Number(reply.capSets)) {
+          throw new InterlockError('redis_not_durable', `The cap of ${reply.limit} on ${subject} is set on its Redis master, but ${behind(held)}, so a failover could still lose it and bring back the cap it replaced (or none). Set it again once the replicas catch up: setting the same cap again is idempotent, and answers once they hold it.`);
+        }
+        await replicated(partition, { key, field: 'capSets', value: sets }, (acknowledged) =>
+          `The cap of ${reply.limit} on ${subject} was replaced on its Redis master by a cap of ${limit} set since, but ${behind(acknowledged)}, so a failover could still lose it and bring back an earlier cap (or none). Setting ${reply.limit} again would undo the cap of ${limit}: once the replicas catch up, set again whichever of the two should stand.`,
+        );
+        return { limitCents: Number(limit), movedCents: Number(moved ?? 0) };
+      }
       return { limitCents: Number(reply.limit), movedCents: Number(reply.movedCents) };
     },
   };

@@ -1,0 +1,88 @@
+// Rule: with INTERLOCK_REDIS_MIN_REPLICAS set, a cap replaced on its master by another cap set at the same moment (two
+// operators capping one subject) is never answered "is set on its Redis master ... Set it again": setting it again
+// would undo the other operator's cap. Once the replicas hold the later cap it answers that cap (the one in force);
+// while they do not, its 503 names the later cap and does not ask for this one again.
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InterlockError } from '../../src/core/errors.js';
+import { createRedisApprovals } from '../../src/redis/approvals.js';
+import { createKeys } from '../../src/redis/keys.js';
+import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
+
+const DURABLE = ['--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction', '--save', '', '--repl-diskless-sync-delay', '0'];
+
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  const giveUp = Date.now() + 15_000;
+  while (!(await check())) {
+    if (Date.now() > giveUp) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const said = (answer: unknown) => (answer instanceof InterlockError ? `${answer.code}: ${answer.message}` : JSON.stringify(answer));
+
+describe('two caps set on one subject at once under INTERLOCK_REDIS_MIN_REPLICAS', () => {
+  let primary: PrivateRedis;
+  let replica: PrivateRedis;
+  let onPrimary: Redis;
+  let onReplica: Redis;
+  beforeAll(async () => {
+    primary = await startPrivateRedis(DURABLE);
+    replica = await startPrivateRedis([...DURABLE, '--replicaof', '127.0.0.1', String(primary.port)]);
+    onPrimary = new Redis(primary.url);
+    onReplica = new Redis(replica.url);
+    await until(async () => /slave0:.*state=online/.test(await onPrimary.info('replication')), 'the replica to be online');
+  }, 60_000);
+  afterAll(async () => {
+    replica.process.kill('SIGCONT');
+    onPrimary.disconnect();
+    onReplica.disconnect();
+    await replica.stop();
+    await primary.stop();
+  });
+
+  /** Sets 100 then 5000 on one subject at once: both scripts run on the master before either asks its replicas. */
+  async function capBoth(replicaWaitMs: number) {
+    const redis = new Redis(primary.url);
+    const keys = createKeys(`cc${randomBytes(5).toString('hex')}`);
+    const approvals = createRedisApprovals({ redis, keys, minReplicas: 1, replicaWaitMs });
+    try {
+      // The script loaded first, so the two calls' scripts go out together (no NOSCRIPT round between them); with the
+      // replica stopped this one is answered 503, and only its loading matters.
+      await approvals.setSubjectCap('payment:pi_ccwarm', 1).catch(() => undefined);
+      const subject = 'payment:pi_cctwo';
+      const [low, high] = await Promise.all([approvals.setSubjectCap(subject, 100).catch((error: unknown) => error), approvals.setSubjectCap(subject, 5_000).catch((error: unknown) => error)]);
+      return { low, high, key: keys.subject(subject) };
+    } finally {
+      redis.disconnect();
+    }
+  }
+
+  it('answers the cap replaced by a later one with the later cap, once the replica holds it', async () => {
+    const { low, high, key } = await capBoth(5_000);
+    // Both answered only once the replica acknowledged the cap of 5000, so it holds it now.
+    expect({ low: said(low), high: said(high), onMaster: await onPrimary.hget(key, 'limit'), onReplica: await onReplica.hget(key, 'limit') }).toEqual({
+      low: JSON.stringify({ limitCents: 5_000, movedCents: 0 }),
+      high: JSON.stringify({ limitCents: 5_000, movedCents: 0 }),
+      onMaster: '5000',
+      onReplica: '5000',
+    });
+  });
+
+  it('does not ask for the replaced cap again while the replica holds neither (redis_not_durable naming the later cap)', async () => {
+    // The replica stops answering (a stalled host): it takes nothing more and acknowledges nothing.
+    replica.process.kill('SIGSTOP');
+    let answers: Awaited<ReturnType<typeof capBoth>>;
+    try {
+      answers = await capBoth(300);
+    } finally {
+      replica.process.kill('SIGCONT');
+    }
+    const { low, high } = answers;
+    expect(low).toMatchObject({ code: 'redis_not_durable', status: 503, retryable: true });
+    expect(said(low)).toMatch(/cap of 100 on payment:pi_cctwo was replaced on its Redis master by a cap of 5000 set since.*Setting 100 again would undo the cap of 5000/);
+    expect(said(low)).not.toMatch(/Set it again/);
+    expect(high).toMatchObject({ code: 'redis_not_durable', message: expect.stringMatching(/cap of 5000 on payment:pi_cctwo is set on its Redis master.*Set it again/) });
+  });
+});

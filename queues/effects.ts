@@ -9,7 +9,7 @@ import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
 import { queueRecorded } from './recorded.js';
 export { wasRecorded } from './recorded.js';
-import { closeConnection, createProposalRecall, createProposalRecorder, currencyOfEffectOrCredit, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, isRedisOutage, isRefusal, isRetryable, latestProposal, limitedErrorLog, moneyText, proposalJudged, settledOutcome, slowDownOf, type GateResult, type OnlyEntry, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { closeConnection, createProposalRecall, createProposalRecorder, currencyOfEffectOrCredit, currentOutcome, describeEffect, effectIdFor, errorCode, explainOutcome, errorMessage, InterlockError, isRedisOutage, isRefusal, isRetryable, latestProposal, limitedErrorLog, moneyText, parseProposal, proposalJudged, settledOutcome, slowDownOf, withinRedisTimeout, type GateResult, type OnlyEntry, type Proposal, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 /**
  * `transient`: the job's failures before its effect was judged (see afterTransientFailure); absent on a fresh job.
@@ -90,6 +90,56 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
     return existed ? 'existed' : 'added';
   }
 
+  /** The effect's latest recorded proposal and how many it holds, while it stands unjudged; null once judged, or when none is recorded. */
+  async function unjudgedLatest(effectId: string): Promise<{ proposals: number; proposal: Proposal } | null> {
+    const partition = await stores.journal.partitionOf(effectId);
+    if (partition === null) return null;
+    const entries = await stores.journal.entries(partition, effectId);
+    const proposals = entries.filter((entry) => entry.kind === 'PROPOSED').length;
+    if (proposals === 0 || currentOutcome(entries) !== null) return null;
+    const proposal = await latestProposal(stores, effectId);
+    return proposal === null ? null : { proposals, proposal };
+  }
+
+  /**
+   * A new decision refused with too_many_proposals (record.ts MAX_PROPOSALS) waits for the effect to be judged, which
+   * only its latest proposal's job can do. When that job failed for good (Stripe's reads failing past the transient
+   * window raised a not_judged alert, and recovery's requeue leaves such a job alone), nothing would judge the effect,
+   * and every re-decision after it would be refused for ever. So the refusal makes sure the latest proposal has a live
+   * job, as the same request sent again does: a job that failed for good is replaced, a missing one added, a live one
+   * left as it is. Once that job judges the effect, a refusal lets re-decisions in again and any other outcome answers
+   * them as the effect stands. Nothing is written to the chain, so the cap's count (read on the chain its append would
+   * be placed on) is untouched. The answer is the refusal, saying so when the latest decision was queued again: the
+   * caller waits for the effect and sends its decision again. Bounded like queuing (the queue's connection waits out
+   * outages); a failure to queue leaves the refusal as it was, and the next refused decision tries again.
+   */
+  async function afterTooMany(refused: InterlockError, input: unknown): Promise<InterlockError> {
+    // The input was parsed, and its effect id derived, by the recorder that refused it already.
+    const { requestId, effect } = parseProposal(input);
+    const effectId = effectIdFor({ requestId, effect });
+    // The job carries no outbox token (the refused decision's entry went with its refusal): should it go before judging
+    // the effect, the next decision refused here, or the latest sent again, queues it again.
+    const queueLatest = async (): Promise<Awaited<ReturnType<typeof queueJob>> | null> => {
+      const unjudged = await unjudgedLatest(effectId);
+      return unjudged === null ? null : queueJob(effectId, unjudged.proposals, unjudged.proposal, null, true);
+    };
+    const ms = stores.config.redisCommandTimeoutMs;
+    let queued: Awaited<ReturnType<typeof queueLatest>>;
+    try {
+      queued = await withinRedisTimeout(queueLatest(), ms, `Redis did not answer within ${ms} ms`);
+    } catch (error) {
+      stores.logger.warn({ err: error, effectId }, 'a decision was refused as too many, and the effect\'s latest decision could not be checked for a live job');
+      return refused;
+    }
+    if (queued !== 'added' && queued !== 'revived') return refused;
+    stores.logger.warn({ effectId, queued }, 'a decision was refused as too many while the latest decision had no live job (it had failed for good, or was gone); queued it again');
+    return new InterlockError(
+      'too_many_proposals',
+      `${refused.message} Its latest decision had no job left to judge it (that job had failed for good, or was gone), so it was queued again now: once the effect is judged, send this decision again.`,
+      { cause: refused },
+    );
+  }
+
   return {
     queue,
     /**
@@ -98,7 +148,9 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
      * record it only when the effect holds no proposal yet (a case's decision; see the recorder).
      */
     async propose(proposal: unknown, how: { firstOnly?: boolean } = {}): Promise<Recorded & { queued: boolean }> {
-      const { outbox, ...recorded } = await record(proposal, { ...how, outbox: true });
+      const { outbox, ...recorded } = await record(proposal, { ...how, outbox: true }).catch(async (error: unknown) => {
+        throw error instanceof InterlockError && error.code === 'too_many_proposals' ? await afterTooMany(error, proposal) : error;
+      });
       if (recorded.status === 'conflict' || (recorded.status === 'exists' && recorded.outcome !== null && !recorded.open)) return { ...recorded, queued: false };
       // Recorded: a failure to queue it is never answered as "nothing was recorded" (queues/recorded.ts). The binding's
       // outbox entry stays until the effect is judged (the job carries its token, and its worker drops it), so recovery
@@ -123,16 +175,11 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
      * effect's outbox entries while this answers true, and drops them when it answers false.
      */
     async requeue(effectId: string): Promise<boolean> {
-      const partition = await stores.journal.partitionOf(effectId);
-      if (partition === null) return false;
-      const entries = await stores.journal.entries(partition, effectId);
-      const proposals = entries.filter((entry) => entry.kind === 'PROPOSED').length;
-      if (proposals === 0 || currentOutcome(entries) !== null) return false;
-      const proposal = await latestProposal(stores, effectId);
-      if (proposal === null) return false;
+      const unjudged = await unjudgedLatest(effectId);
+      if (unjudged === null) return false;
       // A job that exists (waiting behind a backlog, say) is left as it is; so is one that failed for good: its
       // not_judged alert asks a person to fix the cause and send the request again, and a sweep must not retry it.
-      const queued = await queueJob(effectId, proposals, proposal, null, false);
+      const queued = await queueJob(effectId, unjudged.proposals, unjudged.proposal, null, false);
       if (queued === 'failed') return false;
       if (queued === 'added') stores.logger.warn({ effectId }, 'a recorded proposal had no job (its producer stopped before queuing it, or the job was removed); queued now');
       return true;

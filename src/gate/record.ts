@@ -110,10 +110,15 @@ function unjudgedProposals(entries: readonly Entry[]): number {
   return count;
 }
 
+/**
+ * The refusal says what settles the effect, including when nothing will on its own: its latest decision's job failed
+ * for good (not_judged), and only that decision sent again exactly (answered from the journal, `exists`) queues it
+ * again. The effects producer does that for the refused decision too (queues/effects.ts propose), and says so.
+ */
 function tooManyProposals(effectId: string, held: number): InterlockError {
   return new InterlockError(
     'too_many_proposals',
-    `Effect ${effectId} already holds ${held} decisions not judged yet (an unsettled effect takes at most ${MAX_PROPOSALS}), so this one was not recorded: nothing was written. Let the effect settle first (watch GET /v1/effects/${effectId}, or \`interlock effect show ${effectId}\`), then send the request again if it is still needed; a new request id starts a new effect.`,
+    `Effect ${effectId} already holds ${held} decisions not judged yet (an unsettled effect takes at most ${MAX_PROPOSALS}), so this one was not recorded: nothing was written. Let the effect settle first (watch GET /v1/effects/${effectId}, or \`interlock effect show ${effectId}\`), then send the request again if it is still needed; a new request id starts a new effect. If it stays unsettled, its latest decision's job failed for good (its not_judged alert, GET /v1/alerts or \`interlock alerts\`, says why): fix that cause, then send the latest decision again exactly as recorded (the same request id, agent and decision text), which queues it again.`,
   );
 }
 

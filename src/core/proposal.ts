@@ -118,17 +118,26 @@ export function quickFields(input: unknown, options: ParseOptions = {}): Fields 
   return input as Fields;
 }
 
+/** The fields a proposal has, and a decision's: read wherever the object holds them (ownFields). */
+const PROPOSAL_FIELDS = ['requestId', 'agent', 'approval', 'premises', 'effect', 'request', 'decision'] as const;
+const DECISION_FIELDS = ['model', 'text'] as const;
+
 /**
- * The object's own enumerable fields, each read exactly once, in a plain object. A caller's getter or proxy may
- * answer differently on each read: a request id read once as 'case-café' (NFC, checked) and then as its NFD spelling
- * would be recorded and keyed unchecked, a second effect for one request. Everything after this reads the copy only.
- * A field that throws when read is refused by name.
+ * The object's fields, each read exactly once, in a plain object: the `known` ones wherever the object holds them (an
+ * own field, a getter of its class, an inherited or non-enumerable one, as a plain read finds them: a request id
+ * dropped for not being an own field would key the effect by its payload instead, and the same request sent again
+ * as plain data would be a second effect), then its other own enumerable fields, for the schema to refuse by name. A
+ * caller's getter or proxy may answer differently on each read: a request id read once as 'case-café' (NFC, checked)
+ * and then as its NFD spelling would be recorded and keyed unchecked, a second effect for one request. Everything
+ * after this reads the copy only. A field that throws when read is refused by name.
  */
-function ownFields(value: Record<string, unknown>, path: string): Record<string, unknown> {
+function ownFields(value: Record<string, unknown>, path: string, known: readonly string[]): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
   let key = '';
   try {
+    for (key of known) if (key in value) copy[key] = value[key];
     for (key of Object.keys(value)) {
+      if (known.includes(key)) continue;
       const item = value[key];
       // Assigning "__proto__" (JSON.parse makes it an own field) would set the copy's prototype and the field would
       // vanish; defined as data, it reaches the schema, which refuses it by name.
@@ -148,8 +157,8 @@ function ownFields(value: Record<string, unknown>, path: string): Record<string,
  */
 function snapshotOf(input: unknown): unknown {
   if (!isRecord(input)) return input;
-  const fields = ownFields(input, '');
-  if (isRecord(fields.decision)) fields.decision = ownFields(fields.decision, 'decision');
+  const fields = ownFields(input, '', PROPOSAL_FIELDS);
+  if (isRecord(fields.decision)) fields.decision = ownFields(fields.decision, 'decision', DECISION_FIELDS);
   return fields;
 }
 

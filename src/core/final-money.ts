@@ -440,9 +440,11 @@ export type LandedAmountMismatch = { object: string; objectType: 'refund' | 'cus
  */
 export function landedAmountMismatches(entries: readonly Entry[], own: readonly string[], cents: number | null): LandedAmountMismatch[] {
   if (cents === null || own.length === 0) return [];
+  // A set: an ambiguous credit's own objects may be every balance credit its facts name, one per entry.
+  const owned = new Set(own);
   const recorded = new Map<string, { objectType: LandedAmountMismatch['objectType']; amounts: { cents: number; entry: number }[] }>();
   const record = (object: string, objectType: LandedAmountMismatch['objectType'], amount: number, entry: number) => {
-    if (!own.includes(object)) return;
+    if (!owned.has(object)) return;
     const known = recorded.get(object) ?? { objectType, amounts: [] };
     // A balance credit is negative at Stripe and the effect's amount is what it gives: compared as the effect counts it.
     known.amounts.push({ cents: objectType === 'refund' ? amount : -amount, entry });

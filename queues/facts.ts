@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { Job, Queue, UnrecoverableError, Worker } from 'bullmq';
+import { DelayedError, Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import { activeJobs, afterOutages, orphansOf } from './after-outages.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
@@ -152,9 +152,32 @@ export type FactsQueue = ReturnType<typeof createFactsQueue>;
  * The durability monitor of the process the facts are recorded in (its sender's, or its own: src/main.ts). Nothing is
  * recorded while Redis is not durable, nor, once it lost its data (the deployment marker gone or changed), until the
  * process is restarted: what it lost would read as never recorded, and the process sends and records nothing more
- * (README "Redis"). The refusal is retryable: a facts job refused so is retried, a reconciliation pass fails.
+ * (README "Redis"). A facts job refused so waits for it, delayed, using up none of its attempts (startFactsWorker,
+ * waitForDurable); a reconciliation pass fails, and the next one starts where it did.
  */
 export type FactsDurability = { assertDurable(): void; rechecked(withinMs: number): Promise<void> };
+
+/**
+ * Whether `error` is a refusal to record because Redis is not durable, or lost its data (`redis_not_durable`: the
+ * monitor's, or a binding script's that found the deployment marker gone). It says nothing of the event, only of Redis.
+ */
+function refusedForDurability(error: unknown): boolean {
+  return errorCode(error) === 'redis_not_durable';
+}
+
+/**
+ * Waiting out a durability refusal, in ms: the wait doubles from `firstDelayMs` up to `maxDelayMs` (by default
+ * INTERLOCK_RETRY_MAX_DELAY_MS, as an effect not judged yet waits), with no end: a refused job is never failed for it.
+ */
+export type DurabilityWait = { firstDelayMs: number; maxDelayMs: number };
+
+/** How long a job refused `refusals` times in a row (1 the first) waits before it is tried again, in ms. Pure. */
+export function durabilityDelay(refusals: number, wait: DurabilityWait): number {
+  return Math.min(wait.maxDelayMs, wait.firstDelayMs * 2 ** Math.min(Math.max(refusals, 1) - 1, 40));
+}
+
+/** What a facts job failed for good whose effects could not be watched is logged with. */
+const UNWATCHED = "facts job failed for good, and its effects could not be put on the reconciler's watch list: run `interlock reconcile` once Redis answers, or resend the event from Stripe";
 
 export type FactsWorkerOptions = {
   concurrency?: number;
@@ -166,14 +189,25 @@ export type FactsWorkerOptions = {
   onApplied?: (event: StripeEvent, applied: Applied[]) => void;
   /** Asked before anything is recorded (FactsDurability). */
   durability?: FactsDurability;
+  /** How a job refused for durability waits (DurabilityWait). Default: from 1 s up to INTERLOCK_RETRY_MAX_DELAY_MS. */
+  durabilityWait?: Partial<DurabilityWait>;
 };
 
 export function startFactsWorker(stores: Stores, facts: FactsApplier, options: FactsWorkerOptions = {}) {
   const connection = stores.queueConnection();
   // The jobs this worker's processor is running, by id (see adoptOrphans).
   const running = new Set<string>();
+  const wait: DurabilityWait = { firstDelayMs: options.durabilityWait?.firstDelayMs ?? 1_000, maxDelayMs: options.durabilityWait?.maxDelayMs ?? stores.config.retryMaxDelayMs };
+  /**
+   * The refusals in a row of each job this worker delayed for durability, by job id (waitForDurable). Kept here, not in
+   * the job: its data is the Stripe event as delivered, and the refusal is this process's own reading of Redis (a
+   * restart, which a loss calls for, starts afresh). A job's count goes when a run of it here is not refused; all go
+   * once a check passes, the outage being over (a job delayed here and run by another process leaves none behind).
+   */
+  const refused = new Map<string, number>();
   const apply = async (event: StripeEvent, again: boolean): Promise<Applied[]> => {
     options.durability?.assertDurable();
+    refused.clear();
     const applied = await facts.applyEvent(event, { again });
     options.onApplied?.(event, applied);
     if (applied.length > 0) stores.logger.info({ event: event.id, type: event.type, effects: applied.map((item) => item.effectId), appended: applied.reduce((sum, item) => sum + item.appended, 0) }, 'facts appended');
@@ -181,18 +215,24 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
   };
   const worker = new Worker<StripeEvent, Applied[]>(
     stores.queues.facts,
-    async (job: Job<StripeEvent, Applied[]>) => {
-      running.add(job.id ?? '');
+    async (job: Job<StripeEvent, Applied[]>, token?: string) => {
+      const id = job.id ?? '';
+      running.add(id);
       try {
         // A job started before (its run failed, or its worker stopped mid-run) may have recorded its facts without
         // their alerts: the applier raises them for facts it finds recorded already.
-        return await apply(job.data, job.attemptsStarted > 1 || job.attemptsMade > 0);
+        const applied = await apply(job.data, job.attemptsStarted > 1 || job.attemptsMade > 0);
+        refused.delete(id);
+        return applied;
       } catch (error) {
+        if (refusedForDurability(error)) return await waitForDurable(job, token, error);
+        refused.delete(id);
         // Stripe's definite no to a re-read (a 4xx) or a bad key does not change on a retry: the reconciler re-reads later.
-        if (error instanceof InterlockError && !error.retryable) throw new UnrecoverableError(`${errorCode(error)}: ${error.message}`);
-        throw error;
+        const failure = error instanceof InterlockError && !error.retryable ? new UnrecoverableError(`${errorCode(error)}: ${error.message}`) : error instanceof Error ? error : new Error(errorMessage(error));
+        if (failure instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) await beforeFailingForGood(job, token, failure);
+        throw failure;
       } finally {
-        running.delete(job.id ?? '');
+        running.delete(id);
       }
     },
     { connection, ...stores.bullmq, concurrency: options.concurrency ?? 8, lockDuration: options.lockMs ?? 30_000, stalledInterval: options.lockMs ?? 30_000 },
@@ -227,15 +267,73 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
     await watchAgain(stores, effectIds);
     stores.logger.error({ event: event.id, type: event.type, effects: effectIds, error: error.message }, "facts job failed for good; the effects its event concerns are on the reconciler's watch list, and its next passes re-read them from Stripe");
   }
+  /**
+   * Refused to record because Redis is not durable, or lost its data: nothing is wrong with the event, so the job
+   * waits (delayed, using up no attempt: BullMQ's 10 would all go within minutes of such a Redis, and the event, answered
+   * 200 and never sent again, with them) and is tried again, the wait doubling up to DurabilityWait's longest, for as long
+   * as the refusal lasts: after a loss, until the process is restarted, whose worker then applies it. Where the job
+   * cannot be moved (Redis went away, its lock lapsed), the refusal goes to BullMQ as any failure does: its attempts,
+   * or the lock lapsing, bring the job back. `failure`, when given, is the run's own failure for good, whose watch was
+   * refused (beforeFailingForGood): it is what BullMQ gets then. Said once per job per outage, as the effects worker says
+   * an effect's: the first refusal at warn, with why and when the job is tried again; each after it at debug.
+   */
+  async function waitForDurable(job: Job<StripeEvent, Applied[]>, token: string | undefined, refusal: unknown, failure?: Error): Promise<never> {
+    const id = job.id ?? '';
+    const refusals = (refused.get(id) ?? 0) + 1;
+    const retryAt = Date.now() + durabilityDelay(refusals, wait);
+    try {
+      if (token === undefined) throw new Error('the job was handed over without a lock token');
+      await job.moveToDelayed(retryAt, token);
+    } catch {
+      refused.delete(id);
+      throw failure ?? refusal;
+    }
+    refused.set(id, refusals);
+    const noted = { event: job.id, type: job.name, code: errorCode(refusal), error: errorMessage(refusal), ...(failure === undefined ? {} : { failure: failure.message }), refusals, retryAt };
+    if (refusals === 1) stores.logger.warn(noted, 'facts job refused: Redis is not durable now, or lost its data, so nothing is recorded; the job waits, using up none of its attempts, and is tried again until Redis is durable (after a loss, once this process is restarted); further tries are logged at debug');
+    else stores.logger.debug(noted, 'facts job refused again: Redis is still not durable; tried again later');
+    throw new DelayedError();
+  }
+
+  /**
+   * The failures whose job's effects were put on the watch list (or could not be) before the job was failed for good:
+   * the `failed` listener leaves them alone. By the error object, which BullMQ hands the listener as it was thrown.
+   */
+  const handedOver = new WeakSet<Error>();
+
+  /**
+   * A run about to fail its job for good puts the effects its event concerns on the watch list first (watchInstead), so
+   * a job never ends failed with neither its facts nor a watch recorded. Refused for durability, the job waits for it
+   * instead (waitForDurable), attempts untouched: once Redis is durable, its run applies the event, or fails it for good
+   * again and watches then.
+   */
+  async function beforeFailingForGood(job: Job<StripeEvent, Applied[]>, token: string | undefined, failure: Error): Promise<void> {
+    try {
+      await watchInstead(job.data, failure);
+    } catch (cause) {
+      if (refusedForDurability(cause)) await waitForDurable(job, token, cause, failure);
+      stores.logger.error({ err: cause, event: job.id, type: job.name, error: failure.message }, UNWATCHED);
+    }
+    handedOver.add(failure);
+  }
+
   const watching = new Set<Promise<void>>();
   worker.on('failed', (job, error) => {
+    if (handedOver.has(error)) return;
     const final = error instanceof UnrecoverableError || (job !== undefined && job.attemptsMade >= (job.opts.attempts ?? 1));
     if (!final || job === undefined) {
       stores.logger.warn({ event: job?.id, type: job?.name, error: error.message }, 'facts job failed; it is retried');
       return;
     }
+    // Failed for good without its run's say (it stalled too often, or its refusal could not be delayed): watched now,
+    // or, refused for durability, run again, where its run waits for Redis to be durable.
     const handed = watchInstead(job.data, error)
-      .catch((cause: unknown) => stores.logger.error({ err: cause, event: job.id, type: job.name, error: error.message }, "facts job failed for good, and its effects could not be put on the reconciler's watch list: run `interlock reconcile` once Redis answers, or resend the event from Stripe"))
+      .catch(async (cause: unknown) => {
+        if (!refusedForDurability(cause)) throw cause;
+        await job.retry('failed');
+        stores.logger.warn({ event: job.id, type: job.name, error: error.message, refusal: errorMessage(cause) }, "facts job failed for good while Redis was not durable, so its effects could not be put on the reconciler's watch list: it runs again, and waits for Redis to be durable");
+      })
+      .catch((cause: unknown) => stores.logger.error({ err: cause, event: job.id, type: job.name, error: error.message }, UNWATCHED))
       .finally(() => watching.delete(handed));
     watching.add(handed);
   });

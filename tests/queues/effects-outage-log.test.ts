@@ -5,9 +5,8 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, expect, it } from 'vitest';
-import { createEffectsQueue, startEffectsWorker } from '../../queues/effects.js';
-import { createMemoryTarget, openStores, startSender } from '../../src/interlock.js';
-import { approvalTerms, refundProposal, removePrefixes, testConfig, testKey } from '../support/harness.js';
+import { approvalTerms, refundProposal, testConfig } from '../support/harness.js';
+import { startEffectsRig } from './effects-rig.js';
 
 type Line = { level: number; msg: string; effectId?: string; code?: string; failures?: number; retryAt?: number; givesUpAt?: number };
 
@@ -28,20 +27,8 @@ it('logs the first failure of an outage for each job at warn, and each retry aft
     },
   });
   const config = testConfig({ keyPrefix: `effoutagelog${Date.now().toString(36)}` });
-  const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
-  target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
-  const stores = await openStores(config, { logger: pino({ level: 'debug' }, sink), signingKey: testKey().key });
-  const sender = await startSender(stores, target);
-  const queue = createEffectsQueue(stores);
   // A window far longer than the test: no job gives up while its tries are counted.
-  const worker = startEffectsWorker(stores, sender, { concurrency: 4, transientRetry: { firstDelayMs: 20, maxDelayMs: 50, forMs: 10 * 60_000 } });
-  closers.push(async () => {
-    await worker.close(true);
-    await queue.close();
-    await sender.close();
-    await stores.close();
-    await removePrefixes([config.keyPrefix]);
-  });
+  const { target, stores, queue } = await startEffectsRig(closers, config, { logger: pino({ level: 'debug' }, sink), worker: { concurrency: 4, transientRetry: { firstDelayMs: 20, maxDelayMs: 50, forMs: 10 * 60_000 } } });
   const terms = approvalTerms({ maxUses: 10 });
   await stores.approvals.grant(terms);
 

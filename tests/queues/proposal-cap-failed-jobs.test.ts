@@ -5,39 +5,26 @@
 // job replaced) and the refusal says so. That job judges the effect: a commit answers the next re-decision as the
 // effect stands, its money landed once; a refusal takes the next re-decision again, which is recorded and commits once.
 import { randomBytes } from 'node:crypto';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createEffectsQueue, startEffectsWorker, type EffectsQueue } from '../../queues/effects.js';
-import { createMemoryTarget, InterlockError, openStores, settledOutcome, startSender, type Stores } from '../../src/interlock.js';
+import type { EffectsQueue } from '../../queues/effects.js';
+import { InterlockError, settledOutcome, type MemoryTarget, type Stores } from '../../src/interlock.js';
 import { MAX_PROPOSALS } from '../../src/gate/record.js';
-import { approvalTerms, refundProposal, removePrefixes, testConfig, testKey } from '../support/harness.js';
+import { approvalTerms, refundProposal, testConfig } from '../support/harness.js';
+import { startEffectsRig } from './effects-rig.js';
 
-const closers: (() => Promise<void>)[] = [];
+const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
 });
 
 async function rig() {
   const config = testConfig({ keyPrefix: `tcapfail-${randomBytes(5).toString('hex')}` });
-  const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
-  target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
-  const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: testKey().key });
-  const sender = await startSender(stores, target);
-  const queue = createEffectsQueue(stores, { backoffMs: 50 });
   // A transient window of 1.5 s: a job whose premise reads keep failing fails for good soon after.
-  const worker = startEffectsWorker(stores, sender, { concurrency: 4, transientRetry: { firstDelayMs: 100, maxDelayMs: 200, forMs: 1_500 } });
-  closers.push(async () => {
-    await worker.close(true);
-    await queue.close();
-    await sender.close();
-    await stores.close();
-    await removePrefixes([config.keyPrefix]);
-  });
-  return { stores, queue, target };
+  return startEffectsRig(closers, config, { queue: { backoffMs: 50 }, worker: { concurrency: 4, transientRetry: { firstDelayMs: 100, maxDelayMs: 200, forMs: 1_500 } } });
 }
 
 /** The effect holding MAX_PROPOSALS decisions (an agent rewording each retry through a Stripe outage), every job of it failed for good. */
-async function wedged(stores: Stores, queue: EffectsQueue, target: ReturnType<typeof createMemoryTarget>) {
+async function wedged(stores: Stores, queue: EffectsQueue, target: MemoryTarget) {
   const terms = approvalTerms();
   await stores.approvals.grant(terms);
   const base = refundProposal({ approval: terms.id });

@@ -3,11 +3,11 @@
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { afterEach, expect, it } from 'vitest';
-import { createEffectsQueue, startEffectsWorker } from '../../queues/effects.js';
-import { createMemoryTarget, openStores, startSender } from '../../src/interlock.js';
-import { approvalTerms, refundProposal, removePrefixes, sleep, testConfig, testKey } from '../support/harness.js';
+import { openStores, startSender } from '../../src/interlock.js';
+import { approvalTerms, refundProposal, sleep, testConfig, testKey } from '../support/harness.js';
+import { startEffectsRig } from './effects-rig.js';
 
-const closers: (() => Promise<void>)[] = [];
+const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
 });
@@ -15,19 +15,7 @@ afterEach(async () => {
 it("the service's effects jobs are sent, not failed for good with not_judged alerts, once a one-off sender under its worker id stopped", async () => {
   const config = testConfig({ keyPrefix: `rv-queues41-${randomBytes(5).toString('hex')}`, heartbeatMs: 100, heartbeatTtlMs: 500 });
   const key = testKey().key;
-  const target = createMemoryTarget({ tier: 1, sendTimeoutMs: config.sendTimeoutMs });
-  target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
-  const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: key });
-  const sender = await startSender(stores, target, { workerId: 'svc-worker' });
-  const queue = createEffectsQueue(stores);
-  const worker = startEffectsWorker(stores, sender, { concurrency: 2, transientRetry: { firstDelayMs: 100, maxDelayMs: 200, forMs: 2_000 } });
-  closers.push(async () => {
-    await worker.close(true);
-    await queue.close();
-    await sender.close();
-    await stores.close();
-    await removePrefixes([config.keyPrefix]);
-  });
+  const { target, stores, sender, queue } = await startEffectsRig(closers, config, { signingKey: key, workerId: 'svc-worker', worker: { concurrency: 2, transientRetry: { firstDelayMs: 100, maxDelayMs: 200, forMs: 2_000 } } });
   const terms = approvalTerms();
   await stores.approvals.grant(terms);
 

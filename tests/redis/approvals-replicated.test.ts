@@ -12,17 +12,8 @@ import { createKeys } from '../../src/redis/keys.js';
 import { createMemoryTarget } from '../../src/targets/memory-target.js';
 import { commandsNaming } from '../support/count-commands.js';
 import { approvalTerms, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
-import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
-
-const DURABLE = ['--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction', '--save', '', '--repl-diskless-sync-delay', '0'];
-
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  const giveUp = Date.now() + 15_000;
-  while (!(await check())) {
-    if (Date.now() > giveUp) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+import type { PrivateRedis } from '../support/private-redis.js';
+import { startReplicatedPair, type ReplicatedPair } from './replicated-pair.js';
 
 /** The call's answer once it stops answering redis_not_durable (the replica caught up), as an operator retrying it. */
 async function retried<T>(call: () => Promise<T>): Promise<T> {
@@ -42,21 +33,16 @@ describe('revokes and caps under INTERLOCK_REDIS_MIN_REPLICAS', () => {
   let replica: PrivateRedis;
   let onPrimary: Redis;
   let onReplica: Redis;
+  let pair: ReplicatedPair;
   const nodes: TestNode[] = [];
   beforeAll(async () => {
-    primary = await startPrivateRedis(DURABLE);
-    replica = await startPrivateRedis([...DURABLE, '--replicaof', '127.0.0.1', String(primary.port)]);
-    onPrimary = new Redis(primary.url);
-    onReplica = new Redis(replica.url);
-    await until(async () => /slave0:.*state=online/.test(await onPrimary.info('replication')), 'the replica to be online');
+    pair = await startReplicatedPair();
+    ({ primary, replica, onPrimary, onReplica } = pair);
   }, 60_000);
   afterAll(async () => {
     replica.process.kill('SIGCONT');
     for (const node of nodes) await node.close().catch(() => undefined);
-    onPrimary.disconnect();
-    onReplica.disconnect();
-    await replica.stop();
-    await primary.stop();
+    await pair.stop();
   });
 
   async function node(): Promise<TestNode> {

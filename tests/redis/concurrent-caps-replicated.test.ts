@@ -8,17 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InterlockError } from '../../src/core/errors.js';
 import { createRedisApprovals } from '../../src/redis/approvals.js';
 import { createKeys } from '../../src/redis/keys.js';
-import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
-
-const DURABLE = ['--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction', '--save', '', '--repl-diskless-sync-delay', '0'];
-
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  const giveUp = Date.now() + 15_000;
-  while (!(await check())) {
-    if (Date.now() > giveUp) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+import type { PrivateRedis } from '../support/private-redis.js';
+import { startReplicatedPair, type ReplicatedPair } from './replicated-pair.js';
 
 const said = (answer: unknown) => (answer instanceof InterlockError ? `${answer.code}: ${answer.message}` : JSON.stringify(answer));
 
@@ -27,19 +18,13 @@ describe('two caps set on one subject at once under INTERLOCK_REDIS_MIN_REPLICAS
   let replica: PrivateRedis;
   let onPrimary: Redis;
   let onReplica: Redis;
+  let pair: ReplicatedPair;
   beforeAll(async () => {
-    primary = await startPrivateRedis(DURABLE);
-    replica = await startPrivateRedis([...DURABLE, '--replicaof', '127.0.0.1', String(primary.port)]);
-    onPrimary = new Redis(primary.url);
-    onReplica = new Redis(replica.url);
-    await until(async () => /slave0:.*state=online/.test(await onPrimary.info('replication')), 'the replica to be online');
+    pair = await startReplicatedPair();
+    ({ primary, replica, onPrimary, onReplica } = pair);
   }, 60_000);
   afterAll(async () => {
-    replica.process.kill('SIGCONT');
-    onPrimary.disconnect();
-    onReplica.disconnect();
-    await replica.stop();
-    await primary.stop();
+    await pair.stop();
   });
 
   /** Sets 100 then 5000 on one subject at once: both scripts run on the master before either asks its replicas. */

@@ -135,7 +135,11 @@ function ownFields(value: Record<string, unknown>, path: string, known: readonly
   const copy: Record<string, unknown> = {};
   let key = '';
   try {
-    for (key of known) if (key in value) copy[key] = value[key];
+    // One plain read each, whatever `in` would say (a proxy's `has` may disagree with its `get`): absent is undefined.
+    for (key of known) {
+      const item = value[key];
+      if (item !== undefined) copy[key] = item;
+    }
     for (key of Object.keys(value)) {
       if (known.includes(key)) continue;
       const item = value[key];

@@ -9,7 +9,7 @@ import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
 import { queueRecorded } from './recorded.js';
 export { wasRecorded } from './recorded.js';
-import { closeConnection, createProposalRecall, createProposalRecorder, currencyOfEffectOrCredit, currentOutcome, describeEffect, effectIdFor, errorCode, explainOutcome, errorMessage, InterlockError, isRedisOutage, isRefusal, isRetryable, latestProposal, limitedErrorLog, moneyText, parseProposal, proposalJudged, settledOutcome, slowDownOf, withinRedisTimeout, type GateResult, type OnlyEntry, type Proposal, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { closeConnection, createProposalRecall, createProposalRecorder, currencyOfEffectOrCredit, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, InterlockError, isRedisOutage, isRefusal, isRetryable, latestProposal, limitedErrorLog, moneyText, proposalJudged, settledOutcome, slowDownOf, TooManyProposals, withinRedisTimeout, type GateResult, type OnlyEntry, type Proposal, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 /**
  * `transient`: the job's failures before its effect was judged (see afterTransientFailure); absent on a fresh job.
@@ -113,10 +113,10 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
    * caller waits for the effect and sends its decision again. Bounded like queuing (the queue's connection waits out
    * outages); a failure to queue leaves the refusal as it was, and the next refused decision tries again.
    */
-  async function afterTooMany(refused: InterlockError, input: unknown): Promise<InterlockError> {
-    // The input was parsed, and its effect id derived, by the recorder that refused it already.
-    const { requestId, effect } = parseProposal(input);
-    const effectId = effectIdFor({ requestId, effect });
+  async function afterTooMany(refused: TooManyProposals): Promise<InterlockError> {
+    // The effect the recorder refused the decision for: the caller's input is not read again (it was read once, and a
+    // getter of it may answer otherwise now).
+    const { effectId } = refused;
     // The job carries no outbox token (the refused decision's entry went with its refusal): should it go before judging
     // the effect, the next decision refused here, or the latest sent again, queues it again.
     const queueLatest = async (): Promise<Awaited<ReturnType<typeof queueJob>> | null> => {
@@ -149,7 +149,7 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
      */
     async propose(proposal: unknown, how: { firstOnly?: boolean } = {}): Promise<Recorded & { queued: boolean }> {
       const { outbox, ...recorded } = await record(proposal, { ...how, outbox: true }).catch(async (error: unknown) => {
-        throw error instanceof InterlockError && error.code === 'too_many_proposals' ? await afterTooMany(error, proposal) : error;
+        throw error instanceof TooManyProposals ? await afterTooMany(error) : error;
       });
       if (recorded.status === 'conflict' || (recorded.status === 'exists' && recorded.outcome !== null && !recorded.open)) return { ...recorded, queued: false };
       // Recorded: a failure to queue it is never answered as "nothing was recorded" (queues/recorded.ts). The binding's

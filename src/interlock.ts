@@ -83,7 +83,7 @@ export type { Entry } from './core/entries.js';
 export type { Receipt } from './core/receipt.js';
 export type { QueueNames } from './redis/keys.js';
 export type { OnlyEntry, Recall, Recalled, Recorded, Recorder } from './gate/record.js';
-export { CONFLICT_EVIDENCE_MAX } from './gate/record.js';
+export { CONFLICT_EVIDENCE_MAX, TooManyProposals } from './gate/record.js';
 export { FACT_EVENTS, REFUND_EVENTS, DISPUTE_EVENTS, type FactsApplier, type StripeReader, type StripeEvent, type RefundFact, type DisputeFact, type Applied } from './facts/apply.js';
 export type { WebhookVerdict } from './core/post-send.js';
 export { closesDispatch, openDispatch } from './core/decisions.js';

@@ -115,11 +115,16 @@ function unjudgedProposals(entries: readonly Entry[]): number {
  * for good (not_judged), and only that decision sent again exactly (answered from the journal, `exists`) queues it
  * again. The effects producer does that for the refused decision too (queues/effects.ts propose), and says so.
  */
-function tooManyProposals(effectId: string, held: number): InterlockError {
-  return new InterlockError(
-    'too_many_proposals',
-    `Effect ${effectId} already holds ${held} decisions not judged yet (an unsettled effect takes at most ${MAX_PROPOSALS}), so this one was not recorded: nothing was written. Let the effect settle first (watch GET /v1/effects/${effectId}, or \`interlock effect show ${effectId}\`), then send the request again if it is still needed; a new request id starts a new effect. If it stays unsettled, its latest decision's job failed for good (its not_judged alert, GET /v1/alerts or \`interlock alerts\`, says why): fix that cause, then send the latest decision again exactly as recorded (the same request id, agent and decision text), which queues it again.`,
-  );
+/** A new decision refused with too_many_proposals; `effectId` is the effect it was for (the producer acts on it without reading the caller's input again). */
+export class TooManyProposals extends InterlockError {
+  readonly effectId: string;
+  constructor(effectId: string, held: number) {
+    super(
+      'too_many_proposals',
+      `Effect ${effectId} already holds ${held} decisions not judged yet (an unsettled effect takes at most ${MAX_PROPOSALS}), so this one was not recorded: nothing was written. Let the effect settle first (watch GET /v1/effects/${effectId}, or \`interlock effect show ${effectId}\`), then send the request again if it is still needed; a new request id starts a new effect. If it stays unsettled, its latest decision's job failed for good (its not_judged alert, GET /v1/alerts or \`interlock alerts\`, says why): fix that cause, then send the latest decision again exactly as recorded (the same request id, agent and decision text), which queues it again.`,
+    );
+    this.effectId = effectId;
+  }
 }
 
 const OTHER_PAYLOAD = 'this request id was first decided with another payload; the recorded payload stands';
@@ -214,7 +219,7 @@ export function createRecorder(deps: RecorderDeps) {
       // Nothing was written for this proposal, and nothing will be queued for it: its outbox entry goes (the proposals
       // recorded before keep their own).
       if (outbox) journal.unindex(effectId, token);
-      throw tooManyProposals(effectId, recorded.held);
+      throw new TooManyProposals(effectId, recorded.held);
     }
     if (!outbox) return recorded;
     if (recorded.status === 'recorded' || (recorded.status === 'exists' && recorded.outcome === null)) return { ...recorded, outbox: token };

@@ -90,3 +90,27 @@ describe('a re-decision refused as too many, on an effect whose jobs failed for 
     expect(target.landedCount(effectId)).toBe(1);
   }, 90_000);
 });
+
+it('a decision refused as too many is answered so after one read of the caller\'s object', async () => {
+  const { stores, queue, target } = await startEffectsRig(closers, testConfig({ keyPrefix: `tcapread-${randomBytes(5).toString('hex')}` }), { worker: { concurrency: 2, transientRetry: { firstDelayMs: 2_000, maxDelayMs: 5_000, forMs: 60_000 } } });
+  const terms = approvalTerms();
+  await stores.approvals.grant(terms);
+  const base = refundProposal({ approval: terms.id });
+  const reworded = (attempt: number) => ({ ...base, decision: { model: 'gpt-x', text: `Refund approved (attempt ${attempt}).` } });
+  // Stripe's reads fail: nothing judges the effect while the decisions pile up.
+  target.inject({ kind: 'premise-down' });
+  for (let attempt = 0; attempt < MAX_PROPOSALS; attempt += 1) await queue.propose(reworded(attempt));
+  // The next decision's request id is a getter that answers once: a second read (the producer parsing it again to find
+  // the effect) would turn the 409 into a 400.
+  let reads = 0;
+  const { requestId, ...rest } = reworded(MAX_PROPOSALS);
+  const once = Object.assign(Object.create({
+    get requestId() {
+      reads += 1;
+      if (reads > 1) throw new Error('read twice');
+      return requestId;
+    },
+  }) as Record<string, unknown>, rest);
+  const error = await queue.propose(once).then(() => null, (thrown: unknown) => thrown);
+  expect({ code: error instanceof InterlockError ? error.code : String(error), reads }).toEqual({ code: 'too_many_proposals', reads: 1 });
+}, 60_000);

@@ -1,7 +1,7 @@
 // Approvals (leases) in Redis: grant, revoke, describe, and the subject caps shared by every agent. Each approval
 // lives in the partition of its scope, beside the effects it covers, so dispatch checks it atomically. Its running
 // totals (reserved cents, uses) sit in the same hash and move in the same step as each dispatch and settle.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { SUBJECT, termsProblems, type ApprovalTerms } from '../core/approval.js';
 import type { ApprovalSnapshot } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
@@ -200,22 +200,23 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys; min
       // SUBJECT is narrower than the Redis key rule, so the partition key is always valid here.
       const partition = assertPartition(subject);
       const key = keys.subject(partition);
-      const reply = await run<{ status: 'OK'; movedCents: string; limit: string; capSets: string }>('set-cap-1', [key], [limitCents, `subject:${subject}`]);
+      const reply = await run<{ status: 'OK'; movedCents: string; limit: string; capSets: string; capSet: string }>('set-cap-1', [key], [limitCents, `subject:${subject}`, randomBytes(8).toString('hex')]);
       // Every cap waits, a raised one too: whether it is lower than the one it replaced is not known here, and a raise
       // answered 503 is only set again.
-      const held = await replicasHolding(partition, { key, field: 'capSets', value: reply.capSets });
+      const held = await replicasHolding(partition, { key, field: 'capSet', value: reply.capSet });
       if (held < minReplicas) {
-        // Not held in time: the replicas are behind, or the master no longer holds this cap's count, because another
+        // Not held in time: the replicas are behind, or the master no longer holds this cap's set, because another
         // cap was set since (another operator's, at the same moment) or because this one was lost (a failover to a
-        // replica that had not taken it). A higher count on the master tells a cap set after this one: a replica that
-        // missed this one holds a lower count, which rises past it only with caps set after the failover. That cap is
-        // the one in force, so once the replicas hold it the answer is that cap, not 503: told to set this one again,
-        // the caller would undo it.
-        const [limit, moved, sets] = await redis.hmget(key, 'limit', 'movedCents', 'capSets');
-        if (typeof limit !== 'string' || typeof sets !== 'string' || Number(sets) <= Number(reply.capSets)) {
+        // replica that had not taken it). A higher count on the master, or this count under another call's token,
+        // tells a cap set after this one: a replica that missed this set holds a lower count, which reaches this one's
+        // only with caps set after the failover. That cap is the one in force, so once the replicas hold it the answer
+        // is that cap, not 503: told to set this one again, the caller would undo it.
+        const [limit, moved, sets, set] = await redis.hmget(key, 'limit', 'movedCents', 'capSets', 'capSet');
+        const later = typeof sets === 'string' && typeof set === 'string' && (Number(sets) > Number(reply.capSets) || (Number(sets) === Number(reply.capSets) && set !== reply.capSet));
+        if (typeof limit !== 'string' || typeof set !== 'string' || !later) {
           throw new InterlockError('redis_not_durable', `The cap of ${reply.limit} on ${subject} is set on its Redis master, but ${behind(held)}, so a failover could still lose it and bring back the cap it replaced (or none). Set it again once the replicas catch up: setting the same cap again is idempotent, and answers once they hold it.`);
         }
-        await replicated(partition, { key, field: 'capSets', value: sets }, (acknowledged) =>
+        await replicated(partition, { key, field: 'capSet', value: set }, (acknowledged) =>
           `The cap of ${reply.limit} on ${subject} was replaced on its Redis master by a cap of ${limit} set since, but ${behind(acknowledged)}, so a failover could still lose it and bring back an earlier cap (or none). Setting ${reply.limit} again would undo the cap of ${limit}: once the replicas catch up, set again whichever of the two should stand.`,
         );
         return { limitCents: Number(limit), movedCents: Number(moved ?? 0) };

@@ -70,4 +70,40 @@ describe('two caps set on one subject at once under INTERLOCK_REDIS_MIN_REPLICAS
     expect(said(low)).not.toMatch(/Set it again/);
     expect(high).toMatchObject({ code: 'redis_not_durable', message: expect.stringMatching(/cap of 5000 on payment:pi_cctwo is set on its Redis master.*Set it again/) });
   });
+
+  it('answers the cap in force, not its own, when a failover lost its set and the next set on the new master reached the same count', async () => {
+    const subject = 'payment:pi_ccsame';
+    const keys = createKeys(`ccsame${randomBytes(5).toString('hex')}`);
+    const key = keys.subject(subject);
+    const real = new Redis(primary.url);
+    let armed = false;
+    // The proof's round opens its connection with duplicate() right after the script answered: the "failover" is
+    // made then. A replica that missed this set (count 1 there) became master, and another operator set 5000 on it:
+    // the count this set's reply carried, under that call's token.
+    const redis = new Proxy(real, {
+      get(target, property, receiver) {
+        if (property === 'duplicate') {
+          return (...args: unknown[]) => {
+            const connection = (target.duplicate as (...given: unknown[]) => Redis)(...args);
+            if (armed) {
+              armed = false;
+              void connection.hset(key, 'limit', '5000', 'name', `subject:${subject}`, 'capSets', '2', 'capSet', '2.anothercall');
+            }
+            return connection;
+          };
+        }
+        const value: unknown = Reflect.get(target, property, receiver);
+        return typeof value === 'function' ? (value as (...given: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const approvals = createRedisApprovals({ redis: redis as unknown as Redis, keys, minReplicas: 1, replicaWaitMs: 5_000 });
+    try {
+      await approvals.setSubjectCap(subject, 3_000);
+      armed = true;
+      const answer = await approvals.setSubjectCap(subject, 100).then((value) => value, (error: unknown) => error);
+      expect({ answer: said(answer), inForce: await onPrimary.hget(key, 'limit') }).toEqual({ answer: JSON.stringify({ limitCents: 5_000, movedCents: 0 }), inForce: '5000' });
+    } finally {
+      real.disconnect();
+    }
+  });
 });

@@ -19,11 +19,13 @@ async function blockingConnectionOf(worker: Worker): Promise<{ status: string } 
  * Closes `worker` and then its connection. With Redis up and no `force`, the jobs it runs finish first (each
  * within its own deadline). With a connection of the worker not up, no job could record its end anyway, so the
  * worker is closed at once (BullMQ's force: its connections are dropped, not quit); a send cut short that way is a
- * crash the gate's recovery settles, as it settles one in a process that died.
+ * crash the gate's recovery settles, as it settles one in a process that died. `beforeConnectionCloses`: what must
+ * still use the connection once the worker closed (its event listeners' work).
  */
-export async function closeWorker(worker: Worker, connection: Connection, force = false): Promise<void> {
+export async function closeWorker(worker: Worker, connection: Connection, force = false, beforeConnectionCloses?: () => Promise<unknown>): Promise<void> {
   const blocking = await blockingConnectionOf(worker);
   const up = connection.status === 'ready' && blocking?.status === 'ready';
   await worker.close(force || !up);
+  await beforeConnectionCloses?.();
   await closeConnection(connection);
 }

@@ -153,7 +153,7 @@ export type FactsQueue = ReturnType<typeof createFactsQueue>;
  * recorded while Redis is not durable, nor, once it lost its data (the deployment marker gone or changed), until the
  * process is restarted: what it lost would read as never recorded, and the process sends and records nothing more
  * (README "Redis"). A facts job refused so waits for it, delayed, using up none of its attempts (startFactsWorker,
- * waitForDurable); a reconciliation pass fails, and the next one starts where it did.
+ * waitForRedis); a reconciliation pass fails, and the next one starts where it did.
  */
 export type FactsDurability = { assertDurable(): void; rechecked(withinMs: number): Promise<void> };
 
@@ -163,6 +163,15 @@ export type FactsDurability = { assertDurable(): void; rechecked(withinMs: numbe
  */
 function refusedForDurability(error: unknown): boolean {
   return errorCode(error) === 'redis_not_durable';
+}
+
+/**
+ * Whether a run failed for Redis, not for its event: refused for durability, or Redis not answering (a dropped
+ * connection, a timeout). Either passes with Redis, so the job waits for it (waitForRedis) and spends no attempt: ten
+ * attempts go within minutes of an outage, and the event, answered 200 at Stripe, is not sent again.
+ */
+function failedForRedis(error: unknown): boolean {
+  return refusedForDurability(error) || isRedisOutage(error) || errorCode(error) === 'redis_unavailable';
 }
 
 /**
@@ -199,7 +208,7 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
   const running = new Set<string>();
   const wait: DurabilityWait = { firstDelayMs: options.durabilityWait?.firstDelayMs ?? 1_000, maxDelayMs: options.durabilityWait?.maxDelayMs ?? stores.config.retryMaxDelayMs };
   /**
-   * The refusals in a row of each job this worker delayed for durability, by job id (waitForDurable). Kept here, not in
+   * The refusals in a row of each job this worker delayed for durability, by job id (waitForRedis). Kept here, not in
    * the job: its data is the Stripe event as delivered, and the refusal is this process's own reading of Redis (a
    * restart, which a loss calls for, starts afresh). A job's count goes when a run of it here is not refused; all go
    * once a check passes, the outage being over (a job delayed here and run by another process leaves none behind).
@@ -207,8 +216,9 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
   const refused = new Map<string, number>();
   const apply = async (event: StripeEvent, again: boolean): Promise<Applied[]> => {
     options.durability?.assertDurable();
-    refused.clear();
     const applied = await facts.applyEvent(event, { again });
+    // Redis took a run's facts: whatever kept jobs waiting has passed.
+    refused.clear();
     options.onApplied?.(event, applied);
     if (applied.length > 0) stores.logger.info({ event: event.id, type: event.type, effects: applied.map((item) => item.effectId), appended: applied.reduce((sum, item) => sum + item.appended, 0) }, 'facts appended');
     return applied;
@@ -225,7 +235,7 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
         refused.delete(id);
         return applied;
       } catch (error) {
-        if (refusedForDurability(error)) return await waitForDurable(job, token, error);
+        if (failedForRedis(error)) return await waitForRedis(job, token, error);
         refused.delete(id);
         // Stripe's definite no to a re-read (a 4xx) or a bad key does not change on a retry: the reconciler re-reads later.
         const failure = error instanceof InterlockError && !error.retryable ? new UnrecoverableError(`${errorCode(error)}: ${error.message}`) : error instanceof Error ? error : new Error(errorMessage(error));
@@ -268,16 +278,17 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
     stores.logger.error({ event: event.id, type: event.type, effects: effectIds, error: error.message }, "facts job failed for good; the effects its event concerns are on the reconciler's watch list, and its next passes re-read them from Stripe");
   }
   /**
-   * Refused to record because Redis is not durable, or lost its data: nothing is wrong with the event, so the job
-   * waits (delayed, using up no attempt: BullMQ's 10 would all go within minutes of such a Redis, and the event, answered
-   * 200 and never sent again, with them) and is tried again, the wait doubling up to DurabilityWait's longest, for as long
-   * as the refusal lasts: after a loss, until the process is restarted, whose worker then applies it. Where the job
-   * cannot be moved (Redis went away, its lock lapsed), the refusal goes to BullMQ as any failure does: its attempts,
-   * or the lock lapsing, bring the job back. `failure`, when given, is the run's own failure for good, whose watch was
+   * Refused to record because Redis is not durable, or lost its data, or failed because Redis did not answer (failedForRedis):
+   * nothing is wrong with the event, so the job waits (delayed, using up no attempt: BullMQ's 10 would all go within
+   * minutes of such a Redis, and the event, answered 200 and never sent again, with them) and is tried again, the wait
+   * doubling up to DurabilityWait's longest, for as long as it lasts: after a loss, until the process is restarted,
+   * whose worker then applies it. The move waits out an outage on the worker's connection, as BullMQ's own moves do.
+   * Where the job cannot be moved (its lock lapsed meanwhile), the refusal goes to BullMQ as any failure does: its
+   * attempts, or the lock lapsing, bring the job back. `failure`, when given, is the run's own failure for good, whose watch was
    * refused (beforeFailingForGood): it is what BullMQ gets then. Said once per job per outage, as the effects worker says
    * an effect's: the first refusal at warn, with why and when the job is tried again; each after it at debug.
    */
-  async function waitForDurable(job: Job<StripeEvent, Applied[]>, token: string | undefined, refusal: unknown, failure?: Error): Promise<never> {
+  async function waitForRedis(job: Job<StripeEvent, Applied[]>, token: string | undefined, refusal: unknown, failure?: Error): Promise<never> {
     const id = job.id ?? '';
     const refusals = (refused.get(id) ?? 0) + 1;
     const retryAt = Date.now() + durabilityDelay(refusals, wait);
@@ -290,8 +301,8 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
     }
     refused.set(id, refusals);
     const noted = { event: job.id, type: job.name, code: errorCode(refusal), error: errorMessage(refusal), ...(failure === undefined ? {} : { failure: failure.message }), refusals, retryAt };
-    if (refusals === 1) stores.logger.warn(noted, 'facts job refused: Redis is not durable now, or lost its data, so nothing is recorded; the job waits, using up none of its attempts, and is tried again until Redis is durable (after a loss, once this process is restarted); further tries are logged at debug');
-    else stores.logger.debug(noted, 'facts job refused again: Redis is still not durable; tried again later');
+    if (refusals === 1) stores.logger.warn(noted, 'facts job not applied: Redis is not durable now, lost its data, or did not answer, so nothing is recorded; the job waits, using up none of its attempts, and is tried again until Redis is durable and answers (after a loss, once this process is restarted); further tries are logged at debug');
+    else stores.logger.debug(noted, 'facts job not applied again: Redis is still not durable, or not answering; tried again later');
     throw new DelayedError();
   }
 
@@ -304,14 +315,14 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
   /**
    * A run about to fail its job for good puts the effects its event concerns on the watch list first (watchInstead), so
    * a job never ends failed with neither its facts nor a watch recorded. Refused for durability, the job waits for it
-   * instead (waitForDurable), attempts untouched: once Redis is durable, its run applies the event, or fails it for good
+   * instead (waitForRedis), attempts untouched: once Redis is durable, its run applies the event, or fails it for good
    * again and watches then.
    */
   async function beforeFailingForGood(job: Job<StripeEvent, Applied[]>, token: string | undefined, failure: Error): Promise<void> {
     try {
       await watchInstead(job.data, failure);
     } catch (cause) {
-      if (refusedForDurability(cause)) await waitForDurable(job, token, cause, failure);
+      if (failedForRedis(cause)) await waitForRedis(job, token, cause, failure);
       stores.logger.error({ err: cause, event: job.id, type: job.name, error: failure.message }, UNWATCHED);
     }
     handedOver.add(failure);
@@ -329,7 +340,7 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
     // or, refused for durability, run again, where its run waits for Redis to be durable.
     const handed = watchInstead(job.data, error)
       .catch(async (cause: unknown) => {
-        if (!refusedForDurability(cause)) throw cause;
+        if (!failedForRedis(cause)) throw cause;
         await job.retry('failed');
         stores.logger.warn({ event: job.id, type: job.name, error: error.message, refusal: errorMessage(cause) }, "facts job failed for good while Redis was not durable, so its effects could not be put on the reconciler's watch list: it runs again, and waits for Redis to be durable");
       })
@@ -380,8 +391,9 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
     async close(): Promise<void> {
       closing = true;
       await outages.stop();
-      await closeWorker(worker, connection);
-      await Promise.all(watching);
+      // The failed listener's watches (and its retries) run on the worker's connection: they end before it closes,
+      // or a job failed for good would be left with neither its facts nor a watch. Bounded: Redis may not answer.
+      await closeWorker(worker, connection, false, () => withinRedisTimeout(Promise.all(watching), stores.config.redisCommandTimeoutMs * 2, 'the facts worker\'s watches did not end').catch(() => undefined));
     },
   };
 }

@@ -12,7 +12,7 @@ import { pay, sharedFactsRig, type FactsRig } from './facts-rig.js';
 const rig = sharedFactsRig({ factsWorker: false });
 
 const DAY_MS = 86_400_000;
-const REFUSED = 'facts job refused: Redis is not durable now';
+const REFUSED = 'facts job not applied: Redis is not durable now';
 
 /** A durability monitor a test turns on and off, counting its refusals. */
 function switchedDurability() {

@@ -4,7 +4,8 @@
 // chargeback reaches the month-old refund's receipt (it used to fail for good, its watch failing in the same blip). And
 // a job failed for good outside its processor (stalled too often) while Redis is not durable is run again by the
 // failed listener even when the process is stopped meanwhile: the stop waits for the listener's work before it closes
-// the connection that work needs.
+// the connection that work needs. The processor's last-attempt check agrees with BullMQ's counting: the last attempt
+// watches the effects before the job fails for good, the one before it does not.
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -16,7 +17,8 @@ import { startRedisCutProxy } from '../support/redis-cut-proxy.js';
 const rig = sharedFactsRig({ factsWorker: false });
 const DAY_MS = 86_400_000;
 
-async function monthOldRefund(): Promise<{ charge: string; effectId: string }> {
+/** A refund committed a month ago (out of the reconciler's horizon), its facts applied; `now`, Redis's time then. */
+async function monthOldRefund(): Promise<{ charge: string; effectId: string; now: number }> {
   const { paymentIntent, charge } = await pay(rig.stripe, 'pm_card_visa', 10_000);
   const effectId = await rig.refund(paymentIntent, 2_000);
   await rig.sandbox.control.idle();
@@ -28,22 +30,42 @@ async function monthOldRefund(): Promise<{ charge: string; effectId: string }> {
   const monthAgo = now - 30 * DAY_MS;
   await rig.redis.zadd(keys.effectsByTime, monthAgo, effectId);
   if ((await rig.redis.zscore(keys.watch, effectId)) !== null) await rig.redis.zadd(keys.watch, monthAgo, effectId);
-  return { charge, effectId };
+  return { charge, effectId, now };
+}
+
+/** Queues a chargeback's events on `charge` with no facts worker running, and keeps only its charge.dispute.created job. */
+async function oneDisputeJob(charge: string) {
+  const known = new Set((await rig.factsQueue.queue.getJobs(['completed', 'failed', 'delayed', 'waiting', 'active'])).map((job) => job.id));
+  const dispute = await rig.sandbox.control.openDispute({ charge, kind: 'chargeback' });
+  await rig.sandbox.control.idle();
+  await expect.poll(async () => (await rig.factsQueue.queue.getJobs(['waiting'])).filter((job) => !known.has(job.id) && job.name === 'charge.dispute.created').length, { timeout: 20_000, interval: 50 }).toBe(1);
+  const all = (await rig.factsQueue.queue.getJobs(['waiting'])).filter((job) => !known.has(job.id));
+  // One of the chargeback's events is enough (the others, applied, would record the chargeback and hide a loss).
+  for (const job of all) if (job.name !== 'charge.dispute.created') await job.remove();
+  const job = all.find((one) => one.name === 'charge.dispute.created');
+  if (job === undefined) throw new Error('no job');
+  return { job, dispute };
+}
+
+/** A durability monitor that refuses until `state.durable` is set, counting its refusals. */
+function switchedDurability() {
+  const state = { durable: false, refusals: 0 };
+  const durability: FactsDurability = {
+    assertDurable() {
+      if (state.durable) return;
+      state.refusals += 1;
+      throw new InterlockError('redis_not_durable', 'Redis can lose what it acknowledges (appendonly no)');
+    },
+    async rechecked() {},
+  };
+  return { state, durability };
 }
 
 describe('the last attempt of a facts job meeting a Redis blip', () => {
   it('waits for Redis, spending no attempt, and applies its event once Redis answers', async () => {
     const { charge, effectId } = await monthOldRefund();
-    const known = new Set((await rig.factsQueue.queue.getJobs(['completed', 'failed', 'delayed', 'waiting', 'active'])).map((job) => job.id));
-    // The chargeback's events are queued while no facts worker runs.
-    await rig.sandbox.control.openDispute({ charge, kind: 'chargeback' });
-    await rig.sandbox.control.idle();
-    await expect.poll(async () => (await rig.factsQueue.queue.getJobs(['waiting'])).filter((job) => !known.has(job.id)).length, { timeout: 20_000, interval: 50 }).toBeGreaterThan(0);
-    const all = (await rig.factsQueue.queue.getJobs(['waiting'])).filter((job) => !known.has(job.id));
-    // One of the chargeback's events is enough (the others, applied, would record the chargeback and hide the loss).
-    const jobs = all.filter((job) => job.name === 'charge.dispute.created');
-    expect(jobs.length).toBe(1);
-    for (const job of all) if (!jobs.includes(job)) await job.remove();
+    const { job } = await oneDisputeJob(charge);
+    const jobs = [job];
     // Nine attempts spent already (Stripe answered 5xx for four minutes): each job is on its last.
     for (const job of jobs) await rig.redis.hset(rig.factsQueue.queue.toKey(job.id ?? ''), 'atm', 9);
 
@@ -82,33 +104,12 @@ describe('the last attempt of a facts job meeting a Redis blip', () => {
 
 describe('a facts process stopped while its failed listener works', () => {
   it('does not leave a job failed for good with its effects unwatched', async () => {
-    const { paymentIntent, charge } = await pay(rig.stripe, 'pm_card_visa', 10_000);
-    const effectId = await rig.refund(paymentIntent, 2_000);
-    await rig.sandbox.control.idle();
-    const warm = startFactsWorker(rig.stores, rig.facts);
-    await rig.drained();
-    await warm.close();
-    const now = await rig.stores.journal.serverTime();
-    await rig.redis.zadd(rig.stores.keys.effectsByTime, now - 30 * DAY_MS, effectId);
-    if ((await rig.redis.zscore(rig.stores.keys.watch, effectId)) !== null) await rig.redis.zadd(rig.stores.keys.watch, now - 30 * DAY_MS, effectId);
-
-    const known = new Set((await rig.factsQueue.queue.getJobs(['completed', 'failed', 'delayed', 'waiting', 'active'])).map((job) => job.id));
-    await rig.sandbox.control.openDispute({ charge, kind: 'chargeback' });
-    await rig.sandbox.control.idle();
-    await expect.poll(async () => (await rig.factsQueue.queue.getJobs(['waiting'])).filter((job) => !known.has(job.id) && job.name === 'charge.dispute.created').length, { timeout: 20_000, interval: 50 }).toBe(1);
-    const all = (await rig.factsQueue.queue.getJobs(['waiting'])).filter((job) => !known.has(job.id));
-    for (const job of all) if (job.name !== 'charge.dispute.created') await job.remove();
-    const job = all.find((one) => one.name === 'charge.dispute.created');
-    if (job === undefined) throw new Error('no job');
+    const { charge, effectId, now } = await monthOldRefund();
+    const { job } = await oneDisputeJob(charge);
     // Left by BullMQ's stalled check on a job that stalled twice (its worker killed mid-run, twice).
     await rig.redis.hset(rig.factsQueue.queue.toKey(job.id ?? ''), 'defa', 'job stalled more than allowable limit', 'stc', 2);
 
-    const durability: FactsDurability = {
-      assertDurable() {
-        throw new InterlockError('redis_not_durable', 'Redis can lose what it acknowledges (appendonly no)');
-      },
-      async rechecked() {},
-    };
+    const { durability } = switchedDurability();
     let concerning = false;
     const slowConcerned: FactsApplier = { ...rig.facts, concerned: async (event: StripeEvent) => {
       concerning = true;
@@ -124,5 +125,48 @@ describe('a facts process stopped while its failed listener works', () => {
     const watchedFromNow = Number(await rig.redis.zscore(rig.stores.keys.watch, effectId)) >= now;
     const unwatched = rig.warnings.filter((line) => line.event === job.id && String(line.msg).includes('could not be put on the reconciler')).map((line) => (line.err as { message?: string } | undefined)?.message);
     expect({ state, watchedFromNow, unwatched }).not.toEqual({ state: 'failed', watchedFromNow: false, unwatched: expect.anything() });
+  }, 90_000);
+});
+
+describe('facts jobs failed for good outside the processor', () => {
+  it('a job stalled too often while Redis is not durable runs again, waits, and is applied once Redis is durable', async () => {
+    const { charge, effectId } = await monthOldRefund();
+    const { job, dispute } = await oneDisputeJob(charge);
+    // What BullMQ's stalled check leaves on a job that stalled more than maxStalledCount (1): the next taker fails it.
+    await rig.redis.hset(rig.factsQueue.queue.toKey(job.id ?? ''), 'defa', 'job stalled more than allowable limit', 'stc', 2);
+    const { state, durability } = switchedDurability();
+    const worker = startFactsWorker(rig.stores, rig.facts, { durability, durabilityWait: { firstDelayMs: 20, maxDelayMs: 100 } });
+    try {
+      await expect.poll(() => state.refusals, { timeout: 20_000, interval: 50 }).toBeGreaterThan(4);
+      expect(['delayed', 'active', 'waiting']).toContain(await (await rig.factsQueue.queue.getJob(job.id ?? ''))?.getState());
+      state.durable = true;
+      await expect.poll(async () => (await rig.factsQueue.queue.getJob(job.id ?? ''))?.getState(), { timeout: 20_000, interval: 50 }).toBe('completed');
+      expect((await rig.receipt(effectId)).finalMoney.disputes.map((one) => one.id)).toEqual([dispute.id]);
+    } finally {
+      await worker.close();
+    }
+  }, 90_000);
+
+  it('the last attempt (the 10th: 9 made) watches before failing; the one before it is retried unwatched', async () => {
+    const { charge, effectId, now } = await monthOldRefund();
+    const { job } = await oneDisputeJob(charge);
+    await rig.redis.hset(rig.factsQueue.queue.toKey(job.id ?? ''), 'atm', 8);
+    await rig.sandbox.control.failNext({ method: 'GET', status: 503, count: 100_000 });
+    const worker = startFactsWorker(rig.stores, rig.facts, {});
+    try {
+      await expect.poll(async () => (await rig.factsQueue.queue.getJob(job.id ?? ''))?.attemptsMade, { timeout: 20_000, interval: 50 }).toBe(9);
+      expect(await (await rig.factsQueue.queue.getJob(job.id ?? ''))?.getState()).not.toBe('failed');
+      expect(Number(await rig.redis.zscore(rig.stores.keys.watch, effectId))).toBeLessThan(now);
+      // Its backoff (256 s) cut short.
+      await expect.poll(async () => (await rig.factsQueue.queue.getJob(job.id ?? ''))?.getState(), { timeout: 10_000, interval: 50 }).toBe('delayed');
+      await (await rig.factsQueue.queue.getJob(job.id ?? ''))?.promote();
+      await expect.poll(async () => (await rig.factsQueue.queue.getJob(job.id ?? ''))?.getState(), { timeout: 20_000, interval: 100 }).toBe('failed');
+      expect(Number(await rig.redis.zscore(rig.stores.keys.watch, effectId))).toBeGreaterThanOrEqual(now);
+      // Watched once, by the processor (the listener left it alone).
+      expect(rig.warnings.filter((line) => line.event === job.id && String(line.msg).startsWith('facts job failed for good')).length).toBe(1);
+    } finally {
+      await rig.sandbox.control.clearFaults();
+      await worker.close();
+    }
   }, 90_000);
 });

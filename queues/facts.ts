@@ -185,6 +185,9 @@ export function durabilityDelay(refusals: number, wait: DurabilityWait): number 
   return Math.min(wait.maxDelayMs, wait.firstDelayMs * 2 ** Math.min(Math.max(refusals, 1) - 1, 40));
 }
 
+/** How many jobs' failed runs in a row a facts worker keeps (startFactsWorker, `refused`). */
+const REFUSALS_KEPT = 10_000;
+
 /** What a facts job failed for good whose effects could not be watched is logged with. */
 const UNWATCHED = "facts job failed for good, and its effects could not be put on the reconciler's watch list: run `interlock reconcile` once Redis answers, or resend the event from Stripe";
 
@@ -208,17 +211,17 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
   const running = new Set<string>();
   const wait: DurabilityWait = { firstDelayMs: options.durabilityWait?.firstDelayMs ?? 1_000, maxDelayMs: options.durabilityWait?.maxDelayMs ?? stores.config.retryMaxDelayMs };
   /**
-   * The refusals in a row of each job this worker delayed for durability, by job id (waitForRedis). Kept here, not in
-   * the job: its data is the Stripe event as delivered, and the refusal is this process's own reading of Redis (a
-   * restart, which a loss calls for, starts afresh). A job's count goes when a run of it here is not refused; all go
-   * once a check passes, the outage being over (a job delayed here and run by another process leaves none behind).
+   * The failed runs in a row of each job this worker delayed for Redis, by job id (waitForRedis). Kept here, not in
+   * the job: its data is the Stripe event as delivered, and the failure is this process's own reading of Redis (a
+   * restart, which a loss calls for, starts afresh). A job's count goes only when a run of it here is not refused: one
+   * job's outage (a cluster master down for its slots, a command timing out on its keys) is not over because another
+   * job's facts were applied, and its wait keeps doubling and its warning is said once. At most REFUSALS_KEPT: a job
+   * delayed here and then run by another process leaves its count behind, and past that many they are dropped.
    */
   const refused = new Map<string, number>();
   const apply = async (event: StripeEvent, again: boolean): Promise<Applied[]> => {
     options.durability?.assertDurable();
     const applied = await facts.applyEvent(event, { again });
-    // Redis took a run's facts: whatever kept jobs waiting has passed.
-    refused.clear();
     options.onApplied?.(event, applied);
     if (applied.length > 0) stores.logger.info({ event: event.id, type: event.type, effects: applied.map((item) => item.effectId), appended: applied.reduce((sum, item) => sum + item.appended, 0) }, 'facts appended');
     return applied;
@@ -299,6 +302,7 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
       refused.delete(id);
       throw failure ?? refusal;
     }
+    if (refused.size >= REFUSALS_KEPT) refused.clear();
     refused.set(id, refusals);
     const noted = { event: job.id, type: job.name, code: errorCode(refusal), error: errorMessage(refusal), ...(failure === undefined ? {} : { failure: failure.message }), refusals, retryAt };
     if (refusals === 1) stores.logger.warn(noted, 'facts job not applied: Redis is not durable now, lost its data, or did not answer, so nothing is recorded; the job waits, using up none of its attempts, and is tried again until Redis is durable and answers (after a loss, once this process is restarted); further tries are logged at debug');

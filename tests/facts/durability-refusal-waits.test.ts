@@ -5,44 +5,14 @@
 // once at warn per outage. Spending attempts, ten of them would go within minutes of a non-durable Redis, and the
 // event, answered 200 and never sent again by Stripe, with them (a chargeback never reaching its receipt).
 import { describe, expect, it } from 'vitest';
-import { durabilityDelay, reconcile, startFactsWorker, type FactsDurability } from '../../queues/facts.js';
-import { InterlockError, type FactsApplier, type StripeEvent } from '../../src/interlock.js';
-import { pay, sharedFactsRig, type FactsRig } from './facts-rig.js';
+import { durabilityDelay, reconcile, startFactsWorker } from '../../queues/facts.js';
+import type { FactsApplier, StripeEvent } from '../../src/interlock.js';
+import { sharedFactsRig, type FactsRig } from './facts-rig.js';
+import { DAY_MS, monthOldRefund, switchedDurability } from './waiting-jobs-support.js';
 
 const rig = sharedFactsRig({ factsWorker: false });
 
-const DAY_MS = 86_400_000;
 const REFUSED = 'facts job not applied: Redis is not durable now';
-
-/** A durability monitor a test turns on and off, counting its refusals. */
-function switchedDurability() {
-  const state = { durable: false, refusals: 0 };
-  const durability: FactsDurability = {
-    assertDurable() {
-      if (state.durable) return;
-      state.refusals += 1;
-      throw new InterlockError('redis_not_durable', 'Redis can lose what it acknowledges (appendonly no)');
-    },
-    async rechecked() {},
-  };
-  return { state, durability };
-}
-
-/** A paid $100 with a gated $20 refund, its own events applied, bound a month ago (older than the reconciler's horizon). */
-async function monthOldRefund(): Promise<{ charge: string; effectId: string; now: number }> {
-  const { paymentIntent, charge } = await pay(rig.stripe, 'pm_card_visa', 10_000);
-  const effectId = await rig.refund(paymentIntent, 2_000);
-  await rig.sandbox.control.idle();
-  const warm = startFactsWorker(rig.stores, rig.facts);
-  await rig.drained();
-  await warm.close();
-  const { keys } = rig.stores;
-  const now = await rig.stores.journal.serverTime();
-  const monthAgo = now - 30 * DAY_MS;
-  await rig.redis.zadd(keys.effectsByTime, monthAgo, effectId);
-  if ((await rig.redis.zscore(keys.watch, effectId)) !== null) await rig.redis.zadd(keys.watch, monthAgo, effectId);
-  return { charge, effectId, now };
-}
 
 /** The facts jobs queued since `known` was taken. */
 async function jobsSince(known: Set<string | undefined>) {
@@ -59,7 +29,7 @@ function refusalWarnings(r: FactsRig, jobId: string | undefined) {
 
 describe('a facts job refused because Redis is not durable', () => {
   it('waits delayed, spending none of its attempts however often it is refused, and is applied once when Redis is durable again', async () => {
-    const { charge, effectId } = await monthOldRefund();
+    const { charge, effectId } = await monthOldRefund(rig);
     const { state, durability } = switchedDurability();
     const applied = new Map<string, number>();
     const worker = startFactsWorker(rig.stores, rig.facts, { durability, durabilityWait: { firstDelayMs: 20, maxDelayMs: 100 }, onApplied: (event) => applied.set(event.id, (applied.get(event.id) ?? 0) + 1) });
@@ -98,7 +68,7 @@ describe('a facts job refused because Redis is not durable', () => {
   }, 90_000);
 
   it("failing for good while Redis is not durable, waits instead of failing with its effects unwatched, and is watched once Redis is durable", async () => {
-    const { charge, effectId, now } = await monthOldRefund();
+    const { charge, effectId, now } = await monthOldRefund(rig);
     const { state, durability } = switchedDurability();
     state.durable = true;
     // Every read is refused (a key rotation), so each run fails for good; Redis stops being durable as the first does,

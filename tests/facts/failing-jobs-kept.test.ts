@@ -9,29 +9,13 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { startFactsWorker, type FactsDurability } from '../../queues/facts.js';
-import { createFacts, InterlockError, openStores, signingKeyFromPem, stripeSide, type FactsApplier, type StripeEvent } from '../../src/interlock.js';
-import { pay, sharedFactsRig } from './facts-rig.js';
+import { startFactsWorker } from '../../queues/facts.js';
+import { createFacts, openStores, signingKeyFromPem, stripeSide, type FactsApplier, type StripeEvent } from '../../src/interlock.js';
+import { sharedFactsRig } from './facts-rig.js';
+import { monthOldRefund, switchedDurability } from './waiting-jobs-support.js';
 import { startRedisCutProxy } from '../support/redis-cut-proxy.js';
 
 const rig = sharedFactsRig({ factsWorker: false });
-const DAY_MS = 86_400_000;
-
-/** A refund committed a month ago (out of the reconciler's horizon), its facts applied; `now`, Redis's time then. */
-async function monthOldRefund(): Promise<{ charge: string; effectId: string; now: number }> {
-  const { paymentIntent, charge } = await pay(rig.stripe, 'pm_card_visa', 10_000);
-  const effectId = await rig.refund(paymentIntent, 2_000);
-  await rig.sandbox.control.idle();
-  const warm = startFactsWorker(rig.stores, rig.facts);
-  await rig.drained();
-  await warm.close();
-  const { keys } = rig.stores;
-  const now = await rig.stores.journal.serverTime();
-  const monthAgo = now - 30 * DAY_MS;
-  await rig.redis.zadd(keys.effectsByTime, monthAgo, effectId);
-  if ((await rig.redis.zscore(keys.watch, effectId)) !== null) await rig.redis.zadd(keys.watch, monthAgo, effectId);
-  return { charge, effectId, now };
-}
 
 /** Queues a chargeback's events on `charge` with no facts worker running, and keeps only its charge.dispute.created job. */
 async function oneDisputeJob(charge: string) {
@@ -47,23 +31,9 @@ async function oneDisputeJob(charge: string) {
   return { job, dispute };
 }
 
-/** A durability monitor that refuses until `state.durable` is set, counting its refusals. */
-function switchedDurability() {
-  const state = { durable: false, refusals: 0 };
-  const durability: FactsDurability = {
-    assertDurable() {
-      if (state.durable) return;
-      state.refusals += 1;
-      throw new InterlockError('redis_not_durable', 'Redis can lose what it acknowledges (appendonly no)');
-    },
-    async rechecked() {},
-  };
-  return { state, durability };
-}
-
 describe('the last attempt of a facts job meeting a Redis blip', () => {
   it('waits for Redis, spending no attempt, and applies its event once Redis answers', async () => {
-    const { charge, effectId } = await monthOldRefund();
+    const { charge, effectId } = await monthOldRefund(rig);
     const { job } = await oneDisputeJob(charge);
     const jobs = [job];
     // Nine attempts spent already (Stripe answered 5xx for four minutes): each job is on its last.
@@ -104,7 +74,7 @@ describe('the last attempt of a facts job meeting a Redis blip', () => {
 
 describe('a facts process stopped while its failed listener works', () => {
   it('does not leave a job failed for good with its effects unwatched', async () => {
-    const { charge, effectId, now } = await monthOldRefund();
+    const { charge, effectId, now } = await monthOldRefund(rig);
     const { job } = await oneDisputeJob(charge);
     // Left by BullMQ's stalled check on a job that stalled twice (its worker killed mid-run, twice).
     await rig.redis.hset(rig.factsQueue.queue.toKey(job.id ?? ''), 'defa', 'job stalled more than allowable limit', 'stc', 2);
@@ -130,7 +100,7 @@ describe('a facts process stopped while its failed listener works', () => {
 
 describe('facts jobs failed for good outside the processor', () => {
   it('a job stalled too often while Redis is not durable runs again, waits, and is applied once Redis is durable', async () => {
-    const { charge, effectId } = await monthOldRefund();
+    const { charge, effectId } = await monthOldRefund(rig);
     const { job, dispute } = await oneDisputeJob(charge);
     // What BullMQ's stalled check leaves on a job that stalled more than maxStalledCount (1): the next taker fails it.
     await rig.redis.hset(rig.factsQueue.queue.toKey(job.id ?? ''), 'defa', 'job stalled more than allowable limit', 'stc', 2);
@@ -148,7 +118,7 @@ describe('facts jobs failed for good outside the processor', () => {
   }, 90_000);
 
   it('the last attempt (the 10th: 9 made) watches before failing; the one before it is retried unwatched', async () => {
-    const { charge, effectId, now } = await monthOldRefund();
+    const { charge, effectId, now } = await monthOldRefund(rig);
     const { job } = await oneDisputeJob(charge);
     await rig.redis.hset(rig.factsQueue.queue.toKey(job.id ?? ''), 'atm', 8);
     await rig.sandbox.control.failNext({ method: 'GET', status: 503, count: 100_000 });

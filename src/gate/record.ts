@@ -111,11 +111,12 @@ function unjudgedProposals(entries: readonly Entry[]): number {
 }
 
 /**
- * The refusal says what settles the effect, including when nothing will on its own: its latest decision's job failed
- * for good (not_judged), and only that decision sent again exactly (answered from the journal, `exists`) queues it
- * again. The effects producer does that for the refused decision too (queues/effects.ts propose), and says so.
+ * A new decision refused with too_many_proposals; `effectId` is the effect it was for (the producer acts on it without
+ * reading the caller's input again). The refusal says what settles the effect, including when nothing will on its own:
+ * its latest decision's job failed for good (not_judged), and only that decision sent again exactly (answered from the
+ * journal, `exists`) queues it again. The effects producer does that for the refused decision too (queues/effects.ts
+ * propose), and says so.
  */
-/** A new decision refused with too_many_proposals; `effectId` is the effect it was for (the producer acts on it without reading the caller's input again). */
 export class TooManyProposals extends InterlockError {
   readonly effectId: string;
   constructor(effectId: string, held: number) {

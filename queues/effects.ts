@@ -157,7 +157,9 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
       // queues the proposal if its job never comes or goes before judging it. A job that was there already carries
       // its own token, or none; this entry then goes once recovery finds the effect judged.
       const queued = async () => {
-        await queueJob(recorded.effectId, recorded.proposals, proposal, recorded.status === 'recorded' ? recorded.onlyEntry : null, true, outbox);
+        // The proposal as recorded (read once from the caller's input), not the input again: a getter of it may answer
+        // otherwise on a second read, and the job's copy is checked against the journal's entry.
+        await queueJob(recorded.effectId, recorded.proposals, recorded.proposal, recorded.status === 'recorded' ? recorded.onlyEntry : null, true, outbox);
       };
       await queueRecorded(queued, stores.config.redisCommandTimeoutMs, {
         done: `Effect ${recorded.effectId} was recorded`,

@@ -1,6 +1,7 @@
 // How a CLI command fails: one line on stderr, never a stack trace, and an exit code a script can branch on:
 // 1 the command ran and the answer is no (an unknown approval, a conflict), 2 bad input, bad configuration, a path
-// it cannot use or an unreachable Redis (nothing was done; fix the call or the environment and run it again), 4 a
+// it cannot use or an unreachable Redis (nothing was done; fix the call or the environment and run it again; but for a
+// revoke or a cap that too few replicas held in time, redis_not_durable: in force on the master, its line says so), 4 a
 // proposal or case that is recorded but whose outcome is not known yet (Redis failed after it was written).
 import { CommanderError, InvalidArgumentError } from 'commander';
 import { errorCode, type ErrorCode } from '../core/errors.js';

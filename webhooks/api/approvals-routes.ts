@@ -145,10 +145,10 @@ export function approvalsRoutes(context: ApiContext): Route[] {
       params: subjectParam,
       body: capBody,
       responses: {
-        200: { description: 'The cap, and what has moved (or is in flight) on the subject so far.', schema: capAnswer },
+        200: { description: 'The cap in force, and what has moved (or is in flight) on the subject so far. With INTERLOCK_REDIS_MIN_REPLICAS set, the cap in force is another caller\'s when theirs was set right after this one.', schema: capAnswer },
         ...common,
         ...bodyErrors,
-        503: { description: 'Redis is not durable now (`redis_not_durable`) or not answering (`redis_unavailable`); nothing was changed. Or, with INTERLOCK_REDIS_MIN_REPLICAS set, too few replicas held the new cap in time (`redis_not_durable`, saying so): it is set on the master but a failover could lose it; set the same cap again, unless the message says a cap set since replaced it. The answer holds the cap in force, which is another caller\'s when theirs was set right after.', schema: errorAnswer },
+        503: { description: 'Redis is not durable now (`redis_not_durable`) or not answering (`redis_unavailable`); nothing was changed. Or, with INTERLOCK_REDIS_MIN_REPLICAS set, too few replicas held the new cap in time (`redis_not_durable`, saying so): it is set on the master but a failover could lose it; set the same cap again, unless the message says a cap set since replaced it.', schema: errorAnswer },
       },
       async handle({ params, body }) {
         const cap = await stores.approvals.setSubjectCap(params.subject, body.cap_cents);

@@ -6,28 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseProposalAndEffect } from '../../src/core/proposal.js';
 import { gateWorld, grant } from '../gate/gate-support.js';
 import { refundProposal, type World } from '../support/harness.js';
-
-/** A library caller's request object: its id held privately and read through a getter of the class. */
-class RefundRequest {
-  readonly #requestId: string;
-  /** Reads of the request id, of every instance. */
-  static reads = 0;
-  agent: string;
-  approval: string;
-  premises: Record<string, unknown>;
-  effect: Record<string, unknown>;
-  constructor(plain: ReturnType<typeof refundProposal>) {
-    this.#requestId = plain.requestId;
-    this.agent = plain.agent;
-    this.approval = plain.approval;
-    this.premises = plain.premises;
-    this.effect = plain.effect;
-  }
-  get requestId(): string {
-    RefundRequest.reads += 1;
-    return this.#requestId;
-  }
-}
+import { RefundRequest } from '../support/class-proposal.js';
 
 /** A request whose id a wrapper adds: seen by a plain read, Object.keys, spread and JSON.stringify, not by `in`. */
 function withRequestId<T extends object>(target: T, requestId: string): T {

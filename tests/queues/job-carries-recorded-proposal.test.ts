@@ -5,29 +5,12 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { approvalTerms, refundProposal, testConfig } from '../support/harness.js';
 import { startEffectsRig } from './effects-rig.js';
+import { RefundRequest } from '../support/class-proposal.js';
 
 const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
 });
-
-class RefundRequest {
-  readonly #requestId: string;
-  agent: string;
-  approval: string;
-  premises: Record<string, unknown>;
-  effect: Record<string, unknown>;
-  constructor(plain: ReturnType<typeof refundProposal>) {
-    this.#requestId = plain.requestId;
-    this.agent = plain.agent;
-    this.approval = plain.approval;
-    this.premises = plain.premises;
-    this.effect = plain.effect;
-  }
-  get requestId(): string {
-    return this.#requestId;
-  }
-}
 
 describe('the effects job of a proposal held in a class instance', () => {
   it('carries the proposal as recorded (its request id included)', async () => {

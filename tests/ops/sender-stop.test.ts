@@ -1,34 +1,22 @@
 // A sender that closes keeps its heartbeat while a send of its process is on the wire. Another worker takes a dead
 // sender's effect over at once and, on a tier-2 target (queryable, no dedup on our key), trusts an empty lookup a
 // settle margin after that: a heartbeat cleared under a slow send would have the effect applied a second time.
-import { randomBytes } from 'node:crypto';
-import { pino } from 'pino';
 import { afterEach, expect, it } from 'vitest';
-import { createMemoryTarget, openStores, startSender, type Stores } from '../../src/interlock.js';
-import { approvalTerms, refundProposal, removePrefixes, testConfig, testKey } from '../support/harness.js';
+import { startSender } from '../../src/interlock.js';
+import { refundProposal } from '../support/harness.js';
+import { deadWorkerRig } from '../queues/dead-worker-rig.js';
 
-const keyPair = testKey();
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
 });
 
 it('a sender closed while its tier-2 send is on the wire keeps its heartbeat until the send is answered: the next worker lands nothing more', async () => {
-  const config = testConfig({ keyPrefix: `t${randomBytes(6).toString('hex')}`, sendTimeoutMs: 3_000, claimTtlMs: 6_000 });
-  const target = createMemoryTarget({ tier: 2, sendTimeoutMs: config.sendTimeoutMs });
-  target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
-  const open = (): Promise<Stores> => openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key });
-  const stores = await open();
-  closers.push(async () => {
-    await stores.close();
-    await removePrefixes([config.keyPrefix]);
-  });
-  const terms = approvalTerms();
-  await stores.approvals.grant(terms);
+  const { target, stores, open, approval } = await deadWorkerRig(closers, 2);
   const sender = await startSender(stores, target);
   // Stripe takes 2 s to answer this send.
   target.inject({ kind: 'slow-send', delayMs: 2_000 });
-  const proposal = refundProposal({ approval: terms.id });
+  const proposal = refundProposal({ approval });
   const effectId = sender.gate.effectIdOf(proposal);
   const submitted = sender.gate.submit(proposal);
   const giveUp = Date.now() + 5_000;

@@ -2,51 +2,27 @@
 // the deployment's 429 pause a pass calls Stripe for nothing (README "Rate limits"), and its report still names every
 // open effect it left, with the rate limit as the reason and the pause's end as when it is looked at again: an
 // operator never reads an empty report while effects are open.
-import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startRecovery } from '../../queues/recovery.js';
-import { createMemoryTarget, openStores, startSender, type MemoryTarget, type Stores } from '../../src/interlock.js';
-import { approvalTerms, refundProposal, removePrefixes, testConfig, testKey } from '../../tests/support/harness.js';
+import { startSender, type Config, type MemoryTarget, type Stores } from '../../src/interlock.js';
+import { deadWorkerRig, leftOpenByADeadWorker } from './dead-worker-rig.js';
 
-const keyPair = testKey();
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
 });
 
-async function leftOpenByADeadWorker(open: () => Promise<Stores>, target: MemoryTarget, approval: string): Promise<string> {
-  const dyingStores = await open();
-  const dying = await startSender(dyingStores, target);
-  target.inject({ kind: 'crash-before-send' });
-  const proposal = refundProposal({ approval });
-  await expect(dying.gate.submit(proposal)).rejects.toThrow(/simulated crash/);
-  await dying.heartbeat.stop({ clear: true });
-  await dyingStores.close();
-  return dying.gate.effectIdOf(proposal);
-}
-
 /** A recovery loop (its timer far off: the test runs its passes) and one effect a dead worker left open before its send. */
-async function rig(): Promise<{ config: ReturnType<typeof testConfig>; stores: Stores; recovery: ReturnType<typeof startRecovery>; target: MemoryTarget; effectId: string }> {
-  const config = testConfig({ keyPrefix: `rp${randomBytes(5).toString('hex')}`, sendTimeoutMs: 3_000, claimTtlMs: 6_000 });
-  const target = createMemoryTarget({ tier: 2, sendTimeoutMs: config.sendTimeoutMs });
-  target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
-  const open = () => openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key });
-  const stores = await open();
-  closers.push(async () => {
-    await stores.close();
-    await removePrefixes([config.keyPrefix]);
-  });
-  const terms = approvalTerms();
-  await stores.approvals.grant(terms);
+async function rig(): Promise<{ config: Config; stores: Stores; recovery: ReturnType<typeof startRecovery>; target: MemoryTarget; effectId: string }> {
+  const { config, target, stores, open, approval } = await deadWorkerRig(closers, 2);
   const sender = await startSender(stores, target);
   closers.push(() => sender.close());
   const recovery = startRecovery(stores, sender, { safetyIntervalMs: 3_600_000 });
   closers.push(() => recovery.close());
   await recovery.started;
-  return { config, stores, recovery, target, effectId: await leftOpenByADeadWorker(open, target, terms.id) };
+  return { config, stores, recovery, target, effectId: await leftOpenByADeadWorker(open, target, approval) };
 }
 
 /** Every effect a pass's report names. */

@@ -3,48 +3,20 @@
 // sender (its heartbeat cleared) and the stores right after recovery, so a pass left running would have its answer
 // go unrecorded and, on a tier-2 target, its effect taken over and applied again by the next worker while the
 // resend is still on the wire.
-import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startRecovery } from '../../queues/recovery.js';
-import { createMemoryTarget, InterlockError, openStores, startSender, type Config, type MemoryTarget, type Stores } from '../../src/interlock.js';
-import { approvalTerms, refundProposal, removePrefixes, sleep, testConfig, testKey } from '../support/harness.js';
+import { InterlockError, startSender, type MemoryTarget } from '../../src/interlock.js';
+import { sleep } from '../support/harness.js';
+import { deadWorkerRig, leftOpenByADeadWorker } from './dead-worker-rig.js';
 
-const keyPair = testKey();
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
 });
 
-/** Stores on a fresh prefix, an approval, and a target whose payment is refundable; removed after the test. */
-async function rig(tier: 1 | 2): Promise<{ config: Config; target: MemoryTarget; stores: Stores; open(): Promise<Stores>; approval: string }> {
-  const config = testConfig({ keyPrefix: `t${randomBytes(6).toString('hex')}`, sendTimeoutMs: 3_000, claimTtlMs: 6_000 });
-  const target = createMemoryTarget({ tier, sendTimeoutMs: config.sendTimeoutMs });
-  target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
-  const open = () => openStores(config, { logger: pino({ level: 'silent' }), signingKey: keyPair.key });
-  const stores = await open();
-  closers.push(async () => {
-    await stores.close();
-    await removePrefixes([config.keyPrefix]);
-  });
-  const terms = approvalTerms();
-  await stores.approvals.grant(terms);
-  return { config, target, stores, open, approval: terms.id };
-}
-
-/** Another worker dispatches a refund and dies before sending it (its heartbeat gone with it): the effect id. */
-async function leftOpenByADeadWorker(open: () => Promise<Stores>, target: MemoryTarget, approval: string): Promise<string> {
-  const dyingStores = await open();
-  const dying = await startSender(dyingStores, target);
-  target.inject({ kind: 'crash-before-send' });
-  const proposal = refundProposal({ approval });
-  await expect(dying.gate.submit(proposal)).rejects.toThrow(/simulated crash/);
-  await dying.heartbeat.stop({ clear: true });
-  await dyingStores.close();
-  return dying.gate.effectIdOf(proposal);
-}
+const rig = (tier: 1 | 2) => deadWorkerRig(closers, tier);
 
 async function sendStarted(target: MemoryTarget, effectId: string, withinMs: number): Promise<void> {
   const giveUp = Date.now() + withinMs;

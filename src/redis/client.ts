@@ -363,8 +363,15 @@ export function isRedisOutage(error: unknown): boolean {
   const last = lastRedirected(error);
   if (last !== null) return redisTurnedAway(error) !== null || isRedisOutage(last);
   const code = (error as { code?: unknown }).code;
-  return error instanceof RedisReplyLost || error.name === 'MaxRetriesPerRequestError' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || /Connection is closed|Stream isn't writeable/.test(error.message) || isRedisTimeout(error) || redisTurnedAway(error) !== null;
+  return error instanceof RedisReplyLost || error.name === 'MaxRetriesPerRequestError' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || CLIENT_GAVE_UP.test(error.message) || isRedisTimeout(error) || redisTurnedAway(error) !== null;
 }
+
+/**
+ * The whole message of a command the Redis clients failed without an answer: ioredis's closed connection (BullMQ's
+ * says it without the full stop) and its offline queue turned off. Matched whole: an error from elsewhere (a
+ * Stripe call, a decider) that only mentions a closed connection is not Redis being away.
+ */
+const CLIENT_GAVE_UP = /^(?:Connection is closed\.?|Stream isn't writeable and enableOfflineQueue options is false)$/;
 
 /**
  * Whether an error is a command Redis did not answer in time (its connection open, nothing coming back). Unlike a

@@ -57,8 +57,10 @@ export function currency(): Field<string, false> {
 export function int(options: { min?: number; max?: number } = {}): Field<number, false> {
   return field((value, param) => {
     const text = asText(value, param, 'integer');
-    if (!/^-?\d+$/.test(text)) throw parameterInvalid(param, `Invalid integer: ${text}`, 'parameter_invalid_integer');
     const number = Number(text);
+    // Past 2^53 a number is no longer the one sent (and past 1e21 it prints with an exponent): refused, as Stripe
+    // refuses what its 64-bit integers cannot hold, never taken as a neighbour of the figure given.
+    if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(number)) throw parameterInvalid(param, `Invalid integer: ${text}`, 'parameter_invalid_integer');
     if (options.min !== undefined && number < options.min) {
       throw parameterInvalid(param, `This value must be greater than or equal to ${options.min}.`, 'parameter_invalid_integer');
     }

@@ -17,7 +17,8 @@ import type { ContentBlockParam, Message, MessageParam, ToolResultBlockParam, To
 import { z } from 'zod';
 import { InterlockError, type ErrorCode } from '../core/errors.js';
 import { MAX_AMOUNT_CENTS } from '../core/effects.js';
-import { LOOKUP_TOOLS, parseCase, subjectId, type Decider, type Decision, type DecisionCase, type LookupTool, type MoneyDecision } from './case.js';
+import { moneyText } from '../core/money-text.js';
+import { caseCurrency, LOOKUP_TOOLS, parseCase, subjectId, type Decider, type Decision, type DecisionCase, type LookupTool, type MoneyDecision } from './case.js';
 import type { DeciderConfig } from './config.js';
 import { checkDecision, MODEL_DEVIATED } from './check.js';
 import { cleanModelLine, cleanModelText, DECISION_TEXT_MAX_CHARS } from './model-text.js';
@@ -389,6 +390,49 @@ const MULTIPLIED = /^(?:[\s-]?(?:(?:hundred|thousand|million|billion|trillion)s?
  */
 const MULTIPLIED_LETTER = /^(?:k|m|mm|mn|b|bn)(?!\p{L})/iu;
 
+/** A figure written with two decimals (`20.00`, `0,20`): its digits are its cents. */
+const TWO_DECIMALS = /[.,]\d{2}$/;
+/** How much text either side of a figure a deviation quotes with it. */
+const NEAR_CHARS = 24;
+
+/**
+ * One figure read in text that speaks of money (figuresIn): `cents`, what it counts as moneyIn reads it (every digit,
+ * a hundred times when written in whole units without two decimals), or null when its size is not read (MULTIPLIED,
+ * MULTIPLIED_LETTER); `units`, a currency of whole units written beside it; `centsWritten`, cents written after it;
+ * `near`, the figure with a few characters of the text either side (dates and times blanked out), as a person reads it.
+ */
+type FigureRead = { figure: string; cents: number | null; units: boolean; centsWritten: boolean; near: string };
+
+/**
+ * The figures of text that speaks of money, as moneyIn reads them (at most IN_TEXT_READ_MAX), or null when it speaks
+ * of no money. A figure in text that speaks of no money (an order number, "waited 30 days") is not read.
+ */
+function figuresIn(text: string): FigureRead[] | null {
+  if (!MONEY_WORDS.test(text)) return null;
+  const plain = text.replace(DATES_AND_TIMES, ' ');
+  const figures: FigureRead[] = [];
+  for (const match of plain.matchAll(FIGURE_IN_TEXT)) {
+    if (figures.length >= IN_TEXT_READ_MAX) break;
+    const figure = match[0];
+    const end = match.index + figure.length;
+    const before = plain.slice(Math.max(0, match.index - UNITS_WINDOW), match.index);
+    const after = plain.slice(end, end + UNITS_WINDOW);
+    const unitsBefore = UNITS_BEFORE.test(before);
+    const letter = MULTIPLIED_LETTER.exec(after)?.[0];
+    const rest = letter === undefined ? '' : after.slice(letter.length);
+    const centsWritten = CENTS_AFTER.test(after);
+    const units = !centsWritten && (unitsBefore || UNITS_AFTER.test(after));
+    const near = `${before.slice(-NEAR_CHARS)}${figure}${after.slice(0, NEAR_CHARS)}`;
+    if (MULTIPLIED.test(after) || (letter !== undefined && (unitsBefore || UNITS_AFTER.test(rest) || CENTS_AFTER.test(rest) || MONEY_ACT_BEFORE.test(before)))) {
+      figures.push({ figure, cents: null, units, centsWritten, near });
+      continue;
+    }
+    const cents = Number(figure.replace(/\D/g, '')) * (units && !TWO_DECIMALS.test(figure) ? 100 : 1);
+    figures.push({ figure, cents, units, centsWritten, near });
+  }
+  return figures;
+}
+
 /**
  * What text that speaks of money says of amounts, or null when it speaks of no money or holds no figure: `most`, the
  * most cents its plain figures may mean (null when it has none), and `unclear`, whether a figure in it has a size not
@@ -398,30 +442,51 @@ const MULTIPLIED_LETTER = /^(?:k|m|mm|mn|b|bn)(?!\p{L})/iu;
  * speaks of no money (an order number, "waited 30 days") is not read.
  */
 function moneyIn(text: string): { most: number | null; unclear: boolean } | null {
-  if (!MONEY_WORDS.test(text)) return null;
-  const plain = text.replace(DATES_AND_TIMES, ' ');
+  const figures = figuresIn(text);
+  if (figures === null) return null;
   let most: number | null = null;
   let unclear = false;
-  let figures = 0;
-  for (const match of plain.matchAll(FIGURE_IN_TEXT)) {
-    figures += 1;
-    if (figures > IN_TEXT_READ_MAX) break;
-    const figure = match[0];
-    const end = match.index + figure.length;
-    const before = plain.slice(Math.max(0, match.index - UNITS_WINDOW), match.index);
-    const after = plain.slice(end, end + UNITS_WINDOW);
-    const unitsBefore = UNITS_BEFORE.test(before);
-    const letter = MULTIPLIED_LETTER.exec(after)?.[0];
-    const rest = letter === undefined ? '' : after.slice(letter.length);
-    if (MULTIPLIED.test(after) || (letter !== undefined && (unitsBefore || UNITS_AFTER.test(rest) || CENTS_AFTER.test(rest) || MONEY_ACT_BEFORE.test(before)))) {
-      unclear = true;
-      continue;
-    }
-    const units = !CENTS_AFTER.test(after) && (unitsBefore || UNITS_AFTER.test(after));
-    const cents = Number(figure.replace(/\D/g, '')) * (units && !/[.,]\d{2}$/.test(figure) ? 100 : 1);
-    if (most === null || cents > most) most = cents;
+  for (const { cents } of figures) {
+    if (cents === null) unclear = true;
+    else if (most === null || cents > most) most = cents;
   }
   return most === null && !unclear ? null : { most, unclear };
+}
+
+/**
+ * A figure that reads as one exact sum of money: whole digits, or groups of three, and at most two decimals (`20`,
+ * `1,000`, `20.00`, `1.234,56`), not `20.5` or `2.0005`, whose cents moneyIn only bounds.
+ */
+const EXACT_FIGURE = /^\d+(?:[.,]\d{2})?$|^\d{1,3}(?:[,. \u00A0\u2009\u202F'’_]\d{3})+(?:[.,]\d{2})?$/u;
+
+/**
+ * Whether `currency`'s amounts are in hundredths, as moneyText writes them ($0.01, 0.01 EUR; not 1 JPY or 0.001 KWD).
+ * A currency the facts do not name is taken to be: the tool's field is `amount_cents`.
+ */
+function inHundredths(currency: string | null): boolean {
+  return currency === null || /\.\d{2}(?!\d)/.test(moneyText(1, currency));
+}
+
+/** Where a money call's words stand, for a deviation to say: the call's own text field, or the prose beside it. */
+type CallWords = { where: string; text: string };
+
+/**
+ * The figure in whole units that a well-formed money call's words name where its `amount_cents` is that figure read
+ * as cents (`amount_cents: 20` beside "a $20.00 refund", or "20.00 USD"): the model wrote units where cents are asked
+ * for, and sent as called, a hundredth of what it says would go out and use up the approval with nobody told. Null
+ * when its words also name the amount as called (`$0.20`, `20 cents`, or `$20` beside 2000), name no such figure, or
+ * the case's currency is not counted in hundredths (2000 is ¥2,000 in jpy: there is nothing to confuse). Only money
+ * figures count, as figuresIn reads them, exactly (EXACT_FIGURE): one with a currency beside it or two decimals. A
+ * plain number ("order 20", "2 items", "refund 20") is in no unit and is not read either way.
+ */
+function unitsReadAsCents(amount: number, words: readonly CallWords[], currency: string | null): { cents: number; where: string; near: string } | null {
+  if (!inHundredths(currency)) return null;
+  const money = words.flatMap(({ where, text }) =>
+    (figuresIn(text) ?? []).filter((read) => read.cents !== null && EXACT_FIGURE.test(read.figure) && (read.units || read.centsWritten || TWO_DECIMALS.test(read.figure))).map((read) => ({ ...read, where })),
+  );
+  if (money.some((read) => read.cents === amount)) return null;
+  const confused = money.find((read) => !read.centsWritten && read.cents === amount * 100);
+  return confused === undefined ? null : { cents: amount * 100, where: confused.where, near: confused.near };
 }
 
 /** The ids of Stripe objects money can go to that stand in `text`, a few at most. */
@@ -630,7 +695,27 @@ function overAsk(content: unknown, input: DecisionCase, offered: ReadonlySet<str
     : { action: 'credit', amountCents: chosen.amount, description: words('description', DESCRIPTION_MAX_CHARS), model, text, deviations };
 }
 
-function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonly string[], model: string, fail: (what: string) => DeciderError): Decision {
+/**
+ * The amount a well-formed money call is recorded with, and why a person must confirm it: as called, unless its words
+ * (`own`, its reason or description, and the prose beside it) name it in whole units (unitsReadAsCents). Then it is a
+ * deviation, recorded with the cents its words name (a person re-approving sends what the model said, not a hundredth
+ * of it) while the problem names the call's amount too, so the inbox shows both; recorded as called only when the
+ * words name more than one effect moves, so the deviation is still kept for a person.
+ */
+function amountOfCall(name: keyof typeof MONEY_ACTION, asked: number, own: CallWords, said: readonly string[], currency: string | null): { amountCents: number; deviations?: string[] } {
+  const words = [own, ...said.map((text) => ({ where: 'what it wrote beside the call', text }))];
+  const confused = unitsReadAsCents(asked, words, currency);
+  if (confused === null) return { amountCents: asked };
+  const money = currency === null ? '' : ` (${moneyText(confused.cents, currency)})`;
+  const recordable = confused.cents <= MAX_AMOUNT_CENTS;
+  const recorded = recordable
+    ? `the ${confused.cents} cents its words name is recorded, for a person to confirm or dismiss`
+    : `the ${asked} cents it called for is recorded, since ${confused.cents} is more than one ${MONEY_ACTION[name]} moves`;
+  const problem = `the model's ${name} call asked for ${asked} cents, but ${confused.where} names ${asked} in whole units, ${confused.cents} cents${money}: ${JSON.stringify(cleanModelLine(confused.near, 80))}; units were likely written where cents are asked for, and sent as called, a hundredth of what its words name would go out; ${recorded}`;
+  return { amountCents: recordable ? confused.cents : asked, deviations: [problem] };
+}
+
+function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonly string[], model: string, currency: string | null, fail: (what: string) => DeciderError): Decision {
   const malformed = (issues: readonly { path: readonly PropertyKey[]; message: string }[]) =>
     fail(`its ${call.name} call is malformed (${issues.map((issue) => `${issue.path.map(String).join('.') || 'input'} ${issue.message}`).join('; ')}); got ${quoteCall(call.input)}`);
   const needText = (value: string, max: number, field: string) => {
@@ -643,13 +728,15 @@ function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonl
       const parsed = INPUTS.issue_refund.safeParse(call.input);
       if (!parsed.success) throw malformed(parsed.error.issues);
       const reason = needText(parsed.data.reason, REASON_MAX_CHARS, 'reason');
-      return { action: 'refund', amountCents: parsed.data.amount_cents, reason, model, text: decisionText(said, `issue_refund ${parsed.data.amount_cents} cents: ${reason}`) };
+      const amount = amountOfCall(call.name, parsed.data.amount_cents, { where: 'its reason', text: reason }, said, currency);
+      return { action: 'refund', ...amount, reason, model, text: decisionText(said, `issue_refund ${parsed.data.amount_cents} cents: ${reason}`) };
     }
     case 'issue_credit': {
       const parsed = INPUTS.issue_credit.safeParse(call.input);
       if (!parsed.success) throw malformed(parsed.error.issues);
       const description = needText(parsed.data.description, DESCRIPTION_MAX_CHARS, 'description');
-      return { action: 'credit', amountCents: parsed.data.amount_cents, description, model, text: decisionText(said, `issue_credit ${parsed.data.amount_cents} cents: ${description}`) };
+      const amount = amountOfCall(call.name, parsed.data.amount_cents, { where: 'its description', text: description }, said, currency);
+      return { action: 'credit', ...amount, description, model, text: decisionText(said, `issue_credit ${parsed.data.amount_cents} cents: ${description}`) };
     }
     case 'decline': {
       const parsed = INPUTS.decline.safeParse(call.input);
@@ -858,6 +945,7 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
       const lookups = LOOKUP_TOOLS.filter((name) => offered.has(name));
       const read = new Set<LookupTool>();
       const fail = (what: string, model: string) => invalid(input, what, model, config.apiKey);
+      const currency = caseCurrency(input);
       const messages: MessageParam[] = [{ role: 'user', content: casePromptFor(input) }];
       const said: string[] = [];
       // The tool call ids already sent back, in the turns before this one.
@@ -887,11 +975,12 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
           // A lookup called beside the decision was not answered yet: the decision was made without its facts.
           const unread = lookups.filter((name) => !read.has(name));
           if (decision !== undefined) {
-            const decided = decisionFrom(decision, said, model, (what) => fail(what, model));
-            // A decline moves no money, and a decision outside the approval (another kind, more than it covers) is
-            // the worker's to record as MODEL_DEVIATED for a person, read or not: sent back, a prompt-injected ask for
-            // more would leave no trace once the model, told to read first, asked for what was approved. Judged on the
-            // approval alone (null): facts the model has not read are its to read first, and the worker judges them.
+            const decided = decisionFrom(decision, said, model, currency, (what) => fail(what, model));
+            // A decline moves no money, and a decision outside the approval (another kind, more than it covers), or one
+            // whose words name its amount in whole units (amountOfCall), is the worker's to record as MODEL_DEVIATED
+            // for a person, read or not: sent back, a prompt-injected ask for more would leave no trace once the
+            // model, told to read first, asked for what was approved. Judged on the approval alone (null): facts the
+            // model has not read are its to read first, and the worker judges them.
             if (decided.action === 'decline' || unread.length === 0 || checkDecision(decided, input.approval, input.kind, null).verdict === MODEL_DEVIATED) return decided;
             // Told once already, out of turns, or a decision tool not offered (the API refuses it sent back): it stands
             // as made, without the facts, and nothing is proposed from it.

@@ -54,7 +54,8 @@ export function caseCurrency(input: Pick<DecisionCase, 'kind' | 'facts'>): strin
 /**
  * `deviations`: how the model's answer went outside the approval in ways its action and amount do not show (a call
  * naming another payment or customer, a second decision beside it), set by a decider that read an ask for more out
- * of an answer that was no well-formed decision. checkDecision counts each as a problem, so such a decision is never
+ * of an answer that was no well-formed decision, or a well-formed money call whose own words name its amount in whole
+ * units (anthropic.ts, amountOfCall). checkDecision counts each as a problem, so such a decision is never
  * accepted. `amountCents` is NaN when that answer named no amount.
  */
 export type RefundDecision = { action: 'refund'; amountCents: number; reason: string; model: string; text: string; deviations?: string[] };

@@ -10,6 +10,11 @@
 // that the facts did not change since the decision, so nothing after this check would stop the money going back twice.
 // It is a deviation, not a decline, because it may be legitimate (a second partial refund for another item): the
 // person who reads the fact in the inbox re-approves it then.
+//
+// A well-formed call whose own words name its amount in whole units (`amount_cents: 20` beside "a $20.00 refund") is
+// MODEL_DEVIATED too, through the decision's `deviations` (anthropic.ts, amountOfCall): sent as called, a hundredth of
+// what the model said would go out and use up the approval, with nobody told. The decision carries the cents its words
+// name and the problem the cents it called for, so the person confirming it sees both.
 import type { Decision as ProposalDecision } from '../core/entries.js';
 import type { CreditEffect, EffectKind, RefundEffect } from '../core/effects.js';
 import { MAX_AMOUNT_CENTS } from '../core/effects.js';

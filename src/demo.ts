@@ -51,7 +51,7 @@ export async function runDemo(): Promise<void> {
 
   // The demo's journal is a throwaway deployment of its own: a demo run from another data directory (another key) on
   // the same Redis takes it over, rather than being refused as another deployment's process.
-  await redis.del(createKeys(keyPrefix).signingKids);
+  await redis.del(createKeys(keyPrefix).signingKids, createKeys(keyPrefix).signingKidNewest);
 
   const run = randomBytes(3).toString('hex');
   const payment = `pi_demo_${run}`;

@@ -412,7 +412,7 @@ export type Sender = {
  */
 export async function enterWithKey(stores: Stores, mode: 'join' | 'check' = 'join'): Promise<void> {
   const retired = [...stores.publicKeys.keys()].filter((kid) => kid !== stores.signingKey.kid);
-  const recorded = await enterDeployment(innerOf(stores).redis, { key: stores.keys.signingKids, keyPrefix: stores.config.keyPrefix }, stores.signingKey.kid, retired, mode);
+  const recorded = await enterDeployment(innerOf(stores).redis, { key: stores.keys.signingKids, newestKey: stores.keys.signingKidNewest, keyPrefix: stores.config.keyPrefix }, stores.signingKey.kid, retired, mode);
   if (mode === 'check') return;
   if (recorded === 'added') stores.logger.info({ kid: stores.signingKey.kid, retiredKids: retired }, 'signing key rotated: this deployment now also signs with this key');
   if (recorded === 'unrecorded') stores.logger.warn({ kid: stores.signingKey.kid, key: stores.keys.signingKids }, `Redis is full, so this process's signing key ${stores.signingKey.kid} was not recorded as the deployment's (the process starts all the same; a later start records it). Free space or raise maxmemory (README "Retention").`);

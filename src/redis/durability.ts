@@ -206,33 +206,41 @@ export async function holdDeploymentMarker(redis: RedisClient, key: string): Pro
 }
 
 /**
- * Joins the deployment on this Redis and key prefix with this process's signing key (enter-deployment-1.lua): the
- * first process records its kid; a later one must sign with a kid the deployment signs with, or hold one as retired
- * (a rotation, which adds the new kid). Throws a DeploymentKeyError otherwise, before the process recovers, records or
- * signs anything there. `kid`: the key this process signs with; `retired`: the kids it holds as retired. A Redis at its
- * memory limit refuses only the recording (a refusal writes nothing): `unrecorded`, and the process starts, as a
- * restart on a full Redis must (README "Retention"). `check`: only whether this key may sign there (a one-off command
- * that records entries), recording nothing.
+ * Joins the deployment on this Redis and key prefix with this process's signing key (enter-deployment-2.lua): the
+ * first process records its kid; a later one must sign with a kid the deployment signs with, or hold the kid it rotated
+ * to last (its newest) as retired (a rotation, which adds the new kid and makes it the newest; a deployment recorded
+ * before the newest was kept needs every kid it recorded held as retired). Throws a DeploymentKeyError otherwise,
+ * before the process recovers, records or signs anything there. `kid`: the key this process signs with; `retired`: the
+ * kids it holds as retired. A Redis at its memory limit refuses only the recording (a refusal writes nothing):
+ * `unrecorded`, and the process starts, as a restart on a full Redis must (README "Retention"). `check`: only whether
+ * this key may sign there (a one-off command that records entries), recording nothing.
  */
-export async function enterDeployment(redis: RedisClient, where: { key: string; keyPrefix: string }, kid: string, retired: readonly string[], mode: 'join' | 'check' = 'join'): Promise<'first' | 'added' | 'known' | 'unrecorded'> {
-  let reply: { status: 'OK'; recorded: 'first' | 'added' | 'known' | 'unrecorded' } | { status: 'FOREIGN'; kids: string[] };
+export async function enterDeployment(redis: RedisClient, where: { key: string; newestKey: string; keyPrefix: string }, kid: string, retired: readonly string[], mode: 'join' | 'check' = 'join'): Promise<'first' | 'added' | 'known' | 'unrecorded'> {
+  let reply: { status: 'OK'; recorded: 'first' | 'added' | 'known' | 'unrecorded' } | { status: 'FOREIGN'; kids: string[]; newest: string | false };
   try {
-    reply = await createScriptRunner(redis)('enter-deployment-1', [where.key], [mode, kid, ...retired]);
+    reply = await createScriptRunner(redis)('enter-deployment-2', [where.key, where.newestKey], [mode, kid, ...retired]);
   } catch (error) {
     if (redisTurnedAway(error) === 'OOM') return 'unrecorded';
     throw error;
   }
   if (reply.status === 'OK') return reply.recorded;
-  throw new DeploymentKeyError(where, kid, retired, reply.kids);
+  throw new DeploymentKeyError(where, kid, retired, reply.kids, reply.newest === false ? null : reply.newest);
 }
 
-/** A process whose signing key is not its deployment's: another deployment's, on this one's Redis and key prefix. */
+/**
+ * A process whose signing key is not its deployment's: another deployment's, on this one's Redis and key prefix, or a
+ * key the deployment never rotated to (a rotation holds the deployment's newest key as retired).
+ */
 export class DeploymentKeyError extends InterlockError {
-  constructor(where: { key: string; keyPrefix: string }, kid: string, retired: readonly string[], kids: readonly string[]) {
+  constructor(where: { key: string; newestKey: string; keyPrefix: string }, kid: string, retired: readonly string[], kids: readonly string[], newest: string | null) {
     const held = retired.length === 0 ? 'and holds no retired key' : `and holds ${retired.join(', ')} as retired`;
+    const rotation =
+      newest === null
+        ? `a new key is taken only holding every one of them as retired (this deployment was recorded before the key it rotated to last was kept)`
+        : `it rotated to ${newest} last, so a new key is taken only holding ${newest} as retired`;
     super(
       'invalid_config',
-      `This process signs with key ${kid} ${held}, but the deployment on this Redis with key prefix ${where.keyPrefix} signs its receipts with ${kids.join(', ')}: it is another deployment's (two deployments on one Redis left at the same INTERLOCK_KEY_PREFIX, say), and would recover its effects and sign entries its auditors cannot check. Give this process its own INTERLOCK_KEY_PREFIX, or the deployment's signing key (INTERLOCK_SIGNING_KEY_FILE); after a key rotation, list the old key's public half in INTERLOCK_RETIRED_PUBLIC_KEYS_FILE (README "Rotating the signing key"). If the deployment's key is lost for good, remove the record (\`redis-cli DEL ${where.key}\`) and start again: receipts signed with the lost key then read as signed by an unknown key.`,
+      `This process signs with key ${kid} ${held}, but the deployment on this Redis with key prefix ${where.keyPrefix} signs its receipts with ${kids.join(', ')}, and ${rotation}: this key is another deployment's (two deployments on one Redis left at the same INTERLOCK_KEY_PREFIX, say), or one this deployment never rotated to (a key made because INTERLOCK_SIGNING_KEY_FILE was not given), and would sign entries its auditors cannot check. Give this process its own INTERLOCK_KEY_PREFIX, or the deployment's signing key (INTERLOCK_SIGNING_KEY_FILE); to rotate, list the public half of the key the deployment signs with now in INTERLOCK_RETIRED_PUBLIC_KEYS_FILE (README "Rotating the signing key"). If the deployment's key is lost for good, remove the record (\`redis-cli DEL ${where.key} ${where.newestKey}\`) and start again: receipts signed with the lost key then read as signed by an unknown key.`,
     );
     this.name = 'DeploymentKeyError';
   }

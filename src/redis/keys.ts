@@ -83,9 +83,12 @@ export function createKeys(prefix = 'interlock') {
     deployment: `${index}:deployment`,
     /**
      * SET of kids: the keys this deployment signs with, the first process's and each one rotated to
-     * (enter-deployment-1.lua). A process signing with none of them, holding none as retired, is refused at start.
+     * (enter-deployment-2.lua). A process signing with none of them, not holding the newest as retired, is refused at
+     * start.
      */
     signingKids: `${index}:signing-kids`,
+    /** STRING: the kid this deployment rotated to last, or its first (enter-deployment-2.lua). */
+    signingKidNewest: `${index}:signing-kid-newest`,
     /** HASH alert id -> alert JSON (redis/alerts.ts). */
     alerts: `${index}:alerts`,
     /** ZSET alert id -> when it was raised. */

@@ -43,7 +43,7 @@ export const SCRIPT_NAMES = [
   'set-case-status-1',
   'set-alert-3',
   'index-open-alerts-3',
-  'enter-deployment-1',
+  'enter-deployment-2',
   'take-reconcile-lease-2',
   'renew-reconcile-lease-1',
   'end-reconcile-pass-2',
@@ -84,7 +84,7 @@ function sendStrings(redis: RedisClient, name: string, args: string[]): Promise<
  * its connection. The open-alerts index's backfill writes only an index derived from the alerts as stored (a read
  * of `interlock alerts` may complete it). The deployment's signing keys: a one-off command only checks them.
  */
-const READ_ONLY_SCRIPTS: readonly ScriptName[] = ['read-state-1', 'describe-approval-1', 'probe-heartbeat-1', 'check-epoch-1', 'index-open-alerts-3', 'enter-deployment-1'];
+const READ_ONLY_SCRIPTS: readonly ScriptName[] = ['read-state-1', 'describe-approval-1', 'probe-heartbeat-1', 'check-epoch-1', 'index-open-alerts-3', 'enter-deployment-2'];
 let readOnlyScripts: ReadonlySet<string> | null = null;
 
 /** Whether an EVALSHA's sha (or an EVAL's source) is one of READ_ONLY_SCRIPTS. */

@@ -1,4 +1,4 @@
-// Rule (cli/stores.ts withStores, enter-deployment-1.lua 'check'): a one-off command that records entries signs them,
+// Rule (cli/stores.ts withStores, enter-deployment-2.lua 'check'): a one-off command that records entries signs them,
 // so it runs only with a key the deployment signs with (or holds as retired). An operator's shell with the
 // deployment's REDIS_URL and INTERLOCK_KEY_PREFIX but its own data directory (its own, freshly made key) recorded a
 // refund signed with a key the deployment does not hold: the service sent it and its receipt read as signed by an

@@ -19,7 +19,7 @@ describe('bad input', () => {
     const proposal: Record<string, unknown> = { ...refundProposal({ approval: 'ap_x' }) };
     delete proposal.approval;
     await expect(node.gate.submit(proposal)).rejects.toThrow(/approval/);
-    const written = (await redis.keys(`${world.config.keyPrefix}:*`)).filter((key) => !key.includes(':heartbeat:') && !key.endsWith(':deployment') && !key.endsWith(':signing-kids'));
+    const written = (await redis.keys(`${world.config.keyPrefix}:*`)).filter((key) => !key.includes(':heartbeat:') && !key.endsWith(':deployment') && !key.endsWith(':signing-kids') && !key.endsWith(':signing-kid-newest'));
     expect(written).toEqual([]);
   });
 

@@ -18,7 +18,7 @@ afterEach(async () => {
 async function keysWritten(): Promise<string[]> {
   const redis = new Redis(world.config.redisUrl);
   try {
-    return (await redis.keys(`${world.config.keyPrefix}:*`)).filter((key) => !key.includes(':heartbeat:') && !key.endsWith(':deployment') && !key.endsWith(':signing-kids'));
+    return (await redis.keys(`${world.config.keyPrefix}:*`)).filter((key) => !key.includes(':heartbeat:') && !key.endsWith(':deployment') && !key.endsWith(':signing-kids') && !key.endsWith(':signing-kid-newest'));
   } finally {
     await redis.quit();
   }

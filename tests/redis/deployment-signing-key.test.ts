@@ -1,9 +1,12 @@
-// Rule (redis/durability.ts enterDeployment, enter-deployment-1.lua): a process that signs entries joins the deployment
+// Rule (redis/durability.ts enterDeployment, enter-deployment-2.lua): a process that signs entries joins the deployment
 // on its Redis and key prefix only with a key the deployment signs with, or one it rotated to (holding a key the
 // deployment signed with as retired). Another deployment's process started on the same prefix (both left at the
 // default) started without a word, recovered the first deployment's crashed refund and signed its refusal with its own
 // key, so the first deployment's receipt no longer verified ("signed with an unknown key"). It is refused at start,
-// naming both keys and what to do, before it recovers, records or signs anything.
+// naming both keys and what to do, before it recovers, records or signs anything. A new key is taken only holding the
+// key the deployment rotated to last (its newest) as retired: a process holding only an older one (the shared
+// retired-keys file on a host that made a key of its own) would fork the deployment onto a key its other processes
+// call unknown.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -68,6 +71,64 @@ describe("a process on a deployment's Redis and key prefix", () => {
     const redis = new Redis(REDIS_URL);
     try {
       expect((await redis.smembers(createKeys(config.keyPrefix).signingKids)).sort()).toEqual([old.key.kid, rotated.key.kid].sort());
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  /** Writes `pems` as a retired-keys file of its own, for `config`'s deployment. */
+  function retiredFileOf(config: { keyPrefix: string }, name: string, ...pems: string[]): string {
+    const file = join(temp.dir, `${name}-${config.keyPrefix}.pem`);
+    writeFileSync(file, pems.join(''), { mode: 0o600 });
+    return file;
+  }
+
+  it('with a new key holding only a key the deployment rotated away from as retired, is refused, naming the newest key; nothing is recorded', async () => {
+    const { config, target } = deployment();
+    const [k1, k2, k3] = [testKey(), testKey(), testKey()];
+    await (await startNode({ config, target, key: k1.key })).close();
+    const withK1 = retiredFileOf(config, 'k1', k1.publicPem);
+    nodes.push(await startNode({ config: { ...config, retiredPublicKeysFile: withK1 }, target, key: k2.key }));
+    // A new host with the shared retired-keys file but a key it made itself.
+    const forked = startNode({ config: { ...config, retiredPublicKeysFile: withK1 }, target, key: k3.key });
+    await expect(forked).rejects.toBeInstanceOf(DeploymentKeyError);
+    await expect(forked).rejects.toMatchObject({ message: expect.stringContaining(`it rotated to ${k2.key.kid} last, so a new key is taken only holding ${k2.key.kid} as retired`) });
+    const redis = new Redis(REDIS_URL);
+    try {
+      expect((await redis.smembers(createKeys(config.keyPrefix).signingKids)).sort()).toEqual([k1.key.kid, k2.key.kid].sort());
+      expect(await redis.get(createKeys(config.keyPrefix).signingKidNewest)).toBe(k2.key.kid);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('rotated twice by the book is taken each time, also once a key that may have leaked was removed from the retired-keys file', async () => {
+    const { config, target } = deployment();
+    const [k1, k2, k3] = [testKey(), testKey(), testKey()];
+    await (await startNode({ config, target, key: k1.key })).close();
+    await (await startNode({ config: { ...config, retiredPublicKeysFile: retiredFileOf(config, 'k1', k1.publicPem) }, target, key: k2.key })).close();
+    // K1 leaked: the operator took it out of the file (README "Rotating the signing key", step 6) before rotating again.
+    nodes.push(await startNode({ config: { ...config, retiredPublicKeysFile: retiredFileOf(config, 'k2', k2.publicPem) }, target, key: k3.key }));
+    const redis = new Redis(REDIS_URL);
+    try {
+      expect(await redis.get(createKeys(config.keyPrefix).signingKidNewest)).toBe(k3.key.kid);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('recorded before the newest key was kept (several keys, none newest) takes a new key only holding every recorded key as retired', async () => {
+    const { config, target } = deployment();
+    const [k1, k2, k3] = [testKey(), testKey(), testKey()];
+    const keys = createKeys(config.keyPrefix);
+    const redis = new Redis(REDIS_URL);
+    try {
+      // As an earlier release left it: both keys, no newest.
+      await redis.sadd(keys.signingKids, k1.key.kid, k2.key.kid);
+      const onlyK1 = startNode({ config: { ...config, retiredPublicKeysFile: retiredFileOf(config, 'k1', k1.publicPem) }, target, key: k3.key });
+      await expect(onlyK1).rejects.toMatchObject({ message: expect.stringContaining('a new key is taken only holding every one of them as retired') });
+      nodes.push(await startNode({ config: { ...config, retiredPublicKeysFile: retiredFileOf(config, 'both', k1.publicPem, k2.publicPem) }, target, key: k3.key }));
+      expect(await redis.get(keys.signingKidNewest)).toBe(k3.key.kid);
     } finally {
       redis.disconnect();
     }

@@ -1,0 +1,52 @@
+-- enter-deployment: the signing keys of a deployment. A process that signs entries (a worker, the API, the webhook
+-- route) joins the deployment on its Redis and key prefix only with a key the deployment signs with, or the one it
+-- rotates to next: it holds the key the deployment rotated to last (its newest) as retired. Another deployment's
+-- process started on this prefix by mistake (both left at the default) would otherwise recover its effects and sign its
+-- receipts with a key its auditors do not hold; and a process holding only an older key as retired (the shared
+-- retired-keys file, its own key file forgotten so it made one) would fork the deployment onto a key the current one
+-- never rotated to, signing entries the rest of the deployment calls signed by an unknown key. The first process
+-- records its key, a key rotated to is added, and each becomes the newest. Writes only what is new, so a restart on a
+-- full Redis (OOM) passes.
+-- A deployment recorded before the newest was kept has none: a new key must then hold every key it recorded as
+-- retired; a one-key deployment's newest is its key, recorded at the next start.
+-- A one-off command that signs (`interlock refund`, `credit`, `inbox` …) only checks ('check'): it records nothing.
+-- KEYS[1] the deployment's signing kids (SET)   KEYS[2] the kid it rotated to last (STRING)
+-- ARGV[1] 'join' | 'check'   ARGV[2] the kid this process signs with   ARGV[3..] the kids it holds as retired
+-- Returns JSON {status}: OK {recorded: 'first' | 'added' | 'known' | 'unrecorded'} | FOREIGN {kids: the deployment's,
+--   at most 10; newest: the kid it rotated to last, or false when not recorded}
+local kids = KEYS[1]
+local newestKey = KEYS[2]
+local join = ARGV[1] == 'join'
+local kid = ARGV[2]
+local count = redis.call('SCARD', kids)
+local newest = redis.call('GET', newestKey)
+if redis.call('SISMEMBER', kids, kid) == 1 then
+  if join and not newest and count == 1 then redis.call('SET', newestKey, kid) end
+  return reply({ status = 'OK', recorded = 'known' })
+end
+if count == 0 then
+  if not join then return reply({ status = 'OK', recorded = 'unrecorded' }) end
+  redis.call('SADD', kids, kid)
+  redis.call('SET', newestKey, kid)
+  return reply({ status = 'OK', recorded = 'first' })
+end
+local retired = {}
+for i = 3, #ARGV do retired[ARGV[i]] = true end
+local rotated
+if newest then
+  rotated = retired[newest] == true
+else
+  rotated = true
+  for _, recorded in ipairs(redis.call('SMEMBERS', kids)) do
+    if not retired[recorded] then rotated = false end
+  end
+end
+if rotated then
+  if not join then return reply({ status = 'OK', recorded = 'unrecorded' }) end
+  redis.call('SADD', kids, kid)
+  redis.call('SET', newestKey, kid)
+  return reply({ status = 'OK', recorded = 'added' })
+end
+local known = redis.call('SRANDMEMBER', kids, 10)
+table.sort(known)
+return reply({ status = 'FOREIGN', kids = known, newest = newest })

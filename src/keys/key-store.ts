@@ -93,6 +93,18 @@ function othersWith(path: string, group: number, others: number): { octal: strin
 }
 
 /**
+ * The owner of `path` (following a link) when it is another user than this process's and not root: whatever the
+ * mode, that user can read the file and change it (chmod it open, write a key of their own), so a file of secrets it
+ * owns is exposed to it. Null for a file this process's user or root owns, and on Windows.
+ */
+function foreignOwner(path: string): { uid: number; advice: string } | null {
+  if (process.platform === 'win32' || typeof process.getuid !== 'function') return null;
+  const { uid } = statSync(path);
+  const self = process.getuid();
+  return uid === self || uid === 0 ? null : { uid, advice: `chown ${self} ${path}` };
+}
+
+/**
  * Whether users other than the key file's owner may read or write it. The key is still used (a container often
  * mounts a secret with such a mode, and refusing would stop the gate over a setting the operator may not control),
  * but whoever can read the file can sign receipts as this gate, and whoever can write it can put in a key of their
@@ -108,6 +120,11 @@ function secretFileExposure(path: string, file: string, harms: { read: string; w
   if (process.platform === 'win32') return null;
   const read = othersWith(path, 0o040, 0o004);
   const write = othersWith(path, 0o020, 0o002);
+  const owner = foreignOwner(path);
+  if (owner !== null) {
+    const open = read.who === null && write.who === null ? '' : ` (mode ${read.octal} lets ${[read.who, write.who].find((who) => who !== null) ?? ''} in too)`;
+    return { mode: read.octal, message: `${file} is owned by another user (uid ${owner.uid}), not this process's user or root, who can read and write it whatever its mode${open}: ${harms.read}, and ${harms.write}. Own it and make it readable by its owner only: ${owner.advice} && chmod 600 ${path}` };
+  }
   if (read.who === null && write.who === null) return null;
   const can = [read.who === null ? null : `read by ${read.who}`, write.who === null ? null : `written by ${write.who}`].filter((part) => part !== null).join(' and ');
   const harm = [read.who === null ? null : harms.read, write.who === null ? null : harms.write].filter((part) => part !== null).join(', and ');
@@ -131,6 +148,10 @@ export function tokensFileExposure(path: string, source = 'INTERLOCK_API_TOKENS'
 export function retiredKeysFileExposure(path: string): KeyExposure | null {
   if (process.platform === 'win32') return null;
   const write = othersWith(path, 0o020, 0o002);
+  const owner = foreignOwner(path);
+  if (owner !== null) {
+    return { mode: write.octal, message: `The retired public keys file ${path} is owned by another user (uid ${owner.uid}), not this process's user or root, who can write it whatever its mode: whoever writes it can add a key whose signatures this service calls valid. Own it and make it writable by its owner only: ${owner.advice} && chmod 644 ${path}` };
+  }
   if (write.who === null) return null;
   return { mode: write.octal, message: `The retired public keys file ${path} can be written by ${write.who} (mode ${write.octal}): whoever writes it can add a key whose signatures this service calls valid. Make it writable by its owner only: chmod 644 ${path}` };
 }

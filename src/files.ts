@@ -5,7 +5,7 @@
 // written on a command's behalf (receipt exports, scenario results) go the same way, flushed, and may replace one.
 // And files given by path (receipts, keys), read only when they are regular files of a bounded size.
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, copyFileSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync, type Stats } from 'node:fs';
+import { closeSync, constants, copyFileSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync, type Stats } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
 
 /**
@@ -170,10 +170,31 @@ export function openRegularFile(path: string, maxBytes: number, what: string): {
 
 /** The text of `path` when it is a regular file of at most `maxBytes` (openRegularFile's checks), else it throws why. */
 export function readRegularFile(path: string, maxBytes: number, what: string): string {
-  const { fd } = openRegularFile(path, maxBytes, what);
+  const { fd, size } = openRegularFile(path, maxBytes, what);
   try {
-    return readFileSync(fd, 'utf8');
+    return readAtMost(fd, size, maxBytes, what);
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * The text of the open file `fd` (openRegularFile checked its size, `size`), read to its end but never past
+ * `maxBytes`: a file that grew since its check, or one whose size says nothing of its content (a /proc file reports 0),
+ * throws fileTooLarge once it is found longer, without being read whole.
+ */
+export function readAtMost(fd: number, size: number, maxBytes: number, what: string): string {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  let chunk = Buffer.allocUnsafe(Math.min(Math.max(size + 1, 64 * 1024), maxBytes + 1));
+  for (;;) {
+    const read = readSync(fd, chunk, 0, Math.min(chunk.length, maxBytes + 1 - total), total);
+    if (read === 0) break;
+    chunks.push(chunk.subarray(0, read));
+    total += read;
+    if (total > maxBytes) throw fileTooLarge(total, maxBytes, what);
+    if (read === chunk.length) chunk = Buffer.allocUnsafe(Math.min(chunk.length * 2, maxBytes + 1 - total));
+    else chunk = chunk.subarray(read);
+  }
+  return Buffer.concat(chunks, total).toString('utf8');
 }

@@ -2,13 +2,13 @@
 // pure CPU, so the files are spread over worker threads, each reading and verifying its share with the same public
 // keys and handing back, through a pipe in shared memory, only what the command prints: one status and one JSON line
 // per file (a whole Verification copied between threads per file cost about as much as verifying it).
-import { closeSync, fstatSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, readSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { publicKeySet, type PublicKeySet } from '../core/signing.js';
 import { verifyReceiptText } from '../core/receipt-text.js';
 import type { Verification } from '../core/verify.js';
-import { fileTooLarge, openRegularFile } from '../files.js';
+import { fileTooLarge, openRegularFile, readAtMost } from '../files.js';
 import { pathMeaning } from './path-problems.js';
 
 export type FileVerdict = { file: string; readable: boolean; verification: Verification | null; error: string | null };
@@ -69,11 +69,12 @@ export function readReceiptText(file: string): string {
   try {
     if (size < READ_BUFFER_BYTES) {
       readBuffer ??= Buffer.allocUnsafeSlow(READ_BUFFER_BYTES);
-      // One byte more than the size asked for: a file that grew since it was checked reads past it, and is read whole below.
+      // One byte more than the size asked for: a file that grew since it was checked reads past it, and is read below,
+      // up to the cap.
       const read = readSync(fd, readBuffer, 0, size + 1, 0);
       if (read <= size) return readBuffer.toString('utf8', 0, read);
     }
-    return readFileSync(fd, 'utf8');
+    return readAtMost(fd, size, MAX_RECEIPT_BYTES, 'a receipt file');
   } finally {
     closeSync(fd);
   }

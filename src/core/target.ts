@@ -56,6 +56,14 @@ export type ReadContext = {
    * send needs. Never set for a read other than the gate's.
    */
   neverSent?: true;
+  /**
+   * For a lookup: when the effect was first dispatched (its first DISPATCHED entry, Redis ms), where the caller knows
+   * it. Nothing of the effect's own can be older at the target (the entry is written before any send), so a target may
+   * read only what was made since (less a margin for clock skew between Redis and the target), and may hold an
+   * unlabelled object made since that looks like the effect's send (its amount, its label removed by hand) against
+   * the answer "nothing landed" (the credit target's lookup_blind). Absent: the target reads as far back as it can.
+   */
+  dispatchedAt?: number;
 };
 
 export interface Target {

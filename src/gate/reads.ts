@@ -77,9 +77,12 @@ export function landingOf(answer: unknown): JsonObject | null {
  * The target's lookup of an effect by its id, bounded: the landed object, or null when nothing landed. Throws when
  * the lookup fails, times out or answers anything else (landingOf); every lookup site settles that as
  * UNRESOLVED:lookup_failed, except a lookup that can never tell again (lookup_blind: settle.ts isBlind), AMBIGUOUS.
+ * `dispatchedAt`: the effect's first DISPATCHED entry's time (Redis ms), where the caller knows it
+ * (ReadContext.dispatchedAt).
  */
-export async function lookUp(ctx: GateContext, effectId: string, effect: Effect): Promise<JsonObject | null> {
-  const answer: unknown = await bounded('the lookup', ctx.readTimeoutMs, () => ctx.target.query(effectId, effect, { timeoutMs: ctx.readTimeoutMs }));
+export async function lookUp(ctx: GateContext, effectId: string, effect: Effect, dispatchedAt?: number): Promise<JsonObject | null> {
+  const context: ReadContext = { timeoutMs: ctx.readTimeoutMs, ...(dispatchedAt === undefined ? {} : { dispatchedAt }) };
+  const answer: unknown = await bounded('the lookup', ctx.readTimeoutMs, () => ctx.target.query(effectId, effect, context));
   return landingOf(answer);
 }
 

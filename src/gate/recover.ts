@@ -193,7 +193,18 @@ export function createRecover(ctx: GateContext) {
     // as a first dispatch's do (ReadContext.neverSent), and that money makes the premise stale instead of being taken
     // for the effect's landed send and sent again beside it.
     const firstSend = claim.neverSent && entries.filter((entry) => entry.kind === 'DISPATCHED').length === 1;
-    const holding: Holding = { partition, effectId, epoch, head: entries.at(-1)?.hash ?? '', approvalId, attempt: nextAttempt(ctx), ...(firstSend ? { neverSent: true as const } : {}) };
+    // Nothing of the effect's own can be older than its first dispatch: its lookups read from there (ReadContext.dispatchedAt).
+    const firstDispatchAt = entries.find((entry) => entry.kind === 'DISPATCHED')?.at;
+    const holding: Holding = {
+      partition,
+      effectId,
+      epoch,
+      head: entries.at(-1)?.hash ?? '',
+      approvalId,
+      attempt: nextAttempt(ctx),
+      ...(firstSend ? { neverSent: true as const } : {}),
+      ...(firstDispatchAt === undefined ? {} : { dispatchedAt: firstDispatchAt }),
+    };
     if (!dispatched) {
       await journal.releaseClaim(partition, effectId, ctx.owner, epoch);
       return { kind: 'skipped', effectId, reason: 'no open dispatch in the chain' };
@@ -333,7 +344,7 @@ export function createRecover(ctx: GateContext) {
             continue;
           }
           try {
-            const found = await lookUp(ctx, effectId, effect);
+            const found = await lookUp(ctx, effectId, effect, holding.dispatchedAt);
             lookup = found !== null ? { state: 'found', found: objectId(found), object: found } : { state: 'absent' };
           } catch (error) {
             if (error instanceof ProcessCrash) throw error;
@@ -399,7 +410,7 @@ export function createRecover(ctx: GateContext) {
     if (target.queryable) {
       let found: JsonObject | null;
       try {
-        found = await lookUp(ctx, effectId, effect);
+        found = await lookUp(ctx, effectId, effect, holding.dispatchedAt);
       } catch (error) {
         if (error instanceof ProcessCrash) throw error;
         if (isBlind(error) && !neverSent) return settleAmbiguous(ctx, holding, blindReason(error), checks);

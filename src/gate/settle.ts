@@ -26,7 +26,8 @@ import { lookUp } from './reads.js';
  * checks, like its premise read, take nothing at the target for this effect's own (SendContext.neverSent); and by
  * recovery for such a dispatch none of whose requests ever left (take-over-1's `neverSent`), for its resend.
  */
-export type Holding = { partition: string; effectId: string; epoch: number; head: string; approvalId: string; boundAt?: number; attempt?: string; indexEntry?: string; neverSent?: true };
+/** `dispatchedAt`: when the effect was first dispatched (its first DISPATCHED entry, Redis ms), for its lookups (ReadContext.dispatchedAt). */
+export type Holding = { partition: string; effectId: string; epoch: number; head: string; approvalId: string; boundAt?: number; attempt?: string; indexEntry?: string; neverSent?: true; dispatchedAt?: number };
 
 /**
  * The fields of a landed object its receipt reads: the evidence id (verify.ts), and what the final money is derived
@@ -150,7 +151,7 @@ export async function settleRejected(ctx: GateContext, at: Holding, effect: Effe
   if (target.queryable && how.nothingLeft !== true) {
     let found: JsonObject | null;
     try {
-      found = await lookUp(ctx, at.effectId, effect);
+      found = await lookUp(ctx, at.effectId, effect, at.dispatchedAt);
     } catch (error) {
       // A lookup that can never tell again: the refusal stands when the refused request was the dispatch's only one
       // (a first send: its SDK retries ride its idempotency key, so Stripe replays the one answer), else AMBIGUOUS.

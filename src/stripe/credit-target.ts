@@ -1,6 +1,7 @@
 // The credit target: a goodwill credit to a customer's balance (`POST /v1/customers/{id}/balance_transactions`
 // with a negative amount), tier 1 (keyed by the effect id) and queryable (the transaction's metadata carries the
-// effect id; the lookup reads every page of the customer's balance transactions).
+// effect id; the lookup reads the pages of the customer's balance transactions, from the effect's first dispatch on
+// when it is told when that was: see `query`).
 //
 // Facts (premises):
 // - `subscription_status`: the status of the customer's newest subscription, whatever its status (a canceled
@@ -38,6 +39,17 @@
 // The lookup answers null (nothing landed) for a customer Stripe never knew, and throws lookup_blind for a deleted
 // one: Stripe answers a deleted customer's retrieve with its `deleted: true` stub for good, but 404s the list of its
 // balance transactions, so whether this effect's credit landed before the deletion can no longer be read (see `query`).
+//
+// Told when the effect was first dispatched (ReadContext.dispatchedAt, recovery's lookups), the lookup reads the
+// customer, then lists only the balance transactions created since then less DISPATCH_SKEW_MS (`created[gte]`): the
+// credit cannot be older than its dispatch, and a customer billing posts usage to every hour gathers tens of thousands
+// of transactions, more than one lookup's time can page through (it would fail on every pass, and the crashed credit
+// stay open for good). A customer on a test clock has its objects created at the clock's time, not now, so its list is
+// read whole. And it does not answer null while the customer has an unlabelled lookalike: a credit of the effect's
+// amount and currency made since the dispatch that carries no interlock_effect_id (someone cleared it in the Dashboard,
+// or all the metadata) and names no other incident. It may be this effect's credit, so "nothing landed" would let
+// recovery refuse the effect and give its cents back, or send a second credit once Stripe forgot the key: the lookup
+// throws lookup_blind, and the gate settles the effect AMBIGUOUS (its cents held, a person asked to check it).
 //
 // A credit for an incident others already compensated (in the credit's currency or in another) is refused before the
 // send, in apply, and not through a
@@ -99,6 +111,12 @@ function missing(error: unknown): boolean {
   return error instanceof Rejected && error.details.code === 'resource_missing';
 }
 
+/**
+ * How far before the effect's first dispatch (Redis's clock) its lookup reads and takes a lookalike for possibly its
+ * own: the skew Stripe's clock may have behind Redis's, with room to spare.
+ */
+export const DISPATCH_SKEW_MS = 5 * 60 * 1000;
+
 function tagged(metadata: Stripe.Metadata | null | undefined, incident: string): boolean {
   return metadata?.['incident'] === incident || metadata?.[INCIDENT_KEY] === incident;
 }
@@ -110,18 +128,43 @@ export type ForeignNote = { id: string; amount: number; currency: string };
  * What others gave for `incident` (see the header; `cents` is `incident_compensation`), from the customer's credit notes and balance transactions: `cents`
  * in `currency` (the credit's, lowercase; tagged adjustments in another currency move none of its balance), and
  * `elsewhere`, the issued notes tagged with it in another currency, each in its own (never added to `cents`).
- * `neverSent` (ReadContext.neverSent): no send of the effect can have landed, so none of them is its own.
+ * The effect's own credit of `amount` cents is the transaction the lookup would take (findOwn: the oldest carrying its
+ * id with its amount); any other one carrying its id (a credit of another amount made by hand with the id copied,
+ * a second one) is someone else's compensation, and counts. `neverSent` (ReadContext.neverSent): no send of the
+ * effect can have landed, so none of them is its own.
  */
-export function incidentCompensation(notes: readonly Stripe.CreditNote[], transactions: readonly Stripe.CustomerBalanceTransaction[], incident: string, effectId: string, currency: string, neverSent = false): { cents: number; elsewhere: ForeignNote[] } {
+export function incidentCompensation(notes: readonly Stripe.CreditNote[], transactions: readonly Stripe.CustomerBalanceTransaction[], incident: string, effectId: string, amount: number, currency: string, neverSent = false): { cents: number; elsewhere: ForeignNote[] } {
   const issued = notes.filter((note) => note.status === 'issued' && tagged(note.metadata, incident));
   const inCurrency = (note: Stripe.CreditNote) => note.currency.toLowerCase() === currency;
   const byNotes = issued.filter(inCurrency).reduce((sum, note) => sum + note.amount, 0);
   const elsewhere = issued.filter((note) => !inCurrency(note)).map((note) => ({ id: note.id, amount: note.amount, currency: note.currency.toLowerCase() }));
-  const ours = (transaction: Stripe.CustomerBalanceTransaction) => !neverSent && transaction.metadata?.[EFFECT_ID_KEY] === effectId;
+  const own = neverSent ? null : (findOwn(transactions, effectId, (transaction) => transaction.amount === -amount)?.own ?? null);
   const adjusted = transactions
-    .filter((transaction) => transaction.type === 'adjustment' && transaction.currency.toLowerCase() === currency && !ours(transaction) && tagged(transaction.metadata, incident))
+    .filter((transaction) => transaction.type === 'adjustment' && transaction.currency.toLowerCase() === currency && transaction !== own && tagged(transaction.metadata, incident))
     .reduce((sum, transaction) => sum - transaction.amount, 0);
   return { cents: byNotes + Math.max(0, adjusted), elsewhere };
+}
+
+/**
+ * The newest credit that may be the effect's own with its label removed: an adjustment of `amount` cents credited in
+ * `currency`, created at or after `since` (Stripe seconds; null: at any time, for a customer on a test clock, whose
+ * objects carry the clock's time), that carries no interlock_effect_id (an effect's send always writes one: another
+ * effect's credit carries that effect's) and no other incident in interlock_incident (which the send writes, and the
+ * effect's own metadata cannot name). Null when there is none.
+ */
+export function unlabelledLookalike(transactions: readonly Stripe.CustomerBalanceTransaction[], amount: number, incident: string, currency: string, since: number | null): Stripe.CustomerBalanceTransaction | null {
+  const labelled = (value: string | undefined) => value !== undefined && value !== '';
+  return (
+    transactions.find(
+      (transaction) =>
+        transaction.type === 'adjustment' &&
+        transaction.amount === -amount &&
+        transaction.currency.toLowerCase() === currency &&
+        (since === null || transaction.created >= since) &&
+        !labelled(transaction.metadata?.[EFFECT_ID_KEY]) &&
+        (!labelled(transaction.metadata?.[INCIDENT_KEY]) || transaction.metadata?.[INCIDENT_KEY] === incident),
+    ) ?? null
+  );
 }
 
 /**
@@ -183,14 +226,21 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
     }
   }
 
-  const balanceTransactions = (customer: string, budget: ReadBudget) =>
-    listAll(client, budget, `GET /v1/customers/${customer}/balance_transactions`, (sdk, cursor, o) => sdk.customers.listBalanceTransactions(customer, cursor, o), paging);
+  /** The customer's balance transactions, newest first; only those created at or after `since` (Stripe seconds) when given. */
+  const balanceTransactions = (customer: string, budget: ReadBudget, since?: number) =>
+    listAll(
+      client,
+      budget,
+      `GET /v1/customers/${customer}/balance_transactions${since === undefined ? '' : `?created[gte]=${since}`}`,
+      (sdk, cursor, o) => sdk.customers.listBalanceTransactions(customer, since === undefined ? cursor : { ...cursor, created: { gte: since } }, o),
+      paging,
+    );
   const creditNotes = (customer: string, budget: ReadBudget) => listAll(client, budget, `GET /v1/credit_notes?customer=${customer}`, (sdk, cursor, o) => sdk.creditNotes.list({ customer, ...cursor }, o), paging);
   const customerOf = (customer: string, budget: ReadBudget) => readCall(client, budget, `GET /v1/customers/${customer}`, (sdk, o) => sdk.customers.retrieve(customer, {}, o));
   /** The customer, its credit notes and its balance transactions, read together: what the pre-send check weighs. */
   async function readStanding(credit: CreditEffect, effectId: string, budget: ReadBudget, neverSent: boolean): Promise<CustomerStanding> {
     const [customer, notes, transactions] = await Promise.all([customerOf(credit.customer, budget), creditNotes(credit.customer, budget), balanceTransactions(credit.customer, budget)]);
-    return { ...incidentCompensation(notes, transactions, credit.incident, effectId, currency, neverSent), currency: customerCurrency(customer, transactions) };
+    return { ...incidentCompensation(notes, transactions, credit.incident, effectId, credit.amount, currency, neverSent), currency: customerCurrency(customer, transactions) };
   }
   /** The customer for the pre-send check: the premise read just made, or a read now within the send's time. */
   async function customerStanding(effectId: string, credit: CreditEffect, context: SendContext): Promise<CustomerStanding> {
@@ -220,6 +270,21 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
       if (missing(error)) return null;
       throw error;
     }
+  }
+
+  /**
+   * Why the lookup cannot tell whether the credit of `amount` cents landed on a customer whose balance transactions
+   * Stripe will not list: `known`, deleted (lookup_blind, for good), or there and 404ing the list all the same
+   * (lookup_failed, for now).
+   */
+  function unlisted(customer: string, known: Stripe.Customer | Stripe.DeletedCustomer, effectId: string, amount: number, cause?: unknown): InterlockError {
+    const deleted = 'deleted' in known && known.deleted === true;
+    const why = deleted ? 'was deleted at Stripe, which no longer lists its balance transactions' : "exists at Stripe, but the list of its balance transactions answered 404 No such customer";
+    return new InterlockError(
+      deleted ? 'lookup_blind' : 'lookup_failed',
+      `Customer ${customer} ${why}, so whether this effect's credit of ${moneyText(amount, currency)} landed cannot be read; check the customer's credit balance history in the Dashboard (metadata ${EFFECT_ID_KEY} = ${effectId})`,
+      cause === undefined ? undefined : { cause },
+    );
   }
 
   const newestSubscription = async (customer: string, budget: ReadBudget): Promise<string | null> => {
@@ -266,11 +331,21 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
     },
 
     async query(effectId, effect, context: ReadContext) {
-      const { customer, amount } = creditOf(effect);
+      const { customer, amount, incident } = creditOf(effect);
       const budget = readBudget(context.timeoutMs);
+      // Told the first dispatch: read from it on (created[gte], Stripe seconds), and watch for a lookalike made since
+      // (`since` null: the customer is on a test clock, whose created times say nothing of when, so read it all).
+      let window: { since: number | null } | null = null;
+      if (context.dispatchedAt !== undefined) {
+        const known = await customerIfKnown(customer, budget);
+        if (known === null) return null;
+        if ('deleted' in known && known.deleted === true) throw unlisted(customer, known, effectId, amount);
+        const clocked = (known as Stripe.Customer).test_clock !== null && (known as Stripe.Customer).test_clock !== undefined;
+        window = { since: clocked ? null : Math.floor((context.dispatchedAt - DISPATCH_SKEW_MS) / 1000) };
+      }
       let transactions: Stripe.CustomerBalanceTransaction[];
       try {
-        transactions = await balanceTransactions(customer, budget);
+        transactions = await balanceTransactions(customer, budget, window?.since ?? undefined);
       } catch (error) {
         if (!missing(error)) throw error;
         // Null only for an id Stripe never knew. It must stay possible: the gate looks up every refused send, and a
@@ -282,16 +357,19 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
         // credit may sit on the deleted customer. For a deleted customer the lookup will never see again (lookup_blind),
         // and the gate settles the effect AMBIGUOUS (its cents held, a person asked); otherwise it is a lookup that
         // failed for now (lookup_failed), asked again at the next pass.
-        const deleted = 'deleted' in known && known.deleted === true;
-        const why = deleted ? 'was deleted at Stripe, which no longer lists its balance transactions' : "exists at Stripe, but the list of its balance transactions answered 404 No such customer";
-        throw new InterlockError(
-          deleted ? 'lookup_blind' : 'lookup_failed',
-          `Customer ${customer} ${why}, so whether this effect's credit of ${moneyText(amount, currency)} landed cannot be read; check the customer's credit balance history in the Dashboard (metadata ${EFFECT_ID_KEY} = ${effectId})`,
-          { cause: error },
-        );
+        throw unlisted(customer, known, effectId, amount, error);
       }
       const found = findOwn(transactions, effectId, (transaction) => transaction.amount === -amount);
-      if (found === null) return null;
+      if (found === null) {
+        const lookalike = window === null ? null : unlabelledLookalike(transactions, amount, incident, currency, window.since);
+        if (lookalike === null || window === null) return null;
+        // Not null (see the header): it may be this credit with its label removed, and only a person can tell.
+        const made = window.since === null ? "on the customer's test clock" : `at ${new Date(lookalike.created * 1000).toISOString()}, after this effect was first dispatched`;
+        throw new InterlockError(
+          'lookup_blind',
+          `Customer ${customer} has no balance transaction carrying ${EFFECT_ID_KEY} = ${effectId} for this effect's credit of ${moneyText(amount, currency)}, but ${lookalike.id}, a credit of ${moneyText(amount, currency)} created ${made}, carries no ${EFFECT_ID_KEY}: it may be this effect's credit with its metadata edited, so whether this credit landed cannot be read. Check ${lookalike.id} in the customer's credit balance history in the Dashboard (who made it, and whether it is the credit for incident ${incident}); credit the customer by hand only if it is not`,
+        );
+      }
       const summary: JsonObject = balanceCreditSummary(found.own);
       if (found.others.length > 0) summary.others_with_effect_id = found.others;
       return summary;

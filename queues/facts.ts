@@ -57,6 +57,9 @@ function unavailable(reason: string): InterlockError {
   return new InterlockError('redis_unavailable', refusal(reason));
 }
 
+/** What an event's answer rests on (createFactsQueue): its job, or, for a duplicate whose job is gone, its marker. */
+type Stored = { duplicate: boolean; on: 'job' | 'marker' };
+
 export function createFactsQueue(stores: Stores) {
   // Every webhook request adds through this one connection; the adds coalesce themselves (below).
   const connection = stores.queueConnection();
@@ -92,7 +95,7 @@ export function createFactsQueue(stores: Stores) {
    * changes nothing). A failed step fails the batch (addBulk answers for all of it): the events answered so are
    * delivered again by Stripe, and are found known then if they were queued after all.
    */
-  const adds = createCoalescer<StripeEvent, { duplicate: boolean }>(async (events) => {
+  const adds = createCoalescer<StripeEvent, Stored>(async (events) => {
     const markers = events.map((event) => stores.keys.eventQueued(event.id));
     const [found, marked] = await Promise.all([
       connection.eval(EXISTS_N, events.length + 1, ...events.map((event) => queue.toKey(event.id)), queue.toKey('failed'), ...events.map((event) => event.id)),
@@ -105,8 +108,31 @@ export function createFactsQueue(stores: Stores) {
     if (fresh.length > 0) await queue.addBulk(fresh.map((event) => ({ name: event.type, data: event, opts: { ...FACT_JOB_OPTIONS, jobId: event.id } })));
     await Promise.all(events.filter((_, index) => found[index] === 2).map((event) => runAgain(event)));
     await Promise.all(markers.filter((_, index) => marked[index] === null).map((marker) => connection.set(marker, '1', 'PX', EVENT_MARKER_MS, 'NX')));
-    return known.map((duplicate) => ({ duplicate }));
+    return known.map((duplicate, index) => ({ duplicate, on: found[index] === 0 && duplicate ? 'marker' : 'job' }));
   }, { maxBatch: MAX_BATCH });
+  const replicas = stores.config.redisMinReplicas;
+  const waitMs = stores.config.redisWaitMs;
+  /**
+   * With INTERLOCK_REDIS_MIN_REPLICAS=N, `stored`'s answer, once N replicas of the master holding what it rests on hold
+   * it too: its job (a field of the job's hash, on the master of the queue's slot), or, for a duplicate whose job is
+   * gone, its marker (on the index's master). Stripe, answered 200, never sends the event again, so a failover to a
+   * replica that missed it would lose the event for good. Not held within INTERLOCK_REDIS_WAIT_MS: refused
+   * (redis_not_durable, so the route answers 503 and Stripe delivers it again), and that delivery, found queued, waits
+   * for the replicas again. The WAIT is asked with a proof (replica-wait.ts), so a master that lacks the write answers no.
+   */
+  async function heldByReplicas(event: StripeEvent, stored: Stored): Promise<{ duplicate: boolean }> {
+    if (replicas === 0) return { duplicate: stored.duplicate };
+    const ask =
+      stored.on === 'job'
+        ? { proof: { key: queue.toKey(event.id), field: 'name', value: event.type }, mark: stores.keys.replicaMarkOf(stores.queues.prefix.slice(1, -1)) }
+        : { proof: { key: stores.keys.eventQueued(event.id), value: '1' }, mark: stores.keys.replicaMark };
+    // Asked of the master this queue's connection wrote them to.
+    const acknowledged = await journalOf(stores).replicasHolding({ ...ask, replicas, timeoutMs: waitMs }, connection);
+    if (acknowledged >= replicas) return { duplicate: stored.duplicate };
+    throw new InterlockError('redis_not_durable', refusal(`only ${acknowledged} of the ${replicas} Redis replicas required (INTERLOCK_REDIS_MIN_REPLICAS) acknowledged its ${stored.on} within ${waitMs} ms, so a failover could still lose it`));
+  }
+  // The wait for replicas comes on top of the storing (it is bounded by INTERLOCK_REDIS_WAIT_MS itself).
+  const acceptTimeoutMs = FACTS_ACCEPT_TIMEOUT_MS + (replicas > 0 ? waitMs : 0);
   // The answers of the events this process is storing now, by event id (see above).
   const storing = new Map<string, Promise<{ duplicate: boolean }>>();
   return {
@@ -114,8 +140,9 @@ export function createFactsQueue(stores: Stores) {
     /**
      * Durably queues a verified event; a redelivered event (same id) is a no-op, answered `duplicate` when its job
      * or its marker is known (an EXISTS on the job's hash, whatever the backlog: BullMQ's getJobState scans the
-     * waiting list, so it grew with every event not yet applied). Answered within FACTS_ACCEPT_TIMEOUT_MS or refused
-     * (the route answers 503); the storing goes on, and a redelivery meanwhile waits for it.
+     * waiting list, so it grew with every event not yet applied). With INTERLOCK_REDIS_MIN_REPLICAS, answered only once
+     * the replicas hold it (heldByReplicas). Answered within FACTS_ACCEPT_TIMEOUT_MS (and INTERLOCK_REDIS_WAIT_MS, with
+     * replicas) or refused (the route answers 503); the storing goes on, and a redelivery meanwhile waits for it.
      */
     accept(event: StripeEvent): Promise<{ duplicate: boolean }> {
       if (AWAY.has(connection.status)) return Promise.reject(unavailable(`Redis is unreachable (the connection is ${connection.status})`));
@@ -130,14 +157,14 @@ export function createFactsQueue(stores: Stores) {
       const first = storing.get(event.id);
       let stored: Promise<{ duplicate: boolean }>;
       if (first === undefined) {
-        stored = adds.submit(event);
+        stored = adds.submit(event).then((answer) => heldByReplicas(event, answer));
         storing.set(event.id, stored);
         const forget = () => storing.delete(event.id);
         void stored.then(forget, forget);
       } else {
         stored = first.then(() => ({ duplicate: true }));
       }
-      return withinRedisTimeout(stored, FACTS_ACCEPT_TIMEOUT_MS, refusal(`Redis did not store it within ${FACTS_ACCEPT_TIMEOUT_MS} ms`));
+      return withinRedisTimeout(stored, acceptTimeoutMs, refusal(`Redis did not store it within ${acceptTimeoutMs} ms`));
     },
     async close(): Promise<void> {
       await queue.close();
@@ -185,6 +212,52 @@ export function durabilityDelay(refusals: number, wait: DurabilityWait): number 
   return Math.min(wait.maxDelayMs, wait.firstDelayMs * 2 ** Math.min(Math.max(refusals, 1) - 1, 40));
 }
 
+/** How many times in a row an effect's chain is asked of its replicas again because its head moved meanwhile (factsHeld). */
+const HEAD_MOVES = 3;
+
+/** A facts job's run that recorded its facts on the Redis masters, but too few of their replicas acknowledged them. */
+class FactsUnheld extends InterlockError {
+  constructor(message: string) {
+    super('redis_not_durable', message);
+  }
+}
+
+/**
+ * With INTERLOCK_REDIS_MIN_REPLICAS=N, returns once N replicas of each effect's master hold its chain as a facts job's
+ * run left it: what the run appended, and what it found appended already (by an earlier run of the job, which may have
+ * stopped at this very wait, or by another event or a re-read). Its event was answered 200, so Stripe never sends it
+ * again: a failover to a replica that missed the facts would lose them for good. The proof asked with the WAIT
+ * (replica-wait.ts) is the chain's head (the effect state's `head`), the hash that ends a chain over every entry before
+ * it, written in the same step as the entries: a master that holds it holds them all. Another job appending meanwhile
+ * moves the head (the proof then fails): it is read again and asked again, HEAD_MOVES times at most. Throws FactsUnheld
+ * (redis_not_durable) naming the effects not held within INTERLOCK_REDIS_WAIT_MS: the job waits for Redis, and applies
+ * its event again later (applying is idempotent). An alert the run raised lives on the index's master (on a cluster,
+ * another one) and is not waited for: it is derived from the chain, and the reconciler's re-reads raise it again.
+ */
+async function factsHeld(stores: Stores, applied: readonly Applied[]): Promise<void> {
+  const replicas = stores.config.redisMinReplicas;
+  if (replicas === 0 || applied.length === 0) return;
+  const journal = journalOf(stores);
+  const timeoutMs = stores.config.redisWaitMs;
+  const unheld = async (effectId: string): Promise<{ effectId: string; acknowledged: number } | null> => {
+    const partition = await journal.partitionOf(effectId);
+    if (partition === null) return null;
+    let head = (await journal.readState(partition, effectId)).state.head;
+    for (let asked = 1; head !== ''; asked += 1) {
+      const acknowledged = await journal.replicasHolding({ proof: { key: stores.keys.state(partition, effectId), field: 'head', value: head }, mark: stores.keys.replicaMarkOf(partition), replicas, timeoutMs });
+      if (acknowledged >= replicas) return null;
+      const now = (await journal.readState(partition, effectId)).state.head;
+      if (now === head || asked >= HEAD_MOVES) return { effectId, acknowledged };
+      head = now;
+    }
+    return null;
+  };
+  const behind = (await Promise.all([...new Set(applied.map((one) => one.effectId))].map(unheld))).filter((one) => one !== null);
+  if (behind.length === 0) return;
+  const fewest = Math.min(...behind.map((one) => one.acknowledged));
+  throw new FactsUnheld(`The facts of effect${behind.length === 1 ? '' : 's'} ${behind.map((one) => one.effectId).join(', ')} are recorded on their Redis master, but only ${fewest} of the ${replicas} Redis replicas required (INTERLOCK_REDIS_MIN_REPLICAS) acknowledged them within ${timeoutMs} ms, so a failover could still lose them; the job waits, and applies its event again once they catch up.`);
+}
+
 /** How many jobs' failed runs in a row a facts worker keeps (startFactsWorker, `refused`). */
 const REFUSALS_KEPT = 10_000;
 
@@ -222,6 +295,7 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
   const apply = async (event: StripeEvent, again: boolean): Promise<Applied[]> => {
     options.durability?.assertDurable();
     const applied = await facts.applyEvent(event, { again });
+    await factsHeld(stores, applied);
     options.onApplied?.(event, applied);
     if (applied.length > 0) stores.logger.info({ event: event.id, type: event.type, effects: applied.map((item) => item.effectId), appended: applied.reduce((sum, item) => sum + item.appended, 0) }, 'facts appended');
     return applied;
@@ -305,7 +379,8 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
     if (refused.size >= REFUSALS_KEPT) refused.clear();
     refused.set(id, refusals);
     const noted = { event: job.id, type: job.name, code: errorCode(refusal), error: errorMessage(refusal), ...(failure === undefined ? {} : { failure: failure.message }), refusals, retryAt };
-    if (refusals === 1) stores.logger.warn(noted, 'facts job not applied: Redis is not durable now, lost its data, or did not answer, so nothing is recorded; the job waits, using up none of its attempts, and is tried again until Redis is durable and answers (after a loss, once this process is restarted); further tries are logged at debug');
+    if (refusals === 1 && refusal instanceof FactsUnheld) stores.logger.warn(noted, "facts job applied on the Redis masters, but too few of their replicas acknowledged it (INTERLOCK_REDIS_MIN_REPLICAS): the job waits, using up none of its attempts, and applies its event again (applying is idempotent) until they hold it; further tries are logged at debug");
+    else if (refusals === 1) stores.logger.warn(noted, 'facts job not applied: Redis is not durable now, lost its data, or did not answer, so nothing is recorded; the job waits, using up none of its attempts, and is tried again until Redis is durable and answers (after a loss, once this process is restarted); further tries are logged at debug');
     else stores.logger.debug(noted, 'facts job not applied again: Redis is still not durable, or not answering; tried again later');
     throw new DelayedError();
   }

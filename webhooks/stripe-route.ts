@@ -1,9 +1,10 @@
 // POST /webhooks/stripe (issue 10 §1): the raw body on this route only, the Stripe-Signature checked with the
 // official SDK against one or more secrets (a rotation), answered fast once the event is durably queued. Bad input
-// is a 400 with a JSON reason, never a 5xx; a queue that cannot take the event is a 503, so Stripe retries.
+// is a 400 with a JSON reason, never a 5xx; a queue that cannot take the event is a 503, so Stripe retries (as is one
+// whose Redis replicas do not hold it yet, with INTERLOCK_REDIS_MIN_REPLICAS).
 // Unknown event types are acknowledged and ignored; so is a Connect event (a connected account's), with a warning.
 import express, { type Request, type Response, type Router } from 'express';
-import { createLogger, ERROR_REGISTRY, FACT_EVENTS, type ErrorCode, type Stores, type StripeEvent, type WebhookVerdict } from '../src/interlock.js';
+import { createLogger, ERROR_REGISTRY, errorCode, errorMessage, FACT_EVENTS, type ErrorCode, type Stores, type StripeEvent, type WebhookVerdict } from '../src/interlock.js';
 
 /**
  * The verifier's answer as the route reads it (src/stripe's SignedVerdict): an event, with the connected account of
@@ -86,9 +87,12 @@ export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
       let accepted: { duplicate?: boolean } | void;
       try {
         accepted = await deps.accept(event);
-      } catch {
+      } catch (error) {
         deps.onOutcome?.('unavailable', { type: event.type });
-        problem(res, 'queue_unavailable', 'The event could not be queued right now; Stripe will deliver it again.');
+        // Queued on the Redis master, but too few of its replicas hold it (INTERLOCK_REDIS_MIN_REPLICAS): said so, since
+        // the operator's fix is the replicas, not the queue.
+        if (errorCode(error) === 'redis_not_durable') problem(res, 'redis_not_durable', errorMessage(error));
+        else problem(res, 'queue_unavailable', 'The event could not be queued right now; Stripe will deliver it again.');
         return;
       }
       deps.onOutcome?.(accepted?.duplicate === true ? 'duplicate' : 'queued', { type: event.type });

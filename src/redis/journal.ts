@@ -1113,7 +1113,23 @@ export function createRedisJournal(deps: { redis: RedisClient; keys: Keys; signi
       return { ok: acknowledged >= replicas, acknowledged };
     },
 
-    /** Closes the connections `replicated` opened for WAIT (closeStores). */
+    /**
+     * Replicas of the master serving `proof.key` that acknowledged every write it took before this call, `proof`'s
+     * included: 0 when it does not hold `proof`, or when the client holds no live connection to it on a cluster
+     * (replica-wait.ts). For what the facts rest on (a Stripe event's job or marker, an effect's chain after a facts
+     * job applied it: queues/facts.ts), asked on the connections `replicated` keeps, so what is asked at once shares
+     * one round per master. `mark`: a key in `proof.key`'s slot (replicaMarkOf its hash tag; replicaMark for the
+     * index's keys). `writer`: the client that wrote `proof` (a queue's own connection), whose view of the cluster
+     * says which master took it; this journal's by default.
+     */
+    async replicasHolding(ask: { proof: WriteProof; mark: string; replicas: number; timeoutMs: number }, writer: RedisClient = redis): Promise<number> {
+      const address = masterServing(writer, ask.proof.key);
+      if (address === null) return 0;
+      const waits = (replicaWaits ??= createReplicaWaits(masterConnector(redis)));
+      return waits.acknowledged(address, ask);
+    },
+
+    /** Closes the connections `replicated` and `replicasHolding` opened for WAIT (closeStores). */
     closeReplicaWaits(): void {
       replicaWaits?.close();
       replicaWaits = null;

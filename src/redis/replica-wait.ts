@@ -24,10 +24,11 @@ const MARK_TTL_MS = 60_000;
 const ROUND_MARGIN_MS = 1_000;
 
 /**
- * What the send wrote on that master: a hash field and the value it wrote (`HGET key field` must answer it), or a
- * sorted-set member it added (`ZSCORE key member` must find it).
+ * What was written on that master (by a send, a revoke, the facts): a hash field and the value written (`HGET key field`
+ * must answer it), a sorted-set member added (`ZSCORE key member` must find it), or a string key and the value set
+ * (`GET key` must answer it).
  */
-export type WriteProof = { key: string; field: string; value: string } | { key: string; member: string };
+export type WriteProof = { key: string; field: string; value: string } | { key: string; member: string } | { key: string; value: string };
 
 export type ReplicaWaits = {
   /**
@@ -74,7 +75,8 @@ export function createReplicaWaits(connect: (address: string) => Redis): Replica
       const pipeline = connection.pipeline();
       for (const { proof } of asking) {
         if ('member' in proof) pipeline.zscore(proof.key, proof.member);
-        else pipeline.hget(proof.key, proof.field);
+        else if ('field' in proof) pipeline.hget(proof.key, proof.field);
+        else pipeline.get(proof.key);
       }
       pipeline.set(first.mark, String(Date.now()), 'PX', MARK_TTL_MS).wait(replicas, timeoutMs);
       const replies = (await pipeline.exec()) ?? [];

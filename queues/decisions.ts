@@ -360,6 +360,11 @@ export type DecisionsWorkerOptions = {
    * whatever else tells a person (a page, a chat message). Its failure is logged and does not change the case.
    */
   onDeviation?: (record: CaseRecord) => void | Promise<void>;
+  /**
+   * Called once this worker records a case failed (nothing proposed), with the failure's code: the seam for counting
+   * cases a person must submit again or look into (the metrics). Its failure is logged and does not change the case.
+   */
+  onFailed?: (caseId: string, code: string) => void;
 };
 
 const LOOKUP_OF: Record<EffectKind, 'get_payment' | 'get_account'> = { refund: 'get_payment', credit: 'get_account' };
@@ -721,7 +726,14 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
             ? { code, message: `${message} It was unavailable for ${Math.round((Date.now() - outageEnded.failingSince) / 1_000)} s (${outageEnded.failures} tries, INTERLOCK_RETRY_FOR_MS=${deciderRetry.forMs}).` }
             : { code, message };
       const failed = await setStatus(caseId, { ...current, state: 'failed', error: failure });
-      if (failed.written) logger.warn({ caseId, code: failure.code, ...(outageEnded === null ? {} : { failures: outageEnded.failures, failingSinceMs: outageEnded.failingSince }) }, 'case failed; nothing was proposed');
+      if (failed.written) {
+        logger.warn({ caseId, code: failure.code, ...(outageEnded === null ? {} : { failures: outageEnded.failures, failingSinceMs: outageEnded.failingSince }) }, 'case failed; nothing was proposed');
+        try {
+          options.onFailed?.(caseId, failure.code);
+        } catch (hookError) {
+          logger.warn({ err: hookError, caseId }, 'the case-failed hook threw; the case stays failed');
+        }
+      }
       return { caseId, state: failed.record.status.state };
     }
   }

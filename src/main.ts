@@ -269,7 +269,11 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
         readFacts: (effect, names, context) => target.readFacts(context.effectId, effect, names, { timeoutMs: context.timeoutMs }),
         premises: { refund: REFUND_FACTS, credit: CREDIT_FACTS },
         // The seam for telling a person: a deviated case is recorded (GET /v1/cases/:id) and logged here.
-        onDeviation: (record) => logger.warn({ caseId: record.submission.caseId, approval: record.submission.approval, problems: record.status.problems }, 'a case needs a person: MODEL_DEVIATED'),
+        onDeviation: (record) => {
+          logger.warn({ caseId: record.submission.caseId, approval: record.submission.approval, problems: record.status.problems }, 'a case needs a person: MODEL_DEVIATED');
+          metrics?.caseDeviated();
+        },
+        ...(metrics ? { onFailed: (_caseId: string, code: string) => metrics.caseFailed(code) } : {}),
       });
       closers.push({ name: 'decisions worker', close: () => decisions.close() });
       workersHere.push({ name: 'decisions', worker: decisions.worker });

@@ -3,7 +3,11 @@
 // without the api role can be scraped. A refund proposed through the first is sent by the second; each process
 // counts what it did itself (the worker the effect, the API process the sandbox's webhook deliveries), while both
 // read the same queue depths from Redis. The page answers on the API process.
+// Rule: a support case the worker process records failed (nothing proposed) is counted in
+// interlock_cases_failed_total by its error code, so an operator can alert on cases that need submitting again (before,
+// only a log line and the case's state said so).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +34,8 @@ describe('metrics of an API process and a worker process', () => {
   let sandbox: Sandbox;
   let api: string;
   let workerMetrics: string;
+  // A Messages API that refuses the worker's key (401): a case it is asked to decide fails at once, invalid_config.
+  let messages: Server;
 
   async function ready(url: string, headers: Record<string, string> = {}): Promise<void> {
     const giveUp = Date.now() + 60_000;
@@ -47,6 +53,12 @@ describe('metrics of an API process and a worker process', () => {
     api = `http://127.0.0.1:${apiPort}`;
     workerMetrics = `http://127.0.0.1:${metricsPort}/metrics`;
     sandbox = await startSandbox({ port: 0, delays: 'fast', forwardTo: `${api}/webhooks/stripe` });
+    messages = createServer((_req, res) => {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }));
+    });
+    await new Promise<void>((resolve) => messages.listen(0, '127.0.0.1', resolve));
+    const messagesPort = (messages.address() as { port: number }).port;
     const env = {
       PATH: process.env.PATH ?? '',
       HOME: dir,
@@ -67,7 +79,7 @@ describe('metrics of an API process and a worker process', () => {
       children.push(child);
     };
     start('api,webhooks', { INTERLOCK_PORT: String(apiPort) });
-    start('worker,facts', { INTERLOCK_METRICS_ADDR: `127.0.0.1:${metricsPort}` });
+    start('worker,facts', { INTERLOCK_METRICS_ADDR: `127.0.0.1:${metricsPort}`, ANTHROPIC_API_KEY: 'sk-ant-refused-by-the-local-api', ANTHROPIC_BASE_URL: `http://127.0.0.1:${messagesPort}` });
     await Promise.all([ready(`${api}/healthz`), ready(workerMetrics)]);
   }, 90_000);
 
@@ -75,6 +87,7 @@ describe('metrics of an API process and a worker process', () => {
     for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
     await Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : null)));
     await sandbox?.close();
+    await new Promise((resolve) => messages?.close(resolve));
     const redis = new Redis(REDIS_URL);
     for (const pattern of [`${prefix}:*`, `{${prefix}-queues}:*`]) {
       const stale = await redis.keys(pattern);
@@ -129,5 +142,29 @@ describe('metrics of an API process and a worker process', () => {
     const page = await fetch(`${api}/ui`, { headers: { cookie: session } });
     expect(page.status).toBe(200);
     expect(await page.text()).toContain(`case-${intent.id}`);
+  }, 60_000);
+
+  it('counts a case the worker process failed by its error code', async () => {
+    const json = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
+    const intent = (await (
+      await fetch(`${sandbox.url}/v1/payment_intents`, {
+        method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from('sk_test_setup:').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'amount=5000&currency=usd&payment_method=pm_card_visa&confirm=true',
+      })
+    ).json()) as { id: string };
+    const granted = await fetch(`${api}/v1/approvals`, { method: 'POST', headers: json(TOKENS.approver), body: JSON.stringify({ id: `ap_case_${intent.id}`, approver: 'alex', cap_cents: 2_000, scope: `payment:${intent.id}` }) });
+    expect(granted.status).toBe(201);
+    const submitted = await fetch(`${api}/v1/cases`, { method: 'POST', headers: json(TOKENS.support), body: JSON.stringify({ case_id: `case-failed-${intent.id}`, payment_intent: intent.id, story: 'The jar arrived cracked; support approved a goodwill refund.', approval: `ap_case_${intent.id}` }) });
+    expect(submitted.status).toBe(202);
+    const giveUp = Date.now() + 30_000;
+    let worker = '';
+    while (Date.now() < giveUp) {
+      worker = await (await fetch(workerMetrics)).text();
+      if (sample(worker, 'interlock_cases_failed_total', 'code="invalid_config"') !== undefined) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(sample(worker, 'interlock_cases_failed_total', 'code="invalid_config"'), logs.join('')).toBe(1);
+    expect(sample(worker, 'interlock_cases_deviated_total')).toBe(0);
   }, 60_000);
 });

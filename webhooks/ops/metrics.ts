@@ -100,6 +100,8 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
   const reconcilerPasses = new Counter({ name: 'interlock_reconciler_passes_total', help: 'Reconciliation passes this process ran.', registers });
   const reconcilerUnread = new Counter({ name: 'interlock_reconciler_unread_total', help: 'Effects a reconciliation pass could not re-read (passed over, read again when the passes come round).', registers });
   const reconcilerStopped = new Counter({ name: 'interlock_reconciler_stopped_total', help: 'Reconciliation passes this process ran that stopped before their end: re-reads of the source kept failing, Stripe rate-limited one, or the lease was lost.', registers });
+  const casesFailed = new Counter({ name: 'interlock_cases_failed_total', help: 'Support cases this process recorded failed (nothing proposed), by error code: the case must be submitted again or looked into.', labelNames: ['code'] as const, registers });
+  const casesDeviated = new Counter({ name: 'interlock_cases_deviated_total', help: 'Support cases this process recorded MODEL_DEVIATED (nothing sent; a person confirms or dismisses the inbox item).', registers });
   // Whether this process runs a reconciler (reconcilerStarted): only such a process answers the lag.
   let reconcilerHere = false;
 
@@ -286,6 +288,14 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
       }
       webhookVerified.inc({ result: outcome });
       if (outcome === 'duplicate') webhookDuplicated.inc();
+    },
+    /** A case this process's decisions worker recorded failed, with its error code (a bounded registry code). */
+    caseFailed(code: string): void {
+      casesFailed.inc({ code: /^[a-z_]{1,60}$/.test(code) ? code : 'other' });
+    },
+    /** A case this process's decisions worker recorded MODEL_DEVIATED. */
+    caseDeviated(): void {
+      casesDeviated.inc();
     },
     factsApplied(_event: StripeEvent, applied: readonly Applied[]): void {
       factsAppended.inc({ source: 'webhook' }, applied.reduce((sum, item) => sum + item.appended, 0));

@@ -133,4 +133,24 @@ describe("a process on a deployment's Redis and key prefix", () => {
       redis.disconnect();
     }
   });
+
+  it('rotating away from a leaked key without holding it: refused, naming the two commands that record the new key on purpose; after them, taken', async () => {
+    const { config, target } = deployment();
+    const [k1, k2, k3] = [testKey(), testKey(), testKey()];
+    const keys = createKeys(config.keyPrefix);
+    await (await startNode({ config, target, key: k1.key })).close();
+    await (await startNode({ config: { ...config, retiredPublicKeysFile: retiredFileOf(config, 'k1', k1.publicPem) }, target, key: k2.key })).close();
+    // K2 leaked: the new key's retired-keys file holds K1 only.
+    const withoutLeaked = { ...config, retiredPublicKeysFile: retiredFileOf(config, 'no-k2', k1.publicPem) };
+    const refused = startNode({ config: withoutLeaked, target, key: k3.key });
+    await expect(refused).rejects.toMatchObject({ message: expect.stringContaining(`redis-cli SADD ${keys.signingKids} ${k3.key.kid}\` and \`redis-cli SET ${keys.signingKidNewest} ${k3.key.kid}`) });
+    const redis = new Redis(REDIS_URL);
+    try {
+      await redis.sadd(keys.signingKids, k3.key.kid);
+      await redis.set(keys.signingKidNewest, k3.key.kid);
+    } finally {
+      redis.disconnect();
+    }
+    nodes.push(await startNode({ config: withoutLeaked, target, key: k3.key }));
+  });
 });

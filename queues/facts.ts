@@ -212,8 +212,6 @@ export function durabilityDelay(refusals: number, wait: DurabilityWait): number 
   return Math.min(wait.maxDelayMs, wait.firstDelayMs * 2 ** Math.min(Math.max(refusals, 1) - 1, 40));
 }
 
-/** How many times in a row an effect's chain is asked of its replicas again because its head moved meanwhile (factsHeld). */
-const HEAD_MOVES = 3;
 
 /** A facts job's run that recorded its facts on the Redis masters, but too few of their replicas acknowledged them. */
 class FactsUnheld extends InterlockError {
@@ -229,7 +227,7 @@ class FactsUnheld extends InterlockError {
  * again: a failover to a replica that missed the facts would lose them for good. The proof asked with the WAIT
  * (replica-wait.ts) is the chain's head (the effect state's `head`), the hash that ends a chain over every entry before
  * it, written in the same step as the entries: a master that holds it holds them all. Another job appending meanwhile
- * moves the head (the proof then fails): it is read again and asked again, HEAD_MOVES times at most. Throws FactsUnheld
+ * moves the head (the proof then fails): it is read again and asked again (for twice the wait at most). Throws FactsUnheld
  * (redis_not_durable) naming the effects not held within INTERLOCK_REDIS_WAIT_MS: the job waits for Redis, and applies
  * its event again later (applying is idempotent). An alert the run raised lives on the index's master (on a cluster,
  * another one) and is not waited for: it is derived from the chain, and the reconciler's re-reads raise it again.
@@ -239,15 +237,19 @@ async function factsHeld(stores: Stores, applied: readonly Applied[]): Promise<v
   if (replicas === 0 || applied.length === 0) return;
   const journal = journalOf(stores);
   const timeoutMs = stores.config.redisWaitMs;
+  // A head that moved between its read and the round's proof is read and asked again, until the wait's own time has
+  // passed once more: on an effect other jobs append to all the time (a burst of events for one dispute), a fixed
+  // number of tries gave up on healthy replicas, and the job waited and warned that they were behind.
+  const deadline = Date.now() + 2 * timeoutMs;
   const unheld = async (effectId: string): Promise<{ effectId: string; acknowledged: number } | null> => {
     const partition = await journal.partitionOf(effectId);
     if (partition === null) return null;
     let head = (await journal.readState(partition, effectId)).state.head;
-    for (let asked = 1; head !== ''; asked += 1) {
+    while (head !== '') {
       const acknowledged = await journal.replicasHolding({ proof: { key: stores.keys.state(partition, effectId), field: 'head', value: head }, mark: stores.keys.replicaMarkOf(partition), replicas, timeoutMs });
       if (acknowledged >= replicas) return null;
       const now = (await journal.readState(partition, effectId)).state.head;
-      if (now === head || asked >= HEAD_MOVES) return { effectId, acknowledged };
+      if (now === head || Date.now() >= deadline) return { effectId, acknowledged };
       head = now;
     }
     return null;

@@ -89,8 +89,9 @@ export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
         accepted = await deps.accept(event);
       } catch (error) {
         deps.onOutcome?.('unavailable', { type: event.type });
-        // Queued on the Redis master, but too few of its replicas hold it (INTERLOCK_REDIS_MIN_REPLICAS): said so, since
-        // the operator's fix is the replicas, not the queue.
+        // Redis does not keep what it would acknowledge now (the durability monitor's refusal), or the event is queued
+        // on its master but too few replicas hold it (INTERLOCK_REDIS_MIN_REPLICAS): said so, as the API says it, since
+        // the operator's fix is Redis's settings or its replicas, not the queue.
         if (errorCode(error) === 'redis_not_durable') problem(res, 'redis_not_durable', errorMessage(error));
         else problem(res, 'queue_unavailable', 'The event could not be queued right now; Stripe will deliver it again.');
         return;

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFactsWorker } from '../../queues/facts.js';
-import type { Applied, FactsApplier, StripeEvent } from '../../src/interlock.js';
+import { journalOf, type Applied, type FactsApplier, type StripeEvent } from '../../src/interlock.js';
 import { startReplicatedPair, type ReplicatedPair } from '../redis/replicated-pair.js';
 import { pay, startFactsRig, type FactsRig } from './facts-rig.js';
 
@@ -34,7 +34,7 @@ function busyApplier(partition: string, effectId: string, readMs: () => number):
     async applyEvent(event: StripeEvent): Promise<Applied[]> {
       await sleep(readMs());
       const draft = { kind: 'OBSERVED' as const, source: 'webhook' as const, eventId: event.id, eventType: event.type, objectType: 'refund' as const, objectId: `re_${event.id}`, status: 'succeeded', failureReason: null, amount: 1, charge: null, disputeStatus: null, disputeReason: null, created: 1 };
-      const observed = await rig.stores.journal.observe(partition, effectId, draft as never, `k:${event.id}`);
+      const observed = await journalOf(rig.stores).observe(partition, effectId, draft as never, `k:${event.id}`);
       return [{ effectId, appended: observed.status === 'OK' ? 1 : 0, duplicates: observed.status === 'OK' ? 0 : 1, alerts: [] }];
     },
     async concerned() {

@@ -13,8 +13,8 @@
 //
 // A well-formed call whose own words name its amount in whole units (`amount_cents: 20` beside "a $20.00 refund") is
 // MODEL_DEVIATED too, through the decision's `deviations` (anthropic.ts, amountOfCall): sent as called, a hundredth of
-// what the model said would go out and use up the approval, with nobody told. The decision carries the cents its words
-// name and the problem the cents it called for, so the person confirming it sees both.
+// what the model said would go out and use up the approval, with nobody told. The decision carries the cents it called
+// for, the whole-units reading only in its problem: confirming a false flag never sends more than the model asked.
 import type { Decision as ProposalDecision } from '../core/entries.js';
 import type { CreditEffect, EffectKind, RefundEffect } from '../core/effects.js';
 import { MAX_AMOUNT_CENTS } from '../core/effects.js';

@@ -1,10 +1,12 @@
 // Rule (DESIGN §3 I4, "never an effect the model did not ask for"): a well-formed issue_refund/issue_credit whose own
-// words (its reason or description, or the prose beside the call) name its amount in whole units, a money figure equal
-// to amount_cents read as units ("$20.00" or "20.00 USD" beside amount_cents 20), is not sent as called: it is
-// MODEL_DEVIATED, recorded with the cents its words name (2000) and a problem naming the 20 it called for, so the inbox
-// shows both, and the approval is not used. Words that name the amount as called ("$0.20", "20 cents", "$20" beside
-// 2000), name no money figure (an order number, "2 items", "refund 20"), or a case in a currency without cents (jpy)
-// leave the decision as called.
+// words name its amount in whole units as the money it moves, a money figure equal to amount_cents read as units tied
+// to the refund or credit words ("refund of $20.00", "Refunding 20.00 USD", "a $10 credit") or the only figure in its
+// reason or description, is not sent as called: it is MODEL_DEVIATED, recorded with the amount AS CALLED (20, never the
+// 2000 its words name), the hundredfold reading only in the problem, so confirming a false flag never moves more than
+// the model called for; the approval is not used. Words that name the amount as called ("$0.20", "20 cents",
+// "a 50-cent fee", "$20" beside 2000), name no money figure (an order number, "2 items", "refund 20"), name a price,
+// total or order value beside other figures ("1% of the $25.00 jar", "on the $50.00 order"), or a case in a currency
+// without cents (jpy) leave the decision as called.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { inboxItemId } from '../../src/core/inbox.js';
 import { checkDecision, MODEL_DEVIATED } from '../../src/decider/check.js';
@@ -41,29 +43,37 @@ function judged(decision: Decision, input: DecisionCase): { verdict: string; pro
 }
 
 describe('a money call whose own words name its amount in whole units is a deviation, not sent as called', () => {
-  it('issue_refund 20 cents, its reason "$20.00" and prose "$20" on a $20 approval: MODEL_DEVIATED with the 2000 its words name and the 20 it called', async () => {
+  it('issue_refund 20 cents, its reason "refund of $20.00" and prose "$20" on a $20 approval: MODEL_DEVIATED, recorded with the 20 it called, the 2000 only in the problem', async () => {
     const input = refundCase();
     const decision = await decided(input, { amount_cents: 20, reason: 'Goodwill refund of $20.00 for the cracked jar, the full approved amount.' }, 'The approved amount is $20, so I refund 20.');
-    expect(decision).toMatchObject({ action: 'refund', amountCents: 2_000 });
+    expect(decision).toMatchObject({ action: 'refund', amountCents: 20 });
     expect((decision as { text: string }).text).toContain('issue_refund 20 cents');
     const { verdict, problems } = judged(decision, input);
     expect(verdict).toBe(MODEL_DEVIATED);
     expect(problems).toContain("the model's issue_refund call asked for 20 cents, but its reason names 20 in whole units, 2000 cents ($20.00)");
     expect(problems).toContain('$20.00 for the cracked');
+    expect(problems).toContain('the 20 cents it called for ($0.20) is recorded, and confirming this refund sends no more; if its words name what was meant ($20.00), dismiss this and decide the case again');
+  });
+
+  it('the only figure in the reason, in whole units, is read as the money moved: "Cracked jar, goodwill: $20.00." beside 20 is a deviation, recorded as 20', async () => {
+    const input = refundCase();
+    const decision = await decided(input, { amount_cents: 20, reason: 'Cracked jar, goodwill: $20.00.' });
+    expect(decision).toMatchObject({ amountCents: 20 });
+    expect(judged(decision, input)).toMatchObject({ verdict: MODEL_DEVIATED, problems: expect.stringContaining('asked for 20 cents, but its reason names 20 in whole units') });
   });
 
   it('the figure only in the prose beside the call ("20.00 USD"), or only in a credit\'s description ("$10"): a deviation too', async () => {
     const refund = refundCase();
     const byProse = await decided(refund, { amount_cents: 20, reason: 'Goodwill refund for the cracked jar, as approved.' }, 'Refunding 20.00 USD as support approved.');
-    expect(byProse).toMatchObject({ amountCents: 2_000 });
+    expect(byProse).toMatchObject({ amountCents: 20 });
     expect(judged(byProse, refund).problems).toContain('but what it wrote beside the call names 20 in whole units, 2000 cents ($20.00)');
     const credit = creditCase();
     const described = await decided(credit, { amount_cents: 10, description: 'A $10 credit for the outage during INC-0efaf1.' });
-    expect(described).toMatchObject({ action: 'credit', amountCents: 1_000 });
+    expect(described).toMatchObject({ action: 'credit', amountCents: 10 });
     expect(judged(described, credit)).toMatchObject({ verdict: MODEL_DEVIATED, problems: expect.stringContaining("the model's issue_credit call asked for 10 cents, but its description names 10 in whole units, 1000 cents ($10.00)") });
   });
 
-  it('through the decisions worker: nothing is refunded, the approval is not used, and the inbox item holds 2000 with the 20 called in its problems', async () => {
+  it('through the decisions worker: nothing is refunded, the approval is not used, and the inbox item holds the 20 called, never the 2000 its words name', async () => {
     rig.useDecider(modelDecider(server));
     const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
     const caseId = `units-${uid()}`;
@@ -73,11 +83,11 @@ describe('a money call whose own words name its amount in whole units is a devia
     );
     await rig.decisions.submit({ caseId, kind: 'refund', subject: paymentIntent, incident: null, story: 'The jar arrived cracked; support approved a $20 goodwill refund.', approval, agent: 'support-bot' }, 'sam');
     const record = await rig.decisions.waitFor(caseId, 15_000);
-    expect(record?.status).toMatchObject({ state: 'deviated', decision: { amountCents: 2_000 } });
+    expect(record?.status).toMatchObject({ state: 'deviated', decision: { amountCents: 20 } });
     expect(await rig.refundsAt(paymentIntent)).toEqual([]);
     expect((await rig.stores.approvals.describe(approval)).snapshot).toMatchObject({ uses: 0, reservedCents: 0 });
     const item = await rig.stores.inbox.get(inboxItemId('model_deviated', record?.status.effectId ?? ''));
-    expect(item).toMatchObject({ kind: 'model_deviated', status: 'open', centsAtStake: 2_000, happened: expect.stringContaining('asked for 20 cents') });
+    expect(item).toMatchObject({ kind: 'model_deviated', status: 'open', centsAtStake: 20, happened: expect.stringContaining('asked for 20 cents') });
   });
 });
 
@@ -106,6 +116,22 @@ describe('words that name the amount as called, or no money figure, leave the de
     ] as const) {
       const decision = await decided(input, { amount_cents: amount, reason }, text);
       expect(decision).toMatchObject({ amountCents: amount });
+      expect(judged(decision, input).verdict).toBe('accepted');
+    }
+  });
+
+  it('a figure 100x the amount that is a price, total or order value beside other figures, or "N-cent" cents: accepted as called, never recorded at 100x', async () => {
+    const input = refundCase();
+    for (const [amount, reason, text] of [
+      [50, 'Refund the 50-cent card surcharge that was added to the $50.00 order by mistake.', undefined],
+      [25, 'Price-match refund: 1% of the $25.00 jar.', undefined],
+      [50, 'Refund the surcharge added to the $50.00 order by mistake, as approved (50 of it).', undefined],
+      [20, 'Refund for the cracked jar of the $20.00 order, 1 of 3.', 'The order total was $20.00 across 3 jars; I refund the cracked one.'],
+      [50, 'A 50-cents refund for the late reply.', 'The $50.00 order arrived late.'],
+      [50, 'A 50-cent refund for the surcharge; the customer first asked for a $50.00 refund.', undefined],
+    ] as const) {
+      const decision = await decided(input, { amount_cents: amount, reason }, text);
+      expect({ reason, amountCents: (decision as { amountCents: number }).amountCents, deviations: (decision as { deviations?: string[] }).deviations ?? null }).toEqual({ reason, amountCents: amount, deviations: null });
       expect(judged(decision, input).verdict).toBe('accepted');
     }
   });

@@ -1,10 +1,12 @@
 // A name or id that arrives holds no character a reader cannot see: a direction override (U+202E), a zero-width or
 // other invisible character, a line separator. Such an identifier shows other text than what is recorded: on the
 // page, in a terminal, in a receipt ("support" with an override reads as someone else; two request ids that differ
-// by a zero-width space look like one request and are two refunds). It is refused (400 invalid_request, naming the
+// by a zero-width space look like one request and are two refunds; U+2800, the blank Braille pattern, is drawn as
+// nothing though no Unicode class above holds it). It is refused (400 invalid_request, naming the
 // field and the code point) and nothing is recorded. Letters of any script, and visible symbols, are still names.
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { showable } from '../../src/core/text.js';
 import { approvalBody, bearer, caseBody, refundBody, startRig, TOKENS, uid, type Rig } from './rig.js';
 
 let rig: Rig;
@@ -35,6 +37,7 @@ describe('identifiers with characters nobody sees', () => {
       [{ agent: 'sam\u2028ops' }, 'agent', 'U+2028'],
       [{ agent: 'sa\u00adm' }, 'agent', 'U+00AD'],
       [{ agent: '\u3164' }, 'agent', 'U+3164'],
+      [{ request_id: `refund-${uid()}\u2800` }, 'request_id', 'U+2800'],
     ];
     for (const [overrides, path, point] of cases) {
       const answer = await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).send(refundBody({ payment_intent: paymentIntent, approval, ...overrides }));
@@ -50,6 +53,9 @@ describe('identifiers with characters nobody sees', () => {
   });
 
   it('an approval whose approver holds one is refused, and no approval exists', async () => {
+    const blank = await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approvalBody({ approver: 'alex\u2800' }));
+    expect(blank.status, JSON.stringify(blank.body)).toBe(400);
+    expect(blank.body.error.fields).toEqual([expect.objectContaining({ path: 'approver', message: expect.stringContaining('U+2800') })]);
     const body = approvalBody({ approver: 'dana\u202e' + 'anad' });
     const answer = await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(body);
     expect(answer.status, JSON.stringify(answer.body)).toBe(400);
@@ -71,5 +77,14 @@ describe('identifiers with characters nobody sees', () => {
     const answer = await request(rig.app).get('/v1/effects').query({ request: `r\u200b-${uid()}` }).set(bearer(TOKENS.auditor));
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     expect(answer.body.data).toEqual([]);
+  });
+});
+
+describe('a page shows what a reader cannot see as its escape', () => {
+  // Rule: a value recorded before the intake rule (or from Stripe) that holds the blank Braille pattern is shown on a
+  // page and in a terminal as its escape, so "alex\u2800" never reads as "alex".
+  it('the blank Braille pattern is shown escaped, with or without line breaks kept', () => {
+    expect(showable('alex\u2800')).toBe('alex\\u2800');
+    expect(showable('alex\u2800\nsam', { lineBreaks: true })).toBe('alex\\u2800\nsam');
   });
 });

@@ -44,12 +44,25 @@
 // customer, then lists only the balance transactions created since then less DISPATCH_SKEW_MS (`created[gte]`): the
 // credit cannot be older than its dispatch, and a customer billing posts usage to every hour gathers tens of thousands
 // of transactions, more than one lookup's time can page through (it would fail on every pass, and the crashed credit
-// stay open for good). A customer on a test clock has its objects created at the clock's time, not now, so its list is
+// stay open for good). The dispatch's time is Redis's clock and `created` Stripe's, so the margin is a day: see
+// DISPATCH_SKEW_MS. A customer on a test clock has its objects created at the clock's time, not now, so its list is
 // read whole. And it does not answer null while the customer has an unlabelled lookalike: a credit of the effect's
-// amount and currency made since the dispatch that carries no interlock_effect_id (someone cleared it in the Dashboard,
-// or all the metadata) and names no other incident. It may be this effect's credit, so "nothing landed" would let
-// recovery refuse the effect and give its cents back, or send a second credit once Stripe forgot the key: the lookup
-// throws lookup_blind, and the gate settles the effect AMBIGUOUS (its cents held, a person asked to check it).
+// amount and currency made since the dispatch (less the margin) that carries no interlock_effect_id (someone cleared it
+// in the Dashboard, or all the metadata) and names no other incident. It may be this effect's credit, so "nothing
+// landed" would let recovery refuse the effect and give its cents back, or send a second credit once Stripe forgot the
+// key: the lookup throws lookup_blind, and the gate settles the effect AMBIGUOUS (its cents held, a person asked to
+// check it). On a test clock the lookalike has no time bound, and cannot have a sound one: the clock does not run but
+// jumps when advanced, and an advance between the dispatch and the lookup (the way a renewal after a crash is tested)
+// puts its frozen_time any distance past the credit's `created`, so no bound taken from it (its frozen_time less the
+// time since the dispatch) is sure to hold the effect's own credit. There an unlabelled credit of the amount made
+// before the dispatch keeps the effect's crashed credits of that amount AMBIGUOUS; test clocks exist in test mode only.
+//
+// Whatever the window misses, a send that is not a first one (SendContext.neverSent absent: an earlier send of the
+// effect may have landed) never makes a second credit: when the customer read right before it (the premise read kept
+// for it, or its own read, which lists every balance transaction) holds the credit the lookup would take for the
+// effect's own (findOwn: carrying its id, with its amount), apply answers that credit as Stripe's idempotent replay
+// would (`replayed: true`), and the gate commits what landed. Checked before the refusals: a credit that landed
+// stands, whatever the customer's currency or compensation says now.
 //
 // A credit for an incident others already compensated (in the credit's currency or in another) is refused before the
 // send, in apply, and not through a
@@ -113,9 +126,13 @@ function missing(error: unknown): boolean {
 
 /**
  * How far before the effect's first dispatch (Redis's clock) its lookup reads and takes a lookalike for possibly its
- * own: the skew Stripe's clock may have behind Redis's, with room to spare.
+ * own: the skew Stripe's clock (`created`) may have behind Redis's. A day, not minutes: a Redis host without NTP (a VM,
+ * Docker Desktop's after a sleep) drifts minutes or hours ahead, and a landed credit the window misses reads as
+ * nothing landed. Still bounded: it cuts a customer's years of balance transactions to a day's (an hourly meter's
+ * two dozen), a page or two. Not from elapsed time (Stripe's Date header less the time since the dispatch): the
+ * lookup is not told Redis's now, and the worker's own clock would be a third one.
  */
-export const DISPATCH_SKEW_MS = 5 * 60 * 1000;
+export const DISPATCH_SKEW_MS = 24 * 60 * 60 * 1000;
 
 function tagged(metadata: Stripe.Metadata | null | undefined, incident: string): boolean {
   return metadata?.['incident'] === incident || metadata?.[INCIDENT_KEY] === incident;
@@ -192,9 +209,11 @@ export function customerCurrency(customer: Stripe.Customer | Stripe.DeletedCusto
 
 /**
  * What the pre-send check needs of a customer: cents others gave for the incident in the credit's currency, their notes
- * for it in another (incidentCompensation), and the currency it is billed in.
+ * for it in another (incidentCompensation), the currency it is billed in, and `own`, the credit the lookup would take
+ * for the effect's landed send (findOwn, over every balance transaction), or null (always null when read as for a
+ * first send, ReadContext.neverSent, which none of the effect's can have landed before).
  */
-type CustomerStanding = { cents: number; elsewhere: ForeignNote[]; currency: string | null };
+type CustomerStanding = { cents: number; elsewhere: ForeignNote[]; currency: string | null; own: Stripe.CustomerBalanceTransaction | null };
 
 /** How long the `incident_compensation` of a premise read stands in for a fresh read in apply's pre-send check. */
 const COMPENSATION_FRESH_MS = 5_000;
@@ -240,7 +259,8 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
   /** The customer, its credit notes and its balance transactions, read together: what the pre-send check weighs. */
   async function readStanding(credit: CreditEffect, effectId: string, budget: ReadBudget, neverSent: boolean): Promise<CustomerStanding> {
     const [customer, notes, transactions] = await Promise.all([customerOf(credit.customer, budget), creditNotes(credit.customer, budget), balanceTransactions(credit.customer, budget)]);
-    return { ...incidentCompensation(notes, transactions, credit.incident, effectId, credit.amount, currency, neverSent), currency: customerCurrency(customer, transactions) };
+    const own = neverSent ? null : (findOwn(transactions, effectId, (transaction) => transaction.amount === -credit.amount)?.own ?? null);
+    return { ...incidentCompensation(notes, transactions, credit.incident, effectId, credit.amount, currency, neverSent), currency: customerCurrency(customer, transactions), own };
   }
   /** The customer for the pre-send check: the premise read just made, or a read now within the send's time. */
   async function customerStanding(effectId: string, credit: CreditEffect, context: SendContext): Promise<CustomerStanding> {
@@ -310,7 +330,9 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
 
     async apply(effectId, effect, context) {
       const credit = creditOf(effect);
-      const { cents: given, elsewhere, currency: held } = await customerStanding(effectId, credit, context);
+      const { cents: given, elsewhere, currency: held, own } = await customerStanding(effectId, credit, context);
+      // An earlier send landed, and the lookup's window missed it (see the header): it is the answer, no second credit.
+      if (own !== null && context.neverSent !== true) return { ...balanceCreditSummary(own), replayed: true };
       if (held !== null && held !== currency) {
         throw new Rejected(`Customer ${credit.customer} is billed in ${held}, and credits are given in ${currency} (INTERLOCK_CREDIT_CURRENCY); Stripe keeps one credit balance per currency and applies it only to invoices in that currency, so a credit in ${currency} would not reach this customer's invoices; it was not sent`, { code: 'currency_mismatch', status: null });
       }

@@ -1,6 +1,6 @@
 // Rule: P progress (DESIGN §3, §4): recovery settles every crashed credit; UNRESOLVED is only "retried later". The
 // credit lookup told the effect's first dispatch (ReadContext.dispatchedAt) lists only the balance transactions
-// created since then less the clock-skew margin (`created[gte]`, stripe-facts §8.1), so a customer with tens of
+// created since then less the clock-skew margin (a day, `created[gte]`, stripe-facts §8.1), so a customer with tens of
 // thousands of older transactions costs it one page, not hundreds, and a crashed credit that landed is found within
 // the lookup's time (COMMITTED_ON_QUERY) instead of failing on every pass. A customer on a test clock, whose objects
 // are created at the clock's time, is read whole.
@@ -16,6 +16,8 @@ import { effectIdFor } from './stripe-support.js';
 const TIMING: Partial<Config> = { sendTimeoutMs: 2_000, settleMarginMs: 200, claimTtlMs: 4_000, heartbeatMs: 100, heartbeatTtlMs: 500, dedupMarginMs: 2_500 };
 const OLDER = 20_000;
 const HOUR = 60 * 60;
+/** Older than the lookup's margin before the dispatch (DISPATCH_SKEW_MS, a day). */
+const OLDER_AGE = 2 * 24 * HOUR;
 let open: CreditWorld;
 let config: Config;
 let key: ReturnType<typeof testKey>;
@@ -38,11 +40,12 @@ const noWrites = { timeLeftMs: () => 2_000, beforeWrite: async () => undefined, 
 it('the lookup told the dispatch reads one page of a customer with 20,000 older balance transactions', async () => {
   const credits = createCreditTarget(open.client, { sendTimeoutMs: 2_000 });
   const customer = (await open.stripe.customers.create({ name: 'metered' })).id;
-  addTransactions(open, customer, OLDER, HOUR);
   const effectId = effectIdFor('bounded');
   const effect = { kind: 'credit' as const, customer, amount: 1_000, incident: 'INC-bounded' };
   const dispatchedAt = Date.now();
   const landed = await credits.apply(effectId, effect, noWrites);
+  // Put in after the send (dated two days back), so the send's own read of the customer is not what is timed here.
+  addTransactions(open, customer, OLDER, OLDER_AGE);
   const since = await logMark(open);
   const found = await credits.query(effectId, effect, { timeoutMs: 2_000, dispatchedAt });
   expect(found?.id).toBe(landed.id);
@@ -77,7 +80,6 @@ it('a credit that landed before its worker crashed, on a customer with 20,000 ol
   const b = await startNode({ config, target: real, key: key.key, workerId: 'bounded-b' });
   nodes.push(a, b);
   const customer = (await open.stripe.customers.create({ name: 'metered, crashed' })).id;
-  addTransactions(open, customer, OLDER, HOUR);
   const terms = approvalTerms({ id: 'ap_credit_bounded', scope: `customer:${customer}`, capCents: 1_000, maxUses: 1 });
   await a.approvals.grant(terms);
   // The premise read is of the subscription only, so the balance transactions the recovery pass lists are its lookup's.
@@ -85,6 +87,8 @@ it('a credit that landed before its worker crashed, on a customer with 20,000 ol
   const effectId = a.gate.effectIdOf(proposal);
   await expect(a.gate.submit(proposal)).rejects.toBeInstanceOf(ProcessCrash);
   await kill(a);
+  // Put in after the send (dated two days back): the send's own read of every transaction is not what is timed here.
+  addTransactions(open, customer, OLDER, OLDER_AGE);
   await open.control.ageIdempotencyKeys(2 * 24 * HOUR);
   await sleep(2_000);
   // Stripe's latency per page: the whole list (201 pages) would take 4 s, twice the lookup's time.

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { errorCode } from '../../src/core/errors.js';
 import { ProcessCrash, type Target } from '../../src/core/target.js';
-import { createCreditTarget, incidentCompensation } from '../../src/stripe/credit-target.js';
+import { DISPATCH_SKEW_MS, createCreditTarget, incidentCompensation } from '../../src/stripe/credit-target.js';
 import { approvalTerms, kill, removePrefixes, sleep, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
 import { openCreditWorld, type CreditWorld } from './credit-world.js';
 import { effectIdFor } from './stripe-support.js';
@@ -150,9 +150,9 @@ describe('the lookup told the first dispatch', () => {
     await open.stripe.customers.createBalanceTransaction(others, { amount: -1_000, currency: 'usd', metadata: { interlock_effect_id: 'f'.repeat(64) } });
     await open.stripe.customers.createBalanceTransaction(others, { amount: -1_000, currency: 'usd', metadata: { interlock_incident: 'INC-other' } });
     expect(await credits.query(effectIdFor('others'), effect(others), { ...READ, dispatchedAt })).toBeNull();
-    // A credit made ten minutes before the dispatch: older than the 5-minute margin allows for clock skew.
+    // A credit made ten minutes more than the margin for clock skew (DISPATCH_SKEW_MS, a day) before the dispatch.
     const earlier = (await open.stripe.customers.create({ name: 'credited before' })).id;
     await open.stripe.customers.createBalanceTransaction(earlier, { amount: -1_000, currency: 'usd' });
-    expect(await credits.query(effectIdFor('earlier'), effect(earlier), { ...READ, dispatchedAt: Date.now() + 10 * 60 * 1000 })).toBeNull();
+    expect(await credits.query(effectIdFor('earlier'), effect(earlier), { ...READ, dispatchedAt: Date.now() + DISPATCH_SKEW_MS + 10 * 60 * 1000 })).toBeNull();
   });
 });

@@ -393,25 +393,6 @@ const MULTIPLIED = /^(?:[\s-]?(?:(?:hundred|thousand|million|billion|trillion)s?
  */
 const MULTIPLIED_LETTER = /^(?:k|m|mm|mn|b|bn)(?!\p{L})/iu;
 
-/**
- * Words that tie a figure to the money a call moves, right before it: a word for a refund or a credit, then at most a
- * few linking words and its currency (`refund $20`, `credit of $20.00`, `Refunding 20.00 USD`, `refund: $20`). Not
- * `refund for the $50.00 order` nor `refund on the $50.00 order`: a figure after `for the` or `on the` is what the
- * money was paid for, not what goes back.
- */
-const MOVED_BEFORE = new RegExp(
-  String.raw`(?<!\p{L})(?:refund|credit)(?:s|ed|ing)?(?:\s+(?:of|is|was|will\s+be|worth|totall?ing|amounting\s+to))*[\s:=]*(?:${WHOLE_UNITS})?[\s:=]*$`,
-  'iu',
-);
-/**
- * The same right after it: its currency, at most one word saying what kind of refund or credit, and the word
- * (`$20 refund`, `20 USD credit`, `$20.00 goodwill refund`, `$10 store credit`); not `the $50.00 order refund`.
- */
-const MOVED_AFTER = new RegExp(
-  String.raw`^(?:[\s:=()[\]-]*(?:${WHOLE_UNITS}))?[\s-]*(?:(?:goodwill|courtesy|partial|full|token|service|store|account|one-time|one-off)[\s-]+)?(?:refund|credit)s?(?!\p{L})`,
-  'iu',
-);
-
 /** A figure written with two decimals (`20.00`, `0,20`): its digits are its cents. */
 const TWO_DECIMALS = /[.,]\d{2}$/;
 /** How much text either side of a figure a deviation quotes with it. */
@@ -421,10 +402,9 @@ const NEAR_CHARS = 24;
  * One figure read in text that speaks of money (figuresIn): `cents`, what it counts as moneyIn reads it (every digit,
  * a hundred times when written in whole units without two decimals), or null when its size is not read (MULTIPLIED,
  * MULTIPLIED_LETTER); `units`, a currency of whole units written beside it; `centsWritten`, cents written after it;
- * `moved`, words for a refund or a credit right beside it (MOVED_BEFORE, MOVED_AFTER); `near`, the figure with a few
- * characters of the text either side (dates and times blanked out), as a person reads it.
+ * `near`, the figure with a few characters of the text either side (dates and times blanked out), as a person reads it.
  */
-type FigureRead = { figure: string; cents: number | null; units: boolean; centsWritten: boolean; moved: boolean; near: string };
+type FigureRead = { figure: string; cents: number | null; units: boolean; centsWritten: boolean; near: string };
 
 /**
  * The figures of text that speaks of money, as moneyIn reads them (at most IN_TEXT_READ_MAX), or null when it speaks
@@ -445,14 +425,13 @@ function figuresIn(text: string): FigureRead[] | null {
     const rest = letter === undefined ? '' : after.slice(letter.length);
     const centsWritten = CENTS_AFTER.test(after);
     const units = !centsWritten && (unitsBefore || UNITS_AFTER.test(after));
-    const moved = MOVED_BEFORE.test(before) || MOVED_AFTER.test(after);
     const near = `${before.slice(-NEAR_CHARS)}${figure}${after.slice(0, NEAR_CHARS)}`;
     if (MULTIPLIED.test(after) || (letter !== undefined && (unitsBefore || UNITS_AFTER.test(rest) || CENTS_AFTER.test(rest) || MONEY_ACT_BEFORE.test(before)))) {
-      figures.push({ figure, cents: null, units, centsWritten, moved, near });
+      figures.push({ figure, cents: null, units, centsWritten, near });
       continue;
     }
     const cents = Number(figure.replace(/\D/g, '')) * (units && !TWO_DECIMALS.test(figure) ? 100 : 1);
-    figures.push({ figure, cents, units, centsWritten, moved, near });
+    figures.push({ figure, cents, units, centsWritten, near });
   }
   return figures;
 }
@@ -491,35 +470,28 @@ function inHundredths(currency: string | null): boolean {
   return currency === null || /\.\d{2}(?!\d)/.test(moneyText(1, currency));
 }
 
-/**
- * Where a money call's words stand, for a deviation to say, and whether they are its own text field (`own`: its reason
- * or description) rather than the prose beside it.
- */
-type CallWords = { where: string; text: string; own: boolean };
+/** Where a money call's words stand, for a deviation to say: its own text field, or the prose beside it. */
+type CallWords = { where: string; text: string };
 
 /**
- * The figure in whole units that a well-formed money call's words name as the money it moves where its `amount_cents`
- * is that figure read as cents (`amount_cents: 20` beside "a refund of $20.00", or "Refunding 20.00 USD"): the model
- * likely wrote units where cents are asked for. Null when its words also name the amount as called (`$0.20`,
- * `20 cents`, `a 20-cent fee`, or `$20` beside 2000), name no such figure, or the case's currency is not counted in
- * hundredths (2000 is ¥2,000 in jpy: there is nothing to confuse). Only money figures count, as figuresIn reads them,
- * exactly (EXACT_FIGURE): one with a currency beside it or two decimals; a plain number ("order 20", "2 items",
- * "refund 20") is in no unit and is not read either way. Such a figure counts only when it plausibly is the money
- * moved: words for a refund or a credit stand right beside it (`moved`), or it is the only figure in the call's own
- * reason or description. A price, total or order value beside other figures ("1% of the $25.00 jar", "the 50-cent
- * surcharge on the $50.00 order") is what the money was paid for, and leaves the call as called: a missed flag sends
- * what the model called for, so fewer flags are the safer side.
+ * The figure in whole units that a well-formed money call's words name where its `amount_cents` is that figure read
+ * as cents (`amount_cents: 20` beside "a refund of $20.00", "Refund amount: $20.00", or "20.00 USD"): the model likely
+ * wrote units where cents are asked for. Null when its words also name the amount as called (`$0.20`, `20 cents`, `a
+ * 20-cent fee`, or `$20` beside 2000), name no such figure, or the case's currency is not counted in hundredths (2000 is
+ * ¥2,000 in jpy: there is nothing to confuse). Only money figures count, as figuresIn reads them, exactly
+ * (EXACT_FIGURE): one with a currency beside it or two decimals; a plain number ("order 20", "2 items", "refund 20") is
+ * in no unit and is not read either way. Any such figure counts, wherever it stands in the words: which figure is the
+ * money moved cannot be read reliably ("Refund the full $20.00", "refund the customer $20.00" were missed by a rule that
+ * tried), and a flag costs only a person's look, since the deviation is recorded with the amount as called: a price
+ * beside it ("1% of the $25.00 jar" beside 25) is flagged too, and confirming it sends the 25 cents called for.
  */
 function unitsReadAsCents(amount: number, words: readonly CallWords[], currency: string | null): { cents: number; where: string; near: string } | null {
   if (!inHundredths(currency)) return null;
-  const money = words.flatMap(({ where, text, own }) => {
-    const figures = figuresIn(text) ?? [];
-    return figures
-      .filter((read) => read.cents !== null && EXACT_FIGURE.test(read.figure) && (read.units || read.centsWritten || TWO_DECIMALS.test(read.figure)))
-      .map((read) => ({ ...read, where, movedHere: read.moved || (own && figures.length === 1) }));
-  });
+  const money = words.flatMap(({ where, text }) =>
+    (figuresIn(text) ?? []).filter((read) => read.cents !== null && EXACT_FIGURE.test(read.figure) && (read.units || read.centsWritten || TWO_DECIMALS.test(read.figure))).map((read) => ({ ...read, where })),
+  );
   if (money.some((read) => read.cents === amount)) return null;
-  const confused = money.find((read) => !read.centsWritten && read.movedHere && read.cents === amount * 100);
+  const confused = money.find((read) => !read.centsWritten && read.cents === amount * 100);
   return confused === undefined ? null : { cents: amount * 100, where: confused.where, near: confused.near };
 }
 
@@ -737,8 +709,8 @@ function overAsk(content: unknown, input: DecisionCase, offered: ReadonlySet<str
  * refund), and a person confirming a false flag must never send more than the model called for. When the words were
  * meant, the person dismisses the item and has the case decided again.
  */
-function amountOfCall(name: keyof typeof MONEY_ACTION, asked: number, own: Omit<CallWords, 'own'>, said: readonly string[], currency: string | null): { amountCents: number; deviations?: string[] } {
-  const words = [{ ...own, own: true }, ...said.map((text) => ({ where: 'what it wrote beside the call', text, own: false }))];
+function amountOfCall(name: keyof typeof MONEY_ACTION, asked: number, own: CallWords, said: readonly string[], currency: string | null): { amountCents: number; deviations?: string[] } {
+  const words = [own, ...said.map((text) => ({ where: 'what it wrote beside the call', text }))];
   const confused = unitsReadAsCents(asked, words, currency);
   if (confused === null) return { amountCents: asked };
   const money = (cents: number) => (currency === null ? '' : ` (${moneyText(cents, currency)})`);

@@ -1,12 +1,12 @@
 // Rule (DESIGN §3 I4, "never an effect the model did not ask for"): a well-formed issue_refund/issue_credit whose own
-// words name its amount in whole units as the money it moves, a money figure equal to amount_cents read as units tied
-// to the refund or credit words ("refund of $20.00", "Refunding 20.00 USD", "a $10 credit") or the only figure in its
-// reason or description, is not sent as called: it is MODEL_DEVIATED, recorded with the amount AS CALLED (20, never the
-// 2000 its words name), the hundredfold reading only in the problem, so confirming a false flag never moves more than
-// the model called for; the approval is not used. Words that name the amount as called ("$0.20", "20 cents",
-// "a 50-cent fee", "$20" beside 2000), name no money figure (an order number, "2 items", "refund 20"), name a price,
-// total or order value beside other figures ("1% of the $25.00 jar", "on the $50.00 order"), or a case in a currency
-// without cents (jpy) leave the decision as called.
+// words name its amount in whole units, a money figure equal to amount_cents read as units anywhere in its reason,
+// description or the prose beside it ("refund of $20.00", "Refund amount: $20.00", "refund the customer $20.00",
+// "Refunding 20.00 USD", "a $10 credit"), is not sent as called: it is MODEL_DEVIATED, recorded with the amount AS
+// CALLED (20, never the 2000 its words name), the hundredfold reading only in the problem, so confirming a false flag (a
+// price beside it: "1% of the $25.00 jar" beside 25) never moves more than the model called for; the approval is not
+// used. Words that also name the amount as called ("$0.20", "20 cents", "a 50-cent fee", "$20" beside 2000), name no
+// money figure (an order number, "2 items", "refund 20"), or a case in a currency without cents (jpy) leave the
+// decision as called.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { inboxItemId } from '../../src/core/inbox.js';
 import { checkDecision, MODEL_DEVIATED } from '../../src/decider/check.js';
@@ -120,13 +120,10 @@ describe('words that name the amount as called, or no money figure, leave the de
     }
   });
 
-  it('a figure 100x the amount that is a price, total or order value beside other figures, or "N-cent" cents: accepted as called, never recorded at 100x', async () => {
+  it('"N-cent" or "N-cents" naming the amount as called, beside a figure 100x it: accepted as called', async () => {
     const input = refundCase();
     for (const [amount, reason, text] of [
       [50, 'Refund the 50-cent card surcharge that was added to the $50.00 order by mistake.', undefined],
-      [25, 'Price-match refund: 1% of the $25.00 jar.', undefined],
-      [50, 'Refund the surcharge added to the $50.00 order by mistake, as approved (50 of it).', undefined],
-      [20, 'Refund for the cracked jar of the $20.00 order, 1 of 3.', 'The order total was $20.00 across 3 jars; I refund the cracked one.'],
       [50, 'A 50-cents refund for the late reply.', 'The $50.00 order arrived late.'],
       [50, 'A 50-cent refund for the surcharge; the customer first asked for a $50.00 refund.', undefined],
     ] as const) {
@@ -145,6 +142,25 @@ describe('words that name the amount as called, or no money figure, leave the de
       const decision = await decided(yen, { amount_cents: amount, reason });
       expect(decision).toMatchObject({ amountCents: amount });
       expect(judged(decision, yen).verdict).toBe('accepted');
+    }
+  });
+});
+
+describe('a figure 100x the amount however it is phrased: flagged for a person, recorded as called', () => {
+  it('the refund written as "Refund amount: $20.00", "refund the customer $20.00", "the full $20.00", or beside an order number, and a price beside it ("1% of the $25.00 jar"): MODEL_DEVIATED, never recorded at 100x', async () => {
+    const input = refundCase();
+    for (const [amount, reason, text] of [
+      [20, 'Refund amount: $20.00 for order #1234 (cracked jar).', undefined],
+      [20, 'Goodwill refund for order 1234.', 'Refund amount: $20.00, the approved goodwill amount for order 1234.'],
+      [20, 'Goodwill refund for order 1234.', 'I will refund the customer $20.00 for order 1234.'],
+      [20, 'Refund the full $20.00 for the cracked jar in order #1234.', undefined],
+      [20, 'Refunding the $20.00 paid for order #1234.', undefined],
+      [25, 'Price-match refund: 1% of the $25.00 jar.', undefined],
+      [50, 'Refund the surcharge added to the $50.00 order by mistake, as approved (50 of it).', undefined],
+    ] as const) {
+      const decision = await decided(input, { amount_cents: amount, reason }, text);
+      expect({ reason, amountCents: (decision as { amountCents: number }).amountCents }).toEqual({ reason, amountCents: amount });
+      expect(judged(decision, input).verdict, reason).toBe(MODEL_DEVIATED);
     }
   });
 });

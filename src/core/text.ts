@@ -12,9 +12,11 @@ const CONTROL_BUT_LAYOUT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f
 // Characters that read as nothing or change how the text around them reads: format characters (U+202E turns what
 // follows around, U+200B is a space of no width, U+00AD a hyphen shown only at a line's end), the other default
 // ignorable code points (U+3164, a filler drawn blank), the line and paragraph separators (U+2028 breaks the line
-// on a page but not in a log), and U+2800, the Braille pattern with no dots: a symbol of no class above, drawn blank
-// (a page showed "alex\u2800" as "alex " and two request ids differing by it pixel for pixel alike).
-const UNSEEN = /[\p{Cf}\p{Default_Ignorable_Code_Point}\p{Zl}\p{Zp}\u2800]/u;
+// on a page but not in a log), U+2800, the Braille pattern with no dots, and U+FFFC, the object replacement character:
+// symbols of no class above, drawn blank (a page showed "alex\u2800" as "alex " and "alex\uFFFCsmith" as "alexsmith",
+// pixel for pixel). In a name or id, every space but the plain one too (the no-break space U+00A0, U+2000-U+200A,
+// U+202F, U+205F, U+3000): "alex\u00A0smith" is drawn as "alex smith" and is another name.
+const UNSEEN = /[\p{Cf}\p{Default_Ignorable_Code_Point}\p{Zl}\p{Zp}\u2800\uFFFC\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000]/u;
 
 /**
  * The first character of `value` a reader cannot see, as U+XXXX, or null. An identifier names who approved, who
@@ -86,9 +88,9 @@ export function identifier(max: number) {
 // What a terminal or a page acts on or hides instead of showing: control characters but tab and line feed (ESC
 // starts a terminal's escape sequence, U+009B is one alone, CR overwrites the line), and the unseen characters.
 // eslint-disable-next-line no-control-regex -- matching control characters is the point of this rule
-const UNSHOWABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\p{Cf}\p{Default_Ignorable_Code_Point}\p{Zl}\p{Zp}\u2800]/gu;
+const UNSHOWABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\p{Cf}\p{Default_Ignorable_Code_Point}\p{Zl}\p{Zp}\u2800\uFFFC]/gu;
 // eslint-disable-next-line no-control-regex -- as above, with the line breaks
-const UNSHOWABLE_OR_BREAK = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\p{Cf}\p{Default_Ignorable_Code_Point}\p{Zl}\p{Zp}\u2800]/gu;
+const UNSHOWABLE_OR_BREAK = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\p{Cf}\p{Default_Ignorable_Code_Point}\p{Zl}\p{Zp}\u2800\uFFFC]/gu;
 
 /** A character as JSON writes it escaped: \uXXXX, a surrogate pair of them above U+FFFF. */
 function escapedAsJson(char: string): string {

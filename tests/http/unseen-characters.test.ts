@@ -1,8 +1,9 @@
 // A name or id that arrives holds no character a reader cannot see: a direction override (U+202E), a zero-width or
 // other invisible character, a line separator. Such an identifier shows other text than what is recorded: on the
 // page, in a terminal, in a receipt ("support" with an override reads as someone else; two request ids that differ
-// by a zero-width space look like one request and are two refunds; U+2800, the blank Braille pattern, is drawn as
-// nothing though no Unicode class above holds it). It is refused (400 invalid_request, naming the
+// by a zero-width space look like one request and are two refunds; U+2800, the blank Braille pattern, and U+FFFC are
+// drawn as nothing though no invisible class holds them, and a no-break or other wide space is drawn as the plain space
+// it is not). It is refused (400 invalid_request, naming the
 // field and the code point) and nothing is recorded. Letters of any script, and visible symbols, are still names.
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,6 +39,10 @@ describe('identifiers with characters nobody sees', () => {
       [{ agent: 'sa\u00adm' }, 'agent', 'U+00AD'],
       [{ agent: '\u3164' }, 'agent', 'U+3164'],
       [{ request_id: `refund-${uid()}\u2800` }, 'request_id', 'U+2800'],
+      [{ agent: 'alex\uFFFCsmith' }, 'agent', 'U+FFFC'],
+      [{ agent: 'alex\u00A0smith' }, 'agent', 'U+00A0'],
+      [{ request_id: `refund\u2008${uid()}` }, 'request_id', 'U+2008'],
+      [{ agent: 'sam\u3000ops' }, 'agent', 'U+3000'],
     ];
     for (const [overrides, path, point] of cases) {
       const answer = await request(rig.app).post('/v1/refunds').set(bearer(TOKENS.support)).send(refundBody({ payment_intent: paymentIntent, approval, ...overrides }));
@@ -86,5 +91,6 @@ describe('a page shows what a reader cannot see as its escape', () => {
   it('the blank Braille pattern is shown escaped, with or without line breaks kept', () => {
     expect(showable('alex\u2800')).toBe('alex\\u2800');
     expect(showable('alex\u2800\nsam', { lineBreaks: true })).toBe('alex\\u2800\nsam');
+    expect(showable('alex\uFFFCsmith')).toBe('alex\\ufffcsmith');
   });
 });

@@ -5,27 +5,14 @@
 // appending to the effect move its head between a job's read of it and the WAIT's proof, which gave up after three
 // tries and made jobs wait on healthy replicas.
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startFactsWorker } from '../../queues/facts.js';
 import { journalOf, type Applied, type FactsApplier, type StripeEvent } from '../../src/interlock.js';
-import { startReplicatedPair, type ReplicatedPair } from '../redis/replicated-pair.js';
-import { pay, startFactsRig, type FactsRig } from './facts-rig.js';
+import { pay } from './facts-rig.js';
+import { APPLIED_UNHELD, replicatedFacts } from './replicated-facts-rig.js';
 
-let pair: ReplicatedPair;
-let rig: FactsRig;
+const replicated = replicatedFacts({ label: 'frw', waitMs: 900, factsWorker: false });
 
-beforeAll(async () => {
-  pair = await startReplicatedPair();
-  rig = await startFactsRig({ factsWorker: false, config: { redisUrl: pair.primary.url, redisMinReplicas: 1, redisWaitMs: 900, keyPrefix: `frw${randomBytes(5).toString('hex')}` } });
-}, 60_000);
-
-afterAll(async () => {
-  pair?.replica.process.kill('SIGCONT');
-  await rig?.close();
-  await pair?.stop();
-}, 60_000);
-
-const UNHELD = 'facts job applied on the Redis masters, but too few of their replicas acknowledged it';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** An applier that appends one distinct OBSERVED refund fact per event to one effect, after a "Stripe read" of `readMs`. */
@@ -34,7 +21,7 @@ function busyApplier(partition: string, effectId: string, readMs: () => number):
     async applyEvent(event: StripeEvent): Promise<Applied[]> {
       await sleep(readMs());
       const draft = { kind: 'OBSERVED' as const, source: 'webhook' as const, eventId: event.id, eventType: event.type, objectType: 'refund' as const, objectId: `re_${event.id}`, status: 'succeeded', failureReason: null, amount: 1, charge: null, disputeStatus: null, disputeReason: null, created: 1 };
-      const observed = await journalOf(rig.stores).observe(partition, effectId, draft as never, `k:${event.id}`);
+      const observed = await journalOf(replicated.rig.stores).observe(partition, effectId, draft as never, `k:${event.id}`);
       return [{ effectId, appended: observed.status === 'OK' ? 1 : 0, duplicates: observed.status === 'OK' ? 0 : 1, alerts: [] }];
     },
     async concerned() {
@@ -47,19 +34,19 @@ function busyApplier(partition: string, effectId: string, readMs: () => number):
 }
 
 async function run(events: number): Promise<number> {
-  const { paymentIntent } = await pay(rig.stripe, 'pm_card_visa', 10_000);
-  const effectId = await rig.refund(paymentIntent, 1_000);
+  const { paymentIntent } = await pay(replicated.rig.stripe, 'pm_card_visa', 10_000);
+  const effectId = await replicated.rig.refund(paymentIntent, 1_000);
   const partition = `payment:${paymentIntent}`;
-  const warnedBefore = rig.warnings.length;
-  const worker = startFactsWorker(rig.stores, busyApplier(partition, effectId, () => 20 + Math.random() * 60), { concurrency: 8, durabilityWait: { firstDelayMs: 1_000, maxDelayMs: 1_000 } });
+  const warnedBefore = replicated.rig.warnings.length;
+  const worker = startFactsWorker(replicated.rig.stores, busyApplier(partition, effectId, () => 20 + Math.random() * 60), { concurrency: 8, durabilityWait: { firstDelayMs: 1_000, maxDelayMs: 1_000 } });
   try {
     const ids = Array.from({ length: events }, () => `evt_${randomBytes(8).toString('hex')}`);
-    await rig.factsQueue.queue.addBulk(ids.map((id) => ({ name: 'refund.updated', data: { id, object: 'event', type: 'refund.updated', created: 1, livemode: false, data: { object: { id: `re_${id}`, object: 'refund' } } } as unknown as StripeEvent, opts: { jobId: id, attempts: 10 } })));
-    await rig.drained(120_000);
+    await replicated.rig.factsQueue.queue.addBulk(ids.map((id) => ({ name: 'refund.updated', data: { id, object: 'event', type: 'refund.updated', created: 1, livemode: false, data: { object: { id: `re_${id}`, object: 'refund' } } } as unknown as StripeEvent, opts: { jobId: id, attempts: 10 } })));
+    await replicated.rig.drained(120_000);
   } finally {
     await worker.close();
   }
-  return rig.warnings.slice(warnedBefore).filter((line) => String(line.msg).startsWith(UNHELD)).length;
+  return replicated.rig.warnings.slice(warnedBefore).filter((line) => String(line.msg).startsWith(APPLIED_UNHELD)).length;
 }
 
 describe('a busy effect under INTERLOCK_REDIS_MIN_REPLICAS=1, its replica prompt', () => {

@@ -97,15 +97,19 @@ describe('metrics of an API process and a worker process', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   }, 30_000);
 
+  /** A confirmed $50 card payment at the sandbox. */
+  async function confirmedPayment(): Promise<{ id: string }> {
+    const answer = await fetch(`${sandbox.url}/v1/payment_intents`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from('sk_test_setup:').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'amount=5000&currency=usd&payment_method=pm_card_visa&confirm=true',
+    });
+    return (await answer.json()) as { id: string };
+  }
+  const json = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
+
   it('counts the refund in the worker process and the webhook deliveries in the API process', async () => {
-    const intent = (await (
-      await fetch(`${sandbox.url}/v1/payment_intents`, {
-        method: 'POST',
-        headers: { authorization: `Basic ${Buffer.from('sk_test_setup:').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
-        body: 'amount=5000&currency=usd&payment_method=pm_card_visa&confirm=true',
-      })
-    ).json()) as { id: string };
-    const json = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
+    const intent = await confirmedPayment();
     const granted = await fetch(`${api}/v1/approvals`, { method: 'POST', headers: json(TOKENS.approver), body: JSON.stringify({ id: `ap_${intent.id}`, approver: 'alex', cap_cents: 2_000, scope: `payment:${intent.id}` }) });
     expect(granted.status).toBe(201);
     const refund = await fetch(`${api}/v1/refunds?wait=20`, { method: 'POST', headers: json(TOKENS.support), body: JSON.stringify({ request_id: `case-${intent.id}`, payment_intent: intent.id, amount: 2_000, approval: `ap_${intent.id}` }) });
@@ -145,14 +149,7 @@ describe('metrics of an API process and a worker process', () => {
   }, 60_000);
 
   it('counts a case the worker process failed by its error code', async () => {
-    const json = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
-    const intent = (await (
-      await fetch(`${sandbox.url}/v1/payment_intents`, {
-        method: 'POST',
-        headers: { authorization: `Basic ${Buffer.from('sk_test_setup:').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
-        body: 'amount=5000&currency=usd&payment_method=pm_card_visa&confirm=true',
-      })
-    ).json()) as { id: string };
+    const intent = await confirmedPayment();
     const granted = await fetch(`${api}/v1/approvals`, { method: 'POST', headers: json(TOKENS.approver), body: JSON.stringify({ id: `ap_case_${intent.id}`, approver: 'alex', cap_cents: 2_000, scope: `payment:${intent.id}` }) });
     expect(granted.status).toBe(201);
     const submitted = await fetch(`${api}/v1/cases`, { method: 'POST', headers: json(TOKENS.support), body: JSON.stringify({ case_id: `case-failed-${intent.id}`, payment_intent: intent.id, story: 'The jar arrived cracked; support approved a goodwill refund.', approval: `ap_case_${intent.id}` }) });

@@ -6,43 +6,29 @@
 // (`replayed: true`), instead of making a second credit: with a window that misses the credit (Stripe's clock two days
 // behind), the resend past the key window sends nothing, and the gate commits the credit that landed.
 import type Stripe from 'stripe';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { ProcessCrash, type Target } from '../../src/core/target.js';
 import { createCreditTarget } from '../../src/stripe/credit-target.js';
-import { approvalTerms, kill, removePrefixes, sleep, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
-import { logMark, openCreditWorld, type CreditWorld } from './credit-world.js';
+import { approvalTerms, kill, sleep } from '../support/harness.js';
+import { logMark, creditSuite } from './credit-world.js';
 import { effectIdFor } from './stripe-support.js';
 
 const TIMING: Partial<Config> = { sendTimeoutMs: 2_000, settleMarginMs: 200, claimTtlMs: 4_000, heartbeatMs: 100, heartbeatTtlMs: 500, dedupMarginMs: 2_500 };
 const HOUR = 60 * 60;
-let open: CreditWorld;
-let config: Config;
-let key: ReturnType<typeof testKey>;
-const nodes: TestNode[] = [];
-
-beforeAll(async () => {
-  open = await openCreditWorld();
-  config = testConfig({ ...TIMING, keyPrefix: `t-credit-skew-${Math.random().toString(36).slice(2, 10)}` });
-  key = testKey();
-});
-afterAll(async () => {
-  await Promise.all(nodes.map((node) => node.close().catch(() => undefined)));
-  await open.close();
-  await removePrefixes([config.keyPrefix, `{${config.keyPrefix}-queues}`]);
-});
+const suite = creditSuite('skew', TIMING);
 
 const listPath = (customer: string) => `/v1/customers/${customer}/balance_transactions`;
-const posts = async (customer: string, since: number) => (await open.control.requests(since)).filter((entry) => entry.method === 'POST' && entry.path === listPath(customer)).length;
+const posts = async (customer: string, since: number) => (await suite.open.control.requests(since)).filter((entry) => entry.method === 'POST' && entry.path === listPath(customer)).length;
 
 it.each([
   { behind: 10 * 60, outcome: 'COMMITTED_ON_QUERY', why: 'the lookup finds it within its margin' },
   { behind: 5 * HOUR, outcome: 'COMMITTED_ON_QUERY', why: 'the lookup finds it within its margin' },
   { behind: 2 * 24 * HOUR, outcome: 'REAPPLIED_AFTER_QUERY', why: 'the lookup misses it, and the resend answers it instead of crediting again' },
 ])("Stripe's clock $behind s behind Redis's: a credit that landed before its worker crashed is credited once ($why)", async ({ behind, outcome: expected }) => {
-  open.world.core.clock.advance(-behind);
+  suite.open.world.core.clock.advance(-behind);
   try {
-    const credits = createCreditTarget(open.client, { sendTimeoutMs: config.sendTimeoutMs });
+    const credits = createCreditTarget(suite.open.client, { sendTimeoutMs: suite.config.sendTimeoutMs });
     // Recovered after Stripe forgot the key (a window of 4 s, less the 2.5 s margin): recovery looks the credit up.
     const real: Target = { ...credits, dedupWindowMs: 4_000 };
     let landed: string | null = null;
@@ -53,44 +39,43 @@ it.each([
         throw new ProcessCrash('after the credit landed');
       },
     };
-    const a = await startNode({ config, target: dying, key: key.key, workerId: `skew-a-${behind}` });
-    const b = await startNode({ config, target: real, key: key.key, workerId: `skew-b-${behind}` });
-    nodes.push(a, b);
-    const customer = (await open.stripe.customers.create({ name: `skewed ${behind}` })).id;
+    const a = await suite.start(dying, `skew-a-${behind}`);
+    const b = await suite.start(real, `skew-b-${behind}`);
+    const customer = (await suite.open.stripe.customers.create({ name: `skewed ${behind}` })).id;
     const terms = approvalTerms({ id: `ap_credit_skew_${behind}`, scope: `customer:${customer}`, capCents: 1_000, maxUses: 1 });
     await a.approvals.grant(terms);
     const proposal = { requestId: `case-credit-skew-${behind}`, agent: 'support-bot', approval: terms.id, premises: { subscription_status: null }, effect: { kind: 'credit', customer, amount: 1_000, incident: `INC-skew-${behind}` } };
     const effectId = a.gate.effectIdOf(proposal);
     await expect(a.gate.submit(proposal)).rejects.toBeInstanceOf(ProcessCrash);
     await kill(a);
-    await open.control.ageIdempotencyKeys(3 * 24 * HOUR);
+    await suite.open.control.ageIdempotencyKeys(3 * 24 * HOUR);
     await sleep(2_000);
-    const since = await logMark(open);
+    const since = await logMark(suite.open);
     let outcome: string | null = null;
     for (let i = 0; i < 8 && outcome === null; i += 1) {
       const pass = await b.gate.recover({ only: [effectId] });
       outcome = pass.settled.find((entry) => entry.effectId === effectId)?.outcome ?? null;
       if (outcome === null) await sleep(300);
     }
-    const balance = ((await open.stripe.customers.retrieve(customer)) as Stripe.Customer).balance;
+    const balance = ((await suite.open.stripe.customers.retrieve(customer)) as Stripe.Customer).balance;
     expect({ outcome, balance, creditsSentByRecovery: await posts(customer, since) }).toEqual({ outcome: expected, balance: -1_000, creditsSentByRecovery: 0 });
     expect(landed).not.toBeNull();
   } finally {
-    open.world.core.clock.advance(behind);
+    suite.open.world.core.clock.advance(behind);
   }
 });
 
 it('a send that is not a first one answers the credit carrying its id with its amount, replayed, and sends nothing', async () => {
-  const credits = createCreditTarget(open.client, { sendTimeoutMs: 2_000 });
-  const customer = (await open.stripe.customers.create({ name: 'resent' })).id;
+  const credits = createCreditTarget(suite.open.client, { sendTimeoutMs: 2_000 });
+  const customer = (await suite.open.stripe.customers.create({ name: 'resent' })).id;
   const effectId = effectIdFor('resent-finds-own');
   const effect = { kind: 'credit' as const, customer, amount: 1_000, incident: 'INC-resent' };
   const send = { timeLeftMs: () => 2_000, beforeWrite: async () => undefined, requestId: null };
   const first = await credits.apply(effectId, effect, { ...send, neverSent: true });
-  await open.control.ageIdempotencyKeys(3 * 24 * HOUR);
-  const since = await logMark(open);
+  await suite.open.control.ageIdempotencyKeys(3 * 24 * HOUR);
+  const since = await logMark(suite.open);
   const again = await credits.apply(effectId, effect, send);
   expect({ id: again.id, amount: again.amount, replayed: again.replayed }).toEqual({ id: first.id, amount: -1_000, replayed: true });
   expect(await posts(customer, since), 'credits sent').toBe(0);
-  expect(((await open.stripe.customers.retrieve(customer)) as Stripe.Customer).balance).toBe(-1_000);
+  expect(((await suite.open.stripe.customers.retrieve(customer)) as Stripe.Customer).balance).toBe(-1_000);
 });

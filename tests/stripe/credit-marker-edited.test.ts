@@ -6,32 +6,18 @@
 // amount made since then that carries no interlock_effect_id (its label cleared in the Dashboard), does not answer
 // "nothing landed": it throws lookup_blind, and the gate settles the effect AMBIGUOUS with its cents held.
 import type Stripe from 'stripe';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { errorCode } from '../../src/core/errors.js';
 import { ProcessCrash, type Target } from '../../src/core/target.js';
 import { DISPATCH_SKEW_MS, createCreditTarget, incidentCompensation } from '../../src/stripe/credit-target.js';
-import { approvalTerms, kill, removePrefixes, sleep, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
-import { openCreditWorld, type CreditWorld } from './credit-world.js';
+import { approvalTerms, kill, sleep } from '../support/harness.js';
+import { creditSuite } from './credit-world.js';
 import { effectIdFor } from './stripe-support.js';
 
 const TIMING: Partial<Config> = { sendTimeoutMs: 1_000, settleMarginMs: 200, claimTtlMs: 2_500, heartbeatMs: 100, heartbeatTtlMs: 500, dedupMarginMs: 1_500 };
 const READ = { timeoutMs: 2_000 };
-let open: CreditWorld;
-let config: Config;
-let key: ReturnType<typeof testKey>;
-const nodes: TestNode[] = [];
-
-beforeAll(async () => {
-  open = await openCreditWorld();
-  config = testConfig({ ...TIMING, keyPrefix: `t-credit-marker-${Math.random().toString(36).slice(2, 10)}` });
-  key = testKey();
-});
-afterAll(async () => {
-  await Promise.all(nodes.map((node) => node.close().catch(() => undefined)));
-  await open.close();
-  await removePrefixes([config.keyPrefix, `{${config.keyPrefix}-queues}`]);
-});
+const suite = creditSuite('marker', TIMING);
 
 let count = 0;
 /**
@@ -41,7 +27,7 @@ let count = 0;
  */
 async function crashed(when: 'after-landing' | 'before-send', meanwhile: (customer: string, effectId: string, incident: string) => Promise<void>, window?: number): Promise<{ outcome: string | null; balance: number; reserved: number }> {
   count += 1;
-  const credits = createCreditTarget(open.client, { sendTimeoutMs: config.sendTimeoutMs });
+  const credits = createCreditTarget(suite.open.client, { sendTimeoutMs: suite.config.sendTimeoutMs });
   const real: Target = window === undefined ? credits : { ...credits, dedupWindowMs: window };
   const dying: Target = {
     ...real,
@@ -50,10 +36,9 @@ async function crashed(when: 'after-landing' | 'before-send', meanwhile: (custom
       throw new ProcessCrash(when);
     },
   };
-  const a = await startNode({ config, target: dying, key: key.key, workerId: `marker-a-${count}` });
-  const b = await startNode({ config, target: real, key: key.key, workerId: `marker-b-${count}` });
-  nodes.push(a, b);
-  const customer = (await open.stripe.customers.create({ name: `marker ${count}` })).id;
+  const a = await suite.start(dying, `marker-a-${count}`);
+  const b = await suite.start(real, `marker-b-${count}`);
+  const customer = (await suite.open.stripe.customers.create({ name: `marker ${count}` })).id;
   const terms = approvalTerms({ id: `ap_credit_marker_${count}`, scope: `customer:${customer}`, capCents: 1_000, maxUses: 1 });
   await a.approvals.grant(terms);
   const incident = `INC-marker-${count}`;
@@ -63,7 +48,7 @@ async function crashed(when: 'after-landing' | 'before-send', meanwhile: (custom
   await kill(a);
   await meanwhile(customer, effectId, incident);
   if (window !== undefined) {
-    await open.control.ageIdempotencyKeys(2 * 24 * 60 * 60);
+    await suite.open.control.ageIdempotencyKeys(2 * 24 * 60 * 60);
     await sleep(window + 200);
   }
   let outcome: string | null = null;
@@ -72,13 +57,13 @@ async function crashed(when: 'after-landing' | 'before-send', meanwhile: (custom
     outcome = pass.settled.find((item) => item.effectId === effectId)?.outcome ?? null;
     if (outcome === null) await sleep(200);
   }
-  const balance = ((await open.stripe.customers.retrieve(customer)) as Stripe.Customer).balance;
+  const balance = ((await suite.open.stripe.customers.retrieve(customer)) as Stripe.Customer).balance;
   const reserved = (await b.approvals.describe(terms.id)).snapshot?.reservedCents ?? 0;
   return { outcome, balance, reserved };
 }
 
 async function own(customer: string, effectId: string): Promise<Stripe.CustomerBalanceTransaction> {
-  const found = (await open.stripe.customers.listBalanceTransactions(customer)).data.find((t) => t.metadata?.['interlock_effect_id'] === effectId);
+  const found = (await suite.open.stripe.customers.listBalanceTransactions(customer)).data.find((t) => t.metadata?.['interlock_effect_id'] === effectId);
   if (found === undefined) throw new Error('the credit did not land');
   return found;
 }
@@ -95,7 +80,7 @@ describe('a credit carrying the effect id with another amount is someone else\'s
 
   it('the worker died before its send left; a credit of 500 by hand with the effect id and incident: recovery refuses, no second credit', async () => {
     const result = await crashed('before-send', async (customer, effectId, incident) => {
-      await open.stripe.customers.createBalanceTransaction(customer, { amount: -500, currency: 'usd', metadata: { interlock_effect_id: effectId, interlock_incident: incident } });
+      await suite.open.stripe.customers.createBalanceTransaction(customer, { amount: -500, currency: 'usd', metadata: { interlock_effect_id: effectId, interlock_incident: incident } });
     });
     expect(result.balance, 'only the credit made by hand').toBe(-500);
     expect(result.outcome).toBe('REFUSED:stale_premise_at_recovery');
@@ -105,7 +90,7 @@ describe('a credit carrying the effect id with another amount is someone else\'s
 describe('the credit landed, then someone cleared its interlock_effect_id at Stripe', () => {
   it('interlock_incident kept: AMBIGUOUS with its cents held, not REFUSED', async () => {
     const result = await crashed('after-landing', async (customer, effectId) => {
-      await open.stripe.customers.updateBalanceTransaction(customer, (await own(customer, effectId)).id, { metadata: { interlock_effect_id: '' } });
+      await suite.open.stripe.customers.updateBalanceTransaction(customer, (await own(customer, effectId)).id, { metadata: { interlock_effect_id: '' } });
     });
     expect(result.balance, 'one credit at Stripe').toBe(-1_000);
     expect(result.outcome).toBe('AMBIGUOUS');
@@ -116,7 +101,7 @@ describe('the credit landed, then someone cleared its interlock_effect_id at Str
     const result = await crashed(
       'after-landing',
       async (customer, effectId) => {
-        await open.stripe.customers.updateBalanceTransaction(customer, (await own(customer, effectId)).id, { metadata: { interlock_effect_id: '', interlock_incident: '', interlock_request: '' } });
+        await suite.open.stripe.customers.updateBalanceTransaction(customer, (await own(customer, effectId)).id, { metadata: { interlock_effect_id: '', interlock_incident: '', interlock_request: '' } });
       },
       3_000,
     );
@@ -131,10 +116,10 @@ describe('the lookup told the first dispatch', () => {
   const blind = (query: Promise<unknown>) => query.then(() => null, (error: unknown) => ({ code: errorCode(error), message: error instanceof Error ? error.message : String(error) }));
 
   it('an unlabelled credit of its amount made since the dispatch: lookup_blind naming it; untold, nothing landed as before', async () => {
-    const credits = createCreditTarget(open.client, { sendTimeoutMs: 2_000 });
-    const customer = (await open.stripe.customers.create({ name: 'lookalike' })).id;
+    const credits = createCreditTarget(suite.open.client, { sendTimeoutMs: 2_000 });
+    const customer = (await suite.open.stripe.customers.create({ name: 'lookalike' })).id;
     const dispatchedAt = Date.now();
-    const made = await open.stripe.customers.createBalanceTransaction(customer, { amount: -1_000, currency: 'usd', metadata: { interlock_incident: 'INC-look' } });
+    const made = await suite.open.stripe.customers.createBalanceTransaction(customer, { amount: -1_000, currency: 'usd', metadata: { interlock_incident: 'INC-look' } });
     const answer = await blind(credits.query(effectIdFor('lookalike'), effect(customer), { ...READ, dispatchedAt }));
     expect(answer?.code).toBe('lookup_blind');
     expect(answer?.message).toContain(made.id);
@@ -143,16 +128,16 @@ describe('the lookup told the first dispatch', () => {
   });
 
   it('no lookalike: another amount, another effect\'s id, another incident, or made before the dispatch less the margin', async () => {
-    const credits = createCreditTarget(open.client, { sendTimeoutMs: 2_000 });
-    const others = (await open.stripe.customers.create({ name: 'not lookalikes' })).id;
+    const credits = createCreditTarget(suite.open.client, { sendTimeoutMs: 2_000 });
+    const others = (await suite.open.stripe.customers.create({ name: 'not lookalikes' })).id;
     const dispatchedAt = Date.now() - 1_000;
-    await open.stripe.customers.createBalanceTransaction(others, { amount: -999, currency: 'usd' });
-    await open.stripe.customers.createBalanceTransaction(others, { amount: -1_000, currency: 'usd', metadata: { interlock_effect_id: 'f'.repeat(64) } });
-    await open.stripe.customers.createBalanceTransaction(others, { amount: -1_000, currency: 'usd', metadata: { interlock_incident: 'INC-other' } });
+    await suite.open.stripe.customers.createBalanceTransaction(others, { amount: -999, currency: 'usd' });
+    await suite.open.stripe.customers.createBalanceTransaction(others, { amount: -1_000, currency: 'usd', metadata: { interlock_effect_id: 'f'.repeat(64) } });
+    await suite.open.stripe.customers.createBalanceTransaction(others, { amount: -1_000, currency: 'usd', metadata: { interlock_incident: 'INC-other' } });
     expect(await credits.query(effectIdFor('others'), effect(others), { ...READ, dispatchedAt })).toBeNull();
     // A credit made ten minutes more than the margin for clock skew (DISPATCH_SKEW_MS, a day) before the dispatch.
-    const earlier = (await open.stripe.customers.create({ name: 'credited before' })).id;
-    await open.stripe.customers.createBalanceTransaction(earlier, { amount: -1_000, currency: 'usd' });
+    const earlier = (await suite.open.stripe.customers.create({ name: 'credited before' })).id;
+    await suite.open.stripe.customers.createBalanceTransaction(earlier, { amount: -1_000, currency: 'usd' });
     expect(await credits.query(effectIdFor('earlier'), effect(earlier), { ...READ, dispatchedAt: Date.now() + DISPATCH_SKEW_MS + 10 * 60 * 1000 })).toBeNull();
   });
 });

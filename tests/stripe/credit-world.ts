@@ -1,12 +1,18 @@
-// A sandbox run in this process, with its world in reach (as .scratch/review/credits/world.ts does), so a credit test
-// can put thousands of balance transactions on a customer, dated when it likes, without thousands of HTTP requests.
+// A sandbox run in this process, with its world in reach, so a credit test can put thousands of balance transactions
+// on a customer, dated when it likes, without thousands of HTTP requests; and the suite of a credit test file over it
+// (creditSuite): the world, a config under a key prefix of its own, a signing key, and the nodes it started, closed
+// and removed after the file.
 import { createServer } from 'node:http';
+import { afterAll, beforeAll } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import { createControlClient, type ControlClient } from '../../sandbox/index.js';
 import { createRequestHandler } from '../../sandbox/http/server.js';
 import { createWorld, type World } from '../../sandbox/world.js';
+import type { Config } from '../../src/config.js';
+import type { Target } from '../../src/core/target.js';
 import { createStripeClient, type StripeClient } from '../../src/stripe/client.js';
+import { removePrefixes, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
 
 export type CreditWorld = { world: World; control: ControlClient; stripe: Stripe; client: StripeClient; close(): Promise<void> };
 
@@ -68,4 +74,47 @@ export async function getsSince(open: CreditWorld, path: string, since: number):
 /** The request log's position now. */
 export async function logMark(open: CreditWorld): Promise<number> {
   return (await open.control.requests()).at(-1)?.seq ?? 0;
+}
+
+export type CreditSuite = {
+  readonly open: CreditWorld;
+  readonly config: Config;
+  readonly key: ReturnType<typeof testKey>;
+  /** A node (a worker) on the suite's config and key over `target`, closed after the file. */
+  start(target: Target, workerId: string): Promise<TestNode>;
+};
+
+/** The world, config (`timing` under a key prefix of its own, named after `label`) and key of one test file. */
+export function creditSuite(label: string, timing: Partial<Config>): CreditSuite {
+  let open: CreditWorld | null = null;
+  let config: Config | null = null;
+  const key = testKey();
+  const nodes: TestNode[] = [];
+  const ready = <T>(value: T | null): T => {
+    if (value === null) throw new Error('the credit suite is used before its beforeAll ran');
+    return value;
+  };
+  beforeAll(async () => {
+    open = await openCreditWorld();
+    config = testConfig({ ...timing, keyPrefix: `t-credit-${label}-${Math.random().toString(36).slice(2, 10)}` });
+  });
+  afterAll(async () => {
+    await Promise.all(nodes.map((node) => node.close().catch(() => undefined)));
+    await open?.close();
+    if (config !== null) await removePrefixes([config.keyPrefix, `{${config.keyPrefix}-queues}`]);
+  });
+  return {
+    get open() {
+      return ready(open);
+    },
+    get config() {
+      return ready(config);
+    },
+    key,
+    async start(target, workerId) {
+      const node = await startNode({ config: ready(config), target, key: key.key, workerId });
+      nodes.push(node);
+      return node;
+    },
+  };
 }

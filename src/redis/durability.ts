@@ -216,7 +216,7 @@ export async function holdDeploymentMarker(redis: RedisClient, key: string): Pro
  * this key may sign there (a one-off command that records entries), recording nothing.
  */
 export async function enterDeployment(redis: RedisClient, where: { key: string; newestKey: string; keyPrefix: string }, kid: string, retired: readonly string[], mode: 'join' | 'check' = 'join'): Promise<'first' | 'added' | 'known' | 'unrecorded'> {
-  let reply: { status: 'OK'; recorded: 'first' | 'added' | 'known' | 'unrecorded' } | { status: 'FOREIGN'; kids: string[]; newest: string | false };
+  let reply: { status: 'OK'; recorded: 'first' | 'added' | 'known' | 'unrecorded' } | { status: 'FOREIGN'; kids: string[]; count: number; newest: string | false };
   try {
     reply = await createScriptRunner(redis)('enter-deployment-2', [where.key, where.newestKey], [mode, kid, ...retired]);
   } catch (error) {
@@ -224,7 +224,7 @@ export async function enterDeployment(redis: RedisClient, where: { key: string; 
     throw error;
   }
   if (reply.status === 'OK') return reply.recorded;
-  throw new DeploymentKeyError(where, kid, retired, reply.kids, reply.newest === false ? null : reply.newest);
+  throw new DeploymentKeyError(where, kid, retired, reply.kids, reply.newest === false ? null : reply.newest, reply.count);
 }
 
 /**
@@ -232,15 +232,15 @@ export async function enterDeployment(redis: RedisClient, where: { key: string; 
  * key the deployment never rotated to (a rotation holds the deployment's newest key as retired).
  */
 export class DeploymentKeyError extends InterlockError {
-  constructor(where: { key: string; newestKey: string; keyPrefix: string }, kid: string, retired: readonly string[], kids: readonly string[], newest: string | null) {
+  constructor(where: { key: string; newestKey: string; keyPrefix: string }, kid: string, retired: readonly string[], kids: readonly string[], newest: string | null, count: number) {
     const held = retired.length === 0 ? 'and holds no retired key' : `and holds ${retired.join(', ')} as retired`;
     const rotation =
       newest === null
-        ? `a new key is taken only holding every one of them as retired (this deployment was recorded before the key it rotated to last was kept)`
+        ? `a new key is taken only holding every one of them as retired (the key it rotated to last is not known: it was recorded before that was kept, or rotated by an earlier release since)`
         : `it rotated to ${newest} last, so a new key is taken only holding ${newest} as retired`;
     super(
       'invalid_config',
-      `This process signs with key ${kid} ${held}, but the deployment on this Redis with key prefix ${where.keyPrefix} signs its receipts with ${kids.join(', ')}, and ${rotation}: this key is another deployment's (two deployments on one Redis left at the same INTERLOCK_KEY_PREFIX, say), or one this deployment never rotated to (a key made because INTERLOCK_SIGNING_KEY_FILE was not given), and would sign entries its auditors cannot check. Give this process its own INTERLOCK_KEY_PREFIX, or the deployment's signing key (INTERLOCK_SIGNING_KEY_FILE); to rotate, list the public half of the key the deployment signs with now in INTERLOCK_RETIRED_PUBLIC_KEYS_FILE (README "Rotating the signing key"); to rotate away from a key that leaked without trusting it any more, record this key as the deployment's on purpose (\`redis-cli SADD ${where.key} ${kid}\` and \`redis-cli SET ${where.newestKey} ${kid}\`) and start again. If the deployment's key is lost for good, remove the record (\`redis-cli DEL ${where.key} ${where.newestKey}\`) and start again: receipts signed with the lost key then read as signed by an unknown key.`,
+      `This process signs with key ${kid} ${held}, but the deployment on this Redis with key prefix ${where.keyPrefix} signs its receipts with ${kids.join(', ')}, and ${rotation}: this key is another deployment's (two deployments on one Redis left at the same INTERLOCK_KEY_PREFIX, say), or one this deployment never rotated to (a key made because INTERLOCK_SIGNING_KEY_FILE was not given), and would sign entries its auditors cannot check. Give this process its own INTERLOCK_KEY_PREFIX, or the deployment's signing key (INTERLOCK_SIGNING_KEY_FILE); to rotate, list the public half of the key the deployment signs with now in INTERLOCK_RETIRED_PUBLIC_KEYS_FILE (README "Rotating the signing key"); to rotate away from a key that leaked without trusting it any more, record this key as the deployment's on purpose (\`redis-cli SADD ${where.key} ${kid}\` and \`redis-cli SET ${where.newestKey} '${kid}|${count + 1}'\`) and start again. If the deployment's key is lost for good, remove the record (\`redis-cli DEL ${where.key} ${where.newestKey}\`) and start again: receipts signed with the lost key then read as signed by an unknown key.`,
     );
     this.name = 'DeploymentKeyError';
   }

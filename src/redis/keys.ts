@@ -87,7 +87,10 @@ export function createKeys(prefix = 'interlock') {
      * start.
      */
     signingKids: `${index}:signing-kids`,
-    /** STRING: the kid this deployment rotated to last, or its first (enter-deployment-2.lua). */
+    /**
+     * STRING '<kid>|<count>': the kid this deployment rotated to last, or its first, and how many kids it had then
+     * (enter-deployment-2.lua; a count that no longer matches: an earlier release rotated since).
+     */
     signingKidNewest: `${index}:signing-kid-newest`,
     /** HASH alert id -> alert JSON (redis/alerts.ts). */
     alerts: `${index}:alerts`,

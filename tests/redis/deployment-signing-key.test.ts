@@ -96,7 +96,7 @@ describe("a process on a deployment's Redis and key prefix", () => {
     const redis = new Redis(REDIS_URL);
     try {
       expect((await redis.smembers(createKeys(config.keyPrefix).signingKids)).sort()).toEqual([k1.key.kid, k2.key.kid].sort());
-      expect(await redis.get(createKeys(config.keyPrefix).signingKidNewest)).toBe(k2.key.kid);
+      expect(await redis.get(createKeys(config.keyPrefix).signingKidNewest)).toBe(`${k2.key.kid}|2`);
     } finally {
       redis.disconnect();
     }
@@ -111,7 +111,7 @@ describe("a process on a deployment's Redis and key prefix", () => {
     nodes.push(await startNode({ config: { ...config, retiredPublicKeysFile: retiredFileOf(config, 'k2', k2.publicPem) }, target, key: k3.key }));
     const redis = new Redis(REDIS_URL);
     try {
-      expect(await redis.get(createKeys(config.keyPrefix).signingKidNewest)).toBe(k3.key.kid);
+      expect(await redis.get(createKeys(config.keyPrefix).signingKidNewest)).toBe(`${k3.key.kid}|3`);
     } finally {
       redis.disconnect();
     }
@@ -128,7 +128,7 @@ describe("a process on a deployment's Redis and key prefix", () => {
       const onlyK1 = startNode({ config: { ...config, retiredPublicKeysFile: retiredFileOf(config, 'k1', k1.publicPem) }, target, key: k3.key });
       await expect(onlyK1).rejects.toMatchObject({ message: expect.stringContaining('a new key is taken only holding every one of them as retired') });
       nodes.push(await startNode({ config: { ...config, retiredPublicKeysFile: retiredFileOf(config, 'both', k1.publicPem, k2.publicPem) }, target, key: k3.key }));
-      expect(await redis.get(keys.signingKidNewest)).toBe(k3.key.kid);
+      expect(await redis.get(keys.signingKidNewest)).toBe(`${k3.key.kid}|3`);
     } finally {
       redis.disconnect();
     }
@@ -143,14 +143,35 @@ describe("a process on a deployment's Redis and key prefix", () => {
     // K2 leaked: the new key's retired-keys file holds K1 only.
     const withoutLeaked = { ...config, retiredPublicKeysFile: retiredFileOf(config, 'no-k2', k1.publicPem) };
     const refused = startNode({ config: withoutLeaked, target, key: k3.key });
-    await expect(refused).rejects.toMatchObject({ message: expect.stringContaining(`redis-cli SADD ${keys.signingKids} ${k3.key.kid}\` and \`redis-cli SET ${keys.signingKidNewest} ${k3.key.kid}`) });
+    await expect(refused).rejects.toMatchObject({ message: expect.stringContaining(`redis-cli SADD ${keys.signingKids} ${k3.key.kid}\` and \`redis-cli SET ${keys.signingKidNewest} '${k3.key.kid}|3'`) });
     const redis = new Redis(REDIS_URL);
     try {
       await redis.sadd(keys.signingKids, k3.key.kid);
-      await redis.set(keys.signingKidNewest, k3.key.kid);
+      await redis.set(keys.signingKidNewest, `${k3.key.kid}|3`);
     } finally {
       redis.disconnect();
     }
     nodes.push(await startNode({ config: withoutLeaked, target, key: k3.key }));
+  });
+
+  it('rotated by an earlier release since its newest was recorded (a key added, the newest not moved): the newest is not trusted, and a new key must hold every recorded key as retired', async () => {
+    const { config, target } = deployment();
+    const [k1, k2, k3] = [testKey(), testKey(), testKey()];
+    const keys = createKeys(config.keyPrefix);
+    await (await startNode({ config, target, key: k1.key })).close();
+    const redis = new Redis(REDIS_URL);
+    try {
+      expect(await redis.get(keys.signingKidNewest)).toBe(`${k1.key.kid}|1`);
+      // A process of the release before this rule rotates K1 to K2: it adds K2 and leaves the newest at K1.
+      await redis.sadd(keys.signingKids, k2.key.kid);
+      // A host holding only K1 as retired, with a key it made itself, would fork the deployment: refused.
+      const forked = startNode({ config: { ...config, retiredPublicKeysFile: retiredFileOf(config, 'old-k1', k1.publicPem) }, target, key: k3.key });
+      await expect(forked).rejects.toMatchObject({ message: expect.stringContaining('the key it rotated to last is not known') });
+      // The rotation by the book (the retired-keys file gathers every old key) is taken.
+      nodes.push(await startNode({ config: { ...config, retiredPublicKeysFile: retiredFileOf(config, 'old-both', k1.publicPem, k2.publicPem) }, target, key: k3.key }));
+      expect(await redis.get(keys.signingKidNewest)).toBe(`${k3.key.kid}|3`);
+    } finally {
+      redis.disconnect();
+    }
   });
 });

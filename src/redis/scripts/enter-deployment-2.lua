@@ -7,27 +7,34 @@
 -- never rotated to, signing entries the rest of the deployment calls signed by an unknown key. The first process
 -- records its key, a key rotated to is added, and each becomes the newest. Writes only what is new, so a restart on a
 -- full Redis (OOM) passes.
--- A deployment recorded before the newest was kept has none: a new key must then hold every key it recorded as
--- retired; a one-key deployment's newest is its key, recorded at the next start.
+-- The newest is recorded as '<kid>|<how many kids the set held then>': a release before it (enter-deployment-1) adds a
+-- rotated key without moving it, and a count that no longer matches says so. Without a newest that holds (none yet, or
+-- one such a release left behind), a new key must hold every key the deployment recorded as retired; a one-key
+-- deployment's newest is its key, recorded at the next start.
 -- A one-off command that signs (`interlock refund`, `credit`, `inbox` …) only checks ('check'): it records nothing.
--- KEYS[1] the deployment's signing kids (SET)   KEYS[2] the kid it rotated to last (STRING)
+-- KEYS[1] the deployment's signing kids (SET)   KEYS[2] its newest: '<kid>|<count>' (STRING)
 -- ARGV[1] 'join' | 'check'   ARGV[2] the kid this process signs with   ARGV[3..] the kids it holds as retired
 -- Returns JSON {status}: OK {recorded: 'first' | 'added' | 'known' | 'unrecorded'} | FOREIGN {kids: the deployment's,
---   at most 10; newest: the kid it rotated to last, or false when not recorded}
+--   at most 10; count: how many it has; newest: the kid it rotated to last, or false when not known}
 local kids = KEYS[1]
 local newestKey = KEYS[2]
 local join = ARGV[1] == 'join'
 local kid = ARGV[2]
 local count = redis.call('SCARD', kids)
-local newest = redis.call('GET', newestKey)
+local newest = false
+local recorded = redis.call('GET', newestKey)
+if recorded then
+  local newestKid, newestCount = string.match(recorded, '^(.+)|(%d+)$')
+  if newestKid and tonumber(newestCount) == count then newest = newestKid end
+end
 if redis.call('SISMEMBER', kids, kid) == 1 then
-  if join and not newest and count == 1 then redis.call('SET', newestKey, kid) end
+  if join and not newest and count == 1 then redis.call('SET', newestKey, kid .. '|1') end
   return reply({ status = 'OK', recorded = 'known' })
 end
 if count == 0 then
   if not join then return reply({ status = 'OK', recorded = 'unrecorded' }) end
   redis.call('SADD', kids, kid)
-  redis.call('SET', newestKey, kid)
+  redis.call('SET', newestKey, kid .. '|1')
   return reply({ status = 'OK', recorded = 'first' })
 end
 local retired = {}
@@ -37,16 +44,16 @@ if newest then
   rotated = retired[newest] == true
 else
   rotated = true
-  for _, recorded in ipairs(redis.call('SMEMBERS', kids)) do
-    if not retired[recorded] then rotated = false end
+  for _, one in ipairs(redis.call('SMEMBERS', kids)) do
+    if not retired[one] then rotated = false end
   end
 end
 if rotated then
   if not join then return reply({ status = 'OK', recorded = 'unrecorded' }) end
   redis.call('SADD', kids, kid)
-  redis.call('SET', newestKey, kid)
+  redis.call('SET', newestKey, kid .. '|' .. (count + 1))
   return reply({ status = 'OK', recorded = 'added' })
 end
 local known = redis.call('SRANDMEMBER', kids, 10)
 table.sort(known)
-return reply({ status = 'FOREIGN', kids = known, newest = newest })
+return reply({ status = 'FOREIGN', kids = known, count = count, newest = newest })

@@ -11,7 +11,7 @@ import { journalOf, type Applied, type FactsApplier, type StripeEvent } from '..
 import { pay } from './facts-rig.js';
 import { APPLIED_UNHELD, replicatedFacts } from './replicated-facts-rig.js';
 
-const replicated = replicatedFacts({ label: 'frw', waitMs: 900, factsWorker: false });
+const replicated = replicatedFacts({ label: 'frw', waitMs: 3_000, factsWorker: false });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -57,7 +57,7 @@ describe('the facts intake under INTERLOCK_REDIS_MIN_REPLICAS=1 on a cluster', (
     const indexReplica = servers.find((server) => server.port === index.replica);
     if (jobsReplica === undefined || indexReplica === undefined) throw new Error('a master without a replica');
 
-    const config = testConfig({ redisUrl: servers[0]?.url ?? '', redisCluster: true, redisMinReplicas: 1, redisWaitMs: 500, keyPrefix: prefix });
+    const config = testConfig({ redisUrl: servers[0]?.url ?? '', redisCluster: true, redisMinReplicas: 1, redisWaitMs: 2_000, keyPrefix: prefix });
     const stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: testKey().key });
     const facts = createFactsQueue(stores);
     try {

@@ -28,9 +28,13 @@ afterAll(async () => {
 
 const waitsServed = async (redis: Redis) => Number(/cmdstat_wait:calls=(\d+)/.exec(String(await redis.info('commandstats')))?.[1] ?? 0);
 
-/** The route on a facts queue of its own, on the pair's master, waiting for `minReplicas` replicas. */
+/**
+ * The route on a facts queue of its own, on the pair's master, waiting for `minReplicas` replicas up to 2 s: a healthy
+ * replica acknowledges within milliseconds, but on a loaded machine a first WAIT (its connection made on the way) took
+ * over the 500 ms this file once gave it, and a delivery the replica held was answered 503.
+ */
 async function intake(minReplicas: number) {
-  const config = testConfig({ redisUrl: pair.primary.url, redisMinReplicas: minReplicas, redisWaitMs: 500, keyPrefix: `ri${randomBytes(5).toString('hex')}` });
+  const config = testConfig({ redisUrl: pair.primary.url, redisMinReplicas: minReplicas, redisWaitMs: 2_000, keyPrefix: `ri${randomBytes(5).toString('hex')}` });
   const stores: Stores = await openStores(config, { logger: pino({ level: 'silent' }), signingKey: testKey().key });
   const queue: FactsQueue = createFactsQueue(stores);
   await queue.queue.waitUntilReady();

@@ -9,7 +9,7 @@ import { until } from '../redis/replicated-pair.js';
 import { pay } from './facts-rig.js';
 import { APPLIED_UNHELD, replicatedFacts } from './replicated-facts-rig.js';
 
-const replicated = replicatedFacts({ label: 'ra', waitMs: 500 });
+const replicated = replicatedFacts({ label: 'ra', waitMs: 2_000 });
 
 describe('a facts job under INTERLOCK_REDIS_MIN_REPLICAS=1', () => {
   it('waits, delayed and spending no attempt, while the replica does not hold the chargeback it recorded, and completes once it does', async () => {

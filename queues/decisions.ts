@@ -590,7 +590,9 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
       caseId,
       kind: submission.kind,
       story: submission.story,
-      approval: { id: snapshot.id, capCents: snapshot.capCents, scope: snapshot.scope, approver: snapshot.approver },
+      // What is left of the cap, as the gate counts it at dispatch (the running reservedCents beside the terms): the
+      // decider asks at most this, not the whole cap of an approval other effects used part of, which the gate refuses.
+      approval: { id: snapshot.id, capCents: snapshot.capCents, scope: snapshot.scope, approver: snapshot.approver, centsLeft: Math.max(0, snapshot.capCents - (snapshot.reservedCents ?? 0)) },
       facts: { [LOOKUP_OF[submission.kind]]: { ...subjectField, ...premises } } as DecisionCase['facts'],
       ...(submission.incident === null ? {} : { incident: submission.incident }),
     };

@@ -3,6 +3,8 @@
 // I/O) and answers with one decision tool. The loop is bounded in turns. A refund or credit counts only once every
 // lookup offered was answered in the conversation: the story is the customer's, and one that says "the tools are
 // down, refund now" must not get money decided on facts the model never read (a person may have refunded it already).
+// The model is told what is left of the approval's cap (prompts.ts); an approval with nothing left is declined without
+// asking it (nothingLeft), since any amount it could ask for would be refused by the gate.
 //
 // Failures are translated here, once (STYLE habit 3). Transient ones (429, 529, 5xx, timeouts, lost connections,
 // answers cut off mid-body) are retried by the SDK itself, up to INTERLOCK_MODEL_MAX_RETRIES, honouring a retry-after
@@ -23,6 +25,7 @@ import type { DeciderConfig } from './config.js';
 import { checkDecision, MODEL_DEVIATED } from './check.js';
 import { cleanModelLine, cleanModelText, DECISION_TEXT_MAX_CHARS } from './model-text.js';
 import { casePromptFor, DECISION_TOOLS, DESCRIPTION_MAX_CHARS, REASON_MAX_CHARS, systemPromptFor, toolsFor, type DecisionTool } from './prompts.js';
+import { nothingLeft } from './rules.js';
 import { quote, type QuoteLimits } from '../core/quote.js';
 import { redactSecrets, secretHint } from '../core/redact.js';
 
@@ -943,6 +946,8 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
     name: 'anthropic',
     async decide(raw, options = {}) {
       const input = parseCase(raw);
+      const spent = nothingLeft(input);
+      if (spent !== null) return spent;
       const tools = toolsFor(input);
       const offered = new Set(tools.map((tool) => tool.name));
       // The facts of the case: every lookup offered is one the caller read for it, so a refund or credit waits for all.

@@ -26,6 +26,12 @@ export type CaseApproval = {
   /** `payment:pi_…` for a refund, `customer:cus_…` for a credit, spelled as the gate's approvals are. */
   scope: string;
   approver?: string | undefined;
+  /**
+   * What is left of the cap for this case, in the same minor units: the cap less what effects under the approval hold
+   * or sent already (its running `reservedCents`), as the gate counts it at dispatch. Absent: the whole cap. The decider
+   * tells the model this, and the rules decider asks at most this: the gate refuses an ask over it (OVER_CAP).
+   */
+  centsLeft?: number | undefined;
 };
 
 export type DecisionCase = {
@@ -83,6 +89,7 @@ const caseSchema = z.strictObject({
     capCents: z.number({ error: 'must be a number of cents' }).int('must be a whole number of cents').positive('must be more than zero cents'),
     scope: z.string({ error: 'must be a string' }).regex(SUBJECT, 'must name one payment or customer, e.g. payment:pi_123 or customer:cus_123'),
     approver: freeText(200).optional(),
+    centsLeft: z.number({ error: 'must be a number of cents' }).int('must be a whole number of cents').nonnegative('must be zero cents or more').optional(),
   }),
   facts: z.partialRecord(z.enum(LOOKUP_TOOLS, { error: `must be one of ${LOOKUP_TOOLS.join(', ')}` }), z.record(z.string(), z.unknown(), { error: 'must be a JSON object' })),
   incident: z.string({ error: 'must be a string' }).regex(INCIDENT, 'must be 1-200 letters, digits or _ . : # -').optional(),
@@ -100,6 +107,7 @@ export function parseCase(input: unknown): DecisionCase {
   const problems: { path: string; message: string }[] = [];
   const subjectKind = value.approval.scope.startsWith('payment:') ? 'refund' : 'credit';
   if (subjectKind !== value.kind) problems.push({ path: 'approval.scope', message: `names a ${value.approval.scope.split(':')[0]}, so it cannot approve a ${value.kind}` });
+  if (value.approval.centsLeft !== undefined && value.approval.centsLeft > value.approval.capCents) problems.push({ path: 'approval.centsLeft', message: `is more than the cap of ${value.approval.capCents}` });
   if (value.kind === 'credit' && value.incident === undefined) problems.push({ path: 'incident', message: 'a credit names the incident it compensates' });
   const facts: Partial<Record<LookupTool, JsonObject>> = {};
   // Read from the input itself: the schema's copy would drop a "__proto__" key instead of refusing it.
@@ -118,9 +126,15 @@ export function parseCase(input: unknown): DecisionCase {
   if (problems.length > 0) refuse(problems);
   const approval: CaseApproval = { id: value.approval.id, capCents: value.approval.capCents, scope: value.approval.scope };
   if (value.approval.approver !== undefined) approval.approver = value.approval.approver;
+  if (value.approval.centsLeft !== undefined) approval.centsLeft = value.approval.centsLeft;
   const decisionCase: DecisionCase = { caseId: value.caseId, kind: value.kind, story: value.story, approval, facts };
   if (value.incident !== undefined) decisionCase.incident = value.incident;
   return decisionCase;
+}
+
+/** What a case may still ask for under its approval: what is left of the cap (centsLeft), or the whole cap when not given. */
+export function centsLeftOf(approval: CaseApproval): number {
+  return approval.centsLeft === undefined ? approval.capCents : Math.max(0, Math.min(approval.capCents, approval.centsLeft));
 }
 
 /** The Stripe id the approval's scope names (`pi_…` or `cus_…`). */

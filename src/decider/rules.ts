@@ -6,13 +6,20 @@
 // and a person who checked it sends the money by hand. The gate re-checks only that the facts did not change since the decision, so a
 // refund decided on a payment already refunded would go out a second time: the model decider is told to decline such
 // a case (its prompt), and checkDecision records any money decided on those facts as MODEL_DEVIATED (stopping-fact.ts).
+// The approved amount is what is left of the approval's cap (centsLeftOf): the gate refuses more than that, so asking
+// for the whole cap of an approval half used would only be refused; an approval with nothing left is declined here.
 import { MAX_AMOUNT_CENTS } from '../core/effects.js';
 import { moneyText } from '../core/money-text.js';
-import { caseCurrency, parseCase, type Decider, type Decision, type DecisionCase, type DeclineDecision } from './case.js';
+import { caseCurrency, centsLeftOf, parseCase, type Decider, type Decision, type DecisionCase, type DeclineDecision } from './case.js';
 import { stoppingFact } from './stopping-fact.js';
 
 /** The `model` the rules decider writes into PROPOSED's `decision`, and so into receipts. */
 export const RULES_MODEL = 'rules';
+
+/** The support API route and the CLI command that send a case's kind of money. */
+function sendsBy(input: DecisionCase): string {
+  return input.kind === 'refund' ? 'POST /v1/refunds (npx interlock refund)' : 'POST /v1/credits (npx interlock credit)';
+}
 
 /**
  * How a person sends the money by hand when, having read the facts, they find it is still owed: under an approval that
@@ -20,8 +27,7 @@ export const RULES_MODEL = 'rules';
  * (another case may have spent them, as the refund that stopped this one may have).
  */
 function byHand(input: DecisionCase): string {
-  const how = input.kind === 'refund' ? 'POST /v1/refunds (npx interlock refund)' : 'POST /v1/credits (npx interlock credit)';
-  return `${how} under an approval that covers it (${input.approval.id}, if it has a use and room left: npx interlock approvals describe ${input.approval.id})`;
+  return `${sendsBy(input)} under an approval that covers it (${input.approval.id}, if it has a use and room left: npx interlock approvals describe ${input.approval.id})`;
 }
 
 /** `owed`: when a person sends the money by hand after reading the facts (by default, if the customer is still owed it). */
@@ -30,18 +36,35 @@ function decline(input: DecisionCase, fact: string, owed = 'if the customer is s
   return { action: 'decline', reason, model: RULES_MODEL, text: `rules: declined on the facts. ${reason}` };
 }
 
+/**
+ * The decline of a case whose approval has nothing left (effects under it hold or sent all of its cap), or null when
+ * something is: no decider asks for money the gate would refuse at once (OVER_CAP), and no model is asked at all.
+ */
+export function nothingLeft(input: DecisionCase): DeclineDecision | null {
+  if (centsLeftOf(input.approval) > 0) return null;
+  const currency = caseCurrency(input);
+  const reason = `Approval ${input.approval.id} has nothing left of its ${moneyText(input.approval.capCents, currency)} cap: effects under it hold or sent all of it, so no ${input.kind} was proposed for case ${input.caseId} and no model was asked. Nothing was sent: if the customer is still owed money, a person grants a new approval that covers it and submits a new case under it, or sends it with ${sendsBy(input)} under that approval.`;
+  return { action: 'decline', reason, model: RULES_MODEL, text: `rules: declined, the approval has nothing left. ${reason}` };
+}
+
 export function decideByRules(input: DecisionCase): Decision {
   // In the currency the facts name (the amount is in its smallest unit); never dollars, which ¥5,000 is not.
   const currency = caseCurrency(input);
   const stopped = stoppingFact(input, currency);
   if (stopped !== null) return decline(input, stopped.fact, stopped.owed);
-  // The approved amount, at most what one effect may move (an approval's cap may cover several).
-  const amountCents = Math.min(input.approval.capCents, MAX_AMOUNT_CENTS);
+  const spent = nothingLeft(input);
+  if (spent !== null) return spent;
+  // What is left of the approved amount, at most what one effect may move (an approval's cap may cover several).
+  const leftCents = centsLeftOf(input.approval);
+  const amountCents = Math.min(leftCents, MAX_AMOUNT_CENTS);
   const approvedBy = input.approval.approver === undefined ? '' : ` by ${input.approval.approver}`;
+  const whole = leftCents === input.approval.capCents;
+  const approved = whole ? 'the amount approved' : `what is left of the ${moneyText(input.approval.capCents, currency)} approved`;
+  const rule = whole ? 'the approved amount' : 'what is left of the approved amount';
   switch (input.kind) {
     case 'refund': {
-      const reason = `Goodwill refund of ${moneyText(amountCents, currency)} for case ${input.caseId}, the amount approved${approvedBy} under ${input.approval.id}.`;
-      return { action: 'refund', amountCents, reason, model: RULES_MODEL, text: `rules: the approved amount. ${reason}` };
+      const reason = `Goodwill refund of ${moneyText(amountCents, currency)} for case ${input.caseId}, ${approved}${approvedBy} under ${input.approval.id}.`;
+      return { action: 'refund', amountCents, reason, model: RULES_MODEL, text: `rules: ${rule}. ${reason}` };
     }
     case 'credit': {
       const incident = input.incident === undefined ? '' : ` for incident ${input.incident}`;
@@ -49,7 +72,7 @@ export function decideByRules(input: DecisionCase): Decision {
       // currency the facts do not name is left out, not written as minor units of a currency unknown.
       const amount = currency === null ? '' : ` of ${moneyText(amountCents, currency)}`;
       const description = `Goodwill credit${amount}${incident} (case ${input.caseId}).`;
-      return { action: 'credit', amountCents, description, model: RULES_MODEL, text: `rules: the approved amount, approved${approvedBy} under ${input.approval.id}. ${description}` };
+      return { action: 'credit', amountCents, description, model: RULES_MODEL, text: `rules: ${rule}, approved${approvedBy} under ${input.approval.id}. ${description}` };
     }
     default: {
       const never: never = input.kind;

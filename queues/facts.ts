@@ -278,6 +278,12 @@ export type FactsWorkerOptions = {
   durability?: FactsDurability;
   /** How a job refused for durability waits (DurabilityWait). Default: from 1 s up to INTERLOCK_RETRY_MAX_DELAY_MS. */
   durabilityWait?: Partial<DurabilityWait>;
+  /**
+   * A run refused for durability (redis_not_durable: Redis not durable now, its data lost, or too few replicas
+   * acknowledged what the run recorded, with INTERLOCK_REDIS_MIN_REPLICAS), its job put back to wait; once per run, not
+   * for a run that failed because Redis did not answer.
+   */
+  onNotDurable?: () => void;
 };
 
 export function startFactsWorker(stores: Stores, facts: FactsApplier, options: FactsWorkerOptions = {}) {
@@ -369,6 +375,7 @@ export function startFactsWorker(stores: Stores, facts: FactsApplier, options: F
    */
   async function waitForRedis(job: Job<StripeEvent, Applied[]>, token: string | undefined, refusal: unknown, failure?: Error): Promise<never> {
     const id = job.id ?? '';
+    if (refusedForDurability(refusal)) options.onNotDurable?.();
     const refusals = (refused.get(id) ?? 0) + 1;
     const retryAt = Date.now() + durabilityDelay(refusals, wait);
     try {

@@ -89,16 +89,17 @@ const STARTED_BY = process.ppid;
  * prom-client and the BullMQ workers are about a third of the program's start-up, and most commands need none.
  */
 async function outerLayers() {
-  const [decisions, effects, recovery, facts, route, app, web] = await Promise.all([
+  const [decisions, effects, recovery, facts, route, app, ops, web] = await Promise.all([
     import('../queues/decisions.js'),
     import('../queues/effects.js'),
     import('../queues/recovery.js'),
     import('../queues/facts.js'),
     import('../webhooks/stripe-route.js'),
     import('../webhooks/app.js'),
+    import('../webhooks/ops/metrics.js'),
     import('express'),
   ]);
-  return { ...decisions, ...effects, ...recovery, ...facts, ...route, ...app, express: web.default };
+  return { ...decisions, ...effects, ...recovery, ...facts, ...route, ...app, replicaChecks: ops.replicaChecks, express: web.default };
 }
 
 export const ROLES = ['worker', 'webhooks', 'facts', 'api'] as const;
@@ -143,7 +144,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
   // Before the service's client connects: a cluster client on a server that is no cluster would find no slot map.
   const clusterMismatch = await clusterModeProblem(config, shownUrl(config.redisUrl));
   if (clusterMismatch !== null) throw new CliFailure(clusterMismatch, EXIT_BAD_INPUT);
-  const { createApp, createDecisionsQueue, createEffectsQueue, createFactsQueue, createMetrics, express, loadApiLimits, metricsApp, openOpsQueues, queueCheck, startDecisionsWorker, startEffectsWorker, startFactsWorker, startReconciler, startRecovery, storeChecks, stripeCheck, stripeWebhookRouter, workerChecks } = await outerLayers();
+  const { createApp, createDecisionsQueue, createEffectsQueue, createFactsQueue, createMetrics, express, loadApiLimits, metricsApp, openOpsQueues, queueCheck, replicaChecks, startDecisionsWorker, startEffectsWorker, startFactsWorker, startReconciler, startRecovery, storeChecks, stripeCheck, stripeWebhookRouter, workerChecks } = await outerLayers();
   const stores = await openStores(config);
   const { logger } = stores;
   await warnIfUnboundedMemory(stores);
@@ -280,13 +281,16 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       logger.info({ decider: decider.apiKey === null ? 'rules' : 'anthropic', model: decider.apiKey === null ? 'rules' : decider.model }, 'deciding cases');
     }
     if (roles.includes('facts') && facts !== null) {
-      const factsWorker = startFactsWorker(stores, facts, { lockMs: config.factsLockMs, ...(intake ? { durability: intake } : {}), ...(metrics ? { onApplied: (event, applied) => metrics.factsApplied(event, applied) } : {}) });
+      const factsWorker = startFactsWorker(stores, facts, { lockMs: config.factsLockMs, ...(intake ? { durability: intake } : {}), ...(metrics ? { onApplied: (event, applied) => metrics.factsApplied(event, applied), onNotDurable: () => metrics.redisNotDurable('facts') } : {}) });
       closers.push({ name: 'facts worker', close: () => factsWorker.close() });
       workersHere.push({ name: 'facts', worker: factsWorker.worker });
       metrics?.reconcilerStarted();
       const reconciler = startReconciler(stores, facts, { intervalMs: config.reconcileIntervalMs, horizonMs: config.reconcileHorizonMs, ...(intake ? { durability: intake } : {}), ...(metrics ? { onPass: (report, finishedAt) => metrics.reconciled(report, finishedAt) } : {}) });
       closers.push({ name: 'reconciler', close: () => reconciler.close() });
     }
+    // With INTERLOCK_REDIS_MIN_REPLICAS, both probes count the replicas of every Redis master (replicaChecks).
+    const monitor = intake;
+    const replicasReady = monitor === null ? [] : replicaChecks({ required: config.redisMinReplicas, waitMs: config.redisWaitMs, replicas: () => monitor.replicas() });
     let url: string | null = null;
     if (http !== null) {
       let mount: ((app: Express) => void) | undefined;
@@ -319,7 +323,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
           alerts: (query) => stores.alerts.page(query),
           ...(recoverNow === null ? {} : { recover: recoverNow }),
           // Stripe as this process reads it for proposals; asked at most every 15 s, however often /readyz is probed.
-          readiness: [...storeChecks(stores), queueCheck(effects), stripeReadiness ?? stripeCheck((timeoutMs) => probeStripe(apiStripe.client, timeoutMs))],
+          readiness: [...storeChecks(stores), ...replicasReady, queueCheck(effects), stripeReadiness ?? stripeCheck((timeoutMs) => probeStripe(apiStripe.client, timeoutMs))],
           limits,
           ...(mount === undefined ? {} : { mount }),
           ...(metrics ? { metrics } : {}),
@@ -340,7 +344,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       http.on('request', app);
       url = urlOf(http);
     }
-    readinessHere = [...storeChecks(stores), ...workerChecks({ heartbeat: sender?.heartbeat ?? null, workers: workersHere }), ...queuesHere, ...(stripeReadiness === null ? [] : [stripeReadiness])];
+    readinessHere = [...storeChecks(stores), ...replicasReady, ...workerChecks({ heartbeat: sender?.heartbeat ?? null, workers: workersHere }), ...queuesHere, ...(stripeReadiness === null ? [] : [stripeReadiness])];
     // The key ids, so the processes of one deployment can be compared: each should sign with the same key.
     const retiredKids = [...stores.publicKeys.keys()].filter((kid) => kid !== stores.signingKey.kid);
     logger.info({ roles, url, metrics: metricsUrl ?? undefined, concurrency: roles.includes('worker') ? config.concurrency : undefined, kid: stores.signingKey.kid, retiredKids }, 'interlock serving');

@@ -19,7 +19,10 @@ export type StripeWebhookDeps = {
   accept(event: StripeEvent): Promise<{ duplicate?: boolean } | void>;
   /** Largest body accepted; Stripe's events are a few KB. */
   limitBytes?: number;
-  /** Counts for metrics and logs. */
+  /**
+   * Counts for metrics and logs. `reason`: why a request was `rejected`, or the code an `unavailable` one was answered
+   * with (`redis_not_durable` or `queue_unavailable`).
+   */
   onOutcome?: (outcome: WebhookOutcome, detail: { type?: string; reason?: string }) => void;
   /** Where the route warns of an event it answered 200 and did not apply (a Connect event); the process's own otherwise. */
   logger?: Pick<Stores['logger'], 'warn'>;
@@ -88,11 +91,13 @@ export function stripeWebhookRouter(deps: StripeWebhookDeps): Router {
       try {
         accepted = await deps.accept(event);
       } catch (error) {
-        deps.onOutcome?.('unavailable', { type: event.type });
         // Redis does not keep what it would acknowledge now (the durability monitor's refusal), or the event is queued
         // on its master but too few replicas hold it (INTERLOCK_REDIS_MIN_REPLICAS): said so, as the API says it, since
-        // the operator's fix is Redis's settings or its replicas, not the queue.
-        if (errorCode(error) === 'redis_not_durable') problem(res, 'redis_not_durable', errorMessage(error));
+        // the operator's fix is Redis's settings or its replicas, not the queue; and counted apart, since Stripe's
+        // retries alone would show only a run of 503s.
+        const notDurable = errorCode(error) === 'redis_not_durable';
+        deps.onOutcome?.('unavailable', { type: event.type, reason: notDurable ? 'redis_not_durable' : 'queue_unavailable' });
+        if (notDurable) problem(res, 'redis_not_durable', errorMessage(error));
         else problem(res, 'queue_unavailable', 'The event could not be queued right now; Stripe will deliver it again.');
         return;
       }

@@ -10,6 +10,8 @@
 // The check runs at start (requireDurability) and again while running (createDurabilityMonitor), since CONFIG SET
 // can change any of them under a live worker. The monitor also reads the deployment's marker key: settings can stay
 // right while the data goes (a restart without the append-only file, FLUSHALL, a failover to an empty server).
+// With INTERLOCK_REDIS_MIN_REPLICAS, what is acknowledged is kept only once replicas hold it too (replica-wait.ts): the
+// replicas each master lists are read on demand (inspectReplicas), so readiness can say when too few acknowledge.
 // A master with no memory limit (maxmemory 0) is not refused, but a process warns of it at start
 // (warnUnboundedMemory): noeviction acts only at the limit, so such a Redis never answers OOM (an outage the service
 // waits out) and grows until the kernel or its container kills it.
@@ -166,6 +168,34 @@ export async function inspectDurability(client: RedisClient, optOut: boolean): P
     problems,
     optedOut: optOut && problems.length > 0,
   };
+}
+
+/**
+ * One replica of a master as the master lists it (INFO replication, `slaveN:ip=…,port=…,state=…,offset=…,lag=…`): its
+ * address, its link's state (`online` once it has synchronised and takes the write stream) and how many seconds ago it
+ * last acknowledged (`lag`; a replica acknowledges its master every second), null when the master gives none.
+ */
+export type ReplicaLink = { address: string; state: string; lagSeconds: number | null };
+
+/** A master (host:port) and the replicas it lists now. */
+export type MasterReplicas = { master: string; replicas: ReplicaLink[] };
+
+function replicaLinks(replication: string): ReplicaLink[] {
+  return [...replication.matchAll(/^slave\d+:(.*)$/gm)].map((line) => {
+    const fields = new Map((line[1] ?? '').trim().split(',').map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)] as const));
+    const lag = Number(fields.get('lag') ?? Number.NaN);
+    return { address: `${fields.get('ip') ?? '?'}:${fields.get('port') ?? '?'}`, state: fields.get('state') ?? 'unknown', lagSeconds: Number.isFinite(lag) ? lag : null };
+  });
+}
+
+/**
+ * The replicas of every server that acknowledges writes (each master of a cluster), as each lists them now: what the
+ * WAIT of INTERLOCK_REDIS_MIN_REPLICAS can count on. A replica stopped or cut off stays listed `online` until the
+ * master's repl-timeout drops it, but its lag grows from the moment it stops acknowledging.
+ */
+export async function inspectReplicas(client: RedisClient): Promise<MasterReplicas[]> {
+  const { nodes } = await writableNodesNow(client, SLOT_MAP_TIMEOUT_MS);
+  return Promise.all(nodes.map(async (node) => ({ master: nodeName(node), replicas: replicaLinks(String(await node.info('replication'))) })));
 }
 
 function nodeName(node: Redis | undefined): string {
@@ -326,6 +356,8 @@ export type DurabilityMonitor = {
    * about to lift.
    */
   rechecked(withinMs: number): Promise<void>;
+  /** Each master's replicas as it lists them now (inspectReplicas), read through the monitor's connection: for readiness. */
+  replicas(): Promise<MasterReplicas[]>;
 };
 
 type Status = 'durable' | 'not_durable' | 'unknown';
@@ -499,6 +531,7 @@ export function createDurabilityMonitor(deps: {
       throw new DurabilityError(reading, { phase: 'running', checkedAt: reading.checkedAt });
     },
     dataLoss: () => lost,
+    replicas: () => inspectReplicas(redis),
     awaitingRecheck: () =>
       running && rechecked < reconnects && reading.dataLost !== true
         ? `the connection to Redis dropped and came back, and the check of the Redis it reaches now (its settings, and whether it still holds the deployment marker ${deps.marker?.key ?? '(none held)'}) has not answered yet`

@@ -69,6 +69,10 @@ function unread<T extends string>(gauge: Gauge<T>): void {
   gauge.remove();
 }
 
+/** Where a refusal for durability happened (interlock_redis_not_durable_total): the webhook route, a facts job. */
+const NOT_DURABLE_WHERE = ['webhook', 'facts'] as const;
+export type NotDurableWhere = (typeof NOT_DURABLE_WHERE)[number];
+
 export type Metrics = ReturnType<typeof createMetrics>;
 
 export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null; defaultMetrics?: boolean }) {
@@ -102,6 +106,14 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
   const reconcilerStopped = new Counter({ name: 'interlock_reconciler_stopped_total', help: 'Reconciliation passes this process ran that stopped before their end: re-reads of the source kept failing, Stripe rate-limited one, or the lease was lost.', registers });
   const casesFailed = new Counter({ name: 'interlock_cases_failed_total', help: 'Support cases this process recorded failed (nothing proposed), by error code: the case must be submitted again or looked into.', labelNames: ['code'] as const, registers });
   const casesDeviated = new Counter({ name: 'interlock_cases_deviated_total', help: 'Support cases this process recorded MODEL_DEVIATED (nothing sent; a person confirms or dismisses the inbox item).', registers });
+  const notDurable = new Counter({
+    name: 'interlock_redis_not_durable_total',
+    help: 'Refusals because Redis could lose what they rest on (redis_not_durable: Redis not durable now, its data lost, or fewer replicas than INTERLOCK_REDIS_MIN_REPLICAS acknowledged in time), by where: webhook (a delivery answered 503, which Stripe delivers again), facts (a facts job run put back to wait).',
+    labelNames: ['where'] as const,
+    registers,
+  });
+  // Present at 0 from the start, so a rule on its increase sees the first refusal.
+  for (const where of NOT_DURABLE_WHERE) notDurable.inc({ where }, 0);
   // Whether this process runs a reconciler (reconcilerStarted): only such a process answers the lag.
   let reconcilerHere = false;
 
@@ -288,6 +300,11 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
       }
       webhookVerified.inc({ result: outcome });
       if (outcome === 'duplicate') webhookDuplicated.inc();
+      if (outcome === 'unavailable' && detail.reason === 'redis_not_durable') notDurable.inc({ where: 'webhook' });
+    },
+    /** A refusal for durability this process made (redis_not_durable): where, as interlock_redis_not_durable_total's label. */
+    redisNotDurable(where: NotDurableWhere): void {
+      notDurable.inc({ where });
     },
     /** A case this process's decisions worker recorded failed, with its error code (a bounded registry code). */
     caseFailed(code: string): void {
@@ -318,6 +335,63 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
   };
 }
 
+/** A Redis master and the replicas it lists now (src/redis/durability.ts MasterReplicas, read by the durability monitor). */
+export type ListedReplicas = { master: string; replicas: readonly { address: string; state: string; lagSeconds: number | null }[] };
+
+/**
+ * Beyond INTERLOCK_REDIS_WAIT_MS, how long a replica may have been silent and still count: it acknowledges its master
+ * every second, and the master counts the silence in whole seconds.
+ */
+const REPLICA_SILENCE_SLACK_S = 2;
+
+/**
+ * What /readyz adds with INTERLOCK_REDIS_MIN_REPLICAS=N (nothing with 0): every Redis master has N replicas online and
+ * heard from lately, as each master lists them now (`replicas`). A replica stopped or cut off stays listed until the
+ * master's repl-timeout drops it, but its silence grows from the moment it stops: one silent for longer than a WAIT of
+ * INTERLOCK_REDIS_WAIT_MS lasts (and REPLICA_SILENCE_SLACK_S) is not counted.
+ *
+ * Too few, and the check fails: the process is unready, not `degraded`. Every process of the deployment shares that
+ * Redis, as they share one that is down or not durable, and either of those makes them unready too; a shortfall is the
+ * deployment's own measure of not durable (every refusal it causes answers redis_not_durable). No webhook is taken (each
+ * is answered 503, which Stripe retries as it would a load balancer's), no fact is kept, nothing is sent, no revoke or
+ * cap is answered: unlike Stripe being down (advisory), it blocks what the process is there for. It reads the masters,
+ * not past refusals, so it is ready again once the replicas are back, whether or not anything came to be refused.
+ */
+export function replicaChecks(parts: { required: number; waitMs: number; replicas: () => Promise<readonly ListedReplicas[]> }): ReadinessCheck[] {
+  const { required, waitMs } = parts;
+  if (required <= 0) return [];
+  const silentForS = Math.ceil(waitMs / 1000) + REPLICA_SILENCE_SLACK_S;
+  const acknowledging = (link: ListedReplicas['replicas'][number]) => link.state === 'online' && link.lagSeconds !== null && link.lagSeconds <= silentForS;
+  const described = (link: ListedReplicas['replicas'][number]) => {
+    if (link.state !== 'online') return `${link.address} ${link.state}, not synchronised yet`;
+    return acknowledging(link) ? `${link.address} acknowledging` : `${link.address} silent for ${link.lagSeconds ?? '?'} s`;
+  };
+  const wanted = `${required} replica${required === 1 ? '' : 's'}`;
+  return [
+    {
+      name: 'redis_replicas',
+      async check() {
+        let masters: readonly ListedReplicas[];
+        try {
+          masters = await parts.replicas();
+        } catch (error) {
+          return { ok: false, detail: `Redis's replicas could not be counted (${errorMessage(error)}), so whether INTERLOCK_REDIS_MIN_REPLICAS (${required}) is met is unknown` };
+        }
+        if (masters.length === 0) return { ok: false, detail: 'no Redis master could be reached to count its replicas' };
+        const short = masters.flatMap((one) => {
+          const count = one.replicas.filter(acknowledging).length;
+          return count >= required ? [] : [`${one.master} has ${count} (${one.replicas.length === 0 ? 'no replica connected' : one.replicas.map(described).join('; ')})`];
+        });
+        if (short.length === 0) return { ok: true };
+        return {
+          ok: false,
+          detail: `INTERLOCK_REDIS_MIN_REPLICAS requires ${wanted} acknowledging every Redis master, but ${short.join(', ')} (a replica acknowledges its master every second, and counts while silent for at most ${silentForS} s: INTERLOCK_REDIS_WAIT_MS, ${waitMs} ms, and ${REPLICA_SILENCE_SLACK_S} s more): until each has, webhooks are answered 503 redis_not_durable, facts jobs wait, sends are held back and revokes and caps refused. Bring the replicas back (restart a stopped one, reconnect one cut off, point one that follows another master here with REPLICAOF), or lower INTERLOCK_REDIS_MIN_REPLICAS`,
+        };
+      },
+    },
+  ];
+}
+
 /** While the roles of the process start, its readiness is this. */
 const STARTING: ReadinessAnswer = { status: 503, body: { status: 'unready', checks: [{ name: 'starting', ok: false, detail: 'the service is starting its roles' }] } };
 
@@ -342,7 +416,8 @@ const MISDIRECTED = 'This listener answers only requests addressed to an IP addr
  * The app of INTERLOCK_METRICS_ADDR: GET /metrics, /healthz and /readyz, without a token (the address it binds is its
  * protection: keep it on loopback or a private network). For processes with no api role, such as a worker, whose
  * orchestrator has no other address to probe. `checks` is what /readyz runs: null while the roles start (503
- * `unready`, `starting`), then the process's checks (Redis and its durability, a worker's heartbeat and queues).
+ * `unready`, `starting`), then the process's checks (Redis and its durability, its replicas with
+ * INTERLOCK_REDIS_MIN_REPLICAS, a worker's heartbeat and queues).
  * `hosts` are the names, besides IP addresses and localhost, a request may address it by (metricsHostAdmitted); any
  * other is answered 421 Misdirected Request.
  */

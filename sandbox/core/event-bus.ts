@@ -29,6 +29,11 @@ export interface EmitOptions {
   /** The object as it was before the change; the bus turns it into `previous_attributes`. */
   before?: unknown;
   /**
+   * Fields Stripe sends only when `expand[]` names them (includable), as they were before the change and are now:
+   * never in `data.object`, yet `previous_attributes` names those that changed, as it names the object's own fields.
+   */
+  includable?: { before: Record<string, unknown>; after: Record<string, unknown> };
+  /**
    * Stripe's own lag before webhooks for this event go out, in ms. The event (and the change it reports) exists
    * at once; only delivery waits, as with the test cards' disputes.
    */
@@ -49,7 +54,11 @@ export function createEventBus(store: Store, clock: Clock): EventBus {
   return {
     events,
     emit(type, object, origin, options = {}) {
-      const previous = options.before === undefined ? undefined : previousAttributes(options.before, object);
+      const { before, includable } = options;
+      let previous: Record<string, unknown> | undefined;
+      if (before !== undefined) {
+        previous = includable === undefined ? previousAttributes(before, object) : previousAttributes({ ...(before as Record<string, unknown>), ...includable.before }, { ...object, ...includable.after });
+      }
       const event: StripeEvent = {
         id: newId('evt'),
         object: 'event',

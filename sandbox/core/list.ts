@@ -1,9 +1,10 @@
 // Stripe's list envelope and cursor pagination (stripe-facts §7): newest first, `limit` 1–100 (default 10),
 // `starting_after` pages to older objects, `ending_before` to newer ones.
-import { invalidRequest } from './errors.js';
+import { invalidRequest, resourceMissing } from './errors.js';
 import { int, range, str } from './params.js';
+import { deletedIds } from './store.js';
 import type { Range } from './params.js';
-import type { StripeObject } from './store.js';
+import type { Store, StripeObject } from './store.js';
 
 export const listParams = {
   limit: int({ min: 1, max: 100 }),
@@ -24,6 +25,34 @@ export interface ListObject<T> {
   data: T[];
   has_more: boolean;
   url: string;
+}
+
+// The type of object each id filter of a list names, by the filter's name (`GET /v1/refunds?payment_intent=pi_…`);
+// the name is also how Stripe's 404 calls the type.
+const filterObjects = {
+  charge: 'charge',
+  customer: 'customer',
+  invoice: 'invoice',
+  payment_intent: 'payment_intent',
+  price: 'price',
+  product: 'product',
+  subscription: 'subscription',
+  test_clock: 'test_helpers.test_clock',
+} as const;
+export type IdFilter = keyof typeof filterObjects;
+
+/**
+ * Stripe answers a list filtered by an id it has no object for with a 404, not an empty list (docs.stripe.com, list
+ * refunds: "If you provide a non-existent charge ID, this call throws an error"; list charges: the same of a customer
+ * ID): `resource_missing`, `No such payment_intent: 'pi_…'`, `param` the filter. A deleted customer is still an id
+ * Stripe knows (it retrieves as `deleted: true`), so a list filtered by one answers what it has.
+ */
+export function requireFilterIds(store: Store, filters: Partial<Record<IdFilter, string | undefined>>): void {
+  for (const [param, id] of Object.entries(filters) as Array<[IdFilter, string | undefined]>) {
+    if (id === undefined) continue;
+    const object = filterObjects[param];
+    if (store.find(id)?.object !== object && deletedIds(store, object).get(id) !== true) throw resourceMissing(param, id, param);
+  }
 }
 
 export function inRange(value: number, bounds: Range | undefined): boolean {

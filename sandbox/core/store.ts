@@ -80,3 +80,11 @@ export function createStore(): Store {
     },
   };
 }
+
+/**
+ * Ids of objects of type `object` that were deleted yet still retrieve, as `{id, object, deleted: true}` (customers):
+ * removed from their collection, they are still ids Stripe knows.
+ */
+export function deletedIds(store: Store, object: string): SideTable<true> {
+  return store.sideTable<true>(`${object}.deleted`);
+}

@@ -4,7 +4,7 @@
 import { snapshot } from '../core/diff.js';
 import { invalidRequest, parameterMissing, requireObject } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { listParams, paginate } from '../core/list.js';
+import { listParams, paginate, requireFilterIds } from '../core/list.js';
 import { bool, currency, int, mergeMetadata, metadata, object, oneOf, required, str, strList } from '../core/params.js';
 import { route } from '../http/router.js';
 import type { Core } from '../core/core.js';
@@ -246,6 +246,7 @@ export function createCatalog({ store, clock, events }: Core): Catalog {
       path: '/v1/prices',
       params: { ...listParams, lookup_keys: strList(), product: str(), active: bool(), currency: currency(), type: oneOf(['one_time', 'recurring']) },
       handle: (params) => {
+        requireFilterIds(store, { product: params.product });
         const items = prices
           .newestFirst()
           .filter(

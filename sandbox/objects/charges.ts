@@ -3,7 +3,7 @@
 import { snapshot } from '../core/diff.js';
 import { requireObject } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { listParams, paginate } from '../core/list.js';
+import { listParams, paginate, requireFilterIds } from '../core/list.js';
 import { mergeMetadata, metadata, str } from '../core/params.js';
 import { route } from '../http/router.js';
 import type { Core } from '../core/core.js';
@@ -250,6 +250,7 @@ export function createCharges(core: Core, ledger: BalanceTransactions): Charges 
       path: '/v1/charges',
       params: { ...listParams, payment_intent: str(), customer: str(), transfer_group: str() },
       handle: (params) => {
+        requireFilterIds(store, { payment_intent: params.payment_intent, customer: params.customer });
         const items = collection
           .newestFirst()
           .filter(

@@ -7,7 +7,7 @@
 import { snapshot } from '../core/diff.js';
 import { invalidRequest, requireObject } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { listParams, paginate } from '../core/list.js';
+import { listParams, paginate, requireFilterIds } from '../core/list.js';
 import { formatAmount } from '../core/money.js';
 import { accepted, arrayOf, int, mergeMetadata, metadata, object, oneOf, required, str } from '../core/params.js';
 import { route } from '../http/router.js';
@@ -276,6 +276,7 @@ export function createCreditNotes(core: Core, deps: { customers: Customers; invo
       path: '/v1/credit_notes',
       params: { ...listParams, customer: str(), invoice: str() },
       handle: (params) => {
+        requireFilterIds(store, { customer: params.customer, invoice: params.invoice });
         const found = collection
           .newestFirst()
           .filter((n) => (params.customer === undefined || n.customer === params.customer) && (params.invoice === undefined || n.invoice === params.invoice));

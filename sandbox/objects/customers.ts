@@ -5,13 +5,15 @@
 // invoice) sets. A transaction in another currency is accepted into that currency's balance and leaves `balance` as
 // it is (OpenAPI: the `currency` of a balance transaction "specifies the invoice_credit_balance that this transaction
 // will apply to"). `invoice_credit_balance` is includable: sent only when `expand[]` names it, as Stripe does. Stripe
-// has no event for a balance transaction; the visible signal is `customer.updated`, with `previous_attributes.balance`
-// when `balance` moved. A customer on a test clock lives on that clock's time.
+// has no event for a balance transaction; the visible signal is `customer.updated`, whose `previous_attributes` name
+// the moved currency's entry of `invoice_credit_balance`, and `balance` when it moved. A customer on a test clock lives
+// on that clock's time.
 import { snapshot } from '../core/diff.js';
 import { invalidRequest, requireObject, resourceMissing } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { listParams, paginate } from '../core/list.js';
+import { listParams, paginate, requireFilterIds } from '../core/list.js';
 import { accepted, currency, int, mergeMetadata, metadata, object, oneOf, required, str, strList } from '../core/params.js';
+import { deletedIds } from '../core/store.js';
 import { route } from '../http/router.js';
 import type { Core } from '../core/core.js';
 import type { EventOrigin } from '../core/event-bus.js';
@@ -141,8 +143,9 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
   // Ids of deleted customers: retrieving one answers Stripe's deleted_customer stub, not a 404 (the GET's 200 is
   // customer | deleted_customer in the OpenAPI document). Every other route under a deleted customer (update,
   // delete again, balance transactions, payment methods, invoices, subscriptions) still answers 404 "No such
-  // customer": stripe-facts.md says nothing of how Stripe treats them.
-  const deleted = store.sideTable<true>('customer.deleted');
+  // customer": stripe-facts.md says nothing of how Stripe treats them. A list filtered by one (`?customer=`) answers:
+  // the id is still known (core/list.ts requireFilterIds).
+  const deleted = deletedIds(store, 'customer');
 
   const require = (id: string, param = 'customer'): Customer => requireObject(collection, 'customer', id, param);
   const nowFor = (customer: Customer): number => (customer.test_clock === null ? clock.nowSeconds() : clocks.require(customer.test_clock).frozen_time);
@@ -159,9 +162,16 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
     return held;
   };
   const balanceIn = (customer: Customer, currency: string): number => creditBalances.get(customer.id)?.get(currency) ?? 0;
+  // The customer's `invoice_credit_balance`: each currency a transaction moved, one brought back to 0 included (the
+  // sandbox keeps it); `{}` for a customer without any. Signed as the OpenAPI describes it, the other way round from
+  // `balance`: "If positive in a currency, the customer has a credit to apply to their next invoice denominated in that
+  // currency".
+  const creditBalanceOf = (customerId: string): Record<string, number> =>
+    Object.fromEntries([...(creditBalances.get(customerId) ?? [])].map(([currency, balance]) => [currency, balance === 0 ? 0 : -balance]));
 
   const changeBalance = (customer: Customer, change: BalanceChange, origin: EventOrigin): CustomerBalanceTransaction => {
     const before = snapshot(customer);
+    const creditsBefore = creditBalanceOf(customer.id);
     const held = creditBalancesOf(customer.id);
     // `ending_balance` is the balance the transaction moved: `balance` in the customer's currency, else that
     // currency's entry of `invoice_credit_balance`.
@@ -186,7 +196,9 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
       metadata: change.metadata ?? {},
       type: change.type,
     });
-    events.emit('customer.updated', customer, origin, { before });
+    // The balance of the transaction's currency moved whatever `balance` did: previous_attributes names its entry of
+    // invoice_credit_balance (null for a currency the customer had no balance in), and `balance` only when it moved.
+    events.emit('customer.updated', customer, origin, { before, includable: { before: { invoice_credit_balance: creditsBefore }, after: { invoice_credit_balance: creditBalanceOf(customer.id) } } });
     return transaction;
   };
 
@@ -263,6 +275,7 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
       path: '/v1/payment_methods',
       params: { ...listParams, customer: str(), type: oneOf(['card']) },
       handle: (params) => {
+        requireFilterIds(store, { customer: params.customer });
         const found = methods.collection.newestFirst().filter((m) => (params.customer === undefined ? m.customer !== null : m.customer === params.customer) && (params.type === undefined || m.type === params.type));
         return paginate(found, params, '/v1/payment_methods');
       },
@@ -371,6 +384,7 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
       path: '/v1/customers',
       params: { ...listParams, email: str(), test_clock: str() },
       handle: (params) => {
+        requireFilterIds(store, { test_clock: params.test_clock });
         const items = collection
           .newestFirst()
           .filter((c) => (params.email === undefined || c.email === params.email) && (params.test_clock === undefined || c.test_clock === params.test_clock));
@@ -393,6 +407,7 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
       params: { ...listParams, invoice: str() },
       handle: (params, path) => {
         const customer = require(path['customer'] ?? '');
+        requireFilterIds(store, { invoice: params.invoice });
         const items = transactions.newestFirst().filter((t) => t.customer === customer.id && (params.invoice === undefined || t.invoice === params.invoice));
         return paginate(items, params, `/v1/customers/${customer.id}/balance_transactions`);
       },
@@ -423,10 +438,7 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
     return number;
   };
 
-  // Each currency a transaction moved, one brought back to 0 included (the sandbox keeps it); `{}` for a customer
-  // without any. Signed as the OpenAPI describes it, the other way round from `balance`: "If positive in a currency,
-  // the customer has a credit to apply to their next invoice denominated in that currency".
-  const invoiceCreditBalance: VirtualExpansion = (customer) => Object.fromEntries([...(creditBalances.get(String(customer['id'])) ?? [])].map(([currency, balance]) => [currency, balance === 0 ? 0 : -balance]));
+  const invoiceCreditBalance: VirtualExpansion = (customer) => creditBalanceOf(String(customer['id']));
 
   return {
     collection,

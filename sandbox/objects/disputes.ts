@@ -8,7 +8,7 @@ import { snapshot } from '../core/diff.js';
 import { automatic } from '../core/event-bus.js';
 import { invalidRequest, requireObject } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { listParams, paginate } from '../core/list.js';
+import { listParams, paginate, requireFilterIds } from '../core/list.js';
 import { bool, mergeMetadata, metadata, object, oneOf, str } from '../core/params.js';
 import { route } from '../http/router.js';
 import type { Core } from '../core/core.js';
@@ -315,6 +315,7 @@ export function createDisputes(core: Core, deps: DisputeDeps): Disputes {
       path: '/v1/disputes',
       params: { ...listParams, charge: str(), payment_intent: str() },
       handle: (params) => {
+        requireFilterIds(store, { charge: params.charge, payment_intent: params.payment_intent });
         const items = collection
           .newestFirst()
           .filter((d) => (params.charge === undefined || d.charge === params.charge) && (params.payment_intent === undefined || d.payment_intent === params.payment_intent));

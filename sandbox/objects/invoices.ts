@@ -15,7 +15,7 @@ import { snapshot } from '../core/diff.js';
 import { automatic } from '../core/event-bus.js';
 import { invalidRequest, parameterMissing, requireObject, SandboxError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { listParams, paginate } from '../core/list.js';
+import { listParams, paginate, requireFilterIds } from '../core/list.js';
 import { bool, currency, int, mergeMetadata, metadata, object, oneOf, required, str } from '../core/params.js';
 import { route } from '../http/router.js';
 import type { Core } from '../core/core.js';
@@ -756,6 +756,7 @@ export function createInvoices(core: Core, deps: { customers: Customers; payment
       path: '/v1/invoices',
       params: { ...listParams, customer: str(), subscription: str(), status: oneOf(invoiceStatuses), collection_method: oneOf(['charge_automatically', 'send_invoice']) },
       handle: (params) => {
+        requireFilterIds(store, { customer: params.customer, subscription: params.subscription });
         const found = collection
           .newestFirst()
           .filter(
@@ -786,6 +787,7 @@ export function createInvoices(core: Core, deps: { customers: Customers; payment
       path: '/v1/invoiceitems',
       params: { ...listParams, customer: str(), invoice: str(), pending: bool() },
       handle: (params) => {
+        requireFilterIds(store, { customer: params.customer, invoice: params.invoice });
         const found = items
           .newestFirst()
           .filter(

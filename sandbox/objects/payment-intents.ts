@@ -4,7 +4,7 @@
 import { snapshot } from '../core/diff.js';
 import { invalidRequest, requireObject, SandboxError } from '../core/errors.js';
 import { newClientSecretSuffix, newId } from '../core/ids.js';
-import { listParams, paginate } from '../core/list.js';
+import { listParams, paginate, requireFilterIds } from '../core/list.js';
 import { formatGroupedAmount, MAX_CHARGE_AMOUNT, MIN_CHARGE_AMOUNT } from '../core/money.js';
 import { accepted, bool, currency, int, mergeMetadata, metadata, object, oneOf, required, str, strList } from '../core/params.js';
 import { route } from '../http/router.js';
@@ -410,7 +410,10 @@ export function createPaymentIntents(core: Core, deps: PaymentIntentDeps): Payme
       method: 'GET',
       path: '/v1/payment_intents',
       params: { ...listParams, customer: str() },
-      handle: (params) => paginate(collection.newestFirst().filter((pi) => params.customer === undefined || pi.customer === params.customer), params, '/v1/payment_intents'),
+      handle: (params) => {
+        requireFilterIds(store, { customer: params.customer });
+        return paginate(collection.newestFirst().filter((pi) => params.customer === undefined || pi.customer === params.customer), params, '/v1/payment_intents');
+      },
     }),
   ];
 

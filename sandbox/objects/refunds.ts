@@ -8,7 +8,7 @@ import { snapshot } from '../core/diff.js';
 import { automatic } from '../core/event-bus.js';
 import { invalidRequest, requireObject, resourceMissing } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { listParams, paginate } from '../core/list.js';
+import { listParams, paginate, requireFilterIds } from '../core/list.js';
 import { formatAmount } from '../core/money.js';
 import { bool, currency, int, mergeMetadata, metadata, oneOf, str } from '../core/params.js';
 import { route } from '../http/router.js';
@@ -299,7 +299,10 @@ export function createRefunds(core: Core, deps: RefundDeps): Refunds {
       method: 'GET',
       path: '/v1/refunds',
       params: { ...listParams, charge: str(), payment_intent: str() },
-      handle: (params) => paginate(listFor(params), params, '/v1/refunds'),
+      handle: (params) => {
+        requireFilterIds(store, { charge: params.charge, payment_intent: params.payment_intent });
+        return paginate(listFor(params), params, '/v1/refunds');
+      },
     }),
     route({
       method: 'GET',

@@ -9,7 +9,7 @@ import { snapshot } from '../core/diff.js';
 import { automatic } from '../core/event-bus.js';
 import { invalidRequest, requireObject, resourceMissing } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { listParams, paginate } from '../core/list.js';
+import { listParams, paginate, requireFilterIds } from '../core/list.js';
 import { formatAmount } from '../core/money.js';
 import { arrayOf, int, mergeMetadata, metadata, object, oneOf, required, str } from '../core/params.js';
 import { route } from '../http/router.js';
@@ -466,6 +466,7 @@ export function createSubscriptions(core: Core, deps: { customers: Customers; ca
       path: '/v1/subscriptions',
       params: { ...listParams, customer: str(), price: str(), test_clock: str(), status: oneOf([...subscriptionStatuses, 'all', 'ended']) },
       handle: (params) => {
+        requireFilterIds(store, { customer: params.customer, price: params.price, test_clock: params.test_clock });
         // Without a status filter Stripe leaves canceled subscriptions out.
         const statusMatches = (s: Subscription): boolean => {
           switch (params.status) {

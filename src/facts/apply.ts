@@ -847,7 +847,9 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     if (!reader || (effects.length === 0 && !(await journal.subjectKnown(subject)))) return [];
     const credits = await reader.creditsOf(customer);
     // Any customer the gate credited lists that credit while Stripe has the customer: asked only when the list is empty.
-    // An update whose previous_attributes (as Stripe sends them) name no `balance` moved none: its email, say, changed.
+    // An update whose previous_attributes (as Stripe sends them) name no `balance` moved none of the balance a credit
+    // is in: its email, say, changed, or a balance in another currency than the customer's moved (named only under
+    // `invoice_credit_balance`), which holds none of the gate's credits: apply gives them in the customer's currency.
     const moved = updated !== undefined && (updated.data.previous_attributes === undefined || 'balance' in updated.data.previous_attributes);
     const unread = moved && !credits.some((credit) => credit.objectType === 'customer_balance_transaction') && (await balanceGone(subject, customer));
     // A balance transaction a committed effect on the customer made is that effect's alone: relabelled at Stripe with

@@ -72,6 +72,16 @@ function billedIn(customer: Stripe.Customer | Stripe.DeletedCustomer): string | 
 
 const missing = (error: unknown) => error instanceof Rejected && error.details.status === 404;
 
+/** What `read` resolves to, or `none` when Stripe answers 404; any other failure throws (the job is retried). */
+async function orNone<T>(read: Promise<T>, none: T): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    if (missing(error)) return none;
+    throw error;
+  }
+}
+
 export function createFactsReader(client: StripeClient, options: StripeReadsOptions = {}): StripeReader {
   const reads = createStripeReads(client, options);
   return {
@@ -92,8 +102,11 @@ export function createFactsReader(client: StripeClient, options: StripeReadsOpti
         throw error;
       }
     },
-    refundsOf: async (paymentIntent) => (await reads.listRefunds(paymentIntent)).map(refundFact),
-    disputesOf: async (paymentIntent) => (await reads.readDisputesOfPaymentIntent(paymentIntent)).map(disputeFact),
+    // A payment Stripe does not know (404 on the list's filter: test data deleted, a key of another account) has no
+    // refund or dispute to record: read as none, as a refund or charge it does not know reads as null, rather than a
+    // facts job and every reconcile pass failing on it for good.
+    refundsOf: async (paymentIntent) => (await orNone(reads.listRefunds(paymentIntent), [])).map(refundFact),
+    disputesOf: async (paymentIntent) => (await orNone(reads.readDisputesOfPaymentIntent(paymentIntent), [])).map(disputeFact),
     async charge(id) {
       try {
         return chargeFact(await reads.readCharge(id));
@@ -106,14 +119,6 @@ export function createFactsReader(client: StripeClient, options: StripeReadsOpti
       // Three reads, each on its own: Stripe 404s a deleted customer's balance transactions, for good, while its credit
       // notes stay listable, so a note billing voids before or after the deletion is still read (and the receipt sees it
       // void). A 404 drops only the list it answers; any other failure throws (the job is retried).
-      const orNone = async <T>(read: Promise<T>, none: T): Promise<T> => {
-        try {
-          return await read;
-        } catch (error) {
-          if (missing(error)) return none;
-          throw error;
-        }
-      };
       // The customer too, for the currency it is billed in: a credit in another one never reaches its invoices.
       const [found, transactions, notes] = await Promise.all([orNone(reads.readCustomer(customer), null), orNone(reads.listBalanceTransactions(customer), []), orNone(reads.listCreditNotes(customer), [])]);
       const billed = found === null ? null : billedIn(found);

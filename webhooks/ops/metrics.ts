@@ -367,29 +367,40 @@ export function replicaChecks(parts: { required: number; waitMs: number; replica
     return acknowledging(link) ? `${link.address} acknowledging` : `${link.address} silent for ${link.lagSeconds ?? '?'} s`;
   };
   const wanted = `${required} replica${required === 1 ? '' : 's'}`;
+  // One count at a time: probes asked while one is in flight share its answer, so a Redis that does not answer is not
+  // sent a new INFO on the monitor's connection each probe (as writeCheck shares its write).
+  let inFlight: ReturnType<ReadinessCheck['check']> | null = null;
   return [
     {
       name: 'redis_replicas',
-      async check() {
-        let masters: readonly ListedReplicas[];
-        try {
-          masters = await parts.replicas();
-        } catch (error) {
-          return { ok: false, detail: `Redis's replicas could not be counted (${errorMessage(error)}), so whether INTERLOCK_REDIS_MIN_REPLICAS (${required}) is met is unknown` };
-        }
-        if (masters.length === 0) return { ok: false, detail: 'no Redis master could be reached to count its replicas' };
-        const short = masters.flatMap((one) => {
-          const count = one.replicas.filter(acknowledging).length;
-          return count >= required ? [] : [`${one.master} has ${count} (${one.replicas.length === 0 ? 'no replica connected' : one.replicas.map(described).join('; ')})`];
+      check() {
+        inFlight ??= counted().finally(() => {
+          inFlight = null;
         });
-        if (short.length === 0) return { ok: true };
-        return {
-          ok: false,
-          detail: `INTERLOCK_REDIS_MIN_REPLICAS requires ${wanted} acknowledging every Redis master, but ${short.join(', ')} (a replica acknowledges its master every second, and counts while silent for at most ${silentForS} s: INTERLOCK_REDIS_WAIT_MS, ${waitMs} ms, and ${REPLICA_SILENCE_SLACK_S} s more): until each has, webhooks are answered 503 redis_not_durable, facts jobs wait, sends are held back and revokes and caps refused. Bring the replicas back (restart a stopped one, reconnect one cut off, point one that follows another master here with REPLICAOF), or lower INTERLOCK_REDIS_MIN_REPLICAS`,
-        };
+        return inFlight;
       },
     },
   ];
+
+  /** Counts the replicas acknowledging each master, and says which masters have too few. */
+  async function counted(): Promise<{ ok: boolean; detail?: string }> {
+    let masters: readonly ListedReplicas[];
+    try {
+      masters = await parts.replicas();
+    } catch (error) {
+      return { ok: false, detail: `Redis's replicas could not be counted (${errorMessage(error)}), so whether INTERLOCK_REDIS_MIN_REPLICAS (${required}) is met is unknown` };
+    }
+    if (masters.length === 0) return { ok: false, detail: 'no Redis master could be reached to count its replicas' };
+    const short = masters.flatMap((one) => {
+      const count = one.replicas.filter(acknowledging).length;
+      return count >= required ? [] : [`${one.master} has ${count} (${one.replicas.length === 0 ? 'no replica connected' : one.replicas.map(described).join('; ')})`];
+    });
+    if (short.length === 0) return { ok: true };
+    return {
+      ok: false,
+      detail: `INTERLOCK_REDIS_MIN_REPLICAS requires ${wanted} acknowledging every Redis master, but ${short.join(', ')} (a replica acknowledges its master every second, and counts while silent for at most ${silentForS} s: INTERLOCK_REDIS_WAIT_MS, ${waitMs} ms, and ${REPLICA_SILENCE_SLACK_S} s more): until each has, webhooks are answered 503 redis_not_durable, facts jobs wait, sends are held back and revokes and caps refused. Bring the replicas back (restart a stopped one, reconnect one cut off, point one that follows another master here with REPLICAOF), or lower INTERLOCK_REDIS_MIN_REPLICAS`,
+    };
+  }
 }
 
 /** While the roles of the process start, its readiness is this. */

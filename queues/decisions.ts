@@ -9,6 +9,9 @@
 // A case is decided at most once into money: the proposal's request id is the case's, so the first PROPOSED binds
 // the payload (I5). A worker that died after recording it and before noting it on the case leaves the case to be
 // run again; that run finds the recorded proposal and adopts it instead of asking the decider a second time.
+//
+// A case written failed (nothing proposed) opens a case_failed inbox item, once per failure: what failed it and what a
+// person does (submit it again, or under a new case id). The case decided later closes it; failing again supersedes it.
 import { createHash } from 'node:crypto';
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { closeWorker } from './closing.js';
@@ -16,6 +19,7 @@ import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
 import { queueRecorded } from './recorded.js';
 import {
+  caseFailureItem,
   caseScope,
   checkDecision,
   closeConnection,
@@ -178,6 +182,24 @@ export function caseEffectId(caseId: string): string {
   return effectIdFor({ requestId: requestIdOf(caseId), effect: {} });
 }
 
+/**
+ * Opens the inbox item of a case written failed (caseFailureItem, named by when the failure was written: the same
+ * failure met again opens nothing new, and a new one supersedes an earlier one still open). False when the case is not
+ * failed as written. Opened once the run that wrote the failure has completed (the decisions worker's 'completed'
+ * hook), not before: the run ends as soon as the case is written. Until then the case's note in the cases' outbox
+ * stays, so a process that stops in between leaves it to the sweep, which opens the item (requeueUnqueued).
+ */
+async function openFailureItemOf(stores: Stores, record: CaseRecord): Promise<boolean> {
+  const { submission, status } = record;
+  if (status.state !== 'failed' || status.error === null) return false;
+  const opened = await stores.inbox.openCaseFailure(
+    caseFailureItem({ caseId: submission.caseId, subject: caseScope(submission), approval: submission.approval, code: status.error.code, message: status.error.message, failedAt: status.updatedAt, attempts: status.attempts }),
+  );
+  // At debug: the case's failure is logged already, and the item's opening (or a closure) is kept in the inbox index.
+  if (opened.created) stores.logger.debug({ caseId: submission.caseId, item: opened.item.id, superseded: opened.superseded }, 'case failed: its inbox item is open');
+  return true;
+}
+
 /** How old a note in the cases' outbox must be before a recovery pass takes its submission for one that stopped. */
 export const CASE_OUTBOX_GRACE_MS = 30_000;
 /** Most notes one sweep of the cases' outbox takes; the next pass takes the rest. */
@@ -284,6 +306,8 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
         try {
           const record = await stores.cases.get(caseId);
           if (record === null || isFinalCase(record.status)) {
+            // A failed case's note is kept until its inbox item is open: its worker stopped before opening it.
+            if (record !== null) await openFailureItemOf(stores, record);
             await stores.cases.queued(caseId);
             sweep.dropped.push(caseId);
             continue;
@@ -466,6 +490,24 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
   /** Writes the case's status unless another run decided it as the journal holds it (cases.setStatus says). */
   async function setStatus(caseId: string, status: Omit<CaseStatus, 'updatedAt'>): Promise<CaseStatusWritten> {
     return stores.cases.setStatus(caseId, status);
+  }
+
+  /**
+   * Closes the open items of a case's earlier failures once the case is decided (declined, deviated or proposed: a
+   * failed case submitted again, or one another run's proposal binds), saying how. Its own failure is logged: the
+   * items stay open for a person to dismiss.
+   */
+  async function closeFailureItems(decided: CaseRecord): Promise<void> {
+    const { submission, status } = decided;
+    if (status.state !== 'declined' && status.state !== 'deviated' && status.state !== 'proposed') return;
+    const how = status.state === 'declined' ? 'the decider declined it' : status.state === 'deviated' ? `MODEL_DEVIATED${status.effectId === null ? '' : `, recorded refused on effect ${status.effectId}`}` : `proposed as effect ${status.effectId ?? 'not named'}`;
+    try {
+      const closed = await stores.inbox.closeCaseFailures(caseEffectId(submission.caseId), `Case ${submission.caseId} was decided after this failure: ${how}.`);
+      // At debug: each closure is kept in the inbox index, naming the worker and how the case was decided.
+      if (closed.length > 0) logger.debug({ caseId: submission.caseId, items: closed }, "the case was decided: its failure's inbox items are closed");
+    } catch (error) {
+      logger.error({ err: error, caseId: submission.caseId }, "the case was decided, but its earlier failure's inbox items could not be closed; dismiss them by hand");
+    }
   }
 
   async function hooked(deviated: CaseRecord): Promise<CaseRecord> {
@@ -654,9 +696,19 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
       logger.warn({ caseId }, 'a decisions job names a case that is not stored; dropped');
       return { caseId, state: null };
     }
-    if (isFinalCase(record.status)) return { caseId, state: record.status.state };
+    if (isFinalCase(record.status)) {
+      // Decided before this run (a job run again after its worker died before closing a failure's items); a failed
+      // case's item is opened once this run completes, as for the run that failed it.
+      await closeFailureItems(record);
+      return { caseId, state: record.status.state };
+    }
+    // A case that failed before (or whose last attempt did) keeps that error until it is decided: only then may an
+    // earlier failure's inbox item be open.
+    const failedBefore = record.status.error !== null;
     try {
-      return { caseId, state: (await decide(record)).status.state };
+      const decided = await decide(record);
+      if (failedBefore) await closeFailureItems(decided);
+      return { caseId, state: decided.status.state };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const code = errorCode(error);
@@ -717,7 +769,9 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
       const recorded = await firstRecordedProposal(stores, caseEffectId(caseId));
       if (recorded !== null && recordedByCase(recorded, record.submission)) {
         logger.warn({ caseId, code }, 'the case failed after its proposal was recorded; it is noted as the journal holds it');
-        return { caseId, state: (await judgeAfterFailure(caseId, recorded, caseEffectId(caseId))).status.state };
+        const judged = await judgeAfterFailure(caseId, recorded, caseEffectId(caseId));
+        if (failedBefore) await closeFailureItems(judged);
+        return { caseId, state: judged.status.state };
       }
       // An error the worker retried is no fault of the case: failed under a code that lets the same case, submitted
       // again, be decided (mayReopenCase), not `internal`, which would keep it failed for good under its id.
@@ -741,13 +795,14 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
   }
 
   /**
-   * A run ended with the case final (decided, or failed) or not stored: its note in the cases' outbox goes. The note
-   * stays while the case waits for its decision, so a job removed before then is queued again by the sweep; a job that
-   * failed for good without writing the case final (its catch could not reach Redis) leaves it too, and the sweep runs
-   * that job again. A note that could not be dropped here goes with the sweep, which drops the note of a final case.
+   * A run ended with the case decided or not stored: its note in the cases' outbox goes. The note stays while the case
+   * waits for its decision, so a job removed before then is queued again by the sweep; a job that failed for good
+   * without writing the case final (its catch could not reach Redis) leaves it too, and the sweep runs that job again.
+   * A failed case's note goes once its inbox item is open (the 'completed' hook below, or the sweep). A note that could
+   * not be dropped here goes with the sweep, which drops the note of a final case.
    */
   async function ran(caseId: string, state: CaseStatus['state'] | null): Promise<void> {
-    if (state !== null && !FINAL_CASE_STATES.has(state)) return;
+    if (state === 'failed' || (state !== null && !FINAL_CASE_STATES.has(state))) return;
     await stores.cases.queued(caseId).catch((error: unknown) => logger.warn({ err: error, caseId }, "could not drop the case's outbox note; the next sweep drops it"));
   }
 
@@ -777,10 +832,25 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
   // while the job still ran, so the submission could not retry it (a running job is neither failed nor completed) and
   // adding it under its id was a no-op: once completed, nothing would ever run the case. The job that ended the case
   // failed looks again once it is completed, and runs again for a case queued meanwhile.
+  //
+  // A run that ended with the case failed also opens the failure's inbox item once it has completed (not before: the
+  // run ends as soon as the case is written), then drops the case's outbox note, which it kept for this: a process
+  // that stops in between leaves the note, and the sweep opens the item.
   worker.on('completed', (job: Job<DecisionJob>, result: unknown) => {
     if ((result as { state?: unknown } | null)?.state !== 'failed') return;
     void (async () => {
-      const record = await stores.cases.get(job.data.caseId);
+      const { caseId } = job.data;
+      let record = await stores.cases.get(caseId);
+      if (record?.status.state === 'failed') {
+        try {
+          if (await openFailureItemOf(stores, record)) await stores.cases.queued(caseId);
+        } catch (error) {
+          logger.error({ err: error, caseId }, "the case failed, but its inbox item could not be opened yet; the cases' outbox sweep opens it");
+          return;
+        }
+        // Submitted again meanwhile (its note, dropped just now, is noted again below).
+        record = await stores.cases.get(caseId);
+      }
       if (record?.status.state !== 'queued') return;
       // Its run, ending with the case failed, dropped the case's outbox note: noted again for the run to come.
       await stores.cases.queueing(job.data.caseId, await stores.journal.serverTime());

@@ -1,6 +1,6 @@
 // `interlock inbox list|show|reapprove|resolve|dismiss`: the escalation inbox from the command line (issue 13 §4),
 // the same items and actions as GET/POST /v1/inbox. Who acts is `--by NAME`, recorded with the role `cli` in the
-// signed RESOLVED entry. Output is JSON on stdout; exit 0 done, 1 the answer is no (no such item, someone acted
+// signed RESOLVED entry (for a failed case's item, which has no effect, in its closure in the inbox index). Output is JSON on stdout; exit 0 done, 1 the answer is no (no such item, someone acted
 // already, an action the item does not allow), 2 bad input (nothing recorded).
 import { InvalidArgumentError, type Command } from 'commander';
 import { INBOX_KINDS, parseInboxItemId, type InboxKind } from '../core/inbox.js';
@@ -21,7 +21,7 @@ const noteOf = checked(freeText(MAX_NOTE).refine((text) => text.trim() !== '', '
 const personOf = checked(identifier(200), '--by');
 
 function itemId(value: string): string {
-  if (parseInboxItemId(value) === null) throw new InvalidArgumentError(`"${value.slice(0, 100)}" is not an inbox item id (<kind>:<effect id>, kinds ${INBOX_KINDS.join(', ')}); \`interlock inbox list\` shows them.`);
+  if (parseInboxItemId(value) === null) throw new InvalidArgumentError(`"${value.slice(0, 100)}" is not an inbox item id (<kind>:<effect id>, or case_failed:<case effect id>:<failed at>; kinds ${INBOX_KINDS.join(', ')}); \`interlock inbox list\` shows them.`);
   return value;
 }
 
@@ -57,7 +57,7 @@ export function addInboxCommands(program: Command, wiring: ReapprovalWiring): vo
   inbox
     .command('show')
     .description('one item: what happened, the money at stake, the facts that changed, what may be done')
-    .argument('<id>', 'the item id (<kind>:<effect id>)', itemId)
+    .argument('<id>', 'the item id (<kind>:<effect id>, or case_failed:<case effect id>:<failed at>)', itemId)
     .action(async (id: string) => {
       await withStores(async ({ stores }) => {
         const item = await stores.inbox.get(id);
@@ -112,7 +112,7 @@ export function addInboxCommands(program: Command, wiring: ReapprovalWiring): vo
     .description('dismiss an item with a note saying why')
     .argument('<id>', 'the item id', itemId)
     .requiredOption('--note <text>', 'why', noteOf)
-    .requiredOption('--by <name>', 'who dismisses (recorded in the receipt)', personOf)
+    .requiredOption('--by <name>', "who dismisses (recorded in the receipt; for a failed case's item, in the inbox index)", personOf)
     .action(async (id: string, options: { note: string; by: string }) => {
       await withStores(async (cli) => {
         const { item } = await cli.stores.inbox.act(id, { action: 'dismiss', note: options.note, by: actor(options.by) });

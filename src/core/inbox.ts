@@ -6,17 +6,27 @@
 // premise) is the atomic record that the item exists, and the inbox index is written right after it, from these
 // functions, by whoever settled the effect (and again, harmlessly, by whoever meets the settled effect later).
 // Exposure alerts and model deviations are opened by the facts worker and the decider, with their own detail.
+//
+// A failed case (`case_failed`) is the one kind no effect stands behind: nothing was recorded for it, and nothing may
+// be, since a record would bind the case's request id (`case:<case id>`) and a case submitted again could never be
+// decided. Its item lives in the index alone: opened by the decisions worker right after it writes the case failed,
+// named by the case and the failure (caseFailureItemId), and closed in the index (by a person's dismissal, or by the
+// worker once the case is decided or fails again), never on a receipt.
 import { currencyOfEffectOrCredit } from './effect-currency.js';
 import { effectIdFor } from './effect-id.js';
 import { effectFactsOrNull } from './effects.js';
 import type { Entry, EntryOf, OperatorAction, PremiseChange } from './entries.js';
 import type { Json } from './json.js';
 import { explainOutcome, type Outcome } from './outcomes.js';
+import { mayReopenCase } from './cases.js';
+import type { ErrorCode } from './errors.js';
 import { RESERVED_REQUEST_PREFIXES } from './proposal.js';
 import { currentOutcome } from './verify.js';
 
-export const INBOX_KINDS = ['ambiguous', 'lease_at_recovery', 'stale_premise', 'stale_premise_at_recovery', 'model_deviated', 'exposure', 'reapproval_refused'] as const;
+export const INBOX_KINDS = ['ambiguous', 'lease_at_recovery', 'stale_premise', 'stale_premise_at_recovery', 'model_deviated', 'exposure', 'reapproval_refused', 'case_failed'] as const;
 export type InboxKind = (typeof INBOX_KINDS)[number];
+/** The kinds a recorded effect stands behind: their items are named `<kind>:<effect id>`, and acted on in its chain. */
+export type EffectInboxKind = Exclude<InboxKind, 'case_failed'>;
 export const OPERATOR_ACTIONS = ['reapprove', 'resolve', 'dismiss'] as const satisfies readonly OperatorAction[];
 
 /**
@@ -24,7 +34,7 @@ export const OPERATOR_ACTIONS = ['reapprove', 'resolve', 'dismiss'] as const sat
  * one only for a re-approval (REAPPROVAL_REFUSALS): its item closed for good when it was recorded, so without one the
  * person's decision would be lost with nothing left to act on; any other request's caller reads its refusal itself.
  */
-export const INBOX_OUTCOMES: Partial<Record<string, InboxKind>> = {
+export const INBOX_OUTCOMES: Partial<Record<string, EffectInboxKind>> = {
   AMBIGUOUS: 'ambiguous',
   'REFUSED:lease_at_recovery': 'lease_at_recovery',
   'REFUSED:stale_premise': 'stale_premise',
@@ -40,7 +50,9 @@ const REAPPROVAL_REFUSALS: readonly string[] = ['REFUSED:lease', 'REFUSED:over_c
  * What a person may do with each kind. An AMBIGUOUS effect may have landed, so it is never re-approved: a new request
  * could move the money a second time; a person checks Stripe and records what it shows. A refusal sent nothing, so
  * it may be re-approved under a new approval (new premises read now, through the gate). An exposure is money
- * already out: the answer is at Stripe (the dispute), so it is dismissed with a note saying what was done.
+ * already out: the answer is at Stripe (the dispute), so it is dismissed with a note saying what was done. A failed
+ * case moved no money and has no effect to re-approve: what decides it is the case submitted again (caseFailureAdvice),
+ * and the item is dismissed once a person has seen to that.
  */
 export const ALLOWED_ACTIONS: Record<InboxKind, readonly OperatorAction[]> = {
   ambiguous: ['resolve', 'dismiss'],
@@ -50,6 +62,7 @@ export const ALLOWED_ACTIONS: Record<InboxKind, readonly OperatorAction[]> = {
   model_deviated: ['reapprove', 'dismiss'],
   exposure: ['dismiss'],
   reapproval_refused: ['reapprove', 'dismiss'],
+  case_failed: ['dismiss'],
 };
 
 export type InboxItemDraft = {
@@ -77,16 +90,107 @@ export type InboxItemDraft = {
 };
 
 const ITEM_ID = /^(ambiguous|lease_at_recovery|stale_premise|stale_premise_at_recovery|model_deviated|exposure|reapproval_refused):([0-9a-f]{64})$/;
+/** `case_failed:<the case's effect id>:<when its failure was written, ms>` (caseFailureItemId). */
+const CASE_FAILED_ITEM_ID = /^case_failed:([0-9a-f]{64}):(\d{1,16})$/;
 
-export function inboxItemId(kind: InboxKind, effectId: string): string {
+export function inboxItemId(kind: EffectInboxKind, effectId: string): string {
   return `${kind}:${effectId}`;
 }
 
-/** The kind and effect an item id names, or null when it names none. */
+/**
+ * The kind and effect an item id names, or null when it names none. A case_failed item's effect is the one its case
+ * proposes under (caseEffectIdOf), which no failed case has recorded.
+ */
 export function parseInboxItemId(id: string): { kind: InboxKind; effectId: string } | null {
+  const failed = CASE_FAILED_ITEM_ID.exec(id);
+  if (failed) return { kind: 'case_failed', effectId: failed[1] as string };
   const match = ITEM_ID.exec(id);
   if (!match) return null;
   return { kind: match[1] as InboxKind, effectId: match[2] as string };
+}
+
+/** The effect id a case proposes under: its request's, `case:<case id>` (queues/decisions.ts caseEffectId). */
+export function caseEffectIdOf(caseId: string): string {
+  return effectIdFor({ requestId: `${RESERVED_REQUEST_PREFIXES.case}${caseId}`, effect: {} });
+}
+
+/**
+ * The item of one failure of a case: named by the case (its effect id, hex, so the id is safe in a URL and a cursor)
+ * and by when the failure was written (the failed status's `updatedAt`, ms). A failed status is written once per
+ * failure and never rewritten while the case stays failed, so whoever meets the same failure again names the same item;
+ * a case submitted again that fails again is written failed anew, later, and opens an item of its own.
+ */
+export function caseFailureItemId(caseId: string, failedAt: number): string {
+  return `case_failed:${caseEffectIdOf(caseId)}:${failedAt}`;
+}
+
+/**
+ * What a person does about a case that failed with `code`, in one or two sentences. A failure that passes (the
+ * registry's retryable codes: mayReopenCase) is decided afresh when the same case is submitted again under its id; any
+ * other keeps the case failed under its id for good (submitted again, it is answered as it stands), so it is submitted
+ * under a new case id once what failed it is fixed.
+ */
+export function caseFailureAdvice(caseId: string, code: ErrorCode, subject: string, approval: string): string {
+  const again = `submit case ${caseId} again under the same id and payload (POST /v1/cases, \`interlock case\`): it is decided afresh`;
+  if (mayReopenCase({ state: 'failed', effectId: null, error: { code, message: '' } })) {
+    switch (code) {
+      case 'decider_unavailable':
+        return `Once the Messages API answers again, ${again}.`;
+      case 'decision_invalid':
+        return `The model's answer was no usable decision: ${again}, and the model is asked again; or decide it by hand under approval ${approval} (POST /v1/refunds or /v1/credits).`;
+      case 'premise_read_failed':
+        return `Once Stripe answers for ${subject} again, ${again}.`;
+      case 'decision_interrupted':
+        return `Once Redis (or what the error names) answers again, ${again}.`;
+      default:
+        return `Once what the error names is fixed, ${again}.`;
+    }
+  }
+  const stays = `case ${caseId} stays failed under its id (submitted again, it is answered as it stands and not decided)`;
+  switch (code) {
+    case 'unknown_approval':
+      return `Grant an approval that covers ${subject} (or find the live one), then submit the case under a new case id: ${stays}.`;
+    case 'invalid_request':
+      return `Submit the case under a new case id with what the error names changed (an approval that covers ${subject}): ${stays}.`;
+    case 'invalid_config':
+      return `Fix the decider's configuration the error names and restart the workers, then submit the case under a new case id: ${stays}.`;
+    case 'conflicting_payload':
+      return `Submit the case under a new case id: its own request id holds a proposal the case did not record, and ${stays}.`;
+    default:
+      return `Look into what the error names (the decisions worker's log names the case), then submit the case under a new case id: ${stays}.`;
+  }
+}
+
+/** A case as it failed: what the decisions worker wrote, and when (its status's `updatedAt`, ms). */
+export type CaseFailure = { caseId: string; subject: string; approval: string; code: ErrorCode; message: string; failedAt: number; attempts: number };
+
+/**
+ * The item a failed case opens. No money moved and none is at stake (0, no currency); the case names what happened
+ * and `detail.what_to_do` what a person does. `effectId` is the effect the case would propose under, not a recorded one.
+ */
+export function caseFailureItem(failure: CaseFailure): InboxItemDraft {
+  return {
+    id: caseFailureItemId(failure.caseId, failure.failedAt),
+    kind: 'case_failed',
+    effectId: caseEffectIdOf(failure.caseId),
+    subject: failure.subject,
+    outcome: null,
+    happened: `Case ${failure.caseId} failed (${failure.code}); nothing was proposed or sent: ${failure.message}`,
+    centsAtStake: 0,
+    currency: null,
+    changes: [],
+    actions: [...ALLOWED_ACTIONS.case_failed],
+    detail: {
+      case_id: failure.caseId,
+      code: failure.code,
+      message: failure.message,
+      failed_at: new Date(failure.failedAt).toISOString(),
+      attempts: failure.attempts,
+      approval: failure.approval,
+      resubmit: mayReopenCase({ state: 'failed', effectId: null, error: { code: failure.code, message: failure.message } }) ? 'same_case_id' : 'new_case_id',
+      what_to_do: caseFailureAdvice(failure.caseId, failure.code, failure.subject, failure.approval),
+    },
+  };
 }
 
 /** The request id a re-approval of `itemId` proposes under: one per item, so a repeated re-approval is the same request. */
@@ -180,6 +284,7 @@ export function actionProblems(entry: EntryOf<'RESOLVED'>, effectId: string, out
   const problems: string[] = [];
   const item = parseInboxItemId(entry.item);
   if (item === null || item.effectId !== effectId) problems.push(`names item ${entry.item.slice(0, 90)}, which is not an inbox item of this effect`);
+  else if (item.kind === 'case_failed') problems.push(`names item ${entry.item.slice(0, 90)}, a failed case's, which is closed in the inbox index and never on a receipt`);
   if (seen.has(entry.item)) problems.push(`acts a second time on item ${entry.item.slice(0, 90)}: an item takes one action`);
   if (dispatchOpen) problems.push('was recorded while a dispatch was open');
   if (!(OPERATOR_ACTIONS as readonly string[]).includes(entry.action)) problems.push(`records an unknown action ${String(entry.action).slice(0, 40)}`);

@@ -6,6 +6,11 @@
 // step as those entries on a Redis Cluster (another slot), so it is written right after them and kept in step: an
 // item is opened again, harmlessly, by whoever meets the settled effect later (a redelivered job, the next recovery
 // pass), and an item whose chain already holds an action is shown and re-indexed as closed, whatever the index says.
+//
+// A failed case's item (case_failed) has no effect behind it (core/inbox.ts): the index is its only record. Opened
+// once per failure (its id names the failure), it is closed in the index, first closure standing (close-inbox-3): by a
+// person's dismissal, whose closure keeps who, when and why, or by the decisions worker once the case is decided or
+// fails again (openCaseFailure, closeCaseFailures).
 import { actionsOf, exposureDisputesDecided, inboxItemFor, parseInboxItemId, reapprovedAlready, ALLOWED_ACTIONS, type InboxItemDraft, type InboxKind } from '../core/inbox.js';
 import type { Actor, Draft, EntryOf, OperatorAction, Reapproval, Resolution } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
@@ -32,7 +37,13 @@ export type InboxPage = { data: InboxItem[]; hasMore: boolean; next: string | nu
 export type ActRequest = { action: OperatorAction; by: Actor; note: string; resolution?: Resolution | null; reapproval?: Reapproval | null };
 
 /** `<opened or closed at>.<item id>`: where a page ended, in the index's newest-first order. */
-export const INBOX_CURSOR = /^(\d{1,16})\.((?:ambiguous|lease_at_recovery|stale_premise|stale_premise_at_recovery|model_deviated|exposure|reapproval_refused):[0-9a-f]{64})$/;
+export const INBOX_CURSOR = /^(\d{1,16})\.((?:ambiguous|lease_at_recovery|stale_premise|stale_premise_at_recovery|model_deviated|exposure|reapproval_refused):[0-9a-f]{64}|case_failed:[0-9a-f]{64}:\d{1,16})$/;
+
+/** Who the decisions worker closes a failed case's item as, once the case is decided or fails again. */
+export const CASE_WORKER: Actor = { name: 'decisions', role: 'worker' };
+
+/** Items a failed case's items are looked for in, per page of the open index. */
+const CASE_FAILURES_PAGE = 200;
 
 /** At most this many index entries are looked at for one page, so a rare filter cannot make one request scan everything. */
 const SCAN_BUDGET = 5_000;
@@ -75,8 +86,10 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
   const { redis, keys, journal } = deps;
   const run = createScriptRunner(redis);
 
-  async function close(id: string, closure: InboxClosure): Promise<void> {
-    await run('close-inbox-3', [keys.inboxClosed, keys.inboxOpen, keys.inboxClosedByTime], [id, JSON.stringify(closure), closure.at]);
+  /** Closes an item in the index; false when it was closed already (the first closure stands). */
+  async function close(id: string, closure: InboxClosure): Promise<boolean> {
+    const reply = await run<{ status: 'CLOSED' | 'KNOWN' }>('close-inbox-3', [keys.inboxClosed, keys.inboxOpen, keys.inboxClosedByTime], [id, JSON.stringify(closure), closure.at]);
+    return reply.status === 'CLOSED';
   }
 
   function assemble(id: string, itemText: string | null, closureText: string | null): InboxItem | null {
@@ -105,7 +118,8 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
     const [itemText, closureText] = await Promise.all([redis.hget(keys.inbox, id), redis.hget(keys.inboxClosed, id)]);
     const item = assemble(id, itemText, closureText);
     if (item === null) return openFromChain(id);
-    if (item.closure !== null) return item;
+    // A failed case's item has no chain: the index's closure is its only one.
+    if (item.closure !== null || item.kind === 'case_failed') return item;
     const partition = await journal.partitionOf(item.effectId);
     if (partition === null || (await journal.actedOn(partition, item.effectId, id)) === null) return item;
     const entry = actionsOf(await journal.entries(partition, item.effectId)).get(id);
@@ -123,6 +137,7 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
   async function closedInChain(items: readonly InboxItem[]): Promise<Set<string>> {
     const acted = await Promise.all(
       items.map(async (item) => {
+        if (item.kind === 'case_failed') return false;
         const partition = await journal.partitionOf(item.effectId);
         return partition !== null && (await journal.actedOn(partition, item.effectId, item.id)) !== null;
       }),
@@ -145,7 +160,8 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
   /** The item `id` names, opened now if the effect's chain calls for exactly that item. */
   async function openFromChain(id: string): Promise<InboxItem | null> {
     const named = parseInboxItemId(id);
-    if (named === null) return null;
+    // A failed case's item is opened by the decisions worker alone: no chain calls for it.
+    if (named === null || named.kind === 'case_failed') return null;
     const item = await openFor(named.effectId);
     return item?.id === id ? item : null;
   }
@@ -161,10 +177,106 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
     await deps.alerts.resolve(alertIdOf(item.effectId, 'exposure'), `${by.name} (${by.role})`, (alert) => alert.disputes.every((dispute) => decided.includes(dispute)));
   }
 
+  /** The open case_failed items of the case whose effect id is `effectId`, read from the open index (a page at a time). */
+  async function openCaseFailures(effectId: string): Promise<InboxItem[]> {
+    const found: InboxItem[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await list({ status: 'open', kind: 'case_failed', effect: effectId }, CASE_FAILURES_PAGE, cursor);
+      found.push(...page.data);
+      cursor = page.next ?? undefined;
+    } while (cursor !== undefined);
+    return found;
+  }
+
+  /** Closes the case's open case_failed items but `keep`, as the decisions worker (CASE_WORKER); the ids it closed. */
+  async function closeCaseFailures(effectId: string, note: string, keep: string | null = null): Promise<string[]> {
+    const closed: string[] = [];
+    for (const item of await openCaseFailures(effectId)) {
+      if (item.id === keep) continue;
+      const closure: InboxClosure = { action: 'dismiss', by: CASE_WORKER, note, resolution: null, reapproval: null, at: await journal.serverTime() };
+      if (await close(item.id, closure)) closed.push(item.id);
+    }
+    return closed;
+  }
+
+  /**
+   * A person dismisses a failed case's item: closed in the index, with who, why and when (Redis time), since no effect
+   * holds a chain to append to. Of two dismissals at once, the first closure stands and the other is told who acted.
+   */
+  async function dismissCaseFailure(item: InboxItem, request: ActRequest): Promise<{ item: InboxItem; entry: null }> {
+    const closure: InboxClosure = { action: 'dismiss', by: request.by, note: request.note, resolution: null, reapproval: null, at: await journal.serverTime() };
+    if (await close(item.id, closure)) return { item: { ...item, status: 'closed', closure }, entry: null };
+    const known = await get(item.id);
+    if (known?.closure) throw closedError(item.id, known.closure, request.by);
+    throw new InterlockError('inbox_item_closed', `Inbox item ${item.id} was closed already. Nothing was recorded.`);
+  }
+
+  async function list(filter: InboxFilter, limit: number, startingAfter?: string): Promise<InboxPage> {
+    const status = filter.status ?? 'open';
+    const index = status === 'open' ? keys.inboxOpen : keys.inboxClosedByTime;
+    const cursor = startingAfter === undefined ? null : INBOX_CURSOR.exec(startingAfter);
+    const data: InboxItem[] = [];
+    // Each batch is read from the last member the one before it ended on, so items opened or closed while the
+    // listing runs (newer than where it stands) never shift a later batch: no item is listed twice or passed over.
+    const from = cursor?.[2] === undefined ? null : { score: Number(cursor[1]), id: cursor[2] };
+    let looked = 0;
+    for await (const batch of batchesAfter(redis, index, from, SCAN_BATCH)) {
+      looked += batch.length;
+      const ids = batch.map((member) => member.id);
+      const [items, closures] = await Promise.all([redis.hmget(keys.inbox, ...ids), redis.hmget(keys.inboxClosed, ...ids)]);
+      const wanted: { at: number; member: IndexPosition; item: InboxItem }[] = [];
+      for (const [at, member] of batch.entries()) {
+        const item = assemble(member.id, items[at] ?? null, closures[at] ?? null);
+        if (item === null || item.status !== status) continue;
+        if ((filter.kind !== undefined && item.kind !== filter.kind) || (filter.subject !== undefined && item.subject !== filter.subject) || (filter.effect !== undefined && item.effectId !== filter.effect)) continue;
+        wanted.push({ at, member, item });
+      }
+      // The chain is asked about no more items than the page still needs: two reads for each item the page takes
+      // in, and get()'s reads for each it finds acted on (closed now, so no later page pays for it again).
+      for (let start = 0; start < wanted.length; ) {
+        const chunk = wanted.slice(start, start + limit - data.length);
+        start += chunk.length;
+        const acted = status === 'open' ? await closedInChain(chunk.map(({ item }) => item)) : new Set<string>();
+        for (const { at, member, item } of chunk) {
+          if (acted.has(item.id)) continue;
+          data.push(item);
+          if (data.length === limit) {
+            const hasMore = await goesOnAfter(redis, index, batch, at, SCAN_BATCH);
+            return { data, hasMore, next: hasMore ? `${member.score}.${member.id}` : null };
+          }
+        }
+      }
+      const last = batch.at(-1);
+      if (batch.length === SCAN_BATCH && looked >= SCAN_BUDGET && last !== undefined) return { data, hasMore: true, next: `${last.score}.${last.id}` };
+    }
+    return { data, hasMore: false, next: null };
+  }
+
   return {
     open,
     get,
     openFor,
+
+    /**
+     * Opens a failed case's item (caseFailureItem), once per failure: the same failure met again (a job run again after
+     * the worker died) opens nothing new, and an item a person dismissed stays so. A new failure's item closes the
+     * case's items of earlier failures still open, naming it: one open item per case, the latest failure's.
+     */
+    async openCaseFailure(draft: InboxItemDraft): Promise<{ item: InboxItem; created: boolean; superseded: string[] }> {
+      if (draft.kind !== 'case_failed') throw new InterlockError('internal', `openCaseFailure was given an item of kind ${draft.kind}; it opens case_failed items only`);
+      const opened = await open(draft);
+      const superseded = opened.created ? await closeCaseFailures(draft.effectId, `The case failed again; item ${draft.id} stands for its latest failure.`, draft.id) : [];
+      return { ...opened, superseded };
+    },
+
+    /**
+     * Closes the open items of a failed case that was submitted again and decided (`effectId`: the case's, caseEffectIdOf),
+     * as the decisions worker, with `note` saying how it was decided; an item a person dismissed stays as they left it.
+     */
+    async closeCaseFailures(effectId: string, note: string): Promise<string[]> {
+      return closeCaseFailures(effectId, note);
+    },
 
     /**
      * Rewrites what an open item says: `change` gets the item as stored and answers it as it should read now (what it
@@ -219,52 +331,14 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
      * Items newest first (open ones by when they opened, closed ones by when they closed), filtered, a page at a time.
      * `startingAfter` is the `next` of the page before.
      */
-    async list(filter: InboxFilter, limit: number, startingAfter?: string): Promise<InboxPage> {
-      const status = filter.status ?? 'open';
-      const index = status === 'open' ? keys.inboxOpen : keys.inboxClosedByTime;
-      const cursor = startingAfter === undefined ? null : INBOX_CURSOR.exec(startingAfter);
-      const data: InboxItem[] = [];
-      // Each batch is read from the last member the one before it ended on, so items opened or closed while the
-      // listing runs (newer than where it stands) never shift a later batch: no item is listed twice or passed over.
-      const from = cursor?.[2] === undefined ? null : { score: Number(cursor[1]), id: cursor[2] };
-      let looked = 0;
-      for await (const batch of batchesAfter(redis, index, from, SCAN_BATCH)) {
-        looked += batch.length;
-        const ids = batch.map((member) => member.id);
-        const [items, closures] = await Promise.all([redis.hmget(keys.inbox, ...ids), redis.hmget(keys.inboxClosed, ...ids)]);
-        const wanted: { at: number; member: IndexPosition; item: InboxItem }[] = [];
-        for (const [at, member] of batch.entries()) {
-          const item = assemble(member.id, items[at] ?? null, closures[at] ?? null);
-          if (item === null || item.status !== status) continue;
-          if ((filter.kind !== undefined && item.kind !== filter.kind) || (filter.subject !== undefined && item.subject !== filter.subject) || (filter.effect !== undefined && item.effectId !== filter.effect)) continue;
-          wanted.push({ at, member, item });
-        }
-        // The chain is asked about no more items than the page still needs: two reads for each item the page takes
-        // in, and get()'s reads for each it finds acted on (closed now, so no later page pays for it again).
-        for (let start = 0; start < wanted.length; ) {
-          const chunk = wanted.slice(start, start + limit - data.length);
-          start += chunk.length;
-          const acted = status === 'open' ? await closedInChain(chunk.map(({ item }) => item)) : new Set<string>();
-          for (const { at, member, item } of chunk) {
-            if (acted.has(item.id)) continue;
-            data.push(item);
-            if (data.length === limit) {
-              const hasMore = await goesOnAfter(redis, index, batch, at, SCAN_BATCH);
-              return { data, hasMore, next: hasMore ? `${member.score}.${member.id}` : null };
-            }
-          }
-        }
-        const last = batch.at(-1);
-        if (batch.length === SCAN_BATCH && looked >= SCAN_BUDGET && last !== undefined) return { data, hasMore: true, next: `${last.score}.${last.id}` };
-      }
-      return { data, hasMore: false, next: null };
-    },
+    list,
 
     /**
      * Records a person's action on an item: a RESOLVED entry on the effect's receipt, at most once per item. The one
-     * who loses a race, or comes after, gets inbox_item_closed naming who acted.
+     * who loses a race, or comes after, gets inbox_item_closed naming who acted. A failed case's item, which no effect
+     * stands behind, is dismissed in the index alone (dismissCaseFailure): its `entry` is null.
      */
-    async act(id: string, request: ActRequest): Promise<{ item: InboxItem; entry: EntryOf<'RESOLVED'> }> {
+    async act(id: string, request: ActRequest): Promise<{ item: InboxItem; entry: EntryOf<'RESOLVED'> | null }> {
       const item = await get(id);
       const named = parseInboxItemId(id);
       if (item === null || named === null) throw new InterlockError('unknown_inbox_item', `No inbox item ${id.slice(0, 100)}. GET /v1/inbox (or \`interlock inbox list\`) lists the open ones.`);
@@ -272,6 +346,7 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
         throw new InterlockError('action_not_allowed', `An item of kind ${item.kind} cannot be ${request.action === 'reapprove' ? 're-approved' : `${request.action}d`}; it allows ${ALLOWED_ACTIONS[item.kind].join(', ')}.`);
       }
       if (item.closure !== null) throw closedError(id, item.closure, request.by);
+      if (item.kind === 'case_failed') return dismissCaseFailure(item, request);
       const partition = await journal.partitionOf(item.effectId);
       if (partition === null) throw new InterlockError('unknown_effect', `Inbox item ${id} names effect ${item.effectId}, which is not recorded.`);
       const draft: Draft<'RESOLVED'> = { kind: 'RESOLVED', item: id, action: request.action, by: request.by, note: request.note, resolution: request.resolution ?? null, reapproval: request.reapproval ?? null };

@@ -3,7 +3,7 @@
 // `case:<case_id>`. POST answers 202 queued, 200 for the same case with the same payload (as it stands), 409 for
 // another payload under a taken case id; `?wait=` holds the answer until the case is decided and, once proposed,
 // until its effect settles, at most 30 s in all.
-import { caseScope, caseSubmissionOf, InterlockError, type CaseRecord, type CaseSubmission, type Entry, type Stores } from '../../src/interlock.js';
+import { caseFailureItemId, caseScope, caseSubmissionOf, InterlockError, type CaseRecord, type CaseSubmission, type Entry, type Stores } from '../../src/interlock.js';
 import { detailOf, summaryOf } from './effect-view.js';
 import { createDecisionChecks } from './decision-facts.js';
 import { apiError } from './errors.js';
@@ -40,6 +40,18 @@ async function effectAsItStands(stores: Stores, effectId: string) {
     links: summary.links,
   };
   return { view, entries };
+}
+
+/**
+ * The inbox item of a failed case's failure (case_failed, named by when the failure was written), or null when it is
+ * not open yet (the decisions worker opens it once the run that failed the case has completed, a moment after the case
+ * reads failed; a case failed before failures opened items has none).
+ */
+async function failureItemOf(stores: Stores, record: CaseRecord): Promise<string | null> {
+  const { status } = record;
+  if (status.state !== 'failed' || status.effectId !== null) return null;
+  const id = caseFailureItemId(record.submission.caseId, status.updatedAt);
+  return (await stores.inbox.get(id)) === null ? null : id;
 }
 
 type CaseEffect = NonNullable<Awaited<ReturnType<typeof effectAsItStands>>>['view'];
@@ -116,6 +128,7 @@ export async function caseView(stores: Stores, record: CaseRecord) {
   const answering = last !== undefined ? last.effect : status.state === 'proposed' ? effect : null;
   const byEffect = last !== undefined || status.state === 'proposed';
   const outcome = byEffect ? (answering?.outcome ?? null) : status.state === 'failed' ? (status.error?.code ?? 'failed') : (OUTCOME_OF_STATE[status.state] ?? null);
+  const failureItem = await failureItemOf(stores, record);
   return {
     object: 'case' as const,
     id: submission.caseId,
@@ -143,7 +156,7 @@ export async function caseView(stores: Stores, record: CaseRecord) {
     links: {
       self: `/v1/cases/${encodeURIComponent(submission.caseId)}`,
       effect: effect === null ? null : effect.links.self,
-      inbox: status.state === 'deviated' && effect !== null ? `/v1/inbox/model_deviated:${effect.effect_id}` : null,
+      inbox: status.state === 'deviated' && effect !== null ? `/v1/inbox/model_deviated:${effect.effect_id}` : failureItem === null ? null : `/v1/inbox/${failureItem}`,
       reapproved: last === undefined ? null : `/v1/effects/${last.effect_id}`,
     },
   };

@@ -1,7 +1,8 @@
 // The escalation inbox (issue 13 §4): effects the gate could not settle for a person (AMBIGUOUS), refusals a person
-// may re-approve, exposures and model deviations. Approvers act; auditors and operators read. Every action is a
-// signed RESOLVED entry on the effect's receipt naming the token, at most one per item: of two approvers acting on
-// one item at once, one wins and the other is answered 409 naming who acted.
+// may re-approve, exposures, model deviations and failed cases. Approvers act; auditors and operators read. Every
+// action is a signed RESOLVED entry on the effect's receipt naming the token, at most one per item: of two approvers
+// acting on one item at once, one wins and the other is answered 409 naming who acted. A failed case's item has no
+// effect: its dismissal is kept in the inbox index (who, when, the note), not on a receipt.
 import { checkFourEyes, createInboxActions, InterlockError, reapprovalRequestId, ProposalError, type Effect, type FactsNow, type InboxItem } from '../../src/interlock.js';
 import { createDecisionChecks } from './decision-facts.js';
 import { linksOf, snakeKeys } from './effect-view.js';
@@ -42,8 +43,14 @@ export function inboxItemView(item: InboxItem) {
             reapproval: closure.reapproval === null ? null : { approval: closure.reapproval.approval, request_id: closure.reapproval.requestId, effect_id: closure.reapproval.effectId },
             at: iso(closure.at),
           },
-    links: { self: `/v1/inbox/${item.id}`, effect: `/v1/effects/${item.effectId}`, receipt: `/v1/effects/${item.effectId}/receipt` },
+    links: item.kind === 'case_failed' ? caseFailureLinks(item) : { self: `/v1/inbox/${item.id}`, effect: `/v1/effects/${item.effectId}`, receipt: `/v1/effects/${item.effectId}/receipt` },
   };
+}
+
+/** A failed case's item has no effect or receipt to link (nothing was recorded for it): it links its case. */
+function caseFailureLinks(item: InboxItem): { self: string; effect: null; receipt: null; case?: string } {
+  const caseId = item.detail?.['case_id'];
+  return { self: `/v1/inbox/${item.id}`, effect: null, receipt: null, ...(typeof caseId === 'string' ? { case: `/v1/cases/${encodeURIComponent(caseId)}` } : {}) };
 }
 
 const common = {

@@ -153,9 +153,9 @@ export const recoverBody = z.strictObject({}).meta({ id: 'RecoverRequest' });
 export const MAX_NOTE_CHARS = 2_000;
 const note = freeText(MAX_NOTE_CHARS)
   .refine((value) => value.trim() !== '', 'must say what was checked or done')
-  .meta({ description: 'What the person checked or did, recorded in the signed RESOLVED entry.' });
+  .meta({ description: 'What the person checked or did, recorded in the signed RESOLVED entry (a failed case\'s item, which has no effect, keeps it in its closure in the inbox index).' });
 export const inboxItemParam = z.strictObject({
-  id: z.string().regex(/^[a-z_]{1,40}:[0-9a-f]{64}$/, 'must be an inbox item id (<kind>:<effect id>)'),
+  id: z.string().regex(/^(?:[a-z_]{1,40}:[0-9a-f]{64}|case_failed:[0-9a-f]{64}:\d{1,16})$/, 'must be an inbox item id (<kind>:<effect id>, or case_failed:<case effect id>:<failed at>)'),
 });
 export const inboxQuery = z.strictObject({
   status: z.enum(['open', 'closed']).optional().meta({ description: 'Open items (default), or closed ones (newest closure first).' }),
@@ -234,7 +234,9 @@ export const caseAnswer = z
       .meta({ description: 'Re-approvals a person made from the inbox of the case\'s refused effect (and of a re-approved effect refused again), in order; the last one\'s effect is the one `outcome` answers.' }),
     created_at: z.string(),
     updated_at: z.string(),
-    links: z.object({ self: z.string(), effect: z.string().nullable(), inbox: z.string().nullable(), reapproved: z.string().nullable() }),
+    links: z
+      .object({ self: z.string(), effect: z.string().nullable(), inbox: z.string().nullable(), reapproved: z.string().nullable() })
+      .meta({ description: '`inbox`: the item a person acts on, for a deviated case (model_deviated) or a failed one (case_failed, once its item is open); null otherwise.' }),
   })
   .meta({ id: 'Case' });
 
@@ -311,8 +313,8 @@ export const inboxItemAnswer = z
   .object({
     object: z.literal('inbox_item'),
     id: z.string(),
-    kind: z.enum(INBOX_KINDS),
-    effect_id: z.string(),
+    kind: z.enum(INBOX_KINDS).meta({ description: 'case_failed: a support case the decisions worker wrote failed (nothing proposed); no effect stands behind it, so it is only dismissed, in the inbox index.' }),
+    effect_id: z.string().meta({ description: 'The effect the item is about; for case_failed, the effect id the case proposes under (request case:<case id>), which no failed case has recorded.' }),
     subject: z.string(),
     outcome: z.string().nullable(),
     happened: z.string(),
@@ -332,7 +334,9 @@ export const inboxItemAnswer = z
         at: z.string(),
       })
       .nullable(),
-    links: z.object({ self: z.string(), effect: z.string(), receipt: z.string() }),
+    links: z
+      .object({ self: z.string(), effect: z.string().nullable(), receipt: z.string().nullable(), case: z.string().optional() })
+      .meta({ description: 'The item, its effect and receipt; a case_failed item has neither (null) and links its case instead.' }),
   })
   .meta({ id: 'InboxItem' });
 export const inboxList = z

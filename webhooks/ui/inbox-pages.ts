@@ -1,7 +1,9 @@
 // The escalation inbox on the page (issue 13 §4): the list of items, one item with what happened, the money at stake
 // and the facts that changed, and, for approvers, the three actions as plain forms (no script): re-approve under a new
 // approval, resolve an AMBIGUOUS effect after checking Stripe, dismiss with a note. The forms go through the same
-// actions as POST /v1/inbox/:id/... (the same checks, the same signed RESOLVED entry naming the signed-in token).
+// actions as POST /v1/inbox/:id/... (the same checks, the same signed RESOLVED entry naming the signed-in token). A
+// failed case's item (case_failed) has no effect, money or receipt: it shows the case, its error and what to do, and
+// its dismissal is kept in the inbox index.
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { moneyText, redactSecrets, type InboxItem } from '../../src/interlock.js';
 import { PERMISSIONS } from '../api/auth.js';
@@ -18,19 +20,26 @@ export const INBOX_SECTION = { path: '/ui/inbox', label: 'Inbox' } as const;
 const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
 /** An item's money at stake in its currency; an item opened before items carried one reads as of a currency unknown (moneyText). */
 const atStake = (item: InboxItem) => moneyText(item.centsAtStake, item.currency ?? null);
+/** A failed case's item moved no money: the list says so rather than a sum of nothing in no currency. */
+const stakeCell = (item: InboxItem) => (item.kind === 'case_failed' ? 'nothing moved' : atStake(item));
+/** A text field of an item's detail, or null (a failed case's case id, code and advice). */
+const detailText = (item: InboxItem, key: string): string | null => {
+  const value = item.detail?.[key];
+  return typeof value === 'string' ? value : null;
+};
 const label = (kind: string) => kind.replace(/_/g, ' ');
 const json = (value: unknown) => JSON.stringify(value);
 
 export function inboxListPage(input: { viewer: Viewer; items: readonly InboxItem[]; status: 'open' | 'closed'; nextHref: string | null }): Html {
   const other = input.status === 'open' ? html`<a href="/ui/inbox?status=closed">Show closed items</a>` : html`<a href="/ui/inbox">Show open items</a>`;
   const rows = input.items.map(
-    (item) => html`<tr><td><a href="/ui/inbox/${item.id}">${label(item.kind)}</a></td><td><code>${item.subject}</code></td><td>${atStake(item)}</td><td>${item.happened}</td><td>${iso(item.openedAt)}</td><td>${item.closure ? html`${item.closure.action} by ${item.closure.by.name}` : 'open'}</td></tr>`,
+    (item) => html`<tr><td><a href="/ui/inbox/${item.id}">${label(item.kind)}</a></td><td><code>${item.subject}</code></td><td>${stakeCell(item)}</td><td>${item.happened}</td><td>${iso(item.openedAt)}</td><td>${item.closure ? html`${item.closure.action} by ${item.closure.by.name}` : 'open'}</td></tr>`,
   );
   return layout(
     'Inbox',
     input.viewer,
     html`<h1>Escalation inbox: ${input.status} items</h1>
-<p>Effects a person must look at: an outcome nobody could settle, a refusal that may be re-approved, money at stake after a send. ${other}</p>
+<p>Effects a person must look at: an outcome nobody could settle, a refusal that may be re-approved, money at stake after a send; and support cases that failed undecided. ${other}</p>
 ${input.items.length === 0 ? html`<p>No ${input.status} items.</p>` : html`<table><caption>${input.status === 'open' ? 'Open items, newest first' : 'Closed items, newest closure first'}</caption>
 <thead><tr><th scope="col">Kind</th><th scope="col">Subject</th><th scope="col">At stake</th><th scope="col">What happened</th><th scope="col">Opened</th><th scope="col">Status</th></tr></thead>
 <tbody>${rows}</tbody></table>`}
@@ -75,10 +84,21 @@ const DONE_NOTICES: Record<PageAction, string> = {
   dismiss: "Dismissed. The entry is signed on the effect's receipt.",
 };
 
+/** A failed case's dismissal: no effect, so no receipt; the inbox index keeps who dismissed it, when and why. */
+const CASE_FAILED_DISMISSED = 'Dismissed. The inbox keeps who dismissed it, when and why (a failed case has no effect, so no receipt).';
+
 /** The sentence for `?done=`, only when the item was closed by that action: a link can say anything about any item. */
 function doneNotice(done: unknown, item: InboxItem): string | null {
   const action = PAGE_ACTIONS.find((known) => known === done);
-  return action === undefined || item.closure?.action !== action ? null : DONE_NOTICES[action];
+  if (action === undefined || item.closure?.action !== action) return null;
+  return item.kind === 'case_failed' && action === 'dismiss' ? CASE_FAILED_DISMISSED : DONE_NOTICES[action];
+}
+
+/** What a failed case's item shows where an effect's shows its effect and outcome: the case, its error, what to do. */
+function caseFailureFacts(item: InboxItem): Html {
+  return html`<dt>Case</dt><dd><code>${detailText(item, 'case_id') ?? 'not named'}</code> on <code>${item.subject}</code>, under approval <code>${detailText(item, 'approval') ?? 'not named'}</code></dd>
+<dt>Error</dt><dd><code>${detailText(item, 'code') ?? 'not named'}</code></dd>
+<dt>What to do</dt><dd>${detailText(item, 'what_to_do') ?? 'Read the case (GET /v1/cases/:id) for what failed it.'}</dd>`;
 }
 
 /** An effect's id, a link to its page for the roles that may open it (an approver may not: it would answer 403). */
@@ -90,13 +110,15 @@ export function inboxItemPage(input: { viewer: Viewer; item: InboxItem; canAct: 
   return layout(
     `Inbox: ${label(item.kind)}`,
     input.viewer,
-    html`<h1>${label(item.kind)}: ${atStake(item)} at stake</h1>
+    html`<h1>${label(item.kind)}: ${item.kind === 'case_failed' ? html`case <code>${detailText(item, 'case_id') ?? item.subject}</code>, nothing moved` : html`${atStake(item)} at stake`}</h1>
 ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : null}
 ${input.notice ? html`<p role="status">${input.notice}</p>` : null}
 <dl>
 <dt>What happened</dt><dd>${item.happened}</dd>
-<dt>Effect</dt><dd>${effectRef(item.effectId, item.effectId, input.canOpenEffects)} on <code>${item.subject}</code></dd>
-<dt>Outcome</dt><dd>${item.outcome ?? 'not settled'}</dd>
+${item.kind === 'case_failed'
+  ? caseFailureFacts(item)
+  : html`<dt>Effect</dt><dd>${effectRef(item.effectId, item.effectId, input.canOpenEffects)} on <code>${item.subject}</code></dd>
+<dt>Outcome</dt><dd>${item.outcome ?? 'not settled'}</dd>`}
 <dt>Opened</dt><dd>${iso(item.openedAt)}</dd>
 <dt>Allowed actions</dt><dd>${item.actions.join(', ')}</dd>
 </dl>

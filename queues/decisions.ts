@@ -19,6 +19,7 @@ import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
 import { queueRecorded } from './recorded.js';
 import {
+  approvalRoom,
   caseFailureItem,
   caseScope,
   checkDecision,
@@ -45,6 +46,8 @@ import {
   type CaseStatus,
   type CaseSubmission,
   type ApprovalSnapshot,
+  type SubjectCap,
+  type LeftBy,
   type Decider,
   type Decision,
   type DecisionCase,
@@ -198,6 +201,18 @@ async function openFailureItemOf(stores: Stores, record: CaseRecord): Promise<bo
   // At debug: the case's failure is logged already, and the item's opening (or a closure) is kept in the inbox index.
   if (opened.created) stores.logger.debug({ caseId: submission.caseId, item: opened.item.id, superseded: opened.superseded }, 'case failed: its inbox item is open');
   return true;
+}
+
+/**
+ * What a case may still ask for under `snapshot` (CaseApproval centsLeft), and what holds it below the cap: every use
+ * spent leaves nothing; otherwise the less of what the approval's cap and the cap set on its scope leave.
+ */
+export function roomOf(snapshot: ApprovalSnapshot, subjectCap: SubjectCap): { centsLeft: number; leftBy?: LeftBy } {
+  // The time only says whether the approval is live, which the gate checks at dispatch; the room does not depend on it.
+  const room = approvalRoom(snapshot, 0, subjectCap);
+  if (room.usesLeft === 0) return { centsLeft: 0, leftBy: 'uses' };
+  if (room.subjectCentsLeft !== null && room.subjectCentsLeft < room.centsLeft) return { centsLeft: room.subjectCentsLeft, leftBy: 'subject_cap' };
+  return room.centsLeft < snapshot.capCents ? { centsLeft: room.centsLeft, leftBy: 'approval' } : { centsLeft: room.centsLeft };
 }
 
 /** How old a note in the cases' outbox must be before a recovery pass takes its submission for one that stopped. */
@@ -626,15 +641,15 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
       throw failure('invalid_request', `Approval ${submission.approval} covers ${snapshot.scope}, not ${caseScope(submission)}: case ${caseId} cannot be decided under it and nothing was proposed.`);
     }
     const probe = probeEffect(submission, snapshot.capCents);
-    const premises = await readFacts(submission, probe, effectId);
+    const [premises, subjectCap] = await Promise.all([readFacts(submission, probe, effectId), stores.approvals.subjectCap(snapshot.scope)]);
     const subjectField = submission.kind === 'refund' ? { payment_intent: submission.subject } : { customer: submission.subject, incident: submission.incident };
     const input: DecisionCase = {
       caseId,
       kind: submission.kind,
       story: submission.story,
-      // What is left of the cap, as the gate counts it at dispatch (the running reservedCents beside the terms): the
-      // decider asks at most this, not the whole cap of an approval other effects used part of, which the gate refuses.
-      approval: { id: snapshot.id, capCents: snapshot.capCents, scope: snapshot.scope, approver: snapshot.approver, centsLeft: Math.max(0, snapshot.capCents - (snapshot.reservedCents ?? 0)) },
+      // What is left, as the gate counts it at dispatch (the approval's running reservedCents and uses, the subject's
+      // cap): the decider asks at most this, not the whole cap of an approval other effects used, which the gate refuses.
+      approval: { id: snapshot.id, capCents: snapshot.capCents, scope: snapshot.scope, approver: snapshot.approver, ...roomOf(snapshot, subjectCap) },
       facts: { [LOOKUP_OF[submission.kind]]: { ...subjectField, ...premises } } as DecisionCase['facts'],
       ...(submission.incident === null ? {} : { incident: submission.incident }),
     };

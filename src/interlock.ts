@@ -112,6 +112,7 @@ export {
   type Decision,
   type DecisionCase,
   type DecisionCheck,
+  type LeftBy,
 } from './decider/decider.js';
 export { INBOX_KINDS, OPERATOR_ACTIONS, ALLOWED_ACTIONS, parseInboxItemId, reapprovalRequestId, caseFailureItem, caseFailureItemId, type CaseFailure, type InboxKind, type InboxItemDraft } from './core/inbox.js';
 export { INBOX_CURSOR, CASE_WORKER, type Inbox, type InboxItem, type InboxClosure, type PendingReapproval, type InboxFilter, type InboxPage, type InboxStatus } from './redis/inbox.js';

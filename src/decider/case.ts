@@ -27,12 +27,20 @@ export type CaseApproval = {
   scope: string;
   approver?: string | undefined;
   /**
-   * What is left of the cap for this case, in the same minor units: the cap less what effects under the approval hold
-   * or sent already (its running `reservedCents`), as the gate counts it at dispatch. Absent: the whole cap. The decider
-   * tells the model this, and the rules decider asks at most this: the gate refuses an ask over it (OVER_CAP).
+   * What this case may still ask for, in the same minor units, as the gate counts it at dispatch: the cap less what
+   * effects under the approval hold or sent already (its running `reservedCents`), at most what the cap set on its
+   * scope leaves (a subject cap, shared by every approval on it), and 0 once every use of the approval is spent.
+   * Absent: the whole cap. The decider tells the model this, the rules decider asks at most this, and an ask over it is
+   * MODEL_DEVIATED (check.ts): the gate would refuse it (OVER_CAP, LEASE).
    */
   centsLeft?: number | undefined;
+  /** What holds centsLeft below the cap, so the texts can say why (absent: the approval's own cap). */
+  leftBy?: LeftBy | undefined;
 };
+
+/** What holds a case's room below its approval's cap: effects under the approval, the subject's cap, or its uses. */
+export const LEFT_BY = ['approval', 'subject_cap', 'uses'] as const;
+export type LeftBy = (typeof LEFT_BY)[number];
 
 export type DecisionCase = {
   caseId: string;
@@ -90,6 +98,7 @@ const caseSchema = z.strictObject({
     scope: z.string({ error: 'must be a string' }).regex(SUBJECT, 'must name one payment or customer, e.g. payment:pi_123 or customer:cus_123'),
     approver: freeText(200).optional(),
     centsLeft: z.number({ error: 'must be a number of cents' }).int('must be a whole number of cents').nonnegative('must be zero cents or more').optional(),
+    leftBy: z.enum(LEFT_BY, { error: `must be one of ${LEFT_BY.join(', ')}` }).optional(),
   }),
   facts: z.partialRecord(z.enum(LOOKUP_TOOLS, { error: `must be one of ${LOOKUP_TOOLS.join(', ')}` }), z.record(z.string(), z.unknown(), { error: 'must be a JSON object' })),
   incident: z.string({ error: 'must be a string' }).regex(INCIDENT, 'must be 1-200 letters, digits or _ . : # -').optional(),
@@ -127,12 +136,13 @@ export function parseCase(input: unknown): DecisionCase {
   const approval: CaseApproval = { id: value.approval.id, capCents: value.approval.capCents, scope: value.approval.scope };
   if (value.approval.approver !== undefined) approval.approver = value.approval.approver;
   if (value.approval.centsLeft !== undefined) approval.centsLeft = value.approval.centsLeft;
+  if (value.approval.leftBy !== undefined) approval.leftBy = value.approval.leftBy;
   const decisionCase: DecisionCase = { caseId: value.caseId, kind: value.kind, story: value.story, approval, facts };
   if (value.incident !== undefined) decisionCase.incident = value.incident;
   return decisionCase;
 }
 
-/** What a case may still ask for under its approval: what is left of the cap (centsLeft), or the whole cap when not given. */
+/** What a case may still ask for under its approval: what is left (centsLeft), or the whole cap when not given. */
 export function centsLeftOf(approval: CaseApproval): number {
   return approval.centsLeft === undefined ? approval.capCents : Math.max(0, Math.min(approval.capCents, approval.centsLeft));
 }

@@ -21,7 +21,7 @@ import { MAX_AMOUNT_CENTS } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
 import { RESERVED_REQUEST_PREFIXES } from '../core/proposal.js';
 import { identifier } from '../core/text.js';
-import { caseCurrency, subjectId, type CaseApproval, type DecisionCase, type DeclineDecision, type MoneyDecision, type Decision } from './case.js';
+import { caseCurrency, centsLeftOf, subjectId, type CaseApproval, type DecisionCase, type DeclineDecision, type MoneyDecision, type Decision } from './case.js';
 import { cleanModelLine, cleanModelText, DECISION_TEXT_MAX_CHARS } from './model-text.js';
 import { DESCRIPTION_MAX_CHARS } from './prompts.js';
 import { stoppingFact } from './stopping-fact.js';
@@ -54,6 +54,8 @@ export function checkDecision(decision: Decision, approval: CaseApproval, kind: 
   // A policy approval's cap may be above what one effect moves: the limit broken is then the effect's, named as such.
   else if (amount > MAX_AMOUNT_CENTS) problems.push(`the model decided ${String(amount)} cents, but one ${kind} moves at most ${MAX_AMOUNT_CENTS} cents (approval ${approval.id} covers ${approval.capCents} in all)`);
   else if (!Number.isSafeInteger(amount) || amount <= 0) problems.push(`the model decided ${String(amount)} cents, which is not a positive whole number of cents`);
+  // Within the cap but over what was left of it, as the model was told: the gate would refuse it (OVER_CAP).
+  else if (amount > centsLeftOf(approval)) problems.push(`the model decided ${String(amount)} cents, but it was told only ${centsLeftOf(approval)} ${approval.leftBy === 'subject_cap' ? `may still move on ${approval.scope} (the cap set there)` : `of approval ${approval.id}'s ${approval.capCents} were left`}`);
   problems.push(...(decision.deviations ?? []));
   const expected = kind === 'refund' ? 'payment:' : 'customer:';
   if (!approval.scope.startsWith(expected)) problems.push(`approval ${approval.id} covers ${approval.scope}, which is not a ${kind === 'refund' ? 'payment' : 'customer'}`);

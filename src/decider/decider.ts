@@ -10,7 +10,7 @@ export function createDecider(config: DeciderConfig): Decider {
 }
 
 export { createAnthropicDecider, DeciderError } from './anthropic.js';
-export { centsLeftOf, LOOKUP_TOOLS, parseCase, subjectId, type CaseApproval, type CreditDecision, type Decider, type Decision, type DecisionCase, type DeclineDecision, type LookupTool, type MoneyDecision, type RefundDecision } from './case.js';
+export { centsLeftOf, LOOKUP_TOOLS, parseCase, subjectId, type CaseApproval, type CreditDecision, type Decider, type Decision, type DecisionCase, type DeclineDecision, type LeftBy, type LookupTool, type MoneyDecision, type RefundDecision } from './case.js';
 export { checkDecision, MODEL_DEVIATED, proposalDecision, proposalFields, requestIdOf, type AcceptedDecision, type DecisionCheck, type ProposalFields } from './check.js';
 export { DECIDER_DEFAULTS, DEFAULT_MODEL, deciderConfigFrom, deciderEnvSchema, loadDeciderConfig, type DeciderConfig, type DeciderEnv } from './config.js';
 export { cleanModelLine, cleanModelText, DECISION_TEXT_MAX_CHARS } from './model-text.js';

@@ -117,7 +117,9 @@ function allowedText(input: DecisionCase, one: string): string {
   const money = (cents: number) => (currency === null ? String(cents) : `${moneyText(cents, currency)} (${cents} in ${currency.toUpperCase()} minor units)`);
   const units = currency === null ? ` in ${unitsOf(input).units}` : '';
   if (left === cap) return `one ${one} of at most ${money(cap)}${units}`;
-  return `a cap of ${money(cap)}, of which ${money(cap - left)} is held or sent already by other effects under it, so this ${one} is at most the ${money(left)} left${currency === null ? `, amounts${units}` : ''}`;
+  const amounts = currency === null ? `, amounts${units}` : '';
+  if (input.approval.leftBy === 'subject_cap') return `a cap of ${money(cap)}, but the cap set on ${input.approval.scope}, shared by every approval on it, has only ${money(left)} left, so this ${one} is at most that${amounts}`;
+  return `a cap of ${money(cap)}, of which ${money(cap - left)} is held or sent already by other effects under it, so this ${one} is at most the ${money(left)} left${amounts}`;
 }
 
 export function casePromptFor(input: DecisionCase): string {

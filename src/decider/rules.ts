@@ -37,14 +37,23 @@ function decline(input: DecisionCase, fact: string, owed = 'if the customer is s
 }
 
 /**
- * The decline of a case whose approval has nothing left (effects under it hold or sent all of its cap), or null when
- * something is: no decider asks for money the gate would refuse at once (OVER_CAP), and no model is asked at all.
+ * The decline of a case with nothing left to ask for (effects under its approval hold or sent all of its cap, or used
+ * every use of it, or effects on its scope all of the cap set there), or null when something is: no decider asks for
+ * money the gate would refuse at once (OVER_CAP, LEASE), and no model is asked at all.
  */
 export function nothingLeft(input: DecisionCase): DeclineDecision | null {
   if (centsLeftOf(input.approval) > 0) return null;
+  const { id, scope, capCents, leftBy } = input.approval;
   const currency = caseCurrency(input);
-  const reason = `Approval ${input.approval.id} has nothing left of its ${moneyText(input.approval.capCents, currency)} cap: effects under it hold or sent all of it, so no ${input.kind} was proposed for case ${input.caseId} and no model was asked. Nothing was sent: if the customer is still owed money, a person grants a new approval that covers it and submits a new case under it, or sends it with ${sendsBy(input)} under that approval.`;
-  return { action: 'decline', reason, model: RULES_MODEL, text: `rules: declined, the approval has nothing left. ${reason}` };
+  const newApproval = `a person grants a new approval that covers it and submits a new case under it, or sends it with ${sendsBy(input)} under that approval`;
+  const [why, then] =
+    leftBy === 'subject_cap'
+      ? [`The cap set on ${scope} has nothing left: effects on it hold or sent all of it`, `a person who may raises that cap (npx interlock caps set ${scope} <cents>) and submits a new case`]
+      : leftBy === 'uses'
+        ? [`Approval ${id} has no use left: effects under it used every one`, newApproval]
+        : [`Approval ${id} has nothing left of its ${moneyText(capCents, currency)} cap: effects under it hold or sent all of it`, newApproval];
+  const reason = `${why}, so no ${input.kind} was proposed for case ${input.caseId} and no model was asked. Nothing was sent: if the customer is still owed money, ${then}.`;
+  return { action: 'decline', reason, model: RULES_MODEL, text: `rules: declined, nothing is left to send under the approval. ${reason}` };
 }
 
 export function decideByRules(input: DecisionCase): Decision {

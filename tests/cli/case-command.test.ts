@@ -4,25 +4,19 @@
 // MODEL_DEVIATED, 4 not decided or not settled within --wait, 2 bad input (nothing stored), 1 an unknown case; a case
 // re-approved from the inbox exits as its re-approved effect.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { reconcileAll } from '../../queues/facts.js';
 import { createFacts, createFactsReader } from '../../src/interlock.js';
-import { replies, type MessagesServer } from '../decider/messages-server.js';
+import { replies } from '../decider/messages-server.js';
 import { disputeOf } from '../facts/facts-rig.js';
 import { bearer, TOKENS, uid } from '../http/rig.js';
 import { pay } from '../stripe/stripe-support.js';
 import { REDIS_URL } from '../support/harness.js';
-import { casesSuite, modelDecider, type CasesRig } from '../support/cases-rig.js';
+import { casesSuite, modelDecider } from '../support/cases-rig.js';
 import { runCli, tempDir } from './run-cli.js';
 
-const suite = casesSuite();
-let rig: CasesRig;
-let server: MessagesServer;
+const { rig, server } = casesSuite();
 const data = tempDir('case-cli');
-beforeAll(() => {
-  rig = suite.rig();
-  server = suite.server();
-});
 afterAll(() => {
   data.remove();
 });

@@ -5,25 +5,19 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAnthropicDecider, createDecider } from '../../src/decider/decider.js';
-import { casesSuite, type CasesRig } from '../support/cases-rig.js';
+import { casesSuite } from '../support/cases-rig.js';
 import { bearer, caseBody, TOKENS } from '../http/rig.js';
 import { refundCase } from './cases.js';
 import { configFor, failure } from './decider-support.js';
-import { replies, type MessagesServer } from './messages-server.js';
+import { replies } from './messages-server.js';
 
-const suite = casesSuite();
-let rig: CasesRig;
-let server: MessagesServer;
-beforeAll(() => {
-  rig = suite.rig();
-  server = suite.server();
-});
+const { rig, server } = casesSuite();
 
 const GATEWAY_KEY = 'gw-live-9f8e7d6c5b4a39281706f5e4d3c2b1a0';
 
-const config = configFor(suite.server, { apiKey: GATEWAY_KEY });
+const config = configFor(() => server, { apiKey: GATEWAY_KEY });
 
 describe('a gateway that quotes the key it was given', () => {
   it('a refused key (401), a rate limit (429) and a request-id holding the key: masked in every error kept', async () => {

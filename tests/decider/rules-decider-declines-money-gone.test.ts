@@ -3,16 +3,12 @@
 // already compensated (incident_compensation > 0), no second refund or credit is proposed; the case is declined,
 // naming the fact. The gate only checks that the facts did not change since the decision, so a refund decided on a
 // payment already refunded would go out twice (the rule in tests/decider/blind-decision.test.ts for the model).
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { caseEffectId } from '../../queues/decisions.js';
-import { casesSuite, type CasesRig } from '../support/cases-rig.js';
+import { casesSuite } from '../support/cases-rig.js';
 import { uid } from '../http/rig.js';
 
-const suite = casesSuite();
-let rig: CasesRig;
-beforeAll(() => {
-  rig = suite.rig();
-});
+const { rig } = casesSuite();
 
 describe('the rules decider on money that went back already', () => {
   it('does not refund the approved $20 a second time on a payment a person refunded by hand: the case is declined, naming the fact', async () => {

@@ -2,16 +2,12 @@
 // disputes, not whether the merchant won them), and says so truthfully: a refund beside a chargeback returns the money
 // twice unless the merchant won the dispute, which the facts do not show, so a person who checked the dispute sends the
 // refund by hand. It never claims a refund after a won dispute would return the money twice, and sends nothing.
-import { beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { caseEffectId } from '../../queues/decisions.js';
-import { casesSuite, type CasesRig } from '../support/cases-rig.js';
+import { casesSuite } from '../support/cases-rig.js';
 import { uid } from '../http/rig.js';
 
-const suite = casesSuite();
-let rig: CasesRig;
-beforeAll(() => {
-  rig = suite.rig();
-});
+const { rig } = casesSuite();
 
 it('a $20 goodwill refund on a payment whose chargeback the merchant won: declined, saying the facts do not show how the dispute ended and how to send it by hand; nothing sent', async () => {
   const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);

@@ -7,23 +7,17 @@
 // used. Words that also name the amount as called ("$0.20", "20 cents", "a 50-cent fee", "$20" beside 2000), name no
 // money figure (an order number, "2 items", "refund 20"), or a case in a currency without cents (jpy) leave the
 // decision as called.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { inboxItemId } from '../../src/core/inbox.js';
 import { checkDecision, MODEL_DEVIATED } from '../../src/decider/check.js';
 import { createAnthropicDecider, type Decision, type DecisionCase } from '../../src/decider/decider.js';
-import { casesSuite, modelDecider, type CasesRig } from '../support/cases-rig.js';
+import { casesSuite, modelDecider } from '../support/cases-rig.js';
 import { uid } from '../http/rig.js';
 import { creditCase, PAYMENT, refundCase } from './cases.js';
 import { configFor } from './decider-support.js';
-import { replies, type MessagesServer } from './messages-server.js';
+import { replies } from './messages-server.js';
 
-const suite = casesSuite();
-let rig: CasesRig;
-let server: MessagesServer;
-beforeAll(() => {
-  rig = suite.rig();
-  server = suite.server();
-});
+const { rig, server } = casesSuite();
 const config = configFor(() => server);
 
 /** The decision the Anthropic decider makes on `input` when the model looks the facts up, then makes `call` with `text` beside it. */

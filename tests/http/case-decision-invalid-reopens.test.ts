@@ -3,19 +3,13 @@
 // again (same id, same payload) is reopened and the model asked again, as a case failed with decider_unavailable is.
 // The worker does not ask again by itself: the failure is at once, after one answer.
 import request from 'supertest';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { caseEffectId } from '../../queues/decisions.js';
-import { replies, type MessagesServer } from '../decider/messages-server.js';
-import { casesSuite, modelDecider, type CasesRig } from '../support/cases-rig.js';
+import { replies } from '../decider/messages-server.js';
+import { casesSuite, modelDecider } from '../support/cases-rig.js';
 import { bearer, caseBody, TOKENS } from './rig.js';
 
-const suite = casesSuite();
-let rig: CasesRig;
-let server: MessagesServer;
-beforeAll(() => {
-  rig = suite.rig();
-  server = suite.server();
-});
+const { rig, server } = casesSuite();
 
 const post = (body: Record<string, unknown>) => request(rig.app).post('/v1/cases?wait=10').set(bearer(TOKENS.support)).send(body);
 

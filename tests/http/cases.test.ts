@@ -4,23 +4,17 @@
 // payload, 409 another payload; nothing is stored for a case the API refuses.
 import request from 'supertest';
 import { pino } from 'pino';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { reconcileAll } from '../../queues/facts.js';
 import { createFacts, createFactsReader } from '../../src/interlock.js';
 import { createApp } from '../../webhooks/app.js';
-import { replies, type MessagesServer } from '../decider/messages-server.js';
+import { replies } from '../decider/messages-server.js';
 import { disputeOf } from '../facts/facts-rig.js';
 import { pay } from '../stripe/stripe-support.js';
-import { casesSuite, modelDecider, type CasesRig } from '../support/cases-rig.js';
+import { casesSuite, modelDecider } from '../support/cases-rig.js';
 import { bearer, caseBody, tokenRegistry, TOKENS, uid } from './rig.js';
 
-const suite = casesSuite();
-let rig: CasesRig;
-let server: MessagesServer;
-beforeAll(() => {
-  rig = suite.rig();
-  server = suite.server();
-});
+const { rig, server } = casesSuite();
 
 const post = (body: Record<string, unknown>, query = '', token: string = TOKENS.support) => request(rig.app).post(`/v1/cases${query}`).set(bearer(token)).send(body);
 

@@ -6,18 +6,14 @@
 // page's dismissal of one says the inbox keeps it (there is no receipt).
 import { Redis } from 'ioredis';
 import request from 'supertest';
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { caseEffectId } from '../../queues/decisions.js';
 import { caseFailureItem, caseFailureItemId, InterlockError, type CaseRecord, type CaseSubmission, type Decider, type InboxItem } from '../../src/interlock.js';
-import { casesSuite, rulesDecider, type CasesRig } from '../support/cases-rig.js';
+import { casesSuite, rulesDecider } from '../support/cases-rig.js';
 import { signIn } from '../http/page-sessions.js';
 import { bearer, TOKENS, uid } from '../http/rig.js';
 
-const suite = casesSuite();
-let rig: CasesRig;
-beforeAll(() => {
-  rig = suite.rig();
-});
+const { rig } = casesSuite();
 
 function refundCase(paymentIntent: string, approval: string): CaseSubmission {
   return { caseId: `case-${uid()}`, kind: 'refund', subject: paymentIntent, incident: null, story: 'The blender arrived with a cracked jar; support approved a goodwill partial refund.', approval, agent: 'support-bot' };

@@ -3,20 +3,14 @@
 // deviation hook hears of, as one asking $30 is, not a malformed answer (decision_invalid) that fails the case quietly.
 // Beyond what any effect may move, nothing is recorded on a receipt (no effect can hold that amount): the case says
 // deviated, with the cap in its problems.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { caseEffectId } from '../../queues/decisions.js';
 import type { CaseSubmission } from '../../src/interlock.js';
-import { replies, type MessagesServer } from '../decider/messages-server.js';
-import { casesSuite, modelDecider, type CasesRig } from '../support/cases-rig.js';
+import { replies } from '../decider/messages-server.js';
+import { casesSuite, modelDecider } from '../support/cases-rig.js';
 import { uid } from '../http/rig.js';
 
-const suite = casesSuite();
-let rig: CasesRig;
-let server: MessagesServer;
-beforeAll(() => {
-  rig = suite.rig();
-  server = suite.server();
-});
+const { rig, server } = casesSuite();
 
 describe('a model asking for far more than the approval allows', () => {
   it('100,000,000 cents against a 2000 cent approval is MODEL_DEVIATED with an inbox item, like 3000 is', async () => {

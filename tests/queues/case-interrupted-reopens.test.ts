@@ -1,17 +1,13 @@
 // Rule: a case whose every decision attempt failed on an error from outside the project (Redis not answering while
 // the proposal was recorded), and that proposed nothing, is not failed for good: it fails as decision_interrupted
 // (retryable, saying nothing was proposed) and the same case submitted again once Redis answers is decided.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { caseEffectId } from '../../queues/decisions.js';
 import type { CaseSubmission } from '../../src/interlock.js';
-import { casesSuite, type CasesRig } from '../support/cases-rig.js';
+import { casesSuite } from '../support/cases-rig.js';
 import { uid } from '../http/rig.js';
 
-const suite = casesSuite();
-let rig: CasesRig;
-beforeAll(() => {
-  rig = suite.rig();
-});
+const { rig } = casesSuite();
 
 describe('a case whose every attempt met Redis not answering', () => {
   it('is decided when submitted again once Redis answers, as nothing was proposed', async () => {

@@ -5,22 +5,16 @@
 // queued, never sent) with an inbox item a person acts on; and a case decided again after a crash never yields a
 // second proposal: the first PROPOSED binds (I5).
 import { Redis } from 'ioredis';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { caseEffectId, decisionBackoff, MAX_ASKED_WAIT_MS, storyDigest } from '../../queues/decisions.js';
 import { caseView } from '../../webhooks/api/cases-routes.js';
 import { createDecider, createProposalRecorder, publicKeyPem, publicKeySet, requestIdOf, verify, type CaseRecord, type CaseSubmission, type Decider, type Decision, type Entry } from '../../src/interlock.js';
-import { replies, type MessagesServer } from '../decider/messages-server.js';
-import { casesSuite, modelDecider, type CasesRig } from '../support/cases-rig.js';
+import { replies } from '../decider/messages-server.js';
+import { casesSuite, modelDecider } from '../support/cases-rig.js';
 import { uid } from '../http/rig.js';
 
-const suite = casesSuite();
-let rig: CasesRig;
-let server: MessagesServer;
-beforeAll(() => {
-  rig = suite.rig();
-  server = suite.server();
-});
+const { rig, server } = casesSuite();
 const anthropic = () => modelDecider(server);
 
 function refundCase(paymentIntent: string, approval: string, overrides: Partial<CaseSubmission> = {}): CaseSubmission {

@@ -56,10 +56,11 @@ export function modelDecider(server: MessagesServer): Decider {
 }
 
 /**
- * A cases rig and a local Messages API server for one test file. After each test the rules decider and the plain
- * proposal sink are back, and the server must have had only requests the real API accepts and no reply unasked for.
+ * A cases rig and a local Messages API server for one test file, started before its tests and closed after them:
+ * `const { rig, server } = casesSuite();` at the file's top. After each test the rules decider and the plain proposal
+ * sink are back, and the server must have had only requests the real API accepts and no reply unasked for.
  */
-export function casesSuite(): { rig(): CasesRig; server(): MessagesServer } {
+export function casesSuite(): { rig: CasesRig; server: MessagesServer } {
   let rig: CasesRig | undefined;
   let server: MessagesServer | undefined;
   beforeAll(async () => {
@@ -77,11 +78,24 @@ export function casesSuite(): { rig(): CasesRig; server(): MessagesServer } {
     expect(problems).toEqual([]);
     expect(unused).toBe(0);
   });
-  const started = <T>(value: T | undefined): T => {
-    if (value === undefined) throw new Error('the cases suite has not started');
+  return { rig: startedLater('rig', () => rig), server: startedLater('Messages API server', () => server) };
+}
+
+/**
+ * Stands for what `current` gives once the suite's beforeAll made it: a test file names its rig and server at its top,
+ * before they exist, and uses them in its tests. Used before then, it says so.
+ */
+function startedLater<T extends object>(what: string, current: () => T | undefined): T {
+  const started = (): T => {
+    const value = current();
+    if (value === undefined) throw new Error(`the cases suite's ${what} is used before the suite started it (in a test or hook, not at a file's top)`);
     return value;
   };
-  return { rig: () => started(rig), server: () => started(server) };
+  return new Proxy({} as T, {
+    get: (_, key) => Reflect.get(started(), key) as unknown,
+    set: (_, key, value) => Reflect.set(started(), key, value),
+    has: (_, key) => Reflect.has(started(), key),
+  });
 }
 
 export async function startCasesRig(): Promise<CasesRig> {

@@ -5,7 +5,7 @@
 import { readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { repoCopy, runNode, temp } from './compiled-support.js';
+import { loadedAtStart, repoCopy, runNode, temp } from './compiled-support.js';
 
 let t: { dir: string; remove(): void };
 let root: string;
@@ -25,7 +25,7 @@ const copyDir = () => {
 it('a file of the copy truncated to nothing: the next start still answers (rebuilds or runs the sources)', async () => {
   const first = await runNode([join(root, 'bin', 'interlock.js'), '--version'], { cwd: root });
   expect(first).toMatchObject({ code: 0, stdout: '0.1.0\n' });
-  truncateSync(join(copyDir(), 'src', 'cli', 'program.js'), 0);
+  truncateSync(join(copyDir(), loadedAtStart(copyDir())[0] ?? ''), 0);
   const second = await runNode([join(root, 'bin', 'interlock.js'), '--version'], { cwd: root });
   expect(second.stderr).toBe('');
   expect(second).toMatchObject({ code: 0, stdout: '0.1.0\n' });
@@ -35,7 +35,7 @@ it('a file of the copy gone: the next start still answers', async () => {
   rmSync(join(root, 'node_modules', '.cache'), { recursive: true, force: true });
   const first = await runNode([join(root, 'bin', 'interlock.js'), '--version'], { cwd: root });
   expect(first).toMatchObject({ code: 0, stdout: '0.1.0\n' });
-  rmSync(join(copyDir(), 'src', 'cli', 'output.js'));
+  rmSync(join(copyDir(), loadedAtStart(copyDir()).at(-1) ?? ''));
   const second = await runNode([join(root, 'bin', 'interlock.js'), '--version'], { cwd: root });
   expect(second.stderr).toBe('');
   expect(second).toMatchObject({ code: 0, stdout: '0.1.0\n' });

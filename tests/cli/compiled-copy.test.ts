@@ -26,15 +26,15 @@ function program(): { root: string; cache: string } {
   writeFileSync(join(root, 'package.json'), '{ "type": "module" }\n');
   writeFileSync(join(root, 'tsconfig.json'), '{ "compilerOptions": { "target": "ES2022", "verbatimModuleSyntax": true } }\n');
   writeFileSync(join(root, 'src', 'lib', 'data.txt'), 'beside the source\n');
-  writeFileSync(join(root, 'src', 'lib', 'word.ts'), "export type Word = string;\nexport const word: Word = 'first';\n");
+  writeFileSync(join(root, 'src', 'lib', 'word.ts'), "export type Word = string;\nexport const word: Word = 'first';\nexport const wordUrl = import.meta.url;\n");
   writeFileSync(
     join(root, 'src', 'main.ts'),
     [
       "import { readFileSync } from 'node:fs';",
-      "import { word, type Word } from './lib/word.js';",
+      "import { word, wordUrl, type Word } from './lib/word.js';",
       'const shown: Word = word;',
       "const data = readFileSync(new URL('./lib/data.txt', import.meta.url), 'utf8').trim();",
-      'console.log(JSON.stringify({ word: shown, data, url: import.meta.url }));',
+      'console.log(JSON.stringify({ word: shown, data, url: import.meta.url, wordUrl }));',
       "if (process.argv[2] === 'throw') throw new Error('thrown on purpose');",
       '',
     ].join('\n'),
@@ -51,14 +51,19 @@ function runNode(args: readonly string[]): Promise<{ code: number; stdout: strin
 const copies = (cache: string) => readdirSync(cache).sort();
 
 describe('the compiled copy of a program', () => {
-  it('runs as its sources do: imports resolve, types are erased, and import.meta.url is the source file, so a file beside it is found', async () => {
+  it('runs as its sources do: imports resolve, types are erased, and each module\'s import.meta.url is its own source file, so a file beside it is found', async () => {
     const { root, cache } = program();
     const entry = await compiledEntry(root, 'src/main.ts', cache);
     expect(entry).toBeDefined();
     expect(fileURLToPath(entry ?? '').startsWith(cache)).toBe(true);
     const run = await runNode([fileURLToPath(entry ?? '')]);
     expect(run.stderr).toBe('');
-    expect(JSON.parse(run.stdout)).toEqual({ word: 'first', data: 'beside the source', url: pathToFileURL(join(root, 'src', 'main.ts')).href });
+    expect(JSON.parse(run.stdout)).toEqual({
+      word: 'first',
+      data: 'beside the source',
+      url: pathToFileURL(join(root, 'src', 'main.ts')).href,
+      wordUrl: pathToFileURL(join(root, 'src', 'lib', 'word.ts')).href,
+    });
   });
 
   it('a stack trace names the TypeScript file and its line, not the copy', async () => {
@@ -85,7 +90,7 @@ describe('the compiled copy of a program', () => {
     const { root, cache } = program();
     const first = await compiledEntry(root, 'src/main.ts', cache);
     const word = join(root, 'src', 'lib', 'word.ts');
-    writeFileSync(word, "export type Word = string;\nexport const word: Word = 'second';\n");
+    writeFileSync(word, "export type Word = string;\nexport const word: Word = 'second';\nexport const wordUrl = '';\n");
     const edited = await compiledEntry(root, 'src/main.ts', cache);
     expect(edited).not.toBe(first);
     expect(JSON.parse((await runNode([fileURLToPath(edited ?? '')])).stdout).word).toBe('second');
@@ -93,13 +98,13 @@ describe('the compiled copy of a program', () => {
     // The same size and the same modification time as the file it replaces (a tool that restores times, a clock
     // too coarse to tell two edits apart): still a new copy.
     const before = statSync(word);
-    writeFileSync(word, "export type Word = string;\nexport const word: Word = 'thirds';\n");
+    writeFileSync(word, "export type Word = string;\nexport const word: Word = 'thirds';\nexport const wordUrl = '';\n");
     utimesSync(word, before.atime, before.mtime);
     expect(statSync(word).size).toBe(before.size);
     const sameSize = await compiledEntry(root, 'src/main.ts', cache);
     expect(sameSize).not.toBe(edited);
     expect(JSON.parse((await runNode([fileURLToPath(sameSize ?? '')])).stdout).word).toBe('thirds');
-    writeFileSync(word, "export type Word = string;\nexport const word: Word = 'second';\n");
+    writeFileSync(word, "export type Word = string;\nexport const word: Word = 'second';\nexport const wordUrl = '';\n");
 
     const added = join(root, 'src', 'lib', 'unused.ts');
     writeFileSync(added, 'export const unused = 1;\n');
@@ -135,23 +140,27 @@ describe('the compiled copy of a program', () => {
 
   it('processes starting at once on new sources all run one complete copy, and no half-made one is left', async () => {
     const { root, cache } = program();
-    // Many files, so a process that read a copy still being written would find one missing.
+    // Many files, so a process that read a copy still being written would find one missing: each part is imported
+    // lazily, so each is a file of the copy.
     const parts = Array.from({ length: 80 }, (_, index) => `part${index}`);
     for (const part of parts) writeFileSync(join(root, 'src', 'lib', `${part}.ts`), `export const ${part}: number = ${part.length};\n`);
-    writeFileSync(join(root, 'src', 'parts.ts'), parts.map((part) => `import { ${part} } from './lib/${part}.js';`).join('\n') + `\nexport const total = ${parts.join(' + ')};\n`);
+    writeFileSync(join(root, 'src', 'parts.ts'), `export const total = (await Promise.all([${parts.map((part) => `import('./lib/${part}.js').then((m) => m.${part})`).join(', ')}])).reduce((a, b) => a + b, 0);\n`);
+    writeFileSync(join(root, 'src', 'main.ts'), `${readFileSync(join(root, 'src', 'main.ts'), 'utf8')}const { total } = await import('./parts.js');\nconsole.log(total);\n`);
     const starter = join(root, '..', 'start.mjs');
     writeFileSync(
       starter,
       `import { compiledEntry } from ${JSON.stringify(pathToFileURL(join(REPO, 'bin', 'compiled.js')).href)};\n` +
         `const entry = await compiledEntry(${JSON.stringify(root)}, 'src/main.ts', ${JSON.stringify(cache)});\n` +
-        "if (entry === undefined) process.exit(3);\nconsole.log(entry);\nawait import(entry);\nawait import(new URL('./parts.js', entry));\n",
+        "if (entry === undefined) process.exit(3);\nconsole.log(entry);\nawait import(entry);\n",
     );
     const runs = await Promise.all(Array.from({ length: 8 }, () => runNode([starter])));
     for (const run of runs) expect(run).toMatchObject({ code: 0, stderr: '' });
     const entries = new Set(runs.map((run) => run.stdout.split('\n')[0]));
     expect(entries.size).toBe(1);
     for (const run of runs) expect(JSON.parse(run.stdout.split('\n')[1] ?? '')).toMatchObject({ word: 'first' });
-    expect(copies(cache)).toEqual([readSources(root).name]);
+    for (const run of runs) expect(run.stdout.split('\n')[2]).toBe(String(parts.reduce((sum, part) => sum + part.length, 0)));
+    expect(copies(cache)).toEqual([readSources(root, 'src/main.ts').name]);
+    expect(readdirSync(join(cache, readSources(root, 'src/main.ts').name, 'chunks')).length).toBeGreaterThanOrEqual(parts.length);
   });
 
   it('old copies are removed when a new one is made, beyond the newest three; an abandoned half-made copy older than an hour too', async () => {
@@ -169,7 +178,7 @@ describe('the compiled copy of a program', () => {
     const made = await compiledEntry(root, 'src/main.ts', cache);
     expect(made).toBeDefined();
     // The new copy and the two newest old ones stay; a build started minutes ago may still be running.
-    expect(copies(cache)).toEqual(['building-2-2', 'old-a', 'old-b', readSources(root).name].sort());
+    expect(copies(cache)).toEqual(['building-2-2', 'old-a', 'old-b', readSources(root, 'src/main.ts').name].sort());
   });
 });
 
@@ -203,7 +212,7 @@ describe('bin/interlock.js', () => {
   });
 
 
-  const copyOf = (path: string) => pathToFileURL(join(REPO, 'node_modules', '.cache', 'interlock', readSources(REPO).name, path)).href;
+  const copyOf = (path: string) => pathToFileURL(join(REPO, 'node_modules', '.cache', 'interlock', readSources(REPO, 'src/main.ts').name, path)).href;
 
   it('runs the real program from its compiled copy: the copy\'s main module loads and no TypeScript file does', () => {
     const { loaded, stdout } = loadedBy(['--version']);

@@ -1,7 +1,7 @@
 // Helpers for the compiled-copy tests: a small program in a temp checkout, and a temp copy of the real
 // repository whose node_modules is a folder of links to the real packages (so its cache is its own, never the shared one).
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,6 +44,17 @@ export function repoCopy(root: string): void {
     if (entry === '.cache') continue;
     symlinkSync(join(REPO, 'node_modules', entry), join(root, 'node_modules', entry));
   }
+}
+
+/**
+ * The files of a compiled copy that its entry (src/main.js) imports statically, as paths within the copy: the shared
+ * chunks every command loads, so a damaged one would fail every start.
+ */
+export function loadedAtStart(copy: string): string[] {
+  const entry = readFileSync(join(copy, 'src', 'main.js'), 'utf8');
+  const chunks = [...entry.matchAll(/^(?:import .*|\}) from "\.\.\/(chunks\/[^"]+\.js)";$/gm)].map((match) => match[1] ?? '');
+  if (chunks.length === 0) throw new Error(`${copy}/src/main.js imports no chunk`);
+  return chunks;
 }
 
 export function runNode(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeout?: number } = {}): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -3,11 +3,10 @@
 // no policy violation. Any request elsewhere is recorded and refused, as on a closed network.
 //
 // Without /usr/bin/chromium the test fails and says how to install it, unless INTERLOCK_SKIP_BROWSER=1.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeBrowserTest, launchBrowser, SKIP_BROWSER } from '../support/browser.js';
+import { closeBrowserTest, launchBrowser, serveForBrowser, SKIP_BROWSER } from '../support/browser.js';
 import { signInInBrowser } from '../http/page-sessions.js';
 import { startRig, TOKENS, type Rig } from '../http/rig.js';
 
@@ -19,9 +18,7 @@ describe.skipIf(SKIP_BROWSER)('the queue dashboard in Chromium', () => {
 
   beforeAll(async () => {
     rig = await startRig({ metrics: true });
-    server = createServer(rig.app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server, base } = await serveForBrowser(rig.app));
     browser = await launchBrowser();
   }, 60_000);
 

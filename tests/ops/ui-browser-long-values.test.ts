@@ -1,12 +1,11 @@
 // Rule: an effect's page stays inside the window whatever the length of a value it shows: the longest request id
 // the API takes (200 characters, no space) wraps in its `dd`, as it does in the list, and no part of the page is off
 // to the side of a 1100 px window. Chromium as in ui-browser.test.ts (skipped only with INTERLOCK_SKIP_BROWSER=1).
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import type { Browser } from 'playwright-core';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeBrowserTest, launchBrowser, SKIP_BROWSER } from '../support/browser.js';
+import { closeBrowserTest, launchBrowser, serveForBrowser, SKIP_BROWSER } from '../support/browser.js';
 import { signInInBrowser } from '../http/page-sessions.js';
 import { approvalBody, bearer, startRig, TOKENS, uid, type Rig } from '../http/rig.js';
 
@@ -24,9 +23,7 @@ describe.skipIf(SKIP_BROWSER)('an effect with a 200-character request id, in a 1
     expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval)).status).toBe(201);
     const recorded = await rig.queue.propose({ requestId: `case-${'x'.repeat(195)}`, agent: 'sam', approval: String(approval.id), premises: { chargebacks: [], refunded_by_others: 0 }, effect: { kind: 'refund', paymentIntent: pi, amount: 500 } });
     effectId = recorded.effectId;
-    server = createServer(rig.app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server, base } = await serveForBrowser(rig.app));
     browser = await launchBrowser();
   }, 60_000);
 

@@ -8,8 +8,7 @@
 // machine has no browser on purpose; then it is skipped with that reason.
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,7 +17,7 @@ import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publicKeyPem } from '../../src/interlock.js';
-import { closeBrowserTest, launchBrowser, SKIP_BROWSER } from '../support/browser.js';
+import { closeBrowserTest, launchBrowser, serveForBrowser, SKIP_BROWSER } from '../support/browser.js';
 import { approvalBody, bearer, refundBody, startRig, TOKENS, uid, type Rig } from '../http/rig.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -71,9 +70,7 @@ describe.skipIf(SKIP_BROWSER)('the page in Chromium', () => {
     // A request id of the longest kind (200 characters, no space), which must not push the list past the window.
     const long = await rig.queue.propose({ requestId: `case-${'x'.repeat(195)}`, agent: 'sam', approval: approval.id, premises: { chargebacks: [], refunded_by_others: 0 }, effect: { kind: 'refund', paymentIntent: pi, amount: 500 } });
     expect((await rig.queue.waitFor(long.effectId, 10_000))?.outcome).toBe('REFUSED:stale_premise');
-    server = createServer(rig.app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server, base } = await serveForBrowser(rig.app));
     browser = await launchBrowser();
     const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1100, height: 900 } });
     page = await context.newPage();

@@ -2,7 +2,8 @@
 // root), background networking off (the network is closed). Without /usr/bin/chromium a browser test fails and says
 // how to install it, unless INTERLOCK_SKIP_BROWSER=1 says this machine has no browser on purpose (then it is skipped).
 import { existsSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -19,6 +20,13 @@ export const BROWSER_MISSING = `${CHROMIUM} is missing: install Debian's browser
 export function launchBrowser(): Promise<Browser> {
   if (!BROWSER_PRESENT) throw new Error(BROWSER_MISSING);
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+}
+
+/** `app` served on a free port of the loopback address, and the base URL a browser opens its pages at. */
+export async function serveForBrowser(app: RequestListener): Promise<{ server: Server; base: string }> {
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
 /** Closes what a browser test started, each part only if it was started: the browser, then its servers, then its rig. */

@@ -20,6 +20,7 @@ import { startSandbox, type Sandbox } from '../../sandbox/index.js';
 import { createFacts, createWebhookVerifier, effectIdFor, openStores, startSender, stripeSide, verify, CREDIT_FACTS, REFUND_FACTS, type Applied, type Config, type Effect, type FactsApplier, type Sender, type Stores, type StripeEvent, type Target, type Verification } from '../../src/interlock.js';
 import { stripeWebhookRouter } from '../../webhooks/stripe-route.js';
 import { approvalTerms, sleep, testConfig, testKey } from '../support/harness.js';
+import { pay } from '../stripe/stripe-support.js';
 export { pay } from '../stripe/stripe-support.js';
 
 export const SANDBOX_KEY = 'sk_test_interlockFactsTests0001';
@@ -60,6 +61,11 @@ export type FactsRig = {
   commit(effect: RigEffect): Promise<string>;
   /** Commits a gated refund of `amount` cents on the payment through the queue; returns its effect id. */
   refund(paymentIntent: string, amount?: number): Promise<string>;
+  /**
+   * A $100 payment with a gated $20 refund committed on it, its events applied: the payment, the effect and the refund
+   * Stripe holds for it.
+   */
+  committedRefund(): Promise<{ paymentIntent: string; effectId: string; refund: Stripe.Refund }>;
   /** The receipt, verified against the rig's public key. */
   receipt(effectId: string): Promise<Verification>;
   /** Waits until `check` holds for the verified receipt (the facts worker is asynchronous). */
@@ -184,6 +190,15 @@ export async function startFactsRig(options: FactsRigOptions = {}): Promise<Fact
       return verify(JSON.parse(JSON.stringify(bundle)), { publicKeys: keyPair.publicKeys });
     };
 
+    const drained = async (timeoutMs = 15_000): Promise<void> => {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const counts = await factsQueue.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+        if (Object.values(counts).every((count) => count === 0)) return;
+        if (Date.now() > deadline) throw new Error(`the facts queue still holds jobs after ${timeoutMs} ms: ${JSON.stringify(counts)}`);
+        await sleep(50);
+      }
+    };
     return {
       sandbox,
       stripe,
@@ -209,6 +224,15 @@ export async function startFactsRig(options: FactsRigOptions = {}): Promise<Fact
       refund(paymentIntent, amount = 2_000) {
         return commit({ kind: 'refund', paymentIntent, amount, reason: 'requested_by_customer' });
       },
+      async committedRefund() {
+        const { paymentIntent } = await pay(stripe, 'pm_card_visa', 10_000);
+        const effectId = await commit({ kind: 'refund', paymentIntent, amount: 2_000, reason: 'requested_by_customer' });
+        await sandbox.control.idle();
+        await drained();
+        const refund = (await stripe.refunds.list({ payment_intent: paymentIntent })).data[0];
+        if (refund === undefined) throw new Error(`no refund at Stripe for ${paymentIntent}, whose effect ${effectId} committed`);
+        return { paymentIntent, effectId, refund };
+      },
       receipt,
       async until(effectId, check, timeoutMs = 15_000) {
         const deadline = Date.now() + timeoutMs;
@@ -223,15 +247,7 @@ export async function startFactsRig(options: FactsRigOptions = {}): Promise<Fact
         const bundle = await stores.journal.receipt(effectId);
         return (bundle?.entries ?? []).flatMap((entry) => (entry.kind === 'OBSERVED' ? [{ source: entry.source, eventId: entry.eventId, eventType: entry.eventType, objectId: entry.objectId, status: entry.status }] : []));
       },
-      async drained(timeoutMs = 15_000) {
-        const deadline = Date.now() + timeoutMs;
-        for (;;) {
-          const counts = await factsQueue.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
-          if (Object.values(counts).every((count) => count === 0)) return;
-          if (Date.now() > deadline) throw new Error(`the facts queue still holds jobs after ${timeoutMs} ms: ${JSON.stringify(counts)}`);
-          await sleep(50);
-        }
-      },
+      drained,
       startFactsWorker: startWorker,
       stopFactsWorker: stopWorker,
       close: closeAll,

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pay, spawnServe, startFactsRig, type FactsRig } from './facts-rig.js';
+import { spawnServe, startFactsRig, type FactsRig } from './facts-rig.js';
 
 let rig: FactsRig;
 let dir: string;
@@ -53,12 +53,7 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20
 describe('a facts worker killed with an event in hand', () => {
   it('appends the event once after a restart, and nothing is lost', async () => {
     const first = await startFactsProcess();
-    const { paymentIntent } = await pay(rig.stripe, 'pm_card_visa', 10_000);
-    const effectId = await rig.refund(paymentIntent, 2_000);
-    await rig.sandbox.control.idle();
-    await rig.drained();
-    const refund = (await rig.stripe.refunds.list({ payment_intent: paymentIntent })).data[0];
-    if (refund === undefined) throw new Error('no refund at Stripe');
+    const { effectId, refund } = await rig.committedRefund();
 
     // Stripe is slow to answer the worker's re-read: the worker holds the failure's events when it is killed.
     await rig.sandbox.control.slowDown({ path: '/v1/refunds', ms: 60_000, count: 20 });

@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startService } from '../../src/main.js';
 import { freePort } from '../support/private-redis.js';
-import { pay } from './facts-rig.js';
 import { replicatedFacts } from './replicated-facts-rig.js';
 
 // The route and the sender run in the rig; the facts worker only in the facts-only process.
@@ -33,12 +32,7 @@ describe('serve --roles facts under INTERLOCK_REDIS_MIN_REPLICAS=1', () => {
         return { status: answer.status, failed: body.checks.filter((check) => !check.ok).map((check) => check.name) };
       };
       const refused = async () => sample(await (await fetch(metricsUrl)).text(), 'interlock_redis_not_durable_total{where="facts"}');
-      const { paymentIntent } = await pay(rig.stripe, 'pm_card_visa', 10_000);
-      const effectId = await rig.refund(paymentIntent, 2_000);
-      await rig.sandbox.control.idle();
-      await rig.drained();
-      const refund = (await rig.stripe.refunds.list({ payment_intent: paymentIntent })).data[0];
-      if (refund === undefined) throw new Error('no refund at Stripe');
+      const { effectId, refund } = await rig.committedRefund();
       await expect.poll(async () => (await readyz()).status, { timeout: 20_000, interval: 100 }).toBe(200);
       expect(await refused()).toBe(0);
 

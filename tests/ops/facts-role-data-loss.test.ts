@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startService } from '../../src/main.js';
-import { pay, startFactsRig } from '../facts/facts-rig.js';
+import { startFactsRig } from '../facts/facts-rig.js';
 import { testConfig } from '../support/harness.js';
 import { freePort, startPrivateRedis } from '../support/private-redis.js';
 import { TEST_KEY } from '../stripe/stripe-support.js';
@@ -79,12 +79,7 @@ describe('serve --roles facts after Redis lost its data', () => {
     const metricsPort = await freePort();
     const facts = await startService({ ...rig.config, durabilityCheckMs: 200, signingKeyFile: join(dir, 'signing-key.pem'), dataDir: join(dir, 'data'), metricsAddr: { host: '127.0.0.1', port: metricsPort } }, ['facts']);
     closers.push(() => facts.close());
-    const { paymentIntent } = await pay(rig.stripe, 'pm_card_visa', 10_000);
-    const effectId = await rig.refund(paymentIntent, 2_000);
-    await rig.sandbox.control.idle();
-    await rig.drained();
-    const refund = (await rig.stripe.refunds.list({ payment_intent: paymentIntent })).data[0];
-    if (refund === undefined) throw new Error('no refund at Stripe');
+    const { effectId, refund } = await rig.committedRefund();
     const before = new Set((await rig.factsQueue.queue.getJobs(['completed', 'failed', 'delayed', 'waiting', 'active'])).map((job) => job.id));
 
     // The marker is replaced, as a process started after a loss writes its own; the journal stays, so a fact recorded

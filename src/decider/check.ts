@@ -55,7 +55,7 @@ export function checkDecision(decision: Decision, approval: CaseApproval, kind: 
   else if (amount > MAX_AMOUNT_CENTS) problems.push(`the model decided ${String(amount)} cents, but one ${kind} moves at most ${MAX_AMOUNT_CENTS} cents (approval ${approval.id} covers ${approval.capCents} in all)`);
   else if (!Number.isSafeInteger(amount) || amount <= 0) problems.push(`the model decided ${String(amount)} cents, which is not a positive whole number of cents`);
   // Within the cap but over what was left of it, as the model was told: the gate would refuse it (OVER_CAP).
-  else if (amount > centsLeftOf(approval)) problems.push(`the model decided ${String(amount)} cents, but it was told only ${centsLeftOf(approval)} ${approval.leftBy === 'subject_cap' ? `may still move on ${approval.scope} (the cap set there)` : `of approval ${approval.id}'s ${approval.capCents} were left`}`);
+  else if (amount > centsLeftOf(approval)) problems.push(`the model decided ${String(amount)} cents, but ${leftText(approval)}`);
   problems.push(...(decision.deviations ?? []));
   const expected = kind === 'refund' ? 'payment:' : 'customer:';
   if (!approval.scope.startsWith(expected)) problems.push(`approval ${approval.id} covers ${approval.scope}, which is not a ${kind === 'refund' ? 'payment' : 'customer'}`);
@@ -64,6 +64,14 @@ export function checkDecision(decision: Decision, approval: CaseApproval, kind: 
   if (problems.length === 0) return { verdict: 'accepted', decision };
   const message = `${MODEL_DEVIATED}: ${problems.join('; ')}. Nothing was sent; a person must decide this case, or approve the amount the model asked for.`;
   return { verdict: MODEL_DEVIATED, decision, problems, message };
+}
+
+/** What the decider was told is left of `approval`, and why, for a problem naming an ask over it. */
+function leftText(approval: CaseApproval): string {
+  const left = centsLeftOf(approval);
+  if (approval.leftBy === 'uses') return `approval ${approval.id} has no use left (every one is spent)`;
+  if (approval.leftBy === 'subject_cap') return `it was told only ${left} may still move on ${approval.scope} (the cap set there)`;
+  return `it was told only ${left} of approval ${approval.id}'s ${approval.capCents} were left`;
 }
 
 export type ProposalFields = {

@@ -48,7 +48,7 @@ export function nothingLeft(input: DecisionCase): DeclineDecision | null {
   const newApproval = `a person grants a new approval that covers it and submits a new case under it, or sends it with ${sendsBy(input)} under that approval`;
   const [why, then] =
     leftBy === 'subject_cap'
-      ? [`The cap set on ${scope} has nothing left: effects on it hold or sent all of it`, `a person who may raises that cap (npx interlock caps set ${scope} <cents>) and submits a new case`]
+      ? [`The cap set on ${scope} lets nothing more move (effects on it hold or sent all of it, or it is 0)`, `a person who may raises that cap (npx interlock caps set ${scope} <cents>) and submits a new case`]
       : leftBy === 'uses'
         ? [`Approval ${id} has no use left: effects under it used every one`, newApproval]
         : [`Approval ${id} has nothing left of its ${moneyText(capCents, currency)} cap: effects under it hold or sent all of it`, newApproval];
@@ -68,8 +68,11 @@ export function decideByRules(input: DecisionCase): Decision {
   const amountCents = Math.min(leftCents, MAX_AMOUNT_CENTS);
   const approvedBy = input.approval.approver === undefined ? '' : ` by ${input.approval.approver}`;
   const whole = leftCents === input.approval.capCents;
-  const approved = whole ? 'the amount approved' : `what is left of the ${moneyText(input.approval.capCents, currency)} approved`;
-  const rule = whole ? 'the approved amount' : 'what is left of the approved amount';
+  // Said as what holds it: the approval's own use, or the cap set on its scope (nothing of the approval need be used).
+  const capped = input.approval.leftBy === 'subject_cap';
+  const cap = moneyText(input.approval.capCents, currency);
+  const approved = whole ? 'the amount approved' : capped ? `what the cap set on ${input.approval.scope} lets move of the ${cap} approved` : `what is left of the ${cap} approved`;
+  const rule = whole ? 'the approved amount' : capped ? `what the cap set on ${input.approval.scope} lets move of the amount` : 'what is left of the approved amount';
   switch (input.kind) {
     case 'refund': {
       const reason = `Goodwill refund of ${moneyText(amountCents, currency)} for case ${input.caseId}, ${approved}${approvedBy} under ${input.approval.id}.`;

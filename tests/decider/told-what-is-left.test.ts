@@ -6,7 +6,7 @@
 // nothing left is declined without asking the model, saying what holds it; a model that asks for more than it was told
 // is left (within the cap) is MODEL_DEVIATED, not proposed for the gate to refuse.
 import { describe, expect, it } from 'vitest';
-import { createDecider, decideByRules } from '../../src/decider/decider.js';
+import { checkDecision, createDecider, decideByRules } from '../../src/decider/decider.js';
 import type { CaseSubmission } from '../../src/interlock.js';
 import { replies, type Received } from './messages-server.js';
 import { casesSuite, modelDecider } from '../support/cases-rig.js';
@@ -115,7 +115,11 @@ describe('a case whose scope has a cap leaving less than the approval', () => {
     const other = await customerWithApproval(3_000);
     await rig.stores.approvals.setSubjectCap(`customer:${other.customer}`, 500);
     rig.useDecider(createDecider({ apiKey: null, model: 'unused', baseURL: null, maxTokens: 1024, timeoutMs: 1_000, maxRetries: 0, maxTurns: 4 }));
-    expect(await decideAndSend(creditSubmission(other.customer, other.approval, 'INC-capped'))).toEqual({ state: 'proposed', amountCents: 500, outcome: 'COMMITTED' });
+    const { record } = await decided(creditSubmission(other.customer, other.approval, 'INC-capped'));
+    expect(record.status).toMatchObject({ state: 'proposed', decision: { amountCents: 500 } });
+    // Said as what holds it: the cap set on the customer, not the approval (nothing of which was used).
+    expect(record.status.decision?.text).toContain(`what the cap set on customer:${other.customer} lets move`);
+    expect(record.status.decision?.text).not.toContain('what is left of');
   });
 
   it('a subject cap with nothing left declines the case, saying to raise that cap; no model is asked', async () => {
@@ -125,7 +129,7 @@ describe('a case whose scope has a cap leaving less than the approval', () => {
     const before = server.received.length;
     const { record } = await decided(creditSubmission(customer, approval, 'INC-closed'));
     expect(record.status).toMatchObject({ state: 'declined', decision: { model: 'rules', action: 'decline' } });
-    expect(record.status.decision?.text).toContain(`The cap set on customer:${customer} has nothing left`);
+    expect(record.status.decision?.text).toContain(`The cap set on customer:${customer} lets nothing more move`);
     expect(record.status.decision?.text).toContain(`interlock caps set customer:${customer}`);
     expect(server.received).toHaveLength(before);
   });
@@ -152,5 +156,13 @@ describe('a model asking for more than it was told is left', () => {
     expect(record.status.state).toBe('deviated');
     expect(record.status.problems).toContainEqual(expect.stringContaining(`it was told only 2000 of approval ${approval}'s 3000 were left`));
     expect((await rig.stores.approvals.describe(approval)).snapshot).toMatchObject({ reservedCents: 1_000 });
+  });
+});
+
+describe('an ask checked against an approval with no use left', () => {
+  it('names the spent uses, not a number of cents left', () => {
+    const spent = creditCase({ approval: { ...creditCase().approval, centsLeft: 0, leftBy: 'uses' } });
+    const check = checkDecision({ action: 'credit', amountCents: 100, description: 'Goodwill credit.', model: 'custom', text: 'custom' }, spent.approval, 'credit', null);
+    expect(check).toMatchObject({ verdict: 'MODEL_DEVIATED', problems: [expect.stringContaining(`approval ${spent.approval.id} has no use left`)] });
   });
 });

@@ -34,7 +34,7 @@ import type { PremiseChange } from './core/entries.js';
 import { InterlockError } from './core/errors.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { closeConnection, createQueueConnection, createRedisClient, foreignReply, notRedisProtocol, otherDatabase, type RedisClient } from './redis/client.js';
-import { createDurabilityMonitor, enterDeployment, holdDeploymentMarker, inspectDurability, redisFullOr, requireDurability, warnUnboundedMemory, type Durability, type DurabilityMonitor } from './redis/durability.js';
+import { createDeploymentKeys, createDurabilityMonitor, enterDeployment, holdDeploymentMarker, inspectDurability, redisFullOr, requireDurability, warnUnboundedMemory, type Durability, type DurabilityMonitor } from './redis/durability.js';
 import { createHeartbeat, WorkerSupersededError, type Heartbeat } from './redis/heartbeat.js';
 import { createRedisJournal, type Journal, type ReconcileCursor, type ReconcileTurn, type WatchPosition } from './redis/journal.js';
 export { LONGEST_RECONCILE_SINCE_MS } from './redis/journal.js';
@@ -59,7 +59,7 @@ export { zodFieldProblems } from './core/errors.js';
 export type { FinalMoney, Exposure } from './core/final-money.js';
 export { moneyAfterSend } from './core/final-money.js';
 export type { ApprovalSnapshot } from './core/entries.js';
-export type { Durability } from './redis/durability.js';
+export type { Adoption, DeploymentKeys, Durability } from './redis/durability.js';
 export type { ReconcileCursor, ReconcileTurn, WatchPosition } from './redis/journal.js';
 export { effectIdFor, isEffectId } from './core/effect-id.js';
 export { verify, outcomeOf, outcomeReason, currentOutcome, entrySignatures, type Verification, type EntrySignature } from './core/verify.js';
@@ -417,6 +417,11 @@ export async function enterWithKey(stores: Stores, mode: 'join' | 'check' = 'joi
   if (mode === 'check') return;
   if (recorded === 'added') stores.logger.info({ kid: stores.signingKey.kid, retiredKids: retired }, 'signing key rotated: this deployment now also signs with this key');
   if (recorded === 'unrecorded') stores.logger.warn({ kid: stores.signingKey.kid, key: stores.keys.signingKids }, `Redis is full, so this process's signing key ${stores.signingKey.kid} was not recorded as the deployment's (the process starts all the same; a later start records it). Free space or raise maxmemory (README "Retention").`);
+}
+
+/** The stores' deployment's record of its signing keys (redis/durability.ts createDeploymentKeys), for `interlock keys adopt`. */
+export function deploymentKeysOf(stores: Stores): ReturnType<typeof createDeploymentKeys> {
+  return createDeploymentKeys(innerOf(stores).redis, { key: stores.keys.signingKids, newestKey: stores.keys.signingKidNewest });
 }
 
 /**

@@ -20,6 +20,10 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'npx interlock keys generate   # at INTERLOCK_SIGNING_KEY_FILE, or DATA_DIR/keys/signing-key.pem',
     'npx interlock keys generate --out /etc/interlock/signing-key-2.pem   # a new key for a rotation',
   ],
+  'keys adopt': [
+    'npx interlock keys adopt   # says what it would change, and changes nothing',
+    'npx interlock keys adopt --yes   # with INTERLOCK_SIGNING_KEY_FILE set to the new key, after the old one leaked',
+  ],
   'keys public': ['npx interlock keys public > public-key.pem', 'npx interlock keys public --key /etc/interlock/signing-key.pem >> /etc/interlock/retired-keys.pem'],
   'receipt export': [
     'npx interlock receipt export "$EFFECT_ID" --out receipt.json   # the effectId refund or credit printed; a new file',

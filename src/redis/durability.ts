@@ -254,7 +254,38 @@ export async function enterDeployment(redis: RedisClient, where: { key: string; 
     throw error;
   }
   if (reply.status === 'OK') return reply.recorded;
-  throw new DeploymentKeyError(where, kid, retired, reply.kids, reply.newest === false ? null : reply.newest, reply.count);
+  throw new DeploymentKeyError(where, kid, retired, reply.kids, reply.newest === false ? null : reply.newest);
+}
+
+/**
+ * The deployment's record of its signing keys (enter-deployment-2.lua's KEYS): `kids`, sorted; `newest`, the kid it
+ * rotated to last, or null when not known (none recorded, or an earlier release rotated since); `record`, KEYS[2] as
+ * stored (null: absent), which an adoption must find unchanged.
+ */
+export type DeploymentKeys = { kids: string[]; newest: string | null; record: string | null };
+
+/** What an adoption did: `adopted`, `unchanged` (the key was the deployment's only one already), or `changed`: the record is no longer the one read, and nothing was written. */
+export type Adoption = 'adopted' | 'unchanged' | 'changed';
+
+/**
+ * The deployment's signing-key record on this Redis and key prefix, for `interlock keys adopt`: `read()` it, then
+ * `adopt(kid, seen)` makes `kid` the deployment's only key and its newest, in one step that writes only while the
+ * record is still `seen` (enter-deployment-2.lua 'adopt'). A process signing with a key dropped so is refused at its
+ * next start (enterDeployment), unless it holds `kid` as retired.
+ */
+export function createDeploymentKeys(redis: RedisClient, where: { key: string; newestKey: string }): { read(): Promise<DeploymentKeys>; adopt(kid: string, seen: DeploymentKeys): Promise<Adoption> } {
+  return {
+    async read() {
+      const [kids, record] = await Promise.all([redis.smembers(where.key), redis.get(where.newestKey)]);
+      const recorded = record === null ? null : /^(.+)\|(\d+)$/.exec(record);
+      const newest = recorded?.[1] !== undefined && Number(recorded[2]) === kids.length ? recorded[1] : null;
+      return { kids: kids.sort(), newest, record };
+    },
+    async adopt(kid, seen) {
+      const reply = await createScriptRunner(redis)<{ status: 'OK'; recorded: 'adopted' | 'unchanged' } | { status: 'CHANGED' }>('enter-deployment-2', [where.key, where.newestKey], ['adopt', kid, seen.record ?? '', ...seen.kids]);
+      return reply.status === 'OK' ? reply.recorded : 'changed';
+    },
+  };
 }
 
 /**
@@ -262,7 +293,7 @@ export async function enterDeployment(redis: RedisClient, where: { key: string; 
  * key the deployment never rotated to (a rotation holds the deployment's newest key as retired).
  */
 export class DeploymentKeyError extends InterlockError {
-  constructor(where: { key: string; newestKey: string; keyPrefix: string }, kid: string, retired: readonly string[], kids: readonly string[], newest: string | null, count: number) {
+  constructor(where: { key: string; newestKey: string; keyPrefix: string }, kid: string, retired: readonly string[], kids: readonly string[], newest: string | null) {
     const held = retired.length === 0 ? 'and holds no retired key' : `and holds ${retired.join(', ')} as retired`;
     const rotation =
       newest === null
@@ -270,7 +301,7 @@ export class DeploymentKeyError extends InterlockError {
         : `it rotated to ${newest} last, so a new key is taken only holding ${newest} as retired`;
     super(
       'invalid_config',
-      `This process signs with key ${kid} ${held}, but the deployment on this Redis with key prefix ${where.keyPrefix} signs its receipts with ${kids.join(', ')}, and ${rotation}: this key is another deployment's (two deployments on one Redis left at the same INTERLOCK_KEY_PREFIX, say), or one this deployment never rotated to (a key made because INTERLOCK_SIGNING_KEY_FILE was not given), and would sign entries its auditors cannot check. Give this process its own INTERLOCK_KEY_PREFIX, or the deployment's signing key (INTERLOCK_SIGNING_KEY_FILE); to rotate, list the public half of the key the deployment signs with now in INTERLOCK_RETIRED_PUBLIC_KEYS_FILE (README "Rotating the signing key"); to rotate away from a key that leaked without trusting it any more, record this key as the deployment's on purpose (\`redis-cli SADD ${where.key} ${kid}\` and \`redis-cli SET ${where.newestKey} '${kid}|${count + 1}'\`) and start again. If the deployment's key is lost for good, remove the record (\`redis-cli DEL ${where.key} ${where.newestKey}\`) and start again: receipts signed with the lost key then read as signed by an unknown key.`,
+      `This process signs with key ${kid} ${held}, but the deployment on this Redis with key prefix ${where.keyPrefix} signs its receipts with ${kids.join(', ')}, and ${rotation}: this key is another deployment's (two deployments on one Redis left at the same INTERLOCK_KEY_PREFIX, say), or one this deployment never rotated to (a key made because INTERLOCK_SIGNING_KEY_FILE was not given), and would sign entries its auditors cannot check. Give this process its own INTERLOCK_KEY_PREFIX, or the deployment's signing key (INTERLOCK_SIGNING_KEY_FILE); to rotate, list the public half of the key the deployment signs with now in INTERLOCK_RETIRED_PUBLIC_KEYS_FILE (README "Rotating the signing key"); to rotate away from a key that leaked, without trusting it any more, or from one lost for good, make this key the deployment's only one on purpose with \`npx interlock keys adopt --yes\` (run with this process's settings: its REDIS_URL and INTERLOCK_KEY_PREFIX, and its key as INTERLOCK_SIGNING_KEY_FILE or in its INTERLOCK_DATA_DIR; without --yes it only shows what it would change) and start again.`,
     );
     this.name = 'DeploymentKeyError';
   }

@@ -82,7 +82,8 @@ function sendStrings(redis: RedisClient, name: string, args: string[]): Promise<
 /**
  * The scripts that change nothing anyone asked for: a command that ran only these changed nothing, whatever became of
  * its connection. The open-alerts index's backfill writes only an index derived from the alerts as stored (a read
- * of `interlock alerts` may complete it). The deployment's signing keys: a one-off command only checks them.
+ * of `interlock alerts` may complete it). The deployment's signing keys: a one-off command only checks them (`keys
+ * adopt`, which writes them, answers a lost reply itself).
  */
 const READ_ONLY_SCRIPTS: readonly ScriptName[] = ['read-state-1', 'describe-approval-1', 'probe-heartbeat-1', 'check-epoch-1', 'index-open-alerts-3', 'enter-deployment-2'];
 let readOnlyScripts: ReadonlySet<string> | null = null;

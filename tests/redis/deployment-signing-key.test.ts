@@ -134,7 +134,7 @@ describe("a process on a deployment's Redis and key prefix", () => {
     }
   });
 
-  it('rotating away from a leaked key without holding it: refused, naming the two commands that record the new key on purpose; after them, taken', async () => {
+  it('rotating away from a leaked key without holding it: refused, naming `interlock keys adopt`; once the new key is recorded on purpose (here by hand), taken', async () => {
     const { config, target } = deployment();
     const [k1, k2, k3] = [testKey(), testKey(), testKey()];
     const keys = createKeys(config.keyPrefix);
@@ -143,7 +143,7 @@ describe("a process on a deployment's Redis and key prefix", () => {
     // K2 leaked: the new key's retired-keys file holds K1 only.
     const withoutLeaked = { ...config, retiredPublicKeysFile: retiredFileOf(config, 'no-k2', k1.publicPem) };
     const refused = startNode({ config: withoutLeaked, target, key: k3.key });
-    await expect(refused).rejects.toMatchObject({ message: expect.stringContaining(`redis-cli SADD ${keys.signingKids} ${k3.key.kid}\` and \`redis-cli SET ${keys.signingKidNewest} '${k3.key.kid}|3'`) });
+    await expect(refused).rejects.toMatchObject({ message: expect.stringContaining('`npx interlock keys adopt --yes`') });
     const redis = new Redis(REDIS_URL);
     try {
       await redis.sadd(keys.signingKids, k3.key.kid);

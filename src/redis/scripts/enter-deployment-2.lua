@@ -12,14 +12,38 @@
 -- one such a release left behind), a new key must hold every key the deployment recorded as retired; a one-key
 -- deployment's newest is its key, recorded at the next start.
 -- A one-off command that signs (`interlock refund`, `credit`, `inbox` …) only checks ('check'): it records nothing.
+-- `interlock keys adopt` ('adopt') makes a key the deployment's only one and its newest, on purpose: the way away
+-- from a key that leaked (a rotation would have to hold it as retired, and the leaked kid left in the set would still
+-- admit a process signing with it) or was lost. It writes only if the record is still the one the operator was shown
+-- (ARGV[3..]), so a process that joined or rotated meanwhile is never overwritten unseen. It writes the new kid first:
+-- a full Redis (OOM) refuses that write before anything changed, never halfway.
 -- KEYS[1] the deployment's signing kids (SET)   KEYS[2] its newest: '<kid>|<count>' (STRING)
--- ARGV[1] 'join' | 'check'   ARGV[2] the kid this process signs with   ARGV[3..] the kids it holds as retired
--- Returns JSON {status}: OK {recorded: 'first' | 'added' | 'known' | 'unrecorded'} | FOREIGN {kids: the deployment's,
---   at most 10; count: how many it has; newest: the kid it rotated to last, or false when not known}
+-- ARGV[1] 'join' | 'check' | 'adopt'   ARGV[2] the kid this process signs with
+-- ARGV[3..] join, check: the kids it holds as retired; adopt: ARGV[3] KEYS[2] as read ('' when absent), ARGV[4..]
+--   KEYS[1]'s members as read
+-- Returns JSON {status}: OK {recorded: 'first' | 'added' | 'known' | 'unrecorded' | 'adopted' | 'unchanged' (adopt:
+--   the record was this kid alone already)} | FOREIGN {kids: the deployment's, at most 10; count: how many it has;
+--   newest: the kid it rotated to last, or false when not known} | CHANGED (adopt: the record is not the one read;
+--   nothing was written)
 local kids = KEYS[1]
 local newestKey = KEYS[2]
 local join = ARGV[1] == 'join'
 local kid = ARGV[2]
+if ARGV[1] == 'adopt' then
+  local count = redis.call('SCARD', kids)
+  if (redis.call('GET', newestKey) or '') ~= ARGV[3] or count ~= #ARGV - 3 then return reply({ status = 'CHANGED' }) end
+  for i = 4, #ARGV do
+    if redis.call('SISMEMBER', kids, ARGV[i]) == 0 then return reply({ status = 'CHANGED' }) end
+  end
+  local only = kid .. '|1'
+  if count == 1 and ARGV[4] == kid and ARGV[3] == only then return reply({ status = 'OK', recorded = 'unchanged' }) end
+  redis.call('SADD', kids, kid)
+  redis.call('SET', newestKey, only)
+  for i = 4, #ARGV do
+    if ARGV[i] ~= kid then redis.call('SREM', kids, ARGV[i]) end
+  end
+  return reply({ status = 'OK', recorded = 'adopted' })
+end
 local count = redis.call('SCARD', kids)
 local newest = false
 local recorded = redis.call('GET', newestKey)

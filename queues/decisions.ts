@@ -21,13 +21,13 @@ import { queueRecorded } from './recorded.js';
 import {
   approvalRoom,
   caseFailureItem,
+  caseFailureItemId,
   caseScope,
   checkDecision,
   closeConnection,
   createProposalRecorder,
   effectIdFor,
   errorCode,
-  FINAL_CASE_STATES,
   firstRecordedProposal,
   InterlockError,
   isFinalCase,
@@ -185,22 +185,83 @@ export function caseEffectId(caseId: string): string {
   return effectIdFor({ requestId: requestIdOf(caseId), effect: {} });
 }
 
+/** How a decided case was decided, as the closure of its failure's inbox items says it; null for a case not decided. */
+function decidedHow(status: CaseStatus): string | null {
+  if (status.state === 'declined') return 'the decider declined it';
+  if (status.state === 'deviated') return `MODEL_DEVIATED${status.effectId === null ? '' : `, recorded refused on effect ${status.effectId}`}`;
+  if (status.state === 'proposed') return `proposed as effect ${status.effectId ?? 'not named'}`;
+  return null;
+}
+
+/**
+ * Why the item of a case's failure at `failedAt` must not stay open, the case standing as `now` reads: decided (no
+ * failure of it is open then), failed again (the latest failure's item stands for it) or no longer stored. Null while
+ * the case stands at that failure, or is being decided again: the run that ends it closes the item, or supersedes it.
+ */
+function staleFailureNote(caseId: string, failedAt: number, now: CaseRecord | null): string | null {
+  if (now === null) return `Case ${caseId} is no longer stored.`;
+  const how = decidedHow(now.status);
+  if (how !== null) return `Case ${caseId} was decided after this failure: ${how}.`;
+  if (now.status.state !== 'failed' || now.status.updatedAt === failedAt) return null;
+  return `The case failed again; item ${caseFailureItemId(caseId, now.status.updatedAt)} stands for its latest failure.`;
+}
+
 /**
  * Opens the inbox item of a case written failed (caseFailureItem, named by when the failure was written: the same
  * failure met again opens nothing new, and a new one supersedes an earlier one still open). False when the case is not
  * failed as written. Opened once the run that wrote the failure has completed (the decisions worker's 'completed'
  * hook), not before: the run ends as soon as the case is written. Until then the case's note in the cases' outbox
  * stays, so a process that stops in between leaves it to the sweep, which opens the item (requeueUnqueued).
+ *
+ * The case is read again once the item is open: decided or failed again since `record` was read (submitted again
+ * meanwhile), it no longer stands at this failure, and the item is closed. The case and the inbox are apart (another
+ * slot on a Redis Cluster), so no one step holds both; but whoever writes the case decided closes its open items after
+ * writing it (closeFailureItemsOf), and a later failure's item supersedes older ones as it opens: an item opened before
+ * that write is closed by it, and one opened after it is closed here. A late item never supersedes a newer one.
  */
 async function openFailureItemOf(stores: Stores, record: CaseRecord): Promise<boolean> {
   const { submission, status } = record;
   if (status.state !== 'failed' || status.error === null) return false;
+  const { caseId } = submission;
   const opened = await stores.inbox.openCaseFailure(
-    caseFailureItem({ caseId: submission.caseId, subject: caseScope(submission), approval: submission.approval, code: status.error.code, message: status.error.message, failedAt: status.updatedAt, attempts: status.attempts }),
+    caseFailureItem({ caseId, subject: caseScope(submission), approval: submission.approval, code: status.error.code, message: status.error.message, failedAt: status.updatedAt, attempts: status.attempts }),
   );
+  const stale = staleFailureNote(caseId, status.updatedAt, await stores.cases.get(caseId));
+  if (stale !== null) {
+    // At debug: the closure is kept in the inbox index, saying why.
+    if (await stores.inbox.closeCaseFailure(opened.item.id, stale)) stores.logger.debug({ caseId, item: opened.item.id }, "the case moved on while its failure's inbox item was being opened: the item is closed");
+    return true;
+  }
   // At debug: the case's failure is logged already, and the item's opening (or a closure) is kept in the inbox index.
-  if (opened.created) stores.logger.debug({ caseId: submission.caseId, item: opened.item.id, superseded: opened.superseded }, 'case failed: its inbox item is open');
+  if (opened.created) stores.logger.debug({ caseId, item: opened.item.id, superseded: opened.superseded }, 'case failed: its inbox item is open');
   return true;
+}
+
+/**
+ * Closes the open items of a decided case's failures (declined, deviated or proposed: a failed case submitted again,
+ * or one another run's proposal binds), saying how; nothing for a case not decided. Run after every write that leaves
+ * the case decided, whether or not it failed before (a run that read it before another run failed it writes over that
+ * failure). The ids it closed.
+ */
+async function closeFailureItemsOf(stores: Stores, decided: CaseRecord): Promise<string[]> {
+  const how = decidedHow(decided.status);
+  if (how === null) return [];
+  const { caseId } = decided.submission;
+  const closed = await stores.inbox.closeCaseFailures(caseEffectId(caseId), `Case ${caseId} was decided after this failure: ${how}.`);
+  // At debug: each closure is kept in the inbox index, naming the worker and how the case was decided.
+  if (closed.length > 0) stores.logger.debug({ caseId, items: closed }, "the case was decided: its failure's inbox items are closed");
+  return closed;
+}
+
+/**
+ * Drops the cases' outbox note of a final case once the inbox stands as the case does: a failed case's item open, a
+ * decided case's failure items closed. The note is what brings a case whose inbox could not be brought in step (Redis
+ * failed in between, the process stopped) back to the sweep, so a failure here throws with the note kept.
+ */
+async function dropNoteOfFinal(stores: Stores, record: CaseRecord): Promise<void> {
+  if (record.status.state === 'failed') await openFailureItemOf(stores, record);
+  else await closeFailureItemsOf(stores, record);
+  await stores.cases.queued(record.submission.caseId);
 }
 
 /**
@@ -267,6 +328,19 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
     await requeueFailed(jobId, rerun ? 'completed' : null);
   }
 
+  /**
+   * The note of a case submitted again that is final goes, once the inbox stands as the case does (dropNoteOfFinal):
+   * a failed case's item opened first, since the note is what brings it back to the sweep when the worker could not
+   * open it. Not brought in step, the note stays for the sweep; the submission is answered as the case stands.
+   */
+  async function dropNote(record: CaseRecord): Promise<void> {
+    try {
+      await dropNoteOfFinal(stores, record);
+    } catch (error) {
+      stores.logger.warn({ err: error, caseId: record.submission.caseId }, "the case is final, but its inbox items could not be brought in step with it; its outbox note stays for the recovery pass's sweep");
+    }
+  }
+
   return {
     queue,
     /**
@@ -282,7 +356,7 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
       let created = await stores.cases.create(submission, submittedBy);
       if (created.status === 'conflict') {
         // The note is the stored case's as well: it stays while that case waits for its decision.
-        if (isFinalCase(created.record.status)) await stores.cases.queued(submission.caseId);
+        if (isFinalCase(created.record.status)) await dropNote(created.record);
         return created;
       }
       // A case that failed while the Messages API was unavailable, or on an answer that was no decision (its error
@@ -302,7 +376,7 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
           again: 'a case submitted again with the same case_id and payload is answered as it stands and queued if it is not decided, and it is decided at most once.',
         });
       } else {
-        await stores.cases.queued(submission.caseId);
+        await dropNote(created.record);
       }
       return created;
     },
@@ -321,9 +395,10 @@ export function createDecisionsQueue(stores: Stores, options: DecisionsQueueOpti
         try {
           const record = await stores.cases.get(caseId);
           if (record === null || isFinalCase(record.status)) {
-            // A failed case's note is kept until its inbox item is open: its worker stopped before opening it.
-            if (record !== null) await openFailureItemOf(stores, record);
-            await stores.cases.queued(caseId);
+            // A final case's note is kept until the inbox stands as it does: its worker stopped (or lost Redis) before
+            // opening a failed case's item, or closing a decided case's failure items.
+            if (record === null) await stores.cases.queued(caseId);
+            else await dropNoteOfFinal(stores, record);
             sweep.dropped.push(caseId);
             continue;
           }
@@ -428,18 +503,27 @@ function decisionOf(proposal: Proposal): CaseDecision {
   };
 }
 
-type Deviation = { problems: string[]; approvedCents: number; action: 'refund' | 'credit' | null };
+/**
+ * What the decider was told the case may still ask for (roomOf: the CaseApproval's centsLeft), in cents, and what held
+ * it below the approval's cap (null: nothing did).
+ */
+type Left = { cents: number; by: LeftBy | null };
 
-/** What a deviation recorded refused keeps in its proposal's `request` (recordDeviation): the problems and the cap. */
+type Deviation = { problems: string[]; approvedCents: number; left: Left | null; action: 'refund' | 'credit' | null };
+
+const LEFT_BY_KEPT: readonly string[] = ['approval', 'subject_cap', 'uses'] satisfies readonly LeftBy[];
+
+/** What a deviation recorded refused keeps in its proposal's `request` (recordDeviation): the problems, the cap and what was left. */
 function deviationOf(proposal: Proposal): Deviation | null {
   const request = proposal.request;
   if (typeof request !== 'object' || request === null || Array.isArray(request)) return null;
   const deviated = request['deviated'];
   if (typeof deviated !== 'object' || deviated === null || Array.isArray(deviated)) return null;
-  const { problems, approved_cents: approvedCents, decided_action: decidedAction } = deviated;
+  const { problems, approved_cents: approvedCents, left_cents: leftCents, left_by: leftBy, decided_action: decidedAction } = deviated;
   if (!Array.isArray(problems) || typeof approvedCents !== 'number') return null;
-  // Deviations recorded before the decided action was kept have none: the effect's kind stands in.
-  return { problems: problems.map(String), approvedCents, action: decidedAction === 'refund' || decidedAction === 'credit' ? decidedAction : null };
+  // Deviations recorded before the decided action (or what was left) was kept have none: the effect's kind stands in.
+  const left = typeof leftCents === 'number' ? { cents: leftCents, by: typeof leftBy === 'string' && LEFT_BY_KEPT.includes(leftBy) ? (leftBy as LeftBy) : null } : null;
+  return { problems: problems.map(String), approvedCents, left, action: decidedAction === 'refund' || decidedAction === 'credit' ? decidedAction : null };
 }
 
 /**
@@ -478,51 +562,36 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
    * can send it), and a model_deviated inbox item on it. A decision with no usable amount is not recorded (there
    * is no effect to re-approve); the case alone says what happened. Answers the effect id, or null.
    */
-  async function recordDeviation(submission: CaseSubmission, decision: Decision, approval: ApprovalSnapshot, premises: Record<string, unknown>, reason: string, problems: string[]): Promise<string | null> {
+  async function recordDeviation(submission: CaseSubmission, decision: Decision, approval: ApprovalSnapshot, left: Left, premises: Record<string, unknown>, reason: string, problems: string[]): Promise<string | null> {
     const amount = decision.action === 'decline' ? null : decision.amountCents;
     if (amount === null || !Number.isSafeInteger(amount) || amount <= 0 || amount > MAX_AMOUNT_CENTS) return null;
     const effect = { ...probeEffect(submission, amount), metadata: { case_id: submission.caseId } };
+    // The cap, and beside it what the decider was told is left: an ask over what is left is a deviation under the cap.
+    const deviated = { problems, approved_cents: approval.capCents, left_cents: left.cents, left_by: left.by, decided_action: decision.action };
     const recorded = await record(
-      { requestId: requestIdOf(submission.caseId), agent: submission.agent, approval: submission.approval, premises, effect, request: { case_id: submission.caseId, story_sha256: storyDigest(submission.story), deviated: { problems, approved_cents: approval.capCents, decided_action: decision.action } }, decision: proposalDecision(decision) },
+      { requestId: requestIdOf(submission.caseId), agent: submission.agent, approval: submission.approval, premises, effect, request: { case_id: submission.caseId, story_sha256: storyDigest(submission.story), deviated }, decision: proposalDecision(decision) },
       // The case's first proposal binds it (firstOnly): a deviation another run recorded meanwhile, even of the same
       // amount, is not recorded a second time; the caller judges the case on the one recorded first.
       { refuse: { reason, approval }, firstOnly: true },
     );
     if (recorded.status !== 'recorded') return null;
-    await openDeviationItem(recorded.effectId, submission, reason, amount, approval.capCents, decision.action, problems);
+    await openDeviationItem(recorded.effectId, submission, reason, amount, approval.capCents, left, decision.action, problems);
     return recorded.effectId;
   }
 
-  async function openDeviationItem(effectId: string, submission: CaseSubmission, reason: string, decidedCents: number, approvedCents: number, decidedAction: string, problems: string[]): Promise<void> {
+  /** `left`: what the decider was told is left (null for a deviation recorded before it was kept). */
+  async function openDeviationItem(effectId: string, submission: CaseSubmission, reason: string, decidedCents: number, approvedCents: number, left: Left | null, decidedAction: string, problems: string[]): Promise<void> {
     await openInboxItem(stores, {
       effectId,
       happened: reason,
       centsAtStake: decidedCents,
-      detail: { case_id: submission.caseId, decided_action: decidedAction, decided_cents: decidedCents, approved_cents: approvedCents, problems },
+      detail: { case_id: submission.caseId, decided_action: decidedAction, decided_cents: decidedCents, approved_cents: approvedCents, ...(left === null ? {} : { left_cents: left.cents, left_by: left.by }), problems },
     });
   }
 
   /** Writes the case's status unless another run decided it as the journal holds it (cases.setStatus says). */
   async function setStatus(caseId: string, status: Omit<CaseStatus, 'updatedAt'>): Promise<CaseStatusWritten> {
     return stores.cases.setStatus(caseId, status);
-  }
-
-  /**
-   * Closes the open items of a case's earlier failures once the case is decided (declined, deviated or proposed: a
-   * failed case submitted again, or one another run's proposal binds), saying how. Its own failure is logged: the
-   * items stay open for a person to dismiss.
-   */
-  async function closeFailureItems(decided: CaseRecord): Promise<void> {
-    const { submission, status } = decided;
-    if (status.state !== 'declined' && status.state !== 'deviated' && status.state !== 'proposed') return;
-    const how = status.state === 'declined' ? 'the decider declined it' : status.state === 'deviated' ? `MODEL_DEVIATED${status.effectId === null ? '' : `, recorded refused on effect ${status.effectId}`}` : `proposed as effect ${status.effectId ?? 'not named'}`;
-    try {
-      const closed = await stores.inbox.closeCaseFailures(caseEffectId(submission.caseId), `Case ${submission.caseId} was decided after this failure: ${how}.`);
-      // At debug: each closure is kept in the inbox index, naming the worker and how the case was decided.
-      if (closed.length > 0) logger.debug({ caseId: submission.caseId, items: closed }, "the case was decided: its failure's inbox items are closed");
-    } catch (error) {
-      logger.error({ err: error, caseId: submission.caseId }, "the case was decided, but its earlier failure's inbox items could not be closed; dismiss them by hand");
-    }
   }
 
   async function hooked(deviated: CaseRecord): Promise<CaseRecord> {
@@ -541,7 +610,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     const refusal = (await stores.journal.entries(partition, effectId)).findLast((entry) => entry.kind === 'REFUSED');
     const reason = refusal?.kind === 'REFUSED' ? refusal.reason : `${MODEL_DEVIATED}: ${problems.join('; ')}`;
     const noted = decisionOf(proposal);
-    await openDeviationItem(effectId, record.submission, reason, noted.amountCents ?? 0, deviation.approvedCents, noted.action, problems);
+    await openDeviationItem(effectId, record.submission, reason, noted.amountCents ?? 0, deviation.approvedCents, deviation.left, noted.action, problems);
     const deviated = await setStatus(record.submission.caseId, { ...record.status, state: 'deviated', decision: noted, effectId, problems, error: null });
     if (!deviated.written) return deviated.record;
     logger.warn({ caseId: record.submission.caseId, effectId }, 'MODEL_DEVIATED recorded before a restart: its inbox item is open and the case noted');
@@ -643,13 +712,14 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     const probe = probeEffect(submission, snapshot.capCents);
     const [premises, subjectCap] = await Promise.all([readFacts(submission, probe, effectId), stores.approvals.subjectCap(snapshot.scope)]);
     const subjectField = submission.kind === 'refund' ? { payment_intent: submission.subject } : { customer: submission.subject, incident: submission.incident };
+    const room = roomOf(snapshot, subjectCap);
     const input: DecisionCase = {
       caseId,
       kind: submission.kind,
       story: submission.story,
       // What is left, as the gate counts it at dispatch (the approval's running reservedCents and uses, the subject's
       // cap): the decider asks at most this, not the whole cap of an approval other effects used, which the gate refuses.
-      approval: { id: snapshot.id, capCents: snapshot.capCents, scope: snapshot.scope, approver: snapshot.approver, ...roomOf(snapshot, subjectCap) },
+      approval: { id: snapshot.id, capCents: snapshot.capCents, scope: snapshot.scope, approver: snapshot.approver, ...room },
       facts: { [LOOKUP_OF[submission.kind]]: { ...subjectField, ...premises } } as DecisionCase['facts'],
       ...(submission.incident === null ? {} : { incident: submission.incident }),
     };
@@ -668,7 +738,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
       return declined.record;
     }
     if (check.verdict === MODEL_DEVIATED) {
-      const deviatedEffect = await recordDeviation(submission, decision, snapshot, premises, check.message, check.problems);
+      const deviatedEffect = await recordDeviation(submission, decision, snapshot, { cents: room.centsLeft, by: room.leftBy ?? null }, premises, check.message, check.problems);
       if (deviatedEffect === null) {
         // Not recorded: another run's proposal came first (it binds, an accepted one may be sent), or no amount to record.
         const bound = await recordedSince(record, effectId);
@@ -703,27 +773,20 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     return done.record;
   }
 
-  /** One run of a case's job: the case's state as the run leaves it (null: no such case). */
-  async function runCase(job: Job<DecisionJob>, token?: string): Promise<{ caseId: string; state: CaseStatus['state'] | null }> {
+  /**
+   * One run of a case's job: the case as the run leaves it (null: no such case). A case final before this run (a job
+   * run again after its worker died before its inbox was brought in step) is left to ran(), as a run that ends it is.
+   */
+  async function runCase(job: Job<DecisionJob>, token?: string): Promise<CaseRecord | null> {
     const { caseId } = job.data;
     const record = await stores.cases.get(caseId);
     if (record === null) {
       logger.warn({ caseId }, 'a decisions job names a case that is not stored; dropped');
-      return { caseId, state: null };
+      return null;
     }
-    if (isFinalCase(record.status)) {
-      // Decided before this run (a job run again after its worker died before closing a failure's items); a failed
-      // case's item is opened once this run completes, as for the run that failed it.
-      await closeFailureItems(record);
-      return { caseId, state: record.status.state };
-    }
-    // A case that failed before (or whose last attempt did) keeps that error until it is decided: only then may an
-    // earlier failure's inbox item be open.
-    const failedBefore = record.status.error !== null;
+    if (isFinalCase(record.status)) return record;
     try {
-      const decided = await decide(record);
-      if (failedBefore) await closeFailureItems(decided);
-      return { caseId, state: decided.status.state };
+      return await decide(record);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const code = errorCode(error);
@@ -754,7 +817,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
           // While it waits, the case says so: not the error's advice to submit it again, which is for a case failed.
           const waiting = `${message.replace(DECIDE_AGAIN_LATER, '')} The case is tried again by itself until ${new Date(next.state.failingSince + deciderRetry.forMs).toISOString()} (INTERLOCK_RETRY_FOR_MS), and fails if it is still unavailable then.`;
           const queued = await setStatus(caseId, { ...current, state: 'queued', error: { code, message: waiting } });
-          if (!queued.written) return { caseId, state: queued.record.status.state };
+          if (!queued.written) return queued.record;
           let moved = true;
           try {
             await job.updateData({ ...job.data, deciderOutage: next.state });
@@ -776,7 +839,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
       if (retry && !last) {
         // Decided meanwhile by another run of the case: nothing is left to retry.
         const queued = await setStatus(caseId, { ...current, state: 'queued', error: { code, message } });
-        if (!queued.written) return { caseId, state: queued.record.status.state };
+        if (!queued.written) return queued.record;
         logger.warn({ caseId, code, attempt: job.attemptsMade + 1, retryInMs: decisionBackoff(job.attemptsMade + 1, delay, error), askedMs: askedWaitOf(error) }, 'case not decided yet; it is retried');
         throw error;
       }
@@ -784,9 +847,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
       const recorded = await firstRecordedProposal(stores, caseEffectId(caseId));
       if (recorded !== null && recordedByCase(recorded, record.submission)) {
         logger.warn({ caseId, code }, 'the case failed after its proposal was recorded; it is noted as the journal holds it');
-        const judged = await judgeAfterFailure(caseId, recorded, caseEffectId(caseId));
-        if (failedBefore) await closeFailureItems(judged);
-        return { caseId, state: judged.status.state };
+        return judgeAfterFailure(caseId, recorded, caseEffectId(caseId));
       }
       // An error the worker retried is no fault of the case: failed under a code that lets the same case, submitted
       // again, be decided (mayReopenCase), not `internal`, which would keep it failed for good under its id.
@@ -805,29 +866,36 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
           logger.warn({ err: hookError, caseId }, 'the case-failed hook threw; the case stays failed');
         }
       }
-      return { caseId, state: failed.record.status.state };
+      return failed.record;
     }
   }
 
   /**
-   * A run ended with the case decided or not stored: its note in the cases' outbox goes. The note stays while the case
-   * waits for its decision, so a job removed before then is queued again by the sweep; a job that failed for good
-   * without writing the case final (its catch could not reach Redis) leaves it too, and the sweep runs that job again.
-   * A failed case's note goes once its inbox item is open (the 'completed' hook below, or the sweep). A note that could
-   * not be dropped here goes with the sweep, which drops the note of a final case.
+   * A run ended with the case decided or not stored: the decided case's failure items are closed (closeFailureItemsOf),
+   * then its note in the cases' outbox goes. The note stays while the case waits for its decision, so a job removed
+   * before then is queued again by the sweep; a job that failed for good without writing the case final (its catch
+   * could not reach Redis) leaves it too, and the sweep runs that job again. A failed case's note goes once its inbox
+   * item is open (the 'completed' hook below, or the sweep). A note that could not be dropped here (nor the items
+   * closed) stays for the sweep, which does both for a final case.
    */
-  async function ran(caseId: string, state: CaseStatus['state'] | null): Promise<void> {
-    if (state === 'failed' || (state !== null && !FINAL_CASE_STATES.has(state))) return;
-    await stores.cases.queued(caseId).catch((error: unknown) => logger.warn({ err: error, caseId }, "could not drop the case's outbox note; the next sweep drops it"));
+  async function ran(caseId: string, record: CaseRecord | null): Promise<void> {
+    if (record !== null && (record.status.state === 'failed' || !isFinalCase(record.status))) return;
+    try {
+      if (record === null) await stores.cases.queued(caseId);
+      else await dropNoteOfFinal(stores, record);
+    } catch (error) {
+      logger.warn({ err: error, caseId }, "could not close the decided case's failure items or drop its outbox note; the next sweep does");
+    }
   }
 
   const connection = stores.queueConnection();
   const worker = new Worker<DecisionJob>(
     stores.queues.decisions,
-    async (job: Job<DecisionJob>, token?: string) => {
-      const result = await runCase(job, token);
-      await ran(result.caseId, result.state);
-      return result;
+    async (job: Job<DecisionJob>, token?: string): Promise<{ caseId: string; state: CaseStatus['state'] | null }> => {
+      const { caseId } = job.data;
+      const record = await runCase(job, token);
+      await ran(caseId, record);
+      return { caseId, state: record?.status.state ?? null };
     },
     // A job is never failed for stalling (a high maxStalledCount): a stall is a worker's death, not a fault of the
     // case, and BullMQ fails a job that stalled too often without running the catch above, which would leave the case
@@ -858,7 +926,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
       let record = await stores.cases.get(caseId);
       if (record?.status.state === 'failed') {
         try {
-          if (await openFailureItemOf(stores, record)) await stores.cases.queued(caseId);
+          await dropNoteOfFinal(stores, record);
         } catch (error) {
           logger.error({ err: error, caseId }, "the case failed, but its inbox item could not be opened yet; the cases' outbox sweep opens it");
           return;

@@ -10,7 +10,8 @@
 // A failed case's item (case_failed) has no effect behind it (core/inbox.ts): the index is its only record. Opened
 // once per failure (its id names the failure), it is closed in the index, first closure standing (close-inbox-3): by a
 // person's dismissal, whose closure keeps who, when and why, or by the decisions worker once the case is decided or
-// fails again (openCaseFailure, closeCaseFailures).
+// fails again (openCaseFailure, closeCaseFailures). A case's open items are indexed by case (keys.inboxCaseFailures)
+// in the same scripts that open and close them, so finding them costs the same whatever else the inbox holds.
 import { actionsOf, exposureDisputesDecided, inboxItemFor, parseInboxItemId, reapprovedAlready, ALLOWED_ACTIONS, type InboxItemDraft, type InboxKind } from '../core/inbox.js';
 import type { Actor, Draft, EntryOf, OperatorAction, Reapproval, Resolution } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
@@ -41,9 +42,6 @@ export const INBOX_CURSOR = /^(\d{1,16})\.((?:ambiguous|lease_at_recovery|stale_
 
 /** Who the decisions worker closes a failed case's item as, once the case is decided or fails again. */
 export const CASE_WORKER: Actor = { name: 'decisions', role: 'worker' };
-
-/** Items a failed case's items are looked for in, per page of the open index. */
-const CASE_FAILURES_PAGE = 200;
 
 /** At most this many index entries are looked at for one page, so a rare filter cannot make one request scan everything. */
 const SCAN_BUDGET = 5_000;
@@ -177,27 +175,20 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
     await deps.alerts.resolve(alertIdOf(item.effectId, 'exposure'), `${by.name} (${by.role})`, (alert) => alert.disputes.every((dispute) => decided.includes(dispute)));
   }
 
-  /** The open case_failed items of the case whose effect id is `effectId`, read from the open index (a page at a time). */
-  async function openCaseFailures(effectId: string): Promise<InboxItem[]> {
-    const found: InboxItem[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await list({ status: 'open', kind: 'case_failed', effect: effectId }, CASE_FAILURES_PAGE, cursor);
-      found.push(...page.data);
-      cursor = page.next ?? undefined;
-    } while (cursor !== undefined);
-    return found;
+  /**
+   * Closes a failed case's items in the index (close-case-failures-4), first closure standing: `only` that one, or
+   * every item of the case still open (its index of open items, keys.inboxCaseFailures: the cost does not grow with
+   * the inbox). The ids it closed now.
+   */
+  async function closeCaseFailures(caseEffectId: string, closure: InboxClosure, only: string | null): Promise<string[]> {
+    const reply = await run<{ closed: unknown }>('close-case-failures-4', [keys.inboxClosed, keys.inboxOpen, keys.inboxClosedByTime, keys.inboxCaseFailures(caseEffectId)], [JSON.stringify(closure), closure.at, only ?? '']);
+    // An empty Lua table is encoded as an object.
+    return Array.isArray(reply.closed) ? reply.closed.map(String) : [];
   }
 
-  /** Closes the case's open case_failed items but `keep`, as the decisions worker (CASE_WORKER); the ids it closed. */
-  async function closeCaseFailures(effectId: string, note: string, keep: string | null = null): Promise<string[]> {
-    const closed: string[] = [];
-    for (const item of await openCaseFailures(effectId)) {
-      if (item.id === keep) continue;
-      const closure: InboxClosure = { action: 'dismiss', by: CASE_WORKER, note, resolution: null, reapproval: null, at: await journal.serverTime() };
-      if (await close(item.id, closure)) closed.push(item.id);
-    }
-    return closed;
+  /** The decisions worker's closure of a failed case's item, now (Redis time). */
+  async function workerClosure(note: string): Promise<InboxClosure> {
+    return { action: 'dismiss', by: CASE_WORKER, note, resolution: null, reapproval: null, at: await journal.serverTime() };
   }
 
   /**
@@ -206,7 +197,7 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
    */
   async function dismissCaseFailure(item: InboxItem, request: ActRequest): Promise<{ item: InboxItem; entry: null }> {
     const closure: InboxClosure = { action: 'dismiss', by: request.by, note: request.note, resolution: null, reapproval: null, at: await journal.serverTime() };
-    if (await close(item.id, closure)) return { item: { ...item, status: 'closed', closure }, entry: null };
+    if ((await closeCaseFailures(item.effectId, closure, item.id)).includes(item.id)) return { item: { ...item, status: 'closed', closure }, entry: null };
     const known = await get(item.id);
     if (known?.closure) throw closedError(item.id, known.closure, request.by);
     throw new InterlockError('inbox_item_closed', `Inbox item ${item.id} was closed already. Nothing was recorded.`);
@@ -260,22 +251,42 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
 
     /**
      * Opens a failed case's item (caseFailureItem), once per failure: the same failure met again (a job run again after
-     * the worker died) opens nothing new, and an item a person dismissed stays so. A new failure's item closes the
-     * case's items of earlier failures still open, naming it: one open item per case, the latest failure's.
+     * the worker died) opens nothing new, and an item a person dismissed stays so. In the same step (open-case-failure-5)
+     * the case's items of earlier failures still open are closed as superseded by it, naming it: one open item per
+     * case, the latest failure's. An item of a newer failure is never superseded: the caller, which read the case
+     * before opening, reads it again and closes this item when the case no longer stands at its failure.
      */
     async openCaseFailure(draft: InboxItemDraft): Promise<{ item: InboxItem; created: boolean; superseded: string[] }> {
-      if (draft.kind !== 'case_failed') throw new InterlockError('internal', `openCaseFailure was given an item of kind ${draft.kind}; it opens case_failed items only`);
-      const opened = await open(draft);
-      const superseded = opened.created ? await closeCaseFailures(draft.effectId, `The case failed again; item ${draft.id} stands for its latest failure.`, draft.id) : [];
-      return { ...opened, superseded };
+      if (draft.kind !== 'case_failed' || parseInboxItemId(draft.id)?.kind !== 'case_failed') throw new InterlockError('internal', `openCaseFailure was given an item of kind ${draft.kind}; it opens case_failed items only`);
+      const superseding = await workerClosure(`The case failed again; item ${draft.id} stands for its latest failure.`);
+      const openedAt = superseding.at;
+      const reply = await run<{ status: 'OPENED' | 'KNOWN'; superseded: unknown }>(
+        'open-case-failure-5',
+        [keys.inbox, keys.inboxOpen, keys.inboxClosed, keys.inboxClosedByTime, keys.inboxCaseFailures(draft.effectId)],
+        [draft.id, JSON.stringify({ ...draft, openedAt }), openedAt, JSON.stringify(superseding)],
+      );
+      const item = await get(draft.id);
+      if (item === null) throw new InterlockError('internal', `inbox item ${draft.id} was opened but cannot be read back`);
+      return { item, created: reply.status === 'OPENED', superseded: Array.isArray(reply.superseded) ? reply.superseded.map(String) : [] };
     },
 
     /**
-     * Closes the open items of a failed case that was submitted again and decided (`effectId`: the case's, caseEffectIdOf),
-     * as the decisions worker, with `note` saying how it was decided; an item a person dismissed stays as they left it.
+     * Closes the open items of a failed case that was decided (`caseEffectId`: the case's, caseEffectIdOf), as the
+     * decisions worker, with `note` saying how it was decided; an item a person dismissed stays as they left it. The
+     * ids it closed.
      */
-    async closeCaseFailures(effectId: string, note: string): Promise<string[]> {
-      return closeCaseFailures(effectId, note);
+    async closeCaseFailures(caseEffectId: string, note: string): Promise<string[]> {
+      return closeCaseFailures(caseEffectId, await workerClosure(note), null);
+    },
+
+    /**
+     * Closes one failed case's item `id` as the decisions worker, with `note`: opened for a failure the case no longer
+     * stands at (it was decided, or failed again, while the item was on its way). False when it was closed already.
+     */
+    async closeCaseFailure(id: string, note: string): Promise<boolean> {
+      const named = parseInboxItemId(id);
+      if (named?.kind !== 'case_failed') throw new InterlockError('internal', `closeCaseFailure was given item ${id.slice(0, 100)}; it closes case_failed items only`);
+      return (await closeCaseFailures(named.effectId, await workerClosure(note), id)).includes(id);
     },
 
     /**

@@ -113,6 +113,12 @@ export function createKeys(prefix = 'interlock') {
     /** ZSET item id -> when it closed. */
     inboxClosedByTime: `${index}:inbox-closed-by-time`,
     /**
+     * SET: the open case_failed item ids of one case (named by the case's effect id, core/inbox.ts caseEffectIdOf),
+     * kept by the scripts that open and close those items (open-case-failure-5, close-case-failures-4), so a case's
+     * items are found without reading the whole open index. On the index's tag, with the items it names.
+     */
+    inboxCaseFailures: (caseEffectId: string) => `${index}:inbox-case-failures:${assertEffectId(caseEffectId)}`,
+    /**
      * HASH `<item id> <approver> <approval id>` -> a re-approval on its way (JSON: who, the note, the premises read for
      * it, when), written before the item is closed and deleted once the new request's proposal is recorded. One left
      * behind by a process that died in between is proposed by the recovery pass (inbox/actions.ts repairReapprovals).

@@ -39,6 +39,8 @@ export const SCRIPT_NAMES = [
   'act-3',
   'open-inbox-2',
   'close-inbox-3',
+  'open-case-failure-5',
+  'close-case-failures-4',
   'refresh-inbox-2',
   'set-case-status-1',
   'set-alert-3',

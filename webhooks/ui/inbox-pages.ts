@@ -27,6 +27,11 @@ const detailText = (item: InboxItem, key: string): string | null => {
   const value = item.detail?.[key];
   return typeof value === 'string' ? value : null;
 };
+/** A whole number of cents in an item's detail, or null. */
+const detailCents = (item: InboxItem, key: string): number | null => {
+  const value = item.detail?.[key];
+  return typeof value === 'number' && Number.isSafeInteger(value) ? value : null;
+};
 const label = (kind: string) => kind.replace(/_/g, ' ');
 const json = (value: unknown) => JSON.stringify(value);
 
@@ -101,6 +106,28 @@ function caseFailureFacts(item: InboxItem): Html {
 <dt>What to do</dt><dd>${detailText(item, 'what_to_do') ?? 'Read the case (GET /v1/cases/:id) for what failed it.'}</dd>`;
 }
 
+/** What held what was left of a deviation's approval below its cap (the item's `left_by`). */
+const LEFT_BY_TEXT: Record<string, string> = {
+  approval: 'effects under the approval hold or sent the rest',
+  subject_cap: 'the cap set on the subject holds it',
+  uses: 'every use of the approval is spent',
+};
+
+/**
+ * What a model deviation asked against: the approval's cap and, when the decider was told less was left (the item's
+ * `left_cents`), that too: an ask under the cap and over what was left is a deviation all the same. Null for an item
+ * that names no cap.
+ */
+function deviationFacts(item: InboxItem): Html | null {
+  const cap = detailCents(item, 'approved_cents');
+  if (item.kind !== 'model_deviated' || cap === null) return null;
+  const currency = item.currency ?? null;
+  const decided = detailCents(item, 'decided_cents');
+  const left = detailCents(item, 'left_cents');
+  const by = LEFT_BY_TEXT[detailText(item, 'left_by') ?? ''];
+  return html`<dt>Asked against</dt><dd>${decided === null ? null : html`The model asked ${moneyText(decided, currency)}; `}the approval's cap is ${moneyText(cap, currency)}${left === null || left >= cap ? null : html`, of which the decider was told ${moneyText(left, currency)} was left${by === undefined ? null : html` (${by})`}`}.</dd>`;
+}
+
 /** An effect's id, a link to its page for the roles that may open it (an approver may not: it would answer 403). */
 const effectRef = (effectId: string, text: string, canOpen: boolean): Html => (canOpen ? html`<a href="/ui/effects/${effectId}"><code>${text}</code></a>` : html`<code>${text}</code>`);
 
@@ -118,7 +145,8 @@ ${input.notice ? html`<p role="status">${input.notice}</p>` : null}
 ${item.kind === 'case_failed'
   ? caseFailureFacts(item)
   : html`<dt>Effect</dt><dd>${effectRef(item.effectId, item.effectId, input.canOpenEffects)} on <code>${item.subject}</code></dd>
-<dt>Outcome</dt><dd>${item.outcome ?? 'not settled'}</dd>`}
+<dt>Outcome</dt><dd>${item.outcome ?? 'not settled'}</dd>
+${deviationFacts(item)}`}
 <dt>Opened</dt><dd>${iso(item.openedAt)}</dd>
 <dt>Allowed actions</dt><dd>${item.actions.join(', ')}</dd>
 </dl>

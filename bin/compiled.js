@@ -35,7 +35,7 @@
 // Only .ts files are compiled: a module of another kind (.js, .json) in the source folders fails the build (the
 // caller then runs the sources), and tests/cli/compiled-copy.test.ts checks there is none.
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -56,7 +56,7 @@ export const INLINED = ['zod', 'commander', 'ioredis', 'canonicalize'];
 /** Output that lives in a source folder and is no source: the scenario runs' pages and JSON. */
 const NOT_SOURCES = [join('scenarios', 'results')];
 
-/** Copies older than this, beyond the newest few, are removed when a new one is made. */
+/** Copies not started for longer than this (markUsed), beyond the newest few, are removed when a new one is made. */
 const STALE_MS = 60 * 60 * 1000;
 const KEEP_NEWEST = 3;
 
@@ -271,6 +271,20 @@ function discard(cacheDir, dir) {
   rmSync(trash, { recursive: true, force: true });
 }
 
+/**
+ * Marks a copy as used now (its folder's modification time, which removeStale judges age by): a copy made long ago and
+ * started again is one a command may be running from, whose lazily loaded chunks (the scenarios' report after a run)
+ * must still be there when it asks for them. A copy nobody may write keeps its time; only the cleanup reads it.
+ */
+function markUsed(copy) {
+  try {
+    const now = new Date();
+    utimesSync(copy, now, now);
+  } catch {
+    // Another user's cache, or a read-only one: nothing this process makes there could remove it either.
+  }
+}
+
 /** Removes copies nobody is likely to run any more: beyond the newest few, older than an hour (and abandoned builds). */
 function removeStale(cacheDir, keep) {
   const now = Date.now();
@@ -307,7 +321,10 @@ export async function compiledEntry(root, entry, cacheDir = join(root, 'node_mod
     const sources = readSources(root, entry);
     const copy = join(cacheDir, sources.name);
     const target = join(copy, entry.replace(/\.ts$/, '.js'));
-    if (copyIntact(copy) && existsSync(target)) return pathToFileURL(target).href;
+    if (copyIntact(copy) && existsSync(target)) {
+      markUsed(copy);
+      return pathToFileURL(target).href;
+    }
     // The folder is made before anything is compiled, so a cache nobody may write costs no compile.
     const building = join(cacheDir, `building-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`);
     mkdirSync(building, { recursive: true });

@@ -8,37 +8,19 @@ import { Redis } from 'ioredis';
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
 import { caseEffectId } from '../../queues/decisions.js';
-import { caseFailureItem, caseFailureItemId, InterlockError, type CaseRecord, type CaseSubmission, type Decider, type InboxItem } from '../../src/interlock.js';
+import { caseFailureItem, caseFailureItemId, type CaseRecord } from '../../src/interlock.js';
 import { casesSuite, rulesDecider } from '../support/cases-rig.js';
+import { caseFailedItems, noDecision, refundCase } from './case-failed-support.js';
 import { signIn } from '../http/page-sessions.js';
 import { bearer, TOKENS, uid } from '../http/rig.js';
 
 const { rig } = casesSuite();
 
-function refundCase(paymentIntent: string, approval: string): CaseSubmission {
-  return { caseId: `case-${uid()}`, kind: 'refund', subject: paymentIntent, incident: null, story: 'The blender arrived with a cracked jar; support approved a goodwill partial refund.', approval, agent: 'support-bot' };
-}
-
-/** A decider whose answer is no decision (decision_invalid, raised not retryable as the Anthropic decider raises it). */
-const noDecision: Decider = {
-  name: 'anthropic',
-  decide: async (input) => {
-    throw new InterlockError('decision_invalid', `The model answered case ${input.caseId} with no tool call. Nothing was proposed; submit the case again (the same id and payload) to ask the model again.`, { retryable: false });
-  },
-};
-
-/** Every case_failed item of the case, open and closed, oldest first. */
-async function itemsOf(caseId: string): Promise<InboxItem[]> {
-  const effect = caseEffectId(caseId);
-  const [open, closed] = await Promise.all([rig.stores.inbox.list({ status: 'open', kind: 'case_failed', effect }, 100), rig.stores.inbox.list({ status: 'closed', kind: 'case_failed', effect }, 100)]);
-  return [...open.data, ...closed.data].sort((a, b) => a.openedAt - b.openedAt);
-}
-
 /** The case once final, and its failure's item once the worker opened it (it does so right after writing the case). */
 async function settled(caseId: string, failures: number): Promise<CaseRecord> {
   const record = await rig.decisions.waitFor(caseId, 15_000);
   if (record === null) throw new Error('the case is not stored');
-  await vi.waitFor(async () => expect(await itemsOf(caseId)).toHaveLength(failures), { timeout: 5_000, interval: 20 });
+  await vi.waitFor(async () => expect(await caseFailedItems(rig, caseId)).toHaveLength(failures), { timeout: 5_000, interval: 20 });
   return record;
 }
 
@@ -98,7 +80,7 @@ describe('a failed case in the escalation inbox', () => {
     const swept = await rig.decisions.requeueUnqueued();
     expect(swept.dropped).toContain(submission.caseId);
     expect(swept.failed).toEqual([]);
-    expect((await itemsOf(submission.caseId)).map((found) => [found.id, found.status])).toEqual([[id, 'open']]);
+    expect((await caseFailedItems(rig, submission.caseId)).map((found) => [found.id, found.status])).toEqual([[id, 'open']]);
     expect(await unqueued()).not.toContain(submission.caseId);
 
     // Its job run again (the same failure met again): no second item; the same failure opened again is the same item.
@@ -106,7 +88,7 @@ describe('a failed case in the escalation inbox', () => {
     await jobRunAgain(submission.caseId);
     const again = caseFailureItem({ caseId: submission.caseId, subject: `payment:${paymentIntent}`, approval: submission.approval, code: 'unknown_approval', message: record.status.error?.message ?? '', failedAt: record.status.updatedAt, attempts: record.status.attempts });
     expect(await rig.stores.inbox.openCaseFailure(again)).toMatchObject({ created: false, superseded: [], item: { id, status: 'open' } });
-    expect((await itemsOf(submission.caseId)).map((found) => [found.id, found.status])).toEqual([[id, 'open']]);
+    expect((await caseFailedItems(rig, submission.caseId)).map((found) => [found.id, found.status])).toEqual([[id, 'open']]);
 
     // Dismissed on the page: the notice says where the dismissal is kept, not that a receipt holds it.
     const approver = await signIn(rig.app, TOKENS.approver);
@@ -185,7 +167,7 @@ describe('a failed case in the escalation inbox', () => {
     await vi.waitFor(async () => expect((await rig.stores.inbox.get(thirdId))?.status).toBe('closed'), { timeout: 5_000, interval: 20 });
     expect((await rig.stores.inbox.get(thirdId))?.closure).toMatchObject({ by: { name: 'decisions', role: 'worker' }, note: `Case ${submission.caseId} was decided after this failure: proposed as effect ${decided?.status.effectId}.` });
     expect((await rig.stores.inbox.get(firstId))?.closure).toMatchObject({ by: { name: 'lee' } });
-    expect((await itemsOf(submission.caseId)).every((found) => found.status === 'closed')).toBe(true);
+    expect((await caseFailedItems(rig, submission.caseId)).every((found) => found.status === 'closed')).toBe(true);
     const view = await request(rig.app).get(`/v1/cases/${submission.caseId}`).set(bearer(TOKENS.support));
     expect(view.body.links.inbox).toBeNull();
   });
@@ -205,6 +187,6 @@ describe('a failed case in the escalation inbox', () => {
     expect(shown.body.links).toEqual({ self: `/v1/inbox/model_deviated:${effectId}`, effect: `/v1/effects/${effectId}`, receipt: `/v1/effects/${effectId}/receipt` });
     const view = await request(rig.app).get(`/v1/cases/${submission.caseId}`).set(bearer(TOKENS.support));
     expect(view.body.links.inbox).toBe(`/v1/inbox/model_deviated:${effectId}`);
-    expect(await itemsOf(submission.caseId)).toEqual([]);
+    expect(await caseFailedItems(rig, submission.caseId)).toEqual([]);
   });
 });

@@ -3,22 +3,12 @@
 // the same case submitted again (a support tool retrying its POST), or another payload under its id, opens the item
 // first and only then drops the note; when the item still cannot be opened, the note stays and the sweep opens it.
 import { describe, expect, it, vi } from 'vitest';
-import { caseEffectId } from '../../queues/decisions.js';
-import { caseFailureItemId, type CaseRecord, type CaseSubmission, type InboxItem, type InboxItemDraft } from '../../src/interlock.js';
+import { caseFailureItemId, type CaseRecord, type CaseSubmission, type InboxItemDraft } from '../../src/interlock.js';
 import { casesSuite } from '../support/cases-rig.js';
+import { caseFailedItems, refundCase } from './case-failed-support.js';
 import { uid } from '../http/rig.js';
 
 const { rig } = casesSuite();
-
-function refundCase(paymentIntent: string, approval: string): CaseSubmission {
-  return { caseId: `case-${uid()}`, kind: 'refund', subject: paymentIntent, incident: null, story: 'The blender arrived with a cracked jar; support approved a goodwill partial refund.', approval, agent: 'support-bot' };
-}
-
-async function itemsOf(caseId: string): Promise<InboxItem[]> {
-  const effect = caseEffectId(caseId);
-  const [open, closed] = await Promise.all([rig.stores.inbox.list({ status: 'open', kind: 'case_failed', effect }, 100), rig.stores.inbox.list({ status: 'closed', kind: 'case_failed', effect }, 100)]);
-  return [...open.data, ...closed.data];
-}
 
 type Open = (draft: InboxItemDraft) => ReturnType<typeof rig.stores.inbox.openCaseFailure>;
 
@@ -46,7 +36,7 @@ async function failedWithoutItem(): Promise<{ submission: CaseSubmission; record
   expect(record?.status).toMatchObject({ state: 'failed', error: { code: 'unknown_approval' } });
   await vi.waitFor(() => expect(refusing.calls.length).toBeGreaterThan(0), { timeout: 5_000, interval: 20 });
   expect(await unqueued()).toContain(submission.caseId);
-  expect(await itemsOf(submission.caseId)).toEqual([]);
+  expect(await caseFailedItems(rig, submission.caseId)).toEqual([]);
   if (record === null) throw new Error('the case is not stored');
   return { submission, record, refusing };
 }
@@ -56,7 +46,7 @@ describe("a failed case's outbox note", () => {
     const { submission, record, refusing } = await failedWithoutItem();
     refusing.restore();
     expect((await rig.decisions.submit(submission, 'sam')).record.status.state).toBe('failed');
-    expect((await itemsOf(submission.caseId)).map((item) => [item.id, item.status])).toEqual([[caseFailureItemId(submission.caseId, record.status.updatedAt), 'open']]);
+    expect((await caseFailedItems(rig, submission.caseId)).map((item) => [item.id, item.status])).toEqual([[caseFailureItemId(submission.caseId, record.status.updatedAt), 'open']]);
     expect(await unqueued()).not.toContain(submission.caseId);
   });
 
@@ -64,7 +54,7 @@ describe("a failed case's outbox note", () => {
     const { submission, record, refusing } = await failedWithoutItem();
     refusing.restore();
     expect((await rig.decisions.submit({ ...submission, story: 'Another story under the same case id.' }, 'sam')).status).toBe('conflict');
-    expect((await itemsOf(submission.caseId)).map((item) => [item.id, item.status])).toEqual([[caseFailureItemId(submission.caseId, record.status.updatedAt), 'open']]);
+    expect((await caseFailedItems(rig, submission.caseId)).map((item) => [item.id, item.status])).toEqual([[caseFailureItemId(submission.caseId, record.status.updatedAt), 'open']]);
     expect(await unqueued()).not.toContain(submission.caseId);
   });
 
@@ -78,7 +68,7 @@ describe("a failed case's outbox note", () => {
     }
     const swept = await rig.decisions.requeueUnqueued(0);
     expect(swept.dropped).toContain(submission.caseId);
-    expect((await itemsOf(submission.caseId)).map((item) => [item.id, item.status])).toEqual([[caseFailureItemId(submission.caseId, record.status.updatedAt), 'open']]);
+    expect((await caseFailedItems(rig, submission.caseId)).map((item) => [item.id, item.status])).toEqual([[caseFailureItemId(submission.caseId, record.status.updatedAt), 'open']]);
     expect(await unqueued()).not.toContain(submission.caseId);
   });
 });

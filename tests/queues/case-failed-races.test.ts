@@ -4,31 +4,11 @@
 // failed again; a late item never supersedes a newer failure's; and a run that read the case before another run
 // failed it, then wrote it proposed, closes that failure's item. Slowness is injected by wrapping store methods.
 import { describe, expect, it, vi } from 'vitest';
-import { caseEffectId } from '../../queues/decisions.js';
-import { caseFailureItem, caseFailureItemId, caseScope, InterlockError, type CaseSubmission, type Decider, type InboxItem, type InboxItemDraft } from '../../src/interlock.js';
+import { caseFailureItem, caseFailureItemId, caseScope, type InboxItemDraft } from '../../src/interlock.js';
 import { casesSuite, rulesDecider } from '../support/cases-rig.js';
-import { uid } from '../http/rig.js';
+import { caseFailedItems, noDecision, refundCase } from './case-failed-support.js';
 
 const { rig } = casesSuite();
-
-function refundCase(paymentIntent: string, approval: string): CaseSubmission {
-  return { caseId: `case-${uid()}`, kind: 'refund', subject: paymentIntent, incident: null, story: 'The blender arrived with a cracked jar; support approved a goodwill partial refund.', approval, agent: 'support-bot' };
-}
-
-/** A decider whose answer is no decision (decision_invalid: the same case submitted again is decided afresh). */
-const noDecision: Decider = {
-  name: 'anthropic',
-  decide: async (input) => {
-    throw new InterlockError('decision_invalid', `The model answered case ${input.caseId} with no tool call. Nothing was proposed; submit the case again (the same id and payload) to ask the model again.`, { retryable: false });
-  },
-};
-
-/** Every case_failed item of the case, open and closed, oldest first. */
-async function itemsOf(caseId: string): Promise<InboxItem[]> {
-  const effect = caseEffectId(caseId);
-  const [open, closed] = await Promise.all([rig.stores.inbox.list({ status: 'open', kind: 'case_failed', effect }, 100), rig.stores.inbox.list({ status: 'closed', kind: 'case_failed', effect }, 100)]);
-  return [...open.data, ...closed.data].sort((a, b) => a.openedAt - b.openedAt);
-}
 
 type Open = (draft: InboxItemDraft) => ReturnType<typeof rig.stores.inbox.openCaseFailure>;
 
@@ -71,17 +51,17 @@ describe('a failed case whose item is opened while the case moves on', () => {
       await vi.waitFor(async () => expect((await rig.stores.cases.get(submission.caseId))?.status.state).toBe('proposed'), { timeout: 15_000, interval: 20 });
       // The run dropped the case's note once it had looked for the case's open items: it is done with them.
       await vi.waitFor(async () => expect(await unqueued()).not.toContain(submission.caseId), { timeout: 5_000, interval: 20 });
-      expect(await itemsOf(submission.caseId)).toEqual([]);
+      expect(await caseFailedItems(rig, submission.caseId)).toEqual([]);
       openings.release();
-      await vi.waitFor(async () => expect(await itemsOf(submission.caseId)).toHaveLength(1), { timeout: 5_000, interval: 20 });
-      await vi.waitFor(async () => expect((await itemsOf(submission.caseId))[0]?.status).toBe('closed'), { timeout: 5_000, interval: 20 });
+      await vi.waitFor(async () => expect(await caseFailedItems(rig, submission.caseId)).toHaveLength(1), { timeout: 5_000, interval: 20 });
+      await vi.waitFor(async () => expect((await caseFailedItems(rig, submission.caseId))[0]?.status).toBe('closed'), { timeout: 5_000, interval: 20 });
     } finally {
       openings.release();
       openings.restore();
     }
     const decided = await rig.stores.cases.get(submission.caseId);
     expect(decided?.status.state).toBe('proposed');
-    const [item] = await itemsOf(submission.caseId);
+    const [item] = await caseFailedItems(rig, submission.caseId);
     expect(item).toMatchObject({ id: caseFailureItemId(submission.caseId, failedAt ?? 0), status: 'closed' });
     expect(item?.closure).toMatchObject({ action: 'dismiss', by: { name: 'decisions', role: 'worker' }, note: `Case ${submission.caseId} was decided after this failure: proposed as effect ${decided?.status.effectId}.` });
   });
@@ -116,7 +96,7 @@ describe('a failed case whose item is opened while the case moves on', () => {
       openings.release();
       openings.restore();
     }
-    const items = await itemsOf(submission.caseId);
+    const items = await caseFailedItems(rig, submission.caseId);
     expect(items.filter((item) => item.status === 'open').map((item) => item.id)).toEqual([secondId]);
     expect((await rig.stores.inbox.get(firstId))?.closure).toMatchObject({ by: { name: 'decisions', role: 'worker' }, note: `The case failed again; item ${secondId} stands for its latest failure.` });
   });

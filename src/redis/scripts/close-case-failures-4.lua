@@ -10,11 +10,6 @@ local ids
 if ARGV[3] == '' then ids = redis.call('SMEMBERS', KEYS[4]) else ids = { ARGV[3] } end
 local closed = {}
 for _, id in ipairs(ids) do
-  redis.call('ZREM', KEYS[2], id)
-  redis.call('SREM', KEYS[4], id)
-  if redis.call('HSETNX', KEYS[1], id, ARGV[1]) == 1 then
-    redis.call('ZADD', KEYS[3], tonumber(ARGV[2]), id)
-    closed[#closed + 1] = id
-  end
+  if close_case_failure(KEYS[2], KEYS[4], KEYS[1], KEYS[3], id, ARGV[1], tonumber(ARGV[2])) then closed[#closed + 1] = id end
 end
 return reply({ closed = closed })

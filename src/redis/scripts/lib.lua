@@ -239,3 +239,13 @@ local function propose_effect(state, entries, approval, open_set, subject, bound
   redis.call('SADD', open_set, eid)
   return { status = 'OK', epoch = epoch, claimExpires = claim_expires, sendDeadline = deadline, now = now }
 end
+
+-- Closes a failed case's inbox item `id` (case_failed): out of the open index and the case's set of open items, its
+-- closure recorded unless one stands already (the first closure stands). True when this call closed it.
+local function close_case_failure(open_index, case_open, closures, closed_by_time, id, closure, at)
+  redis.call('ZREM', open_index, id)
+  redis.call('SREM', case_open, id)
+  if redis.call('HSETNX', closures, id, closure) == 0 then return false end
+  redis.call('ZADD', closed_by_time, at, id)
+  return true
+end

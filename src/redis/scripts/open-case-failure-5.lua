@@ -21,13 +21,8 @@ if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return reply({ stat
 redis.call('ZADD', KEYS[2], tonumber(ARGV[3]), ARGV[1])
 local superseded = {}
 for _, id in ipairs(redis.call('SMEMBERS', KEYS[5])) do
-  if failed_before(id, ARGV[1]) then
-    redis.call('ZREM', KEYS[2], id)
-    redis.call('SREM', KEYS[5], id)
-    if redis.call('HSETNX', KEYS[3], id, ARGV[4]) == 1 then
-      redis.call('ZADD', KEYS[4], tonumber(ARGV[3]), id)
-      superseded[#superseded + 1] = id
-    end
+  if failed_before(id, ARGV[1]) and close_case_failure(KEYS[2], KEYS[5], KEYS[3], KEYS[4], id, ARGV[4], tonumber(ARGV[3])) then
+    superseded[#superseded + 1] = id
   end
 end
 redis.call('SADD', KEYS[5], ARGV[1])

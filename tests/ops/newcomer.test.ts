@@ -9,6 +9,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symli
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { STOP_MARGIN_MS } from '../../src/config.js';
 import { shownUrl } from '../../src/core/redact.js';
 
 const REPO = new URL('../../', import.meta.url).pathname;
@@ -87,11 +88,17 @@ function groupAlive(pid: number): boolean {
   }
 }
 
-/** SIGTERM to the start's first process, or to its whole group (`group`: npx passes no signal on to the service it runs). */
+/** How long a stop may take, as the service bounds its own: the send deadline (30 s by default) and STOP_MARGIN_MS. */
+const STOP_BOUND_MS = 30_000 + STOP_MARGIN_MS;
+
+/**
+ * SIGTERM to the start's first process, or to its whole group (`group`: npx passes no signal on to the service it
+ * runs); waits for the group to end, at most as long as the service gives its own stop (a loaded machine is slow).
+ */
 async function stop(start: Start, options: { group?: boolean } = {}): Promise<number> {
   const began = Date.now();
   process.kill(options.group === true ? -(start.child.pid ?? 0) : (start.child.pid ?? 0), 'SIGTERM');
-  while (groupAlive(start.child.pid ?? 0) && Date.now() - began < 15_000) await new Promise((resolve) => setTimeout(resolve, 50));
+  while (groupAlive(start.child.pid ?? 0) && Date.now() - began < STOP_BOUND_MS) await new Promise((resolve) => setTimeout(resolve, 50));
   return Date.now() - began;
 }
 
@@ -160,5 +167,5 @@ describe('a newcomer runs npm start on a fresh tree', () => {
     expect(JSON.parse(shown.stdout)).toMatchObject({ effectId: refund.effectId, outcome: 'COMMITTED' });
     await stop(second);
     expect(groupAlive(second.child.pid ?? 0)).toBe(false);
-  }, 120_000);
+  }, 180_000);
 });

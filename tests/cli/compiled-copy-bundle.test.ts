@@ -3,36 +3,23 @@
 // each of those packages' files. A bundled package file still behaves as it does in node_modules (its own
 // `__dirname`, `__filename` and `import.meta.url`, a working `require`), and a change to it (a hand edit, an npm
 // install of another version) makes a new copy, as an edited source does.
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compiledEntry, INLINED, readSources } from '../../bin/compiled.js';
-import { REPO, runNode, smallCheckout, temp } from './compiled-support.js';
+import { modulesLoadedBy, REPO, runNode, smallCheckout } from './compiled-support.js';
 
 const temps: { remove(): void }[] = [];
 afterEach(() => {
   for (const t of temps.splice(0)) t.remove();
 });
 
-/** The URLs of every ES module `node bin/interlock.js args` loads, written down by a load hook. */
-function loadedBy(args: readonly string[]): string[] {
-  const t = temp('bundle-hook');
-  temps.push(t);
-  const log = join(t.dir, 'loaded.txt');
-  const hook = join(t.dir, 'hook.mjs');
-  writeFileSync(hook, `import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) { appendFileSync(${JSON.stringify(log)}, url + '\\n'); return next(url, context); }\n`);
-  const register = join(t.dir, 'register.mjs');
-  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hook).href)});\n`);
-  execFileSync(process.execPath, ['--import', register, 'bin/interlock.js', ...args], { cwd: REPO, encoding: 'utf8', env: { ...process.env, INTERLOCK_LOG_LEVEL: 'silent' } });
-  return readFileSync(log, 'utf8').split('\n').filter((url) => url !== '');
-}
 
 describe('the copy of the real program', () => {
   it('starts from the bundle: every module of the copy it loads is its entry or a chunk, and no file of an inlined package is loaded from node_modules', () => {
     const copy = pathToFileURL(join(REPO, 'node_modules', '.cache', 'interlock', readSources(REPO, 'src/main.ts').name)).href;
-    const loaded = loadedBy(['approvals', 'describe', '--help']);
+    const { loaded } = modulesLoadedBy(['approvals', 'describe', '--help'], temps, { INTERLOCK_LOG_LEVEL: 'silent' });
     const ofCopy = loaded.filter((url) => url.startsWith(`${copy}/`)).map((url) => url.slice(copy.length + 1));
     expect(ofCopy).toContain('src/main.js');
     expect(ofCopy.filter((path) => path !== 'src/main.js' && !path.startsWith('chunks/'))).toEqual([]);

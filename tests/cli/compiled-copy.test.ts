@@ -4,13 +4,14 @@
 // once share one copy and never read half of one, and when no copy can be made the caller is told to run the sources.
 // The copies here are of a small program of this test's own, in a cache directory of its own: the suite's copy of
 // the real sources (node_modules/.cache/interlock) is in use by every other test and is never touched.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compiledEntry, readSources, SOURCE_FOLDERS, sourceFiles } from '../../bin/compiled.js';
 import { REPO, runCli, tempDir } from './run-cli.js';
+import { modulesLoadedBy } from './compiled-support.js';
 
 const temps: { remove(): void }[] = [];
 afterEach(() => {
@@ -182,18 +183,6 @@ describe('the compiled copy of a program', () => {
   });
 });
 
-/** The URLs of every module `node bin/interlock.js args` loads (through a load hook that writes them down), and its stdout. */
-function loadedBy(args: readonly string[], env: Record<string, string> = {}): { loaded: string[]; stdout: string } {
-  const temp = tempDir('compiled-hook');
-  temps.push(temp);
-  const log = join(temp.dir, 'loaded.txt');
-  const hook = join(temp.dir, 'hook.mjs');
-  writeFileSync(hook, `import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) { appendFileSync(${JSON.stringify(log)}, url + '\\n'); return next(url, context); }\n`);
-  const register = join(temp.dir, 'register.mjs');
-  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hook).href)});\n`);
-  const stdout = execFileSync(process.execPath, ['--import', register, 'bin/interlock.js', ...args], { cwd: REPO, encoding: 'utf8', env: { ...process.env, ...env } });
-  return { loaded: readFileSync(log, 'utf8').split('\n'), stdout };
-}
 
 describe('bin/interlock.js', () => {
   it('the program has no module its copy would miss: no .js, .mjs, .cjs, .mts or .json file in the source folders (beside tests and scenario results) and no symbolic link', () => {
@@ -215,17 +204,17 @@ describe('bin/interlock.js', () => {
   const copyOf = (path: string) => pathToFileURL(join(REPO, 'node_modules', '.cache', 'interlock', readSources(REPO, 'src/main.ts').name, path)).href;
 
   it('runs the real program from its compiled copy: the copy\'s main module loads and no TypeScript file does', () => {
-    const { loaded, stdout } = loadedBy(['--version']);
+    const { loaded, stdout } = modulesLoadedBy(['--version'], temps);
     expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
     expect(loaded).toContain(copyOf('src/main.js'));
     expect(loaded.filter((url) => url.endsWith('.ts'))).toEqual([]);
   });
 
   it('INTERLOCK_CODE_CACHE=0 runs the sources through tsx, with the same answer', () => {
-    const fromSources = loadedBy(['--version'], { INTERLOCK_CODE_CACHE: '0' });
+    const fromSources = modulesLoadedBy(['--version'], temps, { INTERLOCK_CODE_CACHE: '0' });
     expect(fromSources.loaded).toContain(pathToFileURL(join(REPO, 'src', 'main.ts')).href);
     expect(fromSources.loaded.some((url) => url.includes('/node_modules/.cache/interlock/'))).toBe(false);
-    expect(fromSources.stdout).toBe(loadedBy(['--version']).stdout);
+    expect(fromSources.stdout).toBe(modulesLoadedBy(['--version'], temps).stdout);
   });
 
   it('a command answers the same from the copy and from the sources', async () => {

@@ -1,10 +1,10 @@
 // Helpers for the compiled-copy tests: a small program in a temp checkout, and a temp copy of the real
 // repository whose node_modules is a folder of links to the real packages (so its cache is its own, never the shared one).
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -55,6 +55,22 @@ export function loadedAtStart(copy: string): string[] {
   const chunks = [...entry.matchAll(/^(?:import .*|\}) from "\.\.\/(chunks\/[^"]+\.js)";$/gm)].map((match) => match[1] ?? '');
   if (chunks.length === 0) throw new Error(`${copy}/src/main.js imports no chunk`);
   return chunks;
+}
+
+/**
+ * The URLs of every ES module `node bin/interlock.js args` loads in the repository (a load hook writes them down), and
+ * its stdout; the hook's temp directory is pushed on `temps`.
+ */
+export function modulesLoadedBy(args: readonly string[], temps: { remove(): void }[], env: Record<string, string> = {}): { loaded: string[]; stdout: string } {
+  const made = temp('hook');
+  temps.push(made);
+  const log = join(made.dir, 'loaded.txt');
+  const hook = join(made.dir, 'hook.mjs');
+  writeFileSync(hook, `import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) { appendFileSync(${JSON.stringify(log)}, url + '\\n'); return next(url, context); }\n`);
+  const register = join(made.dir, 'register.mjs');
+  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hook).href)});\n`);
+  const stdout = execFileSync(process.execPath, ['--import', register, 'bin/interlock.js', ...args], { cwd: REPO, encoding: 'utf8', env: { ...process.env, ...env } });
+  return { loaded: readFileSync(log, 'utf8').split('\n').filter((url) => url !== ''), stdout };
 }
 
 export function runNode(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeout?: number } = {}): Promise<{ code: number; stdout: string; stderr: string }> {

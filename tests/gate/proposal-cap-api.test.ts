@@ -3,18 +3,14 @@
 // which effect, how many decisions it holds, to watch GET /v1/effects/<id> and that a new request id is a new effect,
 // and nothing is written. The same request as the latest recorded is still `200`.
 import request from 'supertest';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { MAX_PROPOSALS } from '../../src/gate/record.js';
-import { approvalBody, bearer, refundBody, startRig, TOKENS, type Rig } from '../http/rig.js';
+import { approvalBody, bearer, refundBody, rigSuite, TOKENS } from '../http/rig.js';
 
-let rig: Rig;
-beforeAll(async () => {
-  // No effects worker: the effect stays unsettled (as while the workers are down or Stripe is slow).
-  rig = await startRig({ deps: { limits: { ratePerMinute: null } } });
+// No effects worker: the effect stays unsettled (as while the workers are down or Stripe is slow).
+const rig = rigSuite({ deps: { limits: { ratePerMinute: null } } });
+beforeAll(() => {
   rig.target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
-});
-afterAll(async () => {
-  await rig?.close();
 });
 
 it('answers 409 too_many_proposals to the re-decision past MAX_PROPOSALS, and writes nothing', async () => {

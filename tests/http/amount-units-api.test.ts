@@ -4,20 +4,16 @@
 // sentence states what may move in minor units of the subject's currency (which the cap route does not know), never
 // as cents.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, startRig, TOKENS, uid, type Rig } from './rig.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { bearer, rigSuite, TOKENS, uid } from './rig.js';
 
 type Schema = { properties?: Record<string, { description?: string }> };
 
-let rig: Rig;
+const rig = rigSuite();
 let schemas: Record<string, Schema>;
 
 beforeAll(async () => {
-  rig = await startRig();
   schemas = ((await request(rig.app).get('/v1/openapi.json')).body as { components: { schemas: Record<string, Schema> } }).components.schemas;
-});
-afterAll(async () => {
-  await rig.close();
 });
 
 describe('the unit of amounts and caps in the API', () => {

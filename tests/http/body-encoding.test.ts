@@ -2,16 +2,10 @@
 // encoding), not blamed on "a malformed path or header"; a body that does decode is taken.
 import { gzipSync } from 'node:zlib';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, refundBody, startRig, TOKENS, type Rig } from './rig.js';
+import { describe, expect, it } from 'vitest';
+import { bearer, refundBody, rigSuite, TOKENS } from './rig.js';
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig();
-});
-afterAll(async () => {
-  await rig.close();
-});
+const rig = rigSuite();
 
 describe('a body with a Content-Encoding', () => {
   it('that does not decode is refused naming the encoding; one that decodes is read', async () => {

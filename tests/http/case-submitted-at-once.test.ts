@@ -4,18 +4,12 @@
 // submit one support case twice, and the customer's refund decided twice. A body that differs in anything else is
 // still 409.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createApp } from '../../webhooks/app.js';
-import { approvalBody, bearer, caseBody, startRig, tokenRegistry, TOKENS, uid, type Rig } from './rig.js';
+import { approvalBody, bearer, caseBody, rigSuite, tokenRegistry, TOKENS, uid } from './rig.js';
 import type { DecisionsQueue } from '../../queues/decisions.js';
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig();
-});
-afterAll(async () => {
-  await rig?.close();
-});
+const rig = rigSuite();
 
 async function approvalFor(paymentIntent: string): Promise<string> {
   const approval = approvalBody({ scope: `payment:${paymentIntent}`, max_uses: 5 });

@@ -3,17 +3,11 @@
 // UTF-8 (README "The support API"; webhooks/app.ts onlyJson). The app's CHARSET regex must agree with the parser on
 // which parameter is the charset: a `charset=utf-8` inside another parameter's quoted value is not the charset.
 import request from 'supertest';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { namesSomeMemberTwice } from '../../src/interlock.js';
-import { approvalBody, bearer, startRig, TOKENS, uid, type Rig } from './rig.js';
+import { approvalBody, bearer, rigSuite, TOKENS, uid } from './rig.js';
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig({ worker: true });
-});
-afterAll(async () => {
-  await rig.close();
-});
+const rig = rigSuite({ worker: true });
 
 // The parser (content-type 2.x, used by body-parser) reads charset=utf-16le here; the app's regex finds the
 // `;charset=utf-8` inside the quoted value of `x` first and lets the body through.

@@ -3,17 +3,11 @@
 // and at most CONFLICT_EVIDENCE_MAX in all. Each one used to append a signed REFUSED quoting the whole proposal, so a
 // caller repeating or varying the request grew a committed effect's receipt without bound (3 KB a request).
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CONFLICT_EVIDENCE_MAX } from '../../src/interlock.js';
-import { approvalBody, bearer, refundBody, startRig, TOKENS, uid, type Rig } from './rig.js';
+import { approvalBody, bearer, refundBody, rigSuite, TOKENS, uid } from './rig.js';
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig({ worker: true, deps: { limits: { ratePerMinute: null } } });
-});
-afterAll(async () => {
-  await rig.close();
-});
+const rig = rigSuite({ worker: true, deps: { limits: { ratePerMinute: null } } });
 
 describe('409 conflicting_payload', () => {
   it('keeps each distinct conflicting proposal once, at most CONFLICT_EVIDENCE_MAX, and says what it kept', async () => {

@@ -2,16 +2,10 @@
 // the last of the two values and other readers the first, so a tool that checked `{"amount": 100, "amount": 4900}`
 // before sending it saw 100 where 4900 would have been recorded and sent.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvalBody, bearer, startRig, TOKENS, uid, type Rig } from './rig.js';
+import { describe, expect, it } from 'vitest';
+import { approvalBody, bearer, rigSuite, TOKENS, uid } from './rig.js';
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig();
-});
-afterAll(async () => {
-  await rig.close();
-});
+const rig = rigSuite();
 
 /** A payment and an approval granted on it. */
 async function grantedPayment() {

@@ -2,10 +2,10 @@
 // the keys GET /v1/keys hands out), and the listing: newest first across pages, every effect found by paging exactly
 // once whatever the page size and filter, including effects bound in the same millisecond.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createProposalRecorder, publicKeySet, verify, type Stores } from '../../src/interlock.js';
 import { createEffectListing } from '../../webhooks/api/listing.js';
-import { approvalBody, bearer, refundBody, startRig, TOKENS, uid, type Rig } from './rig.js';
+import { approvalBody, bearer, refundBody, rigSuite, TOKENS, uid, type Rig } from './rig.js';
 
 const auditor = () => bearer(TOKENS.auditor);
 
@@ -50,19 +50,15 @@ async function recordMany(stores: Stores, count: number, subjects: string[]): Pr
 }
 
 describe('one effect and its receipt', () => {
-  let rig: Rig;
+  const rig = rigSuite({ worker: true });
   let effectId: string;
   beforeAll(async () => {
-    rig = await startRig({ worker: true });
     rig.target.world.set('payment:pi_read', { chargebacks: [], refunded_by_others: 0 });
     const approval = approvalBody({ scope: 'payment:pi_read' });
     await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval);
     const answer = await request(rig.app).post('/v1/refunds?wait=10').set(bearer(TOKENS.support)).send(refundBody({ payment_intent: 'pi_read', approval: approval.id, request_id: 'case-read' }));
     expect(answer.body.outcome).toBe('COMMITTED');
     effectId = answer.body.effect_id;
-  });
-  afterAll(async () => {
-    await rig.close();
   });
 
   it('?outcome= lists only effects settled with that outcome, alone or with the other filters; an unknown outcome is 400', async () => {
@@ -136,16 +132,12 @@ describe('one effect and its receipt', () => {
 });
 
 describe('listing effects', () => {
-  let rig: Rig;
+  const rig = rigSuite({ deps: { limits: { ratePerMinute: null } } });
   let all: string[];
   const subjects = ['pi_la', 'pi_lb', 'pi_lc'];
   beforeAll(async () => {
-    rig = await startRig({ deps: { limits: { ratePerMinute: null } } });
     // Recorded 50 at a time: many share a millisecond, so pages end inside a millisecond too.
     all = await recordMany(rig.stores, 330, subjects);
-  });
-  afterAll(async () => {
-    await rig.close();
   });
 
   it.each([4, 25, 100])('pages of %i find every effect, none twice, newest first across pages', async (limit) => {

@@ -2,16 +2,10 @@
 // duplicate-member report stops at MAX_REPORTED = 10, src/core/json-text.ts). A body the API refuses must not make it
 // write an error answer many times larger than the body (here a 250 KB body of unknown members), to any token.
 import request from 'supertest';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { bearer, startRig, TOKENS, type Rig } from './rig.js';
+import { expect, it } from 'vitest';
+import { bearer, rigSuite, TOKENS } from './rig.js';
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig();
-});
-afterAll(async () => {
-  await rig.close();
-});
+const rig = rigSuite();
 
 it('a body of thousands of unknown members is refused with an answer no larger than the body', async () => {
   const members: string[] = [];

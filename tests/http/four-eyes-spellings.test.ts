@@ -4,17 +4,11 @@
 // A name spelled with look-alike characters (fullwidth letters, a zero-width space) passed the case-blind comparison,
 // and so did one whose case differs only as Unicode folds it (Strauß and STRAUSS).
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { effectIdFor, personKey } from '../../src/interlock.js';
-import { approvalBody, bearer, refundBody, startRig, TOKENS, uid, type Rig } from './rig.js';
+import { approvalBody, bearer, refundBody, rigSuite, TOKENS, uid } from './rig.js';
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig();
-});
-afterAll(async () => {
-  await rig.close();
-});
+const rig = rigSuite();
 
 function payment(): string {
   const pi = `pi_${uid()}`;

@@ -5,12 +5,12 @@
 // text that is not JSON at all.
 import fc from 'fast-check';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { hasLoneSurrogate } from '../../src/core/json.js';
 import { effectIdFor } from '../../src/interlock.js';
-import { approvalBody, bearer, creditBody, refundBody, startRig, TOKENS, type Rig } from './rig.js';
+import { approvalBody, bearer, creditBody, refundBody, rigSuite, TOKENS } from './rig.js';
 
-let rig: Rig;
+const rig = rigSuite({ deps: { limits: { ratePerMinute: null } } });
 /** Effect ids the API accepted a proposal for (200 or 202). */
 const accepted = new Set<string>();
 let sequence = 0;
@@ -18,13 +18,9 @@ let refused = 0;
 let granted = 0;
 
 beforeAll(async () => {
-  rig = await startRig({ deps: { limits: { ratePerMinute: null } } });
   // The approval every fuzzed proposal names: a proposal under one that does not exist is refused before anything else.
   await rig.stores.approvals.grant({ id: 'ap_fuzz', approver: 'alex', capCents: 5_000, expiresAt: Date.now() + 3_600_000, maxUses: 5, scope: 'payment:pi_1' });
   rig.target.world.set('payment:pi_1', { chargebacks: [], refunded_by_others: 0 });
-});
-afterAll(async () => {
-  await rig.close();
 });
 
 const hostileString = fc.oneof(

@@ -3,16 +3,10 @@
 // to stop at 200 characters, past the check that took the id: a refund on such an id answered 500 after its binding
 // was written, and from then on every unfiltered effects listing (the API's, the page's, reconcile's) failed on it.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvalBody, bearer, creditBody, refundBody, startRig, TOKENS, type Rig } from './rig.js';
+import { describe, expect, it } from 'vitest';
+import { approvalBody, bearer, creditBody, refundBody, rigSuite, TOKENS } from './rig.js';
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig();
-});
-afterAll(async () => {
-  await rig.close();
-});
+const rig = rigSuite();
 
 describe('the longest ids the schemas take', () => {
   it('are granted, capped, proposed and listed like any other, and leave every listing working', async () => {

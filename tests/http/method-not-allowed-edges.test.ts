@@ -4,17 +4,11 @@
 // not_found, which sends an operator looking for a route that exists.
 import express from 'express';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { stripeWebhookRouter } from '../../webhooks/stripe-route.js';
-import { bearer, startRig, TOKENS, type Rig } from './rig.js';
+import { bearer, rigSuite, TOKENS } from './rig.js';
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig({ metrics: true });
-});
-afterAll(async () => {
-  await rig?.close();
-});
+const rig = rigSuite({ metrics: true });
 
 describe('a method a path outside the route table does not take', () => {
   it('GET or PUT /webhooks/stripe: 405 method_not_allowed with Allow: POST', async () => {

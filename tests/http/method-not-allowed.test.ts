@@ -4,16 +4,10 @@
 // OpenAPI document) answers so before any token is asked for, since it needs none; a path behind a token still asks
 // for one first. The methods in Allow are the ones the OpenAPI document lists for the path.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, startRig, TOKENS, type Rig } from './rig.js';
+import { describe, expect, it } from 'vitest';
+import { bearer, rigSuite, TOKENS } from './rig.js';
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig();
-});
-afterAll(async () => {
-  await rig?.close();
-});
+const rig = rigSuite();
 
 const EFFECT = 'a'.repeat(64);
 

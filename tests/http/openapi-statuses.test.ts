@@ -3,20 +3,16 @@
 // past the body limit and 400 to broken JSON before its handler runs, so each such route documents all three; and
 // GET /v1/alerts pages by the default `limit` its document states (100), not listQuery's 10.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../webhooks/app.js';
-import { bearer, startRig, tokenRegistry, TOKENS, type Rig } from './rig.js';
+import { bearer, rigSuite, tokenRegistry, TOKENS } from './rig.js';
 
 type Operation = { responses: Record<string, unknown>; requestBody?: unknown; 'x-roles'?: string[] };
 
-let rig: Rig;
+const rig = rigSuite();
 let doc: { paths: Record<string, Record<string, Operation>> };
 beforeAll(async () => {
-  rig = await startRig();
   doc = (await request(rig.app).get('/v1/openapi.json')).body;
-});
-afterAll(async () => {
-  await rig?.close();
 });
 
 const TOKEN_OF: Record<string, string> = { support: TOKENS.support, approver: TOKENS.approver, auditor: TOKENS.auditor, operator: TOKENS.operator };

@@ -5,9 +5,9 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { approvalBody as approvalSchema, creditBody as creditSchema, refundBody as refundSchema } from '../../webhooks/api/schemas.js';
-import { approvalBody, bearer, creditBody, refundBody, startRig, TOKENS, type Rig } from './rig.js';
+import { approvalBody, bearer, creditBody, refundBody, rigSuite, TOKENS } from './rig.js';
 
 type Doc = {
   openapi: string;
@@ -15,18 +15,14 @@ type Doc = {
   paths: Record<string, Record<string, { operationId: string; responses: Record<string, unknown>; parameters: { name: string; in: string }[]; requestBody?: { required: boolean; content: { 'application/json': { schema: { $ref: string } } } } }>>;
 };
 
-let rig: Rig;
+const rig = rigSuite();
 let doc: Doc;
 let ajv: Ajv2020;
 
 beforeAll(async () => {
-  rig = await startRig();
   doc = (await request(rig.app).get('/v1/openapi.json')).body as Doc;
   ajv = new Ajv2020({ strict: true, allErrors: true, validateFormats: false });
   for (const [id, schema] of Object.entries(doc.components.schemas)) ajv.addSchema(schema, `#/components/schemas/${id}`);
-});
-afterAll(async () => {
-  await rig.close();
 });
 
 const validatorOf = (id: string) => {

@@ -3,18 +3,12 @@
 // the worker obeys it): a support tool that obeys the header is not told to come back in 1 s and keep Stripe's limit
 // going. Without a wait from Stripe the answer says 1 s, as before.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { StripeUnavailable } from '../../src/interlock.js';
 import { createApp } from '../../webhooks/app.js';
-import { approvalBody, bearer, refundBody, startRig, tokenRegistry, TOKENS, uid, type Rig } from './rig.js';
+import { approvalBody, bearer, refundBody, rigSuite, tokenRegistry, TOKENS, uid } from './rig.js';
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig({ worker: false });
-});
-afterAll(async () => {
-  await rig?.close();
-});
+const rig = rigSuite({ worker: false });
 
 /** The service while Stripe answers every fact read 429, with `retryAfterMs` as its Retry-After (null: none). */
 function rateLimited(retryAfterMs: number | null) {

@@ -2,12 +2,12 @@
 // premises, the same request answers the same effect, another payload is refused (I5 at the edge), ?wait hears the
 // outcome, four eyes, and facts that cannot be read record nothing.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { effectIdFor, type Receipt } from '../../src/interlock.js';
 import { createApp } from '../../webhooks/app.js';
-import { approvalBody, bearer, creditBody, refundBody, startRig, tokenRegistry, TOKENS, uid, type Rig } from './rig.js';
+import { approvalBody, bearer, creditBody, refundBody, rigSuite, tokenRegistry, TOKENS, uid } from './rig.js';
 
-let rig: Rig;
+const rig = rigSuite({ worker: true });
 
 const support = () => bearer(TOKENS.support);
 
@@ -26,13 +26,6 @@ async function receiptOf(effectId: string): Promise<Receipt> {
   expect(answer.status).toBe(200);
   return answer.body as Receipt;
 }
-
-beforeAll(async () => {
-  rig = await startRig({ worker: true });
-});
-afterAll(async () => {
-  await rig.close();
-});
 
 describe.concurrent('proposing refunds and credits', () => {
   it('reads the facts at decision time and records them as the premises, with the agent, the token and the decision', async () => {

@@ -3,16 +3,10 @@
 // on which of the values counts, and the caller never sent the array zod would otherwise say it "received". Nothing
 // is recorded, and the other problems of the query are still listed.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, caseBody, startRig, TOKENS, type Rig } from './rig.js';
+import { describe, expect, it } from 'vitest';
+import { bearer, caseBody, rigSuite, TOKENS } from './rig.js';
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig();
-});
-afterAll(async () => {
-  await rig?.close();
-});
+const rig = rigSuite();
 
 describe('a query parameter given more than once', () => {
   it('?limit=1&limit=2, ?subject=…&subject=…, ?limit=5&limit=5&limit=5, ?wait=1&wait=2: 400 naming it, given twice (or 3 times)', async () => {

@@ -5,17 +5,11 @@
 // conflicting_payload; a recorded request whose retry would be judged again on the facts stays 503, saying it is
 // recorded; a new request stays 503 "nothing was recorded". The journal is asked only once the read failed.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createApp } from '../../webhooks/app.js';
-import { approvalBody, bearer, refundBody, startRig, tokenRegistry, TOKENS, uid, type Rig } from './rig.js';
+import { approvalBody, bearer, refundBody, rigSuite, tokenRegistry, TOKENS, uid } from './rig.js';
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig({ worker: true });
-});
-afterAll(async () => {
-  await rig?.close();
-});
+const rig = rigSuite({ worker: true });
 
 /** The same service while Stripe does not answer fact reads. */
 function stripeDown() {

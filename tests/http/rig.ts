@@ -7,6 +7,7 @@ import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import type { Express } from 'express';
+import { afterAll, beforeAll } from 'vitest';
 import { createDecisionsQueue, type DecisionsQueue } from '../../queues/decisions.js';
 import { createEffectsQueue, startEffectsWorker, type EffectsQueue, type EffectsWorker } from '../../queues/effects.js';
 import { createFactsQueue, startFactsWorker, type FactsQueue } from '../../queues/facts.js';
@@ -14,6 +15,7 @@ import { createFacts, createMemoryTarget, createWebhookVerifier, openStores, sta
 import { createApp, createMetrics, createTokenRegistry, openOpsQueues, type AppDeps, type Metrics, type Role } from '../../webhooks/app.js';
 import { stripeWebhookRouter } from '../../webhooks/stripe-route.js';
 import { testConfig, testKey } from '../support/harness.js';
+import { startedLater } from '../support/started-later.js';
 
 export const TOKENS = {
   support: 'itk_support_0123456789abcdef',
@@ -146,6 +148,22 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
       await redis.quit();
     },
   };
+}
+
+/**
+ * A rig for one test file, or one describe block, started before its tests and closed after them:
+ * `const rig = rigSuite({ worker: true });` where the hooks would go. Hooks registered after it see the rig started,
+ * and their afterAll runs before it closes; the returned rig is a stand-in, so do not compare it or reassign it.
+ */
+export function rigSuite(options: RigOptions = {}): Rig {
+  let rig: Rig | undefined;
+  beforeAll(async () => {
+    rig = await startRig(options);
+  }, 60_000);
+  afterAll(async () => {
+    await rig?.close();
+  });
+  return startedLater('rig', () => rig);
 }
 
 export const uid = () => randomBytes(5).toString('hex');

@@ -4,18 +4,12 @@
 import { randomBytes } from 'node:crypto';
 import express from 'express';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openStores } from '../../src/interlock.js';
 import { createApp, queueCheck, storeChecks } from '../../webhooks/app.js';
-import { approvalBody, bearer, refundBody, ROLE_TOKENS, startRig, tokenRegistry, TOKENS, type Rig } from './rig.js';
+import { approvalBody, bearer, refundBody, rigSuite, ROLE_TOKENS, tokenRegistry, TOKENS } from './rig.js';
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig();
-});
-afterAll(async () => {
-  await rig.close();
-});
+const rig = rigSuite();
 
 function appWith(deps: Partial<Parameters<typeof createApp>[0]>) {
   return createApp({ stores: rig.stores, effects: rig.queue, readFacts: async () => ({}), tokens: tokenRegistry(), logger: rig.stores.logger, ...deps });

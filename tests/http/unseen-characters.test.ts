@@ -6,17 +6,11 @@
 // it is not). It is refused (400 invalid_request, naming the
 // field and the code point) and nothing is recorded. Letters of any script, and visible symbols, are still names.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { showable } from '../../src/core/text.js';
-import { approvalBody, bearer, caseBody, refundBody, startRig, TOKENS, uid, type Rig } from './rig.js';
+import { approvalBody, bearer, caseBody, refundBody, rigSuite, TOKENS, uid } from './rig.js';
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig();
-});
-afterAll(async () => {
-  await rig.close();
-});
+const rig = rigSuite();
 
 async function paymentWithApproval(): Promise<{ paymentIntent: string; approval: string }> {
   const paymentIntent = `pi_${uid()}`;

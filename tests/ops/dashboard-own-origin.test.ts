@@ -3,21 +3,15 @@
 // lets the browser fetch from this service only. A bull-board release that adds an address elsewhere fails here.
 // The same page in Chromium: dashboard-browser.test.ts.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { withoutOtherOrigins } from '../../webhooks/ops/dashboard.js';
-import { bearer, startRig, TOKENS, type Rig } from '../http/rig.js';
+import { bearer, rigSuite, TOKENS } from '../http/rig.js';
 
 /** Every address in `text` that names a host (absolute or scheme-relative). */
 const addressesElsewhere = (text: string): string[] => text.match(/(?:[a-z][a-z0-9+.-]*:)?\/\/[^\s"'()<>]+/gi) ?? [];
 
 describe('the queue dashboard loads nothing from another origin', () => {
-  let rig: Rig;
-  beforeAll(async () => {
-    rig = await startRig({ metrics: true });
-  }, 30_000);
-  afterAll(async () => {
-    await rig?.close();
-  });
+  const rig = rigSuite({ metrics: true });
 
   it('serves a page that names no other host, whose stylesheets name none either, with a CSP of this origin only', async () => {
     const page = await request(rig.app).get('/admin/queues').set(bearer(TOKENS.operator));

@@ -10,7 +10,7 @@ import { approvalRefusalClass, createMetrics } from '../../webhooks/ops/metrics.
 import { gateWorld, grant, recoverUntilSettled, submitAndCrash } from '../gate/gate-support.js';
 import { kill, refundProposal, sleep, type World } from '../support/harness.js';
 import { signIn } from '../http/page-sessions.js';
-import { approvalBody, bearer, refundBody, startRig, TOKENS, uid, type Rig } from '../http/rig.js';
+import { approvalBody, bearer, refundBody, rigSuite, TOKENS, uid } from '../http/rig.js';
 
 const SECRET = 'whsec_metricsTestSecret0123456789';
 
@@ -35,13 +35,12 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 }
 
 describe('GET /metrics after a scripted run', () => {
-  let rig: Rig;
+  const rig = rigSuite({ worker: true, metrics: true, webhookSecret: SECRET });
   let text: string;
   let committedId: string;
   let eventId: string;
 
   beforeAll(async () => {
-    rig = await startRig({ worker: true, metrics: true, webhookSecret: SECRET });
     const approver = bearer(TOKENS.approver);
     const support = bearer(TOKENS.support);
     rig.target.world.set('payment:pi_m1', { chargebacks: [], refunded_by_others: 0 });
@@ -97,10 +96,6 @@ describe('GET /metrics after a scripted run', () => {
     expect(scraped.headers['content-type']).toMatch(/^text\/plain/);
     text = scraped.text;
   }, 60_000);
-
-  afterAll(async () => {
-    await rig?.close();
-  });
 
   it('counts each effect once, by kind and outcome', () => {
     expect(sample(text, 'interlock_effects_total', { kind: 'refund', outcome: 'COMMITTED' })).toBe(1);

@@ -4,20 +4,14 @@
 // `detail: null`, and the queue depth stays in the token-guarded interlock_queue_jobs metric.
 import request from 'supertest';
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createApp, queueCheck, storeChecks, workerChecks } from '../../webhooks/app.js';
 import { readiness } from '../../webhooks/api/ops-routes.js';
-import { approvalBody, bearer, refundBody, startRig, tokenRegistry, TOKENS, type Rig } from '../http/rig.js';
+import { approvalBody, bearer, refundBody, rigSuite, tokenRegistry, TOKENS } from '../http/rig.js';
 
-let rig: Rig;
-beforeAll(async () => {
-  // No worker: the proposals stay waiting on the effects queue. The rig's stores opt out of durability, so on a Redis
-  // that is not durable the redis_durable check passes with the settings as its detail.
-  rig = await startRig({ config: { keyPrefix: `readyz-volume-${randomBytes(4).toString('hex')}` } });
-}, 60_000);
-afterAll(async () => {
-  await rig?.close();
-});
+// No worker: the proposals stay waiting on the effects queue. The rig's stores opt out of durability, so on a Redis
+// that is not durable the redis_durable check passes with the settings as its detail.
+const rig = rigSuite({ config: { keyPrefix: `readyz-volume-${randomBytes(4).toString('hex')}` } });
 
 describe('/readyz without a token', () => {
   it('does not tell how many effects wait to be sent, nor any detail of a check that passed', async () => {

@@ -3,24 +3,17 @@
 // operator names (INTERLOCK_TRUST_PROXY) may say a request came over HTTPS: the same header from anyone else changes
 // nothing. Before this setting no request was ever taken as HTTPS, so the cookie was never Secure.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/interlock.js';
-import { startRig, TOKENS, type Rig } from '../http/rig.js';
+import { rigSuite, TOKENS, type Rig } from '../http/rig.js';
 
 function signIn(rig: Rig) {
   return request(rig.app).post('/ui/sign-in').type('form').set('host', 'interlock.example.com').set('origin', 'https://interlock.example.com').set('sec-fetch-site', 'same-origin').set('x-forwarded-proto', 'https').send({ token: TOKENS.operator });
 }
 
 describe('the sign-in cookie behind an HTTPS proxy', () => {
-  let trusting: Rig;
-  let plain: Rig;
-  beforeAll(async () => {
-    trusting = await startRig({ config: { trustProxy: 'loopback' } });
-    plain = await startRig();
-  });
-  afterAll(async () => {
-    await Promise.all([trusting?.close(), plain?.close()]);
-  });
+  const trusting = rigSuite({ config: { trustProxy: 'loopback' } });
+  const plain = rigSuite();
 
   it('is Secure when the proxy the operator trusts says the page was reached over HTTPS', async () => {
     const signed = await signIn(trusting);

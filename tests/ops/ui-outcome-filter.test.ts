@@ -1,18 +1,12 @@
 // Rule: the effects page's outcome filter, like the OpenAPI document's enum of outcomes, lists each outcome once
 // (a submit and a recovery both settle COMMITTED_ON_QUERY and AMBIGUOUS), and one option is selected.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EFFECT_OUTCOMES } from '../../webhooks/api/schemas.js';
 import { signIn } from '../http/page-sessions.js';
-import { startRig, TOKENS, type Rig } from '../http/rig.js';
+import { rigSuite, TOKENS } from '../http/rig.js';
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig();
-});
-afterAll(async () => {
-  await rig.close();
-});
+const rig = rigSuite();
 
 describe('the outcome filter', () => {
   it('lists each outcome once, with the one filtered by selected', async () => {

@@ -4,16 +4,15 @@
 // when its token is removed from the configuration. A session altered in any part is refused, and the CSRF token of
 // its forms derives from the session, not from the API token. A cookie that holds a token is no session.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createTokenRegistry, type TokenRegistry } from '../../webhooks/app.js';
 import { createPageSessions, csrfTokenFor, SESSION_MS, type PageSessions } from '../../webhooks/ui/session.js';
 import { signIn } from '../http/page-sessions.js';
-import { bearer, startRig, tokenRegistry, TOKENS, type Rig } from '../http/rig.js';
+import { bearer, rigSuite, tokenRegistry, TOKENS } from '../http/rig.js';
 
 const asCookie = (value: string) => `interlock_session=${encodeURIComponent(value)}`;
 
 describe('the page session', () => {
-  let rig: Rig;
   /** The auditor's token, taken out of the configuration by a test (as a registry reloaded without it would be). */
   let removed = false;
   const all = tokenRegistry();
@@ -21,13 +20,7 @@ describe('the page session', () => {
     authenticate: (presented) => (removed && presented === TOKENS.auditor ? null : all.authenticate(presented)),
     callers: () => all.callers().filter((caller) => !(removed && caller.name === 'aud')),
   };
-
-  beforeAll(async () => {
-    rig = await startRig({ metrics: true, deps: { tokens } });
-  }, 30_000);
-  afterAll(async () => {
-    await rig?.close();
-  });
+  const rig = rigSuite({ metrics: true, deps: { tokens } });
 
   it('sets a cookie that holds no token and ends when the server says (12 h), not only when the browser forgets it', async () => {
     const answer = await request(rig.app).post('/ui/sign-in').type('form').set('sec-fetch-site', 'same-origin').send({ token: TOKENS.operator });

@@ -7,25 +7,19 @@
 // same however many came before it.
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createTokenRegistry } from '../../webhooks/app.js';
 import { clientOf, createFailedSignIns } from '../../webhooks/ui/failed-sign-ins.js';
 import { createPageSessions, SESSION_MS, SESSIONS_PER_CALLER, type PageSessions } from '../../webhooks/ui/session.js';
 import { signIn } from '../http/page-sessions.js';
-import { bearer, startRig, TOKENS, type Rig } from '../http/rig.js';
+import { bearer, rigSuite, TOKENS, type Rig } from '../http/rig.js';
 
 const postSignIn = (rig: Rig, token: string, address = '198.51.100.1') => request(rig.app).post('/ui/sign-in').type('form').set('sec-fetch-site', 'same-origin').set('x-forwarded-for', address).send({ token });
 const sessionSet = (answer: request.Response) => ([] as string[]).concat(answer.headers['set-cookie'] ?? []).some((line) => /^interlock_session=v1\./.test(line));
 
 describe('the rate limits of signing in and out', () => {
-  let rig: Rig;
-  beforeAll(async () => {
-    // Three requests a caller, and the proxy in front (loopback) names the client's address.
-    rig = await startRig({ config: { trustProxy: 'loopback' }, deps: { limits: { ratePerMinute: 3, rateBurst: 3 } } });
-  }, 30_000);
-  afterAll(async () => {
-    await rig?.close();
-  });
+  // Three requests a caller, and the proxy in front (loopback) names the client's address.
+  const rig = rigSuite({ config: { trustProxy: 'loopback' }, deps: { limits: { ratePerMinute: 3, rateBurst: 3 } } });
 
   it('holds sign-in to the rate limit of the token signing in: past it, 429 and no session', async () => {
     for (let i = 0; i < 3; i += 1) expect((await postSignIn(rig, TOKENS.support)).status).toBe(303);
@@ -56,13 +50,7 @@ describe('the rate limits of signing in and out', () => {
 });
 
 describe('the sessions one token holds open', () => {
-  let rig: Rig;
-  beforeAll(async () => {
-    rig = await startRig();
-  }, 30_000);
-  afterAll(async () => {
-    await rig?.close();
-  });
+  const rig = rigSuite();
 
   it(`refuses a token's sign-in past ${SESSIONS_PER_CALLER} open sessions with 429 and a sentence; signing one out makes room`, async () => {
     const first = await signIn(rig.app, TOKENS.approver);

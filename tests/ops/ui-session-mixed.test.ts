@@ -5,20 +5,14 @@
 // metrics and the dashboard answer 401 naming both. Signing in ends the sessions the browser held, so the new one is
 // the only one open and the planted copy is refused from then on. Two sessions of one caller are that caller.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signIn } from '../http/page-sessions.js';
-import { startRig, TOKENS, type Rig } from '../http/rig.js';
+import { rigSuite, TOKENS } from '../http/rig.js';
 
 const sameOrigin = { 'sec-fetch-site': 'same-origin' };
 
 describe('the open sessions of two callers in one request', () => {
-  let rig: Rig;
-  beforeAll(async () => {
-    rig = await startRig({ metrics: true });
-  }, 30_000);
-  afterAll(async () => {
-    await rig?.close();
-  });
+  const rig = rigSuite({ metrics: true });
 
   /** Whether the page takes the session (an approver's is refused the effects list, 403, but signed in). */
   const isOpen = async (cookie: string) => (await request(rig.app).get('/ui').set('cookie', cookie)).status !== 303;

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../webhooks/app.js';
 import { closeBrowserTest, launchBrowser, SKIP_BROWSER } from '../support/browser.js';
 import { signIn, signInInBrowser } from '../http/page-sessions.js';
-import { startRig, tokenRegistry, TOKENS, type Rig } from '../http/rig.js';
+import { rigSuite, startRig, tokenRegistry, TOKENS, type Rig } from '../http/rig.js';
 
 
 const listen = (server: Server) => new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
@@ -23,13 +23,7 @@ const signOut = (rig: Rig, cookie: string, csrf: string) => request(rig.app).pos
 const stillOpen = async (rig: Rig, cookie: string) => (await request(rig.app).get('/ui').set('cookie', cookie)).status === 200;
 
 describe('a session cookie another server on the host planted for a longer path', () => {
-  let rig: Rig;
-  beforeAll(async () => {
-    rig = await startRig({ metrics: true });
-  }, 30_000);
-  afterAll(async () => {
-    await rig?.close();
-  });
+  const rig = rigSuite({ metrics: true });
 
   it('does not keep the session alive: signing out ends it, and clears the cookie on / and on the sign-out path', async () => {
     const ops = await signIn(rig.app, TOKENS.operator);

@@ -5,23 +5,17 @@
 // with the right token is taken, while wrong tokens under that name are still refused past the allowance. Keyed so,
 // the allowance keeps at most its number of buckets whatever names are sent, and a key is no longer for a long Host.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bucketOf, createFailedSignIns } from '../../webhooks/ui/failed-sign-ins.js';
-import { startRig, TOKENS, type Rig } from '../http/rig.js';
+import { rigSuite, TOKENS } from '../http/rig.js';
 
 const OPERATOR_ADDRESS = '198.51.100.73';
 const SERVICE = 'interlock.internal:8080';
 const REBOUND = 'rebound-51c2.attacker.example:8080';
 
 describe('a rebound page signing in from the operator’s browser', () => {
-  let rig: Rig;
-  beforeAll(async () => {
-    // The API's rate limit on (the failed-sign-in allowance exists only with it), and a proxy on loopback naming the client.
-    rig = await startRig({ config: { trustProxy: 'loopback' } });
-  }, 30_000);
-  afterAll(async () => {
-    await rig?.close();
-  });
+  // The API's rate limit on (the failed-sign-in allowance exists only with it), and a proxy on loopback naming the client.
+  const rig = rigSuite({ config: { trustProxy: 'loopback' } });
 
   // What a browser sends for a same-origin form post from a page at `host`.
   const signInUnder = (host: string, token: string) =>

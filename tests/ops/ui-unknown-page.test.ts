@@ -2,17 +2,11 @@
 // bar) is answered with an HTML page, signed in or not, never the API's JSON 401 or 404: the sign-in form when signed
 // out, "No such page" with the navigation when signed in, and an inbox action's URL is sent to its item.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signIn } from '../http/page-sessions.js';
-import { startRig, TOKENS, type Rig } from '../http/rig.js';
+import { rigSuite, TOKENS } from '../http/rig.js';
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig();
-});
-afterAll(async () => {
-  await rig.close();
-});
+const rig = rigSuite();
 
 describe('a path under /ui that is no page', () => {
   it('is answered with a page, signed in or not', async () => {

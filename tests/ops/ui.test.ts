@@ -3,7 +3,7 @@
 // from the journal is escaped, roles see what the API would show them, and the dashboard is the operator's and
 // read-only. The browser test (ui-browser.test.ts) clicks through the same pages.
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { verify, publicKeySet, publicKeyPem } from '../../src/interlock.js';
 import { csrfTokenFor } from '../../webhooks/ui/routes.js';
 import { escapeHtml, html, toText } from '../../webhooks/ui/html.js';
@@ -11,21 +11,20 @@ import { stripeUrl } from '../../webhooks/ui/pages.js';
 import { createApp } from '../../webhooks/app.js';
 import { DEFAULT_PREMISES } from '../../webhooks/api/context.js';
 import { pageSession, signIn } from '../http/page-sessions.js';
-import { approvalBody, bearer, refundBody, startRig, tokenRegistry, TOKENS, type Rig } from '../http/rig.js';
+import { approvalBody, bearer, refundBody, rigSuite, tokenRegistry, TOKENS } from '../http/rig.js';
 
 const HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>';
 // Free text may hold a direction override: drawn as it is, it would turn the rest of its line around on the page.
 const TURNED = 'Refund 20.00 for incident \u202e00.0002 inc_real';
 
 describe('the page', () => {
-  let rig: Rig;
+  // The refunds' premises name their currency, as the Stripe target's do (REFUND_FACTS).
+  const rig = rigSuite({ worker: true, metrics: true, deps: { premises: { ...DEFAULT_PREMISES, refund: [...DEFAULT_PREMISES.refund, 'currency'] } } });
   const cookie = async (token: string) => (await pageSession(rig.app, token)).cookie;
   let committed: string;
   let refused: string;
 
   beforeAll(async () => {
-    // The refunds' premises name their currency, as the Stripe target's do (REFUND_FACTS).
-    rig = await startRig({ worker: true, metrics: true, deps: { premises: { ...DEFAULT_PREMISES, refund: [...DEFAULT_PREMISES.refund, 'currency'] } } });
     rig.target.world.set('payment:pi_ui1', { chargebacks: [], refunded_by_others: 0 });
     const approval = approvalBody({ scope: 'payment:pi_ui1', cap_cents: 3_000 });
     expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval)).status).toBe(201);
@@ -36,10 +35,6 @@ describe('the page', () => {
     expect(two.body.outcome).toBe('REFUSED:over_cap');
     refused = two.body.effect_id;
   }, 60_000);
-
-  afterAll(async () => {
-    await rig?.close();
-  });
 
   it('sends a signed-out browser to the sign-in form, and back where it was after signing in', async () => {
     const page = await request(rig.app).get(`/ui/effects/${committed}`);
@@ -192,14 +187,8 @@ describe('the page', () => {
 });
 
 describe('the queue dashboard', () => {
-  let rig: Rig;
+  const rig = rigSuite({ metrics: true });
   const cookie = async (token: string) => (await pageSession(rig.app, token)).cookie;
-  beforeAll(async () => {
-    rig = await startRig({ metrics: true });
-  }, 30_000);
-  afterAll(async () => {
-    await rig?.close();
-  });
 
   it('is the operator’s, by bearer token or the page’s cookie', async () => {
     expect((await request(rig.app).get('/admin/queues')).status).toBe(401);

@@ -17,6 +17,7 @@ import { tokenRegistry } from '../http/rig.js';
 import { pay, startStripeWorld, TEST_KEY, type StripeWorld } from '../stripe/stripe-support.js';
 import { startMessagesServer, type MessagesServer } from '../decider/messages-server.js';
 import { testConfig, testKey } from './harness.js';
+import { startedLater } from './started-later.js';
 
 export type CasesRig = {
   /** The key prefix its stores use (INTERLOCK_KEY_PREFIX for a CLI run against it). */
@@ -78,24 +79,7 @@ export function casesSuite(): { rig: CasesRig; server: MessagesServer } {
     expect(problems).toEqual([]);
     expect(unused).toBe(0);
   });
-  return { rig: startedLater('rig', () => rig), server: startedLater('Messages API server', () => server) };
-}
-
-/**
- * Stands for what `current` gives once the suite's beforeAll made it: a test file names its rig and server at its top,
- * before they exist, and uses them in its tests. Used before then, it says so.
- */
-function startedLater<T extends object>(what: string, current: () => T | undefined): T {
-  const started = (): T => {
-    const value = current();
-    if (value === undefined) throw new Error(`the cases suite's ${what} is used before the suite started it (in a test or hook, not at a file's top)`);
-    return value;
-  };
-  return new Proxy({} as T, {
-    get: (_, key) => Reflect.get(started(), key) as unknown,
-    set: (_, key, value) => Reflect.set(started(), key, value),
-    has: (_, key) => Reflect.has(started(), key),
-  });
+  return { rig: startedLater('cases rig', () => rig), server: startedLater('Messages API server', () => server) };
 }
 
 export async function startCasesRig(): Promise<CasesRig> {

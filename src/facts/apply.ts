@@ -211,6 +211,18 @@ function chargeReadTurn(entries: readonly Entry[], disputeId: string, now: Pick<
 }
 
 /**
+ * The charge reads that stand on an effect's chain for its chargebacks (final-money.ts weighs the refunds against them,
+ * deriveExposure): for each dispute whose latest fact read its charge (disputeObserved), that charge and the read
+ * (chargeReadOf). A dispute won, or whose latest fact carries no read (an inquiry, a reader that reads no charges), puts
+ * no refund at stake through its charge, and is left out.
+ */
+function standingChargeReads(entries: readonly Entry[]): { charge: string; read: string }[] {
+  const latest = new Map<string, EntryOf<'OBSERVED'>>();
+  for (const entry of entries) if (entry.kind === 'OBSERVED' && entry.objectType === 'dispute') latest.set(entry.objectId, entry);
+  return [...latest.values()].flatMap((entry) => (entry.charge !== null && entry.chargeAmount !== undefined && entry.disputeStatus !== 'won' ? [{ charge: entry.charge, read: chargeReadOf(entry) }] : []));
+}
+
+/**
  * The dispute facts among `drafts` that say what the latest fact recorded for their dispute says (its status, amount and
  * charge read: its key but for the turn and the appeal mark): recorded, they would change nothing the receipt says,
  * which is what a re-read finding nothing new must append (nothing). Their keys alone cannot tell: a chain recorded
@@ -607,10 +619,42 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     // effect needs no settle to look again).
     const claims = await claimsOn(paymentOf(current));
     const committer = claims.get(current.id);
-    if (committer !== undefined) return [await appendTo(committer, [refundObserved(source, eventId, eventType, current)], again)];
     // Else the metadata leads to the effect whose refund this is, or to none (the refund is someone else's).
-    if (current.effectId === null || !(await refundOfEffect(current.effectId, current, claims))) return [];
-    return [await appendTo(current.effectId, [refundObserved(source, eventId, eventType, current)], again)];
+    const owner = committer ?? (current.effectId !== null && (await refundOfEffect(current.effectId, current, claims)) ? current.effectId : null);
+    const applied = owner === null ? [] : [await appendTo(owner, [refundObserved(source, eventId, eventType, current)], again)];
+    // Ours or not, the refund may have changed what is refunded on a charge its payment's chargeback was recorded with.
+    return [...applied, ...(await followCharge(current.paymentIntent, again))];
+  }
+
+  /**
+   * A refund's event on a payment whose chargeback was recorded with its charge read (standingChargeReads): the refund
+   * may have changed what is refunded on the charge (a new refund, one failed or canceled; the gate's or one made in
+   * the Dashboard), and so how much of every refund on it the chargeback overlaps (deriveExposure), on every receipt on
+   * the payment, not only that of the effect whose refund it is. Left to the reconciler, a refund failing at the bank
+   * after its horizon would leave the other receipts reporting money returned twice for good. So the charge is read,
+   * and when it differs from a read standing on any effect's chain, the payment's disputes and charge are re-read for
+   * every effect committed on it (applyPayment), which records the read that changed. Redis alone on a payment holding
+   * no such chargeback, one read of its charge on one that does. The re-read records facts and is never an event, so
+   * it never leads here again; a duplicate event finds the read standing and reads nothing more. A job run `again`
+   * re-reads the payment whatever it finds: its first run may have recorded the read and stopped before the alerts.
+   * Events are re-read only when the setting says so (rereadBeforeAppend); off, the reconciler's re-reads do it.
+   */
+  async function followCharge(paymentIntent: string | null, again: boolean): Promise<Applied[]> {
+    if (paymentIntent === null || !reread || reader?.charge === undefined) return [];
+    const payment = `payment:${paymentIntent}`;
+    const standing = new Map<string, Set<string>>();
+    for (const effectId of await journal.effectsOn(payment)) {
+      for (const { charge, read } of standingChargeReads(await journal.entries(payment, effectId))) standing.set(charge, (standing.get(charge) ?? new Set<string>()).add(read));
+    }
+    if (standing.size === 0) return [];
+    let changed = again;
+    for (const [id, reads] of standing) {
+      if (changed) break;
+      const charge = await reader.charge(id);
+      const now = charge === null ? null : chargeReadOf({ chargeAmount: charge.amount, chargeRefunded: charge.refunded });
+      changed = now !== null && [...reads].some((read) => read !== now);
+    }
+    return changed ? applyPayment('reread', null, paymentIntent, [], null, again) : [];
   }
 
   /**
@@ -1170,7 +1214,8 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
             if (owner === null) continue;
             results.push(await appendTo(owner, [refundObserved('webhook', event.id, event.type, found)], again));
           }
-          return results;
+          // A new refund on the charge changes what its payment's chargeback overlaps, on every receipt (followCharge).
+          return [...results, ...(await followCharge(named.paymentIntent, again))];
         }
         case 'customer':
           return applyCredits('webhook', event.id, event.type, named.customer, null, again, event.type === 'customer.updated' ? event : undefined);

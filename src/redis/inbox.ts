@@ -20,7 +20,7 @@ import { alertIdOf, type Alerts } from './alerts.js';
 import type { RedisClient } from './client.js';
 import type { Journal } from './journal.js';
 import type { Keys } from './keys.js';
-import { batchesAfter, goesOnAfter, type IndexPosition } from './newest-first.js';
+import { batchesAfter, type IndexPosition } from './newest-first.js';
 import { createScriptRunner } from './scripts.js';
 
 /**
@@ -212,34 +212,36 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
     // listing runs (newer than where it stands) never shift a later batch: no item is listed twice or passed over.
     const from = cursor?.[2] === undefined ? null : { score: Number(cursor[1]), id: cursor[2] };
     let looked = 0;
+    // Where the page ended once it is full: from then on the listing looks only for one more item that passes the
+    // filters, its hasMore (an index that goes on with items of other kinds or subjects is no next page).
+    let pageEnd: string | null = null;
     for await (const batch of batchesAfter(redis, index, from, SCAN_BATCH)) {
       looked += batch.length;
       const ids = batch.map((member) => member.id);
       const [items, closures] = await Promise.all([redis.hmget(keys.inbox, ...ids), redis.hmget(keys.inboxClosed, ...ids)]);
-      const wanted: { at: number; member: IndexPosition; item: InboxItem }[] = [];
+      const wanted: { member: IndexPosition; item: InboxItem }[] = [];
       for (const [at, member] of batch.entries()) {
         const item = assemble(member.id, items[at] ?? null, closures[at] ?? null);
         if (item === null || item.status !== status) continue;
         if ((filter.kind !== undefined && item.kind !== filter.kind) || (filter.subject !== undefined && item.subject !== filter.subject) || (filter.effect !== undefined && item.effectId !== filter.effect)) continue;
-        wanted.push({ at, member, item });
+        wanted.push({ member, item });
       }
-      // The chain is asked about no more items than the page still needs: two reads for each item the page takes
-      // in, and get()'s reads for each it finds acted on (closed now, so no later page pays for it again).
+      // The chain is asked about no more items than the page and the one item after it still need: two reads for each
+      // item taken in, and get()'s reads for each found acted on (closed now, so no later page pays for it again).
       for (let start = 0; start < wanted.length; ) {
-        const chunk = wanted.slice(start, start + limit - data.length);
+        const chunk = wanted.slice(start, start + limit + 1 - data.length);
         start += chunk.length;
         const acted = status === 'open' ? await closedInChain(chunk.map(({ item }) => item)) : new Set<string>();
-        for (const { at, member, item } of chunk) {
+        for (const { member, item } of chunk) {
           if (acted.has(item.id)) continue;
+          if (pageEnd !== null) return { data, hasMore: true, next: pageEnd };
           data.push(item);
-          if (data.length === limit) {
-            const hasMore = await goesOnAfter(redis, index, batch, at, SCAN_BATCH);
-            return { data, hasMore, next: hasMore ? `${member.score}.${member.id}` : null };
-          }
+          if (data.length === limit) pageEnd = `${member.score}.${member.id}`;
         }
       }
       const last = batch.at(-1);
-      if (batch.length === SCAN_BATCH && looked >= SCAN_BUDGET && last !== undefined) return { data, hasMore: true, next: `${last.score}.${last.id}` };
+      // The budget spent: more may follow, from where the page ended (or, short of a full page, where it stopped).
+      if (batch.length === SCAN_BATCH && looked >= SCAN_BUDGET && last !== undefined) return { data, hasMore: true, next: pageEnd ?? `${last.score}.${last.id}` };
     }
     return { data, hasMore: false, next: null };
   }

@@ -1,9 +1,11 @@
 // Listing effects newest first: the effects-by-time index that binding writes for every effect (whoever proposed
 // it: this API, a queue producer, a direct submit) is read a batch at a time from the newest down, and each page
 // ends at a position `<bound at>.<effect id>` the next page resumes from exactly (no effect repeated or skipped). A
-// filtered page looks at most SCAN_BUDGET effects and then answers what it found with a position to go on from, so
-// a rare filter cannot make one request read everything. A request id names its effect directly (the effect id is
-// derived from it), so `?request=` costs one lookup.
+// page says there is more only when it found one more effect that passes its filters after its last: an older effect
+// of another subject or state is no next page. A filtered page looks at most SCAN_BUDGET effects, those after its
+// last included, and then answers what it found with a position to go on from, so a rare filter cannot make one
+// request read everything. A request id names its effect directly (the effect id is derived from it), so `?request=`
+// costs one lookup.
 import { effectIdFor, effectsNewestFirst, type EffectsPosition, type Entry, type Stores } from '../../src/interlock.js';
 import { stateOf, summaryOf, type EffectSummary } from './effect-view.js';
 import { LIST_CURSOR, type EffectState } from './schemas.js';
@@ -52,34 +54,34 @@ export function createEffectListing(stores: Stores, options: { scanBudget?: numb
     const filtered = filter.subject !== undefined || filter.state !== undefined || filter.outcome !== undefined;
     let position = decode(startingAfter);
     let examined = 0;
+    // Where the page ended once it is full: from then on the listing looks only for one more match, its has_more.
+    let pageEnd: EffectsPosition | null = null;
     for (;;) {
       // A filtered page may look at many effects for each it keeps; an unfiltered one keeps what it looks at.
       const want = filtered ? 200 : limit + 1;
       const batch = await effectsNewestFirst(stores, position, want);
       examined += batch.length;
       const candidates = batch.filter((item) => filter.subject === undefined || item.partition === filter.subject);
-      // Entries are read a few at a time, about as many as the page still needs, not the whole batch.
+      // Entries are read a few at a time, about as many as the page and the one match after it still need, not the
+      // whole batch.
       for (let from = 0; from < candidates.length; ) {
-        const need = limit - data.length;
+        const need = limit + 1 - data.length;
         const chunk = candidates.slice(from, from + (filter.state === undefined && filter.outcome === undefined ? need : Math.max(need, 25)));
         from += chunk.length;
         const read = await Promise.all(chunk.map(async (item) => ({ item, entries: await entriesOf(item.partition, item.effectId) })));
         for (const { item, entries } of read) {
           // A binding comes before the first entry: an effect being recorded right now has none yet.
           if (entries.length === 0 || !matches(entries, filter)) continue;
+          if (pageEnd !== null) return { data, hasMore: true, next: encode(pageEnd) };
           data.push(summaryOf(item.effectId, item.partition, entries, stores.config.creditCurrency));
-          if (data.length === limit) {
-            const last = { boundAt: item.boundAt, effectId: item.effectId };
-            // More if anything follows this one: in this batch, or beyond it when the batch came back full.
-            const hasMore = item !== batch.at(-1) || batch.length === want;
-            return { data, hasMore, next: hasMore ? encode(last) : null };
-          }
+          if (data.length === limit) pageEnd = { boundAt: item.boundAt, effectId: item.effectId };
         }
       }
       const last = batch.at(-1);
       if (last === undefined || batch.length < want) return { data, hasMore: false, next: null };
       position = { boundAt: last.boundAt, effectId: last.effectId };
-      if (examined >= budget) return { data, hasMore: true, next: encode(position) };
+      // The budget spent: more may follow, from where the page ended (or, short of a full page, where it stopped).
+      if (examined >= budget) return { data, hasMore: true, next: encode(pageEnd ?? position) };
     }
   };
 }

@@ -53,7 +53,7 @@ export { parseEffect, describeEffect, EFFECT_KINDS, type Effect, type EffectKind
 // The rules the support API's request schemas are built from, so a body and the proposal it becomes agree.
 export { refundEffectSchema, creditEffectSchema, MAX_AMOUNT_CENTS } from './core/effects.js';
 export { identifier, freeText, recordedIdentifier, requestIdentifier, showable, unseenCharacter } from './core/text.js';
-export { APPROVAL_ID, PROPOSAL_LIMITS, RESERVED_REQUEST_PREFIXES, reservedRequestProblem } from './core/proposal.js';
+export { APPROVAL_ID, newApprovalIdProblem, PROPOSAL_LIMITS, RESERVED_REQUEST_PREFIXES, reservedRequestProblem } from './core/proposal.js';
 export { SUBJECT as APPROVAL_SCOPE, GRANT_LIMITS, approvalRoom, type SubjectCap } from './core/approval.js';
 export { zodFieldProblems } from './core/errors.js';
 export type { FinalMoney, Exposure } from './core/final-money.js';

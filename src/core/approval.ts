@@ -3,7 +3,7 @@
 import type { ApprovalSnapshot } from './entries.js';
 import { hasLoneSurrogate } from './json.js';
 import { unseenProblem } from './text.js';
-import { APPROVAL_ID } from './proposal.js';
+import { APPROVAL_ID, newApprovalIdProblem } from './proposal.js';
 
 export type ApprovalTerms = { id: string; approver: string; capCents: number; expiresAt: number; maxUses: number; scope: string };
 
@@ -64,6 +64,10 @@ export function termsProblems(terms: ApprovalTerms): string[] {
   if (typeof terms !== 'object' || (terms as unknown) === null || Array.isArray(terms)) return ['terms must be an object'];
   const problems: string[] = [];
   if (typeof terms.id !== 'string' || !APPROVAL_ID.test(terms.id)) problems.push('id must be 1-200 letters, digits or _ . : -');
+  else {
+    const dots = newApprovalIdProblem(terms.id);
+    if (dots !== null) problems.push(`id ${dots}`);
+  }
   if (typeof terms.approver !== 'string' || terms.approver.trim().length === 0 || terms.approver.length > 200 || hasLoneSurrogate(terms.approver) || CONTROL.test(terms.approver)) {
     problems.push('approver must name a person or a policy in at most 200 printable characters');
   } else if (terms.approver.trim() !== terms.approver) {

@@ -14,11 +14,13 @@ export const MAX_AMOUNT_CENTS = 99_999_999;
 
 const id = (prefix: string, what: string) =>
   z.string().regex(new RegExp(`^${prefix}_[A-Za-z0-9_]{1,200}$`), `must be a ${what} id (${prefix}_ followed by letters, digits or _)`);
+// The range is checked first and ends the checks when it fails: zod's int() also refuses a number past 2^53 as not
+// whole, and 1e20 is whole, only too large. A fraction inside the range is told it is not whole.
 const cents = z
   .number({ error: 'must be a number of cents' })
-  .int('must be a whole number of cents')
-  .positive('must be more than zero cents')
-  .max(MAX_AMOUNT_CENTS, `must be at most ${MAX_AMOUNT_CENTS} cents`);
+  .positive({ error: 'must be more than zero cents', abort: true })
+  .max(MAX_AMOUNT_CENTS, { error: `must be at most ${MAX_AMOUNT_CENTS} cents`, abort: true })
+  .int('must be a whole number of cents');
 // Stripe's metadata limits: 50 keys, key names up to 40 characters, values up to 500. The gate writes its own keys
 // into the same metadata (`own`: the effect id and the request, and a credit's incident), so the caller gets what is
 // left of the 50: more would be accepted here and refused by Stripe only at the send (REFUSED:target_error).

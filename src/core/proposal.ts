@@ -37,6 +37,17 @@ export function reservedRequestProblem(requestId: string): string | null {
 }
 
 export const APPROVAL_ID = /^[A-Za-z0-9_.:-]{1,200}$/;
+
+/**
+ * Why `id` may not name a new approval, or null when it may. "." and ".." are approval ids by APPROVAL_ID, but a URL
+ * reads them as steps of its path (%2E too), so /v1/approvals/../revoke never reaches the approval, as with case ids
+ * (core/cases.ts). Only a grant is refused: an approval stored under one before stays readable, usable and revocable
+ * (`interlock approvals revoke ..`), and a request already proposed under it is answered when sent again.
+ */
+export function newApprovalIdProblem(id: string): string | null {
+  if (id !== '.' && id !== '..') return null;
+  return 'may not be . or ..: a URL reads them as steps of its path, so the approval\'s own links (/v1/approvals/<id> and its revoke) could never reach it; use another id';
+}
 export const PREMISE_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 const PREMISE_NAME_RULE = 'premise names are a letter then up to 63 letters, digits or _';
 

@@ -3,7 +3,7 @@
 // The same schemas validate requests and generate the OpenAPI document (openapi.ts); the response schemas exist
 // only for that document.
 import { z } from 'zod';
-import { ALERT_CURSOR, APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, GRANT_LIMITS, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, OPERATOR_ACTIONS, PROPOSAL_LIMITS, recordedIdentifier, RECOVERY_OUTCOMES, refundEffectSchema, requestIdentifier, reservedRequestProblem, STORY_MAX_CHARS, SUBMIT_OUTCOMES } from '../../src/interlock.js';
+import { ALERT_CURSOR, APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, GRANT_LIMITS, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, newApprovalIdProblem, OPERATOR_ACTIONS, PROPOSAL_LIMITS, recordedIdentifier, RECOVERY_OUTCOMES, refundEffectSchema, requestIdentifier, reservedRequestProblem, STORY_MAX_CHARS, SUBMIT_OUTCOMES } from '../../src/interlock.js';
 
 /** How long a grant may last (src/core/approval.ts, GRANT_LIMITS: the CLI holds grants to the same bounds). */
 export const MAX_EXPIRES_IN_SECONDS = GRANT_LIMITS.maxExpiresInSeconds;
@@ -38,7 +38,16 @@ const scope = z.string({ error: 'must be a string' }).regex(APPROVAL_SCOPE, 'mus
  * whole unit. "Cents" alone leads the approver of a ¥500 refund to type 50000. The `_cents` field names stay: they are the contract.
  */
 const SMALLEST_UNIT = 'as Stripe counts amounts: 2000 is $20.00 in usd, ¥2000 in jpy (a zero-decimal currency: not ¥20)';
-const cents = (what: string) => z.number({ error: 'must be a number of cents' }).int('must be a whole number of cents').meta({ description: what });
+/**
+ * A whole number of cents from `least` (0, or 1: more than zero) to `most`. As the effects' amounts (src/core/effects.ts),
+ * the range is checked first and ends the checks: zod's int() also refuses a number past 2^53 as not whole, and 1e20
+ * is whole, only too large.
+ */
+const cents = (what: string, least: 0 | 1, most: number) => {
+  const number = z.number({ error: 'must be a number of cents' });
+  const fromLeast = least === 0 ? number.min(0, { error: 'must be zero or more cents', abort: true }) : number.positive({ error: 'must be more than zero cents', abort: true });
+  return fromLeast.max(most, { error: `must be at most ${most} cents`, abort: true }).int('must be a whole number of cents').meta({ description: what });
+};
 
 export const refundBody = z
   .strictObject({
@@ -111,16 +120,30 @@ export const listQuery = z.strictObject({
 
 export const approvalBody = z
   .strictObject({
-    id: approvalId,
+    // As the gate's own grant refuses them, in its words. Only a new
+    // grant: an approval stored under . or .. before is still named in a proposal and read (approvalIdParam).
+    id: approvalId
+      .superRefine((value, context) => {
+        const problem = newApprovalIdProblem(value);
+        if (problem !== null) context.addIssue({ code: 'custom', message: problem });
+      })
+      .meta({ description: 'The approval id, 1-200 letters, digits or _ . : - (not . or .., which a URL reads as steps of its path).' }),
     approver: identifier(200).meta({ description: 'The person or policy that approves.' }),
-    cap_cents: cents(`The most all effects under it may move together, in the smallest unit of the currency of the payment (or of the customer's credits) it covers, ${SMALLEST_UNIT}.`).positive('must be more than zero cents'),
+    cap_cents: cents(`The most all effects under it may move together, in the smallest unit of the currency of the payment (or of the customer's credits) it covers, ${SMALLEST_UNIT}.`, 1, Number.MAX_SAFE_INTEGER),
     scope: scope.meta({ description: 'What it covers: payment:pi_… or customer:cus_….' }),
-    max_uses: z.number({ error: 'must be a whole number' }).int('must be a whole number').min(1, 'must be at least 1').max(GRANT_LIMITS.maxUses, `must be at most ${GRANT_LIMITS.maxUses}`).optional().meta({ description: 'How many effects may use it (default 1).' }),
+    // The range first, as cents: 1e20 uses is too many, not a fraction.
+    max_uses: z
+      .number({ error: 'must be a whole number' })
+      .min(1, { error: 'must be at least 1', abort: true })
+      .max(GRANT_LIMITS.maxUses, { error: `must be at most ${GRANT_LIMITS.maxUses}`, abort: true })
+      .int('must be a whole number')
+      .optional()
+      .meta({ description: 'How many effects may use it (default 1).' }),
     expires_in: z
       .number({ error: 'must be a number of seconds' })
+      .min(1, { error: 'must be at least 1 second', abort: true })
+      .max(MAX_EXPIRES_IN_SECONDS, { error: `must be at most ${MAX_EXPIRES_IN_SECONDS} seconds`, abort: true })
       .int('must be a whole number of seconds')
-      .min(1, 'must be at least 1 second')
-      .max(MAX_EXPIRES_IN_SECONDS, `must be at most ${MAX_EXPIRES_IN_SECONDS} seconds`)
       .optional()
       .meta({ description: 'Lifetime in seconds (default 3600).' }),
     four_eyes: z.boolean({ error: 'must be true or false' }).optional().meta({ description: 'When true, nobody named as its approver (or the token that granted it) may propose under it.' }),
@@ -131,7 +154,7 @@ export const approvalIdParam = z.strictObject({ id: approvalId });
 
 export const revokeBody = z.strictObject({}).meta({ id: 'RevokeRequest', description: 'Empty: the revoking token is recorded as who revoked.' });
 
-export const capBody = z.strictObject({ cap_cents: cents(`The cap, in the smallest unit of the subject's currency, ${SMALLEST_UNIT}; 0 stops all money on the subject.`).min(0, 'must be zero or more cents').max(Number.MAX_SAFE_INTEGER) }).meta({ id: 'CapRequest' });
+export const capBody = z.strictObject({ cap_cents: cents(`The cap, in the smallest unit of the subject's currency, ${SMALLEST_UNIT}; 0 stops all money on the subject.`, 0, Number.MAX_SAFE_INTEGER) }).meta({ id: 'CapRequest' });
 export const subjectParam = z.strictObject({ subject: scope });
 
 /** Alerts a page when `limit` is not given (GET /v1/alerts): every open alert at once in the common case. */

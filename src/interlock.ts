@@ -47,7 +47,7 @@ export { createFileOnce, makeDirectory, readRegularFile, writeFileWhole, type Wr
 export { createCoalescer, type Coalescer } from './coalesce.js';
 export { closeConnection, isRedisOutage, isRedisTimeout, RedisReplyLost, RedisTimeout, redisTurnedAway, withinRedisTimeout } from './redis/client.js';
 export { InterlockError, ERROR_REGISTRY, errorCode, isRetryable, errorMessage, slowDownOf, type ErrorCode, type FieldProblem, type SlowDown } from './core/errors.js';
-export { explainOutcome, isRefusal, SUBMIT_OUTCOMES, RECOVERY_OUTCOMES, type Outcome } from './core/outcomes.js';
+export { explainOutcome, explainRecorded, isRefusal, SUBMIT_OUTCOMES, RECOVERY_OUTCOMES, type Outcome } from './core/outcomes.js';
 export { parseProposal, ProposalError, type Proposal } from './core/proposal.js';
 export { parseEffect, describeEffect, EFFECT_KINDS, type Effect, type EffectKind } from './core/effects.js';
 // The rules the support API's request schemas are built from, so a body and the proposal it becomes agree.

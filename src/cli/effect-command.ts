@@ -4,7 +4,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { identifier } from '../core/text.js';
 import { proposalSchema } from '../core/proposal.js';
-import { ALERT_KINDS, currentOutcome, effectIdFor, explainOutcome, isEffectId, moneyAfterSend, moneyText, outcomeReason, resolveAlert, verify, type Alert, type Outcome, type RecoveryReport } from '../interlock.js';
+import { ALERT_KINDS, currentOutcome, effectIdFor, explainOutcome, explainRecorded, isEffectId, moneyAfterSend, moneyText, outcomeReason, resolveAlert, verify, type Alert, type Outcome, type RecoveryReport } from '../interlock.js';
 import type { Receipt } from '../core/receipt.js';
 import { recordedProposal } from '../core/recorded.js';
 import { firstProposal } from '../core/decisions.js';
@@ -139,7 +139,7 @@ async function describeReceipt(stores: CliStores, effectId: string, receipt: Rec
     subject: partition,
     state: state.open ? 'in_flight' : outcome === null ? 'proposed' : 'settled',
     outcome,
-    sentence: outcome === null ? 'Not settled yet: the effect is queued or being sent.' : `${explainOutcome(outcome as Outcome)}${moneyAfterSend(COMMITTED.has(outcome), kindOf(firstProposal(receipt.entries)?.effect.kind), verification.finalMoney, verification.exposure)}`,
+    sentence: outcome === null ? 'Not settled yet: the effect is queued or being sent.' : `${explainRecorded(outcome as Outcome, outcomeReason(receipt.entries))}${moneyAfterSend(COMMITTED.has(outcome), kindOf(firstProposal(receipt.entries)?.effect.kind), verification.finalMoney, verification.exposure)}`,
     reason: outcomeReason(receipt.entries),
     // A refusal by its code: a REFUSED after a COMMITTED is another payload refused under the request id (evidence), not
     // this effect refused.

@@ -52,6 +52,31 @@ export function explainOutcome(outcome: Outcome): string {
   return SENTENCES[outcome as keyof typeof SENTENCES];
 }
 
+/**
+ * REFUSED:target_error said two different things under one code: Stripe's definite no to a request that was sent (a
+ * 400, 402 or 404), or the target's own check refusing before anything was sent (a credit for an incident already
+ * compensated or in another currency, a refund over what is left refundable). A target's own refusal carries no HTTP
+ * status, and the gate records its reason under REFUSED_BEFORE_SENDING_PREFIX (gate/settle.ts). Effects settled before
+ * that prefix existed are known by the targets' own wording of such a refusal ("…; it was not sent"), which Stripe's
+ * answers never end with (src/stripe/errors.ts words them "Stripe refused POST … (400 …)").
+ */
+export const REFUSED_BEFORE_SENDING_PREFIX = 'the target refused before sending: ';
+const REFUSED_BEFORE_SENDING = 'The target\'s own check refused it before sending, so the request never reached Stripe; the reason says why.';
+
+function refusedBeforeSending(reason: string): boolean {
+  return reason.startsWith(REFUSED_BEFORE_SENDING_PREFIX) || /\bwas not sent$/.test(reason);
+}
+
+/**
+ * The sentence for an outcome as the gate gave it: `reason` is the reason recorded with it (the settling entry's,
+ * outcomeReason; a GateResult's `reason`). The gate's answers and recovery report, `interlock effect show`, the API's
+ * effect and its page pick a sentence here, so they agree; an outcome no reason changes may use explainOutcome.
+ */
+export function explainRecorded(outcome: Outcome, reason: string | null | undefined): string {
+  if (outcome === 'REFUSED:target_error' && typeof reason === 'string' && refusedBeforeSending(reason)) return REFUSED_BEFORE_SENDING;
+  return explainOutcome(outcome);
+}
+
 export function isRefusal(outcome: Outcome): outcome is RefusalCode {
   return outcome.startsWith('REFUSED:');
 }

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { ApprovalSnapshot, Checks, CommitVia, PremiseChange } from '../core/entries.js';
 import type { JsonObject } from '../core/json.js';
 import { errorCode, InterlockError, type SlowDown } from '../core/errors.js';
-import { explainOutcome, type Outcome } from '../core/outcomes.js';
+import { explainRecorded, type Outcome } from '../core/outcomes.js';
 import { quoteError } from '../core/quote.js';
 import type { Target } from '../core/target.js';
 import type { Alerts } from '../redis/alerts.js';
@@ -207,7 +207,7 @@ export function createContext(deps: GateDeps): GateContext {
       return terms;
     },
     result(effectId, outcome, extra = {}) {
-      return { effectId, outcome, sentence: explainOutcome(outcome), ...extra };
+      return { effectId, outcome, sentence: explainRecorded(outcome, extra.reason), ...extra };
     },
   };
 }

@@ -9,7 +9,7 @@ import { isEffectId } from '../core/effect-id.js';
 import { describeEffect, parseEffect, type Effect } from '../core/effects.js';
 import type { Checks, Draft, Entry, EntryOf } from '../core/entries.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
-import { explainOutcome } from '../core/outcomes.js';
+import { explainRecorded } from '../core/outcomes.js';
 import { slowDownOf, type SlowDown } from '../core/errors.js';
 import { quoteError } from '../core/quote.js';
 import { currentOutcome } from '../core/verify.js';
@@ -543,7 +543,7 @@ export function createRecover(ctx: GateContext) {
       }
       switch (one.kind) {
         case 'settled':
-          report.settled.push({ effectId, outcome: one.outcome, sentence: explainOutcome(one.outcome) });
+          report.settled.push({ effectId, outcome: one.outcome, sentence: explainRecorded(one.outcome, one.reason) });
           break;
         case 'waiting':
           report.waiting.push({ effectId, until: one.until, reason: one.reason });

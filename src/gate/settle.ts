@@ -7,7 +7,7 @@ import type { Effect } from '../core/effects.js';
 import { lateLanding } from '../core/decisions.js';
 import { errorCode } from '../core/errors.js';
 import { isJsonObject, type Json, type JsonObject } from '../core/json.js';
-import type { Outcome } from '../core/outcomes.js';
+import { REFUSED_BEFORE_SENDING_PREFIX, type Outcome } from '../core/outcomes.js';
 import { quote, quoteError, quoteObject, QUOTE_LIMITS, type QuoteLimits } from '../core/quote.js';
 import { objectId, type Rejected } from '../core/target.js';
 import { HEARD_KEPT, type GateContext, type Settled } from './context.js';
@@ -166,7 +166,8 @@ export async function settleRejected(ctx: GateContext, at: Holding, effect: Effe
 }
 
 async function settleRefused(ctx: GateContext, at: Holding, rejection: { message: string; code: string | null; status: number | null }, rechecked: Checks | null): Promise<Settled> {
-  const reason = `the target refused: ${quoteError(rejection.message)}`;
+  // A refusal with no status is the target's own check's, made before any request left: its reason says so.
+  const reason = rejection.status === null ? `${REFUSED_BEFORE_SENDING_PREFIX}${quoteError(rejection.message)}` : `the target refused: ${quoteError(rejection.message)}`;
   const reply = await ctx.journal.settle(at.partition, at.effectId, at.epoch, { kind: 'REFUSED', code: 'REFUSED:target_error', reason, checks: null, rechecked, changes: [], resolves: true }, { head: at.head, approvalId: at.approvalId });
   if (reply.status === 'LATE') return commitReportedLanding(ctx, at, rechecked);
   if (reply.status !== 'OK') {

@@ -168,6 +168,15 @@ function otherSubject(bound: string, subject: string): string {
   return `this request id is bound to ${bound}, not ${subject}; the recorded payload stands`;
 }
 
+/**
+ * The reason the target's refusal was recorded with, for an answer REFUSED:target_error: its sentence depends on it
+ * (explainRecorded: refused by the target's own check before sending, or by Stripe).
+ */
+function targetRefusal(entries: readonly Entry[]): { reason?: string } {
+  const refused = entries.findLast((entry): entry is EntryOf<'REFUSED'> => entry.kind === 'REFUSED' && entry.resolves && entry.code === 'REFUSED:target_error');
+  return refused === undefined ? {} : { reason: refused.reason };
+}
+
 function refusedDraft(code: string, reason: string, checks: Checks | null, changes: Checks['changes'] = []): Draft<'REFUSED'> {
   return { kind: 'REFUSED', code, reason, checks, rechecked: null, changes, resolves: false };
 }
@@ -246,7 +255,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       case 'ambiguous':
         return ctx.result(effectId, outcomeOf(chain.entries) === 'COMMITTED_ON_QUERY' ? 'DUPLICATE_IGNORED' : 'AMBIGUOUS');
       case 'target_error':
-        return ctx.result(effectId, 'REFUSED:target_error');
+        return ctx.result(effectId, 'REFUSED:target_error', targetRefusal(chain.entries));
       case 'reapproved':
         // The refusal stands for this effect id; its re-approval is another request.
         return ctx.result(effectId, (outcomeOf(chain.entries) ?? 'REFUSED:lease') as Outcome);
@@ -265,7 +274,7 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     const committed = committedEntry(entries);
     if (committed || outcome === 'COMMITTED_ON_QUERY') return ctx.result(effectId, 'DUPLICATE_IGNORED', { evidence: committed?.found ?? null });
     if (outcome === null) return ctx.result(effectId, 'IN_FLIGHT', { holder: state.owner, retryAt: state.claimExpires });
-    return ctx.result(effectId, outcome as GateResult['outcome']);
+    return ctx.result(effectId, outcome as GateResult['outcome'], outcome === 'REFUSED:target_error' ? targetRefusal(entries) : {});
   }
 
   function answer(one: Settled, partition: string): Promise<GateResult> | GateResult {

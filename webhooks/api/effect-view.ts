@@ -1,7 +1,7 @@
 // How an effect reads over HTTP: its state and outcome from its journal alone (the same entries a receipt holds),
 // the outcome's plain sentence, and, for one effect, its journal kinds with times, the final money and exposure as
 // verify() derives them from the signed receipt.
-import { currencyOfEffectOrCredit, currentOutcome, explainOutcome, moneyAfterSend, outcomeReason, verify, type Entry, type Outcome, type PublicKeySet, type Receipt } from '../../src/interlock.js';
+import { currencyOfEffectOrCredit, currentOutcome, explainRecorded, moneyAfterSend, outcomeReason, verify, type Entry, type Outcome, type PublicKeySet, type Receipt } from '../../src/interlock.js';
 import type { EffectState } from './schemas.js';
 
 const COMMITTED = new Set(['COMMITTED', 'COMMITTED_ON_QUERY', 'COMMITTED_BY_RETRY', 'REAPPLIED_AFTER_QUERY']);
@@ -30,8 +30,9 @@ export function stateOf(entries: readonly Entry[]): { state: EffectState; outcom
   return { state: dispatched ? 'dispatched' : 'proposed', outcome: null };
 }
 
-export function sentenceOf(state: EffectState, outcome: string | null): string {
-  return outcome === null ? STATE_SENTENCES[state] : explainOutcome(outcome as Outcome);
+/** `reason`: the reason recorded with the outcome (outcomeReason), which a target's refusal's sentence depends on. */
+export function sentenceOf(state: EffectState, outcome: string | null, reason: string | null): string {
+  return outcome === null ? STATE_SENTENCES[state] : explainRecorded(outcome as Outcome, reason);
 }
 
 export function linksOf(effectId: string): { self: string; receipt: string } {
@@ -71,6 +72,7 @@ export function summaryOf(effectId: string, subject: string, entries: readonly E
   const proposed = standingProposal(entries);
   const effect = proposed?.effect ?? null;
   const { state, outcome } = stateOf(entries);
+  const reason = outcomeReason(entries);
   return {
     object: 'effect' as const,
     id: effectId,
@@ -83,8 +85,8 @@ export function summaryOf(effectId: string, subject: string, entries: readonly E
     approval: proposed?.approval ?? null,
     state,
     outcome,
-    sentence: sentenceOf(state, outcome),
-    reason: outcomeReason(entries),
+    sentence: sentenceOf(state, outcome, reason),
+    reason,
     settled: outcome !== null,
     created_at: entries[0] ? iso(entries[0].at) : null,
     links: linksOf(effectId),

@@ -23,7 +23,7 @@ import { moneyText } from '../core/money-text.js';
 import { caseCurrency, LOOKUP_TOOLS, parseCase, subjectId, type Decider, type Decision, type DecisionCase, type LookupTool, type MoneyDecision } from './case.js';
 import type { DeciderConfig } from './config.js';
 import { checkDecision, MODEL_DEVIATED } from './check.js';
-import { cleanModelLine, cleanModelText, DECISION_TEXT_MAX_CHARS } from './model-text.js';
+import { cleanModelLine, cleanModelText, DECISION_TEXT_MAX_CHARS, headOf, wellFormed } from './model-text.js';
 import { casePromptFor, DECISION_TOOLS, DESCRIPTION_MAX_CHARS, REASON_MAX_CHARS, systemPromptFor, toolsFor, type DecisionTool } from './prompts.js';
 import { nothingLeft } from './rules.js';
 import { quote, type QuoteLimits } from '../core/quote.js';
@@ -208,12 +208,14 @@ function withoutKey(text: string, key: string | null): string {
 }
 
 /**
- * Text from outside (the API's, a server's, an error's) as a decider error keeps it: the configured key, secrets and
- * URL credentials masked, bounded.
+ * Text from outside (the API's, a server's, an error's, the model's answer quoted) as a decider error keeps it: the
+ * configured key, secrets and URL credentials masked, bounded, and with a canonical form (no lone surrogate, none left
+ * by the cut either), as a deviation quoting it is recorded in the journal.
  */
 function clip(text: string, key: string | null): string {
-  const safe = redactSecrets(withoutKey(text, key));
-  return safe.length <= SAID_MAX_CHARS ? safe : `${safe.slice(0, SAID_MAX_CHARS)}… (${safe.length - SAID_MAX_CHARS} more characters)`;
+  const safe = wellFormed(redactSecrets(withoutKey(text, key)));
+  const kept = headOf(safe, SAID_MAX_CHARS);
+  return kept === safe ? safe : `${kept}… (${safe.length - kept.length} more characters)`;
 }
 
 /** Every failure of a Messages API call, as one registry error that says what happened and what to do. */
@@ -698,10 +700,10 @@ function overAsk(content: unknown, input: DecisionCase, offered: ReadonlySet<str
   const deviations = [...chosen.unclear, ...shown, ...others, `the answer was no well-formed decision (${what})`];
   const text = decisionText(said, `${chosen.tool} ${Number.isNaN(chosen.amount) ? `with ${askedText(chosen)}` : askedText(chosen)}, in a malformed call: ${quoteCall(chosen.input)}`);
   const fields = typeof chosen.input === 'object' && chosen.input !== null && !Array.isArray(chosen.input) ? (chosen.input as Record<string, unknown>) : {};
-  const words = (field: string, max: number) => cleanModelText(typeof fields[field] === 'string' ? fields[field] : '', max) || '(none given)';
+  const words = (field: string, max: number, clean: (text: string, max: number) => string) => clean(typeof fields[field] === 'string' ? fields[field] : '', max) || '(none given)';
   return chosen.name === 'issue_refund'
-    ? { action: 'refund', amountCents: chosen.amount, reason: words('reason', REASON_MAX_CHARS), model, text, deviations }
-    : { action: 'credit', amountCents: chosen.amount, description: words('description', DESCRIPTION_MAX_CHARS), model, text, deviations };
+    ? { action: 'refund', amountCents: chosen.amount, reason: words('reason', REASON_MAX_CHARS, cleanModelText), model, text, deviations }
+    : { action: 'credit', amountCents: chosen.amount, description: words('description', DESCRIPTION_MAX_CHARS, cleanModelLine), model, text, deviations };
 }
 
 /**
@@ -725,8 +727,8 @@ function amountOfCall(name: keyof typeof MONEY_ACTION, asked: number, own: CallW
 function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonly string[], model: string, currency: string | null, fail: (what: string) => DeciderError): Decision {
   const malformed = (issues: readonly { path: readonly PropertyKey[]; message: string }[]) =>
     fail(`its ${call.name} call is malformed (${issues.map((issue) => `${issue.path.map(String).join('.') || 'input'} ${issue.message}`).join('; ')}); got ${quoteCall(call.input)}`);
-  const needText = (value: string, max: number, field: string) => {
-    const clean = cleanModelText(value, max);
+  const needText = (value: string, max: number, field: string, cleaned: (text: string, max: number) => string = cleanModelText) => {
+    const clean = cleaned(value, max);
     if (clean === '') throw malformed([{ path: [field], message: 'must say something' }]);
     return clean;
   };
@@ -741,7 +743,8 @@ function decisionFrom(call: ToolUseBlock & { name: DecisionTool }, said: readonl
     case 'issue_credit': {
       const parsed = INPUTS.issue_credit.safeParse(call.input);
       if (!parsed.success) throw malformed(parsed.error.issues);
-      const description = needText(parsed.data.description, DESCRIPTION_MAX_CHARS, 'description');
+      // One line: the line the customer reads in their balance history.
+      const description = needText(parsed.data.description, DESCRIPTION_MAX_CHARS, 'description', cleanModelLine);
       const amount = amountOfCall(call.name, parsed.data.amount_cents, { where: 'its description', text: description }, said, currency);
       return { action: 'credit', ...amount, description, model, text: decisionText(said, `issue_credit ${parsed.data.amount_cents} cents: ${description}`) };
     }
@@ -921,7 +924,7 @@ export function createAnthropicDecider(config: DeciderConfig & { apiKey: string 
   function notAMessage(answer: unknown, caseId: string): DeciderError | null {
     if (typeof answer === 'object' && answer !== null && (answer as { type?: unknown }).type === 'message') return null;
     const key = config.apiKey;
-    const shown = typeof answer === 'string' ? `text: ${JSON.stringify(clip(answer, key).slice(0, 120))}` : typeof answer === 'object' && answer !== null ? `an object of type ${JSON.stringify(clip(String((answer as { type?: unknown }).type ?? 'none'), key)).slice(0, 60)}` : String(answer);
+    const shown = typeof answer === 'string' ? `text: ${JSON.stringify(headOf(clip(answer, key), 120))}` : typeof answer === 'object' && answer !== null ? `an object of type ${headOf(JSON.stringify(clip(String((answer as { type?: unknown }).type ?? 'none'), key)), 60)}` : String(answer);
     const base = config.baseURL === null ? 'its default address' : clip(config.baseURL, key);
     return new DeciderError('decider_unavailable', `The server at ${base} answered with something that is not a Messages API message (${shown}): a proxy's or gateway's page, or ANTHROPIC_BASE_URL names another service. Case ${caseId} was not decided and nothing was proposed; decide it again later: submit the case again (the same id and payload) once the Messages API answers.`);
   }

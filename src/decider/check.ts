@@ -56,7 +56,8 @@ export function checkDecision(decision: Decision, approval: CaseApproval, kind: 
   else if (!Number.isSafeInteger(amount) || amount <= 0) problems.push(`the model decided ${String(amount)} cents, which is not a positive whole number of cents`);
   // Within the cap but over what was left of it, as the model was told: the gate would refuse it (OVER_CAP).
   else if (amount > centsLeftOf(approval)) problems.push(`the model decided ${String(amount)} cents, but ${leftText(approval)}`);
-  problems.push(...(decision.deviations ?? []));
+  // A decider's own problems quote the model's answer; whichever decider wrote them, they are recorded as model text is.
+  problems.push(...(decision.deviations ?? []).map((problem) => cleanModelText(problem, DECISION_TEXT_MAX_CHARS)));
   const expected = kind === 'refund' ? 'payment:' : 'customer:';
   if (!approval.scope.startsWith(expected)) problems.push(`approval ${approval.id} covers ${approval.scope}, which is not a ${kind === 'refund' ? 'payment' : 'customer'}`);
   const stopped = onFacts === null ? null : stoppingFact({ kind, approval, facts: onFacts.facts, incident: onFacts.incident }, caseCurrency({ kind, facts: onFacts.facts }));
@@ -111,7 +112,8 @@ export function proposalFields(accepted: AcceptedDecision, input: DecisionCase):
       break;
     case 'credit': {
       if (input.incident === undefined) throw new InterlockError('invalid_request', `Case ${input.caseId} is a credit without an incident; parseCase refuses such a case, so it was built by hand. Name the incident the credit compensates.`);
-      const description = cleanModelText(decision.description, DESCRIPTION_MAX_CHARS);
+      // The line the customer reads in their balance history, and the receipt signs: one line, every character seen.
+      const description = cleanModelLine(decision.description, DESCRIPTION_MAX_CHARS);
       effect = { kind: 'credit', customer: subjectId(input.approval), amount: decision.amountCents, incident: input.incident, metadata };
       if (description !== '') effect.description = description;
       break;

@@ -48,7 +48,8 @@
 // DISPATCH_SKEW_MS. A customer on a test clock has its objects created at the clock's time, not now, so its list is
 // read whole. And it does not answer null while the customer has an unlabelled lookalike: a credit of the effect's
 // amount and currency made since the dispatch (less the margin) that carries no interlock_effect_id (someone cleared it
-// in the Dashboard, or all the metadata) and names no other incident. It may be this effect's credit, so "nothing
+// in the Dashboard, or all the metadata), names no other incident, and carries no key the send does not write (billing's
+// SLA credit tagged `metadata.incident` is someone else's, as incidentCompensation counts it). It may be this effect's credit, so "nothing
 // landed" would let recovery refuse the effect and give its cents back, or send a second credit once Stripe forgot the
 // key: the lookup throws lookup_blind, and the gate settles the effect AMBIGUOUS (its cents held, a person asked to
 // check it). On a test clock the lookalike has no time bound, and cannot have a sound one: the clock does not run but
@@ -63,6 +64,14 @@
 // effect's own (findOwn: carrying its id, with its amount), apply answers that credit as Stripe's idempotent replay
 // would (`replayed: true`), and the gate commits what landed. Checked before the refusals: a credit that landed
 // stands, whatever the customer's currency or compensation says now.
+//
+// That read is whole, whatever the customer's age: billing may have compensated the incident at any time. It gets the
+// send's time less a third of the send timeout, left for the POST (POST_SHARE), so a read that runs long ends as
+// "nothing was sent" (SendFenced), never as a send past its deadline, whose outcome the gate must take for unknown. A
+// customer with more balance transactions than one read can list (usage billed every hour for years) is read over
+// several sends, each going on where the last stopped (BalanceHistory), and kept for an hour, topped up with what
+// was made since; its sends until then are fenced, each saying how far the read got, which the send_unanswered alert
+// quotes if it takes long.
 //
 // A credit for an incident others already compensated (in the credit's currency or in another) is refused before the
 // send, in apply, and not through a
@@ -96,10 +105,11 @@ import { InterlockError } from '../core/errors.js';
 import { STRIPE_DEDUP_WINDOW_MS } from '../core/timing.js';
 import type { Json, JsonObject } from '../core/json.js';
 import { Rejected, SendFenced, type ReadContext, type SendContext, type Target } from '../core/target.js';
-import { DEFAULT_SEND_TIMEOUT_MS, listAll, readBudget, readCall, sendCall, type ReadBudget } from './calls.js';
+import { DEFAULT_SEND_TIMEOUT_MS, MAX_PAGE_SIZE, listAll, readBudget, readCall, sendCall, type ReadBudget } from './calls.js';
 import { closeRequestsOutOfTime, type StripeClient } from './client.js';
+import { StripeUnavailable } from './errors.js';
 import { moneyText } from '../core/money-text.js';
-import { EFFECT_ID_KEY, INCIDENT_KEY, effectMetadata, findOwn } from './metadata.js';
+import { EFFECT_ID_KEY, INCIDENT_KEY, REQUEST_KEY, effectMetadata, findOwn } from './metadata.js';
 import { balanceCreditSummary, wasReplayed } from './summaries.js';
 
 export const CREDIT_FACTS = ['subscription_status', 'incident_compensation', 'currency'] as const;
@@ -165,12 +175,17 @@ export function incidentCompensation(notes: readonly Stripe.CreditNote[], transa
 /**
  * The newest credit that may be the effect's own with its label removed: an adjustment of `amount` cents credited in
  * `currency`, created at or after `since` (Stripe seconds; null: at any time, for a customer on a test clock, whose
- * objects carry the clock's time), that carries no interlock_effect_id (an effect's send always writes one: another
- * effect's credit carries that effect's) and no other incident in interlock_incident (which the send writes, and the
- * effect's own metadata cannot name). Null when there is none.
+ * objects carry the clock's time), whose metadata the effect's send could have written: it carries no
+ * interlock_effect_id (an effect's send always writes one: another effect's credit carries that effect's), no other
+ * incident in interlock_incident (which the send writes, and the effect's own metadata cannot name), and no key the
+ * send does not write (`own`: the keys of the effect's metadata; the send adds only interlock_ keys). Keys can be
+ * deleted in the Dashboard, not conjured: a credit carrying another key was made by someone else, such as billing's
+ * SLA credit tagged `metadata.incident`, which incidentCompensation counts as others' compensation; the two readings
+ * of one transaction agree. Null when there is none.
  */
-export function unlabelledLookalike(transactions: readonly Stripe.CustomerBalanceTransaction[], amount: number, incident: string, currency: string, since: number | null): Stripe.CustomerBalanceTransaction | null {
+export function unlabelledLookalike(transactions: readonly Stripe.CustomerBalanceTransaction[], amount: number, incident: string, currency: string, since: number | null, own: Readonly<Record<string, string>> = {}): Stripe.CustomerBalanceTransaction | null {
   const labelled = (value: string | undefined) => value !== undefined && value !== '';
+  const written = new Set([...Object.keys(own), EFFECT_ID_KEY, INCIDENT_KEY, REQUEST_KEY]);
   return (
     transactions.find(
       (transaction) =>
@@ -179,7 +194,8 @@ export function unlabelledLookalike(transactions: readonly Stripe.CustomerBalanc
         transaction.currency.toLowerCase() === currency &&
         (since === null || transaction.created >= since) &&
         !labelled(transaction.metadata?.[EFFECT_ID_KEY]) &&
-        (!labelled(transaction.metadata?.[INCIDENT_KEY]) || transaction.metadata?.[INCIDENT_KEY] === incident),
+        (!labelled(transaction.metadata?.[INCIDENT_KEY]) || transaction.metadata?.[INCIDENT_KEY] === incident) &&
+        Object.keys(transaction.metadata ?? {}).every((key) => written.has(key)),
     ) ?? null
   );
 }
@@ -220,8 +236,41 @@ const COMPENSATION_FRESH_MS = 5_000;
 /** Reads remembered at most; a read that never reaches apply (a stale premise, a refused proposal) ages out. */
 const COMPENSATION_MEMORY = 10_000;
 
+/**
+ * The share of the send timeout apply's pre-send read of the customer leaves for the POST: its read ends that long
+ * before the send deadline. A read that runs long then ends as "nothing was sent" (SendFenced), never as a send that
+ * ran into its deadline, which the gate must take for an unknown outcome (a request may have left) and resend only
+ * after a back-off of up to an hour.
+ */
+const POST_SHARE = 1 / 3;
+/**
+ * How long the balance history of a customer too busy to list within one read (see BalanceHistory) is kept, from when
+ * its read began: topped up with what is new on every read meanwhile, read anew after. Metadata edited meanwhile on a
+ * transaction it read already (a tag added to an old adjustment by hand) is seen only then.
+ */
+const HISTORY_KEPT_MS = 60 * 60 * 1000;
+/** Busy customers' histories kept at most. */
+const HISTORIES_KEPT = 1_000;
+/** A balance transaction the pre-send check weighs: one naming an incident (incidentCompensation) or carrying an effect id (findOwn). */
+function weighed(transaction: Stripe.CustomerBalanceTransaction): boolean {
+  const metadata = transaction.metadata ?? {};
+  return [EFFECT_ID_KEY, INCIDENT_KEY, 'incident'].some((key) => (metadata[key] ?? '') !== '');
+}
+
+/**
+ * What the pre-send check needs of a customer's balance transactions, all of them, however old: billing may have
+ * compensated the incident at any time, and a resend's own credit may lie outside the lookup's window (see the
+ * header). `newest` (whose currency stands in for the customer's where Stripe has none) and, newest first, the
+ * `weighed` ones; the others (a metered customer's hourly usage) are only counted (`read`). `olderAfter`: the id the
+ * read of older ones goes on after (`starting_after`), null once it reached the oldest. `begun`: performance.now()
+ * when the read began.
+ */
+type BalanceHistory = { newest: Stripe.CustomerBalanceTransaction | null; weighed: Stripe.CustomerBalanceTransaction[]; read: number; oldest: number | null; olderAfter: string | null; begun: number };
+
 export function createCreditTarget(client: StripeClient, options: CreditTargetOptions = {}): Target {
   const currency = (options.currency ?? 'usd').toLowerCase();
+  const sendTimeoutMs = options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
+  const postMs = Math.ceil(sendTimeoutMs * POST_SHARE);
   const paging = options.pageSize === undefined ? {} : { pageSize: options.pageSize };
   /**
    * (effect id, customer, incident) → the incident compensation and balance currency the last premise read of that
@@ -254,13 +303,94 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
       (sdk, cursor, o) => sdk.customers.listBalanceTransactions(customer, since === undefined ? cursor : { ...cursor, created: { gte: since } }, o),
       paging,
     );
+  const pageSize = options.pageSize ?? MAX_PAGE_SIZE;
+  const transactionsPage = (customer: string, budget: ReadBudget, after: string | null) =>
+    readCall(client, budget, `GET /v1/customers/${customer}/balance_transactions`, (sdk, o) => sdk.customers.listBalanceTransactions(customer, after === null ? { limit: pageSize } : { limit: pageSize, starting_after: after }, o));
+  /**
+   * customer → the balance history of a customer whose transactions did not fit one read: the next read goes on where
+   * it stopped (its pages are older than any new one, and a transaction is never deleted), so a customer with tens of
+   * thousands of them (usage billed every hour) is read whole over a few sends, each refused before the network
+   * (SendFenced) until then, not never. A customer read whole in one read is not kept: every check reads it anew.
+   */
+  const histories = new Map<string, BalanceHistory>();
+
+  /**
+   * The customer's balance transactions Stripe lists before `newest` (made after it), newest first: the pages before
+   * it, walked up (`ending_before`) until none is left. By position, not by `created`, so transactions made in one
+   * second (an import) are not all read again.
+   */
+  async function transactionsAfter(customer: string, budget: ReadBudget, newest: string): Promise<Stripe.CustomerBalanceTransaction[]> {
+    const pages: Stripe.CustomerBalanceTransaction[][] = [];
+    let before: string | null = newest;
+    while (before !== null) {
+      const cursor: string = before;
+      const page = await readCall(client, budget, `GET /v1/customers/${customer}/balance_transactions?ending_before=${cursor}`, (sdk, o) => sdk.customers.listBalanceTransactions(customer, { limit: pageSize, ending_before: cursor }, o));
+      pages.unshift(page.data);
+      before = page.has_more ? (page.data[0]?.id ?? null) : null;
+    }
+    return pages.flat();
+  }
+
+  /** `history` with `fresh`, the transactions made since its newest, newest first. */
+  const toppedUp = (history: BalanceHistory, fresh: readonly Stripe.CustomerBalanceTransaction[]): BalanceHistory => ({
+    ...history,
+    newest: fresh[0] ?? history.newest,
+    weighed: [...fresh.filter(weighed), ...history.weighed],
+    read: history.read + fresh.length,
+  });
+
+  /**
+   * Every balance transaction of the customer the pre-send check weighs (BalanceHistory), read within `budget`: on
+   * from where an earlier read of a busy customer stopped, topped up with what was made since. Throws when the budget
+   * ends first, saying how far it got; the next read goes on from there.
+   */
+  async function balanceHistory(customer: string, budget: ReadBudget): Promise<BalanceHistory> {
+    const earlier = histories.get(customer);
+    histories.delete(customer);
+    const resumed = earlier !== undefined && performance.now() - earlier.begun <= HISTORY_KEPT_MS ? earlier : null;
+    let history: BalanceHistory | null = resumed;
+    try {
+      if (history !== null && history.newest !== null) {
+        history = toppedUp(history, await transactionsAfter(customer, budget, history.newest.id));
+      }
+      if (history === null) {
+        const page = await transactionsPage(customer, budget, null);
+        history = { newest: page.data[0] ?? null, weighed: page.data.filter(weighed), read: page.data.length, oldest: page.data.at(-1)?.created ?? null, olderAfter: page.has_more ? (page.data.at(-1)?.id ?? null) : null, begun: performance.now() };
+      }
+      while (history.olderAfter !== null) {
+        const page = await transactionsPage(customer, budget, history.olderAfter);
+        history = { ...history, weighed: [...history.weighed, ...page.data.filter(weighed)], read: history.read + page.data.length, oldest: page.data.at(-1)?.created ?? history.oldest, olderAfter: page.has_more ? (page.data.at(-1)?.id ?? null) : null };
+      }
+    } catch (error) {
+      if (history === null || error instanceof Rejected) throw error;
+      keep(customer, history);
+      const back = history.oldest === null ? '' : `, back to ${new Date(history.oldest * 1000).toISOString()}`;
+      throw new StripeUnavailable(
+        `Customer ${customer} has more balance transactions than one read could list (${error instanceof Error ? error.message : String(error)}): ${history.read} read so far${back}; the next read goes on from there`,
+        { stripeStatus: null, stripeCode: null, requestId: null, retryAfterMs: null, rateLimited: false, outcomeUnknown: false },
+        { cause: error },
+      );
+    }
+    if (resumed !== null) keep(customer, history);
+    return history;
+  }
+
+  function keep(customer: string, history: BalanceHistory): void {
+    histories.set(customer, history);
+    for (const [id, kept] of histories) {
+      if (histories.size <= HISTORIES_KEPT && performance.now() - kept.begun <= HISTORY_KEPT_MS) break;
+      histories.delete(id);
+    }
+  }
+
   const creditNotes = (customer: string, budget: ReadBudget) => listAll(client, budget, `GET /v1/credit_notes?customer=${customer}`, (sdk, cursor, o) => sdk.creditNotes.list({ customer, ...cursor }, o), paging);
   const customerOf = (customer: string, budget: ReadBudget) => readCall(client, budget, `GET /v1/customers/${customer}`, (sdk, o) => sdk.customers.retrieve(customer, {}, o));
-  /** The customer, its credit notes and its balance transactions, read together: what the pre-send check weighs. */
+  /** The customer, its credit notes and its balance history, read together: what the pre-send check weighs. */
   async function readStanding(credit: CreditEffect, effectId: string, budget: ReadBudget, neverSent: boolean): Promise<CustomerStanding> {
-    const [customer, notes, transactions] = await Promise.all([customerOf(credit.customer, budget), creditNotes(credit.customer, budget), balanceTransactions(credit.customer, budget)]);
+    const [customer, notes, history] = await Promise.all([customerOf(credit.customer, budget), creditNotes(credit.customer, budget), balanceHistory(credit.customer, budget)]);
+    const transactions = history.weighed;
     const own = neverSent ? null : (findOwn(transactions, effectId, (transaction) => transaction.amount === -credit.amount)?.own ?? null);
-    return { ...incidentCompensation(notes, transactions, credit.incident, effectId, credit.amount, currency, neverSent), currency: customerCurrency(customer, transactions), own };
+    return { ...incidentCompensation(notes, transactions, credit.incident, effectId, credit.amount, currency, neverSent), currency: customerCurrency(customer, history.newest === null ? [] : [history.newest]), own };
   }
   /** The customer for the pre-send check: the premise read just made, or a read now within the send's time. */
   async function customerStanding(effectId: string, credit: CreditEffect, context: SendContext): Promise<CustomerStanding> {
@@ -269,7 +399,7 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
     const read = key === null ? undefined : compensations.get(key);
     if (key !== null) compensations.delete(key);
     if (read !== undefined && performance.now() - read.at <= COMPENSATION_FRESH_MS) return read;
-    const budget: ReadBudget = { timeLeftMs: () => context.timeLeftMs() };
+    const budget: ReadBudget = { timeLeftMs: () => context.timeLeftMs() - postMs };
     try {
       return await readStanding(credit, effectId, budget, neverSent);
     } catch (error) {
@@ -320,7 +450,7 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
     // Stripe answers a repeated Idempotency-Key with the stored first answer, and the pre-send checks refuse before
     // the network: a refusal of a send means none of its requests landed.
     refusalProvesNothingLanded: true,
-    sendTimeoutMs: options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS,
+    sendTimeoutMs,
     kinds: ['credit'],
     facts: CREDIT_FACTS,
     // The sends the gate aborted have no time left: their requests still open are closed, on this client's agent.
@@ -353,7 +483,7 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
     },
 
     async query(effectId, effect, context: ReadContext) {
-      const { customer, amount, incident } = creditOf(effect);
+      const { customer, amount, incident, metadata } = creditOf(effect);
       const budget = readBudget(context.timeoutMs);
       // Told the first dispatch: read from it on (created[gte], Stripe seconds), and watch for a lookalike made since
       // (`since` null: the customer is on a test clock, whose created times say nothing of when, so read it all).
@@ -383,7 +513,7 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
       }
       const found = findOwn(transactions, effectId, (transaction) => transaction.amount === -amount);
       if (found === null) {
-        const lookalike = window === null ? null : unlabelledLookalike(transactions, amount, incident, currency, window.since);
+        const lookalike = window === null ? null : unlabelledLookalike(transactions, amount, incident, currency, window.since, metadata);
         if (lookalike === null || window === null) return null;
         // Not null (see the header): it may be this credit with its label removed, and only a person can tell.
         const made = window.since === null ? "on the customer's test clock" : `at ${new Date(lookalike.created * 1000).toISOString()}, after this effect was first dispatched`;

@@ -192,8 +192,9 @@ export function createApp(deps: AppDeps): Express {
     app.use(queueDashboard(queues));
   }
   // A request that records something is refused while Redis could lose it (AppDeps.intake): it would be answered as
-  // stored. Reads go on, and so does revoking an approval: the brake only takes authority away, and a revoke Redis
-  // lost would leave things no worse than one refused.
+  // stored. Reads go on, and so do the brakes: revoking an approval, and a cap that lowers the one in force (the route
+  // asks the guard itself, and refuses a raise). A brake only takes authority away, and one Redis lost would leave
+  // things no worse than one refused.
   const stored: RequestHandler = (_req, _res, next) => {
     try {
       context.intake?.assertDurable();
@@ -205,7 +206,8 @@ export function createApp(deps: AppDeps): Express {
   };
   for (const target of routes) {
     if (target.permission === null) continue;
-    register(target, allow(target.permission), ...(target.method === 'get' || target.operationId === 'revokeApproval' ? [] : [stored]), ...(target.body ? body : []));
+    const brake = target.operationId === 'revokeApproval' || target.operationId === 'setCap';
+    register(target, allow(target.permission), ...(target.method === 'get' || brake ? [] : [stored]), ...(target.body ? body : []));
   }
   for (const [path, { methods, signedIn }] of paths) if (signedIn) app.all(path, wrongMethod(methods));
   app.use((req, _res, next) => {

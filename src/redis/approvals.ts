@@ -25,6 +25,12 @@ export type GrantedTerms = ApprovalTerms & { partition: string; termsSha: string
 
 export type Approvals = ReturnType<typeof createRedisApprovals>;
 
+/** A cap set: the cap in force (another caller's when theirs was set right after it) and what has moved or is in flight on its subject. */
+export type CapInForce = { limitCents: number; movedCents: number };
+
+/** A cap set only if it is not above the one in force (lowerSubjectCap): set, or refused with the cap in force. */
+export type CapLowering = { taken: true; cap: CapInForce } | { taken: false; limitInForce: number };
+
 function toList(value: unknown): string[] {
   return Array.isArray(value) ? value.map(String) : [];
 }
@@ -100,6 +106,41 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys; min
     if (partition === null) return { now: await serverTime(redis), raw: null, partition: null };
     const reply = await run<{ status: 'OK' | 'UNKNOWN'; now: number; approval?: Record<string, string> }>('describe-approval-1', [keys.approval(partition, approvalId)], []);
     return { now: reply.now, raw: reply.status === 'OK' && reply.approval ? reply.approval : null, partition };
+  }
+
+  /** set-cap-1.lua under `mode`, then the replicas' wait (INTERLOCK_REDIS_MIN_REPLICAS) for a cap it set. */
+  async function setCap(subject: string, limitCents: number, mode: 'any' | 'lower_only'): Promise<CapLowering> {
+    if (!Number.isSafeInteger(limitCents) || limitCents < 0) throw new ApprovalError('invalid_approval', `A cap must be a whole, non-negative number of cents, not ${String(limitCents)}.`);
+    if (typeof subject !== 'string' || !SUBJECT.test(subject)) {
+      const given = typeof subject === 'string' ? subject.slice(0, 80) : `a value of type ${subject === null ? 'null' : typeof subject}`;
+      throw new ApprovalError('invalid_approval', `A cap's subject must name one payment or one customer, e.g. payment:pi_123 or customer:cus_123, not ${given}.`);
+    }
+    // SUBJECT is narrower than the Redis key rule, so the partition key is always valid here.
+    const partition = assertPartition(subject);
+    const key = keys.subject(partition);
+    const reply = await run<{ status: 'OK'; movedCents: string; limit: string; capSets: string; capSet: string } | { status: 'NOT_LOWER'; limit: string }>('set-cap-1', [key], [limitCents, `subject:${subject}`, randomBytes(8).toString('hex'), mode]);
+    if (reply.status === 'NOT_LOWER') return { taken: false, limitInForce: Number(reply.limit) };
+    // Every cap waits, a raised one too: whether it is lower than the one it replaced is not known here, and a raise
+    // answered 503 is only set again.
+    const held = await replicasHolding(partition, { key, field: 'capSet', value: reply.capSet });
+    if (held < minReplicas) {
+      // Not held in time: the replicas are behind, or the master no longer holds this cap's set, because another
+      // cap was set since (another operator's, at the same moment) or because this one was lost (a failover to a
+      // replica that had not taken it). A higher count on the master, or this count under another call's token,
+      // tells a cap set after this one: a replica that missed this set holds a lower count, which reaches this one's
+      // only with caps set after the failover. That cap is the one in force, so once the replicas hold it the answer
+      // is that cap, not 503: told to set this one again, the caller would undo it.
+      const [limit, moved, sets, set] = await redis.hmget(key, 'limit', 'movedCents', 'capSets', 'capSet');
+      const later = typeof sets === 'string' && typeof set === 'string' && (Number(sets) > Number(reply.capSets) || (Number(sets) === Number(reply.capSets) && set !== reply.capSet));
+      if (typeof limit !== 'string' || typeof set !== 'string' || !later) {
+        throw new InterlockError('redis_not_durable', `The cap of ${reply.limit} on ${subject} is set on its Redis master, but ${behind(held)}, so a failover could still lose it and bring back the cap it replaced (or none). Set it again once the replicas catch up: setting the same cap again is idempotent, and answers once they hold it.`);
+      }
+      await replicated(partition, { key, field: 'capSet', value: set }, (acknowledged) =>
+        `The cap of ${reply.limit} on ${subject} was replaced on its Redis master by a cap of ${limit} set since, but ${behind(acknowledged)}, so a failover could still lose it and bring back an earlier cap (or none). Setting ${reply.limit} again would undo the cap of ${limit}: once the replicas catch up, set again whichever of the two should stand.`,
+      );
+      return { taken: true, cap: { limitCents: Number(limit), movedCents: Number(moved ?? 0) } };
+    }
+    return { taken: true, cap: { limitCents: Number(reply.limit), movedCents: Number(reply.movedCents) } };
   }
 
   return {
@@ -191,37 +232,20 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys; min
      * counts everything the gate has moved or has in flight there, whenever the cap was set; 0 stops all money.
      * Answers the cap in force, which is another one when a cap set at the same moment replaced this one.
      */
-    async setSubjectCap(subject: string, limitCents: number): Promise<{ limitCents: number; movedCents: number }> {
-      if (!Number.isSafeInteger(limitCents) || limitCents < 0) throw new ApprovalError('invalid_approval', `A cap must be a whole, non-negative number of cents, not ${String(limitCents)}.`);
-      if (typeof subject !== 'string' || !SUBJECT.test(subject)) {
-        const given = typeof subject === 'string' ? subject.slice(0, 80) : `a value of type ${subject === null ? 'null' : typeof subject}`;
-        throw new ApprovalError('invalid_approval', `A cap's subject must name one payment or one customer, e.g. payment:pi_123 or customer:cus_123, not ${given}.`);
-      }
-      // SUBJECT is narrower than the Redis key rule, so the partition key is always valid here.
-      const partition = assertPartition(subject);
-      const key = keys.subject(partition);
-      const reply = await run<{ status: 'OK'; movedCents: string; limit: string; capSets: string; capSet: string }>('set-cap-1', [key], [limitCents, `subject:${subject}`, randomBytes(8).toString('hex')]);
-      // Every cap waits, a raised one too: whether it is lower than the one it replaced is not known here, and a raise
-      // answered 503 is only set again.
-      const held = await replicasHolding(partition, { key, field: 'capSet', value: reply.capSet });
-      if (held < minReplicas) {
-        // Not held in time: the replicas are behind, or the master no longer holds this cap's set, because another
-        // cap was set since (another operator's, at the same moment) or because this one was lost (a failover to a
-        // replica that had not taken it). A higher count on the master, or this count under another call's token,
-        // tells a cap set after this one: a replica that missed this set holds a lower count, which reaches this one's
-        // only with caps set after the failover. That cap is the one in force, so once the replicas hold it the answer
-        // is that cap, not 503: told to set this one again, the caller would undo it.
-        const [limit, moved, sets, set] = await redis.hmget(key, 'limit', 'movedCents', 'capSets', 'capSet');
-        const later = typeof sets === 'string' && typeof set === 'string' && (Number(sets) > Number(reply.capSets) || (Number(sets) === Number(reply.capSets) && set !== reply.capSet));
-        if (typeof limit !== 'string' || typeof set !== 'string' || !later) {
-          throw new InterlockError('redis_not_durable', `The cap of ${reply.limit} on ${subject} is set on its Redis master, but ${behind(held)}, so a failover could still lose it and bring back the cap it replaced (or none). Set it again once the replicas catch up: setting the same cap again is idempotent, and answers once they hold it.`);
-        }
-        await replicated(partition, { key, field: 'capSet', value: set }, (acknowledged) =>
-          `The cap of ${reply.limit} on ${subject} was replaced on its Redis master by a cap of ${limit} set since, but ${behind(acknowledged)}, so a failover could still lose it and bring back an earlier cap (or none). Setting ${reply.limit} again would undo the cap of ${limit}: once the replicas catch up, set again whichever of the two should stand.`,
-        );
-        return { limitCents: Number(limit), movedCents: Number(moved ?? 0) };
-      }
-      return { limitCents: Number(reply.limit), movedCents: Number(reply.movedCents) };
+    async setSubjectCap(subject: string, limitCents: number): Promise<CapInForce> {
+      const set = await setCap(subject, limitCents, 'any');
+      if (!set.taken) throw new Error(`set-cap refused a cap of ${limitCents} on ${subject} it was not asked to compare`);
+      return set.cap;
+    },
+
+    /**
+     * Sets the cap as setSubjectCap does only when it is not above the one in force (any cap, when none is): the brake,
+     * taken while Redis is not durable, as a revoke is. Otherwise answers `taken: false` with the cap in force, and
+     * writes nothing. The compare is made in the script that writes (set-cap-1.lua), so it holds against any cap set
+     * at the same moment.
+     */
+    async lowerSubjectCap(subject: string, limitCents: number): Promise<CapLowering> {
+      return setCap(subject, limitCents, 'lower_only');
     },
   };
 }

@@ -55,6 +55,23 @@ export function approvalsRoutes(context: ApiContext): Route[] {
     return approvalView(snapshot, now, options, await stores.approvals.subjectCap(snapshot.scope), revokedBy);
   }
 
+  /**
+   * Sets the cap. While Redis is not durable (AppDeps.intake) it is set only when it is not above the one in force: a
+   * lowered cap is a brake, as a revoke is (app.ts), and one Redis lost would leave things no worse than one refused;
+   * a raise is refused with the guard's reason, nothing written. The compare is the script's, made as it writes.
+   */
+  async function setCap(subject: string, cents: number) {
+    try {
+      context.intake?.assertDurable();
+    } catch (error) {
+      if (!(error instanceof InterlockError) || error.code !== 'redis_not_durable') throw error;
+      const lowering = await stores.approvals.lowerSubjectCap(subject, cents);
+      if (lowering.taken) return lowering.cap;
+      throw new InterlockError('redis_not_durable', `${error.message} While Redis is not durable, a cap is taken only when it is not above the one in force: ${subject} is capped at ${lowering.limitInForce}, and ${cents} is above it, so nothing was changed. Lowering it is taken now.`);
+    }
+    return stores.approvals.setSubjectCap(subject, cents);
+  }
+
   return [
     route({
       method: 'post',
@@ -148,10 +165,10 @@ export function approvalsRoutes(context: ApiContext): Route[] {
         200: { description: 'The cap in force, and what has moved (or is in flight) on the subject so far. With INTERLOCK_REDIS_MIN_REPLICAS set, the cap in force is another caller\'s when theirs was set right after this one.', schema: capAnswer },
         ...common,
         ...bodyErrors,
-        503: { description: 'Redis is not durable now (`redis_not_durable`) or not answering (`redis_unavailable`); nothing was changed. Or, with INTERLOCK_REDIS_MIN_REPLICAS set, too few replicas held the new cap in time (`redis_not_durable`, saying so): it is set on the master but a failover could lose it; set the same cap again, unless the message says a cap set since replaced it.', schema: errorAnswer },
+        503: { description: 'Redis is not answering (`redis_unavailable`); nothing was changed. Or Redis is not durable now (`redis_not_durable`) and the cap asked is above the one in force: while it is not, only a cap not above the one in force (any cap, when none is set) is taken, since lowering a cap is a brake, as a revoke is; nothing was changed. Or, with INTERLOCK_REDIS_MIN_REPLICAS set, too few replicas held the new cap in time (`redis_not_durable`, saying so): it is set on the master but a failover could lose it; set the same cap again, unless the message says a cap set since replaced it.', schema: errorAnswer },
       },
       async handle({ params, body }) {
-        const cap = await stores.approvals.setSubjectCap(params.subject, body.cap_cents);
+        const cap = await setCap(params.subject, body.cap_cents);
         // A cap at or below what has moved already is allowed (it stops further money), but the caller should know.
         // The subject's currency is not known here (a cap is set before anything moves on it, and nothing is read from
         // Stripe), so amounts are said in its minor units, never as cents: 500 of a jpy payment is ¥500.

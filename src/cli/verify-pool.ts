@@ -105,7 +105,7 @@ export function reportOf(verdict: FileVerdict): FileReport {
   const status: FileStatus = result === null ? 'unreadable' : result.valid === true ? 'valid' : result.valid === null ? 'unauthenticated' : 'invalid';
   const line = result === null
     ? { file: verdict.file, status, error: verdict.error }
-    : { file: verdict.file, status, effectId: result.effectId, outcome: result.outcome, happened: result.happened, finalMoney: result.finalMoney.status, answerMatchesFinalMoney: result.answerMatchesFinalMoney, exposure: result.exposure, problems: result.problems };
+    : { file: verdict.file, status, effectId: result.effectId, signedAt: result.signedAt, outcome: result.outcome, happened: result.happened, finalMoney: result.finalMoney.status, answerMatchesFinalMoney: result.answerMatchesFinalMoney, exposure: result.exposure, problems: result.problems };
   try {
     return { status, line: JSON.stringify(line) };
   } catch (error) {

@@ -30,6 +30,15 @@ export type Verification = {
   checked: { chain: boolean; rules: boolean; signatures: boolean };
   unchecked: string[];
   effectId: string | null;
+  /**
+   * As of when the receipt answers: the time its head was signed (the export), in ms since the epoch (the signer's
+   * Redis clock), as the head carries it. Two genuine receipts of one effect, exported before and after a later fact
+   * (a refund that failed), both verify and can answer differently: the later signedAt is the newer answer. Null when
+   * the receipt could not be read, or its head carries no signature (a chain judged before anyone signed it).
+   */
+  signedAt: number | null;
+  /** When the receipt's last entry was written, in ms since the epoch (the journal's Redis clock); null without entries. */
+  lastEntryAt: number | null;
   outcome: string | null;
   happened: boolean | 'unknown';
   happenedOnce: boolean;
@@ -110,7 +119,7 @@ function keysGiven(given: unknown): KeysGiven {
 
 function invalid(problems: string[], effectId: string | null): Verification {
   return {
-    valid: false, chainIntact: false, signed: null, checked: { chain: false, rules: false, signatures: false }, unchecked: [], effectId, outcome: null,
+    valid: false, chainIntact: false, signed: null, checked: { chain: false, rules: false, signatures: false }, unchecked: [], effectId, signedAt: null, lastEntryAt: null, outcome: null,
     happened: 'unknown', happenedOnce: false, authorizedWhenFired: null, assumptionsHeld: null, refused: null, evidence: null,
     recheckedAtRecovery: null, approvedBy: null, lateLanding: null, answer: 'unknown', answerFrom: null, operatorActions: [], finalMoney: EMPTY_MONEY, answerMatchesFinalMoney: null,
     exposure: null, compensatedTwice: null, entries: 0, problems,
@@ -499,6 +508,8 @@ function verifyParsed(input: unknown, receipt: Receipt, given: KeysGiven): Verif
     checked: { chain: true, rules: true, signatures: signed !== null },
     unchecked: given.unchecked === null ? [] : [given.unchecked],
     effectId: receipt.effectId,
+    signedAt: receipt.head.sig === '' ? null : receipt.head.signedAt,
+    lastEntryAt: entries.at(-1)?.at ?? null,
     outcome: settled.outcome,
     happened,
     happenedOnce,

@@ -6,7 +6,7 @@ import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullm
 import { activeJobs, afterOutages, orphansOf } from './after-outages.js';
 import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
-import { jobEvents, waitForJob } from './job-events.js';
+import { createRecheck, jobEvents, waitForJob } from './job-events.js';
 import { queueRecorded } from './recorded.js';
 export { wasRecorded } from './recorded.js';
 import { closeConnection, createProposalRecall, createProposalRecorder, currencyOfEffectOrCredit, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, InterlockError, isRedisOutage, isRefusal, isRetryable, latestProposal, limitedErrorLog, moneyText, proposalJudged, settledOutcome, slowDownOf, TooManyProposals, withinRedisTimeout, type GateResult, type OnlyEntry, type Proposal, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
@@ -36,7 +36,7 @@ export type EffectsQueueOptions = {
   backoffMs?: number;
 };
 
-/** Producer side: records a proposal (I5 at the edge) and queues it; `waitFor` hears the outcome without polling. */
+/** Producer side: records a proposal (I5 at the edge) and queues it; `waitFor` hears the outcome (job events, and the journal). */
 export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions = {}) {
   const connection = stores.queueConnection();
   const queue = new Queue<EffectJob, EffectAnswer>(stores.queues.effects, { connection, ...stores.bullmq });
@@ -45,6 +45,15 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
   const recall = createProposalRecall(stores);
   // The queue's event stream, subscribed before any job is looked at, so no completion can slip between.
   const events = jobEvents(stores, stores.queues.effects);
+  // The journal asked again while anyone waits on an effect: an effect can settle with no job of it finishing (a worker
+  // died after dispatching; recovery settles it within seconds of its heartbeat lapsing, while BullMQ counts its job as
+  // running until the lock lapses, 60 to 90 s). Asked once per heartbeat, the cadence recovery itself moves at, so the
+  // answer comes at most a heartbeat (1 s by default) after the journal holds it. One chain read per waited-on effect
+  // per heartbeat, shared by every wait on it in this process.
+  const rechecked = createRecheck<EffectAnswer>(stores.config.heartbeatMs, async (effectId) => {
+    const outcome = await settledOutcome(stores, effectId);
+    return outcome === null ? null : ({ effectId, outcome } as EffectAnswer);
+  });
 
   /**
    * Queues the job of the effect's proposal number `proposals`. A job runs the effect's latest recorded proposal (the
@@ -195,8 +204,10 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
       return recall(proposal);
     },
     /**
-     * The effect's answer once a job of it finished with one (heard on the queue's event stream, no polling), or
-     * at once when the journal already holds the outcome; null when neither happened within `timeoutMs`. The answer
+     * The effect's answer once a job of it finished with one (heard on the queue's event stream), or once the journal
+     * holds the outcome: at once when it does already, and otherwise within a heartbeat of its getting there however
+     * it did (recovery settles a dead worker's effect with no job finishing; the journal is asked again each heartbeat
+     * while anyone waits on the effect); null when neither happened within `timeoutMs`. The answer
      * is the latest proposal's: a re-decision (a proposal recorded after a refusal) waited on right after the refusal
      * is not answered by the refused proposal's job, which BullMQ completes only after the refusal is in the journal.
      * `signal` ends the wait (waitForJob).
@@ -211,6 +222,7 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
           const outcome = await settledOutcome(stores, effectId);
           return outcome === null ? null : ({ effectId, outcome } as EffectAnswer);
         },
+        recheck: (heard) => rechecked.watch(effectId, heard),
         // Only a refusal can be followed by another proposal, so only a refusal is checked against the journal (one
         // read): it answers unless the journal holds no outcome (a re-decision recorded since, not judged yet); a
         // journal whose outcome moved on (a landing reported since) ends the wait too, and callers read the journal. A
@@ -239,6 +251,7 @@ export function createEffectsQueue(stores: Stores, options: EffectsQueueOptions 
      * after that, or drops it at once (`drop`) when its own commands failed (closeConnection).
      */
     async close(how: { withinMs?: number; drop?: boolean } = {}): Promise<void> {
+      rechecked.close();
       await events.close();
       await queue.close();
       await closeConnection(connection, how);
@@ -298,6 +311,14 @@ export function afterTransientFailure(before: TransientFailures | null, now: num
   if (now >= deadline) return { kind: 'give-up', state };
   const delay = Math.min(policy.maxDelayMs, policy.firstDelayMs * 2 ** Math.min(state.failures - 1, 40));
   return { kind: 'retry', at: Math.min(now + delay, deadline), state };
+}
+
+/**
+ * The effect an effects job's id names: the effect id itself, or that id, a dot and a suffix for a follow-up job (the
+ * producer's proposal number; an older producer's was base 36). Null for any other id: no producer queued that job.
+ */
+export function effectOfJob(jobId: string | undefined): string | null {
+  return /^([0-9a-f]{64})(?:\.[0-9a-z]+)?$/.exec(jobId ?? '')?.[1] ?? null;
 }
 
 /** An effects worker's name: its sender's worker id and boot nonce (the nonce is hex, so the last colon splits them). */
@@ -379,10 +400,15 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     // What this run itself did, for onAnswer (metrics): a run again after a stall answers its caller with how the first
     // run settled the effect (ownAnswer), which the first run counted already.
     let ran: EffectAnswer;
+    // A job runs only the effect its id names; one under an id no producer makes (added by hand) runs nothing, and
+    // as it names no effect, its failure raises no alert (notJudged).
+    const effectId = effectOfJob(job.id);
+    if (effectId === null) {
+      throw new UnrecoverableError(`invalid_effect: job id "${(job.id ?? '').slice(0, 100)}" names no effect (an effects job's id is an effect id, 64 lowercase hex characters, alone or followed by a dot and a follow-up number); nothing was run`);
+    }
     try {
       // The latest proposal recorded for the effect (a re-decision after a refusal included); the job's own copy
-      // only when the journal has none (it was recorded by an older producer).
-      const effectId = job.id?.split('.')[0] ?? '';
+      // only when the journal has none (it was recorded by an older producer), and only when it is of this effect.
       // A job that comes back after its proposal was refused (it stalled, and recovery refused the effect
       // meanwhile) is done: the refusal is its answer, and judging it again would record a second one.
       // Only a job's first run can expect the chain its producer left; a job that ran before reads the chain.
@@ -496,8 +522,8 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
    * written (waiting for another refund on the payment), and a job removed while it waits must be queued again.
    */
   function outboxDone(job: Job<EffectJob, EffectAnswer>): void {
-    const effectId = job.id?.split('.')[0] ?? '';
-    if (job.data.outbox !== undefined && effectId !== '') proposalJudged(stores, effectId, job.data.outbox);
+    const effectId = effectOfJob(job.id);
+    if (job.data.outbox !== undefined && effectId !== null) proposalJudged(stores, effectId, job.data.outbox);
   }
 
   /**
@@ -522,11 +548,12 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
    * A job failed for good (BullMQ sets finishedOn only then; a retry keeps it unset) before the gate judged its
    * effect: nothing was sent, recovery never sees it (no dispatch is open) and no job will run it again. That is
    * money a person must hear about, so it raises a not_judged alert (redis/alerts.ts): what failed and what to do.
-   * An effect that is settled, or whose dispatch is open (recovery settles it), needs none.
+   * An effect that is settled, or whose dispatch is open (recovery settles it), needs none; nor does a job whose id
+   * names no effect, or whose effect holds no proposal (nothing was recorded: a job added by hand).
    */
   async function notJudged(job: Job<EffectJob, EffectAnswer>, error: Error): Promise<void> {
-    const effectId = job.id?.split('.')[0] ?? '';
-    if (effectId === '' || (await settledOutcome(stores, effectId)) !== null) return;
+    const effectId = effectOfJob(job.id);
+    if (effectId === null || (await settledOutcome(stores, effectId)) !== null) return;
     const partition = await stores.journal.partitionOf(effectId);
     if (partition !== null && (await stores.journal.readState(partition, effectId)).state.open) return;
     const proposal = await latestProposal(stores, effectId);
@@ -653,7 +680,7 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       // now has answered (DurabilityMonitor.awaitingRecheck), which a submit made first would meet as a refusal,
       // leaving these jobs to their locks' lapse.
       if (jobs.length > 0) await sender.durabilityMonitor.rechecked(10_000);
-      for (const effectId of new Set(jobs.map((job) => job.id?.split('.')[0] ?? '').filter((id) => id !== ''))) {
+      for (const effectId of new Set(jobs.map((job) => effectOfJob(job.id)).filter((id) => id !== null))) {
         if (stopping.signal.aborted) break;
         if ((await settledOutcome(stores, effectId)) !== null) continue;
         const partition = await stores.journal.partitionOf(effectId);

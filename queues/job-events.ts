@@ -41,13 +41,68 @@ export function jobEvents(stores: Stores, queueName: string): JobEvents {
   };
 }
 
+/**
+ * The store asked again every `everyMs` about each key some wait watches: one read per key per interval, however many
+ * waits in this process watch it (waitForJob `recheck`). The read's non-null answer is handed to every wait on the key;
+ * a read still under way when the next is due is not doubled, and a read that failed is tried at the next interval. A
+ * key's timer stops when its last wait stops watching it, and every timer on close.
+ */
+export type Recheck<T> = {
+  watch(key: string, heard: (value: T) => void): () => void;
+  close(): void;
+};
+
+export function createRecheck<T>(everyMs: number, read: (key: string) => Promise<T | null>): Recheck<T> {
+  type Watched = { heard: Set<(value: T) => void>; timer: NodeJS.Timeout; reading: boolean };
+  const watched = new Map<string, Watched>();
+  const ask = async (key: string, watching: Watched) => {
+    if (watching.reading) return;
+    watching.reading = true;
+    try {
+      const value = await read(key);
+      if (value !== null) for (const heard of [...watching.heard]) heard(value);
+    } catch {
+      // Asked again at the next interval; the wait's own timeout bounds it.
+    } finally {
+      watching.reading = false;
+    }
+  };
+  return {
+    watch(key, heard) {
+      let watching = watched.get(key);
+      if (watching === undefined) {
+        const created: Watched = { heard: new Set(), reading: false, timer: setInterval(() => void ask(key, created), everyMs) };
+        // The waits' own timeouts keep the process up while anyone waits; this timer alone must not.
+        created.timer.unref();
+        watched.set(key, created);
+        watching = created;
+      }
+      const mine = watching;
+      mine.heard.add(heard);
+      return () => {
+        mine.heard.delete(heard);
+        if (mine.heard.size > 0) return;
+        clearInterval(mine.timer);
+        if (watched.get(key) === mine) watched.delete(key);
+      };
+    },
+    close() {
+      for (const watching of watched.values()) clearInterval(watching.timer);
+      watched.clear();
+    },
+  };
+}
+
 export type JobFinish = { kind: 'completed'; returnvalue: unknown } | { kind: 'failed' } | { kind: 'timeout' };
 /** A job's own finish, heard on the stream (not the wait's timeout). */
 export type HeardFinish = Exclude<JobFinish, { kind: 'timeout' }>;
 
 /**
  * Waits for the first job `ours` accepts to complete or fail, or for `timeoutMs`, and answers what `answer` makes
- * of it. `settled` is asked once, after subscribing: a non-null answer there ends the wait at once. `answers`, when
+ * of it. `settled` is asked once, after subscribing: a non-null answer there ends the wait at once. `recheck`, when
+ * given, is watched from then on until the wait ends (a store asked again on a timer, createRecheck): what it hears
+ * ends the wait as `settled` does. It answers a wait whose answer reached the store with no job of it finishing (a
+ * dead worker's effect settled by recovery while BullMQ still counts its job as running). `answers`, when
  * given, is asked about each finish `ours` accepted (it may read the store): one it turns down leaves the wait going
  * on, and one it cannot tell about (its read failed) ends it, as without it. `signal` (an HTTP client's hang-up): once
  * it aborts, the wait ends at once, its listeners off the stream and its timer cleared, and rejects with the signal's
@@ -55,7 +110,15 @@ export type HeardFinish = Exclude<JobFinish, { kind: 'timeout' }>;
  */
 export async function waitForJob<T>(
   events: JobEvents,
-  options: { ours: (jobId: string) => boolean; timeoutMs: number; settled: () => Promise<T | null>; answer: (finish: JobFinish) => T | Promise<T>; answers?: (finish: HeardFinish) => Promise<boolean>; signal?: AbortSignal },
+  options: {
+    ours: (jobId: string) => boolean;
+    timeoutMs: number;
+    settled: () => Promise<T | null>;
+    recheck?: (heard: (value: T) => void) => () => void;
+    answer: (finish: JobFinish) => T | Promise<T>;
+    answers?: (finish: HeardFinish) => Promise<boolean>;
+    signal?: AbortSignal;
+  },
 ): Promise<T> {
   const gone = options.signal;
   gone?.throwIfAborted();
@@ -67,12 +130,14 @@ export async function waitForJob<T>(
       return;
     }
     let done = false;
+    let unwatch: () => void = () => undefined;
     const end = (finish: JobFinish | { kind: 'settled'; value: T } | { kind: 'gone' }) => {
       if (done) return;
       done = true;
       stream.off('completed', onCompleted);
       stream.off('failed', onFailed);
       clearTimeout(timer);
+      unwatch();
       gone?.removeEventListener('abort', onGone);
       // Nobody is left to hear the answer: the store is not asked for it.
       if (finish.kind === 'gone') reject(gone?.reason as Error);
@@ -103,9 +168,15 @@ export async function waitForJob<T>(
     stream.on('completed', onCompleted);
     stream.on('failed', onFailed);
     gone?.addEventListener('abort', onGone, { once: true });
+    const onSettled = (value: T) => end({ kind: 'settled', value });
+    if (options.recheck !== undefined) {
+      unwatch = options.recheck(onSettled);
+      // A recheck that answered at once ended the wait before its unwatch was known.
+      if (done) unwatch();
+    }
     options.settled().then(
       (value) => {
-        if (value !== null) end({ kind: 'settled', value });
+        if (value !== null) onSettled(value);
       },
       () => undefined,
     );

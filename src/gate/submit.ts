@@ -675,8 +675,11 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
 
   /**
    * The effect's latest recorded proposal, submitted: what an effects job runs. `carried` is the proposal the job
-   * carries, used when the journal has none. `judged` is false when the latest proposal had been refused already (a
-   * job that stalled while recovery refused its effect): that refusal is the answer, and nothing is judged again.
+   * carries, used when the journal has none (an older producer's job) and only when it is a proposal of `effectId`: a
+   * job runs only its own effect, so one carrying another effect's proposal, with none of its own recorded, is refused
+   * (invalid_proposal) and nothing is recorded or sent. `judged` is false when the latest proposal had been refused
+   * already (a job that stalled while recovery refused its effect): that refusal is the answer, and nothing is judged
+   * again.
    *
    * A recorded effect is bound already, so its chain is read in the same round trip as the binding (and the carried
    * approval's terms with them), instead of one read of the chain to pick the proposal and another after binding.
@@ -727,7 +730,15 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     const refused = refusalOfLatest(entries);
     if (refused !== null) return { answer: ctx.result(effectId, refused), judged: false };
     const recorded = recordedProposal(entries, 'latest');
-    return { answer: await (recorded === null ? submit(carried) : submit(recorded, { recorded: true })), judged: true };
+    if (recorded !== null) return { answer: await submit(recorded, { recorded: true }), judged: true };
+    if (prepared !== null && prepared.effectId !== effectId) {
+      throw new InterlockError(
+        'invalid_proposal',
+        `The job of effect ${effectId} carries a proposal of effect ${prepared.effectId}, and no proposal of ${effectId} is recorded: a job runs only its own effect's proposal, so nothing was recorded or sent.`,
+      );
+    }
+    // An unusable copy is refused by submit as bad input, before anything is written.
+    return { answer: await submit(carried), judged: true };
   }
 
   return { submit, submitLatest };

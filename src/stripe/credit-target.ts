@@ -345,9 +345,10 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
    * ends first, saying how far it got; the next read goes on from there.
    */
   async function balanceHistory(customer: string, budget: ReadBudget): Promise<BalanceHistory> {
+    // Left kept while this read runs: another read of the customer meanwhile (a send of another of its credits, a
+    // premise read) goes on from it too, not from the first page, and keep() keeps whichever got further.
     const earlier = histories.get(customer);
-    histories.delete(customer);
-    const resumed = earlier !== undefined && performance.now() - earlier.begun <= HISTORY_KEPT_MS ? earlier : null;
+    const resumed = earlier !== undefined && current(earlier) ? earlier : null;
     let history: BalanceHistory | null = resumed;
     try {
       if (history !== null && history.newest !== null) {
@@ -375,10 +376,22 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
     return history;
   }
 
+  const current = (history: BalanceHistory) => performance.now() - history.begun <= HISTORY_KEPT_MS;
+  /** Whether read `a` got further than `b`: it reached the oldest transaction and `b` did not, or, alike, read more. */
+  const wentFurther = (a: BalanceHistory, b: BalanceHistory) => ((a.olderAfter === null) !== (b.olderAfter === null) ? a.olderAfter === null : a.read > b.read);
+
+  /**
+   * Keeps `history` as the customer's, unless the one kept got further (reached the oldest transaction when this did
+   * not, or read more): two reads of one customer at once each go on from what was kept, and the one that stopped
+   * last must not put back less than the other read, or overlapping sends would never read a busy customer whole.
+   */
   function keep(customer: string, history: BalanceHistory): void {
+    const kept = histories.get(customer);
+    if (kept !== undefined && current(kept) && wentFurther(kept, history)) return;
+    histories.delete(customer);
     histories.set(customer, history);
-    for (const [id, kept] of histories) {
-      if (histories.size <= HISTORIES_KEPT && performance.now() - kept.begun <= HISTORY_KEPT_MS) break;
+    for (const [id, old] of histories) {
+      if (histories.size <= HISTORIES_KEPT && current(old)) break;
       histories.delete(id);
     }
   }

@@ -5,7 +5,7 @@
 // written on a command's behalf (receipt exports, scenario results) go the same way, flushed, and may replace one.
 // And files given by path (receipts, keys), read only when they are regular files of a bounded size.
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, copyFileSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync, type Stats } from 'node:fs';
+import { closeSync, constants, copyFileSync, fchmodSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync, type Stats } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
 
 /**
@@ -29,14 +29,16 @@ export type WriteCall = (fd: number, bytes: Uint8Array, offset: number) => numbe
  * in place: renamed over what is there (`replace`), or hard-linked where nothing is, failing with EEXIST (the error
  * as the link threw it) and leaving alone a file that is there. On a file system without hard links a new file is
  * an exclusive copy, which a crash may leave part-written. An error met on the temporary file is said of `path`; the
- * temporary file never stays.
+ * temporary file never stays. `mode`: the file's permissions from its first byte (else 0666 less the umask).
  */
-export function writeFileWhole(path: string, content: string, options: { replace: boolean; write?: WriteCall }): void {
+export function writeFileWhole(path: string, content: string, options: { replace: boolean; write?: WriteCall; mode?: number }): void {
   const write = options.write ?? writeSync;
   const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   try {
-    const fd = openSync(temporary, 'wx', 0o666);
+    const fd = openSync(temporary, 'wx', options.mode ?? 0o666);
     try {
+      // Exactly `mode`, whatever the umask: the file may hold secrets (service.json's tokens) and is never wider.
+      if (options.mode !== undefined) fchmodSync(fd, options.mode);
       const bytes = Buffer.from(content, 'utf8');
       for (let at = 0; at < bytes.length; ) at += write(fd, bytes, at);
       fsyncSync(fd);
@@ -113,24 +115,19 @@ export function writableByOthers(stats: Stats): string | null {
   return null;
 }
 
-/** Creates `path` with `content` unless it exists; true when this call created it, false when it was already there. */
+/**
+ * Creates `path` with `content` unless it exists; true when this call created it, false when it was already there.
+ * Written whole (writeFileWhole): flushed to disk before it is linked into place, so a power loss never leaves a new
+ * signing key empty, and the temporary file never stays, the write failing (a full disk) or not.
+ */
 export function createFileOnce(path: string, content: string, mode = 0o600): boolean {
-  const directory = dirname(path);
-  makeDirectory(directory, 0o700);
-  const temporary = join(directory, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  makeDirectory(dirname(path), 0o700);
   try {
-    writeFileSync(temporary, content, { mode, flag: 'wx' });
-  } catch (error) {
-    throw saidOf(path, error);
-  }
-  try {
-    linkSync(temporary, path);
+    writeFileWhole(path, content, { replace: false, mode });
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw saidOf(path, error);
-  } finally {
-    unlinkSync(temporary);
+    throw error;
   }
 }
 

@@ -3,7 +3,7 @@
 // `serve` (the one long-running command, by roles), `refund` and `credit` (propose through the queue), `recover`
 // and `reconcile` (one pass each). `npm start` runs `serve` with every role.
 import type { Command } from 'commander';
-import { accessSync, chmodSync, constants as fsConstants, existsSync, readFileSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import { accessSync, closeSync, constants as fsConstants, existsSync, fstatSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
@@ -70,7 +70,7 @@ import { printJson, printProblem, whenOutputLost } from './cli/output.js';
 import { addInboxCommands } from './cli/inbox-command.js';
 import { pathMeaning } from './cli/path-problems.js';
 import { keyFilePath } from './keys/key-store.js';
-import { makeDirectory, writableByOthers } from './files.js';
+import { makeDirectory, openRegularFile, readAtMost, writableByOthers, writeFileWhole } from './files.js';
 import type { CaseView, StripeLinks } from '../webhooks/app.js';
 import type { ReadinessCheck } from '../webhooks/api/context.js';
 import type { ProbedWorker } from '../webhooks/api/ops-routes.js';
@@ -78,7 +78,7 @@ import { loadOrCreateLocalTokens, loadTokenRegistry, localToken, tokensFileOf, t
 import { addSandboxCommand } from '../sandbox/cli.js';
 import { probeStripe } from './stripe/index.js';
 import type { Sandbox } from '../sandbox/index.js';
-import { freePort, processRuns, startPrivateRedis, type PrivateRedis } from './redis/private-server.js';
+import { freePort, processRuns, processStartTicks, startPrivateRedis, type PrivateRedis } from './redis/private-server.js';
 import { clusterModeProblem, notRedisProtocol } from './redis/client.js';
 
 /** The process that started this one, read before anything else runs (a scenario run watches that it stays). */
@@ -499,8 +499,8 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
     if ((env.REDIS_URL ?? '').trim() === '') {
       // A serve killed before it could stop its redis-server left it running: its service.json names it, and its
       // writer no longer runs (a running writer is joined before this point).
-      const left = readServiceFile(join(config.dataDir, SERVICE_FILE));
-      const orphanOf = left !== null && runningWriter(left) === null && typeof left.redis_url === 'string' ? left.redis_url : null;
+      const left = usableServiceFile(join(config.dataDir, SERVICE_FILE));
+      const orphanOf = left !== null && runningWriter(left) === null && typeof left.facts.redis_url === 'string' ? left.facts.redis_url : null;
       redis = await startPrivateRedis(config.dataDir, { orphanOf, maxmemory: config.redisMaxmemory });
       resolved = { ...resolved, redisUrl: redis.url };
     }
@@ -538,37 +538,151 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
   return { config: resolved, embedded: { redis, sandbox, moved, close } };
 }
 
-type ServiceFacts = { pid?: unknown; redis_url?: unknown; redis_cluster?: unknown; key_prefix?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown; sandbox_embedded?: unknown; signing_kid?: unknown; signing_key_file?: unknown; retired_public_keys_file?: unknown; stopped_at?: unknown };
+type ServiceFacts = { pid?: unknown; pid_start_ticks?: unknown; redis_url?: unknown; redis_cluster?: unknown; key_prefix?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown; sandbox_embedded?: unknown; signing_kid?: unknown; signing_key_file?: unknown; retired_public_keys_file?: unknown; stopped_at?: unknown };
 
-/** A service.json as its writer left it; null when there is none or it cannot be read. */
-function readServiceFile(file: string): ServiceFacts | null {
-  if (!existsSync(file)) return null;
+/** A service.json as its writer left it, and when it was written (its mtime, ms since the epoch). */
+type ServiceFile = { facts: ServiceFacts; writtenMs: number };
+
+/** More than any service.json `serve` writes (a few KiB): a larger file, or a FIFO, is not read, so never hangs a command. */
+const SERVICE_FILE_MAX_BYTES = 1024 * 1024;
+
+/**
+ * The type each field commands follow must have, as `serve` writes it (null where it writes null). `redis_url` and
+ * `key_prefix` are always written: a file without them names no service.
+ */
+const SERVICE_FIELDS: ReadonlyArray<readonly [keyof ServiceFacts, 'string' | 'number' | 'boolean', 'required' | 'optional' | 'nullable']> = [
+  ['redis_url', 'string', 'required'],
+  ['key_prefix', 'string', 'required'],
+  ['pid', 'number', 'optional'],
+  ['pid_start_ticks', 'string', 'nullable'],
+  ['redis_cluster', 'boolean', 'optional'],
+  ['stripe_api_base', 'string', 'nullable'],
+  ['stripe_secret_key', 'string', 'nullable'],
+  ['sandbox_embedded', 'boolean', 'optional'],
+  ['signing_kid', 'string', 'optional'],
+  ['signing_key_file', 'string', 'nullable'],
+  ['retired_public_keys_file', 'string', 'nullable'],
+  ['stopped_at', 'string', 'optional'],
+];
+
+/** What a JSON value is, in words ("null", "an array", "a number"). */
+function jsonKind(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/**
+ * A service.json as its writer left it: null when there is none; `unusable` saying why when one is there but cannot be
+ * followed (empty or cut short, as a crash or a full disk left a file written in place, not JSON, not an object, a
+ * field of the wrong type, or not readable at all), so a command never takes it for no file and uses another Redis.
+ */
+function readServiceFile(file: string): ServiceFile | { unusable: string } | null {
+  let text: string;
+  let writtenMs: number;
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as ServiceFacts;
+    // The time and the text of one file: a serve may put a new one in place between two reads by name.
+    const { fd, size } = openRegularFile(file, SERVICE_FILE_MAX_BYTES, 'a service.json');
+    try {
+      writtenMs = fstatSync(fd).mtimeMs;
+      text = readAtMost(fd, size, SERVICE_FILE_MAX_BYTES, 'a service.json');
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    return { unusable: `it cannot be read: ${pathMeaning(error) ?? errorMessage(error)}${typeof code === 'string' ? ` (${code})` : ''}` };
+  }
+  if (text.trim() === '') return { unusable: `it is empty (${Buffer.byteLength(text)} bytes)` };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    return { unusable: `it is not JSON, or is cut short (${errorMessage(error)})` };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { unusable: `it holds ${jsonKind(parsed)}, not an object` };
+  const facts = parsed as ServiceFacts;
+  for (const [field, type, presence] of SERVICE_FIELDS) {
+    const value = facts[field];
+    if (value === undefined && presence !== 'required') continue;
+    if (value === null && presence === 'nullable') continue;
+    if (value === undefined) return { unusable: `it names no ${field}` };
+    if (typeof value !== type) return { unusable: `its ${field} is ${jsonKind(value)}, not a ${type}` };
+  }
+  return { facts, writtenMs };
+}
+
+/** The service.json to follow, or null when there is none or it cannot be used (the callers that start a service, which writes it anew). */
+function usableServiceFile(file: string): ServiceFile | null {
+  const read = readServiceFile(file);
+  return read === null || 'unusable' in read ? null : read;
+}
+
+/** Clock ticks per second in /proc's counts (USER_HZ): 100 on every Linux architecture Node runs on. */
+const PROC_TICKS_PER_SECOND = 100;
+
+/**
+ * How far the wall clock may have been stepped forward since a service.json was written, in ms, before a live writer
+ * of a file that records no start (written before it did) would look as if it started after writing it.
+ */
+const CLOCK_STEP_MARGIN_MS = 60_000;
+
+/** When this machine booted, ms since the epoch, as /proc/stat says (Linux); null where it cannot be read. */
+function bootTimeMs(): number | null {
+  try {
+    const btime = /^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1];
+    return btime === undefined ? null : Number(btime) * 1000;
   } catch {
     return null;
   }
 }
 
 /**
- * The pid of the process that wrote a service.json, when that process may still be it: one that stopped cleanly
- * marked the file (`stopped_at`), and a file naming this very process was left by an earlier one that had the same
- * pid (a container's first process is always pid 1), so neither is a running service, whatever now runs under it.
+ * Whether the process now running under the pid a service.json names may be the one that wrote it. A pid given since to
+ * another process (the service killed, then the machine or a container started again) is not: one whose start is not
+ * the one the file records (`pid_start_ticks`, clock ticks since boot as /proc counts them), or, in a file that records
+ * none, one that started after the file was written. Where /proc cannot tell (macOS), the pid running is all there is.
  */
-function runningWriter(facts: ServiceFacts | null): number | null {
-  return typeof facts?.pid === 'number' && facts.pid !== process.pid && facts.stopped_at === undefined && processRuns(facts.pid) ? facts.pid : null;
+function mayBeWriter(pid: number, { facts, writtenMs }: ServiceFile): boolean {
+  const started = processStartTicks(pid);
+  if (started === null) return true;
+  if (typeof facts.pid_start_ticks === 'string') return started === facts.pid_start_ticks;
+  const bootMs = bootTimeMs();
+  if (bootMs === null) return true;
+  return bootMs + (Number(started) * 1000) / PROC_TICKS_PER_SECOND <= writtenMs + CLOCK_STEP_MARGIN_MS;
 }
 
-/** Whether another process that wrote a service.json still runs (an unreadable file has no writer to keep). */
+/**
+ * The pid of the process that wrote a service.json, when that process may still be it: one that stopped cleanly
+ * marked the file (`stopped_at`), and a file naming this very process was left by an earlier one that had the same
+ * pid (a container's first process is always pid 1), so neither is a running service, whatever now runs under it;
+ * nor is a process that started otherwise than the file's writer did (mayBeWriter).
+ */
+function runningWriter(service: ServiceFile | null): number | null {
+  const pid = service?.facts.pid;
+  if (service === null || typeof pid !== 'number' || pid === process.pid || service.facts.stopped_at !== undefined || !processRuns(pid)) return null;
+  return mayBeWriter(pid, service) ? pid : null;
+}
+
+/** Whether another process that wrote a service.json still runs (an unusable file has no writer to keep). */
 function writerRuns(file: string): boolean {
-  return runningWriter(readServiceFile(file)) !== null;
+  return runningWriter(usableServiceFile(file)) !== null;
+}
+
+/**
+ * Writes <dataDir>/service.json whole or not at all (a crash or a full disk mid-write leaves the file as it was, and a
+ * command reading it meanwhile reads one or the other), 0600: it holds the API tokens.
+ */
+function writeServiceFile(file: string, facts: Record<string, unknown>): void {
+  writeFileWhole(file, `${JSON.stringify(facts, null, 2)}\n`, { replace: true, mode: 0o600 });
 }
 
 /** Marks this process's service.json stopped, once it stopped cleanly: commands and the next start no longer take it for a running service. */
 function markStopped(file: string): void {
-  const facts = readServiceFile(file);
+  const facts = usableServiceFile(file)?.facts;
   if (facts?.pid !== process.pid) return;
-  writeFileSync(file, `${JSON.stringify({ ...facts, stopped_at: new Date().toISOString() }, null, 2)}\n`, { mode: 0o600 });
+  writeServiceFile(file, { ...facts, stopped_at: new Date().toISOString() });
 }
 
 function portIsFree(host: string, port: number): Promise<boolean> {
@@ -765,6 +879,8 @@ function announce(config: Config, service: Service, embedded: Embedded, register
   const commands = tryable ? tryCommands(config.stripeApiBase, sandbox || otherSandbox, config.dataDir) : [];
   const facts = {
     pid: process.pid,
+    // When this process started (clock ticks since boot, where /proc tells): the pid, once given to another process, is not this service.
+    pid_start_ticks: processStartTicks(process.pid),
     roles: service.roles,
     api_url: service.roles.includes('api') ? service.url : null,
     page_url: service.roles.includes('api') && service.url !== null ? `${service.url}/ui` : null,
@@ -797,10 +913,7 @@ function announce(config: Config, service: Service, embedded: Embedded, register
   // names the private Redis and the sandbox every command finds the service through. An API of its own takes the
   // file when no service that wrote it still runs.
   const owns = embedded.redis !== null || embedded.sandbox !== null || !existsSync(file) || (service.roles.includes('api') && !writerRuns(file));
-  if (owns) {
-    writeFileSync(file, `${JSON.stringify(facts, null, 2)}\n`, { mode: 0o600 });
-    chmodSync(file, 0o600);
-  }
+  if (owns) writeServiceFile(file, facts);
   const lines = [`Interlock for Stripe is running (${service.roles.join(', ')}; pid ${process.pid}).`];
   if (facts.api_url !== null) lines.push(`  API       ${facts.api_url}   (routes: ${facts.api_url}/v1/openapi.json)`);
   if (facts.api_url !== null) lines.push(`  Page      ${facts.api_url}/ui   (sign in with a token; operators: ${facts.api_url}/admin/queues, ${facts.api_url}/metrics)`);
@@ -850,15 +963,21 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
   const dataDir = dataDirOf(env);
   const file = join(dataDir, SERVICE_FILE);
   const start = startLine(dataDir);
-  const facts = readServiceFile(file);
-  if (facts === null) return;
+  const read = readServiceFile(file);
+  if (read === null) return;
+  if ('unusable' in read) {
+    // A REDIS_URL given names the Redis itself, and a serve writes the file anew: neither follows it.
+    if (!unset('REDIS_URL') || options.onlyWhileRunning) return;
+    throw new CliFailure(`${file} cannot be used: ${read.unusable}. Commands take the service's Redis, key prefix and signing key from it, so this one did nothing rather than use another Redis. Start the service again (\`${start}\`), which writes it anew, or set REDIS_URL (and INTERLOCK_KEY_PREFIX) to use a Redis deliberately.`, EXIT_BAD_INPUT);
+  }
+  const { facts } = read;
   // Followed to a Redis, a key prefix and a signing key file: one another user may have written (a shared checkout's
   // ./.data, a directory under /tmp) would send this command's writes to their Redis, signed with the key it names.
   const others = [file, dataDir].map((path) => ({ path, why: existsSync(path) ? writableByOthers(statSync(path)) : null })).find((each) => each.why !== null);
   if (others !== undefined) {
     throw new CliFailure(`${file} is not followed: ${others.path === file ? 'the file' : `its directory ${dataDir}`} is not only this user's (${others.why}). Commands take the service's Redis, key prefix and signing key from it, so one another user could write is refused. Set INTERLOCK_DATA_DIR to the service's own data directory (or to one of yours, with REDIS_URL and INTERLOCK_KEY_PREFIX), or make the file and its directory only yours (\`chmod 700 ${dataDir}\`, \`chmod 600 ${file}\`) if they are.`, EXIT_BAD_INPUT);
   }
-  const running = runningWriter(facts) !== null;
+  const running = runningWriter(read) !== null;
   if (options.onlyWhileRunning && !running) return;
   if (unset('REDIS_URL') && typeof facts.redis_url === 'string') {
     env.REDIS_URL = facts.redis_url;

@@ -6,9 +6,10 @@
 // an earlier export of the same effect's receipt, since exporting into one directory again as receipts grow with
 // facts is its daily use.
 import { lstatSync, statSync, type Stats } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { kindOf, writeFileWhole } from '../files.js';
-import { CliFailure, EXIT_BAD_INPUT } from './failure.js';
+import { errorMessage } from '../core/errors.js';
+import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, fileSystemRefusal } from './failure.js';
 import { readReceiptText, whyUnreadable } from './verify-pool.js';
 
 /** How a receipt file is put in place: `new` only where nothing is (refused otherwise), `replace` over what is there. */
@@ -111,5 +112,45 @@ export function writeReceiptFile(path: string, text: string, placing: Placing): 
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     throw new CliFailure(`${path} appeared while the receipt was being exported, and was left as it is; give a new path, move it aside, or pass --force to replace it.`, EXIT_BAD_INPUT, { cause: error });
+  }
+}
+
+/** A receipt file `--dir` writes: where, how it is put in place (placingInDir), and its text. */
+export type ReceiptFile = { path: string; placing: Placing; text: string };
+
+/** Most file names a message about several receipt files lists; `ls` shows the rest. */
+const NAMES_SHOWN = 3;
+
+function names(paths: readonly string[]): string {
+  const shown = paths.slice(0, NAMES_SHOWN).map((path) => basename(path)).join(', ');
+  return paths.length > NAMES_SHOWN ? `${shown} and ${paths.length - NAMES_SHOWN} more` : shown;
+}
+
+/**
+ * Writes `--dir`'s receipt files in order, each whole or not at all (writeReceiptFile); a path given twice (an effect
+ * id given twice) is written twice, its second write replacing its first. A write that fails before any file was
+ * written fails as it is (exit 2: nothing was written). One that fails after some were (a disk that fills half way)
+ * says what stands, exit 1 as for a receipt not found: the files written, each whole and verifiable on its own (their
+ * heads were sealed together with the rest, and each carries its own proof), the one that failed and why, and what to
+ * do; running the same export again replaces the files written with fresh ones.
+ */
+export function writeReceiptFiles(dir: string, files: readonly ReceiptFile[]): void {
+  const written = new Set<string>();
+  for (const [index, file] of files.entries()) {
+    try {
+      writeReceiptFile(file.path, file.text, written.has(file.path) ? 'replace' : file.placing);
+    } catch (error) {
+      if (written.size === 0) throw error;
+      const refusal = fileSystemRefusal(error);
+      const why = refusal?.meaning ?? (error instanceof CliFailure ? error.message.replace(/\.$/, '') : errorMessage(error));
+      const untried = [...new Set(files.slice(index + 1).map(({ path }) => path))].filter((path) => path !== file.path && !written.has(path));
+      const total = new Set(files.map(({ path }) => path)).size;
+      const failed = written.has(file.path) ? `${basename(file.path)} could not be written again (the one written before stands)` : `${basename(file.path)} could not be written`;
+      const remedy = refusal?.remedy ?? null;
+      const stands = `${written.size} of ${total} receipts written to ${dir} (${names([...written])}), each whole`;
+      const notWritten = `${failed}: ${why}${untried.length === 0 ? '' : `, and ${untried.length} more not tried (${names(untried)})`}`;
+      throw new CliFailure(`${stands}; ${notWritten}. ${remedy === null ? 'Once that is fixed, run' : `${remedy}, then run`} the same export again: it replaces the files written with fresh ones.`, EXIT_FAILED, { cause: error });
+    }
+    written.add(file.path);
   }
 }

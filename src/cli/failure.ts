@@ -32,13 +32,34 @@ export function oneLine(text: string): string {
 
 const PATH_ACTIONS: Readonly<Record<string, string>> = { mkdir: 'create the directory', open: 'open', write: 'write', link: 'create', rename: 'move a file to', unlink: 'remove', read: 'read', scandir: 'list' };
 
-/** A file system refusal, said with its path and meaning; null for any other error. */
+/**
+ * Refusals that no other path on the same file system avoids, with the remedy that does: room on it, or a file system
+ * that takes writes. EDQUOT's meaning is here, not in path-problems.ts's table, as only a write meets it.
+ */
+const FILE_SYSTEM_REFUSALS: Readonly<Record<string, { meaning?: string; remedy: string }>> = {
+  ENOSPC: { remedy: 'Free space on that file system (or write to one that has room)' },
+  EDQUOT: { meaning: "this user's disk quota there is used up", remedy: "Free space within this user's quota on that file system (or write to one where it has room)" },
+  EROFS: { remedy: 'Give a path on a file system that takes writes (or remount that one read-write)' },
+};
+
+/**
+ * A file system refusal in words with its code ("no space left on the device (ENOSPC)"), and its remedy when no other
+ * path on that file system would do (a full disk, a read-only one), as a clause; null for any other error.
+ */
+export function fileSystemRefusal(error: unknown): { meaning: string; remedy: string | null } | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  const known = typeof code === 'string' && Object.hasOwn(FILE_SYSTEM_REFUSALS, code) ? FILE_SYSTEM_REFUSALS[code] : undefined;
+  const meaning = pathMeaning(error) ?? known?.meaning ?? null;
+  return meaning === null ? null : { meaning: `${meaning} (${String(code)})`, remedy: known?.remedy ?? null };
+}
+
+/** A file system refusal, said with its path, meaning and what to do; null for any other error. */
 function pathProblem(error: unknown): string | null {
-  const { code, syscall, path } = (error ?? {}) as { code?: unknown; syscall?: unknown; path?: unknown };
-  const meaning = pathMeaning(error);
-  if (meaning === null || typeof path !== 'string') return null;
+  const { syscall, path } = (error ?? {}) as { syscall?: unknown; path?: unknown };
+  const refusal = fileSystemRefusal(error);
+  if (refusal === null || typeof path !== 'string') return null;
   const action = typeof syscall === 'string' ? (PATH_ACTIONS[syscall] ?? syscall) : 'use';
-  return `Could not ${action} ${path}: ${meaning} (${String(code)}). Give a path this user can write, or fix the one given.`;
+  return `Could not ${action} ${path}: ${refusal.meaning}. ${refusal.remedy ?? 'Give a path this user can write, or fix the one given'}.`;
 }
 
 /** Writes the one-line error and sets the exit code. Commander has already printed its own parse errors. */

@@ -99,14 +99,21 @@ export async function runProgram(program: Command, argv: readonly string[] = pro
   // answer was its whole job) exits 1. Thrown from this listener, it would be an uncaught exception: a stack trace and
   // exit 1.
   let said = false;
+  // The exit code a lost answer sets, applied as the process exits: a command may set its own after the write failed
+  // (`receipt verify a b` sets the worst of its files' once all are verified), and the error may be heard before or
+  // after that, so it is applied last, whatever came in between.
+  let lostExit: number | null = null;
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED' || said) return;
     said = true;
     const lost = outputLostNote();
     printProblem(`Could not write to standard output (${errorMessage(error)}), so this command's answer was not printed. ${lost === null ? 'Whatever it changed stands; run a read-only command to see it.' : lost.done}`);
     // A command that noted nothing has failed to answer (`describe > f && use f` must not go on with an empty file).
-    if (lost === null) process.exitCode = EXIT_FAILED;
-    else if (!lost.outcomeKnown) process.exitCode = EXIT_UNSETTLED;
+    if (lost === null) lostExit = EXIT_FAILED;
+    else if (!lost.outcomeKnown) lostExit = EXIT_UNSETTLED;
+  });
+  process.on('exit', () => {
+    if (lostExit !== null) process.exitCode = lostExit;
   });
   // Here rather than in createProgram: the composition root adds refund, credit, case and more after it.
   addExamples(program);

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { publicKeySet, type PublicKeySet } from '../core/signing.js';
 import { parseReceiptText, verifyReceiptText } from '../core/receipt-text.js';
 import type { Verification } from '../core/verify.js';
+import type { Receipt } from '../core/receipt.js';
 import { loadConfig } from '../config.js';
 import { keyFileExposure, keyFilePath, publicKeyPem, readKeyFile, retiredKeysFileExposure, shownKeyPath, verifyingKeys } from '../keys/key-store.js';
 import { signingKeyFromPem } from '../core/signing.js';
@@ -14,9 +15,9 @@ import { readReceiptText, reportOf, whyReceiptUnreadable, whyUnreadable, type Fi
 import { printJson, printLine, printProblem } from './output.js';
 import { signersNotHeld } from './held-keys.js';
 import { showable } from '../core/text.js';
-import { CliFailure, EXIT_BAD_INPUT, wholeNumber } from './failure.js';
+import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, wholeNumber } from './failure.js';
 import { makeDirectory } from '../files.js';
-import { placingInDir, placingOut, receiptPathIn, writeReceiptFile, type Placing } from './export-files.js';
+import { placingInDir, placingOut, receiptPathIn, writeReceiptFile, writeReceiptFiles } from './export-files.js';
 
 /**
  * The file of the signing key `kid` a command signs with, as withStores chose it: its own (INTERLOCK_SIGNING_KEY_FILE,
@@ -279,7 +280,7 @@ export function addReceiptCommands(program: Command): void {
 
   receipt
     .command('export')
-    .description('export receipts from Redis as JSON: one to standard output (or --out FILE); several as one JSON line each, or as DIR/EFFECT_ID.json with --dir. Receipts exported together share their head signatures (exit 0 all found, 1 some not found, 2 bad input)')
+    .description('export receipts from Redis as JSON: one to standard output (or --out FILE); several as one JSON line each, or as DIR/EFFECT_ID.json with --dir. Receipts exported together share their head signatures (exit 0 all found, 1 some not found or, with --dir, written in part, 2 bad input)')
     .argument('<effectIds...>', '64-hex effect ids')
     .option('--out <file>', 'write the one receipt to a new file instead of standard output')
     .option('--dir <dir>', 'write each receipt to DIR/EFFECT_ID.json, replacing an earlier export of the same receipt there')
@@ -322,25 +323,36 @@ export function addReceiptCommands(program: Command): void {
         // Made only once the export is going to write: a refused one leaves nothing behind.
         if (options.dir !== undefined) makeDirectory(options.dir);
         const missing = effectIds.filter((_, index) => !bundles[index]);
-        // An effect id given twice is written twice: its second write replaces its first.
-        const written = new Set<string>();
-        const place = (path: string, placing: Placing, text: string) => {
-          writeReceiptFile(path, text, written.has(path) ? 'replace' : placing);
-          written.add(path);
+        const sayMissing = () => {
+          for (const effectId of missing) printProblem(`No journal for effect ${effectId} ${whereLooked(config)}.`);
         };
-        bundles.forEach((bundle, index) => {
-          if (!bundle) return;
-          const text = `${JSON.stringify(bundle, null, 2)}\n`;
-          if (options.dir !== undefined) {
-            const path = receiptPathIn(options.dir, effectIds[index] ?? bundle.effectId);
-            place(path, dirPlacing?.get(path) ?? 'new', text);
-          } else if (options.out !== undefined) place(options.out, outPlacing ?? 'new', text);
-          else printJson(bundle, { compact: effectIds.length > 1 });
-        });
-        if (options.dir !== undefined) printProblem(`${bundles.length - missing.length} receipt${bundles.length - missing.length === 1 ? '' : 's'} written to ${options.dir}`);
-        if (options.out !== undefined && missing.length === 0) printProblem(`receipt written to ${options.out}`);
-        for (const effectId of missing) printProblem(`No journal for effect ${effectId} ${whereLooked(config)}.`);
-        if (missing.length > 0) process.exitCode = 1;
+        const text = (bundle: Receipt) => `${JSON.stringify(bundle, null, 2)}\n`;
+        if (options.dir !== undefined) {
+          const dir = options.dir;
+          const files = bundles.flatMap((bundle, index) => {
+            if (!bundle) return [];
+            const path = receiptPathIn(dir, effectIds[index] ?? bundle.effectId);
+            return [{ path, placing: dirPlacing?.get(path) ?? 'new', text: text(bundle) }];
+          });
+          // A write that fails (a disk that fills half way) ends the command with the line saying what stands, after
+          // the effects that had no journal.
+          try {
+            writeReceiptFiles(dir, files);
+          } catch (error) {
+            sayMissing();
+            throw error;
+          }
+          printProblem(`${files.length} receipt${files.length === 1 ? '' : 's'} written to ${dir}`);
+        } else {
+          for (const bundle of bundles) {
+            if (!bundle) continue;
+            if (options.out !== undefined) writeReceiptFile(options.out, text(bundle), outPlacing ?? 'new');
+            else printJson(bundle, { compact: effectIds.length > 1 });
+          }
+          if (options.out !== undefined && missing.length === 0) printProblem(`receipt written to ${options.out}`);
+        }
+        sayMissing();
+        if (missing.length > 0) process.exitCode = EXIT_FAILED;
       }, { readOnly: true });
     });
 }

@@ -7,17 +7,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createFacts, journalOf, raiseAlert, repairExposures, resolveAlert, type Entry, type Stores } from '../../src/interlock.js';
 import { createInbox } from '../../src/redis/inbox.js';
 import { startReconciler } from '../../queues/facts.js';
-import { useInboxRig, type ItemMaker } from '../http/inbox-items.js';
-import { bearer, TOKENS, uid, type Rig } from '../http/rig.js';
+import { inboxSuite } from '../http/inbox-items.js';
+import { bearer, TOKENS, uid } from '../http/rig.js';
 
-const inbox = useInboxRig();
-let rig: Rig;
-let make: ItemMaker;
+const { rig, make } = inboxSuite();
 let stores: Stores;
 
 beforeAll(() => {
-  rig = inbox.rig();
-  make = inbox.make();
   stores = rig.stores;
 });
 

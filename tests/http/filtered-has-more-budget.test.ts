@@ -3,18 +3,12 @@
 // known yet, and the pages from there find the older match and end with `has_more: false`.
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SCAN_BUDGET } from '../../webhooks/api/listing.js';
-import { useInboxRig, type ItemMaker } from './inbox-items.js';
-import { bearer, TOKENS, uid, type Rig } from './rig.js';
+import { inboxSuite } from './inbox-items.js';
+import { bearer, TOKENS, uid } from './rig.js';
 
-const inbox = useInboxRig();
-let rig: Rig;
-let make: ItemMaker;
-beforeAll(() => {
-  rig = inbox.rig();
-  make = inbox.make();
-});
+const { rig, make } = inboxSuite();
 
 /** A few milliseconds, so what is recorded next is bound (or opened) after what the index holds now. */
 const later = () => new Promise((resolve) => setTimeout(resolve, 5));

@@ -4,17 +4,11 @@
 // empty. The one exception is the documented scan budget: a page that runs out of it looking says `has_more: true`
 // with a position to go on from (tests/http/filtered-has-more-budget.test.ts).
 import request from 'supertest';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { useInboxRig, type ItemMaker } from './inbox-items.js';
-import { bearer, TOKENS, uid, type Rig } from './rig.js';
+import { describe, expect, it } from 'vitest';
+import { inboxSuite } from './inbox-items.js';
+import { bearer, TOKENS, uid } from './rig.js';
 
-const inbox = useInboxRig();
-let rig: Rig;
-let make: ItemMaker;
-beforeAll(() => {
-  rig = inbox.rig();
-  make = inbox.make();
-});
+const { rig, make } = inboxSuite();
 
 /** A few milliseconds, so the next effect or item is bound (or opened) after the one before: newest first is its order. */
 const later = () => new Promise((resolve) => setTimeout(resolve, 5));

@@ -9,9 +9,9 @@ import { createAlerts } from '../../src/redis/alerts.js';
 import { createInbox } from '../../src/redis/inbox.js';
 import { createRedisClient, type RedisClient } from '../../src/redis/client.js';
 import type { Rig } from './rig.js';
-import { committedForExposure, useInboxRig } from './inbox-items.js';
+import { committedForExposure, inboxSuite } from './inbox-items.js';
 
-const inbox = useInboxRig();
+const { rig, make } = inboxSuite();
 const by = { name: 'dana', role: 'approver' as const };
 
 /**
@@ -36,8 +36,7 @@ function raisingAtWrite(rig: Rig, redis: RedisClient, raise: () => Promise<unkno
 
 describe('a chargeback raised while an exposure alert is being resolved', () => {
   it('keeps the alert open when a dismissal of the item that showed only the first one resolves it', async () => {
-    const rig = inbox.rig();
-    const { effectId, item, first, second, exposure } = await committedForExposure(inbox.make());
+    const { effectId, item, first, second, exposure } = await committedForExposure(make);
     await raiseAlert(rig.stores, exposure(4_000, [first]));
     expect((await rig.stores.inbox.get(item))?.detail?.['disputes']).toEqual([first]);
 
@@ -58,8 +57,7 @@ describe('a chargeback raised while an exposure alert is being resolved', () => 
   });
 
   it('keeps the alert open when the exposure repair resolves it for a closed item', async () => {
-    const rig = inbox.rig();
-    const { effectId, item, first, second, exposure } = await committedForExposure(inbox.make());
+    const { effectId, item, first, second, exposure } = await committedForExposure(make);
     await raiseAlert(rig.stores, exposure(4_000, [first]));
     const redis = createRedisClient(rig.stores.config);
     try {

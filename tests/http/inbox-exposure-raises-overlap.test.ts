@@ -6,9 +6,9 @@
 // never shown (exposureDisputesDecided: "a dispute that arrived after the item opened is never taken as handled").
 import { describe, expect, it } from 'vitest';
 import { raiseAlert, type Stores } from '../../src/interlock.js';
-import { committedForExposure, useInboxRig } from './inbox-items.js';
+import { committedForExposure, inboxSuite } from './inbox-items.js';
 
-const inbox = useInboxRig();
+const { rig, make } = inboxSuite();
 
 /** Stores whose raise writes its alert, then waits for `release()` before it goes on to the inbox item. */
 function slowAfterAlert(stores: Stores): { slow: Stores; release: () => void } {
@@ -20,8 +20,7 @@ function slowAfterAlert(stores: Stores): { slow: Stores; release: () => void } {
 
 describe('two overlapping raises of one exposure alert', () => {
   it('leave the item saying what the alert says', async () => {
-    const rig = inbox.rig();
-    const { effectId, first, second, exposure: body } = await committedForExposure(inbox.make());
+    const { effectId, first, second, exposure: body } = await committedForExposure(make);
     await raiseAlert(rig.stores, body(4_000, [first]));
 
     // Raise A (the first chargeback again) writes its alert, then is slow to reach the item; raise B (the second
@@ -42,8 +41,7 @@ describe('two overlapping raises of one exposure alert', () => {
   });
 
   it('never resolves, with a dismissal, a chargeback the dismissed item did not show', async () => {
-    const rig = inbox.rig();
-    const { effectId, first, second, exposure: body } = await committedForExposure(inbox.make());
+    const { effectId, first, second, exposure: body } = await committedForExposure(make);
     // The first chargeback's raise writes its alert and is slow to reach the inbox; the second's writes after it and
     // opens the item; then the first's refresh lands.
     const { slow, release } = slowAfterAlert(rig.stores);

@@ -4,14 +4,13 @@
 // index closed the item (close-inbox-3) must not rewrite what the closed item says.
 import { describe, expect, it } from 'vitest';
 import { journalOf, raiseAlert, type Stores } from '../../src/interlock.js';
-import { committedForExposure, useInboxRig } from './inbox-items.js';
+import { committedForExposure, inboxSuite } from './inbox-items.js';
 
-const inbox = useInboxRig();
+const { rig, make } = inboxSuite();
 
 describe('an exposure refreshed while its dismissal is being recorded', () => {
   it('keeps, closed, the money at stake the person dismissed', async () => {
-    const rig = inbox.rig();
-    const { effectId, first, second, exposure: body } = await committedForExposure(inbox.make());
+    const { effectId, first, second, exposure: body } = await committedForExposure(make);
     await raiseAlert(rig.stores, body(4_000, [first]));
     const id = `exposure:${effectId}`;
     expect((await rig.stores.inbox.get(id))?.centsAtStake).toBe(4_000);

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createMemoryTarget, effectIdFor, latestProposal, settledOutcome, startSender, type MemoryTarget, type Sender } from '../../src/interlock.js';
+import { startedLater } from '../support/started-later.js';
 import { approvalBody, bearer, refundBody, startRig, TOKENS, type Rig } from './rig.js';
 
 export type MadeItem = { pi: string; effectId: string; item: string };
@@ -90,8 +91,12 @@ export async function committedForExposure(make: ItemMaker) {
   return { pi, effectId, item: `exposure:${effectId}`, first: `du_${uid()}`, second: `du_${uid()}`, exposure };
 }
 
-/** A rig (no worker) and an item maker for the calling test file, started before its tests and closed after them. */
-export function useInboxRig(): { rig(): Rig; make(): ItemMaker } {
+/**
+ * A rig (no worker) and an item maker for one test file, started before its tests and closed after them:
+ * `const { rig, make } = inboxSuite();` at the file's top. Hooks registered after it see both started; both are
+ * stand-ins, so do not compare, spread or reassign them.
+ */
+export function inboxSuite(): { rig: Rig; make: ItemMaker } {
   let rig: Rig | undefined;
   let make: ItemMaker | undefined;
   beforeAll(async () => {
@@ -102,9 +107,5 @@ export function useInboxRig(): { rig(): Rig; make(): ItemMaker } {
     await make?.close();
     await rig?.close();
   });
-  const started = <T>(value: T | undefined): T => {
-    if (value === undefined) throw new Error('the inbox rig is used before its beforeAll ran');
-    return value;
-  };
-  return { rig: () => started(rig), make: () => started(make) };
+  return { rig: startedLater('inbox rig', () => rig), make: startedLater('item maker', () => make) };
 }

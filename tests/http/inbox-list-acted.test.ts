@@ -5,16 +5,14 @@
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { journalOf } from '../../src/interlock.js';
-import { useInboxRig } from './inbox-items.js';
+import { inboxSuite } from './inbox-items.js';
 import { pageSession } from './page-sessions.js';
 import { bearer, TOKENS } from './rig.js';
 
-const inbox = useInboxRig();
+const { rig, make } = inboxSuite();
 
 describe('an item acted on in the chain, its index not yet closed', () => {
   it('is listed as closed, as its own page shows it, and open items beside it still fill the page', async () => {
-    const rig = inbox.rig();
-    const make = inbox.make();
     const still = await make.stale();
     // Opened after the other on the same payment: the newer, so listed first.
     const { effectId, item } = await make.staleOn(still.pi);

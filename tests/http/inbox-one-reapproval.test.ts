@@ -4,19 +4,12 @@
 // (action_not_allowed, naming the item that re-approved it, nothing recorded), so one refused $20 refund never goes out
 // twice under two new requests, and the receipt holds one re-approval.
 import request from 'supertest';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { effectIdFor, latestProposal, publicKeyPem, publicKeySet, settledOutcome, verify, type Receipt } from '../../src/interlock.js';
-import { useInboxRig, type ItemMaker } from './inbox-items.js';
-import { bearer, TOKENS, uid, type Rig } from './rig.js';
+import { inboxSuite } from './inbox-items.js';
+import { bearer, TOKENS, uid } from './rig.js';
 
-const inbox = useInboxRig();
-let rig: Rig;
-let make: ItemMaker;
-
-beforeAll(() => {
-  rig = inbox.rig();
-  make = inbox.make();
-});
+const { rig, make } = inboxSuite();
 
 /** An effect refused on a stale premise, re-decided under a new approval and refused again at recovery: two open items. */
 async function twoItems(): Promise<{ pi: string; effectId: string; first: string; second: string }> {

@@ -5,15 +5,13 @@
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { effectIdFor, reapprovalRequestId } from '../../src/interlock.js';
-import { useInboxRig } from './inbox-items.js';
+import { inboxSuite } from './inbox-items.js';
 import { bearer, refundBody, TOKENS, uid } from './rig.js';
 
-const inbox = useInboxRig();
+const { rig, make } = inboxSuite();
 
 describe('a re-approval refused at the send', () => {
   it('opens a reapproval_refused item on the new request, which can be re-approved under an approval with room', async () => {
-    const rig = inbox.rig();
-    const make = inbox.make();
     const pi = `pi_${uid()}`;
     const first = await make.staleOn(pi); // $20 refused on a stale premise
     const second = await make.staleOn(pi); // another $20 on the same payment
@@ -43,8 +41,6 @@ describe('a re-approval refused at the send', () => {
   });
 
   it('opens no item for an ordinary request refused over its cap: its caller reads the refusal', async () => {
-    const rig = inbox.rig();
-    const make = inbox.make();
     const pi = `pi_${uid()}`;
     rig.target.world.set(`payment:${pi}`, { chargebacks: [], refunded_by_others: 0 });
     const approval = `ap_small_${uid()}`;

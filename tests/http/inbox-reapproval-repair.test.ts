@@ -7,36 +7,34 @@
 import { describe, expect, it, vi } from 'vitest';
 import { startRecovery } from '../../queues/recovery.js';
 import { createInboxActions, effectIdFor, latestProposal, repairReapprovals, settledOutcome, type Actor, type PendingReapproval, type ProposeNow } from '../../src/interlock.js';
-import { useInboxRig } from './inbox-items.js';
+import { inboxSuite } from './inbox-items.js';
 
-const inbox = useInboxRig();
+const { rig, make } = inboxSuite();
 const alex: Actor = { name: 'alex', role: 'approver' };
 const dana: Actor = { name: 'dana', role: 'approver' };
 /** What the person saw when they re-approved: the chargeback that stopped the first send is there. */
 const SEEN: PendingReapproval['premises'] = { chargebacks: ['du_opened'], refunded_by_others: 0 };
 
 function actions(propose: ProposeNow) {
-  const rig = inbox.rig();
   return createInboxActions({ inbox: rig.stores.inbox, journal: rig.stores.journal, approvals: rig.stores.approvals, checkFourEyes: async () => undefined, readFacts: async () => SEEN, propose });
 }
 
-const queued: ProposeNow = (proposal) => inbox.rig().queue.propose(proposal);
+const queued: ProposeNow = (proposal) => rig.queue.propose(proposal);
 const stopped: ProposeNow = () => Promise.reject(new Error('the process stopped before proposing'));
-const repair = (propose: ProposeNow, graceMs = 0) => repairReapprovals({ inbox: inbox.rig().stores.inbox, journal: inbox.rig().stores.journal, propose }, { graceMs });
-const pending = async () => (await inbox.rig().stores.inbox.pendingReapprovals()).map((note) => note.field);
+const repair = (propose: ProposeNow, graceMs = 0) => repairReapprovals({ inbox: rig.stores.inbox, journal: rig.stores.journal, propose }, { graceMs });
+const pending = async () => (await rig.stores.inbox.pendingReapprovals()).map((note) => note.field);
 const newEffectOf = (item: string) => effectIdFor({ requestId: `reapproval:${item}`, effect: null });
 
 /** A stale-premise item re-approved by alex under a fresh approval, the process stopping before the proposal. */
 async function stoppedReapproval(): Promise<{ item: string; pi: string; approval: string }> {
-  const { item, pi } = await inbox.make().stale();
-  const approval = await inbox.make().grant(pi);
+  const { item, pi } = await make.stale();
+  const approval = await make.grant(pi);
   await expect(actions(stopped).reapprove(item, { approval, note: 'Not a chargeback; refund.', by: alex })).rejects.toThrow('the process stopped');
   return { item, pi, approval };
 }
 
 describe('a re-approval whose process stops between closing its item and proposing', () => {
   it('is proposed by the repair, once, under its request id and approval, on the premises its approver saw; the refund then lands', async () => {
-    const rig = inbox.rig();
     const { item, approval } = await stoppedReapproval();
     const closed = await rig.stores.inbox.get(item);
     expect(closed?.closure).toMatchObject({ action: 'reapprove', by: alex, reapproval: { approval, requestId: `reapproval:${item}` } });
@@ -52,16 +50,15 @@ describe('a re-approval whose process stops between closing its item and proposi
     const proposal = await latestProposal(rig.stores, newEffectOf(item));
     expect(proposal).toMatchObject({ requestId: `reapproval:${item}`, approval, agent: 'alex', premises: SEEN, request: { reapproves: item, by: 'alex', note: 'Not a chargeback; refund.' } });
     expect(await repair(queued)).toEqual({ proposed: [], recordedBefore: [], dropped: [], unproposable: [], failed: [] });
-    expect(await inbox.make().submitLatest(newEffectOf(item))).toBe('COMMITTED');
+    expect(await make.submitLatest(newEffectOf(item))).toBe('COMMITTED');
   });
 
   it('is judged on what its approver saw: facts that changed after the re-approval refuse it at the send', async () => {
-    const rig = inbox.rig();
     const { item, pi } = await stoppedReapproval();
     rig.target.world.set(`payment:${pi}`, { chargebacks: ['du_opened', 'du_second'], refunded_by_others: 0 });
     expect((await repair(queued)).proposed).toEqual([item]);
     expect((await latestProposal(rig.stores, newEffectOf(item)))?.premises).toEqual(SEEN);
-    expect(await inbox.make().submitLatest(newEffectOf(item))).toBe('REFUSED:stale_premise');
+    expect(await make.submitLatest(newEffectOf(item))).toBe('REFUSED:stale_premise');
   });
 
   it('the approver retrying after the stop proposes it and clears the note: the repair then finds nothing', async () => {
@@ -75,7 +72,6 @@ describe('a re-approval whose process stops between closing its item and proposi
   // Rule: a repeat of a re-approval that stopped before proposing proposes its note (the note and premises its
   // approver decided on), as the repair would; it used to propose the repeat's own note on the facts read now.
   it('the approver retrying after the stop with another note, the facts moved since, proposes what the note holds', async () => {
-    const rig = inbox.rig();
     const { item, approval } = await stoppedReapproval();
     const moved = createInboxActions({ inbox: rig.stores.inbox, journal: rig.stores.journal, approvals: rig.stores.approvals, checkFourEyes: async () => undefined, readFacts: async () => ({ chargebacks: ['du_opened', 'du_second'], refunded_by_others: 700 }), propose: queued });
     const retried = await moved.reapprove(item, { approval, note: 'Refund, second try.', by: alex });
@@ -85,7 +81,6 @@ describe('a re-approval whose process stops between closing its item and proposi
   });
 
   it('a note whose proposal was recorded already (stopped before clearing it) is cleared without a second proposal', async () => {
-    const rig = inbox.rig();
     const { item } = await stoppedReapproval();
     const recordThenStop: ProposeNow = async (proposal) => {
       await queued(proposal);
@@ -98,7 +93,6 @@ describe('a re-approval whose process stops between closing its item and proposi
   });
 
   it('a re-approval whose old effect landed after all is not proposed: its note is dropped and the item named', async () => {
-    const rig = inbox.rig();
     const { item } = await stoppedReapproval();
     // The old effect's chain as if it were not refused (a landing reported after the item closed): no outcome yet.
     const closed = await rig.stores.inbox.get(item);
@@ -126,9 +120,8 @@ describe('a re-approval whose process stops between closing its item and proposi
   });
 
   it('the recovery pass at a worker\'s start runs the repair', async () => {
-    const rig = inbox.rig();
     const { item } = await stoppedReapproval();
-    const recovery = startRecovery(rig.stores, inbox.make().sender, { safetyIntervalMs: 3_600_000, reapprovals: { propose: queued, graceMs: 0 } });
+    const recovery = startRecovery(rig.stores, make.sender, { safetyIntervalMs: 3_600_000, reapprovals: { propose: queued, graceMs: 0 } });
     try {
       await recovery.started;
       expect(await rig.hasEffect(newEffectOf(item))).toBe(true);
@@ -141,13 +134,12 @@ describe('a re-approval whose process stops between closing its item and proposi
 
 describe('notes whose attempt closed nothing', () => {
   it('are dropped, proposing nothing: a process that stopped before closing, an item someone else closed, a note that is not one', async () => {
-    const rig = inbox.rig();
-    const open = await inbox.make().stale();
-    const approval = await inbox.make().grant(open.pi);
+    const open = await make.stale();
+    const approval = await make.grant(open.pi);
     await rig.stores.inbox.markReapproval(`${open.item} alex ${approval}`, { item: open.item, approval, by: alex, note: '', premises: SEEN, at: 0 });
 
-    const beaten = await inbox.make().stale();
-    const mine = await inbox.make().grant(beaten.pi);
+    const beaten = await make.stale();
+    const mine = await make.grant(beaten.pi);
     await rig.stores.inbox.markReapproval(`${beaten.item} alex ${mine}`, { item: beaten.item, approval: mine, by: alex, note: '', premises: SEEN, at: 0 });
     await actions(queued).dismiss(beaten.item, { note: 'Refund refused on review.', by: dana });
 
@@ -164,15 +156,15 @@ describe('notes whose attempt closed nothing', () => {
   });
 
   it('a re-approval refused before the item closes (beaten by someone else) leaves no note', async () => {
-    const { item, pi } = await inbox.make().stale();
+    const { item, pi } = await make.stale();
     await actions(queued).dismiss(item, { note: 'no', by: dana });
-    await expect(actions(queued).reapprove(item, { approval: await inbox.make().grant(pi), note: '', by: alex })).rejects.toMatchObject({ code: 'inbox_item_closed' });
+    await expect(actions(queued).reapprove(item, { approval: await make.grant(pi), note: '', by: alex })).rejects.toMatchObject({ code: 'inbox_item_closed' });
     expect(await pending()).toEqual([]);
   });
 
   it('a re-approval that completes leaves no note', async () => {
-    const { item, pi } = await inbox.make().stale();
-    const done = await actions(queued).reapprove(item, { approval: await inbox.make().grant(pi), note: '', by: alex });
+    const { item, pi } = await make.stale();
+    const done = await actions(queued).reapprove(item, { approval: await make.grant(pi), note: '', by: alex });
     expect(done.recorded.status).toBe('recorded');
     expect(await pending()).toEqual([]);
   });

@@ -4,27 +4,24 @@
 // item may yet close this way. Only an item closed by someone else, or an answer act() gave itself, clears the note.
 import { describe, expect, it } from 'vitest';
 import { createInboxActions, effectIdFor, InterlockError, repairReapprovals, type Actor, type Inbox, type PendingReapproval, type ProposeNow } from '../../src/interlock.js';
-import { useInboxRig } from './inbox-items.js';
+import { inboxSuite } from './inbox-items.js';
 
-const inbox = useInboxRig();
+const { rig, make } = inboxSuite();
 const alex: Actor = { name: 'alex', role: 'approver' };
 const SEEN: PendingReapproval['premises'] = { chargebacks: ['du_opened'], refunded_by_others: 0 };
 
 function actionsOver(act: Inbox['act']) {
-  const rig = inbox.rig();
   const lossy: Inbox = { ...rig.stores.inbox, act };
   const queued: ProposeNow = (proposal) => rig.queue.propose(proposal);
   return createInboxActions({ inbox: lossy, journal: rig.stores.journal, approvals: rig.stores.approvals, checkFourEyes: async () => undefined, readFacts: async () => SEEN, propose: queued });
 }
 
 async function notesOf(item: string): Promise<string[]> {
-  return (await inbox.rig().stores.inbox.pendingReapprovals()).filter(({ pending }) => pending?.item === item).map(({ field }) => field);
+  return (await rig.stores.inbox.pendingReapprovals()).filter(({ pending }) => pending?.item === item).map(({ field }) => field);
 }
 
 describe('a re-approval whose closing answer was lost', () => {
   it('is proposed at once when the item reads closed by this very re-approval, and its note is cleared', async () => {
-    const rig = inbox.rig();
-    const make = inbox.make();
     const { item, pi } = await make.stale();
     const approval = await make.grant(pi);
     // act() runs to its end in Redis; its caller hears an error (a command timeout, a reset connection).
@@ -40,8 +37,6 @@ describe('a re-approval whose closing answer was lost', () => {
   });
 
   it('keeps the note when the item still reads open after an error of unknown outcome; the repair drops it past its grace', async () => {
-    const rig = inbox.rig();
-    const make = inbox.make();
     const { item, pi } = await make.stale();
     const approval = await make.grant(pi);
     const actions = actionsOver(async () => {
@@ -55,7 +50,6 @@ describe('a re-approval whose closing answer was lost', () => {
   });
 
   it('clears the note when act() itself refused: nothing was closed by this attempt', async () => {
-    const make = inbox.make();
     const { item, pi } = await make.stale();
     const approval = await make.grant(pi);
     const actions = actionsOver(async () => {

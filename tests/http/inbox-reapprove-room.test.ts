@@ -5,15 +5,13 @@
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { effectIdFor } from '../../src/interlock.js';
-import { useInboxRig } from './inbox-items.js';
+import { inboxSuite } from './inbox-items.js';
 import { approvalBody, bearer, creditBody, refundBody, TOKENS, uid } from './rig.js';
 
-const inbox = useInboxRig();
+const { rig, make } = inboxSuite();
 
 describe('re-approving without room under the caps', () => {
   it('is refused (400 naming the room left) when the approval has reserved too much of its cap; the item stays open for one with room', async () => {
-    const rig = inbox.rig();
-    const make = inbox.make();
     const { pi, item } = await make.stale(); // a $20 refund refused on a stale premise
     // Approval B: $25 cap, five uses; $10 of it goes to another refund of the payment first.
     const approval = `ap_b_${pi}`;
@@ -36,8 +34,6 @@ describe('re-approving without room under the caps', () => {
   });
 
   it('is refused for a credit whose incident another credit was sent for since (the dispatch step holds it)', async () => {
-    const rig = inbox.rig();
-    const make = inbox.make();
     const customer = `cus_${uid()}`;
     const approval = approvalBody({ scope: `customer:${customer}`, cap_cents: 5_000 });
     expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approval)).status).toBe(201);
@@ -63,8 +59,6 @@ describe('re-approving without room under the caps', () => {
   });
 
   it('is refused when the subject cap has no room for the payload', async () => {
-    const rig = inbox.rig();
-    const make = inbox.make();
     const { pi, item } = await make.stale();
     const approval = `ap_b_${pi}`;
     expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send({ id: approval, approver: 'alex', cap_cents: 5_000, scope: `payment:${pi}` })).status).toBe(201);

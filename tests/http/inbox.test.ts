@@ -3,25 +3,18 @@
 // premises read now, through the gate), resolve or dismiss, each a signed RESOLVED entry on the effect's receipt
 // naming the token; of two people acting at once one wins and the other is told who; auditors and operators read.
 import request from 'supertest';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createFacts, effectIdFor, latestProposal, openInboxItem, publicKeyPem, publicKeySet, raiseAlert, resolveAlert, verify, type Receipt } from '../../src/interlock.js';
-import { useInboxRig, type ItemMaker } from './inbox-items.js';
+import { inboxSuite } from './inbox-items.js';
 import { pageSession } from './page-sessions.js';
-import { approvalBody, bearer, TOKENS, uid, type Rig } from './rig.js';
+import { approvalBody, bearer, TOKENS, uid } from './rig.js';
 
-const inbox = useInboxRig();
-let rig: Rig;
-let make: ItemMaker;
+const { rig, make } = inboxSuite();
 
 const keys = () => publicKeySet([publicKeyPem(rig.stores.signingKey)]);
 const grant = (pi: string) => make.grant(pi);
 const staleItem = () => make.stale();
 const ambiguousItem = () => make.ambiguous();
-
-beforeAll(() => {
-  rig = inbox.rig();
-  make = inbox.make();
-});
 
 async function receiptOf(effectId: string): Promise<Receipt> {
   const answer = await request(rig.app).get(`/v1/effects/${effectId}/receipt`).set(bearer(TOKENS.auditor));

@@ -5,9 +5,9 @@
 // the first, so the losing tab proposed its own note and facts. The steps are interleaved by promises, not by timing.
 import { describe, expect, it } from 'vitest';
 import { createInboxActions, effectIdFor, latestProposal, repairReapprovals, type Actor, type Inbox, type PendingReapproval, type ProposeNow } from '../../src/interlock.js';
-import { useInboxRig } from '../http/inbox-items.js';
+import { inboxSuite } from '../http/inbox-items.js';
 
-const inbox = useInboxRig();
+const { rig, make } = inboxSuite();
 const alex: Actor = { name: 'alex', role: 'approver' };
 const seenByA: PendingReapproval['premises'] = { chargebacks: ['du_opened'], refunded_by_others: 0 };
 const seenByB: PendingReapproval['premises'] = { chargebacks: ['du_opened'], refunded_by_others: 500 };
@@ -21,7 +21,7 @@ function signal(): { wait: Promise<void>; give: () => void } {
 }
 
 async function proposalsOf(effectId: string): Promise<number> {
-  const { journal } = inbox.rig().stores;
+  const { journal } = rig.stores;
   const partition = await journal.partitionOf(effectId);
   return partition === null ? 0 : (await journal.entries(partition, effectId)).filter((entry) => entry.kind === 'PROPOSED').length;
 }
@@ -32,9 +32,8 @@ async function proposalsOf(effectId: string): Promise<number> {
  * `a.stopsBeforeMove`: A's process stops once it closed the item, before it writes any other note.
  */
 async function twoTabs(how: { aStops?: boolean; aStopsBeforeMove?: boolean; bStops?: boolean }) {
-  const rig = inbox.rig();
-  const { item, pi } = await inbox.make().stale();
-  const approval = await inbox.make().grant(pi);
+  const { item, pi } = await make.stale();
+  const approval = await make.grant(pi);
   const real = rig.stores.inbox;
   const aNoted = signal();
   const bNoted = signal();
@@ -104,7 +103,6 @@ async function twoTabs(how: { aStops?: boolean; aStopsBeforeMove?: boolean; bSto
 
 describe('the same person re-approves one item from two tabs at once, the tab that closed it pausing before proposing', () => {
   it('the losing tab proposes the closing tab\'s note and facts, once', async () => {
-    const rig = inbox.rig();
     const { item, answerA, answerB, newEffect } = await twoTabs({});
     expect(answerA.status, String(answerA.status === 'rejected' ? answerA.reason : '')).toBe('fulfilled');
     expect(answerB.status, String(answerB.status === 'rejected' ? answerB.reason : '')).toBe('fulfilled');
@@ -121,7 +119,6 @@ describe('the same person re-approves one item from two tabs at once, the tab th
   });
 
   it('both processes stopping before they proposed, the recovery pass proposes the closing tab\'s note and facts, not the other\'s', async () => {
-    const rig = inbox.rig();
     const { item, answerA, answerB, newEffect } = await twoTabs({ aStops: true, bStops: true });
     expect([answerA.status, answerB.status]).toEqual(['rejected', 'rejected']);
     expect(await proposalsOf(newEffect)).toBe(0);
@@ -133,7 +130,6 @@ describe('the same person re-approves one item from two tabs at once, the tab th
   });
 
   it('the closing tab\'s process stopping right after it closed the item, the losing tab and then the recovery pass still propose its note', async () => {
-    const rig = inbox.rig();
     const { item, answerA, answerB, newEffect } = await twoTabs({ aStopsBeforeMove: true, bStops: true });
     expect([answerA.status, answerB.status]).toEqual(['rejected', 'rejected']);
     const repaired = await repairReapprovals({ inbox: rig.stores.inbox, journal: rig.stores.journal, propose: (proposal) => rig.queue.propose(proposal) }, { graceMs: 0 });

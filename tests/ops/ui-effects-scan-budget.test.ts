@@ -3,19 +3,13 @@
 // found among the effects looked at so far and links to the rest, where the match is.
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SCAN_BUDGET } from '../../webhooks/api/listing.js';
-import { useInboxRig, type ItemMaker } from '../http/inbox-items.js';
+import { inboxSuite } from '../http/inbox-items.js';
 import { signIn } from '../http/page-sessions.js';
-import { bearer, TOKENS, type Rig } from '../http/rig.js';
+import { bearer, TOKENS } from '../http/rig.js';
 
-const inbox = useInboxRig();
-let rig: Rig;
-let make: ItemMaker;
-beforeAll(() => {
-  rig = inbox.rig();
-  make = inbox.make();
-});
+const { rig, make } = inboxSuite();
 
 describe('filtering the effects page by a payment whose refund is older than a scan budget of other effects', () => {
   it('says the first page found none so far and more remain, and the link it gives finds the refund', async () => {

@@ -5,16 +5,14 @@
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { raiseAlert, repairExposures } from '../../src/interlock.js';
-import { useInboxRig } from '../http/inbox-items.js';
+import { inboxSuite } from '../http/inbox-items.js';
 import { pageSession } from '../http/page-sessions.js';
 import { TOKENS, uid } from '../http/rig.js';
 
-const inbox = useInboxRig();
-const session = (token: string) => pageSession(inbox.rig().app, token);
+const { rig, make } = inboxSuite();
+const session = (token: string) => pageSession(rig.app, token);
 
 async function exposed(centsAtStake: number, disputes: string[]) {
-  const rig = inbox.rig();
-  const make = inbox.make();
   const pi = `pi_${uid()}`;
   const effectId = await make.proposed(pi);
   expect(await make.submitLatest(effectId)).toBe('COMMITTED');
@@ -24,14 +22,12 @@ async function exposed(centsAtStake: number, disputes: string[]) {
 }
 
 async function dismiss(item: string) {
-  const rig = inbox.rig();
   const alex = await session(TOKENS.approver);
   return request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', alex.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: alex.csrf, note: 'Answered the dispute with the refund.' });
 }
 
 describe('an exposure that grows while its item is open', () => {
   it('shows the money at stake now, and a dismissal leaves open the alert for the chargeback that came after the item opened', async () => {
-    const rig = inbox.rig();
     const first = `du_${uid()}`;
     const second = `du_${uid()}`;
     const { item, raise } = await exposed(4_000, [first]);
@@ -51,7 +47,6 @@ describe('an exposure that grows while its item is open', () => {
   });
 
   it('resolves the alert with the dismissal when it names only the disputes the item opened with', async () => {
-    const rig = inbox.rig();
     const only = `du_${uid()}`;
     const { item, raise } = await exposed(4_000, [only]);
     const { alert } = await raise(4_000, [only]);

@@ -1,18 +1,12 @@
 // Rule: a refused inbox form says what is wrong in plain words, and a field the form does not take (a saved form, a
 // browser extension, a post made by hand) is named, never "the the form is not valid".
 import request from 'supertest';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { useInboxRig, type ItemMaker } from '../http/inbox-items.js';
+import { describe, expect, it } from 'vitest';
+import { inboxSuite } from '../http/inbox-items.js';
 import { signIn } from '../http/page-sessions.js';
-import { TOKENS, type Rig } from '../http/rig.js';
+import { TOKENS } from '../http/rig.js';
 
-const inbox = useInboxRig();
-let rig: Rig;
-let make: ItemMaker;
-beforeAll(() => {
-  rig = inbox.rig();
-  make = inbox.make();
-});
+const { rig, make } = inboxSuite();
 
 describe('a dismiss form with fields it does not take', () => {
   it('is refused naming the fields, and nothing is recorded', async () => {

@@ -3,16 +3,14 @@
 // it never redirects to "Re-approved: a new request … was recorded and queued".
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { useInboxRig } from '../http/inbox-items.js';
+import { inboxSuite } from '../http/inbox-items.js';
 import { pageSession } from '../http/page-sessions.js';
 import { bearer, TOKENS, uid } from '../http/rig.js';
 
-const inbox = useInboxRig();
+const { rig, make } = inboxSuite();
 
 describe('a re-approval from the page that the gate answers as a conflict', () => {
   it('is shown as the conflict, not as recorded and queued', async () => {
-    const rig = inbox.rig();
-    const make = inbox.make();
     const pi = `pi_${uid()}`;
     const { item } = await make.staleOn(pi);
     const approval = `ap_conflict_${uid()}`;

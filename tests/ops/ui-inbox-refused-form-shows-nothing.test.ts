@@ -2,18 +2,12 @@
 // form posted to an item's action is refused as GET /ui/inbox/:id is, before the item is read, so the refusal shows
 // nothing of it (not the approver's signed closure note, not the facts that changed).
 import request from 'supertest';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { useInboxRig, type ItemMaker } from '../http/inbox-items.js';
+import { describe, expect, it } from 'vitest';
+import { inboxSuite } from '../http/inbox-items.js';
 import { signIn } from '../http/page-sessions.js';
-import { bearer, TOKENS, type Rig } from '../http/rig.js';
+import { bearer, TOKENS } from '../http/rig.js';
 
-const inbox = useInboxRig();
-let rig: Rig;
-let make: ItemMaker;
-beforeAll(() => {
-  rig = inbox.rig();
-  make = inbox.make();
-});
+const { rig, make } = inboxSuite();
 
 const post = (path: string, cookie: string, fields: Record<string, string>) => request(rig.app).post(path).type('form').set('Cookie', cookie).set('sec-fetch-site', 'same-origin').send(fields);
 

@@ -2,18 +2,12 @@
 // recorded, and the item is shown again with its forms carrying this session's token, so sending again works; the
 // page never tells a signed-in approver that only an approver may act.
 import request from 'supertest';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { useInboxRig, type ItemMaker } from '../http/inbox-items.js';
+import { describe, expect, it } from 'vitest';
+import { inboxSuite } from '../http/inbox-items.js';
 import { signIn } from '../http/page-sessions.js';
-import { TOKENS, type Rig } from '../http/rig.js';
+import { TOKENS } from '../http/rig.js';
 
-const inbox = useInboxRig();
-let rig: Rig;
-let make: ItemMaker;
-beforeAll(() => {
-  rig = inbox.rig();
-  make = inbox.make();
-});
+const { rig, make } = inboxSuite();
 
 describe('an approver with the item open in a tab from an earlier sign-in', () => {
   it('is shown the forms again after its stale form is refused, and the form shown then works', async () => {

@@ -2,23 +2,16 @@
 // the three actions as forms for approvers only, each form needing the session's CSRF token and this origin, and a
 // form that works records the same signed RESOLVED entry as the API, naming the signed-in token.
 import request from 'supertest';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { publicKeyPem, publicKeySet, verify, type Receipt } from '../../src/interlock.js';
-import { useInboxRig, type ItemMaker } from '../http/inbox-items.js';
+import { inboxSuite } from '../http/inbox-items.js';
 import { pageSession } from '../http/page-sessions.js';
-import { TOKENS, type Rig } from '../http/rig.js';
+import { TOKENS } from '../http/rig.js';
 
 const cookie = async (token: string) => (await pageSession(rig.app, token)).cookie;
 const csrf = async (token: string) => (await pageSession(rig.app, token)).csrf;
 
-const inbox = useInboxRig();
-let rig: Rig;
-let make: ItemMaker;
-
-beforeAll(() => {
-  rig = inbox.rig();
-  make = inbox.make();
-});
+const { rig, make } = inboxSuite();
 
 async function post(path: string, token: string, fields: Record<string, string>) {
   return request(rig.app).post(path).type('form').set('Cookie', await cookie(token)).set('sec-fetch-site', 'same-origin').send({ csrf: await csrf(token), ...fields });

@@ -2,18 +2,12 @@
 // effects it may not read), the sign-in form names every role that may sign in, and no link a role is shown (the
 // navigation, an inbox item's effect, a message page's way back) leads it to a 403.
 import request from 'supertest';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { useInboxRig, type ItemMaker } from '../http/inbox-items.js';
+import { describe, expect, it } from 'vitest';
+import { inboxSuite } from '../http/inbox-items.js';
 import { signIn } from '../http/page-sessions.js';
-import { TOKENS, type Rig } from '../http/rig.js';
+import { TOKENS } from '../http/rig.js';
 
-const inbox = useInboxRig();
-let rig: Rig;
-let make: ItemMaker;
-beforeAll(() => {
-  rig = inbox.rig();
-  make = inbox.make();
-});
+const { rig, make } = inboxSuite();
 
 /** The links to the page's own paths (the receipt download is a file, not a page). */
 const links = (text: string) => [...text.matchAll(/<a href="(\/ui[^"]*)"/g)].map((match) => (match[1] ?? '').replace(/&amp;/g, '&')).filter((href) => !href.endsWith('/receipt'));

@@ -4,16 +4,15 @@
 // form's own URL, which is no page (the approver landed on the JSON API's "No route" error).
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { useInboxRig } from '../http/inbox-items.js';
+import { inboxSuite } from '../http/inbox-items.js';
 import { pageSession } from '../http/page-sessions.js';
 import { bearer, TOKENS } from '../http/rig.js';
 
-const inbox = useInboxRig();
+const { rig, make } = inboxSuite();
 
 describe('the page session', () => {
   it('names the signed-in caller on the request log line of a page request, as it does for the API', async () => {
-    const rig = inbox.rig();
-    const { item } = await inbox.make().stale();
+    const { item } = await make.stale();
     expect((await request(rig.app).get('/v1/inbox').set(bearer(TOKENS.approver))).status).toBe(200);
     const alex = await pageSession(rig.app, TOKENS.approver);
     const done = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', alex.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: alex.csrf, note: 'Handled by phone.' });
@@ -24,8 +23,8 @@ describe('the page session', () => {
   });
 
   it('a form sent after the session ended comes back to its item page after signing in again', async () => {
-    const app = inbox.rig().app;
-    const { item } = await inbox.make().stale();
+    const app = rig.app;
+    const { item } = await make.stale();
     const posted = await request(app).post(`/ui/inbox/${item}/dismiss`).type('form').set('sec-fetch-site', 'same-origin').send({ csrf: 'stale', note: 'Handled by phone.' });
     expect(posted.status).toBe(303);
     const form = await request(app).get(posted.headers.location as string);
@@ -39,6 +38,6 @@ describe('the page session', () => {
     expect(landed.status).toBe(200);
     expect(landed.headers['content-type']).toMatch(/text\/html/);
     // Nothing was dismissed by the form sent signed out.
-    expect((await inbox.rig().stores.inbox.get(item))?.status).toBe('open');
+    expect((await rig.stores.inbox.get(item))?.status).toBe('open');
   });
 });

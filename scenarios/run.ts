@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createDecider, loadDeciderConfig, makeDirectory, publicKeyPem, readApiBase, shownSetting, startPrivateRedis, stripeSettingOf, type Decider } from '../src/interlock.js';
+import { createDecider, flagValue, loadDeciderConfig, makeDirectory, publicKeyPem, readApiBase, shownSetting, startPrivateRedis, stripeSettingOf, type Decider } from '../src/interlock.js';
 import { BILLING_COLUMNS, BILLING_DEFAULT_REPS, BILLING_ROWS, billingPlan, runBillingCredit } from './billing-credit.js';
 import { COLUMNS, failedCell, type ScenarioResult, type Step } from './cells.js';
 import { keepDir, leftovers, removeLeftovers, ROOT, stopChildren, type Delays } from './harness.js';
@@ -238,7 +238,8 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
   // Aborted by an interrupt: a private Redis still starting is killed, and its start fails once it has exited.
   const redisStart = new AbortController();
   let redisStarting: Promise<unknown> = Promise.resolve();
-  const unsafeDurability = ['1', 'true', 'yes'].includes(env.INTERLOCK_UNSAFE_DURABILITY ?? '');
+  // Read as the service reads a flag (flagValue): a spelling it takes for yes is yes here too.
+  const unsafeDurability = flagValue(env.INTERLOCK_UNSAFE_DURABILITY ?? '') === true;
   const only: Selection = { row: (name) => rows === null || rows.includes(name), column: (name) => columns === null || columns.includes(name) };
   const bar = createProgressBar();
   const open = options.openWorld ?? openWorld;

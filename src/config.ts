@@ -58,9 +58,14 @@ function quotedValue(value: string, what: string): string {
   return `${what} (${hint === '…' ? `${value.length} characters, not shown` : hint})`;
 }
 
+/** A refused setting's value as a refusal opens with it (quotedValue): `"warn x"`, or `the value given (43 characters, not shown)`. */
+function givenValue(value: unknown): string {
+  return typeof value === 'string' ? quotedValue(value, 'the value given') : JSON.stringify(value);
+}
+
 /** Why INTERLOCK_CREDIT_CURRENCY is refused: a typo such as `uds` would otherwise show only as every credit refused by Stripe. */
 function creditCurrencyProblem(value: unknown): string {
-  const given = typeof value === 'string' ? quotedValue(value, 'the value given') : JSON.stringify(value);
+  const given = givenValue(value);
   const examples = 'such as usd, eur, gbp or jpy (https://docs.stripe.com/currencies)';
   if (typeof value === 'string' && STRIPE_CURRENCIES.includes(value.toLowerCase())) return `${given} must be written in lowercase, as ${value.toLowerCase()}`;
   return `${given} is not an ISO 4217 currency code Stripe supports: give one in lowercase, ${examples}`;
@@ -68,6 +73,13 @@ function creditCurrencyProblem(value: unknown): string {
 
 /** The smallest INTERLOCK_REDIS_MAXMEMORY taken: 1mb, under which Redis warns that the limit is likely a mistake. */
 export const MIN_REDIS_MAXMEMORY_BYTES = 1024 * 1024;
+
+/**
+ * The largest INTERLOCK_REDIS_MAXMEMORY taken, in bytes (8388607gb, about 8 PiB): the largest whole number read
+ * exactly here. Redis reads a size past 2^64 bytes as no limit at all (99999999999999999999, 17179869184gb) or wraps
+ * it round to a small one (17179869185gb is 1gb), so a size too large for the machine is refused, as 0 is.
+ */
+export const MAX_REDIS_MAXMEMORY_BYTES = Number.MAX_SAFE_INTEGER;
 
 /** Bytes of a size as Redis reads it (memtoull): k, m, g are powers of 1000, kb, mb, gb powers of 1024, b or none bytes. */
 export function redisSizeBytes(size: string): number {
@@ -78,7 +90,22 @@ export function redisSizeBytes(size: string): number {
   return Number(match[1]) * (factors[unit] ?? Number.NaN);
 }
 
-const flag = z.enum(['0', '1', 'true', 'false', 'yes', 'no']).transform((value) => value === '1' || value === 'true' || value === 'yes');
+/**
+ * A flag's value: on for 1, true or yes, off for 0, false or no, in any case and without the whitespace around it, as
+ * bin/compiled.js's codeCacheOn reads INTERLOCK_CODE_CACHE before this loads (and the Stripe client INTERLOCK_ALLOW_LIVE):
+ * one variable has one reading (tests/config-flag-spellings.test.ts keeps the two in step). Null for any other value.
+ */
+export function flagValue(value: string): boolean | null {
+  const spelled = value.trim().toLowerCase();
+  if (['1', 'true', 'yes'].includes(spelled)) return true;
+  if (['0', 'false', 'no'].includes(spelled)) return false;
+  return null;
+}
+
+const flag = z
+  .string()
+  .refine((value) => flagValue(value) !== null, { error: (issue) => `${givenValue(issue.input)} is not a flag: give 1, true or yes to turn it on, 0, false or no to turn it off` })
+  .transform((value) => flagValue(value) === true);
 /**
  * The longest delay a Node.js timer takes (2^31 - 1 ms, about 24.8 days): a longer one fires after 1 ms instead, so
  * a setting meant as "hardly ever" would run its timer in a loop. Every setting a timer waits for is held to it.
@@ -103,13 +130,13 @@ function metricsHostsProblem(value: string): string | null {
 const schema = z.object({
   REDIS_URL: z.string().url('must be a URL such as redis://127.0.0.1:6379').regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379').default('redis://127.0.0.1:6379'),
   INTERLOCK_REDIS_CLUSTER: flag.default(false),
-  INTERLOCK_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]+$/, 'letters, digits and _ : . - only').default('interlock'),
+  INTERLOCK_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]+$/, { error: (issue) => `${givenValue(issue.input)} holds other characters than letters, digits and _ : . -` }).default('interlock'),
   // Spaces and line breaks around the path (an env file's `VAR=/srv/interlock `) are not part of it: kept, they would
   // name another directory, and the service would start there on a new signing key, new tokens and an empty Redis.
   INTERLOCK_DATA_DIR: z.string().trim().default(DEFAULT_DATA_DIR),
   INTERLOCK_SIGNING_KEY_FILE: z.string().trim().optional(),
   INTERLOCK_RETIRED_PUBLIC_KEYS_FILE: z.string().trim().optional(),
-  INTERLOCK_WORKER_ID: z.string().regex(/^[A-Za-z0-9_:.@-]+$/).optional(),
+  INTERLOCK_WORKER_ID: z.string().regex(/^[A-Za-z0-9_:.@-]+$/, { error: (issue) => `${givenValue(issue.input)} holds other characters than letters, digits and _ : . @ -` }).optional(),
   INTERLOCK_UNSAFE_DURABILITY: flag.default(false),
   INTERLOCK_SEND_WATCHDOG: flag.default(true),
   INTERLOCK_CLAIM_TTL_MS: ms.default(45_000),
@@ -127,10 +154,11 @@ const schema = z.object({
   INTERLOCK_REDIS_COMMAND_TIMEOUT_MS: wholeNumberSetting(100, MAX_TIMER_MS, 'must be at least 100 ms: shorter would fail commands of a Redis that is only busy', overTimer).default(5_000),
   INTERLOCK_REDIS_MAXMEMORY: z
     .string()
-    .regex(/^[1-9][0-9]*(?:[kmgKMG][bB]?|[bB])?$/, { error: 'must be a size Redis reads, such as 1gb, 512mb or 1073741824 (0, no limit, would let Redis grow until it is killed)', abort: true })
-    .refine((value) => redisSizeBytes(value) >= MIN_REDIS_MAXMEMORY_BYTES, { error: (issue) => `${JSON.stringify(issue.input)} is ${redisSizeBytes(String(issue.input))} bytes, less than 1mb (Redis itself warns below it, and the journal fills it at once): give a size in b, kb, mb or gb (k, m, g: thousands), such as 1gb or 512mb` })
+    .regex(/^[1-9][0-9]*(?:[kmgKMG][bB]?|[bB])?$/, { error: (issue) => `${givenValue(issue.input)} must be a size Redis reads, such as 1gb, 512mb or 1073741824 (0, no limit, would let Redis grow until it is killed)`, abort: true })
+    .refine((value) => redisSizeBytes(value) >= MIN_REDIS_MAXMEMORY_BYTES, { error: (issue) => `${givenValue(issue.input)} is ${redisSizeBytes(String(issue.input))} bytes, less than 1mb (Redis itself warns below it, and the journal fills it at once): give a size in b, kb, mb or gb (k, m, g: thousands), such as 1gb or 512mb` })
+    .refine((value) => redisSizeBytes(value) <= MAX_REDIS_MAXMEMORY_BYTES, { error: (issue) => `${givenValue(issue.input)} is more than the largest size taken, 8388607gb (${MAX_REDIS_MAXMEMORY_BYTES} bytes), far past any machine's memory: Redis reads a size past 2^64 bytes as no limit at all, or wraps it round to a small one. Give the memory Redis may use, such as 1gb or 512mb` })
     .default(DEFAULT_REDIS_MAXMEMORY),
-  INTERLOCK_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  INTERLOCK_LOG_LEVEL: z.enum(LOG_LEVELS, { error: (issue) => `${givenValue(issue.input)} is not a log level: give one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   // Read by bin/interlock.js before any of this loads (bin/compiled.js); here so a bad value is named and the
   // variable is known.
   INTERLOCK_CODE_CACHE: flag.default(true),
@@ -147,7 +175,7 @@ const schema = z.object({
   INTERLOCK_CREDIT_CURRENCY: z.string().refine((value) => STRIPE_CURRENCIES.includes(value), { error: (issue) => creditCurrencyProblem(issue.input) }).default('usd'),
   INTERLOCK_CONCURRENCY: wholeNumberSetting(1, 1_000).default(16),
   INTERLOCK_STRIPE_RATE: wholeNumberSetting(1, 10_000).optional(),
-  INTERLOCK_CRASH_AT: z.enum(['before_send', 'after_send']).optional(),
+  INTERLOCK_CRASH_AT: z.enum(['before_send', 'after_send'], { error: (issue) => `${givenValue(issue.input)} is not a crash point: give before_send or after_send` }).optional(),
   INTERLOCK_CRASH_BATCH: wholeNumberSetting(1, 1_000).default(1),
   INTERLOCK_RATE_LIMIT_BACKOFF_MS: wholeNumberSetting(1, 600_000).default(1_000),
   INTERLOCK_RECOVERY_INTERVAL_MS: ms.default(60_000),
@@ -169,8 +197,8 @@ const schema = z.object({
     .optional(),
   INTERLOCK_METRICS_ADDR: z
     .string()
-    .regex(/^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port (e.g. 127.0.0.1:9464)')
-    .refine((value) => Number(value.slice(value.lastIndexOf(':') + 1)) <= 65_535, 'must name a port from 0 to 65535')
+    .regex(/^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, { error: (issue) => `${givenValue(issue.input)} must be host:port (e.g. 127.0.0.1:9464)`, abort: true })
+    .refine((value) => Number(value.slice(value.lastIndexOf(':') + 1)) <= 65_535, { error: (issue) => `${givenValue(issue.input)} must name a port from 0 to 65535` })
     .optional(),
   // Host names, without a port, a scraper may address the metrics listener by (a compose service name): it answers
   // any other name 421, so a web page cannot read it by rebinding its own name to the listener's address.
@@ -435,8 +463,10 @@ export function dataDirOf(env: NodeJS.ProcessEnv): string {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  // Empty or only whitespace (an env file's `INTERLOCK_DATA_DIR= `) is unset, as the Stripe settings read it.
-  const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key in schema.shape && value !== undefined && value.trim() !== ''));
+  // Every setting is read without the whitespace around it (an env file's `INTERLOCK_HOST=127.0.0.1 `, a mounted file's
+  // last line break): it is never part of a host, a level, a flag or a number. Empty or only whitespace is unset, as
+  // the Stripe settings read it.
+  const present = Object.fromEntries(Object.entries(env).flatMap(([key, value]) => (key in schema.shape && value !== undefined && value.trim() !== '' ? [[key, value.trim()]] : [])));
   const parsed = schema.safeParse(present);
   if (!parsed.success) {
     const detail = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');

@@ -41,7 +41,7 @@ export { LONGEST_RECONCILE_SINCE_MS } from './redis/journal.js';
 import { createKeys, queueNames, type Keys, type QueueNames } from './redis/keys.js';
 import { membersAfter } from './redis/newest-first.js';
 
-export { assertMetricsAddrFree, loadConfig, ConfigError, DEFAULT_DATA_DIR, dataDirOf, STOP_MARGIN_MS, API_LIMIT_VARIABLES, unknownSettings, unknownSettingSentence, type Config, type UnknownSetting } from './config.js';
+export { assertMetricsAddrFree, loadConfig, ConfigError, DEFAULT_DATA_DIR, dataDirOf, flagValue, STOP_MARGIN_MS, API_LIMIT_VARIABLES, unknownSettings, unknownSettingSentence, type Config, type UnknownSetting } from './config.js';
 export { createLogger, exitOnCrash, limitedErrorLog } from './log.js';
 export { createFileOnce, makeDirectory, readRegularFile, writeFileWhole, type WriteCall } from './files.js';
 export { createCoalescer, type Coalescer } from './coalesce.js';

@@ -3,12 +3,13 @@
 import { pino, type Logger } from 'pino';
 import { redactDeep, redactSecrets } from './core/redact.js';
 
-/** `level` empty (INTERLOCK_LOG_LEVEL set to nothing) is unset, as loadConfig reads it: `info`. */
+/** `level` read as loadConfig reads INTERLOCK_LOG_LEVEL: without the spaces around it, and empty (or unset) is `info`. */
 export function createLogger(level: string = process.env.INTERLOCK_LOG_LEVEL ?? '', name = 'interlock'): Logger {
+  const given = level.trim();
   return pino(
     {
       name,
-      level: level === '' ? 'info' : level,
+      level: given === '' ? 'info' : given,
       base: { pid: process.pid },
       formatters: { log: (record) => redactDeep(record) as Record<string, unknown> },
       serializers: { err: (error: unknown) => (error instanceof Error ? { type: error.name, message: redactSecrets(error.message), code: (error as { code?: unknown }).code } : redactDeep(error)) },

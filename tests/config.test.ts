@@ -318,7 +318,7 @@ describe('INTERLOCK_CREDIT_CURRENCY', () => {
   });
 
   it('refuses what is not a code at all by name too', () => {
-    for (const bad of ['euro', 'e1r', '$', 'usd ']) expect(refusal({ INTERLOCK_CREDIT_CURRENCY: bad }).message).toContain(`INTERLOCK_CREDIT_CURRENCY: ${JSON.stringify(bad)}`);
+    for (const bad of ['euro', 'e1r', '$', 'us d']) expect(refusal({ INTERLOCK_CREDIT_CURRENCY: bad }).message).toContain(`INTERLOCK_CREDIT_CURRENCY: ${JSON.stringify(bad)}`);
   });
 
   it('takes every currency Stripe supports, usd when unset', () => {

@@ -67,9 +67,12 @@ export function deciderConfigFrom(env: DeciderEnv): DeciderConfig {
   };
 }
 
-/** Reads the decider's variables; an empty variable counts as unset. Throws invalid_config naming each bad one. */
+/**
+ * Reads the decider's variables, each without the whitespace around it (as loadConfig reads its own); an empty or
+ * blank variable counts as unset. Throws invalid_config naming each bad one.
+ */
 export function loadDeciderConfig(env: NodeJS.ProcessEnv = process.env): DeciderConfig {
-  const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key in deciderEnvSchema.shape && value !== undefined && value.trim() !== ''));
+  const present = Object.fromEntries(Object.entries(env).flatMap(([key, value]) => (key in deciderEnvSchema.shape && value !== undefined && value.trim() !== '' ? [[key, value.trim()]] : [])));
   const parsed = deciderEnvSchema.safeParse(present);
   if (!parsed.success) {
     const detail = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');

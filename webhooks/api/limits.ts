@@ -2,12 +2,25 @@
 // minute per token, 0 for none), INTERLOCK_API_RATE_BURST, INTERLOCK_API_BODY_LIMIT (bytes) and
 // INTERLOCK_API_FACT_TIMEOUT_MS. Unset variables keep createApp's defaults.
 import { z } from 'zod';
-import { InterlockError, type API_LIMIT_VARIABLES } from '../../src/interlock.js';
+import { InterlockError, redactSecrets, shownSetting, type API_LIMIT_VARIABLES } from '../../src/interlock.js';
 import type { ApiLimits } from './context.js';
 
+/**
+ * A refused value as src/config.ts quotes one: a short one as written (`"600x"`), anything longer, which may be a secret a
+ * swapped env-file line put here, as shownSetting shows it (`the value given (43 characters, not shown)`).
+ */
+function givenValue(value: string): string {
+  if (value.length < 16 && redactSecrets(value) === value) return JSON.stringify(value);
+  return `the value given (${shownSetting(value)})`;
+}
+
 const whole = (min: number, max: number) => {
-  const range = `must be a whole number from ${min} to ${max}`;
-  return z.string().regex(/^\d+$/, range).transform(Number).pipe(z.number().min(min, range).max(max, range));
+  const range = (input: unknown) => `must be a whole number from ${min} to ${max}, not ${typeof input === 'string' ? givenValue(input) : String(input)}`;
+  return z
+    .string()
+    .regex(/^\d+$/, { error: (issue) => range(issue.input), abort: true })
+    .refine((value) => Number(value) >= min && Number(value) <= max, { error: (issue) => range(issue.input) })
+    .transform(Number);
 };
 
 // Exactly the names src/config.ts lists as the API's settings (`satisfies`), so its list of settings stays whole.
@@ -19,7 +32,8 @@ const schema = z.object({
 } satisfies Record<(typeof API_LIMIT_VARIABLES)[number], z.ZodType>);
 
 export function loadApiLimits(env: NodeJS.ProcessEnv = process.env): ApiLimits {
-  const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key in schema.shape && value !== undefined && value.trim() !== ''));
+  // Read as loadConfig reads its settings: without the whitespace around them ("600 " is 600), and blank is unset.
+  const present = Object.fromEntries(Object.entries(env).flatMap(([key, value]) => (key in schema.shape && value !== undefined && value.trim() !== '' ? [[key, value.trim()]] : [])));
   const parsed = schema.safeParse(present);
   if (!parsed.success) {
     const detail = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');

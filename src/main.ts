@@ -141,7 +141,8 @@ function listensForHttp(roles: readonly Role[]): boolean {
 
 export async function startService(config: Config, roles: readonly Role[]): Promise<Service> {
   assertMetricsAddrFree(config, listensForHttp(roles));
-  // Before the service's client connects: a cluster client on a server that is no cluster would find no slot map.
+  // Before the service's client connects: a cluster client on a server that is no cluster would find no slot map, and a
+  // server that took the connection and answered nothing (rediss:// at a plain Redis) would be waited on again.
   const clusterMismatch = await clusterModeProblem(config, shownUrl(config.redisUrl));
   if (clusterMismatch !== null) throw new CliFailure(clusterMismatch, EXIT_BAD_INPUT);
   const { createApp, createDecisionsQueue, createEffectsQueue, createFactsQueue, createMetrics, express, loadApiLimits, metricsApp, openOpsQueues, queueCheck, replicaChecks, startDecisionsWorker, startEffectsWorker, startFactsWorker, startReconciler, startRecovery, storeChecks, stripeCheck, stripeWebhookRouter, workerChecks } = await outerLayers();
@@ -291,40 +292,52 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
     // With INTERLOCK_REDIS_MIN_REPLICAS, both probes count the replicas of every Redis master (replicaChecks).
     const monitor = intake;
     const replicasReady = monitor === null ? [] : replicaChecks({ required: config.redisMinReplicas, waitMs: config.redisWaitMs, replicas: () => monitor.replicas() });
+    // The queues the HTTP roles put jobs on, opened before the process's checks are listed, since those ask them too.
+    let mount: ((app: Express) => void) | undefined;
+    if (verifyEvent !== null) {
+      const factsQueue = createFactsQueue(stores);
+      closers.push({ name: 'facts queue', close: () => factsQueue.close() });
+      queuesHere.push(queueCheck(factsQueue, 'facts_queue', 'event'));
+      mount = (app) => app.use(stripeWebhookRouter({ verify: verifyEvent, logger, accept: (event) => {
+            // Answered 200, Stripe never sends the event again: it is taken only while Redis keeps what it is given.
+            intake?.assertDurable();
+            return factsQueue.accept(event);
+          }, ...(metrics ? { onOutcome: (outcome, detail) => metrics.webhookOutcome(outcome, detail) } : {}) }));
+    }
+    let api: { tokens: TokenRegistry; limits: NonNullable<typeof limits>; stripe: StripeSide; effects: ReturnType<typeof createEffectsQueue>; decisions: ReturnType<typeof createDecisionsQueue>; checks: ReadinessCheck[] } | null = null;
+    if (tokens !== null && limits !== null) {
+      const apiStripe = stripe ?? stripeSide(config);
+      const effects = createEffectsQueue(stores);
+      closers.push({ name: 'effects queue', close: () => effects.close() });
+      queuesHere.push(queueCheck(effects));
+      const decisions = createDecisionsQueue(stores);
+      closers.push({ name: 'decisions queue', close: () => decisions.close() });
+      // Stripe as this process reads it for proposals; asked at most every 15 s, however often /readyz is probed.
+      const checks = [...storeChecks(stores), ...replicasReady, queueCheck(effects), stripeReadiness ?? stripeCheck((timeoutMs) => probeStripe(apiStripe.client, timeoutMs))];
+      api = { tokens, limits, stripe: apiStripe, effects, decisions, checks };
+    }
+    // What the metrics listener's /readyz runs once every role has started, and the API port's too in a process that
+    // runs the worker or facts role: one list, so the two probes of such a process agree. A `serve` with its default
+    // roles (npm start, the image's CMD) has only its API port to probe, and one whose worker another process superseded
+    // under its INTERLOCK_WORKER_ID, or whose heartbeat lapsed, sends nothing: it must leave rotation there too.
+    const checksHere = [...storeChecks(stores), ...replicasReady, ...workerChecks({ heartbeat: sender?.heartbeat ?? null, workers: workersHere }), ...queuesHere, ...(stripeReadiness === null ? [] : [stripeReadiness])];
     let url: string | null = null;
     if (http !== null) {
-      let mount: ((app: Express) => void) | undefined;
-      if (verifyEvent !== null) {
-        const factsQueue = createFactsQueue(stores);
-        closers.push({ name: 'facts queue', close: () => factsQueue.close() });
-        queuesHere.push(queueCheck(factsQueue, 'facts_queue', 'event'));
-        mount = (app) => app.use(stripeWebhookRouter({ verify: verifyEvent, logger, accept: (event) => {
-              // Answered 200, Stripe never sends the event again: it is taken only while Redis keeps what it is given.
-              intake?.assertDurable();
-              return factsQueue.accept(event);
-            }, ...(metrics ? { onOutcome: (outcome, detail) => metrics.webhookOutcome(outcome, detail) } : {}) }));
-      }
       let app: Express;
-      if (tokens !== null && limits !== null) {
-        const apiStripe = stripe ?? stripeSide(config);
-        const effects = createEffectsQueue(stores);
-        closers.push({ name: 'effects queue', close: () => effects.close() });
-        queuesHere.push(queueCheck(effects));
-        const decisions = createDecisionsQueue(stores);
-        closers.push({ name: 'decisions queue', close: () => decisions.close() });
+      if (api !== null) {
+        const apiStripe = api.stripe;
         app = createApp({
           stores,
-          effects,
-          decisions,
+          effects: api.effects,
+          decisions: api.decisions,
           readFacts: (effect, names, context) => apiStripe.target.readFacts(context.effectId, effect, names, { timeoutMs: context.timeoutMs }),
           premises: { refund: REFUND_FACTS, credit: CREDIT_FACTS },
-          tokens,
+          tokens: api.tokens,
           logger,
           alerts: (query) => stores.alerts.page(query),
           ...(recoverNow === null ? {} : { recover: recoverNow }),
-          // Stripe as this process reads it for proposals; asked at most every 15 s, however often /readyz is probed.
-          readiness: [...storeChecks(stores), ...replicasReady, queueCheck(effects), stripeReadiness ?? stripeCheck((timeoutMs) => probeStripe(apiStripe.client, timeoutMs))],
-          limits,
+          readiness: roles.includes('worker') || roles.includes('facts') ? checksHere : api.checks,
+          limits: api.limits,
           ...(mount === undefined ? {} : { mount }),
           ...(metrics ? { metrics } : {}),
           ...(opsQueues ? { queues: opsQueues } : {}),
@@ -344,7 +357,7 @@ export async function startService(config: Config, roles: readonly Role[]): Prom
       http.on('request', app);
       url = urlOf(http);
     }
-    readinessHere = [...storeChecks(stores), ...replicasReady, ...workerChecks({ heartbeat: sender?.heartbeat ?? null, workers: workersHere }), ...queuesHere, ...(stripeReadiness === null ? [] : [stripeReadiness])];
+    readinessHere = checksHere;
     // The key ids, so the processes of one deployment can be compared: each should sign with the same key.
     const retiredKids = [...stores.publicKeys.keys()].filter((kid) => kid !== stores.signingKey.kid);
     logger.info({ roles, url, metrics: metricsUrl ?? undefined, concurrency: roles.includes('worker') ? config.concurrency : undefined, kid: stores.signingKey.kid, retiredKids }, 'interlock serving');

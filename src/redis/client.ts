@@ -73,8 +73,10 @@ const FIRST_SLOT_MAP_TRIES = 2;
  * What the server at REDIS_URL says of INTERLOCK_REDIS_CLUSTER: `problem`, why the two disagree (a standalone Redis
  * given with the flag: the cluster client never loads a slot map; a cluster node given without it: every key another
  * node serves would be refused MOVED); `noAnswer`, the server took no command (or no TLS handshake) within the command
- * timeout, said as the client of a command says it ("Command timed out"); null when they agree, or when it could not
- * be read otherwise (Redis not reached, INFO and CLUSTER INFO both refused): the connection's own checks say what is
+ * timeout, said as the client of a command says it ("Command timed out"), with `accepted`, whether it took the TCP
+ * connection first (a server that is there, answering nothing) or not (a host that is down, a firewall that drops it),
+ * and `why`, what that means and what to do (noAnswerSentence); null when they agree, or when it could not be read
+ * otherwise (Redis not reached, INFO and CLUSTER INFO both refused): the connection's own checks say what is
  * wrong then. Read from `INFO cluster` on a connection of its own that gives up at once, or, where INFO is refused (an
  * ACL `-info`, common on managed Redis), from `CLUSTER INFO`, which a standalone Redis refuses as "cluster support
  * disabled". `notDone` says what the refusal stopped: the service's start, or a one-shot command.
@@ -104,13 +106,50 @@ export async function checkClusterMode(options: { redisUrl: string; redisCluster
   return null;
 }
 
+/** Whether the server at `redisUrl` takes a TCP connection within `timeoutMs` (nothing is sent on it). */
+function takesConnection(redisUrl: string, timeoutMs: number): Promise<boolean> {
+  const url = new URL(redisUrl);
+  return new Promise((resolve) => {
+    const socket = connect({ host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 6379) });
+    const done = (taken: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(taken);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
 /**
- * Why the server at REDIS_URL and INTERLOCK_REDIS_CLUSTER disagree, or null (checkClusterMode), for the service's
- * start: a Redis that does not answer is left to the start's own checks, which wait on it as the service does.
+ * What a server at REDIS_URL that answered nothing within the command timeout (checkClusterMode's noAnswer) means, and
+ * what to do, in whole sentences: `tls`, REDIS_URL is rediss:// (a plain Redis never answers a TLS handshake: a scheme
+ * copied from a managed Redis); `accepted`, the server took the TCP connection.
+ */
+export function noAnswerSentence(how: { tls: boolean; accepted: boolean; timeoutMs: number }): string {
+  const within = `within ${how.timeoutMs} ms (INTERLOCK_REDIS_COMMAND_TIMEOUT_MS)`;
+  if (!how.accepted) return `The server did not take the connection ${within}: check that the host is up and that no firewall drops connections from here.`;
+  if (how.tls) return `The server accepted the connection but answered neither TLS nor a command ${within}. If it is a plain Redis (without TLS), use redis:// in REDIS_URL.`;
+  return `The server accepted the connection but answered no command ${within}: a Redis that hangs, or a proxy with nothing behind it. Check that REDIS_URL names a Redis that answers.`;
+}
+
+/**
+ * Why the service's start stops on the server at REDIS_URL (checkClusterMode), or null: it and INTERLOCK_REDIS_CLUSTER
+ * disagree, or it took the connection and then answered nothing within the command timeout (the connection the start
+ * opens next would only wait it again: for rediss:// at a plain Redis, ioredis's retries of a handshake that never
+ * ends, about 90 s, to say "connect ETIMEDOUT"). A server that did not take the connection is left to the start's own
+ * checks, which wait on it as the service does.
  */
 export async function clusterModeProblem(options: { redisUrl: string; redisCluster: boolean; redisCommandTimeoutMs?: number }, shownUrl: string): Promise<string | null> {
   const checked = await checkClusterMode(options, shownUrl, 'the service did not start');
-  return checked !== null && 'problem' in checked ? checked.problem : null;
+  if (checked === null) return null;
+  if ('problem' in checked) return checked.problem;
+  // ioredis says a TLS handshake that never ends as "connect ETIMEDOUT", as it says a connection never taken: a bare
+  // TCP connection tells the two apart (a one-shot command opens no second one: it fails on the first as it is).
+  const timeoutMs = options.redisCommandTimeoutMs ?? 5_000;
+  const accepted = await takesConnection(options.redisUrl, timeoutMs);
+  return accepted ? `Cannot reach Redis at ${shownUrl} (${checked.noAnswer}), so the service did not start. ${noAnswerSentence({ tls: /^rediss:/i.test(options.redisUrl), accepted, timeoutMs })}` : null;
 }
 
 /**

@@ -29,8 +29,9 @@ export type StripeWebhookDeps = {
 };
 
 /**
- * What became of one request to the route: every request ends in exactly one of these. `connect`: a Connect event of a
- * type the facts worker acts on, answered 200 and not applied.
+ * What became of one POST to the route whose body was read: each ends in exactly one of these (another method's 405,
+ * and a body that could not be read at all, are none). `connect`: a Connect event of a type the facts worker acts on,
+ * answered 200 and not applied.
  */
 export type WebhookOutcome = 'queued' | 'duplicate' | 'ignored' | 'connect' | 'rejected' | 'unavailable';
 

@@ -185,6 +185,7 @@ export async function runBillingCell(world: World, decider: Decider, prices: Pri
         tamper_evident: judgement.tamperEvident,
         effect_id: effectId,
         journal: judgement.journal,
+        reconcile: judgement.reconcile,
         via: judgement.receipt.entries.map((entry) => (entry as Record<string, unknown>).via).find((via) => typeof via === 'string') ?? null,
         receipt_answer: money,
         facts_changed_at_recovery: (v.recheckedAtRecovery?.violations.length ?? 0) > 0,

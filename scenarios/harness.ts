@@ -1,6 +1,7 @@
 // What every scenario cell needs: the processes it runs (the gate's worker through `bin/interlock.js`, the CLI
 // that records a proposal, the baselines' worker scripts), the crash seen as a SIGKILL exit, the gate's journal
-// read back through the public entry, and the receipt re-read, re-verified and tampered with.
+// read back through the public entry, `interlock reconcile` before a receipt is judged, and the receipt re-read,
+// re-verified and tampered with.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,11 +10,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { ControlClient } from '../sandbox/index.js';
 import {
-  createFacts,
   publicKeyPem,
   publicKeySet,
   settledOutcome,
-  stripeSide,
   verify,
   type Config,
   type Receipt,
@@ -206,20 +205,46 @@ export type ReceiptJudgement = {
   /** A copy with its last entry altered no longer verifies. */
   tamperEvident: boolean;
   journal: string[];
+  /** The `interlock reconcile` run before judging (runReconcile): its command line and the report it printed. */
+  reconcile: Reconciled;
 };
 
+export type Reconciled = { command: string; report: Record<string, unknown> };
+
+/** How far before the effect's proposal `interlock reconcile` reaches back (s): a clock's step, a slow Redis answer. */
+const RECONCILE_MARGIN_S = 5;
+
 /**
- * The gate's record of an effect when the cell is judged: the facts worker's re-read of the payment (what the
- * reconciler does for every committed effect) appended first, then the signed receipt, verified with the workers'
- * public key, and a tampered copy that must fail.
+ * `interlock reconcile` as an operator runs it, with the scenario's settings (its Redis and key prefix, its Stripe):
+ * every effect of the scenario that settled after a send since `since` (Redis ms) re-read from Stripe, and what
+ * changed appended to its journal as post-send facts. A deployment's facts worker (`serve --roles facts`) runs the same
+ * pass on its schedule, and re-reads on Stripe's webhooks; a scenario starts no facts worker, so the harness runs the
+ * command once before it judges a receipt. The baselines get no such step: the seeds' systems had none.
+ * Answers the command line and the report it printed; a command that fails (a re-read that failed, Stripe not answering) fails the cell.
+ */
+export async function runReconcile(world: World, since: number): Promise<Reconciled> {
+  const now = await world.stores.journal.serverTime();
+  const args = ['reconcile', '--since', `${Math.max(1, Math.ceil((now - since) / 1000) + RECONCILE_MARGIN_S)}s`];
+  const command = `interlock ${args.join(' ')}`;
+  const running = run(process.execPath, [BIN, ...args], world.env);
+  const exit = await withTimeout(running.exited, 120_000, `\`${command}\` did not finish within 120 s`);
+  if (exit.code !== 0) throw new CellError(`\`${command}\` exited with ${exit.signal ?? `code ${String(exit.code)}`}: ${running.stderr().slice(-1500).trim()}`);
+  return { command, report: JSON.parse(running.stdout()) as Record<string, unknown> };
+}
+
+/**
+ * The gate's record of an effect when the cell is judged: `interlock reconcile` run first over the effect's lifetime
+ * (runReconcile: a deployment's facts worker does it on its schedule), then the signed receipt, verified with the
+ * workers' public key, and a tampered copy that must fail.
  */
 export async function judgeReceipt(world: World, effectId: string): Promise<ReceiptJudgement> {
-  const reader = stripeSide({ ...world.config, crashAt: null }).reader;
-  await createFacts(world.stores, reader).reread(effectId);
+  const proposed = (await world.stores.journal.receipt(effectId))?.entries[0]?.at;
+  if (proposed === undefined) throw new CellError(`no receipt for effect ${effectId}`);
+  const reconcile = await runReconcile(world, proposed);
   const receipt = await world.stores.journal.receipt(effectId);
   if (receipt === null) throw new CellError(`no receipt for effect ${effectId}`);
   const verification = world.verifyReceipt(receipt);
-  return { receipt, verification, tamperEvident: tamperFails(world, receipt), journal: receipt.entries.map((entry) => entry.kind) };
+  return { receipt, verification, tamperEvident: tamperFails(world, receipt), journal: receipt.entries.map((entry) => entry.kind), reconcile };
 }
 
 export type ReceiptAgainstStripe = {

@@ -429,7 +429,8 @@ export function copyTablesToReadme(out: string, readme: string, write?: WriteCal
   const text = readFileSync(readme, 'utf8');
   const start = text.indexOf(README_MARKERS.start);
   const end = text.indexOf(README_MARKERS.end);
-  if (start === -1 || end === -1 || end < start) throw new Error(`${readme} has no place for the scenario tables: it needs the lines ${README_MARKERS.start} and ${README_MARKERS.end}, in that order.`);
+  // No full stop at the end: the command's sentence goes on after it (". Run it from the project's root …").
+  if (start === -1 || end === -1 || end < start) throw new Error(`${readme} has no place for the scenario tables: it needs the lines ${README_MARKERS.start} and ${README_MARKERS.end}, in that order`);
   const from = text.indexOf('\n', start) + 1;
   const updated = text.slice(0, from) + readmeTables(readFileSync(join(out, 'README.md'), 'utf8')) + text.slice(end);
   if (updated === text) return false;

@@ -1,9 +1,9 @@
 // `interlock scenario stripe-dispute | billing-credit | shared-cap | all [--reps N] [--delays stripe|fast] [--out DIR]`:
 // runs the seeds' scenarios, each against a sandbox of its own (or Stripe test mode with STRIPE_SECRET_KEY=sk_test_…),
 // writes a Markdown page and a JSON file per scenario and one results page linking them.
-import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDecider, flagValue, loadDeciderConfig, makeDirectory, publicKeyPem, readApiBase, shownSetting, startPrivateRedis, stripeSettingOf, type Decider } from '../src/interlock.js';
 import { BILLING_COLUMNS, BILLING_DEFAULT_REPS, BILLING_ROWS, billingPlan, runBillingCredit } from './billing-credit.js';
@@ -52,18 +52,27 @@ export class ScenarioUsageError extends Error {}
  */
 export const RESULTS_DIR = join(ROOT, 'scenarios', 'results');
 
+/**
+ * The repetitions of a full run: the committed results were made by `npx interlock scenario all --reps 5 --delays
+ * stripe` (each JSON file's `command`), so a run of another --reps, each scenario's default among them, is not theirs.
+ */
+export const FULL_RUN_REPS = 5;
+
+/** The command that made the committed results, and that makes them again in place. */
+export const FULL_RUN_COMMAND = `npx interlock scenario all --reps ${FULL_RUN_REPS} --delays stripe`;
+
 /** What a run is, as far as where it writes goes: the scenarios, --reps (null: each one's default), --delays, the selection. */
 export type RunShape = { scenarios: readonly ScenarioName[]; reps: number | null; delays: Delays; rows: readonly string[] | null; columns: readonly string[] | null };
 
 /**
  * The options that make a run other than the committed results' (`--delays fast`, `--reps 1`, `--rows …`), as a
- * reader would name them; null for a full run: `--delays stripe`, each scenario's default repetitions, every row and
- * column.
+ * reader would name them; null for a full run: `--delays stripe`, `--reps` FULL_RUN_REPS, every row and column.
  */
 export function partialRun(run: RunShape): string | null {
   const why: string[] = [];
   if (run.delays !== 'stripe') why.push(`--delays ${run.delays}`);
-  if (run.reps !== null && run.scenarios.some((name) => RUNNERS[name].defaultReps !== run.reps)) why.push(`--reps ${run.reps}`);
+  if (run.reps === null) why.push(`each scenario's default --reps, not --reps ${FULL_RUN_REPS}`);
+  else if (run.reps !== FULL_RUN_REPS) why.push(`--reps ${run.reps}`);
   if (run.rows !== null) why.push('--rows');
   if (run.columns !== null) why.push('--columns');
   return why.length === 0 ? null : why.join(', ');
@@ -232,7 +241,11 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
   // A folder of the user's own (`--out .` at the project's root) would lose its README.md to the results index.
   const foreign = foreignFiles(resolve(options.out));
   if (foreign !== null) throw new ScenarioUsageError(foreignFolderProblem(options.out, foreign, 'a run'));
+  const made = firstMissing(resolve(options.out));
   probeOut(resolve(options.out));
+  // A run that ends before it wrote anything (no redis-server to start, one that exits at start, an interrupt) leaves
+  // no empty folder of its own making behind: after the lock's release, so an exit hook after it.
+  const removeEmptyOut = () => removeEmptyFolders(resolve(options.out), made);
   let stopRedis = async () => {};
   const privateRedis = redisUrl === '';
   // Aborted by an interrupt: a private Redis still starting is killed, and its start fails once it has exited.
@@ -300,6 +313,7 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
     throw new ScenarioUsageError(`Another scenario run${lock.heldBy === null ? '' : ` (pid ${lock.heldBy})`} is writing into --out ${options.out} now: two runs into one folder would replace each other's pages, and its index would mix them. Nothing was run. Wait for it to end, or give --out another folder; if no run is writing there, remove its lock ${lock.file}.`);
   }
   process.once('exit', lock.release);
+  process.once('exit', removeEmptyOut);
   for (const name of INTERRUPTS) process.once(name, interrupted);
   process.once('exit', removeLeftovers);
   // The command that started the run gone (an npx stopped with SIGTERM, which passes it on to no one): as SIGHUP.
@@ -317,9 +331,10 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
   /** A scenario none of whose cells can be judged: each recorded as failed with `why`, noted on the progress bar. */
   const notRun = (name: ScenarioName, error: unknown, what: string, cellWhy: string, field: 'world_error' | 'scenario_error'): ScenarioResult => {
     const runner = RUNNERS[name];
-    const why = error instanceof Error ? error.message : String(error);
+    // A process's stderr ends with a line break, and often a full stop: the note goes on after it as one sentence.
+    const why = (error instanceof Error ? error.message : String(error)).trim();
     const plan = runner.plan(options.reps, only);
-    bar.note(`${runner.key}: ${what}: ${why}. Its ${plan.length} cell${plan.length === 1 ? ' is' : 's are'} recorded as failed; the other scenarios go on.`);
+    bar.note(`${runner.key}: ${what}: ${why.replace(/\.$/, '')}. Its ${plan.length} cell${plan.length === 1 ? ' is' : 's are'} recorded as failed; the other scenarios go on.`);
     const reps = options.reps ?? runner.defaultReps;
     const cells = plan.map((step) => failedCell(step, `${cellWhy}: ${why}`));
     return { scenario: runner.key, generated: new Date().toISOString(), model, backend: key === null ? 'sandbox' : 'test_mode', delays: options.delays, reps, cells, command: reproducingCommand(name, { reps, defaultReps: runner.defaultReps, delays: options.delays, rows, columns }), [field]: why };
@@ -395,5 +410,30 @@ export async function runScenarios(options: ScenarioOptions): Promise<{ results:
     leftovers.watchdog = null;
     process.removeListener('exit', lock.release);
     lock.release();
+    process.removeListener('exit', removeEmptyOut);
+    removeEmptyOut();
+  }
+}
+
+/** The outermost folder on the way to `path` that does not exist yet (`path` itself, or one above it); null when it exists. */
+function firstMissing(path: string): string | null {
+  let missing: string | null = null;
+  for (let at = path; !existsSync(at); at = dirname(at)) {
+    missing = at;
+    if (dirname(at) === at) break;
+  }
+  return missing;
+}
+
+/** `path` and the folders above it up to `top`, each removed while it is empty; nothing when `top` is null. */
+function removeEmptyFolders(path: string, top: string | null): void {
+  if (top === null) return;
+  for (let at = path; ; at = dirname(at)) {
+    try {
+      rmdirSync(at);
+    } catch {
+      return;
+    }
+    if (at === top) return;
   }
 }

@@ -112,7 +112,7 @@ export async function runCapCell(world: World, decider: Decider, row: CapRow, co
         receiptAnswers.push(`${bot} ${money}`);
         tamperEvident &&= judged.tamperEvident;
         factsChanged ||= (v.recheckedAtRecovery?.violations.length ?? 0) > 0;
-        receipts[bot] = { effect_id: effectId, kinds: judged.journal, valid: v.valid, happened: v.happened, happened_once: v.happenedOnce, authorized_when_fired: v.authorizedWhenFired, assumptions_held: v.assumptionsHeld, refused: v.refused, evidence: v.evidence, receipt_answer: money, problems: v.problems, receipt: judged.receipt };
+        receipts[bot] = { effect_id: effectId, kinds: judged.journal, valid: v.valid, happened: v.happened, happened_once: v.happenedOnce, authorized_when_fired: v.authorizedWhenFired, assumptions_held: v.assumptionsHeld, refused: v.refused, evidence: v.evidence, receipt_answer: money, problems: v.problems, reconcile: judged.reconcile, receipt: judged.receipt };
       }
       crashedBot = effects.find(({ bot }) => RECOVERY_OUTCOMES.has(statuses[bot] ?? ''))?.bot ?? null;
     } else {

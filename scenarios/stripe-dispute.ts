@@ -259,6 +259,7 @@ async function runStartedCell(world: World, decider: Decider, row: DisputeRow, c
         tamper_evident: record.tamperEvident,
         effect_id: effectId,
         journal: record.journal,
+        reconcile: record.reconcile,
         receipt_answer: money,
         facts_changed_at_recovery: (v.recheckedAtRecovery?.violations.length ?? 0) > 0,
         exposure: v.exposure,

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { processRuns } from '../../src/redis/private-server.js';
 import { inTempDir, REPO, runCli, tempDir } from '../cli/run-cli.js';
-import { defaultOut, RESULTS_DIR } from '../../scenarios/run.js';
+import { defaultOut, FULL_RUN_REPS, RESULTS_DIR } from '../../scenarios/run.js';
 
 describe('interlock scenario with bad input', () => {
   it('refuses an unknown row or column with exit 2 and exits, starting no private Redis it would leave running', { timeout: 60_000 }, async () => {
@@ -119,7 +119,7 @@ describe('interlock scenario interrupted', () => {
 describe('where a run writes without --out', () => {
   it('a whole run into the committed results; a run of some rows or columns into a folder of its own, never over the committed pages', () => {
     const now = new Date('2026-12-04T07:31:02.123Z');
-    const full = { scenarios: ['stripe-dispute'] as const, reps: null, delays: 'stripe' as const, rows: null, columns: null };
+    const full = { scenarios: ['stripe-dispute'] as const, reps: FULL_RUN_REPS, delays: 'stripe' as const, rows: null, columns: null };
     expect(defaultOut({ ...full }, '.data', now)).toBe(RESULTS_DIR);
     expect(defaultOut({ ...full, rows: ['after_commit'] }, '.data', now)).toBe('.data/scenario-runs/2026-12-04T07-31-02-123Z');
     expect(defaultOut({ ...full, columns: ['interlock'] }, '/srv/interlock/', now)).toBe('/srv/interlock/scenario-runs/2026-12-04T07-31-02-123Z');

@@ -2,6 +2,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { identifier } from '../core/text.js';
 import { approvalRoom, GRANT_LIMITS, SUBJECT } from '../core/approval.js';
+import { APPROVAL_ID } from '../core/proposal.js';
 import { checked, CliFailure, EXIT_FAILED, wholeNumber } from './failure.js';
 import { withStores } from './stores.js';
 import { printJson, whenOutputLost } from './output.js';
@@ -15,6 +16,15 @@ function subject(name: string) {
     if (!SUBJECT.test(value)) throw new InvalidArgumentError(`${name} must name one payment or one customer, e.g. payment:pi_123 or customer:cus_123 (letters, digits and _ after pi_ or cus_).`);
     return value;
   };
+}
+
+/**
+ * An approval id as every approval is stored under (APPROVAL_ID): one no approval can have is bad input (exit 2), not
+ * an approval that is not there (`approvals describe ""` answered "No approval .", exit 1).
+ */
+function approvalId(value: string): string {
+  if (!APPROVAL_ID.test(value)) throw new InvalidArgumentError(`"${value.slice(0, 100)}" is not an approval id (1-200 letters, digits or _ . : -).`);
+  return value;
 }
 
 export function addApprovalCommands(program: Command): void {
@@ -52,7 +62,7 @@ export function addApprovalCommands(program: Command): void {
   approvals
     .command('revoke')
     .description('revoke an approval; prints the effects already dispatched under it, which may still land')
-    .argument('<id>')
+    .argument('<id>', 'the approval id', approvalId)
     .requiredOption('--by <who>', 'who revokes (recorded on the approval)', checked(identifier(200), '--by'))
     .action(async (id: string, options: { by: string }) => {
       await withStores(async ({ approvals }) => {
@@ -66,7 +76,7 @@ export function addApprovalCommands(program: Command): void {
   approvals
     .command('describe')
     .description('show an approval, what it has reserved and its uses')
-    .argument('<id>')
+    .argument('<id>', 'the approval id', approvalId)
     .action(async (id: string) => {
       await withStores(async ({ approvals }) => {
         const { now, snapshot, revokedBy } = await approvals.describe(id);

@@ -71,8 +71,9 @@ export async function markUnknown(ctx: GateContext, where: { partition: string; 
 /**
  * The sends in progress under one heartbeat (one worker id), each by the function that aborts it, and the one timer
  * that aborts them all once the heartbeat's key could lapse soon (heartbeatAbortMs before the watchdog's kill). The
- * timer counts to the bound it was set from; a bound that dropped (superseded, the key cleared, a stale beat's answer)
- * is looked at again at once, before the watchdog is told it (heartbeat.onBoundDropped), not when the timer fires.
+ * timer counts to the bound it was set from; a bound that dropped (superseded, the key cleared or found gone by a beat,
+ * a stale beat's answer) is looked at again at once, before the watchdog is told it (heartbeat.onBoundDropped), not
+ * when the timer fires.
  */
 type HeartbeatFence = { sends: Set<() => void>; timer: NodeJS.Timeout | undefined };
 
@@ -86,7 +87,7 @@ function heartbeatNearLapse(ctx: GateContext): boolean {
 /** Why this worker's heartbeat key could be gone soon: said by the abort's warning and the aborted send's error. */
 function lapseReason(heartbeat: Heartbeat): string {
   if (heartbeat.supersededBy() !== null) return 'another process beats under this worker id (INTERLOCK_WORKER_ID), so its key holds that process\'s nonce';
-  return `no heartbeat of this worker reached Redis for most of its TTL (INTERLOCK_HEARTBEAT_TTL_MS, ${heartbeat.ttlMs} ms), so its key could lapse`;
+  return `no heartbeat of this worker reached Redis for most of its TTL (INTERLOCK_HEARTBEAT_TTL_MS, ${heartbeat.ttlMs} ms), so its key could lapse, or a beat found the key gone and wrote it anew (Redis lost it: a failover to a replica without it)`;
 }
 
 /**

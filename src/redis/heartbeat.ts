@@ -26,6 +26,7 @@ export type Liveness = { alive: boolean; ttlMs: number; now: number };
  * when a send is still in progress past that bound (send-watchdog.ts). A bound earlier than the one last told (the key
  * may be gone: superseded, or cleared by stop) is first told to the listeners of onBoundDropped, at once
  * and synchronously: they abort the sends in progress before the watchdog learns a bound those sends are already past.
+ * So is a beat that found the key gone and wrote it anew (`kept: false`), before the bound it then tells.
  */
 export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId: string; nonce: string; intervalMs?: number; ttlMs?: number; onError?: (error: unknown) => void; onSuperseded?: (by: string) => void; onReclaimed?: (by: string) => void; onAliveUntil?: (at: number) => void }) {
   const { redis, keys, workerId, nonce } = deps;
@@ -49,19 +50,22 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
   let toldUntil = -Infinity;
   const boundDropped = new Set<() => void>();
 
+  /** Tells onBoundDropped's listeners that the key may be gone (aliveFor() answers so before this is called). */
+  function tellBoundDropped(): void {
+    for (const listener of [...boundDropped]) {
+      try {
+        listener();
+      } catch (error) {
+        deps.onError?.(error);
+      }
+    }
+  }
+
   /** Tells the watchdog until when the key lives; a bound that dropped goes to onBoundDropped's listeners first. */
   function tellAliveUntil(at: number): void {
     const dropped = at < toldUntil;
     toldUntil = at;
-    if (dropped) {
-      for (const listener of [...boundDropped]) {
-        try {
-          listener();
-        } catch (error) {
-          deps.onError?.(error);
-        }
-      }
-    }
+    if (dropped) tellBoundDropped();
     deps.onAliveUntil?.(at);
   }
 
@@ -89,6 +93,18 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
     // Stop's word stands over a beat it overtook: a key it cleared is gone, whatever this beat had set before.
     if (stops !== stopsAtSend) return;
     if (reply.kept !== true || heldSince === Infinity) heldSince = answeredAt;
+    if (reply.kept !== true && mode === '0') {
+      // The key was gone when this beat wrote it anew: it lapsed while the beats failed, or it vanished while they
+      // succeeded (Redis failed over to a replica without it, a lagging replica expired it). Another worker may have
+      // read this one as dead meanwhile and taken its claims over, so the sends in progress are aborted at once (their
+      // outcome unknown, their claims kept), before the new bound is told, with aliveFor() answering 0 meanwhile.
+      // The watchdog is not told the instant already past: the gate aborted those sends, and the sends that begin
+      // after this beat go on.
+      const sentBefore = lastSentAt;
+      lastSentAt = -Infinity;
+      tellBoundDropped();
+      lastSentAt = sentBefore;
+    }
     // A beat sent earlier and answered later (its script sent again after NOSCRIPT) set the key no shorter than the
     // later one did: it ran after it. The bound only moves forward.
     lastSentAt = Math.max(lastSentAt, sentAt);
@@ -124,7 +140,8 @@ export function createHeartbeat(deps: { redis: RedisClient; keys: Keys; workerId
     },
     /**
      * Calls `listener` synchronously whenever the bound told onAliveUntil drops below the one told before, right before
-     * it is told (aliveFor() already answers the new bound). Returns the function that removes it.
+     * it is told (aliveFor() already answers the new bound), and when a beat found the key gone, before the bound it
+     * refreshed is told (aliveFor() answers 0 meanwhile). Returns the function that removes it.
      */
     onBoundDropped(listener: () => void): () => void {
       boundDropped.add(listener);

@@ -8,7 +8,7 @@
 // has no event for a balance transaction; the visible signal is `customer.updated`, whose `previous_attributes` name
 // the moved currency's entry of `invoice_credit_balance`, and `balance` when it moved. A customer on a test clock lives
 // on that clock's time.
-import { snapshot } from '../core/diff.js';
+import { previousAttributes, snapshot } from '../core/diff.js';
 import { invalidRequest, requireObject, resourceMissing } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { listParams, paginate, requireFilterIds } from '../core/list.js';
@@ -169,9 +169,8 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
   const creditBalanceOf = (customerId: string): Record<string, number> =>
     Object.fromEntries([...(creditBalances.get(customerId) ?? [])].map(([currency, balance]) => [currency, balance === 0 ? 0 : -balance]));
 
-  const changeBalance = (customer: Customer, change: BalanceChange, origin: EventOrigin): CustomerBalanceTransaction => {
-    const before = snapshot(customer);
-    const creditsBefore = creditBalanceOf(customer.id);
+  /** Records a balance transaction and moves the balance of its currency, announcing nothing: the caller announces it. */
+  const recordBalance = (customer: Customer, change: BalanceChange): CustomerBalanceTransaction => {
     const held = creditBalancesOf(customer.id);
     // `ending_balance` is the balance the transaction moved: `balance` in the customer's currency, else that
     // currency's entry of `invoice_credit_balance`.
@@ -179,7 +178,7 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
     held.set(change.currency, ending);
     customer.currency ??= change.currency;
     if (customer.currency === change.currency) customer.balance = ending;
-    const transaction = transactions.insert({
+    return transactions.insert({
       id: newId('cbtxn'),
       object: 'customer_balance_transaction',
       amount: change.amount,
@@ -196,6 +195,12 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
       metadata: change.metadata ?? {},
       type: change.type,
     });
+  };
+
+  const changeBalance = (customer: Customer, change: BalanceChange, origin: EventOrigin): CustomerBalanceTransaction => {
+    const before = snapshot(customer);
+    const creditsBefore = creditBalanceOf(customer.id);
+    const transaction = recordBalance(customer, change);
     // The balance of the transaction's currency moved whatever `balance` did: previous_attributes names its entry of
     // invoice_credit_balance (null for a currency the customer had no balance in), and `balance` only when it moved.
     events.emit('customer.updated', customer, origin, { before, includable: { before: { invoice_credit_balance: creditsBefore }, after: { invoice_credit_balance: creditBalanceOf(customer.id) } } });
@@ -350,6 +355,7 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
       handle: (params, path, ctx) => {
         const customer = require(path['id'] ?? '', 'id');
         const before = snapshot(customer);
+        const creditsBefore = creditBalanceOf(customer.id);
         customer.metadata = mergeMetadata(customer.metadata, params.metadata);
         if (params.name !== undefined) customer.name = params.name;
         if (params.email !== undefined) customer.email = params.email;
@@ -359,10 +365,16 @@ export function createCustomers(core: Core, deps: { methods: PaymentMethods; clo
         const wanted = params.invoice_settings?.default_payment_method;
         if (wanted !== undefined) customer.invoice_settings.default_payment_method = attach(customer, wanted, 'invoice_settings[default_payment_method]', ctx.origin);
         if (params.invoice_settings?.footer !== undefined) customer.invoice_settings.footer = params.invoice_settings.footer;
-        events.emit('customer.updated', customer, ctx.origin, { before });
-        // Setting `balance` directly is an adjustment by the difference (stripe-facts §8.1).
+        // Setting `balance` directly is an adjustment by the difference (stripe-facts §8.1), recorded here and announced
+        // with the rest of the update.
         if (params.balance !== undefined && params.balance !== customer.balance) {
-          changeBalance(customer, { amount: params.balance - customer.balance, currency: customer.currency ?? 'usd', type: 'adjustment' }, ctx.origin);
+          recordBalance(customer, { amount: params.balance - customer.balance, currency: customer.currency ?? 'usd', type: 'adjustment' });
+        }
+        // One update is one customer.updated, sent only when a property changed ("Occurs whenever any property of a
+        // customer changes"), its previous_attributes naming every field that did, `balance` included.
+        const includable = { before: { invoice_credit_balance: creditsBefore }, after: { invoice_credit_balance: creditBalanceOf(customer.id) } };
+        if (previousAttributes({ ...before, ...includable.before }, { ...customer, ...includable.after }) !== undefined) {
+          events.emit('customer.updated', customer, ctx.origin, { before, includable });
         }
         return customer;
       },

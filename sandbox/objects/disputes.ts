@@ -134,6 +134,9 @@ export function createDisputes(core: Core, deps: DisputeDeps): Disputes {
   };
 
   const open = (charge: Charge, kind: DisputeKind, reason: DisputeReason, origin: EventOrigin, deliverAfterMs = 0): Dispute => {
+    // Only money that was taken can be disputed, and not once all of it went back (stripe-facts §4.4, §5.1).
+    if (charge.status !== 'succeeded') throw invalidRequest(`Charge ${charge.id} has a status of ${charge.status}; only a successful charge can be disputed.`);
+    if (charge.refunded) throw invalidRequest(`Charge ${charge.id} has been fully refunded; a fully refunded charge can no longer be disputed.`);
     const code = networkReasonCode(kind, reason);
     const dispute = collection.insert({
       id: newId('du'),

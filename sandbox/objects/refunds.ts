@@ -4,7 +4,7 @@
 // The charge's `amount_refunded` counts every refund that is not failed or canceled. Test cards choose the path
 // (`pm_card_pendingRefund`, `pm_card_refundFail`), and a chargeback posting fails refunds younger than
 // `settings.pendingRefundDisputeWindowSeconds` with `charge_for_pending_refund_disputed` (scenarios.md §2.7).
-import { snapshot } from '../core/diff.js';
+import { previousAttributes, snapshot } from '../core/diff.js';
 import { automatic } from '../core/event-bus.js';
 import { invalidRequest, requireObject, resourceMissing } from '../core/errors.js';
 import { newId } from '../core/ids.js';
@@ -278,8 +278,9 @@ export function createRefunds(core: Core, deps: RefundDeps): Refunds {
         const before = snapshot(refund);
         refund.metadata = mergeMetadata(refund.metadata, params.metadata);
         // Card refunds are among the "selected payment methods" whose updates also fire charge.refund.updated
-        // (README: decisions), which is what Stripe's own `stripe trigger charge.refund.updated` fixture does.
-        announce(refund, before, ctx.origin);
+        // (README: decisions), which is what Stripe's own `stripe trigger charge.refund.updated` fixture does. An
+        // update that changes nothing is no update: no event.
+        if (previousAttributes(before, refund) !== undefined) announce(refund, before, ctx.origin);
         return refund;
       },
     }),

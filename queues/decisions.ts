@@ -687,6 +687,20 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     return first === null ? null : judgeRecorded(record, first, effectId);
   }
 
+  /**
+   * A case final with no effect (declined, failed: by another run of the case, or by this one) as the journal holds
+   * it: a proposal the case recorded under its effect id (the other run's, which may be queued and sent) binds it,
+   * judged as after a failure; with none, the case stays as stored.
+   */
+  async function yieldToRecorded(stored: CaseRecord): Promise<CaseRecord> {
+    if (!isFinalCase(stored.status) || stored.status.effectId !== null) return stored;
+    const { caseId } = stored.submission;
+    const recorded = await firstRecordedProposal(stores, caseEffectId(caseId));
+    if (recorded === null || !recordedByCase(recorded, stored.submission)) return stored;
+    logger.warn({ caseId, state: stored.status.state }, 'the case was ended with nothing proposed, but its proposal is recorded; it is noted as the journal holds it');
+    return judgeAfterFailure(caseId, recorded, caseEffectId(caseId));
+  }
+
   // Aborted when the worker is asked to stop: a model call in flight (up to INTERLOCK_MODEL_TIMEOUT_MS a try, and
   // its retries) ends at once instead of holding the stop past its deadline, and its case waits for the next worker.
   const stopping = new AbortController();
@@ -784,7 +798,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
       logger.warn({ caseId }, 'a decisions job names a case that is not stored; dropped');
       return null;
     }
-    if (isFinalCase(record.status)) return record;
+    if (isFinalCase(record.status)) return yieldToRecorded(record);
     try {
       return await decide(record);
     } catch (error) {
@@ -817,7 +831,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
           // While it waits, the case says so: not the error's advice to submit it again, which is for a case failed.
           const waiting = `${message.replace(DECIDE_AGAIN_LATER, '')} The case is tried again by itself until ${new Date(next.state.failingSince + deciderRetry.forMs).toISOString()} (INTERLOCK_RETRY_FOR_MS), and fails if it is still unavailable then.`;
           const queued = await setStatus(caseId, { ...current, state: 'queued', error: { code, message: waiting } });
-          if (!queued.written) return queued.record;
+          if (!queued.written) return yieldToRecorded(queued.record);
           let moved = true;
           try {
             await job.updateData({ ...job.data, deciderOutage: next.state });
@@ -837,9 +851,10 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
       }
       const last = outageEnded !== null || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       if (retry && !last) {
-        // Decided meanwhile by another run of the case: nothing is left to retry.
+        // Decided meanwhile by another run of the case: nothing is left to retry (failed or declined, it yields to a
+        // proposal the case recorded).
         const queued = await setStatus(caseId, { ...current, state: 'queued', error: { code, message } });
-        if (!queued.written) return queued.record;
+        if (!queued.written) return yieldToRecorded(queued.record);
         logger.warn({ caseId, code, attempt: job.attemptsMade + 1, retryInMs: decisionBackoff(job.attemptsMade + 1, delay, error), askedMs: askedWaitOf(error) }, 'case not decided yet; it is retried');
         throw error;
       }

@@ -1,36 +1,16 @@
-// The wiring `interlock alerts` tests share: an alerts store on the machine's Redis under a random key prefix, and
-// the environment that points the real binary at it with a private data directory. The rig registers the afterAll
-// that deletes its prefix's keys and the directory, so a test file deletes only its own.
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll } from 'vitest';
+// The wiring `interlock alerts` tests share: the CLI rig (cliRig: the machine's Redis under a random key prefix, the
+// binary's environment, the afterAll that deletes them) and an alerts store on it.
 import { createAlerts, type Alerts } from '../../src/redis/alerts.js';
 import { createKeys } from '../../src/redis/keys.js';
-import { REDIS_URL } from '../support/harness.js';
-import { tempDir } from './run-cli.js';
+import { cliRig, type CliRig } from './cli-rig.js';
 
-export type AlertsRig = {
-  /** REDIS_URL, INTERLOCK_KEY_PREFIX and INTERLOCK_DATA_DIR for runCli. */
-  env: { REDIS_URL: string; INTERLOCK_KEY_PREFIX: string; INTERLOCK_DATA_DIR: string };
-  redis: Redis;
+export type AlertsRig = Omit<CliRig, 'prefix'> & {
   /** The store the binary lists, its clock the wall clock. */
   alerts: Alerts;
 };
 
 /** A rig for one test file; `label` names its temporary data directory. */
 export function alertsRig(label: string): AlertsRig {
-  const prefix = `tcli${randomBytes(5).toString('hex')}`;
-  const temp = tempDir(label);
-  const redis = new Redis(REDIS_URL);
-  afterAll(async () => {
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
-    temp.remove();
-  });
-  return {
-    env: { REDIS_URL, INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_DATA_DIR: temp.dir },
-    redis,
-    alerts: createAlerts({ redis, keys: createKeys(prefix), now: async () => Date.now() }),
-  };
+  const { env, prefix, redis } = cliRig(label);
+  return { env, redis, alerts: createAlerts({ redis, keys: createKeys(prefix), now: async () => Date.now() }) };
 }

@@ -2,25 +2,13 @@
 // reads them as steps of its path, so the approval's own links could never reach it) and writing nothing; an
 // approval an earlier version stored under one is still described and revoked by the CLI, the one way left to
 // revoke it. A cap too large for the CLI is told its range, as the API tells it.
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { assertPartition, createKeys } from '../../src/redis/keys.js';
 import { createScriptRunner } from '../../src/redis/scripts.js';
-import { runCli, tempDir } from './run-cli.js';
+import { cliRig } from './cli-rig.js';
+import { runCli } from './run-cli.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const prefix = `tclidot${randomBytes(5).toString('hex')}`;
-const temp = tempDir('approval-dot-ids');
-const env = { REDIS_URL, INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_DATA_DIR: temp.dir };
-const redis = new Redis(REDIS_URL);
-
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
-  temp.remove();
-});
+const { env, prefix, redis } = cliRig('approval-dot-ids');
 
 it.each(['.', '..'])('approvals grant --id "%s" is refused with exit 2, says why, and writes nothing', async (id) => {
   const run = await runCli(['approvals', 'grant', '--id', id, '--approver', 'dana@support', '--cap-cents', '3000', '--scope', 'payment:pi_dot'], env);

@@ -3,22 +3,12 @@
 // nothing; a cap of 0 is accepted (nothing may move on that subject), as the store accepts it.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startPrivateRedis } from '../support/private-redis.js';
-import { runCli, tempDir, type CliRun } from './run-cli.js';
+import { cliRig } from './cli-rig.js';
+import { runCli, type CliRun } from './run-cli.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const prefix = `tcli${randomBytes(5).toString('hex')}`;
-const temp = tempDir('approvals');
-const env = { REDIS_URL, INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_DATA_DIR: temp.dir };
-const redis = new Redis(REDIS_URL);
-
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
-  temp.remove();
-});
+const { env, prefix, redis } = cliRig('approvals');
 
 const BAD_NUMBERS = ['-5', '1e21', 'abc', '2.5', '', '0x10', ' 7', '9007199254740993'];
 

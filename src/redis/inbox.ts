@@ -199,7 +199,7 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
     const closure: InboxClosure = { action: 'dismiss', by: request.by, note: request.note, resolution: null, reapproval: null, at: await journal.serverTime() };
     if ((await closeCaseFailures(item.effectId, closure, item.id)).includes(item.id)) return { item: { ...item, status: 'closed', closure }, entry: null };
     const known = await get(item.id);
-    if (known?.closure) throw closedError(item.id, known.closure, request.by);
+    if (known?.closure) throw closedError(item.id, known.closure, request);
     throw new InterlockError('inbox_item_closed', `Inbox item ${item.id} was closed already. Nothing was recorded.`);
   }
 
@@ -358,7 +358,7 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
       if (!ALLOWED_ACTIONS[item.kind].includes(request.action)) {
         throw new InterlockError('action_not_allowed', `An item of kind ${item.kind} cannot be ${request.action === 'reapprove' ? 're-approved' : `${request.action}d`}; it allows ${ALLOWED_ACTIONS[item.kind].join(', ')}.`);
       }
-      if (item.closure !== null) throw closedError(id, item.closure, request.by);
+      if (item.closure !== null) throw closedError(id, item.closure, request);
       if (item.kind === 'case_failed') return dismissCaseFailure(item, request);
       const partition = await journal.partitionOf(item.effectId);
       if (partition === null) throw new InterlockError('unknown_effect', `Inbox item ${id} names effect ${item.effectId}, which is not recorded.`);
@@ -377,7 +377,7 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
         }
         case 'ACTED': {
           const known = await get(id);
-          if (known?.closure) throw closedError(id, known.closure, request.by);
+          if (known?.closure) throw closedError(id, known.closure, request);
           throw new InterlockError('inbox_item_closed', `Inbox item ${id} was acted on already: ${describeActor(reply.by)}. Nothing was recorded.`);
         }
         case 'OPEN':
@@ -404,13 +404,35 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
 
 /**
  * The item was closed before this action: by someone else (named, so the two can talk), or by the same person, who is
- * told it was their own earlier action (a double submit, a second tab) rather than that somebody beat them to it.
+ * told it was their own earlier action (a double submit, a second tab) rather than that somebody beat them to it. Of
+ * the same person's, a request for exactly what was recorded (the same action, resolution and approval; its note may
+ * differ, and the one given then stands) is told it asks for the same, and only another is told what else it asks.
  */
-function closedError(id: string, closure: InboxClosure, by: Actor): InterlockError {
+function closedError(id: string, closure: InboxClosure, request: Pick<ActRequest, 'action' | 'by' | 'note' | 'resolution' | 'reapproval'>): InterlockError {
   const how = closure.action === 'resolve' ? `resolved it (${closure.resolution === 'landed' ? 'landed' : 'did not land'})` : closure.action === 'reapprove' ? `re-approved it under ${closure.reapproval?.approval ?? 'a new approval'}` : 'dismissed it';
   const at = new Date(closure.at).toISOString();
-  if (closure.by.name === by.name) {
-    return new InterlockError('inbox_item_closed', `You (${closure.by.name}, ${closure.by.role}) already ${how} at ${at}, which closed inbox item ${id}; this request asks for something else, so it was not recorded. Read the item to see what stands.`);
+  if (closure.by.name === request.by.name) {
+    const mine = `You (${closure.by.name}, ${closure.by.role}) already ${how} at ${at}, which closed inbox item ${id}`;
+    const same =
+      closure.action === request.action &&
+      (request.action !== 'resolve' || closure.resolution === (request.resolution ?? null)) &&
+      (request.action !== 'reapprove' || (request.reapproval?.approval !== undefined && closure.reapproval?.approval === request.reapproval.approval));
+    if (same) {
+      const note = closure.note === request.note ? '' : ' with another note';
+      return new InterlockError('inbox_item_closed', `${mine}; this request asks for the same${note}, so nothing new was recorded: the item stands as that action left it${note === '' ? '' : ', with the note given then'}.`);
+    }
+    // A re-approval asked without its approval is one under another (reapprove() asks act() so only then).
+    const asked =
+      request.action === 'resolve'
+        ? `to resolve it (${request.resolution === 'landed' ? 'landed' : 'did not land'})`
+        : request.action === 'dismiss'
+          ? 'to dismiss it'
+          : request.reapproval
+            ? `to re-approve it under ${request.reapproval.approval}`
+            : closure.action === 'reapprove'
+              ? 'to re-approve it under another approval'
+              : 'to re-approve it';
+    return new InterlockError('inbox_item_closed', `${mine}; this request asks ${asked}, so it was not recorded. Read the item to see what stands.`);
   }
   return new InterlockError('inbox_item_closed', `Inbox item ${id} was closed already: ${closure.by.name} (${closure.by.role}) ${how} at ${at}. Nothing was recorded.`);
 }

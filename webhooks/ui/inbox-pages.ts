@@ -10,10 +10,10 @@ import { PERMISSIONS } from '../api/auth.js';
 import type { ApiContext } from '../api/context.js';
 import { asApiError } from '../api/errors.js';
 import { assertReapprovalRecorded, inboxActionsFor } from '../api/inbox-routes.js';
-import { dismissBody, inboxItemParam, reapproveBody, resolveBody } from '../api/schemas.js';
+import { dismissBody, inboxItemParam, inboxQuery, reapproveBody, resolveBody } from '../api/schemas.js';
 import type { Caller } from '../api/tokens.js';
 import { html, type Html } from './html.js';
-import { layout, type Viewer } from './pages.js';
+import { BAD_CURSOR, layout, type Viewer } from './pages.js';
 
 export const INBOX_SECTION = { path: '/ui/inbox', label: 'Inbox' } as const;
 
@@ -35,7 +35,8 @@ const detailCents = (item: InboxItem, key: string): number | null => {
 const label = (kind: string) => kind.replace(/_/g, ' ');
 const json = (value: unknown) => JSON.stringify(value);
 
-export function inboxListPage(input: { viewer: Viewer; items: readonly InboxItem[]; status: 'open' | 'closed'; nextHref: string | null }): Html {
+/** `error`: why no items are shown (a page position it never gave out), with a link to `firstHref`. */
+export function inboxListPage(input: { viewer: Viewer; items: readonly InboxItem[]; status: 'open' | 'closed'; nextHref: string | null; error?: { message: string; firstHref: string } | null }): Html {
   const other = input.status === 'open' ? html`<a href="/ui/inbox?status=closed">Show closed items</a>` : html`<a href="/ui/inbox">Show open items</a>`;
   const rows = input.items.map(
     (item) => html`<tr><td><a href="/ui/inbox/${item.id}">${label(item.kind)}</a></td><td><code>${item.subject}</code></td><td>${stakeCell(item)}</td><td>${item.happened}</td><td>${iso(item.openedAt)}</td><td>${item.closure ? html`${item.closure.action} by ${item.closure.by.name}` : 'open'}</td></tr>`,
@@ -45,7 +46,8 @@ export function inboxListPage(input: { viewer: Viewer; items: readonly InboxItem
     input.viewer,
     html`<h1>Escalation inbox: ${input.status} items</h1>
 <p>Effects a person must look at: an outcome nobody could settle, a refusal that may be re-approved, money at stake after a send; and support cases that failed undecided. ${other}</p>
-${input.items.length === 0 ? html`<p>No ${input.status} items.</p>` : html`<table><caption>${input.status === 'open' ? 'Open items, newest first' : 'Closed items, newest closure first'}</caption>
+${input.error ? html`<p class="error" role="alert">${input.error.message}</p>
+<nav aria-label="Pages" class="pages"><a href="${input.error.firstHref}">First page</a></nav>` : input.items.length === 0 ? html`<p>No ${input.status} items.</p>` : html`<table><caption>${input.status === 'open' ? 'Open items, newest first' : 'Closed items, newest closure first'}</caption>
 <thead><tr><th scope="col">Kind</th><th scope="col">Subject</th><th scope="col">At stake</th><th scope="col">What happened</th><th scope="col">Opened</th><th scope="col">Status</th></tr></thead>
 <tbody>${rows}</tbody></table>`}
 ${input.nextHref === null ? null : html`<p><a href="${input.nextHref}">Next page</a></p>`}`,
@@ -183,7 +185,14 @@ export function addInboxPages(router: Router, context: ApiContext, helpers: Inbo
     page(async (req, res, viewer, caller) => {
       if (!may(caller, 'readInbox')) return refuseReader(res, viewer, caller);
       const status = req.query.status === 'closed' ? 'closed' : 'open';
-      const after = typeof req.query.starting_after === 'string' ? req.query.starting_after : undefined;
+      // A blank position is the first page, as a blank field of the effects page's filter is "any"; one the API's
+      // inbox listing would refuse (not of the form the page links, or sent twice) is answered as the API does: 400.
+      const given = req.query.starting_after;
+      const after = given === undefined || given === '' ? undefined : given;
+      if (after !== undefined && (typeof after !== 'string' || !inboxQuery.shape.starting_after.safeParse(after).success)) {
+        const firstHref = status === 'closed' ? `${INBOX_SECTION.path}?status=closed` : INBOX_SECTION.path;
+        return send(res, 400, inboxListPage({ viewer, items: [], status, nextHref: null, error: { message: BAD_CURSOR, firstHref } }));
+      }
       const found = await stores.inbox.list({ status }, 25, after);
       const nextHref = found.next === null ? null : `${INBOX_SECTION.path}?${new URLSearchParams({ ...(status === 'closed' ? { status } : {}), starting_after: found.next }).toString()}`;
       send(res, 200, inboxListPage({ viewer, items: found.data, status, nextHref }));

@@ -157,6 +157,13 @@ ${more ? html`<p>More alerts are open than this page lists: see <code>npx interl
   )}</ul></section>`;
 }
 
+/**
+ * A list page's answer to a page position (`starting_after`) it never gave out (a link edited by hand, cut short, or
+ * from another list), as the API refuses such a cursor: 400, with a link to the first page, never the first page
+ * shown as if it were the one asked for.
+ */
+export const BAD_CURSOR = 'The page position in this address (starting_after) is not one this page gave out, so no page was shown. Start again from the first page.';
+
 export type ListFilters = { state?: string | undefined; outcome?: string | undefined; subject?: string | undefined; request?: string | undefined };
 
 function option(value: string, label: string, selected: string | undefined): Html {
@@ -201,7 +208,10 @@ export function effectsPage(input: {
 </form>
 ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : null}
 ${
-  input.effects.length === 0
+  input.effects.length === 0 && input.error !== null
+    ? // Refused (its filter or page position): nothing was looked for, so nothing is said to match or not.
+      null
+    : input.effects.length === 0
     ? // A page that stopped at the listing's scan budget (a filter few effects match) has no rows and a next page: the
       // effects after it were not looked at, so "none match" would be a false no.
       input.nextHref === null

@@ -33,7 +33,7 @@ import { EFFECT_OUTCOMES, EFFECT_STATES, listQuery } from '../api/schemas.js';
 import type { Caller, TokenRegistry } from '../api/tokens.js';
 import { toText, type Html } from './html.js';
 import { addInboxPages, INBOX_SECTION } from './inbox-pages.js';
-import { ALERTS_SHOWN, effectPage, effectsPage, messagePage, mixedSessionsPage, signInPage, STYLESHEET, type ListFilters, type StripeLinks, type UiSection, type Viewer } from './pages.js';
+import { ALERTS_SHOWN, BAD_CURSOR, effectPage, effectsPage, messagePage, mixedSessionsPage, signInPage, STYLESHEET, type ListFilters, type StripeLinks, type UiSection, type Viewer } from './pages.js';
 import { createFailedSignIns, FAILED_SIGN_INS } from './failed-sign-ins.js';
 import { createPageSessions, csrfTokenFor, SESSION_MS } from './session.js';
 
@@ -95,6 +95,24 @@ function crossSite(req: Request): boolean {
 /** A local path to go back to after signing in: never another site (`//evil`, `/\evil`). */
 function localPath(value: unknown): string {
   return typeof value === 'string' && /^\/ui(?:[/?][^\\\s]*)?$/.test(value) && !value.startsWith('//') ? value : UI_PATH;
+}
+
+/**
+ * A request the page could not read before any handler ran, in the page's words: the status the API answers it with
+ * (asApiError), except a form with more fields than the page takes, which is too large (413) as its parser says.
+ * Null for the service's own faults (500).
+ */
+function unreadable(error: unknown): { status: number; title: string; message: string } | null {
+  const type = (error as { type?: unknown } | null)?.type;
+  if (type === 'entity.too.large') return { status: 413, title: 'The form is too large', message: 'The form is larger than this page takes (64 KB), so it was not read. Shorten the note and send it again.' };
+  if (type === 'parameters.too.many') return { status: 413, title: 'The form is too large', message: 'The form has more fields than this page’s forms send, so it was not read. Send the form from the page itself.' };
+  if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
+    return { status: 415, title: 'The form could not be read', message: `The form was sent in a ${type === 'charset.unsupported' ? 'character set' : 'content encoding'} this page does not read, so it was not read. Send it from the page itself (a browser sends UTF-8).` };
+  }
+  const failure = asApiError(error);
+  if (failure.status >= 500) return null;
+  if (error instanceof URIError) return { status: 400, title: 'No such page', message: 'This is not a valid address: its %-escapes do not decode as text (each % takes two hexadecimal digits, together a UTF-8 character), so it names no page. Use the links at the top of the page.' };
+  return { status: failure.status, title: 'The request could not be read', message: 'The request could not be read (its body was cut short, or does not decode as it says), so it was not answered.' };
 }
 
 export function uiRouter(deps: UiDeps): Router {
@@ -336,14 +354,24 @@ export function uiRouter(deps: UiDeps): Router {
       }
       // Empty fields of the filter form mean "any".
       const raw = Object.fromEntries(Object.entries(req.query).filter(([, value]) => typeof value === 'string' && value.trim() !== '').map(([key, value]) => [key, String(value).trim()]));
+      // A page position sent twice is none this page gave out (its links carry one), not a blank field meaning "any".
+      const twice = Array.isArray(req.query.starting_after);
       const parsed = listQuery.safeParse({ ...raw, limit: String(pageSize) });
       const filters: ListFilters = { state: raw.state, outcome: raw.outcome, subject: raw.subject, request: raw.request };
       // One more than the page shows, so it can say when more are open than it lists.
       const alerts: Alert[] | null = may(caller, 'readAlerts') ? ((await context.alerts({ all: false, limit: ALERTS_SHOWN + 1 })).data as Alert[]) : null;
       const base = { viewer, alerts, filters, states: EFFECT_STATES, outcomes: EFFECT_OUTCOMES };
-      if (!parsed.success) {
-        const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
-        send(res, 400, effectsPage({ ...base, effects: [], nextHref: null, firstHref: UI_PATH, error: `The filter is not valid (${problems}).` }));
+      if (!parsed.success || twice) {
+        // A bad page position is said in the page's words (BAD_CURSOR), and the first page it links keeps the filter
+        // when the filter itself is valid; any other problem is the filter's.
+        const all = parsed.success ? [] : parsed.error.issues;
+        const issues = all.filter((issue) => issue.path[0] !== 'starting_after');
+        const badCursor = twice || issues.length < all.length;
+        const problems = issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
+        const keep = new URLSearchParams(Object.entries(filters).filter((pair): pair is [string, string] => pair[1] !== undefined));
+        const firstHref = issues.length === 0 && keep.size > 0 ? `${UI_PATH}?${keep.toString()}` : UI_PATH;
+        const error = [issues.length > 0 ? `The filter is not valid (${problems}).` : null, badCursor ? BAD_CURSOR : null].filter((text) => text !== null).join(' ');
+        send(res, 400, effectsPage({ ...base, effects: [], nextHref: null, firstHref, error }));
         return;
       }
       const query = parsed.data;
@@ -440,6 +468,28 @@ export function uiRouter(deps: UiDeps): Router {
     }
     const signOut = req.path.endsWith('/sign-out') ? ' To sign out, use the Sign out button at the top.' : '';
     send(res, 404, messagePage(viewer, 'No such page', `There is no page at this address; the pages you may open are linked at the top.${signOut}`));
+  });
+
+  // Last of all: what failed before a page's handler ran, under /ui (a path whose %-escapes do not decode, a form the
+  // parser refused), is answered with a page in the status the API gives it, never left to the API's JSON error.
+  router.use((error: unknown, req: Request, res: Response, next: (error: unknown) => void) => {
+    if (res.headersSent || !UNDER_UI.test(req.path)) {
+      next(error);
+      return;
+    }
+    const signed = session(req);
+    // The navigation of a signed-in caller, without taking its rate limit: the request did nothing.
+    const viewer: Viewer | null = signed === null || 'mixed' in signed ? null : { name: signed.caller.name, role: signed.caller.role, csrf: signed.csrf, sections: sectionsOf(signed.caller) };
+    const nothing = req.method === 'GET' || req.method === 'HEAD' ? '' : ' Nothing was recorded.';
+    const unread = unreadable(error);
+    if (unread === null) {
+      // What a fault did before it was thrown is not known here, so nothing is said about what was recorded.
+      const requestId = String((req as { id?: unknown }).id ?? '');
+      context.logger.error({ err: error, reqId: requestId }, 'page failed');
+      send(res, 500, messagePage(viewer, 'Something went wrong', `The request could not be answered; try again, and see the service's log for request ${requestId}.`));
+      return;
+    }
+    send(res, unread.status, messagePage(viewer, unread.title, `${unread.message}${nothing}`));
   });
 
   return router;

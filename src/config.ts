@@ -1,6 +1,7 @@
 // One validated configuration, read from the environment once, with embedded defaults that run on a fresh
 // machine. Every option is listed in the README's configuration table.
-import { isIP } from 'node:net';
+import { createRequire } from 'node:module';
+import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
 import { InterlockError } from './core/errors.js';
 import { wholeNumberSetting } from './core/text.js';
@@ -422,14 +423,36 @@ export function redisDatabaseOf(text: string): number {
   return path === '' ? 0 : Number(path);
 }
 
+/** The widest range a proxy's addresses are taken to need: an IPv4 /8 (10.0.0.0/8), an IPv6 /7 (fc00::/7, unique local). */
+const WIDEST_PROXY_RANGE = { 4: 8, 6: 7 } as const;
+
+/** The IPv4-mapped IPv6 addresses (::ffff:a.b.c.d): a range of them is judged as the IPv4 range it maps. */
+const IPV4_MAPPED = new BlockList();
+IPV4_MAPPED.addSubnet('::ffff:0:0', 96, 'ipv6');
+
+/**
+ * proxy-addr's compile, which Express calls on `trust proxy` when the app is built: the copy Express itself loads
+ * (resolved from Express's folder), required only when INTERLOCK_TRUST_PROXY is set, as Express is loaded only by
+ * the commands that serve.
+ */
+function proxyAddrCompile(): (trust: string[]) => unknown {
+  const fromExpress = createRequire(createRequire(import.meta.url).resolve('express'));
+  return (fromExpress('proxy-addr') as { compile: (trust: string[]) => unknown }).compile;
+}
+
 /**
  * What is wrong with INTERLOCK_TRUST_PROXY, or null. Express reads a bare number in a list, or a word it does not know,
- * as an address ("10" as 0.0.0.10), and fails on a malformed one only when the app is built: so each part is checked
- * here. A hop count (1 to 9) stands alone.
+ * as an address ("10" as 0.0.0.10), and fails on a malformed one only when the app is built (after the workers and
+ * recovery have started): so each part is checked here, and the whole is then handed to proxy-addr, the module
+ * Express builds it with, so that nothing it would refuse passes. A hop count (1 to 9) stands alone. A range wider
+ * than an IPv4 /8 or an IPv6 /7 is refused: it holds addresses of the internet at large, and a pair of them
+ * (0.0.0.0/1 and 128.0.0.0/1) is `true` by another name, every client then saying where it is and that it came over
+ * HTTPS.
  */
 function trustProxyProblem(value: string): string | null {
   if (/^[0-9]+$/.test(value)) return /^[1-9]$/.test(value) ? null : 'a number of hops must be from 1 to 9';
-  for (const [index, part] of value.split(',').map((item) => item.trim()).entries()) {
+  const parts = value.split(',').map((item) => item.trim());
+  for (const [index, part] of parts.entries()) {
     if (['loopback', 'linklocal', 'uniquelocal'].includes(part)) continue;
     const [address = '', bits, extra] = part.split('/');
     const family = isIP(address);
@@ -439,6 +462,21 @@ function trustProxyProblem(value: string): string | null {
       const shown = /^[0-9A-Fa-f:.]+(?:\/[0-9]*)?$/.test(part) && /[.:]/.test(part) ? part : shownSetting(part);
       return `part ${index + 1} (${shown}) is not loopback, linklocal, uniquelocal, an IP address or a range such as 10.0.0.0/8 (a hop count stands alone)`;
     }
+    const prefix = bits === undefined ? width : Number(bits);
+    const mapped = family === 6 && IPV4_MAPPED.check(address, 'ipv6');
+    // An IPv4-mapped range is the IPv4 range it maps; one shorter than /96 maps all of IPv4 (and native IPv6 besides).
+    const judgedPrefix = mapped ? Math.max(0, prefix - 96) : prefix;
+    const widest = WIDEST_PROXY_RANGE[mapped || family === 4 ? 4 : 6];
+    if (judgedPrefix < widest) {
+      const judged = mapped ? `, an IPv4-mapped range and so judged as the IPv4 range /${judgedPrefix}` : '';
+      return `part ${index + 1} (${part}${judged}) is too wide to be a proxy's: a range shorter than /${WIDEST_PROXY_RANGE[4]} (IPv4) or /${WIDEST_PROXY_RANGE[6]} (IPv6) holds the internet at large, whose clients could then choose their own address and claim HTTPS in X-Forwarded-For and -Proto, as with "true"; name the proxies' own addresses or ranges, or a hop count`;
+    }
+  }
+  try {
+    // As Express hands it over: the parts, split on commas and trimmed.
+    proxyAddrCompile()(parts);
+  } catch (error) {
+    return `Express cannot be built with it (${error instanceof Error ? error.message : String(error)}); give loopback, linklocal, uniquelocal, IP addresses or ranges such as 10.0.0.0/8, or a hop count`;
   }
   return null;
 }

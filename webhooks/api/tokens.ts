@@ -1,5 +1,6 @@
 // Bearer tokens and the roles they carry (issue 11 §2). Tokens come from configuration as `name:role:token` entries,
-// comma-separated (INTERLOCK_API_TOKENS), or from a file of such entries, one a line. A presented token is compared
+// comma-separated (INTERLOCK_API_TOKENS), or from a file of such entries, one a line (or several, comma-separated);
+// a line starting with `#` is a comment. A presented token is compared
 // with every configured one in constant time (SHA-256 digests through timingSafeEqual, no early exit), so neither
 // the match nor its position leaks through timing. A token is never logged or echoed: callers are known by name.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -56,25 +57,47 @@ function writtenTokenFirst(name: string, token: string): boolean {
   return (HEX_SECRET.test(name) && token.length <= name.length) || (name.length >= TOKEN_LIKE_CHARS && /^[A-Za-z0-9_-]+$/.test(name) && name.length > token.length);
 }
 
-/** Entries from `name:role:token` items separated by commas or line breaks; `#` starts a comment line. */
+/**
+ * Where each parsed entry stood in its text ("line 3, entry 2", or "entry 2" in a text of one line), so the registry's
+ * refusals (a shared token, a role given twice) point at the line the operator has to edit; entries made in code
+ * have none and are said by their index.
+ */
+const entryPositions = new WeakMap<TokenEntry, string>();
+
+/**
+ * Entries from `name:role:token` items, one line of them or several, the items of a line separated by commas. A line
+ * whose first non-blank character is `#` is a comment as a whole, commas and all: commenting out a line of entries
+ * revokes every one of them, and a comment's prose is never read as an entry. A `#` that starts an item further along
+ * a line is refused rather than guessed at (the item alone, or the rest of the line?). INTERLOCK_API_TOKENS and a
+ * tokens file are read alike; a refusal names the line (when the text has more than one) and the entry on it.
+ */
 export function parseTokenEntries(text: string, source: string): TokenEntry[] {
-  const items = text
-    .split(/[,\n]/)
-    .map((item) => item.trim())
-    .filter((item) => item !== '' && !item.startsWith('#'));
-  return items.map((item, index) => {
-    const parts = item.split(':');
-    // Said by position only: the item holds a token, which must not reach a log or a terminal, and an entry written
-    // in another order (token:role:name) holds it where the name should be.
-    const where = `${source}, entry ${index + 1}`;
-    if (parts.length !== 3) throw new TokenConfigError(`${where} is not name:role:token (it has ${parts.length} part(s) separated by ':').`);
-    const [name = '', role = '', token = ''] = parts;
-    if (!TOKEN_NAME.test(name)) throw new TokenConfigError(`${where}: the name must be 1-100 letters, digits or _ . @ -.`);
-    if (!isRole(role)) throw new TokenConfigError(`${where}: the role must be one of ${ROLES.join(', ')}.`);
-    if (!TOKEN_VALUE.test(token)) throw new TokenConfigError(`${where}: the token must be 16-256 letters, digits or _ . ~ + / = -.`);
-    if (writtenTokenFirst(name, token)) throw new TokenConfigError(`${where}: the name looks like a token (24 or more hex digits, or ${TOKEN_LIKE_CHARS} or more letters, digits, _ or -, and longer than the token); an entry is name:role:token, in that order.`);
-    return { name, role, token };
-  });
+  const lines = text.split('\n');
+  const manyLines = text.replace(/\s+$/, '').includes('\n');
+  const entries: TokenEntry[] = [];
+  for (const [lineIndex, line] of lines.entries()) {
+    if (line.trim().startsWith('#')) continue;
+    const items = line.split(',').map((item) => item.trim());
+    for (const [itemIndex, item] of items.entries()) {
+      if (item === '') continue;
+      // Said by position only: the item holds a token, which must not reach a log or a terminal, and an entry written
+      // in another order (token:role:name) holds it where the name should be.
+      const position = manyLines ? `line ${lineIndex + 1}, entry ${itemIndex + 1}` : `entry ${itemIndex + 1}`;
+      const where = `${source}, ${position}`;
+      if (item.startsWith('#')) throw new TokenConfigError(`${where} starts with #, which comments out a whole line only (a line whose first character is #): put the entries to comment out on a line of their own.`);
+      const parts = item.split(':');
+      if (parts.length !== 3) throw new TokenConfigError(`${where} is not name:role:token (it has ${parts.length} part(s) separated by ':').`);
+      const [name = '', role = '', token = ''] = parts;
+      if (!TOKEN_NAME.test(name)) throw new TokenConfigError(`${where}: the name must be 1-100 letters, digits or _ . @ -.`);
+      if (!isRole(role)) throw new TokenConfigError(`${where}: the role must be one of ${ROLES.join(', ')}.`);
+      if (!TOKEN_VALUE.test(token)) throw new TokenConfigError(`${where}: the token must be 16-256 letters, digits or _ . ~ + / = -.`);
+      if (writtenTokenFirst(name, token)) throw new TokenConfigError(`${where}: the name looks like a token (24 or more hex digits, or ${TOKEN_LIKE_CHARS} or more letters, digits, _ or -, and longer than the token); an entry is name:role:token, in that order.`);
+      const entry: TokenEntry = { name, role, token };
+      entryPositions.set(entry, position);
+      entries.push(entry);
+    }
+  }
+  return entries;
 }
 
 /** `equal` compares two digests of the same length in constant time; tests count its calls. */
@@ -86,9 +109,10 @@ export function createTokenRegistry(entries: readonly TokenEntry[], options: { e
     const caller = `${entry.name}:${entry.role}`;
     // Named only when the name cannot be a token (an entry written token:role:name holds it there); else by position.
     const named = !TOKEN_VALUE.test(entry.name);
-    if (seenTokens.has(entry.token)) throw new TokenConfigError(`Two entries share one token (one of them is ${named ? caller : `entry ${index + 1}`}); give every name and role its own.`);
+    const position = entryPositions.get(entry) ?? `entry ${index + 1}`;
+    if (seenTokens.has(entry.token)) throw new TokenConfigError(`Two entries share one token (one of them is ${named ? caller : position}); give every name and role its own.`);
     seenTokens.add(entry.token);
-    if (seenCallers.has(caller)) throw new TokenConfigError(named ? `${caller} is configured twice; a name holds each role at most once.` : `Entry ${index + 1} gives a name the role ${entry.role} again; a name holds each role at most once.`);
+    if (seenCallers.has(caller)) throw new TokenConfigError(named ? `${caller} is configured twice; a name holds each role at most once.` : `${position.charAt(0).toUpperCase()}${position.slice(1)} gives a name the role ${entry.role} again; a name holds each role at most once.`);
     seenCallers.add(caller);
   }
   const known = entries.map((entry) => ({ caller: { name: entry.name, role: entry.role } as Caller, digest: digest(entry.token) }));

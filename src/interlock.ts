@@ -295,8 +295,12 @@ export function checkKeySettings(config: Config): void {
   if (config.retiredPublicKeysFile !== null) verifyingKeys(null, config.retiredPublicKeysFile);
 }
 
-/** The one place a Redis client is built. Sends nothing: the CLI, the HTTP API and the facts worker stop here. */
-export async function openStores(config: Config = loadConfig(), options: { logger?: Logger; redis?: RedisClient; signingKey?: SigningKey; failFast?: boolean } = {}): Promise<Stores> {
+/**
+ * The one place a Redis client is built. Sends nothing: the CLI, the HTTP API and the facts worker stop here.
+ * `retiredKeysWarned`: the caller said itself that others may write the retired public keys file (a command, in a
+ * line on stderr, as it says so of its signing key file), so it is not logged here too.
+ */
+export async function openStores(config: Config = loadConfig(), options: { logger?: Logger; redis?: RedisClient; signingKey?: SigningKey; failFast?: boolean; retiredKeysWarned?: boolean } = {}): Promise<Stores> {
   // A configuration built by hand is held to loadConfig's shape before any field of it is used.
   const problems = configProblems(config);
   if (problems.length > 0) throw new ConfigError(`The configuration given is not a whole Config: ${problems.join('; ')}. Build it with loadConfig() (the environment and the defaults) and override what differs: { ...loadConfig(), keyPrefix: 'mine' }.`);
@@ -311,7 +315,7 @@ export async function openStores(config: Config = loadConfig(), options: { logge
   if (keyProblem !== null) throw new ConfigError(`The signing key given cannot sign receipts: ${keyProblem}. Build it with signingKeyFromPem(<the private key's PEM text>), or give none and the service uses INTERLOCK_SIGNING_KEY_FILE (or the key in its data directory).`);
   const signingKey = options.signingKey ?? configuredSigningKey(config, logger);
   const publicKeys = verifyingKeys(signingKey, config.retiredPublicKeysFile);
-  const retiredExposure = config.retiredPublicKeysFile === null ? null : retiredKeysFileExposure(config.retiredPublicKeysFile);
+  const retiredExposure = config.retiredPublicKeysFile === null || options.retiredKeysWarned === true ? null : retiredKeysFileExposure(config.retiredPublicKeysFile);
   if (retiredExposure !== null) logger.warn({ retiredKeysFile: config.retiredPublicKeysFile, mode: retiredExposure.mode }, retiredExposure.message);
   const telemetry = config.otel ? await otelTelemetry() : undefined;
   const redis = options.redis ?? createRedisClient(config, { failFast: options.failFast ?? false });

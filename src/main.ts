@@ -999,7 +999,9 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
     // the server then says so, naming this file). A file written before it said so names a single Redis, the default.
     if (unset('INTERLOCK_REDIS_CLUSTER') && facts.redis_cluster === true) env.INTERLOCK_REDIS_CLUSTER = '1';
     // The retired keys go with the journal: after a rotation, receipts of effects sealed before it are checked with
-    // them, as the service checks them (unless this command was given a file of its own).
+    // them, as the service checks them (unless this command was given a file of its own). Here for a `serve` joining
+    // the service; a command reaching its Redis and key prefix some other way (REDIS_URL exported with the same
+    // value) takes them with its signing key (signerOfService, stores.ts withServiceRetiredKeys).
     if (unset('INTERLOCK_RETIRED_PUBLIC_KEYS_FILE') && typeof facts.retired_public_keys_file === 'string') env.INTERLOCK_RETIRED_PUBLIC_KEYS_FILE = facts.retired_public_keys_file;
     redisUrlFromService({ file, pid: typeof facts.pid === 'number' ? facts.pid : null, running, start });
   }
@@ -1007,9 +1009,10 @@ function useRunningService(env: NodeJS.ProcessEnv, options: { onlyWhileRunning: 
   // Its signing key is the key of a command writing into its journal (withStores: when the command reaches its Redis
   // and key prefix), running or stopped: a stopped service's Redis (given, or its private one left up) still takes the
   // entry, and the service started again sends what it records, so an entry signed with a key of the command's own
-  // would move money on a receipt the service calls invalid.
+  // would move money on a receipt the service calls invalid. Its retired public keys go with it: receipts it sealed
+  // before a rotation are checked with them, whether REDIS_URL was taken from this file or not.
   if (typeof facts.signing_kid === 'string' && typeof facts.redis_url === 'string' && typeof facts.key_prefix === 'string') {
-    signerOfService({ file, pid, running, kid: facts.signing_kid, keyFile: typeof facts.signing_key_file === 'string' ? facts.signing_key_file : null, redisUrl: facts.redis_url, keyPrefix: facts.key_prefix });
+    signerOfService({ file, pid, running, kid: facts.signing_kid, keyFile: typeof facts.signing_key_file === 'string' ? facts.signing_key_file : null, retiredKeysFile: typeof facts.retired_public_keys_file === 'string' ? facts.retired_public_keys_file : null, redisUrl: facts.redis_url, keyPrefix: facts.key_prefix });
   }
   if (running) runningService = { file, pid, stripeApiBase: typeof facts.stripe_api_base === 'string' ? facts.stripe_api_base : null };
   // A STRIPE_API_BASE given is kept, never replaced by the service's sandbox: without a key, whatever needs Stripe

@@ -17,6 +17,7 @@ import { signersNotHeld } from './held-keys.js';
 import { showable } from '../core/text.js';
 import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, wholeNumber } from './failure.js';
 import { makeDirectory } from '../files.js';
+import { serviceNamed, serviceSigningKey, withServiceRetiredKeys } from './stores.js';
 import { placingInDir, placingOut, receiptPathIn, writeReceiptFile, writeReceiptFiles } from './export-files.js';
 
 /**
@@ -79,7 +80,9 @@ function usablePem(pem: string): boolean {
 /**
  * Public keys from --public-key files (`given`); else the local signing key's, when this machine has one, with the
  * keys it retired (INTERLOCK_RETIRED_PUBLIC_KEYS_FILE), as the service itself verifies; the retired ones alone without
- * it.
+ * it. Beside a service found through service.json (running or stopped), the key it signs with and its retired keys
+ * (unless INTERLOCK_RETIRED_PUBLIC_KEYS_FILE is set), as `effect show` and `receipt export` beside it take them: a
+ * data directory's key that is not the service's (a rotation's old key) authenticates none of its receipts.
  */
 function publicKeysFor(files: string[]): { pems: string[]; source: string; given: boolean } {
   if (files.length > 0) {
@@ -101,12 +104,22 @@ function publicKeysFor(files: string[]): { pems: string[]; source: string; given
   }
   let path = 'the configured signing key';
   try {
-    const config = loadConfig();
+    const config = withServiceRetiredKeys(loadConfig());
     path = keyFilePath(config);
+    const service = serviceSigningKey(config);
+    const theirs = service !== null && 'key' in service ? service : null;
+    if (service !== null && 'why' in service) {
+      printProblem(`Receipts ${serviceNamed(service.service)} signed with key ${service.service.kid} are not authenticated here without --public-key FILE: ${service.why}.`);
+    }
+    if (theirs !== null && !theirs.own) {
+      // Said only of a key named for this command, as commands beside the service say it (stores.ts keyOf).
+      if (config.signingKeyFile !== null) printProblem(`INTERLOCK_SIGNING_KEY_FILE (${shownKeyPath(path)}) is not the key of ${serviceNamed(theirs.service)}, ${theirs.service.kid}: its key file ${theirs.keyFile} is used instead.`);
+      path = theirs.keyFile;
+    }
     const local = existsSync(path);
     // A key was named (a typo, a volume not mounted): "no key given or configured" and exit 3 would hide that.
     if (!local && config.signingKeyFile !== null) unreadable(`INTERLOCK_SIGNING_KEY_FILE points at ${shownKeyPath(path)}, which does not exist, so no signature could be checked. Correct it, or pass --public-key FILE.`);
-    const current = local ? signingKeyFromPem(readKeyFile(path)) : null;
+    const current = theirs !== null ? theirs.key : local ? signingKeyFromPem(readKeyFile(path)) : null;
     const exposure = local ? keyFileExposure(path) : null;
     if (exposure !== null) printProblem(exposure.message);
     // Retired keys are used without a local signing key too (a machine that only verifies): a configured file is

@@ -11,7 +11,7 @@ import { journalOf } from '../interlock.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { signingKeyFromPem, type SigningKey } from '../core/signing.js';
-import { danglingLink, generateSigningKeyPem, keyFileExposure, keyFilePath, loadOrCreateSigningKey, readKeyFile, shownKeyPath, type KeyExposure } from '../keys/key-store.js';
+import { danglingLink, generateSigningKeyPem, keyFileExposure, keyFilePath, loadOrCreateSigningKey, readKeyFile, retiredKeysFileExposure, shownKeyPath, type KeyExposure } from '../keys/key-store.js';
 import type { Journal } from '../redis/journal.js';
 import type { Receipt } from '../core/receipt.js';
 import { CliFailure, EXIT_BAD_INPUT } from './failure.js';
@@ -27,11 +27,30 @@ export type CliStores = { stores: Stores; journal: Journal; approvals: Stores['a
  * and the key file it read), and the Redis and key prefix it serves: its key is the key of a command that writes into
  * that journal, whether the service runs or not (`running`).
  */
-export type ServiceSigner = { file: string; pid: number | null; running: boolean; kid: string; keyFile: string | null; redisUrl: string; keyPrefix: string };
+export type ServiceSigner = { file: string; pid: number | null; running: boolean; kid: string; keyFile: string | null; retiredKeysFile: string | null; redisUrl: string; keyPrefix: string };
 let serviceSigner: ServiceSigner | null = null;
 
 export function signerOfService(signer: ServiceSigner): void {
   serviceSigner = signer;
+}
+
+/**
+ * The service found through service.json whose Redis and key prefix are the ones `config` reaches (taken from that
+ * file, or given as the same), running or stopped; null when there is none.
+ */
+export function serviceReached(config: Pick<Config, 'redisUrl' | 'keyPrefix'>): ServiceSigner | null {
+  return serviceSigner !== null && serviceSigner.redisUrl === config.redisUrl && serviceSigner.keyPrefix === config.keyPrefix ? serviceSigner : null;
+}
+
+/**
+ * `config` with the retired public keys file of the service it reaches (serviceReached) when it names none of its
+ * own: a command beside a service checks receipts with the keys the service holds, whether REDIS_URL was taken from
+ * service.json or exported with the same value. A file given to the command (INTERLOCK_RETIRED_PUBLIC_KEYS_FILE) wins.
+ */
+export function withServiceRetiredKeys<C extends Pick<Config, 'redisUrl' | 'keyPrefix' | 'retiredPublicKeysFile'>>(config: C): C {
+  const service = serviceReached(config);
+  if (config.retiredPublicKeysFile !== null || service === null || service.retiredKeysFile === null) return config;
+  return { ...config, retiredPublicKeysFile: service.retiredKeysFile };
 }
 
 /** The service's key from the file its service.json names, when this process can read it and it still holds that key. */
@@ -50,6 +69,35 @@ function serviceKeyFile(service: ServiceSigner): { key: SigningKey; keyFile: str
 }
 
 /**
+ * The key of the service a command reaches (serviceReached, running or stopped), for a command given no key file of
+ * its own that reads the signing key rather than signing with it (`keys public`, `receipt verify`, `keys generate` and
+ * `keys adopt`): null when it reaches no service. Else the key when this machine holds it, from its own key file
+ * (`own`: INTERLOCK_SIGNING_KEY_FILE, or the data directory's) when that is the service's, or from the key file
+ * service.json names; or why it cannot be had here. A data directory's key that is not the service's is a stale one (a
+ * rotation's old key, or one made by a start without INTERLOCK_SIGNING_KEY_FILE): its public key verifies none of the
+ * service's receipts.
+ */
+export function serviceSigningKey(config: Pick<Config, 'redisUrl' | 'keyPrefix' | 'dataDir' | 'signingKeyFile'>): { service: ServiceSigner; key: SigningKey; keyFile: string; own: boolean } | { service: ServiceSigner; why: string } | null {
+  const service = serviceReached(config);
+  if (service === null) return null;
+  const path = keyFilePath(config);
+  try {
+    const key = signingKeyFromPem(readKeyFile(path));
+    if (key.kid === service.kid) return { service, key, keyFile: path, own: true };
+  } catch {
+    // Not there, or not a key: the service's own key file is the one to read.
+  }
+  const theirs = serviceKeyFile(service);
+  return 'key' in theirs ? { service, key: theirs.key, keyFile: theirs.keyFile, own: false } : { service, why: theirs.why };
+}
+
+/** The service that wrote `service.file` in words, with its pid and whether it is stopped. */
+export function serviceNamed(service: ServiceSigner): string {
+  const said = [service.pid === null ? null : `pid ${service.pid}`, service.running ? null : 'stopped'].filter((part) => part !== null);
+  return `the service that wrote ${service.file}${said.length === 0 ? '' : ` (${said.join(', ')})`}`;
+}
+
+/**
  * The signing key of a command. One that writes entries needs the service's, and creates it in the data directory
  * when there is none and no service.json names the service's, as the service does. One that only reads (`readOnly`)
  * never creates a key file: on a machine without one it gets a key kept in memory, which signs nothing (the command
@@ -64,7 +112,7 @@ function serviceKeyFile(service: ServiceSigner): { key: SigningKey; keyFile: str
  */
 function keyOf(config: Stores['config'], readOnly: boolean): { key: SigningKey; exposure: KeyExposure | null; keyed: boolean } {
   const path = keyFilePath(config);
-  const reached = serviceSigner !== null && serviceSigner.redisUrl === config.redisUrl && serviceSigner.keyPrefix === config.keyPrefix ? serviceSigner : null;
+  const reached = serviceReached(config);
   const service = reached !== null && (reached.running || !readOnly) ? reached : null;
   if (service !== null) {
     const own = existsSync(path) ? loadOrCreateSigningKey(config) : null;
@@ -193,6 +241,19 @@ function watchWrites(redis: RedisClient): { wrote(): boolean } {
 }
 
 /**
+ * Whether others may write the retired public keys file `file`; null when there is none, or when it cannot be looked
+ * at (openStores then refuses it, saying why).
+ */
+function retiredFileExposure(file: string | null): KeyExposure | null {
+  if (file === null) return null;
+  try {
+    return retiredKeysFileExposure(file);
+  } catch {
+    return null;
+  }
+}
+
+/**
  * `readOnly`: the command writes nothing. `signs: false`: it writes to Redis but records no journal entry (approvals,
  * caps), so it needs no signing key: it is never refused over the service's key, and makes none (keyOf's
  * `readOnly`).
@@ -201,11 +262,14 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
   // A command's answer is its output: the service's info lines (a proposal recorded, a chain read) are noise on its
   // stderr, so a command logs warnings and worse unless INTERLOCK_LOG_LEVEL asks for more (empty is unset, as
   // loadConfig reads it).
-  const configured = loadConfig();
+  const configured = withServiceRetiredKeys(loadConfig());
   const config = (process.env.INTERLOCK_LOG_LEVEL ?? '') === '' ? { ...configured, logLevel: 'warn' as const } : configured;
-  // A key file others can read is said in a line of its own: a command's warnings are read by a person.
+  // A key file others can read is said in a line of its own: a command's warnings are read by a person. So is a
+  // retired public keys file others can write, whatever the log level (openStores is told not to log it too).
   const { key, exposure, keyed } = keyOf(config, options.readOnly === true || options.signs === false);
   if (exposure !== null) printProblem(exposure.message);
+  const retiredExposure = retiredFileExposure(config.retiredPublicKeysFile);
+  if (retiredExposure !== null) printProblem(retiredExposure.message);
   // Before the command's client connects, as `serve` checks at its start: a cluster client on a standalone Redis fails
   // with its own "Failed to refresh slots cache", and a one-server client on a cluster node is refused key by key. A
   // Redis that took the check's whole timeout without answering is given up here, as the command's client would say
@@ -222,7 +286,7 @@ export async function withStores(run: (stores: CliStores) => Promise<void>, opti
   const closing = { withinMs: config.redisCommandTimeoutMs };
   let stores: Stores;
   try {
-    stores = await openStores(config, { failFast: true, signingKey: key, redis });
+    stores = await openStores(config, { failFast: true, signingKey: key, redis, retiredKeysWarned: true });
   } catch (error) {
     await closeConnection(redis, closing).catch(() => undefined);
     throw error;

@@ -793,8 +793,10 @@ export function startReconciler(stores: Stores, facts: FactsApplier, options: { 
     const stuck = noProgress && turn.cursor.failedInARow < 0;
     const position = stuck && ended.lastTried !== null ? ended.lastTried : ended.next;
     const failedInARow = stuck ? 0 : noProgress ? -1 : ended.failedInARow;
-    // A pass the stop cut short records where it got to, and gives the lease up, but not that it began (a start of 0):
-    // another facts process's next pass on the schedule goes on from there, without waiting an interval from this one.
+    // A pass the stop cut short records where it got to, and gives the lease up, but neither that it began (a start of
+    // 0) nor that it ended: another facts process's next pass on the schedule goes on from there, without waiting an
+    // interval from this one, and the deployment's lag (interlock_reconciler_lag_seconds) still counts from the last
+    // pass that ended (end-reconcile-pass-2.lua), so facts processes that keep being stopped mid-pass show it growing.
     if (!(await lease.end(token, { position, failedInARow }, ended.cutShort ? 0 : turn.now, holdMs))) {
       stores.logger.warn('this process lost the reconciliation lease during its pass; where the pass stopped was not recorded (the process that holds the lease now goes on)');
     }

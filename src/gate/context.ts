@@ -107,6 +107,13 @@ export type GateDeps = {
 export type GateEvents = {
   /** Recovery took an open dispatch's claim: its holder was dead (`owner-dead`), its claim had lapsed (`expired`), or it was this worker's own from before (`own`). */
   takeover?(reason: 'own' | 'expired' | 'owner-dead'): void;
+  /**
+   * What a submit waiting on another refund of its payment settled of it, or could not find out, by recovering it
+   * (submit.ts waitForRefunds), told as a recovery pass's report is, for whoever counts what recovery settles (the
+   * metrics): nothing else would count it, as the passes then find nothing open and the holder's own job, run again,
+   * answers from the journal. Must return at once and never throw.
+   */
+  recovered?(report: RecoveryReport): void;
 };
 
 export type GateContext = GateDeps & {

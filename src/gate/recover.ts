@@ -250,7 +250,9 @@ export function createRecover(ctx: GateContext) {
       if (lastAnswer === null && (await watch.alerts.get(id))?.resolvedAt === null) return;
       const { kind, subject, amount } = describeEffect(effect);
       const draft = sendUnanswered({ kind, subject, cents: amount, currency, forMs, lastAnswer, windowEndsAt: dispatchedAt + target.dedupWindowMs, now });
-      const { alert, created } = await watch.alerts.raise({ ...draft, effectId, subject });
+      // The dispatch it is about (`occurredAt`): a person's resolution of it holds while the passes raise it again, and
+      // a later dispatch of the effect left unanswered too opens it again (alerts.ts newerFailure).
+      const { alert, created } = await watch.alerts.raise({ ...draft, effectId, subject, occurredAt: dispatchedAt });
       // This pass released its claim before the raise, so another worker may have settled the effect in between and
       // found no alert to resolve. Looked at after the raise, one of the two sees the other: the alert never outlives
       // the open effect.

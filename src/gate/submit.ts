@@ -7,7 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { approvalProblems } from '../core/approval.js';
-import type { Outcome } from '../core/outcomes.js';
+import { explainRecorded, type Outcome } from '../core/outcomes.js';
 import { committedEntry, dispatchBlocker, firstProposal, premisesDecidedOn, type PremiseReport } from '../core/decisions.js';
 import { effectIdFor, payloadHash } from '../core/effect-id.js';
 import { factsOfEffect, holdOf, type Effect, type EffectFacts, type EffectKind } from '../core/effects.js';
@@ -20,7 +20,7 @@ import { parseProposalAndEffect, ProposalError, type ParseOptions, type Proposal
 import { quoteError } from '../core/quote.js';
 import { refundsHolder, type BindReply, type EffectState, type ProposeReply, type Place, type ProposeRequest } from '../redis/journal.js';
 import type { GrantedTerms } from '../redis/approvals.js';
-import { checksOf, PremiseReadError, snapshotOfTerms, type GateContext, type GateResult, type Settled } from './context.js';
+import { checksOf, PremiseReadError, snapshotOfTerms, type GateContext, type GateResult, type RecoveryReport, type Settled } from './context.js';
 import { holdBack, markUnknown, sendOnce } from './send.js';
 import { isOnlyEntryOf, keepConflictEvidence, proposedDraft, sameProposal } from './record.js';
 import { recordedProposal, refusalOfLatest } from '../core/recorded.js';
@@ -322,24 +322,51 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
    * go; `settled` when it holds them with its dispatch closed (AMBIGUOUS: only a person's action lets go, so waiting is
    * pointless); `busy` when it is still out HOLD_WAIT_MS later (or a send timeout, when shorter), and this submit
    * answers IN_FLIGHT rather than keep its caller (and an effects job's worker slot) waiting on a send that is slow,
-   * stuck or whose sender died: it is tried again a second later.
+   * stuck or whose sender died: it is tried again a second later. Every wait asks recovery about the holder at least
+   * once before it answers `busy`, also one shorter than HOLDER_RECOVERY_EVERY_MS (a send timeout under a second),
+   * which would otherwise leave a holder whose sender died to the recovery passes however often it is tried again.
    */
   async function waitForRefunds(partition: string, holder: string): Promise<'free' | 'settled' | 'busy'> {
     const until = performance.now() + Math.min(target.sendTimeoutMs, HOLD_WAIT_MS);
     let looked = performance.now();
+    let asked = false;
     for (let pause = 20; ; pause = Math.min(pause * 2, 500)) {
       const now = await refundsHolder(journal, partition);
       if (now === null || now.holder !== holder) return 'free';
       if (!now.open) return 'settled';
-      if (performance.now() >= until) return 'busy';
+      const over = performance.now() >= until;
+      if (over && asked) return 'busy';
       // A holder whose sender died is recovered here, as a submit recovers its own effect found in flight (DESIGN §7):
       // left to the recovery passes, the wait would last until the next one. Recovery leaves a live sender alone.
-      if (performance.now() - looked >= HOLDER_RECOVERY_EVERY_MS) {
+      if (over || performance.now() - looked >= HOLDER_RECOVERY_EVERY_MS) {
         looked = performance.now();
-        await recover(holder, partition).catch((error: unknown) => logger.warn({ effectId: holder, error: quoteError(error) }, 'recovering the refund that holds the payment failed; waiting on'));
+        asked = true;
+        await recoverHolder(holder, partition);
+        // A wait past its end looks once more at what recovery left, then answers.
+        if (over) continue;
       }
       await sleep(pause);
     }
+  }
+
+  /**
+   * Recovers refund `holder`, which holds the payment's refunds, for a submit waiting on it (waitForRefunds), and
+   * tells what that settled, or could not find out, as a recovery pass's report (GateEvents `recovered`). A failure
+   * is logged: the wait goes on.
+   */
+  async function recoverHolder(holder: string, partition: string): Promise<void> {
+    let one: Settled;
+    try {
+      one = await recover(holder, partition);
+    } catch (error) {
+      logger.warn({ effectId: holder, error: quoteError(error) }, 'recovering the refund that holds the payment failed; waiting on');
+      return;
+    }
+    if (one.kind !== 'settled' && one.kind !== 'unresolved') return;
+    const report: RecoveryReport = { settled: [], waiting: [], skipped: [], unresolved: [], nextAt: null };
+    if (one.kind === 'settled') report.settled.push({ effectId: holder, outcome: one.outcome, sentence: explainRecorded(one.outcome, one.reason) });
+    else report.unresolved.push({ effectId: holder, outcome: one.outcome, error: one.error, ...(one.retryAt === undefined ? {} : { retryAt: one.retryAt }) });
+    ctx.events?.recovered?.(report);
   }
 
   /** Waits until the worker knows Redis's clock is past `at` (ms): a premise read that begins then begins after it. */

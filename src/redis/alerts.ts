@@ -12,6 +12,11 @@
 //
 // `send_unanswered`: an open effect whose sends Stripe has given no definite answer to for longer than
 // INTERLOCK_UNANSWERED_ALERT_MS (a Stripe outage, timeouts). Recovery raises it and resolves it when the effect settles.
+//
+// Each of those two is about one failure (a job that failed for good, a dispatch left unanswered), and the same effect
+// can fail again after its alert was resolved (a re-decision's job failing for good too, a later dispatch unanswered
+// too): a raise about a failure newer than the one resolved opens the alert again, whoever resolved it (raise,
+// newerFailure); a raise about the failure resolved (a pass that raced the settle) leaves it resolved.
 import { performance } from 'node:perf_hooks';
 import { FACT_ALERT_KINDS } from '../core/alert-rules.js';
 import { InterlockError } from '../core/errors.js';
@@ -74,6 +79,14 @@ export type Alert = {
    * anyway). Absent on alerts never resolved by a person, and on alerts resolved before alerts kept it.
    */
   handled?: Handled;
+  /**
+   * not_judged and send_unanswered: when the newest failure a raise named happened (Redis ms): the job's failure for
+   * good, the unanswered dispatch. Given by the raise (`occurredAt`), or for a not_judged raise that gives none, the
+   * raise's own time (one raise is made as each job fails for good). What tells a raise about a newer failure from one
+   * about the failure a resolution was about (newerFailure). Absent on other kinds, on send_unanswered alerts whose
+   * raises gave none, and on alerts raised before alerts kept it.
+   */
+  occurredAt?: number;
 };
 
 /** What a person's resolutions of an alert named (Alert.handled). */
@@ -128,6 +141,33 @@ function union(first: Handled, second: Handled): Handled {
 }
 
 const NOTHING_HANDLED: Handled = { disputes: [], compensations: [] };
+
+/**
+ * How recovery names itself resolving a send_unanswered alert (src/gate/recover.ts watchUnanswered): the effect
+ * settled, so the dispatch the alert was about is closed.
+ */
+const RECOVERY_RESOLVER_PREFIX = 'recovery:';
+
+/**
+ * Whether a raise of a not_judged or send_unanswered alert is about a failure newer than the one the resolution of
+ * `known` was about. `occurredAt`: when the raise's failure happened (Redis ms), when the raise says.
+ * - Said: newer than the newest failure the alert named by its resolution (`occurredAt`), or, for an alert that named
+ *   none, than the resolution itself. A raise about the failure resolved, or an older one, is not.
+ * - not_judged, unsaid: newer. The effects worker raises it once per job failing for good, as the job fails, and only
+ *   while the effect stands unjudged; a later raise is a later failure.
+ * - send_unanswered, unsaid: newer only when recovery resolved it because the effect settled. Recovery raises it only
+ *   for an open dispatch, so after that settle a raise is about a later dispatch (a pass that raced the settle is
+ *   resolved again by recovery right after its raise); after a person's resolution it is, for all the store can tell,
+ *   about the dispatch they resolved, which recovery raises again with every pass while it stays open.
+ */
+function newerFailure(known: Alert, kind: AlertKind, occurredAt: number | undefined): boolean {
+  if (occurredAt !== undefined) return occurredAt > (known.occurredAt ?? known.resolvedAt ?? Number.POSITIVE_INFINITY);
+  if (kind === 'not_judged') return true;
+  return known.resolvedBy?.startsWith(RECOVERY_RESOLVER_PREFIX) === true;
+}
+
+/** The kinds whose alert is about one failure of the effect, raised and resolved by workers (not the facts). */
+const FAILURE_KINDS: readonly AlertKind[] = ['not_judged', 'send_unanswered'];
 
 /**
  * What a raise's disputes and statuses become with the `named` disputes (what was handled) it lacks added back, in
@@ -244,13 +284,21 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
      * resolved stays resolved (they decided; the raise refreshes what it says), unless it now puts money in front of
      * them they did not act on: a dispute or a compensation it did not name, or a dispute decided (won or lost) since
      * that changed what it tells them to do. One the facts resolved because they no longer called for it opens again:
-     * the facts call for it again (billing issued another note for the incident).
+     * the facts call for it again (billing issued another note for the incident). A not_judged or send_unanswered
+     * alert, whoever resolved it, opens again when the raise is about a newer failure of the effect (newerFailure:
+     * `occurredAt`, Redis ms, says when the raise's failure happened).
      */
     async raise(alert: Omit<Alert, 'id' | 'raisedAt' | 'updatedAt' | 'resolvedAt' | 'resolvedBy' | 'resolvedOn' | 'reopenedAt' | 'handled'>): Promise<{ alert: Alert; created: boolean }> {
       const id = alertIdOf(alert.effectId, alert.kind);
+      const failure = FAILURE_KINDS.includes(alert.kind);
       let created = false;
       const { alert: raised } = await update(id, (known, now) => {
         created = known === null;
+        // The failure this raise is about: when the raise says, else, for a not_judged raise (made as its job fails),
+        // now. Kept as the newest the alert named, so a later raise about an older one is told from a newer one.
+        const occurred = failure ? (alert.occurredAt ?? (alert.kind === 'not_judged' ? now : undefined)) : undefined;
+        const occurredAt = occurred === undefined ? known?.occurredAt : Math.max(occurred, known?.occurredAt ?? occurred);
+        const failsAgain = failure && known !== null && known.resolvedAt !== null && newerFailure(known, alert.kind, alert.occurredAt);
         // Reopened when the facts had resolved it and call for it again, and when a person had resolved it but it now
         // names a dispute or a compensation it did not (a second chargeback, billing's further note for the incident:
         // new money at stake, not what that person handled).
@@ -273,7 +321,7 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
         // on a refresh since: a refresh from a facts job's older read (the dispute back under review) followed by the
         // newer read's must not make a loss the person already handled look new again.
         const decided = seen !== null && alert.action !== seen.action && decidedSince(seen.disputes, alert);
-        const reopens = factsAgain || newDispute || newCompensation || decided;
+        const reopens = factsAgain || newDispute || newCompensation || decided || failsAgain;
         const resolvedAt = reopens ? null : (known?.resolvedAt ?? null);
         const reopenedAt = reopens ? now : known?.reopenedAt;
         // While it stays resolved it keeps naming every dispute and compensation a person handled: an older read's
@@ -282,8 +330,9 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
         // naming it again is never new.
         const keeps = known !== null && resolvedAt !== null;
         const lacking = keeps && (handled.disputes.some((dispute) => !alert.disputes.includes(dispute)) || (alert.compensations !== undefined && handled.compensations.some((compensation) => !alert.compensations?.includes(compensation))));
+        const { occurredAt: _said, ...raisedNow } = alert;
         return {
-          ...alert,
+          ...raisedNow,
           ...(!keeps || known === null ? {} : keptNamed(alert, handled.disputes, known)),
           ...(!keeps || alert.compensations === undefined ? {} : { compensations: [...new Set([...handled.compensations, ...alert.compensations])] }),
           // Such a raise's amount and sentence count only what it names: the alert keeps saying what the last raise
@@ -297,6 +346,7 @@ export function createAlerts(deps: { redis: RedisClient; keys: Keys; now: () => 
           resolvedBy: reopens ? null : (known?.resolvedBy ?? null),
           ...(seen === null || resolvedAt === null ? {} : { resolvedOn: seen }),
           ...(reopenedAt === undefined ? {} : { reopenedAt }),
+          ...(occurredAt === undefined ? {} : { occurredAt }),
         };
       });
       if (raised === null) throw new InterlockError('internal', `Alert ${id} was raised but cannot be read back.`);

@@ -50,6 +50,22 @@ describe('an effect Stripe gives no definite answer to', () => {
     expect((await node.stores.alerts.list()).map((open) => open.id)).toEqual([alert.id]);
   });
 
+  // Rule: a person's resolution of send_unanswered stands while recovery goes on raising it about the same dispatch
+  // (each raise names that dispatch's time, alerts.ts newerFailure); only a later dispatch would open it again.
+  it('keeps a person\'s resolution through the passes that raise it again about the same dispatch', async () => {
+    const { node, effectId, alert } = await unanswered();
+    await node.stores.alerts.resolve(alert.id, 'lee (operator)');
+    for (let pass = 0; pass < 3; pass += 1) {
+      await sleep(60);
+      const report = await node.gate.recover({ only: [effectId] });
+      expect(report.settled).toEqual([]);
+    }
+    const after = await node.stores.alerts.get(alert.id);
+    expect(after).toMatchObject({ resolvedBy: 'lee (operator)', occurredAt: alert.occurredAt });
+    expect(after?.resolvedAt).not.toBeNull();
+    expect(after?.updatedAt).toBeGreaterThan(alert.updatedAt);
+  });
+
   it('resolves the alert itself when recovery settles the effect', async () => {
     const { node, effectId, stripe, alert } = await unanswered();
     stripe.answerAgain();

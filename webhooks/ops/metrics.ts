@@ -1,6 +1,7 @@
 // The service's Prometheus metrics (issue 13 §1). One registry per process, fed through a small port the composition
-// root wires in: the effects worker's answers, recovery's reports and the gate's takeover events, the webhook
-// route's outcomes, the facts worker and the reconciler. src/ knows nothing of prom-client.
+// root wires in: the effects worker's answers, recovery's reports and the gate's events (takeovers, and what a submit
+// waiting on another refund settled of it), the webhook route's outcomes, the facts worker and the reconciler. src/
+// knows nothing of prom-client.
 //
 // Counters count what this process did; in a deployment of several processes each exposes its own and Prometheus
 // sums them. Gauges of shared state (queue depths, open alerts, Redis durability) are read from Redis at scrape
@@ -258,9 +259,24 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
 
   const safely = (what: string) => (error: unknown) => logger.warn({ err: errorMessage(error) }, `metrics: could not count ${what}`);
 
+  /** Counts what recovery settled (each as an effects job's answer is) and what it could not find out (UNRESOLVED). */
+  async function countRecovered(report: Pick<RecoveryReport, 'settled' | 'unresolved'>): Promise<void> {
+    await Promise.all([
+      ...report.settled.map((item) => countSettled(item.effectId, item.outcome, undefined).catch(safely('a recovered effect'))),
+      ...report.unresolved.map((item) => countUnresolved(item.effectId).catch(safely('an unresolved effect'))),
+    ]);
+  }
+
+  /**
+   * The gate's events: takeovers, and a refund a submit waiting on it recovered (`recovered`), counted as a recovery
+   * pass's settlements are (not as a pass): nothing else hears of it. Each returns at once.
+   */
   const gateEvents: GateEvents = {
     takeover(reason) {
       takeovers.inc({ reason });
+    },
+    recovered(report) {
+      void countRecovered(report);
     },
   };
 
@@ -287,10 +303,7 @@ export function createMetrics(deps: { stores: Stores; queues?: OpsQueues | null;
       recoveryEffects.inc({ result: 'skipped' }, report.skipped.length);
       recoveryEffects.inc({ result: 'unresolved' }, report.unresolved.length);
       settleWaits.inc(report.waiting.length);
-      await Promise.all([
-        ...report.settled.map((item) => countSettled(item.effectId, item.outcome, undefined).catch(safely('a recovered effect'))),
-        ...report.unresolved.map((item) => countUnresolved(item.effectId).catch(safely('an unresolved effect'))),
-      ]);
+      await countRecovered(report);
     },
     webhookOutcome(outcome: WebhookOutcome, detail: { reason?: string }): void {
       webhookReceived.inc();

@@ -1,10 +1,12 @@
 -- end-reconcile-pass: the lease holder records where its pass stopped and gives the lease up, in one step, only
 -- while the lease is still its own: a process that lost it mid-pass never writes over the cursor of the one that
--- took it over.
+-- took it over. Only a pass that ended records that it ended (`endedAt`, which the reconciler's lag counts from): a
+-- pass its process's stop cut short (a start of 0) records where it got to and leaves `endedAt` as the last pass
+-- that ended left it, so a deployment whose facts processes keep stopping mid-pass shows its lag growing.
 -- KEYS[1] lease string   KEYS[2] reconcile cursor hash
 -- ARGV[1] token   ARGV[2] position, JSON ('' for none: the next pass starts at the oldest)   ARGV[3] failed re-reads
---   in a row the pass ended on   ARGV[4] Redis ms the pass began   ARGV[5] ms from now before which no pass on the
---   schedule starts (Stripe's Retry-After; 0 for none)
+--   in a row the pass ended on   ARGV[4] Redis ms the pass began, '0' for a pass cut short (it did not end)
+--   ARGV[5] ms from now before which no pass on the schedule starts (Stripe's Retry-After; 0 for none)
 -- Returns JSON {status}: OK {now} | LOST
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return reply({ status = 'LOST' }) end
 local now = now_ms()
@@ -13,6 +15,7 @@ if ARGV[2] == '' then
 else
   redis.call('HSET', KEYS[2], 'position', ARGV[2])
 end
-redis.call('HSET', KEYS[2], 'failedInARow', ARGV[3], 'startedAt', ARGV[4], 'endedAt', now, 'notBefore', tostring(now + tonumber(ARGV[5])))
+redis.call('HSET', KEYS[2], 'failedInARow', ARGV[3], 'startedAt', ARGV[4], 'notBefore', tostring(now + tonumber(ARGV[5])))
+if tonumber(ARGV[4]) ~= 0 then redis.call('HSET', KEYS[2], 'endedAt', now) end
 redis.call('DEL', KEYS[1])
 return reply({ status = 'OK', now = now })

@@ -32,6 +32,7 @@ import { currencyOfEffectOrCredit } from './core/effect-currency.js';
 import type { Json, JsonObject } from './core/json.js';
 import type { PremiseChange } from './core/entries.js';
 import { InterlockError } from './core/errors.js';
+import { latinLookAlikes } from './core/text.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { closeConnection, createQueueConnection, createRedisClient, foreignReply, notRedisProtocol, otherDatabase, type RedisClient } from './redis/client.js';
 import { createDeploymentKeys, createDurabilityMonitor, enterDeployment, holdDeploymentMarker, inspectDurability, redisFullOr, requireDurability, warnUnboundedMemory, type Durability, type DurabilityMonitor } from './redis/durability.js';
@@ -1078,13 +1079,15 @@ export function parseApprovalOptions(text: string): ApprovalOptions {
 
 /**
  * A name as the four-eyes rule compares it: compatibility forms folded (fullwidth letters read as their plain ones),
- * invisible format characters (zero-width spaces and joiners) dropped, runs of white space made one, case ignored.
- * "ａｌｅｘ", "a\u200blex" and "Alex " are all alex here, as they are to a person reading the receipt. Case is folded
+ * invisible format characters (zero-width spaces and joiners) dropped, runs of white space made one, case ignored,
+ * and Greek and Cyrillic letters drawn as Latin ones read as those (latinLookAlikes). "ａｌｅｘ", "a\u200blex",
+ * "Alex " and "аlex" (a Cyrillic а) are all alex here, as they are to a person reading the receipt. Case is folded
  * through upper case first, as Unicode's full case folding does: lower case alone keeps "Strauß" and "STRAUSS", or
- * "νικος" and "ΝΙΚΟΣ", apart (ß upper-cases to SS, the final ς to Σ).
+ * "νικος" and "ΝΙΚΟΣ", apart (ß upper-cases to SS, the final ς to Σ). The look-alikes are read after case is folded,
+ * so two spellings of one name in two cases stay one name.
  */
 export function personKey(name: string): string {
-  return name.normalize('NFKC').replace(/\p{Cf}/gu, '').replace(/\s+/gu, ' ').trim().toUpperCase().toLowerCase().normalize('NFKC');
+  return latinLookAlikes(name.normalize('NFKC').replace(/\p{Cf}/gu, '').replace(/\s+/gu, ' ').trim().toUpperCase().toLowerCase().normalize('NFKC'));
 }
 
 /**

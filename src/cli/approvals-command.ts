@@ -5,7 +5,7 @@ import { approvalRoom, GRANT_LIMITS, SUBJECT } from '../core/approval.js';
 import { APPROVAL_ID } from '../core/proposal.js';
 import { checked, CliFailure, EXIT_FAILED, wholeNumber } from './failure.js';
 import { withStores } from './stores.js';
-import { printJson, whenOutputLost } from './output.js';
+import { printJson, printProblem, whenOutputLost } from './output.js';
 
 /**
  * A subject is checked here with the rule approvals and caps hold it to (one payment or one customer, as the support
@@ -26,6 +26,12 @@ function approvalId(value: string): string {
   if (!APPROVAL_ID.test(value)) throw new InvalidArgumentError(`"${value.slice(0, 100)}" is not an approval id (1-200 letters, digits or _ . : -).`);
   return value;
 }
+
+/**
+ * Where to look for an approval besides its id's binding: on a Redis Cluster a failover can lose the binding while the
+ * approval stands on its subject (approvals.notFound), still authorizing money.
+ */
+const SUBJECT_HELP = 'the approval\'s scope (payment:pi_... or customer:cus_...): find it on that subject, whatever its id is bound to (on a Redis Cluster, a failover can lose the binding of an approval that still stands)';
 
 export function addApprovalCommands(program: Command): void {
   const approvals = program.command('approvals').description('grant, revoke and describe approvals');
@@ -64,11 +70,13 @@ export function addApprovalCommands(program: Command): void {
     .description('revoke an approval; prints the effects already dispatched under it, which may still land')
     .argument('<id>', 'the approval id', approvalId)
     .requiredOption('--by <who>', 'who revokes (recorded on the approval)', checked(identifier(200), '--by'))
-    .action(async (id: string, options: { by: string }) => {
+    .option('--subject <subject>', SUBJECT_HELP, subject('--subject'))
+    .action(async (id: string, options: { by: string; subject?: string }) => {
       await withStores(async ({ approvals }) => {
-        const revoked = await approvals.revoke(id, options.by);
+        const revoked = await approvals.revoke(id, options.by, options.subject);
         const landing = revoked.mayStillLand.length === 0 ? 'no effect sent under it may still land' : `${revoked.mayStillLand.length} effect(s) sent under it may still land: ${revoked.mayStillLand.slice(0, 3).join(', ')}${revoked.mayStillLand.length > 3 ? ', …' : ''}`;
-        whenOutputLost(`Approval ${id} ${revoked.alreadyRevoked ? `was revoked already${revoked.revokedBy === null ? '' : `, by ${revoked.revokedBy}`}` : `is revoked, by ${options.by}`} (${landing}): \`interlock approvals describe ${id}\` shows it.`, true);
+        const rebound = revoked.rebound ? '; its id, bound to nothing, is bound to it again' : '';
+        whenOutputLost(`Approval ${id} ${revoked.alreadyRevoked ? `was revoked already${revoked.revokedBy === null ? '' : `, by ${revoked.revokedBy}`}` : `is revoked, by ${options.by}`} (${landing}${rebound}): \`interlock approvals describe ${id}\` shows it.`, true);
         printJson(revoked);
       }, { signs: false });
     });
@@ -77,10 +85,13 @@ export function addApprovalCommands(program: Command): void {
     .command('describe')
     .description('show an approval, what it has reserved and its uses')
     .argument('<id>', 'the approval id', approvalId)
-    .action(async (id: string) => {
+    .option('--subject <subject>', SUBJECT_HELP, subject('--subject'))
+    .action(async (id: string, options: { subject?: string }) => {
       await withStores(async ({ approvals }) => {
-        const { now, snapshot, revokedBy } = await approvals.describe(id);
-        if (!snapshot) throw new CliFailure(`No approval ${id}.`, EXIT_FAILED);
+        const { now, snapshot, revokedBy, unbound } = await approvals.describe(id, options.subject);
+        if (!snapshot) throw new CliFailure(approvals.notFound(id, options.subject).message, EXIT_FAILED);
+        // Found on its subject only: the id leads to no approval, or to another one (approvals.notFound says how).
+        if (unbound) printProblem(`Approval ${id} is found on ${snapshot.scope}, but its id is not bound to it (the binding was lost in a failover of the Redis master holding the approval ids' index, or the id was granted again elsewhere since): its id alone does not find it, and proposals under it are refused as unknown, while effects already queued under it may still be sent. \`interlock approvals revoke ${id} --by <who> --subject ${snapshot.scope}\` revokes it (and binds its id to it again when the id is bound to nothing).`);
         printJson({ ...snapshot, revokedBy, ...approvalRoom(snapshot, now, await approvals.subjectCap(snapshot.scope)), now });
       }, { readOnly: true });
     });

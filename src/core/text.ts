@@ -143,3 +143,27 @@ export function wholeNumberSetting(min: number, max: number, belowMin = `must be
     .transform(Number)
     .pipe(z.number().min(min, belowMin).max(max, aboveMax));
 }
+
+// Greek and Cyrillic letters a reader takes for Latin ones, by their lower case (what a name holds once its case is
+// folded) to the Latin letter they are drawn as, after the confusable pairs Unicode lists for those scripts (UTS #39).
+// A letter whose two cases look like two Latin letters goes by its capital, drawn exactly as the Latin one: Ν (N) and
+// ν (v) are one letter once case is folded, and stay one here (n), so no two spellings that were one name become two.
+// Accented letters are met decomposed (ё is е and a diaeresis, read as ë).
+const LATIN_LOOK_ALIKES: Readonly<Record<string, string>> = {
+  // Greek
+  α: 'a', β: 'b', γ: 'y', ε: 'e', ζ: 'z', η: 'h', ι: 'i', κ: 'k', μ: 'm', ν: 'n', ο: 'o', ρ: 'p', τ: 't', υ: 'y', χ: 'x',
+  ϲ: 'c', ϳ: 'j',
+  // Cyrillic
+  а: 'a', в: 'b', г: 'r', е: 'e', к: 'k', м: 'm', н: 'h', о: 'o', р: 'p', с: 'c', т: 't', у: 'y', х: 'x', ь: 'b',
+  ѕ: 's', і: 'i', ј: 'j', ѡ: 'w', ѵ: 'v', ү: 'y', һ: 'h', ҽ: 'e', ӏ: 'i', ԁ: 'd', ԛ: 'q', ԝ: 'w',
+};
+const GREEK_OR_CYRILLIC = /[\u0370-\u03ff\u0400-\u052f]/gu;
+
+/**
+ * `text`, already in lower case (a name as personKey folds it), with each Greek or Cyrillic letter drawn as a Latin
+ * one replaced by that Latin letter (LATIN_LOOK_ALIKES): "аlex" with a Cyrillic а, "bοb" with a Greek omicron and the
+ * all-Cyrillic "асе" read as alex, bob and ace. Text that was equal stays equal (a function of the text alone).
+ */
+export function latinLookAlikes(text: string): string {
+  return text.normalize('NFD').replace(GREEK_OR_CYRILLIC, (letter) => LATIN_LOOK_ALIKES[letter] ?? letter).normalize('NFC');
+}

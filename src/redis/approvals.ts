@@ -2,6 +2,7 @@
 // lives in the partition of its scope, beside the effects it covers, so dispatch checks it atomically. Its running
 // totals (reserved cents, uses) sit in the same hash and move in the same step as each dispatch and settle.
 import { createHash, randomBytes } from 'node:crypto';
+import { Cluster } from 'ioredis';
 import { SUBJECT, termsProblems, type ApprovalTerms } from '../core/approval.js';
 import type { ApprovalSnapshot } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
@@ -17,8 +18,18 @@ export class ApprovalError extends InterlockError {
   }
 }
 
-/** `revokedBy`: who revoked it (this call's `by`, or whoever revoked it first when it was already revoked); null if not recorded. */
-export type RevokeResult = { revokedAt: number; revokedBy: string | null; alreadyRevoked: boolean; mayStillLand: string[] };
+/**
+ * `revokedBy`: who revoked it (this call's `by`, or whoever revoked it first when it was already revoked); null if not
+ * recorded. `rebound`: the approval was found through the subject given, its id bound to nothing, and is bound again.
+ */
+export type RevokeResult = { revokedAt: number; revokedBy: string | null; alreadyRevoked: boolean; mayStillLand: string[]; rebound: boolean };
+
+/**
+ * An approval as describe reads it. `options`: what the support API kept beside its terms (JSON, approvals.grant's
+ * `options`), null when none. `unbound`: found through the subject asked for while its id is bound to no partition
+ * (a lost binding: see unknown), or to another one.
+ */
+export type Described = { now: number; snapshot: ApprovalSnapshot | null; revokedBy: string | null; options: string | null; unbound: boolean };
 
 /** An approval's terms as granted: they never change, so a worker may keep them once read. */
 export type GrantedTerms = ApprovalTerms & { partition: string; termsSha: string };
@@ -68,6 +79,8 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys; min
   const minReplicas = deps.minReplicas ?? 0;
   const replicaWaitMs = deps.replicaWaitMs ?? 1_000;
   const run = createScriptRunner(redis);
+  // A cluster keeps an approval's id binding (the index's slot) and the approval (its subject's) on different masters.
+  const clustered = redis instanceof Cluster;
 
   /**
    * Returns once `minReplicas` replicas of the master that took `proof`'s write hold it (the WAIT with proof that
@@ -90,6 +103,38 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys; min
 
   async function partitionOf(approvalId: string): Promise<string | null> {
     return redis.hget(keys.approvalPartitions, approvalId);
+  }
+
+  /**
+   * The partition of a subject an operator names to find an approval by (revoke, describe): its scope. Checked as a
+   * grant's scope is, so a bad one is invalid input, not an approval that is not there.
+   */
+  function subjectPartition(subject: string): string {
+    if (typeof subject !== 'string' || !SUBJECT.test(subject)) {
+      throw new ApprovalError('invalid_approval', `The subject an approval is looked for on must name one payment or one customer, e.g. payment:pi_123 or customer:cus_123, not ${typeof subject === 'string' ? subject.slice(0, 80) : typeof subject}.`);
+    }
+    return assertPartition(subject);
+  }
+
+  /**
+   * No approval `approvalId` where it was looked for: through its id's binding, or on `subject` when one was given
+   * (`bound`: the partition its id is bound to, when it is another). An approval is found through the binding of its id
+   * (the index's slot), and lives in its scope's partition (another slot). On a Redis Cluster those are on different
+   * masters, and a grant waits for no replica, so a failover of the index's master can lose a binding while the
+   * approval stands on its own master, where a dispatch reads it: an approval that still authorizes money. So on a
+   * cluster an id bound to nothing is never said not to exist: the answer says how to find (and revoke) it through its
+   * subject. One server cannot lose the binding alone: its replicas take its writes in order, the binding's first.
+   */
+  function unknown(approvalId: string, subject?: string, bound?: string | null): ApprovalError {
+    if (!clustered && subject === undefined) return new ApprovalError('unknown_approval', `No approval ${approvalId}.`);
+    if (subject !== undefined) {
+      const elsewhere = bound === null || bound === undefined || bound === subject ? '' : ` Its id is bound to ${bound}: \`npx interlock approvals describe ${approvalId}\` (without --subject) shows that one.`;
+      return new ApprovalError('unknown_approval', `No approval ${approvalId} on ${subject}.${elsewhere}`);
+    }
+    return new ApprovalError(
+      'unknown_approval',
+      `No approval ${approvalId} is bound to that id. If it was granted, a failover of the master holding the approval ids' index may have lost the binding while the approval still stands (and may still authorize refunds) in its subject's partition: name its scope to find it there, \`npx interlock approvals describe ${approvalId} --subject payment:pi_...\` or \`npx interlock approvals revoke ${approvalId} --by <who> --subject payment:pi_...\` (in the support API, ?subject= on GET /v1/approvals/${approvalId}, or "subject" in the revoke's body). Revoking it there binds its id again.`,
+    );
   }
 
   /**
@@ -185,15 +230,27 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys; min
       return { created: reply.status === 'CREATED', grantedAt: reply.grantedAt ?? 0 };
     },
 
-    async revoke(approvalId: string, by: string): Promise<RevokeResult> {
-      const partition = await partitionOf(approvalId);
-      if (partition === null) throw new ApprovalError('unknown_approval', `No approval ${approvalId}. Check the id with \`npx interlock approvals describe\`.`);
+    /** The error for an approval not found where it was looked for (revoke's, and a caller's of describe). */
+    notFound: unknown,
+
+    /**
+     * Revokes the approval its id is bound to or, with `subject`, the one on that subject (its scope), whatever its id
+     * is bound to: an approval whose binding a failover lost still authorizes money on its subject (unknown), and is
+     * revoked there. Its id, bound to nothing, is bound to it again (`rebound`), so it is found by its id alone after.
+     */
+    async revoke(approvalId: string, by: string, subject?: string): Promise<RevokeResult> {
+      const wanted = subject === undefined ? undefined : subjectPartition(subject);
+      const bound = await partitionOf(approvalId);
+      const partition = wanted ?? bound;
+      if (partition === null) throw unknown(approvalId);
       const reply = await run<{ status: 'REVOKED' | 'ALREADY' | 'UNKNOWN'; revokedAt?: number; mayStillLand?: unknown }>(
         'revoke-approval-2',
         [keys.approval(partition, approvalId), keys.approvalOpen(partition, approvalId)],
         [by],
       );
-      if (reply.status === 'UNKNOWN') throw new ApprovalError('unknown_approval', `No approval ${approvalId}.`);
+      if (reply.status === 'UNKNOWN') throw unknown(approvalId, subject ?? partition, bound);
+      // First bound wins: a grant of the id elsewhere that came in between keeps its binding.
+      const rebound = bound === null && (await redis.hsetnx(keys.approvalPartitions, approvalId, partition)) === 1;
       // An approval already revoked waits too: it may be this revoke's own retry, after the first was not held in time.
       await replicated(partition, { key: keys.approval(partition, approvalId), field: 'revoked', value: '1' }, (acknowledged) =>
         `Approval ${approvalId} is revoked on its Redis master, but ${behind(acknowledged)}, so a failover could still lose the revoke and let refunds be sent under the approval again. Revoke it again once the replicas catch up: revoking is idempotent, and answers once they hold it.`,
@@ -201,16 +258,24 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys; min
       // Already revoked: who did is read after the script, and never changes once written (the script writes it with
       // `revoked`, once), so the read needs no atomicity with it.
       const revokedBy = reply.status === 'ALREADY' ? await redis.hget(keys.approval(partition, approvalId), 'revokedBy') : by;
-      return { revokedAt: reply.revokedAt ?? 0, revokedBy, alreadyRevoked: reply.status === 'ALREADY', mayStillLand: toList(reply.mayStillLand).sort() };
+      return { revokedAt: reply.revokedAt ?? 0, revokedBy, alreadyRevoked: reply.status === 'ALREADY', mayStillLand: toList(reply.mayStillLand).sort(), rebound };
     },
 
     /**
-     * A snapshot on the Redis clock with the running totals, or null when the approval does not exist; and who revoked
-     * it (null while it is not revoked). `revokedBy` stays out of the snapshot: the snapshot is what entries record.
+     * A snapshot on the Redis clock with the running totals, or null when there is no approval where it is looked for
+     * (through its id's binding; on `subject` when one is given, whatever its id is bound to: see unknown, which says
+     * what a null means); and who revoked it (null while it is not revoked). `revokedBy` stays out of the snapshot: the
+     * snapshot is what entries record. Reads only: a binding found lost is not written (revoke binds it again).
      */
-    async describe(approvalId: string): Promise<{ now: number; snapshot: ApprovalSnapshot | null; revokedBy: string | null }> {
-      const { now, raw } = await read(approvalId);
-      return { now, snapshot: raw === null ? null : snapshotOf(approvalId, raw), revokedBy: raw?.revokedBy ?? null };
+    async describe(approvalId: string, subject?: string): Promise<Described> {
+      if (subject === undefined) {
+        const { now, raw } = await read(approvalId);
+        return { now, snapshot: raw === null ? null : snapshotOf(approvalId, raw), revokedBy: raw?.revokedBy ?? null, options: raw?.options ?? null, unbound: false };
+      }
+      const partition = subjectPartition(subject);
+      const [reply, bound] = await Promise.all([run<{ status: 'OK' | 'UNKNOWN'; now: number; approval?: Record<string, string> }>('describe-approval-1', [keys.approval(partition, approvalId)], []), partitionOf(approvalId)]);
+      const raw = reply.status === 'OK' && reply.approval ? reply.approval : null;
+      return { now: reply.now, snapshot: raw === null ? null : snapshotOf(approvalId, raw), revokedBy: raw?.revokedBy ?? null, options: raw?.options ?? null, unbound: raw !== null && bound !== partition };
     },
 
     /** The terms as granted, for a worker to quote in entries; null when there is no such approval (see read). */

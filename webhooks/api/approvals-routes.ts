@@ -2,11 +2,11 @@
 // the same terms and options answers the approval that stands, other terms or options are a conflict. Its options
 // (four eyes, who granted it) are written with its terms, in the step that creates it, so an approval the API granted
 // never exists without them, and a grant that creates nothing (a retry, a conflict) changes nothing.
-import { approvalRoom, InterlockError, type ApprovalOptions, type ApprovalSnapshot, type SubjectCap } from '../../src/interlock.js';
+import { approvalRoom, InterlockError, parseApprovalOptions, type ApprovalOptions, type ApprovalSnapshot, type SubjectCap } from '../../src/interlock.js';
 import { apiError } from './errors.js';
 import { linksOf } from './effect-view.js';
 import { route, signedIn, type Route } from './route.js';
-import { approvalAnswer, approvalBody, approvalIdParam, bodyErrors, capAnswer, capBody, errorAnswer, redisErrors, revokeAnswer, revokeBody, subjectParam } from './schemas.js';
+import { approvalAnswer, approvalBody, approvalIdParam, approvalQuery, bodyErrors, capAnswer, capBody, errorAnswer, redisErrors, revokeAnswer, revokeBody, subjectParam } from './schemas.js';
 import type { ApiContext } from './context.js';
 
 const DEFAULT_EXPIRES_IN_SECONDS = 3_600;
@@ -49,10 +49,16 @@ function approvalView(snapshot: ApprovalSnapshot, now: number, options: Approval
 export function approvalsRoutes(context: ApiContext): Route[] {
   const { stores, approvalOptions } = context;
 
-  async function viewOf(approvalId: string) {
-    const [{ now, snapshot, revokedBy }, options] = await Promise.all([stores.approvals.describe(approvalId), approvalOptions.get(approvalId)]);
-    if (!snapshot) throw new InterlockError('unknown_approval', `No approval ${approvalId}.`);
-    return approvalView(snapshot, now, options, await stores.approvals.subjectCap(snapshot.scope), revokedBy);
+  /**
+   * The approval its id is bound to, or the one on `subject` (whatever its id is bound to: approvals.describe). Its
+   * options are the ones in its own hash; an approval granted before they moved there has them in the index only.
+   */
+  async function viewOf(approvalId: string, subject?: string) {
+    const described = await stores.approvals.describe(approvalId, subject);
+    const { now, snapshot, revokedBy } = described;
+    if (!snapshot) throw stores.approvals.notFound(approvalId, subject);
+    const [options, cap] = await Promise.all([described.options === null ? approvalOptions.get(approvalId) : parseApprovalOptions(described.options), stores.approvals.subjectCap(snapshot.scope)]);
+    return approvalView(snapshot, now, options, cap, revokedBy);
   }
 
   /**
@@ -111,9 +117,14 @@ export function approvalsRoutes(context: ApiContext): Route[] {
       summary: 'An approval: terms, options, what it has reserved and its uses',
       permission: 'readApprovals',
       params: approvalIdParam,
-      responses: { 200: { description: 'The approval.', schema: approvalAnswer }, ...common, 404: { description: 'No such approval (`unknown_approval`).', schema: errorAnswer } },
-      async handle({ params }) {
-        return { status: 200, body: await viewOf(params.id) };
+      query: approvalQuery,
+      responses: {
+        200: { description: 'The approval.', schema: approvalAnswer },
+        ...common,
+        404: { description: 'No approval is bound to the id, or none is on the `subject` given (`unknown_approval`). An id bound to nothing may still name an approval on its subject (the message says how to find it).', schema: errorAnswer },
+      },
+      async handle({ params, query }) {
+        return { status: 200, body: await viewOf(params.id, query.subject) };
       },
     }),
     route({
@@ -129,16 +140,17 @@ export function approvalsRoutes(context: ApiContext): Route[] {
         200: { description: 'Revoked (or already revoked).', schema: revokeAnswer },
         ...common,
         ...bodyErrors,
-        404: { description: 'No such approval.', schema: errorAnswer },
+        404: { description: 'No approval is bound to the id, or none is on the `subject` given (`unknown_approval`); nothing was changed. An id bound to nothing may still name an approval that authorizes refunds on its subject: revoke it with that `subject`.', schema: errorAnswer },
         503: { description: 'Redis is down, turned the request away or did not answer in time (`redis_unavailable`); after a timeout the approval may or may not be revoked. Or, with INTERLOCK_REDIS_MIN_REPLICAS set, too few replicas held the revoke in time (`redis_not_durable`): it is in force on the master but a failover could lose it. Revoke it again: a second revoke answers `already_revoked: true` once the replicas hold it.', schema: errorAnswer },
       },
-      async handle({ params, caller }) {
-        const result = await stores.approvals.revoke(params.id, signedIn(caller).name);
+      async handle({ params, body, caller }) {
+        const result = await stores.approvals.revoke(params.id, signedIn(caller).name, body.subject);
         const count = result.mayStillLand.length;
         const sentence =
           count === 0
             ? 'Revoked: nothing was in flight under it, so nothing more can be sent under it.'
             : `Revoked: nothing new will be sent under it, but ${count} effect${count === 1 ? ' was' : 's were'} already dispatched and may still land; their receipts will say.`;
+        const rebound = result.rebound ? ` It was found on ${body.subject ?? 'its subject'}, its id bound to nothing, and its id is bound to it again.` : '';
         return {
           status: 200,
           body: {
@@ -148,7 +160,7 @@ export function approvalsRoutes(context: ApiContext): Route[] {
             already_revoked: result.alreadyRevoked,
             revoked_by: result.revokedBy,
             may_still_land: result.mayStillLand.map((effectId) => ({ effect_id: effectId, links: linksOf(effectId) })),
-            sentence,
+            sentence: `${sentence}${rebound}`,
           },
         };
       },

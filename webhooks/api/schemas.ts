@@ -152,7 +152,15 @@ export const approvalBody = z
 
 export const approvalIdParam = z.strictObject({ id: approvalId });
 
-export const revokeBody = z.strictObject({}).meta({ id: 'RevokeRequest', description: 'Empty: the revoking token is recorded as who revoked.' });
+// Where to look for an approval besides its id's binding (the index's slot): on a Redis Cluster a failover of the index's
+// master can lose the binding while the approval stands on its subject, still authorizing money (approvals.notFound).
+const approvalSubject = scope.optional().meta({
+  description: "The approval's scope (payment:pi_… or customer:cus_…): it is looked for on that subject, whatever its id is bound to. Needed only when its id is bound to nothing (404 saying so), which a failover of a Redis Cluster's master can leave while the approval still stands on its subject and still authorizes refunds.",
+});
+export const approvalQuery = z.strictObject({ subject: approvalSubject });
+export const revokeBody = z
+  .strictObject({ subject: approvalSubject })
+  .meta({ id: 'RevokeRequest', description: 'Empty, or the subject to find the approval on: the revoking token is recorded as who revoked. An approval found on its subject whose id is bound to nothing is bound to it again.' });
 
 export const capBody = z.strictObject({ cap_cents: cents(`The cap, in the smallest unit of the subject's currency, ${SMALLEST_UNIT}; 0 stops all money on the subject.`, 0, Number.MAX_SAFE_INTEGER) }).meta({ id: 'CapRequest' });
 export const subjectParam = z.strictObject({ subject: scope });

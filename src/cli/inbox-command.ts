@@ -3,7 +3,7 @@
 // signed RESOLVED entry (for a failed case's item, which has no effect, in its closure in the inbox index). Output is JSON on stdout; exit 0 done, 1 the answer is no (no such item, someone acted
 // already, an action the item does not allow), 2 bad input (nothing recorded).
 import { InvalidArgumentError, type Command } from 'commander';
-import { INBOX_KINDS, parseInboxItemId, type InboxKind } from '../core/inbox.js';
+import { BLANK_NOTE, INBOX_KINDS, isVisibleNote, parseInboxItemId, type InboxKind } from '../core/inbox.js';
 import { freeText, identifier } from '../core/text.js';
 import { APPROVAL_ID } from '../core/proposal.js';
 import { checkFourEyes, createInboxActions, type Actor, type ProposeNow, type FactsNow } from '../interlock.js';
@@ -17,7 +17,7 @@ export type ReapprovalWiring = (cli: CliStores) => Promise<{ readFacts: FactsNow
 export const CLI_ROLE = 'cli';
 const MAX_NOTE = 2_000;
 
-const noteOf = checked(freeText(MAX_NOTE).refine((text) => text.trim() !== '', 'must say what was checked or done'), '--note');
+const noteOf = checked(freeText(MAX_NOTE).refine(isVisibleNote, BLANK_NOTE), '--note');
 const personOf = checked(identifier(200), '--by');
 
 function itemId(value: string): string {

@@ -21,6 +21,11 @@ export const ERROR_REGISTRY = {
   inbox_item_closed: { status: 409, retryable: false },
   /** The item's kind does not allow this action (an AMBIGUOUS effect is never re-approved, for one). */
   action_not_allowed: { status: 409, retryable: false },
+  /**
+   * A re-approval whose facts, read at the click, are not the ones the item showed (a chargeback that arrived since):
+   * nothing was recorded, and the item now shows the facts as they stand, to be read and decided on again.
+   */
+  facts_changed: { status: 409, retryable: false },
   /** The effect is being sent right now; act once it has settled. */
   effect_in_flight: { status: 409, retryable: true },
   // The HTTP edge (webhooks/api): who may call, how much, and in what form.

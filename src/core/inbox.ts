@@ -16,11 +16,12 @@ import { currencyOfEffectOrCredit } from './effect-currency.js';
 import { effectIdFor } from './effect-id.js';
 import { effectFactsOrNull } from './effects.js';
 import type { Entry, EntryOf, OperatorAction, PremiseChange } from './entries.js';
-import type { Json } from './json.js';
+import { canonicalJson, type Json, type JsonObject } from './json.js';
 import { explainOutcome, type Outcome } from './outcomes.js';
 import { mayReopenCase } from './cases.js';
 import type { ErrorCode } from './errors.js';
 import { RESERVED_REQUEST_PREFIXES } from './proposal.js';
+import { unseenCharacter } from './text.js';
 import { currentOutcome } from './verify.js';
 
 export const INBOX_KINDS = ['ambiguous', 'lease_at_recovery', 'stale_premise', 'stale_premise_at_recovery', 'model_deviated', 'exposure', 'reapproval_refused', 'case_failed'] as const;
@@ -191,6 +192,45 @@ export function caseFailureItem(failure: CaseFailure): InboxItemDraft {
       what_to_do: caseFailureAdvice(failure.caseId, failure.code, failure.subject, failure.approval),
     },
   };
+}
+
+/**
+ * Whether a note a person writes holds something a reader can see: a character that is neither a space nor one that
+ * reads as nothing (unseenCharacter: U+200B, U+2800, U+3164 ...). A note of only such characters is signed into a
+ * receipt and shown as blank, so it is refused as a blank one is.
+ */
+export function isVisibleNote(note: string): boolean {
+  for (const char of note) if (char.trim() !== '' && unseenCharacter(char) === null) return true;
+  return false;
+}
+
+/** Why a note was refused (isVisibleNote), in the words of the API's and the CLI's field problems. */
+export const BLANK_NOTE = 'must say what was checked or done in characters a reader can see (spaces and invisible characters alone read as nothing)';
+
+/**
+ * The facts an item shows a person: those its effect was decided on (`decided`, its latest proposal's premises), each
+ * one the item lists as changed as it lists it now. A re-approval stands on exactly these: the facts read at the click
+ * must be the same (factChanges), or the person would approve facts they were never shown.
+ */
+export function factsShown(decided: JsonObject, changes: readonly PremiseChange[]): JsonObject {
+  const shown: JsonObject = { ...decided };
+  for (const change of changes) shown[change.field] = change.now;
+  return shown;
+}
+
+/**
+ * How the facts `now` differ from `before`, over the facts `before` names (one `now` lacks reads as null, as the gate
+ * reads it), compared as canonical JSON. Against the decided premises, this is what an item shows as changed once it
+ * is brought up to date; against factsShown, what changed since the item showed it.
+ */
+export function factChanges(before: JsonObject, now: JsonObject): PremiseChange[] {
+  const changes: PremiseChange[] = [];
+  for (const field of Object.keys(before)) {
+    const was = before[field] as Json;
+    const is: Json = Object.hasOwn(now, field) ? (now[field] as Json) : null;
+    if (canonicalJson(was) !== canonicalJson(is)) changes.push({ field, was, now: is });
+  }
+  return changes;
 }
 
 /** The request id a re-approval of `itemId` proposes under: one per item, so a repeated re-approval is the same request. */

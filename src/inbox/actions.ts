@@ -3,19 +3,21 @@
 // A re-approval never resends the old payload blindly: it is a new request (its id derived from the item, so one
 // item can be re-approved once), under a new approval, whose premises are read now through the target's fact
 // reader, recorded as a new PROPOSED and queued for the gate, which re-reads them again before it sends and checks
-// the approval atomically with the send. Only the payload (what to refund or credit) is carried over. The old
-// effect's receipt gets a RESOLVED entry naming the new request, so the two are linked both ways (the new
-// proposal's `request` names the item it re-approves).
+// the approval atomically with the send. The facts read at the click must be the ones the item showed the person
+// (factsShown: its effect's premises, with the changes it lists): facts that changed since refuse the re-approval
+// (facts_changed) before anything is written, and the item is brought up to date to be read and decided on again.
+// Only the payload (what to refund or credit) is carried over. The old effect's receipt gets a RESOLVED entry naming
+// the new request, so the two are linked both ways (the new proposal's `request` names the item it re-approves).
 import { randomBytes } from 'node:crypto';
 import { firstProposal } from '../core/decisions.js';
 import { payloadHash } from '../core/effect-id.js';
-import type { Actor, ApprovalSnapshot, EntryOf, Resolution } from '../core/entries.js';
+import type { Actor, ApprovalSnapshot, EntryOf, PremiseChange, Resolution } from '../core/entries.js';
 import { approvalProblems } from '../core/approval.js';
 import { currencyOfEffect } from '../core/effect-currency.js';
 import { effectFactsOrNull, holdOf, parseEffect, type Effect } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
-import { reapprovalEffectId, reapprovalRequestId, reapprovedAlready } from '../core/inbox.js';
-import type { JsonObject } from '../core/json.js';
+import { factChanges, factsShown, reapprovalEffectId, reapprovalRequestId, reapprovedAlready } from '../core/inbox.js';
+import { canonicalJson, type JsonObject } from '../core/json.js';
 import { moneyText } from '../core/money-text.js';
 import type { Proposal } from '../core/proposal.js';
 import { recordedProposal } from '../core/recorded.js';
@@ -59,7 +61,7 @@ async function refusedPayloadOf(journal: Pick<Journal, 'partitionOf' | 'entries'
  * (currencyOfEffect: the currency premise decided on), else the item's (which fills in a credit's from
  * INTERLOCK_CREDIT_CURRENCY when it opened); null, a currency unknown, when neither says it.
  */
-async function refusedChainOf(journal: Pick<Journal, 'partitionOf' | 'entries'>, item: InboxItem): Promise<{ effect: Effect; currency: string | null }> {
+async function refusedChainOf(journal: Pick<Journal, 'partitionOf' | 'entries'>, item: InboxItem): Promise<{ effect: Effect; currency: string | null; decided: JsonObject }> {
   const partition = await journal.partitionOf(item.effectId);
   const entries = partition === null ? [] : await journal.entries(partition, item.effectId);
   const first = entries.find((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
@@ -74,7 +76,10 @@ async function refusedChainOf(journal: Pick<Journal, 'partitionOf' | 'entries'>,
   if (earlier !== undefined) {
     throw new InterlockError('action_not_allowed', reapprovedAlready(item.effectId, earlier.item, item.id));
   }
-  return { effect: parseEffect(first.effect, 'effect', { recorded: true }), currency: currencyOfEffect(entries) ?? item.currency ?? null };
+  // The premises the refused proposal was decided on (the latest: a re-decision after a refusal is what was judged),
+  // the ones the item's changes are told against (factsShown).
+  const decided = entries.findLast((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED')?.premises ?? first.premises;
+  return { effect: parseEffect(first.effect, 'effect', { recorded: true }), currency: currencyOfEffect(entries) ?? item.currency ?? null, decided };
 }
 
 /**
@@ -193,6 +198,26 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
     return proposed;
   }
 
+  /**
+   * A re-approval refused because the facts read at the click are not the ones the item showed: the item is rewritten
+   * (while open) to show the facts as they stand, against the ones its effect was decided on, and the error names each
+   * fact that changed since it showed them. Reading the item again and re-approving decides on what it shows then.
+   */
+  async function factsChangedSinceShown(item: InboxItem, decided: JsonObject, now: JsonObject, unseen: readonly PremiseChange[]): Promise<InterlockError> {
+    const changes = factChanges(decided, now);
+    await inbox.refresh(item.id, (known) => ({ ...known, changes }));
+    const quoted = (value: unknown) => {
+      const text = canonicalJson(value);
+      return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+    };
+    const named = unseen.slice(0, 10).map((change) => `${change.field.slice(0, 100)}: shown ${quoted(change.was)}, now ${quoted(change.now)}`);
+    const more = unseen.length > named.length ? `; and ${unseen.length - named.length} more` : '';
+    return new InterlockError(
+      'facts_changed',
+      `The facts changed since item ${item.id} showed them (${named.join('; ')}${more}), so the re-approval was refused: it stands on the facts the person decided on. Nothing was recorded; the item now shows the facts as they stand: read it again and re-approve if they still warrant it.`,
+    );
+  }
+
   async function itemOr404(id: string): Promise<InboxItem> {
     const item = await inbox.get(id);
     if (item === null) throw new InterlockError('unknown_inbox_item', `No inbox item ${id.slice(0, 100)}. GET /v1/inbox (or \`interlock inbox list\`) lists the open ones.`);
@@ -228,9 +253,10 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
 
   return {
     /**
-     * Re-approves an item under `approval`. The same person asking again with the same approval (a retry after a
-     * lost answer, a second tab) is answered with the same new request, made with the note and the facts of the click
-     * that closed the item, whatever its own note or the facts now; anyone else after the first action is told who acted.
+     * Re-approves an item under `approval`, on the facts it showed (refused facts_changed when those read now differ).
+     * The same person asking again with the same approval (a retry after a lost answer, a second tab) is answered with
+     * the same new request, made with the note and the facts of the click that closed the item, whatever its own note
+     * or the facts now; anyone else after the first action is told who acted.
      */
     async reapprove(id: string, request: { approval: string; note: string; by: Actor }): Promise<Reapproved> {
       const item = await itemOr404(id);
@@ -247,7 +273,7 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
       const { now, snapshot } = await deps.approvals.describe(request.approval);
       if (snapshot === null) throw new InterlockError('unknown_approval', `No approval ${request.approval}: grant it first (POST /v1/approvals or \`interlock approvals grant\`), then re-approve. Nothing was recorded.`);
       if (snapshot.scope !== item.subject) throw new InterlockError('invalid_approval', `Approval ${request.approval} covers ${snapshot.scope}, but item ${id} moves money on ${item.subject}. Nothing was recorded.`);
-      const { effect, currency } = await refusedChainOf(journal, item);
+      const { effect, currency, decided } = await refusedChainOf(journal, item);
       // The gate would refuse the new request under a dead approval (REFUSED:lease, which opens no item), after the
       // item was closed for good: so a re-approval is refused now, before anything is written. A replay was judged
       // when it was first recorded; the gate judges it again at the send.
@@ -258,6 +284,16 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
       if (replay) return { item, entry: null, ...(await repeatedProposal(item, requestId, effectId, null, effect)) };
       // Read before anything is written: facts that cannot be read leave the item open.
       const premises = await deps.readFacts(effect, effectId);
+      // The person decided on the facts the item showed them, every one of them: facts that changed since are not
+      // theirs to approve unseen. Nothing is written but the item, brought up to date so that reading it shows them.
+      const unseen = factChanges(factsShown(decided, item.changes), premises);
+      if (unseen.length > 0) {
+        // The other copy of a double submit (a second tab, the same person and approval) may have closed the item
+        // while this one read: answered as the repeat it is, with the proposal that copy made, never these facts.
+        const standing = await inbox.get(id);
+        if (standing !== null && repeats(standing.closure, request)) return { item: standing, entry: null, ...(await repeatedProposal(standing, requestId, effectId, null, effect)) };
+        throw await factsChangedSinceShown(item, decided, premises, unseen);
+      }
       // Noted before the item closes: a process that dies between the closing and the proposal leaves this behind,
       // and the recovery pass proposes it (repairReapprovals), on these premises. Without it the item would read
       // re-approved while nothing was ever proposed. Under this attempt's own field until it has closed the item.

@@ -30,7 +30,12 @@ import { createScriptRunner } from './scripts.js';
  */
 export type PendingReapproval = { item: string; approval: string; by: Actor; note: string; premises: JsonObject; at: number };
 
-export type InboxClosure = { action: OperatorAction; by: Actor; note: string; resolution: Resolution | null; reapproval: Reapproval | null; at: number };
+/**
+ * `unsigned`: set on the dismissal of an item whose effect's journal is gone (Redis holds no chain for it), saying why
+ * the closure is kept in the index alone with no signed entry on a receipt. A failed case's item, which never has a
+ * receipt, does not carry it.
+ */
+export type InboxClosure = { action: OperatorAction; by: Actor; note: string; resolution: Resolution | null; reapproval: Reapproval | null; at: number; unsigned?: string };
 export type InboxItem = InboxItemDraft & { openedAt: number; status: 'open' | 'closed'; closure: InboxClosure | null };
 export type InboxStatus = 'open' | 'closed';
 export type InboxFilter = { status?: InboxStatus; kind?: InboxKind | undefined; subject?: string | undefined; effect?: string | undefined };
@@ -65,6 +70,17 @@ function parsePending(text: string): PendingReapproval | null {
   } catch {
     return null;
   }
+}
+
+/** Why an item whose effect's journal is gone is dismissed in the index alone (InboxClosure.unsigned). */
+export const JOURNAL_GONE = "The effect's journal is gone (Redis holds no entries for it), so no signed entry could be written on its receipt: the inbox index alone keeps who dismissed the item, when and why.";
+
+/** Whether the action can succeed on the effect as its state stands (act-3.lua's rule), or its journal is gone (null). */
+function actionStands(action: OperatorAction, state: { committed: boolean; ambiguous: boolean; reapproved: boolean } | null): boolean {
+  if (action === 'dismiss') return true;
+  if (state === null) return false;
+  if (action === 'resolve') return state.ambiguous && !state.committed;
+  return !state.committed && !state.ambiguous && !state.reapproved;
 }
 
 function describeActor(marker: string): string {
@@ -118,33 +134,45 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
     if (item === null) return openFromChain(id);
     // A failed case's item has no chain: the index's closure is its only one.
     if (item.closure !== null || item.kind === 'case_failed') return item;
-    const partition = await journal.partitionOf(item.effectId);
-    if (partition === null || (await journal.actedOn(partition, item.effectId, id)) === null) return item;
-    const entry = actionsOf(await journal.entries(partition, item.effectId)).get(id);
-    if (!entry) return item;
+    const chain = await standing(item);
+    const open = { ...item, actions: chain.actions };
+    if (chain.partition === null || chain.acted === null) return open;
+    const entry = actionsOf(await journal.entries(chain.partition, item.effectId)).get(id);
+    if (!entry) return open;
     const closure = closureOf(entry);
     await close(id, closure);
     return { ...item, status: 'closed', closure };
   }
 
   /**
-   * Of items the index holds open, those whose chain holds an action (act-3 appended it, the process stopped before
-   * close-inbox-3): each is closed from the chain now, as get() does, so a listing never shows as open an item its
-   * own page shows closed.
+   * An open item's effect as it stands (one read of its state, the fields act-3.lua decides on): whether the chain
+   * holds an action on the item (the `i:<item id>` marker), and which of the item's actions can succeed now. An
+   * effect whose money moved after the item opened (committed: a re-decision of its request sent, a landing reported
+   * late) is never re-approved, nor resolved on a person's word; one re-approved through another of its items is not
+   * re-approved again; an effect whose journal is gone (no partition, no state) is only dismissed, in the index.
    */
-  async function closedInChain(items: readonly InboxItem[]): Promise<Set<string>> {
-    const acted = await Promise.all(
-      items.map(async (item) => {
-        if (item.kind === 'case_failed') return false;
-        const partition = await journal.partitionOf(item.effectId);
-        return partition !== null && (await journal.actedOn(partition, item.effectId, item.id)) !== null;
-      }),
-    );
-    const closed = new Set<string>();
+  async function standing(item: InboxItem): Promise<{ partition: string | null; acted: string | null; actions: OperatorAction[] }> {
+    const partition = await journal.partitionOf(item.effectId);
+    const fields = partition === null ? [] : await redis.hmget(keys.state(partition, item.effectId), `i:${item.id}`, 'head', 'committed', 'ambiguous', 'reapproved');
+    const [acted = null, head = null, committed = null, ambiguous = null, reapproved = null] = fields;
+    const state = head === null ? null : { committed: committed === '1', ambiguous: ambiguous === '1', reapproved: (reapproved ?? '') !== '' };
+    return { partition, acted, actions: item.actions.filter((action) => actionStands(action, state)) };
+  }
+
+  /**
+   * Items the index holds open, as they stand: each listing the actions that can succeed now (standing), or null when
+   * its chain holds an action (act-3 appended it, the process stopped before close-inbox-3) and it is closed from the
+   * chain now, as get() does, so a listing never shows as open an item its own page shows closed.
+   */
+  async function asTheyStand(items: readonly InboxItem[]): Promise<(InboxItem | null)[]> {
+    const chains = await Promise.all(items.map(async (item) => (item.kind === 'case_failed' ? null : standing(item))));
+    const stood: (InboxItem | null)[] = [];
     for (const [at, item] of items.entries()) {
-      if (acted[at] === true && (await get(item.id))?.status === 'closed') closed.add(item.id);
+      const chain = chains[at] ?? null;
+      if (chain !== null && chain.acted !== null && (await get(item.id))?.status === 'closed') stood.push(null);
+      else stood.push(chain === null ? item : { ...item, actions: chain.actions });
     }
-    return closed;
+    return stood;
   }
 
   /** Opens the item the effect's current outcome calls for, if any (AMBIGUOUS, a refusal at recovery, a stale premise). */
@@ -203,6 +231,23 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
     throw new InterlockError('inbox_item_closed', `Inbox item ${item.id} was closed already. Nothing was recorded.`);
   }
 
+  /**
+   * An action on an item whose effect's journal is gone (it was opened from the chain, which Redis no longer holds:
+   * a failover that lost it, keys deleted by hand): nothing is left to check a resolution or a re-approval against, nor
+   * to append a signed entry to. A dismissal closes it in the index alone, as a failed case's item is dismissed, its
+   * closure saying why (JOURNAL_GONE); of two at once, the first closure stands.
+   */
+  async function actWithJournalGone(item: InboxItem, request: ActRequest): Promise<{ item: InboxItem; entry: null }> {
+    if (request.action !== 'dismiss') {
+      throw new InterlockError('action_not_allowed', `Effect ${item.effectId}'s journal is gone (Redis holds no entries for it), so item ${item.id} cannot be ${request.action === 'reapprove' ? 're-approved' : 'resolved'}: nothing is left to check it against or to sign it on. Dismiss it with a note, which closes it in the inbox index alone. Nothing was recorded.`);
+    }
+    const closure: InboxClosure = { action: 'dismiss', by: request.by, note: request.note, resolution: null, reapproval: null, at: await journal.serverTime(), unsigned: JOURNAL_GONE };
+    if (await close(item.id, closure)) return { item: { ...item, actions: ['dismiss'], status: 'closed', closure }, entry: null };
+    const known = await get(item.id);
+    if (known?.closure) throw closedError(item.id, known.closure, request);
+    throw new InterlockError('inbox_item_closed', `Inbox item ${item.id} was closed already. Nothing was recorded.`);
+  }
+
   async function list(filter: InboxFilter, limit: number, startingAfter?: string): Promise<InboxPage> {
     const status = filter.status ?? 'open';
     const index = status === 'open' ? keys.inboxOpen : keys.inboxClosedByTime;
@@ -231,9 +276,10 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
       for (let start = 0; start < wanted.length; ) {
         const chunk = wanted.slice(start, start + limit + 1 - data.length);
         start += chunk.length;
-        const acted = status === 'open' ? await closedInChain(chunk.map(({ item }) => item)) : new Set<string>();
-        for (const { member, item } of chunk) {
-          if (acted.has(item.id)) continue;
+        const stood = status === 'open' ? await asTheyStand(chunk.map(({ item }) => item)) : chunk.map(({ item }) => item);
+        for (const [at, { member }] of chunk.entries()) {
+          const item = stood[at] ?? null;
+          if (item === null) continue;
           if (pageEnd !== null) return { data, hasMore: true, next: pageEnd };
           data.push(item);
           if (data.length === limit) pageEnd = `${member.score}.${member.id}`;
@@ -349,7 +395,8 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
     /**
      * Records a person's action on an item: a RESOLVED entry on the effect's receipt, at most once per item. The one
      * who loses a race, or comes after, gets inbox_item_closed naming who acted. A failed case's item, which no effect
-     * stands behind, is dismissed in the index alone (dismissCaseFailure): its `entry` is null.
+     * stands behind, is dismissed in the index alone (dismissCaseFailure), and so is an item whose effect's journal is
+     * gone (actWithJournalGone, its only action): their `entry` is null.
      */
     async act(id: string, request: ActRequest): Promise<{ item: InboxItem; entry: EntryOf<'RESOLVED'> | null }> {
       const item = await get(id);
@@ -361,7 +408,7 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
       if (item.closure !== null) throw closedError(id, item.closure, request);
       if (item.kind === 'case_failed') return dismissCaseFailure(item, request);
       const partition = await journal.partitionOf(item.effectId);
-      if (partition === null) throw new InterlockError('unknown_effect', `Inbox item ${id} names effect ${item.effectId}, which is not recorded.`);
+      if (partition === null) return actWithJournalGone(item, request);
       const draft: Draft<'RESOLVED'> = { kind: 'RESOLVED', item: id, action: request.action, by: request.by, note: request.note, resolution: request.resolution ?? null, reapproval: request.reapproval ?? null };
       const marker = JSON.stringify({ action: request.action, by: request.by });
       // What the effect's state must be, checked in the same step as the append (act-3.lua).
@@ -383,7 +430,7 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
         case 'OPEN':
           throw new InterlockError('effect_in_flight', `Effect ${item.effectId} is being sent right now; act on item ${id} once it has settled. Nothing was recorded.`);
         case 'UNKNOWN_EFFECT':
-          throw new InterlockError('unknown_effect', `Inbox item ${id} names effect ${item.effectId}, which is not recorded.`);
+          return actWithJournalGone(item, request);
         case 'STATE':
           throw new InterlockError(
             'action_not_allowed',

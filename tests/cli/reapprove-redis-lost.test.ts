@@ -38,8 +38,15 @@ afterAll(async () => {
 
 describe('inbox reapprove when Redis goes away after the item was closed', () => {
   it('does not say "nothing was changed": the item is closed as re-approved and the re-approval is pending for recovery', async () => {
-    const { paymentIntent } = await pay(stripe.stripe, 'pm_card_visa', 5_000);
-    const { item, effectId } = await make.staleOn(paymentIntent);
+    // The item shows the chargeback the sandbox has on the payment: a re-approval stands on the facts the item showed
+    // (facts_changed, refused before the item is closed), and the CLI reads them at the sandbox.
+    const { paymentIntent } = await pay(stripe.stripe, 'pm_card_createDispute', 5_000);
+    const [dispute] = (await stripe.stripe.disputes.list({ payment_intent: paymentIntent })).data;
+    if (dispute === undefined) throw new Error('the sandbox opened no dispute');
+    const effectId = await make.proposed(paymentIntent);
+    rig.target.world.set(`payment:${paymentIntent}`, { chargebacks: [dispute.id], refunded_by_others: 0 });
+    expect(await make.submitLatest(effectId)).toBe('REFUSED:stale_premise');
+    const item = `stale_premise:${effectId}`;
     const approval = await make.grant(paymentIntent);
     const proxy = await cutAfter('"action":"reapprove"');
     try {

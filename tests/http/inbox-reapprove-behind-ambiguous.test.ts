@@ -98,11 +98,11 @@ describe('a refund refused behind an AMBIGUOUS refund on its payment', () => {
   it('is re-approved when the refund holding the payment was in flight and committed while the re-approval read it', async () => {
     const pi = `pi_${randomBytes(5).toString('hex')}`;
     target.world.set(`payment:${pi}`, { chargebacks: [], refunded_by_others: 0 });
-    // A refund refused on a stale premise (a chargeback appeared after it was decided): its item offers reapprove.
+    // A refund refused on a stale premise (a chargeback appeared after it was decided): its item offers reapprove. The
+    // chargeback stays: the item shows it, and a re-approval stands on the facts the item showed (facts_changed).
     const refused = await propose(pi);
     target.world.set(`payment:${pi}`, { chargebacks: ['dp_1'], refunded_by_others: 0 });
     expect((await sender.gate.submit(await latestProposal(stores, refused))).outcome).toBe('REFUSED:stale_premise');
-    target.world.set(`payment:${pi}`, { chargebacks: [], refunded_by_others: 0 });
     const item = `stale_premise:${refused}`;
     expect((await stores.inbox.get(item))?.actions).toContain('reapprove');
 
@@ -119,6 +119,7 @@ describe('a refund refused behind an AMBIGUOUS refund on its payment', () => {
       expect((await sending).outcome).toBe('COMMITTED');
     };
     const reapproved = await request(app).post(`/v1/inbox/${item}/reapprove`).set(bearer(TOKENS.danaApprover)).send({ approval: await grant(pi), note: 'refund anyway' });
+    expect(between).toBeNull(); // the re-approval read the hold while the holder was in flight
     expect(await settledOutcome(stores, inFlight)).toBe('COMMITTED');
     expect({ status: reapproved.status, message: reapproved.body.error?.message ?? null }).toEqual({ status: 202, message: null });
   });

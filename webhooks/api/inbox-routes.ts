@@ -42,6 +42,8 @@ export function inboxItemView(item: InboxItem) {
             resolution: closure.resolution,
             reapproval: closure.reapproval === null ? null : { approval: closure.reapproval.approval, request_id: closure.reapproval.requestId, effect_id: closure.reapproval.effectId },
             at: iso(closure.at),
+            // Why no signed entry stands behind this closure: the effect's journal was gone when it was dismissed.
+            unsigned: closure.unsigned ?? null,
           },
     links: item.kind === 'case_failed' ? caseFailureLinks(item) : { self: `/v1/inbox/${item.id}`, effect: `/v1/effects/${item.effectId}`, receipt: `/v1/effects/${item.effectId}/receipt` },
   };
@@ -66,7 +68,7 @@ const actionResponses = {
   ...common,
   ...bodyErrors,
   404: { description: 'No such item (`unknown_inbox_item`).', schema: errorAnswer },
-  409: { description: 'Someone acted on the item already (`inbox_item_closed`, naming who and how, or saying it was you), the kind does not allow this action or the effect was re-approved already through another of its items (`action_not_allowed`, naming that item), the effect is being sent (`effect_in_flight`), or the `reapproval:` request id holds another proposal (`conflicting_payload`).', schema: errorAnswer },
+  409: { description: 'Someone acted on the item already (`inbox_item_closed`, naming who and how, or saying it was you), the kind does not allow this action, the effect\'s money moved or its journal is gone, or the effect was re-approved already through another of its items (`action_not_allowed`, naming that item), the effect is being sent (`effect_in_flight`), the `reapproval:` request id holds another proposal (`conflicting_payload`), or, for a re-approval, the facts read now are not the ones the item showed (`facts_changed`, naming each; the item then shows them).', schema: errorAnswer },
   503: { description: 'Redis is not durable now (`redis_not_durable`) or not answering (`redis_unavailable`); nothing was recorded and the item stays open.', schema: errorAnswer },
 };
 

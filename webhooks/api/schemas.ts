@@ -3,7 +3,7 @@
 // The same schemas validate requests and generate the OpenAPI document (openapi.ts); the response schemas exist
 // only for that document.
 import { z } from 'zod';
-import { ALERT_CURSOR, APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, GRANT_LIMITS, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, newApprovalIdProblem, OPERATOR_ACTIONS, PROPOSAL_LIMITS, recordedIdentifier, RECOVERY_OUTCOMES, refundEffectSchema, requestIdentifier, reservedRequestProblem, STORY_MAX_CHARS, SUBMIT_OUTCOMES } from '../../src/interlock.js';
+import { ALERT_CURSOR, APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, GRANT_LIMITS, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, newApprovalIdProblem, OPERATOR_ACTIONS, PROPOSAL_LIMITS, recordedIdentifier, RECOVERY_OUTCOMES, refundEffectSchema, requestIdentifier, reservedRequestProblem, STORY_MAX_CHARS, SUBMIT_OUTCOMES, BLANK_NOTE, isVisibleNote } from '../../src/interlock.js';
 
 /** How long a grant may last (src/core/approval.ts, GRANT_LIMITS: the CLI holds grants to the same bounds). */
 export const MAX_EXPIRES_IN_SECONDS = GRANT_LIMITS.maxExpiresInSeconds;
@@ -183,7 +183,7 @@ export const recoverBody = z.strictObject({}).meta({ id: 'RecoverRequest' });
 // The escalation inbox (issue 13 §4).
 export const MAX_NOTE_CHARS = 2_000;
 const note = freeText(MAX_NOTE_CHARS)
-  .refine((value) => value.trim() !== '', 'must say what was checked or done')
+  .refine(isVisibleNote, BLANK_NOTE)
   .meta({ description: 'What the person checked or did, recorded in the signed RESOLVED entry (a failed case\'s item, which has no effect, keeps it in its closure in the inbox index).' });
 export const inboxItemParam = z.strictObject({
   id: z.string().regex(/^(?:[a-z_]{1,40}:[0-9a-f]{64}|case_failed:[0-9a-f]{64}:\d{1,16})$/, 'must be an inbox item id (<kind>:<effect id>, or case_failed:<case effect id>:<failed at>)'),

@@ -98,6 +98,7 @@ const CASE_FAILED_DISMISSED = 'Dismissed. The inbox keeps who dismissed it, when
 function doneNotice(done: unknown, item: InboxItem): string | null {
   const action = PAGE_ACTIONS.find((known) => known === done);
   if (action === undefined || item.closure?.action !== action) return null;
+  if (action === 'dismiss' && item.closure.unsigned !== undefined) return `Dismissed. ${item.closure.unsigned}`;
   return item.kind === 'case_failed' && action === 'dismiss' ? CASE_FAILED_DISMISSED : DONE_NOTICES[action];
 }
 
@@ -156,7 +157,7 @@ ${item.changes.length === 0 ? null : html`<table><caption>Facts that changed</ca
 <tbody>${item.changes.map((change) => html`<tr><td>${change.field}</td><td><code>${json(change.was)}</code></td><td><code>${json(change.now)}</code></td></tr>`)}</tbody></table>`}
 ${closure === null
   ? input.canAct ? actionForms(item, input.viewer) : html`<p>Only an approver may act on this item.</p>`
-  : html`<section aria-labelledby="closed-title"><h2 id="closed-title">Closed</h2><p>${closure.by.name} (${closure.by.role}) chose <strong>${closure.action}</strong>${closure.resolution ? html` (${closure.resolution === 'landed' ? 'it landed' : 'it did not land'})` : null} at ${iso(closure.at)}${closure.note ? html`: ${closure.note}` : null}.${closure.reapproval ? html` New request ${effectRef(closure.reapproval.effectId, closure.reapproval.requestId, input.canOpenEffects)} under approval <code>${closure.reapproval.approval}</code>.` : null}</p></section>`}
+  : html`<section aria-labelledby="closed-title"><h2 id="closed-title">Closed</h2><p>${closure.by.name} (${closure.by.role}) chose <strong>${closure.action}</strong>${closure.resolution ? html` (${closure.resolution === 'landed' ? 'it landed' : 'it did not land'})` : null} at ${iso(closure.at)}${closure.note ? html`: ${closure.note}` : null}.${closure.unsigned === undefined ? null : html` ${closure.unsigned}`}${closure.reapproval ? html` New request ${effectRef(closure.reapproval.effectId, closure.reapproval.requestId, input.canOpenEffects)} under approval <code>${closure.reapproval.approval}</code>.` : null}</p></section>`}
 <p><a href="/ui/inbox">Back to the inbox</a></p>`,
   );
 }

@@ -7,6 +7,7 @@ import { SUBJECT, termsProblems, type ApprovalTerms } from '../core/approval.js'
 import type { ApprovalSnapshot } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
 import { serverTime, type RedisClient } from './client.js';
+import { heldMarkerOn } from './durability.js';
 import { assertPartition, type Keys } from './keys.js';
 import { acknowledgedOnce, type WriteProof } from './replica-wait.js';
 import { createScriptRunner } from './scripts.js';
@@ -106,6 +107,20 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys; min
   }
 
   /**
+   * Before an approval is said not to be there: throws the durability monitor's refusal (redis_not_durable) when Redis
+   * no longer holds the deployment marker this process holds (durability.ts heldMarkerOn), or a loss was recorded
+   * already. An empty Redis (restarted without its append-only file, flushed) finds no approval, granted or not, and
+   * "no approval" would be read as one never granted. Read after the lookup, on the same connection, so a marker found
+   * here was there when the lookup ran. Nothing is checked while no monitor runs (a one-off command).
+   */
+  async function confirmAbsent(): Promise<void> {
+    const marker = heldMarkerOn(redis);
+    if (marker === null) return;
+    const found = await redis.get(keys.deployment);
+    if (found !== marker.held || marker.dataLost()) throw marker.lost(found);
+  }
+
+  /**
    * The partition of a subject an operator names to find an approval by (revoke, describe): its scope. Checked as a
    * grant's scope is, so a bad one is invalid input, not an approval that is not there.
    */
@@ -148,9 +163,14 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys; min
       if (reply.status === 'OK' && reply.approval) return { now: reply.now, raw: reply.approval, partition: likely };
     }
     const partition = await partitionOf(approvalId);
-    if (partition === null) return { now: await serverTime(redis), raw: null, partition: null };
+    if (partition === null) {
+      await confirmAbsent();
+      return { now: await serverTime(redis), raw: null, partition: null };
+    }
     const reply = await run<{ status: 'OK' | 'UNKNOWN'; now: number; approval?: Record<string, string> }>('describe-approval-1', [keys.approval(partition, approvalId)], []);
-    return { now: reply.now, raw: reply.status === 'OK' && reply.approval ? reply.approval : null, partition };
+    const raw = reply.status === 'OK' && reply.approval ? reply.approval : null;
+    if (raw === null) await confirmAbsent();
+    return { now: reply.now, raw, partition };
   }
 
   /** set-cap-1.lua under `mode`, then the replicas' wait (INTERLOCK_REDIS_MIN_REPLICAS) for a cap it set. */
@@ -204,8 +224,17 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys; min
       // A grant is answered without waiting for replicas (INTERLOCK_REDIS_MIN_REPLICAS): a failover that loses it loses
       // an approval, and a missing approval refuses. An effect dispatched under it cannot outlive it either: the
       // dispatch waits for the replicas of the same masters, which then hold every write they took before, the grant's too.
-      await redis.hsetnx(keys.approvalPartitions, terms.id, partition);
-      const bound = await partitionOf(terms.id);
+      // The binding is written first, and only while Redis holds the deployment marker this process holds
+      // (bind-approval-2.lua, in the marker's slot): a grant is never recorded into a Redis that lost the deployment's
+      // data, whatever the durability monitor last read (a grant queued while Redis was down is written when the
+      // connection comes back, before the re-check the reconnect starts).
+      const marker = heldMarkerOn(redis);
+      const binding = await run<{ status: 'BOUND'; bound: string } | { status: 'MARKER'; found: string }>('bind-approval-2', [keys.approvalPartitions, keys.deployment], [terms.id, partition, marker?.held ?? '']);
+      if (binding.status === 'MARKER') {
+        const found = binding.found === '' ? null : binding.found;
+        throw marker?.lost(found) ?? new InterlockError('redis_not_durable', `Redis lost its data: the deployment marker ${keys.deployment} is ${found === null ? 'gone' : 'another'}, so nothing was granted.`);
+      }
+      const bound = binding.bound;
       if (bound !== partition) {
         // The id is bound to another scope first (the binding is written before the approval, in another slot). No
         // approval behind the binding is a grant that stopped in between (Redis lost, the process killed): say so, since
@@ -242,13 +271,19 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys; min
       const wanted = subject === undefined ? undefined : subjectPartition(subject);
       const bound = await partitionOf(approvalId);
       const partition = wanted ?? bound;
-      if (partition === null) throw unknown(approvalId);
+      if (partition === null) {
+        await confirmAbsent();
+        throw unknown(approvalId);
+      }
       const reply = await run<{ status: 'REVOKED' | 'ALREADY' | 'UNKNOWN'; revokedAt?: number; mayStillLand?: unknown }>(
         'revoke-approval-2',
         [keys.approval(partition, approvalId), keys.approvalOpen(partition, approvalId)],
         [by],
       );
-      if (reply.status === 'UNKNOWN') throw unknown(approvalId, subject ?? partition, bound);
+      if (reply.status === 'UNKNOWN') {
+        await confirmAbsent();
+        throw unknown(approvalId, subject ?? partition, bound);
+      }
       // First bound wins: a grant of the id elsewhere that came in between keeps its binding.
       const rebound = bound === null && (await redis.hsetnx(keys.approvalPartitions, approvalId, partition)) === 1;
       // An approval already revoked waits too: it may be this revoke's own retry, after the first was not held in time.
@@ -275,6 +310,7 @@ export function createRedisApprovals(deps: { redis: RedisClient; keys: Keys; min
       const partition = subjectPartition(subject);
       const [reply, bound] = await Promise.all([run<{ status: 'OK' | 'UNKNOWN'; now: number; approval?: Record<string, string> }>('describe-approval-1', [keys.approval(partition, approvalId)], []), partitionOf(approvalId)]);
       const raw = reply.status === 'OK' && reply.approval ? reply.approval : null;
+      if (raw === null) await confirmAbsent();
       return { now: reply.now, snapshot: raw === null ? null : snapshotOf(approvalId, raw), revokedBy: raw?.revokedBy ?? null, options: raw?.options ?? null, unbound: raw !== null && bound !== partition };
     },
 

@@ -43,7 +43,7 @@ const REMEDY = 'Run every Redis master with `appendonly yes`, `appendfsync alway
  * Redis could lose what it acknowledges, so nothing was sent. On the registry (`redis_not_durable`, retryable):
  * retrying is right once Redis is durable again, and a queue must not fail the job for good meanwhile.
  */
-type DurabilityPhase = { phase: 'start' } | { phase: 'intake' } | { phase: 'running'; checkedAt: number } | { phase: 'reconnected'; checkedAt: number };
+type DurabilityPhase = { phase: 'start' } | { phase: 'intake' } | { phase: 'running'; checkedAt: number } | { phase: 'disconnected'; checkedAt: number } | { phase: 'reconnected'; checkedAt: number };
 
 function durabilityMessage(durability: Durability & { dataLost?: boolean }, when: DurabilityPhase): string {
   const problems = durability.problems.join('; ');
@@ -54,6 +54,8 @@ function durabilityMessage(durability: Durability & { dataLost?: boolean }, when
       return `Redis can lose an acknowledged journal entry (${problems}), so Interlock will not send. ${REMEDY}, or set ${UNSAFE_DURABILITY_ENV}=1 to accept the risk on a test machine.`;
     case 'intake':
       return `Redis can lose what it acknowledges (${problems}), so this process will not take webhooks or support requests, nor record facts: it would answer that an event or a refund is stored, or record a refund's failure, and could lose it, and Stripe does not send an event again once it was answered. ${REMEDY}, or set ${UNSAFE_DURABILITY_ENV}=1 to accept the risk on a test machine.`;
+    case 'disconnected':
+      return `The connection to Redis dropped and is not back (${problems}): the Redis it reaches next may be another one, or one that lost this deployment's data, so nothing was sent or recorded; Interlock sends again once it is back and a check of that Redis has answered. Retry.`;
     case 'reconnected':
       return `The connection to Redis dropped and came back (${problems}), and the check of the Redis it reaches now (its settings, and whether it still holds this deployment's data) has not answered yet, so nothing was sent; Interlock sends again once it has. Retry.`;
     case 'running':
@@ -218,6 +220,26 @@ export async function requireDurability(redis: RedisClient, optOut: boolean, pha
 export type DeploymentMarker = { key: string; held: string };
 
 /**
+ * The deployment marker a running monitor holds, for a store that writes beside the journal on the same connection
+ * (approvals.ts): its scripts compare `held` with the marker in the step that writes, as the journal's binding scripts
+ * do, and `lost` records a loss one of them (or a read) found and returns the refusal to throw
+ * (DurabilityMonitor.recordLoss). `dataLost`: a loss was recorded already (it stands whatever Redis holds now).
+ */
+export type HeldMarker = { key: string; held: string; lost(found: string | null): DurabilityError; dataLost(): boolean };
+
+/** Per connection, the markers of the durability monitors running on it, the first started first. */
+const heldMarkers = new WeakMap<RedisClient, HeldMarker[]>();
+
+/**
+ * The marker the first durability monitor running on `redis` holds (they all hold the one the process found at start),
+ * or null while none runs there: a one-off command, which checks nothing (as the journal's scripts check nothing
+ * before journal.holdMarker).
+ */
+export function heldMarkerOn(redis: RedisClient): HeldMarker | null {
+  return heldMarkers.get(redis)?.[0] ?? null;
+}
+
+/**
  * Reads the marker, and writes one only when Redis has none (SET NX GET, one atomic step, so two first processes agree
  * on one id); returns the one Redis holds. Read first so that a restart needs no write: a Redis at its memory limit
  * refuses every write (OOM), and a process restarted then must still start, serve reads and answer /readyz 503 (README
@@ -360,7 +382,10 @@ export type DurabilityMonitor = {
   check(): Promise<CheckedDurability>;
   /** The last reading. */
   current(): CheckedDurability;
-  /** Throws a DurabilityError unless the last reading was durable or the operator opted out. Call before every send. */
+  /**
+   * Throws a DurabilityError unless the last reading was durable or the operator opted out, and while the connection is
+   * down or came back unchecked (its durability is unknown then: see awaitingRecheck). Call before every send.
+   */
   assertDurable(): void;
   /**
    * Why Redis no longer holds the data this process started on (the deployment marker gone or changed), in the words
@@ -530,12 +555,26 @@ export function createDurabilityMonitor(deps: {
     timer.unref();
   }
 
+  function recordLoss(found: string | null): DurabilityError {
+    if (lost === null) {
+      lost = markerLoss(deps.marker ?? { key: 'the deployment marker', held: '' }, found);
+      // Kept as the next check will read it (the loss, then the settings as last read), so that check logs nothing new.
+      const kept = reading.checkError === null ? reading.problems : [];
+      record({ ...reading, durable: false, problems: [lost, ...kept], optedOut: false, checkedAt: now(), checkError: null, dataLost: true });
+    }
+    return new DurabilityError(reading, { phase: 'running', checkedAt: reading.checkedAt });
+  }
+
+  // The marker this monitor holds, offered to the stores on its connection while it runs (heldMarkerOn).
+  const holding: HeldMarker | null = deps.marker ? { key: deps.marker.key, held: deps.marker.held, lost: recordLoss, dataLost: () => lost !== null } : null;
+
   return {
     start() {
       if (running) return;
       running = true;
       redis.on('close', onClose);
       redis.on('ready', onReady);
+      if (holding) heldMarkers.set(redis, [...(heldMarkers.get(redis) ?? []), holding]);
       if (deps.initial) schedule();
       else void check().then(schedule);
     },
@@ -544,6 +583,7 @@ export function createDurabilityMonitor(deps: {
       stops += 1;
       redis.off('close', onClose);
       redis.off('ready', onReady);
+      if (holding) heldMarkers.set(redis, (heldMarkers.get(redis) ?? []).filter((one) => one !== holding));
       rechecked = reconnects;
       if (timer) clearTimeout(timer);
       timer = null;
@@ -555,6 +595,11 @@ export function createDurabilityMonitor(deps: {
     assertDurable() {
       // The opt-out accepts settings that may lose data, not a loss that happened: nothing is sent after one either way,
       // nor after a reconnect, whose Redis may have lost it, until a check since has answered.
+      // Down, the state is unknown too: a command queued now (ioredis's offline queue) is written on the reconnect,
+      // before its re-check can start, to whichever Redis that reaches.
+      if (running && dropped && reading.dataLost !== true) {
+        throw new DurabilityError({ ...reading, durable: false, problems: [`the deployment marker ${deps.marker?.key ?? '(none held)'} cannot be read until it is back`], optedOut: false }, { phase: 'disconnected', checkedAt: reading.checkedAt });
+      }
       if (running && rechecked < reconnects && reading.dataLost !== true) {
         throw new DurabilityError({ ...reading, durable: false, problems: [`the deployment marker ${deps.marker?.key ?? '(none held)'} has not been read since`], optedOut: false }, { phase: 'reconnected', checkedAt: reading.checkedAt });
       }
@@ -576,14 +621,6 @@ export function createDurabilityMonitor(deps: {
         await new Promise((resolve) => setTimeout(resolve, 200).unref());
       }
     },
-    recordLoss(found) {
-      if (lost === null) {
-        lost = markerLoss(deps.marker ?? { key: 'the deployment marker', held: '' }, found);
-        // Kept as the next check will read it (the loss, then the settings as last read), so that check logs nothing new.
-        const kept = reading.checkError === null ? reading.problems : [];
-        record({ ...reading, durable: false, problems: [lost, ...kept], optedOut: false, checkedAt: now(), checkError: null, dataLost: true });
-      }
-      return new DurabilityError(reading, { phase: 'running', checkedAt: reading.checkedAt });
-    },
+    recordLoss,
   };
 }

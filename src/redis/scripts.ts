@@ -32,6 +32,7 @@ export const SCRIPT_NAMES = [
   'probe-heartbeat-1',
   'beat-1',
   'clear-heartbeat-1',
+  'bind-approval-2',
   'grant-approval-1',
   'revoke-approval-2',
   'describe-approval-1',

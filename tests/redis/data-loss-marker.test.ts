@@ -8,6 +8,8 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createRedisApprovals } from '../../src/redis/approvals.js';
+import { createKeys } from '../../src/redis/keys.js';
 import { createMemoryTarget, type MemoryTarget } from '../../src/targets/memory-target.js';
 import { approvalTerms, refundProposal, sleep, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis.js';
@@ -75,7 +77,7 @@ describe('the deployment marker', () => {
 
     await admin.flushall();
     // Someone puts the approval back from their own records; the journal of the committed refund is gone for good.
-    await worker.approvals.grant(terms);
+    await createRedisApprovals({ redis: admin, keys: createKeys(worker.config.keyPrefix) }).grant(terms);
     await until(() => !worker.durabilityMonitor.current().durable, 'the worker noticing the lost data');
     expect(worker.durabilityMonitor.current().problems[0]).toContain('Redis lost its data while this process ran');
     expect(() => worker.durabilityMonitor.assertDurable()).toThrow('deployment marker');
@@ -143,7 +145,7 @@ describe('the deployment marker', () => {
     const proposal = refundProposal({ approval: terms.id });
     expect((await worker.gate.submit(proposal)).outcome).toBe('COMMITTED');
     await admin.flushall();
-    await worker.approvals.grant(terms);
+    await createRedisApprovals({ redis: admin, keys: createKeys(worker.config.keyPrefix) }).grant(terms);
     await until(() => worker.durabilityMonitor.current().dataLost === true, 'the worker noticing the lost data');
     expect(worker.durabilityMonitor.current().problems[0]).toContain('sends nothing until it is restarted');
     await expect(worker.gate.submit(proposal)).rejects.toThrow('deployment marker');

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis, type Command } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRedisClient } from '../../src/redis/client.js';
+import { createRedisApprovals } from '../../src/redis/approvals.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { createMemoryTarget, type MemoryTarget } from '../../src/targets/memory-target.js';
 import { durabilityOf, type Durability } from '../../src/interlock.js';
@@ -58,7 +59,7 @@ function outcomeOf(submitted: Promise<{ outcome: string }>): Promise<{ outcome: 
 
 describe('data loss under a running worker, inside one durability-check interval', () => {
   it('after FLUSHALL the same request is refused as the monitor refuses a loss, and the monitor records it at once', async () => {
-    const { admin, target, worker } = await setting();
+    const { admin, target, worker, prefix } = await setting();
     const terms = approvalTerms();
     await worker.approvals.grant(terms);
     const proposal = refundProposal({ approval: terms.id });
@@ -67,7 +68,7 @@ describe('data loss under a running worker, inside one durability-check interval
 
     await admin.flushall();
     // Someone puts the approval back from their own records; the journal of the committed refund is gone for good.
-    await worker.approvals.grant(terms);
+    await createRedisApprovals({ redis: admin, keys: createKeys(prefix) }).grant(terms);
     expect(worker.durabilityMonitor.dataLoss()).toBeNull();
     const again = await outcomeOf(worker.gate.submit(proposal));
     expect({ again, landings: target.landings.length }).toEqual({ again: { code: 'redis_not_durable', message: expect.stringContaining(LOST) }, landings: 1 });
@@ -80,7 +81,7 @@ describe('data loss under a running worker, inside one durability-check interval
   });
 
   it('after Redis restarts without its append-only file the same request is refused', async () => {
-    const { server, target, worker } = await setting();
+    const { server, admin, target, worker, prefix } = await setting();
     const terms = approvalTerms();
     await worker.approvals.grant(terms);
     const proposal = refundProposal({ approval: terms.id });
@@ -90,7 +91,7 @@ describe('data loss under a running worker, inside one durability-check interval
     await server.restart();
     // The worker's connection comes back to an empty Redis; the approval is put back.
     let granted = false;
-    for (let i = 0; i < 50 && !granted; i += 1) granted = await worker.approvals.grant(terms).then(() => true, async () => { await sleep(100); return false; });
+    for (let i = 0; i < 50 && !granted; i += 1) granted = await createRedisApprovals({ redis: admin, keys: createKeys(prefix) }).grant(terms).then(() => true, async () => { await sleep(100); return false; });
     expect(granted).toBe(true);
     const again = await outcomeOf(worker.gate.submit(proposal));
     expect({ again, landings: target.landings.length }).toEqual({ again: { code: 'redis_not_durable', message: expect.any(String) }, landings: 1 });

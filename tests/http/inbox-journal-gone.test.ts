@@ -44,7 +44,7 @@ describe('an item whose effect journal is gone', () => {
     const { effectId, item } = await make.stale();
     await loseJournal(effectId, false);
     const dana = await pageSession(rig.app, TOKENS.danaApprover);
-    const posted = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', dana.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: dana.csrf, note: 'gone' });
+    const posted = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', dana.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: dana.csrf, note: 'gone', token: TOKENS.danaApprover });
     expect(posted.status, posted.text.slice(0, 500)).toBe(303);
     const shown = await request(rig.app).get(String(posted.headers.location)).set('Cookie', dana.cookie);
     expect(shown.text).toContain('no signed entry could be written');

@@ -43,7 +43,7 @@ describe('a re-approval whose facts changed since the item showed them', () => {
     rig.target.world.set(`payment:${pi}`, { chargebacks: ['du_opened'], refunded_by_others: 500 });
     const approval = await make.grant(pi);
     const dana = await pageSession(rig.app, TOKENS.danaApprover);
-    const page = await request(rig.app).post(`/ui/inbox/${item}/reapprove`).type('form').set('Cookie', dana.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: dana.csrf, approval, note: 'refund anyway' });
+    const page = await request(rig.app).post(`/ui/inbox/${item}/reapprove`).type('form').set('Cookie', dana.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: dana.csrf, approval, note: 'refund anyway', token: TOKENS.danaApprover });
     expect({ status: page.status, location: page.headers.location ?? null }).toEqual({ status: 409, location: null });
     expect(page.text).toContain('refunded_by_others: shown 0, now 500');
     // The page drawn with the refusal shows the fact as it stands.

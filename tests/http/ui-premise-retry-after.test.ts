@@ -33,7 +33,7 @@ describe('a re-approval from the page while Stripe rate-limits the fact read, as
     try {
       const api = await request(rig.app).post(`/v1/inbox/${item}/reapprove`).set(bearer(TOKENS.approver)).send({ approval, note: 'refund anyway' });
       expect({ status: api.status, code: api.body?.error?.code, retryAfter: api.headers['retry-after'] }).toEqual({ status: 503, code: 'premise_read_failed', retryAfter: '7' });
-      const page = await request(rig.app).post(`/ui/inbox/${item}/reapprove`).type('form').set('Cookie', dana.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: dana.csrf, approval, note: 'refund anyway' });
+      const page = await request(rig.app).post(`/ui/inbox/${item}/reapprove`).type('form').set('Cookie', dana.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: dana.csrf, approval, note: 'refund anyway', token: TOKENS.danaApprover });
       expect({ status: page.status, retryAfter: page.headers['retry-after'] }).toEqual({ status: 503, retryAfter: '7' });
     } finally {
       rig.target.readFacts = read;

@@ -23,7 +23,7 @@ async function exposed(centsAtStake: number, disputes: string[]) {
 
 async function dismiss(item: string) {
   const alex = await session(TOKENS.approver);
-  return request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', alex.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: alex.csrf, note: 'Answered the dispute with the refund.' });
+  return request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', alex.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: alex.csrf, note: 'Answered the dispute with the refund.', token: TOKENS.approver });
 }
 
 describe('an exposure that grows while its item is open', () => {

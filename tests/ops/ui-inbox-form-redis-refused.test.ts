@@ -35,7 +35,7 @@ describe('an inbox form while Redis turns writes away', () => {
 
   async function dismissFromPage(item: string, note = 'Checked in the dashboard.') {
     const alex = await pageSession(rig.app, TOKENS.approver);
-    return request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', alex.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: alex.csrf, note }).timeout(10_000);
+    return request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', alex.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: alex.csrf, note, token: TOKENS.approver }).timeout(10_000);
   }
 
   async function expectAnsweredAsTheApi(item: string, redisWords: RegExp) {

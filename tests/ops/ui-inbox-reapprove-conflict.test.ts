@@ -24,7 +24,7 @@ describe('a re-approval from the page that the gate answers as a conflict', () =
       return { ...recorded, status: 'conflict', reason: 'the request holds another payload' } as typeof recorded;
     };
     try {
-      const answer = await request(rig.app).post(`/ui/inbox/${item}/reapprove`).type('form').set('Cookie', dana.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: dana.csrf, approval, note: 'refund anyway' });
+      const answer = await request(rig.app).post(`/ui/inbox/${item}/reapprove`).type('form').set('Cookie', dana.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: dana.csrf, approval, note: 'refund anyway', token: TOKENS.danaApprover });
       expect({ status: answer.status, location: answer.headers.location ?? null }).toEqual({ status: 409, location: null });
       expect(answer.text).toContain('was recorded before with another payload');
       expect(answer.text).not.toContain('Re-approved: a new request');

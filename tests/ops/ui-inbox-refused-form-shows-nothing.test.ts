@@ -16,7 +16,7 @@ describe('a support session and an inbox item', () => {
     const { item } = await make.stale();
     const approver = await signIn(rig.app, TOKENS.approver);
     const note = 'Chargeback du_opened is fraud: customer flagged in case SECRET-4711';
-    expect((await post(`/ui/inbox/${item}/dismiss`, approver.cookie, { csrf: approver.csrf, note })).status).toBe(303);
+    expect((await post(`/ui/inbox/${item}/dismiss`, approver.cookie, { csrf: approver.csrf, note, token: TOKENS.approver })).status).toBe(303);
 
     const support = await signIn(rig.app, TOKENS.support);
     expect((await request(rig.app).get(`/v1/inbox/${encodeURIComponent(item)}`).set(bearer(TOKENS.support))).status).toBe(403);

@@ -17,7 +17,7 @@ describe('an inbox form sent twice by the same person', () => {
   it('is told on the page that its own identical action closed the item, and the item shows closed by it', async () => {
     const { item } = await make.stale();
     const approver = await signIn(rig.app, TOKENS.approver);
-    const post = () => request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', approver.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: approver.csrf, note: 'handled by phone' });
+    const post = () => request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', approver.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: approver.csrf, note: 'handled by phone', token: TOKENS.approver });
     const first = await post();
     expect({ status: first.status, location: first.headers.location }).toEqual({ status: 303, location: `/ui/inbox/${item}?done=dismiss` });
     const again = await post();
@@ -36,15 +36,15 @@ describe('an inbox form sent twice by the same person', () => {
   it('is told "something else" only when it asks for another action or another resolution', async () => {
     const { item, pi } = await make.stale();
     const approver = await signIn(rig.app, TOKENS.approver);
-    const dismissed = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', approver.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: approver.csrf, note: 'handled by phone' });
+    const dismissed = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', approver.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: approver.csrf, note: 'handled by phone', token: TOKENS.approver });
     expect(dismissed.status).toBe(303);
-    const reapproved = await request(rig.app).post(`/ui/inbox/${item}/reapprove`).type('form').set('Cookie', approver.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: approver.csrf, approval: await make.grant(pi) });
+    const reapproved = await request(rig.app).post(`/ui/inbox/${item}/reapprove`).type('form').set('Cookie', approver.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: approver.csrf, approval: await make.grant(pi), token: TOKENS.approver });
     expect(reapproved.status).toBe(409);
     expect(alertOf(reapproved.text)).toContain('You (alex, approver) already dismissed it at ');
     expect(alertOf(reapproved.text)).toContain('this request asks to re-approve it, so it was not recorded');
 
     const ambiguous = await make.ambiguous();
-    const resolve = (resolution: string) => request(rig.app).post(`/ui/inbox/${ambiguous.item}/resolve`).type('form').set('Cookie', approver.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: approver.csrf, resolution, note: 'checked the Dashboard' });
+    const resolve = (resolution: string) => request(rig.app).post(`/ui/inbox/${ambiguous.item}/resolve`).type('form').set('Cookie', approver.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: approver.csrf, resolution, note: 'checked the Dashboard', token: TOKENS.approver });
     expect((await resolve('landed')).status).toBe(303);
     const same = await resolve('landed');
     expect(same.status).toBe(409);

@@ -17,14 +17,14 @@ describe('an approver with the item open in a tab from an earlier sign-in', () =
     // Signed in again elsewhere: the browser now sends the new cookie with the old page's CSRF token.
     const second = await signIn(rig.app, TOKENS.approver);
     const note = 'Customer called, refunded by hand';
-    const sent = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', second.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: first.csrf, note });
+    const sent = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', second.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: first.csrf, note, token: TOKENS.approver });
     expect(sent.status).toBe(403);
     expect(sent.text).toContain('Use the form on this page.');
     expect(sent.text).not.toContain('Only an approver may act on this item.');
     expect(sent.text).toContain(`action="/ui/inbox/${item}/dismiss"`);
     expect(sent.text).toContain(`name="csrf" value="${second.csrf}"`);
     expect((await rig.stores.inbox.get(item))?.closure).toBeNull();
-    const again = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', second.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: second.csrf, note });
+    const again = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', second.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: second.csrf, note, token: TOKENS.approver });
     expect(again.status).toBe(303);
   });
 });

@@ -1,6 +1,7 @@
 // The escalation inbox on the page (issue 13 §4), without a browser: the list and one item with the facts that changed,
-// the three actions as forms for approvers only, each form needing the session's CSRF token and this origin, and a
-// form that works records the same signed RESOLVED entry as the API, naming the signed-in token.
+// the three actions as forms for approvers only, each form needing the session's CSRF token, this origin and the
+// person's own token typed in, and a form that works records the same signed RESOLVED entry as the API, naming the
+// signed-in token.
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { publicKeyPem, publicKeySet, verify, type Receipt } from '../../src/interlock.js';
@@ -14,7 +15,7 @@ const csrf = async (token: string) => (await pageSession(rig.app, token)).csrf;
 const { rig, make } = inboxSuite();
 
 async function post(path: string, token: string, fields: Record<string, string>) {
-  return request(rig.app).post(path).type('form').set('Cookie', await cookie(token)).set('sec-fetch-site', 'same-origin').send({ csrf: await csrf(token), ...fields });
+  return request(rig.app).post(path).type('form').set('Cookie', await cookie(token)).set('sec-fetch-site', 'same-origin').send({ csrf: await csrf(token), token, ...fields });
 }
 
 describe.concurrent('the inbox page', () => {
@@ -66,7 +67,7 @@ describe.concurrent('the inbox page', () => {
     // dismissed one re-approved, would tell a person that something was handled that nobody handled.
     const open = await request(rig.app).get(`/ui/inbox/${item}?done=dismiss`).set('Cookie', await cookie(TOKENS.approver));
     expect(open.text).not.toContain('role="status"');
-    const dismiss = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', await cookie(TOKENS.approver)).set('sec-fetch-site', 'same-origin').send({ csrf: await csrf(TOKENS.approver), note: 'handled by phone' });
+    const dismiss = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', await cookie(TOKENS.approver)).set('sec-fetch-site', 'same-origin').send({ csrf: await csrf(TOKENS.approver), note: 'handled by phone', token: TOKENS.approver });
     expect(dismiss.status).toBe(303);
     const dismissed = await request(rig.app).get(`/ui/inbox/${item}?done=dismiss`).set('Cookie', await cookie(TOKENS.approver));
     expect(dismissed.text).toContain('Dismissed. The entry is signed on the effect&#39;s receipt.');
@@ -77,9 +78,9 @@ describe.concurrent('the inbox page', () => {
 
   it('refuses a form without the session\'s CSRF token, from another site, from a role that may not act, or incomplete; nothing is recorded', async () => {
     const { item, effectId } = await make.stale();
-    const noCsrf = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', await cookie(TOKENS.approver)).set('sec-fetch-site', 'same-origin').send({ note: 'x' });
+    const noCsrf = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', await cookie(TOKENS.approver)).set('sec-fetch-site', 'same-origin').send({ note: 'x', token: TOKENS.approver });
     expect(noCsrf.status).toBe(403);
-    const crossSite = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', await cookie(TOKENS.approver)).set('sec-fetch-site', 'cross-site').send({ csrf: await csrf(TOKENS.approver), note: 'x' });
+    const crossSite = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', await cookie(TOKENS.approver)).set('sec-fetch-site', 'cross-site').send({ csrf: await csrf(TOKENS.approver), note: 'x', token: TOKENS.approver });
     expect(crossSite.status).toBe(403);
     const auditor = await post(`/ui/inbox/${item}/dismiss`, TOKENS.auditor, { note: 'not mine' });
     expect(auditor.status).toBe(403);

@@ -15,7 +15,7 @@ describe('the page session', () => {
     const { item } = await make.stale();
     expect((await request(rig.app).get('/v1/inbox').set(bearer(TOKENS.approver))).status).toBe(200);
     const alex = await pageSession(rig.app, TOKENS.approver);
-    const done = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', alex.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: alex.csrf, note: 'Handled by phone.' });
+    const done = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', alex.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: alex.csrf, note: 'Handled by phone.', token: TOKENS.approver });
     expect(done.status).toBe(303);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(rig.logs.find((line) => line.method === 'GET' && line.url === '/v1/inbox')).toMatchObject({ role: 'approver', token: 'alex' });

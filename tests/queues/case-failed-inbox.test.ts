@@ -92,7 +92,7 @@ describe('a failed case in the escalation inbox', () => {
 
     // Dismissed on the page: the notice says where the dismissal is kept, not that a receipt holds it.
     const approver = await signIn(rig.app, TOKENS.approver);
-    const posted = await request(rig.app).post(`/ui/inbox/${id}/dismiss`).type('form').set('Cookie', approver.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: approver.csrf, note: 'Filed again as a new case.' });
+    const posted = await request(rig.app).post(`/ui/inbox/${id}/dismiss`).type('form').set('Cookie', approver.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: approver.csrf, note: 'Filed again as a new case.', token: TOKENS.approver });
     expect(posted.status).toBe(303);
     const after = await request(rig.app).get(String(posted.headers['location'])).set('Cookie', approver.cookie);
     expect(after.text).toContain('Dismissed. The inbox keeps who dismissed it, when and why (a failed case has no effect, so no receipt).');

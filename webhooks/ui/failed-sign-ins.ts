@@ -1,5 +1,7 @@
 // Sign-ins with a token this service does not know, counted per client address and host name: the sign-in form is the
-// page's one door that takes a token from anyone, and the API's rate limit counts callers, which a guesser is not. Each
+// page's one door that takes a token from anyone, and the API's rate limit counts callers, which a guesser is not. The
+// token typed into a form that records something (the inbox's actions, routes.ts signer) is counted alike when it is
+// not the signed-in caller's own, so a copy of a page cookie cannot guess the token through the forms either. Each
 // address, under each name it addresses the service by (the Host header's, its port aside), has a token bucket, as
 // each caller has for the API, that only a failed sign-in spends. While a bucket is empty, the sign-ins it counts are
 // refused before their token is checked, so guessing through the form goes no faster than the bucket refills. The
@@ -59,7 +61,7 @@ export const FAILED_SIGN_INS: FailedSignInLimit = { perMinute: 10, burst: 10, ad
 export type FailedSignIns = {
   /** Seconds before `address` may try a token again under the name `host` (the Host header); 0 when it may now. */
   waitSeconds(address: string, host?: string): number;
-  /** Counts a sign-in from `address`, sent under the name `host`, whose token is not one this service knows. */
+  /** Counts a sign-in from `address`, sent under the name `host`, whose token is not one this service knows (or a form's token not its caller's). */
   failed(address: string, host?: string): void;
 };
 

@@ -4,6 +4,11 @@
 // actions as POST /v1/inbox/:id/... (the same checks, the same signed RESOLVED entry naming the signed-in token). A
 // failed case's item (case_failed) has no effect, money or receipt: it shows the case, its error and what to do, and
 // its dismissal is kept in the inbox index.
+//
+// Each form also takes the person's own API token, typed in (a password field), checked against the session's caller
+// before anything is recorded (routes.ts, signer): the browser sends the session's cookie to every server on the host
+// (session.ts), and whoever holds a copy can read the page, its CSRF token included, so the cookie alone never acts.
+// The token is never shown back: a form answered again keeps what was typed in it except the token.
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { moneyText, redactSecrets, type InboxItem } from '../../src/interlock.js';
 import { PERMISSIONS } from '../api/auth.js';
@@ -54,32 +59,51 @@ ${input.nextHref === null ? null : html`<p><a href="${input.nextHref}">Next page
   );
 }
 
-function actionForms(item: InboxItem, viewer: Viewer): Html {
+const PAGE_ACTIONS = ['reapprove', 'resolve', 'dismiss'] as const;
+type PageAction = (typeof PAGE_ACTIONS)[number];
+
+/**
+ * What a person typed into one form, drawn again in it when the form is answered with the item (a wrong or missing
+ * token, a field the form refused): never the token, and only for a form that came from this session's own page, so
+ * a post from another server on the host cannot put an approval id of its choosing into the form an approver sees.
+ */
+export type TypedForm = { action: PageAction; note?: string | undefined; approval?: string | undefined; resolution?: string | undefined };
+
+/** The field each form has for the person's own token: a password field, empty whenever the page is drawn. */
+const tokenField = (action: PageAction) =>
+  html`<label for="${action}-token">Your token (to sign this action)</label><input type="password" id="${action}-token" name="token" autocomplete="current-password" required maxlength="256">`;
+
+function actionForms(item: InboxItem, viewer: Viewer, typed: TypedForm | null): Html {
   const csrf = html`<input type="hidden" name="csrf" value="${viewer.csrf}">`;
+  /** What was typed into `action`'s form, when it is the one answered again. */
+  const kept = (action: PageAction) => (typed?.action === action ? typed : null);
   const forms: Html[] = [];
   if (item.actions.includes('reapprove')) {
+    const was = kept('reapprove');
     forms.push(html`<form method="post" action="/ui/inbox/${item.id}/reapprove" class="action"><h3>Re-approve</h3>
 <p>A new request under a new approval: its facts are read now and the gate checks them again before it sends. The old payload is never resent as it was.</p>
-${csrf}<label for="approval">New approval id</label><input id="approval" name="approval" required maxlength="200">
-<label for="reapprove-note">Note (optional)</label><textarea id="reapprove-note" name="note" maxlength="2000"></textarea>
+${csrf}<label for="approval">New approval id</label><input id="approval" name="approval" required maxlength="200"${was?.approval === undefined ? null : html` value="${was.approval}"`}>
+<label for="reapprove-note">Note (optional)</label><textarea id="reapprove-note" name="note" maxlength="2000">${was?.note ?? null}</textarea>
+${tokenField('reapprove')}
 <button type="submit">Re-approve</button></form>`);
   }
   if (item.actions.includes('resolve')) {
+    const was = kept('resolve');
     forms.push(html`<form method="post" action="/ui/inbox/${item.id}/resolve" class="action"><h3>Resolve after checking Stripe</h3>
 ${csrf}<fieldset><legend>What Stripe shows</legend>
-<input type="radio" id="landed" name="resolution" value="landed" required><label for="landed">It landed</label>
-<input type="radio" id="did-not-land" name="resolution" value="did_not_land"><label for="did-not-land">It did not land</label></fieldset>
-<label for="resolve-note">What you checked</label><textarea id="resolve-note" name="note" required maxlength="2000"></textarea>
+<input type="radio" id="landed" name="resolution" value="landed" required${was?.resolution === 'landed' ? html` checked` : null}><label for="landed">It landed</label>
+<input type="radio" id="did-not-land" name="resolution" value="did_not_land"${was?.resolution === 'did_not_land' ? html` checked` : null}><label for="did-not-land">It did not land</label></fieldset>
+<label for="resolve-note">What you checked</label><textarea id="resolve-note" name="note" required maxlength="2000">${was?.note ?? null}</textarea>
+${tokenField('resolve')}
 <button type="submit">Resolve</button></form>`);
   }
+  const was = kept('dismiss');
   forms.push(html`<form method="post" action="/ui/inbox/${item.id}/dismiss" class="action"><h3>Dismiss</h3>
-${csrf}<label for="dismiss-note">Why</label><textarea id="dismiss-note" name="note" required maxlength="2000"></textarea>
+${csrf}<label for="dismiss-note">Why</label><textarea id="dismiss-note" name="note" required maxlength="2000">${was?.note ?? null}</textarea>
+${tokenField('dismiss')}
 <button type="submit">Dismiss</button></form>`);
   return html`<section aria-labelledby="actions-title"><h2 id="actions-title">What you may do</h2>${forms}</section>`;
 }
-
-const PAGE_ACTIONS = ['reapprove', 'resolve', 'dismiss'] as const;
-type PageAction = (typeof PAGE_ACTIONS)[number];
 
 /**
  * What the page says after a form worked (the redirect's `?done=<action>`). Only these sentences are shown: the query
@@ -134,7 +158,8 @@ function deviationFacts(item: InboxItem): Html | null {
 /** An effect's id, a link to its page for the roles that may open it (an approver may not: it would answer 403). */
 const effectRef = (effectId: string, text: string, canOpen: boolean): Html => (canOpen ? html`<a href="/ui/effects/${effectId}"><code>${text}</code></a>` : html`<code>${text}</code>`);
 
-export function inboxItemPage(input: { viewer: Viewer; item: InboxItem; canAct: boolean; canOpenEffects: boolean; notice: string | null; error: string | null }): Html {
+/** `typed`: what was typed into the form answered again with this page (TypedForm), drawn back into it. */
+export function inboxItemPage(input: { viewer: Viewer; item: InboxItem; canAct: boolean; canOpenEffects: boolean; notice: string | null; error: string | null; typed?: TypedForm | null }): Html {
   const { item } = input;
   const closure = item.closure;
   return layout(
@@ -156,7 +181,7 @@ ${deviationFacts(item)}`}
 ${item.changes.length === 0 ? null : html`<table><caption>Facts that changed</caption><thead><tr><th scope="col">Fact</th><th scope="col">Was</th><th scope="col">Now</th></tr></thead>
 <tbody>${item.changes.map((change) => html`<tr><td>${change.field}</td><td><code>${json(change.was)}</code></td><td><code>${json(change.now)}</code></td></tr>`)}</tbody></table>`}
 ${closure === null
-  ? input.canAct ? actionForms(item, input.viewer) : html`<p>Only an approver may act on this item.</p>`
+  ? input.canAct ? actionForms(item, input.viewer, input.typed ?? null) : html`<p>Only an approver may act on this item.</p>`
   : html`<section aria-labelledby="closed-title"><h2 id="closed-title">Closed</h2><p>${closure.by.name} (${closure.by.role}) chose <strong>${closure.action}</strong>${closure.resolution ? html` (${closure.resolution === 'landed' ? 'it landed' : 'it did not land'})` : null} at ${iso(closure.at)}${closure.note ? html`: ${closure.note}` : null}.${closure.unsigned === undefined ? null : html` ${closure.unsigned}`}${closure.reapproval ? html` New request ${effectRef(closure.reapproval.effectId, closure.reapproval.requestId, input.canOpenEffects)} under approval <code>${closure.reapproval.approval}</code>.` : null}</p></section>`}
 <p><a href="/ui/inbox">Back to the inbox</a></p>`,
   );
@@ -167,6 +192,11 @@ export type InboxPageHelpers = {
   send(res: Response, status: number, page: Html): void;
   /** A form post from this session's own page (CSRF token and origin checked). */
   ownForm(req: Request, viewer: Viewer): boolean;
+  /**
+   * Whether the form carries `caller`'s own API token (its `token` field; a bearer header is the token itself): null
+   * when it does, else the refusal's status, sentence and Retry-After (s). A wrong token counts as a failed sign-in.
+   */
+  signer(req: Request, caller: Caller): { status: number; message: string; retryAfter?: number } | null;
   form: RequestHandler;
   messagePage(viewer: Viewer | null, title: string, message: string): Html;
 };
@@ -247,7 +277,15 @@ export function addInboxPages(router: Router, context: ApiContext, helpers: Inbo
         if (!helpers.ownForm(req, viewer)) return send(res, 403, inboxItemPage({ viewer, item, canAct: may(caller, 'actOnInbox'), canOpenEffects: may(caller, 'readEffects'), notice: null, error: 'The form was not this session’s own (CSRF token or origin); nothing was recorded. Use the form on this page.' }));
         if (!may(caller, 'actOnInbox')) return send(res, 403, inboxItemPage({ viewer, item, canAct: false, canOpenEffects: may(caller, 'readEffects'), notice: null, error: `Token ${caller.name} has the ${caller.role} role; only approvers act on the inbox. Nothing was recorded.` }));
         // A browser sends a textarea's line breaks as CRLF: counted as one character each, as the person typed them.
-        const fields = Object.fromEntries(Object.entries((req.body ?? {}) as Record<string, unknown>).filter(([key, value]) => key !== 'csrf' && typeof value === 'string' && value.trim() !== '').map(([key, value]) => [key, (value as string).replace(/\r\n/g, '\n')]));
+        // The CSRF token and the person's own token are the page's, not the action's: never passed on, never shown.
+        const fields = Object.fromEntries(Object.entries((req.body ?? {}) as Record<string, unknown>).filter(([key, value]) => key !== 'csrf' && key !== 'token' && typeof value === 'string' && value.trim() !== '').map(([key, value]) => [key, (value as string).replace(/\r\n/g, '\n')]));
+        const typed: TypedForm = { action, note: fields.note, approval: fields.approval, resolution: fields.resolution };
+        // The cookie alone never acts: whoever holds a copy of it can read this page and its CSRF token, not the token.
+        const unsigned = helpers.signer(req, caller);
+        if (unsigned !== null) {
+          if (unsigned.retryAfter !== undefined) res.setHeader('Retry-After', String(unsigned.retryAfter));
+          return send(res, unsigned.status, inboxItemPage({ viewer, item, canAct: true, canOpenEffects: may(caller, 'readEffects'), notice: null, error: unsigned.message, typed }));
+        }
         const by = { name: caller.name, role: caller.role };
         const actions = inboxActionsFor(context, by);
         try {
@@ -271,7 +309,7 @@ export function addInboxPages(router: Router, context: ApiContext, helpers: Inbo
           if (failure !== null && failure.status >= 500) throw error;
           const status = failure === null ? 400 : failure.status;
           const message = failure === null ? formProblem(error) : redactSecrets(failure.message);
-          return send(res, status, inboxItemPage({ viewer, item: (await stores.inbox.get(id)) ?? item, canAct: true, canOpenEffects: may(caller, 'readEffects'), notice: null, error: message }));
+          return send(res, status, inboxItemPage({ viewer, item: (await stores.inbox.get(id)) ?? item, canAct: true, canOpenEffects: may(caller, 'readEffects'), notice: null, error: message, typed }));
         }
         res.redirect(303, `${INBOX_SECTION.path}/${id}?done=${action}`);
       }),

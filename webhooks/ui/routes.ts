@@ -9,6 +9,13 @@
 // after 12 h on the server, and signing out ends it. A form that changes state carries a CSRF token derived from the
 // session (HMAC), and the sign-in form is taken only from this origin (Sec-Fetch-Site / Origin).
 //
+// The cookie alone never records anything. Whoever holds a copy of it (another server on the host is sent it) can
+// fetch the page and read its CSRF token, so a form that records something (the inbox's actions) also takes the
+// person's own API token, typed in: it must be a configured token of the session's own name and role (signer), and the
+// action is recorded as that caller. A wrong one counts toward the failed sign-ins of its address and host name, so the
+// forms are no easier a door to guess tokens through than the sign-in form. Signing out needs no token: it only ends
+// sessions.
+//
 // The request may hold several cookies of the session's name: another server on the host can set one for a longer
 // path (`Path=/ui/sign-out`), which the browser sends first. The page takes the first that is a session open here,
 // and signing out ends every session the request holds once the form's CSRF token is one of theirs. Sessions of two
@@ -135,9 +142,12 @@ export function uiRouter(deps: UiDeps): Router {
   type Mixed = { mixed: Caller[]; csrf: string };
   const signedIn = new WeakMap<Request, Signed | Mixed | null>();
 
+  /** The token of a request's bearer header (scripts), when it has one: then it is its caller, whatever cookies it holds. */
+  const bearerOf = (req: Request): string | undefined => /^Bearer[ \t]+(\S{1,1024})[ \t]*$/i.exec(req.headers.authorization ?? '')?.[1];
+
   /** The callers a request holds: its bearer header's (scripts), else each cookie value that is a session open here, in the order sent. */
   function held(req: Request): Signed[] {
-    const header = /^Bearer[ \t]+(\S{1,1024})[ \t]*$/i.exec(req.headers.authorization ?? '')?.[1];
+    const header = bearerOf(req);
     if (header !== undefined) {
       const caller = tokens.authenticate(header);
       return caller === null ? [] : [{ caller, csrf: sessions.bearerCsrf(caller) }];
@@ -263,6 +273,48 @@ export function uiRouter(deps: UiDeps): Router {
     send(res, 200, signInPage({ next: localPath(req.query.next) }));
   });
 
+  /**
+   * Where a token typed into the page came from, as the failed sign-ins count it: the client's address and the Host
+   * header as sent, not req.hostname (X-Forwarded-Host under a trusted proxy), which a rebound page's script may set;
+   * and the header cut for the log only (it may be as long as Node takes one, 16 KB; no host name is longer than this).
+   */
+  function clientOf(req: Request): { address: string; host: string; hostLogged: string } {
+    const host = req.headers.host ?? '';
+    return { address: req.ip ?? req.socket.remoteAddress ?? 'unknown', host, hostLogged: host.slice(0, 270) };
+  }
+
+  /**
+   * Whether an action's form carries its caller's own API token (the field `token`), null when it does: a configured
+   * token (the registry compares it in constant time) of the session's name and role. A request that authenticated
+   * with a bearer header (a script) presented its token there. A token that is not the caller's counts as a failed
+   * sign-in of its address and host name, and while those are over their limit no token is checked. The token is
+   * never logged nor said back.
+   */
+  function signer(req: Request, caller: Caller): { status: number; message: string; retryAfter?: number } | null {
+    // The caller was found by that token (held), which the header sends, never a cookie; any other Authorization
+    // header (Basic, a malformed Bearer) leaves the caller to the cookie, and the form must carry the token.
+    if (bearerOf(req) !== undefined) return null;
+    const given = (req.body as Record<string, unknown> | undefined)?.token;
+    const token = typeof given === 'string' ? given.trim() : '';
+    if (token === '') {
+      return { status: 403, message: `This action needs your own API token, the one token ${caller.name} signed in with, typed into “Your token (to sign this action)”: the sign-in cookie alone does not act. Nothing was recorded.` };
+    }
+    const { address, host, hostLogged } = clientOf(req);
+    const reqId = (req as { id?: unknown }).id;
+    const wait = failures?.waitSeconds(address, host) ?? 0;
+    if (wait > 0) {
+      context.logger.warn({ reqId, address, host: hostLogged, token: caller.name, role: caller.role }, 'page form refused: too many unknown tokens from this address under this host name');
+      return { status: 429, message: `Too many tokens sent from your address were not the right one, so this one was not checked. Try again in ${wait} s. Nothing was recorded.`, retryAfter: wait };
+    }
+    const found = tokens.authenticate(token);
+    if (found === null || found.name !== caller.name || found.role !== caller.role) {
+      failures?.failed(address, host);
+      context.logger.warn({ reqId, host: hostLogged, token: caller.name, role: caller.role }, 'page form with a token not its session’s');
+      return { status: 403, message: `That is not your token: type the API token ${caller.name} (${caller.role}) signed in with. Nothing was recorded.` };
+    }
+    return null;
+  }
+
   router.post(`${UI_PATH}/sign-in`, form, (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const next = localPath(body.next);
@@ -270,11 +322,7 @@ export function uiRouter(deps: UiDeps): Router {
       send(res, 403, signInPage({ error: 'This sign-in came from another site, so it was refused. Open this page directly and sign in here.', next }));
       return;
     }
-    const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-    // As sent, not req.hostname (X-Forwarded-Host under a trusted proxy), which a rebound page's script may set.
-    const host = req.headers.host ?? '';
-    // Cut for the log only: the header may be as long as Node takes one (16 KB), and no host name is longer than this.
-    const hostLogged = host.slice(0, 270);
+    const { address, host, hostLogged } = clientOf(req);
     const wait = failures?.waitSeconds(address, host) ?? 0;
     if (wait > 0) {
       context.logger.warn({ reqId: (req as { id?: unknown }).id, address, host: hostLogged }, 'page sign-in refused: too many unknown tokens from this address under this host name');
@@ -444,6 +492,7 @@ export function uiRouter(deps: UiDeps): Router {
     send,
     form,
     messagePage,
+    signer,
     ownForm(req, viewer) {
       const given = (req.body as Record<string, unknown> | undefined)?.csrf;
       return !crossSite(req) && typeof given === 'string' && sameText(given, viewer.csrf);

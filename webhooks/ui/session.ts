@@ -2,7 +2,8 @@
 // (RFC 6265 §8.5) and SameSite counts every port of a host as one site, so the browser sends the cookie to every other
 // server on the page's host (the sandbox the page links Stripe ids to, anything else listening there). A token there
 // would call the JSON API for ever; a session opens only the page, the dashboard and the metrics, for 12 h at most,
-// and ends when its person signs out.
+// and ends when its person signs out. It records nothing on its own: whoever holds a copy can read the page and its
+// forms' CSRF token, so a form that records something also takes the person's own token, typed in (routes.ts, signer).
 //
 // A session is `v1.<role>.<name>.<expires at, ms>.<nonce>.<mac>`: the caller by name and role (found again in the token
 // registry on every request, so a token taken out of the configuration ends its sessions), its end, 16 random bytes,

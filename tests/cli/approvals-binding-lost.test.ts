@@ -4,35 +4,19 @@
 // revoke` revokes it and binds its id again, after which it is found by its id alone.
 // The failover is simulated by deleting the binding field, which is what a replica that missed the HSETNX holds.
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createKeys } from '../../src/redis/keys.js';
-import { runCli, tempDir } from './run-cli.js';
-import { REDIS_URL } from '../support/harness.js';
+import { cliRig } from './cli-rig.js';
+import { runCli } from './run-cli.js';
 
-const prefix = `bindlost${randomBytes(4).toString('hex')}`;
-const temp = tempDir('binding-lost');
-const env = { REDIS_URL, INTERLOCK_KEY_PREFIX: prefix, INTERLOCK_DATA_DIR: temp.dir };
-
-afterAll(async () => {
-  const redis = new Redis(REDIS_URL);
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
-  temp.remove();
-});
+const { env, prefix, redis } = cliRig('binding-lost');
 
 describe('approvals describe|revoke --subject', { timeout: 60_000 }, () => {
   it('finds, shows and revokes an approval whose id binding was lost, and binds its id again', async () => {
     const id = `ap_${randomBytes(4).toString('hex')}`;
     const subject = 'payment:pi_bindinglost';
     expect((await runCli(['approvals', 'grant', '--id', id, '--approver', 'dana', '--cap-cents', '100', '--scope', subject], env)).code).toBe(0);
-    const redis = new Redis(REDIS_URL);
-    try {
-      expect(await redis.hdel(createKeys(prefix).approvalPartitions, id)).toBe(1);
-    } finally {
-      await redis.quit();
-    }
+    expect(await redis.hdel(createKeys(prefix).approvalPartitions, id)).toBe(1);
 
     expect((await runCli(['approvals', 'describe', id], env)).code).toBe(1);
     const shown = await runCli(['approvals', 'describe', id, '--subject', subject], env);

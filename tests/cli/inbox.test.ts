@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { effectIdFor, latestProposal, publicKeyPem, publicKeySet, verify, type Receipt } from '../../src/interlock.js';
 import { createItemMaker, type ItemMaker } from '../http/inbox-items.js';
 import { approvalBody, bearer, startRig, TOKENS, type Rig } from '../http/rig.js';
-import { pay, startStripeWorld, type StripeWorld } from '../stripe/stripe-support.js';
+import { startStripeWorld, type StripeWorld } from '../stripe/stripe-support.js';
 import { testKey } from '../support/harness.js';
 import { runCli, tempDir, type CliRun } from './run-cli.js';
+import { staleOnChargedBack } from './sandbox-items.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -55,22 +56,6 @@ async function verified(effectId: string) {
   return { receipt, verification: verify(receipt, { publicKeys: publicKeySet([publicKeyPem(rig.stores.signingKey), cliKey.publicPem]) }) };
 }
 
-/**
- * A stale_premise item on a payment in the sandbox, showing the chargeback the sandbox has on it: a $50 payment with a
- * card that is charged back, and a $20 refund decided before that chargeback and refused at the send (the rig's target
- * reads it as the sandbox does). A re-approval stands on the facts the item showed (facts_changed), and the CLI reads
- * them at the sandbox.
- */
-async function staleOnChargedBack(): Promise<{ paymentIntent: string; item: string; effectId: string; chargeback: string }> {
-  const { paymentIntent } = await pay(stripe.stripe, 'pm_card_createDispute', 5_000);
-  const [dispute] = (await stripe.stripe.disputes.list({ payment_intent: paymentIntent })).data;
-  if (dispute === undefined) throw new Error('the sandbox opened no dispute');
-  const effectId = await make.proposed(paymentIntent);
-  rig.target.world.set(`payment:${paymentIntent}`, { chargebacks: [dispute.id], refunded_by_others: 0 });
-  expect(await make.submitLatest(effectId)).toBe('REFUSED:stale_premise');
-  return { paymentIntent, item: `stale_premise:${effectId}`, effectId, chargeback: dispute.id };
-}
-
 function expectBadInput(run: CliRun, mentions: string): void {
   expect(run.code, run.stderr).toBe(2);
   expect(run.stdout).toBe('');
@@ -108,7 +93,7 @@ describe('interlock inbox', { timeout: 180_000 }, () => {
   });
 
   it('reapprove reads the payment\'s facts at Stripe now and queues a new request under the new approval', async () => {
-    const { paymentIntent, item, effectId, chargeback } = await staleOnChargedBack();
+    const { paymentIntent, item, effectId, chargeback } = await staleOnChargedBack(stripe, make, rig);
     const approval = await make.grant(paymentIntent);
     // At the default log level (INTERLOCK_LOG_LEVEL unset), as an operator runs it: the answer on stdout, and
     // nothing on stderr (the service's info lines, such as the proposal it recorded, are not a command's output).
@@ -123,7 +108,7 @@ describe('interlock inbox', { timeout: 180_000 }, () => {
   });
 
   it('reapprove keeps the approval\'s four-eyes rule: the person it names as approver cannot re-approve under it (exit 1, item open, nothing proposed); someone else can', async () => {
-    const { paymentIntent, item } = await staleOnChargedBack();
+    const { paymentIntent, item } = await staleOnChargedBack(stripe, make, rig);
     const approval = `ap_${randomBytes(5).toString('hex')}`;
     const granted = await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send(approvalBody({ id: approval, approver: 'lee@support', scope: `payment:${paymentIntent}`, four_eyes: true }));
     expect(granted.status, JSON.stringify(granted.body)).toBe(201);

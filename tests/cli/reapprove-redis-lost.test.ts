@@ -9,9 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { effectIdFor } from '../../src/interlock.js';
 import { createItemMaker, type ItemMaker } from '../http/inbox-items.js';
 import { startRig, type Rig } from '../http/rig.js';
-import { pay, startStripeWorld, type StripeWorld } from '../stripe/stripe-support.js';
+import { startStripeWorld, type StripeWorld } from '../stripe/stripe-support.js';
 import { runCli, tempDir } from './run-cli.js';
 import { cutAfter } from './redis-proxy.js';
+import { staleOnChargedBack } from './sandbox-items.js';
 
 let rig: Rig;
 let make: ItemMaker;
@@ -40,13 +41,7 @@ describe('inbox reapprove when Redis goes away after the item was closed', () =>
   it('does not say "nothing was changed": the item is closed as re-approved and the re-approval is pending for recovery', async () => {
     // The item shows the chargeback the sandbox has on the payment: a re-approval stands on the facts the item showed
     // (facts_changed, refused before the item is closed), and the CLI reads them at the sandbox.
-    const { paymentIntent } = await pay(stripe.stripe, 'pm_card_createDispute', 5_000);
-    const [dispute] = (await stripe.stripe.disputes.list({ payment_intent: paymentIntent })).data;
-    if (dispute === undefined) throw new Error('the sandbox opened no dispute');
-    const effectId = await make.proposed(paymentIntent);
-    rig.target.world.set(`payment:${paymentIntent}`, { chargebacks: [dispute.id], refunded_by_others: 0 });
-    expect(await make.submitLatest(effectId)).toBe('REFUSED:stale_premise');
-    const item = `stale_premise:${effectId}`;
+    const { paymentIntent, item, effectId } = await staleOnChargedBack(stripe, make, rig);
     const approval = await make.grant(paymentIntent);
     const proxy = await cutAfter('"action":"reapprove"');
     try {

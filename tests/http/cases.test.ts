@@ -73,16 +73,19 @@ describe('POST /v1/cases', () => {
     expect(answer.status).toBe(202);
     expect(answer.body).toMatchObject({ state: 'deviated', outcome: 'MODEL_DEVIATED', effect: { state: 'refused', outcome: 'REFUSED:lease' }, decision: { model: 'claude-haiku-4-5-20251001', amount_cents: 3_000 } });
     const effectId = String(answer.body.effect.effect_id);
-    expect(answer.body.links).toMatchObject({ effect: `/v1/effects/${effectId}`, inbox: `/v1/inbox/model_deviated:${effectId}` });
+    // Support may not read the inbox, so its answer links no item; an auditor reading the case is given the link.
+    expect(answer.body.links).toMatchObject({ effect: `/v1/effects/${effectId}`, inbox: null });
+    const inbox = String((await request(rig.app).get(`/v1/cases/${String(answer.body.id)}`).set(bearer(TOKENS.auditor))).body.links.inbox);
+    expect(inbox).toBe(`/v1/inbox/model_deviated:${effectId}`);
     expect(answer.body.sentence).toMatch(/^MODEL_DEVIATED: the model decided 3000 cents, but approval .* covers at most 2000\. Nothing was sent; its decision is recorded refused/);
     // The approver re-approves the amount the model asked for under a new approval: the inbox proposes it afresh.
-    const item = await request(rig.app).get(answer.body.links.inbox).set(bearer(TOKENS.approver));
+    const item = await request(rig.app).get(inbox).set(bearer(TOKENS.approver));
     expect(item.status, JSON.stringify(item.body)).toBe(200);
     expect(item.body).toMatchObject({ kind: 'model_deviated', status: 'open', cents_at_stake: 3_000, actions: ['reapprove', 'dismiss'] });
     expect(await rig.refundsAt(paymentIntent)).toEqual([]);
     const fresh = `ap_${uid()}`;
     expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send({ id: fresh, approver: 'lee', cap_cents: 3_000, scope: `payment:${paymentIntent}` })).status).toBe(201);
-    const reapproved = await request(rig.app).post(`${String(answer.body.links.inbox)}/reapprove`).set(bearer(TOKENS.approver)).send({ approval: fresh, note: 'Jar and lid both cracked: $30 is right.' });
+    const reapproved = await request(rig.app).post(`${inbox}/reapprove`).set(bearer(TOKENS.approver)).send({ approval: fresh, note: 'Jar and lid both cracked: $30 is right.' });
     expect(reapproved.status, JSON.stringify(reapproved.body)).toBe(202);
     const giveUp = Date.now() + 15_000;
     while ((await rig.refundsAt(paymentIntent)).length === 0 && Date.now() < giveUp) await new Promise((resolve) => setTimeout(resolve, 100));
@@ -181,7 +184,7 @@ describe('GET /v1/cases/:id', () => {
     expect(deviated.body).toMatchObject({ state: 'deviated', outcome: 'MODEL_DEVIATED', final_money: null, reapprovals: [] });
     const fresh = `ap_${uid()}`;
     expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send({ id: fresh, approver: 'lee', cap_cents: 3_000, scope: `payment:${paymentIntent}` })).status).toBe(201);
-    const reapproved = await request(rig.app).post(`${String(deviated.body.links.inbox)}/reapprove`).set(bearer(TOKENS.approver)).send({ approval: fresh, note: '$30 is right.' });
+    const reapproved = await request(rig.app).post(`/v1/inbox/model_deviated:${String(deviated.body.effect.effect_id)}/reapprove`).set(bearer(TOKENS.approver)).send({ approval: fresh, note: '$30 is right.' });
     expect(reapproved.status, JSON.stringify(reapproved.body)).toBe(202);
     const landed = String(reapproved.body.effect_id);
     expect(await rig.effects.waitFor(landed, 15_000)).toMatchObject({ outcome: 'COMMITTED' });
@@ -210,7 +213,7 @@ describe('GET /v1/cases/:id', () => {
     const body = caseBody({ payment_intent: paymentIntent, approval });
     const deviated = await post(body, '?wait=20');
     expect(deviated.body).toMatchObject({ state: 'deviated', outcome: 'MODEL_DEVIATED' });
-    const dismissed = await request(rig.app).post(`${String(deviated.body.links.inbox)}/dismiss`).set(bearer(TOKENS.approver)).send({ note: 'The $20 stands.' });
+    const dismissed = await request(rig.app).post(`/v1/inbox/model_deviated:${String(deviated.body.effect.effect_id)}/dismiss`).set(bearer(TOKENS.approver)).send({ note: 'The $20 stands.' });
     expect(dismissed.status, JSON.stringify(dismissed.body)).toBe(200);
     const shown = await request(rig.app).get(`/v1/cases/${String(body.case_id)}`).set(bearer(TOKENS.support));
     expect(shown.body).toMatchObject({ state: 'deviated', outcome: 'MODEL_DEVIATED', reapprovals: [] });

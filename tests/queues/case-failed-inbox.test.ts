@@ -106,8 +106,11 @@ describe('a failed case in the escalation inbox', () => {
     const record = await settled(submission.caseId, 1);
     const id = caseFailureItemId(submission.caseId, record.status.updatedAt);
 
+    // Support, which may not read the inbox, is given no link to it; an auditor is.
     const caseAnswer = await request(rig.app).get(`/v1/cases/${submission.caseId}`).set(bearer(TOKENS.support));
-    expect(caseAnswer.body).toMatchObject({ state: 'failed', outcome: 'unknown_approval', links: { inbox: `/v1/inbox/${id}` } });
+    expect(caseAnswer.body).toMatchObject({ state: 'failed', outcome: 'unknown_approval', links: { inbox: null } });
+    const audited = await request(rig.app).get(`/v1/cases/${submission.caseId}`).set(bearer(TOKENS.auditor));
+    expect(audited.body).toMatchObject({ links: { inbox: `/v1/inbox/${id}` } });
     const listed = await request(rig.app).get('/v1/inbox').query({ kind: 'case_failed', effect: caseEffectId(submission.caseId) }).set(bearer(TOKENS.auditor));
     expect(listed.status).toBe(200);
     expect(listed.body.data).toHaveLength(1);
@@ -185,7 +188,7 @@ describe('a failed case in the escalation inbox', () => {
     expect(Object.keys(shown.body)).toEqual(['object', 'id', 'kind', 'effect_id', 'subject', 'outcome', 'happened', 'cents_at_stake', 'changes', 'actions', 'detail', 'status', 'opened_at', 'closed', 'links']);
     expect(shown.body).toMatchObject({ kind: 'model_deviated', effect_id: effectId, subject: `payment:${paymentIntent}`, outcome: 'REFUSED:lease', cents_at_stake: 3_000, actions: ['reapprove', 'dismiss'], status: 'open', closed: null });
     expect(shown.body.links).toEqual({ self: `/v1/inbox/model_deviated:${effectId}`, effect: `/v1/effects/${effectId}`, receipt: `/v1/effects/${effectId}/receipt` });
-    const view = await request(rig.app).get(`/v1/cases/${submission.caseId}`).set(bearer(TOKENS.support));
+    const view = await request(rig.app).get(`/v1/cases/${submission.caseId}`).set(bearer(TOKENS.auditor));
     expect(view.body.links.inbox).toBe(`/v1/inbox/model_deviated:${effectId}`);
     expect(await caseFailedItems(rig, submission.caseId)).toEqual([]);
   });

@@ -144,7 +144,8 @@ export function approvalsRoutes(context: ApiContext): Route[] {
         503: { description: 'Redis is down, turned the request away or did not answer in time (`redis_unavailable`); after a timeout the approval may or may not be revoked. Or, with INTERLOCK_REDIS_MIN_REPLICAS set, too few replicas held the revoke in time (`redis_not_durable`): it is in force on the master but a failover could lose it. Revoke it again: a second revoke answers `already_revoked: true` once the replicas hold it.', schema: errorAnswer },
       },
       async handle({ params, body, caller }) {
-        const result = await stores.approvals.revoke(params.id, signedIn(caller).name, body.subject);
+        const who = signedIn(caller);
+        const result = await stores.approvals.revoke(params.id, who.name, body.subject);
         const count = result.mayStillLand.length;
         const sentence =
           count === 0
@@ -159,7 +160,7 @@ export function approvalsRoutes(context: ApiContext): Route[] {
             revoked_at: iso(result.revokedAt),
             already_revoked: result.alreadyRevoked,
             revoked_by: result.revokedBy,
-            may_still_land: result.mayStillLand.map((effectId) => ({ effect_id: effectId, links: linksOf(effectId) })),
+            may_still_land: result.mayStillLand.map((effectId) => ({ effect_id: effectId, links: linksOf(effectId, who.role) })),
             sentence: `${sentence}${rebound}`,
           },
         };

@@ -4,7 +4,7 @@
 // another payload under a taken case id; `?wait=` holds the answer until the case is decided and, once proposed,
 // until its effect settles, at most 30 s in all.
 import { caseFailureItemId, caseScope, caseSubmissionOf, InterlockError, type CaseRecord, type CaseSubmission, type Entry, type Stores } from '../../src/interlock.js';
-import { detailOf, summaryOf } from './effect-view.js';
+import { detailOf, linkFor, summaryOf, type LinkReader } from './effect-view.js';
 import { createDecisionChecks } from './decision-facts.js';
 import { apiError } from './errors.js';
 import { hangUpOf, route, signedIn, type Route } from './route.js';
@@ -19,11 +19,11 @@ const OUTCOME_OF_STATE: Partial<Record<CaseRecord['status']['state'], string>> =
 const MAX_REAPPROVALS = 8;
 
 /** An effect of the case as it stands, with what became of the money (as GET /v1/effects/:id answers it). */
-async function effectAsItStands(stores: Stores, effectId: string) {
+async function effectAsItStands(stores: Stores, effectId: string, reader: LinkReader) {
   const partition = await stores.journal.partitionOf(effectId);
   const entries = partition === null ? [] : await stores.journal.entries(partition, effectId);
   if (partition === null || entries.length === 0) return null;
-  const summary = summaryOf(effectId, partition, entries, stores.config.creditCurrency);
+  const summary = summaryOf(effectId, partition, entries, stores.config.creditCurrency, reader);
   const detail = detailOf(summary, entries, await stores.journal.receipt(effectId), stores.publicKeys);
   const view = {
     effect_id: summary.id,
@@ -108,18 +108,19 @@ function caseSentence(record: CaseRecord, effect: CaseEffect | null, followed: r
  * A case as the API answers it (GET /v1/cases/:id, POST /v1/cases, `interlock case`), with its effect as it stands.
  * When a person re-approved the case's refused effect from the inbox (a model deviation, a stale premise), the case
  * follows the re-approval: its outcome and final money are those of the effect that went out in its place, since
- * that is what happened to the customer's money.
+ * that is what happened to the customer's money. `reader`: whom its links are for (linkFor); the API passes its
+ * caller's role, the CLI none.
  */
-export async function caseView(stores: Stores, record: CaseRecord) {
+export async function caseView(stores: Stores, record: CaseRecord, reader: LinkReader = null) {
   const { submission, status } = record;
-  const own = status.effectId === null ? null : await effectAsItStands(stores, status.effectId);
+  const own = status.effectId === null ? null : await effectAsItStands(stores, status.effectId, reader);
   const effect = own?.view ?? null;
   const followed: Followed[] = [];
   let current = own;
   while (current !== null && followed.length < MAX_REAPPROVALS) {
     const reapproved = reapprovalOf(current.entries);
     if (reapproved === null) break;
-    const next = await effectAsItStands(stores, reapproved.reapproval.effectId);
+    const next = await effectAsItStands(stores, reapproved.reapproval.effectId, reader);
     followed.push({ item: reapproved.item, approval: reapproved.reapproval.approval, by: reapproved.by.name, at: iso(reapproved.at), request_id: reapproved.reapproval.requestId, effect_id: reapproved.reapproval.effectId, effect: next?.view ?? null });
     current = next;
   }
@@ -129,6 +130,7 @@ export async function caseView(stores: Stores, record: CaseRecord) {
   const byEffect = last !== undefined || status.state === 'proposed';
   const outcome = byEffect ? (answering?.outcome ?? null) : status.state === 'failed' ? (status.error?.code ?? 'failed') : (OUTCOME_OF_STATE[status.state] ?? null);
   const failureItem = await failureItemOf(stores, record);
+  const inbox = status.state === 'deviated' && effect !== null ? `/v1/inbox/model_deviated:${effect.effect_id}` : failureItem === null ? null : `/v1/inbox/${failureItem}`;
   return {
     object: 'case' as const,
     id: submission.caseId,
@@ -154,10 +156,10 @@ export async function caseView(stores: Stores, record: CaseRecord) {
     created_at: iso(record.createdAt),
     updated_at: iso(status.updatedAt),
     links: {
-      self: `/v1/cases/${encodeURIComponent(submission.caseId)}`,
+      self: linkFor(reader, 'readEffects', `/v1/cases/${encodeURIComponent(submission.caseId)}`),
       effect: effect === null ? null : effect.links.self,
-      inbox: status.state === 'deviated' && effect !== null ? `/v1/inbox/model_deviated:${effect.effect_id}` : failureItem === null ? null : `/v1/inbox/${failureItem}`,
-      reapproved: last === undefined ? null : `/v1/effects/${last.effect_id}`,
+      inbox: inbox === null ? null : linkFor(reader, 'readInbox', inbox),
+      reapproved: last === undefined ? null : linkFor(reader, 'readEffects', `/v1/effects/${last.effect_id}`),
     },
   };
 }
@@ -256,7 +258,7 @@ export function casesRoutes(context: ApiContext): Route[] {
         }
         // A caller who hung up is answered (into the closed connection) with the case as submitted, read no further.
         const record = gone.aborted ? created.record : ((await stores.cases.get(submission.caseId)) ?? created.record);
-        return { status: created.status === 'created' ? 202 : 200, body: await caseView(stores, record) };
+        return { status: created.status === 'created' ? 202 : 200, body: await caseView(stores, record, who.role) };
       },
     }),
     route({
@@ -272,10 +274,10 @@ export function casesRoutes(context: ApiContext): Route[] {
         400: { description: 'The id is not a case id.', schema: errorAnswer },
         404: { description: 'No such case (`unknown_case`).', schema: errorAnswer },
       },
-      async handle({ params }) {
+      async handle({ params, caller }) {
         const record = await stores.cases.get(params.id);
         if (record === null) throw new InterlockError('unknown_case', `No case ${params.id}.`);
-        return { status: 200, body: await caseView(stores, record) };
+        return { status: 200, body: await caseView(stores, record, signedIn(caller).role) };
       },
     }),
   ];

@@ -2,7 +2,9 @@
 // the outcome's plain sentence, and, for one effect, its journal kinds with times, the final money and exposure as
 // verify() derives them from the signed receipt.
 import { currencyOfEffectOrCredit, currentOutcome, explainRecorded, moneyAfterSend, outcomeReason, verify, type Entry, type Outcome, type PublicKeySet, type Receipt } from '../../src/interlock.js';
+import { PERMISSIONS, type Permission } from './auth.js';
 import type { EffectState } from './schemas.js';
+import type { Role } from './tokens.js';
 
 const COMMITTED = new Set(['COMMITTED', 'COMMITTED_ON_QUERY', 'COMMITTED_BY_RETRY', 'REAPPLIED_AFTER_QUERY']);
 
@@ -35,8 +37,26 @@ export function sentenceOf(state: EffectState, outcome: string | null, reason: s
   return outcome === null ? STATE_SENTENCES[state] : explainRecorded(outcome as Outcome, reason);
 }
 
-export function linksOf(effectId: string): { self: string; receipt: string } {
-  return { self: `/v1/effects/${effectId}`, receipt: `/v1/effects/${effectId}/receipt` };
+/**
+ * Whom an answer's links are for: the role of the token the answer goes to, or null for a reader that answers to no
+ * token's role (the CLI, and the page, which read the stores themselves and show no links of the API).
+ */
+export type LinkReader = Role | null;
+
+/**
+ * `path` when `reader` may read the route it names, under `permission`, the one that route is registered with (auth.ts
+ * PERMISSIONS, the document's `x-roles`); null when it may not: an answer never hands a role a link it would be
+ * answered 403 on.
+ */
+export function linkFor(reader: LinkReader, permission: Permission, path: string): string | null {
+  if (reader === null) return path;
+  const roles: readonly Role[] = PERMISSIONS[permission];
+  return roles.includes(reader) ? path : null;
+}
+
+/** An effect's links for `reader`: the effect (GET /v1/effects/:id) and its receipt (GET /v1/effects/:id/receipt). */
+export function linksOf(effectId: string, reader: LinkReader): { self: string | null; receipt: string | null } {
+  return { self: linkFor(reader, 'readEffects', `/v1/effects/${effectId}`), receipt: linkFor(reader, 'readReceipts', `/v1/effects/${effectId}/receipt`) };
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -67,8 +87,11 @@ function standingProposal(entries: readonly Entry[]): Proposed | null {
   return (final ? dispatched : null) ?? latest;
 }
 
-/** `creditCurrency`: the configured one, which a credit recorded without its currency premise was given in. */
-export function summaryOf(effectId: string, subject: string, entries: readonly Entry[], creditCurrency: string | null) {
+/**
+ * `creditCurrency`: the configured one, which a credit recorded without its currency premise was given in. `reader`:
+ * whom its links are for (linksOf); an answer of the API passes its caller's role.
+ */
+export function summaryOf(effectId: string, subject: string, entries: readonly Entry[], creditCurrency: string | null, reader: LinkReader = null) {
   const proposed = standingProposal(entries);
   const effect = proposed?.effect ?? null;
   const { state, outcome } = stateOf(entries);
@@ -89,7 +112,7 @@ export function summaryOf(effectId: string, subject: string, entries: readonly E
     reason,
     settled: outcome !== null,
     created_at: entries[0] ? iso(entries[0].at) : null,
-    links: linksOf(effectId),
+    links: linksOf(effectId, reader),
   };
 }
 

@@ -5,7 +5,7 @@
 // the same request id is refused.
 import { CONFLICT_EVIDENCE_MAX, effectIdFor, errorMessage, InterlockError, ProposalError, type Effect } from '../../src/interlock.js';
 import { createDecisionChecks } from './decision-facts.js';
-import { detailOf, summaryOf } from './effect-view.js';
+import { detailOf, linksOf, summaryOf } from './effect-view.js';
 import { apiError } from './errors.js';
 import { createEffectListing } from './listing.js';
 import { hangUpOf, route, signedIn, type Route } from './route.js';
@@ -90,7 +90,7 @@ export function effectsRoutes(context: ApiContext): Route[] {
       throw apiError('conflicting_payload', `Request ${body.request_id} was first decided with another payload (effect ${recorded.effectId}); the recorded payload stands and this one was not sent (REFUSED:conflicting_payload). The attempt is noted on that effect's receipt as evidence (each distinct payload once, at most ${CONFLICT_EVIDENCE_MAX}).`);
     }
     let entries = await stores.journal.entries(recorded.subject, recorded.effectId);
-    let summary = summaryOf(recorded.effectId, recorded.subject, entries, stores.config.creditCurrency);
+    let summary = summaryOf(recorded.effectId, recorded.subject, entries, stores.config.creditCurrency, caller.role);
     if (wait !== undefined && wait > 0 && !summary.settled) {
       // Heard through BullMQ's queue events, not by polling the journal. A caller who hung up stops the wait (not the
       // effect), and the journal is not read again for an answer nobody receives.
@@ -101,7 +101,7 @@ export function effectsRoutes(context: ApiContext): Route[] {
       }
       if (!gone.aborted) {
         entries = await stores.journal.entries(recorded.subject, recorded.effectId);
-        summary = summaryOf(recorded.effectId, recorded.subject, entries, stores.config.creditCurrency);
+        summary = summaryOf(recorded.effectId, recorded.subject, entries, stores.config.creditCurrency, caller.role);
       }
     }
     return {
@@ -165,9 +165,11 @@ export function effectsRoutes(context: ApiContext): Route[] {
       permission: 'readEffects',
       query: listQuery,
       responses: { 200: { description: 'A page of effects; pass `next_starting_after` as `starting_after` for the next one.', schema: effectList }, ...common },
-      async handle({ query }) {
+      async handle({ query, caller }) {
         const page = await list({ request: query.request, subject: query.subject, state: query.state, outcome: query.outcome }, query.limit ?? 10, query.starting_after);
-        return { status: 200, body: { object: 'list', url: '/v1/effects', data: page.data, has_more: page.hasMore, next_starting_after: page.next } };
+        const { role } = signedIn(caller);
+        const data = page.data.map((summary) => ({ ...summary, links: linksOf(summary.id, role) }));
+        return { status: 200, body: { object: 'list', url: '/v1/effects', data, has_more: page.hasMore, next_starting_after: page.next } };
       },
     }),
     route({
@@ -178,10 +180,10 @@ export function effectsRoutes(context: ApiContext): Route[] {
       permission: 'readEffects',
       params: effectIdParam,
       responses: { 200: { description: 'The effect.', schema: effectDetail }, ...common, 404: { description: 'No such effect (`unknown_effect`).', schema: errorAnswer } },
-      async handle({ params }) {
+      async handle({ params, caller }) {
         const { partition, entries } = await effectOr404(params.id);
         const receipt = await stores.journal.receipt(params.id);
-        return { status: 200, body: detailOf(summaryOf(params.id, partition, entries, stores.config.creditCurrency), entries, receipt, stores.publicKeys) };
+        return { status: 200, body: detailOf(summaryOf(params.id, partition, entries, stores.config.creditCurrency, signedIn(caller).role), entries, receipt, stores.publicKeys) };
       },
     }),
     route({

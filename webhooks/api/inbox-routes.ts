@@ -5,7 +5,7 @@
 // effect: its dismissal is kept in the inbox index (who, when, the note), not on a receipt.
 import { checkFourEyes, createInboxActions, InterlockError, reapprovalRequestId, ProposalError, type Effect, type FactsNow, type InboxItem } from '../../src/interlock.js';
 import { createDecisionChecks } from './decision-facts.js';
-import { linksOf, snakeKeys } from './effect-view.js';
+import { linkFor, linksOf, snakeKeys, type LinkReader } from './effect-view.js';
 import { apiError } from './errors.js';
 import { route, signedIn, type Route } from './route.js';
 import { bodyErrors, dismissBody, errorAnswer, inboxItemAnswer, inboxItemParam, inboxList, inboxQuery, reapproveAnswer, reapproveBody, redisErrors, resolveBody } from './schemas.js';
@@ -16,7 +16,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** The facts as the fact reader returned them; the recorder checks they are JSON before anything is written. */
 type JsonFacts = Awaited<ReturnType<FactsNow>>;
 
-export function inboxItemView(item: InboxItem) {
+/** An item as the API answers it; `reader`: whom its links are for (linkFor: none the role would be answered 403 on). */
+export function inboxItemView(item: InboxItem, reader: LinkReader) {
   const closure = item.closure;
   return {
     object: 'inbox_item' as const,
@@ -45,14 +46,19 @@ export function inboxItemView(item: InboxItem) {
             // Why no signed entry stands behind this closure: the effect's journal was gone when it was dismissed.
             unsigned: closure.unsigned ?? null,
           },
-    links: item.kind === 'case_failed' ? caseFailureLinks(item) : { self: `/v1/inbox/${item.id}`, effect: `/v1/effects/${item.effectId}`, receipt: `/v1/effects/${item.effectId}/receipt` },
+    links: item.kind === 'case_failed' ? caseFailureLinks(item, reader) : itemLinks(item, reader),
   };
 }
 
+function itemLinks(item: InboxItem, reader: LinkReader): { self: string | null; effect: string | null; receipt: string | null } {
+  const effect = linksOf(item.effectId, reader);
+  return { self: linkFor(reader, 'readInbox', `/v1/inbox/${item.id}`), effect: effect.self, receipt: effect.receipt };
+}
+
 /** A failed case's item has no effect or receipt to link (nothing was recorded for it): it links its case. */
-function caseFailureLinks(item: InboxItem): { self: string; effect: null; receipt: null; case?: string } {
+function caseFailureLinks(item: InboxItem, reader: LinkReader): { self: string | null; effect: null; receipt: null; case?: string | null } {
   const caseId = item.detail?.['case_id'];
-  return { self: `/v1/inbox/${item.id}`, effect: null, receipt: null, ...(typeof caseId === 'string' ? { case: `/v1/cases/${encodeURIComponent(caseId)}` } : {}) };
+  return { self: linkFor(reader, 'readInbox', `/v1/inbox/${item.id}`), effect: null, receipt: null, ...(typeof caseId === 'string' ? { case: linkFor(reader, 'readEffects', `/v1/cases/${encodeURIComponent(caseId)}`) } : {}) };
 }
 
 const common = {
@@ -121,9 +127,10 @@ export function inboxRoutes(context: ApiContext): Route[] {
       permission: 'readInbox',
       query: inboxQuery,
       responses: { 200: { description: 'A page of items; pass `next_starting_after` as `starting_after` for the next one.', schema: inboxList }, ...common },
-      async handle({ query }) {
+      async handle({ query, caller }) {
         const page = await stores.inbox.list({ status: query.status ?? 'open', kind: query.kind, subject: query.subject, effect: query.effect }, query.limit ?? 10, query.starting_after);
-        return { status: 200, body: { object: 'list', url: '/v1/inbox', data: page.data.map(inboxItemView), has_more: page.hasMore, next_starting_after: page.next } };
+        const { role } = signedIn(caller);
+        return { status: 200, body: { object: 'list', url: '/v1/inbox', data: page.data.map((item) => inboxItemView(item, role)), has_more: page.hasMore, next_starting_after: page.next } };
       },
     }),
     route({
@@ -134,8 +141,8 @@ export function inboxRoutes(context: ApiContext): Route[] {
       permission: 'readInbox',
       params: inboxItemParam,
       responses: { 200: { description: 'The item.', schema: inboxItemAnswer }, ...common, 404: { description: 'No such item (`unknown_inbox_item`).', schema: errorAnswer } },
-      async handle({ params }) {
-        return { status: 200, body: inboxItemView(await itemOr404(params.id)) };
+      async handle({ params, caller }) {
+        return { status: 200, body: inboxItemView(await itemOr404(params.id), signedIn(caller).role) };
       },
     }),
     route({
@@ -165,12 +172,12 @@ export function inboxRoutes(context: ApiContext): Route[] {
           status: done.entry === null ? 200 : 202,
           body: {
             object: 'reapproval',
-            item: inboxItemView(done.item),
+            item: inboxItemView(done.item, who.role),
             effect_id: effectId,
             request_id: reapprovalRequestId(params.id),
             recorded: done.entry === null ? 'exists' : 'recorded',
             premises: done.premises,
-            links: linksOf(effectId),
+            links: linksOf(effectId, who.role),
           },
         };
       },
@@ -187,7 +194,7 @@ export function inboxRoutes(context: ApiContext): Route[] {
       async handle({ params, body, caller }) {
         const who = signedIn(caller);
         const done = await actionsFor(who.name, who.role).resolve(params.id, { resolution: body.resolution, note: body.note, by: { name: who.name, role: who.role } });
-        return { status: 200, body: inboxItemView(done.item) };
+        return { status: 200, body: inboxItemView(done.item, who.role) };
       },
     }),
     route({
@@ -202,7 +209,7 @@ export function inboxRoutes(context: ApiContext): Route[] {
       async handle({ params, body, caller }) {
         const who = signedIn(caller);
         const done = await actionsFor(who.name, who.role).dismiss(params.id, { note: body.note, by: { name: who.name, role: who.role } });
-        return { status: 200, body: inboxItemView(done.item) };
+        return { status: 200, body: inboxItemView(done.item, who.role) };
       },
     }),
   ];

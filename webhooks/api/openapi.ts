@@ -2,10 +2,12 @@
 // 3.1's Schema Object is JSON Schema 2020-12, which zod 4 writes itself (z.toJSONSchema): no converter package,
 // nothing to install, and no second description of a field that could drift from the one that validates it.
 // Schemas with an id (`.meta({ id })`) become components; the parameters of paths and queries are their schemas'
-// properties. Refinements (e.g. "no control characters") are checked by zod but have no JSON Schema form.
+// properties. Refinements (e.g. "no control characters") are checked by zod but have no JSON Schema form: each is
+// said in its field's description instead (schemas.ts).
 import { z } from 'zod';
 import { PERMISSIONS } from './auth.js';
-import type { Route } from './route.js';
+import type { ResponseDoc, Route } from './route.js';
+import { errorAnswer } from './schemas.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -20,6 +22,17 @@ function schemaOf(schema: z.ZodType): JsonSchema {
   const id = z.globalRegistry.get(schema)?.id;
   if (typeof id === 'string') return { $ref: `#/components/schemas/${id}` };
   return clean(z.toJSONSchema(schema, OPTIONS) as JsonSchema);
+}
+
+/**
+ * What every operation may answer whatever its own responses say: a fault of the service (errors.ts asApiError: any
+ * error the registry does not name), and on a route that takes a token, the 401 `authenticate` answers before it runs.
+ */
+const FAULT: ResponseDoc = { description: 'A fault of the service (`internal`): the message is a sentence with the request id, under which the service log holds the detail; nothing else of the fault is said.', schema: errorAnswer };
+const UNAUTHENTICATED: ResponseDoc = { description: 'No bearer token, an unknown one, or an Authorization header not of the form `Bearer <token>` (`unauthenticated`).', schema: errorAnswer };
+
+function responsesOf(route: Route): Record<number, ResponseDoc> {
+  return { ...(route.permission === null ? {} : { 401: UNAUTHENTICATED }), ...route.responses, 500: route.responses[500] ?? FAULT };
 }
 
 function parameters(schema: z.ZodType | undefined, where: 'path' | 'query'): JsonSchema[] {
@@ -45,7 +58,7 @@ export function buildOpenApi(routes: readonly Route[]): JsonSchema {
       parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
       ...(route.body ? { requestBody: { required: !route.optionalBody, content: { 'application/json': { schema: schemaOf(route.body) } } } } : {}),
       responses: Object.fromEntries(
-        Object.entries(route.responses).map(([status, doc]) => [status, { description: doc.description, ...(doc.schema ? { content: { 'application/json': { schema: schemaOf(doc.schema) } } } : {}) }]),
+        Object.entries(responsesOf(route)).map(([status, doc]) => [status, { description: doc.description, ...(doc.schema ? { content: { 'application/json': { schema: schemaOf(doc.schema) } } } : {}) }]),
       ),
     };
   }

@@ -3,7 +3,7 @@
 // The same schemas validate requests and generate the OpenAPI document (openapi.ts); the response schemas exist
 // only for that document.
 import { z } from 'zod';
-import { ALERT_CURSOR, APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, GRANT_LIMITS, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, newApprovalIdProblem, OPERATOR_ACTIONS, PROPOSAL_LIMITS, recordedIdentifier, RECOVERY_OUTCOMES, refundEffectSchema, requestIdentifier, reservedRequestProblem, STORY_MAX_CHARS, SUBMIT_OUTCOMES, BLANK_NOTE, isVisibleNote } from '../../src/interlock.js';
+import { ALERT_CURSOR, APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, ERROR_REGISTRY, GRANT_LIMITS, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, newApprovalIdProblem, OPERATOR_ACTIONS, PROPOSAL_LIMITS, recordedIdentifier, RECOVERY_OUTCOMES, refundEffectSchema, RESERVED_REQUEST_PREFIXES, requestIdentifier, reservedRequestProblem, STORY_MAX_CHARS, SUBMIT_OUTCOMES, BLANK_NOTE, isVisibleNote, type ErrorCode } from '../../src/interlock.js';
 
 /** How long a grant may last (src/core/approval.ts, GRANT_LIMITS: the CLI holds grants to the same bounds). */
 export const MAX_EXPIRES_IN_SECONDS = GRANT_LIMITS.maxExpiresInSeconds;
@@ -18,17 +18,30 @@ export type EffectState = (typeof EFFECT_STATES)[number];
  */
 export const EFFECT_OUTCOMES = [...new Set([...SUBMIT_OUTCOMES, ...RECOVERY_OUTCOMES])].filter((outcome) => outcome !== 'IN_FLIGHT' && outcome !== 'DUPLICATE_IGNORED');
 
+// What the server refuses in a string that JSON Schema cannot say (src/core/text.ts), said in each such field's
+// description so a client reads it where it reads the field.
+const SEEN_CHARACTERS =
+  'No control characters, no space at either end, no lone UTF-16 surrogate, and no character a reader cannot see (a direction override such as U+202E, a zero-width or other invisible character, a line or paragraph separator, a space other than U+0020)';
+/** identifier(max): a name or id that arrives. */
+const SEEN_IDENTIFIER = `${SEEN_CHARACTERS}: the server refuses these (400).`;
+/** requestIdentifier(max): an identifier in NFC (two spellings of one text would be two requests). */
+const REQUEST_IDENTIFIER = `${SEEN_CHARACTERS}; and in Unicode normal form NFC (send value.normalize("NFC")): the server refuses anything else (400).`;
+/** recordedIdentifier(max): a name or id looked up as recorded. */
+const RECORDED_IDENTIFIER = 'No control characters, no space at either end and no lone UTF-16 surrogate: the server refuses these (400).';
+/** freeText(max). */
+const FREE_TEXT = 'Tab and line breaks are the only control characters taken, and no lone UTF-16 surrogate: the server refuses others (400).';
+
 // Not `case:` or `reapproval:`: the service derives those itself, and a caller who took one first would bind its
 // payload in place of the case's decision or the re-approval (I5).
 const requestId = requestIdentifier(200)
   .refine((value) => reservedRequestProblem(value) === null, { error: (issue) => reservedRequestProblem(String(issue.input)) ?? 'is reserved' })
-  .meta({ description: 'A stable id of the approved request (the support case); the effect id is derived from it, so retries reuse it. It may not start with `case:` or `reapproval:` (the request ids of cases and re-approvals, which the service derives itself).' });
+  .meta({ description: `A stable id of the approved request (the support case); the effect id is derived from it, so retries reuse it. It may not start with \`case:\` or \`reapproval:\` (the request ids of cases and re-approvals, which the service derives itself). ${REQUEST_IDENTIFIER}` });
 const approvalId = z.string({ error: 'must be a string' }).regex(APPROVAL_ID, 'must be 1-200 letters, digits or _ . : -');
-const agent = identifier(100).meta({ description: 'Who decided (a person or a model); defaults to the token name.' });
+const agent = identifier(100).meta({ description: `Who decided (a person or a model); defaults to the token name. ${SEEN_IDENTIFIER}` });
 const decision = z
   .strictObject({
-    model: identifier(200).meta({ description: 'The model (or person) that decided.' }),
-    text: freeText(PROPOSAL_LIMITS.decisionChars).meta({ description: 'What it said, recorded in the receipt.' }),
+    model: identifier(200).meta({ description: `The model (or person) that decided. ${SEEN_IDENTIFIER}` }),
+    text: freeText(PROPOSAL_LIMITS.decisionChars).meta({ description: `What it said, recorded in the receipt. ${FREE_TEXT}` }),
   })
   .meta({ description: 'The decision as made, kept in the PROPOSED entry.' });
 const scope = z.string({ error: 'must be a string' }).regex(APPROVAL_SCOPE, 'must name one payment or customer, e.g. payment:pi_123 or customer:cus_123');
@@ -69,31 +82,54 @@ export const creditBody = z
     incident: creditEffectSchema.shape.incident.meta({ description: 'The incident this credit compensates.' }),
     approval: approvalId.meta({ description: 'The approval this credit is sent under; it must cover customer:<customer>.' }),
     agent: agent.optional(),
-    description: creditEffectSchema.shape.description,
+    description: creditEffectSchema.shape.description.meta({ description: `The description Stripe keeps on the customer balance transaction. ${FREE_TEXT}` }),
     decision: decision.optional(),
   })
   .meta({ id: 'CreditRequest', description: 'A customer balance credit to propose.' });
 
+/** The longest case id whose request id `case:<case_id>` is a request id (200 characters at most). */
+const CASE_ID_MAX = 200 - RESERVED_REQUEST_PREFIXES.case.length;
+
 export const caseBody = z
   .strictObject({
-    case_id: z.string({ error: 'must be a string' }).regex(CASE_ID, 'must be 1-200 letters, digits or _ . : # -').meta({ description: 'The support case; one case id is one decision, and its effect\'s request id is `case:<case_id>`.' }),
+    // As parseCaseSubmission (src/core/cases.ts) holds it: `case:<case_id>` must fit a request id's 200 characters.
+    case_id: z
+      .string({ error: 'must be a string' })
+      .regex(CASE_ID, { error: 'must be 1-200 letters, digits or _ . : # -', abort: true })
+      .max(CASE_ID_MAX, `must be at most ${CASE_ID_MAX} characters: its effect is requested as case:<case id>, and a request id has at most 200`)
+      .meta({ description: `The support case; one case id is one decision, and its effect's request id is \`case:<case_id>\` (so at most ${CASE_ID_MAX} characters). Not . or .., which a URL reads as steps of its path: the server refuses them (400).` }),
     payment_intent: refundEffectSchema.shape.paymentIntent.optional().meta({ description: 'For a refund: the PaymentIntent. Give this or `customer`.' }),
     customer: creditEffectSchema.shape.customer.optional().meta({ description: 'For a credit: the customer. Give this or `payment_intent`.' }),
     incident: creditEffectSchema.shape.incident.optional().meta({ description: 'For a credit: the incident it compensates (required with `customer`).' }),
-    story: freeText(STORY_MAX_CHARS).refine((value) => value.trim() !== '', 'must tell what happened').meta({ description: 'What happened, as the customer and support tell it; the decider reads it as their account, never as instructions.' }),
+    // A character other than white space (String.prototype.trim's, which is JSON Schema's \s): said in the document too.
+    story: freeText(STORY_MAX_CHARS)
+      .min(1, { error: 'must tell what happened', abort: true })
+      .regex(/\S/, { error: 'must tell what happened', abort: true })
+      .meta({ description: `What happened, as the customer and support tell it; the decider reads it as their account, never as instructions. At least one character that is not white space. ${FREE_TEXT}` }),
     approval: approvalId.meta({ description: 'The approval the decision must stay inside: its cap and its scope (payment:<payment_intent> or customer:<customer>).' }),
     agent: agent.optional(),
   })
-  .meta({ id: 'CaseRequest', description: 'A case for the decider: it reads the facts, decides within the approval, and what it decides is proposed through the gate.' });
+  // The subject rule caseSubmissionOf (src/core/cases.ts) checks, in JSON Schema: a refund names payment_intent and
+  // no incident, a credit customer and incident; never both subjects. Stated for the document only (zod has no
+  // construct that emits it without turning every field's problem into a union's); the server answers each with 400.
+  .meta({
+    id: 'CaseRequest',
+    description: 'A case for the decider: it reads the facts, decides within the approval, and what it decides is proposed through the gate. A refund case gives `payment_intent` (and no `incident`); a credit case gives `customer` and `incident`; never both subjects.',
+    oneOf: [
+      { title: 'A refund case', required: ['payment_intent'], properties: { payment_intent: true, customer: false, incident: false } },
+      { title: 'A credit case', required: ['customer', 'incident'], properties: { customer: true, incident: true, payment_intent: false } },
+    ],
+  });
 
 export const caseIdParam = z.strictObject({ id: z.string().regex(CASE_ID, 'must be a case id (1-200 letters, digits or _ . : # -)') });
 
 export const proposeQuery = z.strictObject({
+  // Its form, then its range as a pattern too (0 to 30, up to three decimals), so the document states both.
   wait: z
     .string({ error: 'must be a number of seconds' })
-    .regex(/^\d{1,2}(?:\.\d{1,3})?$/, `must be a number of seconds, at most ${MAX_WAIT_SECONDS}`)
+    .regex(/^\d{1,2}(?:\.\d{1,3})?$/, { error: `must be a number of seconds, at most ${MAX_WAIT_SECONDS}`, abort: true })
+    .regex(/^(?:[0-2]?\d(?:\.\d{1,3})?|30(?:\.0{1,3})?)$/, `must be at most ${MAX_WAIT_SECONDS} seconds`)
     .transform(Number)
-    .pipe(z.number().max(MAX_WAIT_SECONDS, `must be at most ${MAX_WAIT_SECONDS} seconds`))
     .optional()
     .meta({ description: `Hold the answer until the effect settles, at most this many seconds (${MAX_WAIT_SECONDS}).` }),
 });
@@ -104,15 +140,17 @@ export const effectIdParam = z.strictObject({ id: z.string().regex(/^[0-9a-f]{64
 export const LIST_CURSOR = /^(\d{1,16})\.([0-9a-f]{64})$/;
 
 export const listQuery = z.strictObject({
-  request: recordedIdentifier(200).optional().meta({ description: 'Only the effect of this request id.' }),
+  request: recordedIdentifier(200).optional().meta({ description: `Only the effect of this request id. ${RECORDED_IDENTIFIER}` }),
   subject: scope.optional().meta({ description: 'Only effects on this payment or customer (payment:pi_… or customer:cus_…).' }),
   state: z.enum(EFFECT_STATES).optional(),
   outcome: z.enum(EFFECT_OUTCOMES as [string, ...string[]]).optional().meta({ description: 'Only effects settled with this outcome.' }),
+  // Its form, then its range as patterns too (at least 1: a digit other than 0; at most 100), so the document states both.
   limit: z
     .string()
-    .regex(/^\d{1,3}$/, `must be a whole number from 1 to ${MAX_LIST_LIMIT}`)
+    .regex(/^\d{1,3}$/, { error: `must be a whole number from 1 to ${MAX_LIST_LIMIT}`, abort: true })
+    .regex(/[1-9]/, 'must be at least 1')
+    .regex(/^(?:\d{1,2}|0\d\d|100)$/, `must be at most ${MAX_LIST_LIMIT}`)
     .transform(Number)
-    .pipe(z.number().min(1, 'must be at least 1').max(MAX_LIST_LIMIT, `must be at most ${MAX_LIST_LIMIT}`))
     .optional()
     .meta({ description: `Page size, 1 to ${MAX_LIST_LIMIT} (default 10).` }),
   starting_after: z.string().regex(LIST_CURSOR, 'must be the next_starting_after of a previous page').optional().meta({ description: 'The `next_starting_after` of the previous page.' }),
@@ -127,8 +165,8 @@ export const approvalBody = z
         const problem = newApprovalIdProblem(value);
         if (problem !== null) context.addIssue({ code: 'custom', message: problem });
       })
-      .meta({ description: 'The approval id, 1-200 letters, digits or _ . : - (not . or .., which a URL reads as steps of its path).' }),
-    approver: identifier(200).meta({ description: 'The person or policy that approves.' }),
+      .meta({ description: 'The approval id, 1-200 letters, digits or _ . : - (not . or .., which a URL reads as steps of its path: the server refuses them, 400).' }),
+    approver: identifier(200).meta({ description: `The person or policy that approves. ${SEEN_IDENTIFIER}` }),
     cap_cents: cents(`The most all effects under it may move together, in the smallest unit of the currency of the payment (or of the customer's credits) it covers, ${SMALLEST_UNIT}.`, 1, Number.MAX_SAFE_INTEGER),
     scope: scope.meta({ description: 'What it covers: payment:pi_… or customer:cus_….' }),
     // The range first, as cents: 1e20 uses is too many, not a fraction.
@@ -182,9 +220,15 @@ export const recoverBody = z.strictObject({}).meta({ id: 'RecoverRequest' });
 
 // The escalation inbox (issue 13 §4).
 export const MAX_NOTE_CHARS = 2_000;
+// Not empty, and a character other than white space, in the document as in the server (one problem, BLANK_NOTE, as
+// isVisibleNote alone gave); the invisible characters isVisibleNote also refuses have no JSON Schema form.
 const note = freeText(MAX_NOTE_CHARS)
+  .min(1, { error: BLANK_NOTE, abort: true })
+  .regex(/\S/, { error: BLANK_NOTE, abort: true })
   .refine(isVisibleNote, BLANK_NOTE)
-  .meta({ description: 'What the person checked or did, recorded in the signed RESOLVED entry (a failed case\'s item, which has no effect, keeps it in its closure in the inbox index).' });
+  .meta({
+    description: `What the person checked or did, recorded in the signed RESOLVED entry (a failed case's item, which has no effect, keeps it in its closure in the inbox index). It must hold a character a reader can see: spaces and invisible characters alone (U+200B, U+2800, U+3164, ...) read as nothing, and the server refuses them (400). ${FREE_TEXT}`,
+  });
 export const inboxItemParam = z.strictObject({
   id: z.string().regex(/^(?:[a-z_]{1,40}:[0-9a-f]{64}|case_failed:[0-9a-f]{64}:\d{1,16})$/, 'must be an inbox item id (<kind>:<effect id>, or case_failed:<case effect id>:<failed at>)'),
 });
@@ -211,7 +255,10 @@ export const resolveBody = z
 export const dismissBody = z.strictObject({ note }).meta({ id: 'DismissRequest' });
 
 // Responses (documentation only).
-const links = z.object({ self: z.string(), receipt: z.string() });
+/** How every answer's links are given (effect-view.ts linkFor), said in each links object's description. */
+const LINKS_RULE = "A link is null when the caller's role may not read the route it names (the route's `x-roles`), so following any link an answer gives is never answered 403.";
+const link = z.string().nullable();
+const links = z.object({ self: link, receipt: link }).meta({ description: `The effect (GET /v1/effects/{id}) and its signed receipt (GET /v1/effects/{id}/receipt). ${LINKS_RULE}` });
 const reason = z.string().nullable().meta({ description: 'Why a refused or ambiguous effect settled so, in the gate\'s words (the amount over the cap, the fact that changed); null otherwise.' });
 export const proposalAnswer = z
   .object({
@@ -266,8 +313,8 @@ export const caseAnswer = z
     created_at: z.string(),
     updated_at: z.string(),
     links: z
-      .object({ self: z.string(), effect: z.string().nullable(), inbox: z.string().nullable(), reapproved: z.string().nullable() })
-      .meta({ description: '`inbox`: the item a person acts on, for a deviated case (model_deviated) or a failed one (case_failed, once its item is open); null otherwise.' }),
+      .object({ self: link, effect: link, inbox: link, reapproved: link })
+      .meta({ description: `\`inbox\`: the item a person acts on, for a deviated case (model_deviated) or a failed one (case_failed, once its item is open); null otherwise. \`reapproved\`: the effect the last re-approval proposed. ${LINKS_RULE}` }),
   })
   .meta({ id: 'Case' });
 
@@ -363,11 +410,12 @@ export const inboxItemAnswer = z
         resolution: z.enum(['landed', 'did_not_land']).nullable(),
         reapproval: z.object({ approval: z.string(), request_id: z.string(), effect_id: z.string() }).nullable(),
         at: z.string(),
+        unsigned: z.string().nullable().meta({ description: 'Why no signed entry stands behind this closure (the effect\'s journal was gone when it was dismissed, so it is kept in the inbox index only, on no receipt); null when a signed RESOLVED entry on the effect\'s receipt stands behind it, and for a case_failed item (which never has a receipt).' }),
       })
       .nullable(),
     links: z
-      .object({ self: z.string(), effect: z.string().nullable(), receipt: z.string().nullable(), case: z.string().optional() })
-      .meta({ description: 'The item, its effect and receipt; a case_failed item has neither (null) and links its case instead.' }),
+      .object({ self: link, effect: link, receipt: link, case: link.optional() })
+      .meta({ description: `The item, its effect and receipt; a case_failed item has neither (null) and links its case instead (\`case\`, only on such items). ${LINKS_RULE}` }),
   })
   .meta({ id: 'InboxItem' });
 export const inboxList = z
@@ -381,11 +429,18 @@ export const reapproveAnswer = z
     request_id: z.string(),
     recorded: z.enum(['recorded', 'exists']).meta({ description: 'Recorded now, or recorded before (a retry by the same person under the same approval).' }),
     premises: z.record(z.string(), z.unknown()).meta({ description: 'The facts the new request was proposed on: read now, or for a repeat as recorded the first time; the gate re-reads them before it sends.' }),
-    links: z.object({ self: z.string(), receipt: z.string() }),
+    links,
   })
   .meta({ id: 'Reapproval' });
+const ERROR_CODES = Object.keys(ERROR_REGISTRY) as [ErrorCode, ...ErrorCode[]];
 export const errorAnswer = z
-  .object({ error: z.object({ code: z.string(), message: z.string(), fields: z.array(z.object({ path: z.string(), message: z.string() })).optional() }) })
+  .object({
+    error: z.object({
+      code: z.enum(ERROR_CODES).meta({ description: 'The error registry\'s code (src/core/errors.ts); each status\'s description names the codes it answers.' }),
+      message: z.string(),
+      fields: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    }),
+  })
   .meta({ id: 'Error' });
 
 /**

@@ -115,7 +115,7 @@ export {
   type DecisionCheck,
   type LeftBy,
 } from './decider/decider.js';
-export { INBOX_KINDS, OPERATOR_ACTIONS, ALLOWED_ACTIONS, BLANK_NOTE, isVisibleNote, parseInboxItemId, reapprovalRequestId, caseFailureItem, caseFailureItemId, type CaseFailure, type InboxKind, type InboxItemDraft } from './core/inbox.js';
+export { INBOX_KINDS, OPERATOR_ACTIONS, ALLOWED_ACTIONS, BLANK_NOTE, FACTS_SHOWN, isVisibleNote, parseInboxItemId, reapprovalRequestId, caseFailureItem, caseFailureItemId, type CaseFailure, type InboxKind, type InboxItemDraft } from './core/inbox.js';
 export { INBOX_CURSOR, CASE_WORKER, type Inbox, type InboxItem, type InboxClosure, type PendingReapproval, type InboxFilter, type InboxPage, type InboxStatus } from './redis/inbox.js';
 export { createInboxActions, repairReapprovals, type InboxActions, type FactsNow, type FourEyesCheck, type ProposeNow, type ReapprovalRepair, type Reapproved } from './inbox/actions.js';
 export type { Actor, OperatorAction, Resolution } from './core/entries.js';

@@ -3,7 +3,7 @@
 // signed RESOLVED entry (for a failed case's item, which has no effect, in its closure in the inbox index). Output is JSON on stdout; exit 0 done, 1 the answer is no (no such item, someone acted
 // already, an action the item does not allow), 2 bad input (nothing recorded).
 import { InvalidArgumentError, type Command } from 'commander';
-import { BLANK_NOTE, INBOX_KINDS, isVisibleNote, parseInboxItemId, type InboxKind } from '../core/inbox.js';
+import { BLANK_NOTE, FACTS_SHOWN, INBOX_KINDS, isVisibleNote, parseInboxItemId, type InboxKind } from '../core/inbox.js';
 import { freeText, identifier } from '../core/text.js';
 import { APPROVAL_ID } from '../core/proposal.js';
 import { checkFourEyes, createInboxActions, type Actor, type ProposeNow, type FactsNow } from '../interlock.js';
@@ -30,6 +30,11 @@ function approvalOf(value: string): string {
   return value;
 }
 
+function factsShownOf(value: string): string {
+  if (!FACTS_SHOWN.test(value)) throw new InvalidArgumentError('--facts-shown must be the factsShown of `interlock inbox show` (16 lowercase hex characters).');
+  return value;
+}
+
 function kindOf(value: string): InboxKind {
   if (!(INBOX_KINDS as readonly string[]).includes(value)) throw new InvalidArgumentError(`--kind must be one of ${INBOX_KINDS.join(', ')}.`);
   return value as InboxKind;
@@ -50,19 +55,19 @@ export function addInboxCommands(program: Command, wiring: ReapprovalWiring): vo
     .action(async (options: { closed?: boolean; kind?: InboxKind; limit: number }) => {
       await withStores(async ({ stores }) => {
         const page = await stores.inbox.list({ status: options.closed ? 'closed' : 'open', kind: options.kind }, options.limit);
-        print({ items: page.data, hasMore: page.hasMore });
+        print({ items: await Promise.all(page.data.map((item) => stores.inbox.withFactsShown(item))), hasMore: page.hasMore });
       }, { readOnly: true });
     });
 
   inbox
     .command('show')
-    .description('one item: what happened, the money at stake, the facts that changed, what may be done')
+    .description('one item: what happened, the money at stake, the facts that changed, what may be done, and factsShown (the fingerprint of the facts it shows, for reapprove --facts-shown)')
     .argument('<id>', 'the item id (<kind>:<effect id>, or case_failed:<case effect id>:<failed at>)', itemId)
     .action(async (id: string) => {
       await withStores(async ({ stores }) => {
         const item = await stores.inbox.get(id);
         if (item === null) throw new CliFailure(`No inbox item ${id}; \`interlock inbox list\` shows the open ones.`, EXIT_FAILED);
-        print(item);
+        print(await stores.inbox.withFactsShown(item));
       }, { readOnly: true });
     });
 
@@ -73,12 +78,17 @@ export function addInboxCommands(program: Command, wiring: ReapprovalWiring): vo
     .requiredOption('--approval <id>', 'the new approval (it must cover the item\'s payment or customer)', approvalOf)
     .requiredOption('--by <name>', 'who re-approves (recorded in the receipt)', personOf)
     .option('--note <text>', 'why', noteOf)
-    .action(async (id: string, options: { approval: string; by: string; note?: string }) => {
+    .option(
+      '--facts-shown <hash>',
+      'the factsShown `interlock inbox show` printed: the re-approval stands on the facts that showed, and is refused (facts_changed, nothing recorded) if the item shows others by now; without it, the facts the item shows at this moment are taken as the ones you read',
+      factsShownOf,
+    )
+    .action(async (id: string, options: { approval: string; by: string; note?: string; factsShown?: string }) => {
       await withStores(async (cli) => {
         const wired = await wiring(cli);
         try {
           const actions = createInboxActions({ inbox: cli.stores.inbox, journal: cli.journal, approvals: cli.approvals, checkFourEyes: (approval, by) => checkFourEyes(cli.stores, approval, [by.name]), readFacts: wired.readFacts, propose: wired.propose });
-          const done = await actions.reapprove(id, { approval: options.approval, note: options.note ?? '', by: actor(options.by) });
+          const done = await actions.reapprove(id, { approval: options.approval, note: options.note ?? '', by: actor(options.by), factsShown: options.factsShown });
           if (done.recorded.status === 'conflict') throw new CliFailure(`The re-approval's request was recorded before with another payload (effect ${done.recorded.effectId}); nothing new was recorded.`, EXIT_FAILED);
           const requestId = done.item.closure?.reapproval?.requestId ?? null;
           whenOutputLost(`Inbox item ${id} is closed as re-approved under approval ${options.approval}, by ${options.by}: effect ${done.recorded.effectId}${requestId === null ? '' : ` (request ${requestId})`} is ${done.entry === null ? 'recorded already' : 'recorded and queued'}; \`interlock inbox show ${id}\` shows it.`, true);

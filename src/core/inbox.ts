@@ -12,11 +12,12 @@
 // decided. Its item lives in the index alone: opened by the decisions worker right after it writes the case failed,
 // named by the case and the failure (caseFailureItemId), and closed in the index (by a person's dismissal, or by the
 // worker once the case is decided or fails again), never on a receipt.
+import { premisesDecidedOn } from './decisions.js';
 import { currencyOfEffectOrCredit } from './effect-currency.js';
 import { effectIdFor } from './effect-id.js';
 import { effectFactsOrNull } from './effects.js';
 import type { Entry, EntryOf, OperatorAction, PremiseChange } from './entries.js';
-import { canonicalJson, type Json, type JsonObject } from './json.js';
+import { canonicalJson, sha256Hex, type Json, type JsonObject } from './json.js';
 import { explainOutcome, type Outcome } from './outcomes.js';
 import { mayReopenCase } from './cases.js';
 import type { ErrorCode } from './errors.js';
@@ -208,14 +209,39 @@ export function isVisibleNote(note: string): boolean {
 export const BLANK_NOTE = 'must say what was checked or done in characters a reader can see (spaces and invisible characters alone read as nothing)';
 
 /**
- * The facts an item shows a person: those its effect was decided on (`decided`, its latest proposal's premises), each
- * one the item lists as changed as it lists it now. A re-approval stands on exactly these: the facts read at the click
- * must be the same (factChanges), or the person would approve facts they were never shown.
+ * The premises an effect's refusal was judged against, as the gate takes them (gate/submit.ts): premisesDecidedOn for
+ * its latest proposal (the one judged last: a re-decision after a refusal is judged again), so the first proposal
+ * under that proposal's approval; a retry under one approval recorded on other facts is held to the first one's. The
+ * item's changes are told against these. Null when the chain holds no proposal.
+ */
+export function decidedPremises(entries: readonly Entry[]): JsonObject | null {
+  const latest = entries.findLast((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
+  return latest === undefined ? null : premisesDecidedOn(entries, latest.approval, latest.premises);
+}
+
+/**
+ * The facts an item shows a person: those its effect was decided on (`decided`: decidedPremises), each one the item
+ * lists as changed as it lists it now. A re-approval stands on exactly these: the facts read at the click must be the
+ * same (factChanges), or the person would approve facts they were never shown.
  */
 export function factsShown(decided: JsonObject, changes: readonly PremiseChange[]): JsonObject {
   const shown: JsonObject = { ...decided };
   for (const change of changes) shown[change.field] = change.now;
   return shown;
+}
+
+/** A facts_shown fingerprint as factsShownHash writes it: 16 lowercase hex characters. */
+export const FACTS_SHOWN = /^[0-9a-f]{16}$/;
+
+/**
+ * The fingerprint of the facts an item shows (factsShown): the first 16 hex characters of the SHA-256 of their
+ * canonical JSON. Every view a re-approval is made from carries it (the API's `facts_shown`, the page's form, `interlock
+ * inbox show`), and a re-approval that gives it stands on those facts: an item that shows other facts by the click (it
+ * was brought up to date after someone else's re-approval was refused) has another fingerprint, and the re-approval is
+ * refused, since the person never read what it shows now. It names facts, it proves nothing: it is no secret.
+ */
+export function factsShownHash(decided: JsonObject, changes: readonly PremiseChange[]): string {
+  return sha256Hex(canonicalJson(factsShown(decided, changes))).slice(0, 16);
 }
 
 /**

@@ -6,6 +6,10 @@
 // the approval atomically with the send. The facts read at the click must be the ones the item showed the person
 // (factsShown: its effect's premises, with the changes it lists): facts that changed since refuse the re-approval
 // (facts_changed) before anything is written, and the item is brought up to date to be read and decided on again.
+// What the person was shown is named by the fingerprint their view carried (factsShownHash: the page's form always
+// sends it, the API and the CLI take it): an item brought up to date since they read it (someone else's re-approval
+// was refused) shows facts they never read, and the re-approval is refused too. A caller who gives none is taken to
+// have read the item as it stands at the click.
 // Only the payload (what to refund or credit) is carried over. The old effect's receipt gets a RESOLVED entry naming
 // the new request, so the two are linked both ways (the new proposal's `request` names the item it re-approves).
 import { randomBytes } from 'node:crypto';
@@ -16,7 +20,7 @@ import { approvalProblems } from '../core/approval.js';
 import { currencyOfEffect } from '../core/effect-currency.js';
 import { effectFactsOrNull, holdOf, parseEffect, type Effect } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
-import { factChanges, factsShown, reapprovalEffectId, reapprovalRequestId, reapprovedAlready } from '../core/inbox.js';
+import { decidedPremises, factChanges, factsShown, factsShownHash, reapprovalEffectId, reapprovalRequestId, reapprovedAlready } from '../core/inbox.js';
 import { canonicalJson, type JsonObject } from '../core/json.js';
 import { moneyText } from '../core/money-text.js';
 import type { Proposal } from '../core/proposal.js';
@@ -76,9 +80,9 @@ async function refusedChainOf(journal: Pick<Journal, 'partitionOf' | 'entries'>,
   if (earlier !== undefined) {
     throw new InterlockError('action_not_allowed', reapprovedAlready(item.effectId, earlier.item, item.id));
   }
-  // The premises the refused proposal was decided on (the latest: a re-decision after a refusal is what was judged),
-  // the ones the item's changes are told against (factsShown).
-  const decided = entries.findLast((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED')?.premises ?? first.premises;
+  // The premises the refusal was judged against, taken as the gate takes them (decidedPremises: the first proposal
+  // under the latest one's approval), the ones the item's changes are told against (factsShown).
+  const decided = decidedPremises(entries) ?? first.premises;
   return { effect: parseEffect(first.effect, 'effect', { recorded: true }), currency: currencyOfEffect(entries) ?? item.currency ?? null, decided };
 }
 
@@ -254,11 +258,14 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
   return {
     /**
      * Re-approves an item under `approval`, on the facts it showed (refused facts_changed when those read now differ).
+     * `factsShown`: the fingerprint of the facts the person's view of the item showed (factsShownHash, its
+     * `facts_shown`); refused facts_changed, nothing read or written, when the item shows other facts now (brought up
+     * to date since they read it). Without it the item's facts as they stand at the click are taken as the ones shown.
      * The same person asking again with the same approval (a retry after a lost answer, a second tab) is answered with
      * the same new request, made with the note and the facts of the click that closed the item, whatever its own note
      * or the facts now; anyone else after the first action is told who acted.
      */
-    async reapprove(id: string, request: { approval: string; note: string; by: Actor }): Promise<Reapproved> {
+    async reapprove(id: string, request: { approval: string; note: string; by: Actor; factsShown?: string | undefined }): Promise<Reapproved> {
       const item = await itemOr404(id);
       const requestId = reapprovalRequestId(id);
       const effectId = reapprovalEffectId(id);
@@ -282,16 +289,33 @@ export function createInboxActions(deps: { inbox: Inbox; journal: Pick<Journal, 
       if (dead.length > 0) throw new InterlockError('invalid_approval', `Item ${id} cannot be re-approved under approval ${request.approval}: ${dead.join('; ')}. Nothing was recorded; re-approve under a live approval that covers the payload.`);
       await assertRequestIsItems(item, requestId, effectId, effect);
       if (replay) return { item, entry: null, ...(await repeatedProposal(item, requestId, effectId, null, effect)) };
+      // The other copy of a double submit (a second tab, the same person and approval) may have closed the item while
+      // this one read it: a copy about to be refused is answered as the repeat it is, with the proposal that copy
+      // made, never these facts. Null when it is no such copy.
+      const twinClosed = async (): Promise<Reapproved | null> => {
+        const standing = await inbox.get(id);
+        return standing !== null && repeats(standing.closure, request) ? { item: standing, entry: null, ...(await repeatedProposal(standing, requestId, effectId, null, effect)) } : null;
+      };
+      // The facts the person was shown are the ones their view carried the fingerprint of: an item that shows others
+      // now was brought up to date after they read it (another re-approval found the facts changed), and what it
+      // shows now was never in front of them. Refused before the facts are read; nothing is written.
+      const shown = factsShownHash(decided, item.changes);
+      if (request.factsShown !== undefined && request.factsShown !== shown) {
+        const twin = await twinClosed();
+        if (twin !== null) return twin;
+        throw new InterlockError(
+          'facts_changed',
+          `Item ${id} shows other facts than it did when it was read for this re-approval (facts_shown ${request.factsShown.slice(0, 64)} then, ${shown} now: it was brought up to date since, when the facts were found changed), so the re-approval was refused: it stands on the facts the person was shown, and these were not. Nothing was recorded; read the item again and re-approve if what it shows still warrants it.`,
+        );
+      }
       // Read before anything is written: facts that cannot be read leave the item open.
       const premises = await deps.readFacts(effect, effectId);
       // The person decided on the facts the item showed them, every one of them: facts that changed since are not
       // theirs to approve unseen. Nothing is written but the item, brought up to date so that reading it shows them.
       const unseen = factChanges(factsShown(decided, item.changes), premises);
       if (unseen.length > 0) {
-        // The other copy of a double submit (a second tab, the same person and approval) may have closed the item
-        // while this one read: answered as the repeat it is, with the proposal that copy made, never these facts.
-        const standing = await inbox.get(id);
-        if (standing !== null && repeats(standing.closure, request)) return { item: standing, entry: null, ...(await repeatedProposal(standing, requestId, effectId, null, effect)) };
+        const twin = await twinClosed();
+        if (twin !== null) return twin;
         throw await factsChangedSinceShown(item, decided, premises, unseen);
       }
       // Noted before the item closes: a process that dies between the closing and the proposal leaves this behind,

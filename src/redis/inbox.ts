@@ -12,7 +12,7 @@
 // person's dismissal, whose closure keeps who, when and why, or by the decisions worker once the case is decided or
 // fails again (openCaseFailure, closeCaseFailures). A case's open items are indexed by case (keys.inboxCaseFailures)
 // in the same scripts that open and close them, so finding them costs the same whatever else the inbox holds.
-import { actionsOf, exposureDisputesDecided, inboxItemFor, parseInboxItemId, reapprovedAlready, ALLOWED_ACTIONS, type InboxItemDraft, type InboxKind } from '../core/inbox.js';
+import { actionsOf, decidedPremises, exposureDisputesDecided, factsShownHash, inboxItemFor, parseInboxItemId, reapprovedAlready, ALLOWED_ACTIONS, type InboxItemDraft, type InboxKind } from '../core/inbox.js';
 import type { Actor, Draft, EntryOf, OperatorAction, Reapproval, Resolution } from '../core/entries.js';
 import { InterlockError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
@@ -36,7 +36,11 @@ export type PendingReapproval = { item: string; approval: string; by: Actor; not
  * receipt, does not carry it.
  */
 export type InboxClosure = { action: OperatorAction; by: Actor; note: string; resolution: Resolution | null; reapproval: Reapproval | null; at: number; unsigned?: string };
-export type InboxItem = InboxItemDraft & { openedAt: number; status: 'open' | 'closed'; closure: InboxClosure | null };
+/**
+ * `factsShown`: the fingerprint of the facts the item shows (factsShownHash), set by withFactsShown for a view a
+ * re-approval is made from (null when the item offers none); absent where nobody asked for it.
+ */
+export type InboxItem = InboxItemDraft & { openedAt: number; status: 'open' | 'closed'; closure: InboxClosure | null; factsShown?: string | null };
 export type InboxStatus = 'open' | 'closed';
 export type InboxFilter = { status?: InboxStatus; kind?: InboxKind | undefined; subject?: string | undefined; effect?: string | undefined };
 export type InboxPage = { data: InboxItem[]; hasMore: boolean; next: string | null };
@@ -292,10 +296,24 @@ export function createInbox(deps: { redis: RedisClient; keys: Keys; journal: Jou
     return { data, hasMore: false, next: null };
   }
 
+  /**
+   * The item with the fingerprint of the facts it shows (`factsShown`: factsShownHash over the premises its refusal was
+   * judged against, decidedPremises, and the changes it lists), for a view a re-approval is made from: the re-approval
+   * gives it back, and is refused when the item shows other facts by then. Null when the item offers no re-approval
+   * (closed, of a kind that allows none, its money moved) or its chain holds no proposal.
+   */
+  async function withFactsShown(item: InboxItem): Promise<InboxItem> {
+    if (item.closure !== null || !item.actions.includes('reapprove')) return { ...item, factsShown: null };
+    const partition = await journal.partitionOf(item.effectId);
+    const decided = partition === null ? null : decidedPremises(await journal.entries(partition, item.effectId));
+    return { ...item, factsShown: decided === null ? null : factsShownHash(decided, item.changes) };
+  }
+
   return {
     open,
     get,
     openFor,
+    withFactsShown,
 
     /**
      * Opens a failed case's item (caseFailureItem), once per failure: the same failure met again (a job run again after

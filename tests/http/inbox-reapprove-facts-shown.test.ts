@@ -7,6 +7,7 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { reapprovalRequestId, effectIdFor } from '../../src/interlock.js';
 import { inboxSuite } from './inbox-items.js';
+import { factsShownOnPage } from './page-facts-shown.js';
 import { pageSession } from './page-sessions.js';
 import { bearer, TOKENS } from './rig.js';
 
@@ -39,11 +40,12 @@ describe('a re-approval whose facts changed since the item showed them', () => {
 
   it('is refused when a fact the item showed as unchanged moved, and from the page too', async () => {
     const { pi, item } = await make.stale();
+    const dana = await pageSession(rig.app, TOKENS.danaApprover);
+    const shown = await factsShownOnPage(rig.app, item, dana.cookie);
     // Not among the item's changes: it showed refunded_by_others as decided on, 0.
     rig.target.world.set(`payment:${pi}`, { chargebacks: ['du_opened'], refunded_by_others: 500 });
     const approval = await make.grant(pi);
-    const dana = await pageSession(rig.app, TOKENS.danaApprover);
-    const page = await request(rig.app).post(`/ui/inbox/${item}/reapprove`).type('form').set('Cookie', dana.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: dana.csrf, approval, note: 'refund anyway', token: TOKENS.danaApprover });
+    const page = await request(rig.app).post(`/ui/inbox/${item}/reapprove`).type('form').set('Cookie', dana.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: dana.csrf, approval, note: 'refund anyway', token: TOKENS.danaApprover, facts_shown: shown });
     expect({ status: page.status, location: page.headers.location ?? null }).toEqual({ status: 409, location: null });
     expect(page.text).toContain('refunded_by_others: shown 0, now 500');
     // The page drawn with the refusal shows the fact as it stands.

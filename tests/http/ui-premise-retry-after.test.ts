@@ -5,6 +5,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StripeUnavailable } from '../../src/interlock.js';
 import { createItemMaker } from './inbox-items.js';
+import { factsShownOnPage } from './page-facts-shown.js';
 import { pageSession } from './page-sessions.js';
 import { bearer, startRig, TOKENS, uid, type Rig } from './rig.js';
 
@@ -26,6 +27,7 @@ describe('a re-approval from the page while Stripe rate-limits the fact read, as
     const approval = `ap_ui_retry_after_${uid()}`;
     expect((await request(rig.app).post('/v1/approvals').set(bearer(TOKENS.approver)).send({ id: approval, approver: 'alex', cap_cents: 2_000, scope: `payment:${pi}`, max_uses: 5 })).status).toBe(201);
     const dana = await pageSession(rig.app, TOKENS.danaApprover);
+    const shown = await factsShownOnPage(rig.app, item, dana.cookie);
     const read = rig.target.readFacts.bind(rig.target);
     rig.target.readFacts = async () => {
       throw new StripeUnavailable(`Stripe answered 429 (rate_limit) to GET /v1/payment_intents/${pi}`, { stripeStatus: 429, stripeCode: 'rate_limit', requestId: 'req_1', retryAfterMs: 7_000, rateLimited: true, outcomeUnknown: false });
@@ -33,7 +35,7 @@ describe('a re-approval from the page while Stripe rate-limits the fact read, as
     try {
       const api = await request(rig.app).post(`/v1/inbox/${item}/reapprove`).set(bearer(TOKENS.approver)).send({ approval, note: 'refund anyway' });
       expect({ status: api.status, code: api.body?.error?.code, retryAfter: api.headers['retry-after'] }).toEqual({ status: 503, code: 'premise_read_failed', retryAfter: '7' });
-      const page = await request(rig.app).post(`/ui/inbox/${item}/reapprove`).type('form').set('Cookie', dana.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: dana.csrf, approval, note: 'refund anyway', token: TOKENS.danaApprover });
+      const page = await request(rig.app).post(`/ui/inbox/${item}/reapprove`).type('form').set('Cookie', dana.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: dana.csrf, approval, note: 'refund anyway', token: TOKENS.danaApprover, facts_shown: shown });
       expect({ status: page.status, retryAfter: page.headers['retry-after'] }).toEqual({ status: 503, retryAfter: '7' });
     } finally {
       rig.target.readFacts = read;

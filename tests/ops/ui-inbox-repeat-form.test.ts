@@ -6,6 +6,7 @@
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { inboxSuite } from '../http/inbox-items.js';
+import { factsShownOnPage } from '../http/page-facts-shown.js';
 import { signIn } from '../http/page-sessions.js';
 import { bearer, TOKENS } from '../http/rig.js';
 
@@ -36,9 +37,11 @@ describe('an inbox form sent twice by the same person', () => {
   it('is told "something else" only when it asks for another action or another resolution', async () => {
     const { item, pi } = await make.stale();
     const approver = await signIn(rig.app, TOKENS.approver);
+    // The re-approve form as the page drew it before the dismissal (a second tab).
+    const shown = await factsShownOnPage(rig.app, item, approver.cookie);
     const dismissed = await request(rig.app).post(`/ui/inbox/${item}/dismiss`).type('form').set('Cookie', approver.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: approver.csrf, note: 'handled by phone', token: TOKENS.approver });
     expect(dismissed.status).toBe(303);
-    const reapproved = await request(rig.app).post(`/ui/inbox/${item}/reapprove`).type('form').set('Cookie', approver.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: approver.csrf, approval: await make.grant(pi), token: TOKENS.approver });
+    const reapproved = await request(rig.app).post(`/ui/inbox/${item}/reapprove`).type('form').set('Cookie', approver.cookie).set('sec-fetch-site', 'same-origin').send({ csrf: approver.csrf, approval: await make.grant(pi), token: TOKENS.approver, facts_shown: shown });
     expect(reapproved.status).toBe(409);
     expect(alertOf(reapproved.text)).toContain('You (alex, approver) already dismissed it at ');
     expect(alertOf(reapproved.text)).toContain('this request asks to re-approve it, so it was not recorded');

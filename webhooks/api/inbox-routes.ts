@@ -30,6 +30,8 @@ export function inboxItemView(item: InboxItem, reader: LinkReader) {
     cents_at_stake: item.centsAtStake,
     changes: item.changes,
     actions: item.actions,
+    // Only an open item is re-approved from a view; withFactsShown sets it for the views that show one.
+    facts_shown: item.status === 'open' ? (item.factsShown ?? null) : null,
     detail: item.detail === null ? null : (snakeKeys(item.detail) as Record<string, unknown>),
     status: item.status,
     opened_at: iso(item.openedAt),
@@ -74,7 +76,7 @@ const actionResponses = {
   ...common,
   ...bodyErrors,
   404: { description: 'No such item (`unknown_inbox_item`).', schema: errorAnswer },
-  409: { description: 'Someone acted on the item already (`inbox_item_closed`, naming who and how, or saying it was you), the kind does not allow this action, the effect\'s money moved or its journal is gone, or the effect was re-approved already through another of its items (`action_not_allowed`, naming that item), the effect is being sent (`effect_in_flight`), the `reapproval:` request id holds another proposal (`conflicting_payload`), or, for a re-approval, the facts read now are not the ones the item showed (`facts_changed`, naming each; the item then shows them).', schema: errorAnswer },
+  409: { description: 'Someone acted on the item already (`inbox_item_closed`, naming who and how, or saying it was you), the kind does not allow this action, the effect\'s money moved or its journal is gone, or the effect was re-approved already through another of its items (`action_not_allowed`, naming that item), the effect is being sent (`effect_in_flight`), the `reapproval:` request id holds another proposal (`conflicting_payload`), or, for a re-approval, the facts read now are not the ones the item showed (`facts_changed`, naming each; the item then shows them), or the item shows other facts than those `facts_shown` names (`facts_changed`: it was brought up to date since it was read).', schema: errorAnswer },
   503: { description: 'Redis is not durable now (`redis_not_durable`) or not answering (`redis_unavailable`); nothing was recorded and the item stays open.', schema: errorAnswer },
 };
 
@@ -130,7 +132,8 @@ export function inboxRoutes(context: ApiContext): Route[] {
       async handle({ query, caller }) {
         const page = await stores.inbox.list({ status: query.status ?? 'open', kind: query.kind, subject: query.subject, effect: query.effect }, query.limit ?? 10, query.starting_after);
         const { role } = signedIn(caller);
-        return { status: 200, body: { object: 'list', url: '/v1/inbox', data: page.data.map((item) => inboxItemView(item, role)), has_more: page.hasMore, next_starting_after: page.next } };
+        const data = await Promise.all(page.data.map((item) => stores.inbox.withFactsShown(item)));
+        return { status: 200, body: { object: 'list', url: '/v1/inbox', data: data.map((item) => inboxItemView(item, role)), has_more: page.hasMore, next_starting_after: page.next } };
       },
     }),
     route({
@@ -142,7 +145,7 @@ export function inboxRoutes(context: ApiContext): Route[] {
       params: inboxItemParam,
       responses: { 200: { description: 'The item.', schema: inboxItemAnswer }, ...common, 404: { description: 'No such item (`unknown_inbox_item`).', schema: errorAnswer } },
       async handle({ params, caller }) {
-        return { status: 200, body: inboxItemView(await itemOr404(params.id), signedIn(caller).role) };
+        return { status: 200, body: inboxItemView(await stores.inbox.withFactsShown(await itemOr404(params.id)), signedIn(caller).role) };
       },
     }),
     route({
@@ -165,7 +168,7 @@ export function inboxRoutes(context: ApiContext): Route[] {
       async handle({ params, body, caller }) {
         const who = signedIn(caller);
         await itemOr404(params.id);
-        const done = await actionsFor(who.name, who.role).reapprove(params.id, { approval: body.approval, note: body.note ?? '', by: { name: who.name, role: who.role } });
+        const done = await actionsFor(who.name, who.role).reapprove(params.id, { approval: body.approval, note: body.note ?? '', by: { name: who.name, role: who.role }, factsShown: body.facts_shown });
         assertReapprovalRecorded(done.recorded);
         const { effectId } = done.recorded;
         return {

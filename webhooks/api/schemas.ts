@@ -3,7 +3,7 @@
 // The same schemas validate requests and generate the OpenAPI document (openapi.ts); the response schemas exist
 // only for that document.
 import { z } from 'zod';
-import { ALERT_CURSOR, APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, ERROR_REGISTRY, GRANT_LIMITS, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, newApprovalIdProblem, OPERATOR_ACTIONS, PROPOSAL_LIMITS, recordedIdentifier, RECOVERY_OUTCOMES, refundEffectSchema, RESERVED_REQUEST_PREFIXES, requestIdentifier, reservedRequestProblem, STORY_MAX_CHARS, SUBMIT_OUTCOMES, BLANK_NOTE, isVisibleNote, type ErrorCode } from '../../src/interlock.js';
+import { ALERT_CURSOR, APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, ERROR_REGISTRY, GRANT_LIMITS, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, newApprovalIdProblem, OPERATOR_ACTIONS, PROPOSAL_LIMITS, recordedIdentifier, RECOVERY_OUTCOMES, refundEffectSchema, RESERVED_REQUEST_PREFIXES, requestIdentifier, reservedRequestProblem, STORY_MAX_CHARS, SUBMIT_OUTCOMES, BLANK_NOTE, FACTS_SHOWN, isVisibleNote, type ErrorCode } from '../../src/interlock.js';
 
 /** How long a grant may last (src/core/approval.ts, GRANT_LIMITS: the CLI holds grants to the same bounds). */
 export const MAX_EXPIRES_IN_SECONDS = GRANT_LIMITS.maxExpiresInSeconds;
@@ -240,12 +240,22 @@ export const inboxQuery = z.strictObject({
   limit: listQuery.shape.limit,
   starting_after: z.string().regex(INBOX_CURSOR, 'must be the next_starting_after of a previous page').optional().meta({ description: 'The `next_starting_after` of the previous page.' }),
 });
+const factsShownField = z
+  .string()
+  .regex(FACTS_SHOWN, 'must be the facts_shown of the item as it was read (16 lowercase hex characters)')
+  .meta({
+    description:
+      "The item's `facts_shown` as it was read (GET /v1/inbox/:id, the listing): the re-approval stands on the facts that view showed, and is refused 409 `facts_changed`, nothing recorded, when the item shows other facts by then (it was brought up to date since, after a re-approval found the facts changed); read it again. Without it, the facts the item shows at the moment of the request are taken as the ones the caller read, whatever it showed when they read it. The page's form always sends it.",
+  });
 export const reapproveBody = z
   .strictObject({
     approval: approvalId.meta({ description: 'The NEW approval the new request is proposed under; it must cover the item\'s subject.' }),
     note: note.optional(),
+    facts_shown: factsShownField.optional(),
   })
   .meta({ id: 'ReapproveRequest', description: 'A new request (its id derived from the item) under a new approval, its premises read now, through the gate.' });
+/** The page's re-approve form: its `facts_shown` is always sent (a hidden field drawn with the item it shows). */
+export const reapproveForm = reapproveBody.required({ facts_shown: true });
 export const resolveBody = z
   .strictObject({
     resolution: z.enum(['landed', 'did_not_land']).meta({ description: 'What Stripe shows, after checking it: the effect landed, or it did not.' }),
@@ -399,6 +409,10 @@ export const inboxItemAnswer = z
     cents_at_stake: z.number(),
     changes: z.array(change).meta({ description: 'The facts that changed, as the premise check recorded them (was -> now).' }),
     actions: z.array(z.enum(OPERATOR_ACTIONS)).meta({ description: 'What a person may do with it.' }),
+    facts_shown: z
+      .string()
+      .nullable()
+      .meta({ description: 'A fingerprint of the facts the item shows (those its effect was decided on, with `changes` as listed), to give back as the re-approval\'s `facts_shown`: the re-approval is then refused if the item shows other facts by the time it is made. Null when the item offers no re-approval (closed, or `actions` lacks reapprove), and on the items of an action\'s answer.' }),
     detail: z.record(z.string(), z.unknown()).nullable(),
     status: z.enum(['open', 'closed']),
     opened_at: z.string(),

@@ -9,13 +9,17 @@
 // before anything is recorded (routes.ts, signer): the browser sends the session's cookie to every server on the host
 // (session.ts), and whoever holds a copy can read the page, its CSRF token included, so the cookie alone never acts.
 // The token is never shown back: a form answered again keeps what was typed in it except the token.
+//
+// The re-approve form carries the fingerprint of the facts the page shows (facts_shown, a hidden field, always sent):
+// the re-approval stands on those, and is refused 409 facts_changed when the item shows others by the click (brought
+// up to date after someone else's re-approval found the facts changed), which the person's page never showed.
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { moneyText, redactSecrets, type InboxItem } from '../../src/interlock.js';
 import { PERMISSIONS } from '../api/auth.js';
 import type { ApiContext } from '../api/context.js';
 import { asApiError } from '../api/errors.js';
 import { assertReapprovalRecorded, inboxActionsFor } from '../api/inbox-routes.js';
-import { dismissBody, inboxItemParam, inboxQuery, reapproveBody, resolveBody } from '../api/schemas.js';
+import { dismissBody, inboxItemParam, inboxQuery, reapproveForm, resolveBody } from '../api/schemas.js';
 import type { Caller } from '../api/tokens.js';
 import { html, type Html } from './html.js';
 import { BAD_CURSOR, layout, type Viewer } from './pages.js';
@@ -81,8 +85,8 @@ function actionForms(item: InboxItem, viewer: Viewer, typed: TypedForm | null): 
   if (item.actions.includes('reapprove')) {
     const was = kept('reapprove');
     forms.push(html`<form method="post" action="/ui/inbox/${item.id}/reapprove" class="action"><h3>Re-approve</h3>
-<p>A new request under a new approval: its facts are read now and the gate checks them again before it sends. The old payload is never resent as it was.</p>
-${csrf}<label for="approval">New approval id</label><input id="approval" name="approval" required maxlength="200"${was?.approval === undefined ? null : html` value="${was.approval}"`}>
+<p>A new request under a new approval: its facts are read now and must be the ones this page shows, and the gate checks them again before it sends. The old payload is never resent as it was.</p>
+${csrf}${item.factsShown ? html`<input type="hidden" name="facts_shown" value="${item.factsShown}">` : null}<label for="approval">New approval id</label><input id="approval" name="approval" required maxlength="200"${was?.approval === undefined ? null : html` value="${was.approval}"`}>
 <label for="reapprove-note">Note (optional)</label><textarea id="reapprove-note" name="note" maxlength="2000">${was?.note ?? null}</textarea>
 ${tokenField('reapprove')}
 <button type="submit">Re-approve</button></form>`);
@@ -230,8 +234,16 @@ export function addInboxPages(router: Router, context: ApiContext, helpers: Inbo
     }),
   );
 
+  /**
+   * The item as a page draws it: with the fingerprint of the facts it shows (withFactsShown), which its re-approve form
+   * sends back, so the re-approval stands on what this page showed and not on what the item shows by the click.
+   */
+  async function shownItem(item: InboxItem | null): Promise<InboxItem | null> {
+    return item === null ? null : stores.inbox.withFactsShown(item);
+  }
+
   async function itemOf(id: string): Promise<InboxItem | null> {
-    return inboxItemParam.safeParse({ id }).success ? stores.inbox.get(id) : null;
+    return inboxItemParam.safeParse({ id }).success ? shownItem(await stores.inbox.get(id)) : null;
   }
 
   router.get(
@@ -257,6 +269,7 @@ export function addInboxPages(router: Router, context: ApiContext, helpers: Inbo
       if (first === undefined) return 'send the form from this page';
       const field = String(first);
       if (issue.code === 'too_big') return `the ${field} is longer than ${String(issue.maximum)} characters`;
+      if (field === 'facts_shown') return 'read the item again and re-approve from its page (the form names the facts the page showed, and this one named none)';
       return field === 'resolution' ? 'choose what Stripe shows' : field === 'note' ? 'write a note of what was checked or done' : field === 'approval' ? 'give a valid approval id' : `the ${field} is not valid`;
     });
     return `The form ${words.length > 0 ? `needs changes: ${[...new Set(words)].join('; ')}` : 'is incomplete'}. Nothing was recorded.`;
@@ -291,8 +304,9 @@ export function addInboxPages(router: Router, context: ApiContext, helpers: Inbo
         try {
           context.intake?.assertDurable();
           if (action === 'reapprove') {
-            const body = reapproveBody.parse(fields);
-            assertReapprovalRecorded((await actions.reapprove(id, { approval: body.approval, note: body.note ?? '', by })).recorded);
+            // The facts this page showed (its hidden facts_shown), never the item's as they stand at the click.
+            const body = reapproveForm.parse(fields);
+            assertReapprovalRecorded((await actions.reapprove(id, { approval: body.approval, note: body.note ?? '', by, factsShown: body.facts_shown })).recorded);
           } else if (action === 'resolve') {
             const body = resolveBody.parse(fields);
             await actions.resolve(id, { resolution: body.resolution, note: body.note, by });
@@ -309,7 +323,7 @@ export function addInboxPages(router: Router, context: ApiContext, helpers: Inbo
           if (failure !== null && failure.status >= 500) throw error;
           const status = failure === null ? 400 : failure.status;
           const message = failure === null ? formProblem(error) : redactSecrets(failure.message);
-          return send(res, status, inboxItemPage({ viewer, item: (await stores.inbox.get(id)) ?? item, canAct: true, canOpenEffects: may(caller, 'readEffects'), notice: null, error: message, typed }));
+          return send(res, status, inboxItemPage({ viewer, item: (await shownItem(await stores.inbox.get(id))) ?? item, canAct: true, canOpenEffects: may(caller, 'readEffects'), notice: null, error: message, typed }));
         }
         res.redirect(303, `${INBOX_SECTION.path}/${id}?done=${action}`);
       }),

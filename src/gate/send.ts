@@ -12,7 +12,8 @@ import { quoteError } from '../core/quote.js';
 import type { Heartbeat } from '../redis/heartbeat.js';
 import { heartbeatAbortMs, watchdogArms } from './send-watchdog.js';
 
-export type SendResult = { landed: JsonObject } | { rejected: Rejected } | { unknown: unknown } | { fenced: string };
+/** `fenced`: the send did not start, nothing was sent; `cause`: the error that stopped it, where it carried one (a read the target makes before it writes: its rate limit, its refused key). */
+export type SendResult = { landed: JsonObject } | { rejected: Rejected } | { unknown: unknown } | { fenced: string; cause?: unknown };
 
 /**
  * How long after a script proved this worker holds the claim a request may leave without asking Redis again.
@@ -228,7 +229,7 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
     const error = inspectable(thrown);
     if (error instanceof ProcessCrash) throw error;
     if (error instanceof Rejected) return { rejected: error };
-    if (error instanceof SendFenced) return { fenced: error.message };
+    if (error instanceof SendFenced) return { fenced: error.message, ...(error.cause === undefined ? {} : { cause: error.cause }) };
     return { unknown: error };
   } finally {
     if (timer) clearTimeout(timer);

@@ -610,9 +610,14 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     if ('rejected' in sent) return settleRejected(ctx, holding, effect, rejectionOf(sent.rejected), null, { onlyRequest: true, nothingLeft: holding.neverSent === true && target.refusalProvesNothingLanded === true });
     const why = 'fenced' in sent ? sent.fenced : quoteError(sent.unknown);
     logger.warn({ effectId: holding.effectId, error: why }, 'fenced' in sent ? 'the send did not start; recovery will settle the effect' : 'send outcome unknown; the claim stays for recovery');
-    const slowDown = 'unknown' in sent ? slowDownOf(sent.unknown) : null;
+    // A send fenced by a read the target made before writing carries that read's error (SendResult `cause`): nothing
+    // was sent, and a 429 on it slows the queue down for its Retry-After as one on the send does, while a refused key
+    // is answered as the configuration error it is, as on a premise read (the dispatch stays for recovery).
+    const slowDown = slowDownOf('unknown' in sent ? sent.unknown : sent.cause);
+    if ('fenced' in sent && sent.cause instanceof InterlockError && sent.cause.code === 'target_misconfigured') throw sent.cause;
     if ('unknown' in sent) await markUnknown(ctx, holding, slowDown);
-    return { kind: 'skipped', effectId: holding.effectId, reason: `the send's outcome is unknown (${why}); recovery will settle it`, holder: ctx.owner, retryAt: ctx.journal.clock.estimate() ?? 0, ...(slowDown === null ? {} : { slowDown }) };
+    const reason = 'fenced' in sent ? `nothing was sent: ${why}; recovery will settle it` : `the send's outcome is unknown (${why}); recovery will settle it`;
+    return { kind: 'skipped', effectId: holding.effectId, reason, holder: ctx.owner, retryAt: ctx.journal.clock.estimate() ?? 0, ...(slowDown === null ? {} : { slowDown }) };
   }
 
   /** Attempts until one settles the submit; `known` serves the first attempt, `ahead` the first attempt after the binding. */

@@ -73,6 +73,19 @@ export class StripeMisconfigured extends InterlockError {
 }
 
 /**
+ * A send that did not start because a read it makes first (the refund target's check that the refund still fits)
+ * failed: nothing was sent. `cause` is the read's error, kept so the gate answers as that error says: a rate limit
+ * slows the queue down for its Retry-After (slowDownOf reads causes), and a refused key is a configuration error.
+ */
+export class ReadBeforeSendFailed extends SendFenced {
+  constructor(message: string, cause: unknown) {
+    super(message);
+    this.name = 'ReadBeforeSendFailed';
+    this.cause = cause;
+  }
+}
+
+/**
  * The longest `Retry-After` obeyed: Stripe's are seconds, and a longer one (a header of many digits reads as Infinity,
  * a far-future date) from a proxy or a fault would pause the effects queue and the reconciler for good.
  */

@@ -14,12 +14,23 @@
 // - `refundable`: cents this effect may still refund: the captured amount less `refunded_by_others` (0 for a
 //   failed charge or a payment without a charge). This effect's own refund is left out, so a resend after a
 //   landed send still fits, and so it does not move when the effect itself lands (with neverSent, there is none).
+//   0 for a payment only authorised (its charge not captured), a canceled one among them: Stripe refunds no part of
+//   a PaymentIntent's uncaptured charge (it answers that the PaymentIntent must be canceled to release it), so a
+//   refund of it, whole or partial, is refused before the send, saying so, never by Stripe after the dispatch.
 // - `charge_status`: the status of the PaymentIntent's latest charge (`succeeded`, `pending`, `failed`), or null.
 // - `currency`: the PaymentIntent's currency (lowercase ISO code), the unit of the effect's amount: 5000 is $50.00 in
 //   usd and ¥5,000 in jpy. It never changes, so a premise of it read at the decision holds at every send; it is
 //   recorded so that every alert and inbox item about the refund states its money in it, before anything lands too
 //   (src/core/effect-currency.ts). Chains recorded before it existed carry none (their currency reads as unknown).
 // A PaymentIntent Stripe does not know (404) reads as every fact null.
+//
+// The lookup takes the effect's refund by its label (findOwn). Told the effect's first dispatch (ReadContext.dispatchedAt,
+// recovery's lookups), it does not answer null (nothing landed) while the payment holds an unlabelled lookalike: a
+// refund of the effect's amount made since the dispatch, less DISPATCH_SKEW_MS for the skew between Redis's clock and
+// Stripe's, that carries no interlock_effect_id and no metadata key the send does not write (unlabelledRefund). It
+// may be this effect's refund with its labels cleared in the Dashboard: past Stripe's 24 h key window "nothing
+// landed" would resend it as a second refund, and before it would let a failed re-check refuse it and give its cents
+// back. The lookup throws lookup_blind naming it, and the gate settles the effect AMBIGUOUS for a person to check.
 //
 // A refund larger than what remains is refused before the send, in apply, and not through a premise: the gate
 // compares premises for equality, so a `refundable` read at decision time that was already too small would compare
@@ -35,10 +46,12 @@ import { InterlockError } from '../core/errors.js';
 import { STRIPE_DEDUP_WINDOW_MS } from '../core/timing.js';
 import type { Json, JsonObject } from '../core/json.js';
 import { moneyText } from '../core/money-text.js';
-import { Rejected, SendFenced, type ReadContext, type SendContext, type Target } from '../core/target.js';
+import { Rejected, type ReadContext, type SendContext, type Target } from '../core/target.js';
 import { DEFAULT_SEND_TIMEOUT_MS, listAll, readBudget, readCall, sendCall, type ReadBudget } from './calls.js';
 import { closeRequestsOutOfTime, type StripeClient } from './client.js';
-import { effectMetadata, findOwn } from './metadata.js';
+import { DISPATCH_SKEW_MS } from './credit-target.js';
+import { ReadBeforeSendFailed } from './errors.js';
+import { EFFECT_ID_KEY, REQUEST_KEY, effectMetadata, findOwn } from './metadata.js';
 import { isChargeback, refundSummary, wasReplayed } from './summaries.js';
 
 export const REFUND_FACTS = ['chargebacks', 'refunded_by_others', 'refundable', 'charge_status', 'currency'] as const;
@@ -77,7 +90,7 @@ function missing(error: unknown): boolean {
   return error instanceof Rejected && error.details.code === 'resource_missing';
 }
 
-export type RefundFigures = { chargebacks: string[]; refundedByOthers: number; refundable: number; chargeStatus: string | null; currency: string | null };
+export type RefundFigures = { chargebacks: string[]; refundedByOthers: number; refundable: number; chargeStatus: string | null; currency: string | null; uncaptured: boolean };
 
 /**
  * The facts of a standing for one effect of `amount` cents (see the header for their meaning). The effect's own refund
@@ -89,10 +102,33 @@ export function refundFigures(standing: NonNullable<PaymentStanding>, effectId: 
   const { charge, refunds, disputes } = standing;
   const own = neverSent ? null : (findOwn(refunds, effectId, (refund) => refund.amount === amount)?.own ?? null);
   const refundedByOthers = refunds.filter((refund) => counts(refund) && refund !== own).reduce((sum, refund) => sum + refund.amount, 0);
+  // Only captured money comes back: a charge only authorised, or whose authorisation was canceled, refunds nothing.
+  const uncaptured = charge !== null && charge.status !== 'failed' && !charge.captured;
   let refundable = 0;
-  if (charge !== null && charge.status !== 'failed') refundable = Math.max(0, (charge.captured ? charge.amount_captured : charge.amount) - refundedByOthers);
+  if (charge !== null && charge.status !== 'failed' && charge.captured) refundable = Math.max(0, charge.amount_captured - refundedByOthers);
   const chargebacks = (disputes ?? []).filter(isChargeback).map((dispute) => dispute.id).sort();
-  return { chargebacks, refundedByOthers, refundable, chargeStatus: charge?.status ?? null, currency: standing.currency };
+  return { chargebacks, refundedByOthers, refundable, chargeStatus: charge?.status ?? null, currency: standing.currency, uncaptured };
+}
+
+/**
+ * The newest refund that may be the effect's own with its labels removed: of `amount` cents, created at or after
+ * `since` (Stripe seconds), carrying no interlock_effect_id (an effect's send always writes one: another effect's
+ * refund carries that effect's id) and no metadata key the send does not write (`own`: the keys of the effect's
+ * metadata; the send adds only interlock_effect_id and interlock_request). Keys can be deleted in the Dashboard, not
+ * conjured: a refund carrying another key was made by someone else. Its status does not matter, as for findOwn: the
+ * effect's own refund may have failed since. Null when there is none.
+ */
+export function unlabelledRefund(refunds: readonly Stripe.Refund[], amount: number, since: number, own: Readonly<Record<string, string>> = {}): Stripe.Refund | null {
+  const written = new Set([...Object.keys(own), EFFECT_ID_KEY, REQUEST_KEY]);
+  return (
+    refunds.find(
+      (refund) =>
+        refund.amount === amount &&
+        refund.created >= since &&
+        (refund.metadata?.[EFFECT_ID_KEY] ?? '') === '' &&
+        Object.keys(refund.metadata ?? {}).every((key) => written.has(key)),
+    ) ?? null
+  );
 }
 
 /**
@@ -143,8 +179,11 @@ function isRefundFact(name: string): name is RefundFact {
   return (REFUND_FACTS as readonly string[]).includes(name);
 }
 
-/** What apply's pre-send check weighs: the cents still refundable, in the payment's currency (null when Stripe named none). */
-type Remainder = { refundable: number; currency: string | null };
+/**
+ * What apply's pre-send check weighs: the cents still refundable, in the payment's currency (null when Stripe named
+ * none), and whether that is because the payment is only authorised (its refusal says so).
+ */
+type Remainder = { refundable: number; currency: string | null; uncaptured: boolean };
 
 /** How long the `refundable` of a premise read stands in for a fresh read in apply's pre-send check. */
 const REMAINDER_FRESH_MS = 5_000;
@@ -187,11 +226,13 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
       standing = await readPaymentStanding(client, effect.paymentIntent, { timeLeftMs: () => context.timeLeftMs() }, { disputes: false, ...paging });
     } catch (error) {
       if (error instanceof Rejected) throw error;
-      throw new SendFenced(`the check that the refund still fits could not read the payment (${error instanceof Error ? error.message : String(error)}); nothing was sent`);
+      // Nothing was sent, and the read's error goes with it: a 429's Retry-After slows the gate's queue down, and a
+      // refused key (StripeMisconfigured) is answered as the configuration error it is (src/gate/submit.ts).
+      throw new ReadBeforeSendFailed(`the check that the refund still fits could not read the payment (${error instanceof Error ? error.message : String(error)})`, error);
     }
     if (standing === null) throw new Rejected(`No such payment_intent: '${effect.paymentIntent}'; the refund was not sent`, { code: 'resource_missing', status: 404 });
     const figures = refundFigures(standing, effectId, effect.amount, neverSent);
-    return { refundable: figures.refundable, currency: figures.currency };
+    return { refundable: figures.refundable, currency: figures.currency, uncaptured: figures.uncaptured };
   }
 
   return {
@@ -214,7 +255,10 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
 
     async apply(effectId, effect, context) {
       const refund = refundOf(effect);
-      const { refundable, currency } = await remainder(effectId, refund, context);
+      const { refundable, currency, uncaptured } = await remainder(effectId, refund, context);
+      if (uncaptured) {
+        throw new Rejected(`${refund.paymentIntent} is authorised but not captured (or its authorisation was canceled): Stripe refunds no part of an uncaptured payment, which is released by canceling the PaymentIntent, so nothing is refundable; the refund of ${moneyText(refund.amount, currency)} was not sent`, { code: 'amount_exceeds_refundable', status: null });
+      }
       if (refund.amount > refundable) {
         throw new Rejected(`A refund of ${moneyText(refund.amount, currency)} is more than the ${moneyText(refundable, currency)} still refundable on ${refund.paymentIntent}; it was not sent`, { code: 'amount_exceeds_refundable', status: null });
       }
@@ -231,7 +275,7 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
     },
 
     async query(effectId, effect, context: ReadContext) {
-      const { paymentIntent, amount } = refundOf(effect);
+      const { paymentIntent, amount, metadata } = refundOf(effect);
       let refunds: Stripe.Refund[];
       try {
         refunds = await listAll(client, readBudget(context.timeoutMs), `GET /v1/refunds?payment_intent=${paymentIntent}`, (sdk, cursor, o) => sdk.refunds.list({ payment_intent: paymentIntent, ...cursor }, o), paging);
@@ -240,7 +284,17 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
         throw error;
       }
       const found = findOwn(refunds, effectId, (item) => item.amount === amount);
-      if (found === null) return null;
+      if (found === null) {
+        if (context.dispatchedAt === undefined) return null;
+        const lookalike = unlabelledRefund(refunds, amount, Math.floor((context.dispatchedAt - DISPATCH_SKEW_MS) / 1000), metadata);
+        if (lookalike === null) return null;
+        // Not null (see the header): it may be this refund with its labels removed, and only a person can tell.
+        const money = moneyText(amount, lookalike.currency);
+        throw new InterlockError(
+          'lookup_blind',
+          `Payment ${paymentIntent} has no refund carrying ${EFFECT_ID_KEY} = ${effectId} for this effect's refund of ${money}, but ${lookalike.id}, a refund of ${money} created at ${new Date(lookalike.created * 1000).toISOString()}, after this effect was first dispatched, carries no ${EFFECT_ID_KEY}: it may be this effect's refund with its metadata edited, so whether this refund landed cannot be read. Check ${lookalike.id} on the payment in the Dashboard (who made it, and whether it is the refund this request asked for); refund the customer by hand only if it is not`,
+        );
+      }
       const summary: JsonObject = refundSummary(found.own);
       if (found.others.length > 0) summary.others_with_effect_id = found.others;
       return summary;
@@ -255,7 +309,7 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
       const neverSent = context.neverSent === true;
       const figures = standing === null ? null : refundFigures(standing, effectId, refund.amount, neverSent);
       // Kept for apply only when the gate read it for a dispatch attempt (its premise check): that attempt's send uses it.
-      if (figures !== null && context.premiseCheck === true && context.attempt !== undefined) remember(readOf(effectId, refund, context.attempt, neverSent), { refundable: figures.refundable, currency: figures.currency });
+      if (figures !== null && context.premiseCheck === true && context.attempt !== undefined) remember(readOf(effectId, refund, context.attempt, neverSent), { refundable: figures.refundable, currency: figures.currency, uncaptured: figures.uncaptured });
       for (const name of names) facts[name] = figures !== null && isRefundFact(name) ? FACT_OF[name](figures) : null;
       return facts;
     },

@@ -466,7 +466,9 @@ export function createRecover(ctx: GateContext) {
     if ('landed' in sent) return { kind: 'done', settled: await commit(ctx, holding, outcome === 'COMMITTED_BY_RETRY' ? 'retry-idempotent' : 'recovery-reapply', sent.landed, checks, outcome) };
     if ('rejected' in sent) return { kind: 'done', settled: await refusedInRecovery(holding, effect, rejectionOf(sent.rejected), checks, trustedAt, true, neverSent, holding.neverSent === true && target.refusalProvesNothingLanded === true) };
     const why = 'fenced' in sent ? sent.fenced : quoteError(sent.unknown);
-    const slowDown = 'unknown' in sent ? slowDownOf(sent.unknown) : null;
+    // A resend fenced by a read the target made before writing carries that read's error (SendResult `cause`): its 429
+    // pauses the passes as one on the resend does.
+    const slowDown = slowDownOf('unknown' in sent ? sent.unknown : sent.cause);
     // A 429 is no unknown outcome of this request: Stripe's rate limiter answers before its idempotency layer, so the
     // request did nothing and nothing is stored under the key (stripe-facts §3). The effect stands as it stood before
     // the resend (an earlier request of the dispatch may still have landed): the claim stays, nothing is settled or

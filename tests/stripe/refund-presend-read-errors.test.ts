@@ -89,6 +89,25 @@ describe('through the gate: a submit decided without refund premises, whose pre-
     expect(sent).toEqual([]);
   });
 
+  // Rule: recovery's resend whose own pre-send read is rate-limited pauses the passes for that Retry-After too (the
+  // effect is looked at again once the pause ends: its retryAt), as a 429 on the resend does.
+  it('a recovery resend whose pre-send read gets a 429 pauses for its Retry-After', async () => {
+    const { answer } = await submit(RATE_LIMITED);
+    const { effectId } = answer as { effectId: string };
+    await world.sandbox.control.failNext({ ...RATE_LIMITED, count: 5 });
+    try {
+      let unresolved: Array<{ outcome: string; retryAt?: number }> = [];
+      for (let pass = 0; pass < 20 && unresolved.length === 0; pass += 1) {
+        unresolved = (await node.gate.recover({ only: [effectId] })).unresolved;
+        if (unresolved.length === 0) await sleep(100);
+      }
+      expect(unresolved).toMatchObject([{ outcome: 'UNRESOLVED:fenced' }]);
+      expect(unresolved[0]?.retryAt ?? 0).toBeGreaterThan(Date.now() + 20_000);
+    } finally {
+      await world.sandbox.control.clearFaults();
+    }
+  });
+
   it('a 401 is a configuration error naming the key (target_misconfigured), not a send in flight', async () => {
     const { answer, posts: sent } = await submit(KEY_REFUSED);
     expect(answer).toMatchObject({ code: 'target_misconfigured' });

@@ -10,7 +10,7 @@ import { describeEffect, parseEffect, type Effect } from '../core/effects.js';
 import type { Checks, Draft, Entry, EntryOf } from '../core/entries.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import { explainRecorded } from '../core/outcomes.js';
-import { slowDownOf, type SlowDown } from '../core/errors.js';
+import { InterlockError, slowDownOf, type SlowDown } from '../core/errors.js';
 import { quoteError } from '../core/quote.js';
 import { currentOutcome } from '../core/verify.js';
 import { objectId, ProcessCrash } from '../core/target.js';
@@ -475,14 +475,17 @@ export function createRecover(ctx: GateContext) {
     // marked, and it is resent under the same key after the pause. Whoever asked pauses and logs that once per pause
     // (the effects queue, recover() below), not once per effect.
     if (slowDown !== null) logger.debug({ effectId, error: why }, 'resend rate-limited (429: not processed); the claim stays, and it is resent under the same key after the pause');
-    else logger.warn({ effectId, error: why }, 'resend outcome unknown; the claim stays until it lapses');
+    else logger.warn({ effectId, error: why }, 'fenced' in sent ? 'the resend sent nothing; the claim stays until it lapses' : 'resend outcome unknown; the claim stays until it lapses');
     if ('unknown' in sent) await markUnknown(ctx, holding, slowDown);
     // Stripe may still be running an earlier request under the key (409 idempotency_key_in_use: the dead sender's), or
     // answered this one where nobody heard: a pass looks the effect up again soon, later after each such answer (the
     // claim is this worker's, taken back at once), not at the next periodic pass a minute on. A rate limit pauses
     // instead, and a pass looks again once its pause ends (recover()).
     const retryAt = 'unknown' in sent && slowDown === null ? announced.now + resendRetryMs(unknownsBefore) : undefined;
-    return { kind: 'done', settled: { kind: 'unresolved', effectId, outcome: `UNRESOLVED:${'fenced' in sent ? 'fenced' : errorName(sent.unknown)}`, error: why, ...(slowDown === null ? {} : { slowDown }), ...(retryAt === undefined ? {} : { retryAt }) } };
+    // A resend fenced by a refused key (the target's read before it, or the write itself: nothing was sent, and nothing
+    // is marked) is named for it, as a re-check whose read Stripe refused the key for is (UNRESOLVED:target_misconfigured).
+    const misconfigured = 'fenced' in sent && sent.cause instanceof InterlockError && sent.cause.code === 'target_misconfigured';
+    return { kind: 'done', settled: { kind: 'unresolved', effectId, outcome: `UNRESOLVED:${'fenced' in sent ? (misconfigured ? 'target_misconfigured' : 'fenced') : errorName(sent.unknown)}`, error: why, ...(slowDown === null ? {} : { slowDown }), ...(retryAt === undefined ? {} : { retryAt }) } };
   }
 
   /**

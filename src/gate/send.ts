@@ -5,14 +5,18 @@ import { performance } from 'node:perf_hooks';
 import type { Effect } from '../core/effects.js';
 import type { JsonObject } from '../core/json.js';
 import { ProcessCrash, Rejected, SendFenced, type SendContext } from '../core/target.js';
-import type { SlowDown } from '../core/errors.js';
+import { InterlockError, type SlowDown } from '../core/errors.js';
 import type { GateContext } from './context.js';
 import { inspectable } from './reads.js';
 import { quoteError } from '../core/quote.js';
 import type { Heartbeat } from '../redis/heartbeat.js';
 import { heartbeatAbortMs, watchdogArms } from './send-watchdog.js';
 
-/** `fenced`: the send did not start, nothing was sent; `cause`: the error that stopped it, where it carried one (a read the target makes before it writes: its rate limit, its refused key). */
+/**
+ * `fenced`: the send did not start, or did nothing (the target refused its key: target_misconfigured), nothing was sent;
+ * `cause`: the error that stopped it, where it carried one (a read the target makes before it writes: its rate limit,
+ * its refused key; the write's own refused key).
+ */
 export type SendResult = { landed: JsonObject } | { rejected: Rejected } | { unknown: unknown } | { fenced: string; cause?: unknown };
 
 /**
@@ -230,6 +234,10 @@ export async function sendOnce(ctx: GateContext, where: { partition: string; eff
     if (error instanceof ProcessCrash) throw error;
     if (error instanceof Rejected) return { rejected: error };
     if (error instanceof SendFenced) return { fenced: error.message, ...(error.cause === undefined ? {} : { cause: error.cause }) };
+    // A refused key or permission (Stripe's 401/403) is answered before anything runs, and is stored under no key: the
+    // send did nothing, so it is fenced carrying the error, which the gate answers as the configuration error it is
+    // (submit throws it, recovery names it), never an unknown outcome holding the claim for a lookup.
+    if (error instanceof InterlockError && error.code === 'target_misconfigured') return { fenced: error.message, cause: error };
     return { unknown: error };
   } finally {
     if (timer) clearTimeout(timer);

@@ -14,13 +14,15 @@
 //   beyond the credits count as nothing, not as less than nothing (a debit does not undo a credit note; voiding it
 //   does). Tagged means `metadata.incident` (what billing's SLA automation writes) or `metadata.interlock_incident`
 //   (what this target writes) equals the incident. The adjustments are netted per currency, and only those in the
-//   credit's currency (INTERLOCK_CREDIT_CURRENCY, which apply requires the customer to be billed in) count: Stripe keeps
-//   a balance per currency, so billing's usd credit for the incident is not taken back by a debit tagged with it in
-//   eur, which moves none of the usd balance (as final-money.ts nets a credit's labelled debits, labelledMoves), and a
-//   credit in another currency sits in a balance the customer's invoices never use. Credit notes count whatever they paid out with (balance credit,
+//   credit's currency (INTERLOCK_CREDIT_CURRENCY, which apply requires the customer to be billed in) are in the
+//   premise: Stripe keeps a balance per currency, so billing's usd credit for the incident is not taken back by a debit
+//   tagged with it in eur, which moves none of the usd balance (as final-money.ts nets a credit's labelled debits,
+//   labelledMoves). Credit notes count whatever they paid out with (balance credit,
 //   refund to the card, out of band), since each of them compensates the incident; their balance transactions (type
-//   `credit_note`) are therefore not counted again. A credit note in another currency (the note's `currency`, its
-//   invoice's: a usd customer's jpy invoice) is not in the premise: amounts in two currencies are never added, nor
+//   `credit_note`) are therefore not counted again. Compensation in another currency is not in the premise: a credit
+//   note in another currency (the note's `currency`, its invoice's: a usd customer's jpy invoice), or tagged
+//   adjustments in another currency that credit net (billing's ¥700 SLA credit in the jpy balance of a usd customer
+//   with a jpy invoice, which Stripe applies to its next jpy invoice); amounts in two currencies are never added, nor
 //   converted (¥700 is not 700 cents). It still compensates the incident, so apply refuses the credit on it all the
 //   same, naming it in its own currency ("700 JPY"); the premise keeps its shape (a number), so a premise recorded
 //   before reads alike. An effect none of whose sends can have landed
@@ -47,12 +49,19 @@
 // stay open for good). The dispatch's time is Redis's clock and `created` Stripe's, so the margin is a day: see
 // DISPATCH_SKEW_MS. A customer on a test clock has its objects created at the clock's time, not now, so its list is
 // read whole. And it does not answer null while the customer has an unlabelled lookalike: a credit of the effect's
-// amount and currency made since the dispatch (less the margin) that carries no interlock_effect_id (someone cleared it
-// in the Dashboard, or all the metadata), names no other incident, and carries no key the send does not write (billing's
-// SLA credit tagged `metadata.incident` is someone else's, as incidentCompensation counts it). It may be this effect's credit, so "nothing
+// amount and currency made since the dispatch (less the margin) whose interlock_effect_id is missing or names another
+// id (someone cleared it in the Dashboard, or all the metadata, or wrote a ticket number over it), unless it says it is
+// someone else's: billing's SLA credit tagged `metadata.incident` (as incidentCompensation counts it), or an
+// interlock_incident naming another incident. Keys added (a note) do not rule it out: the Dashboard edits metadata
+// freely. It may be this effect's credit, so "nothing
 // landed" would let recovery refuse the effect and give its cents back, or send a second credit once Stripe forgot the
 // key: the lookup throws lookup_blind, and the gate settles the effect AMBIGUOUS (its cents held, a person asked to
-// check it). On a test clock the lookalike has no time bound, and cannot have a sound one: the clock does not run but
+// check it). Such a credit that keeps this effect's interlock_incident is in incident_compensation all the same (it may
+// be another effect's credit for the incident, and a first dispatch must be refused on it), so recovery's re-read
+// finds the premise changed; but recovery refuses on a changed premise only once its lookup answered nothing landed,
+// and the lookup answers lookup_blind: the effect settles AMBIGUOUS, never REFUSED as compensated by others (the
+// refusal stands only for a dispatch none of whose requests left, ReadContext.neverSent, where nothing can be its own).
+// On a test clock the lookalike has no time bound, and cannot have a sound one: the clock does not run but
 // jumps when advanced, and an advance between the dispatch and the lookup (the way a renewal after a crash is tested)
 // puts its frozen_time any distance past the credit's `created`, so no bound taken from it (its frozen_time less the
 // time since the dispatch) is sure to hold the effect's own credit. There an unlabelled credit of the amount made
@@ -104,12 +113,12 @@ import type { CreditEffect, Effect } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
 import { STRIPE_DEDUP_WINDOW_MS } from '../core/timing.js';
 import type { Json, JsonObject } from '../core/json.js';
-import { Rejected, SendFenced, type ReadContext, type SendContext, type Target } from '../core/target.js';
+import { Rejected, type ReadContext, type SendContext, type Target } from '../core/target.js';
 import { DEFAULT_SEND_TIMEOUT_MS, MAX_PAGE_SIZE, listAll, readBudget, readCall, sendCall, type ReadBudget } from './calls.js';
 import { closeRequestsOutOfTime, type StripeClient } from './client.js';
-import { StripeUnavailable } from './errors.js';
+import { ReadBeforeSendFailed, StripeUnavailable } from './errors.js';
 import { moneyText } from '../core/money-text.js';
-import { EFFECT_ID_KEY, INCIDENT_KEY, REQUEST_KEY, effectMetadata, findOwn } from './metadata.js';
+import { EFFECT_ID_KEY, INCIDENT_KEY, effectMetadata, findOwn } from './metadata.js';
 import { balanceCreditSummary, wasReplayed } from './summaries.js';
 
 export const CREDIT_FACTS = ['subscription_status', 'incident_compensation', 'currency'] as const;
@@ -148,13 +157,18 @@ function tagged(metadata: Stripe.Metadata | null | undefined, incident: string):
   return metadata?.['incident'] === incident || metadata?.[INCIDENT_KEY] === incident;
 }
 
-/** A credit note for the incident in another currency than the credit's: its amount in its own currency's minor unit. */
-export type ForeignNote = { id: string; amount: number; currency: string };
+/**
+ * Compensation for the incident in another currency than the credit's, in that currency's minor unit: an issued credit
+ * note (`credit note`), or what billing's tagged balance adjustments in that currency credit net (`balance credit`, `id`
+ * the tagged credits among them, comma-separated).
+ */
+export type ForeignNote = { id: string; amount: number; currency: string; kind: 'credit note' | 'balance credit' };
 
 /**
  * What others gave for `incident` (see the header; `cents` is `incident_compensation`), from the customer's credit notes and balance transactions: `cents`
- * in `currency` (the credit's, lowercase; tagged adjustments in another currency move none of its balance), and
- * `elsewhere`, the issued notes tagged with it in another currency, each in its own (never added to `cents`).
+ * in `currency` (the credit's, lowercase), and `elsewhere`, what compensates it in another currency, each in its own
+ * (never added to `cents`): the issued notes tagged with it, and per currency the tagged adjustments that credit net
+ * (a debit there takes back only a credit there; a net debit counts as nothing).
  * The effect's own credit of `amount` cents is the transaction the lookup would take (findOwn: the oldest carrying its
  * id with its amount); any other one carrying its id (a credit of another amount made by hand with the id copied,
  * a second one) is someone else's compensation, and counts. `neverSent` (ReadContext.neverSent): no send of the
@@ -164,53 +178,69 @@ export function incidentCompensation(notes: readonly Stripe.CreditNote[], transa
   const issued = notes.filter((note) => note.status === 'issued' && tagged(note.metadata, incident));
   const inCurrency = (note: Stripe.CreditNote) => note.currency.toLowerCase() === currency;
   const byNotes = issued.filter(inCurrency).reduce((sum, note) => sum + note.amount, 0);
-  const elsewhere = issued.filter((note) => !inCurrency(note)).map((note) => ({ id: note.id, amount: note.amount, currency: note.currency.toLowerCase() }));
+  const elsewhere: ForeignNote[] = issued.filter((note) => !inCurrency(note)).map((note) => ({ id: note.id, amount: note.amount, currency: note.currency.toLowerCase(), kind: 'credit note' }));
   const own = neverSent ? null : (findOwn(transactions, effectId, (transaction) => transaction.amount === -amount)?.own ?? null);
-  const adjusted = transactions
-    .filter((transaction) => transaction.type === 'adjustment' && transaction.currency.toLowerCase() === currency && transaction !== own && tagged(transaction.metadata, incident))
-    .reduce((sum, transaction) => sum - transaction.amount, 0);
-  return { cents: byNotes + Math.max(0, adjusted), elsewhere };
+  // Netted per currency: Stripe keeps a balance per currency, and a debit moves only the balance it is in.
+  const adjusted = new Map<string, { net: number; credits: string[] }>();
+  for (const transaction of transactions) {
+    if (transaction.type !== 'adjustment' || transaction === own || !tagged(transaction.metadata, incident)) continue;
+    const code = transaction.currency.toLowerCase();
+    const sum = adjusted.get(code) ?? { net: 0, credits: [] };
+    adjusted.set(code, { net: sum.net - transaction.amount, credits: transaction.amount < 0 ? [...sum.credits, transaction.id] : sum.credits });
+  }
+  for (const [code, sum] of adjusted) {
+    if (code !== currency && sum.net > 0) elsewhere.push({ id: sum.credits.join(', '), amount: sum.net, currency: code, kind: 'balance credit' });
+  }
+  return { cents: byNotes + Math.max(0, adjusted.get(currency)?.net ?? 0), elsewhere };
 }
 
 /**
- * The newest credit that may be the effect's own with its label removed: an adjustment of `amount` cents credited in
- * `currency`, created at or after `since` (Stripe seconds; null: at any time, for a customer on a test clock, whose
- * objects carry the clock's time), whose metadata the effect's send could have written: it carries no
- * interlock_effect_id (an effect's send always writes one: another effect's credit carries that effect's), no other
- * incident in interlock_incident (which the send writes, and the effect's own metadata cannot name), and no key the
- * send does not write (`own`: the keys of the effect's metadata; the send adds only interlock_ keys). Keys can be
- * deleted in the Dashboard, not conjured: a credit carrying another key was made by someone else, such as billing's
- * SLA credit tagged `metadata.incident`, which incidentCompensation counts as others' compensation; the two readings
- * of one transaction agree. Null when there is none.
+ * The newest credit that may be the effect's own with its label removed or changed: an adjustment of `amount` cents
+ * credited in `currency`, created at or after `since` (Stripe seconds; null: at any time, for a customer on a test
+ * clock, whose objects carry the clock's time), whatever its interlock_effect_id says: missing, or naming another id
+ * than the effect's (the Dashboard and the API edit metadata freely: a person may clear the id, or overwrite it with a
+ * ticket number). It is ruled out only by what says the credit was someone else's: billing's `metadata.incident` (its
+ * SLA credit, which incidentCompensation counts as others' compensation; not when the effect's own metadata, `own`,
+ * wrote that key with that value) or an interlock_incident naming another incident (which the send writes as the
+ * effect's own, and no effect's metadata can name). Keys added do not rule it out (a person tidying up adds a note).
+ * Asked only once findOwn found none: a credit of `amount` carrying the effect's own id is its own, never a lookalike.
+ * Null when there is none.
  */
 export function unlabelledLookalike(transactions: readonly Stripe.CustomerBalanceTransaction[], amount: number, incident: string, currency: string, since: number | null, own: Readonly<Record<string, string>> = {}): Stripe.CustomerBalanceTransaction | null {
   const labelled = (value: string | undefined) => value !== undefined && value !== '';
-  const written = new Set([...Object.keys(own), EFFECT_ID_KEY, INCIDENT_KEY, REQUEST_KEY]);
+  const billings = (metadata: Stripe.Metadata) => labelled(metadata['incident']) && own['incident'] !== metadata['incident'];
   return (
-    transactions.find(
-      (transaction) =>
+    transactions.find((transaction) => {
+      const metadata = transaction.metadata ?? {};
+      return (
         transaction.type === 'adjustment' &&
         transaction.amount === -amount &&
         transaction.currency.toLowerCase() === currency &&
         (since === null || transaction.created >= since) &&
-        !labelled(transaction.metadata?.[EFFECT_ID_KEY]) &&
-        (!labelled(transaction.metadata?.[INCIDENT_KEY]) || transaction.metadata?.[INCIDENT_KEY] === incident) &&
-        Object.keys(transaction.metadata ?? {}).every((key) => written.has(key)),
-    ) ?? null
+        !billings(metadata) &&
+        (!labelled(metadata[INCIDENT_KEY]) || metadata[INCIDENT_KEY] === incident)
+      );
+    }) ?? null
   );
 }
 
 /**
- * The compensation `given` in the credit's `currency` and the notes `elsewhere`, as one sentence's words: `$3.00 and
- * 700 JPY (credit note cn_1)`. Each currency summed on its own; none converted.
+ * The compensation `given` in the credit's `currency` and what compensates it `elsewhere`, as one sentence's words:
+ * `$3.00 and 700 JPY (credit note cn_1; balance credit cbtxn_1)`. Each currency summed on its own; none converted.
  */
 function compensationText(given: number, currency: string, elsewhere: readonly ForeignNote[]): string {
-  const byCurrency = new Map<string, { amount: number; notes: string[] }>();
-  for (const note of elsewhere) {
-    const sum = byCurrency.get(note.currency) ?? { amount: 0, notes: [] };
-    byCurrency.set(note.currency, { amount: sum.amount + note.amount, notes: [...sum.notes, note.id] });
+  const byCurrency = new Map<string, { amount: number; items: ForeignNote[] }>();
+  for (const item of elsewhere) {
+    const sum = byCurrency.get(item.currency) ?? { amount: 0, items: [] };
+    byCurrency.set(item.currency, { amount: sum.amount + item.amount, items: [...sum.items, item] });
   }
-  const foreign = [...byCurrency].map(([code, sum]) => `${moneyText(sum.amount, code)} (credit note ${sum.notes.join(', ')})`);
+  const named = (items: readonly ForeignNote[]) =>
+    (['credit note', 'balance credit'] as const)
+      .map((kind) => ({ kind, ids: items.filter((item) => item.kind === kind).map((item) => item.id) }))
+      .filter(({ ids }) => ids.length > 0)
+      .map(({ kind, ids }) => `${kind} ${ids.join(', ')}`)
+      .join('; ');
+  const foreign = [...byCurrency].map(([code, sum]) => `${moneyText(sum.amount, code)} (${named(sum.items)})`);
   return [...(given > 0 || foreign.length === 0 ? [moneyText(given, currency)] : []), ...foreign].join(' and ');
 }
 
@@ -365,10 +395,14 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
     } catch (error) {
       if (history === null || error instanceof Rejected) throw error;
       keep(customer, history);
+      // Only an outage that passes (the read's time ran out, a 429, a 5xx) is "more than one read could list": a
+      // refused key (StripeMisconfigured), an answer not Stripe's or a bug is thrown as it is, so the gate answers it
+      // as that (target_misconfigured ends the job at once), not as a read to go on with later.
+      if (!(error instanceof StripeUnavailable) || !error.passing) throw error;
       const back = history.oldest === null ? '' : `, back to ${new Date(history.oldest * 1000).toISOString()}`;
       throw new StripeUnavailable(
-        `Customer ${customer} has more balance transactions than one read could list (${error instanceof Error ? error.message : String(error)}): ${history.read} read so far${back}; the next read goes on from there`,
-        { stripeStatus: null, stripeCode: null, requestId: null, retryAfterMs: null, rateLimited: false, outcomeUnknown: false },
+        `Customer ${customer} has more balance transactions than one read could list (${error.message}): ${history.read} read so far${back}; the next read goes on from there`,
+        { stripeStatus: error.stripeStatus, stripeCode: error.stripeCode, requestId: error.requestId, retryAfterMs: error.retryAfterMs, rateLimited: error.rateLimited, outcomeUnknown: false },
         { cause: error },
       );
     }
@@ -417,7 +451,9 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
       return await readStanding(credit, effectId, budget, neverSent);
     } catch (error) {
       if (error instanceof Rejected) throw error;
-      throw new SendFenced(`the check that incident ${credit.incident} was not compensated yet could not read the customer (${error instanceof Error ? error.message : String(error)}); nothing was sent`);
+      // Nothing was sent, and the read's error goes with it: a 429's Retry-After slows the gate's queue down, and a
+      // refused key (StripeMisconfigured) is answered as the configuration error it is (src/gate/submit.ts).
+      throw new ReadBeforeSendFailed(`the check that incident ${credit.incident} was not compensated yet could not read the customer (${error instanceof Error ? error.message : String(error)})`, error);
     }
   }
 
@@ -530,9 +566,11 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
         if (lookalike === null || window === null) return null;
         // Not null (see the header): it may be this credit with its label removed, and only a person can tell.
         const made = window.since === null ? "on the customer's test clock" : `at ${new Date(lookalike.created * 1000).toISOString()}, after this effect was first dispatched`;
+        const label = lookalike.metadata?.[EFFECT_ID_KEY] ?? '';
+        const carries = label === '' ? `carries no ${EFFECT_ID_KEY}` : `carries ${EFFECT_ID_KEY} = ${JSON.stringify(label)}, not this effect's`;
         throw new InterlockError(
           'lookup_blind',
-          `Customer ${customer} has no balance transaction carrying ${EFFECT_ID_KEY} = ${effectId} for this effect's credit of ${moneyText(amount, currency)}, but ${lookalike.id}, a credit of ${moneyText(amount, currency)} created ${made}, carries no ${EFFECT_ID_KEY}: it may be this effect's credit with its metadata edited, so whether this credit landed cannot be read. Check ${lookalike.id} in the customer's credit balance history in the Dashboard (who made it, and whether it is the credit for incident ${incident}); credit the customer by hand only if it is not`,
+          `Customer ${customer} has no balance transaction carrying ${EFFECT_ID_KEY} = ${effectId} for this effect's credit of ${moneyText(amount, currency)}, but ${lookalike.id}, a credit of ${moneyText(amount, currency)} created ${made}, ${carries}: it may be this effect's credit with its metadata edited, so whether this credit landed cannot be read. Check ${lookalike.id} in the customer's credit balance history in the Dashboard (who made it, and whether it is the credit for incident ${incident}); credit the customer by hand only if it is not`,
         );
       }
       const summary: JsonObject = balanceCreditSummary(found.own);

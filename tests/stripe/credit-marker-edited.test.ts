@@ -127,12 +127,14 @@ describe('the lookup told the first dispatch', () => {
     expect(await credits.query(effectIdFor('lookalike'), effect(customer), READ)).toBeNull();
   });
 
-  it('no lookalike: another amount, another effect\'s id, another incident, or made before the dispatch less the margin', async () => {
+  // Another effect's credit carries its incident, as every credit send writes it: one carrying an effect id but no
+  // incident was edited, and is a possible lookalike (credit-marker-changed.test.ts).
+  it('no lookalike: another amount, another effect\'s credit (its id and incident), another incident, or made before the dispatch less the margin', async () => {
     const credits = createCreditTarget(suite.open.client, { sendTimeoutMs: 2_000 });
     const others = (await suite.open.stripe.customers.create({ name: 'not lookalikes' })).id;
     const dispatchedAt = Date.now() - 1_000;
     await suite.open.stripe.customers.createBalanceTransaction(others, { amount: -999, currency: 'usd' });
-    await suite.open.stripe.customers.createBalanceTransaction(others, { amount: -1_000, currency: 'usd', metadata: { interlock_effect_id: 'f'.repeat(64) } });
+    await suite.open.stripe.customers.createBalanceTransaction(others, { amount: -1_000, currency: 'usd', metadata: { interlock_effect_id: 'f'.repeat(64), interlock_incident: 'INC-other' } });
     await suite.open.stripe.customers.createBalanceTransaction(others, { amount: -1_000, currency: 'usd', metadata: { interlock_incident: 'INC-other' } });
     expect(await credits.query(effectIdFor('others'), effect(others), { ...READ, dispatchedAt })).toBeNull();
     // A credit made ten minutes more than the margin for clock skew (DISPATCH_SKEW_MS, a day) before the dispatch.

@@ -31,7 +31,7 @@ export type RefusalCode = Extract<Outcome, `REFUSED:${string}`>;
 const SENTENCES: Record<SubmitOutcome | (typeof RECOVERY_OUTCOMES)[number], string> = {
   COMMITTED: 'The effect was sent once and Stripe accepted it.',
   DUPLICATE_IGNORED: 'This request was already carried out; nothing was sent again.',
-  IN_FLIGHT: 'Not sent yet: a send under way holds it back (this effect\'s own, or another refund of its payment), or Redis replicas are behind, as holder and reason say; ask again after the retry-after time.',
+  IN_FLIGHT: 'Not settled yet: a send of this effect is under way or its outcome is not known yet, another refund of its payment holds it back, Stripe asked to slow down, or Redis replicas are behind, as holder and reason say; nothing is sent twice. Ask again after the retry-after time.',
   AMBIGUOUS: 'Nobody can tell whether the effect landed, so nothing was resent; a person must check Stripe.',
   'REFUSED:conflicting_payload': 'This request was already decided with a different payload; the recorded payload stands and the new one was not sent.',
   'REFUSED:lease': 'The approval is missing, expired, revoked, used up or does not cover this amount, so nothing was sent.',

@@ -105,7 +105,11 @@ export interface Target {
    * so the gate does not abort its sends, and the send watchdog kills the process at the lapse instead, which does.
    */
   abortSends?(): void;
-  /** Sends. Throws `Rejected` for a definite no, `SendFenced` when it did not send; anything else means the outcome is unknown. */
+  /**
+   * Sends. Throws `Rejected` for a definite no, `SendFenced` when it did not send (with the error that stopped it as its
+   * `cause`, when one did: a read before the send rate-limited, a key refused), a `target_misconfigured` error when the
+   * key was refused (Stripe ran nothing); anything else means the outcome is unknown.
+   */
   apply(effectId: string, effect: Effect, context: SendContext): Promise<JsonObject>;
   /** The landed object for this effect id, or null when there is none. Throws when it cannot tell. */
   query(effectId: string, effect: Effect, context: ReadContext): Promise<JsonObject | null>;

@@ -105,10 +105,16 @@ export function alertsFor(verification: Verification): AlertDraft[] {
   const { exposure, finalMoney, compensatedTwice } = verification;
   if (exposure) {
     const money = (cents: number) => moneyText(cents, exposure.currency);
-    // A chargeback is the payment's: each of its refunds' receipts records it, and no receipt knows the others'
-    // refunds by name, so each alert counts what it overlaps of this refund and says so, rather than claim a total for
-    // the payment it cannot see. A chargeback recorded before facts read its charge counts whole, as it did then.
-    const overlap = exposure.chargeCents === null || exposure.refundedCents === null ? null : `on the ${money(exposure.chargeCents)} charge, of which ${money(exposure.refundedCents)} was refunded, ${money(exposure.cents)} was returned twice`;
+    // A chargeback is the payment's: each of its refunds' receipts records it. Read with the charge's refunds, each
+    // alert counts this refund's share of the overlap (the refunds on the charge share it, the newest first, so no two
+    // receipts count the same money) and names the payment's total beside it. Without them (the charge held only this
+    // refund when read, or the facts were recorded before) it counts the overlap up to this refund and says another
+    // refund may count it too. A chargeback recorded before facts read its charge counts whole, as it did then.
+    const shared = exposure.newerCents !== null && exposure.paymentTwiceCents !== null;
+    const overlap =
+      exposure.chargeCents === null || exposure.refundedCents === null ? null
+      : shared ? `on the ${money(exposure.chargeCents)} charge, of which ${money(exposure.refundedCents)} was refunded, ${money(exposure.paymentTwiceCents ?? exposure.cents)} was returned twice in all, ${money(exposure.cents)} of it`
+      : `on the ${money(exposure.chargeCents)} charge, of which ${money(exposure.refundedCents)} was refunded, ${money(exposure.cents)} was returned twice`;
     alerts.push({
       kind: 'exposure',
       centsAtStake: exposure.cents,
@@ -119,7 +125,7 @@ export function alertsFor(verification: Verification): AlertDraft[] {
       sentence:
         overlap === null
           ? `The ${money(exposure.refundCents)} refund ${exposure.refund} and the ${money(exposure.chargebackCents)} chargeback ${exposure.disputes.join(', ')} both took money from the merchant: ${money(exposure.cents)} at stake with this refund (another refund of the payment counts the chargeback too).`
-          : `The ${money(exposure.refundCents)} refund ${exposure.refund} and the ${money(exposure.chargebackCents)} chargeback ${exposure.disputes.join(', ')} both took money from the merchant: ${overlap}, at stake with this refund (another refund of the payment may count the chargeback too).`,
+          : `The ${money(exposure.refundCents)} refund ${exposure.refund} and the ${money(exposure.chargebackCents)} chargeback ${exposure.disputes.join(', ')} both took money from the merchant: ${overlap}, at stake with this refund (${shared ? "the refunds on the charge share what was returned twice, the newest first: no other refund's receipt counts this part" : 'another refund of the payment may count the chargeback too'}).`,
       action: exposureAction(exposure),
     });
   }

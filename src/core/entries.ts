@@ -90,6 +90,12 @@ export type EntryFields = {
   REFUSED: { code: string; reason: string; checks: Checks | null; rechecked: Checks | null; changes: PremiseChange[]; resolves: boolean; proposal?: Json };
   AMBIGUOUS: { reason: string; rechecked: Checks | null; epoch: number };
   LATE_RESULT: { owner: string; epoch: number; outcome: 'landed' | 'rejected' | 'unknown'; result: Json; error: string | null };
+  /**
+   * A fact read at Stripe after the send. `objectType` 'charge' with a refund's id as `objectId` is one refund of the
+   * payment's charge as read beside its chargeback (the effect's own or another's, made by hand too): the receipts on
+   * a payment share what its refunds and chargebacks returned twice, newest refund first (final-money.ts
+   * deriveExposure), so each records every refund on the charge.
+   */
   OBSERVED: {
     source: ObservedSource;
     eventId: string | null;

@@ -78,15 +78,23 @@ export type FinalMoney = {
 };
 
 /**
- * Money at stake on one payment: `cents` = what the refund and the chargebacks returned twice, at most the refund: the
- * part of them beyond the charge (`chargeCents`, of which `refundedCents` was refunded when the chargebacks were read
- * with it, the refund included). Both null when a chargeback's fact does not carry its charge (recorded before facts
- * did): `cents` is then the refund plus the chargebacks, as receipts signed then read. Amounts are in the smallest unit
- * of `currency` (the refund's, null when its commit result does not say it). `dispute` is the first chargeback
- * (`disputes` all of them, `statuses` theirs in the same order).
+ * Money at stake with one refund of a payment charged back. `paymentTwiceCents`: what the refunds and the chargebacks on
+ * the refund's charge returned twice in all, the part of them beyond the charge (`chargeCents`, of which `refundedCents`
+ * was refunded when the chargebacks were read with it, the refund included). `cents`: this refund's share of it, at most
+ * the refund. The payment's refunds share it the newest first (deriveExposure): `newerCents` is what was refunded on the
+ * charge by refunds made after this one (the gate's or anyone's), which take their share before it, so the shares of
+ * all the receipts on the payment add up to at most `paymentTwiceCents`. `newerCents` is null when the receipt holds no
+ * list of the charge's refunds (the charge held only this refund when read, or the facts were recorded before lists
+ * were): the share is then all of the overlap up to the refund. `chargeCents`, `refundedCents` and `paymentTwiceCents`
+ * are null when a chargeback's fact does not carry its charge (recorded before facts did): `cents` is then the refund
+ * plus the chargebacks, as receipts signed then read. Amounts are in the smallest unit of `currency` (the refund's,
+ * null when its commit result does not say it). `dispute` is the first chargeback (`disputes` all of them, `statuses`
+ * theirs in the same order).
  */
 export type Exposure = {
   cents: number;
+  paymentTwiceCents: number | null;
+  newerCents: number | null;
   refundCents: number;
   chargebackCents: number;
   chargeCents: number | null;
@@ -226,7 +234,17 @@ export type MoneyFacts = {
   currencies: Map<string, CreditCurrency>;
   deletion?: CustomerDeletion;
   unread?: { credit: string; event: string | null };
+  chargeRefunds?: Map<string, ChargeRefund>;
 };
+
+/**
+ * A refund on a chargeback's charge as the charge listed it when the chargeback was read (src/facts/apply.ts records one
+ * fact per refund, `objectType` `charge`, on every receipt on the payment, once the charge holds two refunds or more):
+ * the gate's refunds for any effect and those made by hand alike, each in its latest state (`created`: Stripe's,
+ * seconds). It is no refund of the effect's: only deriveExposure reads it, to give the payment's overlap out among the
+ * refunds on the charge.
+ */
+export type ChargeRefund = RefundFact & { created: number | null };
 
 const str = (value: Json | undefined): string | null => (typeof value === 'string' ? value : null);
 
@@ -250,7 +268,7 @@ export function collectMoneyFacts(entries: readonly Entry[]): MoneyFacts {
       if (entry.result.object === 'customer_balance_transaction') currencies.set(entry.result.id, { currency: str(entry.result.currency)?.toLowerCase() ?? null, customerCurrency: null });
     }
   }
-  const facts: MoneyFacts = { refunds, disputes, credits, creditNotes, otherCredits, reversals, reCredits, currencies };
+  const facts: MoneyFacts = { refunds, disputes, credits, creditNotes, otherCredits, reversals, reCredits, currencies, chargeRefunds: new Map() };
   for (const entry of entries) {
     if (entry.kind === 'COMMITTED' || entry.kind === 'LATE_RESULT') {
       if (entry.kind === 'LATE_RESULT' && entry.outcome !== 'landed') continue;
@@ -351,7 +369,14 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, facts: MoneyFacts, made: Reado
       creditNotes.set(entry.objectId, { id: entry.objectId, status, amount: known?.status === 'void' ? known.amount : (entry.amount ?? known?.amount ?? null), ...(incident === undefined ? {} : { incident }), ...(currency === undefined ? {} : { currency }) });
       return;
     }
+    // A refund on a chargeback's charge as the charge listed it (ChargeRefund): its lifecycle decides its state, as a
+    // refund fact's does, so a refund failed since is not counted again whatever order the reads were recorded in.
     case 'charge':
+      if (entry.status !== null) {
+        const known = facts.chargeRefunds?.get(entry.objectId);
+        const fact: RefundFact = { id: entry.objectId, status: entry.status, amount: entry.amount, failureReason: entry.failureReason, charge: entry.charge };
+        facts.chargeRefunds?.set(entry.objectId, { ...mergeRefund(known, fact), created: known?.created ?? entry.created });
+      }
       return;
     default: {
       const never: never = entry.objectType;
@@ -576,16 +601,40 @@ function chargeRead(chargebacks: readonly DisputeFact[], refundCents: number): {
   return amounts.length === 0 ? null : { amount: Math.max(...amounts), refunded: Math.max(...refunded) };
 }
 
+/** The order the refunds on a charge were made in: by Stripe's `created`, then by id (refunds made in one second). */
+const madeBefore = (a: ChargeRefund, b: ChargeRefund) => (a.created ?? 0) - (b.created ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * What refunds on `charge` made after `refund` refunded (those not failed or canceled: what the charge counts as
+ * refunded), from the charge's refunds as the receipt last read them (`onCharge`, ChargeRefund); null when it holds none
+ * on the charge. A refund the list does not hold was made after it was read: the newest, with none after it.
+ */
+function refundedAfter(refund: RefundFact, charge: string | null, onCharge: readonly ChargeRefund[]): number | null {
+  const listed = onCharge.filter((other) => charge === null || other.charge === null || other.charge === charge);
+  const own = listed.find((other) => other.id === refund.id);
+  if (listed.length === 0) return null;
+  if (own === undefined) return 0;
+  const counted = (other: ChargeRefund) => other.status !== 'failed' && other.status !== 'canceled';
+  return listed.filter((other) => other.id !== refund.id && counted(other) && madeBefore(own, other) < 0).reduce((sum, other) => sum + (other.amount ?? 0), 0);
+}
+
 /**
  * A refund that went out on a charge that was later charged back: what the refunds and the chargebacks returned beyond
  * the charge, the customer got twice and the merchant is out twice. A chargeback of only the part no refund returned
- * (an issuer disputing what is left of a partly refunded charge) overlaps nothing: no exposure. This receipt's share is
- * at most its refund (another refund of the payment may make up the rest). A chargeback whose fact does not carry its
- * charge (recorded before facts did) counts whole with the refund, as receipts signed then read. The committed refund's
- * facts decide, as they decide the final money: another refund recorded on the effect (verify flags it) is not this
- * effect's money. Only while no committed refund's facts are in does any refund of the effect that went out count.
+ * (an issuer disputing what is left of a partly refunded charge) overlaps nothing: no exposure. The overlap is the
+ * payment's (`paymentTwiceCents`), and the refunds on the charge share it the newest first: the charge could return
+ * what it held less what was charged back, the refunds made first fit in that, and the newest are the ones that went
+ * past it. So this refund's share (`cents`) is what is left of the overlap once the refunds made after it
+ * (`onCharge`, the charge's refunds as the receipt last read them: the gate's for other effects and those made by hand
+ * alike) took theirs, at most the refund; every receipt on the payment works its share out alike from the same reads,
+ * and the shares add up to at most the overlap. A refund that takes none of it is no exposure of its receipt. Without
+ * a list of the charge's refunds (it held only this one when read, or the facts were recorded before lists were) the
+ * share is the overlap up to the refund. A chargeback whose fact does not carry its charge (recorded before facts did)
+ * counts whole with the refund, as receipts signed then read. The committed refund's facts decide, as they decide the
+ * final money: another refund recorded on the effect (verify flags it) is not this effect's money. Only while no
+ * committed refund's facts are in does any refund of the effect that went out count.
  */
-export function deriveExposure(money: FinalMoney): Exposure | null {
+export function deriveExposure(money: FinalMoney, onCharge: readonly ChargeRefund[] = []): Exposure | null {
   const out = (fact: RefundFact) => fact.status === 'succeeded' || fact.status === 'pending';
   const refund = money.refund ? (out(money.refund) ? money.refund : undefined) : money.refunds.find(out);
   if (!refund) return null;
@@ -595,15 +644,21 @@ export function deriveExposure(money: FinalMoney): Exposure | null {
   const refundCents = refund.amount ?? 0;
   const chargebackCents = chargebacks.reduce((sum, dispute) => sum + (dispute.amount ?? 0), 0);
   const read = chargeRead(chargebacks, refundCents);
-  const cents = read === null ? refundCents + chargebackCents : Math.min(refundCents, Math.max(0, read.refunded + chargebackCents - read.amount));
+  const twice = read === null ? null : Math.max(0, read.refunded + chargebackCents - read.amount);
+  const newer = read === null ? null : refundedAfter(refund, refund.charge ?? first.charge, onCharge);
+  const cents = twice === null ? refundCents + chargebackCents : Math.min(refundCents, Math.max(0, twice - (newer ?? 0)));
   if (cents === 0 && read !== null) return null;
   // In the refund's own money: 2000 is $20.00 in usd and ¥2,000 in jpy, never "2000 cents" of either.
   const inCurrency = (amount: number) => moneyText(amount, refund.currency ?? null);
-  const twice = read === null
-    ? 'the merchant is out both unless the dispute is won'
-    : `on a charge of ${inCurrency(read.amount)} of which ${inCurrency(read.refunded)} was refunded, ${inCurrency(cents)} of this refund was returned twice unless the dispute is won`;
+  const onThe = read === null ? '' : `on a charge of ${inCurrency(read.amount)} of which ${inCurrency(read.refunded)} was refunded, `;
+  const said =
+    read === null ? 'the merchant is out both unless the dispute is won'
+    : newer === null || twice === cents ? `${onThe}${inCurrency(cents)} of this refund was returned twice unless the dispute is won`
+    : `${onThe}${inCurrency(twice ?? 0)} was returned twice in all and ${inCurrency(cents)} of it with this refund (the refunds on the charge share it, the newest first) unless the dispute is won`;
   return {
     cents,
+    paymentTwiceCents: twice,
+    newerCents: newer,
     refundCents,
     chargebackCents,
     chargeCents: read?.amount ?? null,
@@ -614,7 +669,7 @@ export function deriveExposure(money: FinalMoney): Exposure | null {
     dispute: first.id,
     disputes: chargebacks.map((dispute) => dispute.id),
     statuses: chargebacks.map((dispute) => dispute.status),
-    sentence: `Refund ${refund.id} (${inCurrency(refundCents)}) went out and the charge was then charged back (${inCurrency(chargebackCents)}): ${twice}.`,
+    sentence: `Refund ${refund.id} (${inCurrency(refundCents)}) went out and the charge was then charged back (${inCurrency(chargebackCents)}): ${said}.`,
   };
 }
 

@@ -525,8 +525,9 @@ function verifyParsed(input: unknown, receipt: Receipt, given: KeysGiven): Verif
     operatorActions,
     finalMoney,
     answerMatchesFinalMoney,
-    // Exposure is a refund charged back, so none without a dispute (deriveExposure finds its chargebacks among them).
-    exposure: finalMoney.disputes.length === 0 ? null : deriveExposure(finalMoney),
+    // Exposure is a refund charged back, so none without a dispute (deriveExposure finds its chargebacks among them),
+    // this refund's share of the overlap given out with the charge's refunds as the receipt last read them.
+    exposure: finalMoney.disputes.length === 0 ? null : deriveExposure(finalMoney, [...(money.chargeRefunds?.values() ?? [])]),
     compensatedTwice: effectKind === 'credit' ? deriveSecondCompensation(money, answer, amount, incidentOf(described?.effect), currency) : null,
     entries: entries.length,
     problems,

@@ -68,6 +68,28 @@ function disputeObserved(source: Observed['source'], eventId: string | null, eve
 }
 
 /**
+ * A refund on a chargeback's charge as the charge lists it, read with the chargeback: recorded as a fact about the
+ * charge (`objectType` `charge`, `objectId` the refund's id, with its status, amount and `created`), never as a refund
+ * of the effect's (final-money.ts, ChargeRefund). The receipts on the payment share the money its chargebacks returned
+ * twice among the refunds on the charge, the newest first (deriveExposure), each working its share out from this list.
+ */
+function chargeRefundObserved(source: Observed['source'], eventId: string | null, eventType: string, refund: RefundFact): Draft<'OBSERVED'> {
+  return { kind: 'OBSERVED', source, eventId, eventType, objectType: 'charge', objectId: refund.id, status: refund.status, failureReason: refund.failureReason, amount: refund.amount, charge: refund.charge, disputeStatus: null, disputeReason: null, created: refund.created };
+}
+
+/**
+ * The refunds to record with the chargebacks among `disputes` (chargeRefundObserved): every refund of the payment on a
+ * chargeback's charge read with it (`charges`), the gate's for any effect and those made by hand alike, on a charge that
+ * holds two or more (whatever their status). A charge with one refund has nothing to share: its receipt counts the
+ * overlap up to that refund, as it did before lists were recorded, and records no more facts.
+ */
+function refundsToShare(disputes: readonly DisputeFact[], charges: ReadonlyMap<string, ChargeFact>, refunds: readonly RefundFact[]): RefundFact[] {
+  const chargedBack = new Set(disputes.flatMap((dispute) => (dispute.charge !== null && isChargeback(dispute.status) && charges.has(dispute.charge) ? [dispute.charge] : [])));
+  const on = (charge: string | null) => refunds.filter((refund) => refund.charge === charge);
+  return refunds.filter((refund) => refund.charge !== null && chargedBack.has(refund.charge) && on(refund.charge).length > 1);
+}
+
+/**
  * A credit fact, as `role` says: `own`, the effect's own balance credit, recorded with its currency and the one the
  * customer is billed in (a credit in another sits in a balance the customer's invoices never use); `reversal`, a debit
  * labelled with the effect taking its credit back, with its currency (one in another currency takes nothing of it
@@ -809,6 +831,9 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
     const charges = fresh ? await chargesOf(current, known) : new Map<string, ChargeFact>();
     const eventType = (object: string) => event?.type ?? `${object}.reread`;
     const claims = refunds.length === 0 ? new Map<string, string>() : await claimsOn(payment);
+    // The refunds on the chargebacks' charges, recorded on every receipt on the payment so each works out its share of
+    // what was returned twice from the same list (deriveExposure).
+    const shared = refundsToShare(current, charges, refunds);
     const results = await Promise.all(
       effects.map(async (effectId) => {
         const reads = current.map((dispute) => disputeObserved(source, event?.id ?? null, eventType('dispute'), dispute, dispute.charge === null ? undefined : charges.get(dispute.charge)));
@@ -825,10 +850,11 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
           owned = after.held ? [] : ownOf(entries);
         }
         const own = owned.map((refund) => refundObserved(source, event?.id ?? null, eventType('refund'), refund));
+        const listed = shared.map((refund) => chargeRefundObserved(source, event?.id ?? null, eventType('charge'), refund));
         const turns = new Map(withCharge.map((draft) => [draft.objectId, chargeReadTurn(entries, draft.objectId, draft)] as const));
         const earlier = before.get(effectId) ?? [];
         const recorded = new Map<Draft<'OBSERVED'>, string>();
-        const applied = await appendTo(effectId, [...own, ...reads], again, { retags: turns, appealed: appealedDisputes(earlier), standing: standingReads(entries, withCharge), recorded });
+        const applied = await appendTo(effectId, [...own, ...listed, ...reads], again, { retags: turns, appealed: appealedDisputes(earlier), standing: standingReads(entries, withCharge), recorded });
         // A charge read that another job recorded while this one read Stripe, unlike this one's: the two jobs may append
         // in the other order than they read in, and the one appended last (this one's) stands (final-money.ts). Which
         // read is newer cannot be told from here, so, as for an appeal, one more read records the charge as it is now

@@ -9,6 +9,9 @@
 // Rule: that re-read is made only when the charge at Stripe differs from a read standing on the payment's receipts: a
 // refund event delivered again finds the read recorded and reads no disputes, and appends nothing.
 //
+// The refunds on a charge share what its chargeback returned twice, the newest first (final-money.ts, deriveExposure):
+// each test makes its refunds seconds apart, so the receipt it watches holds the newest refund and the whole overlap.
+//
 // The sandbox opens only full-amount chargebacks; Stripe's can be for part of the charge ("only part of the order is
 // disputed"). The reader below reports the chargeback at 7000 of the 10000 charge, everything else as the sandbox has it.
 import { expect, it } from 'vitest';
@@ -57,14 +60,16 @@ it("resolves an effect's exposure when another effect's refund on the charged-ba
   const { facts, reads, deliver } = await partialDisputeFacts();
   const { paymentIntent, charge } = await pay(rig.stripe, 'pm_card_visa', 10_000);
   const a = await rig.commit({ kind: 'refund', paymentIntent, amount: 3_000, reason: 'requested_by_customer' });
+  await rig.sandbox.control.advanceClock(5);
   const b = await rig.commit({ kind: 'refund', paymentIntent, amount: 2_000, reason: 'requested_by_customer' });
   await deliver();
 
-  // 7000 of the 10000 charge disputed while 5000 is refunded: 2000 returned twice, at most B's 2000.
+  // 7000 of the 10000 charge disputed while 5000 is refunded: 2000 returned twice, B's 2000 (the newest refund).
   await rig.sandbox.control.openDispute({ charge, kind: 'chargeback' });
   await deliver();
-  expect((await rig.receipt(b)).exposure).toMatchObject({ cents: 2_000, refundedCents: 5_000 });
+  expect((await rig.receipt(b)).exposure).toMatchObject({ cents: 2_000, paymentTwiceCents: 2_000, refundedCents: 5_000 });
   expect(await openAlerts(b)).toContain('exposure');
+  expect((await rig.receipt(a)).exposure).toBeNull();
 
   // A's 3000 refund fails at the bank: Stripe has 2000 refunded, and 2000 + 7000 <= 10000 returns nothing twice.
   const refundA = (await rig.stripe.refunds.list({ payment_intent: paymentIntent })).data.find((refund) => refund.amount === 3_000);
@@ -93,14 +98,16 @@ it("resolves a gated refund's exposure when a refund made by hand on the charged
   await rig.sandbox.control.configure({ pending_refund_dispute_window_seconds: 0 });
   const { deliver } = await partialDisputeFacts();
   const { paymentIntent, charge } = await pay(rig.stripe, 'pm_card_visa', 10_000);
-  const gated = await rig.commit({ kind: 'refund', paymentIntent, amount: 3_000, reason: 'requested_by_customer' });
-  // Made in the Dashboard: no effect's id in its metadata, the gate's journal knows nothing of it.
+  // Made in the Dashboard: no effect's id in its metadata, the gate's journal knows nothing of it. Made first, so the
+  // gated refund is the newest and the overlap is its (made after it, the refund by hand would take it: its share).
   const byHand = await rig.stripe.refunds.create({ payment_intent: paymentIntent, amount: 2_000 });
+  await rig.sandbox.control.advanceClock(5);
+  const gated = await rig.commit({ kind: 'refund', paymentIntent, amount: 3_000, reason: 'requested_by_customer' });
   await deliver();
 
   await rig.sandbox.control.openDispute({ charge, kind: 'chargeback' });
   await deliver();
-  expect((await rig.receipt(gated)).exposure).toMatchObject({ cents: 2_000, refundedCents: 5_000 });
+  expect((await rig.receipt(gated)).exposure).toMatchObject({ cents: 2_000, paymentTwiceCents: 2_000, refundedCents: 5_000 });
 
   // The hand-made refund fails: 3000 refunded, and 3000 + 7000 <= 10000 returns nothing twice.
   await rig.sandbox.control.request('POST', `/refunds/${byHand.id}/fail`, { failure_reason: 'expired_or_canceled_card' });

@@ -218,7 +218,9 @@ export function alertsFor(verification: Verification): AlertDraft[] {
     // What is left of this credit: what a debit taking it back takes.
     const left = compensatedTwice.ownCents === null ? null : compensatedTwice.ownCents - compensatedTwice.reversedCents;
     const theirs = [creditNotes.length > 0 ? `credit note ${creditNotes.join(', ')}` : null, balanceCredits.length > 0 ? `balance credit ${balanceCredits.join(', ')}` : null].filter((part) => part !== null).join(' and ');
-    const undo = [creditNotes.length > 0 ? `void credit note ${creditNotes.join(', ')} in billing` : null, balanceCredits.length > 0 ? `debit the customer's balance for billing's credit ${balanceCredits.join(', ')}${compensatedTwice.incident === null ? '' : ` with \`metadata[incident]=${compensatedTwice.incident}\` (only a debit tagged with the incident takes billing's credit back)`}` : null].filter((part) => part !== null).join(' and ');
+    // Stripe keeps a balance per currency: billing's credit in another currency is taken back only by a debit in it.
+    const abroad = compensatedTwice.elsewhere.some((item) => item.kind === 'balance credit') ? ` in the currency ${balanceCredits.length > 1 ? 'each' : 'it'} is in` : '';
+    const undo = [creditNotes.length > 0 ? `void credit note ${creditNotes.join(', ')} in billing` : null, balanceCredits.length > 0 ? `debit the customer's balance for billing's credit ${balanceCredits.join(', ')}${abroad}${compensatedTwice.incident === null ? '' : ` with \`metadata[incident]=${compensatedTwice.incident}\` (only a debit tagged with the incident takes billing's credit back)`}` : null].filter((part) => part !== null).join(' and ');
     alerts.push({
       kind: 'compensated_twice',
       centsAtStake: compensatedTwice.cents,

@@ -119,14 +119,17 @@ export type EntryFields = {
     incident?: string | null;
     /**
      * Set on a balance transaction labelled with the effect (its own credit, a debit taking it back, or a re-credit
-     * undoing such a debit): the currency Stripe holds it in (lowercase ISO code). Absent on facts recorded before it
-     * existed. A re-credit is the labelled credit that carries a currency and no `customerCurrency` (final-money.ts).
+     * undoing such a debit), and on another party's balance credit or debit for the incident in another currency than
+     * the credit's (one in the credit's carries none): the currency Stripe holds it in (lowercase ISO code). Absent on
+     * facts recorded before it existed. A re-credit is the labelled credit that carries a currency and no
+     * `customerCurrency` (final-money.ts).
      */
     currency?: string | null;
     /**
      * Set on the effect's own balance credit: the currency the customer was billed in when it was read
      * (`customer.currency`; null while it has none). A credit in another currency sits in a balance of its own that the
-     * customer's invoices never use (final-money.ts). Absent on facts recorded before it existed.
+     * customer's invoices never use (final-money.ts). Set too on another party's compensation in another currency than
+     * the credit's, beside its `currency`: what tells it from a re-credit. Absent on facts recorded before it existed.
      */
     customerCurrency?: string | null;
     /**

@@ -199,7 +199,8 @@ function mergeDispute(known: DisputeFact | undefined, next: DisputeFact): Disput
  * negative). `incident`: what the object's latest fact says its metadata names; undefined for facts recorded before
  * facts carried it, which were recorded because they named the credit's incident. `currency`: a credit note's, when a
  * fact recorded it (its amount is in that currency's minor unit); undefined when none did, which says nothing of it
- * (never take it for the credit's).
+ * (never take it for the credit's). A balance transaction's is recorded only when it is in another currency than the
+ * credit's (src/facts/apply.ts): one without is in the credit's, as they were before currencies were recorded.
  */
 export type CreditNoteFact = { id: string; status: string | null; amount: number | null; incident?: string | null; currency?: string | null };
 
@@ -316,7 +317,8 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, facts: MoneyFacts, made: Reado
     // with the effect, it gives back what a debit took (src/facts/apply.ts records it so, with the incident it is tagged
     // with, once the credit landed). No fact recorded before re-credits were is read as one: the effect's own credit has
     // been recorded with the customer's currency (null included) since facts carried currencies, another party's
-    // compensation never with a currency, and no fact carried one before. Its latest recorded role stands: a credit
+    // compensation with a currency only beside the customer's (one in another currency than the credit's), and no fact
+    // carried one before. Its latest recorded role stands: a credit
     // labelled with the effect and tagged with the incident was recorded as another party's compensation before.
     case 'customer_balance_transaction': {
       // The deletion of the customer holding the effect's own credit (src/facts/apply.ts, applyDeletion): its amount is
@@ -353,8 +355,11 @@ function foldObserved(entry: EntryOf<'OBSERVED'>, facts: MoneyFacts, made: Reado
         currencies.set(entry.objectId, { currency: entry.currency ?? known?.currency ?? null, customerCurrency: entry.customerCurrency === undefined ? (known?.customerCurrency ?? null) : entry.customerCurrency });
         return;
       }
+      // Billing's, in another currency than the credit's when it names its currency (with the customer's, which tells
+      // it from a re-credit: src/facts/apply.ts creditObserved). A balance transaction's currency never changes.
       const known = otherCredits.get(entry.objectId);
-      otherCredits.set(entry.objectId, { id: entry.objectId, status: entry.status, amount: entry.amount ?? known?.amount ?? null, incident: entry.incident });
+      const currency = entry.currency?.toLowerCase() ?? known?.currency ?? undefined;
+      otherCredits.set(entry.objectId, { id: entry.objectId, status: entry.status, amount: entry.amount ?? known?.amount ?? null, incident: entry.incident, ...(currency === undefined ? {} : { currency }) });
       reCredits.delete(entry.objectId);
       return;
     }
@@ -673,22 +678,28 @@ export function deriveExposure(money: FinalMoney, onCharge: readonly ChargeRefun
   };
 }
 
-/** A credit note whose amount is not in the credit's currency: in another (its own), or in one no fact recorded (null). */
-export type ForeignNote = { creditNote: string; amount: number | null; currency: string | null };
+/**
+ * Compensation for the incident not in the credit's currency (`kind`): a credit note in another (its own), or in one
+ * no fact recorded (null); or billing's tagged balance credits in another currency, netted there against billing's
+ * debits tagged with the incident in it (`amount`, what they credit net; `creditNote`, the credits' ids,
+ * comma-separated, as the credit target's ForeignNote names them before a send).
+ */
+export type ForeignNote = { creditNote: string; amount: number | null; currency: string | null; kind: 'credit note' | 'balance credit' };
 
 /**
  * A customer compensated twice for one incident: this effect's credit landed and billing compensated the incident too,
- * with credit notes (`creditNotes`, every one) or tagged balance credits (`balanceCredits`); `notesCents` is all of
- * theirs in the credit's currency, and `elsewhere` the notes in another currency, or in one not recorded, each in its
- * own (never added to `notesCents`). `reversedCents`: what debits labelled with this effect took back of its credit
- * already; `currency`: the credit's, when its commit or a fact says it.
+ * with credit notes (`creditNotes`, every one) or tagged balance credits (`balanceCredits`, every one that counts, in
+ * any currency); `notesCents` is all of theirs in the credit's currency, and `elsewhere` the notes in another currency,
+ * or in one not recorded, and billing's net balance credits in another currency, each in its own (never added to
+ * `notesCents`). `reversedCents`: what debits labelled with this effect took back of its credit already; `currency`:
+ * the credit's, when its commit or a fact says it.
  */
 export type SecondCompensation = { cents: number; ownCents: number | null; reversedCents: number; currency: string | null; notesCents: number; elsewhere: ForeignNote[]; creditNotes: string[]; balanceCredits: string[]; incident: string | null; sentence: string };
 
 /**
- * The others' compensation of a SecondCompensation as words: `notesCents` in the credit's currency, then the notes
- * `elsewhere` summed per currency, each in its own (`$3.00 and 700 JPY`); an amount in one currency is never added to
- * one in another, and one whose currency no fact recorded to no other.
+ * The others' compensation of a SecondCompensation as words: `notesCents` in the credit's currency, then what is
+ * `elsewhere` (notes and balance credits) summed per currency, each in its own (`$3.00 and 700 JPY`); an amount in one
+ * currency is never added to one in another, and one whose currency no fact recorded to no other.
  */
 export function compensationsText(second: Pick<SecondCompensation, 'notesCents' | 'currency' | 'elsewhere'>): string {
   const sums = new Map<string, number>();
@@ -710,10 +721,12 @@ export function compensationsText(second: Pick<SecondCompensation, 'notesCents' 
  * (¥700 is not 700 cents; nothing is converted): with one, what is left of the credit is at stake whole. A voided note
  * compensates nothing, and one whose latest fact names another incident (billing re-tagged it) compensates another
  * incident: neither is counted. Billing's balance credits for the incident count net of billing's debits tagged with
- * it (a credit billing took back compensates nothing), never below nothing, in the credit's currency only: the facts
- * worker records no balance credit or debit in another (a debit tagged with the incident in eur takes nothing back of
- * billing's usd credit; src/facts/apply.ts). What the credit target counts before the
- * send (incidentCompensation) is what counts here. A credit in a currency the customer is not billed in compensates
+ * it (a credit billing took back compensates nothing), never below nothing, per currency: Stripe keeps a balance per
+ * currency, so a debit tagged with the incident in eur takes nothing back of billing's usd credit. Those in the
+ * credit's currency add to `notesCents`; those in another (billing's ¥700 beside a usd credit: src/facts/apply.ts
+ * records them with their currency) compensate the incident as a note in another currency does, named `elsewhere` in
+ * their own and never weighed against the credit. What the credit target counts before the send
+ * (incidentCompensation) is what counts here. A credit in a currency the customer is not billed in compensates
  * nothing on the customer's invoices: no second compensation (final money says why), nor does one its customer's
  * deletion wiped unused (wipedByDeletion). Re-credits labelled with this
  * effect and tagged with its incident count with billing's balance credits for what they give beyond the labelled
@@ -726,17 +739,31 @@ export function deriveSecondCompensation(facts: MoneyFacts, answer: MoneyStatus,
   if (answer !== 'returned' || (ownCents !== null && reversed >= ownCents) || currencyMismatch(facts, ownCents) !== null || wipedByDeletion(facts, ownCents) !== null) return null;
   const forIncident = (fact: CreditNoteFact) => fact.incident === undefined || fact.incident === incident;
   const issued = [...facts.creditNotes.values()].filter((note) => note.status !== 'void' && forIncident(note));
-  const tagged = [...facts.otherCredits.values()].filter(forIncident);
-  const copies = labelledMoves(facts, incident);
-  const balanceCents = Math.max(0, copies.again - tagged.reduce((sum, credit) => sum + (credit.amount ?? 0), 0));
-  const balanceCredits = balanceCents > 0 ? [...tagged.filter((credit) => (credit.amount ?? 0) < 0).map((credit) => credit.id), ...(copies.again > 0 ? copies.tagged : [])] : [];
-  if (issued.length === 0 && balanceCredits.length === 0) return null;
   // The credit's currency as its facts say it, else as its chain's premise does (`effectCurrency`: a commit recorded
   // before results carried one), as the target and the facts worker read it.
   const currency = ownCurrency(facts) ?? effectCurrency;
+  // A balance transaction recorded without a currency is in the credit's (src/facts/apply.ts records one only when it
+  // is in another); each other currency's are netted on their own.
+  const byCurrency = new Map<string | null, CreditNoteFact[]>();
+  for (const fact of facts.otherCredits.values()) {
+    if (!forIncident(fact)) continue;
+    const code = fact.currency === undefined || fact.currency === null || fact.currency === currency ? null : fact.currency;
+    byCurrency.set(code, [...(byCurrency.get(code) ?? []), fact]);
+  }
+  const net = (moves: readonly CreditNoteFact[]) => -moves.reduce((sum, move) => sum + (move.amount ?? 0), 0);
+  const creditsAmong = (moves: readonly CreditNoteFact[]) => moves.filter((move) => (move.amount ?? 0) < 0).map((move) => move.id);
+  const tagged = byCurrency.get(null) ?? [];
+  const copies = labelledMoves(facts, incident);
+  const balanceCents = Math.max(0, copies.again + net(tagged));
+  const abroad = [...byCurrency].flatMap(([code, moves]) => (code === null || net(moves) <= 0 ? [] : [{ creditNote: creditsAmong(moves).join(', '), amount: net(moves), currency: code, kind: 'balance credit' as const, ids: creditsAmong(moves) }]));
+  const balanceCredits = [...(balanceCents > 0 ? [...creditsAmong(tagged), ...(copies.again > 0 ? copies.tagged : [])] : []), ...abroad.flatMap((sum) => sum.ids)];
+  if (issued.length === 0 && balanceCredits.length === 0) return null;
   const inCurrency = (note: CreditNoteFact) => currency !== null && note.currency === currency;
   const notesCents = issued.filter(inCurrency).reduce((sum, note) => sum + (note.amount ?? 0), 0) + balanceCents;
-  const elsewhere = issued.filter((note) => !inCurrency(note)).map((note) => ({ creditNote: note.id, amount: note.amount, currency: note.currency ?? null }));
+  const elsewhere: ForeignNote[] = [
+    ...issued.filter((note) => !inCurrency(note)).map((note) => ({ creditNote: note.id, amount: note.amount, currency: note.currency ?? null, kind: 'credit note' as const })),
+    ...abroad.map(({ creditNote, amount, currency: code, kind }) => ({ creditNote, amount, currency: code, kind })),
+  ];
   const cents = ownCents === null ? notesCents : elsewhere.length > 0 ? ownCents - reversed : Math.min(ownCents - reversed, notesCents);
   const creditNotes = issued.map((note) => note.id);
   const what = incident === null ? 'the same incident' : `incident ${incident}`;

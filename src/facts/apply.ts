@@ -100,10 +100,13 @@ function refundsToShare(disputes: readonly DisputeFact[], charges: ReadonlyMap<s
  * `compensation`, another party's compensation for the credit's incident (a credit note, or a balance credit or debit
  * this effect's send did not make), with the incident its metadata names now (null for none), and a credit note with its
  * currency too (its invoice's, which may not be the credit's: final-money.ts adds only notes in the credit's currency to
- * it, and states one in another in its own). A balance transaction recorded as a compensation carries none: only those in
- * the credit's currency are recorded (applyCredits), and a currency on one would read as a re-credit (turnRoleOf).
+ * it, and states one in another in its own). A balance transaction recorded as a compensation in the credit's currency
+ * (`creditCurrency`; null: not known, every one counts in it) carries none, as it always did: a currency alone on one
+ * would read as a re-credit (turnRoleOf). One in another currency (billing's balance credit in yen beside a usd credit,
+ * or a debit in yen netted against it) carries its currency and the customer's, which tells it from a re-credit: it
+ * compensates the incident in its own currency, as a credit note in another does (final-money.ts).
  */
-function creditObserved(source: Observed['source'], eventId: string | null, eventType: string, credit: CreditFact, role: 'own' | 'reversal' | 're-credit' | 'compensation'): Draft<'OBSERVED'> {
+function creditObserved(source: Observed['source'], eventId: string | null, eventType: string, credit: CreditFact, role: 'own' | 'reversal' | 're-credit' | 'compensation', creditCurrency: string | null = null): Draft<'OBSERVED'> {
   const draft: Draft<'OBSERVED'> = { kind: 'OBSERVED', source, eventId, eventType, objectType: credit.objectType, objectId: credit.id, status: credit.status, failureReason: null, amount: credit.amount, charge: null, disputeStatus: null, disputeReason: null, created: credit.created };
   switch (role) {
     case 'own':
@@ -113,13 +116,17 @@ function creditObserved(source: Observed['source'], eventId: string | null, even
     case 're-credit':
       return { ...draft, currency: credit.currency, incident: credit.incident };
     case 'compensation':
-      return credit.objectType === 'credit_note' ? { ...draft, incident: credit.incident, currency: credit.currency } : { ...draft, incident: credit.incident };
+      if (credit.objectType === 'credit_note') return { ...draft, incident: credit.incident, currency: credit.currency };
+      return foreignMove(credit, creditCurrency) ? { ...draft, incident: credit.incident, currency: credit.currency, customerCurrency: credit.customerCurrency } : { ...draft, incident: credit.incident };
     default: {
       const never: never = role;
       return never;
     }
   }
 }
+
+/** A balance transaction in another currency than the credit's (`creditCurrency`), when both are known. */
+const foreignMove = (credit: CreditFact, creditCurrency: string | null) => credit.objectType === 'customer_balance_transaction' && creditCurrency !== null && credit.currency !== null && credit.currency !== creditCurrency;
 
 /** The customer of a customer event (the customer itself) or of a credit note. */
 function customerOfEvent(event: StripeEvent): string | null {
@@ -885,7 +892,8 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
    * metadata; with its currency and the one the customer is billed in), the debits labelled with it that take it back,
    * the credits labelled with it that give back what those took (re-credits), and the others' compensations for its
    * incident: credit notes tagged with it, negative balance credits tagged with it that its send did not make, and the
-   * debits tagged with it that take those back (what the credit target nets before a send, incidentCompensation). A compensation recorded on the effect before is recorded again with the
+   * debits tagged with it that take those back, per currency (what the credit target nets before a send,
+   * incidentCompensation; those in another currency than the credit's with it). A compensation recorded on the effect before is recorded again with the
    * incident its metadata names now, so a note billing re-tags to another incident stops counting (final-money.ts).
    * Stripe announces a balance move only as `customer.updated`, which also fires for unrelated changes, so these facts
    * are recorded once per content, not once per event.
@@ -997,18 +1005,21 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       const reCredit = (credit: CreditFact) => labelledCredit(credit) && notReCredit(credit) === null;
       // Another party's compensation for the incident: a credit note, a balance credit its send did not make, or a debit
       // taking one of those back (a debit labelled with this effect takes back this effect's own credit: a reversal).
-      // A balance credit or debit in another currency than the credit's is none: Stripe keeps a balance per currency, so
-      // a debit tagged with the incident in eur takes nothing back of billing's usd credit for it, and an eur credit
-      // sits in a balance a usd customer's invoices never use. Only those in the credit's currency are recorded, and
-      // final-money.ts nets what is recorded, as the credit target nets before a send (incidentCompensation). The
+      // Stripe keeps a balance per currency, so a debit moves only the balance it is in: a debit tagged with the
+      // incident in eur takes nothing back of billing's usd credit for it. Those in the credit's currency are recorded
+      // without one (as they always were). A balance credit tagged with the incident in another currency compensates it
+      // all the same (billing's ¥700 for a usd customer's jpy invoice), as a credit note in another currency does, and
+      // as the credit target counts it before a send (incidentCompensation): recorded with its currency, and with it
+      // the tagged debits in that currency, so final-money.ts nets them per currency. A debit tagged with the incident
+      // in a currency where billing holds no tagged credit for it takes back nothing anywhere: not recorded. The
       // credit's currency: its own balance transaction's, else what its chain says (its `currency` premise); unknown,
-      // every one is recorded, as before.
+      // every one is recorded without a currency, as before.
       const creditCurrency = credits.find((credit) => credit.id === made)?.currency ?? currencyOfEffect(entries);
-      const inCreditCurrency = (credit: CreditFact) => credit.objectType === 'credit_note' || creditCurrency === null || credit.currency === null || credit.currency === creditCurrency;
-      const compensation = (credit: CreditFact) =>
-        (credit.objectType === 'credit_note' || (!named(credit) && !reCredit(credit) && (credit.amount < 0 || (credit.amount > 0 && credit.effectId !== effectId)))) &&
-        inCreditCurrency(credit) &&
-        ((incident !== null && credit.incident === incident) || recorded.has(credit.id));
+      const theirs = (credit: CreditFact) => credit.objectType === 'credit_note' || (!named(credit) && !reCredit(credit) && (credit.amount < 0 || (credit.amount > 0 && credit.effectId !== effectId)));
+      const tagged = (credit: CreditFact) => incident !== null && credit.incident === incident;
+      const creditedIn = new Set(credits.flatMap((credit) => (foreignMove(credit, creditCurrency) && credit.amount < 0 && theirs(credit) && tagged(credit) && credit.currency !== null ? [credit.currency] : [])));
+      const counted = (credit: CreditFact) => !foreignMove(credit, creditCurrency) || recorded.has(credit.id) || (credit.currency !== null && creditedIn.has(credit.currency));
+      const compensation = (credit: CreditFact) => theirs(credit) && counted(credit) && (tagged(credit) || recorded.has(credit.id));
       for (const credit of credits) {
         if (credit.effectId !== effectId || credit.objectType !== 'customer_balance_transaction' || held.has(credit.id) || own(credit) || reversal(credit) || reCredit(credit)) continue;
         const why = labelledCredit(credit) ? notReCredit(credit) : null;
@@ -1019,7 +1030,7 @@ export function createFactsApplier(deps: { journal: Journal; alerts: Alerts; rea
       const role = (credit: CreditFact) => (own(credit) ? 'own' : reversal(credit) ? 'reversal' : reCredit(credit) ? 're-credit' : compensation(credit) ? 'compensation' : null);
       const drafts = credits.flatMap((credit) => {
         const as = role(credit);
-        return as === null ? [] : [creditObserved(source, eventId, eventType, credit, as)];
+        return as === null ? [] : [creditObserved(source, eventId, eventType, credit, as, creditCurrency)];
       });
       // A move Stripe announced before the credit was made (billing's own credit, its event redelivered after the
       // deletion) cannot have used the credit or taken it back. Compared in Stripe's seconds: a move in the credit's own

@@ -2,47 +2,15 @@
 // reapprove --facts-shown HASH` stands on the facts that showed: once the item shows others (someone else's refused
 // re-approval brought it up to date), it is refused (exit 1, facts_changed), nothing recorded; on the facts it shows, it
 // is recorded. A malformed HASH is bad input (exit 2).
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { effectIdFor } from '../../src/interlock.js';
-import { createItemMaker, type ItemMaker } from '../http/inbox-items.js';
-import { bearer, startRig, TOKENS, type Rig } from '../http/rig.js';
-import { startStripeWorld, type StripeWorld } from '../stripe/stripe-support.js';
-import { testKey } from '../support/harness.js';
-import { runCli, tempDir, type CliRun } from './run-cli.js';
+import { bearer, TOKENS } from '../http/rig.js';
+import { inboxCliSuite } from './inbox-cli-rig.js';
+import { runCli, type CliRun } from './run-cli.js';
 import { staleOnChargedBack } from './sandbox-items.js';
 
-let rig: Rig;
-let make: ItemMaker;
-let stripe: StripeWorld;
-const temp = tempDir('inbox-facts-shown');
-const cliKey = testKey();
-let env: Record<string, string>;
-
-beforeAll(async () => {
-  rig = await startRig();
-  make = await createItemMaker(rig);
-  stripe = await startStripeWorld();
-  writeFileSync(join(temp.dir, 'cli-key.pem'), cliKey.privatePem, { mode: 0o600 });
-  await rig.redis.sadd(rig.stores.keys.signingKids, cliKey.key.kid);
-  env = {
-    REDIS_URL: rig.stores.config.redisUrl,
-    INTERLOCK_KEY_PREFIX: rig.stores.config.keyPrefix,
-    INTERLOCK_DATA_DIR: temp.dir,
-    INTERLOCK_SIGNING_KEY_FILE: join(temp.dir, 'cli-key.pem'),
-    INTERLOCK_UNSAFE_DURABILITY: '1',
-    STRIPE_SECRET_KEY: 'sk_test_inboxFactsShown1',
-    STRIPE_API_BASE: stripe.sandbox.url,
-  };
-}, 60_000);
-afterAll(async () => {
-  await make?.close();
-  await rig?.close();
-  await stripe?.close();
-  temp.remove();
-});
+const { rig, make, stripe, env } = inboxCliSuite('inbox-facts-shown', 'sk_test_inboxFactsShown1');
 
 const json = (run: CliRun) => JSON.parse(run.stdout) as Record<string, unknown>;
 const recorded = async (item: string) => (await rig.stores.journal.partitionOf(effectIdFor({ requestId: `reapproval:${item}`, effect: null }))) !== null;

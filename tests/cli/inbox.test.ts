@@ -4,49 +4,14 @@
 // naming who acted; bad input is one line on stderr, exit 2, and records nothing.
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { effectIdFor, latestProposal, publicKeyPem, publicKeySet, verify, type Receipt } from '../../src/interlock.js';
-import { createItemMaker, type ItemMaker } from '../http/inbox-items.js';
-import { approvalBody, bearer, startRig, TOKENS, type Rig } from '../http/rig.js';
-import { startStripeWorld, type StripeWorld } from '../stripe/stripe-support.js';
-import { testKey } from '../support/harness.js';
-import { runCli, tempDir, type CliRun } from './run-cli.js';
+import { approvalBody, bearer, TOKENS } from '../http/rig.js';
+import { inboxCliSuite } from './inbox-cli-rig.js';
+import { runCli, type CliRun } from './run-cli.js';
 import { staleOnChargedBack } from './sandbox-items.js';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 
-let rig: Rig;
-let make: ItemMaker;
-let stripe: StripeWorld;
-const temp = tempDir('inbox');
-/** The CLI's signing key, given to it as a file so the test knows its public half. */
-const cliKey = testKey();
-let env: Record<string, string>;
-
-beforeAll(async () => {
-  rig = await startRig();
-  make = await createItemMaker(rig);
-  stripe = await startStripeWorld();
-  writeFileSync(join(temp.dir, 'cli-key.pem'), cliKey.privatePem, { mode: 0o600 });
-  // The CLI's key is one the deployment signs with (a rotation's new key, say): a command records entries only with such
-  // a key (cli/stores.ts withStores).
-  await rig.redis.sadd(rig.stores.keys.signingKids, cliKey.key.kid);
-  env = {
-    REDIS_URL: rig.stores.config.redisUrl,
-    INTERLOCK_KEY_PREFIX: rig.stores.config.keyPrefix,
-    INTERLOCK_DATA_DIR: temp.dir,
-    INTERLOCK_SIGNING_KEY_FILE: join(temp.dir, 'cli-key.pem'),
-    INTERLOCK_UNSAFE_DURABILITY: '1',
-    STRIPE_SECRET_KEY: 'sk_test_inboxCli0001',
-    STRIPE_API_BASE: stripe.sandbox.url,
-  };
-}, 60_000);
-afterAll(async () => {
-  await make?.close();
-  await rig?.close();
-  await stripe?.close();
-  temp.remove();
-});
+const { rig, make, stripe, cliKey, env } = inboxCliSuite('inbox', 'sk_test_inboxCli0001');
 
 const json = (run: CliRun) => JSON.parse(run.stdout) as Record<string, unknown>;
 

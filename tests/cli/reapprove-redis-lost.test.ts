@@ -5,37 +5,20 @@
 // Telling the operator "nothing was changed" invites them to propose the refund again under a request of their own.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { effectIdFor } from '../../src/interlock.js';
-import { createItemMaker, type ItemMaker } from '../http/inbox-items.js';
-import { startRig, type Rig } from '../http/rig.js';
-import { startStripeWorld, type StripeWorld } from '../stripe/stripe-support.js';
-import { runCli, tempDir } from './run-cli.js';
+import { sandboxInboxSuite } from './inbox-cli-rig.js';
+import { runCli } from './run-cli.js';
 import { cutAfter } from './redis-proxy.js';
 import { staleOnChargedBack } from './sandbox-items.js';
 
-let rig: Rig;
-let make: ItemMaker;
-let stripe: StripeWorld;
+const { rig, make, stripe, temp } = sandboxInboxSuite('rv-cli-reapprove');
 /** The deployment's (the rig's) signing key as a file: a command records entries only with a key the deployment signs with. */
 function keyFile(): string {
   const file = join(temp.dir, 'signing-key.pem');
   writeFileSync(file, rig.stores.signingKey.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, { mode: 0o600 });
   return file;
 }
-const temp = tempDir('rv-cli-reapprove');
-
-beforeAll(async () => {
-  rig = await startRig();
-  make = await createItemMaker(rig);
-  stripe = await startStripeWorld();
-}, 60_000);
-afterAll(async () => {
-  await make?.close();
-  await rig?.close();
-  await stripe?.close();
-  temp.remove();
-});
 
 describe('inbox reapprove when Redis goes away after the item was closed', () => {
   it('does not say "nothing was changed": the item is closed as re-approved and the re-approval is pending for recovery', async () => {

@@ -5,29 +5,15 @@
 // ¥700). apply refuses the credit before the send (incident_already_compensated), naming it in its own currency; a
 // credit there that billing took back there compensates nothing, and refuses nothing. The premise stays a number in
 // the credit's currency.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Config } from '../../src/config.js';
-import { Rejected, type Target } from '../../src/core/target.js';
-import { createCreditTarget } from '../../src/stripe/credit-target.js';
-import { approvalTerms, removePrefixes, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
-import { effectIdFor, sendContext, startStripeWorld, type StripeWorld } from './stripe-support.js';
+import { describe, expect, it } from 'vitest';
+import { Rejected } from '../../src/core/target.js';
+import { approvalTerms } from '../support/harness.js';
+import { effectIdFor, gateOnStripe, sendContext } from './stripe-support.js';
 
-let world: StripeWorld;
-let target: Target;
-let config: Config;
-let node: TestNode;
-
-beforeAll(async () => {
-  world = await startStripeWorld();
-  target = createCreditTarget(world.client, { sendTimeoutMs: 2_000 });
-  config = testConfig({ sendTimeoutMs: 1_500, settleMarginMs: 150, claimTtlMs: 3_000, heartbeatMs: 100, heartbeatTtlMs: 500, keyPrefix: `t-credit-foreign-balance-${Math.random().toString(36).slice(2, 10)}` });
-  node = await startNode({ config, target: createCreditTarget(world.client, { sendTimeoutMs: config.sendTimeoutMs }), key: testKey().key, workerId: 'foreign-balance' });
-});
-afterAll(async () => {
-  await node?.close().catch(() => undefined);
-  await world.close();
-  await removePrefixes([config.keyPrefix, `{${config.keyPrefix}-queues}`]);
-});
+const { world, node, target } = gateOnStripe(
+  { sendTimeoutMs: 1_500, settleMarginMs: 150, claimTtlMs: 3_000, heartbeatMs: 100, heartbeatTtlMs: 500, keyPrefix: `t-credit-foreign-balance-${Math.random().toString(36).slice(2, 10)}` },
+  { kind: 'credit', workerId: 'foreign-balance' },
+);
 
 /** A customer billed in usd (its first invoice) with a jpy invoice too. */
 async function usdCustomerWithJpyInvoice(name: string): Promise<string> {

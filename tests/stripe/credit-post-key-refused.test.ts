@@ -4,29 +4,15 @@
 // (fenced, carrying the error): the submit throws target_misconfigured, not IN_FLIGHT "outcome unknown", and
 // recovery's resend answered so is named UNRESOLVED:target_misconfigured; once the key is fixed the credit lands once.
 import type Stripe from 'stripe';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { errorCode } from '../../src/core/errors.js';
-import { createCreditTarget } from '../../src/stripe/credit-target.js';
-import { approvalTerms, removePrefixes, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
-import { recoverUntilSettled, sleep, startStripeWorld, type StripeWorld } from './stripe-support.js';
+import { approvalTerms } from '../support/harness.js';
+import { gateOnStripe, recoverUntilSettled, sleep } from './stripe-support.js';
 
 const TIMING: Partial<Config> = { sendTimeoutMs: 1_000, settleMarginMs: 150, claimTtlMs: 2_000, heartbeatMs: 100, heartbeatTtlMs: 500 };
 
-let world: StripeWorld;
-let config: Config;
-let node: TestNode;
-
-beforeAll(async () => {
-  world = await startStripeWorld();
-  config = testConfig({ ...TIMING, keyPrefix: `t-credit-post-401-${Math.random().toString(36).slice(2, 10)}` });
-  node = await startNode({ config, target: createCreditTarget(world.client, { sendTimeoutMs: config.sendTimeoutMs }), key: testKey().key, workerId: 'credit-post-401' });
-});
-afterAll(async () => {
-  await node?.close().catch(() => undefined);
-  await world.close();
-  await removePrefixes([config.keyPrefix, `{${config.keyPrefix}-queues}`]);
-});
+const { world, node } = gateOnStripe({ ...TIMING, keyPrefix: `t-credit-post-401-${Math.random().toString(36).slice(2, 10)}` }, { kind: 'credit', workerId: 'credit-post-401' });
 
 it('a 401 on the credit POST: target_misconfigured, nothing landed; recovery names it, and sends it once the key works', async () => {
   const customer = (await world.stripe.customers.create({ name: 'post 401' })).id;

@@ -3,33 +3,19 @@
 // send (ReadBeforeSendFailed, SendResult `cause`), as the refund target's does: a 429 slows the queue down for Stripe's
 // Retry-After (README "Rate limits"), and a 401/403 is the configuration error it is (target_misconfigured, naming the
 // key), not a send in flight retried at once.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Config } from '../../src/config.js';
+import { describe, expect, it } from 'vitest';
 import { errorCode, slowDownOf } from '../../src/core/errors.js';
-import { SendFenced, type Target } from '../../src/core/target.js';
-import { createCreditTarget } from '../../src/stripe/credit-target.js';
-import { approvalTerms, removePrefixes, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
-import { callsSince, effectIdFor, mark, sendContext, startStripeWorld, type StripeWorld } from './stripe-support.js';
+import { SendFenced } from '../../src/core/target.js';
+import { approvalTerms } from '../support/harness.js';
+import { callsSince, effectIdFor, gateOnStripe, mark, sendContext } from './stripe-support.js';
 
 const RATE_LIMITED = { path: '/v1/credit_notes', method: 'GET', status: 429, type: 'rate_limit_error', code: 'rate_limit', message: 'Too many requests hit the API too quickly.', retry_after: 30 } as const;
 const KEY_REFUSED = { path: '/v1/credit_notes', method: 'GET', status: 401, type: 'authentication_error', message: 'Invalid API Key provided: sk_test_****0001' } as const;
 
-let world: StripeWorld;
-let target: Target;
-let config: Config;
-let node: TestNode;
-
-beforeAll(async () => {
-  world = await startStripeWorld();
-  target = createCreditTarget(world.client, { sendTimeoutMs: 2_000 });
-  config = testConfig({ sendTimeoutMs: 1_500, settleMarginMs: 150, claimTtlMs: 3_000, heartbeatMs: 100, heartbeatTtlMs: 500, keyPrefix: `t-credit-presend-${Math.random().toString(36).slice(2, 10)}` });
-  node = await startNode({ config, target: createCreditTarget(world.client, { sendTimeoutMs: config.sendTimeoutMs }), key: testKey().key, workerId: 'credit-presend' });
-});
-afterAll(async () => {
-  await node?.close().catch(() => undefined);
-  await world.close();
-  await removePrefixes([config.keyPrefix, `{${config.keyPrefix}-queues}`]);
-});
+const { world, node, target } = gateOnStripe(
+  { sendTimeoutMs: 1_500, settleMarginMs: 150, claimTtlMs: 3_000, heartbeatMs: 100, heartbeatTtlMs: 500, keyPrefix: `t-credit-presend-${Math.random().toString(36).slice(2, 10)}` },
+  { kind: 'credit', workerId: 'credit-presend' },
+);
 
 const credit = (customer: string) => ({ kind: 'credit' as const, customer, amount: 1_000, incident: `INC-${customer}` });
 const posts = async (since: number) => (await callsSince(world.sandbox, since)).filter((call) => call.startsWith('POST'));

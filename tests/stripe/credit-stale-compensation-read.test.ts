@@ -7,29 +7,12 @@
 // customer is compensated twice for one incident. Nor may a premise read made for an earlier attempt of the same
 // request that the dispatch step refused (REFUSED:over_cap, nothing sent): it was not made right before this dispatch
 // (ReadContext.attempt, SendContext.attempt).
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Config } from '../../src/config.js';
-import { createCreditTarget, CREDIT_FACTS } from '../../src/stripe/credit-target.js';
-import { approvalTerms, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
-import { startStripeWorld, type StripeWorld } from './stripe-support.js';
+import { expect, it } from 'vitest';
+import { CREDIT_FACTS } from '../../src/stripe/credit-target.js';
+import { approvalTerms } from '../support/harness.js';
+import { gateOnStripe } from './stripe-support.js';
 
-let world: StripeWorld;
-let config: Config;
-let node: TestNode;
-beforeAll(async () => {
-  world = await startStripeWorld();
-  config = testConfig({ sendTimeoutMs: 2_000 });
-  node = await startNode({ config, target: createCreditTarget(world.client, { sendTimeoutMs: 2_000 }), key: testKey().key });
-});
-afterAll(async () => {
-  await node.close();
-  await world.close();
-  const redis = new Redis(config.redisUrl);
-  const stale = await redis.keys(`${config.keyPrefix}:*`);
-  if (stale.length > 0) await redis.del(...stale);
-  await redis.quit();
-});
+const { world, node } = gateOnStripe({ sendTimeoutMs: 2_000 }, { kind: 'credit' });
 
 for (const premisesKind of ['subscription only', 'none'] as const) {
   it(`a compensation billing made after the decision-time read is seen by the pre-send check (premises: ${premisesKind})`, async () => {

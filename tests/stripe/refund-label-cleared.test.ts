@@ -5,41 +5,23 @@
 // the send does not write: it may be this effect's refund with its labels cleared in the Dashboard, so the lookup
 // throws lookup_blind naming it, and recovery settles the effect AMBIGUOUS instead of sending a second refund once
 // Stripe forgot the key (REAPPLIED_AFTER_QUERY), as the credit target does for a credit (credit-marker-edited.test.ts).
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { errorCode } from '../../src/core/errors.js';
 import { currentOutcome } from '../../src/core/verify.js';
 import type { Target } from '../../src/core/target.js';
 import { DISPATCH_SKEW_MS } from '../../src/stripe/credit-target.js';
 import { createRefundTarget } from '../../src/stripe/refund-target.js';
-import { approvalTerms, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
-import { effectIdFor, pay, recoverUntilSettled, sleep, startStripeWorld, type StripeWorld } from './stripe-support.js';
+import { approvalTerms } from '../support/harness.js';
+import { effectIdFor, gateOnStripe, pay, recoverUntilSettled, sleep } from './stripe-support.js';
 
 const TIMING: Partial<Config> = { sendTimeoutMs: 1_000, settleMarginMs: 150, claimTtlMs: 2_500, heartbeatMs: 100, heartbeatTtlMs: 500, dedupMarginMs: 1_500 };
 const READ = { timeoutMs: 2_000 };
 const WINDOW_MS = 3_000;
 
-let world: StripeWorld;
-let target: Target;
-let config: Config;
-let node: TestNode;
-
-beforeAll(async () => {
-  world = await startStripeWorld();
-  target = createRefundTarget(world.client, { sendTimeoutMs: 2_000 });
-  config = testConfig(TIMING);
+const { world, config, node, target } = gateOnStripe(TIMING, {
   // The key window shortened to stand for Stripe's 24 hours (the sandbox's keys are aged past it below).
-  const shortWindow: Target = { ...createRefundTarget(world.client, { sendTimeoutMs: config.sendTimeoutMs }), dedupWindowMs: WINDOW_MS };
-  node = await startNode({ config, target: shortWindow, key: testKey().key });
-});
-afterAll(async () => {
-  await node?.close().catch(() => undefined);
-  await world.close();
-  const redis = new Redis(config.redisUrl);
-  const stale = await redis.keys(`${config.keyPrefix}:*`);
-  if (stale.length > 0) await redis.del(...stale);
-  await redis.quit();
+  target: (opened, settings): Target => ({ ...createRefundTarget(opened.client, { sendTimeoutMs: settings.sendTimeoutMs }), dedupWindowMs: WINDOW_MS }),
 });
 
 const refund = (paymentIntent: string, amount = 2_000, metadata?: Record<string, string>) => ({ kind: 'refund' as const, paymentIntent, amount, ...(metadata === undefined ? {} : { metadata }) });

@@ -5,41 +5,21 @@
 // the key), not a send in flight. The gate's answer says plainly that nothing was sent, never that the outcome is
 // unknown.
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startEffectsWorker, type EffectsWorker } from '../../queues/effects.js';
 import type { Config } from '../../src/config.js';
 import { errorCode, slowDownOf } from '../../src/core/errors.js';
-import { SendFenced, type Target } from '../../src/core/target.js';
+import { SendFenced } from '../../src/core/target.js';
 import { startSender, type ApprovalTerms, type Sender } from '../../src/interlock.js';
-import { createRefundTarget } from '../../src/stripe/refund-target.js';
 import { openPipeline } from '../pipeline/pipeline-support.js';
-import { approvalTerms, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
-import { callsSince, effectIdFor, mark, pay, sendContext, sleep, startStripeWorld, type StripeWorld } from './stripe-support.js';
+import { approvalTerms } from '../support/harness.js';
+import { callsSince, effectIdFor, gateOnStripe, mark, pay, sendContext, sleep } from './stripe-support.js';
 
 const TIMING: Partial<Config> = { sendTimeoutMs: 1_000, settleMarginMs: 150, claimTtlMs: 2_500, heartbeatMs: 100, heartbeatTtlMs: 500 };
 const RATE_LIMITED = { path: '/v1/payment_intents', method: 'GET', status: 429, type: 'rate_limit_error', code: 'rate_limit', message: 'Too many requests hit the API too quickly.', retry_after: 30 } as const;
 const KEY_REFUSED = { path: '/v1/payment_intents', method: 'GET', status: 401, type: 'authentication_error', message: 'Invalid API Key provided: sk_test_****0001' } as const;
 
-let world: StripeWorld;
-let target: Target;
-let config: Config;
-let node: TestNode;
-
-beforeAll(async () => {
-  world = await startStripeWorld();
-  target = createRefundTarget(world.client, { sendTimeoutMs: 2_000 });
-  config = testConfig(TIMING);
-  node = await startNode({ config, target: createRefundTarget(world.client, { sendTimeoutMs: config.sendTimeoutMs }), key: testKey().key });
-});
-afterAll(async () => {
-  await node?.close().catch(() => undefined);
-  await world.close();
-  const redis = new Redis(config.redisUrl);
-  const stale = await redis.keys(`${config.keyPrefix}:*`);
-  if (stale.length > 0) await redis.del(...stale);
-  await redis.quit();
-});
+const { world, node, target } = gateOnStripe(TIMING);
 
 const refund = (paymentIntent: string) => ({ kind: 'refund' as const, paymentIntent, amount: 2_000 });
 const posts = async (since: number) => (await callsSince(world.sandbox, since)).filter((call) => call.startsWith('POST'));

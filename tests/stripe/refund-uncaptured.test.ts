@@ -4,35 +4,15 @@
 // PaymentIntent ... You must cancel the PaymentIntent to reverse the authorization"): it reads refundable 0, and so
 // does one whose authorisation was canceled (its charge uncaptured, amount_refunded = amount). A refund of either is
 // refused before anything reaches Stripe, saying why, not sent and refused by Stripe after the dispatch.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import type { Config } from '../../src/config.js';
-import { Rejected, type Target } from '../../src/core/target.js';
-import { createRefundTarget, REFUND_FACTS } from '../../src/stripe/refund-target.js';
-import { approvalTerms, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
-import { callsSince, effectIdFor, mark, sendContext, startStripeWorld, type StripeWorld } from './stripe-support.js';
+import { describe, expect, it } from 'vitest';
+import { Rejected } from '../../src/core/target.js';
+import { REFUND_FACTS } from '../../src/stripe/refund-target.js';
+import { approvalTerms } from '../support/harness.js';
+import { callsSince, effectIdFor, gateOnStripe, mark, sendContext } from './stripe-support.js';
 
 const READ = { timeoutMs: 2_000 };
 
-let world: StripeWorld;
-let target: Target;
-let config: Config;
-let node: TestNode;
-
-beforeAll(async () => {
-  world = await startStripeWorld();
-  target = createRefundTarget(world.client, { sendTimeoutMs: 2_000 });
-  config = testConfig({ sendTimeoutMs: 1_000, settleMarginMs: 150, claimTtlMs: 2_500, heartbeatMs: 100, heartbeatTtlMs: 500 });
-  node = await startNode({ config, target: createRefundTarget(world.client, { sendTimeoutMs: config.sendTimeoutMs }), key: testKey().key });
-});
-afterAll(async () => {
-  await node?.close().catch(() => undefined);
-  await world.close();
-  const redis = new Redis(config.redisUrl);
-  const stale = await redis.keys(`${config.keyPrefix}:*`);
-  if (stale.length > 0) await redis.del(...stale);
-  await redis.quit();
-});
+const { world, node, target } = gateOnStripe({ sendTimeoutMs: 1_000, settleMarginMs: 150, claimTtlMs: 2_500, heartbeatMs: 100, heartbeatTtlMs: 500 });
 
 const refund = (paymentIntent: string, amount: number) => ({ kind: 'refund' as const, paymentIntent, amount });
 const authorise = () => world.stripe.paymentIntents.create({ amount: 10_000, currency: 'usd', payment_method: 'pm_card_visa', confirm: true, capture_method: 'manual' });

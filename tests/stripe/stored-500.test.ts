@@ -4,32 +4,14 @@
 // key); recovery looks it up and resends with the unknown-answer backoff (the settle margin after the last such
 // answer, doubled each time), so a stored 500 costs a few requests, not one per pass; once Stripe has forgotten the key,
 // the next resend runs and the effect commits, once.
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
-import { createRefundTarget } from '../../src/stripe/refund-target.js';
-import { approvalTerms, sleep, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
-import { pay, recoverUntilSettled, startStripeWorld, type StripeWorld } from './stripe-support.js';
+import { approvalTerms, sleep } from '../support/harness.js';
+import { gateOnStripe, pay, recoverUntilSettled } from './stripe-support.js';
 
 const TIMING: Partial<Config> = { sendTimeoutMs: 1_000, settleMarginMs: 400, claimTtlMs: 2_500, heartbeatMs: 100, heartbeatTtlMs: 500 };
 
-let world: StripeWorld;
-let config: Config;
-let node: TestNode;
-
-beforeAll(async () => {
-  world = await startStripeWorld();
-  config = testConfig(TIMING);
-  node = await startNode({ config, target: createRefundTarget(world.client, { sendTimeoutMs: config.sendTimeoutMs }), key: testKey().key });
-});
-afterAll(async () => {
-  await node?.close().catch(() => undefined);
-  await world.close();
-  const redis = new Redis(config.redisUrl);
-  const stale = await redis.keys(`${config.keyPrefix}:*`);
-  if (stale.length > 0) await redis.del(...stale);
-  await redis.quit();
-});
+const { world, config, node } = gateOnStripe(TIMING);
 
 it('a send answered with a stored 500 stays open through replayed 500s, resent with backoff, and commits once Stripe forgot the key', async () => {
   const { paymentIntent } = await pay(world.stripe, 'pm_card_visa', 5_000);

@@ -1,12 +1,19 @@
 // Shared wiring for the Stripe adapter's tests: a fast sandbox, the official SDK pointed at it for setting up the
-// world (payments, disputes, customers, credit notes), the adapter's own client, send contexts that record what
-// the adapter asked of them, and the sandbox's request log to count calls.
+// world (payments, disputes, customers, credit notes), the adapter's own client, a gate over a Stripe target for one
+// test file (gateOnStripe), send contexts that record what the adapter asked of them, and the sandbox's request log to
+// count calls.
 import { createHash, randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
+import { afterAll, beforeAll } from 'vitest';
 import { startSandbox, type LoggedRequest, type Sandbox } from '../../sandbox/index.js';
-import type { SendContext } from '../../src/core/target.js';
+import type { Config } from '../../src/config.js';
+import type { SendContext, Target } from '../../src/core/target.js';
 import type { RecoveryReport } from '../../src/gate/context.js';
 import { createStripeClient, type StripeClient } from '../../src/stripe/client.js';
+import { createCreditTarget } from '../../src/stripe/credit-target.js';
+import { createRefundTarget } from '../../src/stripe/refund-target.js';
+import { removePrefixes, startNode, testConfig, testKey, type TestNode } from '../support/harness.js';
+import { startedLater } from '../support/started-later.js';
 
 export type StripeWorld = {
   sandbox: Sandbox;
@@ -23,6 +30,60 @@ export async function startStripeWorld(): Promise<StripeWorld> {
   const stripe = new Stripe('sk_test_setup', { host: sandbox.host, port: sandbox.port, protocol: 'http', maxNetworkRetries: 0 });
   const client = createStripeClient({ secretKey: TEST_KEY, apiBase: sandbox.url });
   return { sandbox, stripe, client, close: () => sandbox.close() };
+}
+
+export type StripeGate = {
+  world: StripeWorld;
+  /** `settings` over the test defaults, under a key prefix of its own unless `settings` names one. */
+  config: Config;
+  /** A gate (one worker) on `config` over the node target. */
+  node: TestNode;
+  /**
+   * A target of the file's kind for a test to call by itself (2 s sends), not the node's: what it reads before a
+   * send is its own.
+   */
+  target: Target;
+};
+
+export type GateOnStripeOptions = {
+  /** The kind of Stripe target (default refund). */
+  kind?: 'refund' | 'credit';
+  /** The node's target (default: one of `kind` with the config's send timeout). */
+  target?: (world: StripeWorld, config: Config) => Target;
+  workerId?: string;
+};
+
+/**
+ * A Stripe world and a gate over it for one test file, started before its tests and closed after them, its keys
+ * deleted: `const { world, config, node, target } = gateOnStripe(TIMING);` where the hooks would go. Each is a
+ * stand-in (used in tests and in hooks registered after this one), so do not compare, spread or reassign it.
+ */
+export function gateOnStripe(settings: Partial<Config>, options: GateOnStripeOptions = {}): StripeGate {
+  const create = options.kind === 'credit' ? createCreditTarget : createRefundTarget;
+  let world: StripeWorld | undefined;
+  let config: Config | undefined;
+  let node: TestNode | undefined;
+  let target: Target | undefined;
+  beforeAll(async () => {
+    const opened = await startStripeWorld();
+    const made = testConfig(settings);
+    world = opened;
+    config = made;
+    target = create(opened.client, { sendTimeoutMs: 2_000 });
+    const onNode = options.target?.(opened, made) ?? create(opened.client, { sendTimeoutMs: made.sendTimeoutMs });
+    node = await startNode({ config: made, target: onNode, key: testKey().key, ...(options.workerId === undefined ? {} : { workerId: options.workerId }) });
+  });
+  afterAll(async () => {
+    await node?.close().catch(() => undefined);
+    await world?.close();
+    if (config !== undefined) await removePrefixes([config.keyPrefix]);
+  });
+  return {
+    world: startedLater('Stripe world', () => world),
+    config: startedLater('config', () => config),
+    node: startedLater('node', () => node),
+    target: startedLater('target', () => target),
+  };
 }
 
 /** A confirmed payment of `amount` cents with a test payment method (e.g. `pm_card_createDisputeInquiry`). */

@@ -1,8 +1,8 @@
 // Rule: a CLI command never says "nothing was changed" when it did change something (cli/stores.ts withStores).
-// `approvals grant` binds the id to its scope's partition (HSETNX) before the grant script writes the approval; when
-// Redis goes away between the two, the command says what it asked may or may not have been done, and a later grant of
-// that id under another scope says the id was taken by a grant that did not finish (describe answers "no approval"
-// for it), not that the approval "already exists".
+// `approvals grant` binds the id to its scope's partition (bind-approval-2, on the ids' index) before the grant script
+// writes the approval; when Redis goes away between the two, the command says what it asked may or may not have been
+// done, and a later grant of that id under another scope says the id was taken by a grant that did not finish
+// (describe answers "no approval" for it), not that the approval "already exists".
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -23,7 +23,8 @@ afterAll(async () => {
 
 describe('approvals grant when Redis goes away between its two writes', () => {
   it('says something may have been written, and a grant of the id under another scope names the unfinished grant', async () => {
-    const proxy = await cutAfter('hsetnx');
+    // Cut once the binding script, the first command naming the approval ids' index, was answered.
+    const proxy = await cutAfter(`${prefix}:{~index}:approvals`);
     let first;
     try {
       first = await runCli(['approvals', 'grant', '--id', 'ap_lost', '--approver', 'dana', '--cap-cents', '2000', '--scope', 'payment:pi_typo'], { ...env, REDIS_URL: proxy.url });

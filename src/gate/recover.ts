@@ -130,7 +130,13 @@ export function createRecover(ctx: GateContext) {
   async function emptyOutbox(effectId: string, partition: string, indexed: readonly Indexed[], now: number, requeue: Requeue | undefined): Promise<'queued' | 'no-queue' | 'young' | 'dropped' | 'none' | 'failed'> {
     const due = indexed.filter(({ entry, boundAt }) => isOutboxEntry(entry) && boundAt <= now - OUTBOX_GRACE_MS);
     if (due.length === 0) return indexed.some(({ entry }) => isOutboxEntry(entry)) ? 'young' : 'none';
-    if (requeue === undefined) return 'no-queue';
+    if (requeue === undefined) {
+      // Without a queue a pass cannot tell whether a job stands for a proposal unjudged, but it can tell one judged:
+      // an effect settled since (recovery committed it while its dead worker's job still stood) has nothing to queue.
+      if (currentOutcome(await journal.entries(partition, effectId)) === null) return 'no-queue';
+      for (const { entry } of due) journal.unindex(effectId, entry.slice(entry.indexOf(':') + 1));
+      return 'dropped';
+    }
     let queued: boolean;
     try {
       queued = await requeue(effectId, partition);

@@ -102,6 +102,29 @@ describe('the producers\' outbox', () => {
     expect(made.target.landings).toHaveLength(1);
   });
 
+  // Rule: a pass with no queue (`interlock recover`) tells an effect already judged from a proposal never queued: it
+  // drops the old outbox entry of a settled effect and leaves nothing for later (it reported a committed effect as
+  // "recorded, never queued" with a retry time, and `interlock recover` exited 4, for as long as no service ran).
+  it('an old outbox entry of an effect already judged goes on a pass with no queue too, which leaves nothing for later', async () => {
+    const made = await outboxRig(closers);
+    const terms = approvalTerms({ maxUses: 1 });
+    await made.stores.approvals.grant(terms);
+    const proposal = refundProposal({ approval: terms.id });
+    const effectId = await recordedNeverQueued(made, proposal);
+    const worker = startEffectsWorker(made.stores, made.sender, { concurrency: 2 });
+    closers.push(() => worker.close(true));
+    await made.queue.propose(proposal);
+    await until(() => settledOutcome(made.stores, effectId), (outcome) => outcome !== null, 'the effect settling');
+    await age(made, effectId, OUTBOX_GRACE_MS + 1_000);
+    const report = await made.sender.gate.recover();
+    const skipped = report.skipped.find((item) => item.effectId === effectId);
+    expect(skipped?.reason ?? '').not.toContain('never queued');
+    expect(skipped?.retryAt).toBeUndefined();
+    expect(report.nextAt).toBeNull();
+    await until(() => indexed(made, effectId), (entries) => entries.length === 0, 'the outbox entry going');
+    expect(made.target.landings).toHaveLength(1);
+  });
+
   it('a job that failed for good is left failed: the sweep neither runs it again nor says it queued one', async () => {
     const made = await outboxRig(closers);
     const terms = approvalTerms();

@@ -1393,7 +1393,9 @@ function addServiceCommands(program: Command): void {
       await withStores(async ({ stores }) => {
         // An id of its own: a one-pass recoverer under the service's INTERLOCK_WORKER_ID would supersede the running
         // worker (it takes the id at its first beat), and the claims it takes are its own until it clears its heartbeat.
-        const sender = await startSender(stores, stripe.target, { workerId: `recover:${defaultWorkerId()}` });
+        // Facts too, as the service's sender has them: an effect this pass settles on a payment a fact marked while it
+        // was in flight has its facts re-read before the command exits (no reconciler may run to read them later).
+        const sender = await startSender(stores, stripe.target, { workerId: `recover:${defaultWorkerId()}`, facts: createFacts(stores, stripe.reader) });
         try {
           const report = await sender.gate.recover();
           const settled = report.settled.map((each) => each.effectId);

@@ -118,7 +118,7 @@ import { DEFAULT_SEND_TIMEOUT_MS, MAX_PAGE_SIZE, listAll, readBudget, readCall, 
 import { closeRequestsOutOfTime, type StripeClient } from './client.js';
 import { ReadBeforeSendFailed, StripeUnavailable } from './errors.js';
 import { moneyText } from '../core/money-text.js';
-import { EFFECT_ID_KEY, INCIDENT_KEY, effectMetadata, findOwn } from './metadata.js';
+import { EFFECT_ID_KEY, INCIDENT_KEY, effectMetadata, findOwn, labelWords } from './metadata.js';
 import { balanceCreditSummary, wasReplayed } from './summaries.js';
 
 export const CREDIT_FACTS = ['subscription_status', 'incident_compensation', 'currency'] as const;
@@ -203,6 +203,12 @@ export function incidentCompensation(notes: readonly Stripe.CreditNote[], transa
  * SLA credit, which incidentCompensation counts as others' compensation; not when the effect's own metadata, `own`,
  * wrote that key with that value) or an interlock_incident naming another incident (which the send writes as the
  * effect's own, and no effect's metadata can name). Keys added do not rule it out (a person tidying up adds a note).
+ * Unlike a refund (refund-target.ts unlabelledRefund), a credit is not ruled out by a well-formed effect id either
+ * (labelledEffect, the one label namesNoEffect does not leave possibly ours): every credit send writes its
+ * interlock_incident, so another effect's credit for another incident is told apart by that, and no second effect's
+ * credit for this incident is normal, as a second refund of one amount on a payment is: apply refuses a credit for an
+ * incident already compensated (incident_already_compensated), so a credit for this incident carrying another
+ * effect's id may as well be this effect's with that id pasted over it.
  * Asked only once findOwn found none: a credit of `amount` carrying the effect's own id is its own, never a lookalike.
  * Null when there is none.
  */
@@ -564,13 +570,11 @@ export function createCreditTarget(client: StripeClient, options: CreditTargetOp
       if (found === null) {
         const lookalike = window === null ? null : unlabelledLookalike(transactions, amount, incident, currency, window.since, metadata);
         if (lookalike === null || window === null) return null;
-        // Not null (see the header): it may be this credit with its label removed, and only a person can tell.
+        // Not null (see the header): it may be this credit with its label removed or changed, and only a person can tell.
         const made = window.since === null ? "on the customer's test clock" : `at ${new Date(lookalike.created * 1000).toISOString()}, after this effect was first dispatched`;
-        const label = lookalike.metadata?.[EFFECT_ID_KEY] ?? '';
-        const carries = label === '' ? `carries no ${EFFECT_ID_KEY}` : `carries ${EFFECT_ID_KEY} = ${JSON.stringify(label)}, not this effect's`;
         throw new InterlockError(
           'lookup_blind',
-          `Customer ${customer} has no balance transaction carrying ${EFFECT_ID_KEY} = ${effectId} for this effect's credit of ${moneyText(amount, currency)}, but ${lookalike.id}, a credit of ${moneyText(amount, currency)} created ${made}, ${carries}: it may be this effect's credit with its metadata edited, so whether this credit landed cannot be read. Check ${lookalike.id} in the customer's credit balance history in the Dashboard (who made it, and whether it is the credit for incident ${incident}); credit the customer by hand only if it is not`,
+          `Customer ${customer} has no balance transaction carrying ${EFFECT_ID_KEY} = ${effectId} for this effect's credit of ${moneyText(amount, currency)}, but ${lookalike.id}, a credit of ${moneyText(amount, currency)} created ${made}, ${labelWords(lookalike.metadata)}: it may be this effect's credit with its metadata edited, so whether this credit landed cannot be read. Check ${lookalike.id} in the customer's credit balance history in the Dashboard (who made it, and whether it is the credit for incident ${incident}); credit the customer by hand only if it is not`,
         );
       }
       const summary: JsonObject = balanceCreditSummary(found.own);

@@ -1,6 +1,7 @@
 // What the adapter writes into the metadata of the objects it creates, so that anyone (the lookup, the facts
 // worker, a person in the dashboard) can tell which effect made an object and why.
 import type Stripe from 'stripe';
+import { isEffectId } from '../core/effect-id.js';
 import type { SendContext } from '../core/target.js';
 
 /** The effect id (also the Idempotency-Key): how the lookup finds what a send made. */
@@ -42,4 +43,37 @@ export function findOwn<T extends Tagged>(items: readonly T[], effectId: string,
   if (own === null) return null;
   const found = own;
   return { own: found, others: carrying.filter((item) => item !== found).map((item) => item.id) };
+}
+
+/**
+ * The effect an object's interlock_effect_id names: its value when that is a well-formed effect id (64 lowercase hex,
+ * isEffectId), which only a send writes (or a person copies from one); null when it is missing, empty, or anything
+ * else (a ticket number a person wrote over it in the Dashboard).
+ */
+export function labelledEffect(metadata: Stripe.Metadata | null | undefined): string | null {
+  const label = metadata?.[EFFECT_ID_KEY];
+  return label !== undefined && isEffectId(label) ? label : null;
+}
+
+/**
+ * Whether an object's interlock_effect_id leaves it possibly the effect's own with its label edited: it names no effect
+ * (missing, empty, or not a well-formed effect id), whatever other keys it carries. The Dashboard and the API edit
+ * metadata freely: a person may clear the id, write a ticket number over it, or add a note. A well-formed effect id is
+ * what some effect's send wrote: the refund lookup takes a refund carrying one for that effect's (unlabelledRefund),
+ * while the credit lookup, whose credits carry their incident too, still takes one for this incident for a possible
+ * lookalike (credit-target.ts unlabelledLookalike says why).
+ */
+export function namesNoEffect(metadata: Stripe.Metadata | null | undefined): boolean {
+  return labelledEffect(metadata) === null;
+}
+
+/**
+ * What an object's interlock_effect_id says, as the words of a lookup_blind message: "carries no interlock_effect_id",
+ * "carries interlock_effect_id = "T-1234", which is no effect id", or, for a well-formed one (another effect's: the
+ * lookup asks only once no object carries the effect's own), "carries interlock_effect_id = "…", another effect's id".
+ */
+export function labelWords(metadata: Stripe.Metadata | null | undefined): string {
+  const label = metadata?.[EFFECT_ID_KEY] ?? '';
+  if (label === '') return `carries no ${EFFECT_ID_KEY}`;
+  return `carries ${EFFECT_ID_KEY} = ${JSON.stringify(label)}, ${namesNoEffect(metadata) ? 'which is no effect id' : "another effect's id"}`;
 }

@@ -27,10 +27,13 @@
 // The lookup takes the effect's refund by its label (findOwn). Told the effect's first dispatch (ReadContext.dispatchedAt,
 // recovery's lookups), it does not answer null (nothing landed) while the payment holds an unlabelled lookalike: a
 // refund of the effect's amount made since the dispatch, less DISPATCH_SKEW_MS for the skew between Redis's clock and
-// Stripe's, that carries no interlock_effect_id and no metadata key the send does not write (unlabelledRefund). It
-// may be this effect's refund with its labels cleared in the Dashboard: past Stripe's 24 h key window "nothing
-// landed" would resend it as a second refund, and before it would let a failed re-check refuse it and give its cents
-// back. The lookup throws lookup_blind naming it, and the gate settles the effect AMBIGUOUS for a person to check.
+// Stripe's, whose interlock_effect_id names no effect (missing, empty, or not a well-formed effect id: a ticket number
+// written over it), whatever other keys it carries (a note added): unlabelledRefund. The Dashboard edits metadata
+// freely, so such a refund may be this effect's own with its label cleared or overwritten: past Stripe's 24 h key
+// window "nothing landed" would resend it as a second refund, and before it would let a failed re-check refuse it and
+// give its cents back. The lookup throws lookup_blind naming it, and the gate settles the effect AMBIGUOUS for a person
+// to check. A refund carrying a well-formed effect id is that effect's: two Interlock refunds of one amount on one
+// payment are normal (two cases refunded alike), so another effect's is no lookalike.
 //
 // A refund larger than what remains is refused before the send, in apply, and not through a premise: the gate
 // compares premises for equality, so a `refundable` read at decision time that was already too small would compare
@@ -51,7 +54,7 @@ import { DEFAULT_SEND_TIMEOUT_MS, listAll, readBudget, readCall, sendCall, type 
 import { closeRequestsOutOfTime, type StripeClient } from './client.js';
 import { DISPATCH_SKEW_MS } from './credit-target.js';
 import { ReadBeforeSendFailed } from './errors.js';
-import { EFFECT_ID_KEY, REQUEST_KEY, effectMetadata, findOwn } from './metadata.js';
+import { EFFECT_ID_KEY, effectMetadata, findOwn, labelWords, namesNoEffect } from './metadata.js';
 import { isChargeback, refundSummary, wasReplayed } from './summaries.js';
 
 export const REFUND_FACTS = ['chargebacks', 'refunded_by_others', 'refundable', 'charge_status', 'currency'] as const;
@@ -111,24 +114,16 @@ export function refundFigures(standing: NonNullable<PaymentStanding>, effectId: 
 }
 
 /**
- * The newest refund that may be the effect's own with its labels removed: of `amount` cents, created at or after
- * `since` (Stripe seconds), carrying no interlock_effect_id (an effect's send always writes one: another effect's
- * refund carries that effect's id) and no metadata key the send does not write (`own`: the keys of the effect's
- * metadata; the send adds only interlock_effect_id and interlock_request). Keys can be deleted in the Dashboard, not
- * conjured: a refund carrying another key was made by someone else. Its status does not matter, as for findOwn: the
- * effect's own refund may have failed since. Null when there is none.
+ * The newest refund that may be the effect's own with its label removed or changed: of `amount` cents, created at or
+ * after `since` (Stripe seconds), whose interlock_effect_id names no effect (namesNoEffect: missing, empty, or not a
+ * well-formed effect id, such as a ticket number written over it), whatever other keys it carries (a person tidying up
+ * adds a note). A refund carrying a well-formed effect id is the refund of the effect it names (another effect's: asked
+ * only once findOwn found none carrying this effect's own with its amount), never a lookalike: another Interlock refund
+ * of the same amount on the payment is normal. Its status does not matter, as for findOwn: the effect's own refund may
+ * have failed since. Null when there is none.
  */
-export function unlabelledRefund(refunds: readonly Stripe.Refund[], amount: number, since: number, own: Readonly<Record<string, string>> = {}): Stripe.Refund | null {
-  const written = new Set([...Object.keys(own), EFFECT_ID_KEY, REQUEST_KEY]);
-  return (
-    refunds.find(
-      (refund) =>
-        refund.amount === amount &&
-        refund.created >= since &&
-        (refund.metadata?.[EFFECT_ID_KEY] ?? '') === '' &&
-        Object.keys(refund.metadata ?? {}).every((key) => written.has(key)),
-    ) ?? null
-  );
+export function unlabelledRefund(refunds: readonly Stripe.Refund[], amount: number, since: number): Stripe.Refund | null {
+  return refunds.find((refund) => refund.amount === amount && refund.created >= since && namesNoEffect(refund.metadata)) ?? null;
 }
 
 /**
@@ -275,7 +270,7 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
     },
 
     async query(effectId, effect, context: ReadContext) {
-      const { paymentIntent, amount, metadata } = refundOf(effect);
+      const { paymentIntent, amount } = refundOf(effect);
       let refunds: Stripe.Refund[];
       try {
         refunds = await listAll(client, readBudget(context.timeoutMs), `GET /v1/refunds?payment_intent=${paymentIntent}`, (sdk, cursor, o) => sdk.refunds.list({ payment_intent: paymentIntent, ...cursor }, o), paging);
@@ -286,13 +281,13 @@ export function createRefundTarget(client: StripeClient, options: RefundTargetOp
       const found = findOwn(refunds, effectId, (item) => item.amount === amount);
       if (found === null) {
         if (context.dispatchedAt === undefined) return null;
-        const lookalike = unlabelledRefund(refunds, amount, Math.floor((context.dispatchedAt - DISPATCH_SKEW_MS) / 1000), metadata);
+        const lookalike = unlabelledRefund(refunds, amount, Math.floor((context.dispatchedAt - DISPATCH_SKEW_MS) / 1000));
         if (lookalike === null) return null;
-        // Not null (see the header): it may be this refund with its labels removed, and only a person can tell.
+        // Not null (see the header): it may be this refund with its label removed or changed, and only a person can tell.
         const money = moneyText(amount, lookalike.currency);
         throw new InterlockError(
           'lookup_blind',
-          `Payment ${paymentIntent} has no refund carrying ${EFFECT_ID_KEY} = ${effectId} for this effect's refund of ${money}, but ${lookalike.id}, a refund of ${money} created at ${new Date(lookalike.created * 1000).toISOString()}, after this effect was first dispatched, carries no ${EFFECT_ID_KEY}: it may be this effect's refund with its metadata edited, so whether this refund landed cannot be read. Check ${lookalike.id} on the payment in the Dashboard (who made it, and whether it is the refund this request asked for); refund the customer by hand only if it is not`,
+          `Payment ${paymentIntent} has no refund carrying ${EFFECT_ID_KEY} = ${effectId} for this effect's refund of ${money}, but ${lookalike.id}, a refund of ${money} created at ${new Date(lookalike.created * 1000).toISOString()}, after this effect was first dispatched, ${labelWords(lookalike.metadata)}: it may be this effect's refund with its metadata edited, so whether this refund landed cannot be read. Check ${lookalike.id} on the payment in the Dashboard (who made it, and whether it is the refund this request asked for); refund the customer by hand only if it is not`,
         );
       }
       const summary: JsonObject = refundSummary(found.own);

@@ -1,10 +1,11 @@
 // Rule: an effect reaches Stripe at most once, and when the gate cannot tell whether it landed it says AMBIGUOUS; it
 // never guesses (DESIGN §3). The refund target's lookup finds a refund by its labels (findOwn); told the effect's first
 // dispatch (ReadContext.dispatchedAt, recovery's lookups), it does not answer "nothing landed" while the payment holds a
-// refund of the effect's amount made since then (less DISPATCH_SKEW_MS) that carries no interlock_effect_id and no key
-// the send does not write: it may be this effect's refund with its labels cleared in the Dashboard, so the lookup
-// throws lookup_blind naming it, and recovery settles the effect AMBIGUOUS instead of sending a second refund once
-// Stripe forgot the key (REAPPLIED_AFTER_QUERY), as the credit target does for a credit (credit-marker-edited.test.ts).
+// refund of the effect's amount made since then (less DISPATCH_SKEW_MS) whose interlock_effect_id names no effect
+// (missing, empty, or not a well-formed effect id), whatever other keys it carries: it may be this effect's refund with
+// its labels cleared in the Dashboard, so the lookup throws lookup_blind naming it, and recovery settles the effect
+// AMBIGUOUS instead of sending a second refund once Stripe forgot the key (REAPPLIED_AFTER_QUERY), as the credit target
+// does for a credit (credit-marker-edited.test.ts). Overwritten ids: refund-lookalike-edited.test.ts.
 import { describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { errorCode } from '../../src/core/errors.js';
@@ -46,12 +47,22 @@ describe('the refund lookup told the first dispatch', () => {
     expect(await blind(target.query(effectIdFor('half'), refund(paymentIntent, 2_000, { ticket: 'T-9' }), { ...READ, dispatchedAt }))).toMatchObject({ code: 'lookup_blind' });
   });
 
-  it('no lookalike: another amount, another effect\'s id, a key the send never writes, or made before the dispatch less the margin', async () => {
+  // A key the send never writes does not rule a refund out: the Dashboard adds keys as freely as it clears them, so a
+  // person tidying the effect's refund may have added it.
+  it('one whose interlock_effect_id was cleared and that carries a key the send never writes is a lookalike too', async () => {
+    const { paymentIntent } = await pay(world.stripe);
+    const dispatchedAt = Date.now();
+    const noted = await world.stripe.refunds.create({ payment_intent: paymentIntent, amount: 2_000, metadata: { zendesk_ticket: '4711' } });
+    const answer = await blind(target.query(effectIdFor('noted'), refund(paymentIntent), { ...READ, dispatchedAt }));
+    expect(answer).toMatchObject({ code: 'lookup_blind' });
+    expect('message' in answer ? answer.message : '').toContain(noted.id);
+  });
+
+  it('no lookalike: another amount, another effect\'s id, or made before the dispatch less the margin', async () => {
     const { paymentIntent } = await pay(world.stripe);
     const dispatchedAt = Date.now() - 1_000;
     await world.stripe.refunds.create({ payment_intent: paymentIntent, amount: 1_999 });
     await world.stripe.refunds.create({ payment_intent: paymentIntent, amount: 2_000, metadata: { interlock_effect_id: 'f'.repeat(64) } });
-    await world.stripe.refunds.create({ payment_intent: paymentIntent, amount: 2_000, metadata: { zendesk_ticket: '4711' } });
     expect(await target.query(effectIdFor('others'), refund(paymentIntent), { ...READ, dispatchedAt })).toBeNull();
     // A refund made ten minutes more than the margin for clock skew (a day) before the dispatch.
     const earlier = await pay(world.stripe);

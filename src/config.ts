@@ -431,6 +431,80 @@ const IPV4_MAPPED = new BlockList();
 IPV4_MAPPED.addSubnet('::ffff:0:0', 96, 'ipv6');
 
 /**
+ * The ranges the keywords name, as proxy-addr holds them (loopback, linklocal, uniquelocal): loopback, link-local and
+ * private addresses, none of them a client of the internet at large. Listed or not, they are left out of the count
+ * of the addresses a value trusts (trustedCountProblem), so `uniquelocal` (more than a /8 of IPv4) and the same ranges
+ * written out (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16) stay taken as they were.
+ */
+const KEYWORD_RANGES = {
+  4: ['127.0.0.0/8', '169.254.0.0/16', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'],
+  6: ['::1/128', 'fe80::/10', 'fc00::/7'],
+} as const;
+
+/** An address isIP takes as a number: 32 bits for IPv4, 128 for IPv6 (its zone, such as %eth0, dropped). */
+function addressBits(address: string, family: 4 | 6): bigint {
+  if (family === 4) return address.split('.').reduce((bits, octet) => (bits << 8n) | BigInt(octet), 0n);
+  let text = address.replace(/%.*$/, '');
+  // The last 32 bits written as an IPv4 address (::ffff:10.0.0.1): as two groups.
+  const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted !== null) {
+    const low = addressBits(dotted[2] ?? '', 4);
+    text = `${dotted[1] ?? ''}${(low >> 16n).toString(16)}:${(low & 0xffffn).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const groupsOf = (part: string) => (part === '' ? [] : part.split(':'));
+  const left = groupsOf(head);
+  const right = tail === undefined ? [] : groupsOf(tail);
+  const groups = [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return groups.reduce((bits, group) => (bits << 16n) | BigInt(`0x${group}`), 0n);
+}
+
+/** The addresses a range holds, first to last, in a family of `width` bits (32 or 128). */
+type AddressRange = { first: bigint; last: bigint };
+
+function rangeOf(bits: bigint, prefix: number, width: number): AddressRange {
+  const size = 1n << BigInt(width - prefix);
+  const first = bits - (bits % size);
+  return { first, last: first + size - 1n };
+}
+
+/** How many addresses the ranges hold together, each counted once however many ranges hold it. */
+function unionSize(ranges: readonly AddressRange[]): bigint {
+  let total = 0n;
+  let end = -1n;
+  for (const { first, last } of [...ranges].sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : 0))) {
+    if (last <= end) continue;
+    total += last - (first > end ? first : end + 1n) + 1n;
+    end = last;
+  }
+  return total;
+}
+
+/**
+ * What is wrong with the ranges a value lists together, or null: more addresses in one family than the widest range
+ * a proxy needs (WIDEST_PROXY_RANGE), counted once each (10.0.0.0/8 listed twice, or with 10.1.0.0/16, is one /8)
+ * and without the loopback, link-local and private ones (KEYWORD_RANGES). Judged part by part, 256 /8s would pass,
+ * and trust every IPv4 client as `true` would. IPv4-mapped ranges are counted as the IPv4 ranges they map.
+ */
+function trustedCountProblem(listed: { 4: AddressRange[]; 6: AddressRange[] }): string | null {
+  for (const family of [4, 6] as const) {
+    const width = family === 4 ? 32 : 128;
+    const keywords = KEYWORD_RANGES[family].map((range) => {
+      const [address = '', bits = ''] = range.split('/');
+      return rangeOf(addressBits(address, family), Number(bits), width);
+    });
+    const trusted = unionSize([...listed[family], ...keywords]) - unionSize(keywords);
+    const widest = WIDEST_PROXY_RANGE[family];
+    const unit = 1n << BigInt(width - widest);
+    if (trusted <= unit) continue;
+    // In hundredths of a /8 (/7), rounded up: one address over a /8 reads as more than one.
+    const units = Number((trusted * 100n + unit - 1n) / unit) / 100;
+    return `the ranges listed hold ${trusted.toString()} IPv${family} addresses together (${units} /${widest}s), loopback, link-local and private ones not counted: more than one /${widest} (${unit.toString()}), the most a proxy's ranges may hold, so narrow ranges that add up to the internet at large would let its clients choose their own address and claim HTTPS in X-Forwarded-For and -Proto, as with "true"; list only the proxies' own addresses or ranges, or give a hop count`;
+  }
+  return null;
+}
+
+/**
  * proxy-addr's compile, which Express calls on `trust proxy` when the app is built: the copy Express itself loads
  * (resolved from Express's folder), required only when INTERLOCK_TRUST_PROXY is set, as Express is loaded only by
  * the commands that serve.
@@ -452,6 +526,7 @@ function proxyAddrCompile(): (trust: string[]) => unknown {
 function trustProxyProblem(value: string): string | null {
   if (/^[0-9]+$/.test(value)) return /^[1-9]$/.test(value) ? null : 'a number of hops must be from 1 to 9';
   const parts = value.split(',').map((item) => item.trim());
+  const listed: { 4: AddressRange[]; 6: AddressRange[] } = { 4: [], 6: [] };
   for (const [index, part] of parts.entries()) {
     if (['loopback', 'linklocal', 'uniquelocal'].includes(part)) continue;
     const [address = '', bits, extra] = part.split('/');
@@ -471,7 +546,13 @@ function trustProxyProblem(value: string): string | null {
       const judged = mapped ? `, an IPv4-mapped range and so judged as the IPv4 range /${judgedPrefix}` : '';
       return `part ${index + 1} (${part}${judged}) is too wide to be a proxy's: a range shorter than /${WIDEST_PROXY_RANGE[4]} (IPv4) or /${WIDEST_PROXY_RANGE[6]} (IPv6) holds the internet at large, whose clients could then choose their own address and claim HTTPS in X-Forwarded-For and -Proto, as with "true"; name the proxies' own addresses or ranges, or a hop count`;
     }
+    const number = addressBits(address, family === 4 ? 4 : 6);
+    if (mapped) listed[4].push(rangeOf(number & 0xffffffffn, judgedPrefix, 32));
+    else if (family === 4) listed[4].push(rangeOf(number, prefix, 32));
+    else listed[6].push(rangeOf(number, prefix, 128));
   }
+  const countProblem = trustedCountProblem(listed);
+  if (countProblem !== null) return countProblem;
   try {
     // As Express hands it over: the parts, split on commas and trimmed.
     proxyAddrCompile()(parts);

@@ -40,6 +40,7 @@ import {
   proposalFields,
   refusalOfLatestProposal,
   requestIdOf,
+  RULES_MODEL,
   StripeUnavailable,
   type CaseDecision,
   type CaseRecord,
@@ -269,7 +270,8 @@ async function dropNoteOfFinal(stores: Stores, record: CaseRecord): Promise<void
  * spent leaves nothing; otherwise the less of what the approval's cap and the cap set on its scope leave.
  */
 export function roomOf(snapshot: ApprovalSnapshot, subjectCap: SubjectCap): { centsLeft: number; leftBy?: LeftBy } {
-  // The time only says whether the approval is live, which the gate checks at dispatch; the room does not depend on it.
+  // The time only says whether the approval is live, which the worker checked before (approvalEndedDecline) and the gate
+  // checks again at dispatch; the room does not depend on it.
   const room = approvalRoom(snapshot, 0, subjectCap);
   if (room.usesLeft === 0) return { centsLeft: 0, leftBy: 'uses' };
   if (room.subjectCentsLeft !== null && room.subjectCentsLeft < room.centsLeft) return { centsLeft: room.subjectCentsLeft, leftBy: 'subject_cap' };
@@ -541,6 +543,27 @@ function failure(code: ErrorCode, message: string): InterlockError {
   return new InterlockError(code, message);
 }
 
+/** The head of the text of a case declined because its approval is no longer live (as the rules decider's texts are headed). */
+const APPROVAL_ENDED_HEAD = `${RULES_MODEL}: declined, the approval is no longer live.`;
+
+/**
+ * The decline of a case whose approval is not live when its decision is due (revoked or expired; `now` on the Redis
+ * clock, as describe reads it; `revokedBy`: who revoked it, null when not recorded), or null while it is live. The
+ * support API refuses a new case under such an approval; one stored before it was revoked or expired (waiting in the
+ * queue, or failed and submitted again), or queued by `interlock case`, meets it here. The gate refuses any money under
+ * it (REFUSED:lease) with the case's request id spent, so no decider is asked, and no model call is paid for: the case
+ * is declined as the rules decider declines a case with nothing left (nothingLeft), saying what a person does next.
+ */
+export function approvalEndedDecline(submission: CaseSubmission, snapshot: ApprovalSnapshot, now: number, revokedBy: string | null): Extract<Decision, { action: 'decline' }> | null {
+  if (approvalRoom(snapshot, now, { limitCents: null, movedCents: 0 }).live) return null;
+  const { caseId, kind } = submission;
+  const why = snapshot.revoked
+    ? `Approval ${snapshot.id} was revoked${revokedBy === null ? '' : ` by ${revokedBy}`}${snapshot.revokedAt === null ? '' : ` at ${new Date(snapshot.revokedAt).toISOString()}`}`
+    : `Approval ${snapshot.id} expired at ${new Date(snapshot.expiresAt).toISOString()}`;
+  const reason = `${why}, so no ${kind} was proposed for case ${caseId} and no model was asked. Nothing was sent, and case ${caseId} is spent (submitted again, it is answered as it stands): if the customer is still owed money, a person grants a new approval that covers ${snapshot.scope} and submits a new case, under a new case id, with it.`;
+  return { action: 'decline', reason, model: RULES_MODEL, text: `${APPROVAL_ENDED_HEAD} ${reason}` };
+}
+
 /**
  * The decisions worker. The model's API unavailable after the SDK's own retries, or Stripe unavailable for the
  * facts, delays the job, using up no attempt, until the outage has lasted INTERLOCK_RETRY_FOR_MS, then fails the case
@@ -705,6 +728,17 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
   // its retries) ends at once instead of holding the stop past its deadline, and its case waits for the next worker.
   const stopping = new AbortController();
 
+  /** Writes the case declined by `decision`, unless a proposal another run recorded meanwhile binds it (it then does). */
+  async function declined(record: CaseRecord, decision: Extract<Decision, { action: 'decline' }>, attempts: number): Promise<CaseRecord> {
+    const { caseId } = record.submission;
+    const bound = await recordedSince(record, caseEffectId(caseId));
+    if (bound !== null) return bound;
+    const noted: CaseDecision = { model: decision.model, text: decision.text, action: 'decline', amountCents: null };
+    const written = await setStatus(caseId, { decision: noted, effectId: null, error: null, attempts, state: 'declined', problems: [] });
+    if (written.written) logger.info({ caseId, model: decision.model }, 'case declined by the decider');
+    return written.record;
+  }
+
   async function decide(record: CaseRecord): Promise<CaseRecord> {
     const { submission } = record;
     const { caseId } = submission;
@@ -718,11 +752,14 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     const deciding = await setStatus(caseId, { ...record.status, state: 'deciding', attempts });
     // Another run of the case (its job handed to a second worker) decided it meanwhile.
     if (!deciding.written) return deciding.record;
-    const { snapshot } = await stores.approvals.describe(submission.approval);
+    const { snapshot, now, revokedBy } = await stores.approvals.describe(submission.approval);
     if (snapshot === null) throw failure('unknown_approval', `No approval ${submission.approval}: case ${caseId} cannot be decided and nothing was proposed. Grant the approval, then submit a new case.`);
     if (snapshot.scope !== caseScope(submission)) {
       throw failure('invalid_request', `Approval ${submission.approval} covers ${snapshot.scope}, not ${caseScope(submission)}: case ${caseId} cannot be decided under it and nothing was proposed.`);
     }
+    // Revoked or expired since the case was stored: declined before the facts are read or any decider is asked.
+    const ended = approvalEndedDecline(submission, snapshot, now, revokedBy);
+    if (ended !== null) return declined(record, ended, attempts);
     const probe = probeEffect(submission, snapshot.capCents);
     const [premises, subjectCap] = await Promise.all([readFacts(submission, probe, effectId), stores.approvals.subjectCap(snapshot.scope)]);
     const subjectField = submission.kind === 'refund' ? { payment_intent: submission.subject } : { customer: submission.subject, incident: submission.incident };
@@ -743,14 +780,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
     const check = checkDecision(decision, input.approval, input.kind, input);
     const noted: CaseDecision = { model: decision.model, text: decision.text, action: decision.action, amountCents: decision.action === 'decline' ? null : decision.amountCents };
     const base = { decision: noted, effectId: null, error: null, attempts };
-    if (check.verdict === 'declined') {
-      // A proposal another run recorded meanwhile binds the case, whatever this decision says.
-      const bound = await recordedSince(record, effectId);
-      if (bound !== null) return bound;
-      const declined = await setStatus(caseId, { ...base, state: 'declined', problems: [] });
-      if (declined.written) logger.info({ caseId, model: decision.model }, 'case declined by the decider');
-      return declined.record;
-    }
+    if (check.verdict === 'declined') return declined(record, check.decision, attempts);
     if (check.verdict === MODEL_DEVIATED) {
       const deviatedEffect = await recordDeviation(submission, decision, snapshot, { cents: room.centsLeft, by: room.leftBy ?? null }, premises, check.message, check.problems);
       if (deviatedEffect === null) {

@@ -12,6 +12,11 @@ export const ERROR_REGISTRY = {
   non_canonical_value: { status: 400, retryable: false },
   // The request is well formed but collides with what is recorded.
   approval_conflict: { status: 409, retryable: false },
+  /**
+   * The approval a new support case names is revoked or expired (the message says by whom and when): nothing was
+   * recorded or queued; grant a new approval and submit the case under it.
+   */
+  approval_not_live: { status: 409, retryable: false },
   unknown_approval: { status: 404, retryable: false },
   unknown_effect: { status: 404, retryable: false },
   unknown_case: { status: 404, retryable: false },

@@ -66,6 +66,18 @@ export function caseCurrency(input: Pick<DecisionCase, 'kind' | 'facts'>): strin
 }
 
 /**
+ * What the facts say a refund case's payment may still return (`refundable`, in the currency's smallest unit: the
+ * captured amount less what other refunds returned, 0 for a charge failed, not captured or missing), or null when they
+ * do not say (a credit case, a payment Stripe does not know, facts read before the premise existed). The target refuses
+ * a refund over it before the send, so no decider asks for more (rules.ts) and an ask over it is MODEL_DEVIATED.
+ */
+export function refundableOf(input: Pick<DecisionCase, 'kind' | 'facts'>): number | null {
+  if (input.kind !== 'refund') return null;
+  const value = input.facts.get_payment?.['refundable'];
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
+}
+
+/**
  * `deviations`: how the model's answer went outside the approval in ways its action and amount do not show (a call
  * naming another payment or customer, a second decision beside it), set by a decider that read an ask for more out
  * of an answer that was no well-formed decision, or a well-formed money call whose own words name its amount in whole

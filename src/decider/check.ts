@@ -5,6 +5,12 @@
 // was approved, nothing was sent"), spelled like the gate's outcome strings, not a failure of the service: the
 // decider worked, the approval held. A caller records it and ends the case; it never retries it.
 //
+// An amount over what the facts the decider was given say the payment may still return (`refundable`) is
+// MODEL_DEVIATED too, as an amount over what is left of the approval is: it is a decision outside what may be sent
+// (the target refuses it before the send), not a decline (the decider asked for money) nor a failure (it answered
+// well). A re-approval sends the amount asked for, which the target would refuse as well: the person reading the inbox
+// item dismisses it and sends what is refundable under a new case id (or by hand) if it is still owed.
+//
 // Money decided on facts that show it went back already (stopping-fact.ts: a payment refunded outside the case, a
 // chargeback, an incident compensated) is MODEL_DEVIATED too, whichever decider decided it: the gate re-checks only
 // that the facts did not change since the decision, so nothing after this check would stop the money going back twice.
@@ -21,7 +27,7 @@ import { MAX_AMOUNT_CENTS } from '../core/effects.js';
 import { InterlockError } from '../core/errors.js';
 import { RESERVED_REQUEST_PREFIXES } from '../core/proposal.js';
 import { identifier } from '../core/text.js';
-import { caseCurrency, centsLeftOf, subjectId, type CaseApproval, type DecisionCase, type DeclineDecision, type MoneyDecision, type Decision } from './case.js';
+import { caseCurrency, centsLeftOf, refundableOf, subjectId, type CaseApproval, type DecisionCase, type DeclineDecision, type MoneyDecision, type Decision } from './case.js';
 import { cleanModelLine, cleanModelText, DECISION_TEXT_MAX_CHARS } from './model-text.js';
 import { DESCRIPTION_MAX_CHARS } from './prompts.js';
 import { stoppingFact } from './stopping-fact.js';
@@ -39,7 +45,8 @@ const ACTION_OF: Record<EffectKind, MoneyDecision['action']> = { refund: 'refund
 
 /**
  * Whether a decision stays inside its approval (the kind of the case, at most the approved cents) and, given the case's
- * facts (`onFacts`: the ones the decider was given), inside what they allow: no money on facts that stop it. A caller
+ * facts (`onFacts`: the ones the decider was given), inside what they allow: no money on facts that stop it, and no
+ * refund over what they say is refundable. A caller
  * that proposes what this accepts passes the facts; with null only the approval is checked.
  */
 export function checkDecision(decision: Decision, approval: CaseApproval, kind: EffectKind, onFacts: Pick<DecisionCase, 'facts' | 'incident'> | null): DecisionCheck {
@@ -47,6 +54,7 @@ export function checkDecision(decision: Decision, approval: CaseApproval, kind: 
   const problems: string[] = [];
   if (decision.action !== ACTION_OF[kind]) problems.push(`the case is a ${kind} and its approval ${approval.id} covers a ${kind}, but the model decided a ${decision.action}`);
   const amount = decision.amountCents;
+  const refundable = onFacts === null ? null : refundableOf({ kind, facts: onFacts.facts });
   // An amount above the cap is named as such first, whole or not, safe or not: the person reading it learns the
   // model asked for more (90071992547409920 cents is more, not merely an odd number).
   if (Number.isNaN(amount)) problems.push("no amount of cents was read from the model's decision");
@@ -56,6 +64,9 @@ export function checkDecision(decision: Decision, approval: CaseApproval, kind: 
   else if (!Number.isSafeInteger(amount) || amount <= 0) problems.push(`the model decided ${String(amount)} cents, which is not a positive whole number of cents`);
   // Within the cap but over what was left of it, as the model was told: the gate would refuse it (OVER_CAP).
   else if (amount > centsLeftOf(approval)) problems.push(`the model decided ${String(amount)} cents, but ${leftText(approval)}`);
+  // Within the approval but over what the facts it was given say the payment may still return: the target would refuse
+  // it before the send (amount_exceeds_refundable), with the case's request id spent on it.
+  else if (refundable !== null && amount > refundable) problems.push(`the model decided ${String(amount)} cents, but the facts it was given say only ${refundable} of payment ${subjectId(approval)} are still refundable (refundable)`);
   // A decider's own problems quote the model's answer; whichever decider wrote them, they are recorded as model text is.
   problems.push(...(decision.deviations ?? []).map((problem) => cleanModelText(problem, DECISION_TEXT_MAX_CHARS)));
   const expected = kind === 'refund' ? 'payment:' : 'customer:';

@@ -8,9 +8,12 @@
 // a case (its prompt), and checkDecision records any money decided on those facts as MODEL_DEVIATED (stopping-fact.ts).
 // The approved amount is what is left of the approval's cap (centsLeftOf): the gate refuses more than that, so asking
 // for the whole cap of an approval half used would only be refused; an approval with nothing left is declined here.
+// A refund is also at most what the facts say the payment may still return (`refundable`): a $20 approval on a $10
+// payment asks $10, since the target refuses more before the send and the case id would be spent on nothing; a
+// payment with nothing refundable is declined, naming the fact.
 import { MAX_AMOUNT_CENTS } from '../core/effects.js';
 import { moneyText } from '../core/money-text.js';
-import { caseCurrency, centsLeftOf, parseCase, type Decider, type Decision, type DecisionCase, type DeclineDecision } from './case.js';
+import { caseCurrency, centsLeftOf, parseCase, refundableOf, subjectId, type Decider, type Decision, type DecisionCase, type DeclineDecision } from './case.js';
 import { stoppingFact } from './stopping-fact.js';
 
 /** The `model` the rules decider writes into PROPOSED's `decision`, and so into receipts. */
@@ -63,16 +66,32 @@ export function decideByRules(input: DecisionCase): Decision {
   if (stopped !== null) return decline(input, stopped.fact, stopped.owed);
   const spent = nothingLeft(input);
   if (spent !== null) return spent;
-  // What is left of the approved amount, at most what one effect may move (an approval's cap may cover several).
+  const refundable = refundableOf(input);
+  if (refundable === 0) {
+    return decline(
+      input,
+      `Payment ${subjectId(input.approval)} has nothing left to refund (refundable is ${moneyText(0, currency)} in the facts read at Stripe: its charge failed or was not captured, or it has none)`,
+      'if the customer is still owed money once the payment can be refunded',
+    );
+  }
+  // What is left of the approved amount, at most what one effect may move (an approval's cap may cover several) and
+  // what the payment may still return.
   const leftCents = centsLeftOf(input.approval);
-  const amountCents = Math.min(leftCents, MAX_AMOUNT_CENTS);
+  const byRefundable = refundable !== null && refundable < Math.min(leftCents, MAX_AMOUNT_CENTS);
+  const amountCents = byRefundable ? refundable : Math.min(leftCents, MAX_AMOUNT_CENTS);
   const approvedBy = input.approval.approver === undefined ? '' : ` by ${input.approval.approver}`;
   const whole = leftCents === input.approval.capCents;
   // Said as what holds it: the approval's own use, or the cap set on its scope (nothing of the approval need be used).
   const capped = input.approval.leftBy === 'subject_cap';
   const cap = moneyText(input.approval.capCents, currency);
-  const approved = whole ? 'the amount approved' : capped ? `what the cap set on ${input.approval.scope} lets move of the ${cap} approved` : `what is left of the ${cap} approved`;
-  const rule = whole ? 'the approved amount' : capped ? `what the cap set on ${input.approval.scope} lets move of the amount` : 'what is left of the approved amount';
+  const approved = byRefundable
+    ? `all that is still refundable of the payment (refundable in the facts read at Stripe), within the ${cap} approved`
+    : whole
+      ? 'the amount approved'
+      : capped
+        ? `what the cap set on ${input.approval.scope} lets move of the ${cap} approved`
+        : `what is left of the ${cap} approved`;
+  const rule = byRefundable ? 'what is still refundable, within the approved amount' : whole ? 'the approved amount' : capped ? `what the cap set on ${input.approval.scope} lets move of the amount` : 'what is left of the approved amount';
   switch (input.kind) {
     case 'refund': {
       const reason = `Goodwill refund of ${moneyText(amountCents, currency)} for case ${input.caseId}, ${approved}${approvedBy} under ${input.approval.id}.`;

@@ -1,9 +1,9 @@
 // Support cases: a case (the payment or customer, the story, the approval) goes to the decisions queue, the decider
 // decides within the approval, and an accepted decision is proposed through the gate under the request id
 // `case:<case_id>`. POST answers 202 queued, 200 for the same case with the same payload (as it stands), 409 for
-// another payload under a taken case id; `?wait=` holds the answer until the case is decided and, once proposed,
+// another payload under a taken case id, or for a new case under an approval revoked or expired; `?wait=` holds the answer until the case is decided and, once proposed,
 // until its effect settles, at most 30 s in all.
-import { caseFailureItemId, caseScope, caseSubmissionOf, InterlockError, type CaseRecord, type CaseSubmission, type Entry, type Stores } from '../../src/interlock.js';
+import { caseFailureItemId, caseScope, caseSubmissionOf, InterlockError, RULES_MODEL, type CaseRecord, type CaseSubmission, type Entry, type InboxItem, type Stores } from '../../src/interlock.js';
 import { detailOf, linkFor, summaryOf, type LinkReader } from './effect-view.js';
 import { createDecisionChecks } from './decision-facts.js';
 import { apiError } from './errors.js';
@@ -56,6 +56,70 @@ async function failureItemOf(stores: Stores, record: CaseRecord): Promise<string
 
 type CaseEffect = NonNullable<Awaited<ReturnType<typeof effectAsItStands>>>['view'];
 
+/**
+ * The inbox item an effect's outcome opens (core/inbox.ts INBOX_OUTCOMES: a refusal at recovery or on a stale premise,
+ * AMBIGUOUS, a re-approval refused under its approval or the caps), looked for on the effect a case answers by.
+ */
+const ITEM_OF_OUTCOME: Partial<Record<string, string>> = {
+  AMBIGUOUS: 'ambiguous',
+  'REFUSED:stale_premise': 'stale_premise',
+  'REFUSED:stale_premise_at_recovery': 'stale_premise_at_recovery',
+  'REFUSED:lease_at_recovery': 'lease_at_recovery',
+  'REFUSED:lease': 'reapproval_refused',
+  'REFUSED:over_cap': 'reapproval_refused',
+};
+
+/**
+ * The open inbox item of the effect a case answers by (the one its outcome opens, or an exposure: money that went out
+ * on a payment charged back since), or null when none is open: a person acts on the case's money there.
+ */
+async function openItemOf(stores: Stores, effect: CaseEffect): Promise<InboxItem | null> {
+  const kind = effect.outcome === null ? undefined : ITEM_OF_OUTCOME[effect.outcome];
+  const ids = [...(kind === undefined ? [] : [`${kind}:${effect.effect_id}`]), `exposure:${effect.effect_id}`];
+  for (const id of ids) {
+    const item = await stores.inbox.get(id);
+    if (item?.status === 'open') return item;
+  }
+  return null;
+}
+
+const ACTION_TEXT: Record<string, string> = { reapprove: 're-approve it under a live approval', resolve: 'record what Stripe shows of it', dismiss: 'dismiss it' };
+
+/** What a person may do about the case's money through its open inbox item. */
+function itemSentence(item: InboxItem): string {
+  const actions = item.actions.map((action) => ACTION_TEXT[action] ?? action);
+  const may = actions.length === 0 ? 'read it' : actions.length === 1 ? (actions[0] ?? '') : `${actions.slice(0, -1).join(', ')} or ${actions.at(-1) ?? ''}`;
+  return ` Inbox item ${item.id} is open on it: a person may ${may} there (GET /v1/inbox/${item.id}).`;
+}
+
+/**
+ * The outcomes that end a case's own effect refused under its approval or the caps with the case's request id spent:
+ * the same case submitted again is answered as it stands, so the money, if still owed, goes under a new case id.
+ */
+const SPENT_BY: Partial<Record<string, string>> = {
+  'REFUSED:lease': 'a new approval that covers it (or one with room left) is granted',
+  'REFUSED:over_cap': 'the shared cap its reason names lets it move (npx interlock caps set <subject> <cents>), or a new approval with room is granted',
+};
+
+function spentSentence(record: CaseRecord, outcome: string | null): string {
+  const then = outcome === null ? undefined : SPENT_BY[outcome];
+  if (then === undefined) return '';
+  const { caseId } = record.submission;
+  return ` Case ${caseId} is spent: submitted again it is answered as it stands. If the customer is still owed money, once ${then}, submit the case again under a new case id.`;
+}
+
+/**
+ * The reason of a decline the rules wrote (the rules decider's, or the worker's for an approval no longer live): its
+ * text is `rules: <why declined>. <reason>`, the reason naming the fact and what a person does next. Null for a model's.
+ */
+function rulesDeclineReason(record: CaseRecord): string | null {
+  const decision = record.status.decision;
+  if (decision === null || decision.model !== RULES_MODEL) return null;
+  const head = `${RULES_MODEL}: declined`;
+  const end = decision.text.startsWith(head) ? decision.text.indexOf('. ', head.length) : -1;
+  return end === -1 ? null : decision.text.slice(end + 2);
+}
+
 /** The re-approval a person recorded on the effect (one refused payload is re-approved once), or null. */
 function reapprovalOf(entries: readonly Entry[]) {
   for (const entry of entries) if (entry.kind === 'RESOLVED' && entry.action === 'reapprove' && entry.reapproval !== null) return { ...entry, reapproval: entry.reapproval };
@@ -87,8 +151,10 @@ function caseSentence(record: CaseRecord, effect: CaseEffect | null, followed: r
       return status.error === null ? 'Queued for the decider.' : `Queued again: the last attempt failed (${status.error.code}): ${status.error.message}`;
     case 'deciding':
       return 'The decider is reading the facts and deciding.';
-    case 'declined':
-      return 'The decider declined: nothing was proposed or sent. Its text says which fact stopped it.';
+    case 'declined': {
+      const reason = rulesDeclineReason(record);
+      return reason === null ? 'The decider declined: nothing was proposed or sent. Its text says which fact stopped it.' : `Declined: ${reason}`;
+    }
     case 'deviated':
       if (followed.length > 0 && status.effectId !== null) return `MODEL_DEVIATED: ${status.problems.join('; ')}. Its decision was recorded refused on effect ${status.effectId};${reapprovalSentence(followed)}`;
       if (dismissed !== null && status.effectId !== null) return `MODEL_DEVIATED: ${status.problems.join('; ')}. Nothing was sent; its decision is recorded refused on effect ${status.effectId}, and ${dismissed.by} dismissed inbox item model_deviated:${status.effectId}: ${JSON.stringify(dismissed.note)}.`;
@@ -96,7 +162,7 @@ function caseSentence(record: CaseRecord, effect: CaseEffect | null, followed: r
     case 'failed':
       return status.error?.message ?? 'The case could not be decided; nothing was proposed.';
     case 'proposed':
-      return effect === null ? 'Proposed; the effect is not recorded yet.' : `Proposed as effect ${effect.effect_id}: ${effectSentence(effect)}${reapprovalSentence(followed)}`;
+      return effect === null ? 'Proposed; the effect is not recorded yet.' : `Proposed as effect ${effect.effect_id}: ${effectSentence(effect)}${reapprovalSentence(followed)}${followed.length === 0 ? spentSentence(record, effect.outcome) : ''}`;
     default: {
       const never: never = status.state;
       return never;
@@ -130,7 +196,11 @@ export async function caseView(stores: Stores, record: CaseRecord, reader: LinkR
   const byEffect = last !== undefined || status.state === 'proposed';
   const outcome = byEffect ? (answering?.outcome ?? null) : status.state === 'failed' ? (status.error?.code ?? 'failed') : (OUTCOME_OF_STATE[status.state] ?? null);
   const failureItem = await failureItemOf(stores, record);
-  const inbox = status.state === 'deviated' && effect !== null ? `/v1/inbox/model_deviated:${effect.effect_id}` : failureItem === null ? null : `/v1/inbox/${failureItem}`;
+  // An open item on the effect the case answers by (a stale premise, a refusal at recovery, AMBIGUOUS, an exposure)
+  // is where a person acts on its money now; else a deviated case's model_deviated item, or a failed case's.
+  const openItem = answering === null ? null : await openItemOf(stores, answering);
+  const inbox =
+    openItem !== null ? `/v1/inbox/${openItem.id}` : status.state === 'deviated' && effect !== null ? `/v1/inbox/model_deviated:${effect.effect_id}` : failureItem === null ? null : `/v1/inbox/${failureItem}`;
   return {
     object: 'case' as const,
     id: submission.caseId,
@@ -142,7 +212,7 @@ export async function caseView(stores: Stores, record: CaseRecord, reader: LinkR
     agent: submission.agent,
     state: status.state,
     outcome,
-    sentence: caseSentence(record, effect, followed, own === null || status.effectId === null ? null : dismissalOf(own.entries, `model_deviated:${status.effectId}`)),
+    sentence: caseSentence(record, effect, followed, own === null || status.effectId === null ? null : dismissalOf(own.entries, `model_deviated:${status.effectId}`)) + (openItem === null ? '' : itemSentence(openItem)),
     // What became of the money, for the effect `outcome` answers (null before one settled): a refund Stripe accepted and
     // then failed answers COMMITTED with final money not_returned.
     final_money: answering !== null && answering.outcome !== null ? answering.final_money : null,
@@ -193,8 +263,13 @@ export function casesRoutes(context: ApiContext): Route[] {
     return context.decisions;
   }
 
-  async function checkApproval(submission: CaseSubmission): Promise<void> {
-    const { snapshot } = await stores.approvals.describe(submission.approval);
+  /**
+   * The approval exists and covers the case's subject; for a case id not stored yet (`isNew`), it is also live: a case
+   * under a revoked or expired approval could only be decided into money the gate refuses (REFUSED:lease), its case id
+   * spent. A case stored already is answered as it stands (the worker declines it if its approval ended undecided).
+   */
+  async function checkApproval(submission: CaseSubmission, isNew: boolean): Promise<void> {
+    const { snapshot, now, revokedBy } = await stores.approvals.describe(submission.approval);
     if (snapshot === null) throw new InterlockError('unknown_approval', `No approval ${submission.approval}; nothing was queued. Grant it first (POST /v1/approvals), then submit the case.`);
     const scope = caseScope(submission);
     if (snapshot.scope !== scope) {
@@ -202,6 +277,13 @@ export function casesRoutes(context: ApiContext): Route[] {
         fields: [{ path: 'approval', message: `covers ${snapshot.scope}, not ${scope}` }],
       });
     }
+    if (!isNew || (!snapshot.revoked && snapshot.expiresAt > now)) return;
+    const ended = snapshot.revoked
+      ? `was revoked${revokedBy === null ? '' : ` by ${revokedBy}`}${snapshot.revokedAt === null ? '' : ` at ${iso(snapshot.revokedAt)}`}`
+      : `expired at ${iso(snapshot.expiresAt)}`;
+    throw apiError('approval_not_live', `Approval ${submission.approval} ${ended}; nothing was recorded or queued, and case id ${submission.caseId} is still free. Grant a new approval that covers ${scope} (POST /v1/approvals), then submit the case under it.`, {
+      fields: [{ path: 'approval', message: ended }],
+    });
   }
 
   return [
@@ -220,7 +302,11 @@ export function casesRoutes(context: ApiContext): Route[] {
         400: { description: 'The body or query is invalid, or the approval covers another subject; `fields` names each problem. Nothing was queued.', schema: errorAnswer },
         403: { description: 'The role may not submit cases, or the approval asks for four eyes and the submitter approved it (`four_eyes`).', schema: errorAnswer },
         404: { description: 'No such approval (`unknown_approval`).', schema: errorAnswer },
-        409: { description: 'The case id was first submitted with another payload (`conflicting_payload`); the stored case stands.', schema: errorAnswer },
+        409: {
+          description:
+            'The case id was first submitted with another payload (`conflicting_payload`); the stored case stands. Or the approval of a new case is revoked or expired (`approval_not_live`, saying by whom or when): nothing was recorded; grant a new approval and submit the case under it.',
+          schema: errorAnswer,
+        },
         ...bodyErrors,
         503: { description: 'This process takes no cases (`not_available`), Redis is down (`redis_unavailable`; a case stored whose queueing failed says so: stored, perhaps not queued), or Redis is not durable now (`redis_not_durable`: nothing was written; send it again once it is); submit the same case again.', schema: errorAnswer },
       },
@@ -231,9 +317,10 @@ export function casesRoutes(context: ApiContext): Route[] {
         const given = caseSubmissionOf({ caseId: body.case_id, paymentIntent: body.payment_intent, customer: body.customer, incident: body.incident, story: body.story, approval: body.approval, agent: body.agent ?? who.name });
         // Omitted, the agent is the token's name for a new case only: a re-submission by another token is the same
         // case (CaseRecord.submittedBy), so it is compared with the agent stored, not refused as another payload.
-        const stored = body.agent === undefined ? await stores.cases.get(given.caseId) : null;
+        const existing = await stores.cases.get(given.caseId);
+        const stored = body.agent === undefined ? existing : null;
         let submission = stored === null ? given : { ...given, agent: stored.submission.agent };
-        await checkApproval(submission);
+        await checkApproval(submission, existing === null);
         const { checkFourEyes } = createDecisionChecks(context);
         await checkFourEyes(submission.approval, submission.agent, who);
         let created = await decisions.submit(submission, who.name);

@@ -1248,9 +1248,15 @@ async function submitCase(options: CaseOptions): Promise<void> {
   const { caseView, createDecisionsQueue, createEffectsQueue, waitForCase, wasRecorded } = await outerLayers();
   // The case is queued, not recorded: the service's decisions worker records its proposal, with the service's key.
   await withStores(async (cli) => {
-    const { snapshot } = await cli.stores.approvals.describe(submission.approval);
+    const { snapshot, now, revokedBy } = await cli.stores.approvals.describe(submission.approval);
     if (snapshot === null) throw new CliFailure(`No approval ${submission.approval}; nothing was queued. Grant it first (interlock approvals grant).`, EXIT_BAD_INPUT);
     if (snapshot.scope !== caseScope(submission)) throw new CliFailure(`Approval ${submission.approval} covers ${snapshot.scope}, not ${caseScope(submission)}; nothing was queued.`, EXIT_BAD_INPUT);
+    // A new case under an approval that ended could only be decided into money the gate refuses, its case id spent (as
+    // the support API refuses it, approval_not_live); a case stored already is answered as it stands.
+    if ((snapshot.revoked || snapshot.expiresAt <= now) && (await cli.stores.cases.get(submission.caseId)) === null) {
+      const ended = snapshot.revoked ? `was revoked${revokedBy === null ? '' : ` by ${revokedBy}`}${snapshot.revokedAt === null ? '' : ` at ${new Date(snapshot.revokedAt).toISOString()}`}` : `expired at ${new Date(snapshot.expiresAt).toISOString()}`;
+      throw new CliFailure(`Approval ${submission.approval} ${ended}; nothing was queued, and case id ${submission.caseId} is still free. Grant a new approval that covers ${snapshot.scope} (interlock approvals grant), then submit the case under it.`, EXIT_BAD_INPUT);
+    }
     await checkFourEyes(cli.stores, submission.approval, [submission.agent]);
     const decisions = createDecisionsQueue(cli.stores);
     const effects = createEffectsQueue(cli.stores);

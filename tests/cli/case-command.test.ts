@@ -107,4 +107,17 @@ describe('interlock case', () => {
     expect(notAnId.stderr.trim()).toBe('"bad id" is not a case id (1-200 letters, digits or _ . : # -).');
     expect(await rig.stores.cases.get(caseId)).toBeNull();
   });
+
+  // Rule: a new case under an approval that ended (revoked) is refused as the support API refuses it
+  // (approval_not_live): exit 2, nothing stored or queued, the case id still free, the line saying who revoked it.
+  it('a new case under a revoked approval exits 2, stores nothing, and names who revoked it', { timeout: 120_000 }, async () => {
+    const { paymentIntent, approval } = await rig.paymentWithApproval(2_000);
+    await rig.stores.approvals.revoke(approval, 'lead@support');
+    const caseId = `case-${uid()}`;
+    const run = await cli(['case', '--case', caseId, '--payment-intent', paymentIntent, '--story', story, '--approval', approval]);
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toContain(`Approval ${approval} was revoked by lead@support`);
+    expect(run.stderr).toContain(`case id ${caseId} is still free`);
+    expect(await rig.stores.cases.get(caseId)).toBeNull();
+  });
 });

@@ -32,7 +32,7 @@ import { currencyOfEffectOrCredit } from './core/effect-currency.js';
 import type { Json, JsonObject } from './core/json.js';
 import type { PremiseChange } from './core/entries.js';
 import { InterlockError } from './core/errors.js';
-import { latinLookAlikes } from './core/text.js';
+import { compatibilityLookAlikes, latinLookAlikes } from './core/text.js';
 import { createRedisApprovals, type Approvals } from './redis/approvals.js';
 import { closeConnection, createQueueConnection, createRedisClient, foreignReply, notRedisProtocol, otherDatabase, type RedisClient } from './redis/client.js';
 import { createDeploymentKeys, createDurabilityMonitor, enterDeployment, holdDeploymentMarker, inspectDurability, redisFullOr, requireDurability, warnUnboundedMemory, type Durability, type DurabilityMonitor } from './redis/durability.js';
@@ -53,7 +53,7 @@ export { parseProposal, ProposalError, type Proposal } from './core/proposal.js'
 export { parseEffect, describeEffect, EFFECT_KINDS, type Effect, type EffectKind } from './core/effects.js';
 // The rules the support API's request schemas are built from, so a body and the proposal it becomes agree.
 export { refundEffectSchema, creditEffectSchema, MAX_AMOUNT_CENTS } from './core/effects.js';
-export { identifier, freeText, recordedIdentifier, requestIdentifier, showable, unseenCharacter } from './core/text.js';
+export { identifier, freeText, personName, recordedIdentifier, requestIdentifier, showable, unseenCharacter } from './core/text.js';
 export { APPROVAL_ID, newApprovalIdProblem, PROPOSAL_LIMITS, RESERVED_REQUEST_PREFIXES, reservedRequestProblem } from './core/proposal.js';
 export { SUBJECT as APPROVAL_SCOPE, GRANT_LIMITS, approvalRoom, type SubjectCap } from './core/approval.js';
 export { zodFieldProblems } from './core/errors.js';
@@ -92,7 +92,7 @@ export { readApiBase, stripeSettingOf } from './stripe/settings.js';
 import { readStripeKey } from './stripe/settings.js';
 export { createStripeClient, createRefundTarget, createCreditTarget, createFactsReader, createWebhookVerifier, isLocalApiBase, registerLocalWebhook, signWebhookBody, type LocalWebhook, REFUND_FACTS, CREDIT_FACTS, LONGEST_RETRY_AFTER_MS, StripeMisconfigured, StripeUnavailable, type StripeClient } from './stripe/index.js';
 export { CRASH_POINTS, isCrashPoint, type CrashPoint } from './targets/crash-injection.js';
-export { CASE_ID, CASE_STATES, FINAL_CASE_STATES, STORY_MAX_CHARS, caseScope, caseSubmissionOf, isFinalCase, mayReopenCase, parseCaseSubmission, type CaseDecision, type CaseError, type CaseInput, type CaseRecord, type CaseState, type CaseStatus, type CaseSubmission } from './core/cases.js';
+export { BLANK_STORY, CASE_ID, CASE_STATES, FINAL_CASE_STATES, STORY_MAX_CHARS, caseScope, caseSubmissionOf, isFinalCase, mayReopenCase, parseCaseSubmission, type CaseDecision, type CaseError, type CaseInput, type CaseRecord, type CaseState, type CaseStatus, type CaseSubmission } from './core/cases.js';
 export type { CaseCreated, CaseStatusWritten, Cases } from './redis/cases.js';
 // The decider (src/decider): the Anthropic decider with ANTHROPIC_API_KEY, the offline rules decider without it,
 // and the check of a decision against its approval that every caller makes before proposing anything.
@@ -1080,14 +1080,16 @@ export function parseApprovalOptions(text: string): ApprovalOptions {
 /**
  * A name as the four-eyes rule compares it: compatibility forms folded (fullwidth letters read as their plain ones),
  * invisible format characters (zero-width spaces and joiners) dropped, runs of white space made one, case ignored,
- * and Greek and Cyrillic letters drawn as Latin ones read as those (latinLookAlikes). "ａｌｅｘ", "a\u200blex",
- * "Alex " and "аlex" (a Cyrillic а) are all alex here, as they are to a person reading the receipt. Case is folded
- * through upper case first, as Unicode's full case folding does: lower case alone keeps "Strauß" and "STRAUSS", or
- * "νικος" and "ΝΙΚΟΣ", apart (ß upper-cases to SS, the final ς to Σ). The look-alikes are read after case is folded,
- * so two spellings of one name in two cases stay one name.
+ * and letters drawn as Latin ones read as those (latinLookAlikes: Greek, Cyrillic, Armenian, Cherokee, Lisu, Coptic
+ * and Latin's own IPA letters and small capitals). "ａｌｅｘ", "a\u200blex", "Alex ", "аlex" (a Cyrillic а) and "ɑlex"
+ * (a Latin alpha) are all alex here, as they are to a person reading the receipt. A name that arrives mixing two
+ * scripts is refused before it gets here (personName), so a look-alike the table lacks can only stand in
+ * a name written wholly in its own script. Case is folded through upper case first, as Unicode's full case folding
+ * does: lower case alone keeps "Strauß" and "STRAUSS", or "νικος" and "ΝΙΚΟΣ", apart (ß upper-cases to SS, the final ς
+ * to Σ). The look-alikes are read after case is folded, so two spellings of one name in two cases stay one name.
  */
 export function personKey(name: string): string {
-  return latinLookAlikes(name.normalize('NFKC').replace(/\p{Cf}/gu, '').replace(/\s+/gu, ' ').trim().toUpperCase().toLowerCase().normalize('NFKC'));
+  return latinLookAlikes(compatibilityLookAlikes(name).normalize('NFKC').replace(/\p{Cf}/gu, '').replace(/\s+/gu, ' ').trim().toUpperCase().toLowerCase().normalize('NFKC'));
 }
 
 /**

@@ -4,7 +4,7 @@
 // already, an action the item does not allow), 2 bad input (nothing recorded).
 import { InvalidArgumentError, type Command } from 'commander';
 import { BLANK_NOTE, FACTS_SHOWN, INBOX_KINDS, isVisibleNote, parseInboxItemId, type InboxKind } from '../core/inbox.js';
-import { freeText, identifier } from '../core/text.js';
+import { freeText, personName } from '../core/text.js';
 import { APPROVAL_ID } from '../core/proposal.js';
 import { checkFourEyes, createInboxActions, type Actor, type ProposeNow, type FactsNow } from '../interlock.js';
 import { checked, CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, wholeNumber } from './failure.js';
@@ -18,7 +18,7 @@ export const CLI_ROLE = 'cli';
 const MAX_NOTE = 2_000;
 
 const noteOf = checked(freeText(MAX_NOTE).refine(isVisibleNote, BLANK_NOTE), '--note');
-const personOf = checked(identifier(200), '--by');
+const personOf = checked(personName(200), '--by');
 
 function itemId(value: string): string {
   if (parseInboxItemId(value) === null) throw new InvalidArgumentError(`"${value.slice(0, 100)}" is not an inbox item id (<kind>:<effect id>, or case_failed:<case effect id>:<failed at>; kinds ${INBOX_KINDS.join(', ')}); \`interlock inbox list\` shows them.`);

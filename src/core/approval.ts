@@ -2,7 +2,7 @@
 // recovery and tests agree; the dispatch and resend scripts enforce the same terms atomically.
 import type { ApprovalSnapshot } from './entries.js';
 import { hasLoneSurrogate } from './json.js';
-import { unseenProblem } from './text.js';
+import { mixedScriptProblem, unseenProblem } from './text.js';
 import { APPROVAL_ID, newApprovalIdProblem } from './proposal.js';
 
 export type ApprovalTerms = { id: string; approver: string; capCents: number; expiresAt: number; maxUses: number; scope: string };
@@ -76,6 +76,9 @@ export function termsProblems(terms: ApprovalTerms): string[] {
   } else {
     const unseen = unseenProblem(terms.approver);
     if (unseen !== null) problems.push(`approver ${unseen}`);
+    // The four-eyes rule compares names as a person reads them: a name in two scripts can read as another's.
+    const mixed = mixedScriptProblem(terms.approver);
+    if (mixed !== null) problems.push(`approver ${mixed}`);
   }
   if (!Number.isSafeInteger(terms.capCents) || terms.capCents <= 0) problems.push('capCents must be a positive whole number of cents');
   if (!Number.isSafeInteger(terms.maxUses) || terms.maxUses <= 0) problems.push('maxUses must be a positive whole number');

@@ -9,7 +9,7 @@ import { creditEffectSchema, refundEffectSchema, type EffectKind } from './effec
 import { ERROR_REGISTRY, zodFieldProblems, InterlockError, type ErrorCode } from './errors.js';
 import { canonicalJson } from './json.js';
 import { APPROVAL_ID, RESERVED_REQUEST_PREFIXES } from './proposal.js';
-import { freeText, identifier } from './text.js';
+import { freeText, isVisibleText, personName } from './text.js';
 
 export const CASE_ID = /^[A-Za-z0-9_.:#-]{1,200}$/;
 export const STORY_MAX_CHARS = 8_000;
@@ -68,6 +68,13 @@ export type CaseRecord = {
   status: CaseStatus;
 };
 
+/**
+ * Why a story was refused: it is the account the decider reads and the case record keeps, so it must hold a character
+ * a reader can see (isVisibleText). One of only spaces or characters that read as nothing (U+200B, U+2800, U+3164 ...)
+ * is refused, as a note is.
+ */
+export const BLANK_STORY = 'must tell what happened in characters a reader can see (spaces and invisible characters alone read as nothing)';
+
 /** A case's effect is requested as `case:<case id>` (decider/check.ts), which must fit a request id's 200 characters. */
 const CASE_ID_MAX = 200 - RESERVED_REQUEST_PREFIXES.case.length;
 const caseId = z
@@ -82,18 +89,18 @@ export const caseSubmissionSchema = z.discriminatedUnion('kind', [
     kind: z.literal('refund'),
     subject: refundEffectSchema.shape.paymentIntent,
     incident: z.null(),
-    story: freeText(STORY_MAX_CHARS).refine((value) => value.trim() !== '', 'must tell what happened'),
+    story: freeText(STORY_MAX_CHARS).refine(isVisibleText, BLANK_STORY),
     approval: z.string({ error: 'must be a string' }).regex(APPROVAL_ID, 'must be 1-200 letters, digits or _ . : -'),
-    agent: identifier(100),
+    agent: personName(100),
   }),
   z.strictObject({
     caseId,
     kind: z.literal('credit'),
     subject: creditEffectSchema.shape.customer,
     incident: creditEffectSchema.shape.incident,
-    story: freeText(STORY_MAX_CHARS).refine((value) => value.trim() !== '', 'must tell what happened'),
+    story: freeText(STORY_MAX_CHARS).refine(isVisibleText, BLANK_STORY),
     approval: z.string({ error: 'must be a string' }).regex(APPROVAL_ID, 'must be 1-200 letters, digits or _ . : -'),
-    agent: identifier(100),
+    agent: personName(100),
   }),
 ]);
 

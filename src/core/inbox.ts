@@ -22,7 +22,7 @@ import { explainOutcome, type Outcome } from './outcomes.js';
 import { mayReopenCase } from './cases.js';
 import type { ErrorCode } from './errors.js';
 import { RESERVED_REQUEST_PREFIXES } from './proposal.js';
-import { unseenCharacter } from './text.js';
+import { isVisibleText } from './text.js';
 import { currentOutcome } from './verify.js';
 
 export const INBOX_KINDS = ['ambiguous', 'lease_at_recovery', 'stale_premise', 'stale_premise_at_recovery', 'model_deviated', 'exposure', 'reapproval_refused', 'case_failed'] as const;
@@ -196,14 +196,10 @@ export function caseFailureItem(failure: CaseFailure): InboxItemDraft {
 }
 
 /**
- * Whether a note a person writes holds something a reader can see: a character that is neither a space nor one that
- * reads as nothing (unseenCharacter: U+200B, U+2800, U+3164 ...). A note of only such characters is signed into a
- * receipt and shown as blank, so it is refused as a blank one is.
+ * Whether a note a person writes holds something a reader can see (isVisibleText): a note of only spaces and
+ * invisible characters is signed into a receipt and shown as blank, so it is refused as a blank one is.
  */
-export function isVisibleNote(note: string): boolean {
-  for (const char of note) if (char.trim() !== '' && unseenCharacter(char) === null) return true;
-  return false;
-}
+export const isVisibleNote: (note: string) => boolean = isVisibleText;
 
 /** Why a note was refused (isVisibleNote), in the words of the API's and the CLI's field problems. */
 export const BLANK_NOTE = 'must say what was checked or done in characters a reader can see (spaces and invisible characters alone read as nothing)';

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { parseEffect, EffectError, type Effect } from './effects.js';
 import { InterlockError, zodFieldProblems, type FieldProblem } from './errors.js';
 import { assertJson, canonicalLength, nestsDeeperThan, NonCanonicalValueError, type Json, type JsonObject } from './json.js';
-import { freeText, identifier, isFreeText, isIdentifier, isRequestId, recordedIdentifier, requestIdentifier } from './text.js';
+import { freeText, identifier, isFreeText, isIdentifier, isRequestId, mixedScriptProblem, personName, recordedIdentifier, requestIdentifier } from './text.js';
 import type { Decision } from './entries.js';
 
 export type Proposal = {
@@ -55,7 +55,7 @@ const json = z.custom<unknown>(() => true);
 
 export const proposalSchema = z.strictObject({
   requestId: requestIdentifier(200).optional(),
-  agent: identifier(200),
+  agent: personName(200),
   approval: z.string({ error: 'must be a string' }).regex(APPROVAL_ID, 'must be 1-200 letters, digits or _ . : -'),
   premises: z.record(z.string().regex(PREMISE_NAME, PREMISE_NAME_RULE), json),
   effect: z.record(z.string(), json),
@@ -121,7 +121,7 @@ export function quickFields(input: unknown, options: ParseOptions = {}): Fields 
   const { requestId, agent, approval, premises, effect, decision } = input;
   const recorded = options.recorded === true;
   if (requestId !== undefined && !(recorded ? isIdentifier(requestId, 200, true) : isRequestId(requestId, 200))) return null;
-  if (!isIdentifier(agent, 200, recorded) || typeof approval !== 'string' || !APPROVAL_ID.test(approval)) return null;
+  if (!isIdentifier(agent, 200, recorded) || (!recorded && mixedScriptProblem(agent) !== null) || typeof approval !== 'string' || !APPROVAL_ID.test(approval)) return null;
   if (!isRecord(premises) || !Object.keys(premises).every((name) => PREMISE_NAME.test(name)) || !isRecord(effect)) return null;
   if (decision !== undefined) {
     if (!isRecord(decision) || !Object.keys(decision).every((key) => key === 'model' || key === 'text') || !isIdentifier(decision.model, 200, recorded) || !isFreeText(decision.text, PROPOSAL_LIMITS.decisionChars)) return null;

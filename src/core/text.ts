@@ -30,6 +30,16 @@ export function unseenCharacter(value: string): string | null {
   return point === undefined ? null : `U+${point.toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
+/**
+ * Whether text a person writes (a note, a case's story) holds something a reader can see: a character that is neither
+ * a space nor one that reads as nothing (unseenCharacter: U+200B, U+2800, U+3164 ...). Text of only such characters
+ * is recorded and shown as blank, so it is refused as blank text is.
+ */
+export function isVisibleText(text: string): boolean {
+  for (const char of text) if (char.trim() !== '' && unseenCharacter(char) === null) return true;
+  return false;
+}
+
 const unseenMessage = (point: string) =>
   `holds ${point}, a character that reads as nothing or turns the text around it (a direction override, a zero-width or other invisible character, a line separator): readers would see other text than what is recorded; remove it`;
 
@@ -144,26 +154,145 @@ export function wholeNumberSetting(min: number, max: number, belowMin = `must be
     .pipe(z.number().min(min, belowMin).max(max, aboveMax));
 }
 
-// Greek and Cyrillic letters a reader takes for Latin ones, by their lower case (what a name holds once its case is
-// folded) to the Latin letter they are drawn as, after the confusable pairs Unicode lists for those scripts (UTS #39).
-// A letter whose two cases look like two Latin letters goes by its capital, drawn exactly as the Latin one: Ν (N) and
-// ν (v) are one letter once case is folded, and stay one here (n), so no two spellings that were one name become two.
-// Accented letters are met decomposed (ё is е and a diaeresis, read as ë).
-const LATIN_LOOK_ALIKES: Readonly<Record<string, string>> = {
-  // Greek
+// Letters of other scripts and of Latin's own phonetic and historic blocks that a reader takes for plain Latin ones, by
+// their lower case (what a name holds once its case is folded) to the Latin letter they are drawn as, after the
+// confusable pairs Unicode lists (UTS #39), kept to those drawn exactly or nearly so. A letter whose two cases look
+// like two Latin letters goes by its capital, drawn exactly as the Latin one: Ν (N) and ν (v) are one letter once case
+// is folded, and stay one here (n), so no two spellings that were one name become two; so do Armenian Տ (S) and
+// Cherokee Ꭰ (D), whose small letters look like no Latin one. Accented letters are met decomposed (ё is е and a
+// diaeresis, read as ë; the lunate sigma, which compatibility folding makes σ, is read first: compatibilityLookAlikes).
+// No table is complete: a person's name that mixes scripts is refused where it arrives (mixedScriptProblem), so a
+// letter this table misses can only stand in a name written wholly in that letter's script.
+export const LATIN_LOOK_ALIKES: Readonly<Record<string, string>> = {
+  // Latin IPA letters and small capitals (U+0250-02AF, U+1D00-1DBF), and Latin Extended-B to E (U+0180-024F,
+  // U+2C60-2C7F, U+A720-A7FF, U+AB30-AB6F): Latin letters themselves, drawn as plain ones
+  ɑ: 'a', ɛ: 'e', ɡ: 'g', ɢ: 'g', ɣ: 'y', ɩ: 'i', ɪ: 'i', ɯ: 'w', ɴ: 'n', ʀ: 'r', ʋ: 'u', ʏ: 'y', ʙ: 'b', ʜ: 'h', ʟ: 'l',
+  ᴀ: 'a', ᴄ: 'c', ᴅ: 'd', ᴇ: 'e', ᴊ: 'j', ᴋ: 'k', ᴍ: 'm', ᴏ: 'o', ᴑ: 'o', ᴘ: 'p', ᴛ: 't', ᴜ: 'u', ᴠ: 'v', ᴡ: 'w', ᴢ: 'z',
+  ᴦ: 'r', ᴩ: 'p', ꜰ: 'f', ꜱ: 's', ꞯ: 'q', ƒ: 'f', ǀ: 'l', ȷ: 'j', ꞵ: 'b', ꬲ: 'e', ꬽ: 'o', ꭇ: 'r', ꭎ: 'u', ꭒ: 'u', ꭓ: 'x',
+  ꭚ: 'y',
+  // Greek (U+0370-03FF)
   α: 'a', β: 'b', γ: 'y', ε: 'e', ζ: 'z', η: 'h', ι: 'i', κ: 'k', μ: 'm', ν: 'n', ο: 'o', ρ: 'p', τ: 't', υ: 'y', χ: 'x',
-  ϲ: 'c', ϳ: 'j',
-  // Cyrillic
+  ϳ: 'j',
+  // Cyrillic (U+0400-052F, U+A640-A69F)
   а: 'a', в: 'b', г: 'r', е: 'e', к: 'k', м: 'm', н: 'h', о: 'o', р: 'p', с: 'c', т: 't', у: 'y', х: 'x', ь: 'b',
-  ѕ: 's', і: 'i', ј: 'j', ѡ: 'w', ѵ: 'v', ү: 'y', һ: 'h', ҽ: 'e', ӏ: 'i', ԁ: 'd', ԛ: 'q', ԝ: 'w',
+  ѕ: 's', і: 'i', ј: 'j', ѡ: 'w', ѵ: 'v', ү: 'y', һ: 'h', ҽ: 'e', ӏ: 'i', ԁ: 'd', ԛ: 'q', ԝ: 'w', ꙇ: 'i',
+  // Armenian (U+0530-058F); տ by its capital Տ
+  լ: 'l', հ: 'h', ո: 'n', ս: 'u', տ: 's', ց: 'g', օ: 'o', զ: 'q', գ: 'q',
+  // Cherokee (U+13A0-13FF, U+AB70-ABBF), each small letter by its capital: ꭰ is Ꭰ (D), ꮯ is Ꮯ (C)
+  ꭰ: 'd', ꭱ: 'r', ꭲ: 't', ꭵ: 'i', ꭹ: 'y', ꭺ: 'a', ꭻ: 'j', ꭼ: 'e', ꮃ: 'w', ꮇ: 'm', ꮋ: 'h', ꮍ: 'y', ꮐ: 'g', ꮒ: 'h',
+  ꮓ: 'z', ꮟ: 'b', ꮢ: 'r', ꮤ: 'w', ꮥ: 's', ꮩ: 'v', ꮪ: 's', ꮮ: 'l', ꮯ: 'c', ꮲ: 'p', ꮶ: 'k', ꮷ: 'd', ᏻ: 'g', ᏼ: 'b',
+  // Lisu (U+A4D0-A4FF), a script of capitals only
+  ꓐ: 'b', ꓑ: 'p', ꓓ: 'd', ꓔ: 't', ꓖ: 'g', ꓗ: 'k', ꓙ: 'j', ꓚ: 'c', ꓜ: 'z', ꓝ: 'f', ꓟ: 'm', ꓠ: 'n', ꓡ: 'l', ꓢ: 's',
+  ꓣ: 'r', ꓦ: 'v', ꓧ: 'h', ꓪ: 'w', ꓫ: 'x', ꓬ: 'y', ꓮ: 'a', ꓰ: 'e', ꓲ: 'i', ꓳ: 'o', ꓴ: 'u',
+  // Coptic (U+2C80-2CFF), each small letter by its capital: ⲁ is Ⲁ (A)
+  ⲁ: 'a', ⲃ: 'b', ⲅ: 'r', ⲍ: 'z', ⲏ: 'h', ⲓ: 'i', ⲕ: 'k', ⲙ: 'm', ⲛ: 'n', ⲟ: 'o', ⲣ: 'p', ⲥ: 'c', ⲧ: 't', ⲩ: 'y', ⲭ: 'x',
 };
-const GREEK_OR_CYRILLIC = /[\u0370-\u03ff\u0400-\u052f]/gu;
+const NOT_ASCII = /\P{ASCII}/gu;
+// The lunate sigma ϲ Ϲ, drawn as c and C, is σ Σ once compatibility forms are folded (NFKC, which personKey does
+// first): it is read as c before that, or "ϲοϲο" would not be coco.
+const LUNATE_SIGMA = /[\u03f2\u03f9]/gu;
+
+/** `text` with the letters compatibility folding would turn into letters drawn otherwise read first (LUNATE_SIGMA). */
+export function compatibilityLookAlikes(text: string): string {
+  return text.replace(LUNATE_SIGMA, 'c');
+}
 
 /**
- * `text`, already in lower case (a name as personKey folds it), with each Greek or Cyrillic letter drawn as a Latin
- * one replaced by that Latin letter (LATIN_LOOK_ALIKES): "аlex" with a Cyrillic а, "bοb" with a Greek omicron and the
- * all-Cyrillic "асе" read as alex, bob and ace. Text that was equal stays equal (a function of the text alone).
+ * `text`, already in lower case (a name as personKey folds it), with each letter drawn as a Latin one replaced by that
+ * Latin letter (LATIN_LOOK_ALIKES): "аlex" with a Cyrillic а, "ɑlex" with a Latin alpha, "bοb" with a Greek omicron
+ * and the all-Cyrillic "асе" read as alex, alex, bob and ace. Text that was equal stays equal (a function of the text
+ * alone).
  */
 export function latinLookAlikes(text: string): string {
-  return text.normalize('NFD').replace(GREEK_OR_CYRILLIC, (letter) => LATIN_LOOK_ALIKES[letter] ?? letter).normalize('NFC');
+  return text.normalize('NFD').replace(NOT_ASCII, (letter) => LATIN_LOOK_ALIKES[letter] ?? letter).normalize('NFC');
+}
+
+// Every script Unicode names (its Script property values, Unicode 17), so a name's letters can be told apart by
+// script. A runtime whose Unicode is older does not know the newest ones: they are left out there, as its letters are
+// unassigned code points there (script Unknown), which is listed.
+const SCRIPT_NAMES = [
+  'Adlam', 'Ahom', 'Anatolian_Hieroglyphs', 'Arabic', 'Armenian', 'Avestan', 'Balinese', 'Bamum', 'Bassa_Vah', 'Batak', 'Bengali',
+  'Beria_Erfe', 'Bhaiksuki', 'Bopomofo', 'Brahmi', 'Braille', 'Buginese', 'Buhid', 'Canadian_Aboriginal', 'Carian',
+  'Caucasian_Albanian', 'Chakma', 'Cham', 'Cherokee', 'Chorasmian', 'Coptic', 'Cuneiform', 'Cypriot', 'Cypro_Minoan',
+  'Cyrillic', 'Deseret', 'Devanagari', 'Dives_Akuru', 'Dogra', 'Duployan', 'Egyptian_Hieroglyphs', 'Elbasan', 'Elymaic',
+  'Ethiopic', 'Garay', 'Georgian', 'Glagolitic', 'Gothic', 'Grantha', 'Greek', 'Gujarati', 'Gunjala_Gondi', 'Gurmukhi',
+  'Gurung_Khema', 'Han', 'Hangul', 'Hanifi_Rohingya', 'Hanunoo', 'Hatran', 'Hebrew', 'Hiragana', 'Imperial_Aramaic',
+  'Inscriptional_Pahlavi', 'Inscriptional_Parthian', 'Javanese', 'Kaithi', 'Kannada', 'Katakana', 'Kawi', 'Kayah_Li',
+  'Kharoshthi', 'Khitan_Small_Script', 'Khmer', 'Khojki', 'Khudawadi', 'Kirat_Rai', 'Lao', 'Latin', 'Lepcha', 'Limbu',
+  'Linear_A', 'Linear_B', 'Lisu', 'Lycian', 'Lydian', 'Mahajani', 'Makasar', 'Malayalam', 'Mandaic', 'Manichaean', 'Marchen',
+  'Masaram_Gondi', 'Medefaidrin', 'Meetei_Mayek', 'Mende_Kikakui', 'Meroitic_Cursive', 'Meroitic_Hieroglyphs', 'Miao',
+  'Modi', 'Mongolian', 'Mro', 'Multani', 'Myanmar', 'Nabataean', 'Nag_Mundari', 'Nandinagari', 'New_Tai_Lue', 'Newa', 'Nko',
+  'Nushu', 'Nyiakeng_Puachue_Hmong', 'Ogham', 'Ol_Chiki', 'Ol_Onal', 'Old_Hungarian', 'Old_Italic', 'Old_North_Arabian',
+  'Old_Permic', 'Old_Persian', 'Old_Sogdian', 'Old_South_Arabian', 'Old_Turkic', 'Old_Uyghur', 'Oriya', 'Osage', 'Osmanya',
+  'Pahawh_Hmong', 'Palmyrene', 'Pau_Cin_Hau', 'Phags_Pa', 'Phoenician', 'Psalter_Pahlavi', 'Rejang', 'Runic', 'Samaritan',
+  'Saurashtra', 'Sharada', 'Shavian', 'Siddham', 'Sidetic', 'SignWriting', 'Sinhala', 'Sogdian', 'Sora_Sompeng', 'Soyombo',
+  'Sundanese', 'Sunuwar', 'Syloti_Nagri', 'Syriac', 'Tagalog', 'Tagbanwa', 'Tai_Le', 'Tai_Tham', 'Tai_Viet', 'Tai_Yo',
+  'Takri', 'Tamil', 'Tangsa', 'Tangut', 'Telugu', 'Thaana', 'Thai', 'Tibetan', 'Tifinagh', 'Tirhuta', 'Todhri',
+  'Tolong_Siki', 'Toto', 'Tulu_Tigalari', 'Ugaritic', 'Vai', 'Vithkuqi', 'Wancho', 'Warang_Citi', 'Yezidi', 'Yi',
+  'Zanabazar_Square', 'Unknown',
+] as const;
+
+type Script = { name: string; letter: RegExp; usedIn: RegExp; only: RegExp };
+
+/** A script's patterns, or null where this runtime's Unicode does not know it (a regular expression refuses the name). */
+function scriptOf(name: string): Script | null {
+  try {
+    return {
+      name: name.replace(/_/g, ' '),
+      letter: new RegExp(`^\\p{Script=${name}}$`, 'u'),
+      usedIn: new RegExp(`^\\p{Script_Extensions=${name}}$`, 'u'),
+      only: new RegExp(`^[\\p{Script_Extensions=${name}}\\p{Script=Common}\\p{Script=Inherited}]*$`, 'u'),
+    };
+  } catch {
+    return null;
+  }
+}
+
+const SCRIPTS: readonly Script[] = SCRIPT_NAMES.map(scriptOf).filter((script): script is Script => script !== null);
+// A letter of no one script: digits, punctuation, spaces (Common) and combining marks (Inherited) go with any.
+const ANY_SCRIPT = /^[\p{Script=Common}\p{Script=Inherited}]$/u;
+// Latin with Common and Inherited alone: nearly every name, answered without looking further.
+const LATIN_ONLY = /^[\p{Script_Extensions=Latin}\p{Script=Common}\p{Script=Inherited}]*$/u;
+// The mixes UTS #39 allows at its "highly restrictive" level, as a name's usual writing: Japanese (Han, Hiragana and
+// Katakana), Chinese with Bopomofo and Korean (Han and Hangul), each with Latin.
+const USUAL_MIXES = [
+  /^[\p{Script_Extensions=Latin}\p{Script_Extensions=Han}\p{Script_Extensions=Hiragana}\p{Script_Extensions=Katakana}\p{Script=Common}\p{Script=Inherited}]*$/u,
+  /^[\p{Script_Extensions=Latin}\p{Script_Extensions=Han}\p{Script_Extensions=Bopomofo}\p{Script=Common}\p{Script=Inherited}]*$/u,
+  /^[\p{Script_Extensions=Latin}\p{Script_Extensions=Han}\p{Script_Extensions=Hangul}\p{Script=Common}\p{Script=Inherited}]*$/u,
+];
+
+/** A letter as a message names it: itself, and past ASCII its code point too, which a reader cannot tell by looking. */
+const shownLetter = (letter: string) => (/^[\x21-\x7e]$/.test(letter) ? letter : `${letter} (U+${(letter.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')})`);
+
+/**
+ * Readable problem with a person's name (an approver, a proposer) whose letters come from more than one script, or
+ * null. Letters of two scripts draw one person's name as another's: "bօb" with an Armenian օ, "ꓲvan" with a Lisu ꓲ,
+ * or letters no look-alike table holds yet; the four-eyes rule would take them for two people. A name in one script,
+ * whichever (José, Łukasz, Νίκος, Сергей, 山田), is taken, as are the mixes a name is usually written in (Japanese kanji
+ * and kana, Chinese with Bopomofo, Korean hanja and hangul, each with Latin: UTS #39's "highly restrictive" level).
+ * Digits, punctuation, spaces and combining marks belong to no one script and go with any; a letter used in several
+ * scripts (Script_Extensions) goes with each of them.
+ */
+export function mixedScriptProblem(name: string): string | null {
+  if (LATIN_ONLY.test(name)) return null;
+  const letters = [...name].filter((char) => !ANY_SCRIPT.test(char));
+  const first = letters[0];
+  if (first === undefined) return null;
+  if (SCRIPTS.some((script) => script.usedIn.test(first) && script.only.test(name))) return null;
+  if (USUAL_MIXES.some((mix) => mix.test(name))) return null;
+  const byScript = new Map<string, Set<string>>();
+  for (const letter of letters) {
+    const script = SCRIPTS.find((candidate) => candidate.letter.test(letter))?.name ?? 'Unknown';
+    byScript.set(script, (byScript.get(script) ?? new Set()).add(letter));
+  }
+  const scripts = [...byScript].map(([script, seen]) => `${script}: ${[...seen].map(shownLetter).join(' ')}`);
+  return `mixes letters of more than one script (${scripts.join('; ')}): letters of two scripts can draw one person's name as another's; write the name in the letters of one script`;
+}
+
+/** A person's name that arrives (an approver, a proposer): identifier(max), its letters from one script (mixedScriptProblem). */
+export function personName(max: number) {
+  return identifier(max).check((ctx) => {
+    const problem = mixedScriptProblem(ctx.value);
+    if (problem !== null) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
+  });
 }

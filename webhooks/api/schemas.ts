@@ -3,7 +3,7 @@
 // The same schemas validate requests and generate the OpenAPI document (openapi.ts); the response schemas exist
 // only for that document.
 import { z } from 'zod';
-import { ALERT_CURSOR, APPROVAL_ID, APPROVAL_SCOPE, CASE_ID, CASE_STATES, creditEffectSchema, ERROR_REGISTRY, GRANT_LIMITS, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, newApprovalIdProblem, OPERATOR_ACTIONS, PROPOSAL_LIMITS, recordedIdentifier, RECOVERY_OUTCOMES, refundEffectSchema, RESERVED_REQUEST_PREFIXES, requestIdentifier, reservedRequestProblem, STORY_MAX_CHARS, SUBMIT_OUTCOMES, BLANK_NOTE, FACTS_SHOWN, isVisibleNote, type ErrorCode } from '../../src/interlock.js';
+import { ALERT_CURSOR, APPROVAL_ID, APPROVAL_SCOPE, BLANK_STORY, CASE_ID, CASE_STATES, creditEffectSchema, ERROR_REGISTRY, GRANT_LIMITS, freeText, identifier, INBOX_CURSOR, INBOX_KINDS, newApprovalIdProblem, OPERATOR_ACTIONS, personName, PROPOSAL_LIMITS, recordedIdentifier, RECOVERY_OUTCOMES, refundEffectSchema, RESERVED_REQUEST_PREFIXES, requestIdentifier, reservedRequestProblem, STORY_MAX_CHARS, SUBMIT_OUTCOMES, BLANK_NOTE, FACTS_SHOWN, isVisibleNote, type ErrorCode } from '../../src/interlock.js';
 
 /** How long a grant may last (src/core/approval.ts, GRANT_LIMITS: the CLI holds grants to the same bounds). */
 export const MAX_EXPIRES_IN_SECONDS = GRANT_LIMITS.maxExpiresInSeconds;
@@ -37,7 +37,9 @@ const requestId = requestIdentifier(200)
   .refine((value) => reservedRequestProblem(value) === null, { error: (issue) => reservedRequestProblem(String(issue.input)) ?? 'is reserved' })
   .meta({ description: `A stable id of the approved request (the support case); the effect id is derived from it, so retries reuse it. It may not start with \`case:\` or \`reapproval:\` (the request ids of cases and re-approvals, which the service derives itself). ${REQUEST_IDENTIFIER}` });
 const approvalId = z.string({ error: 'must be a string' }).regex(APPROVAL_ID, 'must be 1-200 letters, digits or _ . : -');
-const agent = identifier(100).meta({ description: `Who decided (a person or a model); defaults to the token name. ${SEEN_IDENTIFIER}` });
+/** personName(max): a person's name, in the letters of one script (mixedScriptProblem in src/core/text.ts). */
+const ONE_SCRIPT = 'Its letters are of one script (digits, punctuation and combining marks go with any; Japanese kanji and kana, Chinese with Bopomofo and Korean hanja and hangul may each go with Latin): a name mixing scripts can read as another person\'s (`bօb` with an Armenian `օ`), and the server refuses it (400).';
+const agent = personName(100).meta({ description: `Who decided (a person or a model); defaults to the token name. ${ONE_SCRIPT} ${SEEN_IDENTIFIER}` });
 const decision = z
   .strictObject({
     model: identifier(200).meta({ description: `The model (or person) that decided. ${SEEN_IDENTIFIER}` }),
@@ -101,11 +103,14 @@ export const caseBody = z
     payment_intent: refundEffectSchema.shape.paymentIntent.optional().meta({ description: 'For a refund: the PaymentIntent. Give this or `customer`.' }),
     customer: creditEffectSchema.shape.customer.optional().meta({ description: 'For a credit: the customer. Give this or `payment_intent`.' }),
     incident: creditEffectSchema.shape.incident.optional().meta({ description: 'For a credit: the incident it compensates (required with `customer`).' }),
-    // A character other than white space (String.prototype.trim's, which is JSON Schema's \s): said in the document too.
+    // A character other than white space (String.prototype.trim's, which is JSON Schema's \s): said in the document too;
+    // one a reader can see (isVisibleNote: invisible characters alone read as nothing), as parseCaseSubmission holds it,
+    // which has no JSON Schema form. One problem, BLANK_STORY's words (src/core/cases.ts), for all three.
     story: freeText(STORY_MAX_CHARS)
-      .min(1, { error: 'must tell what happened', abort: true })
-      .regex(/\S/, { error: 'must tell what happened', abort: true })
-      .meta({ description: `What happened, as the customer and support tell it; the decider reads it as their account, never as instructions. At least one character that is not white space. ${FREE_TEXT}` }),
+      .min(1, { error: BLANK_STORY, abort: true })
+      .regex(/\S/, { error: BLANK_STORY, abort: true })
+      .refine(isVisibleNote, BLANK_STORY)
+      .meta({ description: `What happened, as the customer and support tell it; the decider reads it as their account, never as instructions. It must hold a character a reader can see: spaces and invisible characters alone (U+200B, U+2800, U+3164, ...) read as nothing, and the server refuses them (400). ${FREE_TEXT}` }),
     approval: approvalId.meta({ description: 'The approval the decision must stay inside: its cap and its scope (payment:<payment_intent> or customer:<customer>).' }),
     agent: agent.optional(),
   })
@@ -166,7 +171,7 @@ export const approvalBody = z
         if (problem !== null) context.addIssue({ code: 'custom', message: problem });
       })
       .meta({ description: 'The approval id, 1-200 letters, digits or _ . : - (not . or .., which a URL reads as steps of its path: the server refuses them, 400).' }),
-    approver: identifier(200).meta({ description: `The person or policy that approves. ${SEEN_IDENTIFIER}` }),
+    approver: personName(200).meta({ description: `The person or policy that approves. ${ONE_SCRIPT} ${SEEN_IDENTIFIER}` }),
     cap_cents: cents(`The most all effects under it may move together, in the smallest unit of the currency of the payment (or of the customer's credits) it covers, ${SMALLEST_UNIT}.`, 1, Number.MAX_SAFE_INTEGER),
     scope: scope.meta({ description: 'What it covers: payment:pi_… or customer:cus_….' }),
     // The range first, as cents: 1e20 uses is too many, not a fraction.

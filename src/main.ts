@@ -66,6 +66,7 @@ import { CliFailure, EXIT_BAD_INPUT, EXIT_FAILED, duration, wholeNumber } from '
 import { REDIS_URL_ADVICE, SERVICE_FILE, redisUrlFromService, signerOfService, whereLooked, withStores } from './cli/stores.js';
 import { interlockCommand, startLine } from './cli/command-lines.js';
 import { tokenLines } from './cli/token-lines.js';
+import { secretHint } from './core/redact.js';
 import { printJson, printProblem, whenOutputLost } from './cli/output.js';
 import { addInboxCommands } from './cli/inbox-command.js';
 import { pathMeaning } from './cli/path-problems.js';
@@ -940,7 +941,12 @@ function announce(config: Config, service: Service, embedded: Embedded, register
     // The embedded sandbox signs the CLI's sessions with the route's own secret; another sandbox gives each its own.
     const cliSecret = sandbox ? 'it signs with the same secret' : 'with STRIPE_WEBHOOK_SECRET set to the whsec_… it prints';
     service.stores.logger.info({ webhookUrl, delivered, listen }, delivered === null ? `webhook route ready: forward Stripe's events with \`${listen}\`` : `webhook route ready (${delivered}); to forward with the real CLI instead: \`${listen}\`, ${cliSecret}`);
-    lines.push(`  Webhook   ${webhookUrl}   ${delivered === null ? `forward Stripe's events to it: ${listen}` : `signed with ${config.stripeWebhookSecrets[0] ?? ''} (${delivered})`}`);
+    // Its secret signs events the route takes as Stripe's: printed whole only to a terminal, as the tokens are
+    // (tokenLines); a pipe, a file or a container's log gets its hint and where the whole one is kept.
+    const secret = config.stripeWebhookSecrets[0] ?? '';
+    const whole = owns ? `the whole secret is webhook_secret in ${file}` : 'the whole secret is printed only to a terminal';
+    const signed = (by: string) => (process.stdout.isTTY === true ? `signed with ${secret} (${by})` : `signed with ${secretHint(secret)} (${by}; ${whole})`);
+    lines.push(`  Webhook   ${webhookUrl}   ${delivered === null ? `forward Stripe's events to it: ${listen}` : signed(delivered)}`);
     if (delivered !== null) lines.push(`            or with the Stripe CLI (${cliSecret}): ${listen}`);
   }
   const links = stripeLinks(config);

@@ -4,9 +4,9 @@
 // Order of a request: request id and request log (every request, one line each, with the caller's name and role
 // once known, never the token) -> public routes (probes, the OpenAPI document; another method on their paths is
 // told the ones they take, with no token asked for) -> mounted routes (the webhook: no token, raw body) -> bearer
-// token and rate limit -> the route's role -> its body (JSON only, size-limited) -> its schemas -> its handler; a
-// method a known path does not take is told the ones it does (Allow). Every failure on the way is an error from the
-// registry (api/errors.ts).
+// token (an unknown one counted against its client address, with the page's sign-ins) and rate limit -> the route's
+// role -> its body (JSON only, size-limited) -> its schemas -> its handler; a method a known path does not take is
+// told the ones it does (Allow). Every failure on the way is an error from the registry (api/errors.ts).
 import express, { type Express, type RequestHandler } from 'express';
 import { membersNamedTwice, namesSomeMemberTwice, redactSecrets } from '../src/interlock.js';
 import { allow, authenticate } from './api/auth.js';
@@ -22,6 +22,7 @@ import { opsRoutes, storeChecks } from './api/ops-routes.js';
 import { createRateLimiter } from './api/rate-limit.js';
 import { route, type Method, type Route } from './api/route.js';
 import { DASHBOARD_PATH, queueDashboard } from './ops/dashboard.js';
+import { createFailedSignIns, FAILED_SIGN_INS } from './ui/failed-sign-ins.js';
 import { UI_PATH, uiRouter } from './ui/routes.js';
 
 export type { AppDeps, IntakeGuard, CasesProducer, FactReader, PremiseNames, ReadinessCheck, AlertsReader, EffectsProducer, ApiLimits } from './api/context.js';
@@ -157,6 +158,9 @@ export function createApp(deps: AppDeps): Express {
   const document = buildOpenApi([...routes, openapi]);
   const ratePerMinute = limits.ratePerMinute === undefined ? DEFAULT_RATE_PER_MINUTE : limits.ratePerMinute;
   const limiter = ratePerMinute === null || ratePerMinute <= 0 ? null : createRateLimiter({ perMinute: ratePerMinute, burst: limits.rateBurst ?? ratePerMinute });
+  // Unknown tokens per client address and host name, one counter for every door that checks a token (the page's
+  // sign-in and forms, a bearer header anywhere), so guesses sent to any of them count together; off with the rate limit.
+  const failures = limiter === null ? null : createFailedSignIns(FAILED_SIGN_INS, () => Date.now());
   const body = jsonBody(limits.bodyBytes ?? DEFAULT_BODY_BYTES);
 
   const app = express();
@@ -174,9 +178,9 @@ export function createApp(deps: AppDeps): Express {
   for (const [path, { methods, signedIn }] of paths) if (!signedIn) app.all(path, wrongMethod(methods));
   deps.mount?.(app);
   // The page signs its callers in itself (a signed-out browser is shown the form, not a 401).
-  app.use(uiRouter({ context, tokens: deps.tokens, limiter, links: deps.ui?.links ?? { kind: 'dashboard', mode: 'test' }, sections: deps.ui?.sections ?? [] }));
+  app.use(uiRouter({ context, tokens: deps.tokens, limiter, failures, links: deps.ui?.links ?? { kind: 'dashboard', mode: 'test' }, sections: deps.ui?.sections ?? [] }));
   // The dashboard and the metrics take the page's sign-in cookie as well as the bearer header.
-  app.use(authenticate(deps.tokens, limiter, { cookiePaths: [DASHBOARD_PATH, METRICS_PATH, UI_PATH] }));
+  app.use(authenticate(deps.tokens, limiter, { cookiePaths: [DASHBOARD_PATH, METRICS_PATH, UI_PATH], failures }));
   const { metrics, queues } = deps;
   if (metrics) {
     app.get(METRICS_PATH, allow('readMetrics'), (_req, res, next) => {

@@ -5,6 +5,7 @@
 // properties. Refinements (e.g. "no control characters") are checked by zod but have no JSON Schema form: each is
 // said in its field's description instead (schemas.ts).
 import { z } from 'zod';
+import { FAILED_SIGN_INS } from '../ui/failed-sign-ins.js';
 import { PERMISSIONS } from './auth.js';
 import type { ResponseDoc, Route } from './route.js';
 import { errorAnswer } from './schemas.js';
@@ -26,13 +27,21 @@ function schemaOf(schema: z.ZodType): JsonSchema {
 
 /**
  * What every operation may answer whatever its own responses say: a fault of the service (errors.ts asApiError: any
- * error the registry does not name), and on a route that takes a token, the 401 `authenticate` answers before it runs.
+ * error the registry does not name), and on a route that takes a token, the 401 and 429 `authenticate` answers before
+ * it runs (the 429 in its words, whatever a route's own 429 said: only `authenticate` answers it).
  */
 const FAULT: ResponseDoc = { description: 'A fault of the service (`internal`): the message is a sentence with the request id, under which the service log holds the detail; nothing else of the fault is said.', schema: errorAnswer };
 const UNAUTHENTICATED: ResponseDoc = { description: 'No bearer token, an unknown one, or an Authorization header not of the form `Bearer <token>` (`unauthenticated`).', schema: errorAnswer };
 
+const RATE_LIMITED: ResponseDoc = {
+  description:
+    `Too many requests (\`rate_limited\`; Retry-After gives the seconds to wait): the token's rate limit was reached, or this client's address has sent too many tokens this service does not know (${FAILED_SIGN_INS.burst}, then ${FAILED_SIGN_INS.perMinute} a minute, counted together with the page's sign-ins), and until it may try again no token it sends is checked, a right one neither.`,
+  schema: errorAnswer,
+};
+
 function responsesOf(route: Route): Record<number, ResponseDoc> {
-  return { ...(route.permission === null ? {} : { 401: UNAUTHENTICATED }), ...route.responses, 500: route.responses[500] ?? FAULT };
+  if (route.permission === null) return { ...route.responses, 500: route.responses[500] ?? FAULT };
+  return { 401: UNAUTHENTICATED, ...route.responses, 429: RATE_LIMITED, 500: route.responses[500] ?? FAULT };
 }
 
 function parameters(schema: z.ZodType | undefined, where: 'path' | 'query'): JsonSchema[] {

@@ -27,6 +27,8 @@
 // with an unknown token to a limit per client address and Host header (failed-sign-ins.ts), checked before the token
 // is: a page of another site rebound to this listener's address (DNS rebinding) signs in from the operator's browser,
 // so from the operator's address, but under its own name, and cannot spend the limit of the name the operator uses.
+// The limit is the API's too (the app passes one counter to both): unknown tokens sent to either count together, and
+// a bearer header sent to a page is a token presented like any other.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { entrySignatures, errorMessage, InterlockError, redactSecrets, verify, type Alert } from '../../src/interlock.js';
@@ -41,7 +43,7 @@ import type { Caller, TokenRegistry } from '../api/tokens.js';
 import { toText, type Html } from './html.js';
 import { addInboxPages, INBOX_SECTION } from './inbox-pages.js';
 import { ALERTS_SHOWN, BAD_CURSOR, effectPage, effectsPage, messagePage, mixedSessionsPage, signInPage, STYLESHEET, type ListFilters, type StripeLinks, type UiSection, type Viewer } from './pages.js';
-import { createFailedSignIns, FAILED_SIGN_INS } from './failed-sign-ins.js';
+import { createFailedSignIns, FAILED_SIGN_INS, senderOf, type FailedSignIns } from './failed-sign-ins.js';
 import { createPageSessions, csrfTokenFor, SESSION_MS } from './session.js';
 
 export { csrfTokenFor } from './session.js';
@@ -55,6 +57,11 @@ export type UiDeps = {
   sections?: readonly UiSection[];
   /** Effects per page. */
   pageSize?: number;
+  /**
+   * The counter of unknown tokens, shared with the API's authentication (app.ts) so that tokens guessed at either
+   * count together; null for none. Unset: one of the page's own, when the rate limit is on.
+   */
+  failures?: FailedSignIns | null;
 };
 
 export const UI_PATH = '/ui';
@@ -135,7 +142,7 @@ export function uiRouter(deps: UiDeps): Router {
   const form = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 10 });
   const sessions = createPageSessions({ tokens, secret: randomBytes(32), now: () => Date.now(), nonce: () => randomBytes(16).toString('base64url') });
   // With the API's rate limit turned off (INTERLOCK_API_RATE_LIMIT=0), so is this one.
-  const failures = deps.limiter ? createFailedSignIns(FAILED_SIGN_INS, () => Date.now()) : null;
+  const failures = deps.failures !== undefined ? deps.failures : deps.limiter ? createFailedSignIns(FAILED_SIGN_INS, () => Date.now()) : null;
 
   type Signed = { caller: Caller; csrf: string };
   /** Open sessions of more than one caller in one request: who is at the browser cannot be told. */
@@ -145,11 +152,14 @@ export function uiRouter(deps: UiDeps): Router {
   /** The token of a request's bearer header (scripts), when it has one: then it is its caller, whatever cookies it holds. */
   const bearerOf = (req: Request): string | undefined => /^Bearer[ \t]+(\S{1,1024})[ \t]*$/i.exec(req.headers.authorization ?? '')?.[1];
 
+  /** The caller of each page request's bearer header, as the check below found it (null: a token this service does not know). */
+  const bearers = new WeakMap<Request, Caller | null>();
+
   /** The callers a request holds: its bearer header's (scripts), else each cookie value that is a session open here, in the order sent. */
   function held(req: Request): Signed[] {
     const header = bearerOf(req);
     if (header !== undefined) {
-      const caller = tokens.authenticate(header);
+      const caller = bearers.has(req) ? (bearers.get(req) ?? null) : tokens.authenticate(header);
       return caller === null ? [] : [{ caller, csrf: sessions.bearerCsrf(caller) }];
     }
     return cookieValues(req, SESSION_COOKIE).flatMap((value) => {
@@ -189,6 +199,33 @@ export function uiRouter(deps: UiDeps): Router {
     send(res, 429, page(`Token ${caller.name} sent more requests than its rate limit allows; try again in ${decision.retryAfterSeconds} s.`));
     return false;
   }
+
+  // A bearer header sent to a page (a script) is a token presented, as on the API: counted when this service does not
+  // know it, and not checked while its address and host name have sent too many such (the API's authenticate does the
+  // same for every path outside the page's).
+  router.use((req, res, next) => {
+    const header = UNDER_UI.test(req.path) ? bearerOf(req) : undefined;
+    if (header === undefined) {
+      next();
+      return;
+    }
+    const { address, host, hostLogged } = senderOf(req);
+    const reqId = (req as { id?: unknown }).id;
+    const wait = failures?.waitSeconds(address, host) ?? 0;
+    if (wait > 0) {
+      context.logger.warn({ reqId, address, host: hostLogged }, 'page request refused: too many unknown tokens from this address under this host name');
+      res.setHeader('Retry-After', String(wait));
+      send(res, 429, messagePage(null, 'Slow down', `Too many tokens this service does not know came from your address, so this request's token was not checked. Try again in ${wait} s, with a token from INTERLOCK_API_TOKENS or the ones printed at start.`));
+      return;
+    }
+    const caller = tokens.authenticate(header);
+    if (caller === null) {
+      failures?.failed(address, host, header);
+      context.logger.warn({ reqId, host: hostLogged }, 'page request with an unknown bearer token');
+    }
+    bearers.set(req, caller);
+    next();
+  });
 
   // The dashboard and the metrics take the page's session as well as a bearer header (authenticate's cookiePaths):
   // only this router holds the sessions' secret, so it notes the session's caller for the routes after it.
@@ -274,16 +311,6 @@ export function uiRouter(deps: UiDeps): Router {
   });
 
   /**
-   * Where a token typed into the page came from, as the failed sign-ins count it: the client's address and the Host
-   * header as sent, not req.hostname (X-Forwarded-Host under a trusted proxy), which a rebound page's script may set;
-   * and the header cut for the log only (it may be as long as Node takes one, 16 KB; no host name is longer than this).
-   */
-  function clientOf(req: Request): { address: string; host: string; hostLogged: string } {
-    const host = req.headers.host ?? '';
-    return { address: req.ip ?? req.socket.remoteAddress ?? 'unknown', host, hostLogged: host.slice(0, 270) };
-  }
-
-  /**
    * Whether an action's form carries its caller's own API token (the field `token`), null when it does: a configured
    * token (the registry compares it in constant time) of the session's name and role. A request that authenticated
    * with a bearer header (a script) presented its token there. A token that is not the caller's counts as a failed
@@ -299,7 +326,7 @@ export function uiRouter(deps: UiDeps): Router {
     if (token === '') {
       return { status: 403, message: `This action needs your own API token, the one token ${caller.name} signed in with, typed into “Your token (to sign this action)”: the sign-in cookie alone does not act. Nothing was recorded.` };
     }
-    const { address, host, hostLogged } = clientOf(req);
+    const { address, host, hostLogged } = senderOf(req);
     const reqId = (req as { id?: unknown }).id;
     const wait = failures?.waitSeconds(address, host) ?? 0;
     if (wait > 0) {
@@ -308,7 +335,7 @@ export function uiRouter(deps: UiDeps): Router {
     }
     const found = tokens.authenticate(token);
     if (found === null || found.name !== caller.name || found.role !== caller.role) {
-      failures?.failed(address, host);
+      failures?.failed(address, host, token);
       context.logger.warn({ reqId, host: hostLogged, token: caller.name, role: caller.role }, 'page form with a token not its session’s');
       return { status: 403, message: `That is not your token: type the API token ${caller.name} (${caller.role}) signed in with. Nothing was recorded.` };
     }
@@ -322,7 +349,7 @@ export function uiRouter(deps: UiDeps): Router {
       send(res, 403, signInPage({ error: 'This sign-in came from another site, so it was refused. Open this page directly and sign in here.', next }));
       return;
     }
-    const { address, host, hostLogged } = clientOf(req);
+    const { address, host, hostLogged } = senderOf(req);
     const wait = failures?.waitSeconds(address, host) ?? 0;
     if (wait > 0) {
       context.logger.warn({ reqId: (req as { id?: unknown }).id, address, host: hostLogged }, 'page sign-in refused: too many unknown tokens from this address under this host name');
@@ -333,7 +360,7 @@ export function uiRouter(deps: UiDeps): Router {
     const token = typeof body.token === 'string' ? body.token.trim() : '';
     const caller = token === '' ? null : tokens.authenticate(token);
     if (caller === null) {
-      failures?.failed(address, host);
+      failures?.failed(address, host, token);
       context.logger.warn({ reqId: (req as { id?: unknown }).id, host: hostLogged }, 'page sign-in with an unknown token');
       send(res, 401, signInPage({ error: 'That token is not one this service knows. Use a token from INTERLOCK_API_TOKENS or the ones printed at start.', next }));
       return;

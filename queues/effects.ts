@@ -407,8 +407,9 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
       throw new UnrecoverableError(`invalid_effect: job id "${(job.id ?? '').slice(0, 100)}" names no effect (an effects job's id is an effect id, 64 lowercase hex characters, alone or followed by a dot and a follow-up number); nothing was run`);
     }
     try {
-      // The latest proposal recorded for the effect (a re-decision after a refusal included); the job's own copy
-      // only when the journal has none (it was recorded by an older producer), and only when it is of this effect.
+      // The latest proposal recorded for the effect (a re-decision after a refusal included). A job whose effect has
+      // none recorded (added to the queue by hand: every producer records first) is refused, invalid_proposal, and
+      // fails for good with nothing recorded or sent; the job's own copy never stands in for a recorded proposal.
       // A job that comes back after its proposal was refused (it stalled, and recovery refused the effect
       // meanwhile) is done: the refusal is its answer, and judging it again would record a second one.
       // Only a job's first run can expect the chain its producer left; a job that ran before reads the chain.
@@ -557,7 +558,12 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
     const partition = await stores.journal.partitionOf(effectId);
     if (partition !== null && (await stores.journal.readState(partition, effectId)).state.open) return;
     const proposal = await latestProposal(stores, effectId);
-    if (proposal === null) return;
+    if (proposal === null) {
+      // Nothing of the effect is recorded, so there is nothing to judge and no alert: the job was added to the queue
+      // by someone other than Interlock's producers (they record first). An operator hears of it here, by its id.
+      logger.error({ effectId, jobId: job.id, error: error.message }, 'effect job failed for good: no proposal of its effect is recorded, so nothing was recorded or sent; the job was not queued by Interlock (remove it, and look at who can write the queue keys)');
+      return;
+    }
     const { kind, subject, amount } = describeEffect(proposal.effect);
     // The effect's currency as proposed (it was never judged), read as every item and alert reads it
     // (currencyOfEffectOrCredit); a proposal no chain holds yet: a credit's is the configured currency, a refund's is

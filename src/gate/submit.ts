@@ -706,12 +706,14 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
   }
 
   /**
-   * The effect's latest recorded proposal, submitted: what an effects job runs. `carried` is the proposal the job
-   * carries, used when the journal has none (an older producer's job) and only when it is a proposal of `effectId`: a
-   * job runs only its own effect, so one carrying another effect's proposal, with none of its own recorded, is refused
-   * (invalid_proposal) and nothing is recorded or sent. `judged` is false when the latest proposal had been refused
-   * already (a job that stalled while recovery refused its effect): that refusal is the answer, and nothing is judged
-   * again.
+   * The effect's latest recorded proposal, submitted: what an effects job runs. A job runs only a proposal the journal
+   * holds for its effect: every producer records its proposal before it queues the job (record.ts, and recovery's
+   * requeue reads the recorded one), and the edges that record it (API, CLI, decisions worker) are where four eyes,
+   * the caller's token and the premises read are checked. So a job whose effect has no PROPOSED recorded (one added
+   * with only the queue's keys) is refused (invalid_proposal): nothing is recorded or sent, whatever it carries.
+   * `carried`, the job's copy, serves only to find the chain (its subject) and, when it is the recorded proposal, to
+   * skip validating that again. `judged` is false when the latest proposal had been refused already (a job that
+   * stalled while recovery refused its effect): that refusal is the answer, and nothing is judged again.
    *
    * A recorded effect is bound already, so its chain is read in the same round trip as the binding (and the carried
    * approval's terms with them), instead of one read of the chain to pick the proposal and another after binding.
@@ -739,11 +741,15 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
       if (bound.status !== 'OTHER_SUBJECT') {
         const refused = refusalOfLatest(chain.entries);
         const latest = recordedProposal(chain.entries, 'latest');
+        if (latest === null) {
+          journal.unindex(effectId, bound.token);
+          return refuseUnrecorded(effectId, prepared);
+        }
         const latestEntry = chain.entries.findLast((entry): entry is EntryOf<'PROPOSED'> => entry.kind === 'PROPOSED');
         let chosen: Prepared;
         try {
           // The job carries the proposal its producer recorded: when it is the latest, it was validated above already.
-          chosen = latest === null || (latestEntry !== undefined && sameProposal(latestEntry, prepared.proposal)) ? prepared : prepare(ctx, latest, { recorded: true });
+          chosen = latestEntry !== undefined && sameProposal(latestEntry, prepared.proposal) ? prepared : prepare(ctx, latest, { recorded: true });
         } catch (error) {
           journal.unindex(effectId, bound.token);
           throw error;
@@ -763,14 +769,24 @@ export function createSubmit(ctx: GateContext, recover: Recover) {
     if (refused !== null) return { answer: ctx.result(effectId, refused), judged: false };
     const recorded = recordedProposal(entries, 'latest');
     if (recorded !== null) return { answer: await submit(recorded, { recorded: true }), judged: true };
-    if (prepared !== null && prepared.effectId !== effectId) {
-      throw new InterlockError(
-        'invalid_proposal',
-        `The job of effect ${effectId} carries a proposal of effect ${prepared.effectId}, and no proposal of ${effectId} is recorded: a job runs only its own effect's proposal, so nothing was recorded or sent.`,
-      );
-    }
-    // An unusable copy is refused by submit as bad input, before anything is written.
-    return { answer: await submit(carried), judged: true };
+    return refuseUnrecorded(effectId, prepared);
+  }
+
+  /**
+   * The refusal of a job whose effect has no proposal recorded: what it carries is never recorded or sent. A chain
+   * that reads empty may also be one Redis lost since the binding checked the deployment's marker (a committed
+   * request's, see attempt): the marker is read once more first, so a loss is refused as the loss it is (and the job
+   * waits for Redis), not as a job nobody recorded. One GET, on this path only.
+   */
+  async function refuseUnrecorded(effectId: string, carried: Prepared | null): Promise<never> {
+    await journal.checkMarker();
+    const what =
+      carried === null ? 'a copy that is no proposal' : carried.effectId === effectId ? 'a proposal no producer recorded' : `a proposal of effect ${carried.effectId}`;
+    throw new InterlockError(
+      'invalid_proposal',
+      `The job of effect ${effectId} carries ${what}, and no proposal of ${effectId} is recorded: a job runs only a proposal the journal holds for its effect, so nothing was recorded or sent. ` +
+        'Interlock records every proposal before it queues its job, so this job was added to the queue some other way: remove it, and if the refund or credit is wanted, propose it through the support API or the CLI.',
+    );
   }
 
   return { submit, submitLatest };

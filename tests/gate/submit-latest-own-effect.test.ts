@@ -1,7 +1,9 @@
-// Rule: submitLatest (what an effects job runs) runs only the effect it is asked for. The copy the job carries stands
-// in for a recorded proposal only when it is that effect's own (an older producer's job); a copy of another effect,
-// with nothing recorded under the job's, is refused as invalid_proposal naming both ids, and nothing is recorded or
-// sent. Before, the copy was submitted as it was: the other effect was recorded and its refund sent.
+// Rule: submitLatest (what an effects job runs) runs only the effect it is asked for, and only a proposal the journal
+// holds for it. A copy of another effect, with nothing recorded under the job's, is refused as invalid_proposal naming
+// both ids, and nothing is recorded or sent (before, the other effect was recorded and its refund sent). A copy of its
+// own effect with nothing recorded is refused too: every producer records before it queues, so such a job was added by
+// hand, and the edge's checks (four eyes, the caller's token, the premises read) never ran on it
+// (tests/queues/unrecorded-job-refused).
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryTarget, effectIdFor, openStores, startSender, type MemoryTarget, type Sender, type Stores } from '../../src/interlock.js';
@@ -46,11 +48,26 @@ describe('submitLatest runs only its own effect', () => {
     expect([await stores.journal.partitionOf(asked), await stores.journal.partitionOf(carriedEffect)]).toEqual([null, null]);
   });
 
-  it("still runs the carried proposal of its own effect when the journal holds none (an older producer's job)", async () => {
+  it('refuses the carried proposal of its own effect when the journal holds none; nothing recorded or sent', async () => {
+    const { stores, sender, target, approval } = await rig();
+    const carried = refundProposal({ approval, amount: 800 });
+    const effectId = effectIdFor({ requestId: carried.requestId, effect: carried.effect });
+    const refused = await sender.gate.submitLatest(effectId, carried).then(
+      () => null,
+      (error: unknown) => error as { code?: string; message: string },
+    );
+    expect(refused?.code).toBe('invalid_proposal');
+    expect(refused?.message).toContain(`carries a proposal no producer recorded, and no proposal of ${effectId} is recorded`);
+    expect(target.landings).toHaveLength(0);
+    expect(await stores.journal.receipt(effectId)).toBeNull();
+  });
+
+  it('runs the recorded proposal once it is recorded', async () => {
     const { sender, target, approval } = await rig();
     const carried = refundProposal({ approval, amount: 800 });
     const effectId = effectIdFor({ requestId: carried.requestId, effect: carried.effect });
-    expect((await sender.gate.submitLatest(effectId, carried)).answer.outcome).toBe('COMMITTED');
+    expect((await sender.gate.submit(carried)).outcome).toBe('COMMITTED');
+    expect((await sender.gate.submitLatest(effectId, carried)).answer.outcome).toBe('DUPLICATE_IGNORED');
     expect(target.landings).toHaveLength(1);
   });
 });

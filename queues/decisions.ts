@@ -18,6 +18,7 @@ import { closeWorker } from './closing.js';
 import { logWorkerErrors } from './worker-errors.js';
 import { jobEvents, waitForJob } from './job-events.js';
 import { queueRecorded } from './recorded.js';
+import { delayedUntil, redisNow } from './effects.js';
 import {
   approvalRoom,
   caseFailureItem,
@@ -111,16 +112,17 @@ export function askedWaitOf(error: unknown): number | null {
 type DeciderRetry = { firstDelayMs: number; maxDelayMs: number; forMs: number };
 
 /**
- * Where a case's decider outage stands (kept in its job's data): failures in a row, since when (ms), and the job's
- * `attemptsStarted` of the run that noted the last one. A run that started no later than that is a job run again
- * afresh (a resubmission retries it with its attempts reset): its outage starts anew.
+ * Where a case's decider outage stands (kept in its job's data): failures in a row, since when (Redis time, ms: the
+ * next run may be on another worker, whose own clock may differ), and the job's `attemptsStarted` of the run that
+ * noted the last one. A run that started no later than that is a job run again afresh (a resubmission retries it with
+ * its attempts reset): its outage starts anew.
  */
 export type DeciderOutage = { failures: number; failingSince: number; started: number };
 
 /**
- * After one more decider failure at `now`, in the job's run number `started` (its attemptsStarted), with the API
- * having asked for `askedMs` (or null): when to try again, or give up. Pure. A retry due after the window's end is
- * made at its end, so the last try comes at the end of the window, not before it.
+ * After one more decider failure at `now` (Redis time, ms: redisNow), in the job's run number `started` (its
+ * attemptsStarted), with the API having asked for `askedMs` (or null): when to try again (`at`, Redis time), or give
+ * up. Pure. A retry due after the window's end is made at its end, so the last try comes at the end of the window.
  */
 export function afterDeciderOutage(
   before: DeciderOutage | null,
@@ -850,13 +852,13 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
       // The decider's API unavailable, or Stripe while the facts were read: the job waits it out without using up an
       // attempt (DeciderRetry), and the case fails only once the outage has lasted the window. Said once per case per
       // outage; each retry at debug.
-      let outageEnded: DeciderOutage | null = null;
+      let outageEnded: { state: DeciderOutage; at: number } | null = null;
       const stripeDown = isFactsOutage(error);
       if (retry && (isDeciderOutage(error) || stripeDown) && token !== undefined) {
-        const now = Date.now();
+        const now = await redisNow(stores);
         const next = afterDeciderOutage(job.data.deciderOutage ?? null, now, job.attemptsStarted, askedWaitOf(error), { firstDelayMs: Math.max(1, delay), ...deciderRetry });
         if (next.kind === 'give-up') {
-          outageEnded = next.state;
+          outageEnded = { state: next.state, at: now };
         } else {
           // While it waits, the case says so: not the error's advice to submit it again, which is for a case failed.
           const waiting = `${message.replace(DECIDE_AGAIN_LATER, '')} The case is tried again by itself until ${new Date(next.state.failingSince + deciderRetry.forMs).toISOString()} (INTERLOCK_RETRY_FOR_MS), and fails if it is still unavailable then.`;
@@ -865,7 +867,7 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
           let moved = true;
           try {
             await job.updateData({ ...job.data, deciderOutage: next.state });
-            await job.moveToDelayed(next.at, token);
+            await job.moveToDelayed(delayedUntil(next.at, now), token);
           } catch {
             // Not delayed (Redis went away again): the job's own attempts and backoff bring it back.
             moved = false;
@@ -900,11 +902,11 @@ export function startDecisionsWorker(stores: Stores, options: DecisionsWorkerOpt
         retry && !isRetryable(error)
           ? { code: 'decision_interrupted' as const, message: `${message} (nothing was proposed; submit the case again to decide it)` }
           : outageEnded !== null
-            ? { code, message: `${message} It was unavailable for ${Math.round((Date.now() - outageEnded.failingSince) / 1_000)} s (${outageEnded.failures} tries, INTERLOCK_RETRY_FOR_MS=${deciderRetry.forMs}).` }
+            ? { code, message: `${message} It was unavailable for ${Math.round((outageEnded.at - outageEnded.state.failingSince) / 1_000)} s (${outageEnded.state.failures} tries, INTERLOCK_RETRY_FOR_MS=${deciderRetry.forMs}).` }
             : { code, message };
       const failed = await setStatus(caseId, { ...current, state: 'failed', error: failure });
       if (failed.written) {
-        logger.warn({ caseId, code: failure.code, ...(outageEnded === null ? {} : { failures: outageEnded.failures, failingSinceMs: outageEnded.failingSince }) }, 'case failed; nothing was proposed');
+        logger.warn({ caseId, code: failure.code, ...(outageEnded === null ? {} : { failures: outageEnded.state.failures, failingSinceMs: outageEnded.state.failingSince }) }, 'case failed; nothing was proposed');
         try {
           options.onFailed?.(caseId, failure.code);
         } catch (hookError) {

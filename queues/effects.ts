@@ -9,7 +9,7 @@ import { logWorkerErrors } from './worker-errors.js';
 import { createRecheck, jobEvents, waitForJob } from './job-events.js';
 import { queueRecorded } from './recorded.js';
 export { wasRecorded } from './recorded.js';
-import { closeConnection, createProposalRecall, createProposalRecorder, currencyOfEffectOrCredit, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, InterlockError, isRedisOutage, isRefusal, isRetryable, latestProposal, limitedErrorLog, moneyText, proposalJudged, settledOutcome, slowDownOf, TooManyProposals, withinRedisTimeout, type GateResult, type OnlyEntry, type Proposal, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
+import { closeConnection, createProposalRecall, createProposalRecorder, currencyOfEffectOrCredit, currentOutcome, describeEffect, errorCode, explainOutcome, errorMessage, InterlockError, isRedisOutage, isRefusal, isRetryable, journalOf, latestProposal, limitedErrorLog, moneyText, proposalJudged, settledOutcome, slowDownOf, TooManyProposals, withinRedisTimeout, type GateResult, type OnlyEntry, type Proposal, type Recalled, type Recorded, type Sender, type SlowDown, type Stores } from '../src/interlock.js';
 
 /**
  * `transient`: the job's failures before its effect was judged (see afterTransientFailure); absent on a fresh job.
@@ -297,13 +297,32 @@ export type EffectsWorkerOptions = {
 export type TransientRetry = { firstDelayMs: number; maxDelayMs: number; forMs: number };
 export const TRANSIENT_RETRY: TransientRetry = { firstDelayMs: 1_000, maxDelayMs: 5 * 60_000, forMs: 6 * 3_600_000 };
 
-/** Where a job's failures before judging stand (kept in the job's data). */
+/** Where a job's failures before judging stand (kept in the job's data); `failingSince` is Redis time (redisNow), ms. */
 export type TransientFailures = { failures: number; failingSince: number };
 
 /**
- * After one more failure at `now` (ms): when to try again, or give up. Pure. A job that has failed since
- * `failingSince` gives up once `forMs` has passed; a retry due after that point is still made, at that point, so
- * the last try comes at the end of the window, not before it.
+ * Redis's time now, ms, as a worker reads it most cheaply: the journal's estimate from its recent script replies
+ * (clock.ts: late by at most a round trip), or TIME when it has none. A retry window kept in a job's data is counted
+ * on it, since the job's next run may be on another worker, whose own clock may differ by any amount.
+ */
+export async function redisNow(stores: Stores): Promise<number> {
+  return journalOf(stores).clock.estimate() ?? (await stores.journal.serverTime());
+}
+
+/**
+ * The instant Job.moveToDelayed expects for a retry due at `at` on Redis's clock (read as `now`). BullMQ (6.7) takes the
+ * delay as that instant less this process's Date.now() and keeps the job delayed until a worker's Date.now() passes its
+ * own clock plus the delay (moveToDelayed-11.lua, promoteDelayedJobs: Redis's TIME is never asked), so only the wait is
+ * carried over, onto the local clock.
+ */
+export function delayedUntil(at: number, now: number): number {
+  return Date.now() + Math.max(0, at - now);
+}
+
+/**
+ * After one more failure at `now` (Redis time, ms: redisNow): when to try again (`at`, Redis time), or give up. Pure.
+ * A job that has failed since `failingSince` gives up once `forMs` has passed; a retry due after that point is still
+ * made, at that point, so the last try comes at the end of the window, not before it.
  */
 export function afterTransientFailure(before: TransientFailures | null, now: number, policy: TransientRetry): { kind: 'retry'; at: number; state: TransientFailures } | { kind: 'give-up'; state: TransientFailures } {
   const state = { failures: (before?.failures ?? 0) + 1, failingSince: before?.failingSince ?? now };
@@ -501,12 +520,19 @@ export function startEffectsWorker(stores: Stores, sender: Sender, options: Effe
    * each retry after it is at debug; the give-up fails the job, logged and alerted as every failure for good is.
    */
   async function retryLater(job: Job<EffectJob, EffectAnswer>, token: string | undefined, error: unknown): Promise<never> {
-    const next = afterTransientFailure(job.data.transient ?? null, Date.now(), transientRetry);
-    const failedFor = Math.round((Date.now() - next.state.failingSince) / 1_000);
+    // The window is counted on Redis's clock: the job's next run may be on a worker whose own clock is hours off.
+    let now: number;
+    try {
+      now = await redisNow(stores);
+    } catch {
+      throw error;
+    }
+    const next = afterTransientFailure(job.data.transient ?? null, now, transientRetry);
+    const failedFor = Math.round((now - next.state.failingSince) / 1_000);
     if (next.kind === 'give-up') throw new UnrecoverableError(`${errorCode(error)} for ${failedFor} s, ${next.state.failures} tries: ${errorMessage(error)}`);
     try {
       await job.updateData({ ...job.data, transient: next.state });
-      await job.moveToDelayed(next.at, token);
+      await job.moveToDelayed(delayedUntil(next.at, now), token);
     } catch {
       throw error;
     }

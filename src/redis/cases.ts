@@ -4,8 +4,12 @@
 //
 // A status is written by compare and set (set-case-status-1.lua) under mayReplaceCaseStatus: two runs of one case
 // cannot overwrite each other blindly, and a case the journal has decided is never moved off that decision.
+//
+// Times are Redis's (TIME), not the writing worker's clock, and a status's `updatedAt` is always later than the one it
+// replaces (statusTime): a failure's time names its inbox item, and open-case-failure-5 lets the later failure
+// supersede the earlier one by it, so two workers whose clocks differ must still order a case's writes as they landed.
 import { mayReopenCase, mayReplaceCaseStatus, queuedStatus, sameSubmission, type CaseRecord, type CaseStatus, type CaseSubmission } from '../core/cases.js';
-import type { RedisClient } from './client.js';
+import { serverTime, type RedisClient } from './client.js';
 import type { Keys } from './keys.js';
 import { createScriptRunner } from './scripts.js';
 
@@ -25,9 +29,20 @@ export type CaseStatusWritten = { written: boolean; record: CaseRecord };
 /** Compare-and-set rounds before a status write gives up (each lost round is another writer's write landing). */
 const STATUS_WRITE_ROUNDS = 20;
 
-export function createCases(deps: { redis: RedisClient; keys: Keys; now?: () => number }) {
+/**
+ * The `updatedAt` of a status written at `now` over `stored`: `now`, or 1 ms after the stored one when that is not
+ * earlier (Redis's clock stepped back, or a write of an older version timed by its worker's clock). The compare and set
+ * stores it only over the status it was computed from, so a case's writes carry increasing times in the order they
+ * landed, whatever clock any writer has.
+ */
+function statusTime(stored: CaseStatus, now: number): number {
+  return Math.max(now, stored.updatedAt + 1);
+}
+
+/** `now` (tests): the time to write at, ms; Redis's TIME by default. */
+export function createCases(deps: { redis: RedisClient; keys: Keys; now?: () => number | Promise<number> }) {
   const { redis, keys } = deps;
-  const now = deps.now ?? Date.now;
+  const now = deps.now ?? (() => serverTime(redis));
   const run = createScriptRunner(redis);
 
   async function get(caseId: string): Promise<CaseRecord | null> {
@@ -59,7 +74,7 @@ export function createCases(deps: { redis: RedisClient; keys: Keys; now?: () => 
     },
     /** Stores a new case as queued, or answers the one stored under its id (the same payload, or a conflict). */
     async create(submission: CaseSubmission, submittedBy: string): Promise<CaseCreated> {
-      const at = now();
+      const at = await now();
       const record: CaseRecord = { submission, submittedBy, createdAt: at, status: queuedStatus(at) };
       for (let attempt = 0; attempt < 3; attempt += 1) {
         if ((await redis.set(keys.case(submission.caseId), JSON.stringify(record), 'NX')) === 'OK') return { status: 'created', record };
@@ -77,12 +92,12 @@ export function createCases(deps: { redis: RedisClient; keys: Keys; now?: () => 
      */
     async reopen(caseId: string): Promise<CaseStatusWritten> {
       for (let round = 0; round < STATUS_WRITE_ROUNDS; round += 1) {
-        const text = await redis.get(keys.case(caseId));
+        // The time is read beside the record (no round trip more); it is only used if the record may be written.
+        const [text, at] = await Promise.all([redis.get(keys.case(caseId)), now()]);
         if (text === null) throw new Error(`case ${caseId} is not stored, so it cannot be queued again`);
         const stored = JSON.parse(text) as CaseRecord;
         if (!mayReopenCase(stored.status)) return { written: false, record: stored };
-        const at = now();
-        const record: CaseRecord = { ...stored, status: { ...queuedStatus(at), error: stored.status.error } };
+        const record: CaseRecord = { ...stored, status: { ...queuedStatus(statusTime(stored.status, at)), error: stored.status.error } };
         const answer = await run<{ status: 'OK' | 'CHANGED' | 'MISSING' }>('set-case-status-1', [keys.case(caseId)], [text, JSON.stringify(record)]);
         if (answer.status === 'OK') return { written: true, record };
         if (answer.status === 'MISSING') throw new Error(`case ${caseId} is not stored, so it cannot be queued again`);
@@ -95,11 +110,11 @@ export function createCases(deps: { redis: RedisClient; keys: Keys; now?: () => 
      */
     async setStatus(caseId: string, status: Omit<CaseStatus, 'updatedAt'>): Promise<CaseStatusWritten> {
       for (let round = 0; round < STATUS_WRITE_ROUNDS; round += 1) {
-        const text = await redis.get(keys.case(caseId));
+        const [text, at] = await Promise.all([redis.get(keys.case(caseId)), now()]);
         if (text === null) throw new Error(`case ${caseId} is not stored, so its status cannot be set`);
         const stored = JSON.parse(text) as CaseRecord;
         if (!mayReplaceCaseStatus(stored.status, status)) return { written: false, record: stored };
-        const record: CaseRecord = { ...stored, status: { ...status, updatedAt: now() } };
+        const record: CaseRecord = { ...stored, status: { ...status, updatedAt: statusTime(stored.status, at) } };
         const answer = await run<{ status: 'OK' | 'CHANGED' | 'MISSING' }>('set-case-status-1', [keys.case(caseId)], [text, JSON.stringify(record)]);
         if (answer.status === 'OK') return { written: true, record };
         if (answer.status === 'MISSING') throw new Error(`case ${caseId} is not stored, so its status cannot be set`);

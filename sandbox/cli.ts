@@ -10,11 +10,20 @@ export interface SandboxFlags {
   webhookSecret?: string;
   listenSecret?: string;
   delays: string;
-  /** Only for the printed `stripe listen` line; commander fills in the default. */
+  /** Only for the printed `stripe listen` line; unset, it is --forward-to's URL, else DEFAULT_LISTEN_FORWARD_TO (listenForwardTo). */
   listenForwardTo?: string;
 }
 
 const DEFAULT_LISTEN_FORWARD_TO = 'http://127.0.0.1:3000/webhooks/stripe';
+
+/**
+ * Where the printed `stripe listen` line forwards: --listen-forward-to when given; else where the sandbox itself was
+ * told to forward (--forward-to, the endpoint that takes its events: under compose the api's route by its service
+ * name); else the route `npm start` serves on its default port.
+ */
+export function listenForwardTo(flags: Pick<SandboxFlags, 'forwardTo' | 'listenForwardTo'>): string {
+  return flags.listenForwardTo ?? flags.forwardTo ?? DEFAULT_LISTEN_FORWARD_TO;
+}
 
 /** An API key the official Stripe CLI accepts (`sk_`, 12+ characters, three parts) and the sandbox too. */
 export const CLI_API_KEY = 'sk_test_sandbox';
@@ -48,7 +57,7 @@ export function withSandboxFlags(command: Command): Command {
     .option('--webhook-secret <secret>', 'signing secret for --forward-to (whsec_...); generated when absent')
     .option('--listen-secret <secret>', 'the secret every `stripe listen` session signs with (whsec_...); one per CLI when absent')
     .option('--delays <mode>', 'asynchronous delays: stripe (Stripe-like timings) or fast (each at most 200 ms)', 'stripe')
-    .option('--listen-forward-to <url>', 'the webhook URL written into the printed `stripe listen` command line', DEFAULT_LISTEN_FORWARD_TO);
+    .option('--listen-forward-to <url>', `the webhook URL written into the printed \`stripe listen\` command line (default: the --forward-to URL, else "${DEFAULT_LISTEN_FORWARD_TO}")`);
 }
 
 export function sandboxOptionsFromFlags(flags: SandboxFlags): SandboxOptions {
@@ -91,7 +100,7 @@ export function addSandboxCommand(program: Command): void {
       stopOnSignals(sandbox.close);
       console.log(`Stripe sandbox listening on ${sandbox.url}`);
       console.log(`Point the SDK at it: new Stripe('sk_test_...', { host: '${sandbox.host}', port: ${sandbox.port}, protocol: 'http' })`);
-      console.log(`Forward its events with the official Stripe CLI: ${stripeListenCommand(sandbox.url, flags.listenForwardTo ?? DEFAULT_LISTEN_FORWARD_TO)}`);
+      console.log(`Forward its events with the official Stripe CLI: ${stripeListenCommand(sandbox.url, listenForwardTo(flags))}`);
       console.log(`Fire a test event: ${stripeTriggerCommand(sandbox.url, 'payment_intent.succeeded')}`);
       if (sandbox.webhookSecret !== undefined && flags.forwardTo !== undefined) {
         console.log(`Ready! Forwarding events to ${flags.forwardTo}. Your webhook signing secret is ${sandbox.webhookSecret} (^C to quit)`);

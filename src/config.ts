@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
 import { InterlockError } from './core/errors.js';
-import { wholeNumberSetting } from './core/text.js';
+import { givenSetting, quotedSetting, wholeNumberSetting } from './core/text.js';
 import { redactSecrets, secretHint, shownSetting, shownUrl } from './core/redact.js';
 import { STRIPE_DEDUP_WINDOW_MS, timingProblems, type TimingSetting } from './core/timing.js';
 import { deciderEnvSchema } from './decider/config.js';
@@ -39,29 +39,32 @@ export const STRIPE_CURRENCIES: readonly string[] = [
   'bhd', 'jod', 'kwd', 'omr', 'tnd',
 ];
 
-/**
- * Shorter than any secret a swapped line of an env file can put in a setting: an API token is 16 to 256 characters
- * (webhooks/api/tokens.ts), a Stripe or Anthropic key and a webhook secret longer, with their kind's prefix.
- */
-const SHORTER_THAN_A_SECRET = 16;
-/** A host and port (`worker:9464`): no token has a ":" (an entry of INTERLOCK_API_TOKENS has two, and no port). */
-const HOST_AND_PORT = /^[A-Za-z0-9.-]+:[0-9]{1,5}$/;
-
-/**
- * A refused value as a refusal quotes it, `what` naming it when it is not shown ("the value given"): a typo as written
- * (`"uds"`, `"worker:9464"`), a URL as shownUrl shows it, and anything else that may be a secret (an API token put in
- * the wrong setting) by its kind (`sk_live_…cdef`) or its length only, as src/core/redact.ts's shownSetting does.
- */
-function quotedValue(value: string, what: string): string {
-  if ((value.length < SHORTER_THAN_A_SECRET || HOST_AND_PORT.test(value)) && redactSecrets(value) === value) return JSON.stringify(value);
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) && URL.canParse(value)) return `${what} (${shownUrl(value)})`;
-  const hint = secretHint(value);
-  return `${what} (${hint === '…' ? `${value.length} characters, not shown` : hint})`;
+/** A refused setting's value as a refusal opens with it (quotedSetting): `"warn x"`, or `the value given (43 characters, not shown)`. */
+function givenValue(value: unknown): string {
+  return typeof value === 'string' ? quotedSetting(value, 'the value given') : JSON.stringify(value);
 }
 
-/** A refused setting's value as a refusal opens with it (quotedValue): `"warn x"`, or `the value given (43 characters, not shown)`. */
-function givenValue(value: unknown): string {
-  return typeof value === 'string' ? quotedValue(value, 'the value given') : JSON.stringify(value);
+/**
+ * REDIS_URL as its refusal quotes it: a URL as shownUrl shows it (no user, password or query), a host and port as
+ * written (`"127.0.0.1:6379"`, a URL without its scheme), anything else by its length only: it may hold a password
+ * (`default:pw@cache`).
+ */
+function givenRedisUrl(value: unknown): string {
+  if (typeof value !== 'string') return givenSetting(value);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) && URL.canParse(value)) return ` (given: ${shownUrl(value)})`;
+  if (/^(?:[A-Za-z0-9-]+\.[A-Za-z0-9.-]*|localhost)(?::[0-9]{1,5})?$|^[A-Za-z0-9.-]+:[0-9]{1,5}$/.test(value)) return ` (given: ${JSON.stringify(value)})`;
+  return ` (given: ${value.length} characters, not shown)`;
+}
+
+/** STRIPE_WEBHOOK_SECRET as its refusal quotes it: each secret by its kind only (`whsec_…wxyz`), anything else by its length. */
+function givenSecrets(value: unknown): string {
+  if (typeof value !== 'string') return givenSetting(value);
+  const each = value.split(',').map((entry) => {
+    if (entry === '') return 'an empty entry';
+    const hint = secretHint(entry);
+    return hint === '…' ? `${entry.length} characters, not shown` : hint;
+  });
+  return ` (given: ${each.join(', ')})`;
 }
 
 /** Why INTERLOCK_CREDIT_CURRENCY is refused: a typo such as `uds` would otherwise show only as every credit refused by Stripe. */
@@ -125,11 +128,15 @@ function metricsHostsOf(value: string): string[] {
 /** Why INTERLOCK_METRICS_HOSTS is refused, quoting the first entry that is no host name (`worker:9464`, a URL), or null. */
 function metricsHostsProblem(value: string): string | null {
   const wrong = metricsHostsOf(value).find((name) => !/^[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?$/.test(name));
-  return wrong === undefined ? null : `${quotedValue(wrong, 'an entry')} is not a host name: give names only, comma-separated, without a port or scheme (e.g. worker,metrics.internal)`;
+  return wrong === undefined ? null : `${quotedSetting(wrong, 'an entry')} is not a host name: give names only, comma-separated, without a port or scheme (e.g. worker,metrics.internal)`;
 }
 
 const schema = z.object({
-  REDIS_URL: z.string().url('must be a URL such as redis://127.0.0.1:6379').regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379').default('redis://127.0.0.1:6379'),
+  REDIS_URL: z
+    .string()
+    .url({ error: (issue) => `must be a URL such as redis://127.0.0.1:6379${givenRedisUrl(issue.input)}`, abort: true })
+    .regex(/^rediss?:\/\//, { error: (issue) => `must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379${givenRedisUrl(issue.input)}` })
+    .default('redis://127.0.0.1:6379'),
   INTERLOCK_REDIS_CLUSTER: flag.default(false),
   INTERLOCK_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]+$/, { error: (issue) => `${givenValue(issue.input)} holds other characters than letters, digits and _ : . -` }).default('interlock'),
   // Spaces and line breaks around the path (an env file's `VAR=/srv/interlock `) are not part of it: kept, they would
@@ -170,7 +177,7 @@ const schema = z.object({
   STRIPE_WEBHOOK_SECRET: z
     .string()
     .transform((value) => value.split(',').map((secret) => secret.trim()).join(','))
-    .pipe(z.string().regex(/^whsec_[A-Za-z0-9+/=]+(,whsec_[A-Za-z0-9+/=]+)*$/, 'must be one or more whsec_… secrets, comma-separated'))
+    .pipe(z.string().regex(/^whsec_[A-Za-z0-9+/=]+(,whsec_[A-Za-z0-9+/=]+)*$/, { error: (issue) => `must be one or more whsec_… secrets, comma-separated${givenSecrets(issue.input)}` }))
     .optional(),
   INTERLOCK_ALLOW_LIVE: flag.default(false),
   INTERLOCK_CREDIT_CURRENCY: z.string().refine((value) => STRIPE_CURRENCIES.includes(value), { error: (issue) => creditCurrencyProblem(issue.input) }).default('usd'),
@@ -194,7 +201,9 @@ const schema = z.object({
   INTERLOCK_TRUST_PROXY: z
     .string()
     .trim()
-    .regex(/^(?:[1-9]|loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(?:\/\d{1,3})?)(?:\s*,\s*(?:loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(?:\/\d{1,3})?))*$/, 'must be loopback, linklocal, uniquelocal, addresses or ranges (comma-separated), or a number of hops from 1 to 9')
+    .regex(/^(?:[1-9]|loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(?:\/\d{1,3})?)(?:\s*,\s*(?:loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(?:\/\d{1,3})?))*$/, {
+      error: (issue) => `must be loopback, linklocal, uniquelocal, addresses or ranges (comma-separated), or a number of hops from 1 to 9${givenProxies(issue.input)}`,
+    })
     .optional(),
   INTERLOCK_METRICS_ADDR: z
     .string()
@@ -403,7 +412,12 @@ export function assertConsistentTiming(config: Config): void {
  */
 export function redisUrlProblem(text: string): string | null {
   const url = new URL(text);
-  if (url.search !== '' || url.hash !== '') return 'REDIS_URL must not carry ?options or a #fragment (ioredis would read them as client options, which the service does not check): name the database as /N, such as redis://127.0.0.1:6379/2, and write a "?" or "#" in the password as %3F or %23';
+  if (url.search !== '' || url.hash !== '') {
+    // An "@" after the "?" or "#" is the rest of a password holding one raw, whose start the URL read as its host and
+    // port (redis://default:12#34@cache): then nothing of it is quoted.
+    const given = `${url.search}${url.hash}`.includes('@') ? '' : ` (given: ${shownUrl(text)}, its query and fragment not shown)`;
+    return `REDIS_URL must not carry ?options or a #fragment (ioredis would read them as client options, which the service does not check): name the database as /N, such as redis://127.0.0.1:6379/2, and write a "?" or "#" in the password as %3F or %23${given}`;
+  }
   // A path holding an "@" is the rest of a password with a "/" in it (the URL ended its port at that "/"): not quoted.
   if (url.pathname.includes('@')) return 'REDIS_URL has an "@" after its host: write a "/" in the password as %2F (and "@" as %40), and name the database as /N, such as redis://127.0.0.1:6379/2';
   if (!/^\/?(?:[0-9]{1,5})?$/.test(url.pathname)) return `REDIS_URL's path ${JSON.stringify(redactSecrets(url.pathname))} must be a database number such as /0, or nothing`;
@@ -411,7 +425,7 @@ export function redisUrlProblem(text: string): string | null {
     try {
       decodeURIComponent(value);
     } catch {
-      return `REDIS_URL's ${part} is not valid percent-encoding: write a "%" in it as %25 (and "@", ":" or "/" as %40, %3A, %2F)`;
+      return `REDIS_URL's ${part} is not valid percent-encoding: write a "%" in it as %25 (and "@", ":" or "/" as %40, %3A, %2F) (given: ${shownUrl(text)})`;
     }
   }
   return null;
@@ -514,6 +528,23 @@ function proxyAddrCompile(): (trust: string[]) => unknown {
   return (fromExpress('proxy-addr') as { compile: (trust: string[]) => unknown }).compile;
 }
 
+/** The most of INTERLOCK_TRUST_PROXY a refusal quotes: a list of 253 ranges is not repeated whole. */
+const SHOWN_PROXIES_LENGTH = 100;
+
+/**
+ * INTERLOCK_TRUST_PROXY as its refusal quotes it: hop counts, keywords, addresses and ranges as written (the first
+ * SHOWN_PROXIES_LENGTH characters of a long list); anything else (a token put there by mistake) as quotedSetting shows it.
+ */
+function givenProxies(value: unknown): string {
+  if (typeof value !== 'string') return givenSetting(value);
+  const plain = value.split(',').every((item) => {
+    const part = item.trim();
+    return ['loopback', 'linklocal', 'uniquelocal'].includes(part) || /^[0-9]{1,3}$/.test(part) || (/^[0-9A-Fa-f:.]+(?:\/[0-9]*)?$/.test(part) && /[.:]/.test(part));
+  });
+  if (!plain) return givenSetting(value);
+  return value.length <= SHOWN_PROXIES_LENGTH ? ` (given: ${JSON.stringify(value)})` : ` (given: ${JSON.stringify(value.slice(0, SHOWN_PROXIES_LENGTH))}…, ${value.length} characters)`;
+}
+
 /**
  * What is wrong with INTERLOCK_TRUST_PROXY, or null. Express reads a bare number in a list, or a word it does not know,
  * as an address ("10" as 0.0.0.10), and fails on a malformed one only when the app is built (after the workers and
@@ -524,7 +555,7 @@ function proxyAddrCompile(): (trust: string[]) => unknown {
  * HTTPS.
  */
 function trustProxyProblem(value: string): string | null {
-  if (/^[0-9]+$/.test(value)) return /^[1-9]$/.test(value) ? null : 'a number of hops must be from 1 to 9';
+  if (/^[0-9]+$/.test(value)) return /^[1-9]$/.test(value) ? null : `a number of hops must be from 1 to 9${givenProxies(value)}`;
   const parts = value.split(',').map((item) => item.trim());
   const listed: { 4: AddressRange[]; 6: AddressRange[] } = { 4: [], 6: [] };
   for (const [index, part] of parts.entries()) {
@@ -552,12 +583,12 @@ function trustProxyProblem(value: string): string | null {
     else listed[6].push(rangeOf(number, prefix, 128));
   }
   const countProblem = trustedCountProblem(listed);
-  if (countProblem !== null) return countProblem;
+  if (countProblem !== null) return `${countProblem}${givenProxies(value)}`;
   try {
     // As Express hands it over: the parts, split on commas and trimmed.
     proxyAddrCompile()(parts);
   } catch (error) {
-    return `Express cannot be built with it (${error instanceof Error ? error.message : String(error)}); give loopback, linklocal, uniquelocal, IP addresses or ranges such as 10.0.0.0/8, or a hop count`;
+    return `Express cannot be built with it (${error instanceof Error ? error.message : String(error)}); give loopback, linklocal, uniquelocal, IP addresses or ranges such as 10.0.0.0/8, or a hop count${givenProxies(value)}`;
   }
   return null;
 }

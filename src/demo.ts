@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { interlockCommand, shellWord } from './cli/command-lines.js';
+import { serviceRedisAdvice } from './cli/stores.js';
 import { loadConfig } from './config.js';
 import { shownUrl } from './core/redact.js';
 import { ProcessCrash } from './core/target.js';
@@ -31,7 +32,10 @@ export async function runDemo(): Promise<void> {
   try {
     await redis.ping();
   } catch {
-    process.stderr.write(`Cannot reach Redis at ${shownUrl(base.redisUrl)}. Start one (\`redis-server\`, or \`docker compose --env-file compose.sandbox.env up -d redis\`) or set REDIS_URL.\n`);
+    // REDIS_URL taken from a stopped `npm start`'s service.json names its private Redis (its own port and password),
+    // which only starting that service again brings back: a redis-server of one's own would not be it.
+    const advice = serviceRedisAdvice('to run the demo on its Redis') ?? 'Start one (`redis-server`, or `docker compose --env-file compose.sandbox.env up -d redis`) or set REDIS_URL.';
+    process.stderr.write(`Cannot reach Redis at ${shownUrl(base.redisUrl)}. ${advice}\n`);
     process.exitCode = 2;
     redis.disconnect();
     return;

@@ -552,7 +552,7 @@ async function embeddedDefaults(config: Config, env: NodeJS.ProcessEnv, roles: r
   return { config: resolved, embedded: { redis, sandbox, moved, close } };
 }
 
-type ServiceFacts = { pid?: unknown; pid_start_ticks?: unknown; redis_url?: unknown; redis_cluster?: unknown; key_prefix?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown; sandbox_embedded?: unknown; signing_kid?: unknown; signing_key_file?: unknown; retired_public_keys_file?: unknown; stopped_at?: unknown };
+type ServiceFacts = { pid?: unknown; pid_start_ticks?: unknown; redis_url?: unknown; redis_cluster?: unknown; key_prefix?: unknown; stripe_api_base?: unknown; stripe_secret_key?: unknown; sandbox_embedded?: unknown; signing_kid?: unknown; signing_key_file?: unknown; retired_public_keys_file?: unknown; stopped_at?: unknown; tokens?: unknown };
 
 /** A service.json as its writer left it, and when it was written (its mtime, ms since the epoch). */
 type ServiceFile = { facts: ServiceFacts; writtenMs: number };
@@ -628,6 +628,13 @@ function readServiceFile(file: string): ServiceFile | { unusable: string } | nul
 }
 
 /** The service.json to follow, or null when there is none or it cannot be used (the callers that start a service, which writes it anew). */
+/** Whether a service.json's `tokens` (role -> token) are exactly `tokens`. */
+function sameTokens(recorded: unknown, tokens: Readonly<Record<string, string>>): boolean {
+  if (typeof recorded !== 'object' || recorded === null) return false;
+  const entries = Object.entries(tokens);
+  return entries.length > 0 && entries.length === Object.keys(recorded).length && entries.every(([role, token]) => (recorded as Record<string, unknown>)[role] === token);
+}
+
 function usableServiceFile(file: string): ServiceFile | null {
   const read = readServiceFile(file);
   return read === null || 'unusable' in read ? null : read;
@@ -954,7 +961,10 @@ function announce(config: Config, service: Service, embedded: Embedded, register
   const stripe = sandbox ? `the offline sandbox at ${config.stripeApiBase} (STRIPE_SECRET_KEY is unset)` : otherSandbox ? `the offline sandbox at ${config.stripeApiBase}` : config.stripeApiBase !== null ? `Stripe at ${config.stripeApiBase}` : live ? 'Stripe LIVE mode: refunds and credits move real money (INTERLOCK_ALLOW_LIVE=1)' : 'Stripe test mode';
   lines.push(`  Stripe    ${stripe}`);
   lines.push(`  Redis     ${embedded.redis === null ? shownUrl(config.redisUrl) : `a private redis-server (append-only, fsync always) in ${embedded.redis.dir}, at ${shownUrl(config.redisUrl)}`}`);
-  if (service.tokensFile !== null) lines.push(...tokenLines(tokens, service.tokensFile, owns ? file : null, config.dataDir, process.stdout.isTTY === true));
+  // A process that joined a running one names that one's service.json too when it holds the same tokens (it reads them
+  // from the same tokens file), so its lines off a terminal say where they are as the first process's do.
+  const tokensIn = owns || sameTokens(usableServiceFile(file)?.facts.tokens, tokens) ? file : null;
+  if (service.tokensFile !== null) lines.push(...tokenLines(tokens, service.tokensFile, tokensIn, config.dataDir, process.stdout.isTTY === true));
   if (owns) lines.push(`  For scripts: ${file}`);
   // The first steps pay with a test card: nothing to try with real money. They reach Stripe as this process does, so
   // they are printed only where that address is one another terminal reaches too (not compose's `sandbox:12111`).

@@ -6,6 +6,20 @@ import type { Command } from 'commander';
 
 /** Example command lines by command path (`approvals grant`), each one shell line; a `#` comment says what it does. */
 export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
+  serve: [
+    'npx interlock serve   # every role, as npm start runs it (REDIS_URL and STRIPE_SECRET_KEY unset: a private Redis and the offline sandbox)',
+    'npx interlock serve --roles worker   # one more worker for the running service (it joins it through .data/service.json)',
+    'npx interlock serve --port 0 --concurrency 4   # the API on a free port (its start-up lines print it), at most 4 effects sent at once',
+  ],
+  sandbox: [
+    'npx interlock sandbox   # at http://127.0.0.1:12111; prints the stripe listen and stripe trigger lines for it',
+    'npx interlock sandbox --port 0 --delays fast   # on a free port (printed), every delay at most 200 ms',
+    'npx interlock sandbox --forward-to http://127.0.0.1:3000/webhooks/stripe --webhook-secret whsec_local   # POSTs every event there, signed (a service with STRIPE_WEBHOOK_SECRET=whsec_local)',
+  ],
+  scenario: [
+    'npx interlock scenario stripe-dispute --delays fast --rows crash_after_send_chargeback_during_outage --columns interlock   # one cell, in seconds; to .data/scenario-runs/<time>',
+    'npx interlock scenario billing-credit --delays fast --columns interlock   # the gate\'s column of one scenario, in under a minute',
+  ],
   // Under the approvals `approvals grant --help` shows (ap_1 on payment:pi_123, ap_2 on customer:cus_123).
   refund: ['npx interlock refund --request case-1042 --payment-intent pi_123 --amount 2000 --approval ap_1 --reason "arrived damaged" --wait 15'],
   credit: ['npx interlock credit --request inc_7-cus_123 --customer cus_123 --amount 500 --incident inc_7 --approval ap_2 --description "Credit for the outage of 7 May" --wait 15'],

@@ -194,13 +194,23 @@ export function whereLooked(config: Pick<Config, 'redisUrl' | 'keyPrefix' | 'dat
 /** What to do about a Redis that does not answer, or refuses what REDIS_URL says (its password, its certificate). */
 export const REDIS_URL_ADVICE = 'Start Redis or set REDIS_URL (its address, user and password; for rediss://, a certificate Node trusts, e.g. with NODE_EXTRA_CA_CERTS).';
 
-function unreachableAdvice(): string {
-  if (fromService === null) return REDIS_URL_ADVICE;
+/**
+ * What to do about a Redis that does not answer when REDIS_URL was taken from a service's service.json (`npm start`'s
+ * private Redis, on a port of its own with a password): start that service again, or check it if it still runs. Null
+ * when REDIS_URL was not taken from one, and the caller's own advice (start Redis, set REDIS_URL) holds. `purpose`:
+ * what starting it again is for.
+ */
+export function serviceRedisAdvice(purpose = 'to reach its journal'): string | null {
+  if (fromService === null) return null;
   const service = `the service that wrote ${fromService.file}${fromService.pid === null ? '' : ` (pid ${fromService.pid})`}`;
   // A stopped `npm start` took its private Redis with it; its journal is on disk and comes back with it.
   return fromService.running
     ? `That is the Redis of ${service}, which still runs; check it, or set REDIS_URL.`
-    : `That is the Redis of ${service}, which is not running: start it again (\`${fromService.start}\`) to reach its journal, or set REDIS_URL for another Redis.`;
+    : `That is the Redis of ${service}, which is not running: start it again (\`${fromService.start}\`) ${purpose}, or set REDIS_URL for another Redis.`;
+}
+
+function unreachableAdvice(): string {
+  return serviceRedisAdvice() ?? REDIS_URL_ADVICE;
 }
 
 /** A command that could not reach Redis before it sent anything that may write: nothing was changed. */

@@ -4,6 +4,7 @@
 // character a reader cannot see (unseenCharacter); one read back from the journal is taken as it was recorded.
 import { z } from 'zod';
 import { hasLoneSurrogate } from './json.js';
+import { redactSecrets, secretHint, shownUrl } from './redact.js';
 
 const CONTROL = /\p{Cc}/u;
 // eslint-disable-next-line no-control-regex -- matching control characters is the point of this rule
@@ -141,17 +142,44 @@ export function freeText(max: number) {
 }
 
 /**
+ * Shorter than any secret a swapped line of an env file can put in a setting: an API token is 16 to 256 characters
+ * (webhooks/api/tokens.ts), a Stripe or Anthropic key and a webhook secret longer, with their kind's prefix.
+ */
+const SHORTER_THAN_A_SECRET = 16;
+/** A host and port (`worker:9464`): no token has a ":" (an entry of INTERLOCK_API_TOKENS has two, and no port). */
+const HOST_AND_PORT = /^[A-Za-z0-9.-]+:[0-9]{1,5}$/;
+
+/**
+ * A refused setting's value as a refusal quotes it: a typo as written, in quotes (`"uds"`, `"0x10"`, `"worker:9464"`);
+ * a URL as shownUrl shows it (no password, no query); anything else, which may be a secret put in the wrong setting
+ * (an API token, a key), by its kind only (`sk_live_…cdef`) or its length (`43 characters, not shown`), as
+ * src/core/redact.ts's shownSetting does. `what` names a value not shown as written ("the value given (…)").
+ */
+export function quotedSetting(value: string, what?: string): string {
+  if ((value.length < SHORTER_THAN_A_SECRET || HOST_AND_PORT.test(value)) && redactSecrets(value) === value) return JSON.stringify(value);
+  const hint = secretHint(value);
+  const shown = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) && URL.canParse(value) ? shownUrl(value) : hint === '…' ? `${value.length} characters, not shown` : hint;
+  return what === undefined ? shown : `${what} (${shown})`;
+}
+
+/** What a refusal of a setting adds after saying what it must be: the value refused (quotedSetting). */
+export function givenSetting(value: unknown): string {
+  return ` (given: ${typeof value === 'string' ? quotedSetting(value) : JSON.stringify(value)})`;
+}
+
+/**
  * A whole-number setting read from the environment, `min` to `max`: decimal digits only. Number() would also read
  * `0x10` (16), `1e2` (100), `0b1`, `+5` and `1_000`'s cousins, so a typo could start a service on a port or at a
- * concurrency nobody wrote; such a value is refused, naming what it must be.
+ * concurrency nobody wrote; such a value is refused, naming what it must be and quoting it (givenSetting).
  */
 export function wholeNumberSetting(min: number, max: number, belowMin = `must be at least ${min}`, aboveMax = `must be at most ${max}`) {
   return z
     .string()
     .trim()
-    .regex(/^[0-9]+$/, 'must be a whole number written in decimal digits (no sign, exponent, fraction or 0x)')
-    .transform(Number)
-    .pipe(z.number().min(min, belowMin).max(max, aboveMax));
+    .regex(/^[0-9]+$/, { error: (issue) => `must be a whole number written in decimal digits (no sign, exponent, fraction or 0x)${givenSetting(issue.input)}`, abort: true })
+    .refine((value) => Number(value) >= min, { error: (issue) => `${belowMin}${givenSetting(issue.input)}`, abort: true })
+    .refine((value) => Number(value) <= max, { error: (issue) => `${aboveMax}${givenSetting(issue.input)}` })
+    .transform(Number);
 }
 
 // Letters of other scripts and of Latin's own phonetic and historic blocks that a reader takes for plain Latin ones, by
